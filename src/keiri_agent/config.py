@@ -1,0 +1,166 @@
+"""Settings: one object, built once from the environment and `.env`, passed down.
+
+Environment variables use the ``KEIRI_AGENT_`` prefix (``KEIRI_AGENT_PROVIDER``,
+``KEIRI_AGENT_MODEL``, ...). The usual OpenAI and Azure variables are honoured as
+well: ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` (or ``OPENAI_API_BASE``),
+``AZURE_OPENAI_API_KEY``, ``AZURE_OPENAI_ENDPOINT``, ``AZURE_OPENAI_API_VERSION``,
+``AZURE_OPENAI_DEPLOYMENT``.
+
+The provider defaults to ``openai`` when an OpenAI key is set, ``azure`` when the
+Azure key and endpoint are set, and ``offline`` otherwise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from keiri_agent.errors import ConfigurationError
+
+Provider = Literal["openai", "azure", "openai-compatible", "offline"]
+PROVIDERS: tuple[Provider, ...] = ("openai", "azure", "openai-compatible", "offline")
+
+
+class Settings(BaseSettings):
+    """Everything configurable, with defaults that work offline on a fresh machine."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="KEIRI_AGENT_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    # --- LLM provider -------------------------------------------------------
+    provider: Provider | None = Field(
+        default=None,
+        description="openai | azure | openai-compatible | offline; chosen from the keys when unset.",
+    )
+    model: str = Field(default="gpt-4o-mini", description="Chat model (Azure: deployment name).")
+    embedding_model: str = Field(default="text-embedding-3-small")
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("KEIRI_AGENT_OPENAI_API_KEY", "OPENAI_API_KEY")
+    )
+    openai_api_base: str | None = Field(
+        default=None,
+        description="Base URL of the OpenAI API or of an OpenAI-compatible server (vLLM, Ollama).",
+        validation_alias=AliasChoices(
+            "KEIRI_AGENT_OPENAI_API_BASE", "OPENAI_BASE_URL", "OPENAI_API_BASE"
+        ),
+    )
+    azure_openai_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("KEIRI_AGENT_AZURE_OPENAI_API_KEY", "AZURE_OPENAI_API_KEY"),
+    )
+    azure_openai_endpoint: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("KEIRI_AGENT_AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_ENDPOINT"),
+    )
+    azure_openai_api_version: str = Field(
+        default="2024-10-21",
+        validation_alias=AliasChoices(
+            "KEIRI_AGENT_AZURE_OPENAI_API_VERSION", "AZURE_OPENAI_API_VERSION"
+        ),
+    )
+    azure_openai_deployment: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices(
+            "KEIRI_AGENT_AZURE_OPENAI_DEPLOYMENT", "AZURE_OPENAI_DEPLOYMENT"
+        ),
+    )
+    temperature: float = 0.0
+    structured_output_method: Literal["function_calling", "json_schema", "json_mode"] = (
+        "function_calling"
+    )
+
+    # --- Timeouts and retries -----------------------------------------------
+    request_timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=10, description="Retries on 429/5xx/timeouts.")
+    retry_backoff_s: float = Field(default=1.0, ge=0, description="First backoff; doubles.")
+    structured_output_reasks: int = Field(
+        default=2, ge=0, le=5, description="Re-asks when structured output fails validation."
+    )
+
+    # --- Data analysis limits -----------------------------------------------
+    analysis_timeout_s: float = Field(default=30.0, gt=0, description="Wall time per action.")
+    analysis_memory_mb: int = Field(
+        default=1024, gt=0, description="Memory per action beyond the loaded dataset (MiB)."
+    )
+    analysis_isolation: bool = Field(
+        default=True, description="Run each action in a child process with the limits enforced."
+    )
+    max_upload_mb: int = Field(default=200, gt=0, description="Largest file the registry loads.")
+    max_steps_per_turn: int = Field(
+        default=12, ge=2, description="Graph steps one user turn may take before it is stopped."
+    )
+
+    # --- Where things live --------------------------------------------------
+    home: Path = Field(
+        default=Path("."),
+        description="Workspace: designs/, runs/, logs/ and .keiri/ live here.",
+        validation_alias=AliasChoices("KEIRI_AGENT_HOME", "home"),
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL; default SQLite under <home>/.keiri/. postgresql+psycopg://... "
+        "for servers.",
+    )
+
+    @model_validator(mode="after")
+    def _choose_provider(self) -> Settings:
+        if self.provider is None:
+            if self.openai_api_key is not None:
+                self.provider = "openai"
+            elif self.azure_openai_api_key is not None and self.azure_openai_endpoint:
+                self.provider = "azure"
+            else:
+                self.provider = "offline"
+        return self
+
+    @property
+    def active_provider(self) -> Provider:
+        """The provider in force (never None after validation)."""
+        assert self.provider is not None
+        return self.provider
+
+    @property
+    def is_offline(self) -> bool:
+        """True when no LLM is used and decisions are made by rules."""
+        return self.active_provider == "offline"
+
+    def require_llm(self) -> None:
+        """Raise a ConfigurationError naming what is missing for the chosen provider."""
+        provider = self.active_provider
+        if provider == "offline":
+            raise ConfigurationError(
+                "no LLM is configured (provider 'offline')",
+                hint="set OPENAI_API_KEY, or AZURE_OPENAI_API_KEY and AZURE_OPENAI_ENDPOINT, "
+                "or KEIRI_AGENT_PROVIDER=openai-compatible with KEIRI_AGENT_OPENAI_API_BASE",
+            )
+        if provider == "openai" and self.openai_api_key is None:
+            raise ConfigurationError(
+                "provider 'openai' needs an API key", hint="set OPENAI_API_KEY"
+            )
+        if provider == "azure" and (
+            self.azure_openai_api_key is None or not self.azure_openai_endpoint
+        ):
+            raise ConfigurationError(
+                "provider 'azure' needs a key and an endpoint",
+                hint="set AZURE_OPENAI_API_KEY and AZURE_OPENAI_ENDPOINT",
+            )
+        if provider == "openai-compatible" and not self.openai_api_base:
+            raise ConfigurationError(
+                "provider 'openai-compatible' needs a base URL",
+                hint="set KEIRI_AGENT_OPENAI_API_BASE (e.g. http://localhost:8000/v1)",
+            )
+
+    def describe(self) -> str:
+        """One line for banners: the provider and model, never a secret."""
+        if self.is_offline:
+            return "offline (rule-based, no LLM)"
+        base = f" @ {self.openai_api_base}" if self.openai_api_base else ""
+        return f"{self.active_provider}: {self.model}{base}"

@@ -1,0 +1,53 @@
+"""The workspace: where designs/, runs/, logs/ and the embedded database live.
+
+``KEIRI_AGENT_HOME`` (``Settings.home``) is the root; the current directory by
+default. Folders are created on first use, never at import time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from keiri_agent.config import Settings
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Paths under one workspace root."""
+
+    root: Path
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Workspace:
+        return cls(settings.home.expanduser().resolve())
+
+    @property
+    def designs(self) -> Path:
+        return self.root / "designs"
+
+    @property
+    def runs(self) -> Path:
+        return self.root / "runs"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def state(self) -> Path:
+        """Private state: the embedded database, indexes."""
+        return self.root / ".keiri"
+
+    @property
+    def database_file(self) -> Path:
+        return self.state / "keiri.db"
+
+    @property
+    def checkpoint_file(self) -> Path:
+        return self.state / "checkpoints.db"
+
+    def ensure(self, path: Path) -> Path:
+        """Create ``path`` (a folder under the workspace) and return it."""
+        path.mkdir(parents=True, exist_ok=True)
+        return path
