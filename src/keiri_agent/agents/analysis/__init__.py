@@ -1,0 +1,12 @@
+"""The data-analysis agent (seed 000): ask about a CSV/Excel file, get tables, charts, a report.
+
+Public API: ``AnalysisAgent`` (load files, ``ask`` per turn, ``run_specs``),
+``TurnResult``, ``DatasetRegistry``, the spec models in ``specs`` and the
+``Artifact`` shape.
+"""
+
+from keiri_agent.agents.analysis.agent import AnalysisAgent, TurnResult
+from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
+from keiri_agent.agents.analysis.registry import DatasetRegistry
+
+__all__ = ["ActionResult", "AnalysisAgent", "Artifact", "DatasetRegistry", "TurnResult"]

@@ -56,3 +56,11 @@ def pending_request(messages: Sequence[BaseMessage]) -> str:
         index = earlier[-1]
         parts.insert(0, str(messages[index].content))
     return " ".join(parts)
+
+
+def is_japanese(text: str) -> bool:
+    """True when the text contains kana or kanji (answer in Japanese then)."""
+    return any(
+        "\u3040" <= char <= "\u30ff" or "\u4e00" <= char <= "\u9fff" or "\uff66" <= char <= "\uff9f"
+        for char in text
+    )

@@ -1,0 +1,189 @@
+"""``AnalysisAgent``: the Python API of the data-analysis agent, used by every surface.
+
+    from keiri_agent.agents.analysis import AnalysisAgent
+
+    with AnalysisAgent() as agent:                      # settings from env / .env
+        dataset_id = agent.load_file("examples/sales.csv")
+        turn = agent.ask("地域別の売上の合計と平均を見せて", dataset_id=dataset_id)
+        print(turn.report_md or turn.reply)
+
+Each ``ask`` is one ``graph.invoke`` (one user turn). Pass the same ``thread_id``
+to continue a conversation, also from a new process: the checkpointer (SQLite
+under the workspace, or PostgreSQL) keeps it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from keiri_agent.agents.analysis.actions import AnalysisActions
+from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
+from keiri_agent.agents.analysis.graph import AnalysisGraphParts, build_graph
+from keiri_agent.agents.analysis.llm_reasoner import LLMReasoner
+from keiri_agent.agents.analysis.messages import message_kind
+from keiri_agent.agents.analysis.offline_reasoner import OfflineReasoner
+from keiri_agent.agents.analysis.registry import DatasetRegistry
+from keiri_agent.agents.analysis.report import (
+    ReportWriter,
+    evidence_actions,
+    evidence_artifacts,
+)
+from keiri_agent.config import Settings
+from keiri_agent.llm.factory import chat_model as make_chat_model
+from keiri_agent.storage.checkpointer import open_checkpointer
+
+EventHandler = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """What one user turn produced."""
+
+    thread_id: str
+    next_action: str
+    reply: str
+    """The agent's last message of the turn (question, refusal or report)."""
+    artifacts: list[Artifact] = field(default_factory=list)
+    """Artifacts made in this turn, in order."""
+    report_md: str | None = None
+    report_artifacts: list[Artifact] = field(default_factory=list)
+    """The artifacts the report cites (figures to write next to ``report.md``)."""
+    questions: list[str] = field(default_factory=list)
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    """The specs run in this turn: ``{"spec", "ok", "error"?, "run_log"?}``."""
+    last_error: str | None = None
+    offline: bool = False
+
+
+class AnalysisAgent:
+    """The data-analysis agent: a dataset registry, a reasoner and a checkpointed graph."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        registry: DatasetRegistry | None = None,
+        chat_model: BaseChatModel | None = None,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.registry = registry or DatasetRegistry(
+            max_bytes=self.settings.max_upload_mb * 1024 * 1024
+        )
+        if chat_model is None and not self.settings.is_offline:
+            chat_model = make_chat_model(self.settings)
+        self.chat_model = chat_model
+        self.offline = chat_model is None
+        method = self.settings.structured_output_method
+        reasks = self.settings.structured_output_reasks
+        self.actions = AnalysisActions(self.registry, self.settings)
+        parts = AnalysisGraphParts(
+            reasoner=OfflineReasoner()
+            if chat_model is None
+            else LLMReasoner(chat_model, method=method, reasks=reasks),
+            actions=self.actions,
+            report_writer=ReportWriter(chat_model, method=method, reasks=reasks),
+            max_steps_per_turn=self.settings.max_steps_per_turn,
+        )
+        self._resources = ExitStack()
+        if checkpointer is None:
+            checkpointer = self._resources.enter_context(open_checkpointer(self.settings))
+        self.graph = build_graph(parts).compile(checkpointer=checkpointer)
+
+    # --- datasets -----------------------------------------------------------
+    def load_file(self, path: str | Path, *, sheet: str | int | None = None) -> str:
+        """Register a CSV/TSV/XLSX file; returns its ``dataset_id``."""
+        return self.registry.load_path(path, sheet=sheet)
+
+    def load_bytes(self, data: bytes, name: str, *, sheet: str | int | None = None) -> str:
+        """Register uploaded bytes (the file name tells the format)."""
+        return self.registry.load_bytes(data, name, sheet=sheet)
+
+    # --- conversation -------------------------------------------------------
+    def ask(
+        self,
+        question: str,
+        *,
+        dataset_id: str | None,
+        thread_id: str | None = None,
+        on_event: EventHandler | None = None,
+    ) -> TurnResult:
+        """Run one user turn; ``on_event(node, update)`` is called after each graph step."""
+        thread_id = thread_id or uuid.uuid4().hex
+        config: Any = {
+            "configurable": {"thread_id": thread_id},
+            "recursion_limit": self.settings.max_steps_per_turn * 3 + 10,
+        }
+        turn_input: dict[str, Any] = {
+            "messages": [HumanMessage(question)],
+            "dataset_id": dataset_id,
+            "dataset_summary": self.registry.summary(dataset_id) if dataset_id else None,
+            "turn_actions": [],
+            "step_count": 0,
+            "last_error": None,
+            "final_report_md": None,
+            "assumptions": [],
+            "clarifying_questions": [],
+            "analysis_spec": None,
+            "plot_spec": None,
+        }
+        for chunk in self.graph.stream(turn_input, config, stream_mode="updates"):
+            if on_event is not None:
+                for node, update in chunk.items():
+                    on_event(node, update or {})
+        values = self.graph.get_state(config).values
+        return self._turn_result(thread_id, values)
+
+    def _turn_result(self, thread_id: str, values: dict[str, Any]) -> TurnResult:
+        actions = list(values.get("turn_actions") or [])
+        made = {i for action in actions for i in action.get("artifact_ids", [])}
+        artifacts = [a for a in values.get("artifacts") or [] if a["artifact_id"] in made]
+        messages = list(values.get("messages") or [])
+        last = messages[-1] if messages else None
+        reply = str(last.content) if isinstance(last, AIMessage) else ""
+        next_action = values.get("next_action") or "ask"
+        is_report = last is not None and message_kind(last) == "report"
+        cited = (
+            evidence_artifacts(
+                values.get("artifacts") or [],
+                evidence_actions(actions, values.get("action_history") or []),
+            )
+            if is_report
+            else []
+        )
+        return TurnResult(
+            thread_id=thread_id,
+            next_action=next_action,
+            reply=reply,
+            artifacts=artifacts,
+            report_md=values.get("final_report_md") if is_report else None,
+            report_artifacts=cited,
+            questions=list(values.get("clarifying_questions") or []),
+            actions=actions,
+            last_error=values.get("last_error"),
+            offline=self.offline,
+        )
+
+    def run_specs(self, specs: list[dict[str, Any]], dataset_id: str) -> list[ActionResult]:
+        """Run specs directly, without the reasoner (reproducing a report's 再現要約)."""
+        return [self.actions.execute(spec, dataset_id) for spec in specs]
+
+    # --- lifecycle ----------------------------------------------------------
+    def close(self) -> None:
+        """Close the checkpointer's connection (if this agent opened it)."""
+        self._resources.close()
+
+    def __enter__(self) -> AnalysisAgent:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

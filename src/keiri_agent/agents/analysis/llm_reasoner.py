@@ -1,0 +1,72 @@
+"""The LLM reasoner: structured output of the seed's reason fields."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from keiri_agent.agents.analysis import prompts
+from keiri_agent.agents.analysis.decision import Decision, ReasonInput
+from keiri_agent.agents.analysis.specs import analysis_spec_json_schema, plot_spec_json_schema
+from keiri_agent.llm.structured import invoke_structured, render_prompt
+
+HISTORY_MESSAGES = 20
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class LLMReasoner:
+    """Asks the chat model for a ``Decision`` given the conversation and the state."""
+
+    def __init__(
+        self, chat_model: BaseChatModel, *, method: str = "function_calling", reasks: int = 2
+    ) -> None:
+        self.chat_model = chat_model
+        self.method = method
+        self.reasks = reasks
+        self._system = render_prompt(
+            prompts.REASON_SYSTEM,
+            analysis_schema=_json(analysis_spec_json_schema()),
+            plot_schema=_json(plot_spec_json_schema()),
+        )
+
+    def prompt(self, state: ReasonInput) -> list[BaseMessage]:
+        """The messages sent to the model for this state (system, context, history)."""
+        artifacts = [
+            {k: a[k] for k in ("artifact_id", "kind", "title", "description")}
+            | ({"facts": a["payload"]} if a["kind"] == "text" else {})
+            for a in state.artifacts
+        ]
+        context = render_prompt(
+            prompts.REASON_CONTEXT,
+            dataset_summary=_json(state.dataset_summary) if state.dataset_summary else "none",
+            artifacts=_json(artifacts[-30:]) if artifacts else "none",
+            turn_actions=_json(
+                [
+                    {"spec": r.spec, "ok": r.ok, "error": r.error, "artifact_ids": r.artifact_ids}
+                    for r in state.turn_actions
+                ]
+            )
+            if state.turn_actions
+            else "none",
+            last_error=state.last_error or "none",
+        )
+        history = list(state.messages)[-HISTORY_MESSAGES:]
+        return [SystemMessage(self._system), HumanMessage(context), *history]
+
+    def decide(self, state: ReasonInput) -> Decision:
+        """One structured-output call (re-asked when the output does not validate)."""
+        decision = invoke_structured(
+            self.chat_model, Decision, self.prompt(state), method=self.method, reasks=self.reasks
+        )
+        assert isinstance(decision, Decision)
+        if state.dataset_id:
+            for spec in (decision.analysis_spec, decision.plot_spec):
+                if spec is not None:
+                    spec.setdefault("dataset_id", state.dataset_id)
+        return decision

@@ -1,0 +1,463 @@
+"""The in-process dataset registry: uploaded files become DataFrames keyed by ``dataset_id``.
+
+The UI (Streamlit, one thread per session) loads a file once; agents then refer to it
+by ``dataset_id`` and read its cached summary every step. Loading normalises the data:
+
+- CSV in UTF-8 (with or without BOM), Shift_JIS/CP932 (Japanese Excel) or UTF-16
+  (Excel "Unicode text"); TSV/TXT tab separated; XLSX/XLSM through openpyxl.
+- Column names are stripped and made unique; fully empty rows and unnamed empty
+  columns are dropped.
+- Text columns whose values are all dates (``2025-01-31``, ``2025/01/31``,
+  ``2025年1月31日``, optionally with a time) become ``datetime64``; text columns whose
+  values are all numbers and include thousands separators or a currency mark
+  (``1,234``, ``¥1,234``, ``△1,234`` for negatives) become numbers.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import re
+import secrets
+import threading
+import unicodedata
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from keiri_agent.config import Settings
+from keiri_agent.errors import DatasetError, UnknownDatasetError, unknown_choice_message
+
+CSV_SUFFIXES = (".csv",)
+TAB_SUFFIXES = (".tsv", ".txt")
+EXCEL_SUFFIXES = (".xlsx", ".xlsm")
+SUPPORTED_SUFFIXES = CSV_SUFFIXES + TAB_SUFFIXES + EXCEL_SUFFIXES
+
+CATEGORICAL_MAX_UNIQUE = 50
+CATEGORICAL_MAX_RATIO = 0.05
+_SAMPLE_ROWS = 1000
+
+_NUMBER_RE = r"[-+△▲]?[¥￥$]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?円?"
+_NUMBER_MARKS_RE = r"[,¥￥$円]"
+_DATE_RE = re.compile(
+    r"(\d{4})([-/.])\d{1,2}\2\d{1,2}(?:([ T])\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?"
+)
+_JA_DATE_RE = re.compile(r"\d{4}年\d{1,2}月\d{1,2}日")
+_BINARY_MAGIC = {
+    b"PK\x03\x04": "an Excel (.xlsx) or other zip file",
+    b"\xd0\xcf\x11\xe0": "an old Excel (.xls) or other Office file",
+    b"%PDF": "a PDF file",
+}
+
+
+def _fail(message: str, hint: str, **details: Any) -> DatasetError:
+    return DatasetError(message, hint=hint, details=details)
+
+
+def excel_sheet_names(data: bytes) -> list[str]:
+    """The sheet names of an .xlsx/.xlsm file, in workbook order.
+
+    Raises:
+        DatasetError: the bytes are not a readable Excel workbook.
+    """
+    from openpyxl import load_workbook
+
+    try:
+        workbook = load_workbook(io.BytesIO(data), read_only=True)
+    except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
+        raise _fail(
+            f"not a valid Excel workbook: {exc}",
+            "open the file in Excel and save it again as .xlsx, or export the sheet as CSV",
+        ) from exc
+    try:
+        return list(workbook.sheetnames)
+    finally:
+        workbook.close()
+
+
+def _decode(data: bytes, name: str) -> tuple[str, str]:
+    """Decode CSV bytes strictly: UTF-16 (BOM), then UTF-8 (BOM optional), then CP932."""
+    for magic, what in _BINARY_MAGIC.items():
+        if data.startswith(magic):
+            raise _fail(
+                f"{name!r} is not a text file; it looks like {what}",
+                "upload it with its proper suffix (.xlsx), or export the sheet as CSV",
+            )
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        candidates: tuple[str, ...] = ("utf-16",)
+    else:
+        candidates = ("utf-8-sig", "cp932")
+    for encoding in candidates:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        head = text[:65536]
+        controls = sum(
+            1 for ch in head if unicodedata.category(ch) == "Cc" and ch not in "\t\r\n"
+        )
+        if "\x00" in head or controls > max(2, len(head) // 100):
+            break
+        return text, encoding
+    raise _fail(
+        f"{name!r} could not be read as text: it is neither UTF-8 nor Shift_JIS (CP932)",
+        "save the file as 'CSV UTF-8' from Excel, or check that it is really a CSV file",
+        tried=list(candidates),
+    )
+
+
+def _read_text_table(data: bytes, name: str, suffix: str) -> pd.DataFrame:
+    text, encoding = _decode(data, name)
+    if not text.strip():
+        raise _fail(f"{name!r} is empty", "upload a file with a header row and data rows")
+    header = text.lstrip().split("\n", 1)[0]
+    tabbed = suffix in TAB_SUFFIXES or ("\t" in header and "," not in header)
+    sep = "\t" if tabbed else ","
+    try:
+        return pd.read_csv(io.StringIO(text), sep=sep, low_memory=False)
+    except pd.errors.EmptyDataError as exc:
+        raise _fail(f"{name!r} is empty", "upload a file with a header row and data rows") from exc
+    except (pd.errors.ParserError, ValueError) as exc:
+        raise _fail(
+            f"{name!r} could not be parsed as a {'tab' if tabbed else 'comma'}-separated "
+            f"table: {str(exc).strip()}",
+            "check that every row has as many fields as the header and that values "
+            "containing the delimiter are in double quotes",
+            encoding=encoding,
+        ) from exc
+
+
+def _read_excel(data: bytes, name: str, sheet: str | int | None) -> pd.DataFrame:
+    sheets = excel_sheet_names(data)
+    if not sheets:
+        raise _fail(f"{name!r} has no sheets", "save a workbook with at least one sheet")
+    if sheet is None:
+        chosen = sheets[0]
+    elif isinstance(sheet, int) and not isinstance(sheet, bool):
+        if not 0 <= sheet < len(sheets):
+            raise _fail(
+                f"{name!r} has no sheet number {sheet} (it has {len(sheets)}: "
+                f"{', '.join(sheets)})",
+                "choose a sheet by name or by index from 0",
+                sheets=sheets,
+            )
+        chosen = sheets[sheet]
+    elif sheet in sheets:
+        chosen = sheet
+    else:
+        raise _fail(
+            f"{name!r}: " + unknown_choice_message("sheet", str(sheet), sheets),
+            "choose one of the listed sheets",
+            sheets=sheets,
+        )
+    try:
+        frame = pd.read_excel(io.BytesIO(data), sheet_name=chosen, engine="openpyxl")
+    except (ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
+        raise _fail(
+            f"sheet {chosen!r} of {name!r} could not be read: {exc}",
+            "open the file in Excel and save it again, or export the sheet as CSV",
+        ) from exc
+    if frame.empty and len(frame.columns) == 0:
+        raise _fail(f"sheet {chosen!r} of {name!r} is empty", "choose a sheet that has data")
+    return frame
+
+
+def _is_text(series: pd.Series) -> bool:
+    if isinstance(series.dtype, pd.StringDtype):
+        return True
+    return series.dtype == object and pd.api.types.infer_dtype(series, skipna=True) == "string"
+
+
+def _to_number(text: pd.Series) -> pd.Series | None:
+    """``1,234`` / ``¥1,234`` / ``△1,234`` strings to numbers, or None if any value is not one."""
+    if not text.head(_SAMPLE_ROWS).str.fullmatch(_NUMBER_RE).all():
+        return None
+    if not text.str.fullmatch(_NUMBER_RE).all():
+        return None
+    if not text.str.contains(_NUMBER_MARKS_RE, regex=True).any():
+        return None  # plain digits that pandas kept as text (codes such as '007'): leave alone
+    cleaned = text.str.replace(_NUMBER_MARKS_RE, "", regex=True)
+    cleaned = cleaned.str.replace(r"^[△▲]", "-", regex=True)
+    numbers = pd.to_numeric(cleaned.astype(object), errors="coerce")
+    if numbers.isna().any():
+        return None
+    return numbers
+
+
+def _date_format(sample: str) -> str | None:
+    """An explicit strptime format for a sample value, or None when it is no date."""
+    if _JA_DATE_RE.fullmatch(sample):
+        return "%Y年%m月%d日"
+    match = _DATE_RE.fullmatch(sample)
+    if match is None:
+        return None
+    sep, time_sep, seconds, fraction = match.group(2, 3, 4, 5)
+    if sep == "-":
+        return "ISO8601"  # fast, and accepts a mix of dates and date-times
+    fmt = f"%Y{sep}%m{sep}%d"
+    if time_sep:
+        fmt += f"{time_sep}%H:%M" + (":%S" if seconds else "") + (".%f" if fraction else "")
+    return fmt
+
+
+def _to_datetime(text: pd.Series) -> pd.Series | None:
+    """Date strings to datetime64 when every value parses with one guessed format."""
+    fmt = _date_format(str(text.iloc[0]))
+    if fmt is None:
+        return None
+    sample = pd.to_datetime(text.head(_SAMPLE_ROWS), format=fmt, errors="coerce")
+    if sample.isna().any():
+        return None
+    converted = pd.to_datetime(text, format=fmt, errors="coerce")
+    if converted.isna().any():
+        return None
+    return converted
+
+
+def _convert_column(series: pd.Series) -> pd.Series:
+    if not _is_text(series):
+        return series
+    values = series.dropna()
+    if values.empty:
+        return series
+    text = values.astype("str").str.strip()
+    for convert in (_to_datetime, _to_number):
+        converted = convert(text)
+        if converted is not None:
+            return converted.reindex(series.index)
+    return series
+
+
+def _clean_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    names: list[str] = []
+    seen: set[str] = set()
+    for position, raw in enumerate(frame.columns):
+        name = str(raw).strip()
+        if not name or re.fullmatch(r"Unnamed: \d+(_level_\d+)?", name):
+            name = f"column_{position + 1}"
+        unique, counter = name, 2
+        while unique in seen:
+            unique, counter = f"{name}_{counter}", counter + 1
+        seen.add(unique)
+        names.append(unique)
+    frame = frame.copy(deep=False)
+    frame.columns = pd.Index(names)
+    return frame
+
+
+def _normalize(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    frame = frame.dropna(axis=0, how="all")
+    unnamed = [
+        column
+        for column in frame.columns
+        if re.fullmatch(r"Unnamed: \d+", str(column)) and frame[column].isna().all()
+    ]
+    frame = frame.drop(columns=unnamed)
+    if len(frame.columns) == 0:
+        raise _fail(f"{name!r} has no columns", "upload a table with a header row")
+    if len(frame) == 0:
+        raise _fail(
+            f"{name!r} has a header row but no data rows",
+            "upload a file with at least one data row under the header",
+            columns=[str(column).strip() for column in frame.columns],
+        )
+    frame = _clean_columns(frame).reset_index(drop=True)
+    return pd.DataFrame({column: _convert_column(frame[column]) for column in frame.columns})
+
+
+def _kind(series: pd.Series, unique: int, rows: int) -> str:
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return "boolean"
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "datetime"
+    if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
+        return "numeric"
+    if unique <= CATEGORICAL_MAX_UNIQUE or unique <= CATEGORICAL_MAX_RATIO * rows:
+        return "categorical"
+    return "text"
+
+
+def _example(value: Any) -> str:
+    if isinstance(value, pd.Timestamp):
+        if value == value.normalize():
+            return value.strftime("%Y-%m-%d")
+        return value.isoformat(sep=" ")
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return str(value)
+
+
+def summarize(frame: pd.DataFrame, dataset_id: str, name: str) -> dict[str, Any]:
+    """The summary agents read every step (the contract documented in the module)."""
+    rows = len(frame)
+    columns = []
+    for column in frame.columns:
+        series = frame[column]
+        unique = int(series.nunique(dropna=True))
+        head = series.head(_SAMPLE_ROWS).dropna()
+        if head.empty:
+            head = series.dropna()
+        examples = [_example(value) for value in head.unique()[:3]]
+        columns.append(
+            {
+                "name": str(column),
+                "dtype": str(series.dtype),
+                "kind": _kind(series, unique, rows),
+                "missing": int(series.isna().sum()),
+                "unique": unique,
+                "examples": examples,
+            }
+        )
+    memory = float(frame.memory_usage(index=True, deep=True).sum()) / 2**20
+    return {
+        "dataset_id": dataset_id,
+        "name": name,
+        "rows": rows,
+        "columns": columns,
+        "memory_mb": round(memory, 3),
+    }
+
+
+class DatasetRegistry:
+    """Thread-safe map ``dataset_id -> DataFrame`` with a summary cached at load time.
+
+    ``get`` returns a shallow copy (pandas Copy-on-Write makes it cheap and keeps the
+    registered frame safe from a caller's edits). Parsing runs outside the lock.
+    """
+
+    def __init__(self, *, max_bytes: int | None = None, settings: Settings | None = None) -> None:
+        """Create an empty registry.
+
+        Args:
+            max_bytes: largest file accepted; default ``Settings.max_upload_mb`` MiB.
+            settings: settings to read the default limit from (``Settings()`` if None).
+        """
+        if max_bytes is None:
+            max_bytes = (settings or Settings()).max_upload_mb * 2**20
+        self.max_bytes = max_bytes
+        self._lock = threading.RLock()
+        self._frames: dict[str, pd.DataFrame] = {}
+        self._summaries: dict[str, dict[str, Any]] = {}
+
+    def load_bytes(self, data: bytes, name: str, *, sheet: str | int | None = None) -> str:
+        """Parse an uploaded file (format from ``name``'s suffix) and register it.
+
+        Args:
+            data: the file's bytes.
+            name: the file name; its suffix picks the format.
+            sheet: for Excel, a sheet name or 0-based index (default: first sheet).
+
+        Returns:
+            The new dataset_id (``ds_`` + 8 hex digits).
+
+        Raises:
+            DatasetError: unsupported suffix, empty, too large, undecodable or unparsable.
+        """
+        suffix = Path(name).suffix.lower()
+        if suffix not in SUPPORTED_SUFFIXES:
+            raise _fail(
+                f"unsupported file type {suffix or '(no suffix)'!r} for {name!r}; supported: "
+                + ", ".join(SUPPORTED_SUFFIXES),
+                "save the data as CSV (UTF-8 or Shift_JIS), TSV or Excel .xlsx",
+                supported=list(SUPPORTED_SUFFIXES),
+            )
+        self._check_size(len(data), name)
+        if not data.strip():
+            raise _fail(f"{name!r} is empty", "upload a file with a header row and data rows")
+        if suffix in EXCEL_SUFFIXES:
+            frame = _read_excel(data, name, sheet)
+        else:
+            frame = _read_text_table(data, name, suffix)
+        return self._register(_normalize(frame, name), name)
+
+    def load_path(self, path: str | Path, *, sheet: str | int | None = None) -> str:
+        """Load a file from disk (CLI and tests); see ``load_bytes``."""
+        file = Path(path)
+        try:
+            size = file.stat().st_size
+        except OSError as exc:
+            raise _fail(f"cannot read {str(file)!r}: {exc.strerror}", "check the path") from exc
+        self._check_size(size, file.name)
+        return self.load_bytes(file.read_bytes(), file.name, sheet=sheet)
+
+    def add_frame(self, df: pd.DataFrame, name: str) -> str:
+        """Register an existing DataFrame (column names are cleaned, values kept)."""
+        if len(df.columns) == 0 or len(df) == 0:
+            raise _fail(
+                f"{name!r} has no {'columns' if len(df.columns) == 0 else 'rows'}",
+                "register a frame with at least one column and one row",
+            )
+        return self._register(_clean_columns(df), name)
+
+    def get(self, dataset_id: str) -> pd.DataFrame:
+        """The DataFrame (a cheap Copy-on-Write shallow copy); UnknownDatasetError if absent."""
+        with self._lock:
+            frame = self._frames.get(dataset_id)
+            if frame is None:
+                raise self._unknown(dataset_id)
+            return frame.copy(deep=False)
+
+    def summary(self, dataset_id: str) -> dict[str, Any]:
+        """The summary computed at load time (a copy; safe to modify)."""
+        with self._lock:
+            cached = self._summaries.get(dataset_id)
+            if cached is None:
+                raise self._unknown(dataset_id)
+        return copy.deepcopy(cached)
+
+    def remove(self, dataset_id: str) -> bool:
+        """Forget a dataset; True if it was registered."""
+        with self._lock:
+            self._summaries.pop(dataset_id, None)
+            return self._frames.pop(dataset_id, None) is not None
+
+    def ids(self) -> list[str]:
+        """Registered dataset_ids, oldest first."""
+        with self._lock:
+            return list(self._frames)
+
+    def __contains__(self, dataset_id: object) -> bool:
+        with self._lock:
+            return dataset_id in self._frames
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._frames)
+
+    def _check_size(self, size: int, name: str) -> None:
+        if size > self.max_bytes:
+            raise _fail(
+                f"{name!r} is {size / 2**20:.1f} MiB; the limit is {self.max_bytes / 2**20:.1f} MiB",
+                "filter or split the file before uploading, or raise KEIRI_AGENT_MAX_UPLOAD_MB",
+                size_bytes=size,
+                max_bytes=self.max_bytes,
+            )
+
+    def _register(self, frame: pd.DataFrame, name: str) -> str:
+        dataset_id = "ds_" + secrets.token_hex(4)
+        summary = summarize(frame, dataset_id, name)  # slow part, outside the lock
+        with self._lock:
+            while dataset_id in self._frames:
+                dataset_id = "ds_" + secrets.token_hex(4)
+            summary["dataset_id"] = dataset_id
+            self._frames[dataset_id] = frame
+            self._summaries[dataset_id] = summary
+        return dataset_id
+
+    def _unknown(self, dataset_id: str) -> UnknownDatasetError:
+        registered = list(self._frames)
+        if not registered:
+            return UnknownDatasetError(
+                f"unknown dataset_id {dataset_id!r}: no datasets are loaded",
+                hint="upload a CSV or Excel file first",
+                details={"dataset_id": dataset_id, "registered": []},
+            )
+        return UnknownDatasetError(
+            unknown_choice_message("dataset_id", dataset_id, registered),
+            hint="use one of the registered dataset_ids",
+            details={"dataset_id": dataset_id, "registered": registered},
+        )
+

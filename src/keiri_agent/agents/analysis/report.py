@@ -1,0 +1,278 @@
+"""The ``report`` node's Markdown (seed 000): 結論, 根拠, 再現要約 and optional 深掘り提案.
+
+根拠 and 再現要約 are always built from the computed artifacts and the specs that
+ran, so they are exact. 結論 and 深掘り提案 are written by the LLM in LLM mode and
+derived from the computed facts in offline mode.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from keiri_agent.agents.analysis.artifacts import Artifact
+from keiri_agent.agents.analysis.messages import is_japanese, pending_request
+from keiri_agent.llm.structured import invoke_structured
+
+TABLE_ROWS_IN_REPORT = 10
+TABLE_COLUMNS_IN_REPORT = 8
+
+
+def figure_path(artifact: Artifact) -> str:
+    """Relative path under which a figure is written next to the report."""
+    return f"figures/{artifact['artifact_id']}.png"
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:,.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def table_markdown(payload: dict[str, Any], max_rows: int = TABLE_ROWS_IN_REPORT) -> str:
+    """A Markdown table of the first rows/columns of a table artifact payload."""
+    columns = list(payload.get("columns", []))[:TABLE_COLUMNS_IN_REPORT]
+    records = list(payload.get("records", []))[:max_rows]
+    if not columns:
+        return "(空の表)"
+    lines = [
+        "| " + " | ".join(_cell(c) for c in columns) + " |",
+        "| " + " | ".join("---" for _ in columns) + " |",
+    ]
+    lines += ["| " + " | ".join(_cell(r.get(c)) for c in columns) + " |" for r in records]
+    total = payload.get("total_rows", len(payload.get("records", [])))
+    hidden_columns = len(payload.get("columns", [])) - len(columns)
+    if total > len(records) or hidden_columns > 0:
+        lines.append(
+            f"\n（全 {total} 行中 {len(records)} 行を表示"
+            + (f"、{hidden_columns} 列を省略" if hidden_columns > 0 else "")
+            + "）"
+        )
+    return "\n".join(lines)
+
+
+def spec_summary(spec: dict[str, Any]) -> str:
+    """One line for 再現要約: the spec as compact JSON (reusable with ``--spec``)."""
+    return json.dumps(
+        {k: v for k, v in spec.items() if v not in (None, [], {})},
+        ensure_ascii=False,
+        separators=(", ", ": "),
+    )
+
+
+def evidence_actions(
+    turn_actions: Sequence[dict[str, Any]], action_history: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The successful actions the report rests on: this turn's, else the whole conversation's."""
+    done = [action for action in turn_actions if action.get("ok")]
+    return done or [action for action in action_history if action.get("ok")]
+
+
+def evidence_artifacts(artifacts: Sequence[Artifact], actions: Sequence[dict[str, Any]]) -> list[Artifact]:
+    by_id = {artifact["artifact_id"]: artifact for artifact in artifacts}
+    ids = [i for action in actions for i in action.get("artifact_ids", [])]
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def _offline_conclusions(evidence: Sequence[Artifact]) -> list[str]:
+    facts = [str(a["payload"]).strip() for a in evidence if a["kind"] == "text" and a["payload"]]
+    if facts:
+        return facts
+    lines = []
+    for artifact in evidence:
+        if artifact["kind"] == "table":
+            payload = artifact["payload"]
+            total = payload.get("total_rows") if isinstance(payload, dict) else None
+            lines.append(f"{artifact['title']}: {total} 行の表を作成しました。")
+        elif artifact["kind"] == "figure":
+            lines.append(f"{artifact['title']}: 図を作成しました。")
+    return lines or ["実行済みの分析はまだありません。"]
+
+
+_SUGGESTIONS = {
+    "dataset_overview": "欠損（missingness）と重複（duplicate_check）を確認する",
+    "missingness": "欠損の多い列を除外または補完した上で集計する",
+    "column_summary": "ばらつきの大きい数値列を箱ひげ図（box）で外れ値確認する",
+    "duplicate_check": "重複行を除いた上で主要な集計を再実行する",
+    "groupby_agg": "上位のグループについて推移（line）や構成比（share_ratio）を見る",
+    "share_ratio": "上位グループの内訳を別の切り口（カテゴリ・期間）で集計する",
+    "correlation_matrix": "相関の強い組合せを散布図（scatter）で確認する",
+    "hist": "グループ別の分布の違いを箱ひげ図（box）で比較する",
+    "scatter": "関係の強さを相関行列（correlation_matrix）で数値化する",
+    "line": "期間別の増減をカテゴリ別の集計（groupby_agg）で分解する",
+    "bar": "構成比（share_ratio）でパレート分析を行う",
+    "box": "外れ値の行を条件（filters）で抽出して確認する",
+}
+
+
+def _offline_suggestions(actions: Sequence[dict[str, Any]]) -> list[str]:
+    done = [a["spec"].get("op") or a["spec"].get("kind") for a in actions]
+    return list(dict.fromkeys(_SUGGESTIONS[d] for d in done if d in _SUGGESTIONS))[:3]
+
+
+class ReportProse(BaseModel):
+    """What the LLM writes for the report; the evidence sections are built by code."""
+
+    conclusions: list[str] = Field(
+        description="Findings that answer the request, each one sentence, citing numbers "
+        "from the evidence (表n/図n). No facts that are not in the evidence."
+    )
+    suggestions: list[str] = Field(
+        default_factory=list, description="Up to 3 optional follow-up analyses (深掘り提案)."
+    )
+
+
+_REPORT_SYSTEM = (
+    "You write the conclusion of a data-analysis report for back-office staff. Use only the "
+    "evidence given (tables, figures and facts computed from the data); cite it as 表n / 図n; "
+    "never invent numbers. Answer in the language of the request."
+)
+
+
+class ReportWriter:
+    """Writes the final Markdown; ``chat_model`` None means offline (rule-based) mode."""
+
+    def __init__(
+        self, chat_model: BaseChatModel | None = None, *, method: str = "function_calling",
+        reasks: int = 2,
+    ) -> None:
+        self.chat_model = chat_model
+        self.method = method
+        self.reasks = reasks
+
+    def write(
+        self,
+        *,
+        messages: Sequence[BaseMessage],
+        artifacts: Sequence[Artifact],
+        assumptions: Sequence[str],
+        turn_actions: Sequence[dict[str, Any]],
+        action_history: Sequence[dict[str, Any]] = (),
+    ) -> str:
+        """The report for the current request.
+
+        Its evidence is what this turn ran; a turn that ran nothing (e.g. "まとめて")
+        gets a report of the whole conversation.
+        """
+        request = pending_request(messages)
+        actions = evidence_actions(turn_actions, action_history)
+        evidence = evidence_artifacts(artifacts, actions)
+        labels = _labels(evidence)
+        evidence_md = _evidence_markdown(evidence, labels)
+        if self.chat_model is None:
+            conclusions = _offline_conclusions(evidence)
+            suggestions = _offline_suggestions(actions)
+        else:
+            prose = invoke_structured(
+                self.chat_model,
+                ReportProse,
+                [
+                    SystemMessage(_REPORT_SYSTEM),
+                    HumanMessage(f"Request: {request}\n\nEvidence:\n{evidence_md}"),
+                ],
+                method=self.method,
+                reasks=self.reasks,
+            )
+            assert isinstance(prose, ReportProse)
+            conclusions, suggestions = prose.conclusions, prose.suggestions
+        return _assemble(
+            request, conclusions, evidence_md, assumptions, actions, suggestions,
+            offline=self.chat_model is None,
+        )
+
+
+def _labels(evidence: Sequence[Artifact]) -> dict[str, str]:
+    labels: dict[str, str] = {}
+    counts = {"table": 0, "figure": 0}
+    for artifact in evidence:
+        if artifact["kind"] in counts:
+            counts[artifact["kind"]] += 1
+            prefix = "表" if artifact["kind"] == "table" else "図"
+            labels[artifact["artifact_id"]] = f"{prefix}{counts[artifact['kind']]}"
+    return labels
+
+
+def _evidence_markdown(evidence: Sequence[Artifact], labels: dict[str, str]) -> str:
+    blocks = []
+    for artifact in evidence:
+        label = labels.get(artifact["artifact_id"])
+        if artifact["kind"] == "table" and isinstance(artifact["payload"], dict):
+            blocks.append(
+                f"### {label}: {artifact['title']}\n\n{artifact['description']}\n\n"
+                + table_markdown(artifact["payload"])
+            )
+        elif artifact["kind"] == "figure":
+            blocks.append(
+                f"### {label}: {artifact['title']}\n\n{artifact['description']}\n\n"
+                f"![{artifact['title']}]({figure_path(artifact)})"
+            )
+    return "\n\n".join(blocks) or "（根拠となる表・図はありません）"
+
+
+def _assemble(
+    request: str,
+    conclusions: Sequence[str],
+    evidence_md: str,
+    assumptions: Sequence[str],
+    actions: Sequence[dict[str, Any]],
+    suggestions: Sequence[str],
+    *,
+    offline: bool,
+) -> str:
+    english = bool(request) and not is_japanese(request)
+    head = (lambda ja, en: f"{ja} ({en})") if english else (lambda ja, en: ja)
+    parts = [f"# {head('分析レポート', 'Analysis report')}"]
+    if request:
+        parts.append(f"**{head('依頼', 'Request')}**: {request}")
+    if offline:
+        parts.append("> オフラインモード（ルールベース、LLM 不使用）で作成しました。")
+    parts.append(f"## {head('結論', 'Conclusion')}\n\n" + "\n".join(f"- {c}" for c in conclusions))
+    parts.append(f"## {head('根拠', 'Evidence')}\n\n{evidence_md}")
+    if assumptions:
+        parts.append(
+            f"## {head('仮定', 'Assumptions')}\n\n" + "\n".join(f"- {a}" for a in assumptions)
+        )
+    steps = [f"{i}. `{spec_summary(a['spec'])}`" for i, a in enumerate(actions, start=1)]
+    parts.append(
+        f"## {head('再現要約', 'How to reproduce')}\n\n"
+        + ("\n".join(steps) if steps else "（実行した spec はありません）")
+        + (
+            "\n\n`keiri-agent analyze FILE --spec SPECS.json` で同じ spec を再実行できます。"
+            if steps
+            else ""
+        )
+    )
+    if suggestions:
+        parts.append(
+            f"## {head('深掘り提案', 'Next steps')}\n\n" + "\n".join(f"- {s}" for s in suggestions)
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def out_of_scope_reply(rationale: str, summary: dict[str, Any] | None) -> str:
+    """The refusal with alternatives that the data and the vocabulary can serve."""
+    columns = (summary or {}).get("columns", [])
+    numeric = [c["name"] for c in columns if c.get("kind") == "numeric"][:2]
+    dates = [c["name"] for c in columns if c.get("kind") == "datetime"][:1]
+    groups = [c["name"] for c in columns if c.get("kind") == "categorical"][:1]
+    options = []
+    if dates and numeric:
+        options.append(f"{dates[0]} ごとの {numeric[0]} の推移を折れ線グラフで見る（line）")
+    if groups and numeric:
+        options.append(f"{groups[0]} 別の {numeric[0]} を集計する（groupby_agg）")
+    if len(numeric) >= 2:
+        options.append(f"{numeric[0]} と {numeric[1]} の関係を散布図・相関で見る（scatter / correlation_matrix）")
+    options.append("データの概要・欠損・重複を確認する（dataset_overview / missingness / duplicate_check）")
+    reason = f"（{rationale}）" if rationale else ""
+    return (
+        f"申し訳ありませんが、このご依頼は対応範囲外です{reason}。"
+        "予測モデルの構築やデータの外部送信・ファイル出力は行いません。\n\n"
+        "代わりに次のような分析ができます:\n" + "\n".join(f"- {o}" for o in options)
+    )

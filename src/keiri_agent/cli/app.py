@@ -1,0 +1,213 @@
+"""Commands: ``demo``, ``analyze``, ``ui``. Later parts add their own command groups.
+
+Exit codes: 0 success, 1 a reported failure (bad file, bad spec, LLM error),
+2 a usage error (Typer's own).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from keiri_agent.config import Settings
+from keiri_agent.errors import KeiriAgentError
+
+app = typer.Typer(
+    name="keiri-agent",
+    help="LLM agents for back-office and accounting teams (data analysis, ...).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _fail(error: KeiriAgentError) -> typer.Exit:
+    err_console.print(f"[bold red]エラー[/bold red] [{error.code}] {error.message}")
+    if error.hint:
+        err_console.print(f"[yellow]ヒント:[/yellow] {error.hint}")
+    return typer.Exit(code=1)
+
+
+def _banner(settings: Settings, *, quiet: bool) -> None:
+    if quiet:
+        return
+    if settings.is_offline:
+        err_console.print(
+            "[bold yellow]オフラインモード[/bold yellow]（LLM 未設定: ルールベースで判断します）"
+        )
+    else:
+        err_console.print(f"[dim]LLM: {settings.describe()}[/dim]")
+
+
+def _progress_printer(quiet: bool) -> Any:
+    labels = {"reason": "判断", "act": "実行", "out_of_scope": "範囲外応答", "report": "レポート"}
+
+    def on_event(node: str, update: dict[str, Any]) -> None:
+        if quiet:
+            return
+        detail = ""
+        if node == "reason":
+            detail = f"{update.get('next_action')}: {update.get('rationale') or ''}"
+        elif node == "act":
+            detail = "; ".join(line.removeprefix("act: ")[:120] for line in update.get("logs", []))
+        err_console.print(f"[dim]· {labels.get(node, node)} {detail}[/dim]")
+
+    return on_event
+
+
+@app.command()
+def analyze(
+    file: Annotated[Path, typer.Argument(help="CSV, TSV or XLSX file to analyse.")],
+    question: Annotated[
+        str | None, typer.Argument(help="The request, in Japanese or English.")
+    ] = None,
+    spec: Annotated[
+        Path | None,
+        typer.Option(help="Run a spec (or a JSON list of specs) directly, without the reasoner."),
+    ] = None,
+    thread: Annotated[
+        str | None, typer.Option(help="Conversation id; reuse it to continue (e.g. answer a question).")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Folder for report.md and figures/*.png.")
+    ] = None,
+    sheet: Annotated[str | None, typer.Option(help="Excel sheet name or 0-based index.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Ask a question about a data file, or run specs from a report's 再現要約."""
+    from keiri_agent.agents.analysis import AnalysisAgent
+    from keiri_agent.cli.render import (
+        artifact_json,
+        print_json,
+        render_artifact,
+        render_markdown,
+        write_figures,
+    )
+
+    if (question is None) == (spec is None):
+        raise typer.BadParameter("give either QUESTION or --spec SPECS.json (not both)")
+    settings = Settings()
+    _banner(settings, quiet=as_json)
+    sheet_choice: str | int | None = int(sheet) if sheet and sheet.isdigit() else sheet
+    try:
+        with AnalysisAgent(settings) as agent:
+            dataset_id = agent.load_file(file, sheet=sheet_choice)
+            if spec is not None:
+                specs = _read_specs(spec)
+                results = agent.run_specs(specs, dataset_id)
+                artifacts = [a for result in results for a in result.artifacts]
+                files = write_figures(artifacts, out) if out else {}
+                if as_json:
+                    print_json(
+                        {
+                            "dataset_id": dataset_id,
+                            "results": [
+                                {
+                                    "run_log": result.run_log,
+                                    "artifacts": [artifact_json(a, files) for a in result.artifacts],
+                                }
+                                for result in results
+                            ],
+                        }
+                    )
+                else:
+                    for artifact in artifacts:
+                        render_artifact(console, artifact, files)
+                return
+            assert question is not None
+            turn = agent.ask(
+                question, dataset_id=dataset_id, thread_id=thread,
+                on_event=_progress_printer(as_json),
+            )
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+    files = write_figures(turn.artifacts + turn.report_artifacts, out) if out else {}
+    if out and turn.report_md:
+        (out / "report.md").write_text(turn.report_md, encoding="utf-8")
+    if as_json:
+        print_json(
+            {
+                "thread_id": turn.thread_id,
+                "offline": turn.offline,
+                "next_action": turn.next_action,
+                "reply": turn.reply,
+                "questions": turn.questions,
+                "report_md": turn.report_md,
+                "artifacts": [artifact_json(a, files) for a in turn.artifacts],
+                "actions": turn.actions,
+                "last_error": turn.last_error,
+            }
+        )
+        return
+    for artifact in turn.artifacts:
+        render_artifact(console, artifact, files)
+    render_markdown(console, turn.reply)
+    if turn.next_action == "ask" or turn.report_md is None:
+        console.print(
+            f"\n[dim]続けるには: keiri-agent analyze {file} \"回答\" --thread {turn.thread_id}[/dim]"
+        )
+    if out and turn.report_md:
+        console.print(f"\n[green]レポートを保存しました:[/green] {out / 'report.md'}")
+
+
+def _read_specs(path: Path) -> list[dict[str, Any]]:
+    from keiri_agent.errors import SpecError
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except FileNotFoundError:
+        raise SpecError(f"spec file not found: {path}") from None
+    except json.JSONDecodeError as error:
+        raise SpecError(
+            f"{path} is not valid JSON: {error.msg} at line {error.lineno}",
+            hint="the file must hold one spec object or a list of spec objects",
+        ) from None
+    specs = data if isinstance(data, list) else [data]
+    if not specs or not all(isinstance(item, dict) for item in specs):
+        raise SpecError(
+            f"{path} must hold a spec object or a non-empty list of spec objects",
+            hint='e.g. {"type": "analysis", "op": "dataset_overview"}',
+        )
+    return specs
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option(help="Folder for the report and figures.")] = Path(
+        "out/demo"
+    ),
+    data: Annotated[
+        Path | None, typer.Option(help="Data file (default: the bundled sample sales data).")
+    ] = None,
+) -> None:
+    """Offline demo: a short analysis conversation on sample data, ending with a report."""
+    from keiri_agent.demo import run_demo
+
+    try:
+        report_path = run_demo(out_dir=out, data_path=data, console=console)
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+    console.print(f"\n[bold green]レポート:[/bold green] {report_path}")
+
+
+@app.command()
+def ui(
+    port: Annotated[int, typer.Option(help="Port to serve on.")] = 8501,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+) -> None:
+    """Start the Streamlit app."""
+    script = Path(__file__).resolve().parent.parent / "ui" / "app.py"
+    command = [
+        sys.executable, "-m", "streamlit", "run", str(script),
+        "--server.port", str(port), "--server.address", host,
+        "--browser.gatherUsageStats", "false",
+    ]
+    raise typer.Exit(subprocess.call(command))

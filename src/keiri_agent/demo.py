@@ -1,0 +1,78 @@
+"""The offline demo: a short conversation with the analysis agent on the bundled sample data.
+
+It runs whatever provider the settings choose; with no key that is the offline
+rule-based reasoner, so the demo needs no network. The last turn asks for a
+summary, whose report (all tables and figures of the conversation) is written
+to ``out_dir/report.md`` with the figures under ``out_dir/figures/``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from importlib import resources
+from pathlib import Path
+
+from rich.console import Console
+
+from keiri_agent.agents.analysis import AnalysisAgent
+from keiri_agent.cli.render import render_artifact, render_markdown, write_figures
+from keiri_agent.config import Settings
+from keiri_agent.errors import ExecutionError
+
+DEMO_QUESTIONS = (
+    "このデータの概要を見せて",
+    "地域別の売上の合計と平均を見せて",
+    "商品カテゴリ別の売上の構成比を見せて",
+    "売上の分布をヒストグラムで見せて",
+    "月別の売上の推移を折れ線グラフで見せて",
+    "ここまでの結果をレポートにまとめて",
+)
+
+
+def sample_data_path() -> Path:
+    """The bundled sample sales CSV (fictional data written for this project)."""
+    return Path(str(resources.files("keiri_agent.samples").joinpath("sales.csv")))
+
+
+def run_demo(
+    *,
+    out_dir: Path,
+    data_path: Path | None = None,
+    console: Console | None = None,
+    settings: Settings | None = None,
+) -> Path:
+    """Run the demo conversation; returns the path of the written report."""
+    console = console or Console()
+    settings = settings or Settings()
+    data_path = data_path or sample_data_path()
+    mode = "オフライン（ルールベース）" if settings.is_offline else settings.describe()
+    console.rule(f"keiri-agent デモ — {data_path.name} — {mode}")
+    thread_id = f"demo-{uuid.uuid4().hex[:8]}"
+    report_md: str | None = None
+    with AnalysisAgent(settings) as agent:
+        dataset_id = agent.load_file(data_path)
+        summary = agent.registry.summary(dataset_id)
+        console.print(f"データ: {summary['rows']:,} 行 × {len(summary['columns'])} 列")
+        for question in DEMO_QUESTIONS:
+            console.rule(f"[bold]ユーザー:[/bold] {question}")
+            turn = agent.ask(question, dataset_id=dataset_id, thread_id=thread_id)
+            for artifact in turn.artifacts:
+                if artifact["kind"] != "figure":
+                    render_artifact(console, artifact, {})
+            if turn.report_md is None:
+                render_markdown(console, turn.reply)
+            report_md = turn.report_md
+            final = turn
+    if report_md is None:
+        raise ExecutionError(
+            "the demo conversation ended without a report",
+            hint="run `keiri-agent analyze` with the last question to see what the agent replied",
+        )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = write_figures(final.report_artifacts, out_dir)
+    report_path = out_dir / "report.md"
+    report_path.write_text(report_md, encoding="utf-8")
+    console.rule("レポート")
+    render_markdown(console, report_md)
+    console.print(f"図 {len(files)} 件を {out_dir / 'figures'} に保存しました。")
+    return report_path

@@ -1,0 +1,144 @@
+"""Build the configured chat model and embeddings from ``Settings``.
+
+Every client gets the configured timeout (``request_timeout_s``) and retry budget
+(``max_retries``). Retries are the openai SDK's own: it retries 408, 409, 429,
+5xx and connection errors/timeouts, honouring a server's ``Retry-After``.
+The SDK's first backoff is a fixed 0.5 s; we replace its delay computation on
+our client instances so that ``retry_backoff_s`` is the first delay, doubling
+on each retry (capped at ``MAX_BACKOFF_S``, with up to 25 % jitter).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+from langchain_openai import (
+    AzureChatOpenAI,
+    AzureOpenAIEmbeddings,
+    ChatOpenAI,
+    OpenAIEmbeddings,
+)
+from pydantic import SecretStr
+
+from keiri_agent.config import Settings
+
+MAX_BACKOFF_S = 30.0
+"""Upper bound of one computed backoff delay (a server's Retry-After may be longer)."""
+
+MAX_RETRY_AFTER_S = 120.0
+"""A server-directed delay longer than this is not honoured (the SDK then gives up)."""
+
+PLACEHOLDER_API_KEY = "not-needed"
+"""Sent to OpenAI-compatible servers that need no key (the SDK insists on one)."""
+
+
+def chat_model(settings: Settings) -> BaseChatModel:
+    """The chat model for the configured provider.
+
+    Args:
+        settings: Provider, model, keys, base URL, timeout and retry settings.
+
+    Returns:
+        A ``ChatOpenAI`` (openai, openai-compatible) or ``AzureChatOpenAI`` (azure).
+
+    Raises:
+        ConfigurationError: The provider is ``offline`` or is missing a key,
+            endpoint or base URL.
+    """
+    settings.require_llm()
+    common: dict[str, Any] = {
+        "timeout": settings.request_timeout_s,
+        "max_retries": settings.max_retries,
+        "temperature": settings.temperature,
+    }
+    model: ChatOpenAI | AzureChatOpenAI
+    if settings.active_provider == "azure":
+        model = AzureChatOpenAI(
+            model=settings.model,
+            azure_deployment=settings.azure_openai_deployment or settings.model,
+            azure_endpoint=settings.azure_openai_endpoint,
+            api_version=settings.azure_openai_api_version,
+            api_key=settings.azure_openai_api_key,
+            **common,
+        )
+    else:
+        model = ChatOpenAI(
+            model=settings.model,
+            api_key=_openai_key(settings),
+            base_url=settings.openai_api_base,
+            **common,
+        )
+    for client in (model.root_client, model.root_async_client):
+        install_backoff(client, settings.retry_backoff_s)
+    return model
+
+
+def embeddings(settings: Settings) -> Embeddings:
+    """The embeddings model for the configured provider.
+
+    ``settings.embedding_model`` is the model name (Azure: the deployment name).
+    For openai-compatible servers the texts are sent as strings, not tiktoken
+    token arrays (``check_embedding_ctx_length=False``), which such servers expect.
+
+    Raises:
+        ConfigurationError: The provider is ``offline`` or incompletely configured.
+    """
+    settings.require_llm()
+    common: dict[str, Any] = {
+        "timeout": settings.request_timeout_s,
+        "max_retries": settings.max_retries,
+    }
+    model: OpenAIEmbeddings
+    if settings.active_provider == "azure":
+        model = AzureOpenAIEmbeddings(
+            model=settings.embedding_model,
+            azure_deployment=settings.embedding_model,
+            azure_endpoint=settings.azure_openai_endpoint,
+            api_version=settings.azure_openai_api_version,
+            api_key=settings.azure_openai_api_key,
+            **common,
+        )
+    else:
+        model = OpenAIEmbeddings(
+            model=settings.embedding_model,
+            api_key=_openai_key(settings),
+            base_url=settings.openai_api_base,
+            check_embedding_ctx_length=settings.active_provider != "openai-compatible",
+            **common,
+        )
+    for resource in (model.client, model.async_client):
+        install_backoff(getattr(resource, "_client", None), settings.retry_backoff_s)
+    return model
+
+
+def install_backoff(client: Any, initial_backoff_s: float) -> None:
+    """Make an openai SDK client wait ``initial_backoff_s * 2**n`` before retry ``n``.
+
+    The SDK computes its wait in ``_calculate_retry_timeout``; this replaces it
+    on the given instance only. A server's ``Retry-After`` (up to two minutes) is
+    still honoured. ``None`` (no client built, e.g. missing key) is ignored.
+    """
+    if client is None or not hasattr(client, "_calculate_retry_timeout"):
+        return
+
+    def calculate_retry_timeout(
+        remaining_retries: int, options: Any, response_headers: Any = None
+    ) -> float:
+        retry_after = client._parse_retry_after_header(response_headers)
+        if retry_after is not None and 0 < retry_after <= MAX_RETRY_AFTER_S:
+            return float(retry_after)
+        retries_done = options.get_max_retries(client.max_retries) - remaining_retries
+        delay = min(initial_backoff_s * 2.0 ** min(retries_done, 30), MAX_BACKOFF_S)
+        return delay * (1 - 0.25 * random.random())
+
+    client._calculate_retry_timeout = calculate_retry_timeout
+
+
+def _openai_key(settings: Settings) -> SecretStr:
+    """The OpenAI key, or a placeholder for compatible servers that need none."""
+    if settings.openai_api_key is not None:
+        return settings.openai_api_key
+    return SecretStr(PLACEHOLDER_API_KEY)

@@ -1,0 +1,226 @@
+"""Structured output with bounded re-asks, service-error translation and prompts.
+
+``invoke_structured`` asks the model for an instance of a Pydantic schema. When
+the reply does not validate, the model's reply and the validation error are fed
+back to it and it is asked again, at most ``reasks`` times; then an ``LLMError``
+carries the last error. Errors of the model service itself (after the openai
+SDK's own retries) become an ``LLMError`` with a hint.
+
+``render_prompt`` fills a ``str.format`` template and fails loudly when a
+placeholder has no value or a value has no placeholder.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import openai
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel, ValidationError
+
+from keiri_agent.errors import LLMError
+
+SchemaT = TypeVar("SchemaT", bound=BaseModel)
+
+SERVICE_HINT = "check the API key, the base URL / endpoint and the model (deployment) name"
+
+
+def invoke_structured(
+    model: BaseChatModel,
+    schema: type[SchemaT],
+    messages: Sequence[BaseMessage],
+    *,
+    method: str = "function_calling",
+    reasks: int = 2,
+) -> SchemaT:
+    """Ask ``model`` for a ``schema`` instance, re-asking when the reply is invalid.
+
+    Args:
+        model: Any chat model supporting ``with_structured_output``.
+        schema: The Pydantic model the answer must validate against.
+        messages: The conversation so far (not modified).
+        method: ``function_calling``, ``json_schema`` or ``json_mode``.
+        reasks: How many times to re-ask after an invalid reply.
+
+    Returns:
+        The validated instance.
+
+    Raises:
+        LLMError: The service failed, or every reply was invalid
+            (``details["validation_error"]`` holds the last error).
+    """
+    runnable = _structured_runnable(model, schema, method)
+    conversation = list(messages)
+    for attempt in range(reasks + 1):
+        try:
+            result = runnable.invoke(conversation)
+        except openai.APIError as exc:
+            raise to_llm_error(exc) from exc
+        parsed, feedback, error = _check(result, schema)
+        if parsed is not None:
+            return parsed
+        if attempt == reasks:
+            raise _exhausted(schema, attempt + 1, error)
+        conversation.extend(feedback)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def ainvoke_structured(
+    model: BaseChatModel,
+    schema: type[SchemaT],
+    messages: Sequence[BaseMessage],
+    *,
+    method: str = "function_calling",
+    reasks: int = 2,
+) -> SchemaT:
+    """Async ``invoke_structured``: same arguments, re-asks and errors."""
+    runnable = _structured_runnable(model, schema, method)
+    conversation = list(messages)
+    for attempt in range(reasks + 1):
+        try:
+            result = await runnable.ainvoke(conversation)
+        except openai.APIError as exc:
+            raise to_llm_error(exc) from exc
+        parsed, feedback, error = _check(result, schema)
+        if parsed is not None:
+            return parsed
+        if attempt == reasks:
+            raise _exhausted(schema, attempt + 1, error)
+        conversation.extend(feedback)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def to_llm_error(exc: openai.APIError) -> LLMError:
+    """Translate an openai SDK error (raised after its retries) into an ``LLMError``."""
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        hint = "check the API key (OPENAI_API_KEY / AZURE_OPENAI_API_KEY)"
+    elif isinstance(exc, openai.NotFoundError):
+        hint = "check the model (Azure: deployment) name and the base URL / endpoint"
+    elif isinstance(exc, openai.RateLimitError):
+        hint = "rate limited even after retries: wait, lower concurrency or raise max_retries"
+    elif isinstance(exc, openai.APITimeoutError):
+        hint = "the request timed out: raise KEIRI_AGENT_REQUEST_TIMEOUT_S or check the server"
+    elif isinstance(exc, openai.APIConnectionError):
+        hint = "cannot reach the service: check the base URL / endpoint and the network"
+    else:
+        hint = SERVICE_HINT
+    message = f"the model service failed: {type(exc).__name__}: {exc.message}"
+    details: dict[str, Any] = {"error_type": type(exc).__name__, "status_code": status}
+    return LLMError(message, hint=hint, details=details)
+
+
+class PromptRenderError(ValueError):
+    """A prompt template and its values do not match (our bug, not the model's)."""
+
+
+def render_prompt(template: str, **values: Any) -> str:
+    """Fill ``{name}`` placeholders of a ``str.format`` template, strictly.
+
+    Literal braces are written ``{{`` and ``}}``. Positional ``{}`` fields are
+    not allowed. Every placeholder needs a value and every value a placeholder.
+
+    Raises:
+        PromptRenderError: A variable is missing or unused, or the template is malformed.
+    """
+    try:
+        fields = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise PromptRenderError(f"malformed prompt template: {exc}") from exc
+    names: set[str] = set()
+    for _literal, field, _spec, _conversion in fields:
+        if field is None:
+            continue
+        name = field.split(".", 1)[0].split("[", 1)[0]
+        if not name or name.isdigit():
+            raise PromptRenderError(
+                f"prompt template has a positional field {{{field}}}; use a name such as "
+                "{question}, or write literal braces as {{ and }}"
+            )
+        names.add(name)
+    missing = sorted(names - values.keys())
+    unused = sorted(values.keys() - names)
+    if missing or unused:
+        parts = []
+        if missing:
+            parts.append(f"missing value(s) for {', '.join(missing)}")
+        if unused:
+            parts.append(f"value(s) with no placeholder: {', '.join(unused)}")
+        placeholders = ", ".join(sorted(names)) or "(none)"
+        raise PromptRenderError(f"{'; '.join(parts)} (placeholders: {placeholders})")
+    return template.format(**values)
+
+
+def _structured_runnable(
+    model: BaseChatModel, schema: type[BaseModel], method: str
+) -> Runnable[Any, Any]:
+    return model.with_structured_output(schema, method=method, include_raw=True)
+
+
+def _check(result: Any, schema: type[SchemaT]) -> tuple[SchemaT | None, list[BaseMessage], str]:
+    """The parsed object, or the feedback messages for a re-ask and the error text."""
+    raw = result.get("raw") if isinstance(result, dict) else None
+    parsed = result.get("parsed") if isinstance(result, dict) else result
+    error = result.get("parsing_error") if isinstance(result, dict) else None
+    if error is None and isinstance(parsed, schema):
+        return parsed, [], ""
+    if error is None and isinstance(parsed, dict):
+        try:
+            return schema.model_validate(parsed), [], ""
+        except ValidationError as exc:
+            error = exc
+    name = schema.__name__
+    if error is not None:
+        text = describe_validation_error(error)
+    else:
+        text = f"the reply contained no {name} object"
+    return None, _feedback(raw, name, text), text
+
+
+def describe_validation_error(error: BaseException) -> str:
+    """A compact, model-readable description of why a reply did not validate."""
+    cause = error.__cause__ if not isinstance(error, ValidationError) else None
+    if isinstance(cause, ValidationError):
+        error = cause
+    if isinstance(error, ValidationError):
+        lines = [f"{error.error_count()} validation error(s) for {error.title}:"]
+        for item in error.errors(include_url=False):
+            location = ".".join(str(part) for part in item["loc"]) or "(root)"
+            lines.append(f"- {location}: {item['msg']} (got {item.get('input')!r})")
+        return "\n".join(lines)
+    return f"{type(error).__name__}: {error}"
+
+
+def _feedback(raw: Any, name: str, text: str) -> list[BaseMessage]:
+    """The raw reply plus a message telling the model what to fix.
+
+    OpenAI requires every tool call in an assistant message to be answered by a
+    ToolMessage, so a reply with tool calls gets ToolMessages; otherwise a
+    HumanMessage.
+    """
+    instruction = (
+        f"Your answer could not be used: {text}\n"
+        f"Reply again with a complete, valid {name} object that fixes these errors."
+    )
+    if not isinstance(raw, AIMessage):
+        return [HumanMessage(content=instruction)]
+    call_ids = [call.get("id") for call in (*raw.tool_calls, *raw.invalid_tool_calls)]
+    if call_ids:
+        return [
+            raw,
+            *(ToolMessage(content=instruction, tool_call_id=call_id or "") for call_id in call_ids),
+        ]
+    return [raw, HumanMessage(content=instruction)]
+
+
+def _exhausted(schema: type[BaseModel], attempts: int, error: str) -> LLMError:
+    return LLMError(
+        f"the model did not produce a valid {schema.__name__} after {attempts} attempt(s)",
+        hint="simplify the request, use a stronger model, or raise "
+        "KEIRI_AGENT_STRUCTURED_OUTPUT_REASKS",
+        details={"schema": schema.__name__, "attempts": attempts, "validation_error": error},
+    )

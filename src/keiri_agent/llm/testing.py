@@ -1,0 +1,500 @@
+"""Test doubles that are real implementations of the model interfaces.
+
+``ScriptedChatModel`` is a LangChain chat model that answers from a script and
+records what it was asked. ``StubOpenAIServer`` speaks the OpenAI HTTP wire
+format on loopback, so the real ``ChatOpenAI``/``OpenAIEmbeddings`` client path
+(serialisation, retries, tool-call parsing) runs in tests.
+
+A structured reply (a Pydantic instance or a dict) comes back as a tool call to
+the function the caller asked for, so LangChain's own parser validates it: a
+dict that does not fit the schema produces a real validation error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import math
+import struct
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, get_buffer_string
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import BaseModel, Field, PrivateAttr
+
+ScriptedReply = str | AIMessage | BaseModel | dict[str, Any]
+"""Text, a message as is (e.g. with tool_calls), or a structured object."""
+
+
+class ScriptExhaustedError(AssertionError):
+    """A test double was called more often than its script allows."""
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A chat model that returns queued replies in order and records every call.
+
+    Example:
+        >>> model = ScriptedChatModel(["hello", Answer(total=3)], delay_s=0.0)
+        >>> model.invoke("hi").content
+        'hello'
+    """
+
+    replies: list[Any] = Field(default_factory=list)
+    delay_s: float = 0.0
+    """Seconds each call sleeps (outside the lock, so concurrent calls overlap)."""
+
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _position: int = PrivateAttr(default=0)
+    _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
+    _tools: list[list[str]] = PrivateAttr(default_factory=list)
+
+    def __init__(self, replies: Sequence[ScriptedReply] = (), **kwargs: Any) -> None:
+        super().__init__(**{"replies": list(replies), **kwargs})
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    @property
+    def calls(self) -> list[list[BaseMessage]]:
+        """The input messages of every call, in order."""
+        with self._lock:
+            return [list(messages) for messages in self._calls]
+
+    @property
+    def prompts(self) -> list[str]:
+        """Every call's messages rendered as text ("System: ...\\nHuman: ...")."""
+        return [get_buffer_string(messages) for messages in self.calls]
+
+    @property
+    def tool_names(self) -> list[list[str]]:
+        """The names of the tools bound for every call (empty when none)."""
+        with self._lock:
+            return [list(names) for names in self._tools]
+
+    @property
+    def remaining(self) -> int:
+        """Replies not consumed yet."""
+        with self._lock:
+            return len(self.replies) - self._position
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Any],
+        *,
+        tool_choice: str | dict[str, Any] | bool | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind tools the way ChatOpenAI does (OpenAI tool dicts in ``tools``)."""
+        formatted = [convert_to_openai_tool(tool) for tool in tools]
+        return self.bind(tools=formatted, tool_choice=tool_choice, **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        reply, number = self._take(messages, kwargs)
+        if self.delay_s > 0:
+            time.sleep(self.delay_s)
+        return self._result(reply, number, kwargs)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        reply, number = self._take(messages, kwargs)
+        if self.delay_s > 0:
+            await asyncio.sleep(self.delay_s)
+        return self._result(reply, number, kwargs)
+
+    def _take(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> tuple[Any, int]:
+        with self._lock:
+            self._calls.append(list(messages))
+            self._tools.append(_tool_names(kwargs.get("tools")))
+            number = len(self._calls)
+            if self._position >= len(self.replies):
+                raise ScriptExhaustedError(
+                    f"ScriptedChatModel got call #{number} but only {len(self.replies)} "
+                    f"repl{'y was' if len(self.replies) == 1 else 'ies were'} scripted; "
+                    f"last input:\n{get_buffer_string(messages)[-500:]}"
+                )
+            reply = self.replies[self._position]
+            self._position += 1
+        return reply, number
+
+    def _result(self, reply: Any, number: int, kwargs: dict[str, Any]) -> ChatResult:
+        if isinstance(reply, AIMessage):
+            message = reply.model_copy(deep=True)
+        elif isinstance(reply, str):
+            message = AIMessage(content=reply)
+        elif isinstance(reply, BaseModel | dict):
+            message = _structured_message(reply, number, kwargs)
+        else:
+            raise TypeError(
+                f"ScriptedChatModel reply #{number} is a {type(reply).__name__}; "
+                "script str, AIMessage, a Pydantic instance or a dict"
+            )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def _tool_names(tools: Any) -> list[str]:
+    names = []
+    for tool in tools or []:
+        function = tool.get("function", tool) if isinstance(tool, dict) else {}
+        if isinstance(function, dict) and function.get("name"):
+            names.append(str(function["name"]))
+    return names
+
+
+def _chosen_function(tool_choice: Any) -> str | None:
+    """The function name a tool_choice forces, if it names one."""
+    if isinstance(tool_choice, dict):
+        function = tool_choice.get("function") or {}
+        return function.get("name") or tool_choice.get("name")
+    if isinstance(tool_choice, str) and tool_choice not in {"auto", "any", "required", "none"}:
+        return tool_choice
+    return None
+
+
+def _target_function(reply: BaseModel | dict[str, Any], names: list[str], choice: Any) -> str:
+    """Which bound function a structured reply answers (shared with the stub server)."""
+    forced = _chosen_function(choice)
+    if forced:
+        return forced
+    if isinstance(reply, BaseModel):
+        title = type(reply).model_config.get("title") or type(reply).__name__
+        if title in names:
+            return title
+    if len(names) == 1:
+        return names[0]
+    raise ValueError(
+        f"a structured reply is ambiguous with tools {names}; script an AIMessage with "
+        "tool_calls (or StubToolCall) naming the function"
+    )
+
+
+def _arguments(reply: BaseModel | dict[str, Any]) -> dict[str, Any]:
+    return reply.model_dump(mode="json") if isinstance(reply, BaseModel) else dict(reply)
+
+
+def _structured_message(
+    reply: BaseModel | dict[str, Any], number: int, kwargs: dict[str, Any]
+) -> AIMessage:
+    names = _tool_names(kwargs.get("tools"))
+    if not names:
+        return AIMessage(content=json.dumps(_arguments(reply), ensure_ascii=False))
+    name = _target_function(reply, names, kwargs.get("tool_choice"))
+    call = {"name": name, "args": _arguments(reply), "id": f"call_{number}", "type": "tool_call"}
+    return AIMessage(content="", tool_calls=[call])
+
+
+# --------------------------------------------------------------------------- stub server
+
+
+@dataclass(frozen=True)
+class StubToolCall:
+    """A tool call the stub server answers with (``arguments`` may be raw JSON text)."""
+
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class StubError:
+    """An HTTP error the stub server answers with (e.g. 429, 500) instead of a reply."""
+
+    status: int = 500
+    message: str = "stub server error"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request the stub server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+StubReply = str | StubToolCall | list[StubToolCall] | BaseModel | dict[str, Any] | StubError
+
+
+def stub_embedding(text: str, dim: int = 64) -> list[float]:
+    """The stub server's vector for ``text``: hashed character bigrams, unit length.
+
+    Deterministic, and texts sharing words get similar vectors, so vector search
+    behaves sensibly in tests.
+    """
+    vector = [0.0] * dim
+    padded = f" {text} "
+    for index in range(len(padded) - 1):
+        digest = hashlib.blake2b(padded[index : index + 2].encode(), digest_size=8).digest()
+        bucket = int.from_bytes(digest[:4], "little") % dim
+        vector[bucket] += 1.0 if digest[4] % 2 else -1.0
+    norm = math.sqrt(sum(value * value for value in vector)) or 1.0
+    return [value / norm for value in vector]
+
+
+class StubOpenAIServer:
+    """An OpenAI-compatible HTTP server on 127.0.0.1 serving scripted replies.
+
+    Serves ``POST /v1/chat/completions`` (JSON or SSE when ``stream`` is true)
+    from the reply queue, and ``POST /v1/embeddings`` with ``stub_embedding``
+    vectors. Paths are matched by their ending, so Azure-style
+    ``/openai/deployments/<name>/chat/completions`` works too.
+
+    Example:
+        >>> with StubOpenAIServer(["hello"]) as server:
+        ...     ChatOpenAI(base_url=server.base_url, api_key="x").invoke("hi")
+    """
+
+    def __init__(self, replies: Sequence[StubReply] = (), *, embedding_dim: int = 64) -> None:
+        self.embedding_dim = embedding_dim
+        self._replies: list[StubReply] = list(replies)
+        self._position = 0
+        self._requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Listen on a free loopback port and serve in a background thread."""
+        handler = type("Handler", (_Handler,), {"stub": self})
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        self._httpd.block_on_close = False
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = self._thread = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``, for ``base_url``/``openai_api_base``."""
+        return f"{self.origin}/v1"
+
+    @property
+    def origin(self) -> str:
+        """``http://127.0.0.1:PORT`` (e.g. an Azure endpoint)."""
+        if self._httpd is None:
+            raise RuntimeError("StubOpenAIServer is not running; use it as a context manager")
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received, in order."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def chat_requests(self) -> list[RecordedRequest]:
+        """The chat-completions requests only."""
+        return [request for request in self.requests if request.path.endswith("/completions")]
+
+    @property
+    def remaining(self) -> int:
+        """Chat replies not served yet."""
+        with self._lock:
+            return len(self._replies) - self._position
+
+    def add_replies(self, *replies: StubReply) -> None:
+        """Append replies to the queue."""
+        with self._lock:
+            self._replies.extend(replies)
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self._requests.append(request)
+
+    def _next_reply(self) -> tuple[StubReply | None, int]:
+        """The next reply (None when the script is exhausted) and its 1-based number."""
+        with self._lock:
+            if self._position >= len(self._replies):
+                return None, self._position + 1
+            reply = self._replies[self._position]
+            self._position += 1
+            return reply, self._position
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    stub: StubOpenAIServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence the default stderr access log."""
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        body = json.loads(raw) if raw else {}
+        path = self.path.split("?", 1)[0]
+        self.stub._record(RecordedRequest("POST", self.path, dict(self.headers.items()), body))
+        if path.endswith("/chat/completions"):
+            self._chat(body)
+        elif path.endswith("/embeddings"):
+            self._embeddings(body)
+        else:
+            self._error(404, f"StubOpenAIServer does not serve {path}")
+
+    def _chat(self, body: dict[str, Any]) -> None:
+        reply, number = self.stub._next_reply()
+        if reply is None:
+            total = len(self.stub._replies)
+            self._error(400, f"StubOpenAIServer has no reply left: {total} were scripted")
+            return
+        if isinstance(reply, StubError):
+            self._error(reply.status, reply.message, reply.headers)
+            return
+        try:
+            message = _assistant_message(reply, body, number)
+        except ValueError as exc:
+            self._error(400, f"StubOpenAIServer: {exc}")
+            return
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        usage = {"prompt_tokens": len(json.dumps(body.get("messages", []))) // 4 + 1}
+        usage["completion_tokens"] = len(json.dumps(message)) // 4 + 1
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        base = {"id": f"chatcmpl-stub-{number}", "created": int(time.time())}
+        base["model"] = body.get("model", "stub-model")
+        if body.get("stream"):
+            self._stream(base, message, finish, usage, body)
+            return
+        choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+        self._json(200, {**base, "object": "chat.completion", "choices": [choice], "usage": usage})
+
+    def _stream(
+        self,
+        base: dict[str, Any],
+        message: dict[str, Any],
+        finish: str,
+        usage: dict[str, int],
+        body: dict[str, Any],
+    ) -> None:
+        deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+        text = message.get("content") or ""
+        step = max(1, len(text) // 3)
+        deltas += [{"content": text[i : i + step]} for i in range(0, len(text), step)]
+        for index, call in enumerate(message.get("tool_calls") or []):
+            head = {"index": index, "id": call["id"], "type": "function"}
+            head["function"] = {"name": call["function"]["name"], "arguments": ""}
+            deltas.append({"tool_calls": [head]})
+            arguments = {"index": index, "function": {"arguments": call["function"]["arguments"]}}
+            deltas.append({"tool_calls": [arguments]})
+        chunks = [
+            {**base, "object": "chat.completion.chunk", "choices": [choice]}
+            for choice in [{"index": 0, "delta": delta, "finish_reason": None} for delta in deltas]
+            + [{"index": 0, "delta": {}, "finish_reason": finish}]
+        ]
+        if (body.get("stream_options") or {}).get("include_usage"):
+            chunks.append(
+                {**base, "object": "chat.completion.chunk", "choices": [], "usage": usage}
+            )
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for chunk in chunks:
+            self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+    def _embeddings(self, body: dict[str, Any]) -> None:
+        inputs = body.get("input", [])
+        if isinstance(inputs, str) or (inputs and isinstance(inputs[0], int)):
+            inputs = [inputs]
+        data = []
+        for index, item in enumerate(inputs):
+            text = item if isinstance(item, str) else " ".join(str(token) for token in item)
+            vector = stub_embedding(text, self.stub.embedding_dim)
+            embedding: Any = vector
+            if body.get("encoding_format") == "base64":
+                packed = struct.pack(f"<{len(vector)}f", *vector)
+                embedding = base64.b64encode(packed).decode()
+            data.append({"object": "embedding", "index": index, "embedding": embedding})
+        tokens = sum(len(str(item)) for item in inputs) // 4 + 1
+        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+        response = {"object": "list", "data": data, "model": body.get("model"), "usage": usage}
+        self._json(200, response)
+
+    def _json(
+        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
+        data = json.dumps(payload, ensure_ascii=False).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        error = {"message": message, "type": "stub_error", "param": None, "code": str(status)}
+        self._json(status, {"error": error}, headers)
+
+
+def _assistant_message(reply: StubReply, body: dict[str, Any], number: int) -> dict[str, Any]:
+    """The ``choices[0].message`` for a scripted reply."""
+    if isinstance(reply, str):
+        return {"role": "assistant", "content": reply}
+    calls: list[StubToolCall]
+    if isinstance(reply, StubToolCall):
+        calls = [reply]
+    elif isinstance(reply, list):
+        calls = reply
+    elif isinstance(reply, StubError):
+        raise ValueError("a StubError is answered as an HTTP error, not a message")
+    else:
+        names = _tool_names(body.get("tools"))
+        if not names:
+            return {
+                "role": "assistant",
+                "content": json.dumps(_arguments(reply), ensure_ascii=False),
+            }
+        name = _target_function(reply, names, body.get("tool_choice"))
+        calls = [StubToolCall(name, _arguments(reply))]
+    tool_calls = []
+    for index, call in enumerate(calls):
+        arguments = call.arguments
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        function = {"name": call.name, "arguments": arguments}
+        tool_calls.append(
+            {"id": call.id or f"call_{number}_{index}", "type": "function", "function": function}
+        )
+    return {"role": "assistant", "content": None, "tool_calls": tool_calls}

@@ -1,0 +1,55 @@
+"""The SQLAlchemy engine of the application database.
+
+``KEIRI_AGENT_DATABASE_URL`` selects the database; by default a SQLite file at
+``<home>/.keiri/keiri.db``. SQLite connections run in WAL mode (readers do not
+block the writer) with foreign keys enforced.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+
+from keiri_agent.config import Settings
+from keiri_agent.workspace import Workspace
+
+SQLITE_BUSY_TIMEOUT_MS = 5000
+"""How long a SQLite connection waits for a lock held by another writer."""
+
+
+def database_url(settings: Settings) -> str:
+    """The configured database URL, or the workspace SQLite file (its folder created)."""
+    if settings.database_url:
+        return settings.database_url
+    workspace = Workspace.from_settings(settings)
+    workspace.ensure(workspace.database_file.parent)
+    return f"sqlite:///{workspace.database_file}"
+
+
+def create_engine(settings: Settings, **kwargs: Any) -> sqlalchemy.Engine:
+    """A SQLAlchemy engine for ``database_url(settings)``.
+
+    ``postgresql://`` URLs use the psycopg 3 driver (the one installed).
+    SQLite connections get ``journal_mode=WAL``, ``foreign_keys=ON`` and a busy
+    timeout. Extra keyword arguments go to ``sqlalchemy.create_engine``.
+    """
+    url = make_url(database_url(settings))
+    if url.drivername == "postgresql":
+        url = url.set(drivername="postgresql+psycopg")
+    engine = sqlalchemy.create_engine(url, **kwargs)
+    if url.get_backend_name() == "sqlite":
+        event.listen(engine, "connect", _configure_sqlite)
+    return engine
+
+
+def _configure_sqlite(dbapi_connection: Any, _connection_record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    finally:
+        cursor.close()

@@ -1,0 +1,154 @@
+"""データ分析 page: upload a file, ask in a chat, see artifacts inline, download the report.
+
+The page only calls ``AnalysisAgent``; what it keeps in ``st.session_state``:
+``analysis.agent`` (one agent per browser session, with its dataset registry),
+``analysis.dataset_id``, ``analysis.thread_id``, ``analysis.turns`` (the chat).
+"""
+
+from __future__ import annotations
+
+import io
+import uuid
+import zipfile
+from typing import Any
+
+import streamlit as st
+
+from keiri_agent.agents.analysis import AnalysisAgent, TurnResult
+from keiri_agent.agents.analysis.registry import excel_sheet_names
+from keiri_agent.agents.analysis.report import figure_path
+from keiri_agent.config import Settings
+from keiri_agent.demo import sample_data_path
+from keiri_agent.errors import KeiriAgentError
+from keiri_agent.ui.components import provider_banner, render_artifact
+
+FILE_TYPES = ["csv", "tsv", "txt", "xlsx", "xlsm"]
+NODE_LABELS = {"reason": "判断", "act": "分析の実行", "out_of_scope": "範囲外の応答", "report": "レポート作成"}
+
+
+def _agent() -> AnalysisAgent:
+    if "analysis.agent" not in st.session_state:
+        st.session_state["analysis.agent"] = AnalysisAgent(Settings())
+        st.session_state["analysis.turns"] = []
+        st.session_state["analysis.thread_id"] = uuid.uuid4().hex
+    agent: AnalysisAgent = st.session_state["analysis.agent"]
+    return agent
+
+
+def report_zip(turn: TurnResult) -> bytes:
+    """report.md with its figures, zipped in memory for download."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("report.md", turn.report_md or "")
+        for artifact in turn.report_artifacts:
+            if artifact["kind"] == "figure" and isinstance(artifact["payload"], bytes):
+                archive.writestr(figure_path(artifact), artifact["payload"])
+    return buffer.getvalue()
+
+
+def _dataset_section(agent: AnalysisAgent) -> None:
+    st.sidebar.header("データ")
+    upload = st.sidebar.file_uploader("CSV / TSV / Excel ファイル", type=FILE_TYPES, key="analysis.upload")
+    sheet: str | None = None
+    if upload is not None and upload.name.lower().endswith((".xlsx", ".xlsm")):
+        try:
+            sheets = excel_sheet_names(upload.getvalue())
+        except KeiriAgentError as error:
+            st.sidebar.error(str(error))
+            return
+        sheet = st.sidebar.selectbox("シート", sheets, key="analysis.sheet")
+    if upload is not None:
+        marker = (upload.file_id, sheet)
+        if st.session_state.get("analysis.loaded") != marker:
+            try:
+                dataset_id = agent.load_bytes(upload.getvalue(), upload.name, sheet=sheet)
+            except KeiriAgentError as error:
+                st.sidebar.error(f"{error.message}")
+                if error.hint:
+                    st.sidebar.caption(f"ヒント: {error.hint}")
+                return
+            st.session_state["analysis.dataset_id"] = dataset_id
+            st.session_state["analysis.loaded"] = marker
+    if st.sidebar.button("サンプルデータを使う", key="analysis.sample"):
+        st.session_state["analysis.dataset_id"] = agent.load_file(sample_data_path())
+        st.session_state["analysis.loaded"] = "sample"
+    dataset_id = st.session_state.get("analysis.dataset_id")
+    if dataset_id:
+        summary = agent.registry.summary(dataset_id)
+        st.sidebar.success(f"{summary['name']}: {summary['rows']:,} 行 × {len(summary['columns'])} 列")
+        with st.sidebar.expander("列の一覧"):
+            st.dataframe(
+                [{"列": c["name"], "種類": c["kind"], "欠損": c["missing"]} for c in summary["columns"]],
+                hide_index=True,
+            )
+    if st.sidebar.button("会話をリセット", key="analysis.reset"):
+        st.session_state["analysis.turns"] = []
+        st.session_state["analysis.thread_id"] = uuid.uuid4().hex
+
+
+def _render_turn(index: int, question: str, turn: TurnResult | None, error: dict[str, Any] | None) -> None:
+    with st.chat_message("user"):
+        st.markdown(question)
+    with st.chat_message("assistant"):
+        if error is not None:
+            st.error(f"[{error['code']}] {error['message']}")
+            if error.get("hint"):
+                st.caption(f"ヒント: {error['hint']}")
+            return
+        assert turn is not None
+        for artifact in turn.artifacts:
+            render_artifact(artifact)
+        if turn.report_md is not None:
+            with st.expander("レポート", expanded=True):
+                st.markdown(turn.report_md)
+            st.download_button(
+                "レポート（Markdown）をダウンロード",
+                turn.report_md.encode("utf-8"),
+                file_name="report.md",
+                mime="text/markdown",
+                key=f"analysis.download_md.{index}",
+            )
+            st.download_button(
+                "レポートと図（ZIP）をダウンロード",
+                report_zip(turn),
+                file_name="report.zip",
+                mime="application/zip",
+                key=f"analysis.download_zip.{index}",
+            )
+        else:
+            st.markdown(turn.reply)
+
+
+def render_analysis_page() -> None:
+    """The page body (called by ``st.navigation``)."""
+    settings = Settings()
+    provider_banner(settings)
+    agent = _agent()
+    st.title("データ分析")
+    st.caption("CSV / Excel をアップロードして、日本語または英語で質問してください。例: 「地域別の売上の合計と平均を見せて」")
+    _dataset_section(agent)
+    turns: list[dict[str, Any]] = st.session_state["analysis.turns"]
+    for index, item in enumerate(turns):
+        _render_turn(index, item["question"], item.get("turn"), item.get("error"))
+    question = st.chat_input("質問を入力", key="analysis.chat")
+    if not question:
+        return
+    item: dict[str, Any] = {"question": question}
+    with st.status("分析中…", expanded=False) as status:
+
+        def on_event(node: str, update: dict[str, Any]) -> None:
+            status.write(f"{NODE_LABELS.get(node, node)}: {update.get('rationale') or ''}")
+
+        try:
+            item["turn"] = agent.ask(
+                question,
+                dataset_id=st.session_state.get("analysis.dataset_id"),
+                thread_id=st.session_state["analysis.thread_id"],
+                on_event=on_event,
+            )
+            status.update(label="完了", state="complete")
+        except KeiriAgentError as error:
+            item["error"] = error.to_dict()
+            status.update(label="エラー", state="error")
+    turns.append(item)
+    _render_turn(len(turns) - 1, question, item.get("turn"), item.get("error"))

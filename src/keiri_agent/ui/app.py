@@ -1,0 +1,17 @@
+"""The Streamlit app (``keiri-agent ui``): one page per part of the product."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from keiri_agent.ui.analysis_page import render_analysis_page
+
+
+def main() -> None:
+    """Set up the page and the navigation; later parts add their pages here."""
+    st.set_page_config(page_title="keiri-agent", page_icon="📊", layout="wide")
+    pages = [st.Page(render_analysis_page, title="データ分析", icon="📊", url_path="analysis")]
+    st.navigation(pages).run()
+
+
+main()
