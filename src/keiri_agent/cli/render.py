@@ -13,6 +13,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from keiri_agent.agents.analysis.artifacts import Artifact
+from keiri_agent.agents.analysis.formatting import format_value
 from keiri_agent.agents.analysis.report import figure_path
 
 TERMINAL_TABLE_ROWS = 20
@@ -66,7 +67,7 @@ def render_artifact(console: Console, artifact: Artifact, files: dict[str, Path]
         for column in columns:
             table.add_column(str(column))
         for record in list(payload.get("records", []))[:TERMINAL_TABLE_ROWS]:
-            table.add_row(*(_cell(record.get(column)) for column in columns))
+            table.add_row(*(format_value(record.get(column)) for column in columns))
         console.print(table)
         total = payload.get("total_rows", 0)
         if total > TERMINAL_TABLE_ROWS:
@@ -77,14 +78,6 @@ def render_artifact(console: Console, artifact: Artifact, files: dict[str, Path]
         console.print(f"[bold]図[/bold] {artifact['title']} — {note}")
     else:
         console.print(Panel(str(payload), title=artifact["title"]))
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:,.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
-    return str(value)
 
 
 def render_markdown(console: Console, text: str) -> None:

@@ -42,7 +42,8 @@ def chat_model(settings: Settings) -> BaseChatModel:
         settings: Provider, model, keys, base URL, timeout and retry settings.
 
     Returns:
-        A ``ChatOpenAI`` (openai, openai-compatible) or ``AzureChatOpenAI`` (azure).
+        A ``ChatOpenAI`` (openai, openai-compatible) or ``AzureChatOpenAI`` (azure),
+        with ``bind_tools`` and ``with_structured_output`` available.
 
     Raises:
         ConfigurationError: The provider is ``offline`` or is missing a key,
@@ -65,10 +66,14 @@ def chat_model(settings: Settings) -> BaseChatModel:
             **common,
         )
     else:
+        compatible = settings.active_provider == "openai-compatible"
         model = ChatOpenAI(
             model=settings.model,
             api_key=_openai_key(settings),
             base_url=settings.openai_api_base,
+            # Compatible servers (vLLM, Ollama, ...) speak chat completions; never
+            # route them to the Responses API, whatever the model name.
+            use_responses_api=False if compatible else None,
             **common,
         )
     for client in (model.root_client, model.root_async_client):

@@ -55,6 +55,7 @@ def invoke_structured(
     """
     runnable = _structured_runnable(model, schema, method)
     conversation = list(messages)
+    reasks = max(0, reasks)
     for attempt in range(reasks + 1):
         try:
             result = runnable.invoke(conversation)
@@ -80,6 +81,7 @@ async def ainvoke_structured(
     """Async ``invoke_structured``: same arguments, re-asks and errors."""
     runnable = _structured_runnable(model, schema, method)
     conversation = list(messages)
+    reasks = max(0, reasks)
     for attempt in range(reasks + 1):
         try:
             result = await runnable.ainvoke(conversation)
@@ -190,7 +192,9 @@ def describe_validation_error(error: BaseException) -> str:
         lines = [f"{error.error_count()} validation error(s) for {error.title}:"]
         for item in error.errors(include_url=False):
             location = ".".join(str(part) for part in item["loc"]) or "(root)"
-            lines.append(f"- {location}: {item['msg']} (got {item.get('input')!r})")
+            got = repr(item.get("input"))
+            got = got if len(got) <= 200 else got[:200] + "..."
+            lines.append(f"- {location}: {item['msg']} (got {got})")
         return "\n".join(lines)
     return f"{type(error).__name__}: {error}"
 

@@ -44,10 +44,16 @@ class ScriptExhaustedError(AssertionError):
 class ScriptedChatModel(BaseChatModel):
     """A chat model that returns queued replies in order and records every call.
 
+    Replies: a ``str`` (text), an ``AIMessage`` (returned as is, e.g. with
+    ``tool_calls``), or a Pydantic instance / dict (a structured reply: a tool
+    call to the bound function, or JSON text when no tools are bound).
+
     Example:
-        >>> model = ScriptedChatModel(["hello", Answer(total=3)], delay_s=0.0)
+        >>> model = ScriptedChatModel(["hello", {"total": 3}])
         >>> model.invoke("hi").content
         'hello'
+        >>> model.with_structured_output(Answer).invoke("sum?")
+        Answer(total=3)
     """
 
     replies: list[Any] = Field(default_factory=list)
@@ -228,7 +234,7 @@ class StubError:
 
 @dataclass(frozen=True)
 class RecordedRequest:
-    """One request the stub server received."""
+    """One request the stub server received (header names lower-cased)."""
 
     method: str
     path: str
@@ -263,9 +269,15 @@ class StubOpenAIServer:
     vectors. Paths are matched by their ending, so Azure-style
     ``/openai/deployments/<name>/chat/completions`` works too.
 
+    Replies: a ``str`` (text), a ``StubToolCall`` or a list of them, a Pydantic
+    instance / dict (a tool call to the requested function when the request has
+    tools, else JSON text), or a ``StubError`` (an HTTP error, e.g. 429 or 500).
+    Requests are recorded in ``requests``.
+
     Example:
         >>> with StubOpenAIServer(["hello"]) as server:
-        ...     ChatOpenAI(base_url=server.base_url, api_key="x").invoke("hi")
+        ...     ChatOpenAI(base_url=server.base_url, api_key="x").invoke("hi").content
+        'hello'
     """
 
     def __init__(self, replies: Sequence[StubReply] = (), *, embedding_dim: int = 64) -> None:
@@ -290,7 +302,9 @@ class StubOpenAIServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:
@@ -323,7 +337,11 @@ class StubOpenAIServer:
     @property
     def chat_requests(self) -> list[RecordedRequest]:
         """The chat-completions requests only."""
-        return [request for request in self.requests if request.path.endswith("/completions")]
+        return [
+            request
+            for request in self.requests
+            if request.path.split("?", 1)[0].endswith("/chat/completions")
+        ]
 
     @property
     def remaining(self) -> int:
@@ -362,7 +380,11 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         body = json.loads(raw) if raw else {}
         path = self.path.split("?", 1)[0]
-        self.stub._record(RecordedRequest("POST", self.path, dict(self.headers.items()), body))
+        self.stub._record(
+            RecordedRequest(
+                "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body
+            )
+        )
         if path.endswith("/chat/completions"):
             self._chat(body)
         elif path.endswith("/embeddings"):

@@ -9,11 +9,12 @@ There is no in-memory default: state survives a restart.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from keiri_agent.config import Settings
@@ -57,30 +58,54 @@ def postgres_conninfo(url: str) -> str:
 
 
 @contextmanager
-def open_checkpointer(settings: Settings) -> Iterator[BaseCheckpointSaver[str]]:
+def open_checkpointer(
+    settings: Settings, *, state_types: Sequence[type] = ()
+) -> Iterator[BaseCheckpointSaver[str]]:
     """Open the configured checkpointer; closes its connection on exit.
 
-    The SQLite saver's connection is shared across threads (its own lock
+    The SQLite saver's connection is shared across threads (the saver's own lock
     serialises access), so one saver can serve Streamlit's script threads.
+
+    Args:
+        settings: ``database_url`` picks the backend; ``home`` the SQLite file.
+        state_types: Classes (e.g. Pydantic models) stored in graph state. When
+            given, only these and LangGraph's safe types are deserialised, which
+            also silences LangGraph's "unregistered type" warning on reload.
 
     Raises:
         ConfigurationError: The database URL has an unsupported scheme.
     """
     url = settings.database_url
-    if checkpointer_kind(url) == "postgres":
+    kind = checkpointer_kind(url)
+    serde = JsonPlusSerializer(allowed_msgpack_modules=list(state_types)) if state_types else None
+    if kind == "postgres":
         assert url is not None
-        from langgraph.checkpoint.postgres import PostgresSaver
-
-        with PostgresSaver.from_conn_string(postgres_conninfo(url)) as saver:
-            saver.setup()
+        with _postgres_saver(postgres_conninfo(url), serde) as saver:
             yield saver
         return
     workspace = Workspace.from_settings(settings)
     workspace.ensure(workspace.checkpoint_file.parent)
     connection = sqlite3.connect(workspace.checkpoint_file, check_same_thread=False)
     try:
-        sqlite_saver = SqliteSaver(connection)
+        sqlite_saver = SqliteSaver(connection, serde=serde)
         sqlite_saver.setup()
         yield sqlite_saver
     finally:
         connection.close()
+
+
+@contextmanager
+def _postgres_saver(
+    conninfo: str, serde: JsonPlusSerializer | None
+) -> Iterator[BaseCheckpointSaver[str]]:
+    """A PostgresSaver on one autocommit connection (as ``from_conn_string``), set up."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    with psycopg.Connection.connect(
+        conninfo, autocommit=True, prepare_threshold=0, row_factory=dict_row
+    ) as connection:
+        saver = PostgresSaver(connection, serde=serde)
+        saver.setup()
+        yield saver

@@ -30,7 +30,7 @@ from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
 from keiri_agent.agents.analysis.graph import AnalysisGraphParts, build_graph
 from keiri_agent.agents.analysis.llm_reasoner import LLMReasoner
 from keiri_agent.agents.analysis.messages import message_kind
-from keiri_agent.agents.analysis.offline_reasoner import OfflineReasoner
+from keiri_agent.agents.analysis.offline.reasoner import OfflineReasoner
 from keiri_agent.agents.analysis.registry import DatasetRegistry
 from keiri_agent.agents.analysis.report import (
     ReportWriter,

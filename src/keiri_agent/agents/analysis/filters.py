@@ -18,6 +18,7 @@ Missing values follow pandas: they never satisfy ``==``, ``<`` ... ``in``
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -125,7 +126,11 @@ def _error(condition: Filter, index: int, problem: str, hint: str) -> SpecError:
     return SpecError(
         f"{_describe(condition, index)}: {problem}",
         hint=hint,
-        details={"field": f"filters[{index}].value", "col": condition.col, "value": condition.value},
+        details={
+            "field": f"filters[{index}].value",
+            "col": condition.col,
+            "value": condition.value,
+        },
     )
 
 
@@ -155,15 +160,17 @@ def _condition(column: pd.Series, condition: Filter, index: int) -> np.ndarray:
     if pd.api.types.is_datetime64_any_dtype(column.dtype):
         return _dates(column, condition, index, _spans(condition, index, values))
     if pd.api.types.is_bool_dtype(column.dtype):
-        coerced = [None if _is_missing(v) else _as_bool(v, condition, index) for v in values]
+        coerced: list[Any] = [
+            None if _is_missing(v) else _as_bool(v, condition, index) for v in values
+        ]
         return _compare(column, op, coerced, condition, index)
     if pd.api.types.is_numeric_dtype(column.dtype):
         coerced = [None if _is_missing(v) else _as_number(v, condition, index) for v in values]
         return _compare(column, op, coerced, condition, index)
-    if _looks_like_dates(column):
+    if looks_like_dates(column):
         spans = _try_spans(values)
         if spans is not None:
-            return _dates(_text_to_datetime(column), condition, index, spans)
+            return _dates(to_datetime_column(column), condition, index, spans)
         if op in _ORDERING:
             raise _error(
                 condition,
@@ -199,7 +206,9 @@ def _compare(
         }[op]()
     except TypeError as error:
         raise _error(
-            condition, index, f"cannot compare with column of type {column.dtype}: {error}",
+            condition,
+            index,
+            f"cannot compare with column of type {column.dtype}: {error}",
             "give a value of the column's type",
         ) from None
     return _to_bool_array(result)
@@ -214,9 +223,11 @@ def _as_number(value: Any, condition: Filter, index: int) -> float | int:
         text = unicodedata.normalize("NFKC", value).strip()
         text = re.sub(r"[,\s¥$]|円$", "", text)
         try:
-            return float(text)
+            number = float(text)
         except ValueError:
-            pass
+            number = math.nan
+        if math.isfinite(number):
+            return number
     raise _error(
         condition,
         index,
@@ -242,7 +253,9 @@ def _as_bool(value: Any, condition: Filter, index: int) -> bool:
 def _contains(column: pd.Series, condition: Filter, index: int) -> np.ndarray:
     value = condition.value
     if _is_missing(value) or isinstance(value, list | tuple | dict | set):
-        raise _error(condition, index, "needs one text value", 'e.g. {"op": "contains", "value": "株式会社"}')
+        raise _error(
+            condition, index, "needs one text value", 'e.g. {"op": "contains", "value": "株式会社"}'
+        )
     needle = str(value)
     if isinstance(column.dtype, pd.StringDtype):
         return _to_bool_array(column.str.contains(needle, regex=False, na=False))
@@ -283,7 +296,8 @@ def _text(column: pd.Series, condition: Filter, index: int, values: list[Any]) -
     return mask if op == "==" else ~mask
 
 
-def _looks_like_dates(column: pd.Series) -> bool:
+def looks_like_dates(column: pd.Series) -> bool:
+    """True for a text column whose first values are dates ("2025-01-01", "2025年1月")."""
     if not (column.dtype == object or isinstance(column.dtype, pd.StringDtype)):
         return False
     sample = column.head(1000).dropna().head(_SAMPLE)
@@ -353,7 +367,14 @@ def _spans(condition: Filter, index: int, values: list[Any]) -> list[_Span | Non
     return spans
 
 
-def _text_to_datetime(column: pd.Series) -> pd.Series:
+def to_datetime_column(column: pd.Series) -> pd.Series:
+    """A datetime64 column from a date column or a text column of dates.
+
+    Text is normalised first ("2025年1月1日" → "2025-1-1"); values that do not
+    parse become NaT.
+    """
+    if pd.api.types.is_datetime64_any_dtype(column.dtype):
+        return column
     values = column
     if column.astype("str").str.contains("年", regex=False, na=False).any():
         values = column.map(lambda v: _normalize_date_text(v) if isinstance(v, str) else v)

@@ -65,8 +65,4 @@ class LLMReasoner:
             self.chat_model, Decision, self.prompt(state), method=self.method, reasks=self.reasks
         )
         assert isinstance(decision, Decision)
-        if state.dataset_id:
-            for spec in (decision.analysis_spec, decision.plot_spec):
-                if spec is not None:
-                    spec.setdefault("dataset_id", state.dataset_id)
         return decision

@@ -16,6 +16,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from keiri_agent.agents.analysis.artifacts import Artifact
+from keiri_agent.agents.analysis.formatting import format_value
 from keiri_agent.agents.analysis.messages import is_japanese, pending_request
 from keiri_agent.llm.structured import invoke_structured
 
@@ -29,11 +30,7 @@ def figure_path(artifact: Artifact) -> str:
 
 
 def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:,.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return format_value(value).replace("|", "\\|").replace("\n", " ")
 
 
 def table_markdown(payload: dict[str, Any], max_rows: int = TABLE_ROWS_IN_REPORT) -> str:
@@ -59,9 +56,10 @@ def table_markdown(payload: dict[str, Any], max_rows: int = TABLE_ROWS_IN_REPORT
 
 
 def spec_summary(spec: dict[str, Any]) -> str:
-    """One line for 再現要約: the spec as compact JSON (reusable with ``--spec``)."""
+    """One line for 再現要約: the spec as compact JSON, without the session's dataset_id
+    (reusable with ``--spec`` on the same file)."""
     return json.dumps(
-        {k: v for k, v in spec.items() if v not in (None, [], {})},
+        {k: v for k, v in spec.items() if v not in (None, [], {}) and k != "dataset_id"},
         ensure_ascii=False,
         separators=(", ", ": "),
     )

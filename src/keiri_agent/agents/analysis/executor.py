@@ -1,0 +1,602 @@
+"""Run an analysis spec on an in-memory DataFrame with template code (seed 000 ``act``).
+
+``run_analysis(spec, df)`` checks the spec's columns, applies its filters (one
+mask, only the columns the op needs) and runs one of the seven ops. Each op
+returns at least one table artifact and a short Japanese text with the key facts;
+``run_log`` records the spec, the row counts and the elapsed time. Nothing is
+written to disk.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import math
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
+from keiri_agent.agents.analysis.filters import apply_filters
+from keiri_agent.agents.analysis.specs import (
+    ColumnSummarySpec,
+    CorrelationMatrixSpec,
+    DatasetOverviewSpec,
+    DuplicateCheckSpec,
+    Filter,
+    GroupbyAggSpec,
+    MissingnessSpec,
+    ShareRatioSpec,
+    check_columns,
+    parse_analysis_spec,
+)
+from keiri_agent.errors import SpecError, unknown_choice_message
+
+AnalysisSpecModel = (
+    DatasetOverviewSpec
+    | MissingnessSpec
+    | ColumnSummarySpec
+    | DuplicateCheckSpec
+    | GroupbyAggSpec
+    | ShareRatioSpec
+    | CorrelationMatrixSpec
+)
+_Outcome = tuple[list[Artifact], dict[str, Any]]
+_CORR_CHUNK_ROWS = 1 << 18
+_METHOD_LABELS = {"pearson": "ピアソン", "spearman": "スピアマン", "kendall": "ケンドール"}
+
+
+def run_analysis(spec: AnalysisSpecModel | Mapping[str, Any], df: pd.DataFrame) -> ActionResult:
+    """Run one analysis spec on ``df``.
+
+    Args:
+        spec: A parsed analysis spec (a dict is parsed first).
+        df: The dataset; it is never modified.
+
+    Returns:
+        The artifacts (tables and a text summary) and the run log.
+
+    Raises:
+        SpecError: the spec does not fit the data (unknown column, bad filter value,
+            non-numeric column for a numeric aggregation, unknown sort column ...).
+    """
+    started = time.perf_counter()
+    model: AnalysisSpecModel = (
+        parse_analysis_spec(dict(spec)) if isinstance(spec, Mapping) else spec
+    )
+    check_columns(model, df.columns)
+    data = apply_filters(df, model.filters, _needed_columns(model, df)) if model.filters else df
+    artifacts, details = _HANDLERS[model.op](model, data)
+    scope = scope_text(len(df), len(data), model.filters)
+    for artifact in artifacts:
+        artifact["description"] = f"{artifact['description']} {scope}".strip()
+    return ActionResult(artifacts, make_run_log(model, len(df), len(data), started, details))
+
+
+def _needed_columns(spec: AnalysisSpecModel, df: pd.DataFrame) -> list[str] | None:
+    if isinstance(spec, GroupbyAggSpec):
+        return list(dict.fromkeys([*spec.group_cols, *spec.metrics]))
+    if isinstance(spec, ShareRatioSpec):
+        return [spec.group_col] if spec.value_col is None else [spec.group_col, spec.value_col]
+    if isinstance(spec, CorrelationMatrixSpec):
+        named = spec.columns or []
+        return list(dict.fromkeys([*named, *(c for c in df.columns if is_numeric_column(df[c]))]))
+    if isinstance(spec, MissingnessSpec | ColumnSummarySpec) and spec.columns:
+        return list(spec.columns)
+    return None
+
+
+def _dataset_overview(spec: DatasetOverviewSpec, data: pd.DataFrame) -> _Outcome:
+    rows = len(data)
+    info = pd.DataFrame(
+        {
+            "列名": [str(c) for c in data.columns],
+            "種類": [kind_label(data[c]) for c in data.columns],
+            "型": [str(data[c].dtype) for c in data.columns],
+            "非欠損数": [int(data[c].count()) for c in data.columns],
+            "ユニーク数": [int(data[c].nunique(dropna=True)) for c in data.columns],
+        }
+    )
+    info.insert(4, "欠損数", rows - info["非欠損数"])
+    memory_mb = float(data.memory_usage(deep=True).sum()) / 1_048_576
+    memory = f"約 {memory_mb:,.1f} MB" if memory_mb >= 0.1 else "0.1 MB 未満"
+    kinds = info["種類"].value_counts()
+    breakdown = "、".join(f"{kind} {count} 列" for kind, count in kinds.items())
+    text = f"{rows:,} 行 × {data.shape[1]} 列。メモリ使用量 {memory}。内訳: {breakdown}。"
+    return [
+        table_artifact(info, "dataset_overview", "列の一覧", "各列の型・欠損数・ユニーク数"),
+        table_artifact(data.head(5), "dataset_overview", "先頭5行", "データの先頭5行"),
+        text_artifact(text, "dataset_overview", "データの概要"),
+    ], {}
+
+
+def _missingness(spec: MissingnessSpec, data: pd.DataFrame) -> _Outcome:
+    columns = list(spec.columns or data.columns)
+    rows = len(data)
+    counts = [int(data[c].isna().sum()) for c in columns]
+    table = pd.DataFrame({"列名": [str(c) for c in columns], "欠損数": counts})
+    table["欠損率"] = table["欠損数"] / rows if rows else 0.0
+    table = table.sort_values("欠損数", ascending=False, kind="stable").reset_index(drop=True)
+    with_missing = table[table["欠損数"] > 0]
+    if with_missing.empty:
+        text = f"対象 {len(columns)} 列に欠損値はありません。"
+    else:
+        top = with_missing.iloc[0]
+        any_rows = int(data[columns].isna().any(axis=1).sum())
+        text = (
+            f"欠損がある列: {len(with_missing)} / {len(columns)} 列。"
+            f"最も多い列: {top['列名']}（{int(top['欠損数']):,} 件、{top['欠損率']:.1%}）。"
+            f"欠損を含む行: {any_rows:,} 行。"
+        )
+    return [
+        table_artifact(table, "missingness", "欠損値の状況", "列ごとの欠損数と欠損率（0〜1）"),
+        text_artifact(text, "missingness", "欠損値の要点"),
+    ], {}
+
+
+def _column_summary(spec: ColumnSummarySpec, data: pd.DataFrame) -> _Outcome:
+    columns = list(spec.columns or data.columns)
+    numeric = [c for c in columns if is_numeric_column(data[c])]
+    others = [c for c in columns if c not in set(numeric)]
+    artifacts: list[Artifact] = []
+    facts: list[str] = []
+    if numeric:
+        stats = data[numeric].describe().T
+        stats.columns = ["件数", "平均", "標準偏差", "最小", "25%", "中央値", "75%", "最大"]
+        stats["件数"] = stats["件数"].astype("int64")
+        stats.insert(0, "列名", [str(c) for c in numeric])
+        artifacts.append(
+            table_artifact(stats, "column_summary", "数値列の要約統計", "件数・平均・四分位など")
+        )
+        for row in stats.head(5).itertuples(index=False):
+            facts.append(
+                f"{row[0]}: 平均 {format_number(row[2])}、中央値 {format_number(row[6])}、"
+                f"範囲 {format_number(row[4])}〜{format_number(row[8])}"
+            )
+    if others:
+        artifacts.append(
+            table_artifact(
+                _other_summary(data, others),
+                "column_summary",
+                "数値以外の列の要約",
+                "件数・ユニーク数・最頻値（日付は最小/最大も）",
+            )
+        )
+    facts.append(f"数値列 {len(numeric)} 列、その他 {len(others)} 列を要約しました。")
+    artifacts.append(text_artifact("\n".join(facts), "column_summary", "列の要約の要点"))
+    return artifacts, {}
+
+
+def _other_summary(data: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    rows = []
+    for column in columns:
+        values = data[column]
+        counts = values.value_counts(dropna=True)
+        is_date = pd.api.types.is_datetime64_any_dtype(values.dtype)
+        rows.append(
+            {
+                "列名": str(column),
+                "種類": kind_label(values),
+                "件数": int(values.count()),
+                "欠損数": int(values.isna().sum()),
+                "ユニーク数": len(counts),
+                "最頻値": counts.index[0] if len(counts) else None,
+                "最頻値の件数": int(counts.iloc[0]) if len(counts) else 0,
+                "最小": values.min() if is_date else None,
+                "最大": values.max() if is_date else None,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _duplicate_check(spec: DuplicateCheckSpec, data: pd.DataFrame) -> _Outcome:
+    subset = list(spec.subset or data.columns)
+    try:
+        counts = data.value_counts(subset=subset, dropna=False, sort=True)
+    except TypeError as error:
+        raise SpecError(
+            f"duplicate_check cannot compare the values of {subset}: {error}",
+            hint="give subset columns with plain values",
+        ) from None
+    repeated = counts[counts > 1]
+    extra_rows = int((repeated - 1).sum())
+    table = repeated.rename("件数").reset_index()
+    keys = "、".join(str(c) for c in subset) if spec.subset else "全列"
+    if repeated.empty:
+        text = f"重複はありません（キー: {keys}、{len(data):,} 行）。"
+    else:
+        text = (
+            f"重複: {extra_rows:,} 行が他の行と同じ値です（キー: {keys}）。"
+            f"重複している組み合わせ {len(repeated):,} 通り、重複を除くと {len(counts):,} 行。"
+        )
+    return [
+        table_artifact(table, "duplicate_check", "重複している値の組み合わせ", f"キー: {keys}"),
+        text_artifact(text, "duplicate_check", "重複の確認"),
+    ], {"duplicate_rows": extra_rows}
+
+
+def _groupby_agg(spec: GroupbyAggSpec, data: pd.DataFrame) -> _Outcome:
+    named: dict[str, tuple[str, str]] = {}
+    for column, aggs in spec.metrics.items():
+        for agg in dict.fromkeys(aggs):
+            check_aggregation(data[column], agg, f"metrics.{column}")
+            named[f"{column}_{agg}"] = (column, agg)
+    clash = set(named) & set(spec.group_cols)
+    if clash:
+        raise SpecError(
+            f"result column(s) {sorted(clash)} would have the same name as a group column",
+            hint="rename the column or aggregate another one",
+        )
+    grouped = data.groupby(spec.group_cols, sort=False, observed=True, dropna=False)
+    result = grouped.agg(**named).reset_index()
+    result_columns = [str(c) for c in result.columns]
+    metric_names = list(named)
+    if spec.sort is not None:
+        if spec.sort.by not in result_columns:
+            same_column = [name for name in metric_names if name.startswith(f"{spec.sort.by}_")]
+            raise SpecError(
+                unknown_choice_message("sort column", spec.sort.by, result_columns),
+                hint=f"sort by {same_column[0]!r}: result columns are {{column}}_{{aggregation}}"
+                if same_column
+                else "sort by a result column: group columns or {column}_{aggregation}",
+                details={"field": "sort.by", "value": spec.sort.by, "valid": result_columns},
+            )
+        result = result.sort_values(
+            spec.sort.by, ascending=spec.sort.ascending, kind="stable", na_position="last"
+        )
+    elif spec.top_k is not None:
+        result = result.sort_values(metric_names[0], ascending=False, kind="stable")
+    else:
+        result = result.sort_values(spec.group_cols, kind="stable", na_position="last")
+    groups = len(result)
+    if spec.top_k is not None:
+        result = result.head(spec.top_k)
+    result = result.reset_index(drop=True)
+    by = "・".join(spec.group_cols)
+    focus = spec.sort.by if spec.sort is not None and spec.sort.by in named else metric_names[0]
+    facts = [f"グループ数: {groups:,}。"]
+    if pd.api.types.is_numeric_dtype(result[focus].dtype) and result[focus].notna().any():
+        focus_values = result[focus].to_numpy(dtype="float64", na_value=np.nan)
+        for label, position in (
+            ("最大", int(np.nanargmax(focus_values))),
+            ("最小", int(np.nanargmin(focus_values))),
+        ):
+            row = result.iloc[position]
+            key = " / ".join(display_label(row[c]) for c in spec.group_cols)
+            facts.append(f"{label}: {key}（{focus}={format_number(row[focus])}）。")
+    shown = f"上位 {spec.top_k} 件" if spec.top_k is not None and groups > spec.top_k else "全件"
+    description = f"{by}ごとの " + "、".join(metric_names) + f"（{groups:,} グループ、{shown}）"
+    return [
+        table_artifact(result, "groupby_agg", f"{by}別の集計", description),
+        text_artifact("".join(facts), "groupby_agg", f"{by}別の集計の要点"),
+    ], {"groups": groups}
+
+
+def _share_ratio(spec: ShareRatioSpec, data: pd.DataFrame) -> _Outcome:
+    grouped = data.groupby(spec.group_col, sort=False, observed=True, dropna=False)
+    if spec.value_col is None:
+        value_name, values = "件数", grouped.size()
+    else:
+        check_aggregation(data[spec.value_col], "sum", "value_col")
+        value_name, values = f"{spec.value_col}_sum", grouped[spec.value_col].sum()
+    values = values.sort_values(ascending=False, kind="stable")
+    total = float(values.sum())
+    if len(values) and total == 0:
+        raise SpecError(
+            f"the total of {value_name} is 0, so shares cannot be computed",
+            hint="pick another value column or change the filters",
+        )
+    table = values.rename(value_name).reset_index()
+    table["構成比"] = values.to_numpy() / total if total else np.nan
+    table["累積構成比"] = table["構成比"].cumsum()
+    groups = len(table)
+    title = f"{spec.group_col}別の構成比（パレート）"
+    if groups == 0:
+        text = "該当する行がありません。"
+    else:
+        reach = min(int((table["累積構成比"] < 0.8 - 1e-12).sum()) + 1, groups)
+        top = "、".join(f"{row[0]} {row[2]:.1%}" for row in table.head(3).itertuples(index=False))
+        text = (
+            f"合計 {value_name}: {format_number(total)}（{groups:,} グループ）。上位: {top}。"
+            f"上位 {reach} グループで累積 {table['累積構成比'].iloc[reach - 1]:.1%} に達します。"
+        )
+    if spec.top_k is not None:
+        table = table.head(spec.top_k)
+    description = f"{value_name} の構成比と累積構成比（0〜1、大きい順）、{groups:,} グループ"
+    return [
+        table_artifact(table, "share_ratio", title, description),
+        text_artifact(text, "share_ratio", f"{spec.group_col}別の構成比の要点"),
+    ], {"groups": groups}
+
+
+def _correlation_matrix(spec: CorrelationMatrixSpec, data: pd.DataFrame) -> _Outcome:
+    numeric = [c for c in data.columns if is_numeric_column(data[c])]
+    named = list(dict.fromkeys(spec.columns or []))
+    for index, column in enumerate(named):
+        if column not in numeric:
+            raise SpecError(
+                f"column {column!r} is not numeric ({data[column].dtype}); correlation needs "
+                f"numeric columns. numeric: {', '.join(map(str, numeric)) or '(none)'}",
+                hint="name numeric columns only, or leave columns empty",
+                details={"field": f"columns[{index}]", "value": column, "valid": numeric},
+            )
+    rest = [c for c in numeric if c not in set(named)]
+    slots = max(spec.max_columns - len(named), 0)
+    if len(rest) > slots:
+        variances = pd.Series([data[c].var() for c in rest], index=range(len(rest)))
+        top = set(variances.sort_values(ascending=False, kind="stable").index[:slots])
+        rest = [c for i, c in enumerate(rest) if i in top]
+    chosen = named + rest
+    if len(chosen) < 2:
+        raise SpecError(
+            f"correlation needs at least 2 numeric columns; numeric columns: "
+            f"{', '.join(map(str, numeric)) or '(none)'}",
+            hint="pick another dataset or convert columns to numbers",
+            details={"valid": numeric},
+        )
+    matrix = _correlate(data[chosen], spec.method)
+    table = matrix.reset_index(names="列")
+    label = _METHOD_LABELS[spec.method]
+    values = matrix.to_numpy(dtype="float64")
+    pairs = [
+        (abs(r), chosen[i], chosen[j], r)
+        for i in range(len(chosen))
+        for j in range(i + 1, len(chosen))
+        if not np.isnan(r := float(values[i, j]))
+    ]
+    pairs.sort(key=lambda item: -item[0])
+    strongest = "、".join(f"{a} × {b}（r={r:.2f}）" for _, a, b, r in pairs[:3]) or "なし"
+    picked = f"数値列 {len(numeric)} 列から {len(chosen)} 列を使用"
+    if len(numeric) > len(chosen):
+        picked += "（指定列＋分散の大きい順）" if named else "（分散の大きい順）"
+    text = f"{picked}。相関が強い組: {strongest}。相関は因果関係を示すものではありません。"
+    columns_text = "、".join(map(str, chosen))
+    return [
+        table_artifact(
+            table, "correlation_matrix", f"相関行列（{label}）", f"対象列: {columns_text}"
+        ),
+        text_artifact(text, "correlation_matrix", "相関の要点"),
+    ], {"columns": [str(c) for c in chosen], "method": spec.method}
+
+
+def _correlate(frame: pd.DataFrame, method: str) -> pd.DataFrame:
+    """``frame.corr(method)``, with a faster exact path when no value is missing."""
+    if method == "kendall" and importlib.util.find_spec("scipy") is None:
+        raise SpecError(
+            "method 'kendall' needs scipy, which is not installed",
+            hint="use method 'pearson' or 'spearman'",
+            details={"field": "method", "value": "kendall", "valid": ["pearson", "spearman"]},
+        )
+    complete = len(frame) >= 2 and not any(frame[c].hasnans for c in frame.columns)
+    if method == "kendall" or not complete:
+        return frame.corr(method=method)  # type: ignore[arg-type]
+    columns = [frame[c] for c in frame.columns]
+    if method == "spearman":
+        columns = [c.rank() for c in columns]
+    arrays = [np.asarray(c.to_numpy(dtype=np.float64)) for c in columns]
+    matrix = _pearson(arrays)
+    return pd.DataFrame(matrix, index=frame.columns, columns=frame.columns)
+
+
+def _pearson(arrays: list[np.ndarray]) -> np.ndarray:
+    """Pearson correlation of complete columns: centred cross-products in row chunks."""
+    rows, width = len(arrays[0]), len(arrays)
+    means = np.array([a.mean() for a in arrays])
+    gram = np.zeros((width, width))
+    block = np.empty((min(rows, _CORR_CHUNK_ROWS), width), order="F")
+    for start in range(0, rows, _CORR_CHUNK_ROWS):
+        stop = min(start + _CORR_CHUNK_ROWS, rows)
+        part = block[: stop - start]
+        for j, array in enumerate(arrays):
+            np.subtract(array[start:stop], means[j], out=part[:, j])
+        gram += part.T @ part
+    scale = np.sqrt(np.diag(gram))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        matrix = gram / np.outer(scale, scale)
+    matrix[~np.isfinite(matrix)] = np.nan
+    np.clip(matrix, -1.0, 1.0, out=matrix)
+    constant = scale == 0
+    matrix[constant, :] = np.nan
+    matrix[:, constant] = np.nan
+    np.fill_diagonal(matrix, np.where(constant, np.nan, 1.0))
+    return matrix
+
+
+_HANDLERS: dict[str, Callable[[Any, pd.DataFrame], _Outcome]] = {
+    "dataset_overview": _dataset_overview,
+    "missingness": _missingness,
+    "column_summary": _column_summary,
+    "duplicate_check": _duplicate_check,
+    "groupby_agg": _groupby_agg,
+    "share_ratio": _share_ratio,
+    "correlation_matrix": _correlation_matrix,
+}
+
+
+def run_plot(spec: Any, df: pd.DataFrame) -> ActionResult:
+    """Draw one plot spec on ``df``; see ``plots.run_plot``."""
+    return _plots.run_plot(spec, df)
+
+
+# Result helpers, shared with plots.py.
+
+TABLE_ROW_LIMIT = 1000
+MISSING_LABEL = "(欠損)"
+AGG_LABELS = {
+    "sum": "合計",
+    "mean": "平均",
+    "median": "中央値",
+    "min": "最小",
+    "max": "最大",
+    "count": "件数",
+    "nunique": "ユニーク数",
+    "std": "標準偏差",
+}
+
+
+def new_artifact_id(prefix: str) -> str:
+    """A fresh artifact id such as ``groupby_agg_3f9a1c2e``."""
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+def json_value(value: Any) -> Any:
+    """``value`` as JSON: numpy scalars → Python, NaN/NaT/NA → None, dates → ISO strings."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, np.datetime64):
+        return None if np.isnat(value) else pd.Timestamp(value).isoformat()
+    if isinstance(value, np.timedelta64):
+        return None if np.isnat(value) else str(pd.Timedelta(value))
+    if isinstance(value, np.generic):
+        return json_value(value.item())
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return json_value(float(value))
+    if isinstance(value, list | tuple):
+        return [json_value(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): json_value(item) for key, item in value.items()}
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+def table_payload(frame: pd.DataFrame, limit: int = TABLE_ROW_LIMIT) -> dict[str, Any]:
+    """``{"columns", "records", "total_rows"}`` with at most ``limit`` JSON-compatible records."""
+    head = frame.head(limit)
+    columns = [str(column) for column in head.columns]
+    values = [[json_value(v) for v in head.iloc[:, i].tolist()] for i in range(len(columns))]
+    records = [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)]
+    return {"columns": columns, "records": records, "total_rows": len(frame)}
+
+
+def table_artifact(
+    frame: pd.DataFrame, prefix: str, title: str, description: str, limit: int = TABLE_ROW_LIMIT
+) -> Artifact:
+    """A table artifact; the description says when the records were cut to ``limit``."""
+    if len(frame) > limit:
+        description = f"{description}（{len(frame):,} 行のうち先頭 {limit:,} 行を表示）"
+    return Artifact(
+        artifact_id=new_artifact_id(prefix),
+        kind="table",
+        title=title,
+        description=description,
+        payload=table_payload(frame, limit),
+    )
+
+
+def text_artifact(text: str, prefix: str, title: str, description: str = "") -> Artifact:
+    """A short text artifact (the key facts of a result)."""
+    return Artifact(
+        artifact_id=new_artifact_id(prefix),
+        kind="text",
+        title=title,
+        description=description,
+        payload=text,
+    )
+
+
+def display_label(value: Any) -> str:
+    """A group key for text and axes: missing → "(欠損)", midnight timestamps as dates."""
+    if value is None or (not isinstance(value, str) and bool(pd.isna(value))):
+        return MISSING_LABEL
+    if isinstance(value, pd.Timestamp):
+        return value.strftime("%Y-%m-%d") if value == value.normalize() else str(value)
+    return str(value)
+
+
+def format_number(value: Any) -> str:
+    """A number for Japanese text: thousands separators, few decimals; missing → "—"."""
+    plain = json_value(value)
+    if plain is None:
+        return "—"
+    if isinstance(plain, bool) or not isinstance(plain, int | float):
+        return str(plain)
+    if isinstance(plain, int):
+        return f"{plain:,}"
+    if plain.is_integer() and abs(plain) < 1e15:
+        return f"{plain:,.0f}"
+    return f"{plain:,.1f}" if abs(plain) >= 100 else f"{plain:.4g}"
+
+
+def is_numeric_column(series: pd.Series) -> bool:
+    """True for numeric columns other than true/false ones."""
+    dtype = series.dtype
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
+def kind_label(series: pd.Series) -> str:
+    """The kind of a column in Japanese (数値, 文字列, 日付 ...)."""
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return "真偽"
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "カテゴリ"
+    if pd.api.types.is_numeric_dtype(dtype):
+        return "数値"
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "日付"
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return "期間"
+    return "文字列"
+
+
+def check_aggregation(series: pd.Series, agg: str, field: str) -> None:
+    """Raise SpecError when ``agg`` makes no sense for the column (e.g. sum of text)."""
+    if agg in ("count", "nunique", "min", "max"):
+        return
+    dtype = series.dtype
+    if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
+        return
+    if agg in ("mean", "median") and pd.api.types.is_datetime64_any_dtype(dtype):
+        return
+    raise SpecError(
+        f"{field}: {agg!r} needs a numeric column, but {series.name!r} is {kind_label(series)} "
+        f"({dtype})",
+        hint="use count, nunique, min or max for this column, or pick a numeric column",
+        details={"field": field, "value": agg, "valid": ["count", "nunique", "min", "max"]},
+    )
+
+
+def scope_text(rows_in: int, rows_after: int, filters: Sequence[Filter]) -> str:
+    """ "対象: 120 / 1,000 行（条件: 地域 == '東京'）。" for a description."""
+    if not filters:
+        return f"対象: {rows_in:,} 行。"
+    parts = []
+    for condition in filters:
+        if condition.op in ("is_null", "not_null"):
+            word = "が欠損" if condition.op == "is_null" else "が欠損でない"
+            parts.append(f"{condition.col} {word}")
+        else:
+            parts.append(f"{condition.col} {condition.op} {condition.value!r}")
+    return f"対象: {rows_after:,} / {rows_in:,} 行（条件: {' かつ '.join(parts)}）。"
+
+
+def make_run_log(
+    spec: Any, rows_in: int, rows_after: int, started: float, details: dict[str, Any]
+) -> dict[str, Any]:
+    """The reproduction summary: spec, rows before/after filters, elapsed time, op details."""
+    log: dict[str, Any] = {
+        "spec": spec.model_dump(mode="json", exclude_none=True),
+        "rows_in": rows_in,
+        "rows_after_filters": rows_after,
+        "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
+    }
+    if details:
+        log["details"] = details
+    return log
+
+
+# plots.py imports the helpers above; importing it last keeps the cycle safe in either
+# import order and loads matplotlib (and the font) before any fork.
+from keiri_agent.agents.analysis import plots as _plots  # noqa: E402

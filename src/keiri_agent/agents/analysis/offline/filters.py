@@ -1,0 +1,258 @@
+"""Filters read from request text: periods, category values and numeric conditions.
+
+Periods become filters on the date column ("2024年" → ``== "2024"``, "2025年1月以降"
+/ "since 2025-03" → ``>=`` the first day, "まで"/"until" → ``<`` the next period,
+"2024年度" → April to March). Relative periods ("直近3ヶ月", "last year") and a
+month without a year that the data cannot settle are returned as questions:
+a period is never dropped silently.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from keiri_agent.agents.analysis.offline.parser import Mention
+
+
+def _t(lang: str, ja: str, en: str) -> str:
+    return ja if lang == "ja" else en
+
+
+_PERIOD_START = r"以降|から|以後|より後"
+_PERIOD_END = r"まで|以前|迄"
+_PERIOD_BEFORE = r"より前|未満"
+_EN_START = {"since", "from", "after", "starting"}
+_EN_END = {"until", "till", "through", "to", "up to", "by"}
+_EN_BEFORE = {"before", "prior to"}
+_MONTH_NAMES = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep|sept", "oct", "nov"]
+_MONTH_NAMES.append("dec")
+_MONTH_LONG = (
+    "january february march april may june july august september october november december"
+)
+_MONTHS = {n: i + 1 for i, names in enumerate(_MONTH_NAMES) for n in names.split("|")} | {
+    n: i + 1 for i, n in enumerate(_MONTH_LONG.split())
+}
+_EN_QUAL = (
+    r"(since|from|after|starting|until|till|through|to|up to|by|before|prior to|in|during|for|of)?"
+    r"\s*"
+)
+_RELATIVE = re.compile(
+    r"直近|過去\s*\d+\s*(?:ヶ月|か月|カ月|ヵ月|年|週|日)|先月|今月|今年|昨年|去年|前年(?!比)|先週|"
+    r"(?<![a-z])(?:last|past|previous|this)\s+(?:\d+\s+)?(?:months?|years?|weeks?|days?|quarters?)"
+)
+_NUMBER = r"(\d[\d,]*(?:\.\d+)?)"
+_JA_COMPARE = re.compile(
+    r"^\s*(?:が|は|の値が)?\s*" + _NUMBER + r"\s*(万)?\s*(?:円|個|件|点)?\s*"
+    r"(以上|以下|未満|超|を超える|より大きい|より多い|より小さい|より少ない|を下回る|を上回る)"
+)
+_EN_COMPARE = re.compile(
+    r"^\s*(?:is\s+|are\s+|of\s+)?(>=|<=|>|<|over|above|greater than|more than|at least|"
+    r"at most|below|under|less than|exceeding|no more than|no less than)\s*[$¥]?\s*"
+    + _NUMBER
+    + r"\s*(k)?"
+)
+_COMPARE_OPS = {
+    word: op
+    for op, words in {
+        ">=": "以上|>=|at least|no less than",
+        "<=": "以下|<=|at most|no more than",
+        "<": "未満|より小さい|より少ない|を下回る|<|below|under|less than",
+        ">": "超|を超える|より大きい|より多い|を上回る|>|over|above|greater than|more than"
+        "|exceeding",
+    }.items()
+    for word in words.split("|")
+}
+
+
+def _next_start(year: int, month: int | None) -> str:
+    if month is None:
+        return f"{year + 1}-01-01"
+    return f"{year + 1}-01-01" if month == 12 else f"{year}-{month + 1:02d}-01"
+
+
+def _period_filters(
+    column: str, year: int, month: int | None, day: int | None, qualifier: str
+) -> list[dict[str, Any]]:
+    start = f"{year}-{month or 1:02d}-{day or 1:02d}"
+    exact = f"{year}" if month is None else f"{year}-{month:02d}"
+    if day is not None and month is not None:
+        exact = start
+    if qualifier == "start":
+        return [{"col": column, "op": ">=", "value": start}]
+    if qualifier == "end":
+        value = exact if day is not None else _next_start(year, month)
+        return [{"col": column, "op": "<=" if day is not None else "<", "value": value}]
+    if qualifier == "before":
+        return [{"col": column, "op": "<", "value": start}]
+    return [{"col": column, "op": "==", "value": exact}]
+
+
+def _qualifier(word: str | None) -> str:
+    word = (word or "").strip()
+    if word in _EN_START or re.fullmatch(_PERIOD_START, word or "-"):
+        return "start"
+    if word in _EN_END or re.fullmatch(_PERIOD_END, word or "-"):
+        return "end"
+    if word in _EN_BEFORE or re.fullmatch(_PERIOD_BEFORE, word or "-"):
+        return "before"
+    return "within"
+
+
+_QUAL_JA = rf"({_PERIOD_START}|{_PERIOD_END}|{_PERIOD_BEFORE})?"
+_FISCAL_RX = re.compile(r"(\d{4})\s*年度")
+_JA_DATE_RX = re.compile(r"(\d{4})\s*年(?:\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*日)?)?\s*" + _QUAL_JA)
+_ISO_RX = re.compile(
+    _EN_QUAL + r"(?<!\d)(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?(?!\d)\s*" + _QUAL_JA
+)
+_EN_MONTH_RX = re.compile(
+    _EN_QUAL + r"(?<![a-z])(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?\s+(\d{4})"
+)
+_YEAR_WORDS = sorted(_EN_START | _EN_END | _EN_BEFORE | {"in", "during", "for", "of"}, key=len)
+_EN_YEAR_RX = re.compile(r"(?<![a-z])(" + "|".join(reversed(_YEAR_WORDS)) + r")\s+(\d{4})(?![\d-])")
+_MONTH_ONLY_RX = re.compile(
+    rf"(?<![\d年])(\d{{1,2}})\s*月(?!別|ごと|毎|次|間)\s*({_PERIOD_START}|{_PERIOD_END})?"
+)
+
+
+def date_filters(
+    text: str, dates: list[str], date_examples: list[str], claimed: bytearray, lang: str
+) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """Period filters on the date column, questions for periods that cannot be pinned
+    down, and assumptions made (a fiscal year, a month's year read from the data).
+
+    Args:
+        text: Normalised request text.
+        dates: Names of the datetime columns.
+        date_examples: Example values of those columns.
+        claimed: Per-character flags; the spans read as periods are set.
+        lang: "ja" or "en" (for the questions and assumptions).
+    """
+    filters: list[dict[str, Any]] = []
+    problems: list[str] = []
+    assumptions: list[str] = []
+    found: list[tuple[int, int, int | None, int | None, str, bool]] = []
+
+    def add(
+        m: re.Match[str], y: str, mo: str | None, d: str | None, q: str, fy: bool = False
+    ) -> None:
+        if any(claimed[m.start() : m.end()]) or not 1900 <= int(y) <= 2100:
+            return
+        claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+        found.append((m.start(), int(y), int(mo) if mo else None, int(d) if d else None, q, fy))
+
+    for m in _FISCAL_RX.finditer(text):
+        add(m, m.group(1), None, None, "within", fy=True)
+    for m in _JA_DATE_RX.finditer(text):
+        add(m, m.group(1), m.group(2), m.group(3), _qualifier(m.group(4)))
+    for m in _ISO_RX.finditer(text):
+        add(m, m.group(2), m.group(3), m.group(4), _qualifier(m.group(5) or m.group(1)))
+    for m in _EN_MONTH_RX.finditer(text):
+        add(m, m.group(3), str(_MONTHS[m.group(2)]), None, _qualifier(m.group(1)))
+    for m in _EN_YEAR_RX.finditer(text):
+        add(m, m.group(2), None, None, _qualifier(m.group(1)))
+    for m in _MONTH_ONLY_RX.finditer(text):
+        month = m.group(1)
+        if any(claimed[m.start() : m.end()]) or not 1 <= int(month) <= 12:
+            continue
+        years = {e[:4] for e in date_examples}
+        if len(years) == 1 and (only := next(iter(years))).isdigit():
+            add(m, only, month, None, _qualifier(m.group(2)))
+            assumptions.append(_t(lang, f"{month}月は{only}年と仮定", f"month {month} is {only}"))
+        else:
+            problems.append(
+                _t(
+                    lang,
+                    f"{month}月は何年の{month}月ですか？（例: 2025年{month}月）",
+                    f"Which year is month {month}? (e.g. 2025-{int(month):02d})",
+                )
+            )
+    if _RELATIVE.search(text):
+        problems.append(
+            _t(
+                lang,
+                "期間を具体的な日付で指定してください（例: 2025年1月以降、2024年）",
+                "Please give the period as dates (e.g. since 2025-01, in 2024).",
+            )
+        )
+    if found and not dates:
+        problems.append(
+            _t(
+                lang,
+                "期間で絞り込むための日付列が見つかりません。どの列で絞り込みますか？",
+                "There is no date column to filter the period on. Which column holds the date?",
+            )
+        )
+        return [], problems, assumptions
+    mentioned = [c for c in dates if c.lower() in text]
+    column = (mentioned or dates)[0] if dates else ""
+    for _, year, month_no, day, qualifier, fiscal in sorted(found, key=lambda item: item[0]):
+        if fiscal:
+            filters += [
+                {"col": column, "op": ">=", "value": f"{year}-04-01"},
+                {"col": column, "op": "<", "value": f"{year + 1}-04-01"},
+            ]
+            assumptions.append(
+                _t(
+                    lang,
+                    f"{year}年度は{year}年4月〜{year + 1}年3月と仮定",
+                    f"fiscal {year} taken as April {year} to March {year + 1}",
+                )
+            )
+        else:
+            filters += _period_filters(column, year, month_no, day, qualifier)
+    return filters, problems, assumptions
+
+
+def value_filters(values: list[Mention]) -> list[dict[str, Any]]:
+    by_column: dict[str, list[Mention]] = {}
+    for mention in values:
+        by_column.setdefault(mention.column, []).append(mention)
+    filters: list[dict[str, Any]] = []
+    for column, items in by_column.items():
+        keep = list(dict.fromkeys(m.value for m in items if not m.negated))
+        drop = list(dict.fromkeys(m.value for m in items if m.negated))
+        if len(keep) == 1:
+            filters.append({"col": column, "op": "==", "value": keep[0]})
+        elif keep:
+            filters.append({"col": column, "op": "in", "value": keep})
+        filters += [{"col": column, "op": "!=", "value": value} for value in drop]
+    return filters
+
+
+def numeric_filters(
+    text: str, mentions: list[Mention], kind: Callable[[str], str]
+) -> tuple[list[dict[str, Any]], set[Mention]]:
+    filters: list[dict[str, Any]] = []
+    used: set[Mention] = set()
+    for mention in mentions:
+        if mention.value is not None or kind(mention.column) != "numeric":
+            continue
+        rest = text[mention.end :]
+        m = _JA_COMPARE.match(rest)
+        if m:
+            number, scale, op = (
+                float(m.group(1).replace(",", "")),
+                10_000 if m.group(2) else 1,
+                m.group(3),
+            )
+        elif m := _EN_COMPARE.match(rest):
+            number, scale, op = (
+                float(m.group(2).replace(",", "")),
+                1_000 if m.group(3) else 1,
+                m.group(1),
+            )
+        else:
+            continue
+        value = number * scale
+        filters.append(
+            {
+                "col": mention.column,
+                "op": _COMPARE_OPS[op],
+                "value": int(value) if value.is_integer() else value,
+            }
+        )
+        used.add(mention)
+    return filters, used

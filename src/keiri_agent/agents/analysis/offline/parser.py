@@ -1,0 +1,381 @@
+"""Reading an analysis request without an LLM: columns, values, periods and clauses.
+
+``parse_request`` works on NFKC-normalised, lower-cased text. It finds the
+columns of the dataset the text names (exact names or synonyms, Japanese and
+English, the longest match winning), category values taken from a column's
+examples (which become filters), periods ("2025年1月以降", "since 2025-03") and
+numeric conditions ("売上が10000以上"), then splits the text into clauses, one
+per thing asked for ("売上の分布と地域別の合計" → two clauses). What each clause
+asks for is decided in ``planner``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from keiri_agent.agents.analysis.offline.filters import (
+    date_filters,
+    numeric_filters,
+    value_filters,
+)
+
+_JA_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+_HIRAGANA = "\u3040-\u309f"
+
+# Concept → terms ("|"-separated). A column takes the terms of the concept its name belongs to.
+_SYNONYM_TEXT = {
+    "sales": "売上|売上高|売上金額|売上額|売り上げ|売上げ|金額|sales|revenue|revenues|amount"
+    "|amounts|sales amount|turnover",
+    "region": "地域|エリア|地方|地区|region|regions|area|areas",
+    "date": "日付|日時|年月日|注文日|売上日|date|dates|order date",
+    "quantity": "数量|個数|販売数|販売数量|qty|quantity|quantities|units|volume",
+    "unit_price": "単価|価格|販売単価|unit price|unit prices|price|prices",
+    "category": "カテゴリ|カテゴリー|商品カテゴリ|商品カテゴリー|分類|商品分類|category|categories"
+    "|product category|product categories|genre",
+    "product": "商品|商品名|製品|品目|アイテム|product|products|product name|product names|item"
+    "|items",
+    "customer": "顧客|顧客区分|顧客種別|客層|customer|customers|customer type|customer types"
+    "|customer segment|customer segments|segment",
+    "staff": "担当|担当者|営業担当|営業担当者|staff|staff member|staff members|salesperson"
+    "|salespeople|sales rep|sales reps|rep|reps|employee|employees|person in charge",
+    "store": "店舗|店|ショップ|支店|store|stores|shop|shops|branch|branches",
+    "discount": "値引|値引き|値引額|値引き額|値引金額|割引|割引額|割引金額|discount|discounts"
+    "|discount amount|discount amounts",
+    "order_id": "注文id|注文番号|order id|order ids|order number|order numbers|order no",
+}
+SYNONYMS: dict[str, tuple[str, ...]] = {k: tuple(v.split("|")) for k, v in _SYNONYM_TEXT.items()}
+
+_JOINERS = {"と", "・", "、", ",", "や", "および", "及び", "×", "x", "/", "&", "and", ",and"}
+_JA_GROUP_MARK = re.compile(
+    r"^\s*(?:別|ごと|毎|単位|の別|で(?:の)?(?:集計|グループ|分け|色分け|比較|区切)|を軸|をキー|間で)"
+)
+_EN_GROUP_MARK = re.compile(
+    r"(?:(?<![a-z])(?:by|per|each|every|across|among|between|grouped by|group by|"
+    r"broken down by|split by|colou?red by|colou?r by|hue)\s+(?:the\s+|all\s+|each\s+|"
+    r"different\s+)?)$"
+)
+_NEG_AFTER = re.compile(r"^\s*(?:以外|を除く|を除いた|を除いて|除く)")
+_NEG_BEFORE = re.compile(r"(?:except|excluding|other than|not|without|exclude)\s+(?:the\s+)?$")
+
+
+def normalize(text: str) -> str:
+    """NFKC (full-width → half-width), lower case, single spaces."""
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).lower()).strip()
+
+
+def is_japanese(text: str) -> bool:
+    """True when the text contains kana or kanji."""
+    return bool(_JA_CHAR.search(text))
+
+
+def term_pattern(term: str) -> str:
+    """Regex for a term: spaces/underscores interchangeable, ASCII words kept whole."""
+    words = re.split(r"[\s_]+", term.strip())
+    body = r"[\s_-]*".join(re.escape(word) for word in words)
+    if re.match(r"[a-z0-9]", term):
+        body = r"(?<![a-z0-9])" + body
+    if re.search(r"[a-z0-9]$", term):
+        body += r"(?![a-z0-9])"
+    return body
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    """One column of the dataset summary."""
+
+    name: str
+    kind: str
+    examples: tuple[str, ...] = ()
+    concept: str | None = None
+    unique: int = 0
+
+
+class ColumnIndex:
+    """The dataset's columns and every term (name, synonym, example value) that names them."""
+
+    def __init__(self, summary: dict[str, Any]) -> None:
+        self.columns = [
+            ColumnInfo(
+                name=str(item["name"]),
+                kind=str(item.get("kind") or "text"),
+                examples=tuple(str(e) for e in item.get("examples") or ()),
+                unique=int(item.get("unique") or 0),
+            )
+            for item in summary.get("columns") or []
+        ]
+        self.by_name = {c.name: c for c in self.columns}
+        self._assign_concepts()
+        self.terms = self._terms()
+
+    def _assign_concepts(self) -> None:
+        chosen: dict[str, tuple[int, int, str]] = {}
+        for info in self.columns:
+            key = normalize(info.name).replace("_", " ")
+            key = re.sub(r"[(\[（].*?[)\]）]", "", key).strip()
+            for concept, terms in SYNONYMS.items():
+                if key in terms:
+                    rank = (0, len(key))
+                else:
+                    inside = [t for t in terms if len(t) >= 2 and t in key]
+                    if not inside:
+                        continue
+                    rank = (1, len(key) - max(len(t) for t in inside))
+                best = chosen.get(concept)
+                if best is None or rank < best[:2]:
+                    chosen[concept] = (*rank, info.name)
+        owner = {value[2]: concept for concept, value in chosen.items()}
+        self.columns = [
+            ColumnInfo(c.name, c.kind, c.examples, owner.get(c.name), c.unique)
+            for c in self.columns
+        ]
+        self.by_name = {c.name: c for c in self.columns}
+
+    def _terms(self) -> list[tuple[str, str, str | None]]:
+        """(term, column, example value or None), longest first."""
+        found: dict[str, tuple[str, str | None]] = {}
+        for info in self.columns:
+            own = normalize(info.name)
+            for term in (own, re.sub(r"[(\[（].*?[)\]）]", "", own).strip()):
+                if term:
+                    found.setdefault(term, (info.name, None))
+        for info in self.columns:
+            for term in SYNONYMS.get(info.concept or "", ()):
+                found.setdefault(term, (info.name, None))
+        for info in self.columns:
+            if info.kind not in ("categorical", "boolean", "text"):
+                continue
+            for example in info.examples:
+                value = normalize(example)
+                if len(value) >= 2 and not re.fullmatch(r"[\d.,:/ -]+", value):
+                    found.setdefault(value, (info.name, example))
+        return sorted(
+            ((term, col, value) for term, (col, value) in found.items()),
+            key=lambda item: (-len(item[0]), item[2] is not None),
+        )
+
+    def names(self, *kinds: str) -> list[str]:
+        """Column names of the given kinds, in dataset order."""
+        return [c.name for c in self.columns if c.kind in kinds]
+
+    def kind(self, column: str) -> str:
+        """The kind of a column ('text' when unknown)."""
+        info = self.by_name.get(column)
+        return info.kind if info else "text"
+
+    def concept_column(self, concept: str) -> str | None:
+        """The column holding a concept (e.g. 'sales'), if any."""
+        return next((c.name for c in self.columns if c.concept == concept), None)
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A column named in the text; ``value`` is set when the text names one of its values."""
+
+    start: int
+    end: int
+    column: str
+    value: str | None = None
+    negated: bool = False
+
+
+@dataclass
+class Clause:
+    """One part of the request that asks for one thing.
+
+    ``text`` has the column names and values it mentions blanked out ("_"), so the
+    words of a column called 予測売上 or "total" are not read as what is asked for.
+    """
+
+    start: int
+    end: int
+    text: str
+    mentions: list[Mention] = field(default_factory=list)
+    group_cols: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ParsedRequest:
+    """Everything read from the request text."""
+
+    text: str
+    lang: str
+    rows: int
+    index: ColumnIndex
+    clauses: list[Clause]
+    mentions: list[Mention]
+    value_mentions: list[Mention]
+    filters: list[dict[str, Any]]
+    problems: list[str]
+    assumptions: list[str]
+
+
+def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
+    """Column and value mentions, longest term first, never overlapping."""
+    found: list[Mention] = []
+    for term, column, value in index.terms:
+        for m in re.finditer(term_pattern(term), text):
+            if any(claimed[m.start() : m.end()]):
+                continue
+            claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+            negated = bool(
+                _NEG_AFTER.match(text[m.end() :]) or _NEG_BEFORE.search(text[: m.start()])
+            )
+            found.append(Mention(m.start(), m.end(), column, value, negated and value is not None))
+    return sorted(found, key=lambda mention: mention.start)
+
+
+def _group_cols(text: str, clause: Clause, index: ColumnIndex) -> list[str]:
+    """Columns the clause groups by: 「地域別」「地域と店舗ごと」, "by region and store"."""
+    mentions = clause.mentions
+    groups: list[str] = []
+    for position, mention in enumerate(mentions):
+        ja_mark = _JA_GROUP_MARK.match(text[mention.end :])
+        en_mark = _EN_GROUP_MARK.search(text[max(clause.start, mention.start - 40) : mention.start])
+        if not ja_mark and not en_mark:
+            continue
+        if en_mark and not ja_mark and index.kind(mention.column) == "numeric":
+            continue  # "top products by revenue": a numeric column after "by" is the metric
+        chain = [mention]
+        step = -1 if ja_mark else 1
+        other = position + step
+        while 0 <= other < len(mentions):
+            left, right = sorted((mentions[other], chain[-1]), key=lambda m: m.start)
+            gap = re.sub(r"\s+|the|by", "", text[left.end : right.start])
+            if gap not in _JOINERS or index.kind(mentions[other].column) == "numeric":
+                break
+            chain.append(mentions[other])
+            other += step
+        for item in sorted(chain, key=lambda m: m.start):
+            if item.column not in groups:
+                groups.append(item.column)
+    return groups
+
+
+_SEPARATOR = re.compile(
+    rf"[。．!?？！;；\n、,，]|\.(?:\s|$)|(?<=[^{_HIRAGANA}\s])と(?!して|は|も|か)|"
+    r"それから|あと、|および|及び|ならびに"
+    r"|(?<![a-z])(?:and|also|then|plus|as well as|along with)(?![a-z])"
+)
+
+
+_GROUP_WORD = re.compile(r"別|ごと|毎|(?<![a-z])(?:by|per|each|across)(?![a-z])")
+
+
+def split_clauses(
+    text: str, family: Callable[[str], str | None], lang: str
+) -> list[tuple[int, int]]:
+    """Split at separators, then glue pieces that ask for nothing to a neighbour.
+
+    Japanese puts the thing asked for last ("地域と店舗別の売上合計"), so an empty
+    piece joins the next one; English puts it first ("correlation of a, b and c"),
+    so it joins the previous one. Neighbouring aggregation pieces become one
+    ("店舗毎の売上の中央値と最大値") unless each has its own grouping.
+
+    Args:
+        text: Normalised request text.
+        family: What a piece asks for ("agg" for aggregation words), None for nothing.
+        lang: "ja" or "en".
+    """
+    cuts = [0]
+    for m in _SEPARATOR.finditer(text):
+        cuts += [m.start(), m.end()]
+    cuts.append(len(text))
+    pieces = [
+        (cuts[i], cuts[i + 1])
+        for i in range(0, len(cuts), 2)
+        if re.search(r"\w", text[cuts[i] : cuts[i + 1]])
+    ]
+    merged: list[list[int]] = []
+    carry: int | None = None
+    for a, b in pieces:
+        start = a if carry is None else carry
+        carry = None
+        if family(text[a:b]):
+            merged.append([start, b])
+        elif lang == "ja" or not merged:
+            carry = start
+        else:
+            merged[-1][1] = b
+    if carry is not None:
+        if merged:
+            merged[-1][1] = pieces[-1][1]
+        else:
+            merged.append([carry, pieces[-1][1]])
+    result: list[list[int]] = []
+    for a, b in merged:
+        if result:
+            prev = text[result[-1][0] : result[-1][1]]
+            both_grouped = _GROUP_WORD.search(prev) and _GROUP_WORD.search(text[a:b])
+            if family(prev) == family(text[a:b]) == "agg" and not both_grouped:
+                result[-1][1] = b
+                continue
+        result.append([a, b])
+    return [(a, b) for a, b in result]
+
+
+def parse_request(
+    text: str, summary: dict[str, Any], family: Callable[[str], str | None]
+) -> ParsedRequest:
+    """Read the request: columns, values, filters and clauses.
+
+    Args:
+        text: The request as the user wrote it.
+        summary: The dataset summary (``columns`` with name/kind/examples).
+        family: What a piece of text asks for (see ``split_clauses``).
+    """
+    index = ColumnIndex(summary)
+    norm = normalize(text)
+    lang = "ja" if is_japanese(text) else "en"
+    claimed = bytearray(len(norm))
+    filters, problems, assumptions = date_filters(
+        norm,
+        index.names("datetime"),
+        [e for c in index.columns if c.kind == "datetime" for e in c.examples],
+        claimed,
+        lang,
+    )
+    scanned = _scan(norm, index, claimed)
+    values = [m for m in scanned if m.value is not None]
+    numeric, used = numeric_filters(norm, scanned, index.kind)
+    filtered_cols = {m.column for m in values}
+    mentions = [
+        m
+        for m in scanned
+        if m.value is None
+        and m not in used
+        and not (m.column in filtered_cols and _adjacent_value(m, values))
+    ]
+    chars = list(norm)
+    for m in scanned:
+        chars[m.start : m.end] = "_" * (m.end - m.start)
+    masked = "".join(chars)
+    clauses = []
+    for a, b in split_clauses(masked, family, lang):
+        clause = Clause(a, b, masked[a:b], [m for m in mentions if a <= m.start < b])
+        clause.group_cols = _group_cols(norm, clause, index)
+        clauses.append(clause)
+    return ParsedRequest(
+        text=norm,
+        lang=lang,
+        rows=int(summary.get("rows") or 0),
+        index=index,
+        clauses=clauses,
+        mentions=mentions,
+        value_mentions=values,
+        filters=filters + value_filters(values) + numeric,
+        problems=problems,
+        assumptions=assumptions,
+    )
+
+
+def _adjacent_value(mention: Mention, values: list[Mention]) -> bool:
+    """「法人顧客」「corporate customers」: the column word only qualifies its value."""
+    return any(
+        v.column == mention.column
+        and (0 <= mention.start - v.end <= 1 or 0 <= v.start - mention.end <= 3)
+        for v in values
+    )

@@ -1,0 +1,271 @@
+"""From a request to a plan: one analysis or plot spec per clause, or questions to ask.
+
+``plan_request`` reads the request (``parser``), decides what each clause
+asks for (``vocab``) and builds a spec with the columns it names. Where
+a default is sensible it is used and stated as an assumption; where it is not
+(no metric among several numeric columns, no category to group by, ...) the
+step carries a question instead of a spec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from keiri_agent.agents.analysis.offline import vocab
+from keiri_agent.agents.analysis.offline.parser import ParsedRequest, parse_request
+from keiri_agent.agents.analysis.offline.steps import (
+    CATEGORY_KINDS,
+    FREQ_EN,
+    FREQ_JA,
+    Step,
+    StepBuilder,
+    first,
+)
+
+__all__ = ["Plan", "Step", "plan_request"]
+
+
+@dataclass
+class Plan:
+    """The steps a request needs, in order, and what was out of scope."""
+
+    lang: str
+    steps: list[Step]
+    out_of_scope: list[str]
+    problems: list[str]
+    assumptions: list[str]
+    examples: list[str]
+
+
+class _Builder(StepBuilder):
+    """Builds the step of one clause: the plots, and which builder a clause needs."""
+
+    # --- plots --------------------------------------------------------------------------
+    def hist(self) -> Step:
+        """A histogram of the numeric column asked about (``by`` a grouping)."""
+        x = self.metric("分布を見る列", "histogram column")
+        if x is None:
+            return self.ask(
+                self.t("分布", "Distribution"),
+                "どの数値列の分布を見ますか？",
+                "Distribution of which numeric column?",
+            )
+        spec: dict[str, Any] = {"kind": "hist", "x": x, "by": first(self.group)}
+        if bins := vocab.BINS.search(self.c.text):
+            spec["bins"] = min(max(int(bins.group(1)), 1), 500)
+        by = f"（{spec['by']}別）" if spec["by"] else ""
+        return self.step(self.t(f"{x}の分布{by}", f"Distribution of {x}"), spec)
+
+    def box(self) -> Step:
+        """A box plot of the numeric column, one box per category when named."""
+        y = self.metric("箱ひげ図の数値列", "box plot column")
+        if y is None:
+            return self.ask(
+                self.t("箱ひげ図", "Box plot"),
+                "どの数値列の箱ひげ図を描きますか？",
+                "Box plot of which numeric column?",
+            )
+        x = self.category()
+        title = self.t(
+            f"{x + '別の' if x else ''}{y}の箱ひげ図",
+            f"Box plot of {y}" + (f" by {x}" if x else ""),
+        )
+        return self.step(title, {"kind": "box", "y": y, "x": x})
+
+    def scatter(self) -> Step:
+        """A scatter plot of two numeric columns (``hue`` a grouping)."""
+        cols = list(dict.fromkeys(self.numeric + self.inherited))
+        every = self.index.names("numeric")
+        if len(cols) < 2 and len(every) == 2:
+            cols = every
+            self.assumptions.append(
+                self.t(
+                    f"数値列「{every[0]}」と「{every[1]}」を使用",
+                    f"using the two numeric columns {every[0]}, {every[1]}",
+                )
+            )
+        if len(cols) < 2:
+            return self.ask(
+                self.t("散布図", "Scatter plot"),
+                "散布図のx軸・y軸にする数値列を2つ指定してください",
+                "Which two numeric columns for the x and y axes?",
+            )
+        hue = first(self.group)
+        return self.step(
+            self.t(f"{cols[0]}と{cols[1]}の散布図", f"{cols[0]} vs {cols[1]}"),
+            {"kind": "scatter", "x": cols[0], "y": cols[1], "hue": hue},
+        )
+
+    def line(self) -> Step:
+        """A line of the metric per period of the date column (``hue`` a grouping)."""
+        dates = self.dates or [
+            m.column for m in self.c.mentions if self.index.kind(m.column) == "datetime"
+        ]
+        dates = dates or self.index.names("datetime")
+        if not dates:
+            return self.ask(
+                self.t("推移", "Trend"),
+                "時系列の軸にする日付列が見つかりません。どの列を時間軸にしますか？",
+                "There is no date column; which column is the time axis?",
+                ("categorical", "text", "numeric"),
+            )
+        agg = next((a for a in self.aggs if a != "nunique"), None)
+        y = self.metric("推移を見る指標", "trend metric")
+        if y is None and agg == "count":
+            y = self.index.columns[0].name
+        if y is None:
+            return self.ask(
+                self.t("推移", "Trend"),
+                "どの数値列の推移を見ますか？",
+                "Trend of which numeric column?",
+            )
+        if agg is None:
+            self.assumptions.append(self.t("期間ごとの合計と仮定", "period totals assumed"))
+        freq = self.freq
+        if freq is None:
+            freq = "M"
+            self.assumptions.append(self.t("月次で集計と仮定", "monthly periods assumed"))
+        hue = first(self.group)
+        label = self.t("件数" if agg == "count" else y, "count" if agg == "count" else y)
+        title = self.t(f"{FREQ_JA[freq]}の{label}推移", f"{FREQ_EN[freq]} {label} trend")
+        return self.step(
+            title,
+            {"kind": "line", "x": dates[0], "y": y, "agg": agg or "sum", "freq": freq, "hue": hue},
+        )
+
+    def bar(self) -> Step:
+        """Bars of the metric (or row count) per category."""
+        x = self.category()
+        if x is None and self.freq:
+            self.assumptions.append(self.t("期間別の比較は折れ線で表示", "periods shown as a line"))
+            return self.line()
+        if x is None:
+            return self.ask(
+                self.t("棒グラフ", "Bar chart"),
+                "棒グラフの横軸にする列はどれですか？",
+                "Which category for the bars?",
+                CATEGORY_KINDS,
+            )
+        y = first(self.numeric, [] if "count" in self.aggs else self.inherited)
+        agg = next((a for a in self.aggs if a != "count"), "sum") if y else "count"
+        spec: dict[str, Any] = {"kind": "bar", "x": x, "y": y, "agg": agg}
+        if self.top_n:
+            spec["top_k"] = self.top_n
+        what = self.t(
+            f"{y}{self.name_agg(agg)}" if y else "件数",
+            f"{self.name_agg(agg).capitalize()} {y}" if y else "Row count",
+        )
+        return self.step(self.t(f"{x}別の{what}", f"{what} by {x}"), spec)
+
+    def soft_scatter(self) -> Step | None:
+        """「関係」/"vs": two numeric columns → scatter; a number and a category → box."""
+        if len(set(self.numeric + self.inherited)) >= 2:
+            return self.scatter()
+        related = any(w in self.c.text for w in ("関係", "関連", "relation"))
+        if related and self.numeric and self.category():
+            return self.box()
+        return None
+
+    def soft_overview(self) -> Step | None:
+        """「ざっくり見たい」/"a quick look": the overview, unless columns are named."""
+        return None if self.mentioned else self.overview()
+
+    def build(self) -> Step | None:
+        """The step for this clause, or None when the clause asks for nothing known."""
+        order: dict[str, Callable[[], Step | None]] = {
+            "box": self.box,
+            "scatter": self.scatter,
+            "hist": self.hist,
+            "line": self.line,
+            "bar": self.bar,
+            "correlation": self.correlation,
+            "share": self.share,
+            "missingness": self.missingness,
+            "duplicate": self.duplicate,
+            "summary": self.summary,
+            "overview": self.overview,
+            "hist_soft": self.hist,
+            "line_soft": self.line,
+            "scatter_soft": self.soft_scatter,
+            "bar_soft": self.bar,
+        }
+        for intent in self.intents:
+            if intent in order and (step := order[intent]()) is not None:
+                return step
+        if (
+            self.freq
+            and not self.group
+            and (self.numeric or self.inherited or "count" in self.aggs)
+        ):
+            return self.line()
+        if {"ranking", "aggregate"} & set(self.intents) or self.aggs or self.group:
+            return self.groupby()
+        if self.contrast and (self.numeric or self.inherited):
+            return self.groupby()  # "East vs West sales": the two values side by side
+        if "overview_soft" in self.intents and (step := self.soft_overview()) is not None:
+            return step
+        if self.mentioned:
+            self.assumptions.append(
+                self.t("指定された列の要約統計を表示", "summary statistics of the named columns")
+            )
+            return self.step(
+                self.t("列の要約統計", "Column summary"),
+                {"op": "column_summary", "columns": self.mentioned},
+            )
+        return None
+
+
+def _examples(parsed: ParsedRequest) -> list[str]:
+    index, ja = parsed.index, parsed.lang == "ja"
+    num = index.concept_column("sales") or next(iter(index.names("numeric")), None)
+    cat = next(iter(index.names("categorical")), None)
+    date = next(iter(index.names("datetime")), None)
+    found = []
+    if cat and num:
+        found.append(f"「{cat}別の{num}合計」" if ja else f'"total {num} by {cat}"')
+    if num:
+        found.append(f"「{num}の分布」" if ja else f'"distribution of {num}"')
+    if date and num:
+        found.append(f"「月別の{num}推移」" if ja else f'"monthly {num} trend"')
+    found.append("「欠損値の確認」" if ja else '"check missing values"')
+    found.append("「相関行列」" if ja else '"correlation matrix"')
+    return found
+
+
+def plan_request(
+    text: str,
+    summary: dict[str, Any],
+    dataset_id: str | None = None,
+    *,
+    skip_out_of_scope: bool = False,
+) -> Plan:
+    """Plan the steps for a request.
+
+    Args:
+        text: The request (an answered question already joined to it).
+        summary: The dataset summary.
+        dataset_id: Put into each spec when given.
+        skip_out_of_scope: Drop out-of-scope clauses instead of reporting them (they were
+            already declined in this conversation).
+    """
+    parsed = parse_request(text, summary, vocab.family)
+    steps: list[Step] = []
+    declined: list[str] = []
+    for clause in parsed.clauses:
+        if labels := vocab.out_of_scope(clause.text):
+            declined += [label for label in labels if label not in declined]
+            continue
+        step = _Builder(parsed, clause, dataset_id).build()
+        if step is not None and all(step.spec is None or step.spec != s.spec for s in steps):
+            steps.append(step)
+    reasons = [vocab.OUT_OF_SCOPE_REASONS[label][parsed.lang != "ja"] for label in declined]
+    return Plan(
+        lang=parsed.lang,
+        steps=steps,
+        out_of_scope=[] if skip_out_of_scope else reasons,
+        problems=parsed.problems,
+        assumptions=parsed.assumptions,
+        examples=_examples(parsed),
+    )

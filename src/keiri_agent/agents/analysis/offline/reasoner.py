@@ -1,0 +1,328 @@
+"""The offline reasoner: deterministic rules that decide ``reason`` without an LLM.
+
+``OfflineReasoner().decide(state)`` reads the pending request (an answered
+clarifying question is joined to the request it answers), plans one spec per
+thing asked for (``planner``) and returns them one at a time:
+
+- no dataset → ``ask`` for a CSV/Excel upload;
+- out-of-scope parts (prediction, ML models, files/e-mail, web, editing data) →
+  ``out_of_scope`` once; after the refusal the in-scope parts are still served;
+- missing information without a sensible default → ``ask`` with questions;
+- the first planned spec not yet run in this turn → ``act``;
+- a spec that failed → fixed once when the error names a close match or the spec
+  can be relaxed (time/memory limits), otherwise ``ask`` quoting the error;
+- every planned spec ran → ``finalize``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from keiri_agent.agents.analysis.decision import ActionRecord, Decision, ReasonInput
+from keiri_agent.agents.analysis.messages import is_ask, message_kind, pending_request
+from keiri_agent.agents.analysis.offline.parser import is_japanese
+from keiri_agent.agents.analysis.offline.planner import Plan, Step, plan_request
+from keiri_agent.agents.analysis.specs import parse_analysis_spec, parse_plot_spec
+from keiri_agent.errors import SpecError
+
+_SUGGESTION = re.compile(r"unknown column '([^']+)' — did you mean '([^']+)'")
+_LIMIT = re.compile(
+    r"ACTION_(TIMEOUT|MEMORY|LIMIT)|timed? ?out|time limit|did not finish|memory", re.IGNORECASE
+)
+_COARSER = {"D": "W", "W": "M", "M": "Q", "Q": "Y"}
+# "Sum up what we have": a report of the conversation so far, nothing new to run.
+_SUMMARY_REQUEST = re.compile(
+    r"(ここまで|これまで|今まで|以上|全体|結果|分析).{0,12}(レポート|報告書?|まとめ|総括)"
+    r"|(レポート|報告書)(を)?(作成|作って|書いて|出して|にして)"
+    r"|\b(write|make|create|give me|produce)\b.{0,20}\breport\b"
+    r"|\bsumm?ari[sz]e\b.{0,20}\b(results?|findings|so far|everything|analys[ie]s)\b"
+    r"|\b(wrap (it )?up|final report)\b",
+    re.IGNORECASE,
+)
+
+
+def _t(lang: str, ja: str, en: str) -> str:
+    return ja if lang == "ja" else en
+
+
+def _canonical(spec: dict[str, Any]) -> str:
+    """A spec in a comparable form: validated with defaults, without id and title."""
+    try:
+        parse = parse_plot_spec if "kind" in spec else parse_analysis_spec
+        dumped = parse(spec).model_dump(mode="json")
+    except (SpecError, TypeError, ValueError):
+        dumped = dict(spec)
+    dumped.pop("dataset_id", None)
+    dumped.pop("title", None)
+    return json.dumps(dumped, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _request_start(messages: Sequence[BaseMessage]) -> int:
+    """Index of the first human message of the pending request (see ``pending_request``)."""
+    humans = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
+    if not humans:
+        return len(messages)
+    index = humans[-1]
+    while True:
+        previous = next(
+            (messages[i] for i in range(index - 1, -1, -1) if isinstance(messages[i], AIMessage)),
+            None,
+        )
+        earlier = [i for i in humans if i < index]
+        if previous is None or not is_ask(previous) or not earlier:
+            return index
+        index = earlier[-1]
+
+
+def _error_text(record: ActionRecord, last_error: str | None) -> str:
+    if record.error:
+        message = str(record.error.get("message") or record.error)
+        hint = record.error.get("hint")
+        return f"{message} (hint: {hint})" if hint else message
+    return last_error or "unknown error"
+
+
+def _replace_column(value: Any, old: str, new: str) -> Any:
+    if isinstance(value, dict):
+        return {(new if k == old else k): _replace_column(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_column(v, old, new) for v in value]
+    return new if value == old else value
+
+
+def repair(spec: dict[str, Any], error: str, columns: Sequence[str]) -> dict[str, Any] | None:
+    """A fixed or relaxed spec to retry once after ``error``, or None when there is none.
+
+    A close-match suggestion for an unknown column replaces that column; a time or
+    memory limit is met by a lighter spec (fewer points, columns, groups or periods).
+    """
+    if (m := _SUGGESTION.search(error)) and m.group(2) in columns:
+        return _replace_column(spec, m.group(1), m.group(2))
+    if not _LIMIT.search(error):
+        return None
+    fixed = dict(spec)
+    kind = spec.get("kind") or spec.get("op")
+    if kind == "scatter":
+        fixed["max_points"] = max(100, int(spec.get("max_points") or 20_000) // 10)
+    elif kind == "correlation_matrix":
+        fixed["max_columns"] = max(2, min(int(spec.get("max_columns") or 10), 10) // 2)
+        fixed["columns"] = (spec.get("columns") or [])[: fixed["max_columns"]] or None
+    elif kind == "groupby_agg" and len(spec.get("group_cols") or []) > 1:
+        fixed["group_cols"] = spec["group_cols"][:1]
+    elif kind in ("groupby_agg", "share_ratio", "bar", "box"):
+        fixed["top_k"] = min(int(spec.get("top_k") or 50), 20)
+    elif kind == "line" and spec.get("freq") in _COARSER:
+        fixed["freq"] = _COARSER[spec["freq"]]
+    elif kind == "hist" and spec.get("by"):
+        fixed["by"] = None
+    return fixed if fixed != spec else None
+
+
+class OfflineReasoner:
+    """Rule-based ``Reasoner`` for offline mode (no LLM key); Japanese and English."""
+
+    def decide(self, state: ReasonInput) -> Decision:
+        """Decide the next action for the pending request."""
+        request = pending_request(state.messages).strip()
+        lang = "ja" if not request or is_japanese(request) else "en"
+        if not state.dataset_id or not state.dataset_summary:
+            return Decision(
+                next_action="ask",
+                rationale=_t(
+                    lang, "分析するデータがまだありません。", "There is no dataset to analyse yet."
+                ),
+                clarifying_questions=[
+                    _t(
+                        lang,
+                        "分析したいCSVまたはExcelファイルをアップロードしてください。",
+                        "Please upload the CSV or Excel file you want to analyse.",
+                    )
+                ],
+            )
+        if _SUMMARY_REQUEST.search(request):
+            return self._summary(lang, state)
+        declined = any(
+            message_kind(m) == "out_of_scope"
+            for m in list(state.messages)[_request_start(state.messages) :]
+        )
+        plan = plan_request(
+            request, state.dataset_summary, state.dataset_id, skip_out_of_scope=declined
+        )
+        lang = plan.lang
+        if plan.out_of_scope:
+            return Decision(
+                next_action="out_of_scope",
+                rationale=_t(
+                    lang,
+                    "、".join(plan.out_of_scope) + "。",
+                    "; ".join(plan.out_of_scope).capitalize() + ".",
+                ),
+                assumptions=plan.assumptions,
+            )
+        questions = plan.problems + [q for step in plan.steps for q in step.questions]
+        if questions:
+            return Decision(
+                next_action="ask",
+                rationale=_t(
+                    lang,
+                    "分析を進めるために確認が必要です。",
+                    "Some details are needed before running the analysis.",
+                ),
+                clarifying_questions=questions,
+                assumptions=plan.assumptions,
+            )
+        if not plan.steps:
+            return self._unknown(plan, request, declined)
+        return self._next(plan, state)
+
+    @staticmethod
+    def _summary(lang: str, state: ReasonInput) -> Decision:
+        """Finalize with the conversation's results, or ask when nothing ran yet."""
+        if state.artifacts:
+            return Decision(
+                next_action="finalize",
+                rationale=_t(
+                    lang,
+                    "これまでの分析結果をレポートにまとめます。",
+                    "Summarising the analyses so far in a report.",
+                ),
+            )
+        return Decision(
+            next_action="ask",
+            rationale=_t(lang, "まだ分析結果がありません。", "Nothing has been analysed yet."),
+            clarifying_questions=[
+                _t(
+                    lang,
+                    "先にどのような分析をしますか？ 例: 地域別の売上の合計",
+                    "What should I analyse first? For example: total sales by region",
+                )
+            ],
+        )
+
+    def _unknown(self, plan: Plan, request: str, declined: bool) -> Decision:
+        lang = plan.lang
+        examples = "、".join(plan.examples) if lang == "ja" else ", ".join(plan.examples)
+        if declined:
+            rationale = _t(
+                lang,
+                "対応範囲外の部分はお断りしました。代わりにできる分析を指定してください。",
+                "The out-of-scope part was declined; tell me what to analyse instead.",
+            )
+        elif request:
+            rationale = _t(
+                lang,
+                "依頼内容から実行する分析を特定できませんでした。",
+                "I could not tell which analysis the request asks for.",
+            )
+        else:
+            rationale = _t(lang, "依頼がまだありません。", "There is no request yet.")
+        return Decision(
+            next_action="ask",
+            rationale=rationale,
+            clarifying_questions=[
+                _t(
+                    lang,
+                    f"どのような分析をしますか？ 例: {examples}",
+                    f"What would you like to analyse? For example: {examples}",
+                )
+            ],
+        )
+
+    def _next(self, plan: Plan, state: ReasonInput) -> Decision:
+        lang = plan.lang
+        records: dict[str, ActionRecord] = {}
+        for record in state.turn_actions:
+            records[_canonical(record.spec)] = record
+        columns = (
+            [str(c["name"]) for c in state.dataset_summary.get("columns", [])]
+            if (state.dataset_summary)
+            else []
+        )
+        assumptions = list(
+            dict.fromkeys(plan.assumptions + [a for step in plan.steps for a in step.assumptions])
+        )
+        done: list[str] = []
+        for number, step in enumerate(plan.steps, start=1):
+            assert step.spec is not None
+            spec, retried = step.spec, False
+            while True:
+                found = records.get(_canonical(spec))
+                if found is None:
+                    return self._act(plan, step, spec, number, retried, assumptions)
+                record = found
+                if record.ok:
+                    done.append(step.title)
+                    break
+                error = _error_text(record, state.last_error)
+                code = str((record.error or {}).get("code") or "")
+                fixed = None if retried else repair(spec, f"{code} {error}", columns)
+                if fixed is None:
+                    return Decision(
+                        next_action="ask",
+                        rationale=_t(
+                            lang,
+                            f"「{step.title}」の実行に失敗しました。",
+                            f"Running '{step.title}' failed.",
+                        ),
+                        clarifying_questions=[
+                            _t(
+                                lang,
+                                f"「{step.title}」でエラーが発生しました: {error}。"
+                                "列名や条件を指定し直していただけますか？",
+                                f"'{step.title}' failed with: {error}. "
+                                "Could you restate the columns or conditions?",
+                            )
+                        ],
+                        assumptions=assumptions,
+                    )
+                spec, retried = fixed, True
+        return Decision(
+            next_action="finalize",
+            rationale=_t(
+                lang,
+                "依頼された分析をすべて実行しました: " + "、".join(done) + "。",
+                "All requested analyses ran: " + ", ".join(done) + ".",
+            ),
+            assumptions=assumptions,
+        )
+
+    @staticmethod
+    def _act(
+        plan: Plan,
+        step: Step,
+        spec: dict[str, Any],
+        number: int,
+        retried: bool,
+        assumptions: list[str],
+    ) -> Decision:
+        lang, total = plan.lang, len(plan.steps)
+        position = (
+            _t(lang, f"（{total}件中{number}件目）", f" ({number} of {total})")
+            if (total > 1)
+            else ""
+        )
+        if retried:
+            rationale = _t(
+                lang,
+                f"前回のエラーを踏まえて修正し、「{step.title}」を再実行します{position}。",
+                f"Retrying '{step.title}' with a corrected spec{position}.",
+            )
+        else:
+            rationale = _t(
+                lang,
+                f"「{step.title}」を実行します{position}。",
+                f"Running '{step.title}'{position}.",
+            )
+        is_plot = spec.get("type") == "plot"
+        return Decision(
+            next_action="act",
+            rationale=rationale,
+            assumptions=assumptions,
+            analysis_spec=None if is_plot else spec,
+            plot_spec=spec if is_plot else None,
+        )

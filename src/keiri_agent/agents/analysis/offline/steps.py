@@ -1,0 +1,357 @@
+"""Building one step of a plan: the column roles of a clause and the analysis ops.
+
+``StepBuilder`` gives each clause its columns (grouped by, named numeric and
+category columns, numeric columns named elsewhere in the request), its
+aggregation words, period, top-N and order, and builds the analysis specs
+(overview, missing values, summary, duplicates, correlation, share, group-by).
+Plots are built by the subclass in ``planner``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from keiri_agent.agents.analysis.offline import vocab
+from keiri_agent.agents.analysis.offline.parser import Clause, ParsedRequest
+from keiri_agent.agents.analysis.specs import check_columns, parse_analysis_spec, parse_plot_spec
+from keiri_agent.errors import SpecError
+
+_AGG_JA = {
+    "sum": "合計",
+    "mean": "平均",
+    "median": "中央値",
+    "min": "最小値",
+    "max": "最大値",
+    "count": "件数",
+    "nunique": "ユニーク数",
+    "std": "標準偏差",
+}
+_AGG_EN = {
+    "sum": "total",
+    "mean": "average",
+    "median": "median",
+    "min": "minimum",
+    "max": "maximum",
+    "count": "count of",
+    "nunique": "distinct count of",
+    "std": "std. dev. of",
+}
+FREQ_JA = {"D": "日別", "W": "週別", "M": "月別", "Q": "四半期別", "Y": "年別"}
+FREQ_EN = {"D": "Daily", "W": "Weekly", "M": "Monthly", "Q": "Quarterly", "Y": "Yearly"}
+CATEGORY_KINDS = ("categorical", "text", "boolean")
+
+
+def first(*lists: list[str]) -> str | None:
+    """The first item of the first non-empty list, or None."""
+    return next((items[0] for items in lists if items), None)
+
+
+@dataclass
+class Step:
+    """One thing to do: a spec (``type`` analysis or plot) or questions to ask first."""
+
+    title: str
+    spec: dict[str, Any] | None = None
+    questions: list[str] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+
+
+class StepBuilder:
+    """Builds the step of one clause (analysis ops; plots in the subclass)."""
+
+    def __init__(self, parsed: ParsedRequest, clause: Clause, dataset_id: str | None) -> None:
+        self.p, self.c, self.lang, self.dataset_id = parsed, clause, parsed.lang, dataset_id
+        self.index = parsed.index
+        kind = self.index.kind
+        self.dates = [c for c in clause.group_cols if kind(c) == "datetime"]
+        self.group = [c for c in clause.group_cols if kind(c) != "datetime"]
+        cols = [m.column for m in clause.mentions if m.column not in clause.group_cols]
+        self.mentioned = list(dict.fromkeys(cols))
+        self.numeric = [c for c in self.mentioned if kind(c) == "numeric"]
+        self.categorical = [c for c in self.mentioned if kind(c) in CATEGORY_KINDS]
+        request_numeric = [m.column for m in parsed.mentions if kind(m.column) == "numeric"]
+        self.inherited = [c for c in dict.fromkeys(request_numeric) if c not in clause.group_cols]
+        self.aggs = vocab.aggregations(clause.text)
+        self.freq = vocab.frequency(clause.text) or ("D" if self.dates else None)
+        self.intents = vocab.intents(clause.text)
+        self.filters = list(parsed.filters)
+        self.assumptions: list[str] = []
+        contrasted = [m.column for m in parsed.value_mentions if not m.negated]
+        self.contrast = next((c for c in contrasted if contrasted.count(c) >= 2), None)
+        top = vocab.TOP_N.search(clause.text)
+        self.top_n = (int(top.group(1)) or None) if top else None
+        self.ascending = bool(vocab.ASCENDING.search(clause.text))
+
+    def t(self, ja: str, en: str) -> str:
+        """The text in the request's language."""
+        return ja if self.lang == "ja" else en
+
+    def name_agg(self, agg: str) -> str:
+        """An aggregation's name in the request's language."""
+        return (_AGG_JA if self.lang == "ja" else _AGG_EN)[agg]
+
+    def candidates(self, kinds: tuple[str, ...]) -> str:
+        """Columns of these kinds to offer in a question (ID-like text columns left out)."""
+        rows = int(self.p.rows or 0)
+        names = [
+            c.name
+            for c in self.index.columns
+            if c.kind in kinds and not (c.kind == "text" and rows and c.unique >= 0.9 * rows)
+        ]
+        return ", ".join(names[:12])
+
+    def ask(self, title: str, ja: str, en: str, kinds: tuple[str, ...] = ("numeric",)) -> Step:
+        """A step that asks a question, listing candidate columns."""
+        listed = self.candidates(kinds)
+        suffix = self.t(f"（候補: {listed}）", f" (candidates: {listed})") if listed else ""
+        return Step(title, questions=[self.t(ja, en) + suffix])
+
+    def scoped_filters(self, spec: dict[str, Any]) -> list[dict[str, Any]]:
+        """The request's filters minus ``==`` on a column this step groups by when the
+        value was named in another clause ("top products in Kanto, and sales by region")."""
+        grouped = set(spec.get("group_cols") or [])
+        grouped |= {spec.get(key) for key in ("group_col", "hue", "by")} - {None}
+        if spec.get("kind") in ("bar", "box"):
+            grouped.add(spec.get("x"))
+        here = {m.column for m in self.p.value_mentions if self.c.start <= m.start < self.c.end}
+        return [
+            f
+            for f in self.filters
+            if not (f["op"] == "==" and f["col"] in grouped and f["col"] not in here)
+        ]
+
+    def step(self, title: str, spec: dict[str, Any]) -> Step:
+        """A step for the spec (with filters, dataset_id and a plot title), validated."""
+        kind = "plot" if "kind" in spec else "analysis"
+        full: dict[str, Any] = {"type": kind, **spec, "filters": self.scoped_filters(spec)}
+        if self.dataset_id:
+            full["dataset_id"] = self.dataset_id
+        if kind == "plot":
+            full["title"] = title
+        try:
+            model = (parse_plot_spec if kind == "plot" else parse_analysis_spec)(full)
+            check_columns(model, self.index.by_name)
+        except SpecError as error:  # a rule bug must not reach act: ask instead
+            return Step(
+                title,
+                questions=[self.t("指示を確認させてください: ", "Please check: ") + error.message],
+            )
+        return Step(title, spec=full, assumptions=list(self.assumptions))
+
+    def metric(self, purpose_ja: str, purpose_en: str) -> str | None:
+        """The numeric column asked about: named here, named elsewhere, or the only one."""
+        if self.numeric or self.inherited:
+            return (self.numeric or self.inherited)[0]
+        only = self.index.names("numeric")
+        if len(only) == 1:
+            self.assumptions.append(
+                self.t(
+                    f"{purpose_ja}は唯一の数値列「{only[0]}」と仮定",
+                    f"{purpose_en}: assumed the only numeric column {only[0]}",
+                )
+            )
+            return only[0]
+        return None
+
+    def category(self) -> str | None:
+        """The category asked about: grouped by, named, or contrasted ("法人と個人で比較")."""
+        return first(self.group, self.categorical, [self.contrast] if self.contrast else [])
+
+    def paired_aggs(self, numeric: list[str], aggs: list[str]) -> dict[str, list[str]]:
+        """Each aggregation word with its nearest column ("total sales and average quantity").
+
+        Only when several columns and several aggregations are named; otherwise every
+        aggregation applies to every column.
+        """
+        if len(numeric) < 2 or len(aggs) < 2:
+            return {}
+        spans = [s for s in vocab.aggregation_spans(self.c.text) if s[2] in aggs]
+        places = [
+            (m.start - self.c.start, m.end - self.c.start, m.column)
+            for m in self.c.mentions
+            if m.column in numeric
+        ]
+        paired: dict[str, list[str]] = {}
+        for start, end, agg in spans:
+            # gap to the column; Japanese names the column first (売上の合計), English after
+            column = min(
+                (
+                    a - end + (0.5 * (self.lang == "ja"))
+                    if a >= end
+                    else start - b + (0.5 * (self.lang != "ja")),
+                    col,
+                )
+                for a, b, col in places
+            )[1]
+            if agg not in paired.setdefault(column, []):
+                paired[column].append(agg)
+        return paired
+
+    # --- analysis ops -------------------------------------------------------------------
+    def overview(self) -> Step:
+        return self.step(self.t("データの概要", "Dataset overview"), {"op": "dataset_overview"})
+
+    def missingness(self) -> Step:
+        cols = self.mentioned or None
+        return self.step(
+            self.t("欠損値の確認", "Missing values"), {"op": "missingness", "columns": cols}
+        )
+
+    def duplicate(self) -> Step:
+        cols = self.mentioned or None
+        return self.step(
+            self.t("重複の確認", "Duplicate check"), {"op": "duplicate_check", "subset": cols}
+        )
+
+    def summary(self) -> Step:
+        if self.group and self.numeric:
+            stats = ["count", "mean", "std", "min", "max"]
+            return self.step(
+                self.t(
+                    f"{self.group[0]}別の{self.numeric[0]}の統計量",
+                    f"Statistics of {self.numeric[0]} by {self.group[0]}",
+                ),
+                {
+                    "op": "groupby_agg",
+                    "group_cols": self.group,
+                    "metrics": {c: stats for c in self.numeric},
+                },
+            )
+        cols = self.mentioned or None
+        return self.step(
+            self.t("列の要約統計", "Column summary"), {"op": "column_summary", "columns": cols}
+        )
+
+    def correlation(self) -> Step:
+        if len(self.index.names("numeric")) < 2:
+            return Step(
+                self.t("相関", "Correlation"),
+                questions=[
+                    self.t(
+                        "相関には数値列が2つ以上必要ですが、このデータには足りません。別の分析を指定してください。",
+                        "Correlation needs two or more numeric columns; this data has fewer.",
+                    )
+                ],
+            )
+        method = (
+            "spearman"
+            if vocab.SPEARMAN.search(self.c.text)
+            else ("kendall" if vocab.KENDALL.search(self.c.text) else "pearson")
+        )
+        cols = self.numeric or None
+        return self.step(
+            self.t("相関行列", "Correlation matrix"),
+            {"op": "correlation_matrix", "columns": cols, "method": method},
+        )
+
+    def share(self) -> Step:
+        group = self.category()
+        if group is None and self.p.value_mentions:
+            group = self.p.value_mentions[0].column  # "share of corporate customers"
+            self.filters = [f for f in self.filters if f["col"] != group]
+        if group is None:
+            return self.ask(
+                self.t("構成比", "Share"),
+                "どの区分の構成比を見ますか？",
+                "Share of which category?",
+                CATEGORY_KINDS,
+            )
+        value = first(self.numeric, self.inherited)
+        pareto = any(w in self.c.text for w in ("パレート", "abc", "pareto"))
+        if value is None and pareto and (sales := self.index.concept_column("sales")):
+            value = sales
+            self.assumptions.append(
+                self.t(
+                    f"パレート分析の指標は「{sales}」と仮定", f"Pareto analysis assumed on {sales}"
+                )
+            )
+        elif value is None:
+            self.assumptions.append(
+                self.t("行数（件数）ベースの構成比と仮定", "share of row counts assumed")
+            )
+        title = self.t(
+            f"{group}別の{value or '件数'}構成比", f"Share of {value or 'rows'} by {group}"
+        )
+        return self.step(
+            title,
+            {"op": "share_ratio", "group_col": group, "value_col": value, "top_k": self.top_n},
+        )
+
+    def groupby(self) -> Step:
+        group = self.group or self.categorical[:1] or ([self.contrast] if self.contrast else [])
+        extra = [c for c in self.categorical if c not in group]
+        if not group:
+            if self.freq and (self.numeric or self.inherited):
+                return self.line()
+            simple = [a for a in self.aggs if a in ("mean", "median", "min", "max", "std")]
+            if simple and self.numeric:
+                self.assumptions.append(
+                    self.t(
+                        "グループ指定がないため全体の要約統計を表示",
+                        "no grouping given: whole-column statistics",
+                    )
+                )
+                return self.step(
+                    self.t("列の要約統計", "Column summary"),
+                    {"op": "column_summary", "columns": self.numeric},
+                )
+            return self.ask(
+                self.t("集計", "Aggregation"),
+                "どの列ごとに集計しますか？",
+                "Group by which column?",
+                CATEGORY_KINDS,
+            )
+        value_aggs = [a for a in self.aggs if a not in ("count", "nunique")]
+        metrics: dict[str, list[str]] = {}
+        numeric = self.numeric or ([] if "count" in self.aggs else self.inherited)
+        if not numeric and not self.aggs and vocab.ROW_NOUNS.search(self.c.text):
+            self.aggs = ["count"]  # "orders over 100k by store": count the rows
+        if not numeric and not {"count", "nunique"} & set(self.aggs):
+            col = self.metric("集計する指標", "metric")
+            if col is None:
+                return self.ask(
+                    self.t(f"{group[0]}別の集計", f"Aggregation by {group[0]}"),
+                    "どの数値列を、どの方法（合計・平均など）で集計しますか？",
+                    "Which numeric column should be aggregated, and how (total, average, ...)?",
+                )
+            numeric = [col]
+        paired = self.paired_aggs(numeric, value_aggs)
+        for col in numeric:
+            if value_aggs or "count" not in self.aggs:
+                metrics[col] = paired.get(col) or value_aggs or ["sum"]
+        if metrics and not value_aggs:
+            self.assumptions.append(self.t("集計方法は合計と仮定", "aggregation assumed: sum"))
+        if "nunique" in self.aggs and extra:
+            metrics[extra[0]] = ["nunique"]
+        if "count" in self.aggs or not metrics:
+            metrics.setdefault((extra or group)[0], []).append("count")
+        lead, lead_aggs = next(iter(metrics.items()))
+        counted = lead_aggs == ["count"] and lead in group
+        ranking = "ranking" in self.intents or self.top_n is not None
+        top_k = self.top_n or (10 if ranking else None)
+        if ranking and self.top_n is None:
+            self.assumptions.append(self.t("上位10件と仮定", "top 10 assumed"))
+        what = (
+            self.t("件数", "Row count")
+            if counted
+            else self.t(
+                f"{lead}{self.name_agg(lead_aggs[0])}",
+                f"{self.name_agg(lead_aggs[0]).capitalize()} {lead}",
+            )
+        )
+        title = self.t(f"{'・'.join(group)}別の{what}", f"{what} by {', '.join(group)}")
+        return self.step(
+            title,
+            {
+                "op": "groupby_agg",
+                "group_cols": group,
+                "metrics": metrics,
+                "sort": {"by": f"{lead}_{lead_aggs[0]}", "ascending": self.ascending},
+                "top_k": top_k,
+            },
+        )
+
+    def line(self) -> Step:
+        """A line chart step (built by the plot subclass)."""
+        raise NotImplementedError

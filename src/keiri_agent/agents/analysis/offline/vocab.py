@@ -1,0 +1,207 @@
+"""The words of the offline rules: what a request asks for, in Japanese and English.
+
+Each table maps a label to ``|``-separated terms; a term starting with ``~`` is a
+raw regular expression, any other term is matched as a whole word (ASCII) or a
+substring (Japanese) by ``term_pattern``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from keiri_agent.agents.analysis.offline.parser import term_pattern
+
+# What a clause asks for, strongest (most explicit) first.
+INTENTS: dict[str, str] = {
+    "box": "箱ひげ|ボックスプロット|box plot|boxplot|box-plot|box and whisker|外れ値|異常値"
+    "|outlier|outliers",
+    "scatter": "散布図|scatter|scatter plot|scatterplot|scatterplots",
+    "hist": "ヒストグラム|度数分布|histogram|histograms",
+    "line": "折れ線|時系列グラフ|line chart|line graph|line plot|line charts",
+    "bar": "棒グラフ|バーチャート|bar chart|bar graph|bar plot|bar charts",
+    "correlation": "相関|~correlat",
+    "share": "構成比|割合|シェア|比率|パレート|abc分析|abc|内訳|占め|円グラフ|share|shares"
+    "|proportion|proportions|percentage|percentages|percent|pareto|composition|pie",
+    "missingness": "欠損|欠測|欠落|未入力|空欄|空白|missing|null|nulls|nan|nans|blank|blanks|empty",
+    "duplicate": "重複|ダブり|ダブって|二重|複数回|何度も|~duplicat|dupe|dupes|dedupe"
+    "|~repeat(ed|s)?|twice",
+    "summary": "要約|統計量|基本統計|記述統計|統計情報|サマリ|サマリー|summary|summaries"
+    "|~summari[sz]e|describe|descriptive|statistics|stats",
+    "overview": "概要|全体像|どんなデータ|データの中身|中身|データ構造|列一覧|カラム一覧"
+    "|項目一覧|列の一覧|何行|行数|先頭|プレビュー|overview|~what (kind of |sort of )?data"
+    "|~looks? like|~what'?s in|~what is in|structure"
+    "|~list (of )?(the |all )?(the )?columns|~what columns|column names|~how many rows"
+    "|shape|preview|~first (few )?rows|glimpse|~about (this|the) (data|dataset|file)",
+    "hist_soft": "分布|distribution|distributions|~distributed",
+    "line_soft": "推移|トレンド|時系列|経年|変化|動向|伸び|over time|trend|trends"
+    "|time series|timeline|~changed? over|evolution|~how .* changed",
+    "scatter_soft": "関係|関連|relationship|relationships|relation|vs|versus|against",
+    "bar_soft": "比較|比べ|~compar(e|es|ed|ing|ison)",
+    "ranking": "ランキング|上位|下位|トップ|ベスト|ワースト|順位|多い順|少ない順|高い順"
+    "|低い順|最も|一番|ranking|rank|ranked|top|bottom|best|worst|highest|lowest|largest"
+    "|smallest|biggest|most|least",
+    "aggregate": "集計|まとめ|aggregate|aggregated|~group(ed)? by|tally|break down|breakdown",
+    "overview_soft": "全体|ざっと|ざっくり|~(quick|first|brief) look|~look at|glance|~get a feel",
+}
+AGGS: dict[str, str] = {
+    "nunique": "ユニーク数|種類数|何種類|distinct|unique|nunique|number of unique"
+    "|number of distinct|how many unique|how many distinct|how many different",
+    "sum": "合計|総額|総計|総和|合算|トータル|sum|sums|total|totals|summed",
+    "mean": "平均|平均値|average|averages|avg|mean|means",
+    "count": "件数|注文数|取引数|回数|何件|頻度|count|counts|number of|how many|frequency",
+    "max": "最大|最大値|最高値|max|maximum",
+    "min": "最小|最小値|最低値|min|minimum",
+    "median": "中央値|メディアン|median|medians",
+    "std": "標準偏差|ばらつき|バラツキ|散らばり|std|stdev|standard deviation|variability|variation",
+}
+FREQS: dict[str, str] = {
+    "M": "月別|月ごと|月毎|毎月|月次|月単位|年月別|monthly|by month|per month|each month"
+    "|month by month|month-by-month|month over month",
+    "W": "週別|週ごと|週毎|毎週|週次|週単位|weekly|by week|per week|each week",
+    "D": "日別|日ごと|日毎|毎日|日次|日単位|daily|by day|per day|each day|day by day",
+    "Y": "年別|年ごと|年毎|毎年|年次|年単位|年度別|経年|yearly|annual|annually|by year"
+    "|per year|each year|year over year",
+    "Q": "四半期|quarterly|by quarter|per quarter|quarters",
+}
+OUT_OF_SCOPE: dict[str, str] = {
+    "predict": "予測|予想|将来|来月|来年|来期|来週|見通し|forecast|forecasts|forecasting"
+    "|~predict|projection|projections|~next (month|year|quarter|week)|future",
+    "ml": "機械学習|回帰|クラスタリング|クラスタ分析|クラスター分析|分類モデル|ニューラル"
+    "|深層学習|ディープラーニング|学習させ|~モデルを(作|構築|学習|訓練)|machine learning"
+    "|~regression|~cluster|~classif(y|ier|ication)|neural|deep learning"
+    "|~train(ing)? (a |the )?(\\w+ )?model|~build (a |the )?(\\w+ )?model|random forest"
+    "|xgboost|k-means|kmeans|sklearn|scikit-learn",
+    "file": "メール|送信|送って|保存|エクスポート|書き出|ダウンロード|ファイルに出力"
+    "|csvに出力|excelに出力|pdf|~e-?mails?|~send|export"
+    "|~save (it|this|that|the|to|as|into)|~write (it |this |the |that )?(to|into)"
+    "|download|slack",
+    "web": "web検索|ウェブ検索|ネット検索|ネットで|インターネット|検索して|google"
+    "|外部データ|業界平均|競合|~search (the )?(web|internet|online)|web search|internet"
+    "|online|browse|~industry|competitor|competitors",
+    "modify": "削除して|書き換|上書き|修正して|~delete|overwrite"
+    "|~(modify|update|change) (the )?data",
+}
+OUT_OF_SCOPE_REASONS: dict[str, tuple[str, str]] = {
+    "predict": (
+        "将来の予測・予測モデルの構築は対象外です（過去データの集計・可視化・相関は可能です）",
+        "forecasting and prediction models are out of scope (summaries, charts and "
+        "correlations of the existing data are possible)",
+    ),
+    "ml": (
+        "機械学習モデル（回帰・分類・クラスタリング等）の構築は対象外です",
+        "building machine-learning models (regression, classification, clustering) is out of scope",
+    ),
+    "file": (
+        "ファイル出力・メール送信など外部への書き出しは行えません（結果は画面表示のみ）",
+        "writing files or sending e-mail is not possible (results are shown on screen only)",
+    ),
+    "web": (
+        "Web検索や外部データの取得は行えません（アップロードされたデータのみ分析します）",
+        "web search and external data are not available (only the uploaded data is analysed)",
+    ),
+    "modify": (
+        "データの変更・削除は行えません（読み取りによる分析のみ）",
+        "changing or deleting data is not possible (analysis is read-only)",
+    ),
+}
+TOP_N = re.compile(
+    r"(?:上位|トップ|ベスト|下位|ワースト|(?<![a-z])(?:top|best|bottom|worst|first|highest|lowest"
+    r"|largest|smallest))\s*(\d{1,4})(?!\d)"
+)
+ASCENDING = re.compile(
+    r"下位|ワースト|少ない順|低い順|小さい順|昇順|(?<![a-z])(?:bottom|worst|lowest|smallest|least"
+    r"|ascending)(?![a-z])"
+)
+ROW_NOUNS = re.compile(
+    r"注文|取引|受注|レコード|(?<![a-z])(?:orders|transactions|records|rows)(?![a-z])"
+)
+BINS = re.compile(r"(?<!\d)(\d+)\s*(?:bins?|ビン|階級|区間)")
+SPEARMAN = re.compile(r"spearman|スピアマン|順位相関")
+KENDALL = re.compile(r"kendall|ケンドール")
+
+
+def _terms(text: str) -> list[str]:
+    """Split on ``|`` outside parentheses (raw regex terms may contain groups)."""
+    terms, depth, current = [], 0, ""
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "|" and depth == 0:
+            terms.append(current)
+            current = ""
+        else:
+            current += char
+    return [*terms, current]
+
+
+def _part(term: str) -> str:
+    if not term.startswith("~"):
+        return term_pattern(term)
+    body = term[1:]
+    return f"(?<![a-z]){body}" if body[:1].isascii() and body[:1].isalpha() else body
+
+
+def _compile(table: dict[str, str]) -> dict[str, re.Pattern[str]]:
+    return {
+        label: re.compile("|".join(sorted(map(_part, _terms(terms)), key=len, reverse=True)))
+        for label, terms in table.items()
+    }
+
+
+INTENT_RX = _compile(INTENTS)
+AGG_RX = _compile(AGGS)
+FREQ_RX = _compile(FREQS)
+OUT_OF_SCOPE_RX = _compile(OUT_OF_SCOPE)
+
+
+def intents(text: str) -> list[str]:
+    """Intent labels found in normalised text, in ``INTENTS`` order."""
+    return [label for label, rx in INTENT_RX.items() if rx.search(text)]
+
+
+def aggregation_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, aggregation) for each aggregation word, in order, longest term winning."""
+    claimed = bytearray(len(text))
+    found: list[tuple[int, int, str]] = []
+    for label, rx in AGG_RX.items():
+        for m in rx.finditer(text):
+            if m.end() > m.start() and not any(claimed[m.start() : m.end()]):
+                claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+                found.append((m.start(), m.end(), label))
+    return sorted(found)
+
+
+def aggregations(text: str) -> list[str]:
+    """Aggregations named in the text, in order of appearance (nunique replaces count)."""
+    found = list(dict.fromkeys(label for _, _, label in aggregation_spans(text)))
+    return [a for a in found if a != "count"] if "nunique" in found else found
+
+
+def frequency(text: str) -> str | None:
+    """The time granularity named in the text ("M", "W", "D", "Q", "Y"), or None."""
+    hits = [(m.start(), label) for label, rx in FREQ_RX.items() if (m := rx.search(text))]
+    return min(hits)[1] if hits else None
+
+
+def out_of_scope(text: str) -> list[str]:
+    """Out-of-scope categories the text falls in (``OUT_OF_SCOPE`` keys)."""
+    return [label for label, rx in OUT_OF_SCOPE_RX.items() if rx.search(text)]
+
+
+def family(text: str) -> str | None:
+    """What a piece of text asks for: "oos", "agg" (aggregation words only), an intent, or None."""
+    if out_of_scope(text):
+        return "oos"
+    found = [
+        label
+        for label in intents(text)
+        if label not in ("ranking", "aggregate", "overview_soft", "scatter_soft")
+    ]
+    if found:
+        return found[0]
+    if (
+        aggregations(text)
+        or INTENT_RX["ranking"].search(text)
+        or INTENT_RX["aggregate"].search(text)
+    ):
+        return "agg"
+    return None

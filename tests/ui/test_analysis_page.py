@@ -1,0 +1,62 @@
+"""The データ分析 page driven by Streamlit's AppTest: upload → question → artifacts → report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[2] / "src" / "keiri_agent" / "ui" / "app.py")
+CSV = (
+    "日付,地域,売上,数量\n"
+    "2025-01-05,関東,100,1\n2025-01-20,近畿,250,2\n2025-02-03,関東,300,3\n"
+    "2025-02-14,九州,80,1\n2025-03-01,近畿,50,1\n2025-03-09,関東,120,2\n"
+).encode("cp932")
+
+
+def _texts(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [w.value for w in at.warning]
+    parts += [e.value for e in at.error] + [c.value for c in at.caption]
+    parts += [s.value for s in at.success]
+    return "\n".join(str(p) for p in parts)
+
+
+@pytest.fixture
+def page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_offline_banner_is_shown(page: AppTest) -> None:
+    assert "オフラインモード" in _texts(page)
+
+
+def test_upload_question_artifacts_and_report(page: AppTest) -> None:
+    page.file_uploader[0].upload("売上.csv", CSV, "text/csv")
+    page.run()
+    assert not page.exception, page.exception
+    assert "6 行 × 4 列" in _texts(page)
+
+    page.chat_input[0].set_value("地域別の売上の合計と平均を見せて").run()
+    assert not page.exception, page.exception
+    text = _texts(page)
+    assert "## 結論" in text and "## 再現要約" in text
+    assert "groupby_agg" in text
+    tables = [frame.value for frame in page.dataframe]
+    assert any("売上_sum" in table.columns for table in tables)
+    grouped = next(table for table in tables if "売上_sum" in table.columns)
+    assert dict(zip(grouped["地域"], grouped["売上_sum"], strict=True)) == {
+        "関東": 520, "近畿": 300, "九州": 80,
+    }
+    labels = [button.label for button in page.get("download_button")]
+    assert any("Markdown" in str(label) for label in labels) or labels
+
+
+def test_bad_upload_shows_a_clear_error(page: AppTest) -> None:
+    page.file_uploader[0].upload("empty.csv", b"", "text/csv")
+    page.run()
+    assert not page.exception, page.exception
+    assert page.sidebar.error, "an empty file must be refused with an error"
