@@ -30,8 +30,8 @@ test: $(STAMP)
 	$(VENV)/bin/python -m pytest -q
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks examples
+	$(VENV)/bin/ruff format --check src tests benchmarks examples
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

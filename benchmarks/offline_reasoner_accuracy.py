@@ -22,8 +22,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 
 from keiri_agent.agents.analysis.decision import Decision, ReasonInput
-from keiri_agent.agents.analysis.offline.reasoner import OfflineReasoner
 from keiri_agent.agents.analysis.offline.parser import is_japanese
+from keiri_agent.agents.analysis.offline.reasoner import OfflineReasoner
 from keiri_agent.agents.analysis.specs import (
     check_columns,
     parse_analysis_spec,

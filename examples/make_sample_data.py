@@ -4,9 +4,10 @@ Deterministic (numpy ``default_rng(SEED)``); run from anywhere:
 
     uv run python examples/make_sample_data.py
 
-Writes next to this script:
+Writes:
 
-- ``sales.csv``: ~3,000 rows, Japanese headers, UTF-8 with BOM (as Excel saves it),
+- ``src/keiri_agent/samples/sales.csv`` (the demo data): ~3,000 rows, Japanese headers,
+  UTF-8 with BOM (as Excel saves it),
   a few missing 値引額/担当者 and 5 duplicated rows.
 - ``sales_cp932.csv``: the first 200 rows saved in Shift_JIS (CP932).
 - ``sales_en.csv``: 500 rows with English headers and values.
@@ -23,6 +24,8 @@ SEED = 20240401
 ROWS = 2995  # + 5 duplicates = 3,000
 DUPLICATES = 5
 HERE = Path(__file__).resolve().parent
+# The demo's data ships inside the package so `keiri-agent demo` works from anywhere.
+PACKAGE_SAMPLES = HERE.parent / "src" / "keiri_agent" / "samples"
 
 # (ja, en, weight, stores[(ja, en)], staff[(ja, en)])
 REGIONS = [
@@ -250,15 +253,18 @@ def with_duplicates(frame: pd.DataFrame, seed: int = SEED, count: int = DUPLICAT
 
 
 def main() -> None:
-    """Write sales.csv, sales_cp932.csv and sales_en.csv next to this script."""
+    """Write the package's samples/sales.csv, and sales_cp932.csv and sales_en.csv here."""
     ja, en = make_sales()
     sales = with_duplicates(ja)
-    sales.to_csv(HERE / "sales.csv", index=False, encoding="utf-8-sig", lineterminator="\r\n")
+    sales.to_csv(
+        PACKAGE_SAMPLES / "sales.csv", index=False, encoding="utf-8-sig", lineterminator="\r\n"
+    )
     sales.head(200).to_csv(
         HERE / "sales_cp932.csv", index=False, encoding="cp932", lineterminator="\r\n"
     )
     with_duplicates(en.head(495)).to_csv(HERE / "sales_en.csv", index=False, encoding="utf-8")
-    print(f"wrote {len(sales)} rows to {HERE / 'sales.csv'} (+ sales_cp932.csv, sales_en.csv)")
+    target = PACKAGE_SAMPLES / "sales.csv"
+    print(f"wrote {len(sales)} rows to {target} (+ sales_cp932.csv, sales_en.csv)")
 
 
 if __name__ == "__main__":

@@ -38,7 +38,8 @@ class Settings(BaseSettings):
     # --- LLM provider -------------------------------------------------------
     provider: Provider | None = Field(
         default=None,
-        description="openai | azure | openai-compatible | offline; chosen from the keys when unset.",
+        description="openai | azure | openai-compatible | offline; "
+        "chosen from the keys when unset.",
     )
     model: str = Field(default="gpt-4o-mini", description="Chat model (Azure: deployment name).")
     embedding_model: str = Field(default="text-embedding-3-small")

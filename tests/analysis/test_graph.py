@@ -58,13 +58,21 @@ def scripted(agent: AnalysisAgent) -> ScriptedChatModel:
     return model
 
 
-def test_act_then_finalize_writes_report_with_all_sections(tmp_path: Path, sales: pd.DataFrame) -> None:
+def test_act_then_finalize_writes_report_with_all_sections(
+    tmp_path: Path, sales: pd.DataFrame
+) -> None:
     replies = [
-        Decision(next_action="act", rationale="集計する", analysis_spec=GROUPBY,
-                 assumptions=["集計方法は合計と平均"]),
+        Decision(
+            next_action="act",
+            rationale="集計する",
+            analysis_spec=GROUPBY,
+            assumptions=["集計方法は合計と平均"],
+        ),
         Decision(next_action="act", rationale="分布を見る", plot_spec=HIST),
         Decision(next_action="finalize", rationale="完了"),
-        ReportProse(conclusions=["関東の売上合計が最大（表1: 520）"], suggestions=["月別推移を見る"]),
+        ReportProse(
+            conclusions=["関東の売上合計が最大（表1: 520）"], suggestions=["月別推移を見る"]
+        ),
     ]
     with make_agent(tmp_path, replies) as agent:
         dataset_id = agent.registry.add_frame(sales, "sales.csv")
@@ -87,8 +95,13 @@ def test_act_then_finalize_writes_report_with_all_sections(tmp_path: Path, sales
 
 
 def test_ask_ends_the_turn_with_the_question(tmp_path: Path, sales: pd.DataFrame) -> None:
-    replies = [Decision(next_action="ask", rationale="指標が不明",
-                        clarifying_questions=["どの指標を集計しますか？（売上 / 数量）"])]
+    replies = [
+        Decision(
+            next_action="ask",
+            rationale="指標が不明",
+            clarifying_questions=["どの指標を集計しますか？（売上 / 数量）"],
+        )
+    ]
     with make_agent(tmp_path, replies) as agent:
         dataset_id = agent.registry.add_frame(sales, "sales.csv")
         turn = agent.ask("地域別に集計して", dataset_id=dataset_id)
@@ -135,7 +148,9 @@ def test_error_reaches_reason_through_last_error_and_is_fixed(
 def test_unknown_op_is_returned_with_valid_choices(tmp_path: Path, sales: pd.DataFrame) -> None:
     replies = [
         Decision(next_action="act", rationale="x", analysis_spec={"op": "pivot_table"}),
-        Decision(next_action="ask", rationale="どうしますか", clarifying_questions=["集計の列は？"]),
+        Decision(
+            next_action="ask", rationale="どうしますか", clarifying_questions=["集計の列は？"]
+        ),
     ]
     with make_agent(tmp_path, replies) as agent:
         dataset_id = agent.registry.add_frame(sales, "sales.csv")
@@ -163,7 +178,9 @@ def test_action_over_time_limit_is_reported_and_dataset_survives(
 ) -> None:
     replies = [
         Decision(next_action="act", rationale="集計", analysis_spec=GROUPBY),
-        Decision(next_action="ask", rationale="時間切れ", clarifying_questions=["条件を絞りますか？"]),
+        Decision(
+            next_action="ask", rationale="時間切れ", clarifying_questions=["条件を絞りますか？"]
+        ),
     ]
     with make_agent(tmp_path, replies, analysis_timeout_s=0.0001) as agent:
         dataset_id = agent.registry.add_frame(sales, "sales.csv")
@@ -178,8 +195,12 @@ def test_action_over_time_limit_is_reported_and_dataset_survives(
 
 def test_llm_failure_raises_and_keeps_the_conversation(tmp_path: Path, sales: pd.DataFrame) -> None:
     bad = {"next_action": "dance", "rationale": "?"}
-    replies: list[object] = [bad, bad, bad, Decision(next_action="ask", rationale="?",
-                                                     clarifying_questions=["もう一度どうぞ"])]
+    replies: list[object] = [
+        bad,
+        bad,
+        bad,
+        Decision(next_action="ask", rationale="?", clarifying_questions=["もう一度どうぞ"]),
+    ]
     with make_agent(tmp_path, replies) as agent:
         dataset_id = agent.registry.add_frame(sales, "sales.csv")
         with pytest.raises(LLMError):
@@ -199,7 +220,9 @@ def test_stub_server_path_through_real_openai_client(tmp_path: Path, sales: pd.D
     ]
     with StubOpenAIServer(replies) as server:
         settings = Settings(
-            home=tmp_path, provider="openai-compatible", openai_api_base=server.base_url,
+            home=tmp_path,
+            provider="openai-compatible",
+            openai_api_base=server.base_url,
             max_retries=0,
         )
         with AnalysisAgent(settings) as agent:
@@ -247,9 +270,15 @@ def test_ask_answer_continue_on_one_thread_across_processes(tmp_path: Path) -> N
     def run(step: str) -> dict[str, str]:
         done = subprocess.run(
             [sys.executable, "-c", CHILD, step],
-            capture_output=True, text=True, check=True, cwd=tmp_path,
-            env={"KEIRI_AGENT_HOME": str(tmp_path), "PATH": "/usr/bin:/bin",
-                 "OPENBLAS_NUM_THREADS": "1"},
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=tmp_path,
+            env={
+                "KEIRI_AGENT_HOME": str(tmp_path),
+                "PATH": "/usr/bin:/bin",
+                "OPENBLAS_NUM_THREADS": "1",
+            },
         )
         return json.loads(done.stdout.strip().splitlines()[-1])
 

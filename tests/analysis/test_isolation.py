@@ -23,6 +23,7 @@ from keiri_agent.agents.analysis.isolation import (
     run_isolated,
 )
 from keiri_agent.agents.analysis.registry import DatasetRegistry
+from keiri_agent.demo import sample_data_path
 from keiri_agent.errors import (
     ActionMemoryError,
     ActionTimeoutError,
@@ -33,6 +34,7 @@ from keiri_agent.errors import (
 
 pytestmark = pytest.mark.skipif(not isolation_available(), reason="needs os.fork")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+SAMPLE_SALES = sample_data_path()
 LIMITS: dict[str, Any] = {"timeout_s": 10.0, "memory_mb": 256}
 
 
@@ -126,7 +128,8 @@ def test_instance_code_round_trips() -> None:
 
 def test_builtin_exception_keeps_type_and_child_traceback() -> None:
     def fail() -> None:
-        {}["missing"]
+        empty: dict[str, int] = {}
+        empty["missing"] += 1
 
     with pytest.raises(KeyError, match="missing") as info:
         run_isolated(fail, **LIMITS)
@@ -195,7 +198,7 @@ def test_memory_limit_on_memory_reserved_before_the_fork() -> None:
     before = _children()
     reserved = np.empty(500 * 2**20 // 8)  # mapped, not touched: not resident yet
     with pytest.raises(ActionMemoryError) as info:
-        run_isolated(lambda: float(reserved.fill(1.0) or 0), timeout_s=20, memory_mb=150)
+        run_isolated(lambda: reserved.fill(1.0), timeout_s=20, memory_mb=150)
     assert info.value.details["peak_growth_mb"] > 150
     assert _children() <= before
 
@@ -223,7 +226,7 @@ def test_threads_in_child_are_not_counted_as_memory() -> None:
 
 def test_registered_frame_survives_failed_actions() -> None:
     registry = DatasetRegistry(max_bytes=10 * 2**20)
-    dataset_id = registry.load_path(EXAMPLES / "sales.csv")
+    dataset_id = registry.load_path(SAMPLE_SALES)
     frame = registry.get(dataset_id)
     expected = frame.groupby("地域")["売上"].sum()
     with pytest.raises(ActionTimeoutError):

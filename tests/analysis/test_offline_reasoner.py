@@ -693,7 +693,13 @@ def test_benchmark_accuracy_stays_high() -> None:
     ],
 )
 def test_summary_request_finalizes_when_something_ran(text: str) -> None:
-    artifact = {"artifact_id": "t1", "kind": "text", "title": "x", "description": "", "payload": "y"}
+    artifact = {
+        "artifact_id": "t1",
+        "kind": "text",
+        "title": "x",
+        "description": "",
+        "payload": "y",
+    }
     with_results = ReasonInput(
         messages=[HumanMessage(text)],
         dataset_id="ds_1",
@@ -701,7 +707,5 @@ def test_summary_request_finalizes_when_something_ran(text: str) -> None:
         artifacts=[artifact],  # type: ignore[list-item]
     )
     assert OfflineReasoner().decide(with_results).next_action == "finalize"
-    nothing_yet = ReasonInput(
-        messages=[HumanMessage(text)], dataset_id="ds_1", dataset_summary=JA
-    )
+    nothing_yet = ReasonInput(messages=[HumanMessage(text)], dataset_id="ds_1", dataset_summary=JA)
     assert OfflineReasoner().decide(nothing_yet).next_action == "ask"

@@ -20,7 +20,6 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from keiri_agent.agents.analysis import executor
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
 from keiri_agent.agents.analysis.plots import FONT_FAMILY, run_plot
 from keiri_agent.agents.analysis.specs import PLOT_KINDS, parse_plot_spec
@@ -379,7 +378,7 @@ def test_every_kind_writes_no_file(
 ) -> None:
     before = sales_frame.copy()
     for raw in ALL_KINDS:
-        result = executor.run_plot(raw, sales_frame)
+        result = run_plot(raw, sales_frame)
         assert_png(result)
         assert result.run_log["spec"]["kind"] == raw["kind"]
     assert list(keiri_home.iterdir()) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import threading
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -12,9 +13,11 @@ from openpyxl import Workbook
 
 from keiri_agent.agents.analysis import registry as registry_module
 from keiri_agent.agents.analysis.registry import DatasetRegistry, excel_sheet_names
+from keiri_agent.demo import sample_data_path
 from keiri_agent.errors import DatasetError, UnknownDatasetError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+SAMPLE_SALES = sample_data_path()
 SUMMARY_KEYS = {"dataset_id", "name", "rows", "columns", "memory_mb"}
 COLUMN_KEYS = {"name", "dtype", "kind", "missing", "unique", "examples"}
 JA_CSV = "地域,売上,日付\n関東,1200,2025-01-31\n近畿,800,2025-02-01\n九州,,2025-02-02\n"
@@ -27,7 +30,8 @@ def registry() -> DatasetRegistry:
 
 def _xlsx(sheets: dict[str, list[list[object]]]) -> bytes:
     workbook = Workbook()
-    workbook.remove(workbook.active)
+    for sheet in list(workbook.worksheets):
+        workbook.remove(sheet)
     for title, rows in sheets.items():
         sheet = workbook.create_sheet(title)
         for row in rows:
@@ -37,7 +41,7 @@ def _xlsx(sheets: dict[str, list[list[object]]]) -> bytes:
     return buffer.getvalue()
 
 
-def _column(registry: DatasetRegistry, dataset_id: str, name: str) -> dict[str, object]:
+def _column(registry: DatasetRegistry, dataset_id: str, name: str) -> dict[str, Any]:
     return next(c for c in registry.summary(dataset_id)["columns"] if c["name"] == name)
 
 
@@ -64,7 +68,7 @@ def test_cp932_sample_file(registry: DatasetRegistry) -> None:
 
 
 def test_bundled_sales_sample(registry: DatasetRegistry) -> None:
-    dataset_id = registry.load_path(EXAMPLES / "sales.csv")
+    dataset_id = registry.load_path(SAMPLE_SALES)
     summary = registry.summary(dataset_id)
     assert 2900 <= summary["rows"] <= 3100
     frame = registry.get(dataset_id)
@@ -137,9 +141,9 @@ def test_dates_are_converted(registry: DatasetRegistry) -> None:
     assert frame["stamp"].iloc[0] == pd.Timestamp("2025-01-31 10:30")
     assert not pd.api.types.is_datetime64_any_dtype(frame["mixed"])
     assert len(frame) == 3  # the all-empty row is dropped
-    column = _column(registry, dataset_id, "slash")
-    assert column["kind"] == "datetime"
-    assert column["examples"][0] == "2025-01-31"
+    info = _column(registry, dataset_id, "slash")
+    assert info["kind"] == "datetime"
+    assert info["examples"][0] == "2025-01-31"
 
 
 def test_thousands_separators_become_numbers(registry: DatasetRegistry) -> None:

@@ -49,10 +49,12 @@ def test_upload_question_artifacts_and_report(page: AppTest) -> None:
     assert any("売上_sum" in table.columns for table in tables)
     grouped = next(table for table in tables if "売上_sum" in table.columns)
     assert dict(zip(grouped["地域"], grouped["売上_sum"], strict=True)) == {
-        "関東": 520, "近畿": 300, "九州": 80,
+        "関東": 520,
+        "近畿": 300,
+        "九州": 80,
     }
-    labels = [button.label for button in page.get("download_button")]
-    assert any("Markdown" in str(label) for label in labels) or labels
+    labels = [button.proto.label for button in page.get("download_button")]
+    assert labels == ["レポート（Markdown）をダウンロード", "レポートと図（ZIP）をダウンロード"]
 
 
 def test_bad_upload_shows_a_clear_error(page: AppTest) -> None:
@@ -60,3 +62,12 @@ def test_bad_upload_shows_a_clear_error(page: AppTest) -> None:
     page.run()
     assert not page.exception, page.exception
     assert page.sidebar.error, "an empty file must be refused with an error"
+
+
+def test_plot_question_shows_the_figure_inline(page: AppTest) -> None:
+    page.file_uploader[0].upload("売上.csv", CSV, "text/csv")
+    page.run()
+    page.chat_input[0].set_value("売上の分布をヒストグラムで見せて").run()
+    assert not page.exception, page.exception
+    assert page.get("image"), "the histogram must be shown as an image"
+    assert "## 根拠" in _texts(page)

@@ -7,6 +7,7 @@ Exit codes: 0 success, 1 a reported failure (bad file, bad spec, LLM error),
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -74,7 +75,8 @@ def analyze(
         typer.Option(help="Run a spec (or a JSON list of specs) directly, without the reasoner."),
     ] = None,
     thread: Annotated[
-        str | None, typer.Option(help="Conversation id; reuse it to continue (e.g. answer a question).")
+        str | None,
+        typer.Option(help="Conversation id; reuse it to continue (e.g. answer a question)."),
     ] = None,
     out: Annotated[
         Path | None, typer.Option(help="Folder for report.md and figures/*.png.")
@@ -112,7 +114,9 @@ def analyze(
                             "results": [
                                 {
                                     "run_log": result.run_log,
-                                    "artifacts": [artifact_json(a, files) for a in result.artifacts],
+                                    "artifacts": [
+                                        artifact_json(a, files) for a in result.artifacts
+                                    ],
                                 }
                                 for result in results
                             ],
@@ -124,7 +128,9 @@ def analyze(
                 return
             assert question is not None
             turn = agent.ask(
-                question, dataset_id=dataset_id, thread_id=thread,
+                question,
+                dataset_id=dataset_id,
+                thread_id=thread,
                 on_event=_progress_printer(as_json),
             )
     except KeiriAgentError as error:
@@ -152,7 +158,7 @@ def analyze(
     render_markdown(console, turn.reply)
     if turn.next_action == "ask" or turn.report_md is None:
         console.print(
-            f"\n[dim]続けるには: keiri-agent analyze {file} \"回答\" --thread {turn.thread_id}[/dim]"
+            f'\n[dim]続けるには: keiri-agent analyze {file} "回答" --thread {turn.thread_id}[/dim]'
         )
     if out and turn.report_md:
         console.print(f"\n[green]レポートを保存しました:[/green] {out / 'report.md'}")
@@ -206,8 +212,23 @@ def ui(
     """Start the Streamlit app."""
     script = Path(__file__).resolve().parent.parent / "ui" / "app.py"
     command = [
-        sys.executable, "-m", "streamlit", "run", str(script),
-        "--server.port", str(port), "--server.address", host,
-        "--browser.gatherUsageStats", "false",
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(script),
+        "--server.port",
+        str(port),
+        "--server.address",
+        host,
+        "--browser.gatherUsageStats",
+        "false",
     ]
-    raise typer.Exit(subprocess.call(command))
+    # One BLAS thread per process: analysis actions run in forked children (see isolation.py).
+    env = {
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        **os.environ,
+    }
+    raise typer.Exit(subprocess.call(command, env=env))

@@ -8,6 +8,7 @@ The page only calls ``AnalysisAgent``; what it keeps in ``st.session_state``:
 from __future__ import annotations
 
 import io
+import re
 import uuid
 import zipfile
 from typing import Any
@@ -22,8 +23,14 @@ from keiri_agent.demo import sample_data_path
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.ui.components import provider_banner, render_artifact
 
+FIGURE_LINK = re.compile(r"!\[([^\]]*)\]\(figures/[^)]+\)")
 FILE_TYPES = ["csv", "tsv", "txt", "xlsx", "xlsm"]
-NODE_LABELS = {"reason": "判断", "act": "分析の実行", "out_of_scope": "範囲外の応答", "report": "レポート作成"}
+NODE_LABELS = {
+    "reason": "判断",
+    "act": "分析の実行",
+    "out_of_scope": "範囲外の応答",
+    "report": "レポート作成",
+}
 
 
 def _agent() -> AnalysisAgent:
@@ -46,9 +53,16 @@ def report_zip(turn: TurnResult) -> bytes:
     return buffer.getvalue()
 
 
+def _inline_figures_note(report_md: str) -> str:
+    """The report for on-screen reading: figure links point at files only the ZIP has."""
+    return FIGURE_LINK.sub(r"*（図「\1」は会話の中に表示しています）*", report_md)
+
+
 def _dataset_section(agent: AnalysisAgent) -> None:
     st.sidebar.header("データ")
-    upload = st.sidebar.file_uploader("CSV / TSV / Excel ファイル", type=FILE_TYPES, key="analysis.upload")
+    upload = st.sidebar.file_uploader(
+        "CSV / TSV / Excel ファイル", type=FILE_TYPES, key="analysis.upload"
+    )
     sheet: str | None = None
     if upload is not None and upload.name.lower().endswith((".xlsx", ".xlsm")):
         try:
@@ -72,13 +86,18 @@ def _dataset_section(agent: AnalysisAgent) -> None:
     if st.sidebar.button("サンプルデータを使う", key="analysis.sample"):
         st.session_state["analysis.dataset_id"] = agent.load_file(sample_data_path())
         st.session_state["analysis.loaded"] = "sample"
-    dataset_id = st.session_state.get("analysis.dataset_id")
-    if dataset_id:
-        summary = agent.registry.summary(dataset_id)
-        st.sidebar.success(f"{summary['name']}: {summary['rows']:,} 行 × {len(summary['columns'])} 列")
+    current: str | None = st.session_state.get("analysis.dataset_id")
+    if current:
+        summary = agent.registry.summary(current)
+        st.sidebar.success(
+            f"{summary['name']}: {summary['rows']:,} 行 × {len(summary['columns'])} 列"
+        )
         with st.sidebar.expander("列の一覧"):
             st.dataframe(
-                [{"列": c["name"], "種類": c["kind"], "欠損": c["missing"]} for c in summary["columns"]],
+                [
+                    {"列": c["name"], "種類": c["kind"], "欠損": c["missing"]}
+                    for c in summary["columns"]
+                ],
                 hide_index=True,
             )
     if st.sidebar.button("会話をリセット", key="analysis.reset"):
@@ -86,7 +105,9 @@ def _dataset_section(agent: AnalysisAgent) -> None:
         st.session_state["analysis.thread_id"] = uuid.uuid4().hex
 
 
-def _render_turn(index: int, question: str, turn: TurnResult | None, error: dict[str, Any] | None) -> None:
+def _render_turn(
+    index: int, question: str, turn: TurnResult | None, error: dict[str, Any] | None
+) -> None:
     with st.chat_message("user"):
         st.markdown(question)
     with st.chat_message("assistant"):
@@ -100,7 +121,7 @@ def _render_turn(index: int, question: str, turn: TurnResult | None, error: dict
             render_artifact(artifact)
         if turn.report_md is not None:
             with st.expander("レポート", expanded=True):
-                st.markdown(turn.report_md)
+                st.markdown(_inline_figures_note(turn.report_md))
             st.download_button(
                 "レポート（Markdown）をダウンロード",
                 turn.report_md.encode("utf-8"),
@@ -125,11 +146,14 @@ def render_analysis_page() -> None:
     provider_banner(settings)
     agent = _agent()
     st.title("データ分析")
-    st.caption("CSV / Excel をアップロードして、日本語または英語で質問してください。例: 「地域別の売上の合計と平均を見せて」")
+    st.caption(
+        "CSV / Excel をアップロードして、日本語または英語で質問してください。"
+        "例: 「地域別の売上の合計と平均を見せて」"
+    )
     _dataset_section(agent)
     turns: list[dict[str, Any]] = st.session_state["analysis.turns"]
-    for index, item in enumerate(turns):
-        _render_turn(index, item["question"], item.get("turn"), item.get("error"))
+    for index, earlier in enumerate(turns):
+        _render_turn(index, earlier["question"], earlier.get("turn"), earlier.get("error"))
     question = st.chat_input("質問を入力", key="analysis.chat")
     if not question:
         return

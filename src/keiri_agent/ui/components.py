@@ -28,8 +28,10 @@ def render_artifact(artifact: Artifact) -> None:
     if artifact["description"]:
         st.caption(artifact["description"])
     if artifact["kind"] == "table" and isinstance(payload, dict):
-        frame = pd.DataFrame.from_records(payload.get("records", []), columns=payload.get("columns"))
-        st.dataframe(frame, hide_index=True, use_container_width=True)
+        frame = pd.DataFrame.from_records(
+            payload.get("records", []), columns=payload.get("columns")
+        )
+        st.dataframe(frame, hide_index=True, width="stretch")
         total = payload.get("total_rows", len(frame))
         if total > len(frame):
             st.caption(f"全 {total} 行中 {len(frame)} 行を表示")

@@ -14,8 +14,9 @@ import pandas as pd
 from pydantic import BaseModel
 
 from keiri_agent.agents.analysis.artifacts import ActionResult
-from keiri_agent.agents.analysis.executor import run_analysis, run_plot
+from keiri_agent.agents.analysis.executor import run_analysis
 from keiri_agent.agents.analysis.isolation import run_isolated
+from keiri_agent.agents.analysis.plots import run_plot
 from keiri_agent.agents.analysis.registry import DatasetRegistry
 from keiri_agent.agents.analysis.specs import check_columns, parse_analysis_spec, parse_plot_spec
 from keiri_agent.config import Settings

@@ -3,7 +3,7 @@
     from keiri_agent.agents.analysis import AnalysisAgent
 
     with AnalysisAgent() as agent:                      # settings from env / .env
-        dataset_id = agent.load_file("examples/sales.csv")
+        dataset_id = agent.load_file("sales.csv")
         turn = agent.ask("地域別の売上の合計と平均を見せて", dataset_id=dataset_id)
         print(turn.report_md or turn.reply)
 

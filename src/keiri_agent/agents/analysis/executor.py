@@ -9,13 +9,8 @@ written to disk.
 
 from __future__ import annotations
 
-import datetime as dt
-import importlib.util
-import math
 import time
-import uuid
-from collections.abc import Callable, Mapping, Sequence
-from decimal import Decimal
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -23,12 +18,22 @@ import pandas as pd
 
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
 from keiri_agent.agents.analysis.filters import apply_filters
+from keiri_agent.agents.analysis.results import (
+    check_aggregation,
+    display_label,
+    format_number,
+    is_numeric_column,
+    kind_label,
+    make_run_log,
+    scope_text,
+    table_artifact,
+    text_artifact,
+)
 from keiri_agent.agents.analysis.specs import (
     ColumnSummarySpec,
     CorrelationMatrixSpec,
     DatasetOverviewSpec,
     DuplicateCheckSpec,
-    Filter,
     GroupbyAggSpec,
     MissingnessSpec,
     ShareRatioSpec,
@@ -48,7 +53,7 @@ AnalysisSpecModel = (
 )
 _Outcome = tuple[list[Artifact], dict[str, Any]]
 _CORR_CHUNK_ROWS = 1 << 18
-_METHOD_LABELS = {"pearson": "ピアソン", "spearman": "スピアマン", "kendall": "ケンドール"}
+_METHOD_LABELS = {"pearson": "ピアソン", "spearman": "スピアマン"}
 
 
 def run_analysis(spec: AnalysisSpecModel | Mapping[str, Any], df: pd.DataFrame) -> ActionResult:
@@ -366,14 +371,8 @@ def _correlation_matrix(spec: CorrelationMatrixSpec, data: pd.DataFrame) -> _Out
 
 def _correlate(frame: pd.DataFrame, method: str) -> pd.DataFrame:
     """``frame.corr(method)``, with a faster exact path when no value is missing."""
-    if method == "kendall" and importlib.util.find_spec("scipy") is None:
-        raise SpecError(
-            "method 'kendall' needs scipy, which is not installed",
-            hint="use method 'pearson' or 'spearman'",
-            details={"field": "method", "value": "kendall", "valid": ["pearson", "spearman"]},
-        )
     complete = len(frame) >= 2 and not any(frame[c].hasnans for c in frame.columns)
-    if method == "kendall" or not complete:
+    if not complete:
         return frame.corr(method=method)  # type: ignore[arg-type]
     columns = [frame[c] for c in frame.columns]
     if method == "spearman":
@@ -416,187 +415,3 @@ _HANDLERS: dict[str, Callable[[Any, pd.DataFrame], _Outcome]] = {
     "share_ratio": _share_ratio,
     "correlation_matrix": _correlation_matrix,
 }
-
-
-def run_plot(spec: Any, df: pd.DataFrame) -> ActionResult:
-    """Draw one plot spec on ``df``; see ``plots.run_plot``."""
-    return _plots.run_plot(spec, df)
-
-
-# Result helpers, shared with plots.py.
-
-TABLE_ROW_LIMIT = 1000
-MISSING_LABEL = "(欠損)"
-AGG_LABELS = {
-    "sum": "合計",
-    "mean": "平均",
-    "median": "中央値",
-    "min": "最小",
-    "max": "最大",
-    "count": "件数",
-    "nunique": "ユニーク数",
-    "std": "標準偏差",
-}
-
-
-def new_artifact_id(prefix: str) -> str:
-    """A fresh artifact id such as ``groupby_agg_3f9a1c2e``."""
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
-
-
-def json_value(value: Any) -> Any:
-    """``value`` as JSON: numpy scalars → Python, NaN/NaT/NA → None, dates → ISO strings."""
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, np.datetime64):
-        return None if np.isnat(value) else pd.Timestamp(value).isoformat()
-    if isinstance(value, np.timedelta64):
-        return None if np.isnat(value) else str(pd.Timedelta(value))
-    if isinstance(value, np.generic):
-        return json_value(value.item())
-    if isinstance(value, dt.datetime | dt.date | dt.time):
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        return json_value(float(value))
-    if isinstance(value, list | tuple):
-        return [json_value(item) for item in value]
-    if isinstance(value, dict):
-        return {str(key): json_value(item) for key, item in value.items()}
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return str(value)
-
-
-def table_payload(frame: pd.DataFrame, limit: int = TABLE_ROW_LIMIT) -> dict[str, Any]:
-    """``{"columns", "records", "total_rows"}`` with at most ``limit`` JSON-compatible records."""
-    head = frame.head(limit)
-    columns = [str(column) for column in head.columns]
-    values = [[json_value(v) for v in head.iloc[:, i].tolist()] for i in range(len(columns))]
-    records = [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)]
-    return {"columns": columns, "records": records, "total_rows": len(frame)}
-
-
-def table_artifact(
-    frame: pd.DataFrame, prefix: str, title: str, description: str, limit: int = TABLE_ROW_LIMIT
-) -> Artifact:
-    """A table artifact; the description says when the records were cut to ``limit``."""
-    if len(frame) > limit:
-        description = f"{description}（{len(frame):,} 行のうち先頭 {limit:,} 行を表示）"
-    return Artifact(
-        artifact_id=new_artifact_id(prefix),
-        kind="table",
-        title=title,
-        description=description,
-        payload=table_payload(frame, limit),
-    )
-
-
-def text_artifact(text: str, prefix: str, title: str, description: str = "") -> Artifact:
-    """A short text artifact (the key facts of a result)."""
-    return Artifact(
-        artifact_id=new_artifact_id(prefix),
-        kind="text",
-        title=title,
-        description=description,
-        payload=text,
-    )
-
-
-def display_label(value: Any) -> str:
-    """A group key for text and axes: missing → "(欠損)", midnight timestamps as dates."""
-    if value is None or (not isinstance(value, str) and bool(pd.isna(value))):
-        return MISSING_LABEL
-    if isinstance(value, pd.Timestamp):
-        return value.strftime("%Y-%m-%d") if value == value.normalize() else str(value)
-    return str(value)
-
-
-def format_number(value: Any) -> str:
-    """A number for Japanese text: thousands separators, few decimals; missing → "—"."""
-    plain = json_value(value)
-    if plain is None:
-        return "—"
-    if isinstance(plain, bool) or not isinstance(plain, int | float):
-        return str(plain)
-    if isinstance(plain, int):
-        return f"{plain:,}"
-    if plain.is_integer() and abs(plain) < 1e15:
-        return f"{plain:,.0f}"
-    return f"{plain:,.1f}" if abs(plain) >= 100 else f"{plain:.4g}"
-
-
-def is_numeric_column(series: pd.Series) -> bool:
-    """True for numeric columns other than true/false ones."""
-    dtype = series.dtype
-    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
-
-
-def kind_label(series: pd.Series) -> str:
-    """The kind of a column in Japanese (数値, 文字列, 日付 ...)."""
-    dtype = series.dtype
-    if pd.api.types.is_bool_dtype(dtype):
-        return "真偽"
-    if isinstance(dtype, pd.CategoricalDtype):
-        return "カテゴリ"
-    if pd.api.types.is_numeric_dtype(dtype):
-        return "数値"
-    if pd.api.types.is_datetime64_any_dtype(dtype):
-        return "日付"
-    if pd.api.types.is_timedelta64_dtype(dtype):
-        return "期間"
-    return "文字列"
-
-
-def check_aggregation(series: pd.Series, agg: str, field: str) -> None:
-    """Raise SpecError when ``agg`` makes no sense for the column (e.g. sum of text)."""
-    if agg in ("count", "nunique", "min", "max"):
-        return
-    dtype = series.dtype
-    if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
-        return
-    if agg in ("mean", "median") and pd.api.types.is_datetime64_any_dtype(dtype):
-        return
-    raise SpecError(
-        f"{field}: {agg!r} needs a numeric column, but {series.name!r} is {kind_label(series)} "
-        f"({dtype})",
-        hint="use count, nunique, min or max for this column, or pick a numeric column",
-        details={"field": field, "value": agg, "valid": ["count", "nunique", "min", "max"]},
-    )
-
-
-def scope_text(rows_in: int, rows_after: int, filters: Sequence[Filter]) -> str:
-    """ "対象: 120 / 1,000 行（条件: 地域 == '東京'）。" for a description."""
-    if not filters:
-        return f"対象: {rows_in:,} 行。"
-    parts = []
-    for condition in filters:
-        if condition.op in ("is_null", "not_null"):
-            word = "が欠損" if condition.op == "is_null" else "が欠損でない"
-            parts.append(f"{condition.col} {word}")
-        else:
-            parts.append(f"{condition.col} {condition.op} {condition.value!r}")
-    return f"対象: {rows_after:,} / {rows_in:,} 行（条件: {' かつ '.join(parts)}）。"
-
-
-def make_run_log(
-    spec: Any, rows_in: int, rows_after: int, started: float, details: dict[str, Any]
-) -> dict[str, Any]:
-    """The reproduction summary: spec, rows before/after filters, elapsed time, op details."""
-    log: dict[str, Any] = {
-        "spec": spec.model_dump(mode="json", exclude_none=True),
-        "rows_in": rows_in,
-        "rows_after_filters": rows_after,
-        "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
-    }
-    if details:
-        log["details"] = details
-    return log
-
-
-# plots.py imports the helpers above; importing it last keeps the cycle safe in either
-# import order and loads matplotlib (and the font) before any fork.
-from keiri_agent.agents.analysis import plots as _plots  # noqa: E402

@@ -78,7 +78,11 @@ def build_graph(parts: AnalysisGraphParts) -> StateGraph:
             note = (
                 f"1回の依頼で実行できる上限（{parts.max_steps_per_turn} ステップ）に達したため、"
                 "ここで停止しました。"
-                + ("ここまでの結果でレポートを作成します。" if done else "依頼を具体的にして再度お試しください。")
+                + (
+                    "ここまでの結果でレポートを作成します。"
+                    if done
+                    else "依頼を具体的にして再度お試しください。"
+                )
             )
             return {
                 "step_count": steps,

@@ -29,7 +29,8 @@ from matplotlib.text import Text
 from matplotlib.ticker import StrMethodFormatter
 
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
-from keiri_agent.agents.analysis.executor import (
+from keiri_agent.agents.analysis.filters import apply_filters, looks_like_dates, to_datetime_column
+from keiri_agent.agents.analysis.results import (
     AGG_LABELS,
     check_aggregation,
     display_label,
@@ -41,7 +42,6 @@ from keiri_agent.agents.analysis.executor import (
     table_artifact,
     text_artifact,
 )
-from keiri_agent.agents.analysis.filters import apply_filters, looks_like_dates, to_datetime_column
 from keiri_agent.agents.analysis.specs import (
     BarPlotSpec,
     BoxPlotSpec,

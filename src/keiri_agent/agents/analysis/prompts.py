@@ -18,7 +18,7 @@ next_action:
 
 Rules:
 - Use column names exactly as in the dataset summary; never invent columns.
-- Do not repeat an action that already ran in this turn. Several specs may be needed for one request:
+- Do not repeat an action that already ran in this turn. One request may need several specs:
   run them one per step, then finalize.
 - When last_error is set, read it: fix the spec (use the suggested column or op, relax filters, pick
   another plot or aggregation) or ask the user; never repeat the same failing spec.

@@ -11,6 +11,15 @@ by ``dataset_id`` and read its cached summary every step. Loading normalises the
   ``2025年1月31日``, optionally with a time) become ``datetime64``; text columns whose
   values are all numbers and include thousands separators or a currency mark
   (``1,234``, ``¥1,234``, ``△1,234`` for negatives) become numbers.
+
+The summary (computed once at load, returned as a copy) is the contract agents use::
+
+    {"dataset_id": str, "name": str, "rows": int, "memory_mb": float,
+     "columns": [{"name": str, "dtype": str,
+                  "kind": "numeric" | "datetime" | "categorical" | "text" | "boolean",
+                  "missing": int, "unique": int, "examples": [str, ...]}]}  # <= 3 examples
+
+``categorical``: non-numeric with at most 50 distinct values or 5% of the rows.
 """
 
 from __future__ import annotations
@@ -293,7 +302,7 @@ def _example(value: Any) -> str:
 
 
 def summarize(frame: pd.DataFrame, dataset_id: str, name: str) -> dict[str, Any]:
-    """The summary agents read every step (the contract documented in the module)."""
+    """The summary agents read every step (the contract in the module docstring)."""
     rows = len(frame)
     columns = []
     for column in frame.columns:

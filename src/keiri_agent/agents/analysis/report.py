@@ -73,7 +73,9 @@ def evidence_actions(
     return done or [action for action in action_history if action.get("ok")]
 
 
-def evidence_artifacts(artifacts: Sequence[Artifact], actions: Sequence[dict[str, Any]]) -> list[Artifact]:
+def evidence_artifacts(
+    artifacts: Sequence[Artifact], actions: Sequence[dict[str, Any]]
+) -> list[Artifact]:
     by_id = {artifact["artifact_id"]: artifact for artifact in artifacts}
     ids = [i for action in actions for i in action.get("artifact_ids", [])]
     return [by_id[i] for i in ids if i in by_id]
@@ -138,7 +140,10 @@ class ReportWriter:
     """Writes the final Markdown; ``chat_model`` None means offline (rule-based) mode."""
 
     def __init__(
-        self, chat_model: BaseChatModel | None = None, *, method: str = "function_calling",
+        self,
+        chat_model: BaseChatModel | None = None,
+        *,
+        method: str = "function_calling",
         reasks: int = 2,
     ) -> None:
         self.chat_model = chat_model
@@ -181,7 +186,12 @@ class ReportWriter:
             assert isinstance(prose, ReportProse)
             conclusions, suggestions = prose.conclusions, prose.suggestions
         return _assemble(
-            request, conclusions, evidence_md, assumptions, actions, suggestions,
+            request,
+            conclusions,
+            evidence_md,
+            assumptions,
+            actions,
+            suggestions,
             offline=self.chat_model is None,
         )
 
@@ -266,8 +276,13 @@ def out_of_scope_reply(rationale: str, summary: dict[str, Any] | None) -> str:
     if groups and numeric:
         options.append(f"{groups[0]} 別の {numeric[0]} を集計する（groupby_agg）")
     if len(numeric) >= 2:
-        options.append(f"{numeric[0]} と {numeric[1]} の関係を散布図・相関で見る（scatter / correlation_matrix）")
-    options.append("データの概要・欠損・重複を確認する（dataset_overview / missingness / duplicate_check）")
+        options.append(
+            f"{numeric[0]} と {numeric[1]} の関係を散布図・相関で見る"
+            "（scatter / correlation_matrix）"
+        )
+    options.append(
+        "データの概要・欠損・重複を確認する（dataset_overview / missingness / duplicate_check）"
+    )
     reason = f"（{rationale}）" if rationale else ""
     return (
         f"申し訳ありませんが、このご依頼は対応範囲外です{reason}。"

@@ -55,7 +55,7 @@ class Filter(_Spec):
     @classmethod
     def _in_needs_list(cls, value: Any, info: Any) -> Any:
         if info.data.get("op") == "in" and not isinstance(value, list | tuple):
-            raise ValueError("operator 'in' needs a list value, e.g. [\"東京\", \"大阪\"]")
+            raise ValueError('operator \'in\' needs a list value, e.g. ["東京", "大阪"]')
         return value
 
 
@@ -132,7 +132,7 @@ class CorrelationMatrixSpec(_AnalysisBase):
     op: Literal["correlation_matrix"] = "correlation_matrix"
     columns: list[str] | None = None
     max_columns: int = Field(default=10, ge=2, le=50)
-    method: Literal["pearson", "spearman", "kendall"] = "pearson"
+    method: Literal["pearson", "spearman"] = "pearson"
 
 
 AnalysisSpec = Annotated[
@@ -230,7 +230,7 @@ def _check_tags(raw: dict[str, Any], tag: str, choices: tuple[str, ...], what: s
     if value is None:
         raise SpecError(
             f"{what} has no {tag!r}; valid: {', '.join(choices)}",
-            hint=f"add \"{tag}\": one of {', '.join(choices)}",
+            hint=f'add "{tag}": one of {", ".join(choices)}',
             details={"field": tag, "valid": list(choices)},
         )
     if value not in choices:
@@ -244,7 +244,7 @@ def _check_tags(raw: dict[str, Any], tag: str, choices: tuple[str, ...], what: s
         if op not in FILTER_OPS:
             raise SpecError(
                 unknown_choice_message("filter op", str(op), FILTER_OPS),
-                hint="filters are {\"col\": ..., \"op\": ..., \"value\": ...} joined with AND",
+                hint='filters are {"col": ..., "op": ..., "value": ...} joined with AND',
                 details={"field": f"filters[{index}].op", "value": op, "valid": list(FILTER_OPS)},
             )
 

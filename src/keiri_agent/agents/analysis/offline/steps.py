@@ -234,11 +234,7 @@ class StepBuilder:
                     )
                 ],
             )
-        method = (
-            "spearman"
-            if vocab.SPEARMAN.search(self.c.text)
-            else ("kendall" if vocab.KENDALL.search(self.c.text) else "pearson")
-        )
+        method = "spearman" if vocab.SPEARMAN.search(self.c.text) else "pearson"
         cols = self.numeric or None
         return self.step(
             self.t("相関行列", "Correlation matrix"),

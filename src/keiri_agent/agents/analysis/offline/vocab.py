@@ -117,7 +117,6 @@ ROW_NOUNS = re.compile(
 )
 BINS = re.compile(r"(?<!\d)(\d+)\s*(?:bins?|ビン|階級|区間)")
 SPEARMAN = re.compile(r"spearman|スピアマン|順位相関")
-KENDALL = re.compile(r"kendall|ケンドール")
 
 
 def _terms(text: str) -> list[str]:
