@@ -27,7 +27,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 console = Console()
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 
 def _fail(error: KeiriAgentError) -> typer.Exit:
@@ -137,6 +137,7 @@ def analyze(
         raise _fail(error) from None
     files = write_figures(turn.artifacts + turn.report_artifacts, out) if out else {}
     if out and turn.report_md:
+        out.mkdir(parents=True, exist_ok=True)
         (out / "report.md").write_text(turn.report_md, encoding="utf-8")
     if as_json:
         print_json(

@@ -1,0 +1,240 @@
+"""Each analysis op and plot kind on synthetic sales data of 1M and 5M rows.
+
+Prints ``name: value`` lines:
+
+- ``{rows}.{op}.ratio`` — our ``run_analysis`` time ÷ hand-written pandas doing the
+  same work, measured in the same run (median of interleaved repeats). Targets:
+  ≤ 1.2 for groupby_agg and correlation_matrix.
+- ``{rows}.{op}.isolated_s`` / ``.peak_mb`` — the whole action through the forked
+  child with the product's limits (30 s, 1024 MiB beyond the dataset), and the
+  child's peak memory growth; ``.within_limits`` says whether both held.
+- ``{rows}.plot.{kind}.isolated_s`` / ``.peak_mb`` / ``.within_limits`` likewise.
+
+    uv run python benchmarks/analysis_ops.py [--rows 1000000,5000000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import resource
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from keiri_agent.agents.analysis.isolation import configure_blas_threads
+
+configure_blas_threads()
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import psutil  # noqa: E402
+
+from keiri_agent.agents.analysis.executor import run_analysis  # noqa: E402
+from keiri_agent.agents.analysis.isolation import run_isolated  # noqa: E402
+from keiri_agent.agents.analysis.plots import run_plot  # noqa: E402
+from keiri_agent.agents.analysis.specs import parse_analysis_spec, parse_plot_spec  # noqa: E402
+
+TIME_LIMIT_S = 30.0
+MEMORY_LIMIT_MB = 1024
+REGIONS = np.array(["北海道", "東北", "関東", "中部", "近畿", "中国", "四国", "九州"])
+CATEGORIES = np.array(["文房具", "消耗品", "事務機器", "家具", "IT機器"])
+
+
+def make_sales(rows: int, seed: int = 7) -> pd.DataFrame:
+    """Sales-like data: dates, text categories and 12 numeric columns."""
+    rng = np.random.default_rng(seed)
+    quantity = rng.integers(1, 100, rows)
+    price = rng.choice(np.array([120, 180, 2480, 8900, 24800, 128000]), rows)
+    frame = pd.DataFrame(
+        {
+            "日付": pd.Timestamp("2024-01-01") + pd.to_timedelta(rng.integers(0, 730, rows), "D"),
+            "地域": pd.Series(REGIONS[rng.integers(0, len(REGIONS), rows)], dtype="str"),
+            "商品カテゴリ": pd.Series(
+                CATEGORIES[rng.integers(0, len(CATEGORIES), rows)], dtype="str"
+            ),
+            "数量": quantity,
+            "単価": price,
+            "売上": quantity * price,
+            "値引額": rng.random(rows) * 1000,
+        }
+    )
+    for index in range(8):
+        frame[f"指標{index + 1}"] = rng.normal(0, index + 1, rows)
+    return frame
+
+
+def numeric_columns(frame: pd.DataFrame) -> list[str]:
+    return [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c].dtype)]
+
+
+# --- hand-written pandas doing the same work as each op -------------------------------
+
+
+def pandas_overview(df: pd.DataFrame) -> Any:
+    return (df.dtypes, df.count(), df.nunique(), df.memory_usage(deep=True).sum(), df.head(5))
+
+
+def pandas_missingness(df: pd.DataFrame) -> Any:
+    missing = df.isna().sum().sort_values(ascending=False)
+    return missing, missing / len(df), df.isna().any(axis=1).sum()
+
+
+def pandas_column_summary(df: pd.DataFrame) -> Any:
+    numeric = numeric_columns(df)
+    others = [c for c in df.columns if c not in numeric]
+    return df[numeric].describe(), [df[c].value_counts() for c in others]
+
+
+def pandas_duplicates(df: pd.DataFrame) -> Any:
+    return df[df.duplicated(keep=False)].value_counts(dropna=False)
+
+
+def pandas_groupby(df: pd.DataFrame) -> Any:
+    result = (
+        df.groupby("地域", sort=False)
+        .agg(
+            売上_sum=("売上", "sum"),
+            売上_mean=("売上", "mean"),
+            数量_sum=("数量", "sum"),
+            売上_count=("売上", "count"),
+        )
+        .reset_index()
+    )
+    return result.sort_values("売上_sum", ascending=False).head(5)
+
+
+def pandas_share(df: pd.DataFrame) -> Any:
+    totals = df.groupby("商品カテゴリ", sort=False)["売上"].sum().sort_values(ascending=False)
+    share = totals / totals.sum()
+    return share, share.cumsum()
+
+
+def pandas_correlation(df: pd.DataFrame) -> Any:
+    numeric = df[numeric_columns(df)]
+    top = numeric.var().nlargest(10).index
+    return numeric[top].corr()
+
+
+OPS: dict[str, tuple[dict[str, Any], Callable[[pd.DataFrame], Any]]] = {
+    "dataset_overview": ({"op": "dataset_overview"}, pandas_overview),
+    "missingness": ({"op": "missingness"}, pandas_missingness),
+    "column_summary": ({"op": "column_summary"}, pandas_column_summary),
+    "duplicate_check": ({"op": "duplicate_check"}, pandas_duplicates),
+    "groupby_agg": (
+        {
+            "op": "groupby_agg",
+            "group_cols": ["地域"],
+            "metrics": {"売上": ["sum", "mean", "count"], "数量": ["sum"]},
+            "sort": {"by": "売上_sum", "ascending": False},
+            "top_k": 5,
+        },
+        pandas_groupby,
+    ),
+    "share_ratio": (
+        {"op": "share_ratio", "group_col": "商品カテゴリ", "value_col": "売上"},
+        pandas_share,
+    ),
+    "correlation_matrix": ({"op": "correlation_matrix"}, pandas_correlation),
+}
+PLOTS: dict[str, dict[str, Any]] = {
+    "hist": {"kind": "hist", "x": "売上"},
+    "scatter": {"kind": "scatter", "x": "数量", "y": "売上"},
+    "line": {"kind": "line", "x": "日付", "y": "売上", "freq": "M"},
+    "bar": {"kind": "bar", "x": "地域", "y": "売上"},
+    "box": {"kind": "box", "x": "地域", "y": "売上"},
+}
+
+
+def timed(call: Callable[[], Any]) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
+
+
+def interleaved_medians(
+    ours: Callable[[], Any], baseline: Callable[[], Any], repeats: int
+) -> tuple[float, float]:
+    """Median seconds of each, alternating calls so load changes hit both alike."""
+    ours_times, base_times = [], []
+    for _ in range(repeats):
+        ours_times.append(timed(ours))
+        base_times.append(timed(baseline))
+    return statistics.median(ours_times), statistics.median(base_times)
+
+
+def peak_growth_mb(call: Callable[[], Any]) -> float:
+    """Peak resident memory a call adds, measured in a forked child (like an action)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(read_end)
+        start = psutil.Process().memory_info().rss
+        call()
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        os.write(write_end, pickle.dumps(max(0, peak - start) / 1_048_576))
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as reader:
+        data = reader.read()
+    os.waitpid(pid, 0)
+    return float(pickle.loads(data))
+
+
+def report(prefix: str, isolated_s: float, peak_mb: float) -> None:
+    ok = isolated_s <= TIME_LIMIT_S and peak_mb <= MEMORY_LIMIT_MB
+    print(f"{prefix}.isolated_s: {isolated_s:.3f}")
+    print(f"{prefix}.peak_mb: {peak_mb:.0f}")
+    print(f"{prefix}.within_limits: {'yes' if ok else 'NO'}")
+
+
+def bench(rows: int, repeats: int) -> None:
+    frame = make_sales(rows)
+    label = f"{rows // 1_000_000}M" if rows >= 1_000_000 else str(rows)
+    print(f"{label}.dataset_mb: {frame.memory_usage(deep=True).sum() / 1_048_576:.0f}")
+    for name, (raw, baseline) in OPS.items():
+        spec = parse_analysis_spec(raw)
+        ours_s, base_s = interleaved_medians(
+            lambda spec=spec: run_analysis(spec, frame),
+            lambda baseline=baseline: baseline(frame),
+            repeats,
+        )
+        print(f"{label}.{name}.ours_s: {ours_s:.3f}")
+        print(f"{label}.{name}.pandas_s: {base_s:.3f}")
+        print(f"{label}.{name}.ratio: {ours_s / base_s:.2f}")
+        isolated = timed(
+            lambda spec=spec: run_isolated(
+                run_analysis, spec, frame, timeout_s=TIME_LIMIT_S, memory_mb=MEMORY_LIMIT_MB
+            )
+        )
+        report(
+            f"{label}.{name}", isolated, peak_growth_mb(lambda spec=spec: run_analysis(spec, frame))
+        )
+    for kind, raw in PLOTS.items():
+        spec = parse_plot_spec(raw)
+        isolated = timed(
+            lambda spec=spec: run_isolated(
+                run_plot, spec, frame, timeout_s=TIME_LIMIT_S, memory_mb=MEMORY_LIMIT_MB
+            )
+        )
+        report(
+            f"{label}.plot.{kind}",
+            isolated,
+            peak_growth_mb(lambda spec=spec: run_plot(spec, frame)),
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default="1000000,5000000", help="comma-separated row counts")
+    parser.add_argument("--repeats", type=int, default=3, help="timed repeats per op")
+    args = parser.parse_args()
+    print(f"load_average_1m: {os.getloadavg()[0]:.2f}")
+    for rows in (int(value) for value in args.rows.split(",")):
+        bench(rows, args.repeats)
+
+
+if __name__ == "__main__":
+    main()

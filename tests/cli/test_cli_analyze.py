@@ -1,0 +1,147 @@
+"""The ``keiri-agent`` command line: analyze (question and --spec), demo, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from keiri_agent.cli.app import app
+from keiri_agent.demo import sample_data_path
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def sales_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "売上.csv"
+    frame = pd.DataFrame(
+        {
+            "日付": ["2025-01-05", "2025-01-20", "2025-02-03", "2025-02-14"],
+            "地域": ["関東", "近畿", "関東", "九州"],
+            "売上": [100, 250, 300, 80],
+            "数量": [1, 2, 3, 1],
+        }
+    )
+    path.write_bytes(frame.to_csv(index=False).encode("cp932"))
+    return path
+
+
+def test_question_with_json_returns_records_and_report(sales_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app, ["analyze", str(sales_csv), "地域別の売上の合計を見せて", "--json", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["offline"] is True
+    assert data["next_action"] == "finalize"
+    table = next(a for a in data["artifacts"] if a["kind"] == "table")
+    assert {r["地域"]: r["売上_sum"] for r in table["records"]} == {
+        "関東": 400,
+        "近畿": 250,
+        "九州": 80,
+    }
+    assert (out / "report.md").read_text(encoding="utf-8") == data["report_md"]
+
+
+def test_plot_question_writes_png_next_to_the_report(sales_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app, ["analyze", str(sales_csv), "売上の分布をヒストグラムで", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    figures = list((out / "figures").glob("*.png"))
+    assert figures and figures[0].read_bytes().startswith(b"\x89PNG")
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert f"figures/{figures[0].name}" in report
+
+
+def test_ask_then_answer_on_the_same_thread(sales_csv: Path) -> None:
+    first = runner.invoke(app, ["analyze", str(sales_csv), "地域別に集計して", "--json"])
+    assert first.exit_code == 0, first.output
+    asked = json.loads(first.stdout)
+    assert asked["next_action"] == "ask" and asked["questions"]
+    second = runner.invoke(
+        app,
+        ["analyze", str(sales_csv), "売上の平均", "--thread", asked["thread_id"], "--json"],
+    )
+    assert second.exit_code == 0, second.output
+    answered = json.loads(second.stdout)
+    spec = answered["actions"][0]["spec"]
+    assert spec["op"] == "groupby_agg" and spec["metrics"] == {"売上": ["mean"]}
+
+
+def test_spec_file_reproduces_a_result(sales_csv: Path, tmp_path: Path) -> None:
+    specs = tmp_path / "specs.json"
+    specs.write_text(
+        json.dumps(
+            [
+                {"type": "analysis", "op": "share_ratio", "group_col": "地域", "value_col": "売上"},
+                {"type": "plot", "kind": "bar", "x": "地域", "y": "売上"},
+            ],
+            ensure_ascii=False,
+        ),
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["analyze", str(sales_csv), "--spec", str(specs), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    share = data["results"][0]["artifacts"][0]
+    assert share["records"][0]["地域"] == "関東"
+    assert share["records"][0]["構成比"] == pytest.approx(400 / 730)
+    assert any("png_base64" in a for a in data["results"][1]["artifacts"])
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"type": "analysis", "op": "pivot"}, "valid: dataset_overview"),
+        ({"type": "plot", "kind": "hist", "x": "売り上げ"}, "did you mean '売上'"),
+        ("not json", "not valid JSON"),
+    ],
+)
+def test_bad_spec_is_a_reported_failure(
+    sales_csv: Path, tmp_path: Path, spec: object, message: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(spec if isinstance(spec, str) else json.dumps(spec), encoding="utf-8")
+    result = runner.invoke(app, ["analyze", str(sales_csv), "--spec", str(path)])
+    assert result.exit_code == 1
+    assert message in result.output
+
+
+def test_missing_and_empty_files_are_reported(tmp_path: Path) -> None:
+    missing = runner.invoke(app, ["analyze", str(tmp_path / "nope.csv"), "概要"])
+    assert missing.exit_code == 1
+    empty = tmp_path / "empty.csv"
+    empty.write_bytes(b"")
+    result = runner.invoke(app, ["analyze", str(empty), "概要"])
+    assert result.exit_code == 1
+    assert "エラー" in result.output
+
+
+def test_question_and_spec_together_is_a_usage_error(sales_csv: Path, tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["analyze", str(sales_csv), "概要", "--spec", str(tmp_path / "s.json")]
+    )
+    assert result.exit_code == 2
+
+
+def test_demo_ends_with_a_report_covering_three_ops_and_two_plot_kinds(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    result = runner.invoke(app, ["demo", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    report = (out / "report.md").read_text(encoding="utf-8")
+    ops = {
+        op for op in ("dataset_overview", "groupby_agg", "share_ratio") if f'"op": "{op}"' in report
+    }
+    kinds = {kind for kind in ("hist", "line") if f'"kind": "{kind}"' in report}
+    assert len(ops) == 3 and len(kinds) == 2
+    for heading in ("## 結論", "## 根拠", "## 再現要約"):
+        assert heading in report
+    assert len(list((out / "figures").glob("*.png"))) == 2
+    assert sample_data_path().exists()
