@@ -20,36 +20,13 @@ from keiri_agent.agents.analysis.isolation import configure_blas_threads
 
 configure_blas_threads()
 
-import numpy as np  # noqa: E402  (after the BLAS thread defaults)
 import pandas as pd  # noqa: E402
 
 from keiri_agent.agents.analysis.isolation import run_isolated  # noqa: E402
+from synthetic import make_sales  # noqa: E402
 
 RUNS = 30
 SIZES = (1_000_000, 5_000_000)
-REGIONS = np.array(["北海道", "東北", "関東", "中部", "近畿", "中国", "四国", "九州"])
-CATEGORIES = np.array(["文房具", "消耗品", "事務機器", "家具", "IT機器"])
-
-
-def make_frame(rows: int, seed: int = 0) -> pd.DataFrame:
-    """A sales-like frame: ids, dates, text categories (Arrow strings) and numbers."""
-    rng = np.random.default_rng(seed)
-    quantity = rng.integers(1, 100, rows)
-    price = rng.choice(np.array([120, 180, 2480, 8900, 24800, 128000]), rows)
-    return pd.DataFrame(
-        {
-            "注文ID": pd.Series(np.char.add("ORD-", np.arange(rows).astype(str)), dtype="str"),
-            "日付": pd.Timestamp("2024-01-01") + pd.to_timedelta(rng.integers(0, 730, rows), "D"),
-            "地域": pd.Series(REGIONS[rng.integers(0, len(REGIONS), rows)], dtype="str"),
-            "商品カテゴリ": pd.Series(
-                CATEGORIES[rng.integers(0, len(CATEGORIES), rows)], dtype="str"
-            ),
-            "数量": quantity,
-            "単価": price,
-            "売上": quantity * price,
-            "値引額": rng.random(rows) * 1000,
-        }
-    )
 
 
 def median_ms(call: Callable[[], Any], runs: int = RUNS) -> float:
@@ -79,7 +56,7 @@ def rss_mb() -> float:
 def bench(rows: int) -> None:
     """Print the overhead figures with a frame of ``rows`` rows loaded."""
     started = time.perf_counter()
-    frame = make_frame(rows)
+    frame = make_sales(rows, seed=0, extra_numeric=0)
     built_s = time.perf_counter() - started
     label = f"{rows // 1_000_000}M"
     print(f"frame_{label}_memory_mb: {frame.memory_usage(deep=True).sum() / 2**20:.1f}")

@@ -28,7 +28,6 @@ from keiri_agent.agents.analysis.isolation import configure_blas_threads
 
 configure_blas_threads()
 
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import psutil  # noqa: E402
 
@@ -36,34 +35,10 @@ from keiri_agent.agents.analysis.executor import run_analysis  # noqa: E402
 from keiri_agent.agents.analysis.isolation import run_isolated  # noqa: E402
 from keiri_agent.agents.analysis.plots import run_plot  # noqa: E402
 from keiri_agent.agents.analysis.specs import parse_analysis_spec, parse_plot_spec  # noqa: E402
+from synthetic import make_sales  # noqa: E402
 
 TIME_LIMIT_S = 30.0
 MEMORY_LIMIT_MB = 1024
-REGIONS = np.array(["北海道", "東北", "関東", "中部", "近畿", "中国", "四国", "九州"])
-CATEGORIES = np.array(["文房具", "消耗品", "事務機器", "家具", "IT機器"])
-
-
-def make_sales(rows: int, seed: int = 7) -> pd.DataFrame:
-    """Sales-like data: dates, text categories and 12 numeric columns."""
-    rng = np.random.default_rng(seed)
-    quantity = rng.integers(1, 100, rows)
-    price = rng.choice(np.array([120, 180, 2480, 8900, 24800, 128000]), rows)
-    frame = pd.DataFrame(
-        {
-            "日付": pd.Timestamp("2024-01-01") + pd.to_timedelta(rng.integers(0, 730, rows), "D"),
-            "地域": pd.Series(REGIONS[rng.integers(0, len(REGIONS), rows)], dtype="str"),
-            "商品カテゴリ": pd.Series(
-                CATEGORIES[rng.integers(0, len(CATEGORIES), rows)], dtype="str"
-            ),
-            "数量": quantity,
-            "単価": price,
-            "売上": quantity * price,
-            "値引額": rng.random(rows) * 1000,
-        }
-    )
-    for index in range(8):
-        frame[f"指標{index + 1}"] = rng.normal(0, index + 1, rows)
-    return frame
 
 
 def numeric_columns(frame: pd.DataFrame) -> list[str]:
