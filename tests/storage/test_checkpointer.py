@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 from typing import Annotated, TypedDict
 
+import pandas as pd
 import psycopg
 import pytest
 from langchain_core.messages import AIMessage, AnyMessage
@@ -195,3 +196,51 @@ def test_plain_postgresql_urls_use_psycopg3() -> None:
     engine = create_engine(Settings(database_url="postgresql://u:p@127.0.0.1:1/keiri"))
     assert engine.url.drivername == "postgresql+psycopg"
     engine.dispose()
+
+
+def test_postgres_checkpoints_survive_a_restart(postgres_url: str) -> None:
+    settings = Settings(database_url=postgres_url)
+    config: RunnableConfig = {"configurable": {"thread_id": "pg-thread"}}
+    with open_checkpointer(settings) as saver:
+        assert type(saver).__name__ == "PostgresSaver"
+        first = build_graph().compile(checkpointer=saver).invoke({"count": 0, "log": []}, config)
+    with open_checkpointer(settings) as saver:  # a new connection, as after a restart
+        graph = build_graph().compile(checkpointer=saver)
+        assert graph.get_state(config).values == first
+        second = graph.invoke({"count": first["count"], "log": []}, config)
+    assert second == {"count": 2, "log": ["step 1", "step 2"]}
+
+
+def test_postgres_engine_runs_queries(postgres_url: str) -> None:
+    engine = create_engine(Settings(database_url=postgres_url))
+    with engine.connect() as connection:
+        assert connection.execute(text("select 1 + 1")).scalar() == 2
+    engine.dispose()
+
+
+def test_analysis_conversation_continues_on_postgres(postgres_url: str) -> None:
+    from keiri_agent.agents.analysis import AnalysisAgent
+    from keiri_agent.agents.analysis.decision import Decision
+    from keiri_agent.agents.analysis.report import ReportProse
+    from keiri_agent.llm.testing import ScriptedChatModel
+
+    frame = pd.DataFrame({"地域": ["関東", "近畿", "関東"], "売上": [1.0, 2.0, 4.0]})
+    spec = {"op": "groupby_agg", "group_cols": ["地域"], "metrics": {"売上": ["sum"]}}
+    settings = Settings(database_url=postgres_url)
+    ask = ScriptedChatModel(
+        [Decision(next_action="ask", rationale="?", clarifying_questions=["指標は？"])]
+    )
+    with AnalysisAgent(settings, chat_model=ask) as agent:
+        agent.ask("地域別に", dataset_id=agent.registry.add_frame(frame, "f.csv"), thread_id="pg-a")
+    answer = ScriptedChatModel(
+        [
+            Decision(next_action="act", rationale="合計", analysis_spec=spec),
+            Decision(next_action="finalize", rationale="完了"),
+            ReportProse(conclusions=["関東が最大"]),
+        ]
+    )
+    with AnalysisAgent(settings, chat_model=answer) as agent:
+        dataset_id = agent.registry.add_frame(frame, "f.csv")
+        turn = agent.ask("売上の合計", dataset_id=dataset_id, thread_id="pg-a")
+    assert "指標は？" in answer.prompts[0]
+    assert turn.report_md is not None and "関東が最大" in turn.report_md
