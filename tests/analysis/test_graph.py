@@ -291,3 +291,23 @@ def test_ask_answer_continue_on_one_thread_across_processes(tmp_path: Path) -> N
     assert "どの指標を集計しますか" in second["prompt"]
     assert "平均を集計しました" in second["report"]
     assert (tmp_path / ".keiri" / "checkpoints.db").exists()
+
+
+def test_action_over_memory_limit_is_reported_and_dataset_survives(tmp_path: Path) -> None:
+    rows = 300_000
+    frame = pd.DataFrame(
+        {"地域": ["関東", "近畿", "九州"] * (rows // 3), "売上": range(rows), "数量": range(rows)}
+    )
+    replies = [
+        Decision(next_action="act", rationale="重複", analysis_spec={"op": "duplicate_check"}),
+        Decision(
+            next_action="ask", rationale="メモリ不足", clarifying_questions=["列を絞りますか？"]
+        ),
+    ]
+    with make_agent(tmp_path, replies, analysis_memory_mb=2) as agent:
+        dataset_id = agent.registry.add_frame(frame, "big.csv")
+        turn = agent.ask("重複を確認して", dataset_id=dataset_id)
+        error = json.loads(turn.last_error or "{}")
+        assert error["code"] == "ACTION_MEMORY", error
+        assert "列を絞りますか" in turn.reply
+        assert agent.registry.get(dataset_id).equals(frame)

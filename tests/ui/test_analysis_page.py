@@ -71,3 +71,11 @@ def test_plot_question_shows_the_figure_inline(page: AppTest) -> None:
     assert not page.exception, page.exception
     assert page.get("image"), "the histogram must be shown as an image"
     assert "## 根拠" in _texts(page)
+
+
+def test_misconfigured_provider_is_shown_not_crashed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KEIRI_AGENT_PROVIDER", "openai-compatible")  # no base URL
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    assert any("KEIRI_AGENT_OPENAI_API_BASE" in c.value for c in at.caption)

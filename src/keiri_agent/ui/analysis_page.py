@@ -144,7 +144,13 @@ def render_analysis_page() -> None:
     """The page body (called by ``st.navigation``)."""
     settings = Settings()
     provider_banner(settings)
-    agent = _agent()
+    try:
+        agent = _agent()
+    except KeiriAgentError as error:  # e.g. a provider configured without its key
+        st.error(f"[{error.code}] {error.message}")
+        if error.hint:
+            st.caption(f"ヒント: {error.hint}")
+        return
     st.title("データ分析")
     st.caption(
         "CSV / Excel をアップロードして、日本語または英語で質問してください。"
