@@ -13,7 +13,7 @@ import pytest
 
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
 from keiri_agent.agents.analysis.executor import run_analysis
-from keiri_agent.agents.analysis.results import json_value
+from keiri_agent.agents.analysis.results import count_distinct, json_value
 from keiri_agent.agents.analysis.specs import ANALYSIS_OPS, parse_analysis_spec
 from keiri_agent.errors import SpecError
 
@@ -462,3 +462,21 @@ def test_every_op_gives_a_table_and_japanese_titles_without_writing_files(
         json.dumps([a["payload"] for a in result.artifacts])
     assert list(keiri_home.iterdir()) == []
     pd.testing.assert_frame_equal(sales_frame, before)
+
+
+@pytest.mark.parametrize(
+    "series",
+    [
+        pd.Series(np.random.default_rng(1).integers(0, 1000, 200_000)),
+        pd.Series(np.where(np.arange(200_000) % 10 == 0, np.nan, np.arange(200_000) % 777 / 3)),
+        pd.Series(pd.to_datetime(np.arange(200_000) % 5000, unit="D")).where(
+            np.arange(200_000) % 7 > 0
+        ),
+        pd.Series(np.arange(200_000) % 5).astype("Int64").where(np.arange(200_000) % 3 > 0),
+        pd.Series([0.0, -0.0] * 60_000),
+        pd.Series([np.nan] * 150_000),
+        pd.Series(["a", "b", None] * 50_000),
+    ],
+)
+def test_count_distinct_matches_pandas_nunique(series: pd.Series) -> None:
+    assert count_distinct(series) == series.nunique(dropna=True)

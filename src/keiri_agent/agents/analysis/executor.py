@@ -20,6 +20,7 @@ from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
 from keiri_agent.agents.analysis.filters import apply_filters
 from keiri_agent.agents.analysis.results import (
     check_aggregation,
+    count_distinct,
     display_label,
     format_number,
     is_numeric_column,
@@ -104,7 +105,7 @@ def _dataset_overview(spec: DatasetOverviewSpec, data: pd.DataFrame) -> _Outcome
             "種類": [kind_label(data[c]) for c in data.columns],
             "型": [str(data[c].dtype) for c in data.columns],
             "非欠損数": [int(data[c].count()) for c in data.columns],
-            "ユニーク数": [int(data[c].nunique(dropna=True)) for c in data.columns],
+            "ユニーク数": [count_distinct(data[c]) for c in data.columns],
         }
     )
     info.insert(4, "欠損数", rows - info["非欠損数"])

@@ -36,6 +36,7 @@ from typing import Any
 
 import pandas as pd
 
+from keiri_agent.agents.analysis.results import count_distinct
 from keiri_agent.config import Settings
 from keiri_agent.errors import DatasetError, UnknownDatasetError, unknown_choice_message
 
@@ -307,7 +308,7 @@ def summarize(frame: pd.DataFrame, dataset_id: str, name: str) -> dict[str, Any]
     columns = []
     for column in frame.columns:
         series = frame[column]
-        unique = int(series.nunique(dropna=True))
+        unique = count_distinct(series)
         head = series.head(_SAMPLE_ROWS).dropna()
         if head.empty:
             head = series.dropna()

