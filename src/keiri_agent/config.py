@@ -105,6 +105,10 @@ class Settings(BaseSettings):
         description="Workspace: designs/, runs/, logs/ and .keiri/ live here.",
         validation_alias=AliasChoices("KEIRI_AGENT_HOME", "home"),
     )
+    block_spec_dirs: list[Path] = Field(
+        default_factory=list,
+        description="Extra folders of block specs (YAML) for user blocks; JSON list in the env.",
+    )
     database_url: str | None = Field(
         default=None,
         description="SQLAlchemy URL; default SQLite under <home>/.keiri/. postgresql+psycopg://... "

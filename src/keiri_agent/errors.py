@@ -5,13 +5,16 @@
     │   ├── ConfigurationError      settings missing or contradictory
     │   ├── DatasetError            a file that cannot be loaded as a dataset
     │   ├── UnknownDatasetError     a dataset_id that is not registered
-    │   └── SpecError               an analysis/plot spec that is invalid for the data
+    │   ├── SpecError               an analysis/plot spec that is invalid for the data
+    │   └── PlanValidationError     a Plan that fails validation (carries every issue)
     ├── ExecutionError              a failure while running something valid
     │   ├── ActionLimitError        an action went over its time or memory limit
     │   │   ├── ActionTimeoutError
     │   │   └── ActionMemoryError
-    │   └── LLMError                the model service failed or answered unusably
-    └── (control-flow signals live with their engine, e.g. plans/)
+    │   ├── LLMError                the model service failed or answered unusably
+    │   └── BlockError              a Plan block failed (seed 002 §9: code, details,
+    │                               input_snapshot, hint, recoverable)
+    └── (control-flow signals live with their engine, e.g. plans.runner.InputRequired)
 
 Every error carries a ``code`` (stable, machine-readable), a human ``message``,
 an optional ``hint`` saying how to fix it, and ``details`` (JSON-compatible).
@@ -116,6 +119,94 @@ class LLMError(ExecutionError):
     """The model service failed, or its answer could not be used after re-asks."""
 
     code = "LLM_ERROR"
+
+
+class PlanValidationError(UserInputError):
+    """A Plan that does not validate; ``issues`` holds every problem found."""
+
+    code = "PLAN_INVALID"
+
+    def __init__(self, message: str, *, issues: list[Any], hint: str | None = None) -> None:
+        super().__init__(message, hint=hint, details={"issues": issues})
+        self.issues = issues
+
+
+class BlockErrorCode:
+    """The seed's block error codes (§9.1) and the ones the engine adds."""
+
+    INPUT_VALIDATION_FAILED = "INPUT_VALIDATION_FAILED"
+    OUTPUT_SCHEMA_MISMATCH = "OUTPUT_SCHEMA_MISMATCH"
+    DEPENDENCY_NOT_FOUND = "DEPENDENCY_NOT_FOUND"
+    API_ERROR = "API_ERROR"
+    TIMEOUT_ERROR = "TIMEOUT_ERROR"
+    PERMISSION_DENIED = "PERMISSION_DENIED"
+    BLOCK_FAILED = "BLOCK_FAILED"
+    """The block raised something unexpected (a bug in the block, shown with its type)."""
+    CANCELLED = "CANCELLED"
+    SUBFLOW_FAILED = "SUBFLOW_FAILED"
+
+
+class BlockError(ExecutionError):
+    """A Plan block failed (seed 002 §9.1).
+
+    ``details`` names at least ``node_id`` (set by the runner); ``input_snapshot`` is
+    the block's resolved inputs, summarised and with secrets masked;
+    ``recoverable`` says whether re-running (after fixing the input) can succeed.
+    """
+
+    code = "BLOCK_ERROR"
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        details: dict[str, Any] | None = None,
+        input_snapshot: dict[str, Any] | None = None,
+        hint: str | None = None,
+        recoverable: bool = True,
+    ) -> None:
+        super().__init__(message, hint=hint, details=details, code=code)
+        self.input_snapshot = input_snapshot or {}
+        self.recoverable = recoverable
+
+    def __reduce__(self) -> Any:
+        return (
+            _rebuild_block_error,
+            (
+                self.code,
+                self.message,
+                self.details,
+                self.input_snapshot,
+                self.hint,
+                self.recoverable,
+            ),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "input_snapshot": self.input_snapshot,
+            "recoverable": self.recoverable,
+        }
+
+
+def _rebuild_block_error(
+    code: str,
+    message: str,
+    details: dict[str, Any],
+    input_snapshot: dict[str, Any],
+    hint: str | None,
+    recoverable: bool,
+) -> BlockError:
+    return BlockError(
+        code,
+        message,
+        details=details,
+        input_snapshot=input_snapshot,
+        hint=hint,
+        recoverable=recoverable,
+    )
 
 
 def closest_match(value: str, choices: Iterable[str]) -> str | None:

@@ -1,0 +1,81 @@
+"""Block base classes and the context a block runs in (seed 002 §4, §10).
+
+A block is a class with ``run(inputs, ctx) -> outputs``; its contract (ids,
+versions, input/output JSON Schemas, samples) is its YAML spec in the catalog.
+The engine validates inputs against the spec before ``run`` and outputs after.
+
+CONTRACT (implementation owned by the catalog/blocks work; names are fixed).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from keiri_agent.config import Settings
+from keiri_agent.errors import BlockError, BlockErrorCode
+
+
+@dataclass
+class BlockContext:
+    """What a running block may use: ids for logs, settings, a logger, cancellation.
+
+    ``answers`` holds human input supplied for this node (UI blocks), or None.
+    """
+
+    run_id: str
+    plan_id: str
+    node_id: str
+    settings: Settings
+    logger: logging.Logger
+    cancel_event: threading.Event = field(default_factory=threading.Event)
+    dry_run: bool = False
+    answers: Mapping[str, Any] | None = None
+
+    def check_cancelled(self) -> None:
+        """Raise a CANCELLED BlockError when the run was cancelled (call in long loops)."""
+        if self.cancel_event.is_set():
+            raise BlockError(
+                BlockErrorCode.CANCELLED,
+                f"node {self.node_id!r} was cancelled",
+                details={"node_id": self.node_id},
+                recoverable=True,
+            )
+
+
+class Block(ABC):
+    """Base of every block. ``kind`` is "processing" or "ui"."""
+
+    kind: ClassVar[str] = "processing"
+
+    def validate(self, inputs: Mapping[str, Any], ctx: BlockContext) -> None:
+        """Checks beyond the JSON Schema (cross-field rules); raise BlockError."""
+        return None
+
+    @abstractmethod
+    def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
+        """Do the work; return outputs by name. Raise BlockError on failure."""
+
+
+class ProcessingBlock(Block):
+    """A block that computes outputs from inputs."""
+
+    kind: ClassVar[str] = "processing"
+
+
+class UIBlock(Block):
+    """A block that needs human input: without ``ctx.answers`` it pauses the run.
+
+    ``request(inputs, ctx)`` describes what is asked (shown by the UI, CLI or API);
+    ``run`` turns the answers into outputs.
+    """
+
+    kind: ClassVar[str] = "ui"
+
+    @abstractmethod
+    def request(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
+        """A JSON-compatible description of the input wanted (fields, message)."""
