@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from keiri_agent.cli.blocks import blocks_app
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError
 
@@ -233,3 +234,6 @@ def ui(
         **os.environ,
     }
     raise typer.Exit(subprocess.call(command, env=env))
+
+
+app.add_typer(blocks_app, name="blocks")

@@ -30,6 +30,7 @@ from keiri_agent.agents.analysis.results import (
     table_artifact,
     text_artifact,
 )
+from keiri_agent.agents.analysis.row_hash import repeated_mask, row_hashes
 from keiri_agent.agents.analysis.specs import (
     ColumnSummarySpec,
     CorrelationMatrixSpec,
@@ -205,8 +206,7 @@ def _duplicate_check(spec: DuplicateCheckSpec, data: pd.DataFrame) -> _Outcome:
     try:
         # Hash each row first (8 bytes a row), then count exact values only among rows
         # whose hash repeats: counting every row's values needs several times the data.
-        hashes = pd.util.hash_pandas_object(data[subset], index=False)
-        candidates = data.loc[hashes.duplicated(keep=False).to_numpy(), subset]
+        candidates = data.loc[repeated_mask(row_hashes(data[subset])), subset]
         counts = candidates.value_counts(dropna=False, sort=True)
     except TypeError as error:
         raise SpecError(

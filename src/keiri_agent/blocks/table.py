@@ -1,0 +1,280 @@
+"""Built-in table blocks on records (a JSON list of objects).
+
+``table.filter``, ``table.sort``, ``table.select``, ``table.aggregate``,
+``table.concat``. Inputs are never modified; outputs are plain Python values.
+Null handling follows pandas: nulls sort last, aggregates skip them.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from keiri_agent.blocks.base import BlockContext, ProcessingBlock
+from keiri_agent.blocks.records import (
+    check_columns,
+    check_comparable,
+    columns_of,
+    invalid,
+    is_null,
+    kind_of,
+    records_input,
+    same_value,
+    sort_records,
+    string_list,
+)
+
+FILTER_OPS = ("==", "!=", ">", ">=", "<", "<=", "in", "contains", "is_null", "not_null")
+AGGREGATIONS = ("sum", "mean", "count", "min", "max")
+_ORDER: dict[str, Callable[[Any, Any], bool]] = {
+    ">": operator.gt,
+    ">=": operator.ge,
+    "<": operator.lt,
+    "<=": operator.le,
+}
+
+
+def _conditions(inputs: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
+    raw = inputs.get("conditions") or []
+    if not isinstance(raw, list):
+        raise invalid("'conditions' must be a list of {col, op, value}", field="conditions")
+    checked = []
+    for index, item in enumerate(raw):
+        field = f"conditions[{index}]"
+        if not isinstance(item, Mapping) or not isinstance(item.get("col"), str):
+            raise invalid(f"{field} needs 'col' (a column name) and 'op'", field=field)
+        op, value = item.get("op"), item.get("value")
+        if op not in FILTER_OPS:
+            raise invalid(
+                f"{field}: unknown op {op!r}", hint="ops: " + ", ".join(FILTER_OPS), field=field
+            )
+        if op == "in" and not isinstance(value, list):
+            raise invalid(f"{field}: 'in' needs a list as value", field=field)
+        if op in _ORDER and kind_of(value) not in {"number", "text"}:
+            raise invalid(f"{field}: {op!r} needs a number or text as value", field=field)
+        if op == "contains" and is_null(value):
+            raise invalid(f"{field}: 'contains' needs a value", field=field)
+        checked.append((item["col"], op, value))
+    return checked
+
+
+def _matches(cell: Any, op: str, value: Any, field: str) -> bool:
+    if op == "is_null":
+        return is_null(cell)
+    if op == "not_null":
+        return not is_null(cell)
+    if op == "==":
+        return same_value(cell, value)
+    if op == "!=":
+        return not same_value(cell, value)
+    if op == "in":
+        return any(same_value(cell, option) for option in value)
+    if is_null(cell):
+        return False
+    if op == "contains":
+        if isinstance(cell, str) and isinstance(value, str):
+            return value in cell
+        if isinstance(cell, list):
+            return any(same_value(item, value) for item in cell)
+        raise invalid(
+            f"{field}: 'contains' needs text (or a list) in the column and text as value, "
+            f"got {kind_of(cell)} and {kind_of(value)}",
+            field=field,
+        )
+    if kind_of(cell) != kind_of(value):
+        raise invalid(
+            f"{field}: cannot compare {kind_of(cell)} {cell!r} with {kind_of(value)} {value!r}",
+            hint="compare numbers with numbers and text with text (ISO dates sort as text)",
+            field=field,
+        )
+    return _ORDER[op](cell, value)
+
+
+class FilterBlock(ProcessingBlock):
+    """``table.filter``: keep the records that meet every condition (AND)."""
+
+    def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
+        records = records_input(inputs)
+        conditions = _conditions(inputs)
+        for index, (column, _, _) in enumerate(conditions):
+            check_columns([column], records, f"conditions[{index}].col")
+        kept = []
+        for number, row in enumerate(records):
+            if number % 10_000 == 0:
+                ctx.check_cancelled()
+            if all(
+                _matches(row.get(col), op, value, f"conditions[{i}]")
+                for i, (col, op, value) in enumerate(conditions)
+            ):
+                kept.append(row)
+        return {"records": kept}
+
+
+class SortBlock(ProcessingBlock):
+    """``table.sort``: order records by columns (nulls last)."""
+
+    def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
+        records = records_input(inputs)
+        by = string_list(inputs, "by", [])
+        if not by:
+            raise invalid("'by' needs at least one column", field="by")
+        check_columns(by, records, "by")
+        ascending = inputs.get("ascending", True)
+        flags = [ascending] * len(by) if isinstance(ascending, bool) else ascending
+        if not isinstance(flags, list) or not all(isinstance(f, bool) for f in flags):
+            raise invalid("'ascending' must be true/false or a list of them", field="ascending")
+        if len(flags) != len(by):
+            raise invalid(
+                f"'ascending' has {len(flags)} flags for {len(by)} columns in 'by'",
+                hint="give one flag per column, or a single true/false",
+                field="ascending",
+            )
+        for column in by:
+            check_comparable((row.get(column) for row in records), column, "by")
+        return {"records": sort_records(records, by, flags)}
+
+
+class SelectBlock(ProcessingBlock):
+    """``table.select``: keep some columns (in the order given) and/or rename columns."""
+
+    def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
+        records = records_input(inputs)
+        columns = inputs.get("columns")
+        rename = inputs.get("rename") or {}
+        if columns is not None:
+            columns = string_list(inputs, "columns", [])
+            if len(set(columns)) != len(columns):
+                raise invalid("'columns' names a column twice", field="columns")
+            check_columns(columns, records, "columns")
+        if not isinstance(rename, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in rename.items()
+        ):
+            raise invalid("'rename' must map column names to new names", field="rename")
+        if columns is None and not rename:
+            raise invalid("give 'columns' and/or 'rename'", field="columns")
+        check_columns(rename, records, "rename")
+        if columns is not None:
+            outside = [name for name in rename if name not in columns]
+            if outside:
+                raise invalid(
+                    f"rename: {outside[0]!r} is not among the selected columns",
+                    hint="add it to 'columns' or drop it from 'rename'",
+                    field="rename",
+                )
+        final = [
+            rename.get(c, c) for c in (columns if columns is not None else columns_of(records))
+        ]
+        if len(set(final)) != len(final):
+            duplicate = next(name for name in final if final.count(name) > 1)
+            raise invalid(f"rename: two columns would be named {duplicate!r}", field="rename")
+        if columns is None:
+            return {"records": [{rename.get(k, k): v for k, v in row.items()} for row in records]}
+        return {"records": [{rename.get(c, c): row.get(c) for c in columns} for row in records]}
+
+
+def _metrics(inputs: Mapping[str, Any]) -> list[tuple[str, str]]:
+    raw = inputs.get("metrics")
+    if not isinstance(raw, Mapping) or not raw:
+        raise invalid(
+            "'metrics' must map columns to aggregations, e.g. {amount: [sum, mean]}",
+            field="metrics",
+        )
+    pairs: list[tuple[str, str]] = []
+    for column, aggs in raw.items():
+        names = [aggs] if isinstance(aggs, str) else aggs
+        if not isinstance(names, list) or not names:
+            raise invalid(f"metrics.{column}: give a list of aggregations", field="metrics")
+        for agg in names:
+            if agg not in AGGREGATIONS:
+                raise invalid(
+                    f"metrics.{column}: unknown aggregation {agg!r}",
+                    hint="aggregations: " + ", ".join(AGGREGATIONS),
+                    field="metrics",
+                )
+            if (column, agg) not in pairs:
+                pairs.append((str(column), agg))
+    return pairs
+
+
+def _aggregate(values: list[Any], agg: str, column: str) -> Any:
+    present = [v for v in values if not is_null(v)]
+    if agg == "count":
+        return len(present)
+    field = f"metrics.{column}"
+    if agg in {"sum", "mean"}:
+        bad = next((v for v in present if kind_of(v) != "number"), None)
+        if bad is not None:
+            raise invalid(
+                f"{field}: {agg} needs numbers, column {column!r} holds {kind_of(bad)} {bad!r}",
+                hint="use count, min or max for text columns",
+                field=field,
+            )
+        if agg == "mean":
+            return math.fsum(present) / len(present) if present else None
+        if all(isinstance(v, int) for v in present):
+            return sum(present)
+        return math.fsum(present)
+    check_comparable(present, column, field)
+    if not present:
+        return None
+    return min(present) if agg == "min" else max(present)
+
+
+def _group_key(row: Mapping[str, Any], group_by: list[str]) -> tuple[Any, ...]:
+    key: list[tuple[Any, ...]] = []
+    for column in group_by:
+        value = row.get(column)
+        if is_null(value):
+            key.append(("null",))
+        elif isinstance(value, list | dict):
+            raise invalid(
+                f"group_by: column {column!r} holds {type(value).__name__} values",
+                field="group_by",
+            )
+        else:
+            key.append((kind_of(value) == "boolean", value))
+    return tuple(key)
+
+
+class AggregateBlock(ProcessingBlock):
+    """``table.aggregate``: one record per group with ``{col}_{agg}`` metrics."""
+
+    def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
+        records = records_input(inputs)
+        group_by = string_list(inputs, "group_by", [])
+        pairs = _metrics(inputs)
+        check_columns(group_by, records, "group_by")
+        check_columns([column for column, _ in pairs], records, "metrics")
+        groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        for row in records:
+            groups.setdefault(_group_key(row, group_by), []).append(row)
+        if not group_by and not groups:
+            groups[()] = []
+        output = []
+        for rows in groups.values():
+            first = rows[0] if rows else {}
+            result = {c: None if is_null(first.get(c)) else first.get(c) for c in group_by}
+            for column, agg in pairs:
+                result[f"{column}_{agg}"] = _aggregate(
+                    [row.get(column) for row in rows], agg, column
+                )
+            output.append(result)
+        return {"records": output}
+
+
+class ConcatBlock(ProcessingBlock):
+    """``table.concat``: several record lists one after another."""
+
+    def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
+        tables = inputs.get("tables")
+        if not isinstance(tables, list):
+            raise invalid("'tables' must be a list of record lists", field="tables")
+        combined: list[dict[str, Any]] = []
+        for index, table in enumerate(tables):
+            combined += records_input({f"tables[{index}]": table}, f"tables[{index}]")
+        if not inputs.get("align_columns", True):
+            return {"records": combined}
+        columns = columns_of(combined)
+        return {"records": [{c: row.get(c) for c in columns} for row in combined]}

@@ -1,0 +1,156 @@
+"""``keiri-agent blocks``: list the block catalog and show one block's contract.
+
+Built-in blocks plus the folders in ``KEIRI_AGENT_BLOCK_SPEC_DIRS``. Exit code 1
+for a catalog problem (bad spec file, unknown block or version).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from keiri_agent.errors import KeiriAgentError
+
+if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
+    from keiri_agent.plans.catalog import BlockCatalog, BlockSpec
+
+blocks_app = typer.Typer(
+    name="blocks",
+    help="The block catalog: list blocks, show a block's inputs and outputs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True, soft_wrap=True)
+
+
+def _fail(error: KeiriAgentError) -> typer.Exit:
+    err_console.print(f"[bold red]エラー[/bold red] \\[{error.code}] {escape(error.message)}")
+    if error.hint:
+        err_console.print(f"[yellow]ヒント:[/yellow] {escape(error.hint)}")
+    return typer.Exit(code=1)
+
+
+def _catalog() -> BlockCatalog:
+    from keiri_agent.config import Settings
+    from keiri_agent.plans.catalog import BlockCatalog
+
+    return BlockCatalog.from_settings(Settings())
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def type_label(port: Mapping[str, Any]) -> str:
+    """A short type for tables: ``string``, ``array[object]``, ``integer | null``, a $ref."""
+    if "$ref" in port:
+        label = str(port["$ref"])
+    elif "type" in port:
+        types = port["type"] if isinstance(port["type"], list) else [port["type"]]
+        parts = []
+        for name in types:
+            items = port.get("items")
+            if (
+                name == "array"
+                and isinstance(items, Mapping)
+                and ("type" in items or "$ref" in items)
+            ):
+                parts.append(f"array[{type_label(items)}]")
+            else:
+                parts.append(str(name))
+        label = " | ".join(parts)
+    elif "enum" in port:
+        label = "enum"
+    else:
+        branches = port.get("oneOf") or port.get("anyOf") or []
+        label = " | ".join(type_label(b) for b in branches if isinstance(b, Mapping)) or "any"
+    return f"{label} | null" if port.get("nullable") is True else label
+
+
+def _ports_table(title: str, ports: Mapping[str, Mapping[str, Any]], inputs: bool) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column("名前", no_wrap=True)
+    table.add_column("型")
+    if inputs:
+        table.add_column("必須")
+        table.add_column("既定値")
+    table.add_column("説明")
+    for name, port in ports.items():
+        row = [name, type_label(port)]
+        if inputs:
+            required = port.get("required") is True and "default" not in port
+            default = json.dumps(port["default"], ensure_ascii=False) if "default" in port else ""
+            row += ["✓" if required else "", default]
+        row.append(_first_line(str(port.get("description", ""))))
+        table.add_row(*(Text(cell) for cell in row))
+    return table
+
+
+@blocks_app.command("list")
+def list_blocks(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the catalog as JSON.")] = False,
+) -> None:
+    """Every block: id, version, kind, side effects and description."""
+    try:
+        specs = _catalog().specs()
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+    if as_json:
+        _print_json([spec.to_summary() for spec in specs])
+        return
+    table = Table(title=f"ブロック一覧（{len(specs)} 件）", title_justify="left")
+    for column in ("ID", "バージョン", "種類", "副作用", "説明"):
+        table.add_column(column, no_wrap=column in {"ID", "バージョン"})
+    for spec in specs:
+        cells = (spec.id, spec.version, spec.kind, "あり" if spec.side_effects else "なし")
+        table.add_row(*(Text(cell) for cell in (*cells, _first_line(spec.description))))
+    console.print(table)
+
+
+@blocks_app.command("show")
+def show_block(
+    reference: Annotated[str, typer.Argument(help="Block id, optionally id@<range> (^1.2).")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the contract as JSON ($ref resolved).")
+    ] = False,
+) -> None:
+    """One block's contract: description, inputs and outputs."""
+    try:
+        catalog = _catalog()
+        spec = catalog.resolve(reference)
+        summary = spec.to_summary(resolve_refs=as_json)
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+    versions = [s.version for s in catalog.specs() if s.id == spec.id]
+    if as_json:
+        _print_json({**summary, "versions": versions})
+        return
+    _show(spec, versions)
+
+
+def _show(spec: BlockSpec, versions: list[str]) -> None:
+    console.print(f"[bold]{escape(spec.id)}[/bold] {spec.version}  ({spec.kind})")
+    effects = "あり" if spec.side_effects else "なし"
+    console.print(f"副作用: {effects}   バージョン: {', '.join(versions)}", highlight=False)
+    console.print(Text(f"entrypoint: {spec.entrypoint}"))
+    if spec.source:
+        console.print(Text(f"定義: {spec.source}"))
+    if spec.description:
+        console.print()
+        console.print(Text(spec.description))
+    console.print()
+    console.print(_ports_table("入力", spec.inputs, inputs=True))
+    console.print(_ports_table("出力", spec.outputs, inputs=False))

@@ -1,0 +1,184 @@
+"""The run log: JSONL events, file naming, summaries, secret masking, concurrent appends."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import threading
+from pathlib import Path
+
+import pytest
+from runner_support import events, make_plan, make_runner, node, recorder
+
+from keiri_agent.plans.run_log import (
+    EVENT_NAMES,
+    RunEvent,
+    RunLog,
+    log_path_for,
+    read_events,
+    sanitize,
+)
+
+TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+@pytest.fixture(autouse=True)
+def _clean_recorder() -> None:
+    recorder().reset()
+
+
+def test_a_run_writes_the_seed_events_with_ids_and_utc_timestamps(tmp_path: Path) -> None:
+    plan = make_plan(
+        node("a", value=1),
+        node("skip", when_={"expr": "${a.value} > 1"}),
+        node("b", value="${a.value}", fail_times=1, label="b"),
+        on_error="retry",
+        retries=1,
+        workers=1,
+    )
+
+    result = make_runner(tmp_path / "runs").start(plan)
+
+    log = events(result)
+    assert [e["event"] for e in log] == [
+        "plan_start",
+        "node_start",
+        "node_complete",
+        "node_skipped",
+        "node_start",
+        "node_error",
+        "node_start",
+        "node_complete",
+        "plan_complete",
+    ]
+    assert {e["event"] for e in log} <= set(EVENT_NAMES)
+    for event in log:
+        assert event["run_id"] == result.run_id
+        assert event["plan_id"] == "test_plan"
+        assert TIMESTAMP.match(event["timestamp"])
+    assert log[1] == {**log[1], "node_id": "a", "block": "rt.work@1.0.0", "attempt": 1}
+    assert log[2]["outputs"] == {"value": 1, "label": "a", "attempt": 1}
+    assert log[2]["duration_ms"] >= 0
+    assert log[3]["reason"] == "when_condition_false"
+    assert log[5]["error"]["code"] == "API_ERROR" and log[5]["retry"] == 0
+    assert log[-1]["status"] == "success" and log[-1]["total_duration_ms"] > 0
+    assert "node_id" not in log[0] and "node_id" not in log[-1]
+
+
+def test_the_log_file_is_named_by_plan_timestamp_and_run_id(tmp_path: Path) -> None:
+    moment = dt.datetime(2025, 1, 1, 10, 0, 0, tzinfo=dt.UTC)
+
+    path = log_path_for(tmp_path, "common/validation", "run_abc", moment)
+    result = make_runner(tmp_path / "runs").start(make_plan(node("a")))
+
+    assert path == tmp_path / "common" / "validation" / "20250101T100000Z-run_abc.jsonl"
+    assert log_path_for(tmp_path, "../../etc", "r").parent == tmp_path / "etc"
+    assert result.log_path.parent == tmp_path / "runs" / "test_plan"
+    assert re.fullmatch(rf"\d{{8}}T\d{{6}}Z-{result.run_id}\.jsonl", result.log_path.name)
+
+
+def test_secrets_are_masked_by_key_and_by_value(tmp_path: Path) -> None:
+    secret = "sk-proj-" + "a1B2" * 8
+    value = {
+        "api_key": "plain",
+        "Authorization": "Bearer abc.def.ghi",
+        "nested": {"db_password": "hunter2", "note": f"key is {secret} ok", "token": None},
+        "header": "Bearer eyJhbGciOiJIUzI1NiJ9",
+    }
+
+    result = make_runner(tmp_path / "runs").start(make_plan(node("a", value=value)))
+
+    text = result.log_path.read_text(encoding="utf-8")
+    assert "plain" not in text and "hunter2" not in text and secret not in text
+    assert "eyJhbGciOiJIUzI1NiJ9" not in text
+    logged = events(result, "node_complete")[0]["outputs"]["value"]
+    assert logged == {
+        "api_key": "***",
+        "Authorization": "***",
+        "nested": {"db_password": "***", "note": "key is *** ok", "token": None},
+        "header": "***",
+    }
+    assert result.outputs["a"]["value"] == value
+
+
+def test_values_are_summarised() -> None:
+    deep: dict[str, object] = {"leaf": 1}
+    for _ in range(10):
+        deep = {"child": deep}
+
+    summary = sanitize(
+        {
+            "text": "あ" * 250,
+            "items": list(range(12)),
+            "raw": b"\x00" * 2048,
+            "when": dt.date(2025, 1, 31),
+            "deep": deep,
+            "other": object(),
+        },
+        max_depth=4,
+    )
+
+    assert summary["text"] == "あ" * 200 + "… <250 chars>"
+    assert summary["items"] == [0, 1, 2, 3, 4, "<7 more, 12 items>"]
+    assert summary["raw"] == "<bytes 2048>"
+    assert summary["when"] == "2025-01-31"
+    assert summary["deep"] == {"child": {"child": {"child": "<dict 1 keys>"}}}
+    assert summary["other"] == "<object>"
+    json.dumps(summary)
+
+
+def test_events_from_many_threads_are_whole_lines(tmp_path: Path) -> None:
+    seen: list[RunEvent] = []
+    path = tmp_path / "log.jsonl"
+    with RunLog(path, on_event=seen.append) as log:
+
+        def write(thread: int) -> None:
+            for index in range(200):
+                log.emit("node_start", run_id="r", plan_id="p", node_id=f"t{thread}", n=index)
+
+        threads = [threading.Thread(target=write, args=(t,)) for t in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    read = read_events(path)
+    assert len(read) == 1600
+    assert [event.to_dict() for event in seen] == read
+    for thread in range(8):
+        assert [e["n"] for e in read if e["node_id"] == f"t{thread}"] == list(range(200))
+
+
+def test_read_events_ignores_a_torn_last_line_but_not_a_broken_middle(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    good = json.dumps({"event": "plan_start"})
+    path.write_text(f'{good}\n{good}\n{{"event": "node_st', encoding="utf-8")
+    assert len(read_events(path)) == 2
+
+    path.write_text(f"{good}\nnot json\n{good}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="line 2"):
+        read_events(path)
+
+
+def test_a_failing_event_callback_does_not_stop_the_run(tmp_path: Path) -> None:
+    def explode(event: RunEvent) -> None:
+        raise RuntimeError("observer bug")
+
+    result = make_runner(tmp_path / "runs").start(make_plan(node("a")), on_event=explode)
+
+    assert result.status == "success"
+    assert events(result)[-1]["event"] == "plan_complete"
+
+
+def test_run_event_is_immutable() -> None:
+    event = RunEvent(event="plan_start", run_id="r", plan_id="p", timestamp="t")
+
+    with pytest.raises(AttributeError):
+        event.event = "other"  # type: ignore[misc]
+    assert event.to_dict() == {
+        "event": "plan_start",
+        "run_id": "r",
+        "plan_id": "p",
+        "timestamp": "t",
+    }
