@@ -202,3 +202,9 @@ def test_load_plan_file(tmp_path: Path) -> None:
         load_plan_file(path)
     assert binary.value.issues[0].code == "YAML_SYNTAX"
     assert str(path) in binary.value.message
+
+
+def test_python_tags_are_not_constructed() -> None:
+    text = GOOD.replace("name: 山田", 'name: !!python/object/apply:os.system ["echo hacked"]')
+    issue = only(load_issues(text), "YAML_SYNTAX")
+    assert issue.line == 5

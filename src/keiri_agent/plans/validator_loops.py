@@ -67,7 +67,7 @@ def check_exports(
             where_text = "this loop body" if loops else "the plan's top-level graph"
             refs.check.add(
                 code,
-                rules._unknown(f"node in {where_text}", reference.root, graph_ids),
+                rules.unknown_message(f"node in {where_text}", reference.root, graph_ids),
                 node_id=owner,
                 path=f"{where}.from",
                 hint="exports name node.alias of a node of the same graph",

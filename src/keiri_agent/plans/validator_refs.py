@@ -146,7 +146,8 @@ class ReferenceChecker:
             else:
                 visible = [n for n, i in self.infos.items() if _visible(i.chain, chain)]
                 self._unknown(
-                    rules._unknown("node or variable", root, [*visible, "vars"]) + f" (in {ref})",
+                    rules.unknown_message("node or variable", root, [*visible, "vars"])
+                    + f" (in {ref})",
                     node_id,
                     path,
                 )
@@ -186,7 +187,9 @@ class ReferenceChecker:
             return None
         if not isinstance(alias, str) or alias not in info.aliases:
             declared = list(info.aliases)
-            message = rules._unknown(f"output alias of node {target!r}", str(alias), declared)
+            message = rules.unknown_message(
+                f"output alias of node {target!r}", str(alias), declared
+            )
             hint = f"aliases of {target}: {', '.join(declared) or '(none)'}"
             node = info.node
             if isinstance(node, BlockNode) and alias in node.outputs:
@@ -331,7 +334,7 @@ class ReferenceChecker:
         name = ref.path[0]
         if not isinstance(name, str) or name not in variables:
             self._unknown(
-                rules._unknown("var", str(name), list(variables)) + f" (in {ref})",
+                rules.unknown_message("var", str(name), list(variables)) + f" (in {ref})",
                 node_id,
                 path,
                 hint="declare it under vars:",

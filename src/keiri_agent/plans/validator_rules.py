@@ -60,7 +60,7 @@ def check_ports(add: Add, node: BlockNode, path: str, spec: BlockSpec) -> None:
         if key not in spec.inputs:
             add(
                 "UNKNOWN_INPUT",
-                _unknown(f"input of {spec.reference}", key, declared_in),
+                unknown_message(f"input of {spec.reference}", key, declared_in),
                 node_id=node.id,
                 path=f"{path}.in.{key}",
                 hint=f"inputs of {spec.id}: {', '.join(declared_in) or '(none)'}",
@@ -80,7 +80,7 @@ def check_ports(add: Add, node: BlockNode, path: str, spec: BlockSpec) -> None:
         if port not in spec.outputs:
             add(
                 "OUTPUT_NOT_DECLARED",
-                _unknown(f"output of {spec.reference}", port, declared_out),
+                unknown_message(f"output of {spec.reference}", port, declared_out),
                 node_id=node.id,
                 path=f"{path}.out.{port}",
                 hint=f"outputs of {spec.id}: {', '.join(declared_out) or '(none)'}",
@@ -140,7 +140,7 @@ def check_requirements(add: Add, nodes: Iterable[tuple[BlockNode, str]]) -> None
             if field_type not in REQUIREMENT_TYPES:
                 add(
                     "REQUIREMENTS_UNKNOWN_TYPE",
-                    _unknown("requirement type", field_type, REQUIREMENT_TYPES),
+                    unknown_message("requirement type", field_type, REQUIREMENT_TYPES),
                     node_id=node.id,
                     path=f"{where}.type",
                 )
@@ -181,7 +181,7 @@ def check_layout(
         if node_id not in known_set:
             add(
                 "LAYOUT_UNKNOWN_NODE",
-                _unknown("node in ui.layout", node_id, known),
+                unknown_message("node in ui.layout", node_id, known),
                 path=f"ui.layout[{index}]",
             )
         elif node_id in listed:
@@ -214,7 +214,7 @@ def check_concurrency(add: Add, plan: Plan, node_ids: Iterable[str]) -> None:
     for node_id, workers in plan.policy.concurrency.per_node.items():
         path = f"policy.concurrency.per_node.{node_id}"
         if node_id not in known_set:
-            add("CONCURRENCY_UNKNOWN_NODE", _unknown("node", node_id, known), path=path)
+            add("CONCURRENCY_UNKNOWN_NODE", unknown_message("node", node_id, known), path=path)
         if not 1 <= workers <= 64:
             add(
                 "CONCURRENCY_INVALID",
@@ -224,7 +224,8 @@ def check_concurrency(add: Add, plan: Plan, node_ids: Iterable[str]) -> None:
             )
 
 
-def _unknown(kind: str, value: str, choices: Sequence[str]) -> str:
+def unknown_message(kind: str, value: str, choices: Sequence[str]) -> str:
+    """``unknown input 'x' — did you mean 'y'?`` (the suggestion only when one is close)."""
     suggestion = closest_match(value, choices) if choices else None
     text = f"unknown {kind} {value!r}"
     if suggestion is not None:

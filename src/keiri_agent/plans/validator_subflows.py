@@ -71,7 +71,7 @@ def check_subflow(check: _PlanCheck, info: NodeInfo, node: SubflowNode) -> None:
         if key not in called.vars:
             check.add(
                 "SUBFLOW_INPUT_UNKNOWN",
-                rules._unknown(f"input (var) of plan {plan_id!r}", key, list(called.vars)),
+                rules.unknown_message(f"input (var) of plan {plan_id!r}", key, list(called.vars)),
                 node_id=node.id,
                 path=f"{info.path}.call.inputs.{key}",
                 hint=f"vars of {plan_id}: {', '.join(called.vars) or '(none)'}",
@@ -81,7 +81,7 @@ def check_subflow(check: _PlanCheck, info: NodeInfo, node: SubflowNode) -> None:
         if export.source not in names:
             check.add(
                 "SUBFLOW_EXPORT_UNKNOWN",
-                rules._unknown(f"export of plan {plan_id!r}", export.source, names),
+                rules.unknown_message(f"export of plan {plan_id!r}", export.source, names),
                 node_id=node.id,
                 path=f"{info.path}.out.exports[{index}].from",
                 hint=f"exports of {plan_id}: {', '.join(names) or '(none)'}",
