@@ -11,6 +11,8 @@ Prints ``name: value`` lines:
   the critical path is the bound). Target ≤ 1.05.
 - ``foreach.wall_over_ideal`` — a foreach over 1,000 items of 20 ms at
   max_concurrency 8 ÷ the ideal 1000 × 20 ms / 8. Target ≤ 1.1.
+  ``foreach.thread_pool_over_ideal`` is the same work on a bare
+  ``ThreadPoolExecutor(8)`` in the same run: the floor this machine allows.
 
     uv run python benchmarks/plan_runner.py [--seed 7]
 """
@@ -23,6 +25,7 @@ import random
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -96,8 +99,8 @@ def dag(bench: Bench, rng: random.Random) -> dict[str, float]:
         graph.append(sleep_node(node_id, durations[node_id], value))
     finish: dict[str, float] = {}
     for node in graph:
-        parents = [item[2:].split(".")[0] for item in node["in"]["value"]]
-        start = max((finish[p] for p in parents), default=0.0)
+        sources = [item[2:].split(".")[0] for item in node["in"]["value"]]
+        start = max((finish[source] for source in sources), default=0.0)
         finish[node["id"]] = start + durations[node["id"]]
     critical_s = max(finish.values()) / 1000
     wall, _, _ = bench.run(make_plan(graph, 64))
@@ -125,7 +128,16 @@ def foreach(bench: Bench) -> dict[str, float]:
     wall, _, result = bench.run(make_plan([loop], 1))
     assert result.outputs["each"]["v"] == list(range(items))
     ideal = items * ms / 1000 / concurrency
-    return {"foreach.wall_s": wall, "foreach.ideal_s": ideal, "foreach.wall_over_ideal": wall / ideal}
+    started = time.perf_counter()
+    with ThreadPoolExecutor(concurrency) as pool:
+        list(pool.map(lambda _: time.sleep(ms / 1000), range(items)))
+    baseline = time.perf_counter() - started
+    return {
+        "foreach.wall_s": wall,
+        "foreach.ideal_s": ideal,
+        "foreach.wall_over_ideal": wall / ideal,
+        "foreach.thread_pool_over_ideal": baseline / ideal,
+    }
 
 
 def main() -> None:

@@ -127,7 +127,8 @@ class PlanValidationError(UserInputError):
     code = "PLAN_INVALID"
 
     def __init__(self, message: str, *, issues: list[Any], hint: str | None = None) -> None:
-        super().__init__(message, hint=hint, details={"issues": issues})
+        plain = [issue.to_dict() if hasattr(issue, "to_dict") else issue for issue in issues]
+        super().__init__(message, hint=hint, details={"issues": plain})
         self.issues = issues
 
 

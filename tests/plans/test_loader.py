@@ -208,3 +208,17 @@ def test_python_tags_are_not_constructed() -> None:
     text = GOOD.replace("name: 山田", 'name: !!python/object/apply:os.system ["echo hacked"]')
     issue = only(load_issues(text), "YAML_SYNTAX")
     assert issue.line == 5
+
+
+def test_per_node_concurrency_must_be_between_1_and_64() -> None:
+    text = """
+apiVersion: v1
+id: p
+version: 0.1.0
+policy: {concurrency: {per_node: {a: 0}}}
+graph:
+  - {id: a, block: text.join, in: {items: [x]}}
+"""
+    with pytest.raises(PlanValidationError) as caught:
+        load_plan_text(text)
+    assert "per_node" in str(caught.value.details["issues"])

@@ -146,8 +146,8 @@ def test_events_from_many_threads_are_whole_lines(tmp_path: Path) -> None:
     read = read_events(path)
     assert len(read) == 1600
     assert [event.to_dict() for event in seen] == read
-    for thread in range(8):
-        assert [e["n"] for e in read if e["node_id"] == f"t{thread}"] == list(range(200))
+    for writer in range(8):
+        assert [e["n"] for e in read if e["node_id"] == f"t{writer}"] == list(range(200))
 
 
 def test_read_events_ignores_a_torn_last_line_but_not_a_broken_middle(tmp_path: Path) -> None:

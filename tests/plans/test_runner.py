@@ -123,6 +123,8 @@ def test_vars_resolve_env_and_config_and_caller_vars_override(runs: Path) -> Non
     result = runner.start(plan, vars={"limit": 5})
 
     assert result.outputs["a"]["value"] == ["yamada", "kanto", 5]
+    logged = events(result, "plan_start")[0]["vars"]
+    assert logged == {"name": "${env.USER_NAME}", "region": "${config.region}", "limit": 5}
 
 
 def test_a_plan_that_cannot_run_is_rejected_before_it_starts(runs: Path) -> None:
@@ -356,3 +358,22 @@ def test_on_event_receives_the_logged_events_in_order(runs: Path) -> None:
     result = make_runner(runs).start(make_plan(node("a"), node("b")), on_event=seen.append)
 
     assert [event.to_dict() for event in seen] == events(result)
+
+
+def test_a_block_can_ask_again_when_the_answers_are_incomplete(runs: Path) -> None:
+    runner = make_runner(runs)
+    paused = runner.start(_pause_plan())
+
+    again = runner.resume(paused.run_id, answers={"ask": {"comment": "no answer field"}})
+
+    assert again.status == "paused"
+    assert again.waiting[0]["request"] == {"question": "draft OK?", "missing": ["answer"]}
+    done = runner.resume(paused.run_id, answers={"ask": {"answer": "now"}})
+    assert done.outputs["use"]["value"] == "now"
+
+
+def test_result_reads_the_saved_outcome_of_a_run(runs: Path) -> None:
+    runner = make_runner(runs)
+    paused = runner.start(_pause_plan())
+
+    assert make_runner(runs).result(paused.run_id) == paused

@@ -360,3 +360,93 @@ def test_a_paused_subflow_resumes_inside_the_nested_run(runs: Path) -> None:
     assert paused.waiting[0]["request"]["question"] == "ok?"
     assert done.status == "success"
     assert done.outputs["validate"] == {"ok": "fine"}
+
+
+def test_a_halting_subflow_does_not_halt_a_parent_that_continues(runs: Path) -> None:
+    sub = Plan.model_validate(
+        {
+            "apiVersion": "v1",
+            "id": "common/check",
+            "version": "1.0.0",
+            "policy": {"on_error": "halt"},
+            "graph": [foreach("inner", [1], [node("work", fail_times=9, label="inner")], [])],
+        }
+    )
+    plan = make_plan(
+        _subflow({}, exports=[{"from": "checked", "as": "ok"}]),
+        node("after", value="${validate.ok}", label="after"),
+        on_error="continue",
+    )
+
+    result = make_runner(runs, plan_loader=lambda _: sub).start(plan)
+
+    assert result.status == "failed"
+    assert [error["code"] for error in result.errors] == ["SUBFLOW_FAILED"]
+    assert result.outputs["validate"] == {"ok": None}
+    assert result.outputs["after"]["value"] is None
+
+
+def test_a_failed_iteration_stops_the_loop_from_starting_more(runs: Path) -> None:
+    items = [{"n": 0, "fail": 9, "ms": 0}] + [{"n": i, "fail": 0, "ms": 60} for i in range(1, 8)]
+    body = node("work", value="${item.n}", fail_times="${item.fail}", sleep_ms="${item.ms}")
+    body["in"]["label"] = "w${item.n}"
+    plan = make_plan(foreach("each", items, [body], [], max_concurrency=2))
+
+    result = make_runner(runs).start(plan)
+
+    assert result.status == "failed"
+    assert result.errors[0]["details"]["iteration"] == 0
+    assert set(recorder().counts) <= {"w0", "w1", "w2"}
+
+
+def test_per_node_caps_a_body_node_across_iterations(runs: Path) -> None:
+    body = [node("work", sleep_ms=30, label="w${item}")]
+    plan = make_plan(
+        foreach("each", list(range(8)), body, [], max_concurrency=6), per_node={"work": 2}
+    )
+
+    result = make_runner(runs).start(plan)
+
+    assert result.status == "success"
+    assert recorder().max_active == 2
+
+
+def test_nested_loops_name_their_nodes_by_path(runs: Path) -> None:
+    inner = foreach(
+        "inner",
+        "${row}",
+        [node("cell", value="${x}")],
+        [{"from": "cell.value", "as": "v"}],
+        collect="v",
+        itemVar="x",
+    )
+    plan = make_plan(
+        foreach(
+            "outer",
+            [[1, 2], [3]],
+            [inner],
+            [{"from": "inner.v", "as": "row_values"}],
+            collect="row_values",
+            itemVar="row",
+        )
+    )
+
+    result = make_runner(runs).start(plan)
+
+    assert result.outputs["outer"] == {"row_values": [[1, 2], [3]]}
+    paths = {e["node_id"] for e in events(result, "node_complete")}
+    assert {"outer[0]/inner[1]/cell", "outer[1]/inner[0]/cell", "outer"} <= paths
+
+
+def test_rerun_of_a_loop_node_runs_every_iteration_again(runs: Path) -> None:
+    plan = make_plan(
+        foreach("each", [1, 2], [node("work", value="${item}", label="w${item}")], []),
+        node("after", value="${each}", label="after"),
+    )
+    runner = make_runner(runs)
+    first = runner.start(plan)
+
+    result = runner.rerun_from_node(first.run_id, "each")
+
+    assert result.status == "success"
+    assert recorder().counts == {"w1": 2, "w2": 2, "after": 2}

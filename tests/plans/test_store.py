@@ -159,7 +159,7 @@ def test_compatibility_warnings() -> None:
     assert any("major version bump" in w for w in warnings)
     assert any("vars removed" in w and "'b'" in w for w in warnings)
     assert any("exports removed" in w and "'t'" in w for w in warnings)
-    assert any("backwards" in w for w in compatibility(old, make_plan(version="1.1.0")))
+    assert any("backwards" in w for w in PlanStore.compatibility(old, make_plan(version="1.1.0")))
     changed_api = make_plan(version="1.2.1").model_copy(update={"api_version": "v2"})
     assert any("apiVersion changed" in w for w in compatibility(old, changed_api))
     same_version = make_plan(

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from keiri_agent.blocks.base import BlockContext, UIBlock
-from keiri_agent.errors import BlockError, BlockErrorCode, KeiriAgentError
+from keiri_agent.errors import BlockError, BlockErrorCode
 from keiri_agent.plans.catalog import BlockSpec
 from keiri_agent.plans.execution import (
     POLL_S,
@@ -32,94 +32,16 @@ from keiri_agent.plans.execution import (
     Outcome,
     declared_aliases,
 )
-from keiri_agent.plans.expressions import parse_when
-from keiri_agent.plans.models import BlockNode, Node
-from keiri_agent.plans.references import ReferenceError_, Scope, resolve_value
+from keiri_agent.plans.models import BlockNode
 from keiri_agent.plans.run_log import sanitize
 from keiri_agent.plans.run_state import unsupported_value
-
-
-class _Failure(Exception):
-    """Internal: stop the attempt with ``error``; ``retryable`` per the policy rules."""
-
-    def __init__(self, error: BlockError, retryable: bool) -> None:
-        super().__init__(error.message)
-        self.error = error
-        self.retryable = retryable
-
-
-def node_error(
-    run: GraphRun,
-    node_id: str,
-    code: str,
-    message: str,
-    *,
-    hint: str | None = None,
-    snapshot: Any = None,
-    recoverable: bool = True,
-    **details: Any,
-) -> BlockError:
-    """A BlockError naming the node (``details.node_id`` is the top-level node to re-run)."""
-    return BlockError(
-        code,
-        message,
-        details={
-            "node_id": run.frame.owner(node_id),
-            "path": run.frame.path(node_id),
-            **details,
-        },
-        input_snapshot=sanitize(snapshot) if isinstance(snapshot, Mapping) else None,
-        hint=hint,
-        recoverable=recoverable,
-    )
-
-
-def evaluate_when(run: GraphRun, node: Node, scope: Scope) -> str | None:
-    """The condition's source when ``when`` is false (skip), else None; raises _Failure."""
-    if node.when is None:
-        return None
-    try:
-        condition = parse_when(node.when)
-        if condition.evaluate(scope.lookup):
-            return None
-        return condition.source
-    except ReferenceError_ as exc:
-        error = node_error(
-            run,
-            node.id,
-            BlockErrorCode.DEPENDENCY_NOT_FOUND,
-            f"node {node.id!r}: when: {exc.message}",
-            hint=exc.hint,
-            field="when",
-            reference=exc.details.get("reference"),
-        )
-    except KeiriAgentError as exc:
-        error = node_error(
-            run,
-            node.id,
-            BlockErrorCode.INPUT_VALIDATION_FAILED,
-            f"node {node.id!r}: when: {exc.message}",
-            hint=exc.hint,
-            field="when",
-        )
-    raise _Failure(error, retryable=False)
-
-
-def resolve_inputs(run: GraphRun, node_id: str, value: Any, scope: Scope, field: str) -> Any:
-    """``resolve_value`` with unresolvable references as DEPENDENCY_NOT_FOUND (_Failure)."""
-    try:
-        return resolve_value(value, scope.lookup)
-    except ReferenceError_ as exc:
-        error = node_error(
-            run,
-            node_id,
-            BlockErrorCode.DEPENDENCY_NOT_FOUND,
-            f"node {node_id!r}: {field}: {exc.message}",
-            hint=exc.hint,
-            field=exc.details.get("field") or field,
-            reference=exc.details.get("reference"),
-        )
-        raise _Failure(error, retryable=False) from None
+from keiri_agent.plans.step_support import (
+    StepFailure,
+    elapsed_ms,
+    evaluate_when,
+    node_error,
+    resolve_inputs,
+)
 
 
 def _check_inputs(run: GraphRun, node: BlockNode, spec: BlockSpec, inputs: dict[str, Any]) -> None:
@@ -133,7 +55,7 @@ def _check_inputs(run: GraphRun, node: BlockNode, spec: BlockSpec, inputs: dict[
             field=field,
             **details,
         )
-        raise _Failure(error, retryable=False)
+        raise StepFailure(error, retryable=False)
 
     unknown = sorted(set(inputs) - set(spec.inputs))
     if unknown:
@@ -168,7 +90,7 @@ def _check_outputs(
             field=field,
             **details,
         )
-        raise _Failure(error, retryable=True)
+        raise StepFailure(error, retryable=True)
 
     if not isinstance(outputs, Mapping):
         fail(f"run() returned {type(outputs).__name__}, not a mapping of outputs", None)
@@ -220,7 +142,7 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
     started = time.monotonic()
     stage_retryable = False
     try:
-        spec = services.catalog.resolve(node.block)
+        spec = services.spec(node.block)
         scope = run.scope(node.id)
         condition = evaluate_when(run, node, scope)
         if condition is not None:
@@ -251,18 +173,26 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
                 raise InputRequired(block.request(inputs, ctx))
             outputs = block.run(inputs, ctx)
         except InputRequired as signal:
-            return Outcome("waiting", request=signal.request, duration_ms=_since(started))
+            found = unsupported_value(signal.request)
+            if found:
+                raise TypeError(
+                    f"the input request holds a {found[1]} at {found[0]}; requests must be "
+                    "JSON values (they are saved with the paused run)"
+                ) from None
+            return Outcome("waiting", request=signal.request, duration_ms=elapsed_ms(started))
         aliases = _check_outputs(run, node, spec, outputs, inputs)
-        return Outcome("success", outputs=aliases, duration_ms=_since(started))
-    except _Failure as failure:
+        return Outcome("success", outputs=aliases, duration_ms=elapsed_ms(started))
+    except StepFailure as failure:
         return Outcome(
             "failed",
             error=failure.error,
             retryable=failure.retryable,
-            duration_ms=_since(started),
+            duration_ms=elapsed_ms(started),
         )
     except BlockError as exc:
         details = {**exc.details, "node_id": run.frame.owner(node.id), "path": path}
+        if unsupported_value(details):  # details must be JSON-compatible: keep a summary
+            details = sanitize(details)
         error = BlockError(
             exc.code,
             exc.message,
@@ -272,7 +202,7 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
             recoverable=exc.recoverable,
         )
         retryable = stage_retryable and exc.code != BlockErrorCode.CANCELLED
-        return Outcome("failed", error=error, retryable=retryable, duration_ms=_since(started))
+        return Outcome("failed", error=error, retryable=retryable, duration_ms=elapsed_ms(started))
     except Exception as exc:
         error = node_error(
             run,
@@ -286,12 +216,8 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
             traceback=traceback.format_exc(limit=-8)[-4000:],
         )
         return Outcome(
-            "failed", error=error, retryable=stage_retryable, duration_ms=_since(started)
+            "failed", error=error, retryable=stage_retryable, duration_ms=elapsed_ms(started)
         )
     finally:
         if acquired and limit is not None:
             limit.release()
-
-
-def _since(started: float) -> float:
-    return round((time.monotonic() - started) * 1000, 3)

@@ -7,6 +7,10 @@ Outputs come from the spec's ``dry_run.samples.outputs``, else each port's
 ``requirements`` (one key per requirement id: its ``default``, else the first
 ``options`` entry for select, else a placeholder of its type — see
 ``REQUIREMENT_SAMPLES``), because a spec-wide sample cannot know each node's fields.
+
+Also the small helpers the dry-run engine shares: ``item_examples`` (a foreach
+sample item from the list port's ``items.examples``), ``check_available`` and
+``node_label``.
 """
 
 from __future__ import annotations

@@ -3,12 +3,16 @@
 ``GraphRun.execute`` starts a node as soon as every node it references has settled
 (not in waves), keeps at most ``policy.concurrency.default_max_workers`` nodes of the
 graph running, applies the error policy (halt / continue / retry), per-attempt
-timeouts and cancellation, and records everything in a ``GraphState``. Each node
-attempt runs on a daemon worker thread (``WORKERS``); the scheduling thread only
-waits on a queue of finished attempts. A timed-out attempt cannot be killed: its
-``cancel_event`` is set so cooperative blocks stop, and it is not waited for.
+timeouts and cancellation, and records everything in a ``GraphState``. Node
+attempts run on daemon worker threads (``WORKERS``) while the scheduling thread
+waits on a queue of finished attempts; a node that is alone (nothing else running
+or ready, and no block timeout) runs on the scheduling thread itself, which saves
+two thread hand-offs per node in chains and loop bodies. A timed-out attempt
+cannot be killed: its ``cancel_event`` is set so cooperative blocks stop, and it
+is not waited for (its late result is ignored).
 
-Block nodes are run by ``plans.block_step``, loops and subflows by ``plans.composite``.
+Block nodes are run by ``plans.block_step``, loops by ``plans.loop_step`` and subflows
+by ``plans.subflow_step``.
 """
 
 from __future__ import annotations
@@ -156,17 +160,14 @@ class GraphRun:
         mine = {dep: visible(self.state.nodes[dep]) for dep in self.deps[node_id]}
         return ChainMap(mine, dict(self.frame.outer)) if self.frame.outer else mine
 
-    def scope(self, node_id: str, extra_locals: Mapping[str, Any] | None = None) -> Scope:
+    def scope(self, node_id: str) -> Scope:
         """The Scope references of ``node_id`` resolve against."""
-        local_values = self.frame.locals
-        if extra_locals:
-            local_values = ChainMap(dict(extra_locals), dict(local_values))
         return Scope(
             nodes=self.scope_nodes(node_id),
             vars=self.frame.vars,
             env=self.services.env,
             config=self.services.config,
-            locals=local_values,
+            locals=self.frame.locals,
         )
 
     def emit(self, event: str, node_id: str | None = None, **data: Any) -> None:
@@ -201,25 +202,18 @@ class GraphRun:
             if blocking == 0:
                 heapq.heappush(self._ready, (self._order[node.id], node.id))
         limit = self.frame.policy.concurrency.default_max_workers
-        grace_deadline: float | None = None
         while True:
             if not self._cancelled and self.services.cancel_event.is_set():
                 self._cancelled = True
-                grace_deadline = time.monotonic() + self.services.cancel_grace_s
                 for attempt in self._running.values():
                     attempt.cancel.set()
-                    attempt.stop.set()
+                self._stop_running()
             if not self._halted and self.stop.is_set():
                 self._halt()
             if not (self._halted or self._cancelled):
                 while self._ready and len(self._running) < limit:
                     self._start(self._nodes[heapq.heappop(self._ready)[1]], retry=0)
             if not self._running:
-                break
-            if grace_deadline is not None and time.monotonic() >= grace_deadline:
-                for attempt in self._running.values():
-                    self.state.nodes[attempt.node.id].status = "cancelled"
-                self._running.clear()
                 break
             try:
                 token, outcome = self._queue.get(timeout=self._wait_time())
@@ -247,8 +241,14 @@ class GraphRun:
 
     def _halt(self) -> None:
         self._halted = True
+        self._stop_running()
+
+    def _stop_running(self) -> None:
+        # An inline attempt shares this graph's stop event, which may be an enclosing
+        # graph's: a halt travels down to nested graphs, never up.
         for attempt in self._running.values():
-            attempt.stop.set()
+            if attempt.stop is not self.stop:
+                attempt.stop.set()
 
     def _wait_time(self) -> float:
         timeout_ms = self.frame.policy.timeout_ms
@@ -316,13 +316,14 @@ class GraphRun:
                 attempt.cancel.set()
         self._running[attempt.token] = attempt
         if inline:
-            self._work(attempt)
+            self._work(attempt, inline=True)
         else:
-            WORKERS.submit(lambda: self._work(attempt))
+            WORKERS.submit(lambda: self._work(attempt, inline=False))
 
-    def _work(self, attempt: Attempt) -> None:
+    def _work(self, attempt: Attempt, inline: bool) -> None:
         from keiri_agent.plans.block_step import run_block
-        from keiri_agent.plans.composite import run_loop, run_subflow
+        from keiri_agent.plans.loop_step import run_loop
+        from keiri_agent.plans.subflow_step import run_subflow
 
         try:
             node = attempt.node
@@ -332,7 +333,9 @@ class GraphRun:
                 outcome = run_loop(self, node, attempt)
             else:
                 outcome = run_subflow(self, node, attempt)
-        except BaseException as exc:  # never leave the scheduler waiting
+        except BaseException as exc:  # on a worker, never leave the scheduler waiting
+            if inline and not isinstance(exc, Exception):
+                raise
             _LOGGER.exception("internal error while running node %s", attempt.node.id)
             outcome = Outcome(
                 "failed",

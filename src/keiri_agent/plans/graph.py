@@ -75,7 +75,8 @@ def node_references(node: Node, prefix: str = "") -> Iterator[tuple[str, Referen
 
 def external_roots(node: Node) -> set[str]:
     """Every reference root used by the node, its body and its while condition,
-    minus the names the body defines (body node ids and loop variables).
+    minus the names the body defines (body node ids, loop variables and, for while
+    loops, the body's export names).
 
     References that do not parse are skipped (the validator reports them).
     """
@@ -99,6 +100,8 @@ def external_roots(node: Node) -> set[str]:
             local.add(node.foreach.item_var)
             if node.foreach.index_var:
                 local.add(node.foreach.index_var)
+        else:  # a while condition and body see the previous iteration's exports by name
+            local.update(export.name for export in node.body.plan.exports)
         roots |= inner - local
     return roots
 

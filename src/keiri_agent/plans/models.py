@@ -53,7 +53,7 @@ SEMVER = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$"
 )
 COMPARISON_OPS = ("eq", "ne", "gt", "gte", "lt", "lte")
-RESERVED_ROOTS = frozenset({"vars", "env", "config", "run"})
+RESERVED_ROOTS = frozenset({"vars", "env", "config"})
 """Reference roots that are not node ids."""
 
 
@@ -198,7 +198,7 @@ Node = Annotated[
 
 class Concurrency(_Model):
     default_max_workers: int = Field(default=4, ge=1, le=64)
-    per_node: dict[str, int] = Field(default_factory=dict)
+    per_node: dict[str, Annotated[int, Field(ge=1, le=64)]] = Field(default_factory=dict)
 
 
 class Policy(_Model):

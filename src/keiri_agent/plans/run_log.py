@@ -80,11 +80,20 @@ MAX_KEYS: Final = 30
 MAX_DEPTH: Final = 6
 
 
+_second: list[Any] = [None, ""]
+"""The last whole second formatted by ``utc_timestamp`` (formatting is the costly part)."""
+
+
 def utc_timestamp(moment: dt.datetime | None = None) -> str:
     """``2025-01-01T10:00:00.123Z`` (UTC, milliseconds)."""
     if moment is None:
         now = time.time()
-        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
+        second = int(now)
+        cached_second, text = _second
+        if cached_second != second:
+            text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+            _second[:] = [second, text]
+        return f"{text}.{int((now - second) * 1000):03d}Z"
     moment = moment.astimezone(dt.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
@@ -195,8 +204,20 @@ def log_path_for(
     return runs_dir / safe_path_part(plan_id) / f"{moment:%Y%m%dT%H%M%SZ}-{run_id}.jsonl"
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+FLUSH_INTERVAL_S = 0.1
+_FLUSH_AT_ONCE = frozenset(
+    {"plan_start", "plan_resumed", "node_error", "node_waiting", "plan_paused", "plan_complete"}
+)
+
+
 class RunLog:
-    """Appends sanitised events to a JSONL file (thread-safe) and forwards them."""
+    """Appends sanitised events to a JSONL file (thread-safe) and forwards them.
+
+    Lines reach the file at once for plan events, errors and waits, and otherwise
+    at least every ``FLUSH_INTERVAL_S`` (a flush per node event would cost the
+    scheduler more than the event); ``close()`` flushes everything.
+    """
 
     def __init__(self, path: Path, *, on_event: EventCallback | None = None) -> None:
         self.path = path
@@ -204,29 +225,25 @@ class RunLog:
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file = path.open("a", encoding="utf-8")
+        self._flushed = time.monotonic()
 
     def emit(
         self, event: str, *, run_id: str, plan_id: str, node_id: str | None = None, **data: Any
     ) -> RunEvent:
-        """Write one event line (flushed) and call ``on_event`` with it, in log order.
+        """Write one event line and call ``on_event`` with it, in log order.
 
         A failing callback is logged (``keiri_agent.plans.run_log``) and does not stop
         the run: observers must not change the outcome of a plan.
         """
-        clean = sanitize(data, max_depth=MAX_DEPTH + 1)
-        record = RunEvent(
-            event=event,
-            run_id=run_id,
-            plan_id=plan_id,
-            timestamp=utc_timestamp(),
-            node_id=node_id,
-            data=MappingProxyType(clean),
-        )
-        line = json.dumps(record.to_dict(), ensure_ascii=False, default=str)
+        clean = MappingProxyType(sanitize(data, max_depth=MAX_DEPTH + 1))
         with self._lock:
+            record = RunEvent(event, run_id, plan_id, utc_timestamp(), node_id, clean)
             if not self._file.closed:
-                self._file.write(line + "\n")
-                self._file.flush()
+                self._file.write(_ENCODER.encode(record.to_dict()) + "\n")
+                now = time.monotonic()
+                if event in _FLUSH_AT_ONCE or now - self._flushed >= FLUSH_INTERVAL_S:
+                    self._file.flush()
+                    self._flushed = now
             if self._on_event is not None:
                 try:
                     self._on_event(record)

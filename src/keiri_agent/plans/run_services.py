@@ -81,10 +81,10 @@ class RunServices:
     cancel_event: threading.Event
     answers: Mapping[str, Any]
     counters: dict[str, int]
-    cancel_grace_s: float = 2.0
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("keiri_agent.blocks"))
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _limits: dict[tuple[str, str], threading.BoundedSemaphore] = field(default_factory=dict)
+    _specs: dict[str, BlockSpec] = field(default_factory=dict)
     _validators: dict[
         tuple[str, str, str, str], tuple[dict[str, Any], Draft202012Validator | None]
     ] = field(default_factory=dict)
@@ -96,6 +96,13 @@ class RunServices:
             if key not in self._limits:
                 self._limits[key] = threading.BoundedSemaphore(size)
             return self._limits[key]
+
+    def spec(self, reference: str) -> BlockSpec:
+        """``catalog.resolve(reference)``, once per invocation (the catalog does not change)."""
+        found = self._specs.get(reference)
+        if found is None:
+            found = self._specs[reference] = self.catalog.resolve(reference)
+        return found
 
     def next_subflow_id(self, parent_run_id: str) -> str:
         """``<parent>.sub#<n>``, numbered per parent run (persisted with the state)."""

@@ -5,7 +5,7 @@ invocation (start, resume, rerun) ends::
 
     {"format": "keiri-agent/run-state", "version": 1,
      "run_id": "run_1a2b3c4d5e6f", "plan_id": "invoice", "status": "paused",
-     "created_at": "...Z", "updated_at": "...Z", "log_path": "runs/invoice/...jsonl",
+     "created_at": "...Z", "updated_at": "...Z", "log_path": "invoice/...jsonl",  # under runs_dir
      "plan": {...},                  # the Plan as run (by alias, so it validates again)
      "vars": {...},                  # the caller's vars overrides (unresolved plan vars
                                      # are re-resolved on resume; env/config never saved)
@@ -19,6 +19,7 @@ invocation (start, resume, rerun) ends::
                  "loop": {"kind": "foreach|while", "iterations": {"0": {"status": ...,
                           "graph": {...}}}, "count": n} | null,
                  "subflow": {"run_id", "plan", "inputs", "graph"} | null}
+                 (fields at their default — null, 0 — are left out)
 
 Values are JSON with tags for the rest (``encode``/``decode``): bytes and bytearray
 ``{"__bytes__": base64}``, datetime ``{"__datetime__": iso}``, date ``{"__date__": iso}``,
@@ -291,17 +292,19 @@ class NodeState:
     subflow: SubflowState | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "outputs": self.outputs,
-            "attempts": self.attempts,
-            "error": self.error,
-            "request": self.request,
-            "block": self.block,
-            "duration_ms": self.duration_ms,
-            "loop": self.loop.to_dict() if self.loop else None,
-            "subflow": self.subflow.to_dict() if self.subflow else None,
-        }
+        """The fields that differ from their defaults (``status`` always)."""
+        data: dict[str, Any] = {"status": self.status}
+        for name in ("outputs", "error", "request", "block", "duration_ms"):
+            value = getattr(self, name)
+            if value is not None:
+                data[name] = value
+        if self.attempts:
+            data["attempts"] = self.attempts
+        if self.loop is not None:
+            data["loop"] = self.loop.to_dict()
+        if self.subflow is not None:
+            data["subflow"] = self.subflow.to_dict()
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> NodeState:

@@ -15,16 +15,24 @@ at a time. ``when`` false skips a node (its aliases are None). Errors follow
 the run; ``continue`` gives the failed node None aliases and carries on (the run
 ends ``failed``, listing the errors, once everything ran); ``retry`` re-runs a
 failing block up to ``policy.retries`` times, then halts. ``policy.timeout_ms``
-bounds each block attempt (TIMEOUT_ERROR). Setting ``cancel_event`` cancels the
-run: running blocks see ``ctx.cancel_event``; after ``cancel_grace_s`` the ones
-still running are abandoned.
+bounds each block attempt (TIMEOUT_ERROR); a timed-out attempt is abandoned (its
+``ctx.cancel_event`` is set, its late result ignored). Setting ``cancel_event``
+cancels the run: no new node starts, running blocks see ``ctx.cancel_event`` and
+the run waits for them to return (cooperative blocks return at once; a timeout
+bounds the others), then ends ``cancelled``.
 
-A UI block without answers pauses its branch (``waiting`` lists it with the
-block's request); independent branches still run to completion. The state is
-saved under ``runs_dir`` (``plans.run_state``), so ``resume`` works from another
-process. Events go to ``runs/{plan_id}/{timestamp}-{run_id}.jsonl``
-(``plans.run_log``) and to ``on_event``. Answers are keyed by node path
-(``node``, ``loop[2]/node``, ``subflow/node``), as listed in ``waiting``.
+A UI block without answers (or a block raising ``InputRequired``) pauses its
+branch (``waiting`` lists it with the request); independent branches still run to
+completion. Answers are keyed by node path (``node``, ``loop[2]/node``,
+``subflow/node``), as listed in ``waiting``, and kept with the run.
+
+The state is saved as ``runs_dir/{plan_id}/{run_id}.state.json``
+(``plans.run_state``) when an invocation starts and ends, so ``resume`` and
+``rerun_from_node`` work from another process; one invocation per run at a time
+(nothing locks the file). Events go to ``runs_dir/{plan_id}/{timestamp}-{run_id}.jsonl``
+(``plans.run_log``) and to ``on_event``, which is called on worker threads, one
+event at a time in log order: keep it quick and do not call the runner from it.
+Blocks may run on several threads at once and must be thread-safe.
 """
 
 from __future__ import annotations
@@ -143,9 +151,6 @@ def _check_storable(what: str, value: Any) -> None:
 class PlanRunner:
     """Runs Plans with blocks from ``catalog``; state and logs live under ``runs_dir``."""
 
-    cancel_grace_s: float = 2.0
-    """How long a cancelled run waits for running blocks before abandoning them."""
-
     def __init__(
         self,
         catalog: BlockCatalog,
@@ -158,7 +163,7 @@ class PlanRunner:
     ) -> None:
         self.catalog = catalog
         self.settings = settings
-        self.runs_dir = Path(runs_dir)
+        self.runs_dir = Path(runs_dir).absolute()
         self.plan_loader = plan_loader or self._default_loader(settings)
         self.env = env
         self.config = dict(config or {})
@@ -185,7 +190,6 @@ class PlanRunner:
         ReferenceError_ when a plan var names a missing env/config entry, and
         StateEncodingError for vars/answers the state cannot store.
         """
-        check_plan(plan, self.catalog)
         overrides = dict(vars or {})
         _check_storable("vars", overrides)
         checked_answers = _check_answers(answers)
@@ -194,7 +198,9 @@ class PlanRunner:
             run_id=run_id,
             plan_id=plan.id,
             plan=plan_to_dict(plan),
-            log_path=str(log_path_for(self.runs_dir, plan.id, run_id)),
+            log_path=log_path_for(self.runs_dir, plan.id, run_id)
+            .relative_to(self.runs_dir)
+            .as_posix(),
             vars=overrides,
             answers=checked_answers,
         )
@@ -267,11 +273,12 @@ class PlanRunner:
         cancel_event: threading.Event | None,
         from_node: str | None = None,
     ) -> RunResult:
+        check_plan(plan, self.catalog)  # also on resume: the catalog may have changed
         env = dict(os.environ) if self.env is None else dict(self.env)
         top_vars = build_vars(plan.vars, state.vars, env, self.config)
         started = time.monotonic()
         ids = {"run_id": state.run_id, "plan_id": plan.id}
-        with RunLog(Path(state.log_path), on_event=on_event) as log:
+        with RunLog(self._log_path(state), on_event=on_event) as log:
             services = RunServices(
                 catalog=self.catalog,
                 settings=self.settings,
@@ -282,10 +289,11 @@ class PlanRunner:
                 cancel_event=cancel_event or threading.Event(),
                 answers=state.answers,
                 counters=state.counters,
-                cancel_grace_s=self.cancel_grace_s,
             )
             if mode == "start":
-                log.emit("plan_start", **ids, plan_version=plan.version, vars=top_vars)
+                # the vars as written (env/config references unresolved): no secrets
+                logged_vars = {**plan.vars, **state.vars}
+                log.emit("plan_start", **ids, plan_version=plan.version, vars=logged_vars)
             else:
                 log.emit("plan_resumed", **ids, mode=mode, from_node=from_node)
             state.status = "running"
@@ -310,6 +318,9 @@ class PlanRunner:
                 )
         return result
 
+    def _log_path(self, state: RunState) -> Path:
+        return self.runs_dir / state.log_path
+
     def _result(self, state: RunState, plan: Plan, status: str) -> RunResult:
         errors = collect_errors(state.graph)
         if status == "success" and errors:
@@ -327,7 +338,7 @@ class PlanRunner:
             outputs=outputs,
             errors=errors,
             waiting=collect_waiting(state.graph),
-            log_path=Path(state.log_path),
+            log_path=self._log_path(state),
             state_path=state_path(self.runs_dir, state.plan_id, state.run_id),
         )
 

@@ -145,6 +145,11 @@ class PlanStore:
         """The registered versions of ``plan_id``, oldest first."""
         return [e for e in self.list() if e.plan_id == plan_id and e.registered_at is not None]
 
+    @staticmethod
+    def compatibility(old: Plan, new: Plan) -> builtins.list[str]:
+        """Warnings for replacing ``old`` by ``new`` (see the module function)."""
+        return compatibility(old, new)
+
     def _find(self, plan_id: str) -> Path | None:
         path = self.path_for(plan_id)
         if path.is_file():

@@ -20,8 +20,7 @@ Rules (one stable code each; errors unless marked *warning*):
   subflow node id), SUBFLOW_INPUT_UNKNOWN, SUBFLOW_EXPORT_UNKNOWN
 * UI and policy: LAYOUT_UNKNOWN_NODE, LAYOUT_DUPLICATE_NODE / LAYOUT_MISSING_NODE
   (*warnings*), REQUIREMENTS_DUPLICATE_ID, REQUIREMENTS_TYPE_CONFLICT,
-  REQUIREMENTS_UNKNOWN_TYPE, REQUIREMENTS_MISSING_OPTIONS, CONCURRENCY_UNKNOWN_NODE,
-  CONCURRENCY_INVALID
+  REQUIREMENTS_UNKNOWN_TYPE, REQUIREMENTS_MISSING_OPTIONS, CONCURRENCY_UNKNOWN_NODE
 * usage (*warnings*): UNUSED_NODE — nobody references the node, it is not exported,
   and it is not a sink (a block with ``side_effects``, a UI block, a block without
   outputs, a subflow, or a loop whose body holds a sink); UNUSED_OUTPUT — an alias
@@ -104,9 +103,10 @@ class PlanValidator:
     def validate(self, plan: Plan) -> ValidationReport:
         """Every issue of ``plan`` (and of the plans its subflows call)."""
         run = _Run(env=dict(os.environ) if self.env is None else self.env)
-        return self._validate(plan, (plan.id,), run)
+        return self.validate_called(plan, (plan.id,), run)
 
-    def _validate(self, plan: Plan, stack: tuple[str, ...], run: _Run) -> ValidationReport:
+    def validate_called(self, plan: Plan, stack: tuple[str, ...], run: _Run) -> ValidationReport:
+        """Validate ``plan`` as called through ``stack`` (plan ids), sharing ``run``."""
         return ValidationReport(tuple(_PlanCheck(self, plan, stack, run).run()), plan_id=plan.id)
 
     # --- catalog access, cached -----------------------------------------------------
@@ -117,9 +117,7 @@ class PlanValidator:
             try:
                 self._specs[reference] = (self.catalog.resolve(reference), None)
             except CatalogError as error:
-                if self._known_ids is None:
-                    self._known_ids = sorted({spec.id for spec in self.catalog.specs()})
-                exists = rules.block_id_of(reference) in self._known_ids
+                exists = rules.block_id_of(reference) in self.known_block_ids()
                 self._specs[reference] = (
                     None,
                     f"BLOCK_VERSION: {error.message}" if exists else "UNKNOWN_BLOCK",
@@ -127,6 +125,7 @@ class PlanValidator:
         return self._specs[reference]
 
     def known_block_ids(self) -> list[str]:
+        """Every block id of the catalog, sorted (computed once)."""
         if self._known_ids is None:
             self._known_ids = sorted({spec.id for spec in self.catalog.specs()})
         return self._known_ids

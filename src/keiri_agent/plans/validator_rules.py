@@ -208,20 +208,13 @@ def check_layout(
 
 
 def check_concurrency(add: Add, plan: Plan, node_ids: Iterable[str]) -> None:
-    """CONCURRENCY_UNKNOWN_NODE and CONCURRENCY_INVALID for ``policy.concurrency.per_node``."""
+    """CONCURRENCY_UNKNOWN_NODE for ``policy.concurrency.per_node`` (the model bounds values)."""
     known = list(node_ids)
     known_set = set(known)
-    for node_id, workers in plan.policy.concurrency.per_node.items():
+    for node_id in plan.policy.concurrency.per_node:
         path = f"policy.concurrency.per_node.{node_id}"
         if node_id not in known_set:
             add("CONCURRENCY_UNKNOWN_NODE", unknown_message("node", node_id, known), path=path)
-        if not 1 <= workers <= 64:
-            add(
-                "CONCURRENCY_INVALID",
-                f"per_node workers for {node_id!r} must be between 1 and 64, not {workers}",
-                node_id=node_id if node_id in known_set else None,
-                path=path,
-            )
 
 
 def unknown_message(kind: str, value: str, choices: Sequence[str]) -> str:

@@ -63,7 +63,7 @@ def check_subflow(check: _PlanCheck, info: NodeInfo, node: SubflowNode) -> None:
     info.called = called
     report = check.run_state.subflow_reports.get(plan_id)
     if report is None:
-        report = check.validator._validate(called, (*check.stack, plan_id), check.run_state)
+        report = check.validator.validate_called(called, (*check.stack, plan_id), check.run_state)
         check.run_state.subflow_reports[plan_id] = report
     for issue in report.errors:
         _subflow_issue(check, node, path, plan_id, issue)

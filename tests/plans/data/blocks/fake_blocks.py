@@ -1,4 +1,7 @@
-"""Blocks used only by the plan validator / dry-run tests (loaded from a user spec dir)."""
+"""Blocks used only by the plan validator / dry-run tests (a user spec dir: file entrypoints).
+
+The dry run never loads them (tests/plans/test_dry_run.py makes loading fail).
+"""
 
 from __future__ import annotations
 
@@ -7,38 +10,30 @@ from typing import Any
 
 from keiri_agent.blocks.base import BlockContext, ProcessingBlock, UIBlock
 
-CALLS: list[str] = []
-"""Every run() appends the block name: the dry-run tests assert it stays empty."""
-
 
 class InteractiveInput(UIBlock):
     def request(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
         return {"fields": inputs.get("requirements", [])}
 
     def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
-        CALLS.append("interactive_input")
         return {"collected_data": dict(ctx.answers or {}), "approved": True}
 
 
 class Notify(ProcessingBlock):
     def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
-        CALLS.append("notify")
         raise AssertionError("a side-effecting block must never run in a dry run")
 
 
 class Numbers(ProcessingBlock):
     def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
-        CALLS.append("numbers")
         return {"count": 1, "label": "x", "summary": {"total": 1, "files": []}, "files": []}
 
 
 class NoSample(ProcessingBlock):
     def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
-        CALLS.append("no_sample")
         return {"result": {}}
 
 
 class BadRef(ProcessingBlock):
     def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
-        CALLS.append("bad_ref")
         return {}

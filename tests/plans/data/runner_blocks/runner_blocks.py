@@ -14,6 +14,7 @@ from typing import Any
 
 from keiri_agent.blocks.base import BlockContext, ProcessingBlock, UIBlock
 from keiri_agent.errors import BlockError
+from keiri_agent.plans.runner import InputRequired
 
 
 class Recorder:
@@ -115,6 +116,8 @@ class Ask(UIBlock):
 
     def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
         assert ctx.answers is not None
+        if "answer" not in ctx.answers:
+            raise InputRequired({"question": inputs["question"], "missing": ["answer"]})
         RECORDER.begin(f"ask:{ctx.node_id}")
         RECORDER.end(f"ask:{ctx.node_id}")
         return {"answer": ctx.answers["answer"]}

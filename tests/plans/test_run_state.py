@@ -1,0 +1,145 @@
+"""The run state's value encoding: tagged JSON that round-trips, and clear refusals."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from keiri_agent.errors import UserInputError
+from keiri_agent.plans.run_state import (
+    GraphState,
+    LoopState,
+    NodeState,
+    RunState,
+    StateEncodingError,
+    SubflowState,
+    decode,
+    encode,
+    find_state,
+    load_state,
+    save_state,
+    unsupported_value,
+)
+
+leaves = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text()
+    | st.binary()
+    | st.datetimes(timezones=st.none() | st.just(dt.UTC))
+    | st.dates()
+    | st.times()
+    | st.decimals(allow_nan=False, allow_infinity=False)
+)
+values = st.recursive(
+    leaves,
+    lambda children: (
+        st.lists(children)
+        | st.tuples(children, children)
+        | st.dictionaries(
+            st.text() | st.sampled_from(["__bytes__", "__dict__", "__tuple__", "__float__"]),
+            children,
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@given(values)
+def test_every_supported_value_survives_a_json_round_trip(value: Any) -> None:
+    text = json.dumps(encode(value), allow_nan=False)
+
+    assert decode(json.loads(text)) == value
+
+
+def test_special_floats_and_tag_like_mappings_round_trip() -> None:
+    value = {"nan": math.nan, "inf": -math.inf, "tagged": {"__bytes__": "not bytes"}}
+
+    back = decode(json.loads(json.dumps(encode(value), allow_nan=False)))
+
+    assert math.isnan(back["nan"]) and back["inf"] == -math.inf
+    assert back["tagged"] == {"__bytes__": "not bytes"}
+
+
+@pytest.mark.parametrize(
+    ("value", "path", "type_name"),
+    [
+        ({"rows": [1, {"cell": object()}]}, "rows[1].cell", "object"),
+        ({"ids": {1, 2}}, "ids", "set"),
+        ({"m": {3: "x"}}, "m[3]", "key of type int"),
+    ],
+)
+def test_unsupported_values_are_named_by_path_and_type(
+    value: Any, path: str, type_name: str
+) -> None:
+    assert unsupported_value(value) == (path, type_name)
+    with pytest.raises(StateEncodingError, match=r"cannot save") as raised:
+        encode(value)
+    assert raised.value.details == {"path": path, "type": type_name}
+
+
+def test_a_run_state_saves_atomically_and_loads_back(tmp_path: Path) -> None:
+    graph = GraphState(
+        {
+            "a": NodeState(status="success", outputs={"raw": b"\x01"}, attempts=1),
+            "loop": NodeState(
+                status="paused",
+                loop=LoopState(
+                    kind="foreach",
+                    iterations={0: GraphState({"x": NodeState(status="waiting")})},
+                    statuses={0: "paused"},
+                ),
+            ),
+            "sub": NodeState(
+                status="paused",
+                subflow=SubflowState(run_id="run_x.sub#1", plan={"id": "p"}, inputs={"d": 1}),
+            ),
+        }
+    )
+    state = RunState(
+        run_id="run_x",
+        plan_id="common/flow",
+        plan={"id": "common/flow"},
+        log_path="common/flow/x.jsonl",
+        status="paused",
+        graph=graph,
+        answers={"ask": {"when": dt.date(2025, 1, 1)}},
+    )
+
+    path = save_state(tmp_path, state)
+    loaded = load_state(tmp_path, "run_x")
+
+    assert path == tmp_path / "common" / "flow" / "run_x.state.json"
+    assert find_state(tmp_path, "run_x") == path
+    assert [p.name for p in path.parent.iterdir()] == ["run_x.state.json"]
+    assert loaded.graph == graph
+    assert loaded.answers == state.answers
+    assert json.loads(path.read_text())["graph"]["nodes"]["a"] == {
+        "status": "success",
+        "outputs": {"raw": {"__bytes__": "AQ=="}},
+        "attempts": 1,
+    }
+
+
+def test_run_ids_are_checked_before_searching(tmp_path: Path) -> None:
+    with pytest.raises(UserInputError, match="invalid run id"):
+        find_state(tmp_path, "../../etc/passwd")
+
+
+def test_decimal_and_datetime_keep_their_types() -> None:
+    value = {"amount": Decimal("1234.50"), "at": dt.datetime(2025, 1, 1, 9, 30, tzinfo=dt.UTC)}
+
+    back = decode(json.loads(json.dumps(encode(value))))
+
+    assert back == value
+    assert isinstance(back["amount"], Decimal) and back["at"].tzinfo is not None
