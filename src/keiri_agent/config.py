@@ -103,7 +103,7 @@ class Settings(BaseSettings):
     home: Path = Field(
         default=Path("."),
         description="Workspace: designs/, runs/, logs/ and .keiri/ live here.",
-        validation_alias=AliasChoices("KEIRI_AGENT_HOME", "home"),
+        validation_alias=AliasChoices("KEIRI_AGENT_HOME"),
     )
     block_spec_dirs: list[Path] = Field(
         default_factory=list,

@@ -1,4 +1,4 @@
-"""Commands: ``demo``, ``analyze``, ``ui``. Later parts add their own command groups.
+"""Commands: ``demo``, ``analyze``, ``ui``, and the groups ``plan`` and ``blocks``.
 
 Exit codes: 0 success, 1 a reported failure (bad file, bad spec, LLM error),
 2 a usage error (Typer's own).
@@ -14,28 +14,21 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from keiri_agent.cli.blocks import blocks_app
+from keiri_agent.cli.common import console, err_console
+from keiri_agent.cli.common import fail as _fail
+from keiri_agent.cli.plan import plan_app
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError
 
 app = typer.Typer(
     name="keiri-agent",
-    help="LLM agents for back-office and accounting teams (data analysis, ...).",
+    help="LLM agents for back-office and accounting teams: data analysis and YAML Plans.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
-err_console = Console(stderr=True, soft_wrap=True)
-
-
-def _fail(error: KeiriAgentError) -> typer.Exit:
-    err_console.print(f"[bold red]エラー[/bold red] [{error.code}] {error.message}")
-    if error.hint:
-        err_console.print(f"[yellow]ヒント:[/yellow] {error.hint}")
-    return typer.Exit(code=1)
 
 
 def _banner(settings: Settings, *, quiet: bool) -> None:
@@ -237,3 +230,4 @@ def ui(
 
 
 app.add_typer(blocks_app, name="blocks")
+app.add_typer(plan_app, name="plan")

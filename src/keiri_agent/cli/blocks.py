@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from keiri_agent.cli.common import console
+from keiri_agent.cli.common import fail as _fail
 from keiri_agent.errors import KeiriAgentError
 
 if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
@@ -28,15 +29,6 @@ blocks_app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
-err_console = Console(stderr=True, soft_wrap=True)
-
-
-def _fail(error: KeiriAgentError) -> typer.Exit:
-    err_console.print(f"[bold red]エラー[/bold red] \\[{error.code}] {escape(error.message)}")
-    if error.hint:
-        err_console.print(f"[yellow]ヒント:[/yellow] {escape(error.hint)}")
-    return typer.Exit(code=1)
 
 
 def _catalog() -> BlockCatalog:

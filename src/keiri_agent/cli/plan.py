@@ -1,0 +1,232 @@
+"""``keiri-agent plan``: validate, dry-run, run and resume YAML Plans.
+
+PLAN is a YAML file or a plan id under ``designs/``. Exit codes: 0 success (and a
+run paused for input), 1 a reported failure (invalid plan, failed or cancelled
+run), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+import yaml
+from rich.markup import escape
+from rich.table import Table
+
+from keiri_agent.cli.common import console, err_console
+from keiri_agent.cli.common import fail as _fail
+from keiri_agent.errors import KeiriAgentError, UserInputError
+
+if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
+    from keiri_agent.plans.engine import PlanEngine
+    from keiri_agent.plans.run_log import RunEvent
+    from keiri_agent.plans.runner import RunResult
+
+plan_app = typer.Typer(
+    name="plan",
+    help="Business procedures as YAML Plans: validate, dry-run, run, resume.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+PlanArgument = Annotated[str, typer.Argument(help="Plan YAML file, or a plan id in designs/.")]
+VarsOption = Annotated[
+    list[str] | None, typer.Option("--var", help="Override a plan var: NAME=VALUE (YAML value).")
+]
+InputsOption = Annotated[
+    Path | None,
+    typer.Option("--inputs", help="Answers for input nodes: YAML {node_id: {field: value}}."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+
+
+def parse_vars(items: list[str] | None) -> dict[str, Any]:
+    """``["a=1", "b=x y"]`` → ``{"a": 1, "b": "x y"}`` (values read as YAML scalars)."""
+    values: dict[str, Any] = {}
+    for item in items or []:
+        name, separator, raw = item.partition("=")
+        if not separator or not name.strip():
+            raise typer.BadParameter(f"--var {item!r} must look like NAME=VALUE")
+        try:
+            values[name.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            values[name.strip()] = raw
+    return values
+
+
+def read_answers(path: Path | None) -> dict[str, Any]:
+    """The answers file: a YAML/JSON mapping of node id → answers."""
+    if path is None:
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+    except FileNotFoundError:
+        raise UserInputError(f"answers file not found: {path}") from None
+    except yaml.YAMLError as error:
+        raise UserInputError(
+            f"{path} is not valid YAML: {error}",
+            hint="write {node_id: {field: value}}, e.g. collect_inputs: {proceed: true}",
+        ) from None
+    if not isinstance(data, dict):
+        raise UserInputError(
+            f"{path} must map node ids to answers",
+            hint="write {node_id: {field: value}}, e.g. collect_inputs: {proceed: true}",
+        )
+    return data
+
+
+def _engine() -> PlanEngine:
+    from keiri_agent.plans.engine import PlanEngine
+
+    return PlanEngine()
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+@plan_app.command()
+def validate(plan: PlanArgument, as_json: JsonOption = False) -> None:
+    """Check a plan strictly: every error and warning, with where and how to fix it."""
+    try:
+        engine = _engine()
+        report = engine.validate(engine.load(plan))
+    except KeiriAgentError as error:
+        if as_json:
+            _print_json({"ok": False, "error": error.to_dict()})
+        raise _fail(error) from None
+    if as_json:
+        _print_json(report.to_dict())
+    else:
+        table = Table(title=f"{plan}: {len(report.errors)} errors, {len(report.warnings)} warnings")
+        for column in ("", "code", "node", "path", "message / hint"):
+            table.add_column(column)
+        for issue in report.issues:
+            mark = "[red]✗[/red]" if issue.severity == "error" else "[yellow]![/yellow]"
+            text = escape(issue.message) + (
+                f"\n[dim]{escape(issue.hint)}[/dim]" if issue.hint else ""
+            )
+            table.add_row(mark, issue.code, issue.node_id or "", issue.path or "", text)
+        if report.issues:
+            console.print(table)
+        console.print("[green]OK[/green]" if report.ok else "[red]invalid[/red]")
+    if not report.ok:
+        raise typer.Exit(code=1)
+
+
+@plan_app.command("dry-run")
+def dry_run_command(
+    plan: PlanArgument, var: VarsOption = None, as_json: JsonOption = False
+) -> None:
+    """Walk the plan with declared samples only (no block runs, no side effects)."""
+    try:
+        engine = _engine()
+        report = engine.dry_run(engine.load(plan), vars=parse_vars(var))
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+    if as_json:
+        _print_json(report.to_dict())
+    else:
+        table = Table(title=f"dry run: {plan}")
+        for column in ("node", "block", "status", "problems"):
+            table.add_column(column)
+        for node in report.nodes:
+            problems = "\n".join(f"{p.code}: {escape(p.message)}" for p in node.problems)
+            style = {"ok": "green", "failed": "red"}.get(node.status, "dim")
+            table.add_row(node.node_id, node.block or "", f"[{style}]{node.status}[/]", problems)
+        console.print(table)
+        for problem in report.problems:
+            console.print(f"[red]{problem.code}[/red] {escape(problem.message)}")
+        console.print("[green]dry run OK[/green]" if report.ok else "[red]dry run failed[/red]")
+    if not report.ok:
+        raise typer.Exit(code=1)
+
+
+def _progress(quiet: bool) -> Any:
+    def on_event(event: RunEvent) -> None:
+        if quiet:
+            return
+        node = f" {event.node_id}" if event.node_id else ""
+        detail = ""
+        if event.event == "node_error":
+            error = event.data.get("error") or {}
+            detail = f" {error.get('code')}: {error.get('message')}"
+        elif event.event == "node_skipped":
+            detail = f" ({event.data.get('reason')})"
+        err_console.print(f"[dim]· {event.event}{node}{escape(detail)}[/dim]")
+
+    return on_event
+
+
+def _report_run(result: RunResult, as_json: bool) -> None:
+    if as_json:
+        _print_json(
+            {
+                "run_id": result.run_id,
+                "plan_id": result.plan_id,
+                "status": result.status,
+                "outputs": result.outputs,
+                "errors": result.errors,
+                "waiting": result.waiting,
+                "log_path": str(result.log_path),
+            }
+        )
+    else:
+        style = {"success": "green", "paused": "yellow"}.get(result.status, "red")
+        console.print(f"[{style}]{result.status}[/] run {result.run_id} (log: {result.log_path})")
+        for error in result.errors:
+            node = (error.get("details") or {}).get("node_id")
+            console.print(f"[red]✗ {node}[/red] [{error['code']}] {escape(error['message'])}")
+            if error.get("hint"):
+                console.print(f"  [yellow]ヒント:[/yellow] {escape(error['hint'])}")
+        for waiting in result.waiting:
+            console.print(
+                f"[yellow]入力待ち[/yellow] {waiting['node_id']} ({waiting['block']}): "
+                f"{escape(json.dumps(waiting.get('request'), ensure_ascii=False, default=str))}"
+            )
+        if result.waiting:
+            console.print(
+                f"続けるには: keiri-agent plan resume {result.run_id} --inputs answers.yaml"
+            )
+    if result.status in ("failed", "cancelled"):
+        raise typer.Exit(code=1)
+
+
+@plan_app.command()
+def run(
+    plan: PlanArgument,
+    var: VarsOption = None,
+    inputs: InputsOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Validate and run a plan; pauses when an input node has no answer."""
+    try:
+        engine = _engine()
+        loaded = engine.load(plan)
+        result = engine.run(
+            loaded,
+            vars=parse_vars(var),
+            answers=read_answers(inputs),
+            on_event=_progress(as_json),
+        )
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+    _report_run(result, as_json)
+
+
+@plan_app.command()
+def resume(
+    run_id: Annotated[str, typer.Argument(help="The run id printed by `plan run`.")],
+    inputs: InputsOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Continue a paused run with the answers for its waiting nodes."""
+    try:
+        result = _engine().resume(run_id, answers=read_answers(inputs), on_event=_progress(as_json))
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+    _report_run(result, as_json)

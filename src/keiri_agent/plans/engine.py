@@ -1,0 +1,122 @@
+"""``PlanEngine``: one entry point to the Plan platform for the CLI, the UI and the API.
+
+It wires the catalog (built-in and user block specs), the Plan store
+(``designs/``), the validator, the dry run and the runner (``runs/``) from the
+settings, so every surface behaves the same.
+
+``${config.*}`` references read ``<home>/config.yaml`` when it exists.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from keiri_agent.config import Settings
+from keiri_agent.errors import ConfigurationError
+from keiri_agent.plans.catalog import BlockCatalog
+from keiri_agent.plans.dry_run import dry_run
+from keiri_agent.plans.dry_run_report import DryRunReport
+from keiri_agent.plans.issues import ValidationReport
+from keiri_agent.plans.loader import load_plan_file
+from keiri_agent.plans.models import Plan
+from keiri_agent.plans.run_log import EventCallback
+from keiri_agent.plans.runner import PlanRunner, RunResult
+from keiri_agent.plans.store import PlanStore
+from keiri_agent.plans.validator import PlanValidator
+from keiri_agent.workspace import Workspace
+
+PLAN_SUFFIXES = (".yaml", ".yml")
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    """The ``${config.*}`` values: a YAML mapping, or {} when the file does not exist."""
+    if not path.exists():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise ConfigurationError(f"{path} is not valid YAML: {error}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"{path} must hold a mapping at the top level")
+    return data
+
+
+class PlanEngine:
+    """Load, validate, dry-run, run and resume Plans of one workspace."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings()
+        self.workspace = Workspace.from_settings(self.settings)
+        self.catalog = BlockCatalog.from_settings(self.settings)
+        self.store = PlanStore(self.workspace.designs)
+        self.config = load_config(self.workspace.root / "config.yaml")
+        self.runner = PlanRunner(
+            self.catalog,
+            self.settings,
+            runs_dir=self.workspace.runs,
+            plan_loader=self.store.load,
+            config=self.config,
+        )
+
+    def load(self, reference: str | Path) -> Plan:
+        """A Plan from a YAML file path, or by id from ``designs/``."""
+        text = str(reference)
+        path = Path(text)
+        if path.suffix in PLAN_SUFFIXES or path.exists():
+            return load_plan_file(path)
+        return self.store.load(text)
+
+    def validate(self, plan: Plan) -> ValidationReport:
+        """Every problem of the plan (errors and warnings)."""
+        return PlanValidator(self.catalog, self.store, env=dict(os.environ)).validate(plan)
+
+    def dry_run(self, plan: Plan, *, vars: Mapping[str, Any] | None = None) -> DryRunReport:
+        """The plan walked with declared samples only; no block runs."""
+        return dry_run(
+            plan,
+            self.catalog,
+            store=self.store,
+            vars=dict(vars or {}),
+            env=dict(os.environ),
+            config=self.config,
+        )
+
+    def run(
+        self,
+        plan: Plan,
+        *,
+        vars: Mapping[str, Any] | None = None,
+        answers: Mapping[str, Any] | None = None,
+        on_event: EventCallback | None = None,
+    ) -> RunResult:
+        """Validate, then run; PlanValidationError when the plan has errors."""
+        self.validate(plan).raise_for_errors()
+        return self.runner.start(plan, vars=vars, answers=answers, on_event=on_event)
+
+    def resume(
+        self,
+        run_id: str,
+        *,
+        answers: Mapping[str, Any],
+        on_event: EventCallback | None = None,
+    ) -> RunResult:
+        """Continue a paused run with answers for its waiting nodes."""
+        return self.runner.resume(run_id, answers=answers, on_event=on_event)
+
+    def rerun_from_node(
+        self,
+        run_id: str,
+        node_id: str,
+        *,
+        answers: Mapping[str, Any] | None = None,
+        on_event: EventCallback | None = None,
+    ) -> RunResult:
+        """Re-run a (failed) node and everything downstream, keeping other outputs."""
+        return self.runner.rerun_from_node(run_id, node_id, answers=answers, on_event=on_event)

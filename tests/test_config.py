@@ -1,0 +1,60 @@
+"""Settings: provider choice from the keys, aliases, and where the workspace is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from keiri_agent.config import Settings
+from keiri_agent.errors import ConfigurationError
+
+
+def test_no_key_means_offline() -> None:
+    settings = Settings()
+    assert settings.active_provider == "offline" and settings.is_offline
+    assert "offline" in settings.describe()
+
+
+def test_openai_key_selects_openai(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
+    settings = Settings()
+    assert settings.active_provider == "openai"
+    assert "sk-test" not in settings.describe()
+    settings.require_llm()
+
+
+def test_azure_needs_key_and_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "k")
+    assert Settings().active_provider == "offline"
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://example.invalid")
+    assert Settings().active_provider == "azure"
+
+
+def test_compatible_provider_needs_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KEIRI_AGENT_PROVIDER", "openai-compatible")
+    with pytest.raises(ConfigurationError, match="base URL"):
+        Settings().require_llm()
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    Settings().require_llm()
+
+
+def test_unknown_provider_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KEIRI_AGENT_PROVIDER", "gemini")
+    with pytest.raises(ValueError, match="provider"):
+        Settings()
+
+
+def test_workspace_is_not_taken_from_the_users_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KEIRI_AGENT_HOME", raising=False)
+    monkeypatch.setenv("HOME", "/somewhere/else")
+    assert Settings().home == Path(".")
+    monkeypatch.setenv("KEIRI_AGENT_HOME", "/data/keiri")
+    assert Settings().home == Path("/data/keiri")
+    assert Settings(home=Path("/explicit")).home == Path("/explicit")
+
+
+def test_limits_are_validated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KEIRI_AGENT_ANALYSIS_TIMEOUT_S", "0")
+    with pytest.raises(ValueError, match="analysis_timeout_s"):
+        Settings()
