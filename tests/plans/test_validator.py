@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -691,14 +690,8 @@ def big_plan(size: int) -> Plan:
     return make_plan(*graph, vars={"on": True}, exports=[{"from": f"n{size - 1}.text", "as": "x"}])
 
 
-def test_a_thousand_node_plan_validates_quickly(catalog: BlockCatalog) -> None:
+def test_a_thousand_node_plan_validates_cleanly(catalog: BlockCatalog) -> None:
+    # Its speed is measured by benchmarks/plan_validation.py, not asserted here.
     plan = big_plan(1000)
     validator = PlanValidator(catalog, env={})
     assert validator.validate(plan).issues == ()
-    timings = []
-    for _ in range(3):
-        start = time.process_time()
-        validator.validate(plan)
-        timings.append(time.process_time() - start)
-    # ~0.1 s of CPU on a quiet laptop; the bound leaves room for slow CI machines.
-    assert min(timings) < 1.0, timings
