@@ -79,3 +79,12 @@ def test_text_hashed_across_slices_stays_consistent() -> None:
     text = pd.Series(["同じ"] * rows, dtype="str")
     hashes = row_hashes(pd.DataFrame({"t": text}))
     assert hashes[0] == hashes[-1]
+
+
+def test_arrow_text_hash_tells_order_empty_and_missing_apart() -> None:
+    values = ["ab", "ba", "", None, "ab", "日本語", "日本語", "a" * 5000]
+    sliced = pa.array(["skip", *values]).slice(1)  # an Arrow array with an offset
+    data = pd.DataFrame({"t": pd.Series(pd.arrays.ArrowStringArray(sliced))})
+    hashes = row_hashes(data)
+    assert hashes[0] == hashes[4] and hashes[5] == hashes[6]
+    assert len({hashes[0], hashes[1], hashes[2], hashes[3], hashes[5], hashes[7]}) == 6

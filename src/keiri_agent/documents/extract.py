@@ -1,0 +1,178 @@
+"""``extract_text``: one uploaded file (bytes and its name) → ``ExtractedText``.
+
+Supported: ``.txt``/``.md``/``.csv`` (UTF-8, UTF-8 with BOM, UTF-16 with BOM, CP932 — decoded
+strictly), ``.pdf`` (first ``max_pages`` pages, pdfminer.six, /ActualText preferred),
+``.docx`` (paragraphs and tables; table rows tab-separated) and ``.xlsx`` (every sheet as
+``## name`` followed by its used range as tab-separated rows).
+
+Every failure is a ``DocumentError`` naming the file and how to fix it (codes in
+``DocumentErrorCode``); no library exception escapes.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from keiri_agent.documents.errors import DocumentError, DocumentErrorCode
+from keiri_agent.documents.normalize import normalize_pages, normalize_text, unify_newlines
+from keiri_agent.documents.office import read_docx, read_xlsx
+from keiri_agent.documents.pdf import read_pdf
+
+DEFAULT_MAX_PAGES = 20
+"""PDF pages read per file (seed 003 §2: 'PDF は先頭 20 ページ')."""
+DEFAULT_MAX_CHARS = 100_000
+"""Characters kept per file (seed 003: up to ~100,000 characters extracted)."""
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+"""Largest input accepted (50 MiB)."""
+
+TEXT_SUFFIXES = (".txt", ".md", ".csv")
+SUPPORTED_SUFFIXES = (*TEXT_SUFFIXES, ".pdf", ".docx", ".xlsx")
+
+
+@dataclass(frozen=True)
+class ExtractedText:
+    """The text of one file.
+
+    ``kind`` is the suffix without the dot (``"pdf"``, ``"md"``, ...). ``pages`` holds
+    (page number, text) for PDFs and (sheet number, text) for workbooks, else is empty.
+    ``truncated`` is True when pages or characters were cut by the limits.
+    """
+
+    name: str
+    kind: str
+    text: str
+    pages: tuple[tuple[int, str], ...] = ()
+    truncated: bool = False
+    warnings: tuple[str, ...] = field(default=())
+
+
+def decode_text(data: bytes, name: str) -> tuple[str, str]:
+    """(text, encoding name): BOMs first, then strict UTF-8, then strict CP932."""
+    for bom, encoding in (
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if data.startswith(bom):
+            try:
+                return data.decode(encoding), encoding
+            except UnicodeDecodeError:
+                break
+    else:
+        if b"\x00" in data:
+            raise DocumentError(
+                DocumentErrorCode.DOCUMENT_CORRUPT,
+                name,
+                "the file contains binary data, not text",
+                hint="check that the right file was chosen; save text as UTF-8",
+                details={"kind": "text"},
+            )
+        for encoding in ("utf-8", "cp932"):
+            try:
+                return data.decode(encoding), encoding
+            except UnicodeDecodeError:
+                continue
+    raise DocumentError(
+        DocumentErrorCode.DOCUMENT_ENCODING,
+        name,
+        "the text is neither UTF-8 nor Shift_JIS (CP932)",
+        hint="open it in an editor and save it as UTF-8",
+        details={"tried": ["utf-8-sig", "utf-16", "utf-8", "cp932"]},
+    )
+
+
+def _check_input(data: bytes, name: str, max_bytes: int) -> str:
+    suffix = PurePath(name).suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise DocumentError(
+            DocumentErrorCode.DOCUMENT_UNSUPPORTED,
+            name,
+            f"files of type '{suffix or '(no extension)'}' are not supported",
+            hint="upload " + ", ".join(SUPPORTED_SUFFIXES) + " (save others as PDF first)",
+            details={"suffix": suffix, "supported": list(SUPPORTED_SUFFIXES)},
+        )
+    if not data:
+        raise DocumentError(
+            DocumentErrorCode.DOCUMENT_EMPTY,
+            name,
+            "the file is empty (0 bytes)",
+            hint="the upload or export may have failed; save the file again and re-upload it",
+        )
+    if len(data) > max_bytes:
+        raise DocumentError(
+            DocumentErrorCode.DOCUMENT_TOO_LARGE,
+            name,
+            f"the file is {len(data) / 1_048_576:.1f} MiB; the limit is "
+            f"{max_bytes / 1_048_576:.1f} MiB",
+            hint="split it into smaller files or upload only the pages that matter",
+            details={"bytes": len(data), "max_bytes": max_bytes},
+        )
+    return suffix[1:]
+
+
+def _no_text(name: str, kind: str) -> DocumentError:
+    return DocumentError(
+        DocumentErrorCode.DOCUMENT_NO_TEXT,
+        name,
+        "the file contains no text",
+        hint="check that the right file was chosen and that it is not empty",
+        details={"kind": kind},
+    )
+
+
+def extract_text(
+    data: bytes,
+    name: str,
+    *,
+    max_pages: int = DEFAULT_MAX_PAGES,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    normalize: bool = True,
+) -> ExtractedText:
+    """Extract the text of one file; raise ``DocumentError`` when that is not possible.
+
+    With ``normalize`` (default) PDF text goes through ``normalize_pages`` and DOCX text
+    through ``normalize_text`` without line joining (NFKC, radicals, spaces); text, CSV and XLSX
+    keep their content and only get their newlines unified.
+    """
+    kind = _check_input(data, name, max_bytes)
+    warnings: list[str] = []
+    pages: list[tuple[int, str]] = []
+    truncated = False
+    if kind == "pdf":
+        pages, pdf_warnings = read_pdf(data, name, max_pages)
+        warnings += pdf_warnings
+        truncated = any("pages were read" in w or "could not be read" in w for w in pdf_warnings)
+        if normalize:
+            texts = normalize_pages([text for _, text in pages])
+            pages = [(number, text) for (number, _), text in zip(pages, texts, strict=True)]
+        text = "\n\n".join(page for _, page in pages if page)
+    elif kind == "docx":
+        text, docx_warnings = read_docx(data, name, max_chars)
+        warnings += docx_warnings
+        text = normalize_text(text, join_lines=False) if normalize else text
+    elif kind == "xlsx":
+        text, pages, xlsx_warnings = read_xlsx(data, name, max_chars)
+        warnings += xlsx_warnings
+        truncated = bool(xlsx_warnings)
+    else:
+        text, encoding = decode_text(data, name)
+        text = unify_newlines(text)
+        if encoding == "cp932":
+            warnings.append("decoded as Shift_JIS (CP932)")
+    if not text.strip():
+        raise _no_text(name, kind)
+    if len(text) > max_chars:
+        text = text[:max_chars]
+        truncated = True
+        warnings.append(f"the text was cut at {max_chars:,} characters")
+    return ExtractedText(
+        name=name,
+        kind=kind,
+        text=text,
+        pages=tuple(pages),
+        truncated=truncated,
+        warnings=tuple(warnings),
+    )

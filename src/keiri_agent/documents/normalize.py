@@ -1,0 +1,208 @@
+"""Normalisation of text extracted from Japanese documents (PDFs printed from browsers/Office).
+
+``normalize_text`` runs small named steps in order (each is public and tested):
+
+1. ``unify_newlines``          CRLF/CR → LF; drop other control characters (keeps tab, LF, FF).
+2. ``nfkc``                    NFKC: full-width ASCII → half-width, half-width kana → full-width,
+                               Kangxi radicals U+2F00–U+2FD5 → the standard kanji (⼯ → 工).
+3. ``map_radical_supplement``  CJK Radicals Supplement code points that NFKC leaves alone
+                               (⻑ U+2ED1 → 長, ⺠ U+2EA0 → 民, ...) via ``RADICAL_SUPPLEMENT``.
+4. ``collapse_whitespace``     runs of spaces → one space (tabs kept as column separators),
+                               trailing spaces dropped, 3+ newlines → one blank line.
+5. ``remove_cjk_latin_spaces`` "XYZ システム" → "XYZシステム", "3 回" → "3回"
+                               (Latin-Latin spaces such as "Excel VBA" stay).
+6. ``join_broken_lines``       a line ending in a CJK char followed by a line starting with one
+                               is joined (unless it ends a sentence with 。！？); blank lines stay.
+7. ``remove_page_furniture``   per page (pages are separated by form feeds ``\\f``): page-number
+                               lines ("- 3 -", "3 / 10", "Page 3", "3ページ") at the top or bottom
+                               of a page, and header/footer lines repeated on most pages.
+
+``normalize_pages`` does the same for a list of pages (the page step needs them all).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+# Source of every entry: Unicode Character Database, EquivalentUnifiedIdeograph.txt
+# (https://www.unicode.org/Public/UCD/latest/ucd/EquivalentUnifiedIdeograph.txt, by Ken Lunde),
+# which maps each CJK Radicals Supplement code point to its equivalent unified ideograph.
+# Only the entries whose target is a kanji used on its own in Japanese text are kept; radical
+# *components* (⺅ 亻, ⺡ 氵, ⻖ 阝, ...) and simplified-Chinese forms (⻓ 长, ⻔ 门, ...) are left
+# alone, and so is ⻏ U+2ECF (the file maps it to 邑 U+9091, which is rarely what a Japanese
+# document means by it).
+RADICAL_SUPPLEMENT: dict[str, str] = {
+    "\u2e8c": "小",  # ⺌ CJK RADICAL SMALL ONE          → U+5C0F
+    "\u2e92": "巳",  # ⺒ CJK RADICAL SNAKE              → U+5DF3
+    "\u2e93": "幺",  # ⺓ CJK RADICAL THREAD             → U+5E7A
+    "\u2e97": "心",  # ⺗ CJK RADICAL HEART TWO          → U+5FC3
+    "\u2e9c": "日",  # ⺜ CJK RADICAL SUN                → U+65E5
+    "\u2e9d": "月",  # ⺝ CJK RADICAL MOON               → U+6708
+    "\u2e9f": "母",  # ⺟ CJK RADICAL MOTHER             → U+6BCD
+    "\u2ea0": "民",  # ⺠ CJK RADICAL CIVILIAN           → U+6C11
+    "\u2ea9": "王",  # ⺩ CJK RADICAL JADE               → U+738B
+    "\u2eab": "目",  # ⺫ CJK RADICAL EYE                → U+76EE
+    "\u2eac": "示",  # ⺬ CJK RADICAL SPIRIT ONE         → U+793A
+    "\u2eb6": "羊",  # ⺶ CJK RADICAL SHEEP              → U+7F8A
+    "\u2ebc": "肉",  # ⺼ CJK RADICAL MEAT               → U+8089
+    "\u2ec1": "虎",  # ⻁ CJK RADICAL TIGER              → U+864E
+    "\u2ec4": "西",  # ⻄ CJK RADICAL WEST TWO           → U+897F
+    "\u2ec6": "角",  # ⻆ CJK RADICAL HORN               → U+89D2
+    "\u2ed1": "長",  # ⻑ CJK RADICAL LONG ONE           → U+9577
+    "\u2ed7": "雨",  # ⻗ CJK RADICAL RAIN               → U+96E8
+    "\u2ed8": "青",  # ⻘ CJK RADICAL BLUE               → U+9752
+    "\u2edd": "食",  # ⻝ CJK RADICAL EAT THREE          → U+98DF
+    "\u2ee4": "鬼",  # ⻤ CJK RADICAL GHOST              → U+9B3C
+    "\u2ee8": "麦",  # ⻨ CJK RADICAL SIMPLIFIED WHEAT   → U+9EA6
+    "\u2ee9": "黄",  # ⻩ CJK RADICAL SIMPLIFIED YELLOW  → U+9EC4
+    "\u2eeb": "斉",  # ⻫ CJK RADICAL J-SIMPLIFIED EVEN  → U+6589
+    "\u2eed": "歯",  # ⻭ CJK RADICAL J-SIMPLIFIED TOOTH → U+6B6F
+    "\u2eef": "竜",  # ⻯ CJK RADICAL J-SIMPLIFIED DRAGON → U+7ADC
+    "\u2ef2": "亀",  # ⻲ CJK RADICAL J-SIMPLIFIED TURTLE → U+4E80
+}
+_RADICAL_TABLE = str.maketrans(RADICAL_SUPPLEMENT)
+
+# Hiragana, katakana, CJK punctuation, CJK ideographs (incl. extension A and compatibility).
+_CJK = r"\u3001-\u303f\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_CJK_BEFORE_LATIN = re.compile(f"(?<=[{_CJK}]) (?=[A-Za-z0-9])")
+_LATIN_BEFORE_CJK = re.compile(f"(?<=[A-Za-z0-9]) (?=[{_CJK}])")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+_SPACES = re.compile(r"[^\S\t\n\f]+")
+_SENTENCE_END = "。！？!?"
+
+_PAGE_NUMBER = re.compile(
+    r"^(?:[-‐−–—]\s*\d+\s*[-‐−–—]"  # - 3 -
+    r"|\d+\s*/\s*\d+"  # 3 / 10
+    r"|(?:page|p\.)\s*\d+(?:\s*(?:of|/)\s*\d+)?"  # Page 3, p. 3, Page 3 of 10
+    r"|\d+\s*ページ(?:目)?"  # 3ページ
+    r"|第\s*\d+\s*頁"  # 第3頁
+    r")$",
+    re.IGNORECASE,
+)
+_EDGE_LINES = 2  # lines looked at at the top and the bottom of each page
+
+
+def unify_newlines(text: str) -> str:
+    """CRLF and CR become LF; control characters other than tab, LF and FF are dropped."""
+    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def nfkc(text: str) -> str:
+    """Unicode NFKC (also fixes the Kangxi Radicals block U+2F00–U+2FD5)."""
+    return unicodedata.normalize("NFKC", text)
+
+
+def map_radical_supplement(text: str) -> str:
+    """Replace CJK Radicals Supplement look-alikes with standard kanji (``RADICAL_SUPPLEMENT``)."""
+    return text.translate(_RADICAL_TABLE)
+
+
+def collapse_whitespace(text: str) -> str:
+    """Runs of spaces → one space, no trailing spaces, at most one blank line in a row."""
+    lines = [_SPACES.sub(" ", line).strip(" ") for line in text.split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
+
+
+def remove_cjk_latin_spaces(text: str) -> str:
+    """Drop a single space between a CJK character and an ASCII letter or digit."""
+    return _LATIN_BEFORE_CJK.sub("", _CJK_BEFORE_LATIN.sub("", text))
+
+
+def join_broken_lines(text: str) -> str:
+    """Join a line ending in CJK to the next line when that one starts with CJK."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if (
+            out
+            and line
+            and out[-1]
+            and _CJK_CHAR.match(line[0])
+            and _CJK_CHAR.match(out[-1][-1])
+            and out[-1][-1] not in _SENTENCE_END
+        ):
+            out[-1] += line
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _edge_indexes(lines: list[str], width: int = _EDGE_LINES) -> list[int]:
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    return sorted(set(filled[:width] + filled[-width:]))
+
+
+def _footer_key(line: str, number: int) -> str:
+    """The line without a trailing page number ('社外秘 3' on page 3 → '社外秘')."""
+    stripped = line.strip()
+    match = re.search(r"[\s\-‐−–—(（]*(\d+)[\s\-‐−–—)）]*(?:/\s*\d+)?$", stripped)
+    if match and int(match.group(1)) == number and match.start() > 0:
+        return stripped[: match.start()]
+    return stripped
+
+
+def _is_page_number(line: str, number: int) -> bool:
+    return bool(_PAGE_NUMBER.match(line)) or line == str(number)
+
+
+def remove_page_furniture(pages: Sequence[str]) -> list[str]:
+    """Drop page numbers and repeated headers/footers at the top or bottom of each page.
+
+    A page-number line ("- 3 -", "3 / 10", "Page 3", a bare "3" equal to the page's number)
+    is dropped wherever it sits among a page's first or last two lines. With three or more
+    pages, a first or last line found on more than half of the pages (a trailing page
+    number ignored) is a header/footer and dropped from every page.
+    """
+    split = [page.split("\n") for page in pages]
+    counts: Counter[str] = Counter()
+    for number, lines in enumerate(split, start=1):
+        counts.update({_footer_key(lines[i], number) for i in _edge_indexes(lines, 1)})
+    repeated = (
+        {key for key, n in counts.items() if n * 2 > len(pages) and key}
+        if len(pages) >= 3
+        else set()
+    )
+    result: list[str] = []
+    for number, lines in enumerate(split, start=1):
+        drop = {i for i in _edge_indexes(lines) if _is_page_number(lines[i].strip(), number)}
+        kept = [line for i, line in enumerate(lines) if i not in drop]
+        drop = {i for i in _edge_indexes(kept, 1) if _footer_key(kept[i], number) in repeated}
+        result.append("\n".join(line for i, line in enumerate(kept) if i not in drop).strip("\n"))
+    return result
+
+
+TEXT_STEPS: tuple[Callable[[str], str], ...] = (
+    unify_newlines,
+    nfkc,
+    map_radical_supplement,
+    collapse_whitespace,
+    remove_cjk_latin_spaces,
+    join_broken_lines,
+)
+
+
+def _clean(text: str, steps: Sequence[Callable[[str], str]] = TEXT_STEPS) -> str:
+    for step in steps:
+        text = step(text)
+    return text.strip()
+
+
+_LINE_STEPS = tuple(step for step in TEXT_STEPS if step is not join_broken_lines)
+
+
+def normalize_pages(pages: Sequence[str], *, join_lines: bool = True) -> list[str]:
+    """Normalise each page and remove page numbers and repeated headers/footers."""
+    furnished = remove_page_furniture([_clean(page, _LINE_STEPS) for page in pages])
+    return [_clean(page, TEXT_STEPS if join_lines else _LINE_STEPS) for page in furnished]
+
+
+def normalize_text(text: str, *, join_lines: bool = True) -> str:
+    """Normalise extracted text; form feeds (``\\f``) separate pages and are removed.
+
+    ``join_lines=False`` keeps line breaks (for sources whose lines are real paragraphs).
+    """
+    pages = unify_newlines(text).split("\f")
+    return "\n\n".join(page for page in normalize_pages(pages, join_lines=join_lines) if page)

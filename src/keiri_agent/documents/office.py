@@ -1,0 +1,113 @@
+"""DOCX (paragraphs and tables) and XLSX (every sheet's used range) as plain text."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import zipfile
+from typing import Any
+
+from keiri_agent.documents.errors import DocumentError, DocumentErrorCode, corrupt
+
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+
+
+def check_zip(data: bytes, name: str, kind: str) -> None:
+    """Office Open XML is a zip; an OLE file is an encrypted (or pre-2007) Office file."""
+    if data.startswith(OLE_MAGIC):
+        legacy = ".doc" if kind == "docx" else ".xls"
+        raise DocumentError(
+            DocumentErrorCode.DOCUMENT_ENCRYPTED,
+            name,
+            f"the file is password-protected, or is an old {legacy} file renamed to .{kind}",
+            hint=f"open it, remove the password (or 'Save As' .{kind}) and upload it again",
+            details={"kind": kind},
+        )
+    if not zipfile.is_zipfile(io.BytesIO(data)):
+        raise corrupt(name, kind)
+
+
+def _cell_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ") if value.time() != dt.time() else value.date().isoformat()
+    return str(value).replace("\t", " ").replace("\n", " ")
+
+
+def read_docx(data: bytes, name: str, max_chars: int) -> tuple[str, list[str]]:
+    """Paragraphs and tables in document order; a table row is tab-separated cells."""
+    from docx import Document
+    from docx.table import Table
+
+    check_zip(data, name, "docx")
+    try:
+        document = Document(io.BytesIO(data))
+        blocks: list[str] = []
+        size = 0
+        for item in document.iter_inner_content():
+            if isinstance(item, Table):
+                for row in item.rows:
+                    seen: list[Any] = []
+                    cells: list[str] = []
+                    for cell in row.cells:  # a merged cell repeats: keep it once
+                        if any(cell._tc is other for other in seen):
+                            continue
+                        seen.append(cell._tc)
+                        cells.append(_cell_text(cell.text))
+                    blocks.append("\t".join(cells))
+                blocks.append("")
+            else:
+                blocks.append(item.text)
+            size += len(blocks[-1]) + 1
+            if size > max_chars:
+                break
+    except Exception as exc:
+        raise corrupt(name, "docx", exc) from None
+    return "\n".join(blocks).strip("\n"), []
+
+
+def read_xlsx(
+    data: bytes, name: str, max_chars: int
+) -> tuple[str, list[tuple[int, str]], list[str]]:
+    """Each sheet as '## name' and its used range as tab-separated rows (cached values)."""
+    from openpyxl import load_workbook
+
+    check_zip(data, name, "xlsx")
+    sheets: list[tuple[int, str]] = []
+    warnings: list[str] = []
+    size = 0
+    rows = 0
+    try:
+        workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    except Exception as exc:
+        raise corrupt(name, "xlsx", exc) from None
+    try:
+        for number, sheet in enumerate(workbook.worksheets, start=1):
+            lines = [f"## {sheet.title}"]
+            if hasattr(sheet, "reset_dimensions"):
+                sheet.reset_dimensions()  # the stored dimension is often wrong
+            for row in sheet.iter_rows(values_only=True):
+                cells = [_cell_text(value) for value in row]
+                while cells and not cells[-1]:
+                    cells.pop()
+                if cells:
+                    rows += 1
+                    lines.append("\t".join(cells))
+                    size += len(lines[-1]) + 1
+                if size > max_chars:
+                    break
+            sheets.append((number, "\n".join(lines)))
+            if size > max_chars:
+                if number < len(workbook.worksheets):
+                    warnings.append(f"sheets after '{sheet.title}' were not read (text limit)")
+                break
+    except Exception as exc:
+        raise corrupt(name, "xlsx", exc) from None
+    finally:
+        workbook.close()
+    if not rows:
+        return "", [], warnings
+    return "\n\n".join(text for _, text in sheets), sheets, warnings

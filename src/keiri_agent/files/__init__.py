@@ -1,0 +1,1 @@
+"""File handling: two-tier ZIP/folder reading (``archive``) and Excel I/O (``excel``)."""

@@ -1,0 +1,170 @@
+"""Shared openpyxl plumbing for :mod:`keiri_agent.files.excel`: errors, loading, sheets."""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from typing import Any
+
+from openpyxl import Workbook, load_workbook
+from openpyxl.utils.cell import column_index_from_string, coordinate_from_string
+from openpyxl.utils.exceptions import CellCoordinatesException
+from openpyxl.worksheet.worksheet import Worksheet
+
+from keiri_agent.errors import UserInputError, unknown_choice_message
+
+MAX_UNCOMPRESSED_BYTES = 500 * 1024 * 1024
+"""Declared uncompressed size of all workbook parts accepted before openpyxl parses them."""
+
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_COLUMN = re.compile(r"^[A-Za-z]{1,3}$")
+
+
+class ExcelErrorCode:
+    """Stable codes carried by :class:`ExcelError`."""
+
+    NOT_A_WORKBOOK = "EXCEL_NOT_A_WORKBOOK"
+    LEGACY_OR_ENCRYPTED = "EXCEL_LEGACY_OR_ENCRYPTED"
+    CORRUPT_WORKBOOK = "EXCEL_CORRUPT_WORKBOOK"
+    TOO_LARGE = "EXCEL_TOO_LARGE"
+    UNKNOWN_SHEET = "EXCEL_UNKNOWN_SHEET"
+    INVALID_RANGE = "EXCEL_INVALID_RANGE"
+    INVALID_CELL = "EXCEL_INVALID_CELL"
+    INVALID_HEADER = "EXCEL_INVALID_HEADER"
+    UNKNOWN_COLUMN = "EXCEL_UNKNOWN_COLUMN"
+    MERGED_CELL = "EXCEL_MERGED_CELL"
+    INVALID_ARGUMENT = "EXCEL_INVALID_ARGUMENT"
+
+
+class ExcelError(UserInputError):
+    """A workbook, sheet, range or cell reference that cannot be used; ``code`` says why."""
+
+    code = "EXCEL_ERROR"
+
+
+def open_workbook(data: bytes, *, data_only: bool) -> Workbook:
+    """Load an .xlsx/.xlsm from bytes, turning every failure into an :class:`ExcelError`."""
+    if not data:
+        raise ExcelError("the workbook is empty (0 bytes)", code=ExcelErrorCode.NOT_A_WORKBOOK)
+    if data.startswith(_OLE_MAGIC):
+        raise ExcelError(
+            "this is an old .xls workbook or a password-protected workbook",
+            code=ExcelErrorCode.LEGACY_OR_ENCRYPTED,
+            hint="Open it in Excel, remove any password and save it as .xlsx.",
+        )
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            names = set(zf.namelist())
+            declared = sum(info.file_size for info in zf.infolist())
+    except zipfile.BadZipFile as exc:
+        raise ExcelError(
+            "not an Excel workbook (.xlsx): the file is not a ZIP package",
+            code=ExcelErrorCode.NOT_A_WORKBOOK,
+            hint="Save the file as .xlsx and upload it again.",
+        ) from exc
+    if "xl/workbook.xml" not in names:
+        raise ExcelError(
+            "not an Excel workbook (.xlsx): no xl/workbook.xml part (a .docx or a plain ZIP?)",
+            code=ExcelErrorCode.NOT_A_WORKBOOK,
+        )
+    if declared > MAX_UNCOMPRESSED_BYTES:
+        raise ExcelError(
+            f"workbook too large: {declared:,} bytes uncompressed "
+            f"(limit {MAX_UNCOMPRESSED_BYTES:,})",
+            code=ExcelErrorCode.TOO_LARGE,
+        )
+    keep_vba = "xl/vbaProject.bin" in names
+    try:
+        return load_workbook(io.BytesIO(data), data_only=data_only, keep_vba=keep_vba)
+    except Exception as exc:  # openpyxl raises many types for damaged parts
+        raise ExcelError(
+            f"the workbook is damaged and cannot be read ({type(exc).__name__}: {exc})",
+            code=ExcelErrorCode.CORRUPT_WORKBOOK,
+            hint="Open it in Excel, let Excel repair it and save it again.",
+            details={"error": type(exc).__name__},
+        ) from exc
+
+
+def save_workbook(workbook: Workbook) -> bytes:
+    """The workbook serialised to .xlsx bytes."""
+    out = io.BytesIO()
+    workbook.save(out)
+    return out.getvalue()
+
+
+def get_sheet(workbook: Workbook, sheet: str | int | None) -> Worksheet:
+    """A worksheet by name or 0-based index (the first sheet when None)."""
+    names = workbook.sheetnames
+    if sheet is None:
+        sheet = 0
+    if isinstance(sheet, int):
+        if 0 <= sheet < len(names):
+            return _as_worksheet(workbook, names[sheet])
+        raise ExcelError(
+            f"sheet index {sheet} is out of range; sheets: {', '.join(names)}",
+            code=ExcelErrorCode.UNKNOWN_SHEET,
+            details={"sheet": sheet, "sheets": names},
+        )
+    if sheet not in names:
+        raise ExcelError(
+            unknown_choice_message("sheet", sheet, names),
+            code=ExcelErrorCode.UNKNOWN_SHEET,
+            details={"sheet": sheet, "sheets": names},
+        )
+    return _as_worksheet(workbook, sheet)
+
+
+def _as_worksheet(workbook: Workbook, name: str) -> Worksheet:
+    ws = workbook[name]
+    if not isinstance(ws, Worksheet):
+        raise ExcelError(
+            f"sheet {name!r} is a chart sheet, not a worksheet",
+            code=ExcelErrorCode.UNKNOWN_SHEET,
+            details={"sheet": name, "sheets": workbook.sheetnames},
+        )
+    return ws
+
+
+def split_sheet_ref(ref: str) -> tuple[str | None, str]:
+    """``"'My Sheet'!B3"`` → ``("My Sheet", "B3")``; ``"B3"`` → ``(None, "B3")``."""
+    if "!" not in ref:
+        return None, ref.strip()
+    sheet, cell = ref.rsplit("!", 1)
+    sheet = sheet.strip()
+    if len(sheet) >= 2 and sheet[0] == sheet[-1] == "'":
+        sheet = sheet[1:-1].replace("''", "'")
+    return sheet, cell.strip()
+
+
+def parse_cell(ref: str) -> tuple[int, int]:
+    """``"B3"`` → ``(row 3, column 2)``; anything else is an ``INVALID_CELL`` error."""
+    try:
+        letters, row = coordinate_from_string(ref.replace("$", "").upper())
+        col = column_index_from_string(letters)
+    except (ValueError, TypeError, CellCoordinatesException) as exc:
+        raise ExcelError(
+            f"invalid cell reference {ref!r} (expected something like 'B3')",
+            code=ExcelErrorCode.INVALID_CELL,
+            details={"cell": ref},
+        ) from exc
+    if row < 1 or row > 1_048_576 or col > 16_384:
+        raise ExcelError(
+            f"cell reference {ref!r} is outside the sheet",
+            code=ExcelErrorCode.INVALID_CELL,
+            details={"cell": ref},
+        )
+    return row, col
+
+
+def column_letter_index(text: str) -> int | None:
+    """The 1-based index of a column written as letters ("C", "AB"), else None."""
+    if not _COLUMN.match(text):
+        return None
+    index = column_index_from_string(text.upper())
+    return index if index <= 16_384 else None
+
+
+def is_blank(value: Any) -> bool:
+    """None or a string of whitespace."""
+    return value is None or (isinstance(value, str) and not value.strip())

@@ -1,0 +1,341 @@
+"""Two-tier reading of a ZIP (bytes) or a folder: top-level group folders → their files.
+
+Layout (seed 002 §2 FolderProcessor, §12):
+
+* ``A/x.pdf`` → group ``"A"``, file ``x.pdf``. Deeper paths are flattened into their
+  top-level group: ``A/sub/y.pdf`` → group ``"A"``, ``ArchiveFile.path == "A/sub/y.pdf"``,
+  ``ArchiveFile.relative_path == "sub/y.pdf"``.
+* Files at the top level go to the group named ``""`` (:data:`ROOT_GROUP`). The empty
+  string can never be a real folder name, unlike ``"(root)"``; surfaces may display it
+  as they like.
+* A single wrapper folder (the only top-level entry, holding sub-folders and no files of
+  its own, as "compress this folder" produces) is unwrapped when ``unwrap_single_root`` is
+  true (default for ZIPs); ``Archive.root_prefix`` then names it and paths omit it.
+* Groups are sorted by name (root first), files by path: the result is deterministic.
+
+Hostile input. Each problem is an :class:`ArchiveError` (a ``UserInputError``) with a
+code from :class:`ArchiveErrorCode`, or a documented skip recorded in ``Archive.skipped``:
+
+* unsafe names (``..`` components, absolute paths, drive letters, backslashes, NUL) → error
+  ``UNSAFE_PATH``; nothing is ever extracted, so this protects callers that would;
+* entry count, per-file size, total size and compression ratio are limited
+  (:class:`ArchiveLimits`); sizes are counted while streaming in chunks and reading stops
+  as soon as a limit is passed — declared header sizes are only used for an early refusal;
+* encrypted entries → error ``ENCRYPTED_ENTRY`` naming the entry;
+* nested archives (``.zip``, ``.7z``, ``.rar``, ``.lzh``, ``.tar``, ``.gz``, ...) are
+  skipped (reason ``nested_archive``), never expanded; Office files (also ZIPs) are files;
+* directories are dropped; ``__MACOSX/``, ``._*``, ``.DS_Store``, ``Thumbs.db`` and
+  ``desktop.ini`` are skipped (``system_file``); symlink entries are skipped (``symlink``);
+  a repeated path is skipped (``duplicate``);
+* names without the UTF-8 flag (0x800) are re-decoded from their raw bytes: UTF-8 if valid
+  (macOS tools), else CP932 (Japanese Windows), else the cp437 reading is kept.
+
+Everything stays in memory; nothing is written to disk.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import stat
+import zipfile
+import zlib
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import IO
+
+from keiri_agent.files._archive_model import (
+    DEFAULT_LIMITS,
+    ROOT_GROUP,
+    Archive,
+    ArchiveError,
+    ArchiveErrorCode,
+    ArchiveFile,
+    ArchiveLimits,
+    Group,
+    SkippedEntry,
+)
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "ROOT_GROUP",
+    "Archive",
+    "ArchiveError",
+    "ArchiveErrorCode",
+    "ArchiveFile",
+    "ArchiveLimits",
+    "Group",
+    "SkippedEntry",
+    "decode_entry_name",
+    "read_folder_2tier",
+    "read_zip_2tier",
+    "safe_parts",
+]
+
+NESTED_ARCHIVE_SUFFIXES = (".zip", ".7z", ".rar", ".lzh", ".lha", ".tar", ".gz", ".tgz",
+                           ".bz2", ".xz", ".cab")  # fmt: skip
+SYSTEM_FILE_NAMES = frozenset({".ds_store", "thumbs.db", "desktop.ini"})
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_UTF8_FLAG = 0x800
+_ENCRYPTED_FLAG = 0x1
+
+
+def decode_entry_name(info: zipfile.ZipInfo) -> str:
+    """The entry's name, re-decoded when the UTF-8 flag is unset (UTF-8, then CP932)."""
+    name = info.orig_filename
+    if info.flag_bits & _UTF8_FLAG:
+        return name
+    try:
+        raw = name.encode("cp437")
+    except UnicodeEncodeError:  # already decoded with another encoding
+        return name
+    if raw.isascii():
+        return name
+    for encoding in ("utf-8", "cp932"):
+        try:
+            return raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return name
+
+
+def safe_parts(name: str) -> list[str]:
+    """Split a '/'-separated entry name, refusing anything that could escape a root."""
+    problem = None
+    if "\x00" in name:
+        problem = "contains a NUL character"
+    elif "\\" in name:
+        problem = "contains a backslash"
+    elif name.startswith("/"):
+        problem = "is an absolute path"
+    elif _DRIVE.match(name):
+        problem = "starts with a drive letter"
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if problem is None and ".." in parts:
+        problem = "contains a '..' component"
+    if problem is not None:
+        raise ArchiveError(
+            f"unsafe path in archive: {name!r} {problem}",
+            code=ArchiveErrorCode.UNSAFE_PATH,
+            hint="Re-create the ZIP from a normal folder; paths must stay inside it.",
+            details={"entry": name, "problem": problem},
+        )
+    return parts
+
+
+def _skip_reason(parts: list[str]) -> tuple[str, str] | None:
+    base = parts[-1]
+    if parts[0] == "__MACOSX" or base.startswith("._") or base.lower() in SYSTEM_FILE_NAMES:
+        return "system_file", "operating-system metadata file"
+    if base.lower().endswith(NESTED_ARCHIVE_SUFFIXES):
+        return "nested_archive", "archive inside the archive: not expanded, extract it first"
+    return None
+
+
+class _Budget:
+    """Counts bytes read against the limits, chunk by chunk."""
+
+    def __init__(self, limits: ArchiveLimits) -> None:
+        self.limits = limits
+        self.total = 0
+
+    def read(self, path: str, stream: IO[bytes], compressed: int | None) -> bytes:
+        lim = self.limits
+        buf = bytearray()
+        while chunk := stream.read(lim.chunk_size):
+            buf += chunk
+            self.total += len(chunk)
+            size = len(buf)
+            if size > lim.max_file_bytes:
+                raise _too_large(path, lim.max_file_bytes, ArchiveErrorCode.FILE_TOO_LARGE)
+            if self.total > lim.max_total_bytes:
+                raise _too_large(path, lim.max_total_bytes, ArchiveErrorCode.TOTAL_TOO_LARGE)
+            if compressed is not None and size > lim.ratio_min_bytes:
+                ratio = size / max(compressed, 1)
+                if ratio > lim.max_ratio:
+                    raise ArchiveError(
+                        f"entry {path!r} expands more than {lim.max_ratio:g}x "
+                        "(possible ZIP bomb); reading stopped",
+                        code=ArchiveErrorCode.COMPRESSION_RATIO,
+                        details={"entry": path, "max_ratio": lim.max_ratio},
+                    )
+        return bytes(buf)
+
+
+def _too_large(path: str, limit: int, code: str) -> ArchiveError:
+    what = "file" if code == ArchiveErrorCode.FILE_TOO_LARGE else "archive contents"
+    return ArchiveError(
+        f"{what} too large at {path!r}: limit is {limit:,} bytes uncompressed",
+        code=code,
+        hint="Split the archive or raise the limit.",
+        details={"entry": path, "limit_bytes": limit},
+    )
+
+
+def _check_count(count: int, limits: ArchiveLimits) -> None:
+    if count > limits.max_entries:
+        raise ArchiveError(
+            f"too many entries: {count} (limit {limits.max_entries})",
+            code=ArchiveErrorCode.TOO_MANY_ENTRIES,
+            details={"entries": count, "limit": limits.max_entries},
+        )
+
+
+def read_zip_2tier(
+    data: bytes, *, limits: ArchiveLimits = DEFAULT_LIMITS, unwrap_single_root: bool = True
+) -> Archive:
+    """Read a ZIP held in memory as groups of files (see the module docstring)."""
+    if not data:
+        raise ArchiveError(
+            "the ZIP file is empty (0 bytes)",
+            code=ArchiveErrorCode.EMPTY_FILE,
+            hint="Upload the file again.",
+        )
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
+        raise ArchiveError(
+            f"not a readable ZIP archive: {exc}",
+            code=ArchiveErrorCode.NOT_A_ZIP,
+            hint="Check that the file is a .zip (7z/rar/lzh are not supported).",
+        ) from exc
+    with zf:
+        infos = zf.infolist()
+        _check_count(len(infos), limits)
+        wanted: list[tuple[zipfile.ZipInfo, str]] = []
+        skipped: list[SkippedEntry] = []
+        seen: set[str] = set()
+        for info in infos:
+            name = decode_entry_name(info)
+            parts = safe_parts(name)
+            if info.is_dir() or not parts:
+                continue
+            path = "/".join(parts)
+            reason = _skip_reason(parts)
+            if reason is None and stat.S_ISLNK(info.external_attr >> 16):
+                reason = ("symlink", "symbolic link entry: not followed")
+            if reason is None and path in seen:
+                reason = ("duplicate", "the same path appears twice; the first is kept")
+            if reason is not None:
+                skipped.append(SkippedEntry(path, *reason))
+                continue
+            if info.flag_bits & _ENCRYPTED_FLAG:
+                raise ArchiveError(
+                    f"entry {path!r} is encrypted (password-protected)",
+                    code=ArchiveErrorCode.ENCRYPTED_ENTRY,
+                    hint="Re-create the ZIP without a password.",
+                    details={"entry": path},
+                )
+            if info.file_size > limits.max_file_bytes:
+                raise _too_large(path, limits.max_file_bytes, ArchiveErrorCode.FILE_TOO_LARGE)
+            seen.add(path)
+            wanted.append((info, path))
+        declared = sum(info.file_size for info, _ in wanted)
+        if declared > limits.max_total_bytes:
+            raise _too_large(
+                "(all entries)", limits.max_total_bytes, ArchiveErrorCode.TOTAL_TOO_LARGE
+            )
+        budget = _Budget(limits)
+        files: list[tuple[str, bytes]] = []
+        for info, path in wanted:
+            compressed = min(info.compress_size, len(data))
+            try:
+                with zf.open(info) as stream:
+                    files.append((path, budget.read(path, stream, compressed)))
+            except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
+                raise ArchiveError(
+                    f"entry {path!r} could not be read: {exc}",
+                    code=ArchiveErrorCode.CORRUPT_ENTRY,
+                    hint="The ZIP is damaged or uses an unsupported compression method.",
+                    details={"entry": path, "error": type(exc).__name__},
+                ) from exc
+    return _build(files, skipped, unwrap_single_root)
+
+
+def read_folder_2tier(
+    path: str | os.PathLike[str],
+    *,
+    limits: ArchiveLimits = DEFAULT_LIMITS,
+    unwrap_single_root: bool = False,
+) -> Archive:
+    """Read a folder as groups of files; symlinks never lead outside ``path``.
+
+    A symlinked file is read only when its target lies inside the root; symlinked
+    folders are never followed (no loops); FIFOs, sockets and devices are skipped.
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise ArchiveError(
+            f"not a folder: {str(root)!r}",
+            code=ArchiveErrorCode.NOT_A_FOLDER,
+            details={"path": str(root)},
+        )
+    real_root = root.resolve()
+    found: list[tuple[str, Path]] = []
+    skipped: list[SkippedEntry] = []
+    _walk(root, [], real_root, found, skipped, lambda n: _check_count(n, limits))
+    wanted: list[tuple[str, Path]] = []
+    for rel, file_path in sorted(found):
+        reason = _skip_reason(rel.split("/"))
+        if reason is not None:
+            skipped.append(SkippedEntry(rel, *reason))
+        else:
+            wanted.append((rel, file_path))
+    budget = _Budget(limits)
+    files: list[tuple[str, bytes]] = []
+    for rel, file_path in wanted:
+        if file_path.stat().st_size > limits.max_file_bytes:
+            raise _too_large(rel, limits.max_file_bytes, ArchiveErrorCode.FILE_TOO_LARGE)
+        with file_path.open("rb") as stream:
+            files.append((rel, budget.read(rel, stream, None)))
+    return _build(files, skipped, unwrap_single_root)
+
+
+def _walk(
+    folder: Path,
+    prefix: list[str],
+    real_root: Path,
+    found: list[tuple[str, Path]],
+    skipped: list[SkippedEntry],
+    check_count: Callable[[int], None],
+) -> None:
+    with os.scandir(folder) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            rel = "/".join([*prefix, entry.name])
+            if entry.is_symlink():
+                target = Path(entry.path).resolve()
+                if not target.is_relative_to(real_root):
+                    skipped.append(SkippedEntry(rel, "symlink", "symlink leads outside the folder"))
+                elif target.is_file():
+                    found.append((rel, target))
+                else:
+                    skipped.append(SkippedEntry(rel, "symlink", "symlinked folder not followed"))
+            elif entry.is_dir(follow_symlinks=False):
+                _walk(Path(entry.path), [*prefix, entry.name], real_root, found, skipped,
+                      check_count)  # fmt: skip
+            elif entry.is_file(follow_symlinks=False):
+                found.append((rel, Path(entry.path)))
+            else:
+                skipped.append(SkippedEntry(rel, "special_file", "not a regular file"))
+            check_count(len(found) + len(skipped))
+
+
+def _build(
+    files: Iterable[tuple[str, bytes]], skipped: list[SkippedEntry], unwrap: bool
+) -> Archive:
+    items = sorted(files)
+    prefix: str | None = None
+    tops = {p.split("/", 1)[0] for p, _ in items}
+    if unwrap and len(tops) == 1 and all("/" in p for p, _ in items):
+        (top,) = tops
+        if all(p.count("/") >= 2 for p, _ in items):  # no files directly in the wrapper
+            prefix = top
+            items = [(p[len(top) + 1 :], d) for p, d in items]
+    grouped: dict[str, list[ArchiveFile]] = {}
+    for path, data in items:
+        group = path.split("/", 1)[0] if "/" in path else ROOT_GROUP
+        name = path.rsplit("/", 1)[-1]
+        grouped.setdefault(group, []).append(ArchiveFile(path, name, len(data), data, group))
+    groups = [Group(name, grouped[name]) for name in sorted(grouped)]
+    return Archive(groups=groups, skipped=skipped, root_prefix=prefix)

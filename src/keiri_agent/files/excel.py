@@ -1,0 +1,200 @@
+"""ExcelManager (seed 002 §2): read sheets as tables, write records and cells with openpyxl.
+
+Reading (:func:`read_sheet`) loads cached values (``data_only``): formulas give the value
+Excel last computed, or None for a workbook never opened in Excel. Merged cells give their
+value at the top-left cell only. Blank rows inside the table are dropped; trailing blank
+rows and columns are trimmed.
+
+Header detection (``header="auto"``): among the first 20 non-blank rows, the first row in
+which at least half of the table's columns hold non-empty text, all different, is the
+header (so a sparse title row above it is passed over). When none qualifies, there is no
+header and columns are named by their letters ("A", "B", ...). ``header=<int>`` is the
+worksheet row number (as Excel shows it); ``header=None`` means no header row.
+
+Writing (:func:`write_records`, :func:`write_cells`, in :mod:`._excel_write`) opens the
+workbook, changes cell values only and saves to new bytes, so fonts, fills, number
+formats, column widths and other sheets are kept. openpyxl does NOT keep charts, images
+and shapes, nor some extensions (slicers); VBA is kept for .xlsm.
+
+Every failure is an :class:`ExcelError` (a ``UserInputError``) with an
+:class:`ExcelErrorCode`; unknown sheets list the sheets that exist.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from openpyxl.utils.cell import get_column_letter, range_boundaries
+from openpyxl.utils.exceptions import CellCoordinatesException
+
+from keiri_agent.files._excel_write import write_cells, write_records
+from keiri_agent.files._xlsx import (
+    ExcelError,
+    ExcelErrorCode,
+    get_sheet,
+    is_blank,
+    open_workbook,
+    split_sheet_ref,
+)
+
+__all__ = [
+    "ExcelError",
+    "ExcelErrorCode",
+    "ExcelManager",
+    "Table",
+    "list_sheets",
+    "read_sheet",
+    "write_cells",
+    "write_records",
+]
+
+HEADER_SCAN_ROWS = 20
+Header = Literal["auto"] | int | None
+
+
+@dataclass(frozen=True)
+class Table:
+    """A sheet read as records; ``header_row`` is the worksheet row number or None."""
+
+    columns: list[str]
+    records: list[dict[str, Any]]
+    sheet: str
+    header_row: int | None = None
+
+
+def list_sheets(data: bytes) -> list[str]:
+    """The workbook's sheet names, in order."""
+    return list(open_workbook(data, data_only=True).sheetnames)
+
+
+def read_sheet(
+    data: bytes,
+    *,
+    sheet: str | int | None = None,
+    cell_range: str | None = None,
+    header: Header = "auto",
+) -> Table:
+    """Read one sheet (first when None; name or 0-based index) or a range of it as a Table.
+
+    ``cell_range`` is like ``"B3:F20"``, ``"B:F"`` or ``"Sheet1!B3:F20"``.
+    """
+    if cell_range is not None:
+        range_sheet, cell_range = split_sheet_ref(cell_range)
+        if range_sheet is not None:
+            if sheet is not None and sheet != range_sheet:
+                raise ExcelError(
+                    f"cell_range names sheet {range_sheet!r} but sheet={sheet!r}",
+                    code=ExcelErrorCode.INVALID_RANGE,
+                )
+            sheet = range_sheet
+    workbook = open_workbook(data, data_only=True)
+    ws = get_sheet(workbook, sheet)
+    min_row, min_col, max_row, max_col = _bounds(ws.max_row, ws.max_column, cell_range)
+    grid = [
+        list(row)
+        for row in ws.iter_rows(
+            min_row=min_row, max_row=max_row, min_col=min_col, max_col=max_col, values_only=True
+        )
+    ]
+    width = max((i + 1 for row in grid for i, v in enumerate(row) if not is_blank(v)), default=0)
+    grid = [row[:width] for row in grid]
+    header_index = _header_index(grid, width, min_row, header)
+    if header_index is None:
+        columns = [get_column_letter(min_col + i) for i in range(width)]
+    else:
+        columns = _column_names(grid[header_index], min_col)
+    start = 0 if header_index is None else header_index + 1
+    records = [
+        dict(zip(columns, row, strict=True))
+        for row in grid[start:]
+        if not all(is_blank(v) for v in row)
+    ]
+    header_row = None if header_index is None else min_row + header_index
+    return Table(columns=columns, records=records, sheet=ws.title, header_row=header_row)
+
+
+def _bounds(max_row: int, max_col: int, cell_range: str | None) -> tuple[int, int, int, int]:
+    if not cell_range:
+        return 1, 1, max_row, max_col
+    try:
+        min_c, min_r, max_c, max_r = range_boundaries(cell_range.replace("$", "").upper())
+    except (ValueError, TypeError, CellCoordinatesException) as exc:
+        raise ExcelError(
+            f"invalid cell range {cell_range!r} (expected something like 'B3:F20' or 'B:F')",
+            code=ExcelErrorCode.INVALID_RANGE,
+            details={"cell_range": cell_range},
+        ) from exc
+    return (
+        min_r or 1,
+        min_c or 1,
+        min(max_r or max_row, max_row),
+        min(max_c or max_col, max_col),
+    )
+
+
+def _header_index(grid: list[list[Any]], width: int, min_row: int, header: Header) -> int | None:
+    if header is None or width == 0:
+        return None
+    if header == "auto":
+        seen = 0
+        for index, row in enumerate(grid):
+            if all(is_blank(v) for v in row):
+                continue
+            if _looks_like_header(row, width):
+                return index
+            seen += 1
+            if seen >= HEADER_SCAN_ROWS:
+                break
+        return None
+    if isinstance(header, bool) or not isinstance(header, int):
+        raise ExcelError(
+            f"header must be 'auto', a row number or None, not {header!r}",
+            code=ExcelErrorCode.INVALID_HEADER,
+        )
+    index = header - min_row
+    if not 0 <= index < len(grid):
+        raise ExcelError(
+            f"header row {header} is outside the rows read ({min_row}-{min_row + len(grid) - 1})",
+            code=ExcelErrorCode.INVALID_HEADER,
+            details={"header": header},
+        )
+    return index
+
+
+def _looks_like_header(row: Sequence[Any], width: int) -> bool:
+    texts = [v.strip() for v in row if isinstance(v, str) and v.strip()]
+    return len(texts) >= max(1, math.ceil(width / 2)) and len(set(texts)) == len(texts)
+
+
+def _column_names(row: Sequence[Any], min_col: int) -> list[str]:
+    names: list[str] = []
+    for i, value in enumerate(row):
+        if is_blank(value):
+            name = get_column_letter(min_col + i)
+        elif isinstance(value, datetime):
+            name = value.date().isoformat() if value.time() == datetime.min.time() else str(value)
+        else:
+            name = str(value).strip()
+        base, n = name, 2
+        while name in names:
+            name, n = f"{base}_{n}", n + 1
+        names.append(name)
+    return names
+
+
+class ExcelManager:
+    """The seed's ExcelManager: the module functions gathered for callers that want one name."""
+
+    list_sheets = staticmethod(list_sheets)
+    read_sheet = staticmethod(read_sheet)
+    write_records = staticmethod(write_records)
+    write_cells = staticmethod(write_cells)
+
+    @staticmethod
+    def read_records(data: bytes, **options: Any) -> list[dict[str, Any]]:
+        """Shortcut: ``read_sheet(data, **options).records``."""
+        return read_sheet(data, **options).records

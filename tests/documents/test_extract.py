@@ -1,0 +1,290 @@
+"""extract_text on real files generated in the test: PDF, DOCX, XLSX, text; every failure."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from openpyxl import Workbook
+from pypdf import PdfReader, PdfWriter
+from reportlab.pdfbase import pdfmetrics
+from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+from reportlab.pdfgen import canvas
+
+from keiri_agent.documents import DocumentError, DocumentErrorCode, extract_text
+
+FONT = "HeiseiKakuGo-W5"
+pdfmetrics.registerFont(UnicodeCIDFont(FONT))
+
+
+def make_pdf(pages: list[list[str]], *, actual_text: tuple[str, str] | None = None) -> bytes:
+    """One page per list of lines; ``actual_text`` = (drawn glyphs, their /ActualText)."""
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer)
+    for lines in pages:
+        pdf.setFont(FONT, 12)  # the font is reset by showPage
+        for i, line in enumerate(lines):
+            pdf.drawString(72, 780 - 20 * i, line)
+        if actual_text is not None:
+            drawn, actual = actual_text
+            hex_text = (b"\xfe\xff" + actual.encode("utf-16-be")).hex().upper()
+            pdf.drawString(72, 500, "営業部")
+            pdf._code.append(f"/Span <</ActualText <{hex_text}>>> BDC")
+            pdf.drawString(108, 500, drawn)
+            pdf._code.append("EMC")
+        pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
+def image_only_pdf() -> bytes:
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer)
+    pdf.rect(72, 500, 200, 100, fill=1)
+    pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
+def encrypt(data: bytes, user_password: str) -> bytes:
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    writer.encrypt(user_password=user_password, owner_password="owner", algorithm="RC4-128")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def make_docx() -> bytes:
+    from docx import Document
+
+    document = Document()
+    document.add_paragraph("経費精算の手順")
+    table = document.add_table(rows=2, cols=3)
+    for r, row in enumerate([["科目", "金額", "備考"], ["旅費", "12000", "出張"]]):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    document.add_paragraph("以上")
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def make_xlsx() -> bytes:
+    workbook = Workbook()
+    first = workbook.active
+    assert first is not None
+    first.title = "売上"
+    first.append(["月", "金額"])
+    first.append(["4月", 1000])
+    first.append(["5月", 2500.0])
+    second = workbook.create_sheet("費用")
+    second["B2"] = "家賃"
+    second["C2"] = 300
+    out = io.BytesIO()
+    workbook.save(out)
+    return out.getvalue()
+
+
+# --- PDF ---------------------------------------------------------------------
+
+
+def test_pdf_japanese_text_is_extracted_and_normalised() -> None:
+    data = make_pdf([["請求書 第 3 回", "XYZ システム利用料 合計 12,345円"], ["2ページ目の本文"]])
+    result = extract_text(data, "請求書.pdf")
+    assert result.kind == "pdf"
+    assert result.pages == (
+        (1, "請求書 第3回\nXYZシステム利用料 合計12,345円"),
+        (2, "2ページ目の本文"),
+    )
+    assert result.text == "請求書 第3回\nXYZシステム利用料 合計12,345円\n\n2ページ目の本文"
+    assert not result.truncated
+
+
+def test_pdf_reads_only_max_pages_and_says_so() -> None:
+    data = make_pdf([[f"第{n}章の本文です"] for n in range(1, 6)])
+    result = extract_text(data, "long.pdf", max_pages=2)
+    assert [number for number, _ in result.pages] == [1, 2]
+    assert result.truncated
+    assert "only the first 2 of 5 pages were read" in result.warnings
+
+
+def test_pdf_prefers_actual_text_of_marked_content() -> None:
+    data = make_pdf([["本文"]], actual_text=("X", "長"))
+    result = extract_text(data, "actual.pdf")
+    assert "営業部長" in result.text
+    assert "X" not in result.text
+
+
+def test_encrypted_pdf_is_a_clear_error() -> None:
+    data = encrypt(make_pdf([["秘密の文書"]]), "secret")
+    with pytest.raises(DocumentError) as info:
+        extract_text(data, "secret.pdf")
+    assert info.value.code == DocumentErrorCode.DOCUMENT_ENCRYPTED
+    assert "secret.pdf" in info.value.message
+    assert info.value.hint and "password" in info.value.hint
+    assert info.value.details["file"] == "secret.pdf"
+
+
+def test_pdf_with_only_an_owner_password_is_read() -> None:
+    data = encrypt(make_pdf([["閲覧は自由な文書"]]), "")
+    assert extract_text(data, "owner.pdf").text == "閲覧は自由な文書"
+
+
+def test_image_only_pdf_is_no_text() -> None:
+    with pytest.raises(DocumentError) as info:
+        extract_text(image_only_pdf(), "scan.pdf")
+    assert info.value.code == DocumentErrorCode.DOCUMENT_NO_TEXT
+    assert "OCR" in (info.value.hint or "")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"not a pdf at all", b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog", b"%PDF-1.7\n" + bytes(300)],
+)
+def test_corrupt_pdf_is_a_clear_error(data: bytes) -> None:
+    with pytest.raises(DocumentError) as info:
+        extract_text(data, "broken.pdf")
+    assert info.value.code == DocumentErrorCode.DOCUMENT_CORRUPT
+    assert info.value.message.startswith("broken.pdf: ")
+
+
+def test_truncated_pdf_is_a_clear_error() -> None:
+    data = make_pdf([["途中で切れた文書"]])
+    with pytest.raises(DocumentError) as info:
+        extract_text(data[: len(data) // 3], "cut.pdf")
+    assert info.value.code in {
+        DocumentErrorCode.DOCUMENT_CORRUPT,
+        DocumentErrorCode.DOCUMENT_NO_TEXT,
+    }
+
+
+# --- DOCX and XLSX -----------------------------------------------------------
+
+
+def test_docx_paragraphs_and_table_rows() -> None:
+    result = extract_text(make_docx(), "手順.docx")
+    assert result.kind == "docx"
+    assert result.text == "経費精算の手順\n科目\t金額\t備考\n旅費\t12000\t出張\n\n以上"
+    assert result.pages == ()
+
+
+def test_xlsx_sheets_as_headings_and_tab_separated_rows() -> None:
+    result = extract_text(make_xlsx(), "台帳.xlsx")
+    assert result.text == "## 売上\n月\t金額\n4月\t1000\n5月\t2500\n\n## 費用\n\t家賃\t300"
+    assert [number for number, _ in result.pages] == [1, 2]
+
+
+def test_empty_workbook_is_no_text() -> None:
+    out = io.BytesIO()
+    Workbook().save(out)
+    with pytest.raises(DocumentError) as info:
+        extract_text(out.getvalue(), "empty.xlsx")
+    assert info.value.code == DocumentErrorCode.DOCUMENT_NO_TEXT
+
+
+@pytest.mark.parametrize("name", ["a.docx", "a.xlsx"])
+@pytest.mark.parametrize("data", [b"garbage bytes", b"PK\x03\x04" + bytes(50)])
+def test_corrupt_office_files_are_clear_errors(name: str, data: bytes) -> None:
+    with pytest.raises(DocumentError) as info:
+        extract_text(data, name)
+    assert info.value.code == DocumentErrorCode.DOCUMENT_CORRUPT
+    assert name in info.value.message
+
+
+@pytest.mark.parametrize("name", ["a.docx", "a.xlsx"])
+def test_zip_of_something_else_is_corrupt(name: str) -> None:
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("hello.txt", "hi")
+    with pytest.raises(DocumentError) as info:
+        extract_text(out.getvalue(), name)
+    assert info.value.code == DocumentErrorCode.DOCUMENT_CORRUPT
+
+
+@pytest.mark.parametrize("name", ["a.docx", "a.xlsx"])
+def test_ole_container_is_encrypted_office_file(name: str) -> None:
+    data = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504)
+    with pytest.raises(DocumentError) as info:
+        extract_text(data, name)
+    assert info.value.code == DocumentErrorCode.DOCUMENT_ENCRYPTED
+
+
+# --- text --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "warned"),
+    [
+        ("勘定科目,金額\r\n旅費,100\r\n".encode(), False),
+        ("勘定科目,金額\r\n旅費,100\r\n".encode("utf-8-sig"), False),
+        ("勘定科目,金額\r\n旅費,100\r\n".encode("cp932"), True),
+        ("勘定科目,金額\r\n旅費,100\r\n".encode("utf-16"), False),
+    ],
+)
+def test_csv_encodings(data: bytes, warned: bool) -> None:
+    result = extract_text(data, "ledger.csv")
+    assert result.text == "勘定科目,金額\n旅費,100\n"
+    assert result.kind == "csv"
+    assert ("decoded as Shift_JIS (CP932)" in result.warnings) is warned
+
+
+def test_cp932_only_characters_in_text() -> None:
+    data = "①請求書　～ ㈱サンプル".encode("cp932")
+    assert extract_text(data, "memo.txt").text == "①請求書　～ ㈱サンプル"
+
+
+def test_markdown_is_kept_as_is() -> None:
+    assert extract_text("# 見出し\n\n- 項目\n".encode(), "a.md").text == "# 見出し\n\n- 項目\n"
+
+
+def test_undecodable_text_is_an_encoding_error() -> None:
+    with pytest.raises(DocumentError) as info:
+        extract_text(b"\x81\x20\xff\xfe\x80abc", "bad.txt")
+    assert info.value.code == DocumentErrorCode.DOCUMENT_ENCODING
+
+
+def test_binary_data_in_a_text_file_is_corrupt() -> None:
+    with pytest.raises(DocumentError) as info:
+        extract_text(b"abc\x00\x01def", "bin.txt")
+    assert info.value.code == DocumentErrorCode.DOCUMENT_CORRUPT
+
+
+# --- limits and general errors ----------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["a.txt", "a.md", "a.csv", "a.pdf", "a.docx", "a.xlsx"])
+def test_zero_byte_files_are_empty(name: str) -> None:
+    with pytest.raises(DocumentError) as info:
+        extract_text(b"", name)
+    assert info.value.code == DocumentErrorCode.DOCUMENT_EMPTY
+    assert info.value.to_dict()["details"]["file"] == name
+
+
+def test_whitespace_only_text_is_no_text() -> None:
+    with pytest.raises(DocumentError) as info:
+        extract_text(b" \n\n ", "blank.txt")
+    assert info.value.code == DocumentErrorCode.DOCUMENT_NO_TEXT
+
+
+def test_too_large_input() -> None:
+    with pytest.raises(DocumentError) as info:
+        extract_text(b"x" * 2000, "big.txt", max_bytes=1000)
+    assert info.value.code == DocumentErrorCode.DOCUMENT_TOO_LARGE
+    assert info.value.details["max_bytes"] == 1000
+
+
+def test_output_is_cut_at_max_chars() -> None:
+    result = extract_text("あ".encode() * 500, "long.txt", max_chars=100)
+    assert result.text == "あ" * 100
+    assert result.truncated
+    assert result.warnings == ("the text was cut at 100 characters",)
+
+
+@pytest.mark.parametrize("name", ["a.doc", "a.pptx", "README"])
+def test_unsupported_type(name: str) -> None:
+    with pytest.raises(DocumentError) as info:
+        extract_text(b"data", name)
+    assert info.value.code == DocumentErrorCode.DOCUMENT_UNSUPPORTED
+    assert ".pdf" in (info.value.hint or "")
