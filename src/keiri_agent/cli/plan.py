@@ -230,3 +230,72 @@ def resume(
     except KeiriAgentError as error:
         raise _fail(error) from None
     _report_run(result, as_json)
+
+
+@plan_app.command()
+def migrate(
+    plan: PlanArgument,
+    write: Annotated[
+        bool, typer.Option("--write", help="Rewrite the file (the old one is kept as .bak).")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Rewrite legacy UI blocks (ui.file_uploader, ui.confirmation) to ui.interactive_input.
+
+    Prints the changes and the diff; the file changes only with --write. Lines
+    starting with MANUAL need a human (the validator flags what is left).
+    """
+    import difflib
+
+    from keiri_agent.plans.engine import PLAN_SUFFIXES
+    from keiri_agent.plans.migrate import migrate_plan_text
+
+    try:
+        path = Path(plan)
+        if path.suffix not in PLAN_SUFFIXES and not path.exists():
+            path = _engine().store.path_for(plan)
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except OSError as error:
+            raise UserInputError(
+                f"cannot read the plan {path}: {error.strerror or error}"
+            ) from None
+        new_text, changes = migrate_plan_text(text)
+        backup = path.with_name(path.name + ".bak")
+        written = bool(write and changes)
+        if written:
+            backup.write_text(text, encoding="utf-8")
+            path.write_text(new_text, encoding="utf-8")
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+    diff = "".join(
+        difflib.unified_diff(
+            text.splitlines(keepends=True),
+            new_text.splitlines(keepends=True),
+            fromfile=str(path),
+            tofile=f"{path} (migrated)",
+        )
+    )
+    if as_json:
+        _print_json(
+            {
+                "path": str(path),
+                "changed": bool(changes),
+                "changes": changes,
+                "diff": diff,
+                "written": written,
+                "backup": str(backup) if written else None,
+            }
+        )
+        return
+    if not changes:
+        console.print(f"[green]nothing to migrate[/green] in {path}")
+        return
+    for change in changes:
+        style = "yellow" if change.startswith("MANUAL") else "green"
+        console.print(f"[{style}]·[/] {escape(change)}")
+    console.print(escape(diff), highlight=False, soft_wrap=True)
+    if written:
+        console.print(f"[green]written[/green] {path} (old version: {backup})")
+    else:
+        console.print("dry run: nothing written (use --write)")

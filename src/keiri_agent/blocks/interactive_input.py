@@ -1,0 +1,166 @@
+"""``ui.interactive_input``: the one UI block of a Plan (seed 002 §3, §4, §8.2).
+
+``requirements`` declare the fields; ``mode`` picks what the node is for:
+
+- ``collect`` / ``mixed``: the fields' answers become ``collected_data`` (by id);
+- ``confirm``: an extra required boolean field ``approved`` → output ``approved``;
+- ``inquire``: an extra required text field ``response`` → output ``response``.
+
+``request()`` (shown by the UI, CLI or API while the run is paused) lists the
+fields; ``run()`` checks ``ctx.answers`` (``{field id: value}``) against them (see
+``blocks.requirements`` for the answer shapes). Missing required answers or
+invalid values raise ``InputRequired`` with the request plus ``missing`` (ids)
+and ``errors`` (id → message): the run stays paused and asks again. An answer
+not given for an optional field is its ``default``, else None. Unknown answer
+keys are errors too (nothing is dropped silently).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from keiri_agent.blocks.base import BlockContext, UIBlock
+from keiri_agent.blocks.requirements import REQUIREMENT_TYPES, check_value, is_empty
+from keiri_agent.errors import BlockError, BlockErrorCode
+from keiri_agent.plans.runner import InputRequired
+
+MODES = ("collect", "confirm", "inquire", "mixed")
+FIELD_KEYS = ("id", "type", "label", "description", "required", "options", "accept", "validation")
+MODE_FIELDS: dict[str, dict[str, Any]] = {
+    "confirm": {"id": "approved", "type": "boolean", "label": "承認", "required": True},
+    "inquire": {"id": "response", "type": "text", "label": "回答", "required": True},
+}
+"""The field each mode adds to the requirements (its answer is the mode's output)."""
+
+
+def field_of(requirement: Mapping[str, Any]) -> dict[str, Any]:
+    """A requirement as a request field (``required`` defaults to true)."""
+    field = {key: requirement[key] for key in FIELD_KEYS if key in requirement}
+    field["required"] = requirement.get("required", True) is not False
+    if "default" in requirement:
+        field["default"] = requirement["default"]
+    return field
+
+
+def mode_fields(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every field the node asks for: its requirements, then its mode's field."""
+    fields = [field_of(item) for item in inputs.get("requirements") or []]
+    extra = MODE_FIELDS.get(str(inputs.get("mode") or "collect"))
+    if extra is not None:
+        fields.append(dict(extra))
+    return fields
+
+
+def describe(mode: str, message: str | None, fields: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The JSON-compatible request a paused node shows."""
+    return {"mode": mode, "message": message, "fields": [dict(field) for field in fields]}
+
+
+def collect_answers(
+    request: Mapping[str, Any], answers: Mapping[str, Any] | None
+) -> tuple[dict[str, Any], list[str]]:
+    """Check ``answers`` against ``request["fields"]``: (values by id, ids answered).
+
+    Raises InputRequired(request + ``missing`` + ``errors``) when a required answer
+    is missing or any answer does not fit its field.
+    """
+    given = dict(answers or {})
+    fields = request["fields"]
+    values: dict[str, Any] = {}
+    answered: list[str] = []
+    missing: list[str] = []
+    errors: dict[str, str] = {}
+    for field in fields:
+        field_id = field["id"]
+        if field_id in given and not is_empty(given[field_id]):
+            value = given[field_id]
+            answered.append(field_id)
+        elif "default" in field and not is_empty(field["default"]):
+            value = field["default"]
+        else:
+            values[field_id] = None
+            if field.get("required", True):
+                missing.append(field_id)
+            continue
+        problem = check_value(field, value)
+        if problem:
+            errors[field_id] = problem
+        values[field_id] = value
+    known = {field["id"] for field in fields}
+    for key in sorted(set(given) - known, key=str):
+        errors[str(key)] = f"{key!r} is not a field of this input ({', '.join(sorted(known))})"
+    if missing or errors:
+        raise InputRequired({**request, "missing": missing, "errors": errors})
+    return values, answered
+
+
+def metadata(mode: str, answered: Sequence[str]) -> dict[str, Any]:
+    """``{mode, answered_at (ISO 8601, UTC), answered_fields}``."""
+    return {
+        "mode": mode,
+        "answered_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "answered_fields": list(answered),
+    }
+
+
+def invalid(message: str, field: str, hint: str | None = None) -> BlockError:
+    """An INPUT_VALIDATION_FAILED error about the node's inputs (not the answers)."""
+    return BlockError(
+        BlockErrorCode.INPUT_VALIDATION_FAILED,
+        message,
+        details={"field": field},
+        hint=hint,
+        recoverable=False,
+    )
+
+
+class InteractiveInputBlock(UIBlock):
+    """Collect files, text, choices, yes/no, numbers; confirm; or ask a question."""
+
+    def validate(self, inputs: Mapping[str, Any], ctx: BlockContext) -> None:
+        mode = str(inputs.get("mode") or "collect")
+        if mode not in MODES:
+            raise invalid(f"unknown mode {mode!r}", "mode", hint=f"use one of {', '.join(MODES)}")
+        seen: set[str] = set()
+        reserved = MODE_FIELDS.get(mode, {}).get("id")
+        for index, item in enumerate(inputs.get("requirements") or []):
+            where = f"requirements[{index}]"
+            field_id, kind = item.get("id"), item.get("type")
+            if field_id in seen:
+                raise invalid(f"{where}: requirement id {field_id!r} is declared twice", where)
+            seen.add(field_id)
+            if field_id == reserved:
+                raise invalid(
+                    f"{where}: id {field_id!r} is reserved in {mode} mode",
+                    where,
+                    hint=f"rename it; {mode} mode adds its own {reserved!r} field",
+                )
+            if kind not in REQUIREMENT_TYPES:
+                raise invalid(
+                    f"{where}: unknown requirement type {kind!r}",
+                    where,
+                    hint=f"use one of {', '.join(REQUIREMENT_TYPES)}",
+                )
+            if kind == "select" and not item.get("options"):
+                raise invalid(f"{where}: select requirement {field_id!r} has no options", where)
+
+    def request(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
+        mode = str(inputs.get("mode") or "collect")
+        request = describe(mode, inputs.get("message"), mode_fields(inputs))
+        if inputs.get("context") is not None:
+            request["context"] = inputs["context"]
+        return request
+
+    def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
+        request = self.request(inputs, ctx)
+        mode = request["mode"]
+        values, answered = collect_answers(request, ctx.answers)
+        extra = MODE_FIELDS.get(mode, {}).get("id")
+        return {
+            "collected_data": {key: value for key, value in values.items() if key != extra},
+            "approved": values.get("approved") if mode == "confirm" else None,
+            "response": values.get("response") if mode == "inquire" else None,
+            "metadata": metadata(mode, answered),
+        }
