@@ -1,0 +1,403 @@
+"""``ai.process_llm``: ask the configured LLM for structured data per file or per group.
+
+The Plan gives an ``output_schema`` (seed 002 §4): a mapping of field name to a
+JSON-Schema-like schema or a shorthand type (``string``, ``integer``, ``number``,
+``boolean``, ``array``, ``object``). It becomes a Pydantic model
+(:func:`schema_model`), and every file (or every group of files, with
+``group_key``) is sent to the model with its text cut to ``per_file_chars``, at
+most ``max_concurrency`` calls at a time. Answers come back in input order.
+
+Fields listed in an object's ``required`` are required and non-null; all other
+fields are optional and may be null (the model is told to use null for what the
+documents do not say).
+
+Failures: a unit (file or group) whose call fails — service error, or no valid
+answer after the re-asks of :func:`~keiri_agent.llm.invoke_structured` — is
+listed in ``summary.errors``; a file whose text could not be extracted
+(``error`` set by ``file.parse_zip_2tier``) is listed there too and not sent.
+When every call fails, or no LLM is configured, the block fails with
+``API_ERROR``; there is never a made-up result.
+
+The block calls an outside service but changes nothing, so its spec says
+``side_effects: false`` (a dry run never executes blocks anyway).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from keiri_agent.blocks.base import BlockContext, ProcessingBlock
+from keiri_agent.blocks.files import positive_int
+from keiri_agent.blocks.records import invalid
+from keiri_agent.config import Settings
+from keiri_agent.errors import BlockError, BlockErrorCode, ConfigurationError, LLMError
+from keiri_agent.llm.factory import chat_model
+from keiri_agent.llm.structured import invoke_structured
+
+ChatModelFactory = Callable[[Settings], BaseChatModel]
+"""Builds the chat model from the run's settings (tests inject a scripted model)."""
+
+SCALAR_TYPES: dict[str, Any] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+}
+TYPE_NAMES = (*SCALAR_TYPES, "array", "object")
+MAX_SCHEMA_DEPTH = 8
+MODEL_NAME = "ExtractionResult"
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You extract information from business documents (invoices, receipts, bank "
+    "statements, contracts). Follow the instruction, answer only from the documents "
+    "given, and use null for anything they do not state. Never invent values. "
+    "Answer with the requested structure only."
+)
+
+
+# --------------------------------------------------------------------------- schema
+
+
+def schema_model(output_schema: Any, *, name: str = MODEL_NAME) -> type[BaseModel]:
+    """The Pydantic model for a Plan's ``output_schema``.
+
+    Accepts ``{field: schema}`` where a schema is a type name (``"integer"``) or a
+    mapping (``{type: object, properties: {...}, required: [...]}``,
+    ``{type: array, items: ...}``, ``description``), or a whole object schema
+    ``{type: object, properties: {...}}``.
+
+    Raises:
+        BlockError: INPUT_VALIDATION_FAILED naming the offending field.
+    """
+    if not isinstance(output_schema, Mapping) or not output_schema:
+        raise invalid(
+            "'output_schema' must be a non-empty mapping of field name to type",
+            hint="e.g. {取引先: string, 金額: integer}",
+            field="output_schema",
+        )
+    if _is_object_schema(output_schema):
+        properties = output_schema.get("properties")
+        required = output_schema.get("required", [])
+        if not isinstance(properties, Mapping) or not properties:
+            raise invalid(
+                "'output_schema' of type object needs non-empty 'properties'",
+                field="output_schema",
+            )
+        return _object_model(properties, required, name, "output_schema", 0)
+    return _object_model(output_schema, [], name, "output_schema", 0)
+
+
+def _is_object_schema(schema: Mapping[str, Any]) -> bool:
+    """A whole JSON object schema rather than a mapping of field names."""
+    allowed = {"type", "properties", "required", "description", "title"}
+    return (
+        schema.get("type") == "object"
+        and isinstance(schema.get("properties"), Mapping)
+        and set(schema) <= allowed
+    )
+
+
+def _object_model(
+    properties: Mapping[str, Any], required: Any, name: str, path: str, depth: int
+) -> type[BaseModel]:
+    if depth > MAX_SCHEMA_DEPTH:
+        raise invalid(
+            f"{path}: the schema is nested deeper than {MAX_SCHEMA_DEPTH} levels", field=path
+        )
+    if not isinstance(required, list) or not all(isinstance(item, str) for item in required):
+        raise invalid(f"{path}.required must be a list of field names", field=path)
+    unknown = sorted(set(required) - {str(key) for key in properties})
+    if unknown:
+        raise invalid(
+            f"{path}.required names field(s) not in its properties: {', '.join(unknown)}",
+            field=path,
+        )
+    fields: dict[str, Any] = {}
+    for index, (key, schema) in enumerate(properties.items()):
+        if not isinstance(key, str) or not key.strip():
+            raise invalid(f"{path}: field names must be non-empty text, not {key!r}", field=path)
+        field_path = f"{path}.{key}"
+        annotation, description = _field_type(schema, f"{name}_{index}", field_path, depth)
+        # Internal names are always identifiers; the Plan's name is the alias.
+        if key in required:
+            info = Field(alias=key, description=description)
+        else:
+            annotation = annotation | None
+            info = Field(default=None, alias=key, description=description)
+        fields[f"f{index}"] = (annotation, info)
+    config = ConfigDict(populate_by_name=True, title=name)
+    model: type[BaseModel] = create_model(name, __config__=config, **fields)
+    return model
+
+
+def _field_type(schema: Any, name: str, path: str, depth: int) -> tuple[Any, str | None]:
+    """The annotation and description of one field's schema."""
+    if isinstance(schema, str):
+        spec: Mapping[str, Any] = {"type": schema}
+    elif isinstance(schema, Mapping):
+        spec = schema
+    else:
+        raise invalid(
+            f"{path}: a field's schema must be a type name or a mapping, "
+            f"not {type(schema).__name__}",
+            hint=f"types: {', '.join(TYPE_NAMES)}",
+            field=path,
+        )
+    description = spec.get("description")
+    description = description if isinstance(description, str) else None
+    kind = spec.get("type")
+    if isinstance(kind, str) and kind in SCALAR_TYPES:
+        return SCALAR_TYPES[kind], description
+    if kind == "array":
+        items = spec.get("items")
+        if items is None:
+            return list[Any], description
+        item_type, _ = _field_type(items, f"{name}_item", f"{path}[]", depth + 1)
+        return list[item_type], description  # type: ignore[valid-type]
+    if kind == "object":
+        properties = spec.get("properties")
+        if properties is None or (isinstance(properties, Mapping) and not properties):
+            return dict[str, Any], description
+        if not isinstance(properties, Mapping):
+            raise invalid(f"{path}.properties must be a mapping", field=path)
+        required = spec.get("required", [])
+        return _object_model(properties, required, name, path, depth + 1), description
+    raise invalid(
+        f"{path}: unknown type {kind!r}",
+        hint=f"use one of: {', '.join(TYPE_NAMES)}",
+        field=path,
+    )
+
+
+# --------------------------------------------------------------------------- units
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """One LLM call: a file, or the files of a group."""
+
+    key: str  # "file" or "group"
+    label: str
+    files: tuple[Mapping[str, Any], ...]
+
+
+def _files(evidence: Any) -> list[Mapping[str, Any]]:
+    if not isinstance(evidence, Mapping) or not isinstance(evidence.get("files"), list):
+        raise invalid(
+            "'evidence_data' must be an object with a 'files' list",
+            hint="pass file.parse_zip_2tier's evidence_data, or {files: [{name, text}]}",
+            field="evidence_data",
+        )
+    files = evidence["files"]
+    if not files:
+        raise invalid(
+            "'evidence_data' has no files to process",
+            hint="check the uploaded ZIP: it has no readable file",
+            field="evidence_data.files",
+        )
+    for index, file in enumerate(files):
+        if not isinstance(file, Mapping):
+            raise invalid(
+                f"evidence_data.files[{index}] is {type(file).__name__}, not an object",
+                field=f"evidence_data.files[{index}]",
+            )
+        if not isinstance(file.get("text", ""), str):
+            raise invalid(
+                f"evidence_data.files[{index}].text must be text",
+                field=f"evidence_data.files[{index}].text",
+            )
+    return list(files)
+
+
+def _file_label(file: Mapping[str, Any], index: int) -> str:
+    for key in ("path", "name"):
+        value = file.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return f"file #{index + 1}"
+
+
+def _units(files: Sequence[Mapping[str, Any]], group_key: str | None) -> list[_Unit]:
+    if group_key is None:
+        return [_Unit("file", _file_label(file, i), (file,)) for i, file in enumerate(files)]
+    if not any(group_key in file for file in files):
+        raise invalid(
+            f"no file has the key {group_key!r} named by 'group_key'",
+            hint="use group_key: group with file.parse_zip_2tier's evidence_data",
+            field="group_key",
+        )
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for file in files:
+        value = file.get(group_key)
+        groups.setdefault("" if value is None else str(value), []).append(file)
+    return [_Unit("group", label, tuple(members)) for label, members in groups.items()]
+
+
+def _text_input(inputs: Mapping[str, Any], name: str) -> str | None:
+    value = inputs.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise invalid(f"{name!r} must be text, not {type(value).__name__}", field=name)
+    return value if value.strip() else None
+
+
+def _instruction(inputs: Mapping[str, Any]) -> str:
+    text = _text_input(inputs, "prompt") or _text_input(inputs, "instruction")
+    if text is None:
+        raise invalid(
+            "give 'prompt' (or 'instruction'): what the model should do with the files",
+            hint="e.g. prompt: 請求書から取引先と金額を抽出",
+            field="prompt",
+        )
+    return text
+
+
+# --------------------------------------------------------------------------- block
+
+
+class ProcessLLMBlock(ProcessingBlock):
+    """``ai.process_llm``: structured LLM extraction per file or per group.
+
+    Args:
+        chat_model_factory: Builds the chat model from the run's settings;
+            defaults to :func:`keiri_agent.llm.chat_model`.
+        reasks: Re-asks after an invalid structured reply (per unit).
+    """
+
+    def __init__(self, chat_model_factory: ChatModelFactory | None = None, reasks: int = 2):
+        self._factory: ChatModelFactory = chat_model_factory or chat_model
+        self._reasks = reasks
+
+    def validate(self, inputs: Mapping[str, Any], ctx: BlockContext) -> None:
+        _instruction(inputs)
+        schema_model(inputs.get("output_schema"))
+
+    def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
+        instruction = _instruction(inputs)
+        schema = schema_model(inputs.get("output_schema"))
+        system_prompt = _text_input(inputs, "system_prompt") or DEFAULT_SYSTEM_PROMPT
+        per_file_chars = positive_int(inputs, "per_file_chars", 1500)
+        max_concurrency = positive_int(inputs, "max_concurrency", 4)
+        group_key = _text_input(inputs, "group_key")
+        files = _files(inputs.get("evidence_data"))
+        units = _units(files, group_key)
+        key = units[0].key
+        clashes = {str(info.alias) for info in schema.model_fields.values()} & {key}
+        if clashes:
+            raise invalid(
+                f"output_schema has a top-level field {key!r}, which the results use "
+                "to name each item",
+                hint=f"rename the field (e.g. {key}_name)",
+                field=f"output_schema.{key}",
+            )
+        model = self._model(ctx)
+
+        errors: list[dict[str, Any] | None] = [None] * len(units)
+        sendable: list[tuple[int, _Unit]] = []
+        for index, unit in enumerate(units):
+            usable = tuple(file for file in unit.files if not file.get("error"))
+            if usable:
+                sendable.append((index, _Unit(unit.key, unit.label, usable)))
+            else:
+                errors[index] = _extraction_error(unit)
+
+        def call(unit: _Unit) -> dict[str, Any]:
+            ctx.check_cancelled()
+            messages = _messages(system_prompt, instruction, unit, per_file_chars)
+            answer = invoke_structured(model, schema, messages, reasks=self._reasks)
+            return answer.model_dump(mode="json", by_alias=True)
+
+        answers: list[dict[str, Any] | None] = [None] * len(units)
+        if sendable:
+            workers = min(max_concurrency, len(sendable))
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="process_llm") as pool:
+                futures = [(index, unit, pool.submit(call, unit)) for index, unit in sendable]
+                try:
+                    for index, unit, future in futures:
+                        try:
+                            answers[index] = future.result()
+                        except LLMError as error:
+                            errors[index] = {
+                                unit.key: unit.label,
+                                "code": error.code,
+                                "message": error.message,
+                                "hint": error.hint,
+                            }
+                except BaseException:
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    raise
+
+        items = [
+            {unit.key: unit.label, **answer}
+            for unit, answer in zip(units, answers, strict=True)
+            if answer is not None
+        ]
+        failures = [error for error in errors if error is not None]
+        if sendable and not items:
+            first = failures[0]
+            raise BlockError(
+                BlockErrorCode.API_ERROR,
+                f"every LLM call failed ({len(failures)} of {len(units)}): {first['message']}",
+                details={"errors": failures},
+                hint=first.get("hint"),
+                recoverable=True,
+            )
+        if not sendable:
+            raise invalid(
+                "no file has text to send: every file failed text extraction",
+                hint="see each file's error in evidence_data (unsupported, broken or encrypted)",
+                field="evidence_data",
+                errors=failures,
+            )
+        summary = {
+            "total": len(units),
+            "succeeded": len(items),
+            "failed": len(failures),
+            "errors": failures,
+        }
+        return {"results": {"items": items}, "summary": summary}
+
+    def _model(self, ctx: BlockContext) -> BaseChatModel:
+        try:
+            return self._factory(ctx.settings)
+        except ConfigurationError as error:
+            raise BlockError(
+                BlockErrorCode.API_ERROR,
+                f"ai.process_llm needs an LLM: {error.message}",
+                details={"error_code": error.code},
+                hint=error.hint,
+                recoverable=True,
+            ) from error
+
+
+def _extraction_error(unit: _Unit) -> dict[str, Any]:
+    cause = unit.files[0].get("error") if unit.files else None
+    cause = cause if isinstance(cause, Mapping) else {}
+    return {
+        unit.key: unit.label,
+        "code": str(cause.get("code") or "NO_TEXT"),
+        "message": str(cause.get("message") or "the file's text could not be extracted"),
+        "hint": cause.get("hint"),
+    }
+
+
+def _messages(system_prompt: str, instruction: str, unit: _Unit, limit: int) -> list[BaseMessage]:
+    parts = [instruction, ""]
+    for index, file in enumerate(unit.files):
+        text = str(file.get("text") or "")
+        cut = len(text) > limit or bool(file.get("truncated"))
+        header = f"### File: {_file_label(file, index)}"
+        if unit.key == "group":
+            header += f" (group: {unit.label})"
+        if cut:
+            header += f" (excerpt: first {min(len(text), limit)} characters)"
+        parts.extend([header, text[:limit], ""])
+    return [SystemMessage(content=system_prompt), HumanMessage(content="\n".join(parts).rstrip())]
