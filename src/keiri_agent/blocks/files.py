@@ -24,8 +24,14 @@ from keiri_agent.files.archive import ArchiveError, ArchiveFile, read_zip_2tier
 
 
 def bytes_input(inputs: Mapping[str, Any], name: str) -> bytes:
-    """``inputs[name]`` as bytes (bytearray/memoryview accepted); BlockError otherwise."""
+    """``inputs[name]`` as bytes; BlockError otherwise.
+
+    Accepts bytes, bytearray, memoryview and an uploaded file as ``ui.interactive_input``
+    collects it: ``{"name": ..., "data": bytes}``.
+    """
     value = inputs.get(name)
+    if isinstance(value, Mapping) and "data" in value:
+        value = value["data"]
     if isinstance(value, bytearray | memoryview):
         return bytes(value)
     if not isinstance(value, bytes):
