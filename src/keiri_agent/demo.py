@@ -1,15 +1,23 @@
-"""The offline demo: a short conversation with the analysis agent on the bundled sample data.
+"""The offline demo: the analysis agent and a Plan on the bundled sample data.
 
-It runs whatever provider the settings choose; with no key that is the offline
-rule-based reasoner, so the demo needs no network. The last turn asks for a
-summary, whose report (all tables and figures of the conversation) is written
-to ``out_dir/report.md`` with the figures under ``out_dir/figures/``.
+Part 1, a short conversation with the analysis agent. It runs whatever provider
+the settings choose; with no key that is the offline rule-based reasoner, so the
+demo needs no network. The last turn asks for a summary, whose report (all
+tables and figures of the conversation) is written to ``out_dir/report.md`` with
+the figures under ``out_dir/figures/``.
+
+Part 2, the sample Plan ``evidence_summary`` (no LLM): a ZIP of sample evidence
+documents is "uploaded" to its input node, and the per-group summary it writes
+is saved as ``out_dir/evidence_summary.xlsx``.
 """
 
 from __future__ import annotations
 
+import io
 import uuid
+import zipfile
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from rich.console import Console
@@ -27,6 +35,58 @@ DEMO_QUESTIONS = (
     "月別の売上の推移を折れ線グラフで見せて",
     "ここまでの結果をレポートにまとめて",
 )
+
+
+SAMPLE_PLAN_INPUT_NODE = "collect_zip"
+
+
+def sample_plan_path(name: str) -> Path:
+    """A Plan shipped with the package (``keiri_agent/samples/plans/<name>.yaml``)."""
+    return Path(str(resources.files("keiri_agent.samples").joinpath("plans", f"{name}.yaml")))
+
+
+def sample_evidence_zip() -> bytes:
+    """The bundled sample evidence (one folder per group), zipped in memory."""
+    buffer = io.BytesIO()
+    root = resources.files("keiri_agent.samples").joinpath("evidence")
+
+    def add(folder: Traversable, prefix: str) -> None:
+        for entry in sorted(folder.iterdir(), key=lambda item: item.name):
+            if entry.is_dir():
+                add(entry, f"{prefix}{entry.name}/")
+            else:
+                archive.writestr(f"{prefix}{entry.name}", entry.read_bytes())
+
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        add(root, "")
+    return buffer.getvalue()
+
+
+def run_plan_demo(*, out_dir: Path, console: Console, settings: Settings) -> Path:
+    """Run the ``evidence_summary`` Plan on the sample evidence; returns the workbook path."""
+    from keiri_agent.plans.engine import PlanEngine
+
+    console.rule("Plan: evidence_summary（証跡ZIPのグループ別集計、LLM 不要）")
+    engine = PlanEngine(settings)
+    plan = engine.load(sample_plan_path("evidence_summary"))
+    result = engine.run(plan)
+    if result.status == "paused":
+        upload = {"evidence_zip": {"name": "evidence.zip", "data": sample_evidence_zip()}}
+        console.print(f"入力待ち {SAMPLE_PLAN_INPUT_NODE}: サンプルの証跡ZIPを渡して再開します")
+        result = engine.resume(result.run_id, answers={SAMPLE_PLAN_INPUT_NODE: upload})
+    if result.status != "success":
+        first = result.errors[0] if result.errors else {"code": result.status, "message": ""}
+        raise ExecutionError(
+            f"the sample plan ended {result.status}: [{first['code']}] {first['message']}",
+            hint=f"see the run log: {result.log_path}",
+        )
+    rows = result.outputs["report_rows"]["rows"]
+    for row in rows:
+        console.print("  " + "  ".join(f"{key}: {value}" for key, value in row.items()))
+    path = out_dir / "evidence_summary.xlsx"
+    path.write_bytes(result.outputs["write_report"]["workbook"])
+    console.print(f"集計ブックを保存しました: {path}（実行ログ: {result.log_path}）")
+    return path
 
 
 def sample_data_path() -> Path:
@@ -75,4 +135,5 @@ def run_demo(
     console.rule("レポート")
     render_markdown(console, report_md)
     console.print(f"図 {len(files)} 件を {out_dir / 'figures'} に保存しました。")
+    run_plan_demo(out_dir=out_dir, console=console, settings=settings)
     return report_path

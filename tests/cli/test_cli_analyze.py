@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import openpyxl
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -145,3 +146,8 @@ def test_demo_ends_with_a_report_covering_three_ops_and_two_plot_kinds(tmp_path:
         assert heading in report
     assert len(list((out / "figures").glob("*.png"))) == 2
     assert sample_data_path().exists()
+    # Part 2: the sample Plan summarised the bundled evidence ZIP into a workbook.
+    sheet = openpyxl.load_workbook(out / "evidence_summary.xlsx")["集計"]
+    rows = list(sheet.iter_rows(values_only=True))
+    assert rows[0] == ("グループ", "ファイル数", "文字数")
+    assert {row[0]: row[1] for row in rows[1:]} == {"契約書": 1, "請求書": 2, "領収書": 2}

@@ -28,9 +28,10 @@ from keiri_agent.plans.runner import PlanRunner
 from keiri_agent.plans.validator import PlanValidator
 
 DESIGNS = Path(__file__).resolve().parents[2] / "designs"
+SAMPLE_PLANS = Path(__file__).resolve().parents[2] / "src" / "keiri_agent" / "samples" / "plans"
 PLANS = {
     "invoice_reconciliation": DESIGNS / "invoice_reconciliation.yaml",
-    "examples/evidence_summary": DESIGNS / "examples" / "evidence_summary.yaml",
+    "examples/evidence_summary": SAMPLE_PLANS / "evidence_summary.yaml",
 }
 CATALOG = BlockCatalog.discover()
 FONT = "HeiseiKakuGo-W5"

@@ -189,7 +189,7 @@ def demo(
         Path | None, typer.Option(help="Data file (default: the bundled sample sales data).")
     ] = None,
 ) -> None:
-    """Offline demo: a short analysis conversation on sample data, ending with a report."""
+    """Offline demo: an analysis conversation ending with a report, then a sample Plan."""
     from keiri_agent.demo import run_demo
 
     try:
