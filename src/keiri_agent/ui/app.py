@@ -10,7 +10,10 @@ from keiri_agent.ui.analysis_page import render_analysis_page
 def main() -> None:
     """Set up the page and the navigation; later parts add their pages here."""
     st.set_page_config(page_title="keiri-agent", page_icon="📊", layout="wide")
-    pages = [st.Page(render_analysis_page, title="データ分析", icon="📊", url_path="analysis")]
+    pages = [
+        st.Page(render_analysis_page, title="データ分析", icon="📊", url_path="analysis"),
+        st.Page("run_page.py", title="実行", icon="▶️", url_path="run"),
+    ]
     st.navigation(pages).run()
 
 

@@ -1,0 +1,315 @@
+"""実行 page: pick a Plan from ``designs/``, run it, answer its input forms, see the results.
+
+The page only calls ``PlanEngine``. What it keeps in ``st.session_state``:
+
+- ``run.engine``: one ``PlanEngine`` per browser session;
+- ``run.state``: the current run (``file_id``, ``plan_id``, ``result``, ``events``,
+  ``forms``: node id → the input request last shown for it);
+- ``plan:{plan_id}::node:{node_id}::v{version}`` (``requirements.session_key``): the
+  values of one input form, initialised from its fields and never cleared on a
+  rerun; only the リセット button clears them (seed 002 §3, §8.2).
+
+Errors follow seed §9.3: message, "エラー詳細" with the details, the hint, and a
+再実行 button for recoverable errors. 再実行 re-runs from the first input form of
+the run (so edited values are used) or, without forms, from the failed node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import streamlit as st
+
+from keiri_agent.blocks.requirements import initial_values, session_key
+from keiri_agent.config import Settings
+from keiri_agent.errors import KeiriAgentError
+from keiri_agent.plans.engine import PlanEngine
+from keiri_agent.plans.models import Plan
+from keiri_agent.plans.run_log import EventCallback, RunEvent
+from keiri_agent.plans.runner import RunResult
+
+STATE = "run.state"
+STATUS_LABELS = {
+    "success": "完了",
+    "failed": "エラー",
+    "paused": "入力待ち",
+    "cancelled": "中止",
+}
+
+
+def _engine() -> PlanEngine:
+    if "run.engine" not in st.session_state:
+        st.session_state["run.engine"] = PlanEngine(Settings())
+    engine: PlanEngine = st.session_state["run.engine"]
+    return engine
+
+
+def _show_error(error: Mapping[str, Any]) -> None:
+    st.error(f"❌ {error.get('message', '')}")
+    with st.expander("エラー詳細"):
+        st.json(_displayable(error.get("details") or {}))
+    if error.get("hint"):
+        st.info(f"💡 {error['hint']}")
+
+
+def _displayable(value: Any) -> Any:
+    """``value`` with bytes replaced by a short note (for st.json)."""
+    if isinstance(value, (bytes, bytearray)):
+        return f"<{len(value):,} bytes>"
+    if isinstance(value, Mapping):
+        return {str(key): _displayable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_displayable(item) for item in value]
+    return value
+
+
+def _form_key(engine: PlanEngine, plan: Plan, node_id: str, block: str) -> str:
+    reference = next(
+        (str(getattr(node, "block", block)) for node in plan.graph if node.id == node_id), block
+    )
+    try:
+        version = engine.catalog.resolve(reference).version
+    except KeiriAgentError:
+        version = reference.partition("@")[2] or "0"
+    return session_key(plan.id, node_id, str(version))
+
+
+def _field(key: str, values: dict[str, Any], field: Mapping[str, Any]) -> None:
+    """One widget; its current value is written back into ``values``."""
+    field_id = str(field["id"])
+    kind = field.get("type")
+    label = str(field.get("label") or field_id) + (" *" if field.get("required") else "")
+    widget = f"{key}::{field_id}"
+    help_text = field.get("description")
+    if kind in ("file", "files"):
+        accept = [ext.strip().lstrip(".") for ext in str(field.get("accept") or "").split(",")]
+        uploaded = st.file_uploader(
+            label,
+            type=[ext for ext in accept if ext] or None,
+            accept_multiple_files=kind == "files",
+            key=widget,
+            help=help_text,
+        )
+        if isinstance(uploaded, list) and uploaded:
+            values[field_id] = [{"name": f.name, "data": f.getvalue()} for f in uploaded]
+        elif uploaded is not None and not isinstance(uploaded, list):
+            values[field_id] = {"name": uploaded.name, "data": uploaded.getvalue()}
+        current = values.get(field_id)
+        if current:
+            files = current if isinstance(current, list) else [current]
+            names = [str(f.get("name")) for f in files if isinstance(f, Mapping)]
+            st.caption("保持中のファイル: " + ", ".join(names))
+        return
+    if widget not in st.session_state:
+        st.session_state[widget] = values.get(field_id)
+    if kind == "boolean":
+        values[field_id] = st.checkbox(label, key=widget, help=help_text)
+    elif kind == "number":
+        number = st.number_input(label, key=widget, help=help_text)
+        # Streamlit gives floats; 120000.0 would print as "120000.0" in documents.
+        values[field_id] = (
+            int(number) if isinstance(number, float) and number.is_integer() else number
+        )
+    elif kind == "select":
+        options = list(field.get("options") or [])
+        values[field_id] = st.selectbox(label, options, key=widget, help=help_text)
+    elif kind == "chat":
+        values[field_id] = st.text_area(label, key=widget, help=help_text)
+    else:  # text, folder (a path)
+        values[field_id] = st.text_input(label, key=widget, help=help_text)
+
+
+def _form(key: str, request: Mapping[str, Any]) -> None:
+    fields = list(request.get("fields") or [])
+    if key not in st.session_state:
+        st.session_state[key] = initial_values(fields)
+    values: dict[str, Any] = st.session_state[key]
+    if request.get("message"):
+        st.markdown(str(request["message"]))
+    for problem in request.get("errors") or []:
+        st.warning(str(problem.get("message", problem)) if isinstance(problem, dict) else problem)
+    if request.get("missing"):
+        st.warning("未入力の項目があります: " + ", ".join(map(str, request["missing"])))
+    for field in fields:
+        _field(key, values, field)
+    if st.button("リセット", key=f"{key}::reset"):
+        for field in fields:
+            st.session_state.pop(f"{key}::{field['id']}", None)
+        st.session_state[key] = initial_values(fields)
+        st.rerun()
+
+
+def _invoke(action: str, call: Callable[[EventCallback], RunResult]) -> None:
+    """Run ``call(on_event)`` under a status box; keep the result and the events."""
+    state = st.session_state[STATE]
+    events: list[dict[str, Any]] = []
+    with st.status("実行中…", expanded=True) as status:
+
+        def on_event(event: RunEvent) -> None:
+            line = event.to_dict()
+            events.append(line)
+            status.write(_event_text(line))
+
+        try:
+            result: RunResult = call(on_event)
+        except KeiriAgentError as error:
+            state["problem"] = error.to_dict()
+            status.update(label=f"{action}: エラー", state="error")
+            return
+        status.update(
+            label=f"{action}: {STATUS_LABELS.get(result.status, result.status)}",
+            state="error" if result.status == "failed" else "complete",
+            expanded=False,
+        )
+    state.update(result=result, events=events, problem=None)
+
+
+def _event_text(line: Mapping[str, Any]) -> str:
+    node = line.get("node_id")
+    extra = line.get("status") or line.get("code") or ""
+    return " ".join(str(part) for part in (line["event"], node or "", extra) if part)
+
+
+def _answers(state: Mapping[str, Any]) -> dict[str, Any]:
+    return {node_id: dict(st.session_state.get(key, {})) for node_id, key in state["keys"].items()}
+
+
+def _outputs(plan: Plan, result: RunResult) -> None:
+    order = list(plan.ui.layout) + [n.id for n in plan.graph if n.id not in plan.ui.layout]
+    for node_id in [n for n in order if n in result.outputs] + [
+        n for n in result.outputs if n not in order
+    ]:
+        outputs = result.outputs[node_id] or {}
+        for alias, value in outputs.items():
+            st.markdown(f"**{node_id}.{alias}**")
+            _value(f"run.download.{node_id}.{alias}", alias, value)
+
+
+def _value(key: str, alias: str, value: Any) -> None:
+    if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+        st.dataframe(_displayable(value), hide_index=True)
+    elif isinstance(value, (bytes, bytearray)):
+        st.download_button("ダウンロード", bytes(value), file_name=alias, key=key)
+    elif isinstance(value, Mapping) and isinstance(value.get("data"), (bytes, bytearray)):
+        name = str(value.get("name") or alias)
+        st.download_button(f"{name} をダウンロード", bytes(value["data"]), file_name=name, key=key)
+    elif isinstance(value, (Mapping, list)):
+        st.json(_displayable(value))
+    else:
+        st.text(str(value))
+
+
+def _log(result: RunResult) -> None:
+    with st.expander("実行ログ（JSONL）"):
+        st.caption(str(result.log_path))
+        try:
+            text = result.log_path.read_text(encoding="utf-8")
+        except OSError as error:
+            st.warning(f"ログを読めません: {error}")
+            return
+        st.code(text or "(empty)", language="json")
+
+
+def _start(engine: PlanEngine, plan: Plan, file_id: str) -> None:
+    st.session_state[STATE] = {
+        "file_id": file_id,
+        "plan_id": plan.id,
+        "result": None,
+        "events": [],
+        "forms": {},
+        "keys": {},
+        "problem": None,
+    }
+    _invoke("実行", lambda on_event: engine.run(plan, on_event=on_event))
+
+
+def _rerun_button(
+    engine: PlanEngine, plan: Plan, result: RunResult, failure: Mapping[str, Any], index: int
+) -> None:
+    """再実行 from the first top-level input form (edited values apply), else the failed node."""
+    state = st.session_state[STATE]
+    failed = str((failure.get("details") or {}).get("node_id") or "")
+    top = {node.id for node in plan.graph}
+    start = next((node_id for node_id in state["forms"] if node_id in top), failed)
+    if st.button("再実行", key=f"run.rerun.{index}"):
+        answers = _answers(state)
+        _invoke(
+            "再実行",
+            lambda on_event: engine.rerun_from_node(
+                result.run_id, start, answers=answers, on_event=on_event
+            ),
+        )
+        st.rerun()
+
+
+def render_run_page() -> None:
+    """The page body (called by ``st.navigation``)."""
+    st.title("実行")
+    try:
+        engine = _engine()
+        entries = engine.store.list()
+    except KeiriAgentError as error:
+        _show_error(error.to_dict())
+        return
+    if not entries:
+        st.info("designs/ に Plan がありません。")
+        return
+    labels = {entry.file_id: entry.plan_id for entry in entries}
+    file_id = st.selectbox(
+        "Plan", list(labels), format_func=lambda f: f"{labels[f]} ({f})", key="run.plan"
+    )
+    try:
+        plan = engine.load(file_id)
+    except KeiriAgentError as error:
+        _show_error(error.to_dict())
+        return
+    if plan.description:
+        st.caption(plan.description)
+    layout = list(plan.ui.layout) or [node.id for node in plan.graph]
+    st.caption("表示順: " + " → ".join(layout))
+    if st.button("実行", type="primary", key="run.start"):
+        _start(engine, plan, file_id)
+    state = st.session_state.get(STATE)
+    if not state or state["file_id"] != file_id:
+        return
+    if state.get("problem"):
+        _show_error(state["problem"])
+    result: RunResult | None = state.get("result")
+    if result is None:
+        return
+    st.subheader(f"結果: {STATUS_LABELS.get(result.status, result.status)}（{result.run_id}）")
+    with st.status("ノードの進捗", state="complete", expanded=False):
+        for line in state["events"]:
+            st.write(_event_text(line))
+    for waiting in result.waiting:
+        node_id = str(waiting["node_id"])
+        key = _form_key(engine, plan, node_id, str(waiting.get("block", "")))
+        state["forms"][node_id] = waiting.get("request") or {}
+        state["keys"][node_id] = key
+    waiting_ids = [str(w["node_id"]) for w in result.waiting]
+    for node_id, request in state["forms"].items():
+        if result.status == "success" and node_id not in waiting_ids:
+            continue
+        with st.container(border=True):
+            st.markdown(f"#### 入力: {node_id}")
+            _form(state["keys"][node_id], request)
+    if result.status == "paused" and st.button("送信", type="primary", key="run.submit"):
+        answers = _answers(state)
+        _invoke(
+            "送信",
+            lambda on_event: engine.resume(result.run_id, answers=answers, on_event=on_event),
+        )
+        st.rerun()
+    for index, failure in enumerate(result.errors):
+        _show_error(failure)
+        if failure.get("recoverable"):
+            _rerun_button(engine, plan, result, failure, index)
+    if result.outputs:
+        st.subheader("出力")
+        _outputs(plan, result)
+    _log(result)
+
+
+if __name__ == "__main__":  # run as the 実行 page script by st.navigation
+    render_run_page()
