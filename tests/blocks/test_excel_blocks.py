@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import io
-import logging
 import zipfile
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from block_harness import CATALOG, failure, make_context, run
 from openpyxl import Workbook, load_workbook
 from openpyxl.styles import Font
 
 from keiri_agent.blocks.base import BlockContext
 from keiri_agent.config import Settings
 from keiri_agent.errors import BlockError, BlockErrorCode
-from keiri_agent.plans.catalog import BlockCatalog, schema_problems
 from keiri_agent.plans.dry_run import dry_run
 from keiri_agent.plans.loader import load_plan_text
 from keiri_agent.plans.models import Plan
@@ -24,40 +23,10 @@ from keiri_agent.plans.run_state import load_state
 from keiri_agent.plans.runner import PlanRunner
 from keiri_agent.plans.validator import PlanValidator
 
-CATALOG = BlockCatalog.discover()
-
 
 @pytest.fixture
 def ctx() -> BlockContext:
-    return BlockContext(
-        run_id="run",
-        plan_id="plan",
-        node_id="node",
-        settings=Settings(),
-        logger=logging.getLogger(),
-    )
-
-
-def run(block_id: str, ctx: BlockContext, **inputs: Any) -> dict[str, Any]:
-    """Run a block as the engine does: defaults, input and output schema checks."""
-    spec = CATALOG.resolve(block_id)
-    values = {**spec.input_defaults(), **inputs}
-    for name, value in values.items():
-        if not isinstance(value, bytes):
-            assert schema_problems(value, spec.input_schema(name)) == [], name
-    outputs = CATALOG.load(spec).run(values, ctx)
-    assert set(outputs) == set(spec.outputs)
-    for name, value in outputs.items():
-        assert schema_problems(value, spec.output_schema(name)) == [], name
-    return outputs
-
-
-def failure(block_id: str, ctx: BlockContext, **inputs: Any) -> BlockError:
-    with pytest.raises(BlockError) as exc:
-        run(block_id, ctx, **inputs)
-    assert exc.value.code == BlockErrorCode.INPUT_VALIDATION_FAILED
-    assert exc.value.recoverable is True
-    return exc.value
+    return make_context()
 
 
 def workbook_bytes(rows: dict[str, list[list[Any]]]) -> bytes:

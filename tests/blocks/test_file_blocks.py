@@ -3,30 +3,18 @@
 from __future__ import annotations
 
 import io
-import logging
 import struct
 import zipfile
-from typing import Any
 
 import pytest
+from block_harness import failure, make_context, run
 
 from keiri_agent.blocks.base import BlockContext
-from keiri_agent.config import Settings
-from keiri_agent.errors import BlockError, BlockErrorCode
-from keiri_agent.plans.catalog import BlockCatalog, schema_problems
-
-CATALOG = BlockCatalog.discover()
 
 
 @pytest.fixture
 def ctx() -> BlockContext:
-    return BlockContext(
-        run_id="run",
-        plan_id="plan",
-        node_id="node",
-        settings=Settings(),
-        logger=logging.getLogger(),
-    )
+    return make_context()
 
 
 def make_zip(entries: dict[str, bytes]) -> bytes:
@@ -46,27 +34,6 @@ def set_encrypted_flag(data: bytes) -> bytes:
             struct.pack_into("<H", out, pos + offset, flags | 0x1)
             start = pos + 4
     return bytes(out)
-
-
-def run(block_id: str, ctx: BlockContext, **inputs: Any) -> dict[str, Any]:
-    """Run a block as the engine does: defaults, input and output schema checks."""
-    spec = CATALOG.resolve(block_id)
-    values = {**spec.input_defaults(), **inputs}
-    for name, value in values.items():
-        if not isinstance(value, bytes):
-            assert schema_problems(value, spec.input_schema(name)) == [], name
-    outputs = CATALOG.load(spec).run(values, ctx)
-    assert set(outputs) == set(spec.outputs)
-    for name, value in outputs.items():
-        assert schema_problems(value, spec.output_schema(name)) == [], name
-    return outputs
-
-
-def failure(block_id: str, ctx: BlockContext, **inputs: Any) -> BlockError:
-    with pytest.raises(BlockError) as exc:
-        run(block_id, ctx, **inputs)
-    assert exc.value.code == BlockErrorCode.INPUT_VALIDATION_FAILED
-    return exc.value
 
 
 EVIDENCE = {
