@@ -37,7 +37,10 @@ def evidence(files: int) -> dict[str, Any]:
     entries = []
     for index in range(files):
         group = f"取引先{index % 20:02d}"
-        text = f"請求書 No.{index:04d}\n{group} 御中\n請求金額 {1000 + index:,} 円\n支払期日 2026-12-31\n"
+        text = (
+            f"請求書 No.{index:04d}\n{group} 御中\n"
+            f"請求金額 {1000 + index:,} 円\n支払期日 2026-12-31\n"
+        )
         entries.append(
             {
                 "group": group,
