@@ -1,0 +1,123 @@
+"""The search layer's shared contract: what a chunk is, what a hit is, what a searcher does.
+
+Every agent that looks things up (HelpDesk, deep research, plan generation) talks
+to a :class:`Searcher`; the keyword index, the vector index and the hybrid all
+implement it. A :class:`Hit` always carries the :class:`Source` of its text so
+answers can cite document, page and heading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+Retriever = Literal["keyword", "vector", "hybrid"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a piece of text came from.
+
+    ``document`` is the file's name relative to what was indexed (e.g.
+    ``"xyz_manual.pdf"``); ``page`` is 1-based for PDFs (None otherwise);
+    ``heading`` is the nearest heading path (``"2. ログイン > 2.1 パスワード"``) when
+    the format has headings; ``row`` is the 1-based data row for CSV sources.
+    """
+
+    document: str
+    page: int | None = None
+    heading: str | None = None
+    row: int | None = None
+
+    def label(self) -> str:
+        """A short citation: ``xyz_manual.pdf p.3 「2.1 パスワード」``."""
+        parts = [self.document]
+        if self.page is not None:
+            parts.append(f"p.{self.page}")
+        if self.row is not None:
+            parts.append(f"行{self.row}")
+        if self.heading:
+            parts.append(f"「{self.heading}」")
+        return " ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "document": self.document,
+            "page": self.page,
+            "heading": self.heading,
+            "row": self.row,
+        }
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A searchable piece of a document.
+
+    ``id`` is stable for the same document and position (``"{document}#{ordinal}"``),
+    so re-indexing an unchanged file produces the same ids. ``metadata`` holds
+    format-specific extras (e.g. the FAQ's ``question`` and ``answer`` columns).
+    """
+
+    id: str
+    text: str
+    source: Source
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "text": self.text,
+            "source": self.source.to_dict(),
+            "metadata": dict(self.metadata),
+        }
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: the chunk, its score (higher is better) and who found it."""
+
+    chunk: Chunk
+    score: float
+    retriever: Retriever
+
+    @property
+    def text(self) -> str:
+        return self.chunk.text
+
+    @property
+    def source(self) -> Source:
+        return self.chunk.source
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.chunk.to_dict(), "score": self.score, "retriever": self.retriever}
+
+
+@runtime_checkable
+class Searcher(Protocol):
+    """Anything that answers a query with ranked hits (best first, at most ``k``)."""
+
+    @property
+    def retriever(self) -> Retriever: ...
+
+    def search(self, query: str, k: int = 5) -> list[Hit]: ...
+
+
+class ChunkIndex(Protocol):
+    """A searcher whose content can be changed document by document.
+
+    ``upsert`` replaces every chunk of the documents it is given (so a changed file
+    loses its old chunks); ``delete_documents`` removes documents by name.
+    Implementations persist their state themselves (or are in memory by choice).
+    """
+
+    @property
+    def retriever(self) -> Retriever: ...
+
+    def search(self, query: str, k: int = 5) -> list[Hit]: ...
+
+    def upsert(self, document: str, chunks: Sequence[Chunk]) -> None: ...
+
+    def delete_documents(self, documents: Sequence[str]) -> None: ...
+
+    def documents(self) -> set[str]: ...
