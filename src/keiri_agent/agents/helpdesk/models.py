@@ -1,0 +1,90 @@
+"""The HelpDesk agent's data models, as seed 001 §3.2 names them (plus sources).
+
+``SearchOutput`` is one search result as a tool returns it; it keeps the source
+(document, page, heading, row) so every answer can cite where a fact came from.
+``Subtask.sources`` and ``AgentResult.sources`` are additions to the seed: the
+distinct sources the answers were built from, in first-use order.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from keiri_agent.search.models import Hit
+
+
+class SearchOutput(BaseModel):
+    """One passage a search tool found."""
+
+    file_name: str = Field(description="The document the passage comes from")
+    content: str = Field(description="The passage text")
+    page: int | None = Field(default=None, description="1-based page (PDF)")
+    heading: str | None = Field(default=None, description="Nearest heading path")
+    row: int | None = Field(default=None, description="1-based row (FAQ CSV)")
+    score: float = 0.0
+    retriever: str = "keyword"
+
+    @classmethod
+    def from_hit(cls, hit: Hit) -> SearchOutput:
+        source = hit.source
+        return cls(
+            file_name=source.document,
+            content=hit.text,
+            page=source.page,
+            heading=source.heading,
+            row=source.row,
+            score=hit.score,
+            retriever=hit.retriever,
+        )
+
+    def citation(self) -> str:
+        """``xyz_manual.pdf p.3 「2.1 パスワード」`` — what answers cite."""
+        parts = [self.file_name]
+        if self.page is not None:
+            parts.append(f"p.{self.page}")
+        if self.row is not None:
+            parts.append(f"行{self.row}")
+        if self.heading:
+            parts.append(f"「{self.heading}」")
+        return " ".join(parts)
+
+
+class Plan(BaseModel):
+    subtasks: list[str] = Field(..., description="問題を解決するためのサブタスクリスト")
+
+
+class ToolResult(BaseModel):
+    tool_name: str
+    args: str
+    results: list[SearchOutput]
+
+
+class ReflectionResult(BaseModel):
+    advice: str = Field(
+        ...,
+        description="評価がNGの場合は、別のツールや別の検索語を試すなど改善のアドバイス。"
+        "OKの場合は空でよい。",
+    )
+    is_completed: bool = Field(..., description="サブタスクの回答が十分で完了と言えるか")
+
+
+class Subtask(BaseModel):
+    task_name: str
+    tool_results: list[list[ToolResult]]
+    reflection_results: list[ReflectionResult]
+    is_completed: bool
+    subtask_answer: str
+    challenge_count: int
+    sources: list[str] = Field(default_factory=list, description="Citations used, in order")
+
+
+class AgentResult(BaseModel):
+    question: str
+    plan: Plan
+    subtasks: list[Subtask]
+    answer: str
+    sources: list[str] = Field(default_factory=list, description="Citations used, in order")
+    unanswered: list[str] = Field(
+        default_factory=list, description="Subtasks that ended without a complete answer"
+    )
+    offline: bool = Field(default=False, description="Produced by the offline rules, no LLM")
