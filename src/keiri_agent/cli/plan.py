@@ -3,11 +3,18 @@
 PLAN is a YAML file or a plan id under ``designs/``. Exit codes: 0 success (and a
 run paused for input), 1 a reported failure (invalid plan, failed or cancelled
 run), 2 a usage error.
+
+``run`` / ``resume`` use the ``--inputs`` answers first. When the run still pauses
+and prompting is on (``--prompt``; by default when stdin and stdout are terminals
+and ``--json`` is not given), the waiting nodes' fields are asked on the terminal
+(``cli.prompts``) and the run is resumed with them until it is no longer paused.
+EOF or Ctrl-C at a prompt leaves the run paused (exit 0, with the resume hint).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -42,6 +49,15 @@ InputsOption = Annotated[
     typer.Option("--inputs", help="Answers for input nodes: YAML {node_id: {field: value}}."),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+PromptOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--prompt/--no-prompt",
+        help="Ask input nodes still waiting after --inputs on the terminal and continue "
+        "the run. Default: on when stdin and stdout are terminals and --json is not given.",
+        show_default=False,
+    ),
+]
 
 
 def parse_vars(items: list[str] | None) -> dict[str, Any]:
@@ -196,23 +212,56 @@ def _report_run(result: RunResult, as_json: bool) -> None:
         raise typer.Exit(code=1)
 
 
+def _prompting(prompt: bool | None, as_json: bool) -> bool:
+    """--prompt/--no-prompt as given; by default on for a terminal without --json."""
+    if prompt is not None:
+        return prompt
+    return not as_json and sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _answer_by_prompts(
+    engine: PlanEngine, result: RunResult, given: dict[str, Any], on_event: Any
+) -> RunResult:
+    """Ask the waiting nodes on the terminal and resume until the run is not paused."""
+    from keiri_agent.cli.prompts import PromptAborted, ask_waiting
+
+    known = {str(key): dict(value) for key, value in given.items() if isinstance(value, dict)}
+    while result.status == "paused" and result.waiting:
+        try:
+            answers = ask_waiting(result.waiting, known)
+        except PromptAborted:
+            err_console.print(
+                "\n[yellow]入力を中断しました[/yellow]（実行は一時停止のまま保存されています）"
+            )
+            return result
+        if not answers:
+            return result
+        known.update(answers)
+        result = engine.resume(result.run_id, answers=answers, on_event=on_event)
+    return result
+
+
 @plan_app.command()
 def run(
     plan: PlanArgument,
     var: VarsOption = None,
     inputs: InputsOption = None,
     as_json: JsonOption = False,
+    prompt: PromptOption = None,
 ) -> None:
-    """Validate and run a plan; pauses when an input node has no answer."""
+    """Validate and run a plan; pauses when an input node has no answer (or asks it).
+
+    With prompting on, unanswered input nodes are asked on the terminal and the
+    run continues; otherwise it pauses and prints how to resume it.
+    """
     try:
         engine = _engine()
         loaded = engine.load(plan)
-        result = engine.run(
-            loaded,
-            vars=parse_vars(var),
-            answers=read_answers(inputs),
-            on_event=_progress(as_json),
-        )
+        answers = read_answers(inputs)
+        on_event = _progress(as_json)
+        result = engine.run(loaded, vars=parse_vars(var), answers=answers, on_event=on_event)
+        if _prompting(prompt, as_json):
+            result = _answer_by_prompts(engine, result, answers, on_event)
     except KeiriAgentError as error:
         raise _fail(error) from None
     _report_run(result, as_json)
@@ -223,10 +272,20 @@ def resume(
     run_id: Annotated[str, typer.Argument(help="The run id printed by `plan run`.")],
     inputs: InputsOption = None,
     as_json: JsonOption = False,
+    prompt: PromptOption = None,
 ) -> None:
-    """Continue a paused run with the answers for its waiting nodes."""
+    """Continue a paused run with the answers for its waiting nodes (or ask them).
+
+    With prompting on, nodes still waiting after the --inputs answers are asked
+    on the terminal and the run continues.
+    """
     try:
-        result = _engine().resume(run_id, answers=read_answers(inputs), on_event=_progress(as_json))
+        engine = _engine()
+        answers = read_answers(inputs)
+        on_event = _progress(as_json)
+        result = engine.resume(run_id, answers=answers, on_event=on_event)
+        if _prompting(prompt, as_json):
+            result = _answer_by_prompts(engine, result, answers, on_event)
     except KeiriAgentError as error:
         raise _fail(error) from None
     _report_run(result, as_json)
