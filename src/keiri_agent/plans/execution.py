@@ -32,6 +32,7 @@ from keiri_agent.errors import BlockError, BlockErrorCode, KeiriAgentError
 from keiri_agent.plans.catalog import BlockCatalog
 from keiri_agent.plans.models import BlockNode, LoopNode, Node, Policy
 from keiri_agent.plans.references import Scope
+from keiri_agent.plans.run_log import mask_secrets
 from keiri_agent.plans.run_services import WORKERS, RunServices
 from keiri_agent.plans.run_state import FINISHED, GraphState, NodeState
 
@@ -408,10 +409,12 @@ class GraphRun:
             and attempt.retry < policy.retries
             and not (self._halted or self._cancelled)
         )
+        # the error is kept in the run state and shown to users: secrets masked (§12)
+        error_dict = mask_secrets(error.to_dict())
         self.emit(
             "node_error",
             node.id,
-            error=error.to_dict(),
+            error=error_dict,
             attempt=attempt.retry + 1,
             retry=attempt.retry,
             will_retry=will_retry,
@@ -419,12 +422,12 @@ class GraphRun:
         if will_retry:
             self._start(node, retry=attempt.retry + 1)
             return
-        node_state.status, node_state.error = "failed", error.to_dict()
+        node_state.status, node_state.error = "failed", error_dict
         node_state.outputs, node_state.request = None, None
         if policy.on_error == "continue":
             node_state.outputs = dict.fromkeys(declared_aliases(node, self.services.catalog))
             self._release(node.id)
             return
         if self.first_failure is None:
-            self.first_failure = (self.frame.path(node.id), error.to_dict())
+            self.first_failure = (self.frame.path(node.id), error_dict)
         self._halt()

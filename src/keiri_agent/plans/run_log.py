@@ -50,6 +50,8 @@ from pathlib import Path
 from types import MappingProxyType, TracebackType
 from typing import Any, Final
 
+from pydantic import SecretStr
+
 _LOGGER = logging.getLogger(__name__)
 
 EVENT_NAMES: Final = (
@@ -66,14 +68,20 @@ EVENT_NAMES: Final = (
 )
 
 SECRET_KEY = re.compile(
-    r"api[_-]?key|apikey|password|passwd|secret|token|authorization|credential", re.IGNORECASE
+    r"api[_-]?key|apikey|password|passwd|passphrase|secret|token|authorization|credential"
+    r"|private[_-]?key|my[_-]?number|bank[_-]?account|card[_-]?number"
+    r"|パスワード|暗証番号|マイナンバー|個人番号|口座番号|カード番号",
+    re.IGNORECASE,
 )
-"""Mapping keys whose values are never logged."""
+"""Mapping keys whose values are never logged (credentials and personal numbers, §12)."""
 SECRET_VALUE = re.compile(
     r"\bsk-[A-Za-z0-9_\-]{16,}|\bBearer\s+[A-Za-z0-9._~+/\-]{8,}=*|\bAKIA[0-9A-Z]{16}\b"
 )
 """Values that look like API keys or bearer tokens, wherever they appear in text."""
 MASK: Final = "***"
+MIN_KNOWN_SECRET: Final = 8
+"""Registered secrets shorter than this are not masked (they would mask ordinary text)."""
+_known_secrets: tuple[str, ...] = ()
 MAX_TEXT: Final = 200
 MAX_ITEMS: Final = 5
 MAX_KEYS: Final = 30
@@ -98,11 +106,56 @@ def utc_timestamp(moment: dt.datetime | None = None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
+def register_secret(value: str | SecretStr | None) -> None:
+    """Mask ``value`` literally wherever it appears in logs, errors and run states.
+
+    ``PlanRunner`` registers the configured API keys (``Settings``), so a key that is
+    not shaped like ``sk-...`` (an Azure key, say) is masked too. Values shorter than
+    ``MIN_KNOWN_SECRET`` characters are ignored. Registration lasts for the process.
+    """
+    global _known_secrets
+    text = value.get_secret_value() if isinstance(value, SecretStr) else value
+    if text and len(text) >= MIN_KNOWN_SECRET and text not in _known_secrets:
+        _known_secrets = (*_known_secrets, text)
+
+
+def mask_known(text: str) -> str:
+    """``text`` with every registered secret (``register_secret``) replaced by ``***``."""
+    for secret in _known_secrets:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
 def mask_text(text: str) -> str:
-    """``text`` with key-like substrings (``sk-...``, ``Bearer ...``) replaced by ``***``."""
+    """``text`` with key-like substrings (``sk-...``, ``Bearer ...``) and registered
+    secrets replaced by ``***``."""
+    if _known_secrets:
+        text = mask_known(text)
     if "sk-" in text or "Bearer" in text or "AKIA" in text:
         return SECRET_VALUE.sub(MASK, text)
     return text
+
+
+def mask_secrets(value: Any) -> Any:
+    """``value`` with secrets masked as in ``sanitize`` but nothing summarised.
+
+    For error dicts kept in the run state and shown to users: the values under
+    secret-looking keys become ``***`` and text is passed through ``mask_text``;
+    the shape (and non-text values) stay as they are.
+    """
+    if isinstance(value, str):
+        return mask_text(value)
+    if isinstance(value, Mapping):
+        return {
+            key: MASK if item is not None and _is_secret_key(str(key)) else mask_secrets(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [mask_secrets(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(mask_secrets(item) for item in value)
+    return value
 
 
 _PASS = frozenset({type(None), bool, int})

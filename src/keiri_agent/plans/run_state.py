@@ -27,6 +27,13 @@ time ``{"__time__": iso}``, Decimal ``{"__decimal__": "1.10"}``, tuple
 ``{"__tuple__": [...]}``, NaN/±inf ``{"__float__": "nan"}``, and a user mapping whose
 only key looks like a tag ``{"__dict__": {...}}``. Mapping keys must be text. Anything
 else (DataFrames, custom objects, sets) raises ``StateEncodingError`` naming its path.
+
+What is kept (seed 002 §12, decided): a paused run must resume from another process,
+so the answers given so far and the nodes' outputs are saved as they are, uploaded
+file bytes included; they are not copied anywhere else (the JSONL log shows bytes
+as ``<bytes n>``). The file is readable by its owner only, errors are saved with
+secrets masked, and the configured API keys are never written. Delete
+``runs/{plan_id}/{run_id}.state.json`` to drop a finished run's data.
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ from typing import Any
 
 from keiri_agent.errors import UserInputError
 from keiri_agent.plans.models import Plan
-from keiri_agent.plans.run_log import safe_path_part, utc_timestamp
+from keiri_agent.plans.run_log import mask_known, safe_path_part, utc_timestamp
 
 STATE_FORMAT = "keiri-agent/run-state"
 STATE_VERSION = 1
@@ -382,13 +389,21 @@ def state_path(runs_dir: Path, plan_id: str, run_id: str) -> Path:
 
 
 def save_state(runs_dir: Path, state: RunState) -> Path:
-    """Write the state atomically (temporary file, then rename); return its path."""
+    """Write the state atomically (temporary file, then rename); return its path.
+
+    The file is created readable by its owner only (0600): it holds the answers,
+    uploaded files included, so that another process can resume the run. Registered
+    secrets (``run_log.register_secret``: the configured API keys) are written as
+    ``***`` wherever they appear.
+    """
     state.updated_at = utc_timestamp()
     path = state_path(runs_dir, state.plan_id, state.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(encode(state.to_dict()), ensure_ascii=False, allow_nan=False)
+    text = mask_known(json.dumps(encode(state.to_dict()), ensure_ascii=False, allow_nan=False))
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
     os.replace(temporary, path)
     return path
 

@@ -33,6 +33,12 @@ The state is saved as ``runs_dir/{plan_id}/{run_id}.state.json``
 (``plans.run_log``) and to ``on_event``, which is called on worker threads, one
 event at a time in log order: keep it quick and do not call the runner from it.
 Blocks may run on several threads at once and must be thread-safe.
+
+Security (seed 002 §12): the configured API keys are registered with
+``run_log.register_secret`` and never appear in the log, the state or an error;
+errors are kept and returned with secrets masked (``run_log.mask_secrets``); the
+state file, which keeps answers (uploaded files included) for ``resume``, is
+readable by its owner only.
 """
 
 from __future__ import annotations
@@ -52,7 +58,13 @@ from keiri_agent.plans.catalog import BlockCatalog
 from keiri_agent.plans.execution import Frame, GraphRun, InputRequired
 from keiri_agent.plans.models import Plan
 from keiri_agent.plans.run_graph import build_vars, check_plan, dependencies
-from keiri_agent.plans.run_log import EventCallback, RunEvent, RunLog, log_path_for
+from keiri_agent.plans.run_log import (
+    EventCallback,
+    RunEvent,
+    RunLog,
+    log_path_for,
+    register_secret,
+)
 from keiri_agent.plans.run_services import RunServices
 from keiri_agent.plans.run_state import (
     FINISHED,
@@ -163,6 +175,9 @@ class PlanRunner:
     ) -> None:
         self.catalog = catalog
         self.settings = settings
+        # the configured keys are masked in logs, errors and run states (seed 002 §12)
+        register_secret(settings.openai_api_key)
+        register_secret(settings.azure_openai_api_key)
         self.runs_dir = Path(runs_dir).absolute()
         self.plan_loader = plan_loader or self._default_loader(settings)
         self.env = env
