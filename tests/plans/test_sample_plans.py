@@ -1,6 +1,7 @@
 """The sample plans in designs/: they validate, dry-run and run end to end.
 
-invoice_reconciliation runs with the LLM answered by StubOpenAIServer;
+invoice_reconciliation runs with the LLM answered by StubOpenAIServer (the real
+client path) and by ScriptedChatModel;
 examples/evidence_summary needs no LLM. All test data is built here.
 """
 
@@ -19,12 +20,12 @@ from reportlab.pdfbase.cidfonts import UnicodeCIDFont
 from reportlab.pdfgen import canvas
 
 from keiri_agent.config import Settings
-from keiri_agent.llm.testing import StubOpenAIServer
+from keiri_agent.llm.testing import ScriptedChatModel, StubOpenAIServer
 from keiri_agent.plans.catalog import BlockCatalog
 from keiri_agent.plans.dry_run import dry_run
 from keiri_agent.plans.loader import load_plan_file
 from keiri_agent.plans.models import Plan
-from keiri_agent.plans.runner import PlanRunner
+from keiri_agent.plans.runner import PlanRunner, RunResult
 from keiri_agent.plans.validator import PlanValidator
 
 DESIGNS = Path(__file__).resolve().parents[2] / "designs"
@@ -154,46 +155,30 @@ def file_answer(form: str, name: str, data: bytes) -> Any:
     return data if form == "bytes" else {"name": name, "data": data}
 
 
-@pytest.mark.parametrize("form", ["bytes", "named"])
-def test_invoice_reconciliation_end_to_end_with_a_stubbed_llm(tmp_path: Path, form: str) -> None:
+def run_invoice_plan(tmp_path: Path, settings: Settings, form: str = "named") -> RunResult:
+    """Start the plan, check it waits for its inputs, answer them; the finished run."""
     plan = load_plan_file(PLANS["invoice_reconciliation"])
-    zip_bytes = invoice_zip()
-    workbook_bytes = payments_workbook()
+    runner = make_runner(tmp_path, settings)
+    # one call at a time, so the scripted replies meet the files in order
+    paused = runner.start(plan, vars={"llm_max_concurrency": 1})
+    assert paused.status == "paused", paused.errors
+    assert [w["node_id"] for w in paused.waiting] == ["collect_inputs"]
+    assert paused.outputs == {}
+    return runner.resume(
+        paused.run_id,
+        answers={
+            "collect_inputs": {
+                "evidence_zip": file_answer(form, "請求書.zip", invoice_zip()),
+                "workbook": file_answer(form, "支払予定.xlsx", payments_workbook()),
+                "proceed": True,
+            }
+        },
+    )
 
-    with StubOpenAIServer([reply for _, _, reply in INVOICES]) as server:
-        settings = Settings(
-            provider="openai-compatible",
-            openai_api_base=server.base_url,
-            model="stub-model",
-            max_retries=0,
-        )
-        runner = make_runner(tmp_path, settings)
-        # one call at a time, so the scripted replies meet the files in order
-        paused = runner.start(plan, vars={"llm_max_concurrency": 1})
 
-        assert paused.status == "paused", paused.errors
-        assert [w["node_id"] for w in paused.waiting] == ["collect_inputs"]
-        assert paused.outputs == {}
-
-        result = runner.resume(
-            paused.run_id,
-            answers={
-                "collect_inputs": {
-                    "evidence_zip": file_answer(form, "請求書.zip", zip_bytes),
-                    "workbook": file_answer(form, "支払予定.xlsx", workbook_bytes),
-                    "proceed": True,
-                }
-            },
-        )
-        requests = server.chat_requests
-
+def assert_reconciled_workbook(result: RunResult) -> None:
+    """The run succeeded and wrote every invoice into the formatted workbook, cell by cell."""
     assert result.status == "success", result.errors
-    assert len(requests) == len(INVOICES)
-    # every request carried its own invoice's text, extracted from the PDF
-    for request, (_, lines, _) in zip(requests, INVOICES, strict=True):
-        prompt = request.body["messages"][-1]["content"]
-        assert lines[1] in prompt and lines[2].split()[-1] in prompt, prompt
-
     llm_summary = result.outputs["process_llm"]["llm_summary"]
     assert llm_summary["succeeded"] == len(INVOICES) and llm_summary["errors"] == []
     assert result.outputs["write_excel"]["write_summary"]["rows_written"] == len(INVOICES)
@@ -225,6 +210,41 @@ def test_invoice_reconciliation_end_to_end_with_a_stubbed_llm(tmp_path: Path, fo
     assert ws.column_dimensions["B"].width == 28
     assert ws.freeze_panes == "A2"
     assert wb["メモ"]["A1"].value == "このシートは変更しない"
+
+
+@pytest.mark.parametrize("form", ["bytes", "named"])
+def test_invoice_reconciliation_end_to_end_with_a_stubbed_llm(tmp_path: Path, form: str) -> None:
+    with StubOpenAIServer([reply for _, _, reply in INVOICES]) as server:
+        settings = Settings(
+            provider="openai-compatible",
+            openai_api_base=server.base_url,
+            model="stub-model",
+            max_retries=0,
+        )
+        result = run_invoice_plan(tmp_path, settings, form)
+        requests = server.chat_requests
+
+    assert len(requests) == len(INVOICES)
+    # every request carried its own invoice's text, extracted from the PDF
+    for request, (_, lines, _) in zip(requests, INVOICES, strict=True):
+        prompt = request.body["messages"][-1]["content"]
+        assert lines[1] in prompt and lines[2].split()[-1] in prompt, prompt
+    assert_reconciled_workbook(result)
+
+
+def test_invoice_reconciliation_end_to_end_with_the_scripted_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = ScriptedChatModel([reply for _, _, reply in INVOICES])
+    # ai.process_llm builds its model with keiri_agent.blocks.llm.chat_model(settings)
+    monkeypatch.setattr("keiri_agent.blocks.llm.chat_model", lambda _settings: model)
+
+    result = run_invoice_plan(tmp_path, Settings(provider="offline"))
+
+    assert model.remaining == 0 and len(model.calls) == len(INVOICES)
+    for prompt, (_, lines, _) in zip(model.prompts, INVOICES, strict=True):
+        assert lines[1] in prompt and lines[2].split()[-1] in prompt, prompt
+    assert_reconciled_workbook(result)
 
 
 # --------------------------------------------------------------------------- evidence_summary
