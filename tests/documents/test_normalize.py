@@ -52,6 +52,12 @@ def test_space_between_cjk_and_latin_or_digits_is_removed_both_ways() -> None:
     assert remove_cjk_latin_spaces("経費 Excel VBA 入門") == "経費Excel VBA入門"
 
 
+def test_space_after_a_leading_section_number_is_kept() -> None:
+    text = "2.1 パスワードの条件\n本文 3 回まで 2.1 節"
+    assert remove_cjk_latin_spaces(text) == "2.1 パスワードの条件\n本文3回まで2.1節"
+    assert remove_cjk_latin_spaces("10.2.3 通知設定") == "10.2.3 通知設定"
+
+
 def test_space_between_latin_words_and_between_kanji_words_is_kept() -> None:
     assert remove_cjk_latin_spaces("Excel VBA") == "Excel VBA"
     assert remove_cjk_latin_spaces("請求書 支払") == "請求書 支払"
@@ -60,6 +66,17 @@ def test_space_between_latin_words_and_between_kanji_words_is_kept() -> None:
 def test_lines_broken_mid_word_are_joined_but_paragraphs_kept() -> None:
     text = "本書は経費精算の手\n順を説明します。\n\n次の段落\nです"
     assert join_broken_lines(text) == "本書は経費精算の手順を説明します。\n\n次の段落です"
+
+
+def test_numbered_heading_is_not_joined_to_its_paragraph() -> None:
+    text = "2.1 パスワードの条件\n情報セキュリティ規程に従\nいます。\n第3章 申請\n申請の手順"
+    assert normalize_text(text) == (
+        "2.1 パスワードの条件\n情報セキュリティ規程に従います。\n第3章 申請\n申請の手順"
+    )
+    # a long line that starts with a number is a sentence, not a heading: joined
+    long_line = "3 回失敗するとアカウントはロックされ、管理者による解除が必要にな"
+    expected = "3回失敗するとアカウントはロックされ、管理者による解除が必要になります。"
+    assert normalize_text(long_line + "\nります。") == expected
 
 
 def test_lines_are_not_joined_after_sentence_end_or_at_latin() -> None:

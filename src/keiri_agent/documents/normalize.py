@@ -10,9 +10,11 @@
 4. ``collapse_whitespace``     runs of spaces → one space (tabs kept as column separators),
                                trailing spaces dropped, 3+ newlines → one blank line.
 5. ``remove_cjk_latin_spaces`` "XYZ システム" → "XYZシステム", "3 回" → "3回"
-                               (Latin-Latin spaces such as "Excel VBA" stay).
+                               (Latin-Latin spaces such as "Excel VBA" and the space
+                               after a leading section number "2.1 パスワード" stay).
 6. ``join_broken_lines``       a line ending in a CJK char followed by a line starting with one
-                               is joined (unless it ends a sentence with 。！？); blank lines stay.
+                               is joined (unless it ends a sentence with 。！？ or is a short
+                               numbered heading "2.1 パスワードの条件"); blank lines stay.
 7. ``remove_page_furniture``   per page (pages are separated by form feeds ``\\f``): page-number
                                lines ("- 3 -", "3 / 10", "Page 3", "3ページ") at the top or bottom
                                of a page, and header/footer lines repeated on most pages.
@@ -70,6 +72,11 @@ _CJK = r"\u3001-\u303f\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _CJK_BEFORE_LATIN = re.compile(f"(?<=[{_CJK}]) (?=[A-Za-z0-9])")
 _LATIN_BEFORE_CJK = re.compile(f"(?<=[A-Za-z0-9]) (?=[{_CJK}])")
+_SECTION_NUMBER = re.compile(f"^(\\d+(?:\\.\\d+)+) (?=[{_CJK}])", re.MULTILINE)
+_SECTION_MARK = "\x00"
+_HEADING_LINE = re.compile(
+    r"^(?:\d+(?:\.\d+)*\.? |第\s*\d+\s*[章節部編]\s*)[^\s、。，．「」]{1,30}$"
+)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _SPACES = re.compile(r"[^\S\t\n\f]+")
 _SENTENCE_END = "。！？!?"
@@ -108,12 +115,23 @@ def collapse_whitespace(text: str) -> str:
 
 
 def remove_cjk_latin_spaces(text: str) -> str:
-    """Drop a single space between a CJK character and an ASCII letter or digit."""
-    return _LATIN_BEFORE_CJK.sub("", _CJK_BEFORE_LATIN.sub("", text))
+    """Drop a single space between a CJK character and an ASCII letter or digit.
+
+    The space after a section number that starts a line ("2.1 パスワード") stays:
+    it separates the number from the heading, it is not a typesetting artefact.
+    """
+    protected = _SECTION_NUMBER.sub(lambda m: m.group(1) + _SECTION_MARK, text)
+    spaced = _LATIN_BEFORE_CJK.sub("", _CJK_BEFORE_LATIN.sub("", protected))
+    return spaced.replace(_SECTION_MARK, " ")
 
 
 def join_broken_lines(text: str) -> str:
-    """Join a line ending in CJK to the next line when that one starts with CJK."""
+    """Join a line ending in CJK to the next line when that one starts with CJK.
+
+    A short numbered heading line ("2.1 パスワードの条件", "第3章 申請": at most 30
+    characters after the number, no spaces, commas, full stops or quotes) is never
+    joined to the paragraph under it.
+    """
     out: list[str] = []
     for line in text.split("\n"):
         if (
@@ -123,6 +141,7 @@ def join_broken_lines(text: str) -> str:
             and _CJK_CHAR.match(line[0])
             and _CJK_CHAR.match(out[-1][-1])
             and out[-1][-1] not in _SENTENCE_END
+            and not _HEADING_LINE.match(out[-1])
         ):
             out[-1] += line
         else:
