@@ -115,6 +115,19 @@ class Settings(BaseSettings):
         "for servers.",
     )
 
+    # --- Search -------------------------------------------------------------
+    qdrant_url: str | None = Field(
+        default=None,
+        description="Qdrant server URL (http://host:6333); unset = local mode, an on-disk "
+        "index under <home>/.keiri/ used by one process at a time.",
+    )
+    qdrant_api_key: SecretStr | None = Field(
+        default=None, description="API key of the Qdrant server (Qdrant Cloud)."
+    )
+    embedding_batch_size: int = Field(
+        default=64, ge=1, le=2048, description="Texts per embeddings request when indexing."
+    )
+
     @model_validator(mode="after")
     def _choose_provider(self) -> Settings:
         if self.provider is None:

@@ -1,7 +1,8 @@
 """Test doubles that are real implementations of the model interfaces.
 
 ``ScriptedChatModel`` is a LangChain chat model that answers from a script and
-records what it was asked. ``StubOpenAIServer`` speaks the OpenAI HTTP wire
+records what it was asked. ``HashEmbeddings`` is deterministic LangChain
+embeddings without a server. ``StubOpenAIServer`` speaks the OpenAI HTTP wire
 format on loopback, so the real ``ChatOpenAI``/``OpenAIEmbeddings`` client path
 (serialisation, retries, tool-call parsing) runs in tests.
 
@@ -26,6 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, get_buffer_string
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -259,6 +261,32 @@ def stub_embedding(text: str, dim: int = 64) -> list[float]:
         vector[bucket] += 1.0 if digest[4] % 2 else -1.0
     norm = math.sqrt(sum(value * value for value in vector)) or 1.0
     return [value / norm for value in vector]
+
+
+class HashEmbeddings(Embeddings):
+    """Deterministic LangChain embeddings: ``stub_embedding`` vectors, no network.
+
+    The same text always gets the same unit vector (hashed character bigrams), so
+    a query equal to an indexed text scores 1.0; only exact or near-exact text
+    similarity is meaningful. Records every call: ``document_batches`` (one list
+    of texts per ``embed_documents`` call) and ``queries``.
+    """
+
+    def __init__(self, dim: int = 64) -> None:
+        self.dim = dim
+        self.document_batches: list[list[str]] = []
+        self.queries: list[str] = []
+        self._lock = threading.Lock()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        with self._lock:
+            self.document_batches.append(list(texts))
+        return [stub_embedding(text, self.dim) for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        with self._lock:
+            self.queries.append(text)
+        return stub_embedding(text, self.dim)
 
 
 class StubOpenAIServer:

@@ -1,0 +1,543 @@
+"""The vector index: chunks embedded with the configured provider, stored in Qdrant.
+
+Three storage modes, picked by the constructor arguments:
+
+* **local** (``path=folder``, the default through :meth:`VectorIndex.from_settings`):
+  Qdrant's embedded mode, persisted on disk. One *process* at a time may open a
+  folder (Qdrant locks it); inside a process every index on the same folder
+  shares one client (a registry keyed by the resolved path), so several
+  collections can live side by side. Access to a local client is serialised by
+  a lock shared by its users, which makes searches thread-safe.
+* **server** (``url=...``, ``KEIRI_AGENT_QDRANT_URL``): a Qdrant server, any
+  number of processes.
+* **memory** (neither): a throwaway index for tests and one-off use.
+
+The collection is created lazily with the dimension of the first embedding
+(cosine distance). An existing collection whose dimension differs from the
+embeddings' (the embedding model changed) is a :class:`ConfigurationError`
+asking to re-index. Point ids are UUID5s of the chunk ids; the payload holds
+the chunk (text, source, metadata) and the document name it was upserted under.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import math
+import re
+import threading
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+import openai
+from langchain_core.embeddings import Embeddings
+from qdrant_client import QdrantClient
+from qdrant_client.http import models
+from qdrant_client.http.exceptions import ApiException, UnexpectedResponse
+
+from keiri_agent.errors import ConfigurationError, ExecutionError, KeiriAgentError, LLMError
+from keiri_agent.search.models import Chunk, Hit, Retriever, Source
+
+if TYPE_CHECKING:
+    from keiri_agent.config import Settings
+
+T = TypeVar("T")
+
+DEFAULT_BATCH_SIZE = 64
+"""Texts per ``embed_documents`` call (and points per upsert request) by default."""
+
+POINT_ID_NAMESPACE = uuid.UUID("6f1c2a8e-4b7d-5e3f-9a0b-1c2d3e4f5a6b")
+"""Namespace of the UUID5 point ids derived from chunk ids (never change it)."""
+
+VECTOR_STORE_ERROR = "VECTOR_STORE_ERROR"
+"""``code`` of the ExecutionError raised when the Qdrant service fails."""
+
+_COLLECTION_NAME = re.compile(r"^[\w-][\w.-]{0,254}$")
+_SCROLL_PAGE = 512
+_SERVER_HINT = (
+    "check KEIRI_AGENT_QDRANT_URL (and KEIRI_AGENT_QDRANT_API_KEY) and that the Qdrant "
+    "server is running; unset KEIRI_AGENT_QDRANT_URL to use the local on-disk index"
+)
+
+
+def default_qdrant_path(settings: Settings) -> Path:
+    """Where local-mode indexes live: ``<home>/.keiri/qdrant``."""
+    return settings.home / ".keiri" / "qdrant"
+
+
+def point_id(chunk_id: str) -> str:
+    """The Qdrant point id of a chunk: a UUID5 of its id (stable across runs)."""
+    return str(uuid.uuid5(POINT_ID_NAMESPACE, chunk_id))
+
+
+# --- shared local clients ---------------------------------------------------
+
+
+@dataclass
+class _LocalStore:
+    client: QdrantClient
+    lock: threading.RLock
+    users: int
+
+
+_LOCAL_STORES: dict[str, _LocalStore] = {}
+_LOCAL_STORES_LOCK = threading.Lock()
+
+
+def _acquire_local(path: Path) -> tuple[str, _LocalStore]:
+    """The process-wide client of a local folder (opened on first use)."""
+    key = str(path.expanduser().resolve())
+    with _LOCAL_STORES_LOCK:
+        store = _LOCAL_STORES.get(key)
+        if store is None:
+            Path(key).mkdir(parents=True, exist_ok=True)
+            try:
+                # Access is serialised by ``store.lock``, so sqlite's same-thread
+                # check (on by default on some platforms) only gets in the way.
+                client = QdrantClient(path=key, force_disable_check_same_thread=True)
+            except RuntimeError as exc:
+                if "already accessed" not in str(exc):
+                    raise
+                raise ConfigurationError(
+                    f"the vector index folder {key} is in use by another process",
+                    hint="local Qdrant allows one process per folder: stop the other "
+                    "keiri-agent process (CLI, Streamlit or API server) or run a Qdrant "
+                    "server and set KEIRI_AGENT_QDRANT_URL",
+                    details={"path": key},
+                ) from exc
+            store = _LocalStore(client=client, lock=threading.RLock(), users=0)
+            _LOCAL_STORES[key] = store
+        store.users += 1
+        return key, store
+
+
+@atexit.register
+def _close_local_stores() -> None:
+    """Close the shared local clients before the interpreter tears modules down."""
+    with _LOCAL_STORES_LOCK:
+        stores = list(_LOCAL_STORES.values())
+        _LOCAL_STORES.clear()
+    for store in stores:
+        with contextlib.suppress(Exception), store.lock:
+            store.client.close()
+
+
+def _release_local(key: str) -> None:
+    with _LOCAL_STORES_LOCK:
+        store = _LOCAL_STORES.get(key)
+        if store is None:
+            return
+        store.users -= 1
+        if store.users <= 0:
+            del _LOCAL_STORES[key]
+            with store.lock:
+                store.client.close()
+
+
+# --- the index ----------------------------------------------------------------
+
+
+class VectorIndex:
+    """A :class:`~keiri_agent.search.models.ChunkIndex` on a Qdrant collection.
+
+    Args:
+        collection: Collection name (letters, digits, ``_``, ``-``, ``.``).
+        embeddings: LangChain embeddings (``keiri_agent.llm.embeddings(settings)``).
+        path: Folder of a local, on-disk index (shared by collections).
+        url: Qdrant server URL (exclusive with ``path``).
+        api_key: Qdrant server API key.
+        batch_size: Texts per ``embed_documents`` call and points per upsert.
+        timeout_s: Request timeout for a Qdrant server.
+
+    Neither ``path`` nor ``url``: an in-memory index, gone when closed.
+
+    Raises:
+        ConfigurationError: A bad collection name, both ``path`` and ``url``, or
+            a local folder held by another process.
+    """
+
+    def __init__(
+        self,
+        collection: str,
+        embeddings: Embeddings,
+        *,
+        path: Path | None = None,
+        url: str | None = None,
+        api_key: str | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        timeout_s: float | None = None,
+    ) -> None:
+        if not _COLLECTION_NAME.match(collection):
+            raise ConfigurationError(
+                f"invalid vector collection name {collection!r}",
+                hint="use letters, digits, '_', '-' and '.' (not first), at most 255 characters",
+            )
+        if path is not None and url is not None:
+            raise ConfigurationError(
+                "a vector index is either local (path) or on a server (url), not both",
+                hint="unset KEIRI_AGENT_QDRANT_URL for the local index",
+            )
+        if batch_size < 1:
+            raise ConfigurationError(
+                f"embedding batch size must be at least 1, got {batch_size}",
+                hint="set KEIRI_AGENT_EMBEDDING_BATCH_SIZE to a positive number",
+            )
+        self.collection = collection
+        self.embeddings = embeddings
+        self.batch_size = batch_size
+        self._local_key: str | None = None
+        self._closed = False
+        self._dim: int | None = None
+        self._serial: contextlib.AbstractContextManager[Any]
+        if url is not None:
+            timeout = None if timeout_s is None else max(1, math.ceil(timeout_s))
+            self._client = QdrantClient(
+                url=url, api_key=api_key, timeout=timeout, check_compatibility=False
+            )
+            self._lock = threading.RLock()
+            self._serial = contextlib.nullcontext()
+            self.mode = "server"
+        elif path is not None:
+            self._local_key, store = _acquire_local(path)
+            self._client = store.client
+            self._lock = store.lock
+            self._serial = store.lock
+            self.mode = "local"
+        else:
+            self._client = QdrantClient(location=":memory:", force_disable_check_same_thread=True)
+            self._lock = threading.RLock()
+            self._serial = self._lock
+            self.mode = "memory"
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, collection: str, path: Path | None = None
+    ) -> VectorIndex:
+        """The index of ``collection`` with the configured embeddings and Qdrant.
+
+        ``settings.qdrant_url`` set: that server. Otherwise local mode in ``path``
+        (default :func:`default_qdrant_path`).
+
+        Raises:
+            ConfigurationError: No embeddings provider is configured (offline) or
+                the local folder is held by another process.
+        """
+        from keiri_agent.llm import embeddings as build_embeddings
+
+        try:
+            model = build_embeddings(settings)
+        except ConfigurationError as exc:
+            hint = "; ".join(
+                part for part in (exc.hint, "keyword search works without embeddings") if part
+            )
+            raise ConfigurationError(
+                f"vector search needs an embeddings provider: {exc.message}",
+                hint=hint,
+                details={"collection": collection, **exc.details},
+            ) from exc
+        if settings.qdrant_url:
+            key = settings.qdrant_api_key
+            return cls(
+                collection,
+                model,
+                url=settings.qdrant_url,
+                api_key=key.get_secret_value() if key is not None else None,
+                batch_size=settings.embedding_batch_size,
+                timeout_s=settings.request_timeout_s,
+            )
+        return cls(
+            collection,
+            model,
+            path=path if path is not None else default_qdrant_path(settings),
+            batch_size=settings.embedding_batch_size,
+        )
+
+    # --- ChunkIndex -------------------------------------------------------------
+
+    @property
+    def retriever(self) -> Retriever:
+        return "vector"
+
+    def search(self, query: str, k: int = 5) -> list[Hit]:
+        """The ``k`` chunks closest to ``query`` (score: cosine similarity), best first."""
+        self._check_open()
+        if k <= 0 or not query.strip():
+            return []
+        dim = self._existing_dim()
+        if dim is None:
+            return []
+        vector = self._embed_query(query)
+        self._check_dim(len(vector), dim)
+        with self._serial:
+            response = self._call(
+                "searching",
+                lambda: self._client.query_points(
+                    self.collection, query=vector, limit=k, with_payload=True
+                ),
+            )
+        return [
+            Hit(
+                chunk=_chunk_from_payload(point.payload or {}),
+                score=point.score,
+                retriever="vector",
+            )
+            for point in response.points
+        ]
+
+    def upsert(self, document: str, chunks: Sequence[Chunk]) -> None:
+        """Replace every chunk of ``document`` with ``chunks`` (embedded in batches).
+
+        The texts are embedded first, so a failing embeddings service leaves the
+        document's old chunks in place.
+        """
+        self._check_open()
+        vectors = self._embed_documents([chunk.text for chunk in chunks])
+        dim = self._ensure_collection(len(vectors[0])) if vectors else self._existing_dim()
+        for vector in vectors:
+            self._check_dim(len(vector), dim)
+        points = [
+            models.PointStruct(
+                id=point_id(chunk.id), vector=vector, payload=_payload(document, chunk)
+            )
+            for chunk, vector in zip(chunks, vectors, strict=True)
+        ]
+        if dim is None:
+            return
+        with self._serial:
+            self._call("deleting old chunks", lambda: self._delete_filtered([document]))
+            for start in range(0, len(points), self.batch_size):
+                batch = points[start : start + self.batch_size]
+                self._call(
+                    "storing chunks",
+                    functools.partial(self._client.upsert, self.collection, batch, wait=True),
+                )
+
+    def delete_documents(self, documents: Sequence[str]) -> None:
+        """Remove every chunk of the named documents (unknown names are ignored)."""
+        self._check_open()
+        names = list(dict.fromkeys(documents))
+        if not names or self._existing_dim() is None:
+            return
+        with self._serial:
+            self._call("deleting documents", lambda: self._delete_filtered(names))
+
+    def documents(self) -> set[str]:
+        """The names of the documents that have chunks in the collection."""
+        self._check_open()
+        if self._existing_dim() is None:
+            return set()
+        found: set[str] = set()
+        offset: Any = None
+        while True:
+            with self._serial:
+                points, offset = self._call(
+                    "listing documents",
+                    functools.partial(
+                        self._client.scroll,
+                        self.collection,
+                        limit=_SCROLL_PAGE,
+                        offset=offset,
+                        with_payload=["document"],
+                        with_vectors=False,
+                    ),
+                )
+            found.update(str((point.payload or {}).get("document")) for point in points)
+            if offset is None:
+                return found
+
+    # --- lifecycle ----------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the client (a shared local client closes with its last user)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._local_key is not None:
+            _release_local(self._local_key)
+        else:
+            with self._lock:
+                self._client.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"VectorIndex(collection={self.collection!r}, mode={self.mode!r})"
+
+    # --- internals ----------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"{self!r} is closed")
+
+    def _existing_dim(self) -> int | None:
+        """The collection's vector size, None when it does not exist yet."""
+        if self._dim is not None:
+            return self._dim
+        with self._lock:
+            if self._dim is not None:
+                return self._dim
+            exists = self._call(
+                "opening the collection", lambda: self._client.collection_exists(self.collection)
+            )
+            if not exists:
+                return None
+            info = self._call(
+                "opening the collection", lambda: self._client.get_collection(self.collection)
+            )
+            vectors = info.config.params.vectors
+            if not isinstance(vectors, models.VectorParams):
+                raise ConfigurationError(
+                    f"the vector collection {self.collection!r} was not created by keiri-agent "
+                    "(it has named vectors)",
+                    hint="use another collection name, or delete the collection and re-index",
+                    details={"collection": self.collection},
+                )
+            self._dim = vectors.size
+            return self._dim
+
+    def _ensure_collection(self, dim: int) -> int:
+        """Create the collection for ``dim``-sized vectors unless it exists; its size."""
+        with self._lock:
+            existing = self._existing_dim()
+            if existing is not None:
+                self._check_dim(dim, existing)
+                return existing
+            try:
+                self._call("creating the collection", lambda: self._create(dim))
+            except ExecutionError as exc:
+                # Another process may have created it in the meantime (server mode).
+                cause = exc.__cause__
+                if not (isinstance(cause, UnexpectedResponse) and cause.status_code == 409):
+                    raise
+                existing = self._existing_dim()
+                if existing is None:
+                    raise
+                self._check_dim(dim, existing)
+                return existing
+            self._dim = dim
+            return dim
+
+    def _create(self, dim: int) -> None:
+        self._client.create_collection(
+            self.collection,
+            vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE),
+        )
+        if self.mode == "server":
+            self._client.create_payload_index(
+                self.collection, "document", models.PayloadSchemaType.KEYWORD
+            )
+
+    def _check_dim(self, dim: int, expected: int | None) -> None:
+        if expected is not None and dim != expected:
+            raise ConfigurationError(
+                f"the vector collection {self.collection!r} holds {expected}-dimensional "
+                f"vectors but the embeddings model produces {dim}-dimensional ones "
+                "(the embedding model changed?)",
+                hint="re-index the documents into a fresh collection (delete the old one, "
+                "e.g. the .keiri/qdrant folder) or switch back to the previous "
+                "KEIRI_AGENT_EMBEDDING_MODEL",
+                details={"collection": self.collection, "expected": expected, "actual": dim},
+            )
+
+    def _delete_filtered(self, documents: list[str]) -> None:
+        selector = models.FilterSelector(
+            filter=models.Filter(
+                must=[models.FieldCondition(key="document", match=models.MatchAny(any=documents))]
+            )
+        )
+        self._client.delete(self.collection, points_selector=selector, wait=True)
+
+    def _embed_documents(self, texts: list[str]) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start : start + self.batch_size]
+            result = _embedding_call(functools.partial(self.embeddings.embed_documents, batch))
+            if len(result) != len(batch):
+                raise LLMError(
+                    f"the embeddings service returned {len(result)} vectors for {len(batch)} texts",
+                    hint="check that the embeddings endpoint is OpenAI-compatible",
+                )
+            vectors.extend(_checked_vector(vector) for vector in result)
+        return vectors
+
+    def _embed_query(self, query: str) -> list[float]:
+        return _checked_vector(_embedding_call(lambda: self.embeddings.embed_query(query)))
+
+    def _call(self, action: str, operation: Callable[[], T]) -> T:
+        """Run a Qdrant operation, translating its failures."""
+        try:
+            return operation()
+        except KeiriAgentError:
+            raise
+        except UnexpectedResponse as exc:
+            if exc.status_code in (401, 403):
+                raise ConfigurationError(
+                    f"the Qdrant server refused access while {action}",
+                    hint="check KEIRI_AGENT_QDRANT_API_KEY",
+                    details={"collection": self.collection, "status_code": exc.status_code},
+                ) from exc
+            raise self._store_error(action, exc) from exc
+        except ApiException as exc:
+            raise self._store_error(action, exc) from exc
+
+    def _store_error(self, action: str, exc: Exception) -> ExecutionError:
+        return ExecutionError(
+            f"the Qdrant vector store failed while {action} (collection "
+            f"{self.collection!r}): {type(exc).__name__}: {exc}",
+            hint=_SERVER_HINT if self.mode == "server" else None,
+            details={"collection": self.collection, "error_type": type(exc).__name__},
+            code=VECTOR_STORE_ERROR,
+        )
+
+
+def _embedding_call(operation: Callable[[], T]) -> T:
+    """Call the embeddings model; openai SDK failures become an ``LLMError`` with a hint."""
+    from keiri_agent.llm import to_llm_error
+
+    try:
+        return operation()
+    except openai.APIError as exc:
+        raise to_llm_error(exc) from exc
+
+
+def _checked_vector(vector: Sequence[float]) -> list[float]:
+    values = [float(value) for value in vector]
+    if not values:
+        raise LLMError(
+            "the embeddings service returned an empty vector",
+            hint="check the embedding model (KEIRI_AGENT_EMBEDDING_MODEL) and the endpoint",
+        )
+    return values
+
+
+def _payload(document: str, chunk: Chunk) -> dict[str, Any]:
+    return {
+        "document": document,
+        "chunk_id": chunk.id,
+        "text": chunk.text,
+        "source": chunk.source.to_dict(),
+        "metadata": dict(chunk.metadata),
+    }
+
+
+def _chunk_from_payload(payload: Mapping[str, Any]) -> Chunk:
+    source: Mapping[str, Any] = payload.get("source") or {}
+    return Chunk(
+        id=str(payload.get("chunk_id", "")),
+        text=str(payload.get("text", "")),
+        source=Source(
+            document=str(source.get("document") or payload.get("document", "")),
+            page=source.get("page"),
+            heading=source.get("heading"),
+            row=source.get("row"),
+        ),
+        metadata={str(key): str(value) for key, value in (payload.get("metadata") or {}).items()},
+    )
