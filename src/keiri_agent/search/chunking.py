@@ -1,0 +1,559 @@
+"""Documents → searchable chunks, with the source (page, heading path, row) of each.
+
+``chunk_document`` reads PDF, DOCX, XLSX, TXT, CSV and Markdown through the project's
+extractor (``keiri_agent.documents``) and cuts the text into pieces of about ``size``
+characters, ``overlap`` characters repeated between neighbours, cutting preferably after a
+sentence end (。！？ or a line break). Chunks never cross a heading or (for PDFs) a page, so
+every chunk has one ``Source.page`` and one ``Source.heading``:
+
+* Markdown: ATX headings (``#`` … ``######``) give the heading path
+  ("2. ログイン > 2.1 パスワード"); ``#`` lines inside fenced code blocks are not headings and a
+  fenced block is kept whole in one chunk unless it alone is longer than ``size``.
+* DOCX: paragraphs with a "Heading n" / "見出し n" style (read with python-docx, since the
+  extractor returns plain text); without styled headings, numbered lines as for PDFs.
+* PDF / TXT: numbered heading lines at line start — "2.1 パスワードの条件", "3. 申請",
+  "第2章 経費精算", "第1節 …" — best effort (short, no sentence end, no table tabs).
+* XLSX: one section per sheet, the sheet name as heading.
+
+Text is NFKC-normalised. Chunk ids are ``"{name}#{ordinal}"`` (0-based, in document order),
+so the same file always gives the same ids.
+
+``chunk_faq`` turns a question/answer CSV into one chunk per row ("Q: …\\nA: …").
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import PurePath
+
+from keiri_agent.documents.extract import SUPPORTED_SUFFIXES, decode_text, extract_text
+from keiri_agent.documents.normalize import (
+    join_broken_lines,
+    map_radical_supplement,
+    normalize_pages,
+    unify_newlines,
+)
+from keiri_agent.errors import UserInputError
+from keiri_agent.search.models import Chunk, Source
+
+DOCUMENT_SUFFIXES: tuple[str, ...] = (*SUPPORTED_SUFFIXES, ".markdown")
+"""Suffixes ``chunk_document`` accepts."""
+FAQ_SUFFIXES: tuple[str, ...] = (".csv",)
+"""Suffixes ``chunk_faq`` accepts."""
+
+MAX_PAGES = 1000
+MAX_CHARS = 5_000_000
+
+QUESTION_NAMES = ("question", "q", "質問", "質問内容", "問い", "問", "設問", "faq")
+ANSWER_NAMES = ("answer", "a", "回答", "回答内容", "答え", "答", "解答")
+CATEGORY_NAMES = ("category", "カテゴリ", "カテゴリー", "分類", "区分")
+ID_NAMES = ("id", "no", "no.", "番号", "faq_id", "faqid")
+
+_SENTENCE_END = re.compile(r"(?<=[。！？!?])|(?<=\n)")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_KANJI_NUMBER = "0-9〇一二三四五六七八九十百"
+_CHAPTER = re.compile(rf"^第\s*([{_KANJI_NUMBER}]+)\s*([部編章節項])\s*(.*)$")
+_CHAPTER_LEVEL = {"部": 0, "編": 0, "章": 1, "節": 2, "項": 3}
+_NUMBERED = re.compile(
+    r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})(?P<dot>\.?)"
+    r"(?:\s+|(?=[^\d\s.,:/\-年月日時分秒円%件個回人名歳ヶか万千億倍割台枚通]))"
+    r"(?P<title>\S.*)$"
+)
+_MAX_HEADING_CHARS = 50
+_SHORT_CONTINUATION = 120  # characters of a page's run-over kept with the page before
+
+
+def _fail(name: str, problem: str, *, hint: str, code: str, **details: object) -> UserInputError:
+    return UserInputError(
+        f"{name}: {problem}", hint=hint, code=code, details={"file": name, **details}
+    )
+
+
+def _nfkc(text: str) -> str:
+    return map_radical_supplement(unicodedata.normalize("NFKC", text))
+
+
+# --- splitting ----------------------------------------------------------------------------
+
+
+def _sentences(text: str) -> list[str]:
+    return [piece for piece in _SENTENCE_END.split(text) if piece]
+
+
+def _hard_split(unit: str, size: int, overlap: int) -> list[str]:
+    step = size - overlap
+    pieces = []
+    for start in range(0, len(unit), step):
+        pieces.append(unit[start : start + size])
+        if start + size >= len(unit):
+            break
+    return pieces
+
+
+def _tail(units: Sequence[str], overlap: int) -> list[str]:
+    """The last whole units of a chunk totalling at most ``overlap`` characters (or the
+    last ``overlap`` characters when even the last unit is longer)."""
+    if overlap <= 0 or not units:
+        return []
+    out: list[str] = []
+    total = 0
+    for unit in reversed(units):
+        if total + len(unit) > overlap:
+            break
+        out.insert(0, unit)
+        total += len(unit)
+    if not out:
+        return [units[-1][-overlap:]]
+    return out
+
+
+def split_units(units: Iterable[str], size: int, overlap: int) -> list[str]:
+    """Pack text units (sentences, code blocks) into pieces of at most ``size`` characters.
+
+    Neighbouring pieces share up to ``overlap`` characters (whole units when possible). A
+    unit longer than ``size`` is cut into ``size``-character pieces.
+    """
+    pieces: list[str] = []
+    current: list[str] = []
+    length = 0
+    fresh = False  # current holds something beyond the overlap carried from the last piece
+    for unit in units:
+        if len(unit) > size:
+            if fresh:
+                pieces.append("".join(current))
+            pieces.extend(_hard_split(unit, size, overlap))
+            current = _tail([pieces[-1]], overlap)
+            length = sum(len(u) for u in current)
+            fresh = False
+            continue
+        if length + len(unit) > size and fresh:
+            pieces.append("".join(current))
+            current = _tail(current, overlap)
+            length = sum(len(u) for u in current)
+            while current and length + len(unit) > size:
+                length -= len(current.pop(0))
+        current.append(unit)
+        length += len(unit)
+        fresh = True
+    if fresh:
+        pieces.append("".join(current))
+    return [piece.strip() for piece in pieces if piece.strip()]
+
+
+def split_text(text: str, size: int = 500, overlap: int = 100) -> list[str]:
+    """``text`` cut into pieces of at most ``size`` characters at sentence ends."""
+    _check_sizes(size, overlap)
+    return split_units(_sentences(text), size, overlap)
+
+
+def _check_sizes(size: int, overlap: int) -> None:
+    if size < 1:
+        raise ValueError(f"size must be positive, got {size}")
+    if not 0 <= overlap < size:
+        raise ValueError(f"overlap must be between 0 and size - 1, got {overlap} (size {size})")
+
+
+# --- sections -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Section:
+    heading: str | None
+    units: list[str]
+    page: int | None = None
+    heading_line: str = ""
+
+    def empty(self) -> bool:
+        """Only blank text or only its own heading line (its children carry the path)."""
+        return "".join(self.units).strip() == self.heading_line.strip()
+
+
+class _HeadingPath:
+    """A stack of (level, title); ``push`` pops headings at the same or a deeper level.
+
+    ``chapter`` is the last top-level number seen ("2" of "2. ログイン"), used to tell
+    numbered headings from numbered list items (see ``_plausible``).
+    """
+
+    def __init__(self) -> None:
+        self.stack: list[tuple[int, str]] = []
+        self.chapter: int | None = None
+
+    def push(self, level: int, title: str) -> None:
+        while self.stack and self.stack[-1][0] >= level:
+            self.stack.pop()
+        self.stack.append((level, title))
+
+    @property
+    def path(self) -> str | None:
+        return " > ".join(title for _, title in self.stack) or None
+
+
+def detect_heading(line: str) -> tuple[int, str] | None:
+    """(level, title) when ``line`` looks like a numbered heading, else None.
+
+    "2.1 パスワードの条件" → (2, "2.1 パスワードの条件"); "3.申請" → (1, "3. 申請");
+    "第2章 経費精算" → (1, "第2章 経費精算"). Sentences (ending in 。 or containing one),
+    long lines, table rows (tabs) and amounts/dates ("90日以内", "2024年") are not headings.
+    """
+    line = line.strip()
+    if not line or len(line) > _MAX_HEADING_CHARS or "\t" in line:
+        return None
+    if "。" in line or line[-1] in "、,:：":
+        return None
+    chapter = _CHAPTER.match(line)
+    if chapter:
+        number, kind, title = chapter.groups()
+        label = f"第{number}{kind}"
+        return _CHAPTER_LEVEL[kind], f"{label} {title}".strip()
+    numbered = _NUMBERED.match(line)
+    if numbered:
+        num, dot, title = numbered.group("num", "dot", "title")
+        if title[0].isdigit():
+            return None
+        if "." not in num and not dot and not line[len(num)].isspace() and len(line) > 30:
+            return None  # a bare number glued to a long text is a sentence, not a heading
+        return num.count(".") + 1, f"{num}{dot} {title.strip()}"
+    return None
+
+
+_NUMBER_PREFIX = re.compile(r"^(\d+)(\.\d+)*")
+
+
+def _plausible(title: str, path: _HeadingPath) -> bool:
+    """Numbered headings follow the document's numbering; list items ("1. …") do not.
+
+    A top-level "n." must be short (≤ 30 characters) and continue the chapters (the first
+    one seen, or the last chapter + 1); "a.b" must belong to the current chapter ``a``.
+    Updates ``path.chapter`` when a top-level heading is accepted.
+    """
+    match = _NUMBER_PREFIX.match(title)
+    if match is None:  # 第n章 …
+        return True
+    top = int(match.group(1))
+    if match.group(2):  # 2.1, 2.1.3
+        return path.chapter is None or top == path.chapter
+    if len(title) > 30 or (path.chapter is not None and top != path.chapter + 1):
+        return False
+    path.chapter = top
+    return True
+
+
+def _numbered_sections(
+    lines: Iterable[str], path: _HeadingPath, page: int | None, *, join: bool
+) -> list[_Section]:
+    sections = [_Section(path.path, [], page)]
+    body: list[str] = []
+
+    def close() -> None:
+        text = "\n".join(body)
+        if join:
+            text = join_broken_lines(text)
+        heading_line = sections[-1].heading_line
+        sections[-1].units = ([heading_line + "\n"] if heading_line else []) + _sentences(text)
+        body.clear()
+
+    for line in lines:
+        heading = detect_heading(line)
+        if heading is None or not _plausible(heading[1], path):
+            body.append(line)
+            continue
+        close()
+        path.push(*heading)
+        sections.append(_Section(path.path, [], page, heading_line=line.strip()))
+    close()
+    return sections
+
+
+def _markdown_sections(text: str) -> list[_Section]:
+    path = _HeadingPath()
+    sections = [_Section(None, [])]
+    fence: str | None = None
+    block: list[str] = []
+    for line in text.split("\n"):
+        raw = line + "\n"
+        if fence is not None:
+            block.append(raw)
+            if line.strip().startswith(fence):
+                sections[-1].units.append("".join(block))
+                block = []
+                fence = None
+            continue
+        opening = _FENCE.match(line)
+        if opening:
+            fence = opening.group(1)[0] * 3
+            block = [raw]
+            continue
+        atx = _ATX.match(line)
+        if atx:
+            path.push(len(atx.group(1)), atx.group(2))
+            sections.append(_Section(path.path, [], heading_line=line))
+            sections[-1].units.append(raw)
+            continue
+        sections[-1].units.extend(_sentences(raw))
+    if block:  # an unclosed fence runs to the end
+        sections[-1].units.append("".join(block))
+    return sections
+
+
+def _docx_headings(data: bytes) -> list[tuple[int, str]]:
+    """(level, text) of paragraphs styled "Title" / "Heading n" / "見出し n", in order."""
+    from docx import Document
+
+    try:
+        document = Document(io.BytesIO(data))
+    except Exception:
+        return []
+    out: list[tuple[int, str]] = []
+    for paragraph in document.paragraphs:
+        style = (paragraph.style.name if paragraph.style is not None else "") or ""
+        text = _nfkc(paragraph.text).strip()
+        if not text:
+            continue
+        match = re.match(r"^(?:heading|見出し)\s*(\d)$", style.strip(), re.IGNORECASE)
+        if match:
+            out.append((int(match.group(1)), text))
+        elif style.strip().lower() == "title":
+            out.append((0, text))
+    return out
+
+
+def _line_key(text: str) -> str:
+    """Whitespace-free NFKC form: the extractor's normalisation drops some spaces."""
+    return re.sub(r"\s+", "", _nfkc(text))
+
+
+_HEADING_LOOKAHEAD = 5  # styled headings skipped at most when one is not found in the text
+
+
+def _styled_sections(text: str, headings: list[tuple[int, str]]) -> list[_Section]:
+    path = _HeadingPath()
+    sections = [_Section(None, [])]
+    pending = [(level, title, _line_key(title)) for level, title in headings]
+    for line in text.split("\n"):
+        key = _line_key(line)
+        found = next(
+            (i for i, (_, _, k) in enumerate(pending[:_HEADING_LOOKAHEAD]) if key and k == key),
+            None,
+        )
+        if found is not None:
+            level, title, _ = pending[found]
+            del pending[: found + 1]
+            path.push(level, title)
+            sections.append(_Section(path.path, [], heading_line=line))
+        sections[-1].units.extend(_sentences(line + "\n"))
+    return sections
+
+
+# --- public API ---------------------------------------------------------------------------
+
+
+def _check_suffix(name: str, supported: Sequence[str], what: str) -> str:
+    suffix = PurePath(name).suffix.lower()
+    if suffix not in supported:
+        raise _fail(
+            name,
+            f"files of type '{suffix or '(no extension)'}' cannot be indexed as {what}",
+            hint="use one of " + ", ".join(supported),
+            code="UNSUPPORTED_DOCUMENT",
+            suffix=suffix,
+            supported=list(supported),
+        )
+    return suffix
+
+
+def document_sections(name: str, data: bytes) -> list[_Section]:
+    suffix = _check_suffix(name, DOCUMENT_SUFFIXES, "a document")
+    extract_name = name if suffix != ".markdown" else str(PurePath(name).with_suffix(".md"))
+    if suffix == ".pdf":
+        extracted = extract_text(
+            data, extract_name, max_pages=MAX_PAGES, max_chars=MAX_CHARS, normalize=False
+        )
+        numbers = [number for number, _ in extracted.pages]
+        texts = normalize_pages([text for _, text in extracted.pages], join_lines=False)
+        path = _HeadingPath()
+        sections: list[_Section] = []
+        for number, page_text in zip(numbers, texts, strict=True):
+            page_sections = _numbered_sections(page_text.split("\n"), path, number, join=True)
+            first = page_sections[0]
+            if (
+                sections
+                and not first.heading_line
+                and len("".join(first.units)) < _SHORT_CONTINUATION
+                and sections[-1].heading == first.heading
+            ):  # a few words running over from the previous page: keep them with it
+                sections[-1].units += first.units
+                page_sections = page_sections[1:]
+            sections += page_sections
+        return sections
+    extracted = extract_text(data, extract_name, max_chars=MAX_CHARS)
+    if suffix == ".xlsx":
+        out = []
+        for _, sheet in extracted.pages:
+            title, _, body = _nfkc(sheet).partition("\n")
+            units = [line + "\n" for line in body.split("\n") if line.strip()]
+            out.append(_Section(title.removeprefix("## ").strip() or None, [title + "\n", *units]))
+        return out
+    text = _nfkc(extracted.text)
+    if suffix in (".md", ".markdown"):
+        return _markdown_sections(text)
+    if suffix == ".docx":
+        headings = _docx_headings(data)
+        if headings:
+            return _styled_sections(text, headings)
+    if suffix == ".csv":
+        return [_Section(None, [line + "\n" for line in text.split("\n")])]
+    return _numbered_sections(text.split("\n"), _HeadingPath(), None, join=False)
+
+
+def chunk_document(name: str, data: bytes, *, size: int = 500, overlap: int = 100) -> list[Chunk]:
+    """Cut one file into chunks (see the module docstring).
+
+    Raises ``UserInputError`` for an unsupported suffix and ``DocumentError`` (a
+    ``UserInputError``) when the file cannot be read (empty, encrypted, damaged, no text).
+    """
+    _check_sizes(size, overlap)
+    chunks: list[Chunk] = []
+    for section in document_sections(name, data):
+        if section.empty():
+            continue
+        for piece in split_units(section.units, size, overlap):
+            chunks.append(
+                Chunk(
+                    id=f"{name}#{len(chunks)}",
+                    text=piece,
+                    source=Source(document=name, page=section.page, heading=section.heading),
+                )
+            )
+    if not chunks:
+        raise _fail(
+            name,
+            "the file contains no text to index",
+            hint="check that the right file was chosen and that it is not empty",
+            code="DOCUMENT_NO_TEXT",
+        )
+    return chunks
+
+
+def _header_key(value: str) -> str:
+    return re.sub(r"\s+", "", _nfkc(value)).lower()
+
+
+def _find_column(
+    header: list[str], wanted: str | None, accepted: Sequence[str], name: str, role: str
+) -> int | None:
+    keys = [_header_key(cell) for cell in header]
+    if wanted is not None:
+        key = _header_key(wanted)
+        if key in keys:
+            return keys.index(key)
+        raise _fail(
+            name,
+            f"the {role} column '{wanted}' is not in the header",
+            hint="the header has: " + ", ".join(repr(cell) for cell in header),
+            code="FAQ_COLUMN_NOT_FOUND",
+            column=wanted,
+            headers=header,
+        )
+    for candidate in accepted:
+        if candidate in keys:
+            return keys.index(candidate)
+    return None
+
+
+def chunk_faq(
+    name: str,
+    data: bytes,
+    *,
+    question_column: str | None = None,
+    answer_column: str | None = None,
+) -> list[Chunk]:
+    """One chunk per question/answer row of a CSV file (UTF-8, UTF-8 with BOM or CP932).
+
+    The header row names the columns: question (question / 質問 / Q …), answer (answer /
+    回答 / A …), and optionally category (category / カテゴリ / 分類) and id (id / No / 番号);
+    ``question_column``/``answer_column`` name them explicitly. Rows without a question or an
+    answer are skipped. ``Source.row`` is the 1-based data row (the row after the header is 1).
+    """
+    _check_suffix(name, FAQ_SUFFIXES, "an FAQ")
+    if not data.strip():
+        raise _fail(
+            name,
+            "the FAQ file is empty",
+            hint="export the FAQ again with a header row (質問,回答) and one question per row",
+            code="FAQ_EMPTY",
+        )
+    text, _ = decode_text(data, name)
+    rows = [row for row in csv.reader(io.StringIO(unify_newlines(text)))]
+    header_index = next((i for i, row in enumerate(rows) if any(c.strip() for c in row)), None)
+    if header_index is None:
+        raise _fail(
+            name,
+            "the FAQ file has no rows",
+            hint="add a header row (質問,回答) and one question per row",
+            code="FAQ_EMPTY",
+        )
+    header = [cell.strip() for cell in rows[header_index]]
+    question = _find_column(header, question_column, QUESTION_NAMES, name, "question")
+    answer = _find_column(header, answer_column, ANSWER_NAMES, name, "answer")
+    if question is None or answer is None or question == answer:
+        missing = "question" if question is None else "answer"
+        accepted = QUESTION_NAMES if question is None else ANSWER_NAMES
+        raise _fail(
+            name,
+            f"no {missing} column found in the header ({', '.join(repr(cell) for cell in header)})",
+            hint=f"name the {missing} column one of: {', '.join(accepted)} "
+            f"(or pass {missing}_column=...)",
+            code="FAQ_COLUMN_NOT_FOUND",
+            headers=header,
+            accepted=list(accepted),
+        )
+    category = _find_column(header, None, CATEGORY_NAMES, name, "category")
+    identifier = _find_column(header, None, ID_NAMES, name, "id")
+
+    def cell(row: list[str], index: int | None) -> str:
+        if index is None or index >= len(row):
+            return ""
+        return _nfkc(row[index]).strip()
+
+    chunks: list[Chunk] = []
+    for number, row in enumerate(rows[header_index + 1 :], start=1):
+        q, a = cell(row, question), cell(row, answer)
+        if not q or not a:
+            continue
+        metadata = {"question": q, "answer": a, "category": cell(row, category)}
+        if identifier is not None:
+            metadata["id"] = cell(row, identifier)
+        chunks.append(
+            Chunk(
+                id=f"{name}#{len(chunks)}",
+                text=f"Q: {q}\nA: {a}",
+                source=Source(document=name, row=number, heading=metadata["category"] or None),
+                metadata=metadata,
+            )
+        )
+    if not chunks:
+        raise _fail(
+            name,
+            "the FAQ file has a header but no row with both a question and an answer",
+            hint="fill in the question and answer columns",
+            code="FAQ_EMPTY",
+            headers=header,
+        )
+    return chunks
+
+
+__all__ = [
+    "DOCUMENT_SUFFIXES",
+    "FAQ_SUFFIXES",
+    "chunk_document",
+    "chunk_faq",
+    "detect_heading",
+    "split_text",
+]

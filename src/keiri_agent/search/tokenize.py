@@ -1,0 +1,208 @@
+"""Japanese tokenisation for the keyword (BM25) index.
+
+A :class:`Tokenizer` turns text into index terms. Every tokenizer NFKC-normalises and
+lowercases first, so full-width input ("ＸＹＺ", "９０日") matches its half-width form.
+
+* :class:`SudachiTokenizer` — morphological analysis with SudachiPy (``sudachidict_core``).
+  Terms are Sudachi's *normalized form* (lowercased): "ﾊﾟｽﾜｰﾄﾞ" and "パスワード" give the same
+  term, as do some spelling variants ("手続" / "手続き"). Particles, auxiliary verbs,
+  symbols, pronouns, conjunctions, interjections, prefixes and dependent verbs/adjectives
+  ("する", "いる", "ください") are dropped by part of speech. Runs of ASCII letters and digits
+  that Sudachi splits ("E1023" → "E" + "1023") are merged back into one term ("e1023").
+  ``mode`` picks the split: ``"C"`` (long units: "経費精算システム"), ``"A"`` (short units:
+  "経費", "精算", "システム") or ``"CA"`` (the long unit *and* its short units, so a
+  query for "精算" finds "経費精算システム" and a query for the compound still ranks the
+  exact compound highest).
+* :class:`CharNgramTokenizer` — character n-grams over runs of kana/kanji plus Latin/digit
+  runs as whole words; no dictionary, robust to unknown words, larger index.
+
+Sudachi tokenizer objects are not thread-safe; :class:`SudachiTokenizer` keeps one per
+thread (the dictionary itself is shared). :func:`default_tokenizer` returns one cached
+instance for the process; :func:`content_terms` is its terms, deduplicated in order.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections.abc import Iterator
+from typing import Any, Literal, Protocol, runtime_checkable
+
+SudachiMode = Literal["A", "B", "C", "CA"]
+
+DEFAULT_SUDACHI_MODE: SudachiMode = "A"
+"""Chosen by ``benchmarks/search_tokenizers.py`` on the 44 sample help-desk questions (recall
+first, then speed; BM25 k1=1.5, b=0.3): A-mode hit@3 0.795 / MRR 0.682; CA 0.795 / 0.647 (and
+slower); MeCab+unidic-lite 0.795 / 0.663; C 0.636 / 0.542; character bigrams 0.659 / 0.568."""
+
+# Parts of speech (first field) that never make useful search terms.
+_DROP_POS = frozenset(
+    {"助詞", "助動詞", "補助記号", "記号", "空白", "接続詞", "感動詞", "代名詞", "接頭辞"}
+)
+# Dependent verbs/adjectives: する, いる, ある, ください, なる, ない ...
+_DEPENDENT = "非自立可能"
+_DEPENDENT_POS = frozenset({"動詞", "形容詞"})
+
+_ASCII_WORD = re.compile(r"[0-9a-z]+(?:[._\-][0-9a-z]+)*")
+_ASCII_PIECE = re.compile(r"[0-9A-Za-z._\-]+")
+_DIGIT_COMMA = re.compile(r"(?<=\d),(?=\d{3})")
+_MAX_SEGMENT = 4000  # characters per Sudachi call (its input limit is in bytes)
+
+
+def normalize_for_search(text: str) -> str:
+    """NFKC and lowercase: what every tokenizer (and chunk matching) starts from."""
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """Text → index terms. ``name`` identifies the analysis (it is stored with an index)."""
+
+    name: str
+
+    def terms(self, text: str) -> list[str]: ...
+
+
+def _segments(text: str) -> Iterator[str]:
+    """Lines, and long lines cut to ``_MAX_SEGMENT`` characters (Sudachi's input limit)."""
+    for line in text.split("\n"):
+        if not line.strip():
+            continue
+        for start in range(0, len(line), _MAX_SEGMENT):
+            yield line[start : start + _MAX_SEGMENT]
+
+
+def _is_ascii_piece(surface: str) -> bool:
+    return bool(_ASCII_PIECE.fullmatch(surface))
+
+
+class SudachiTokenizer:
+    """SudachiPy morphological analysis; see the module docstring for what is kept."""
+
+    def __init__(self, mode: SudachiMode = DEFAULT_SUDACHI_MODE, *, dict_name: str = "core"):
+        from sudachipy import Dictionary, SplitMode
+
+        if mode not in ("A", "B", "C", "CA"):
+            raise ValueError(f"unknown Sudachi split mode {mode!r}; use A, B, C or CA")
+        self.mode: SudachiMode = mode
+        self.name = f"sudachi-{dict_name}-{mode}"
+        self._dictionary = Dictionary(dict=dict_name)
+        self._split_mode = {"A": SplitMode.A, "B": SplitMode.B}.get(mode, SplitMode.C)
+        self._short = SplitMode.A
+        self._local = threading.local()
+
+    def _tokenizer(self) -> Any:
+        tokenizer = getattr(self._local, "tokenizer", None)
+        if tokenizer is None:
+            tokenizer = self._dictionary.tokenizer(mode=self._split_mode)
+            self._local.tokenizer = tokenizer
+        return tokenizer
+
+    @staticmethod
+    def _keep(pos: tuple[str, ...]) -> bool:
+        if pos[0] in _DROP_POS:
+            return False
+        return not (pos[0] in _DEPENDENT_POS and pos[1] == _DEPENDENT)
+
+    def terms(self, text: str) -> list[str]:
+        text = _DIGIT_COMMA.sub("", unicodedata.normalize("NFKC", text))
+        tokenizer = self._tokenizer()
+        out: list[str] = []
+        for segment in _segments(text):
+            morphemes = tokenizer.tokenize(segment)
+            ascii_run: list[str] = []
+            ascii_end = -1
+            for morpheme in morphemes:
+                surface = morpheme.surface()
+                if _is_ascii_piece(surface):
+                    if ascii_run and morpheme.begin() != ascii_end:
+                        self._flush_ascii(ascii_run, out)
+                    ascii_run.append(surface)
+                    ascii_end = morpheme.end()
+                    continue
+                if ascii_run:
+                    self._flush_ascii(ascii_run, out)
+                if not self._keep(morpheme.part_of_speech()):
+                    continue
+                out.append(morpheme.normalized_form().lower())
+                if self.mode == "CA":
+                    parts = morpheme.split(self._short)
+                    if len(parts) > 1:
+                        out.extend(
+                            part.normalized_form().lower()
+                            for part in parts
+                            if self._keep(part.part_of_speech())
+                        )
+            if ascii_run:
+                self._flush_ascii(ascii_run, out)
+        return out
+
+    @staticmethod
+    def _flush_ascii(run: list[str], out: list[str]) -> None:
+        out.extend(_ASCII_WORD.findall("".join(run).lower()))
+        run.clear()
+
+    def __repr__(self) -> str:
+        return f"SudachiTokenizer(mode={self.mode!r})"
+
+
+_TOKEN_RUN = re.compile(
+    r"(?P<latin>[0-9a-z]+(?:[._\-][0-9a-z]+)*)"
+    r"|(?P<cjk>[\u3041-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヶ]+)"
+)
+
+
+class CharNgramTokenizer:
+    """Character n-grams of kana/kanji runs; Latin letters and digits as whole words."""
+
+    def __init__(self, n: int = 2) -> None:
+        if n < 1:
+            raise ValueError("n must be at least 1")
+        self.n = n
+        self.name = f"char{n}gram"
+
+    def terms(self, text: str) -> list[str]:
+        text = _DIGIT_COMMA.sub("", normalize_for_search(text))
+        out: list[str] = []
+        n = self.n
+        for match in _TOKEN_RUN.finditer(text):
+            run = match.group(0)
+            if match.lastgroup == "latin" or len(run) <= n:
+                out.append(run)
+            else:
+                out.extend(run[i : i + n] for i in range(len(run) - n + 1))
+        return out
+
+    def __repr__(self) -> str:
+        return f"CharNgramTokenizer(n={self.n})"
+
+
+_default: Tokenizer | None = None
+_default_lock = threading.Lock()
+
+
+def default_tokenizer() -> Tokenizer:
+    """The process-wide default tokenizer (Sudachi, ``DEFAULT_SUDACHI_MODE``), created once."""
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                _default = SudachiTokenizer(DEFAULT_SUDACHI_MODE)
+    return _default
+
+
+def content_terms(text: str) -> list[str]:
+    """The default tokenizer's terms for ``text``, each once, in order of first appearance."""
+    return list(dict.fromkeys(default_tokenizer().terms(text)))
+
+
+__all__ = [
+    "DEFAULT_SUDACHI_MODE",
+    "CharNgramTokenizer",
+    "SudachiTokenizer",
+    "Tokenizer",
+    "content_terms",
+    "default_tokenizer",
+    "normalize_for_search",
+]

@@ -1,0 +1,311 @@
+"""chunk_document / chunk_faq on generated Markdown, PDF, DOCX, XLSX, TXT and CSV files."""
+
+from __future__ import annotations
+
+import io
+import itertools
+
+import pytest
+from openpyxl import Workbook
+from reportlab.pdfbase import pdfmetrics
+from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+from reportlab.pdfgen import canvas
+
+from keiri_agent.documents import DocumentError
+from keiri_agent.errors import UserInputError
+from keiri_agent.search.chunking import (
+    chunk_document,
+    chunk_faq,
+    detect_heading,
+    split_text,
+)
+
+FONT = "HeiseiKakuGo-W5"
+pdfmetrics.registerFont(UnicodeCIDFont(FONT))
+
+
+def make_pdf(pages: list[list[str]]) -> bytes:
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer)
+    for lines in pages:
+        pdf.setFont(FONT, 11)
+        for i, line in enumerate(lines):
+            pdf.drawString(60, 780 - 18 * i, line)
+        pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
+def make_docx(paragraphs: list[tuple[str | None, str]]) -> bytes:
+    from docx import Document
+
+    document = Document()
+    for style, text in paragraphs:
+        if style and style.startswith("Heading"):
+            document.add_heading(text, level=int(style[-1]))
+        else:
+            document.add_paragraph(text)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+MARKDOWN = """# 1. はじめに
+本書はXYZシステムの説明です。
+
+# 2. ログイン
+## 2.1 パスワード
+パスワードは12文字以上にしてください。有効期限は90日です。
+
+```
+# これは見出しではない
+login --user xyz
+```
+
+## 2.2 ロック
+5回続けて間違えるとロックされます。
+"""
+
+
+# --- splitting --------------------------------------------------------------------------
+
+
+def test_split_prefers_sentence_ends_and_overlaps() -> None:
+    text = "".join(f"これは{i:02d}番目の文です。" for i in range(40))  # 11 chars each
+    pieces = split_text(text, size=100, overlap=30)
+    assert all(len(piece) <= 100 for piece in pieces)
+    assert all(piece.endswith("。") for piece in pieces)
+    for before, after in itertools.pairwise(pieces):
+        assert after[:11] in before  # the next piece starts with the previous one's tail
+    assert "".join(pieces).count("39番目") >= 1
+
+
+def test_split_cuts_a_sentence_longer_than_size() -> None:
+    pieces = split_text("あ" * 250, size=100, overlap=20)
+    assert [len(piece) for piece in pieces] == [100, 100, 90]
+    assert pieces[1].startswith("あ" * 20)
+
+
+def test_split_without_overlap_loses_nothing() -> None:
+    text = "".join(f"文{i}です。" for i in range(100))
+    assert "".join(split_text(text, size=50, overlap=0)) == text
+
+
+@pytest.mark.parametrize(("size", "overlap"), [(0, 0), (100, 100), (100, -1)])
+def test_invalid_sizes(size: int, overlap: int) -> None:
+    with pytest.raises(ValueError):
+        split_text("本文。", size=size, overlap=overlap)
+
+
+# --- headings ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("2.1 パスワードの条件", (2, "2.1 パスワードの条件")),
+        ("2.1パスワードの条件", (2, "2.1 パスワードの条件")),
+        ("3. 申請", (1, "3. 申請")),
+        ("第2章 経費精算", (1, "第2章 経費精算")),
+        ("第三節 旅費", (2, "第三節 旅費")),
+        ("90日以内に変更してください。", None),
+        ("2024年4月1日", None),
+        ("3回目の申請", None),
+        ("12000", None),
+        ("1.5\t2.5", None),
+        ("", None),
+    ],
+)
+def test_detect_heading(line: str, expected: tuple[int, str] | None) -> None:
+    assert detect_heading(line) == expected
+
+
+# --- Markdown ---------------------------------------------------------------------------
+
+
+def test_markdown_heading_paths_and_code_blocks() -> None:
+    chunks = chunk_document("manual.md", MARKDOWN.encode())
+    headings = [chunk.source.heading for chunk in chunks]
+    assert headings == ["1. はじめに", "2. ログイン > 2.1 パスワード", "2. ログイン > 2.2 ロック"]
+    assert [chunk.id for chunk in chunks] == ["manual.md#0", "manual.md#1", "manual.md#2"]
+    password = chunks[1].text
+    assert "```\n# これは見出しではない\nlogin --user xyz\n```" in password
+    assert all(
+        chunk.source.page is None and chunk.source.document == "manual.md" for chunk in chunks
+    )
+
+
+def test_markdown_code_block_is_not_split() -> None:
+    code = "```\n" + "\n".join(f"line {i}" for i in range(20)) + "\n```\n"
+    text = "# A\n" + "前置きの文です。" * 10 + "\n" + code + "後ろの文です。" * 10
+    chunks = chunk_document("code.md", text.encode(), size=200, overlap=20)
+    holders = [chunk for chunk in chunks if "line 0" in chunk.text]
+    assert len(holders) == 1
+    assert "line 19\n```" in holders[0].text
+
+
+def test_markdown_is_nfkc_normalised() -> None:
+    chunks = chunk_document("w.md", "# ＸＹＺ\n９０日ﾊﾟｽﾜｰﾄﾞ".encode())
+    assert chunks[0].source.heading == "XYZ"
+    assert "90日パスワード" in chunks[0].text
+
+
+def test_long_markdown_section_gets_several_chunks_with_the_same_heading() -> None:
+    body = "".join(f"手順{i}を実行します。" for i in range(200))
+    chunks = chunk_document("long.md", f"# 手順\n{body}".encode(), size=300, overlap=50)
+    assert len(chunks) > 5
+    assert {chunk.source.heading for chunk in chunks} == {"手順"}
+    assert all(len(chunk.text) <= 300 for chunk in chunks)
+
+
+# --- PDF, DOCX, XLSX, TXT ---------------------------------------------------------------
+
+
+def test_pdf_pages_and_numbered_headings() -> None:
+    data = make_pdf(
+        [
+            ["2. ログイン", "2.1 パスワードの条件", "パスワードは12文字以上です。"],
+            ["2.2 ロック", "1. 画面を開きます。", "5回続けて間違えるとロックされます。"],
+            ["第3章 経費精算", "申請は翌月10日までに行います。"],
+        ]
+    )
+    chunks = chunk_document("manual.pdf", data)
+    found = {(chunk.source.page, chunk.source.heading) for chunk in chunks}
+    assert (1, "2. ログイン > 2.1 パスワードの条件") in found
+    assert (2, "2. ログイン > 2.2 ロック") in found
+    assert (3, "第3章 経費精算") in found
+    lock = next(chunk for chunk in chunks if chunk.source.heading == "2. ログイン > 2.2 ロック")
+    assert "1. 画面を開きます。" in lock.text  # a list item is not a heading
+    assert "5回続けて間違える" in lock.text
+
+
+def test_encrypted_or_corrupt_pdf_is_a_document_error() -> None:
+    with pytest.raises(DocumentError):
+        chunk_document("broken.pdf", b"%PDF-1.4 not really a pdf")
+
+
+def test_docx_heading_styles_give_the_path() -> None:
+    data = make_docx(
+        [
+            ("Heading1", "バージョン 3.2.0"),
+            ("Heading2", "新機能"),
+            (None, "Teams通知をまとめて送れるようになりました。"),
+            ("Heading2", "不具合修正"),
+            (None, "CSV出力の列ずれを修正しました。"),
+        ]
+    )
+    chunks = chunk_document("notes.docx", data)
+    by_text = {chunk.source.heading: chunk.text for chunk in chunks}
+    assert "Teams通知" in by_text["バージョン 3.2.0 > 新機能"]
+    assert "CSV出力" in by_text["バージョン 3.2.0 > 不具合修正"]
+
+
+def test_docx_without_heading_styles_uses_numbered_lines() -> None:
+    data = make_docx([(None, "1. 概要"), (None, "本書は手順を説明します。")])
+    chunks = chunk_document("plain.docx", data)
+    assert chunks[0].source.heading == "1. 概要"
+
+
+def test_xlsx_sheet_names_are_headings() -> None:
+    workbook = Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    sheet.title = "勘定科目"
+    sheet.append(["科目", "説明"])
+    sheet.append(["旅費交通費", "出張の交通費"])
+    out = io.BytesIO()
+    workbook.save(out)
+    chunks = chunk_document("accounts.xlsx", out.getvalue())
+    assert chunks[0].source.heading == "勘定科目"
+    assert "旅費交通費\t出張の交通費" in chunks[0].text
+
+
+def test_txt_in_cp932() -> None:
+    chunks = chunk_document("memo.txt", "経費精算の締め日は月末です。".encode("cp932"))
+    assert chunks[0].text == "経費精算の締め日は月末です。"
+    assert chunks[0].source.heading is None
+
+
+def test_unsupported_suffix_lists_the_supported_ones() -> None:
+    with pytest.raises(UserInputError) as caught:
+        chunk_document("slides.pptx", b"data")
+    assert "slides.pptx" in caught.value.message
+    assert ".pdf" in (caught.value.hint or "")
+    assert ".md" in caught.value.details["supported"]
+
+
+def test_empty_file_is_an_error() -> None:
+    with pytest.raises(UserInputError, match=r"empty\.md"):
+        chunk_document("empty.md", b"")
+
+
+def test_ids_are_stable() -> None:
+    first = chunk_document("manual.md", MARKDOWN.encode())
+    second = chunk_document("manual.md", MARKDOWN.encode())
+    assert first == second
+
+
+# --- FAQ --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("header", "encoding"),
+    [
+        ("question,answer", "utf-8"),
+        ("質問,回答", "utf-8-sig"),
+        ("Q,A", "cp932"),
+        ("ID,カテゴリ,質問,回答", "utf-8"),
+    ],
+)
+def test_faq_header_detection(header: str, encoding: str) -> None:
+    columns = header.split(",")
+    prefix = ["FAQ-1", "ログイン"][: len(columns) - 2]
+    row = ",".join([*prefix, "パスワードを忘れた", "再設定画面から変更してください"])
+    data = f"{header}\n{row}\n".encode(encoding)
+    [chunk] = chunk_faq("faq.csv", data)
+    assert chunk.text == "Q: パスワードを忘れた\nA: 再設定画面から変更してください"
+    assert chunk.id == "faq.csv#0"
+    assert chunk.source.row == 1
+    assert chunk.metadata["question"] == "パスワードを忘れた"
+    assert chunk.metadata["answer"] == "再設定画面から変更してください"
+    assert chunk.metadata["category"] == ("ログイン" if len(columns) == 4 else "")
+
+
+def test_faq_rows_count_from_the_first_data_row_and_skip_blanks() -> None:
+    data = "質問,回答\n一,いち\n,\n二,\n三,さん\n".encode()
+    chunks = chunk_faq("faq.csv", data)
+    assert [(chunk.source.row, chunk.metadata["question"]) for chunk in chunks] == [
+        (1, "一"),
+        (4, "三"),
+    ]
+    assert [chunk.id for chunk in chunks] == ["faq.csv#0", "faq.csv#1"]
+
+
+def test_faq_explicit_columns() -> None:
+    data = "項目,内容\n締め日,月末\n".encode()
+    [chunk] = chunk_faq("faq.csv", data, question_column="項目", answer_column="内容")
+    assert chunk.text == "Q: 締め日\nA: 月末"
+    with pytest.raises(UserInputError, match="'なし'") as caught:
+        chunk_faq("faq.csv", data, question_column="なし", answer_column="内容")
+    assert "'項目'" in (caught.value.hint or "")
+
+
+def test_faq_without_question_column_lists_headers_and_accepted_names() -> None:
+    with pytest.raises(UserInputError) as caught:
+        chunk_faq("faq.csv", "項目,内容\n締め日,月末\n".encode())
+    error = caught.value
+    assert "faq.csv" in error.message and "'項目'" in error.message
+    assert "質問" in (error.hint or "") and "question" in (error.hint or "")
+    assert error.details["headers"] == ["項目", "内容"]
+
+
+@pytest.mark.parametrize("data", [b"", b"\n\n", "質問,回答\n".encode()])
+def test_faq_empty(data: bytes) -> None:
+    with pytest.raises(UserInputError, match=r"faq\.csv"):
+        chunk_faq("faq.csv", data)
+
+
+def test_faq_only_csv() -> None:
+    with pytest.raises(UserInputError) as caught:
+        chunk_faq("faq.xlsx", b"data")
+    assert caught.value.details["supported"] == [".csv"]
