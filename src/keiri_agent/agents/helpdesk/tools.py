@@ -1,0 +1,189 @@
+"""The HelpDesk agent's search tools: a name, a description and a ``Searcher``.
+
+A :class:`SearchTool` takes one argument, ``query``, and returns
+:class:`~keiri_agent.agents.helpdesk.models.SearchOutput` passages that keep
+their source. It converts to an OpenAI tool schema (what the model sees) and
+to a LangChain tool (for other LangChain code).
+
+:func:`default_tools` builds the seed's two tools: ``search_xyz_manual`` (the
+manual's chunks) and ``search_xyz_qa`` (the FAQ). Which retrieval the FAQ tool
+uses is decided by the searcher passed in; when it is keyword-only (no
+embeddings configured), the tool carries a ``note`` saying so, which the agent
+shows with every result of that tool, and each passage records its retriever.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.tools import StructuredTool
+from pydantic import BaseModel, Field
+
+from keiri_agent.agents.helpdesk.models import SearchOutput
+from keiri_agent.errors import ConfigurationError
+from keiri_agent.search.models import Retriever, Searcher
+
+TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""What OpenAI accepts as a function name."""
+
+QUERY_DESCRIPTION = "検索語（機能名・画面名・エラーメッセージなど具体的なキーワード）"
+
+KEYWORD_QA_NOTE = (
+    "埋め込みモデルが設定されていないため、FAQはベクトル検索ではなくキーワード検索で検索しました。"
+    "言い換えや同義語では見つからないことがあります。"
+)
+
+
+class SearchQuery(BaseModel):
+    """The one argument of every search tool."""
+
+    query: str = Field(description=QUERY_DESCRIPTION)
+
+
+@dataclass(frozen=True)
+class SearchTool:
+    """A search the model can call: ``name(query)`` → up to ``k`` passages.
+
+    Args:
+        name: The function name the model calls (``[A-Za-z0-9_-]{1,64}``).
+        description: What the tool finds and when to use it (the model reads it).
+        searcher: Where the passages come from.
+        k: How many passages one call returns.
+        note: Shown with every result of this tool (e.g. "keyword search only").
+    """
+
+    name: str
+    description: str
+    searcher: Searcher
+    k: int = 3
+    note: str | None = None
+
+    def __post_init__(self) -> None:
+        if not TOOL_NAME_PATTERN.match(self.name):
+            raise ConfigurationError(
+                f"search tool name {self.name!r} is not a valid function name",
+                hint="use 1-64 ASCII letters, digits, '_' or '-', e.g. search_xyz_manual",
+            )
+        if self.k < 1:
+            raise ConfigurationError(
+                f"search tool {self.name!r} has k={self.k}", hint="k must be at least 1"
+            )
+
+    @property
+    def retriever(self) -> Retriever:
+        """How the searcher finds passages: keyword, vector or hybrid."""
+        return self.searcher.retriever
+
+    def search(self, query: str) -> list[SearchOutput]:
+        """The passages for ``query``, best first (at most ``k``)."""
+        return [SearchOutput.from_hit(hit) for hit in self.searcher.search(query, self.k)]
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The OpenAI tool definition (``{"type": "function", "function": {...}}``)."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": {
+                    "type": "object",
+                    "properties": {"query": {"type": "string", "description": QUERY_DESCRIPTION}},
+                    "required": ["query"],
+                },
+            },
+        }
+
+    def as_langchain_tool(self) -> StructuredTool:
+        """A LangChain tool returning the passages as JSON text."""
+
+        def run(query: str) -> str:
+            outputs = [output.model_dump(mode="json") for output in self.search(query)]
+            payload: dict[str, Any] = {"results": outputs}
+            if self.note:
+                payload["note"] = self.note
+            return json.dumps(payload, ensure_ascii=False)
+
+        return StructuredTool.from_function(
+            func=run, name=self.name, description=self.description, args_schema=SearchQuery
+        )
+
+
+def tool_name_part(system_name: str) -> str:
+    """``"XYZ"`` → ``"xyz"``: the system name as it may appear in a function name."""
+    part = re.sub(r"[^a-z0-9]+", "_", system_name.lower()).strip("_")
+    return part or "system"
+
+
+def default_tools(
+    manual: Searcher,
+    qa: Searcher,
+    *,
+    system_name: str = "XYZ",
+    manual_name: str | None = None,
+    qa_name: str | None = None,
+    manual_description: str | None = None,
+    qa_description: str | None = None,
+    k: int = 3,
+) -> list[SearchTool]:
+    """The seed's two tools: the manual search and the FAQ search.
+
+    Args:
+        manual: The manual's chunks (typically the keyword index).
+        qa: The FAQ (vector or hybrid when embeddings are configured, else keyword).
+        system_name: The system the help desk answers about (``"XYZ"``).
+        manual_name: Overrides ``search_<system>_manual``.
+        qa_name: Overrides ``search_<system>_qa``.
+        manual_description: Overrides the manual tool's description.
+        qa_description: Overrides the FAQ tool's description.
+        k: Passages per call.
+    """
+    part = tool_name_part(system_name)
+    manual_tool = SearchTool(
+        name=manual_name or f"search_{part}_manual",
+        description=manual_description
+        or (
+            f"{system_name}システムのマニュアルを検索し、関連する箇所（文書名・ページ・見出し付き）を返します。"
+            "操作手順、設定方法、仕様、画面の項目、エラーメッセージの意味など、マニュアルに書かれている"
+            "情報を調べるときに使います。" + _retrieval_sentence(manual.retriever)
+        ),
+        searcher=manual,
+        k=k,
+    )
+    keyword_qa = qa.retriever == "keyword"
+    qa_tool = SearchTool(
+        name=qa_name or f"search_{part}_qa",
+        description=qa_description
+        or (
+            f"{system_name}システムのよくある質問（FAQ）と過去の問い合わせへの回答を検索し、"
+            "似た質問とその回答を返します。トラブルの対処法や、よくある疑問を調べるときに使います。"
+            + _retrieval_sentence(qa.retriever)
+        ),
+        searcher=qa,
+        k=k,
+        note=KEYWORD_QA_NOTE if keyword_qa else None,
+    )
+    return [manual_tool, qa_tool]
+
+
+def tool_map(tools: Sequence[SearchTool]) -> dict[str, SearchTool]:
+    """Tools by name (seed §11.1); duplicate names are a configuration error."""
+    mapping: dict[str, SearchTool] = {}
+    for tool in tools:
+        if tool.name in mapping:
+            raise ConfigurationError(
+                f"two search tools are named {tool.name!r}", hint="give every tool its own name"
+            )
+        mapping[tool.name] = tool
+    return mapping
+
+
+def _retrieval_sentence(retriever: Retriever) -> str:
+    if retriever == "keyword":
+        return "キーワード検索なので、質問文ではなく具体的な語で検索してください。"
+    if retriever == "vector":
+        return "意味の近い文章も見つかります（ベクトル検索）。"
+    return "キーワードと意味の両方で検索します（ハイブリッド検索）。"

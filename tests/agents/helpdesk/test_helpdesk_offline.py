@@ -1,0 +1,412 @@
+"""Offline HelpDesk rules: question splitting, queries, quoted answers, reflection, final answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from keiri_agent.agents.helpdesk.models import ReflectionResult, SearchOutput, Subtask
+from keiri_agent.agents.helpdesk.offline import (
+    MAX_PARTS,
+    MAX_QUOTE_CHARS,
+    OFFLINE_LABEL,
+    final_answer,
+    key_terms,
+    missing_from_advice,
+    reflect,
+    reformulate,
+    split_question,
+    subtask_answer,
+    synonyms,
+)
+
+PASSWORD = SearchOutput(
+    file_name="xyz_manual.pdf",
+    page=3,
+    heading="2.1 パスワード",
+    content="パスワードは8文字以上で、英字と数字を含める必要があります。"
+    "有効期限は90日です。画面右上のメニューから変更できます。",
+    score=3.0,
+)
+LOCK_FAQ = SearchOutput(
+    file_name="faq.csv",
+    row=5,
+    content="Q: アカウントがロックされました。A: 5回連続で失敗するとロックされます。"
+    "30分後に自動で解除されます。",
+    score=2.0,
+    retriever="keyword",
+)
+APPLY = SearchOutput(
+    file_name="xyz_manual.pdf",
+    page=7,
+    heading="4. 申請",
+    content="経費の申請は月末までに行ってください。",
+    score=1.0,
+)
+
+
+def make_subtask(name: str, answer: str, *, done: bool, sources: list[str] | None = None):
+    return Subtask(
+        task_name=name,
+        tool_results=[],
+        reflection_results=[],
+        is_completed=done,
+        subtask_answer=answer,
+        challenge_count=1,
+        sources=sources or [],
+    )
+
+
+# ----------------------------------------------------------------------------- split_question
+
+
+def test_split_issue_example_carries_the_shared_predicate() -> None:
+    assert split_question("パスワードの条件と、ロックされた時の解除方法を教えて") == [
+        "パスワードの条件を教えて",
+        "ロックされた時の解除方法を教えて",
+    ]
+
+
+def test_split_four_parts_with_mixed_separators() -> None:
+    parts = split_question(
+        "パスワードの有効期限と文字数の条件、ロック解除の方法および通知メールの設定を知りたい"
+    )
+    assert parts == [
+        "パスワードの有効期限を知りたい",
+        "文字数の条件を知りたい",
+        "ロック解除の方法を知りたい",
+        "通知メールの設定を知りたい",
+    ]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "承認と差戻しの違いを教えてください",
+        "申請と承認を比較したい",
+        "「承認待ち」と表示されるのはなぜですか",
+        "Slackと連携する方法を教えて",
+        "エラーE001が出た場合、対処方法を教えて",
+        "ログインできないのですが、どうすればいいですか",
+    ],
+)
+def test_split_keeps_comparisons_quotations_and_clauses_whole(question: str) -> None:
+    assert split_question(question) == [question]
+
+
+def test_split_comparison_next_to_another_part() -> None:
+    assert split_question("パスワードの条件と、承認と差戻しの違いを教えて") == [
+        "パスワードの条件を教えて",
+        "承認と差戻しの違いを教えて",
+    ]
+    assert split_question("承認と差戻しの違いと、申請の期限を教えて") == [
+        "承認と差戻しの違いを教えて",
+        "申請の期限を教えて",
+    ]
+
+
+def test_split_sentences_and_connectors() -> None:
+    assert split_question("パスワードの条件を教えて。また、ロックの解除方法も知りたいです。") == [
+        "パスワードの条件を教えて",
+        "ロックの解除方法も知りたいです",
+    ]
+
+
+def test_split_contentless_sentence_rejoins_the_previous_one() -> None:
+    parts = split_question("XYZにログインできません。どうすればいいですか？")
+    assert parts == ["XYZにログインできません。どうすればいいですか？"]
+
+
+def test_split_について_parts_and_situations() -> None:
+    assert split_question("パスワードの条件について、ロックの解除方法について教えて") == [
+        "パスワードの条件について教えて",
+        "ロックの解除方法について教えて",
+    ]
+    assert split_question("パスワードを忘れた時と、ロックされた時はどうすればいいですか") == [
+        "パスワードを忘れた時はどうすればいいですか",
+        "ロックされた時はどうすればいいですか",
+    ]
+
+
+def test_split_numbered_list_takes_the_request_of_the_preface() -> None:
+    question = "以下を教えてください。\n1. パスワードの条件\n2. ロックの解除方法\n3) 申請の期限"
+    assert split_question(question) == [
+        "パスワードの条件を教えてください",
+        "ロックの解除方法を教えてください",
+        "申請の期限を教えてください",
+    ]
+
+
+def test_split_bulleted_list_without_preface() -> None:
+    assert split_question("・パスワードの変更方法\n・通知メールの設定") == [
+        "パスワードの変更方法",
+        "通知メールの設定",
+    ]
+
+
+def test_split_english_questions() -> None:
+    assert split_question("How do I reset my password and what are the password rules?") == [
+        "How do I reset my password",
+        "what are the password rules?",
+    ]
+    assert split_question("Tell me the password rules and the unlock procedure.") == [
+        "Tell me the password rules",
+        "Tell me the unlock procedure.",
+    ]
+    assert split_question("How do I unlock my account; where are the error codes listed?") == [
+        "How do I unlock my account",
+        "where are the error codes listed?",
+    ]
+
+
+def test_split_english_comparison_and_noun_pair_stay_whole() -> None:
+    question = "What is the difference between approval and rejection?"
+    assert split_question(question) == [question]
+    assert split_question("Where do I change password and PIN settings?") == [
+        "Where do I change password and PIN settings?"
+    ]
+
+
+def test_split_caps_at_max_parts_by_merging_the_tail() -> None:
+    parts = split_question("パスワード、ロック、申請、承認、通知、エラーについて教えて")
+    assert len(parts) == MAX_PARTS
+    assert parts[0] == "パスワードについて教えて"
+    assert parts[-1] == "通知について教えて。エラーについて教えて"
+
+
+def test_split_question_without_content_is_one_part() -> None:
+    assert split_question("  教えて  ") == ["教えて"]
+
+
+def test_split_drops_duplicate_parts() -> None:
+    assert split_question("パスワードの条件を教えて。パスワードの条件を教えて。") == [
+        "パスワードの条件を教えて"
+    ]
+
+
+@pytest.mark.parametrize("question", ["", "   ", "\n\t "])
+def test_split_empty_question_is_an_error(question: str) -> None:
+    with pytest.raises(ValueError, match="question is empty"):
+        split_question(question)
+
+
+def test_split_is_deterministic() -> None:
+    question = "経費精算や領収書の提出期限を知りたい"
+    assert split_question(question) == split_question(question)
+    assert split_question(question) == ["経費精算を知りたい", "領収書の提出期限を知りたい"]
+
+
+# ----------------------------------------------------------------------------- key terms
+
+
+def test_key_terms_drop_question_words_and_generic_terms() -> None:
+    assert key_terms("XYZシステムでロックされた場合の解除方法を教えてください") == [
+        "ロック",
+        "解除",
+    ]
+    assert key_terms("How do I reset my password?") == ["reset", "password"]
+    assert key_terms("どうすればいいですか") == []
+
+
+# ----------------------------------------------------------------------------- reformulate
+
+
+def test_reformulate_attempt_0_is_the_key_terms() -> None:
+    assert reformulate("パスワードの条件と、ロックされた時の解除方法を教えて", 0, "") == (
+        "パスワード 条件 ロック 解除"
+    )
+
+
+def test_reformulate_attempt_1_adds_synonyms_and_advice_terms() -> None:
+    query = reformulate("ロックされた時の解除方法を教えて", 1, "不足: 通知。")
+    words = query.split()
+    assert words[:2] == ["ロック", "ロックアウト"]
+    assert {"アカウントロック", "ロック解除", "unlock", "通知", "お知らせ", "メール"} <= set(words)
+    assert len(words) == len(set(words))
+
+
+def test_reformulate_attempt_2_uses_only_the_missing_terms() -> None:
+    query = reformulate("ロックされた時の解除方法を教えて", 2, "不足: 解除。同義語で検索して")
+    assert query.split() == ["解除", "ロック解除", "アンロック", "unlock"]
+
+
+def test_reformulate_attempt_2_without_missing_terms_falls_back_to_attempt_1() -> None:
+    assert reformulate("パスワードの条件", 2, "") == reformulate("パスワードの条件", 1, "")
+    assert "暗証番号" in reformulate("パスワードの条件", 2, "")
+
+
+@pytest.mark.parametrize("attempt", [0, 1, 2, 3])
+def test_reformulate_is_never_empty(attempt: int) -> None:
+    assert reformulate("どうすればいいですか", attempt, "") == "どうすればいいですか"
+
+
+def test_reformulate_rejects_blank_subtask_and_negative_attempt() -> None:
+    with pytest.raises(ValueError, match="subtask is empty"):
+        reformulate("  ", 0, "")
+    with pytest.raises(ValueError, match="attempt"):
+        reformulate("パスワード", -1, "")
+
+
+def test_missing_from_advice_parses_reflect_format_and_quotes() -> None:
+    assert missing_from_advice("不足: ロック, 解除。同義語を加えて") == ["ロック", "解除"]
+    assert missing_from_advice("不足：ロック、ＰＷ") == ["ロック", "pw"]
+    assert missing_from_advice("「期限」を別の語で探してください") == ["期限"]
+    assert missing_from_advice("") == []
+
+
+def test_synonyms_are_symmetric_within_a_group() -> None:
+    assert "暗証番号" in synonyms("パスワード")
+    assert "パスワード" in synonyms("暗証番号")
+    assert synonyms("存在しない語") == ()
+
+
+# ----------------------------------------------------------------------------- subtask_answer
+
+
+def test_subtask_answer_without_results_says_nothing_was_found() -> None:
+    text, sources = subtask_answer("申請の期限を教えて", [])
+    assert (
+        text
+        == "「申請の期限を教えて」については、マニュアル・FAQに該当する記述が見つかりませんでした。"
+    )
+    assert sources == []
+
+
+def test_subtask_answer_one_result_is_trimmed_to_matching_sentences() -> None:
+    text, sources = subtask_answer("パスワードの有効期限を教えて", [PASSWORD])
+    assert sources == ["xyz_manual.pdf p.3 「2.1 パスワード」"]
+    assert (
+        "- パスワードは8文字以上で、英字と数字を含める必要があります。有効期限は90日です。" in text
+    )
+    assert "メニューから変更" not in text
+    assert text.endswith("【xyz_manual.pdf p.3 「2.1 パスワード」】")
+
+
+def test_subtask_answer_many_results_prefers_most_terms_and_dedupes() -> None:
+    duplicate = PASSWORD.model_copy(update={"content": "別の断片のパスワード", "score": 9.0})
+    results = [APPLY, duplicate, LOCK_FAQ, PASSWORD]
+    text, sources = subtask_answer("ロックされた時の解除方法を教えて", results)
+    assert sources[0] == "faq.csv 行5"
+    assert text.count("【") == len(sources)
+    assert len(sources) == len(set(sources))
+    assert "xyz_manual.pdf p.7 「4. 申請」" not in sources  # no key term in it
+
+
+def test_subtask_answer_quotes_at_most_three_passages() -> None:
+    results = [
+        SearchOutput(file_name=f"m{i}.pdf", page=i, content=f"パスワードの規則{i}です。", score=i)
+        for i in range(1, 6)
+    ]
+    text, sources = subtask_answer("パスワードの条件", results)
+    assert sources == ["m5.pdf p.5", "m4.pdf p.4", "m3.pdf p.3"]
+    assert text.count("\n- ") == 3
+
+
+def test_subtask_answer_long_passage_is_cut_around_the_term() -> None:
+    content = "前置き。" + "あ" * 300 + "ロック解除は管理者が行います。"
+    text, _ = subtask_answer("ロックの解除", [SearchOutput(file_name="m.pdf", content=content)])
+    quote = text.split("\n- ", 1)[1].split("【", 1)[0]
+    assert len(quote) <= MAX_QUOTE_CHARS
+    assert quote.startswith("…")
+    assert quote.endswith("ロック解除は管理者が行います。")
+    assert "前置き" not in quote
+
+
+def test_subtask_answer_without_matching_passage_quotes_the_best_one_as_related() -> None:
+    text, sources = subtask_answer("ロックの解除方法", [APPLY])
+    assert "直接当てはまる記述は見つかりませんでした" in text
+    assert sources == ["xyz_manual.pdf p.7 「4. 申請」"]
+
+
+def test_subtask_answer_uses_synonyms() -> None:
+    passage = SearchOutput(file_name="faq.csv", row=2, content="暗証番号は4桁です。")
+    text, sources = subtask_answer("パスワードの条件", [passage])
+    assert "資料には次の記述があります" in text
+    assert sources == ["faq.csv 行2"]
+
+
+# ----------------------------------------------------------------------------- reflect
+
+
+def test_reflect_accepts_when_all_terms_are_covered() -> None:
+    result = reflect("ロックされた時の解除方法を教えて", [LOCK_FAQ], 0)
+    assert result == ReflectionResult(advice="", is_completed=True)
+
+
+def test_reflect_rejects_with_parsable_advice() -> None:
+    result = reflect("申請の期限を教えて", [PASSWORD], 0)
+    assert not result.is_completed
+    assert result.advice.startswith("不足: 申請。")
+    assert missing_from_advice(result.advice) == ["申請"]
+    assert "申請" in reformulate("申請の期限を教えて", 2, result.advice).split()
+
+
+def test_reflect_two_thirds_rule_at_the_boundary() -> None:
+    # 3 terms (パスワード, ロック, 通知): 2 covered is enough, 1 is not.
+    subtask = "パスワードとロックと通知"
+    two = SearchOutput(file_name="a.pdf", content="パスワードを間違えるとロックされます。")
+    one = SearchOutput(file_name="b.pdf", content="パスワードは8文字以上です。")
+    assert reflect(subtask, [two], 0).is_completed
+    rejected = reflect(subtask, [one], 0)
+    assert not rejected.is_completed
+    assert missing_from_advice(rejected.advice) == ["ロック", "通知"]
+
+
+def test_reflect_two_terms_need_both() -> None:
+    assert not reflect("パスワードの有効期限", [APPLY], 0).is_completed
+    assert reflect("パスワードの有効期限", [PASSWORD], 0).is_completed
+
+
+def test_reflect_without_results_and_advice_by_attempt() -> None:
+    first = reflect("申請の期限を教えて", [], 0)
+    last = reflect("申請の期限を教えて", [], 2)
+    assert not first.is_completed and not last.is_completed
+    assert first.advice.startswith("検索結果がありませんでした。不足: 申請, 期限。")
+    assert "同義語" in first.advice
+    assert "記載がない可能性" in last.advice
+
+
+def test_reflect_rejects_negative_attempt() -> None:
+    with pytest.raises(ValueError, match="attempt"):
+        reflect("申請の期限", [], -1)
+
+
+# ----------------------------------------------------------------------------- final_answer
+
+
+def test_final_answer_lists_sections_sources_and_missing_parts() -> None:
+    answer, sources = subtask_answer("パスワードの有効期限を教えて", [PASSWORD])
+    missing, _ = subtask_answer("申請の期限を教えて", [])
+    text = final_answer(
+        "パスワードの有効期限と申請の期限を教えて",
+        [
+            make_subtask("パスワードの有効期限を教えて", answer, done=True, sources=sources),
+            make_subtask("申請の期限を教えて", missing, done=False),
+        ],
+    )
+    lines = text.splitlines()
+    assert lines[0] == OFFLINE_LABEL
+    assert "### 1. パスワードの有効期限を教えて" in lines
+    assert "### 2. 申請の期限を教えて" in lines
+    assert lines.index("### 出典") < lines.index("### 見つからなかった点")
+    assert "1. xyz_manual.pdf p.3 「2.1 パスワード」" in lines
+    assert text.rstrip().endswith("- 申請の期限を教えて")
+
+
+def test_final_answer_collects_distinct_citations_in_order() -> None:
+    text = final_answer(
+        "質問",
+        [
+            make_subtask("A", "a【faq.csv 行1】", done=True, sources=["m.pdf p.2"]),
+            make_subtask("B", "b【m.pdf p.2】【faq.csv 行3】", done=True),
+        ],
+    )
+    tail = text.split("### 出典", 1)[1].split()
+    assert tail == ["1.", "m.pdf", "p.2", "2.", "faq.csv", "行1", "3.", "faq.csv", "行3"]
+    assert "見つからなかった点" not in text
+
+
+def test_final_answer_with_no_sources_and_blank_question() -> None:
+    text = final_answer("質問", [])
+    assert "該当する資料は見つかりませんでした。" in text
+    with pytest.raises(ValueError, match="question is empty"):
+        final_answer(" ", [])
