@@ -79,11 +79,10 @@ class Question:
 
 def sample_corpus() -> tuple[list[Chunk], list[Question]]:
     chunks: list[Chunk] = []
-    for path in sorted(SAMPLES.iterdir()):
-        if path.suffix == ".csv":
-            chunks += chunk_faq(path.name, path.read_bytes())
-        elif path.suffix in (".pdf", ".docx", ".md"):
-            chunks += chunk_document(path.name, path.read_bytes())
+    for path in sorted((SAMPLES / "docs").iterdir()):
+        chunks += chunk_document(path.name, path.read_bytes())
+    faq = SAMPLES / "xyz_faq.csv"
+    chunks += chunk_faq(faq.name, faq.read_bytes())
     questions = []
     for line in (SAMPLES / "questions.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():

@@ -5,9 +5,9 @@ Usage::
     uv run python scripts/build_helpdesk_samples.py
 
 Reads ``src/keiri_agent/samples/helpdesk/sources/xyz_manual.md`` and
-``sources/xyz_release_notes.md`` and writes ``xyz_manual.pdf`` (reportlab, IPAexGothic from
-``matplotlib-fontja``) and ``xyz_release_notes.docx`` (python-docx) next to them. The other
-samples (``xyz_notifications.md``, ``xyz_faq.csv``, ``questions.jsonl``) are written by hand.
+``sources/xyz_release_notes.md`` and writes ``docs/xyz_manual.pdf`` (reportlab, IPAexGothic from
+``matplotlib-fontja``) and ``docs/xyz_release_notes.docx`` (python-docx). The other
+samples (``docs/xyz_notifications.md``, ``xyz_faq.csv``, ``questions.jsonl``) are written by hand.
 
 The source Markdown is a small subset: ``#`` title, ``##`` chapter (new page in the PDF),
 ``###`` section, ``####`` sub-heading (error codes), ``- `` bullets, ``1. `` steps,
@@ -31,6 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 HELPDESK = ROOT / "src" / "keiri_agent" / "samples" / "helpdesk"
 SOURCES = HELPDESK / "sources"
+DOCS = HELPDESK / "docs"
 FONT_NAME = "IPAexGothic"
 FOOTER = "XYZシステム 利用者マニュアル"
 FIXED_DATE = (2025, 6, 2, 9, 0, 0)
@@ -309,11 +310,11 @@ def build_docx(blocks: list[Block], out: Path) -> None:
 
 def main() -> None:
     manual = parse_markdown((SOURCES / "xyz_manual.md").read_text(encoding="utf-8"))
-    pages = build_pdf(manual, HELPDESK / "xyz_manual.pdf")
-    print(f"wrote {HELPDESK / 'xyz_manual.pdf'} ({pages} pages)")
+    pages = build_pdf(manual, DOCS / "xyz_manual.pdf")
+    print(f"wrote {DOCS / 'xyz_manual.pdf'} ({pages} pages)")
     notes = parse_markdown((SOURCES / "xyz_release_notes.md").read_text(encoding="utf-8"))
-    build_docx(notes, HELPDESK / "xyz_release_notes.docx")
-    print(f"wrote {HELPDESK / 'xyz_release_notes.docx'}")
+    build_docx(notes, DOCS / "xyz_release_notes.docx")
+    print(f"wrote {DOCS / 'xyz_release_notes.docx'}")
 
 
 if __name__ == "__main__":

@@ -24,16 +24,21 @@ FAQ_HEADER = ["id", "category", "question", "answer"]
 FOOTER = "XYZシステム 利用者マニュアル"
 
 
+def sample_path(name: str) -> Path:
+    """Manuals live in docs/ (what gets indexed as the manual); the FAQ next to it."""
+    return HELPDESK / name if name.endswith(".csv") else HELPDESK / "docs" / name
+
+
 @cache
 def extracted(name: str) -> ExtractedText:
-    path = HELPDESK / name
+    path = sample_path(name)
     return extract_text(path.read_bytes(), path.name)
 
 
 @cache
 def raw_manual() -> ExtractedText:
     """The manual without normalisation (footers and line breaks kept)."""
-    path = HELPDESK / "xyz_manual.pdf"
+    path = sample_path("xyz_manual.pdf")
     return extract_text(path.read_bytes(), path.name, normalize=False)
 
 
@@ -51,7 +56,11 @@ def questions() -> list[dict]:
 
 
 def test_the_samples_and_their_sources_are_committed() -> None:
-    for name in (*DOCUMENTS, "questions.jsonl", "sources/xyz_manual.md"):
+    for name in DOCUMENTS:
+        assert sample_path(name).is_file(), name
+    # docs/ holds exactly the manuals to index (no sources, no question set)
+    assert sorted(p.name for p in (HELPDESK / "docs").iterdir()) == sorted(DOCUMENTS[:3])
+    for name in ("questions.jsonl", "sources/xyz_manual.md"):
         assert (HELPDESK / name).is_file(), name
     assert (HELPDESK / "sources" / "xyz_release_notes.md").is_file()
     script = Path(__file__).resolve().parents[2] / "scripts" / "build_helpdesk_samples.py"
@@ -118,7 +127,7 @@ def test_release_notes_docx_has_headings_and_table_text() -> None:
     for section in ("新機能", "改善", "不具合修正", "既知の問題"):
         assert f"\n{section}\n" in text
     assert "3.2.0\t2025年6月2日\t" in text  # a table row, tab-separated
-    document = Document(str(HELPDESK / "xyz_release_notes.docx"))
+    document = Document(str(sample_path("xyz_release_notes.docx")))
     assert document.tables
     styles = {p.style.name for p in document.paragraphs}
     assert {"Heading 1", "Heading 2"} <= styles
