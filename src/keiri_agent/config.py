@@ -128,6 +128,18 @@ class Settings(BaseSettings):
         default=64, ge=1, le=2048, description="Texts per embeddings request when indexing."
     )
 
+    # --- HelpDesk -----------------------------------------------------------
+    helpdesk_system_name: str = Field(
+        default="XYZ",
+        min_length=1,
+        description="The system the help desk answers about; names its tools "
+        "(search_<name>_manual, search_<name>_qa) and their descriptions.",
+    )
+    helpdesk_prompts_file: Path | None = Field(
+        default=None,
+        description="YAML file overriding HelpDesk prompts (prompt name → text).",
+    )
+
     @model_validator(mode="after")
     def _choose_provider(self) -> Settings:
         if self.provider is None:

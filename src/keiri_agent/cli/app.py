@@ -1,4 +1,4 @@
-"""Commands: ``demo``, ``analyze``, ``ui``, and the groups ``plan`` and ``blocks``.
+"""Commands: ``demo``, ``analyze``, ``ui``, and the groups ``helpdesk``, ``plan`` and ``blocks``.
 
 Exit codes: 0 success, 1 a reported failure (bad file, bad spec, LLM error),
 2 a usage error (Typer's own).
@@ -18,13 +18,14 @@ import typer
 from keiri_agent.cli.blocks import blocks_app
 from keiri_agent.cli.common import console, err_console
 from keiri_agent.cli.common import fail as _fail
+from keiri_agent.cli.helpdesk import helpdesk_app
 from keiri_agent.cli.plan import plan_app
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError
 
 app = typer.Typer(
     name="keiri-agent",
-    help="LLM agents for back-office and accounting teams: data analysis and YAML Plans.",
+    help="LLM agents for back-office and accounting teams: data analysis, helpdesk and YAML Plans.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -231,3 +232,4 @@ def ui(
 
 app.add_typer(blocks_app, name="blocks")
 app.add_typer(plan_app, name="plan")
+app.add_typer(helpdesk_app, name="helpdesk")

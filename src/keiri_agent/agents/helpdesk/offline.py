@@ -33,6 +33,8 @@ OFFLINE_LABEL = "（オフラインモード：LLMを使わず、検索結果の
 MAX_PARTS = 5
 MAX_QUOTES = 3
 MAX_QUOTE_CHARS = 200
+MAX_SECTION_CHARS = 320
+"""A passage whose heading names the part's key terms is quoted from its start, up to this."""
 
 # --------------------------------------------------------------------------- vocabulary
 
@@ -541,13 +543,21 @@ class _Candidate:
     result: SearchOutput
     order: int
     covered: frozenset[str]
+    in_heading: frozenset[str]
+    """Key terms named by the passage's heading: the section is about them."""
+
+    @property
+    def is_section(self) -> bool:
+        """The heading names every key term the passage covers (at least one)."""
+        return bool(self.in_heading) and self.in_heading >= self.covered
 
 
 def _best_passages(terms: list[str], results: Sequence[SearchOutput]) -> list[_Candidate]:
     """The passages to quote: up to ``MAX_QUOTES`` covering ≥ 1 term, most terms first.
 
     Passages are deduplicated by (file, page, heading, row) and by text; ties go to
-    the higher score, then to the earlier result. When no passage contains a key
+    the passage whose heading names more key terms (the section about the topic),
+    then the higher score, then the earlier result. When no passage contains a key
     term, the single best-scored passage is returned.
     """
     seen: set[tuple[object, ...]] = set()
@@ -560,10 +570,15 @@ def _best_passages(terms: list[str], results: Sequence[SearchOutput]) -> list[_C
         seen.update({key, text_key})
         prepared = _Text.of(result.content)
         covered = frozenset(t for t in terms if prepared.has(t))
-        candidates.append(_Candidate(result, order, covered))
+        heading = _Text.of(result.heading or "")
+        in_heading = frozenset(t for t in terms if heading.has(t))
+        candidates.append(_Candidate(result, order, covered | in_heading, in_heading))
     if not candidates:
         return []
-    ranked = sorted(candidates, key=lambda c: (-len(c.covered), -c.result.score, c.order))
+    ranked = sorted(
+        candidates,
+        key=lambda c: (-len(c.covered), -len(c.in_heading), -c.result.score, c.order),
+    )
     chosen = [c for c in ranked if c.covered][:MAX_QUOTES]
     return chosen or ranked[:1]
 
@@ -582,19 +597,38 @@ def _window(sentence: str, terms: list[str]) -> str:
     return lead + sentence[start : start + MAX_QUOTE_CHARS - len(lead) - 1] + "…"
 
 
-def _trim(content: str, terms: list[str]) -> str:
+def _section_start(sentences: list[str]) -> str:
+    """The first sentences of a section, in order, up to ``MAX_SECTION_CHARS``."""
+    pieces: list[str] = []
+    size = 0
+    for sentence in sentences:
+        if size + len(sentence) > MAX_SECTION_CHARS:
+            if not pieces:
+                return sentence[: MAX_SECTION_CHARS - 1] + "…"
+            pieces.append("…")
+            break
+        pieces.append(sentence)
+        size += len(sentence)
+    return "".join(pieces)
+
+
+def _trim(content: str, terms: list[str], *, section: bool = False) -> str:
     """The sentences of ``content`` that contain key terms, at most ~200 characters.
 
     Sentences with the most key terms are kept first while they fit; kept sentences
     stay in text order, with 「…」 where sentences were left out between them. A
     single sentence longer than the limit is cut to a window around its first key
-    term, with 「…」 where it was cut.
+    term, with 「…」 where it was cut. With ``section`` (the passage's heading names
+    the key terms, so its body is the answer, e.g. the list under 「パスワードの条件」)
+    the passage is quoted from its start instead, up to ``MAX_SECTION_CHARS``.
     """
     sentences = [
         re.sub(r"\s+", " ", s).strip() for s in _SENTENCE_SPLIT.split(content) if s and s.strip()
     ]
     if not sentences:
         return ""
+    if section:
+        return _section_start(sentences)
     hits = [sum(1 for t in terms if _Text.of(s).has(t)) for s in sentences]
     ranked = sorted((i for i, n in enumerate(hits) if n), key=lambda i: (-hits[i], i)) or [0]
     if len(sentences[ranked[0]]) > MAX_QUOTE_CHARS:
@@ -644,7 +678,8 @@ def subtask_answer(subtask: str, results: list[SearchOutput]) -> tuple[str, list
     citations: list[str] = []
     for candidate in chosen:
         citation = candidate.result.citation()
-        lines.append(f"- {_trim(candidate.result.content, terms)}【{citation}】")
+        quote = _trim(candidate.result.content, terms, section=candidate.is_section)
+        lines.append(f"- {quote}【{citation}】")
         if citation not in citations:
             citations.append(citation)
     return "\n".join(lines), citations

@@ -1,0 +1,161 @@
+"""``HelpDesk``: the knowledge base and the agent together, as the CLI, the app and Python use them.
+
+    desk = HelpDesk(Settings())
+    desk.index(["manuals/"], qa=["faq.csv"])        # incremental: changed files only
+    result = desk.ask("パスワードの条件と、ロックされた時の解除方法を教えて")
+
+The knowledge base lives in the workspace (``.keiri/knowledge/<name>``) with two
+collections: ``manual`` (PDF, Markdown, DOCX, ... chunked with page and heading) and
+``qa`` (FAQ CSV rows); vector indexes (Qdrant collections ``<name>-<collection>``) in
+``.keiri/qdrant`` or on ``qdrant_url``. The manual tool searches the keyword index (seed 001:
+``search_xyz_manual``); the FAQ tool searches the FAQ's vector index when an
+embeddings provider is configured (``search_xyz_qa``), and its keyword index
+otherwise — the tool's results say so.
+
+Settings used: ``helpdesk_system_name`` (tool names and descriptions: ``"XYZ"`` →
+``search_xyz_manual``), ``helpdesk_prompts_file`` (YAML of prompt overrides, see
+``HelpDeskAgentPrompts.from_yaml``), ``qdrant_url`` (a Qdrant server instead of the
+local folder).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from importlib.resources import files
+from pathlib import Path
+
+from langchain_core.language_models import BaseChatModel
+
+from keiri_agent.agents.helpdesk.agent import EventHandler, HelpDeskAgent
+from keiri_agent.agents.helpdesk.models import AgentResult
+from keiri_agent.agents.helpdesk.prompts import HelpDeskAgentPrompts
+from keiri_agent.agents.helpdesk.tools import SearchTool, default_tools
+from keiri_agent.config import Settings
+from keiri_agent.errors import UserInputError
+from keiri_agent.search.knowledge_base import IndexReport, KnowledgeBase, ProgressCallback
+from keiri_agent.search.models import ChunkIndex, Hit, Retriever, Searcher
+from keiri_agent.search.vector import VectorIndex
+
+MANUAL = "manual"
+QA = "qa"
+SAMPLES = Path(str(files("keiri_agent.samples"))) / "helpdesk"
+SAMPLE_DOCUMENTS = SAMPLES / "docs"
+SAMPLE_FAQ = SAMPLES / "xyz_faq.csv"
+EXAMPLE_QUESTION = "パスワードの条件と、ロックされた時の解除方法を教えて"
+
+
+class HelpDesk:
+    """A help desk over one knowledge base (``name``) in the workspace.
+
+    Args:
+        settings: Provider, workspace, HelpDesk settings.
+        name: The knowledge base's name (one folder per name).
+        chat_model: A chat model to use instead of the configured one (tests).
+        use_vectors: Build vector indexes; default: when an LLM provider is configured.
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        name: str = "helpdesk",
+        chat_model: BaseChatModel | None = None,
+        use_vectors: bool | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.name = name
+        self.chat_model = chat_model
+        self.use_vectors = (not self.settings.is_offline) if use_vectors is None else use_vectors
+        factory: Callable[[str], ChunkIndex] | None = None
+        if self.use_vectors:
+
+            def factory(collection: str) -> ChunkIndex:
+                return VectorIndex.from_settings(self.settings, f"{name}-{collection}")
+
+        self.knowledge_base = KnowledgeBase.for_workspace(
+            self.settings, name, vector_index_factory=factory
+        )
+
+    # --- indexing ---------------------------------------------------------------------
+
+    def index(
+        self,
+        documents: Sequence[Path | str] = (),
+        *,
+        qa: Sequence[Path | str] = (),
+        on_progress: ProgressCallback | None = None,
+    ) -> dict[str, IndexReport]:
+        """Index manuals (files or folders) into ``manual`` and FAQ CSVs into ``qa``.
+
+        Only files changed since the last run are re-read. Returns a report per
+        collection that was given files.
+        """
+        if not documents and not qa:
+            raise UserInputError(
+                "nothing to index",
+                hint="give manual files or folders, and/or --qa FAQ.csv "
+                "(or index the bundled sample with --sample)",
+            )
+        reports: dict[str, IndexReport] = {}
+        if documents:
+            reports[MANUAL] = self.knowledge_base.index_files(
+                documents, MANUAL, on_progress=on_progress
+            )
+        if qa:
+            reports[QA] = self.knowledge_base.index_files(qa, QA, faq=True, on_progress=on_progress)
+        return reports
+
+    def index_sample(self, on_progress: ProgressCallback | None = None) -> dict[str, IndexReport]:
+        """Index the bundled XYZ system manual and FAQ."""
+        return self.index([SAMPLE_DOCUMENTS], qa=[SAMPLE_FAQ], on_progress=on_progress)
+
+    def remove(self, documents: Sequence[str], collection: str = MANUAL) -> IndexReport:
+        """Remove documents (by name) from a collection."""
+        return self.knowledge_base.remove(documents, collection)
+
+    # --- asking -----------------------------------------------------------------------
+
+    def tools(self) -> list[SearchTool]:
+        """The seed's two search tools over this knowledge base."""
+        collections = self.knowledge_base.collections()
+        if MANUAL not in collections and QA not in collections:
+            raise UserInputError(
+                f"the knowledge base '{self.name}' is empty",
+                hint="index documents first: keiri-agent helpdesk index MANUALS... --qa FAQ.csv "
+                "(or keiri-agent helpdesk index --sample for the bundled XYZ manual)",
+                code="EMPTY_KNOWLEDGE_BASE",
+            )
+        manual: Searcher = self._searcher(MANUAL, prefer_vector=False)
+        qa: Searcher = self._searcher(QA, prefer_vector=True)
+        return default_tools(manual, qa, system_name=self.settings.helpdesk_system_name)
+
+    def _searcher(self, collection: str, *, prefer_vector: bool) -> Searcher:
+        """The collection's searcher; an empty stand-in when it was never indexed."""
+        if collection not in self.knowledge_base.collections():
+            return _EmptySearcher()
+        if prefer_vector:
+            vector = self.knowledge_base.vector(collection)
+            if vector is not None:
+                return vector
+        return self.knowledge_base.keyword(collection)
+
+    def agent(self) -> HelpDeskAgent:
+        """The agent over this knowledge base, with the configured prompts."""
+        prompts_file = self.settings.helpdesk_prompts_file
+        prompts = HelpDeskAgentPrompts.from_yaml(prompts_file) if prompts_file else None
+        return HelpDeskAgent(
+            self.settings, tools=self.tools(), prompts=prompts, chat_model=self.chat_model
+        )
+
+    def ask(self, question: str, *, on_event: EventHandler | None = None) -> AgentResult:
+        """Answer ``question`` (planned, searched per part in parallel, checked, cited)."""
+        return self.agent().run_agent(question, on_event=on_event)
+
+
+class _EmptySearcher:
+    """A collection with nothing indexed: every search finds nothing."""
+
+    retriever: Retriever = "keyword"
+
+    def search(self, query: str, k: int = 5) -> list[Hit]:
+        return []

@@ -1,0 +1,177 @@
+"""``keiri-agent helpdesk``: index manuals and an FAQ, then ask questions about the system.
+
+    keiri-agent helpdesk index --sample                      # the bundled XYZ manual + FAQ
+    keiri-agent helpdesk index manuals/ --qa faq.csv         # your own (changed files only)
+    keiri-agent helpdesk ask "パスワードの条件と、ロックされた時の解除方法を教えて"
+    keiri-agent helpdesk status
+
+Exit codes: 0 success, 1 a reported failure (nothing indexed yet, a file that could
+not be indexed, an LLM error), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.markdown import Markdown
+from rich.markup import escape
+from rich.table import Table
+
+from keiri_agent.cli.common import console, err_console
+from keiri_agent.cli.common import fail as _fail
+from keiri_agent.config import Settings
+from keiri_agent.errors import KeiriAgentError
+
+if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
+    from keiri_agent.agents.helpdesk.desk import HelpDesk
+
+helpdesk_app = typer.Typer(
+    name="helpdesk",
+    help="Support desk for a system: index its manuals and FAQ, ask questions with sources.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+NameOption = Annotated[str, typer.Option("--name", help="Knowledge base name (one per system).")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+
+
+def _desk(name: str) -> HelpDesk:
+    from keiri_agent.agents.helpdesk.desk import HelpDesk
+
+    return HelpDesk(Settings(), name=name)
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+@helpdesk_app.command()
+def index(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Manual files or folders (PDF, Markdown, DOCX, TXT, XLSX)."),
+    ] = None,
+    qa: Annotated[
+        list[Path] | None, typer.Option("--qa", help="FAQ CSV (question/answer columns).")
+    ] = None,
+    sample: Annotated[
+        bool, typer.Option("--sample", help="Index the bundled XYZ system manual and FAQ.")
+    ] = False,
+    name: NameOption = "helpdesk",
+    as_json: JsonOption = False,
+) -> None:
+    """Index manuals (and an FAQ); only files changed since the last run are re-read."""
+    from keiri_agent.agents.helpdesk.desk import SAMPLE_DOCUMENTS, SAMPLE_FAQ
+
+    documents = list(paths or [])
+    faqs = list(qa or [])
+    if sample:
+        documents.append(SAMPLE_DOCUMENTS)
+        faqs.append(SAMPLE_FAQ)
+
+    def progress(done: int, total: int, document: str) -> None:
+        if not as_json:
+            err_console.print(f"[dim]· {done}/{total} {escape(document)}[/dim]")
+
+    try:
+        reports = _desk(name).index(documents, qa=faqs, on_progress=progress)
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+    failed = any(not report.ok for report in reports.values())
+    if as_json:
+        _print_json({name: report.to_dict() for name, report in reports.items()})
+    else:
+        for report in reports.values():
+            style = "green" if report.ok else "yellow"
+            console.print(f"[{style}]{escape(report.summary())}[/] ({report.chunks} chunks)")
+            for failure in report.failed:
+                console.print(
+                    f"  [red]✗ {escape(failure.document)}[/red] [{failure.code}] "
+                    f"{escape(failure.message)}"
+                )
+                if failure.hint:
+                    console.print(f"    [yellow]ヒント:[/yellow] {escape(failure.hint)}")
+    if failed:
+        raise typer.Exit(code=1)
+
+
+@helpdesk_app.command()
+def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
+    """What is indexed: documents and chunks per collection."""
+    try:
+        desk = _desk(name)
+        stats = desk.knowledge_base.stats()
+        documents = {c: desk.knowledge_base.documents(c) for c in stats}
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+    if as_json:
+        _print_json({"stats": stats, "documents": documents})
+        return
+    if not stats:
+        console.print(f"knowledge base '{name}' is empty: keiri-agent helpdesk index --sample")
+        return
+    table = Table(title=f"knowledge base: {name}")
+    for column in ("collection", "document", "chunks", "indexed_at"):
+        table.add_column(column)
+    for collection, entries in documents.items():
+        for document, entry in sorted(entries.items()):
+            table.add_row(collection, document, str(entry["chunks"]), str(entry["indexed_at"]))
+    console.print(table)
+
+
+def _progress_printer(quiet: bool) -> Any:
+    """Prints the agent's events as they arrive (they come from worker threads)."""
+    lock = threading.Lock()
+
+    def on_event(event: dict[str, Any]) -> None:
+        if quiet:
+            return
+        kind = event.get("type")
+        subtask = escape(str(event.get("subtask", "")))
+        if kind == "plan":
+            line = "計画: " + " / ".join(escape(str(s)) for s in event.get("subtasks", []))
+        elif kind == "tool_results":
+            found = sum(len(result.get("results", [])) for result in event.get("results", []))
+            line = f"検索 #{event.get('attempt')} {subtask}: {found} 件"
+        elif kind == "reflection":
+            verdict = "OK" if event.get("is_completed") else "再検索"
+            line = f"内省 #{event.get('attempt')} {subtask}: {verdict}"
+            if event.get("advice") and not event.get("is_completed"):
+                line += f" ({escape(str(event['advice']))[:80]})"
+        elif kind == "subtask_done":
+            line = "完了: " + escape(str(event["subtask"].get("task_name", "")))
+        else:
+            return
+        with lock:
+            err_console.print(f"[dim]· {line}[/dim]")
+
+    return on_event
+
+
+@helpdesk_app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question, in Japanese or English.")],
+    name: NameOption = "helpdesk",
+    as_json: JsonOption = False,
+) -> None:
+    """Answer a question: plan, search each part in parallel, check, cite sources."""
+    try:
+        desk = _desk(name)
+        if desk.settings.is_offline and not as_json:
+            err_console.print(
+                "[bold yellow]オフラインモード[/bold yellow]"
+                "（LLM 未設定: 質問を分割し、検索結果を引用して回答します）"
+            )
+        result = desk.ask(question, on_event=_progress_printer(as_json))
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+    if as_json:
+        _print_json(result.model_dump(mode="json"))
+        return
+    console.print(Markdown(result.answer))
