@@ -1,0 +1,78 @@
+"""``keiri-agent helpdesk index|status|ask`` on the bundled sample and on user files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from keiri_agent.agents.helpdesk.desk import EXAMPLE_QUESTION
+from keiri_agent.cli.app import app
+
+runner = CliRunner()
+
+
+def test_ask_before_indexing_fails_with_a_hint(keiri_home: Path) -> None:
+    result = runner.invoke(app, ["helpdesk", "ask", EXAMPLE_QUESTION])
+    assert result.exit_code == 1
+    assert "EMPTY_KNOWLEDGE_BASE" in result.output
+    assert "helpdesk index --sample" in result.output
+
+
+def test_index_sample_then_ask_the_readme_question_offline(keiri_home: Path) -> None:
+    first = runner.invoke(app, ["helpdesk", "index", "--sample", "--json"])
+    assert first.exit_code == 0, first.output
+    reports = json.loads(first.output)
+    assert sorted(reports["manual"]["added"]) == [
+        "xyz_manual.pdf",
+        "xyz_notifications.md",
+        "xyz_release_notes.docx",
+    ]
+    assert reports["qa"]["added"] == ["xyz_faq.csv"]
+
+    again = runner.invoke(app, ["helpdesk", "index", "--sample"])
+    assert again.exit_code == 0
+    assert "manual: 0 added, 0 updated, 3 unchanged" in again.output
+
+    status = runner.invoke(app, ["helpdesk", "status", "--json"])
+    assert json.loads(status.output)["stats"]["manual"]["documents"] == 3
+
+    answer = runner.invoke(app, ["helpdesk", "ask", EXAMPLE_QUESTION])
+    assert answer.exit_code == 0, answer.output
+    assert "オフラインモード" in answer.output
+    assert "計画: パスワードの条件を教えて / ロックされた時の解除方法を教えて" in answer.output
+    assert "出典" in answer.output and "xyz_manual.pdf p.5" in answer.output
+
+    as_json = runner.invoke(app, ["helpdesk", "ask", EXAMPLE_QUESTION, "--json"])
+    data = json.loads(as_json.output)
+    assert data["offline"] is True
+    assert [s["task_name"] for s in data["subtasks"]] == data["plan"]["subtasks"]
+    assert all(s["tool_results"] and s["reflection_results"] for s in data["subtasks"])
+    assert any("2.5 アカウントロックの解除" in source for source in data["sources"])
+
+
+def test_a_bad_file_is_reported_and_the_others_are_indexed(
+    keiri_home: Path, tmp_path: Path
+) -> None:
+    manuals = tmp_path / "manuals"
+    manuals.mkdir()
+    (manuals / "guide.md").write_text("# 申請\n\n## 締め日\n\n経費の締め日は毎月25日です。\n")
+    (manuals / "broken.pdf").write_bytes(b"%PDF-1.4 this is not a pdf")
+    faq = tmp_path / "faq.csv"
+    faq.write_text("質問,回答\n締め日はいつ？,毎月25日です。\n", encoding="utf-8")
+
+    result = runner.invoke(app, ["helpdesk", "index", str(manuals), "--qa", str(faq)])
+
+    assert result.exit_code == 1
+    assert "✗ broken.pdf" in result.output
+    assert "manual: 1 added" in result.output and "qa: 1 added" in result.output
+    answer = runner.invoke(app, ["helpdesk", "ask", "経費の締め日は？", "--json"])
+    assert answer.exit_code == 0, answer.output
+    assert any(source.startswith("guide.md") for source in json.loads(answer.output)["sources"])
+
+
+def test_index_with_nothing_to_index_is_a_clear_error(keiri_home: Path) -> None:
+    result = runner.invoke(app, ["helpdesk", "index"])
+    assert result.exit_code == 1
+    assert "nothing to index" in result.output
