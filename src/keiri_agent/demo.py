@@ -9,6 +9,10 @@ the figures under ``out_dir/figures/``.
 Part 2, the sample Plan ``evidence_summary`` (no LLM): a ZIP of sample evidence
 documents is "uploaded" to its input node, and the per-group summary it writes
 is saved as ``out_dir/evidence_summary.xlsx``.
+
+Part 3, the HelpDesk: the sample XYZ system manual and FAQ are indexed into the
+workspace (incrementally: a second demo re-reads nothing) and the README's question
+is answered with sources; the answer is saved as ``out_dir/helpdesk_answer.md``.
 """
 
 from __future__ import annotations
@@ -89,6 +93,24 @@ def run_plan_demo(*, out_dir: Path, console: Console, settings: Settings) -> Pat
     return path
 
 
+def run_helpdesk_demo(*, out_dir: Path, console: Console, settings: Settings) -> Path:
+    """Index the sample XYZ manual and FAQ, ask the README's question; returns the answer file."""
+    from keiri_agent.agents.helpdesk.desk import EXAMPLE_QUESTION, HelpDesk
+
+    console.rule("ヘルプデスク: XYZシステムのマニュアルとFAQ")
+    desk = HelpDesk(settings)
+    for report in desk.index_sample().values():
+        console.print(f"索引: {report.summary()}")
+    console.rule(f"[bold]質問:[/bold] {EXAMPLE_QUESTION}")
+    result = desk.ask(EXAMPLE_QUESTION)
+    console.print("計画: " + " / ".join(result.plan.subtasks))
+    render_markdown(console, result.answer)
+    path = out_dir / "helpdesk_answer.md"
+    path.write_text(result.answer, encoding="utf-8")
+    console.print(f"回答を保存しました: {path}")
+    return path
+
+
 def sample_data_path() -> Path:
     """The bundled sample sales CSV (fictional data written for this project)."""
     return Path(str(resources.files("keiri_agent.samples").joinpath("sales.csv")))
@@ -136,4 +158,5 @@ def run_demo(
     render_markdown(console, report_md)
     console.print(f"図 {len(files)} 件を {out_dir / 'figures'} に保存しました。")
     run_plan_demo(out_dir=out_dir, console=console, settings=settings)
+    run_helpdesk_demo(out_dir=out_dir, console=console, settings=settings)
     return report_path

@@ -151,3 +151,7 @@ def test_demo_ends_with_a_report_covering_three_ops_and_two_plot_kinds(tmp_path:
     rows = list(sheet.iter_rows(values_only=True))
     assert rows[0] == ("グループ", "ファイル数", "文字数")
     assert {row[0]: row[1] for row in rows[1:]} == {"契約書": 1, "請求書": 2, "領収書": 2}
+    # Part 3: the HelpDesk answered the README's question from the sample manual, with sources.
+    answer = (out / "helpdesk_answer.md").read_text(encoding="utf-8")
+    assert "オフラインモード" in answer and "### 出典" in answer
+    assert "2.5 アカウントロックの解除" in answer and "12文字以上" in answer
