@@ -71,6 +71,14 @@ def test_a_bad_file_is_reported_and_the_others_are_indexed(
     assert answer.exit_code == 0, answer.output
     assert any(source.startswith("guide.md") for source in json.loads(answer.output)["sources"])
 
+    removed = runner.invoke(app, ["helpdesk", "remove", "guide.md"])
+    assert removed.exit_code == 0, removed.output
+    assert "1 removed" in removed.output
+    after = runner.invoke(app, ["helpdesk", "ask", "経費の締め日は？", "--json"])
+    assert not any(s.startswith("guide.md") for s in json.loads(after.output)["sources"])
+    unknown = runner.invoke(app, ["helpdesk", "remove", "nope.md"])
+    assert unknown.exit_code == 1
+
 
 def test_index_with_nothing_to_index_is_a_clear_error(keiri_home: Path) -> None:
     result = runner.invoke(app, ["helpdesk", "index"])

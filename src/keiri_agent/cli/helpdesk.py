@@ -4,6 +4,7 @@
     keiri-agent helpdesk index manuals/ --qa faq.csv         # your own (changed files only)
     keiri-agent helpdesk ask "パスワードの条件と、ロックされた時の解除方法を教えて"
     keiri-agent helpdesk status
+    keiri-agent helpdesk remove xyz_release_notes.docx       # (--collection qa for FAQ files)
 
 Exit codes: 0 success, 1 a reported failure (nothing indexed yet, a file that could
 not be indexed, an LLM error), 2 a usage error.
@@ -98,6 +99,30 @@ def index(
                 if failure.hint:
                     console.print(f"    [yellow]ヒント:[/yellow] {escape(failure.hint)}")
     if failed:
+        raise typer.Exit(code=1)
+
+
+@helpdesk_app.command()
+def remove(
+    documents: Annotated[list[str], typer.Argument(help="Document names, as `status` lists them.")],
+    collection: Annotated[
+        str, typer.Option("--collection", help="manual (manuals) or qa (FAQ).")
+    ] = "manual",
+    name: NameOption = "helpdesk",
+    as_json: JsonOption = False,
+) -> None:
+    """Remove documents from the knowledge base (their chunks leave every index)."""
+    try:
+        report = _desk(name).remove(documents, collection)
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+    if as_json:
+        _print_json(report.to_dict())
+    else:
+        console.print(escape(report.summary()))
+        for failure in report.failed:
+            console.print(f"  [red]✗ {escape(failure.document)}[/red] {escape(failure.message)}")
+    if not report.ok:
         raise typer.Exit(code=1)
 
 
