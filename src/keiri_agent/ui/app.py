@@ -12,6 +12,7 @@ def main() -> None:
     st.set_page_config(page_title="keiri-agent", page_icon="📊", layout="wide")
     pages = [
         st.Page(render_analysis_page, title="データ分析", icon="📊", url_path="analysis"),
+        st.Page("helpdesk_page.py", title="ヘルプデスク", icon="💬", url_path="helpdesk"),
         st.Page("run_page.py", title="実行", icon="▶️", url_path="run"),
     ]
     st.navigation(pages).run()
