@@ -410,3 +410,27 @@ def test_final_answer_with_no_sources_and_blank_question() -> None:
     assert "該当する資料は見つかりませんでした。" in text
     with pytest.raises(ValueError, match="question is empty"):
         final_answer(" ", [])
+
+
+def test_four_part_enumeration_with_koto_shikata_and_soreto_splits_into_four() -> None:
+    question = (
+        "パスワードのルール、アカウントがロックされたときの解除のしかた、"
+        "通知メールが届かないときに確認すること、それとエラーE1023の意味をまとめて教えてください"
+    )
+    assert split_question(question) == [
+        "パスワードのルールを教えてください",
+        "アカウントがロックされたときの解除のしかたを教えてください",
+        "通知メールが届かないときに確認することを教えてください",
+        "エラーE1023の意味をまとめて教えてください",
+    ]
+
+
+def test_the_to_inside_koto_and_toki_is_not_a_separator() -> None:
+    assert split_question("ロックされたときの対処を教えて") == ["ロックされたときの対処を教えて"]
+    assert split_question(
+        "二要素認証の設定のしかた、スマホをなくしたときの対処、それと二要素認証が入ったのはどのバージョンから？"
+    ) == [
+        "二要素認証の設定のしかた",
+        "スマホをなくしたときの対処",
+        "二要素認証が入ったのはどのバージョンから？",
+    ]

@@ -188,7 +188,7 @@ _SENTENCE_END = re.compile(r"(?<=[。？?！!])|(?<=[.])\s+(?=[A-Za-z])")
 _NOUNISH = r"[\u3400-\u9fff\u30a0-\u30ffー々〆ヶA-Za-z0-9」』）)]"
 # Nouns written with okurigana end in kana: 違い, 手続き, 差し戻し, 問い合わせ …
 _NOUNISH_END = re.compile(
-    rf"(?:{_NOUNISH}|こと|もの|とき|ところ|違い|扱い|払い|続き|切り|消し|戻し|合わせ|込み|替え|"
+    rf"(?:{_NOUNISH}|こと|もの|とき|ところ|かた|違い|扱い|払い|続き|切り|消し|戻し|合わせ|込み|替え|"
     r"付け|書き|出し|入れ|渡し)$"
 )
 _NOUNISH_START = re.compile(rf"^(?:{_NOUNISH}|「|『)")
@@ -203,8 +203,9 @@ _TO_BLOCKED = re.compile(
 _SEPARATOR = re.compile(
     r"(?P<conn>[、,，]\s*(?:また|それから|あと|さらに|それと|加えて|ほかに|他に)\s*[、,，]?)"
     r"|(?P<and>\s*(?:および|及び|ならびに|並びに)\s*[、,，]?)"
-    r"|(?P<tocomma>と\s*[、,，])"
-    r"|(?P<to>と)"
+    # the と of こと / とき / ところ is part of a word, not a separator
+    r"|(?P<tocomma>(?<!こ)と\s*[、,，])"
+    r"|(?P<to>(?<!こ)と(?!き|ころ))"
     r"|(?P<ya>や)"
     r"|(?P<comma>[、,，])"
 )
@@ -345,8 +346,8 @@ def _carry_ja(parts: list[str], predicate: re.Match[str] | None) -> list[str]:
         return parts
     particle = predicate.group("particle") or ""
     pred = predicate.group("pred")
-    if particle == "も":
-        particle = "を"
+    if particle == "も" or (not particle and re.match(r"教えて|おしえて|説明して", pred)):
+        particle = "を"  # 「…の意味をまとめて教えて」 → 「パスワードのルールを教えて…」
     out: list[str] = []
     for part in parts:
         bare = part.rstrip("、,，。 ")
