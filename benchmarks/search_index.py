@@ -9,9 +9,20 @@ Prints ``name: value`` lines:
 - ``keyword.query_p50_ms`` / ``keyword.query_p95_ms`` — one ``search(query, k=5)``
   (tokenising included) over 200 generated queries, after 20 warm-up queries.
 - ``keyword.threads4_qps`` — queries per second with 4 threads searching at once.
+- ``vector.hash_embeddings.build_s`` — ``VectorIndex.upsert`` of every chunk into Qdrant's
+  local (on-disk) mode in a temporary folder, one document at a time; ``.embed_s`` is the
+  part of it spent computing the embeddings.
+- ``vector.hash_embeddings.query_p50_ms`` / ``.query_p95_ms`` — one ``search(query, k=5)``.
+- ``hybrid.hash_embeddings.query_p50_ms`` / ``.query_p95_ms`` — ``HybridSearcher`` (RRF) of
+  the keyword index and that vector index, ``k=5`` (each asked for 15).
 
-Sections are functions taking the corpus and the queries; a vector or hybrid section can be
-added to ``SECTIONS`` with the same signature.
+The vector sections use ``HashEmbeddings(dim=384)`` (hashed character bigrams, no model, no
+network) as a stand-in: what they measure is Qdrant's indexing and query cost at a common
+embedding size, not retrieval quality and not a real embedding model's latency (a hosted
+model adds its round trip to every query and indexing batch).
+
+Sections are functions taking the corpus and the queries (see ``SECTIONS``); built indexes are
+kept in ``_BUILT`` so the hybrid section reuses them instead of indexing again.
 
     uv run python benchmarks/search_index.py [--chunks 10000]
 """
@@ -26,10 +37,14 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
+from keiri_agent.llm.testing import HashEmbeddings
+from keiri_agent.search.hybrid import HybridSearcher
 from keiri_agent.search.keyword import KeywordIndex
-from keiri_agent.search.models import Chunk, Source
+from keiri_agent.search.models import Chunk, Searcher, Source
 from keiri_agent.search.tokenize import default_tokenizer
+from keiri_agent.search.vector import VectorIndex
 
 SEED = 20240401
 SUBJECTS = [
@@ -104,17 +119,41 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+EMBEDDING_DIM = 384
+"""A common sentence-embedding size (e.g. multilingual-e5-small, all-MiniLM-L6-v2)."""
+
+_BUILT: dict[str, Any] = {}
+"""Indexes built by a section, for later sections: ``keyword``, ``vector``."""
+
+
+def by_document(corpus: list[Chunk]) -> dict[str, list[Chunk]]:
+    out: dict[str, list[Chunk]] = {}
+    for chunk in corpus:
+        out.setdefault(chunk.source.document, []).append(chunk)
+    return out
+
+
+def query_times_ms(searcher: Searcher, queries: list[str], k: int = 5) -> list[float]:
+    """Per-query latency after 20 warm-up queries."""
+    for query in queries[:20]:
+        searcher.search(query, k=k)
+    times = []
+    for query in queries:
+        start = time.perf_counter()
+        searcher.search(query, k=k)
+        times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
 def keyword_section(corpus: list[Chunk], queries: list[str]) -> dict[str, float]:
     tokenizer = default_tokenizer()
     tokenizer.terms("ウォームアップ")
     index = KeywordIndex(tokenizer)
-    by_document: dict[str, list[Chunk]] = {}
-    for chunk in corpus:
-        by_document.setdefault(chunk.source.document, []).append(chunk)
     start = time.perf_counter()
-    for document, chunks in by_document.items():
+    for document, chunks in by_document(corpus).items():
         index.upsert(document, chunks)
     build = time.perf_counter() - start
+    _BUILT["keyword"] = index
     with tempfile.TemporaryDirectory() as folder:
         start = time.perf_counter()
         index.save(Path(folder))
@@ -122,13 +161,7 @@ def keyword_section(corpus: list[Chunk], queries: list[str]) -> dict[str, float]
         start = time.perf_counter()
         KeywordIndex.open(Path(folder), tokenizer)
         load = time.perf_counter() - start
-    for query in queries[:20]:
-        index.search(query, k=5)
-    times = []
-    for query in queries:
-        start = time.perf_counter()
-        index.search(query, k=5)
-        times.append((time.perf_counter() - start) * 1000)
+    times = query_times_ms(index, queries)
     with ThreadPoolExecutor(4) as pool:
         start = time.perf_counter()
         list(pool.map(lambda q: index.search(q, k=5), queries * 2))
@@ -143,8 +176,64 @@ def keyword_section(corpus: list[Chunk], queries: list[str]) -> dict[str, float]
     }
 
 
+class TimedHashEmbeddings(HashEmbeddings):
+    """``HashEmbeddings`` that add up the seconds spent embedding documents."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__(dim)
+        self.document_s = 0.0
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        start = time.perf_counter()
+        try:
+            return super().embed_documents(texts)
+        finally:
+            self.document_s += time.perf_counter() - start
+
+
+def vector_section(corpus: list[Chunk], queries: list[str]) -> dict[str, float]:
+    folder = tempfile.TemporaryDirectory(prefix="keiri-bench-qdrant-")
+    embeddings = TimedHashEmbeddings(EMBEDDING_DIM)
+    index = VectorIndex("bench", embeddings, path=Path(folder.name))
+    start = time.perf_counter()
+    for document, chunks in by_document(corpus).items():
+        index.upsert(document, chunks)
+    build = time.perf_counter() - start
+    _BUILT["vector"] = index
+    _BUILT["vector_folder"] = folder
+    times = query_times_ms(index, queries)
+    return {
+        "build_s": build,
+        "embed_s": embeddings.document_s,
+        "query_p50_ms": statistics.median(times),
+        "query_p95_ms": percentile(times, 0.95),
+    }
+
+
+def hybrid_section(corpus: list[Chunk], queries: list[str]) -> dict[str, float]:
+    if "keyword" not in _BUILT:
+        keyword_section(corpus, queries)
+    if "vector" not in _BUILT:
+        vector_section(corpus, queries)
+    hybrid = HybridSearcher([_BUILT["keyword"], _BUILT["vector"]])
+    times = query_times_ms(hybrid, queries)
+    return {"query_p50_ms": statistics.median(times), "query_p95_ms": percentile(times, 0.95)}
+
+
+def close_built() -> None:
+    vector = _BUILT.pop("vector", None)
+    if vector is not None:
+        vector.close()
+    folder = _BUILT.pop("vector_folder", None)
+    if folder is not None:
+        folder.cleanup()
+    _BUILT.clear()
+
+
 SECTIONS: dict[str, Callable[[list[Chunk], list[str]], dict[str, float]]] = {
     "keyword": keyword_section,
+    "vector.hash_embeddings": vector_section,
+    "hybrid.hash_embeddings": hybrid_section,
 }
 
 
@@ -157,9 +246,12 @@ def main() -> None:
     queries = make_queries(args.queries)
     print(f"corpus.chunks: {len(corpus)}")
     print(f"corpus.avg_chars: {statistics.mean(len(c.text) for c in corpus):.0f}")
-    for name, section in SECTIONS.items():
-        for key, value in section(corpus, queries).items():
-            print(f"{name}.{key}: {value:.3f}")
+    try:
+        for name, section in SECTIONS.items():
+            for key, value in section(corpus, queries).items():
+                print(f"{name}.{key}: {value:.3f}", flush=True)
+    finally:
+        close_built()
 
 
 if __name__ == "__main__":
