@@ -434,3 +434,20 @@ def test_the_to_inside_koto_and_toki_is_not_a_separator() -> None:
         "スマホをなくしたときの対処",
         "二要素認証が入ったのはどのバージョンから？",
     ]
+
+
+def test_words_about_the_answer_form_are_not_key_terms() -> None:
+    assert key_terms("エラーE1023の意味をまとめて教えてください") == ["エラー", "e1023"]
+
+
+def test_an_faq_row_is_quoted_with_its_answer() -> None:
+    faq = SearchOutput(
+        file_name="faq.csv",
+        content="Q: エラーE1023が表示されます。\nA: アカウントがロックされています。"
+        "30分待つと解除されます。",
+        row=46,
+        heading="エラー",
+    )
+    answer, sources = subtask_answer("エラーE1023の意味を教えて", [faq])
+    assert "30分待つと解除されます" in answer
+    assert sources == ["faq.csv 行46 「エラー」"]

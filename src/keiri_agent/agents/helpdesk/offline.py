@@ -49,6 +49,7 @@ _STOP_JA = (
     " する ある いる できる 出来る なる ください 下さい 欲しい いい 良い よい 分かる 困る"
     " について 関して 関する 対して 以下 下記 次 上記 以上 それぞれ"
     " 違い 違う 比較 比べる 差異 相違"
+    " 意味 まとめる 纏める まとめて 詳しい 詳しく 具体的 簡単 簡単に ざっくり 一通り 全部 全て"
     " 宜しく お願い 願い 御願い お世話 様 さん 私 我々"
     " xyz システム xyzシステム ヘルプデスク"
 )
@@ -59,6 +60,7 @@ _STOP_EN = (
     " what which who whom whose when where why how whether please tell explain describe show"
     " know want need like get got way ways help thanks thank hello hi also any some all"
     " not no yes so then than just more most xyz system difference differences differ"
+    " mean means meaning summarize summarise summary detail details brief briefly"
     " different compare comparison between versus vs"
 )
 STOP_TERMS: frozenset[str] = frozenset(_STOP_JA.split()) | frozenset(_STOP_EN.split())
@@ -679,7 +681,9 @@ def subtask_answer(subtask: str, results: list[SearchOutput]) -> tuple[str, list
     citations: list[str] = []
     for candidate in chosen:
         citation = candidate.result.citation()
-        quote = _trim(candidate.result.content, terms, section=candidate.is_section)
+        # an FAQ row (Q + A) is quoted whole: its answer is the point
+        whole = candidate.is_section or candidate.result.row is not None
+        quote = _trim(candidate.result.content, terms, section=whole)
         lines.append(f"- {quote}【{citation}】")
         if citation not in citations:
             citations.append(citation)
