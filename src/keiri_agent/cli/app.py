@@ -190,7 +190,7 @@ def demo(
         Path | None, typer.Option(help="Data file (default: the bundled sample sales data).")
     ] = None,
 ) -> None:
-    """Offline demo: an analysis conversation ending with a report, then a sample Plan."""
+    """Offline demo: an analysis conversation with a report, a sample Plan, the HelpDesk."""
     from keiri_agent.demo import run_demo
 
     try:
@@ -205,7 +205,7 @@ def ui(
     port: Annotated[int, typer.Option(help="Port to serve on.")] = 8501,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
 ) -> None:
-    """Start the Streamlit app."""
+    """Start the Streamlit app (データ分析, ヘルプデスク, 実行)."""
     script = Path(__file__).resolve().parent.parent / "ui" / "app.py"
     command = [
         sys.executable,
