@@ -24,6 +24,15 @@ def test_openai_key_selects_openai(monkeypatch: pytest.MonkeyPatch) -> None:
     settings.require_llm()
 
 
+def test_describe_hides_credentials_in_the_base_url() -> None:
+    settings = Settings(
+        provider="openai-compatible", openai_api_base="https://bob:s3cret@llm.example/v1"
+    )
+    assert settings.describe() == "openai-compatible: gpt-4o-mini @ https://***@llm.example/v1"
+    plain = Settings(provider="openai-compatible", openai_api_base="http://localhost:8000/v1")
+    assert plain.describe().endswith("@ http://localhost:8000/v1")
+
+
 def test_azure_needs_key_and_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", "k")
     assert Settings().active_provider == "offline"

@@ -192,5 +192,16 @@ class Settings(BaseSettings):
         """One line for banners: the provider and model, never a secret."""
         if self.is_offline:
             return "offline (rule-based, no LLM)"
-        base = f" @ {self.openai_api_base}" if self.openai_api_base else ""
+        base = f" @ {_without_credentials(self.openai_api_base)}" if self.openai_api_base else ""
         return f"{self.active_provider}: {self.model}{base}"
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` with any ``user:password@`` replaced by ``***@`` (for display)."""
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        return url
+    authority, slash, path = rest.partition("/")
+    if "@" not in authority:
+        return url
+    return f"{scheme}://***@{authority.rsplit('@', 1)[1]}{slash}{path}"

@@ -148,6 +148,16 @@ def test_error_details_and_messages_are_masked_without_losing_their_shape() -> N
     assert error["message"].endswith("uvwx")  # the input is not changed
 
 
+def test_token_secrets_are_masked_but_token_counts_are_not() -> None:
+    usage = {"access_token": "abc123", "refresh_token": "r", "total_tokens": 812, "max_tokens": 64}
+    assert mask_secrets(usage) == {
+        "access_token": MASK,
+        "refresh_token": MASK,
+        "total_tokens": 812,
+        "max_tokens": 64,
+    }
+
+
 def test_bytes_are_summarised_in_the_log() -> None:
     assert sanitize({"data": b"\x00" * 300}) == {"data": "<bytes 300>"}
 

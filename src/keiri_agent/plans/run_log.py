@@ -68,12 +68,14 @@ EVENT_NAMES: Final = (
 )
 
 SECRET_KEY = re.compile(
-    r"api[_-]?key|apikey|password|passwd|passphrase|secret|token|authorization|credential"
+    r"api[_-]?key|apikey|password|passwd|passphrase|secret|token(?!s)|authorization|credential"
     r"|private[_-]?key|my[_-]?number|bank[_-]?account|card[_-]?number"
     r"|パスワード|暗証番号|マイナンバー|個人番号|口座番号|カード番号",
     re.IGNORECASE,
 )
-"""Mapping keys whose values are never logged (credentials and personal numbers, §12)."""
+"""Mapping keys whose values are never logged (credentials and personal numbers, §12).
+
+``token`` but not ``tokens``: ``access_token`` is a secret, ``total_tokens`` a count."""
 SECRET_VALUE = re.compile(
     r"\bsk-[A-Za-z0-9_\-]{16,}|\bBearer\s+[A-Za-z0-9._~+/\-]{8,}=*|\bAKIA[0-9A-Z]{16}\b"
 )
