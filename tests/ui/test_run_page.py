@@ -130,14 +130,38 @@ def test_error_then_fixed_input_and_rerun(page: AppTest) -> None:
     assert any("{name}" in i.value for i in page.info)  # the hint
     assert any(x.label == "エラー詳細" for x in page.expander)
     assert page.text_input(key=f"{STRICT_KEY}::template").value == "{nam} 様"  # kept
+    assert "再実行: message から（失敗したノード、入力はそのまま）" in _texts(page)
 
-    page.text_input(key=f"{STRICT_KEY}::template").input("{name} 様")
+    page.text_input(key=f"{STRICT_KEY}::template").input("{name} 様").run()
+    assert "再実行: collect から（入力が変更されたため）" in _texts(page)
     _button(page, "再実行")
 
     assert not page.error
     assert "山田 様" in _texts(page)
     assert "完了" in _texts(page)
     assert any(x.label == "実行ログ（JSONL）" for x in page.expander)
+    assert "collect" in _started(page)  # the edited form ran again with its new values
+
+
+def _started(at: AppTest) -> list[str]:
+    """The nodes the last run (or rerun) started, in order."""
+    events = at.session_state["run.state"]["events"]
+    return [e["node_id"] for e in events if e["event"] == "node_start"]
+
+
+def test_rerun_with_unchanged_values_starts_at_the_failed_node(page: AppTest) -> None:
+    page.selectbox(key="run.plan").select("strict").run()
+    _button(page, "実行")
+    page.text_input(key=f"{STRICT_KEY}::name").input("山田")
+    page.text_input(key=f"{STRICT_KEY}::template").input("{nam} 様")
+    _button(page, "送信")
+    assert any("{nam}" in e.value for e in page.error)
+
+    _button(page, "再実行")
+
+    assert _started(page) == ["message"]  # the form's answers were reused, not asked again
+    assert any("{nam}" in e.value for e in page.error)  # same input, same error
+    assert page.text_input(key=f"{STRICT_KEY}::template").value == "{nam} 様"
 
 
 FORM = """\

@@ -10,8 +10,10 @@ The page only calls ``PlanEngine``. What it keeps in ``st.session_state``:
   rerun; only the リセット button clears them (seed 002 §3, §8.2).
 
 Errors follow seed §9.3: message, "エラー詳細" with the details, the hint, and a
-再実行 button for recoverable errors. 再実行 re-runs from the first input form of
-the run (so edited values are used) or, without forms, from the failed node.
+再実行 button for recoverable errors. 再実行 re-runs from the failed node with the
+values kept; when a form's values were edited since they were sent, it re-runs from
+the first edited form instead, so the new values are used (``state["sent"]`` holds
+what each form last sent).
 """
 
 from __future__ import annotations
@@ -219,21 +221,42 @@ def _start(engine: PlanEngine, plan: Plan, file_id: str) -> None:
         "events": [],
         "forms": {},
         "keys": {},
+        "sent": {},
         "problem": None,
     }
     _invoke("実行", lambda on_event: engine.run(plan, on_event=on_event))
 
 
+def _rerun_start(plan: Plan, state: Mapping[str, Any], failed: str) -> str:
+    """The failed node, or the first top-level form whose values changed since sent."""
+    answers = _answers(state)
+    sent = state.get("sent") or {}
+    top = [node.id for node in plan.graph]
+    edited = [
+        node_id
+        for node_id in top
+        if node_id in state["forms"] and answers.get(node_id) != sent.get(node_id)
+    ]
+    if edited:
+        return edited[0]
+    forms = [node_id for node_id in top if node_id in state["forms"]]
+    return failed or (forms[0] if forms else top[0])
+
+
 def _rerun_button(
     engine: PlanEngine, plan: Plan, result: RunResult, failure: Mapping[str, Any], index: int
 ) -> None:
-    """再実行 from the first top-level input form (edited values apply), else the failed node."""
+    """再実行 from the failed node, or from the first edited form (its new values apply)."""
     state = st.session_state[STATE]
     failed = str((failure.get("details") or {}).get("node_id") or "")
-    top = {node.id for node in plan.graph}
-    start = next((node_id for node_id in state["forms"] if node_id in top), failed)
+    start = _rerun_start(plan, state, failed)
+    st.caption(
+        f"再実行: {start} から"
+        + ("（失敗したノード、入力はそのまま）" if start == failed else "（入力が変更されたため）")
+    )
     if st.button("再実行", key=f"run.rerun.{index}"):
         answers = _answers(state)
+        state["sent"] = answers
         _invoke(
             "再実行",
             lambda on_event: engine.rerun_from_node(
@@ -296,6 +319,7 @@ def render_run_page() -> None:
             _form(state["keys"][node_id], request)
     if result.status == "paused" and st.button("送信", type="primary", key="run.submit"):
         answers = _answers(state)
+        state["sent"] = answers
         _invoke(
             "送信",
             lambda on_event: engine.resume(result.run_id, answers=answers, on_event=on_event),
