@@ -451,3 +451,18 @@ def test_an_faq_row_is_quoted_with_its_answer() -> None:
     answer, sources = subtask_answer("エラーE1023の意味を教えて", [faq])
     assert "30分待つと解除されます" in answer
     assert sources == ["faq.csv 行46 「エラー」"]
+
+
+def test_a_section_is_quoted_from_its_start_with_its_lines_kept() -> None:
+    section = SearchOutput(
+        file_name="manual.pdf",
+        content="2.2 パスワードの条件\n次の条件をすべて満たします。\n・長さは12文字以上です。\n"
+        "・3種類以上の文字を使います。\n" + "補足の説明です。" * 60,
+        page=4,
+        heading="2. ログイン > 2.2 パスワードの条件",
+    )
+    answer, _ = subtask_answer("パスワードの条件を教えて", [section])
+    assert "・長さは12文字以上です。  \n  ・3種類以上の文字を使います。" in answer
+    assert "…【manual.pdf p.4" in answer  # cut at a sentence end within the limit
+    quote = answer.split("- ", 1)[1].split("【", 1)[0]
+    assert len(quote.replace("  \n  ", "")) <= 321

@@ -600,19 +600,28 @@ def _window(sentence: str, terms: list[str]) -> str:
     return lead + sentence[start : start + MAX_QUOTE_CHARS - len(lead) - 1] + "…"
 
 
-def _section_start(sentences: list[str]) -> str:
-    """The first sentences of a section, in order, up to ``MAX_SECTION_CHARS``."""
-    pieces: list[str] = []
+def _section_start(content: str) -> str:
+    """The start of a section, its lines kept, up to ``MAX_SECTION_CHARS`` (「…」 when cut).
+
+    A line that does not fit is cut at its last sentence end that fits, or left out.
+    """
+    lines = [re.sub(r"[ \t]+", " ", line).strip() for line in content.split("\n")]
+    kept: list[str] = []
     size = 0
-    for sentence in sentences:
-        if size + len(sentence) > MAX_SECTION_CHARS:
-            if not pieces:
-                return sentence[: MAX_SECTION_CHARS - 1] + "…"
-            pieces.append("…")
-            break
-        pieces.append(sentence)
-        size += len(sentence)
-    return "".join(pieces)
+    for line in (line for line in lines if line):
+        if size + len(line) <= MAX_SECTION_CHARS:
+            kept.append(line)
+            size += len(line)
+            continue
+        room = MAX_SECTION_CHARS - size
+        ends = [m.end() for m in re.finditer(r"[。！？!?]", line) if m.end() <= room]
+        if ends:
+            kept.append(line[: ends[-1]])
+        elif not kept:
+            kept.append(line[: MAX_SECTION_CHARS - 1])
+        kept[-1] += "…"
+        break
+    return "\n".join(kept)
 
 
 def _trim(content: str, terms: list[str], *, section: bool = False) -> str:
@@ -625,13 +634,13 @@ def _trim(content: str, terms: list[str], *, section: bool = False) -> str:
     the key terms, so its body is the answer, e.g. the list under 「パスワードの条件」)
     the passage is quoted from its start instead, up to ``MAX_SECTION_CHARS``.
     """
+    if section:
+        return _section_start(content)
     sentences = [
         re.sub(r"\s+", " ", s).strip() for s in _SENTENCE_SPLIT.split(content) if s and s.strip()
     ]
     if not sentences:
         return ""
-    if section:
-        return _section_start(sentences)
     hits = [sum(1 for t in terms if _Text.of(s).has(t)) for s in sentences]
     ranked = sorted((i for i, n in enumerate(hits) if n), key=lambda i: (-hits[i], i)) or [0]
     if len(sentences[ranked[0]]) > MAX_QUOTE_CHARS:
@@ -684,7 +693,8 @@ def subtask_answer(subtask: str, results: list[SearchOutput]) -> tuple[str, list
         # an FAQ row (Q + A) is quoted whole: its answer is the point
         whole = candidate.is_section or candidate.result.row is not None
         quote = _trim(candidate.result.content, terms, section=whole)
-        lines.append(f"- {quote}【{citation}】")
+        # a quote of several lines stays one list item: hard breaks, indented
+        lines.append("- " + quote.replace("\n", "  \n  ") + f"【{citation}】")
         if citation not in citations:
             citations.append(citation)
     return "\n".join(lines), citations
