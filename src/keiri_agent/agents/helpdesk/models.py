@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from keiri_agent.search.models import Hit
+from keiri_agent.search.models import Hit, Source
 
 
 class SearchOutput(BaseModel):
@@ -38,15 +38,8 @@ class SearchOutput(BaseModel):
         )
 
     def citation(self) -> str:
-        """``xyz_manual.pdf p.3 「2.1 パスワード」`` — what answers cite."""
-        parts = [self.file_name]
-        if self.page is not None:
-            parts.append(f"p.{self.page}")
-        if self.row is not None:
-            parts.append(f"行{self.row}")
-        if self.heading:
-            parts.append(f"「{self.heading}」")
-        return " ".join(parts)
+        """``xyz_manual.pdf p.3 「2.1 パスワード」`` — what answers cite (``Source.label``)."""
+        return Source(self.file_name, self.page, self.heading, self.row).label()
 
 
 class Plan(BaseModel):
