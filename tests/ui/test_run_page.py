@@ -60,6 +60,20 @@ graph:
     out:
       text: text
 """
+VARS = """\
+apiVersion: v1
+id: vars_demo
+version: 0.1.0
+vars: {greeting: "こんにちは", count: 2, tags: [a, b]}
+graph:
+  - id: message
+    block: text.template
+    in:
+      template: "{greeting} ×{count} {tags}"
+      values: {greeting: "${vars.greeting}", count: "${vars.count}", tags: "${vars.tags}"}
+    out:
+      text: text
+"""
 GREET_KEY = session_key("greet", "collect", "1.0.0")
 STRICT_KEY = session_key("strict", "collect", "1.0.0")
 
@@ -70,6 +84,7 @@ def page(keiri_home: Path) -> AppTest:
     designs.mkdir()
     (designs / "greet.yaml").write_text(GREET, encoding="utf-8")
     (designs / "strict.yaml").write_text(STRICT, encoding="utf-8")
+    (designs / "vars_demo.yaml").write_text(VARS, encoding="utf-8")
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
     at.switch_page("run_page.py").run()
@@ -200,3 +215,18 @@ def test_file_select_and_confirm_fields(page: AppTest, keiri_home: Path) -> None
     assert "完了" in _texts(page)
     assert page.session_state[key]["evidence"] == {"name": "a.csv", "data": b"x,y\n1,2\n"}
     assert page.session_state[key]["region"] == "近畿"
+
+
+def test_plan_vars_are_shown_with_their_defaults_and_used_by_the_run(page: AppTest) -> None:
+    page.selectbox(key="run.plan").select("vars_demo").run()
+    assert page.text_input(key="run.vars.vars_demo.greeting").value == "こんにちは"
+    assert page.number_input(key="run.vars.vars_demo.count").value == 2
+    assert "- a" in page.text_area(key="run.vars.vars_demo.tags").value
+
+    page.text_input(key="run.vars.vars_demo.greeting").input("おはよう")
+    page.number_input(key="run.vars.vars_demo.count").set_value(3)
+    page.text_area(key="run.vars.vars_demo.tags").input("[x]")
+    _button(page, "実行")
+
+    assert 'おはよう ×3 ["x"]' in _texts(page)
+    assert page.text_input(key="run.vars.vars_demo.greeting").value == "おはよう"  # kept

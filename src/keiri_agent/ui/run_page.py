@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import streamlit as st
+import yaml
 
 from keiri_agent.blocks.requirements import initial_values, session_key
 from keiri_agent.config import Settings
@@ -213,7 +214,37 @@ def _log(result: RunResult) -> None:
         st.code(text or "(empty)", language="json")
 
 
-def _start(engine: PlanEngine, plan: Plan, file_id: str) -> None:
+def _vars_inputs(plan: Plan, file_id: str) -> dict[str, Any]:
+    """Widgets for the Plan's ``vars`` (defaults from the Plan); the values to run with.
+
+    Scalars get a widget of their type; lists and mappings are edited as YAML.
+    Values are kept per Plan in the session (``run.vars.{file_id}.{name}``).
+    """
+    if not plan.vars:
+        return {}
+    values: dict[str, Any] = {}
+    with st.expander("変数（vars）", expanded=False):
+        for name, default in plan.vars.items():
+            key = f"run.vars.{file_id}.{name}"
+            if isinstance(default, bool):
+                values[name] = st.checkbox(name, value=default, key=key)
+            elif isinstance(default, int | float):
+                values[name] = st.number_input(name, value=default, key=key)
+            elif isinstance(default, str) or default is None:
+                values[name] = st.text_input(name, value=default or "", key=key)
+            else:
+                text = st.text_area(
+                    name, value=yaml.safe_dump(default, allow_unicode=True), key=key
+                )
+                try:
+                    values[name] = yaml.safe_load(text)
+                except yaml.YAMLError as error:
+                    st.error(f"{name}: YAML として読めません（{error}）。既定値で実行します。")
+                    values[name] = default
+    return values
+
+
+def _start(engine: PlanEngine, plan: Plan, file_id: str, vars: Mapping[str, Any]) -> None:
     st.session_state[STATE] = {
         "file_id": file_id,
         "plan_id": plan.id,
@@ -224,7 +255,7 @@ def _start(engine: PlanEngine, plan: Plan, file_id: str) -> None:
         "sent": {},
         "problem": None,
     }
-    _invoke("実行", lambda on_event: engine.run(plan, on_event=on_event))
+    _invoke("実行", lambda on_event: engine.run(plan, vars=vars, on_event=on_event))
 
 
 def _rerun_start(plan: Plan, state: Mapping[str, Any], failed: str) -> str:
@@ -291,8 +322,9 @@ def render_run_page() -> None:
         st.caption(plan.description)
     layout = list(plan.ui.layout) or [node.id for node in plan.graph]
     st.caption("表示順: " + " → ".join(layout))
+    run_vars = _vars_inputs(plan, file_id)
     if st.button("実行", type="primary", key="run.start"):
-        _start(engine, plan, file_id)
+        _start(engine, plan, file_id, run_vars)
     state = st.session_state.get(STATE)
     if not state or state["file_id"] != file_id:
         return
