@@ -16,7 +16,7 @@ from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError
 from keiri_agent.search.keyword import KeywordIndex
 from keiri_agent.search.knowledge_base import KnowledgeBase
-from keiri_agent.search.models import Chunk, Hit, Retriever
+from keiri_agent.search.models import Chunk, Hit, Retriever, Source
 from keiri_agent.search.tokenize import SudachiTokenizer
 
 FONT = "HeiseiKakuGo-W5"
@@ -284,3 +284,93 @@ def test_saved_after_each_file(docs: Path, tmp_path: Path, tokenizer: SudachiTok
         {"manual.md", "notes.txt"},
         {"manual.md", "notes.txt", "manual.pdf"},
     ]
+
+
+# --------------------------------------------------------------------------- shared use
+
+
+def test_two_instances_on_one_folder_do_not_lose_each_others_documents(
+    docs: Path, tmp_path: Path, tokenizer: SudachiTokenizer
+) -> None:
+    """A CLI run and an app session, say: each sees and keeps what the other indexed."""
+    root = tmp_path / "kb"
+    first = KnowledgeBase(root, tokenizer=tokenizer)
+    second = KnowledgeBase(root, tokenizer=tokenizer)
+    first.index_files([docs / "manual.md"])
+    assert second.documents("manual").keys() == {"manual.md"}  # read after the other wrote
+
+    second.index_files([docs / "notes.txt"])
+    first.index_files([docs / "sub"])  # first's cached copy is stale: it must re-read
+
+    for kb in (first, second, KnowledgeBase(root, tokenizer=tokenizer)):
+        assert kb.documents("manual").keys() == {"manual.md", "notes.txt", "manual.pdf"}
+        assert kb.keyword("manual").search("ICカード")[0].source.document == "notes.txt"
+
+
+def test_files_indexed_without_vectors_get_them_and_missing_vectors_are_rebuilt(
+    docs: Path, tmp_path: Path, tokenizer: SudachiTokenizer
+) -> None:
+    root = tmp_path / "kb"
+    KnowledgeBase(root, tokenizer=tokenizer).index_files([docs / "manual.md"])  # offline
+    store = MemoryVectorIndex()
+    kb = KnowledgeBase(root, tokenizer=tokenizer, vector_index_factory=lambda _: store)
+    assert kb.vectors_complete("manual") is False  # keyword only so far
+
+    assert kb.index_files([docs / "manual.md"]).updated == ["manual.md"]
+    assert kb.vectors_complete("manual") is True
+
+    # the vector store lost its data (folder deleted): the next run re-embeds
+    emptied = MemoryVectorIndex()
+    fresh = KnowledgeBase(root, tokenizer=tokenizer, vector_index_factory=lambda _: emptied)
+    assert fresh.vectors_complete("manual") is False
+    assert fresh.index_files([docs / "manual.md"]).updated == ["manual.md"]
+    assert emptied.documents() == {"manual.md"}
+
+
+def test_vectors_of_documents_the_manifest_does_not_list_are_deleted(
+    docs: Path, tmp_path: Path, tokenizer: SudachiTokenizer
+) -> None:
+    store = MemoryVectorIndex()
+    store.upsert("old.md", [Chunk("old.md#0", "古いパスワード規程", Source("old.md"))])
+    kb = KnowledgeBase(tmp_path / "kb", tokenizer=tokenizer, vector_index_factory=lambda _: store)
+    kb.index_files([docs / "manual.md"])
+    assert store.documents() == {"manual.md"}  # the leftover is gone, the new file is in
+    assert kb.vector("manual") is store
+
+
+def test_reading_a_collection_does_not_open_its_vector_index(
+    docs: Path, tmp_path: Path, tokenizer: SudachiTokenizer
+) -> None:
+    root = tmp_path / "kb"
+    KnowledgeBase(root, tokenizer=tokenizer).index_files([docs])
+    opened: list[str] = []
+
+    def factory(collection: str) -> MemoryVectorIndex:
+        opened.append(collection)
+        return MemoryVectorIndex()
+
+    kb = KnowledgeBase(root, tokenizer=tokenizer, vector_index_factory=factory)
+    assert kb.stats()["manual"]["documents"] == 3
+    assert kb.documents("manual") and kb.keyword("manual").search("申請")
+    assert opened == []  # e.g. a Qdrant folder held by another process does not matter here
+
+
+def test_a_collection_another_process_is_indexing_is_a_clear_error(
+    docs: Path, tmp_path: Path, tokenizer: SudachiTokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import portalocker
+
+    from keiri_agent.search import knowledge_base
+
+    root = tmp_path / "kb"
+    kb = KnowledgeBase(root, tokenizer=tokenizer)
+    kb.index_files([docs / "manual.md"])
+    monkeypatch.setattr(knowledge_base, "LOCK_TIMEOUT_S", 0.2)
+    # another process holds the lock (a portalocker lock is per open file)
+    with (
+        portalocker.Lock(str(root / "manual" / ".lock"), timeout=1),
+        pytest.raises(UserInputError) as caught,
+    ):
+        KnowledgeBase(root, tokenizer=tokenizer).index_files([docs / "notes.txt"])
+    assert caught.value.code == "KNOWLEDGE_BASE_BUSY"
+    assert KnowledgeBase(root, tokenizer=tokenizer).documents("manual").keys() == {"manual.md"}

@@ -25,10 +25,13 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import portalocker
 
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError, UserInputError
@@ -39,6 +42,9 @@ from keiri_agent.search.tokenize import Tokenizer, default_tokenizer
 from keiri_agent.workspace import Workspace
 
 MANIFEST_FILE = "manifest.json"
+LOCK_FILE = ".lock"
+LOCK_TIMEOUT_S = 120.0
+"""How long an indexing run waits for another process's run on the same collection."""
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
 
 ProgressCallback = Callable[[int, int, str], None]
@@ -115,14 +121,41 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
+VectorFactory = Callable[[str], ChunkIndex | None]
+"""Builds a collection's vector index (None: that collection has keyword search only)."""
+
+
+def _stamp(file: Path) -> tuple[int, int] | None:
+    """What tells a manifest changed on disk: (mtime_ns, size), None when missing."""
+    try:
+        info = file.stat()
+    except FileNotFoundError:
+        return None
+    return info.st_mtime_ns, info.st_size
+
+
 class _Collection:
-    def __init__(self, folder: Path, keyword: KeywordIndex, vector: ChunkIndex | None) -> None:
+    """One collection as last read from disk: manifest, keyword index, lazy vector index.
+
+    The vector index is opened on first use only (reading the manifest or searching by
+    keyword never touches Qdrant), and then reconciled with the manifest: vectors of
+    documents the manifest does not list (left over from a deleted or reset collection)
+    are deleted, so they can never be found.
+    """
+
+    def __init__(
+        self, name: str, folder: Path, keyword: KeywordIndex, vector_factory: VectorFactory | None
+    ) -> None:
+        self.name = name
         self.folder = folder
         self.keyword = keyword
-        self.vector = vector
+        self._vector_factory = vector_factory
+        self._vector: ChunkIndex | None = None
+        self._vector_opened = False
         self.manifest: dict[str, dict[str, Any]] = {}
         file = folder / MANIFEST_FILE
-        if file.exists():
+        self.stamp = _stamp(file)
+        if self.stamp is not None:
             try:
                 self.manifest = json.loads(file.read_text(encoding="utf-8"))["documents"]
             except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -133,19 +166,47 @@ class _Collection:
                     details={"path": str(file)},
                 ) from None
 
+    @property
+    def wants_vector(self) -> bool:
+        return self._vector_factory is not None
+
+    @property
+    def vector(self) -> ChunkIndex | None:
+        if not self._vector_opened:
+            self._vector = self._vector_factory(self.name) if self._vector_factory else None
+            self._vector_opened = True
+            if self._vector is not None:
+                stale = sorted(self._vector.documents() - set(self.manifest))
+                if stale:
+                    self._vector.delete_documents(stale)
+        return self._vector
+
+    def vectors_complete(self) -> bool:
+        """Every document of the manifest is in the vector index (and there is one)."""
+        vector = self.vector
+        if vector is None or not self.manifest:
+            return False
+        return (
+            all(entry.get("vector") for entry in self.manifest.values())
+            and set(self.manifest) <= vector.documents()
+        )
+
     def save_manifest(self) -> None:
         payload = {"format": 1, "documents": self.manifest}
-        _write_atomic(
-            self.folder / MANIFEST_FILE, json.dumps(payload, ensure_ascii=False, indent=1)
-        )
+        file = self.folder / MANIFEST_FILE
+        _write_atomic(file, json.dumps(payload, ensure_ascii=False, indent=1))
+        self.stamp = _stamp(file)
 
 
 class KnowledgeBase:
     """Named collections ("manual", "qa", ...) of documents with keyword (and vector) indexes.
 
-    ``vector_index_factory(collection)`` builds the collection's vector ``ChunkIndex``; without
-    it only keyword search is available (``vector()`` returns None). Safe to share between
-    threads: indexing calls are serialised, searches go to the indexes (which are thread-safe).
+    ``vector_index_factory(collection)`` builds the collection's vector ``ChunkIndex`` (or
+    returns None for a collection searched by keyword only); without it only keyword search
+    is available (``vector()`` returns None). Safe to share between threads (indexing calls
+    are serialised, searches go to the indexes, which are thread-safe) and between
+    processes: writers take a file lock per collection, and every call first re-reads a
+    collection whose manifest another process (a CLI run, another app session) changed.
     """
 
     def __init__(
@@ -153,7 +214,7 @@ class KnowledgeBase:
         root: Path,
         *,
         tokenizer: Tokenizer | None = None,
-        vector_index_factory: Callable[[str], ChunkIndex] | None = None,
+        vector_index_factory: VectorFactory | None = None,
     ) -> None:
         self.root = Path(root)
         self.tokenizer = tokenizer if tokenizer is not None else default_tokenizer()
@@ -168,7 +229,7 @@ class KnowledgeBase:
         name: str = "helpdesk",
         *,
         tokenizer: Tokenizer | None = None,
-        vector_index_factory: Callable[[str], ChunkIndex] | None = None,
+        vector_index_factory: VectorFactory | None = None,
     ) -> KnowledgeBase:
         """The knowledge base ``name`` under the workspace's private state folder."""
         _check_name(name, "knowledge base")
@@ -188,12 +249,13 @@ class KnowledgeBase:
         )
 
     def _collection(self, name: str, *, create: bool) -> _Collection:
+        """The collection, re-read from disk when its manifest changed since last read."""
         _check_name(name, "collection")
         with self._lock:
-            collection = self._collections.get(name)
-            if collection is not None:
-                return collection
             folder = self.root / name
+            collection = self._collections.get(name)
+            if collection is not None and collection.stamp == _stamp(folder / MANIFEST_FILE):
+                return collection
             if not create and not (folder / MANIFEST_FILE).exists():
                 known = self.collections()
                 raise UserInputError(
@@ -206,10 +268,38 @@ class KnowledgeBase:
                     details={"collection": name, "collections": known},
                 )
             keyword = KeywordIndex.open(folder / "keyword", self.tokenizer)
-            vector = self.vector_index_factory(name) if self.vector_index_factory else None
-            collection = _Collection(folder, keyword, vector)
-            self._collections[name] = collection
-            return collection
+            if collection is not None and collection._vector_opened:
+                # keep the open vector index (one client per folder); reconcile again
+                fresh = _Collection(name, folder, keyword, collection._vector_factory)
+                fresh._vector, fresh._vector_opened = collection._vector, True
+            else:
+                fresh = _Collection(name, folder, keyword, self.vector_index_factory)
+            self._collections[name] = fresh
+            return fresh
+
+    @contextmanager
+    def _writing(self, name: str) -> Iterator[_Collection]:
+        """The collection, locked against other processes and re-read under the lock."""
+        _check_name(name, "collection")
+        folder = self.root / name
+        folder.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            try:
+                lock = portalocker.Lock(
+                    str(folder / LOCK_FILE), timeout=LOCK_TIMEOUT_S, fail_when_locked=False
+                )
+                lock.acquire()
+            except portalocker.exceptions.LockException:
+                raise UserInputError(
+                    f"the knowledge-base collection '{name}' is being indexed by another process",
+                    hint="wait until that indexing run ends, then try again",
+                    code="KNOWLEDGE_BASE_BUSY",
+                    details={"collection": name, "folder": str(folder)},
+                ) from None
+            try:
+                yield self._collection(name, create=True)
+            finally:
+                lock.release()
 
     def keyword(self, collection: str) -> KeywordIndex:
         """The collection's keyword searcher (``UserInputError`` if it was never indexed)."""
@@ -218,6 +308,11 @@ class KnowledgeBase:
     def vector(self, collection: str) -> ChunkIndex | None:
         """The collection's vector searcher, or None without a ``vector_index_factory``."""
         return self._collection(collection, create=False).vector
+
+    def vectors_complete(self, collection: str) -> bool:
+        """Every document of the collection is in its vector index (so vector search sees
+        all of it); False without a vector index or when documents were indexed without one."""
+        return self._collection(collection, create=False).vectors_complete()
 
     def documents(self, collection: str) -> dict[str, dict[str, Any]]:
         """The manifest: document name → sha256, size, chunks, kind, indexed_at."""
@@ -235,7 +330,7 @@ class KnowledgeBase:
                 "bytes": sum(int(entry["size"]) for entry in entries),
                 "indexed_at": max((entry["indexed_at"] for entry in entries), default=None),
                 "tokenizer": self.tokenizer.name,
-                "vector": collection.vector is not None,
+                "vector": collection.wants_vector,
             }
         return out
 
@@ -259,18 +354,25 @@ class KnowledgeBase:
         files = _check_clashes(_expand(paths, FAQ_SUFFIXES if faq else DOCUMENT_SUFFIXES))
         kind = "faq" if faq else "document"
         report = IndexReport(collection)
-        with self._lock:
-            target = self._collection(collection, create=True)
+        with self._writing(collection) as target:
             if not target.manifest and not (target.folder / MANIFEST_FILE).exists():
                 target.save_manifest()  # the collection exists from now on
+            vector = target.vector
+            in_vector = vector.documents() if vector is not None else set()
             for done, (name, path) in enumerate(files, start=1):
-                self._index_one(target, name, path, kind, report)
+                self._index_one(target, name, path, kind, report, in_vector)
                 if on_progress is not None:
                     on_progress(done, len(files), name)
         return report
 
     def _index_one(
-        self, target: _Collection, name: str, path: Path, kind: str, report: IndexReport
+        self,
+        target: _Collection,
+        name: str,
+        path: Path,
+        kind: str,
+        report: IndexReport,
+        in_vector: set[str],
     ) -> None:
         try:
             data = path.read_bytes()
@@ -291,7 +393,7 @@ class KnowledgeBase:
             previous is not None
             and previous.get("sha256") == digest
             and previous.get("kind") == kind
-            and (previous.get("vector", False) or not wants_vector)
+            and (not wants_vector or (previous.get("vector", False) and name in in_vector))
         ):
             report.unchanged.append(name)
             return
@@ -327,13 +429,22 @@ class KnowledgeBase:
         report.chunks += len(chunks)
 
     def remove(self, documents: Sequence[str], collection: str = "manual") -> IndexReport:
-        """Delete documents (by name) from a collection's indexes and manifest."""
+        """Delete documents (by name) from a collection's indexes and manifest.
+
+        A name found only in an index (not in the manifest: left over from an interrupted
+        run) is removed from that index too.
+        """
         report = IndexReport(collection)
-        with self._lock:
-            target = self._collection(collection, create=False)
-            present = [name for name in documents if name in target.manifest]
+        if not (self.root / collection / MANIFEST_FILE).exists():
+            self._collection(collection, create=False)  # raises UNKNOWN_COLLECTION
+        with self._writing(collection) as target:
+            vector = target.vector
+            indexed = set(target.manifest) | target.keyword.documents()
+            if vector is not None:
+                indexed |= vector.documents()
+            present = [name for name in documents if name in indexed]
             for name in documents:
-                if name not in target.manifest:
+                if name not in indexed:
                     report.failed.append(
                         IndexFailure(
                             name,
@@ -345,12 +456,12 @@ class KnowledgeBase:
                     )
             if not present:
                 return report
-            if target.vector is not None:
-                target.vector.delete_documents(present)
+            if vector is not None:
+                vector.delete_documents(present)
             target.keyword.delete_documents(present)
             target.keyword.save()
             for name in present:
-                del target.manifest[name]
+                target.manifest.pop(name, None)
             target.save_manifest()
             report.removed.extend(present)
         return report

@@ -43,7 +43,7 @@ INDEX = "helpdesk.index"
 RUNNING = "helpdesk.running"
 LAST = "helpdesk.last"
 QUESTION = "helpdesk.question"
-MANUAL_TYPES = ["pdf", "md", "markdown", "docx", "txt"]
+MANUAL_TYPES = ["pdf", "md", "markdown", "docx", "txt", "xlsx"]
 FAQ_TYPES = ["csv"]
 COLLECTION_LABELS = {MANUAL: "マニュアル", QA: "FAQ"}
 TOP_PASSAGES = 3
@@ -406,7 +406,10 @@ def render_helpdesk_page() -> None:
         )
     else:
         st.caption(f"LLM: {desk.settings.describe()}")
-    _knowledge_base_panel(desk)
+    try:
+        _knowledge_base_panel(desk)
+    except KeiriAgentError as error:  # e.g. an unreadable manifest: asking may still work
+        _show_error(error.to_dict())
 
     if QUESTION not in st.session_state:
         st.session_state[QUESTION] = EXAMPLE_QUESTION

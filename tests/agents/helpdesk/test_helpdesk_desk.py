@@ -112,6 +112,7 @@ def test_online_desk_indexes_faq_vectors_and_answers_through_the_stub_server(
         desk = HelpDesk(settings)
         desk.index([SAMPLE_DOCUMENTS / "xyz_notifications.md"], qa=[SAMPLE_FAQ])
         assert desk.knowledge_base.vector("qa") is not None
+        assert desk.knowledge_base.vector("manual") is None  # manuals are not embedded
         result = desk.ask("ロックされたらどうすればいい？")
         paths = [request.path for request in server.requests]
 
@@ -124,3 +125,24 @@ def test_online_desk_indexes_faq_vectors_and_answers_through_the_stub_server(
     assert faq.results[0].file_name == "xyz_faq.csv"
     assert "アカウントがロックされてしまいました" in faq.results[0].content
     assert "xyz_faq.csv 行" in result.answer
+
+
+def test_faq_indexed_offline_is_searched_by_keyword_until_reindexed_with_embeddings(
+    keiri_home: Path,
+) -> None:
+    HelpDesk(Settings(provider="offline")).index(qa=[SAMPLE_FAQ])
+    with StubOpenAIServer([]) as server:
+        settings = Settings(
+            provider="openai-compatible",
+            openai_api_base=server.base_url,
+            model="stub-model",
+            max_retries=0,
+        )
+        desk = HelpDesk(settings)
+        qa_tool = desk.tools()[1]
+        # the FAQ has no vectors yet: keyword search, and the tool says so
+        assert qa_tool.searcher.retriever == "keyword" and qa_tool.note
+        report = desk.index(qa=[SAMPLE_FAQ])["qa"]
+        assert report.updated == ["xyz_faq.csv"]  # not "unchanged": its vectors were missing
+        assert desk.tools()[1].searcher.retriever == "vector"
+        assert any(r.path == "/v1/embeddings" for r in server.requests)

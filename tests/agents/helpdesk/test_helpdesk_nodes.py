@@ -346,3 +346,11 @@ def test_custom_prompts_reach_the_model() -> None:
     agent, model = make_agent([Plan(subtasks=["a"])], prompts=prompts)
     agent.create_plan({"question": "質問X"})
     assert "独自の計画依頼: 質問X" in model.prompts[0]
+
+
+def test_full_width_and_range_markers_are_read_and_renumbered() -> None:
+    text = "条件は12文字以上です［1］。解除はメールで［２、３］、または管理者へ[4-5]。"
+    assert cited_numbers(text) == [1, 2, 3, 4, 5]
+    renumbered = renumber_citations(text, {1: 7, 2: 8, 4: 9})
+    assert renumbered == "条件は12文字以上です[7]。解除はメールで[8]、または管理者へ[9]。"
+    assert cited_numbers("［10〜100］") == [10, 100]  # not a range of 91 sources

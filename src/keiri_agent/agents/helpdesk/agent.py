@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -94,7 +95,10 @@ EVENT_HANDLER_KEY = "helpdesk_on_event"
 
 EventHandler = Callable[[dict[str, Any]], None]
 
-_CITATION = re.compile(r"\[(\d+(?:\s*[,、，]\s*\d+)*)\]")
+_NUMBER = r"[0-9０-９]+"
+_CITATION = re.compile(rf"[\[［]({_NUMBER}(?:\s*(?:[,、，]|[-‐–~〜～])\s*{_NUMBER})*)[\]］]")
+"""``[1]``, ``[1, 2]``, ``[1-3]``, and the full-width ``［１］`` models write in Japanese."""
+_MAX_RANGE = 20
 _SOURCES_HEADING = re.compile(r"^\s*(?:#{1,6}\s*)?[【\[]?出典[】\]]?\s*[:：]?\s*$", re.MULTILINE)
 _NOT_FOUND_HEADING = "見つからなかった点"
 
@@ -129,22 +133,34 @@ def number_sources(results: Sequence[ToolResult]) -> list[NumberedSource]:
     ]
 
 
+def _marker_numbers(inside: str) -> list[int]:
+    """The numbers of one marker's inside: ``"1, 3"`` → [1, 3]; ``"２〜４"`` → [2, 3, 4]."""
+    numbers: list[int] = []
+    for part in re.split(r"[,、，]", unicodedata.normalize("NFKC", inside)):
+        ends = [int(end) for end in re.split(r"[-‐–~〜～]", part.strip()) if end.strip()]
+        if len(ends) == 2 and 0 <= ends[1] - ends[0] < _MAX_RANGE:
+            numbers.extend(range(ends[0], ends[1] + 1))
+        else:
+            numbers.extend(ends)
+    return numbers
+
+
 def cited_numbers(text: str) -> list[int]:
-    """The citation numbers ``[1]``, ``[2, 3]`` in ``text``, in order of first use."""
+    """The numbers of the markers ``[1]``, ``[2, 3]``, ``[4-5]``, ``［６］`` in ``text``."""
     numbers: list[int] = []
     for match in _CITATION.finditer(text):
-        for part in re.split(r"[,、，]", match.group(1)):
-            number = int(part.strip())
+        for number in _marker_numbers(match.group(1)):
             if number not in numbers:
                 numbers.append(number)
     return numbers
 
 
 def renumber_citations(text: str, mapping: dict[int, int]) -> str:
-    """Rewrite ``[n]`` markers through ``mapping``; markers not in it are removed."""
+    """Rewrite ``[n]`` markers (any form above) through ``mapping`` as ``[m]``; markers not
+    in it are removed."""
 
     def replace(match: re.Match[str]) -> str:
-        parts = [int(part.strip()) for part in re.split(r"[,、，]", match.group(1))]
+        parts = _marker_numbers(match.group(1))
         kept = [mapping[part] for part in parts if part in mapping]
         return "".join(f"[{number}]" for number in dict.fromkeys(kept))
 

@@ -6,11 +6,12 @@
 
 The knowledge base lives in the workspace (``.keiri/knowledge/<name>``) with two
 collections: ``manual`` (PDF, Markdown, DOCX, ... chunked with page and heading) and
-``qa`` (FAQ CSV rows); vector indexes (Qdrant collections ``<name>-<collection>``) in
+``qa`` (FAQ CSV rows); the FAQ's vector index (Qdrant collection ``<name>-qa``) lives in
 ``.keiri/qdrant`` or on ``qdrant_url``. The manual tool searches the keyword index (seed 001:
 ``search_xyz_manual``); the FAQ tool searches the FAQ's vector index when an
-embeddings provider is configured (``search_xyz_qa``), and its keyword index
-otherwise — the tool's results say so.
+embeddings provider is configured and every FAQ file has its vectors
+(``search_xyz_qa``), and its keyword index otherwise — the tool's results say so
+(re-run ``index`` with embeddings configured to add the missing vectors).
 
 Settings used: ``helpdesk_system_name`` (tool names and descriptions: ``"XYZ"`` →
 ``search_xyz_manual``), ``helpdesk_prompts_file`` (YAML of prompt overrides, see
@@ -66,10 +67,13 @@ class HelpDesk:
         self.name = name
         self.chat_model = chat_model
         self.use_vectors = (not self.settings.is_offline) if use_vectors is None else use_vectors
-        factory: Callable[[str], ChunkIndex] | None = None
+        factory: Callable[[str], ChunkIndex | None] | None = None
         if self.use_vectors:
 
-            def factory(collection: str) -> ChunkIndex:
+            def factory(collection: str) -> ChunkIndex | None:
+                # only the FAQ is searched by vector (seed 001): manuals are not embedded
+                if collection != QA:
+                    return None
                 return VectorIndex.from_settings(self.settings, f"{name}-{collection}")
 
         self.knowledge_base = KnowledgeBase.for_workspace(
@@ -133,10 +137,12 @@ class HelpDesk:
         """The collection's searcher; an empty stand-in when it was never indexed."""
         if collection not in self.knowledge_base.collections():
             return _EmptySearcher()
-        if prefer_vector:
+        if prefer_vector and self.use_vectors and self.knowledge_base.vectors_complete(collection):
             vector = self.knowledge_base.vector(collection)
             if vector is not None:
                 return vector
+        # no embeddings, or documents indexed without vectors (e.g. while offline):
+        # keyword search, which the tool's results say
         return self.knowledge_base.keyword(collection)
 
     def agent(self) -> HelpDeskAgent:
