@@ -35,7 +35,6 @@ from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError
 from keiri_agent.search.knowledge_base import IndexReport, KnowledgeBase, ProgressCallback
 from keiri_agent.search.models import ChunkIndex, Hit, Retriever, Searcher
-from keiri_agent.search.vector import VectorIndex
 
 MANUAL = "manual"
 QA = "qa"
@@ -74,6 +73,8 @@ class HelpDesk:
                 # only the FAQ is searched by vector (seed 001): manuals are not embedded
                 if collection != QA:
                     return None
+                from keiri_agent.search.vector import VectorIndex  # qdrant-client: ~2 s import
+
                 return VectorIndex.from_settings(self.settings, f"{name}-{collection}")
 
         self.knowledge_base = KnowledgeBase.for_workspace(
