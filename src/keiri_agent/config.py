@@ -128,6 +128,11 @@ class Settings(BaseSettings):
         default=64, ge=1, le=2048, description="Texts per embeddings request when indexing."
     )
 
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="WARNING",
+        description="Log lines shown on stderr (keiri-agent -v / -vv: INFO / DEBUG).",
+    )
+
     # --- HelpDesk -----------------------------------------------------------
     helpdesk_system_name: str = Field(
         default="XYZ",

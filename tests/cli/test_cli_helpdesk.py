@@ -23,7 +23,7 @@ def test_ask_before_indexing_fails_with_a_hint(keiri_home: Path) -> None:
 def test_index_sample_then_ask_the_readme_question_offline(keiri_home: Path) -> None:
     first = runner.invoke(app, ["helpdesk", "index", "--sample", "--json"])
     assert first.exit_code == 0, first.output
-    reports = json.loads(first.output)
+    reports = json.loads(first.stdout)
     assert sorted(reports["manual"]["added"]) == [
         "xyz_manual.pdf",
         "xyz_notifications.md",
@@ -36,7 +36,7 @@ def test_index_sample_then_ask_the_readme_question_offline(keiri_home: Path) -> 
     assert "manual: 0 added, 0 updated, 3 unchanged" in again.output
 
     status = runner.invoke(app, ["helpdesk", "status", "--json"])
-    assert json.loads(status.output)["stats"]["manual"]["documents"] == 3
+    assert json.loads(status.stdout)["stats"]["manual"]["documents"] == 3
 
     answer = runner.invoke(app, ["helpdesk", "ask", EXAMPLE_QUESTION])
     assert answer.exit_code == 0, answer.output
@@ -45,7 +45,7 @@ def test_index_sample_then_ask_the_readme_question_offline(keiri_home: Path) -> 
     assert "出典" in answer.output and "xyz_manual.pdf p.5" in answer.output
 
     as_json = runner.invoke(app, ["helpdesk", "ask", EXAMPLE_QUESTION, "--json"])
-    data = json.loads(as_json.output)
+    data = json.loads(as_json.stdout)
     assert data["offline"] is True
     assert [s["task_name"] for s in data["subtasks"]] == data["plan"]["subtasks"]
     assert all(s["tool_results"] and s["reflection_results"] for s in data["subtasks"])
@@ -69,13 +69,13 @@ def test_a_bad_file_is_reported_and_the_others_are_indexed(
     assert "manual: 1 added" in result.output and "qa: 1 added" in result.output
     answer = runner.invoke(app, ["helpdesk", "ask", "経費の締め日は？", "--json"])
     assert answer.exit_code == 0, answer.output
-    assert any(source.startswith("guide.md") for source in json.loads(answer.output)["sources"])
+    assert any(source.startswith("guide.md") for source in json.loads(answer.stdout)["sources"])
 
     removed = runner.invoke(app, ["helpdesk", "remove", "guide.md"])
     assert removed.exit_code == 0, removed.output
     assert "1 removed" in removed.output
     after = runner.invoke(app, ["helpdesk", "ask", "経費の締め日は？", "--json"])
-    assert not any(s.startswith("guide.md") for s in json.loads(after.output)["sources"])
+    assert not any(s.startswith("guide.md") for s in json.loads(after.stdout)["sources"])
     unknown = runner.invoke(app, ["helpdesk", "remove", "nope.md"])
     assert unknown.exit_code == 1
 

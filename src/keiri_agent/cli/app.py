@@ -32,6 +32,30 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _options(
+    verbose: Annotated[
+        int,
+        typer.Option(
+            "--verbose",
+            "-v",
+            count=True,
+            help="Show log lines on stderr: -v INFO (each step), -vv DEBUG (details).",
+        ),
+    ] = 0,
+) -> None:
+    """Options for every command."""
+    from keiri_agent.logs import configure_logging
+
+    if verbose:
+        configure_logging("INFO" if verbose == 1 else "DEBUG")
+        return
+    try:
+        configure_logging(Settings().log_level)
+    except ValueError:  # bad settings: the command itself reports them
+        configure_logging("WARNING")
+
+
 def _banner(settings: Settings, *, quiet: bool) -> None:
     if quiet:
         return

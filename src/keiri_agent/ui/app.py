@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import streamlit as st
 
+from keiri_agent.config import Settings
+from keiri_agent.logs import configure_logging
 from keiri_agent.ui.analysis_page import render_analysis_page
 
 
 def main() -> None:
     """Set up the page and the navigation; later parts add their pages here."""
     st.set_page_config(page_title="keiri-agent", page_icon="📊", layout="wide")
+    configure_logging(Settings().log_level)
     pages = [
         st.Page(render_analysis_page, title="データ分析", icon="📊", url_path="analysis"),
         st.Page("helpdesk_page.py", title="ヘルプデスク", icon="💬", url_path="helpdesk"),
