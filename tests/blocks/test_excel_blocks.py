@@ -16,6 +16,7 @@ from openpyxl.styles import Font
 from keiri_agent.blocks.base import BlockContext
 from keiri_agent.config import Settings
 from keiri_agent.errors import BlockError, BlockErrorCode
+from keiri_agent.files.excel import lost_parts
 from keiri_agent.plans.dry_run import dry_run
 from keiri_agent.plans.loader import load_plan_text
 from keiri_agent.plans.models import Plan
@@ -295,3 +296,66 @@ def _no_plans(plan_id: str) -> Plan:
 def test_plan_dry_run_uses_the_declared_samples() -> None:
     report = dry_run(load_plan_text(PLAN), CATALOG, env={})
     assert report.ok, report.problems
+
+
+def _with_shape(workbook: bytes) -> bytes:
+    """``workbook`` with a text-box shape added to its first drawing (as Excel writes one)."""
+    source = zipfile.ZipFile(io.BytesIO(workbook))
+    out = io.BytesIO()
+    shape = (  # openpyxl writes the drawing namespace unprefixed
+        b"<oneCellAnchor><from><col>5</col><colOff>0</colOff><row>1</row><rowOff>0</rowOff>"
+        b'</from><ext cx="900000" cy="300000"/><sp macro="" textlink="">'
+        b'<nvSpPr><cNvPr id="9" name="Memo"/><cNvSpPr txBox="1"/></nvSpPr><spPr/></sp>'
+        b"<clientData/></oneCellAnchor>"
+    )
+    with zipfile.ZipFile(out, "w") as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename.startswith("xl/drawings/drawing") and item.filename.endswith(".xml"):
+                data = data.replace(b"</wsDr>", shape + b"</wsDr>")
+            target.writestr(item, data)
+    return out.getvalue()
+
+
+def test_write_keeps_charts_and_warns_about_a_shape_it_cannot_keep(ctx: BlockContext) -> None:
+    from openpyxl.chart import BarChart, Reference
+
+    book = Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "集計"
+    sheet.append(["月", "金額"])
+    sheet.append(["4月", 100])
+    chart = BarChart()
+    chart.add_data(Reference(sheet, min_col=2, min_row=1, max_row=2), titles_from_data=True)
+    sheet.add_chart(chart, "D2")
+    buffer = io.BytesIO()
+    book.save(buffer)
+    with_chart = buffer.getvalue()
+
+    kept = run(
+        "excel.write",
+        ctx,
+        workbook=with_chart,
+        data=[{"月": "5月", "金額": 200}],
+        output_config={"sheet": "集計", "mode": "append"},
+    )
+    assert "warnings" not in kept["write_summary"]  # the chart survives
+    assert lost_parts(with_chart, kept["workbook"]) == []
+
+    with_shape = _with_shape(with_chart)
+    out = run(
+        "excel.write",
+        ctx,
+        workbook=with_shape,
+        data=[{"月": "5月", "金額": 200}],
+        output_config={"sheet": "集計", "mode": "append"},
+    )
+    (warning,) = out["write_summary"]["warnings"]
+    assert warning.startswith("元のブックの図形は書き出したブックに残っていません")
+    assert lost_parts(with_shape, out["workbook"]) == ["図形"]
+
+
+def test_write_without_a_workbook_has_no_warnings(ctx: BlockContext) -> None:
+    out = run("excel.write", ctx, data=[{"a": 1}])
+    assert "warnings" not in out["write_summary"]

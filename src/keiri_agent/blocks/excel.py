@@ -25,6 +25,7 @@ from keiri_agent.files.excel import (
     ExcelError,
     ExcelErrorCode,
     list_sheets,
+    lost_parts,
     read_sheet,
     write_records,
 )
@@ -169,12 +170,17 @@ class WriteBlock(ProcessingBlock):
         except ExcelError as error:
             raise from_user_error(error, _WRITE_FIELDS.get(error.code, "workbook")) from error
         count = len(records)
-        return {
-            "workbook": written,
-            "write_summary": {
-                "sheet": config["sheet"],
-                "rows_written": count,
-                "first_row": first_row if count else None,
-                "last_row": first_row + count - 1 if count else None,
-            },
+        summary: dict[str, Any] = {
+            "sheet": config["sheet"],
+            "rows_written": count,
+            "first_row": first_row if count else None,
+            "last_row": first_row + count - 1 if count else None,
         }
+        lost = lost_parts(workbook, written) if workbook is not None else []
+        if lost:
+            summary["warnings"] = [
+                f"元のブックの{'・'.join(lost)}は書き出したブックに残っていません"
+                "（openpyxl が保持できないため）。元のブックは変更されていません。"
+            ]
+            ctx.logger.warning("excel.write: %s", summary["warnings"][0])
+        return {"workbook": written, "write_summary": summary}

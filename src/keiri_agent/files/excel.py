@@ -14,7 +14,9 @@ worksheet row number (as Excel shows it); ``header=None`` means no header row.
 Writing (:func:`write_records`, :func:`write_cells`, in :mod:`._excel_write`) opens the
 workbook, changes cell values only and saves to new bytes, so fonts, fills, number
 formats, column widths and other sheets are kept. openpyxl does NOT keep charts, images
-and shapes, nor some extensions (slicers); VBA is kept for .xlsm.
+and shapes, nor some extensions (slicers); VBA is kept for .xlsm. :func:`lost_parts`
+compares a workbook before and after writing and names what was lost (in practice
+shapes, text boxes, slicers; charts and images openpyxl reads are kept).
 
 Every failure is an :class:`ExcelError` (a ``UserInputError``) with an
 :class:`ExcelErrorCode`; unknown sheets list the sheets that exist.
@@ -22,7 +24,10 @@ Every failure is an :class:`ExcelError` (a ``UserInputError``) with an
 
 from __future__ import annotations
 
+import io
 import math
+import re
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -47,12 +52,14 @@ __all__ = [
     "ExcelManager",
     "Table",
     "list_sheets",
+    "lost_parts",
     "read_sheet",
     "write_cells",
     "write_records",
 ]
 
 HEADER_SCAN_ROWS = 20
+_SHAPE = re.compile(rb"<(?:xdr:)?sp[ >]")
 Header = Literal["auto"] | int | None
 
 
@@ -64,6 +71,37 @@ class Table:
     records: list[dict[str, Any]]
     sheet: str
     header_row: int | None = None
+
+
+def _inventory(data: bytes) -> dict[str, int]:
+    """How many charts, images, shapes, slicers and timelines a workbook package holds."""
+    counts = dict.fromkeys(("グラフ", "画像", "図形", "スライサー", "タイムライン"), 0)
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as package:
+            for name in package.namelist():
+                if name.startswith("xl/charts/chart"):
+                    counts["グラフ"] += 1
+                elif name.startswith("xl/media/"):
+                    counts["画像"] += 1
+                elif name.startswith("xl/drawings/drawing") and name.endswith(".xml"):
+                    counts["図形"] += len(_SHAPE.findall(package.read(name)))
+                elif name.startswith("xl/slicers/"):
+                    counts["スライサー"] += 1
+                elif name.startswith("xl/timelines/"):
+                    counts["タイムライン"] += 1
+    except (zipfile.BadZipFile, OSError, KeyError):
+        pass  # not a package: nothing to compare (opening it fails with a clear error)
+    return counts
+
+
+def lost_parts(before: bytes, after: bytes) -> list[str]:
+    """What ``before`` had that ``after`` (the same workbook written by openpyxl) lost.
+
+    openpyxl keeps the charts and images it can read but drops shapes, text boxes,
+    slicers and timelines; comparing the two packages says which ones this workbook lost.
+    """
+    old, new = _inventory(before), _inventory(after)
+    return [label for label, count in old.items() if new[label] < count]
 
 
 def list_sheets(data: bytes) -> list[str]:
