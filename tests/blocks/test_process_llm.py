@@ -294,3 +294,28 @@ def test_spec_loads_in_catalog() -> None:
     spec = catalog.resolve("ai.process_llm")
     assert spec.reference == "ai.process_llm@1.0.0"
     assert isinstance(catalog.load(spec), ProcessLLMBlock)
+
+
+def test_a_group_with_an_unreadable_file_is_answered_and_the_file_is_reported() -> None:
+    encrypted = {"code": "DOCUMENT_ENCRYPTED", "message": "the PDF is password-protected"}
+    files = [
+        file_entry("A社", "inv1.pdf", "請求書 A社 100円"),
+        file_entry("A社", "inv2.pdf", "", error=encrypted),
+        file_entry("B社", "inv3.pdf", "請求書 B社 50円"),
+    ]
+    model = ScriptedChatModel([{"取引先": "A社", "金額": 100}, {"取引先": "B社", "金額": 50}])
+
+    out = scripted_block(model).run(inputs(files, group_key="group", max_concurrency=1), make_ctx())
+
+    assert [item["group"] for item in out["results"]["items"]] == ["A社", "B社"]
+    summary = out["summary"]
+    assert (summary["total"], summary["succeeded"], summary["failed"]) == (2, 2, 0)
+    (error,) = summary["errors"]
+    assert error["group"] == "A社" and error["file"] == "A社/inv2.pdf"
+    assert error["code"] == "DOCUMENT_ENCRYPTED" and "password-protected" in error["message"]
+    # the model was told the group is missing a file
+    assert (
+        "A社/inv2.pdf (読めなかったため内容なし: the PDF is password-protected)"
+        in (model.prompts[0])
+    )
+    assert "inv2" not in model.prompts[1]

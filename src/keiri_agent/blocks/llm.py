@@ -14,7 +14,11 @@ documents do not say).
 Failures: a unit (file or group) whose call fails — service error, or no valid
 answer after the re-asks of :func:`~keiri_agent.llm.invoke_structured` — is
 listed in ``summary.errors``; a file whose text could not be extracted
-(``error`` set by ``file.parse_zip_2tier``) is listed there too and not sent.
+(``error`` set by ``file.parse_zip_2tier``) is listed there too and not sent. With
+``group_key``, a group whose other files are readable is still answered, but the
+prompt names the unreadable file (so the model knows the group is incomplete) and
+``summary.errors`` lists it with its ``group`` and ``file``; ``summary.failed``
+counts the units (files or groups) without an answer.
 When every call fails, or no LLM is configured, the block fails with
 ``API_ERROR``; there is never a made-up result.
 
@@ -301,11 +305,17 @@ class ProcessLLMBlock(ProcessingBlock):
         model = self._model(ctx)
 
         errors: list[dict[str, Any] | None] = [None] * len(units)
+        unreadable: list[dict[str, Any]] = []  # files left out of a group that was answered
         sendable: list[tuple[int, _Unit]] = []
         for index, unit in enumerate(units):
             usable = tuple(file for file in unit.files if not file.get("error"))
             if usable:
-                sendable.append((index, _Unit(unit.key, unit.label, usable)))
+                sendable.append((index, unit))
+                unreadable += [
+                    _file_error(unit, file, position)
+                    for position, file in enumerate(unit.files)
+                    if file.get("error")
+                ]
             else:
                 errors[index] = _extraction_error(unit)
 
@@ -340,7 +350,7 @@ class ProcessLLMBlock(ProcessingBlock):
             for unit, answer in zip(units, answers, strict=True)
             if answer is not None
         ]
-        failures = [error for error in errors if error is not None]
+        failures = [error for error in errors if error is not None] + unreadable
         if sendable and not items:
             first = failures[0]
             raise BlockError(
@@ -360,7 +370,7 @@ class ProcessLLMBlock(ProcessingBlock):
         summary = {
             "total": len(units),
             "succeeded": len(items),
-            "failed": len(failures),
+            "failed": len(units) - len(items),
             "errors": failures,
         }
         return {"results": {"items": items}, "summary": summary}
@@ -389,9 +399,29 @@ def _extraction_error(unit: _Unit) -> dict[str, Any]:
     }
 
 
+def _file_error(unit: _Unit, file: Mapping[str, Any], index: int) -> dict[str, Any]:
+    """A file of an answered group that was left out (its text could not be extracted)."""
+    cause = file.get("error") if isinstance(file.get("error"), Mapping) else {}
+    return {
+        unit.key: unit.label,
+        "file": _file_label(file, index),
+        "code": str(cause.get("code") or "NO_TEXT"),
+        "message": "left out of the group's answer: "
+        + str(cause.get("message") or "the file's text could not be extracted"),
+        "hint": cause.get("hint"),
+    }
+
+
 def _messages(system_prompt: str, instruction: str, unit: _Unit, limit: int) -> list[BaseMessage]:
     parts = [instruction, ""]
     for index, file in enumerate(unit.files):
+        if file.get("error"):  # the model must know the group is incomplete
+            cause = file["error"] if isinstance(file["error"], Mapping) else {}
+            reason = cause.get("message") or "テキストを取得できません"
+            parts.extend(
+                [f"### File: {_file_label(file, index)} (読めなかったため内容なし: {reason})", ""]
+            )
+            continue
         text = str(file.get("text") or "")
         cut = len(text) > limit or bool(file.get("truncated"))
         header = f"### File: {_file_label(file, index)}"
