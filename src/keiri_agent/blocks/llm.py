@@ -401,7 +401,8 @@ def _extraction_error(unit: _Unit) -> dict[str, Any]:
 
 def _file_error(unit: _Unit, file: Mapping[str, Any], index: int) -> dict[str, Any]:
     """A file of an answered group that was left out (its text could not be extracted)."""
-    cause = file.get("error") if isinstance(file.get("error"), Mapping) else {}
+    error = file.get("error")
+    cause: Mapping[str, Any] = error if isinstance(error, Mapping) else {}
     return {
         unit.key: unit.label,
         "file": _file_label(file, index),
