@@ -230,3 +230,81 @@ def test_plan_vars_are_shown_with_their_defaults_and_used_by_the_run(page: AppTe
 
     assert 'おはよう ×3 ["x"]' in _texts(page)
     assert page.text_input(key="run.vars.vars_demo.greeting").value == "おはよう"  # kept
+
+
+EDITED_GREET = GREET.replace(
+    '        - {id: amount, type: number, label: "金額", required: true}',
+    '        - {id: memo, type: text, label: "メモ", required: true}',
+).replace("{name} 様 ご請求額: {amount:,} 円", "{name} 様 {memo}")
+
+
+def test_edited_requirements_are_merged_with_a_warning(page: AppTest, keiri_home: Path) -> None:
+    _button(page, "実行")
+    page.text_input(key=f"{GREET_KEY}::name").input("山田商事")
+    page.number_input(key=f"{GREET_KEY}::amount").set_value(120000).run()
+
+    # the Plan is edited while the page is open: amount removed, memo added
+    (keiri_home / "designs" / "greet.yaml").write_text(EDITED_GREET, encoding="utf-8")
+    _button(page, "実行")
+
+    assert page.session_state[GREET_KEY] == {"name": "山田商事", "memo": ""}  # name kept
+    warnings = [w.value for w in page.warning]
+    assert any("入力項目が変わりました" in w and "amount" in w for w in warnings)
+    assert any("memo" in w for w in warnings)
+    page.text_input(key=f"{GREET_KEY}::memo").input("いつもありがとうございます")
+    _button(page, "送信")
+    assert "山田商事 様 いつもありがとうございます" in _texts(page)
+    assert not any("入力項目が変わりました" in w.value for w in page.warning)
+
+
+VALIDATED = """\
+apiVersion: v1
+id: validated
+version: 0.1.0
+graph:
+  - id: collect
+    block: ui.interactive_input
+    in:
+      mode: collect
+      requirements:
+        - {id: amount, type: number, label: "金額", required: true, validation: {min: 1}}
+    out:
+      collected_data: collected
+"""
+
+
+def test_refused_answers_show_each_fields_reason(page: AppTest, keiri_home: Path) -> None:
+    (keiri_home / "designs" / "validated.yaml").write_text(VALIDATED, encoding="utf-8")
+    page.run()
+    page.selectbox(key="run.plan").select("validated").run()
+    _button(page, "実行")
+    key = session_key("validated", "collect", "1.0.0")
+    page.number_input(key=f"{key}::amount").set_value(0)
+    _button(page, "送信")
+    assert any(w.value.startswith("金額: ") and "1" in w.value for w in page.warning), [
+        w.value for w in page.warning
+    ]
+
+
+def test_rerun_start_maps_forms_in_loops_to_their_top_level_node() -> None:
+    from keiri_agent.plans.models import Plan
+    from keiri_agent.ui.run_page import rerun_start
+
+    plan = Plan.model_validate(
+        {
+            "apiVersion": "v1",
+            "id": "p",
+            "version": "1.0.0",
+            "graph": [
+                {"id": "per_client", "block": "text.join", "in": {"items": ["a"]}},
+                {"id": "write_excel", "block": "text.join", "in": {"items": ["b"]}},
+            ],
+        }
+    )
+    forms = ["per_client[0]/ask", "per_client[1]/ask"]
+    sent = {"per_client[0]/ask": {"x": 1}, "per_client[1]/ask": {"x": 2}}
+    unchanged = dict(sent)
+    edited = {**sent, "per_client[1]/ask": {"x": 3}}
+    assert rerun_start(plan, forms, unchanged, sent, "write_excel") == "write_excel"
+    assert rerun_start(plan, forms, edited, sent, "write_excel") == "per_client"
+    assert rerun_start(plan, [], {}, {}, "") == "per_client"

@@ -18,13 +18,14 @@ what each form last sent).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import streamlit as st
 import yaml
 
-from keiri_agent.blocks.requirements import initial_values, session_key
+from keiri_agent.blocks.requirements import initial_values, merge_values, session_key
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.plans.engine import PlanEngine
@@ -123,23 +124,63 @@ def _field(key: str, values: dict[str, Any], field: Mapping[str, Any]) -> None:
         values[field_id] = st.text_input(label, key=widget, help=help_text)
 
 
-def _form(key: str, request: Mapping[str, Any]) -> None:
-    fields = list(request.get("fields") or [])
+def _shape(fields: Sequence[Mapping[str, Any]]) -> list[tuple[str, Any]]:
+    return [(str(field["id"]), field.get("type")) for field in fields]
+
+
+def _sync_fields(key: str, fields: list[Mapping[str, Any]]) -> None:
+    """Initialise the form's values, or merge them when the fields changed (seed §3).
+
+    The fields last rendered are kept under ``{key}::fields``. When the request's fields
+    differ (the Plan was edited), values of fields still declared with the same type
+    are kept, the others dropped with their widgets, and the differences are shown
+    (``{key}::warnings``) until the form is sent or reset.
+    """
+    known = st.session_state.get(f"{key}::fields")
     if key not in st.session_state:
         st.session_state[key] = initial_values(fields)
+    elif known is not None and _shape(known) != _shape(fields):
+        values, warnings = merge_values(st.session_state[key], known, fields)
+        kept = {field_id for field_id in values if field_id in st.session_state[key]}
+        for field_id, _ in _shape(known):
+            if field_id not in kept or any(
+                w["id"] == field_id and w["code"] == "REQUIREMENT_TYPE_CHANGED" for w in warnings
+            ):
+                st.session_state.pop(f"{key}::{field_id}", None)
+        st.session_state[key] = values
+        st.session_state[f"{key}::warnings"] = [w["message"] for w in warnings]
+    st.session_state[f"{key}::fields"] = [dict(field) for field in fields]
+
+
+def _problems(request: Mapping[str, Any], fields: Sequence[Mapping[str, Any]]) -> None:
+    """Why the last answers were refused: each field's error, then what is missing."""
+    labels = {str(f["id"]): str(f.get("label") or f["id"]) for f in fields}
+    errors = request.get("errors") or {}
+    items = errors.items() if isinstance(errors, Mapping) else [(None, e) for e in errors]
+    for field_id, problem in items:
+        text = str(problem.get("message", problem)) if isinstance(problem, Mapping) else problem
+        st.warning(f"{labels.get(str(field_id), field_id)}: {text}" if field_id else str(text))
+    if request.get("missing"):
+        missing = [labels.get(str(m), str(m)) for m in request["missing"]]
+        st.warning("未入力の項目があります: " + ", ".join(missing))
+
+
+def _form(key: str, request: Mapping[str, Any]) -> None:
+    fields = [field for field in request.get("fields") or [] if isinstance(field, Mapping)]
+    _sync_fields(key, fields)
     values: dict[str, Any] = st.session_state[key]
     if request.get("message"):
         st.markdown(str(request["message"]))
-    for problem in request.get("errors") or []:
-        st.warning(str(problem.get("message", problem)) if isinstance(problem, dict) else problem)
-    if request.get("missing"):
-        st.warning("未入力の項目があります: " + ", ".join(map(str, request["missing"])))
+    for warning in st.session_state.get(f"{key}::warnings") or []:
+        st.warning(f"入力項目が変わりました: {warning}")
+    _problems(request, fields)
     for field in fields:
         _field(key, values, field)
     if st.button("リセット", key=f"{key}::reset"):
         for field in fields:
             st.session_state.pop(f"{key}::{field['id']}", None)
         st.session_state[key] = initial_values(fields)
+        st.session_state.pop(f"{key}::warnings", None)
         st.rerun()
 
 
@@ -176,6 +217,13 @@ def _event_text(line: Mapping[str, Any]) -> str:
 
 def _answers(state: Mapping[str, Any]) -> dict[str, Any]:
     return {node_id: dict(st.session_state.get(key, {})) for node_id, key in state["keys"].items()}
+
+
+def _sent(state: dict[str, Any], answers: dict[str, Any]) -> None:
+    """Remember what each form sent; change warnings have been seen by now."""
+    state["sent"] = answers
+    for key in state["keys"].values():
+        st.session_state.pop(f"{key}::warnings", None)
 
 
 def _outputs(plan: Plan, result: RunResult) -> None:
@@ -258,20 +306,26 @@ def _start(engine: PlanEngine, plan: Plan, file_id: str, vars: Mapping[str, Any]
     _invoke("実行", lambda on_event: engine.run(plan, vars=vars, on_event=on_event))
 
 
-def _rerun_start(plan: Plan, state: Mapping[str, Any], failed: str) -> str:
-    """The failed node, or the first top-level form whose values changed since sent."""
-    answers = _answers(state)
-    sent = state.get("sent") or {}
+def rerun_start(
+    plan: Plan,
+    forms: Sequence[str],
+    answers: Mapping[str, Any],
+    sent: Mapping[str, Any],
+    failed: str,
+) -> str:
+    """Where 再実行 starts: the first top-level node owning a form edited since it was sent
+    (so the new values are used), else the failed node (the answers are reused).
+
+    ``forms`` are node paths; a form inside a loop or subflow ("per_client[0]/ask")
+    belongs to its top-level node ("per_client").
+    """
     top = [node.id for node in plan.graph]
-    edited = [
-        node_id
-        for node_id in top
-        if node_id in state["forms"] and answers.get(node_id) != sent.get(node_id)
-    ]
+    owners = {path: re.split(r"[\[/]", path, maxsplit=1)[0] for path in forms}
+    edited = {owners[path] for path in forms if answers.get(path) != sent.get(path)}
     if edited:
-        return edited[0]
-    forms = [node_id for node_id in top if node_id in state["forms"]]
-    return failed or (forms[0] if forms else top[0])
+        return next(node_id for node_id in top if node_id in edited)
+    owning = [node_id for node_id in top if node_id in owners.values()]
+    return failed or (owning[0] if owning else top[0])
 
 
 def _rerun_button(
@@ -280,14 +334,16 @@ def _rerun_button(
     """再実行 from the failed node, or from the first edited form (its new values apply)."""
     state = st.session_state[STATE]
     failed = str((failure.get("details") or {}).get("node_id") or "")
-    start = _rerun_start(plan, state, failed)
+    start = rerun_start(
+        plan, list(state["forms"]), _answers(state), state.get("sent") or {}, failed
+    )
     st.caption(
         f"再実行: {start} から"
         + ("（失敗したノード、入力はそのまま）" if start == failed else "（入力が変更されたため）")
     )
     if st.button("再実行", key=f"run.rerun.{index}"):
         answers = _answers(state)
-        state["sent"] = answers
+        _sent(state, answers)
         _invoke(
             "再実行",
             lambda on_event: engine.rerun_from_node(
@@ -351,7 +407,7 @@ def render_run_page() -> None:
             _form(state["keys"][node_id], request)
     if result.status == "paused" and st.button("送信", type="primary", key="run.submit"):
         answers = _answers(state)
-        state["sent"] = answers
+        _sent(state, answers)
         _invoke(
             "送信",
             lambda on_event: engine.resume(result.run_id, answers=answers, on_event=on_event),
