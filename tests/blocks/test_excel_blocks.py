@@ -359,3 +359,20 @@ def test_write_keeps_charts_and_warns_about_a_shape_it_cannot_keep(ctx: BlockCon
 def test_write_without_a_workbook_has_no_warnings(ctx: BlockContext) -> None:
     out = run("excel.write", ctx, data=[{"a": 1}])
     assert "warnings" not in out["write_summary"]
+
+
+def test_write_warns_when_text_is_cut_to_the_excel_cell_limit(ctx: BlockContext) -> None:
+    data = [{"摘要": "短い", "備考": "ok"}, {"摘要": "あ" * 40_000, "備考": "い" * 32_767}]
+    out = run("excel.write", ctx, data=data)
+    (warning,) = out["write_summary"]["warnings"]
+    assert warning == (
+        "2 件目のレコード（3 行目）の「摘要」は 40,000 文字あり、"
+        "Excel のセル上限に合わせて 32,767 文字に切り詰めました。"
+    )
+    ws = load_workbook(io.BytesIO(out["workbook"]))["Sheet1"]
+    assert ws["A3"].value == "あ" * 32_767 and ws["B3"].value == "い" * 32_767
+    unmapped = run("excel.write", ctx, data=data, output_config={"column_map": {"備考": "A"}})
+    assert "warnings" not in unmapped["write_summary"]
+    many = run("excel.write", ctx, data=[{"x": "a" * 32_768}] * 12)
+    assert len(many["write_summary"]["warnings"]) == 11
+    assert many["write_summary"]["warnings"][-1] == "ほかに 2 個のセルも同様に切り詰めました。"

@@ -288,3 +288,24 @@ def test_unsupported_type(name: str) -> None:
         extract_text(b"data", name)
     assert info.value.code == DocumentErrorCode.DOCUMENT_UNSUPPORTED
     assert ".pdf" in (info.value.hint or "")
+
+
+def test_docx_tables_nested_in_cells_are_read() -> None:
+    from docx import Document
+
+    document = Document()
+    document.add_paragraph("見積書")
+    outer = document.add_table(rows=2, cols=2)
+    outer.cell(0, 0).text = "明細"
+    outer.cell(0, 1).text = "内訳:"
+    inner = outer.cell(0, 1).add_table(rows=2, cols=2)
+    for r, row in enumerate([["品目", "金額"], ["保守費", "120,000"]]):
+        for c, value in enumerate(row):
+            inner.cell(r, c).text = value
+    inner.cell(1, 0).add_table(rows=1, cols=1).cell(0, 0).text = "深い"
+    outer.cell(1, 0).text = "合計"
+    outer.cell(1, 1).text = "120,000"
+    out = io.BytesIO()
+    document.save(out)
+    result = extract_text(out.getvalue(), "見積.docx")
+    assert result.text == ("見積書\n明細\t内訳:\n品目\t金額\n保守費\t120,000\n深い\n合計\t120,000")

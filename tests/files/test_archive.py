@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import struct
+import unicodedata
 import zipfile
 from pathlib import Path
 
@@ -314,3 +315,33 @@ def test_read_folder_limits_and_errors(tmp_path: Path) -> None:
     with pytest.raises(ArchiveError) as exc:
         read_folder_2tier(tmp_path, limits=ArchiveLimits(max_entries=3))
     assert codes(exc) == ArchiveErrorCode.TOO_MANY_ENTRIES
+
+
+def test_nfd_names_from_macos_are_normalised_to_nfc() -> None:
+    nfd = unicodedata.normalize("NFD", "ガス代/領収書.pdf")
+    assert nfd != "ガス代/領収書.pdf"
+    archive = read_zip_2tier(make_zip({nfd: b"x", "ガス代/メモ.txt": b"m"}))
+    assert [g.name for g in archive.groups] == ["ガス代"]
+    assert [f.path for f in archive.files] == ["ガス代/メモ.txt", "ガス代/領収書.pdf"]
+    without_flag = read_zip_2tier(raw_name_zip([nfd.encode()]))
+    assert [f.path for f in without_flag.files] == ["ガス代/領収書.pdf"]
+
+
+def test_names_equal_after_nfc_are_duplicates() -> None:
+    nfc = "ガス代/領収書.pdf"
+    archive = read_zip_2tier(make_zip({nfc: b"first", unicodedata.normalize("NFD", nfc): b"2"}))
+    assert [(f.path, f.data) for f in archive.files] == [(nfc, b"first")]
+    assert [(s.path, s.reason) for s in archive.skipped] == [(nfc, "duplicate")]
+
+
+def test_read_folder_normalises_nfd_names(tmp_path: Path) -> None:
+    nfc, nfd = "ガス代", unicodedata.normalize("NFD", "ガス代")
+    (tmp_path / nfd / "sub").mkdir(parents=True)
+    (tmp_path / nfd / "sub" / unicodedata.normalize("NFD", "領収書.pdf")).write_bytes(b"1")
+    (tmp_path / nfd / "メモ.txt").write_bytes(b"2")
+    (tmp_path / nfc).mkdir()  # a separate folder on Linux, the same name after NFC
+    (tmp_path / nfc / "メモ.txt").write_bytes(b"3")
+    archive = read_folder_2tier(tmp_path)
+    assert [g.name for g in archive.groups] == [nfc]
+    assert [f.path for f in archive.files] == [f"{nfc}/sub/領収書.pdf", f"{nfc}/メモ.txt"]
+    assert [(s.path, s.reason) for s in archive.skipped] == [(f"{nfc}/メモ.txt", "duplicate")]

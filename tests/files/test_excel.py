@@ -278,3 +278,31 @@ def test_write_argument_errors() -> None:
     with pytest.raises(ExcelError) as exc:
         write_records(None, ["not a record"], sheet="S")  # type: ignore[list-item]
     assert exc.value.code == ExcelErrorCode.INVALID_ARGUMENT
+
+
+def test_digit_strings_beyond_excel_precision_stay_text() -> None:
+    records = [
+        {
+            "invoice": "2024033100000123",  # 16 digits: a double would end in ...120
+            "card": "4111 1111 1111 1111".replace(" ", ""),
+            "max": "123456789012345",  # 15 significant digits: still a number
+            "amount": "-1,234,567,890,123.45",  # 15 significant digits with separators
+            "long_fraction": "0.1234567890123456",  # 16 significant digits
+            "small": "0.000000000000000001",  # leading zeros are not significant
+        }
+    ]
+    ws = load_workbook(io.BytesIO(write_records(None, records, sheet="S")))["S"]
+    assert ws["A2"].value == "2024033100000123" and ws["A2"].data_type == "s"
+    assert ws["B2"].value == "4111111111111111" and ws["B2"].data_type == "s"
+    assert ws["C2"].value == 123456789012345
+    assert ws["D2"].value == -1234567890123.45
+    assert ws["E2"].value == "0.1234567890123456"
+    assert ws["F2"].value == 1e-18
+
+
+def test_long_integers_get_a_format_that_shows_every_digit() -> None:
+    records = [{"法人番号": "1234567890123", "金額": 12000, "大きな金額": 123456789012}]
+    ws = load_workbook(io.BytesIO(write_records(None, records, sheet="S")))["S"]
+    assert ws["A2"].value == 1234567890123 and ws["A2"].number_format == "0"
+    assert ws["B2"].value == 12000 and ws["B2"].number_format == "General"
+    assert ws["C2"].number_format == "0"  # 12 digits: General would show 1.23457E+11

@@ -19,7 +19,13 @@ from typing import Any, Literal, cast
 from keiri_agent.blocks.base import BlockContext, ProcessingBlock
 from keiri_agent.blocks.files import bytes_input, from_user_error
 from keiri_agent.blocks.records import invalid, records_input
-from keiri_agent.files._excel_write import _existing_headers, _last_used_row, _resolve_columns
+from keiri_agent.files._excel_write import (
+    EXCEL_MAX_CELL_CHARS,
+    _existing_headers,
+    _last_used_row,
+    _resolve_columns,
+    to_excel_value,
+)
 from keiri_agent.files._xlsx import get_sheet, open_workbook, parse_cell
 from keiri_agent.files.excel import (
     ExcelError,
@@ -176,11 +182,41 @@ class WriteBlock(ProcessingBlock):
             "first_row": first_row if count else None,
             "last_row": first_row + count - 1 if count else None,
         }
+        warnings: list[str] = []
         lost = lost_parts(workbook, written) if workbook is not None else []
         if lost:
-            summary["warnings"] = [
+            warnings.append(
                 f"元のブックの{'・'.join(lost)}は書き出したブックに残っていません"
                 "（openpyxl が保持できないため）。元のブックは変更されていません。"
-            ]
-            ctx.logger.warning("excel.write: %s", summary["warnings"][0])
+            )
+        warnings += _cut_text_warnings(records, config["column_map"], first_row)
+        if warnings:
+            summary["warnings"] = warnings
+            for warning in warnings:
+                ctx.logger.warning("excel.write: %s", warning)
         return {"workbook": written, "write_summary": summary}
+
+
+_MAX_CUT_WARNINGS = 10
+
+
+def _cut_text_warnings(
+    records: list[dict[str, Any]], column_map: Mapping[str, str] | None, first_row: int
+) -> list[str]:
+    """One warning per written text longer than an Excel cell holds (openpyxl cuts it)."""
+    cut: list[str] = []
+    for index, record in enumerate(records):
+        for key, value in record.items():
+            if column_map is not None and key not in column_map:
+                continue  # not written
+            text = to_excel_value(value)
+            if isinstance(text, str) and len(text) > EXCEL_MAX_CELL_CHARS:
+                cut.append(
+                    f"{index + 1} 件目のレコード（{first_row + index} 行目）の「{key}」は"
+                    f" {len(text):,} 文字あり、Excel のセル上限に合わせて"
+                    f" {EXCEL_MAX_CELL_CHARS:,} 文字に切り詰めました。"
+                )
+    if len(cut) > _MAX_CUT_WARNINGS:
+        rest = len(cut) - _MAX_CUT_WARNINGS
+        cut = [*cut[:_MAX_CUT_WARNINGS], f"ほかに {rest} 個のセルも同様に切り詰めました。"]
+    return cut

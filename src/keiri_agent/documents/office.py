@@ -1,4 +1,4 @@
-"""DOCX (paragraphs and tables) and XLSX (every sheet's used range) as plain text."""
+"""DOCX (paragraphs and tables, nested tables too) and XLSX (used ranges) as plain text."""
 
 from __future__ import annotations
 
@@ -48,25 +48,39 @@ def read_docx(data: bytes, name: str, max_chars: int) -> tuple[str, list[str]]:
         blocks: list[str] = []
         size = 0
         for item in document.iter_inner_content():
-            if isinstance(item, Table):
-                for row in item.rows:
-                    seen: list[Any] = []
-                    cells: list[str] = []
-                    for cell in row.cells:  # a merged cell repeats: keep it once
-                        if any(cell._tc is other for other in seen):
-                            continue
-                        seen.append(cell._tc)
-                        cells.append(_cell_text(cell.text))
-                    blocks.append("\t".join(cells))
-                blocks.append("")
-            else:
-                blocks.append(item.text)
-            size += len(blocks[-1]) + 1
+            lines = [*_table_lines(item), ""] if isinstance(item, Table) else [item.text]
+            blocks += lines
+            size += sum(len(line) + 1 for line in lines)
             if size > max_chars:
                 break
     except Exception as exc:
         raise corrupt(name, "docx", exc) from None
     return "\n".join(blocks).strip("\n"), []
+
+
+def _table_lines(table: Any) -> list[str]:
+    """A row per line (tab-separated cells); a table inside a cell follows its row."""
+    from docx.table import Table
+
+    lines: list[str] = []
+    for row in table.rows:
+        seen: list[Any] = []
+        cells: list[str] = []
+        nested: list[str] = []
+        for cell in row.cells:  # a merged cell repeats: keep it once
+            if any(cell._tc is other for other in seen):
+                continue
+            seen.append(cell._tc)
+            paragraphs: list[str] = []
+            for part in cell.iter_inner_content():
+                if isinstance(part, Table):
+                    nested += _table_lines(part)
+                elif part.text:  # a cell holding a table ends with an empty paragraph
+                    paragraphs.append(part.text)
+            cells.append(_cell_text("\n".join(paragraphs)))
+        lines.append("\t".join(cells))
+        lines += nested
+    return lines
 
 
 def read_xlsx(

@@ -5,9 +5,15 @@ format on the cell is kept; timezone-aware datetimes are written as their wall t
 int/float/Decimal become numbers (NaN and infinities become empty cells); bool stays
 bool; lists/dicts become JSON text. With ``coerce_strings`` (default) text that is
 plainly a number ("1234", "-1,234.5") or a date ("2024-03-31", "2024/3/31",
-"2024-03-31 10:00") is converted too; numbers with leading zeros ("00123") stay text.
+"2024-03-31 10:00") is converted too; numbers with leading zeros ("00123") stay text,
+and so do numbers with more than 15 significant digits (Excel's precision: the digits
+from the first non-zero one, so a 16-digit invoice or card number is never rounded).
+Integers of 12 digits or more written into a General cell get the format "0", so a
+13-digit 法人番号 shows every digit instead of 1.23457E+12.
 Text is never written as a formula or an error code: "=SUM(A1)" is stored as text
 (formula injection from data is impossible). Characters Excel forbids are removed.
+A cell holds at most :data:`EXCEL_MAX_CELL_CHARS` characters; openpyxl cuts longer
+text (``excel.write`` reports it as a warning).
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ from keiri_agent.files._xlsx import (
 )
 
 _NUMBER = re.compile(r"^-?(?:0|[1-9]\d{0,2}(?:,\d{3})+|[1-9]\d*)(?:\.\d+)?$")
+_MAX_DIGITS = 15  # significant digits Excel keeps in a number
+EXCEL_MAX_CELL_CHARS = 32_767
 _DATE = re.compile(r"^(\d{4})[-/](\d{1,2})[-/](\d{1,2})$")
 _DATETIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?$")
 
@@ -150,6 +158,9 @@ def _coerce_text(text: str) -> Any:
     stripped = text.strip()
     if _NUMBER.match(stripped):
         plain = stripped.replace(",", "")
+        significant = plain.lstrip("-").replace(".", "").lstrip("0")
+        if len(significant) > _MAX_DIGITS:
+            return text
         return float(plain) if "." in plain else int(plain)
     try:
         if m := _DATE.match(stripped):
@@ -160,6 +171,10 @@ def _coerce_text(text: str) -> Any:
     except ValueError:  # "2024-02-30": not a real date, keep the text
         return text
     return text
+
+
+LONG_INTEGER = 10**11
+"""From 12 digits Excel's General format switches to 1.23457E+12: such cells get "0"."""
 
 
 def _set(ws: Worksheet, row: int, col: int, value: Any, *, coerce: bool) -> None:
@@ -176,6 +191,13 @@ def _set(ws: Worksheet, row: int, col: int, value: Any, *, coerce: bool) -> None
     cell.value = converted
     if isinstance(converted, str) and cell.data_type in ("f", "e"):
         cell.data_type = "s"  # text from data is never a formula or an error value
+    if (
+        isinstance(converted, int)
+        and not isinstance(converted, bool)
+        and abs(converted) >= LONG_INTEGER
+        and cell.number_format == "General"
+    ):
+        cell.number_format = "0"  # General shows 12+ digits as 1.23457E+12 (法人番号)
 
 
 def _load(workbook: bytes | None, sheet: str | None) -> Workbook:

@@ -28,7 +28,10 @@ code from :class:`ArchiveErrorCode`, or a documented skip recorded in ``Archive.
   ``desktop.ini`` are skipped (``system_file``); symlink entries are skipped (``symlink``);
   a repeated path is skipped (``duplicate``);
 * names without the UTF-8 flag (0x800) are re-decoded from their raw bytes: UTF-8 if valid
-  (macOS tools), else CP932 (Japanese Windows), else the cp437 reading is kept.
+  (macOS tools), else CP932 (Japanese Windows), else the cp437 reading is kept;
+* every name (ZIP entries and folder names alike) is normalised to Unicode NFC, so the
+  decomposed "ガス代" that macOS writes equals the "ガス代" typed elsewhere; the checks
+  above see the normalised names, and two names equal after NFC are duplicates.
 
 Everything stays in memory; nothing is written to disk.
 """
@@ -39,6 +42,7 @@ import io
 import os
 import re
 import stat
+import unicodedata
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable
@@ -82,7 +86,11 @@ _ENCRYPTED_FLAG = 0x1
 
 
 def decode_entry_name(info: zipfile.ZipInfo) -> str:
-    """The entry's name, re-decoded when the UTF-8 flag is unset (UTF-8, then CP932)."""
+    """The entry's name in NFC, re-decoded when the UTF-8 flag is unset (UTF-8, then CP932)."""
+    return unicodedata.normalize("NFC", _decode_raw_name(info))
+
+
+def _decode_raw_name(info: zipfile.ZipInfo) -> str:
     name = info.orig_filename
     if info.flag_bits & _UTF8_FLAG:
         return name
@@ -276,11 +284,15 @@ def read_folder_2tier(
     skipped: list[SkippedEntry] = []
     _walk(root, [], real_root, found, skipped, lambda n: _check_count(n, limits))
     wanted: list[tuple[str, Path]] = []
+    seen: set[str] = set()
     for rel, file_path in sorted(found):
         reason = _skip_reason(rel.split("/"))
+        if reason is None and rel in seen:  # names that differ only before NFC
+            reason = ("duplicate", "the same path appears twice; the first is kept")
         if reason is not None:
             skipped.append(SkippedEntry(rel, *reason))
         else:
+            seen.add(rel)
             wanted.append((rel, file_path))
     budget = _Budget(limits)
     files: list[tuple[str, bytes]] = []
@@ -302,7 +314,8 @@ def _walk(
 ) -> None:
     with os.scandir(folder) as entries:
         for entry in sorted(entries, key=lambda e: e.name):
-            rel = "/".join([*prefix, entry.name])
+            name = unicodedata.normalize("NFC", entry.name)
+            rel = "/".join([*prefix, name])
             if entry.is_symlink():
                 target = Path(entry.path).resolve()
                 if not target.is_relative_to(real_root):
@@ -312,7 +325,7 @@ def _walk(
                 else:
                     skipped.append(SkippedEntry(rel, "symlink", "symlinked folder not followed"))
             elif entry.is_dir(follow_symlinks=False):
-                _walk(Path(entry.path), [*prefix, entry.name], real_root, found, skipped,
+                _walk(Path(entry.path), [*prefix, name], real_root, found, skipped,
                       check_count)  # fmt: skip
             elif entry.is_file(follow_symlinks=False):
                 found.append((rel, Path(entry.path)))
