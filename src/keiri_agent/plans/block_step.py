@@ -128,6 +128,7 @@ def _acquire(limit: threading.BoundedSemaphore | None, attempt: Attempt) -> bool
     while not limit.acquire(timeout=POLL_S):
         if attempt.cancel.is_set() or attempt.stop.is_set():
             return False
+    attempt.hold(limit)  # released once: by the finally below, or when abandoned
     return True
 
 
@@ -137,7 +138,6 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
     path = run.frame.path(node.id)
     per_node = run.frame.policy.concurrency.per_node.get(node.id)
     limit = services.limit(run.frame.run_id, node.id, per_node) if per_node else None
-    acquired = False
     inputs: dict[str, Any] = {}
     started = time.monotonic()
     stage_retryable = False
@@ -148,8 +148,7 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
         if condition is not None:
             names = declared_aliases(node, services.catalog)
             return Outcome("skipped", outputs=dict.fromkeys(names), condition=condition)
-        acquired = _acquire(limit, attempt)
-        if not acquired:
+        if not _acquire(limit, attempt):
             return Outcome("cancelled")
         started = attempt.started = time.monotonic()
         run.emit("node_start", node.id, block=spec.reference, attempt=attempt.retry + 1)
@@ -219,5 +218,4 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
             "failed", error=error, retryable=stage_retryable, duration_ms=elapsed_ms(started)
         )
     finally:
-        if acquired and limit is not None:
-            limit.release()
+        attempt.release_slot()

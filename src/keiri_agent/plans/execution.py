@@ -9,7 +9,9 @@ waits on a queue of finished attempts; a node that is alone (nothing else runnin
 or ready, and no block timeout) runs on the scheduling thread itself, which saves
 two thread hand-offs per node in chains and loop bodies. A timed-out attempt
 cannot be killed: its ``cancel_event`` is set so cooperative blocks stop, and it
-is not waited for (its late result is ignored).
+is not waited for (its late result is ignored) and its ``per_node`` slot is given
+back. Once the run is cancelled, an attempt that fails or times out is recorded
+``cancelled`` (not ``failed``), so that a resume runs it again.
 
 Block nodes are run by ``plans.block_step``, loops by ``plans.loop_step`` and subflows
 by ``plans.subflow_step``.
@@ -94,6 +96,21 @@ class Attempt:
     cancel: threading.Event = field(default_factory=threading.Event)
     stop: threading.Event = field(default_factory=threading.Event)
     started: float | None = None
+    _slot: threading.BoundedSemaphore | None = field(default=None, repr=False)
+    _slot_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def hold(self, slot: threading.BoundedSemaphore) -> None:
+        """Note that this attempt holds ``slot`` (an acquired ``per_node`` cap)."""
+        with self._slot_lock:
+            self._slot = slot
+
+    def release_slot(self) -> None:
+        """Give back the held ``per_node`` slot, once: the attempt's own ``finally``
+        and the scheduler abandoning it (timeout) may both ask."""
+        with self._slot_lock:
+            slot, self._slot = self._slot, None
+        if slot is not None:
+            slot.release()
 
 
 def declared_aliases(node: Node, catalog: BlockCatalog) -> list[str]:
@@ -274,9 +291,16 @@ class GraphRun:
             and attempt.started is not None
             and now - attempt.started >= timeout_ms / 1000
         ]
+        cancelled = self._cancelled or self.services.cancel_event.is_set()
         for attempt in expired:
+            # Abandoned: its thread may go on, but it no longer counts against the
+            # node's per_node cap (else a retry or the next iteration waits for it).
             del self._running[attempt.token]
             attempt.cancel.set()
+            attempt.release_slot()
+            if cancelled:  # the run is being cancelled: not a failure, resume re-runs it
+                self.state.nodes[attempt.node.id].status = "cancelled"
+                continue
             node_id = attempt.node.id
             error = BlockError(
                 BlockErrorCode.TIMEOUT_ERROR,
@@ -397,8 +421,10 @@ class GraphRun:
         node_state = self.state.nodes[node.id]
         error = outcome.error
         assert error is not None
-        cancelled = self._cancelled or self.services.cancel_event.is_set()
-        if cancelled and error.code == BlockErrorCode.CANCELLED:
+        # Once the run is cancelled, any error ends the attempt as cancelled (not
+        # finished), so that a resume runs the node again: a block may react to the
+        # cancel with another error (an aborted HTTP call raising API_ERROR).
+        if self._cancelled or self.services.cancel_event.is_set():
             node_state.status = "cancelled"
             return
         policy = self.frame.policy
