@@ -11,7 +11,11 @@ error in ``details.error``.
 while: before each iteration the condition is evaluated with the previous
 iteration's exports (by export name) and body nodes (by node id) visible — both
 None before the first — and the loop stops when it is false or after
-``max_iterations``. Output: every export of the last iteration, and ``iterations``.
+``max_iterations``. The body sees the previous iteration's exports by name too
+(None in the first iteration), so it can carry a value from one iteration to the
+next. An export name never hides a body node id or ``vars``/``env``/``config``:
+those win (the validator reports such a name as LOOP_VAR_CONFLICT). Output: every
+export of the last iteration, and ``iterations``.
 
 Every iteration's graph state is kept in the loop node's state, so a pause inside
 an iteration resumes where it stopped and finished iterations are not run again.
@@ -37,7 +41,7 @@ from keiri_agent.plans.execution import (
     visible,
 )
 from keiri_agent.plans.expressions import parse_when
-from keiri_agent.plans.models import LoopNode
+from keiri_agent.plans.models import RESERVED_ROOTS, LoopNode
 from keiri_agent.plans.references import ReferenceError_, Scope
 from keiri_agent.plans.run_services import WORKERS
 from keiri_agent.plans.run_state import GraphState, LoopState
@@ -208,6 +212,15 @@ def _foreach(run: GraphRun, node: LoopNode, attempt: Attempt, scope: Scope) -> O
     return Outcome("success", outputs=outputs)
 
 
+def _export_variables(node: LoopNode, previous: Mapping[str, Any]) -> dict[str, Any]:
+    """The previous iteration's exports that the body and the condition see by name.
+
+    Body node ids and the reserved roots win over an export of the same name.
+    """
+    taken = set(RESERVED_ROOTS) | {child.id for child in node.body.plan.graph}
+    return {name: value for name, value in previous.items() if name not in taken}
+
+
 def _while(run: GraphRun, node: LoopNode, attempt: Attempt) -> Outcome:
     assert node.while_ is not None
     spec = node.while_
@@ -248,7 +261,7 @@ def _while(run: GraphRun, node: LoopNode, attempt: Attempt) -> Outcome:
                 vars=run.frame.vars,
                 env=run.services.env,
                 config=run.services.config,
-                locals=ChainMap(dict(previous), dict(run.frame.locals)),
+                locals=ChainMap(_export_variables(node, previous), dict(run.frame.locals)),
             )
             try:
                 proceed = condition.evaluate(condition_scope.lookup)
@@ -272,7 +285,7 @@ def _while(run: GraphRun, node: LoopNode, attempt: Attempt) -> Outcome:
             loop.iterations[index] = GraphState()
             loop.statuses[index] = "running"
         run.emit("loop_iteration", node.id, iteration=index)
-        frame = _body_frame(run, node, index, previous)
+        frame = _body_frame(run, node, index, _export_variables(node, previous))
         graph_run = GraphRun(run.services, frame, body.graph, loop.iterations[index], attempt.stop)
         status = graph_run.execute()
         loop.statuses[index] = status

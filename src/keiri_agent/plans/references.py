@@ -4,7 +4,9 @@ Roots: a node id (``${parse.evidence.files}``: node ``parse``, output alias
 ``evidence``, then an attribute path), ``vars``, ``env``, ``config``, and inside
 loop bodies the loop's item/index variables (``${file}``, ``${idx}``). Path
 segments are keys (``.name``; letters of any script, digits, ``_`` and ``-``),
-list indexes (``items.0`` or ``items[0]``), quoted keys for anything else
+list indexes (``items.0`` or ``items[0]``; an all-digit segment indexes a list and, on a
+mapping, is the key exactly as written — ``${codes.0101}`` reads key ``"0101"``,
+``${by_year.2024}`` key ``"2024"`` or ``2024``), quoted keys for anything else
 (``row['請求 金額']``) and a final ``.length`` (the size of a list, string or
 mapping; a mapping that has a ``length`` key gives that key's value instead).
 
@@ -53,12 +55,37 @@ class ReferenceError_(UserInputError):  # trailing _: the builtin ReferenceError
     code = "REFERENCE_ERROR"
 
 
+class Digits(int):
+    """An all-digit path segment: the int (a list index) that keeps the text as written.
+
+    ``.0101`` is the list index 101 but the mapping key ``"0101"``: leading zeros are
+    kept for mapping lookups (account codes, month keys like ``01``, padded ids).
+    Compares and hashes as the int; ``str``/``repr`` give the text.
+    """
+
+    text: str
+
+    def __new__(cls, text: str) -> Digits:
+        value = super().__new__(cls, text)
+        value.text = text
+        return value
+
+    def __str__(self) -> str:
+        return self.text
+
+    __repr__ = __str__
+
+    def __reduce__(self) -> tuple[type[Digits], tuple[str]]:
+        return (type(self), (self.text,))
+
+
 @dataclass(frozen=True)
 class Reference:
     """One parsed reference: ``root`` and the ``path`` after it (keys, indexes, 'length')."""
 
     root: str
     path: tuple[str | int, ...]
+    """All-digit ``.key`` segments are ``Digits`` (an int that keeps its text)."""
     text: str
     """The reference as written, without ``${`` and ``}``."""
 
@@ -110,9 +137,9 @@ def _parse_body(source: str, start: int, end: int) -> Reference:
             _syntax_error(reason, source, pos)
         key, index, single, double = match.groups()
         if index is not None:
-            path.append(int(index))
+            path.append(Digits(index))
         elif key is not None:
-            path.append(int(key) if _INDEX.fullmatch(key) else key)
+            path.append(Digits(key) if _INDEX.fullmatch(key) else key)
         else:
             path.append(single if single is not None else double)
         if len(path) > MAX_PATH_SEGMENTS:
@@ -260,10 +287,16 @@ def _step(value: Any, segment: str | int, reference: Reference, where: str, kind
     """One path segment: a mapping key or a list index, never an attribute."""
     available: list[str] = []
     if isinstance(value, Mapping):
-        if segment in value:
+        if isinstance(segment, int):
+            # The key as written ("0101", "2024"), then an int key (YAML ``2024:``) when
+            # the text is the int's own form: "0101" never reads key "101" or 101.
+            text = segment.text if isinstance(segment, Digits) else str(segment)
+            if text in value:
+                return value[text]
+            if text == str(int(segment)) and segment in value:
+                return value[segment]
+        elif segment in value:
             return value[segment]
-        if isinstance(segment, int) and str(segment) in value:
-            return value[str(segment)]
         available = [str(key) for key in value][:100]
         message = (
             f"{unknown_choice_message(kind, str(segment), available)} (in {where})"

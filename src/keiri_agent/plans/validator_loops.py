@@ -2,9 +2,11 @@
 
 foreach: the input must be a list (or a reference to one); the item and index
 variables are visible in the body only and must not hide a node, a reserved root
-or an outer loop variable (LOOP_VAR_CONFLICT). while: the condition is checked in
-the body's scope, with the body's export names as variables (the runner evaluates
-it before each iteration with the previous iteration's exports). Exports
+or an outer loop variable (LOOP_VAR_CONFLICT). while: the body and the condition
+see the body's export names as variables (the runner passes the previous
+iteration's exports, null before the first), so an export name must not clash with
+a node id, a reserved root or an outer loop variable either (LOOP_VAR_CONFLICT; at
+run time body node ids and reserved roots win over the export). Exports
 (``{from: node.alias, as: name}``) must name a node of the same graph and one of
 its aliases.
 """
@@ -122,19 +124,18 @@ def check_loop(refs: ReferenceChecker, info: NodeInfo, node: LoopNode, scope: Lo
                 )
             seen.add(name)
             body_scope[name] = schema
+    if node.while_ is not None:
+        _while_exports(refs, info, node, scope, body_scope)
     refs.check_graph(node.body.plan.graph, info.chain, body_scope)
     if node.while_ is not None:
         # Evaluated before each iteration, with the previous iteration's exports as
         # variables and the body nodes visible (null before the first iteration).
-        condition_scope = dict(body_scope)
-        for export in node.body.plan.exports:
-            condition_scope[export.name] = refs.export_schema(export)
         refs.condition(
             (*info.chain, WHILE_POSITION),
             node.id,
             f"{info.path}.while.condition",
             node.while_.condition,
-            condition_scope,
+            body_scope,
         )
     check_exports(
         refs,
@@ -143,6 +144,34 @@ def check_loop(refs: ReferenceChecker, info: NodeInfo, node: LoopNode, scope: Lo
         f"{info.path}.body.plan.exports",
         "LOOP_EXPORT_UNKNOWN",
     )
+
+
+def _while_exports(
+    refs: ReferenceChecker,
+    info: NodeInfo,
+    node: LoopNode,
+    scope: Locals,
+    body_scope: dict[str, Schema],
+) -> None:
+    """A while body's export names: variables of the body and the condition.
+
+    Adds them to ``body_scope`` as the runner does (a body node id or a reserved root
+    wins over an export of the same name) and reports every clash.
+    """
+    body_ids = {child.id for child in node.body.plan.graph}
+    for index, export in enumerate(node.body.plan.exports):
+        clash = _var_clash(refs, export.name, scope, set())
+        if clash:
+            refs.check.add(
+                "LOOP_VAR_CONFLICT",
+                f"while export {export.name!r} {clash} (the body and the while condition "
+                "see the previous iteration's exports by name)",
+                node_id=node.id,
+                path=f"{info.path}.body.plan.exports[{index}].as",
+                hint="rename the export",
+            )
+        if export.name not in RESERVED_ROOTS and export.name not in body_ids:
+            body_scope[export.name] = refs.export_schema(export)
 
 
 def _var_clash(refs: ReferenceChecker, name: str, scope: Locals, seen: set[str]) -> str | None:
