@@ -204,3 +204,14 @@ def test_a_leading_zero_key_resolves_in_a_run(runs: Path) -> None:
 
     assert result.status == "success", result.errors
     assert result.outputs["b"]["value"] == "cash/January"
+
+
+def test_the_dry_run_accepts_a_body_reference_to_an_export_name() -> None:
+    from keiri_agent.plans.dry_run import dry_run
+
+    report = dry_run(_carry_plan(), catalog(), env={})
+
+    assert not [p for p in report.problems if p.code == "UNRESOLVED_REFERENCE"], report.problems
+    assert all(
+        p.code != "UNRESOLVED_REFERENCE" for record in report.nodes for p in record.problems
+    ), [(r.node_id, r.problems) for r in report.nodes]

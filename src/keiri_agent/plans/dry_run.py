@@ -50,7 +50,15 @@ from keiri_agent.plans.dry_run_report import (
 )
 from keiri_agent.plans.expressions import ConditionSyntaxError, parse_when
 from keiri_agent.plans.graph import CycleError, dependencies, topological_order
-from keiri_agent.plans.models import BlockNode, Condition, LoopNode, Node, Plan, SubflowNode
+from keiri_agent.plans.models import (
+    RESERVED_ROOTS,
+    BlockNode,
+    Condition,
+    LoopNode,
+    Node,
+    Plan,
+    SubflowNode,
+)
 from keiri_agent.plans.references import (
     Reference,
     Resolver,
@@ -276,6 +284,13 @@ class _Context:
             if node.foreach.index_var:
                 body_local[node.foreach.index_var] = 0
         body = node.body.plan
+        if node.while_ is not None:
+            # the body may read the previous iteration's exports by name (null the first
+            # time), except names that are body nodes or reserved roots (as the runner)
+            ids = {child.id for child in body.graph}
+            body_local.update(
+                dict.fromkeys(e.name for e in body.exports if e.name not in RESERVED_ROOTS | ids)
+            )
         self.run_graph(body.graph, body_local, f"{prefix}{node.id}/", records)
         values: dict[str, Any] = {}
         for export in body.exports:
