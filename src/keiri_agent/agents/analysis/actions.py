@@ -20,7 +20,28 @@ from keiri_agent.agents.analysis.plots import run_plot
 from keiri_agent.agents.analysis.registry import DatasetRegistry
 from keiri_agent.agents.analysis.specs import check_columns, parse_analysis_spec, parse_plot_spec
 from keiri_agent.config import Settings
-from keiri_agent.errors import SpecError
+from keiri_agent.errors import ExecutionError, KeiriAgentError, SpecError
+
+
+def as_action_error(raised: Exception) -> KeiriAgentError:
+    """``raised`` itself if it is one of ours, else an ExecutionError (code ACTION_FAILED).
+
+    An unexpected exception inside an action (a bug, or data pandas cannot handle)
+    must not end the turn with a traceback: it becomes an error like any other, so
+    the ``act`` node puts it in ``last_error`` and the reasoner can try another spec
+    or tell the user what failed.
+    """
+    if isinstance(raised, KeiriAgentError):
+        return raised
+    type_name = type(raised).__name__
+    text = str(raised).strip() or "(no message)"
+    return ExecutionError(
+        f"the action failed unexpectedly with {type_name}: {text}",
+        code="ACTION_FAILED",
+        hint="try a simpler spec (other columns, aggregations or filters), or check the "
+        "values of the columns this spec uses",
+        details={"exception": type_name},
+    )
 
 
 class AnalysisActions:
@@ -41,12 +62,23 @@ class AnalysisActions:
         return self._run(run_plot, model, self._dataset_id(model, dataset_id))
 
     def execute(self, spec: dict[str, Any], dataset_id: str | None = None) -> ActionResult:
-        """Run either kind of spec, told apart by its ``type`` (or ``op``/``kind``)."""
+        """Run either kind of spec, told apart by its ``type`` (or ``op``/``kind``).
+
+        Raises:
+            KeiriAgentError: every failure; an unexpected exception of the action
+                comes as ExecutionError with code ``ACTION_FAILED`` (see
+                ``as_action_error``).
+        """
         kind = spec.get("type") or ("plot" if "kind" in spec else "analysis")
-        if kind == "plot":
-            return self.execute_plot(spec, dataset_id)
-        if kind == "analysis":
-            return self.execute_analysis(spec, dataset_id)
+        try:
+            if kind == "plot":
+                return self.execute_plot(spec, dataset_id)
+            if kind == "analysis":
+                return self.execute_analysis(spec, dataset_id)
+        except KeiriAgentError:
+            raise
+        except Exception as raised:  # KeyboardInterrupt / SystemExit still propagate
+            raise as_action_error(raised) from raised
         raise SpecError(
             f"unknown spec type {kind!r}; valid: analysis, plot",
             hint='set "type": "analysis" (with "op") or "plot" (with "kind")',

@@ -9,8 +9,9 @@ written to disk.
 
 from __future__ import annotations
 
+import numbers
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping
 from typing import Any
 
 import numpy as np
@@ -83,6 +84,50 @@ def run_analysis(spec: AnalysisSpecModel | Mapping[str, Any], df: pd.DataFrame) 
     for artifact in artifacts:
         artifact["description"] = f"{artifact['description']} {scope}".strip()
     return ActionResult(artifacts, make_run_log(model, len(df), len(data), started, details))
+
+
+def unique_name(taken: Collection[Hashable], wanted: str) -> str:
+    """``wanted``, or ``wanted_2``, ``wanted_3`` ... if a column of that name is ``taken``.
+
+    The ops add result columns (件数, 構成比 ...) next to the user's columns; a user
+    column with the same name must neither crash the op nor be overwritten.
+    """
+    names = {str(c) for c in taken}
+    if wanted not in names:
+        return wanted
+    suffix = 2
+    while f"{wanted}_{suffix}" in names:
+        suffix += 1
+    return f"{wanted}_{suffix}"
+
+
+def _mixed_sort_value(value: Any) -> Any:
+    """A comparable key for one value of a column mixing types (Excel codes 101 / "A01").
+
+    Numbers come first in numeric order, then everything else by its text; missing
+    values stay missing so ``na_position`` still applies.
+    """
+    if value is None or (not isinstance(value, str) and bool(pd.isna(value))):
+        return None
+    if isinstance(value, numbers.Real):
+        return (0, float(value), "")
+    return (1, 0.0, str(value))
+
+
+def _mixed_key(column: pd.Series) -> pd.Series:
+    if column.dtype != object:
+        return column
+    return column.map(_mixed_sort_value)
+
+
+def sort_rows(frame: pd.DataFrame, by: str | list[str], *, ascending: bool = True) -> pd.DataFrame:
+    """A stable ``sort_values`` (missing last) that also orders columns mixing types."""
+    try:
+        return frame.sort_values(by, ascending=ascending, kind="stable", na_position="last")
+    except TypeError:
+        return frame.sort_values(
+            by, ascending=ascending, kind="stable", na_position="last", key=_mixed_key
+        )
 
 
 def _needed_columns(spec: AnalysisSpecModel, df: pd.DataFrame) -> list[str] | None:
@@ -215,7 +260,7 @@ def _duplicate_check(spec: DuplicateCheckSpec, data: pd.DataFrame) -> _Outcome:
         ) from None
     repeated = counts[counts > 1]
     extra_rows = int((repeated - 1).sum())
-    table = repeated.rename("件数").reset_index()
+    table = repeated.rename(unique_name(subset, "件数")).reset_index()
     keys = "、".join(str(c) for c in subset) if spec.subset else "全列"
     if repeated.empty:
         text = f"重複はありません（キー: {keys}、{len(data):,} 行）。"
@@ -257,13 +302,11 @@ def _groupby_agg(spec: GroupbyAggSpec, data: pd.DataFrame) -> _Outcome:
                 else "sort by a result column: group columns or {column}_{aggregation}",
                 details={"field": "sort.by", "value": spec.sort.by, "valid": result_columns},
             )
-        result = result.sort_values(
-            spec.sort.by, ascending=spec.sort.ascending, kind="stable", na_position="last"
-        )
+        result = sort_rows(result, spec.sort.by, ascending=spec.sort.ascending)
     elif spec.top_k is not None:
-        result = result.sort_values(metric_names[0], ascending=False, kind="stable")
+        result = sort_rows(result, metric_names[0], ascending=False)
     else:
-        result = result.sort_values(spec.group_cols, kind="stable", na_position="last")
+        result = sort_rows(result, spec.group_cols)
     groups = len(result)
     if spec.top_k is not None:
         result = result.head(spec.top_k)
@@ -290,11 +333,28 @@ def _groupby_agg(spec: GroupbyAggSpec, data: pd.DataFrame) -> _Outcome:
 
 def _share_ratio(spec: ShareRatioSpec, data: pd.DataFrame) -> _Outcome:
     grouped = data.groupby(spec.group_col, sort=False, observed=True, dropna=False)
+    taken: list[Hashable] = [spec.group_col]
     if spec.value_col is None:
-        value_name, values = "件数", grouped.size()
+        value_name, values = unique_name(taken, "件数"), grouped.size()
     else:
         check_aggregation(data[spec.value_col], "sum", "value_col")
-        value_name, values = f"{spec.value_col}_sum", grouped[spec.value_col].sum()
+        value_name = unique_name(taken, f"{spec.value_col}_sum")
+        values = grouped[spec.value_col].sum()
+    negative = values[values < 0]
+    if len(negative):
+        examples = "、".join(
+            f"{display_label(key)}={format_number(value)}"
+            for key, value in negative.head(3).items()
+        )
+        raise SpecError(
+            f"share_ratio needs non-negative totals, but {len(negative):,} group(s) of "
+            f"{spec.group_col!r} have a negative {value_name} ({examples}); shares of a total "
+            "with negative parts are meaningless"
+            f"（{spec.group_col} に合計がマイナスのグループがあるため構成比を計算できません）",
+            hint=f"filter out negative {spec.value_col} rows (e.g. returns) with a filter "
+            f"{spec.value_col} >= 0, or use groupby_agg to see the totals with their signs",
+            details={"field": "value_col", "value": spec.value_col},
+        )
     values = values.sort_values(ascending=False, kind="stable")
     total = float(values.sum())
     if len(values) and total == 0:
@@ -302,19 +362,23 @@ def _share_ratio(spec: ShareRatioSpec, data: pd.DataFrame) -> _Outcome:
             f"the total of {value_name} is 0, so shares cannot be computed",
             hint="pick another value column or change the filters",
         )
+    share_name = unique_name([*taken, value_name], "構成比")
+    cumulative_name = unique_name([*taken, value_name, share_name], "累積構成比")
     table = values.rename(value_name).reset_index()
-    table["構成比"] = values.to_numpy() / total if total else np.nan
-    table["累積構成比"] = table["構成比"].cumsum()
+    table[share_name] = values.to_numpy() / total if total else np.nan
+    table[cumulative_name] = table[share_name].cumsum()
     groups = len(table)
     title = f"{spec.group_col}別の構成比（パレート）"
     if groups == 0:
         text = "該当する行がありません。"
     else:
-        reach = min(int((table["累積構成比"] < 0.8 - 1e-12).sum()) + 1, groups)
-        top = "、".join(f"{row[0]} {row[2]:.1%}" for row in table.head(3).itertuples(index=False))
+        reach = min(int((table[cumulative_name] < 0.8 - 1e-12).sum()) + 1, groups)
+        top = "、".join(
+            f"{display_label(row[0])} {row[2]:.1%}" for row in table.head(3).itertuples(index=False)
+        )
         text = (
             f"合計 {value_name}: {format_number(total)}（{groups:,} グループ）。上位: {top}。"
-            f"上位 {reach} グループで累積 {table['累積構成比'].iloc[reach - 1]:.1%} に達します。"
+            f"上位 {reach} グループで累積 {table[cumulative_name].iloc[reach - 1]:.1%} に達します。"
         )
     if spec.top_k is not None:
         table = table.head(spec.top_k)
@@ -351,7 +415,7 @@ def _correlation_matrix(spec: CorrelationMatrixSpec, data: pd.DataFrame) -> _Out
             details={"valid": numeric},
         )
     matrix = _correlate(data[chosen], spec.method)
-    table = matrix.reset_index(names="列")
+    table = matrix.reset_index(names=unique_name(chosen, "列"))
     label = _METHOD_LABELS[spec.method]
     values = matrix.to_numpy(dtype="float64")
     pairs = [

@@ -19,12 +19,11 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 
-from keiri_agent.agents.analysis.actions import AnalysisActions
+from keiri_agent.agents.analysis.actions import AnalysisActions, as_action_error
 from keiri_agent.agents.analysis.decision import ActionRecord, Decision, Reasoner, ReasonInput
 from keiri_agent.agents.analysis.messages import agent_message, message_kind
 from keiri_agent.agents.analysis.report import ReportWriter, out_of_scope_reply
 from keiri_agent.agents.analysis.state import AgentState
-from keiri_agent.errors import KeiriAgentError
 
 
 def _turn_messages(messages: Any) -> list[BaseMessage]:
@@ -145,7 +144,8 @@ def build_graph(parts: AnalysisGraphParts) -> StateGraph:
         for spec in specs:
             try:
                 result = parts.actions.execute(spec, dataset_id)
-            except KeiriAgentError as error:
+            except Exception as raised:  # KeyboardInterrupt / SystemExit still propagate
+                error = as_action_error(raised)
                 payload = error.to_dict()
                 last_error = json.dumps(payload, ensure_ascii=False, default=str)
                 turn_actions.append({"spec": spec, "ok": False, "error": payload})
