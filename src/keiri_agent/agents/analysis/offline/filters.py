@@ -2,9 +2,17 @@
 
 Periods become filters on the date column ("2024年" → ``== "2024"``, "2025年1月以降"
 / "since 2025-03" → ``>=`` the first day, "まで"/"until" → ``<`` the next period,
-"2024年度" → April to March). Relative periods ("直近3ヶ月", "last year") and a
-month without a year that the data cannot settle are returned as questions:
-a period is never dropped silently.
+"2024年度" → April to March; era years 令和6/R6/平成30/H30 too). Relative periods
+("直近3ヶ月", "last year") and a month without a year that the data cannot settle
+are returned as questions: a period is never dropped silently. A period filter
+keeps the span of text stating it, so a multi-part request can scope it to its
+clause (``ParsedRequest.filters_for``).
+
+Conditions: on a named numeric column ("売上が10万円以上"); an amount without a
+column ("10万円以上の取引") goes to the amount column with a stated assumption.
+Whatever is left unread — a count condition ("5件以上"), an amount with no amount
+column, a year no rule reads ("24年度") — becomes a question, never a silently
+unfiltered result.
 """
 
 from __future__ import annotations
@@ -102,8 +110,11 @@ def _qualifier(word: str | None) -> str:
 
 
 _QUAL_JA = rf"({_PERIOD_START}|{_PERIOD_END}|{_PERIOD_BEFORE})?"
-_FISCAL_RX = re.compile(r"(\d{4})\s*年度")
-_JA_DATE_RX = re.compile(r"(\d{4})\s*年(?:\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*日)?)?\s*" + _QUAL_JA)
+# A year: 4 digits or a Japanese era year (令和6, 平成30, 令和元, R6, H30; NFKC + lower case).
+_YEAR = r"(\d{4}|(?:令和|平成|(?<![a-z])[rh])\s*(?:\d{1,2}|元)(?!\d))"
+_ERA_START = {"令和": 2018, "r": 2018, "平成": 1988, "h": 1988}
+_FISCAL_RX = re.compile(_YEAR + r"\s*年度")
+_JA_DATE_RX = re.compile(_YEAR + r"\s*年(?:\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*日)?)?\s*" + _QUAL_JA)
 _ISO_RX = re.compile(
     _EN_QUAL + r"(?<!\d)(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?(?!\d)\s*" + _QUAL_JA
 )
@@ -117,11 +128,26 @@ _MONTH_ONLY_RX = re.compile(
 )
 
 
+def _year(text: str) -> str:
+    """The Western year of "2024", "令和6", "r6", "平成元", "h30"."""
+    if text.isdigit():
+        return text
+    era = re.match(r"令和|平成|[rh]", text)
+    assert era is not None
+    number = text[era.end() :].strip()
+    return str(_ERA_START[era.group()] + (1 if number == "元" else int(number)))
+
+
+# (start, end, filter): a period filter and the span of the text that states it.
+PeriodFilter = tuple[int, int, dict[str, Any]]
+
+
 def date_filters(
     text: str, dates: list[str], date_examples: list[str], claimed: bytearray, lang: str
-) -> tuple[list[dict[str, Any]], list[str], list[str]]:
-    """Period filters on the date column, questions for periods that cannot be pinned
-    down, and assumptions made (a fiscal year, a month's year read from the data).
+) -> tuple[list[PeriodFilter], list[str], list[str]]:
+    """Period filters on the date column (with the span stating each), questions for
+    periods that cannot be pinned down, and assumptions made (a fiscal year, an era
+    year, a month's year read from the data).
 
     Args:
         text: Normalised request text.
@@ -130,18 +156,24 @@ def date_filters(
         claimed: Per-character flags; the spans read as periods are set.
         lang: "ja" or "en" (for the questions and assumptions).
     """
-    filters: list[dict[str, Any]] = []
+    filters: list[PeriodFilter] = []
     problems: list[str] = []
     assumptions: list[str] = []
-    found: list[tuple[int, int, int | None, int | None, str, bool]] = []
+    found: list[tuple[int, int, int, int | None, int | None, str, bool]] = []
 
     def add(
         m: re.Match[str], y: str, mo: str | None, d: str | None, q: str, fy: bool = False
     ) -> None:
-        if any(claimed[m.start() : m.end()]) or not 1900 <= int(y) <= 2100:
+        year = _year(y)
+        if any(claimed[m.start() : m.end()]) or not 1900 <= int(year) <= 2100:
             return
         claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
-        found.append((m.start(), int(y), int(mo) if mo else None, int(d) if d else None, q, fy))
+        if year != y:
+            said = m.group(1).replace(" ", "")
+            assumptions.append(_t(lang, f"{said}年は{year}年", f"{said} is {year}"))
+        found.append(
+            (m.start(), m.end(), int(year), int(mo) if mo else None, int(d) if d else None, q, fy)
+        )
 
     for m in _FISCAL_RX.finditer(text):
         add(m, m.group(1), None, None, "within", fy=True)
@@ -188,11 +220,11 @@ def date_filters(
         return [], problems, assumptions
     mentioned = [c for c in dates if c.lower() in text]
     column = (mentioned or dates)[0] if dates else ""
-    for _, year, month_no, day, qualifier, fiscal in sorted(found, key=lambda item: item[0]):
+    for start, end, year, month_no, day, qualifier, fiscal in sorted(found):
         if fiscal:
             filters += [
-                {"col": column, "op": ">=", "value": f"{year}-04-01"},
-                {"col": column, "op": "<", "value": f"{year + 1}-04-01"},
+                (start, end, {"col": column, "op": ">=", "value": f"{year}-04-01"}),
+                (start, end, {"col": column, "op": "<", "value": f"{year + 1}-04-01"}),
             ]
             assumptions.append(
                 _t(
@@ -202,7 +234,9 @@ def date_filters(
                 )
             )
         else:
-            filters += _period_filters(column, year, month_no, day, qualifier)
+            filters += [
+                (start, end, f) for f in _period_filters(column, year, month_no, day, qualifier)
+            ]
     return filters, problems, assumptions
 
 
@@ -222,37 +256,144 @@ def value_filters(values: list[Mention]) -> list[dict[str, Any]]:
     return filters
 
 
+def _compare(rest: str) -> tuple[int | float, str, int] | None:
+    """(value, op, length) of a comparison at the start of ``rest`` ("が10万円以上")."""
+    if m := _JA_COMPARE.match(rest):
+        number, scale, op = (
+            float(m.group(1).replace(",", "")),
+            10_000 if m.group(2) else 1,
+            m.group(3),
+        )
+    elif m := _EN_COMPARE.match(rest):
+        number, scale, op = (
+            float(m.group(2).replace(",", "")),
+            1_000 if m.group(3) else 1,
+            m.group(1),
+        )
+    else:
+        return None
+    value = number * scale
+    return (int(value) if value.is_integer() else value), _COMPARE_OPS[op], m.end()
+
+
 def numeric_filters(
     text: str, mentions: list[Mention], kind: Callable[[str], str]
-) -> tuple[list[dict[str, Any]], set[Mention]]:
+) -> tuple[list[dict[str, Any]], set[Mention], list[tuple[int, int]]]:
+    """Conditions on a named numeric column ("売上が10000以上", "sales over 100k"):
+    the filters, the mentions they used and the spans of text they read."""
     filters: list[dict[str, Any]] = []
     used: set[Mention] = set()
+    spans: list[tuple[int, int]] = []
     for mention in mentions:
         if mention.value is not None or kind(mention.column) != "numeric":
             continue
-        rest = text[mention.end :]
-        m = _JA_COMPARE.match(rest)
-        if m:
-            number, scale, op = (
-                float(m.group(1).replace(",", "")),
-                10_000 if m.group(2) else 1,
-                m.group(3),
+        found = _compare(text[mention.end :])
+        if found is None:
+            continue
+        value, op, length = found
+        filters.append({"col": mention.column, "op": op, "value": value})
+        used.add(mention)
+        spans.append((mention.start, mention.end + length))
+    return filters, used, spans
+
+
+# A condition with no column: "10万円以上の取引", "orders over $1,000", "5個以上".
+_BARE_JA = re.compile(
+    _NUMBER + r"\s*(万|千)?\s*(円|個|件|点|人|%)?\s*"
+    r"(以上|以下|未満|超|を超える|より大きい|より多い|より小さい|より少ない|を下回る|を上回る)"
+)
+_BARE_EN = re.compile(
+    r"(?<![a-z])(>=|<=|>|<|over|above|greater than|more than|at least|at most|below|under"
+    r"|less than|exceeding|no more than|no less than)\s*([$¥])?\s*" + _NUMBER + r"\s*(k)?"
+    r"(?!\s*(?:%|percent|rows|columns|products|stores|items|times|days|months|years))"
+)
+_MONEY_NAME = re.compile(r"金額|売上|額|円|amount|sales|revenue|price|cost|total", re.IGNORECASE)
+# Left after reading: a year or a number compared ("24年度", "10以上") no rule turned into a filter.
+_LEFT_YEAR = re.compile(r"(?:令和|平成|昭和)?\s*\d+\s*年度?|(?:令和|平成|昭和)")
+
+
+def bare_thresholds(
+    text: str,
+    taken: bytearray,
+    money_column: str | None,
+    lang: str,
+) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """Amount conditions without a column and questions for conditions left unread.
+
+    A condition on an amount ("10万円以上", "over $1,000", "10万以上") goes to
+    ``money_column`` (the amount the request or the data is about) with the choice
+    stated as an assumption; with no such column, or for counts ("5個以上"), it is
+    asked. A year that no period rule read ("24年度") is asked too: a condition is
+    never dropped silently.
+
+    Args:
+        text: Normalised request text.
+        taken: Per-character flags of what was already read (columns, values, periods,
+            conditions on named columns); updated with the conditions read here.
+        money_column: The column an amount condition applies to, or None.
+        lang: "ja" or "en".
+    """
+    filters: list[dict[str, Any]] = []
+    problems: list[str] = []
+    assumptions: list[str] = []
+    hits = [(m, m.group(2) or "", m.group(3) or "") for m in _BARE_JA.finditer(text)]
+    hits += [(m, "k" if m.group(4) else "", m.group(2) or "") for m in _BARE_EN.finditer(text)]
+    for m, scale, unit in sorted(hits, key=lambda hit: hit[0].start()):
+        if any(taken[m.start() : m.end()]):
+            continue
+        taken[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+        said = m.group(0).strip()
+        ja = m.re is _BARE_JA
+        number = float((m.group(1) if ja else m.group(3)).replace(",", ""))
+        value = number * {"万": 10_000, "千": 1_000, "k": 1_000}.get(scale, 1)
+        op = _COMPARE_OPS[m.group(4) if ja else m.group(1)]
+        money = unit in ("円", "$", "¥") or (ja and scale == "万" and not unit)
+        if money and money_column:
+            filters.append(
+                {
+                    "col": money_column,
+                    "op": op,
+                    "value": int(value) if value.is_integer() else value,
+                }
             )
-        elif m := _EN_COMPARE.match(rest):
-            number, scale, op = (
-                float(m.group(2).replace(",", "")),
-                1_000 if m.group(3) else 1,
-                m.group(1),
+            assumptions.append(
+                _t(
+                    lang,
+                    f"「{said}」は「{money_column}」の条件と仮定",
+                    f"'{said}' taken as a condition on {money_column}",
+                )
             )
         else:
+            problems.append(
+                _t(
+                    lang,
+                    f"「{said}」はどの列の条件ですか？",
+                    f"Which column does '{said}' apply to?",
+                )
+            )
+    for m in _LEFT_YEAR.finditer(text):
+        if any(taken[m.start() : m.end()]) or _RELATIVE.search(
+            text[max(0, m.start() - 3) : m.end()]
+        ):
             continue
-        value = number * scale
-        filters.append(
-            {
-                "col": mention.column,
-                "op": _COMPARE_OPS[op],
-                "value": int(value) if value.is_integer() else value,
-            }
+        problems.append(
+            _t(
+                lang,
+                f"期間「{m.group(0).strip()}」を読み取れませんでした。"
+                "西暦で指定してください（例: 2024年、2024年度、2024年4月以降）",
+                f"Could not read the period '{m.group(0).strip()}'; please give it as a date.",
+            )
         )
-        used.add(mention)
-    return filters, used
+    return filters, problems, assumptions
+
+
+def money_column(
+    names: list[str], numeric: Callable[[str], bool], metric: str | None, sales: str | None
+) -> str | None:
+    """The column an amount without a column refers to: the metric named in the request,
+    else the sales/amount column, else the only numeric column named like money."""
+    for candidate in (metric, sales):
+        if candidate and numeric(candidate):
+            return candidate
+    money = [n for n in names if numeric(n) and _MONEY_NAME.search(n)]
+    return money[0] if len(money) == 1 else None

@@ -3,10 +3,12 @@
 ``parse_request`` works on NFKC-normalised, lower-cased text. It finds the
 columns of the dataset the text names (exact names or synonyms, Japanese and
 English, the longest match winning), category values taken from a column's
-examples (which become filters), periods ("2025年1月以降", "since 2025-03") and
-numeric conditions ("売上が10000以上"), then splits the text into clauses, one
-per thing asked for ("売上の分布と地域別の合計" → two clauses). What each clause
-asks for is decided in ``planner``.
+``values`` (every distinct value, when the summary lists them) or else its
+``examples``, matched after NFKC ("ABC" ~ "ＡＢＣ"), which become filters,
+periods ("2025年1月以降", "since 2025-03", "令和6年度") and numeric conditions
+("売上が10000以上", "10万円以上"), then splits the text into clauses, one per thing
+asked for ("売上の分布と地域別の合計" → two clauses; 「あと」「それと」「と、」 always
+start a new one). What each clause asks for is decided in ``planner``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from keiri_agent.agents.analysis.offline.filters import (
+    PeriodFilter,
+    bare_thresholds,
     date_filters,
+    money_column,
     numeric_filters,
     value_filters,
 )
@@ -102,7 +107,8 @@ class ColumnIndex:
             ColumnInfo(
                 name=str(item["name"]),
                 kind=str(item.get("kind") or "text"),
-                examples=tuple(str(e) for e in item.get("examples") or ()),
+                # every distinct value when the summary lists them (≤ 50), else examples
+                examples=tuple(str(e) for e in item.get("values") or item.get("examples") or ()),
                 unique=int(item.get("unique") or 0),
             )
             for item in summary.get("columns") or []
@@ -211,6 +217,32 @@ class ParsedRequest:
     filters: list[dict[str, Any]]
     problems: list[str]
     assumptions: list[str]
+    periods: list[PeriodFilter] = field(default_factory=list)
+
+    def filters_for(self, clause: Clause) -> tuple[list[dict[str, Any]], str | None]:
+        """The filters of one clause and, when it borrows another clause's period, that
+        period's text.
+
+        Value and numeric conditions apply to every clause. A period applies to the
+        clause that states it; a clause stating none takes the period of the nearest
+        earlier clause that states one, else of the nearest later one
+        (「2024年の地域別売上と、月別の推移」: both 2024; 「2024年の地域別売上と、
+        2025年の月別推移」: each its own year).
+        """
+        owner: dict[int, list[PeriodFilter]] = {}
+        for item in self.periods:
+            number = max((i for i, c in enumerate(self.clauses) if c.start <= item[0]), default=0)
+            owner.setdefault(number, []).append(item)
+        here = next(i for i, c in enumerate(self.clauses) if c is clause)
+        borrowed = None
+        if here not in owner and owner:
+            earlier = [i for i in owner if i < here]
+            source = max(earlier) if earlier else min(owner)
+            borrowed = "・".join(dict.fromkeys(self.text[a:b].strip() for a, b, _ in owner[source]))
+        else:
+            source = here
+        periods = [f for _, _, f in owner.get(source, [])]
+        return periods + self.filters, borrowed
 
 
 def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
@@ -265,6 +297,14 @@ _SEPARATOR = re.compile(
 _GROUP_WORD = re.compile(r"別|ごと|毎|(?<![a-z])(?:by|per|each|across)(?![a-z])")
 
 
+# Words that start a new request ("、あと担当者別の件数も", "売上と、月別の推移"): the
+# parts on either side are never glued together, whatever each asks for.
+_HARD_SEPARATOR = re.compile(
+    rf"(?<![{_HIRAGANA}])(?:あと(?:は)?|それと|それから|さらに|加えて|あわせて|併せて|また(?!は))"
+    rf"(?![{_HIRAGANA}])|(?<=[^\s])(?:と|も)\s*[、,，]"
+)
+
+
 def split_clauses(
     text: str, family: Callable[[str], str | None], lang: str
 ) -> list[tuple[int, int]]:
@@ -273,13 +313,47 @@ def split_clauses(
     Japanese puts the thing asked for last ("地域と店舗別の売上合計"), so an empty
     piece joins the next one; English puts it first ("correlation of a, b and c"),
     so it joins the previous one. Neighbouring aggregation pieces become one
-    ("店舗毎の売上の中央値と最大値") unless each has its own grouping.
+    ("店舗毎の売上の中央値と最大値") unless each has its own grouping. Pieces are
+    never glued across a word that starts a new request (``_HARD_SEPARATOR``:
+    「あと」「それと」「と、」「も、」): each side is its own clause.
 
     Args:
         text: Normalised request text.
         family: What a piece asks for ("agg" for aggregation words), None for nothing.
         lang: "ja" or "en".
     """
+    bounds = [0]
+    for m in _HARD_SEPARATOR.finditer(text):
+        bounds += [m.start(), m.end()]
+    bounds.append(len(text))
+    parts: list[list[int]] = []
+    carry: int | None = None
+    for i in range(0, len(bounds), 2):
+        a, b = bounds[i], bounds[i + 1]
+        piece = text[a:b]
+        if not re.search(r"\w", piece):
+            continue
+        if carry is not None:
+            a, carry = carry, None
+        if family(piece) or _GROUP_WORD.search(piece):
+            parts.append([a, b])
+        elif lang == "ja" or not parts:
+            carry = a  # 「関東と、関西の売上」: a part asking for nothing joins the next
+        else:
+            parts[-1][1] = b
+    if carry is not None:
+        if parts:
+            parts[-1][1] = len(text)
+        else:
+            parts.append([carry, len(text)])
+    found: list[tuple[int, int]] = []
+    for a, b in parts:
+        found += [(a + x, a + y) for x, y in _split_part(text[a:b], family, lang)]
+    return found
+
+
+def _split_part(text: str, family: Callable[[str], str | None], lang: str) -> list[tuple[int, int]]:
+    """``split_clauses`` within one part (no hard separator inside)."""
     cuts = [0]
     for m in _SEPARATOR.finditer(text):
         cuts += [m.start(), m.end()]
@@ -289,6 +363,8 @@ def split_clauses(
         for i in range(0, len(cuts), 2)
         if re.search(r"\w", text[cuts[i] : cuts[i + 1]])
     ]
+    if not pieces:
+        return []
     merged: list[list[int]] = []
     carry: int | None = None
     for a, b in pieces:
@@ -331,7 +407,7 @@ def parse_request(
     norm = normalize(text)
     lang = "ja" if is_japanese(text) else "en"
     claimed = bytearray(len(norm))
-    filters, problems, assumptions = date_filters(
+    periods, problems, assumptions = date_filters(
         norm,
         index.names("datetime"),
         [e for c in index.columns if c.kind == "datetime" for e in c.examples],
@@ -340,7 +416,16 @@ def parse_request(
     )
     scanned = _scan(norm, index, claimed)
     values = [m for m in scanned if m.value is not None]
-    numeric, used = numeric_filters(norm, scanned, index.kind)
+    numeric, used, spans = numeric_filters(norm, scanned, index.kind)
+    for a, b in spans:
+        claimed[a:b] = b"\x01" * (b - a)
+    is_numeric = lambda name: index.kind(name) == "numeric"  # noqa: E731
+    named = next((m.column for m in scanned if m not in used and is_numeric(m.column)), None)
+    money = money_column(index.names("numeric"), is_numeric, named, index.concept_column("sales"))
+    bare, left, guessed = bare_thresholds(norm, claimed, money, lang)
+    numeric += bare
+    problems += left
+    assumptions += guessed
     filtered_cols = {m.column for m in values}
     mentions = [
         m
@@ -366,9 +451,10 @@ def parse_request(
         clauses=clauses,
         mentions=mentions,
         value_mentions=values,
-        filters=filters + value_filters(values) + numeric,
+        filters=value_filters(values) + numeric,
         problems=problems,
         assumptions=assumptions,
+        periods=periods,
     )
 
 

@@ -127,6 +127,7 @@ class _Builder(StepBuilder):
         if freq is None:
             freq = "M"
             self.assumptions.append(self.t("月次で集計と仮定", "monthly periods assumed"))
+        self.unborrow_single_period(freq)
         hue = first(self.group)
         label = self.t("件数" if agg == "count" else y, "count" if agg == "count" else y)
         title = self.t(f"{FREQ_JA[freq]}の{label}推移", f"{FREQ_EN[freq]} {label} trend")
@@ -134,6 +135,31 @@ class _Builder(StepBuilder):
             title,
             {"kind": "line", "x": dates[0], "y": y, "agg": agg or "sum", "freq": freq, "hue": hue},
         )
+
+    def unborrow_single_period(self, freq: str) -> None:
+        """A trend does not take another clause's single month or day
+        (「2024年4月の部門別金額と、月別の推移」): one point is no trend."""
+        if not self.borrowed or freq not in ("M", "Q", "Y"):
+            return
+        single = [
+            f
+            for f in self.filters
+            if f["col"] in self.index.names("datetime")
+            and f["op"] == "=="
+            and len(str(f["value"])) >= 7
+        ]
+        if not single:
+            return
+        self.filters = [f for f in self.filters if f not in single]
+        self.assumptions = [
+            self.t(
+                f"期間「{self.borrowed}」は推移には適用せず全期間を表示",
+                f"period '{self.borrowed}' not applied to the trend: all periods shown",
+            )
+            if a.startswith(("期間「", "period '"))
+            else a
+            for a in self.assumptions
+        ]
 
     def bar(self) -> Step:
         """Bars of the metric (or row count) per category."""

@@ -75,8 +75,16 @@ class StepBuilder:
         self.aggs = vocab.aggregations(clause.text)
         self.freq = vocab.frequency(clause.text) or ("D" if self.dates else None)
         self.intents = vocab.intents(clause.text)
-        self.filters = list(parsed.filters)
+        self.filters, self.borrowed = parsed.filters_for(clause)
         self.assumptions: list[str] = []
+        if self.borrowed:
+            self.assumptions.append(
+                self.t(
+                    f"期間「{self.borrowed}」をこの分析にも適用",
+                    f"period '{self.borrowed}' applied here too",
+                )
+            )
+        self.notes: list[str] = []  # said before the question of ``ask``
         contrasted = [m.column for m in parsed.value_mentions if not m.negated]
         self.contrast = next((c for c in contrasted if contrasted.count(c) >= 2), None)
         top = vocab.TOP_N.search(clause.text)
@@ -105,7 +113,7 @@ class StepBuilder:
         """A step that asks a question, listing candidate columns."""
         listed = self.candidates(kinds)
         suffix = self.t(f"（候補: {listed}）", f" (candidates: {listed})") if listed else ""
-        return Step(title, questions=[self.t(ja, en) + suffix])
+        return Step(title, questions=["".join(self.notes) + self.t(ja, en) + suffix])
 
     def scoped_filters(self, spec: dict[str, Any]) -> list[dict[str, Any]]:
         """The request's filters minus ``==`` on a column this step groups by when the
@@ -140,9 +148,21 @@ class StepBuilder:
         return Step(title, spec=full, assumptions=list(self.assumptions))
 
     def metric(self, purpose_ja: str, purpose_en: str) -> str | None:
-        """The numeric column asked about: named here, named elsewhere, or the only one."""
+        """The numeric column asked about: named here, named elsewhere, or the only one.
+
+        When the request names a measure whose column is not numeric (「金額」 for a
+        text column 金額(税込)), None: another numeric column is never swapped in.
+        """
         if self.numeric or self.inherited:
             return (self.numeric or self.inherited)[0]
+        if named := self.named_measure():
+            self.notes.append(
+                self.t(
+                    f"「{named}」は数値として読み取れない列です。",
+                    f"{named} is not a numeric column. ",
+                )
+            )
+            return None
         only = self.index.names("numeric")
         if len(only) == 1:
             self.assumptions.append(
@@ -152,6 +172,18 @@ class StepBuilder:
                 )
             )
             return only[0]
+        return None
+
+    def named_measure(self) -> str | None:
+        """A non-numeric column named in the request as a measure (an amount, sales,
+        quantity or price: by concept or by a name with 金額/売上/額/円/...), not grouped by."""
+        grouped = set(self.c.group_cols)
+        for mention in self.p.mentions:
+            info = self.index.by_name.get(mention.column)
+            if info is None or info.kind == "numeric" or info.name in grouped:
+                continue
+            if info.concept in vocab.MEASURE_CONCEPTS or vocab.MEASURE_NAME.search(info.name):
+                return info.name
         return None
 
     def category(self) -> str | None:

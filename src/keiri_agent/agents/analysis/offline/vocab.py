@@ -115,6 +115,11 @@ ASCENDING = re.compile(
 ROW_NOUNS = re.compile(
     r"注文|取引|受注|レコード|(?<![a-z])(?:orders|transactions|records|rows)(?![a-z])"
 )
+# Columns that hold a measure: asked about, never swapped for another numeric column.
+MEASURE_CONCEPTS = ("sales", "quantity", "unit_price", "discount")
+MEASURE_NAME = re.compile(
+    r"金額|売上|額|円|単価|価格|数量|amount|sales|revenue|price|cost|quantity", re.IGNORECASE
+)
 BINS = re.compile(r"(?<!\d)(\d+)\s*(?:bins?|ビン|階級|区間)")
 SPEARMAN = re.compile(r"spearman|スピアマン|順位相関")
 
