@@ -3,10 +3,14 @@
 The page only calls ``AnalysisAgent``; what it keeps in ``st.session_state``:
 ``analysis.agent`` (one agent per browser session, with its dataset registry),
 ``analysis.dataset_id``, ``analysis.thread_id``, ``analysis.turns`` (the chat).
+
+A conversation belongs to one file: loading a different file (another name, other
+content or another sheet) starts a new thread and the page says so.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 import uuid
@@ -58,6 +62,23 @@ def _inline_figures_note(report_md: str) -> str:
     return FIGURE_LINK.sub(r"*（図「\1」は会話の中に表示しています）*", report_md)
 
 
+def _use_dataset(agent: AnalysisAgent, dataset_id: str, identity: tuple[Any, ...]) -> None:
+    """Make ``dataset_id`` the page's data; a different file than before starts a new thread."""
+    previous: str | None = st.session_state.get("analysis.dataset_id")
+    st.session_state["analysis.dataset_id"] = dataset_id
+    st.session_state["analysis.identity"] = identity
+    if previous is None:
+        return
+    old = agent.registry.summary(previous)["name"] if previous in agent.registry else "前のファイル"
+    new = agent.registry.summary(dataset_id)["name"]
+    st.session_state["analysis.turns"] = []
+    st.session_state["analysis.thread_id"] = uuid.uuid4().hex
+    st.session_state["analysis.notice"] = (
+        f"別のファイル（{new}）が読み込まれたため、新しい会話を始めました"
+        f"（{old} での会話は引き継ぎません）。"
+    )
+
+
 def _dataset_section(agent: AnalysisAgent) -> None:
     st.sidebar.header("データ")
     upload = st.sidebar.file_uploader(
@@ -74,18 +95,23 @@ def _dataset_section(agent: AnalysisAgent) -> None:
     if upload is not None:
         marker = (upload.file_id, sheet)
         if st.session_state.get("analysis.loaded") != marker:
-            try:
-                dataset_id = agent.load_bytes(upload.getvalue(), upload.name, sheet=sheet)
-            except KeiriAgentError as error:
-                st.sidebar.error(f"{error.message}")
-                if error.hint:
-                    st.sidebar.caption(f"ヒント: {error.hint}")
-                return
-            st.session_state["analysis.dataset_id"] = dataset_id
+            data = upload.getvalue()
+            identity = (upload.name, hashlib.sha256(data).hexdigest(), sheet)
+            if identity != st.session_state.get("analysis.identity"):
+                try:
+                    dataset_id = agent.load_bytes(data, upload.name, sheet=sheet)
+                except KeiriAgentError as error:
+                    st.sidebar.error(f"{error.message}")
+                    if error.hint:
+                        st.sidebar.caption(f"ヒント: {error.hint}")
+                    return
+                _use_dataset(agent, dataset_id, identity)
             st.session_state["analysis.loaded"] = marker
     if st.sidebar.button("サンプルデータを使う", key="analysis.sample"):
-        st.session_state["analysis.dataset_id"] = agent.load_file(sample_data_path())
-        st.session_state["analysis.loaded"] = "sample"
+        sample = sample_data_path()
+        chosen = ("sample", str(sample))
+        if chosen != st.session_state.get("analysis.identity"):
+            _use_dataset(agent, agent.load_file(sample), chosen)
     current: str | None = st.session_state.get("analysis.dataset_id")
     if current:
         summary = agent.registry.summary(current)
@@ -103,6 +129,7 @@ def _dataset_section(agent: AnalysisAgent) -> None:
     if st.sidebar.button("会話をリセット", key="analysis.reset"):
         st.session_state["analysis.turns"] = []
         st.session_state["analysis.thread_id"] = uuid.uuid4().hex
+        st.session_state.pop("analysis.notice", None)
 
 
 def _render_turn(
@@ -117,6 +144,8 @@ def _render_turn(
                 st.caption(f"ヒント: {error['hint']}")
             return
         assert turn is not None
+        if turn.notice and turn.report_md is not None:  # otherwise the reply carries it
+            st.info(turn.notice)
         for artifact in turn.artifacts:
             render_artifact(artifact)
         if turn.report_md is not None:
@@ -157,12 +186,16 @@ def render_analysis_page() -> None:
         "例: 「地域別の売上の合計と平均を見せて」"
     )
     _dataset_section(agent)
+    notice: str | None = st.session_state.get("analysis.notice")
+    if notice:
+        st.info(notice)
     turns: list[dict[str, Any]] = st.session_state["analysis.turns"]
     for index, earlier in enumerate(turns):
         _render_turn(index, earlier["question"], earlier.get("turn"), earlier.get("error"))
     question = st.chat_input("質問を入力", key="analysis.chat")
     if not question:
         return
+    st.session_state.pop("analysis.notice", None)
     item: dict[str, Any] = {"question": question}
     with st.status("分析中…", expanded=False) as status:
 

@@ -10,6 +10,11 @@
 Each ``ask`` is one ``graph.invoke`` (one user turn). Pass the same ``thread_id``
 to continue a conversation, also from a new process: the checkpointer (SQLite
 under the workspace, or PostgreSQL) keeps it.
+
+A thread may change files between turns. Every action records the file it ran on
+(``run_log["dataset"]``, the file name); the turn where the file changes starts with
+a note (「データが A から B に変わりました」, also in ``TurnResult.notice``) and the
+report groups its evidence and 再現要約 by file.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from keiri_agent.agents.analysis.actions import AnalysisActions
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
 from keiri_agent.agents.analysis.graph import AnalysisGraphParts, build_graph
 from keiri_agent.agents.analysis.llm_reasoner import LLMReasoner
-from keiri_agent.agents.analysis.messages import message_kind
+from keiri_agent.agents.analysis.messages import agent_message, message_kind
 from keiri_agent.agents.analysis.offline.reasoner import OfflineReasoner
 from keiri_agent.agents.analysis.registry import DatasetRegistry
 from keiri_agent.agents.analysis.report import (
@@ -62,6 +67,31 @@ class TurnResult:
     """The specs run in this turn: ``{"spec", "ok", "error"?, "run_log"?}``."""
     last_error: str | None = None
     offline: bool = False
+    notice: str | None = None
+    """Set when this turn's file differs from the thread's previous one (also in ``reply``)."""
+
+
+def dataset_switch_notice(previous: str | None, current: str | None) -> str | None:
+    """The note for a thread whose file changed (by name), or None."""
+    if not previous or not current or previous == current:
+        return None
+    return (
+        f"データが {previous} から {current} に変わりました。"
+        f"会話は続けますが、これからの分析は {current} に対して行います"
+        "（レポートではファイルごとに分けて示します）。"
+    )
+
+
+class _DatasetActions(AnalysisActions):
+    """``AnalysisActions`` that record the file each action ran on in its ``run_log``."""
+
+    def execute(self, spec: dict[str, Any], dataset_id: str | None = None) -> ActionResult:
+        result = super().execute(spec, dataset_id)
+        chosen = dataset_id or spec.get("dataset_id")
+        if not chosen or chosen not in self.registry:
+            return result
+        name = self.registry.summary(str(chosen))["name"]
+        return ActionResult(result.artifacts, {**result.run_log, "dataset": name})
 
 
 class AnalysisAgent:
@@ -85,7 +115,7 @@ class AnalysisAgent:
         self.offline = chat_model is None
         method = self.settings.structured_output_method
         reasks = self.settings.structured_output_reasks
-        self.actions = AnalysisActions(self.registry, self.settings)
+        self.actions: AnalysisActions = _DatasetActions(self.registry, self.settings)
         parts = AnalysisGraphParts(
             reasoner=OfflineReasoner()
             if chat_model is None
@@ -123,10 +153,16 @@ class AnalysisAgent:
             "configurable": {"thread_id": thread_id},
             "recursion_limit": self.settings.max_steps_per_turn * 3 + 10,
         }
+        summary = self.registry.summary(dataset_id) if dataset_id else None
+        before = self.graph.get_state(config).values.get("dataset_summary") or {}
+        notice = dataset_switch_notice(before.get("name"), (summary or {}).get("name"))
         turn_input: dict[str, Any] = {
-            "messages": [HumanMessage(question)],
+            "messages": [
+                *([agent_message(notice, "note")] if notice else []),
+                HumanMessage(question),
+            ],
             "dataset_id": dataset_id,
-            "dataset_summary": self.registry.summary(dataset_id) if dataset_id else None,
+            "dataset_summary": summary,
             "turn_actions": [],
             "step_count": 0,
             "last_error": None,
@@ -141,15 +177,19 @@ class AnalysisAgent:
                 for node, update in chunk.items():
                     on_event(node, update or {})
         values = self.graph.get_state(config).values
-        return self._turn_result(thread_id, values)
+        return self._turn_result(thread_id, values, notice)
 
-    def _turn_result(self, thread_id: str, values: dict[str, Any]) -> TurnResult:
+    def _turn_result(
+        self, thread_id: str, values: dict[str, Any], notice: str | None = None
+    ) -> TurnResult:
         actions = list(values.get("turn_actions") or [])
         made = {i for action in actions for i in action.get("artifact_ids", [])}
         artifacts = [a for a in values.get("artifacts") or [] if a["artifact_id"] in made]
         messages = list(values.get("messages") or [])
         last = messages[-1] if messages else None
         reply = str(last.content) if isinstance(last, AIMessage) else ""
+        if notice and reply != notice:
+            reply = f"{notice}\n\n{reply}" if reply else notice
         next_action = values.get("next_action") or "ask"
         is_report = last is not None and message_kind(last) == "report"
         cited = (
@@ -171,6 +211,7 @@ class AnalysisAgent:
             actions=actions,
             last_error=values.get("last_error"),
             offline=self.offline,
+            notice=notice,
         )
 
     def run_specs(self, specs: list[dict[str, Any]], dataset_id: str) -> list[ActionResult]:

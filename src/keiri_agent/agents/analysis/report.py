@@ -3,6 +3,10 @@
 根拠 and 再現要約 are always built from the computed artifacts and the specs that
 ran, so they are exact. 結論 and 深掘り提案 are written by the LLM in LLM mode and
 derived from the computed facts in offline mode.
+
+Each action names the file it ran on (``run_log["dataset"]``). When the evidence
+comes from more than one file (a thread whose file changed), 根拠 and 再現要約 are
+grouped by file, each group with its own ``keiri-agent analyze FILE --spec`` line.
 """
 
 from __future__ import annotations
@@ -71,6 +75,23 @@ def evidence_actions(
     """The successful actions the report rests on: this turn's, else the whole conversation's."""
     done = [action for action in turn_actions if action.get("ok")]
     return done or [action for action in action_history if action.get("ok")]
+
+
+def action_dataset(action: dict[str, Any]) -> str | None:
+    """The name of the file an action ran on (None for actions recorded without it)."""
+    name = (action.get("run_log") or {}).get("dataset")
+    return str(name) if name else None
+
+
+def _by_dataset(actions: Sequence[dict[str, Any]]) -> dict[str | None, list[dict[str, Any]]]:
+    groups: dict[str | None, list[dict[str, Any]]] = {}
+    for action in actions:
+        groups.setdefault(action_dataset(action), []).append(action)
+    return groups
+
+
+def _file_label(name: str | None) -> str:
+    return name or "（ファイル名の記録なし）"
 
 
 def evidence_artifacts(
@@ -168,9 +189,25 @@ class ReportWriter:
         actions = evidence_actions(turn_actions, action_history)
         evidence = evidence_artifacts(artifacts, actions)
         labels = _labels(evidence)
-        evidence_md = _evidence_markdown(evidence, labels)
+        groups = _by_dataset(actions)
+        if len(groups) > 1:
+            evidence_md = "\n\n".join(
+                f"### {_file_label(name)}\n\n"
+                + _evidence_markdown(evidence_artifacts(artifacts, group), labels, level=4)
+                for name, group in groups.items()
+            )
+        else:
+            evidence_md = _evidence_markdown(evidence, labels)
         if self.chat_model is None:
-            conclusions = _offline_conclusions(evidence)
+            conclusions = (
+                [
+                    f"{_file_label(name)}: {line}"
+                    for name, group in groups.items()
+                    for line in _offline_conclusions(evidence_artifacts(artifacts, group))
+                ]
+                if len(groups) > 1
+                else _offline_conclusions(evidence)
+            )
             suggestions = _offline_suggestions(actions)
         else:
             prose = invoke_structured(
@@ -207,18 +244,21 @@ def _labels(evidence: Sequence[Artifact]) -> dict[str, str]:
     return labels
 
 
-def _evidence_markdown(evidence: Sequence[Artifact], labels: dict[str, str]) -> str:
+def _evidence_markdown(
+    evidence: Sequence[Artifact], labels: dict[str, str], *, level: int = 3
+) -> str:
     blocks = []
+    hashes = "#" * level
     for artifact in evidence:
         label = labels.get(artifact["artifact_id"])
         if artifact["kind"] == "table" and isinstance(artifact["payload"], dict):
             blocks.append(
-                f"### {label}: {artifact['title']}\n\n{artifact['description']}\n\n"
+                f"{hashes} {label}: {artifact['title']}\n\n{artifact['description']}\n\n"
                 + table_markdown(artifact["payload"])
             )
         elif artifact["kind"] == "figure":
             blocks.append(
-                f"### {label}: {artifact['title']}\n\n{artifact['description']}\n\n"
+                f"{hashes} {label}: {artifact['title']}\n\n{artifact['description']}\n\n"
                 f"![{artifact['title']}]({figure_path(artifact)})"
             )
     return "\n\n".join(blocks) or "（根拠となる表・図はありません）"
@@ -239,6 +279,16 @@ def _assemble(
     parts = [f"# {head('分析レポート', 'Analysis report')}"]
     if request:
         parts.append(f"**{head('依頼', 'Request')}**: {request}")
+    groups = _by_dataset(actions)
+    names = [_file_label(name) for name in groups]
+    if len(names) > 1:
+        parts.append(
+            f"**{head('対象データ', 'Data')}**: "
+            + "、".join(names)
+            + "（ファイルごとに分けて示します）"
+        )
+    elif names and names[0] != _file_label(None):
+        parts.append(f"**{head('対象データ', 'Data')}**: {names[0]}")
     if offline:
         parts.append("> オフラインモード（ルールベース、LLM 不使用）で作成しました。")
     parts.append(f"## {head('結論', 'Conclusion')}\n\n" + "\n".join(f"- {c}" for c in conclusions))
@@ -247,21 +297,33 @@ def _assemble(
         parts.append(
             f"## {head('仮定', 'Assumptions')}\n\n" + "\n".join(f"- {a}" for a in assumptions)
         )
-    steps = [f"{i}. `{spec_summary(a['spec'])}`" for i, a in enumerate(actions, start=1)]
-    parts.append(
-        f"## {head('再現要約', 'How to reproduce')}\n\n"
-        + ("\n".join(steps) if steps else "（実行した spec はありません）")
-        + (
-            "\n\n`keiri-agent analyze FILE --spec SPECS.json` で同じ spec を再実行できます。"
-            if steps
-            else ""
+    reproduce = f"## {head('再現要約', 'How to reproduce')}\n\n"
+    if not actions:
+        reproduce += "（実行した spec はありません）"
+    elif len(groups) == 1:
+        reproduce += _reproduce_block(next(iter(groups)), actions)
+    else:
+        reproduce += "\n\n".join(
+            f"### {_file_label(name)}\n\n" + _reproduce_block(name, group)
+            for name, group in groups.items()
         )
-    )
+    parts.append(reproduce)
     if suggestions:
         parts.append(
             f"## {head('深掘り提案', 'Next steps')}\n\n" + "\n".join(f"- {s}" for s in suggestions)
         )
     return "\n\n".join(parts) + "\n"
+
+
+def _reproduce_block(name: str | None, actions: Sequence[dict[str, Any]]) -> str:
+    """The specs that ran on one file and the command that re-runs them on it."""
+    steps = [f"{i}. `{spec_summary(a['spec'])}`" for i, a in enumerate(actions, start=1)]
+    target = name or "FILE"
+    return (
+        "\n".join(steps)
+        + f"\n\n`keiri-agent analyze {target} --spec SPECS.json` で同じ spec を再実行できます"
+        + ("（SPECS.json には上の spec を JSON の配列で保存します）。" if len(steps) > 1 else "。")
+    )
 
 
 def out_of_scope_reply(rationale: str, summary: dict[str, Any] | None) -> str:
