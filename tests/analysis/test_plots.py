@@ -383,3 +383,12 @@ def test_every_kind_writes_no_file(
         assert result.run_log["spec"]["kind"] == raw["kind"]
     assert list(keiri_home.iterdir()) == []
     pd.testing.assert_frame_equal(sales_frame, before)
+
+
+def test_a_user_column_named_like_a_result_column_does_not_clash() -> None:
+    frame = pd.DataFrame({"件数": ["A", "A", "B"], "金額": [1.0, 2.0, 3.0]})
+    counted = plot(frame, kind="bar", x="件数", y=None)
+    assert_png(counted)
+    assert table_of(counted)["columns"] == ["件数", "件数_2"]
+    boxed = plot(frame, kind="box", x="件数", y="金額")
+    assert "件数_2" in table_of(boxed)["columns"]

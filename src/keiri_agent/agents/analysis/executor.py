@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 import time
-from collections.abc import Callable, Collection, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ from keiri_agent.agents.analysis.results import (
     scope_text,
     table_artifact,
     text_artifact,
+    unique_name,
 )
 from keiri_agent.agents.analysis.row_hash import repeated_mask, row_hashes
 from keiri_agent.agents.analysis.specs import (
@@ -84,21 +85,6 @@ def run_analysis(spec: AnalysisSpecModel | Mapping[str, Any], df: pd.DataFrame) 
     for artifact in artifacts:
         artifact["description"] = f"{artifact['description']} {scope}".strip()
     return ActionResult(artifacts, make_run_log(model, len(df), len(data), started, details))
-
-
-def unique_name(taken: Collection[Hashable], wanted: str) -> str:
-    """``wanted``, or ``wanted_2``, ``wanted_3`` ... if a column of that name is ``taken``.
-
-    The ops add result columns (件数, 構成比 ...) next to the user's columns; a user
-    column with the same name must neither crash the op nor be overwritten.
-    """
-    names = {str(c) for c in taken}
-    if wanted not in names:
-        return wanted
-    suffix = 2
-    while f"{wanted}_{suffix}" in names:
-        suffix += 1
-    return f"{wanted}_{suffix}"
 
 
 def _mixed_sort_value(value: Any) -> Any:

@@ -41,6 +41,7 @@ from keiri_agent.agents.analysis.results import (
     scope_text,
     table_artifact,
     text_artifact,
+    unique_name,
 )
 from keiri_agent.agents.analysis.specs import (
     BarPlotSpec,
@@ -376,11 +377,12 @@ def _x_positions(index: pd.Index, axes: Axes) -> Any:
 def _bar(spec: BarPlotSpec, data: pd.DataFrame, axes: Axes) -> _Drawn:
     grouped = data.groupby(spec.x, sort=False, observed=True, dropna=False)
     if spec.y is None:
-        value_name, values = "件数", grouped.size()
+        value_name, values = unique_name([spec.x], "件数"), grouped.size()
         what = "件数"
     else:
         check_aggregation(data[spec.y], spec.agg, "y")
-        value_name, values = f"{spec.y}_{spec.agg}", grouped[spec.y].agg(spec.agg)
+        value_name = unique_name([spec.x], f"{spec.y}_{spec.agg}")
+        values = grouped[spec.y].agg(spec.agg)
         what = f"{spec.y}の{AGG_LABELS[spec.agg]}"
     values = values.sort_values(ascending=False, kind="stable", na_position="last")
     categories = len(values)
@@ -433,7 +435,7 @@ def _box(spec: BoxPlotSpec, data: pd.DataFrame, axes: Axes) -> _Drawn:
     drawn.table = pd.DataFrame(
         {
             spec.x or "列": names,
-            "件数": [len(a) for a in arrays],
+            unique_name([spec.x or "列"], "件数"): [len(a) for a in arrays],
             "平均": [s["mean"] for s in stats],
             "第1四分位": [s["q1"] for s in stats],
             "中央値": [s["med"] for s in stats],

@@ -9,7 +9,7 @@ import datetime as dt
 import math
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Hashable, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -213,3 +213,18 @@ def count_distinct(series: pd.Series) -> int:
         return 0
     ordered = np.sort(values)
     return 1 + int(np.count_nonzero(ordered[1:] != ordered[:-1]))
+
+
+def unique_name(taken: Collection[Hashable], wanted: str) -> str:
+    """``wanted``, or ``wanted_2``, ``wanted_3`` ... if a column of that name is ``taken``.
+
+    The ops add result columns (件数, 構成比 ...) next to the user's columns; a user
+    column with the same name must neither crash the op nor be overwritten.
+    """
+    names = {str(c) for c in taken}
+    if wanted not in names:
+        return wanted
+    suffix = 2
+    while f"{wanted}_{suffix}" in names:
+        suffix += 1
+    return f"{wanted}_{suffix}"
