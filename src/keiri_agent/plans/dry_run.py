@@ -60,6 +60,7 @@ from keiri_agent.plans.models import (
     SubflowNode,
 )
 from keiri_agent.plans.references import (
+    PlanVars,
     Reference,
     Resolver,
     Scope,
@@ -125,12 +126,12 @@ class _DryRun:
             for key in given
             if key not in plan.vars
         ]
-        raw = {**plan.vars, **given}
-        scope = Scope(nodes={}, vars=raw, env=self.env, config=self.config, locals={})
+        # as the runner: declared vars resolved (they may use each other), given ones as is
+        plan_vars = PlanVars(plan.vars, given, self.env, self.config)
         variables: dict[str, Any] = {}
-        for key, value in raw.items():
+        for key in plan_vars:
             try:
-                variables[key] = resolve_value(value, scope.lookup)
+                variables[key] = plan_vars[key]
             except UserInputError as error:
                 problems.append(DryRunProblem("UNRESOLVED_REFERENCE", error.message, f"vars.{key}"))
                 variables[key] = Unavailable(

@@ -429,3 +429,56 @@ def resolve_value(value: Any, resolver: Resolver) -> Any:
     Text around references uses ``to_text``; mapping keys are not resolved.
     """
     return _resolve(value, resolver, 0)
+
+
+class PlanVars(Mapping[str, Any]):
+    """A plan's ``vars``, each resolved on first use so one var may reference another.
+
+    ``declared`` are the plan's vars (``${env.*}``, ``${config.*}`` and ``${vars.*}``
+    resolved, in whatever order they reference each other); ``given`` are the caller's
+    values (``--var``, a subflow's ``call.inputs``), used as they are and never
+    resolved again. Vars that reference each other in a cycle raise ``ReferenceError_``.
+    The runner, the dry run and the validator all use this, so they agree.
+    """
+
+    def __init__(
+        self,
+        declared: Mapping[str, Any],
+        given: Mapping[str, Any],
+        env: Mapping[str, str],
+        config: Mapping[str, Any],
+    ) -> None:
+        self._declared = {name: value for name, value in declared.items() if name not in given}
+        self._done: dict[str, Any] = dict(given)
+        self._active: list[str] = []
+        self._scope = Scope(nodes={}, vars=self, env=env, config=config, locals={})
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self._done:
+            return self._done[name]
+        if name not in self._declared:
+            raise KeyError(name)
+        if name in self._active:
+            cycle = " → ".join([*self._active[self._active.index(name) :], name])
+            raise ReferenceError_(
+                f"vars reference each other in a cycle: {cycle}",
+                hint="give one of these vars a plain value",
+                details={"cycle": [*self._active[self._active.index(name) :], name]},
+            )
+        self._active.append(name)
+        try:
+            value = resolve_value(self._declared[name], self._scope.lookup)
+        finally:
+            self._active.pop()
+        self._done[name] = value
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._declared, *self._done]))
+
+    def __len__(self) -> int:
+        return len(set(self._declared) | set(self._done))
+
+    def resolved(self) -> dict[str, Any]:
+        """Every var resolved (raises on the first that cannot be)."""
+        return {name: self[name] for name in self}

@@ -21,7 +21,7 @@ from keiri_agent.plans.catalog import BlockCatalog
 from keiri_agent.plans.expressions import parse_when
 from keiri_agent.plans.graph import CycleError, dependencies, node_references, topological_order
 from keiri_agent.plans.models import BlockNode, LoopNode, Node, Plan
-from keiri_agent.plans.references import Scope, resolve_value
+from keiri_agent.plans.references import PlanVars
 
 __all__ = ["build_vars", "cached_dependencies", "check_graph", "check_plan", "dependencies"]
 
@@ -98,16 +98,11 @@ def build_vars(
     env: Mapping[str, str],
     config: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """The plan's vars with ``${env.*}``/``${config.*}`` resolved, then ``overrides``.
+    """The plan's vars resolved (``${env.*}``, ``${config.*}``, other ``${vars.*}``), then
+    ``overrides``.
 
     Overrides are values (the caller's vars, a subflow's ``call.inputs``) and are
-    not resolved again. A missing env/config entry raises ``ReferenceError_``.
+    not resolved again. A missing env/config entry or a cycle between vars raises
+    ``ReferenceError_`` (see ``references.PlanVars``).
     """
-    scope = Scope(nodes={}, vars={}, env=env, config=config, locals={})
-    resolved = {
-        name: resolve_value(value, scope.lookup)
-        for name, value in plan_vars.items()
-        if name not in overrides
-    }
-    resolved.update(overrides)
-    return resolved
+    return PlanVars(plan_vars, overrides, env, config).resolved()

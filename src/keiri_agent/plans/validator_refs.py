@@ -72,12 +72,16 @@ class ReferenceChecker:
     # --- walking -------------------------------------------------------------------
 
     def check_vars(self) -> None:
-        """``vars`` may reference env, config and other vars (not nodes or loop vars)."""
+        """``vars`` may reference env, config and other vars (not nodes or loop vars),
+        but not in a cycle (``VAR_CYCLE``)."""
+        uses: dict[str, list[str]] = {}
         for key, value in self.check.plan.vars.items():
             found = self._find(value, f"vars.{key}", None)
             for path, reference in found or []:
                 if reference.root in {"env", "config", "vars"}:
                     self.reference(reference, (), None, path, {})
+                    if reference.root == "vars" and reference.path:
+                        uses.setdefault(key, []).append(str(reference.path[0]))
                 else:
                     self._unknown(
                         f"{reference} in vars: vars may only use ${{env.*}}, ${{config.*}} "
@@ -85,6 +89,14 @@ class ReferenceChecker:
                         None,
                         path,
                     )
+        cycle = _var_cycle(uses)
+        if cycle:
+            self.check.add(
+                "VAR_CYCLE",
+                "vars reference each other in a cycle: " + " → ".join(cycle),
+                path=f"vars.{cycle[0]}",
+                hint="give one of these vars a plain value",
+            )
 
     def check_graph(self, graph: Sequence[Node], loops: tuple[str, ...], scope: Locals) -> None:
         """Check every node of a graph (recursing into loop bodies)."""
@@ -346,6 +358,29 @@ class ReferenceChecker:
         self, message: str, node_id: str | None, path: str, hint: str | None = None
     ) -> None:
         self.check.add("UNKNOWN_REFERENCE", message, node_id=node_id, path=path, hint=hint)
+
+
+def _var_cycle(uses: Mapping[str, Sequence[str]]) -> list[str]:
+    """One cycle among vars that use each other (["a", "b", "a"]), or []."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(name: str) -> list[str]:
+        state[name] = 1
+        path.append(name)
+        for used in uses.get(name, ()):
+            if state.get(used) == 1:
+                return [*path[path.index(used) :], used]
+            if used not in state and (found := visit(used)):
+                return found
+        path.pop()
+        state[name] = 2
+        return []
+
+    for name in uses:
+        if name not in state and (found := visit(name)):
+            return found
+    return []
 
 
 def _whole(value: Any, refs: Sequence[Reference]) -> bool:
