@@ -319,3 +319,28 @@ def test_a_group_with_an_unreadable_file_is_answered_and_the_file_is_reported() 
         in (model.prompts[0])
     )
     assert "inv2" not in model.prompts[1]
+
+
+def test_the_structured_output_settings_are_honoured() -> None:
+    """KEIRI_AGENT_STRUCTURED_OUTPUT_REASKS / _METHOD reach the block's calls."""
+    with StubOpenAIServer(["not json"] * 5) as server:
+        settings = Settings(
+            provider="openai-compatible",
+            openai_api_base=server.base_url,
+            model="stub-model",
+            max_retries=0,
+            structured_output_reasks=0,
+            structured_output_method="json_mode",
+        )
+        error = None
+        try:
+            ProcessLLMBlock().run(
+                inputs([file_entry("A社", "a.txt", "A社 1000円")]), make_ctx(settings)
+            )
+        except BlockError as caught:
+            error = caught
+        requests = server.chat_requests
+    assert error is not None and error.code == BlockErrorCode.API_ERROR
+    assert len(requests) == 1  # no re-ask with reasks=0 (the default would send 3)
+    assert "tools" not in requests[0].body
+    assert requests[0].body["response_format"] == {"type": "json_object"}

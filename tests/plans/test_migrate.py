@@ -192,3 +192,28 @@ def test_cli_migrate_prints_changes_and_writes_only_with_write(tmp_path: Path) -
 def test_cli_migrate_missing_file_fails(tmp_path: Path) -> None:
     result = cli.invoke(app, ["plan", "migrate", str(tmp_path / "nope.yaml")])
     assert result.exit_code == 1
+
+
+def test_a_reference_shared_through_a_yaml_anchor_is_rewritten_once() -> None:
+    source = """\
+apiVersion: v1
+id: m
+version: 0.1.0
+graph:
+  - id: up
+    block: ui.file_uploader
+    in: {label: 請求書, multiple: true}
+  - id: a
+    block: text.template
+    in: &shared
+      template: "{n}"
+      values: {n: "${up.files}"}
+  - id: b
+    block: text.template
+    in: *shared
+"""
+    new_text, _ = migrate_plan_text(source)
+    plan = load_plan_text(new_text)
+    values = [node.inputs["values"]["n"] for node in plan.graph if node.id in ("a", "b")]
+    # the uploader's files are now field "files" of its collected_data (alias "files")
+    assert values == ["${up.files.files}"] * 2  # not ${up.files.files.files}

@@ -273,10 +273,14 @@ class ProcessLLMBlock(ProcessingBlock):
     Args:
         chat_model_factory: Builds the chat model from the run's settings;
             defaults to :func:`keiri_agent.llm.chat_model`.
-        reasks: Re-asks after an invalid structured reply (per unit).
+        reasks: Re-asks after an invalid structured reply (per unit); default
+            ``settings.structured_output_reasks``. The structured-output method is
+            ``settings.structured_output_method``.
     """
 
-    def __init__(self, chat_model_factory: ChatModelFactory | None = None, reasks: int = 2):
+    def __init__(
+        self, chat_model_factory: ChatModelFactory | None = None, reasks: int | None = None
+    ):
         self._factory: ChatModelFactory = chat_model_factory or chat_model
         self._reasks = reasks
 
@@ -319,10 +323,19 @@ class ProcessLLMBlock(ProcessingBlock):
             else:
                 errors[index] = _extraction_error(unit)
 
+        settings = ctx.settings
+        reasks = settings.structured_output_reasks if self._reasks is None else self._reasks
+
         def call(unit: _Unit) -> dict[str, Any]:
             ctx.check_cancelled()
             messages = _messages(system_prompt, instruction, unit, per_file_chars)
-            answer = invoke_structured(model, schema, messages, reasks=self._reasks)
+            answer = invoke_structured(
+                model,
+                schema,
+                messages,
+                reasks=reasks,
+                method=settings.structured_output_method,
+            )
             return answer.model_dump(mode="json", by_alias=True)
 
         answers: list[dict[str, Any] | None] = [None] * len(units)

@@ -311,7 +311,7 @@ def migrate(
 
     try:
         path = Path(plan)
-        if path.suffix not in PLAN_SUFFIXES and not path.exists():
+        if path.suffix not in PLAN_SUFFIXES and not path.is_file():
             path = _engine().store.path_for(plan)
         try:
             text = path.read_text(encoding="utf-8-sig")

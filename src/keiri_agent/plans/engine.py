@@ -69,9 +69,9 @@ class PlanEngine:
         """A Plan from a YAML file path, or by id from ``designs/``."""
         text = str(reference)
         path = Path(text)
-        if path.suffix in PLAN_SUFFIXES or path.exists():
+        if path.suffix in PLAN_SUFFIXES or path.is_file():
             return load_plan_file(path)
-        return self.store.load(text)
+        return self.store.load(text)  # a plan id (even when a folder has that name)
 
     def validate(self, plan: Plan) -> ValidationReport:
         """Every problem of the plan (errors and warnings)."""

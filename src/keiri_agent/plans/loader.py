@@ -44,6 +44,12 @@ def load_plan_file(path: Path | str) -> Plan:
             code="PLAN_NOT_FOUND",
             hint="check the path (plans live under designs/)",
         ) from None
+    if not file.is_file():
+        raise UserInputError(
+            f"{file} is not a plan file (it is a folder or a device)",
+            code="PLAN_NOT_FOUND",
+            hint="give a .yaml file, or a plan id under designs/",
+        )
     if size > MAX_PLAN_BYTES:
         raise _too_large(f"{size} bytes", str(file))
     try:

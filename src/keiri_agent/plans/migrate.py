@@ -184,9 +184,15 @@ def _rewrite_references(
 
         return _REFERENCE.sub(replace, text)
 
+    seen: set[int] = set()  # YAML anchors/aliases load as one shared object: rewrite it once
+
     def walk(value: Any) -> Any:
         if isinstance(value, str):
             return fix(value)
+        if isinstance(value, (list, dict)):
+            if id(value) in seen:
+                return value
+            seen.add(id(value))
         if isinstance(value, list):
             value[:] = [walk(item) for item in value]
         elif isinstance(value, dict):
