@@ -182,3 +182,13 @@ def test_run_event_is_immutable() -> None:
         "plan_id": "p",
         "timestamp": "t",
     }
+
+
+def test_run_folders_keep_japanese_plan_ids_readable_and_distinct() -> None:
+    from keiri_agent.plans.run_log import safe_path_part
+
+    assert safe_path_part("経理/売上") == Path("経理", "売上")
+    assert safe_path_part("総務/請求") != safe_path_part("経理/売上")
+    assert safe_path_part("a/../b") == Path("a", "b")  # no way out of runs/
+    assert safe_path_part("..") == Path("_")
+    assert safe_path_part("a b/c:d") == Path("a_b", "c_d")

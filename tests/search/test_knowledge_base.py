@@ -374,3 +374,18 @@ def test_a_collection_another_process_is_indexing_is_a_clear_error(
         KnowledgeBase(root, tokenizer=tokenizer).index_files([docs / "notes.txt"])
     assert caught.value.code == "KNOWLEDGE_BASE_BUSY"
     assert KnowledgeBase(root, tokenizer=tokenizer).documents("manual").keys() == {"manual.md"}
+
+
+@pytest.mark.parametrize("documents", ["[]", '{"a.md": 3}', '"x"'])
+def test_a_manifest_of_the_wrong_shape_is_reported_as_corrupt(
+    docs: Path, tmp_path: Path, tokenizer: SudachiTokenizer, documents: str
+) -> None:
+    root = tmp_path / "kb"
+    KnowledgeBase(root, tokenizer=tokenizer).index_files([docs / "manual.md"])
+    (root / "manual" / "manifest.json").write_text(
+        '{"format": 1, "documents": ' + documents + "}", encoding="utf-8"
+    )
+    with pytest.raises(UserInputError) as caught:
+        KnowledgeBase(root, tokenizer=tokenizer).stats()
+    assert caught.value.code == "KNOWLEDGE_BASE_CORRUPT"
+    assert "delete the collection folder" in (caught.value.hint or "")

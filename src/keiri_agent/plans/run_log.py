@@ -245,9 +245,14 @@ EventCallback = Callable[[RunEvent], None]
 
 
 def safe_path_part(plan_id: str) -> Path:
-    """``plan_id`` as a relative folder (``common/validation`` keeps its folder)."""
-    parts = [re.sub(r"[^A-Za-z0-9_.\-]", "_", part) for part in plan_id.split("/")]
-    parts = [part for part in parts if part not in ("", ".", "..")]
+    """``plan_id`` as a relative folder (``common/validation``, ``経理/月次`` keep theirs).
+
+    Letters and digits of any script are kept (Japanese plan ids give readable,
+    distinct folders); anything else that could be a path trick becomes ``_``.
+    Runs are found by their run id, so the folder is only for people browsing.
+    """
+    parts = [re.sub(r"[^\w.\-]", "_", part) for part in plan_id.split("/")]
+    parts = [part for part in parts if part.strip(".") not in ("",)]
     return Path(*parts) if parts else Path("_")
 
 

@@ -157,7 +157,12 @@ class _Collection:
         self.stamp = _stamp(file)
         if self.stamp is not None:
             try:
-                self.manifest = json.loads(file.read_text(encoding="utf-8"))["documents"]
+                documents = json.loads(file.read_text(encoding="utf-8"))["documents"]
+                if not isinstance(documents, dict) or not all(
+                    isinstance(entry, dict) for entry in documents.values()
+                ):
+                    raise ValueError("'documents' must map document names to entries")
+                self.manifest = documents
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise UserInputError(
                     f"the knowledge-base manifest {file} cannot be read ({exc})",
