@@ -6,6 +6,10 @@ The page only calls ``AnalysisAgent``; what it keeps in ``st.session_state``:
 
 A conversation belongs to one file: loading a different file (another name, other
 content or another sheet) starts a new thread and the page says so.
+
+After a visit to another page the dataset and the chat are still there (plain Session
+State); the uploader is empty (Streamlit cannot restore an upload) and the sheet
+selector keeps its sheet, so uploading the same workbook again continues the thread.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from keiri_agent.agents.analysis.report import figure_path
 from keiri_agent.config import Settings
 from keiri_agent.demo import sample_data_path
 from keiri_agent.errors import KeiriAgentError
-from keiri_agent.ui.components import provider_banner, render_artifact
+from keiri_agent.ui.components import persistent, provider_banner, render_artifact
 
 FIGURE_LINK = re.compile(r"!\[([^\]]*)\]\(figures/[^)]+\)")
 FILE_TYPES = ["csv", "tsv", "txt", "xlsx", "xlsm"]
@@ -91,7 +95,14 @@ def _dataset_section(agent: AnalysisAgent) -> None:
         except KeiriAgentError as error:
             st.sidebar.error(str(error))
             return
-        sheet = st.sidebar.selectbox("シート", sheets, key="analysis.sheet")
+        # kept across page switches: the same workbook uploaded again keeps its sheet
+        sheet = persistent(
+            st.sidebar.selectbox,
+            "シート",
+            sheets,
+            key="analysis.sheet",
+            valid=lambda kept: kept in sheets,
+        )
     if upload is not None:
         marker = (upload.file_id, sheet)
         if st.session_state.get("analysis.loaded") != marker:

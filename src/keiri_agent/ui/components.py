@@ -1,12 +1,19 @@
-"""Widgets shared by the pages: the provider banner and artifact rendering."""
+"""Widgets shared by the pages: the provider banner, artifact rendering, kept widget values."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import pandas as pd
 import streamlit as st
 
 from keiri_agent.agents.analysis.artifacts import Artifact
 from keiri_agent.config import Settings
+
+T = TypeVar("T")
+KEEP_PREFIX = "_keep."
+_UNSET: Any = object()
 
 
 def provider_banner(settings: Settings) -> None:
@@ -39,3 +46,35 @@ def render_artifact(artifact: Artifact) -> None:
         st.image(payload)
     else:
         st.info(str(payload))
+
+
+def persistent(
+    widget: Callable[..., T],
+    *args: Any,
+    key: str,
+    default: Any = _UNSET,
+    valid: Callable[[Any], bool] | None = None,
+    **kwargs: Any,
+) -> T:
+    """``widget(*args, key=key, **kwargs)`` whose value survives a visit to another page.
+
+    Streamlit deletes a widget's state when a run does not render it, so a page switch
+    loses what the user typed or picked ("Working with widgets in multipage apps").
+    The value is therefore copied after each run into the plain Session State key
+    ``_keep.{key}``, which Streamlit never deletes, and written back into ``key``
+    before the widget is created when Streamlit dropped it. ``default`` is the value
+    the first time (pass it here, not as ``value=``: a widget given both a default and
+    a Session State value is reported by Streamlit); ``valid`` refuses a kept value
+    that no longer fits (e.g. an option that went away), ``default`` is used then.
+    A value already in ``st.session_state[key]`` (set by the page) wins over both.
+    """
+    copy = KEEP_PREFIX + key
+    if key not in st.session_state:
+        kept = st.session_state.get(copy, _UNSET)
+        if kept is not _UNSET and (valid is None or valid(kept)):
+            st.session_state[key] = kept
+        elif default is not _UNSET:
+            st.session_state[key] = default
+    value = widget(*args, key=key, **kwargs)
+    st.session_state[copy] = st.session_state[key]
+    return value

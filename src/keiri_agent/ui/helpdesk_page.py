@@ -8,7 +8,10 @@ The page only calls ``HelpDesk``. What it keeps in ``st.session_state``:
 - ``helpdesk.running``: the question being answered: its worker thread, event queue,
   the events received so far and the thread's outcome;
 - ``helpdesk.last``: the last answered question: ``question``, ``events``, and
-  ``result`` (``AgentResult``) or ``error`` (``KeiriAgentError.to_dict()``).
+  ``result`` (``AgentResult``) or ``error`` (``KeiriAgentError.to_dict()``);
+- ``helpdesk.question``: the question box, kept across page switches by
+  ``components.persistent`` (uploads cannot be restored: Streamlit does not allow
+  setting a file uploader's value).
 
 Threads: ``HelpDesk.ask`` runs in a background thread; its ``on_event`` (called from the
 agent's worker threads, several at once) only puts events on a ``queue.Queue``. The
@@ -37,6 +40,7 @@ from keiri_agent.agents.helpdesk.models import AgentResult
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.search.knowledge_base import IndexReport
+from keiri_agent.ui.components import persistent
 
 DESK = "helpdesk.desk"
 INDEX = "helpdesk.index"
@@ -411,9 +415,9 @@ def render_helpdesk_page() -> None:
     except KeiriAgentError as error:  # e.g. an unreadable manifest: asking may still work
         _show_error(error.to_dict())
 
-    if QUESTION not in st.session_state:
-        st.session_state[QUESTION] = EXAMPLE_QUESTION
-    question = st.text_area("質問", key=QUESTION, placeholder=EXAMPLE_QUESTION)
+    question = persistent(
+        st.text_area, "質問", key=QUESTION, default=EXAMPLE_QUESTION, placeholder=EXAMPLE_QUESTION
+    )
     running = st.session_state.get(RUNNING)
     asked = st.button("質問する", type="primary", key="helpdesk.ask", disabled=bool(running))
     if asked and not running:

@@ -9,6 +9,11 @@ The page only calls ``PlanEngine``. What it keeps in ``st.session_state``:
   values of one input form, initialised from its fields and never cleared on a
   rerun; only the リセット button clears them (seed 002 §3, §8.2).
 
+Widgets lose their state when the user visits another page: the Plan selector
+(``run.plan``) and the vars (``run.vars.{file_id}.{name}``) are kept by
+``components.persistent``; the forms by their values above. Coming back while a run
+exists, the selector shows that run's Plan, so a paused run or its results are shown.
+
 Errors follow seed §9.3: message, "エラー詳細" with the details, the hint, and a
 再実行 button for recoverable errors. 再実行 re-runs from the failed node with the
 values kept; when a form's values were edited since they were sent, it re-runs from
@@ -32,8 +37,10 @@ from keiri_agent.plans.engine import PlanEngine
 from keiri_agent.plans.models import Plan
 from keiri_agent.plans.run_log import EventCallback, RunEvent
 from keiri_agent.plans.runner import RunResult
+from keiri_agent.ui.components import persistent
 
 STATE = "run.state"
+PLAN = "run.plan"
 STATUS_LABELS = {
     "success": "完了",
     "failed": "エラー",
@@ -275,14 +282,21 @@ def _vars_inputs(plan: Plan, file_id: str) -> dict[str, Any]:
         for name, default in plan.vars.items():
             key = f"run.vars.{file_id}.{name}"
             if isinstance(default, bool):
-                values[name] = st.checkbox(name, value=default, key=key)
+                values[name] = persistent(st.checkbox, name, key=key, default=default)
             elif isinstance(default, int | float):
-                values[name] = st.number_input(name, value=default, key=key)
+                # step=1 keeps an int an int (the value comes from the session, not value=)
+                step = 1 if isinstance(default, int) else None
+                values[name] = persistent(
+                    st.number_input, name, key=key, default=default, step=step
+                )
             elif isinstance(default, str) or default is None:
-                values[name] = st.text_input(name, value=default or "", key=key)
+                values[name] = persistent(st.text_input, name, key=key, default=default or "")
             else:
-                text = st.text_area(
-                    name, value=yaml.safe_dump(default, allow_unicode=True), key=key
+                text = persistent(
+                    st.text_area,
+                    name,
+                    key=key,
+                    default=yaml.safe_dump(default, allow_unicode=True),
                 )
                 try:
                     values[name] = yaml.safe_load(text)
@@ -366,8 +380,18 @@ def render_run_page() -> None:
         st.info("designs/ に Plan がありません。")
         return
     labels = {entry.file_id: entry.plan_id for entry in entries}
-    file_id = st.selectbox(
-        "Plan", list(labels), format_func=lambda f: f"{labels[f]} ({f})", key="run.plan"
+    state = st.session_state.get(STATE)
+    if PLAN not in st.session_state and state and state["file_id"] in labels:
+        st.session_state[PLAN] = state["file_id"]  # coming back: show the current run
+    file_id = str(
+        persistent(
+            st.selectbox,
+            "Plan",
+            list(labels),
+            key=PLAN,
+            valid=lambda kept: kept in labels,
+            format_func=lambda f: f"{labels[f]} ({f})",
+        )
     )
     try:
         plan = engine.load(file_id)
