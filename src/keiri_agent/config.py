@@ -8,15 +8,20 @@ well: ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` (or ``OPENAI_API_BASE``),
 
 The provider defaults to ``openai`` when an OpenAI key is set, ``azure`` when the
 Azure key and endpoint are set, and ``offline`` otherwise.
+
+Surfaces (CLI, Streamlit) build settings with :func:`load_settings`, which turns an
+invalid value into a ``ConfigurationError`` naming the environment variable.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
 
 from keiri_agent.errors import ConfigurationError
 
@@ -210,3 +215,65 @@ def _without_credentials(url: str) -> str:
     if "@" not in authority:
         return url
     return f"{scheme}://***@{authority.rsplit('@', 1)[1]}{slash}{path}"
+
+
+SETTINGS_HINT = (
+    "環境変数、または作業フォルダの .env ファイルの値を直すか削除してください"
+    "（設定一覧: docs/configuration.md）"
+)
+
+
+def env_name(field: str) -> str:
+    """The environment variable of a Settings field (``max_upload_mb`` → ``KEIRI_AGENT_...``).
+
+    A field read from other names (``validation_alias``) is named by its first alias;
+    an alias given instead of a field name is returned as is.
+    """
+    info = Settings.model_fields.get(field)
+    if info is None:
+        return field.upper()
+    alias = info.validation_alias
+    if isinstance(alias, AliasChoices) and alias.choices and isinstance(alias.choices[0], str):
+        return alias.choices[0]
+    if isinstance(alias, str):
+        return alias
+    prefix = str(Settings.model_config.get("env_prefix") or "")
+    return f"{prefix}{field}".upper()
+
+
+def _is_secret(field: str) -> bool:
+    info = Settings.model_fields.get(field)
+    return info is not None and info.annotation in (SecretStr, SecretStr | None)
+
+
+def load_settings(**values: Any) -> Settings:
+    """``Settings(**values)``; an invalid value becomes a ConfigurationError naming it.
+
+    The message names each bad variable by its environment name (``KEIRI_AGENT_...``),
+    the problem and the value given (never for a secret); the hint points at the
+    environment and ``.env``. ``details["settings"]`` lists them for programs.
+    """
+    try:
+        return Settings(**values)
+    except ValidationError as error:
+        problems: list[dict[str, Any]] = []
+        for item in error.errors():
+            field = str(item["loc"][0]) if item["loc"] else ""
+            problem: dict[str, Any] = {"variable": env_name(field), "problem": item["msg"]}
+            if field and not _is_secret(field) and isinstance(item.get("input"), str | int | float):
+                problem["value"] = item["input"]
+            problems.append(problem)
+    except SettingsError as error:  # a value pydantic-settings cannot decode (JSON lists)
+        match = re.search(r'field "([^"]+)"', str(error))
+        field = match.group(1) if match else ""
+        problems = [
+            {
+                "variable": env_name(field) if field else "KEIRI_AGENT_*",
+                "problem": '値を読み取れません（リストは JSON で書きます: ["a", "b"]）',
+            }
+        ]
+    parts = []
+    for problem in problems:
+        value = f"（値: {problem['value']!r}）" if "value" in problem else ""
+        parts.append(f"設定 {problem['variable']} が不正です: {problem['problem']}{value}")
+    raise ConfigurationError("; ".join(parts), hint=SETTINGS_HINT, details={"settings": problems})

@@ -19,9 +19,9 @@ from keiri_agent.cli.blocks import blocks_app
 from keiri_agent.cli.common import console, err_console
 from keiri_agent.cli.common import fail as _fail
 from keiri_agent.cli.helpdesk import helpdesk_app
-from keiri_agent.cli.plan import plan_app
-from keiri_agent.config import Settings
-from keiri_agent.errors import KeiriAgentError
+from keiri_agent.cli.plan import plan_app, read_text_file
+from keiri_agent.config import Settings, load_settings
+from keiri_agent.errors import KeiriAgentError, SpecError, UserInputError
 
 app = typer.Typer(
     name="keiri-agent",
@@ -51,8 +51,8 @@ def _options(
         configure_logging("INFO" if verbose == 1 else "DEBUG")
         return
     try:
-        configure_logging(Settings().log_level)
-    except ValueError:  # bad settings: the command itself reports them
+        configure_logging(load_settings().log_level)
+    except (KeiriAgentError, ValueError):  # bad settings: the command itself reports them
         configure_logging("WARNING")
 
 
@@ -98,7 +98,8 @@ def analyze(
         typer.Option(help="Conversation id; reuse it to continue (e.g. answer a question)."),
     ] = None,
     out: Annotated[
-        Path | None, typer.Option(help="Folder for report.md and figures/*.png.")
+        Path | None,
+        typer.Option(help="Folder for report.md and figures/*.png (created if missing)."),
     ] = None,
     sheet: Annotated[str | None, typer.Option(help="Excel sheet name or 0-based index.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
@@ -115,17 +116,28 @@ def analyze(
 
     if (question is None) == (spec is None):
         raise typer.BadParameter("give either QUESTION or --spec SPECS.json (not both)")
-    settings = Settings()
+    try:
+        settings = load_settings()
+        if out is not None:
+            _check_out_folder(out)
+        specs = _read_specs(spec) if spec is not None else []
+    except KeiriAgentError as error:
+        raise _fail(error) from None
     _banner(settings, quiet=as_json)
     sheet_choice: str | int | None = int(sheet) if sheet and sheet.isdigit() else sheet
+    write_error: KeiriAgentError | None = None
     try:
         with AnalysisAgent(settings) as agent:
             dataset_id = agent.load_file(file, sheet=sheet_choice)
             if spec is not None:
-                specs = _read_specs(spec)
                 results = agent.run_specs(specs, dataset_id)
                 artifacts = [a for result in results for a in result.artifacts]
-                files = write_figures(artifacts, out) if out else {}
+                files: dict[str, Path] = {}
+                if out:
+                    try:
+                        files = write_figures(artifacts, out)
+                    except OSError as error:
+                        write_error = _write_failed(out, error)
                 if as_json:
                     print_json(
                         {
@@ -144,6 +156,8 @@ def analyze(
                 else:
                     for artifact in artifacts:
                         render_artifact(console, artifact, files)
+                if write_error is not None:
+                    raise _fail(write_error)
                 return
             assert question is not None
             turn = agent.ask(
@@ -154,10 +168,17 @@ def analyze(
             )
     except KeiriAgentError as error:
         raise _fail(error) from None
-    files = write_figures(turn.artifacts + turn.report_artifacts, out) if out else {}
-    if out and turn.report_md:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "report.md").write_text(turn.report_md, encoding="utf-8")
+    files = {}
+    report_written = False
+    if out:
+        try:
+            files = write_figures(turn.artifacts + turn.report_artifacts, out)
+            if turn.report_md:
+                out.mkdir(parents=True, exist_ok=True)
+                (out / "report.md").write_text(turn.report_md, encoding="utf-8")
+                report_written = True
+        except OSError as error:
+            write_error = _write_failed(out, error)
     if as_json:
         print_json(
             {
@@ -172,6 +193,8 @@ def analyze(
                 "last_error": turn.last_error,
             }
         )
+        if write_error is not None:
+            raise _fail(write_error)
         return
     for artifact in turn.artifacts:
         render_artifact(console, artifact, files)
@@ -180,17 +203,31 @@ def analyze(
         console.print(
             f'\n[dim]続けるには: keiri-agent analyze {file} "回答" --thread {turn.thread_id}[/dim]'
         )
-    if out and turn.report_md:
+    if out and report_written:
         console.print(f"\n[green]レポートを保存しました:[/green] {out / 'report.md'}")
+    if write_error is not None:
+        raise _fail(write_error)
+
+
+def _check_out_folder(out: Path) -> None:
+    """--out must be a folder or not exist yet (checked before the analysis runs)."""
+    if out.exists() and not out.is_dir():
+        raise UserInputError(
+            f"--out {out} はフォルダではありません（同じ名前のファイルがあります）",
+            hint="存在しないパスか、既存のフォルダを指定してください",
+        )
+
+
+def _write_failed(out: Path, error: OSError) -> UserInputError:
+    return UserInputError(
+        f"{out} に結果を書き込めません: {error.strerror or error}",
+        hint="--out に書き込み可能なフォルダを指定してください（結果は上に表示しています）",
+    )
 
 
 def _read_specs(path: Path) -> list[dict[str, Any]]:
-    from keiri_agent.errors import SpecError
-
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except FileNotFoundError:
-        raise SpecError(f"spec file not found: {path}") from None
+        data = json.loads(read_text_file(path, "spec file", error_class=SpecError))
     except json.JSONDecodeError as error:
         raise SpecError(
             f"{path} is not valid JSON: {error.msg} at line {error.lineno}",
@@ -218,7 +255,8 @@ def demo(
     from keiri_agent.demo import run_demo
 
     try:
-        report_path = run_demo(out_dir=out, data_path=data, console=console)
+        settings = load_settings()
+        report_path = run_demo(out_dir=out, data_path=data, console=console, settings=settings)
     except KeiriAgentError as error:
         raise _fail(error) from None
     console.print(f"\n[bold green]レポート:[/bold green] {report_path}")

@@ -32,10 +32,10 @@ blocks_app = typer.Typer(
 
 
 def _catalog() -> BlockCatalog:
-    from keiri_agent.config import Settings
+    from keiri_agent.config import load_settings
     from keiri_agent.plans.catalog import BlockCatalog
 
-    return BlockCatalog.from_settings(Settings())
+    return BlockCatalog.from_settings(load_settings())
 
 
 def _print_json(data: Any) -> None:

@@ -24,7 +24,7 @@ from rich.table import Table
 
 from keiri_agent.cli.common import console, err_console
 from keiri_agent.cli.common import fail as _fail
-from keiri_agent.config import Settings
+from keiri_agent.config import load_settings
 from keiri_agent.errors import KeiriAgentError
 
 if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
@@ -45,7 +45,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JS
 def _desk(name: str) -> HelpDesk:
     from keiri_agent.agents.helpdesk.desk import HelpDesk
 
-    return HelpDesk(Settings(), name=name)
+    return HelpDesk(load_settings(), name=name)
 
 
 def _print_json(data: Any) -> None:

@@ -9,10 +9,17 @@ and prompting is on (``--prompt``; by default when stdin and stdout are terminal
 and ``--json`` is not given), the waiting nodes' fields are asked on the terminal
 (``cli.prompts``) and the run is resumed with them until it is no longer paused.
 EOF or Ctrl-C at a prompt leaves the run paused (exit 0, with the resume hint).
+
+Binary outputs (a workbook, an uploaded file) are never printed as Python text:
+``--json`` shows bytes as ``{"bytes": n, "base64": "..."}`` and a file value
+``{name, data}`` as ``{"name", "bytes", "base64"}``. With ``--out DIR`` they are
+written to DIR instead (the file's own name, else ``<node>.<alias>.bin``) and the
+JSON / the summary show ``{"path", "bytes"}`` (plus ``"name"``).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from pathlib import Path
@@ -48,7 +55,24 @@ InputsOption = Annotated[
     Path | None,
     typer.Option("--inputs", help="Answers for input nodes: YAML {node_id: {field: value}}."),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+JsonOption = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="Print the result as JSON. Binary outputs appear as "
+        '{"bytes": n, "base64": "..."} ({"name", "bytes", "base64"} for a file), '
+        "or as their paths with --out.",
+    ),
+]
+OutOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        help="Folder to write binary outputs to (workbooks, files; created if missing). "
+        "File names: the file's own name, else <node>.<alias>.bin; the JSON and the "
+        "summary show the paths instead of the data.",
+    ),
+]
 PromptOption = Annotated[
     bool | None,
     typer.Option(
@@ -74,14 +98,41 @@ def parse_vars(items: list[str] | None) -> dict[str, Any]:
     return values
 
 
+def read_text_file(
+    path: Path, what: str, *, error_class: type[UserInputError] = UserInputError
+) -> str:
+    """The text of a file the user named: UTF-8 (with or without BOM), else CP932.
+
+    A missing file, a folder or an unreadable file, and bytes that are neither
+    UTF-8 nor CP932, raise ``error_class`` naming the path (never a traceback).
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise error_class(f"{what} not found: {path}") from None
+    except IsADirectoryError:
+        raise error_class(
+            f"{what} {path} はフォルダです", hint="ファイルのパスを指定してください"
+        ) from None
+    except OSError as error:
+        raise error_class(f"cannot read the {what} {path}: {error.strerror or error}") from None
+    for encoding in ("utf-8-sig", "cp932"):  # as the CSV loader: Shift_JIS files from Excel
+        try:
+            return raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    raise error_class(
+        f"{what} {path} の文字コードを読み取れません（UTF-8 でも CP932 でもありません）",
+        hint="UTF-8 で保存してください",
+    )
+
+
 def read_answers(path: Path | None) -> dict[str, Any]:
     """The answers file: a YAML/JSON mapping of node id → answers."""
     if path is None:
         return {}
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
-    except FileNotFoundError:
-        raise UserInputError(f"answers file not found: {path}") from None
+        data = yaml.safe_load(read_text_file(path, "answers file"))
     except yaml.YAMLError as error:
         raise UserInputError(
             f"{path} is not valid YAML: {error}",
@@ -96,13 +147,102 @@ def read_answers(path: Path | None) -> dict[str, Any]:
 
 
 def _engine() -> PlanEngine:
+    from keiri_agent.config import load_settings
     from keiri_agent.plans.engine import PlanEngine
 
-    return PlanEngine()
+    return PlanEngine(load_settings())
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray):
+        return _bytes_json(bytes(value))
+    return str(value)
 
 
 def _print_json(data: Any) -> None:
-    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    print(json.dumps(data, ensure_ascii=False, indent=2, default=_json_default))
+
+
+def _bytes_json(data: bytes) -> dict[str, Any]:
+    return {"bytes": len(data), "base64": base64.b64encode(data).decode("ascii")}
+
+
+def _is_file_value(value: Any) -> bool:
+    """``{"name": str, "data": bytes}`` (what file inputs and uploads produce)."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("data"), bytes | bytearray)
+        and isinstance(value.get("name"), str)
+    )
+
+
+class _OutputWriter:
+    """Writes binary outputs into ``out_dir`` under unique, safe file names."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = out_dir
+        self.written: list[tuple[str, Path]] = []  # (where in the outputs, path)
+        self._used: set[str] = set()
+
+    def write(self, where: str, data: bytes, name: str | None) -> Path:
+        filename = _safe_name(name) or _safe_name(f"{where}.bin") or "output.bin"
+        stem, dot, suffix = filename.rpartition(".")
+        if not dot:
+            stem, suffix = filename, ""
+        candidate, counter = filename, 2
+        while candidate in self._used:
+            candidate = f"{stem}-{counter}{dot}{suffix}"
+            counter += 1
+        self._used.add(candidate)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        path = self.out_dir / candidate
+        path.write_bytes(data)
+        self.written.append((where, path))
+        return path
+
+
+def _safe_name(name: str | None) -> str:
+    """The last component of ``name`` (no folders, never '.' or '..'), or ''."""
+    if not name:
+        return ""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1].strip()
+    base = "".join("_" if ch in '<>:"|?*' or ord(ch) < 32 else ch for ch in base)
+    return "" if base in ("", ".", "..") else base
+
+
+def _outputs_json(value: Any, where: str, writer: _OutputWriter | None) -> Any:
+    """``value`` with bytes made JSON-safe: base64, or written by ``writer`` as paths."""
+    if _is_file_value(value):
+        data = bytes(value["data"])
+        rest = {
+            k: _outputs_json(v, _join(where, k), writer) for k, v in value.items() if k != "data"
+        }
+        if writer is not None:
+            path = writer.write(where, data, value["name"])
+            return {**rest, "path": str(path), "bytes": len(data)}
+        return {**rest, **_bytes_json(data)}
+    if isinstance(value, bytes | bytearray):
+        if writer is not None:
+            path = writer.write(where, bytes(value), None)
+            return {"path": str(path), "bytes": len(value)}
+        return _bytes_json(bytes(value))
+    if isinstance(value, dict):
+        return {k: _outputs_json(v, _join(where, k), writer) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_outputs_json(v, _join(where, i), writer) for i, v in enumerate(value)]
+    return value
+
+
+def _join(where: str, key: Any) -> str:
+    return f"{where}.{key}" if where else str(key)
+
+
+def _check_out_folder(out: Path | None) -> None:
+    if out is not None and out.exists() and not out.is_dir():
+        raise UserInputError(
+            f"--out {out} はフォルダではありません（同じ名前のファイルがあります）",
+            hint="存在しないパスか、既存のフォルダを指定してください",
+        )
 
 
 @plan_app.command()
@@ -178,14 +318,26 @@ def _progress(quiet: bool) -> Any:
     return on_event
 
 
-def _report_run(result: RunResult, as_json: bool) -> None:
+def _report_run(result: RunResult, as_json: bool, out: Path | None = None) -> None:
+    writer = _OutputWriter(out) if out is not None else None
+    write_error: UserInputError | None = None
+    try:
+        outputs = _outputs_json(result.outputs, "", writer)
+    except OSError as os_error:
+        write_error = UserInputError(
+            f"{out} に出力を書き込めません: {os_error.strerror or os_error}",
+            hint=f"--out に書き込み可能なフォルダを指定してください（実行 {result.run_id} は"
+            "保存されています）",
+        )
+        writer = None
+        outputs = _outputs_json(result.outputs, "", None)
     if as_json:
         _print_json(
             {
                 "run_id": result.run_id,
                 "plan_id": result.plan_id,
                 "status": result.status,
-                "outputs": result.outputs,
+                "outputs": outputs,
                 "errors": result.errors,
                 "waiting": result.waiting,
                 "log_path": str(result.log_path),
@@ -194,6 +346,8 @@ def _report_run(result: RunResult, as_json: bool) -> None:
     else:
         style = {"success": "green", "paused": "yellow"}.get(result.status, "red")
         console.print(f"[{style}]{result.status}[/] run {result.run_id} (log: {result.log_path})")
+        for where, path in writer.written if writer is not None else []:
+            console.print(f"[green]保存しました[/green] {escape(where)} → {escape(str(path))}")
         for error in result.errors:
             node = (error.get("details") or {}).get("node_id")
             console.print(f"[red]✗ {node}[/red] [{error['code']}] {escape(error['message'])}")
@@ -208,6 +362,8 @@ def _report_run(result: RunResult, as_json: bool) -> None:
             console.print(
                 f"続けるには: keiri-agent plan resume {result.run_id} --inputs answers.yaml"
             )
+    if write_error is not None:
+        raise _fail(write_error)
     if result.status in ("failed", "cancelled"):
         raise typer.Exit(code=1)
 
@@ -248,13 +404,16 @@ def run(
     inputs: InputsOption = None,
     as_json: JsonOption = False,
     prompt: PromptOption = None,
+    out: OutOption = None,
 ) -> None:
     """Validate and run a plan; pauses when an input node has no answer (or asks it).
 
     With prompting on, unanswered input nodes are asked on the terminal and the
-    run continues; otherwise it pauses and prints how to resume it.
+    run continues; otherwise it pauses and prints how to resume it. Binary outputs
+    (workbooks, files) go to --out DIR when given, else into --json as base64.
     """
     try:
+        _check_out_folder(out)
         engine = _engine()
         loaded = engine.load(plan)
         answers = read_answers(inputs)
@@ -264,7 +423,7 @@ def run(
             result = _answer_by_prompts(engine, result, answers, on_event)
     except KeiriAgentError as error:
         raise _fail(error) from None
-    _report_run(result, as_json)
+    _report_run(result, as_json, out)
 
 
 @plan_app.command()
@@ -273,13 +432,16 @@ def resume(
     inputs: InputsOption = None,
     as_json: JsonOption = False,
     prompt: PromptOption = None,
+    out: OutOption = None,
 ) -> None:
     """Continue a paused run with the answers for its waiting nodes (or ask them).
 
     With prompting on, nodes still waiting after the --inputs answers are asked
-    on the terminal and the run continues.
+    on the terminal and the run continues. Binary outputs go to --out DIR when
+    given, else into --json as base64.
     """
     try:
+        _check_out_folder(out)
         engine = _engine()
         answers = read_answers(inputs)
         on_event = _progress(as_json)
@@ -288,7 +450,7 @@ def resume(
             result = _answer_by_prompts(engine, result, answers, on_event)
     except KeiriAgentError as error:
         raise _fail(error) from None
-    _report_run(result, as_json)
+    _report_run(result, as_json, out)
 
 
 @plan_app.command()

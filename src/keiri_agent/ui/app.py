@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import streamlit as st
 
-from keiri_agent.config import Settings
+from keiri_agent.config import load_settings
+from keiri_agent.errors import ConfigurationError
 from keiri_agent.logs import configure_logging
 from keiri_agent.ui.analysis_page import render_analysis_page
 
 
 def main() -> None:
-    """Set up the page and the navigation; later parts add their pages here."""
+    """Set up the page and the navigation; later parts add their pages here.
+
+    Invalid settings (environment or ``.env``) stop the app here with the message
+    and its hint, before any page builds its own ``Settings``.
+    """
     st.set_page_config(page_title="keiri-agent", page_icon="📊", layout="wide")
-    configure_logging(Settings().log_level)
+    try:
+        settings = load_settings()
+    except ConfigurationError as error:
+        hint = f"\n\nヒント: {error.hint}" if error.hint else ""
+        st.error(f"設定エラー: {error.message}{hint}")
+        st.stop()
+    configure_logging(settings.log_level)
     pages = [
         st.Page(render_analysis_page, title="データ分析", icon="📊", url_path="analysis"),
         st.Page("helpdesk_page.py", title="ヘルプデスク", icon="💬", url_path="helpdesk"),
