@@ -244,14 +244,17 @@ def _read_specs(path: Path) -> list[dict[str, Any]]:
 
 @app.command()
 def demo(
-    out: Annotated[Path, typer.Option(help="Folder for the report and figures.")] = Path(
-        "out/demo"
-    ),
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="Folder for report.md, figures/, evidence_summary.xlsx, helpdesk_answer.md."
+        ),
+    ] = Path("out/demo"),
     data: Annotated[
         Path | None, typer.Option(help="Data file (default: the bundled sample sales data).")
     ] = None,
 ) -> None:
-    """Offline demo: an analysis conversation with a report, a sample Plan, the HelpDesk."""
+    """Demo on bundled data: analysis report, sample Plan, HelpDesk (offline without a key)."""
     from keiri_agent.demo import run_demo
 
     try:

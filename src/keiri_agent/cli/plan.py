@@ -55,7 +55,8 @@ InputsOption = Annotated[
     Path | None,
     typer.Option("--inputs", help="Answers for input nodes: YAML {node_id: {field: value}}."),
 ]
-JsonOption = Annotated[
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+RunJsonOption = Annotated[
     bool,
     typer.Option(
         "--json",
@@ -402,7 +403,7 @@ def run(
     plan: PlanArgument,
     var: VarsOption = None,
     inputs: InputsOption = None,
-    as_json: JsonOption = False,
+    as_json: RunJsonOption = False,
     prompt: PromptOption = None,
     out: OutOption = None,
 ) -> None:
@@ -430,7 +431,7 @@ def run(
 def resume(
     run_id: Annotated[str, typer.Argument(help="The run id printed by `plan run`.")],
     inputs: InputsOption = None,
-    as_json: JsonOption = False,
+    as_json: RunJsonOption = False,
     prompt: PromptOption = None,
     out: OutOption = None,
 ) -> None:
