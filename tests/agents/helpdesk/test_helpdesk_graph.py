@@ -6,6 +6,7 @@ import threading
 import time
 from typing import Any
 
+from helpdesk_support import FixedSearcher
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -22,7 +23,7 @@ from keiri_agent.agents.helpdesk import (
 from keiri_agent.agents.helpdesk.agent import UNGROUNDED_LABEL
 from keiri_agent.config import Settings
 from keiri_agent.llm.testing import ScriptedChatModel
-from keiri_agent.search.models import Chunk, Hit, Retriever, Source
+from keiri_agent.search.models import Chunk, Source
 
 MANUAL = [
     Chunk(
@@ -43,24 +44,6 @@ FAQ = [
         Source("faq.csv", row=2),
     ),
 ]
-
-
-class FixedSearcher:
-    """A Searcher over fixed chunks: a chunk matches when it contains a query word."""
-
-    def __init__(self, chunks: list[Chunk], retriever: Retriever = "keyword") -> None:
-        self.chunks = chunks
-        self._retriever = retriever
-
-    @property
-    def retriever(self) -> Retriever:
-        return self._retriever
-
-    def search(self, query: str, k: int = 5) -> list[Hit]:
-        words = query.split()
-        scored = [(sum(w in c.text for w in words), c) for c in self.chunks]
-        hits = [Hit(c, float(s), self._retriever) for s, c in scored if s > 0]
-        return sorted(hits, key=lambda h: -h.score)[:k]
 
 
 def tools() -> list[Any]:

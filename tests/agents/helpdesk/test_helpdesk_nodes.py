@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from helpdesk_support import FixedSearcher
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.types import Send
 
@@ -29,28 +30,12 @@ from keiri_agent.agents.helpdesk.agent import (
 from keiri_agent.config import Settings
 from keiri_agent.errors import ConfigurationError, LLMError, UserInputError
 from keiri_agent.llm.testing import ScriptedChatModel
-from keiri_agent.search.models import Chunk, Hit, Retriever, Source
+from keiri_agent.search.models import Chunk, Source
 
 CHUNKS = [
     Chunk("m#1", "パスワードは8文字以上です。", Source("manual.pdf", 3, "2.1 パスワード")),
     Chunk("m#2", "ロックは管理者が解除します。", Source("manual.pdf", 4, "2.2 ロック")),
 ]
-
-
-class FixedSearcher:
-    def __init__(self, chunks: list[Chunk], retriever: Retriever = "keyword") -> None:
-        self.chunks = chunks
-        self._retriever = retriever
-
-    @property
-    def retriever(self) -> Retriever:
-        return self._retriever
-
-    def search(self, query: str, k: int = 5) -> list[Hit]:
-        words = query.split()
-        return [
-            Hit(c, 1.0, self._retriever) for c in self.chunks if any(w in c.text for w in words)
-        ][:k]
 
 
 def make_agent(

@@ -5,23 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpdesk_support import FixedSearcher
 
 from keiri_agent.agents.helpdesk import HelpDeskAgent, Plan, ReflectionResult, default_tools
 from keiri_agent.config import Settings
 from keiri_agent.errors import LLMError
 from keiri_agent.llm.testing import StubError, StubOpenAIServer, StubReply, StubToolCall
-from keiri_agent.search.models import Chunk, Hit, Retriever, Source
+from keiri_agent.search.models import Chunk, Source
 
 CHUNKS = [Chunk("m#1", "パスワードは8文字以上です。", Source("manual.pdf", 3, "2.1 パスワード"))]
-
-
-class FixedSearcher:
-    @property
-    def retriever(self) -> Retriever:
-        return "keyword"
-
-    def search(self, query: str, k: int = 5) -> list[Hit]:
-        return [Hit(c, 1.0, "keyword") for c in CHUNKS if any(w in c.text for w in query.split())]
 
 
 def settings_for(server: StubOpenAIServer, home: Path) -> Settings:
@@ -43,7 +35,7 @@ def test_full_run_reaches_the_configured_base_url(tmp_path: Path) -> None:
         "パスワードは8文字以上です [1]。",
     ]
     with StubOpenAIServer(replies) as server:
-        tools = default_tools(FixedSearcher(), FixedSearcher())
+        tools = default_tools(FixedSearcher(CHUNKS), FixedSearcher(CHUNKS))
         agent = HelpDeskAgent(settings_for(server, tmp_path), tools=tools)
         result = agent.run_agent("パスワードの条件は?")
         requests = server.chat_requests
@@ -62,7 +54,7 @@ def test_full_run_reaches_the_configured_base_url(tmp_path: Path) -> None:
 
 def test_service_failure_raises_llm_error_with_a_hint(tmp_path: Path) -> None:
     with StubOpenAIServer([StubError(401, "bad key")]) as server:
-        tools = default_tools(FixedSearcher(), FixedSearcher())
+        tools = default_tools(FixedSearcher(CHUNKS), FixedSearcher(CHUNKS))
         agent = HelpDeskAgent(settings_for(server, tmp_path), tools=tools)
         with pytest.raises(LLMError) as caught:
             agent.run_agent("パスワードの条件は?")
@@ -72,7 +64,7 @@ def test_service_failure_raises_llm_error_with_a_hint(tmp_path: Path) -> None:
 def test_failure_inside_a_subtask_raises_llm_error(tmp_path: Path) -> None:
     replies: list[StubReply] = [Plan(subtasks=["パスワードの条件"]), StubError(500, "boom")]
     with StubOpenAIServer(replies) as server:
-        tools = default_tools(FixedSearcher(), FixedSearcher())
+        tools = default_tools(FixedSearcher(CHUNKS), FixedSearcher(CHUNKS))
         agent = HelpDeskAgent(settings_for(server, tmp_path), tools=tools)
         with pytest.raises(LLMError, match="500"):
             agent.run_agent("パスワードの条件は?")
