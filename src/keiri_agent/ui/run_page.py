@@ -148,11 +148,9 @@ def _sync_fields(key: str, fields: list[Mapping[str, Any]]) -> None:
         st.session_state[key] = initial_values(fields)
     elif known is not None and _shape(known) != _shape(fields):
         values, warnings = merge_values(st.session_state[key], known, fields)
-        kept = {field_id for field_id in values if field_id in st.session_state[key]}
-        for field_id, _ in _shape(known):
-            if field_id not in kept or any(
-                w["id"] == field_id and w["code"] == "REQUIREMENT_TYPE_CHANGED" for w in warnings
-            ):
+        declared = dict(_shape(fields))
+        for field_id, kind in _shape(known):  # removed, or its type changed: a new widget
+            if field_id not in declared or declared[field_id] != kind:
                 st.session_state.pop(f"{key}::{field_id}", None)
         st.session_state[key] = values
         st.session_state[f"{key}::warnings"] = [w["message"] for w in warnings]
