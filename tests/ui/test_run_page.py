@@ -308,3 +308,17 @@ def test_rerun_start_maps_forms_in_loops_to_their_top_level_node() -> None:
     assert rerun_start(plan, forms, unchanged, sent, "write_excel") == "write_excel"
     assert rerun_start(plan, forms, edited, sent, "write_excel") == "per_client"
     assert rerun_start(plan, [], {}, {}, "") == "per_client"
+
+
+def test_a_field_whose_type_changed_gets_a_fresh_widget(page: AppTest, keiri_home: Path) -> None:
+    _button(page, "実行")
+    page.text_input(key=f"{GREET_KEY}::name").input("山田商事")
+    page.number_input(key=f"{GREET_KEY}::amount").set_value(120000).run()
+
+    retyped = GREET.replace("type: number", "type: text").replace("{amount:,}", "{amount}")
+    (keiri_home / "designs" / "greet.yaml").write_text(retyped, encoding="utf-8")
+    _button(page, "実行")
+
+    assert page.session_state[GREET_KEY] == {"name": "山田商事", "amount": ""}
+    assert page.text_input(key=f"{GREET_KEY}::amount").value == ""  # not the old number
+    assert any("amount" in w.value and "text" in w.value for w in page.warning)
