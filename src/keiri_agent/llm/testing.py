@@ -74,6 +74,9 @@ class ScriptedChatModel(BaseChatModel):
     that overlap reach the number; a caller that serialises its calls never does — the
     first call gives up after ``wait_timeout_s`` and later calls no longer wait."""
     wait_timeout_s: float = 5.0
+    wait_if: Callable[[list[BaseMessage], list[str]], bool] | None = None
+    """Which calls wait (by their messages and bound tool names; default: every call), so
+    a serial call before the parallel part (e.g. a plan) does not give up the wait."""
 
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _entered: threading.Condition = PrivateAttr(default_factory=threading.Condition)
@@ -140,10 +143,11 @@ class ScriptedChatModel(BaseChatModel):
     ) -> ChatResult:
         self._enter()
         try:
-            reply, number = self._take(messages, kwargs)
+            reply, number, waits = self._take(messages, kwargs)
             with self._entered:
-                self._entered.wait_for(self._may_go, timeout=self.wait_timeout_s)
-                self._give_up_waiting()
+                if waits:
+                    self._entered.wait_for(self._may_go, timeout=self.wait_timeout_s)
+                    self._give_up_waiting()
             if self.delay_s > 0:
                 time.sleep(self.delay_s)
             return self._result(reply, number, kwargs)
@@ -159,12 +163,13 @@ class ScriptedChatModel(BaseChatModel):
     ) -> ChatResult:
         self._enter()
         try:
-            reply, number = self._take(messages, kwargs)
+            reply, number, waits = self._take(messages, kwargs)
             deadline = time.monotonic() + self.wait_timeout_s
-            while not self._may_go() and time.monotonic() < deadline:
+            while waits and not self._may_go() and time.monotonic() < deadline:
                 await asyncio.sleep(0.005)  # other coroutines of the loop enter meanwhile
-            with self._entered:
-                self._give_up_waiting()
+            if waits:
+                with self._entered:
+                    self._give_up_waiting()
             if self.delay_s > 0:
                 await asyncio.sleep(self.delay_s)
             return self._result(reply, number, kwargs)
@@ -191,14 +196,18 @@ class ScriptedChatModel(BaseChatModel):
             self._gave_up = True
             self._entered.notify_all()
 
-    def _take(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> tuple[Any, int]:
+    def _take(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> tuple[Any, int, bool]:
+        """The reply of this call, its 1-based number, and whether it waits for company."""
         with self._lock:
             self._calls.append(list(messages))
             tool_names = _tool_names(kwargs.get("tools"))
             self._tools.append(tool_names)
             number = len(self._calls)
+            waits = self.wait_for_concurrent > 1 and (
+                self.wait_if is None or self.wait_if(list(messages), tool_names)
+            )
             if self.respond is not None:
-                return self.respond(list(messages), tool_names), number
+                return self.respond(list(messages), tool_names), number, waits
             if self._position >= len(self.replies):
                 raise ScriptExhaustedError(
                     f"ScriptedChatModel got call #{number} but only {len(self.replies)} "
@@ -207,7 +216,7 @@ class ScriptedChatModel(BaseChatModel):
                 )
             reply = self.replies[self._position]
             self._position += 1
-        return reply, number
+        return reply, number, waits
 
     def _result(self, reply: Any, number: int, kwargs: dict[str, Any]) -> ChatResult:
         if isinstance(reply, AIMessage):
