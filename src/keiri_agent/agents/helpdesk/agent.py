@@ -71,8 +71,13 @@ from keiri_agent.agents.helpdesk.models import (
 )
 from keiri_agent.agents.helpdesk.offline_reasoner import OfflineReasoner
 from keiri_agent.agents.helpdesk.prompts import HelpDeskAgentPrompts
-from keiri_agent.agents.helpdesk.reasoner import HelpDeskReasoner, SubtaskStep
-from keiri_agent.agents.helpdesk.state import AgentState, AgentSubGraphState
+from keiri_agent.agents.helpdesk.reasoner import HelpDeskReasoner
+from keiri_agent.agents.helpdesk.state import (
+    AgentState,
+    AgentSubGraphState,
+    searched_before,
+    subtask_step,
+)
 from keiri_agent.agents.helpdesk.tools import SearchTool, run_tool_calls, tool_map
 from keiri_agent.config import Settings
 from keiri_agent.errors import ConfigurationError, UserInputError
@@ -184,7 +189,7 @@ class HelpDeskAgent:
         A retry follows the last reflection's advice. A reply without a tool call
         does not raise: it sets ``tool_call_missing`` (and ``fallback_answer``).
         """
-        step = _step(state)
+        step = subtask_step(state)
         with _logged("select_tools", step.subtask, step.attempt):
             selection = self.reasoner.select_tools(step)
             if selection.tool_calls:
@@ -243,7 +248,7 @@ class HelpDeskAgent:
 
     def create_subtask_answer(self, state: AgentSubGraphState) -> dict[str, Any]:
         """Answer the subtask from this attempt's passages, citing them (seed §4.4)."""
-        step = _step(state, searched=True)
+        step = subtask_step(state, searched=True)
         with _logged("create_subtask_answer", step.subtask, step.attempt):
             if state.get("tool_call_missing"):
                 update = _ungrounded_answer(state)
@@ -271,7 +276,7 @@ class HelpDeskAgent:
 
     def reflect_subtask(self, state: AgentSubGraphState) -> dict[str, Any]:
         """Judge the subtask answer (seed §4.5); ends the subtask at the attempt cap."""
-        step = _step(state, searched=True)
+        step = subtask_step(state, searched=True)
         subtask, attempt = step.subtask, step.attempt
         with _logged("reflect_subtask", subtask, attempt):
             if state.get("tool_call_missing"):
@@ -287,7 +292,7 @@ class HelpDeskAgent:
                 "challenge_count": count,
                 "is_completed": reflection.is_completed,
             }
-            searched = not state.get("tool_call_missing") or _searched_before(state)
+            searched = not state.get("tool_call_missing") or searched_before(state)
             if not reflection.is_completed and count >= self.max_challenge_count and searched:
                 update["subtask_answer"] = _give_up_text(
                     subtask, count, state.get("subtask_answer") or ""
@@ -447,38 +452,10 @@ def _emit(kind: str, payload: Mapping[str, Any]) -> None:
         emitter.emit(kind, payload)
 
 
-def _step(state: AgentSubGraphState, *, searched: bool = False) -> SubtaskStep:
-    """What a reasoner sees of a subtask's state; ``searched``: with this attempt's results."""
-    return SubtaskStep(
-        question=state["question"],
-        plan=list(state.get("plan") or []),
-        subtask=state["subtask"],
-        attempt=state.get("challenge_count") or 0,
-        messages=list(state.get("messages") or []),
-        advice=_last_advice(state),
-        results=_attempt_results(state) if searched else [],
-    )
-
-
-def _attempt_results(state: AgentSubGraphState) -> list[ToolResult]:
-    attempts = list(state.get("tool_results") or [])
-    return list(attempts[-1]) if attempts else []
-
-
-def _searched_before(state: AgentSubGraphState) -> bool:
-    """True when an attempt before the current one called a tool."""
-    return any(attempt for attempt in list(state.get("tool_results") or [])[:-1])
-
-
-def _last_advice(state: AgentSubGraphState) -> str:
-    reflections = list(state.get("reflection_results") or [])
-    return reflections[-1].advice if reflections else ""
-
-
 def _ungrounded_answer(state: AgentSubGraphState) -> dict[str, Any]:
     """The answer of an attempt whose model reply had no tool call."""
     previous = state.get("subtask_answer") or ""
-    if previous and _searched_before(state):  # keep the earlier grounded answer
+    if previous and searched_before(state):  # keep the earlier grounded answer
         return {"subtask_answer": previous, "sources": list(state.get("sources") or [])}
     answer = (
         "検索ツールを呼び出せなかったため、資料を検索できず、"
