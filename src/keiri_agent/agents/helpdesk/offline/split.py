@@ -276,25 +276,7 @@ def split_question(question: str) -> list[str]:
     text = require_text(question, "question")
     lines = [line for line in text.splitlines() if line.strip()]
     items = [i for i, line in enumerate(lines) if _LIST_ITEM.match(line)]
-    parts: list[str] = []
-    if len(items) >= 2:
-        head = [s for line in lines[: items[0]] for s in _sentences(line)]
-        shared = next((m for s in head if (m := _CARRY.search(s))), None)
-        for sentence in head:
-            parts.extend(p for p in _split_sentence(sentence) if _has_content(p))
-        for i, line in enumerate(lines[items[0] :], start=items[0]):
-            if i in items:
-                item = _LIST_ITEM.sub("", line, count=1)
-                parts.extend(_split_sentence(item, shared))
-            else:
-                parts.extend(p for s in _sentences(line) for p in _split_sentence(s))
-    else:
-        for sentence in _sentences(text):
-            pieces = _split_sentence(sentence)
-            if parts and pieces and not _has_content(pieces[0]) and len(pieces) == 1:
-                parts[-1] = _join([parts[-1], pieces[0]])
-            else:
-                parts.extend(pieces)
+    parts = _list_parts(lines, items) if len(items) >= 2 else _sentence_parts(text)
     parts = [p for p in dict.fromkeys(parts) if p]
     contentful = [p for p in parts if _has_content(p)]
     if not contentful:
@@ -302,3 +284,28 @@ def split_question(question: str) -> list[str]:
     if len(contentful) > MAX_PARTS:
         contentful = [*contentful[: MAX_PARTS - 1], _join(contentful[MAX_PARTS - 1 :])]
     return contentful
+
+
+def _list_parts(lines: list[str], items: list[int]) -> list[str]:
+    """Rule 1: the parts of the lines before the list, then each item (and other lines)."""
+    head = [s for line in lines[: items[0]] for s in _sentences(line)]
+    shared = next((m for s in head if (m := _CARRY.search(s))), None)
+    parts = [p for sentence in head for p in _split_sentence(sentence) if _has_content(p)]
+    for i, line in enumerate(lines[items[0] :], start=items[0]):
+        if i in items:
+            parts.extend(_split_sentence(_LIST_ITEM.sub("", line, count=1), shared))
+        else:
+            parts.extend(p for s in _sentences(line) for p in _split_sentence(s))
+    return parts
+
+
+def _sentence_parts(text: str) -> list[str]:
+    """Rules 2-6 per sentence; a sentence that is one content-less fragment joins the last."""
+    parts: list[str] = []
+    for sentence in _sentences(text):
+        pieces = _split_sentence(sentence)
+        if parts and pieces and not _has_content(pieces[0]) and len(pieces) == 1:
+            parts[-1] = _join([parts[-1], pieces[0]])
+        else:
+            parts.extend(pieces)
+    return parts
