@@ -63,7 +63,7 @@ PARTS = [
 class RoutedChatModel(BaseChatModel):
     """Answers by what it is asked, valid for any subtask and any call order.
 
-    Structured output is bound as a tool named after the schema: ``Plan`` → the plan,
+    Structured output is bound as a tool named after the schema: ``SubtaskPlan`` → the plan,
     ``ReflectionResult`` → completed; other bound tools → a ``search_xyz_manual`` call with
     the offline query of the subtask named in the prompt; no tools → a short cited answer.
     Every call sleeps ``delay_s``; ``calls`` and ``peak`` count calls and overlap.
@@ -105,8 +105,8 @@ class RoutedChatModel(BaseChatModel):
             with self._lock:
                 self._in_flight -= 1
         names = [tool["function"]["name"] for tool in kwargs.get("tools") or []]
-        if "Plan" in names:
-            message = _call("Plan", {"subtasks": self.subtasks})
+        if "SubtaskPlan" in names:
+            message = _call("SubtaskPlan", {"subtasks": self.subtasks})
         elif "ReflectionResult" in names:
             message = _call("ReflectionResult", {"advice": "", "is_completed": True})
         elif names:

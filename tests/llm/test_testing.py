@@ -10,6 +10,7 @@ import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import openai
 import pytest
@@ -106,25 +107,45 @@ def test_running_out_of_script_names_the_count() -> None:
 
 def test_concurrent_calls_overlap_and_consume_each_reply_once() -> None:
     replies = [f"reply {index}" for index in range(8)]
-    model = ScriptedChatModel(replies, delay_s=0.2)
+    model = ScriptedChatModel(replies, wait_for_concurrent=8)
 
-    started = time.monotonic()
     with ThreadPoolExecutor(max_workers=8) as pool:
         answers = list(pool.map(lambda i: model.invoke(f"q{i}").text, range(8)))
-    elapsed = time.monotonic() - started
 
     assert sorted(answers) == sorted(replies)
     assert len(model.calls) == 8
-    assert elapsed < 0.2 * 8 * 0.75  # sequential calls would take 1.6 s
+    assert model.peak_in_flight == 8  # all eight were inside the model at once
 
 
-def test_async_calls_use_the_script() -> None:
-    model = ScriptedChatModel(["a", "b", "c"], delay_s=0.05)
+def test_serial_calls_peak_at_one_and_wait_only_once() -> None:
+    model = ScriptedChatModel(["a", "b", "c"], wait_for_concurrent=2, wait_timeout_s=0.5)
+
+    started = time.monotonic()
+    answers = [model.invoke(question).text for question in ("1", "2", "3")]
+
+    assert answers == ["a", "b", "c"]
+    assert model.peak_in_flight == 1
+    assert time.monotonic() - started < 1.0  # 1.5 s if every call waited
+
+
+def test_async_calls_use_the_script_and_overlap() -> None:
+    model = ScriptedChatModel(["a", "b", "c"], wait_for_concurrent=3)
 
     async def run() -> list[str]:
         return [message.text for message in await model.abatch(["1", "2", "3"])]
 
     assert sorted(asyncio.run(run())) == ["a", "b", "c"]
+    assert model.peak_in_flight == 3
+
+
+def test_respond_answers_by_what_was_asked() -> None:
+    def respond(messages: list[Any], tools: list[str]) -> str:
+        return f"{messages[-1].text} with {tools or 'no tools'}"
+
+    model = ScriptedChatModel(respond=respond)
+    assert model.invoke("hi").text == "hi with no tools"
+    assert model.bind_tools([sum_column]).invoke("sum").text == "sum with ['sum_column']"
+    assert model.remaining == 0 and len(model.calls) == 2
 
 
 # --------------------------------------------------------------------------- StubOpenAIServer

@@ -7,7 +7,7 @@ from pathlib import Path
 from langchain_core.messages import AIMessage
 from streamlit.testing.v1 import AppTest
 
-from keiri_agent.agents.helpdesk import Plan, ReflectionResult
+from keiri_agent.agents.helpdesk import ReflectionResult, SubtaskPlan
 from keiri_agent.agents.helpdesk.desk import EXAMPLE_QUESTION, HelpDesk
 from keiri_agent.config import Settings
 from keiri_agent.llm.testing import ScriptedChatModel
@@ -119,7 +119,7 @@ def test_uploads_are_indexed_from_a_removed_temporary_folder() -> None:
 def test_llm_path_with_an_injected_scripted_model() -> None:
     model = ScriptedChatModel(
         [
-            Plan(subtasks=["パスワードの条件"]),
+            SubtaskPlan(subtasks=["パスワードの条件"]),
             AIMessage(
                 content="",
                 tool_calls=[

@@ -26,6 +26,7 @@ from keiri_agent.cli.common import console, err_console
 from keiri_agent.cli.common import fail as _fail
 from keiri_agent.config import load_settings
 from keiri_agent.errors import KeiriAgentError
+from keiri_agent.events import Event
 
 if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
     from keiri_agent.agents.helpdesk.desk import HelpDesk
@@ -154,10 +155,10 @@ def _progress_printer(quiet: bool) -> Any:
     """Prints the agent's events as they arrive (they come from worker threads)."""
     lock = threading.Lock()
 
-    def on_event(event: dict[str, Any]) -> None:
+    def on_event(agent_event: Event) -> None:
         if quiet:
             return
-        kind = event.get("type")
+        kind, event = agent_event.kind, agent_event.payload
         subtask = escape(str(event.get("subtask", "")))
         if kind == "plan":
             line = "計画: " + " / ".join(escape(str(s)) for s in event.get("subtasks", []))

@@ -21,7 +21,7 @@ import math
 import struct
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -50,6 +50,10 @@ class ScriptedChatModel(BaseChatModel):
     ``tool_calls``), or a Pydantic instance / dict (a structured reply: a tool
     call to the bound function, or JSON text when no tools are bound).
 
+    Concurrency is counted, not timed: ``peak_in_flight`` is the most calls inside the
+    model at once, and ``wait_for_concurrent=n`` holds calls until ``n`` are inside
+    together, so "these ran in parallel" is ``peak_in_flight == n``.
+
     Example:
         >>> model = ScriptedChatModel(["hello", {"total": 3}])
         >>> model.invoke("hi").content
@@ -59,10 +63,26 @@ class ScriptedChatModel(BaseChatModel):
     """
 
     replies: list[Any] = Field(default_factory=list)
+    respond: Callable[[list[BaseMessage], list[str]], ScriptedReply] | None = None
+    """Replies by what a call asks (its messages, the names of its bound tools) instead of
+    from ``replies`` in order: for callers whose call order is not fixed (parallel work)."""
     delay_s: float = 0.0
     """Seconds each call sleeps (outside the lock, so concurrent calls overlap)."""
+    wait_for_concurrent: int = 0
+    """When above 1, a call waits inside the model until this many calls have been inside
+    it at once (``peak_in_flight``), so a test proves parallel calls by counting: callers
+    that overlap reach the number; a caller that serialises its calls never does — the
+    first call gives up after ``wait_timeout_s`` and later calls no longer wait."""
+    wait_timeout_s: float = 5.0
+    wait_if: Callable[[list[BaseMessage], list[str]], bool] | None = None
+    """Which calls wait (by their messages and bound tool names; default: every call), so
+    a serial call before the parallel part (e.g. a plan) does not give up the wait."""
 
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _entered: threading.Condition = PrivateAttr(default_factory=threading.Condition)
+    _in_flight: int = PrivateAttr(default=0)
+    _peak: int = PrivateAttr(default=0)
+    _gave_up: bool = PrivateAttr(default=False)
     _position: int = PrivateAttr(default=0)
     _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
     _tools: list[list[str]] = PrivateAttr(default_factory=list)
@@ -97,6 +117,12 @@ class ScriptedChatModel(BaseChatModel):
         with self._lock:
             return len(self.replies) - self._position
 
+    @property
+    def peak_in_flight(self) -> int:
+        """The most calls that were inside the model at the same time (sync and async)."""
+        with self._entered:
+            return self._peak
+
     def bind_tools(
         self,
         tools: Sequence[dict[str, Any] | type | Any],
@@ -115,10 +141,18 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        reply, number = self._take(messages, kwargs)
-        if self.delay_s > 0:
-            time.sleep(self.delay_s)
-        return self._result(reply, number, kwargs)
+        self._enter()
+        try:
+            reply, number, waits = self._take(messages, kwargs)
+            with self._entered:
+                if waits:
+                    self._entered.wait_for(self._may_go, timeout=self.wait_timeout_s)
+                    self._give_up_waiting()
+            if self.delay_s > 0:
+                time.sleep(self.delay_s)
+            return self._result(reply, number, kwargs)
+        finally:
+            self._leave()
 
     async def _agenerate(
         self,
@@ -127,16 +161,53 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        reply, number = self._take(messages, kwargs)
-        if self.delay_s > 0:
-            await asyncio.sleep(self.delay_s)
-        return self._result(reply, number, kwargs)
+        self._enter()
+        try:
+            reply, number, waits = self._take(messages, kwargs)
+            deadline = time.monotonic() + self.wait_timeout_s
+            while waits and not self._may_go() and time.monotonic() < deadline:
+                await asyncio.sleep(0.005)  # other coroutines of the loop enter meanwhile
+            if waits:
+                with self._entered:
+                    self._give_up_waiting()
+            if self.delay_s > 0:
+                await asyncio.sleep(self.delay_s)
+            return self._result(reply, number, kwargs)
+        finally:
+            self._leave()
 
-    def _take(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> tuple[Any, int]:
+    def _enter(self) -> None:
+        with self._entered:
+            self._in_flight += 1
+            self._peak = max(self._peak, self._in_flight)
+            self._entered.notify_all()
+
+    def _leave(self) -> None:
+        with self._entered:
+            self._in_flight -= 1
+
+    def _may_go(self) -> bool:
+        """True once ``wait_for_concurrent`` calls were inside at once (or waiting gave up)."""
+        return self._gave_up or self._peak >= self.wait_for_concurrent
+
+    def _give_up_waiting(self) -> None:
+        """After one timed-out wait, later calls do not wait (a serial caller pays once)."""
+        if not self._may_go():
+            self._gave_up = True
+            self._entered.notify_all()
+
+    def _take(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> tuple[Any, int, bool]:
+        """The reply of this call, its 1-based number, and whether it waits for company."""
         with self._lock:
             self._calls.append(list(messages))
-            self._tools.append(_tool_names(kwargs.get("tools")))
+            tool_names = _tool_names(kwargs.get("tools"))
+            self._tools.append(tool_names)
             number = len(self._calls)
+            waits = self.wait_for_concurrent > 1 and (
+                self.wait_if is None or self.wait_if(list(messages), tool_names)
+            )
+            if self.respond is not None:
+                return self.respond(list(messages), tool_names), number, waits
             if self._position >= len(self.replies):
                 raise ScriptExhaustedError(
                     f"ScriptedChatModel got call #{number} but only {len(self.replies)} "
@@ -145,7 +216,7 @@ class ScriptedChatModel(BaseChatModel):
                 )
             reply = self.replies[self._position]
             self._position += 1
-        return reply, number
+        return reply, number, waits
 
     def _result(self, reply: Any, number: int, kwargs: dict[str, Any]) -> ChatResult:
         if isinstance(reply, AIMessage):

@@ -39,6 +39,7 @@ from keiri_agent.agents.helpdesk.desk import EXAMPLE_QUESTION, MANUAL, QA, HelpD
 from keiri_agent.agents.helpdesk.models import AgentResult
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError
+from keiri_agent.events import Event
 from keiri_agent.search.knowledge_base import IndexReport
 from keiri_agent.ui.components import persistent
 
@@ -242,8 +243,8 @@ class ProgressView:
             self.subtasks[name] = box
         return self.subtasks[name]
 
-    def add(self, event: Mapping[str, Any]) -> None:
-        kind = event.get("type")
+    def add(self, agent_event: Event) -> None:
+        kind, event = agent_event.kind, agent_event.payload
         if kind == "plan":
             self.plan = [str(item) for item in event.get("subtasks") or []]
             listed = "\n".join(f"{i}. {item}" for i, item in enumerate(self.plan, start=1))
@@ -312,7 +313,7 @@ class ProgressView:
 
 def _start(desk: HelpDesk, question: str) -> None:
     """Start ``desk.ask`` in a background thread; events go to a queue."""
-    events: queue.Queue[dict[str, Any]] = queue.Queue()
+    events: queue.Queue[Event] = queue.Queue()
     outcome: dict[str, Any] = {}
 
     def work() -> None:
@@ -338,8 +339,8 @@ def _start(desk: HelpDesk, question: str) -> None:
 def _drain(running: dict[str, Any]) -> None:
     """Render the run's events until its thread ends, then keep the outcome in ``LAST``."""
     thread: threading.Thread = running["thread"]
-    events: queue.Queue[dict[str, Any]] = running["queue"]
-    received: list[dict[str, Any]] = running["events"]
+    events: queue.Queue[Event] = running["queue"]
+    received: list[Event] = running["events"]
     with st.status("回答を作成中…", expanded=True) as status:
         view = ProgressView(status)
         for event in received:  # a rerun interrupted an earlier drain
@@ -370,7 +371,7 @@ def _drain(running: dict[str, Any]) -> None:
     }
 
 
-def _replay(events: Sequence[Mapping[str, Any]], failed: bool) -> None:
+def _replay(events: Sequence[Event], failed: bool) -> None:
     with st.status(
         "検索と評価の過程", state="error" if failed else "complete", expanded=False
     ) as status:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from keiri_agent.agents.helpdesk import Plan, ReflectionResult
+from keiri_agent.agents.helpdesk import ReflectionResult, SubtaskPlan
 from keiri_agent.agents.helpdesk.desk import (
     EXAMPLE_QUESTION,
     SAMPLE_DOCUMENTS,
@@ -96,7 +96,7 @@ def test_online_desk_indexes_faq_vectors_and_answers_through_the_stub_server(
 ) -> None:
     """Embeddings, chat and Qdrant for real: the FAQ tool searches the vector index."""
     replies: list[StubReply] = [
-        Plan(subtasks=["アカウントロックの解除方法"]),
+        SubtaskPlan(subtasks=["アカウントロックの解除方法"]),
         StubToolCall("search_xyz_qa", {"query": "アカウントがロックされてしまいました。"}),
         "30分待つか、メールで解除します [1]。",
         ReflectionResult(advice="", is_completed=True),

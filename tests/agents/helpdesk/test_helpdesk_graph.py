@@ -2,26 +2,22 @@
 
 from __future__ import annotations
 
-import threading
-import time
+import json
 from typing import Any
 
 from helpdesk_support import FixedSearcher
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import Field, PrivateAttr
 
 from keiri_agent.agents.helpdesk import (
     NO_TOOL_CALL_ADVICE,
     HelpDeskAgent,
-    Plan,
     ReflectionResult,
+    SubtaskPlan,
     default_tools,
 )
 from keiri_agent.agents.helpdesk.agent import UNGROUNDED_LABEL
 from keiri_agent.config import Settings
+from keiri_agent.events import Event
 from keiri_agent.llm.testing import ScriptedChatModel
 from keiri_agent.search.models import Chunk, Source
 
@@ -56,16 +52,15 @@ def call(name: str, query: str, call_id: str = "c1") -> AIMessage:
     )
 
 
-def agent_with(replies: list[Any], **kwargs: Any) -> tuple[HelpDeskAgent, ScriptedChatModel]:
-    model = ScriptedChatModel(replies, **{k: v for k, v in kwargs.items() if k == "delay_s"})
-    options = {k: v for k, v in kwargs.items() if k != "delay_s"}
-    return HelpDeskAgent(Settings(), tools=tools(), chat_model=model, **options), model
+def agent_with(replies: list[Any]) -> tuple[HelpDeskAgent, ScriptedChatModel]:
+    model = ScriptedChatModel(replies)
+    return HelpDeskAgent(Settings(), tools=tools(), chat_model=model), model
 
 
 def test_one_subtask_answered_with_citations_and_sources_section() -> None:
     agent, model = agent_with(
         [
-            Plan(subtasks=["パスワードの条件"]),
+            SubtaskPlan(subtasks=["パスワードの条件"]),
             AIMessage(
                 content="",
                 tool_calls=[
@@ -102,7 +97,7 @@ def test_one_subtask_answered_with_citations_and_sources_section() -> None:
 def test_cited_numbers_are_renumbered_to_the_sources_used() -> None:
     agent, _ = agent_with(
         [
-            Plan(subtasks=["ロック"]),
+            SubtaskPlan(subtasks=["ロック"]),
             call("search_xyz_manual", "パスワード ロック"),
             "ロックされます [2]。存在しない番号 [7]。",
             ReflectionResult(advice="", is_completed=True),
@@ -116,7 +111,7 @@ def test_cited_numbers_are_renumbered_to_the_sources_used() -> None:
 
 
 def test_subtask_retried_until_the_cap_is_listed_as_unanswered() -> None:
-    replies: list[Any] = [Plan(subtasks=["請求書の再発行"])]
+    replies: list[Any] = [SubtaskPlan(subtasks=["請求書の再発行"])]
     for attempt in range(3):
         replies += [
             call("search_xyz_qa", f"請求書{attempt}", f"c{attempt}"),
@@ -141,7 +136,7 @@ def test_subtask_retried_until_the_cap_is_listed_as_unanswered() -> None:
 def test_retry_history_drops_tool_calls_and_tool_results() -> None:
     agent, model = agent_with(
         [
-            Plan(subtasks=["ロック解除"]),
+            SubtaskPlan(subtasks=["ロック解除"]),
             call("search_xyz_manual", "ロック", "first"),
             "ロックの条件しか分かりません [1]。",
             ReflectionResult(advice="FAQで「解除」を検索してください", is_completed=False),
@@ -170,7 +165,7 @@ def test_retry_history_drops_tool_calls_and_tool_results() -> None:
 def test_reply_without_tool_call_is_retried_with_advice_and_never_crashes() -> None:
     agent, model = agent_with(
         [
-            Plan(subtasks=["パスワードの条件"]),
+            SubtaskPlan(subtasks=["パスワードの条件"]),
             "たぶん8文字以上です。",
             "検索しなくても分かります。",
             "8文字だと思います。",
@@ -195,7 +190,7 @@ def test_reply_without_tool_call_is_retried_with_advice_and_never_crashes() -> N
 def test_reply_without_tool_call_then_a_search_completes() -> None:
     agent, _ = agent_with(
         [
-            Plan(subtasks=["パスワードの条件"]),
+            SubtaskPlan(subtasks=["パスワードの条件"]),
             "8文字です。",
             call("search_xyz_manual", "パスワード"),
             "8文字以上です [1]。",
@@ -212,17 +207,17 @@ def test_reply_without_tool_call_then_a_search_completes() -> None:
 def test_events_arrive_in_order_with_their_payloads() -> None:
     agent, _ = agent_with(
         [
-            Plan(subtasks=["パスワードの条件"]),
+            SubtaskPlan(subtasks=["パスワードの条件"]),
             call("search_xyz_qa", "ロック"),
             "管理者に依頼 [1]。",
             ReflectionResult(advice="", is_completed=True),
             "管理者に依頼 [1]。",
         ]
     )
-    events: list[dict[str, Any]] = []
+    events: list[Event] = []
     result = agent.run_agent("パスワードの条件", on_event=events.append)
 
-    assert [e["type"] for e in events] == [
+    assert [e.kind for e in events] == [
         "plan",
         "tool_results",
         "subtask_answer",
@@ -230,95 +225,80 @@ def test_events_arrive_in_order_with_their_payloads() -> None:
         "subtask_done",
         "answer",
     ]
-    assert events[0]["subtasks"] == ["パスワードの条件"]
-    tool_event = events[1]
+    assert {e.source for e in events} == {"helpdesk"}
+    assert {e.run_id for e in events} == {result.run_id}
+    assert [e.seq for e in events] == [1, 2, 3, 4, 5, 6]
+    assert events[0].payload["subtasks"] == ["パスワードの条件"]
+    tool_event = events[1].payload
     assert tool_event["attempt"] == 1 and tool_event["subtask"] == "パスワードの条件"
     assert tool_event["results"][0]["tool_name"] == "search_xyz_qa"
     assert "キーワード検索" in tool_event["results"][0]["note"]
-    assert events[4]["subtask"]["sources"] == ["faq.csv 行2"]
-    assert events[-1]["answer"] == result.answer
+    assert events[4].payload["subtask"]["sources"] == ["faq.csv 行2"]
+    assert events[-1].payload["answer"] == result.answer
+    for event in events:  # plain JSON values only
+        assert json.loads(json.dumps(event.to_dict(), ensure_ascii=False)) == event.to_dict()
 
 
-class RoutingChatModel(BaseChatModel):
-    """Answers by what was asked (plan, search, answer, reflection), valid for any subtask.
+def routed(messages: list[BaseMessage], tools: list[str], subtasks: list[str]) -> Any:
+    """A reply valid for any call of any subtask (plan, search, answer, reflection)."""
+    if "SubtaskPlan" in tools:
+        return SubtaskPlan(subtasks=subtasks)
+    if "ReflectionResult" in tools:
+        return ReflectionResult(advice="", is_completed=True)
+    if tools:
+        return call("search_xyz_manual", "パスワード")
+    return "8文字以上です [1]。"
 
-    Every call sleeps ``delay_s`` and the model records how many calls overlapped.
-    """
 
-    delay_s: float = 0.3
-    subtasks: list[str] = Field(default_factory=list)
-    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
-    _in_flight: int = PrivateAttr(default=0)
-    _peak: int = PrivateAttr(default=0)
+def searching(messages: list[BaseMessage], tools: list[str]) -> bool:
+    """A subtask's tool selection (the calls that may overlap; the plan comes before)."""
+    return bool(tools) and not {"SubtaskPlan", "ReflectionResult"} & set(tools)
 
-    @property
-    def _llm_type(self) -> str:
-        return "routing"
 
-    @property
-    def peak(self) -> int:
-        return self._peak
-
-    def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
-        formatted = [convert_to_openai_tool(tool) for tool in tools]
-        return self.bind(tools=formatted, tool_choice=tool_choice, **kwargs)
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
-        with self._lock:
-            self._in_flight += 1
-            self._peak = max(self._peak, self._in_flight)
-        try:
-            time.sleep(self.delay_s)
-        finally:
-            with self._lock:
-                self._in_flight -= 1
-        names = [tool["function"]["name"] for tool in kwargs.get("tools") or []]
-        if "Plan" in names:
-            message = self._call("Plan", {"subtasks": self.subtasks})
-        elif "ReflectionResult" in names:
-            message = self._call("ReflectionResult", {"advice": "", "is_completed": True})
-        elif names:
-            message = self._call("search_xyz_manual", {"query": "パスワード"})
-        else:
-            message = AIMessage(content="8文字以上です [1]。")
-        return ChatResult(generations=[ChatGeneration(message=message)])
-
-    @staticmethod
-    def _call(name: str, args: dict[str, Any]) -> AIMessage:
-        return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": name}])
+def routing_model(subtasks: list[str], **options: Any) -> ScriptedChatModel:
+    return ScriptedChatModel(
+        respond=lambda messages, tools: routed(messages, tools, subtasks),
+        wait_if=searching,
+        **options,
+    )
 
 
 def test_subtasks_run_in_parallel_threads() -> None:
     subtasks = ["パスワード1", "パスワード2", "パスワード3", "パスワード4"]
-    parallel = RoutingChatModel(subtasks=subtasks, delay_s=0.3)
-    agent = HelpDeskAgent(Settings(), tools=tools(), chat_model=parallel)
-    started = time.perf_counter()
-    result = agent.run_agent("パスワードについて")
-    elapsed = time.perf_counter() - started
+    model = routing_model(subtasks, wait_for_concurrent=4)
+    agent = HelpDeskAgent(Settings(), tools=tools(), chat_model=model)
+    events: list[Event] = []
+    result = agent.run_agent("パスワードについて", on_event=events.append)
 
-    # 1 plan + 4 subtasks x 3 calls + 1 answer, 0.3 s each: 4.2 s one after another,
-    # about 1.5 s when the subtasks overlap.
     assert [s.task_name for s in result.subtasks] == subtasks
     assert all(s.is_completed for s in result.subtasks)
-    assert parallel.peak >= 2
-    assert elapsed < 2.8
+    assert model.peak_in_flight == 4  # the four subtasks asked the model at the same time
+    # events of parallel subtasks, from several threads: numbered once each, in order
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert {e.run_id for e in events} == {result.run_id}
+    assert [e.kind for e in events].count("subtask_done") == 4
 
 
 def test_max_parallel_subtasks_one_runs_one_at_a_time() -> None:
     subtasks = ["パスワード1", "パスワード2", "パスワード3"]
-    model = RoutingChatModel(subtasks=subtasks, delay_s=0.05)
+    model = routing_model(subtasks, wait_for_concurrent=2, wait_timeout_s=0.5)
     agent = HelpDeskAgent(Settings(), tools=tools(), chat_model=model, max_parallel_subtasks=1)
     result = agent.run_agent("パスワードについて")
     assert len(result.subtasks) == 3
-    assert model.peak == 1
+    assert model.peak_in_flight == 1
+
+
+def test_each_run_has_its_own_run_id() -> None:
+    agent = HelpDeskAgent(Settings(), tools=tools(), chat_model=routing_model(["パスワード"]))
+    first = agent.run_agent("パスワード")
+    second = agent.run_agent("パスワード")
+    assert first.run_id != second.run_id and first.run_id.startswith("helpdesk_")
 
 
 def test_offline_mode_searches_each_part_with_both_tools() -> None:
     agent = HelpDeskAgent(Settings(provider="offline"), tools=tools())
     assert agent.offline is True
-    events: list[dict[str, Any]] = []
+    events: list[Event] = []
     result = agent.run_agent(
         "パスワードの条件と、ロックされた時の解除方法を教えて", on_event=events.append
     )
@@ -332,4 +312,5 @@ def test_offline_mode_searches_each_part_with_both_tools() -> None:
     assert "オフライン" in result.answer
     assert "出典" in result.answer
     assert "manual.pdf p.3 「2.1 パスワード」" in result.sources
-    assert events[0]["type"] == "plan" and events[-1]["type"] == "answer"
+    assert events[0].kind == "plan" and events[-1].kind == "answer"
+    assert events[0].payload["offline"] is True

@@ -13,20 +13,20 @@ from langgraph.types import Send
 from keiri_agent.agents.helpdesk import (
     HelpDeskAgent,
     HelpDeskAgentPrompts,
-    Plan,
     ReflectionResult,
     SearchOutput,
     Subtask,
+    SubtaskPlan,
     ToolResult,
     default_tools,
 )
-from keiri_agent.agents.helpdesk.agent import (
+from keiri_agent.agents.helpdesk.citations import (
     cited_numbers,
-    drop_tool_messages,
     ensure_answer_sections,
     number_sources,
     renumber_citations,
 )
+from keiri_agent.agents.helpdesk.llm_reasoner import drop_tool_messages
 from keiri_agent.config import Settings
 from keiri_agent.errors import ConfigurationError, LLMError, UserInputError
 from keiri_agent.llm.testing import ScriptedChatModel
@@ -70,7 +70,7 @@ def output(name: str, content: str, page: int | None = None) -> SearchOutput:
 
 
 def test_create_plan_returns_the_models_subtasks_cleaned() -> None:
-    agent, model = make_agent([Plan(subtasks=[" パスワード ", "", "ロック", "パスワード"])])
+    agent, model = make_agent([SubtaskPlan(subtasks=[" パスワード ", "", "ロック", "パスワード"])])
     assert agent.create_plan({"question": "パスワードとロック"}) == {
         "plan": ["パスワード", "ロック"]
     }
@@ -79,19 +79,19 @@ def test_create_plan_returns_the_models_subtasks_cleaned() -> None:
 
 
 def test_create_plan_falls_back_to_the_question_when_the_plan_is_empty() -> None:
-    agent, _ = make_agent([Plan(subtasks=[])])
+    agent, _ = make_agent([SubtaskPlan(subtasks=[])])
     assert agent.create_plan({"question": "ログインできない"}) == {"plan": ["ログインできない"]}
 
 
 def test_create_plan_reasks_when_the_structured_output_is_invalid() -> None:
-    agent, model = make_agent([{"subtasks": "not a list"}, Plan(subtasks=["A"])])
+    agent, model = make_agent([{"subtasks": "not a list"}, SubtaskPlan(subtasks=["A"])])
     assert agent.create_plan({"question": "質問"}) == {"plan": ["A"]}
     assert len(model.calls) == 2
 
 
 def test_create_plan_raises_llm_error_when_every_reply_is_invalid() -> None:
     agent, _ = make_agent([{"subtasks": 1}] * 3)
-    with pytest.raises(LLMError, match="valid Plan"):
+    with pytest.raises(LLMError, match="valid SubtaskPlan"):
         agent.create_plan({"question": "質問"})
 
 
@@ -328,7 +328,7 @@ def test_constructor_rejects_bad_configuration() -> None:
 
 def test_custom_prompts_reach_the_model() -> None:
     prompts = HelpDeskAgentPrompts(planner_user_prompt="独自の計画依頼: {question}")
-    agent, model = make_agent([Plan(subtasks=["a"])], prompts=prompts)
+    agent, model = make_agent([SubtaskPlan(subtasks=["a"])], prompts=prompts)
     agent.create_plan({"question": "質問X"})
     assert "独自の計画依頼: 質問X" in model.prompts[0]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from helpdesk_support import FixedSearcher
 
-from keiri_agent.agents.helpdesk import HelpDeskAgent, Plan, ReflectionResult, default_tools
+from keiri_agent.agents.helpdesk import HelpDeskAgent, ReflectionResult, SubtaskPlan, default_tools
 from keiri_agent.config import Settings
 from keiri_agent.errors import LLMError
 from keiri_agent.llm.testing import StubError, StubOpenAIServer, StubReply, StubToolCall
@@ -28,7 +28,7 @@ def settings_for(server: StubOpenAIServer, home: Path) -> Settings:
 
 def test_full_run_reaches_the_configured_base_url(tmp_path: Path) -> None:
     replies: list[StubReply] = [
-        Plan(subtasks=["パスワードの条件"]),
+        SubtaskPlan(subtasks=["パスワードの条件"]),
         StubToolCall("search_xyz_manual", {"query": "パスワード"}),
         "8文字以上です [1]。",
         ReflectionResult(advice="", is_completed=True),
@@ -62,7 +62,7 @@ def test_service_failure_raises_llm_error_with_a_hint(tmp_path: Path) -> None:
 
 
 def test_failure_inside_a_subtask_raises_llm_error(tmp_path: Path) -> None:
-    replies: list[StubReply] = [Plan(subtasks=["パスワードの条件"]), StubError(500, "boom")]
+    replies: list[StubReply] = [SubtaskPlan(subtasks=["パスワードの条件"]), StubError(500, "boom")]
     with StubOpenAIServer(replies) as server:
         tools = default_tools(FixedSearcher(CHUNKS), FixedSearcher(CHUNKS))
         agent = HelpDeskAgent(settings_for(server, tmp_path), tools=tools)

@@ -5,23 +5,27 @@ from keiri_agent.agents.helpdesk import HelpDeskAgent, default_tools
 agent = HelpDeskAgent(settings, tools=default_tools(manual_index, faq_index))
 result = agent.run_agent("パスワードを忘れたときはどうすればいいですか", on_event=print)
 print(result.answer)
+
+Modules: ``agent`` (the graph), ``reasoner`` (the decisions' protocol) with
+``llm_reasoner`` and ``offline_reasoner`` (over the rules of ``offline/``), ``citations``,
+``tools``, ``prompts``, ``models``, ``state``, and ``desk`` (knowledge base + agent).
 """
 
 from keiri_agent.agents.helpdesk.agent import (
     MAX_CHALLENGE_COUNT,
     NO_TOOL_CALL_ADVICE,
-    EventHandler,
     HelpDeskAgent,
 )
 from keiri_agent.agents.helpdesk.models import (
     AgentResult,
-    Plan,
     ReflectionResult,
     SearchOutput,
     Subtask,
+    SubtaskPlan,
     ToolResult,
 )
 from keiri_agent.agents.helpdesk.prompts import HelpDeskAgentPrompts
+from keiri_agent.agents.helpdesk.reasoner import HelpDeskReasoner
 from keiri_agent.agents.helpdesk.state import AgentState, AgentSubGraphState
 from keiri_agent.agents.helpdesk.tools import SearchTool, default_tools
 
@@ -31,14 +35,14 @@ __all__ = [
     "AgentResult",
     "AgentState",
     "AgentSubGraphState",
-    "EventHandler",
     "HelpDeskAgent",
     "HelpDeskAgentPrompts",
-    "Plan",
+    "HelpDeskReasoner",
     "ReflectionResult",
     "SearchOutput",
     "SearchTool",
     "Subtask",
+    "SubtaskPlan",
     "ToolResult",
     "default_tools",
 ]

@@ -1,6 +1,6 @@
 """``HelpDesk``: the knowledge base and the agent together, as the CLI, the app and Python use them.
 
-    desk = HelpDesk(Settings())
+    desk = HelpDesk(settings)                       # Settings built once by the surface
     desk.index(["manuals/"], qa=["faq.csv"])        # incremental: changed files only
     result = desk.ask("パスワードの条件と、ロックされた時の解除方法を教えて")
 
@@ -27,12 +27,13 @@ from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 
-from keiri_agent.agents.helpdesk.agent import EventHandler, HelpDeskAgent
+from keiri_agent.agents.helpdesk.agent import HelpDeskAgent
 from keiri_agent.agents.helpdesk.models import AgentResult
 from keiri_agent.agents.helpdesk.prompts import HelpDeskAgentPrompts
 from keiri_agent.agents.helpdesk.tools import SearchTool, default_tools
 from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError
+from keiri_agent.events import EventCallback
 from keiri_agent.search.knowledge_base import IndexReport, KnowledgeBase, ProgressCallback
 from keiri_agent.search.models import ChunkIndex, Hit, Retriever, Searcher
 
@@ -48,7 +49,7 @@ class HelpDesk:
     """A help desk over one knowledge base (``name``) in the workspace.
 
     Args:
-        settings: Provider, workspace, HelpDesk settings.
+        settings: Provider, workspace, HelpDesk settings (built by the surface).
         name: The knowledge base's name (one folder per name).
         chat_model: A chat model to use instead of the configured one (tests).
         use_vectors: Build vector indexes; default: when an LLM provider is configured.
@@ -56,13 +57,13 @@ class HelpDesk:
 
     def __init__(
         self,
-        settings: Settings | None = None,
+        settings: Settings,
         *,
         name: str = "helpdesk",
         chat_model: BaseChatModel | None = None,
         use_vectors: bool | None = None,
     ) -> None:
-        self.settings = settings or Settings()
+        self.settings = settings
         self.name = name
         self.chat_model = chat_model
         self.use_vectors = (not self.settings.is_offline) if use_vectors is None else use_vectors
@@ -154,7 +155,7 @@ class HelpDesk:
             self.settings, tools=self.tools(), prompts=prompts, chat_model=self.chat_model
         )
 
-    def ask(self, question: str, *, on_event: EventHandler | None = None) -> AgentResult:
+    def ask(self, question: str, *, on_event: EventCallback | None = None) -> AgentResult:
         """Answer ``question`` (planned, searched per part in parallel, checked, cited)."""
         return self.agent().run_agent(question, on_event=on_event)
 

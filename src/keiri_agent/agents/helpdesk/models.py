@@ -1,5 +1,6 @@
 """The HelpDesk agent's data models, as seed 001 §3.2 names them (plus sources).
 
+``SubtaskPlan`` is the seed's ``Plan`` (renamed: ``plans.Plan`` is the workflow).
 ``SearchOutput`` is one search result as a tool returns it; it keeps the source
 (document, page, heading, row) so every answer can cite where a fact came from.
 ``Subtask.sources`` and ``AgentResult.sources`` are additions to the seed: the
@@ -42,7 +43,10 @@ class SearchOutput(BaseModel):
         return Source(self.file_name, self.page, self.heading, self.row).label()
 
 
-class Plan(BaseModel):
+class SubtaskPlan(BaseModel):
+    """The plan of one question: the subtasks to search and answer (seed 001 ``Plan``;
+    renamed so it is not mistaken for the ``plans.Plan`` workflow)."""
+
     subtasks: list[str] = Field(..., description="問題を解決するためのサブタスクリスト")
 
 
@@ -72,8 +76,9 @@ class Subtask(BaseModel):
 
 
 class AgentResult(BaseModel):
+    run_id: str = Field(description="The run's id, as in its progress events")
     question: str
-    plan: Plan
+    plan: SubtaskPlan
     subtasks: list[Subtask]
     answer: str
     sources: list[str] = Field(default_factory=list, description="Citations used, in order")

@@ -18,6 +18,8 @@ Added to the seed's fields (all optional):
 * ``AgentSubGraphState.fallback_answer`` — the text the model wrote instead of a
   tool call, kept to show as an answer *not* grounded in sources;
 * ``AgentSubGraphState.current_step`` — the subtask's index in the plan.
+
+:func:`subtask_step` is what a reasoner sees of a subtask's state.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from langchain_core.messages import BaseMessage
 from typing_extensions import TypedDict
 
 from keiri_agent.agents.helpdesk.models import ReflectionResult, Subtask, ToolResult
+from keiri_agent.agents.helpdesk.reasoner import SubtaskStep
 
 
 class AgentState(TypedDict, total=False):
@@ -58,3 +61,33 @@ class AgentSubGraphState(TypedDict, total=False):
     sources: list[str]
     tool_call_missing: bool
     fallback_answer: str
+
+
+def subtask_step(state: AgentSubGraphState, *, searched: bool = False) -> SubtaskStep:
+    """What a reasoner sees of a subtask's state; ``searched``: with this attempt's results."""
+    return SubtaskStep(
+        question=state["question"],
+        plan=list(state.get("plan") or []),
+        subtask=state["subtask"],
+        attempt=state.get("challenge_count") or 0,
+        messages=list(state.get("messages") or []),
+        advice=last_advice(state),
+        results=attempt_results(state) if searched else [],
+    )
+
+
+def attempt_results(state: AgentSubGraphState) -> list[ToolResult]:
+    """The search results of the current (last) attempt."""
+    attempts = list(state.get("tool_results") or [])
+    return list(attempts[-1]) if attempts else []
+
+
+def searched_before(state: AgentSubGraphState) -> bool:
+    """True when an attempt before the current one called a tool."""
+    return any(attempt for attempt in list(state.get("tool_results") or [])[:-1])
+
+
+def last_advice(state: AgentSubGraphState) -> str:
+    """The advice of the last reflection ("" before the first)."""
+    reflections = list(state.get("reflection_results") or [])
+    return reflections[-1].advice if reflections else ""

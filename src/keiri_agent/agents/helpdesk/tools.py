@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, Field
 
-from keiri_agent.agents.helpdesk.models import SearchOutput
+from keiri_agent.agents.helpdesk.citations import format_numbered_passages, number_sources
+from keiri_agent.agents.helpdesk.models import SearchOutput, ToolResult
 from keiri_agent.errors import ConfigurationError
 from keiri_agent.search.models import Retriever, Searcher
 
@@ -179,6 +181,40 @@ def tool_map(tools: Sequence[SearchTool]) -> dict[str, SearchTool]:
             )
         mapping[tool.name] = tool
     return mapping
+
+
+def run_tool_calls(
+    tools: Mapping[str, SearchTool], calls: Sequence[ToolCall]
+) -> tuple[list[ToolResult], list[ToolMessage]]:
+    """Run the model's tool calls: one ``ToolResult`` and one ``ToolMessage`` per call.
+
+    The messages number the passages by citation over all calls (the same source has
+    the same number). A call to an unknown tool or without a ``query`` finds nothing
+    and its message says what to fix, so the model can correct itself.
+    """
+    results: list[ToolResult] = []
+    errors: dict[int, str] = {}
+    for index, call in enumerate(calls):
+        args_text = json.dumps(call["args"], ensure_ascii=False)
+        tool = tools.get(call["name"])
+        query = call["args"].get("query")
+        if tool is None:
+            errors[index] = (
+                f"エラー: ツール {call['name']!r} はありません。使えるツール: {', '.join(tools)}"
+            )
+        elif not isinstance(query, str) or not query.strip():
+            errors[index] = "エラー: 引数 query に検索語（文字列）を指定してください。"
+        outputs = tool.search(query) if tool and index not in errors else []  # type: ignore[arg-type]
+        results.append(ToolResult(tool_name=call["name"], args=args_text, results=outputs))
+    numbers = {source.citation: source.number for source in number_sources(results)}
+    messages: list[ToolMessage] = []
+    for index, (call, result) in enumerate(zip(calls, results, strict=True)):
+        tool = tools.get(call["name"])
+        content = errors.get(index) or format_numbered_passages(
+            result, numbers, tool.note if tool else None
+        )
+        messages.append(ToolMessage(content=content, tool_call_id=call["id"] or ""))
+    return results, messages
 
 
 def _retrieval_sentence(retriever: Retriever) -> str:

@@ -1,0 +1,45 @@
+"""The HelpDesk agent's offline rules: plan, search terms, answers and reflection without an LLM.
+
+When no LLM is configured (the "offline" provider), ``OfflineReasoner``
+(``offline_reasoner.py``) makes the agent's decisions with these deterministic rules
+over Japanese and English text:
+
+* ``terms`` — :func:`key_terms` (content terms minus question words and generic terms,
+  ``STOP_TERMS``) and :func:`synonyms` (``SYNONYM_GROUPS``);
+* ``split`` — :func:`split_question`, the plan;
+* ``queries`` — :func:`reformulate`, the search query of each attempt;
+* ``answers`` — :func:`subtask_answer` (quoted passages with citations),
+  :func:`reflect` (are the part's key terms covered?) and :func:`final_answer`.
+"""
+
+from keiri_agent.agents.helpdesk.offline.answers import (
+    MAX_QUOTE_CHARS,
+    OFFLINE_LABEL,
+    final_answer,
+    reflect,
+    subtask_answer,
+)
+from keiri_agent.agents.helpdesk.offline.queries import missing_from_advice, reformulate
+from keiri_agent.agents.helpdesk.offline.split import MAX_PARTS, split_question
+from keiri_agent.agents.helpdesk.offline.terms import (
+    STOP_TERMS,
+    SYNONYM_GROUPS,
+    key_terms,
+    synonyms,
+)
+
+__all__ = [
+    "MAX_PARTS",
+    "MAX_QUOTE_CHARS",
+    "OFFLINE_LABEL",
+    "STOP_TERMS",
+    "SYNONYM_GROUPS",
+    "final_answer",
+    "key_terms",
+    "missing_from_advice",
+    "reflect",
+    "reformulate",
+    "split_question",
+    "subtask_answer",
+    "synonyms",
+]

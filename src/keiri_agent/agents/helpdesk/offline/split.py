@@ -1,0 +1,311 @@
+"""The offline plan: a question split into its parts by rules (:func:`split_question`).
+
+"パスワードの条件と、ロックされた時の解除方法を教えて" → two parts, each with the shared
+「教えて」. The rules are listed in :func:`split_question`'s docstring.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from keiri_agent.agents.helpdesk.offline.terms import key_terms, require_text
+
+MAX_PARTS = 5
+
+_JA_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+_LIST_ITEM = re.compile(
+    r"^\s*(?:\d{1,2}\s*[.)．）:：、]|[(（]\d{1,2}[)）]|[①-⑳]|[・\-*•●○◦▪■□]|[a-eA-E][.)])\s*"
+)
+_SENTENCE_END = re.compile(r"(?<=[。？?！!])|(?<=[.])\s+(?=[A-Za-z])")
+_NOUNISH = r"[\u3400-\u9fff\u30a0-\u30ffー々〆ヶA-Za-z0-9」』）)]"
+# Nouns written with okurigana end in kana: 違い, 手続き, 差し戻し, 問い合わせ …
+_NOUNISH_END = re.compile(
+    rf"(?:{_NOUNISH}|こと|もの|とき|ところ|かた|違い|扱い|払い|続き|切り|消し|戻し|合わせ|込み|替え|"
+    r"付け|書き|出し|入れ|渡し)$"
+)
+_NOUNISH_START = re.compile(rf"^(?:{_NOUNISH}|「|『)")
+_ABOUT_END = re.compile(r"(?:について|に関して|に関する|に対して)(?:は|も)?$")
+# An adverbial clause ends in one of these before 「、」: not a new part.
+_CLAUSE_END = re.compile(r"(?:場合|時|とき|際|後|あと|前|ため|ところ|以外)(?:は|に|も|で)?$")
+# 「と」 followed by one of these is a quotation or a relation, not an enumeration.
+_TO_BLOCKED = re.compile(
+    r"^(?:表示|出|言|い[うわ]|書|記載|入力|な[るっりら]|し[てた]|す[るれ]|思|呼|同|一緒|共|比|違|"
+    r"異な|連携|連動|接続|紐付|紐づ|関係|関連|一致|重複|混同|区別|交換|併用|同時|同様)"
+)
+_SEPARATOR = re.compile(
+    r"(?P<conn>[、,，]\s*(?:また|それから|あと|さらに|それと|加えて|ほかに|他に)\s*[、,，]?)"
+    r"|(?P<and>\s*(?:および|及び|ならびに|並びに)\s*[、,，]?)"
+    # the と of こと / とき / ところ is part of a word, not a separator
+    r"|(?P<tocomma>(?<!こ)と\s*[、,，])"
+    r"|(?P<to>(?<!こ)と(?!き|ころ))"
+    r"|(?P<ya>や)"
+    r"|(?P<comma>[、,，])"
+)
+_COMPARISON_JA = re.compile(
+    r"違い|違う|ちがい|ちがう|差異|相違|比較|比べ|くらべ|どちら|どっち|使い分け|区別|異な|の差(?![戻し])"
+)
+_LEADING_CONNECTOR = re.compile(
+    r"^(?:また|それから|あと|さらに|それと|加えて|ほかに|他に|and|also)\s*[、,，]?\s*",
+    re.IGNORECASE,
+)
+# The shared predicate of a Japanese request, carried to the parts that lack one.
+_CARRY = re.compile(
+    r"(?P<particle>については|に関しては|について|に関して|を|は|が|も)?\s*"
+    r"(?P<pred>(?:教えて|おしえて|知りた|しりた|説明して|説明を|確認したい|確認させて|聞きた|伺いた|"
+    r"どうすれ|どうしたら|どうやったら|どうやって|どのようにすれ|どのようにしたら|どのように).*)$"
+)
+# Words that start a new English clause or object: "and" before one of them splits.
+_EN_STARTER_TEXT = (
+    "how what where when why who which whether can could do does did is are should will"
+    " would i please tell explain show describe the my a an"
+)
+_EN_STARTERS = frozenset(_EN_STARTER_TEXT.split())
+_EN_PREFIX = re.compile(
+    r"^(?:please\s+)?(?:(?:can|could|would)\s+you\s+)?(?:tell\s+me(?:\s+about)?|explain|"
+    r"describe|show\s+me|i(?:'d|\s+would)\s+like\s+to\s+know(?:\s+about)?|"
+    r"i\s+want\s+to\s+know(?:\s+about)?)\s+",
+    re.IGNORECASE,
+)
+_EN_COMPARISON = re.compile(r"\b(?:between|compare|comparing|difference\s+of|vs\.?|versus)\s+")
+_EN_DIFFER_AFTER = re.compile(r"^\s*(?:\S+\s+){0,3}?(?:differ|different|compare)", re.IGNORECASE)
+
+
+def _has_content(text: str) -> bool:
+    return bool(key_terms(text))
+
+
+def _protected_ja(sentence: str, matches: list[re.Match[str]]) -> set[int]:
+    """Start offsets of separators that belong to a comparison ("AとBの違い").
+
+    For each comparison word, the と/や/および between the previous 「、」 and the word
+    are part of the comparison; when there is none ("Aと、Bの違い"), the 「と、」 just
+    before that 「、」 is.
+    """
+    protected: set[int] = set()
+    for hit in _COMPARISON_JA.finditer(sentence):
+        pos = hit.start()
+        commas = [m.end() for m in re.finditer(r"[、,，]", sentence[:pos])]
+        region = commas[-1] if commas else 0
+        inside = [
+            m.start()
+            for m in matches
+            if m.lastgroup in ("to", "ya", "and") and region <= m.start() < pos
+        ]
+        if inside:
+            protected.update(inside)
+        else:
+            for m in matches:
+                if m.lastgroup == "tocomma" and m.end() == region:
+                    protected.add(m.start())
+    return protected
+
+
+def _cuts_ja(sentence: str) -> list[tuple[int, int]]:
+    """Where a Japanese sentence splits into parts: (start, end) of each separator."""
+    matches = list(_SEPARATOR.finditer(sentence))
+    protected = _protected_ja(sentence, matches)
+    cuts: list[tuple[int, int]] = []
+    last = 0
+    for m in matches:
+        kind = m.lastgroup
+        before = sentence[last : m.start()].rstrip()
+        after = sentence[m.end() :].lstrip()
+        if not before or not after or m.start() in protected:
+            continue
+        if kind == "conn" or kind == "and":
+            ok = True
+        elif kind == "tocomma":
+            ok = bool(_NOUNISH_END.search(before))
+        elif kind in ("to", "ya"):
+            ok = bool(_NOUNISH_END.search(before) and _NOUNISH_START.search(after))
+            if ok and kind == "to":
+                ok = not _TO_BLOCKED.search(after)
+        else:  # a bare 「、」
+            ok = not _CLAUSE_END.search(before) and bool(
+                _NOUNISH_END.search(before)
+                or _ABOUT_END.search(before)
+                or _CARRY.search(before)
+                or before.endswith(("たい", "ですか", "ますか", "でしょうか"))
+            )
+        if ok:
+            cuts.append((m.start(), m.end()))
+            last = m.end()
+    return cuts
+
+
+def _cuts_en(sentence: str) -> list[tuple[int, int]]:
+    """Where an English sentence splits: ";" always, "and" before a new clause or object."""
+    cuts: list[tuple[int, int]] = []
+    protected: set[int] = set()
+    for hit in _EN_COMPARISON.finditer(sentence):
+        first_and = re.search(r"\band\b", sentence[hit.end() :], re.IGNORECASE)
+        if first_and:
+            protected.add(hit.end() + first_and.start())
+    for m in re.finditer(r"\s*;\s*|,?\s+\band\b\s+", sentence, re.IGNORECASE):
+        if ";" not in m.group(0):
+            and_at = m.start() + m.group(0).lower().index("and")
+            after = sentence[m.end() :]
+            first = after.split(maxsplit=1)[0].lower() if after.split() else ""
+            if and_at in protected or _EN_DIFFER_AFTER.search(after):
+                continue
+            if first not in _EN_STARTERS:
+                continue
+        cuts.append((m.start(), m.end()))
+    return cuts
+
+
+def _pieces(sentence: str, cuts: list[tuple[int, int]]) -> list[str]:
+    """The sentence cut at ``cuts``; a piece without content terms rejoins its neighbour."""
+    bounds = [0, *[x for cut in cuts for x in cut], len(sentence)]
+    spans = [(bounds[i], bounds[i + 1]) for i in range(0, len(bounds), 2)]
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        # A piece without content joins the previous one; so does the piece after a
+        # content-less first piece.
+        if merged and (
+            not _has_content(sentence[start:end])
+            or not _has_content(sentence[merged[-1][0] : merged[-1][1]])
+        ):
+            merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return [sentence[s:e].strip() for s, e in merged if sentence[s:e].strip()]
+
+
+def _carry_ja(parts: list[str], predicate: re.Match[str] | None) -> list[str]:
+    """Give the parts that end in a noun (or について) the request's shared predicate."""
+    if predicate is None:
+        return parts
+    particle = predicate.group("particle") or ""
+    pred = predicate.group("pred")
+    if particle == "も" or (not particle and re.match(r"教えて|おしえて|説明して", pred)):
+        particle = "を"  # 「…の意味をまとめて教えて」 → 「パスワードのルールを教えて…」
+    out: list[str] = []
+    for part in parts:
+        bare = part.rstrip("、,，。 ")
+        if _ABOUT_END.search(bare):
+            out.append(re.sub(r"(?:は|も)$", "", bare) + pred)
+        elif _NOUNISH_END.search(bare):
+            out.append(bare + particle + pred)
+        else:
+            out.append(part)
+    return out
+
+
+def _carry_en(parts: list[str]) -> list[str]:
+    prefix = _EN_PREFIX.match(parts[0]) if parts else None
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        first = part.split(maxsplit=1)[0].lower() if part.split() else ""
+        if i and prefix and first not in _EN_STARTERS - {"the", "my", "a", "an"}:
+            part = prefix.group(0) + part
+        out.append(part)
+    return out
+
+
+def _split_sentence(sentence: str, shared: re.Match[str] | None = None) -> list[str]:
+    """One sentence (or list item) → its parts, the predicate carried."""
+    sentence = _LEADING_CONNECTOR.sub("", sentence.strip()).strip()
+    if not sentence:
+        return []
+    if _JA_CHAR.search(sentence):
+        parts = [_LEADING_CONNECTOR.sub("", p) for p in _pieces(sentence, _cuts_ja(sentence))]
+        predicate = _CARRY.search(parts[-1]) or shared
+        parts = _carry_ja(parts, predicate)
+    else:
+        parts = [_LEADING_CONNECTOR.sub("", p) for p in _pieces(sentence, _cuts_en(sentence))]
+        parts = _carry_en(parts)
+    return [p.strip().rstrip("。．、,， ").strip() for p in parts if p.strip()]
+
+
+def _sentences(text: str) -> list[str]:
+    out: list[str] = []
+    for line in text.splitlines():
+        out.extend(s.strip() for s in _SENTENCE_END.split(line) if s and s.strip())
+    return out
+
+
+def _join(parts: Sequence[str]) -> str:
+    text = ""
+    for part in parts:
+        if not text:
+            text = part
+        elif _JA_CHAR.search(part):
+            text += ("" if text.endswith(("。", "？", "?", "！", "!")) else "。") + part
+        else:
+            text += "; " + part
+    return text
+
+
+def split_question(question: str) -> list[str]:
+    """Split a question into its parts (the plan), by rules.
+
+    Rules, in order:
+
+    1. **Lists.** When ≥ 2 lines start with a number or bullet ("1.", "(2)", "③",
+       "・", "-"), each item is a part; the request of the lines before the list
+       ("以下を教えてください") is carried to items without their own request.
+    2. **Sentences.** Otherwise the text is cut into sentences at 。？?！! (and
+       ". " in English) and line breaks.
+    3. **Enumerations** inside a Japanese sentence split at 「と、」「と」「や」
+       「、」「および／及び／並びに」 and at 「、また／それから／あと／さらに」 when
+       the text before is a noun phrase (「、」 also after 「について」 or a request);
+       not after an adverbial clause (「…場合、」「…時、」) and not before a
+       quotation or relation (「」と表示」「Xと連携」). English sentences split at
+       ";" and at "and" before a new clause or object ("how", "what", "the" …).
+    4. **Comparisons stay one part**: 「承認と差戻しの違い」「AとBを比較」
+       "the difference between X and Y".
+    5. **The shared predicate** (「を教えて」「はどうすればいいですか」, "Tell me")
+       of the last part is carried to the parts that end in a noun.
+    6. **Fragments without a content term** (「どうすればいいですか」) rejoin their
+       neighbour; duplicates are dropped; more than ``MAX_PARTS`` parts → the tail
+       is merged into the last part. A question with no content term at all is one
+       part (itself).
+
+    >>> split_question("パスワードの条件と、ロックされた時の解除方法を教えて")
+    ['パスワードの条件を教えて', 'ロックされた時の解除方法を教えて']
+    >>> split_question("承認と差戻しの違いを教えてください")
+    ['承認と差戻しの違いを教えてください']
+    >>> split_question("How do I reset my password and what are the password rules?")
+    ['How do I reset my password', 'what are the password rules?']
+
+    Raises:
+        ValueError: the question is empty or only whitespace.
+    """
+    text = require_text(question, "question")
+    lines = [line for line in text.splitlines() if line.strip()]
+    items = [i for i, line in enumerate(lines) if _LIST_ITEM.match(line)]
+    parts = _list_parts(lines, items) if len(items) >= 2 else _sentence_parts(text)
+    parts = [p for p in dict.fromkeys(parts) if p]
+    contentful = [p for p in parts if _has_content(p)]
+    if not contentful:
+        return [re.sub(r"\s+", " ", text)]
+    if len(contentful) > MAX_PARTS:
+        contentful = [*contentful[: MAX_PARTS - 1], _join(contentful[MAX_PARTS - 1 :])]
+    return contentful
+
+
+def _list_parts(lines: list[str], items: list[int]) -> list[str]:
+    """Rule 1: the parts of the lines before the list, then each item (and other lines)."""
+    head = [s for line in lines[: items[0]] for s in _sentences(line)]
+    shared = next((m for s in head if (m := _CARRY.search(s))), None)
+    parts = [p for sentence in head for p in _split_sentence(sentence) if _has_content(p)]
+    for i, line in enumerate(lines[items[0] :], start=items[0]):
+        if i in items:
+            parts.extend(_split_sentence(_LIST_ITEM.sub("", line, count=1), shared))
+        else:
+            parts.extend(p for s in _sentences(line) for p in _split_sentence(s))
+    return parts
+
+
+def _sentence_parts(text: str) -> list[str]:
+    """Rules 2-6 per sentence; a sentence that is one content-less fragment joins the last."""
+    parts: list[str] = []
+    for sentence in _sentences(text):
+        pieces = _split_sentence(sentence)
+        if parts and pieces and not _has_content(pieces[0]) and len(pieces) == 1:
+            parts[-1] = _join([parts[-1], pieces[0]])
+        else:
+            parts.extend(pieces)
+    return parts

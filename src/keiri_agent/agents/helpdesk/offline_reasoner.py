@@ -1,0 +1,75 @@
+"""``OfflineReasoner``: the HelpDesk agent's decisions made by the rules of ``offline/``.
+
+Used when no LLM is configured (provider ``offline`` and no injected chat model). It
+splits the question by rules, searches every tool with the same query (key terms, then
+synonyms and what the reflection found missing), quotes the best passages with their
+citations and judges an answer by the key terms the quotes cover. Its conversation is
+only the tool calls of the current attempt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.messages import AIMessage, ToolCall
+
+from keiri_agent.agents.helpdesk.models import SearchOutput, Subtask
+from keiri_agent.agents.helpdesk.offline import (
+    final_answer,
+    reflect,
+    reformulate,
+    split_question,
+    subtask_answer,
+)
+from keiri_agent.agents.helpdesk.reasoner import (
+    Reflection,
+    SubtaskAnswer,
+    SubtaskStep,
+    ToolSelection,
+)
+from keiri_agent.agents.helpdesk.tools import SearchTool
+
+
+class OfflineReasoner:
+    """The HelpDesk decisions of the offline rules (no model, deterministic).
+
+    Args:
+        tools: The search tools; every attempt calls each of them with one query.
+    """
+
+    offline = True
+
+    def __init__(self, tools: Sequence[SearchTool]) -> None:
+        self.tool_names = [tool.name for tool in tools]
+
+    def plan(self, question: str) -> list[str]:
+        return split_question(question)
+
+    def select_tools(self, step: SubtaskStep) -> ToolSelection:
+        query = reformulate(step.subtask, step.attempt, step.advice)
+        calls = [
+            ToolCall(
+                name=name,
+                args={"query": query},
+                id=f"offline_{step.attempt}_{index}",
+                type="tool_call",
+            )
+            for index, name in enumerate(self.tool_names)
+        ]
+        return ToolSelection([AIMessage(content="", tool_calls=calls)], calls)
+
+    def answer_subtask(self, step: SubtaskStep) -> SubtaskAnswer:
+        answer, sources = subtask_answer(step.subtask, _passages(step))
+        return SubtaskAnswer(answer, list(sources), list(step.messages))
+
+    def reflect(self, step: SubtaskStep) -> Reflection:
+        return Reflection(reflect(step.subtask, _passages(step), step.attempt), list(step.messages))
+
+    def final_answer(
+        self, question: str, subtasks: Sequence[Subtask], sources: Sequence[str]
+    ) -> str:
+        return final_answer(question, list(subtasks))
+
+
+def _passages(step: SubtaskStep) -> list[SearchOutput]:
+    return [output for result in step.results for output in result.results]
