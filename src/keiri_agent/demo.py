@@ -70,10 +70,11 @@ def sample_evidence_zip() -> bytes:
 def run_plan_demo(*, out_dir: Path, console: Console, settings: Settings) -> Path:
     """Run the ``evidence_summary`` Plan on the sample evidence; returns the workbook path."""
     from keiri_agent.plans.engine import PlanEngine
+    from keiri_agent.services.plan_inputs import load_plan
 
     console.rule("Plan: evidence_summary（証跡ZIPのグループ別集計、LLM 不要）")
     engine = PlanEngine(settings)
-    plan = engine.load(sample_plan_path("evidence_summary"))
+    plan = load_plan(engine, sample_plan_path("evidence_summary"))
     result = engine.run(plan)
     if result.status == "paused":
         upload = {"evidence_zip": {"name": "evidence.zip", "data": sample_evidence_zip()}}
