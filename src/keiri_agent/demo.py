@@ -27,9 +27,10 @@ from pathlib import Path
 from rich.console import Console
 
 from keiri_agent.agents.analysis import AnalysisAgent
-from keiri_agent.cli.render import render_artifact, render_markdown, write_figures
+from keiri_agent.cli.render import render_artifact, render_markdown
 from keiri_agent.config import Settings
 from keiri_agent.errors import ExecutionError
+from keiri_agent.services.exports import write_report
 
 DEMO_QUESTIONS = (
     "このデータの概要を見せて",
@@ -69,10 +70,11 @@ def sample_evidence_zip() -> bytes:
 def run_plan_demo(*, out_dir: Path, console: Console, settings: Settings) -> Path:
     """Run the ``evidence_summary`` Plan on the sample evidence; returns the workbook path."""
     from keiri_agent.plans.engine import PlanEngine
+    from keiri_agent.services.plan_inputs import load_plan
 
     console.rule("Plan: evidence_summary（証跡ZIPのグループ別集計、LLM 不要）")
     engine = PlanEngine(settings)
-    plan = engine.load(sample_plan_path("evidence_summary"))
+    plan = load_plan(engine, sample_plan_path("evidence_summary"))
     result = engine.run(plan)
     if result.status == "paused":
         upload = {"evidence_zip": {"name": "evidence.zip", "data": sample_evidence_zip()}}
@@ -145,15 +147,14 @@ def run_demo(
                 render_markdown(console, turn.reply)
             report_md = turn.report_md
             final = turn
-    if report_md is None:
+    if not report_md:
         raise ExecutionError(
             "the demo conversation ended without a report",
             hint="run `keiri-agent analyze` with the last question to see what the agent replied",
         )
     out_dir.mkdir(parents=True, exist_ok=True)
-    files = write_figures(final.report_artifacts, out_dir)
-    report_path = out_dir / "report.md"
-    report_path.write_text(report_md, encoding="utf-8")
+    report_path, files = write_report(out_dir, report_md, final.report_artifacts)
+    assert report_path is not None  # report_md is not empty
     console.rule("レポート")
     render_markdown(console, report_md)
     console.print(f"図 {len(files)} 件を {out_dir / 'figures'} に保存しました。")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -94,7 +95,10 @@ def test_spec_file_reproduces_a_result(sales_csv: Path, tmp_path: Path) -> None:
     share = data["results"][0]["artifacts"][0]
     assert share["records"][0]["地域"] == "関東"
     assert share["records"][0]["構成比"] == pytest.approx(400 / 730)
-    assert any("png_base64" in a for a in data["results"][1]["artifacts"])
+    (figure,) = [a for a in data["results"][1]["artifacts"] if a["kind"] == "figure"]
+    assert figure["media_type"] == "image/png"  # bytes as everywhere: {"bytes", "base64"}
+    assert base64.b64decode(figure["base64"]).startswith(b"\x89PNG")
+    assert len(base64.b64decode(figure["base64"])) == figure["bytes"]
 
 
 @pytest.mark.parametrize(

@@ -6,22 +6,33 @@ Exit codes: 0 success, 1 a reported failure (bad file, bad spec, LLM error),
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from keiri_agent.cli.blocks import blocks_app
-from keiri_agent.cli.common import console, err_console
+from keiri_agent.cli.common import console, err_console, print_json
 from keiri_agent.cli.common import fail as _fail
+from keiri_agent.cli.common import settings as common_settings
 from keiri_agent.cli.helpdesk import helpdesk_app
-from keiri_agent.cli.plan import plan_app, read_text_file
-from keiri_agent.config import Settings, load_settings
-from keiri_agent.errors import KeiriAgentError, SpecError, UserInputError
+from keiri_agent.cli.plan import plan_app
+from keiri_agent.config import Settings
+from keiri_agent.errors import KeiriAgentError
+from keiri_agent.services.exports import (
+    check_out_folder,
+    write_failed,
+    write_figures,
+    write_report,
+)
+from keiri_agent.services.jsonforms import spec_results_json, turn_json
+from keiri_agent.services.user_files import read_specs
+
+if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
+    from keiri_agent.agents.analysis import AnalysisAgent, TurnResult
 
 app = typer.Typer(
     name="keiri-agent",
@@ -51,7 +62,7 @@ def _options(
         configure_logging("INFO" if verbose == 1 else "DEBUG")
         return
     try:
-        configure_logging(load_settings().log_level)
+        configure_logging(common_settings().log_level)
     except (KeiriAgentError, ValueError):  # bad settings: the command itself reports them
         configure_logging("WARNING")
 
@@ -106,58 +117,22 @@ def analyze(
 ) -> None:
     """Ask a question about a data file, or run specs from a report's 再現要約."""
     from keiri_agent.agents.analysis import AnalysisAgent
-    from keiri_agent.cli.render import (
-        artifact_json,
-        print_json,
-        render_artifact,
-        render_markdown,
-        write_figures,
-    )
 
     if (question is None) == (spec is None):
         raise typer.BadParameter("give either QUESTION or --spec SPECS.json (not both)")
     try:
-        settings = load_settings()
-        if out is not None:
-            _check_out_folder(out)
-        specs = _read_specs(spec) if spec is not None else []
+        settings = common_settings()
+        check_out_folder(out)
+        specs = read_specs(spec) if spec is not None else []
     except KeiriAgentError as error:
         raise _fail(error) from None
     _banner(settings, quiet=as_json)
     sheet_choice: str | int | None = int(sheet) if sheet and sheet.isdigit() else sheet
-    write_error: KeiriAgentError | None = None
     try:
         with AnalysisAgent(settings) as agent:
             dataset_id = agent.load_file(file, sheet=sheet_choice)
             if spec is not None:
-                results = agent.run_specs(specs, dataset_id)
-                artifacts = [a for result in results for a in result.artifacts]
-                files: dict[str, Path] = {}
-                if out:
-                    try:
-                        files = write_figures(artifacts, out)
-                    except OSError as error:
-                        write_error = _write_failed(out, error)
-                if as_json:
-                    print_json(
-                        {
-                            "dataset_id": dataset_id,
-                            "results": [
-                                {
-                                    "run_log": result.run_log,
-                                    "artifacts": [
-                                        artifact_json(a, files) for a in result.artifacts
-                                    ],
-                                }
-                                for result in results
-                            ],
-                        }
-                    )
-                else:
-                    for artifact in artifacts:
-                        render_artifact(console, artifact, files)
-                if write_error is not None:
-                    raise _fail(write_error)
+                _run_specs(agent, specs, dataset_id, out, as_json)
                 return
             assert question is not None
             turn = agent.ask(
@@ -168,78 +143,64 @@ def analyze(
             )
     except KeiriAgentError as error:
         raise _fail(error) from None
-    files = {}
-    report_written = False
+    _show_turn(turn, file, out, as_json)
+
+
+def _run_specs(
+    agent: AnalysisAgent,
+    specs: list[dict[str, Any]],
+    dataset_id: str,
+    out: Path | None,
+    as_json: bool,
+) -> None:
+    """``analyze --spec``: run the specs, write their figures to ``out``, show the results."""
+    from keiri_agent.cli.render import render_artifact
+
+    results = agent.run_specs(specs, dataset_id)
+    artifacts = [a for result in results for a in result.artifacts]
+    files: dict[str, Path] = {}
+    write_error: KeiriAgentError | None = None
     if out:
         try:
-            files = write_figures(turn.artifacts + turn.report_artifacts, out)
-            if turn.report_md:
-                out.mkdir(parents=True, exist_ok=True)
-                (out / "report.md").write_text(turn.report_md, encoding="utf-8")
-                report_written = True
+            files = write_figures(artifacts, out)
         except OSError as error:
-            write_error = _write_failed(out, error)
+            write_error = write_failed(out, error, what="結果", kept="結果は上に表示しています")
     if as_json:
-        print_json(
-            {
-                "thread_id": turn.thread_id,
-                "offline": turn.offline,
-                "next_action": turn.next_action,
-                "reply": turn.reply,
-                "questions": turn.questions,
-                "report_md": turn.report_md,
-                "artifacts": [artifact_json(a, files) for a in turn.artifacts],
-                "actions": turn.actions,
-                "last_error": turn.last_error,
-            }
-        )
-        if write_error is not None:
-            raise _fail(write_error)
-        return
-    for artifact in turn.artifacts:
-        render_artifact(console, artifact, files)
-    render_markdown(console, turn.reply)
-    if turn.next_action == "ask" or turn.report_md is None:
-        console.print(
-            f'\n[dim]続けるには: keiri-agent analyze {file} "回答" --thread {turn.thread_id}[/dim]'
-        )
-    if out and report_written:
-        console.print(f"\n[green]レポートを保存しました:[/green] {out / 'report.md'}")
+        print_json(spec_results_json(dataset_id, results, files))
+    else:
+        for artifact in artifacts:
+            render_artifact(console, artifact, files)
     if write_error is not None:
         raise _fail(write_error)
 
 
-def _check_out_folder(out: Path) -> None:
-    """--out must be a folder or not exist yet (checked before the analysis runs)."""
-    if out.exists() and not out.is_dir():
-        raise UserInputError(
-            f"--out {out} はフォルダではありません（同じ名前のファイルがあります）",
-            hint="存在しないパスか、既存のフォルダを指定してください",
-        )
+def _show_turn(turn: TurnResult, file: Path, out: Path | None, as_json: bool) -> None:
+    """Write the turn's report and figures to ``out``, then show the turn."""
+    from keiri_agent.cli.render import render_artifact, render_markdown
 
-
-def _write_failed(out: Path, error: OSError) -> UserInputError:
-    return UserInputError(
-        f"{out} に結果を書き込めません: {error.strerror or error}",
-        hint="--out に書き込み可能なフォルダを指定してください（結果は上に表示しています）",
-    )
-
-
-def _read_specs(path: Path) -> list[dict[str, Any]]:
-    try:
-        data = json.loads(read_text_file(path, "spec file", error_class=SpecError))
-    except json.JSONDecodeError as error:
-        raise SpecError(
-            f"{path} is not valid JSON: {error.msg} at line {error.lineno}",
-            hint="the file must hold one spec object or a list of spec objects",
-        ) from None
-    specs = data if isinstance(data, list) else [data]
-    if not specs or not all(isinstance(item, dict) for item in specs):
-        raise SpecError(
-            f"{path} must hold a spec object or a non-empty list of spec objects",
-            hint='e.g. {"type": "analysis", "op": "dataset_overview"}',
-        )
-    return specs
+    files: dict[str, Path] = {}
+    report_path: Path | None = None
+    write_error: KeiriAgentError | None = None
+    if out:
+        try:
+            report_path, files = write_report(
+                out, turn.report_md, turn.artifacts + turn.report_artifacts
+            )
+        except OSError as error:
+            write_error = write_failed(out, error, what="結果", kept="結果は上に表示しています")
+    if as_json:
+        print_json(turn_json(turn, files))
+    else:
+        for artifact in turn.artifacts:
+            render_artifact(console, artifact, files)
+        render_markdown(console, turn.reply)
+        if turn.next_action == "ask" or turn.report_md is None:
+            again = f'keiri-agent analyze {file} "回答" --thread {turn.thread_id}'
+            console.print(f"\n[dim]続けるには: {again}[/dim]")
+        if report_path is not None:
+            console.print(f"\n[green]レポートを保存しました:[/green] {report_path}")
+    if write_error is not None:
+        raise _fail(write_error)
 
 
 @app.command()
@@ -258,7 +219,7 @@ def demo(
     from keiri_agent.demo import run_demo
 
     try:
-        settings = load_settings()
+        settings = common_settings()
         report_path = run_demo(out_dir=out, data_path=data, console=console, settings=settings)
     except KeiriAgentError as error:
         raise _fail(error) from None

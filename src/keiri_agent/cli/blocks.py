@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from keiri_agent.cli.common import console
+from keiri_agent.cli.common import console, print_json, settings
 from keiri_agent.cli.common import fail as _fail
 from keiri_agent.errors import KeiriAgentError
 
@@ -32,14 +32,9 @@ blocks_app = typer.Typer(
 
 
 def _catalog() -> BlockCatalog:
-    from keiri_agent.config import load_settings
     from keiri_agent.plans.catalog import BlockCatalog
 
-    return BlockCatalog.from_settings(load_settings())
-
-
-def _print_json(data: Any) -> None:
-    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    return BlockCatalog.from_settings(settings())
 
 
 def _first_line(text: str) -> str:
@@ -101,7 +96,7 @@ def list_blocks(
     except KeiriAgentError as error:
         raise _fail(error) from None
     if as_json:
-        _print_json([spec.to_summary() for spec in specs])
+        print_json([spec.to_summary() for spec in specs])
         return
     table = Table(title=f"ブロック一覧（{len(specs)} 件）", title_justify="left")
     for column in ("ID", "バージョン", "種類", "副作用", "説明"):
@@ -128,7 +123,7 @@ def show_block(
         raise _fail(error) from None
     versions = [s.version for s in catalog.specs() if s.id == spec.id]
     if as_json:
-        _print_json({**summary, "versions": versions})
+        print_json({**summary, "versions": versions})
         return
     _show(spec, versions)
 

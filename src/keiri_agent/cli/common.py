@@ -1,15 +1,41 @@
-"""What every command shares: the consoles and how a reported failure is printed."""
+"""What every command shares: the consoles, the settings, printing JSON and failures."""
 
 from __future__ import annotations
 
+import click
 import typer
 from rich.console import Console
 from rich.markup import escape
 
+from keiri_agent.config import Settings, load_settings
 from keiri_agent.errors import KeiriAgentError
+from keiri_agent.services.jsonforms import dumps
 
 console = Console()
 err_console = Console(stderr=True, soft_wrap=True)
+_SETTINGS = "keiri_agent.settings"
+
+
+def settings() -> Settings:
+    """The settings of this command invocation: built once (``load_settings``), then shared.
+
+    Kept on the root Click context, so every invocation (and every ``CliRunner`` call
+    in tests) reads the environment once; a ``ConfigurationError`` is raised to the
+    command, which reports it.
+    """
+    context = click.get_current_context(silent=True)
+    if context is None:
+        return load_settings()
+    meta = context.find_root().meta
+    if _SETTINGS not in meta:
+        meta[_SETTINGS] = load_settings()
+    built: Settings = meta[_SETTINGS]
+    return built
+
+
+def print_json(data: object) -> None:
+    """Print a result's JSON form (``services.jsonforms.dumps``) to stdout."""
+    print(dumps(data))
 
 
 def fail(error: KeiriAgentError) -> typer.Exit:

@@ -12,7 +12,6 @@ not be indexed, an LLM error), 2 a usage error.
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -22,11 +21,11 @@ from rich.markdown import Markdown
 from rich.markup import escape
 from rich.table import Table
 
-from keiri_agent.cli.common import console, err_console
+from keiri_agent.cli.common import console, err_console, print_json, settings
 from keiri_agent.cli.common import fail as _fail
-from keiri_agent.config import load_settings
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
+from keiri_agent.services.jsonforms import helpdesk_answer_json, index_reports_json
 
 if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
     from keiri_agent.agents.helpdesk.desk import HelpDesk
@@ -46,11 +45,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JS
 def _desk(name: str) -> HelpDesk:
     from keiri_agent.agents.helpdesk.desk import HelpDesk
 
-    return HelpDesk(load_settings(), name=name)
-
-
-def _print_json(data: Any) -> None:
-    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    return HelpDesk(settings(), name=name)
 
 
 @helpdesk_app.command()
@@ -69,25 +64,21 @@ def index(
     as_json: JsonOption = False,
 ) -> None:
     """Index manuals (and an FAQ); only files changed since the last run are re-read."""
-    from keiri_agent.agents.helpdesk.desk import SAMPLE_DOCUMENTS, SAMPLE_FAQ
-
-    documents = list(paths or [])
-    faqs = list(qa or [])
-    if sample:
-        documents.append(SAMPLE_DOCUMENTS)
-        faqs.append(SAMPLE_FAQ)
+    from keiri_agent.services.knowledge import index_knowledge
 
     def progress(done: int, total: int, document: str) -> None:
         if not as_json:
             err_console.print(f"[dim]· {done}/{total} {escape(document)}[/dim]")
 
     try:
-        reports = _desk(name).index(documents, qa=faqs, on_progress=progress)
+        reports = index_knowledge(
+            _desk(name), documents=paths or [], qa=qa or [], sample=sample, on_progress=progress
+        )
     except KeiriAgentError as error:
         raise _fail(error) from None
     failed = any(not report.ok for report in reports.values())
     if as_json:
-        _print_json({name: report.to_dict() for name, report in reports.items()})
+        print_json(index_reports_json(reports))
     else:
         for report in reports.values():
             style = "green" if report.ok else "yellow"
@@ -118,7 +109,7 @@ def remove(
     except KeiriAgentError as error:
         raise _fail(error) from None
     if as_json:
-        _print_json(report.to_dict())
+        print_json(report.to_dict())
     else:
         console.print(escape(report.summary()))
         for failure in report.failed:
@@ -137,7 +128,7 @@ def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
     except KeiriAgentError as error:
         raise _fail(error) from None
     if as_json:
-        _print_json({"stats": stats, "documents": documents})
+        print_json({"stats": stats, "documents": documents})
         return
     if not stats:
         console.print(f"knowledge base '{name}' is empty: keiri-agent helpdesk index --sample")
@@ -198,6 +189,6 @@ def ask(
     except KeiriAgentError as error:
         raise _fail(error) from None
     if as_json:
-        _print_json(result.model_dump(mode="json"))
+        print_json(helpdesk_answer_json(result))
         return
     console.print(Markdown(result.answer))

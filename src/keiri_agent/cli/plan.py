@@ -10,29 +10,41 @@ and ``--json`` is not given), the waiting nodes' fields are asked on the termina
 (``cli.prompts``) and the run is resumed with them until it is no longer paused.
 EOF or Ctrl-C at a prompt leaves the run paused (exit 0, with the resume hint).
 
-Binary outputs (a workbook, an uploaded file) are never printed as Python text:
-``--json`` shows bytes as ``{"bytes": n, "base64": "..."}`` and a file value
-``{name, data}`` as ``{"name", "bytes", "base64"}``. With ``--out DIR`` they are
-written to DIR instead (the file's own name, else ``<node>.<alias>.bin``) and the
-JSON / the summary show ``{"path", "bytes"}`` (plus ``"name"``).
+Binary outputs (a workbook, an uploaded file) are never printed as Python text
+(the bytes convention of ``services.jsonforms``): ``--json`` shows bytes as
+``{"bytes": n, "base64": "..."}`` and a file value ``{name, data}`` as
+``{"name", "bytes", "base64"}``. With ``--out DIR`` they are written to DIR instead
+(the file's own name, else ``<node>.<alias>.bin``) and the JSON / the summary show
+``{"path", "bytes"}`` (plus ``"name"``).
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-import yaml
 from rich.markup import escape
 from rich.table import Table
 
-from keiri_agent.cli.common import console, err_console
+from keiri_agent.cli.common import console, err_console, print_json, settings
 from keiri_agent.cli.common import fail as _fail
 from keiri_agent.errors import KeiriAgentError, UserInputError
+from keiri_agent.services.exports import OutputWriter, check_out_folder, write_failed
+from keiri_agent.services.jsonforms import (
+    dry_run_json,
+    error_json,
+    run_result_json,
+    validation_json,
+)
+from keiri_agent.services.plan_inputs import (
+    load_plan,
+    parse_var_assignments,
+    read_answers,
+    read_plan_text,
+)
 
 if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
     from keiri_agent.plans.engine import PlanEngine
@@ -85,165 +97,19 @@ PromptOption = Annotated[
 ]
 
 
-def parse_vars(items: list[str] | None) -> dict[str, Any]:
-    """``["a=1", "b=x y"]`` → ``{"a": 1, "b": "x y"}`` (values read as YAML scalars)."""
-    values: dict[str, Any] = {}
-    for item in items or []:
-        name, separator, raw = item.partition("=")
-        if not separator or not name.strip():
-            raise typer.BadParameter(f"--var {item!r} must look like NAME=VALUE")
-        try:
-            values[name.strip()] = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError:
-            values[name.strip()] = raw
-    return values
-
-
-def read_text_file(
-    path: Path, what: str, *, error_class: type[UserInputError] = UserInputError
-) -> str:
-    """The text of a file the user named: UTF-8 (with or without BOM), else CP932.
-
-    A missing file, a folder or an unreadable file, and bytes that are neither
-    UTF-8 nor CP932, raise ``error_class`` naming the path (never a traceback).
-    """
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise error_class(f"{what} not found: {path}") from None
-    except IsADirectoryError:
-        raise error_class(
-            f"{what} {path} はフォルダです", hint="ファイルのパスを指定してください"
-        ) from None
-    except OSError as error:
-        raise error_class(f"cannot read the {what} {path}: {error.strerror or error}") from None
-    for encoding in ("utf-8-sig", "cp932"):  # as the CSV loader: Shift_JIS files from Excel
-        try:
-            return raw.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-    raise error_class(
-        f"{what} {path} の文字コードを読み取れません（UTF-8 でも CP932 でもありません）",
-        hint="UTF-8 で保存してください",
-    )
-
-
-def read_answers(path: Path | None) -> dict[str, Any]:
-    """The answers file: a YAML/JSON mapping of node id → answers."""
-    if path is None:
-        return {}
-    try:
-        data = yaml.safe_load(read_text_file(path, "answers file"))
-    except yaml.YAMLError as error:
-        raise UserInputError(
-            f"{path} is not valid YAML: {error}",
-            hint="write {node_id: {field: value}}, e.g. collect_inputs: {proceed: true}",
-        ) from None
-    if not isinstance(data, dict):
-        raise UserInputError(
-            f"{path} must map node ids to answers",
-            hint="write {node_id: {field: value}}, e.g. collect_inputs: {proceed: true}",
-        )
-    return data
-
-
 def _engine() -> PlanEngine:
-    from keiri_agent.config import load_settings
     from keiri_agent.plans.engine import PlanEngine
 
-    return PlanEngine(load_settings())
+    return PlanEngine(settings())
 
 
-def _json_default(value: Any) -> Any:
-    if isinstance(value, bytes | bytearray):
-        return _bytes_json(bytes(value))
-    return str(value)
-
-
-def _print_json(data: Any) -> None:
-    print(json.dumps(data, ensure_ascii=False, indent=2, default=_json_default))
-
-
-def _bytes_json(data: bytes) -> dict[str, Any]:
-    return {"bytes": len(data), "base64": base64.b64encode(data).decode("ascii")}
-
-
-def _is_file_value(value: Any) -> bool:
-    """``{"name": str, "data": bytes}`` (what file inputs and uploads produce)."""
-    return (
-        isinstance(value, dict)
-        and isinstance(value.get("data"), bytes | bytearray)
-        and isinstance(value.get("name"), str)
-    )
-
-
-class _OutputWriter:
-    """Writes binary outputs into ``out_dir`` under unique, safe file names."""
-
-    def __init__(self, out_dir: Path) -> None:
-        self.out_dir = out_dir
-        self.written: list[tuple[str, Path]] = []  # (where in the outputs, path)
-        self._used: set[str] = set()
-
-    def write(self, where: str, data: bytes, name: str | None) -> Path:
-        filename = _safe_name(name) or _safe_name(f"{where}.bin") or "output.bin"
-        stem, dot, suffix = filename.rpartition(".")
-        if not dot:
-            stem, suffix = filename, ""
-        candidate, counter = filename, 2
-        while candidate in self._used:
-            candidate = f"{stem}-{counter}{dot}{suffix}"
-            counter += 1
-        self._used.add(candidate)
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        path = self.out_dir / candidate
-        path.write_bytes(data)
-        self.written.append((where, path))
-        return path
-
-
-def _safe_name(name: str | None) -> str:
-    """The last component of ``name`` (no folders, never '.' or '..'), or ''."""
-    if not name:
-        return ""
-    base = name.replace("\\", "/").rsplit("/", 1)[-1].strip()
-    base = "".join("_" if ch in '<>:"|?*' or ord(ch) < 32 else ch for ch in base)
-    return "" if base in ("", ".", "..") else base
-
-
-def _outputs_json(value: Any, where: str, writer: _OutputWriter | None) -> Any:
-    """``value`` with bytes made JSON-safe: base64, or written by ``writer`` as paths."""
-    if _is_file_value(value):
-        data = bytes(value["data"])
-        rest = {
-            k: _outputs_json(v, _join(where, k), writer) for k, v in value.items() if k != "data"
-        }
-        if writer is not None:
-            path = writer.write(where, data, value["name"])
-            return {**rest, "path": str(path), "bytes": len(data)}
-        return {**rest, **_bytes_json(data)}
-    if isinstance(value, bytes | bytearray):
-        if writer is not None:
-            path = writer.write(where, bytes(value), None)
-            return {"path": str(path), "bytes": len(value)}
-        return _bytes_json(bytes(value))
-    if isinstance(value, dict):
-        return {k: _outputs_json(v, _join(where, k), writer) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_outputs_json(v, _join(where, i), writer) for i, v in enumerate(value)]
-    return value
-
-
-def _join(where: str, key: Any) -> str:
-    return f"{where}.{key}" if where else str(key)
-
-
-def _check_out_folder(out: Path | None) -> None:
-    if out is not None and out.exists() and not out.is_dir():
-        raise UserInputError(
-            f"--out {out} はフォルダではありません（同じ名前のファイルがあります）",
-            hint="存在しないパスか、既存のフォルダを指定してください",
-        )
+def _vars(items: list[str] | None) -> dict[str, Any]:
+    """The --var values (YAML); a bad one is a usage error naming the variable (exit 2)."""
+    try:
+        return parse_var_assignments(items)
+    except UserInputError as error:
+        message = f"{error.message}\nヒント: {error.hint}"
+        raise typer.BadParameter(message, param_hint="--var") from None
 
 
 @plan_app.command()
@@ -251,13 +117,13 @@ def validate(plan: PlanArgument, as_json: JsonOption = False) -> None:
     """Check a plan strictly: every error and warning, with where and how to fix it."""
     try:
         engine = _engine()
-        report = engine.validate(engine.load(plan))
+        report = engine.validate(load_plan(engine, plan))
     except KeiriAgentError as error:
         if as_json:
-            _print_json({"ok": False, "error": error.to_dict()})
+            print_json(error_json(error))
         raise _fail(error) from None
     if as_json:
-        _print_json(report.to_dict())
+        print_json(validation_json(report))
     else:
         table = Table(title=f"{plan}: {len(report.errors)} errors, {len(report.warnings)} warnings")
         for column in ("", "code", "node", "path", "message / hint"):
@@ -280,13 +146,14 @@ def dry_run_command(
     plan: PlanArgument, var: VarsOption = None, as_json: JsonOption = False
 ) -> None:
     """Walk the plan with declared samples only (no block runs, no side effects)."""
+    run_vars = _vars(var)
     try:
         engine = _engine()
-        report = engine.dry_run(engine.load(plan), vars=parse_vars(var))
+        report = engine.dry_run(load_plan(engine, plan), vars=run_vars)
     except KeiriAgentError as error:
         raise _fail(error) from None
     if as_json:
-        _print_json(report.to_dict())
+        print_json(dry_run_json(report))
     else:
         table = Table(title=f"dry run: {plan}")
         for column in ("node", "block", "status", "problems"):
@@ -320,30 +187,19 @@ def _progress(quiet: bool) -> Any:
 
 
 def _report_run(result: RunResult, as_json: bool, out: Path | None = None) -> None:
-    writer = _OutputWriter(out) if out is not None else None
+    writer = OutputWriter(out) if out is not None else None
     write_error: UserInputError | None = None
     try:
-        outputs = _outputs_json(result.outputs, "", writer)
+        form = run_result_json(result, writer=writer)
     except OSError as os_error:
-        write_error = UserInputError(
-            f"{out} に出力を書き込めません: {os_error.strerror or os_error}",
-            hint=f"--out に書き込み可能なフォルダを指定してください（実行 {result.run_id} は"
-            "保存されています）",
+        assert out is not None
+        write_error = write_failed(
+            out, os_error, what="出力", kept=f"実行 {result.run_id} は保存されています"
         )
         writer = None
-        outputs = _outputs_json(result.outputs, "", None)
+        form = run_result_json(result)
     if as_json:
-        _print_json(
-            {
-                "run_id": result.run_id,
-                "plan_id": result.plan_id,
-                "status": result.status,
-                "outputs": outputs,
-                "errors": result.errors,
-                "waiting": result.waiting,
-                "log_path": str(result.log_path),
-            }
-        )
+        print_json(form)
     else:
         style = {"success": "green", "paused": "yellow"}.get(result.status, "red")
         console.print(f"[{style}]{result.status}[/] run {result.run_id} (log: {result.log_path})")
@@ -413,13 +269,14 @@ def run(
     run continues; otherwise it pauses and prints how to resume it. Binary outputs
     (workbooks, files) go to --out DIR when given, else into --json as base64.
     """
+    run_vars = _vars(var)
     try:
-        _check_out_folder(out)
+        check_out_folder(out)
         engine = _engine()
-        loaded = engine.load(plan)
+        loaded = load_plan(engine, plan)
         answers = read_answers(inputs)
         on_event = _progress(as_json)
-        result = engine.run(loaded, vars=parse_vars(var), answers=answers, on_event=on_event)
+        result = engine.run(loaded, vars=run_vars, answers=answers, on_event=on_event)
         if _prompting(prompt, as_json):
             result = _answer_by_prompts(engine, result, answers, on_event)
     except KeiriAgentError as error:
@@ -442,7 +299,7 @@ def resume(
     given, else into --json as base64.
     """
     try:
-        _check_out_folder(out)
+        check_out_folder(out)
         engine = _engine()
         answers = read_answers(inputs)
         on_event = _progress(as_json)
@@ -469,19 +326,10 @@ def migrate(
     """
     import difflib
 
-    from keiri_agent.plans.engine import PLAN_SUFFIXES
     from keiri_agent.plans.migrate import migrate_plan_text
 
     try:
-        path = Path(plan)
-        if path.suffix not in PLAN_SUFFIXES and not path.is_file():
-            path = _engine().store.path_for(plan)
-        try:
-            text = path.read_text(encoding="utf-8-sig")
-        except OSError as error:
-            raise UserInputError(
-                f"cannot read the plan {path}: {error.strerror or error}"
-            ) from None
+        path, text = read_plan_text(_engine().store, plan)
         new_text, changes = migrate_plan_text(text)
         backup = path.with_name(path.name + ".bak")
         written = bool(write and changes)
@@ -499,7 +347,7 @@ def migrate(
         )
     )
     if as_json:
-        _print_json(
+        print_json(
             {
                 "path": str(path),
                 "changed": bool(changes),

@@ -15,21 +15,19 @@ selector keeps its sheet, so uploading the same workbook again continues the thr
 from __future__ import annotations
 
 import hashlib
-import io
 import re
 import uuid
-import zipfile
 from typing import Any
 
 import streamlit as st
 
 from keiri_agent.agents.analysis import AnalysisAgent, TurnResult
 from keiri_agent.agents.analysis.registry import excel_sheet_names
-from keiri_agent.agents.analysis.report import figure_path
-from keiri_agent.config import Settings
 from keiri_agent.demo import sample_data_path
 from keiri_agent.errors import KeiriAgentError
+from keiri_agent.services.exports import report_zip
 from keiri_agent.ui.components import persistent, provider_banner, render_artifact
+from keiri_agent.ui.session import session_settings
 
 FIGURE_LINK = re.compile(r"!\[([^\]]*)\]\(figures/[^)]+\)")
 FILE_TYPES = ["csv", "tsv", "txt", "xlsx", "xlsm"]
@@ -43,22 +41,11 @@ NODE_LABELS = {
 
 def _agent() -> AnalysisAgent:
     if "analysis.agent" not in st.session_state:
-        st.session_state["analysis.agent"] = AnalysisAgent(Settings())
+        st.session_state["analysis.agent"] = AnalysisAgent(session_settings())
         st.session_state["analysis.turns"] = []
         st.session_state["analysis.thread_id"] = uuid.uuid4().hex
     agent: AnalysisAgent = st.session_state["analysis.agent"]
     return agent
-
-
-def report_zip(turn: TurnResult) -> bytes:
-    """report.md with its figures, zipped in memory for download."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("report.md", turn.report_md or "")
-        for artifact in turn.report_artifacts:
-            if artifact["kind"] == "figure" and isinstance(artifact["payload"], bytes):
-                archive.writestr(figure_path(artifact), artifact["payload"])
-    return buffer.getvalue()
 
 
 def _inline_figures_note(report_md: str) -> str:
@@ -171,7 +158,7 @@ def _render_turn(
             )
             st.download_button(
                 "レポートと図（ZIP）をダウンロード",
-                report_zip(turn),
+                report_zip(turn.report_md, turn.report_artifacts),
                 file_name="report.zip",
                 mime="application/zip",
                 key=f"analysis.download_zip.{index}",
@@ -182,8 +169,7 @@ def _render_turn(
 
 def render_analysis_page() -> None:
     """The page body (called by ``st.navigation``)."""
-    settings = Settings()
-    provider_banner(settings)
+    provider_banner(session_settings())
     try:
         agent = _agent()
     except KeiriAgentError as error:  # e.g. a provider configured without its key

@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import streamlit as st
 
-from keiri_agent.config import load_settings
 from keiri_agent.errors import ConfigurationError
 from keiri_agent.logs import configure_logging
 from keiri_agent.ui.analysis_page import render_analysis_page
+from keiri_agent.ui.session import session_settings
 
 
 def main() -> None:
     """Set up the page and the navigation; later parts add their pages here.
 
-    Invalid settings (environment or ``.env``) stop the app here with the message
-    and its hint, before any page builds its own ``Settings``.
+    The session's ``Settings`` are built here once (``session.session_settings``) and
+    shared by every page; invalid settings (environment or ``.env``) stop the app here
+    with the message and its hint.
     """
     st.set_page_config(page_title="keiri-agent", page_icon="📊", layout="wide")
     try:
-        settings = load_settings()
+        settings = session_settings()
     except ConfigurationError as error:
         hint = f"\n\nヒント: {error.hint}" if error.hint else ""
         st.error(f"設定エラー: {error.message}{hint}")

@@ -5,31 +5,29 @@ The page only calls ``HelpDesk``. What it keeps in ``st.session_state``:
 - ``helpdesk.desk``: one ``HelpDesk`` per browser session (tests may set it before the
   first run, e.g. one built with a scripted chat model);
 - ``helpdesk.index``: the last indexing's reports (``IndexReport.to_dict()`` per collection);
-- ``helpdesk.running``: the question being answered: its worker thread, event queue,
-  the events received so far and the thread's outcome;
-- ``helpdesk.last``: the last answered question: ``question``, ``events``, and
-  ``result`` (``AgentResult``) or ``error`` (``KeiriAgentError.to_dict()``);
+- ``helpdesk.running``: the question being answered and its ``services.jobs.Job``
+  (which keeps the events received so far and the outcome);
+- ``helpdesk.last``: the last answered question: ``question``, ``events``
+  (``keiri_agent.events.Event``), and ``result`` (``AgentResult``) or ``error``
+  (``KeiriAgentError.to_dict()``);
 - ``helpdesk.question``: the question box, kept across page switches by
   ``components.persistent`` (uploads cannot be restored: Streamlit does not allow
   setting a file uploader's value).
 
-Threads: ``HelpDesk.ask`` runs in a background thread; its ``on_event`` (called from the
-agent's worker threads, several at once) only puts events on a ``queue.Queue``. The
-script thread drains the queue and renders each event into the per-subtask containers
-of an ``st.status``, so Streamlit elements are created only from the script thread.
-The run lives in ``helpdesk.running``: when a rerun interrupts the drain (the user
-clicks something), the next run replays the events received so far and keeps draining
-the same thread, so no answer is lost.
+Threads: ``HelpDesk.ask`` runs as a ``services.jobs.Job`` (a worker thread); its events
+(emitted from the agent's worker threads, several at once) are kept by the job. The
+script thread follows them and renders each into the per-subtask containers of an
+``st.status``, so Streamlit elements are created only from the script thread. The job
+lives in ``helpdesk.running``: when a rerun interrupts the drain (the user clicks
+something), the next run replays the events received so far and keeps following the
+same job, so no answer is lost. Indexing (samples, uploads) goes through
+``services.knowledge``.
 """
 
 from __future__ import annotations
 
 import json
-import queue
-import tempfile
-import threading
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -37,11 +35,13 @@ from streamlit.delta_generator import DeltaGenerator
 
 from keiri_agent.agents.helpdesk.desk import EXAMPLE_QUESTION, MANUAL, QA, HelpDesk
 from keiri_agent.agents.helpdesk.models import AgentResult
-from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
 from keiri_agent.search.knowledge_base import IndexReport
+from keiri_agent.services.jobs import Job
+from keiri_agent.services.knowledge import index_knowledge
 from keiri_agent.ui.components import persistent
+from keiri_agent.ui.session import session_settings
 
 DESK = "helpdesk.desk"
 INDEX = "helpdesk.index"
@@ -52,7 +52,6 @@ MANUAL_TYPES = ["pdf", "md", "markdown", "docx", "txt", "xlsx"]
 FAQ_TYPES = ["csv"]
 COLLECTION_LABELS = {MANUAL: "マニュアル", QA: "FAQ"}
 TOP_PASSAGES = 3
-POLL_SECONDS = 0.1
 EMPTY_HINT = (
     "このページの「ナレッジベース」で「サンプル（XYZシステム）を索引」を押すか、"
     "マニュアルや FAQ をアップロードして索引してください。"
@@ -61,7 +60,7 @@ EMPTY_HINT = (
 
 def _desk() -> HelpDesk:
     if DESK not in st.session_state:
-        st.session_state[DESK] = HelpDesk(Settings())
+        st.session_state[DESK] = HelpDesk(session_settings())
     desk: HelpDesk = st.session_state[DESK]
     return desk
 
@@ -103,26 +102,16 @@ def _run_index(desk: HelpDesk, action: str, call: Any) -> None:
 
 
 def _index_uploads(desk: HelpDesk, manuals: Sequence[Any], faqs: Sequence[Any]) -> None:
-    """Write the uploads (with their names) to a temporary folder, index, remove the folder."""
-
-    def call(on_progress: Any) -> dict[str, IndexReport]:
-        with tempfile.TemporaryDirectory(prefix="keiri-helpdesk-") as temporary:
-            root = Path(temporary)
-            documents = _write(root / "manual", manuals)
-            qa = _write(root / "qa", faqs)
-            return desk.index(documents, qa=qa, on_progress=on_progress)
-
-    _run_index(desk, "アップロードを索引", call)
-
-
-def _write(folder: Path, uploads: Sequence[Any]) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for upload in uploads:
-        path = folder / Path(str(upload.name)).name  # keep the name, never a path
-        path.write_bytes(upload.getvalue())
-        paths.append(path)
-    return paths
+    """Index the uploaded files (their names and bytes) with ``services.knowledge``."""
+    uploads = [(str(upload.name), upload.getvalue()) for upload in manuals]
+    qa_uploads = [(str(upload.name), upload.getvalue()) for upload in faqs]
+    _run_index(
+        desk,
+        "アップロードを索引",
+        lambda on_progress: index_knowledge(
+            desk, uploads=uploads, qa_uploads=qa_uploads, on_progress=on_progress
+        ),
+    )
 
 
 def _index_outcome() -> None:
@@ -176,7 +165,11 @@ def _knowledge_base_panel(desk: HelpDesk) -> None:
     with st.expander("ナレッジベース", expanded=empty or INDEX in st.session_state):
         table = st.container()
         if st.button("サンプル（XYZシステム）を索引", key="helpdesk.sample"):
-            _run_index(desk, "サンプルを索引", lambda on_progress: desk.index_sample(on_progress))
+            _run_index(
+                desk,
+                "サンプルを索引",
+                lambda on_progress: index_knowledge(desk, sample=True, on_progress=on_progress),
+            )
         manuals = st.file_uploader(
             "マニュアル（PDF / Markdown / DOCX / TXT）",
             type=MANUAL_TYPES,
@@ -243,35 +236,36 @@ class ProgressView:
             self.subtasks[name] = box
         return self.subtasks[name]
 
-    def add(self, agent_event: Event) -> None:
-        kind, event = agent_event.kind, agent_event.payload
+    def add(self, event: Event) -> None:
+        """Render one event (from the script thread)."""
+        kind, data = event.kind, event.payload
         if kind == "plan":
-            self.plan = [str(item) for item in event.get("subtasks") or []]
+            self.plan = [str(item) for item in data.get("subtasks") or []]
             listed = "\n".join(f"{i}. {item}" for i, item in enumerate(self.plan, start=1))
             self.status.markdown(f"**計画**: 質問を {len(self.plan)} つに分けました\n\n{listed}")
             self.status.update(label=f"計画: {len(self.plan)} 件のサブタスクを検索中…")
             for item in self.plan:
                 self._box(item)
         elif kind == "tool_results":
-            self._tool_results(event)
+            self._tool_results(data)
         elif kind == "subtask_answer":
-            box = self._box(str(event.get("subtask")))
-            grounded = "" if event.get("grounded", True) else "（検索結果に基づかない）"
+            box = self._box(str(data.get("subtask")))
+            grounded = "" if data.get("grounded", True) else "（検索結果に基づかない）"
             box.caption(
-                f"試行 {event.get('attempt')}: 回答を作成{grounded}"
-                f"（出典 {len(event.get('sources') or [])} 件）"
+                f"試行 {data.get('attempt')}: 回答を作成{grounded}"
+                f"（出典 {len(data.get('sources') or [])} 件）"
             )
         elif kind == "reflection":
-            box = self._box(str(event.get("subtask")))
-            if event.get("is_completed"):
-                box.markdown(f"試行 {event.get('attempt')} の評価: ✅ OK")
+            box = self._box(str(data.get("subtask")))
+            if data.get("is_completed"):
+                box.markdown(f"試行 {data.get('attempt')} の評価: ✅ OK")
             else:
                 box.markdown(
-                    f"試行 {event.get('attempt')} の評価: 🔁 再検索 — "
-                    f"{event.get('advice') or '（アドバイスなし）'}"
+                    f"試行 {data.get('attempt')} の評価: 🔁 再検索 — "
+                    f"{data.get('advice') or '（アドバイスなし）'}"
                 )
         elif kind == "subtask_done":
-            self._subtask_done(event.get("subtask") or {})
+            self._subtask_done(data.get("subtask") or {})
         elif kind == "answer":
             self.status.update(label="最終回答を作成しました")
 
@@ -312,62 +306,38 @@ class ProgressView:
 
 
 def _start(desk: HelpDesk, question: str) -> None:
-    """Start ``desk.ask`` in a background thread; events go to a queue."""
-    events: queue.Queue[Event] = queue.Queue()
-    outcome: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            outcome["result"] = desk.ask(question, on_event=events.put)
-        except KeiriAgentError as error:
-            outcome["error"] = error.to_dict()
-        except Exception as error:  # re-raised in the script thread
-            outcome["exception"] = error
-
-    thread = threading.Thread(target=work, name="helpdesk-ask", daemon=True)
-    st.session_state[RUNNING] = {
-        "question": question,
-        "thread": thread,
-        "queue": events,
-        "events": [],
-        "outcome": outcome,
-    }
+    """Start ``desk.ask`` as a background job; its events are kept by the job."""
+    job: Job[AgentResult] = Job(
+        lambda emit: desk.ask(question, on_event=emit),
+        name="helpdesk-ask",
+    )
+    st.session_state[RUNNING] = {"question": question, "job": job}
     st.session_state.pop(LAST, None)
-    thread.start()
+    job.start()
 
 
 def _drain(running: dict[str, Any]) -> None:
-    """Render the run's events until its thread ends, then keep the outcome in ``LAST``."""
-    thread: threading.Thread = running["thread"]
-    events: queue.Queue[Event] = running["queue"]
-    received: list[Event] = running["events"]
+    """Render the job's events (those received before a rerun first) until it ends,
+    then keep the outcome in ``LAST``; an unexpected exception is re-raised here."""
+    job: Job[AgentResult] = running["job"]
     with st.status("回答を作成中…", expanded=True) as status:
         view = ProgressView(status)
-        for event in received:  # a rerun interrupted an earlier drain
+        for event in job.follow():
             view.add(event)
-        while thread.is_alive() or not events.empty():
-            try:
-                event = events.get(timeout=POLL_SECONDS)
-            except queue.Empty:
-                continue
-            received.append(event)
-            view.add(event)
-        thread.join()
-        outcome = running["outcome"]
-        failed = "result" not in outcome
+        error = job.error
         status.update(
-            label="エラー" if failed else "完了",
-            state="error" if failed else "complete",
+            label="エラー" if error else "完了",
+            state="error" if error else "complete",
             expanded=False,
         )
     st.session_state.pop(RUNNING, None)
-    if "exception" in outcome:
-        raise outcome["exception"]
+    if error is not None and not isinstance(error, KeiriAgentError):
+        raise error
     st.session_state[LAST] = {
         "question": running["question"],
-        "events": received,
-        "result": outcome.get("result"),
-        "error": outcome.get("error"),
+        "events": job.events(),
+        "result": None if error else job.result(),
+        "error": error.to_dict() if isinstance(error, KeiriAgentError) else None,
     }
 
 

@@ -3,8 +3,9 @@
 The page only calls ``PlanEngine``. What it keeps in ``st.session_state``:
 
 - ``run.engine``: one ``PlanEngine`` per browser session;
-- ``run.state``: the current run (``file_id``, ``plan_id``, ``result``, ``events``,
-  ``forms``: node id → the input request last shown for it);
+- ``run.state``: the current run (``file_id``, ``plan_id``, ``result``, ``events``
+  (``Event.to_dict()`` of the last run or resume), ``forms``: node id → the input
+  request last shown for it, ``job``: the run or resume still in progress);
 - ``plan:{plan_id}::node:{node_id}::v{version}`` (``requirements.session_key``): the
   values of one input form, initialised from its fields and never cleared on a
   rerun; only the リセット button clears them (seed 002 §3, §8.2).
@@ -18,26 +19,41 @@ Errors follow seed §9.3: message, "エラー詳細" with the details, the hint,
 再実行 button for recoverable errors. 再実行 re-runs from the failed node with the
 values kept; when a form's values were edited since they were sent, it re-runs from
 the first edited form instead, so the new values are used (``state["sent"]`` holds
-what each form last sent).
+what each form last sent; ``services.plan_inputs.rerun_start`` decides).
+
+Runs, resumes and re-runs are ``services.jobs.Job``s: the page follows their events
+into an ``st.status``; a rerun of the page (a click meanwhile) keeps following the
+same job. A var whose YAML text does not read is shown as an error naming it, and
+実行 does not start.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import streamlit as st
-import yaml
 
 from keiri_agent.blocks.requirements import initial_values, merge_values, session_key
-from keiri_agent.config import Settings
-from keiri_agent.errors import KeiriAgentError
+from keiri_agent.errors import KeiriAgentError, UserInputError
+from keiri_agent.events import EventCallback, EventEmitter
 from keiri_agent.plans.engine import PlanEngine
 from keiri_agent.plans.models import Plan
-from keiri_agent.plans.run_log import EventCallback, RunEvent
+from keiri_agent.plans.run_log import EventCallback as RunEventCallback
+from keiri_agent.plans.run_log import RunEvent
 from keiri_agent.plans.runner import RunResult
+from keiri_agent.services.jobs import Job
+from keiri_agent.services.jsonforms import json_value
+from keiri_agent.services.plan_inputs import (
+    failed_node,
+    load_plan,
+    parse_var_value,
+    rerun_start,
+    var_kind,
+    var_text,
+)
 from keiri_agent.ui.components import persistent
+from keiri_agent.ui.session import session_settings
 
 STATE = "run.state"
 PLAN = "run.plan"
@@ -51,7 +67,7 @@ STATUS_LABELS = {
 
 def _engine() -> PlanEngine:
     if "run.engine" not in st.session_state:
-        st.session_state["run.engine"] = PlanEngine(Settings())
+        st.session_state["run.engine"] = PlanEngine(session_settings())
     engine: PlanEngine = st.session_state["run.engine"]
     return engine
 
@@ -59,20 +75,9 @@ def _engine() -> PlanEngine:
 def _show_error(error: Mapping[str, Any]) -> None:
     st.error(f"❌ {error.get('message', '')}")
     with st.expander("エラー詳細"):
-        st.json(_displayable(error.get("details") or {}))
+        st.json(json_value(error.get("details") or {}, preview=True))
     if error.get("hint"):
         st.info(f"💡 {error['hint']}")
-
-
-def _displayable(value: Any) -> Any:
-    """``value`` with bytes replaced by a short note (for st.json)."""
-    if isinstance(value, (bytes, bytearray)):
-        return f"<{len(value):,} bytes>"
-    if isinstance(value, Mapping):
-        return {str(key): _displayable(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_displayable(item) for item in value]
-    return value
 
 
 def _form_key(engine: PlanEngine, plan: Plan, node_id: str, block: str) -> str:
@@ -189,35 +194,55 @@ def _form(key: str, request: Mapping[str, Any]) -> None:
         st.rerun()
 
 
-def _invoke(action: str, call: Callable[[EventCallback], RunResult]) -> None:
-    """Run ``call(on_event)`` under a status box; keep the result and the events."""
-    state = st.session_state[STATE]
-    events: list[dict[str, Any]] = []
+# adapter until core emits Event
+def _plan_events(emit: EventCallback) -> RunEventCallback:
+    """The runner's ``RunEvent``s as ``Event``s (source ``plan``) for ``emit``."""
+    emitters: dict[str, EventEmitter] = {}
+
+    def on_event(event: RunEvent) -> None:
+        emitter = emitters.setdefault(event.run_id, EventEmitter("plan", event.run_id, emit))
+        line = event.to_dict()
+        payload = {k: v for k, v in line.items() if k not in ("event", "run_id", "timestamp")}
+        emitter.emit(event.event, payload)
+
+    return on_event
+
+
+def _invoke(action: str, call: Callable[[RunEventCallback], RunResult]) -> None:
+    """Start ``call(on_event)`` as a background job and follow it (``_follow``)."""
+    job: Job[RunResult] = Job(lambda emit: call(_plan_events(emit)), name="plan-run")
+    st.session_state[STATE]["job"] = {"action": action, "job": job}
+    job.start()
+    _follow(st.session_state[STATE])
+
+
+def _follow(state: dict[str, Any]) -> None:
+    """Show the running job's events under a status box until it ends; keep the
+    result and the events (or the error) in ``state``."""
+    action: str = state["job"]["action"]
+    job: Job[RunResult] = state["job"]["job"]
     with st.status("実行中…", expanded=True) as status:
-
-        def on_event(event: RunEvent) -> None:
-            line = event.to_dict()
-            events.append(line)
-            status.write(_event_text(line))
-
-        try:
-            result: RunResult = call(on_event)
-        except KeiriAgentError as error:
+        for event in job.follow():
+            status.write(_event_text(event.to_dict()))
+        state["job"] = None
+        error = job.error
+        if isinstance(error, KeiriAgentError):
             state["problem"] = error.to_dict()
             status.update(label=f"{action}: エラー", state="error")
             return
+        result = job.result()  # re-raises anything unexpected
         status.update(
             label=f"{action}: {STATUS_LABELS.get(result.status, result.status)}",
             state="error" if result.status == "failed" else "complete",
             expanded=False,
         )
-    state.update(result=result, events=events, problem=None)
+    state.update(result=result, events=[event.to_dict() for event in job.events()], problem=None)
 
 
 def _event_text(line: Mapping[str, Any]) -> str:
-    node = line.get("node_id")
-    extra = line.get("status") or line.get("code") or ""
-    return " ".join(str(part) for part in (line["event"], node or "", extra) if part)
+    payload = line.get("payload") or {}
+    extra = payload.get("status") or payload.get("code") or ""
+    return " ".join(str(part) for part in (line["kind"], payload.get("node_id"), extra) if part)
 
 
 def _answers(state: Mapping[str, Any]) -> dict[str, Any]:
@@ -244,14 +269,14 @@ def _outputs(plan: Plan, result: RunResult) -> None:
 
 def _value(key: str, alias: str, value: Any) -> None:
     if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
-        st.dataframe(_displayable(value), hide_index=True)
+        st.dataframe(json_value(value, preview=True), hide_index=True)
     elif isinstance(value, (bytes, bytearray)):
         st.download_button("ダウンロード", bytes(value), file_name=alias, key=key)
     elif isinstance(value, Mapping) and isinstance(value.get("data"), (bytes, bytearray)):
         name = str(value.get("name") or alias)
         st.download_button(f"{name} をダウンロード", bytes(value["data"]), file_name=name, key=key)
     elif isinstance(value, (Mapping, list)):
-        st.json(_displayable(value))
+        st.json(json_value(value, preview=True))
     else:
         st.text(str(value))
 
@@ -267,41 +292,40 @@ def _log(result: RunResult) -> None:
         st.code(text or "(empty)", language="json")
 
 
-def _vars_inputs(plan: Plan, file_id: str) -> dict[str, Any]:
-    """Widgets for the Plan's ``vars`` (defaults from the Plan); the values to run with.
+def _vars_inputs(plan: Plan, file_id: str) -> tuple[dict[str, Any], list[UserInputError]]:
+    """Widgets for the Plan's ``vars`` (defaults from the Plan); the values to run with
+    and the problems (a YAML text that does not read, named by its var).
 
-    Scalars get a widget of their type; lists and mappings are edited as YAML.
-    Values are kept per Plan in the session (``run.vars.{file_id}.{name}``).
+    Scalars get a widget of their type; lists and mappings are edited as YAML
+    (``services.plan_inputs``). Values are kept per Plan in the session
+    (``run.vars.{file_id}.{name}``).
     """
-    if not plan.vars:
-        return {}
     values: dict[str, Any] = {}
+    problems: list[UserInputError] = []
+    if not plan.vars:
+        return values, problems
     with st.expander("変数（vars）", expanded=False):
         for name, default in plan.vars.items():
             key = f"run.vars.{file_id}.{name}"
-            if isinstance(default, bool):
+            kind = var_kind(default)
+            if kind == "boolean":
                 values[name] = persistent(st.checkbox, name, key=key, default=default)
-            elif isinstance(default, int | float):
+            elif kind in ("integer", "number"):
                 # step=1 keeps an int an int (the value comes from the session, not value=)
-                step = 1 if isinstance(default, int) else None
+                step = 1 if kind == "integer" else None
                 values[name] = persistent(
                     st.number_input, name, key=key, default=default, step=step
                 )
-            elif isinstance(default, str) or default is None:
+            elif kind == "text":
                 values[name] = persistent(st.text_input, name, key=key, default=default or "")
             else:
-                text = persistent(
-                    st.text_area,
-                    name,
-                    key=key,
-                    default=yaml.safe_dump(default, allow_unicode=True),
-                )
+                text = persistent(st.text_area, name, key=key, default=var_text(default))
                 try:
-                    values[name] = yaml.safe_load(text)
-                except yaml.YAMLError as error:
-                    st.error(f"{name}: YAML として読めません（{error}）。既定値で実行します。")
-                    values[name] = default
-    return values
+                    values[name] = parse_var_value(name, text)
+                except UserInputError as error:
+                    st.error(error.message)
+                    problems.append(error)
+    return values, problems
 
 
 def _start(engine: PlanEngine, plan: Plan, file_id: str, vars: Mapping[str, Any]) -> None:
@@ -314,30 +338,9 @@ def _start(engine: PlanEngine, plan: Plan, file_id: str, vars: Mapping[str, Any]
         "keys": {},
         "sent": {},
         "problem": None,
+        "job": None,
     }
     _invoke("実行", lambda on_event: engine.run(plan, vars=vars, on_event=on_event))
-
-
-def rerun_start(
-    plan: Plan,
-    forms: Sequence[str],
-    answers: Mapping[str, Any],
-    sent: Mapping[str, Any],
-    failed: str,
-) -> str:
-    """Where 再実行 starts: the first top-level node owning a form edited since it was sent
-    (so the new values are used), else the failed node (the answers are reused).
-
-    ``forms`` are node paths; a form inside a loop or subflow ("per_client[0]/ask")
-    belongs to its top-level node ("per_client").
-    """
-    top = [node.id for node in plan.graph]
-    owners = {path: re.split(r"[\[/]", path, maxsplit=1)[0] for path in forms}
-    edited = {owners[path] for path in forms if answers.get(path) != sent.get(path)}
-    if edited:
-        return next(node_id for node_id in top if node_id in edited)
-    owning = [node_id for node_id in top if node_id in owners.values()]
-    return failed or (owning[0] if owning else top[0])
 
 
 def _rerun_button(
@@ -345,9 +348,10 @@ def _rerun_button(
 ) -> None:
     """再実行 from the failed node, or from the first edited form (its new values apply)."""
     state = st.session_state[STATE]
-    failed = str((failure.get("details") or {}).get("node_id") or "")
+    failed = failed_node(failure)
+    nodes = [node.id for node in plan.graph]
     start = rerun_start(
-        plan, list(state["forms"]), _answers(state), state.get("sent") or {}, failed
+        nodes, list(state["forms"]), _answers(state), state.get("sent") or {}, failed
     )
     st.caption(
         f"再実行: {start} から"
@@ -365,23 +369,21 @@ def _rerun_button(
         st.rerun()
 
 
-def render_run_page() -> None:
-    """The page body (called by ``st.navigation``)."""
-    st.title("実行")
+def _choose_plan(engine: PlanEngine) -> str | None:
+    """The Plan selector (``designs/``); the chosen file id, None when there is none."""
     try:
-        engine = _engine()
         entries = engine.store.list()
     except KeiriAgentError as error:
         _show_error(error.to_dict())
-        return
+        return None
     if not entries:
         st.info("designs/ に Plan がありません。")
-        return
+        return None
     labels = {entry.file_id: entry.plan_id for entry in entries}
     state = st.session_state.get(STATE)
     if PLAN not in st.session_state and state and state["file_id"] in labels:
         st.session_state[PLAN] = state["file_id"]  # coming back: show the current run
-    file_id = str(
+    return str(
         persistent(
             st.selectbox,
             "Plan",
@@ -391,30 +393,11 @@ def render_run_page() -> None:
             format_func=lambda f: f"{labels[f]} ({f})",
         )
     )
-    try:
-        plan = engine.load(file_id)
-    except KeiriAgentError as error:
-        _show_error(error.to_dict())
-        return
-    if plan.description:
-        st.caption(plan.description)
-    layout = list(plan.ui.layout) or [node.id for node in plan.graph]
-    st.caption("表示順: " + " → ".join(layout))
-    run_vars = _vars_inputs(plan, file_id)
-    if st.button("実行", type="primary", key="run.start"):
-        _start(engine, plan, file_id, run_vars)
-    state = st.session_state.get(STATE)
-    if not state or state["file_id"] != file_id:
-        return
-    if state.get("problem"):
-        _show_error(state["problem"])
-    result: RunResult | None = state.get("result")
-    if result is None:
-        return
-    st.subheader(f"結果: {STATUS_LABELS.get(result.status, result.status)}（{result.run_id}）")
-    with st.status("ノードの進捗", state="complete", expanded=False):
-        for line in state["events"]:
-            st.write(_event_text(line))
+
+
+def _forms(engine: PlanEngine, plan: Plan, result: RunResult) -> None:
+    """The input forms of the waiting nodes (and those answered, until the run succeeds)."""
+    state = st.session_state[STATE]
     for waiting in result.waiting:
         node_id = str(waiting["node_id"])
         key = _form_key(engine, plan, node_id, str(waiting.get("block", "")))
@@ -435,6 +418,16 @@ def render_run_page() -> None:
             lambda on_event: engine.resume(result.run_id, answers=answers, on_event=on_event),
         )
         st.rerun()
+
+
+def _result(engine: PlanEngine, plan: Plan, result: RunResult) -> None:
+    """The run's status, progress, forms, errors (with 再実行), outputs and log."""
+    state = st.session_state[STATE]
+    st.subheader(f"結果: {STATUS_LABELS.get(result.status, result.status)}（{result.run_id}）")
+    with st.status("ノードの進捗", state="complete", expanded=False):
+        for line in state["events"]:
+            st.write(_event_text(line))
+    _forms(engine, plan, result)
     for index, failure in enumerate(result.errors):
         _show_error(failure)
         if failure.get("recoverable"):
@@ -443,6 +436,44 @@ def render_run_page() -> None:
         st.subheader("出力")
         _outputs(plan, result)
     _log(result)
+
+
+def render_run_page() -> None:
+    """The page body (called by ``st.navigation``)."""
+    st.title("実行")
+    try:
+        engine = _engine()
+    except KeiriAgentError as error:
+        _show_error(error.to_dict())
+        return
+    file_id = _choose_plan(engine)
+    if file_id is None:
+        return
+    try:
+        plan = load_plan(engine, file_id)
+    except KeiriAgentError as error:
+        _show_error(error.to_dict())
+        return
+    if plan.description:
+        st.caption(plan.description)
+    layout = list(plan.ui.layout) or [node.id for node in plan.graph]
+    st.caption("表示順: " + " → ".join(layout))
+    run_vars, problems = _vars_inputs(plan, file_id)
+    if st.button("実行", type="primary", key="run.start"):
+        for problem in problems:  # a var that does not read: say so, run nothing
+            _show_error(problem.to_dict())
+        if not problems:
+            _start(engine, plan, file_id, run_vars)
+    state = st.session_state.get(STATE)
+    if not state or state["file_id"] != file_id:
+        return
+    if state.get("job"):  # a rerun interrupted following the run: keep following it
+        _follow(state)
+    if state.get("problem"):
+        _show_error(state["problem"])
+    result: RunResult | None = state.get("result")
+    if result is not None:
+        _result(engine, plan, result)
 
 
 if __name__ == "__main__":  # run as the 実行 page script by st.navigation

@@ -1,0 +1,205 @@
+"""What a user hands a Plan: the plan itself, typed ``vars``, answers, a 再実行 point.
+
+- The plan: a YAML file path or a plan id under ``designs/`` (the exact file, else
+  its newest registered version ``<id>_<yyyymmddHHMM>.yaml``), resolved by
+  ``locate_plan`` for every command and page (``load_plan``, ``read_plan_text``).
+- ``vars`` from text: a value is YAML (JSON is YAML): ``50000`` is a number,
+  ``[a, b]`` a list, ``はい`` a string. Text that is not valid YAML is an error
+  naming the variable (code ``VAR_INVALID``) — never "run with the default" or with
+  the raw text. ``NAME=VALUE`` assignments (``--var``) without ``=`` are
+  ``VAR_SYNTAX``.
+- Answers for input nodes: a YAML/JSON file ``{node_id: {field: value}}``.
+- 再実行: where a re-run of a failed run starts (``rerun_start``); node paths
+  (``per_client[0]/ask``) belong to their top-level node (``node_owner``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import yaml
+
+from keiri_agent.errors import UserInputError
+from keiri_agent.plans.engine import PLAN_SUFFIXES
+from keiri_agent.plans.loader import load_plan_file
+from keiri_agent.services.user_files import read_text_file
+
+if TYPE_CHECKING:
+    from keiri_agent.plans.engine import PlanEngine
+    from keiri_agent.plans.models import Plan
+    from keiri_agent.plans.store import PlanStore
+
+VarKind = Literal["boolean", "integer", "number", "text", "yaml"]
+VAR_HINT = (
+    "数値は 50000、リストは [a, b]、対応表は {キー: 値} のように YAML（または JSON）で"
+    "書いてください。「:」「#」「[」などで始まる・含む文字列は引用符で囲みます"
+    '（例: "9:00 開始"）'
+)
+
+# --------------------------------------------------------------------------- the plan
+
+
+def locate_plan(store: PlanStore, reference: str | Path) -> Path:
+    """The file ``reference`` names: a path (``*.yaml``/``*.yml`` or an existing file),
+    else a plan id in ``store`` (the exact file, else its newest registered version).
+
+    ``UserInputError`` PLAN_NOT_FOUND when there is none (for an id: listing the ids
+    that exist); PLAN_PATH for an id that would leave ``designs/``.
+    """
+    text = str(reference)
+    path = Path(text)
+    if path.suffix in PLAN_SUFFIXES or path.is_file():
+        if not path.is_file():
+            raise UserInputError(
+                f"plan file not found: {path}" if not path.exists() else f"{path} is not a file",
+                code="PLAN_NOT_FOUND",
+                hint="check the path (plans live under designs/)",
+                details={"path": str(path)},
+            )
+        return path
+    exact = store.path_for(text)
+    if exact.is_file():
+        return exact
+    versions = store.versions(text)
+    if not versions:
+        store.load(text)  # raises PLAN_NOT_FOUND listing the ids that exist
+        return exact  # written in the meantime
+    return versions[-1].path
+
+
+def load_plan(engine: PlanEngine, reference: str | Path) -> Plan:
+    """The Plan ``reference`` names (see ``locate_plan``), loaded and checked for syntax."""
+    return load_plan_file(locate_plan(engine.store, reference))
+
+
+def read_plan_text(store: PlanStore, reference: str | Path) -> tuple[Path, str]:
+    """(path, text) of the plan ``reference`` names, for tools that edit the file."""
+    path = locate_plan(store, reference)
+    try:
+        return path, path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UserInputError(
+            f"プラン {path} の文字コードを読み取れません（UTF-8 ではありません）",
+            hint="UTF-8 で保存してください",
+        ) from None
+    except OSError as error:
+        raise UserInputError(f"cannot read the plan {path}: {error.strerror or error}") from None
+
+
+# --------------------------------------------------------------------------- vars
+
+
+def var_kind(default: Any) -> VarKind:
+    """How a var is edited: by its default's type; lists and mappings as YAML text."""
+    if isinstance(default, bool):
+        return "boolean"
+    if isinstance(default, int):
+        return "integer"
+    if isinstance(default, float):
+        return "number"
+    if isinstance(default, str) or default is None:
+        return "text"
+    return "yaml"
+
+
+def var_text(value: Any) -> str:
+    """A var's value as the YAML text a user edits (the reverse of ``parse_var_value``)."""
+    return yaml.safe_dump(value, allow_unicode=True, sort_keys=False)
+
+
+def parse_var_value(name: str, text: str) -> Any:
+    """The value of var ``name`` typed from ``text`` (YAML; empty text is ``""``).
+
+    ``UserInputError`` VAR_INVALID naming the variable, where and why, when the text
+    is not valid YAML.
+    """
+    if not text.strip():
+        return ""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        problem = str(getattr(error, "problem", None) or error).strip()
+        mark = getattr(error, "problem_mark", None)
+        where = f"{mark.line + 1} 行 {mark.column + 1} 文字目: " if mark is not None else ""
+        raise UserInputError(
+            f"変数 {name} の値を YAML として読み取れません（{where}{problem}）",
+            code="VAR_INVALID",
+            hint=VAR_HINT,
+            details={"var": name, "text": text, "problem": problem},
+        ) from None
+
+
+def parse_var_assignments(items: Sequence[str] | None) -> dict[str, Any]:
+    """``["a=1", "b=x y"]`` → ``{"a": 1, "b": "x y"}`` (each value by ``parse_var_value``)."""
+    values: dict[str, Any] = {}
+    for item in items or []:
+        name, separator, raw = item.partition("=")
+        if not separator or not name.strip():
+            raise UserInputError(
+                f"変数の指定 {item!r} は 名前=値 の形で書いてください",
+                code="VAR_SYNTAX",
+                hint="例: min_amount=50000（値は YAML: 数値、文字列、[a, b] など）",
+                details={"item": item},
+            )
+        values[name.strip()] = parse_var_value(name.strip(), raw)
+    return values
+
+
+# --------------------------------------------------------------------------- answers
+
+
+def read_answers(path: Path | None) -> dict[str, Any]:
+    """The answers file (YAML or JSON): node id → {field: value}; {} without a file."""
+    if path is None:
+        return {}
+    try:
+        data = yaml.safe_load(read_text_file(path, "answers file"))
+    except yaml.YAMLError as error:
+        raise UserInputError(
+            f"{path} is not valid YAML: {error}",
+            hint="write {node_id: {field: value}}, e.g. collect_inputs: {proceed: true}",
+        ) from None
+    if not isinstance(data, dict):
+        raise UserInputError(
+            f"{path} must map node ids to answers",
+            hint="write {node_id: {field: value}}, e.g. collect_inputs: {proceed: true}",
+        )
+    return data
+
+
+# --------------------------------------------------------------------------- 再実行
+
+
+def node_owner(path: str) -> str:
+    """The top-level node of a node path: ``per_client[0]/ask`` → ``per_client``."""
+    return re.split(r"[\[/]", path, maxsplit=1)[0]
+
+
+def failed_node(error: Mapping[str, Any]) -> str:
+    """The top-level node to re-run for a run error (``details.node_id``), or ''."""
+    return str((error.get("details") or {}).get("node_id") or "")
+
+
+def rerun_start(
+    node_ids: Sequence[str],
+    forms: Sequence[str],
+    answers: Mapping[str, Any],
+    sent: Mapping[str, Any],
+    failed: str,
+) -> str:
+    """Where 再実行 starts: the first top-level node owning a form edited since it was
+    sent (so the new values are used), else the failed node (the answers are reused),
+    else the first node owning a form, else the first node.
+
+    ``node_ids``: the plan's top-level nodes in order; ``forms``: node paths of the
+    input forms shown; ``answers`` / ``sent``: path → values now / when last sent.
+    """
+    owners = {path: node_owner(path) for path in forms}
+    edited = {owners[path] for path in forms if answers.get(path) != sent.get(path)}
+    if edited:
+        return next(node_id for node_id in node_ids if node_id in edited)
+    owning = [node_id for node_id in node_ids if node_id in owners.values()]
+    return failed or (owning[0] if owning else node_ids[0])
