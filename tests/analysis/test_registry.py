@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from openpyxl import Workbook
 
-from keiri_agent.agents.analysis import registry as registry_module
-from keiri_agent.agents.analysis.registry import DatasetRegistry, excel_sheet_names
+from keiri_agent.agents.analysis.datasets import DatasetRegistry, excel_sheet_names
+from keiri_agent.agents.analysis.datasets import registry as registry_module
 from keiri_agent.demo import sample_data_path
 from keiri_agent.errors import DatasetError, UnknownDatasetError
 

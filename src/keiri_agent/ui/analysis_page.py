@@ -24,7 +24,7 @@ from typing import Any
 import streamlit as st
 
 from keiri_agent.agents.analysis import AnalysisAgent, TurnResult
-from keiri_agent.agents.analysis.registry import excel_sheet_names
+from keiri_agent.agents.analysis.datasets import excel_sheet_names
 from keiri_agent.agents.analysis.report import figure_path
 from keiri_agent.config import Settings
 from keiri_agent.demo import sample_data_path

@@ -7,6 +7,6 @@ Public API: ``AnalysisAgent`` (load files, ``ask`` per turn, ``run_specs``),
 
 from keiri_agent.agents.analysis.agent import AnalysisAgent, TurnResult
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
-from keiri_agent.agents.analysis.registry import DatasetRegistry
+from keiri_agent.agents.analysis.datasets import DatasetRegistry
 
 __all__ = ["ActionResult", "AnalysisAgent", "Artifact", "DatasetRegistry", "TurnResult"]

@@ -30,18 +30,18 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from keiri_agent.agents.analysis.actions import AnalysisActions
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
+from keiri_agent.agents.analysis.datasets.registry import DatasetRegistry
 from keiri_agent.agents.analysis.graph import AnalysisGraphParts, build_graph
-from keiri_agent.agents.analysis.llm_reasoner import LLMReasoner
 from keiri_agent.agents.analysis.messages import agent_message, message_kind
-from keiri_agent.agents.analysis.offline.reasoner import OfflineReasoner
-from keiri_agent.agents.analysis.registry import DatasetRegistry
+from keiri_agent.agents.analysis.reasoning.llm_reasoner import LLMReasoner
+from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReasoner
 from keiri_agent.agents.analysis.report import (
     ReportWriter,
     evidence_actions,
     evidence_artifacts,
 )
+from keiri_agent.agents.analysis.runtime.actions import AnalysisActions
 from keiri_agent.config import Settings
 from keiri_agent.llm.factory import chat_model as make_chat_model
 from keiri_agent.storage.checkpointer import open_checkpointer

@@ -8,9 +8,9 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from keiri_agent.agents.analysis import prompts
-from keiri_agent.agents.analysis.decision import Decision, ReasonInput
-from keiri_agent.agents.analysis.specs import analysis_spec_json_schema, plot_spec_json_schema
+from keiri_agent.agents.analysis.ops.specs import analysis_spec_json_schema, plot_spec_json_schema
+from keiri_agent.agents.analysis.reasoning import prompts
+from keiri_agent.agents.analysis.reasoning.decision import Decision, ReasonInput
 from keiri_agent.llm.structured import invoke_structured, render_prompt
 
 HISTORY_MESSAGES = 20

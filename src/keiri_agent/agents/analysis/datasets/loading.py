@@ -1,0 +1,238 @@
+"""Reading an uploaded file's bytes into a raw table (before cleaning).
+
+- CSV in UTF-8 (with or without BOM), Shift_JIS/CP932 (Japanese Excel) or UTF-16
+  (Excel "Unicode text"); TSV/TXT tab separated; XLSX/XLSM through openpyxl.
+- Title rows above the header (a report name, an output date: rows with at most half
+  as many filled cells as the table is wide) are skipped: the header is the first of
+  the first 20 rows that fills the table's dominant width with non-numeric names and
+  has rows under it. Otherwise the first row is the header. What was skipped is
+  returned as a note (``先頭の2行（タイトル）を飛ばしました: ...``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import re
+import unicodedata
+import zipfile
+from collections import Counter
+from typing import Any
+
+import pandas as pd
+
+from keiri_agent.agents.analysis.datasets.cleaning import _DATE_RE, _JA_DATE_RE, _NUMBER_RE, _nfkc
+from keiri_agent.errors import DatasetError, unknown_choice_message
+
+CSV_SUFFIXES = (".csv",)
+TAB_SUFFIXES = (".tsv", ".txt")
+EXCEL_SUFFIXES = (".xlsx", ".xlsm")
+SUPPORTED_SUFFIXES = CSV_SUFFIXES + TAB_SUFFIXES + EXCEL_SUFFIXES
+_HEADER_SCAN_ROWS = 20
+_BINARY_MAGIC = {
+    b"PK\x03\x04": "an Excel (.xlsx) or other zip file",
+    b"\xd0\xcf\x11\xe0": "an old Excel (.xls) or other Office file",
+    b"%PDF": "a PDF file",
+}
+
+
+def dataset_error(message: str, hint: str, **details: Any) -> DatasetError:
+    return DatasetError(message, hint=hint, details=details)
+
+
+def excel_sheet_names(data: bytes) -> list[str]:
+    """The sheet names of an .xlsx/.xlsm file, in workbook order.
+
+    Raises:
+        DatasetError: the bytes are not a readable Excel workbook.
+    """
+    from openpyxl import load_workbook
+
+    try:
+        workbook = load_workbook(io.BytesIO(data), read_only=True)
+    except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
+        raise dataset_error(
+            f"not a valid Excel workbook: {exc}",
+            "open the file in Excel and save it again as .xlsx, or export the sheet as CSV",
+        ) from exc
+    try:
+        return list(workbook.sheetnames)
+    finally:
+        workbook.close()
+
+
+def _decode(data: bytes, name: str) -> tuple[str, str]:
+    """Decode CSV bytes strictly: UTF-16 (BOM), then UTF-8 (BOM optional), then CP932."""
+    for magic, what in _BINARY_MAGIC.items():
+        if data.startswith(magic):
+            raise dataset_error(
+                f"{name!r} is not a text file; it looks like {what}",
+                "upload it with its proper suffix (.xlsx), or export the sheet as CSV",
+            )
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        candidates: tuple[str, ...] = ("utf-16",)
+    else:
+        candidates = ("utf-8-sig", "cp932")
+    for encoding in candidates:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        head = text[:65536]
+        controls = sum(1 for ch in head if unicodedata.category(ch) == "Cc" and ch not in "\t\r\n")
+        if "\x00" in head or controls > max(2, len(head) // 100):
+            break
+        return text, encoding
+    raise dataset_error(
+        f"{name!r} could not be read as text: it is neither UTF-8 nor Shift_JIS (CP932)",
+        "save the file as 'CSV UTF-8' from Excel, or check that it is really a CSV file",
+        tried=list(candidates),
+    )
+
+
+def _looks_like_value(cell: str) -> bool:
+    text = _nfkc(cell)
+    return bool(
+        re.fullmatch(_NUMBER_RE, text) or _DATE_RE.fullmatch(text) or _JA_DATE_RE.fullmatch(text)
+    )
+
+
+def _header_row(rows: list[list[str]]) -> int:
+    """The index of the header row among the first rows (0: the first row, or no guess).
+
+    The header is the first row whose filled-cell count equals the table's dominant
+    width, holds names (no number or date), follows only title rows (at most half as
+    wide, or blank) and has a filled row under it.
+    """
+    counts = [sum(1 for cell in row if cell.strip()) for row in rows]
+    tally = Counter(count for count in counts if count)
+    if not tally:
+        return 0
+    width = max(tally, key=lambda count: (tally[count], count))
+    if width < 2:
+        return 0
+    index = next((i for i, count in enumerate(counts) if count == width), 0)
+    if any(count > width // 2 for count in counts[:index]):
+        return 0
+    if not any(counts[:index]) or not any(counts[index + 1 :]):  # no titles, or no data
+        return 0
+    if any(_looks_like_value(cell) for cell in rows[index] if cell.strip()):
+        return 0
+    return index
+
+
+def _skipped_note(rows: list[list[str]], header: int) -> str:
+    titles = [" ".join(cell.strip() for cell in row if cell.strip()) for row in rows[:header]]
+    shown = " / ".join(title[:60] for title in titles if title)
+    return f"先頭の{header}行（タイトル）を飛ばしました" + (f": {shown}" if shown else "")
+
+
+def read_text_table(data: bytes, name: str, suffix: str) -> tuple[pd.DataFrame, list[str]]:
+    text, encoding = _decode(data, name)
+    if not text or text.isspace():
+        raise dataset_error(f"{name!r} is empty", "upload a file with a header row and data rows")
+    head = text[:65536]
+    lines = [line for line in head.lstrip().split("\n")[:_HEADER_SCAN_ROWS] if line.strip()]
+    header = next((line for line in lines if "\t" in line or "," in line), lines[0])
+    tabbed = suffix in TAB_SUFFIXES or ("\t" in header and "," not in header)
+    sep = "\t" if tabbed else ","
+    reader = csv.reader(io.StringIO(head), delimiter=sep)
+    try:
+        scanned = list(itertools.islice(reader, _HEADER_SCAN_ROWS))
+    except csv.Error:
+        scanned = []
+    notes: list[str] = []
+    skip = 0
+    header_index = _header_row(scanned)
+    if header_index:
+        scanned = scanned[: header_index + 1]
+        reader = csv.reader(io.StringIO(head), delimiter=sep)
+        for _ in range(header_index):
+            next(reader)
+        skip = reader.line_num
+        notes.append(_skipped_note(scanned, header_index))
+    # the C parser reads bytes far faster than a StringIO (which it re-encodes in chunks)
+    payload = data if encoding == "utf-8-sig" else text.encode("utf-8")
+    del text, head
+    try:
+        frame = pd.read_csv(
+            io.BytesIO(payload), sep=sep, encoding="utf-8-sig", low_memory=False, skiprows=skip
+        )
+    except pd.errors.EmptyDataError as exc:
+        raise dataset_error(
+            f"{name!r} is empty", "upload a file with a header row and data rows"
+        ) from exc
+    except (pd.errors.ParserError, ValueError) as exc:
+        raise dataset_error(
+            f"{name!r} could not be parsed as a {'tab' if tabbed else 'comma'}-separated "
+            f"table: {str(exc).strip()}",
+            "check that every row has as many fields as the header and that values "
+            "containing the delimiter are in double quotes",
+            encoding=encoding,
+        ) from exc
+    return frame, notes
+
+
+def _header_names(cells: list[Any]) -> list[str]:
+    """Column names from a header row the way ``pandas.read_excel`` makes them."""
+    names: list[str] = []
+    seen: dict[str, int] = {}
+    for position, cell in enumerate(cells):
+        if cell is None or (isinstance(cell, float) and cell != cell) or not str(cell).strip():
+            name = f"Unnamed: {position}"
+        else:
+            name = str(cell)
+        if name in seen:
+            seen[name] += 1
+            name = f"{name}.{seen[name]}"
+        seen.setdefault(name, 0)
+        names.append(name)
+    return names
+
+
+def read_excel(data: bytes, name: str, sheet: str | int | None) -> tuple[pd.DataFrame, list[str]]:
+    sheets = excel_sheet_names(data)
+    if not sheets:
+        raise dataset_error(f"{name!r} has no sheets", "save a workbook with at least one sheet")
+    if sheet is None:
+        chosen = sheets[0]
+    elif isinstance(sheet, int) and not isinstance(sheet, bool):
+        if not 0 <= sheet < len(sheets):
+            raise dataset_error(
+                f"{name!r} has no sheet number {sheet} (it has {len(sheets)}: {', '.join(sheets)})",
+                "choose a sheet by name or by index from 0",
+                sheets=sheets,
+            )
+        chosen = sheets[sheet]
+    elif sheet in sheets:
+        chosen = sheet
+    else:
+        raise dataset_error(
+            f"{name!r}: " + unknown_choice_message("sheet", str(sheet), sheets),
+            "choose one of the listed sheets",
+            sheets=sheets,
+        )
+    try:
+        # dtype=object keeps text cells such as '007' as text; infer_objects types the rest
+        raw = pd.read_excel(
+            io.BytesIO(data), sheet_name=chosen, engine="openpyxl", dtype=object, header=None
+        )
+    except (ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
+        raise dataset_error(
+            f"sheet {chosen!r} of {name!r} could not be read: {exc}",
+            "open the file in Excel and save it again, or export the sheet as CSV",
+        ) from exc
+    if len(raw) == 0 or len(raw.columns) == 0:
+        raise dataset_error(
+            f"sheet {chosen!r} of {name!r} is empty", "choose a sheet that has data"
+        )
+    scanned = [
+        ["" if pd.isna(cell) else str(cell) for cell in row]
+        for row in raw.head(_HEADER_SCAN_ROWS).itertuples(index=False)
+    ]
+    header = _header_row(scanned)
+    notes = [_skipped_note(scanned, header)] if header else []
+    frame = raw.iloc[header + 1 :].infer_objects()
+    frame.columns = pd.Index(_header_names(list(raw.iloc[header])))
+    return frame, notes
