@@ -33,6 +33,7 @@ from rich.table import Table
 from keiri_agent.cli.common import console, err_console
 from keiri_agent.cli.common import fail as _fail
 from keiri_agent.errors import KeiriAgentError, UserInputError
+from keiri_agent.textcodec import TextDecodeError, decode_text
 
 if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
     from keiri_agent.plans.engine import PlanEngine
@@ -102,10 +103,11 @@ def parse_vars(items: list[str] | None) -> dict[str, Any]:
 def read_text_file(
     path: Path, what: str, *, error_class: type[UserInputError] = UserInputError
 ) -> str:
-    """The text of a file the user named: UTF-8 (with or without BOM), else CP932.
+    """The text of a file the user named (``textcodec``: UTF-8, BOM, UTF-16, CP932).
 
     A missing file, a folder or an unreadable file, and bytes that are neither
-    UTF-8 nor CP932, raise ``error_class`` naming the path (never a traceback).
+    UTF-8 nor CP932 (or binary data), raise ``error_class`` naming the path (never
+    a traceback).
     """
     try:
         raw = path.read_bytes()
@@ -117,15 +119,13 @@ def read_text_file(
         ) from None
     except OSError as error:
         raise error_class(f"cannot read the {what} {path}: {error.strerror or error}") from None
-    for encoding in ("utf-8-sig", "cp932"):  # as the CSV loader: Shift_JIS files from Excel
-        try:
-            return raw.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-    raise error_class(
-        f"{what} {path} の文字コードを読み取れません（UTF-8 でも CP932 でもありません）",
-        hint="UTF-8 で保存してください",
-    )
+    try:
+        return decode_text(raw).text  # as the CSV loader: Shift_JIS files from Excel too
+    except TextDecodeError:
+        raise error_class(
+            f"{what} {path} の文字コードを読み取れません（UTF-8 でも CP932 でもありません）",
+            hint="UTF-8 で保存してください",
+        ) from None
 
 
 def read_answers(path: Path | None) -> dict[str, Any]:

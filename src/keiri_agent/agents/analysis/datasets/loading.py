@@ -15,7 +15,6 @@ import csv
 import io
 import itertools
 import re
-import unicodedata
 import zipfile
 from collections import Counter
 from typing import Any
@@ -24,6 +23,7 @@ import pandas as pd
 
 from keiri_agent.agents.analysis.datasets.cleaning import _DATE_RE, _JA_DATE_RE, _NUMBER_RE, _nfkc
 from keiri_agent.errors import DatasetError, unknown_choice_message
+from keiri_agent.textcodec import DecodedText, TextDecodeError, decode_text
 
 CSV_SUFFIXES = (".csv",)
 TAB_SUFFIXES = (".tsv", ".txt")
@@ -62,33 +62,22 @@ def excel_sheet_names(data: bytes) -> list[str]:
         workbook.close()
 
 
-def _decode(data: bytes, name: str) -> tuple[str, str]:
-    """Decode CSV bytes strictly: UTF-16 (BOM), then UTF-8 (BOM optional), then CP932."""
+def _decode(data: bytes, name: str) -> DecodedText:
+    """Decode CSV bytes (``textcodec``); an Office file or PDF named .csv is named as such."""
     for magic, what in _BINARY_MAGIC.items():
         if data.startswith(magic):
             raise dataset_error(
                 f"{name!r} is not a text file; it looks like {what}",
                 "upload it with its proper suffix (.xlsx), or export the sheet as CSV",
             )
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        candidates: tuple[str, ...] = ("utf-16",)
-    else:
-        candidates = ("utf-8-sig", "cp932")
-    for encoding in candidates:
-        try:
-            text = data.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-        head = text[:65536]
-        controls = sum(1 for ch in head if unicodedata.category(ch) == "Cc" and ch not in "\t\r\n")
-        if "\x00" in head or controls > max(2, len(head) // 100):
-            break
-        return text, encoding
-    raise dataset_error(
-        f"{name!r} could not be read as text: it is neither UTF-8 nor Shift_JIS (CP932)",
-        "save the file as 'CSV UTF-8' from Excel, or check that it is really a CSV file",
-        tried=list(candidates),
-    )
+    try:
+        return decode_text(data)
+    except TextDecodeError as exc:
+        raise dataset_error(
+            f"{name!r} could not be read as text: it is neither UTF-8 nor Shift_JIS (CP932)",
+            "save the file as 'CSV UTF-8' from Excel, or check that it is really a CSV file",
+            tried=list(exc.tried),
+        ) from exc
 
 
 def _looks_like_value(cell: str) -> bool:
@@ -129,7 +118,8 @@ def _skipped_note(rows: list[list[str]], header: int) -> str:
 
 
 def read_text_table(data: bytes, name: str, suffix: str) -> tuple[pd.DataFrame, list[str]]:
-    text, encoding = _decode(data, name)
+    decoded = _decode(data, name)
+    text, encoding = decoded.text, decoded.encoding
     if not text or text.isspace():
         raise dataset_error(f"{name!r} is empty", "upload a file with a header row and data rows")
     head = text[:65536]
@@ -153,7 +143,7 @@ def read_text_table(data: bytes, name: str, suffix: str) -> tuple[pd.DataFrame, 
         skip = reader.line_num
         notes.append(_skipped_note(scanned, header_index))
     # the C parser reads bytes far faster than a StringIO (which it re-encodes in chunks)
-    payload = data if encoding == "utf-8-sig" else text.encode("utf-8")
+    payload = data if encoding in ("utf-8", "utf-8-sig") else text.encode("utf-8")
     del text, head
     try:
         frame = pd.read_csv(
