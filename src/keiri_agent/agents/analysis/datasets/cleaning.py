@@ -16,39 +16,18 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 
 import pandas as pd
 
 from keiri_agent.errors import DatasetError
+from keiri_agent.files.cells import DATE_RE, JA_DATE_RE, MINUS_RE, NUMBER_RE
 
 NUMERIC_MIN_RATIO = 0.95  # a text column this numeric becomes numbers (the rest missing)
 _SAMPLE_ROWS = 1000
-# numbers are matched after NFKC (full-width digits, "￥", "－", "（" fold to ASCII) and
-# _MINUS_SIGNS: "1,234" "¥1,234" "1,234円" "-500" "¥-500" "△500" "▲500" "(500)" "¥(500)"
-_AMOUNT = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-_YEN = r"[¥$\\]"  # a CP932 file's half-width yen (0x5C) decodes as a backslash
-_SIGN = rf"(?:[-+△▲]\s*(?:{_YEN}\s*)?|{_YEN}\s*(?:[-+△▲]\s*)?)?"
-_NUMBER_RE = (
-    rf"{_SIGN}{_AMOUNT}(?:\s*円)?"
-    rf"|\(\s*(?:{_YEN}\s*)?{_AMOUNT}(?:\s*円)?\s*\)"
-    rf"|{_YEN}\s*\(\s*{_AMOUNT}\s*\)"
-)
 _NUMBER_MARKS_RE = r"[\s,¥$\\円()+△▲-]"
 _NEGATIVE_RE = r"[-△▲(]"
 _CODE_RE = r"0\d+"  # '007': a code, not a number
 _PLAIN_NUMBER_RE = r"[-+]?\d+(?:\.\d+)?"
-_MINUS_SIGNS = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2212\ufe63\uff0d", "-"))
-_MINUS_RE = "[\u2010\u2011\u2012\u2013\u2212\ufe63\uff0d]"
-_DATE_RE = re.compile(r"(\d{4})([-/.])\d{1,2}\2\d{1,2}(?:([ T])\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?")
-_JA_DATE_RE = re.compile(r"\d{4}年\d{1,2}月\d{1,2}日")
-
-
-def _nfkc(value: str) -> str:
-    """Full-width digits, signs and marks folded to ASCII (and minus signs to ``-``), stripped."""
-    if value.isascii():
-        return value.strip()
-    return unicodedata.normalize("NFKC", value).translate(_MINUS_SIGNS).strip()
 
 
 def _is_text(series: pd.Series) -> bool:
@@ -65,17 +44,17 @@ def _is_text(series: pd.Series) -> bool:
 
 
 def _normalized(text: pd.Series) -> pd.Series:
-    """``_nfkc`` of each value of a ``str`` series, vectorised (only non-ASCII values fold)."""
+    """``files.cells.nfkc`` of each value of a ``str`` series, vectorised (non-ASCII only)."""
     wide = ~text.str.isascii()
     if not wide.any():
         return text.str.strip()
-    folded = text[wide].str.normalize("NFKC").str.replace(_MINUS_RE, "-", regex=True)
+    folded = text[wide].str.normalize("NFKC").str.replace(MINUS_RE, "-", regex=True)
     return text.mask(wide, folded).str.strip()
 
 
 def _parse_numbers(text: pd.Series) -> pd.Series:
-    """Matching strings (``_NUMBER_RE``) to numbers; anything else to NaN."""
-    matched = text.str.fullmatch(_NUMBER_RE).fillna(False).astype(bool)
+    """Matching strings (``NUMBER_RE``) to numbers; anything else to NaN."""
+    matched = text.str.fullmatch(NUMBER_RE).fillna(False).astype(bool)
     cleaned = text.str.replace(_NUMBER_MARKS_RE, "", regex=True)
     numbers = pd.to_numeric(cleaned.astype(object), errors="coerce").where(matched)
     negative = text.str.contains(_NEGATIVE_RE, regex=True).fillna(False).astype(bool)
@@ -94,7 +73,7 @@ def _to_number(
     left as they are).
     """
     head = text.head(_SAMPLE_ROWS)
-    if head.str.fullmatch(_NUMBER_RE).mean() < NUMERIC_MIN_RATIO:
+    if head.str.fullmatch(NUMBER_RE).mean() < NUMERIC_MIN_RATIO:
         return None
     numbers = _parse_numbers(text)
     valid = numbers.notna()
@@ -115,9 +94,9 @@ def _to_number(
 
 def _date_format(sample: str) -> str | None:
     """An explicit strptime format for a sample value, or None when it is no date."""
-    if _JA_DATE_RE.fullmatch(sample):
+    if JA_DATE_RE.fullmatch(sample):
         return "%Y年%m月%d日"
-    match = _DATE_RE.fullmatch(sample)
+    match = DATE_RE.fullmatch(sample)
     if match is None:
         return None
     sep, time_sep, seconds, fraction = match.group(2, 3, 4, 5)
@@ -156,7 +135,7 @@ def _convert_column(series: pd.Series) -> tuple[pd.Series, list[str]]:
         return series, []
     head = _normalized(original.head(_SAMPLE_ROWS))
     if _date_format(str(head.iloc[0])) is None and (
-        head.str.fullmatch(_NUMBER_RE).mean() < NUMERIC_MIN_RATIO
+        head.str.fullmatch(NUMBER_RE).mean() < NUMERIC_MIN_RATIO
     ):
         return series, []  # neither dates nor numbers: skip normalising the whole column
     text = _normalized(original)

@@ -14,22 +14,24 @@ from __future__ import annotations
 import csv
 import io
 import itertools
-import re
 import zipfile
-from collections import Counter
 from typing import Any
 
 import pandas as pd
 
-from keiri_agent.agents.analysis.datasets.cleaning import _DATE_RE, _JA_DATE_RE, _NUMBER_RE, _nfkc
 from keiri_agent.errors import DatasetError, unknown_choice_message
+from keiri_agent.files.header import (
+    HEADER_SCAN_ROWS,
+    detect_header_row,
+    first_filled_row,
+    is_filled,
+)
 from keiri_agent.textcodec import DecodedText, TextDecodeError, decode_text
 
 CSV_SUFFIXES = (".csv",)
 TAB_SUFFIXES = (".tsv", ".txt")
 EXCEL_SUFFIXES = (".xlsx", ".xlsm")
 SUPPORTED_SUFFIXES = CSV_SUFFIXES + TAB_SUFFIXES + EXCEL_SUFFIXES
-_HEADER_SCAN_ROWS = 20
 _BINARY_MAGIC = {
     b"PK\x03\x04": "an Excel (.xlsx) or other zip file",
     b"\xd0\xcf\x11\xe0": "an old Excel (.xls) or other Office file",
@@ -80,41 +82,23 @@ def _decode(data: bytes, name: str) -> DecodedText:
         ) from exc
 
 
-def _looks_like_value(cell: str) -> bool:
-    text = _nfkc(cell)
-    return bool(
-        re.fullmatch(_NUMBER_RE, text) or _DATE_RE.fullmatch(text) or _JA_DATE_RE.fullmatch(text)
-    )
+def _header_index(rows: list[list[Any]]) -> int:
+    """The header row (``files.header``), else the first filled row (as pandas reads it)."""
+    header = detect_header_row(rows)
+    if header is None:
+        header = first_filled_row(rows) or 0
+    return header
 
 
-def _header_row(rows: list[list[str]]) -> int:
-    """The index of the header row among the first rows (0: the first row, or no guess).
-
-    The header is the first row whose filled-cell count equals the table's dominant
-    width, holds names (no number or date), follows only title rows (at most half as
-    wide, or blank) and has a filled row under it.
-    """
-    counts = [sum(1 for cell in row if cell.strip()) for row in rows]
-    tally = Counter(count for count in counts if count)
-    if not tally:
-        return 0
-    width = max(tally, key=lambda count: (tally[count], count))
-    if width < 2:
-        return 0
-    index = next((i for i, count in enumerate(counts) if count == width), 0)
-    if any(count > width // 2 for count in counts[:index]):
-        return 0
-    if not any(counts[:index]) or not any(counts[index + 1 :]):  # no titles, or no data
-        return 0
-    if any(_looks_like_value(cell) for cell in rows[index] if cell.strip()):
-        return 0
-    return index
-
-
-def _skipped_note(rows: list[list[str]], header: int) -> str:
-    titles = [" ".join(cell.strip() for cell in row if cell.strip()) for row in rows[:header]]
+def _skipped_note(rows: list[list[Any]], header: int) -> str | None:
+    """The note on the title rows above the header (None when only blank rows were above)."""
+    titles = [
+        " ".join(str(cell).strip() for cell in row if is_filled(cell)) for row in rows[:header]
+    ]
     shown = " / ".join(title[:60] for title in titles if title)
-    return f"先頭の{header}行（タイトル）を飛ばしました" + (f": {shown}" if shown else "")
+    if not shown:
+        return None
+    return f"先頭の{header}行（タイトル）を飛ばしました: {shown}"
 
 
 def read_text_table(data: bytes, name: str, suffix: str) -> tuple[pd.DataFrame, list[str]]:
@@ -123,25 +107,25 @@ def read_text_table(data: bytes, name: str, suffix: str) -> tuple[pd.DataFrame, 
     if not text or text.isspace():
         raise dataset_error(f"{name!r} is empty", "upload a file with a header row and data rows")
     head = text[:65536]
-    lines = [line for line in head.lstrip().split("\n")[:_HEADER_SCAN_ROWS] if line.strip()]
+    lines = [line for line in head.lstrip().split("\n")[:HEADER_SCAN_ROWS] if line.strip()]
     header = next((line for line in lines if "\t" in line or "," in line), lines[0])
     tabbed = suffix in TAB_SUFFIXES or ("\t" in header and "," not in header)
     sep = "\t" if tabbed else ","
     reader = csv.reader(io.StringIO(head), delimiter=sep)
     try:
-        scanned = list(itertools.islice(reader, _HEADER_SCAN_ROWS))
+        scanned = list(itertools.islice(reader, HEADER_SCAN_ROWS))
     except csv.Error:
         scanned = []
     notes: list[str] = []
     skip = 0
-    header_index = _header_row(scanned)
+    header_index = _header_index(scanned)
     if header_index:
-        scanned = scanned[: header_index + 1]
         reader = csv.reader(io.StringIO(head), delimiter=sep)
         for _ in range(header_index):
             next(reader)
         skip = reader.line_num
-        notes.append(_skipped_note(scanned, header_index))
+        note = _skipped_note(scanned, header_index)
+        notes.extend([note] if note else [])
     # the C parser reads bytes far faster than a StringIO (which it re-encodes in chunks)
     payload = data if encoding in ("utf-8", "utf-8-sig") else text.encode("utf-8")
     del text, head
@@ -218,11 +202,12 @@ def read_excel(data: bytes, name: str, sheet: str | int | None) -> tuple[pd.Data
             f"sheet {chosen!r} of {name!r} is empty", "choose a sheet that has data"
         )
     scanned = [
-        ["" if pd.isna(cell) else str(cell) for cell in row]
-        for row in raw.head(_HEADER_SCAN_ROWS).itertuples(index=False)
+        [None if pd.isna(cell) else cell for cell in row]
+        for row in raw.head(HEADER_SCAN_ROWS).itertuples(index=False)
     ]
-    header = _header_row(scanned)
-    notes = [_skipped_note(scanned, header)] if header else []
+    header = _header_index(scanned)
+    note = _skipped_note(scanned, header)
+    notes = [note] if note else []
     frame = raw.iloc[header + 1 :].infer_objects()
     frame.columns = pd.Index(_header_names(list(raw.iloc[header])))
     return frame, notes
