@@ -29,6 +29,7 @@ from keiri_agent.agents.analysis.report import figure_path
 from keiri_agent.config import Settings
 from keiri_agent.demo import sample_data_path
 from keiri_agent.errors import KeiriAgentError
+from keiri_agent.events import Event
 from keiri_agent.ui.components import persistent, provider_banner, render_artifact
 
 FIGURE_LINK = re.compile(r"!\[([^\]]*)\]\(figures/[^)]+\)")
@@ -210,8 +211,9 @@ def render_analysis_page() -> None:
     item: dict[str, Any] = {"question": question}
     with st.status("分析中…", expanded=False) as status:
 
-        def on_event(node: str, update: dict[str, Any]) -> None:
-            status.write(f"{NODE_LABELS.get(node, node)}: {update.get('rationale') or ''}")
+        def on_event(event: Event) -> None:
+            label = NODE_LABELS.get(event.kind, event.kind)
+            status.write(f"{label}: {event.payload.get('rationale') or ''}")
 
         try:
             item["turn"] = agent.ask(
