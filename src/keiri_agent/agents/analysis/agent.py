@@ -1,8 +1,9 @@
 """``AnalysisAgent``: the Python API of the data-analysis agent, used by every surface.
 
     from keiri_agent.agents.analysis import AnalysisAgent
+    from keiri_agent.config import load_settings
 
-    with AnalysisAgent() as agent:                      # settings from env / .env
+    with AnalysisAgent(load_settings()) as agent:      # settings from env / .env
         dataset_id = agent.load_file("sales.csv")
         turn = agent.ask("地域別の売上の合計と平均を見せて", dataset_id=dataset_id)
         print(turn.report_md or turn.reply)
@@ -100,16 +101,14 @@ class AnalysisAgent:
 
     def __init__(
         self,
-        settings: Settings | None = None,
+        settings: Settings,
         *,
         registry: DatasetRegistry | None = None,
         chat_model: BaseChatModel | None = None,
         checkpointer: BaseCheckpointSaver[Any] | None = None,
     ) -> None:
-        self.settings = settings or Settings()
-        self.registry = registry or DatasetRegistry(
-            max_bytes=self.settings.max_upload_mb * 1024 * 1024
-        )
+        self.settings = settings
+        self.registry = registry or DatasetRegistry(max_bytes=settings.max_upload_mb * 2**20)
         if chat_model is None and not self.settings.is_offline:
             chat_model = make_chat_model(self.settings)
         self.chat_model = chat_model

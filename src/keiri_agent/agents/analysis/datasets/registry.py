@@ -25,7 +25,6 @@ from keiri_agent.agents.analysis.datasets.loading import (
     read_text_table,
 )
 from keiri_agent.agents.analysis.datasets.summary import summarize
-from keiri_agent.config import Settings
 from keiri_agent.errors import UnknownDatasetError, unknown_choice_message
 
 
@@ -36,15 +35,13 @@ class DatasetRegistry:
     registered frame safe from a caller's edits). Parsing runs outside the lock.
     """
 
-    def __init__(self, *, max_bytes: int | None = None, settings: Settings | None = None) -> None:
+    def __init__(self, *, max_bytes: int) -> None:
         """Create an empty registry.
 
         Args:
-            max_bytes: largest file accepted; default ``Settings.max_upload_mb`` MiB.
-            settings: settings to read the default limit from (``Settings()`` if None).
+            max_bytes: largest file accepted (the surface passes
+                ``Settings.max_upload_mb`` MiB; the registry reads no settings itself).
         """
-        if max_bytes is None:
-            max_bytes = (settings or Settings()).max_upload_mb * 2**20
         self.max_bytes = max_bytes
         self._lock = threading.RLock()
         self._frames: dict[str, pd.DataFrame] = {}
