@@ -1,12 +1,12 @@
 """Reading an uploaded file's bytes into a raw table (before cleaning).
 
 - CSV in UTF-8 (with or without BOM), Shift_JIS/CP932 (Japanese Excel) or UTF-16
-  (Excel "Unicode text"); TSV/TXT tab separated; XLSX/XLSM through openpyxl.
-- Title rows above the header (a report name, an output date: rows with at most half
-  as many filled cells as the table is wide) are skipped: the header is the first of
-  the first 20 rows that fills the table's dominant width with non-numeric names and
-  has rows under it. Otherwise the first row is the header. What was skipped is
-  returned as a note (``先頭の2行（タイトル）を飛ばしました: ...``).
+  (Excel "Unicode text"), decoded by ``keiri_agent.textcodec``; TSV/TXT tab
+  separated; XLSX/XLSM through openpyxl.
+- The header row is found by ``keiri_agent.files.header`` (the detector the
+  ``excel.read_data`` block uses too): title rows above it (a report name, an output
+  date) are skipped and named in a note (``先頭の2行（タイトル）を飛ばしました: ...``).
+  When it finds no header, the first filled row names the columns (as pandas reads it).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ _BINARY_MAGIC = {
 
 
 def dataset_error(message: str, hint: str, **details: Any) -> DatasetError:
+    """A ``DatasetError`` with its fix (``hint``) and ``details`` for programs."""
     return DatasetError(message, hint=hint, details=details)
 
 

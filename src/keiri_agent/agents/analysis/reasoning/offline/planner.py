@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from keiri_agent.agents.analysis.reasoning.offline import vocab
+import keiri_agent.agents.analysis.reasoning.offline.vocab as vocab
 from keiri_agent.agents.analysis.reasoning.offline.parser import ParsedRequest, parse_request
 from keiri_agent.agents.analysis.reasoning.offline.steps import (
     CATEGORY_KINDS,
