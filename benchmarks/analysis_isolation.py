@@ -16,13 +16,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from keiri_agent.agents.analysis.isolation import configure_blas_threads
+from keiri_agent.agents.analysis.runtime.isolation import configure_blas_threads
 
 configure_blas_threads()
 
 import pandas as pd  # noqa: E402
 
-from keiri_agent.agents.analysis.isolation import run_isolated  # noqa: E402
+from keiri_agent.agents.analysis.runtime.isolation import run_isolated  # noqa: E402
 from synthetic import make_sales  # noqa: E402
 
 RUNS = 30

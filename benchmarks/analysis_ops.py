@@ -24,17 +24,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from keiri_agent.agents.analysis.isolation import configure_blas_threads
+from keiri_agent.agents.analysis.runtime.isolation import configure_blas_threads
 
 configure_blas_threads()
 
 import pandas as pd  # noqa: E402
 import psutil  # noqa: E402
 
-from keiri_agent.agents.analysis.executor import run_analysis  # noqa: E402
-from keiri_agent.agents.analysis.isolation import run_isolated  # noqa: E402
-from keiri_agent.agents.analysis.plots import run_plot  # noqa: E402
-from keiri_agent.agents.analysis.specs import parse_analysis_spec, parse_plot_spec  # noqa: E402
+from keiri_agent.agents.analysis.ops.executor import run_analysis  # noqa: E402
+from keiri_agent.agents.analysis.ops.plots import run_plot  # noqa: E402
+from keiri_agent.agents.analysis.ops.specs import parse_analysis_spec, parse_plot_spec  # noqa: E402
+from keiri_agent.agents.analysis.runtime.isolation import run_isolated  # noqa: E402
 from synthetic import make_sales  # noqa: E402
 
 TIME_LIMIT_S = 30.0

@@ -21,15 +21,15 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
-from keiri_agent.agents.analysis.decision import Decision, ReasonInput
-from keiri_agent.agents.analysis.offline.parser import is_japanese
-from keiri_agent.agents.analysis.offline.reasoner import OfflineReasoner
-from keiri_agent.agents.analysis.specs import (
+from keiri_agent.agents.analysis.ops.specs import (
     check_columns,
     parse_analysis_spec,
     parse_plot_spec,
     referenced_columns,
 )
+from keiri_agent.agents.analysis.reasoning.decision import Decision, ReasonInput
+from keiri_agent.agents.analysis.reasoning.offline.parser import is_japanese
+from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReasoner
 
 DATA = Path(__file__).parent / "data" / "offline_requests.jsonl"
 

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
-from keiri_agent.agents.analysis.executor import run_analysis
-from keiri_agent.agents.analysis.results import count_distinct, json_value
-from keiri_agent.agents.analysis.specs import ANALYSIS_OPS, parse_analysis_spec
+from keiri_agent.agents.analysis.ops.executor import run_analysis
+from keiri_agent.agents.analysis.ops.results import count_distinct, json_value
+from keiri_agent.agents.analysis.ops.specs import ANALYSIS_OPS, parse_analysis_spec
 from keiri_agent.errors import SpecError
 
 AssertTable = Callable[[dict[str, Any], pd.DataFrame], None]

@@ -14,12 +14,13 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from keiri_agent.agents.analysis import AnalysisAgent, executor
+from keiri_agent.agents.analysis import AnalysisAgent
 from keiri_agent.agents.analysis.artifacts import ActionResult
-from keiri_agent.agents.analysis.decision import Decision
-from keiri_agent.agents.analysis.executor import run_analysis
-from keiri_agent.agents.analysis.results import MISSING_LABEL, unique_name
-from keiri_agent.agents.analysis.specs import parse_analysis_spec
+from keiri_agent.agents.analysis.ops import executor
+from keiri_agent.agents.analysis.ops.executor import run_analysis
+from keiri_agent.agents.analysis.ops.results import MISSING_LABEL, unique_name
+from keiri_agent.agents.analysis.ops.specs import parse_analysis_spec
+from keiri_agent.agents.analysis.reasoning.decision import Decision
 from keiri_agent.config import Settings
 from keiri_agent.errors import ExecutionError, SpecError
 from keiri_agent.llm.testing import ScriptedChatModel

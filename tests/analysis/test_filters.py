@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from keiri_agent.agents.analysis.filters import apply_filters, filter_mask, parse_date_value
-from keiri_agent.agents.analysis.specs import Filter
+from keiri_agent.agents.analysis.ops.filters import apply_filters, filter_mask, parse_date_value
+from keiri_agent.agents.analysis.ops.specs import Filter
 from keiri_agent.errors import SpecError
 
 
@@ -106,7 +106,7 @@ def test_operator_matches_pandas(
 
 
 def test_every_operator_is_covered() -> None:
-    from keiri_agent.agents.analysis.specs import FILTER_OPS
+    from keiri_agent.agents.analysis.ops.specs import FILTER_OPS
 
     assert {case["op"] for case, _ in OPERATOR_CASES} == set(FILTER_OPS)
 

@@ -17,7 +17,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from keiri_agent.agents.analysis import AnalysisAgent
-from keiri_agent.agents.analysis.decision import Decision
+from keiri_agent.agents.analysis.reasoning.decision import Decision
 from keiri_agent.agents.analysis.report import ReportProse
 from keiri_agent.config import Settings
 from keiri_agent.errors import LLMError
@@ -239,7 +239,7 @@ CHILD = textwrap.dedent(
     import json, sys
     import pandas as pd
     from keiri_agent.agents.analysis import AnalysisAgent
-    from keiri_agent.agents.analysis.decision import Decision
+    from keiri_agent.agents.analysis.reasoning.decision import Decision
     from keiri_agent.agents.analysis.report import ReportProse
     from keiri_agent.config import Settings
     from keiri_agent.llm.testing import ScriptedChatModel

@@ -16,13 +16,13 @@ import pandas as pd
 import psutil
 import pytest
 
-from keiri_agent.agents.analysis import isolation
-from keiri_agent.agents.analysis.isolation import (
+from keiri_agent.agents.analysis.datasets import DatasetRegistry
+from keiri_agent.agents.analysis.runtime import isolation
+from keiri_agent.agents.analysis.runtime.isolation import (
     configure_blas_threads,
     isolation_available,
     run_isolated,
 )
-from keiri_agent.agents.analysis.registry import DatasetRegistry
 from keiri_agent.demo import sample_data_path
 from keiri_agent.errors import (
     ActionMemoryError,

@@ -11,9 +11,13 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from keiri_agent.agents.analysis.decision import ActionRecord, Decision, ReasonInput
-from keiri_agent.agents.analysis.offline.reasoner import OfflineReasoner
-from keiri_agent.agents.analysis.specs import check_columns, parse_analysis_spec, parse_plot_spec
+from keiri_agent.agents.analysis.ops.specs import (
+    check_columns,
+    parse_analysis_spec,
+    parse_plot_spec,
+)
+from keiri_agent.agents.analysis.reasoning.decision import ActionRecord, Decision, ReasonInput
+from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReasoner
 
 _DEPTS = ["営業部", "管理部", "製造部", "開発部"]
 _ACCOUNTS = ["旅費交通費", "消耗品費", "接待交際費", "通信費", "売上高"]

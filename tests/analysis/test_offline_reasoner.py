@@ -12,10 +12,14 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from keiri_agent.agents.analysis.decision import ActionRecord, Decision, ReasonInput
 from keiri_agent.agents.analysis.messages import agent_message
-from keiri_agent.agents.analysis.offline.reasoner import OfflineReasoner, repair
-from keiri_agent.agents.analysis.specs import check_columns, parse_analysis_spec, parse_plot_spec
+from keiri_agent.agents.analysis.ops.specs import (
+    check_columns,
+    parse_analysis_spec,
+    parse_plot_spec,
+)
+from keiri_agent.agents.analysis.reasoning.decision import ActionRecord, Decision, ReasonInput
+from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReasoner, repair
 
 _JA = [
     ("注文ID", "text", ["ORD-000001"]),

@@ -21,8 +21,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
-from keiri_agent.agents.analysis.plots import FONT_FAMILY, run_plot
-from keiri_agent.agents.analysis.specs import PLOT_KINDS, parse_plot_spec
+from keiri_agent.agents.analysis.ops.plots import FONT_FAMILY, run_plot
+from keiri_agent.agents.analysis.ops.specs import PLOT_KINDS, parse_plot_spec
 from keiri_agent.errors import SpecError
 
 AssertTable = Callable[[dict[str, Any], pd.DataFrame], None]
@@ -336,8 +336,8 @@ def test_plots_do_not_import_pyplot() -> None:
         import sys
         import numpy as np
         import pandas as pd
-        from keiri_agent.agents.analysis.plots import run_plot
-        from keiri_agent.agents.analysis.specs import parse_plot_spec
+        from keiri_agent.agents.analysis.ops.plots import run_plot
+        from keiri_agent.agents.analysis.ops.specs import parse_plot_spec
         assert "matplotlib.pyplot" not in sys.modules, "pyplot was imported on import"
         frame = pd.DataFrame({
             "地域": ["東京", "大阪", "東京", "福岡"] * 5,

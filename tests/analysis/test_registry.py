@@ -11,8 +11,10 @@ import pandas as pd
 import pytest
 from openpyxl import Workbook
 
-from keiri_agent.agents.analysis import registry as registry_module
-from keiri_agent.agents.analysis.registry import DatasetRegistry, excel_sheet_names
+from keiri_agent.agents.analysis import AnalysisAgent
+from keiri_agent.agents.analysis.datasets import DatasetRegistry, excel_sheet_names
+from keiri_agent.agents.analysis.datasets import registry as registry_module
+from keiri_agent.config import Settings
 from keiri_agent.demo import sample_data_path
 from keiri_agent.errors import DatasetError, UnknownDatasetError
 
@@ -220,9 +222,14 @@ def test_oversized(tmp_path: Path) -> None:
         small.load_path(path)
 
 
-def test_default_limit_from_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KEIRI_AGENT_MAX_UPLOAD_MB", "3")
-    assert DatasetRegistry().max_bytes == 3 * 2**20
+def test_limit_comes_from_the_settings_passed_down(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("KEIRI_AGENT_MAX_UPLOAD_MB", "7")  # the environment is not read here
+    with AnalysisAgent(Settings(home=tmp_path, max_upload_mb=3)) as agent:
+        assert agent.registry.max_bytes == 3 * 2**20
+    with pytest.raises(TypeError):
+        DatasetRegistry()  # type: ignore[call-arg]  # the surface decides the limit
 
 
 def test_missing_path(registry: DatasetRegistry, tmp_path: Path) -> None:

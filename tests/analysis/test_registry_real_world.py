@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from openpyxl import Workbook
 
-from keiri_agent.agents.analysis.registry import CATEGORICAL_MAX_UNIQUE, DatasetRegistry
+from keiri_agent.agents.analysis.datasets import CATEGORICAL_MAX_UNIQUE, DatasetRegistry
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from keiri_agent.agents.analysis.row_hash import CHUNK_ROWS, repeated_mask, row_hashes
+from keiri_agent.agents.analysis.ops.row_hash import CHUNK_ROWS, repeated_mask, row_hashes
 
 
 def frame() -> pd.DataFrame:

@@ -159,3 +159,12 @@ def test_demo_ends_with_a_report_covering_three_ops_and_two_plot_kinds(tmp_path:
     answer = (out / "helpdesk_answer.md").read_text(encoding="utf-8")
     assert "オフラインモード" in answer and "### 出典" in answer
     assert "2.5 アカウントロックの解除" in answer and "12文字以上" in answer
+
+
+def test_progress_lines_follow_the_analysis_events(sales_csv: Path) -> None:
+    result = runner.invoke(app, ["analyze", str(sales_csv), "地域別の売上の合計を見せて"])
+    assert result.exit_code == 0, result.output
+    progress = [line for line in result.stderr.splitlines() if line.startswith("· ")]
+    assert progress[0].startswith("· 判断 act: ")
+    assert any(line.startswith("· 実行 {") and "groupby_agg" in line for line in progress)
+    assert progress[-1].rstrip() == "· レポート"

@@ -77,6 +77,23 @@ def test_spec_file_in_cp932_is_read(sales_csv: Path, tmp_path: Path) -> None:
     assert json.loads(result.stdout)["results"]
 
 
+def test_spec_file_in_utf16_is_read(sales_csv: Path, tmp_path: Path) -> None:
+    # Notepad's "Unicode" and Excel's "Unicode text" save UTF-16 with a BOM
+    spec = tmp_path / "spec.json"
+    text = '{"type": "analysis", "op": "share_ratio", "group_col": "地域", "value_col": "売上"}'
+    spec.write_bytes(text.encode("utf-16"))
+    result = runner.invoke(app, ["analyze", str(sales_csv), "--spec", str(spec), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["results"]
+
+
+def test_binary_spec_file_is_refused_by_its_encoding(sales_csv: Path, tmp_path: Path) -> None:
+    spec = tmp_path / "spec.json"
+    spec.write_bytes(b'{"op": "share_ratio"}\x00\x00\x01\x02')
+    result = runner.invoke(app, ["analyze", str(sales_csv), "--spec", str(spec)])
+    _clean_failure(result, "UTF-8 で保存してください", "spec.json")
+
+
 def test_spec_file_in_neither_utf8_nor_cp932_asks_for_utf8(sales_csv: Path, tmp_path: Path) -> None:
     spec = tmp_path / "spec.json"
     spec.write_bytes(b'{"op": "\x81\x7f\xff"}')

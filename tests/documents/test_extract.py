@@ -251,6 +251,13 @@ def test_binary_data_in_a_text_file_is_corrupt() -> None:
     assert info.value.code == DocumentErrorCode.DOCUMENT_CORRUPT
 
 
+def test_control_characters_in_a_text_file_are_corrupt() -> None:
+    # no NUL, valid UTF-8, but binary: the shared decoder's control-character check
+    with pytest.raises(DocumentError) as info:
+        extract_text(b"a\x01b\x02c\x03d\x04e\x05f", "bin.txt")
+    assert info.value.code == DocumentErrorCode.DOCUMENT_CORRUPT
+
+
 # --- limits and general errors ----------------------------------------------
 
 

@@ -220,7 +220,7 @@ def test_postgres_engine_runs_queries(postgres_url: str) -> None:
 
 def test_analysis_conversation_continues_on_postgres(postgres_url: str) -> None:
     from keiri_agent.agents.analysis import AnalysisAgent
-    from keiri_agent.agents.analysis.decision import Decision
+    from keiri_agent.agents.analysis.reasoning.decision import Decision
     from keiri_agent.agents.analysis.report import ReportProse
     from keiri_agent.llm.testing import ScriptedChatModel
 

@@ -22,6 +22,7 @@ from keiri_agent.cli.helpdesk import helpdesk_app
 from keiri_agent.cli.plan import plan_app
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError
+from keiri_agent.events import Event
 from keiri_agent.services.exports import (
     check_out_folder,
     write_failed,
@@ -81,9 +82,10 @@ def _banner(settings: Settings, *, quiet: bool) -> None:
 def _progress_printer(quiet: bool) -> Any:
     labels = {"reason": "判断", "act": "実行", "out_of_scope": "範囲外応答", "report": "レポート"}
 
-    def on_event(node: str, update: dict[str, Any]) -> None:
+    def on_event(event: Event) -> None:
         if quiet:
             return
+        node, update = event.kind, event.payload
         detail = ""
         if node == "reason":
             detail = f"{update.get('next_action')}: {update.get('rationale') or ''}"

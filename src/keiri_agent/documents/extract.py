@@ -11,10 +11,10 @@ Every failure is a ``DocumentError`` naming the file and how to fix it (codes in
 
 from __future__ import annotations
 
-import codecs
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
+from keiri_agent import textcodec
 from keiri_agent.documents.errors import DocumentError, DocumentErrorCode
 from keiri_agent.documents.normalize import normalize_pages, normalize_text, unify_newlines
 from keiri_agent.documents.office import read_docx, read_xlsx
@@ -49,38 +49,26 @@ class ExtractedText:
 
 
 def decode_text(data: bytes, name: str) -> tuple[str, str]:
-    """(text, encoding name): BOMs first, then strict UTF-8, then strict CP932."""
-    for bom, encoding in (
-        (codecs.BOM_UTF8, "utf-8-sig"),
-        (codecs.BOM_UTF16_LE, "utf-16"),
-        (codecs.BOM_UTF16_BE, "utf-16"),
-    ):
-        if data.startswith(bom):
-            try:
-                return data.decode(encoding), encoding
-            except UnicodeDecodeError:
-                break
-    else:
-        if b"\x00" in data:
+    """(text, encoding name) by ``keiri_agent.textcodec``; failures as ``DocumentError``."""
+    try:
+        decoded = textcodec.decode_text(data)
+    except textcodec.TextDecodeError as exc:
+        if exc.reason == "binary":
             raise DocumentError(
                 DocumentErrorCode.DOCUMENT_CORRUPT,
                 name,
                 "the file contains binary data, not text",
                 hint="check that the right file was chosen; save text as UTF-8",
                 details={"kind": "text"},
-            )
-        for encoding in ("utf-8", "cp932"):
-            try:
-                return data.decode(encoding), encoding
-            except UnicodeDecodeError:
-                continue
-    raise DocumentError(
-        DocumentErrorCode.DOCUMENT_ENCODING,
-        name,
-        "the text is neither UTF-8 nor Shift_JIS (CP932)",
-        hint="open it in an editor and save it as UTF-8",
-        details={"tried": ["utf-8-sig", "utf-16", "utf-8", "cp932"]},
-    )
+            ) from None
+        raise DocumentError(
+            DocumentErrorCode.DOCUMENT_ENCODING,
+            name,
+            "the text is neither UTF-8 nor Shift_JIS (CP932)",
+            hint="open it in an editor and save it as UTF-8",
+            details={"tried": ["utf-8-sig", "utf-16", "utf-8", "cp932"]},
+        ) from None
+    return decoded.text, decoded.encoding
 
 
 def _check_input(data: bytes, name: str, max_bytes: int) -> str:

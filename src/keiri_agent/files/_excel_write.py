@@ -92,11 +92,7 @@ def write_records(
         return save_workbook(book)
     last = _last_used_row(ws, data_row, [col for _, col in columns])
     if mode == "overwrite":
-        for row in range(data_row, last + 1):
-            for _, col in columns:
-                cell = ws.cell(row=row, column=col)
-                if not isinstance(cell, MergedCell):
-                    cell.value = None
+        _clear_values(ws, range(data_row, last + 1), [col for _, col in columns])
         next_row = data_row
     else:
         next_row = last + 1
@@ -109,6 +105,15 @@ def write_records(
             if key in record:
                 _set(ws, next_row + offset, col, record[key], coerce=coerce_strings)
     return save_workbook(book)
+
+
+def _clear_values(ws: Worksheet, rows: range, columns: list[int]) -> None:
+    """Empty the cells' values (their formatting stays); merged cells are left alone."""
+    for row in rows:
+        for col in columns:
+            cell = ws.cell(row=row, column=col)
+            if not isinstance(cell, MergedCell):
+                cell.value = None
 
 
 def write_cells(

@@ -60,6 +60,7 @@ from keiri_agent.files._archive_model import (
     Group,
     SkippedEntry,
 )
+from keiri_agent.textcodec import TextDecodeError, decode_text
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -100,12 +101,10 @@ def _decode_raw_name(info: zipfile.ZipInfo) -> str:
         return name
     if raw.isascii():
         return name
-    for encoding in ("utf-8", "cp932"):
-        try:
-            return raw.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-    return name
+    try:
+        return decode_text(raw, detect_bom=False).text
+    except TextDecodeError:
+        return name
 
 
 def safe_parts(name: str) -> list[str]:

@@ -5,11 +5,12 @@ Excel last computed, or None for a workbook never opened in Excel. Merged cells 
 value at the top-left cell only. Blank rows inside the table are dropped; trailing blank
 rows and columns are trimmed.
 
-Header detection (``header="auto"``): among the first 20 non-blank rows, the first row in
-which at least half of the table's columns hold non-empty text, all different, is the
-header (so a sparse title row above it is passed over). When none qualifies, there is no
-header and columns are named by their letters ("A", "B", ...). ``header=<int>`` is the
-worksheet row number (as Excel shows it); ``header=None`` means no header row.
+Header detection (``header="auto"``) is :func:`keiri_agent.files.header.detect_header_row`,
+the detector the analysis loader uses too: title rows above the header (a report name,
+an output date) are passed over; a first row that does not name the columns (numbers,
+dates, repeated names) means no header, and columns are named by their letters ("A",
+"B", ...). ``header=<int>`` is the worksheet row number (as Excel shows it);
+``header=None`` means no header row.
 
 Writing (:func:`write_records`, :func:`write_cells`, in :mod:`._excel_write`) opens the
 workbook, changes cell values only and saves to new bytes, so fonts, fills, number
@@ -25,7 +26,6 @@ Every failure is an :class:`ExcelError` (a ``UserInputError``) with an
 from __future__ import annotations
 
 import io
-import math
 import re
 import zipfile
 from collections.abc import Sequence
@@ -45,6 +45,7 @@ from keiri_agent.files._xlsx import (
     open_workbook,
     split_sheet_ref,
 )
+from keiri_agent.files.header import detect_header_row
 
 __all__ = [
     "ExcelError",
@@ -58,7 +59,6 @@ __all__ = [
     "write_records",
 ]
 
-HEADER_SCAN_ROWS = 20
 _SHAPE = re.compile(rb"<(?:xdr:)?sp[ >]")
 Header = Literal["auto"] | int | None
 
@@ -178,16 +178,7 @@ def _header_index(grid: list[list[Any]], width: int, min_row: int, header: Heade
     if header is None or width == 0:
         return None
     if header == "auto":
-        seen = 0
-        for index, row in enumerate(grid):
-            if all(is_blank(v) for v in row):
-                continue
-            if _looks_like_header(row, width):
-                return index
-            seen += 1
-            if seen >= HEADER_SCAN_ROWS:
-                break
-        return None
+        return detect_header_row(grid)
     if isinstance(header, bool) or not isinstance(header, int):
         raise ExcelError(
             f"header must be 'auto', a row number or None, not {header!r}",
@@ -201,11 +192,6 @@ def _header_index(grid: list[list[Any]], width: int, min_row: int, header: Heade
             details={"header": header},
         )
     return index
-
-
-def _looks_like_header(row: Sequence[Any], width: int) -> bool:
-    texts = [v.strip() for v in row if isinstance(v, str) and v.strip()]
-    return len(texts) >= max(1, math.ceil(width / 2)) and len(set(texts)) == len(texts)
 
 
 def _column_names(row: Sequence[Any], min_col: int) -> list[str]:

@@ -26,6 +26,7 @@ from keiri_agent.errors import UserInputError
 from keiri_agent.plans.engine import PLAN_SUFFIXES
 from keiri_agent.plans.loader import load_plan_file
 from keiri_agent.services.user_files import read_text_file
+from keiri_agent.textcodec import TextDecodeError, decode_text
 
 if TYPE_CHECKING:
     from keiri_agent.plans.engine import PlanEngine
@@ -79,14 +80,16 @@ def read_plan_text(store: PlanStore, reference: str | Path) -> tuple[Path, str]:
     """(path, text) of the plan ``reference`` names, for tools that edit the file."""
     path = locate_plan(store, reference)
     try:
-        return path, path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise UserInputError(
-            f"プラン {path} の文字コードを読み取れません（UTF-8 ではありません）",
-            hint="UTF-8 で保存してください",
-        ) from None
+        raw = path.read_bytes()
     except OSError as error:
         raise UserInputError(f"cannot read the plan {path}: {error.strerror or error}") from None
+    try:
+        return path, decode_text(raw).text
+    except TextDecodeError:
+        raise UserInputError(
+            f"プラン {path} の文字コードを読み取れません（UTF-8 でも CP932 でもありません）",
+            hint="UTF-8 で保存してください",
+        ) from None
 
 
 # --------------------------------------------------------------------------- vars

@@ -1,8 +1,9 @@
 """Files a user names on a command line or uploads: their text, and spec files.
 
-``read_text_file`` decodes UTF-8 (with or without BOM), else CP932 (Shift_JIS files
-saved by Excel); a missing file, a folder, an unreadable file or undecodable bytes
-raise the caller's error class naming the path — never a traceback.
+``read_text_file`` decodes with ``textcodec`` (BOM, UTF-16, UTF-8, else CP932 for
+Shift_JIS files saved by Excel; binary data refused); a missing file, a folder, an
+unreadable file or undecodable bytes raise the caller's error class naming the path —
+never a traceback.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from keiri_agent.errors import SpecError, UserInputError
-
-TEXT_ENCODINGS = ("utf-8-sig", "cp932")
+from keiri_agent.textcodec import TextDecodeError, decode_text
 
 
 def read_text_file(
@@ -30,15 +30,13 @@ def read_text_file(
         ) from None
     except OSError as error:
         raise error_class(f"cannot read the {what} {path}: {error.strerror or error}") from None
-    for encoding in TEXT_ENCODINGS:
-        try:
-            return raw.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-    raise error_class(
-        f"{what} {path} の文字コードを読み取れません（UTF-8 でも CP932 でもありません）",
-        hint="UTF-8 で保存してください",
-    )
+    try:
+        return decode_text(raw).text
+    except TextDecodeError:
+        raise error_class(
+            f"{what} {path} の文字コードを読み取れません（UTF-8 でも CP932 でもありません）",
+            hint="UTF-8 で保存してください",
+        ) from None
 
 
 def read_specs(path: Path) -> list[dict[str, Any]]:

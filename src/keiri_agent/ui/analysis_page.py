@@ -22,9 +22,10 @@ from typing import Any
 import streamlit as st
 
 from keiri_agent.agents.analysis import AnalysisAgent, TurnResult
-from keiri_agent.agents.analysis.registry import excel_sheet_names
+from keiri_agent.agents.analysis.datasets import excel_sheet_names
 from keiri_agent.demo import sample_data_path
 from keiri_agent.errors import KeiriAgentError
+from keiri_agent.events import Event
 from keiri_agent.services.exports import report_zip
 from keiri_agent.ui.components import persistent, provider_banner, render_artifact
 from keiri_agent.ui.session import session_settings
@@ -196,8 +197,9 @@ def render_analysis_page() -> None:
     item: dict[str, Any] = {"question": question}
     with st.status("分析中…", expanded=False) as status:
 
-        def on_event(node: str, update: dict[str, Any]) -> None:
-            status.write(f"{NODE_LABELS.get(node, node)}: {update.get('rationale') or ''}")
+        def on_event(event: Event) -> None:
+            label = NODE_LABELS.get(event.kind, event.kind)
+            status.write(f"{label}: {event.payload.get('rationale') or ''}")
 
         try:
             item["turn"] = agent.ask(

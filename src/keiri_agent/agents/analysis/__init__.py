@@ -1,12 +1,17 @@
 """The data-analysis agent (seed 000): ask about a CSV/Excel file, get tables, charts, a report.
 
 Public API: ``AnalysisAgent`` (load files, ``ask`` per turn, ``run_specs``),
-``TurnResult``, ``DatasetRegistry``, the spec models in ``specs`` and the
+``TurnResult``, ``DatasetRegistry``, the spec models in ``ops.specs`` and the
 ``Artifact`` shape.
+
+Subpackages: ``datasets`` (loading, cleaning, summaries, the registry), ``ops``
+(specs and the code that runs them), ``runtime`` (actions in an isolated child),
+``reasoning`` (the ``Reasoner`` protocol, the LLM and offline reasoners). The graph,
+its state, the report, messages and progress events sit at the top.
 """
 
 from keiri_agent.agents.analysis.agent import AnalysisAgent, TurnResult
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
-from keiri_agent.agents.analysis.registry import DatasetRegistry
+from keiri_agent.agents.analysis.datasets import DatasetRegistry
 
 __all__ = ["ActionResult", "AnalysisAgent", "Artifact", "DatasetRegistry", "TurnResult"]

@@ -1,8 +1,9 @@
 """``AnalysisAgent``: the Python API of the data-analysis agent, used by every surface.
 
     from keiri_agent.agents.analysis import AnalysisAgent
+    from keiri_agent.config import load_settings
 
-    with AnalysisAgent() as agent:                      # settings from env / .env
+    with AnalysisAgent(load_settings()) as agent:      # settings from env / .env
         dataset_id = agent.load_file("sales.csv")
         turn = agent.ask("地域別の売上の合計と平均を見せて", dataset_id=dataset_id)
         print(turn.report_md or turn.reply)
@@ -20,7 +21,6 @@ report groups its evidence and 再現要約 by file.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,23 +30,23 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from keiri_agent.agents.analysis.actions import AnalysisActions
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
+from keiri_agent.agents.analysis.datasets.registry import DatasetRegistry
 from keiri_agent.agents.analysis.graph import AnalysisGraphParts, build_graph
-from keiri_agent.agents.analysis.llm_reasoner import LLMReasoner
 from keiri_agent.agents.analysis.messages import agent_message, message_kind
-from keiri_agent.agents.analysis.offline.reasoner import OfflineReasoner
-from keiri_agent.agents.analysis.registry import DatasetRegistry
+from keiri_agent.agents.analysis.progress import step_payload
+from keiri_agent.agents.analysis.reasoning.llm_reasoner import LLMReasoner
+from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReasoner
 from keiri_agent.agents.analysis.report import (
     ReportWriter,
     evidence_actions,
     evidence_artifacts,
 )
+from keiri_agent.agents.analysis.runtime.actions import AnalysisActions
 from keiri_agent.config import Settings
+from keiri_agent.events import EventCallback, EventEmitter
 from keiri_agent.llm.factory import chat_model as make_chat_model
 from keiri_agent.storage.checkpointer import open_checkpointer
-
-EventHandler = Callable[[str, dict[str, Any]], None]
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,8 @@ class TurnResult:
     """What one user turn produced."""
 
     thread_id: str
+    turn_id: str
+    """This turn's id: the ``run_id`` of the events ``ask`` emitted for it."""
     next_action: str
     reply: str
     """The agent's last message of the turn (question, refusal or report)."""
@@ -99,16 +101,14 @@ class AnalysisAgent:
 
     def __init__(
         self,
-        settings: Settings | None = None,
+        settings: Settings,
         *,
         registry: DatasetRegistry | None = None,
         chat_model: BaseChatModel | None = None,
         checkpointer: BaseCheckpointSaver[Any] | None = None,
     ) -> None:
-        self.settings = settings or Settings()
-        self.registry = registry or DatasetRegistry(
-            max_bytes=self.settings.max_upload_mb * 1024 * 1024
-        )
+        self.settings = settings
+        self.registry = registry or DatasetRegistry(max_bytes=settings.max_upload_mb * 2**20)
         if chat_model is None and not self.settings.is_offline:
             chat_model = make_chat_model(self.settings)
         self.chat_model = chat_model
@@ -145,10 +145,16 @@ class AnalysisAgent:
         *,
         dataset_id: str | None,
         thread_id: str | None = None,
-        on_event: EventHandler | None = None,
+        on_event: EventCallback | None = None,
     ) -> TurnResult:
-        """Run one user turn; ``on_event(node, update)`` is called after each graph step."""
+        """Run one user turn.
+
+        ``on_event`` receives an ``Event`` after each graph step (``kind`` the node,
+        ``run_id`` this turn's ``turn_id``, payload in ``agents.analysis.progress``).
+        """
         thread_id = thread_id or uuid.uuid4().hex
+        turn_id = "turn_" + uuid.uuid4().hex[:12]
+        emitter = EventEmitter("analysis", turn_id, on_event)
         config: Any = {
             "configurable": {"thread_id": thread_id},
             "recursion_limit": self.settings.max_steps_per_turn * 3 + 10,
@@ -175,12 +181,12 @@ class AnalysisAgent:
         for chunk in self.graph.stream(turn_input, config, stream_mode="updates"):
             if on_event is not None:
                 for node, update in chunk.items():
-                    on_event(node, update or {})
+                    emitter.emit(node, step_payload(node, update or {}, thread_id))
         values = self.graph.get_state(config).values
-        return self._turn_result(thread_id, values, notice)
+        return self._turn_result(thread_id, turn_id, values, notice)
 
     def _turn_result(
-        self, thread_id: str, values: dict[str, Any], notice: str | None = None
+        self, thread_id: str, turn_id: str, values: dict[str, Any], notice: str | None = None
     ) -> TurnResult:
         actions = list(values.get("turn_actions") or [])
         made = {i for action in actions for i in action.get("artifact_ids", [])}
@@ -202,6 +208,7 @@ class AnalysisAgent:
         )
         return TurnResult(
             thread_id=thread_id,
+            turn_id=turn_id,
             next_action=next_action,
             reply=reply,
             artifacts=artifacts,

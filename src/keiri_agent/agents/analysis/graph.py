@@ -19,10 +19,15 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 
-from keiri_agent.agents.analysis.actions import AnalysisActions, as_action_error
-from keiri_agent.agents.analysis.decision import ActionRecord, Decision, Reasoner, ReasonInput
 from keiri_agent.agents.analysis.messages import agent_message, message_kind
+from keiri_agent.agents.analysis.reasoning.decision import (
+    ActionRecord,
+    Decision,
+    Reasoner,
+    ReasonInput,
+)
 from keiri_agent.agents.analysis.report import ReportWriter, out_of_scope_reply
+from keiri_agent.agents.analysis.runtime.actions import AnalysisActions, as_action_error
 from keiri_agent.agents.analysis.state import AgentState
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from keiri_agent.agents.analysis.offline.filters import (
+from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     PeriodFilter,
     bare_thresholds,
     date_filters,

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from keiri_agent.agents.analysis.offline.parser import Mention
+    from keiri_agent.agents.analysis.reasoning.offline.parser import Mention
 
 
 def _t(lang: str, ja: str, en: str) -> str:
@@ -156,7 +156,6 @@ def date_filters(
         claimed: Per-character flags; the spans read as periods are set.
         lang: "ja" or "en" (for the questions and assumptions).
     """
-    filters: list[PeriodFilter] = []
     problems: list[str] = []
     assumptions: list[str] = []
     found: list[tuple[int, int, int, int | None, int | None, str, bool]] = []
@@ -189,8 +188,8 @@ def date_filters(
         month = m.group(1)
         if any(claimed[m.start() : m.end()]) or not 1 <= int(month) <= 12:
             continue
-        years = {e[:4] for e in date_examples}
-        if len(years) == 1 and (only := next(iter(years))).isdigit():
+        only = _only_year(date_examples)
+        if only is not None:
             add(m, only, month, None, _qualifier(m.group(2)))
             assumptions.append(_t(lang, f"{month}月は{only}年と仮定", f"month {month} is {only}"))
         else:
@@ -220,24 +219,40 @@ def date_filters(
         return [], problems, assumptions
     mentioned = [c for c in dates if c.lower() in text]
     column = (mentioned or dates)[0] if dates else ""
-    for start, end, year, month_no, day, qualifier, fiscal in sorted(found):
-        if fiscal:
-            filters += [
-                (start, end, {"col": column, "op": ">=", "value": f"{year}-04-01"}),
-                (start, end, {"col": column, "op": "<", "value": f"{year + 1}-04-01"}),
-            ]
-            assumptions.append(
-                _t(
-                    lang,
-                    f"{year}年度は{year}年4月〜{year + 1}年3月と仮定",
-                    f"fiscal {year} taken as April {year} to March {year + 1}",
-                )
-            )
-        else:
-            filters += [
-                (start, end, f) for f in _period_filters(column, year, month_no, day, qualifier)
-            ]
+    filters = [
+        (start, end, condition)
+        for start, end, year, month_no, day, qualifier, fiscal in sorted(found)
+        for condition in (
+            _fiscal_year_filters(column, year)
+            if fiscal
+            else _period_filters(column, year, month_no, day, qualifier)
+        )
+    ]
+    assumptions += [
+        _t(
+            lang,
+            f"{year}年度は{year}年4月〜{year + 1}年3月と仮定",
+            f"fiscal {year} taken as April {year} to March {year + 1}",
+        )
+        for _, _, year, _, _, _, fiscal in sorted(found)
+        if fiscal
+    ]
     return filters, problems, assumptions
+
+
+def _only_year(date_examples: list[str]) -> str | None:
+    """The one year the date column's examples share, or None (none, several, no year)."""
+    years = {example[:4] for example in date_examples}
+    only = next(iter(years)) if len(years) == 1 else None
+    return only if only is not None and only.isdigit() else None
+
+
+def _fiscal_year_filters(column: str, year: int) -> list[dict[str, Any]]:
+    """A Japanese fiscal year: April of ``year`` to March of the next."""
+    return [
+        {"col": column, "op": ">=", "value": f"{year}-04-01"},
+        {"col": column, "op": "<", "value": f"{year + 1}-04-01"},
+    ]
 
 
 def value_filters(values: list[Mention]) -> list[dict[str, Any]]:

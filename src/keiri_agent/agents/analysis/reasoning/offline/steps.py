@@ -12,9 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from keiri_agent.agents.analysis.offline import vocab
-from keiri_agent.agents.analysis.offline.parser import Clause, ParsedRequest
-from keiri_agent.agents.analysis.specs import check_columns, parse_analysis_spec, parse_plot_spec
+import keiri_agent.agents.analysis.reasoning.offline.vocab as vocab
+from keiri_agent.agents.analysis.ops.specs import (
+    check_columns,
+    parse_analysis_spec,
+    parse_plot_spec,
+)
+from keiri_agent.agents.analysis.reasoning.offline.parser import Clause, ParsedRequest
 from keiri_agent.errors import SpecError
 
 _AGG_JA = {

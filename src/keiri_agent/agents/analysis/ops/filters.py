@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from keiri_agent.agents.analysis.specs import Filter
+from keiri_agent.agents.analysis.ops.specs import Filter
 from keiri_agent.errors import SpecError, unknown_choice_message
 
 _ORDERING = (">", ">=", "<", "<=")

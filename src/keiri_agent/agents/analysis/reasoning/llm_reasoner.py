@@ -8,9 +8,9 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from keiri_agent.agents.analysis import prompts
-from keiri_agent.agents.analysis.decision import Decision, ReasonInput
-from keiri_agent.agents.analysis.specs import analysis_spec_json_schema, plot_spec_json_schema
+from keiri_agent.agents.analysis.ops.specs import analysis_spec_json_schema, plot_spec_json_schema
+from keiri_agent.agents.analysis.reasoning.decision import Decision, ReasonInput
+from keiri_agent.agents.analysis.reasoning.prompts import REASON_CONTEXT, REASON_SYSTEM
 from keiri_agent.llm.structured import invoke_structured, render_prompt
 
 HISTORY_MESSAGES = 20
@@ -30,7 +30,7 @@ class LLMReasoner:
         self.method = method
         self.reasks = reasks
         self._system = render_prompt(
-            prompts.REASON_SYSTEM,
+            REASON_SYSTEM,
             analysis_schema=_json(analysis_spec_json_schema()),
             plot_schema=_json(plot_spec_json_schema()),
         )
@@ -43,7 +43,7 @@ class LLMReasoner:
             for a in state.artifacts
         ]
         context = render_prompt(
-            prompts.REASON_CONTEXT,
+            REASON_CONTEXT,
             dataset_summary=_json(state.dataset_summary) if state.dataset_summary else "none",
             artifacts=_json(artifacts[-30:]) if artifacts else "none",
             turn_actions=_json(

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from keiri_agent.agents.analysis.artifacts import Artifact
-from keiri_agent.agents.analysis.specs import Filter
+from keiri_agent.agents.analysis.ops.specs import Filter
 from keiri_agent.errors import SpecError
 
 TABLE_ROW_LIMIT = 1000

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
-from keiri_agent.agents.analysis.filters import apply_filters
-from keiri_agent.agents.analysis.results import (
+from keiri_agent.agents.analysis.ops.filters import apply_filters
+from keiri_agent.agents.analysis.ops.results import (
     check_aggregation,
     count_distinct,
     display_label,
@@ -32,8 +32,8 @@ from keiri_agent.agents.analysis.results import (
     text_artifact,
     unique_name,
 )
-from keiri_agent.agents.analysis.row_hash import repeated_mask, row_hashes
-from keiri_agent.agents.analysis.specs import (
+from keiri_agent.agents.analysis.ops.row_hash import repeated_mask, row_hashes
+from keiri_agent.agents.analysis.ops.specs import (
     ColumnSummarySpec,
     CorrelationMatrixSpec,
     DatasetOverviewSpec,

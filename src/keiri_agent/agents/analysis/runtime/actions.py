@@ -14,11 +14,15 @@ import pandas as pd
 from pydantic import BaseModel
 
 from keiri_agent.agents.analysis.artifacts import ActionResult
-from keiri_agent.agents.analysis.executor import run_analysis
-from keiri_agent.agents.analysis.isolation import run_isolated
-from keiri_agent.agents.analysis.plots import run_plot
-from keiri_agent.agents.analysis.registry import DatasetRegistry
-from keiri_agent.agents.analysis.specs import check_columns, parse_analysis_spec, parse_plot_spec
+from keiri_agent.agents.analysis.datasets.registry import DatasetRegistry
+from keiri_agent.agents.analysis.ops.executor import run_analysis
+from keiri_agent.agents.analysis.ops.plots import run_plot
+from keiri_agent.agents.analysis.ops.specs import (
+    check_columns,
+    parse_analysis_spec,
+    parse_plot_spec,
+)
+from keiri_agent.agents.analysis.runtime.isolation import run_isolated
 from keiri_agent.config import Settings
 from keiri_agent.errors import ExecutionError, KeiriAgentError, SpecError
 

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from keiri_agent.agents.analysis.offline import vocab
-from keiri_agent.agents.analysis.offline.parser import ParsedRequest, parse_request
-from keiri_agent.agents.analysis.offline.steps import (
+import keiri_agent.agents.analysis.reasoning.offline.vocab as vocab
+from keiri_agent.agents.analysis.reasoning.offline.parser import ParsedRequest, parse_request
+from keiri_agent.agents.analysis.reasoning.offline.steps import (
     CATEGORY_KINDS,
     FREQ_EN,
     FREQ_JA,

@@ -23,11 +23,11 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from keiri_agent.agents.analysis.decision import ActionRecord, Decision, ReasonInput
 from keiri_agent.agents.analysis.messages import is_ask, message_kind, pending_request
-from keiri_agent.agents.analysis.offline.parser import is_japanese
-from keiri_agent.agents.analysis.offline.planner import Plan, Step, plan_request
-from keiri_agent.agents.analysis.specs import parse_analysis_spec, parse_plot_spec
+from keiri_agent.agents.analysis.ops.specs import parse_analysis_spec, parse_plot_spec
+from keiri_agent.agents.analysis.reasoning.decision import ActionRecord, Decision, ReasonInput
+from keiri_agent.agents.analysis.reasoning.offline.parser import is_japanese
+from keiri_agent.agents.analysis.reasoning.offline.planner import Plan, Step, plan_request
 from keiri_agent.errors import SpecError
 
 _SUGGESTION = re.compile(r"unknown column '([^']+)' — did you mean '([^']+)'")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from keiri_agent.agents.analysis.offline.parser import term_pattern
+from keiri_agent.agents.analysis.reasoning.offline.parser import term_pattern
 
 # What a clause asks for, strongest (most explicit) first.
 INTENTS: dict[str, str] = {

@@ -29,8 +29,12 @@ from matplotlib.text import Text
 from matplotlib.ticker import StrMethodFormatter
 
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
-from keiri_agent.agents.analysis.filters import apply_filters, looks_like_dates, to_datetime_column
-from keiri_agent.agents.analysis.results import (
+from keiri_agent.agents.analysis.ops.filters import (
+    apply_filters,
+    looks_like_dates,
+    to_datetime_column,
+)
+from keiri_agent.agents.analysis.ops.results import (
     AGG_LABELS,
     check_aggregation,
     display_label,
@@ -43,7 +47,7 @@ from keiri_agent.agents.analysis.results import (
     text_artifact,
     unique_name,
 )
-from keiri_agent.agents.analysis.specs import (
+from keiri_agent.agents.analysis.ops.specs import (
     BarPlotSpec,
     BoxPlotSpec,
     HistPlotSpec,

@@ -1,0 +1,214 @@
+"""Reading an uploaded file's bytes into a raw table (before cleaning).
+
+- CSV in UTF-8 (with or without BOM), Shift_JIS/CP932 (Japanese Excel) or UTF-16
+  (Excel "Unicode text"), decoded by ``keiri_agent.textcodec``; TSV/TXT tab
+  separated; XLSX/XLSM through openpyxl.
+- The header row is found by ``keiri_agent.files.header`` (the detector the
+  ``excel.read_data`` block uses too): title rows above it (a report name, an output
+  date) are skipped and named in a note (``先頭の2行（タイトル）を飛ばしました: ...``).
+  When it finds no header, the first filled row names the columns (as pandas reads it).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import zipfile
+from typing import Any
+
+import pandas as pd
+
+from keiri_agent.errors import DatasetError, unknown_choice_message
+from keiri_agent.files.header import (
+    HEADER_SCAN_ROWS,
+    detect_header_row,
+    first_filled_row,
+    is_filled,
+)
+from keiri_agent.textcodec import DecodedText, TextDecodeError, decode_text
+
+CSV_SUFFIXES = (".csv",)
+TAB_SUFFIXES = (".tsv", ".txt")
+EXCEL_SUFFIXES = (".xlsx", ".xlsm")
+SUPPORTED_SUFFIXES = CSV_SUFFIXES + TAB_SUFFIXES + EXCEL_SUFFIXES
+_BINARY_MAGIC = {
+    b"PK\x03\x04": "an Excel (.xlsx) or other zip file",
+    b"\xd0\xcf\x11\xe0": "an old Excel (.xls) or other Office file",
+    b"%PDF": "a PDF file",
+}
+
+
+def dataset_error(message: str, hint: str, **details: Any) -> DatasetError:
+    """A ``DatasetError`` with its fix (``hint``) and ``details`` for programs."""
+    return DatasetError(message, hint=hint, details=details)
+
+
+def excel_sheet_names(data: bytes) -> list[str]:
+    """The sheet names of an .xlsx/.xlsm file, in workbook order.
+
+    Raises:
+        DatasetError: the bytes are not a readable Excel workbook.
+    """
+    from openpyxl import load_workbook
+
+    try:
+        workbook = load_workbook(io.BytesIO(data), read_only=True)
+    except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
+        raise dataset_error(
+            f"not a valid Excel workbook: {exc}",
+            "open the file in Excel and save it again as .xlsx, or export the sheet as CSV",
+        ) from exc
+    try:
+        return list(workbook.sheetnames)
+    finally:
+        workbook.close()
+
+
+def _decode(data: bytes, name: str) -> DecodedText:
+    """Decode CSV bytes (``textcodec``); an Office file or PDF named .csv is named as such."""
+    for magic, what in _BINARY_MAGIC.items():
+        if data.startswith(magic):
+            raise dataset_error(
+                f"{name!r} is not a text file; it looks like {what}",
+                "upload it with its proper suffix (.xlsx), or export the sheet as CSV",
+            )
+    try:
+        return decode_text(data)
+    except TextDecodeError as exc:
+        raise dataset_error(
+            f"{name!r} could not be read as text: it is neither UTF-8 nor Shift_JIS (CP932)",
+            "save the file as 'CSV UTF-8' from Excel, or check that it is really a CSV file",
+            tried=list(exc.tried),
+        ) from exc
+
+
+def _header_index(rows: list[list[Any]]) -> int:
+    """The header row (``files.header``), else the first filled row (as pandas reads it)."""
+    header = detect_header_row(rows)
+    if header is None:
+        header = first_filled_row(rows) or 0
+    return header
+
+
+def _skipped_note(rows: list[list[Any]], header: int) -> str | None:
+    """The note on the title rows above the header (None when only blank rows were above)."""
+    titles = [
+        " ".join(str(cell).strip() for cell in row if is_filled(cell)) for row in rows[:header]
+    ]
+    shown = " / ".join(title[:60] for title in titles if title)
+    if not shown:
+        return None
+    return f"先頭の{header}行（タイトル）を飛ばしました: {shown}"
+
+
+def read_text_table(data: bytes, name: str, suffix: str) -> tuple[pd.DataFrame, list[str]]:
+    decoded = _decode(data, name)
+    text, encoding = decoded.text, decoded.encoding
+    if not text or text.isspace():
+        raise dataset_error(f"{name!r} is empty", "upload a file with a header row and data rows")
+    head = text[:65536]
+    lines = [line for line in head.lstrip().split("\n")[:HEADER_SCAN_ROWS] if line.strip()]
+    header = next((line for line in lines if "\t" in line or "," in line), lines[0])
+    tabbed = suffix in TAB_SUFFIXES or ("\t" in header and "," not in header)
+    sep = "\t" if tabbed else ","
+    reader = csv.reader(io.StringIO(head), delimiter=sep)
+    try:
+        scanned = list(itertools.islice(reader, HEADER_SCAN_ROWS))
+    except csv.Error:
+        scanned = []
+    notes: list[str] = []
+    skip = 0
+    header_index = _header_index(scanned)
+    if header_index:
+        reader = csv.reader(io.StringIO(head), delimiter=sep)
+        for _ in range(header_index):
+            next(reader)
+        skip = reader.line_num
+        note = _skipped_note(scanned, header_index)
+        notes.extend([note] if note else [])
+    # the C parser reads bytes far faster than a StringIO (which it re-encodes in chunks)
+    payload = data if encoding in ("utf-8", "utf-8-sig") else text.encode("utf-8")
+    del text, head
+    try:
+        frame = pd.read_csv(
+            io.BytesIO(payload), sep=sep, encoding="utf-8-sig", low_memory=False, skiprows=skip
+        )
+    except pd.errors.EmptyDataError as exc:
+        raise dataset_error(
+            f"{name!r} is empty", "upload a file with a header row and data rows"
+        ) from exc
+    except (pd.errors.ParserError, ValueError) as exc:
+        raise dataset_error(
+            f"{name!r} could not be parsed as a {'tab' if tabbed else 'comma'}-separated "
+            f"table: {str(exc).strip()}",
+            "check that every row has as many fields as the header and that values "
+            "containing the delimiter are in double quotes",
+            encoding=encoding,
+        ) from exc
+    return frame, notes
+
+
+def _header_names(cells: list[Any]) -> list[str]:
+    """Column names from a header row the way ``pandas.read_excel`` makes them."""
+    names: list[str] = []
+    seen: dict[str, int] = {}
+    for position, cell in enumerate(cells):
+        if cell is None or (isinstance(cell, float) and cell != cell) or not str(cell).strip():
+            name = f"Unnamed: {position}"
+        else:
+            name = str(cell)
+        if name in seen:
+            seen[name] += 1
+            name = f"{name}.{seen[name]}"
+        seen.setdefault(name, 0)
+        names.append(name)
+    return names
+
+
+def read_excel(data: bytes, name: str, sheet: str | int | None) -> tuple[pd.DataFrame, list[str]]:
+    sheets = excel_sheet_names(data)
+    if not sheets:
+        raise dataset_error(f"{name!r} has no sheets", "save a workbook with at least one sheet")
+    if sheet is None:
+        chosen = sheets[0]
+    elif isinstance(sheet, int) and not isinstance(sheet, bool):
+        if not 0 <= sheet < len(sheets):
+            raise dataset_error(
+                f"{name!r} has no sheet number {sheet} (it has {len(sheets)}: {', '.join(sheets)})",
+                "choose a sheet by name or by index from 0",
+                sheets=sheets,
+            )
+        chosen = sheets[sheet]
+    elif sheet in sheets:
+        chosen = sheet
+    else:
+        raise dataset_error(
+            f"{name!r}: " + unknown_choice_message("sheet", str(sheet), sheets),
+            "choose one of the listed sheets",
+            sheets=sheets,
+        )
+    try:
+        # dtype=object keeps text cells such as '007' as text; infer_objects types the rest
+        raw = pd.read_excel(
+            io.BytesIO(data), sheet_name=chosen, engine="openpyxl", dtype=object, header=None
+        )
+    except (ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
+        raise dataset_error(
+            f"sheet {chosen!r} of {name!r} could not be read: {exc}",
+            "open the file in Excel and save it again, or export the sheet as CSV",
+        ) from exc
+    if len(raw) == 0 or len(raw.columns) == 0:
+        raise dataset_error(
+            f"sheet {chosen!r} of {name!r} is empty", "choose a sheet that has data"
+        )
+    scanned = [
+        [None if pd.isna(cell) else cell for cell in row]
+        for row in raw.head(HEADER_SCAN_ROWS).itertuples(index=False)
+    ]
+    header = _header_index(scanned)
+    note = _skipped_note(scanned, header)
+    notes = [note] if note else []
+    frame = raw.iloc[header + 1 :].infer_objects()
+    frame.columns = pd.Index(_header_names(list(raw.iloc[header])))
+    return frame, notes
