@@ -15,8 +15,8 @@ import yaml
 
 from keiri_agent.blocks.base import BlockContext, ProcessingBlock
 from keiri_agent.config import Settings
-from keiri_agent.plans.catalog import BlockCatalog, BlockSpec, CatalogError, schema_problems
-from keiri_agent.plans.semver import Version, VersionRange
+from keiri_agent.plans.catalog.catalog import BlockCatalog, BlockSpec, CatalogError, schema_problems
+from keiri_agent.plans.catalog.semver import Version, VersionRange
 
 BUILTIN_IDS = {
     "text.template",
@@ -118,7 +118,7 @@ def test_builtin_samples_run_to_their_declared_outputs(ctx: BlockContext) -> Non
 def test_discovery_does_not_import_block_modules() -> None:
     code = (
         "import sys\n"
-        "from keiri_agent.plans.catalog import BlockCatalog\n"
+        "from keiri_agent.plans.catalog.catalog import BlockCatalog\n"
         "catalog = BlockCatalog.discover()\n"
         "mods = ('keiri_agent.blocks.table', 'keiri_agent.blocks.text', 'pandas')\n"
         "print([m for m in mods if m in sys.modules])\n"

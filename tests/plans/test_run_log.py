@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from runner_support import events, make_plan, make_runner, node, recorder
 
-from keiri_agent.plans.run_log import (
+from keiri_agent.plans.run.run_log import (
     EVENT_NAMES,
     RunEvent,
     RunLog,
@@ -185,7 +185,7 @@ def test_run_event_is_immutable() -> None:
 
 
 def test_run_folders_keep_japanese_plan_ids_readable_and_distinct() -> None:
-    from keiri_agent.plans.run_log import safe_path_part
+    from keiri_agent.plans.run.run_log import safe_path_part
 
     assert safe_path_part("経理/売上") == Path("経理", "売上")
     assert safe_path_part("総務/請求") != safe_path_part("経理/売上")

@@ -14,8 +14,8 @@ import pytest
 from runner_support import events, make_plan, make_runner, node, recorder, starts
 
 from keiri_agent.errors import PlanValidationError, UserInputError
-from keiri_agent.plans.run_log import RunEvent
-from keiri_agent.plans.run_state import StateEncodingError, load_state
+from keiri_agent.plans.run.run_log import RunEvent
+from keiri_agent.plans.run.run_state import StateEncodingError, load_state
 
 
 @pytest.fixture(autouse=True)

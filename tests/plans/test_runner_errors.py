@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from runner_support import events, make_plan, make_runner, node, recorder, starts
 
-from keiri_agent.plans.run_state import load_state
+from keiri_agent.plans.run.run_state import load_state
 
 
 @pytest.fixture(autouse=True)

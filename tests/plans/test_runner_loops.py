@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from runner_support import events, make_plan, make_runner, node, recorder
 
-from keiri_agent.plans.models import Plan
+from keiri_agent.plans.dsl.models import Plan
 
 
 @pytest.fixture(autouse=True)

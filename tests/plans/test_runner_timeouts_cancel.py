@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from runner_support import events, make_plan, make_runner, node, recorder
 
-from keiri_agent.plans.execution import Attempt
-from keiri_agent.plans.run_log import RunEvent
-from keiri_agent.plans.run_state import load_state
+from keiri_agent.plans.run.run_log import RunEvent
+from keiri_agent.plans.run.run_state import load_state
+from keiri_agent.plans.run.scheduler import Attempt
 
 
 @pytest.fixture(autouse=True)

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from runner_support import catalog, make_plan, make_runner, node, recorder
 
-from keiri_agent.plans.references import ReferenceError_, Scope, parse_reference
-from keiri_agent.plans.validator import PlanValidator, ValidationReport
+from keiri_agent.plans.check.validator import PlanValidator, ValidationReport
+from keiri_agent.plans.dsl.references import ReferenceError_, Scope, parse_reference
 
 
 @pytest.fixture(autouse=True)
@@ -207,7 +207,7 @@ def test_a_leading_zero_key_resolves_in_a_run(runs: Path) -> None:
 
 
 def test_the_dry_run_accepts_a_body_reference_to_an_export_name() -> None:
-    from keiri_agent.plans.dry_run import dry_run
+    from keiri_agent.plans.check.dry_run import dry_run
 
     report = dry_run(_carry_plan(), catalog(), env={})
 

@@ -287,7 +287,7 @@ def test_refused_answers_show_each_fields_reason(page: AppTest, keiri_home: Path
 
 
 def test_rerun_start_maps_forms_in_loops_to_their_top_level_node() -> None:
-    from keiri_agent.plans.models import Plan
+    from keiri_agent.plans.dsl.models import Plan
     from keiri_agent.ui.run_page import rerun_start
 
     plan = Plan.model_validate(

@@ -36,8 +36,8 @@ from keiri_agent.errors import KeiriAgentError, UserInputError
 
 if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
     from keiri_agent.plans.engine import PlanEngine
-    from keiri_agent.plans.run_log import RunEvent
-    from keiri_agent.plans.runner import RunResult
+    from keiri_agent.plans.run.run_log import RunEvent
+    from keiri_agent.plans.run.runner import RunResult
 
 plan_app = typer.Typer(
     name="plan",
@@ -469,8 +469,8 @@ def migrate(
     """
     import difflib
 
+    from keiri_agent.plans.dsl.migrate import migrate_plan_text
     from keiri_agent.plans.engine import PLAN_SUFFIXES
-    from keiri_agent.plans.migrate import migrate_plan_text
 
     try:
         path = Path(plan)

@@ -18,16 +18,16 @@ import yaml
 
 from keiri_agent.config import Settings
 from keiri_agent.errors import ConfigurationError
-from keiri_agent.plans.catalog import BlockCatalog
-from keiri_agent.plans.dry_run import dry_run
-from keiri_agent.plans.dry_run_report import DryRunReport
+from keiri_agent.plans.catalog.catalog import BlockCatalog
+from keiri_agent.plans.check.dry_run import dry_run
+from keiri_agent.plans.check.dry_run_report import DryRunReport
+from keiri_agent.plans.check.validator import PlanValidator
+from keiri_agent.plans.dsl.loader import load_plan_file
+from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.issues import ValidationReport
-from keiri_agent.plans.loader import load_plan_file
-from keiri_agent.plans.models import Plan
-from keiri_agent.plans.run_log import EventCallback
-from keiri_agent.plans.runner import PlanRunner, RunResult
+from keiri_agent.plans.run.run_log import EventCallback
+from keiri_agent.plans.run.runner import PlanRunner, RunResult
 from keiri_agent.plans.store import PlanStore
-from keiri_agent.plans.validator import PlanValidator
 from keiri_agent.workspace import Workspace
 
 PLAN_SUFFIXES = (".yaml", ".yml")

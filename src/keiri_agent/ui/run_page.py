@@ -33,10 +33,10 @@ import yaml
 from keiri_agent.blocks.requirements import initial_values, merge_values, session_key
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError
+from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.engine import PlanEngine
-from keiri_agent.plans.models import Plan
-from keiri_agent.plans.run_log import EventCallback, RunEvent
-from keiri_agent.plans.runner import RunResult
+from keiri_agent.plans.run.run_log import EventCallback, RunEvent
+from keiri_agent.plans.run.runner import RunResult
 from keiri_agent.ui.components import persistent
 
 STATE = "run.state"
