@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from runner_support import events, make_plan, make_runner, node, recorder
 
-from keiri_agent.plans.run.run_log import RunEvent
+from keiri_agent.events import Event
 from keiri_agent.plans.run.run_state import load_state
 from keiri_agent.plans.run.scheduler import Attempt
 
@@ -26,8 +26,8 @@ def runs(tmp_path: Path) -> Path:
 
 
 def _cancel_on_start(cancel: threading.Event, node_id: str) -> Any:
-    def on_event(event: RunEvent) -> None:
-        if event.event == "node_start" and event.node_id == node_id:
+    def on_event(event: Event) -> None:
+        if event.kind == "node_start" and event.payload.get("node_id") == node_id:
             cancel.set()
 
     return on_event

@@ -33,9 +33,10 @@ import yaml
 from keiri_agent.blocks.requirements import initial_values, merge_values, session_key
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError
+from keiri_agent.events import Event, EventCallback
 from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.engine import PlanEngine
-from keiri_agent.plans.run.run_log import EventCallback, RunEvent
+from keiri_agent.plans.run.run_log import log_line
 from keiri_agent.plans.run.runner import RunResult
 from keiri_agent.ui.components import persistent
 
@@ -195,8 +196,8 @@ def _invoke(action: str, call: Callable[[EventCallback], RunResult]) -> None:
     events: list[dict[str, Any]] = []
     with st.status("実行中…", expanded=True) as status:
 
-        def on_event(event: RunEvent) -> None:
-            line = event.to_dict()
+        def on_event(event: Event) -> None:
+            line = log_line(event)
             events.append(line)
             status.write(_event_text(line))
 

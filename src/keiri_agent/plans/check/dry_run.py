@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import os
 from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
@@ -84,8 +83,9 @@ def dry_run(
     env: Mapping[str, str] | None = None,
     config: Mapping[str, Any] | None = None,
 ) -> DryRunReport:
-    """Dry-run ``plan``; ``vars`` override the plan's vars, ``env`` defaults to os.environ."""
-    engine = _DryRun(catalog, store, dict(os.environ) if env is None else env, config or {})
+    """Dry-run ``plan``; ``vars`` override the plan's vars; ``env`` is what ``${env.*}``
+    reads (none when not given: ``PlanEngine`` passes the environment)."""
+    engine = _DryRun(catalog, store, env or {}, config or {})
     report = DryRunReport(plan_id=plan.id)
     logger.info("dry run of plan %s started", plan.id, extra={**_LOG, "plan_id": plan.id})
     report.problems, _ = engine.run_plan(plan, vars or {}, "", (plan.id,), report.nodes)

@@ -38,7 +38,6 @@ WHILE_MISSING_MAX for Plans read from text.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,16 +92,18 @@ class PlanValidator:
         *,
         env: Mapping[str, str] | None = None,
     ) -> None:
+        """``env``: the environment ``${env.*}`` will read when the plan runs (ENV_NOT_SET
+        warnings name what it lacks); none when not given (``PlanEngine`` passes it)."""
         self.catalog = catalog
         self.store = store
-        self.env = env
+        self.env: Mapping[str, str] = env if env is not None else {}
         self._specs: dict[str, tuple[BlockSpec | None, str | None]] = {}
         self.ports = PortSchemas()
         self._known_ids: list[str] | None = None
 
     def validate(self, plan: Plan) -> ValidationReport:
         """Every issue of ``plan`` (and of the plans its subflows call)."""
-        run = _Run(env=dict(os.environ) if self.env is None else self.env)
+        run = _Run(env=self.env)
         return self.validate_called(plan, (plan.id,), run)
 
     def validate_called(self, plan: Plan, stack: tuple[str, ...], run: _Run) -> ValidationReport:

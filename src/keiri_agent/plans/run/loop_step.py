@@ -148,7 +148,7 @@ def _foreach(run: GraphRun, node: LoopNode, attempt: Attempt, scope: Scope) -> O
                 local_values[foreach.index_var] = index
             run.emit("loop_iteration", node.id, iteration=index, item=items[index])
             frame = _body_frame(run, node, index, local_values)
-            graph_run = GraphRun(run.services, frame, node.body.plan.graph, iteration_state, stop)
+            graph_run = run.nested(frame, node.body.plan.graph, iteration_state, stop)
             status = _execute(graph_run)
             with lock:
                 loop.statuses[index] = status
@@ -286,7 +286,7 @@ def _while(run: GraphRun, node: LoopNode, attempt: Attempt) -> Outcome:
             loop.statuses[index] = "running"
         run.emit("loop_iteration", node.id, iteration=index)
         frame = _body_frame(run, node, index, _export_variables(node, previous))
-        graph_run = GraphRun(run.services, frame, body.graph, loop.iterations[index], attempt.stop)
+        graph_run = run.nested(frame, body.graph, loop.iterations[index], attempt.stop)
         status = graph_run.execute()
         loop.statuses[index] = status
         if status == "failed":

@@ -6,14 +6,15 @@ and the dry run use): a node depends on the sibling nodes it references through
 body and ``while`` condition.
 
 * ``check_graph(graph, catalog)``: blocks resolvable, conditions parse, no cycles.
-* ``build_vars(plan_vars, overrides, env, config)``: a plan's variables, resolved.
+* ``check_plan(plan, catalog)``: the same, raised as one PlanValidationError.
+* ``cached_dependencies(graph)``: ``dependencies(graph)`` computed once per graph.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from keiri_agent.errors import KeiriAgentError, PlanValidationError
@@ -26,9 +27,8 @@ from keiri_agent.plans.dsl.dependencies import (
     topological_order,
 )
 from keiri_agent.plans.dsl.models import BlockNode, LoopNode, Node, Plan
-from keiri_agent.plans.dsl.references import PlanVars
 
-__all__ = ["build_vars", "cached_dependencies", "check_graph", "check_plan", "dependencies"]
+__all__ = ["cached_dependencies", "check_graph", "check_plan"]
 
 _CACHE_SIZE = 256
 _cache: OrderedDict[int, tuple[Sequence[Node], dict[str, set[str]]]] = OrderedDict()
@@ -95,19 +95,3 @@ def check_plan(plan: Plan, catalog: BlockCatalog) -> None:
             issues=issues,
             hint="validate the plan (PlanValidator) and fix the nodes named",
         )
-
-
-def build_vars(
-    plan_vars: Mapping[str, Any],
-    overrides: Mapping[str, Any],
-    env: Mapping[str, str],
-    config: Mapping[str, Any],
-) -> dict[str, Any]:
-    """The plan's vars resolved (``${env.*}``, ``${config.*}``, other ``${vars.*}``), then
-    ``overrides``.
-
-    Overrides are values (the caller's vars, a subflow's ``call.inputs``) and are
-    not resolved again. A missing env/config entry or a cycle between vars raises
-    ``ReferenceError_`` (see ``references.PlanVars``).
-    """
-    return PlanVars(plan_vars, overrides, env, config).resolved()

@@ -29,28 +29,33 @@ Events (``EVENT_NAMES``) and their fields besides the common ones:
 Node ids of nodes inside loop bodies and subflows are paths from the top plan:
 ``each_file[3]/analyze``, ``validate/check``. Values are summarised (strings over 200
 characters cut, long lists shortened with their count, bytes as ``<bytes n>``, depth
-limited) and secrets masked (see ``sanitize``). The same ``RunEvent`` goes to the
-``on_event`` callback, in log order.
+limited) and secrets masked (see ``sanitize`` and ``plans.run.masking``).
+
+The ``on_event`` callback receives each event, in log order, as the shared
+``keiri_agent.events.Event``: ``source="plan"``, ``kind`` the event name, ``run_id``
+the top-level run, ``seq`` numbered across every invocation of the run (a resume
+continues after the last number, kept in the run state), and ``payload`` the
+line's other fields (``plan_id``, ``node_id`` when set, the event's own fields; a
+subflow's events also carry their nested ``run_id``). ``log_line(event)`` gives
+the JSONL line back.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import json
 import logging
 import math
 import re
-import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
-from types import MappingProxyType, TracebackType
+from types import TracebackType
 from typing import Any, Final
 
-from pydantic import SecretStr
+from keiri_agent.events import Event, EventCallback, EventEmitter
+from keiri_agent.plans.run.masking import MASK, is_secret_key, mask_text
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -67,105 +72,11 @@ EVENT_NAMES: Final = (
     "plan_complete",
 )
 
-SECRET_KEY = re.compile(
-    r"api[_-]?key|apikey|password|passwd|passphrase|secret|token(?!s)|authorization|credential"
-    r"|private[_-]?key|my[_-]?number|bank[_-]?account|card[_-]?number"
-    r"|パスワード|暗証番号|マイナンバー|個人番号|口座番号|カード番号",
-    re.IGNORECASE,
-)
-"""Mapping keys whose values are never logged (credentials and personal numbers, §12).
-
-``token`` but not ``tokens``: ``access_token`` is a secret, ``total_tokens`` a count."""
-SECRET_VALUE = re.compile(
-    r"\bsk-[A-Za-z0-9_\-]{16,}|\bBearer\s+[A-Za-z0-9._~+/\-]{8,}=*|\bAKIA[0-9A-Z]{16}\b"
-)
-"""Values that look like API keys or bearer tokens, wherever they appear in text."""
-MASK: Final = "***"
-MIN_KNOWN_SECRET: Final = 8
-"""Registered secrets shorter than this are not masked (they would mask ordinary text)."""
-_known_secrets: tuple[str, ...] = ()
 MAX_TEXT: Final = 200
 MAX_ITEMS: Final = 5
 MAX_KEYS: Final = 30
 MAX_DEPTH: Final = 6
-
-
-_second: list[Any] = [None, ""]
-"""The last whole second formatted by ``utc_timestamp`` (formatting is the costly part)."""
-
-
-def utc_timestamp(moment: dt.datetime | None = None) -> str:
-    """``2025-01-01T10:00:00.123Z`` (UTC, milliseconds)."""
-    if moment is None:
-        now = time.time()
-        second = int(now)
-        cached_second, text = _second
-        if cached_second != second:
-            text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-            _second[:] = [second, text]
-        return f"{text}.{int((now - second) * 1000):03d}Z"
-    moment = moment.astimezone(dt.UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
-def register_secret(value: str | SecretStr | None) -> None:
-    """Mask ``value`` literally wherever it appears in logs, errors and run states.
-
-    ``PlanRunner`` registers the configured API keys (``Settings``), so a key that is
-    not shaped like ``sk-...`` (an Azure key, say) is masked too. Values shorter than
-    ``MIN_KNOWN_SECRET`` characters are ignored. Registration lasts for the process.
-    """
-    global _known_secrets
-    text = value.get_secret_value() if isinstance(value, SecretStr) else value
-    if text and len(text) >= MIN_KNOWN_SECRET and text not in _known_secrets:
-        _known_secrets = (*_known_secrets, text)
-
-
-def mask_known(text: str) -> str:
-    """``text`` with every registered secret (``register_secret``) replaced by ``***``."""
-    for secret in _known_secrets:
-        if secret in text:
-            text = text.replace(secret, MASK)
-    return text
-
-
-def mask_text(text: str) -> str:
-    """``text`` with key-like substrings (``sk-...``, ``Bearer ...``) and registered
-    secrets replaced by ``***``."""
-    if _known_secrets:
-        text = mask_known(text)
-    if "sk-" in text or "Bearer" in text or "AKIA" in text:
-        return SECRET_VALUE.sub(MASK, text)
-    return text
-
-
-def mask_secrets(value: Any) -> Any:
-    """``value`` with secrets masked as in ``sanitize`` but nothing summarised.
-
-    For error dicts kept in the run state and shown to users: the values under
-    secret-looking keys become ``***`` and text is passed through ``mask_text``;
-    the shape (and non-text values) stay as they are.
-    """
-    if isinstance(value, str):
-        return mask_text(value)
-    if isinstance(value, Mapping):
-        return {
-            key: MASK if item is not None and _is_secret_key(str(key)) else mask_secrets(item)
-            for key, item in value.items()
-        }
-    if isinstance(value, list):
-        return [mask_secrets(item) for item in value]
-    if isinstance(value, tuple):
-        return tuple(mask_secrets(item) for item in value)
-    return value
-
-
 _PASS = frozenset({type(None), bool, int})
-
-
-@functools.lru_cache(maxsize=4096)
-def _is_secret_key(name: str) -> bool:
-    return SECRET_KEY.search(name) is not None
 
 
 def sanitize(value: Any, *, depth: int = 0, max_depth: int = MAX_DEPTH) -> Any:
@@ -185,6 +96,15 @@ def sanitize(value: Any, *, depth: int = 0, max_depth: int = MAX_DEPTH) -> Any:
         if len(text) > MAX_TEXT:
             return f"{text[:MAX_TEXT]}… <{len(value)} chars>"
         return text
+    if isinstance(value, Mapping):
+        return _sanitize_mapping(value, depth, max_depth)
+    if isinstance(value, list | tuple | set | frozenset):
+        return _sanitize_items(value, depth, max_depth)
+    return _scalar_summary(value)
+
+
+def _scalar_summary(value: Any) -> Any:
+    """The loggable form of a value that is neither text nor a container."""
     if isinstance(value, bool | int):
         return value
     if isinstance(value, float):
@@ -195,53 +115,33 @@ def sanitize(value: Any, *, depth: int = 0, max_depth: int = MAX_DEPTH) -> Any:
         return value.isoformat()
     if isinstance(value, Decimal):
         return str(value)
-    if isinstance(value, Mapping):
-        if depth >= max_depth:
-            return f"<dict {len(value)} keys>"
-        result: dict[str, Any] = {}
-        for index, (key, item) in enumerate(value.items()):
-            if index >= MAX_KEYS:
-                result["…"] = f"<{len(value) - MAX_KEYS} more keys>"
-                break
-            name = str(key)
-            if item is not None and _is_secret_key(name):
-                result[name] = MASK
-            else:
-                result[name] = sanitize(item, depth=depth + 1, max_depth=max_depth)
-        return result
-    if isinstance(value, list | tuple | set | frozenset):
-        items = list(value) if not isinstance(value, list) else value
-        if depth >= max_depth:
-            return f"<list {len(items)} items>"
-        shown = [sanitize(item, depth=depth + 1, max_depth=max_depth) for item in items[:MAX_ITEMS]]
-        if len(items) > MAX_ITEMS:
-            shown.append(f"<{len(items) - MAX_ITEMS} more, {len(items)} items>")
-        return shown
     return f"<{type(value).__name__}>"
 
 
-@dataclass(frozen=True)
-class RunEvent:
-    """One run event; ``to_dict()`` is its JSONL line (``data`` is already sanitised)."""
-
-    event: str
-    run_id: str
-    plan_id: str
-    timestamp: str
-    node_id: str | None = None
-    data: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"event", "run_id", "plan_id", "node_id"?, "timestamp", **data}``."""
-        line: dict[str, Any] = {"event": self.event, "run_id": self.run_id, "plan_id": self.plan_id}
-        if self.node_id is not None:
-            line["node_id"] = self.node_id
-        line["timestamp"] = self.timestamp
-        line.update(self.data)
-        return line
+def _sanitize_mapping(value: Mapping[Any, Any], depth: int, max_depth: int) -> Any:
+    if depth >= max_depth:
+        return f"<dict {len(value)} keys>"
+    result: dict[str, Any] = {}
+    for index, (key, item) in enumerate(value.items()):
+        if index >= MAX_KEYS:
+            result["…"] = f"<{len(value) - MAX_KEYS} more keys>"
+            break
+        name = str(key)
+        if item is not None and is_secret_key(name):
+            result[name] = MASK
+        else:
+            result[name] = sanitize(item, depth=depth + 1, max_depth=max_depth)
+    return result
 
 
-EventCallback = Callable[[RunEvent], None]
+def _sanitize_items(value: Any, depth: int, max_depth: int) -> Any:
+    items = value if isinstance(value, list) else list(value)
+    if depth >= max_depth:
+        return f"<list {len(items)} items>"
+    shown = [sanitize(item, depth=depth + 1, max_depth=max_depth) for item in items[:MAX_ITEMS]]
+    if len(items) > MAX_ITEMS:
+        shown.append(f"<{len(items) - MAX_ITEMS} more, {len(items)} items>")
+    return shown
 
 
 def safe_path_part(plan_id: str) -> Path:
@@ -274,47 +174,68 @@ _FLUSH_AT_ONCE = frozenset(
 class RunLog:
     """Appends sanitised events to a JSONL file (thread-safe) and forwards them.
 
-    Lines reach the file at once for plan events, errors and waits, and otherwise
-    at least every ``FLUSH_INTERVAL_S`` (a flush per node event would cost the
-    scheduler more than the event); ``close()`` flushes everything.
+    Events are numbered by one ``EventEmitter`` for the top-level run ``run_id``
+    (``start_after``: the last number an earlier invocation used). Lines reach the
+    file at once for plan events, errors and waits, and otherwise at least every
+    ``FLUSH_INTERVAL_S`` (a flush per node event would cost the scheduler more than
+    the event); ``close()`` flushes everything.
     """
 
-    def __init__(self, path: Path, *, on_event: EventCallback | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        run_id: str,
+        on_event: EventCallback | None = None,
+        start_after: int = 0,
+    ) -> None:
         self.path = path
         self._on_event = on_event
-        self._lock = threading.Lock()
+        self._emitter = EventEmitter("plan", run_id, self._deliver, start_after=start_after)
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file = path.open("a", encoding="utf-8")
         self._flushed = time.monotonic()
 
+    @property
+    def last_seq(self) -> int:
+        """The number of the last event emitted (what the next invocation starts after)."""
+        return self._emitter.last_seq
+
     def emit(
         self, event: str, *, run_id: str, plan_id: str, node_id: str | None = None, **data: Any
-    ) -> RunEvent:
+    ) -> Event:
         """Write one event line and call ``on_event`` with it, in log order.
 
-        A failing callback is logged (``keiri_agent.plans.run.run_log``) and does not stop
-        the run: observers must not change the outcome of a plan.
+        ``run_id`` is the run the event belongs to (a subflow's nested run id for its
+        events). A failing callback is logged (``keiri_agent.plans.run.run_log``) and
+        does not stop the run: observers must not change the outcome of a plan.
         """
-        clean = MappingProxyType(sanitize(data, max_depth=MAX_DEPTH + 1))
-        with self._lock:
-            record = RunEvent(event, run_id, plan_id, utc_timestamp(), node_id, clean)
-            if not self._file.closed:
-                self._file.write(_ENCODER.encode(record.to_dict()) + "\n")
-                now = time.monotonic()
-                if event in _FLUSH_AT_ONCE or now - self._flushed >= FLUSH_INTERVAL_S:
-                    self._file.flush()
-                    self._flushed = now
-            if self._on_event is not None:
-                try:
-                    self._on_event(record)
-                except Exception:
-                    _LOGGER.exception("on_event callback failed on %s", event)
-        return record
+        payload: dict[str, Any] = {}
+        if run_id != self._emitter.run_id:
+            payload["run_id"] = run_id
+        payload["plan_id"] = plan_id
+        if node_id is not None:
+            payload["node_id"] = node_id
+        payload.update(sanitize(data, max_depth=MAX_DEPTH + 1))
+        return self._emitter.emit(event, payload)
+
+    def _deliver(self, event: Event) -> None:
+        """The emitter's callback (called under its lock, so lines stay in order)."""
+        if not self._file.closed:
+            self._file.write(_ENCODER.encode(log_line(event)) + "\n")
+            now = time.monotonic()
+            if event.kind in _FLUSH_AT_ONCE or now - self._flushed >= FLUSH_INTERVAL_S:
+                self._file.flush()
+                self._flushed = now
+        if self._on_event is not None:
+            try:
+                self._on_event(event)
+            except Exception:
+                _LOGGER.exception("on_event callback failed on %s", event.kind)
 
     def close(self) -> None:
         """Close the file; later events still reach ``on_event`` but are not written."""
-        with self._lock:
-            self._file.close()
+        self._file.close()
 
     def __enter__(self) -> RunLog:
         return self
@@ -326,6 +247,23 @@ class RunLog:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def log_line(event: Event) -> dict[str, Any]:
+    """The JSONL line of a run event: ``{"event", "run_id", "plan_id", "node_id"?,
+    "timestamp", **fields}`` (``run_id``: the nested run's for a subflow's events)."""
+    payload = dict(event.payload)
+    line: dict[str, Any] = {
+        "event": event.kind,
+        "run_id": payload.pop("run_id", event.run_id),
+        "plan_id": payload.pop("plan_id", None),
+    }
+    node_id = payload.pop("node_id", None)
+    if node_id is not None:
+        line["node_id"] = node_id
+    line["timestamp"] = event.timestamp
+    line.update(payload)
+    return line
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:

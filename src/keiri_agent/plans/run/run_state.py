@@ -11,6 +11,7 @@ invocation (start, resume, rerun) ends::
                                      # are re-resolved on resume; env/config never saved)
      "answers": {"ask": {...}},      # human input given so far, by node path
      "counters": {"run_...": 1},     # subflow numbering per run id
+     "last_seq": 12,                 # the last event's seq (a resume numbers after it)
      "graph": {"nodes": {"parse": NodeState, ...}}}
 
     NodeState = {"status": "pending|success|skipped|failed|waiting|paused|cancelled",
@@ -51,8 +52,10 @@ from pathlib import Path
 from typing import Any
 
 from keiri_agent.errors import UserInputError
+from keiri_agent.events import utc_timestamp
 from keiri_agent.plans.dsl.models import Plan
-from keiri_agent.plans.run.run_log import mask_known, safe_path_part, utc_timestamp
+from keiri_agent.plans.run.masking import mask_known
+from keiri_agent.plans.run.run_log import safe_path_part
 
 STATE_FORMAT = "keiri-agent/run-state"
 STATE_VERSION = 1
@@ -130,32 +133,43 @@ def _encode(value: Any) -> Any:
     if kind in _SCALARS:
         return value
     if kind is dict:
-        encoded = {}
-        for key, item in value.items():
-            if type(key) is not str:
-                raise _Unsupported
-            encoded[key] = item if type(item) in _SCALARS else _encode(item)
-        if len(encoded) == 1 and next(iter(encoded)) in _ESCAPED:
-            return {"__dict__": encoded}
-        return encoded
+        return _encode_dict(value)
     if kind is list:
         return [item if type(item) in _SCALARS else _encode(item) for item in value]
+    return _encode_other(value)
+
+
+def _encode_dict(value: dict[Any, Any]) -> Any:
+    encoded = {}
+    for key, item in value.items():
+        if type(key) is not str:
+            raise _Unsupported
+        encoded[key] = item if type(item) in _SCALARS else _encode(item)
+    if len(encoded) == 1 and next(iter(encoded)) in _ESCAPED:
+        return {"__dict__": encoded}
+    return encoded
+
+
+_TAGGED: tuple[tuple[type | tuple[type, ...], str, Any], ...] = (
+    ((bytes, bytearray), "__bytes__", lambda v: base64.b64encode(bytes(v)).decode("ascii")),
+    (dt.datetime, "__datetime__", lambda v: v.isoformat()),
+    (dt.date, "__date__", lambda v: v.isoformat()),
+    (dt.time, "__time__", lambda v: v.isoformat()),
+    (Decimal, "__decimal__", str),
+    (tuple, "__tuple__", lambda v: [_encode(item) for item in v]),
+)
+"""Types stored as ``{tag: text}`` (checked in order: a datetime is also a date)."""
+
+
+def _encode_other(value: Any) -> Any:
+    """Subclasses of the plain types, floats, and the tagged types."""
     if isinstance(value, str | bool | int):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else {"__float__": repr(value)}
-    if isinstance(value, bytes | bytearray):
-        return {"__bytes__": base64.b64encode(bytes(value)).decode("ascii")}
-    if isinstance(value, dt.datetime):
-        return {"__datetime__": value.isoformat()}
-    if isinstance(value, dt.date):
-        return {"__date__": value.isoformat()}
-    if isinstance(value, dt.time):
-        return {"__time__": value.isoformat()}
-    if isinstance(value, Decimal):
-        return {"__decimal__": str(value)}
-    if isinstance(value, tuple):
-        return {"__tuple__": [_encode(item) for item in value]}
+    for types, tag, convert in _TAGGED:
+        if isinstance(value, types):
+            return {tag: convert(value)}
     if isinstance(value, list):
         return [_encode(item) for item in value]
     if isinstance(value, Mapping):
@@ -341,6 +355,8 @@ class RunState:
     answers: dict[str, Any] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
     graph: GraphState = field(default_factory=GraphState)
+    last_seq: int = 0
+    """The ``seq`` of the last event of the run: a resumed invocation numbers after it."""
     created_at: str = field(default_factory=utc_timestamp)
     updated_at: str = field(default_factory=utc_timestamp)
 
@@ -358,6 +374,7 @@ class RunState:
             "vars": self.vars,
             "answers": self.answers,
             "counters": self.counters,
+            "last_seq": self.last_seq,
             "graph": self.graph.to_dict(),
         }
 
@@ -378,6 +395,7 @@ class RunState:
             answers=dict(data.get("answers", {})),
             counters={key: int(value) for key, value in data.get("counters", {}).items()},
             graph=GraphState.from_dict(data["graph"]),
+            last_seq=int(data.get("last_seq", 0)),
             created_at=data["created_at"],
             updated_at=data["updated_at"],
         )
@@ -393,7 +411,7 @@ def save_state(runs_dir: Path, state: RunState) -> Path:
 
     The file is created readable by its owner only (0600): it holds the answers,
     uploaded files included, so that another process can resume the run. Registered
-    secrets (``run_log.register_secret``: the configured API keys) are written as
+    secrets (``masking.register_secret``: the configured API keys) are written as
     ``***`` wherever they appear.
     """
     state.updated_at = utc_timestamp()

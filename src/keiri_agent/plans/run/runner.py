@@ -43,31 +43,25 @@ readable by its owner only.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError, unknown_choice_message
+from keiri_agent.events import EventCallback
 from keiri_agent.plans.catalog.catalog import BlockCatalog
+from keiri_agent.plans.dsl.dependencies import build_vars, dependencies
 from keiri_agent.plans.dsl.models import Plan
-from keiri_agent.plans.run.preflight import build_vars, check_plan, dependencies
-from keiri_agent.plans.run.run_log import (
-    EventCallback,
-    RunEvent,
-    RunLog,
-    log_path_for,
-    register_secret,
-)
+from keiri_agent.plans.run.masking import register_secret
+from keiri_agent.plans.run.outputs import RunResult, RunStatus, result_of
+from keiri_agent.plans.run.preflight import check_plan
+from keiri_agent.plans.run.run_log import RunLog, log_path_for
 from keiri_agent.plans.run.run_services import RunServices
 from keiri_agent.plans.run.run_state import (
-    FINISHED,
-    GraphState,
     NodeState,
     RunState,
     StateEncodingError,
@@ -75,67 +69,16 @@ from keiri_agent.plans.run.run_state import (
     plan_from_dict,
     plan_to_dict,
     save_state,
-    state_path,
     unsupported_value,
 )
 from keiri_agent.plans.run.scheduler import Frame, GraphRun
+from keiri_agent.plans.run.steps import STEPS
+from keiri_agent.plans.store import PlanStore
+from keiri_agent.workspace import Workspace
 
-__all__ = ["PlanRunner", "RunEvent", "RunResult", "RunStatus"]
+__all__ = ["PlanLoader", "PlanRunner", "RunResult", "RunStatus"]
 
-RunStatus = Literal["success", "failed", "paused", "cancelled"]
 PlanLoader = Callable[[str], Plan]
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """The outcome of one invocation (start, resume or rerun) of a run.
-
-    ``outputs``: top-level node id → {alias: value} for nodes that finished (None
-    values for skipped nodes and nodes failed under ``continue``). ``errors``:
-    ``BlockError.to_dict()`` of every failed node; ``details.node_id`` is the
-    top-level node to re-run, ``details.path`` the exact node. ``waiting``: the
-    nodes paused for input, ``{"node_id": path, "block": id, "request": {...}}``.
-    """
-
-    run_id: str
-    plan_id: str
-    status: RunStatus
-    outputs: dict[str, dict[str, Any]]
-    errors: list[dict[str, Any]]
-    waiting: list[dict[str, Any]]
-    log_path: Path
-    state_path: Path | None = field(default=None, compare=False)
-
-
-def collect_errors(graph: GraphState) -> list[dict[str, Any]]:
-    """The errors of failed nodes, looking inside loops and subflows that did not fail."""
-    found: list[dict[str, Any]] = []
-    for node in graph.nodes.values():
-        if node.status == "failed" and node.error is not None:
-            found.append(node.error)
-            continue
-        if node.loop is not None:
-            for index in sorted(node.loop.iterations):
-                found += collect_errors(node.loop.iterations[index])
-        if node.subflow is not None:
-            found += collect_errors(node.subflow.graph)
-    return found
-
-
-def collect_waiting(graph: GraphState, prefix: str = "") -> list[dict[str, Any]]:
-    """The nodes waiting for answers, with their paths, inside loops and subflows too."""
-    found: list[dict[str, Any]] = []
-    for node_id, node in graph.nodes.items():
-        path = f"{prefix}{node_id}"
-        if node.status == "waiting":
-            found.append({"node_id": path, "block": node.block, "request": node.request})
-        elif node.status not in FINISHED:
-            if node.loop is not None:
-                for index in sorted(node.loop.iterations):
-                    found += collect_waiting(node.loop.iterations[index], f"{path}[{index}]/")
-            if node.subflow is not None:
-                found += collect_waiting(node.subflow.graph, f"{path}/")
-    return found
 
 
 def _check_answers(answers: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -173,6 +116,8 @@ class PlanRunner:
         env: Mapping[str, str] | None = None,
         config: Mapping[str, Any] | None = None,
     ) -> None:
+        """``settings`` and ``env`` (what ``${env.*}`` reads; none when not given) come
+        from the caller: the runner never reads the process environment itself."""
         self.catalog = catalog
         self.settings = settings
         # the configured keys are masked in logs, errors and run states (seed 002 §12)
@@ -180,14 +125,11 @@ class PlanRunner:
         register_secret(settings.azure_openai_api_key)
         self.runs_dir = Path(runs_dir).absolute()
         self.plan_loader = plan_loader or self._default_loader(settings)
-        self.env = env
+        self.env: Mapping[str, str] = env if env is not None else {}
         self.config = dict(config or {})
 
     @staticmethod
     def _default_loader(settings: Settings) -> PlanLoader:
-        from keiri_agent.plans.store import PlanStore
-        from keiri_agent.workspace import Workspace
-
         return PlanStore(Workspace.from_settings(settings).designs).load
 
     def start(
@@ -289,11 +231,14 @@ class PlanRunner:
         from_node: str | None = None,
     ) -> RunResult:
         check_plan(plan, self.catalog)  # also on resume: the catalog may have changed
-        env = dict(os.environ) if self.env is None else dict(self.env)
+        env = dict(self.env)
         top_vars = build_vars(plan.vars, state.vars, env, self.config)
         started = time.monotonic()
         ids = {"run_id": state.run_id, "plan_id": plan.id}
-        with RunLog(self._log_path(state), on_event=on_event) as log:
+        log_path = self.runs_dir / state.log_path
+        with RunLog(
+            log_path, run_id=state.run_id, on_event=on_event, start_after=state.last_seq
+        ) as log:
             services = RunServices(
                 catalog=self.catalog,
                 settings=self.settings,
@@ -312,13 +257,12 @@ class PlanRunner:
             else:
                 log.emit("plan_resumed", **ids, mode=mode, from_node=from_node)
             state.status = "running"
+            state.last_seq = log.last_seq
             save_state(self.runs_dir, state)
             frame = Frame(state.run_id, plan.id, plan.policy, top_vars, outer={}, locals={})
-            graph_run = GraphRun(services, frame, plan.graph, state.graph, threading.Event())
+            graph_run = GraphRun(services, frame, plan.graph, state.graph, threading.Event(), STEPS)
             status = graph_run.execute()
             result = self._result(state, plan, status)
-            state.status = result.status
-            save_state(self.runs_dir, state)
             duration = round((time.monotonic() - started) * 1000, 3)
             if result.status == "paused":
                 waiting = [item["node_id"] for item in result.waiting]
@@ -331,31 +275,13 @@ class PlanRunner:
                     total_duration_ms=duration,
                     errors=len(result.errors),
                 )
+            state.status = result.status
+            state.last_seq = log.last_seq
+            save_state(self.runs_dir, state)
         return result
 
-    def _log_path(self, state: RunState) -> Path:
-        return self.runs_dir / state.log_path
-
     def _result(self, state: RunState, plan: Plan, status: str) -> RunResult:
-        errors = collect_errors(state.graph)
-        if status == "success" and errors:
-            status = "failed"
-        outputs: dict[str, dict[str, Any]] = {}
-        for node in plan.graph:
-            node_state = state.graph.nodes.get(node.id)
-            finished = node_state is not None and node_state.status in FINISHED
-            if finished and node_state is not None and node_state.outputs is not None:
-                outputs[node.id] = dict(node_state.outputs)
-        return RunResult(
-            run_id=state.run_id,
-            plan_id=state.plan_id,
-            status=status,  # type: ignore[arg-type]
-            outputs=outputs,
-            errors=errors,
-            waiting=collect_waiting(state.graph),
-            log_path=self._log_path(state),
-            state_path=state_path(self.runs_dir, state.plan_id, state.run_id),
-        )
+        return result_of(state, plan, status, self.runs_dir)
 
 
 def downstream(plan: Plan, node_id: str) -> set[str]:

@@ -13,8 +13,10 @@ is not waited for (its late result is ignored) and its ``per_node`` slot is give
 back. Once the run is cancelled, an attempt that fails or times out is recorded
 ``cancelled`` (not ``failed``), so that a resume runs it again.
 
-Block nodes are run by ``plans.run.block_step``, loops by ``plans.run.loop_step`` and subflows
-by ``plans.run.subflow_step``.
+What runs one node attempt is a *step* looked up by node type in the step table
+the caller hands over (``plans.run.steps.STEPS``: block, loop and subflow steps);
+this module imports none of them, and the steps build nested graphs with
+``GraphRun.nested`` (same services, same table).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import queue
 import threading
 import time
 from collections import ChainMap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +36,7 @@ from keiri_agent.errors import BlockError, BlockErrorCode, KeiriAgentError
 from keiri_agent.plans.catalog.catalog import BlockCatalog
 from keiri_agent.plans.dsl.models import BlockNode, LoopNode, Node, Policy
 from keiri_agent.plans.dsl.references import Scope
-from keiri_agent.plans.run.run_log import mask_secrets
+from keiri_agent.plans.run.masking import mask_secrets
 from keiri_agent.plans.run.run_services import WORKERS, RunServices
 from keiri_agent.plans.run.run_state import FINISHED, GraphState, NodeState
 
@@ -105,6 +107,11 @@ class Attempt:
             slot.release()
 
 
+Step = Callable[["GraphRun", Any, Attempt], Outcome]
+"""Runs one attempt of a node (of the type it is registered for) and never raises."""
+StepTable = Mapping[type[Node], Step]
+
+
 def declared_aliases(node: Node, catalog: BlockCatalog) -> list[str]:
     """The aliases a node's outputs appear under (all None when it is skipped/failed)."""
     if isinstance(node, BlockNode):
@@ -140,8 +147,10 @@ class GraphRun:
         graph: Sequence[Node],
         state: GraphState,
         stop: threading.Event,
+        steps: StepTable,
     ) -> None:
         self.services = services
+        self.steps = steps
         self.frame = frame
         self.graph = list(graph)
         self.state = state
@@ -162,6 +171,12 @@ class GraphRun:
         self._cancelled = False
         self.first_failure: tuple[str, dict[str, Any]] | None = None
         """``(node path, error dict)`` of the failure that halted this graph."""
+
+    def nested(
+        self, frame: Frame, graph: Sequence[Node], state: GraphState, stop: threading.Event
+    ) -> GraphRun:
+        """A graph run inside this one (a loop iteration, a subflow): same services and steps."""
+        return GraphRun(self.services, frame, graph, state, stop, self.steps)
 
     # -- scope -------------------------------------------------------------------------
 
@@ -338,18 +353,8 @@ class GraphRun:
             WORKERS.submit(lambda: self._work(attempt, inline=False))
 
     def _work(self, attempt: Attempt, inline: bool) -> None:
-        from keiri_agent.plans.run.block_step import run_block
-        from keiri_agent.plans.run.loop_step import run_loop
-        from keiri_agent.plans.run.subflow_step import run_subflow
-
         try:
-            node = attempt.node
-            if isinstance(node, BlockNode):
-                outcome = run_block(self, node, attempt)
-            elif isinstance(node, LoopNode):
-                outcome = run_loop(self, node, attempt)
-            else:
-                outcome = run_subflow(self, node, attempt)
+            outcome = self.steps[type(attempt.node)](self, attempt.node, attempt)
         except BaseException as exc:  # on a worker, never leave the scheduler waiting
             if inline and not isinstance(exc, Exception):
                 raise

@@ -16,8 +16,9 @@ import time
 from typing import Any
 
 from keiri_agent.errors import BlockErrorCode, KeiriAgentError
+from keiri_agent.plans.dsl.dependencies import build_vars
 from keiri_agent.plans.dsl.models import Plan, SubflowNode
-from keiri_agent.plans.run.preflight import build_vars, check_plan
+from keiri_agent.plans.run.preflight import check_plan
 from keiri_agent.plans.run.run_state import (
     SubflowState,
     plan_from_dict,
@@ -121,7 +122,7 @@ def run_subflow(run: GraphRun, node: SubflowNode, attempt: Attempt) -> Outcome:
             prefix=f"{path}/",
             top_node=run.frame.owner(node.id),
         )
-        graph_run = GraphRun(services, frame, plan.graph, sub.graph, attempt.stop)
+        graph_run = run.nested(frame, plan.graph, sub.graph, attempt.stop)
         status = graph_run.execute()
         event = "plan_paused" if status == "paused" else "plan_complete"
         services.log.emit(event, **ids, status=status, total_duration_ms=elapsed_ms(started))
