@@ -14,7 +14,6 @@ its aliases.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from keiri_agent.errors import UserInputError
 from keiri_agent.plans.catalog.port_types import (
@@ -25,19 +24,16 @@ from keiri_agent.plans.catalog.port_types import (
     sub_schema,
 )
 from keiri_agent.plans.check import rules
+from keiri_agent.plans.check.context import Locals, NodeInfo, ReferenceWalker, Schema
 from keiri_agent.plans.dsl.models import RESERVED_ROOTS, Export, LoopNode
 from keiri_agent.plans.dsl.references import is_whole_reference, parse_reference
-
-if TYPE_CHECKING:
-    from keiri_agent.plans.check.refs import Locals, ReferenceChecker, Schema
-    from keiri_agent.plans.check.validator import NodeInfo
 
 WHILE_POSITION = ""
 """The position of a while condition inside its loop (not a node id: ids are never empty)."""
 
 
 def check_exports(
-    refs: ReferenceChecker, exports: Sequence[Export], loops: tuple[str, ...], path: str, code: str
+    refs: ReferenceWalker, exports: Sequence[Export], loops: tuple[str, ...], path: str, code: str
 ) -> None:
     """``{from: node.alias, as: name}`` of a plan or a loop body."""
     names: set[str] = set()
@@ -78,7 +74,7 @@ def check_exports(
         refs.use(info, reference, owner, f"{where}.from", code)
 
 
-def check_loop(refs: ReferenceChecker, info: NodeInfo, node: LoopNode, scope: Locals) -> None:
+def check_loop(refs: ReferenceWalker, info: NodeInfo, node: LoopNode, scope: Locals) -> None:
     """foreach input and loop variables, the body, the while condition, the exports."""
     body_scope: dict[str, Schema] = dict(scope)
     if node.foreach is not None:
@@ -147,7 +143,7 @@ def check_loop(refs: ReferenceChecker, info: NodeInfo, node: LoopNode, scope: Lo
 
 
 def _while_exports(
-    refs: ReferenceChecker,
+    refs: ReferenceWalker,
     info: NodeInfo,
     node: LoopNode,
     scope: Locals,
@@ -174,7 +170,7 @@ def _while_exports(
             body_scope[export.name] = refs.export_schema(export)
 
 
-def _var_clash(refs: ReferenceChecker, name: str, scope: Locals, seen: set[str]) -> str | None:
+def _var_clash(refs: ReferenceWalker, name: str, scope: Locals, seen: set[str]) -> str | None:
     if name in RESERVED_ROOTS:
         return "is a reserved reference root"
     if name in refs.infos:

@@ -10,7 +10,7 @@ dependency edge of the graph that holds the referenced node.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from keiri_agent.errors import UserInputError
 from keiri_agent.plans.catalog.catalog import CatalogError
@@ -23,6 +23,7 @@ from keiri_agent.plans.catalog.port_types import (
     sub_schema,
 )
 from keiri_agent.plans.check import rules
+from keiri_agent.plans.check.context import CheckContext, Locals, NodeInfo, Schema
 from keiri_agent.plans.check.loops import WHILE_POSITION, check_loop
 from keiri_agent.plans.dsl.conditions import ConditionSyntaxError, parse_when
 from keiri_agent.plans.dsl.models import (
@@ -42,17 +43,11 @@ from keiri_agent.plans.dsl.references import (
     parse_reference,
 )
 
-if TYPE_CHECKING:
-    from keiri_agent.plans.check.validator import NodeInfo, _PlanCheck
-
-Schema = Mapping[str, Any] | None
-Locals = Mapping[str, Schema]
-
 
 class ReferenceChecker:
     """Checks references for one plan; collects ``edges`` and what is used."""
 
-    def __init__(self, check: _PlanCheck) -> None:
+    def __init__(self, check: CheckContext) -> None:
         self.check = check
         self.infos = check.infos
         self.env = check.run_state.env

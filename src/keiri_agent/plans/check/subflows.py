@@ -9,18 +9,16 @@ other subflows, is SUBFLOW_CYCLE.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from keiri_agent.errors import PlanValidationError, UserInputError
 from keiri_agent.plans.check import rules
+from keiri_agent.plans.check.context import CheckContext, NodeInfo
 from keiri_agent.plans.dsl.dependencies import format_cycle
 from keiri_agent.plans.dsl.models import SubflowNode
 
-if TYPE_CHECKING:
-    from keiri_agent.plans.check.validator import NodeInfo, _PlanCheck
 
-
-def check_subflow(check: _PlanCheck, info: NodeInfo, node: SubflowNode) -> None:
+def check_subflow(check: CheckContext, info: NodeInfo, node: SubflowNode) -> None:
     """SUBFLOW_* rules; loads and validates the called plan once per validate call."""
     plan_id = node.call.plan_id
     path = f"{info.path}.call.plan_id"
@@ -91,7 +89,7 @@ def check_subflow(check: _PlanCheck, info: NodeInfo, node: SubflowNode) -> None:
 
 
 def _subflow_issue(
-    check: _PlanCheck, node: SubflowNode, path: str, plan_id: str, issue: Any
+    check: CheckContext, node: SubflowNode, path: str, plan_id: str, issue: Any
 ) -> None:
     """One issue of the called plan as SUBFLOW_INVALID, prefixed with the subflow node."""
     field = issue.get if isinstance(issue, dict) else lambda name: getattr(issue, name, None)

@@ -39,47 +39,21 @@ WHILE_MISSING_MAX for Plans read from text.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from keiri_agent.plans.catalog.catalog import BlockCatalog, BlockSpec, CatalogError
 from keiri_agent.plans.catalog.port_types import PortSchemas
 from keiri_agent.plans.check import rules
+from keiri_agent.plans.check.context import CheckContext, NodeInfo, ValidationRun
 from keiri_agent.plans.check.loops import check_exports
 from keiri_agent.plans.check.refs import ReferenceChecker
 from keiri_agent.plans.check.subflows import check_subflow
 from keiri_agent.plans.dsl.dependencies import find_cycles, format_cycle
 from keiri_agent.plans.dsl.models import API_VERSIONS, BlockNode, LoopNode, Node, Plan, SubflowNode
-from keiri_agent.plans.issues import Severity, ValidationIssue, ValidationReport
+from keiri_agent.plans.issues import ValidationIssue, ValidationReport
 from keiri_agent.plans.store import PlanStore
 
-__all__ = ["NodeInfo", "PlanValidator", "ValidationIssue", "ValidationReport"]
-
-
-@dataclass
-class NodeInfo:
-    """What the validator knows about one node (at any depth)."""
-
-    node: Node
-    path: str
-    chain: tuple[str, ...]
-    """Ids of the enclosing loops, then the node's own id."""
-    spec: BlockSpec | None = None
-    aliases: dict[str, str] | None = None
-    """alias -> output port / export name; None when unknown (every alias accepted)."""
-    explicit: bool = False
-    called: Plan | None = None
-    sink: bool | None = None
-
-
-@dataclass
-class _Run:
-    """State of one ``validate`` call, shared with the subflows it visits."""
-
-    env: Mapping[str, str]
-    subflow_reports: dict[str, ValidationReport] = field(default_factory=dict)
-    reported_refs: set[tuple[str, str, str, str]] = field(default_factory=set)
-    checked_specs: set[tuple[str, str]] = field(default_factory=set)
+__all__ = ["PlanValidator", "ValidationIssue", "ValidationReport"]
 
 
 class PlanValidator:
@@ -103,10 +77,12 @@ class PlanValidator:
 
     def validate(self, plan: Plan) -> ValidationReport:
         """Every issue of ``plan`` (and of the plans its subflows call)."""
-        run = _Run(env=self.env)
+        run = ValidationRun(env=self.env)
         return self.validate_called(plan, (plan.id,), run)
 
-    def validate_called(self, plan: Plan, stack: tuple[str, ...], run: _Run) -> ValidationReport:
+    def validate_called(
+        self, plan: Plan, stack: tuple[str, ...], run: ValidationRun
+    ) -> ValidationReport:
         """Validate ``plan`` as called through ``stack`` (plan ids), sharing ``run``."""
         return ValidationReport(tuple(_PlanCheck(self, plan, stack, run).run()), plan_id=plan.id)
 
@@ -138,30 +114,8 @@ class PlanValidator:
         return self.ports.schema(spec, section, port)
 
 
-class _PlanCheck:
+class _PlanCheck(CheckContext):
     """The passes over one plan: collect nodes, check nodes, references, graph, usage."""
-
-    def __init__(self, validator: PlanValidator, plan: Plan, stack: tuple[str, ...], run: _Run):
-        self.validator = validator
-        self.plan = plan
-        self.stack = stack
-        self.run_state = run
-        self.issues: list[ValidationIssue] = []
-        self.infos: dict[str, NodeInfo] = {}
-        self.graphs: dict[tuple[str, ...], list[str]] = {}
-
-    def add(
-        self,
-        code: str,
-        message: str,
-        *,
-        node_id: str | None = None,
-        path: str | None = None,
-        hint: str | None = None,
-        severity: str = "error",
-    ) -> None:
-        level: Severity = "warning" if severity == "warning" else "error"
-        self.issues.append(ValidationIssue(code, level, message, node_id, path, hint))
 
     def run(self) -> list[ValidationIssue]:
         plan = self.plan
@@ -284,27 +238,6 @@ class _PlanCheck:
             for section, ports in (("inputs", spec.inputs), ("outputs", spec.outputs)):
                 for port in ports:
                     self.schema(spec, section, port, node.id, info.path)
-
-    def schema(
-        self, spec: BlockSpec, section: str, port: str, node_id: str, path: str
-    ) -> dict[str, Any] | None:
-        """A port's resolved schema; REF_UNRESOLVED (once per port) when it cannot resolve."""
-        if port not in (spec.inputs if section == "inputs" else spec.outputs):
-            return None
-        found = self.validator.port_schema(spec, section, port)
-        if isinstance(found, CatalogError):
-            key = (spec.id, spec.version, section, port)
-            if key not in self.run_state.reported_refs:
-                self.run_state.reported_refs.add(key)
-                self.add(
-                    "REF_UNRESOLVED",
-                    f"{section[:-1]} {port!r} of {spec.reference}: {found.message}",
-                    node_id=node_id,
-                    path=f"{path}.{'in' if section == 'inputs' else 'out'}.{port}",
-                    hint=found.hint or "fix the $ref in the block spec",
-                )
-            return None
-        return found
 
     # --- graph and usage -----------------------------------------------------------
 
