@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from keiri_agent.config import Settings
-from keiri_agent.plans.dsl.references import PlanVars, ReferenceError_
+from keiri_agent.plans.dsl.references import ReferenceError_
+from keiri_agent.plans.dsl.scope import PlanVars
 from keiri_agent.plans.engine import PlanEngine
 
 PLAN = """\

@@ -215,3 +215,20 @@ def test_the_dry_run_accepts_a_body_reference_to_an_export_name() -> None:
     assert all(
         p.code != "UNRESOLVED_REFERENCE" for record in report.nodes for p in record.problems
     ), [(r.node_id, r.problems) for r in report.nodes]
+
+
+def test_the_dry_run_lets_a_body_node_win_over_an_export_in_the_while_condition() -> None:
+    from keiri_agent.plans.check.dry_run import dry_run
+
+    total = {"id": "total", "block": "text.template", "in": {"template": "x"}}
+    plan = make_plan(
+        while_loop([total], [{"from": "total.text", "as": "total"}], "${total.text} == null"),
+        exports=[{"from": "again.total", "as": "shown"}],
+    )
+
+    report = dry_run(plan, catalog(), env={})
+    (loop,) = [record for record in report.nodes if record.node_id == "again"]
+
+    # as the runner: ${total} in the condition is the body node, not the export's text
+    assert loop.problems == [], loop.problems
+    assert loop.condition is False

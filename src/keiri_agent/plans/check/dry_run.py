@@ -51,7 +51,6 @@ from keiri_agent.plans.check.dry_run_report import (
 from keiri_agent.plans.dsl.conditions import ConditionSyntaxError, parse_when
 from keiri_agent.plans.dsl.dependencies import CycleError, dependencies, topological_order
 from keiri_agent.plans.dsl.models import (
-    RESERVED_ROOTS,
     BlockNode,
     Condition,
     LoopNode,
@@ -60,12 +59,12 @@ from keiri_agent.plans.dsl.models import (
     SubflowNode,
 )
 from keiri_agent.plans.dsl.references import (
-    PlanVars,
     Reference,
     Resolver,
     Scope,
     resolve_value,
 )
+from keiri_agent.plans.dsl.scope import PlanVars, body_node_ids, foreach_variables, while_variables
 from keiri_agent.plans.store import PlanStore
 
 __all__ = ["DryRunProblem", "DryRunReport", "NodeDryRun", "dry_run", "summarize"]
@@ -280,18 +279,12 @@ class _Context:
             item = self._sample_item(node, record, local)
             if isinstance(item, Unavailable):
                 return item
-            body_local[node.foreach.item_var] = item
+            body_local.update(foreach_variables(node, item, 0))
             record.inputs[node.foreach.item_var] = summarize(item)
-            if node.foreach.index_var:
-                body_local[node.foreach.index_var] = 0
         body = node.body.plan
         if node.while_ is not None:
-            # the body may read the previous iteration's exports by name (null the first
-            # time), except names that are body nodes or reserved roots (as the runner)
-            ids = {child.id for child in body.graph}
-            body_local.update(
-                dict.fromkeys(e.name for e in body.exports if e.name not in RESERVED_ROOTS | ids)
-            )
+            # the body reads the previous iteration's exports by name, null the first time
+            body_local.update(while_variables(node, dict.fromkeys(e.name for e in body.exports)))
         self.run_graph(body.graph, body_local, f"{prefix}{node.id}/", records)
         values: dict[str, Any] = {}
         for export in body.exports:
@@ -304,12 +297,12 @@ class _Context:
             # The runner checks the condition before every iteration: first with the body's
             # nodes and exports null, then with the previous iteration's values.
             condition, path = node.while_.condition, "while.condition"
-            first = {**body_local, **dict.fromkeys(values)}
-            unset = dict.fromkeys(child.id for child in body.graph)
+            unset = dict.fromkeys(body_node_ids(node))
             if self.condition(
-                record, condition, path + " (before the first iteration)", first, unset
+                record, condition, path + " (before the first iteration)", body_local, unset
             ):
-                record.condition = self.condition(record, condition, path, {**body_local, **values})
+                after = {**body_local, **while_variables(node, values)}
+                record.condition = self.condition(record, condition, path, after)
             outputs = {**values, "iterations": 1}
         elif node.out.collect is None:
             outputs = {}

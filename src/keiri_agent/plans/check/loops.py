@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from keiri_agent.errors import UserInputError
 from keiri_agent.plans.catalog.port_types import (
+    INTEGER,
     compatible,
     describe_types,
     literal_schema,
@@ -27,6 +28,7 @@ from keiri_agent.plans.check import rules
 from keiri_agent.plans.check.context import Locals, NodeInfo, ReferenceWalker, Schema
 from keiri_agent.plans.dsl.models import RESERVED_ROOTS, Export, LoopNode
 from keiri_agent.plans.dsl.references import is_whole_reference, parse_reference
+from keiri_agent.plans.dsl.scope import foreach_variables, while_variables
 
 WHILE_POSITION = ""
 """The position of a while condition inside its loop (not a node id: ids are never empty)."""
@@ -102,13 +104,11 @@ def check_loop(refs: ReferenceWalker, info: NodeInfo, node: LoopNode, scope: Loc
                 )
             elif value:
                 item = literal_schema(value[0])
-        names = [(node.foreach.item_var, f"{info.path}.foreach.itemVar", item)]
+        names = [(node.foreach.item_var, f"{info.path}.foreach.itemVar")]
         if node.foreach.index_var:
-            names.append(
-                (node.foreach.index_var, f"{info.path}.foreach.indexVar", {"type": "integer"})
-            )
+            names.append((node.foreach.index_var, f"{info.path}.foreach.indexVar"))
         seen: set[str] = set()
-        for name, where, schema in names:
+        for name, where in names:
             clash = _var_clash(refs, name, scope, seen)
             if clash:
                 refs.check.add(
@@ -119,7 +119,7 @@ def check_loop(refs: ReferenceWalker, info: NodeInfo, node: LoopNode, scope: Loc
                     hint="rename the loop variable",
                 )
             seen.add(name)
-            body_scope[name] = schema
+        body_scope.update(foreach_variables(node, item, INTEGER))
     if node.while_ is not None:
         _while_exports(refs, info, node, scope, body_scope)
     refs.check_graph(node.body.plan.graph, info.chain, body_scope)
@@ -151,10 +151,9 @@ def _while_exports(
 ) -> None:
     """A while body's export names: variables of the body and the condition.
 
-    Adds them to ``body_scope`` as the runner does (a body node id or a reserved root
+    Adds them to ``body_scope`` by the scope rules (a body node id or a reserved root
     wins over an export of the same name) and reports every clash.
     """
-    body_ids = {child.id for child in node.body.plan.graph}
     for index, export in enumerate(node.body.plan.exports):
         clash = _var_clash(refs, export.name, scope, set())
         if clash:
@@ -166,8 +165,8 @@ def _while_exports(
                 path=f"{info.path}.body.plan.exports[{index}].as",
                 hint="rename the export",
             )
-        if export.name not in RESERVED_ROOTS and export.name not in body_ids:
-            body_scope[export.name] = refs.export_schema(export)
+    exports = {export.name: refs.export_schema(export) for export in node.body.plan.exports}
+    body_scope.update(while_variables(node, exports))
 
 
 def _var_clash(refs: ReferenceWalker, name: str, scope: Locals, seen: set[str]) -> str | None:

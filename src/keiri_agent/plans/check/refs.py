@@ -42,6 +42,7 @@ from keiri_agent.plans.dsl.references import (
     is_whole_reference,
     parse_reference,
 )
+from keiri_agent.plans.dsl.scope import can_see
 
 
 class ReferenceChecker:
@@ -151,7 +152,7 @@ class ReferenceChecker:
                     path,
                 )
             else:
-                visible = [n for n, i in self.infos.items() if _visible(i.chain, chain)]
+                visible = [n for n, i in self.infos.items() if can_see(i.chain, chain)]
                 self._unknown(
                     rules.unknown_message("node or variable", root, [*visible, "vars"])
                     + f" (in {ref})",
@@ -160,7 +161,7 @@ class ReferenceChecker:
                 )
             return None
         depth = len(info.chain) - 1
-        if info.chain[:-1] != chain[:depth] or len(chain) <= depth:
+        if not can_see(info.chain, chain):
             self._unknown(
                 f"{ref}: node {root!r} is inside the body of loop {info.chain[-2]!r} "
                 "and is not visible here (use the loop's exports)",
@@ -383,8 +384,3 @@ def _whole(value: Any, refs: Sequence[Reference]) -> bool:
     if not isinstance(value, str) or len(refs) != 1:
         return False
     return value == "${" + refs[0].text + "}" or is_whole_reference(value)
-
-
-def _visible(target_chain: tuple[str, ...], chain: tuple[str, ...]) -> bool:
-    depth = len(target_chain) - 1
-    return target_chain[:-1] == chain[:depth] and len(chain) > depth

@@ -28,7 +28,7 @@ from typing import Any
 from keiri_agent.errors import UserInputError
 from keiri_agent.plans.dsl.conditions import parse_when
 from keiri_agent.plans.dsl.models import BlockNode, BodyPlan, LoopNode, Node, Plan, SubflowNode
-from keiri_agent.plans.dsl.references import PlanVars, Reference, find_references
+from keiri_agent.plans.dsl.references import Reference, find_references
 
 
 class CycleError(UserInputError):
@@ -242,19 +242,3 @@ def _strongly_connected(deps: Mapping[str, set[str]]) -> list[list[str]]:
                         break
                 components.append(component)
     return components
-
-
-def build_vars(
-    plan_vars: Mapping[str, Any],
-    overrides: Mapping[str, Any],
-    env: Mapping[str, str],
-    config: Mapping[str, Any],
-) -> dict[str, Any]:
-    """The plan's vars resolved (``${env.*}``, ``${config.*}``, other ``${vars.*}``), then
-    ``overrides``.
-
-    Overrides are values (the caller's vars, a subflow's ``call.inputs``) and are
-    not resolved again. A missing env/config entry or a cycle between vars raises
-    ``ReferenceError_`` (see ``references.PlanVars``).
-    """
-    return PlanVars(plan_vars, overrides, env, config).resolved()

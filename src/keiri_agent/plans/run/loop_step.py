@@ -32,8 +32,9 @@ from typing import Any
 
 from keiri_agent.errors import BlockErrorCode, KeiriAgentError
 from keiri_agent.plans.dsl.conditions import parse_when
-from keiri_agent.plans.dsl.models import RESERVED_ROOTS, LoopNode
+from keiri_agent.plans.dsl.models import LoopNode
 from keiri_agent.plans.dsl.references import ReferenceError_, Scope
+from keiri_agent.plans.dsl.scope import body_node_ids, foreach_variables, while_variables
 from keiri_agent.plans.run.run_services import WORKERS
 from keiri_agent.plans.run.run_state import GraphState, LoopState
 from keiri_agent.plans.run.scheduler import (
@@ -143,9 +144,7 @@ def _foreach(run: GraphRun, node: LoopNode, attempt: Attempt, scope: Scope) -> O
                 index = todo.popleft()
                 loop.statuses[index] = "running"
                 iteration_state = loop.iterations.setdefault(index, GraphState())
-            local_values = {foreach.item_var: items[index]}
-            if foreach.index_var:
-                local_values[foreach.index_var] = index
+            local_values = foreach_variables(node, items[index], index)
             run.emit("loop_iteration", node.id, iteration=index, item=items[index])
             frame = _body_frame(run, node, index, local_values)
             graph_run = run.nested(frame, node.body.plan.graph, iteration_state, stop)
@@ -212,15 +211,6 @@ def _foreach(run: GraphRun, node: LoopNode, attempt: Attempt, scope: Scope) -> O
     return Outcome("success", outputs=outputs)
 
 
-def _export_variables(node: LoopNode, previous: Mapping[str, Any]) -> dict[str, Any]:
-    """The previous iteration's exports that the body and the condition see by name.
-
-    Body node ids and the reserved roots win over an export of the same name.
-    """
-    taken = set(RESERVED_ROOTS) | {child.id for child in node.body.plan.graph}
-    return {name: value for name, value in previous.items() if name not in taken}
-
-
 def _while(run: GraphRun, node: LoopNode, attempt: Attempt) -> Outcome:
     assert node.while_ is not None
     spec = node.while_
@@ -253,15 +243,15 @@ def _while(run: GraphRun, node: LoopNode, attempt: Attempt) -> Outcome:
                 break
             last = loop.iterations.get(index - 1)
             body_nodes = {
-                child.id: visible(last.nodes[child.id]) if last and child.id in last.nodes else None
-                for child in body.graph
+                child: visible(last.nodes[child]) if last and child in last.nodes else None
+                for child in body_node_ids(node)
             }
             condition_scope = Scope(
                 nodes=ChainMap(body_nodes, dict(run.scope_nodes(node.id))),
                 vars=run.frame.vars,
                 env=run.services.env,
                 config=run.services.config,
-                locals=ChainMap(_export_variables(node, previous), dict(run.frame.locals)),
+                locals=ChainMap(while_variables(node, previous), dict(run.frame.locals)),
             )
             try:
                 proceed = condition.evaluate(condition_scope.lookup)
@@ -285,7 +275,7 @@ def _while(run: GraphRun, node: LoopNode, attempt: Attempt) -> Outcome:
             loop.iterations[index] = GraphState()
             loop.statuses[index] = "running"
         run.emit("loop_iteration", node.id, iteration=index)
-        frame = _body_frame(run, node, index, _export_variables(node, previous))
+        frame = _body_frame(run, node, index, while_variables(node, previous))
         graph_run = run.nested(frame, body.graph, loop.iterations[index], attempt.stop)
         status = graph_run.execute()
         loop.statuses[index] = status

@@ -16,8 +16,8 @@ import time
 from typing import Any
 
 from keiri_agent.errors import BlockErrorCode, KeiriAgentError
-from keiri_agent.plans.dsl.dependencies import build_vars
 from keiri_agent.plans.dsl.models import Plan, SubflowNode
+from keiri_agent.plans.dsl.scope import build_vars
 from keiri_agent.plans.run.preflight import check_plan
 from keiri_agent.plans.run.run_state import (
     SubflowState,
