@@ -14,6 +14,8 @@ A spec file (``block_specs/**/*.yaml``; one spec per file)::
       text: {type: string, examples: ["Hello"]}
     dry_run:
       samples: {inputs: {...}, outputs: {text: "Hello"}}
+    tags: [text, テンプレート]  # optional words that help find the block
+    category: text              # optional family
 
 No other top-level keys are allowed (``requirements``, a list, is accepted for seed §4
 files and unused). ``$ref`` in a port schema may be ``module:PydanticModel`` or
@@ -34,10 +36,10 @@ from typing import Any
 
 import yaml
 
+import keiri_agent.plans.catalog.ports as port_schema
 from keiri_agent.blocks.base import Block
 from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError, unknown_choice_message
-from keiri_agent.plans.catalog import ports as port_schema
 from keiri_agent.plans.catalog.entrypoints import EntrypointProblem, import_block_class
 from keiri_agent.plans.catalog.semver import Version, VersionRange
 from keiri_agent.plans.catalog.spec_file import SpecProblem, check_spec
@@ -70,6 +72,8 @@ class BlockSpec:
     dry_run_samples: Mapping[str, Any] = field(default_factory=dict)
     """``dry_run.samples`` of the file: ``{"inputs": {...}, "outputs": {...}}``."""
     source: Path | None = None
+    tags: tuple[str, ...] = ()
+    category: str | None = None
     _schemas: dict[str, dict[str, Any]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -177,20 +181,24 @@ class BlockSpec:
                 shown[name] = {**self._schema(section, name), **copy.deepcopy(extra)}
             return shown
 
-        return {
-            "id": self.id,
-            "version": self.version,
-            "reference": self.reference,
-            "kind": self.kind,
-            "side_effects": self.side_effects,
-            "description": self.description,
-            "entrypoint": self.entrypoint,
-            "required_inputs": self.required_inputs(),
-            "inputs": ports("inputs"),
-            "outputs": ports("outputs"),
-            "dry_run_samples": copy.deepcopy(dict(self.dry_run_samples)),
-            "source": str(self.source) if self.source else None,
-        }
+        return (
+            {
+                "id": self.id,
+                "version": self.version,
+                "reference": self.reference,
+                "kind": self.kind,
+                "side_effects": self.side_effects,
+                "description": self.description,
+                "entrypoint": self.entrypoint,
+                "required_inputs": self.required_inputs(),
+                "inputs": ports("inputs"),
+                "outputs": ports("outputs"),
+                "dry_run_samples": copy.deepcopy(dict(self.dry_run_samples)),
+                "source": str(self.source) if self.source else None,
+            }
+            | ({"tags": list(self.tags)} if self.tags else {})
+            | ({"category": self.category} if self.category else {})
+        )
 
 
 class BlockCatalog:

@@ -1,8 +1,11 @@
-"""Checking one block spec mapping (a parsed YAML file) key by key.
+"""The block spec file (one YAML file per block), as a Pydantic model: ``SpecFile``.
 
-``check_spec`` returns the fields of a ``BlockSpec`` or raises ``SpecProblem``
-naming the key at fault; ``plans.catalog`` turns that into a ``CatalogError``
-with the file name. The format is documented in ``plans.catalog``.
+``SpecFile.model_validate(data, context={"source": path})`` checks a parsed file key
+by key (a ``SpecProblem`` names the key at fault and how to fix it; ``plans.catalog``
+turns it into a ``CatalogError`` with the file name); ``spec_file_schema()`` is its
+JSON Schema (for editors and for the Plan generator). ``check_spec`` gives the fields
+of a ``BlockSpec``. Besides the keys documented in ``plans.catalog.catalog``, a spec
+may carry ``tags`` (a list of words) and a ``category`` (text) that help find it.
 """
 
 from __future__ import annotations
@@ -10,10 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+
+import keiri_agent.plans.catalog.ports as port_schema
 from keiri_agent.errors import closest_match
-from keiri_agent.plans.catalog import ports as port_schema
 from keiri_agent.plans.catalog.semver import is_semver
 
 SPEC_KEYS = (
@@ -27,6 +32,8 @@ SPEC_KEYS = (
     "outputs",
     "dry_run",
     "requirements",
+    "tags",
+    "category",
 )
 """Top-level keys of a spec file (``requirements`` is accepted for seed §4 files, unused)."""
 
@@ -37,8 +44,11 @@ MODULE_ENTRYPOINT = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$"
 FILE_ENTRYPOINT = re.compile(r"^[^:]+\.py:[A-Za-z_]\w*$")
 
 
-class SpecProblem(ValueError):
-    """One problem in a spec mapping: the key at fault, what is wrong, how to fix it."""
+class SpecProblem(Exception):
+    """One problem in a spec mapping: the key at fault, what is wrong, how to fix it.
+
+    Not a ValueError, so that Pydantic passes it through ``SpecFile`` validation as is.
+    """
 
     def __init__(self, key: str, message: str, hint: str | None = None) -> None:
         super().__init__(f"{key}: {message}" if key else message)
@@ -66,8 +76,85 @@ def entrypoint_file(entrypoint: str, folder: Path) -> Path:
     return path
 
 
+class DryRunSamples(BaseModel):
+    """``dry_run.samples``: sample values by port name (they must fit the ports)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    outputs: dict[str, Any] = Field(default_factory=dict)
+
+
+class DryRun(BaseModel):
+    """``dry_run``: what the dry run uses instead of running the block."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    samples: DryRunSamples = Field(default_factory=DryRunSamples)
+
+
+class SpecFile(BaseModel):
+    """One block spec file: the block's contract (seed 002 §4)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, title="keiri-agent block spec")
+
+    id: str = Field(pattern=BLOCK_ID.pattern, description="Dotted block id, e.g. table.filter.")
+    version: str = Field(description="SemVer MAJOR.MINOR.PATCH, e.g. 1.0.0.")
+    entrypoint: str = Field(
+        description="package.module:Class, or path/to/file.py:Class relative to the spec file."
+    )
+    kind: Literal["processing", "ui"] = "processing"
+    side_effects: bool = Field(default=False, description="Never executed by a dry run when true.")
+    description: str = ""
+    tags: list[str] = Field(default_factory=list, description="Words that help find the block.")
+    category: str | None = Field(default=None, description="The block's family, e.g. table.")
+    inputs: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Port name -> JSON Schema plus required/default/nullable/examples.",
+    )
+    outputs: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Port name -> JSON Schema plus nullable/examples."
+    )
+    dry_run: DryRun = Field(default_factory=DryRun)
+    requirements: list[Any] = Field(
+        default_factory=list, description="Accepted for seed §4 files; unused."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check_keys(cls, data: Any, info: ValidationInfo) -> Any:
+        """Every key checked with a message naming it (``SpecProblem``), before the types."""
+        context = info.context if isinstance(info.context, Mapping) else {}
+        return _checked(data, context.get("source"))
+
+
+def spec_file_schema() -> dict[str, Any]:
+    """The JSON Schema of a block spec file (ports are described, not checked, by it)."""
+    return SpecFile.model_json_schema()
+
+
 def check_spec(data: Any, source: Path | None) -> dict[str, Any]:
     """The ``BlockSpec`` fields of ``data`` (a parsed spec file); SpecProblem when bad."""
+    spec = SpecFile.model_validate(data, context={"source": source})
+    samples = spec.dry_run.samples.model_dump(include=set(spec.dry_run.samples.model_fields_set))
+    return {
+        "id": spec.id,
+        "version": spec.version,
+        "entrypoint": spec.entrypoint,
+        "kind": spec.kind,
+        "side_effects": spec.side_effects,
+        "description": spec.description,
+        "tags": tuple(spec.tags),
+        "category": spec.category,
+        "inputs": spec.inputs,
+        "outputs": spec.outputs,
+        "dry_run_samples": samples,
+        "source": source,
+    }
+
+
+def _checked(data: Any, source: Path | None) -> dict[str, Any]:
+    """``data`` (a parsed spec file) checked key by key, with defaults filled in."""
     if not isinstance(data, Mapping):
         raise SpecProblem("", f"a spec file must hold a mapping, not {type(data).__name__}")
     unknown = [str(key) for key in data if key not in SPEC_KEYS]
@@ -106,6 +193,12 @@ def check_spec(data: Any, source: Path | None) -> dict[str, Any]:
     requirements = data.get("requirements", [])
     if not isinstance(requirements, list):
         raise SpecProblem("requirements", "must be a list (seed §4; unused by the engine)")
+    tags = data.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(tag, str) and tag for tag in tags):
+        raise SpecProblem("tags", "must be a list of words", hint="e.g. tags: [excel, 集計]")
+    category = data.get("category")
+    if category is not None and not isinstance(category, str):
+        raise SpecProblem("category", "must be text", hint="e.g. category: table")
     inputs = _check_ports("inputs", data.get("inputs"))
     outputs = _check_ports("outputs", data.get("outputs"))
     samples = _check_dry_run(data.get("dry_run"), inputs, outputs)
@@ -116,10 +209,12 @@ def check_spec(data: Any, source: Path | None) -> dict[str, Any]:
         "kind": kind,
         "side_effects": side_effects,
         "description": description.strip(),
+        "tags": tags,
+        "category": category,
         "inputs": inputs,
         "outputs": outputs,
-        "dry_run_samples": samples,
-        "source": source,
+        "dry_run": {"samples": samples},
+        "requirements": requirements,
     }
 
 

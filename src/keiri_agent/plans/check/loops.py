@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import keiri_agent.plans.check.rules as rules
 from keiri_agent.errors import UserInputError
 from keiri_agent.plans.catalog.port_types import (
     INTEGER,
@@ -24,7 +25,6 @@ from keiri_agent.plans.catalog.port_types import (
     schema_types,
     sub_schema,
 )
-from keiri_agent.plans.check import rules
 from keiri_agent.plans.check.context import Locals, NodeInfo, ReferenceWalker, Schema
 from keiri_agent.plans.dsl.models import RESERVED_ROOTS, Export, LoopNode
 from keiri_agent.plans.dsl.references import is_whole_reference, parse_reference

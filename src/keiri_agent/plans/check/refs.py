@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import keiri_agent.plans.check.rules as rules
 from keiri_agent.errors import UserInputError
 from keiri_agent.plans.catalog.catalog import CatalogError
 from keiri_agent.plans.catalog.port_types import (
@@ -22,7 +23,6 @@ from keiri_agent.plans.catalog.port_types import (
     schema_types,
     sub_schema,
 )
-from keiri_agent.plans.check import rules
 from keiri_agent.plans.check.context import CheckContext, Locals, NodeInfo, Schema
 from keiri_agent.plans.check.loops import WHILE_POSITION, check_loop
 from keiri_agent.plans.dsl.conditions import ConditionSyntaxError, parse_when

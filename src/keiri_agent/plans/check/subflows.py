@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import keiri_agent.plans.check.rules as rules
 from keiri_agent.errors import PlanValidationError, UserInputError
-from keiri_agent.plans.check import rules
 from keiri_agent.plans.check.context import CheckContext, NodeInfo
 from keiri_agent.plans.dsl.dependencies import format_cycle
 from keiri_agent.plans.dsl.models import SubflowNode

@@ -41,9 +41,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import keiri_agent.plans.check.rules as rules
 from keiri_agent.plans.catalog.catalog import BlockCatalog, BlockSpec, CatalogError
 from keiri_agent.plans.catalog.port_types import PortSchemas
-from keiri_agent.plans.check import rules
 from keiri_agent.plans.check.context import CheckContext, NodeInfo, ValidationRun
 from keiri_agent.plans.check.loops import check_exports
 from keiri_agent.plans.check.refs import ReferenceChecker

@@ -32,10 +32,10 @@ from typing import Any
 import yaml
 
 from keiri_agent.errors import UserInputError
+from keiri_agent.plans.dsl.references import Reference, rewrite_references
 
 NEW_BLOCK = "ui.interactive_input@^1"
 _LEGACY = re.compile(r"^ui\.(file_uploader|confirmation)(?:[.@].*)?$")
-_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_\-]*)\.([A-Za-z_][A-Za-z0-9_\-]*)")
 
 
 def migrate_plan_text(text: str) -> tuple[str, list[str]]:
@@ -164,43 +164,27 @@ def _rewrite_references(
     """Rewrite ``${node.alias…}`` in every string of ``data`` in place."""
     reported: set[str] = set()
 
-    def fix(text: str) -> str:
-        def replace(match: re.Match[str]) -> str:
-            key = (match.group(1), match.group(2))
-            if key not in renames:
-                return match.group(0)
-            target = renames[key]
-            if target is None:
-                note = f"MANUAL: ${{{key[0]}.{key[1]}}}: a single-file uploader has no list"
-                if note not in reported:
-                    reported.add(note)
-                    changes.append(note + f"; use ${{{key[0]}.<alias>.file}} instead")
-                return match.group(0)
-            note = f"reference ${{{key[0]}.{key[1]}…}} → ${{{target}…}}"
-            if note not in reported and target != f"{key[0]}.{key[1]}":
+    def replace(reference: Reference) -> str | None:
+        head = reference.path[0] if reference.path else None
+        if not isinstance(head, str) or not reference.text.startswith(f"{reference.root}.{head}"):
+            return None  # only the ${node.alias…} form names an alias to rename
+        key = (reference.root, head)
+        if key not in renames:
+            return None
+        target = renames[key]
+        if target is None:
+            note = f"MANUAL: ${{{key[0]}.{key[1]}}}: a single-file uploader has no list"
+            if note not in reported:
                 reported.add(note)
-                changes.append(note)
-            return "${" + target
+                changes.append(note + f"; use ${{{key[0]}.<alias>.file}} instead")
+            return None
+        note = f"reference ${{{key[0]}.{key[1]}…}} → ${{{target}…}}"
+        if note not in reported and target != f"{key[0]}.{key[1]}":
+            reported.add(note)
+            changes.append(note)
+        return target + reference.text[len(f"{reference.root}.{head}") :]
 
-        return _REFERENCE.sub(replace, text)
-
-    seen: set[int] = set()  # YAML anchors/aliases load as one shared object: rewrite it once
-
-    def walk(value: Any) -> Any:
-        if isinstance(value, str):
-            return fix(value)
-        if isinstance(value, (list, dict)):
-            if id(value) in seen:
-                return value
-            seen.add(id(value))
-        if isinstance(value, list):
-            value[:] = [walk(item) for item in value]
-        elif isinstance(value, dict):
-            for key in list(value):
-                value[key] = walk(value[key])
-        return value
-
-    return walk(data)
+    return rewrite_references(data, replace)
 
 
 def _check_exports(

@@ -205,6 +205,59 @@ def split_template(text: str) -> list[str | Reference]:
     return parts
 
 
+def rewrite_text(text: str, replace: Callable[[Reference], str | None]) -> str:
+    """``text`` with each ``${...}`` whose ``replace(reference)`` is not None rewritten
+    to ``${<that text>}``; everything else (``$${`` escapes, bad syntax) kept as written."""
+    if "${" not in text:
+        return text
+    parts: list[str] = []
+    pos = 0
+    while (marker := _MARKER.search(text, pos)) is not None:
+        if marker.group() == "$${":
+            parts.append(text[pos : marker.end()])
+            pos = marker.end()
+            continue
+        try:
+            reference, end = read_reference(text, marker.start())
+        except ReferenceError_:
+            parts.append(text[pos : marker.end()])
+            pos = marker.end()
+            continue
+        new = replace(reference)
+        parts.append(text[pos : marker.start()])
+        parts.append(text[marker.start() : end] if new is None else "${" + new + "}")
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def rewrite_references(value: Any, replace: Callable[[Reference], str | None]) -> Any:
+    """Rewrite every reference inside ``value`` (strings in nested dicts and lists).
+
+    ``replace(reference)`` returns the new inside of ``${...}`` (``"node.alias.key"``)
+    or None to keep it. Dicts and lists are changed in place, once each even when
+    shared (YAML anchors load as one object); the rewritten value is returned. Used
+    by ``migrate`` and by anything that renames nodes or aliases in a plan.
+    """
+    seen: set[int] = set()
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return rewrite_text(item, replace)
+        if isinstance(item, list | dict):
+            if id(item) in seen:
+                return item
+            seen.add(id(item))
+        if isinstance(item, list):
+            item[:] = [walk(element) for element in item]
+        elif isinstance(item, dict):
+            for key in list(item):
+                item[key] = walk(item[key])
+        return item
+
+    return walk(value)
+
+
 def _too_deep(path: str) -> NoReturn:
     message = f"{path or 'the value'} is nested more than {MAX_VALUE_DEPTH} levels deep"
     raise ReferenceError_(message, details={"field": path})
