@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from runner_support import events, make_plan, make_runner, node, recorder
+from runner_support import events, make_plan, make_runner, node
 
 from keiri_agent.events import Event
 from keiri_agent.plans.run.run_log import (
@@ -22,11 +22,6 @@ from keiri_agent.plans.run.run_log import (
 )
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
-
-
-@pytest.fixture(autouse=True)
-def _clean_recorder() -> None:
-    recorder().reset()
 
 
 def test_a_run_writes_the_seed_events_with_ids_and_utc_timestamps(tmp_path: Path) -> None:

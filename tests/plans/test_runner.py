@@ -19,16 +19,6 @@ from keiri_agent.plans.run.run_log import log_line
 from keiri_agent.plans.run.run_state import StateEncodingError, load_state
 
 
-@pytest.fixture(autouse=True)
-def _clean_recorder() -> None:
-    recorder().reset()
-
-
-@pytest.fixture
-def runs(tmp_path: Path) -> Path:
-    return tmp_path / "runs"
-
-
 def test_values_flow_through_aliases_and_empty_out_exposes_every_output(runs: Path) -> None:
     plan = make_plan(
         node("a", value={"n": 21}, out_={"value": "payload"}),

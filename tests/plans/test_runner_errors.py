@@ -12,16 +12,6 @@ from runner_support import events, make_plan, make_runner, node, recorder, start
 from keiri_agent.plans.run.run_state import load_state
 
 
-@pytest.fixture(autouse=True)
-def _clean_recorder() -> None:
-    recorder().reset()
-
-
-@pytest.fixture
-def runs(tmp_path: Path) -> Path:
-    return tmp_path / "runs"
-
-
 def _only_error(result: Any) -> dict[str, Any]:
     assert len(result.errors) == 1, result.errors
     return result.errors[0]

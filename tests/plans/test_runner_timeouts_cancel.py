@@ -7,22 +7,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 from runner_support import events, make_plan, make_runner, node, recorder
 
 from keiri_agent.events import Event
 from keiri_agent.plans.run.run_state import load_state
 from keiri_agent.plans.run.scheduler import Attempt
-
-
-@pytest.fixture(autouse=True)
-def _clean_recorder() -> None:
-    recorder().reset()
-
-
-@pytest.fixture
-def runs(tmp_path: Path) -> Path:
-    return tmp_path / "runs"
 
 
 def _cancel_on_start(cancel: threading.Event, node_id: str) -> Any:

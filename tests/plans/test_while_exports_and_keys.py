@@ -8,20 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import catalog, make_plan, make_runner, node, recorder
+from runner_support import catalog, make_plan, make_runner, node
 
 from keiri_agent.plans.check.validator import PlanValidator, ValidationReport
 from keiri_agent.plans.dsl.references import ReferenceError_, Scope, parse_reference
-
-
-@pytest.fixture(autouse=True)
-def _clean_recorder() -> None:
-    recorder().reset()
-
-
-@pytest.fixture
-def runs(tmp_path: Path) -> Path:
-    return tmp_path / "runs"
 
 
 def validate(plan: Any) -> ValidationReport:

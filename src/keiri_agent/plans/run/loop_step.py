@@ -27,7 +27,7 @@ import queue
 import threading
 import time
 from collections import ChainMap, deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from keiri_agent.errors import BlockErrorCode, KeiriAgentError
@@ -107,8 +107,30 @@ def _execute(graph_run: GraphRun) -> str:
 
 def _foreach(run: GraphRun, node: LoopNode, attempt: Attempt, scope: Scope) -> Outcome:
     assert node.foreach is not None
-    foreach = node.foreach
-    items = resolve_inputs(run, node.id, foreach.input, scope, "foreach.input")
+    items = _foreach_items(run, node, scope)
+    node_state = run.state.nodes[node.id]
+    if node_state.loop is None or node_state.loop.kind != "foreach":
+        node_state.loop = LoopState(kind="foreach")
+    loop = node_state.loop
+    failures = _run_iterations(run, node, attempt, items, loop)
+    statuses = [loop.statuses.get(i, "pending") for i in range(len(items))]
+    if failures:
+        index = min(failures)
+        error = wrap_failure(run, node.id, failures[index], f"loop {node.id!r}", iteration=index)
+        return Outcome("failed", error=error)
+    if any(status not in ("success", "paused") for status in statuses):
+        return Outcome("cancelled")
+    if "paused" in statuses:
+        return Outcome("paused")
+    collect = node.out.collect
+    outputs = {collect: _collected(run, node, loop, len(items), collect)} if collect else {}
+    return Outcome("success", outputs=outputs)
+
+
+def _foreach_items(run: GraphRun, node: LoopNode, scope: Scope) -> list[Any]:
+    """``foreach.input`` resolved; StepFailure unless it is a list."""
+    assert node.foreach is not None
+    items = resolve_inputs(run, node.id, node.foreach.input, scope, "foreach.input")
     if not isinstance(items, list | tuple):
         error = node_error(
             run,
@@ -120,17 +142,23 @@ def _foreach(run: GraphRun, node: LoopNode, attempt: Attempt, scope: Scope) -> O
             actual_type=type(items).__name__,
         )
         raise StepFailure(error, retryable=False)
-    items = list(items)
-    node_state = run.state.nodes[node.id]
-    if node_state.loop is None or node_state.loop.kind != "foreach":
-        node_state.loop = LoopState(kind="foreach")
-    loop = node_state.loop
+    return list(items)
+
+
+def _run_iterations(
+    run: GraphRun, node: LoopNode, attempt: Attempt, items: list[Any], loop: LoopState
+) -> dict[int, tuple[str, dict[str, Any]] | None]:
+    """Run every unfinished iteration; the first failure of each failed one, by index.
+
+    Each lane runs iterations one after another on its own thread, taking the next
+    index from ``todo``: no hand-off through this thread between iterations. A
+    failing iteration (halt/retry) sets ``stop``, which every running iteration sees.
+    """
+    assert node.foreach is not None
+    foreach = node.foreach
     cap = run.frame.policy.concurrency.per_node.get(node.id, foreach.max_concurrency)
     todo = deque(i for i in range(len(items)) if loop.statuses.get(i) != "success")
     lanes = max(1, min(foreach.max_concurrency, cap, len(todo)))
-    # Each lane runs iterations one after another on its own thread, taking the next
-    # index from ``todo``: no hand-off through this thread between iterations. A
-    # failing iteration (halt/retry) sets ``stop``, which every running iteration sees.
     stop = attempt.stop if lanes == 1 else threading.Event()
     lock = threading.Lock()
     failures: dict[int, tuple[str, dict[str, Any]] | None] = {}
@@ -159,56 +187,55 @@ def _foreach(run: GraphRun, node: LoopNode, attempt: Attempt, scope: Scope) -> O
     if lanes == 1:
         lane()
     else:
-        finished: queue.SimpleQueue[None] = queue.SimpleQueue()
+        _run_lanes(lane, lanes, attempt, stop)
+    return failures
 
-        def lane_then_report() -> None:
-            try:
-                lane()
-            finally:
-                finished.put(None)
 
-        for _ in range(lanes):
-            WORKERS.submit(lane_then_report)
-        done = 0
-        while done < lanes:
-            if attempt.stop.is_set():
-                stop.set()
-            try:
-                finished.get(timeout=POLL_S)
-                done += 1
-            except queue.Empty:
-                continue
-    statuses = [loop.statuses.get(i, "pending") for i in range(len(items))]
-    if failures:
-        index = min(failures)
-        error = wrap_failure(run, node.id, failures[index], f"loop {node.id!r}", iteration=index)
-        return Outcome("failed", error=error)
-    if any(status not in ("success", "paused") for status in statuses):
-        return Outcome("cancelled")
-    if "paused" in statuses:
-        return Outcome("paused")
-    collect = node.out.collect
-    outputs: dict[str, Any] = {}
-    if collect:
-        gathered = []
-        body_frame = _body_frame(run, node, 0, {})
-        for index in range(len(items)):
-            exports = export_values(
-                run, node.id, node.body.plan.exports, loop.iterations[index], body_frame
+def _run_lanes(
+    lane: Callable[[], None], lanes: int, attempt: Attempt, stop: threading.Event
+) -> None:
+    """Run ``lanes`` copies of ``lane`` on workers; pass a halt of the loop on to them."""
+    finished: queue.SimpleQueue[None] = queue.SimpleQueue()
+
+    def lane_then_report() -> None:
+        try:
+            lane()
+        finally:
+            finished.put(None)
+
+    for _ in range(lanes):
+        WORKERS.submit(lane_then_report)
+    done = 0
+    while done < lanes:
+        if attempt.stop.is_set():
+            stop.set()
+        try:
+            finished.get(timeout=POLL_S)
+            done += 1
+        except queue.Empty:
+            continue
+
+
+def _collected(run: GraphRun, node: LoopNode, loop: LoopState, count: int, collect: str) -> list[Any]:
+    """The export ``collect`` of every iteration, in input order (``out.collect``)."""
+    gathered = []
+    body_frame = _body_frame(run, node, 0, {})
+    for index in range(count):
+        exports = export_values(
+            run, node.id, node.body.plan.exports, loop.iterations[index], body_frame
+        )
+        if collect not in exports:
+            error = node_error(
+                run,
+                node.id,
+                BlockErrorCode.DEPENDENCY_NOT_FOUND,
+                f"loop {node.id!r}: out.collect {collect!r} is not a body export "
+                f"(exports: {', '.join(exports) or 'none'})",
+                field="out.collect",
             )
-            if collect not in exports:
-                error = node_error(
-                    run,
-                    node.id,
-                    BlockErrorCode.DEPENDENCY_NOT_FOUND,
-                    f"loop {node.id!r}: out.collect {collect!r} is not a body export "
-                    f"(exports: {', '.join(exports) or 'none'})",
-                    field="out.collect",
-                )
-                raise StepFailure(error, retryable=False)
-            gathered.append(exports[collect])
-        outputs[collect] = gathered
-    return Outcome("success", outputs=outputs)
+            raise StepFailure(error, retryable=False)
+        gathered.append(exports[collect])
+    return gathered
 
 
 def _while(run: GraphRun, node: LoopNode, attempt: Attempt) -> Outcome:
