@@ -35,8 +35,8 @@ event at a time in log order: keep it quick and do not call the runner from it.
 Blocks may run on several threads at once and must be thread-safe.
 
 Security (seed 002 §12): the configured API keys are registered with
-``run_log.register_secret`` and never appear in the log, the state or an error;
-errors are kept and returned with secrets masked (``run_log.mask_secrets``); the
+``masking.register_secret`` and never appear in the log, the state or an error;
+errors are kept and returned with secrets masked (``masking.mask_secrets``); the
 state file, which keeps answers (uploaded files included) for ``resume``, is
 readable by its owner only.
 """
