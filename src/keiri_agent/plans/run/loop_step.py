@@ -216,7 +216,9 @@ def _run_lanes(
             continue
 
 
-def _collected(run: GraphRun, node: LoopNode, loop: LoopState, count: int, collect: str) -> list[Any]:
+def _collected(
+    run: GraphRun, node: LoopNode, loop: LoopState, count: int, collect: str
+) -> list[Any]:
     """The export ``collect`` of every iteration, in input order (``out.collect``)."""
     gathered = []
     body_frame = _body_frame(run, node, 0, {})
