@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from keiri_agent.config import Settings
-from keiri_agent.plans.catalog import BlockCatalog
-from keiri_agent.plans.models import Plan
-from keiri_agent.plans.runner import PlanRunner, RunResult
+from keiri_agent.plans.catalog.catalog import BlockCatalog
+from keiri_agent.plans.dsl.models import Plan
+from keiri_agent.plans.run.runner import PlanRunner, RunResult
 
 BLOCKS_DIR = Path(__file__).parent / "plan_blocks"
 NODES = 1000

@@ -19,10 +19,10 @@ from typing import Any
 
 import yaml
 
-from keiri_agent.plans.catalog import BlockCatalog
-from keiri_agent.plans.dry_run import dry_run
-from keiri_agent.plans.loader import load_plan_text
-from keiri_agent.plans.validator import PlanValidator
+from keiri_agent.plans.catalog.catalog import BlockCatalog
+from keiri_agent.plans.check.dry_run import dry_run
+from keiri_agent.plans.check.validator import PlanValidator
+from keiri_agent.plans.dsl.loader import load_plan_text
 
 
 def plan_text(nodes: int) -> str:

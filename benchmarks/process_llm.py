@@ -28,7 +28,7 @@ from keiri_agent.blocks.base import BlockContext
 from keiri_agent.blocks.llm import ProcessLLMBlock
 from keiri_agent.config import Settings
 from keiri_agent.llm.testing import ScriptedChatModel
-from keiri_agent.plans.catalog import BlockCatalog
+from keiri_agent.plans.catalog.catalog import BlockCatalog
 
 SCHEMA = {"取引先": "string", "請求金額": "integer", "支払期日": "string"}
 

@@ -14,7 +14,7 @@
     │   ├── LLMError                the model service failed or answered unusably
     │   └── BlockError              a Plan block failed (seed 002 §9: code, details,
     │                               input_snapshot, hint, recoverable)
-    └── (control-flow signals live with their engine, e.g. plans.runner.InputRequired)
+    └── (control-flow signals live with their engine, e.g. blocks.base.InputRequired)
 
 Every error carries a ``code`` (stable, machine-readable), a human ``message``,
 an optional ``hint`` saying how to fix it, and ``details`` (JSON-compatible).

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -34,12 +35,22 @@ from typing import Any, Literal
 EventSource = Literal["analysis", "helpdesk", "plan", "research"]
 
 
+_second: list[Any] = [None, ""]
+"""The last whole second formatted by ``utc_timestamp`` (formatting is the costly part)."""
+
+
 def utc_timestamp(moment: dt.datetime | None = None) -> str:
-    """``2026-01-01T10:00:01.250Z``: UTC, millisecond precision."""
-    moment = moment or dt.datetime.now(dt.UTC)
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.") + (
-        f"{moment.microsecond // 1000:03d}Z"
-    )
+    """``2026-01-01T10:00:01.250Z``: UTC, millisecond precision (now when no ``moment``)."""
+    if moment is None:
+        now = time.time()
+        second = int(now)
+        cached_second, text = _second
+        if cached_second != second:
+            text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+            _second[:] = [second, text]
+        return f"{text}.{int((now - second) * 1000):03d}Z"
+    moment = moment.astimezone(dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 @dataclass(frozen=True)

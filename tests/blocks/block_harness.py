@@ -10,7 +10,7 @@ import pytest
 from keiri_agent.blocks.base import BlockContext
 from keiri_agent.config import Settings
 from keiri_agent.errors import BlockError, BlockErrorCode
-from keiri_agent.plans.catalog import BlockCatalog, schema_problems
+from keiri_agent.plans.catalog.catalog import BlockCatalog, schema_problems
 
 CATALOG = BlockCatalog.discover()
 

@@ -17,12 +17,12 @@ from keiri_agent.blocks.base import BlockContext
 from keiri_agent.config import Settings
 from keiri_agent.errors import BlockError, BlockErrorCode
 from keiri_agent.files.excel import lost_parts
-from keiri_agent.plans.dry_run import dry_run
-from keiri_agent.plans.loader import load_plan_text
-from keiri_agent.plans.models import Plan
-from keiri_agent.plans.run_state import load_state
-from keiri_agent.plans.runner import PlanRunner
-from keiri_agent.plans.validator import PlanValidator
+from keiri_agent.plans.check.dry_run import dry_run
+from keiri_agent.plans.check.validator import PlanValidator
+from keiri_agent.plans.dsl.loader import load_plan_text
+from keiri_agent.plans.dsl.models import Plan
+from keiri_agent.plans.run.run_state import load_state
+from keiri_agent.plans.run.runner import PlanRunner
 
 
 @pytest.fixture

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from keiri_agent.blocks.base import BlockContext, UIBlock
+from keiri_agent.blocks.base import BlockContext, InputRequired, UIBlock
 from keiri_agent.config import Settings
 from keiri_agent.errors import BlockError
-from keiri_agent.plans.catalog import BlockCatalog, schema_problems
-from keiri_agent.plans.models import Plan
-from keiri_agent.plans.runner import InputRequired, PlanRunner
-from keiri_agent.plans.validator import PlanValidator
+from keiri_agent.plans.catalog.catalog import BlockCatalog, schema_problems
+from keiri_agent.plans.check.validator import PlanValidator
+from keiri_agent.plans.dsl.models import Plan
+from keiri_agent.plans.run.runner import PlanRunner
 
 ZIP = {"name": "evidence.zip", "data": b"PK\x03\x04"}
 REQUIREMENTS: list[dict[str, Any]] = [

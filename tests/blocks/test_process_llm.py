@@ -13,7 +13,7 @@ from keiri_agent.blocks.llm import ProcessLLMBlock, schema_model
 from keiri_agent.config import Settings
 from keiri_agent.errors import BlockError, BlockErrorCode
 from keiri_agent.llm.testing import ScriptedChatModel, StubOpenAIServer
-from keiri_agent.plans.catalog import BlockCatalog
+from keiri_agent.plans.catalog.catalog import BlockCatalog
 
 
 def make_ctx(settings: Settings | None = None) -> BlockContext:

@@ -12,7 +12,7 @@ import pytest
 from keiri_agent.blocks.base import BlockContext
 from keiri_agent.config import Settings
 from keiri_agent.errors import BlockError, BlockErrorCode
-from keiri_agent.plans.catalog import BlockCatalog, schema_problems
+from keiri_agent.plans.catalog.catalog import BlockCatalog, schema_problems
 
 SALES = [
     {"id": 1, "部門": "営業", "担当": "佐藤", "金額": 1200, "日付": "2025-01-05", "タグ": ["至急"]},

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from keiri_agent.blocks.base import BlockContext
 from keiri_agent.config import Settings
-from keiri_agent.plans.catalog import BlockCatalog, schema_problems
+from keiri_agent.plans.catalog.catalog import BlockCatalog, schema_problems
 
 CATALOG = BlockCatalog.discover()
 

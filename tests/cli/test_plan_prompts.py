@@ -10,7 +10,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from keiri_agent.cli.app import app
-from keiri_agent.plans.run_state import load_state
+from keiri_agent.plans.run.run_state import load_state
 
 runner = CliRunner()
 

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from keiri_agent.config import Settings
-from keiri_agent.plans.catalog import BlockCatalog
-from keiri_agent.plans.models import Plan
-from keiri_agent.plans.run_log import read_events
-from keiri_agent.plans.runner import PlanLoader, PlanRunner, RunResult
+from keiri_agent.plans.catalog.catalog import BlockCatalog
+from keiri_agent.plans.dsl.models import Plan
+from keiri_agent.plans.run.run_log import read_events
+from keiri_agent.plans.run.runner import PlanLoader, PlanRunner, RunResult
 
 BLOCKS_DIR = Path(__file__).parent / "data" / "runner_blocks"
 

@@ -15,8 +15,8 @@ import yaml
 
 from keiri_agent.blocks.base import BlockContext, ProcessingBlock
 from keiri_agent.config import Settings
-from keiri_agent.plans.catalog import BlockCatalog, BlockSpec, CatalogError, schema_problems
-from keiri_agent.plans.semver import Version, VersionRange
+from keiri_agent.plans.catalog.catalog import BlockCatalog, BlockSpec, CatalogError, schema_problems
+from keiri_agent.plans.catalog.semver import Version, VersionRange
 
 BUILTIN_IDS = {
     "text.template",
@@ -118,7 +118,7 @@ def test_builtin_samples_run_to_their_declared_outputs(ctx: BlockContext) -> Non
 def test_discovery_does_not_import_block_modules() -> None:
     code = (
         "import sys\n"
-        "from keiri_agent.plans.catalog import BlockCatalog\n"
+        "from keiri_agent.plans.catalog.catalog import BlockCatalog\n"
         "catalog = BlockCatalog.discover()\n"
         "mods = ('keiri_agent.blocks.table', 'keiri_agent.blocks.text', 'pandas')\n"
         "print([m for m in mods if m in sys.modules])\n"
@@ -372,3 +372,44 @@ def test_no_version_in_range_lists_the_available_ones(versioned: BlockCatalog) -
 def test_invalid_ranges(versioned: BlockCatalog, reference: str) -> None:
     with pytest.raises(CatalogError, match="range"):
         versioned.resolve(reference)
+
+
+# --- the spec file model ------------------------------------------------------------
+
+
+def test_a_spec_may_carry_tags_and_a_category(user_dir: Path) -> None:
+    spec = BlockSpec.from_mapping(
+        spec_data(tags=["text", "繰り返し"], category="text"), user_dir / "echo.yaml"
+    )
+
+    assert (spec.tags, spec.category) == (("text", "繰り返し"), "text")
+    assert spec.to_summary()["tags"] == ["text", "繰り返し"]
+    plain = BlockSpec.from_mapping(spec_data(), user_dir / "echo.yaml")
+    assert (plain.tags, plain.category) == ((), None)
+    assert "tags" not in plain.to_summary()
+
+
+@pytest.mark.parametrize(("key", "value"), [("tags", "text"), ("tags", [1]), ("category", ["a"])])
+def test_bad_tags_or_category_name_the_key(user_dir: Path, key: str, value: Any) -> None:
+    with pytest.raises(CatalogError) as caught:
+        BlockSpec.from_mapping(spec_data(**{key: value}), user_dir / "echo.yaml")
+
+    assert caught.value.details["key"] == key
+
+
+def test_the_spec_file_model_gives_a_json_schema_that_builtin_specs_fit() -> None:
+    from jsonschema import Draft202012Validator
+
+    from keiri_agent.plans.catalog import spec_file_schema
+
+    schema = spec_file_schema()
+    Draft202012Validator.check_schema(schema)
+    assert {"id", "version", "entrypoint", "tags", "category", "inputs"} <= set(
+        schema["properties"]
+    )
+    assert set(schema["required"]) == {"id", "version", "entrypoint"}
+    folder = Path(__file__).parents[2] / "src" / "keiri_agent" / "block_specs"
+    validator = Draft202012Validator(schema)
+    for path in sorted(folder.rglob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        assert not list(validator.iter_errors(data)), path

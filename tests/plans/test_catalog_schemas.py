@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from keiri_agent.plans.catalog import BlockCatalog, BlockSpec, CatalogError, schema_problems
+from keiri_agent.plans.catalog.catalog import BlockCatalog, BlockSpec, CatalogError, schema_problems
 
 MODELS = """
 from pydantic import BaseModel

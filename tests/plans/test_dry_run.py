@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from keiri_agent.plans.catalog import BlockCatalog
-from keiri_agent.plans.dry_run import DryRunReport, dry_run, summarize
-from keiri_agent.plans.models import Plan
+from keiri_agent.plans.catalog.catalog import BlockCatalog
+from keiri_agent.plans.check.dry_run import DryRunReport, dry_run, summarize
+from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.store import PlanStore
 
 DATA = Path(__file__).parent / "data"
@@ -272,9 +272,9 @@ def test_every_log_line_is_tagged_dry_run(
     catalog: BlockCatalog, caplog: pytest.LogCaptureFixture
 ) -> None:
     plan = make_plan({"id": "a", "block": "text.template", "in": {"template": "x"}})
-    with caplog.at_level(logging.INFO, logger="keiri_agent.plans.dry_run"):
+    with caplog.at_level(logging.INFO, logger="keiri_agent.plans.check.dry_run"):
         run(catalog, plan)
-    records = [r for r in caplog.records if r.name == "keiri_agent.plans.dry_run"]
+    records = [r for r in caplog.records if r.name == "keiri_agent.plans.check.dry_run"]
     assert len(records) >= 3
     assert all(getattr(record, "dry_run", False) is True for record in records)
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from keiri_agent.errors import PlanValidationError, UserInputError
+from keiri_agent.plans.dsl.loader import MAX_PLAN_BYTES, load_plan_file, load_plan_text
+from keiri_agent.plans.dsl.models import BlockNode, LoopNode
 from keiri_agent.plans.issues import ValidationIssue
-from keiri_agent.plans.loader import MAX_PLAN_BYTES, load_plan_file, load_plan_text
-from keiri_agent.plans.models import BlockNode, LoopNode
 
 GOOD = """\
 apiVersion: v1

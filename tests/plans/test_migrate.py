@@ -1,4 +1,4 @@
-"""plans.migrate and `keiri-agent plan migrate`: legacy UI blocks → ui.interactive_input."""
+"""plans.dsl.migrate and `keiri-agent plan migrate`: legacy UI blocks → ui.interactive_input."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from typer.testing import CliRunner
 from keiri_agent.cli.app import app
 from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError
-from keiri_agent.plans.catalog import BlockCatalog
-from keiri_agent.plans.dry_run import dry_run
-from keiri_agent.plans.loader import load_plan_text
-from keiri_agent.plans.migrate import migrate_plan_text
-from keiri_agent.plans.runner import PlanRunner
-from keiri_agent.plans.validator import PlanValidator
+from keiri_agent.plans.catalog.catalog import BlockCatalog
+from keiri_agent.plans.check.dry_run import dry_run
+from keiri_agent.plans.check.validator import PlanValidator
+from keiri_agent.plans.dsl.loader import load_plan_text
+from keiri_agent.plans.dsl.migrate import migrate_plan_text
+from keiri_agent.plans.run.runner import PlanRunner
 
 LEGACY = Path(__file__).parent / "data" / "legacy"
 cli = CliRunner()

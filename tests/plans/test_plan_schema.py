@@ -9,7 +9,7 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from keiri_agent.plans.plan_schema import (
+from keiri_agent.plans.dsl.plan_schema import (
     JSON_SCHEMA_DIALECT,
     PLAN_SCHEMA_PATH,
     plan_json_schema,
@@ -39,7 +39,7 @@ def test_shipped_schema_is_up_to_date() -> None:
     shipped = PLAN_SCHEMA_PATH.read_text(encoding="utf-8")
     assert shipped == plan_schema_text(), (
         "plan.schema.json is stale: run "
-        "`uv run python -c 'from keiri_agent.plans.plan_schema import *; "
+        "`uv run python -c 'from keiri_agent.plans.dsl.plan_schema import *; "
         "write_plan_schema(PLAN_SCHEMA_PATH)'`"
     )
 

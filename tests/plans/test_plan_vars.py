@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from keiri_agent.config import Settings
+from keiri_agent.plans.dsl.references import ReferenceError_
+from keiri_agent.plans.dsl.scope import PlanVars
 from keiri_agent.plans.engine import PlanEngine
-from keiri_agent.plans.references import PlanVars, ReferenceError_
 
 PLAN = """\
 apiVersion: v1
@@ -75,7 +76,7 @@ def test_a_plan_id_that_is_also_a_folder_name_loads_the_plan(
     engine: PlanEngine, keiri_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from keiri_agent.errors import UserInputError
-    from keiri_agent.plans.loader import load_plan_file
+    from keiri_agent.plans.dsl.loader import load_plan_file
 
     monkeypatch.chdir(keiri_home)
     (keiri_home / "p").mkdir()  # a folder in the current directory named like the plan id

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from keiri_agent.errors import UserInputError
-from keiri_agent.plans.references import (
+from keiri_agent.plans.dsl.references import (
     MAX_PATH_SEGMENTS,
     MAX_REFERENCE_LENGTH,
     MAX_VALUE_DEPTH,

@@ -9,23 +9,19 @@ import threading
 from pathlib import Path
 
 import pytest
-from runner_support import events, make_plan, make_runner, node, recorder
+from runner_support import events, make_plan, make_runner, node
 
-from keiri_agent.plans.run_log import (
+from keiri_agent.events import Event
+from keiri_agent.plans.run.run_log import (
     EVENT_NAMES,
-    RunEvent,
     RunLog,
+    log_line,
     log_path_for,
     read_events,
     sanitize,
 )
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
-
-
-@pytest.fixture(autouse=True)
-def _clean_recorder() -> None:
-    recorder().reset()
 
 
 def test_a_run_writes_the_seed_events_with_ids_and_utc_timestamps(tmp_path: Path) -> None:
@@ -129,9 +125,9 @@ def test_values_are_summarised() -> None:
 
 
 def test_events_from_many_threads_are_whole_lines(tmp_path: Path) -> None:
-    seen: list[RunEvent] = []
+    seen: list[Event] = []
     path = tmp_path / "log.jsonl"
-    with RunLog(path, on_event=seen.append) as log:
+    with RunLog(path, run_id="r", on_event=seen.append) as log:
 
         def write(thread: int) -> None:
             for index in range(200):
@@ -145,7 +141,7 @@ def test_events_from_many_threads_are_whole_lines(tmp_path: Path) -> None:
 
     read = read_events(path)
     assert len(read) == 1600
-    assert [event.to_dict() for event in seen] == read
+    assert [log_line(event) for event in seen] == read
     for writer in range(8):
         assert [e["n"] for e in read if e["node_id"] == f"t{writer}"] == list(range(200))
 
@@ -162,7 +158,7 @@ def test_read_events_ignores_a_torn_last_line_but_not_a_broken_middle(tmp_path: 
 
 
 def test_a_failing_event_callback_does_not_stop_the_run(tmp_path: Path) -> None:
-    def explode(event: RunEvent) -> None:
+    def explode(event: Event) -> None:
         raise RuntimeError("observer bug")
 
     result = make_runner(tmp_path / "runs").start(make_plan(node("a")), on_event=explode)
@@ -171,21 +167,39 @@ def test_a_failing_event_callback_does_not_stop_the_run(tmp_path: Path) -> None:
     assert events(result)[-1]["event"] == "plan_complete"
 
 
-def test_run_event_is_immutable() -> None:
-    event = RunEvent(event="plan_start", run_id="r", plan_id="p", timestamp="t")
+def test_log_line_keeps_the_jsonl_shape_of_an_event() -> None:
+    top = Event("plan", "node_start", "r", 3, "t", {"plan_id": "p", "node_id": "a", "attempt": 1})
+    nested = Event("plan", "plan_start", "r", 4, "t", {"run_id": "r.sub#1", "plan_id": "q"})
 
-    with pytest.raises(AttributeError):
-        event.event = "other"  # type: ignore[misc]
-    assert event.to_dict() == {
+    assert list(log_line(top).items()) == [
+        ("event", "node_start"),
+        ("run_id", "r"),
+        ("plan_id", "p"),
+        ("node_id", "a"),
+        ("timestamp", "t"),
+        ("attempt", 1),
+    ]
+    assert log_line(nested) == {
         "event": "plan_start",
-        "run_id": "r",
-        "plan_id": "p",
+        "run_id": "r.sub#1",
+        "plan_id": "q",
         "timestamp": "t",
     }
 
 
+def test_events_are_numbered_in_log_order_and_continue_after_start_after(tmp_path: Path) -> None:
+    seen: list[Event] = []
+    with RunLog(tmp_path / "log.jsonl", run_id="r", on_event=seen.append, start_after=41) as log:
+        log.emit("plan_start", run_id="r", plan_id="p")
+        log.emit("plan_start", run_id="r.sub#1", plan_id="q", node_id="call")
+        assert log.last_seq == 43
+
+    assert [(e.source, e.run_id, e.seq) for e in seen] == [("plan", "r", 42), ("plan", "r", 43)]
+    assert seen[1].payload == {"run_id": "r.sub#1", "plan_id": "q", "node_id": "call"}
+
+
 def test_run_folders_keep_japanese_plan_ids_readable_and_distinct() -> None:
-    from keiri_agent.plans.run_log import safe_path_part
+    from keiri_agent.plans.run.run_log import safe_path_part
 
     assert safe_path_part("経理/売上") == Path("経理", "売上")
     assert safe_path_part("総務/請求") != safe_path_part("経理/売上")

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from keiri_agent.errors import UserInputError
-from keiri_agent.plans.run_state import (
+from keiri_agent.plans.run.run_state import (
     GraphState,
     LoopState,
     NodeState,

@@ -14,18 +14,9 @@ import pytest
 from runner_support import events, make_plan, make_runner, node, recorder, starts
 
 from keiri_agent.errors import PlanValidationError, UserInputError
-from keiri_agent.plans.run_log import RunEvent
-from keiri_agent.plans.run_state import StateEncodingError, load_state
-
-
-@pytest.fixture(autouse=True)
-def _clean_recorder() -> None:
-    recorder().reset()
-
-
-@pytest.fixture
-def runs(tmp_path: Path) -> Path:
-    return tmp_path / "runs"
+from keiri_agent.events import Event
+from keiri_agent.plans.run.run_log import log_line
+from keiri_agent.plans.run.run_state import StateEncodingError, load_state
 
 
 def test_values_flow_through_aliases_and_empty_out_exposes_every_output(runs: Path) -> None:
@@ -314,8 +305,8 @@ def test_vars_and_answers_the_state_cannot_store_are_refused(runs: Path) -> None
 def test_cancellation_stops_running_blocks_and_unstarted_nodes(runs: Path) -> None:
     cancel = threading.Event()
 
-    def on_event(event: RunEvent) -> None:
-        if event.event == "node_start" and event.node_id == "long":
+    def on_event(event: Event) -> None:
+        if event.kind == "node_start" and event.payload.get("node_id") == "long":
             cancel.set()
 
     plan = make_plan(
@@ -340,7 +331,7 @@ def test_a_cancelled_run_resumes_where_it_stopped(runs: Path) -> None:
     runner = make_runner(runs)
     stopped = runner.start(
         plan,
-        on_event=lambda e: cancel.set() if e.event == "node_start" else None,
+        on_event=lambda e: cancel.set() if e.kind == "node_start" else None,
         cancel_event=cancel,
     )
     assert stopped.status == "cancelled"
@@ -353,11 +344,29 @@ def test_a_cancelled_run_resumes_where_it_stopped(runs: Path) -> None:
 
 
 def test_on_event_receives_the_logged_events_in_order(runs: Path) -> None:
-    seen: list[RunEvent] = []
+    seen: list[Event] = []
 
     result = make_runner(runs).start(make_plan(node("a"), node("b")), on_event=seen.append)
 
-    assert [event.to_dict() for event in seen] == events(result)
+    assert [log_line(event) for event in seen] == events(result)
+
+
+def test_event_numbers_increase_and_continue_across_pause_and_resume(runs: Path) -> None:
+    runner = make_runner(runs)
+    first: list[Event] = []
+    second: list[Event] = []
+
+    paused = runner.start(_pause_plan(), on_event=first.append)
+    result = runner.resume(
+        paused.run_id, answers={"ask": {"answer": "yes"}}, on_event=second.append
+    )
+
+    numbers = [event.seq for event in first + second]
+    assert numbers == list(range(1, len(numbers) + 1))
+    assert {(event.source, event.run_id) for event in first + second} == {("plan", paused.run_id)}
+    assert first[-1].kind == "plan_paused" and second[0].kind == "plan_resumed"
+    assert load_state(runs, result.run_id).last_seq == numbers[-1]
+    assert [log_line(event) for event in first + second] == events(result)
 
 
 def test_a_block_can_ask_again_when_the_answers_are_incomplete(runs: Path) -> None:

@@ -9,17 +9,7 @@ from typing import Any
 import pytest
 from runner_support import events, make_plan, make_runner, node, recorder, starts
 
-from keiri_agent.plans.run_state import load_state
-
-
-@pytest.fixture(autouse=True)
-def _clean_recorder() -> None:
-    recorder().reset()
-
-
-@pytest.fixture
-def runs(tmp_path: Path) -> Path:
-    return tmp_path / "runs"
+from keiri_agent.plans.run.run_state import load_state
 
 
 def _only_error(result: Any) -> dict[str, Any]:

@@ -5,20 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from runner_support import events, make_plan, make_runner, node, recorder
 
-from keiri_agent.plans.models import Plan
-
-
-@pytest.fixture(autouse=True)
-def _clean_recorder() -> None:
-    recorder().reset()
-
-
-@pytest.fixture
-def runs(tmp_path: Path) -> Path:
-    return tmp_path / "runs"
+from keiri_agent.plans.dsl.models import Plan
 
 
 def foreach(

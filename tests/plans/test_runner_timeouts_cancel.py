@@ -7,27 +7,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 from runner_support import events, make_plan, make_runner, node, recorder
 
-from keiri_agent.plans.execution import Attempt
-from keiri_agent.plans.run_log import RunEvent
-from keiri_agent.plans.run_state import load_state
-
-
-@pytest.fixture(autouse=True)
-def _clean_recorder() -> None:
-    recorder().reset()
-
-
-@pytest.fixture
-def runs(tmp_path: Path) -> Path:
-    return tmp_path / "runs"
+from keiri_agent.events import Event
+from keiri_agent.plans.run.run_state import load_state
+from keiri_agent.plans.run.scheduler import Attempt
 
 
 def _cancel_on_start(cancel: threading.Event, node_id: str) -> Any:
-    def on_event(event: RunEvent) -> None:
-        if event.event == "node_start" and event.node_id == node_id:
+    def on_event(event: Event) -> None:
+        if event.kind == "node_start" and event.payload.get("node_id") == node_id:
             cancel.set()
 
     return on_event

@@ -21,12 +21,12 @@ from reportlab.pdfgen import canvas
 
 from keiri_agent.config import Settings
 from keiri_agent.llm.testing import ScriptedChatModel, StubOpenAIServer
-from keiri_agent.plans.catalog import BlockCatalog
-from keiri_agent.plans.dry_run import dry_run
-from keiri_agent.plans.loader import load_plan_file
-from keiri_agent.plans.models import Plan
-from keiri_agent.plans.runner import PlanRunner, RunResult
-from keiri_agent.plans.validator import PlanValidator
+from keiri_agent.plans.catalog.catalog import BlockCatalog
+from keiri_agent.plans.check.dry_run import dry_run
+from keiri_agent.plans.check.validator import PlanValidator
+from keiri_agent.plans.dsl.loader import load_plan_file
+from keiri_agent.plans.dsl.models import Plan
+from keiri_agent.plans.run.runner import PlanRunner, RunResult
 
 DESIGNS = Path(__file__).resolve().parents[2] / "designs"
 SAMPLE_PLANS = Path(__file__).resolve().parents[2] / "src" / "keiri_agent" / "samples" / "plans"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from keiri_agent.errors import PlanValidationError, UserInputError
-from keiri_agent.plans.loader import load_plan_file
-from keiri_agent.plans.models import Plan
+from keiri_agent.plans.dsl.loader import load_plan_file
+from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.store import PlanStore, compatibility, dump_plan
 
 DATA = Path(__file__).parent / "data" / "designs"

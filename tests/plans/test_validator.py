@@ -9,12 +9,17 @@ from typing import Any
 import pytest
 
 from keiri_agent.errors import PlanValidationError
-from keiri_agent.plans.catalog import BlockCatalog
-from keiri_agent.plans.graph import CycleError, dependencies, find_cycles, topological_order
-from keiri_agent.plans.loader import load_plan_text
-from keiri_agent.plans.models import Plan
+from keiri_agent.plans.catalog.catalog import BlockCatalog
+from keiri_agent.plans.check.validator import PlanValidator, ValidationIssue, ValidationReport
+from keiri_agent.plans.dsl.dependencies import (
+    CycleError,
+    dependencies,
+    find_cycles,
+    topological_order,
+)
+from keiri_agent.plans.dsl.loader import load_plan_text
+from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.store import PlanStore
-from keiri_agent.plans.validator import PlanValidator, ValidationIssue, ValidationReport
 
 DATA = Path(__file__).parent / "data"
 UI = "ui.interactive_input@0.0.1"

@@ -8,20 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runner_support import catalog, make_plan, make_runner, node, recorder
+from runner_support import catalog, make_plan, make_runner, node
 
-from keiri_agent.plans.references import ReferenceError_, Scope, parse_reference
-from keiri_agent.plans.validator import PlanValidator, ValidationReport
-
-
-@pytest.fixture(autouse=True)
-def _clean_recorder() -> None:
-    recorder().reset()
-
-
-@pytest.fixture
-def runs(tmp_path: Path) -> Path:
-    return tmp_path / "runs"
+from keiri_agent.plans.check.validator import PlanValidator, ValidationReport
+from keiri_agent.plans.dsl.references import ReferenceError_, Scope, parse_reference
 
 
 def validate(plan: Any) -> ValidationReport:
@@ -207,7 +197,7 @@ def test_a_leading_zero_key_resolves_in_a_run(runs: Path) -> None:
 
 
 def test_the_dry_run_accepts_a_body_reference_to_an_export_name() -> None:
-    from keiri_agent.plans.dry_run import dry_run
+    from keiri_agent.plans.check.dry_run import dry_run
 
     report = dry_run(_carry_plan(), catalog(), env={})
 
@@ -215,3 +205,20 @@ def test_the_dry_run_accepts_a_body_reference_to_an_export_name() -> None:
     assert all(
         p.code != "UNRESOLVED_REFERENCE" for record in report.nodes for p in record.problems
     ), [(r.node_id, r.problems) for r in report.nodes]
+
+
+def test_the_dry_run_lets_a_body_node_win_over_an_export_in_the_while_condition() -> None:
+    from keiri_agent.plans.check.dry_run import dry_run
+
+    total = {"id": "total", "block": "text.template", "in": {"template": "x"}}
+    plan = make_plan(
+        while_loop([total], [{"from": "total.text", "as": "total"}], "${total.text} == null"),
+        exports=[{"from": "again.total", "as": "shown"}],
+    )
+
+    report = dry_run(plan, catalog(), env={})
+    (loop,) = [record for record in report.nodes if record.node_id == "again"]
+
+    # as the runner: ${total} in the condition is the body node, not the export's text
+    assert loop.problems == [], loop.problems
+    assert loop.condition is False

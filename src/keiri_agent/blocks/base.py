@@ -47,6 +47,18 @@ class BlockContext:
             )
 
 
+class InputRequired(Exception):
+    """Raised by a block's ``run`` to pause the run until a human answers ``request``.
+
+    The Plan runner records the node as waiting with ``request`` and resumes it when
+    answers arrive; blocks raise it instead of importing anything of the engine.
+    """
+
+    def __init__(self, request: Mapping[str, Any]) -> None:
+        super().__init__("input required")
+        self.request = dict(request)
+
+
 class Block(ABC):
     """Base of every block. ``kind`` is "processing" or "ui"."""
 

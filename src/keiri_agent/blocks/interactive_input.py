@@ -21,10 +21,9 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from keiri_agent.blocks.base import BlockContext, UIBlock
+from keiri_agent.blocks.base import BlockContext, InputRequired, UIBlock
 from keiri_agent.blocks.requirements import REQUIREMENT_TYPES, check_value, is_empty
 from keiri_agent.errors import BlockError, BlockErrorCode
-from keiri_agent.plans.runner import InputRequired
 
 MODES = ("collect", "confirm", "inquire", "mixed")
 FIELD_KEYS = ("id", "type", "label", "description", "required", "options", "accept", "validation")

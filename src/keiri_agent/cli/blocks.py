@@ -20,7 +20,7 @@ from keiri_agent.cli.common import fail as _fail
 from keiri_agent.errors import KeiriAgentError
 
 if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
-    from keiri_agent.plans.catalog import BlockCatalog, BlockSpec
+    from keiri_agent.plans.catalog.catalog import BlockCatalog, BlockSpec
 
 blocks_app = typer.Typer(
     name="blocks",
@@ -32,7 +32,7 @@ blocks_app = typer.Typer(
 
 
 def _catalog() -> BlockCatalog:
-    from keiri_agent.plans.catalog import BlockCatalog
+    from keiri_agent.plans.catalog.catalog import BlockCatalog
 
     return BlockCatalog.from_settings(settings())
 

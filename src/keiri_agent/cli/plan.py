@@ -47,9 +47,9 @@ from keiri_agent.services.plan_inputs import (
 )
 
 if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
+    from keiri_agent.events import Event
     from keiri_agent.plans.engine import PlanEngine
-    from keiri_agent.plans.run_log import RunEvent
-    from keiri_agent.plans.runner import RunResult
+    from keiri_agent.plans.run.runner import RunResult
 
 plan_app = typer.Typer(
     name="plan",
@@ -171,17 +171,18 @@ def dry_run_command(
 
 
 def _progress(quiet: bool) -> Any:
-    def on_event(event: RunEvent) -> None:
+    def on_event(event: Event) -> None:
         if quiet:
             return
-        node = f" {event.node_id}" if event.node_id else ""
+        node_id = event.payload.get("node_id")
+        node = f" {node_id}" if node_id else ""
         detail = ""
-        if event.event == "node_error":
-            error = event.data.get("error") or {}
+        if event.kind == "node_error":
+            error = event.payload.get("error") or {}
             detail = f" {error.get('code')}: {error.get('message')}"
-        elif event.event == "node_skipped":
-            detail = f" ({event.data.get('reason')})"
-        err_console.print(f"[dim]· {event.event}{node}{escape(detail)}[/dim]")
+        elif event.kind == "node_skipped":
+            detail = f" ({event.payload.get('reason')})"
+        err_console.print(f"[dim]· {event.kind}{node}{escape(detail)}[/dim]")
 
     return on_event
 
@@ -326,7 +327,7 @@ def migrate(
     """
     import difflib
 
-    from keiri_agent.plans.migrate import migrate_plan_text
+    from keiri_agent.plans.dsl.migrate import migrate_plan_text
 
     try:
         path, text = read_plan_text(_engine().store, plan)

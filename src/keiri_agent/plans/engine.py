@@ -4,6 +4,13 @@ It wires the catalog (built-in and user block specs), the Plan store
 (``designs/``), the validator, the dry run and the runner (``runs/``) from the
 settings, so every surface behaves the same.
 
+``PlanEngine`` is the edge of the Plan platform: it receives ``Settings`` (built once
+by the surface) and the environment that ``${env.*}`` references read, and passes
+both down; nothing below it reads the process environment. For Python API users,
+``PlanEngine()`` builds ``Settings()`` once and reads ``os.environ`` (live, so a
+variable set later is seen by the next run) — the only place under ``plans/`` that
+does.
+
 ``${config.*}`` references read ``<home>/config.yaml`` when it exists.
 """
 
@@ -18,16 +25,16 @@ import yaml
 
 from keiri_agent.config import Settings
 from keiri_agent.errors import ConfigurationError
-from keiri_agent.plans.catalog import BlockCatalog
-from keiri_agent.plans.dry_run import dry_run
-from keiri_agent.plans.dry_run_report import DryRunReport
+from keiri_agent.events import EventCallback
+from keiri_agent.plans.catalog.catalog import BlockCatalog
+from keiri_agent.plans.check.dry_run import dry_run
+from keiri_agent.plans.check.dry_run_report import DryRunReport
+from keiri_agent.plans.check.validator import PlanValidator
+from keiri_agent.plans.dsl.loader import load_plan_file
+from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.issues import ValidationReport
-from keiri_agent.plans.loader import load_plan_file
-from keiri_agent.plans.models import Plan
-from keiri_agent.plans.run_log import EventCallback
-from keiri_agent.plans.runner import PlanRunner, RunResult
+from keiri_agent.plans.run.runner import PlanRunner, RunResult
 from keiri_agent.plans.store import PlanStore
-from keiri_agent.plans.validator import PlanValidator
 from keiri_agent.workspace import Workspace
 
 PLAN_SUFFIXES = (".yaml", ".yml")
@@ -51,8 +58,12 @@ def load_config(path: Path) -> dict[str, Any]:
 class PlanEngine:
     """Load, validate, dry-run, run and resume Plans of one workspace."""
 
-    def __init__(self, settings: Settings | None = None) -> None:
+    def __init__(
+        self, settings: Settings | None = None, *, env: Mapping[str, str] | None = None
+    ) -> None:
+        """``settings``/``env`` from the surface; when None, built here once (see above)."""
         self.settings = settings or Settings()
+        self.env: Mapping[str, str] = os.environ if env is None else env
         self.workspace = Workspace.from_settings(self.settings)
         self.catalog = BlockCatalog.from_settings(self.settings)
         self.store = PlanStore(self.workspace.designs)
@@ -62,6 +73,7 @@ class PlanEngine:
             self.settings,
             runs_dir=self.workspace.runs,
             plan_loader=self.store.load,
+            env=self.env,
             config=self.config,
         )
 
@@ -75,7 +87,7 @@ class PlanEngine:
 
     def validate(self, plan: Plan) -> ValidationReport:
         """Every problem of the plan (errors and warnings)."""
-        return PlanValidator(self.catalog, self.store, env=dict(os.environ)).validate(plan)
+        return PlanValidator(self.catalog, self.store, env=dict(self.env)).validate(plan)
 
     def dry_run(self, plan: Plan, *, vars: Mapping[str, Any] | None = None) -> DryRunReport:
         """The plan walked with declared samples only; no block runs."""
@@ -84,7 +96,7 @@ class PlanEngine:
             self.catalog,
             store=self.store,
             vars=dict(vars or {}),
-            env=dict(os.environ),
+            env=dict(self.env),
             config=self.config,
         )
 

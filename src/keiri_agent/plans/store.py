@@ -23,8 +23,8 @@ from pathlib import Path
 import yaml
 
 from keiri_agent.errors import UserInputError, unknown_choice_message
-from keiri_agent.plans.loader import load_plan_file
-from keiri_agent.plans.models import SEMVER, Plan
+from keiri_agent.plans.dsl.loader import load_plan_file
+from keiri_agent.plans.dsl.models import SEMVER, Plan
 
 PLAN_SUFFIX = ".yaml"
 TEMPLATES_DIR = "templates"

@@ -31,9 +31,9 @@ if TYPE_CHECKING:
     from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
     from keiri_agent.agents.helpdesk.models import AgentResult
     from keiri_agent.errors import KeiriAgentError
-    from keiri_agent.plans.dry_run_report import DryRunReport
+    from keiri_agent.plans.check import DryRunReport
     from keiri_agent.plans.issues import ValidationReport
-    from keiri_agent.plans.runner import RunResult
+    from keiri_agent.plans.run import RunResult
     from keiri_agent.search.knowledge_base import IndexReport
 
 BytesWriter = Callable[[str, bytes, str | None], Path]

@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import yaml
 
 from keiri_agent.errors import UserInputError
+from keiri_agent.plans.dsl import load_plan_file
 from keiri_agent.plans.engine import PLAN_SUFFIXES
-from keiri_agent.plans.loader import load_plan_file
 from keiri_agent.services.user_files import read_text_file
 from keiri_agent.textcodec import TextDecodeError, decode_text
 
 if TYPE_CHECKING:
+    from keiri_agent.plans.dsl import Plan
     from keiri_agent.plans.engine import PlanEngine
-    from keiri_agent.plans.models import Plan
     from keiri_agent.plans.store import PlanStore
 
 VarKind = Literal["boolean", "integer", "number", "text", "yaml"]

@@ -36,12 +36,10 @@ import streamlit as st
 
 from keiri_agent.blocks.requirements import initial_values, merge_values, session_key
 from keiri_agent.errors import KeiriAgentError, UserInputError
-from keiri_agent.events import EventCallback, EventEmitter
+from keiri_agent.events import EventCallback
+from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.engine import PlanEngine
-from keiri_agent.plans.models import Plan
-from keiri_agent.plans.run_log import EventCallback as RunEventCallback
-from keiri_agent.plans.run_log import RunEvent
-from keiri_agent.plans.runner import RunResult
+from keiri_agent.plans.run.runner import RunResult
 from keiri_agent.services.jobs import Job
 from keiri_agent.services.jsonforms import json_value
 from keiri_agent.services.plan_inputs import (
@@ -194,23 +192,9 @@ def _form(key: str, request: Mapping[str, Any]) -> None:
         st.rerun()
 
 
-# adapter until core emits Event
-def _plan_events(emit: EventCallback) -> RunEventCallback:
-    """The runner's ``RunEvent``s as ``Event``s (source ``plan``) for ``emit``."""
-    emitters: dict[str, EventEmitter] = {}
-
-    def on_event(event: RunEvent) -> None:
-        emitter = emitters.setdefault(event.run_id, EventEmitter("plan", event.run_id, emit))
-        line = event.to_dict()
-        payload = {k: v for k, v in line.items() if k not in ("event", "run_id", "timestamp")}
-        emitter.emit(event.event, payload)
-
-    return on_event
-
-
-def _invoke(action: str, call: Callable[[RunEventCallback], RunResult]) -> None:
+def _invoke(action: str, call: Callable[[EventCallback], RunResult]) -> None:
     """Start ``call(on_event)`` as a background job and follow it (``_follow``)."""
-    job: Job[RunResult] = Job(lambda emit: call(_plan_events(emit)), name="plan-run")
+    job: Job[RunResult] = Job(call, name="plan-run")
     st.session_state[STATE]["job"] = {"action": action, "job": job}
     job.start()
     _follow(st.session_state[STATE])

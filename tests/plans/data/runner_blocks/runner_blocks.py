@@ -12,9 +12,8 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from keiri_agent.blocks.base import BlockContext, ProcessingBlock, UIBlock
+from keiri_agent.blocks.base import BlockContext, InputRequired, ProcessingBlock, UIBlock
 from keiri_agent.errors import BlockError
-from keiri_agent.plans.runner import InputRequired
 
 
 class Recorder:

@@ -1,0 +1,181 @@
+"""Validator rules for loop nodes and exports (seed 002 §5.2).
+
+foreach: the input must be a list (or a reference to one); the item and index
+variables are visible in the body only and must not hide a node, a reserved root
+or an outer loop variable (LOOP_VAR_CONFLICT). while: the body and the condition
+see the body's export names as variables (the runner passes the previous
+iteration's exports, null before the first), so an export name must not clash with
+a node id, a reserved root or an outer loop variable either (LOOP_VAR_CONFLICT; at
+run time body node ids and reserved roots win over the export). Exports
+(``{from: node.alias, as: name}``) must name a node of the same graph and one of
+its aliases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import keiri_agent.plans.check.rules as rules
+from keiri_agent.errors import UserInputError
+from keiri_agent.plans.catalog.port_types import (
+    INTEGER,
+    compatible,
+    describe_types,
+    literal_schema,
+    schema_types,
+    sub_schema,
+)
+from keiri_agent.plans.check.context import Locals, NodeInfo, ReferenceWalker, Schema
+from keiri_agent.plans.dsl.models import RESERVED_ROOTS, Export, LoopNode
+from keiri_agent.plans.dsl.references import is_whole_reference, parse_reference
+from keiri_agent.plans.dsl.scope import foreach_variables, while_variables
+
+WHILE_POSITION = ""
+"""The position of a while condition inside its loop (not a node id: ids are never empty)."""
+
+
+def check_exports(
+    refs: ReferenceWalker, exports: Sequence[Export], loops: tuple[str, ...], path: str, code: str
+) -> None:
+    """``{from: node.alias, as: name}`` of a plan or a loop body."""
+    names: set[str] = set()
+    graph_ids = refs.check.graphs.get(loops, [])
+    owner = loops[-1] if loops else None
+    for index, export in enumerate(exports):
+        where = f"{path}[{index}]"
+        if export.name in names:
+            refs.check.add(
+                "DUPLICATE_ALIAS",
+                f"export {export.name!r} is declared twice",
+                node_id=owner,
+                path=f"{where}.as",
+            )
+        names.add(export.name)
+        try:
+            reference = parse_reference(export.source)
+        except UserInputError as error:
+            refs.check.add(
+                code,
+                f"export from {export.source!r}: {error.message}",
+                node_id=owner,
+                path=f"{where}.from",
+                hint="write node.alias",
+            )
+            continue
+        info = refs.infos.get(reference.root)
+        if info is None or reference.root not in graph_ids:
+            where_text = "this loop body" if loops else "the plan's top-level graph"
+            refs.check.add(
+                code,
+                rules.unknown_message(f"node in {where_text}", reference.root, graph_ids),
+                node_id=owner,
+                path=f"{where}.from",
+                hint="exports name node.alias of a node of the same graph",
+            )
+            continue
+        refs.use(info, reference, owner, f"{where}.from", code)
+
+
+def check_loop(refs: ReferenceWalker, info: NodeInfo, node: LoopNode, scope: Locals) -> None:
+    """foreach input and loop variables, the body, the while condition, the exports."""
+    body_scope: dict[str, Schema] = dict(scope)
+    if node.foreach is not None:
+        path = f"{info.path}.foreach.input"
+        value = node.foreach.input
+        result = refs.field(info.chain, node.id, path, value, scope)
+        item: Schema = None
+        if result is not None and result[0] and is_whole_reference(value):
+            source = result[1][0]
+            if not compatible(schema_types(source), frozenset({"array"})):
+                refs.check.add(
+                    "TYPE_INCOMPATIBLE",
+                    f"foreach.input {value} is {describe_types(schema_types(source))}, not a list",
+                    node_id=node.id,
+                    path=path,
+                )
+            item = sub_schema(source, (0,), None)
+        elif result is not None and not result[0]:
+            if not isinstance(value, list):
+                refs.check.add(
+                    "INPUT_TYPE_MISMATCH",
+                    "foreach.input must be a list or a reference to one",
+                    node_id=node.id,
+                    path=path,
+                )
+            elif value:
+                item = literal_schema(value[0])
+        names = [(node.foreach.item_var, f"{info.path}.foreach.itemVar")]
+        if node.foreach.index_var:
+            names.append((node.foreach.index_var, f"{info.path}.foreach.indexVar"))
+        seen: set[str] = set()
+        for name, where in names:
+            clash = _var_clash(refs, name, scope, seen)
+            if clash:
+                refs.check.add(
+                    "LOOP_VAR_CONFLICT",
+                    f"loop variable {name!r} {clash}",
+                    node_id=node.id,
+                    path=where,
+                    hint="rename the loop variable",
+                )
+            seen.add(name)
+        body_scope.update(foreach_variables(node, item, INTEGER))
+    if node.while_ is not None:
+        _while_exports(refs, info, node, scope, body_scope)
+    refs.check_graph(node.body.plan.graph, info.chain, body_scope)
+    if node.while_ is not None:
+        # Evaluated before each iteration, with the previous iteration's exports as
+        # variables and the body nodes visible (null before the first iteration).
+        refs.condition(
+            (*info.chain, WHILE_POSITION),
+            node.id,
+            f"{info.path}.while.condition",
+            node.while_.condition,
+            body_scope,
+        )
+    check_exports(
+        refs,
+        node.body.plan.exports,
+        info.chain,
+        f"{info.path}.body.plan.exports",
+        "LOOP_EXPORT_UNKNOWN",
+    )
+
+
+def _while_exports(
+    refs: ReferenceWalker,
+    info: NodeInfo,
+    node: LoopNode,
+    scope: Locals,
+    body_scope: dict[str, Schema],
+) -> None:
+    """A while body's export names: variables of the body and the condition.
+
+    Adds them to ``body_scope`` by the scope rules (a body node id or a reserved root
+    wins over an export of the same name) and reports every clash.
+    """
+    for index, export in enumerate(node.body.plan.exports):
+        clash = _var_clash(refs, export.name, scope, set())
+        if clash:
+            refs.check.add(
+                "LOOP_VAR_CONFLICT",
+                f"while export {export.name!r} {clash} (the body and the while condition "
+                "see the previous iteration's exports by name)",
+                node_id=node.id,
+                path=f"{info.path}.body.plan.exports[{index}].as",
+                hint="rename the export",
+            )
+    exports = {export.name: refs.export_schema(export) for export in node.body.plan.exports}
+    body_scope.update(while_variables(node, exports))
+
+
+def _var_clash(refs: ReferenceWalker, name: str, scope: Locals, seen: set[str]) -> str | None:
+    if name in RESERVED_ROOTS:
+        return "is a reserved reference root"
+    if name in refs.infos:
+        return f"hides node {name!r}"
+    if name in scope:
+        return "hides the variable of an enclosing loop"
+    if name in seen:
+        return "is used for both the item and the index"
+    return None

@@ -1,0 +1,386 @@
+"""Reference checks of the validator: scopes, edges, usage and port types.
+
+Every ``${...}`` in a node's ``in``, ``when``, ``foreach.input``, ``call.inputs``,
+a ``while`` condition, ``vars`` and ``exports`` is parsed once and checked against
+what is visible from where it is written (see ``plans.dsl.dependencies`` for the rules). A
+reference to a node of the same graph, or of an enclosing graph, becomes a
+dependency edge of the graph that holds the referenced node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import keiri_agent.plans.check.rules as rules
+from keiri_agent.errors import UserInputError
+from keiri_agent.plans.catalog.catalog import CatalogError
+from keiri_agent.plans.catalog.port_types import (
+    INTEGER,
+    compatible,
+    describe_types,
+    literal_schema,
+    schema_types,
+    sub_schema,
+)
+from keiri_agent.plans.check.context import CheckContext, Locals, NodeInfo, Schema
+from keiri_agent.plans.check.loops import WHILE_POSITION, check_loop
+from keiri_agent.plans.dsl.conditions import ConditionSyntaxError, parse_when
+from keiri_agent.plans.dsl.models import (
+    RESERVED_ROOTS,
+    BlockNode,
+    Condition,
+    ConditionExpr,
+    Export,
+    LoopNode,
+    Node,
+    SubflowNode,
+)
+from keiri_agent.plans.dsl.references import (
+    Reference,
+    find_references,
+    is_whole_reference,
+    parse_reference,
+)
+from keiri_agent.plans.dsl.scope import can_see
+
+
+class ReferenceChecker:
+    """Checks references for one plan; collects ``edges`` and what is used."""
+
+    def __init__(self, check: CheckContext) -> None:
+        self.check = check
+        self.infos = check.infos
+        self.env = check.run_state.env
+        self.edges: dict[tuple[str, ...], dict[str, set[str]]] = {}
+        self.used_nodes: set[str] = set()
+        self.used_aliases: set[tuple[str, str]] = set()
+        self.loop_vars: dict[str, str] = {}
+        self._alias_schemas: dict[tuple[str, str], Schema] = {}
+        self._path_schemas: dict[tuple[str, tuple[str | int, ...]], Schema] = {}
+        for info in self.infos.values():
+            node = info.node
+            if isinstance(node, LoopNode) and node.foreach is not None:
+                for name in (node.foreach.item_var, node.foreach.index_var):
+                    if name:
+                        self.loop_vars.setdefault(name, node.id)
+
+    # --- walking -------------------------------------------------------------------
+
+    def check_vars(self) -> None:
+        """``vars`` may reference env, config and other vars (not nodes or loop vars),
+        but not in a cycle (``VAR_CYCLE``)."""
+        uses: dict[str, list[str]] = {}
+        for key, value in self.check.plan.vars.items():
+            found = self._find(value, f"vars.{key}", None)
+            for path, reference in found or []:
+                if reference.root in {"env", "config", "vars"}:
+                    self.reference(reference, (), None, path, {})
+                    if reference.root == "vars" and reference.path:
+                        uses.setdefault(key, []).append(str(reference.path[0]))
+                else:
+                    self._unknown(
+                        f"{reference} in vars: vars may only use ${{env.*}}, ${{config.*}} "
+                        "and other ${vars.*}",
+                        None,
+                        path,
+                    )
+        cycle = _var_cycle(uses)
+        if cycle:
+            self.check.add(
+                "VAR_CYCLE",
+                "vars reference each other in a cycle: " + " → ".join(cycle),
+                path=f"vars.{cycle[0]}",
+                hint="give one of these vars a plain value",
+            )
+
+    def check_graph(self, graph: Sequence[Node], loops: tuple[str, ...], scope: Locals) -> None:
+        """Check every node of a graph (recursing into loop bodies)."""
+        for node in graph:
+            info = self.infos.get(node.id)
+            if info is None or info.node is not node:
+                continue  # a duplicate id, already reported
+            if isinstance(node, BlockNode):
+                for key, value in node.inputs.items():
+                    self._input(info, key, value, scope)
+            elif isinstance(node, SubflowNode):
+                for key, value in node.call.inputs.items():
+                    self.field(info.chain, node.id, f"{info.path}.call.inputs.{key}", value, scope)
+            elif isinstance(node, LoopNode):
+                check_loop(self, info, node, scope)
+            if node.when is not None:
+                self.condition(info.chain, node.id, f"{info.path}.when", node.when, scope)
+
+    # --- one reference ------------------------------------------------------------------
+
+    def reference(
+        self, ref: Reference, chain: tuple[str, ...], node_id: str | None, path: str, scope: Locals
+    ) -> Schema:
+        """Check one reference made at ``chain``; the schema of its value when knowable."""
+        root = ref.root
+        if root in scope:
+            return sub_schema(scope[root], ref.path, None)
+        if root == "vars":
+            return self._var(ref, node_id, path)
+        if root == "env":
+            if len(ref.path) != 1 or not isinstance(ref.path[0], str):
+                self._unknown(
+                    f"{ref}: name one environment variable, e.g. ${{env.NAME}}", node_id, path
+                )
+            elif ref.path[0] not in self.env:
+                self.check.add(
+                    "ENV_NOT_SET",
+                    f"environment variable {ref.path[0]!r} ({ref}) is not set now",
+                    node_id=node_id,
+                    path=path,
+                    hint="set it before running the plan",
+                    severity="warning",
+                )
+            return {"type": "string"} if len(ref.path) == 1 else None
+        if root == "config":
+            return None
+        if root in RESERVED_ROOTS:
+            self._unknown(f"{ref}: the {root!r} root is reserved and has no values", node_id, path)
+            return None
+        info = self.infos.get(root)
+        if info is None:
+            if root in self.loop_vars:
+                self._unknown(
+                    f"{ref}: loop variable {root!r} exists only inside the body of "
+                    f"loop {self.loop_vars[root]!r}",
+                    node_id,
+                    path,
+                )
+            else:
+                visible = [n for n, i in self.infos.items() if can_see(i.chain, chain)]
+                self._unknown(
+                    rules.unknown_message("node or variable", root, [*visible, "vars"])
+                    + f" (in {ref})",
+                    node_id,
+                    path,
+                )
+            return None
+        depth = len(info.chain) - 1
+        if not can_see(info.chain, chain):
+            self._unknown(
+                f"{ref}: node {root!r} is inside the body of loop {info.chain[-2]!r} "
+                "and is not visible here (use the loop's exports)",
+                node_id,
+                path,
+            )
+            return None
+        dependent = chain[depth]
+        if dependent == root and len(chain) > depth + 1:
+            self._unknown(
+                f"{ref}: a node inside loop {root!r} cannot use the loop's own output",
+                node_id,
+                path,
+            )
+            return None
+        if dependent != WHILE_POSITION:
+            graph = self.edges.setdefault(info.chain[:-1], {})
+            graph.setdefault(dependent, set()).add(root)
+        return self.use(info, ref, node_id, path, "UNKNOWN_REFERENCE")
+
+    def use(
+        self, info: NodeInfo, ref: Reference, node_id: str | None, path: str, code: str
+    ) -> Schema:
+        target = info.node.id
+        self.used_nodes.add(target)
+        if not ref.path:
+            self.used_aliases.update((target, alias) for alias in info.aliases or {})
+            return {"type": "object"}
+        alias = ref.path[0]
+        if info.aliases is None:
+            return None
+        if not isinstance(alias, str) or alias not in info.aliases:
+            declared = list(info.aliases)
+            message = rules.unknown_message(
+                f"output alias of node {target!r}", str(alias), declared
+            )
+            hint = f"aliases of {target}: {', '.join(declared) or '(none)'}"
+            node = info.node
+            if isinstance(node, BlockNode) and alias in node.outputs:
+                hint = f"output {alias!r} is exposed as {node.outputs[alias]!r} (see out)"
+            self.check.add(code, f"{message} (in {ref})", node_id=node_id, path=path, hint=hint)
+            return None
+        self.used_aliases.add((target, alias))
+        key = (target, ref.path)
+        if key not in self._path_schemas:
+            self._path_schemas[key] = sub_schema(self.alias_schema(info, alias), ref.path[1:], None)
+        return self._path_schemas[key]
+
+    def alias_schema(self, info: NodeInfo, alias: str) -> Schema:
+        """The schema of a node's alias: an output port's, or a list for loop exports."""
+        key = (info.node.id, alias)
+        if key in self._alias_schemas:
+            return self._alias_schemas[key]
+        self._alias_schemas[key] = None
+        node = info.node
+        schema: Schema = None
+        if isinstance(node, BlockNode) and info.spec is not None and info.aliases:
+            port = info.aliases.get(alias)
+            if port is not None:
+                schema = self.check.schema(info.spec, "outputs", port, node.id, info.path)
+        elif isinstance(node, LoopNode):
+            item: Schema = None
+            for export in node.body.plan.exports:
+                if export.name == alias:
+                    item = self.export_schema(export)
+            if node.while_ is not None:  # the last iteration's value, and a count
+                schema = INTEGER if alias == "iterations" else item
+            else:
+                schema = {"type": "array", "items": dict(item)} if item else {"type": "array"}
+        self._alias_schemas[key] = schema
+        return schema
+
+    def export_schema(self, export: Export) -> Schema:
+        try:
+            reference = parse_reference(export.source)
+        except UserInputError:
+            return None
+        info = self.infos.get(reference.root)
+        if info is None or not reference.path or not isinstance(reference.path[0], str):
+            return None
+        return sub_schema(self.alias_schema(info, reference.path[0]), reference.path[1:], None)
+
+    # --- fields -------------------------------------------------------------------------
+
+    def _find(
+        self, value: Any, path: str, node_id: str | None
+    ) -> list[tuple[str, Reference]] | None:
+        try:
+            return list(find_references(value, path))
+        except UserInputError as error:
+            field = error.details.get("field") if isinstance(error.details, dict) else None
+            self.check.add(
+                "REFERENCE_SYNTAX",
+                error.message,
+                node_id=node_id,
+                path=field or path,
+                hint=error.hint,
+            )
+            return None
+
+    def field(
+        self, chain: tuple[str, ...], node_id: str, path: str, value: Any, scope: Locals
+    ) -> tuple[list[Reference], list[Schema]] | None:
+        found = self._find(value, path, node_id)
+        if found is None:
+            return None
+        refs = [reference for _, reference in found]
+        return refs, [self.reference(r, chain, node_id, p, scope) for p, r in found]
+
+    def _input(self, info: NodeInfo, key: str, value: Any, scope: Locals) -> None:
+        node_id, path = info.node.id, f"{info.path}.in.{key}"
+        result = self.field(info.chain, node_id, path, value, scope)
+        spec = info.spec
+        if result is None or spec is None or key not in spec.inputs:
+            return
+        schema = self.check.schema(spec, "inputs", key, node_id, info.path)
+        if schema is None:
+            return
+        refs, sources = result
+        target = schema_types(schema)
+        if not refs:
+            try:
+                problems = self.check.validator.ports.problems(spec, "inputs", key, value)
+            except CatalogError:  # reported as REF_UNRESOLVED
+                return
+            if problems:
+                what = f"input {key!r} of {spec.reference}"
+                rules.literal_mismatch(self.check.add, node_id, path, problems, schema, what)
+            return
+        if _whole(value, refs):
+            source, what = schema_types(sources[0]), str(refs[0])
+        elif isinstance(value, str):
+            source, what = frozenset({"string"}), "text with references"
+        else:
+            source = schema_types(literal_schema(value))
+            if not compatible(source, target):
+                self.check.add(
+                    "INPUT_TYPE_MISMATCH",
+                    f"input {key!r} of {spec.reference} "
+                    f"expects {describe_types(target)}, not {describe_types(source)}",
+                    node_id=node_id,
+                    path=path,
+                )
+            return
+        if not compatible(source, target):
+            self.check.add(
+                "TYPE_INCOMPATIBLE",
+                f"{what} is {describe_types(source)} but input {key!r} of {spec.reference} "
+                f"expects {describe_types(target)}",
+                node_id=node_id,
+                path=path,
+                hint="reference an output of the expected type, or convert it with a block",
+            )
+
+    def condition(
+        self, chain: tuple[str, ...], node_id: str, path: str, condition: Condition, scope: Locals
+    ) -> None:
+        where = f"{path}.expr" if isinstance(condition, ConditionExpr) else path
+        try:
+            parsed = parse_when(condition)
+        except ConditionSyntaxError as error:
+            self.check.add(
+                "CONDITION_SYNTAX", error.message, node_id=node_id, path=where, hint=error.hint
+            )
+            return
+        except UserInputError as error:
+            self.check.add(
+                "REFERENCE_SYNTAX", error.message, node_id=node_id, path=where, hint=error.hint
+            )
+            return
+        for reference in parsed.references:
+            self.reference(reference, chain, node_id, where, scope)
+
+    def _var(self, ref: Reference, node_id: str | None, path: str) -> Schema:
+        variables = self.check.plan.vars
+        if not ref.path:
+            return {"type": "object"}
+        name = ref.path[0]
+        if not isinstance(name, str) or name not in variables:
+            self._unknown(
+                rules.unknown_message("var", str(name), list(variables)) + f" (in {ref})",
+                node_id,
+                path,
+                hint="declare it under vars:",
+            )
+            return None
+        return sub_schema(literal_schema(variables[name]), ref.path[1:], None)
+
+    def _unknown(
+        self, message: str, node_id: str | None, path: str, hint: str | None = None
+    ) -> None:
+        self.check.add("UNKNOWN_REFERENCE", message, node_id=node_id, path=path, hint=hint)
+
+
+def _var_cycle(uses: Mapping[str, Sequence[str]]) -> list[str]:
+    """One cycle among vars that use each other (["a", "b", "a"]), or []."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(name: str) -> list[str]:
+        state[name] = 1
+        path.append(name)
+        for used in uses.get(name, ()):
+            if state.get(used) == 1:
+                return [*path[path.index(used) :], used]
+            if used not in state and (found := visit(used)):
+                return found
+        path.pop()
+        state[name] = 2
+        return []
+
+    for name in uses:
+        if name not in state and (found := visit(name)):
+            return found
+    return []
+
+
+def _whole(value: Any, refs: Sequence[Reference]) -> bool:
+    """``is_whole_reference`` without parsing again in the common case."""
+    if not isinstance(value, str) or len(refs) != 1:
+        return False
+    return value == "${" + refs[0].text + "}" or is_whole_reference(value)

@@ -1,0 +1,233 @@
+"""Validator rules that look at one node or one plan section at a time.
+
+``plans.check.validator`` walks the plan and calls these; each reports through an
+``add(code, message, *, node_id, path, hint, severity)`` callback so every
+problem is collected (none stops the walk).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from keiri_agent.errors import closest_match
+from keiri_agent.plans.catalog.catalog import BlockSpec
+from keiri_agent.plans.dsl.models import BlockNode, Plan
+
+INTERACTIVE_INPUT = "ui.interactive_input"
+REQUIREMENT_TYPES = ("file", "files", "folder", "text", "select", "boolean", "number", "chat")
+
+
+class Add(Protocol):
+    """The validator's issue collector."""
+
+    def __call__(
+        self,
+        code: str,
+        message: str,
+        *,
+        node_id: str | None = None,
+        path: str | None = None,
+        hint: str | None = None,
+        severity: str = "error",
+    ) -> None: ...
+
+
+def block_id_of(reference: str) -> str:
+    """``ui.interactive_input@^1`` -> ``ui.interactive_input``."""
+    return reference.partition("@")[0].strip()
+
+
+def unknown_block(add: Add, node: BlockNode, path: str, known: Sequence[str]) -> None:
+    """UNKNOWN_BLOCK with up to three close matches."""
+    block_id = block_id_of(node.block)
+    close = difflib.get_close_matches(block_id, known, n=3, cutoff=0.5)
+    add(
+        "UNKNOWN_BLOCK",
+        f"unknown block {block_id!r}"
+        + (f" — did you mean {', '.join(repr(c) for c in close)}?" if close else ""),
+        node_id=node.id,
+        path=f"{path}.block",
+        hint="`keiri-agent blocks list` shows every block",
+    )
+
+
+def check_ports(add: Add, node: BlockNode, path: str, spec: BlockSpec) -> None:
+    """UNKNOWN_INPUT, MISSING_REQUIRED_INPUT, OUTPUT_NOT_DECLARED, DUPLICATE_ALIAS."""
+    declared_in = list(spec.inputs)
+    for key in node.inputs:
+        if key not in spec.inputs:
+            add(
+                "UNKNOWN_INPUT",
+                unknown_message(f"input of {spec.reference}", key, declared_in),
+                node_id=node.id,
+                path=f"{path}.in.{key}",
+                hint=f"inputs of {spec.id}: {', '.join(declared_in) or '(none)'}",
+            )
+    for name in spec.required_inputs():
+        if name not in node.inputs:
+            add(
+                "MISSING_REQUIRED_INPUT",
+                f"required input {name!r} of {spec.reference} is not set",
+                node_id=node.id,
+                path=f"{path}.in",
+                hint=f"add 'in: {{{name}: ...}}' (a value or a ${{...}} reference)",
+            )
+    declared_out = list(spec.outputs)
+    aliases: dict[str, str] = {}
+    for port, alias in node.outputs.items():
+        if port not in spec.outputs:
+            add(
+                "OUTPUT_NOT_DECLARED",
+                unknown_message(f"output of {spec.reference}", port, declared_out),
+                node_id=node.id,
+                path=f"{path}.out.{port}",
+                hint=f"outputs of {spec.id}: {', '.join(declared_out) or '(none)'}",
+            )
+        if alias in aliases:
+            add(
+                "DUPLICATE_ALIAS",
+                f"alias {alias!r} is used for both {aliases[alias]!r} and {port!r}",
+                node_id=node.id,
+                path=f"{path}.out.{port}",
+                hint="give each output its own alias",
+            )
+        aliases.setdefault(alias, port)
+
+
+def literal_mismatch(
+    add: Add, node_id: str, path: str, problems: list[str], schema: Mapping[str, Any], what: str
+) -> None:
+    """INPUT_TYPE_MISMATCH for a literal (no references) that does not fit its port."""
+    shown = "; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
+    add(
+        "INPUT_TYPE_MISMATCH",
+        f"{what} does not fit its schema: {shown}",
+        node_id=node_id,
+        path=path,
+        hint=_schema_hint(schema),
+    )
+
+
+def check_requirements(add: Add, nodes: Iterable[tuple[BlockNode, str]]) -> None:
+    """``ui.interactive_input`` requirements: REQUIREMENTS_DUPLICATE_ID (within a node),
+    REQUIREMENTS_TYPE_CONFLICT (one id, different types across nodes),
+    REQUIREMENTS_UNKNOWN_TYPE and REQUIREMENTS_MISSING_OPTIONS (select without options)."""
+    seen_types: dict[str, tuple[str, str]] = {}
+    for node, path in nodes:
+        requirements = node.inputs.get("requirements")
+        if not isinstance(requirements, list):
+            continue
+        ids: set[str] = set()
+        for index, item in enumerate(requirements):
+            if not isinstance(item, Mapping):
+                continue
+            where = f"{path}.in.requirements[{index}]"
+            field_id, field_type = item.get("id"), item.get("type")
+            if isinstance(field_id, str):
+                if field_id in ids:
+                    add(
+                        "REQUIREMENTS_DUPLICATE_ID",
+                        f"requirement id {field_id!r} is declared twice in this node",
+                        node_id=node.id,
+                        path=f"{where}.id",
+                        hint="each requirement needs its own id (it keys collected_data)",
+                    )
+                ids.add(field_id)
+            if not isinstance(field_type, str) or "${" in field_type:
+                continue
+            if field_type not in REQUIREMENT_TYPES:
+                add(
+                    "REQUIREMENTS_UNKNOWN_TYPE",
+                    unknown_message("requirement type", field_type, REQUIREMENT_TYPES),
+                    node_id=node.id,
+                    path=f"{where}.type",
+                )
+            elif field_type == "select" and not item.get("options"):
+                add(
+                    "REQUIREMENTS_MISSING_OPTIONS",
+                    f"select requirement {field_id!r} has no options",
+                    node_id=node.id,
+                    path=f"{where}.options",
+                    hint="add options: [choice 1, choice 2]",
+                )
+            if not isinstance(field_id, str):
+                continue
+            first = seen_types.setdefault(field_id, (field_type, node.id))
+            if first[0] != field_type and first[1] != node.id:
+                add(
+                    "REQUIREMENTS_TYPE_CONFLICT",
+                    f"requirement {field_id!r} is a {field_type!r} here but a {first[0]!r} "
+                    f"in node {first[1]!r}",
+                    node_id=node.id,
+                    path=f"{where}.type",
+                    hint="use one type for one id, or rename one of them",
+                )
+
+
+def check_layout(
+    add: Add, plan: Plan, node_ids: Iterable[str], ui_nodes: Mapping[str, Sequence[str]]
+) -> None:
+    """LAYOUT_UNKNOWN_NODE (error), LAYOUT_DUPLICATE_NODE and LAYOUT_MISSING_NODE (warnings).
+
+    ``ui_nodes``: UI-kind node id -> its enclosing loops; a node is in the layout when
+    it or one of its enclosing loops is listed.
+    """
+    known = list(node_ids)
+    known_set = set(known)
+    listed: set[str] = set()
+    for index, node_id in enumerate(plan.ui.layout):
+        if node_id not in known_set:
+            add(
+                "LAYOUT_UNKNOWN_NODE",
+                unknown_message("node in ui.layout", node_id, known),
+                path=f"ui.layout[{index}]",
+            )
+        elif node_id in listed:
+            add(
+                "LAYOUT_DUPLICATE_NODE",
+                f"node {node_id!r} is listed twice in ui.layout",
+                node_id=node_id,
+                path=f"ui.layout[{index}]",
+                severity="warning",
+            )
+        listed.add(node_id)
+    if not plan.ui.layout:
+        return
+    for node_id, loops in ui_nodes.items():
+        if node_id not in listed and not listed.intersection(loops):
+            add(
+                "LAYOUT_MISSING_NODE",
+                f"UI node {node_id!r} is not in ui.layout",
+                node_id=node_id,
+                path="ui.layout",
+                hint=f"add {node_id!r} to ui.layout where it should be shown",
+                severity="warning",
+            )
+
+
+def check_concurrency(add: Add, plan: Plan, node_ids: Iterable[str]) -> None:
+    """CONCURRENCY_UNKNOWN_NODE for ``policy.concurrency.per_node`` (the model bounds values)."""
+    known = list(node_ids)
+    known_set = set(known)
+    for node_id in plan.policy.concurrency.per_node:
+        path = f"policy.concurrency.per_node.{node_id}"
+        if node_id not in known_set:
+            add("CONCURRENCY_UNKNOWN_NODE", unknown_message("node", node_id, known), path=path)
+
+
+def unknown_message(kind: str, value: str, choices: Sequence[str]) -> str:
+    """``unknown input 'x' — did you mean 'y'?`` (the suggestion only when one is close)."""
+    suggestion = closest_match(value, choices) if choices else None
+    text = f"unknown {kind} {value!r}"
+    if suggestion is not None:
+        text += f" — did you mean {suggestion!r}?"
+    return text
+
+
+def _schema_hint(schema: Mapping[str, Any]) -> str | None:
+    kind = schema.get("type")
+    if "enum" in schema:
+        return f"one of: {', '.join(map(str, schema['enum']))}"
+    return f"expected type {kind}" if isinstance(kind, str) else None

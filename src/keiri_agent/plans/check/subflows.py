@@ -1,0 +1,105 @@
+"""Validator rules for subflow nodes (seed 002 §5.3).
+
+The called plan is found through the ``PlanStore`` (``designs/<plan_id>.yaml``),
+validated once per ``validate`` call (its errors come back as SUBFLOW_INVALID,
+prefixed with the calling node) and its ``vars``/``exports`` checked against
+``call.inputs``/``out.exports``. A plan that calls itself, directly or through
+other subflows, is SUBFLOW_CYCLE.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keiri_agent.plans.check.rules as rules
+from keiri_agent.errors import PlanValidationError, UserInputError
+from keiri_agent.plans.check.context import CheckContext, NodeInfo
+from keiri_agent.plans.dsl.dependencies import format_cycle
+from keiri_agent.plans.dsl.models import SubflowNode
+
+
+def check_subflow(check: CheckContext, info: NodeInfo, node: SubflowNode) -> None:
+    """SUBFLOW_* rules; loads and validates the called plan once per validate call."""
+    plan_id = node.call.plan_id
+    path = f"{info.path}.call.plan_id"
+    info.sink = True
+    info.aliases = {e.name: e.source for e in node.out.exports} or None
+    store = check.validator.store
+    if store is None:
+        check.add(
+            "SUBFLOW_NOT_FOUND",
+            f"cannot check subflow {plan_id!r}: the validator has no plan store",
+            node_id=node.id,
+            path=path,
+            hint="validate with PlanValidator(catalog, PlanStore(designs_dir))",
+        )
+        return
+    try:
+        store.path_for(plan_id)
+    except UserInputError as error:
+        check.add("SUBFLOW_PATH", error.message, node_id=node.id, path=path, hint=error.hint)
+        return
+    if plan_id in check.stack:
+        cycle = format_cycle([*check.stack, plan_id])
+        check.add(
+            "SUBFLOW_CYCLE",
+            f"subflows call each other in a cycle: {cycle}",
+            node_id=node.id,
+            path=path,
+            hint="a plan must not call itself, directly or through other subflows",
+        )
+        return
+    try:
+        called = store.load(plan_id)
+    except PlanValidationError as error:
+        for issue in error.issues:
+            _subflow_issue(check, node, path, plan_id, issue)
+        return
+    except UserInputError as error:
+        check.add("SUBFLOW_NOT_FOUND", error.message, node_id=node.id, path=path)
+        return
+    info.called = called
+    report = check.run_state.subflow_reports.get(plan_id)
+    if report is None:
+        report = check.validator.validate_called(called, (*check.stack, plan_id), check.run_state)
+        check.run_state.subflow_reports[plan_id] = report
+    for issue in report.errors:
+        _subflow_issue(check, node, path, plan_id, issue)
+    for key in node.call.inputs:
+        if key not in called.vars:
+            check.add(
+                "SUBFLOW_INPUT_UNKNOWN",
+                rules.unknown_message(f"input (var) of plan {plan_id!r}", key, list(called.vars)),
+                node_id=node.id,
+                path=f"{info.path}.call.inputs.{key}",
+                hint=f"vars of {plan_id}: {', '.join(called.vars) or '(none)'}",
+            )
+    names = [export.name for export in called.exports]
+    for index, export in enumerate(node.out.exports):
+        if export.source not in names:
+            check.add(
+                "SUBFLOW_EXPORT_UNKNOWN",
+                rules.unknown_message(f"export of plan {plan_id!r}", export.source, names),
+                node_id=node.id,
+                path=f"{info.path}.out.exports[{index}].from",
+                hint=f"exports of {plan_id}: {', '.join(names) or '(none)'}",
+            )
+    if not node.out.exports:
+        info.aliases = {name: name for name in names}
+
+
+def _subflow_issue(
+    check: CheckContext, node: SubflowNode, path: str, plan_id: str, issue: Any
+) -> None:
+    """One issue of the called plan as SUBFLOW_INVALID, prefixed with the subflow node."""
+    field = issue.get if isinstance(issue, dict) else lambda name: getattr(issue, name, None)
+    code = field("code") or "SCHEMA"
+    where = " ".join(str(part) for part in (field("node_id"), field("path")) if part)
+    check.add(
+        "SUBFLOW_INVALID",
+        f"{node.id} → plan {plan_id!r}: [{code}] {where + ': ' if where else ''}"
+        f"{field('message') or issue}",
+        node_id=node.id,
+        path=path,
+        hint=field("hint"),
+    )

@@ -1,0 +1,292 @@
+"""The Plan validator (seed 002 §6, seed 003 §9): every issue, never just the first.
+
+``PlanValidator(catalog, store).validate(plan)`` returns a ``ValidationReport``;
+``report.raise_for_errors()`` raises ``PlanValidationError`` with all of them.
+
+Rules (one stable code each; errors unless marked *warning*):
+
+* blocks: UNKNOWN_BLOCK, BLOCK_VERSION, UNKNOWN_INPUT, MISSING_REQUIRED_INPUT,
+  INPUT_TYPE_MISMATCH (a literal that fails the port schema), OUTPUT_NOT_DECLARED,
+  DUPLICATE_ALIAS, REF_UNRESOLVED (a spec ``$ref`` that does not resolve)
+* ids and references: API_VERSION, DUPLICATE_NODE_ID (the whole plan, loop bodies
+  included), REFERENCE_SYNTAX, UNKNOWN_REFERENCE, ENV_NOT_SET (*warning*),
+  TYPE_INCOMPATIBLE (an output port type that cannot feed the input port type),
+  CONDITION_SYNTAX, CYCLE
+* loops: LOOP_EXPORT_UNKNOWN, LOOP_VAR_CONFLICT (an item/index variable that would
+  hide a node, a reserved root or an outer loop variable), LOOP_COLLECT_IGNORED
+  (*warning*: ``out.collect`` on a while loop); plans: PLAN_EXPORT_UNKNOWN
+* subflows: SUBFLOW_NOT_FOUND (also when no store is given), SUBFLOW_PATH,
+  SUBFLOW_CYCLE, SUBFLOW_INVALID (the called plan's errors, prefixed with the
+  subflow node id), SUBFLOW_INPUT_UNKNOWN, SUBFLOW_EXPORT_UNKNOWN
+* UI and policy: LAYOUT_UNKNOWN_NODE, LAYOUT_DUPLICATE_NODE / LAYOUT_MISSING_NODE
+  (*warnings*), REQUIREMENTS_DUPLICATE_ID, REQUIREMENTS_TYPE_CONFLICT,
+  REQUIREMENTS_UNKNOWN_TYPE, REQUIREMENTS_MISSING_OPTIONS, CONCURRENCY_UNKNOWN_NODE
+* usage (*warnings*): UNUSED_NODE — nobody references the node, it is not exported,
+  and it is not a sink (a block with ``side_effects``, a UI block, a block without
+  outputs, a subflow, or a loop whose body holds a sink); UNUSED_OUTPUT — an alias
+  written in ``out`` that nobody references, on a node that is used or is a sink.
+
+Scoping (see ``plans.dsl.dependencies``): a node sees its own graph's nodes and, inside loop
+bodies, the enclosing graphs' nodes; loop variables only inside their body. What a
+node exposes: a block its ``out`` aliases (every output under its own name without
+``out``); a foreach loop ``{collect: [...]}`` (nothing without ``collect``); a while
+loop its body's exports (last iteration) and ``iterations``; a subflow its
+``out.exports`` aliases (every export of the called plan without them). The
+loader adds YAML_SYNTAX, YAML_TOO_LARGE, YAML_DUPLICATE_KEY, SCHEMA and
+WHILE_MISSING_MAX for Plans read from text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import keiri_agent.plans.check.rules as rules
+from keiri_agent.plans.catalog.catalog import BlockCatalog, BlockSpec, CatalogError
+from keiri_agent.plans.catalog.port_types import PortSchemas
+from keiri_agent.plans.check.context import CheckContext, NodeInfo, ValidationRun
+from keiri_agent.plans.check.loops import check_exports
+from keiri_agent.plans.check.refs import ReferenceChecker
+from keiri_agent.plans.check.subflows import check_subflow
+from keiri_agent.plans.dsl.dependencies import find_cycles, format_cycle
+from keiri_agent.plans.dsl.models import API_VERSIONS, BlockNode, LoopNode, Node, Plan, SubflowNode
+from keiri_agent.plans.issues import ValidationIssue, ValidationReport
+from keiri_agent.plans.store import PlanStore
+
+__all__ = ["PlanValidator", "ValidationIssue", "ValidationReport"]
+
+
+class PlanValidator:
+    """Checks Plans against a block catalog (and a plan store, for subflows)."""
+
+    def __init__(
+        self,
+        catalog: BlockCatalog,
+        store: PlanStore | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        """``env``: the environment ``${env.*}`` will read when the plan runs (ENV_NOT_SET
+        warnings name what it lacks); none when not given (``PlanEngine`` passes it)."""
+        self.catalog = catalog
+        self.store = store
+        self.env: Mapping[str, str] = env if env is not None else {}
+        self._specs: dict[str, tuple[BlockSpec | None, str | None]] = {}
+        self.ports = PortSchemas()
+        self._known_ids: list[str] | None = None
+
+    def validate(self, plan: Plan) -> ValidationReport:
+        """Every issue of ``plan`` (and of the plans its subflows call)."""
+        run = ValidationRun(env=self.env)
+        return self.validate_called(plan, (plan.id,), run)
+
+    def validate_called(
+        self, plan: Plan, stack: tuple[str, ...], run: ValidationRun
+    ) -> ValidationReport:
+        """Validate ``plan`` as called through ``stack`` (plan ids), sharing ``run``."""
+        return ValidationReport(tuple(_PlanCheck(self, plan, stack, run).run()), plan_id=plan.id)
+
+    # --- catalog access, cached -----------------------------------------------------
+
+    def spec_for(self, reference: str) -> tuple[BlockSpec | None, str | None]:
+        """(spec, None), or (None, "UNKNOWN_BLOCK" | "BLOCK_VERSION: <message>")."""
+        if reference not in self._specs:
+            try:
+                self._specs[reference] = (self.catalog.resolve(reference), None)
+            except CatalogError as error:
+                exists = rules.block_id_of(reference) in self.known_block_ids()
+                self._specs[reference] = (
+                    None,
+                    f"BLOCK_VERSION: {error.message}" if exists else "UNKNOWN_BLOCK",
+                )
+        return self._specs[reference]
+
+    def known_block_ids(self) -> list[str]:
+        """Every block id of the catalog, sorted (computed once)."""
+        if self._known_ids is None:
+            self._known_ids = sorted({spec.id for spec in self.catalog.specs()})
+        return self._known_ids
+
+    def port_schema(
+        self, spec: BlockSpec, section: str, port: str
+    ) -> dict[str, Any] | CatalogError:
+        """The resolved schema of a port, or the CatalogError that resolving raised."""
+        return self.ports.schema(spec, section, port)
+
+
+class _PlanCheck(CheckContext):
+    """The passes over one plan: collect nodes, check nodes, references, graph, usage."""
+
+    def run(self) -> list[ValidationIssue]:
+        plan = self.plan
+        if plan.api_version not in API_VERSIONS:
+            self.add(
+                "API_VERSION",
+                f"unsupported apiVersion {plan.api_version!r}; "
+                f"supported: {', '.join(API_VERSIONS)}",
+                path="apiVersion",
+            )
+        self._collect(plan.graph, "", ())
+        for info in list(self.infos.values()):
+            self._check_node(info)
+        references = ReferenceChecker(self)
+        references.check_vars()
+        references.check_graph(plan.graph, (), {})
+        check_exports(references, plan.exports, (), "exports", "PLAN_EXPORT_UNKNOWN")
+        self._check_cycles(references.edges)
+        self._check_usage(references)
+        node_ids = list(self.infos)
+        ui_nodes = {
+            i.node.id: i.chain[:-1] for i in self.infos.values() if i.spec and i.spec.kind == "ui"
+        }
+        rules.check_layout(self.add, plan, node_ids, ui_nodes)
+        rules.check_concurrency(self.add, plan, node_ids)
+        interactive = [
+            (info.node, info.path)
+            for info in self.infos.values()
+            if isinstance(info.node, BlockNode)
+            and rules.block_id_of(info.node.block) == rules.INTERACTIVE_INPUT
+        ]
+        rules.check_requirements(self.add, interactive)
+        return self.issues
+
+    # --- pass 1: every node, with its spec and aliases ----------------------------------
+
+    def _collect(self, graph: list[Node], prefix: str, loops: tuple[str, ...]) -> None:
+        self.graphs[loops] = []
+        for index, node in enumerate(graph):
+            path = f"{prefix}graph[{index}]"
+            if node.id in self.infos:
+                self.add(
+                    "DUPLICATE_NODE_ID",
+                    f"node id {node.id!r} is already used at {self.infos[node.id].path}",
+                    node_id=node.id,
+                    path=f"{path}.id",
+                    hint="node ids must be unique in the whole plan, loop bodies included",
+                )
+                continue
+            info = NodeInfo(node, path, (*loops, node.id))
+            self.infos[node.id] = info
+            self.graphs[loops].append(node.id)
+            if isinstance(node, LoopNode):
+                self._collect(node.body.plan.graph, f"{path}.body.plan.", info.chain)
+
+    def _check_node(self, info: NodeInfo) -> None:
+        node = info.node
+        if isinstance(node, BlockNode):
+            self._check_block(info, node)
+        elif isinstance(node, LoopNode):
+            self._check_loop(info, node)
+        elif isinstance(node, SubflowNode):
+            check_subflow(self, info, node)
+
+    def _check_loop(self, info: NodeInfo, node: LoopNode) -> None:
+        """Aliases as the runner gives them: foreach -> ``{collect: [...]}`` (nothing
+        without collect); while -> every export of the last iteration and ``iterations``."""
+        exports = [export.name for export in node.body.plan.exports]
+        collect = node.out.collect
+        path = f"{info.path}.out.collect"
+        if node.while_ is not None:
+            info.aliases = {name: name for name in exports} | {"iterations": "iterations"}
+            if collect is not None:
+                self.add(
+                    "LOOP_COLLECT_IGNORED",
+                    "a while loop hands out its last iteration's exports; out.collect is ignored",
+                    node_id=node.id,
+                    path=path,
+                    hint=f"reference ${{{node.id}.<export>}} instead, or use foreach",
+                    severity="warning",
+                )
+            return
+        info.aliases = {collect: collect} if collect else {}
+        if collect is not None and collect not in exports:
+            self.add(
+                "LOOP_EXPORT_UNKNOWN",
+                f"out.collect names {collect!r}, which the body does not export"
+                + (f" (exports: {', '.join(exports)})" if exports else ""),
+                node_id=node.id,
+                path=path,
+                hint=f"add {{from: <body node>.<alias>, as: {collect}}} to body.plan.exports",
+            )
+
+    def _check_block(self, info: NodeInfo, node: BlockNode) -> None:
+        spec, problem = self.validator.spec_for(node.block)
+        if spec is None:
+            if problem == "UNKNOWN_BLOCK":
+                rules.unknown_block(self.add, node, info.path, self.validator.known_block_ids())
+            else:
+                self.add(
+                    "BLOCK_VERSION",
+                    str(problem).removeprefix("BLOCK_VERSION: "),
+                    node_id=node.id,
+                    path=f"{info.path}.block",
+                    hint="pick a range that matches an available version",
+                )
+            info.aliases = dict((a, p) for p, a in node.outputs.items()) or None
+            return
+        info.spec = spec
+        info.explicit = bool(node.outputs)
+        info.aliases = (
+            {alias: port for port, alias in node.outputs.items()}
+            if node.outputs
+            else {port: port for port in spec.outputs}
+        )
+        info.sink = spec.side_effects or spec.kind == "ui" or not spec.outputs
+        rules.check_ports(self.add, node, info.path, spec)
+        if (spec.id, spec.version) not in self.run_state.checked_specs:
+            self.run_state.checked_specs.add((spec.id, spec.version))
+            for section, ports in (("inputs", spec.inputs), ("outputs", spec.outputs)):
+                for port in ports:
+                    self.schema(spec, section, port, node.id, info.path)
+
+    # --- graph and usage -----------------------------------------------------------
+
+    def _check_cycles(self, edges: Mapping[tuple[str, ...], dict[str, set[str]]]) -> None:
+        for loops, ids in self.graphs.items():
+            deps = {node_id: edges.get(loops, {}).get(node_id, set()) for node_id in ids}
+            for cycle in find_cycles(deps, ids):
+                first = self.infos[cycle[0]]
+                self.add(
+                    "CYCLE",
+                    f"the nodes form a cycle: {format_cycle(cycle)} "
+                    "(each node uses the output of the one before it)",
+                    node_id=cycle[0],
+                    path=first.path,
+                    hint="remove one of these references; a plan must be a DAG",
+                )
+
+    def _check_usage(self, references: ReferenceChecker) -> None:
+        for info in self.infos.values():
+            node_id = info.node.id
+            used = node_id in references.used_nodes
+            sink = self._is_sink(info)
+            if not used and sink is False:
+                self.add(
+                    "UNUSED_NODE",
+                    f"nothing uses the outputs of node {node_id!r}",
+                    node_id=node_id,
+                    path=info.path,
+                    hint="reference its outputs, export them, or remove the node",
+                    severity="warning",
+                )
+                continue
+            if info.explicit and info.aliases and (used or sink):
+                for alias in info.aliases:
+                    if (node_id, alias) not in references.used_aliases:
+                        self.add(
+                            "UNUSED_OUTPUT",
+                            f"alias {alias!r} of node {node_id!r} is never referenced",
+                            node_id=node_id,
+                            path=f"{info.path}.out.{info.aliases[alias]}",
+                            hint="reference it or remove it from out",
+                            severity="warning",
+                        )
+
+    def _is_sink(self, info: NodeInfo) -> bool | None:
+        node = info.node
+        if isinstance(node, LoopNode):
+            found = [
+                self._is_sink(self.infos[c.id]) for c in node.body.plan.graph if c.id in self.infos
+            ]
+            return True if any(found) else (None if None in found else False)
+        return info.sink

@@ -1,0 +1,220 @@
+"""One attempt of a block node (seed 002 §8, §9), run on a worker thread.
+
+Order: ``when`` (false → skipped, every alias None) → resolve ``in`` against the
+scope (a reference that cannot resolve → DEPENDENCY_NOT_FOUND) → port defaults →
+unknown and missing required inputs, then each input against its port schema
+(INPUT_VALIDATION_FAILED, ``details.field``) → ``block.validate`` → a UI block
+without answers pauses (``block.request``) → ``block.run`` → outputs checked
+against the declared ports (OUTPUT_SCHEMA_MISMATCH: undeclared, missing, wrong
+shape, or not storable in the run state) → mapped to aliases by ``out``.
+
+Failures before ``validate`` are not retried (the same input fails again); anything
+the block raises is (``policy.on_error: retry``), except CANCELLED. An unexpected
+exception becomes BLOCK_FAILED with its type and message (recoverable=False).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Mapping
+from typing import Any
+
+from keiri_agent.blocks.base import BlockContext, InputRequired, UIBlock
+from keiri_agent.errors import BlockError, BlockErrorCode
+from keiri_agent.plans.catalog.catalog import BlockSpec
+from keiri_agent.plans.dsl.models import BlockNode
+from keiri_agent.plans.run.run_log import sanitize
+from keiri_agent.plans.run.run_state import unsupported_value
+from keiri_agent.plans.run.scheduler import (
+    POLL_S,
+    Attempt,
+    GraphRun,
+    Outcome,
+    declared_aliases,
+)
+from keiri_agent.plans.run.step_support import (
+    StepFailure,
+    elapsed_ms,
+    evaluate_when,
+    node_error,
+    resolve_inputs,
+)
+
+
+def _check_inputs(run: GraphRun, node: BlockNode, spec: BlockSpec, inputs: dict[str, Any]) -> None:
+    def fail(message: str, field: str, **details: Any) -> None:
+        error = node_error(
+            run,
+            node.id,
+            BlockErrorCode.INPUT_VALIDATION_FAILED,
+            f"node {node.id!r} ({spec.reference}): {message}",
+            snapshot=inputs,
+            field=field,
+            **details,
+        )
+        raise StepFailure(error, retryable=False)
+
+    unknown = sorted(set(inputs) - set(spec.inputs))
+    if unknown:
+        fail(
+            f"unknown input {unknown[0]!r}; inputs: {', '.join(spec.inputs) or '(none)'}",
+            unknown[0],
+        )
+    for name in spec.required_inputs():
+        if name not in inputs:
+            fail(f"required input {name!r} is missing", name)
+    for name, value in inputs.items():
+        problems = run.services.port_problems(spec, "in", name, value)
+        if problems:
+            fail(
+                f"input {name!r} does not fit its schema: {'; '.join(problems[:3])}",
+                name,
+                problems=problems[:10],
+            )
+
+
+def _check_outputs(
+    run: GraphRun, node: BlockNode, spec: BlockSpec, outputs: Any, inputs: dict[str, Any]
+) -> dict[str, Any]:
+    def fail(message: str, field: str | None, **details: Any) -> None:
+        error = node_error(
+            run,
+            node.id,
+            BlockErrorCode.OUTPUT_SCHEMA_MISMATCH,
+            f"node {node.id!r} ({spec.reference}): {message}",
+            snapshot=inputs,
+            hint="the block does not keep its output contract; fix the block or its spec",
+            field=field,
+            **details,
+        )
+        raise StepFailure(error, retryable=True)
+
+    if not isinstance(outputs, Mapping):
+        fail(f"run() returned {type(outputs).__name__}, not a mapping of outputs", None)
+    undeclared = sorted(set(outputs) - set(spec.outputs))
+    if undeclared:
+        fail(f"undeclared output {undeclared[0]!r}; outputs: {', '.join(spec.outputs)}", None)
+    values = dict(outputs)
+    for name, port in spec.outputs.items():
+        if name not in values:
+            if port.get("required") is False:
+                values[name] = None
+                continue
+            fail(f"declared output {name!r} is missing", name)
+        problems = run.services.port_problems(spec, "out", name, values[name])
+        if problems:
+            fail(
+                f"output {name!r} does not fit its schema: {'; '.join(problems[:3])}",
+                name,
+                problems=problems[:10],
+            )
+        found = unsupported_value(values[name], name)
+        if found:
+            fail(
+                f"output {found[0]} is a {found[1]}, which the run state cannot store "
+                "(JSON values, bytes, datetime/date/time, Decimal)",
+                name,
+            )
+    mapping = node.outputs or {name: name for name in values}
+    return {alias: values.get(name) for name, alias in mapping.items()}
+
+
+def _acquire(limit: threading.BoundedSemaphore | None, attempt: Attempt) -> bool:
+    if limit is None:
+        return True
+    while not limit.acquire(timeout=POLL_S):
+        if attempt.cancel.is_set() or attempt.stop.is_set():
+            return False
+    attempt.hold(limit)  # released once: by the finally below, or when abandoned
+    return True
+
+
+def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
+    """Run one attempt of ``node``; never raises (failures are in the Outcome)."""
+    services = run.services
+    path = run.frame.path(node.id)
+    per_node = run.frame.policy.concurrency.per_node.get(node.id)
+    limit = services.limit(run.frame.run_id, node.id, per_node) if per_node else None
+    inputs: dict[str, Any] = {}
+    started = time.monotonic()
+    stage_retryable = False
+    try:
+        spec = services.spec(node.block)
+        scope = run.scope(node.id)
+        condition = evaluate_when(run, node, scope)
+        if condition is not None:
+            names = declared_aliases(node, services.catalog)
+            return Outcome("skipped", outputs=dict.fromkeys(names), condition=condition)
+        if not _acquire(limit, attempt):
+            return Outcome("cancelled")
+        started = attempt.started = time.monotonic()
+        run.emit("node_start", node.id, block=spec.reference, attempt=attempt.retry + 1)
+        inputs = spec.input_defaults()
+        inputs.update(resolve_inputs(run, node.id, node.inputs, scope, "in"))
+        _check_inputs(run, node, spec, inputs)
+        block = services.catalog.load(spec)
+        ctx = BlockContext(
+            run_id=run.frame.run_id,
+            plan_id=run.frame.plan_id,
+            node_id=path,
+            settings=services.settings,
+            logger=services.logger,
+            cancel_event=attempt.cancel,
+            answers=services.answers.get(path),
+        )
+        stage_retryable = True
+        block.validate(inputs, ctx)
+        try:
+            if isinstance(block, UIBlock) and ctx.answers is None:
+                raise InputRequired(block.request(inputs, ctx))
+            outputs = block.run(inputs, ctx)
+        except InputRequired as signal:
+            found = unsupported_value(signal.request)
+            if found:
+                raise TypeError(
+                    f"the input request holds a {found[1]} at {found[0]}; requests must be "
+                    "JSON values (they are saved with the paused run)"
+                ) from None
+            return Outcome("waiting", request=signal.request, duration_ms=elapsed_ms(started))
+        aliases = _check_outputs(run, node, spec, outputs, inputs)
+        return Outcome("success", outputs=aliases, duration_ms=elapsed_ms(started))
+    except StepFailure as failure:
+        return Outcome(
+            "failed",
+            error=failure.error,
+            retryable=failure.retryable,
+            duration_ms=elapsed_ms(started),
+        )
+    except BlockError as exc:
+        details = {**exc.details, "node_id": run.frame.owner(node.id), "path": path}
+        if unsupported_value(details):  # details must be JSON-compatible: keep a summary
+            details = sanitize(details)
+        error = BlockError(
+            exc.code,
+            exc.message,
+            details=details,
+            input_snapshot=sanitize(exc.input_snapshot or inputs),
+            hint=exc.hint,
+            recoverable=exc.recoverable,
+        )
+        retryable = stage_retryable and exc.code != BlockErrorCode.CANCELLED
+        return Outcome("failed", error=error, retryable=retryable, duration_ms=elapsed_ms(started))
+    except Exception as exc:
+        error = node_error(
+            run,
+            node.id,
+            BlockErrorCode.BLOCK_FAILED,
+            f"node {node.id!r} ({node.block}) raised {type(exc).__name__}: {exc}",
+            hint="this is a bug in the block or its configuration; see details.traceback",
+            snapshot=inputs,
+            recoverable=False,
+            exception_type=type(exc).__name__,
+            traceback=traceback.format_exc(limit=-8)[-4000:],
+        )
+        return Outcome(
+            "failed", error=error, retryable=stage_retryable, duration_ms=elapsed_ms(started)
+        )
+    finally:
+        attempt.release_slot()

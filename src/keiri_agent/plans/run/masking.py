@@ -1,0 +1,93 @@
+"""Secrets masking (seed 002 §12): what the run log, run states and errors never show.
+
+Values under secret-looking mapping keys (``SECRET_KEY``: API keys, passwords,
+tokens, personal and bank numbers) become ``***``; text that looks like a key
+(``SECRET_VALUE``: ``sk-...``, ``Bearer ...``, ``AKIA...``) is masked wherever it
+appears; and values registered with ``register_secret`` (the configured API keys,
+whatever their shape) are masked literally.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from pydantic import SecretStr
+
+SECRET_KEY = re.compile(
+    r"api[_-]?key|apikey|password|passwd|passphrase|secret|token(?!s)|authorization|credential"
+    r"|private[_-]?key|my[_-]?number|bank[_-]?account|card[_-]?number"
+    r"|パスワード|暗証番号|マイナンバー|個人番号|口座番号|カード番号",
+    re.IGNORECASE,
+)
+"""Mapping keys whose values are never logged (credentials and personal numbers, §12).
+
+``token`` but not ``tokens``: ``access_token`` is a secret, ``total_tokens`` a count."""
+SECRET_VALUE = re.compile(
+    r"\bsk-[A-Za-z0-9_\-]{16,}|\bBearer\s+[A-Za-z0-9._~+/\-]{8,}=*|\bAKIA[0-9A-Z]{16}\b"
+)
+"""Values that look like API keys or bearer tokens, wherever they appear in text."""
+MASK: Final = "***"
+MIN_KNOWN_SECRET: Final = 8
+"""Registered secrets shorter than this are not masked (they would mask ordinary text)."""
+_known_secrets: tuple[str, ...] = ()
+
+
+def register_secret(value: str | SecretStr | None) -> None:
+    """Mask ``value`` literally wherever it appears in logs, errors and run states.
+
+    ``PlanRunner`` registers the configured API keys (``Settings``), so a key that is
+    not shaped like ``sk-...`` (an Azure key, say) is masked too. Values shorter than
+    ``MIN_KNOWN_SECRET`` characters are ignored. Registration lasts for the process.
+    """
+    global _known_secrets
+    text = value.get_secret_value() if isinstance(value, SecretStr) else value
+    if text and len(text) >= MIN_KNOWN_SECRET and text not in _known_secrets:
+        _known_secrets = (*_known_secrets, text)
+
+
+def mask_known(text: str) -> str:
+    """``text`` with every registered secret (``register_secret``) replaced by ``***``."""
+    for secret in _known_secrets:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def mask_text(text: str) -> str:
+    """``text`` with key-like substrings (``sk-...``, ``Bearer ...``) and registered
+    secrets replaced by ``***``."""
+    if _known_secrets:
+        text = mask_known(text)
+    if "sk-" in text or "Bearer" in text or "AKIA" in text:
+        return SECRET_VALUE.sub(MASK, text)
+    return text
+
+
+@functools.lru_cache(maxsize=4096)
+def is_secret_key(name: str) -> bool:
+    """True when values under the mapping key ``name`` are never shown (``SECRET_KEY``)."""
+    return SECRET_KEY.search(name) is not None
+
+
+def mask_secrets(value: Any) -> Any:
+    """``value`` with secrets masked but nothing summarised (see ``run_log.sanitize``).
+
+    For error dicts kept in the run state and shown to users: the values under
+    secret-looking keys become ``***`` and text is passed through ``mask_text``;
+    the shape (and non-text values) stay as they are.
+    """
+    if isinstance(value, str):
+        return mask_text(value)
+    if isinstance(value, Mapping):
+        return {
+            key: MASK if item is not None and is_secret_key(str(key)) else mask_secrets(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [mask_secrets(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(mask_secrets(item) for item in value)
+    return value

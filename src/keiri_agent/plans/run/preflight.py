@@ -1,0 +1,97 @@
+"""What the runner checks and computes about a graph before running it.
+
+Dependencies and cycles come from ``plans.dsl.dependencies`` (the same edges the validator
+and the dry run use): a node depends on the sibling nodes it references through
+``in``, ``when``, ``foreach.input``, ``call.inputs``, and for a loop through its
+body and ``while`` condition.
+
+* ``check_graph(graph, catalog)``: blocks resolvable, conditions parse, no cycles.
+* ``check_plan(plan, catalog)``: the same, raised as one PlanValidationError.
+* ``cached_dependencies(graph)``: ``dependencies(graph)`` computed once per graph.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from keiri_agent.errors import KeiriAgentError, PlanValidationError
+from keiri_agent.plans.catalog.catalog import BlockCatalog
+from keiri_agent.plans.dsl.conditions import parse_when
+from keiri_agent.plans.dsl.dependencies import (
+    CycleError,
+    dependencies,
+    node_references,
+    topological_order,
+)
+from keiri_agent.plans.dsl.models import BlockNode, LoopNode, Node, Plan
+
+__all__ = ["cached_dependencies", "check_graph", "check_plan"]
+
+_CACHE_SIZE = 256
+_cache: OrderedDict[int, tuple[Sequence[Node], dict[str, set[str]]]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def cached_dependencies(graph: Sequence[Node]) -> dict[str, set[str]]:
+    """``dependencies(graph)``, remembered for the same graph object (plans are frozen).
+
+    The cache holds the graph itself, so an id is never confused with a new object's.
+    """
+    key = id(graph)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0] is graph:
+            _cache.move_to_end(key)
+            return hit[1]
+    found = dependencies(graph)
+    with _cache_lock:
+        _cache[key] = (graph, found)
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return found
+
+
+def _issue(code: str, message: str, path: str | None) -> dict[str, Any]:
+    return {"code": code, "message": message, "node_id": path}
+
+
+def check_graph(
+    graph: Sequence[Node], catalog: BlockCatalog, prefix: str = ""
+) -> list[dict[str, Any]]:
+    """Problems that make a graph unrunnable: unknown blocks, bad references, cycles."""
+    issues: list[dict[str, Any]] = []
+    for node in graph:
+        path = f"{prefix}{node.id}"
+        try:
+            list(node_references(node))
+            if isinstance(node, LoopNode) and node.while_ is not None:
+                parse_when(node.while_.condition)
+        except KeiriAgentError as exc:
+            issues.append(_issue(exc.code, f"{path}: {exc.message}", path))
+        if isinstance(node, BlockNode):
+            try:
+                catalog.resolve(node.block)
+            except KeiriAgentError as exc:
+                issues.append(_issue(exc.code, f"{path}: {exc.message}", path))
+        elif isinstance(node, LoopNode):
+            issues += check_graph(node.body.plan.graph, catalog, f"{path}/")
+    try:
+        topological_order(cached_dependencies(graph), [node.id for node in graph])
+    except CycleError as exc:
+        where = prefix.rstrip("/")
+        issues.append(_issue(exc.code, f"{where + ': ' if where else ''}{exc.message}", where))
+    return issues
+
+
+def check_plan(plan: Plan, catalog: BlockCatalog) -> None:
+    """Raise PlanValidationError (with every issue) when ``plan`` cannot be run."""
+    issues = check_graph(plan.graph, catalog)
+    if issues:
+        raise PlanValidationError(
+            f"plan {plan.id!r} cannot run: " + "; ".join(issue["message"] for issue in issues),
+            issues=issues,
+            hint="validate the plan (PlanValidator) and fix the nodes named",
+        )

@@ -1,0 +1,284 @@
+"""The structured run log (seed 002 §8.4): JSONL events, summarised and with secrets masked.
+
+One file per run, ``runs/{plan_id}/{timestamp}-{run_id}.jsonl`` (timestamp like
+``20250101T100000Z``); a resumed or re-run invocation appends to the same file, and
+the events of a subflow go to its parent's file under the subflow's own run id.
+Every line is one JSON object::
+
+    {"event": "node_complete", "run_id": "run_1a2b3c4d5e6f", "plan_id": "invoice",
+     "node_id": "parse", "timestamp": "2025-01-01T10:00:01.250Z",
+     "block": "file.parse_zip", "attempt": 1, "outputs": {"evidence": {...}},
+     "duration_ms": 15.2}
+
+Events (``EVENT_NAMES``) and their fields besides the common ones:
+
+==================  ================================================================
+``plan_start``      ``plan_version``, ``vars``; subflows: ``parent_run_id``
+``plan_resumed``    ``mode`` (``resume`` | ``rerun``), ``from_node`` (rerun)
+``node_start``      ``block`` (or ``type``: loop/subflow), ``attempt``
+``node_complete``   ``outputs``, ``duration_ms``, ``attempt``
+``node_skipped``    ``reason`` (``when_condition_false``), ``condition``
+``loop_iteration``  ``iteration``; foreach: ``item``
+``node_error``      ``error`` (``BlockError.to_dict()``), ``attempt``, ``retry`` (retries
+                    done before this attempt), ``will_retry``
+``node_waiting``    ``block``, ``request`` (what the human is asked)
+``plan_paused``     ``waiting`` (node ids), ``total_duration_ms``
+``plan_complete``   ``status``, ``total_duration_ms``, ``errors`` (count)
+==================  ================================================================
+
+Node ids of nodes inside loop bodies and subflows are paths from the top plan:
+``each_file[3]/analyze``, ``validate/check``. Values are summarised (strings over 200
+characters cut, long lists shortened with their count, bytes as ``<bytes n>``, depth
+limited) and secrets masked (see ``sanitize`` and ``plans.run.masking``).
+
+The ``on_event`` callback receives each event, in log order, as the shared
+``keiri_agent.events.Event``: ``source="plan"``, ``kind`` the event name, ``run_id``
+the top-level run, ``seq`` numbered across every invocation of the run (a resume
+continues after the last number, kept in the run state), and ``payload`` the
+line's other fields (``plan_id``, ``node_id`` when set, the event's own fields; a
+subflow's events also carry their nested ``run_id``). ``log_line(event)`` gives
+the JSONL line back.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import math
+import re
+import time
+from collections.abc import Mapping
+from decimal import Decimal
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final
+
+from keiri_agent.events import Event, EventCallback, EventEmitter
+from keiri_agent.plans.run.masking import MASK, is_secret_key, mask_text
+
+_LOGGER = logging.getLogger(__name__)
+
+EVENT_NAMES: Final = (
+    "plan_start",
+    "plan_resumed",
+    "node_start",
+    "node_complete",
+    "node_skipped",
+    "loop_iteration",
+    "node_error",
+    "node_waiting",
+    "plan_paused",
+    "plan_complete",
+)
+
+MAX_TEXT: Final = 200
+MAX_ITEMS: Final = 5
+MAX_KEYS: Final = 30
+MAX_DEPTH: Final = 6
+_PASS = frozenset({type(None), bool, int})
+
+
+def sanitize(value: Any, *, depth: int = 0, max_depth: int = MAX_DEPTH) -> Any:
+    """A JSON-compatible summary of ``value`` that is safe to log.
+
+    Strings over 200 characters keep their start and say their length; lists keep
+    their first 5 items and say their count; mappings keep 30 keys; bytes become
+    ``<bytes n>``; containers deeper than ``max_depth`` become ``<dict n keys>`` /
+    ``<list n items>``; dates become ISO text; other objects ``<TypeName>``. Values
+    under secret-looking keys become ``***`` and key-like text is masked.
+    """
+    kind = type(value)
+    if kind in _PASS:
+        return value
+    if kind is str or isinstance(value, str):
+        text = mask_text(value)
+        if len(text) > MAX_TEXT:
+            return f"{text[:MAX_TEXT]}… <{len(value)} chars>"
+        return text
+    if isinstance(value, Mapping):
+        return _sanitize_mapping(value, depth, max_depth)
+    if isinstance(value, list | tuple | set | frozenset):
+        return _sanitize_items(value, depth, max_depth)
+    return _scalar_summary(value)
+
+
+def _scalar_summary(value: Any) -> Any:
+    """The loggable form of a value that is neither text nor a container."""
+    if isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"<bytes {len(value)}>"
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return str(value)
+    return f"<{type(value).__name__}>"
+
+
+def _sanitize_mapping(value: Mapping[Any, Any], depth: int, max_depth: int) -> Any:
+    if depth >= max_depth:
+        return f"<dict {len(value)} keys>"
+    result: dict[str, Any] = {}
+    for index, (key, item) in enumerate(value.items()):
+        if index >= MAX_KEYS:
+            result["…"] = f"<{len(value) - MAX_KEYS} more keys>"
+            break
+        name = str(key)
+        if item is not None and is_secret_key(name):
+            result[name] = MASK
+        else:
+            result[name] = sanitize(item, depth=depth + 1, max_depth=max_depth)
+    return result
+
+
+def _sanitize_items(value: Any, depth: int, max_depth: int) -> Any:
+    items = value if isinstance(value, list) else list(value)
+    if depth >= max_depth:
+        return f"<list {len(items)} items>"
+    shown = [sanitize(item, depth=depth + 1, max_depth=max_depth) for item in items[:MAX_ITEMS]]
+    if len(items) > MAX_ITEMS:
+        shown.append(f"<{len(items) - MAX_ITEMS} more, {len(items)} items>")
+    return shown
+
+
+def safe_path_part(plan_id: str) -> Path:
+    """``plan_id`` as a relative folder (``common/validation``, ``経理/月次`` keep theirs).
+
+    Letters and digits of any script are kept (Japanese plan ids give readable,
+    distinct folders); anything else that could be a path trick becomes ``_``.
+    Runs are found by their run id, so the folder is only for people browsing.
+    """
+    parts = [re.sub(r"[^\w.\-]", "_", part) for part in plan_id.split("/")]
+    parts = [part for part in parts if part.strip(".") not in ("",)]
+    return Path(*parts) if parts else Path("_")
+
+
+def log_path_for(
+    runs_dir: Path, plan_id: str, run_id: str, moment: dt.datetime | None = None
+) -> Path:
+    """``runs_dir/{plan_id}/{20250101T100000Z}-{run_id}.jsonl``."""
+    moment = (moment or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
+    return runs_dir / safe_path_part(plan_id) / f"{moment:%Y%m%dT%H%M%SZ}-{run_id}.jsonl"
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+FLUSH_INTERVAL_S = 0.1
+_FLUSH_AT_ONCE = frozenset(
+    {"plan_start", "plan_resumed", "node_error", "node_waiting", "plan_paused", "plan_complete"}
+)
+
+
+class RunLog:
+    """Appends sanitised events to a JSONL file (thread-safe) and forwards them.
+
+    Events are numbered by one ``EventEmitter`` for the top-level run ``run_id``
+    (``start_after``: the last number an earlier invocation used). Lines reach the
+    file at once for plan events, errors and waits, and otherwise at least every
+    ``FLUSH_INTERVAL_S`` (a flush per node event would cost the scheduler more than
+    the event); ``close()`` flushes everything.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        run_id: str,
+        on_event: EventCallback | None = None,
+        start_after: int = 0,
+    ) -> None:
+        self.path = path
+        self._on_event = on_event
+        self._emitter = EventEmitter("plan", run_id, self._deliver, start_after=start_after)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = path.open("a", encoding="utf-8")
+        self._flushed = time.monotonic()
+
+    @property
+    def last_seq(self) -> int:
+        """The number of the last event emitted (what the next invocation starts after)."""
+        return self._emitter.last_seq
+
+    def emit(
+        self, event: str, *, run_id: str, plan_id: str, node_id: str | None = None, **data: Any
+    ) -> Event:
+        """Write one event line and call ``on_event`` with it, in log order.
+
+        ``run_id`` is the run the event belongs to (a subflow's nested run id for its
+        events). A failing callback is logged (``keiri_agent.plans.run.run_log``) and
+        does not stop the run: observers must not change the outcome of a plan.
+        """
+        payload: dict[str, Any] = {}
+        if run_id != self._emitter.run_id:
+            payload["run_id"] = run_id
+        payload["plan_id"] = plan_id
+        if node_id is not None:
+            payload["node_id"] = node_id
+        payload.update(sanitize(data, max_depth=MAX_DEPTH + 1))
+        return self._emitter.emit(event, payload)
+
+    def _deliver(self, event: Event) -> None:
+        """The emitter's callback (called under its lock, so lines stay in order)."""
+        if not self._file.closed:
+            self._file.write(_ENCODER.encode(log_line(event)) + "\n")
+            now = time.monotonic()
+            if event.kind in _FLUSH_AT_ONCE or now - self._flushed >= FLUSH_INTERVAL_S:
+                self._file.flush()
+                self._flushed = now
+        if self._on_event is not None:
+            try:
+                self._on_event(event)
+            except Exception:
+                _LOGGER.exception("on_event callback failed on %s", event.kind)
+
+    def close(self) -> None:
+        """Close the file; later events still reach ``on_event`` but are not written."""
+        self._file.close()
+
+    def __enter__(self) -> RunLog:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def log_line(event: Event) -> dict[str, Any]:
+    """The JSONL line of a run event: ``{"event", "run_id", "plan_id", "node_id"?,
+    "timestamp", **fields}`` (``run_id``: the nested run's for a subflow's events)."""
+    payload = dict(event.payload)
+    line: dict[str, Any] = {
+        "event": event.kind,
+        "run_id": payload.pop("run_id", event.run_id),
+        "plan_id": payload.pop("plan_id", None),
+    }
+    node_id = payload.pop("node_id", None)
+    if node_id is not None:
+        line["node_id"] = node_id
+    line["timestamp"] = event.timestamp
+    line.update(payload)
+    return line
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """Every event of a run log, in order.
+
+    A torn last line (a process killed mid-write) is ignored; a bad line elsewhere
+    raises ``ValueError`` naming its line number.
+    """
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    events: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            if number == len(lines):
+                break
+            raise ValueError(f"{path}: line {number} is not JSON ({exc.msg})") from exc
+    return events

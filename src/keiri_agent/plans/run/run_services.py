@@ -1,0 +1,158 @@
+"""What every graph of one run invocation shares: workers, caches, limits, the log.
+
+* ``WORKERS``: reusable daemon threads for node attempts (a timed-out attempt keeps
+  its thread without blocking anyone; daemon threads never hold up interpreter exit).
+* ``RunServices``: the catalog, settings, env/config, answers, the run log, the
+  cancel event, ``per_node`` semaphores, subflow numbering, and caches of port
+  validators and graph dependencies (so 1,000 iterations do not recompute them).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from keiri_agent.config import Settings
+from keiri_agent.plans.catalog.catalog import BlockCatalog, BlockSpec, schema_problems
+from keiri_agent.plans.dsl.models import Node, Plan
+from keiri_agent.plans.run.preflight import cached_dependencies
+from keiri_agent.plans.run.run_log import RunLog
+
+_FORMATS = Draft202012Validator.FORMAT_CHECKER
+
+
+class Workers:
+    """Reusable daemon worker threads; a new one starts when none is idle.
+
+    There is no upper bound here: schedulers bound concurrency, and a timed-out
+    attempt keeps its thread until it returns without blocking anyone else.
+    """
+
+    def __init__(self, idle_timeout_s: float = 30.0) -> None:
+        self._tasks: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._idle_timeout_s = idle_timeout_s
+
+    def submit(self, task: Callable[[], None]) -> None:
+        """Run ``task`` (which must not raise) on an idle or new worker."""
+        with self._lock:
+            if self._idle > 0:
+                self._idle -= 1
+                self._tasks.put(task)
+                return
+        threading.Thread(target=self._work, args=(task,), name="plan-worker", daemon=True).start()
+
+    def _work(self, task: Callable[[], None]) -> None:
+        while True:
+            task()
+            with self._lock:
+                self._idle += 1
+            while True:
+                try:
+                    task = self._tasks.get(timeout=self._idle_timeout_s)
+                    break
+                except queue.Empty:
+                    with self._lock:
+                        if self._tasks.empty():
+                            self._idle -= 1
+                            return
+
+
+WORKERS = Workers()
+
+
+@dataclass
+class RunServices:
+    """What every graph of one run invocation shares."""
+
+    catalog: BlockCatalog
+    settings: Settings
+    env: Mapping[str, str]
+    config: Mapping[str, Any]
+    plan_loader: Callable[[str], Plan] | None
+    log: RunLog
+    cancel_event: threading.Event
+    answers: Mapping[str, Any]
+    counters: dict[str, int]
+    logger: logging.Logger = field(default_factory=lambda: logging.getLogger("keiri_agent.blocks"))
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _limits: dict[tuple[str, str], threading.BoundedSemaphore] = field(default_factory=dict)
+    _specs: dict[str, BlockSpec] = field(default_factory=dict)
+    _validators: dict[
+        tuple[str, str, str, str], tuple[dict[str, Any], Draft202012Validator | None]
+    ] = field(default_factory=dict)
+
+    def limit(self, run_id: str, node_id: str, size: int) -> threading.BoundedSemaphore:
+        """The run-wide cap on concurrent executions of ``node_id`` (``per_node``)."""
+        with self._lock:
+            key = (run_id, node_id)
+            if key not in self._limits:
+                self._limits[key] = threading.BoundedSemaphore(size)
+            return self._limits[key]
+
+    def spec(self, reference: str) -> BlockSpec:
+        """``catalog.resolve(reference)``, once per invocation (the catalog does not change)."""
+        found = self._specs.get(reference)
+        if found is None:
+            found = self._specs[reference] = self.catalog.resolve(reference)
+        return found
+
+    def next_subflow_id(self, parent_run_id: str) -> str:
+        """``<parent>.sub#<n>``, numbered per parent run (persisted with the state)."""
+        with self._lock:
+            number = self.counters.get(parent_run_id, 0) + 1
+            self.counters[parent_run_id] = number
+        return f"{parent_run_id}.sub#{number}"
+
+    def port_problems(self, spec: BlockSpec, direction: str, name: str, value: Any) -> list[str]:
+        """``schema_problems`` of a port (``"in"``/``"out"``), with a cached validator.
+
+        A compiled validator answers "valid" quickly; only an invalid value pays for
+        ``schema_problems`` and its messages.
+        """
+        key = (spec.id, spec.version, direction, name)
+        cached = self._validators.get(key)
+        if cached is None:
+            schema = spec.input_schema(name) if direction == "in" else spec.output_schema(name)
+            validator = (
+                None
+                if accepts_anything(schema)
+                else Draft202012Validator(
+                    schema, format_checker=Draft202012Validator.FORMAT_CHECKER
+                )
+            )
+            cached = self._validators[key] = (schema, validator)
+        schema, validator = cached
+        if validator is None or validator.is_valid(value):
+            return []
+        return schema_problems(value, schema)
+
+    def dependencies(self, graph: Sequence[Node]) -> dict[str, set[str]]:
+        """``plans.dsl.dependencies.dependencies`` of a graph, computed once per graph object."""
+        return cached_dependencies(graph)
+
+
+_ANNOTATIONS = frozenset(
+    {"description", "title", "examples", "default", "$comment", "deprecated", "readOnly"}
+)
+
+
+def accepts_anything(schema: Any) -> bool:
+    """True for a schema that every value fits (only annotations, or an anyOf with one)."""
+    if schema is True:
+        return True
+    if not isinstance(schema, Mapping):
+        return False
+    keys = set(schema) - _ANNOTATIONS
+    if not keys:
+        return True
+    if keys == {"anyOf"} and isinstance(schema["anyOf"], list):
+        return any(accepts_anything(branch) for branch in schema["anyOf"])
+    return False

@@ -1,0 +1,458 @@
+"""The persisted state of a plan run, so a paused run resumes in another process.
+
+Saved as ``runs/{plan_id}/{run_id}.state.json`` when a run starts and whenever an
+invocation (start, resume, rerun) ends::
+
+    {"format": "keiri-agent/run-state", "version": 1,
+     "run_id": "run_1a2b3c4d5e6f", "plan_id": "invoice", "status": "paused",
+     "created_at": "...Z", "updated_at": "...Z", "log_path": "invoice/...jsonl",  # under runs_dir
+     "plan": {...},                  # the Plan as run (by alias, so it validates again)
+     "vars": {...},                  # the caller's vars overrides (unresolved plan vars
+                                     # are re-resolved on resume; env/config never saved)
+     "answers": {"ask": {...}},      # human input given so far, by node path
+     "counters": {"run_...": 1},     # subflow numbering per run id
+     "last_seq": 12,                 # the last event's seq (a resume numbers after it)
+     "graph": {"nodes": {"parse": NodeState, ...}}}
+
+    NodeState = {"status": "pending|success|skipped|failed|waiting|paused|cancelled",
+                 "outputs": {alias: value} | null, "attempts": n, "error": {...} | null,
+                 "request": {...} | null, "block": "id" | null, "duration_ms": x | null,
+                 "loop": {"kind": "foreach|while", "iterations": {"0": {"status": ...,
+                          "graph": {...}}}, "count": n} | null,
+                 "subflow": {"run_id", "plan", "inputs", "graph"} | null}
+                 (fields at their default — null, 0 — are left out)
+
+Values are JSON with tags for the rest (``encode``/``decode``): bytes and bytearray
+``{"__bytes__": base64}``, datetime ``{"__datetime__": iso}``, date ``{"__date__": iso}``,
+time ``{"__time__": iso}``, Decimal ``{"__decimal__": "1.10"}``, tuple
+``{"__tuple__": [...]}``, NaN/±inf ``{"__float__": "nan"}``, and a user mapping whose
+only key looks like a tag ``{"__dict__": {...}}``. Mapping keys must be text. Anything
+else (DataFrames, custom objects, sets) raises ``StateEncodingError`` naming its path.
+
+What is kept (seed 002 §12, decided): a paused run must resume from another process,
+so the answers given so far and the nodes' outputs are saved as they are, uploaded
+file bytes included; they are not copied anywhere else (the JSONL log shows bytes
+as ``<bytes n>``). The file is readable by its owner only, errors are saved with
+secrets masked, and the configured API keys are never written. Delete
+``runs/{plan_id}/{run_id}.state.json`` to drop a finished run's data.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from keiri_agent.errors import UserInputError
+from keiri_agent.events import utc_timestamp
+from keiri_agent.plans.dsl.models import Plan
+from keiri_agent.plans.run.masking import mask_known
+from keiri_agent.plans.run.run_log import safe_path_part
+
+STATE_FORMAT = "keiri-agent/run-state"
+STATE_VERSION = 1
+SUPPORTED_TYPES = (
+    "None, bool, int, float, str, list, tuple, dict with str keys, bytes, bytearray, "
+    "datetime, date, time, Decimal"
+)
+_TAGS = frozenset(
+    {"__bytes__", "__datetime__", "__date__", "__time__", "__decimal__", "__tuple__", "__float__"}
+)
+_RUN_ID = re.compile(r"^[A-Za-z0-9_\-]{1,100}$")
+FINISHED = frozenset({"success", "skipped", "failed"})
+"""Node statuses that a resume keeps (a rerun resets them explicitly)."""
+
+
+class StateEncodingError(UserInputError):
+    """A value the run state cannot store (names its path and type)."""
+
+    code = "STATE_ENCODING"
+
+
+_LEAVES = (str, bool, int, float, Decimal, bytes, bytearray, dt.date, dt.time, type(None))
+
+
+def _storable(value: Any) -> bool:
+    kind = type(value)
+    if kind is dict:
+        return all(type(k) is str and _storable(v) for k, v in value.items())
+    if kind is list or kind is tuple:
+        return all(_storable(item) for item in value)
+    if isinstance(value, _LEAVES):
+        return True
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and _storable(v) for k, v in value.items())
+    return isinstance(value, list | tuple) and all(_storable(item) for item in value)
+
+
+def unsupported_value(value: Any, path: str = "") -> tuple[str, str] | None:
+    """The first ``(path, type name)`` inside ``value`` that cannot be saved, or None."""
+    return None if _storable(value) else _find_unsupported(value, path)
+
+
+def _find_unsupported(value: Any, path: str) -> tuple[str, str] | None:
+    if value is None or isinstance(value, str | bool | int | float | Decimal):
+        return None
+    if isinstance(value, bytes | bytearray | dt.date | dt.time):
+        return None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return (f"{path}[{key!r}]", f"key of type {type(key).__name__}")
+            found = _find_unsupported(item, f"{path}.{key}" if path else key)
+            if found:
+                return found
+        return None
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found = _find_unsupported(item, f"{path}[{index}]")
+            if found:
+                return found
+        return None
+    return (path or "$", type(value).__name__)
+
+
+class _Unsupported(Exception):
+    """Internal: ``encode`` met a value it cannot store (the path is found afterwards)."""
+
+
+_ESCAPED = _TAGS | {"__dict__"}
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
+def _encode(value: Any) -> Any:
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        return _encode_dict(value)
+    if kind is list:
+        return [item if type(item) in _SCALARS else _encode(item) for item in value]
+    return _encode_other(value)
+
+
+def _encode_dict(value: dict[Any, Any]) -> Any:
+    encoded = {}
+    for key, item in value.items():
+        if type(key) is not str:
+            raise _Unsupported
+        encoded[key] = item if type(item) in _SCALARS else _encode(item)
+    if len(encoded) == 1 and next(iter(encoded)) in _ESCAPED:
+        return {"__dict__": encoded}
+    return encoded
+
+
+_TAGGED: tuple[tuple[type | tuple[type, ...], str, Any], ...] = (
+    ((bytes, bytearray), "__bytes__", lambda v: base64.b64encode(bytes(v)).decode("ascii")),
+    (dt.datetime, "__datetime__", lambda v: v.isoformat()),
+    (dt.date, "__date__", lambda v: v.isoformat()),
+    (dt.time, "__time__", lambda v: v.isoformat()),
+    (Decimal, "__decimal__", str),
+    (tuple, "__tuple__", lambda v: [_encode(item) for item in v]),
+)
+"""Types stored as ``{tag: text}`` (checked in order: a datetime is also a date)."""
+
+
+def _encode_other(value: Any) -> Any:
+    """Subclasses of the plain types, floats, and the tagged types."""
+    if isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"__float__": repr(value)}
+    for types, tag, convert in _TAGGED:
+        if isinstance(value, types):
+            return {tag: convert(value)}
+    if isinstance(value, list):
+        return [_encode(item) for item in value]
+    if isinstance(value, Mapping):
+        return _encode(dict(value))
+    raise _Unsupported
+
+
+def encode(value: Any) -> Any:
+    """JSON-compatible form of ``value`` with tags (see module docstring).
+
+    Raises StateEncodingError naming the path and type of the first value that
+    cannot be stored.
+    """
+    try:
+        return _encode(value)
+    except _Unsupported:
+        path, type_name = unsupported_value(value) or ("$", "value")
+        raise StateEncodingError(
+            f"cannot save {path}: {type_name} values are not supported",
+            hint=f"run state holds {SUPPORTED_TYPES}; convert the value in the block",
+            details={"path": path, "type": type_name},
+        ) from None
+
+
+def decode(value: Any) -> Any:
+    """The inverse of ``encode``."""
+    if isinstance(value, list):
+        return [decode(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if len(value) == 1:
+        tag, inner = next(iter(value.items()))
+        if tag == "__dict__":
+            return {key: decode(item) for key, item in inner.items()}
+        if tag == "__bytes__":
+            return base64.b64decode(inner)
+        if tag == "__datetime__":
+            return dt.datetime.fromisoformat(inner)
+        if tag == "__date__":
+            return dt.date.fromisoformat(inner)
+        if tag == "__time__":
+            return dt.time.fromisoformat(inner)
+        if tag == "__decimal__":
+            return Decimal(inner)
+        if tag == "__tuple__":
+            return tuple(decode(item) for item in inner)
+        if tag == "__float__":
+            return float(inner)
+    return {key: decode(item) for key, item in value.items()}
+
+
+@dataclass
+class GraphState:
+    """The nodes of one graph execution (a plan, a loop iteration or a subflow)."""
+
+    nodes: dict[str, NodeState] = field(default_factory=dict)
+
+    def node(self, node_id: str) -> NodeState:
+        """The node's state, created pending on first use."""
+        state = self.nodes.get(node_id)
+        if state is None:
+            state = self.nodes[node_id] = NodeState()
+        return state
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"nodes": {node_id: node.to_dict() for node_id, node in self.nodes.items()}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GraphState:
+        nodes = data.get("nodes", {})
+        return cls({node_id: NodeState.from_dict(node) for node_id, node in nodes.items()})
+
+
+@dataclass
+class LoopState:
+    """Loop progress: every iteration's graph and status; ``count`` finished (while)."""
+
+    kind: str
+    iterations: dict[int, GraphState] = field(default_factory=dict)
+    statuses: dict[int, str] = field(default_factory=dict)
+    count: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "count": self.count,
+            "iterations": {
+                str(index): {"status": self.statuses.get(index, "pending"), "graph": g.to_dict()}
+                for index, g in sorted(self.iterations.items())
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LoopState:
+        state = cls(kind=data["kind"], count=int(data.get("count", 0)))
+        for key, item in data.get("iterations", {}).items():
+            state.iterations[int(key)] = GraphState.from_dict(item["graph"])
+            state.statuses[int(key)] = item["status"]
+        return state
+
+
+@dataclass
+class SubflowState:
+    """A nested run: its id, the plan it runs (as loaded), its inputs and its graph."""
+
+    run_id: str
+    plan: dict[str, Any]
+    inputs: dict[str, Any]
+    graph: GraphState = field(default_factory=GraphState)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "plan": self.plan,
+            "inputs": self.inputs,
+            "graph": self.graph.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SubflowState:
+        return cls(
+            run_id=data["run_id"],
+            plan=dict(data["plan"]),
+            inputs=dict(data.get("inputs", {})),
+            graph=GraphState.from_dict(data.get("graph", {})),
+        )
+
+
+@dataclass
+class NodeState:
+    """One node's progress and results (``outputs`` by alias)."""
+
+    status: str = "pending"
+    outputs: dict[str, Any] | None = None
+    attempts: int = 0
+    error: dict[str, Any] | None = None
+    request: dict[str, Any] | None = None
+    block: str | None = None
+    duration_ms: float | None = None
+    loop: LoopState | None = None
+    subflow: SubflowState | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields that differ from their defaults (``status`` always)."""
+        data: dict[str, Any] = {"status": self.status}
+        for name in ("outputs", "error", "request", "block", "duration_ms"):
+            value = getattr(self, name)
+            if value is not None:
+                data[name] = value
+        if self.attempts:
+            data["attempts"] = self.attempts
+        if self.loop is not None:
+            data["loop"] = self.loop.to_dict()
+        if self.subflow is not None:
+            data["subflow"] = self.subflow.to_dict()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NodeState:
+        return cls(
+            status=data.get("status", "pending"),
+            outputs=data.get("outputs"),
+            attempts=int(data.get("attempts", 0)),
+            error=data.get("error"),
+            request=data.get("request"),
+            block=data.get("block"),
+            duration_ms=data.get("duration_ms"),
+            loop=LoopState.from_dict(data["loop"]) if data.get("loop") else None,
+            subflow=SubflowState.from_dict(data["subflow"]) if data.get("subflow") else None,
+        )
+
+
+@dataclass
+class RunState:
+    """Everything needed to continue a run: plan, vars, answers, node states."""
+
+    run_id: str
+    plan_id: str
+    plan: dict[str, Any]
+    log_path: str
+    status: str = "running"
+    vars: dict[str, Any] = field(default_factory=dict)
+    answers: dict[str, Any] = field(default_factory=dict)
+    counters: dict[str, int] = field(default_factory=dict)
+    graph: GraphState = field(default_factory=GraphState)
+    last_seq: int = 0
+    """The ``seq`` of the last event of the run: a resumed invocation numbers after it."""
+    created_at: str = field(default_factory=utc_timestamp)
+    updated_at: str = field(default_factory=utc_timestamp)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": STATE_FORMAT,
+            "version": STATE_VERSION,
+            "run_id": self.run_id,
+            "plan_id": self.plan_id,
+            "status": self.status,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "log_path": self.log_path,
+            "plan": self.plan,
+            "vars": self.vars,
+            "answers": self.answers,
+            "counters": self.counters,
+            "last_seq": self.last_seq,
+            "graph": self.graph.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunState:
+        if data.get("format") != STATE_FORMAT or data.get("version") != STATE_VERSION:
+            raise UserInputError(
+                f"not a run state of version {STATE_VERSION}: "
+                f"{data.get('format')!r} v{data.get('version')!r}"
+            )
+        return cls(
+            run_id=data["run_id"],
+            plan_id=data["plan_id"],
+            plan=dict(data["plan"]),
+            log_path=data["log_path"],
+            status=data["status"],
+            vars=dict(data.get("vars", {})),
+            answers=dict(data.get("answers", {})),
+            counters={key: int(value) for key, value in data.get("counters", {}).items()},
+            graph=GraphState.from_dict(data["graph"]),
+            last_seq=int(data.get("last_seq", 0)),
+            created_at=data["created_at"],
+            updated_at=data["updated_at"],
+        )
+
+
+def state_path(runs_dir: Path, plan_id: str, run_id: str) -> Path:
+    """``runs_dir/{plan_id}/{run_id}.state.json``."""
+    return runs_dir / safe_path_part(plan_id) / f"{run_id}.state.json"
+
+
+def save_state(runs_dir: Path, state: RunState) -> Path:
+    """Write the state atomically (temporary file, then rename); return its path.
+
+    The file is created readable by its owner only (0600): it holds the answers,
+    uploaded files included, so that another process can resume the run. Registered
+    secrets (``masking.register_secret``: the configured API keys) are written as
+    ``***`` wherever they appear.
+    """
+    state.updated_at = utc_timestamp()
+    path = state_path(runs_dir, state.plan_id, state.run_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = mask_known(json.dumps(encode(state.to_dict()), ensure_ascii=False, allow_nan=False))
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(temporary, path)
+    return path
+
+
+def find_state(runs_dir: Path, run_id: str) -> Path:
+    """The state file of ``run_id`` under ``runs_dir``; UserInputError when there is none."""
+    if not _RUN_ID.match(run_id):
+        raise UserInputError(
+            f"invalid run id {run_id!r}", hint="run ids look like run_1a2b3c4d5e6f"
+        )
+    matches = sorted(runs_dir.glob(f"**/{run_id}.state.json"))
+    if not matches:
+        raise UserInputError(
+            f"no run {run_id!r} under {runs_dir}",
+            hint="pass the run_id of a RunResult and the same runs_dir",
+            details={"run_id": run_id, "runs_dir": str(runs_dir)},
+        )
+    return matches[0]
+
+
+def load_state(runs_dir: Path, run_id: str) -> RunState:
+    """Read and decode the state of ``run_id``."""
+    path = find_state(runs_dir, run_id)
+    return RunState.from_dict(decode(json.loads(path.read_text(encoding="utf-8"))))
+
+
+def plan_to_dict(plan: Plan) -> dict[str, Any]:
+    """The plan as a mapping (by alias) that ``plan_from_dict`` validates back."""
+    return plan.model_dump(by_alias=True)
+
+
+def plan_from_dict(data: Mapping[str, Any]) -> Plan:
+    """The Plan saved by ``plan_to_dict``."""
+    return Plan.model_validate(data)

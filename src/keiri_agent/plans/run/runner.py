@@ -1,0 +1,299 @@
+"""The Plan runner (seed 002 §8, §9): run a Plan, pause for human input, resume, re-run.
+
+    runner = PlanRunner(catalog, settings, runs_dir=workspace.runs, plan_loader=store.load)
+    result = runner.start(plan, vars={"month": "2025-01"}, on_event=print)
+    if result.status == "paused":          # a UI block is waiting for answers
+        result = runner.resume(result.run_id, answers={"collect_inputs": {...}})
+    if result.status == "failed":          # fix the input, then re-run the failed node
+        node_id = result.errors[0]["details"]["node_id"]
+        result = runner.rerun_from_node(result.run_id, node_id)
+
+Scheduling is event-driven (``plans.run.scheduler``): a node starts as soon as the
+nodes it references have settled, up to ``policy.concurrency.default_max_workers``
+at a time. ``when`` false skips a node (its aliases are None). Errors follow
+``policy.on_error``: ``halt`` stops scheduling, waits for running nodes and fails
+the run; ``continue`` gives the failed node None aliases and carries on (the run
+ends ``failed``, listing the errors, once everything ran); ``retry`` re-runs a
+failing block up to ``policy.retries`` times, then halts. ``policy.timeout_ms``
+bounds each block attempt (TIMEOUT_ERROR); a timed-out attempt is abandoned (its
+``ctx.cancel_event`` is set, its late result ignored). Setting ``cancel_event``
+cancels the run: no new node starts, running blocks see ``ctx.cancel_event`` and
+the run waits for them to return (cooperative blocks return at once; a timeout
+bounds the others), then ends ``cancelled``.
+
+A UI block without answers (or a block raising ``InputRequired``) pauses its
+branch (``waiting`` lists it with the request); independent branches still run to
+completion. Answers are keyed by node path (``node``, ``loop[2]/node``,
+``subflow/node``), as listed in ``waiting``, and kept with the run.
+
+The state is saved as ``runs_dir/{plan_id}/{run_id}.state.json``
+(``plans.run.run_state``) when an invocation starts and ends, so ``resume`` and
+``rerun_from_node`` work from another process; one invocation per run at a time
+(nothing locks the file). Events go to ``runs_dir/{plan_id}/{timestamp}-{run_id}.jsonl``
+(``plans.run.run_log``) and to ``on_event``, which is called on worker threads, one
+event at a time in log order: keep it quick and do not call the runner from it.
+Blocks may run on several threads at once and must be thread-safe.
+
+Security (seed 002 §12): the configured API keys are registered with
+``masking.register_secret`` and never appear in the log, the state or an error;
+errors are kept and returned with secrets masked (``masking.mask_secrets``); the
+state file, which keeps answers (uploaded files included) for ``resume``, is
+readable by its owner only.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from keiri_agent.config import Settings
+from keiri_agent.errors import UserInputError, unknown_choice_message
+from keiri_agent.events import EventCallback
+from keiri_agent.plans.catalog.catalog import BlockCatalog
+from keiri_agent.plans.dsl.dependencies import dependencies
+from keiri_agent.plans.dsl.models import Plan
+from keiri_agent.plans.dsl.scope import build_vars
+from keiri_agent.plans.run.masking import register_secret
+from keiri_agent.plans.run.outputs import RunResult, RunStatus, result_of
+from keiri_agent.plans.run.preflight import check_plan
+from keiri_agent.plans.run.run_log import RunLog, log_path_for
+from keiri_agent.plans.run.run_services import RunServices
+from keiri_agent.plans.run.run_state import (
+    NodeState,
+    RunState,
+    StateEncodingError,
+    load_state,
+    plan_from_dict,
+    plan_to_dict,
+    save_state,
+    unsupported_value,
+)
+from keiri_agent.plans.run.scheduler import Frame, GraphRun
+from keiri_agent.plans.run.steps import STEPS
+from keiri_agent.plans.store import PlanStore
+from keiri_agent.workspace import Workspace
+
+__all__ = ["PlanLoader", "PlanRunner", "RunResult", "RunStatus"]
+
+PlanLoader = Callable[[str], Plan]
+
+
+def _check_answers(answers: Mapping[str, Any] | None) -> dict[str, Any]:
+    checked: dict[str, Any] = {}
+    for node_path, answer in (answers or {}).items():
+        if not isinstance(answer, Mapping):
+            raise UserInputError(
+                f"the answers for {node_path!r} must be a mapping, not {type(answer).__name__}",
+                hint="answers look like {node_id: {field: value}}",
+            )
+        checked[str(node_path)] = dict(answer)
+    _check_storable("answers", checked)
+    return checked
+
+
+def _check_storable(what: str, value: Any) -> None:
+    found = unsupported_value(value)
+    if found:
+        raise StateEncodingError(
+            f"{what}: {found[0]} is a {found[1]}, which the run state cannot store",
+            hint="use JSON values, bytes, datetime/date/time or Decimal",
+        )
+
+
+class PlanRunner:
+    """Runs Plans with blocks from ``catalog``; state and logs live under ``runs_dir``."""
+
+    def __init__(
+        self,
+        catalog: BlockCatalog,
+        settings: Settings,
+        *,
+        runs_dir: Path,
+        plan_loader: PlanLoader | None = None,
+        env: Mapping[str, str] | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> None:
+        """``settings`` and ``env`` (what ``${env.*}`` reads; none when not given) come
+        from the caller: the runner never reads the process environment itself."""
+        self.catalog = catalog
+        self.settings = settings
+        # the configured keys are masked in logs, errors and run states (seed 002 §12)
+        register_secret(settings.openai_api_key)
+        register_secret(settings.azure_openai_api_key)
+        self.runs_dir = Path(runs_dir).absolute()
+        self.plan_loader = plan_loader or self._default_loader(settings)
+        self.env: Mapping[str, str] = env if env is not None else {}
+        self.config = dict(config or {})
+
+    @staticmethod
+    def _default_loader(settings: Settings) -> PlanLoader:
+        return PlanStore(Workspace.from_settings(settings).designs).load
+
+    def start(
+        self,
+        plan: Plan,
+        *,
+        vars: Mapping[str, Any] | None = None,
+        answers: Mapping[str, Any] | None = None,
+        on_event: EventCallback | None = None,
+        cancel_event: threading.Event | None = None,
+    ) -> RunResult:
+        """Run ``plan`` from the beginning (a new run id).
+
+        Raises PlanValidationError when a block is unknown or the graph has a cycle,
+        ReferenceError_ when a plan var names a missing env/config entry, and
+        StateEncodingError for vars/answers the state cannot store.
+        """
+        overrides = dict(vars or {})
+        _check_storable("vars", overrides)
+        checked_answers = _check_answers(answers)
+        run_id = f"run_{uuid.uuid4().hex[:12]}"
+        state = RunState(
+            run_id=run_id,
+            plan_id=plan.id,
+            plan=plan_to_dict(plan),
+            log_path=log_path_for(self.runs_dir, plan.id, run_id)
+            .relative_to(self.runs_dir)
+            .as_posix(),
+            vars=overrides,
+            answers=checked_answers,
+        )
+        return self._invoke(state, plan, "start", on_event, cancel_event)
+
+    def resume(
+        self,
+        run_id: str,
+        *,
+        answers: Mapping[str, Any],
+        on_event: EventCallback | None = None,
+        cancel_event: threading.Event | None = None,
+    ) -> RunResult:
+        """Continue a paused (or cancelled) run with ``answers`` for the waiting nodes."""
+        state = load_state(self.runs_dir, run_id)
+        if state.status not in ("paused", "cancelled"):
+            raise UserInputError(
+                f"run {run_id} is {state.status}, not paused",
+                hint="use rerun_from_node to run finished nodes again",
+                details={"run_id": run_id, "status": state.status},
+            )
+        state.answers.update(_check_answers(answers))
+        plan = plan_from_dict(state.plan)
+        return self._invoke(state, plan, "resume", on_event, cancel_event)
+
+    def rerun_from_node(
+        self,
+        run_id: str,
+        node_id: str,
+        *,
+        answers: Mapping[str, Any] | None = None,
+        vars: Mapping[str, Any] | None = None,
+        on_event: EventCallback | None = None,
+        cancel_event: threading.Event | None = None,
+    ) -> RunResult:
+        """Run top-level ``node_id`` and everything downstream of it again.
+
+        Other finished nodes keep their outputs; unfinished ones (pending, waiting,
+        cancelled) run too. ``vars`` are merged over the run's vars; answers given
+        earlier are kept unless replaced.
+        """
+        state = load_state(self.runs_dir, run_id)
+        plan = plan_from_dict(state.plan)
+        ids = [node.id for node in plan.graph]
+        if node_id not in ids:
+            raise UserInputError(
+                unknown_choice_message("top-level node", node_id, ids),
+                hint="re-run the loop or subflow node that contains a nested node",
+                details={"run_id": run_id, "node_id": node_id},
+            )
+        overrides = dict(vars or {})
+        _check_storable("vars", overrides)
+        state.vars.update(overrides)
+        state.answers.update(_check_answers(answers))
+        for reset in sorted(downstream(plan, node_id)):
+            state.graph.nodes[reset] = NodeState()
+        return self._invoke(state, plan, "rerun", on_event, cancel_event, from_node=node_id)
+
+    def result(self, run_id: str) -> RunResult:
+        """The last saved result of ``run_id`` (e.g. to show a paused run after a restart)."""
+        state = load_state(self.runs_dir, run_id)
+        return self._result(state, plan_from_dict(state.plan), state.status)
+
+    def _invoke(
+        self,
+        state: RunState,
+        plan: Plan,
+        mode: str,
+        on_event: EventCallback | None,
+        cancel_event: threading.Event | None,
+        from_node: str | None = None,
+    ) -> RunResult:
+        check_plan(plan, self.catalog)  # also on resume: the catalog may have changed
+        env = dict(self.env)
+        top_vars = build_vars(plan.vars, state.vars, env, self.config)
+        started = time.monotonic()
+        ids = {"run_id": state.run_id, "plan_id": plan.id}
+        log_path = self.runs_dir / state.log_path
+        with RunLog(
+            log_path, run_id=state.run_id, on_event=on_event, start_after=state.last_seq
+        ) as log:
+            services = RunServices(
+                catalog=self.catalog,
+                settings=self.settings,
+                env=env,
+                config=self.config,
+                plan_loader=self.plan_loader,
+                log=log,
+                cancel_event=cancel_event or threading.Event(),
+                answers=state.answers,
+                counters=state.counters,
+            )
+            if mode == "start":
+                # the vars as written (env/config references unresolved): no secrets
+                logged_vars = {**plan.vars, **state.vars}
+                log.emit("plan_start", **ids, plan_version=plan.version, vars=logged_vars)
+            else:
+                log.emit("plan_resumed", **ids, mode=mode, from_node=from_node)
+            state.status = "running"
+            state.last_seq = log.last_seq
+            save_state(self.runs_dir, state)
+            frame = Frame(state.run_id, plan.id, plan.policy, top_vars, outer={}, locals={})
+            graph_run = GraphRun(services, frame, plan.graph, state.graph, threading.Event(), STEPS)
+            status = graph_run.execute()
+            result = self._result(state, plan, status)
+            duration = round((time.monotonic() - started) * 1000, 3)
+            if result.status == "paused":
+                waiting = [item["node_id"] for item in result.waiting]
+                log.emit("plan_paused", **ids, waiting=waiting, total_duration_ms=duration)
+            else:
+                log.emit(
+                    "plan_complete",
+                    **ids,
+                    status=result.status,
+                    total_duration_ms=duration,
+                    errors=len(result.errors),
+                )
+            state.status = result.status
+            state.last_seq = log.last_seq
+            save_state(self.runs_dir, state)
+        return result
+
+    def _result(self, state: RunState, plan: Plan, status: str) -> RunResult:
+        return result_of(state, plan, status, self.runs_dir)
+
+
+def downstream(plan: Plan, node_id: str) -> set[str]:
+    """``node_id`` and every top-level node that depends on it, directly or not."""
+    deps = dependencies(plan.graph)
+    found = {node_id}
+    changed = True
+    while changed:
+        changed = False
+        for other, needed in deps.items():
+            if other not in found and needed & found:
+                found.add(other)
+                changed = True
+    return found

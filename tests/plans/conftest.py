@@ -1,0 +1,20 @@
+"""Fixtures shared by the Plan tests (helpers live in ``runner_support``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from runner_support import recorder
+
+
+@pytest.fixture(autouse=True)
+def _clean_recorder() -> None:
+    """Every test starts with the test blocks' call counts and failures reset."""
+    recorder().reset()
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    """The runs folder of a test's runner."""
+    return tmp_path / "runs"
