@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     PeriodFilter,
     bare_thresholds,
@@ -175,17 +176,6 @@ class ColumnIndex:
     def concept_column(self, concept: str) -> str | None:
         """The column holding a concept (e.g. 'sales'), if any."""
         return next((c.name for c in self.columns if c.concept == concept), None)
-
-
-@dataclass(frozen=True)
-class Mention:
-    """A column named in the text; ``value`` is set when the text names one of its values."""
-
-    start: int
-    end: int
-    column: str
-    value: str | None = None
-    negated: bool = False
 
 
 @dataclass

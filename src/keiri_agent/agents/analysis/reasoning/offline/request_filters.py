@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from keiri_agent.agents.analysis.reasoning.offline.parser import Mention
+    from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
 
 
 def _t(lang: str, ja: str, en: str) -> str:
