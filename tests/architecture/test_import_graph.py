@@ -125,3 +125,39 @@ def test_importing_a_layer_does_not_pull_in_the_layers_above(
         if name not in allowed and any(name.startswith(prefix) for prefix in forbidden)
     ]
     assert leaked == [], f"import {module} loads {leaked}"
+
+
+LAYERS: dict[str, int] = {
+    # foundations: import nothing above them
+    **dict.fromkeys(("events", "errors", "config", "textcodec", "logs", "workspace"), 0),
+    # infrastructure shared by every part
+    **dict.fromkeys(("files", "documents", "search", "storage", "llm"), 1),
+    "blocks": 2,
+    # the products' cores: siblings that never import each other
+    **dict.fromkeys(("plans", "agents"), 3),
+    "services": 4,
+    # surfaces
+    **dict.fromkeys(("cli", "ui", "demo"), 5),
+}
+SIBLINGS_APART = {frozenset(("plans", "agents"))}
+
+
+def _part(module: str) -> str:
+    return module.split(".")[1] if "." in module else ""
+
+
+def test_every_part_of_the_package_has_a_layer() -> None:
+    parts = {_part(module) for module in import_graph()} - {"", "samples", "block_specs"}
+    assert parts <= set(LAYERS), f"give these a layer in LAYERS: {sorted(parts - set(LAYERS))}"
+
+
+def test_layers_import_only_downwards() -> None:
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph().items()
+        for target in targets
+        if (source := _part(module)) in LAYERS
+        and (used := _part(target)) in LAYERS
+        and (LAYERS[used] > LAYERS[source] or frozenset((source, used)) in SIBLINGS_APART)
+    )
+    assert upward == []
