@@ -69,7 +69,8 @@ class RunLock:
         except portalocker.exceptions.LockException as error:
             raise ExecutionError(
                 f"実行 ({self.run_id}) の状態ファイルをロックできませんでした: {error}",
-                hint="runs フォルダーを、ファイルのロックが使えるローカルのディスクに置いてください。",
+                hint="runs フォルダーは、ファイルをロックできるローカルのディスクに"
+                "置いてください。",
                 code="RUN_LOCK_FAILED",
                 details={"run_id": self.run_id, "lock_path": str(self.path)},
             ) from None
