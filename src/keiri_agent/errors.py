@@ -14,6 +14,8 @@
     │   ├── LLMError                the model service failed or answered unusably
     │   └── BlockError              a Plan block failed (seed 002 §9: code, details,
     │                               input_snapshot, hint, recoverable)
+    ├── RunInProgressError          another process (or thread) is running that Plan run:
+    │                               wait for it to end, then try again
     └── (control-flow signals live with their engine, e.g. blocks.base.InputRequired)
 
 Every error carries a ``code`` (stable, machine-readable), a human ``message``,
@@ -130,6 +132,13 @@ class PlanValidationError(UserInputError):
         plain = [issue.to_dict() if hasattr(issue, "to_dict") else issue for issue in issues]
         super().__init__(message, hint=hint, details={"issues": plain})
         self.issues = issues
+
+
+class RunInProgressError(KeiriAgentError):
+    """A Plan run is owned by another invocation (``plans.run.run_lock``): nothing
+    was changed; the same call succeeds once that invocation has ended."""
+
+    code = "RUN_IN_PROGRESS"
 
 
 class BlockErrorCode:

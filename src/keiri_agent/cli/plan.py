@@ -2,7 +2,9 @@
 
 PLAN is a YAML file or a plan id under ``designs/``. Exit codes: 0 success (and a
 run paused for input), 1 a reported failure (invalid plan, failed or cancelled
-run), 2 a usage error.
+run, a run another process is running: ``RUN_IN_PROGRESS``), 2 a usage error. With
+``--json``, ``validate``, ``run`` and ``resume`` also print a reported error on stdout
+as ``{"ok": false, "error": {"code", "message", "hint", "details"}}``.
 
 ``run`` / ``resume`` use the ``--inputs`` answers first. When the run still pauses
 and prompting is on (``--prompt``; by default when stdin and stdout are terminals
@@ -226,6 +228,14 @@ def _report_run(result: RunResult, as_json: bool, out: Path | None = None) -> No
         raise typer.Exit(code=1)
 
 
+def _run_failed(error: KeiriAgentError, as_json: bool) -> typer.Exit:
+    """A run/resume that could not go on (e.g. RUN_IN_PROGRESS: another process is
+    running it): the error on stderr and, with --json, its JSON form on stdout."""
+    if as_json:
+        print_json(error_json(error))
+    return _fail(error)
+
+
 def _prompting(prompt: bool | None, as_json: bool) -> bool:
     """--prompt/--no-prompt as given; by default on for a terminal without --json."""
     if prompt is not None:
@@ -281,7 +291,7 @@ def run(
         if _prompting(prompt, as_json):
             result = _answer_by_prompts(engine, result, answers, on_event)
     except KeiriAgentError as error:
-        raise _fail(error) from None
+        raise _run_failed(error, as_json) from None
     _report_run(result, as_json, out)
 
 
@@ -308,7 +318,7 @@ def resume(
         if _prompting(prompt, as_json):
             result = _answer_by_prompts(engine, result, answers, on_event)
     except KeiriAgentError as error:
-        raise _fail(error) from None
+        raise _run_failed(error, as_json) from None
     _report_run(result, as_json, out)
 
 

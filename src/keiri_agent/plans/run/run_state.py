@@ -34,7 +34,10 @@ so the answers given so far and the nodes' outputs are saved as they are, upload
 file bytes included; they are not copied anywhere else (the JSONL log shows bytes
 as ``<bytes n>``). The file is readable by its owner only, errors are saved with
 secrets masked, and the configured API keys are never written. Delete
-``runs/{plan_id}/{run_id}.state.json`` to drop a finished run's data.
+``runs/{plan_id}/{run_id}.state.json`` (and its ``.lock``) to drop a finished run's data.
+
+One invocation owns a run at a time (``plans.run.run_lock``): the runner reads the
+state only once it holds the run's lock, and saves it only while it holds it.
 """
 
 from __future__ import annotations
@@ -444,7 +447,11 @@ def find_state(runs_dir: Path, run_id: str) -> Path:
 
 def load_state(runs_dir: Path, run_id: str) -> RunState:
     """Read and decode the state of ``run_id``."""
-    path = find_state(runs_dir, run_id)
+    return read_state(find_state(runs_dir, run_id))
+
+
+def read_state(path: Path) -> RunState:
+    """Read and decode the state file at ``path``."""
     return RunState.from_dict(decode(json.loads(path.read_text(encoding="utf-8"))))
 
 

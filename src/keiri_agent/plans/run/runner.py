@@ -28,8 +28,19 @@ completion. Answers are keyed by node path (``node``, ``loop[2]/node``,
 
 The state is saved as ``runs_dir/{plan_id}/{run_id}.state.json``
 (``plans.run.run_state``) when an invocation starts and ends, so ``resume`` and
-``rerun_from_node`` work from another process; one invocation per run at a time
-(nothing locks the file). Events go to ``runs_dir/{plan_id}/{timestamp}-{run_id}.jsonl``
+``rerun_from_node`` work from another process.
+
+One invocation owns a run at a time, guaranteed (``plans.run.run_lock``): each
+invocation holds the run's exclusive OS lock (``{run_id}.state.json.lock``) from
+before it first reads or writes the state to after it last saves it — ``start``
+from before the state file exists — and releases it on every way out (success,
+pause, failure, an exception, Ctrl-C; a killed process's lock dies with it). A
+``resume`` or ``rerun_from_node`` of a run that another process or thread is
+running raises ``RunInProgressError`` (``RUN_IN_PROGRESS``) at once, without
+waiting and without touching the state or the log; the state is read only once
+the lock is held, so an invocation never continues from a stale copy.
+
+Events go to ``runs_dir/{plan_id}/{timestamp}-{run_id}.jsonl``
 (``plans.run.run_log``) and to ``on_event``, which is called on worker threads, one
 event at a time in log order: keep it quick and do not call the runner from it.
 Blocks may run on several threads at once and must be thread-safe.
@@ -46,7 +57,8 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -60,16 +72,20 @@ from keiri_agent.plans.dsl.scope import build_vars
 from keiri_agent.plans.run.masking import register_secret
 from keiri_agent.plans.run.outputs import RunResult, RunStatus, result_of
 from keiri_agent.plans.run.preflight import check_plan
+from keiri_agent.plans.run.run_lock import RunLock
 from keiri_agent.plans.run.run_log import RunLog, log_path_for
 from keiri_agent.plans.run.run_services import RunServices
 from keiri_agent.plans.run.run_state import (
     NodeState,
     RunState,
     StateEncodingError,
+    find_state,
     load_state,
     plan_from_dict,
     plan_to_dict,
+    read_state,
     save_state,
+    state_path,
     unsupported_value,
 )
 from keiri_agent.plans.run.scheduler import Frame, GraphRun
@@ -146,7 +162,8 @@ class PlanRunner:
 
         Raises PlanValidationError when a block is unknown or the graph has a cycle,
         ReferenceError_ when a plan var names a missing env/config entry, and
-        StateEncodingError for vars/answers the state cannot store.
+        StateEncodingError for vars/answers the state cannot store. The new run is
+        owned (locked) before its state file first exists.
         """
         overrides = dict(vars or {})
         _check_storable("vars", overrides)
@@ -162,7 +179,9 @@ class PlanRunner:
             vars=overrides,
             answers=checked_answers,
         )
-        return self._invoke(state, plan, "start", on_event, cancel_event)
+        top_vars = self._checked_vars(plan, state)  # a plan that cannot run leaves no file
+        with RunLock(state_path(self.runs_dir, plan.id, run_id), run_id):
+            return self._invoke(state, plan, top_vars, "start", on_event, cancel_event)
 
     def resume(
         self,
@@ -172,17 +191,21 @@ class PlanRunner:
         on_event: EventCallback | None = None,
         cancel_event: threading.Event | None = None,
     ) -> RunResult:
-        """Continue a paused (or cancelled) run with ``answers`` for the waiting nodes."""
-        state = load_state(self.runs_dir, run_id)
-        if state.status not in ("paused", "cancelled"):
-            raise UserInputError(
-                f"run {run_id} is {state.status}, not paused",
-                hint="use rerun_from_node to run finished nodes again",
-                details={"run_id": run_id, "status": state.status},
-            )
-        state.answers.update(_check_answers(answers))
-        plan = plan_from_dict(state.plan)
-        return self._invoke(state, plan, "resume", on_event, cancel_event)
+        """Continue a paused (or cancelled) run with ``answers`` for the waiting nodes.
+
+        Raises RunInProgressError when another invocation owns the run.
+        """
+        with self._owned(run_id) as state:
+            if state.status not in ("paused", "cancelled"):
+                raise UserInputError(
+                    f"run {run_id} is {state.status}, not paused",
+                    hint="use rerun_from_node to run finished nodes again",
+                    details={"run_id": run_id, "status": state.status},
+                )
+            state.answers.update(_check_answers(answers))
+            plan = plan_from_dict(state.plan)
+            top_vars = self._checked_vars(plan, state)
+            return self._invoke(state, plan, top_vars, "resume", on_event, cancel_event)
 
     def rerun_from_node(
         self,
@@ -198,42 +221,61 @@ class PlanRunner:
 
         Other finished nodes keep their outputs; unfinished ones (pending, waiting,
         cancelled) run too. ``vars`` are merged over the run's vars; answers given
-        earlier are kept unless replaced.
+        earlier are kept unless replaced. Raises RunInProgressError when another
+        invocation owns the run.
         """
-        state = load_state(self.runs_dir, run_id)
-        plan = plan_from_dict(state.plan)
-        ids = [node.id for node in plan.graph]
-        if node_id not in ids:
-            raise UserInputError(
-                unknown_choice_message("top-level node", node_id, ids),
-                hint="re-run the loop or subflow node that contains a nested node",
-                details={"run_id": run_id, "node_id": node_id},
+        with self._owned(run_id) as state:
+            plan = plan_from_dict(state.plan)
+            ids = [node.id for node in plan.graph]
+            if node_id not in ids:
+                raise UserInputError(
+                    unknown_choice_message("top-level node", node_id, ids),
+                    hint="re-run the loop or subflow node that contains a nested node",
+                    details={"run_id": run_id, "node_id": node_id},
+                )
+            overrides = dict(vars or {})
+            _check_storable("vars", overrides)
+            state.vars.update(overrides)
+            state.answers.update(_check_answers(answers))
+            for reset in sorted(downstream(plan, node_id)):
+                state.graph.nodes[reset] = NodeState()
+            top_vars = self._checked_vars(plan, state)
+            return self._invoke(
+                state, plan, top_vars, "rerun", on_event, cancel_event, from_node=node_id
             )
-        overrides = dict(vars or {})
-        _check_storable("vars", overrides)
-        state.vars.update(overrides)
-        state.answers.update(_check_answers(answers))
-        for reset in sorted(downstream(plan, node_id)):
-            state.graph.nodes[reset] = NodeState()
-        return self._invoke(state, plan, "rerun", on_event, cancel_event, from_node=node_id)
 
     def result(self, run_id: str) -> RunResult:
-        """The last saved result of ``run_id`` (e.g. to show a paused run after a restart)."""
+        """The last saved result of ``run_id`` (e.g. to show a paused run after a restart).
+
+        Reads without taking the run: a run another invocation owns shows ``running``
+        (saves replace the file atomically, so the copy read is always whole).
+        """
         state = load_state(self.runs_dir, run_id)
         return self._result(state, plan_from_dict(state.plan), state.status)
+
+    @contextmanager
+    def _owned(self, run_id: str) -> Iterator[RunState]:
+        """The run's state, read from disk only once this invocation owns the run."""
+        path = find_state(self.runs_dir, run_id)
+        with RunLock(path, run_id):
+            yield read_state(path)
+
+    def _checked_vars(self, plan: Plan, state: RunState) -> dict[str, Any]:
+        """The run's resolved top-level vars, once the plan passed its pre-run checks."""
+        check_plan(plan, self.catalog)  # also on resume: the catalog may have changed
+        return build_vars(plan.vars, state.vars, dict(self.env), self.config)
 
     def _invoke(
         self,
         state: RunState,
         plan: Plan,
+        top_vars: dict[str, Any],
         mode: str,
         on_event: EventCallback | None,
         cancel_event: threading.Event | None,
         from_node: str | None = None,
     ) -> RunResult:
-        check_plan(plan, self.catalog)  # also on resume: the catalog may have changed
         env = dict(self.env)
-        top_vars = build_vars(plan.vars, state.vars, env, self.config)
         started = time.monotonic()
         ids = {"run_id": state.run_id, "plan_id": plan.id}
         log_path = self.runs_dir / state.log_path
