@@ -15,39 +15,24 @@ The names below are imported on first use (module ``__getattr__``), so
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from keiri_agent.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from keiri_agent.plans.catalog import BlockCatalog, BlockSpec
     from keiri_agent.plans.check import DryRunReport, PlanValidator
     from keiri_agent.plans.dsl import Plan, load_plan_file, load_plan_text
     from keiri_agent.plans.engine import PlanEngine
-    from keiri_agent.plans.issues import ValidationIssue, ValidationReport
+    from keiri_agent.plans.issues import IssueCode, ValidationIssue, ValidationReport
     from keiri_agent.plans.run import PlanRunner, RunResult, RunStatus
     from keiri_agent.plans.store import PlanStore
-
-_EXPORTS = {
-    "BlockCatalog": "keiri_agent.plans.catalog",
-    "BlockSpec": "keiri_agent.plans.catalog",
-    "DryRunReport": "keiri_agent.plans.check",
-    "PlanValidator": "keiri_agent.plans.check",
-    "Plan": "keiri_agent.plans.dsl",
-    "load_plan_file": "keiri_agent.plans.dsl",
-    "load_plan_text": "keiri_agent.plans.dsl",
-    "PlanEngine": "keiri_agent.plans.engine",
-    "ValidationIssue": "keiri_agent.plans.issues",
-    "ValidationReport": "keiri_agent.plans.issues",
-    "PlanRunner": "keiri_agent.plans.run",
-    "RunResult": "keiri_agent.plans.run",
-    "RunStatus": "keiri_agent.plans.run",
-    "PlanStore": "keiri_agent.plans.store",
-}
 
 __all__ = [
     "BlockCatalog",
     "BlockSpec",
     "DryRunReport",
+    "IssueCode",
     "Plan",
     "PlanEngine",
     "PlanRunner",
@@ -61,15 +46,23 @@ __all__ = [
     "load_plan_text",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "BlockCatalog": ".catalog",
+        "BlockSpec": ".catalog",
+        "DryRunReport": ".check",
+        "PlanValidator": ".check",
+        "Plan": ".dsl",
+        "load_plan_file": ".dsl",
+        "load_plan_text": ".dsl",
+        "PlanEngine": ".engine",
+        "IssueCode": ".issues",
+        "ValidationIssue": ".issues",
+        "ValidationReport": ".issues",
+        "PlanRunner": ".run",
+        "RunResult": ".run",
+        "RunStatus": ".run",
+        "PlanStore": ".store",
+    },
+)
