@@ -23,7 +23,12 @@ if TYPE_CHECKING:
     from keiri_agent.plans.check import DryRunReport, PlanValidator
     from keiri_agent.plans.dsl import Plan, load_plan_file, load_plan_text
     from keiri_agent.plans.engine import PlanEngine
-    from keiri_agent.plans.issues import ValidationIssue, ValidationReport
+    from keiri_agent.plans.issues import (
+        IssueCode,
+        IssueDetails,
+        ValidationIssue,
+        ValidationReport,
+    )
     from keiri_agent.plans.run import PlanRunner, RunResult, RunStatus
     from keiri_agent.plans.store import PlanStore
 
@@ -36,6 +41,8 @@ _EXPORTS = {
     "load_plan_file": "keiri_agent.plans.dsl",
     "load_plan_text": "keiri_agent.plans.dsl",
     "PlanEngine": "keiri_agent.plans.engine",
+    "IssueCode": "keiri_agent.plans.issues",
+    "IssueDetails": "keiri_agent.plans.issues",
     "ValidationIssue": "keiri_agent.plans.issues",
     "ValidationReport": "keiri_agent.plans.issues",
     "PlanRunner": "keiri_agent.plans.run",
@@ -48,6 +55,8 @@ __all__ = [
     "BlockCatalog",
     "BlockSpec",
     "DryRunReport",
+    "IssueCode",
+    "IssueDetails",
     "Plan",
     "PlanEngine",
     "PlanRunner",
