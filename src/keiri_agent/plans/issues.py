@@ -5,8 +5,9 @@
 (``code``), how bad it is (``severity``), what is wrong (``message``, for people),
 how to fix it (``hint``) and, for programs (the repair loop), ``details``: where
 (``node``, ``path`` such as ``graph[2].in.mode``, and for YAML text ``line`` /
-``column``), the valid ``choices``, the ``closest`` one, the ``expected`` and
-``actual`` type and, for an issue of a called subflow, its ``cause``. A program
+``column``), the ``name`` at fault as written, the valid ``choices``, the
+``closest`` one, the ``expected`` and ``actual`` type and, for an issue of a called
+subflow, its ``cause``. A program
 reads ``details`` and never parses ``message``.
 
 A report holds every issue found; ``raise_for_errors`` turns the errors into one
@@ -89,17 +90,19 @@ class IssueDetails:
     """What a program needs to act on an issue; every field None when not known.
 
     ``node``: the node id; ``path``: where in the plan (``graph[2].in.text``);
-    ``line``/``column``: 1-based position in the YAML text; ``choices``: the valid
-    values there (node ids, aliases, inputs, blocks, vars, fields); ``closest``: the
-    choice closest to what was written; ``expected``/``actual``: JSON types
-    (``string``, ``array | object``); ``cause``: the called plan's own issue (for
-    ``SUBFLOW_INVALID``).
+    ``line``/``column``: 1-based position in the YAML text; ``name``: the name at
+    fault as written (an unknown block, node, alias, input, var or field, a missing
+    input, a duplicate key, alias or id); ``choices``: the valid values there (node
+    ids, aliases, inputs, blocks, vars, fields); ``closest``: the choice closest to
+    ``name``; ``expected``/``actual``: JSON types (``string``, ``array | object``);
+    ``cause``: the called plan's own issue (for ``SUBFLOW_INVALID``).
     """
 
     node: str | None = None
     path: str | None = None
     line: int | None = None
     column: int | None = None
+    name: str | None = None
     choices: tuple[str, ...] | None = None
     closest: str | None = None
     expected: str | None = None
@@ -113,6 +116,7 @@ class IssueDetails:
             "path": self.path,
             "line": self.line,
             "column": self.column,
+            "name": self.name,
             "choices": list(self.choices) if self.choices is not None else None,
             "closest": self.closest,
             "expected": self.expected,
@@ -184,6 +188,7 @@ def make_issue(
     path: str | None = None,
     line: int | None = None,
     column: int | None = None,
+    name: str | None = None,
     choices: Iterable[str] | None = None,
     closest: str | None = None,
     expected: str | None = None,
@@ -196,6 +201,7 @@ def make_issue(
         path=path,
         line=line,
         column=column,
+        name=name,
         choices=tuple(choices) if choices is not None else None,
         closest=closest,
         expected=expected,

@@ -54,6 +54,7 @@ def check_exports(
                 f"export {export.name!r} is declared twice",
                 node_id=owner,
                 path=f"{where}.as",
+                name=export.name,
             )
         names.add(export.name)
         try:
@@ -129,6 +130,7 @@ def check_loop(refs: ReferenceWalker, info: NodeInfo, node: LoopNode, scope: Loc
                     f"loop variable {name!r} {clash}",
                     node_id=node.id,
                     path=where,
+                    name=name,
                     hint="rename the loop variable",
                 )
             seen.add(name)
@@ -176,6 +178,7 @@ def _while_exports(
                 "see the previous iteration's exports by name)",
                 node_id=node.id,
                 path=f"{info.path}.body.plan.exports[{index}].as",
+                name=export.name,
                 hint="rename the export",
             )
     exports = {export.name: refs.export_schema(export) for export in node.body.plan.exports}

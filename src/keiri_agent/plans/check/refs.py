@@ -85,6 +85,7 @@ class ReferenceChecker:
                         "and other ${vars.*}",
                         None,
                         path,
+                        name=reference.root,
                         choices=("env", "config", "vars"),
                     )
         cycle = _var_cycle(uses)
@@ -127,7 +128,10 @@ class ReferenceChecker:
         if root == "env":
             if len(ref.path) != 1 or not isinstance(ref.path[0], str):
                 self._unknown(
-                    f"{ref}: name one environment variable, e.g. ${{env.NAME}}", node_id, path
+                    f"{ref}: name one environment variable, e.g. ${{env.NAME}}",
+                    node_id,
+                    path,
+                    name=ref.text,
                 )
             elif ref.path[0] not in self.env:
                 self.check.add(
@@ -146,6 +150,7 @@ class ReferenceChecker:
                 f"{ref}: the {root!r} root is reserved and has no values",
                 node_id,
                 path,
+                name=root,
                 choices=self._visible(chain, scope),
             )
             return None
@@ -156,6 +161,7 @@ class ReferenceChecker:
                 f"loop {self.loop_vars[root]!r}",
                 node_id,
                 path,
+                name=root,
                 choices=self._visible(chain, scope),
             )
             return None
@@ -179,6 +185,7 @@ class ReferenceChecker:
                 "and is not visible here (use the loop's exports)",
                 node_id,
                 path,
+                name=root,
                 choices=self._visible(chain, scope),
             )
             return None
@@ -188,6 +195,7 @@ class ReferenceChecker:
                 f"{ref}: a node inside loop {root!r} cannot use the loop's own output",
                 node_id,
                 path,
+                name=root,
                 choices=self._visible(chain, scope),
             )
             return None
@@ -405,7 +413,8 @@ class ReferenceChecker:
         message: str,
         node_id: str | None,
         path: str,
-        hint: str | None = None,
+        *,
+        name: str,
         choices: Sequence[str] | None = None,
     ) -> None:
         self.check.add(
@@ -413,7 +422,7 @@ class ReferenceChecker:
             message,
             node_id=node_id,
             path=path,
-            hint=hint,
+            name=name,
             choices=choices,
         )
 

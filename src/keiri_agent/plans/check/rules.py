@@ -35,6 +35,7 @@ class Add(Protocol):
         path: str | None = None,
         hint: str | None = None,
         severity: Severity = "error",
+        name: str | None = None,
         choices: Iterable[str] | None = None,
         closest: str | None = None,
         expected: str | None = None,
@@ -59,6 +60,7 @@ def unknown_block(add: Add, node: BlockNode, path: str, known: Sequence[str]) ->
         node_id=node.id,
         path=f"{path}.block",
         hint="`keiri-agent blocks list` shows every block",
+        name=block_id,
         choices=known,
         closest=closest_match(block_id, known) or (close[0] if close else None),
     )
@@ -87,6 +89,7 @@ def check_ports(add: Add, node: BlockNode, path: str, spec: BlockSpec) -> None:
                 node_id=node.id,
                 path=f"{path}.in",
                 hint=f"add 'in: {{{name}: ...}}' (a value or a ${{...}} reference)",
+                name=name,
                 expected=type_name(spec.inputs[name]),
             )
     declared_out = list(spec.outputs)
@@ -110,6 +113,7 @@ def check_ports(add: Add, node: BlockNode, path: str, spec: BlockSpec) -> None:
                 node_id=node.id,
                 path=f"{path}.out.{port}",
                 hint="give each output its own alias",
+                name=alias,
             )
         aliases.setdefault(alias, port)
 
@@ -164,6 +168,7 @@ def check_requirements(add: Add, nodes: Iterable[tuple[BlockNode, str]]) -> None
                         node_id=node.id,
                         path=f"{where}.id",
                         hint="each requirement needs its own id (it keys collected_data)",
+                        name=field_id,
                     )
                 ids.add(field_id)
             if not isinstance(field_type, str) or "${" in field_type:
@@ -185,6 +190,7 @@ def check_requirements(add: Add, nodes: Iterable[tuple[BlockNode, str]]) -> None
                     node_id=node.id,
                     path=f"{where}.options",
                     hint="add options: [choice 1, choice 2]",
+                    name=field_id if isinstance(field_id, str) else None,
                 )
             if not isinstance(field_id, str):
                 continue
@@ -197,6 +203,7 @@ def check_requirements(add: Add, nodes: Iterable[tuple[BlockNode, str]]) -> None
                     node_id=node.id,
                     path=f"{where}.type",
                     hint="use one type for one id, or rename one of them",
+                    name=field_id,
                     expected=first[0],
                     actual=field_type,
                 )
@@ -228,6 +235,7 @@ def check_layout(
                 IssueCode.LAYOUT_DUPLICATE_NODE,
                 f"node {node_id!r} is listed twice in ui.layout",
                 node_id=node_id,
+                name=node_id,
                 path=f"ui.layout[{index}]",
                 severity="warning",
             )
@@ -242,6 +250,7 @@ def check_layout(
                 node_id=node_id,
                 path="ui.layout",
                 hint=f"add {node_id!r} to ui.layout where it should be shown",
+                name=node_id,
                 severity="warning",
             )
 
@@ -288,6 +297,7 @@ def unknown(
         node_id=node_id,
         path=path,
         hint=hint,
+        name=value,
         choices=choices,
         closest=closest,
     )

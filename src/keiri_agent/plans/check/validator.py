@@ -167,6 +167,7 @@ class _PlanCheck(CheckContext):
                     node_id=node.id,
                     path=f"{path}.id",
                     hint="node ids must be unique in the whole plan, loop bodies included",
+                    name=node.id,
                 )
                 continue
             info = NodeInfo(node, path, (*loops, node.id))
@@ -211,6 +212,7 @@ class _PlanCheck(CheckContext):
                 node_id=node.id,
                 path=path,
                 hint=f"add {{from: <body node>.<alias>, as: {collect}}} to body.plan.exports",
+                name=collect,
                 choices=exports,
                 closest=closest_match(collect, exports),
             )
@@ -227,6 +229,7 @@ class _PlanCheck(CheckContext):
                     node_id=node.id,
                     path=f"{info.path}.block",
                     hint="pick a range that matches an available version",
+                    name=node.block,
                     choices=[
                         str(spec.version)
                         for spec in self.validator.catalog.specs()
@@ -290,6 +293,7 @@ class _PlanCheck(CheckContext):
                             node_id=node_id,
                             path=f"{info.path}.out.{info.aliases[alias]}",
                             hint="reference it or remove it from out",
+                            name=alias,
                             severity="warning",
                         )
 

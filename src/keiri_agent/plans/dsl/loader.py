@@ -194,6 +194,7 @@ def _parse_yaml(text: str) -> tuple[Any, Positions, list[ValidationIssue]]:
             path=format_path(loc) or None,
             line=line,
             column=column,
+            name=key,
             hint="keep one of them (YAML would silently keep only the last)",
         )
         for loc, key, (line, column) in duplicates

@@ -49,6 +49,7 @@ _EXPECTED_TYPES = {
 class _Described:
     message: str
     hint: str | None = None
+    name: str | None = None
     choices: tuple[str, ...] | None = None
     closest: str | None = None
     expected: str | None = None
@@ -86,6 +87,7 @@ def schema_issues(
                 hint=hint,
                 line=line,
                 column=column,
+                name=described.name,
                 choices=described.choices,
                 closest=described.closest,
                 expected=described.expected,
@@ -134,48 +136,45 @@ def _describe(loc: Loc, error: ErrorDetails, data: Any) -> _Described:
     kind = error["type"]
     name = str(loc[-1]) if loc else "the plan"
     if kind == "missing":
-        return _Described(f"missing required field {name!r}", f"add '{name}: ...'")
+        return _Described(f"missing required field {name!r}", f"add '{name}: ...'", name=name)
     if kind == "extra_forbidden":
         allowed = _allowed_fields(loc[:-1], data)
         suggestion = closest_match(name, allowed) if allowed else None
         message = f"unknown field {name!r}"
         if suggestion:
             message += f" — did you mean {suggestion!r}?"
-        hint = f"valid fields here: {', '.join(allowed)}" if allowed else None
-        return _Described(message, hint, tuple(allowed) or None, suggestion)
+        return _Described(
+            message,
+            f"valid fields here: {', '.join(allowed)}" if allowed else None,
+            name=name,
+            choices=tuple(allowed) or None,
+            closest=suggestion,
+        )
     if kind == "union_tag_invalid":
         written = _child_at(loc, data, "type")
         return _Described(
             f"unknown node type {written!r}",
             "type is block (the default), loop or subflow",
-            _NODE_TYPES,
-            closest_match(str(written), _NODE_TYPES),
+            name=str(written),
+            choices=_NODE_TYPES,
+            closest=closest_match(str(written), _NODE_TYPES),
         )
     expected = _EXPECTED_TYPES.get(kind)
     actual = json_type(error.get("input")) if expected else None
     if kind == "string_type" and loc[-1:] == ("version",):
-        return _Described(
-            error["msg"], 'quote it in YAML: version: "1.0.0"', None, None, expected, actual
-        )
+        quote = 'quote it in YAML: version: "1.0.0"'
+        return _Described(error["msg"], quote, expected=expected, actual=actual)
     if kind in {"model_type", "dict_type"} and loc and loc[-1] in {"when", "condition"}:
-        return _Described(
-            "a condition must be {expr: ...} or {left, op, right}",
-            None,
-            None,
-            None,
-            expected,
-            actual,
-        )
-    message = error["msg"]
-    if message.startswith("Value error, "):
-        message = message[len("Value error, ") :]
+        message = "a condition must be {expr: ...} or {left, op, right}"
+        return _Described(message, expected=expected, actual=actual)
+    message = error["msg"].removeprefix("Value error, ")
     hint = "quote the value in YAML" if kind == "string_type" else None
-    choices: tuple[str, ...] | None = None
-    closest = None
     if kind == "literal_error":
         choices = _literal_choices(loc, data)
-        closest = closest_match(str(error.get("input")), choices) if choices else None
-    return _Described(message, hint, choices, closest, expected, actual)
+        written = str(error.get("input"))
+        closest = closest_match(written, choices) if choices else None
+        return _Described(message, hint, name=written, choices=choices, closest=closest)
+    return _Described(message, hint, expected=expected, actual=actual)
 
 
 def json_type(value: Any) -> str:
