@@ -52,6 +52,7 @@ def test_an_unknown_block_lists_the_blocks_and_the_closest(engine: PlanEngine) -
     details = issue.details
     assert (details.node, details.path) == ("a", "graph[0].block")
     assert (details.name, details.closest) == ("text.templat", "text.template")
+    assert (details.line, details.column) == (5, 20)  # a validator issue, located in the text
     assert details.choices is not None and "table.sort" in details.choices
     assert report.plan_id == "t"
 
@@ -142,7 +143,11 @@ def test_a_valid_plan_checks_like_it_validates(engine: PlanEngine) -> None:
     text = HEAD + "graph:\n  - {id: a, block: text.template, in: {template: hi}}\n"
     report = engine.check(text)
     assert report.ok and report.plan_id == "t"
-    assert report == engine.validate(plans.load_plan_text(text))
+    validated = engine.validate(plans.load_plan_text(text))
+    assert [(i.code, i.message, i.path) for i in report.issues] == [
+        (i.code, i.message, i.path) for i in validated.issues
+    ]
+    assert [i.line for i in report.issues] == [5]  # UNUSED_NODE, located in the text
 
 
 def test_a_subflow_issue_carries_the_called_plans_issue(

@@ -91,25 +91,23 @@ class PlanEngine:
 
     def check(self, source: str | Path) -> ValidationReport:
         """Every problem of a Plan in one report: the loader's (YAML syntax and size,
-        duplicate keys, schema, with line and column) and, when the plan can be built,
-        the validator's. ``source`` is YAML text, or the ``Path`` of a plan file.
+        duplicate keys, schema) and, when the plan can be built, the validator's, each
+        with the line and column of its path. ``source`` is YAML text, or the ``Path``
+        of a plan file.
 
         Never raises for a problem of the plan; ``UserInputError`` PLAN_NOT_FOUND when
         the file does not exist.
         """
-        if isinstance(source, Path):
-            plan, issues = check_plan_file(source)
-        else:
-            plan, issues = check_plan_text(source)
-        if plan is None:
-            return ValidationReport(tuple(issues))
-        found = {(issue.code, issue.path) for issue in issues}
+        loaded = check_plan_file(source) if isinstance(source, Path) else check_plan_text(source)
+        if loaded.plan is None:
+            return ValidationReport(tuple(loaded.issues))
+        found = {(issue.code, issue.path) for issue in loaded.issues}
         validated = [
             issue
-            for issue in self.validate(plan).issues
+            for issue in self.validate(loaded.plan).issues
             if (issue.code, issue.path) not in found  # e.g. API_VERSION, reported by both
         ]
-        return ValidationReport((*issues, *validated), plan_id=plan.id)
+        return ValidationReport((*loaded.issues, *loaded.locate(validated)), plan_id=loaded.plan.id)
 
     def dry_run(self, plan: Plan, *, vars: Mapping[str, Any] | None = None) -> DryRunReport:
         """The plan walked with declared samples only; no block runs."""

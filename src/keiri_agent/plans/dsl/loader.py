@@ -1,10 +1,11 @@
 """Load Plan YAML into ``models.Plan``, reporting every problem with its line.
 
-``check_plan_text`` / ``check_plan_file`` return ``(plan or None, issues)`` and
-never raise for a problem of the plan (``PlanEngine.check`` reports them with the
-validator's); ``load_plan_text`` / ``load_plan_file`` raise ``PlanValidationError``
-carrying the same issues. Codes (``IssueCode``), each with ``details.line`` /
-``details.column`` where the text shows the problem:
+``check_plan_text`` / ``check_plan_file`` return ``Checked`` (the plan or None, the
+issues, and where each path is in the text) and never raise for a problem of the
+plan (``PlanEngine.check`` reports them with the validator's, which ``locate``
+gives a line and column); ``load_plan_text`` / ``load_plan_file`` raise
+``PlanValidationError`` carrying the same issues. Codes (``IssueCode``), each with
+``details.line`` / ``details.column`` where the text shows the problem:
 
 * ``YAML_SYNTAX``: the text is not YAML (one document, UTF-8).
 * ``YAML_TOO_LARGE``: over ``MAX_PLAN_BYTES``, or more than ``MAX_YAML_NODES``
@@ -24,6 +25,8 @@ PLAN_NOT_FOUND.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +53,24 @@ MAX_PLAN_BYTES = 2_000_000
 MAX_YAML_NODES = 200_000
 """Nodes after expanding aliases; a 1,000-node Plan uses about 20,000."""
 
-Checked = tuple[Plan | None, list[ValidationIssue]]
-"""A loaded plan (None when it cannot be built) and every problem found."""
+
+@dataclass(frozen=True)
+class Checked:
+    """What loading found: the plan (None when it cannot be built), every problem, and
+    where each path of the document is in the text (for ``locate``)."""
+
+    plan: Plan | None
+    issues: list[ValidationIssue]
+    positions: Positions = field(default_factory=dict)
+
+    def locate(self, issues: Iterable[ValidationIssue]) -> list[ValidationIssue]:
+        """``issues`` (of the validator) with ``line``/``column`` of their ``path`` (or of
+        the closest enclosing path) in this text, where they have none."""
+        found = list(issues)
+        if not self.positions or all(issue.line or not issue.path for issue in found):
+            return found
+        by_path = {format_path(loc): position for loc, position in self.positions.items()}
+        return [_located(issue, by_path) for issue in found]
 
 
 def load_plan_file(path: Path | str) -> Plan:
@@ -83,7 +102,7 @@ def check_plan_file(path: Path | str) -> Checked:
             hint="give a .yaml file, or a plan id under designs/",
         )
     if size > MAX_PLAN_BYTES:
-        return None, [_too_large(f"{size} bytes")]
+        return Checked(None, [_too_large(f"{size} bytes")])
     try:
         text = file.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -92,18 +111,18 @@ def check_plan_file(path: Path | str) -> Checked:
             f"the file is not UTF-8 text ({exc.reason} at byte {exc.start})",
             hint="save the file as UTF-8",
         )
-        return None, [problem]
+        return Checked(None, [problem])
     return check_plan_text(text)
 
 
 def check_plan_text(text: str) -> Checked:
     """Parse Plan YAML text: the plan (None when it cannot be built) and every problem."""
     if len(text.encode("utf-8", errors="replace")) > MAX_PLAN_BYTES:
-        return None, [_too_large(f"{len(text)} characters")]
+        return Checked(None, [_too_large(f"{len(text)} characters")])
     try:
         data, positions, issues = _parse_yaml(text)
     except _Rejected as rejected:
-        return None, [rejected.issue]
+        return Checked(None, [rejected.issue])
     if not isinstance(data, dict):
         kind = "empty" if data is None else f"a {type(data).__name__}"
         problem = make_issue(
@@ -115,7 +134,7 @@ def check_plan_text(text: str) -> Checked:
             actual=json_type(data),
             hint="start from 'apiVersion: v1' / 'id: ...' / 'version: 0.1.0' / 'graph:'",
         )
-        return None, [problem]
+        return Checked(None, [problem], positions)
     api_version = data.get("apiVersion")
     if api_version is not None and api_version not in API_VERSIONS:
         line, column = positions.get(("apiVersion",), (None, None))
@@ -135,14 +154,25 @@ def check_plan_text(text: str) -> Checked:
     except ValidationError as exc:
         issues.extend(schema_issues(exc.errors(), data, positions))
         plan = None
-    return plan, issues
+    return Checked(plan, issues, positions)
 
 
 def _loaded(checked: Checked, source: str) -> Plan:
-    plan, issues = checked
-    if issues or plan is None:
-        raise plan_validation_error(f"cannot load plan {source}", issues)
-    return plan
+    if checked.issues or checked.plan is None:
+        raise plan_validation_error(f"cannot load plan {source}", checked.issues)
+    return checked.plan
+
+
+def _located(issue: ValidationIssue, by_path: Mapping[str, tuple[int, int]]) -> ValidationIssue:
+    path = issue.path
+    if issue.line or not path:
+        return issue
+    while path and path not in by_path:
+        path = path[: max(path.rfind("."), path.rfind("["), 0)]
+    line, column = by_path.get(path, (None, None))
+    if line is None:
+        return issue
+    return replace(issue, details=replace(issue.details, line=line, column=column))
 
 
 class _Rejected(Exception):
