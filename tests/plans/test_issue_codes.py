@@ -23,8 +23,9 @@ DOCS = ROOT / "docs" / "plans.md"
 HEAD = "apiVersion: v1\nid: t\nversion: 1.0.0\n"
 
 
-@pytest.fixture(scope="module")
-def engine() -> PlanEngine:
+@pytest.fixture
+def engine(keiri_home: Path) -> PlanEngine:
+    """An engine of the test's throwaway workspace (its designs/ is the test's own)."""
     return PlanEngine(Settings(), env={})
 
 
@@ -150,9 +151,7 @@ def test_a_valid_plan_checks_like_it_validates(engine: PlanEngine) -> None:
     assert [i.line for i in report.issues] == [5]  # UNUSED_NODE, located in the text
 
 
-def test_a_subflow_issue_carries_the_called_plans_issue(
-    engine: PlanEngine, keiri_home: Path
-) -> None:
+def test_a_subflow_issue_carries_the_called_plans_issue(engine: PlanEngine) -> None:
     designs = engine.workspace.designs
     designs.mkdir(parents=True, exist_ok=True)
     (designs / "inner.yaml").write_text(
