@@ -79,6 +79,19 @@ def test_yaml_error_is_reported_with_its_line(tmp_path: Path) -> None:
     assert "YAML" in result.output or "PLAN_INVALID" in result.output
 
 
+def test_validate_reports_a_yaml_error_as_an_issue_of_the_report(tmp_path: Path) -> None:
+    plan = tmp_path / "broken.yaml"
+    plan.write_text("apiVersion: v1\nid: x\nversion: 1.0.0\ngraph: [\n", encoding="utf-8")
+    result = runner.invoke(app, ["plan", "validate", str(plan), "--json"])
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["ok"] is False and [i["code"] for i in report["issues"]] == ["YAML_SYNTAX"]
+    assert report["issues"][0]["details"]["line"] >= 4
+    table = runner.invoke(app, ["plan", "validate", str(plan)])
+    assert table.exit_code == 1
+    assert "YAML_SYNTAX" in table.stdout and "(line " in table.stdout
+
+
 def test_pause_for_input_then_resume_with_an_answers_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -132,7 +132,7 @@ def test_unresolved_reference_into_sample_data(catalog: BlockCatalog) -> None:
         {"id": "use", "block": "test.numbers", "in": {"label": "${src.summary.missing}"}},
     )
     report = run(catalog, plan)
-    assert problem_codes(report, "use") == ["UNRESOLVED_REFERENCE"]
+    assert problem_codes(report, "use") == ["UNKNOWN_REFERENCE"]
     assert "missing" in report.node("use").problems[0].message
 
 
@@ -142,7 +142,7 @@ def test_sample_values_are_checked_against_the_input_ports(catalog: BlockCatalog
         {"id": "use", "block": "test.numbers", "in": {"count": "${src.label}", "label": "ok"}},
     )
     report = run(catalog, plan)
-    assert problem_codes(report, "use") == ["TYPE_MISMATCH"]
+    assert problem_codes(report, "use") == ["INPUT_TYPE_MISMATCH"]
     assert report.node("use").problems[0].path == "in.count"
 
 
@@ -153,7 +153,7 @@ def test_missing_unknown_input_and_unknown_block(catalog: BlockCatalog) -> None:
         {"id": "after", "block": "text.template", "in": {"template": "${ghost.x}"}},
     )
     report = run(catalog, plan)
-    assert problem_codes(report, "join") == ["UNKNOWN_INPUT", "MISSING_INPUT"]
+    assert problem_codes(report, "join") == ["UNKNOWN_INPUT", "MISSING_REQUIRED_INPUT"]
     assert problem_codes(report, "ghost") == ["UNKNOWN_BLOCK"]
     assert problem_codes(report, "after") == ["UPSTREAM_FAILED"]
 
@@ -253,8 +253,8 @@ def test_vars_env_and_overrides(catalog: BlockCatalog) -> None:
     ok = run(catalog, plan, env={"API_TOKEN": "secret"}, vars={"name": "given"})
     assert ok.ok and ok.node("a").inputs["values"] == {"t": "secret", "n": "given"}
     missing = run(catalog, plan, vars={"nam": 1})
-    assert [p.code for p in missing.problems] == ["UNKNOWN_VAR", "UNRESOLVED_REFERENCE"]
-    assert problem_codes(missing, "a") == ["UNRESOLVED_REFERENCE"]
+    assert [p.code for p in missing.problems] == ["UNKNOWN_VAR", "UNKNOWN_REFERENCE"]
+    assert problem_codes(missing, "a") == ["UNKNOWN_REFERENCE"]
 
 
 def test_a_cycle_skips_every_node(catalog: BlockCatalog) -> None:

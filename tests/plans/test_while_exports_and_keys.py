@@ -201,10 +201,10 @@ def test_the_dry_run_accepts_a_body_reference_to_an_export_name() -> None:
 
     report = dry_run(_carry_plan(), catalog(), env={})
 
-    assert not [p for p in report.problems if p.code == "UNRESOLVED_REFERENCE"], report.problems
-    assert all(
-        p.code != "UNRESOLVED_REFERENCE" for record in report.nodes for p in record.problems
-    ), [(r.node_id, r.problems) for r in report.nodes]
+    assert not [p for p in report.problems if p.code == "UNKNOWN_REFERENCE"], report.problems
+    assert all(p.code != "UNKNOWN_REFERENCE" for record in report.nodes for p in record.problems), [
+        (r.node_id, r.problems) for r in report.nodes
+    ]
 
 
 def test_the_dry_run_lets_a_body_node_win_over_an_export_in_the_while_condition() -> None:

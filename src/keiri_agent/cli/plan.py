@@ -43,6 +43,7 @@ from keiri_agent.services.jsonforms import (
 )
 from keiri_agent.services.plan_inputs import (
     load_plan,
+    locate_plan,
     parse_var_assignments,
     read_answers,
     read_plan_text,
@@ -116,10 +117,11 @@ def _vars(items: list[str] | None) -> dict[str, Any]:
 
 @plan_app.command()
 def validate(plan: PlanArgument, as_json: JsonOption = False) -> None:
-    """Check a plan strictly: every error and warning, with where and how to fix it."""
+    """Check a plan strictly: every error and warning (YAML, schema and plan rules, in
+    one report), with where and how to fix it."""
     try:
         engine = _engine()
-        report = engine.validate(load_plan(engine, plan))
+        report = engine.check(locate_plan(engine.store, plan))
     except KeiriAgentError as error:
         if as_json:
             print_json(error_json(error))
@@ -135,7 +137,12 @@ def validate(plan: PlanArgument, as_json: JsonOption = False) -> None:
             text = escape(issue.message) + (
                 f"\n[dim]{escape(issue.hint)}[/dim]" if issue.hint else ""
             )
-            table.add_row(mark, issue.code, issue.node_id or "", issue.path or "", text)
+            where = " ".join(
+                part
+                for part in (issue.path or "", f"(line {issue.line})" if issue.line else "")
+                if part
+            )
+            table.add_row(mark, issue.code, issue.node_id or "", where, text)
         if report.issues:
             console.print(table)
         console.print("[green]OK[/green]" if report.ok else "[red]invalid[/red]")

@@ -24,7 +24,12 @@ if TYPE_CHECKING:
     from keiri_agent.plans.check import DryRunReport, PlanValidator
     from keiri_agent.plans.dsl import Plan, load_plan_file, load_plan_text
     from keiri_agent.plans.engine import PlanEngine
-    from keiri_agent.plans.issues import IssueCode, ValidationIssue, ValidationReport
+    from keiri_agent.plans.issues import (
+        IssueCode,
+        IssueDetails,
+        ValidationIssue,
+        ValidationReport,
+    )
     from keiri_agent.plans.run import PlanRunner, RunResult, RunStatus
     from keiri_agent.plans.store import PlanStore
 
@@ -33,6 +38,7 @@ __all__ = [
     "BlockSpec",
     "DryRunReport",
     "IssueCode",
+    "IssueDetails",
     "Plan",
     "PlanEngine",
     "PlanRunner",
@@ -58,6 +64,7 @@ __getattr__, __dir__ = lazy_exports(
         "load_plan_text": ".dsl",
         "PlanEngine": ".engine",
         "IssueCode": ".issues",
+        "IssueDetails": ".issues",
         "ValidationIssue": ".issues",
         "ValidationReport": ".issues",
         "PlanRunner": ".run",

@@ -30,7 +30,7 @@ from keiri_agent.plans.catalog.catalog import BlockCatalog
 from keiri_agent.plans.check.dry_run import dry_run
 from keiri_agent.plans.check.dry_run_report import DryRunReport
 from keiri_agent.plans.check.validator import PlanValidator
-from keiri_agent.plans.dsl.loader import load_plan_file
+from keiri_agent.plans.dsl.loader import check_plan_file, check_plan_text, load_plan_file
 from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.issues import ValidationReport
 from keiri_agent.plans.run.runner import PlanRunner, RunResult
@@ -56,7 +56,7 @@ def load_config(path: Path) -> dict[str, Any]:
 
 
 class PlanEngine:
-    """Load, validate, dry-run, run and resume Plans of one workspace."""
+    """Load, check, validate, dry-run, run and resume Plans of one workspace."""
 
     def __init__(
         self, settings: Settings | None = None, *, env: Mapping[str, str] | None = None
@@ -86,8 +86,28 @@ class PlanEngine:
         return self.store.load(text)  # a plan id (even when a folder has that name)
 
     def validate(self, plan: Plan) -> ValidationReport:
-        """Every problem of the plan (errors and warnings)."""
+        """Every problem of a loaded plan (errors and warnings)."""
         return PlanValidator(self.catalog, self.store, env=dict(self.env)).validate(plan)
+
+    def check(self, source: str | Path) -> ValidationReport:
+        """Every problem of a Plan in one report: the loader's (YAML syntax and size,
+        duplicate keys, schema) and, when the plan can be built, the validator's, each
+        with the line and column of its path. ``source`` is YAML text, or the ``Path``
+        of a plan file.
+
+        Never raises for a problem of the plan; ``UserInputError`` PLAN_NOT_FOUND when
+        the file does not exist.
+        """
+        loaded = check_plan_file(source) if isinstance(source, Path) else check_plan_text(source)
+        if loaded.plan is None:
+            return ValidationReport(tuple(loaded.issues))
+        found = {(issue.code, issue.path) for issue in loaded.issues}
+        validated = [
+            issue
+            for issue in self.validate(loaded.plan).issues
+            if (issue.code, issue.path) not in found  # e.g. API_VERSION, reported by both
+        ]
+        return ValidationReport((*loaded.issues, *loaded.locate(validated)), plan_id=loaded.plan.id)
 
     def dry_run(self, plan: Plan, *, vars: Mapping[str, Any] | None = None) -> DryRunReport:
         """The plan walked with declared samples only; no block runs."""

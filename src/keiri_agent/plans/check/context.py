@@ -9,15 +9,21 @@ import this module, never ``plans.check.validator``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from keiri_agent.plans.catalog.catalog import BlockSpec, CatalogError
+from keiri_agent.plans.catalog.catalog import BlockCatalog, BlockSpec, CatalogError
 from keiri_agent.plans.catalog.port_types import PortSchemas
 from keiri_agent.plans.dsl.models import Condition, Export, Node, Plan
 from keiri_agent.plans.dsl.references import Reference
-from keiri_agent.plans.issues import Severity, ValidationIssue, ValidationReport
+from keiri_agent.plans.issues import (
+    IssueCode,
+    Severity,
+    ValidationIssue,
+    ValidationReport,
+    make_issue,
+)
 from keiri_agent.plans.store import PlanStore
 
 Schema = Mapping[str, Any] | None
@@ -55,6 +61,7 @@ class ValidationRun:
 class Validating(Protocol):
     """What the parts use of ``PlanValidator``."""
 
+    catalog: BlockCatalog
     store: PlanStore | None
     ports: PortSchemas
 
@@ -87,16 +94,37 @@ class CheckContext:
 
     def add(
         self,
-        code: str,
+        code: IssueCode,
         message: str,
         *,
         node_id: str | None = None,
         path: str | None = None,
         hint: str | None = None,
-        severity: str = "error",
+        severity: Severity = "error",
+        name: str | None = None,
+        choices: Iterable[str] | None = None,
+        closest: str | None = None,
+        expected: str | None = None,
+        actual: str | None = None,
+        cause: ValidationIssue | None = None,
     ) -> None:
-        level: Severity = "warning" if severity == "warning" else "error"
-        self.issues.append(ValidationIssue(code, level, message, node_id, path, hint))
+        """Collect one issue (``details`` from the keywords)."""
+        self.issues.append(
+            make_issue(
+                code,
+                message,
+                severity=severity,
+                hint=hint,
+                node=node_id,
+                path=path,
+                name=name,
+                choices=choices,
+                closest=closest,
+                expected=expected,
+                actual=actual,
+                cause=cause,
+            )
+        )
 
     def schema(
         self, spec: BlockSpec, section: str, port: str, node_id: str, path: str
@@ -110,7 +138,7 @@ class CheckContext:
             if key not in self.run_state.reported_refs:
                 self.run_state.reported_refs.add(key)
                 self.add(
-                    "REF_UNRESOLVED",
+                    IssueCode.REF_UNRESOLVED,
                     f"{section[:-1]} {port!r} of {spec.reference}: {found.message}",
                     node_id=node_id,
                     path=f"{path}.{'in' if section == 'inputs' else 'out'}.{port}",
@@ -141,5 +169,5 @@ class ReferenceWalker(Protocol):
     def export_schema(self, export: Export) -> Schema: ...
 
     def use(
-        self, info: NodeInfo, ref: Reference, node_id: str | None, path: str, code: str
+        self, info: NodeInfo, ref: Reference, node_id: str | None, path: str, code: IssueCode
     ) -> Schema: ...

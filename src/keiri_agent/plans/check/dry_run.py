@@ -8,8 +8,10 @@ nothing with ``side_effects`` can happen): only declarations are used. Nothing i
 made up either — an output without a declared sample makes every input that
 needs it fail with DRY_RUN_NO_SAMPLE (no fallback, seed §4).
 
-Problem codes: DRY_RUN_NO_SAMPLE, UNRESOLVED_REFERENCE, UPSTREAM_FAILED,
-TYPE_MISMATCH, MISSING_INPUT, UNKNOWN_INPUT, UNKNOWN_BLOCK, OUTPUT_NOT_DECLARED,
+Problem codes are the validator's ``IssueCode`` (one code per meaning):
+DRY_RUN_NO_SAMPLE, UNKNOWN_REFERENCE (also a reference into sample data that lacks
+the key), UPSTREAM_FAILED, INPUT_TYPE_MISMATCH (a sample value that fails the port
+schema), MISSING_REQUIRED_INPUT, UNKNOWN_INPUT, UNKNOWN_BLOCK, OUTPUT_NOT_DECLARED,
 REF_UNRESOLVED, CONDITION_SYNTAX, CONDITION_ERROR, CYCLE, UNKNOWN_VAR,
 SUBFLOW_NOT_FOUND, SUBFLOW_INVALID, SUBFLOW_CYCLE, SUBFLOW_INPUT_UNKNOWN.
 
@@ -65,6 +67,7 @@ from keiri_agent.plans.dsl.references import (
     resolve_value,
 )
 from keiri_agent.plans.dsl.scope import PlanVars, body_node_ids, foreach_variables, while_variables
+from keiri_agent.plans.issues import IssueCode
 from keiri_agent.plans.store import PlanStore
 
 __all__ = ["DryRunProblem", "DryRunReport", "NodeDryRun", "dry_run", "summarize"]
@@ -121,7 +124,9 @@ class _DryRun:
     ) -> tuple[list[DryRunProblem], dict[str, Any]]:
         """Dry-run one plan into ``records``; returns plan-level problems and its exports."""
         problems = [
-            DryRunProblem("UNKNOWN_VAR", f"{key!r} is not one of the plan's vars", f"vars.{key}")
+            DryRunProblem(
+                IssueCode.UNKNOWN_VAR, f"{key!r} is not one of the plan's vars", f"vars.{key}"
+            )
             for key in given
             if key not in plan.vars
         ]
@@ -132,9 +137,11 @@ class _DryRun:
             try:
                 variables[key] = plan_vars[key]
             except UserInputError as error:
-                problems.append(DryRunProblem("UNRESOLVED_REFERENCE", error.message, f"vars.{key}"))
+                problems.append(
+                    DryRunProblem(IssueCode.UNKNOWN_REFERENCE, error.message, f"vars.{key}")
+                )
                 variables[key] = Unavailable(
-                    "UNRESOLVED_REFERENCE", f"var {key!r}: {error.message}"
+                    IssueCode.UNKNOWN_REFERENCE, f"var {key!r}: {error.message}"
                 )
         outputs: dict[str, Outputs | Unavailable] = {}
         context = _Context(self, plan, variables, outputs, stack)
@@ -191,7 +198,7 @@ class _Context:
             try:
                 value = scope.lookup(reference)
             except UserInputError as error:
-                raise Unresolvable("UNRESOLVED_REFERENCE", error.message) from None
+                raise Unresolvable(IssueCode.UNKNOWN_REFERENCE, error.message) from None
             if isinstance(value, Unavailable):
                 raise Unresolvable(value.code, f"{reference}: {value.message}")
             return value
@@ -203,7 +210,7 @@ class _Context:
         try:
             return resolve_value(value, self.resolver(local))
         except UserInputError as error:
-            raise Unresolvable("UNRESOLVED_REFERENCE", error.message) from None
+            raise Unresolvable(IssueCode.UNKNOWN_REFERENCE, error.message) from None
 
     def condition(
         self,
@@ -219,9 +226,9 @@ class _Context:
         except Unresolvable as error:
             record.fail(error.code, error.message, path)
         except ConditionSyntaxError as error:
-            record.fail("CONDITION_SYNTAX", error.message, path, error.hint)
+            record.fail(IssueCode.CONDITION_SYNTAX, error.message, path, error.hint)
         except UserInputError as error:
-            record.fail("CONDITION_ERROR", error.message, path, error.hint)
+            record.fail(IssueCode.CONDITION_ERROR, error.message, path, error.hint)
         return None
 
     # --- graphs -----------------------------------------------------------------------
@@ -239,7 +246,11 @@ class _Context:
         except CycleError as error:
             for node in graph:
                 records.append(NodeDryRun(prefix + node.id, node_label(node), status="skipped"))
-            return [DryRunProblem("CYCLE", error.message, prefix.rstrip("/") or None, error.hint)]
+            return [
+                DryRunProblem(
+                    IssueCode.CYCLE, error.message, prefix.rstrip("/") or None, error.hint
+                )
+            ]
 
         def resolve(value: Any) -> Any:
             return self.resolve(value, local)
@@ -310,8 +321,8 @@ class _Context:
             collect = node.out.collect
             if collect not in values:
                 message = f"out.collect {collect!r} is not a body export"
-                record.fail("OUTPUT_NOT_DECLARED", message, "out.collect")
-                values[collect] = Unavailable("OUTPUT_NOT_DECLARED", message)
+                record.fail(IssueCode.OUTPUT_NOT_DECLARED, message, "out.collect")
+                values[collect] = Unavailable(IssueCode.OUTPUT_NOT_DECLARED, message)
             value = values[collect]
             outputs = {collect: value if isinstance(value, Unavailable) else [value]}
         record.outputs = {alias: value_summary(value) for alias, value in outputs.items()}
@@ -324,14 +335,14 @@ class _Context:
             items = self.resolve(source, local)
         except Unresolvable as error:
             items = None
-            if error.code != "DRY_RUN_NO_SAMPLE":
+            if error.code != IssueCode.DRY_RUN_NO_SAMPLE:
                 record.fail(error.code, error.message, "foreach.input")
                 return Unavailable(error.code, error.message)
         record.inputs["foreach.input"] = summarize(items)
         if items is not None and not isinstance(items, list):
             message = f"foreach.input is {type(items).__name__}, not a list"
-            record.fail("TYPE_MISMATCH", message, "foreach.input")
-            return Unavailable("TYPE_MISMATCH", message)
+            record.fail(IssueCode.INPUT_TYPE_MISMATCH, message, "foreach.input")
+            return Unavailable(IssueCode.INPUT_TYPE_MISMATCH, message)
         if items:
             return items[0]
         examples = item_examples(self.plan, self.engine.catalog, source)
@@ -341,8 +352,8 @@ class _Context:
             "no sample item: the list is empty (or has no sample) and its port declares "
             "no items.examples"
         )
-        record.fail("DRY_RUN_NO_SAMPLE", message, "foreach.input")
-        return Unavailable("DRY_RUN_NO_SAMPLE", message)
+        record.fail(IssueCode.DRY_RUN_NO_SAMPLE, message, "foreach.input")
+        return Unavailable(IssueCode.DRY_RUN_NO_SAMPLE, message)
 
     def _subflow(
         self,
@@ -354,28 +365,34 @@ class _Context:
     ) -> Outputs | Unavailable:
         plan_id = node.call.plan_id
         store = self.engine.store
-        failure: tuple[str, str] | None = None
+        failure: tuple[IssueCode, str] | None = None
         called: Plan | None = None
         if store is None:
-            failure = ("SUBFLOW_NOT_FOUND", f"no plan store to load subflow {plan_id!r} from")
+            failure = (
+                IssueCode.SUBFLOW_NOT_FOUND,
+                f"no plan store to load subflow {plan_id!r} from",
+            )
         elif plan_id in self.stack:
-            failure = ("SUBFLOW_CYCLE", f"subflow cycle: {' → '.join([*self.stack, plan_id])}")
+            failure = (
+                IssueCode.SUBFLOW_CYCLE,
+                f"subflow cycle: {' → '.join([*self.stack, plan_id])}",
+            )
         else:
             try:
                 called = store.load(plan_id)
             except PlanValidationError as error:
-                failure = ("SUBFLOW_INVALID", error.message)
+                failure = (IssueCode.SUBFLOW_INVALID, error.message)
             except UserInputError as error:
-                failure = ("SUBFLOW_NOT_FOUND", error.message)
+                failure = (IssueCode.SUBFLOW_NOT_FOUND, error.message)
         if called is None:
-            code, message = failure or ("SUBFLOW_NOT_FOUND", plan_id)
+            code, message = failure or (IssueCode.SUBFLOW_NOT_FOUND, plan_id)
             record.fail(code, message, "call.plan_id")
             return Unavailable(code, message)
         given: dict[str, Any] = {}
         for key, value in node.call.inputs.items():
             if key not in called.vars:
                 record.fail(
-                    "SUBFLOW_INPUT_UNKNOWN",
+                    IssueCode.SUBFLOW_INPUT_UNKNOWN,
                     f"{key!r} is not a var of {plan_id!r}",
                     f"call.inputs.{key}",
                 )
@@ -394,7 +411,7 @@ class _Context:
         mapping = {e.source: e.name for e in node.out.exports} or {n: n for n in exports}
         values = {
             alias: exports.get(
-                name, Unavailable("OUTPUT_NOT_DECLARED", f"{plan_id} exports no {name!r}")
+                name, Unavailable(IssueCode.OUTPUT_NOT_DECLARED, f"{plan_id} exports no {name!r}")
             )
             for name, alias in mapping.items()
         }

@@ -29,6 +29,7 @@ from keiri_agent.plans.check.dry_run_report import (
 )
 from keiri_agent.plans.dsl.models import BlockNode, LoopNode, Node, Plan
 from keiri_agent.plans.dsl.references import Reference, is_whole_reference, parse_reference
+from keiri_agent.plans.issues import IssueCode
 
 Outputs = dict[str, Any]
 INTERACTIVE_INPUT = "ui.interactive_input"
@@ -54,8 +55,8 @@ def run_block(
     """Dry-run one block node into ``record``; its sample outputs by alias."""
     if spec is None:
         message = f"block {node.block!r} is not in the catalog"
-        record.fail("UNKNOWN_BLOCK", message, "block")
-        return Unavailable("UPSTREAM_FAILED", f"node {node.id!r} failed: {message}")
+        record.fail(IssueCode.UNKNOWN_BLOCK, message, "block")
+        return Unavailable(IssueCode.UPSTREAM_FAILED, f"node {node.id!r} failed: {message}")
     record.block = spec.reference
     record.side_effects = spec.side_effects
     values = _inputs(node, spec, record, resolve, ports)
@@ -110,7 +111,9 @@ def _inputs(
     values: dict[str, Any] = {}
     for key, literal in node.inputs.items():
         if key not in spec.inputs:
-            record.fail("UNKNOWN_INPUT", f"{spec.reference} has no input {key!r}", f"in.{key}")
+            record.fail(
+                IssueCode.UNKNOWN_INPUT, f"{spec.reference} has no input {key!r}", f"in.{key}"
+            )
             continue
         try:
             values[key] = resolve(literal)
@@ -122,17 +125,25 @@ def _inputs(
             values[name] = copy.deepcopy(port["default"])
     for name in spec.required_inputs():
         if name not in values:
-            record.fail("MISSING_INPUT", f"required input {name!r} has no value", f"in.{name}")
+            record.fail(
+                IssueCode.MISSING_REQUIRED_INPUT,
+                f"required input {name!r} has no value",
+                f"in.{name}",
+            )
     for key, value in values.items():
         if isinstance(value, Unavailable):
             continue
         try:
             problems = ports.problems(spec, "inputs", key, value)
         except CatalogError as error:
-            record.fail("REF_UNRESOLVED", error.message, f"in.{key}")
+            record.fail(IssueCode.REF_UNRESOLVED, error.message, f"in.{key}")
             continue
         if problems:
-            record.fail("TYPE_MISMATCH", f"input {key!r}: " + "; ".join(problems[:3]), f"in.{key}")
+            record.fail(
+                IssueCode.INPUT_TYPE_MISMATCH,
+                f"input {key!r}: " + "; ".join(problems[:3]),
+                f"in.{key}",
+            )
     return values
 
 
@@ -151,7 +162,7 @@ def _outputs(
             ports[port] = copy.deepcopy(declared["default"])
         else:
             ports[port] = Unavailable(
-                "DRY_RUN_NO_SAMPLE",
+                IssueCode.DRY_RUN_NO_SAMPLE,
                 f"block {spec.reference} declares no sample for output {port!r} "
                 "(dry_run.samples.outputs, examples or default)",
             )
@@ -164,9 +175,11 @@ def _outputs(
     for port, alias in mapping.items():
         if port not in ports:
             record.fail(
-                "OUTPUT_NOT_DECLARED", f"{spec.reference} has no output {port!r}", f"out.{port}"
+                IssueCode.OUTPUT_NOT_DECLARED,
+                f"{spec.reference} has no output {port!r}",
+                f"out.{port}",
             )
-            values[alias] = Unavailable("OUTPUT_NOT_DECLARED", f"no output {port!r}")
+            values[alias] = Unavailable(IssueCode.OUTPUT_NOT_DECLARED, f"no output {port!r}")
         else:
             values[alias] = ports[port]
     record.outputs = {alias: value_summary(value) for alias, value in values.items()}

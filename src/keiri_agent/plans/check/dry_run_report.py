@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from keiri_agent.plans.issues import IssueCode
+
 Status = Literal["ok", "failed", "skipped"]
 MAX_TEXT = 80
 MAX_KEYS = 20
@@ -15,13 +17,13 @@ MAX_KEYS = 20
 class DryRunProblem:
     """Why a node (or the plan) fails its dry run: a stable code, a message, where."""
 
-    code: str
+    code: IssueCode
     message: str
     path: str | None = None
     hint: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "code": str(self.code)}
 
 
 @dataclass
@@ -43,7 +45,7 @@ class NodeDryRun:
     side_effects: bool = False
 
     def fail(
-        self, code: str, message: str, path: str | None = None, hint: str | None = None
+        self, code: IssueCode, message: str, path: str | None = None, hint: str | None = None
     ) -> None:
         """Record a problem (the node is then failed)."""
         self.problems.append(DryRunProblem(code, message, path, hint))
@@ -89,7 +91,8 @@ class DryRunReport:
 
     def codes(self) -> list[str]:
         """Every problem code, plan-level first."""
-        return [p.code for p in self.problems] + [p.code for n in self.nodes for p in n.problems]
+        problems = [*self.problems, *(p for n in self.nodes for p in n.problems)]
+        return [str(problem.code) for problem in problems]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -126,7 +129,7 @@ class Unavailable:
     """A value the dry run cannot provide (no sample, a failed node). Internal marker:
     resolving a reference to it raises ``Unresolvable`` with its code."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: IssueCode, message: str) -> None:
         self.code = code
         self.message = message
 
@@ -134,7 +137,7 @@ class Unavailable:
 class Unresolvable(Exception):
     """A reference (or value) that cannot be resolved on sample data."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: IssueCode, message: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message

@@ -29,13 +29,18 @@ from keiri_agent.plans.check.context import Locals, NodeInfo, ReferenceWalker, S
 from keiri_agent.plans.dsl.models import RESERVED_ROOTS, Export, LoopNode
 from keiri_agent.plans.dsl.references import is_whole_reference, parse_reference
 from keiri_agent.plans.dsl.scope import foreach_variables, while_variables
+from keiri_agent.plans.issues import IssueCode
 
 WHILE_POSITION = ""
 """The position of a while condition inside its loop (not a node id: ids are never empty)."""
 
 
 def check_exports(
-    refs: ReferenceWalker, exports: Sequence[Export], loops: tuple[str, ...], path: str, code: str
+    refs: ReferenceWalker,
+    exports: Sequence[Export],
+    loops: tuple[str, ...],
+    path: str,
+    code: IssueCode,
 ) -> None:
     """``{from: node.alias, as: name}`` of a plan or a loop body."""
     names: set[str] = set()
@@ -45,10 +50,11 @@ def check_exports(
         where = f"{path}[{index}]"
         if export.name in names:
             refs.check.add(
-                "DUPLICATE_ALIAS",
+                IssueCode.DUPLICATE_ALIAS,
                 f"export {export.name!r} is declared twice",
                 node_id=owner,
                 path=f"{where}.as",
+                name=export.name,
             )
         names.add(export.name)
         try:
@@ -65,9 +71,12 @@ def check_exports(
         info = refs.infos.get(reference.root)
         if info is None or reference.root not in graph_ids:
             where_text = "this loop body" if loops else "the plan's top-level graph"
-            refs.check.add(
+            rules.unknown(
+                refs.check.add,
                 code,
-                rules.unknown_message(f"node in {where_text}", reference.root, graph_ids),
+                f"node in {where_text}",
+                reference.root,
+                graph_ids,
                 node_id=owner,
                 path=f"{where}.from",
                 hint="exports name node.alias of a node of the same graph",
@@ -87,20 +96,25 @@ def check_loop(refs: ReferenceWalker, info: NodeInfo, node: LoopNode, scope: Loc
         if result is not None and result[0] and is_whole_reference(value):
             source = result[1][0]
             if not compatible(schema_types(source), frozenset({"array"})):
+                actual = describe_types(schema_types(source))
                 refs.check.add(
-                    "TYPE_INCOMPATIBLE",
-                    f"foreach.input {value} is {describe_types(schema_types(source))}, not a list",
+                    IssueCode.TYPE_INCOMPATIBLE,
+                    f"foreach.input {value} is {actual}, not a list",
                     node_id=node.id,
                     path=path,
+                    expected="array",
+                    actual=actual,
                 )
             item = sub_schema(source, (0,), None)
         elif result is not None and not result[0]:
             if not isinstance(value, list):
                 refs.check.add(
-                    "INPUT_TYPE_MISMATCH",
+                    IssueCode.INPUT_TYPE_MISMATCH,
                     "foreach.input must be a list or a reference to one",
                     node_id=node.id,
                     path=path,
+                    expected="array",
+                    actual=rules.value_type(value),
                 )
             elif value:
                 item = literal_schema(value[0])
@@ -112,10 +126,11 @@ def check_loop(refs: ReferenceWalker, info: NodeInfo, node: LoopNode, scope: Loc
             clash = _var_clash(refs, name, scope, seen)
             if clash:
                 refs.check.add(
-                    "LOOP_VAR_CONFLICT",
+                    IssueCode.LOOP_VAR_CONFLICT,
                     f"loop variable {name!r} {clash}",
                     node_id=node.id,
                     path=where,
+                    name=name,
                     hint="rename the loop variable",
                 )
             seen.add(name)
@@ -138,7 +153,7 @@ def check_loop(refs: ReferenceWalker, info: NodeInfo, node: LoopNode, scope: Loc
         node.body.plan.exports,
         info.chain,
         f"{info.path}.body.plan.exports",
-        "LOOP_EXPORT_UNKNOWN",
+        IssueCode.LOOP_EXPORT_UNKNOWN,
     )
 
 
@@ -158,11 +173,12 @@ def _while_exports(
         clash = _var_clash(refs, export.name, scope, set())
         if clash:
             refs.check.add(
-                "LOOP_VAR_CONFLICT",
+                IssueCode.LOOP_VAR_CONFLICT,
                 f"while export {export.name!r} {clash} (the body and the while condition "
                 "see the previous iteration's exports by name)",
                 node_id=node.id,
                 path=f"{info.path}.body.plan.exports[{index}].as",
+                name=export.name,
                 hint="rename the export",
             )
     exports = {export.name: refs.export_schema(export) for export in node.body.plan.exports}

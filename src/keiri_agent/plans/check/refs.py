@@ -43,6 +43,7 @@ from keiri_agent.plans.dsl.references import (
     parse_reference,
 )
 from keiri_agent.plans.dsl.scope import can_see
+from keiri_agent.plans.issues import IssueCode
 
 
 class ReferenceChecker:
@@ -84,11 +85,13 @@ class ReferenceChecker:
                         "and other ${vars.*}",
                         None,
                         path,
+                        name=reference.root,
+                        choices=("env", "config", "vars"),
                     )
         cycle = _var_cycle(uses)
         if cycle:
             self.check.add(
-                "VAR_CYCLE",
+                IssueCode.VAR_CYCLE,
                 "vars reference each other in a cycle: " + " → ".join(cycle),
                 path=f"vars.{cycle[0]}",
                 hint="give one of these vars a plain value",
@@ -125,11 +128,14 @@ class ReferenceChecker:
         if root == "env":
             if len(ref.path) != 1 or not isinstance(ref.path[0], str):
                 self._unknown(
-                    f"{ref}: name one environment variable, e.g. ${{env.NAME}}", node_id, path
+                    f"{ref}: name one environment variable, e.g. ${{env.NAME}}",
+                    node_id,
+                    path,
+                    name=ref.text,
                 )
             elif ref.path[0] not in self.env:
                 self.check.add(
-                    "ENV_NOT_SET",
+                    IssueCode.ENV_NOT_SET,
                     f"environment variable {ref.path[0]!r} ({ref}) is not set now",
                     node_id=node_id,
                     path=path,
@@ -140,25 +146,37 @@ class ReferenceChecker:
         if root == "config":
             return None
         if root in RESERVED_ROOTS:
-            self._unknown(f"{ref}: the {root!r} root is reserved and has no values", node_id, path)
+            self._unknown(
+                f"{ref}: the {root!r} root is reserved and has no values",
+                node_id,
+                path,
+                name=root,
+                choices=self._visible(chain, scope),
+            )
             return None
         info = self.infos.get(root)
+        if info is None and root in self.loop_vars:
+            self._unknown(
+                f"{ref}: loop variable {root!r} exists only inside the body of "
+                f"loop {self.loop_vars[root]!r}",
+                node_id,
+                path,
+                name=root,
+                choices=self._visible(chain, scope),
+            )
+            return None
         if info is None:
-            if root in self.loop_vars:
-                self._unknown(
-                    f"{ref}: loop variable {root!r} exists only inside the body of "
-                    f"loop {self.loop_vars[root]!r}",
-                    node_id,
-                    path,
-                )
-            else:
-                visible = [n for n, i in self.infos.items() if can_see(i.chain, chain)]
-                self._unknown(
-                    rules.unknown_message("node or variable", root, [*visible, "vars"])
-                    + f" (in {ref})",
-                    node_id,
-                    path,
-                )
+            visible = self._visible(chain, scope)
+            rules.unknown(
+                self.check.add,
+                IssueCode.UNKNOWN_REFERENCE,
+                "node or variable",
+                root,
+                visible,
+                node_id=node_id,
+                path=path,
+                suffix=f" (in {ref})",
+            )
             return None
         depth = len(info.chain) - 1
         if not can_see(info.chain, chain):
@@ -167,6 +185,8 @@ class ReferenceChecker:
                 "and is not visible here (use the loop's exports)",
                 node_id,
                 path,
+                name=root,
+                choices=self._visible(chain, scope),
             )
             return None
         dependent = chain[depth]
@@ -175,15 +195,29 @@ class ReferenceChecker:
                 f"{ref}: a node inside loop {root!r} cannot use the loop's own output",
                 node_id,
                 path,
+                name=root,
+                choices=self._visible(chain, scope),
             )
             return None
         if dependent != WHILE_POSITION:
             graph = self.edges.setdefault(info.chain[:-1], {})
             graph.setdefault(dependent, set()).add(root)
-        return self.use(info, ref, node_id, path, "UNKNOWN_REFERENCE")
+        return self.use(info, ref, node_id, path, IssueCode.UNKNOWN_REFERENCE)
+
+    def _visible(self, chain: tuple[str, ...], scope: Locals) -> list[str]:
+        """Every root a reference made at ``chain`` may use: visible nodes, loop
+        variables in scope, then ``vars``, ``env`` and ``config``."""
+        nodes = [n for n, i in self.infos.items() if can_see(i.chain, chain)]
+        return [
+            *nodes,
+            *(name for name in scope if name not in self.infos),
+            "vars",
+            "env",
+            "config",
+        ]
 
     def use(
-        self, info: NodeInfo, ref: Reference, node_id: str | None, path: str, code: str
+        self, info: NodeInfo, ref: Reference, node_id: str | None, path: str, code: IssueCode
     ) -> Schema:
         target = info.node.id
         self.used_nodes.add(target)
@@ -195,14 +229,21 @@ class ReferenceChecker:
             return None
         if not isinstance(alias, str) or alias not in info.aliases:
             declared = list(info.aliases)
-            message = rules.unknown_message(
-                f"output alias of node {target!r}", str(alias), declared
-            )
             hint = f"aliases of {target}: {', '.join(declared) or '(none)'}"
             node = info.node
             if isinstance(node, BlockNode) and alias in node.outputs:
                 hint = f"output {alias!r} is exposed as {node.outputs[alias]!r} (see out)"
-            self.check.add(code, f"{message} (in {ref})", node_id=node_id, path=path, hint=hint)
+            rules.unknown(
+                self.check.add,
+                code,
+                f"output alias of node {target!r}",
+                str(alias),
+                declared,
+                node_id=node_id,
+                path=path,
+                hint=hint,
+                suffix=f" (in {ref})",
+            )
             return None
         self.used_aliases.add((target, alias))
         key = (target, ref.path)
@@ -254,7 +295,7 @@ class ReferenceChecker:
         except UserInputError as error:
             field = error.details.get("field") if isinstance(error.details, dict) else None
             self.check.add(
-                "REFERENCE_SYNTAX",
+                IssueCode.REFERENCE_SYNTAX,
                 error.message,
                 node_id=node_id,
                 path=field or path,
@@ -289,7 +330,7 @@ class ReferenceChecker:
                 return
             if problems:
                 what = f"input {key!r} of {spec.reference}"
-                rules.literal_mismatch(self.check.add, node_id, path, problems, schema, what)
+                rules.literal_mismatch(self.check.add, node_id, path, problems, schema, what, value)
             return
         if _whole(value, refs):
             source, what = schema_types(sources[0]), str(refs[0])
@@ -299,21 +340,25 @@ class ReferenceChecker:
             source = schema_types(literal_schema(value))
             if not compatible(source, target):
                 self.check.add(
-                    "INPUT_TYPE_MISMATCH",
+                    IssueCode.INPUT_TYPE_MISMATCH,
                     f"input {key!r} of {spec.reference} "
                     f"expects {describe_types(target)}, not {describe_types(source)}",
                     node_id=node_id,
                     path=path,
+                    expected=describe_types(target),
+                    actual=describe_types(source),
                 )
             return
         if not compatible(source, target):
             self.check.add(
-                "TYPE_INCOMPATIBLE",
+                IssueCode.TYPE_INCOMPATIBLE,
                 f"{what} is {describe_types(source)} but input {key!r} of {spec.reference} "
                 f"expects {describe_types(target)}",
                 node_id=node_id,
                 path=path,
                 hint="reference an output of the expected type, or convert it with a block",
+                expected=describe_types(target),
+                actual=describe_types(source),
             )
 
     def condition(
@@ -324,12 +369,20 @@ class ReferenceChecker:
             parsed = parse_when(condition)
         except ConditionSyntaxError as error:
             self.check.add(
-                "CONDITION_SYNTAX", error.message, node_id=node_id, path=where, hint=error.hint
+                IssueCode.CONDITION_SYNTAX,
+                error.message,
+                node_id=node_id,
+                path=where,
+                hint=error.hint,
             )
             return
         except UserInputError as error:
             self.check.add(
-                "REFERENCE_SYNTAX", error.message, node_id=node_id, path=where, hint=error.hint
+                IssueCode.REFERENCE_SYNTAX,
+                error.message,
+                node_id=node_id,
+                path=where,
+                hint=error.hint,
             )
             return
         for reference in parsed.references:
@@ -341,19 +394,37 @@ class ReferenceChecker:
             return {"type": "object"}
         name = ref.path[0]
         if not isinstance(name, str) or name not in variables:
-            self._unknown(
-                rules.unknown_message("var", str(name), list(variables)) + f" (in {ref})",
-                node_id,
-                path,
+            rules.unknown(
+                self.check.add,
+                IssueCode.UNKNOWN_REFERENCE,
+                "var",
+                str(name),
+                list(variables),
+                node_id=node_id,
+                path=path,
                 hint="declare it under vars:",
+                suffix=f" (in {ref})",
             )
             return None
         return sub_schema(literal_schema(variables[name]), ref.path[1:], None)
 
     def _unknown(
-        self, message: str, node_id: str | None, path: str, hint: str | None = None
+        self,
+        message: str,
+        node_id: str | None,
+        path: str,
+        *,
+        name: str,
+        choices: Sequence[str] | None = None,
     ) -> None:
-        self.check.add("UNKNOWN_REFERENCE", message, node_id=node_id, path=path, hint=hint)
+        self.check.add(
+            IssueCode.UNKNOWN_REFERENCE,
+            message,
+            node_id=node_id,
+            path=path,
+            name=name,
+            choices=choices,
+        )
 
 
 def _var_cycle(uses: Mapping[str, Sequence[str]]) -> list[str]:

@@ -1,8 +1,10 @@
 """Validator rules that look at one node or one plan section at a time.
 
 ``plans.check.validator`` walks the plan and calls these; each reports through an
-``add(code, message, *, node_id, path, hint, severity)`` callback so every
-problem is collected (none stops the walk).
+``add(code, message, *, node_id, path, hint, severity, ...details)`` callback so
+every problem is collected (none stops the walk). ``unknown`` reports a name that
+is not one of the valid choices, with the choices and the closest one in
+``details``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from typing import Any, Protocol
 
 from keiri_agent.errors import closest_match
 from keiri_agent.plans.catalog.catalog import BlockSpec
+from keiri_agent.plans.catalog.port_types import describe_types, literal_schema, schema_types
 from keiri_agent.plans.dsl.models import BlockNode, Plan
+from keiri_agent.plans.issues import IssueCode, Severity, ValidationIssue
 
 INTERACTIVE_INPUT = "ui.interactive_input"
 REQUIREMENT_TYPES = ("file", "files", "folder", "text", "select", "boolean", "number", "chat")
@@ -24,13 +28,19 @@ class Add(Protocol):
 
     def __call__(
         self,
-        code: str,
+        code: IssueCode,
         message: str,
         *,
         node_id: str | None = None,
         path: str | None = None,
         hint: str | None = None,
-        severity: str = "error",
+        severity: Severity = "error",
+        name: str | None = None,
+        choices: Iterable[str] | None = None,
+        closest: str | None = None,
+        expected: str | None = None,
+        actual: str | None = None,
+        cause: ValidationIssue | None = None,
     ) -> None: ...
 
 
@@ -44,12 +54,15 @@ def unknown_block(add: Add, node: BlockNode, path: str, known: Sequence[str]) ->
     block_id = block_id_of(node.block)
     close = difflib.get_close_matches(block_id, known, n=3, cutoff=0.5)
     add(
-        "UNKNOWN_BLOCK",
+        IssueCode.UNKNOWN_BLOCK,
         f"unknown block {block_id!r}"
         + (f" — did you mean {', '.join(repr(c) for c in close)}?" if close else ""),
         node_id=node.id,
         path=f"{path}.block",
         hint="`keiri-agent blocks list` shows every block",
+        name=block_id,
+        choices=known,
+        closest=closest_match(block_id, known) or (close[0] if close else None),
     )
 
 
@@ -58,9 +71,12 @@ def check_ports(add: Add, node: BlockNode, path: str, spec: BlockSpec) -> None:
     declared_in = list(spec.inputs)
     for key in node.inputs:
         if key not in spec.inputs:
-            add(
-                "UNKNOWN_INPUT",
-                unknown_message(f"input of {spec.reference}", key, declared_in),
+            unknown(
+                add,
+                IssueCode.UNKNOWN_INPUT,
+                f"input of {spec.reference}",
+                key,
+                declared_in,
                 node_id=node.id,
                 path=f"{path}.in.{key}",
                 hint=f"inputs of {spec.id}: {', '.join(declared_in) or '(none)'}",
@@ -68,45 +84,64 @@ def check_ports(add: Add, node: BlockNode, path: str, spec: BlockSpec) -> None:
     for name in spec.required_inputs():
         if name not in node.inputs:
             add(
-                "MISSING_REQUIRED_INPUT",
+                IssueCode.MISSING_REQUIRED_INPUT,
                 f"required input {name!r} of {spec.reference} is not set",
                 node_id=node.id,
                 path=f"{path}.in",
                 hint=f"add 'in: {{{name}: ...}}' (a value or a ${{...}} reference)",
+                name=name,
+                expected=type_name(spec.inputs[name]),
             )
     declared_out = list(spec.outputs)
     aliases: dict[str, str] = {}
     for port, alias in node.outputs.items():
         if port not in spec.outputs:
-            add(
-                "OUTPUT_NOT_DECLARED",
-                unknown_message(f"output of {spec.reference}", port, declared_out),
+            unknown(
+                add,
+                IssueCode.OUTPUT_NOT_DECLARED,
+                f"output of {spec.reference}",
+                port,
+                declared_out,
                 node_id=node.id,
                 path=f"{path}.out.{port}",
                 hint=f"outputs of {spec.id}: {', '.join(declared_out) or '(none)'}",
             )
         if alias in aliases:
             add(
-                "DUPLICATE_ALIAS",
+                IssueCode.DUPLICATE_ALIAS,
                 f"alias {alias!r} is used for both {aliases[alias]!r} and {port!r}",
                 node_id=node.id,
                 path=f"{path}.out.{port}",
                 hint="give each output its own alias",
+                name=alias,
             )
         aliases.setdefault(alias, port)
 
 
 def literal_mismatch(
-    add: Add, node_id: str, path: str, problems: list[str], schema: Mapping[str, Any], what: str
+    add: Add,
+    node_id: str,
+    path: str,
+    problems: list[str],
+    schema: Mapping[str, Any],
+    what: str,
+    value: Any,
 ) -> None:
-    """INPUT_TYPE_MISMATCH for a literal (no references) that does not fit its port."""
+    """INPUT_TYPE_MISMATCH for a literal (no references) that does not fit its port;
+    ``choices`` are the schema's ``enum`` values when it has them."""
     shown = "; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
+    enum = schema.get("enum")
+    choices = [str(choice) for choice in enum] if isinstance(enum, list) else None
     add(
-        "INPUT_TYPE_MISMATCH",
+        IssueCode.INPUT_TYPE_MISMATCH,
         f"{what} does not fit its schema: {shown}",
         node_id=node_id,
         path=path,
         hint=_schema_hint(schema),
+        choices=choices,
+        closest=closest_match(str(value), choices) if choices and isinstance(value, str) else None,
+        expected=type_name(schema),
+        actual=value_type(value),
     )
 
 
@@ -128,41 +163,49 @@ def check_requirements(add: Add, nodes: Iterable[tuple[BlockNode, str]]) -> None
             if isinstance(field_id, str):
                 if field_id in ids:
                     add(
-                        "REQUIREMENTS_DUPLICATE_ID",
+                        IssueCode.REQUIREMENTS_DUPLICATE_ID,
                         f"requirement id {field_id!r} is declared twice in this node",
                         node_id=node.id,
                         path=f"{where}.id",
                         hint="each requirement needs its own id (it keys collected_data)",
+                        name=field_id,
                     )
                 ids.add(field_id)
             if not isinstance(field_type, str) or "${" in field_type:
                 continue
             if field_type not in REQUIREMENT_TYPES:
-                add(
-                    "REQUIREMENTS_UNKNOWN_TYPE",
-                    unknown_message("requirement type", field_type, REQUIREMENT_TYPES),
+                unknown(
+                    add,
+                    IssueCode.REQUIREMENTS_UNKNOWN_TYPE,
+                    "requirement type",
+                    field_type,
+                    REQUIREMENT_TYPES,
                     node_id=node.id,
                     path=f"{where}.type",
                 )
             elif field_type == "select" and not item.get("options"):
                 add(
-                    "REQUIREMENTS_MISSING_OPTIONS",
+                    IssueCode.REQUIREMENTS_MISSING_OPTIONS,
                     f"select requirement {field_id!r} has no options",
                     node_id=node.id,
                     path=f"{where}.options",
                     hint="add options: [choice 1, choice 2]",
+                    name=field_id if isinstance(field_id, str) else None,
                 )
             if not isinstance(field_id, str):
                 continue
             first = seen_types.setdefault(field_id, (field_type, node.id))
             if first[0] != field_type and first[1] != node.id:
                 add(
-                    "REQUIREMENTS_TYPE_CONFLICT",
+                    IssueCode.REQUIREMENTS_TYPE_CONFLICT,
                     f"requirement {field_id!r} is a {field_type!r} here but a {first[0]!r} "
                     f"in node {first[1]!r}",
                     node_id=node.id,
                     path=f"{where}.type",
                     hint="use one type for one id, or rename one of them",
+                    name=field_id,
+                    expected=first[0],
+                    actual=field_type,
                 )
 
 
@@ -179,16 +222,20 @@ def check_layout(
     listed: set[str] = set()
     for index, node_id in enumerate(plan.ui.layout):
         if node_id not in known_set:
-            add(
-                "LAYOUT_UNKNOWN_NODE",
-                unknown_message("node in ui.layout", node_id, known),
+            unknown(
+                add,
+                IssueCode.LAYOUT_UNKNOWN_NODE,
+                "node in ui.layout",
+                node_id,
+                known,
                 path=f"ui.layout[{index}]",
             )
         elif node_id in listed:
             add(
-                "LAYOUT_DUPLICATE_NODE",
+                IssueCode.LAYOUT_DUPLICATE_NODE,
                 f"node {node_id!r} is listed twice in ui.layout",
                 node_id=node_id,
+                name=node_id,
                 path=f"ui.layout[{index}]",
                 severity="warning",
             )
@@ -198,11 +245,12 @@ def check_layout(
     for node_id, loops in ui_nodes.items():
         if node_id not in listed and not listed.intersection(loops):
             add(
-                "LAYOUT_MISSING_NODE",
+                IssueCode.LAYOUT_MISSING_NODE,
                 f"UI node {node_id!r} is not in ui.layout",
                 node_id=node_id,
                 path="ui.layout",
                 hint=f"add {node_id!r} to ui.layout where it should be shown",
+                name=node_id,
                 severity="warning",
             )
 
@@ -214,15 +262,52 @@ def check_concurrency(add: Add, plan: Plan, node_ids: Iterable[str]) -> None:
     for node_id in plan.policy.concurrency.per_node:
         path = f"policy.concurrency.per_node.{node_id}"
         if node_id not in known_set:
-            add("CONCURRENCY_UNKNOWN_NODE", unknown_message("node", node_id, known), path=path)
+            unknown(add, IssueCode.CONCURRENCY_UNKNOWN_NODE, "node", node_id, known, path=path)
 
 
-def unknown_message(kind: str, value: str, choices: Sequence[str]) -> str:
+def type_name(schema: Any) -> str | None:
+    """The JSON type(s) a schema allows (``string``, ``array | object``); None when unknown."""
+    types = schema_types(schema) if isinstance(schema, Mapping) else None
+    return describe_types(types) if types else None
+
+
+def value_type(value: Any) -> str | None:
+    """The JSON type of a literal value (``null`` for None); None when unknown."""
+    return "null" if value is None else type_name(literal_schema(value))
+
+
+def unknown(
+    add: Add,
+    code: IssueCode,
+    kind: str,
+    value: str,
+    choices: Sequence[str],
+    *,
+    node_id: str | None = None,
+    path: str | None = None,
+    hint: str | None = None,
+    suffix: str = "",
+) -> None:
+    """``code`` for a name that is not one of ``choices``: ``unknown input 'x' — did you
+    mean 'y'?`` (+ ``suffix``), with the choices and the closest one in details."""
+    closest = closest_match(value, choices) if choices else None
+    add(
+        code,
+        unknown_message(kind, value, closest) + suffix,
+        node_id=node_id,
+        path=path,
+        hint=hint,
+        name=value,
+        choices=choices,
+        closest=closest,
+    )
+
+
+def unknown_message(kind: str, value: str, closest: str | None) -> str:
     """``unknown input 'x' — did you mean 'y'?`` (the suggestion only when one is close)."""
-    suggestion = closest_match(value, choices) if choices else None
     text = f"unknown {kind} {value!r}"
-    if suggestion is not None:
-        text += f" — did you mean {suggestion!r}?"
+    if closest is not None:
+        text += f" — did you mean {closest!r}?"
     return text
 
 

@@ -2,20 +2,19 @@
 
 The called plan is found through the ``PlanStore`` (``designs/<plan_id>.yaml``),
 validated once per ``validate`` call (its errors come back as SUBFLOW_INVALID,
-prefixed with the calling node) and its ``vars``/``exports`` checked against
-``call.inputs``/``out.exports``. A plan that calls itself, directly or through
-other subflows, is SUBFLOW_CYCLE.
+prefixed with the calling node, the called plan's issue in ``details.cause``) and
+its ``vars``/``exports`` checked against ``call.inputs``/``out.exports``. A plan
+that calls itself, directly or through other subflows, is SUBFLOW_CYCLE.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import keiri_agent.plans.check.rules as rules
 from keiri_agent.errors import PlanValidationError, UserInputError
 from keiri_agent.plans.check.context import CheckContext, NodeInfo
 from keiri_agent.plans.dsl.dependencies import format_cycle
 from keiri_agent.plans.dsl.models import SubflowNode
+from keiri_agent.plans.issues import IssueCode, ValidationIssue
 
 
 def check_subflow(check: CheckContext, info: NodeInfo, node: SubflowNode) -> None:
@@ -27,7 +26,7 @@ def check_subflow(check: CheckContext, info: NodeInfo, node: SubflowNode) -> Non
     store = check.validator.store
     if store is None:
         check.add(
-            "SUBFLOW_NOT_FOUND",
+            IssueCode.SUBFLOW_NOT_FOUND,
             f"cannot check subflow {plan_id!r}: the validator has no plan store",
             node_id=node.id,
             path=path,
@@ -37,12 +36,14 @@ def check_subflow(check: CheckContext, info: NodeInfo, node: SubflowNode) -> Non
     try:
         store.path_for(plan_id)
     except UserInputError as error:
-        check.add("SUBFLOW_PATH", error.message, node_id=node.id, path=path, hint=error.hint)
+        check.add(
+            IssueCode.SUBFLOW_PATH, error.message, node_id=node.id, path=path, hint=error.hint
+        )
         return
     if plan_id in check.stack:
         cycle = format_cycle([*check.stack, plan_id])
         check.add(
-            "SUBFLOW_CYCLE",
+            IssueCode.SUBFLOW_CYCLE,
             f"subflows call each other in a cycle: {cycle}",
             node_id=node.id,
             path=path,
@@ -56,7 +57,7 @@ def check_subflow(check: CheckContext, info: NodeInfo, node: SubflowNode) -> Non
             _subflow_issue(check, node, path, plan_id, issue)
         return
     except UserInputError as error:
-        check.add("SUBFLOW_NOT_FOUND", error.message, node_id=node.id, path=path)
+        check.add(IssueCode.SUBFLOW_NOT_FOUND, error.message, node_id=node.id, path=path)
         return
     info.called = called
     report = check.run_state.subflow_reports.get(plan_id)
@@ -67,9 +68,12 @@ def check_subflow(check: CheckContext, info: NodeInfo, node: SubflowNode) -> Non
         _subflow_issue(check, node, path, plan_id, issue)
     for key in node.call.inputs:
         if key not in called.vars:
-            check.add(
-                "SUBFLOW_INPUT_UNKNOWN",
-                rules.unknown_message(f"input (var) of plan {plan_id!r}", key, list(called.vars)),
+            rules.unknown(
+                check.add,
+                IssueCode.SUBFLOW_INPUT_UNKNOWN,
+                f"input (var) of plan {plan_id!r}",
+                key,
+                list(called.vars),
                 node_id=node.id,
                 path=f"{info.path}.call.inputs.{key}",
                 hint=f"vars of {plan_id}: {', '.join(called.vars) or '(none)'}",
@@ -77,9 +81,12 @@ def check_subflow(check: CheckContext, info: NodeInfo, node: SubflowNode) -> Non
     names = [export.name for export in called.exports]
     for index, export in enumerate(node.out.exports):
         if export.source not in names:
-            check.add(
-                "SUBFLOW_EXPORT_UNKNOWN",
-                rules.unknown_message(f"export of plan {plan_id!r}", export.source, names),
+            rules.unknown(
+                check.add,
+                IssueCode.SUBFLOW_EXPORT_UNKNOWN,
+                f"export of plan {plan_id!r}",
+                export.source,
+                names,
                 node_id=node.id,
                 path=f"{info.path}.out.exports[{index}].from",
                 hint=f"exports of {plan_id}: {', '.join(names) or '(none)'}",
@@ -89,17 +96,17 @@ def check_subflow(check: CheckContext, info: NodeInfo, node: SubflowNode) -> Non
 
 
 def _subflow_issue(
-    check: CheckContext, node: SubflowNode, path: str, plan_id: str, issue: Any
+    check: CheckContext, node: SubflowNode, path: str, plan_id: str, issue: ValidationIssue
 ) -> None:
-    """One issue of the called plan as SUBFLOW_INVALID, prefixed with the subflow node."""
-    field = issue.get if isinstance(issue, dict) else lambda name: getattr(issue, name, None)
-    code = field("code") or "SCHEMA"
-    where = " ".join(str(part) for part in (field("node_id"), field("path")) if part)
+    """One issue of the called plan as SUBFLOW_INVALID, prefixed with the subflow node;
+    the called plan's issue is ``details.cause``."""
+    where = " ".join(part for part in (issue.node_id, issue.path) if part)
     check.add(
-        "SUBFLOW_INVALID",
-        f"{node.id} → plan {plan_id!r}: [{code}] {where + ': ' if where else ''}"
-        f"{field('message') or issue}",
+        IssueCode.SUBFLOW_INVALID,
+        f"{node.id} → plan {plan_id!r}: [{issue.code}] {where + ': ' if where else ''}"
+        f"{issue.message}",
         node_id=node.id,
         path=path,
-        hint=field("hint"),
+        hint=issue.hint,
+        cause=issue,
     )

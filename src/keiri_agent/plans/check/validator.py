@@ -5,6 +5,8 @@
 
 Rules (one stable code each; errors unless marked *warning*):
 
+Codes are ``IssueCode`` members (docs/plans.md lists each with its ``details``):
+
 * blocks: UNKNOWN_BLOCK, BLOCK_VERSION, UNKNOWN_INPUT, MISSING_REQUIRED_INPUT,
   INPUT_TYPE_MISMATCH (a literal that fails the port schema), OUTPUT_NOT_DECLARED,
   DUPLICATE_ALIAS, REF_UNRESOLVED (a spec ``$ref`` that does not resolve)
@@ -42,6 +44,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import keiri_agent.plans.check.rules as rules
+from keiri_agent.errors import closest_match
 from keiri_agent.plans.catalog.catalog import BlockCatalog, BlockSpec, CatalogError
 from keiri_agent.plans.catalog.port_types import PortSchemas
 from keiri_agent.plans.check.context import CheckContext, NodeInfo, ValidationRun
@@ -50,7 +53,7 @@ from keiri_agent.plans.check.refs import ReferenceChecker
 from keiri_agent.plans.check.subflows import check_subflow
 from keiri_agent.plans.dsl.dependencies import find_cycles, format_cycle
 from keiri_agent.plans.dsl.models import API_VERSIONS, BlockNode, LoopNode, Node, Plan, SubflowNode
-from keiri_agent.plans.issues import ValidationIssue, ValidationReport
+from keiri_agent.plans.issues import IssueCode, ValidationIssue, ValidationReport
 from keiri_agent.plans.store import PlanStore
 
 __all__ = ["PlanValidator", "ValidationIssue", "ValidationReport"]
@@ -97,7 +100,7 @@ class PlanValidator:
                 exists = rules.block_id_of(reference) in self.known_block_ids()
                 self._specs[reference] = (
                     None,
-                    f"BLOCK_VERSION: {error.message}" if exists else "UNKNOWN_BLOCK",
+                    f"BLOCK_VERSION: {error.message}" if exists else IssueCode.UNKNOWN_BLOCK,
                 )
         return self._specs[reference]
 
@@ -121,10 +124,11 @@ class _PlanCheck(CheckContext):
         plan = self.plan
         if plan.api_version not in API_VERSIONS:
             self.add(
-                "API_VERSION",
+                IssueCode.API_VERSION,
                 f"unsupported apiVersion {plan.api_version!r}; "
                 f"supported: {', '.join(API_VERSIONS)}",
                 path="apiVersion",
+                choices=API_VERSIONS,
             )
         self._collect(plan.graph, "", ())
         for info in list(self.infos.values()):
@@ -132,7 +136,7 @@ class _PlanCheck(CheckContext):
         references = ReferenceChecker(self)
         references.check_vars()
         references.check_graph(plan.graph, (), {})
-        check_exports(references, plan.exports, (), "exports", "PLAN_EXPORT_UNKNOWN")
+        check_exports(references, plan.exports, (), "exports", IssueCode.PLAN_EXPORT_UNKNOWN)
         self._check_cycles(references.edges)
         self._check_usage(references)
         node_ids = list(self.infos)
@@ -158,11 +162,12 @@ class _PlanCheck(CheckContext):
             path = f"{prefix}graph[{index}]"
             if node.id in self.infos:
                 self.add(
-                    "DUPLICATE_NODE_ID",
+                    IssueCode.DUPLICATE_NODE_ID,
                     f"node id {node.id!r} is already used at {self.infos[node.id].path}",
                     node_id=node.id,
                     path=f"{path}.id",
                     hint="node ids must be unique in the whole plan, loop bodies included",
+                    name=node.id,
                 )
                 continue
             info = NodeInfo(node, path, (*loops, node.id))
@@ -190,7 +195,7 @@ class _PlanCheck(CheckContext):
             info.aliases = {name: name for name in exports} | {"iterations": "iterations"}
             if collect is not None:
                 self.add(
-                    "LOOP_COLLECT_IGNORED",
+                    IssueCode.LOOP_COLLECT_IGNORED,
                     "a while loop hands out its last iteration's exports; out.collect is ignored",
                     node_id=node.id,
                     path=path,
@@ -201,26 +206,35 @@ class _PlanCheck(CheckContext):
         info.aliases = {collect: collect} if collect else {}
         if collect is not None and collect not in exports:
             self.add(
-                "LOOP_EXPORT_UNKNOWN",
+                IssueCode.LOOP_EXPORT_UNKNOWN,
                 f"out.collect names {collect!r}, which the body does not export"
                 + (f" (exports: {', '.join(exports)})" if exports else ""),
                 node_id=node.id,
                 path=path,
                 hint=f"add {{from: <body node>.<alias>, as: {collect}}} to body.plan.exports",
+                name=collect,
+                choices=exports,
+                closest=closest_match(collect, exports),
             )
 
     def _check_block(self, info: NodeInfo, node: BlockNode) -> None:
         spec, problem = self.validator.spec_for(node.block)
         if spec is None:
-            if problem == "UNKNOWN_BLOCK":
+            if problem == IssueCode.UNKNOWN_BLOCK:
                 rules.unknown_block(self.add, node, info.path, self.validator.known_block_ids())
             else:
                 self.add(
-                    "BLOCK_VERSION",
+                    IssueCode.BLOCK_VERSION,
                     str(problem).removeprefix("BLOCK_VERSION: "),
                     node_id=node.id,
                     path=f"{info.path}.block",
                     hint="pick a range that matches an available version",
+                    name=node.block,
+                    choices=[
+                        str(spec.version)
+                        for spec in self.validator.catalog.specs()
+                        if spec.id == rules.block_id_of(node.block)
+                    ],
                 )
             info.aliases = dict((a, p) for p, a in node.outputs.items()) or None
             return
@@ -247,7 +261,7 @@ class _PlanCheck(CheckContext):
             for cycle in find_cycles(deps, ids):
                 first = self.infos[cycle[0]]
                 self.add(
-                    "CYCLE",
+                    IssueCode.CYCLE,
                     f"the nodes form a cycle: {format_cycle(cycle)} "
                     "(each node uses the output of the one before it)",
                     node_id=cycle[0],
@@ -262,7 +276,7 @@ class _PlanCheck(CheckContext):
             sink = self._is_sink(info)
             if not used and sink is False:
                 self.add(
-                    "UNUSED_NODE",
+                    IssueCode.UNUSED_NODE,
                     f"nothing uses the outputs of node {node_id!r}",
                     node_id=node_id,
                     path=info.path,
@@ -274,11 +288,12 @@ class _PlanCheck(CheckContext):
                 for alias in info.aliases:
                     if (node_id, alias) not in references.used_aliases:
                         self.add(
-                            "UNUSED_OUTPUT",
+                            IssueCode.UNUSED_OUTPUT,
                             f"alias {alias!r} of node {node_id!r} is never referenced",
                             node_id=node_id,
                             path=f"{info.path}.out.{info.aliases[alias]}",
                             hint="reference it or remove it from out",
+                            name=alias,
                             severity="warning",
                         )
 

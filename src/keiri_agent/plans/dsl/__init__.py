@@ -3,7 +3,12 @@
 Nothing here knows blocks, checks or runs; every other part of ``plans`` builds on it.
 """
 
-from keiri_agent.plans.dsl.loader import load_plan_file, load_plan_text
+from keiri_agent.plans.dsl.loader import (
+    check_plan_file,
+    check_plan_text,
+    load_plan_file,
+    load_plan_text,
+)
 from keiri_agent.plans.dsl.migrate import migrate_plan_text
 from keiri_agent.plans.dsl.models import BlockNode, LoopNode, Node, Plan, SubflowNode
 from keiri_agent.plans.dsl.references import rewrite_references
@@ -17,6 +22,8 @@ __all__ = [
     "PlanVars",
     "SubflowNode",
     "build_vars",
+    "check_plan_file",
+    "check_plan_text",
     "load_plan_file",
     "load_plan_text",
     "migrate_plan_text",

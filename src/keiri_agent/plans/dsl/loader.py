@@ -1,22 +1,32 @@
 """Load Plan YAML into ``models.Plan``, reporting every problem with its line.
 
-``load_plan_text`` / ``load_plan_file`` raise ``PlanValidationError`` whose
-``issues`` are ``ValidationIssue`` objects with a code:
+``check_plan_text`` / ``check_plan_file`` return ``Checked`` (the plan or None, the
+issues, and where each path is in the text) and never raise for a problem of the
+plan (``PlanEngine.check`` reports them with the validator's, which ``locate``
+gives a line and column); ``load_plan_text`` / ``load_plan_file`` raise
+``PlanValidationError`` carrying the same issues. Codes (``IssueCode``), each with
+``details.line`` / ``details.column`` where the text shows the problem:
 
-* ``YAML_SYNTAX``: the text is not YAML (one document, UTF-8), with the line.
+* ``YAML_SYNTAX``: the text is not YAML (one document, UTF-8).
 * ``YAML_TOO_LARGE``: over ``MAX_PLAN_BYTES``, or more than ``MAX_YAML_NODES``
   nodes once anchors/aliases are expanded (alias bombs), recursive aliases, or
   nesting deeper than the parser allows.
 * ``YAML_DUPLICATE_KEY``: a key written twice in one mapping (YAML keeps the
   last one silently; a Plan must not lose a value that way).
 * ``SCHEMA``: the document does not fit the Plan DSL (unknown field, wrong type,
-  missing field), with the path (``graph[2].in.mode``), the line and a hint.
+  missing field), with the path (``graph[2].in.mode``), the valid fields or values
+  (``choices``/``closest``), the expected and actual type and a hint.
 * ``WHILE_MISSING_MAX``: a ``while`` loop without ``max_iterations``.
 * ``API_VERSION``: an ``apiVersion`` this engine does not support.
+
+A file that does not exist is not a problem of a plan: ``UserInputError``
+PLAN_NOT_FOUND.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +34,58 @@ import yaml
 from pydantic import ValidationError
 
 from keiri_agent.errors import UserInputError
-from keiri_agent.plans.dsl.loader_errors import Loc, format_path, schema_issues
+from keiri_agent.plans.dsl.loader_errors import (
+    Loc,
+    Positions,
+    format_path,
+    json_type,
+    schema_issues,
+)
 from keiri_agent.plans.dsl.models import API_VERSIONS, Plan
-from keiri_agent.plans.issues import ValidationIssue, plan_validation_error
+from keiri_agent.plans.issues import (
+    IssueCode,
+    ValidationIssue,
+    make_issue,
+    plan_validation_error,
+)
 
 MAX_PLAN_BYTES = 2_000_000
 MAX_YAML_NODES = 200_000
 """Nodes after expanding aliases; a 1,000-node Plan uses about 20,000."""
 
 
+@dataclass(frozen=True)
+class Checked:
+    """What loading found: the plan (None when it cannot be built), every problem, and
+    where each path of the document is in the text (for ``locate``)."""
+
+    plan: Plan | None
+    issues: list[ValidationIssue]
+    positions: Positions = field(default_factory=dict)
+
+    def locate(self, issues: Iterable[ValidationIssue]) -> list[ValidationIssue]:
+        """``issues`` (of the validator) with ``line``/``column`` of their ``path`` (or of
+        the closest enclosing path) in this text, where they have none."""
+        found = list(issues)
+        if not self.positions or all(issue.line or not issue.path for issue in found):
+            return found
+        by_path = {format_path(loc): position for loc, position in self.positions.items()}
+        return [_located(issue, by_path) for issue in found]
+
+
 def load_plan_file(path: Path | str) -> Plan:
-    """Read and load a Plan YAML file (UTF-8, optional BOM)."""
+    """Read and load a Plan YAML file (UTF-8, optional BOM); PlanValidationError when
+    it has problems."""
+    return _loaded(check_plan_file(path), str(path))
+
+
+def load_plan_text(text: str, *, source: str = "<string>") -> Plan:
+    """Parse Plan YAML text; ``source`` names it in messages (a file path)."""
+    return _loaded(check_plan_text(text), source)
+
+
+def check_plan_file(path: Path | str) -> Checked:
+    """Read a Plan YAML file (UTF-8, optional BOM): the plan and every problem."""
     file = Path(path)
     try:
         size = file.stat().st_size
@@ -51,63 +102,85 @@ def load_plan_file(path: Path | str) -> Plan:
             hint="give a .yaml file, or a plan id under designs/",
         )
     if size > MAX_PLAN_BYTES:
-        raise _too_large(f"{size} bytes", str(file))
+        return Checked(None, [_too_large(f"{size} bytes")])
     try:
         text = file.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise plan_validation_error(
-            f"cannot load plan {file}",
-            [
-                ValidationIssue(
-                    "YAML_SYNTAX",
-                    "error",
-                    f"the file is not UTF-8 text ({exc.reason} at byte {exc.start})",
-                    hint="save the file as UTF-8",
-                )
-            ],
-        ) from None
-    return load_plan_text(text, source=str(file))
+        problem = make_issue(
+            IssueCode.YAML_SYNTAX,
+            f"the file is not UTF-8 text ({exc.reason} at byte {exc.start})",
+            hint="save the file as UTF-8",
+        )
+        return Checked(None, [problem])
+    return check_plan_text(text)
 
 
-def load_plan_text(text: str, *, source: str = "<string>") -> Plan:
-    """Parse Plan YAML text; ``source`` names it in messages (a file path)."""
+def check_plan_text(text: str) -> Checked:
+    """Parse Plan YAML text: the plan (None when it cannot be built) and every problem."""
     if len(text.encode("utf-8", errors="replace")) > MAX_PLAN_BYTES:
-        raise _too_large(f"{len(text)} characters", source)
-    data, lines, issues = _parse_yaml(text, source)
+        return Checked(None, [_too_large(f"{len(text)} characters")])
+    try:
+        data, positions, issues = _parse_yaml(text)
+    except _Rejected as rejected:
+        return Checked(None, [rejected.issue])
     if not isinstance(data, dict):
         kind = "empty" if data is None else f"a {type(data).__name__}"
-        raise plan_validation_error(
-            f"cannot load plan {source}",
-            [
-                ValidationIssue(
-                    "SCHEMA",
-                    "error",
-                    f"a Plan must be a YAML mapping (apiVersion, id, version, graph), not {kind}",
-                    line=1,
-                    hint="start from 'apiVersion: v1' / 'id: ...' / 'version: 0.1.0' / 'graph:'",
-                )
-            ],
+        problem = make_issue(
+            IssueCode.SCHEMA,
+            f"a Plan must be a YAML mapping (apiVersion, id, version, graph), not {kind}",
+            line=1,
+            column=1,
+            expected="object",
+            actual=json_type(data),
+            hint="start from 'apiVersion: v1' / 'id: ...' / 'version: 0.1.0' / 'graph:'",
         )
+        return Checked(None, [problem], positions)
     api_version = data.get("apiVersion")
     if api_version is not None and api_version not in API_VERSIONS:
+        line, column = positions.get(("apiVersion",), (None, None))
         issues.append(
-            ValidationIssue(
-                "API_VERSION",
-                "error",
+            make_issue(
+                IssueCode.API_VERSION,
                 f"unsupported apiVersion {api_version!r}; supported: {', '.join(API_VERSIONS)}",
                 path="apiVersion",
-                line=lines.get(("apiVersion",)),
+                line=line,
+                column=column,
+                choices=API_VERSIONS,
                 hint=f"use apiVersion: {API_VERSIONS[-1]}",
             )
         )
     try:
-        plan = Plan.model_validate(data)
+        plan: Plan | None = Plan.model_validate(data)
     except ValidationError as exc:
-        issues.extend(schema_issues(exc.errors(), data, lines))
+        issues.extend(schema_issues(exc.errors(), data, positions))
         plan = None
-    if issues or plan is None:
-        raise plan_validation_error(f"cannot load plan {source}", issues)
-    return plan
+    return Checked(plan, issues, positions)
+
+
+def _loaded(checked: Checked, source: str) -> Plan:
+    if checked.issues or checked.plan is None:
+        raise plan_validation_error(f"cannot load plan {source}", checked.issues)
+    return checked.plan
+
+
+def _located(issue: ValidationIssue, by_path: Mapping[str, tuple[int, int]]) -> ValidationIssue:
+    path = issue.path
+    if issue.line or not path:
+        return issue
+    while path and path not in by_path:
+        path = path[: max(path.rfind("."), path.rfind("["), 0)]
+    line, column = by_path.get(path, (None, None))
+    if line is None:
+        return issue
+    return replace(issue, details=replace(issue.details, line=line, column=column))
+
+
+class _Rejected(Exception):
+    """The text cannot be loaded at all (syntax, size): its one issue."""
+
+    def __init__(self, issue: ValidationIssue) -> None:
+        super().__init__(issue.message)
+        self.issue = issue
 
 
 # --- YAML -------------------------------------------------------------------
@@ -117,59 +190,53 @@ _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml when available (about 10x faster on large plans); same safe constructors."""
 
 
-def _parse_yaml(text: str, source: str) -> tuple[Any, dict[Loc, int], list[ValidationIssue]]:
+def _parse_yaml(text: str) -> tuple[Any, Positions, list[ValidationIssue]]:
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None, {}, []
-        lines, duplicates = _scan(node, source)
+        positions, duplicates = _scan(node)
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
         problem = " ".join(part for part in (exc.context, exc.problem) if part)
-        raise plan_validation_error(
-            f"cannot load plan {source}",
-            [
-                ValidationIssue(
-                    "YAML_SYNTAX",
-                    "error",
-                    f"invalid YAML: {problem or exc}",
-                    line=line,
-                    hint="check indentation, quotes and ':' on that line; "
-                    "quote values that contain ': ' or start with '{', '[', '*', '&'",
-                )
-            ],
+        raise _Rejected(
+            make_issue(
+                IssueCode.YAML_SYNTAX,
+                f"invalid YAML: {problem or exc}",
+                line=mark.line + 1 if mark is not None else None,
+                column=mark.column + 1 if mark is not None else None,
+                hint="check indentation, quotes and ':' on that line; "
+                "quote values that contain ': ' or start with '{', '[', '*', '&'",
+            )
         ) from None
     except yaml.YAMLError as exc:
-        raise plan_validation_error(
-            f"cannot load plan {source}",
-            [ValidationIssue("YAML_SYNTAX", "error", f"invalid YAML: {exc}")],
-        ) from None
+        raise _Rejected(make_issue(IssueCode.YAML_SYNTAX, f"invalid YAML: {exc}")) from None
     except RecursionError:
-        raise _too_large("nesting too deep", source) from None
+        raise _Rejected(_too_large("nesting too deep")) from None
     finally:
         loader.dispose()
     issues = [
-        ValidationIssue(
-            "YAML_DUPLICATE_KEY",
-            "error",
+        make_issue(
+            IssueCode.YAML_DUPLICATE_KEY,
             f"key {key!r} appears more than once in the same mapping",
             path=format_path(loc) or None,
             line=line,
+            column=column,
+            name=key,
             hint="keep one of them (YAML would silently keep only the last)",
         )
-        for loc, key, line in duplicates
+        for loc, key, (line, column) in duplicates
     ]
-    return data, lines, issues
+    return data, positions, issues
 
 
-def _scan(root: yaml.Node, source: str) -> tuple[dict[Loc, int], list[tuple[Loc, str, int]]]:
-    """One pass over the node graph: the line of every path, duplicate keys, and the
+def _scan(root: yaml.Node) -> tuple[Positions, list[tuple[Loc, str, tuple[int, int]]]]:
+    """One pass over the node graph: the position of every path, duplicate keys, and the
     size with aliases expanded (memoised per node, so a bomb is counted, not expanded)."""
-    lines: dict[Loc, int] = {(): root.start_mark.line + 1}
-    duplicates: list[tuple[Loc, str, int]] = []
+    positions: Positions = {(): _position(root)}
+    duplicates: list[tuple[Loc, str, tuple[int, int]]] = []
     sizes: dict[int, int] = {}
     on_path: set[int] = set()
     stack: list[tuple[yaml.Node, Loc, bool]] = [(root, (), False)]
@@ -181,14 +248,14 @@ def _scan(root: yaml.Node, source: str) -> tuple[dict[Loc, int], list[tuple[Loc,
             on_path.discard(key)
             sizes[key] = 1 + sum(sizes[id(child)] for child, _ in children)
             if sizes[key] > MAX_YAML_NODES:
-                raise _too_large(
-                    f"more than {MAX_YAML_NODES} YAML nodes (aliases expanded)", source
+                raise _Rejected(
+                    _too_large(f"more than {MAX_YAML_NODES} YAML nodes (aliases expanded)")
                 )
             continue
         if key in sizes:
             continue
         if key in on_path:
-            raise _too_large("a recursive alias (an anchor used inside itself)", source)
+            raise _Rejected(_too_large("a recursive alias (an anchor used inside itself)"))
         on_path.add(key)
         stack.append((node, loc, True))
         if isinstance(node, yaml.MappingNode):
@@ -196,13 +263,18 @@ def _scan(root: yaml.Node, source: str) -> tuple[dict[Loc, int], list[tuple[Loc,
             for key_node, _ in node.value:
                 if isinstance(key_node, yaml.ScalarNode) and key_node.value != "<<":
                     if key_node.value in seen:
-                        duplicates.append((loc, key_node.value, key_node.start_mark.line + 1))
+                        duplicates.append((loc, key_node.value, _position(key_node)))
                     seen.add(key_node.value)
         for child, child_loc in reversed(children):
             if child_loc is not None:
-                lines.setdefault(child_loc, child.start_mark.line + 1)
+                positions.setdefault(child_loc, _position(child))
             stack.append((child, child_loc or loc, False))
-    return lines, sorted(duplicates, key=lambda item: item[2])
+    return positions, sorted(duplicates, key=lambda item: item[2])
+
+
+def _position(node: yaml.Node) -> tuple[int, int]:
+    """1-based (line, column) where ``node`` starts."""
+    return node.start_mark.line + 1, node.start_mark.column + 1
 
 
 def _children(node: yaml.Node, loc: Loc) -> list[tuple[yaml.Node, Loc | None]]:
@@ -219,16 +291,10 @@ def _children(node: yaml.Node, loc: Loc) -> list[tuple[yaml.Node, Loc | None]]:
     return []
 
 
-def _too_large(what: str, source: str) -> Exception:
-    return plan_validation_error(
-        f"cannot load plan {source}",
-        [
-            ValidationIssue(
-                "YAML_TOO_LARGE",
-                "error",
-                f"the plan is too large or too deeply nested: {what} "
-                f"(limits: {MAX_PLAN_BYTES} bytes, {MAX_YAML_NODES} nodes)",
-                hint="split it into subflows; avoid anchors that expand into huge documents",
-            )
-        ],
+def _too_large(what: str) -> ValidationIssue:
+    return make_issue(
+        IssueCode.YAML_TOO_LARGE,
+        f"the plan is too large or too deeply nested: {what} "
+        f"(limits: {MAX_PLAN_BYTES} bytes, {MAX_YAML_NODES} nodes)",
+        hint="split it into subflows; avoid anchors that expand into huge documents",
     )

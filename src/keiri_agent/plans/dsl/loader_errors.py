@@ -2,8 +2,9 @@
 
 Each issue gets the path as written in YAML (``graph[2].in.mode``: the union tags
 Pydantic adds are dropped, and for ``when`` only the member the document meant is
-kept), the id of the node it is in, the YAML line, and a hint ("did you mean
-'block'?" with the valid fields for unknown keys).
+kept), the id of the node it is in, the YAML line and column, a hint ("did you mean
+'block'?" with the valid fields for unknown keys) and, in ``details``, the valid
+fields or values (``choices``, ``closest``) and the expected and actual JSON type.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -18,15 +20,44 @@ from pydantic_core import ErrorDetails
 
 from keiri_agent.errors import closest_match
 from keiri_agent.plans.dsl.models import ConditionCompare, ConditionExpr, Plan
-from keiri_agent.plans.issues import ValidationIssue
+from keiri_agent.plans.issues import IssueCode, ValidationIssue, make_issue
 
 Loc = tuple[str | int, ...]
-_NODE_TAGS = frozenset({"block", "loop", "subflow"})
+Positions = dict[Loc, tuple[int, int]]
+"""Path in the document -> 1-based (line, column) in the YAML text."""
+_NODE_TYPES = ("block", "loop", "subflow")
+_NODE_TAGS = frozenset(_NODE_TYPES)
 _CONDITION_TAGS = frozenset({"ConditionExpr", "ConditionCompare"})
+_EXPECTED_TYPES = {
+    "string_type": "string",
+    "int_type": "integer",
+    "int_parsing": "integer",
+    "int_from_float": "integer",
+    "float_type": "number",
+    "float_parsing": "number",
+    "bool_type": "boolean",
+    "bool_parsing": "boolean",
+    "list_type": "array",
+    "dict_type": "object",
+    "model_type": "object",
+    "model_attributes_type": "object",
+}
+"""Pydantic error type -> the JSON type the field expects."""
+
+
+@dataclass(frozen=True)
+class _Described:
+    message: str
+    hint: str | None = None
+    name: str | None = None
+    choices: tuple[str, ...] | None = None
+    closest: str | None = None
+    expected: str | None = None
+    actual: str | None = None
 
 
 def schema_issues(
-    errors: list[ErrorDetails], data: dict[str, Any], lines: Mapping[Loc, int]
+    errors: list[ErrorDetails], data: dict[str, Any], positions: Mapping[Loc, tuple[int, int]]
 ) -> list[ValidationIssue]:
     cleaned: list[tuple[Loc, ErrorDetails]] = []
     for error in errors:
@@ -36,24 +67,31 @@ def schema_issues(
     issues: list[ValidationIssue] = []
     seen: set[tuple[Loc, str]] = set()
     for loc, error in cleaned:
-        message, hint = _describe(loc, error, data)
-        if (loc, message) in seen:
+        described = _describe(loc, error, data)
+        if (loc, described.message) in seen:
             continue
-        seen.add((loc, message))
-        code = "SCHEMA"
+        seen.add((loc, described.message))
+        code = IssueCode.SCHEMA
+        message, hint = described.message, described.hint
         if loc[-2:] == ("while", "max_iterations") and error["type"] == "missing":
-            code = "WHILE_MISSING_MAX"
+            code = IssueCode.WHILE_MISSING_MAX
             message = "a while loop needs max_iterations (it stops an endless loop)"
             hint = "add 'max_iterations: <n>' next to 'condition'"
+        line, column = _position_at(loc, positions)
         issues.append(
-            ValidationIssue(
+            make_issue(
                 code,
-                "error",
                 message,
-                node_id=_node_id_at(loc, data),
+                node=_node_id_at(loc, data),
                 path=format_path(loc) or None,
                 hint=hint,
-                line=_line_at(loc, lines),
+                line=line,
+                column=column,
+                name=described.name,
+                choices=described.choices,
+                closest=described.closest,
+                expected=described.expected,
+                actual=described.actual,
             )
         )
     return issues
@@ -94,34 +132,70 @@ def _child(value: Any, part: str | int) -> Any:
     return None
 
 
-def _describe(loc: Loc, error: ErrorDetails, data: Any) -> tuple[str, str | None]:
+def _describe(loc: Loc, error: ErrorDetails, data: Any) -> _Described:
     kind = error["type"]
     name = str(loc[-1]) if loc else "the plan"
     if kind == "missing":
-        return f"missing required field {name!r}", f"add '{name}: ...'"
+        return _Described(f"missing required field {name!r}", f"add '{name}: ...'", name=name)
     if kind == "extra_forbidden":
         allowed = _allowed_fields(loc[:-1], data)
         suggestion = closest_match(name, allowed) if allowed else None
         message = f"unknown field {name!r}"
         if suggestion:
             message += f" — did you mean {suggestion!r}?"
-        return message, f"valid fields here: {', '.join(allowed)}" if allowed else None
-    if kind == "union_tag_invalid":
-        return (
-            f"unknown node type {_child_at(loc, data, 'type')!r}",
-            "type is block (the default), loop or subflow",
+        return _Described(
+            message,
+            f"valid fields here: {', '.join(allowed)}" if allowed else None,
+            name=name,
+            choices=tuple(allowed) or None,
+            closest=suggestion,
         )
+    if kind == "union_tag_invalid":
+        written = _child_at(loc, data, "type")
+        return _Described(
+            f"unknown node type {written!r}",
+            "type is block (the default), loop or subflow",
+            name=str(written),
+            choices=_NODE_TYPES,
+            closest=closest_match(str(written), _NODE_TYPES),
+        )
+    expected = _EXPECTED_TYPES.get(kind)
+    actual = json_type(error.get("input")) if expected else None
     if kind == "string_type" and loc[-1:] == ("version",):
-        return error["msg"], 'quote it in YAML: version: "1.0.0"'
+        quote = 'quote it in YAML: version: "1.0.0"'
+        return _Described(error["msg"], quote, expected=expected, actual=actual)
     if kind in {"model_type", "dict_type"} and loc and loc[-1] in {"when", "condition"}:
-        return "a condition must be {expr: ...} or {left, op, right}", None
-    message = error["msg"]
-    if message.startswith("Value error, "):
-        message = message[len("Value error, ") :]
-    hint = None
-    if kind == "string_type":
-        hint = "quote the value in YAML"
-    return message, hint
+        message = "a condition must be {expr: ...} or {left, op, right}"
+        return _Described(message, expected=expected, actual=actual)
+    message = error["msg"].removeprefix("Value error, ")
+    hint = "quote the value in YAML" if kind == "string_type" else None
+    if kind == "literal_error":
+        choices = _literal_choices(loc, data)
+        written = str(error.get("input"))
+        closest = closest_match(written, choices) if choices else None
+        return _Described(message, hint, name=written, choices=choices, closest=closest)
+    return _Described(message, hint, expected=expected, actual=actual)
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a YAML value (``null`` for None)."""
+    if value is None:
+        return "null"
+    names = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array"}
+    return names.get(type(value), "object" if isinstance(value, dict) else type(value).__name__)
+
+
+def _literal_choices(loc: Loc, data: Any) -> tuple[str, ...] | None:
+    """The values a ``Literal`` field accepts (``on_error``: halt, continue, retry)."""
+    if not loc or not isinstance(loc[-1], str):
+        return None
+    model = _model_at(loc[:-1], data)
+    if model is None:
+        return None
+    annotation = _pick(_field(model, loc[-1]), None)
+    if typing.get_origin(annotation) is typing.Literal:
+        return tuple(str(arg) for arg in typing.get_args(annotation))
+    return None
 
 
 def _child_at(loc: Loc, data: Any, key: str) -> Any:
@@ -133,6 +207,14 @@ def _child_at(loc: Loc, data: Any, key: str) -> Any:
 
 def _allowed_fields(loc: Loc, data: Any) -> list[str]:
     """The field names (YAML spelling) of the model at ``loc``, or [] when unknown."""
+    model = _model_at(loc, data)
+    if model is None:
+        return []
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _model_at(loc: Loc, data: Any) -> type[BaseModel] | None:
+    """The Pydantic model of the value at ``loc`` (as the document chose it), or None."""
     annotation: Any = Plan
     value: Any = data
     for part in loc:
@@ -140,20 +222,20 @@ def _allowed_fields(loc: Loc, data: Any) -> list[str]:
         if isinstance(part, int):
             args = typing.get_args(annotation)
             if typing.get_origin(annotation) is not list or not args:
-                return []
+                return None
             annotation = args[0]
         else:
             if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
-                return []
+                return None
             field = _field(annotation, part)
             if field is None:
-                return []
+                return None
             annotation = field
         value = _child(value, part)
     model = _pick(annotation, value)
     if isinstance(model, type) and issubclass(model, BaseModel):
-        return [info.alias or name for name, info in model.model_fields.items()]
-    return []
+        return model
+    return None
 
 
 def _field(model: type[BaseModel], part: str) -> Any:
@@ -200,12 +282,14 @@ def _node_id_at(loc: Loc, data: Any) -> str | None:
     return node_id
 
 
-def _line_at(loc: Loc, lines: Mapping[Loc, int]) -> int | None:
+def _position_at(
+    loc: Loc, positions: Mapping[Loc, tuple[int, int]]
+) -> tuple[int | None, int | None]:
     for end in range(len(loc), -1, -1):
-        line = lines.get(loc[:end])
-        if line is not None:
-            return line
-    return None
+        found = positions.get(loc[:end])
+        if found is not None:
+            return found
+    return None, None
 
 
 def format_path(loc: Loc) -> str:
