@@ -105,6 +105,8 @@ def test_no_import_cycle_in_the_package() -> None:
     [
         ("keiri_agent.blocks.base", ("keiri_agent.plans",)),
         ("keiri_agent.services", ("keiri_agent.cli", "keiri_agent.ui")),
+        # the CLI starts without the heavy libraries a command may never need
+        ("keiri_agent.cli.app", ("pandas", "langchain", "langgraph", "openai", "matplotlib")),
         ("keiri_agent.events", ("keiri_agent.",)),
     ],
 )
@@ -124,7 +126,11 @@ def test_importing_a_layer_does_not_pull_in_the_layers_above(
         for name in loaded
         if name not in allowed and any(name.startswith(prefix) for prefix in forbidden)
     ]
-    assert leaked == [], f"import {module} loads {leaked}"
+    heavy_roots = sorted(
+        {name.split(".")[0] for name in leaked}
+        | {name for name in leaked if name.startswith("keiri_agent.")}
+    )
+    assert leaked == [], f"import {module} loads {heavy_roots[:20]}"
 
 
 LAYERS: dict[str, int] = {

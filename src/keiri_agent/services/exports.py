@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from keiri_agent.agents.analysis.report import figure_path
+from keiri_agent.agents.analysis.artifacts import figure_path
 from keiri_agent.errors import UserInputError
 
 if TYPE_CHECKING:

@@ -36,3 +36,8 @@ class ActionResult:
 
     artifacts: list[Artifact]
     run_log: dict[str, Any] = field(default_factory=dict)
+
+
+def figure_path(artifact: Artifact) -> str:
+    """Relative path under which a figure is written next to the report."""
+    return f"figures/{artifact['artifact_id']}.png"

@@ -19,18 +19,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from keiri_agent.agents.analysis.artifacts import Artifact
+from keiri_agent.agents.analysis.artifacts import Artifact, figure_path
 from keiri_agent.agents.analysis.formatting import format_value
 from keiri_agent.agents.analysis.messages import is_japanese, pending_request
 from keiri_agent.llm.structured import invoke_structured
 
 TABLE_ROWS_IN_REPORT = 10
 TABLE_COLUMNS_IN_REPORT = 8
-
-
-def figure_path(artifact: Artifact) -> str:
-    """Relative path under which a figure is written next to the report."""
-    return f"figures/{artifact['artifact_id']}.png"
 
 
 def _cell(value: Any) -> str:
