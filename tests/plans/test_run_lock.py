@@ -179,7 +179,7 @@ def test_the_state_is_read_only_once_the_run_is_owned(
         acquire(lock)
 
     monkeypatch.setattr(RunLock, "acquire", finished_meanwhile)
-    with pytest.raises(UserInputError, match="is success, not paused"):
+    with pytest.raises(UserInputError, match="成功して終わっている"):
         runner.resume(run_id, answers={"ask": {"answer": "yes"}})
 
 

@@ -230,7 +230,7 @@ def test_resume_refuses_a_run_that_is_not_paused(runs: Path) -> None:
     runner = make_runner(runs)
     done = runner.start(make_plan(node("a")))
 
-    with pytest.raises(UserInputError, match="not paused"):
+    with pytest.raises(UserInputError, match="再開するものがありません"):
         runner.resume(done.run_id, answers={})
     with pytest.raises(UserInputError, match="no run"):
         runner.resume("run_doesnotexist", answers={})

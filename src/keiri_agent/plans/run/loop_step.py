@@ -18,7 +18,9 @@ those win (the validator reports such a name as LOOP_VAR_CONFLICT). Output: ever
 export of the last iteration, and ``iterations``.
 
 Every iteration's graph state is kept in the loop node's state, so a pause inside
-an iteration resumes where it stopped and finished iterations are not run again.
+an iteration resumes where it stopped and finished iterations are not run again;
+the state is saved when an iteration ends (``plans.run.progress``), so this holds
+after a crash too.
 """
 
 from __future__ import annotations
@@ -183,6 +185,7 @@ def _run_iterations(
                     failures[index] = graph_run.first_failure
                     if lanes > 1:  # one lane: ``stop`` is the loop node's own
                         stop.set()
+            run.services.progress()  # the iteration is on disk before the next one
 
     if lanes == 1:
         lane()
@@ -317,6 +320,7 @@ def _while(run: GraphRun, node: LoopNode, attempt: Attempt) -> Outcome:
             return Outcome(status)
         previous = export_values(run, node.id, body.exports, loop.iterations[index], frame)
         loop.count += 1
+        run.services.progress()
     outputs = {name: previous.get(name) for name in (e.name for e in body.exports)}
     outputs["iterations"] = loop.count
     return Outcome("success", outputs=outputs)

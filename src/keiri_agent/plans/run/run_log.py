@@ -160,8 +160,14 @@ def log_path_for(
     runs_dir: Path, plan_id: str, run_id: str, moment: dt.datetime | None = None
 ) -> Path:
     """``runs_dir/{plan_id}/{20250101T100000Z}-{run_id}.jsonl``."""
+    return runs_dir / log_relative_path(plan_id, run_id, moment)
+
+
+def log_relative_path(plan_id: str, run_id: str, moment: dt.datetime | None = None) -> str:
+    """``{plan_id}/{20250101T100000Z}-{run_id}.jsonl``, relative to ``runs_dir``."""
     moment = (moment or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
-    return runs_dir / safe_path_part(plan_id) / f"{moment:%Y%m%dT%H%M%SZ}-{run_id}.jsonl"
+    name = f"{moment:%Y%m%dT%H%M%SZ}-{run_id}.jsonl"
+    return (safe_path_part(plan_id) / name).as_posix()
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)

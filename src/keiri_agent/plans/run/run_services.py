@@ -81,6 +81,8 @@ class RunServices:
     cancel_event: threading.Event
     answers: Mapping[str, Any]
     counters: dict[str, int]
+    progress: Callable[[], None] = lambda: None
+    """Called when a node or a loop iteration finished (``ProgressSaver.node_finished``)."""
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("keiri_agent.blocks"))
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _limits: dict[tuple[str, str], threading.BoundedSemaphore] = field(default_factory=dict)

@@ -58,7 +58,7 @@ from keiri_agent.errors import UserInputError
 from keiri_agent.events import utc_timestamp
 from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.run.masking import mask_known
-from keiri_agent.plans.run.run_log import safe_path_part
+from keiri_agent.plans.run.run_log import log_relative_path, safe_path_part
 
 STATE_FORMAT = "keiri-agent/run-state"
 STATE_VERSION = 1
@@ -450,9 +450,99 @@ def load_state(runs_dir: Path, run_id: str) -> RunState:
     return read_state(find_state(runs_dir, run_id))
 
 
+class RunStateCorruptError(UserInputError):
+    """A run state file that cannot be read back (damaged, cut short, not a state)."""
+
+    code = "RUN_STATE_CORRUPT"
+
+
+_STATE_KEYS: tuple[tuple[str, type | tuple[type, ...]], ...] = (
+    ("run_id", str),
+    ("plan_id", str),
+    ("status", str),
+    ("created_at", str),
+    ("updated_at", str),
+    ("log_path", str),
+    ("plan", dict),
+    ("vars", dict),
+    ("answers", dict),
+    ("counters", dict),
+    ("last_seq", int),
+    ("graph", dict),
+)
+_LOG_NAME = re.compile(r"^\d{8}T\d{6}Z-(?P<run_id>[A-Za-z0-9_\-]{1,100})\.jsonl$")
+
+
 def read_state(path: Path) -> RunState:
-    """Read and decode the state file at ``path``."""
-    return RunState.from_dict(decode(json.loads(path.read_text(encoding="utf-8"))))
+    """Read and decode the state file at ``path`` (found by its run id).
+
+    Anything that is not a whole run state of this run — an empty, cut-short or
+    binary file, JSON of another shape, a bad tag — raises ``RunStateCorruptError``
+    (``RUN_STATE_CORRUPT``) naming the file and what to do (the runner does the
+    same for a stored plan that no longer validates). The run id must be the one
+    the file's name says, and ``log_path`` is re-derived, never trusted (a stored
+    ``../../x.jsonl`` or an absolute path would make a resume write outside
+    ``runs_dir``).
+    """
+    run_id = path.name.removesuffix(".state.json")
+    try:
+        data = decode(json.loads(path.read_text(encoding="utf-8")))
+        if not isinstance(data, dict):
+            raise ValueError(f"a {type(data).__name__}, not a mapping")
+        for key, kind in _STATE_KEYS:
+            if key in data and not isinstance(data[key], kind):
+                raise ValueError(f"{key} is a {type(data[key]).__name__}")
+        state = RunState.from_dict(data)
+        if state.run_id != run_id:
+            raise ValueError(f"run_id {state.run_id!r} in the file of {run_id!r}")
+    except RunStateCorruptError:
+        raise
+    except OSError as error:
+        raise UserInputError(
+            f"実行 {run_id} の状態ファイル {path} を読めません: {error.strerror or error}",
+            hint="ファイルの権限と、runs フォルダーのあるディスクを確認してください。",
+            details={"run_id": run_id, "state_path": str(path)},
+        ) from None
+    except Exception as error:  # every kind of damage is one clear error
+        raise corrupt_state(path, run_id, error) from None
+    state.log_path = _checked_log_path(state)
+    return state
+
+
+def corrupt_state(path: Path, run_id: str, error: BaseException) -> RunStateCorruptError:
+    """The RUN_STATE_CORRUPT error for the state file at ``path`` (``error``: what broke)."""
+    return RunStateCorruptError(
+        f"実行 {run_id} の状態ファイルが壊れているため、続きから再開できません: {path}",
+        hint=(
+            "この実行は再開できません。keiri-agent plan run で"
+            "プランを最初から実行し直してください。"
+            f"不要になった状態ファイル {path}（と同じ場所の {path.name}.lock）は"
+            "削除して構いません。"
+        ),
+        details={
+            "run_id": run_id,
+            "state_path": str(path),
+            "problem": f"{type(error).__name__}: {str(error)[:200]}",
+        },
+    )
+
+
+def _checked_log_path(state: RunState) -> str:
+    """The run's log under ``runs_dir``: the stored name when it is the one this
+    runner gives (``{plan folder}/{timestamp}-{run_id}.jsonl``), else one derived
+    from the plan id, the run id and the creation time."""
+    folder = safe_path_part(state.plan_id).as_posix()
+    stored = state.log_path.rpartition("/")
+    found = _LOG_NAME.match(stored[2])
+    if stored[0] == folder and found and found.group("run_id") == state.run_id:
+        return state.log_path
+    try:
+        moment = dt.datetime.fromisoformat(state.created_at.replace("Z", "+00:00"))
+    except ValueError:
+        moment = dt.datetime.now(dt.UTC)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return log_relative_path(state.plan_id, state.run_id, moment)
 
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:

@@ -27,8 +27,12 @@ completion. Answers are keyed by node path (``node``, ``loop[2]/node``,
 ``subflow/node``), as listed in ``waiting``, and kept with the run.
 
 The state is saved as ``runs_dir/{plan_id}/{run_id}.state.json``
-(``plans.run.run_state``) when an invocation starts and ends, so ``resume`` and
-``rerun_from_node`` work from another process.
+(``plans.run.run_state``) when an invocation starts and ends and whenever a node
+or a loop iteration finishes (``plans.run.progress``), so ``resume`` and
+``rerun_from_node`` work from another process, and a run whose process died
+(``kill -9``, a crash, a reboot: its state says ``running`` but its lock is free)
+resumes after its last finished node/iteration. Its log path is derived from the
+plan id and run id, never taken from the file as stored.
 
 One invocation owns a run at a time, guaranteed (``plans.run.run_lock``): each
 invocation holds the run's exclusive OS lock (``{run_id}.state.json.lock``) from
@@ -72,19 +76,20 @@ from keiri_agent.plans.dsl.scope import build_vars
 from keiri_agent.plans.run.masking import register_secret
 from keiri_agent.plans.run.outputs import RunResult, RunStatus, result_of
 from keiri_agent.plans.run.preflight import check_plan
+from keiri_agent.plans.run.progress import ProgressSaver
 from keiri_agent.plans.run.run_lock import RunLock
-from keiri_agent.plans.run.run_log import RunLog, log_path_for
+from keiri_agent.plans.run.run_log import RunLog, log_relative_path
 from keiri_agent.plans.run.run_services import RunServices
 from keiri_agent.plans.run.run_state import (
     NodeState,
     RunState,
     StateEncodingError,
+    corrupt_state,
     find_state,
     load_state,
     plan_from_dict,
     plan_to_dict,
     read_state,
-    save_state,
     state_path,
     unsupported_value,
 )
@@ -94,6 +99,8 @@ from keiri_agent.plans.store import PlanStore
 from keiri_agent.workspace import Workspace
 
 __all__ = ["PlanLoader", "PlanRunner", "RunResult", "RunStatus"]
+
+_STATUS_JA = {"success": "成功して終わっている", "failed": "失敗して終わっている"}
 
 PlanLoader = Callable[[str], Plan]
 
@@ -173,9 +180,7 @@ class PlanRunner:
             run_id=run_id,
             plan_id=plan.id,
             plan=plan_to_dict(plan),
-            log_path=log_path_for(self.runs_dir, plan.id, run_id)
-            .relative_to(self.runs_dir)
-            .as_posix(),
+            log_path=log_relative_path(plan.id, run_id),
             vars=overrides,
             answers=checked_answers,
         )
@@ -191,19 +196,28 @@ class PlanRunner:
         on_event: EventCallback | None = None,
         cancel_event: threading.Event | None = None,
     ) -> RunResult:
-        """Continue a paused (or cancelled) run with ``answers`` for the waiting nodes.
+        """Continue a paused, cancelled or interrupted run after its last finished
+        node/iteration, with ``answers`` for the waiting nodes.
 
-        Raises RunInProgressError when another invocation owns the run.
+        A state still ``running`` whose lock this invocation could take was left by
+        a process that died (``kill -9``, a crash, a reboot): it is interrupted, and
+        resumes like a cancelled run — nodes in flight run again, nothing that
+        finished does. Raises RunInProgressError when another invocation owns the run.
         """
         with self._owned(run_id) as state:
-            if state.status not in ("paused", "cancelled"):
+            if state.status not in ("paused", "cancelled", "running"):
                 raise UserInputError(
-                    f"run {run_id} is {state.status}, not paused",
-                    hint="use rerun_from_node to run finished nodes again",
+                    f"実行 {run_id} は{_STATUS_JA.get(state.status, state.status)}ため、"
+                    "再開するものがありません。",
+                    hint=(
+                        "終わったノードをもう一度実行するには "
+                        f"keiri-agent plan rerun {run_id} --from ノードID を使ってください。"
+                    ),
                     details={"run_id": run_id, "status": state.status},
+                    code="RUN_NOT_RESUMABLE",
                 )
             state.answers.update(_check_answers(answers))
-            plan = plan_from_dict(state.plan)
+            plan = self._stored_plan(state)
             top_vars = self._checked_vars(plan, state)
             return self._invoke(state, plan, top_vars, "resume", on_event, cancel_event)
 
@@ -225,7 +239,7 @@ class PlanRunner:
         invocation owns the run.
         """
         with self._owned(run_id) as state:
-            plan = plan_from_dict(state.plan)
+            plan = self._stored_plan(state)
             ids = [node.id for node in plan.graph]
             if node_id not in ids:
                 raise UserInputError(
@@ -251,7 +265,15 @@ class PlanRunner:
         (saves replace the file atomically, so the copy read is always whole).
         """
         state = load_state(self.runs_dir, run_id)
-        return self._result(state, plan_from_dict(state.plan), state.status)
+        return self._result(state, self._stored_plan(state), state.status)
+
+    def _stored_plan(self, state: RunState) -> Plan:
+        """The plan saved with the run; RUN_STATE_CORRUPT when it does not validate."""
+        try:
+            return plan_from_dict(state.plan)
+        except Exception as error:  # a damaged plan in the state: one clear error
+            path = state_path(self.runs_dir, state.plan_id, state.run_id)
+            raise corrupt_state(path, state.run_id, error) from None
 
     @contextmanager
     def _owned(self, run_id: str) -> Iterator[RunState]:
@@ -279,6 +301,7 @@ class PlanRunner:
         started = time.monotonic()
         ids = {"run_id": state.run_id, "plan_id": plan.id}
         log_path = self.runs_dir / state.log_path
+        progress = ProgressSaver(self.runs_dir, state)
         with RunLog(
             log_path, run_id=state.run_id, on_event=on_event, start_after=state.last_seq
         ) as log:
@@ -292,6 +315,7 @@ class PlanRunner:
                 cancel_event=cancel_event or threading.Event(),
                 answers=state.answers,
                 counters=state.counters,
+                progress=progress.node_finished,
             )
             if mode == "start":
                 # the vars as written (env/config references unresolved): no secrets
@@ -301,10 +325,13 @@ class PlanRunner:
                 log.emit("plan_resumed", **ids, mode=mode, from_node=from_node)
             state.status = "running"
             state.last_seq = log.last_seq
-            save_state(self.runs_dir, state)
+            progress.save_now()
             frame = Frame(state.run_id, plan.id, plan.policy, top_vars, outer={}, locals={})
             graph_run = GraphRun(services, frame, plan.graph, state.graph, threading.Event(), STEPS)
-            status = graph_run.execute()
+            try:
+                status = graph_run.execute()
+            finally:
+                progress.close()  # no progress save after this (nor after the lock is gone)
             result = self._result(state, plan, status)
             duration = round((time.monotonic() - started) * 1000, 3)
             if result.status == "paused":
@@ -320,7 +347,7 @@ class PlanRunner:
                 )
             state.status = result.status
             state.last_seq = log.last_seq
-            save_state(self.runs_dir, state)
+            progress.save_now()
         return result
 
     def _result(self, state: RunState, plan: Plan, status: str) -> RunResult:

@@ -387,8 +387,10 @@ class GraphRun:
         node_state = self.state.nodes[node.id]
         node_state.duration_ms = outcome.duration_ms
         status = outcome.status
+        # outputs before status: a progress save on another thread never sees a
+        # "success" without its outputs
         if status == "success":
-            node_state.status, node_state.outputs = "success", outcome.outputs
+            node_state.outputs, node_state.status = outcome.outputs, "success"
             node_state.error = node_state.request = None
             self.emit(
                 "node_complete",
@@ -399,7 +401,7 @@ class GraphRun:
             )
             self._release(node.id)
         elif status == "skipped":
-            node_state.status, node_state.outputs = "skipped", outcome.outputs
+            node_state.outputs, node_state.status = outcome.outputs, "skipped"
             node_state.error = node_state.request = None
             self.emit(
                 "node_skipped", node.id, reason="when_condition_false", condition=outcome.condition
@@ -412,6 +414,7 @@ class GraphRun:
             node_state.status = status
         else:
             self._settle_failure(attempt, outcome)
+        self.services.progress()
 
     def _settle_failure(self, attempt: Attempt, outcome: Outcome) -> None:
         node = attempt.node
@@ -445,10 +448,12 @@ class GraphRun:
         if will_retry:
             self._start(node, retry=attempt.retry + 1)
             return
-        node_state.status, node_state.error = "failed", error_dict
-        node_state.outputs, node_state.request = None, None
+        node_state.error, node_state.request = error_dict, None
+        node_state.outputs = None
         if policy.on_error == "continue":
             node_state.outputs = dict.fromkeys(declared_aliases(node, self.services.catalog))
+        node_state.status = "failed"
+        if policy.on_error == "continue":
             self._release(node.id)
             return
         if self.first_failure is None:
