@@ -1,10 +1,19 @@
-"""``keiri-agent plan``: validate, dry-run, run and resume YAML Plans.
+"""``keiri-agent plan``: validate, dry-run, run, resume and re-run YAML Plans.
 
 PLAN is a YAML file or a plan id under ``designs/``. Exit codes: 0 success (and a
 run paused for input), 1 a reported failure (invalid plan, failed or cancelled
-run, a run another process is running: ``RUN_IN_PROGRESS``), 2 a usage error. With
-``--json``, ``validate``, ``run`` and ``resume`` also print a reported error on stdout
-as ``{"ok": false, "error": {"code", "message", "hint", "details"}}``.
+run, a run another process is running: ``RUN_IN_PROGRESS``, a damaged run state:
+``RUN_STATE_CORRUPT``), 2 a usage error, 130 stopped by Ctrl-C (SIGINT) and 143
+stopped by SIGTERM. With ``--json``, ``validate``, ``run``, ``resume`` and ``rerun``
+also print a reported error on stdout as
+``{"ok": false, "error": {"code", "message", "hint", "details"}}``.
+
+Ctrl-C or SIGTERM during ``run`` / ``resume`` / ``rerun`` cancels the run: no new
+node starts, the node in flight finishes (or, cooperative, stops), the run is
+saved as ``cancelled`` and the command prints (in Japanese, on stderr) where it
+stopped and the exact ``plan resume`` command. A second Ctrl-C stops at once; the
+progress saved so far is kept (a run left ``running`` that way, or by a killed
+process, is resumed the same way).
 
 ``run`` / ``resume`` use the ``--inputs`` answers first. When the run still pauses
 and prompting is on (``--prompt``; by default when stdin and stdout are terminals
@@ -23,9 +32,13 @@ Binary outputs (a workbook, an uploaded file) are never printed as Python text
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import typer
 from rich.markup import escape
@@ -56,7 +69,7 @@ if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-u
 
 plan_app = typer.Typer(
     name="plan",
-    help="Business procedures as YAML Plans: validate, dry-run, run, resume.",
+    help="Business procedures as YAML Plans: validate, dry-run, run, resume, rerun.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -229,10 +242,91 @@ def _report_run(result: RunResult, as_json: bool, out: Path | None = None) -> No
             console.print(
                 f"続けるには: keiri-agent plan resume {result.run_id} --inputs answers.yaml"
             )
+        if result.status == "failed" and result.errors:
+            node = (result.errors[0].get("details") or {}).get("node_id") or "ノードID"
+            console.print(
+                f"入力を直してやり直すには: keiri-agent plan rerun {result.run_id} --from {node}"
+            )
     if write_error is not None:
         raise _fail(write_error)
     if result.status in ("failed", "cancelled"):
         raise typer.Exit(code=1)
+
+
+class _Interrupt:
+    """SIGINT/SIGTERM during a run: the first cancels it (cooperatively), a second
+    stops at once. ``run_id`` is the run seen in the events (for the message)."""
+
+    EXIT_CODES: ClassVar[dict[int, int]] = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+    def __init__(self) -> None:
+        self.cancel = threading.Event()
+        self.signum: int | None = None
+        self.run_id: str | None = None
+
+    def handle(self, signum: int, frame: Any) -> None:
+        if self.signum is not None:
+            raise KeyboardInterrupt
+        self.signum = signum
+        self.cancel.set()
+        err_console.print(
+            "\n[yellow]中断しています…[/yellow] 実行中のノードが終わるのを待ってから、"
+            "進み具合を保存して止めます（すぐに止めるには、もう一度 Ctrl-C）。"
+        )
+
+    def watch(self, on_event: Any) -> Any:
+        def watched(event: Event) -> None:
+            self.run_id = self.run_id or event.run_id
+            on_event(event)
+
+        return watched
+
+    def exit_code(self) -> int:
+        return self.EXIT_CODES.get(self.signum or signal.SIGINT, 130)
+
+
+@contextmanager
+def _interruptible() -> Iterator[_Interrupt]:
+    """SIGINT/SIGTERM handled by an ``_Interrupt`` while the block runs (main thread)."""
+    interrupt = _Interrupt()
+    if threading.current_thread() is not threading.main_thread():
+        yield interrupt
+        return
+    previous = {sig: signal.signal(sig, interrupt.handle) for sig in interrupt.EXIT_CODES}
+    try:
+        yield interrupt
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _stopped_by_signal(result: RunResult | None, interrupt: _Interrupt) -> typer.Exit:
+    """Where the run stopped and how to go on (stderr), then the signal's exit code."""
+    run_id = result.run_id if result is not None else interrupt.run_id
+    if result is not None:
+        err_console.print(f"[yellow]実行 {run_id} を中断し、「中断」として保存しました。[/yellow]")
+        places = [
+            item["node_id"]
+            + (
+                f"（繰り返し {item['iterations_done']} 件完了）"
+                if item.get("iterations_done") is not None
+                else ""
+            )
+            for item in result.unfinished
+        ]
+        if places:
+            err_console.print(f"止まった位置: {escape('、'.join(places))}")
+    else:
+        err_console.print(
+            f"[yellow]実行 {run_id or ''} をすぐに止めました。[/yellow]"
+            "終わったノード・繰り返しまでは保存されています。"
+        )
+    if run_id:
+        err_console.print(
+            f"続きから再開するには: keiri-agent plan resume {run_id}"
+            "（終わったノードはもう一度実行されません）"
+        )
+    return typer.Exit(code=interrupt.exit_code())
 
 
 def _run_failed(error: KeiriAgentError, as_json: bool) -> typer.Exit:
@@ -288,18 +382,37 @@ def run(
     (workbooks, files) go to --out DIR when given, else into --json as base64.
     """
     run_vars = _vars(var)
-    try:
-        check_out_folder(out)
-        engine = _engine()
-        loaded = load_plan(engine, plan)
-        answers = read_answers(inputs)
-        on_event = _progress(as_json)
-        result = engine.run(loaded, vars=run_vars, answers=answers, on_event=on_event)
-        if _prompting(prompt, as_json):
-            result = _answer_by_prompts(engine, result, answers, on_event)
-    except KeiriAgentError as error:
-        raise _run_failed(error, as_json) from None
-    _report_run(result, as_json, out)
+    with _interruptible() as interrupt:
+        try:
+            check_out_folder(out)
+            engine = _engine()
+            loaded = load_plan(engine, plan)
+            answers = read_answers(inputs)
+            on_event = interrupt.watch(_progress(as_json))
+            result = engine.run(
+                loaded,
+                vars=run_vars,
+                answers=answers,
+                on_event=on_event,
+                cancel_event=interrupt.cancel,
+            )
+            if _prompting(prompt, as_json) and interrupt.signum is None:
+                result = _answer_by_prompts(engine, result, answers, on_event)
+        except KeiriAgentError as error:
+            raise _run_failed(error, as_json) from None
+        except KeyboardInterrupt:
+            raise _stopped_by_signal(None, interrupt) from None
+    _finish(result, as_json, out, interrupt)
+
+
+def _finish(result: RunResult, as_json: bool, out: Path | None, interrupt: _Interrupt) -> None:
+    """Report the run; after a signal, say where it stopped and exit with its code."""
+    if interrupt.signum is None:
+        _report_run(result, as_json, out)
+        return
+    with suppress(typer.Exit):  # a cancelled run exits 1: the signal's code wins
+        _report_run(result, as_json, out)
+    raise _stopped_by_signal(result, interrupt)
 
 
 @plan_app.command()
@@ -316,17 +429,62 @@ def resume(
     on the terminal and the run continues. Binary outputs go to --out DIR when
     given, else into --json as base64.
     """
-    try:
-        check_out_folder(out)
-        engine = _engine()
-        answers = read_answers(inputs)
-        on_event = _progress(as_json)
-        result = engine.resume(run_id, answers=answers, on_event=on_event)
-        if _prompting(prompt, as_json):
-            result = _answer_by_prompts(engine, result, answers, on_event)
-    except KeiriAgentError as error:
-        raise _run_failed(error, as_json) from None
-    _report_run(result, as_json, out)
+    with _interruptible() as interrupt:
+        interrupt.run_id = run_id
+        try:
+            check_out_folder(out)
+            engine = _engine()
+            answers = read_answers(inputs)
+            on_event = _progress(as_json)
+            result = engine.resume(
+                run_id, answers=answers, on_event=on_event, cancel_event=interrupt.cancel
+            )
+            if _prompting(prompt, as_json) and interrupt.signum is None:
+                result = _answer_by_prompts(engine, result, answers, on_event)
+        except KeiriAgentError as error:
+            raise _run_failed(error, as_json) from None
+        except KeyboardInterrupt:
+            raise _stopped_by_signal(None, interrupt) from None
+    _finish(result, as_json, out, interrupt)
+
+
+@plan_app.command()
+def rerun(
+    run_id: Annotated[str, typer.Argument(help="The run id printed by `plan run`.")],
+    from_node: Annotated[
+        str,
+        typer.Option(
+            "--from",
+            help="Top-level node to run again; every node downstream of it runs again too.",
+        ),
+    ],
+    var: VarsOption = None,
+    inputs: InputsOption = None,
+    as_json: RunJsonOption = False,
+    out: OutOption = None,
+) -> None:
+    """Run a node of an earlier run again (e.g. after fixing its input), with everything
+    downstream of it; other finished nodes keep their outputs."""
+    run_vars = _vars(var)
+    with _interruptible() as interrupt:
+        interrupt.run_id = run_id
+        try:
+            check_out_folder(out)
+            engine = _engine()
+            answers = read_answers(inputs)
+            result = engine.runner.rerun_from_node(
+                run_id,
+                from_node,
+                answers=answers,
+                vars=run_vars,
+                on_event=_progress(as_json),
+                cancel_event=interrupt.cancel,
+            )
+        except KeiriAgentError as error:
+            raise _run_failed(error, as_json) from None
+        except KeyboardInterrupt:
+            raise _stopped_by_signal(None, interrupt) from None
+    _finish(result, as_json, out, interrupt)
 
 
 @plan_app.command()

@@ -17,6 +17,7 @@ does.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -127,10 +128,13 @@ class PlanEngine:
         vars: Mapping[str, Any] | None = None,
         answers: Mapping[str, Any] | None = None,
         on_event: EventCallback | None = None,
+        cancel_event: threading.Event | None = None,
     ) -> RunResult:
         """Validate, then run; PlanValidationError when the plan has errors."""
         self.validate(plan).raise_for_errors()
-        return self.runner.start(plan, vars=vars, answers=answers, on_event=on_event)
+        return self.runner.start(
+            plan, vars=vars, answers=answers, on_event=on_event, cancel_event=cancel_event
+        )
 
     def resume(
         self,
@@ -138,9 +142,12 @@ class PlanEngine:
         *,
         answers: Mapping[str, Any],
         on_event: EventCallback | None = None,
+        cancel_event: threading.Event | None = None,
     ) -> RunResult:
-        """Continue a paused run with answers for its waiting nodes."""
-        return self.runner.resume(run_id, answers=answers, on_event=on_event)
+        """Continue a paused, cancelled or interrupted run (answers for waiting nodes)."""
+        return self.runner.resume(
+            run_id, answers=answers, on_event=on_event, cancel_event=cancel_event
+        )
 
     def rerun_from_node(
         self,
@@ -149,6 +156,9 @@ class PlanEngine:
         *,
         answers: Mapping[str, Any] | None = None,
         on_event: EventCallback | None = None,
+        cancel_event: threading.Event | None = None,
     ) -> RunResult:
         """Re-run a (failed) node and everything downstream, keeping other outputs."""
-        return self.runner.rerun_from_node(run_id, node_id, answers=answers, on_event=on_event)
+        return self.runner.rerun_from_node(
+            run_id, node_id, answers=answers, on_event=on_event, cancel_event=cancel_event
+        )

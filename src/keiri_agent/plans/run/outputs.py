@@ -37,6 +37,10 @@ class RunResult:
     waiting: list[dict[str, Any]]
     log_path: Path
     state_path: Path | None = field(default=None, compare=False)
+    unfinished: list[dict[str, Any]] = field(default_factory=list, compare=False)
+    """Top-level nodes that have not finished, in plan order: ``{"node_id",
+    "iterations_done"}`` (a loop's finished iterations, else None) — where a
+    cancelled or interrupted run stopped."""
 
 
 def collect_errors(graph: GraphState) -> list[dict[str, Any]]:
@@ -94,4 +98,19 @@ def result_of(state: RunState, plan: Plan, status: str, runs_dir: Path) -> RunRe
         waiting=collect_waiting(state.graph),
         log_path=runs_dir / state.log_path,
         state_path=state_path(runs_dir, state.plan_id, state.run_id),
+        unfinished=_unfinished(state, plan),
     )
+
+
+def _unfinished(state: RunState, plan: Plan) -> list[dict[str, Any]]:
+    found = []
+    for node in plan.graph:
+        node_state = state.graph.nodes.get(node.id)
+        if node_state is not None and node_state.status in FINISHED:
+            continue
+        loop = node_state.loop if node_state is not None else None
+        done = None
+        if loop is not None:
+            done = sum(1 for status in loop.statuses.values() if status == "success")
+        found.append({"node_id": node.id, "iterations_done": done})
+    return found
