@@ -5,7 +5,8 @@
 - ``report_zip``: the same layout as one ZIP in memory (the データ分析 page's download,
   later the API);
 - ``OutputWriter``: a Plan's binary outputs (workbooks, uploaded files) into a folder
-  under unique, safe file names (``plan run --out``); it is the ``writer`` that
+  under unique, safe file names that never overwrite an existing file
+  (``plan run --out``); it is the ``writer`` that
   ``jsonforms.json_value`` takes, so the JSON shows the paths instead of the data.
 
 Folders are created when missing; an ``OSError`` is the caller's to report (the
@@ -104,26 +105,32 @@ class OutputWriter:
     """Writes binary outputs into ``out_dir`` under unique, safe file names.
 
     The file's own name when it has one, else ``<where>.bin`` (``node.alias.bin``);
-    a name used twice gets ``-2``, ``-3``... ``written`` lists (where, path).
+    a name used twice, or taken by a file already in the folder (an earlier run's
+    output), gets ``-2``, ``-3``...: nothing is ever overwritten, and ``written``
+    lists (where, path) with the name each output really got.
     """
 
     def __init__(self, out_dir: Path) -> None:
         self.out_dir = out_dir
         self.written: list[tuple[str, Path]] = []
-        self._used: set[str] = set()
 
     def __call__(self, where: str, data: bytes, name: str | None) -> Path:
         filename = safe_name(name) or safe_name(f"{where}.bin") or "output.bin"
         stem, dot, suffix = filename.rpartition(".")
         if not dot:
             stem, suffix = filename, ""
-        candidate, counter = filename, 2
-        while candidate in self._used:
-            candidate = f"{stem}-{counter}{dot}{suffix}"
-            counter += 1
-        self._used.add(candidate)
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        path = self.out_dir / candidate
-        path.write_bytes(data)
+        candidate, counter = filename, 2
+        while True:
+            path = self.out_dir / candidate
+            try:  # created only if absent, atomically: no race with another writer
+                handle = path.open("xb")
+            except FileExistsError:
+                candidate = f"{stem}-{counter}{dot}{suffix}"
+                counter += 1
+                continue
+            with handle:
+                handle.write(data)
+            break
         self.written.append((where, path))
         return path

@@ -201,12 +201,18 @@ class Concurrency(_Model):
     per_node: dict[str, Annotated[int, Field(ge=1, le=64)]] = Field(default_factory=dict)
 
 
+DEFAULT_TIMEOUT_MS = 1_800_000
+"""A block attempt may run 30 minutes unless the plan says otherwise (``timeout_ms``);
+``timeout_ms: null`` in a plan lifts the bound (a block that never returns then
+holds its run forever)."""
+
+
 class Policy(_Model):
     """Seed §8.3/§9.2: what happens on errors, retries, per-attempt timeout, parallelism."""
 
     on_error: Literal["halt", "continue", "retry"] = "halt"
     retries: int = Field(default=0, ge=0, le=10)
-    timeout_ms: int | None = Field(default=None, ge=1)
+    timeout_ms: int | None = Field(default=DEFAULT_TIMEOUT_MS, ge=1)
     concurrency: Concurrency = Field(default_factory=Concurrency)
 
 
