@@ -1,0 +1,121 @@
+"""Damaged stores on disk: each fault → what used to happen → what happens now.
+
+* ``checkpoints.db`` (the analysis conversations, ``.keiri/checkpoints.db``) truncated,
+  overwritten with random bytes, or holding tables of another shape → ``analyze`` ended
+  in a ``sqlite3.DatabaseError`` / ``OperationalError`` traceback (exit 0!) → now
+  ``STORE_CORRUPT`` naming the file, with "move it aside" as the fix (exit 1); the file
+  is left where it is. Damage found only when a conversation is read (a truncated tail)
+  is the same error. A zero-length file is an empty database: conversations start in it.
+* A keyword index entry missing a field, of the wrong type, or a truncated
+  ``index.json`` → ``KeyError`` / ``TypeError`` tracebacks in ``helpdesk status``,
+  ``ask`` and ``index`` → now ``KNOWLEDGE_BASE_CORRUPT`` naming the file and the folder
+  to delete before indexing again (the same for a manifest entry missing a field).
+* A kill between saving a document's keyword chunks and its manifest entry →
+  ``status`` counted fewer documents than search found, until re-indexing → now the
+  manifest is the record: the left-over chunks are not searched, ``status`` names the
+  interrupted document(s), and the next ``index`` adds them.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from keiri_agent.cli.app import app
+from keiri_agent.config import Settings
+from keiri_agent.errors import KeiriAgentError
+from keiri_agent.storage import open_checkpointer
+
+runner = CliRunner()
+
+
+# --- checkpoints.db ---------------------------------------------------------------------
+
+
+def _data(folder: Path) -> Path:
+    path = folder / "data.csv"
+    path.write_text("地域,売上\n関東,100\n近畿,250\n", encoding="utf-8")
+    return path
+
+
+def _good_database(home: Path, rows: int = 1) -> Path:
+    """A checkpoint database written by the saver itself (``rows`` large checkpoints)."""
+    with open_checkpointer(Settings(home=home)) as saver:
+        connection = saver.conn  # type: ignore[attr-defined]
+        for number in range(rows):
+            connection.execute(
+                "INSERT INTO checkpoints VALUES (?, '', ?, NULL, 'msgpack', ?, ?)",
+                ("thread", f"c{number:05d}", os.urandom(2000), b"{}"),
+            )
+        connection.commit()
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return home / ".keiri" / "checkpoints.db"
+
+
+def _garbage(file: Path) -> None:
+    file.write_bytes(os.urandom(8192))
+
+
+def _truncated_header(file: Path) -> None:
+    file.write_bytes(file.read_bytes()[:3000])
+
+
+def _wrong_schema(file: Path) -> None:
+    file.unlink()
+    connection = sqlite3.connect(file)
+    connection.execute("CREATE TABLE checkpoints (x INTEGER)")
+    connection.execute("CREATE TABLE writes (y TEXT)")
+    connection.commit()
+    connection.close()
+
+
+@pytest.mark.parametrize("damage", [_garbage, _truncated_header, _wrong_schema])
+def test_analyze_with_a_damaged_checkpoint_database_is_a_clear_error(
+    damage, keiri_home: Path
+) -> None:
+    file = _good_database(keiri_home)
+    damage(file)
+    before = file.read_bytes()
+    result = runner.invoke(app, ["analyze", str(_data(keiri_home)), "地域別の売上の合計"])
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "STORE_CORRUPT" in result.stderr
+    assert str(file) in result.stderr.replace("\n", "")
+    assert "移動" in result.stderr
+    assert "Traceback" not in result.output
+    assert file.read_bytes() == before  # never deleted or "repaired" for the user
+
+
+def test_analyze_json_keeps_the_machine_code(keiri_home: Path) -> None:
+    _garbage(_good_database(keiri_home))
+    result = runner.invoke(app, ["analyze", str(_data(keiri_home)), "合計", "--json"])
+    assert result.exit_code == 1
+    assert "[STORE_CORRUPT]" in result.stderr
+
+
+def test_damage_found_while_reading_a_conversation_is_the_same_error(keiri_home: Path) -> None:
+    file = _good_database(keiri_home, rows=400)
+    data = bytearray(file.read_bytes())
+    half = len(data) // 2
+    data[half:] = os.urandom(len(data) - half)  # the schema pages are intact, the rows not
+    file.write_bytes(bytes(data))
+    with (
+        open_checkpointer(Settings(home=keiri_home)) as saver,
+        pytest.raises(KeiriAgentError) as caught,
+    ):
+        list(saver.list({"configurable": {"thread_id": "thread"}}))
+    assert caught.value.code == "STORE_CORRUPT"
+    assert caught.value.details["path"] == str(file)
+
+
+def test_a_zero_length_checkpoint_database_is_an_empty_one(keiri_home: Path) -> None:
+    file = keiri_home / ".keiri" / "checkpoints.db"
+    file.parent.mkdir(parents=True)
+    file.write_bytes(b"")
+    result = runner.invoke(app, ["analyze", str(_data(keiri_home)), "地域別の売上の合計"])
+    assert result.exit_code == 0, result.output
+    assert file.stat().st_size > 0
