@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -28,6 +29,7 @@ from typer.testing import CliRunner
 from keiri_agent.cli.app import app
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError
+from keiri_agent.search.knowledge_base import KnowledgeBase
 from keiri_agent.storage import open_checkpointer
 
 runner = CliRunner()
@@ -119,3 +121,130 @@ def test_a_zero_length_checkpoint_database_is_an_empty_one(keiri_home: Path) -> 
     result = runner.invoke(app, ["analyze", str(_data(keiri_home)), "地域別の売上の合計"])
     assert result.exit_code == 0, result.output
     assert file.stat().st_size > 0
+
+
+# --- the HelpDesk knowledge base -----------------------------------------------------
+
+
+def _manuals(folder: Path, count: int = 2) -> Path:
+    docs = folder / "docs"
+    docs.mkdir()
+    for number in range(1, count + 1):
+        (docs / f"manual{number}.md").write_text(
+            f"# 手順{number}\n\n経費精算の締め日は毎月{number}日です。承認ルートを確認します。\n",
+            encoding="utf-8",
+        )
+    return docs
+
+
+def _collection(home: Path) -> Path:
+    return home / ".keiri" / "knowledge" / "helpdesk" / "manual"
+
+
+def _edit_json(file: Path, change) -> None:
+    data = json.loads(file.read_text(encoding="utf-8"))
+    change(data)
+    file.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+
+def _chunk_without_terms(home: Path) -> None:
+    _edit_json(_collection(home) / "keyword" / "index.json", lambda d: d["chunks"][0].pop("terms"))
+
+
+def _chunk_of_the_wrong_type(home: Path) -> None:
+    def change(data):
+        data["chunks"][0]["source"] = "manual1.md"
+
+    _edit_json(_collection(home) / "keyword" / "index.json", change)
+
+
+def _truncated_index(home: Path) -> None:
+    file = _collection(home) / "keyword" / "index.json"
+    file.write_bytes(file.read_bytes()[:100])
+
+
+def _manifest_entry_without_chunks(home: Path) -> None:
+    _edit_json(
+        _collection(home) / "manifest.json",
+        lambda d: d["documents"]["manual1.md"].pop("chunks"),
+    )
+
+
+DAMAGES = [_chunk_without_terms, _chunk_of_the_wrong_type, _truncated_index,
+           _manifest_entry_without_chunks]  # fmt: skip
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+@pytest.mark.parametrize(
+    "command", [["status"], ["status", "--json"], ["ask", "締め日は?"], ["index", "DOCS"]]
+)
+def test_a_damaged_knowledge_base_is_a_clear_error(
+    damage, command: list[str], keiri_home: Path
+) -> None:
+    docs = _manuals(keiri_home)
+    assert runner.invoke(app, ["helpdesk", "index", str(docs)]).exit_code == 0
+    damage(keiri_home)
+    args = [str(docs) if part == "DOCS" else part for part in command]
+    result = runner.invoke(app, ["helpdesk", *args])
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "KNOWLEDGE_BASE_CORRUPT" in result.stderr
+    assert str(_collection(keiri_home)) in result.stderr.replace("\n", "")
+    assert "削除" in result.stderr
+
+
+def test_a_kill_between_the_chunks_and_the_manifest_leaves_status_consistent(
+    keiri_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worst point: the keyword chunks of the 2nd document are saved, its manifest
+    entry is not (the process dies in ``save_manifest``)."""
+    docs = _manuals(keiri_home, count=3)
+    from keiri_agent.search import knowledge_base
+
+    real_save = knowledge_base._Collection.save_manifest
+
+    def dying_save(self) -> None:
+        if "manual2.md" in self.manifest:
+            raise KeyboardInterrupt  # killed here
+        real_save(self)
+
+    monkeypatch.setattr(knowledge_base._Collection, "save_manifest", dying_save)
+    with pytest.raises(KeyboardInterrupt):
+        KnowledgeBase.for_workspace(Settings(home=keiri_home)).index_files([docs])
+    monkeypatch.setattr(knowledge_base._Collection, "save_manifest", real_save)
+
+    status = runner.invoke(app, ["helpdesk", "status", "--json"])
+    assert status.exit_code == 0, status.output
+    data = json.loads(status.stdout)
+    manual = data["stats"]["manual"]
+    assert set(data["documents"]["manual"]) == {"manual1.md"}
+    assert manual["documents"] == 1
+    assert manual["interrupted"] == ["manual2.md"]
+    # what status reports is what search sees
+    keyword = KnowledgeBase.for_workspace(Settings(home=keiri_home)).keyword("manual")
+    assert keyword.documents() == {"manual1.md"}
+    assert manual["chunks"] == len(keyword)
+    text = runner.invoke(app, ["helpdesk", "status"])
+    assert "manual2.md" in text.stdout and "index" in text.stdout
+
+    again = runner.invoke(app, ["helpdesk", "index", str(docs), "--json"])
+    assert again.exit_code == 0, again.output
+    report = json.loads(again.stdout)["manual"]
+    assert sorted(report["added"]) == ["manual2.md", "manual3.md"]
+    assert report["unchanged"] == ["manual1.md"]
+    final = json.loads(runner.invoke(app, ["helpdesk", "status", "--json"]).stdout)
+    assert final["stats"]["manual"]["documents"] == 3
+    assert final["stats"]["manual"]["interrupted"] == []
+
+
+def test_a_lost_keyword_index_is_rebuilt_by_the_next_index(keiri_home: Path) -> None:
+    """Manifest entries whose chunks are missing from the keyword index are not skipped
+    as "unchanged" (they used to stay unsearchable until the file changed)."""
+    docs = _manuals(keiri_home)
+    assert runner.invoke(app, ["helpdesk", "index", str(docs)]).exit_code == 0
+    (_collection(keiri_home) / "keyword" / "index.json").unlink()
+    again = runner.invoke(app, ["helpdesk", "index", str(docs), "--json"])
+    assert again.exit_code == 0, again.output
+    assert sorted(json.loads(again.stdout)["manual"]["updated"]) == ["manual1.md", "manual2.md"]
+    keyword = KnowledgeBase.for_workspace(Settings(home=keiri_home)).keyword("manual")
+    assert keyword.documents() == {"manual1.md", "manual2.md"}

@@ -3,6 +3,7 @@
 Layout under ``root`` (default ``<workspace>/.keiri/knowledge/<name>``)::
 
     <collection>/manifest.json     document name → sha256, size, chunks, kind, indexed_at
+                                   (both files validated on load, ``search.stored``)
     <collection>/keyword/          the collection's KeywordIndex
     (vector indexes live wherever ``vector_index_factory`` puts them)
 
@@ -38,6 +39,7 @@ from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.search.chunking import DOCUMENT_SUFFIXES, FAQ_SUFFIXES, chunk_document, chunk_faq
 from keiri_agent.search.keyword import KeywordIndex
 from keiri_agent.search.models import Chunk, ChunkIndex
+from keiri_agent.search.stored import ManifestFile, read_stored
 from keiri_agent.search.tokenize import Tokenizer, default_tokenizer
 from keiri_agent.workspace import Workspace
 
@@ -140,7 +142,8 @@ class _Collection:
     The vector index is opened on first use only (reading the manifest or searching by
     keyword never touches Qdrant), and then reconciled with the manifest: vectors of
     documents the manifest does not list (left over from a deleted or reset collection)
-    are deleted, so they can never be found.
+    are deleted, so they can never be found. The keyword index is reconciled the same
+    way when the collection is read (``interrupted`` names what it dropped).
     """
 
     def __init__(
@@ -156,20 +159,17 @@ class _Collection:
         file = folder / MANIFEST_FILE
         self.stamp = _stamp(file)
         if self.stamp is not None:
-            try:
-                documents = json.loads(file.read_text(encoding="utf-8"))["documents"]
-                if not isinstance(documents, dict) or not all(
-                    isinstance(entry, dict) for entry in documents.values()
-                ):
-                    raise ValueError("'documents' must map document names to entries")
-                self.manifest = documents
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise UserInputError(
-                    f"the knowledge-base manifest {file} cannot be read ({exc})",
-                    hint="delete the collection folder and index the documents again",
-                    code="KNOWLEDGE_BASE_CORRUPT",
-                    details={"path": str(file)},
-                ) from None
+            stored = read_stored(ManifestFile, file, folder)
+            self.manifest = {
+                name: entry.model_dump(exclude_none=True)
+                for name, entry in stored.documents.items()
+            }
+        # the manifest is the record of what was indexed: chunks saved for a document
+        # whose manifest entry was not (a run killed in between) are not searched, and
+        # the next indexing run adds that document again
+        self.interrupted = sorted(keyword.documents() - set(self.manifest))
+        if self.interrupted:
+            keyword.delete_documents(self.interrupted)
 
     @property
     def wants_vector(self) -> bool:
@@ -201,6 +201,7 @@ class _Collection:
         file = self.folder / MANIFEST_FILE
         _write_atomic(file, json.dumps(payload, ensure_ascii=False, indent=1))
         self.stamp = _stamp(file)
+        self.interrupted = [name for name in self.interrupted if name not in self.manifest]
 
 
 class KnowledgeBase:
@@ -272,7 +273,7 @@ class KnowledgeBase:
                     code="UNKNOWN_COLLECTION",
                     details={"collection": name, "collections": known},
                 )
-            keyword = KeywordIndex.open(folder / "keyword", self.tokenizer)
+            keyword = KeywordIndex.open(folder / "keyword", self.tokenizer, reset_folder=folder)
             if collection is not None and collection._vector_opened:
                 # keep the open vector index (one client per folder); reconcile again
                 fresh = _Collection(name, folder, keyword, collection._vector_factory)
@@ -324,7 +325,8 @@ class KnowledgeBase:
         return {k: dict(v) for k, v in self._collection(collection, create=False).manifest.items()}
 
     def stats(self) -> dict[str, dict[str, Any]]:
-        """Per collection: documents, chunks, bytes, last indexed_at, tokenizer, vector."""
+        """Per collection: documents, chunks, bytes, last indexed_at, tokenizer, vector, and
+        ``interrupted``: documents whose indexing was cut short (the next run adds them)."""
         out: dict[str, dict[str, Any]] = {}
         for name in self.collections():
             collection = self._collection(name, create=False)
@@ -336,6 +338,7 @@ class KnowledgeBase:
                 "indexed_at": max((entry["indexed_at"] for entry in entries), default=None),
                 "tokenizer": self.tokenizer.name,
                 "vector": collection.wants_vector,
+                "interrupted": list(collection.interrupted),
             }
         return out
 
@@ -398,6 +401,7 @@ class KnowledgeBase:
             previous is not None
             and previous.get("sha256") == digest
             and previous.get("kind") == kind
+            and (previous.get("chunks") == 0 or name in target.keyword.documents())
             and (not wants_vector or (previous.get("vector", False) and name in in_vector))
         ):
             report.unchanged.append(name)
@@ -444,7 +448,7 @@ class KnowledgeBase:
             self._collection(collection, create=False)  # raises UNKNOWN_COLLECTION
         with self._writing(collection) as target:
             vector = target.vector
-            indexed = set(target.manifest) | target.keyword.documents()
+            indexed = set(target.manifest) | target.keyword.documents() | set(target.interrupted)
             if vector is not None:
                 indexed |= vector.documents()
             present = [name for name in documents if name in indexed]
@@ -467,6 +471,7 @@ class KnowledgeBase:
             target.keyword.save()
             for name in present:
                 target.manifest.pop(name, None)
+            target.interrupted = [name for name in target.interrupted if name not in present]
             target.save_manifest()
             report.removed.extend(present)
         return report
