@@ -90,6 +90,10 @@ def index(
                 )
                 if failure.hint:
                     console.print(f"    [yellow]ヒント:[/yellow] {escape(failure.hint)}")
+            for skip in report.skipped:
+                console.print(
+                    f"  [yellow]- {escape(skip.path)}[/yellow] スキップ: {escape(skip.reason)}"
+                )
     if failed:
         raise typer.Exit(code=1)
 

@@ -15,6 +15,10 @@ are still indexed and what was indexed before stays searchable.
 
 A document is named by its file name; two files with the same name in one call are an
 error naming both (rename one, or index them into different collections).
+
+Folders are walked by the ZIP/folder reader's rule (``files.archive.walk_folder``): a
+symlink leading outside the folder, and a symlinked folder, are never followed; each is
+listed in ``IndexReport.skipped`` (a symlink to a file inside the folder is indexed).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import portalocker
 
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError, UserInputError
+from keiri_agent.files.archive import walk_folder
 from keiri_agent.search.chunking import DOCUMENT_SUFFIXES, FAQ_SUFFIXES, chunk_document, chunk_faq
 from keiri_agent.search.keyword import KeywordIndex
 from keiri_agent.search.models import Chunk, ChunkIndex
@@ -73,6 +78,19 @@ class IndexFailure:
         }
 
 
+@dataclass(frozen=True)
+class IndexSkip:
+    """A folder entry not indexed on purpose (a symlink leading outside the folder, or to
+    a folder): its name, path and why."""
+
+    document: str
+    path: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"document": self.document, "path": self.path, "reason": self.reason}
+
+
 @dataclass
 class IndexReport:
     """What one ``index_files`` / ``remove`` call did, document names by outcome."""
@@ -83,6 +101,8 @@ class IndexReport:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     failed: list[IndexFailure] = field(default_factory=list)
+    skipped: list[IndexSkip] = field(default_factory=list)
+    """Symlinks in indexed folders that were not followed (not an error)."""
     chunks: int = 0
     """Chunks written by this call (added and updated documents)."""
 
@@ -98,6 +118,7 @@ class IndexReport:
             "unchanged": list(self.unchanged),
             "removed": list(self.removed),
             "failed": [failure.to_dict() for failure in self.failed],
+            "skipped": [skip.to_dict() for skip in self.skipped],
             "chunks": self.chunks,
         }
 
@@ -106,6 +127,7 @@ class IndexReport:
             f"{self.collection}: {len(self.added)} added, {len(self.updated)} updated, "
             f"{len(self.unchanged)} unchanged, {len(self.removed)} removed, "
             f"{len(self.failed)} failed"
+            + (f", {len(self.skipped)} skipped" if self.skipped else "")
         )
 
 
@@ -359,9 +381,10 @@ class KnowledgeBase:
         question/answer files (``chunk_faq``). Raises ``UserInputError`` when two files have
         the same name; every per-file problem is reported in ``IndexReport.failed``.
         """
-        files = _check_clashes(_expand(paths, FAQ_SUFFIXES if faq else DOCUMENT_SUFFIXES))
+        found, skipped = _expand(paths, FAQ_SUFFIXES if faq else DOCUMENT_SUFFIXES)
+        files = _check_clashes(found)
         kind = "faq" if faq else "document"
-        report = IndexReport(collection)
+        report = IndexReport(collection, skipped=skipped)
         with self._writing(collection) as target:
             if not target.manifest and not (target.folder / MANIFEST_FILE).exists():
                 target.save_manifest()  # the collection exists from now on
@@ -487,26 +510,39 @@ def _check_name(name: str, what: str) -> None:
         )
 
 
-def _expand(paths: Iterable[Path | str], suffixes: Sequence[str]) -> list[tuple[str, Path]]:
-    """(document name, path) for files given directly and files in folders (sorted)."""
+def _expand(
+    paths: Iterable[Path | str], suffixes: Sequence[str]
+) -> tuple[list[tuple[str, Path]], list[IndexSkip]]:
+    """(document name, path) for files given directly and files in folders (sorted), and
+    the symlinks skipped in folders (``files.archive.walk_folder``: the rule of the ZIP and
+    folder reader — a link leading outside the folder, or to a folder, is not followed)."""
     out: list[tuple[str, Path]] = []
+    skipped: list[IndexSkip] = []
     for item in paths:
         path = Path(item)
         if path.is_dir():
-            found = sorted(
-                (
-                    child
-                    for child in path.rglob("*")
-                    if child.is_file()
-                    and child.suffix.lower() in suffixes
-                    and not child.name.startswith((".", "~$"))
-                ),
-                key=lambda child: child.relative_to(path).as_posix(),
+            found, passed_over = walk_folder(path)
+            for rel, file in sorted(found):
+                name = rel.rsplit("/", 1)[-1]
+                if file.suffix.lower() in suffixes and not name.startswith((".", "~$")):
+                    out.append((name, file))
+            skipped.extend(
+                _link_skip(path, entry.path) for entry in passed_over if entry.reason == "symlink"
             )
-            out.extend((child.name, child) for child in found)
         else:
             out.append((path.name, path))
-    return out
+    return out, skipped
+
+
+def _link_skip(folder: Path, rel: str) -> IndexSkip:
+    link = folder / rel
+    inside = link.resolve().is_relative_to(folder.resolve())
+    reason = (
+        "フォルダーへのリンクはたどりません（リンク先のフォルダーを直接指定してください）"
+        if inside
+        else "索引するフォルダーの外を指すリンクのため登録しません"
+    )
+    return IndexSkip(rel.rsplit("/", 1)[-1], str(link), reason)
 
 
 def _check_clashes(files: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
@@ -530,4 +566,4 @@ def _check_clashes(files: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
     return out
 
 
-__all__ = ["IndexFailure", "IndexReport", "KnowledgeBase", "ProgressCallback"]
+__all__ = ["IndexFailure", "IndexReport", "IndexSkip", "KnowledgeBase", "ProgressCallback"]
