@@ -10,6 +10,10 @@
   ``index.json`` → ``KeyError`` / ``TypeError`` tracebacks in ``helpdesk status``,
   ``ask`` and ``index`` → now ``KNOWLEDGE_BASE_CORRUPT`` naming the file and the folder
   to delete before indexing again (the same for a manifest entry missing a field).
+* The local Qdrant folder (the FAQ's vectors) with a garbage or truncated ``meta.json``,
+  a ``meta.json`` of the wrong shape, or a garbage collection SQLite file →
+  ``UnicodeDecodeError`` / ``JSONDecodeError`` / ``AttributeError`` /
+  ``sqlite3.DatabaseError`` tracebacks → now ``KNOWLEDGE_BASE_CORRUPT`` naming the folder.
 * A kill between saving a document's keyword chunks and its manifest entry →
   ``status`` counted fewer documents than search found, until re-indexing → now the
   manifest is the record: the left-over chunks are not searched, ``status`` names the
@@ -248,3 +252,46 @@ def test_a_lost_keyword_index_is_rebuilt_by_the_next_index(keiri_home: Path) -> 
     assert sorted(json.loads(again.stdout)["manual"]["updated"]) == ["manual1.md", "manual2.md"]
     keyword = KnowledgeBase.for_workspace(Settings(home=keiri_home)).keyword("manual")
     assert keyword.documents() == {"manual1.md", "manual2.md"}
+
+
+# --- the local vector index (Qdrant folder) --------------------------------------------
+
+
+def _vector_folder(tmp_path: Path) -> Path:
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from keiri_agent.search.models import Chunk, Source
+    from keiri_agent.search.vector import VectorIndex, _release_local
+
+    folder = tmp_path / "qdrant"
+    index = VectorIndex("kb-qa", DeterministicFakeEmbedding(size=8), path=folder)
+    index.upsert("faq.csv", [Chunk("faq.csv#1", "締め日", Source("faq.csv", row=1))])
+    index.close()
+    if index._local_key is not None:
+        _release_local(index._local_key)
+    return folder
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda folder: (folder / "meta.json").write_bytes(os.urandom(100)),
+        lambda folder: (folder / "meta.json").write_bytes((folder / "meta.json").read_bytes()[:20]),
+        lambda folder: (folder / "meta.json").write_text('{"collections": {"kb-qa": 3}}'),
+        lambda folder: (folder / "collection" / "kb-qa" / "storage.sqlite").write_bytes(
+            os.urandom(5000)
+        ),
+    ],
+    ids=["meta-garbage", "meta-truncated", "meta-shape", "sqlite-garbage"],
+)
+def test_a_damaged_local_vector_folder_is_a_clear_error(damage, tmp_path: Path) -> None:
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from keiri_agent.search.vector import VectorIndex
+
+    folder = _vector_folder(tmp_path)
+    damage(folder)
+    with pytest.raises(KeiriAgentError) as caught:
+        VectorIndex("kb-qa", DeterministicFakeEmbedding(size=8), path=folder)
+    assert caught.value.code == "KNOWLEDGE_BASE_CORRUPT"
+    assert str(folder) in (caught.value.hint or "")
