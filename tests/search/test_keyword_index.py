@@ -10,6 +10,7 @@ import pytest
 
 from keiri_agent.search.keyword import IndexMismatchError, KeywordIndex
 from keiri_agent.search.models import Chunk, ChunkIndex, Searcher, Source
+from keiri_agent.search.stored import KnowledgeBaseCorruptError
 from keiri_agent.search.tokenize import CharNgramTokenizer, SudachiTokenizer
 
 TEXTS = {
@@ -179,12 +180,16 @@ def test_tokenizer_mismatch_is_refused_or_rebuilt(index: KeywordIndex, tmp_path:
     assert KeywordIndex.open(tmp_path, CharNgramTokenizer()).documents() == index.documents()
 
 
-@pytest.mark.parametrize(
-    "content", ["{not json", json.dumps({"format": 99, "tokenizer": "x", "chunks": []})]
-)
-def test_unreadable_or_newer_index_is_a_clear_error(
-    tokenizer: SudachiTokenizer, tmp_path: Path, content: str
+def test_unreadable_index_is_reported_as_corrupt(
+    tokenizer: SudachiTokenizer, tmp_path: Path
 ) -> None:
+    (tmp_path / "index.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(KnowledgeBaseCorruptError, match=r"index\.json"):
+        KeywordIndex.open(tmp_path, tokenizer)
+
+
+def test_newer_index_is_a_clear_error(tokenizer: SudachiTokenizer, tmp_path: Path) -> None:
+    content = json.dumps({"format": 99, "tokenizer": "x", "chunks": []})
     (tmp_path / "index.json").write_text(content, encoding="utf-8")
     with pytest.raises(IndexMismatchError, match="index"):
         KeywordIndex.open(tmp_path, tokenizer)

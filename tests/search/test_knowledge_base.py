@@ -388,4 +388,4 @@ def test_a_manifest_of_the_wrong_shape_is_reported_as_corrupt(
     with pytest.raises(UserInputError) as caught:
         KnowledgeBase(root, tokenizer=tokenizer).stats()
     assert caught.value.code == "KNOWLEDGE_BASE_CORRUPT"
-    assert "delete the collection folder" in (caught.value.hint or "")
+    assert str(root / "manual") in (caught.value.hint or "")

@@ -90,6 +90,10 @@ def index(
                 )
                 if failure.hint:
                     console.print(f"    [yellow]ヒント:[/yellow] {escape(failure.hint)}")
+            for skip in report.skipped:
+                console.print(
+                    f"  [yellow]- {escape(skip.path)}[/yellow] スキップ: {escape(skip.reason)}"
+                )
     if failed:
         raise typer.Exit(code=1)
 
@@ -140,6 +144,13 @@ def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
         for document, entry in sorted(entries.items()):
             table.add_row(collection, document, str(entry["chunks"]), str(entry["indexed_at"]))
     console.print(table)
+    for collection, numbers in stats.items():
+        if numbers["interrupted"]:
+            console.print(
+                f"[yellow]{collection}: 前回の登録が途中で止まったため未登録の文書:[/yellow] "
+                + escape(", ".join(numbers["interrupted"]))
+                + "（もう一度 keiri-agent helpdesk index を実行すると登録されます）"
+            )
 
 
 def _progress_printer(quiet: bool) -> Any:

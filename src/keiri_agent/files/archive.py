@@ -76,6 +76,7 @@ __all__ = [
     "read_folder_2tier",
     "read_zip_2tier",
     "safe_parts",
+    "walk_folder",
 ]
 
 NESTED_ARCHIVE_SUFFIXES = (".zip", ".7z", ".rar", ".lzh", ".lha", ".tar", ".gz", ".tgz",
@@ -278,10 +279,12 @@ def read_folder_2tier(
             code=ArchiveErrorCode.NOT_A_FOLDER,
             details={"path": str(root)},
         )
-    real_root = root.resolve()
-    found: list[tuple[str, Path]] = []
-    skipped: list[SkippedEntry] = []
-    _walk(root, [], real_root, found, skipped, lambda n: _check_count(n, limits))
+    raw_found, raw_skipped = walk_folder(root, check_count=lambda n: _check_count(n, limits))
+    found = [(unicodedata.normalize("NFC", rel), file_path) for rel, file_path in raw_found]
+    skipped = [
+        SkippedEntry(unicodedata.normalize("NFC", entry.path), entry.reason, entry.message)
+        for entry in raw_skipped
+    ]
     wanted: list[tuple[str, Path]] = []
     seen: set[str] = set()
     for rel, file_path in sorted(found):
@@ -303,6 +306,26 @@ def read_folder_2tier(
     return _build(files, skipped, unwrap_single_root)
 
 
+def walk_folder(
+    root: Path, *, check_count: Callable[[int], None] | None = None
+) -> tuple[list[tuple[str, Path]], list[SkippedEntry]]:
+    """The files under ``root``, by the one rule for links: nothing outside ``root``.
+
+    Returns ``(found, skipped)``: ``found`` pairs each file's '/'-separated path under
+    ``root`` (names as on disk) with the path to read — for a symlinked file whose
+    target lies inside ``root``, the target. Skipped (``reason`` ``symlink``): a
+    symlink leading outside ``root``, and every symlinked folder (never followed: no
+    loops, no escape); ``special_file``: FIFOs, sockets, devices. ``check_count(n)``
+    is called with the number of entries seen so far (to refuse huge folders early).
+    The HelpDesk indexer walks folders with this function too.
+    """
+    real_root = root.resolve()
+    found: list[tuple[str, Path]] = []
+    skipped: list[SkippedEntry] = []
+    _walk(root, [], real_root, found, skipped, check_count or (lambda _n: None))
+    return found, skipped
+
+
 def _walk(
     folder: Path,
     prefix: list[str],
@@ -313,8 +336,7 @@ def _walk(
 ) -> None:
     with os.scandir(folder) as entries:
         for entry in sorted(entries, key=lambda e: e.name):
-            name = unicodedata.normalize("NFC", entry.name)
-            rel = "/".join([*prefix, name])
+            rel = "/".join([*prefix, entry.name])
             if entry.is_symlink():
                 target = Path(entry.path).resolve()
                 if not target.is_relative_to(real_root):
@@ -324,7 +346,7 @@ def _walk(
                 else:
                     skipped.append(SkippedEntry(rel, "symlink", "symlinked folder not followed"))
             elif entry.is_dir(follow_symlinks=False):
-                _walk(Path(entry.path), [*prefix, name], real_root, found, skipped,
+                _walk(Path(entry.path), [*prefix, entry.name], real_root, found, skipped,
                       check_count)  # fmt: skip
             elif entry.is_file(follow_symlinks=False):
                 found.append((rel, Path(entry.path)))

@@ -14,9 +14,11 @@ numpy arrays (slots, weights) until the next change, so a query is a few vector 
 Reads and writes are guarded by one lock; tokenising the query happens outside it.
 
 Persistence: ``KeywordIndex.open(folder)`` loads ``folder/index.json`` (chunks with their
-term counts, the tokenizer name and the BM25 parameters); ``save()`` writes it atomically
-(temporary file + ``os.replace``). Opening with a different tokenizer is an
-``IndexMismatchError`` unless ``rebuild=True`` (then the stored chunk texts are re-analysed).
+term counts, the tokenizer name and the BM25 parameters; validated as
+``search.stored.KeywordIndexFile``: a damaged file is ``KNOWLEDGE_BASE_CORRUPT``);
+``save()`` writes it atomically (temporary file + ``os.replace``). Opening with a
+different tokenizer is an ``IndexMismatchError`` unless ``rebuild=True`` (then the stored
+chunk texts are re-analysed).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import numpy as np
 
 from keiri_agent.errors import UserInputError
 from keiri_agent.search.models import Chunk, Hit, Retriever, Source
+from keiri_agent.search.stored import KeywordIndexFile, StoredChunk, read_stored
 from keiri_agent.search.tokenize import Tokenizer, default_tokenizer
 
 FORMAT_VERSION = 1
@@ -51,18 +54,15 @@ class IndexMismatchError(UserInputError):
     code = "INDEX_MISMATCH"
 
 
-def _chunk_from_dict(data: dict[str, Any]) -> Chunk:
-    source = data["source"]
+def _chunk_from_stored(stored: StoredChunk) -> Chunk:
+    source = stored.source
     return Chunk(
-        id=data["id"],
-        text=data["text"],
+        id=stored.id,
+        text=stored.text,
         source=Source(
-            document=source["document"],
-            page=source.get("page"),
-            heading=source.get("heading"),
-            row=source.get("row"),
+            document=source.document, page=source.page, heading=source.heading, row=source.row
         ),
-        metadata=dict(data.get("metadata") or {}),
+        metadata=dict(stored.metadata or {}),
     )
 
 
@@ -261,27 +261,22 @@ class KeywordIndex:
         rebuild: bool = False,
         k1: float = DEFAULT_K1,
         b: float = DEFAULT_B,
+        reset_folder: Path | None = None,
     ) -> KeywordIndex:
         """The index saved in folder ``path`` (an empty one bound to it if there is none).
 
         Raises ``IndexMismatchError`` when it was built with another tokenizer (unless
-        ``rebuild``: then its chunks are re-analysed with ``tokenizer``) or is unreadable.
+        ``rebuild``: then its chunks are re-analysed with ``tokenizer``) or another
+        format, ``KnowledgeBaseCorruptError`` when it is damaged (its hint names
+        ``reset_folder``, default ``path``: the folder to delete before indexing again).
         """
         index = cls(tokenizer, path=path, k1=k1, b=b)
         file = path / INDEX_FILE
         if not file.exists():
             return index
-        try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-            version = data["format"]
-            stored_tokenizer = data["tokenizer"]
-            entries = data["chunks"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise IndexMismatchError(
-                f"the keyword index at {file} cannot be read ({type(exc).__name__}: {exc})",
-                hint="delete the folder and index the documents again",
-                details={"path": str(file)},
-            ) from None
+        data = read_stored(KeywordIndexFile, file, reset_folder or path)
+        version = data.format
+        stored_tokenizer = data.tokenizer
         if version != FORMAT_VERSION:
             raise IndexMismatchError(
                 f"the keyword index at {file} has format {version}; this version reads "
@@ -302,11 +297,11 @@ class KeywordIndex:
                     "requested": index.tokenizer.name,
                 },
             )
-        index.index_headings = bool(data.get("index_headings", True))
+        index.index_headings = data.index_headings
         with index._lock:
-            for entry in entries:
-                chunk = _chunk_from_dict(entry)
-                terms = index.analyze(chunk) if retokenize else dict(entry["terms"])
+            for entry in data.chunks:
+                chunk = _chunk_from_stored(entry)
+                terms = index.analyze(chunk) if retokenize else entry.terms
                 index._add(chunk, terms)
             index._changed()
         return index

@@ -3,6 +3,7 @@
 Layout under ``root`` (default ``<workspace>/.keiri/knowledge/<name>``)::
 
     <collection>/manifest.json     document name → sha256, size, chunks, kind, indexed_at
+                                   (both files validated on load, ``search.stored``)
     <collection>/keyword/          the collection's KeywordIndex
     (vector indexes live wherever ``vector_index_factory`` puts them)
 
@@ -14,6 +15,10 @@ are still indexed and what was indexed before stays searchable.
 
 A document is named by its file name; two files with the same name in one call are an
 error naming both (rename one, or index them into different collections).
+
+Folders are walked by the ZIP/folder reader's rule (``files.archive.walk_folder``): a
+symlink leading outside the folder, and a symlinked folder, are never followed; each is
+listed in ``IndexReport.skipped`` (a symlink to a file inside the folder is indexed).
 """
 
 from __future__ import annotations
@@ -35,9 +40,11 @@ import portalocker
 
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError, UserInputError
+from keiri_agent.files.archive import walk_folder
 from keiri_agent.search.chunking import DOCUMENT_SUFFIXES, FAQ_SUFFIXES, chunk_document, chunk_faq
 from keiri_agent.search.keyword import KeywordIndex
 from keiri_agent.search.models import Chunk, ChunkIndex
+from keiri_agent.search.stored import ManifestFile, read_stored
 from keiri_agent.search.tokenize import Tokenizer, default_tokenizer
 from keiri_agent.workspace import Workspace
 
@@ -71,6 +78,19 @@ class IndexFailure:
         }
 
 
+@dataclass(frozen=True)
+class IndexSkip:
+    """A folder entry not indexed on purpose (a symlink leading outside the folder, or to
+    a folder): its name, path and why."""
+
+    document: str
+    path: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"document": self.document, "path": self.path, "reason": self.reason}
+
+
 @dataclass
 class IndexReport:
     """What one ``index_files`` / ``remove`` call did, document names by outcome."""
@@ -81,6 +101,8 @@ class IndexReport:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     failed: list[IndexFailure] = field(default_factory=list)
+    skipped: list[IndexSkip] = field(default_factory=list)
+    """Symlinks in indexed folders that were not followed (not an error)."""
     chunks: int = 0
     """Chunks written by this call (added and updated documents)."""
 
@@ -96,6 +118,7 @@ class IndexReport:
             "unchanged": list(self.unchanged),
             "removed": list(self.removed),
             "failed": [failure.to_dict() for failure in self.failed],
+            "skipped": [skip.to_dict() for skip in self.skipped],
             "chunks": self.chunks,
         }
 
@@ -104,6 +127,7 @@ class IndexReport:
             f"{self.collection}: {len(self.added)} added, {len(self.updated)} updated, "
             f"{len(self.unchanged)} unchanged, {len(self.removed)} removed, "
             f"{len(self.failed)} failed"
+            + (f", {len(self.skipped)} skipped" if self.skipped else "")
         )
 
 
@@ -140,7 +164,8 @@ class _Collection:
     The vector index is opened on first use only (reading the manifest or searching by
     keyword never touches Qdrant), and then reconciled with the manifest: vectors of
     documents the manifest does not list (left over from a deleted or reset collection)
-    are deleted, so they can never be found.
+    are deleted, so they can never be found. The keyword index is reconciled the same
+    way when the collection is read (``interrupted`` names what it dropped).
     """
 
     def __init__(
@@ -156,20 +181,17 @@ class _Collection:
         file = folder / MANIFEST_FILE
         self.stamp = _stamp(file)
         if self.stamp is not None:
-            try:
-                documents = json.loads(file.read_text(encoding="utf-8"))["documents"]
-                if not isinstance(documents, dict) or not all(
-                    isinstance(entry, dict) for entry in documents.values()
-                ):
-                    raise ValueError("'documents' must map document names to entries")
-                self.manifest = documents
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise UserInputError(
-                    f"the knowledge-base manifest {file} cannot be read ({exc})",
-                    hint="delete the collection folder and index the documents again",
-                    code="KNOWLEDGE_BASE_CORRUPT",
-                    details={"path": str(file)},
-                ) from None
+            stored = read_stored(ManifestFile, file, folder)
+            self.manifest = {
+                name: entry.model_dump(exclude_none=True)
+                for name, entry in stored.documents.items()
+            }
+        # the manifest is the record of what was indexed: chunks saved for a document
+        # whose manifest entry was not (a run killed in between) are not searched, and
+        # the next indexing run adds that document again
+        self.interrupted = sorted(keyword.documents() - set(self.manifest))
+        if self.interrupted:
+            keyword.delete_documents(self.interrupted)
 
     @property
     def wants_vector(self) -> bool:
@@ -201,6 +223,7 @@ class _Collection:
         file = self.folder / MANIFEST_FILE
         _write_atomic(file, json.dumps(payload, ensure_ascii=False, indent=1))
         self.stamp = _stamp(file)
+        self.interrupted = [name for name in self.interrupted if name not in self.manifest]
 
 
 class KnowledgeBase:
@@ -272,7 +295,7 @@ class KnowledgeBase:
                     code="UNKNOWN_COLLECTION",
                     details={"collection": name, "collections": known},
                 )
-            keyword = KeywordIndex.open(folder / "keyword", self.tokenizer)
+            keyword = KeywordIndex.open(folder / "keyword", self.tokenizer, reset_folder=folder)
             if collection is not None and collection._vector_opened:
                 # keep the open vector index (one client per folder); reconcile again
                 fresh = _Collection(name, folder, keyword, collection._vector_factory)
@@ -324,7 +347,8 @@ class KnowledgeBase:
         return {k: dict(v) for k, v in self._collection(collection, create=False).manifest.items()}
 
     def stats(self) -> dict[str, dict[str, Any]]:
-        """Per collection: documents, chunks, bytes, last indexed_at, tokenizer, vector."""
+        """Per collection: documents, chunks, bytes, last indexed_at, tokenizer, vector, and
+        ``interrupted``: documents whose indexing was cut short (the next run adds them)."""
         out: dict[str, dict[str, Any]] = {}
         for name in self.collections():
             collection = self._collection(name, create=False)
@@ -336,6 +360,7 @@ class KnowledgeBase:
                 "indexed_at": max((entry["indexed_at"] for entry in entries), default=None),
                 "tokenizer": self.tokenizer.name,
                 "vector": collection.wants_vector,
+                "interrupted": list(collection.interrupted),
             }
         return out
 
@@ -356,9 +381,10 @@ class KnowledgeBase:
         question/answer files (``chunk_faq``). Raises ``UserInputError`` when two files have
         the same name; every per-file problem is reported in ``IndexReport.failed``.
         """
-        files = _check_clashes(_expand(paths, FAQ_SUFFIXES if faq else DOCUMENT_SUFFIXES))
+        found, skipped = _expand(paths, FAQ_SUFFIXES if faq else DOCUMENT_SUFFIXES)
+        files = _check_clashes(found)
         kind = "faq" if faq else "document"
-        report = IndexReport(collection)
+        report = IndexReport(collection, skipped=skipped)
         with self._writing(collection) as target:
             if not target.manifest and not (target.folder / MANIFEST_FILE).exists():
                 target.save_manifest()  # the collection exists from now on
@@ -398,6 +424,7 @@ class KnowledgeBase:
             previous is not None
             and previous.get("sha256") == digest
             and previous.get("kind") == kind
+            and (previous.get("chunks") == 0 or name in target.keyword.documents())
             and (not wants_vector or (previous.get("vector", False) and name in in_vector))
         ):
             report.unchanged.append(name)
@@ -444,7 +471,7 @@ class KnowledgeBase:
             self._collection(collection, create=False)  # raises UNKNOWN_COLLECTION
         with self._writing(collection) as target:
             vector = target.vector
-            indexed = set(target.manifest) | target.keyword.documents()
+            indexed = set(target.manifest) | target.keyword.documents() | set(target.interrupted)
             if vector is not None:
                 indexed |= vector.documents()
             present = [name for name in documents if name in indexed]
@@ -467,6 +494,7 @@ class KnowledgeBase:
             target.keyword.save()
             for name in present:
                 target.manifest.pop(name, None)
+            target.interrupted = [name for name in target.interrupted if name not in present]
             target.save_manifest()
             report.removed.extend(present)
         return report
@@ -482,26 +510,39 @@ def _check_name(name: str, what: str) -> None:
         )
 
 
-def _expand(paths: Iterable[Path | str], suffixes: Sequence[str]) -> list[tuple[str, Path]]:
-    """(document name, path) for files given directly and files in folders (sorted)."""
+def _expand(
+    paths: Iterable[Path | str], suffixes: Sequence[str]
+) -> tuple[list[tuple[str, Path]], list[IndexSkip]]:
+    """(document name, path) for files given directly and files in folders (sorted), and
+    the symlinks skipped in folders (``files.archive.walk_folder``: the rule of the ZIP and
+    folder reader — a link leading outside the folder, or to a folder, is not followed)."""
     out: list[tuple[str, Path]] = []
+    skipped: list[IndexSkip] = []
     for item in paths:
         path = Path(item)
         if path.is_dir():
-            found = sorted(
-                (
-                    child
-                    for child in path.rglob("*")
-                    if child.is_file()
-                    and child.suffix.lower() in suffixes
-                    and not child.name.startswith((".", "~$"))
-                ),
-                key=lambda child: child.relative_to(path).as_posix(),
+            found, passed_over = walk_folder(path)
+            for rel, file in sorted(found):
+                name = rel.rsplit("/", 1)[-1]
+                if file.suffix.lower() in suffixes and not name.startswith((".", "~$")):
+                    out.append((name, file))
+            skipped.extend(
+                _link_skip(path, entry.path) for entry in passed_over if entry.reason == "symlink"
             )
-            out.extend((child.name, child) for child in found)
         else:
             out.append((path.name, path))
-    return out
+    return out, skipped
+
+
+def _link_skip(folder: Path, rel: str) -> IndexSkip:
+    link = folder / rel
+    inside = link.resolve().is_relative_to(folder.resolve())
+    reason = (
+        "フォルダーへのリンクはたどりません（リンク先のフォルダーを直接指定してください）"
+        if inside
+        else "索引するフォルダーの外を指すリンクのため登録しません"
+    )
+    return IndexSkip(rel.rsplit("/", 1)[-1], str(link), reason)
 
 
 def _check_clashes(files: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
@@ -525,4 +566,4 @@ def _check_clashes(files: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
     return out
 
 
-__all__ = ["IndexFailure", "IndexReport", "KnowledgeBase", "ProgressCallback"]
+__all__ = ["IndexFailure", "IndexReport", "IndexSkip", "KnowledgeBase", "ProgressCallback"]

@@ -7,7 +7,9 @@ Three storage modes, picked by the constructor arguments:
   folder (Qdrant locks it); inside a process every index on the same folder
   shares one client (a registry keyed by the resolved path), so several
   collections can live side by side. Access to a local client is serialised by
-  a lock shared by its users, which makes searches thread-safe.
+  a lock shared by its users, which makes searches thread-safe. A damaged folder
+  (its ``meta.json`` or a collection's SQLite file) is ``KNOWLEDGE_BASE_CORRUPT``
+  naming the folder to delete (``helpdesk index`` then embeds the documents again).
 * **server** (``url=...``, ``KEIRI_AGENT_QDRANT_URL``): a Qdrant server, any
   number of processes.
 * **memory** (neither): a throwaway index for tests and one-off use.
@@ -41,6 +43,7 @@ from qdrant_client.http.exceptions import ApiException, UnexpectedResponse
 
 from keiri_agent.errors import ConfigurationError, ExecutionError, KeiriAgentError, LLMError
 from keiri_agent.search.models import Chunk, Hit, Retriever, Source
+from keiri_agent.search.stored import corrupt
 
 if TYPE_CHECKING:
     from keiri_agent.config import Settings
@@ -101,7 +104,7 @@ def _acquire_local(path: Path) -> tuple[str, _LocalStore]:
                 client = QdrantClient(path=key, force_disable_check_same_thread=True)
             except RuntimeError as exc:
                 if "already accessed" not in str(exc):
-                    raise
+                    raise corrupt(Path(key), Path(key), f"{type(exc).__name__}: {exc}") from None
                 raise ConfigurationError(
                     f"the vector index folder {key} is in use by another process",
                     hint="local Qdrant allows one process per folder: stop the other "
@@ -109,6 +112,10 @@ def _acquire_local(path: Path) -> tuple[str, _LocalStore]:
                     "server and set KEIRI_AGENT_QDRANT_URL",
                     details={"path": key},
                 ) from exc
+            except OSError:
+                raise
+            except Exception as exc:  # the folder's meta.json or SQLite file is damaged
+                raise corrupt(Path(key), Path(key), f"{type(exc).__name__}: {exc}") from None
             store = _LocalStore(client=client, lock=threading.RLock(), users=0)
             _LOCAL_STORES[key] = store
         store.users += 1

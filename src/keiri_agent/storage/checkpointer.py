@@ -4,6 +4,13 @@ SQLite (the default, and any ``sqlite://`` database URL) keeps checkpoints in
 ``<home>/.keiri/checkpoints.db``; a ``postgresql://`` or
 ``postgresql+psycopg://`` database URL keeps them in that PostgreSQL database.
 There is no in-memory default: state survives a restart.
+
+A damaged SQLite file (truncated, overwritten with other bytes, tables of another
+shape) is a ``StoreCorruptError`` (code ``STORE_CORRUPT``) naming the file and what
+to do, whether the damage shows when it is opened or later when a conversation is
+read or written: the file is never deleted or repaired automatically (the user moves
+it aside to start fresh conversations). A zero-length file is an empty SQLite
+database: the tables are created in it.
 """
 
 from __future__ import annotations
@@ -18,12 +25,75 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from keiri_agent.config import Settings
-from keiri_agent.errors import ConfigurationError
+from keiri_agent.errors import ConfigurationError, UserInputError
 from keiri_agent.workspace import Workspace
 
 CheckpointerKind = Literal["sqlite", "postgres"]
 
 _POSTGRES_SCHEMES = ("postgresql", "postgresql+psycopg")
+
+_EXPECTED_COLUMNS = {
+    "checkpoints": {
+        "thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type",
+        "checkpoint", "metadata",
+    },
+    "writes": {
+        "thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "task_path", "idx",
+        "channel", "type", "value",
+    },
+}  # fmt: skip
+"""The columns LangGraph's SqliteSaver reads (its ``setup`` creates missing tables only)."""
+
+_SCHEMA_ERRORS = ("no such table", "no such column", "has no column")
+"""``sqlite3.OperationalError`` messages that mean the tables have another shape."""
+
+
+class StoreCorruptError(UserInputError):
+    """A state file on disk is damaged: move it aside (it is never deleted for the user)."""
+
+    code = "STORE_CORRUPT"
+
+
+def checkpoint_store_corrupt(file: object, error: BaseException) -> StoreCorruptError:
+    """The error for a damaged checkpoint database ``file`` (``error``: what SQLite said)."""
+    return StoreCorruptError(
+        f"会話の保存ファイル {file} が壊れているため読み書きできません"
+        f"（{type(error).__name__}: {error}）",
+        hint=(
+            f"{file} を別の場所へ移動するか名前を変えてから、もう一度実行してください"
+            "（新しい保存ファイルが作られ、会話は最初からになります。"
+            "元のファイルは自動では削除しません）"
+        ),
+        details={"path": str(file), "error": type(error).__name__},
+    )
+
+
+def _is_damage(error: sqlite3.Error) -> bool:
+    """Whether a SQLite error means a damaged file (not a lock or a full disk)."""
+    if isinstance(error, sqlite3.OperationalError):
+        return any(marker in str(error) for marker in _SCHEMA_ERRORS)
+    return isinstance(error, sqlite3.DatabaseError)
+
+
+class _CheckedSqliteSaver(SqliteSaver):
+    """``SqliteSaver`` that reports damage found while reading or writing as
+    ``StoreCorruptError`` (every query of the saver goes through ``cursor``)."""
+
+    def __init__(
+        self, conn: sqlite3.Connection, file: object, serde: JsonPlusSerializer | None
+    ) -> None:
+        super().__init__(conn, serde=serde)
+        self.file = file
+
+    @contextmanager
+    def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
+        try:
+            with super().cursor(transaction) as cur:
+                yield cur
+        except sqlite3.Error as exc:
+            if _is_damage(exc):
+                raise checkpoint_store_corrupt(self.file, exc) from None
+            raise
 
 
 def checkpointer_kind(url: str | None) -> CheckpointerKind:
@@ -74,6 +144,8 @@ def open_checkpointer(
 
     Raises:
         ConfigurationError: The database URL has an unsupported scheme.
+        StoreCorruptError: The SQLite file is damaged (also raised later, by the saver,
+            when damage shows while reading or writing a conversation).
     """
     url = settings.database_url
     kind = checkpointer_kind(url)
@@ -85,13 +157,32 @@ def open_checkpointer(
         return
     workspace = Workspace.from_settings(settings)
     workspace.ensure(workspace.checkpoint_file.parent)
-    connection = sqlite3.connect(workspace.checkpoint_file, check_same_thread=False)
+    file = workspace.checkpoint_file
+    connection = sqlite3.connect(file, check_same_thread=False)
     try:
-        sqlite_saver = SqliteSaver(connection, serde=serde)
-        sqlite_saver.setup()
+        sqlite_saver = _CheckedSqliteSaver(connection, file, serde)
+        try:
+            _check_schema(connection)  # before setup: a damaged file is left as it was
+            sqlite_saver.setup()
+        except sqlite3.Error as exc:
+            if not _is_damage(exc):
+                raise
+            raise checkpoint_store_corrupt(file, exc) from None
         yield sqlite_saver
     finally:
         connection.close()
+
+
+def _check_schema(connection: sqlite3.Connection) -> None:
+    """Raise ``sqlite3.DatabaseError`` when an existing table lacks a column the saver
+    reads (missing tables, and ``writes.task_path``, are created by the saver's setup)."""
+    for table, expected in _EXPECTED_COLUMNS.items():
+        found = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+        if not found:
+            continue
+        missing = sorted(expected - found - {"task_path"})
+        if missing:
+            raise sqlite3.DatabaseError(f"table {table} has no column {', '.join(missing)}")
 
 
 @contextmanager
