@@ -29,7 +29,7 @@ Events (``EVENT_NAMES``) and their fields besides the common ones:
 Node ids of nodes inside loop bodies and subflows are paths from the top plan:
 ``each_file[3]/analyze``, ``validate/check``. Values are summarised (strings over 200
 characters cut, long lists shortened with their count, bytes as ``<bytes n>``, depth
-limited) and secrets masked (see ``sanitize`` and ``plans.run.masking``).
+limited) and secrets masked (see ``sanitize`` and ``keiri_agent.masking``).
 
 The ``on_event`` callback receives each event, in log order, as the shared
 ``keiri_agent.events.Event``: ``source="plan"``, ``kind`` the event name, ``run_id``
@@ -55,7 +55,7 @@ from types import TracebackType
 from typing import Any, Final
 
 from keiri_agent.events import Event, EventCallback, EventEmitter
-from keiri_agent.plans.run.masking import MASK, is_secret_key, mask_text
+from keiri_agent.masking import MASK, is_secret_key, mask_text
 
 _LOGGER = logging.getLogger(__name__)
 

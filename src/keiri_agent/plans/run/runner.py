@@ -65,11 +65,11 @@ from typing import Any
 from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError, unknown_choice_message
 from keiri_agent.events import EventCallback
+from keiri_agent.masking import register_secret
 from keiri_agent.plans.catalog.catalog import BlockCatalog
 from keiri_agent.plans.dsl.dependencies import dependencies
 from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.dsl.scope import build_vars
-from keiri_agent.plans.run.masking import register_secret
 from keiri_agent.plans.run.outputs import RunResult, RunStatus, result_of
 from keiri_agent.plans.run.preflight import check_plan
 from keiri_agent.plans.run.run_lock import RunLock
