@@ -11,13 +11,17 @@ both down; nothing below it reads the process environment. For Python API users,
 variable set later is seen by the next run) — the only place under ``plans/`` that
 does.
 
+``${env.*}`` reads only the names on the allow-list ``KEIRI_AGENT_PLAN_ENV_ALLOW``
+(``Settings.plan_env_allow``, empty by default): the validator reports any other
+name as ENV_NOT_ALLOWED, and the runner and the dry run never see it.
+
 ``${config.*}`` references read ``<home>/config.yaml`` when it exists.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +59,25 @@ def load_config(path: Path) -> dict[str, Any]:
     return data
 
 
+class AllowedEnv(Mapping[str, str]):
+    """A live view of ``source`` holding only the names in ``allow``."""
+
+    def __init__(self, source: Mapping[str, str], allow: frozenset[str]) -> None:
+        self.source = source
+        self.allow = allow
+
+    def __getitem__(self, name: str) -> str:
+        if name not in self.allow:
+            raise KeyError(name)
+        return self.source[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in sorted(self.allow) if name in self.source)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class PlanEngine:
     """Load, check, validate, dry-run, run and resume Plans of one workspace."""
 
@@ -63,7 +86,8 @@ class PlanEngine:
     ) -> None:
         """``settings``/``env`` from the surface; when None, built here once (see above)."""
         self.settings = settings or Settings()
-        self.env: Mapping[str, str] = os.environ if env is None else env
+        self.env_allow = frozenset(self.settings.plan_env_allow)
+        self.env: Mapping[str, str] = AllowedEnv(os.environ if env is None else env, self.env_allow)
         self.workspace = Workspace.from_settings(self.settings)
         self.catalog = BlockCatalog.from_settings(self.settings)
         self.store = PlanStore(self.workspace.designs)
@@ -87,7 +111,9 @@ class PlanEngine:
 
     def validate(self, plan: Plan) -> ValidationReport:
         """Every problem of a loaded plan (errors and warnings)."""
-        return PlanValidator(self.catalog, self.store, env=dict(self.env)).validate(plan)
+        return PlanValidator(
+            self.catalog, self.store, env=dict(self.env), env_allow=self.env_allow
+        ).validate(plan)
 
     def check(self, source: str | Path) -> ValidationReport:
         """Every problem of a Plan in one report: the loader's (YAML syntax and size,

@@ -46,6 +46,7 @@ import datetime as dt
 import json
 import logging
 import math
+import os
 import re
 import time
 from collections.abc import Mapping
@@ -193,7 +194,9 @@ class RunLog:
         self._on_event = on_event
         self._emitter = EventEmitter("plan", run_id, self._deliver, start_after=start_after)
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = path.open("a", encoding="utf-8")
+        # readable by its owner only, like the run state (it holds business data)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._file = os.fdopen(descriptor, "a", encoding="utf-8")
         self._flushed = time.monotonic()
 
     @property
