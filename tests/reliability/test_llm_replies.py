@@ -155,3 +155,25 @@ def test_cli_analyze_on_a_malformed_reply_reports_llm_error_without_traceback(
     assert "Traceback" not in output
     assert base in output, output
     assert KEY not in output
+
+
+@pytest.mark.parametrize("fault", ["html_200", "truncated_json"])
+def test_cli_helpdesk_ask_on_a_malformed_reply_reports_llm_error_without_traceback(
+    fault: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with StubOpenAIServer([MALFORMED[fault]] * 4) as server:
+        base = server.base_url
+        monkeypatch.setenv("KEIRI_AGENT_PROVIDER", "openai-compatible")
+        monkeypatch.setenv("KEIRI_AGENT_OPENAI_API_BASE", base)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        monkeypatch.setenv("KEIRI_AGENT_MAX_RETRIES", "0")
+        monkeypatch.setenv("KEIRI_AGENT_STRUCTURED_OUTPUT_REASKS", "0")
+        indexed = CliRunner().invoke(app, ["helpdesk", "index", "--sample"])
+        assert indexed.exit_code == 0, indexed.output
+        result = CliRunner().invoke(app, ["helpdesk", "ask", "パスワードの条件は？"])
+    assert result.exit_code == 1
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
+        result.exception
+    )
+    assert "LLM_ERROR" in result.output and base in result.output, result.output
+    assert "Traceback" not in result.output

@@ -119,3 +119,24 @@ def test_analyze_never_shows_or_stores_a_key_the_provider_echoes(
     assert stored, "analyze stores its checkpoints under the workspace"
     for path in stored:
         assert key.encode() not in path.read_bytes(), path
+
+
+def test_helpdesk_ask_never_shows_or_stores_a_key_the_provider_echoes(
+    keiri_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "b1c2d3e4f5a6978812345678abcdef90"
+    reply = StubError(401, f"Incorrect API key provided: {ECHO_KEY}.")
+    with StubOpenAIServer([reply] * 4) as server:
+        monkeypatch.setenv("KEIRI_AGENT_PROVIDER", "openai-compatible")
+        monkeypatch.setenv("KEIRI_AGENT_OPENAI_API_BASE", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+        monkeypatch.setenv("KEIRI_AGENT_MAX_RETRIES", "0")
+        indexed = CliRunner().invoke(app, ["helpdesk", "index", "--sample"])
+        assert indexed.exit_code == 0, indexed.output
+        result = CliRunner().invoke(app, ["helpdesk", "ask", "パスワードの条件は？"])
+        assert server.chat_requests
+    assert result.exit_code == 1
+    assert "401" in result.output
+    assert key not in result.output
+    for path in (path for path in keiri_home.rglob("*") if path.is_file()):
+        assert key.encode() not in path.read_bytes(), path
