@@ -48,6 +48,11 @@ def register_secret(value: str | SecretStr | None) -> None:
         _known_secrets = (*_known_secrets, text)
 
 
+def is_known_secret(text: str | None) -> bool:
+    """True when ``text`` is a registered secret (``register_secret``)."""
+    return text is not None and text in _known_secrets
+
+
 def mask_known(text: str) -> str:
     """``text`` with every registered secret (``register_secret``) replaced by ``***``."""
     for secret in _known_secrets:

@@ -4,8 +4,12 @@
   name of the process environment → now only names on the allow-list
   ``KEIRI_AGENT_PLAN_ENV_ALLOW`` (empty by default); any other is the validation
   error ``ENV_NOT_ALLOWED`` naming the setting.
-* A Plan allowed to read a variable holding a configured key → ``plan run --json``
-  and ``plan dry-run --json`` used to print the key in clear → now ``***``.
+* A Plan reading a variable that holds a configured key → ``plan run --json`` and
+  ``plan dry-run --json`` used to print the key in clear, and a workbook written
+  with it kept the key in the run state (base64) → now such a name is refused even
+  when allow-listed (decision: refuse at the source, so no key reaches a block,
+  a file output, bytes in the state or ``--out``); every ``--json`` form still
+  masks a configured key (``***``) as a second line of defence.
 * The JSONL run log was created 0644 (readable by every local user) → now 0600
   like the run state.
 """
@@ -20,6 +24,8 @@ import pytest
 from typer.testing import CliRunner
 
 from keiri_agent.cli.app import app
+from keiri_agent.config import load_settings
+from keiri_agent.services.jsonforms import dumps
 
 KEY = "Qx7f3e2d1c0b9a8877665544332211ffee"
 
@@ -57,26 +63,42 @@ def test_env_outside_the_allow_list_is_a_validation_error_naming_the_setting(
     assert "ENV_NOT_ALLOWED" in dry.output
 
 
-def test_allowed_env_holding_a_key_is_masked_in_every_json_output_and_file(
+def test_an_allowed_name_holding_a_configured_key_is_still_refused(
     plan_file: Path, keiri_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KEIRI_AGENT_PLAN_ENV_ALLOW", "LEAKY_TOKEN, OTHER")
     ran = CliRunner().invoke(app, ["plan", "run", str(plan_file), "--json"])
-    assert ran.exit_code == 0, ran.output
-    assert json.loads(ran.stdout)["outputs"]["t"]["text"] == "key=***"
+    assert ran.exit_code == 1
+    assert "ENV_NOT_ALLOWED" in ran.output
     dry = CliRunner().invoke(app, ["plan", "dry-run", str(plan_file), "--json"])
-    assert dry.exit_code == 0, dry.output
     for output in (ran.output, dry.output):
         assert KEY not in output
-    files = [path for path in keiri_home.rglob("*") if path.is_file()]
-    assert any(path.suffix == ".jsonl" for path in files)
-    for path in files:
+    for path in (path for path in keiri_home.rglob("*") if path.is_file()):
         assert KEY.encode() not in path.read_bytes(), path
+
+
+def test_an_allowed_plain_variable_is_read(
+    plan_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LEAKY_TOKEN", "会社コード 0042")
+    monkeypatch.setenv("KEIRI_AGENT_PLAN_ENV_ALLOW", "LEAKY_TOKEN")
+    ran = CliRunner().invoke(app, ["plan", "run", str(plan_file), "--json"])
+    assert ran.exit_code == 0, ran.output
+    assert json.loads(ran.stdout)["outputs"]["t"]["text"] == "key=会社コード 0042"
+
+
+def test_json_forms_mask_a_configured_key_wherever_it_appears() -> None:
+    load_settings(openai_api_key=KEY, provider="offline")
+    result = {"outputs": {"t": {"text": f"key={KEY}"}}, "errors": [{"message": KEY}]}
+    printed = dumps(result)
+    assert KEY not in printed
+    assert printed.count("***") == 2
 
 
 def test_the_run_log_is_readable_by_its_owner_only(
     plan_file: Path, keiri_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("LEAKY_TOKEN", "plain")
     monkeypatch.setenv("KEIRI_AGENT_PLAN_ENV_ALLOW", "LEAKY_TOKEN")
     ran = CliRunner().invoke(app, ["plan", "run", str(plan_file), "--json"])
     assert ran.exit_code == 0, ran.output

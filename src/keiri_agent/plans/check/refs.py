@@ -141,7 +141,8 @@ class ReferenceChecker:
             elif self.env_allow is not None and ref.path[0] not in self.env_allow:
                 self.check.add(
                     IssueCode.ENV_NOT_ALLOWED,
-                    f"環境変数 {ref.path[0]!r}（{ref}）は Plan から読めない設定です",
+                    f"環境変数 {ref.path[0]!r}（{ref}）は Plan から読めません（許可リスト "
+                    f"{PLAN_ENV_ALLOW} にないか、API キーなど設定済みの秘密を持つ変数です）",
                     node_id=node_id,
                     path=path,
                     hint=f"読ませてよい変数なら設定 {PLAN_ENV_ALLOW}={ref.path[0]} に加えて"
