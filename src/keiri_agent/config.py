@@ -320,7 +320,7 @@ def _is_secret(field: str) -> bool:
     return info is not None and info.annotation in (SecretStr, SecretStr | None)
 
 
-_TOKEN_LIKE = re.compile(r"[A-Za-z0-9_\-.~+/=:]{24,}")
+_TOKEN_LIKE = re.compile(r"[A-Za-z0-9_\-]{24,}|[A-Za-z0-9+/]{32,}")
 """A long run of key characters: a value that may be a key pasted in the wrong variable."""
 
 
