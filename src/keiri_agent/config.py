@@ -17,13 +17,22 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
 from keiri_agent.errors import ConfigurationError
+from keiri_agent.masking import mask_text, register_secret
 
 Provider = Literal["openai", "azure", "openai-compatible", "offline"]
 PROVIDERS: tuple[Provider, ...] = ("openai", "azure", "openai-compatible", "offline")
@@ -84,7 +93,7 @@ class Settings(BaseSettings):
     )
 
     # --- Timeouts and retries -----------------------------------------------
-    request_timeout_s: float = Field(default=60.0, gt=0)
+    request_timeout_s: float = Field(default=60.0, gt=0, le=3600)
     max_retries: int = Field(default=3, ge=0, le=10, description="Retries on 429/5xx/timeouts.")
     retry_backoff_s: float = Field(default=1.0, ge=0, description="First backoff; doubles.")
     structured_output_reasks: int = Field(
@@ -92,14 +101,21 @@ class Settings(BaseSettings):
     )
 
     # --- Data analysis limits -----------------------------------------------
-    analysis_timeout_s: float = Field(default=30.0, gt=0, description="Wall time per action.")
+    analysis_timeout_s: float = Field(
+        default=30.0, gt=0, le=86_400, description="Wall time per action (at most a day)."
+    )
     analysis_memory_mb: int = Field(
-        default=1024, gt=0, description="Memory per action beyond the loaded dataset (MiB)."
+        default=1024,
+        gt=0,
+        le=1_048_576,
+        description="Memory per action beyond the loaded dataset (MiB, at most 1 TiB).",
     )
     analysis_isolation: bool = Field(
         default=True, description="Run each action in a child process with the limits enforced."
     )
-    max_upload_mb: int = Field(default=200, gt=0, description="Largest file the registry loads.")
+    max_upload_mb: int = Field(
+        default=200, gt=0, le=1_048_576, description="Largest file the registry loads."
+    )
     max_steps_per_turn: int = Field(
         default=12, ge=2, description="Graph steps one user turn may take before it is stopped."
     )
@@ -138,6 +154,13 @@ class Settings(BaseSettings):
         description="Log lines shown on stderr (keiri-agent -v / -vv: INFO / DEBUG).",
     )
 
+    # --- Plans --------------------------------------------------------------
+    plan_env_allow: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=(),
+        description="Environment variables a Plan may read with ${env.NAME}, comma-separated "
+        "(KEIRI_AGENT_PLAN_ENV_ALLOW=NAME1,NAME2); empty: none.",
+    )
+
     # --- HelpDesk -----------------------------------------------------------
     helpdesk_system_name: str = Field(
         default="XYZ",
@@ -149,6 +172,35 @@ class Settings(BaseSettings):
         default=None,
         description="YAML file overriding HelpDesk prompts (prompt name → text).",
     )
+
+    @field_validator("plan_env_allow", mode="before")
+    @classmethod
+    def _split_names(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(name.strip() for name in value.split(",") if name.strip())
+        return value
+
+    @field_validator("openai_api_key", "azure_openai_api_key", "qdrant_api_key", mode="after")
+    @classmethod
+    def _printable_key(cls, value: SecretStr | None) -> SecretStr | None:
+        """A key is sent in an HTTP header: ASCII without spaces (a pasted key often
+        carries a full-width space or a line break)."""
+        if value is None:
+            return None
+        text = value.get_secret_value().strip(" \t\r\n")
+        if not text or not text.isascii() or not text.isprintable() or " " in text:
+            raise ValueError(
+                "キーに全角文字・空白・改行が含まれています。キーだけを貼り直してください"
+                "（値は表示しません）"
+            )
+        return SecretStr(text)
+
+    @model_validator(mode="after")
+    def _register_secrets(self) -> Settings:
+        """Register every secret for masking (``masking.register_secret``)."""
+        for value in secret_values(self):
+            register_secret(value)
+        return self
 
     @model_validator(mode="after")
     def _choose_provider(self) -> Settings:
@@ -202,11 +254,33 @@ class Settings(BaseSettings):
         """One line for banners: the provider and model, never a secret."""
         if self.is_offline:
             return "offline (rule-based, no LLM)"
-        base = f" @ {_without_credentials(self.openai_api_base)}" if self.openai_api_base else ""
+        base = f" @ {without_credentials(self.openai_api_base)}" if self.openai_api_base else ""
         return f"{self.active_provider}: {self.model}{base}"
 
 
-def _without_credentials(url: str) -> str:
+def secret_values(settings: Settings) -> list[str]:
+    """Every secret the settings hold: each ``SecretStr`` field and the password of
+    each URL field (``KEIRI_AGENT_DATABASE_URL=postgresql://user:password@host/db``)."""
+    values: list[str] = []
+    for name in type(settings).model_fields:
+        value = getattr(settings, name)
+        if isinstance(value, SecretStr):
+            values.append(value.get_secret_value())
+        elif isinstance(value, str) and "://" in value:
+            password = _url_password(value)
+            if password:
+                values.append(password)
+    return values
+
+
+def _url_password(url: str) -> str | None:
+    try:
+        return urlsplit(url).password
+    except ValueError:
+        return None
+
+
+def without_credentials(url: str) -> str:
     """``url`` with any ``user:password@`` replaced by ``***@`` (for display)."""
     scheme, separator, rest = url.partition("://")
     if not separator:
@@ -246,6 +320,19 @@ def _is_secret(field: str) -> bool:
     return info is not None and info.annotation in (SecretStr, SecretStr | None)
 
 
+_TOKEN_LIKE = re.compile(r"[A-Za-z0-9_\-]{24,}|[A-Za-z0-9+/]{32,}")
+"""A long run of key characters: a value that may be a key pasted in the wrong variable."""
+
+
+def _shown_value(value: str | int | float) -> str | int | float:
+    """The value a configuration error echoes: never one that looks like a key."""
+    if not isinstance(value, str):
+        return value
+    if _TOKEN_LIKE.search(value) or (_url_password(value) if "://" in value else None):
+        return "***"
+    return mask_text(value)
+
+
 def load_settings(**values: Any) -> Settings:
     """``Settings(**values)``; an invalid value becomes a ConfigurationError naming it.
 
@@ -261,7 +348,7 @@ def load_settings(**values: Any) -> Settings:
             field = str(item["loc"][0]) if item["loc"] else ""
             problem: dict[str, Any] = {"variable": env_name(field), "problem": item["msg"]}
             if field and not _is_secret(field) and isinstance(item.get("input"), str | int | float):
-                problem["value"] = item["input"]
+                problem["value"] = _shown_value(item["input"])
             problems.append(problem)
     except SettingsError as error:  # a value pydantic-settings cannot decode (JSON lists)
         match = re.search(r'field "([^"]+)"', str(error))

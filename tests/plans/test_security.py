@@ -27,8 +27,8 @@ from runner_support import events, make_plan, make_runner, node
 from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError
 from keiri_agent.files.archive import ArchiveError, read_zip_2tier
+from keiri_agent.masking import MASK, mask_secrets
 from keiri_agent.plans.dsl.loader import load_plan_file
-from keiri_agent.plans.run.masking import MASK, mask_secrets
 from keiri_agent.plans.run.run_log import log_path_for, sanitize
 from keiri_agent.plans.run.run_state import find_state
 from keiri_agent.plans.store import PlanStore

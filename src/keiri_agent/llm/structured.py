@@ -12,8 +12,12 @@ placeholder has no value or a value has no placeholder.
 
 from __future__ import annotations
 
+import email.utils
+import math
 import string
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import openai
@@ -22,11 +26,19 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 
+from keiri_agent.config import without_credentials
 from keiri_agent.errors import LLMError
+from keiri_agent.masking import mask_text
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 
 SERVICE_HINT = "check the API key, the base URL / endpoint and the model (deployment) name"
+
+MALFORMED_REPLY_ERRORS: tuple[type[Exception], ...] = (ValueError, LookupError, TypeError)
+"""What the openai SDK and LangChain raise on a reply that is not a chat completion
+(an HTML page with status 200, JSON without ``choices``, JSON cut off midway)."""
+
+OPENAI_ENDPOINT = "https://api.openai.com/v1"
 
 
 def invoke_structured(
@@ -57,10 +69,8 @@ def invoke_structured(
     conversation = list(messages)
     reasks = max(0, reasks)
     for attempt in range(reasks + 1):
-        try:
+        with model_errors(model):
             result = runnable.invoke(conversation)
-        except openai.APIError as exc:
-            raise to_llm_error(exc) from exc
         parsed, feedback, error = _check(result, schema)
         if parsed is not None:
             return parsed
@@ -83,10 +93,8 @@ async def ainvoke_structured(
     conversation = list(messages)
     reasks = max(0, reasks)
     for attempt in range(reasks + 1):
-        try:
+        with model_errors(model):
             result = await runnable.ainvoke(conversation)
-        except openai.APIError as exc:
-            raise to_llm_error(exc) from exc
         parsed, feedback, error = _check(result, schema)
         if parsed is not None:
             return parsed
@@ -96,13 +104,70 @@ async def ainvoke_structured(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def to_llm_error(exc: openai.APIError) -> LLMError:
-    """Translate an openai SDK error (raised after its retries) into an ``LLMError``."""
+@contextmanager
+def model_errors(model: Any) -> Iterator[None]:
+    """Turn what a call to ``model`` (chat or embeddings) may raise into an ``LLMError``.
+
+    The service's errors (``to_llm_error``) and replies that are not a chat completion
+    (``malformed_reply_error``) name the endpoint; secrets are masked and the original
+    exception, whose text may hold the key, is not chained.
+    """
+    try:
+        yield
+    except openai.APIError as exc:
+        raise to_llm_error(exc, endpoint_of(model)) from None
+    except MALFORMED_REPLY_ERRORS as exc:
+        raise malformed_reply_error(exc, endpoint_of(model)) from None
+
+
+def endpoint_of(model: Any) -> str | None:
+    """The base URL / endpoint a LangChain OpenAI model talks to (never its key)."""
+    while hasattr(model, "bound"):  # RunnableBinding (bind_tools, with_config)
+        model = model.bound
+    url = getattr(model, "azure_endpoint", None) or getattr(model, "openai_api_base", None)
+    if url is None and hasattr(model, "openai_api_base"):
+        url = OPENAI_ENDPOINT
+    return without_credentials(str(url)) if url else None
+
+
+def malformed_reply_error(exc: Exception, endpoint: str | None) -> LLMError:
+    """An ``LLMError`` for a reply that is not a chat completion / embeddings response."""
+    where = endpoint or "LLM サービス"
+    return LLMError(
+        f"LLM の接続先 {where} が読み取れない応答を返しました"
+        f"（{type(exc).__name__}: {_excerpt(exc)}）",
+        hint="接続先の URL（KEIRI_AGENT_OPENAI_API_BASE / AZURE_OPENAI_ENDPOINT）が OpenAI "
+        "互換 API を指しているか、間にプロキシやログイン画面が入っていないか確認してください",
+        details={
+            "endpoint": endpoint,
+            "error_type": type(exc).__name__,
+            "reason": "malformed_reply",
+        },
+    )
+
+
+def _excerpt(exc: BaseException, limit: int = 160) -> str:
+    text = " ".join(mask_text(str(exc)).split())
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def to_llm_error(exc: openai.APIError, endpoint: str | None = None) -> LLMError:
+    """Translate an openai SDK error (raised after its retries) into an ``LLMError``.
+
+    The provider's message is masked (a 401 echoes the key it was sent); a 429 says
+    how long the provider asks to wait (``Retry-After``).
+    """
     status = getattr(exc, "status_code", None)
+    wait_s = retry_after_s(exc) if isinstance(exc, openai.RateLimitError) else None
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
         hint = "check the API key (OPENAI_API_KEY / AZURE_OPENAI_API_KEY)"
     elif isinstance(exc, openai.NotFoundError):
         hint = "check the model (Azure: deployment) name and the base URL / endpoint"
+    elif isinstance(exc, openai.RateLimitError) and wait_s is not None:
+        hint = (
+            f"LLM サービスが {describe_wait(wait_s)}待つよう求めています（Retry-After）。"
+            "時間をおいてから再実行してください"
+        )
     elif isinstance(exc, openai.RateLimitError):
         hint = "rate limited even after retries: wait, lower concurrency or raise max_retries"
     elif isinstance(exc, openai.APITimeoutError):
@@ -111,9 +176,47 @@ def to_llm_error(exc: openai.APIError) -> LLMError:
         hint = "cannot reach the service: check the base URL / endpoint and the network"
     else:
         hint = SERVICE_HINT
-    message = f"the model service failed: {type(exc).__name__}: {exc.message}"
+    message = f"the model service failed: {type(exc).__name__}: {_excerpt(exc, 500)}"
+    if endpoint:
+        message += f" (endpoint {endpoint})"
     details: dict[str, Any] = {"error_type": type(exc).__name__, "status_code": status}
+    if endpoint:
+        details["endpoint"] = endpoint
+    if wait_s is not None:
+        details["retry_after_s"] = wait_s
     return LLMError(message, hint=hint, details=details)
+
+
+def retry_after_s(exc: openai.APIError) -> float | None:
+    """The seconds a provider's ``Retry-After`` (or ``retry-after-ms``) asks to wait."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    milliseconds = headers.get("retry-after-ms")
+    value = headers.get("retry-after")
+    try:
+        if milliseconds is not None:
+            seconds = float(milliseconds) / 1000
+        elif value is None:
+            return None
+        elif value.strip().replace(".", "", 1).isdigit():
+            seconds = float(value)
+        else:
+            parsed = email.utils.parsedate_to_datetime(value)
+            seconds = parsed.timestamp() - time.time()
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return seconds if math.isfinite(seconds) and seconds > 0 else None
+
+
+def describe_wait(seconds: float) -> str:
+    """Japanese for a wait: '約 24 時間', '約 5 分', '30 秒'."""
+    if seconds >= 3600:
+        return f"約 {seconds / 3600:.3g} 時間"
+    if seconds >= 60:
+        return f"約 {round(seconds / 60)} 分"
+    return f"{math.ceil(seconds)} 秒"
 
 
 class PromptRenderError(ValueError):

@@ -302,7 +302,21 @@ class StubError:
 
     status: int = 500
     message: str = "stub server error"
+    """``ECHO_KEY`` in it is replaced by the request's API key (the provider's echo)."""
     headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StubRawReply:
+    """A reply the stub server sends as is: any status, body and content type.
+
+    For malformed replies of a faulty endpoint or proxy: an HTML page with status
+    200, JSON without ``choices``, or JSON cut off midway.
+    """
+
+    body: str
+    status: int = 200
+    content_type: str = "application/json"
 
 
 @dataclass(frozen=True)
@@ -315,7 +329,13 @@ class RecordedRequest:
     body: dict[str, Any]
 
 
-StubReply = str | StubToolCall | list[StubToolCall] | BaseModel | dict[str, Any] | StubError
+StubReply = (
+    str | StubToolCall | list[StubToolCall] | BaseModel | dict[str, Any] | StubError | StubRawReply
+)
+
+ECHO_KEY = "{api_key}"
+"""Written in a ``StubError`` message, replaced by the API key of the request, like a
+provider's 401 "Incorrect API key provided: sk-..."."""
 
 
 def stub_embedding(text: str, dim: int = 64) -> list[float]:
@@ -370,7 +390,8 @@ class StubOpenAIServer:
 
     Replies: a ``str`` (text), a ``StubToolCall`` or a list of them, a Pydantic
     instance / dict (a tool call to the requested function when the request has
-    tools, else JSON text), or a ``StubError`` (an HTTP error, e.g. 429 or 500).
+    tools, else JSON text), a ``StubError`` (an HTTP error, e.g. 429 or 500; ``ECHO_KEY``
+    in its message echoes the request's key) or a ``StubRawReply`` (any body as is).
     Requests are recorded in ``requests``.
 
     Example:
@@ -498,7 +519,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, f"StubOpenAIServer has no reply left: {total} were scripted")
             return
         if isinstance(reply, StubError):
-            self._error(reply.status, reply.message, reply.headers)
+            self._error(reply.status, self._echo_key(reply.message), reply.headers)
+            return
+        if isinstance(reply, StubRawReply):
+            self._raw(reply)
             return
         try:
             message = _assistant_message(reply, body, number)
@@ -584,6 +608,19 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _echo_key(self, message: str) -> str:
+        authorization = self.headers.get("Authorization") or ""
+        key = authorization.removeprefix("Bearer ") or self.headers.get("api-key") or ""
+        return message.replace(ECHO_KEY, key)
+
+    def _raw(self, reply: StubRawReply) -> None:
+        data = reply.body.encode()
+        self.send_response(reply.status)
+        self.send_header("Content-Type", reply.content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         error = {"message": message, "type": "stub_error", "param": None, "code": str(status)}
         self._json(status, {"error": error}, headers)
@@ -598,8 +635,8 @@ def _assistant_message(reply: StubReply, body: dict[str, Any], number: int) -> d
         calls = [reply]
     elif isinstance(reply, list):
         calls = reply
-    elif isinstance(reply, StubError):
-        raise ValueError("a StubError is answered as an HTTP error, not a message")
+    elif isinstance(reply, StubError | StubRawReply):
+        raise ValueError("a StubError or StubRawReply is answered as is, not as a message")
     else:
         names = _tool_names(body.get("tools"))
         if not names:

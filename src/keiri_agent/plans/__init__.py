@@ -5,7 +5,7 @@ Subpackages by concern, each with a small public ``__init__``:
 * ``plans.dsl``      the language: models, references, conditions, scopes, loading
 * ``plans.catalog``  blocks as contracts: spec files, versions, ports, entrypoints
 * ``plans.check``    the validator and the dry run
-* ``plans.run``      the runner: scheduler, steps, state, log, masking
+* ``plans.run``      the runner: scheduler, steps, state, log
 * ``plans.issues``   the issue vocabulary shared by the loader, validator and dry run
 * ``plans.store``    Plans saved under ``designs/``; ``plans.engine`` the facade
 

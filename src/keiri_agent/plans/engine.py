@@ -11,6 +11,12 @@ both down; nothing below it reads the process environment. For Python API users,
 variable set later is seen by the next run) — the only place under ``plans/`` that
 does.
 
+``${env.*}`` reads only the names on the allow-list ``KEIRI_AGENT_PLAN_ENV_ALLOW``
+(``Settings.plan_env_allow``, empty by default), and never one whose value is a
+configured secret (an API key: ``masking.is_known_secret``), so no key enters a
+Plan's outputs, files or state: the validator reports any other name as
+ENV_NOT_ALLOWED, and the runner and the dry run never see it.
+
 ``${config.*}`` references read ``<home>/config.yaml`` when it exists.
 """
 
@@ -18,7 +24,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +33,7 @@ import yaml
 from keiri_agent.config import Settings
 from keiri_agent.errors import ConfigurationError
 from keiri_agent.events import EventCallback
+from keiri_agent.masking import is_known_secret
 from keiri_agent.plans.catalog.catalog import BlockCatalog
 from keiri_agent.plans.check.dry_run import dry_run
 from keiri_agent.plans.check.dry_run_report import DryRunReport
@@ -56,6 +63,38 @@ def load_config(path: Path) -> dict[str, Any]:
     return data
 
 
+class AllowedEnv(Mapping[str, str]):
+    """A live view of ``source`` holding only the names in ``allow`` whose value is not
+    a configured secret."""
+
+    def __init__(self, source: Mapping[str, str], allow: frozenset[str]) -> None:
+        self.source = source
+        self.allow = allow
+
+    def __getitem__(self, name: str) -> str:
+        if name not in self.allow or is_known_secret(self.source.get(name)):
+            raise KeyError(name)
+        return self.source[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in sorted(self.allow) if name in self)
+
+    def __contains__(self, name: object) -> bool:
+        return (
+            isinstance(name, str)
+            and name in self.allow
+            and name in self.source
+            and not is_known_secret(self.source.get(name))
+        )
+
+    def readable(self) -> frozenset[str]:
+        """The allowed names a Plan may read now (a name holding a secret is not)."""
+        return frozenset(name for name in self.allow if not is_known_secret(self.source.get(name)))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class PlanEngine:
     """Load, check, validate, dry-run, run and resume Plans of one workspace."""
 
@@ -64,7 +103,8 @@ class PlanEngine:
     ) -> None:
         """``settings``/``env`` from the surface; when None, built here once (see above)."""
         self.settings = settings or Settings()
-        self.env: Mapping[str, str] = os.environ if env is None else env
+        allow = frozenset(self.settings.plan_env_allow)
+        self.env = AllowedEnv(os.environ if env is None else env, allow)
         self.workspace = Workspace.from_settings(self.settings)
         self.catalog = BlockCatalog.from_settings(self.settings)
         self.store = PlanStore(self.workspace.designs)
@@ -88,7 +128,9 @@ class PlanEngine:
 
     def validate(self, plan: Plan) -> ValidationReport:
         """Every problem of a loaded plan (errors and warnings)."""
-        return PlanValidator(self.catalog, self.store, env=dict(self.env)).validate(plan)
+        return PlanValidator(
+            self.catalog, self.store, env=dict(self.env), env_allow=self.env.readable()
+        ).validate(plan)
 
     def check(self, source: str | Path) -> ValidationReport:
         """Every problem of a Plan in one report: the loader's (YAML syntax and size,

@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
-import openai
 from langchain_core.embeddings import Embeddings
 from qdrant_client import QdrantClient
 from qdrant_client.http import models
@@ -466,7 +465,9 @@ class VectorIndex:
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             batch = texts[start : start + self.batch_size]
-            result = _embedding_call(functools.partial(self.embeddings.embed_documents, batch))
+            result = _embedding_call(
+                self.embeddings, functools.partial(self.embeddings.embed_documents, batch)
+            )
             if len(result) != len(batch):
                 raise LLMError(
                     f"the embeddings service returned {len(result)} vectors for {len(batch)} texts",
@@ -476,7 +477,9 @@ class VectorIndex:
         return vectors
 
     def _embed_query(self, query: str) -> list[float]:
-        return _checked_vector(_embedding_call(lambda: self.embeddings.embed_query(query)))
+        return _checked_vector(
+            _embedding_call(self.embeddings, lambda: self.embeddings.embed_query(query))
+        )
 
     def _call(self, action: str, operation: Callable[[], T]) -> T:
         """Run a Qdrant operation, translating its failures."""
@@ -505,14 +508,13 @@ class VectorIndex:
         )
 
 
-def _embedding_call(operation: Callable[[], T]) -> T:
-    """Call the embeddings model; openai SDK failures become an ``LLMError`` with a hint."""
-    from keiri_agent.llm import to_llm_error
+def _embedding_call(model: Any, operation: Callable[[], T]) -> T:
+    """Call the embeddings ``model``; its failures and malformed replies become an
+    ``LLMError`` naming the endpoint (``llm.structured.model_errors``)."""
+    from keiri_agent.llm.structured import model_errors
 
-    try:
+    with model_errors(model):
         return operation()
-    except openai.APIError as exc:
-        raise to_llm_error(exc) from exc
 
 
 def _checked_vector(vector: Sequence[float]) -> list[float]:

@@ -15,7 +15,9 @@ for (dates, paths, decimals) become their ``str``.
 
 Results covered: Plan ``RunResult`` (``run_result_json``), validation and dry-run
 reports, analysis turns and spec results with their artifacts, HelpDesk answers and
-knowledge-base index reports; ``dumps`` is the printed form.
+knowledge-base index reports; ``dumps`` is the printed form. Every text passes
+through ``masking.mask_known``: a configured secret (an API key a Plan read with
+``${env.*}``, a key a provider echoed) is printed as ``***``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from keiri_agent.masking import mask_known
 
 if TYPE_CHECKING:
     from keiri_agent.agents.analysis import TurnResult
@@ -74,7 +78,8 @@ def json_value(
     value: Any, *, writer: BytesWriter | None = None, preview: bool = False, where: str = ""
 ) -> Any:
     """``value`` made JSON-safe: bytes per the convention (inline, written by ``writer``,
-    or size only with ``preview``); ``where`` (``node.alias.0``) names written files."""
+    or size only with ``preview``); ``where`` (``node.alias.0``) names written files.
+    Text holding a configured secret (``masking.register_secret``) has it as ``***``."""
     if is_file_value(value):
         data = bytes(value["data"])
         rest = {
@@ -92,6 +97,8 @@ def json_value(
             str(key): json_value(item, writer=writer, preview=preview, where=_join(where, key))
             for key, item in value.items()
         }
+    if isinstance(value, str):
+        return mask_known(value)
     if isinstance(value, list | tuple):
         return [
             json_value(item, writer=writer, preview=preview, where=_join(where, index))

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable
@@ -36,7 +35,7 @@ from keiri_agent.agents.helpdesk.reasoner import (
 from keiri_agent.agents.helpdesk.tools import SearchTool
 from keiri_agent.config import Settings
 from keiri_agent.errors import LLMError
-from keiri_agent.llm.structured import invoke_structured, to_llm_error
+from keiri_agent.llm.structured import invoke_structured, model_errors
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 
@@ -173,10 +172,8 @@ class LLMReasoner:
 
 
 def _invoke(model: Runnable[Any, Any], messages: list[BaseMessage], step: str) -> BaseMessage:
-    try:
+    with model_errors(model):
         response = model.invoke(messages)
-    except openai.APIError as exc:
-        raise to_llm_error(exc) from exc
     if not isinstance(response, BaseMessage):
         raise LLMError(
             f"{step}: the chat model returned {type(response).__name__}, not a message",

@@ -53,6 +53,8 @@ class ValidationRun:
     """State of one ``validate`` call, shared with the subflows it visits."""
 
     env: Mapping[str, str]
+    env_allow: frozenset[str] | None = None
+    """Names ``${env.*}`` may read (``KEIRI_AGENT_PLAN_ENV_ALLOW``); None: any name."""
     subflow_reports: dict[str, ValidationReport] = field(default_factory=dict)
     reported_refs: set[tuple[str, str, str, str]] = field(default_factory=set)
     checked_specs: set[tuple[str, str]] = field(default_factory=set)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import keiri_agent.plans.check.rules as rules
+from keiri_agent.config import env_name
 from keiri_agent.errors import UserInputError
 from keiri_agent.plans.catalog.catalog import CatalogError
 from keiri_agent.plans.catalog.port_types import (
@@ -45,6 +46,9 @@ from keiri_agent.plans.dsl.references import (
 from keiri_agent.plans.dsl.scope import can_see
 from keiri_agent.plans.issues import IssueCode
 
+PLAN_ENV_ALLOW = env_name("plan_env_allow")
+"""The setting naming what ``${env.*}`` may read (``KEIRI_AGENT_PLAN_ENV_ALLOW``)."""
+
 
 class ReferenceChecker:
     """Checks references for one plan; collects ``edges`` and what is used."""
@@ -53,6 +57,7 @@ class ReferenceChecker:
         self.check = check
         self.infos = check.infos
         self.env = check.run_state.env
+        self.env_allow = check.run_state.env_allow
         self.edges: dict[tuple[str, ...], dict[str, set[str]]] = {}
         self.used_nodes: set[str] = set()
         self.used_aliases: set[tuple[str, str]] = set()
@@ -132,6 +137,18 @@ class ReferenceChecker:
                     node_id,
                     path,
                     name=ref.text,
+                )
+            elif self.env_allow is not None and ref.path[0] not in self.env_allow:
+                self.check.add(
+                    IssueCode.ENV_NOT_ALLOWED,
+                    f"環境変数 {ref.path[0]!r}（{ref}）は Plan から読めません（許可リスト "
+                    f"{PLAN_ENV_ALLOW} にないか、API キーなど設定済みの秘密を持つ変数です）",
+                    node_id=node_id,
+                    path=path,
+                    hint=f"読ませてよい変数なら設定 {PLAN_ENV_ALLOW}={ref.path[0]} に加えて"
+                    "ください（カンマ区切り、docs/plans.md「環境変数」）。API キーなどの秘密は"
+                    "加えないでください",
+                    name=ref.path[0],
                 )
             elif ref.path[0] not in self.env:
                 self.check.add(

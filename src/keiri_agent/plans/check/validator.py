@@ -40,7 +40,7 @@ WHILE_MISSING_MAX for Plans read from text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import keiri_agent.plans.check.rules as rules
@@ -68,19 +68,23 @@ class PlanValidator:
         store: PlanStore | None = None,
         *,
         env: Mapping[str, str] | None = None,
+        env_allow: Collection[str] | None = None,
     ) -> None:
         """``env``: the environment ``${env.*}`` will read when the plan runs (ENV_NOT_SET
-        warnings name what it lacks); none when not given (``PlanEngine`` passes it)."""
+        warnings name what it lacks); none when not given (``PlanEngine`` passes it).
+        ``env_allow``: the names ``${env.*}`` may read (ENV_NOT_ALLOWED for others);
+        None: any name (``PlanEngine`` passes ``KEIRI_AGENT_PLAN_ENV_ALLOW``)."""
         self.catalog = catalog
         self.store = store
         self.env: Mapping[str, str] = env if env is not None else {}
+        self.env_allow = frozenset(env_allow) if env_allow is not None else None
         self._specs: dict[str, tuple[BlockSpec | None, str | None]] = {}
         self.ports = PortSchemas()
         self._known_ids: list[str] | None = None
 
     def validate(self, plan: Plan) -> ValidationReport:
         """Every issue of ``plan`` (and of the plans its subflows call)."""
-        run = ValidationRun(env=self.env)
+        run = ValidationRun(env=self.env, env_allow=self.env_allow)
         return self.validate_called(plan, (plan.id,), run)
 
     def validate_called(

@@ -1,4 +1,4 @@
-"""Running a Plan: the runner, its scheduler and steps, run state, run log, masking."""
+"""Running a Plan: the runner, its scheduler and steps, run state, run log."""
 
 from keiri_agent.plans.run.outputs import RunResult, RunStatus
 from keiri_agent.plans.run.run_log import EVENT_NAMES, log_line, read_events

@@ -29,7 +29,7 @@ Events (``EVENT_NAMES``) and their fields besides the common ones:
 Node ids of nodes inside loop bodies and subflows are paths from the top plan:
 ``each_file[3]/analyze``, ``validate/check``. Values are summarised (strings over 200
 characters cut, long lists shortened with their count, bytes as ``<bytes n>``, depth
-limited) and secrets masked (see ``sanitize`` and ``plans.run.masking``).
+limited) and secrets masked (see ``sanitize`` and ``keiri_agent.masking``).
 
 The ``on_event`` callback receives each event, in log order, as the shared
 ``keiri_agent.events.Event``: ``source="plan"``, ``kind`` the event name, ``run_id``
@@ -46,6 +46,7 @@ import datetime as dt
 import json
 import logging
 import math
+import os
 import re
 import time
 from collections.abc import Mapping
@@ -55,7 +56,7 @@ from types import TracebackType
 from typing import Any, Final
 
 from keiri_agent.events import Event, EventCallback, EventEmitter
-from keiri_agent.plans.run.masking import MASK, is_secret_key, mask_text
+from keiri_agent.masking import MASK, is_secret_key, mask_text
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -199,7 +200,9 @@ class RunLog:
         self._on_event = on_event
         self._emitter = EventEmitter("plan", run_id, self._deliver, start_after=start_after)
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = path.open("a", encoding="utf-8")
+        # readable by its owner only, like the run state (it holds business data)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._file = os.fdopen(descriptor, "a", encoding="utf-8")
         self._flushed = time.monotonic()
 
     @property

@@ -56,8 +56,8 @@ from typing import Any
 
 from keiri_agent.errors import UserInputError
 from keiri_agent.events import utc_timestamp
+from keiri_agent.masking import mask_known
 from keiri_agent.plans.dsl.models import Plan
-from keiri_agent.plans.run.masking import mask_known
 from keiri_agent.plans.run.run_log import log_relative_path, safe_path_part
 
 STATE_FORMAT = "keiri-agent/run-state"

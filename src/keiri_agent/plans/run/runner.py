@@ -49,11 +49,11 @@ Events go to ``runs_dir/{plan_id}/{timestamp}-{run_id}.jsonl``
 event at a time in log order: keep it quick and do not call the runner from it.
 Blocks may run on several threads at once and must be thread-safe.
 
-Security (seed 002 §12): the configured API keys are registered with
-``masking.register_secret`` and never appear in the log, the state or an error;
-errors are kept and returned with secrets masked (``masking.mask_secrets``); the
-state file, which keeps answers (uploaded files included) for ``resume``, is
-readable by its owner only.
+Security (seed 002 §12): every configured secret is registered with
+``masking.register_secret`` when ``Settings`` are built, and never appears in the
+log, the state or an error; errors are kept and returned with secrets masked
+(``masking.mask_secrets``); the state file, which keeps answers (uploaded files
+included) for ``resume``, is readable by its owner only.
 """
 
 from __future__ import annotations
@@ -73,7 +73,6 @@ from keiri_agent.plans.catalog.catalog import BlockCatalog
 from keiri_agent.plans.dsl.dependencies import dependencies
 from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.dsl.scope import build_vars
-from keiri_agent.plans.run.masking import register_secret
 from keiri_agent.plans.run.outputs import RunResult, RunStatus, result_of
 from keiri_agent.plans.run.preflight import check_plan
 from keiri_agent.plans.run.progress import ProgressSaver
@@ -144,9 +143,6 @@ class PlanRunner:
         from the caller: the runner never reads the process environment itself."""
         self.catalog = catalog
         self.settings = settings
-        # the configured keys are masked in logs, errors and run states (seed 002 §12)
-        register_secret(settings.openai_api_key)
-        register_secret(settings.azure_openai_api_key)
         self.runs_dir = Path(runs_dir).absolute()
         self.plan_loader = plan_loader or self._default_loader(settings)
         self.env: Mapping[str, str] = env if env is not None else {}

@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from keiri_agent.errors import BlockError, BlockErrorCode, KeiriAgentError
+from keiri_agent.masking import mask_secrets
 from keiri_agent.plans.catalog.catalog import BlockCatalog
 from keiri_agent.plans.dsl.models import BlockNode, LoopNode, Node, Policy
 from keiri_agent.plans.dsl.references import Scope
-from keiri_agent.plans.run.masking import mask_secrets
 from keiri_agent.plans.run.run_services import WORKERS, RunServices
 from keiri_agent.plans.run.run_state import FINISHED, GraphState, NodeState
 

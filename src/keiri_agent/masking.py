@@ -1,10 +1,13 @@
-"""Secrets masking (seed 002 §12): what the run log, run states and errors never show.
+"""Secrets masking (seed 002 §12): what no output, log, state or error ever shows.
 
 Values under secret-looking mapping keys (``SECRET_KEY``: API keys, passwords,
 tokens, personal and bank numbers) become ``***``; text that looks like a key
 (``SECRET_VALUE``: ``sk-...``, ``Bearer ...``, ``AKIA...``) is masked wherever it
-appears; and values registered with ``register_secret`` (the configured API keys,
-whatever their shape) are masked literally.
+appears; and values registered with ``register_secret`` (every secret of
+``Settings``, whatever its shape) are masked literally.
+
+Used by every channel: LLM errors (``llm.structured``), ``--json`` forms
+(``services.jsonforms``), the Plan run log, run states and errors.
 """
 
 from __future__ import annotations
@@ -38,14 +41,20 @@ _known_secrets: tuple[str, ...] = ()
 def register_secret(value: str | SecretStr | None) -> None:
     """Mask ``value`` literally wherever it appears in logs, errors and run states.
 
-    ``PlanRunner`` registers the configured API keys (``Settings``), so a key that is
-    not shaped like ``sk-...`` (an Azure key, say) is masked too. Values shorter than
+    ``Settings`` registers every secret it holds when built (``config.secret_values``:
+    each ``SecretStr`` field, the password of each URL field), so a key that is not
+    shaped like ``sk-...`` (an Azure key, say) is masked too. Values shorter than
     ``MIN_KNOWN_SECRET`` characters are ignored. Registration lasts for the process.
     """
     global _known_secrets
     text = value.get_secret_value() if isinstance(value, SecretStr) else value
     if text and len(text) >= MIN_KNOWN_SECRET and text not in _known_secrets:
         _known_secrets = (*_known_secrets, text)
+
+
+def is_known_secret(text: str | None) -> bool:
+    """True when ``text`` is a registered secret (``register_secret``)."""
+    return text is not None and text in _known_secrets
 
 
 def mask_known(text: str) -> str:
