@@ -100,6 +100,23 @@ class Settings(BaseSettings):
         default=True, description="Run each action in a child process with the limits enforced."
     )
     max_upload_mb: int = Field(default=200, gt=0, description="Largest file the registry loads.")
+
+    # --- Input bounds (checked before a table is parsed; files/bounds.py) ----
+    input_max_rows: int = Field(
+        default=1_048_576, ge=1, description="Rows read from one sheet; more are cut, noted."
+    )
+    input_max_columns: int = Field(
+        default=2_000, ge=1, description="Columns of a sheet (more are cut) or a CSV (refused)."
+    )
+    input_max_cells: int = Field(
+        default=10_000_000, ge=1, description="Cells of one sheet's used range (rows x columns)."
+    )
+    input_max_line_chars: int = Field(
+        default=1_048_576, ge=1, description="Longest CSV line scanned for the header."
+    )
+    input_max_unpacked_mb: int = Field(
+        default=500, ge=1, description="Unpacked size of an .xlsx/.docx package (MiB)."
+    )
     max_steps_per_turn: int = Field(
         default=12, ge=2, description="Graph steps one user turn may take before it is stopped."
     )
