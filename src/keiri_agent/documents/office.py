@@ -133,7 +133,7 @@ def read_xlsx(
             lines = [f"## {sheet.title}"]
             cells = read_sheet_cells(sheet, limits, area=_WHOLE_SHEET, cut_to_fit=True)
             warnings += cells.notes
-            for row in cells.values():
+            for row in cells.filled_rows():
                 texts = [_cell_text(value) for value in row]
                 while texts and not texts[-1]:
                     texts.pop()

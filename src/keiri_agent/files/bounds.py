@@ -12,9 +12,10 @@ extraction, the FAQ CSV reader) goes through this module, so they share the same
   refused: no XML in an Office file needs them);
 - :func:`read_sheet_cells`: one streaming pass over the sheet XML keeps only cells that
   hold a value (styled-but-empty cells and the stored ``<dimension>`` are ignored), refuses
-  more than ``input_max_cells`` value cells, then cuts the *real* used range to
-  ``input_max_rows`` x ``input_max_columns`` with a "truncated" note, and refuses a range
-  whose grid would exceed ``input_max_cells`` before any grid is built;
+  more than ``input_max_cells`` value cells (text extraction stops there instead), then
+  cuts the *real* used range to ``input_max_rows`` x ``input_max_columns`` with a
+  "truncated" note, and refuses a range whose grid would exceed ``input_max_cells``
+  before any grid is built (text extraction walks the filled rows only, never a grid);
 - :func:`check_csv_text`: the first lines of a CSV, where the header is searched (the
   header fixes the number of columns pandas builds; a longer data line is a parse error),
   have at most ``input_max_columns`` fields and ``input_max_line_chars`` characters.
@@ -139,24 +140,52 @@ def _has_dtd(package: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
 
 @dataclass
 class SheetCells:
-    """A sheet's cells holding a value within the bounds: ``grid`` is dense, top-left first.
+    """A sheet's cells holding a value, within the bounds, kept sparse.
 
-    ``first_row``/``first_column`` are the 1-based worksheet coordinates of ``grid[0][0]``;
-    ``notes`` are Japanese "truncated" notes for the user. Each grid entry is the cell's
-    ``(value, data_type)`` as openpyxl's parser reads it, or None for a cell with no value.
+    ``cells`` maps a worksheet row to its cells (column → ``(value, data_type)`` as
+    openpyxl's parser reads them); ``first_row``/``first_column`` is the top-left corner
+    and ``row_count`` x ``column_count`` the (cut) used range; ``notes`` are Japanese
+    "truncated" notes for the user.
     """
 
-    grid: list[list[tuple[Any, str] | None]]
+    cells: dict[int, dict[int, tuple[Any, str]]]
     first_row: int
     first_column: int
+    row_count: int = 0
+    column_count: int = 0
     notes: list[str] = field(default_factory=list)
 
+    def grid(self) -> list[list[tuple[Any, str] | None]]:
+        """The used range as a dense grid (``row_count`` x ``column_count``, None = empty)."""
+        grid: list[list[tuple[Any, str] | None]] = [
+            [None] * self.column_count for _ in range(self.row_count)
+        ]
+        for row, columns in self.cells.items():
+            line = grid[row - self.first_row]
+            for column, cell in columns.items():
+                line[column - self.first_column] = cell
+        return grid
+
     def values(self) -> list[list[Any]]:
-        return [[None if cell is None else cell[0] for cell in row] for row in self.grid]
+        """The dense grid of values."""
+        return [[None if cell is None else cell[0] for cell in row] for row in self.grid()]
+
+    def filled_rows(self) -> Iterator[list[Any]]:
+        """The rows holding a value, top first, each from the first column to its last value."""
+        for row in sorted(self.cells):
+            columns = self.cells[row]
+            line: list[Any] = [None] * (max(columns) - self.first_column + 1)
+            for column, (value, _) in columns.items():
+                line[column - self.first_column] = value
+            yield line
 
 
 def _parsed_rows(sheet: Any) -> Iterator[list[dict[str, Any]]]:
-    """The rows of a read-only openpyxl worksheet as the parser yields them (cells present)."""
+    """The rows of a read-only openpyxl worksheet as its parser yields them (cells present).
+
+    The same parser ``ReadOnlyWorksheet.iter_rows`` uses, without its padding of every
+    row to the sheet's (declared or last-cell) width.
+    """
     from openpyxl.worksheet._reader import WorkSheetParser
 
     workbook = sheet.parent
@@ -185,16 +214,19 @@ def read_sheet_cells(
     Args:
         sheet: an openpyxl ``ReadOnlyWorksheet`` (``load_workbook(read_only=True)``).
         limits: the bounds.
-        area: ``(min_row, min_col, max_row, max_col)`` to read (1-based, inclusive).
-        cut_to_fit: cut rows so that the grid fits ``max_cells`` (with a note) instead of
-            refusing; for text extraction, where a prefix of the sheet is still useful.
+        area: ``(min_row, min_col, max_row, max_col)`` to read (1-based, inclusive); its
+            top-left corner is the grid's (else the top-left value cell is).
+        cut_to_fit: stop at ``max_cells`` value cells (with a note) instead of refusing,
+            and never refuse for the grid's size (the caller uses :meth:`filled_rows`);
+            for text extraction, where a prefix of the sheet is still useful.
 
     Raises:
         InputBoundsError: more value cells than ``max_cells``, or a used range whose grid
             would exceed it (unless ``cut_to_fit``).
     """
     min_row, min_col, max_row, max_col = area or (1, 1, 1_048_576, 16_384)
-    cells: list[tuple[int, int, Any, str]] = []
+    found: list[tuple[int, int, Any, str]] = []
+    notes: list[str] = []
     for row in _parsed_rows(sheet):
         for cell in row:
             value = cell["value"]
@@ -202,10 +234,9 @@ def read_sheet_cells(
                 continue
             if not (min_row <= cell["row"] <= max_row and min_col <= cell["column"] <= max_col):
                 continue
-            cells.append((cell["row"], cell["column"], value, cell["data_type"]))
-            if len(cells) > limits.max_cells:
-                if cut_to_fit:
-                    break
+            found.append((cell["row"], cell["column"], value, cell["data_type"]))
+        if len(found) > limits.max_cells:
+            if not cut_to_fit:
                 raise InputBoundsError(
                     f"シート「{sheet.title}」に値の入ったセルが上限"
                     f"（{limits.max_cells:,} 個）より多くあるため読み込みません。",
@@ -213,35 +244,31 @@ def read_sheet_cells(
                     code=InputBoundsCode.TOO_MANY_CELLS,
                     details={"sheet": sheet.title, "limit": limits.max_cells},
                 )
-        if cut_to_fit and len(cells) > limits.max_cells:
-            cells.pop()
+            del found[limits.max_cells :]
+            notes.append(
+                f"シート「{sheet.title}」は値の入ったセルが {limits.max_cells:,} 個を超えるため、"
+                "そこまでを読み込みました（上限 KEIRI_AGENT_INPUT_MAX_CELLS）。"
+            )
             break
-    if not cells:
-        return SheetCells([], min_row, min_col)
-    top = min(cell[0] for cell in cells)
-    left = min(cell[1] for cell in cells)
-    bottom = max(cell[0] for cell in cells)
-    right = max(cell[1] for cell in cells)
-    if area is not None:  # a requested range keeps its top-left corner
-        top, left = min_row, min_col
-    notes: list[str] = []
-    rows, columns = bottom - top + 1, right - left + 1
+    if not found:
+        return SheetCells({}, min_row, min_col, notes=notes)
+    top = min_row if area is not None else min(cell[0] for cell in found)
+    left = min_col if area is not None else min(cell[1] for cell in found)
+    rows = max(cell[0] for cell in found) - top + 1
+    columns = max(cell[1] for cell in found) - left + 1
     if columns > limits.max_columns:
         notes.append(
             f"シート「{sheet.title}」は {columns:,} 列あるため、先頭の {limits.max_columns:,} 列"
-            f"だけを読み込みました（上限 KEIRI_AGENT_INPUT_MAX_COLUMNS）。"
+            "だけを読み込みました（上限 KEIRI_AGENT_INPUT_MAX_COLUMNS）。"
         )
         columns = limits.max_columns
-    row_limit = limits.max_rows
-    if cut_to_fit:
-        row_limit = min(row_limit, max(1, limits.max_cells // columns))
-    if rows > row_limit:
+    if rows > limits.max_rows:
         notes.append(
-            f"シート「{sheet.title}」は {rows:,} 行あるため、先頭の {row_limit:,} 行"
-            f"だけを読み込みました（上限 KEIRI_AGENT_INPUT_MAX_ROWS / INPUT_MAX_CELLS）。"
+            f"シート「{sheet.title}」は {rows:,} 行あるため、先頭の {limits.max_rows:,} 行"
+            "だけを読み込みました（上限 KEIRI_AGENT_INPUT_MAX_ROWS）。"
         )
-        rows = row_limit
-    if rows * columns > limits.max_cells:
+        rows = limits.max_rows
+    if not cut_to_fit and rows * columns > limits.max_cells:
         raise InputBoundsError(
             f"シート「{sheet.title}」の使用範囲が {rows:,} 行 × {columns:,} 列"
             f"（{rows * columns:,} セル）あり、上限（{limits.max_cells:,} セル）を超えるため"
@@ -250,12 +277,11 @@ def read_sheet_cells(
             code=InputBoundsCode.TOO_MANY_CELLS,
             details={"sheet": sheet.title, "rows": rows, "columns": columns},
         )
-    grid: list[list[tuple[Any, str] | None]] = [[None] * columns for _ in range(rows)]
-    for row_number, column, value, data_type in cells:
-        r, c = row_number - top, column - left
-        if r < rows and c < columns:
-            grid[r][c] = (value, data_type)
-    return SheetCells(grid, top, left, notes)
+    cells: dict[int, dict[int, tuple[Any, str]]] = {}
+    for row_number, column, value, data_type in found:
+        if row_number - top < rows and column - left < columns:
+            cells.setdefault(row_number, {})[column] = (value, data_type)
+    return SheetCells(cells, top, left, rows, columns, notes)
 
 
 def check_csv_text(text: str, delimiter: str, limits: InputLimits, *, lines: int) -> None:

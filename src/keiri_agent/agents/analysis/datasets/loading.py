@@ -258,7 +258,7 @@ def _sheet_frame(data: bytes, name: str, sheet: str) -> pd.DataFrame:
         ) from exc
     finally:
         workbook.close()
-    rows = [[_pandas_cell(cell) for cell in row] for row in cells.grid]
+    rows = [[_pandas_cell(cell) for cell in row] for row in cells.grid()]
     for row in rows:
         while row and row[-1] == "":
             row.pop()
