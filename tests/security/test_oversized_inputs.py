@@ -154,3 +154,10 @@ def test_a_normal_wide_csv_still_loads() -> None:
     row = ",".join(str(i) for i in range(300))
     frame, _ = read_text_table(f"{header}\n{row}\n".encode(), "wide.csv", ".csv")
     assert frame.shape == (1, 300)
+
+
+def test_writing_into_a_sheet_with_a_far_styled_cell_stays_bounded() -> None:
+    from keiri_agent.files.excel import write_records
+
+    written = _outcome(lambda: read_sheet(write_records(FAR_STYLED, [{"名前": "B社", "金額": 5}], sheet="売上")))
+    assert written.records[-1] == {"名前": "B社", "金額": 5}
