@@ -60,7 +60,9 @@ def _xlsx(extra_rows: str = "") -> bytes:
             part = source.read(info.filename)
             if info.filename == "xl/worksheets/sheet1.xml" and extra_rows:
                 part = part.replace(b"</sheetData>", extra_rows.encode() + b"</sheetData>")
-                part = re.sub(rb"<sheetData/>", b"<sheetData>" + extra_rows.encode() + b"</sheetData>", part)
+                part = re.sub(
+                    rb"<sheetData/>", b"<sheetData>" + extra_rows.encode() + b"</sheetData>", part
+                )
             target.writestr(info, part)
     return out.getvalue()
 
@@ -159,5 +161,7 @@ def test_a_normal_wide_csv_still_loads() -> None:
 def test_writing_into_a_sheet_with_a_far_styled_cell_stays_bounded() -> None:
     from keiri_agent.files.excel import write_records
 
-    written = _outcome(lambda: read_sheet(write_records(FAR_STYLED, [{"名前": "B社", "金額": 5}], sheet="売上")))
+    written = _outcome(
+        lambda: read_sheet(write_records(FAR_STYLED, [{"名前": "B社", "金額": 5}], sheet="売上"))
+    )
     assert written.records[-1] == {"名前": "B社", "金額": 5}

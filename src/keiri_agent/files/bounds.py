@@ -123,18 +123,15 @@ def _has_dtd(package: zipfile.ZipFile, info: zipfile.ZipInfo) -> bool:
     position = 0
     while True:
         start = head.find(b"<", position)
-        if start < 0 or start + 1 >= len(head):
+        if start < 0:
             return False
-        marker = head[start + 1 : start + 2]
-        if marker == b"?":  # XML declaration or processing instruction
+        if head.startswith(b"<?", start):  # XML declaration or processing instruction
             position = head.find(b"?>", start) + 2
         elif head.startswith(b"<!--", start):
             position = head.find(b"-->", start) + 3
-        elif marker == b"!":
-            return True  # <!DOCTYPE ...> (or <!ENTITY>) before the root element
-        else:
-            return False  # the root element: no DTD can follow
-        if position < 2:
+        else:  # <!DOCTYPE ...> before the root element, or the root element itself
+            return head.startswith(b"<!", start)
+        if position < start:  # unterminated: not well-formed, the parser will say so
             return False
 
 

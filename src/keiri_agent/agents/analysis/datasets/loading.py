@@ -21,7 +21,6 @@ from __future__ import annotations
 import csv
 import io
 import itertools
-import zipfile
 from typing import Any
 
 import pandas as pd
@@ -242,7 +241,7 @@ def _sheet_frame(data: bytes, name: str, sheet: str) -> pd.DataFrame:
     are converted as pandas' openpyxl reader converts them (error cells are NaN, whole
     floats are ints) and parsed by the same ``TextParser`` (so "NA" and "" become NaN).
     """
-    from pandas.io.parsers import TextParser
+    from pandas.io.parsers.readers import TextParser  # type: ignore[attr-defined]  # no stub
 
     workbook = _open_workbook(data)
     try:
