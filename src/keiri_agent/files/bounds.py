@@ -222,17 +222,28 @@ def read_sheet_cells(
             would exceed it (unless ``cut_to_fit``).
     """
     min_row, min_col, max_row, max_col = area or (1, 1, 1_048_576, 16_384)
-    found: list[tuple[int, int, Any, str]] = []
+    cells: dict[int, dict[int, tuple[Any, str]]] = {}
+    count = 0
+    top, left, bottom, right = max_row + 1, max_col + 1, 0, 0
     notes: list[str] = []
     for row in _parsed_rows(sheet):
-        for cell in row:
-            value = cell["value"]
-            if value is None or value == "":
-                continue
-            if not (min_row <= cell["row"] <= max_row and min_col <= cell["column"] <= max_col):
-                continue
-            found.append((cell["row"], cell["column"], value, cell["data_type"]))
-        if len(found) > limits.max_cells:
+        if not row or not min_row <= row[0]["row"] <= max_row:
+            continue
+        line = {
+            cell["column"]: (cell["value"], cell["data_type"])
+            for cell in row
+            if cell["value"] is not None
+            and cell["value"] != ""
+            and min_col <= cell["column"] <= max_col
+        }
+        if not line:
+            continue
+        row_number = row[0]["row"]
+        cells.setdefault(row_number, {}).update(line)
+        count += len(line)
+        top, bottom = min(top, row_number), max(bottom, row_number)
+        left, right = min(left, *line), max(right, *line)
+        if count > limits.max_cells:
             if not cut_to_fit:
                 raise InputBoundsError(
                     f"シート「{sheet.title}」に値の入ったセルが上限"
@@ -241,18 +252,16 @@ def read_sheet_cells(
                     code=InputBoundsCode.TOO_MANY_CELLS,
                     details={"sheet": sheet.title, "limit": limits.max_cells},
                 )
-            del found[limits.max_cells :]
             notes.append(
                 f"シート「{sheet.title}」は値の入ったセルが {limits.max_cells:,} 個を超えるため、"
                 "そこまでを読み込みました（上限 KEIRI_AGENT_INPUT_MAX_CELLS）。"
             )
             break
-    if not found:
+    if not cells:
         return SheetCells({}, min_row, min_col, notes=notes)
-    top = min_row if area is not None else min(cell[0] for cell in found)
-    left = min_col if area is not None else min(cell[1] for cell in found)
-    rows = max(cell[0] for cell in found) - top + 1
-    columns = max(cell[1] for cell in found) - left + 1
+    if area is not None:  # a requested area keeps its top-left corner
+        top, left = min_row, min_col
+    rows, columns = bottom - top + 1, right - left + 1
     if columns > limits.max_columns:
         notes.append(
             f"シート「{sheet.title}」は {columns:,} 列あるため、先頭の {limits.max_columns:,} 列"
@@ -274,10 +283,13 @@ def read_sheet_cells(
             code=InputBoundsCode.TOO_MANY_CELLS,
             details={"sheet": sheet.title, "rows": rows, "columns": columns},
         )
-    cells: dict[int, dict[int, tuple[Any, str]]] = {}
-    for row_number, column, value, data_type in found:
-        if row_number - top < rows and column - left < columns:
-            cells.setdefault(row_number, {})[column] = (value, data_type)
+    if rows < bottom - top + 1 or columns < right - left + 1:  # cut: drop what is outside
+        cells = {
+            row_number: {c: cell for c, cell in line.items() if c - left < columns}
+            for row_number, line in cells.items()
+            if row_number - top < rows
+        }
+        cells = {row_number: line for row_number, line in cells.items() if line}
     return SheetCells(cells, top, left, rows, columns, notes)
 
 
