@@ -67,3 +67,17 @@ def test_limits_are_validated(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KEIRI_AGENT_ANALYSIS_TIMEOUT_S", "0")
     with pytest.raises(ValueError, match="analysis_timeout_s"):
         Settings()
+
+
+def test_building_settings_installs_the_input_bounds_every_reader_checks(tmp_path: Path) -> None:
+    from keiri_agent.files.bounds import InputBoundsError, check_csv_text
+    from keiri_agent.limits import current_input_limits
+
+    try:
+        Settings(home=tmp_path, input_max_columns=3)  # type: ignore[arg-type]
+        assert current_input_limits().max_columns == 3
+        with pytest.raises(InputBoundsError):
+            check_csv_text("a,b,c,d\n1,2,3,4\n", ",", current_input_limits(), lines=2)
+    finally:
+        Settings(home=tmp_path)  # type: ignore[arg-type]
+    assert current_input_limits().max_columns == 2_000

@@ -32,6 +32,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
 from keiri_agent.errors import ConfigurationError
+from keiri_agent.limits import InputLimits, install_input_limits
 from keiri_agent.masking import mask_text, register_secret
 
 Provider = Literal["openai", "azure", "openai-compatible", "offline"]
@@ -116,6 +117,23 @@ class Settings(BaseSettings):
     max_upload_mb: int = Field(
         default=200, gt=0, le=1_048_576, description="Largest file the registry loads."
     )
+
+    # --- Input bounds (checked before a table is parsed; files/bounds.py) ----
+    input_max_rows: int = Field(
+        default=1_048_576, ge=1, description="Rows read from one sheet; more are cut, noted."
+    )
+    input_max_columns: int = Field(
+        default=2_000, ge=1, description="Columns of a sheet (more are cut) or a CSV (refused)."
+    )
+    input_max_cells: int = Field(
+        default=10_000_000, ge=1, description="Cells of one sheet's used range (rows x columns)."
+    )
+    input_max_line_chars: int = Field(
+        default=1_048_576, ge=1, description="Longest CSV line scanned for the header."
+    )
+    input_max_unpacked_mb: int = Field(
+        default=500, ge=1, description="Unpacked size of an .xlsx/.docx package (MiB)."
+    )
     max_steps_per_turn: int = Field(
         default=12, ge=2, description="Graph steps one user turn may take before it is stopped."
     )
@@ -196,10 +214,20 @@ class Settings(BaseSettings):
         return SecretStr(text)
 
     @model_validator(mode="after")
-    def _register_secrets(self) -> Settings:
-        """Register every secret for masking (``masking.register_secret``)."""
+    def _install_secrets_and_limits(self) -> Settings:
+        """Register every secret for masking (``masking.register_secret``) and install
+        the input bounds (``limits.install_input_limits``)."""
         for value in secret_values(self):
             register_secret(value)
+        install_input_limits(
+            InputLimits(
+                max_rows=self.input_max_rows,
+                max_columns=self.input_max_columns,
+                max_cells=self.input_max_cells,
+                max_line_chars=self.input_max_line_chars,
+                max_unpacked_bytes=self.input_max_unpacked_mb * 2**20,
+            )
+        )
         return self
 
     @model_validator(mode="after")

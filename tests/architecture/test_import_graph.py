@@ -136,7 +136,17 @@ def test_importing_a_layer_does_not_pull_in_the_layers_above(
 LAYERS: dict[str, int] = {
     # foundations: import nothing above them
     **dict.fromkeys(
-        ("events", "errors", "config", "masking", "textcodec", "logs", "workspace", "lazy_exports"),
+        (
+            "events",
+            "errors",
+            "config",
+            "masking",
+            "limits",
+            "textcodec",
+            "logs",
+            "workspace",
+            "lazy_exports",
+        ),
         0,
     ),
     # infrastructure shared by every part

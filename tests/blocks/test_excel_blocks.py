@@ -68,6 +68,7 @@ def test_read_data_detects_the_header_and_gives_iso_dates(ctx: BlockContext) -> 
         ],
         "columns": ["日付", "取引先", "金額"],
         "sheet": "売上",
+        "warnings": [],
     }
 
 

@@ -80,7 +80,12 @@ class ReadDataBlock(ProcessingBlock):
         except ExcelError as error:
             raise from_user_error(error, _READ_FIELDS.get(error.code, "workbook")) from error
         records = [{k: _plain(v) for k, v in row.items()} for row in table.records]
-        return {"records": records, "columns": table.columns, "sheet": table.sheet}
+        return {
+            "records": records,
+            "columns": table.columns,
+            "sheet": table.sheet,
+            "warnings": table.notes,
+        }
 
 
 def data_records(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:

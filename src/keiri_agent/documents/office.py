@@ -8,12 +8,24 @@ import zipfile
 from typing import Any
 
 from keiri_agent.documents.errors import DocumentError, DocumentErrorCode, corrupt
+from keiri_agent.files.bounds import (
+    InputBoundsCode,
+    InputBoundsError,
+    check_package,
+    read_sheet_cells,
+)
+from keiri_agent.limits import current_input_limits
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_WHOLE_SHEET = (1, 1, 1_048_576, 16_384)  # rows and columns start at A1, as Excel shows them
 
 
 def check_zip(data: bytes, name: str, kind: str) -> None:
-    """Office Open XML is a zip; an OLE file is an encrypted (or pre-2007) Office file."""
+    """Office Open XML is a zip; an OLE file is an encrypted (or pre-2007) Office file.
+
+    The package is then checked by :func:`keiri_agent.files.bounds.check_package`
+    (unpacked size, no DTD) before any XML of it is parsed.
+    """
     if data.startswith(OLE_MAGIC):
         legacy = ".doc" if kind == "docx" else ".xls"
         raise DocumentError(
@@ -25,6 +37,19 @@ def check_zip(data: bytes, name: str, kind: str) -> None:
         )
     if not zipfile.is_zipfile(io.BytesIO(data)):
         raise corrupt(name, kind)
+    try:
+        check_package(data, current_input_limits())
+    except zipfile.BadZipFile as exc:
+        raise corrupt(name, kind, exc) from None
+    except InputBoundsError as exc:
+        code = (
+            DocumentErrorCode.DOCUMENT_CORRUPT
+            if exc.code == InputBoundsCode.XML_DTD
+            else DocumentErrorCode.DOCUMENT_TOO_LARGE
+        )
+        raise DocumentError(
+            code, name, exc.message, hint=exc.hint or "", details={"kind": kind, **exc.details}
+        ) from None
 
 
 def _cell_text(value: Any) -> str:
@@ -86,7 +111,11 @@ def _table_lines(table: Any) -> list[str]:
 def read_xlsx(
     data: bytes, name: str, max_chars: int
 ) -> tuple[str, list[tuple[int, str]], list[str]]:
-    """Each sheet as '## name' and its used range as tab-separated rows (cached values)."""
+    """Each sheet as '## name' and its used range as tab-separated rows (cached values).
+
+    The used range is the real one (cells holding a value), read within
+    :mod:`keiri_agent.files.bounds`: rows past the limits are cut with a warning.
+    """
     from openpyxl import load_workbook
 
     check_zip(data, name, "xlsx")
@@ -98,18 +127,19 @@ def read_xlsx(
         workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     except Exception as exc:
         raise corrupt(name, "xlsx", exc) from None
+    limits = current_input_limits()
     try:
         for number, sheet in enumerate(workbook.worksheets, start=1):
             lines = [f"## {sheet.title}"]
-            if hasattr(sheet, "reset_dimensions"):
-                sheet.reset_dimensions()  # the stored dimension is often wrong
-            for row in sheet.iter_rows(values_only=True):
-                cells = [_cell_text(value) for value in row]
-                while cells and not cells[-1]:
-                    cells.pop()
-                if cells:
+            cells = read_sheet_cells(sheet, limits, area=_WHOLE_SHEET, cut_to_fit=True)
+            warnings += cells.notes
+            for row in cells.filled_rows():
+                texts = [_cell_text(value) for value in row]
+                while texts and not texts[-1]:
+                    texts.pop()
+                if texts:
                     rows += 1
-                    lines.append("\t".join(cells))
+                    lines.append("\t".join(texts))
                     size += len(lines[-1]) + 1
                 if size > max_chars:
                     break

@@ -223,11 +223,21 @@ def _is_empty_default(book: Workbook) -> bool:
 
 def _existing_headers(ws: Worksheet, row: int, start_col: int) -> dict[str, int]:
     headers: dict[str, int] = {}
-    for col in range(start_col, ws.max_column + 1):
-        value = ws.cell(row=row, column=col).value
+    for col, value in sorted(
+        (col, cell.value) for (r, col), cell in _stored_cells(ws) if r == row and col >= start_col
+    ):
         if not is_blank(value):
             headers.setdefault(str(value).strip(), col)
     return headers
+
+
+def _stored_cells(ws: Worksheet) -> list[tuple[tuple[int, int], Any]]:
+    """The cells the sheet holds, ``((row, column), cell)``, without walking a grid.
+
+    ``ws.max_row``/``ws.max_column`` count styled-but-empty cells: one at XFD1048576 would
+    make a row-by-row walk create billions of cells (see ``keiri_agent.files.bounds``).
+    """
+    return list(ws._cells.items())
 
 
 def _resolve_columns(
@@ -264,11 +274,9 @@ def _resolve_columns(
 def _last_used_row(ws: Worksheet, data_row: int, cols: list[int]) -> int:
     last = data_row - 1
     wanted = set(cols)
-    for row in ws.iter_rows(min_row=data_row, max_row=ws.max_row, min_col=min(cols),
-                            max_col=max(cols)):  # fmt: skip
-        for cell in row:
-            if cell.column in wanted and not is_blank(cell.value):
-                last = max(last, cell.row or last)
+    for (row, col), cell in _stored_cells(ws):
+        if row >= data_row and col in wanted and not is_blank(cell.value):
+            last = max(last, row)
     return last
 
 

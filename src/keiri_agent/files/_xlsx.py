@@ -10,12 +10,12 @@ from typing import Any
 from openpyxl import Workbook, load_workbook
 from openpyxl.utils.cell import column_index_from_string, coordinate_from_string
 from openpyxl.utils.exceptions import CellCoordinatesException
+from openpyxl.worksheet._read_only import ReadOnlyWorksheet
 from openpyxl.worksheet.worksheet import Worksheet
 
 from keiri_agent.errors import UserInputError, unknown_choice_message
-
-MAX_UNCOMPRESSED_BYTES = 500 * 1024 * 1024
-"""Declared uncompressed size of all workbook parts accepted before openpyxl parses them."""
+from keiri_agent.files.bounds import InputBoundsCode, InputBoundsError, check_package
+from keiri_agent.limits import current_input_limits
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _COLUMN = re.compile(r"^[A-Za-z]{1,3}$")
@@ -43,8 +43,12 @@ class ExcelError(UserInputError):
     code = "EXCEL_ERROR"
 
 
-def open_workbook(data: bytes, *, data_only: bool) -> Workbook:
-    """Load an .xlsx/.xlsm from bytes, turning every failure into an :class:`ExcelError`."""
+def open_workbook(data: bytes, *, data_only: bool, read_only: bool = False) -> Workbook:
+    """Load an .xlsx/.xlsm from bytes, turning every failure into an :class:`ExcelError`.
+
+    The package is checked first (:func:`keiri_agent.files.bounds.check_package`: unpacked
+    size, no DTD). A read-only workbook must be closed by the caller (``workbook.close()``).
+    """
     if not data:
         raise ExcelError("the workbook is empty (0 bytes)", code=ExcelErrorCode.NOT_A_WORKBOOK)
     if data.startswith(_OLE_MAGIC):
@@ -56,27 +60,30 @@ def open_workbook(data: bytes, *, data_only: bool) -> Workbook:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             names = set(zf.namelist())
-            declared = sum(info.file_size for info in zf.infolist())
+        check_package(data, current_input_limits())
     except zipfile.BadZipFile as exc:
         raise ExcelError(
             "not an Excel workbook (.xlsx): the file is not a ZIP package",
             code=ExcelErrorCode.NOT_A_WORKBOOK,
             hint="Save the file as .xlsx and upload it again.",
         ) from exc
+    except InputBoundsError as exc:
+        code = (
+            ExcelErrorCode.CORRUPT_WORKBOOK
+            if exc.code == InputBoundsCode.XML_DTD
+            else ExcelErrorCode.TOO_LARGE
+        )
+        raise ExcelError(exc.message, hint=exc.hint, details=exc.details, code=code) from None
     if "xl/workbook.xml" not in names:
         raise ExcelError(
             "not an Excel workbook (.xlsx): no xl/workbook.xml part (a .docx or a plain ZIP?)",
             code=ExcelErrorCode.NOT_A_WORKBOOK,
         )
-    if declared > MAX_UNCOMPRESSED_BYTES:
-        raise ExcelError(
-            f"workbook too large: {declared:,} bytes uncompressed "
-            f"(limit {MAX_UNCOMPRESSED_BYTES:,})",
-            code=ExcelErrorCode.TOO_LARGE,
-        )
-    keep_vba = "xl/vbaProject.bin" in names
+    keep_vba = "xl/vbaProject.bin" in names and not read_only
     try:
-        return load_workbook(io.BytesIO(data), data_only=data_only, keep_vba=keep_vba)
+        workbook = load_workbook(
+            io.BytesIO(data), data_only=data_only, keep_vba=keep_vba, read_only=read_only
+        )
     except Exception as exc:  # openpyxl raises many types for damaged parts
         raise ExcelError(
             f"the workbook is damaged and cannot be read ({type(exc).__name__}: {exc})",
@@ -84,6 +91,24 @@ def open_workbook(data: bytes, *, data_only: bool) -> Workbook:
             hint="Open it in Excel, let Excel repair it and save it again.",
             details={"error": type(exc).__name__},
         ) from exc
+    _settle_vba_archive(workbook)
+    return workbook
+
+
+def _settle_vba_archive(workbook: Workbook) -> None:
+    """Swap openpyxl's VBA copy (a ZipFile left open for appending) for a read-only one.
+
+    ``load_workbook(keep_vba=True)`` copies the VBA parts into ``ZipFile(BytesIO(), "a")``
+    and never closes it; when the workbook is garbage-collected, ``ZipFile.__del__`` writes
+    its directory too late and prints "Exception ignored in ZipFile.__del__" on stderr.
+    Closing it here and reopening the bytes for reading keeps what ``save`` needs.
+    """
+    archive = workbook.vba_archive
+    if archive is None:
+        return
+    buffer = archive.fp
+    archive.close()
+    workbook.vba_archive = zipfile.ZipFile(io.BytesIO(buffer.getvalue()))  # type: ignore[union-attr]
 
 
 def save_workbook(workbook: Workbook) -> bytes:
@@ -117,7 +142,7 @@ def get_sheet(workbook: Workbook, sheet: str | int | None) -> Worksheet:
 
 def _as_worksheet(workbook: Workbook, name: str) -> Worksheet:
     ws = workbook[name]
-    if not isinstance(ws, Worksheet):
+    if not isinstance(ws, Worksheet | ReadOnlyWorksheet):
         raise ExcelError(
             f"sheet {name!r} is a chart sheet, not a worksheet",
             code=ExcelErrorCode.UNKNOWN_SHEET,

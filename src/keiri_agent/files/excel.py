@@ -3,7 +3,9 @@
 Reading (:func:`read_sheet`) loads cached values (``data_only``): formulas give the value
 Excel last computed, or None for a workbook never opened in Excel. Merged cells give their
 value at the top-left cell only. Blank rows inside the table are dropped; trailing blank
-rows and columns are trimmed.
+rows and columns are trimmed. The sheet is read within :mod:`keiri_agent.files.bounds`
+(its real used range, cut at the row/column limits with ``Table.notes``; refused past the
+cell limit).
 
 Header detection (``header="auto"``) is :func:`keiri_agent.files.header.detect_header_row`,
 the detector the analysis loader uses too: title rows above the header (a report name,
@@ -29,7 +31,7 @@ import io
 import re
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -45,7 +47,9 @@ from keiri_agent.files._xlsx import (
     open_workbook,
     split_sheet_ref,
 )
+from keiri_agent.files.bounds import InputBoundsError, read_sheet_cells
 from keiri_agent.files.header import detect_header_row
+from keiri_agent.limits import current_input_limits
 
 __all__ = [
     "ExcelError",
@@ -61,6 +65,7 @@ __all__ = [
 
 _SHAPE = re.compile(rb"<(?:xdr:)?sp[ >]")
 Header = Literal["auto"] | int | None
+_MAX_ROW, _MAX_COLUMN = 1_048_576, 16_384
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,7 @@ class Table:
     records: list[dict[str, Any]]
     sheet: str
     header_row: int | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 def _inventory(data: bytes) -> dict[str, int]:
@@ -106,7 +112,11 @@ def lost_parts(before: bytes, after: bytes) -> list[str]:
 
 def list_sheets(data: bytes) -> list[str]:
     """The workbook's sheet names, in order."""
-    return list(open_workbook(data, data_only=True).sheetnames)
+    workbook = open_workbook(data, data_only=True, read_only=True)
+    try:
+        return list(workbook.sheetnames)
+    finally:
+        workbook.close()
 
 
 def read_sheet(
@@ -129,15 +139,20 @@ def read_sheet(
                     code=ExcelErrorCode.INVALID_RANGE,
                 )
             sheet = range_sheet
-    workbook = open_workbook(data, data_only=True)
-    ws = get_sheet(workbook, sheet)
-    min_row, min_col, max_row, max_col = _bounds(ws.max_row, ws.max_column, cell_range)
-    grid = [
-        list(row)
-        for row in ws.iter_rows(
-            min_row=min_row, max_row=max_row, min_col=min_col, max_col=max_col, values_only=True
-        )
-    ]
+    workbook = open_workbook(data, data_only=True, read_only=True)
+    try:
+        ws = get_sheet(workbook, sheet)
+        area = _bounds(_MAX_ROW, _MAX_COLUMN, cell_range)
+        try:
+            cells = read_sheet_cells(ws, current_input_limits(), area=area)
+        except InputBoundsError as exc:
+            raise ExcelError(
+                exc.message, hint=exc.hint, details=exc.details, code=ExcelErrorCode.TOO_LARGE
+            ) from None
+    finally:
+        workbook.close()
+    min_row, min_col = area[0], area[1]
+    grid = cells.values()
     width = max((i + 1 for row in grid for i, v in enumerate(row) if not is_blank(v)), default=0)
     grid = [row[:width] for row in grid]
     header_index = _header_index(grid, width, min_row, header)
@@ -152,7 +167,13 @@ def read_sheet(
         if not all(is_blank(v) for v in row)
     ]
     header_row = None if header_index is None else min_row + header_index
-    return Table(columns=columns, records=records, sheet=ws.title, header_row=header_row)
+    return Table(
+        columns=columns,
+        records=records,
+        sheet=ws.title,
+        header_row=header_row,
+        notes=cells.notes,
+    )
 
 
 def _bounds(max_row: int, max_col: int, cell_range: str | None) -> tuple[int, int, int, int]:

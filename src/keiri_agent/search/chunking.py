@@ -39,6 +39,9 @@ from keiri_agent.documents.normalize import (
     unify_newlines,
 )
 from keiri_agent.errors import UserInputError
+from keiri_agent.files.bounds import InputBoundsError, check_csv_text
+from keiri_agent.files.header import HEADER_SCAN_ROWS
+from keiri_agent.limits import current_input_limits
 from keiri_agent.search.models import Chunk, Source
 
 DOCUMENT_SUFFIXES: tuple[str, ...] = (*SUPPORTED_SUFFIXES, ".markdown")
@@ -490,6 +493,10 @@ def chunk_faq(
             code="FAQ_EMPTY",
         )
     text, _ = decode_text(data, name)
+    try:
+        check_csv_text(text, ",", current_input_limits(), lines=HEADER_SCAN_ROWS + 1)
+    except InputBoundsError as exc:
+        raise _fail(name, exc.message, hint=exc.hint or "", code=exc.code, **exc.details) from None
     rows = [row for row in csv.reader(io.StringIO(unify_newlines(text)))]
     header_index = next((i for i, row in enumerate(rows) if any(c.strip() for c in row)), None)
     if header_index is None:

@@ -7,6 +7,13 @@
   ``excel.read_data`` block uses too): title rows above it (a report name, an output
   date) are skipped and named in a note (``先頭の2行（タイトル）を飛ばしました: ...``).
   When it finds no header, the first filled row names the columns (as pandas reads it).
+- Before parsing, the work is bounded by ``keiri_agent.files.bounds`` (settings
+  ``input_max_*``): a CSV's first lines may not be wider than the column/line limits
+  (pandas takes its column count from the header), a workbook is checked unpacked (size,
+  no DTD) and only its sheet's real used range is built, refused past the cell limit.
+  Loading thus stays linear in the (``max_upload_mb``-capped) input with a capped grid,
+  the same guarantee the action limits give, without a child process that would have to
+  pickle the whole table back.
 """
 
 from __future__ import annotations
@@ -14,18 +21,24 @@ from __future__ import annotations
 import csv
 import io
 import itertools
-import zipfile
 from typing import Any
 
 import pandas as pd
 
 from keiri_agent.errors import DatasetError, unknown_choice_message
+from keiri_agent.files.bounds import (
+    InputBoundsError,
+    check_csv_text,
+    check_package,
+    read_sheet_cells,
+)
 from keiri_agent.files.header import (
     HEADER_SCAN_ROWS,
     detect_header_row,
     first_filled_row,
     is_filled,
 )
+from keiri_agent.limits import current_input_limits
 from keiri_agent.textcodec import DecodedText, TextDecodeError, decode_text
 
 CSV_SUFFIXES = (".csv",)
@@ -50,19 +63,31 @@ def excel_sheet_names(data: bytes) -> list[str]:
     Raises:
         DatasetError: the bytes are not a readable Excel workbook.
     """
-    from openpyxl import load_workbook
-
-    try:
-        workbook = load_workbook(io.BytesIO(data), read_only=True)
-    except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
-        raise dataset_error(
-            f"not a valid Excel workbook: {exc}",
-            "open the file in Excel and save it again as .xlsx, or export the sheet as CSV",
-        ) from exc
+    workbook = _open_workbook(data)
     try:
         return list(workbook.sheetnames)
     finally:
         workbook.close()
+
+
+def _refused(exc: InputBoundsError) -> DatasetError:
+    return DatasetError(exc.message, hint=exc.hint, details=exc.details, code=exc.code)
+
+
+def _open_workbook(data: bytes) -> Any:
+    """A read-only openpyxl workbook, after the package checks (caller closes it)."""
+    from openpyxl import load_workbook
+
+    try:
+        check_package(data, current_input_limits())
+        return load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    except InputBoundsError as exc:
+        raise _refused(exc) from None
+    except Exception as exc:  # openpyxl raises many types (ParseError, KeyError...)
+        raise dataset_error(
+            f"not a valid Excel workbook: {type(exc).__name__}: {exc}",
+            "open the file in Excel and save it again as .xlsx, or export the sheet as CSV",
+        ) from exc
 
 
 def _decode(data: bytes, name: str) -> DecodedText:
@@ -112,6 +137,10 @@ def read_text_table(data: bytes, name: str, suffix: str) -> tuple[pd.DataFrame, 
     header = next((line for line in lines if "\t" in line or "," in line), lines[0])
     tabbed = suffix in TAB_SUFFIXES or ("\t" in header and "," not in header)
     sep = "\t" if tabbed else ","
+    try:
+        check_csv_text(text, sep, current_input_limits(), lines=HEADER_SCAN_ROWS + 1)
+    except InputBoundsError as exc:
+        raise _refused(exc) from None
     reader = csv.reader(io.StringIO(head), delimiter=sep)
     try:
         scanned = list(itertools.islice(reader, HEADER_SCAN_ROWS))
@@ -188,16 +217,7 @@ def read_excel(data: bytes, name: str, sheet: str | int | None) -> tuple[pd.Data
             "choose one of the listed sheets",
             sheets=sheets,
         )
-    try:
-        # dtype=object keeps text cells such as '007' as text; infer_objects types the rest
-        raw = pd.read_excel(
-            io.BytesIO(data), sheet_name=chosen, engine="openpyxl", dtype=object, header=None
-        )
-    except (ValueError, KeyError, OSError, zipfile.BadZipFile) as exc:
-        raise dataset_error(
-            f"sheet {chosen!r} of {name!r} could not be read: {exc}",
-            "open the file in Excel and save it again, or export the sheet as CSV",
-        ) from exc
+    raw = _sheet_frame(data, name, chosen)
     if len(raw) == 0 or len(raw.columns) == 0:
         raise dataset_error(
             f"sheet {chosen!r} of {name!r} is empty", "choose a sheet that has data"
@@ -212,3 +232,52 @@ def read_excel(data: bytes, name: str, sheet: str | int | None) -> tuple[pd.Data
     frame = raw.iloc[header + 1 :].infer_objects()
     frame.columns = pd.Index(_header_names(list(raw.iloc[header])))
     return frame, notes
+
+
+def _sheet_frame(data: bytes, name: str, sheet: str) -> pd.DataFrame:
+    """The sheet's real used range from A1 as ``pd.read_excel(header=None, dtype=object)`` reads it.
+
+    The cells come from :func:`keiri_agent.files.bounds.read_sheet_cells` (bounded); they
+    are converted as pandas' openpyxl reader converts them (error cells are NaN, whole
+    floats are ints) and parsed by the same ``TextParser`` (so "NA" and "" become NaN).
+    """
+    from pandas.io.parsers.readers import TextParser  # type: ignore[attr-defined]  # no stub
+
+    workbook = _open_workbook(data)
+    try:
+        cells = read_sheet_cells(
+            workbook[sheet], current_input_limits(), area=(1, 1, 1_048_576, 16_384)
+        )
+    except InputBoundsError as exc:
+        raise _refused(exc) from None
+    except Exception as exc:
+        raise dataset_error(
+            f"sheet {sheet!r} of {name!r} could not be read: {type(exc).__name__}: {exc}",
+            "open the file in Excel and save it again, or export the sheet as CSV",
+        ) from exc
+    finally:
+        workbook.close()
+    rows = [[_pandas_cell(cell) for cell in row] for row in cells.grid()]
+    for row in rows:
+        while row and row[-1] == "":
+            row.pop()
+    while rows and not rows[-1]:
+        rows.pop()
+    if not rows:
+        return pd.DataFrame()
+    width = max(len(row) for row in rows)
+    rows = [row + [""] * (width - len(row)) for row in rows]
+    return TextParser(rows, header=None, dtype=object, skip_blank_lines=False).read()
+
+
+def _pandas_cell(cell: tuple[Any, str] | None) -> Any:
+    """A cell as ``pandas``' openpyxl reader converts it (``_convert_cell``)."""
+    if cell is None:
+        return ""
+    value, data_type = cell
+    if data_type == "e":
+        return float("nan")
+    if data_type == "n" and isinstance(value, int | float) and not isinstance(value, bool):
+        whole = int(value)
+        return whole if whole == value else float(value)
+    return value
