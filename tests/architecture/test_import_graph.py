@@ -142,6 +142,7 @@ LAYERS: dict[str, int] = {
             "config",
             "masking",
             "limits",
+            "stopping",
             "textcodec",
             "logs",
             "workspace",

@@ -15,6 +15,7 @@ from keiri_agent.files.bounds import (
     read_sheet_cells,
 )
 from keiri_agent.limits import current_input_limits
+from keiri_agent.stopping import check_stop
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _WHOLE_SHEET = (1, 1, 1_048_576, 16_384)  # rows and columns start at A1, as Excel shows them
@@ -73,6 +74,7 @@ def read_docx(data: bytes, name: str, max_chars: int) -> tuple[str, list[str]]:
         blocks: list[str] = []
         size = 0
         for item in document.iter_inner_content():
+            check_stop()
             lines = [*_table_lines(item), ""] if isinstance(item, Table) else [item.text]
             blocks += lines
             size += sum(len(line) + 1 for line in lines)

@@ -27,6 +27,7 @@ from pdfminer.psparser import PSLiteral
 from pdfminer.utils import decode_text
 
 from keiri_agent.documents.errors import DocumentError, DocumentErrorCode, corrupt
+from keiri_agent.stopping import check_stop
 
 logging.getLogger("pdfminer").setLevel(logging.ERROR)
 
@@ -136,6 +137,7 @@ def read_pdf(data: bytes, name: str, max_pages: int) -> tuple[list[tuple[int, st
         for number, page in enumerate(PDFPage.create_pages(document), start=1):
             if number > max_pages:
                 break
+            check_stop()
             interpreter.process_page(page)
             pages.append((number, _page_text(device.get_result())))
     except DocumentError:

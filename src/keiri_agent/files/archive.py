@@ -60,6 +60,7 @@ from keiri_agent.files._archive_model import (
     Group,
     SkippedEntry,
 )
+from keiri_agent.stopping import check_stop
 from keiri_agent.textcodec import TextDecodeError, decode_text
 
 __all__ = [
@@ -152,6 +153,7 @@ class _Budget:
         lim = self.limits
         buf = bytearray()
         while chunk := stream.read(lim.chunk_size):
+            check_stop()
             buf += chunk
             self.total += len(chunk)
             size = len(buf)

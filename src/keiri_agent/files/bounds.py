@@ -36,6 +36,7 @@ from typing import Any
 
 from keiri_agent.errors import UserInputError
 from keiri_agent.limits import InputLimits
+from keiri_agent.stopping import check_stop
 
 _PROLOG_SCAN_BYTES = 1 << 20
 
@@ -173,6 +174,7 @@ def _parsed_rows(sheet: Any) -> Iterator[list[dict[str, Any]]]:
             timedelta_formats=workbook._timedelta_formats,
         )
         for _, row in parser.parse():
+            check_stop()
             yield row
 
 

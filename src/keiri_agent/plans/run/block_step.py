@@ -41,6 +41,7 @@ from keiri_agent.plans.run.step_support import (
     node_error,
     resolve_inputs,
 )
+from keiri_agent.stopping import WorkStopped, stop_on
 
 
 def _check_inputs(run: GraphRun, node: BlockNode, spec: BlockSpec, inputs: dict[str, Any]) -> None:
@@ -169,7 +170,11 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
         try:
             if isinstance(block, UIBlock) and ctx.answers is None:
                 raise InputRequired(block.request(inputs, ctx))
-            outputs = block.run(inputs, ctx)
+            with stop_on(attempt.cancel):  # readers inside stop once the node is abandoned
+                outputs = block.run(inputs, ctx)
+        except WorkStopped:
+            ctx.check_cancelled()  # the attempt's cancel event is set: a CANCELLED BlockError
+            raise
         except InputRequired as signal:
             found = unsupported_value(signal.request)
             if found:

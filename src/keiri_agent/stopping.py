@@ -1,0 +1,45 @@
+"""Stopping long reads whose caller stopped waiting (a Plan node timed out or was cancelled).
+
+A block runs in a worker thread. When its node times out (or the run is cancelled) the
+runner stops waiting and sets the attempt's cancel event; a block that checks
+``ctx.check_cancelled()`` returns, but the readers it calls (a workbook, a PDF, a ZIP)
+know nothing of blocks. So the runner installs the attempt's event for the thread that
+runs the block (:func:`stop_on`), and the readers call :func:`check_stop` in their
+per-row / per-page / per-entry loops: once the event is set, :class:`WorkStopped` ends
+the read, and the abandoned thread stops burning CPU instead of parsing to the end.
+
+``WorkStopped`` is a ``BaseException``: a reader's ``except Exception`` (turning a
+parser's failure into a "damaged file" error) must not swallow it. Outside a block (the
+analysis agent, HelpDesk indexing, tests) no event is installed and the checks cost
+one thread-local lookup.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_installed = threading.local()
+
+
+class WorkStopped(BaseException):
+    """The caller stopped waiting for this work (see the module docstring)."""
+
+
+@contextmanager
+def stop_on(event: threading.Event) -> Iterator[None]:
+    """Make :func:`check_stop` in this thread raise once ``event`` is set."""
+    previous = getattr(_installed, "event", None)
+    _installed.event = event
+    try:
+        yield
+    finally:
+        _installed.event = previous
+
+
+def check_stop() -> None:
+    """Raise :class:`WorkStopped` when this thread's work was asked to stop."""
+    event = getattr(_installed, "event", None)
+    if event is not None and event.is_set():
+        raise WorkStopped
