@@ -35,7 +35,7 @@ import json
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
@@ -382,22 +382,35 @@ def run(
     (workbooks, files) go to --out DIR when given, else into --json as base64.
     """
     run_vars = _vars(var)
+
+    def call(engine: PlanEngine, interrupt: _Interrupt) -> RunResult:
+        loaded = load_plan(engine, plan)
+        answers = read_answers(inputs)
+        on_event = interrupt.watch(_progress(as_json))
+        result = engine.run(
+            loaded, vars=run_vars, answers=answers, on_event=on_event, cancel_event=interrupt.cancel
+        )
+        if _prompting(prompt, as_json) and interrupt.signum is None:
+            result = _answer_by_prompts(engine, result, answers, on_event)
+        return result
+
+    _interruptible_run(call, run_id=None, as_json=as_json, out=out)
+
+
+def _interruptible_run(
+    call: Callable[[PlanEngine, _Interrupt], RunResult],
+    *,
+    run_id: str | None,
+    as_json: bool,
+    out: Path | None,
+) -> None:
+    """``call(engine, interrupt)`` under SIGINT/SIGTERM handling, then the report: what
+    ``plan run``, ``resume`` and ``rerun`` share."""
     with _interruptible() as interrupt:
+        interrupt.run_id = run_id
         try:
             check_out_folder(out)
-            engine = _engine()
-            loaded = load_plan(engine, plan)
-            answers = read_answers(inputs)
-            on_event = interrupt.watch(_progress(as_json))
-            result = engine.run(
-                loaded,
-                vars=run_vars,
-                answers=answers,
-                on_event=on_event,
-                cancel_event=interrupt.cancel,
-            )
-            if _prompting(prompt, as_json) and interrupt.signum is None:
-                result = _answer_by_prompts(engine, result, answers, on_event)
+            result = call(_engine(), interrupt)
         except KeiriAgentError as error:
             raise _run_failed(error, as_json) from None
         except KeyboardInterrupt:
@@ -429,23 +442,18 @@ def resume(
     on the terminal and the run continues. Binary outputs go to --out DIR when
     given, else into --json as base64.
     """
-    with _interruptible() as interrupt:
-        interrupt.run_id = run_id
-        try:
-            check_out_folder(out)
-            engine = _engine()
-            answers = read_answers(inputs)
-            on_event = _progress(as_json)
-            result = engine.resume(
-                run_id, answers=answers, on_event=on_event, cancel_event=interrupt.cancel
-            )
-            if _prompting(prompt, as_json) and interrupt.signum is None:
-                result = _answer_by_prompts(engine, result, answers, on_event)
-        except KeiriAgentError as error:
-            raise _run_failed(error, as_json) from None
-        except KeyboardInterrupt:
-            raise _stopped_by_signal(None, interrupt) from None
-    _finish(result, as_json, out, interrupt)
+
+    def call(engine: PlanEngine, interrupt: _Interrupt) -> RunResult:
+        answers = read_answers(inputs)
+        on_event = _progress(as_json)
+        result = engine.resume(
+            run_id, answers=answers, on_event=on_event, cancel_event=interrupt.cancel
+        )
+        if _prompting(prompt, as_json) and interrupt.signum is None:
+            result = _answer_by_prompts(engine, result, answers, on_event)
+        return result
+
+    _interruptible_run(call, run_id=run_id, as_json=as_json, out=out)
 
 
 @plan_app.command()
@@ -466,25 +474,18 @@ def rerun(
     """Run a node of an earlier run again (e.g. after fixing its input), with everything
     downstream of it; other finished nodes keep their outputs."""
     run_vars = _vars(var)
-    with _interruptible() as interrupt:
-        interrupt.run_id = run_id
-        try:
-            check_out_folder(out)
-            engine = _engine()
-            answers = read_answers(inputs)
-            result = engine.runner.rerun_from_node(
-                run_id,
-                from_node,
-                answers=answers,
-                vars=run_vars,
-                on_event=_progress(as_json),
-                cancel_event=interrupt.cancel,
-            )
-        except KeiriAgentError as error:
-            raise _run_failed(error, as_json) from None
-        except KeyboardInterrupt:
-            raise _stopped_by_signal(None, interrupt) from None
-    _finish(result, as_json, out, interrupt)
+
+    def call(engine: PlanEngine, interrupt: _Interrupt) -> RunResult:
+        return engine.runner.rerun_from_node(
+            run_id,
+            from_node,
+            answers=read_answers(inputs),
+            vars=run_vars,
+            on_event=_progress(as_json),
+            cancel_event=interrupt.cancel,
+        )
+
+    _interruptible_run(call, run_id=run_id, as_json=as_json, out=out)
 
 
 @plan_app.command()
