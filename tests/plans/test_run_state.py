@@ -132,7 +132,7 @@ def test_a_run_state_saves_atomically_and_loads_back(tmp_path: Path) -> None:
 
 
 def test_run_ids_are_checked_before_searching(tmp_path: Path) -> None:
-    with pytest.raises(UserInputError, match="invalid run id"):
+    with pytest.raises(UserInputError, match=r"実行 ID .* の形式が正しくありません"):
         find_state(tmp_path, "../../etc/passwd")
 
 

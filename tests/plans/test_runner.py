@@ -232,7 +232,7 @@ def test_resume_refuses_a_run_that_is_not_paused(runs: Path) -> None:
 
     with pytest.raises(UserInputError, match="再開するものがありません"):
         runner.resume(done.run_id, answers={})
-    with pytest.raises(UserInputError, match="no run"):
+    with pytest.raises(UserInputError, match=r"実行 .* が見つかりません"):
         runner.resume("run_doesnotexist", answers={})
 
 

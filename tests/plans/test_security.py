@@ -240,7 +240,7 @@ def test_a_symlink_out_of_designs_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("run_id", ["../x", "run_1/../../y", "*", ""])
 def test_run_ids_are_checked_before_touching_the_disk(tmp_path: Path, run_id: str) -> None:
-    with pytest.raises(UserInputError, match="invalid run id"):
+    with pytest.raises(UserInputError, match=r"実行 ID .* の形式が正しくありません"):
         find_state(tmp_path, run_id)
 
 

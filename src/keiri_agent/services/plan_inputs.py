@@ -55,9 +55,11 @@ def locate_plan(store: PlanStore, reference: str | Path) -> Path:
     if path.suffix in PLAN_SUFFIXES or path.is_file():
         if not path.is_file():
             raise UserInputError(
-                f"plan file not found: {path}" if not path.exists() else f"{path} is not a file",
+                f"プランのファイル {path} が見つかりません"
+                if not path.exists()
+                else f"{path} はファイルではありません",
                 code="PLAN_NOT_FOUND",
-                hint="check the path (plans live under designs/)",
+                hint="パスを確認してください（プランは designs/ フォルダに置きます）",
                 details={"path": str(path)},
             )
         return path

@@ -433,13 +433,15 @@ def find_state(runs_dir: Path, run_id: str) -> Path:
     """The state file of ``run_id`` under ``runs_dir``; UserInputError when there is none."""
     if not _RUN_ID.match(run_id):
         raise UserInputError(
-            f"invalid run id {run_id!r}", hint="run ids look like run_1a2b3c4d5e6f"
+            f"実行 ID {run_id!r} の形式が正しくありません",
+            hint="`plan run` が表示した実行 ID（run_1a2b3c4d5e6f のような形）を指定してください",
         )
     matches = sorted(runs_dir.glob(f"**/{run_id}.state.json"))
     if not matches:
         raise UserInputError(
-            f"no run {run_id!r} under {runs_dir}",
-            hint="pass the run_id of a RunResult and the same runs_dir",
+            f"実行 {run_id!r} が見つかりません（{runs_dir} の下にありません）",
+            hint="`plan run` が表示した実行 ID か、同じ作業フォルダ（KEIRI_AGENT_HOME）で"
+            "実行しているかを確認してください",
             details={"run_id": run_id, "runs_dir": str(runs_dir)},
         )
     return matches[0]
