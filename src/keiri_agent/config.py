@@ -179,6 +179,40 @@ class Settings(BaseSettings):
         "(KEIRI_AGENT_PLAN_ENV_ALLOW=NAME1,NAME2); empty: none.",
     )
 
+    # --- Plan generation (seed 003) -------------------------------------------
+    design_max_extract_chars: int = Field(
+        default=100_000,
+        ge=1_000,
+        le=2_000_000,
+        description="Characters read from the reference documents of one generation, in all.",
+    )
+    design_max_pdf_pages: int = Field(
+        default=20, ge=1, le=500, description="Pages read from each reference PDF."
+    )
+    design_max_docs_chars: int = Field(
+        default=4_000,
+        ge=200,
+        le=100_000,
+        description="Characters of the compressed reference documents put in the prompt.",
+    )
+    design_max_attempts: int = Field(
+        default=2, ge=0, le=5, description="Self-repair rounds after the first generation."
+    )
+    design_topk_per_category: int = Field(
+        default=6, ge=1, le=30, description="Candidate blocks per category shown to the model."
+    )
+    design_topk_total: int = Field(
+        default=30, ge=1, le=200, description="Candidate blocks shown to the model, in all."
+    )
+    design_max_output_tokens: int = Field(
+        default=4_000, ge=256, le=64_000, description="Token limit of one generation reply."
+    )
+    llm_fallback: bool = Field(
+        default=False,
+        description="KEIRI_AGENT_LLM_FALLBACK=1|true|yes: when Plan generation's LLM fails, "
+        "return a safe fallback Plan instead of the error.",
+    )
+
     # --- HelpDesk -----------------------------------------------------------
     helpdesk_system_name: str = Field(
         default="XYZ",
