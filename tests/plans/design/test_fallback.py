@@ -55,8 +55,10 @@ def test_fallback_plan_runs_and_states_the_instruction(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [("1", True), ("TRUE", True), ("yes", True), (" Yes ", True), (True, True), (1, True)]
-    + [("0", False), ("false", False), ("no", False), (None, False), (0, False)],
+    [
+        *[("1", True), ("TRUE", True), ("yes", True), (" Yes ", True), (True, True), (1, True)],
+        *[("0", False), ("false", False), ("no", False), (None, False), (0, False)],
+    ],
 )
 def test_fallback_enabled(value: object, expected: bool) -> None:
     assert fallback_enabled(value) is expected

@@ -92,7 +92,8 @@ def build_fallback_plan(
                 "block": "ui.interactive_input",
                 "in": {
                     "mode": "collect",
-                    "message": "この手順に必要なファイルや補足を入力してください（フォールバック Plan）",
+                    "message": "この手順に必要なファイルや補足を入力してください"
+                    "（フォールバック Plan）",
                     "requirements": fields,
                 },
                 "out": {"collected_data": "collected"},
