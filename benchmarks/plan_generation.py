@@ -47,6 +47,7 @@ from typing import Any
 
 from keiri_agent.config import Settings
 from keiri_agent.plans.catalog import BlockCatalog, BlockSpec
+from keiri_agent.plans.design.models import RetrievalMethod
 from keiri_agent.plans.design.retrieval import BlockRetriever, recall_at_k
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,7 +55,7 @@ HELDOUT = ROOT / "benchmarks" / "data" / "plan_instructions.jsonl"
 DEV = ROOT / "tests" / "plans" / "design" / "data" / "retrieval_dev.jsonl"
 KS = (5, 8, 15)
 PROMPT_KS = (8, 15, 30)
-METHODS = ("bm25", "embedding", "hybrid")
+METHODS: tuple[RetrievalMethod, ...] = ("bm25", "embedding", "hybrid")
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ def recall_figures(
     name: str,
     items: Sequence[Instruction],
     retriever: BlockRetriever,
-    methods: Sequence[str],
+    methods: Sequence[RetrievalMethod],
     misses: list[str],
 ) -> list[tuple[str, str]]:
     known = set(retriever.catalog.ids())
@@ -147,7 +148,7 @@ def recall_figures(
                 relevant = [b for b in item.blocks if b in known]
                 if not relevant:
                     continue
-                found = retriever.search(item.text, per_category=6, total=k, method=method)  # type: ignore[arg-type]
+                found = retriever.search(item.text, per_category=6, total=k, method=method)
                 ranked = [candidate.block_id for candidate in found]
                 scores.append(recall_at_k(ranked, relevant, k))
                 if name == "dev" and k == 8 and method == methods[0]:
@@ -193,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = Settings()
     catalog = BlockCatalog.from_settings(settings)
     embeddings = None
-    methods = ["bm25"]
+    methods: list[RetrievalMethod] = ["bm25"]
     if not settings.is_offline:
         from keiri_agent.llm.factory import embeddings as make_embeddings
 
