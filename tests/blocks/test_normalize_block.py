@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from tests.blocks.block_harness import CATALOG, failure, make_context, run
+from block_harness import CATALOG, failure, make_context, run
 
 from keiri_agent.errors import BlockError
 from keiri_agent.files.cells import parse_date, parse_number
