@@ -15,6 +15,7 @@ import datetime as dt
 import numbers
 import re
 import unicodedata
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 _AMOUNT = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
@@ -50,3 +51,38 @@ def looks_like_value(cell: Any) -> bool:
             re.fullmatch(NUMBER_RE, text) or DATE_RE.fullmatch(text) or JA_DATE_RE.fullmatch(text)
         )
     return isinstance(cell, numbers.Number | dt.date | dt.time)
+
+
+def parse_number(text: str) -> Decimal | None:
+    """Office number text as a Decimal (``△500`` → -500, ``(500)`` → -500), else None."""
+    folded = nfkc(text)
+    if not folded or not re.fullmatch(NUMBER_RE, folded):
+        return None
+    negative = folded.startswith(("-", "△", "▲", "(")) or bool(
+        re.search(r"[¥$\\]\s*[-△▲(]", folded)
+    )
+    try:
+        number = Decimal(re.sub(r"[^\d.]", "", folded))
+    except InvalidOperation:
+        return None
+    return -number if negative else number
+
+
+def parse_date(value: Any) -> dt.date | None:
+    """A date cell (``date``/``datetime``, or text as in :data:`DATE_RE` / ``2025年1月31日``)."""
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if not isinstance(value, str):
+        return None
+    text = nfkc(value)
+    match = re.fullmatch(r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[ T].*)?", text) or re.fullmatch(
+        r"(\d{4})年(\d{1,2})月(\d{1,2})日", text
+    )
+    if match is None:
+        return None
+    try:
+        return dt.date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+    except ValueError:
+        return None
