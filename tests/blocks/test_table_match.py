@@ -6,7 +6,10 @@ import copy
 import datetime as dt
 
 import pandas as pd
+import pytest
 from block_harness import failure, make_context, run
+
+from keiri_agent.blocks import table_match
 
 ORDERS = [
     {"id": 1, "コード": "C01", "金額": 1200},
@@ -189,3 +192,12 @@ def test_dedupe_equals_pandas_drop_duplicates() -> None:
         (6, 5),
     ]
     assert out["summary"] == {"rows": 6, "kept": 3, "removed": 3}
+
+
+def test_a_key_shared_by_too_many_rows_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(table_match, "MAX_CANDIDATE_PAIRS", 10)
+    rows = [{"k": "同じ", "amt": n} for n in range(4)]
+    error = failure("table.reconcile", make_context(), left=rows, right=rows, keys=["k"])
+    assert "10 組を超える" in error.message and error.hint and "keys" in error.hint
+    small = run("table.reconcile", make_context(), left=rows[:3], right=rows[:3], keys=["k"])
+    assert len(small["matched"]) == 3

@@ -43,6 +43,9 @@ DAYS_DIFF = "日付差_日"
 """Right date minus left date in days (``matched`` and ``differences``)."""
 REASON = "理由"
 """Why a key-matched pair is a difference (``differences`` only)."""
+MAX_CANDIDATE_PAIRS = 1_000_000
+"""Key-equal (left, right) pairs ``table.reconcile`` weighs at most (a key shared by
+thousands of rows on both sides means the keys are too coarse)."""
 
 
 def _key_pairs(inputs: Mapping[str, Any], name: str) -> list[tuple[str, str]]:
@@ -351,8 +354,16 @@ class ReconcileBlock(ProcessingBlock):
             if i % 2_000 == 0:
                 ctx.check_cancelled()
             key = _row_key(row, rules.left.keys, normalize)
-            for j in by_key.get(key, []) if key is not None else []:
-                candidates.append(_pair(rules, row, right[j], i, j))
+            same = by_key.get(key, []) if key is not None else []
+            if len(candidates) + len(same) > MAX_CANDIDATE_PAIRS:
+                raise invalid(
+                    f"キーが同じ行の組み合わせが {MAX_CANDIDATE_PAIRS:,} 組を超えるため"
+                    "照合できません"
+                    f"（左の {i + 1} 行目のキーに右の {len(same):,} 行が一致）",
+                    hint="keys に請求番号など行を絞り込める列を加えてください",
+                    field="keys",
+                )
+            candidates.extend(_pair(rules, row, right[j], i, j) for j in same)
         matched = _take([p for p in candidates if not p.problems])
         used_left = {p.left for p in matched}
         used_right = {p.right for p in matched}
