@@ -19,6 +19,16 @@ from keiri_agent.plans.catalog.catalog import BlockCatalog, BlockSpec, CatalogEr
 from keiri_agent.plans.catalog.semver import Version, VersionRange
 
 BUILTIN_IDS = {
+    "ai.classify",
+    "document.render",
+    "text.normalize",
+    "validate.registration_number",
+    "csv.read",
+    "csv.write",
+    "table.join",
+    "table.reconcile",
+    "table.dedupe",
+    "table.compute",
     "text.template",
     "text.join",
     "table.filter",
@@ -92,7 +102,8 @@ def test_builtin_blocks_are_discovered_with_complete_contracts() -> None:
         assert spec.side_effects is False and spec.kind == "processing"
         assert spec.entrypoint.startswith("keiri_agent.blocks.")
         assert spec.description and spec.source is not None
-        assert spec.source.parts[-3:-1] == ("block_specs", block_id.split(".")[0])
+        folder = spec.category or block_id.split(".")[0]
+        assert spec.source.parts[-3:-1] == ("block_specs", folder)
         assert set(spec.dry_run_samples) == {"inputs", "outputs"}
         assert set(spec.dry_run_samples["outputs"]) == set(spec.outputs)
         assert spec.sample_problems() == []

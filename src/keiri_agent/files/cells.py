@@ -18,6 +18,7 @@ import datetime as dt
 import numbers
 import re
 import unicodedata
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 _AMOUNT = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
@@ -81,6 +82,12 @@ def parse_number(value: str) -> int | float:
     Whole numbers come back as ``int``. Raises:
         ValueError: with a Japanese reason when the text is no number.
     """
+    number = parse_decimal(value)
+    return float(number) if number.as_tuple().exponent != 0 else int(number)
+
+
+def parse_decimal(value: str) -> Decimal:
+    """:func:`parse_number` as an exact ``Decimal`` (money arithmetic)."""
     text = nfkc(value)
     yen_dash = _YEN_DASH_RE.fullmatch(text)
     if yen_dash:
@@ -90,8 +97,40 @@ def parse_number(value: str) -> int | float:
             "数値として読めません（使える形: 1,234 / ¥1,234 / 1,234円 / △500 / (500)）"
         )
     digits = _MARKS_RE.sub("", text)
-    number: int | float = float(digits) if "." in digits else int(digits)
+    try:
+        number = Decimal(digits)
+    except InvalidOperation:
+        raise ValueError("数値として読めません") from None
     return -number if _NEGATIVE_RE.search(text) else number
+
+
+def decimal_value(value: Any) -> Decimal | None:
+    """A cell as a ``Decimal`` (a number, or office number text), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, numbers.Number):
+        return Decimal(str(value))
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_decimal(value)
+    except ValueError:
+        return None
+
+
+def date_value(value: Any) -> dt.date | None:
+    """A cell as a date (``date``/``datetime``, or date text :func:`parse_date` reads),
+    else None."""
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_date(value)
+    except ValueError:
+        return None
 
 
 def parse_date(value: str) -> dt.date:
