@@ -19,8 +19,6 @@ from keiri_agent.plans.catalog.catalog import BlockCatalog, BlockSpec, CatalogEr
 from keiri_agent.plans.catalog.semver import Version, VersionRange
 
 BUILTIN_IDS = {
-    "ai.classify",
-    "document.render",
     "text.normalize",
     "validate.registration_number",
     "csv.read",
