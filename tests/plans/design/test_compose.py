@@ -67,7 +67,9 @@ def test_two_bundled_templates_compose_into_a_plan_that_checks_and_dry_runs() ->
     result = compose_templates(chosen, CATALOG, plan_id="payments_by_department")
     assert result.conflicts == []
     assert result.unbound == ["payments_read.payments_workbook"]
-    assert result.bindings == {"department_summary.records": "${payments_read__read_payments.payments}"}
+    assert result.bindings == {
+        "department_summary.records": "${payments_read__read_payments.payments}"
+    }
     plan = result.plan
     assert [node["id"] for node in plan["graph"]] == [
         "payments_read__read_payments",
@@ -76,7 +78,10 @@ def test_two_bundled_templates_compose_into_a_plan_that_checks_and_dry_runs() ->
     assert plan["graph"][1]["in"]["records"] == "${payments_read__read_payments.payments}"
     assert plan["graph"][0]["in"]["workbook"] == "${vars.payments_workbook}"
     assert plan["vars"]["payments_workbook"] is None
-    assert plan["ui"]["layout"] == ["payments_read__read_payments", "department_summary__aggregate_rows"]
+    assert plan["ui"]["layout"] == [
+        "payments_read__read_payments",
+        "department_summary__aggregate_rows",
+    ]
     assert plan["policy"] == COMPOSE_POLICY
     assert plan["exports"] == [
         {"from": "payments_read__read_payments.payments", "as": "payments"},
@@ -114,7 +119,10 @@ def test_exporters_are_ordered_before_importers() -> None:
 
 def test_a_type_mismatch_is_a_conflict_and_stays_unbound() -> None:
     producer = template(
-        "producer", exports={"rows": ""}, export_types={"rows": "list"}, vars_defaults={"records": []}
+        "producer",
+        exports={"rows": ""},
+        export_types={"rows": "list"},
+        vars_defaults={"records": []},
     )
     consumer = template(
         "consumer", imports={"rows": "table"}, exports={"out": ""}, source="${vars.rows}"
@@ -158,7 +166,9 @@ def test_two_earlier_exporters_make_the_import_ambiguous() -> None:
 
 
 def test_explicit_bindings_to_vars_and_bad_bindings() -> None:
-    consumer = template("consumer", imports={"rows": "table"}, exports={"out": ""}, source="${vars.rows}")
+    consumer = template(
+        "consumer", imports={"rows": "table"}, exports={"out": ""}, source="${vars.rows}"
+    )
     result = compose_templates(
         [consumer], CATALOG, plan_id="p", bindings={"consumer.rows": "${vars.my_rows}"}
     )
@@ -189,7 +199,9 @@ def test_vars_with_different_defaults_clash_and_are_renamed() -> None:
     one = template("one", exports={"x": ""}, vars_defaults={"records": [], "limit": 1})
     two = template("two", exports={"y": ""}, vars_defaults={"records": [], "limit": 2})
     for spec in (one, two):
-        spec.graph_snippet[0]["in"]["conditions"] = [{"col": "金額", "op": ">=", "value": "${vars.limit}"}]
+        spec.graph_snippet[0]["in"]["conditions"] = [
+            {"col": "金額", "op": ">=", "value": "${vars.limit}"}
+        ]
     result = compose_templates([one, two], CATALOG, plan_id="p")
     assert [(c.code, c.name, c.templates) for c in result.conflicts] == [
         ("VAR_CLASH", "limit", ("one", "two"))
@@ -237,8 +249,12 @@ def test_references_inside_text_and_loop_bodies_are_rewritten() -> None:
             ],
         }
     )
-    producer = template("producer", exports={"groups": ""}, export_types={"groups": "list"},
-                        vars_defaults={"records": []})
+    producer = template(
+        "producer",
+        exports={"groups": ""},
+        export_types={"groups": "list"},
+        vars_defaults={"records": []},
+    )
     result = compose_templates([spec, producer], CATALOG, plan_id="p")
     loop = result.plan["graph"][1]
     assert loop["id"] == "groups__each"

@@ -48,7 +48,11 @@ from keiri_agent.plans.dsl.references import (
 
 SEPARATOR = "__"
 COMPOSE_VERSION = "0.1.0"
-COMPOSE_POLICY: dict[str, Any] = {"on_error": "halt", "retries": 0, "timeout_ms": DEFAULT_TIMEOUT_MS}
+COMPOSE_POLICY: dict[str, Any] = {
+    "on_error": "halt",
+    "retries": 0,
+    "timeout_ms": DEFAULT_TIMEOUT_MS,
+}
 """Policy of a composed Plan: stop at the first error, no retries, the default timeout
 per node attempt (``plans.dsl.models.DEFAULT_TIMEOUT_MS``)."""
 
@@ -197,9 +201,10 @@ class _Composer:
             layout += [prefixed(template.id, node_id) for node_id in (suggested or top)]
             for alias, export in template.exports.items():
                 exports.append(
-                    {"from": _prefix_source(template, export.source), "as": self.export_names[
-                        (template.id, alias)
-                    ]}
+                    {
+                        "from": _prefix_source(template, export.source),
+                        "as": self.export_names[(template.id, alias)],
+                    }
                 )
             seen.append(template)
         self._check_bindings()

@@ -15,6 +15,7 @@ each export's type agrees with the JSON schema of the output it names.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -27,10 +28,15 @@ from pydantic import ValidationError
 
 from keiri_agent.errors import UserInputError
 from keiri_agent.plans.catalog.catalog import BlockCatalog, CatalogError
-from keiri_agent.plans.catalog.port_types import compatible, describe_types, schema_types
+from keiri_agent.plans.catalog.port_types import (
+    compatible,
+    describe_types,
+    schema_types,
+    sub_schema,
+)
 from keiri_agent.plans.check.validator import PlanValidator
 from keiri_agent.plans.design.models import TemplateSpec
-from keiri_agent.plans.dsl.models import BlockNode, LoopNode, Plan
+from keiri_agent.plans.dsl.models import BlockNode, Plan
 from keiri_agent.plans.dsl.references import (
     Reference,
     ReferenceError_,
@@ -194,9 +200,7 @@ class TemplateLibrary:
                 )
                 index.upsert(template.id, [chunk])
             self._index = index
-        return [
-            (self._templates[hit.chunk.id], hit.score) for hit in self._index.search(text, k=k)
-        ]
+        return [(self._templates[hit.chunk.id], hit.score) for hit in self._index.search(text, k=k)]
 
 
 def search_text(template: TemplateSpec) -> str:
@@ -311,7 +315,9 @@ def _check_export(
     try:
         reference = parse_reference(source)
     except ReferenceError_:
-        add("TEMPLATE_EXPORT", f"from {source!r} は <ノード>.<出力名> の形で書いてください。", where)
+        add(
+            "TEMPLATE_EXPORT", f"from {source!r} は <ノード>.<出力名> の形で書いてください。", where
+        )
         return
     node = nodes.get(reference.root)
     if node is None or not reference.path:
@@ -322,10 +328,8 @@ def _check_export(
             where,
         )
         return
-    if isinstance(node, LoopNode):
-        return
     if not isinstance(node, BlockNode):
-        return
+        return  # a loop's or subflow's outputs have no block schema to compare with
     alias_name = str(reference.path[0])
     outputs = node.outputs or None
     output = _output_port(node, alias_name)
@@ -359,8 +363,6 @@ def _check_export_type(
     catalog: BlockCatalog,
     add: Any,
 ) -> None:
-    from keiri_agent.plans.catalog.port_types import sub_schema
-
     try:
         spec = catalog.resolve(node.block)
         schema = spec.output_schema(port)
@@ -399,8 +401,6 @@ def pydantic_messages(error: ValidationError) -> list[str]:
 
 
 def _close_ids(template_id: str, templates: Iterable[str]) -> list[str]:
-    import difflib
-
     return difflib.get_close_matches(template_id, list(templates), n=3, cutoff=0.5)
 
 
@@ -483,9 +483,7 @@ def _parse(
     try:
         loaded = yaml.safe_load(data.decode("utf-8"))
     except UnicodeDecodeError:
-        problems.append(
-            TemplateProblem("TEMPLATE_FILE", "UTF-8 で保存してください。", source)
-        )
+        problems.append(TemplateProblem("TEMPLATE_FILE", "UTF-8 で保存してください。", source))
         return None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
@@ -518,7 +516,8 @@ def _parse(
         problems.append(
             TemplateProblem(
                 "TEMPLATE_NAME",
-                f"id {template.id!r} とファイル名 {stem!r} が違います（<id>.yaml にしてください）。",
+                f"id {template.id!r} とファイル名 {stem!r} が違います"
+                "（<id>.yaml にしてください）。",
                 source,
                 template.id,
             )
