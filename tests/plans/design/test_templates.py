@@ -196,3 +196,14 @@ def test_validate_reports_export_type_disagreeing_with_the_block_output() -> Non
         validate_template(spec(exports={"high": {"type": "list", "from": "pick.high"}}), CATALOG)
         == []
     )
+
+
+def test_from_settings_reads_the_workspace_designs_templates(tmp_path: Path) -> None:
+    from keiri_agent.config import Settings
+
+    write(tmp_path / "designs" / "templates", "filter/high_value.yaml", FILTER_TEMPLATE)
+    library = TemplateLibrary.from_settings(Settings(home=tmp_path))
+    assert "high_value" in library and "filter_rows" in library
+    assert library.source_of("high_value") == str(
+        tmp_path.resolve() / "designs" / "templates" / "filter" / "high_value.yaml"
+    )

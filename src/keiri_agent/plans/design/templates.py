@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import ValidationError
@@ -45,10 +45,14 @@ from keiri_agent.plans.dsl.references import (
 )
 from keiri_agent.search.keyword import KeywordIndex
 from keiri_agent.search.models import Chunk, Source
+from keiri_agent.workspace import Workspace
+
+if TYPE_CHECKING:
+    from keiri_agent.config import Settings
 
 BUNDLED_PACKAGE = "keiri_agent.design_templates"
-WORKSPACE_FOLDER = Path("designs") / "templates"
-"""Where a workspace keeps its templates, relative to ``settings.home``."""
+TEMPLATES_FOLDER = "templates"
+"""Where a workspace keeps its templates, inside its ``designs/`` folder."""
 TEMPLATE_SUFFIXES = (".yaml", ".yml")
 MAX_TEMPLATE_BYTES = 256 * 1024
 """A template file larger than this is skipped (a snippet is a few nodes)."""
@@ -152,9 +156,9 @@ class TemplateLibrary:
         return cls(found.values(), sources=sources, problems=problems, overrides=overrides)
 
     @classmethod
-    def for_workspace(cls, home: Path) -> TemplateLibrary:
-        """Bundled templates plus ``<home>/designs/templates``."""
-        return cls.load([Path(home) / WORKSPACE_FOLDER])
+    def from_settings(cls, settings: Settings) -> TemplateLibrary:
+        """Bundled templates plus the workspace's ``designs/templates``."""
+        return cls.load([Workspace.from_settings(settings).designs / TEMPLATES_FOLDER])
 
     def get(self, template_id: str) -> TemplateSpec:
         template = self._templates.get(template_id)
