@@ -5,9 +5,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 import yaml
 
 from keiri_agent.config import Settings
+from keiri_agent.errors import UserInputError
 from keiri_agent.plans.catalog import BlockCatalog
 from keiri_agent.plans.design.compose import COMPOSE_POLICY, compose_templates
 from keiri_agent.plans.design.models import ComposeResult, TemplateSpec
@@ -274,3 +276,9 @@ def test_a_template_whose_block_is_missing_is_reported() -> None:
     result = compose_templates([spec, spec], CATALOG, plan_id="p")
     assert [c.code for c in result.conflicts] == ["UNKNOWN_BLOCK", "DUPLICATE_TEMPLATE"]
     assert len(result.plan["graph"]) == 1
+
+
+def test_no_template_is_a_user_error() -> None:
+    with pytest.raises(UserInputError) as caught:
+        compose_templates([], CATALOG, plan_id="p")
+    assert "テンプレート" in caught.value.message

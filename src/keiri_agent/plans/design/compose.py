@@ -30,6 +30,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from keiri_agent.errors import UserInputError
 from keiri_agent.plans.catalog.catalog import BlockCatalog
 from keiri_agent.plans.design.models import (
     ComposeConflict,
@@ -77,8 +78,15 @@ def compose_templates(
     """One Plan mapping from ``templates`` (see the module docstring for the rules).
 
     ``catalog``: a template whose blocks it lacks is reported (``UNKNOWN_BLOCK``) and
-    still composed, so ``check()`` names the node at fault.
+    still composed, so ``check()`` names the node at fault. No template at all is a
+    ``UserInputError`` (a Plan needs at least one node).
     """
+    if not templates:
+        raise UserInputError(
+            "テンプレートが選ばれていません。",
+            hint="組み合わせるテンプレートを 1 つ以上選んでください。",
+            code="NO_TEMPLATES",
+        )
     conflicts: list[ComposeConflict] = []
     unique: list[TemplateSpec] = []
     for template in templates:
