@@ -46,6 +46,7 @@ from keiri_agent.plans.dsl.references import (
     rewrite_references,
     split_template,
 )
+from keiri_agent.plans.issues import IssueCode
 
 SEPARATOR = "__"
 COMPOSE_VERSION = "0.1.0"
@@ -104,7 +105,7 @@ def compose_templates(
         if absent:
             conflicts.append(
                 ComposeConflict(
-                    "UNKNOWN_BLOCK",
+                    IssueCode.UNKNOWN_BLOCK,
                     f"テンプレート {template.id} のブロック {', '.join(absent)} が"
                     "このカタログにありません。",
                     (template.id,),
@@ -146,7 +147,7 @@ def _order(
             names = ", ".join(t.id for t in remaining)
             conflicts.append(
                 ComposeConflict(
-                    "CYCLE",
+                    IssueCode.CYCLE,
                     f"テンプレート {names} が互いの出力を入力にしていて順序を決められません。"
                     "選んだ順に並べ、循環する入力は未接続のままにします。",
                     tuple(t.id for t in remaining),
