@@ -45,7 +45,7 @@ PlanSource = Plan | Mapping[str, Any] | str | ValidationReport | Sequence[Valida
 
 FILE_BLOCKS: dict[str, tuple[str, str]] = {
     "excel.read_data": ("workbook", ".xlsx,.xlsm"),
-    "csv.read": ("data", ".csv,.txt"),
+    "csv.read": ("file", ".csv,.txt"),
     "file.parse_zip_2tier": ("zip_bytes", ".zip"),
     "document.extract_text": ("file", ".pdf,.docx,.xlsx,.txt,.md"),
 }

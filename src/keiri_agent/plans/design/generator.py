@@ -1,0 +1,301 @@
+"""``generate_plan`` (seed 003 §5): the one entry point of Plan generation.
+
+It chooses how a Plan is made and hands back a ``GeneratedPlan`` that is already
+checked (loader + validator) and dry-run, with the requirements the Design chat asks:
+
+========================  =====================================================
+situation                 what happens (``GeneratedPlan.reasoning`` starts with)
+========================  =====================================================
+``apply_mode="compose"``  the selected templates are composed mechanically, no LLM
+                          (``compose``)
+no chat model (offline)   the selected templates are composed, or else the
+                          templates the instruction finds (``offline-compose``);
+                          an instruction no template covers gets no Plan, a clear
+                          message and the candidate blocks — never an invented Plan
+a chat model              ``LLMDesigner``: two stages, check, self-repair
+                          (``structured``); ``hint`` shows the selected templates
+                          to the model, ``llm-only`` does not
+the LLM fails             the error is raised as it is, unless ``options.fallback``
+                          (``KEIRI_AGENT_LLM_FALLBACK``): then the safe fallback
+                          Plan (``fallback``), the error named in the warnings
+========================  =====================================================
+
+Candidates come from the ``BlockRetriever`` (Top-K per category, pinned blocks
+always) unless the caller passes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from keiri_agent.errors import LLMError, UserInputError
+from keiri_agent.plans.design.compose import compose_templates
+from keiri_agent.plans.design.documents import digest_documents
+from keiri_agent.plans.design.fallback import build_fallback_plan
+from keiri_agent.plans.design.models import (
+    APPLY_MODES,
+    BlockCandidate,
+    ComposeResult,
+    DesignDocument,
+    DesignEngineOptions,
+    DocumentDigest,
+    GeneratedPlan,
+    TemplateSpec,
+)
+from keiri_agent.plans.design.offline import design_offline
+from keiri_agent.plans.design.requirements import build_requirements
+from keiri_agent.plans.design.retrieval import BlockRetriever
+from keiri_agent.plans.design.templates import TemplateLibrary
+from keiri_agent.plans.dsl.loader import check_plan_text
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from keiri_agent.events import EventCallback
+    from keiri_agent.plans.catalog import BlockCatalog
+    from keiri_agent.plans.engine import PlanEngine
+
+MAX_INSTRUCTION_CHARS = 4_000
+DEFAULT_PLAN_ID = "generated_plan"
+OFFLINE_NOTE = (
+    "LLM が設定されていないため、テンプレートを機械的に組み合わせて Plan を作りました（オフライン）。"
+)
+
+
+def generate_plan(
+    instruction: str,
+    documents_text: DocumentDigest | Sequence[str] | None,
+    registry: BlockCatalog,
+    options: DesignEngineOptions | None = None,
+    selected_templates: Sequence[str] | None = None,
+    apply_mode: str = "hint",
+    *,
+    engine: PlanEngine,
+    model: BaseChatModel | None = None,
+    library: TemplateLibrary | None = None,
+    retriever: BlockRetriever | None = None,
+    candidates: Sequence[BlockCandidate] | None = None,
+    plan_id: str | None = None,
+    on_event: EventCallback | None = None,
+) -> GeneratedPlan:
+    """A checked Plan for ``instruction`` (see the module doc for the paths).
+
+    ``documents_text`` is a ``DocumentDigest`` (from ``documents.digest_documents``) or
+    plain texts; ``model`` None means the offline provider.
+
+    Raises:
+        UserInputError: An empty or oversized instruction, an unknown apply mode or
+            template id, ``compose`` without templates.
+        LLMError: The model failed and ``options.fallback`` is off.
+    """
+    options = options or DesignEngineOptions()
+    instruction = _checked_instruction(instruction)
+    if apply_mode not in APPLY_MODES:
+        raise UserInputError(
+            f"適用モード {apply_mode!r} は使えません",
+            hint="hint（テンプレートを参考に LLM が生成）、compose（テンプレートを機械的に合成）、"
+            "llm-only（テンプレートを使わない）のいずれかを指定してください",
+            code="DESIGN_APPLY_MODE",
+        )
+    digest = _digest(documents_text, options)
+    library = library if library is not None else TemplateLibrary.load()
+    templates = [library.get(template_id) for template_id in selected_templates or ()]
+    if candidates is None:
+        retriever = retriever or BlockRetriever(registry)
+        candidates = retriever.search(
+            instruction if not digest.provided else f"{instruction}\n{digest.text[:1_000]}",
+            per_category=options.topk_per_category,
+            total=options.topk_total,
+            pinned=options.pinned_blocks,
+        )
+    candidates = list(candidates)
+
+    if apply_mode == "compose":
+        if not templates:
+            raise UserInputError(
+                "compose にはテンプレートを 1 つ以上選んでください",
+                hint="テンプレートを選ぶか、適用モードを hint / llm-only にしてください",
+                code="DESIGN_NO_TEMPLATES",
+            )
+        result = _composed(templates, registry, engine, plan_id, "compose", digest, candidates)
+    elif model is None:
+        result = _offline(instruction, templates, library, registry, engine, plan_id, digest)
+        result.candidates = candidates
+    else:
+        result = _with_llm(
+            instruction, digest, candidates, templates, apply_mode, options, engine, model,
+            plan_id, on_event,
+        )  # fmt: skip
+    result.apply_mode = apply_mode
+    if result.plan is not None or result.yaml_text:
+        questions = {str(q["var"]): q for q in result.questions if q.get("var")}
+        source: Any = result.yaml_text
+        result.requirements = build_requirements(source, catalog=registry, var_questions=questions)
+    return result
+
+
+def _checked_instruction(instruction: str) -> str:
+    text = (instruction or "").strip()
+    if not text:
+        raise UserInputError(
+            "指示が空です",
+            hint="作りたい業務手順を文章で書いてください（例: 請求書ZIPと入金明細Excelを照合して"
+            "差異をExcelに出力）",
+            code="DESIGN_EMPTY_INSTRUCTION",
+        )
+    if len(text) > MAX_INSTRUCTION_CHARS:
+        raise UserInputError(
+            f"指示が長すぎます（{len(text):,} 文字、上限 {MAX_INSTRUCTION_CHARS:,} 文字）",
+            hint="手順の要点だけを書き、詳しい規程や手順書は参考ドキュメントとして添付してください",
+            code="DESIGN_INSTRUCTION_TOO_LONG",
+        )
+    return text
+
+
+def _digest(
+    documents_text: DocumentDigest | Sequence[str] | None, options: DesignEngineOptions
+) -> DocumentDigest:
+    if isinstance(documents_text, DocumentDigest):
+        return documents_text
+    documents = [
+        DesignDocument(name=f"文書{number}", text=text)
+        for number, text in enumerate(documents_text or (), start=1)
+        if text and text.strip()
+    ]
+    return digest_documents(documents, max_chars=options.max_docs_chars)
+
+
+def _checked(
+    plan_dict: dict[str, Any], engine: PlanEngine, reasoning: str, **fields: Any
+) -> GeneratedPlan:
+    """The YAML of ``plan_dict`` checked and, when it validates, dry-run."""
+    yaml_text = yaml.safe_dump(plan_dict, allow_unicode=True, sort_keys=False)
+    loaded = check_plan_text(yaml_text)
+    report = engine.check(yaml_text)
+    dry_run = engine.dry_run(loaded.plan) if loaded.plan is not None and report.ok else None
+    return GeneratedPlan(
+        plan=loaded.plan,
+        yaml_text=yaml_text,
+        reasoning=reasoning,
+        report=report,
+        dry_run=dry_run,
+        **fields,
+    )
+
+
+def _composed(
+    templates: Sequence[TemplateSpec],
+    registry: BlockCatalog,
+    engine: PlanEngine,
+    plan_id: str | None,
+    reasoning: str,
+    digest: DocumentDigest,
+    candidates: list[BlockCandidate],
+) -> GeneratedPlan:
+    composed = compose_templates(templates, registry, plan_id=plan_id or DEFAULT_PLAN_ID)
+    return _from_compose(composed, engine, reasoning, [t.id for t in templates], digest, candidates)
+
+
+def _from_compose(
+    composed: ComposeResult,
+    engine: PlanEngine,
+    reasoning: str,
+    template_ids: list[str],
+    digest: DocumentDigest,
+    candidates: list[BlockCandidate],
+    notes: Sequence[str] = (),
+) -> GeneratedPlan:
+    warnings = [*notes, *(conflict.message for conflict in composed.conflicts), *digest.warnings]
+    if composed.unbound:
+        warnings.append(
+            "テンプレートの入力のうち、つながる出力が無いものを変数にしました: "
+            + ", ".join(composed.unbound)
+            + "（設計チャットで値を決めてください）"
+        )
+    return _checked(
+        composed.plan,
+        engine,
+        reasoning,
+        templates=template_ids,
+        conflicts=list(composed.conflicts),
+        candidates=candidates,
+        warnings=warnings,
+    )
+
+
+def _offline(
+    instruction: str,
+    templates: Sequence[TemplateSpec],
+    library: TemplateLibrary,
+    registry: BlockCatalog,
+    engine: PlanEngine,
+    plan_id: str | None,
+    digest: DocumentDigest,
+) -> GeneratedPlan:
+    if templates:
+        composed = compose_templates(templates, registry, plan_id=plan_id or DEFAULT_PLAN_ID)
+        result = _from_compose(
+            composed, engine, "offline-compose: selected templates", [t.id for t in templates],
+            digest, [], notes=[OFFLINE_NOTE],
+        )  # fmt: skip
+        result.offline = True
+        return result
+    design = design_offline(instruction, library, registry, plan_id=plan_id or DEFAULT_PLAN_ID)
+    if design.result is None:
+        return GeneratedPlan(
+            plan=None,
+            yaml_text="",
+            reasoning="offline: no template covers the instruction",
+            offline=True,
+            warnings=[design.message, *design.notes, *digest.warnings],
+        )
+    chosen = "; ".join(f"{c.template_id} ({c.reason})" for c in design.chosen)
+    result = _from_compose(
+        design.result, engine, f"offline-compose: {chosen}",
+        [c.template_id for c in design.chosen], digest, [], notes=[design.message, *design.notes],
+    )  # fmt: skip
+    result.offline = True
+    return result
+
+
+def _with_llm(
+    instruction: str,
+    digest: DocumentDigest,
+    candidates: list[BlockCandidate],
+    templates: Sequence[TemplateSpec],
+    apply_mode: str,
+    options: DesignEngineOptions,
+    engine: PlanEngine,
+    model: BaseChatModel,
+    plan_id: str | None,
+    on_event: EventCallback | None,
+) -> GeneratedPlan:
+    from keiri_agent.plans.design.llm_designer import LLMDesigner
+
+    designer = LLMDesigner(model, engine, options, on_event=on_event)
+    try:
+        result = designer.design(
+            instruction,
+            digest,
+            candidates,
+            templates,
+            apply_mode="llm-only" if apply_mode == "llm-only" else "hint",
+        )
+    except LLMError as error:
+        if not options.fallback:
+            raise
+        fallback = build_fallback_plan(instruction, plan_id=plan_id, candidates=candidates)
+        return _checked(
+            fallback,
+            engine,
+            f"fallback: {error.code}",
+            candidates=candidates,
+            warnings=[
+                f"LLM による生成に失敗したため、安全な代替の Plan を返しました: {error.message}",
+                *digest.warnings,
+            ],
+        )
+    return result
