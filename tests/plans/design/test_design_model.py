@@ -86,7 +86,14 @@ def test_unknown_blocks_and_keys_do_not_validate() -> None:
     ("inputs", "valid"),
     [
         ({"evidence_data": "${p.e}", "output_schema": {"金額": "integer"}, "prompt": "抽出"}, True),
-        ({"evidence_data": "${p.e}", "output_schema": {"金額": "integer"}, "instruction": "抽出"}, True),
+        (
+            {
+                "evidence_data": "${p.e}",
+                "output_schema": {"金額": "integer"},
+                "instruction": "抽出",
+            },
+            True,
+        ),
         ({"evidence_data": "${p.e}", "output_schema": {"金額": "integer"}}, False),
         ({"evidence_data": "${p.e}", "output_schema": {}, "prompt": "抽出"}, False),
         ({"evidence_data": "${p.e}", "prompt": "抽出"}, False),
@@ -110,19 +117,37 @@ def test_to_plan_dict_maps_foreach_policy_and_declares_vars() -> None:
             "policy": {"on_error": "stop"},
             "vars": {"limit": 1000},
             "graph": [
-                {"id": "read", "block": "excel.read_data", "in": {"workbook": "${vars.book}"},
-                 "out": {"records": "rows"}},
+                {
+                    "id": "read",
+                    "block": "excel.read_data",
+                    "in": {"workbook": "${vars.book}"},
+                    "out": {"records": "rows"},
+                },
                 {
                     "id": "each",
                     "type": "loop",
                     "foreach": {"items": "${read.rows}", "var": "row"},
-                    "body": {"plan": {"graph": [
-                        {"id": "f", "block": "table.filter", "in": {"records": "${vars.rows}"}}
-                    ]}},
+                    "body": {
+                        "plan": {
+                            "graph": [
+                                {
+                                    "id": "f",
+                                    "block": "table.filter",
+                                    "in": {"records": "${vars.rows}"},
+                                }
+                            ]
+                        }
+                    },
                 },
             ],
-            "questions": [{"var": "sheet", "question": "どのシートですか？", "type": "select",
-                           "options": ["売上", "入金"]}],
+            "questions": [
+                {
+                    "var": "sheet",
+                    "question": "どのシートですか？",
+                    "type": "select",
+                    "options": ["売上", "入金"],
+                }
+            ],
         }
     )
     plan = to_plan_dict(design)
@@ -135,19 +160,34 @@ def test_to_plan_dict_maps_foreach_policy_and_declares_vars() -> None:
     assert loop["foreach"] == {"input": "${read.rows}", "itemVar": "row"}
     assert loop["body"]["plan"]["graph"][0]["block"] == "table.filter"
     assert plan["graph"][0] == {
-        "id": "read", "block": "excel.read_data", "in": {"workbook": "${vars.book}"},
+        "id": "read",
+        "block": "excel.read_data",
+        "in": {"workbook": "${vars.book}"},
         "out": {"records": "rows"},
     }
     assert questions_of(design) == [
-        {"var": "sheet", "question": "どのシートですか？", "type": "select", "options": ["売上", "入金"]}
+        {
+            "var": "sheet",
+            "question": "どのシートですか？",
+            "type": "select",
+            "options": ["売上", "入金"],
+        }
     ]
 
 
 def test_to_plan_dict_maps_while_loops() -> None:
     plan = to_plan_dict(
-        {"id": "w", "graph": [{"id": "again", "type": "loop",
-          "while": {"condition": {"expr": "${vars.n} < 3"}, "max_iterations": 3},
-          "body": {"plan": {"graph": [{"id": "t", "block": "text.join", "in": {}}]}}}]}
+        {
+            "id": "w",
+            "graph": [
+                {
+                    "id": "again",
+                    "type": "loop",
+                    "while": {"condition": {"expr": "${vars.n} < 3"}, "max_iterations": 3},
+                    "body": {"plan": {"graph": [{"id": "t", "block": "text.join", "in": {}}]}},
+                }
+            ],
+        }
     )
     node = plan["graph"][0]
     assert node["type"] == "loop" and "foreach" not in node

@@ -69,8 +69,7 @@ LLMApplyMode = Literal["hint", "llm-only"]
 FENCED_JSON = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
 SUGGEST_CHAT = "解決できなかった項目は、設計チャットで不足項目に答えると Plan に反映されます。"
 SUGGEST_TEMPLATE = (
-    "この手順に近いテンプレートを選ぶ（または designs/templates/ に追加する）と、"
-    "生成が安定します。"
+    "この手順に近いテンプレートを選ぶ（または designs/templates/ に追加する）と、生成が安定します。"
 )
 
 
@@ -318,7 +317,10 @@ class LLMDesigner:
             raise LLMError(
                 "LLM の回答が Plan の形式に合いませんでした",
                 hint="指示を短く具体的にするか、より高性能なモデルを設定して再実行してください",
-                details={"schema": schema.__name__, "validation_error": describe_validation_error(invalid)},
+                details={
+                    "schema": schema.__name__,
+                    "validation_error": describe_validation_error(invalid),
+                },
             ) from None
 
 
