@@ -64,6 +64,12 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+def _model(name: str, **definition: Any) -> type[BaseModel]:
+    """``pydantic.create_model`` for field definitions built at run time (the fields and
+    ``__config__``/``__base__``/``__validators__``/``__doc__`` as keywords)."""
+    return create_model(name, **definition)
+
+
 class DesignQuestion(_Strict):
     """Something the model could not settle: asked in the Design chat, answered into vars."""
 
@@ -140,7 +146,7 @@ def _port_model(
         default: Any = ... if port in needed else None
         fields[f"p{index}"] = (Any, Field(default, alias=port, description=description[:300]))
     config = ConfigDict(extra="forbid", populate_by_name=True)
-    return create_model(name, __config__=config, **fields)
+    return _model(name, __config__=config, **fields)
 
 
 def _out_model(name: str, spec: BlockSpec) -> type[BaseModel]:
@@ -154,7 +160,7 @@ def _out_model(name: str, spec: BlockSpec) -> type[BaseModel]:
         for index, (port, ports) in enumerate(spec.outputs.items())
     }
     config = ConfigDict(extra="forbid", populate_by_name=True)
-    return create_model(name, __config__=config, **fields)
+    return _model(name, __config__=config, **fields)
 
 
 def _model_name(block_id: str) -> str:
@@ -175,7 +181,7 @@ def _in_model(spec: BlockSpec) -> type[BaseModel]:
     if spec.id != LLM_BLOCK:
         return _port_model(name, spec.inputs)
     base = _port_model(f"{name}Ports", spec.inputs, required=["output_schema"])
-    return create_model(
+    return _model(
         name,
         __base__=base,
         __validators__={"_prompt": model_validator(mode="after")(_require_prompt)},
@@ -185,12 +191,12 @@ def _in_model(spec: BlockSpec) -> type[BaseModel]:
 def block_node_model(spec: BlockSpec) -> type[BaseModel]:
     """The node model of one block: ``block`` fixed, ``in``/``out`` keys whitelisted."""
     stem = _model_name(spec.id)
-    return create_model(
+    return _model(
         f"{stem}Node",
         __config__=ConfigDict(extra="forbid", populate_by_name=True),
         __doc__=(spec.description or spec.id).strip().splitlines()[0][:200],
         id=(str, Field(pattern=NODE_ID_PATTERN, max_length=100)),
-        block=(Literal[spec.id], ...),  # type: ignore[valid-type]
+        block=(Literal[spec.id], ...),
         description=(str | None, None),
         inputs=(_in_model(spec), Field(alias="in")),
         outputs=(_out_model(f"{stem}Out", spec) | None, Field(None, alias="out")),
@@ -212,6 +218,11 @@ def _union(members: Sequence[tuple[str, type[BaseModel]]]) -> Any:
     return Annotated[_or(tagged), Discriminator(_node_tag)]
 
 
+def _list_of(item: Any) -> Any:
+    """``list[item]`` for a type built at run time."""
+    return list[item]
+
+
 def _or(types: Sequence[Any]) -> Any:
     result = types[0]
     for item in types[1:]:
@@ -225,14 +236,14 @@ def build_design_model(specs: Sequence[BlockSpec]) -> type[BaseModel]:
         raise ValueError("build_design_model needs at least one block")
     block_members = [(spec.id, block_node_model(spec)) for spec in specs]
     body_node = _union(block_members)
-    body_plan = create_model(
+    body_plan = _model(
         "DesignBodyPlan",
         __config__=ConfigDict(extra="forbid"),
-        graph=(list[body_node], Field(min_length=1)),  # type: ignore[valid-type]
+        graph=(_list_of(body_node), Field(min_length=1)),
         exports=(list[DesignExport], Field(default_factory=list)),
     )
-    body = create_model("DesignBody", __config__=ConfigDict(extra="forbid"), plan=(body_plan, ...))
-    loop = create_model(
+    body = _model("DesignBody", __config__=ConfigDict(extra="forbid"), plan=(body_plan, ...))
+    loop = _model(
         "DesignLoopNode",
         __config__=ConfigDict(extra="forbid", populate_by_name=True),
         __doc__="A loop: exactly one of foreach / while; the body runs per item.",
@@ -246,7 +257,7 @@ def build_design_model(specs: Sequence[BlockSpec]) -> type[BaseModel]:
         out=(DesignLoopOut | None, None),
         when=(DesignCondition | None, None),
     )
-    subflow = create_model(
+    subflow = _model(
         "DesignSubflowNode",
         __config__=ConfigDict(extra="forbid"),
         __doc__="Calls another registered Plan (designs/<plan_id>.yaml).",
@@ -258,7 +269,7 @@ def build_design_model(specs: Sequence[BlockSpec]) -> type[BaseModel]:
         when=(DesignCondition | None, None),
     )
     node = _union([*block_members, ("loop", loop), ("subflow", subflow)])
-    return create_model(
+    return _model(
         "LLMDesignModel",
         __config__=ConfigDict(extra="forbid"),
         __doc__="A business procedure as a Plan graph (blocks, loops, subflows) and its vars.",
@@ -267,7 +278,7 @@ def build_design_model(specs: Sequence[BlockSpec]) -> type[BaseModel]:
         vars=(dict[str, Any], Field(default_factory=dict)),
         policy=(DesignPolicy | None, None),
         ui=(DesignUI | None, None),
-        graph=(list[node], Field(min_length=1)),  # type: ignore[valid-type]
+        graph=(_list_of(node), Field(min_length=1)),
         questions=(list[DesignQuestion], Field(default_factory=list)),
     )
 
@@ -282,20 +293,20 @@ def build_skeleton_model(block_ids: Sequence[str]) -> type[BaseModel]:
     """Stage 1's ``DesignSkeleton``: the flow as steps over exactly these blocks."""
     if not block_ids:
         raise ValueError("build_skeleton_model needs at least one block")
-    step = create_model(
+    step = _model(
         "SkeletonStep",
         __config__=ConfigDict(extra="forbid"),
-        block=(Literal[tuple(block_ids)], ...),  # type: ignore[valid-type]
+        block=(Literal[tuple(block_ids)], ...),
         purpose=(str, Field(min_length=1, description="what this step does, in Japanese")),
         loop=(Literal["none", "foreach", "while"], "none"),
         subflow=(bool, False),
         ui=(bool, Field(False, description="the step asks the user (upload, input, approval)")),
     )
-    return create_model(
+    return _model(
         "DesignSkeleton",
         __config__=ConfigDict(extra="forbid"),
         __doc__="The flow of the procedure: input -> transformation -> output steps.",
-        steps=(list[step], Field(min_length=1)),  # type: ignore[valid-type]
+        steps=(_list_of(step), Field(min_length=1)),
         notes=(str | None, None),
         questions=(list[DesignQuestion], Field(default_factory=list)),
     )

@@ -135,9 +135,8 @@ def template_contract(template: TemplateSpec) -> str:
     for name, port in template.imports.items():
         lines.append(f"  import {name}: {port.type} {_short(port.description)}".rstrip())
     for name, export in template.exports.items():
-        lines.append(
-            f"  export {name}: {export.type} ← {export.source} {_short(export.description)}".rstrip()
-        )
+        line = f"  export {name}: {export.type} ← {export.source} {_short(export.description)}"
+        lines.append(line.rstrip())
     return "\n".join(lines)
 
 
