@@ -11,7 +11,7 @@ import pytest
 from langchain_openai import ChatOpenAI
 
 from keiri_agent.config import Settings
-from keiri_agent.errors import LLMError
+from keiri_agent.errors import LLMError, UserInputError
 from keiri_agent.events import Event
 from keiri_agent.llm.testing import ScriptedChatModel, StubOpenAIServer
 from keiri_agent.plans.design.llm_designer import (
@@ -254,3 +254,31 @@ def test_end_to_end_over_the_stub_server(engine: PlanEngine) -> None:
     assert blocks == {"excel.read_data", "table.filter"}  # the skeleton's, nothing else
     assert all(r.body.get("max_completion_tokens") == 1234 for r in requests)
     assert result.plan is not None and [n.id for n in result.plan.graph] == ["read", "big"]
+
+
+def test_llm_only_ignores_templates_and_compose_is_refused(engine: PlanEngine) -> None:
+    template = TemplateSpec.model_validate(
+        {
+            "id": "sort_rows",
+            "title": "並べ替え",
+            "graph_snippet": [{"id": "s", "block": "text.join", "in": {}}],
+        }
+    )
+    model = ScriptedChatModel([SKELETON, GOOD])
+    result = designer(model, engine).design(
+        INSTRUCTION, DIGEST, candidates(engine), [template], apply_mode="llm-only"
+    )
+    assert result.ok and result.templates == [] and result.apply_mode == "llm-only"
+    assert "sort_rows" not in model.prompts[0] and "- text.join:" not in model.prompts[0]
+
+    hinted = ScriptedChatModel([SKELETON, GOOD])
+    designer(hinted, engine).design(INSTRUCTION, DIGEST, candidates(engine), [template])
+    assert "### sort_rows: 並べ替え" in hinted.prompts[0] and "- text.join:" in hinted.prompts[0]
+
+    with pytest.raises(UserInputError):
+        designer(ScriptedChatModel([]), engine).design(
+            INSTRUCTION,
+            DIGEST,
+            candidates(engine),
+            apply_mode="compose",  # type: ignore[arg-type]
+        )
