@@ -64,6 +64,7 @@ from keiri_agent.plans.design.repair import (
 )
 from keiri_agent.plans.dsl.loader import check_plan_text
 from keiri_agent.plans.engine import PlanEngine
+from keiri_agent.plans.issues import IssueCode
 
 LLMApplyMode = Literal["hint", "llm-only"]
 FENCED_JSON = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
@@ -237,7 +238,7 @@ class LLMDesigner:
                 groups=errors_by_node(errors),
                 specs=self._excerpts(errors, graph, by_id),
                 contracts=[template_contract(template) for template in used],
-                changes=diff_nodes(previous_graph or [], graph),
+                changes=changes if previous_graph is not None else diff_nodes([], graph),
                 previous_yaml=yaml_text,
             )
             design, via = self._ask(
@@ -283,7 +284,7 @@ class LLMDesigner:
         wanted = blocks_at_fault(errors, graph)
         for error in errors:
             details = error.get("details") or {}
-            if error.get("code") == "UNKNOWN_BLOCK" and details.get("closest"):
+            if error.get("code") == IssueCode.UNKNOWN_BLOCK and details.get("closest"):
                 wanted.append(str(details["closest"]))
         return [spec_excerpt(by_id[block]) for block in dict.fromkeys(wanted) if block in by_id]
 
