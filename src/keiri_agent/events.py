@@ -8,8 +8,8 @@ them::
     Event(source="plan", kind="node_complete", run_id="run_1a2b…", seq=7,
           timestamp="2026-01-01T10:00:01.250Z", payload={"node_id": "parse", …})
 
-- ``source`` says which part produced it (``analysis``, ``helpdesk``, ``plan``,
-  ``research``); ``kind`` is the part's own event name (the Plan runner's are listed in
+- ``source`` says which part produced it (``analysis``, ``design``, ``helpdesk``,
+  ``plan``, ``research``); ``kind`` is the part's own event name (the Plan runner's are listed in
   ``plans.run.run_log.EVENT_NAMES``).
 - ``run_id`` is the run, turn or thread the event belongs to.
 - ``seq`` increases by one per event of one ``run_id`` and never repeats, so a consumer
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-EventSource = Literal["analysis", "helpdesk", "plan", "research"]
+EventSource = Literal["analysis", "design", "helpdesk", "plan", "research"]
 
 
 _second: list[Any] = [None, ""]

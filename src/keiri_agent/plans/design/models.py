@@ -318,6 +318,9 @@ class GeneratedPlan:
     conflicts: list[ComposeConflict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     """Japanese notes for the user (documents skipped, offline mode, ...)."""
+    questions: list[dict[str, Any]] = field(default_factory=list)
+    """What the model could not settle: ``{var, question, type, options}`` (Japanese
+    question; type as ``Requirement.type``), for the requirements builder."""
 
     @property
     def ok(self) -> bool:
