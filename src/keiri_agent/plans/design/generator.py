@@ -61,7 +61,8 @@ if TYPE_CHECKING:
 MAX_INSTRUCTION_CHARS = 4_000
 DEFAULT_PLAN_ID = "generated_plan"
 OFFLINE_NOTE = (
-    "LLM が設定されていないため、テンプレートを機械的に組み合わせて Plan を作りました（オフライン）。"
+    "LLM が設定されていないため、テンプレートを機械的に組み合わせて"
+    " Plan を作りました（オフライン）。"
 )
 
 

@@ -10,7 +10,8 @@ description, tags, category, and the names and descriptions of its inputs and ou
 * ``embedding``: one vector per block, embedded once per catalog version (a hash of each
   spec's ``id@version`` and of the text above — what is embedded — plus the model name)
   and cached in memory and, with ``cache_dir``, in ``block_embeddings_<hash>.json``
-  there; cosine similarity with the query's vector, min-max normalised over the catalog (the worst block 0, the best 1).
+  there; cosine similarity with the query's vector, min-max normalised over the catalog
+  (the worst block 0, the best 1).
 * ``hybrid``: ``(bm25_weight * bm25 + embedding_weight * embedding) / (sum of weights)``
   on the normalised scores (defaults 0.5 / 0.5), so the score stays in [0, 1].
 
