@@ -245,11 +245,15 @@ def test_two_long_documents_share_equally() -> None:
 @pytest.mark.parametrize(
     "documents",
     [
-        [],
         [DesignDocument(name="暗号.pdf", text="", failed=True, warnings=("暗号.pdf: 読めません",))],
         [doc("空白.txt", "  \n\t\n")],
     ],
 )
+def test_none_given_is_no_documents_without_a_warning() -> None:
+    digest = digest_documents([])
+    assert digest.text == NO_DOCUMENTS and digest.warnings == ()
+
+
 def test_nothing_readable_is_no_documents_with_a_warning(documents: list[DesignDocument]) -> None:
     digest = digest_documents(documents)
     assert digest.text == NO_DOCUMENTS and not digest.provided

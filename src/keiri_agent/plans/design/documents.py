@@ -206,6 +206,8 @@ def digest_documents(
         if lines:
             parts.append((document.name, lines))
     if not parts or max_chars <= 0:
+        if not documents:  # none given: nothing to warn about
+            return DocumentDigest(text=NO_DOCUMENTS)
         warnings.append(
             "参考資料から読み取れる文字がありませんでした。"
             "資料なしで生成します（必要なら文字を含むファイルを指定し直してください）。"

@@ -26,6 +26,7 @@ always) unless the caller passes them.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -176,13 +177,18 @@ def _checked(
     yaml_text = yaml.safe_dump(plan_dict, allow_unicode=True, sort_keys=False)
     loaded = check_plan_text(yaml_text)
     report = engine.check(yaml_text)
-    dry_run = engine.dry_run(loaded.plan) if loaded.plan is not None and report.ok else None
+    dry_run, seconds = None, None
+    if loaded.plan is not None and report.ok:
+        started = time.perf_counter()
+        dry_run = engine.dry_run(loaded.plan)
+        seconds = time.perf_counter() - started
     return GeneratedPlan(
         plan=loaded.plan,
         yaml_text=yaml_text,
         reasoning=reasoning,
         report=report,
         dry_run=dry_run,
+        dry_run_seconds=seconds,
         **fields,
     )
 

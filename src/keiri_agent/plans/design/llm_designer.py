@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -210,11 +211,11 @@ class LLMDesigner:
             yaml_text = yaml.safe_dump(plan_dict, allow_unicode=True, sort_keys=False)
             checked = check_plan_text(yaml_text)
             report = self.engine.check(yaml_text)
-            dry_run = (
-                self.engine.dry_run(checked.plan)
-                if checked.plan is not None and report.ok
-                else None
-            )
+            dry_run, dry_run_seconds = None, None
+            if checked.plan is not None and report.ok:
+                started = time.perf_counter()
+                dry_run = self.engine.dry_run(checked.plan)
+                dry_run_seconds = time.perf_counter() - started
             errors = collect_errors(report, dry_run)
             graph = plan_dict["graph"]
             changes = diff_nodes(previous_graph, graph) if previous_graph is not None else []
@@ -262,6 +263,7 @@ class LLMDesigner:
             templates=[template.id for template in used],
             warnings=warnings,
             questions=questions,
+            dry_run_seconds=dry_run_seconds,
         )
 
     def _specs(self, block_ids: Sequence[str]) -> list[BlockSpec]:

@@ -1,0 +1,279 @@
+"""Plan design for every surface: generate, check, register (seed 003).
+
+``DesignService`` wires ``plans.design`` from the settings once per surface (the CLI
+command, a browser session, the API): the template library (bundled + the
+workspace's ``designs/templates/``), the block retriever (BM25; hybrid with the
+configured embeddings provider, the catalog's vectors cached under ``.keiri/design/``),
+the chat model (none offline), the reference-document limits and the generation
+metrics (``logs/design_generations.jsonl``). The CLI, the 設計 page and the API call
+these methods and render what comes back; none of them holds design logic.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from keiri_agent.config import Settings
+from keiri_agent.errors import KeiriAgentError, UserInputError
+from keiri_agent.plans.design.documents import digest_documents, extract_design_documents
+from keiri_agent.plans.design.generator import generate_plan
+from keiri_agent.plans.design.metrics import (
+    METRICS_FILE,
+    generation_record,
+    record_generation,
+    summarize_generations,
+)
+from keiri_agent.plans.design.models import (
+    BlockCandidate,
+    DesignEngineOptions,
+    DocumentDigest,
+    GeneratedPlan,
+    TemplateSpec,
+)
+from keiri_agent.plans.design.retrieval import BlockRetriever
+from keiri_agent.plans.design.templates import TemplateLibrary
+from keiri_agent.plans.dsl.loader import check_plan_text
+from keiri_agent.plans.engine import PlanEngine
+from keiri_agent.workspace import Workspace
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from keiri_agent.events import EventCallback
+    from keiri_agent.plans.check.dry_run_report import DryRunReport
+    from keiri_agent.plans.issues import ValidationReport
+
+ModelFactory = Callable[[Settings], "BaseChatModel"]
+
+
+@dataclass(frozen=True)
+class DesignRequest:
+    """What a user asks the generator for."""
+
+    instruction: str
+    documents: Sequence[tuple[str, bytes]] = ()
+    """Reference documents as (file name, bytes)."""
+    templates: Sequence[str] = ()
+    apply_mode: str = "hint"
+    pinned: Sequence[str] = ()
+    """Blocks always offered to the model."""
+    fallback: bool | None = None
+    """None: the setting (KEIRI_AGENT_LLM_FALLBACK)."""
+    plan_id: str | None = None
+
+
+@dataclass
+class DesignCheck:
+    """検証/ドライラン of an edited Plan text."""
+
+    report: ValidationReport
+    dry_run: DryRunReport | None = None
+    dry_run_error: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.report.ok and self.dry_run is not None and self.dry_run.ok
+
+
+@dataclass
+class Generation:
+    """A generation and what the surfaces show next to it."""
+
+    result: GeneratedPlan
+    digest: DocumentDigest
+    seconds: float
+    metrics_path: Path | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class DesignService:
+    """Plan generation, checking and registration over one ``PlanEngine``."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        engine: PlanEngine | None = None,
+        *,
+        model_factory: ModelFactory | None = None,
+    ) -> None:
+        self.settings = settings
+        self.engine = engine or PlanEngine(settings)
+        self.workspace = Workspace.from_settings(settings)
+        self._model_factory = model_factory
+        self._library: TemplateLibrary | None = None
+        self._retriever: BlockRetriever | None = None
+
+    # --- what the generator draws on ---------------------------------------------------
+
+    @property
+    def offline(self) -> bool:
+        """True when no chat model is used (the offline provider, no factory given)."""
+        return self._model_factory is None and self.settings.is_offline
+
+    @property
+    def library(self) -> TemplateLibrary:
+        if self._library is None:
+            self._library = TemplateLibrary.from_settings(self.settings)
+        return self._library
+
+    def templates(self) -> list[TemplateSpec]:
+        return self.library.all()
+
+    def retriever(self) -> BlockRetriever:
+        if self._retriever is None:
+            embeddings = None
+            if not self.settings.is_offline:
+                from keiri_agent.llm.factory import embeddings as build_embeddings
+
+                embeddings = build_embeddings(self.settings)
+            self._retriever = BlockRetriever(
+                self.engine.catalog,
+                embeddings=embeddings,
+                cache_dir=self.workspace.state / "design",
+            )
+        return self._retriever
+
+    def candidates(self, instruction: str, pinned: Sequence[str] = ()) -> list[BlockCandidate]:
+        """Top-K candidate blocks for ``instruction`` (pinned ones always), as the model
+        would see them. Keyword search alone when the embeddings service fails."""
+        options = self.options(pinned=pinned)
+        text = instruction.strip()
+        if not text and not pinned:
+            return []
+        retriever = self.retriever()
+        try:
+            return retriever.search(
+                text or " ".join(pinned),
+                per_category=options.topk_per_category,
+                total=options.topk_total,
+                pinned=tuple(pinned),
+            )
+        except KeiriAgentError as error:
+            if error.code == "UNKNOWN_BLOCK" or retriever.embeddings is None:
+                raise
+            return retriever.search(
+                text,
+                per_category=options.topk_per_category,
+                total=options.topk_total,
+                pinned=tuple(pinned),
+                method="bm25",
+            )
+
+    def options(self, **overrides: Any) -> DesignEngineOptions:
+        pinned = tuple(overrides.pop("pinned", ()) or ())
+        return DesignEngineOptions.from_settings(self.settings, pinned_blocks=pinned, **overrides)
+
+    def read_documents(self, files: Sequence[tuple[str, bytes]]) -> DocumentDigest:
+        """Reference documents → the digest the prompt sees (never raises for a bad file)."""
+        documents = extract_design_documents(
+            files,
+            max_chars=self.settings.design_max_extract_chars,
+            max_pdf_pages=self.settings.design_max_pdf_pages,
+        )
+        return digest_documents(documents, max_chars=self.settings.design_max_docs_chars)
+
+    def model(self) -> BaseChatModel | None:
+        if self._model_factory is not None:
+            return self._model_factory(self.settings)
+        if self.settings.is_offline:
+            return None
+        from keiri_agent.llm.factory import chat_model
+
+        return chat_model(self.settings)
+
+    # --- generate, check, register -----------------------------------------------------
+
+    def generate(
+        self, request: DesignRequest, *, on_event: EventCallback | None = None
+    ) -> Generation:
+        """Generate a checked Plan; one metrics record is written whatever the outcome
+        (a failure is recorded, then raised)."""
+        started = time.perf_counter()
+        digest = self.read_documents(request.documents)
+        options = self.options(pinned=request.pinned)
+        if request.fallback is not None:
+            options = replace(options, fallback=request.fallback)
+        candidates = self.candidates(request.instruction, request.pinned)
+        try:
+            result = generate_plan(
+                request.instruction,
+                digest,
+                self.engine.catalog,
+                options,
+                list(request.templates),
+                request.apply_mode,
+                engine=self.engine,
+                model=self.model(),
+                library=self.library,
+                candidates=candidates,
+                plan_id=request.plan_id,
+                on_event=on_event,
+            )
+        except KeiriAgentError as error:
+            failed = GeneratedPlan(
+                plan=None,
+                yaml_text="",
+                reasoning=f"error: {error.code}",
+                apply_mode=request.apply_mode,
+                offline=self.offline,
+                candidates=candidates,
+            )
+            self._record(failed, request, time.perf_counter() - started)
+            raise
+        seconds = time.perf_counter() - started
+        path = self._record(result, request, seconds)
+        return Generation(result=result, digest=digest, seconds=seconds, metrics_path=path)
+
+    def _record(self, result: GeneratedPlan, request: DesignRequest, seconds: float) -> Path | None:
+        record = generation_record(
+            result,
+            instruction=request.instruction,
+            documents=[name for name, _ in request.documents],
+            total_seconds=seconds,
+            dry_run_seconds=result.dry_run_seconds,
+            plan_id=result.plan.id if result.plan is not None else request.plan_id,
+        )
+        try:
+            return record_generation(self.workspace.ensure(self.workspace.logs), record)
+        except OSError:
+            return None  # metrics never stop a generation
+
+    def check(self, yaml_text: str) -> DesignCheck:
+        """検証/ドライラン of an edited Plan text (the dry run only when it validates)."""
+        report = self.engine.check(yaml_text)
+        loaded = check_plan_text(yaml_text)
+        if not report.ok or loaded.plan is None:
+            return DesignCheck(report=report)
+        try:
+            return DesignCheck(report=report, dry_run=self.engine.dry_run(loaded.plan))
+        except KeiriAgentError as error:
+            return DesignCheck(report=report, dry_run_error=error.to_dict())
+
+    def register(self, yaml_text: str) -> Path:
+        """Save the Plan as ``designs/<plan_id>_<yyyymmddHHMM>.yaml`` (never overwriting).
+
+        Raises:
+            UserInputError: The Plan does not validate (code DESIGN_NOT_VALID, the
+                errors in ``details``).
+        """
+        report = self.engine.check(yaml_text)
+        loaded = check_plan_text(yaml_text)
+        if not report.ok or loaded.plan is None:
+            raise UserInputError(
+                f"Plan に {len(report.errors)} 件のエラーがあるため登録できません",
+                hint="「検証/ドライラン」でエラーを確認して直してから登録してください",
+                code="DESIGN_NOT_VALID",
+                details={"errors": [issue.to_dict() for issue in report.errors]},
+            )
+        return self.engine.store.register(loaded.plan)
+
+    def file_id(self, path: Path) -> str:
+        """The id the 実行 page and ``plan run`` use for a registered file."""
+        return path.relative_to(self.engine.store.designs_dir).with_suffix("").as_posix()
+
+    def metrics(self, last: int = 200) -> dict[str, Any]:
+        return summarize_generations(self.workspace.logs / METRICS_FILE, last=last)
