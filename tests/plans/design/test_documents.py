@@ -242,6 +242,11 @@ def test_two_long_documents_share_equally() -> None:
     assert abs(len(part_a) - len(part_b)) <= 2
 
 
+def test_none_given_is_no_documents_without_a_warning() -> None:
+    digest = digest_documents([])
+    assert digest.text == NO_DOCUMENTS and digest.warnings == ()
+
+
 @pytest.mark.parametrize(
     "documents",
     [
@@ -249,11 +254,6 @@ def test_two_long_documents_share_equally() -> None:
         [doc("空白.txt", "  \n\t\n")],
     ],
 )
-def test_none_given_is_no_documents_without_a_warning() -> None:
-    digest = digest_documents([])
-    assert digest.text == NO_DOCUMENTS and digest.warnings == ()
-
-
 def test_nothing_readable_is_no_documents_with_a_warning(documents: list[DesignDocument]) -> None:
     digest = digest_documents(documents)
     assert digest.text == NO_DOCUMENTS and not digest.provided
