@@ -268,3 +268,12 @@ def test_an_embeddings_failure_is_a_japanese_llm_error() -> None:
     with pytest.raises(LLMError) as caught:
         retriever.search("照合")
     assert "埋め込みモデル" in caught.value.message and "bm25" in (caught.value.hint or "")
+
+
+def test_a_candidate_reading_a_file_brings_the_block_that_collects_files(
+    builtin: BlockRetriever,
+) -> None:
+    query = "仕訳帳のExcelを読み込んで日付順に並べ替える"
+    ids = [c.block_id for c in builtin.search(query)]
+    assert "excel.read_data" in ids and "ui.interactive_input" in ids
+    assert builtin.bm25_scores(query)["ui.interactive_input"] == 0  # added for the file, not words

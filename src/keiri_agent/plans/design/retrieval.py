@@ -90,6 +90,10 @@ def _model_name(embeddings: Embeddings) -> str:
     return type(embeddings).__name__
 
 
+FILE_SOURCE = "ui.interactive_input"
+"""The block that brings a user's files into a Plan (its file fields)."""
+
+
 class BlockRetriever:
     """Finds the catalog's blocks that fit an instruction (see the module docstring)."""
 
@@ -294,7 +298,31 @@ class BlockRetriever:
                 continue
             per[category] = per.get(category, 0) + 1
             result.append(candidate(block_id, is_pinned=False))
+        return self._with_file_source(result, by_id, total, candidate)
+
+    def _with_file_source(
+        self,
+        result: list[BlockCandidate],
+        by_id: dict[str, BlockSpec],
+        total: int,
+        candidate: Any,
+    ) -> list[BlockCandidate]:
+        """Add the block that brings a user's files into a Plan (``FILE_SOURCE``) when a
+        candidate needs a file and it is not a candidate yet: a file reaches a Plan only
+        through it, so a Plan reading files needs it whatever the instruction's words.
+        It comes last, when the cap leaves room."""
+        if FILE_SOURCE not in by_id or any(c.block_id == FILE_SOURCE for c in result):
+            return result
+        if not any(_takes_file(by_id[c.block_id]) for c in result):
+            return result
+        if len(result) < total:
+            result.append(candidate(FILE_SOURCE, is_pinned=False))
         return result
+
+
+def _takes_file(spec: BlockSpec) -> bool:
+    """A required input without a JSON type: bytes, i.e. a file's content."""
+    return any("type" not in spec.input_schema(name) for name in spec.required_inputs())
 
 
 def _unique(values: Iterable[str]) -> list[str]:
