@@ -121,9 +121,9 @@ class PlanStore:
                 continue
             return path
         raise UserInputError(
-            f"plan {plan.id!r} was registered {_MAX_SAME_MINUTE} times in one minute",
+            f"Plan {plan.id!r} は 1 分間に {_MAX_SAME_MINUTE} 回登録されています",
             code="PLAN_REGISTER_LIMIT",
-            hint="wait a minute before registering again",
+            hint="1 分ほど待ってから登録し直してください",
         )
 
     def list(self) -> builtins.list[PlanEntry]:
