@@ -3,16 +3,52 @@ the 実行 page runs the registered Plan; an uncovered instruction; an invalid P
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
 
+from keiri_agent.config import Settings
+from keiri_agent.llm.testing import ScriptedChatModel
+from keiri_agent.services.design import DesignService
+
 APP = str(Path(__file__).resolve().parents[2] / "src" / "keiri_agent" / "ui" / "app.py")
 INSTRUCTION = "請求書ZIPと入金明細Excelを照合して差異をExcelに出力"
 UNCOVERED = "社員の誕生日を祝うメッセージを送る"
 CHAT_FORM = "design.chat.form.payments_sheet-response"
+# A scripted LLM design (as in tests/plans/design/test_llm_designer.py): the wiring stage
+# answers with an unknown block and an unknown input key, the repair fixes both.
+INSTRUCTION_LLM = "売上の Excel から金額 1,000 円以上の行を抜き出す"
+SKELETON: dict[str, Any] = {
+    "steps": [
+        {"block": "excel.read_data", "purpose": "売上の Excel を読む", "ui": False},
+        {"block": "table.filter", "purpose": "1,000 円以上の行を残す"},
+    ],
+}
+READ = {
+    "id": "read",
+    "block": "excel.read_data",
+    "in": {"workbook": "${vars.book}", "sheet": "売上"},
+    "out": {"records": "rows"},
+}
+FILTER = {
+    "id": "big",
+    "block": "table.filter",
+    "in": {"records": "${read.rows}", "conditions": [{"col": "金額", "op": ">=", "value": 1000}]},
+    "out": {"records": "rows"},
+}
+GOOD: dict[str, Any] = {"id": "big_sales", "graph": [READ, FILTER]}
+BAD: dict[str, Any] = {
+    "id": "big_sales",
+    "graph": [
+        {**READ, "block": "excel.read"},
+        {**FILTER, "in": {**FILTER["in"], "rows": "${read.rows}"}},
+    ],
+}
+BAD_FENCED = "こちらです。\n```json\n" + json.dumps(BAD, ensure_ascii=False) + "\n```"
 OTHER = """\
 apiVersion: v1
 id: another
@@ -182,3 +218,39 @@ def test_inputs_survive_a_visit_to_another_page(page: AppTest) -> None:
     assert page.text_area(key="design.editor").value == editor
     assert page.text_input(key=f"{CHAT_FORM}::payments_sheet").value == "入金明細"
     assert "設計チャット" in _texts(page)
+
+
+def test_repair_attempts_show_their_per_node_diff(page: AppTest, keiri_home: Path) -> None:
+    model = ScriptedChatModel([SKELETON, BAD, BAD_FENCED, GOOD])
+    settings = Settings(home=keiri_home, provider="offline")
+    page.session_state["design.service"] = DesignService(
+        settings, model_factory=lambda _settings: model
+    )
+    page.run()
+    assert "テンプレートの機械的な組み合わせ" not in _texts(page)  # an LLM is used
+    page.multiselect(key="design.pinned").select("excel.read_data").select("table.filter")
+    _generate(page, INSTRUCTION_LLM)
+    assert model.remaining == 0
+    text = _texts(page)
+    assert "**生成の方法**: LLM" in text
+    assert "**試行 1**: エラー UNKNOWN_BLOCK ×1, UNKNOWN_INPUT ×1" in text
+    assert "**試行 2**: エラーなし" in text
+    changes = [(row["ノード"], row["変更"], row["項目"]) for row in _frame_with(page, "変更")]
+    assert changes == [("read", "変更", "block"), ("big", "変更", "in")]
+    assert yaml.safe_load(page.text_area(key="design.editor").value)["id"] == "big_sales"
+
+
+def test_generation_error_is_shown_with_its_hint(page: AppTest) -> None:
+    page.radio(key="design.apply_mode").set_value("compose").run()
+    _generate(page, INSTRUCTION)
+    text = _texts(page)
+    assert "compose にはテンプレートを 1 つ以上選んでください" in text
+    assert "テンプレートを選ぶか、適用モードを hint / llm-only にしてください" in text
+    assert page.text_area(key="design.editor").value == ""
+
+
+def test_a_document_that_cannot_be_read_is_reported(page: AppTest) -> None:
+    page.session_state["design.documents"] = [("社内規程.pdf", b"not a pdf")]
+    _generate(page, INSTRUCTION)
+    assert "保持中のファイル: 社内規程.pdf" in _texts(page)
+    assert any("社内規程.pdf" in w.value for w in page.warning)
