@@ -87,7 +87,7 @@ def _show_error(error: Mapping[str, Any]) -> None:
         with st.expander("エラー詳細"):
             st.json(json_value(details, preview=True))
     if error.get("hint"):
-        st.info(f"💡 {error['hint']}")
+        st.info(str(error["hint"]), icon="💡")
 
 
 # --- 1. the request ------------------------------------------------------------------
