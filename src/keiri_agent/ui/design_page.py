@@ -1,0 +1,583 @@
+"""設計 page: an instruction (and documents, templates) → a checked Plan → 登録 (seed 003).
+
+The page only calls ``services.design.DesignService`` and renders what comes back:
+
+1. the request: 指示, 参考ドキュメント, テンプレート (keyword filter + multiselect),
+   適用モード, 失敗時に代替 Plan を返す; offline, a note that templates found by the
+   instruction are composed mechanically;
+2. 候補ブロック（Top-K）for the instruction, with the blocks to pin;
+3. 自動生成 as a ``services.jobs.Job`` followed in an ``st.status``; then how the Plan
+   was made, its warnings, each repair attempt with its per-node diff, the 不足項目
+   and the Design chat (``DesignChat``, its requests rendered by ``input_form``);
+   反映 puts the chat's Plan into the editor;
+4. the YAML editor with 検証/ドライラン and 登録 (then 実行ページで開く);
+5. 生成の記録: the generation metrics.
+
+What it keeps in ``st.session_state`` (nothing typed is lost on a rerun or a visit to
+another page): ``design.service`` (one ``DesignService`` per browser session);
+``design.instruction``, ``design.template_filter``, ``design.templates``,
+``design.apply_mode``, ``design.fallback``, ``design.pinned`` and ``design.editor``
+(widgets kept by ``components.persistent``); ``design.documents`` (the uploaded
+files as (name, bytes), kept until removed); ``design.generation`` (``job``,
+``result``: the ``Generation``, ``problem``: an error dict); ``design.chat``
+(``DesignChat.to_dict()``) and ``design.chat.turn`` (the last ``ChatTurn``);
+``design.check`` (the last 検証/ドライラン) and ``design.registered`` /
+``design.register_problem``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from keiri_agent.errors import KeiriAgentError
+from keiri_agent.plans.design.design_chat import DesignChat
+from keiri_agent.plans.design.models import BlockCandidate, GeneratedPlan, TemplateSpec
+from keiri_agent.services.design import DesignCheck, DesignRequest, DesignService, Generation
+from keiri_agent.services.jobs import Job
+from keiri_agent.services.jsonforms import json_value
+from keiri_agent.ui.components import persistent, provider_banner
+from keiri_agent.ui.input_forms import input_form
+from keiri_agent.ui.session import session_settings
+
+SERVICE = "design.service"
+GENERATION = "design.generation"
+CHAT = "design.chat"
+TURN = "design.chat.turn"
+EDITOR = "design.editor"
+CHECK = "design.check"
+REGISTERED = "design.registered"
+REGISTER_PROBLEM = "design.register_problem"
+DOCUMENTS = "design.documents"
+RUN_PLAN = "run.plan"  # the 実行 page's Plan selector (run_page.PLAN), set by 実行ページで開く
+RUN_PAGE = "run_page.py"
+
+DOCUMENT_TYPES = ["txt", "md", "pdf", "docx", "xlsx"]
+APPLY_MODES = {
+    "hint": "ヒント（テンプレートを手本として LLM が組み立てる）",
+    "compose": "組み合わせ（テンプレートを機械的につなぐ。LLM を使いません）",
+    "llm-only": "LLM のみ（テンプレートを使わない）",
+}
+CHANGE_LABELS = {"added": "追加", "removed": "削除", "changed": "変更"}
+TYPE_LABELS = {
+    "text": "文字",
+    "select": "選択",
+    "boolean": "はい/いいえ",
+    "number": "数値",
+    "file": "ファイル",
+    "table": "表（ファイル）",
+    "enum": "選択",
+}
+
+
+def _service() -> DesignService:
+    if SERVICE not in st.session_state:
+        st.session_state[SERVICE] = DesignService(session_settings())
+    service: DesignService = st.session_state[SERVICE]
+    return service
+
+
+def _show_error(error: Mapping[str, Any]) -> None:
+    st.error(f"❌ {error.get('message', '')}")
+    details = error.get("details") or {}
+    if details:
+        with st.expander("エラー詳細"):
+            st.json(json_value(details, preview=True))
+    if error.get("hint"):
+        st.info(str(error["hint"]), icon="💡")
+
+
+# --- 1. the request ------------------------------------------------------------------
+
+
+def _documents() -> list[tuple[str, bytes]]:
+    """The reference documents: uploaded files are kept as (name, bytes) in the session,
+    so they survive a visit to another page (a file uploader cannot be refilled)."""
+    uploaded = st.file_uploader(
+        "参考ドキュメント（任意）",
+        type=DOCUMENT_TYPES,
+        accept_multiple_files=True,
+        key="design.uploader",
+        help="社内規程・手順書・様式など。内容の要約を生成の参考にします。",
+    )
+    if uploaded:
+        st.session_state[DOCUMENTS] = [(f.name, f.getvalue()) for f in uploaded]
+    kept: list[tuple[str, bytes]] = st.session_state.get(DOCUMENTS) or []
+    if kept:
+        st.caption("保持中のファイル: " + ", ".join(name for name, _ in kept))
+        if not uploaded and st.button("ファイルをはずす", key="design.documents.clear"):
+            st.session_state.pop(DOCUMENTS, None)
+            st.rerun()
+    return list(kept)
+
+
+def _matches(template: TemplateSpec, words: Sequence[str]) -> bool:
+    text = " ".join(
+        [template.id, template.title, template.description or "", template.category, *template.tags]
+    ).lower()
+    return all(word in text for word in words)
+
+
+def _template_caption(template: TemplateSpec) -> None:
+    tags = "、".join(template.tags)
+    st.caption(
+        f"**{template.title}**（{template.category}）: {template.description or ''}"
+        + (f"　タグ: {tags}" if tags else "")
+    )
+
+
+def _templates(service: DesignService) -> list[str]:
+    """The keyword/tag filter and the template multiselect; the chosen template ids."""
+    try:
+        templates = {template.id: template for template in service.templates()}
+    except KeiriAgentError as error:
+        _show_error(error.to_dict())
+        return []
+    words = (
+        persistent(
+            st.text_input,
+            "テンプレートを探す（キーワード・タグ）",
+            key="design.template_filter",
+            default="",
+            placeholder="例: 照合 入金",
+        )
+        .lower()
+        .split()
+    )
+    chosen = [t for t in st.session_state.get("design.templates") or [] if t in templates]
+    options = [tid for tid, t in templates.items() if _matches(t, words) or tid in chosen]
+    selected: list[str] = persistent(
+        st.multiselect,
+        "テンプレート（任意）",
+        options,
+        key="design.templates",
+        default=[],
+        valid=lambda kept: all(item in templates for item in kept),
+        format_func=lambda tid: templates[tid].title,
+    )
+    for tid in selected:
+        _template_caption(templates[tid])
+    unselected = [tid for tid in options if tid not in selected]
+    if unselected:
+        with st.expander(f"テンプレートの説明（{len(unselected)} 件）", expanded=bool(words)):
+            for tid in unselected:
+                _template_caption(templates[tid])
+    elif words and not options:
+        st.caption("該当するテンプレートがありません。")
+    return selected
+
+
+def _request(service: DesignService) -> DesignRequest | None:
+    """The request widgets; the request when 自動生成 is clicked."""
+    instruction = persistent(
+        st.text_area,
+        "指示",
+        key="design.instruction",
+        default="",
+        placeholder="例: 請求書ZIPと入金明細Excelを照合して差異をExcelに出力",
+        height=100,
+    )
+    documents = _documents()
+    templates = _templates(service)
+    mode = str(
+        persistent(
+            st.radio,
+            "適用モード",
+            list(APPLY_MODES),
+            key="design.apply_mode",
+            default="hint",
+            valid=lambda kept: kept in APPLY_MODES,
+            format_func=lambda m: APPLY_MODES[m],
+        )
+    )
+    fallback = persistent(
+        st.checkbox,
+        "失敗時に代替 Plan を返す",
+        key="design.fallback",
+        default=service.settings.llm_fallback,
+        help="LLM が失敗したとき、エラーの代わりに安全な代替 Plan を返します。",
+    )
+    if service.offline:
+        st.info(
+            "LLM が設定されていないため、指示から見つけたテンプレートを"
+            "機械的に組み合わせて Plan を作ります（テンプレートの機械的な組み合わせ）。"
+        )
+    pinned = _candidates(service, instruction)
+    if not st.button("自動生成", type="primary", key="design.generate"):
+        return None
+    if not instruction.strip():
+        st.warning("指示を入力してください。")
+        return None
+    return DesignRequest(
+        instruction=instruction,
+        documents=documents,
+        templates=templates,
+        apply_mode=mode,
+        pinned=pinned,
+        fallback=bool(fallback),
+    )
+
+
+# --- 2. candidate blocks -------------------------------------------------------------
+
+
+def _candidate_table(candidates: Sequence[BlockCandidate]) -> None:
+    rows = [
+        {
+            "id": c.block_id + (" 📌" if c.pinned else ""),
+            "カテゴリ": c.category,
+            "入力": ", ".join(c.inputs),
+            "出力": ", ".join(c.outputs),
+            "説明": c.description,
+            "スコア": round(c.score, 3),
+        }
+        for c in candidates
+    ]
+    columns = ["id", "カテゴリ", "入力", "出力", "説明", "スコア"]
+    st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True, width="stretch")
+
+
+def _candidates(service: DesignService, instruction: str) -> list[str]:
+    """候補ブロック（Top-K）for the instruction and the pin multiselect; the pinned ids."""
+    st.subheader("候補ブロック（Top-K）")
+    ids = service.engine.catalog.ids()
+    pinned: list[str] = persistent(
+        st.multiselect,
+        "固定するブロック（必ず LLM に渡します）",
+        ids,
+        key="design.pinned",
+        default=[],
+        valid=lambda kept: all(item in ids for item in kept),
+    )
+    if not instruction.strip() and not pinned:
+        st.caption("指示を入力すると、使えそうなブロックが表示されます。")
+        return pinned
+    cache_key = (instruction.strip(), tuple(pinned))
+    cached = st.session_state.get("design.candidates")
+    if cached is None or cached[0] != cache_key:
+        try:
+            found = service.candidates(instruction, pinned)
+        except KeiriAgentError as error:
+            _show_error(error.to_dict())
+            return pinned
+        cached = (cache_key, found)
+        st.session_state["design.candidates"] = cached
+    _candidate_table(cached[1])
+    return pinned
+
+
+# --- 3. generation -------------------------------------------------------------------
+
+
+def _generate(service: DesignService, request: DesignRequest) -> None:
+    job: Job[Generation] = Job(
+        lambda on_event: service.generate(request, on_event=on_event), name="design-generate"
+    )
+    st.session_state[GENERATION] = {"job": job, "result": None, "problem": None}
+    for key in (CHAT, TURN, CHECK, REGISTERED, REGISTER_PROBLEM):
+        st.session_state.pop(key, None)
+    job.start()
+    _follow(st.session_state[GENERATION])
+
+
+STAGE_LABELS = {"skeleton": "骨組み（流れ・画面）を作成中", "wiring": "入出力をつないでいます"}
+
+
+def _event_text(line: Mapping[str, Any]) -> str:
+    """One progress line of the generation, in Japanese."""
+    payload = line.get("payload") or {}
+    kind = line.get("kind")
+    if kind == "stage":
+        return STAGE_LABELS.get(str(payload.get("stage")), str(payload.get("stage")))
+    if kind == "attempt":
+        return f"修正 {payload.get('attempt')} 回目（エラー {payload.get('errors')} 件）"
+    if kind == "check":
+        codes = payload.get("error_codes") or payload.get("codes") or {}
+        return "検証: " + (", ".join(map(str, codes)) if codes else "エラーなし")
+    return str(kind)
+
+
+def _follow(state: dict[str, Any]) -> None:
+    """Show the generation's events until it ends; keep the result (or the error); a
+    generated Plan goes into the editor and its open items into the chat."""
+    job: Job[Generation] = state["job"]
+    with st.status("生成中…", expanded=True) as status:
+        for event in job.follow():
+            status.write(_event_text(event.to_dict()))
+        state["job"] = None
+        error = job.error
+        if isinstance(error, KeiriAgentError):
+            state["problem"] = error.to_dict()
+            status.update(label="自動生成: エラー", state="error")
+            return
+        generation = job.result()  # re-raises anything unexpected
+        ok = generation.result.plan is not None
+        status.update(
+            label="自動生成: 完了" if ok else "自動生成: Plan を作れませんでした",
+            state="complete" if ok else "error",
+            expanded=False,
+        )
+    state["result"] = generation
+    result = generation.result
+    if result.yaml_text and result.plan is not None:
+        st.session_state[EDITOR] = result.yaml_text
+        chat = DesignChat(result.yaml_text, result.requirements)
+        st.session_state[CHAT] = chat.to_dict()
+
+
+def _how_made(generation: Generation) -> None:
+    result = generation.result
+    label = "オフライン（テンプレートの機械的な組み合わせ）" if result.offline else "LLM"
+    st.markdown(f"**生成の方法**: {label}・適用モード {result.apply_mode}")
+    if result.reasoning:
+        st.caption(f"根拠: {result.reasoning}")
+    if result.templates:
+        st.caption("使ったテンプレート: " + ", ".join(result.templates))
+    st.caption(f"所要時間: {generation.seconds:.1f} 秒")
+    for warning in result.warnings:
+        st.warning(warning)
+    for conflict in result.conflicts:
+        st.warning(f"テンプレートの競合（{conflict.code}）: {conflict.message}")
+    for warning in generation.digest.warnings:
+        st.warning(f"参考ドキュメント: {warning}")
+    for document in generation.digest.documents:
+        for warning in document.warnings:
+            st.warning(f"参考ドキュメント {document.name}: {warning}")
+
+
+def _attempts(result: GeneratedPlan) -> None:
+    """Each attempt with its error codes and what it changed, node by node."""
+    if not result.attempts:
+        return
+    with st.expander(f"生成の試行（{len(result.attempts)} 回）"):
+        for attempt in result.attempts:
+            codes = ", ".join(f"{code} ×{n}" for code, n in attempt.error_codes.items())
+            st.markdown(
+                f"**試行 {attempt.number}**: " + (f"エラー {codes}" if codes else "エラーなし")
+            )
+            if attempt.changes:
+                rows = [
+                    {
+                        "ノード": change.node_id,
+                        "変更": CHANGE_LABELS.get(change.change, change.change),
+                        "項目": ", ".join(change.fields),
+                    }
+                    for change in attempt.changes
+                ]
+                st.dataframe(pd.DataFrame(rows), hide_index=True)
+            elif attempt.number > 1:
+                st.caption("前の試行からの変更はありません。")
+
+
+def _requirements(result: GeneratedPlan) -> None:
+    st.subheader("不足項目")
+    if not result.requirements:
+        st.caption("不足している項目はありません。")
+        return
+    rows = [
+        {
+            "項目": item.label or item.id,
+            "種類": TYPE_LABELS.get(item.type, item.type),
+            "必須": "はい" if item.required else "いいえ",
+            "対象": item.target or "",
+            "説明": item.description or "",
+        }
+        for item in result.requirements
+    ]
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+
+
+def _chat() -> None:
+    """The Design chat: the next questions, 回答する, the vars preview and 反映."""
+    data = st.session_state.get(CHAT)
+    if not data:
+        return
+    chat = DesignChat.from_dict(data)
+    if not chat.requirements:
+        return
+    st.subheader("設計チャット")
+    turn = st.session_state.get(TURN)
+    if turn and turn.get("message"):
+        st.info(turn["message"])
+    request = chat.next_request()
+    if request is not None:
+        asked = [str(field["id"]) for field in request.get("fields") or []]
+        key = "design.chat.form." + "-".join(asked)
+        shown = {**request, "errors": {k: v for k, v in (turn or {}).get("errors", {}).items()}}
+        with st.container(border=True):
+            input_form(key, shown)
+        if st.button("回答する", type="primary", key="design.chat.answer"):
+            answered = chat.answer(dict(st.session_state.get(key) or {}))
+            st.session_state[CHAT] = chat.to_dict()
+            st.session_state[TURN] = answered.to_dict()
+            st.rerun()
+    else:
+        st.success("すべての項目が確定しました。「反映」で Plan に書き込みます。")
+    st.markdown("**vars のプレビュー**")
+    st.json(json_value(chat.vars_preview(), preview=True))
+    if st.button("反映", key="design.chat.apply"):
+        try:
+            st.session_state[EDITOR] = chat.apply()
+        except ValueError:
+            st.error(
+                "Plan の YAML を読めないため反映できません。エディタの YAML を直してください。"
+            )
+            return
+        st.session_state.pop(CHECK, None)
+        st.rerun()
+
+
+def _generation() -> None:
+    state = st.session_state.get(GENERATION)
+    if not state:
+        return
+    if state.get("job"):  # a rerun interrupted following the job: keep following it
+        _follow(state)
+    if state.get("problem"):
+        _show_error(state["problem"])
+    generation: Generation | None = state.get("result")
+    if generation is None:
+        return
+    result = generation.result
+    _how_made(generation)
+    if result.plan is None:
+        st.markdown("**検討した候補ブロック**")
+        _candidate_table(result.candidates)
+        return
+    _attempts(result)
+    _requirements(result)
+    _chat()
+
+
+# --- 4. editor, check, register ------------------------------------------------------
+
+
+def _check_view(check: DesignCheck) -> None:
+    issues = [
+        {
+            "種類": "エラー" if issue.severity == "error" else "警告",
+            "コード": str(issue.code),
+            "ノード": issue.node_id or "",
+            "メッセージ": issue.message,
+            "ヒント": issue.hint or "",
+        }
+        for issue in check.report.issues
+    ]
+    if check.ok:
+        st.success("検証・ドライランとも問題ありません。")
+    elif not check.report.ok:
+        st.error(f"検証で {len(check.report.errors)} 件のエラーが見つかりました。")
+    if issues:
+        st.dataframe(pd.DataFrame(issues), hide_index=True, width="stretch")
+    if check.dry_run_error:
+        _show_error(check.dry_run_error)
+    if check.dry_run is not None:
+        if not check.dry_run.ok:
+            st.error("ドライランで問題が見つかりました。")
+        for problem in check.dry_run.problems:
+            st.warning(f"{problem.code}: {problem.message}")
+        rows = [
+            {
+                "ノード": node.node_id,
+                "ブロック": node.block or "",
+                "状態": node.status,
+                "問題": "; ".join(p.message for p in node.problems),
+            }
+            for node in check.dry_run.nodes
+        ]
+        st.markdown("**ドライラン**")
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+def _editor(service: DesignService) -> None:
+    st.subheader("Plan（YAML）")
+    text: str = persistent(st.text_area, "Plan の YAML", key=EDITOR, default="", height=420)
+    left, right = st.columns(2)
+    if left.button("検証/ドライラン", key="design.check.button"):
+        st.session_state[CHECK] = service.check(text)
+    if right.button("登録", type="primary", key="design.register"):
+        st.session_state.pop(REGISTERED, None)
+        st.session_state.pop(REGISTER_PROBLEM, None)
+        try:
+            path = service.register(text)
+        except KeiriAgentError as error:
+            st.session_state[REGISTER_PROBLEM] = error.to_dict()
+        else:
+            st.session_state[REGISTERED] = {"file_id": service.file_id(path), "path": str(path)}
+    check: DesignCheck | None = st.session_state.get(CHECK)
+    if check is not None:
+        _check_view(check)
+    problem = st.session_state.get(REGISTER_PROBLEM)
+    if problem:
+        _show_error(problem)
+        errors = (problem.get("details") or {}).get("errors") or []
+        if errors:
+            rows = [
+                {
+                    "コード": e.get("code", ""),
+                    "ノード": (e.get("details") or {}).get("node") or "",
+                    "メッセージ": e.get("message", ""),
+                    "ヒント": e.get("hint") or "",
+                }
+                for e in errors
+            ]
+            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    registered = st.session_state.get(REGISTERED)
+    if registered:
+        st.success(f"登録しました: {registered['file_id']}（{registered['path']}）")
+        if st.button("実行ページで開く", key="design.open_run"):
+            st.session_state[RUN_PLAN] = registered["file_id"]
+            st.switch_page(RUN_PAGE)
+
+
+# --- 5. metrics ----------------------------------------------------------------------
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f} 秒"
+
+
+def _metrics(service: DesignService) -> None:
+    with st.expander("生成の記録"):
+        summary = service.metrics()
+        if not summary.get("count"):
+            st.caption("まだ生成の記録はありません。")
+            return
+        rate = summary.get("error_rate")
+        cols = st.columns(5)
+        cols[0].metric("件数", summary["count"])
+        cols[1].metric("エラー率", "-" if rate is None else f"{rate:.0%}")
+        cols[2].metric("所要時間（中央値）", _seconds(summary.get("duration_median")))
+        cols[3].metric("所要時間（p90）", _seconds(summary.get("duration_p90")))
+        cols[4].metric("ドライラン時間（中央値）", _seconds(summary.get("dry_run_median")))
+        blocks = summary.get("blocks") or {}
+        if blocks:
+            st.markdown("**採用ブロックの分布**")
+            frame = pd.DataFrame({"ブロック": list(blocks), "件数": list(blocks.values())})
+            st.bar_chart(frame, x="ブロック", y="件数")
+            st.dataframe(frame, hide_index=True)
+
+
+def render_design_page() -> None:
+    """The page body (called by ``st.navigation``)."""
+    st.title("設計")
+    st.caption("やりたいことを文章で書くと、実行できる Plan を組み立てます。")
+    try:
+        service = _service()
+    except KeiriAgentError as error:
+        _show_error(error.to_dict())
+        return
+    provider_banner(service.settings)
+    request = _request(service)
+    if request is not None:
+        _generate(service, request)
+    _generation()
+    _editor(service)
+    _metrics(service)
+
+
+if __name__ == "__main__":  # run as the 設計 page script by st.navigation
+    render_design_page()
