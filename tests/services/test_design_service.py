@@ -15,6 +15,7 @@ from keiri_agent.errors import LLMError, UserInputError
 from keiri_agent.llm.testing import ScriptedChatModel, StubOpenAIServer
 from keiri_agent.plans.design.metrics import METRICS_FILE
 from keiri_agent.services.design import DesignRequest, DesignService
+from keiri_agent.services.jsonforms import design_check_json
 
 README_INSTRUCTION = "請求書ZIPと入金明細Excelを照合して差異をExcelに出力"
 SALES = "売上の Excel から金額 1,000 円以上の行を抜き出す"
@@ -186,3 +187,14 @@ def test_unknown_template_is_refused_in_japanese(tmp_path: Path) -> None:
             DesignRequest(instruction=SALES, templates=("nope",), apply_mode="compose")
         )
     assert "nope" in raised.value.message and raised.value.hint
+
+
+def test_check_and_its_json_form(tmp_path: Path) -> None:
+    service = offline_service(tmp_path)
+    text = service.generate(DesignRequest(instruction=README_INSTRUCTION)).result.yaml_text
+    good = design_check_json(service.check(text))
+    assert good["ok"] is True and good["validation"]["error_count"] == 0
+    assert good["dry_run"]["ok"] is True and good["dry_run_error"] is None
+    bad = design_check_json(service.check(text.replace("table.reconcile", "table.reconcil")))
+    assert bad["ok"] is False and bad["dry_run"] is None
+    assert "UNKNOWN_BLOCK" in {issue["code"] for issue in bad["validation"]["issues"]}
