@@ -198,3 +198,12 @@ def test_check_and_its_json_form(tmp_path: Path) -> None:
     bad = design_check_json(service.check(text.replace("table.reconcile", "table.reconcil")))
     assert bad["ok"] is False and bad["dry_run"] is None
     assert "UNKNOWN_BLOCK" in {issue["code"] for issue in bad["validation"]["issues"]}
+
+
+def test_an_unknown_pinned_block_is_refused_and_still_recorded(tmp_path: Path) -> None:
+    service = offline_service(tmp_path)
+    with pytest.raises(UserInputError) as raised:
+        service.generate(DesignRequest(instruction="入金明細を読む", pinned=("no.such",)))
+    assert "no.such" in raised.value.message
+    (record,) = records(tmp_path)
+    assert record["ok"] is False and record["mode"] == "error"
