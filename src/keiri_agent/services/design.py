@@ -197,8 +197,9 @@ class DesignService:
         options = self.options(pinned=request.pinned)
         if request.fallback is not None:
             options = replace(options, fallback=request.fallback)
-        candidates = self.candidates(request.instruction, request.pinned)
+        candidates: list[BlockCandidate] = []
         try:
+            candidates = self.candidates(request.instruction, request.pinned)
             result = generate_plan(
                 request.instruction,
                 digest,

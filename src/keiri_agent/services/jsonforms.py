@@ -14,10 +14,11 @@ artifact is ``{"artifact_id", "kind": "figure", "title", "description",
 for (dates, paths, decimals) become their ``str``.
 
 Results covered: Plan ``RunResult`` (``run_result_json``), validation and dry-run
-reports, analysis turns and spec results with their artifacts, HelpDesk answers and
-knowledge-base index reports; ``dumps`` is the printed form. Every text passes
-through ``masking.mask_known``: a configured secret (an API key a Plan read with
-``${env.*}``, a key a provider echoed) is printed as ``***``.
+reports, analysis turns and spec results with their artifacts, HelpDesk answers,
+knowledge-base index reports, generated Plans and design checks; ``dumps`` is the
+printed form. Every text passes through ``masking.mask_known``: a configured secret
+(an API key a Plan read with ``${env.*}``, a key a provider echoed) is printed as
+``***``.
 """
 
 from __future__ import annotations
@@ -36,9 +37,11 @@ if TYPE_CHECKING:
     from keiri_agent.agents.helpdesk.models import AgentResult
     from keiri_agent.errors import KeiriAgentError
     from keiri_agent.plans.check import DryRunReport
+    from keiri_agent.plans.design.models import GeneratedPlan
     from keiri_agent.plans.issues import ValidationReport
     from keiri_agent.plans.run import RunResult
     from keiri_agent.search.knowledge_base import IndexReport
+    from keiri_agent.services.design import DesignCheck
 
 BytesWriter = Callable[[str, bytes, str | None], Path]
 """``write(where, data, name) -> path``: puts bytes into a file (``exports.OutputWriter``)."""
@@ -152,6 +155,67 @@ def dry_run_json(report: DryRunReport) -> dict[str, Any]:
 def error_json(error: KeiriAgentError) -> dict[str, Any]:
     """A reported failure: ``{"ok": false, "error": {"code", "message", "hint", ...}}``."""
     return {"ok": False, "error": json_value(error.to_dict())}
+
+
+def generated_plan_json(result: GeneratedPlan) -> dict[str, Any]:
+    """A generated Plan: ``{"ok", "plan_id", "reasoning", "apply_mode", "offline", "yaml",
+    "templates", "warnings", "conflicts", "attempts", "candidates", "requirements",
+    "questions", "validation", "dry_run", "dry_run_seconds"}``. ``attempts`` list each
+    try with its issue codes and per-node changes ``{"node", "change", "fields"}``;
+    ``validation`` / ``dry_run`` are null when there was none (no Plan, or invalid)."""
+    return dict(
+        json_value(
+            {
+                "ok": result.ok,
+                "plan_id": result.plan.id if result.plan is not None else None,
+                "reasoning": result.reasoning,
+                "apply_mode": result.apply_mode,
+                "offline": result.offline,
+                "yaml": result.yaml_text,
+                "templates": list(result.templates),
+                "warnings": list(result.warnings),
+                "conflicts": [
+                    {
+                        "code": conflict.code,
+                        "message": conflict.message,
+                        "templates": list(conflict.templates),
+                        "name": conflict.name,
+                    }
+                    for conflict in result.conflicts
+                ],
+                "attempts": [
+                    {
+                        "number": attempt.number,
+                        "error_codes": dict(attempt.error_codes),
+                        "errors": list(attempt.errors),
+                        "changes": [
+                            {"node": c.node_id, "change": c.change, "fields": list(c.fields)}
+                            for c in attempt.changes
+                        ],
+                    }
+                    for attempt in result.attempts
+                ],
+                "candidates": [candidate.to_dict() for candidate in result.candidates],
+                "requirements": [requirement.to_dict() for requirement in result.requirements],
+                "questions": list(result.questions),
+                "validation": None if result.report is None else validation_json(result.report),
+                "dry_run": None if result.dry_run is None else dry_run_json(result.dry_run),
+                "dry_run_seconds": result.dry_run_seconds,
+            }
+        )
+    )
+
+
+def design_check_json(check: DesignCheck) -> dict[str, Any]:
+    """検証/ドライラン of an edited Plan: ``{"ok", "validation", "dry_run", "dry_run_error"}``
+    (``dry_run`` null when the Plan did not validate, ``dry_run_error`` the error form of a
+    dry run that failed)."""
+    return {
+        "ok": check.ok,
+        "validation": validation_json(check.report),
+        "dry_run": None if check.dry_run is None else dry_run_json(check.dry_run),
+        "dry_run_error": None if check.dry_run_error is None else json_value(check.dry_run_error),
+    }
 
 
 # --------------------------------------------------------------------------- analysis

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -188,7 +189,7 @@ def _from_plan(
     files = {name for node in nodes for name in _file_vars(node, variables, catalog)}
     asked = {key: value for key, value in variables.items() if key not in files}
     for node in nodes:
-        yield from _node_requirements(node, variables, catalog)
+        yield from _node_requirements(node, variables, catalog, questions)
         yield from _unresolved_vars(node, "", asked, files, questions)
     yield from _unresolved_vars(declared, "vars", asked, files, questions)
     yield from _unresolved_vars(plan.get("exports"), "exports", asked, files, questions)
@@ -281,7 +282,10 @@ def readable_label(name: str) -> str:
 
 
 def _node_requirements(
-    node: Mapping[str, Any], variables: Mapping[str, Any], catalog: BlockCatalog | None
+    node: Mapping[str, Any],
+    variables: Mapping[str, Any],
+    catalog: BlockCatalog | None,
+    questions: Mapping[str, Any] | None = None,
 ) -> Iterator[Requirement]:
     block = str(node.get("block") or "").partition("@")[0].strip()
     node_id = str(node.get("id") or "")
@@ -291,7 +295,13 @@ def _node_requirements(
         file_port, accept = FILE_BLOCKS[block]
         file_port = _file_port(block, catalog) or file_port
         if _missing(inputs, file_port, variables):
-            yield file_requirement(node_id, file_port, accept)
+            requirement = file_requirement(node_id, file_port, accept)
+            name = unresolved_var(inputs.get(file_port), variables)
+            if name is not None and questions and name in questions:
+                # the model's question about the var the file input reads is the label
+                label = var_requirement(name, questions[name]).label
+                requirement = replace(requirement, label=label)
+            yield requirement
             if block == "excel.read_data":
                 for port, (label, hint) in EXCEL_OPTIONAL.items():
                     if port not in inputs:

@@ -1,0 +1,300 @@
+"""``keiri-agent plan generate | register | templates``: Plan design from the terminal.
+
+The commands are registered on the ``plan`` app (``cli.plan``) and call
+``services.design.DesignService`` (imported when a command runs, so that the CLI starts
+lean). ``generate`` prints, in Japanese, how the Plan was made, the warnings, each
+attempt's per-node changes, the candidate blocks, the items still to settle and where the
+YAML went (``--out``; without it the YAML follows the summary on stdout, or sits in the
+JSON under ``"yaml"``). Exit codes: 0 the Plan validates and dry-runs, 1 it does not (an
+instruction no template covers offline too) or a reported error, 2 a usage error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from keiri_agent.cli.common import console, print_json, settings
+from keiri_agent.cli.common import fail as _fail
+from keiri_agent.errors import KeiriAgentError
+from keiri_agent.services.jsonforms import error_json, generated_plan_json
+
+if TYPE_CHECKING:
+    from keiri_agent.plans.design.models import GeneratedPlan, TemplateSpec
+    from keiri_agent.services.design import DesignService
+
+design_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+APPLY_MODES = ("hint", "compose", "llm-only")  # plans.design.models.APPLY_MODES
+CHANGE_WORDS = {"added": "追加", "removed": "削除", "changed": "変更"}
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+
+
+def _service() -> DesignService:
+    from keiri_agent.services.design import DesignService
+
+    return DesignService(settings())
+
+
+def _names(value: str | None) -> tuple[str, ...]:
+    """A comma-separated option as names (blanks dropped)."""
+    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+
+
+def _documents(value: str | None) -> list[tuple[str, bytes]]:
+    """The --docs files as (name, bytes); a missing one is a usage error naming it."""
+    files = []
+    for name in _names(value):
+        path = Path(name)
+        if not path.is_file():
+            raise typer.BadParameter(
+                f"参考ドキュメント {name} が見つかりません。"
+                "ファイル名（パス）を確かめるか、--docs から外してください",
+                param_hint="--docs",
+            )
+        files.append((path.name, path.read_bytes()))
+    return files
+
+
+def _fallback(value: str | None) -> bool | None:
+    if value is None:
+        return None
+    if value not in ("0", "1"):
+        raise typer.BadParameter(
+            f"{value!r} は指定できません。1（代替の Plan を返す）か 0（エラーをそのまま表示）"
+            "を指定してください",
+            param_hint="--fallback",
+        )
+    return value == "1"
+
+
+@design_app.command()
+def generate(
+    instruction: Annotated[
+        str, typer.Option("--instruction", help="The procedure to design, in words.")
+    ],
+    docs: Annotated[
+        str | None,
+        typer.Option("--docs", help="Reference documents (.txt .md .pdf .docx .xlsx): a,b."),
+    ] = None,
+    templates: Annotated[
+        str | None, typer.Option("--templates", help="Template ids to use: a,b.")
+    ] = None,
+    apply_mode: Annotated[
+        str,
+        typer.Option(
+            "--apply-mode",
+            help="hint (templates guide the LLM), compose (mechanical, no LLM), "
+            "llm-only (no templates).",
+        ),
+    ] = "hint",
+    fallback: Annotated[
+        str | None,
+        typer.Option(
+            "--fallback",
+            help="1: a safe fallback Plan when the LLM fails; 0: show the error. "
+            "Default: KEIRI_AGENT_LLM_FALLBACK.",
+        ),
+    ] = None,
+    pin: Annotated[
+        str | None, typer.Option("--pin", help="Blocks always offered to the model: a,b.")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the Plan YAML to this file.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Generate a Plan from an instruction (and documents, templates); check and dry-run it."""
+    if apply_mode not in APPLY_MODES:
+        raise typer.BadParameter(
+            f"{apply_mode!r} は使えません。{' / '.join(APPLY_MODES)} のいずれかを指定してください",
+            param_hint="--apply-mode",
+        )
+    from keiri_agent.services.design import DesignRequest
+
+    request = DesignRequest(
+        instruction=instruction,
+        documents=_documents(docs),
+        templates=_names(templates),
+        apply_mode=apply_mode,
+        pinned=_names(pin),
+        fallback=_fallback(fallback),
+    )
+    try:
+        generation = _service().generate(request)
+    except KeiriAgentError as error:
+        if as_json:
+            print_json(error_json(error))
+        raise _fail(error) from None
+    result = generation.result
+    written: Path | None = None
+    if out is not None and result.yaml_text:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(result.yaml_text, encoding="utf-8")
+        written = out
+    if as_json:
+        form = generated_plan_json(result)
+        form["path"] = str(written) if written is not None else None
+        print_json(form)
+    else:
+        _print_generation(result, written)
+        if written is None and result.yaml_text:
+            print(result.yaml_text, end="" if result.yaml_text.endswith("\n") else "\n")
+    if not result.ok or result.dry_run is None:
+        raise typer.Exit(code=1)
+
+
+def _print_generation(result: GeneratedPlan, written: Path | None) -> None:
+    how = {
+        "structured": "LLM が生成",
+        "compose": "テンプレートを機械的に合成",
+        "offline-compose": "テンプレートを機械的に合成（オフライン）",
+        "offline": "オフライン",
+        "fallback": "LLM が失敗したため安全な代替の Plan",
+    }
+    mode = result.reasoning.split(":", 1)[0]
+    console.print(f"[bold]作り方:[/bold] {escape(how.get(mode, mode))}")
+    console.print(f"[dim]{escape(result.reasoning)}[/dim]")
+    if result.templates:
+        console.print(f"[bold]テンプレート:[/bold] {escape(', '.join(result.templates))}")
+    for warning in result.warnings:
+        console.print(f"[yellow]注意:[/yellow] {escape(warning)}")
+    _print_attempts(result)
+    _print_candidates(result)
+    _print_requirements(result)
+    if result.report is not None:
+        errors, warnings = len(result.report.errors), len(result.report.warnings)
+        console.print(f"[bold]検証:[/bold] エラー {errors} 件、警告 {warnings} 件")
+        for issue in result.report.errors:
+            console.print(f"  [red]✗[/red] [{issue.code}] {escape(issue.message)}")
+    if result.dry_run is not None:
+        state = "[green]OK[/green]" if result.dry_run.ok else "[red]問題あり[/red]"
+        console.print(f"[bold]ドライラン:[/bold] {state}")
+    if result.plan is None:
+        console.print("[red]Plan は作られませんでした。[/red]")
+    elif result.ok and result.dry_run is not None:
+        console.print("[green]Plan は検証とドライランを通りました。[/green]")
+    else:
+        console.print("[red]Plan にエラーがあります。直してから登録してください。[/red]")
+    if written is not None:
+        console.print(f"[bold]YAML:[/bold] {escape(str(written))} に書き出しました")
+    elif result.yaml_text:
+        console.print("[bold]YAML:[/bold]（以下）")
+
+
+def _print_attempts(result: GeneratedPlan) -> None:
+    for attempt in result.attempts:
+        codes = ", ".join(f"{code} ×{n}" for code, n in attempt.error_codes.items()) or "エラーなし"
+        console.print(f"[bold]試行 {attempt.number}:[/bold] {escape(codes)}")
+        for change in attempt.changes:
+            fields = f"（{', '.join(change.fields)}）" if change.fields else ""
+            word = CHANGE_WORDS.get(change.change, change.change)
+            console.print(f"  - {word}: {escape(change.node_id)}{escape(fields)}")
+
+
+def _print_candidates(result: GeneratedPlan) -> None:
+    if not result.candidates:
+        return
+    table = Table(title="候補ブロック")
+    for column in ("ブロック", "分類", "スコア", "固定"):
+        table.add_column(column)
+    for candidate in result.candidates:
+        table.add_row(
+            candidate.block_id,
+            candidate.category,
+            f"{candidate.score:.3f}",
+            "✓" if candidate.pinned else "",
+        )
+    console.print(table)
+
+
+def _print_requirements(result: GeneratedPlan) -> None:
+    if not result.requirements:
+        return
+    console.print("[bold]決める必要がある項目:[/bold]")
+    for requirement in result.requirements:
+        mark = "" if requirement.required else "（任意）"
+        console.print(
+            f"  - {escape(requirement.label or requirement.id)}{mark} "
+            f"[dim]{escape(requirement.id)}: {requirement.type}[/dim]"
+        )
+
+
+@design_app.command()
+def register(
+    path: Annotated[Path, typer.Argument(help="The Plan YAML file to register.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Register a Plan file as designs/<plan_id>_<yyyymmddHHMM>.yaml (refused when invalid)."""
+    if not path.is_file():
+        raise typer.BadParameter(
+            f"ファイル {path} が見つかりません。パスを確かめてください", param_hint="PATH"
+        )
+    try:
+        service = _service()
+        written = service.register(path.read_text(encoding="utf-8"))
+        file_id = service.file_id(written)
+    except KeiriAgentError as error:
+        if as_json:
+            print_json(error_json(error))
+        if error.details and error.details.get("errors") and not as_json:
+            for issue in error.details["errors"]:
+                console.print(f"  [red]✗[/red] [{issue['code']}] {escape(str(issue['message']))}")
+        raise _fail(error) from None
+    command = f"keiri-agent plan run {file_id}"
+    if as_json:
+        print_json({"ok": True, "path": str(written), "file_id": file_id, "run_command": command})
+        return
+    console.print(f"[green]登録しました:[/green] {escape(str(written))}")
+    console.print(f"ID: {escape(file_id)}")
+    console.print(f"実行するには: {escape(command)}")
+
+
+@design_app.command("templates")
+def templates_command(as_json: JsonOption = False) -> None:
+    """List the template library (bundled and designs/templates/), with load problems."""
+    try:
+        library = _service().library
+    except KeiriAgentError as error:
+        if as_json:
+            print_json(error_json(error))
+        raise _fail(error) from None
+    templates = library.all()
+    problems = [str(problem) for problem in library.problems]
+    if as_json:
+        items = [
+            {
+                "id": template.id,
+                "title": template.title,
+                "category": template.category,
+                "tags": list(template.tags),
+                "blocks": _template_blocks(template),
+            }
+            for template in templates
+        ]
+        print_json({"templates": items, "problems": problems})
+        return
+    table = Table(title=f"テンプレート {len(templates)} 件")
+    for column in ("ID", "名前", "分類", "タグ", "ブロック"):
+        table.add_column(column)
+    for template in templates:
+        table.add_row(
+            template.id,
+            escape(template.title),
+            template.category,
+            escape(", ".join(template.tags)),
+            ", ".join(_template_blocks(template)),
+        )
+    console.print(table)
+    for problem in problems:
+        console.print(f"[yellow]読み込めなかったテンプレート:[/yellow] {escape(problem)}")
+
+
+def _template_blocks(template: TemplateSpec) -> list[str]:
+    """The blocks of a template's snippet, each once, in order."""
+    return list(dict.fromkeys(str(node.get("block")) for node in template.graph_snippet))

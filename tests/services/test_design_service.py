@@ -1,0 +1,209 @@
+"""DesignService: generation with metrics, the fallback switch, the stub-server path end
+to end, register (refuses an invalid Plan, names the file) and the metrics summary."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from keiri_agent.config import Settings
+from keiri_agent.errors import LLMError, UserInputError
+from keiri_agent.llm.testing import ScriptedChatModel, StubOpenAIServer
+from keiri_agent.plans.design.metrics import METRICS_FILE
+from keiri_agent.services.design import DesignRequest, DesignService
+from keiri_agent.services.jsonforms import design_check_json
+
+README_INSTRUCTION = "請求書ZIPと入金明細Excelを照合して差異をExcelに出力"
+SALES = "売上の Excel から金額 1,000 円以上の行を抜き出す"
+SKELETON: dict[str, Any] = {
+    "steps": [
+        {"block": "excel.read_data", "purpose": "売上の Excel を読む"},
+        {"block": "table.filter", "purpose": "1,000 円以上の行を残す"},
+    ],
+}
+GOOD: dict[str, Any] = {
+    "id": "big_sales",
+    "graph": [
+        {
+            "id": "read",
+            "block": "excel.read_data",
+            "in": {"workbook": "${vars.book}", "sheet": "売上"},
+            "out": {"records": "rows"},
+        },
+        {
+            "id": "big",
+            "block": "table.filter",
+            "in": {
+                "records": "${read.rows}",
+                "conditions": [{"col": "金額", "op": ">=", "value": 1000}],
+            },
+            "out": {"records": "rows"},
+        },
+    ],
+}
+FAILING = ["JSON は書けません", "やはり書けません"]
+
+
+def offline_service(tmp_path: Path) -> DesignService:
+    return DesignService(Settings(home=tmp_path, provider="offline"))
+
+
+def scripted_service(tmp_path: Path, replies: list[Any], **settings: Any) -> DesignService:
+    model = ScriptedChatModel(replies)
+    return DesignService(
+        Settings(home=tmp_path, provider="offline", **settings), model_factory=lambda _: model
+    )
+
+
+def records(tmp_path: Path) -> list[dict[str, Any]]:
+    path = tmp_path / "logs" / METRICS_FILE
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_offline_readme_example_is_valid_and_recorded(tmp_path: Path) -> None:
+    service = offline_service(tmp_path)
+    generation = service.generate(DesignRequest(instruction=README_INSTRUCTION))
+    result = generation.result
+    assert result.ok and result.offline and result.dry_run is not None and result.dry_run.ok
+    assert service.check(result.yaml_text).ok
+    assert generation.metrics_path == tmp_path / "logs" / METRICS_FILE
+    (record,) = records(tmp_path)
+    assert record["ok"] is True and record["mode"] == "offline-compose"
+    assert "table.reconcile" in record["blocks"]
+
+
+def test_compose_of_two_templates_through_the_service(tmp_path: Path) -> None:
+    service = offline_service(tmp_path)
+    generation = service.generate(
+        DesignRequest(
+            instruction="入金明細を読む",
+            templates=("upload_payments_workbook", "payments_read"),
+            apply_mode="compose",
+        )
+    )
+    assert generation.result.ok and generation.result.reasoning == "compose"
+
+
+def test_fallback_on_returns_a_valid_plan(tmp_path: Path) -> None:
+    service = scripted_service(tmp_path, FAILING)
+    result = service.generate(DesignRequest(instruction=SALES, fallback=True)).result
+    assert result.reasoning.startswith("fallback") and result.ok
+    assert service.check(result.yaml_text).ok
+
+
+def test_fallback_from_the_setting(tmp_path: Path) -> None:
+    service = scripted_service(tmp_path, FAILING, llm_fallback=True)
+    result = service.generate(DesignRequest(instruction=SALES)).result
+    assert result.reasoning.startswith("fallback") and result.ok
+
+
+def test_fallback_off_raises_and_records_the_error(tmp_path: Path) -> None:
+    service = scripted_service(tmp_path, FAILING, llm_fallback=True)
+    with pytest.raises(LLMError):
+        service.generate(DesignRequest(instruction=SALES, fallback=False))
+    (record,) = records(tmp_path)
+    assert record["ok"] is False and record["mode"] == "error"
+
+
+def test_stub_server_end_to_end(tmp_path: Path) -> None:
+    with StubOpenAIServer([SKELETON, GOOD]) as server:
+        settings = Settings(
+            home=tmp_path,
+            provider="openai-compatible",
+            openai_api_base=server.base_url,
+            openai_api_key="sk-test",
+            model="stub-model",
+        )
+        service = DesignService(settings)
+        assert not service.offline
+        generation = service.generate(DesignRequest(instruction=SALES, apply_mode="llm-only"))
+        chats = [r for r in server.requests if r.path.endswith("/chat/completions")]
+    result = generation.result
+    assert result.ok, result.report
+    assert result.reasoning == "structured: skeleton: structured; wiring: structured"
+    assert len(chats) == 2
+    assert chats[0].body["model"] == "stub-model"
+    offered = chats[0].body["tools"][0]["function"]["parameters"]["properties"]["steps"]
+    assert set(offered["items"]["properties"]["block"]["enum"]) == {
+        c.block_id for c in result.candidates
+    }
+    (record,) = records(tmp_path)
+    assert record["mode"] == "structured" and record["ok"] is True
+
+
+def test_register_refuses_an_invalid_plan_and_writes_nothing(tmp_path: Path) -> None:
+    service = offline_service(tmp_path)
+    invalid = "id: broken\ngraph:\n  - id: a\n    block: no.such_block\n"
+    with pytest.raises(UserInputError) as raised:
+        service.register(invalid)
+    assert raised.value.code == "DESIGN_NOT_VALID"
+    assert "登録できません" in raised.value.message
+    assert raised.value.details is not None and raised.value.details["errors"]
+    designs = tmp_path / "designs"
+    assert not designs.exists() or not any(designs.glob("*.yaml"))
+
+
+def test_register_writes_the_timestamped_design_file(tmp_path: Path) -> None:
+    service = offline_service(tmp_path)
+    result = service.generate(DesignRequest(instruction=README_INSTRUCTION, plan_id="recon")).result
+    path = service.register(result.yaml_text)
+    assert path.parent == service.engine.store.designs_dir
+    assert re.fullmatch(r"recon_\d{12}\.yaml", path.name), path.name
+    file_id = service.file_id(path)
+    assert file_id == path.stem
+    assert service.engine.store.path_for(file_id) == path
+    again = service.register(result.yaml_text)
+    assert again != path and again.exists() and path.exists()  # never overwritten
+
+
+def test_metrics_summary_after_runs(tmp_path: Path) -> None:
+    service = scripted_service(tmp_path, FAILING)
+    with pytest.raises(LLMError):
+        service.generate(DesignRequest(instruction=SALES, fallback=False))
+    offline = offline_service(tmp_path)
+    offline.generate(DesignRequest(instruction=README_INSTRUCTION))
+    offline.generate(DesignRequest(instruction="社員の誕生日にお祝いメールを送る"))
+    summary = offline.metrics()
+    assert summary["count"] == 3
+    assert summary["failed"] == 2  # the LLM error and the uncovered instruction
+    assert summary["error_rate"] == pytest.approx(2 / 3, abs=1e-3)
+    assert summary["modes"] == {"error": 1, "offline-compose": 1, "offline": 1}
+    assert summary["blocks"]["table.reconcile"] == 1
+
+
+def test_empty_instruction_is_refused_in_japanese(tmp_path: Path) -> None:
+    with pytest.raises(UserInputError) as raised:
+        offline_service(tmp_path).generate(DesignRequest(instruction="   "))
+    assert raised.value.message == "指示が空です"
+
+
+def test_unknown_template_is_refused_in_japanese(tmp_path: Path) -> None:
+    with pytest.raises(UserInputError) as raised:
+        offline_service(tmp_path).generate(
+            DesignRequest(instruction=SALES, templates=("nope",), apply_mode="compose")
+        )
+    assert "nope" in raised.value.message and raised.value.hint
+
+
+def test_check_and_its_json_form(tmp_path: Path) -> None:
+    service = offline_service(tmp_path)
+    text = service.generate(DesignRequest(instruction=README_INSTRUCTION)).result.yaml_text
+    good = design_check_json(service.check(text))
+    assert good["ok"] is True and good["validation"]["error_count"] == 0
+    assert good["dry_run"]["ok"] is True and good["dry_run_error"] is None
+    bad = design_check_json(service.check(text.replace("table.reconcile", "table.reconcil")))
+    assert bad["ok"] is False and bad["dry_run"] is None
+    assert "UNKNOWN_BLOCK" in {issue["code"] for issue in bad["validation"]["issues"]}
+
+
+def test_an_unknown_pinned_block_is_refused_and_still_recorded(tmp_path: Path) -> None:
+    service = offline_service(tmp_path)
+    with pytest.raises(UserInputError) as raised:
+        service.generate(DesignRequest(instruction="入金明細を読む", pinned=("no.such",)))
+    assert "no.such" in raised.value.message
+    (record,) = records(tmp_path)
+    assert record["ok"] is False and record["mode"] == "error"
