@@ -132,6 +132,20 @@ def test_offline_with_selected_templates_composes_them_and_says_offline(
     assert OFFLINE_NOTE in result.warnings
 
 
+def test_offline_llm_only_ignores_the_selected_templates(
+    engine: PlanEngine, library: TemplateLibrary
+) -> None:
+    result = generate(
+        engine,
+        library,
+        README_INSTRUCTION,
+        templates=["upload_payments_workbook", "payments_read"],
+        apply_mode="llm-only",
+    )
+    assert result.offline and result.reasoning != "offline-compose: selected templates"
+    assert result.apply_mode == "llm-only"
+
+
 def test_uncovered_instruction_gives_no_plan_but_a_message_and_candidates(
     engine: PlanEngine, library: TemplateLibrary
 ) -> None:

@@ -338,7 +338,8 @@ class _Composer:
                     "AMBIGUOUS_IMPORT",
                     f"{template.id} の入力 {name} に使える出力が "
                     f"{'、'.join(t.id for t in agreeing)} にあります。"
-                    f"bindings['{template.id}.{name}'] で選んでください。未接続にします。",
+                    "どれを使うか決められないため、この入力は変数のままにしました"
+                    "（生成された Plan の vars か、設計チャットで値を決めてください）。",
                     (*(t.id for t in agreeing), template.id),
                     name,
                 )

@@ -124,7 +124,8 @@ def generate_plan(
             )
         result = _composed(templates, registry, engine, plan_id, "compose", digest, candidates)
     elif model is None:
-        result = _offline(instruction, templates, library, registry, engine, plan_id, digest)
+        chosen = templates if apply_mode != "llm-only" else []
+        result = _offline(instruction, chosen, library, registry, engine, plan_id, digest)
         result.candidates = candidates
     else:
         result = _with_llm(
@@ -218,7 +219,7 @@ def _from_compose(
     warnings = [*notes, *(conflict.message for conflict in composed.conflicts), *digest.warnings]
     if composed.unbound:
         warnings.append(
-            "テンプレートの入力のうち、つながる出力が無いものを変数にしました: "
+            "テンプレートの入力のうち、つなぐ出力が決まらなかったものを変数にしました: "
             + ", ".join(composed.unbound)
             + "（設計チャットで値を決めてください）"
         )

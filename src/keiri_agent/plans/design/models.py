@@ -319,10 +319,10 @@ class GeneratedPlan:
     warnings: list[str] = field(default_factory=list)
     """Japanese notes for the user (documents skipped, offline mode, ...)."""
     questions: list[dict[str, Any]] = field(default_factory=list)
-    dry_run_seconds: float | None = None
-    """How long the last dry run took (metrics)."""
     """What the model could not settle: ``{var, question, type, options}`` (Japanese
     question; type as ``Requirement.type``), for the requirements builder."""
+    dry_run_seconds: float | None = None
+    """How long the last dry run took (metrics)."""
 
     @property
     def ok(self) -> bool:
