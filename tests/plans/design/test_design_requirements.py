@@ -132,3 +132,23 @@ def test_from_check_issues(tmp_path: Path) -> None:
 )
 def test_readable_label(name: str, label: str) -> None:
     assert readable_label(name) == label
+
+
+def test_a_var_feeding_a_block_input_is_labelled_by_the_contract_and_optional_if_it_is() -> None:
+    catalog = PlanEngine(Settings(provider="offline"), env={}).catalog
+    plan = {
+        "vars": {"book_sheet": None, "limit": None},
+        "graph": [
+            {"id": "read", "block": "excel.read_data",
+             "in": {"workbook": b"x", "sheet": "${vars.book_sheet}"}},
+            {"id": "pick", "block": "table.filter",
+             "in": {"records": "${read.records}",
+                    "conditions": [{"col": "金額", "op": ">=", "value": "${vars.limit}"}]}},
+        ],
+    }  # fmt: skip
+    by_id = {r.id: r for r in build_requirements(plan, catalog=catalog)}
+    sheet = catalog.resolve("excel.read_data").input_schema("sheet")["description"]
+    assert by_id["book_sheet"].label == sheet and by_id["book_sheet"].required is False
+    assert "read" in (by_id["book_sheet"].description or "")
+    # a var inside a structure (not a whole input) keeps its readable label and stays required
+    assert by_id["limit"].required is True and by_id["limit"].label == "上限"

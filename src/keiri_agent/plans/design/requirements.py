@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from keiri_agent.errors import KeiriAgentError
 from keiri_agent.plans.design.models import Requirement, RequirementType
 from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.dsl.references import ReferenceError_, find_references, parse_reference
@@ -188,11 +189,61 @@ def _from_plan(
     nodes = list(iter_nodes(plan.get("graph")))
     files = {name for node in nodes for name in _file_vars(node, variables, catalog)}
     asked = {key: value for key, value in variables.items() if key not in files}
+    ports = _var_ports(nodes, catalog) if catalog is not None else {}
+
+    def described(requirements: Iterator[Requirement]) -> Iterator[Requirement]:
+        for requirement in requirements:
+            name = (requirement.target or "").removeprefix("vars.")
+            if requirement.target == f"vars.{name}" and name in ports and name not in questions:
+                requirement = _with_port_context(requirement, ports[name])
+            yield requirement
+
     for node in nodes:
         yield from _node_requirements(node, variables, catalog, questions)
-        yield from _unresolved_vars(node, "", asked, files, questions)
-    yield from _unresolved_vars(declared, "vars", asked, files, questions)
+        yield from described(_unresolved_vars(node, "", asked, files, questions))
+    yield from described(_unresolved_vars(declared, "vars", asked, files, questions))
     yield from _unresolved_vars(plan.get("exports"), "exports", asked, files, questions)
+
+
+def _var_ports(
+    nodes: Sequence[Mapping[str, Any]], catalog: BlockCatalog
+) -> dict[str, list[tuple[str, str, bool]]]:
+    """var name → (description, node id, required) of each block input that is exactly
+    ``${vars.<name>}``: what the var means, in the block contract's words."""
+    found: dict[str, list[tuple[str, str, bool]]] = {}
+    for node in nodes:
+        block = str(node.get("block") or "").strip()
+        inputs = node.get("in")
+        if not block or not isinstance(inputs, Mapping):
+            continue
+        try:
+            spec = catalog.resolve(block)
+        except KeiriAgentError:
+            continue
+        required = set(spec.required_inputs())
+        for port, value in inputs.items():
+            name = unresolved_var(value, {})
+            if name is None or port not in spec.inputs:
+                continue
+            description = str(spec.input_schema(port).get("description") or port)
+            found.setdefault(name, []).append((description, str(node.get("id")), port in required))
+    return found
+
+
+def _with_port_context(
+    requirement: Requirement, uses: Sequence[tuple[str, str, bool]]
+) -> Requirement:
+    """The requirement of a var labelled by the first input it feeds; optional when no
+    input it feeds is required (an empty answer keeps the block's default)."""
+    description, node_id, _ = uses[0]
+    required = any(needed for _, _, needed in uses)
+    label = requirement.label if not (requirement.label or "「").startswith("「") else description
+    return replace(
+        requirement,
+        label=label,
+        description=f"{node_id} の入力（{requirement.id}）",
+        required=required,
+    )
 
 
 def iter_nodes(graph: Any) -> Iterator[dict[str, Any]]:
