@@ -13,6 +13,10 @@ is saved as ``out_dir/evidence_summary.xlsx``.
 Part 3, the HelpDesk: the sample XYZ system manual and FAQ are indexed into the
 workspace (incrementally: a second demo re-reads nothing) and the README's question
 is answered with sources; the answer is saved as ``out_dir/helpdesk_answer.md``.
+
+Part 4, Plan generation: the README's instruction becomes a Plan (offline: the
+bundled templates it finds, composed mechanically), checked and dry-run; the YAML is
+saved as ``out_dir/generated_plan.yaml`` with what is still to be decided.
 """
 
 from __future__ import annotations
@@ -95,6 +99,32 @@ def run_plan_demo(*, out_dir: Path, console: Console, settings: Settings) -> Pat
     return path
 
 
+DESIGN_INSTRUCTION = "請求書ZIPと入金明細Excelを照合して差異をExcelに出力"
+
+
+def run_design_demo(*, out_dir: Path, console: Console, settings: Settings) -> Path:
+    """Generate a Plan from the README's instruction; returns the YAML file."""
+    from keiri_agent.services.design import DesignRequest, DesignService
+
+    console.rule(f"[bold]Plan の自動生成:[/bold] {DESIGN_INSTRUCTION}")
+    result = DesignService(settings).generate(DesignRequest(DESIGN_INSTRUCTION)).result
+    for warning in result.warnings:
+        console.print(f"注意: {warning}")
+    if not result.ok or result.plan is None:
+        raise ExecutionError(
+            f"the generated plan does not check: {result.reasoning}",
+            hint="run `keiri-agent plan generate` with the same instruction to see the issues",
+        )
+    blocks = " → ".join(str(getattr(node, "block", node.id)) for node in result.plan.graph)
+    console.print(f"検証・ドライラン OK（{len(result.plan.graph)} ノード）: {blocks}")
+    for requirement in result.requirements:
+        console.print(f"決める項目: {requirement.label}")
+    path = out_dir / "generated_plan.yaml"
+    path.write_text(result.yaml_text, encoding="utf-8")
+    console.print(f"Plan を保存しました: {path}（登録: keiri-agent plan register {path}）")
+    return path
+
+
 def run_helpdesk_demo(*, out_dir: Path, console: Console, settings: Settings) -> Path:
     """Index the sample XYZ manual and FAQ, ask the README's question; returns the answer file."""
     from keiri_agent.agents.helpdesk.desk import EXAMPLE_QUESTION, HelpDesk
@@ -160,4 +190,5 @@ def run_demo(
     console.print(f"図 {len(files)} 件を {out_dir / 'figures'} に保存しました。")
     run_plan_demo(out_dir=out_dir, console=console, settings=settings)
     run_helpdesk_demo(out_dir=out_dir, console=console, settings=settings)
+    run_design_demo(out_dir=out_dir, console=console, settings=settings)
     return report_path

@@ -12,7 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from keiri_agent.cli.app import app
+from keiri_agent.config import Settings
 from keiri_agent.demo import sample_data_path
+from keiri_agent.plans.engine import PlanEngine
 
 runner = CliRunner()
 
@@ -159,6 +161,10 @@ def test_demo_ends_with_a_report_covering_three_ops_and_two_plot_kinds(tmp_path:
     answer = (out / "helpdesk_answer.md").read_text(encoding="utf-8")
     assert "オフラインモード" in answer and "### 出典" in answer
     assert "2.5 アカウントロックの解除" in answer and "12文字以上" in answer
+    # Part 4: the README's instruction became a Plan that checks (offline: composed templates).
+    generated = (out / "generated_plan.yaml").read_text(encoding="utf-8")
+    report_ = PlanEngine(Settings(home=tmp_path, provider="offline"), env={}).check(generated)
+    assert report_.ok and "table.reconcile" in generated
 
 
 def test_progress_lines_follow_the_analysis_events(sales_csv: Path) -> None:
