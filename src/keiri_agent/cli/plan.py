@@ -70,7 +70,8 @@ if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-u
 
 plan_app = typer.Typer(
     name="plan",
-    help="Business procedures as YAML Plans: validate, dry-run, run, resume, rerun.",
+    help="Business procedures as YAML Plans: generate, register, validate, dry-run, run, "
+    "resume, rerun.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
