@@ -133,6 +133,9 @@ def test_stub_server_end_to_end(tmp_path: Path) -> None:
     }
     (record,) = records(tmp_path)
     assert record["mode"] == "structured" and record["ok"] is True
+    # the service's usage figures are summed over both calls (the stub reports them)
+    assert result.tokens is not None and result.tokens["prompt"] > 0
+    assert record["tokens"] == result.tokens
 
 
 def test_register_refuses_an_invalid_plan_and_writes_nothing(tmp_path: Path) -> None:

@@ -236,6 +236,7 @@ class DesignService:
             documents=[name for name, _ in request.documents],
             total_seconds=seconds,
             dry_run_seconds=result.dry_run_seconds,
+            tokens=dict(result.tokens) if result.tokens else None,
             plan_id=result.plan.id if result.plan is not None else request.plan_id,
         )
         try:

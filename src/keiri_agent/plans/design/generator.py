@@ -27,7 +27,7 @@ always) unless the caller passes them.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -269,6 +269,16 @@ def _offline(
     return result
 
 
+def _tokens(usage: Mapping[str, Any]) -> dict[str, int] | None:
+    """Prompt and completion tokens summed over the models used; None when unreported."""
+    if not usage:
+        return None
+    return {
+        "prompt": sum(int(item.get("input_tokens") or 0) for item in usage.values()),
+        "completion": sum(int(item.get("output_tokens") or 0) for item in usage.values()),
+    }
+
+
 def _with_llm(
     instruction: str,
     digest: DocumentDigest,
@@ -281,17 +291,21 @@ def _with_llm(
     plan_id: str | None,
     on_event: EventCallback | None,
 ) -> GeneratedPlan:
+    from langchain_core.callbacks import get_usage_metadata_callback
+
     from keiri_agent.plans.design.llm_designer import LLMDesigner
 
     designer = LLMDesigner(model, engine, options, on_event=on_event)
     try:
-        result = designer.design(
-            instruction,
-            digest,
-            candidates,
-            templates,
-            apply_mode="llm-only" if apply_mode == "llm-only" else "hint",
-        )
+        with get_usage_metadata_callback() as usage:
+            result = designer.design(
+                instruction,
+                digest,
+                candidates,
+                templates,
+                apply_mode="llm-only" if apply_mode == "llm-only" else "hint",
+            )
+        result.tokens = _tokens(usage.usage_metadata)
     except LLMError as error:
         if not options.fallback:
             raise

@@ -323,6 +323,8 @@ class GeneratedPlan:
     question; type as ``Requirement.type``), for the requirements builder."""
     dry_run_seconds: float | None = None
     """How long the last dry run took (metrics)."""
+    tokens: dict[str, int] | None = None
+    """``{prompt, completion}`` tokens of the model calls, when the service reports them."""
 
     @property
     def ok(self) -> bool:
