@@ -242,7 +242,9 @@ class ValidationReport:
         """Raise ``PlanValidationError`` (carrying every issue) when there is an error."""
         if not self.ok:
             raise plan_validation_error(
-                f"Plan {self.plan_id!r} に誤りがあります" if self.plan_id else "Plan に誤りがあります",
+                f"Plan {self.plan_id!r} に誤りがあります"
+                if self.plan_id
+                else "Plan に誤りがあります",
                 self.issues,
             )
 

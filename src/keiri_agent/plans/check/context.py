@@ -146,7 +146,10 @@ class CheckContext:
                     node_id=node_id,
                     path=f"{path}.{'in' if section == 'inputs' else 'out'}.{port}",
                     hint=found.hint
-                    or "ブロックの定義 (spec) の $ref を直してください（ブロックの管理者に伝えてください）",
+                    or (
+                        "ブロックの定義 (spec) の $ref を直してください"
+                        "（ブロックの管理者に伝えてください）"
+                    ),
                 )
             return None
         return found

@@ -126,7 +126,10 @@ class _DryRun:
         problems = [
             DryRunProblem(
                 IssueCode.UNKNOWN_VAR,
-                f"{key!r} はこの Plan の vars にありません（vars に定義するか、渡すのをやめてください）",
+                (
+                    f"{key!r} はこの Plan の vars にありません"
+                    "（vars に定義するか、渡すのをやめてください）"
+                ),
                 f"vars.{key}",
             )
             for key in given
@@ -311,9 +314,7 @@ class _Context:
             # nodes and exports null, then with the previous iteration's values.
             condition, path = node.while_.condition, "while.condition"
             unset = dict.fromkeys(body_node_ids(node))
-            if self.condition(
-                record, condition, path + "（1 回目の前）", body_local, unset
-            ):
+            if self.condition(record, condition, path + "（1 回目の前）", body_local, unset):
                 after = {**body_local, **while_variables(node, values)}
                 record.condition = self.condition(record, condition, path, after)
             outputs = {**values, "iterations": 1}
@@ -322,7 +323,9 @@ class _Context:
         else:
             collect = node.out.collect
             if collect not in values:
-                message = f"out.collect の {collect!r} はループの中身 (body) の exports にありません"
+                message = (
+                    f"out.collect の {collect!r} はループの中身 (body) の exports にありません"
+                )
                 record.fail(IssueCode.OUTPUT_NOT_DECLARED, message, "out.collect")
                 values[collect] = Unavailable(IssueCode.OUTPUT_NOT_DECLARED, message)
             value = values[collect]
@@ -409,11 +412,16 @@ class _Context:
             called, given, f"{prefix}{node.id}/", (*self.stack, plan_id), records
         )
         for problem in problems:
-            record.fail(problem.code, f"サブフロー {plan_id!r} の中: {problem.message}", problem.path)
+            record.fail(
+                problem.code, f"サブフロー {plan_id!r} の中: {problem.message}", problem.path
+            )
         mapping = {e.source: e.name for e in node.out.exports} or {n: n for n in exports}
         values = {
             alias: exports.get(
-                name, Unavailable(IssueCode.OUTPUT_NOT_DECLARED, f"{plan_id} は {name!r} を exports していません")
+                name,
+                Unavailable(
+                    IssueCode.OUTPUT_NOT_DECLARED, f"{plan_id} は {name!r} を exports していません"
+                ),
             )
             for name, alias in mapping.items()
         }

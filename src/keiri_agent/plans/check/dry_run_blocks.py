@@ -56,7 +56,9 @@ def run_block(
     if spec is None:
         message = f"ブロック {node.block!r} はブロック一覧 (catalog) にありません"
         record.fail(IssueCode.UNKNOWN_BLOCK, message, "block")
-        return Unavailable(IssueCode.UPSTREAM_FAILED, f"ノード {node.id!r} が失敗しました: {message}")
+        return Unavailable(
+            IssueCode.UPSTREAM_FAILED, f"ノード {node.id!r} が失敗しました: {message}"
+        )
     record.block = spec.reference
     record.side_effects = spec.side_effects
     values = _inputs(node, spec, record, resolve, ports)
@@ -112,7 +114,9 @@ def _inputs(
     for key, literal in node.inputs.items():
         if key not in spec.inputs:
             record.fail(
-                IssueCode.UNKNOWN_INPUT, f"{spec.reference} に入力 {key!r} はありません", f"in.{key}"
+                IssueCode.UNKNOWN_INPUT,
+                f"{spec.reference} に入力 {key!r} はありません",
+                f"in.{key}",
             )
             continue
         try:
@@ -179,7 +183,9 @@ def _outputs(
                 f"{spec.reference} に出力 {port!r} はありません",
                 f"out.{port}",
             )
-            values[alias] = Unavailable(IssueCode.OUTPUT_NOT_DECLARED, f"出力 {port!r} はありません")
+            values[alias] = Unavailable(
+                IssueCode.OUTPUT_NOT_DECLARED, f"出力 {port!r} はありません"
+            )
         else:
             values[alias] = ports[port]
     record.outputs = {alias: value_summary(value) for alias, value in values.items()}

@@ -80,7 +80,9 @@ def check_exports(
                 graph_ids,
                 node_id=owner,
                 path=f"{where}.from",
-                hint="exports には同じ graph にあるノードの「ノード id.出力の別名」を書いてください",
+                hint=(
+                    "exports には同じ graph にあるノードの「ノード id.出力の別名」を書いてください"
+                ),
             )
             continue
         refs.use(info, reference, owner, f"{where}.from", code)

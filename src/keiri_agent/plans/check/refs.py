@@ -250,7 +250,10 @@ class ReferenceChecker:
             hint = f"{target} の出力の別名は {'、'.join(declared) or '（なし）'} です"
             node = info.node
             if isinstance(node, BlockNode) and alias in node.outputs:
-                hint = f"出力 {alias!r} は別名 {node.outputs[alias]!r} で出ています（out を見てください）"
+                hint = (
+                    f"出力 {alias!r} は別名 {node.outputs[alias]!r} で出ています"
+                    "（out を見てください）"
+                )
             rules.unknown(
                 self.check.add,
                 code,
@@ -359,7 +362,8 @@ class ReferenceChecker:
             if not compatible(source, target):
                 self.check.add(
                     IssueCode.INPUT_TYPE_MISMATCH,
-                    f"{spec.reference} の入力 {key!r} には {describe_types(target)} 型が必要ですが、"
+                    f"{spec.reference} の入力 {key!r} には "
+                    f"{describe_types(target)} 型が必要ですが、"
                     f"{describe_types(source)} 型が指定されています",
                     node_id=node_id,
                     path=path,

@@ -59,7 +59,10 @@ def unknown_block(add: Add, node: BlockNode, path: str, known: Sequence[str]) ->
         + (f"。{'、'.join(repr(c) for c in close)} のことですか？" if close else ""),
         node_id=node.id,
         path=f"{path}.block",
-        hint="使えるブロックは `keiri-agent blocks list` で一覧できます。正しいブロック id に直してください",
+        hint=(
+            "使えるブロックは `keiri-agent blocks list` で一覧できます。"
+            "正しいブロック id に直してください"
+        ),
         name=block_id,
         choices=known,
         closest=closest_match(block_id, known) or (close[0] if close else None),
@@ -131,7 +134,9 @@ def literal_mismatch(
 ) -> None:
     """INPUT_TYPE_MISMATCH for a literal (no references) that does not fit its port;
     ``choices`` are the schema's ``enum`` values when it has them."""
-    shown = "; ".join(problems[:3]) + (f"（ほか {len(problems) - 3} 件）" if len(problems) > 3 else "")
+    shown = "; ".join(problems[:3]) + (
+        f"（ほか {len(problems) - 3} 件）" if len(problems) > 3 else ""
+    )
     enum = schema.get("enum")
     choices = [str(choice) for choice in enum] if isinstance(enum, list) else None
     add(
@@ -169,7 +174,10 @@ def check_requirements(add: Add, nodes: Iterable[tuple[BlockNode, str]]) -> None
                         f"入力項目の id {field_id!r} がこのノードで 2 回使われています",
                         node_id=node.id,
                         path=f"{where}.id",
-                        hint="項目ごとに別の id を付けてください（id は collected_data のキーになります）",
+                        hint=(
+                            "項目ごとに別の id を付けてください"
+                            "（id は collected_data のキーになります）"
+                        ),
                         name=field_id,
                     )
                 ids.add(field_id)
@@ -300,7 +308,7 @@ def unknown(
     suffix: str = "",
 ) -> None:
     """``code`` for a name that is not one of ``choices``: ``入力 'x' は見つかりません。
-    'y' のことですか？`` (``suffix`` after the name), with the choices and the closest
+    'y' のことですか？`` (``suffix`` before the suggestion), with the choices and the closest
     one in details."""
     closest = closest_match(value, choices) if choices else None
     add(
@@ -318,7 +326,7 @@ def unknown(
 def unknown_message(kind: str, value: str, closest: str | None, suffix: str = "") -> str:
     """``入力 'x' は見つかりません。'y' のことですか？`` (the suggestion only when one
     is close; ``suffix`` right after the name, e.g. ``（${x.y} の中）``)."""
-    text = f"{kind} {value!r}{suffix} は見つかりません"
+    text = f"{kind} {value!r} は見つかりません{suffix}"
     if closest is not None:
         text += f"。{closest!r} のことですか？"
     return text

@@ -171,7 +171,10 @@ class _PlanCheck(CheckContext):
                     f"ノード id {node.id!r} は {self.infos[node.id].path} ですでに使われています",
                     node_id=node.id,
                     path=f"{path}.id",
-                    hint="ノード id は Plan 全体（ループの中も含む）で重ならないように付け直してください",
+                    hint=(
+                        "ノード id は Plan 全体"
+                        "（ループの中も含む）で重ならないように付け直してください"
+                    ),
                     name=node.id,
                 )
                 continue
@@ -201,10 +204,16 @@ class _PlanCheck(CheckContext):
             if collect is not None:
                 self.add(
                     IssueCode.LOOP_COLLECT_IGNORED,
-                    "while ループが渡すのは最後の回の exports だけなので、out.collect は無視されます",
+                    (
+                        "while ループが渡すのは最後の回の exports だけなので、"
+                        "out.collect は無視されます"
+                    ),
                     node_id=node.id,
                     path=path,
-                    hint=f"代わりに ${{{node.id}.<export の名前>}} を参照するか、foreach を使ってください",
+                    hint=(
+                        f"代わりに ${{{node.id}.<export の名前>}} を参照するか、"
+                        "foreach を使ってください"
+                    ),
                     severity="warning",
                 )
             return
@@ -234,7 +243,10 @@ class _PlanCheck(CheckContext):
                     str(problem).removeprefix("BLOCK_VERSION: "),
                     node_id=node.id,
                     path=f"{info.path}.block",
-                    hint="使えるバージョンに合う範囲を指定してください（details.choices が使えるバージョンです）",
+                    hint=(
+                        "使えるバージョンに合う範囲を指定してください"
+                        "（details.choices が使えるバージョンです）"
+                    ),
                     name=node.block,
                     choices=[
                         str(spec.version)
@@ -286,7 +298,10 @@ class _PlanCheck(CheckContext):
                     f"ノード {node_id!r} の出力はどこからも使われていません",
                     node_id=node_id,
                     path=info.path,
-                    hint="出力を参照するか exports に加えてください。要らないならノードを消してください",
+                    hint=(
+                        "出力を参照するか exports に加えてください。"
+                        "要らないならノードを消してください"
+                    ),
                     severity="warning",
                 )
                 continue

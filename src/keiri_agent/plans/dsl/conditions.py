@@ -186,7 +186,7 @@ def _next_token(text: str, pos: int) -> tuple[_Token, int]:
     char = text[pos]
     if char == "$":
         if not text.startswith("${", pos):
-            _fail("'$' が余分です（参照は ${...} と書きます）", text, pos)
+            _fail("ここでは '$' は使えません（参照は ${...} と書きます）", text, pos)
         try:
             reference, end = read_reference(text, pos)
         except ReferenceError_ as exc:
@@ -200,7 +200,9 @@ def _next_token(text: str, pos: int) -> tuple[_Token, int]:
     if match is None:
         reason = _UNSUPPORTED.get(char, _PYTHON_SYNTAX if char in "*+-/%^~@,:;{}`\\" else "")
         _fail(
-            f"ここでは {char!r} は使えません: {reason}" if reason else f"ここでは {char!r} は使えません",
+            f"ここでは {char!r} は使えません: {reason}"
+            if reason
+            else f"ここでは {char!r} は使えません",
             text,
             pos,
         )
@@ -262,7 +264,10 @@ class _Parser:
         token = self._peek()
         if token.kind != "end":
             _fail(
-                f"{token.text!r} は余分です（ここには and、or、比較、または条件の終わりが来ます）",
+                (
+                    f"ここでは {token.text!r} は使えません"
+                    "（ここには and、or、比較、または条件の終わりが来ます）"
+                ),
                 self.text,
                 token.position,
             )
@@ -309,7 +314,10 @@ class _Parser:
             if self._peek().kind != ")":
                 found = self._peek()
                 _fail(
-                    f"{token.position} 文字目の '(' を閉じる ')' がありません（{found.text!r} があります）",
+                    (
+                        f"{token.position} 文字目の '(' を閉じる ')' がありません"
+                        f"（{found.text!r} があります）"
+                    ),
                     self.text,
                     found.position,
                 )
@@ -340,7 +348,11 @@ def _build(source: str, tree: Node) -> ParsedCondition:
 def parse_condition(text: str) -> ParsedCondition:
     """Parse an ``expr`` string; ConditionSyntaxError on anything outside the grammar."""
     if not isinstance(text, str):
-        _fail(f"条件は文字列で書いてください（{type(text).__name__} になっています）", repr(text)[:200], 0)
+        _fail(
+            f"条件は文字列で書いてください（{type(text).__name__} になっています）",
+            repr(text)[:200],
+            0,
+        )
     if len(text) > MAX_EXPRESSION_LENGTH:
         _fail(
             f"条件が {MAX_EXPRESSION_LENGTH} 文字より長いです（{len(text)} 文字）",

@@ -133,7 +133,9 @@ def check_plan_text(text: str) -> Checked:
             column=1,
             expected="object",
             actual=json_type(data),
-            hint="'apiVersion: v1' / 'id: ...' / 'version: 0.1.0' / 'graph:' から書き始めてください",
+            hint=(
+                "'apiVersion: v1' / 'id: ...' / 'version: 0.1.0' / 'graph:' から書き始めてください"
+            ),
         )
         return Checked(None, [problem], positions)
     api_version = data.get("apiVersion")
@@ -214,11 +216,13 @@ def _parse_yaml(text: str) -> tuple[Any, Positions, list[ValidationIssue]]:
             )
         ) from None
     except yaml.YAMLError as exc:
-        raise _Rejected(make_issue(
+        raise _Rejected(
+            make_issue(
                 IssueCode.YAML_SYNTAX,
                 f"YAML の書き方に誤りがあります: {exc}",
                 hint="字下げ、引用符、':' を確かめてください",
-            )) from None
+            )
+        ) from None
     except RecursionError:
         raise _Rejected(_too_large("入れ子が深すぎます")) from None
     finally:
@@ -255,13 +259,17 @@ def _scan(root: yaml.Node) -> tuple[Positions, list[tuple[Loc, str, tuple[int, i
             sizes[key] = 1 + sum(sizes[id(child)] for child, _ in children)
             if sizes[key] > MAX_YAML_NODES:
                 raise _Rejected(
-                    _too_large(f"YAML の要素が {MAX_YAML_NODES} 個を超えています（エイリアスを展開した数）")
+                    _too_large(
+                        f"YAML の要素が {MAX_YAML_NODES} 個を超えています（エイリアスを展開した数）"
+                    )
                 )
             continue
         if key in sizes:
             continue
         if key in on_path:
-            raise _Rejected(_too_large("自分自身を含むエイリアスがあります（アンカーをその中で使っています）"))
+            raise _Rejected(
+                _too_large("自分自身を含むエイリアスがあります（アンカーをその中で使っています）")
+            )
         on_path.add(key)
         stack.append((node, loc, True))
         if isinstance(node, yaml.MappingNode):

@@ -75,7 +75,9 @@ def schema_issues(
         message, hint = described.message, described.hint
         if loc[-2:] == ("while", "max_iterations") and error["type"] == "missing":
             code = IssueCode.WHILE_MISSING_MAX
-            message = "while ループには max_iterations（終わらないループを止める回数の上限）が必要です"
+            message = (
+                "while ループには max_iterations（終わらないループを止める回数の上限）が必要です"
+            )
             hint = "condition の隣に 'max_iterations: <回数>' を加えてください"
         line, column = _position_at(loc, positions)
         issues.append(
@@ -195,7 +197,10 @@ def pydantic_message(error: ErrorDetails) -> str:
     ctx = error.get("ctx") or {}
     expected = _EXPECTED_TYPES.get(kind)
     if expected is not None:
-        return f"{_TYPE_WORDS[expected]}を書いてください（{json_type(error.get('input'))} になっています）"
+        return (
+            f"{_TYPE_WORDS[expected]}を書いてください"
+            f"（{json_type(error.get('input'))} になっています）"
+        )
     if kind == "value_error":
         return str(ctx.get("error") or error["msg"].removeprefix("Value error, "))
     if kind == "literal_error":

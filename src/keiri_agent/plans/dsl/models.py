@@ -241,7 +241,9 @@ class Plan(_Model):
     @classmethod
     def _semver(cls, value: str) -> str:
         if not SEMVER.match(value):
-            raise ValueError(f"version {value!r} は「メジャー.マイナー.パッチ」の形（例: 0.1.0）ではありません")
+            raise ValueError(
+                f"version {value!r} は「メジャー.マイナー.パッチ」の形（例: 0.1.0）ではありません"
+            )
         return value
 
 

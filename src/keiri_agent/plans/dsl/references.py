@@ -132,9 +132,12 @@ def _parse_body(source: str, start: int, end: int) -> Reference:
             elif char == ".":
                 reason = "'.' の後にキーがありません"
             elif char == "[":
-                reason = "'[' の後には [0] のような番号か ['name'] のような引用符付きのキーを書いてください"
+                reason = (
+                    "'[' の後には [0] のような番号か ['na"
+                    "me'] のような引用符付きのキーを書いてください"
+                )
             else:
-                reason = f"ここでは使えない文字 {char!r} があります"
+                reason = f"ここでは {char!r} は使えません"
             _syntax_error(reason, source, pos)
         key, index, single, double = match.groups()
         if index is not None:
@@ -335,7 +338,9 @@ def _describe(value: Any) -> str:
 def _length(value: Any, reference: Reference, where: str) -> int:
     if isinstance(value, str | bytes | list | tuple | set | frozenset | Mapping):
         return len(value)
-    _lookup_error(reference, f"{where} は {_describe(value)} で、.length（長さ）がありません", at=where)
+    _lookup_error(
+        reference, f"{where} は {_describe(value)} で、.length（長さ）がありません", at=where
+    )
 
 
 def _step(value: Any, segment: str | int, reference: Reference, where: str, kind: str) -> Any:
