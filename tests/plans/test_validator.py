@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -313,6 +314,27 @@ def test_unused_output_alias(catalog: BlockCatalog) -> None:
     plan = make_plan(node, template("b", "${src.n}"), exports=[{"from": "b.text", "as": "x"}])
     issue = only(validate(catalog, plan), "UNUSED_OUTPUT")
     assert (issue.severity, issue.node_id, issue.path) == ("warning", "src", "graph[0].out.label")
+    assert issue.message == "ノード 'src' の出力 'l' はどこからも使われていません"
+    assert issue.hint == "使わないなら out から消してください"
+
+
+def test_every_issue_a_user_reads_is_japanese(catalog: BlockCatalog) -> None:
+    plan = make_plan(
+        {"id": "a", "block": "text.templte", "in": {"template": "x"}},
+        template("b", "${missing.text}"),
+        template("b"),
+        {"id": "src", "block": "test.numbers", "out": {"count": "n", "label": "l"}},
+        template("c", "${src.n}"),
+        exports=[{"from": "c.text", "as": "x"}],
+    )
+    report = validate(catalog, plan)
+    assert {"UNKNOWN_BLOCK", "UNKNOWN_REFERENCE", "DUPLICATE_NODE_ID", "UNUSED_OUTPUT"} <= set(
+        report.codes()
+    )
+    japanese = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+    for issue in report.issues:
+        assert japanese.search(issue.message), issue
+        assert issue.hint is None or japanese.search(issue.hint), issue
 
 
 # --- UI and policy -------------------------------------------------------------------------
