@@ -109,17 +109,17 @@ def test_show_resolves_a_range_and_refs_in_json(user_dir: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["blocks", "show", "table.sortt"], "did you mean 'table.sort'"),
-        (["blocks", "show", "table.sort@^2"], "no version in range '^2'"),
-        (["blocks", "show", "table.sort@^x.1"], "invalid version range"),
-        (["blocks", "show", "table.sort@^2", "--json"], "available: 1.0.0"),
+        (["blocks", "show", "table.sortt"], "'table.sort' のことですか"),
+        (["blocks", "show", "table.sort@^2"], "範囲 '^2' に合うバージョンがありません"),
+        (["blocks", "show", "table.sort@^x.1"], "バージョンの範囲"),
+        (["blocks", "show", "table.sort@^2", "--json"], "あるバージョン: 1.0.0"),
     ],
 )
 def test_show_errors_exit_1(args: list[str], message: str) -> None:
     result = runner.invoke(app, args)
     assert result.exit_code == 1
     assert "CATALOG_ERROR" in result.stderr and message in result.stderr
-    assert "ヒント" in result.stderr or "range" in message
+    assert "ヒント" in result.stderr or "範囲" in message
     assert result.stdout == ""
 
 
@@ -136,7 +136,7 @@ def test_bad_user_spec_exits_1_naming_the_file(user_dir: Path) -> None:
 def test_missing_user_folder_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KEIRI_AGENT_BLOCK_SPEC_DIRS", json.dumps([str(tmp_path / "nope")]))
     result = runner.invoke(app, ["blocks", "show", "text.join"])
-    assert result.exit_code == 1 and "does not exist" in result.stderr
+    assert result.exit_code == 1 and "がありません" in result.stderr
 
 
 def test_blocks_without_a_command_prints_help() -> None:

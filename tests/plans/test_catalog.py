@@ -149,7 +149,7 @@ def test_required_inputs_and_defaults() -> None:
     assert schema["type"] == "array"
     assert spec.to_summary()["reference"] == "table.sort@1.0.0"
     json.dumps(spec.to_summary(resolve_refs=True), ensure_ascii=False)
-    with pytest.raises(CatalogError, match="did you mean 'records'"):
+    with pytest.raises(CatalogError, match="'records' のことですか"):
         spec.input_schema("record")
 
 
@@ -212,7 +212,7 @@ def test_from_settings_resolves_relative_dirs_under_home(keiri_home: Path) -> No
 
 
 def test_missing_user_dir_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(CatalogError, match="does not exist"):
+    with pytest.raises(CatalogError, match="がありません"):
         BlockCatalog.discover([tmp_path / "nope"])
 
 
@@ -225,7 +225,7 @@ def test_missing_user_dir_is_an_error(tmp_path: Path) -> None:
         ({"version": 1.0}, "version", "not SemVer"),
         ({"version": "v1.0.0"}, "version", "not SemVer"),
         ({"version": "1.0"}, "version", "not SemVer"),
-        ({"entry_point": "x:Y"}, "entry_point", "did you mean 'entrypoint'"),
+        ({"entry_point": "x:Y"}, "entry_point", "'entrypoint' のことですか"),
         ({"id": "bad id"}, "id", "not a block id"),
         ({"kind": "batch"}, "kind", "not one of processing, ui"),
         ({"side_effects": "no"}, "side_effects", "not true or false"),
@@ -262,10 +262,10 @@ def test_bad_spec_files_name_the_file_and_key(
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("id: [unclosed\n", "not valid YAML at line"),
-        ("", "the file is empty"),
+        ("id: [unclosed\n", "YAML の書き方に誤りがあります（2 行目）"),
+        ("", "ファイルが空です"),
         ("- id: a\n", "must hold a mapping"),
-        ("a: 1\n---\nb: 2\n", "not valid YAML"),
+        ("a: 1\n---\nb: 2\n", "YAML の書き方に誤り"),
     ],
 )
 def test_unreadable_spec_files(tmp_path: Path, text: str, message: str) -> None:
@@ -283,7 +283,7 @@ def test_seed_style_requirements_key_is_accepted(user_dir: Path) -> None:
 def test_duplicate_versions_name_both_files(user_dir: Path) -> None:
     write_spec(user_dir / "sub", "copy.yaml")
     (user_dir / "sub" / "echo.py").write_text(ECHO_BLOCK, encoding="utf-8")
-    with pytest.raises(CatalogError, match="defined twice") as caught:
+    with pytest.raises(CatalogError, match="2 か所で定義されています") as caught:
         BlockCatalog.discover([user_dir])
     assert str(user_dir / "echo.yaml") in caught.value.message
     assert str(user_dir / "sub" / "copy.yaml") in caught.value.message
@@ -291,7 +291,9 @@ def test_duplicate_versions_name_both_files(user_dir: Path) -> None:
 
 def test_a_builtin_id_and_version_cannot_be_redefined(user_dir: Path) -> None:
     write_spec(user_dir, "clash.yaml", id="text.join")
-    with pytest.raises(CatalogError, match=r"text\.join version 1\.0\.0 is defined twice"):
+    with pytest.raises(
+        CatalogError, match=r"ブロック text\.join のバージョン 1\.0\.0 が 2 か所で定義"
+    ):
         BlockCatalog.discover([user_dir])
 
 
@@ -362,15 +364,15 @@ def test_semver_precedence() -> None:
 
 
 def test_unknown_block_lists_close_matches(versioned: BlockCatalog) -> None:
-    with pytest.raises(CatalogError, match=r"did you mean 'demo\.block'"):
+    with pytest.raises(CatalogError, match=r"'demo\.block' のことですか"):
         versioned.resolve("demo.blok")
 
 
 def test_no_version_in_range_lists_the_available_ones(versioned: BlockCatalog) -> None:
     with pytest.raises(CatalogError) as caught:
         versioned.resolve("demo.block@^3")
-    assert "no version in range '^3'" in caught.value.message
-    assert "available: 0.1.0, 0.2.0, 0.2.5, 1.0.0" in caught.value.message
+    assert "範囲 '^3' に合うバージョンがありません" in caught.value.message
+    assert "あるバージョン: 0.1.0, 0.2.0, 0.2.5, 1.0.0" in caught.value.message
     assert caught.value.details["available"][-1] == "2.0.0"
 
 
@@ -379,7 +381,7 @@ def test_no_version_in_range_lists_the_available_ones(versioned: BlockCatalog) -
     ["demo.block@^x.1", "demo.block@", "demo.block@>=1.0-rc", "demo.block@^1.a", "demo.block@~>1"],
 )
 def test_invalid_ranges(versioned: BlockCatalog, reference: str) -> None:
-    with pytest.raises(CatalogError, match="range"):
+    with pytest.raises(CatalogError, match="範囲"):
         versioned.resolve(reference)
 
 

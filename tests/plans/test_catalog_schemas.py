@@ -210,7 +210,7 @@ def test_object_port_keeps_json_schema_required_list() -> None:
         ("block.py:Missing", "processing", "has no 'Missing'"),
         ("block.py:NotABlock", "processing", "not a Block subclass"),
         ("block.py:Asking", "processing", "kind 'processing' but Asking is a 'ui' block"),
-        ("block.py:Abstract", "processing", "cannot create"),
+        ("block.py:Abstract", "processing", "を作れません"),
         ("no_such_package_for_tests.mod:Block", "processing", "cannot be imported"),
         ("broken.py:Good", "processing", "ZeroDivisionError"),
     ],
@@ -249,5 +249,5 @@ def test_from_mapping_without_a_file() -> None:
 
 
 def test_catalog_refuses_a_spec_object_with_a_bad_version() -> None:
-    with pytest.raises(CatalogError, match="not a SemVer version"):
+    with pytest.raises(CatalogError, match="バージョンの形"):
         BlockCatalog([BlockSpec(id="x.y", version="1.0", entrypoint="m:C")])

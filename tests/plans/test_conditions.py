@@ -209,7 +209,7 @@ def test_and_or_short_circuit() -> None:
 
 
 def test_reference_errors_propagate() -> None:
-    with pytest.raises(ReferenceError_, match="unknown key 'missing'"):
+    with pytest.raises(ReferenceError_, match="キー 'missing' は見つかりません"):
         check("${vars.missing} == 1")
 
 
@@ -235,7 +235,7 @@ def test_ordering_needs_two_numbers_or_two_strings(text: str, fragments: list[st
     error = caught.value
     assert isinstance(error, UserInputError)
     assert error.code == "CONDITION_TYPE"
-    assert "ordering needs two numbers or two strings" in error.message
+    assert "大小を比べられるのは数どうしか文字列どうしだけです" in error.message
     assert text in error.message
     for fragment in fragments:
         assert fragment in error.message
@@ -247,84 +247,84 @@ def test_value_without_truth_value_is_an_evaluation_error() -> None:
         def __bool__(self) -> bool:
             raise ValueError("ambiguous")
 
-    with pytest.raises(ConditionEvaluationError, match="Ambiguous has no truth value"):
+    with pytest.raises(ConditionEvaluationError, match="Ambiguous は真偽"):
         parse_condition("${x}").evaluate(lambda reference: Ambiguous())
 
 
 # --- syntax errors --------------------------------------------------------------------
 
 SYNTAX_ERRORS: list[tuple[str, str, int]] = [
-    ("", "empty condition", 0),
-    ("   ", "empty condition", 0),
-    ("__import__('os')", "unknown name '__import__'", 0),
-    ('__import__("os").system("x")', "unknown name '__import__'", 0),
-    ("a.b", "unknown name 'a'", 0),
-    ("x**y", "unknown name 'x'", 0),
-    ("9**9**9", "unexpected '*'", 1),
-    ("().__class__", "unexpected '.'", 2),
-    ("()", "expected a value, found ')'", 1),
-    ("f(1)", "unknown name 'f'", 0),
-    ("${a}(1)", "unexpected '('", 4),
-    ("${a}.b", "unexpected '.'", 4),
-    ("[1]", "unexpected '['", 0),
-    ("1 in [1]", "unknown name 'in'", 2),
-    ("lambda: 1", "unknown name 'lambda'", 0),
-    ("1 if 1 else 0", "unknown name 'if'", 2),
-    ("1 + 2", "unexpected '+'", 2),
-    ("1 - 2", "unexpected '-'", 2),
-    ("1 -2", "unexpected '-2'", 2),
-    ("1 = 1", "use '=='", 2),
-    ("1 === 1", "use '=='", 4),
-    ("1 <> 2", "expected a value, found '>'", 3),
-    ("1 & 2", "use 'and' or '&&'", 2),
-    ("1 | 2", "use 'or' or '||'", 2),
-    ("{}", "unexpected '{'", 0),
-    ("1 == ", "expected a value, found 'end of condition'", 5),
-    ("not", "expected a value", 3),
-    ("1 and", "expected a value", 5),
-    ("and 1", "expected a value, found 'and'", 0),
-    ("(1", "expected ')' for the '(' at position 0", 2),
-    ("(1 2)", "expected ')'", 3),
-    ("1)", "unexpected ')'", 1),
-    ("1 2", "unexpected '2'", 2),
-    ("${a} ${b}", "unexpected '${b}'", 5),
-    ("1 == 1 == 1", "cannot be chained", 7),
-    ("1 < 2 < 3", "cannot be chained", 6),
-    ("'abc", "unterminated text", 0),
-    ("\"abc'", "unterminated text", 0),
-    ("'a\\", "unknown escape", 2),
-    ("'\\q'", "unknown escape '\\q'", 1),
-    ("'\\u0041'", "unknown escape '\\u'", 1),
-    ("1.", "malformed number", 0),
-    (".5", "unexpected '.'", 0),
-    ("1.2.3", "malformed number", 0),
-    ("1abc", "malformed number", 0),
-    ("1_000", "malformed number", 0),
-    ("1e5", "malformed number", 0),
-    ("0x10", "malformed number", 0),
-    ("1" * 31, "more than 30 digits", 0),
-    ("1" * 20 + "." + "1" * 11, "more than 30 digits", 0),
-    ("9" * 1000, "more than 30 digits", 0),
-    ("'" + "a" * 1001 + "'", "longer than 1000 characters", 0),
-    ("AND", "did you mean 'and'", 0),
-    ("TRUE == 1", "did you mean 'true'", 0),
-    ("nul", "did you mean 'null'", 0),
-    ("山田 == 1", "unknown name '山田'", 0),
-    ("1 == １", "unexpected character '１'", 5),
-    ("1 ==\x00 1", "unexpected character '\\x00'", 4),
-    ("😀", "unexpected character", 0),
-    ("$x", "unexpected '$'", 0),
-    ("${}", "invalid reference: empty reference", 2),
-    ("${a", "invalid reference: unclosed '${'", 0),
-    ("${a b} == 1", "invalid reference: unexpected character ' '", 3),
-    ("${a.${b}}", "invalid reference: nested '${'", 4),
-    ("${a.__class__()}", "invalid reference: unexpected character '('", 13),
-    ("'x ${a' == 1", "invalid reference in quoted text", 0),
-    ("x" * (MAX_EXPRESSION_LENGTH + 1), "longer than 2000 characters", MAX_EXPRESSION_LENGTH),
-    ("(" * (MAX_DEPTH + 1) + "1" + ")" * (MAX_DEPTH + 1), "nested more than 32", MAX_DEPTH),
-    ("not " * (MAX_DEPTH + 1) + "1", "nested more than 32", 4 * MAX_DEPTH),
-    ("!" * (MAX_DEPTH + 1) + "1", "nested more than 32", MAX_DEPTH),
-    ("(" * 999 + "1" + ")" * 999, "nested more than 32", MAX_DEPTH),
+    ("", "条件が空です", 0),
+    ("   ", "条件が空です", 0),
+    ("__import__('os')", "'__import__' という名前は使えません", 0),
+    ('__import__("os").system("x")', "'__import__' という名前は使えません", 0),
+    ("a.b", "'a' という名前は使えません", 0),
+    ("x**y", "'x' という名前は使えません", 0),
+    ("9**9**9", "ここでは '*' は使えません", 1),
+    ("().__class__", "ここでは '.' は使えません", 2),
+    ("()", "値が必要な所に ')'", 1),
+    ("f(1)", "'f' という名前は使えません", 0),
+    ("${a}(1)", "ここでは '(' は使えません", 4),
+    ("${a}.b", "ここでは '.' は使えません", 4),
+    ("[1]", "ここでは '[' は使えません", 0),
+    ("1 in [1]", "'in' という名前は使えません", 2),
+    ("lambda: 1", "'lambda' という名前は使えません", 0),
+    ("1 if 1 else 0", "'if' という名前は使えません", 2),
+    ("1 + 2", "ここでは '+' は使えません", 2),
+    ("1 - 2", "ここでは '-' は使えません", 2),
+    ("1 -2", "ここでは '-2' は使えません", 2),
+    ("1 = 1", "'==' を使って", 2),
+    ("1 === 1", "'==' を使って", 4),
+    ("1 <> 2", "値が必要な所に '>'", 3),
+    ("1 & 2", "'and' か '&&'", 2),
+    ("1 | 2", "'or' か '||'", 2),
+    ("{}", "ここでは '{' は使えません", 0),
+    ("1 == ", "値が必要な所に '条件の終わり'", 5),
+    ("not", "値が必要な所に", 3),
+    ("1 and", "値が必要な所に", 5),
+    ("and 1", "値が必要な所に 'and'", 0),
+    ("(1", "0 文字目の '(' を閉じる ')'", 2),
+    ("(1 2)", "を閉じる ')' がありません", 3),
+    ("1)", "ここでは ')' は使えません", 1),
+    ("1 2", "ここでは '2' は使えません", 2),
+    ("${a} ${b}", "ここでは '${b}' は使えません", 5),
+    ("1 == 1 == 1", "比較を続けて書くことはできません", 7),
+    ("1 < 2 < 3", "比較を続けて書くことはできません", 6),
+    ("'abc", "文字列が閉じていません", 0),
+    ("\"abc'", "文字列が閉じていません", 0),
+    ("'a\\", "使えないエスケープ", 2),
+    ("'\\q'", "'\\q' は使えないエスケープ", 1),
+    ("'\\u0041'", "'\\u' は使えないエスケープ", 1),
+    ("1.", "数の書き方に誤り", 0),
+    (".5", "ここでは '.' は使えません", 0),
+    ("1.2.3", "数の書き方に誤り", 0),
+    ("1abc", "数の書き方に誤り", 0),
+    ("1_000", "数の書き方に誤り", 0),
+    ("1e5", "数の書き方に誤り", 0),
+    ("0x10", "数の書き方に誤り", 0),
+    ("1" * 31, "30 桁を超えて", 0),
+    ("1" * 20 + "." + "1" * 11, "30 桁を超えて", 0),
+    ("9" * 1000, "30 桁を超えて", 0),
+    ("'" + "a" * 1001 + "'", "1000 文字より長い", 0),
+    ("AND", "'and' のことですか", 0),
+    ("TRUE == 1", "'true' のことですか", 0),
+    ("nul", "'null' のことですか", 0),
+    ("山田 == 1", "'山田' という名前は使えません", 0),
+    ("1 == １", "ここでは '１' は使えません", 5),
+    ("1 ==\x00 1", "ここでは '\\x00' は使えません", 4),
+    ("😀", "は使えません", 0),
+    ("$x", "ここでは '$' は使えません", 0),
+    ("${}", "参照の書き方に誤りがあります: 参照 '${}' の中が空", 2),
+    ("${a", "参照の書き方に誤りがあります: '${' が閉じていません", 0),
+    ("${a b} == 1", "参照の書き方に誤りがあります: ここでは ' ' は使えません", 3),
+    ("${a.${b}}", "参照の書き方に誤りがあります: 参照の中に '${'", 4),
+    ("${a.__class__()}", "参照の書き方に誤りがあります: ここでは '(' は使えません", 13),
+    ("'x ${a' == 1", "引用符の中の参照に誤り", 0),
+    ("x" * (MAX_EXPRESSION_LENGTH + 1), "2000 文字より長い", MAX_EXPRESSION_LENGTH),
+    ("(" * (MAX_DEPTH + 1) + "1" + ")" * (MAX_DEPTH + 1), "入れ子が 32 段", MAX_DEPTH),
+    ("not " * (MAX_DEPTH + 1) + "1", "入れ子が 32 段", 4 * MAX_DEPTH),
+    ("!" * (MAX_DEPTH + 1) + "1", "入れ子が 32 段", MAX_DEPTH),
+    ("(" * 999 + "1" + ")" * 999, "入れ子が 32 段", MAX_DEPTH),
 ]
 
 
@@ -336,13 +336,13 @@ def test_syntax_errors(text: str, fragment: str, position: int) -> None:
     assert fragment in error.message
     assert error.position == position
     assert error.details["position"] == position
-    assert f"at position {position}" in error.message
+    assert f"（{position} 文字目" in error.message
     assert error.code == "CONDITION_SYNTAX"
     assert isinstance(error, UserInputError)
 
 
 def test_non_text_condition() -> None:
-    with pytest.raises(ConditionSyntaxError, match="must be text"):
+    with pytest.raises(ConditionSyntaxError, match="文字列で書いてください"):
         parse_condition(None)  # type: ignore[arg-type]
 
 
@@ -379,9 +379,9 @@ def test_hostile_conditions_fail_fast(text: str) -> None:
 
 
 def test_dunder_reference_never_reaches_attributes() -> None:
-    with pytest.raises(ReferenceError_, match="unknown key '__class__'"):
+    with pytest.raises(ReferenceError_, match="キー '__class__' は見つかりません"):
         check("${vars.__class__.__mro__} == 1")
-    with pytest.raises(ReferenceError_, match="only mappings and lists"):
+    with pytest.raises(ReferenceError_, match="マッピングとリストだけ"):
         check("${vars.count.__class__} == 1")
 
 
@@ -390,7 +390,7 @@ def test_deep_nesting_is_rejected_while_parsing(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(conditions, "MAX_EXPRESSION_LENGTH", 10**6)
     for text in ("(" * 10_000 + "1" + ")" * 10_000, "not " * 10_000 + "1"):
         started = time.perf_counter()
-        with pytest.raises(ConditionSyntaxError, match="nested more than 32"):
+        with pytest.raises(ConditionSyntaxError, match="入れ子が 32 段"):
             parse_condition(text)
         assert time.perf_counter() - started < 0.5
 
@@ -462,19 +462,19 @@ def test_parse_when_compare_type_error() -> None:
 
 
 def test_parse_when_compare_bad_reference_names_the_side() -> None:
-    with pytest.raises(ReferenceError_, match="right: invalid reference"):
+    with pytest.raises(ReferenceError_, match="right: 参照の書き方に誤り"):
         parse_when(ConditionCompare(left=1, op="eq", right="${oops"))
-    with pytest.raises(ReferenceError_, match=r"left\[0\]: invalid reference"):
+    with pytest.raises(ReferenceError_, match=r"left\[0\]: 参照の書き方に誤り"):
         parse_when(ConditionCompare(left=["${}"], op="eq", right=1))
 
 
 def test_parse_when_expr_syntax_error() -> None:
-    with pytest.raises(ConditionSyntaxError, match="unknown name 'x'"):
+    with pytest.raises(ConditionSyntaxError, match="'x' という名前は使えません"):
         parse_when(ConditionExpr(expr="x > 1"))
 
 
 def test_parse_when_rejects_other_objects() -> None:
-    with pytest.raises(ConditionSyntaxError, match="a condition is"):
+    with pytest.raises(ConditionSyntaxError, match="の形で書いてください"):
         parse_when({"expr": "1"})  # type: ignore[arg-type]
 
 

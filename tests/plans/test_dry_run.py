@@ -230,7 +230,7 @@ def test_while_condition_is_checked_before_the_first_iteration(catalog: BlockCat
     report = run(catalog, make_plan(loop))
     problem = report.node("again").problems[0]
     assert problem.code == "CONDITION_ERROR"
-    assert "before the first iteration" in (problem.path or "")
+    assert "1 回目の前" in (problem.path or "")
 
 
 def test_side_effect_blocks_are_never_run(catalog: BlockCatalog) -> None:

@@ -61,7 +61,7 @@ def test_more_than_one_document_is_a_syntax_error() -> None:
     only(load_issues(GOOD + "---\n" + GOOD), "YAML_SYNTAX")
 
 
-@pytest.mark.parametrize(("text", "kind"), [("", "empty"), ("- 1\n", "list"), ("hello\n", "str")])
+@pytest.mark.parametrize(("text", "kind"), [("", "空"), ("- 1\n", "list"), ("hello\n", "str")])
 def test_the_root_must_be_a_mapping(text: str, kind: str) -> None:
     issue = only(load_issues(text), "SCHEMA")
     assert kind in issue.message and issue.line == 1
@@ -78,7 +78,7 @@ def test_alias_bomb_is_refused_before_it_expands() -> None:
         previous = "abcdefghij"[i]
         lines.append(f"{name}: &{name} [" + ",".join([f"*{previous}"] * 10) + "]")
     issue = only(load_issues("\n".join(lines) + "\n"), "YAML_TOO_LARGE")
-    assert "aliases expanded" in issue.message
+    assert "エイリアスを展開した数" in issue.message
 
 
 def test_recursive_alias_is_refused() -> None:
@@ -102,10 +102,10 @@ def test_unknown_field_with_path_node_line_and_suggestion() -> None:
     issues = load_issues(text)
     unknown = only([i for i in issues if "blok" in i.message], "SCHEMA")
     assert (unknown.node_id, unknown.path, unknown.line) == ("hello", "graph[0].blok", 8)
-    assert "did you mean 'block'" in unknown.message
+    assert "'block' のことですか" in unknown.message
     assert unknown.hint and "in, out" in unknown.hint
     missing = [i for i in issues if i.path == "graph[0].block"]
-    assert missing and "missing" in missing[0].message
+    assert missing and "必須の項目" in missing[0].message
 
 
 def test_wrong_type_deep_in_a_node() -> None:
@@ -115,19 +115,19 @@ def test_wrong_type_deep_in_a_node() -> None:
 
 def test_unquoted_version_gets_a_hint() -> None:
     issue = only(load_issues(GOOD.replace("version: 0.1.0", "version: 1.0")), "SCHEMA")
-    assert issue.path == "version" and issue.hint and "quote" in issue.hint
+    assert issue.path == "version" and issue.hint and "引用符" in issue.hint
 
 
 def test_unsupported_api_version_lists_the_supported_ones() -> None:
     issue = only(load_issues(GOOD.replace("apiVersion: v1", "apiVersion: v2")), "API_VERSION")
     assert (issue.path, issue.line) == ("apiVersion", 1)
-    assert "supported: v1" in issue.message
+    assert "対応しているのは v1" in issue.message
 
 
 def test_unknown_node_type_and_bad_condition() -> None:
     text = GOOD + "  - {id: odd, type: weird}\n  - {id: w, block: text.join, when: 3}\n"
     issues = load_issues(text)
-    assert "type is block" in (only([i for i in issues if i.node_id == "odd"], "SCHEMA").hint or "")
+    assert "type は block" in (only([i for i in issues if i.node_id == "odd"], "SCHEMA").hint or "")
     condition = only([i for i in issues if i.node_id == "w"], "SCHEMA")
     assert condition.path == "graph[2].when" and "{expr: ...}" in condition.message
 

@@ -62,7 +62,7 @@ def test_vars_in_a_cycle_are_reported_everywhere(engine: PlanEngine) -> None:
         errors[0].message
     )
     assert not engine.dry_run(plan).ok
-    with pytest.raises(ReferenceError_, match="cycle"):
+    with pytest.raises(ReferenceError_, match="循環しています"):
         PlanVars(plan.vars, {}, {}, {}).resolved()
 
 
@@ -81,6 +81,6 @@ def test_a_plan_id_that_is_also_a_folder_name_loads_the_plan(
     monkeypatch.chdir(keiri_home)
     (keiri_home / "p").mkdir()  # a folder in the current directory named like the plan id
     assert engine.load("p").id == "p"
-    with pytest.raises(UserInputError, match="not a plan file") as caught:
+    with pytest.raises(UserInputError, match="Plan のファイルではありません") as caught:
         load_plan_file(keiri_home / "p")
     assert caught.value.code == "PLAN_NOT_FOUND"

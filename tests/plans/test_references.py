@@ -100,39 +100,39 @@ def test_reference_text_and_str() -> None:
 
 
 SYNTAX_ERRORS: list[tuple[str, str, int]] = [
-    ("", "empty reference", 0),
-    ("   ", "empty reference", 3),
-    ("${}", "empty reference", 2),
-    ("1abc", "starts with a name", 0),
-    ("-a", "starts with a name", 0),
-    ("a b", "unexpected character ' '", 1),
-    ("a.", "expected a key after '.'", 1),
-    ("a..b", "expected a key after '.'", 1),
-    ("a[", "expected an index", 1),
-    ("a[x]", "expected an index", 1),
-    ("a[-1]", "expected an index", 1),
-    ("a['x]", "expected an index", 1),
-    ("a.b()", "unexpected character '('", 3),
-    ("a+b", "unexpected character '+'", 1),
-    ("a}", "unexpected character '}'", 1),
-    ("a\x00", "unexpected character '\\x00'", 1),
-    ("a.b\u200b", "unexpected character", 3),
-    ("${a.${b}}", "nested '${'", 4),
-    ("${a{b}", "unexpected '{'", 3),
-    ("${a", "unclosed '${'", 0),
-    ("${a}${b}", "unexpected text after", 4),
-    ("a" * (MAX_REFERENCE_LENGTH + 1), "longer than 500", 0),
-    (".".join(["a"] * (MAX_PATH_SEGMENTS + 2)), "more than 32 path segments", 65),
+    ("", "の中が空です", 0),
+    ("   ", "の中が空です", 3),
+    ("${}", "の中が空です", 2),
+    ("1abc", "参照は名前（ノード id", 0),
+    ("-a", "参照は名前（ノード id", 0),
+    ("a b", "ここでは ' ' は使えません", 1),
+    ("a.", "'.' の後にキーがありません", 1),
+    ("a..b", "'.' の後にキーがありません", 1),
+    ("a[", "のような番号か", 1),
+    ("a[x]", "のような番号か", 1),
+    ("a[-1]", "のような番号か", 1),
+    ("a['x]", "のような番号か", 1),
+    ("a.b()", "ここでは '(' は使えません", 3),
+    ("a+b", "ここでは '+' は使えません", 1),
+    ("a}", "ここでは '}' は使えません", 1),
+    ("a\x00", "ここでは '\\x00' は使えません", 1),
+    ("a.b\u200b", "は使えません", 3),
+    ("${a.${b}}", "参照の中に '${'", 4),
+    ("${a{b}", "参照の中に '{' があります", 3),
+    ("${a", "'${' が閉じていません", 0),
+    ("${a}${b}", "参照の後に余分な文字", 4),
+    ("a" * (MAX_REFERENCE_LENGTH + 1), "500 文字より長い", 0),
+    (".".join(["a"] * (MAX_PATH_SEGMENTS + 2)), "参照の段数が 32 を超えて", 65),
 ]
 
 
 @pytest.mark.parametrize(("text", "fragment", "position"), SYNTAX_ERRORS)
 def test_parse_reference_syntax_errors(text: str, fragment: str, position: int) -> None:
-    with pytest.raises(ReferenceError_, match="invalid reference") as caught:
+    with pytest.raises(ReferenceError_, match="参照の書き方に誤り") as caught:
         parse_reference(text)
     assert fragment in caught.value.message
     assert caught.value.details["position"] == position
-    assert f"at position {position}" in caught.value.message
+    assert f"（{position} 文字目" in caught.value.message
     assert isinstance(caught.value, UserInputError)
     assert caught.value.code == "REFERENCE_ERROR"
 
@@ -143,7 +143,7 @@ def test_parse_reference_limits_are_inclusive() -> None:
 
 
 def test_parse_reference_rejects_non_text() -> None:
-    with pytest.raises(ReferenceError_, match="must be text"):
+    with pytest.raises(ReferenceError_, match="文字列で書いてください"):
         parse_reference(42)  # type: ignore[arg-type]
 
 
@@ -172,11 +172,11 @@ def test_split_template(text: str, parts: list[str | Reference]) -> None:
 
 
 TEMPLATE_ERRORS: list[tuple[str, str, int]] = [
-    ("x ${} y", "empty reference", 4),
-    ("x ${a", "unclosed '${'", 2),
-    ("x ${a ${b}}", "nested '${'", 6),
-    ("x ${a b} y", "unexpected character ' '", 5),
-    ("${" + "a" * 600 + "}", "longer than 500", 2),
+    ("x ${} y", "の中が空です", 4),
+    ("x ${a", "'${' が閉じていません", 2),
+    ("x ${a ${b}}", "参照の中に '${'", 6),
+    ("x ${a b} y", "ここでは ' ' は使えません", 5),
+    ("${" + "a" * 600 + "}", "500 文字より長い", 2),
 ]
 
 
@@ -233,7 +233,7 @@ def test_find_references_gives_field_paths() -> None:
 
 
 def test_find_references_names_the_field_on_bad_syntax() -> None:
-    with pytest.raises(ReferenceError_, match=r"in\.items\[1\]: invalid reference") as caught:
+    with pytest.raises(ReferenceError_, match=r"in\.items\[1\]: 参照の書き方に誤り") as caught:
         list(find_references({"items": ["ok", "bad ${x"]}, "in"))
     assert caught.value.details["field"] == "in.items[1]"
 
@@ -242,9 +242,9 @@ def test_find_references_bounds_nesting() -> None:
     value: Any = "${a}"
     for _ in range(MAX_VALUE_DEPTH + 5):
         value = [value]
-    with pytest.raises(ReferenceError_, match="nested more than"):
+    with pytest.raises(ReferenceError_, match="段より深いです"):
         list(find_references(value))
-    with pytest.raises(ReferenceError_, match="nested more than"):
+    with pytest.raises(ReferenceError_, match="段より深いです"):
         resolve_value(value, lambda reference: 1)
 
 
@@ -292,25 +292,28 @@ def test_loop_locals_are_looked_up_first() -> None:
 
 
 LOOKUP_ERRORS: list[tuple[str, list[str]]] = [
-    ("nope.x", ["unknown reference root 'nope'", "vars", "config", "parse"]),
-    ("prase.evidence", ["'prase'", "did you mean 'parse'"]),
-    ("collect-inputs.colected", ["unknown output alias 'colected'", "did you mean 'collected'"]),
-    ("empty.x", ["unknown output alias 'x'", "empty is empty"]),
-    ("vars.y", ["unknown key 'y'", "valid: x, name", "(in vars)"]),
-    ("vars.nested.a[5]", ["index 5 is out of range", "vars.nested.a", "0..1"]),
-    ("vars.items.first", ["a list of 2 items", "use an index"]),
-    ("vars.x.length", ["vars.x is an int", "no .length"]),
-    ("vars.nothing.length", ["vars.nothing is null", "no .length"]),
-    ("vars.nothing.key", ["vars.nothing is null", "cannot get 'key'"]),
-    ("vars.name.first", ["vars.name is text"]),
-    ("vars.x.__class__", ["vars.x is an int", "only mappings and lists"]),
-    ("vars.__class__.__mro__", ["unknown key '__class__'"]),
-    ("thing.secret", ["thing is a _Thing", "only mappings and lists"]),
-    ("thing.__class__.__mro__", ["only mappings and lists"]),
-    ("env.HOMEE", ["environment variable 'HOMEE' is not set", "did you mean 'HOME'"]),
-    ("env.PATH_TO_NOTHING", ["environment variable 'PATH_TO_NOTHING' is not set"]),
-    ("env", ["name the environment variable"]),
-    ("config.task.outptu", ["unknown key 'outptu'", "did you mean 'output'"]),
+    ("nope.x", ["参照の名前 'nope' は見つかりません", "vars", "config", "parse"]),
+    ("prase.evidence", ["'prase'", "'parse' のことですか"]),
+    (
+        "collect-inputs.colected",
+        ["出力の別名 'colected' は見つかりません", "'collected' のことですか"],
+    ),
+    ("empty.x", ["出力の別名 'x' は見つかりません", "empty は空です"]),
+    ("vars.y", ["キー 'y' は見つかりません", "使えるもの: x, name", "（vars の中）"]),
+    ("vars.nested.a[5]", ["番号 5 は範囲外です", "vars.nested.a", "0〜1"]),
+    ("vars.items.first", ["2 個の要素のリスト", "[0] のような番号"]),
+    ("vars.x.length", ["vars.x は int", ".length（長さ）がありません"]),
+    ("vars.nothing.length", ["vars.nothing は null", ".length（長さ）がありません"]),
+    ("vars.nothing.key", ["vars.nothing は null", "'key' は取り出せません"]),
+    ("vars.name.first", ["vars.name は 文字列"]),
+    ("vars.x.__class__", ["vars.x は int", "マッピングとリストだけ"]),
+    ("vars.__class__.__mro__", ["キー '__class__' は見つかりません"]),
+    ("thing.secret", ["thing は _Thing", "マッピングとリストだけ"]),
+    ("thing.__class__.__mro__", ["マッピングとリストだけ"]),
+    ("env.HOMEE", ["環境変数 'HOMEE' が設定されていません", "'HOME' のことですか"]),
+    ("env.PATH_TO_NOTHING", ["環境変数 'PATH_TO_NOTHING' が設定されていません"]),
+    ("env", ["環境変数の名前を書いてください"]),
+    ("config.task.outptu", ["キー 'outptu' は見つかりません", "'output' のことですか"]),
 ]
 
 
@@ -319,7 +322,7 @@ def test_lookup_errors(text: str, fragments: list[str]) -> None:
     with pytest.raises(ReferenceError_) as caught:
         make_scope().lookup(parse_reference(text))
     message = caught.value.message
-    assert message.startswith(f"cannot resolve ${{{text}}}")
+    assert message.startswith(f"${{{text}}} の値を取り出せません")
     for fragment in fragments:
         assert fragment in message
     assert caught.value.details["reference"] == text
@@ -379,7 +382,7 @@ def test_resolve_value_keeps_the_referenced_object() -> None:
 
 
 def test_resolve_value_propagates_lookup_errors() -> None:
-    with pytest.raises(ReferenceError_, match="unknown key 'missing'"):
+    with pytest.raises(ReferenceError_, match="キー 'missing' は見つかりません"):
         resolve_value({"a": ["text ${vars.missing}"]}, make_scope().lookup)
 
 
@@ -419,7 +422,7 @@ HOSTILE = [
 @pytest.mark.parametrize("text", HOSTILE, ids=lambda text: repr(text[:30]))
 def test_hostile_references_are_rejected_quickly(text: str) -> None:
     started = time.perf_counter()
-    with pytest.raises(ReferenceError_, match="invalid reference"):
+    with pytest.raises(ReferenceError_, match="参照の書き方に誤り"):
         split_template(text)
     with pytest.raises(ReferenceError_):
         parse_reference(text)

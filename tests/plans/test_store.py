@@ -106,12 +106,12 @@ def test_not_found_lists_the_plans_with_a_close_match() -> None:
     with pytest.raises(UserInputError) as caught:
         store.load("common/validation_flw")
     assert caught.value.code == "PLAN_NOT_FOUND"
-    assert "did you mean 'common/validation_flow'" in caught.value.message
+    assert "'common/validation_flow' のことですか" in caught.value.message
     assert "invoice_reconciliation" in caught.value.message
 
 
 def test_not_found_in_an_empty_store(store: PlanStore) -> None:
-    with pytest.raises(UserInputError, match="holds no plans"):
+    with pytest.raises(UserInputError, match="Plan がありません"):
         store.load("anything")
 
 
@@ -156,13 +156,18 @@ def test_compatibility_warnings() -> None:
         == []
     )
     warnings = compatibility(old, make_plan(version="2.0.0", vars={"a": 1}))
-    assert any("major version bump" in w for w in warnings)
-    assert any("vars removed" in w and "'b'" in w for w in warnings)
-    assert any("exports removed" in w and "'t'" in w for w in warnings)
-    assert any("backwards" in w for w in PlanStore.compatibility(old, make_plan(version="1.1.0")))
+    assert any("メジャーバージョンが上がりました" in w for w in warnings)
+    assert any("vars が消えました" in w and "'b'" in w for w in warnings)
+    assert any("exports が消えました" in w and "'t'" in w for w in warnings)
+    assert any(
+        "バージョンが戻っています" in w
+        for w in PlanStore.compatibility(old, make_plan(version="1.1.0"))
+    )
     changed_api = make_plan(version="1.2.1").model_copy(update={"api_version": "v2"})
-    assert any("apiVersion changed" in w for w in compatibility(old, changed_api))
+    assert any(
+        "apiVersion が v1 から v2 に変わりました" in w for w in compatibility(old, changed_api)
+    )
     same_version = make_plan(
         version="1.2.0", vars={"a": 1, "b": 3}, exports=[{"from": "a.text", "as": "t"}]
     )
-    assert compatibility(old, same_version) == ["the plan changed but its version stays 1.2.0"]
+    assert compatibility(old, same_version) == ["Plan が変わったのにバージョンが 1.2.0 のままです"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,7 @@ def test_unknown_input_suggests_the_port(catalog: BlockCatalog) -> None:
     report = validate(catalog, plan)
     issue = only(report, "UNKNOWN_INPUT")
     assert (issue.node_id, issue.path) == ("a", "graph[0].in.templat")
-    assert "did you mean 'template'" in issue.message
+    assert "'template' のことですか" in issue.message
     assert only(report, "MISSING_REQUIRED_INPUT").path == "graph[0].in"
 
 
@@ -104,7 +105,7 @@ def test_output_not_declared(catalog: BlockCatalog) -> None:
     plan = make_plan(template("a", out={"txt": "t"}), exports=[{"from": "a.t", "as": "t"}])
     issue = only(validate(catalog, plan), "OUTPUT_NOT_DECLARED")
     assert (issue.node_id, issue.path) == ("a", "graph[0].out.txt")
-    assert "did you mean 'text'" in issue.message
+    assert "'text' のことですか" in issue.message
 
 
 def test_duplicate_alias(catalog: BlockCatalog) -> None:
@@ -159,13 +160,13 @@ BODY = {"graph": [template("inner", "${file}", out={"text": "t"})], "exports": [
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("${missing.text}", "unknown node or variable 'missing'"),
-        ("${a.txt}", "output alias of node 'a'"),
-        ("${vars.nme}", "did you mean 'name'"),
-        ("${file}", "loop variable 'file' exists only inside"),
-        ("${inner.t}", "inside the body of loop 'each'"),
-        ("${run.id}", "unknown node or variable 'run'"),
-        ("${env}", "name one environment variable"),
+        ("${missing.text}", "ノードまたは変数 'missing' は見つかりません"),
+        ("${a.txt}", "ノード 'a' の出力 'txt' は見つかりません"),
+        ("${vars.nme}", "'name' のことですか"),
+        ("${file}", "ループ変数 'file' はループ 'each' の中"),
+        ("${inner.t}", "ループ 'each' の中身 (body) にある"),
+        ("${run.id}", "ノードまたは変数 'run' は見つかりません"),
+        ("${env}", "環境変数を一つだけ指定"),
     ],
 )
 def test_unknown_reference(catalog: BlockCatalog, text: str, expected: str) -> None:
@@ -184,7 +185,7 @@ def test_unknown_reference(catalog: BlockCatalog, text: str, expected: str) -> N
 def test_reference_to_a_renamed_output_says_which_alias_to_use(catalog: BlockCatalog) -> None:
     plan = make_plan(template("a", out={"text": "greeting"}), template("b", "${a.text}"))
     issue = only(validate(catalog, plan), "UNKNOWN_REFERENCE")
-    assert "exposed as 'greeting'" in (issue.hint or "")
+    assert "別名 'greeting' で出ています" in (issue.hint or "")
 
 
 def test_body_may_use_enclosing_nodes_but_not_its_own_loop(catalog: BlockCatalog) -> None:
@@ -195,7 +196,7 @@ def test_body_may_use_enclosing_nodes_but_not_its_own_loop(catalog: BlockCatalog
     loop = {"id": "each", "type": "loop", "foreach": {"input": [1]}, "body": {"plan": body}}
     issue = only(validate(catalog, make_plan(template("a"), loop)), "UNKNOWN_REFERENCE")
     assert (issue.node_id, issue.path) == ("inner", "graph[1].body.plan.graph[0].in.template")
-    assert "own output" in issue.message
+    assert "そのループ自身の出力" in issue.message
 
 
 def test_env_reference_warns_when_the_variable_is_not_set(catalog: BlockCatalog) -> None:
@@ -313,6 +314,27 @@ def test_unused_output_alias(catalog: BlockCatalog) -> None:
     plan = make_plan(node, template("b", "${src.n}"), exports=[{"from": "b.text", "as": "x"}])
     issue = only(validate(catalog, plan), "UNUSED_OUTPUT")
     assert (issue.severity, issue.node_id, issue.path) == ("warning", "src", "graph[0].out.label")
+    assert issue.message == "ノード 'src' の出力 'l' はどこからも使われていません"
+    assert issue.hint == "使わないなら out から消してください"
+
+
+def test_every_issue_a_user_reads_is_japanese(catalog: BlockCatalog) -> None:
+    plan = make_plan(
+        {"id": "a", "block": "text.templte", "in": {"template": "x"}},
+        template("b", "${missing.text}"),
+        template("b"),
+        {"id": "src", "block": "test.numbers", "out": {"count": "n", "label": "l"}},
+        template("c", "${src.n}"),
+        exports=[{"from": "c.text", "as": "x"}],
+    )
+    report = validate(catalog, plan)
+    assert {"UNKNOWN_BLOCK", "UNKNOWN_REFERENCE", "DUPLICATE_NODE_ID", "UNUSED_OUTPUT"} <= set(
+        report.codes()
+    )
+    japanese = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+    for issue in report.issues:
+        assert japanese.search(issue.message), issue
+        assert issue.hint is None or japanese.search(issue.hint), issue
 
 
 # --- UI and policy -------------------------------------------------------------------------
@@ -370,7 +392,7 @@ def test_requirements_unknown_type_and_select_without_options(catalog: BlockCata
     report = validate(catalog, make_plan(node))
     unknown = only(report, "REQUIREMENTS_UNKNOWN_TYPE")
     assert unknown.path == "graph[0].in.requirements[0].type"
-    assert "did you mean 'file'" in unknown.message
+    assert "'file' のことですか" in unknown.message
     assert only(report, "REQUIREMENTS_MISSING_OPTIONS").path == (
         "graph[0].in.requirements[1].options"
     )
@@ -566,7 +588,7 @@ def test_subflow_invalid_reports_the_called_plans_errors(
     (store.designs_dir / "broken.yaml").write_text(bad, encoding="utf-8")
     issue = only(validate(catalog, make_plan(subflow("broken")), store), "SUBFLOW_INVALID")
     assert issue.node_id == "sub"
-    assert issue.message.startswith("sub → plan 'broken': [UNKNOWN_BLOCK] greet")
+    assert issue.message.startswith("sub → Plan 'broken': [UNKNOWN_BLOCK] greet")
 
 
 def test_subflow_cycle(catalog: BlockCatalog, store: PlanStore) -> None:
@@ -596,10 +618,10 @@ def test_subflow_input_and_export_unknown(catalog: BlockCatalog, store: PlanStor
     report = validate(catalog, make_plan(node), store)
     unknown_input = only(report, "SUBFLOW_INPUT_UNKNOWN")
     assert unknown_input.path == "graph[0].call.inputs.nmae"
-    assert "did you mean 'name'" in unknown_input.message
+    assert "'name' のことですか" in unknown_input.message
     unknown_export = only(report, "SUBFLOW_EXPORT_UNKNOWN")
     assert unknown_export.path == "graph[0].out.exports[0].from"
-    assert "did you mean 'greeting'" in unknown_export.message
+    assert "'greeting' のことですか" in unknown_export.message
 
 
 # --- the report ---------------------------------------------------------------------------

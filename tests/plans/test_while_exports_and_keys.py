@@ -63,7 +63,7 @@ def test_an_export_named_like_a_body_node_is_a_loop_var_conflict() -> None:
 
     assert conflicts(report) == [("again", "graph[1].body.plan.exports[0].as")]
     issue = next(i for i in report.issues if i.code == "LOOP_VAR_CONFLICT")
-    assert "'total'" in issue.message and "rename" in (issue.hint or "")
+    assert "'total'" in issue.message and "名前 (as) を変えて" in (issue.hint or "")
 
 
 def test_an_export_named_vars_does_not_hide_vars(runs: Path) -> None:

@@ -55,11 +55,11 @@ def load_config(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
-        raise ConfigurationError(f"{path} is not valid YAML: {error}") from None
+        raise ConfigurationError(f"{path} の YAML の書き方に誤りがあります: {error}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigurationError(f"{path} must hold a mapping at the top level")
+        raise ConfigurationError(f"{path} のいちばん外側はマッピング（キー: 値）にしてください")
     return data
 
 

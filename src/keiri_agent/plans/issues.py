@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
-from keiri_agent.errors import PlanValidationError
+from keiri_agent.errors import PlanValidationError, closest_match
 
 Severity = Literal["error", "warning"]
 
@@ -169,14 +169,14 @@ class ValidationIssue:
         where = " ".join(
             part
             for part in (
-                f"line {self.line}" if self.line else "",
-                f"node {self.node_id!r}" if self.node_id else "",
+                f"{self.line} 行目" if self.line else "",
+                f"ノード {self.node_id!r}" if self.node_id else "",
                 self.path or "",
             )
             if part
         )
         text = f"[{self.code}] {where + ': ' if where else ''}{self.message}"
-        return f"{text} (hint: {self.hint})" if self.hint else text
+        return f"{text}（ヒント: {self.hint}）" if self.hint else text
 
 
 def make_issue(
@@ -242,7 +242,9 @@ class ValidationReport:
         """Raise ``PlanValidationError`` (carrying every issue) when there is an error."""
         if not self.ok:
             raise plan_validation_error(
-                f"plan {self.plan_id!r} is invalid" if self.plan_id else "the plan is invalid",
+                f"Plan {self.plan_id!r} に誤りがあります"
+                if self.plan_id
+                else "Plan に誤りがあります",
                 self.issues,
             )
 
@@ -257,6 +259,17 @@ class ValidationReport:
         }
 
 
+def unknown_choice_text(kind: str, value: str, choices: Iterable[str]) -> str:
+    """``列 'sales ' は見つかりません。'sales' のことですか？（使えるもの: a, b, c）``."""
+    options = list(choices)
+    suggestion = closest_match(value, options)
+    text = f"{kind} {value!r} は見つかりません"
+    if suggestion is not None:
+        text += f"。{suggestion!r} のことですか？"
+    shown = ", ".join(options[:40]) + (", ..." if len(options) > 40 else "")
+    return f"{text}（使えるもの: {shown}）"
+
+
 def plan_validation_error(
     message: str, issues: Iterable[ValidationIssue], *, hint: str | None = None
 ) -> PlanValidationError:
@@ -268,7 +281,7 @@ def plan_validation_error(
     collected: Sequence[ValidationIssue] = list(issues)
     errors = [issue for issue in collected if issue.severity == "error"] or list(collected)
     shown = "; ".join(str(issue) for issue in errors[:3])
-    more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
+    more = f"（ほか {len(errors) - 3} 件）" if len(errors) > 3 else ""
     return PlanValidationError(
         f"{message}: {shown}{more}" if shown else message,
         issues=list(collected),

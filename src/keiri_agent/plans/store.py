@@ -22,9 +22,10 @@ from pathlib import Path
 
 import yaml
 
-from keiri_agent.errors import UserInputError, unknown_choice_message
+from keiri_agent.errors import UserInputError
 from keiri_agent.plans.dsl.loader import load_plan_file
 from keiri_agent.plans.dsl.models import SEMVER, Plan
+from keiri_agent.plans.issues import unknown_choice_text
 
 PLAN_SUFFIX = ".yaml"
 TEMPLATES_DIR = "templates"
@@ -64,10 +65,10 @@ class PlanStore:
             or any(not _SEGMENT.match(part) or part in {".", ".."} for part in segments)
         ):
             raise UserInputError(
-                f"invalid plan id {plan_id!r}: it must be a relative path inside designs/ "
-                "(letters, digits, _, -, . and / between folders; no '..')",
+                f"Plan id {plan_id!r} が正しくありません: designs/ の中の相対パスにしてください"
+                "（英数字、_、-、. と、フォルダの区切りの / だけ。'..' は使えません）",
                 code="PLAN_PATH",
-                hint="e.g. common/validation_flow for designs/common/validation_flow.yaml",
+                hint="例: designs/common/validation_flow.yaml なら common/validation_flow",
                 details={"plan_id": plan_id},
             )
         path = self.designs_dir.joinpath(*segments[:-1], segments[-1] + PLAN_SUFFIX)
@@ -75,9 +76,9 @@ class PlanStore:
         resolved = path.resolve()
         if not resolved.is_relative_to(root):
             raise UserInputError(
-                f"plan id {plan_id!r} points outside designs/ (a symbolic link to {resolved})",
+                f"Plan id {plan_id!r} が designs/ の外を指しています（{resolved} へのリンク）",
                 code="PLAN_PATH",
-                hint="plans must live inside the designs/ folder",
+                hint="Plan は designs/ フォルダの中に置いてください",
                 details={"plan_id": plan_id},
             )
         return path
@@ -96,11 +97,11 @@ class PlanStore:
         if path is None:
             known = sorted({entry.plan_id for entry in self.list()})
             raise UserInputError(
-                unknown_choice_message("plan", plan_id, known)
+                unknown_choice_text("Plan", plan_id, known)
                 if known
-                else f"unknown plan {plan_id!r}: designs/ holds no plans",
+                else f"Plan {plan_id!r} は見つかりません: designs/ に Plan がありません",
                 code="PLAN_NOT_FOUND",
-                hint=f"plans are read from {self.designs_dir}",
+                hint=f"Plan は {self.designs_dir} から読み込みます。id を確かめてください",
                 details={"plan_id": plan_id, "available": known[:100]},
             )
         return load_plan_file(path)
@@ -170,28 +171,34 @@ def compatibility(old: Plan, new: Plan) -> list[str]:
     major version bumps, versions going backwards, removed vars and exports."""
     warnings: list[str] = []
     if old.id != new.id:
-        warnings.append(f"plan id changed from {old.id!r} to {new.id!r}")
+        warnings.append(f"Plan id が {old.id!r} から {new.id!r} に変わりました")
     if old.api_version != new.api_version:
         warnings.append(
-            f"apiVersion changed from {old.api_version} to {new.api_version}: "
-            "runners and tools may read the plan differently"
+            f"apiVersion が {old.api_version} から {new.api_version} に変わりました: "
+            "実行や道具での Plan の読み方が変わることがあります"
         )
     old_version, new_version = _core(old.version), _core(new.version)
     if new_version < old_version:
-        warnings.append(f"version goes backwards: {old.version} -> {new.version}")
+        warnings.append(f"バージョンが戻っています: {old.version} -> {new.version}")
     elif new_version[0] > old_version[0]:
         warnings.append(
-            f"major version bump {old.version} -> {new.version}: a breaking change; "
-            "callers (subflows) should pin or be reviewed"
+            f"メジャーバージョンが上がりました {old.version} -> {new.version}:"
+            " 互換性のない変更です。"
+            "この Plan を呼ぶ側（サブフロー）を見直してください"
         )
     elif new_version == old_version and old != new:
-        warnings.append(f"the plan changed but its version stays {new.version}")
+        warnings.append(f"Plan が変わったのにバージョンが {new.version} のままです")
     removed_vars = sorted(set(old.vars) - set(new.vars))
     if removed_vars:
-        warnings.append(f"vars removed (subflow callers may still pass them): {removed_vars}")
+        warnings.append(
+            "vars が消えました（サブフローとして呼ぶ側がまだ渡しているかもしれません）:"
+            f" {removed_vars}"
+        )
     removed_exports = sorted({e.name for e in old.exports} - {e.name for e in new.exports})
     if removed_exports:
-        warnings.append(f"exports removed (callers may still import them): {removed_exports}")
+        warnings.append(
+            f"exports が消えました（呼ぶ側がまだ使っているかもしれません）: {removed_exports}"
+        )
     return warnings
 
 

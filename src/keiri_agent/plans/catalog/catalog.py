@@ -39,10 +39,11 @@ import yaml
 import keiri_agent.plans.catalog.ports as port_schema
 from keiri_agent.blocks.base import Block
 from keiri_agent.config import Settings
-from keiri_agent.errors import UserInputError, unknown_choice_message
+from keiri_agent.errors import UserInputError
 from keiri_agent.plans.catalog.entrypoints import EntrypointProblem, import_block_class
 from keiri_agent.plans.catalog.semver import Version, VersionRange
 from keiri_agent.plans.catalog.spec_file import SpecProblem, check_spec
+from keiri_agent.plans.issues import unknown_choice_text
 
 BUILTIN_PACKAGE = "keiri_agent.block_specs"
 SPEC_SUFFIXES = (".yaml", ".yml")
@@ -131,7 +132,8 @@ class BlockSpec:
         ports = self.inputs if section == "inputs" else self.outputs
         if name not in ports:
             raise CatalogError(
-                f"block {self.reference}: " + unknown_choice_message(section[:-1], name, ports),
+                f"ブロック {self.reference}: "
+                + unknown_choice_text("入力" if section == "inputs" else "出力", name, ports),
                 details={"block": self.reference, section[:-1]: name},
             )
         key = f"{section}.{name}"
@@ -142,8 +144,8 @@ class BlockSpec:
             except ValueError as error:
                 raise CatalogError(
                     f"{self.source or self.reference}: {key}: {error}",
-                    hint="$ref takes 'package.module:PydanticModel' or "
-                    "'jsonschema://path/relative/to/the/spec.json'",
+                    hint="$ref には 'package.module:PydanticModel' か "
+                    "'jsonschema://spec ファイルからの相対パス.json' を書いてください",
                     details={"block": self.reference, "key": key},
                 ) from None
             self._schemas[key] = port_schema.to_json_schema(resolved)
@@ -216,9 +218,9 @@ class BlockCatalog:
             if version in versions:
                 first = versions[version]
                 raise CatalogError(
-                    f"block {spec.id} version {spec.version} is defined twice: "
-                    f"{_where(first)} and {_where(spec)}",
-                    hint="give one of them a new version or remove it",
+                    f"ブロック {spec.id} のバージョン {spec.version} が 2 か所で定義されています: "
+                    f"{_where(first)} と {_where(spec)}",
+                    hint="どちらかのバージョンを上げるか、どちらかを消してください",
                     details={"block": spec.reference, "files": [_where(first), _where(spec)]},
                 )
             versions[version] = spec
@@ -244,8 +246,8 @@ class BlockCatalog:
         versions = self._by_id.get(block_id)
         if not versions:
             raise CatalogError(
-                unknown_choice_message("block", block_id, sorted(self._by_id)),
-                hint="`keiri-agent blocks list` shows every block",
+                unknown_choice_text("ブロック", block_id, sorted(self._by_id)),
+                hint="使えるブロックは `keiri-agent blocks list` で一覧できます",
                 details={"block": block_id},
             )
         ordered = sorted(versions)
@@ -254,8 +256,8 @@ class BlockCatalog:
             return versions[(releases or ordered)[-1]]
         if not range_text.strip():
             raise CatalogError(
-                f"{reference!r}: empty version range",
-                hint=f"write {block_id} or {block_id}@^1.0",
+                f"{reference!r}: @ の後のバージョンの範囲が空です",
+                hint=f"{block_id} か {block_id}@^1.0 のように書いてください",
             )
         try:
             wanted = VersionRange.parse(range_text)
@@ -265,9 +267,9 @@ class BlockCatalog:
         if not matching:
             available = ", ".join(str(v) for v in ordered)
             raise CatalogError(
-                f"block {block_id} has no version in range {range_text.strip()!r} "
-                f"(available: {available})",
-                hint=f"use one of the available versions, e.g. {block_id}@^{ordered[-1]}",
+                f"ブロック {block_id} に範囲 {range_text.strip()!r} に合うバージョンがありません"
+                f"（あるバージョン: {available}）",
+                hint=f"あるバージョンに合う範囲にしてください（例: {block_id}@^{ordered[-1]}）",
                 details={"block": block_id, "available": [str(v) for v in ordered]},
             )
         return versions[matching[-1]]
@@ -295,8 +297,8 @@ class BlockCatalog:
             return block_class()
         except Exception as error:
             raise CatalogError(
-                f"block {spec.reference}: cannot create {spec.entrypoint} "
-                f"({type(error).__name__}: {error})",
+                f"ブロック {spec.reference}: {spec.entrypoint} を作れません"
+                f"（{type(error).__name__}: {error}）",
                 details={"block": spec.reference, "entrypoint": spec.entrypoint},
             ) from error
 
@@ -322,13 +324,14 @@ def _parse_file(text: str, origin: str, source: Path | None) -> BlockSpec:
         data = yaml.load(text, Loader=_YAML_LOADER)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
-        line = f" at line {mark.line + 1}" if mark is not None else ""
+        line = f"（{mark.line + 1} 行目）" if mark is not None else ""
         raise CatalogError(
-            f"{origin}: not valid YAML{line}: {getattr(error, 'problem', None) or error}",
+            f"{origin}: YAML の書き方に誤りがあります{line}: "
+            f"{getattr(error, 'problem', None) or error}",
             details={"file": origin},
         ) from None
     if data is None:
-        raise CatalogError(f"{origin}: the file is empty", details={"file": origin})
+        raise CatalogError(f"{origin}: ファイルが空です", details={"file": origin})
     return BlockSpec.from_mapping(data, source, origin=origin)
 
 
@@ -361,8 +364,8 @@ def _builtin_specs() -> Iterator[BlockSpec]:
 def _folder_specs(folder: Path) -> Iterator[BlockSpec]:
     if not folder.is_dir():
         raise CatalogError(
-            f"block spec folder {folder} does not exist",
-            hint="fix KEIRI_AGENT_BLOCK_SPEC_DIRS (a JSON list of folders)",
+            f"ブロック定義のフォルダ {folder} がありません",
+            hint="設定 KEIRI_AGENT_BLOCK_SPEC_DIRS（フォルダの JSON リスト）を直してください",
             details={"folder": str(folder)},
         )
     files = sorted(p for p in folder.rglob("*") if p.suffix in SPEC_SUFFIXES and p.is_file())
@@ -373,7 +376,7 @@ def _folder_specs(folder: Path) -> Iterator[BlockSpec]:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise CatalogError(
-                f"{path}: cannot read ({error})", details={"file": str(path)}
+                f"{path}: 読み込めません（{error}）", details={"file": str(path)}
             ) from None
         yield _parse_file(text, str(path), path)
 

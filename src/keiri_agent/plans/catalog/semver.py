@@ -51,7 +51,9 @@ class Version:
         """Parse ``MAJOR.MINOR.PATCH[-pre][+build]``; ValueError when it is not SemVer."""
         match = _VERSION.match(text.strip()) if isinstance(text, str) else None
         if match is None:
-            raise ValueError(f"{text!r} is not a SemVer version (MAJOR.MINOR.PATCH, e.g. 1.0.0)")
+            raise ValueError(
+                f"{text!r} はバージョンの形（メジャー.マイナー.パッチ、例: 1.0.0）ではありません"
+            )
         major, minor, patch, pre, build = match.groups()
         return cls(int(major), int(minor), int(patch), _split_prerelease(pre), build or "")
 
@@ -160,20 +162,25 @@ def _parse_comparator(part: str, whole: str) -> list[_Bound]:
     partial = _PARTIAL.match(rest)
     if partial is None:
         raise ValueError(
-            f"invalid version range {whole!r}: {part!r} is not a version "
-            "(use e.g. 1.2.3, ^1.2, ~1.2.3, >=1.0,<2 or *)"
+            f"バージョンの範囲 {whole!r} に誤りがあります: {part!r} はバージョンではありません"
+            "（1.2.3、^1.2、~1.2.3、>=1.0,<2、* のように書いてください）"
         )
     numbers: list[int] = []
     groups = [g for g in partial.groups()[:3] if g is not None]
     for index, group in enumerate(groups):
         if group in _WILDCARDS:
             if any(later not in _WILDCARDS for later in groups[index:]):
-                raise ValueError(f"invalid version range {whole!r}: {part!r} has a number after x")
+                raise ValueError(
+                    f"バージョンの範囲 {whole!r} に誤りがあります: {part!r} で x の後に数があります"
+                )
             break
         numbers.append(int(group))
     pre = _split_prerelease(partial.group(4)) if len(numbers) == 3 else ()
     if partial.group(4) and len(numbers) < 3:
-        raise ValueError(f"invalid version range {whole!r}: a pre-release needs MAJOR.MINOR.PATCH")
+        raise ValueError(
+            f"バージョンの範囲 {whole!r} に誤りがあります:"
+            " プレリリースにはメジャー.マイナー.パッチの 3 つが必要です"
+        )
     return _bounds(op, numbers, pre)
 
 

@@ -162,9 +162,9 @@ def _checked(data: Any, source: Path | None) -> dict[str, Any]:
         suggestion = closest_match(unknown[0], SPEC_KEYS)
         raise SpecProblem(
             unknown[0],
-            f"unknown key {unknown[0]!r}"
-            + (f" — did you mean {suggestion!r}?" if suggestion else ""),
-            hint="allowed keys: " + ", ".join(SPEC_KEYS),
+            f"キー {unknown[0]!r} は使えません"
+            + (f"。{suggestion!r} のことですか？" if suggestion else ""),
+            hint="使えるキー: " + ", ".join(SPEC_KEYS),
         )
     for key in ("id", "version", "entrypoint"):
         if data.get(key) is None:

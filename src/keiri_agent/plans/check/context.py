@@ -141,10 +141,15 @@ class CheckContext:
                 self.run_state.reported_refs.add(key)
                 self.add(
                     IssueCode.REF_UNRESOLVED,
-                    f"{section[:-1]} {port!r} of {spec.reference}: {found.message}",
+                    f"{spec.reference} の{'入力' if section == 'inputs' else '出力'} "
+                    f"{port!r}: {found.message}",
                     node_id=node_id,
                     path=f"{path}.{'in' if section == 'inputs' else 'out'}.{port}",
-                    hint=found.hint or "fix the $ref in the block spec",
+                    hint=found.hint
+                    or (
+                        "ブロックの定義 (spec) の $ref を直してください"
+                        "（ブロックの管理者に伝えてください）"
+                    ),
                 )
             return None
         return found

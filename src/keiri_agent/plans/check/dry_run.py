@@ -125,7 +125,12 @@ class _DryRun:
         """Dry-run one plan into ``records``; returns plan-level problems and its exports."""
         problems = [
             DryRunProblem(
-                IssueCode.UNKNOWN_VAR, f"{key!r} is not one of the plan's vars", f"vars.{key}"
+                IssueCode.UNKNOWN_VAR,
+                (
+                    f"{key!r} はこの Plan の vars にありません"
+                    "（vars に定義するか、渡すのをやめてください）"
+                ),
+                f"vars.{key}",
             )
             for key in given
             if key not in plan.vars
@@ -141,7 +146,7 @@ class _DryRun:
                     DryRunProblem(IssueCode.UNKNOWN_REFERENCE, error.message, f"vars.{key}")
                 )
                 variables[key] = Unavailable(
-                    IssueCode.UNKNOWN_REFERENCE, f"var {key!r}: {error.message}"
+                    IssueCode.UNKNOWN_REFERENCE, f"変数 {key!r}: {error.message}"
                 )
         outputs: dict[str, Outputs | Unavailable] = {}
         context = _Context(self, plan, variables, outputs, stack)
@@ -309,9 +314,7 @@ class _Context:
             # nodes and exports null, then with the previous iteration's values.
             condition, path = node.while_.condition, "while.condition"
             unset = dict.fromkeys(body_node_ids(node))
-            if self.condition(
-                record, condition, path + " (before the first iteration)", body_local, unset
-            ):
+            if self.condition(record, condition, path + "（1 回目の前）", body_local, unset):
                 after = {**body_local, **while_variables(node, values)}
                 record.condition = self.condition(record, condition, path, after)
             outputs = {**values, "iterations": 1}
@@ -320,7 +323,9 @@ class _Context:
         else:
             collect = node.out.collect
             if collect not in values:
-                message = f"out.collect {collect!r} is not a body export"
+                message = (
+                    f"out.collect の {collect!r} はループの中身 (body) の exports にありません"
+                )
                 record.fail(IssueCode.OUTPUT_NOT_DECLARED, message, "out.collect")
                 values[collect] = Unavailable(IssueCode.OUTPUT_NOT_DECLARED, message)
             value = values[collect]
@@ -340,7 +345,7 @@ class _Context:
                 return Unavailable(error.code, error.message)
         record.inputs["foreach.input"] = summarize(items)
         if items is not None and not isinstance(items, list):
-            message = f"foreach.input is {type(items).__name__}, not a list"
+            message = f"foreach.input が {type(items).__name__} 型で、リストではありません"
             record.fail(IssueCode.INPUT_TYPE_MISMATCH, message, "foreach.input")
             return Unavailable(IssueCode.INPUT_TYPE_MISMATCH, message)
         if items:
@@ -349,8 +354,8 @@ class _Context:
         if examples:
             return copy.deepcopy(examples[0])
         message = (
-            "no sample item: the list is empty (or has no sample) and its port declares "
-            "no items.examples"
+            "試しに使う要素がありません: リストが空（またはサンプルがない）で、出力ポートにも "
+            "items.examples がありません（サンプル入力を用意してください）"
         )
         record.fail(IssueCode.DRY_RUN_NO_SAMPLE, message, "foreach.input")
         return Unavailable(IssueCode.DRY_RUN_NO_SAMPLE, message)
@@ -370,12 +375,12 @@ class _Context:
         if store is None:
             failure = (
                 IssueCode.SUBFLOW_NOT_FOUND,
-                f"no plan store to load subflow {plan_id!r} from",
+                f"サブフロー {plan_id!r} を読み込む Plan の保存場所がありません",
             )
         elif plan_id in self.stack:
             failure = (
                 IssueCode.SUBFLOW_CYCLE,
-                f"subflow cycle: {' → '.join([*self.stack, plan_id])}",
+                f"サブフローが循環しています: {' → '.join([*self.stack, plan_id])}",
             )
         else:
             try:
@@ -393,7 +398,7 @@ class _Context:
             if key not in called.vars:
                 record.fail(
                     IssueCode.SUBFLOW_INPUT_UNKNOWN,
-                    f"{key!r} is not a var of {plan_id!r}",
+                    f"{key!r} は Plan {plan_id!r} の vars にありません",
                     f"call.inputs.{key}",
                 )
                 continue
@@ -407,11 +412,16 @@ class _Context:
             called, given, f"{prefix}{node.id}/", (*self.stack, plan_id), records
         )
         for problem in problems:
-            record.fail(problem.code, f"in subflow {plan_id!r}: {problem.message}", problem.path)
+            record.fail(
+                problem.code, f"サブフロー {plan_id!r} の中: {problem.message}", problem.path
+            )
         mapping = {e.source: e.name for e in node.out.exports} or {n: n for n in exports}
         values = {
             alias: exports.get(
-                name, Unavailable(IssueCode.OUTPUT_NOT_DECLARED, f"{plan_id} exports no {name!r}")
+                name,
+                Unavailable(
+                    IssueCode.OUTPUT_NOT_DECLARED, f"{plan_id} は {name!r} を exports していません"
+                ),
             )
             for name, alias in mapping.items()
         }

@@ -54,9 +54,11 @@ def run_block(
 ) -> Outputs | Unavailable:
     """Dry-run one block node into ``record``; its sample outputs by alias."""
     if spec is None:
-        message = f"block {node.block!r} is not in the catalog"
+        message = f"ブロック {node.block!r} はブロック一覧 (catalog) にありません"
         record.fail(IssueCode.UNKNOWN_BLOCK, message, "block")
-        return Unavailable(IssueCode.UPSTREAM_FAILED, f"node {node.id!r} failed: {message}")
+        return Unavailable(
+            IssueCode.UPSTREAM_FAILED, f"ノード {node.id!r} が失敗しました: {message}"
+        )
     record.block = spec.reference
     record.side_effects = spec.side_effects
     values = _inputs(node, spec, record, resolve, ports)
@@ -112,7 +114,9 @@ def _inputs(
     for key, literal in node.inputs.items():
         if key not in spec.inputs:
             record.fail(
-                IssueCode.UNKNOWN_INPUT, f"{spec.reference} has no input {key!r}", f"in.{key}"
+                IssueCode.UNKNOWN_INPUT,
+                f"{spec.reference} に入力 {key!r} はありません",
+                f"in.{key}",
             )
             continue
         try:
@@ -127,7 +131,7 @@ def _inputs(
         if name not in values:
             record.fail(
                 IssueCode.MISSING_REQUIRED_INPUT,
-                f"required input {name!r} has no value",
+                f"必須の入力 {name!r} に値がありません",
                 f"in.{name}",
             )
     for key, value in values.items():
@@ -141,7 +145,7 @@ def _inputs(
         if problems:
             record.fail(
                 IssueCode.INPUT_TYPE_MISMATCH,
-                f"input {key!r}: " + "; ".join(problems[:3]),
+                f"入力 {key!r}: " + "; ".join(problems[:3]),
                 f"in.{key}",
             )
     return values
@@ -163,8 +167,8 @@ def _outputs(
         else:
             ports[port] = Unavailable(
                 IssueCode.DRY_RUN_NO_SAMPLE,
-                f"block {spec.reference} declares no sample for output {port!r} "
-                "(dry_run.samples.outputs, examples or default)",
+                f"ブロック {spec.reference} の出力 {port!r} には試しに使うサンプルがありません"
+                "（dry_run.samples.outputs、examples、default のどれもありません）",
             )
     if spec.id == INTERACTIVE_INPUT and "collected_data" in ports:
         derived = requirement_samples(inputs.get("requirements"))
@@ -176,10 +180,12 @@ def _outputs(
         if port not in ports:
             record.fail(
                 IssueCode.OUTPUT_NOT_DECLARED,
-                f"{spec.reference} has no output {port!r}",
+                f"{spec.reference} に出力 {port!r} はありません",
                 f"out.{port}",
             )
-            values[alias] = Unavailable(IssueCode.OUTPUT_NOT_DECLARED, f"no output {port!r}")
+            values[alias] = Unavailable(
+                IssueCode.OUTPUT_NOT_DECLARED, f"出力 {port!r} はありません"
+            )
         else:
             values[alias] = ports[port]
     record.outputs = {alias: value_summary(value) for alias, value in values.items()}

@@ -51,9 +51,10 @@ def check_exports(
         if export.name in names:
             refs.check.add(
                 IssueCode.DUPLICATE_ALIAS,
-                f"export {export.name!r} is declared twice",
+                f"export {export.name!r} が 2 回定義されています",
                 node_id=owner,
                 path=f"{where}.as",
+                hint="export ごとに別の名前 (as) を付けてください",
                 name=export.name,
             )
         names.add(export.name)
@@ -62,24 +63,26 @@ def check_exports(
         except UserInputError as error:
             refs.check.add(
                 code,
-                f"export from {export.source!r}: {error.message}",
+                f"export の from {export.source!r}: {error.message}",
                 node_id=owner,
                 path=f"{where}.from",
-                hint="write node.alias",
+                hint="from には「ノード id.出力の別名」の形で書いてください",
             )
             continue
         info = refs.infos.get(reference.root)
         if info is None or reference.root not in graph_ids:
-            where_text = "this loop body" if loops else "the plan's top-level graph"
+            where_text = "このループの中身 (body)" if loops else "Plan のいちばん外側の graph"
             rules.unknown(
                 refs.check.add,
                 code,
-                f"node in {where_text}",
+                f"{where_text} のノード",
                 reference.root,
                 graph_ids,
                 node_id=owner,
                 path=f"{where}.from",
-                hint="exports name node.alias of a node of the same graph",
+                hint=(
+                    "exports には同じ graph にあるノードの「ノード id.出力の別名」を書いてください"
+                ),
             )
             continue
         refs.use(info, reference, owner, f"{where}.from", code)
@@ -99,9 +102,10 @@ def check_loop(refs: ReferenceWalker, info: NodeInfo, node: LoopNode, scope: Loc
                 actual = describe_types(schema_types(source))
                 refs.check.add(
                     IssueCode.TYPE_INCOMPATIBLE,
-                    f"foreach.input {value} is {actual}, not a list",
+                    f"foreach.input の {value} は {actual} 型で、リストではありません",
                     node_id=node.id,
                     path=path,
+                    hint="foreach.input にはリスト (array) を出す出力を参照してください",
                     expected="array",
                     actual=actual,
                 )
@@ -110,9 +114,10 @@ def check_loop(refs: ReferenceWalker, info: NodeInfo, node: LoopNode, scope: Loc
             if not isinstance(value, list):
                 refs.check.add(
                     IssueCode.INPUT_TYPE_MISMATCH,
-                    "foreach.input must be a list or a reference to one",
+                    "foreach.input はリストか、リストを指す参照にしてください",
                     node_id=node.id,
                     path=path,
+                    hint="例: foreach.input: ${ノード id.出力の別名} または [a, b, c]",
                     expected="array",
                     actual=rules.value_type(value),
                 )
@@ -127,11 +132,11 @@ def check_loop(refs: ReferenceWalker, info: NodeInfo, node: LoopNode, scope: Loc
             if clash:
                 refs.check.add(
                     IssueCode.LOOP_VAR_CONFLICT,
-                    f"loop variable {name!r} {clash}",
+                    f"ループ変数 {name!r} は{clash}",
                     node_id=node.id,
                     path=where,
                     name=name,
-                    hint="rename the loop variable",
+                    hint="ループ変数の名前を変えてください",
                 )
             seen.add(name)
         body_scope.update(foreach_variables(node, item, INTEGER))
@@ -174,12 +179,12 @@ def _while_exports(
         if clash:
             refs.check.add(
                 IssueCode.LOOP_VAR_CONFLICT,
-                f"while export {export.name!r} {clash} (the body and the while condition "
-                "see the previous iteration's exports by name)",
+                f"while ループの export {export.name!r} は{clash}（中身 (body) と while の"
+                "条件からは、前の回の exports が名前で見えます）",
                 node_id=node.id,
                 path=f"{info.path}.body.plan.exports[{index}].as",
                 name=export.name,
-                hint="rename the export",
+                hint="export の名前 (as) を変えてください",
             )
     exports = {export.name: refs.export_schema(export) for export in node.body.plan.exports}
     body_scope.update(while_variables(node, exports))
@@ -187,11 +192,11 @@ def _while_exports(
 
 def _var_clash(refs: ReferenceWalker, name: str, scope: Locals, seen: set[str]) -> str | None:
     if name in RESERVED_ROOTS:
-        return "is a reserved reference root"
+        return "予約された名前です"
     if name in refs.infos:
-        return f"hides node {name!r}"
+        return f"ノード {name!r} と同じ名前で、ノードを隠してしまいます"
     if name in scope:
-        return "hides the variable of an enclosing loop"
+        return "外側のループの変数と同じ名前で、それを隠してしまいます"
     if name in seen:
-        return "is used for both the item and the index"
+        return "要素 (itemVar) と番号 (indexVar) の両方に使われています"
     return None

@@ -86,8 +86,8 @@ class ReferenceChecker:
                         uses.setdefault(key, []).append(str(reference.path[0]))
                 else:
                     self._unknown(
-                        f"{reference} in vars: vars may only use ${{env.*}}, ${{config.*}} "
-                        "and other ${vars.*}",
+                        f"vars の中の {reference} は使えません。vars で参照できるのは "
+                        "${env.*}、${config.*} とほかの ${vars.*} だけです",
                         None,
                         path,
                         name=reference.root,
@@ -97,9 +97,9 @@ class ReferenceChecker:
         if cycle:
             self.check.add(
                 IssueCode.VAR_CYCLE,
-                "vars reference each other in a cycle: " + " → ".join(cycle),
+                "vars がお互いを参照して循環しています: " + " → ".join(cycle),
                 path=f"vars.{cycle[0]}",
-                hint="give one of these vars a plain value",
+                hint="この中のどれか一つの vars を、参照を使わない値にしてください",
             )
 
     def check_graph(self, graph: Sequence[Node], loops: tuple[str, ...], scope: Locals) -> None:
@@ -133,7 +133,7 @@ class ReferenceChecker:
         if root == "env":
             if len(ref.path) != 1 or not isinstance(ref.path[0], str):
                 self._unknown(
-                    f"{ref}: name one environment variable, e.g. ${{env.NAME}}",
+                    f"{ref}: 環境変数を一つだけ指定してください（例: ${{env.NAME}}）",
                     node_id,
                     path,
                     name=ref.text,
@@ -153,10 +153,10 @@ class ReferenceChecker:
             elif ref.path[0] not in self.env:
                 self.check.add(
                     IssueCode.ENV_NOT_SET,
-                    f"environment variable {ref.path[0]!r} ({ref}) is not set now",
+                    f"環境変数 {ref.path[0]!r}（{ref}）がいま設定されていません",
                     node_id=node_id,
                     path=path,
-                    hint="set it before running the plan",
+                    hint="Plan を実行する前にこの環境変数を設定してください",
                     severity="warning",
                 )
             return {"type": "string"} if len(ref.path) == 1 else None
@@ -164,7 +164,7 @@ class ReferenceChecker:
             return None
         if root in RESERVED_ROOTS:
             self._unknown(
-                f"{ref}: the {root!r} root is reserved and has no values",
+                f"{ref}: {root!r} は予約された名前で、値を持ちません",
                 node_id,
                 path,
                 name=root,
@@ -174,8 +174,8 @@ class ReferenceChecker:
         info = self.infos.get(root)
         if info is None and root in self.loop_vars:
             self._unknown(
-                f"{ref}: loop variable {root!r} exists only inside the body of "
-                f"loop {self.loop_vars[root]!r}",
+                f"{ref}: ループ変数 {root!r} はループ {self.loop_vars[root]!r} の中身 (body) "
+                "の中でしか使えません",
                 node_id,
                 path,
                 name=root,
@@ -187,19 +187,20 @@ class ReferenceChecker:
             rules.unknown(
                 self.check.add,
                 IssueCode.UNKNOWN_REFERENCE,
-                "node or variable",
+                "ノードまたは変数",
                 root,
                 visible,
                 node_id=node_id,
                 path=path,
-                suffix=f" (in {ref})",
+                hint="ここから参照できるノードか変数の名前に直してください（details.choices）",
+                suffix=f"（{ref} の中）",
             )
             return None
         depth = len(info.chain) - 1
         if not can_see(info.chain, chain):
             self._unknown(
-                f"{ref}: node {root!r} is inside the body of loop {info.chain[-2]!r} "
-                "and is not visible here (use the loop's exports)",
+                f"{ref}: ノード {root!r} はループ {info.chain[-2]!r} の中身 (body) にあるので、"
+                "ここからは見えません（ループの exports を使ってください）",
                 node_id,
                 path,
                 name=root,
@@ -209,7 +210,7 @@ class ReferenceChecker:
         dependent = chain[depth]
         if dependent == root and len(chain) > depth + 1:
             self._unknown(
-                f"{ref}: a node inside loop {root!r} cannot use the loop's own output",
+                f"{ref}: ループ {root!r} の中のノードは、そのループ自身の出力を使えません",
                 node_id,
                 path,
                 name=root,
@@ -246,20 +247,23 @@ class ReferenceChecker:
             return None
         if not isinstance(alias, str) or alias not in info.aliases:
             declared = list(info.aliases)
-            hint = f"aliases of {target}: {', '.join(declared) or '(none)'}"
+            hint = f"{target} の出力の別名は {'、'.join(declared) or '（なし）'} です"
             node = info.node
             if isinstance(node, BlockNode) and alias in node.outputs:
-                hint = f"output {alias!r} is exposed as {node.outputs[alias]!r} (see out)"
+                hint = (
+                    f"出力 {alias!r} は別名 {node.outputs[alias]!r} で出ています"
+                    "（out を見てください）"
+                )
             rules.unknown(
                 self.check.add,
                 code,
-                f"output alias of node {target!r}",
+                f"ノード {target!r} の出力",
                 str(alias),
                 declared,
                 node_id=node_id,
                 path=path,
                 hint=hint,
-                suffix=f" (in {ref})",
+                suffix=f"（{ref} の中）",
             )
             return None
         self.used_aliases.add((target, alias))
@@ -346,20 +350,21 @@ class ReferenceChecker:
             except CatalogError:  # reported as REF_UNRESOLVED
                 return
             if problems:
-                what = f"input {key!r} of {spec.reference}"
+                what = f"{spec.reference} の入力 {key!r}"
                 rules.literal_mismatch(self.check.add, node_id, path, problems, schema, what, value)
             return
         if _whole(value, refs):
             source, what = schema_types(sources[0]), str(refs[0])
         elif isinstance(value, str):
-            source, what = frozenset({"string"}), "text with references"
+            source, what = frozenset({"string"}), "参照を含む文字列"
         else:
             source = schema_types(literal_schema(value))
             if not compatible(source, target):
                 self.check.add(
                     IssueCode.INPUT_TYPE_MISMATCH,
-                    f"input {key!r} of {spec.reference} "
-                    f"expects {describe_types(target)}, not {describe_types(source)}",
+                    f"{spec.reference} の入力 {key!r} には "
+                    f"{describe_types(target)} 型が必要ですが、"
+                    f"{describe_types(source)} 型が指定されています",
                     node_id=node_id,
                     path=path,
                     expected=describe_types(target),
@@ -369,11 +374,11 @@ class ReferenceChecker:
         if not compatible(source, target):
             self.check.add(
                 IssueCode.TYPE_INCOMPATIBLE,
-                f"{what} is {describe_types(source)} but input {key!r} of {spec.reference} "
-                f"expects {describe_types(target)}",
+                f"{what} は {describe_types(source)} 型ですが、{spec.reference} の入力 {key!r} "
+                f"には {describe_types(target)} 型が必要です",
                 node_id=node_id,
                 path=path,
-                hint="reference an output of the expected type, or convert it with a block",
+                hint="必要な型の出力を参照するか、ブロックで型を変換してから渡してください",
                 expected=describe_types(target),
                 actual=describe_types(source),
             )
@@ -414,13 +419,13 @@ class ReferenceChecker:
             rules.unknown(
                 self.check.add,
                 IssueCode.UNKNOWN_REFERENCE,
-                "var",
+                "変数 (vars)",
                 str(name),
                 list(variables),
                 node_id=node_id,
                 path=path,
-                hint="declare it under vars:",
-                suffix=f" (in {ref})",
+                hint="vars: の下にこの変数を定義してください",
+                suffix=f"（{ref} の中）",
             )
             return None
         return sub_schema(literal_schema(variables[name]), ref.path[1:], None)

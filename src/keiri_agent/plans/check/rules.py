@@ -55,11 +55,14 @@ def unknown_block(add: Add, node: BlockNode, path: str, known: Sequence[str]) ->
     close = difflib.get_close_matches(block_id, known, n=3, cutoff=0.5)
     add(
         IssueCode.UNKNOWN_BLOCK,
-        f"unknown block {block_id!r}"
-        + (f" — did you mean {', '.join(repr(c) for c in close)}?" if close else ""),
+        f"ブロック {block_id!r} は見つかりません"
+        + (f"。{'、'.join(repr(c) for c in close)} のことですか？" if close else ""),
         node_id=node.id,
         path=f"{path}.block",
-        hint="`keiri-agent blocks list` shows every block",
+        hint=(
+            "使えるブロックは `keiri-agent blocks list` で一覧できます。"
+            "正しいブロック id に直してください"
+        ),
         name=block_id,
         choices=known,
         closest=closest_match(block_id, known) or (close[0] if close else None),
@@ -74,21 +77,22 @@ def check_ports(add: Add, node: BlockNode, path: str, spec: BlockSpec) -> None:
             unknown(
                 add,
                 IssueCode.UNKNOWN_INPUT,
-                f"input of {spec.reference}",
+                f"{spec.reference} の入力",
                 key,
                 declared_in,
                 node_id=node.id,
                 path=f"{path}.in.{key}",
-                hint=f"inputs of {spec.id}: {', '.join(declared_in) or '(none)'}",
+                hint=f"{spec.id} の入力は {'、'.join(declared_in) or '（なし）'} です。"
+                "この中の名前に直すか、in から消してください",
             )
     for name in spec.required_inputs():
         if name not in node.inputs:
             add(
                 IssueCode.MISSING_REQUIRED_INPUT,
-                f"required input {name!r} of {spec.reference} is not set",
+                f"{spec.reference} の必須の入力 {name!r} が指定されていません",
                 node_id=node.id,
                 path=f"{path}.in",
-                hint=f"add 'in: {{{name}: ...}}' (a value or a ${{...}} reference)",
+                hint=f"in に '{name}: ...' を加えてください（値か ${{...}} の参照）",
                 name=name,
                 expected=type_name(spec.inputs[name]),
             )
@@ -99,20 +103,21 @@ def check_ports(add: Add, node: BlockNode, path: str, spec: BlockSpec) -> None:
             unknown(
                 add,
                 IssueCode.OUTPUT_NOT_DECLARED,
-                f"output of {spec.reference}",
+                f"{spec.reference} の出力",
                 port,
                 declared_out,
                 node_id=node.id,
                 path=f"{path}.out.{port}",
-                hint=f"outputs of {spec.id}: {', '.join(declared_out) or '(none)'}",
+                hint=f"{spec.id} の出力は {'、'.join(declared_out) or '（なし）'} です。"
+                "この中の名前に直すか、out から消してください",
             )
         if alias in aliases:
             add(
                 IssueCode.DUPLICATE_ALIAS,
-                f"alias {alias!r} is used for both {aliases[alias]!r} and {port!r}",
+                f"別名 {alias!r} が出力 {aliases[alias]!r} と {port!r} の両方に使われています",
                 node_id=node.id,
                 path=f"{path}.out.{port}",
-                hint="give each output its own alias",
+                hint="出力ごとに別の別名を付けてください",
                 name=alias,
             )
         aliases.setdefault(alias, port)
@@ -129,12 +134,14 @@ def literal_mismatch(
 ) -> None:
     """INPUT_TYPE_MISMATCH for a literal (no references) that does not fit its port;
     ``choices`` are the schema's ``enum`` values when it has them."""
-    shown = "; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
+    shown = "; ".join(problems[:3]) + (
+        f"（ほか {len(problems) - 3} 件）" if len(problems) > 3 else ""
+    )
     enum = schema.get("enum")
     choices = [str(choice) for choice in enum] if isinstance(enum, list) else None
     add(
         IssueCode.INPUT_TYPE_MISMATCH,
-        f"{what} does not fit its schema: {shown}",
+        f"{what} の値が受け付ける形に合いません: {shown}",
         node_id=node_id,
         path=path,
         hint=_schema_hint(schema),
@@ -164,10 +171,13 @@ def check_requirements(add: Add, nodes: Iterable[tuple[BlockNode, str]]) -> None
                 if field_id in ids:
                     add(
                         IssueCode.REQUIREMENTS_DUPLICATE_ID,
-                        f"requirement id {field_id!r} is declared twice in this node",
+                        f"入力項目の id {field_id!r} がこのノードで 2 回使われています",
                         node_id=node.id,
                         path=f"{where}.id",
-                        hint="each requirement needs its own id (it keys collected_data)",
+                        hint=(
+                            "項目ごとに別の id を付けてください"
+                            "（id は collected_data のキーになります）"
+                        ),
                         name=field_id,
                     )
                 ids.add(field_id)
@@ -177,7 +187,7 @@ def check_requirements(add: Add, nodes: Iterable[tuple[BlockNode, str]]) -> None
                 unknown(
                     add,
                     IssueCode.REQUIREMENTS_UNKNOWN_TYPE,
-                    "requirement type",
+                    "入力項目の種類",
                     field_type,
                     REQUIREMENT_TYPES,
                     node_id=node.id,
@@ -186,10 +196,10 @@ def check_requirements(add: Add, nodes: Iterable[tuple[BlockNode, str]]) -> None
             elif field_type == "select" and not item.get("options"):
                 add(
                     IssueCode.REQUIREMENTS_MISSING_OPTIONS,
-                    f"select requirement {field_id!r} has no options",
+                    f"選択式の入力項目 {field_id!r} に選択肢 (options) がありません",
                     node_id=node.id,
                     path=f"{where}.options",
-                    hint="add options: [choice 1, choice 2]",
+                    hint="options: [選択肢1, 選択肢2] のように選択肢を加えてください",
                     name=field_id if isinstance(field_id, str) else None,
                 )
             if not isinstance(field_id, str):
@@ -198,11 +208,11 @@ def check_requirements(add: Add, nodes: Iterable[tuple[BlockNode, str]]) -> None
             if first[0] != field_type and first[1] != node.id:
                 add(
                     IssueCode.REQUIREMENTS_TYPE_CONFLICT,
-                    f"requirement {field_id!r} is a {field_type!r} here but a {first[0]!r} "
-                    f"in node {first[1]!r}",
+                    f"入力項目 {field_id!r} の種類が、ここでは {field_type!r}、ノード {first[1]!r} "
+                    f"では {first[0]!r} で食い違っています",
                     node_id=node.id,
                     path=f"{where}.type",
-                    hint="use one type for one id, or rename one of them",
+                    hint="同じ id には同じ種類を使うか、どちらかの id を変えてください",
                     name=field_id,
                     expected=first[0],
                     actual=field_type,
@@ -225,7 +235,7 @@ def check_layout(
             unknown(
                 add,
                 IssueCode.LAYOUT_UNKNOWN_NODE,
-                "node in ui.layout",
+                "ui.layout のノード",
                 node_id,
                 known,
                 path=f"ui.layout[{index}]",
@@ -233,10 +243,11 @@ def check_layout(
         elif node_id in listed:
             add(
                 IssueCode.LAYOUT_DUPLICATE_NODE,
-                f"node {node_id!r} is listed twice in ui.layout",
+                f"ノード {node_id!r} が ui.layout に 2 回書かれています",
                 node_id=node_id,
                 name=node_id,
                 path=f"ui.layout[{index}]",
+                hint="ui.layout からどちらか一方を消してください",
                 severity="warning",
             )
         listed.add(node_id)
@@ -246,10 +257,10 @@ def check_layout(
         if node_id not in listed and not listed.intersection(loops):
             add(
                 IssueCode.LAYOUT_MISSING_NODE,
-                f"UI node {node_id!r} is not in ui.layout",
+                f"画面に表示するノード {node_id!r} が ui.layout にありません",
                 node_id=node_id,
                 path="ui.layout",
-                hint=f"add {node_id!r} to ui.layout where it should be shown",
+                hint=f"表示したい位置で ui.layout に {node_id!r} を加えてください",
                 name=node_id,
                 severity="warning",
             )
@@ -262,7 +273,15 @@ def check_concurrency(add: Add, plan: Plan, node_ids: Iterable[str]) -> None:
     for node_id in plan.policy.concurrency.per_node:
         path = f"policy.concurrency.per_node.{node_id}"
         if node_id not in known_set:
-            unknown(add, IssueCode.CONCURRENCY_UNKNOWN_NODE, "node", node_id, known, path=path)
+            unknown(
+                add,
+                IssueCode.CONCURRENCY_UNKNOWN_NODE,
+                "ノード",
+                node_id,
+                known,
+                path=path,
+                hint="policy.concurrency.per_node にはこの Plan のノード id を書いてください",
+            )
 
 
 def type_name(schema: Any) -> str | None:
@@ -288,12 +307,13 @@ def unknown(
     hint: str | None = None,
     suffix: str = "",
 ) -> None:
-    """``code`` for a name that is not one of ``choices``: ``unknown input 'x' — did you
-    mean 'y'?`` (+ ``suffix``), with the choices and the closest one in details."""
+    """``code`` for a name that is not one of ``choices``: ``入力 'x' は見つかりません。
+    'y' のことですか？`` (``suffix`` before the suggestion), with the choices and the closest
+    one in details."""
     closest = closest_match(value, choices) if choices else None
     add(
         code,
-        unknown_message(kind, value, closest) + suffix,
+        unknown_message(kind, value, closest, suffix),
         node_id=node_id,
         path=path,
         hint=hint,
@@ -303,16 +323,17 @@ def unknown(
     )
 
 
-def unknown_message(kind: str, value: str, closest: str | None) -> str:
-    """``unknown input 'x' — did you mean 'y'?`` (the suggestion only when one is close)."""
-    text = f"unknown {kind} {value!r}"
+def unknown_message(kind: str, value: str, closest: str | None, suffix: str = "") -> str:
+    """``入力 'x' は見つかりません。'y' のことですか？`` (the suggestion only when one
+    is close; ``suffix`` right after the name, e.g. ``（${x.y} の中）``)."""
+    text = f"{kind} {value!r} は見つかりません{suffix}"
     if closest is not None:
-        text += f" — did you mean {closest!r}?"
+        text += f"。{closest!r} のことですか？"
     return text
 
 
 def _schema_hint(schema: Mapping[str, Any]) -> str | None:
     kind = schema.get("type")
     if "enum" in schema:
-        return f"one of: {', '.join(map(str, schema['enum']))}"
-    return f"expected type {kind}" if isinstance(kind, str) else None
+        return f"次のどれかにしてください: {', '.join(map(str, schema['enum']))}"
+    return f"{kind} 型の値にしてください" if isinstance(kind, str) else None

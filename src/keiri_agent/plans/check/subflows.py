@@ -27,10 +27,10 @@ def check_subflow(check: CheckContext, info: NodeInfo, node: SubflowNode) -> Non
     if store is None:
         check.add(
             IssueCode.SUBFLOW_NOT_FOUND,
-            f"cannot check subflow {plan_id!r}: the validator has no plan store",
+            f"サブフロー {plan_id!r} を確かめられません: Plan の保存場所が渡されていません",
             node_id=node.id,
             path=path,
-            hint="validate with PlanValidator(catalog, PlanStore(designs_dir))",
+            hint="Plan の保存場所 (designs フォルダ) を指定して検証してください",
         )
         return
     try:
@@ -44,10 +44,10 @@ def check_subflow(check: CheckContext, info: NodeInfo, node: SubflowNode) -> Non
         cycle = format_cycle([*check.stack, plan_id])
         check.add(
             IssueCode.SUBFLOW_CYCLE,
-            f"subflows call each other in a cycle: {cycle}",
+            f"サブフローがお互いを呼び出して循環しています: {cycle}",
             node_id=node.id,
             path=path,
-            hint="a plan must not call itself, directly or through other subflows",
+            hint="Plan が自分自身を（直接またはほかのサブフロー経由で）呼ばないようにしてください",
         )
         return
     try:
@@ -71,12 +71,12 @@ def check_subflow(check: CheckContext, info: NodeInfo, node: SubflowNode) -> Non
             rules.unknown(
                 check.add,
                 IssueCode.SUBFLOW_INPUT_UNKNOWN,
-                f"input (var) of plan {plan_id!r}",
+                f"Plan {plan_id!r} の入力 (vars)",
                 key,
                 list(called.vars),
                 node_id=node.id,
                 path=f"{info.path}.call.inputs.{key}",
-                hint=f"vars of {plan_id}: {', '.join(called.vars) or '(none)'}",
+                hint=f"{plan_id} の vars は {'、'.join(called.vars) or '（なし）'} です",
             )
     names = [export.name for export in called.exports]
     for index, export in enumerate(node.out.exports):
@@ -84,12 +84,12 @@ def check_subflow(check: CheckContext, info: NodeInfo, node: SubflowNode) -> Non
             rules.unknown(
                 check.add,
                 IssueCode.SUBFLOW_EXPORT_UNKNOWN,
-                f"export of plan {plan_id!r}",
+                f"Plan {plan_id!r} の export",
                 export.source,
                 names,
                 node_id=node.id,
                 path=f"{info.path}.out.exports[{index}].from",
-                hint=f"exports of {plan_id}: {', '.join(names) or '(none)'}",
+                hint=f"{plan_id} の exports は {'、'.join(names) or '（なし）'} です",
             )
     if not node.out.exports:
         info.aliases = {name: name for name in names}
@@ -103,7 +103,7 @@ def _subflow_issue(
     where = " ".join(part for part in (issue.node_id, issue.path) if part)
     check.add(
         IssueCode.SUBFLOW_INVALID,
-        f"{node.id} → plan {plan_id!r}: [{issue.code}] {where + ': ' if where else ''}"
+        f"{node.id} → Plan {plan_id!r}: [{issue.code}] {where + ': ' if where else ''}"
         f"{issue.message}",
         node_id=node.id,
         path=path,

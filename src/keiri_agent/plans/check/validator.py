@@ -129,9 +129,10 @@ class _PlanCheck(CheckContext):
         if plan.api_version not in API_VERSIONS:
             self.add(
                 IssueCode.API_VERSION,
-                f"unsupported apiVersion {plan.api_version!r}; "
-                f"supported: {', '.join(API_VERSIONS)}",
+                f"apiVersion {plan.api_version!r} には対応していません"
+                f"（対応しているのは {', '.join(API_VERSIONS)}）",
                 path="apiVersion",
+                hint=f"apiVersion を {API_VERSIONS[-1]} にしてください",
                 choices=API_VERSIONS,
             )
         self._collect(plan.graph, "", ())
@@ -167,10 +168,13 @@ class _PlanCheck(CheckContext):
             if node.id in self.infos:
                 self.add(
                     IssueCode.DUPLICATE_NODE_ID,
-                    f"node id {node.id!r} is already used at {self.infos[node.id].path}",
+                    f"ノード id {node.id!r} は {self.infos[node.id].path} ですでに使われています",
                     node_id=node.id,
                     path=f"{path}.id",
-                    hint="node ids must be unique in the whole plan, loop bodies included",
+                    hint=(
+                        "ノード id は Plan 全体"
+                        "（ループの中も含む）で重ならないように付け直してください"
+                    ),
                     name=node.id,
                 )
                 continue
@@ -200,10 +204,16 @@ class _PlanCheck(CheckContext):
             if collect is not None:
                 self.add(
                     IssueCode.LOOP_COLLECT_IGNORED,
-                    "a while loop hands out its last iteration's exports; out.collect is ignored",
+                    (
+                        "while ループが渡すのは最後の回の exports だけなので、"
+                        "out.collect は無視されます"
+                    ),
                     node_id=node.id,
                     path=path,
-                    hint=f"reference ${{{node.id}.<export>}} instead, or use foreach",
+                    hint=(
+                        f"代わりに ${{{node.id}.<export の名前>}} を参照するか、"
+                        "foreach を使ってください"
+                    ),
                     severity="warning",
                 )
             return
@@ -211,11 +221,12 @@ class _PlanCheck(CheckContext):
         if collect is not None and collect not in exports:
             self.add(
                 IssueCode.LOOP_EXPORT_UNKNOWN,
-                f"out.collect names {collect!r}, which the body does not export"
-                + (f" (exports: {', '.join(exports)})" if exports else ""),
+                f"out.collect の {collect!r} は、ループの中身 (body) が exports していません"
+                + (f"（exports: {', '.join(exports)}）" if exports else ""),
                 node_id=node.id,
                 path=path,
-                hint=f"add {{from: <body node>.<alias>, as: {collect}}} to body.plan.exports",
+                hint=f"body.plan.exports に {{from: <中のノード>.<別名>, as: {collect}}} を"
+                "加えてください",
                 name=collect,
                 choices=exports,
                 closest=closest_match(collect, exports),
@@ -232,7 +243,10 @@ class _PlanCheck(CheckContext):
                     str(problem).removeprefix("BLOCK_VERSION: "),
                     node_id=node.id,
                     path=f"{info.path}.block",
-                    hint="pick a range that matches an available version",
+                    hint=(
+                        "使えるバージョンに合う範囲を指定してください"
+                        "（details.choices が使えるバージョンです）"
+                    ),
                     name=node.block,
                     choices=[
                         str(spec.version)
@@ -266,11 +280,11 @@ class _PlanCheck(CheckContext):
                 first = self.infos[cycle[0]]
                 self.add(
                     IssueCode.CYCLE,
-                    f"the nodes form a cycle: {format_cycle(cycle)} "
-                    "(each node uses the output of the one before it)",
+                    f"ノードが循環しています: {format_cycle(cycle)}"
+                    "（それぞれが一つ前のノードの出力を使っています）",
                     node_id=cycle[0],
                     path=first.path,
-                    hint="remove one of these references; a plan must be a DAG",
+                    hint="この中の参照を一つ消して、循環しないようにしてください",
                 )
 
     def _check_usage(self, references: ReferenceChecker) -> None:
@@ -281,10 +295,13 @@ class _PlanCheck(CheckContext):
             if not used and sink is False:
                 self.add(
                     IssueCode.UNUSED_NODE,
-                    f"nothing uses the outputs of node {node_id!r}",
+                    f"ノード {node_id!r} の出力はどこからも使われていません",
                     node_id=node_id,
                     path=info.path,
-                    hint="reference its outputs, export them, or remove the node",
+                    hint=(
+                        "出力を参照するか exports に加えてください。"
+                        "要らないならノードを消してください"
+                    ),
                     severity="warning",
                 )
                 continue
@@ -293,10 +310,10 @@ class _PlanCheck(CheckContext):
                     if (node_id, alias) not in references.used_aliases:
                         self.add(
                             IssueCode.UNUSED_OUTPUT,
-                            f"alias {alias!r} of node {node_id!r} is never referenced",
+                            f"ノード {node_id!r} の出力 {alias!r} はどこからも使われていません",
                             node_id=node_id,
                             path=f"{info.path}.out.{info.aliases[alias]}",
-                            hint="reference it or remove it from out",
+                            hint="使わないなら out から消してください",
                             name=alias,
                             severity="warning",
                         )

@@ -122,8 +122,8 @@ def truth(value: Any) -> bool:
         return bool(value)
     except Exception as exc:
         raise ConditionEvaluationError(
-            f"{type(value).__name__} has no truth value: {exc}",
-            hint="compare it explicitly, e.g. ${x.length} > 0",
+            f"{type(value).__name__} は真偽（はい/いいえ）として扱えません: {exc}",
+            hint="${x.length} > 0 のように比較を書いてください",
         ) from None
 
 
@@ -136,7 +136,7 @@ def _equal(left: Any, right: Any) -> bool:
         return bool(left == right)
     except Exception as exc:
         raise ConditionEvaluationError(
-            f"cannot compare {_show(left)} with {_show(right)}: {exc}"
+            f"{_show(left)} と {_show(right)} を比べられません: {exc}"
         ) from None
 
 
@@ -147,10 +147,11 @@ def _compare(node: Compare, left: Any, right: Any, source: str) -> bool:
         left, right = _align(left, right)
     elif not (isinstance(left, str) and isinstance(right, str)):
         raise ConditionEvaluationError(
-            f"cannot compare {_describe(node.left, left)} {node.op} "
-            f"{_describe(node.right, right)} in condition {source[:200]!r}: "
-            "ordering needs two numbers or two strings",
-            hint="check the referenced values (a skipped node gives null: test '!= null' first)",
+            f"条件 {source[:200]!r} の {_describe(node.left, left)} {node.op} "
+            f"{_describe(node.right, right)} を比べられません: 大小を比べられるのは"
+            "数どうしか文字列どうしだけです",
+            hint="参照している値を確かめてください（飛ばされたノードの値は null です。"
+            "先に '!= null' で確かめてください）",
             details={
                 "op": node.op,
                 "left": _show(left),
@@ -164,7 +165,7 @@ def _compare(node: Compare, left: Any, right: Any, source: str) -> bool:
         return _ORDERING[node.op](left, right)
     except ArithmeticError as exc:
         raise ConditionEvaluationError(
-            f"cannot order {_show(left)} and {_show(right)}: {exc}"
+            f"{_show(left)} と {_show(right)} の大小を比べられません: {exc}"
         ) from None
 
 

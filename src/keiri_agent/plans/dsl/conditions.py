@@ -92,8 +92,10 @@ class ConditionSyntaxError(UserInputError):
 
     def __init__(self, message: str, *, text: str, position: int) -> None:
         super().__init__(
-            f"{message} at position {position}: {text[max(0, position - 20) : position + 20]!r}",
-            hint="conditions use ${...} references, literals, ==, !=, >, >=, <, <=, and, or, not",
+            f"条件の書き方に誤りがあります: {message}"
+            f"（{position} 文字目: {text[max(0, position - 20) : position + 20]!r}）",
+            hint="条件に使えるのは ${...} の参照、値（数、'文字列'、true、false、null）、"
+            "==、!=、>、>=、<、<=、and、or、not です",
             details={"position": position, "expression": text[:200]},
         )
         self.position = position
@@ -124,14 +126,14 @@ _KINDS = {"and": "and", "or": "or", "not": "not", "&&": "and", "||": "or", "!": 
 _KINDS.update({"(": "(", ")": ")"})
 _ESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t", "r": "\r"}
 _UNSUPPORTED = {
-    "=": "use '==' to compare",
-    "&": "use 'and' or '&&'",
-    "|": "use 'or' or '||'",
-    ".": "attribute access is not supported (write the path inside ${...})",
-    "[": "indexing and lists are not supported (write ${a.items[0]})",
-    "]": "indexing and lists are not supported (write ${a.items[0]})",
+    "=": "比べるときは '==' を使ってください",
+    "&": "'and' か '&&' を使ってください",
+    "|": "'or' か '||' を使ってください",
+    ".": "'.' で中を取り出すことはできません（${...} の中に書いてください）",
+    "[": "番号での取り出しやリストは使えません（${a.items[0]} のように書いてください）",
+    "]": "番号での取り出しやリストは使えません（${a.items[0]} のように書いてください）",
 }
-_PYTHON_SYNTAX = "arithmetic, calls and other Python syntax are not supported"
+_PYTHON_SYNTAX = "計算、関数呼び出しなどの Python の書き方は使えません"
 
 
 def _fail(message: str, text: str, position: int) -> NoReturn:
@@ -147,14 +149,14 @@ def _read_string(text: str, start: int) -> tuple[Node, int]:
         chunks.append(run.group())
         size, pos = size + len(run.group()), run.end()
         if size > MAX_STRING_LENGTH:
-            _fail(f"text literal longer than {MAX_STRING_LENGTH} characters", text, start)
+            _fail(f"文字列が {MAX_STRING_LENGTH} 文字より長いです", text, start)
         if pos >= len(text):
-            _fail(f"unterminated text (missing closing {quote})", text, start)
+            _fail(f"文字列が閉じていません（終わりの {quote} がありません）", text, start)
         if text[pos] == quote:
             break
         escaped = text[pos + 1 : pos + 2]  # text[pos] is a backslash
         if escaped not in _ESCAPES:
-            _fail(f"unknown escape '\\{escaped}' in text", text, pos)
+            _fail(f"文字列の中の '\\{escaped}' は使えないエスケープです", text, pos)
         chunks.append(_ESCAPES[escaped])
         size, pos = size + 1, pos + 2
     value = "".join(chunks)
@@ -163,7 +165,7 @@ def _read_string(text: str, start: int) -> tuple[Node, int]:
     try:
         parts = split_template(value)
     except ReferenceError_ as exc:
-        _fail(f"invalid reference in quoted text: {exc.details.get('reason', exc)}", text, start)
+        _fail(f"引用符の中の参照に誤りがあります: {exc.details.get('reason', exc)}", text, start)
     if len(parts) == 1 and isinstance(parts[0], str):
         return Literal(parts[0]), pos + 1
     return Text(tuple(parts)), pos + 1
@@ -172,9 +174,9 @@ def _read_string(text: str, start: int) -> tuple[Node, int]:
 def _number(text: str, match: re.Match[str]) -> _Token:
     lexeme, whole, fraction = match.group("number", 2, 3)
     if len(whole) + len(fraction or "") > MAX_NUMBER_DIGITS:
-        _fail(f"number with more than {MAX_NUMBER_DIGITS} digits", text, match.start())
+        _fail(f"数の桁が {MAX_NUMBER_DIGITS} 桁を超えています", text, match.start())
     if _NUMBER_END.match(text, match.end()):
-        _fail("malformed number (numbers are like 12, -3 or 0.5)", text, match.start())
+        _fail("数の書き方に誤りがあります（12、-3、0.5 のように書きます）", text, match.start())
     value = float(lexeme) if fraction is not None else int(lexeme)
     return _Token("value", Literal(value), match.start(), lexeme)
 
@@ -184,12 +186,12 @@ def _next_token(text: str, pos: int) -> tuple[_Token, int]:
     char = text[pos]
     if char == "$":
         if not text.startswith("${", pos):
-            _fail("unexpected '$' (references are written ${...})", text, pos)
+            _fail("ここでは '$' は使えません（参照は ${...} と書きます）", text, pos)
         try:
             reference, end = read_reference(text, pos)
         except ReferenceError_ as exc:
             reason = exc.details.get("reason", exc.message)
-            _fail(f"invalid reference: {reason}", text, exc.details.get("position", pos))
+            _fail(f"参照の書き方に誤りがあります: {reason}", text, exc.details.get("position", pos))
         return _Token("value", Ref(reference), pos, text[pos:end]), end
     if char in "'\"":
         node, end = _read_string(text, pos)
@@ -198,7 +200,9 @@ def _next_token(text: str, pos: int) -> tuple[_Token, int]:
     if match is None:
         reason = _UNSUPPORTED.get(char, _PYTHON_SYNTAX if char in "*+-/%^~@,:;{}`\\" else "")
         _fail(
-            f"unexpected {char!r}: {reason}" if reason else f"unexpected character {char!r}",
+            f"ここでは {char!r} は使えません: {reason}"
+            if reason
+            else f"ここでは {char!r} は使えません",
             text,
             pos,
         )
@@ -213,9 +217,11 @@ def _next_token(text: str, pos: int) -> tuple[_Token, int]:
         return _Token(_KINDS[lexeme], lexeme, pos, lexeme), match.end()
     suggestion = closest_match(lexeme, ["and", "or", "not", "true", "false", "null"])
     advice = (
-        f"did you mean {suggestion!r}?" if suggestion else "quote text and write values as ${...}"
+        f"{suggestion!r} のことですか？"
+        if suggestion
+        else "文字列は引用符で囲み、値は ${...} で参照してください"
     )
-    _fail(f"unknown name {lexeme[:40]!r} ({advice})", text, pos)
+    _fail(f"{lexeme[:40]!r} という名前は使えません（{advice}）", text, pos)
 
 
 # --- the parser -----------------------------------------------------------------------
@@ -233,7 +239,7 @@ class _Parser:
         space = _SPACE.match(self.text, self.pos)
         self.pos = space.end() if space else self.pos
         if self.pos >= len(self.text):
-            return _Token("end", None, len(self.text), "end of condition")
+            return _Token("end", None, len(self.text), "条件の終わり")
         token, self.pos = _next_token(self.text, self.pos)
         return token
 
@@ -249,16 +255,19 @@ class _Parser:
     def _enter(self, token: _Token) -> None:
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            _fail(f"nested more than {MAX_DEPTH} levels deep", self.text, token.position)
+            _fail(f"入れ子が {MAX_DEPTH} 段より深いです", self.text, token.position)
 
     def parse(self) -> Node:
         if self._peek().kind == "end":
-            _fail("empty condition", self.text, 0)
+            _fail("条件が空です", self.text, 0)
         node = self._bool("or")
         token = self._peek()
         if token.kind != "end":
             _fail(
-                f"unexpected {token.text!r} (expected and, or, a comparison or the end)",
+                (
+                    f"ここでは {token.text!r} は使えません"
+                    "（ここには and、or、比較、または条件の終わりが来ます）"
+                ),
                 self.text,
                 token.position,
             )
@@ -288,7 +297,9 @@ class _Parser:
         token = self._peek()
         if token.kind == "op":
             _fail(
-                "comparisons cannot be chained (combine them with 'and')", self.text, token.position
+                "比較を続けて書くことはできません（'and' でつないでください）",
+                self.text,
+                token.position,
             )
         return node
 
@@ -303,14 +314,17 @@ class _Parser:
             if self._peek().kind != ")":
                 found = self._peek()
                 _fail(
-                    f"expected ')' for the '(' at position {token.position}, found {found.text!r}",
+                    (
+                        f"{token.position} 文字目の '(' を閉じる ')' がありません"
+                        f"（{found.text!r} があります）"
+                    ),
                     self.text,
                     found.position,
                 )
             self._take()
             self.depth -= 1
             return node
-        _fail(f"expected a value, found {token.text!r}", self.text, token.position)
+        _fail(f"値が必要な所に {token.text!r} があります", self.text, token.position)
 
 
 @dataclass(frozen=True)
@@ -334,10 +348,14 @@ def _build(source: str, tree: Node) -> ParsedCondition:
 def parse_condition(text: str) -> ParsedCondition:
     """Parse an ``expr`` string; ConditionSyntaxError on anything outside the grammar."""
     if not isinstance(text, str):
-        _fail(f"a condition must be text, not {type(text).__name__}", repr(text)[:200], 0)
+        _fail(
+            f"条件は文字列で書いてください（{type(text).__name__} になっています）",
+            repr(text)[:200],
+            0,
+        )
     if len(text) > MAX_EXPRESSION_LENGTH:
         _fail(
-            f"condition longer than {MAX_EXPRESSION_LENGTH} characters ({len(text)})",
+            f"条件が {MAX_EXPRESSION_LENGTH} 文字より長いです（{len(text)} 文字）",
             text,
             MAX_EXPRESSION_LENGTH,
         )
@@ -372,7 +390,8 @@ def parse_when(condition: Condition) -> ParsedCondition:
         symbol = _OP_SYMBOLS[condition.op]
         return _build(f"{left_text} {symbol} {right_text}", Compare(symbol, left, right))
     _fail(
-        f"a condition is {{expr: ...}} or {{left, op, right}}, not {type(condition).__name__}",
+        f"条件は {{expr: ...}} か {{left, op, right}} の形で書いてください"
+        f"（{type(condition).__name__} になっています）",
         repr(condition)[:200],
         0,
     )

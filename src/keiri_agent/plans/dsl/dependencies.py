@@ -38,8 +38,8 @@ class CycleError(UserInputError):
 
     def __init__(self, cycle: list[str]) -> None:
         super().__init__(
-            f"the graph has a cycle: {format_cycle(cycle)}",
-            hint="each node uses the output of the node before it; remove one reference",
+            f"ノードが循環しています: {format_cycle(cycle)}",
+            hint="それぞれが一つ前のノードの出力を使っています。この中の参照を一つ消してください",
             details={"cycle": cycle},
         )
         self.cycle = cycle

@@ -91,25 +91,25 @@ def check_plan_file(path: Path | str) -> Checked:
         size = file.stat().st_size
     except FileNotFoundError:
         raise UserInputError(
-            f"plan file not found: {file}",
+            f"Plan のファイルが見つかりません: {file}",
             code="PLAN_NOT_FOUND",
-            hint="check the path (plans live under designs/)",
+            hint="パスを確かめてください（Plan は designs/ の下にあります）",
         ) from None
     if not file.is_file():
         raise UserInputError(
-            f"{file} is not a plan file (it is a folder or a device)",
+            f"{file} は Plan のファイルではありません（フォルダなどです）",
             code="PLAN_NOT_FOUND",
-            hint="give a .yaml file, or a plan id under designs/",
+            hint=".yaml ファイルか、designs/ の下の Plan id を指定してください",
         )
     if size > MAX_PLAN_BYTES:
-        return Checked(None, [_too_large(f"{size} bytes")])
+        return Checked(None, [_too_large(f"{size} バイト")])
     try:
         text = file.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         problem = make_issue(
             IssueCode.YAML_SYNTAX,
-            f"the file is not UTF-8 text ({exc.reason} at byte {exc.start})",
-            hint="save the file as UTF-8",
+            f"ファイルが UTF-8 の文字ではありません（{exc.start} バイト目: {exc.reason}）",
+            hint="ファイルを UTF-8 で保存し直してください",
         )
         return Checked(None, [problem])
     return check_plan_text(text)
@@ -118,21 +118,24 @@ def check_plan_file(path: Path | str) -> Checked:
 def check_plan_text(text: str) -> Checked:
     """Parse Plan YAML text: the plan (None when it cannot be built) and every problem."""
     if len(text.encode("utf-8", errors="replace")) > MAX_PLAN_BYTES:
-        return Checked(None, [_too_large(f"{len(text)} characters")])
+        return Checked(None, [_too_large(f"{len(text)} 文字")])
     try:
         data, positions, issues = _parse_yaml(text)
     except _Rejected as rejected:
         return Checked(None, [rejected.issue])
     if not isinstance(data, dict):
-        kind = "empty" if data is None else f"a {type(data).__name__}"
+        kind = "空" if data is None else f"{type(data).__name__}"
         problem = make_issue(
             IssueCode.SCHEMA,
-            f"a Plan must be a YAML mapping (apiVersion, id, version, graph), not {kind}",
+            f"Plan は YAML のマッピング（apiVersion, id, version, graph）で書いてください"
+            f"（いまは {kind} です）",
             line=1,
             column=1,
             expected="object",
             actual=json_type(data),
-            hint="start from 'apiVersion: v1' / 'id: ...' / 'version: 0.1.0' / 'graph:'",
+            hint=(
+                "'apiVersion: v1' / 'id: ...' / 'version: 0.1.0' / 'graph:' から書き始めてください"
+            ),
         )
         return Checked(None, [problem], positions)
     api_version = data.get("apiVersion")
@@ -141,12 +144,13 @@ def check_plan_text(text: str) -> Checked:
         issues.append(
             make_issue(
                 IssueCode.API_VERSION,
-                f"unsupported apiVersion {api_version!r}; supported: {', '.join(API_VERSIONS)}",
+                f"apiVersion {api_version!r} には対応していません"
+                f"（対応しているのは {', '.join(API_VERSIONS)}）",
                 path="apiVersion",
                 line=line,
                 column=column,
                 choices=API_VERSIONS,
-                hint=f"use apiVersion: {API_VERSIONS[-1]}",
+                hint=f"apiVersion: {API_VERSIONS[-1]} にしてください",
             )
         )
     try:
@@ -159,7 +163,7 @@ def check_plan_text(text: str) -> Checked:
 
 def _loaded(checked: Checked, source: str) -> Plan:
     if checked.issues or checked.plan is None:
-        raise plan_validation_error(f"cannot load plan {source}", checked.issues)
+        raise plan_validation_error(f"Plan {source} を読み込めません", checked.issues)
     return checked.plan
 
 
@@ -204,28 +208,34 @@ def _parse_yaml(text: str) -> tuple[Any, Positions, list[ValidationIssue]]:
         raise _Rejected(
             make_issue(
                 IssueCode.YAML_SYNTAX,
-                f"invalid YAML: {problem or exc}",
+                f"YAML の書き方に誤りがあります: {problem or exc}",
                 line=mark.line + 1 if mark is not None else None,
                 column=mark.column + 1 if mark is not None else None,
-                hint="check indentation, quotes and ':' on that line; "
-                "quote values that contain ': ' or start with '{', '[', '*', '&'",
+                hint="その行の字下げ、引用符、':' を確かめてください。': ' を含む値や "
+                "'{', '[', '*', '&' で始まる値は引用符で囲んでください",
             )
         ) from None
     except yaml.YAMLError as exc:
-        raise _Rejected(make_issue(IssueCode.YAML_SYNTAX, f"invalid YAML: {exc}")) from None
+        raise _Rejected(
+            make_issue(
+                IssueCode.YAML_SYNTAX,
+                f"YAML の書き方に誤りがあります: {exc}",
+                hint="字下げ、引用符、':' を確かめてください",
+            )
+        ) from None
     except RecursionError:
-        raise _Rejected(_too_large("nesting too deep")) from None
+        raise _Rejected(_too_large("入れ子が深すぎます")) from None
     finally:
         loader.dispose()
     issues = [
         make_issue(
             IssueCode.YAML_DUPLICATE_KEY,
-            f"key {key!r} appears more than once in the same mapping",
+            f"キー {key!r} が同じマッピングの中に 2 回以上あります",
             path=format_path(loc) or None,
             line=line,
             column=column,
             name=key,
-            hint="keep one of them (YAML would silently keep only the last)",
+            hint="どれか一つだけ残してください（YAML は黙って最後のものだけを使います）",
         )
         for loc, key, (line, column) in duplicates
     ]
@@ -249,13 +259,17 @@ def _scan(root: yaml.Node) -> tuple[Positions, list[tuple[Loc, str, tuple[int, i
             sizes[key] = 1 + sum(sizes[id(child)] for child, _ in children)
             if sizes[key] > MAX_YAML_NODES:
                 raise _Rejected(
-                    _too_large(f"more than {MAX_YAML_NODES} YAML nodes (aliases expanded)")
+                    _too_large(
+                        f"YAML の要素が {MAX_YAML_NODES} 個を超えています（エイリアスを展開した数）"
+                    )
                 )
             continue
         if key in sizes:
             continue
         if key in on_path:
-            raise _Rejected(_too_large("a recursive alias (an anchor used inside itself)"))
+            raise _Rejected(
+                _too_large("自分自身を含むエイリアスがあります（アンカーをその中で使っています）")
+            )
         on_path.add(key)
         stack.append((node, loc, True))
         if isinstance(node, yaml.MappingNode):
@@ -294,7 +308,7 @@ def _children(node: yaml.Node, loc: Loc) -> list[tuple[yaml.Node, Loc | None]]:
 def _too_large(what: str) -> ValidationIssue:
     return make_issue(
         IssueCode.YAML_TOO_LARGE,
-        f"the plan is too large or too deeply nested: {what} "
-        f"(limits: {MAX_PLAN_BYTES} bytes, {MAX_YAML_NODES} nodes)",
-        hint="split it into subflows; avoid anchors that expand into huge documents",
+        f"Plan が大きすぎるか、入れ子が深すぎます: {what}"
+        f"（上限: {MAX_PLAN_BYTES} バイト、{MAX_YAML_NODES} 要素）",
+        hint="サブフローに分けてください。大きく展開されるアンカーは使わないでください",
     )

@@ -75,8 +75,10 @@ def schema_issues(
         message, hint = described.message, described.hint
         if loc[-2:] == ("while", "max_iterations") and error["type"] == "missing":
             code = IssueCode.WHILE_MISSING_MAX
-            message = "a while loop needs max_iterations (it stops an endless loop)"
-            hint = "add 'max_iterations: <n>' next to 'condition'"
+            message = (
+                "while ループには max_iterations（終わらないループを止める回数の上限）が必要です"
+            )
+            hint = "condition の隣に 'max_iterations: <回数>' を加えてください"
         line, column = _position_at(loc, positions)
         issues.append(
             make_issue(
@@ -134,18 +136,20 @@ def _child(value: Any, part: str | int) -> Any:
 
 def _describe(loc: Loc, error: ErrorDetails, data: Any) -> _Described:
     kind = error["type"]
-    name = str(loc[-1]) if loc else "the plan"
+    name = str(loc[-1]) if loc else "Plan"
     if kind == "missing":
-        return _Described(f"missing required field {name!r}", f"add '{name}: ...'", name=name)
+        return _Described(
+            f"必須の項目 {name!r} がありません", f"'{name}: ...' を加えてください", name=name
+        )
     if kind == "extra_forbidden":
         allowed = _allowed_fields(loc[:-1], data)
         suggestion = closest_match(name, allowed) if allowed else None
-        message = f"unknown field {name!r}"
+        message = f"項目 {name!r} はここでは使えません"
         if suggestion:
-            message += f" — did you mean {suggestion!r}?"
+            message += f"。{suggestion!r} のことですか？"
         return _Described(
             message,
-            f"valid fields here: {', '.join(allowed)}" if allowed else None,
+            f"ここで使える項目: {', '.join(allowed)}" if allowed else "この項目を消してください",
             name=name,
             choices=tuple(allowed) or None,
             closest=suggestion,
@@ -153,8 +157,8 @@ def _describe(loc: Loc, error: ErrorDetails, data: Any) -> _Described:
     if kind == "union_tag_invalid":
         written = _child_at(loc, data, "type")
         return _Described(
-            f"unknown node type {written!r}",
-            "type is block (the default), loop or subflow",
+            f"ノードの種類 (type) {written!r} はありません",
+            "type は block（省略時）、loop、subflow のどれかにしてください",
             name=str(written),
             choices=_NODE_TYPES,
             closest=closest_match(str(written), _NODE_TYPES),
@@ -162,19 +166,63 @@ def _describe(loc: Loc, error: ErrorDetails, data: Any) -> _Described:
     expected = _EXPECTED_TYPES.get(kind)
     actual = json_type(error.get("input")) if expected else None
     if kind == "string_type" and loc[-1:] == ("version",):
-        quote = 'quote it in YAML: version: "1.0.0"'
-        return _Described(error["msg"], quote, expected=expected, actual=actual)
+        quote = 'YAML で引用符で囲んでください: version: "1.0.0"'
+        return _Described(pydantic_message(error), quote, expected=expected, actual=actual)
     if kind in {"model_type", "dict_type"} and loc and loc[-1] in {"when", "condition"}:
-        message = "a condition must be {expr: ...} or {left, op, right}"
+        message = "条件は {expr: ...} か {left, op, right} の形で書いてください"
         return _Described(message, expected=expected, actual=actual)
-    message = error["msg"].removeprefix("Value error, ")
-    hint = "quote the value in YAML" if kind == "string_type" else None
+    message = pydantic_message(error)
+    hint = "YAML で値を引用符で囲んでください" if kind == "string_type" else None
     if kind == "literal_error":
         choices = _literal_choices(loc, data)
         written = str(error.get("input"))
         closest = closest_match(written, choices) if choices else None
         return _Described(message, hint, name=written, choices=choices, closest=closest)
     return _Described(message, hint, expected=expected, actual=actual)
+
+
+_TYPE_WORDS = {
+    "string": "文字列",
+    "integer": "整数",
+    "number": "数値",
+    "boolean": "真偽値 (true / false)",
+    "array": "リスト",
+    "object": "マッピング（キー: 値）",
+}
+
+
+def pydantic_message(error: ErrorDetails) -> str:
+    """A Japanese sentence for one Pydantic error (its English ``msg`` as a fallback)."""
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    expected = _EXPECTED_TYPES.get(kind)
+    if expected is not None:
+        return (
+            f"{_TYPE_WORDS[expected]}を書いてください"
+            f"（{json_type(error.get('input'))} になっています）"
+        )
+    if kind == "value_error":
+        return str(ctx.get("error") or error["msg"].removeprefix("Value error, "))
+    if kind == "literal_error":
+        return f"値 {error.get('input')!r} は使えません（使えるのは {ctx.get('expected', '')}）"
+    if kind == "string_pattern_mismatch":
+        return f"値 {error.get('input')!r} は決められた形（{ctx.get('pattern', '')}）に合いません"
+    limits = {
+        "greater_than": "{gt} より大きい数にしてください",
+        "greater_than_equal": "{ge} 以上の数にしてください",
+        "less_than": "{lt} より小さい数にしてください",
+        "less_than_equal": "{le} 以下の数にしてください",
+        "too_short": "{min_length} 個以上にしてください",
+        "too_long": "{max_length} 個以下にしてください",
+        "string_too_short": "{min_length} 文字以上にしてください",
+        "string_too_long": "{max_length} 文字以下にしてください",
+    }
+    if kind in limits:
+        try:
+            return limits[kind].format(**ctx)
+        except (KeyError, IndexError):
+            pass
+    return f"値が正しくありません: {error['msg'].removeprefix('Value error, ')}"
 
 
 def json_type(value: Any) -> str:

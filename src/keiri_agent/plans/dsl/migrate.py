@@ -43,9 +43,11 @@ def migrate_plan_text(text: str) -> tuple[str, list[str]]:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as error:
-        raise UserInputError(f"the plan is not valid YAML: {error}") from None
+        raise UserInputError(f"Plan の YAML の書き方に誤りがあります: {error}") from None
     if not isinstance(data, dict):
-        raise UserInputError("the plan must be a YAML mapping")
+        raise UserInputError(
+            "Plan は YAML のマッピング（apiVersion, id, version, graph）で書いてください"
+        )
     changes: list[str] = []
     renames: dict[tuple[str, str], str | None] = {}
     """(node id, old alias) → new reference head ``node.alias.path`` (None: cannot)."""

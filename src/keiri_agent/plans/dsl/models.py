@@ -95,11 +95,10 @@ class _NodeBase(_Model):
     def _valid_id(cls, value: str) -> str:
         if not NODE_ID.match(value):
             raise ValueError(
-                f"node id {value!r} must start with a letter or _ and contain only letters, "
-                "digits, _ and -"
+                f"ノード id {value!r} は英字か _ で始め、英数字・_・- だけで書いてください"
             )
         if value in RESERVED_ROOTS:
-            raise ValueError(f"node id {value!r} is reserved (used by references)")
+            raise ValueError(f"ノード id {value!r} は参照で使う予約された名前なので使えません")
         return value
 
 
@@ -159,7 +158,7 @@ class LoopNode(_NodeBase):
     @model_validator(mode="after")
     def _one_kind(self) -> LoopNode:
         if (self.foreach is None) == (self.while_ is None):
-            raise ValueError("a loop needs exactly one of 'foreach' or 'while'")
+            raise ValueError("ループには 'foreach' か 'while' のどちらか一つだけを書いてください")
         return self
 
 
@@ -242,7 +241,9 @@ class Plan(_Model):
     @classmethod
     def _semver(cls, value: str) -> str:
         if not SEMVER.match(value):
-            raise ValueError(f"version {value!r} is not SemVer (MAJOR.MINOR.PATCH, e.g. 0.1.0)")
+            raise ValueError(
+                f"version {value!r} は「メジャー.マイナー.パッチ」の形（例: 0.1.0）ではありません"
+            )
         return value
 
 

@@ -26,7 +26,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from keiri_agent.errors import UserInputError, closest_match, unknown_choice_message
+from keiri_agent.errors import UserInputError, closest_match
+from keiri_agent.plans.issues import unknown_choice_text
 
 MAX_REFERENCE_LENGTH = 500
 """Characters between ``${`` and ``}``."""
@@ -35,9 +36,9 @@ MAX_VALUE_DEPTH = 100
 """How deeply a literal (dicts/lists) may nest when finding or resolving references."""
 
 _HINT = (
-    "references look like ${node.alias.key}, ${vars.name}, ${env.NAME}, ${config.a.b}, "
-    "${item}, with items[0] or items.0 for indexes, ['any key'] and a final .length; "
-    "write $${ for a literal ${"
+    "参照は ${ノード id.出力の別名.キー}、${vars.名前}、${env.NAME}、${config.a.b}、${item} の"
+    "形で書きます。番号は items[0] か items.0、任意のキーは ['キー']、最後に .length で長さ。"
+    "文字として ${ を書くときは $${ と書いてください"
 )
 _ROOT = re.compile(r"[^\W\d][\w\-]*")
 _SEGMENT = re.compile(r"\.([\w\-]+)|\[([0-9]+)\]|\['([^'\\]*)'\]|\[\"([^\"\\]*)\"\]")
@@ -96,7 +97,7 @@ class Reference:
 def _syntax_error(reason: str, source: str, position: int) -> NoReturn:
     snippet = source[max(0, position - 20) : position + 20]
     raise ReferenceError_(
-        f"invalid reference: {reason} at position {position}: {snippet!r}",
+        f"参照の書き方に誤りがあります: {reason}（{position} 文字目: {snippet!r}）",
         hint=_HINT,
         details={"reason": reason, "position": position, "text": source[:200]},
     )
@@ -109,14 +110,14 @@ def _parse_body(source: str, start: int, end: int) -> Reference:
     while end > start and source[end - 1].isspace():
         end -= 1
     if start == end:
-        _syntax_error("empty reference '${}'", source, start)
+        _syntax_error("参照 '${}' の中が空です", source, start)
     if end - start > MAX_REFERENCE_LENGTH:
-        _syntax_error(f"reference longer than {MAX_REFERENCE_LENGTH} characters", source, start)
+        _syntax_error(f"参照が {MAX_REFERENCE_LENGTH} 文字より長いです", source, start)
     root = _ROOT.match(source, start, end)
     if root is None:
         _syntax_error(
-            f"a reference starts with a name (node id, vars, env, config or a loop "
-            f"variable), not {source[start]!r}",
+            f"参照は名前（ノード id、vars、env、config、ループ変数）で始めてください"
+            f"（{source[start]!r} で始まっています）",
             source,
             start,
         )
@@ -127,13 +128,16 @@ def _parse_body(source: str, start: int, end: int) -> Reference:
         if match is None:
             char = source[pos]
             if source.startswith("${", pos):
-                reason = "nested '${' inside a reference"
+                reason = "参照の中に '${' があります"
             elif char == ".":
-                reason = "expected a key after '.'"
+                reason = "'.' の後にキーがありません"
             elif char == "[":
-                reason = "expected an index like [0] or a quoted key like ['name'] after '['"
+                reason = (
+                    "'[' の後には [0] のような番号か ['na"
+                    "me'] のような引用符付きのキーを書いてください"
+                )
             else:
-                reason = f"unexpected character {char!r}"
+                reason = f"ここでは {char!r} は使えません"
             _syntax_error(reason, source, pos)
         key, index, single, double = match.groups()
         if index is not None:
@@ -143,7 +147,7 @@ def _parse_body(source: str, start: int, end: int) -> Reference:
         else:
             path.append(single if single is not None else double)
         if len(path) > MAX_PATH_SEGMENTS:
-            _syntax_error(f"more than {MAX_PATH_SEGMENTS} path segments", source, pos)
+            _syntax_error(f"参照の段数が {MAX_PATH_SEGMENTS} を超えています", source, pos)
         pos = match.end()
     return Reference(root=root.group(), path=tuple(path), text=source[start:end])
 
@@ -154,13 +158,15 @@ def parse_reference(text: str) -> Reference:
     Raises ReferenceError_ with the position on bad syntax.
     """
     if not isinstance(text, str):
-        raise ReferenceError_(f"a reference must be text, not {type(text).__name__}", hint=_HINT)
+        raise ReferenceError_(
+            f"参照は文字列で書いてください（{type(text).__name__} になっています）", hint=_HINT
+        )
     if len(text) > MAX_REFERENCE_LENGTH + 3:
-        _syntax_error(f"reference longer than {MAX_REFERENCE_LENGTH} characters", text, 0)
+        _syntax_error(f"参照が {MAX_REFERENCE_LENGTH} 文字より長いです", text, 0)
     if text.startswith("${"):
         reference, end = read_reference(text, 0)
         if end != len(text):
-            _syntax_error("unexpected text after the reference", text, end)
+            _syntax_error("参照の後に余分な文字があります", text, end)
         return reference
     return _parse_body(text, 0, len(text))
 
@@ -169,11 +175,11 @@ def read_reference(text: str, start: int) -> tuple[Reference, int]:
     """The reference whose ``${`` is at ``text[start]`` and the offset just after its ``}``."""
     close = text.find("}", start + 2)
     if close == -1:
-        _syntax_error("unclosed '${' (missing '}')", text, start)
+        _syntax_error("'${' が閉じていません（'}' がありません）", text, start)
     brace = text.find("{", start + 2, close)
     if brace != -1:
         nested = text[brace - 1] == "$"
-        reason = "nested '${' inside a reference" if nested else "unexpected '{' inside a reference"
+        reason = "参照の中に '${' があります" if nested else "参照の中に '{' があります"
         _syntax_error(reason, text, brace - 1 if nested else brace)
     return _parse_body(text, start + 2, close), close + 1
 
@@ -259,7 +265,7 @@ def rewrite_references(value: Any, replace: Callable[[Reference], str | None]) -
 
 
 def _too_deep(path: str) -> NoReturn:
-    message = f"{path or 'the value'} is nested more than {MAX_VALUE_DEPTH} levels deep"
+    message = f"{path or '値'} の入れ子が {MAX_VALUE_DEPTH} 段より深いです"
     raise ReferenceError_(message, details={"field": path})
 
 
@@ -313,8 +319,8 @@ Resolver = Callable[[Reference], Any]
 
 def _lookup_error(reference: Reference, message: str, **details: Any) -> NoReturn:
     raise ReferenceError_(
-        f"cannot resolve {reference}: {message}",
-        hint="check the node ids, output aliases and keys the reference names",
+        f"{reference} の値を取り出せません: {message}",
+        hint="参照に書いたノード id、出力の別名、キーを確かめてください",
         details={"reference": reference.text, **details},
     )
 
@@ -323,17 +329,18 @@ def _describe(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, list | tuple):
-        return f"a list of {len(value)} items"
+        return f"{len(value)} 個の要素のリスト"
     if isinstance(value, str):
-        return "text"
-    name = type(value).__name__
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+        return "文字列"
+    return type(value).__name__
 
 
 def _length(value: Any, reference: Reference, where: str) -> int:
     if isinstance(value, str | bytes | list | tuple | set | frozenset | Mapping):
         return len(value)
-    _lookup_error(reference, f"{where} is {_describe(value)}, which has no .length", at=where)
+    _lookup_error(
+        reference, f"{where} は {_describe(value)} で、.length（長さ）がありません", at=where
+    )
 
 
 def _step(value: Any, segment: str | int, reference: Reference, where: str, kind: str) -> Any:
@@ -352,23 +359,24 @@ def _step(value: Any, segment: str | int, reference: Reference, where: str, kind
             return value[segment]
         available = [str(key) for key in value][:100]
         message = (
-            f"{unknown_choice_message(kind, str(segment), available)} (in {where})"
+            f"{unknown_choice_text(kind, str(segment), available)}（{where} の中）"
             if available
-            else f"unknown {kind} {str(segment)!r} — {where} is empty"
+            else f"{kind} {str(segment)!r} は見つかりません（{where} は空です）"
         )
     elif isinstance(value, list | tuple) and isinstance(segment, int):
         if segment < len(value):
             return value[segment]
-        valid = f"valid indexes 0..{len(value) - 1}" if value else "it is empty"
-        message = f"index {segment} is out of range: {where} is {_describe(value)} ({valid})"
+        valid = f"使える番号は 0〜{len(value) - 1}" if value else "空です"
+        message = f"番号 {segment} は範囲外です: {where} は {_describe(value)}（{valid}）"
     elif isinstance(value, list | tuple):
         message = (
-            f"{where} is {_describe(value)}; use an index like [0] or .length, not {segment!r}"
+            f"{where} は {_describe(value)} です。{segment!r} ではなく [0] のような番号か "
+            ".length を使ってください"
         )
     else:
         message = (
-            f"{where} is {_describe(value)}; only mappings and lists can be looked into "
-            f"(cannot get {segment!r})"
+            f"{where} は {_describe(value)} です。中を取り出せるのはマッピングとリストだけです"
+            f"（{segment!r} は取り出せません）"
         )
     _lookup_error(reference, message, missing=segment, available=available, at=where)
 
@@ -378,14 +386,14 @@ def _walk(
     reference: Reference,
     path: tuple[str | int, ...],
     where: str,
-    first_kind: str = "key",
+    first_kind: str = "キー",
 ) -> Any:
     """Follow ``path`` from ``value``; ``where`` names the value for messages."""
     for number, segment in enumerate(path):
         last = number == len(path) - 1
         if last and segment == "length" and not (isinstance(value, Mapping) and "length" in value):
             return _length(value, reference, where)
-        kind = first_kind if number == 0 else "key"
+        kind = first_kind if number == 0 else "キー"
         value = _step(value, segment, reference, where, kind)
         where = f"{where}[{segment}]" if isinstance(segment, int) else f"{where}.{segment}"
     return value
@@ -413,14 +421,14 @@ class Scope:
             return _walk(self.locals[root], reference, path, root)
         if root == "env":
             if not path:
-                _lookup_error(reference, "name the environment variable: ${env.NAME}")
+                _lookup_error(reference, "環境変数の名前を書いてください: ${env.NAME}")
             name = str(path[0])
             if name not in self.env:
                 suggestion = closest_match(name, self.env)
-                did_you_mean = f" — did you mean {suggestion!r}?" if suggestion else ""
+                did_you_mean = f"。{suggestion!r} のことですか？" if suggestion else ""
                 _lookup_error(
                     reference,
-                    f"environment variable {name!r} is not set{did_you_mean}",
+                    f"環境変数 {name!r} が設定されていません{did_you_mean}",
                     missing=name,
                 )
             return _walk(self.env[name], reference, path[1:], f"env.{name}")
@@ -430,12 +438,12 @@ class Scope:
             outputs = self.nodes[root]
             if outputs is None:
                 return None
-            return _walk(outputs, reference, path, root, "output alias")
+            return _walk(outputs, reference, path, root, "出力の別名")
         roots = list(dict.fromkeys([*self.locals, "vars", "env", "config", *self.nodes]))
-        message = unknown_choice_message("reference root", root, roots)
+        message = unknown_choice_text("参照の名前", root, roots)
         _lookup_error(
             reference,
-            f"{message} (a node id that has not run yet, or a misspelling)",
+            f"{message}（まだ実行されていないノードか、書き間違いです）",
             missing=root,
             available=roots[:100],
         )

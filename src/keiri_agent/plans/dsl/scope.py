@@ -93,8 +93,8 @@ class PlanVars(Mapping[str, Any]):
         if name in self._active:
             cycle = " → ".join([*self._active[self._active.index(name) :], name])
             raise ReferenceError_(
-                f"vars reference each other in a cycle: {cycle}",
-                hint="give one of these vars a plain value",
+                f"vars がお互いを参照して循環しています: {cycle}",
+                hint="この中のどれか一つの vars を、参照を使わない値にしてください",
                 details={"cycle": [*self._active[self._active.index(name) :], name]},
             )
         self._active.append(name)

@@ -91,7 +91,8 @@ def check_plan(plan: Plan, catalog: BlockCatalog) -> None:
     issues = check_graph(plan.graph, catalog)
     if issues:
         raise PlanValidationError(
-            f"plan {plan.id!r} cannot run: " + "; ".join(issue["message"] for issue in issues),
+            f"Plan {plan.id!r} を実行できません: "
+            + "; ".join(issue["message"] for issue in issues),
             issues=issues,
-            hint="validate the plan (PlanValidator) and fix the nodes named",
+            hint="Plan を検証 (plan validate) して、名前の出ているノードを直してください",
         )
