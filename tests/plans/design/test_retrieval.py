@@ -277,3 +277,12 @@ def test_a_candidate_reading_a_file_brings_the_block_that_collects_files(
     ids = [c.block_id for c in builtin.search(query)]
     assert "excel.read_data" in ids and "ui.interactive_input" in ids
     assert builtin.bm25_scores(query)["ui.interactive_input"] == 0  # added for the file, not words
+
+
+def test_superseded_blocks_are_never_offered_unless_pinned(builtin: BlockRetriever) -> None:
+    query = "ファイルをアップロードして担当者の確認を取る"  # words of the legacy blocks too
+    offered = [c.block_id for c in builtin.search(query)]
+    assert "ui.interactive_input" in offered
+    assert "ui.file_uploader" not in offered and "ui.confirmation" not in offered
+    pinned = [c.block_id for c in builtin.search(query, pinned=["ui.confirmation"])]
+    assert pinned[0] == "ui.confirmation"

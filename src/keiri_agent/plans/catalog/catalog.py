@@ -75,6 +75,8 @@ class BlockSpec:
     source: Path | None = None
     tags: tuple[str, ...] = ()
     category: str | None = None
+    superseded_by: str | None = None
+    """Kept for existing Plans; new Plans (and Plan generation) use this block instead."""
     _schemas: dict[str, dict[str, Any]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -200,6 +202,7 @@ class BlockSpec:
             }
             | ({"tags": list(self.tags)} if self.tags else {})
             | ({"category": self.category} if self.category else {})
+            | ({"superseded_by": self.superseded_by} if self.superseded_by else {})
         )
 
 

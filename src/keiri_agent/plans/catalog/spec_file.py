@@ -34,6 +34,7 @@ SPEC_KEYS = (
     "requirements",
     "tags",
     "category",
+    "superseded_by",
 )
 """Top-level keys of a spec file (``requirements`` is accepted for seed §4 files, unused)."""
 
@@ -108,6 +109,11 @@ class SpecFile(BaseModel):
     description: str = ""
     tags: list[str] = Field(default_factory=list, description="Words that help find the block.")
     category: str | None = Field(default=None, description="The block's family, e.g. table.")
+    superseded_by: str | None = Field(
+        default=None,
+        description="Kept for existing Plans only: new Plans use this block id instead "
+        "(Plan generation never offers it).",
+    )
     inputs: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="Port name -> JSON Schema plus required/default/nullable/examples.",
@@ -146,6 +152,7 @@ def check_spec(data: Any, source: Path | None) -> dict[str, Any]:
         "description": spec.description,
         "tags": tuple(spec.tags),
         "category": spec.category,
+        "superseded_by": spec.superseded_by,
         "inputs": spec.inputs,
         "outputs": spec.outputs,
         "dry_run_samples": samples,
@@ -199,6 +206,15 @@ def _checked(data: Any, source: Path | None) -> dict[str, Any]:
     category = data.get("category")
     if category is not None and not isinstance(category, str):
         raise SpecProblem("category", "must be text", hint="e.g. category: table")
+    superseded_by = data.get("superseded_by")
+    if superseded_by is not None and not (
+        isinstance(superseded_by, str) and BLOCK_ID.match(superseded_by)
+    ):
+        raise SpecProblem(
+            "superseded_by",
+            "ブロック ID で書いてください",
+            hint="例: superseded_by: ui.interactive_input",
+        )
     inputs = _check_ports("inputs", data.get("inputs"))
     outputs = _check_ports("outputs", data.get("outputs"))
     samples = _check_dry_run(data.get("dry_run"), inputs, outputs)
@@ -211,6 +227,7 @@ def _checked(data: Any, source: Path | None) -> dict[str, Any]:
         "description": description.strip(),
         "tags": tags,
         "category": category,
+        "superseded_by": superseded_by,
         "inputs": inputs,
         "outputs": outputs,
         "dry_run": {"samples": samples},

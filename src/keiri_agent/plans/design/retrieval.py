@@ -286,7 +286,8 @@ class BlockRetriever:
         for item in result:
             per[item.category] = per.get(item.category, 0) + 1
         ranked = sorted(
-            (s.id for s in self.specs if s.id not in pins), key=lambda i: (-score(i), i)
+            (s.id for s in self.specs if s.id not in pins and not s.superseded_by),
+            key=lambda i: (-score(i), i),
         )
         for block_id in ranked:
             if len(result) >= total:
