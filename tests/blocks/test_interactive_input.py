@@ -176,8 +176,14 @@ def test_inquire_mode_outputs_response(catalog: BlockCatalog) -> None:
     ("inputs", "message"),
     [
         ({"requirements": [REQUIREMENTS[0], REQUIREMENTS[0]]}, "2 回宣言"),
-        ({"requirements": [{"id": "x", "type": "select", "label": "x"}]}, "options（選択肢）がありません"),
-        ({"requirements": [{"id": "x", "type": "video", "label": "x"}]}, "項目の型 'video' は使えません"),
+        (
+            {"requirements": [{"id": "x", "type": "select", "label": "x"}]},
+            "options（選択肢）がありません",
+        ),
+        (
+            {"requirements": [{"id": "x", "type": "video", "label": "x"}]},
+            "項目の型 'video' は使えません",
+        ),
         (
             {"mode": "confirm", "requirements": [{"id": "approved", "type": "text", "label": "x"}]},
             "予約されています",

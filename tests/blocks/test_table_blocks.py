@@ -148,7 +148,10 @@ def test_filter_on_no_records_returns_no_records(ctx: BlockContext) -> None:
         ({"col": "金額", "op": ">", "value": None}, "value は数値か文字列"),
         ({"col": "金額", "op": "~", "value": 1}, "op '~' は使えません"),
         ({"op": "==", "value": 1}, "col（列名）と op"),
-        ({"col": "担当", "op": "contains", "value": None}, "value（含まれているか調べる文字列）が必要"),
+        (
+            {"col": "担当", "op": "contains", "value": None},
+            "value（含まれているか調べる文字列）が必要",
+        ),
     ],
 )
 def test_filter_bad_conditions(ctx: BlockContext, condition: dict[str, Any], message: str) -> None:
@@ -158,7 +161,10 @@ def test_filter_bad_conditions(ctx: BlockContext, condition: dict[str, Any], mes
 
 def test_bad_records_are_refused(ctx: BlockContext) -> None:
     assert "records[1]" in invalid("table.filter", ctx, records=[{"a": 1}, 3]).message
-    assert "行（オブジェクト）のリスト" in invalid("table.sort", ctx, records={"a": 1}, by=["a"]).message
+    assert (
+        "行（オブジェクト）のリスト"
+        in invalid("table.sort", ctx, records={"a": 1}, by=["a"]).message
+    )
 
 
 # --- table.sort -------------------------------------------------------------------------
