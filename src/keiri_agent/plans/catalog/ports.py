@@ -257,7 +257,8 @@ def _type_text(expected: Any) -> str:
 
 def describe_error(error: ValidationError) -> str:
     """One JSON Schema problem in Japanese (e.g. 「'abc' は整数ではありません」)."""
-    kind, expected, value = error.validator, error.validator_value, error.instance
+    kind, value = error.validator, error.instance
+    expected: Any = error.validator_value
     if kind == "type":
         several = isinstance(expected, list) and len(expected) > 1
         ending = "のどれでもありません" if several else "ではありません"
