@@ -84,7 +84,7 @@ def test_bad_encodings_and_binary_files_are_refused_in_japanese() -> None:
     error = failure("csv.read", make_context(), file="取引先\r\n".encode("cp932"), encoding="utf-8")
     assert "UTF-8 として読めません" in error.message and "1 行目" in error.message
     error = failure("csv.read", make_context(), file="名前", encoding="utf-8")
-    assert "bytes" in error.message
+    assert "ファイルの中身" in error.message
 
 
 def test_huge_cells_and_wide_lines_are_refused_not_crashes() -> None:

@@ -141,7 +141,7 @@ def test_invalid_answers_ask_again_with_errors_per_field(catalog: BlockCatalog) 
     request = asked(catalog, "ui.interactive_input", answers, requirements=REQUIREMENTS)
     assert request["missing"] == []
     assert set(request["errors"]) == {"evidence_zip", "region", "amount", "proceed", "surprise"}
-    assert "accepted types" in request["errors"]["evidence_zip"]
+    assert "受け付けない種類" in request["errors"]["evidence_zip"]
 
 
 def test_blank_text_counts_as_missing(catalog: BlockCatalog) -> None:
@@ -175,12 +175,18 @@ def test_inquire_mode_outputs_response(catalog: BlockCatalog) -> None:
 @pytest.mark.parametrize(
     ("inputs", "message"),
     [
-        ({"requirements": [REQUIREMENTS[0], REQUIREMENTS[0]]}, "declared twice"),
-        ({"requirements": [{"id": "x", "type": "select", "label": "x"}]}, "no options"),
-        ({"requirements": [{"id": "x", "type": "video", "label": "x"}]}, "unknown requirement"),
+        ({"requirements": [REQUIREMENTS[0], REQUIREMENTS[0]]}, "2 回宣言"),
+        (
+            {"requirements": [{"id": "x", "type": "select", "label": "x"}]},
+            "options（選択肢）がありません",
+        ),
+        (
+            {"requirements": [{"id": "x", "type": "video", "label": "x"}]},
+            "項目の型 'video' は使えません",
+        ),
         (
             {"mode": "confirm", "requirements": [{"id": "approved", "type": "text", "label": "x"}]},
-            "reserved",
+            "予約されています",
         ),
     ],
 )

@@ -126,7 +126,7 @@ def test_invalid_schema_names_the_field(schema: dict[str, Any], field: str) -> N
 
 def test_block_validate_rejects_bad_schema_and_missing_prompt() -> None:
     block = ProcessLLMBlock()
-    with pytest.raises(BlockError, match="unknown type"):
+    with pytest.raises(BlockError, match=r"型 .* は使えません"):
         block.validate(inputs([], output_schema={"a": "text"}), make_ctx())
     bad = inputs([])
     del bad["prompt"]

@@ -129,8 +129,8 @@ def test_filter_unknown_column_has_a_close_match_hint(ctx: BlockContext) -> None
     error = invalid(
         "table.filter", ctx, records=SALES, conditions=[{"col": "金 額", "op": ">", "value": 1}]
     )
-    assert "unknown column '金 額'" in error.message and "did you mean '金額'" in error.message
-    assert error.hint == "did you mean '金額'?"
+    assert "列 '金 額' は見つかりません" in error.message and "'金額' のことですか" in error.message
+    assert error.hint == "'金額' ではありませんか？"
     assert error.details["column"] == "金 額"
 
 
@@ -142,13 +142,16 @@ def test_filter_on_no_records_returns_no_records(ctx: BlockContext) -> None:
 @pytest.mark.parametrize(
     ("condition", "message"),
     [
-        ({"col": "部門", "op": ">", "value": 1}, "cannot compare text"),
-        ({"col": "金額", "op": "contains", "value": "1"}, "'contains' needs text"),
-        ({"col": "金額", "op": "in", "value": 1}, "needs a list"),
-        ({"col": "金額", "op": ">", "value": None}, "needs a number or text"),
-        ({"col": "金額", "op": "~", "value": 1}, "unknown op"),
-        ({"op": "==", "value": 1}, "needs 'col'"),
-        ({"col": "担当", "op": "contains", "value": None}, "needs a value"),
+        ({"col": "部門", "op": ">", "value": 1}, "文字列 '営業' と 数値 1 は比べられません"),
+        ({"col": "金額", "op": "contains", "value": "1"}, "op 'contains' は列が文字列"),
+        ({"col": "金額", "op": "in", "value": 1}, "value は候補のリスト"),
+        ({"col": "金額", "op": ">", "value": None}, "value は数値か文字列"),
+        ({"col": "金額", "op": "~", "value": 1}, "op '~' は使えません"),
+        ({"op": "==", "value": 1}, "col（列名）と op"),
+        (
+            {"col": "担当", "op": "contains", "value": None},
+            "value（含まれているか調べる文字列）が必要",
+        ),
     ],
 )
 def test_filter_bad_conditions(ctx: BlockContext, condition: dict[str, Any], message: str) -> None:
@@ -158,7 +161,10 @@ def test_filter_bad_conditions(ctx: BlockContext, condition: dict[str, Any], mes
 
 def test_bad_records_are_refused(ctx: BlockContext) -> None:
     assert "records[1]" in invalid("table.filter", ctx, records=[{"a": 1}, 3]).message
-    assert "list of records" in invalid("table.sort", ctx, records={"a": 1}, by=["a"]).message
+    assert (
+        "行（オブジェクト）のリスト"
+        in invalid("table.sort", ctx, records={"a": 1}, by=["a"]).message
+    )
 
 
 # --- table.sort -------------------------------------------------------------------------
@@ -186,12 +192,12 @@ def test_sort_is_stable(ctx: BlockContext) -> None:
 
 
 def test_sort_errors(ctx: BlockContext) -> None:
-    assert "did you mean '金額'" in invalid("table.sort", ctx, records=SALES, by=["金"]).message
+    assert "'金額' のことですか" in invalid("table.sort", ctx, records=SALES, by=["金"]).message
     error = invalid("table.sort", ctx, records=SALES, by=["id", "金額"], ascending=[True])
-    assert "1 flags for 2 columns" in error.message
+    assert "ascending の指定が 1 個ありますが、by の列は 2 個です" in error.message
     mixed = [{"v": 1}, {"v": "a"}]
-    assert "different kinds" in invalid("table.sort", ctx, records=mixed, by=["v"]).message
-    assert "at least one" in invalid("table.sort", ctx, records=SALES, by=[]).message
+    assert "種類の違う値" in invalid("table.sort", ctx, records=mixed, by=["v"]).message
+    assert "1 つ以上" in invalid("table.sort", ctx, records=SALES, by=[]).message
 
 
 # --- table.select -----------------------------------------------------------------------
@@ -219,13 +225,13 @@ def test_rename_only_keeps_every_column(ctx: BlockContext) -> None:
 @pytest.mark.parametrize(
     ("inputs", "message"),
     [
-        ({"columns": ["ID"]}, "did you mean 'id'"),
-        ({"rename": {"名前": "x"}}, "unknown column '名前'"),
-        ({"columns": ["id"], "rename": {"金額": "x"}}, "not among the selected columns"),
-        ({"rename": {"id": "金額"}}, "two columns would be named '金額'"),
-        ({"columns": ["id", "id"]}, "twice"),
-        ({}, "give 'columns' and/or 'rename'"),
-        ({"rename": {"id": 1}}, "must map column names"),
+        ({"columns": ["ID"]}, "'id' のことですか"),
+        ({"rename": {"名前": "x"}}, "列 '名前' は見つかりません"),
+        ({"columns": ["id"], "rename": {"金額": "x"}}, "columns で選んだ列に入っていません"),
+        ({"rename": {"id": "金額"}}, "同じ名前 '金額' になります"),
+        ({"columns": ["id", "id"]}, "2 回"),
+        ({}, "少なくとも一方"),
+        ({"rename": {"id": 1}}, "「元の列名: 新しい列名」"),
     ],
 )
 def test_select_errors(ctx: BlockContext, inputs: dict[str, Any], message: str) -> None:
@@ -298,13 +304,13 @@ def test_aggregate_all_null_column(ctx: BlockContext) -> None:
 @pytest.mark.parametrize(
     ("inputs", "message"),
     [
-        ({"metrics": {"部門": ["sum"]}}, "sum needs numbers"),
-        ({"metrics": {"金額": ["median"]}}, "unknown aggregation 'median'"),
-        ({"metrics": {"金額x": ["sum"]}}, "did you mean '金額'"),
-        ({"metrics": {}}, "'metrics' must map"),
-        ({"group_by": ["部"], "metrics": {"金額": ["sum"]}}, "unknown column '部'"),
-        ({"group_by": ["タグ"], "metrics": {"金額": ["sum"]}}, "holds list values"),
-        ({"metrics": {"金額": []}}, "give a list"),
+        ({"metrics": {"部門": ["sum"]}}, "sum は数値の列にだけ使えます"),
+        ({"metrics": {"金額": ["median"]}}, "集計方法 'median' は使えません"),
+        ({"metrics": {"金額x": ["sum"]}}, "'金額' のことですか"),
+        ({"metrics": {}}, "metrics は「列名: 集計方法のリスト」"),
+        ({"group_by": ["部"], "metrics": {"金額": ["sum"]}}, "列 '部' は見つかりません"),
+        ({"group_by": ["タグ"], "metrics": {"金額": ["sum"]}}, "リスト の値があり"),
+        ({"metrics": {"金額": []}}, "集計方法をリストで"),
     ],
 )
 def test_aggregate_errors(ctx: BlockContext, inputs: dict[str, Any], message: str) -> None:
@@ -314,7 +320,7 @@ def test_aggregate_errors(ctx: BlockContext, inputs: dict[str, Any], message: st
 def test_aggregate_min_of_mixed_kinds_is_refused(ctx: BlockContext) -> None:
     records = [{"v": 1}, {"v": "a"}]
     error = invalid("table.aggregate", ctx, records=records, metrics={"v": ["min"]})
-    assert "different kinds" in error.message
+    assert "種類の違う値" in error.message
 
 
 # --- table.concat -----------------------------------------------------------------------
@@ -336,4 +342,4 @@ def test_concat_aligns_columns_by_default(ctx: BlockContext) -> None:
 
 def test_concat_errors(ctx: BlockContext) -> None:
     assert "tables[1][0]" in invalid("table.concat", ctx, tables=[[{"a": 1}], [2]]).message
-    assert "list of record lists" in invalid("table.concat", ctx, tables={"a": []}).message
+    assert "表（行のリスト）のリスト" in invalid("table.concat", ctx, tables={"a": []}).message

@@ -85,7 +85,7 @@ def test_missing_placeholder_is_named_with_a_hint(catalog: BlockCatalog, ctx: Bl
     error = invalid(catalog, "text.template", ctx, template="{custmer} 様", values={"customer": 1})
     assert "{custmer}" in error.message
     assert error.details["missing"] == "custmer"
-    assert error.hint == "did you mean {customer}?"
+    assert error.hint == "{customer} ではありませんか？"
     error = invalid(catalog, "text.template", ctx, template="{x}", values={})
     assert "'x'" in (error.hint or "")
 
@@ -129,7 +129,7 @@ def test_template_type_checks(catalog: BlockCatalog, ctx: BlockContext) -> None:
     invalid(catalog, "text.template", ctx, template=3)
     invalid(catalog, "text.template", ctx, template="{a}", values=["a"])
     spec = catalog.resolve("text.template")
-    assert schema_problems(3, spec.input_schema("template")) == ["$: 3 is not of type 'string'"]
+    assert schema_problems(3, spec.input_schema("template")) == ["$: 3 は文字列ではありません"]
 
 
 # --- text.join --------------------------------------------------------------------------
@@ -163,5 +163,5 @@ def test_join_refuses_non_text_items(catalog: BlockCatalog, ctx: BlockContext) -
     invalid(catalog, "text.join", ctx, items=["a"], separator=None)
     spec = catalog.resolve("text.join")
     assert schema_problems(["a", 1], spec.input_schema("items")) == [
-        "$[1]: 1 is not of type 'string'"
+        "$[1]: 1 は文字列ではありません"
     ]

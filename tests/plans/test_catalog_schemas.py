@@ -78,7 +78,7 @@ def test_module_ref_is_resolved_to_the_pydantic_schema(tmp_path: Path, models_mo
     assert "Line" in schema["$defs"]
     assert schema_problems(GOOD_INVOICE, schema) == []
     bad = {"number": "A-1", "lines": [{"item": "pen", "amount": "many"}]}
-    assert schema_problems(bad, schema) == ["$.lines[0].amount: 'many' is not of type 'integer'"]
+    assert schema_problems(bad, schema) == ["$.lines[0].amount: 'many' は整数ではありません"]
     assert spec.required_inputs() == ["invoice"]
 
 
@@ -90,7 +90,7 @@ def test_nested_module_ref_hoists_definitions(tmp_path: Path, models_module: str
     assert schema_problems([GOOD_INVOICE], schema) == []
     assert schema_problems(None, schema) == []
     assert schema_problems([{"number": 1, "lines": []}], schema) == [
-        "$[0].number: 1 is not of type 'string'"
+        "$[0].number: 1 は文字列ではありません"
     ]
 
 
@@ -113,8 +113,8 @@ def test_jsonschema_file_ref_relative_to_the_spec(tmp_path: Path) -> None:
     schema = spec.input_schema("payment")
     assert schema["$defs"] == money["$defs"]
     assert schema_problems({"amount": 5}, schema) == []
-    assert schema_problems({"amount": -5}, schema) == ["$.amount: -5 is less than the minimum of 0"]
-    assert schema_problems({}, schema) == ["$: 'amount' is a required property"]
+    assert schema_problems({"amount": -5}, schema) == ["$.amount: -5 は 0 以上にしてください"]
+    assert schema_problems({}, schema) == ["$: 必須の項目 'amount' がありません"]
     fee = spec.input_schema("fee")
     assert schema_problems(3, fee) == [] and schema_problems("3", fee) != []
 
@@ -151,15 +151,15 @@ def test_defaults_with_refs_are_checked_by_sample_problems(
 ) -> None:
     port = {"$ref": f"{models_module}:Line", "default": {"item": "x"}}
     spec = make_catalog(tmp_path / "b", inputs={"line": port}).resolve("user.x")
-    assert spec.sample_problems() == ["inputs.line default: $: 'amount' is a required property"]
+    assert spec.sample_problems() == ["inputs.line default: $: 必須の項目 'amount' がありません"]
 
 
 @pytest.mark.parametrize(
     ("value", "schema", "problems"),
     [
         (None, {"type": "string", "nullable": True}, []),
-        (None, {"type": "string"}, ["$: None is not of type 'string'"]),
-        (3, {"type": "string", "nullable": True}, ["$: 3 is not of type 'string'"]),
+        (None, {"type": "string"}, ["$: None は文字列ではありません"]),
+        (3, {"type": "string", "nullable": True}, ["$: 3 は文字列ではありません"]),
         ("x", {"type": "string", "required": True, "default": "a", "examples": ["b"]}, []),
         (
             {"rows": [{"v": None}, {"v": "x"}]},
@@ -175,15 +175,23 @@ def test_defaults_with_refs_are_checked_by_sample_problems(
                     }
                 },
             },
-            ["$.rows[1].v: 'x' is not of type 'number'"],
+            ["$.rows[1].v: 'x' は数値ではありません"],
         ),
         (
             {"a b": 1, "ok": "x"},
             {"type": "object", "additionalProperties": {"type": "string"}},
-            ["$['a b']: 1 is not of type 'string'"],
+            ["$['a b']: 1 は文字列ではありません"],
         ),
-        ("2025-13-40", {"type": "string", "format": "date"}, ["$: '2025-13-40' is not a 'date'"]),
-        ([1, 2], {"type": "array", "maxItems": 1}, ["$: [1, 2] is too long"]),
+        (
+            "2025-13-40",
+            {"type": "string", "format": "date"},
+            ["$: '2025-13-40' は日付（例: 2024-01-31）の形式ではありません"],
+        ),
+        (
+            [1, 2],
+            {"type": "array", "maxItems": 1},
+            ["$: 要素は 1 個以下にしてください（今は 2 個）"],
+        ),
         ({"x": 1}, {}, []),
     ],
 )
@@ -201,7 +209,7 @@ def test_object_port_keeps_json_schema_required_list() -> None:
     spec = BlockSpec(id="x.y", version="1.0.0", entrypoint="m:C", inputs={"p": port})
     assert spec.required_inputs() == []
     assert spec.input_schema("p") == {"type": "object", "required": ["a"]}
-    assert schema_problems({}, port) == ["$: 'a' is a required property"]
+    assert schema_problems({}, port) == ["$: 必須の項目 'a' がありません"]
 
 
 @pytest.mark.parametrize(

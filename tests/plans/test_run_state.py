@@ -83,7 +83,7 @@ def test_unsupported_values_are_named_by_path_and_type(
     value: Any, path: str, type_name: str
 ) -> None:
     assert unsupported_value(value) == (path, type_name)
-    with pytest.raises(StateEncodingError, match=r"cannot save") as raised:
+    with pytest.raises(StateEncodingError, match=r"実行の記録に保存できません") as raised:
         encode(value)
     assert raised.value.details == {"path": path, "type": type_name}
 

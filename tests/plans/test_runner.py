@@ -279,7 +279,7 @@ def test_rerun_names_the_valid_nodes_when_the_node_is_unknown(runs: Path) -> Non
     runner = make_runner(runs)
     first = runner.start(make_plan(node("alpha")))
 
-    with pytest.raises(UserInputError, match="did you mean 'alpha'"):
+    with pytest.raises(UserInputError, match="'alpha' のことですか"):
         runner.rerun_from_node(first.run_id, "alpah")
 
 
@@ -298,7 +298,7 @@ def test_bytes_and_dates_survive_the_state_round_trip(runs: Path) -> None:
 def test_vars_and_answers_the_state_cannot_store_are_refused(runs: Path) -> None:
     with pytest.raises(StateEncodingError, match="object"):
         make_runner(runs).start(make_plan(node("a")), vars={"x": object()})
-    with pytest.raises(UserInputError, match="mapping"):
+    with pytest.raises(UserInputError, match="「項目: 値」の対応"):
         make_runner(runs).start(make_plan(node("a")), answers={"a": "yes"})
 
 

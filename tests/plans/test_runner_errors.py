@@ -147,10 +147,14 @@ def test_an_unexpected_exception_becomes_block_failed_with_type_and_message(runs
 @pytest.mark.parametrize(
     ("inputs", "field", "fragment"),
     [
-        ({}, "number", "required input 'number' is missing"),
-        ({"number": "3"}, "number", "does not fit its schema"),
-        ({"number": 3, "mode": "shout"}, "mode", "does not fit its schema"),
-        ({"number": 3, "colour": "red"}, "colour", "unknown input 'colour'"),
+        ({}, "number", "必須の入力 'number' が指定されていません"),
+        (
+            {"number": "3"},
+            "number",
+            "入力 'number' の値が正しくありません: $: '3' は整数ではありません",
+        ),
+        ({"number": 3, "mode": "shout"}, "mode", "入力 'mode' の値が正しくありません"),
+        ({"number": 3, "colour": "red"}, "colour", "入力 'colour' はこのブロックにありません"),
     ],
 )
 def test_inputs_are_checked_against_the_block_contract(
@@ -168,11 +172,11 @@ def test_inputs_are_checked_against_the_block_contract(
 @pytest.mark.parametrize(
     ("mode", "fragment"),
     [
-        ("bad_output", "output 'result' does not fit its schema"),
-        ("missing_output", "declared output 'result' is missing"),
-        ("extra_output", "undeclared output 'surprise'"),
-        ("unstorable", "run state cannot store"),
-        ("not_a_mapping", "not a mapping"),
+        ("bad_output", "出力 'result' の値が仕様に合いません"),
+        ("missing_output", "出力 'result' が返されていません"),
+        ("extra_output", "仕様にない出力 'surprise'"),
+        ("unstorable", "実行の記録に保存できません"),
+        ("not_a_mapping", "出力の対応ではなく"),
     ],
 )
 def test_outputs_are_checked_against_the_block_contract(

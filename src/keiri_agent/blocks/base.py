@@ -41,8 +41,9 @@ class BlockContext:
         if self.cancel_event.is_set():
             raise BlockError(
                 BlockErrorCode.CANCELLED,
-                f"node {self.node_id!r} was cancelled",
+                f"ノード {self.node_id!r} の実行は取り消されました",
                 details={"node_id": self.node_id},
+                hint="続けるには Plan をもう一度実行してください",
                 recoverable=True,
             )
 

@@ -70,10 +70,18 @@ class ReadDataBlock(ProcessingBlock):
         data = bytes_input(inputs, "workbook")
         sheet = inputs.get("sheet")
         if isinstance(sheet, bool) or not isinstance(sheet, str | int | None):
-            raise invalid("'sheet' must be a sheet name or a 0-based index", field="sheet")
+            raise invalid(
+                "sheet はシート名か、0 から数えたシートの番号で指定してください",
+                hint="例: sheet: 売上（先頭のシートなら sheet: 0）",
+                field="sheet",
+            )
         cell_range = inputs.get("range")
         if cell_range is not None and not isinstance(cell_range, str):
-            raise invalid("'range' must be text like 'B3:F20'", field="range")
+            raise invalid(
+                "range は 'B3:F20' のようなセル範囲の文字列で指定してください",
+                hint="省略すると表の範囲を自動で見つけます",
+                field="range",
+            )
         header = inputs.get("header", "auto")
         try:
             table = read_sheet(data, sheet=sheet, cell_range=cell_range or None, header=header)
@@ -96,7 +104,9 @@ def data_records(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
             if key in data:
                 return records_input({f"data.{key}": data[key]}, f"data.{key}")
         raise invalid(
-            "'data' must be a list of records or a mapping with a 'records' or 'items' list",
+            "data は行（オブジェクト）のリストか、records または items にそのリストを持つ"
+            "オブジェクトで指定してください",
+            hint="表データ（例: table.filter の records 出力）をつないでください",
             field="data",
         )
     return records_input({"data": data}, "data")
@@ -105,12 +115,16 @@ def data_records(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _config(inputs: Mapping[str, Any]) -> dict[str, Any]:
     raw = inputs.get("output_config") or {}
     if not isinstance(raw, Mapping):
-        raise invalid("'output_config' must be a mapping", field="output_config")
+        raise invalid(
+            "output_config は「設定名: 値」の対応で指定してください",
+            hint="例: output_config: {sheet: 集計, start_cell: A1}",
+            field="output_config",
+        )
     unknown = [key for key in raw if key not in _CONFIG_KEYS]
     if unknown:
         raise invalid(
-            f"output_config: unknown key {unknown[0]!r}",
-            hint="keys: " + ", ".join(_CONFIG_KEYS),
+            f"output_config: 設定名 {unknown[0]!r} は使えません",
+            hint="使える設定名: " + ", ".join(_CONFIG_KEYS),
             field="output_config",
         )
     config = {
@@ -122,17 +136,23 @@ def _config(inputs: Mapping[str, Any]) -> dict[str, Any]:
         "create_sheet": raw.get("create_sheet", False),
     }
     if config["mode"] not in ("append", "overwrite"):
-        raise invalid("output_config.mode must be 'append' or 'overwrite'", field="output_config")
+        raise invalid(
+            "output_config.mode は append（追記）か overwrite（上書き）で指定してください",
+            field="output_config",
+        )
     for key in ("header", "create_sheet"):
         if not isinstance(config[key], bool):
-            raise invalid(f"output_config.{key} must be true or false", field="output_config")
+            raise invalid(
+                f"output_config.{key} は true か false で指定してください", field="output_config"
+            )
     column_map = config["column_map"]
     if column_map is not None and not (
         isinstance(column_map, Mapping)
         and all(isinstance(k, str) and isinstance(v, str) for k, v in column_map.items())
     ):
         raise invalid(
-            "output_config.column_map must map record keys to header names or column letters",
+            "output_config.column_map は「行のキー: 見出し名または列記号」の対応で指定してください",
+            hint="例: column_map: {amount: 金額, date: B}",
             field="output_config",
         )
     return config

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from keiri_agent.blocks.base import BlockContext, ProcessingBlock
-from keiri_agent.blocks.records import invalid
+from keiri_agent.blocks.records import invalid, kind_label
 from keiri_agent.documents import DocumentError, extract_text
 from keiri_agent.errors import BlockError, BlockErrorCode, UserInputError
 from keiri_agent.files.archive import ArchiveError, ArchiveFile, read_zip_2tier
@@ -36,8 +36,9 @@ def bytes_input(inputs: Mapping[str, Any], name: str) -> bytes:
         return bytes(value)
     if not isinstance(value, bytes):
         raise invalid(
-            f"{name!r} must be file content (bytes), not {type(value).__name__}",
-            hint="pass an uploaded file (e.g. from a file input), not its name or text",
+            f"{name} にはファイルの中身を渡してください（渡されたのは {kind_label(value)}）",
+            hint="ファイル名や文字列ではなく、アップロードしたファイル（ファイル入力の回答など）を"
+            "つないでください",
             field=name,
         )
     return value
@@ -49,7 +50,11 @@ def positive_int(inputs: Mapping[str, Any], name: str, default: int) -> int:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise invalid(f"{name!r} must be an integer >= 1, not {value!r}", field=name)
+        raise invalid(
+            f"{name} は 1 以上の整数で指定してください（指定されたのは {value!r}）",
+            hint=f"例: {name}: {default}",
+            field=name,
+        )
     return value
 
 
@@ -120,8 +125,8 @@ class ExtractTextBlock(ProcessingBlock):
         name = inputs.get("name")
         if not isinstance(name, str) or not name.strip():
             raise invalid(
-                "'name' must be the file name (its extension picks the reader)",
-                hint="e.g. invoice.pdf",
+                "name にはファイル名を指定してください（拡張子で読み方を決めます）",
+                hint="例: invoice.pdf",
                 field="name",
             )
         max_pages = positive_int(inputs, "max_pages", 20)

@@ -89,7 +89,9 @@ def collect_answers(
         values[field_id] = value
     known = {field["id"] for field in fields}
     for key in sorted(set(given) - known, key=str):
-        errors[str(key)] = f"{key!r} is not a field of this input ({', '.join(sorted(known))})"
+        errors[str(key)] = (
+            f"{key!r} はこの入力の項目ではありません（項目: {', '.join(sorted(known))}）"
+        )
     if missing or errors:
         raise InputRequired({**request, "missing": missing, "errors": errors})
     return values, answered
@@ -121,29 +123,40 @@ class InteractiveInputBlock(UIBlock):
     def validate(self, inputs: Mapping[str, Any], ctx: BlockContext) -> None:
         mode = str(inputs.get("mode") or "collect")
         if mode not in MODES:
-            raise invalid(f"unknown mode {mode!r}", "mode", hint=f"use one of {', '.join(MODES)}")
+            raise invalid(
+                f"mode {mode!r} は使えません", "mode", hint=f"使える mode: {', '.join(MODES)}"
+            )
         seen: set[str] = set()
         reserved = MODE_FIELDS.get(mode, {}).get("id")
         for index, item in enumerate(inputs.get("requirements") or []):
             where = f"requirements[{index}]"
             field_id, kind = item.get("id"), item.get("type")
             if field_id in seen:
-                raise invalid(f"{where}: requirement id {field_id!r} is declared twice", where)
+                raise invalid(
+                    f"{where}: 項目 id {field_id!r} が 2 回宣言されています",
+                    where,
+                    hint="項目 id が重ならないようにしてください",
+                )
             seen.add(field_id)
             if field_id == reserved:
                 raise invalid(
-                    f"{where}: id {field_id!r} is reserved in {mode} mode",
+                    f"{where}: 項目 id {field_id!r} は {mode} モードで予約されています",
                     where,
-                    hint=f"rename it; {mode} mode adds its own {reserved!r} field",
+                    hint=f"別の id にしてください（{mode} モードは "
+                    f"{reserved!r} 項目を自動で加えます）",
                 )
             if kind not in REQUIREMENT_TYPES:
                 raise invalid(
-                    f"{where}: unknown requirement type {kind!r}",
+                    f"{where}: 項目の型 {kind!r} は使えません",
                     where,
-                    hint=f"use one of {', '.join(REQUIREMENT_TYPES)}",
+                    hint=f"使える型: {', '.join(REQUIREMENT_TYPES)}",
                 )
             if kind == "select" and not item.get("options"):
-                raise invalid(f"{where}: select requirement {field_id!r} has no options", where)
+                raise invalid(
+                    f"{where}: 選択項目 {field_id!r} に options（選択肢）がありません",
+                    where,
+                    hint="例: options: [現金, 振込]",
+                )
 
     def request(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
         mode = str(inputs.get("mode") or "collect")

@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from keiri_agent.blocks.base import BlockContext, ProcessingBlock
 from keiri_agent.blocks.files import positive_int
-from keiri_agent.blocks.records import invalid
+from keiri_agent.blocks.records import invalid, kind_label
 from keiri_agent.config import Settings
 from keiri_agent.errors import BlockError, BlockErrorCode, ConfigurationError, LLMError
 from keiri_agent.llm.factory import chat_model
@@ -82,8 +82,8 @@ def schema_model(output_schema: Any, *, name: str = MODEL_NAME) -> type[BaseMode
     """
     if not isinstance(output_schema, Mapping) or not output_schema:
         raise invalid(
-            "'output_schema' must be a non-empty mapping of field name to type",
-            hint="e.g. {取引先: string, 金額: integer}",
+            "output_schema には「項目名: 型」の対応を 1 つ以上指定してください",
+            hint="例: {取引先: string, 金額: integer}",
             field="output_schema",
         )
     if _is_object_schema(output_schema):
@@ -91,7 +91,8 @@ def schema_model(output_schema: Any, *, name: str = MODEL_NAME) -> type[BaseMode
         required = output_schema.get("required", [])
         if not isinstance(properties, Mapping) or not properties:
             raise invalid(
-                "'output_schema' of type object needs non-empty 'properties'",
+                "type: object の output_schema には properties（項目の一覧）が必要です",
+                hint="例: {type: object, properties: {取引先: {type: string}}}",
                 field="output_schema",
             )
         return _object_model(properties, required, name, "output_schema", 0)
@@ -113,20 +114,30 @@ def _object_model(
 ) -> type[BaseModel]:
     if depth > MAX_SCHEMA_DEPTH:
         raise invalid(
-            f"{path}: the schema is nested deeper than {MAX_SCHEMA_DEPTH} levels", field=path
+            f"{path}: 入れ子が深すぎます（{MAX_SCHEMA_DEPTH} 段まで）",
+            hint="項目の入れ子を浅くしてください",
+            field=path,
         )
     if not isinstance(required, list) or not all(isinstance(item, str) for item in required):
-        raise invalid(f"{path}.required must be a list of field names", field=path)
+        raise invalid(
+            f"{path}.required は必須の項目名のリストで指定してください",
+            hint="例: required: [取引先, 金額]",
+            field=path,
+        )
     unknown = sorted(set(required) - {str(key) for key in properties})
     if unknown:
         raise invalid(
-            f"{path}.required names field(s) not in its properties: {', '.join(unknown)}",
+            f"{path}.required に properties にない項目があります: {', '.join(unknown)}",
+            hint="properties に項目を加えるか、required から外してください",
             field=path,
         )
     fields: dict[str, Any] = {}
     for index, (key, schema) in enumerate(properties.items()):
         if not isinstance(key, str) or not key.strip():
-            raise invalid(f"{path}: field names must be non-empty text, not {key!r}", field=path)
+            raise invalid(
+                f"{path}: 項目名は空でない文字列にしてください（指定されたのは {key!r}）",
+                field=path,
+            )
         field_path = f"{path}.{key}"
         annotation, description = _field_type(schema, f"{name}_{index}", field_path, depth)
         # Internal names are always identifiers; the Plan's name is the alias.
@@ -149,9 +160,9 @@ def _field_type(schema: Any, name: str, path: str, depth: int) -> tuple[Any, str
         spec = schema
     else:
         raise invalid(
-            f"{path}: a field's schema must be a type name or a mapping, "
-            f"not {type(schema).__name__}",
-            hint=f"types: {', '.join(TYPE_NAMES)}",
+            f"{path}: 項目の型は型名か {{type: ...}} の形で指定してください"
+            f"（指定されたのは {kind_label(schema)}）",
+            hint=f"使える型: {', '.join(TYPE_NAMES)}",
             field=path,
         )
     description = spec.get("description")
@@ -170,12 +181,12 @@ def _field_type(schema: Any, name: str, path: str, depth: int) -> tuple[Any, str
         if properties is None or (isinstance(properties, Mapping) and not properties):
             return dict[str, Any], description
         if not isinstance(properties, Mapping):
-            raise invalid(f"{path}.properties must be a mapping", field=path)
+            raise invalid(f"{path}.properties は「項目名: 型」の対応で指定してください", field=path)
         required = spec.get("required", [])
         return _object_model(properties, required, name, path, depth + 1), description
     raise invalid(
-        f"{path}: unknown type {kind!r}",
-        hint=f"use one of: {', '.join(TYPE_NAMES)}",
+        f"{path}: 型 {kind!r} は使えません",
+        hint=f"使える型: {', '.join(TYPE_NAMES)}",
         field=path,
     )
 
@@ -195,26 +206,28 @@ class _Unit:
 def _files(evidence: Any) -> list[Mapping[str, Any]]:
     if not isinstance(evidence, Mapping) or not isinstance(evidence.get("files"), list):
         raise invalid(
-            "'evidence_data' must be an object with a 'files' list",
-            hint="pass file.parse_zip_2tier's evidence_data, or {files: [{name, text}]}",
+            "evidence_data は files（ファイルのリスト）を持つオブジェクトで渡してください",
+            hint="file.parse_zip_2tier の evidence_data 出力か、{files: [{name, text}]} を"
+            "つないでください",
             field="evidence_data",
         )
     files = evidence["files"]
     if not files:
         raise invalid(
-            "'evidence_data' has no files to process",
-            hint="check the uploaded ZIP: it has no readable file",
+            "evidence_data に処理するファイルがありません",
+            hint="アップロードした ZIP に読めるファイルが入っているか確かめてください",
             field="evidence_data.files",
         )
     for index, file in enumerate(files):
         if not isinstance(file, Mapping):
             raise invalid(
-                f"evidence_data.files[{index}] is {type(file).__name__}, not an object",
+                f"evidence_data.files の {index + 1} 番目が {kind_label(file)} です。"
+                "各ファイルは {name, text} のオブジェクトにしてください",
                 field=f"evidence_data.files[{index}]",
             )
         if not isinstance(file.get("text", ""), str):
             raise invalid(
-                f"evidence_data.files[{index}].text must be text",
+                f"evidence_data.files の {index + 1} 番目の text は文字列にしてください",
                 field=f"evidence_data.files[{index}].text",
             )
     return list(files)
@@ -233,8 +246,8 @@ def _units(files: Sequence[Mapping[str, Any]], group_key: str | None) -> list[_U
         return [_Unit("file", _file_label(file, i), (file,)) for i, file in enumerate(files)]
     if not any(group_key in file for file in files):
         raise invalid(
-            f"no file has the key {group_key!r} named by 'group_key'",
-            hint="use group_key: group with file.parse_zip_2tier's evidence_data",
+            f"group_key に指定した {group_key!r} を持つファイルがありません",
+            hint="file.parse_zip_2tier の evidence_data では group_key: group と指定します",
             field="group_key",
         )
     groups: dict[str, list[Mapping[str, Any]]] = {}
@@ -249,7 +262,9 @@ def _text_input(inputs: Mapping[str, Any], name: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise invalid(f"{name!r} must be text, not {type(value).__name__}", field=name)
+        raise invalid(
+            f"{name} は文字列で指定してください（指定されたのは {kind_label(value)}）", field=name
+        )
     return value if value.strip() else None
 
 
@@ -257,8 +272,8 @@ def _instruction(inputs: Mapping[str, Any]) -> str:
     text = _text_input(inputs, "prompt") or _text_input(inputs, "instruction")
     if text is None:
         raise invalid(
-            "give 'prompt' (or 'instruction'): what the model should do with the files",
-            hint="e.g. prompt: 請求書から取引先と金額を抽出",
+            "prompt（または instruction）に、ファイルから何を読み取るかを書いてください",
+            hint="例: prompt: 請求書から取引先と金額を抽出",
             field="prompt",
         )
     return text
@@ -301,9 +316,8 @@ class ProcessLLMBlock(ProcessingBlock):
         clashes = {str(info.alias) for info in schema.model_fields.values()} & {key}
         if clashes:
             raise invalid(
-                f"output_schema has a top-level field {key!r}, which the results use "
-                "to name each item",
-                hint=f"rename the field (e.g. {key}_name)",
+                f"output_schema の項目名 {key!r} は結果の各件の名前に使うため、項目名に使えません",
+                hint=f"項目名を変えてください（例: {key}_name）",
                 field=f"output_schema.{key}",
             )
         model = self._model(ctx)
@@ -368,15 +382,18 @@ class ProcessLLMBlock(ProcessingBlock):
             first = failures[0]
             raise BlockError(
                 BlockErrorCode.API_ERROR,
-                f"every LLM call failed ({len(failures)} of {len(units)}): {first['message']}",
+                f"LLM の呼び出しがすべて失敗しました（{len(units)} 件中 {len(failures)} 件）:"
+                f" {first['message']}",
                 details={"errors": failures},
                 hint=first.get("hint"),
                 recoverable=True,
             )
         if not sendable:
             raise invalid(
-                "no file has text to send: every file failed text extraction",
-                hint="see each file's error in evidence_data (unsupported, broken or encrypted)",
+                "LLM に送れるテキストがありません。どのファイルからも文字を取り出せませんでした",
+                hint="evidence_data の各ファイルのエラー（未対応の形式・破損・暗号化など）"
+                "を確かめ、"
+                "読めるファイルをアップロードしてください",
                 field="evidence_data",
                 errors=failures,
             )
@@ -394,11 +411,14 @@ class ProcessLLMBlock(ProcessingBlock):
         except ConfigurationError as error:
             raise BlockError(
                 BlockErrorCode.API_ERROR,
-                f"ai.process_llm needs an LLM: {error.message}",
+                f"ai.process_llm には LLM の設定が必要です: {error.message}",
                 details={"error_code": error.code},
                 hint=error.hint,
                 recoverable=True,
             ) from error
+
+
+_NO_TEXT_MESSAGE = "ファイルから文字を取り出せませんでした"
 
 
 def _extraction_error(unit: _Unit) -> dict[str, Any]:
@@ -407,7 +427,7 @@ def _extraction_error(unit: _Unit) -> dict[str, Any]:
     return {
         unit.key: unit.label,
         "code": str(cause.get("code") or "NO_TEXT"),
-        "message": str(cause.get("message") or "the file's text could not be extracted"),
+        "message": str(cause.get("message") or _NO_TEXT_MESSAGE),
         "hint": cause.get("hint"),
     }
 
@@ -420,8 +440,7 @@ def _file_error(unit: _Unit, file: Mapping[str, Any], index: int) -> dict[str, A
         unit.key: unit.label,
         "file": _file_label(file, index),
         "code": str(cause.get("code") or "NO_TEXT"),
-        "message": "left out of the group's answer: "
-        + str(cause.get("message") or "the file's text could not be extracted"),
+        "message": "グループの回答から除きました: " + str(cause.get("message") or _NO_TEXT_MESSAGE),
         "hint": cause.get("hint"),
     }
 

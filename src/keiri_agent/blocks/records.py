@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
-from keiri_agent.errors import BlockError, BlockErrorCode, closest_match, unknown_choice_message
+from keiri_agent.errors import BlockError, BlockErrorCode, closest_match
 
 
 def invalid(message: str, *, hint: str | None = None, **details: Any) -> BlockError:
@@ -19,18 +19,52 @@ def invalid(message: str, *, hint: str | None = None, **details: Any) -> BlockEr
     return BlockError(BlockErrorCode.INPUT_VALIDATION_FAILED, message, details=details, hint=hint)
 
 
+_KIND_LABELS = {"number": "数値", "text": "文字列", "boolean": "真偽値"}
+
+
+def kind_label(value: Any) -> str:
+    """A Japanese name for the kind of ``value`` (数値, 文字列, リスト, ...)."""
+    if value is None:
+        return "空（null）"
+    if isinstance(value, bool):
+        return "真偽値"
+    if isinstance(value, int | float):
+        return "数値"
+    if isinstance(value, str):
+        return "文字列"
+    if isinstance(value, list | tuple):
+        return "リスト"
+    if isinstance(value, Mapping):
+        return "オブジェクト"
+    return type(value).__name__
+
+
+def unknown_choice_text(kind: str, value: str, choices: Iterable[str]) -> str:
+    """``列 'sales ' は見つかりません。'sales' のことですか？（使えるもの: a, b, c）``."""
+    options = list(choices)
+    suggestion = closest_match(value, options)
+    text = f"{kind} {value!r} は見つかりません"
+    if suggestion is not None:
+        text += f"。{suggestion!r} のことですか？"
+    shown = ", ".join(options[:40]) + (", ..." if len(options) > 40 else "")
+    return f"{text}（使えるもの: {shown}）"
+
+
 def records_input(inputs: Mapping[str, Any], name: str = "records") -> list[dict[str, Any]]:
     """``inputs[name]`` as a list of dicts; BlockError naming the first bad row."""
     value = inputs.get(name)
     if not isinstance(value, list):
         raise invalid(
-            f"{name!r} must be a list of records (objects), not {type(value).__name__}",
+            f"{name} は行（オブジェクト）"
+            f"のリストで渡してください（渡されたのは {kind_label(value)}）",
+            hint="表データ（例: csv.read や table.filter の records 出力）をつないでください",
             field=name,
         )
     for index, row in enumerate(value):
         if not isinstance(row, Mapping):
             raise invalid(
-                f"{name}[{index}] is {type(row).__name__}, not a record (object)",
+                f"{name} の {index + 1} 行目（{name}[{index}]）が {kind_label(row)} です。"
+                "各行は「列名: 値」のオブジェクトにしてください",
                 field=f"{name}[{index}]",
             )
     return [dict(row) for row in value]
@@ -44,7 +78,11 @@ def string_list(inputs: Mapping[str, Any], name: str, default: list[str]) -> lis
     if isinstance(value, str):
         return [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise invalid(f"{name!r} must be a list of column names", field=name)
+        raise invalid(
+            f"{name} は列名（文字列）のリストで指定してください",
+            hint=f"例: {name}: [取引先, 金額]",
+            field=name,
+        )
     return list(value)
 
 
@@ -66,10 +104,10 @@ def check_columns(names: Iterable[str], records: Sequence[Mapping[str, Any]], fi
         if name not in known:
             suggestion = closest_match(name, known)
             raise invalid(
-                f"{field}: " + unknown_choice_message("column", name, known),
-                hint=f"did you mean {suggestion!r}?"
+                f"{field}: " + unknown_choice_text("列", name, known),
+                hint=f"{suggestion!r} ではありませんか？"
                 if suggestion
-                else "column names are case- and space-sensitive",
+                else "列名は大文字・小文字・空白も区別します。入力の列名を確かめてください",
                 field=field,
                 column=name,
             )
@@ -104,10 +142,10 @@ def check_comparable(values: Iterable[Any], column: str, field: str) -> None:
     """BlockError when the non-null values of a column mix kinds or cannot be ordered."""
     kinds = {kind_of(v) for v in values if not is_null(v)}
     if len(kinds) > 1 or kinds - {"number", "text", "boolean"}:
+        shown = "、".join(_KIND_LABELS.get(kind, kind) for kind in sorted(kinds))
         raise invalid(
-            f"{field}: column {column!r} holds values of different kinds "
-            f"({', '.join(sorted(kinds))}) that cannot be compared",
-            hint="make the column one kind (e.g. all numbers) before comparing or sorting",
+            f"{field}: 列 {column!r} に種類の違う値（{shown}）が混ざっていて比べられません",
+            hint="比較や並べ替えの前に、列の値を 1 種類（例: すべて数値）にそろえてください",
             field=field,
             column=column,
         )

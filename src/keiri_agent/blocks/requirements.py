@@ -28,6 +28,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from keiri_agent.blocks.records import kind_label
+
 REQUIREMENT_TYPES = ("file", "files", "folder", "text", "select", "boolean", "number", "chat")
 
 _INITIAL: dict[str, Any] = {
@@ -88,7 +90,9 @@ def merge_values(
         if field_id not in old_types:
             values[field_id] = initial_value(item)
             warnings.append(
-                _warning("REQUIREMENT_ADDED", field_id, f"new field {field_id!r} ({kind})")
+                _warning(
+                    "REQUIREMENT_ADDED", field_id, f"項目 {field_id!r}（{kind}）が加わりました"
+                )
             )
         elif old_types[field_id] != kind:
             values[field_id] = initial_value(item)
@@ -96,8 +100,8 @@ def merge_values(
                 _warning(
                     "REQUIREMENT_TYPE_CHANGED",
                     field_id,
-                    f"field {field_id!r} changed from {old_types[field_id]} to {kind}; "
-                    "its value was dropped",
+                    f"項目 {field_id!r} の型が {old_types[field_id]} から {kind} に変わったため、"
+                    "入力済みの値を消しました。もう一度入力してください",
                 )
             )
         elif field_id in old_values:
@@ -110,7 +114,7 @@ def merge_values(
                 _warning(
                     "REQUIREMENT_REMOVED",
                     field_id,
-                    f"field {field_id!r} is no longer asked; its value was dropped",
+                    f"項目 {field_id!r} は聞かれなくなったため、入力済みの値を消しました",
                 )
             )
     return values, warnings
@@ -150,10 +154,13 @@ def check_value(requirement: Mapping[str, Any], value: Any) -> str | None:
     if kind == "select":
         options = requirement.get("options") or []
         if value not in options:
-            return f"{value!r} is not one of the options {options!r}"
+            shown = "、".join(map(str, options))
+            return f"{value!r} は選択肢にありません。次から選んでください: {shown}"
         return None
     if kind == "boolean":
-        return None if isinstance(value, bool) else f"expected true/false, got {_kind(value)}"
+        if isinstance(value, bool):
+            return None
+        return f"はい / いいえ（true / false）で答えてください（入力されたのは {_kind(value)}）"
     if kind == "number":
         return _check_number(value, validation)
     extensions = accepted_extensions(requirement.get("accept"))
@@ -164,37 +171,39 @@ def check_value(requirement: Mapping[str, Any], value: Any) -> str | None:
     if kind == "folder":
         if isinstance(value, str):
             return None
-        return _check_files(value, extensions, what="a folder path or a list of files")
-    return f"unknown requirement type {kind!r}"
+        return _check_files(value, extensions, what="フォルダのパスかファイルのリスト")
+    return f"項目の型 {kind!r} は使えません（使える型: {', '.join(REQUIREMENT_TYPES)}）"
 
 
 def _kind(value: Any) -> str:
-    return type(value).__name__
+    if isinstance(value, bytes | bytearray):
+        return "ファイルの中身"
+    return kind_label(value)
 
 
 def _check_text(value: Any, validation: Mapping[str, Any]) -> str | None:
     if not isinstance(value, str):
-        return f"expected text, got {_kind(value)}"
+        return f"文字で入力してください（入力されたのは {_kind(value)}）"
     min_length = validation.get("min_length")
     max_length = validation.get("max_length")
     if isinstance(min_length, int) and len(value) < min_length:
-        return f"must be at least {min_length} characters"
+        return f"{min_length} 文字以上で入力してください（今は {len(value)} 文字）"
     if isinstance(max_length, int) and len(value) > max_length:
-        return f"must be at most {max_length} characters"
+        return f"{max_length} 文字以内で入力してください（今は {len(value)} 文字）"
     pattern = validation.get("pattern")
     if isinstance(pattern, str) and re.fullmatch(pattern, value) is None:
-        return f"does not match the pattern {pattern!r}"
+        return f"決められた形式（{pattern!r}）に合っていません。形式どおりに入力してください"
     return None
 
 
 def _check_number(value: Any, validation: Mapping[str, Any]) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return f"expected a number, got {_kind(value)}"
+        return f"数値で入力してください（入力されたのは {_kind(value)}）"
     low, high = _number(validation.get("min")), _number(validation.get("max"))
     if low is not None and value < low:
-        return f"must be >= {low}"
+        return f"{low} 以上の数値を入力してください"
     if high is not None and value > high:
-        return f"must be <= {high}"
+        return f"{high} 以下の数値を入力してください"
     return None
 
 
@@ -215,22 +224,23 @@ def _check_file(value: Any, extensions: Sequence[str]) -> str | None:
     if isinstance(value, (bytes, bytearray)):
         return None
     if not isinstance(value, Mapping):
-        return f"expected a file (bytes or {{name, data}}), got {_kind(value)}"
+        return f"ファイルをアップロードしてください（入力されたのは {_kind(value)}）"
     name, data = value.get("name"), value.get("data")
     if not isinstance(name, str) or not name or not isinstance(data, (bytes, bytearray)):
-        return "a file must be {name: text, data: bytes}"
+        return "ファイルの名前と中身を読み取れません。もう一度アップロードしてください"
     if extensions and not name.lower().endswith(tuple(extensions)):
-        return f"{name!r} is not one of the accepted types {', '.join(extensions)}"
+        allowed = ", ".join(extensions)
+        return f"{name!r} はこの項目で受け付けない種類です。{allowed} のファイルを選んでください"
     return None
 
 
 def _check_files(
-    value: Any, extensions: Sequence[str], what: str = "a list of files"
+    value: Any, extensions: Sequence[str], what: str = "ファイルのリスト"
 ) -> str | None:
     if not isinstance(value, (list, tuple)):
-        return f"expected {what}, got {_kind(value)}"
+        return f"{what}を渡してください（入力されたのは {_kind(value)}）"
     for index, item in enumerate(value):
         problem = _check_file(item, extensions)
         if problem:
-            return f"file {index}: {problem}"
+            return f"{index + 1} 番目のファイル: {problem}"
     return None

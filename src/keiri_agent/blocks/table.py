@@ -19,6 +19,7 @@ from keiri_agent.blocks.records import (
     columns_of,
     invalid,
     is_null,
+    kind_label,
     kind_of,
     records_input,
     same_value,
@@ -39,23 +40,44 @@ _ORDER: dict[str, Callable[[Any, Any], bool]] = {
 def _conditions(inputs: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
     raw = inputs.get("conditions") or []
     if not isinstance(raw, list):
-        raise invalid("'conditions' must be a list of {col, op, value}", field="conditions")
+        raise invalid(
+            "conditions は {col, op, value} のリストで指定してください",
+            hint="例: conditions: [{col: 金額, op: '>=', value: 10000}]",
+            field="conditions",
+        )
     checked = []
     for index, item in enumerate(raw):
         field = f"conditions[{index}]"
         if not isinstance(item, Mapping) or not isinstance(item.get("col"), str):
-            raise invalid(f"{field} needs 'col' (a column name) and 'op'", field=field)
+            raise invalid(
+                f"{field} には col（列名）と op（比較の種類）が必要です",
+                hint="例: {col: 金額, op: '>=', value: 10000}",
+                field=field,
+            )
         op, value = item.get("op"), item.get("value")
         if op not in FILTER_OPS:
             raise invalid(
-                f"{field}: unknown op {op!r}", hint="ops: " + ", ".join(FILTER_OPS), field=field
+                f"{field}: op {op!r} は使えません",
+                hint="使える op: " + ", ".join(FILTER_OPS),
+                field=field,
             )
         if op == "in" and not isinstance(value, list):
-            raise invalid(f"{field}: 'in' needs a list as value", field=field)
+            raise invalid(
+                f"{field}: op 'in' の value は候補のリストにしてください",
+                hint="例: value: [東京, 大阪]",
+                field=field,
+            )
         if op in _ORDER and kind_of(value) not in {"number", "text"}:
-            raise invalid(f"{field}: {op!r} needs a number or text as value", field=field)
+            raise invalid(
+                f"{field}: op {op!r} の value は数値か文字列にしてください"
+                f"（指定されたのは {kind_label(value)}）",
+                field=field,
+            )
         if op == "contains" and is_null(value):
-            raise invalid(f"{field}: 'contains' needs a value", field=field)
+            raise invalid(
+                f"{field}: op 'contains' には value（含まれているか調べる文字列）が必要です",
+                field=field,
+            )
         checked.append((item["col"], op, value))
     return checked
 
@@ -79,14 +101,17 @@ def _matches(cell: Any, op: str, value: Any, field: str) -> bool:
         if isinstance(cell, list):
             return any(same_value(item, value) for item in cell)
         raise invalid(
-            f"{field}: 'contains' needs text (or a list) in the column and text as value, "
-            f"got {kind_of(cell)} and {kind_of(value)}",
+            f"{field}: op 'contains' は列が文字列（またはリスト）、value が文字列のときに使えます"
+            f"（列の値は {kind_label(cell)}、value は {kind_label(value)}）",
+            hint="数値の比較には ==, >, >= などを使ってください",
             field=field,
         )
     if kind_of(cell) != kind_of(value):
         raise invalid(
-            f"{field}: cannot compare {kind_of(cell)} {cell!r} with {kind_of(value)} {value!r}",
-            hint="compare numbers with numbers and text with text (ISO dates sort as text)",
+            f"{field}: {kind_label(cell)} {cell!r} と "
+            f"{kind_label(value)} {value!r} は比べられません",
+            hint="数値は数値と、"
+            "文字列は文字列と比べてください（日付は 2024-01-31 の形の文字列で比べられます）",
             field=field,
         )
     return _ORDER[op](cell, value)
@@ -119,16 +144,24 @@ class SortBlock(ProcessingBlock):
         records = records_input(inputs)
         by = string_list(inputs, "by", [])
         if not by:
-            raise invalid("'by' needs at least one column", field="by")
+            raise invalid(
+                "by に並べ替えの基準にする列を 1 つ以上指定してください",
+                hint="例: by: [日付]",
+                field="by",
+            )
         check_columns(by, records, "by")
         ascending = inputs.get("ascending", True)
         flags = [ascending] * len(by) if isinstance(ascending, bool) else ascending
         if not isinstance(flags, list) or not all(isinstance(f, bool) for f in flags):
-            raise invalid("'ascending' must be true/false or a list of them", field="ascending")
+            raise invalid(
+                "ascending は true / false か、そのリストで指定してください",
+                hint="true で昇順、false で降順です",
+                field="ascending",
+            )
         if len(flags) != len(by):
             raise invalid(
-                f"'ascending' has {len(flags)} flags for {len(by)} columns in 'by'",
-                hint="give one flag per column, or a single true/false",
+                f"ascending の指定が {len(flags)} 個ありますが、by の列は {len(by)} 個です",
+                hint="by の列ごとに 1 つずつ指定するか、true / false を 1 つだけ指定してください",
                 field="ascending",
             )
         for column in by:
@@ -146,21 +179,32 @@ class SelectBlock(ProcessingBlock):
         if columns is not None:
             columns = string_list(inputs, "columns", [])
             if len(set(columns)) != len(columns):
-                raise invalid("'columns' names a column twice", field="columns")
+                raise invalid(
+                    "columns に同じ列が 2 回書かれています",
+                    hint="重複を除いてください",
+                    field="columns",
+                )
             check_columns(columns, records, "columns")
         if not isinstance(rename, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in rename.items()
         ):
-            raise invalid("'rename' must map column names to new names", field="rename")
+            raise invalid(
+                "rename は「元の列名: 新しい列名」の対応で指定してください",
+                hint="例: rename: {amount: 金額}",
+                field="rename",
+            )
         if columns is None and not rename:
-            raise invalid("give 'columns' and/or 'rename'", field="columns")
+            raise invalid(
+                "columns（残す列）か rename（列名の変更）の少なくとも一方を指定してください",
+                field="columns",
+            )
         check_columns(rename, records, "rename")
         if columns is not None:
             outside = [name for name in rename if name not in columns]
             if outside:
                 raise invalid(
-                    f"rename: {outside[0]!r} is not among the selected columns",
-                    hint="add it to 'columns' or drop it from 'rename'",
+                    f"rename: 列 {outside[0]!r} は columns で選んだ列に入っていません",
+                    hint="columns に加えるか、rename から外してください",
                     field="rename",
                 )
         final = [
@@ -168,7 +212,11 @@ class SelectBlock(ProcessingBlock):
         ]
         if len(set(final)) != len(final):
             duplicate = next(name for name in final if final.count(name) > 1)
-            raise invalid(f"rename: two columns would be named {duplicate!r}", field="rename")
+            raise invalid(
+                f"rename: 変更後に 2 つの列が同じ名前 {duplicate!r} になります",
+                hint="新しい列名が重ならないようにしてください",
+                field="rename",
+            )
         if columns is None:
             return {"records": [{rename.get(k, k): v for k, v in row.items()} for row in records]}
         return {"records": [{rename.get(c, c): row.get(c) for c in columns} for row in records]}
@@ -178,19 +226,24 @@ def _metrics(inputs: Mapping[str, Any]) -> list[tuple[str, str]]:
     raw = inputs.get("metrics")
     if not isinstance(raw, Mapping) or not raw:
         raise invalid(
-            "'metrics' must map columns to aggregations, e.g. {amount: [sum, mean]}",
+            "metrics は「列名: 集計方法のリスト」の対応で指定してください",
+            hint="例: metrics: {金額: [sum, mean]}",
             field="metrics",
         )
     pairs: list[tuple[str, str]] = []
     for column, aggs in raw.items():
         names = [aggs] if isinstance(aggs, str) else aggs
         if not isinstance(names, list) or not names:
-            raise invalid(f"metrics.{column}: give a list of aggregations", field="metrics")
+            raise invalid(
+                f"metrics.{column}: 集計方法をリストで指定してください",
+                hint="使える集計方法: " + ", ".join(AGGREGATIONS),
+                field="metrics",
+            )
         for agg in names:
             if agg not in AGGREGATIONS:
                 raise invalid(
-                    f"metrics.{column}: unknown aggregation {agg!r}",
-                    hint="aggregations: " + ", ".join(AGGREGATIONS),
+                    f"metrics.{column}: 集計方法 {agg!r} は使えません",
+                    hint="使える集計方法: " + ", ".join(AGGREGATIONS),
                     field="metrics",
                 )
             if (column, agg) not in pairs:
@@ -207,8 +260,9 @@ def _aggregate(values: list[Any], agg: str, column: str) -> Any:
         bad = next((v for v in present if kind_of(v) != "number"), None)
         if bad is not None:
             raise invalid(
-                f"{field}: {agg} needs numbers, column {column!r} holds {kind_of(bad)} {bad!r}",
-                hint="use count, min or max for text columns",
+                f"{field}: {agg} は数値の列にだけ使えます。列 {column!r} に "
+                f"{kind_label(bad)} {bad!r} があります",
+                hint="文字列の列には count, min, max を使うか、値を数値に直してください",
                 field=field,
             )
         if agg == "mean":
@@ -230,7 +284,9 @@ def _group_key(row: Mapping[str, Any], group_by: list[str]) -> tuple[Any, ...]:
             key.append(("null",))
         elif isinstance(value, list | dict):
             raise invalid(
-                f"group_by: column {column!r} holds {type(value).__name__} values",
+                f"group_by: 列 {column!r} に {kind_label(value)} の値があり、"
+                f"グループ分けに使えません",
+                hint="グループ分けには文字列・数値・真偽値の列を使ってください",
                 field="group_by",
             )
         else:
@@ -270,7 +326,11 @@ class ConcatBlock(ProcessingBlock):
     def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
         tables = inputs.get("tables")
         if not isinstance(tables, list):
-            raise invalid("'tables' must be a list of record lists", field="tables")
+            raise invalid(
+                "tables は表（行のリスト）のリストで指定してください",
+                hint="例: tables: [${a.records}, ${b.records}]",
+                field="tables",
+            )
         combined: list[dict[str, Any]] = []
         for index, table in enumerate(tables):
             combined += records_input({f"tables[{index}]": table}, f"tables[{index}]")

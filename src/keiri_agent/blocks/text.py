@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from keiri_agent.blocks.base import BlockContext, ProcessingBlock
+from keiri_agent.blocks.records import kind_label
 from keiri_agent.errors import BlockError, BlockErrorCode, closest_match
 
 _FORMATTER = string.Formatter()
@@ -43,8 +44,8 @@ def fill_template(template: str, values: Mapping[str, Any]) -> str:
         parts = list(_FORMATTER.parse(template))
     except ValueError as error:
         raise _invalid(
-            f"template is not valid: {error}",
-            hint="write {name} for a value and {{ or }} for a literal brace",
+            f"template の書き方が正しくありません（{error}）",
+            hint="値は {名前} と書き、波かっこそのものは {{ または }} と書いてください",
         ) from None
     pieces: list[str] = []
     for literal, name, format_spec, conversion in parts:
@@ -54,34 +55,40 @@ def fill_template(template: str, values: Mapping[str, Any]) -> str:
         if name == "" or any(c in name for c in ".[]") or conversion is not None:
             shown = "{" + name + (f"!{conversion}" if conversion else "") + "}"
             raise _invalid(
-                f"placeholder {shown} is not allowed: use a plain name such as {{amount}}",
-                hint="attribute access, indexing, conversions and positional {} are refused",
+                f"差し込み位置 {shown} は使えません。{{金額}} のように名前だけを書いてください",
+                hint="{a.b}、{a[0]}、{a!r}、名前のない {} は使えません",
                 placeholder=shown,
             )
         if format_spec and "{" in format_spec:
-            raise _invalid(f"placeholder {{{name}:{format_spec}}}: nested fields not allowed")
+            raise _invalid(
+                f"差し込み位置 {{{name}:{format_spec}}}: 書式の中に {{}} は書けません",
+                hint="書式には ,.0f のような固定の指定を書いてください",
+                placeholder=name,
+            )
         if any(int(n) > MAX_WIDTH for n in re.findall(r"\d+", format_spec or "")):
             raise _invalid(
-                f"placeholder {{{name}:{format_spec}}}: widths and precisions above "
-                f"{MAX_WIDTH} are not allowed",
+                f"差し込み位置 {{{name}:{format_spec}}}: 幅や桁数に {MAX_WIDTH} より大きい数は"
+                "指定できません",
+                hint=f"幅や桁数は {MAX_WIDTH} 以下にしてください",
                 placeholder=name,
             )
         if name not in values:
             suggestion = closest_match(name, [str(k) for k in values])
-            known = ", ".join(map(str, values)) or "(none)"
+            known = ", ".join(map(str, values)) or "なし"
             raise _invalid(
-                f"template placeholder {{{name}}} has no value in 'values'",
-                hint=f"did you mean {{{suggestion}}}?"
+                f"template の差し込み位置 {{{name}}} に入れる値が values にありません",
+                hint=f"{{{suggestion}}} ではありませんか？"
                 if suggestion
-                else f"add {name!r} to 'values' (given: {known})",
+                else f"values に {name!r} を加えてください（今ある名前: {known}）",
                 missing=name,
             )
         try:
             pieces.append(render_value(values[name], format_spec or ""))
         except (ValueError, TypeError) as error:
             raise _invalid(
-                f"placeholder {{{name}:{format_spec}}} cannot format "
-                f"{type(values[name]).__name__} value: {error}",
+                f"差し込み位置 {{{name}:{format_spec}}} の書式で "
+                f"{kind_label(values[name])} の値を整形できません（{error}）",
+                hint="数値の書式（,.0f など）は数値の値にだけ使えます",
                 placeholder=name,
             ) from None
     return "".join(pieces)
@@ -94,9 +101,15 @@ class TemplateBlock(ProcessingBlock):
         template = inputs.get("template")
         values = inputs.get("values") or {}
         if not isinstance(template, str):
-            raise _invalid("'template' must be text", field="template")
+            raise _invalid(
+                "template は文字列で指定してください", hint="例: '{取引先} 様'", field="template"
+            )
         if not isinstance(values, Mapping):
-            raise _invalid("'values' must be a mapping of names to values", field="values")
+            raise _invalid(
+                "values は「名前: 値」の対応で指定してください",
+                hint="例: values: {取引先: 株式会社A, 金額: 10000}",
+                field="values",
+            )
         return {"text": fill_template(template, values)}
 
 
@@ -108,14 +121,19 @@ class JoinBlock(ProcessingBlock):
         separator = inputs.get("separator", "\n")
         skip_empty = bool(inputs.get("skip_empty", False))
         if not isinstance(items, list):
-            raise _invalid("'items' must be a list of strings", field="items")
+            raise _invalid("items は文字列のリストで指定してください", field="items")
         if not isinstance(separator, str):
-            raise _invalid("'separator' must be text", field="separator")
+            raise _invalid(
+                "separator（区切り文字）は文字列で指定してください",
+                hint="例: separator: '、'",
+                field="separator",
+            )
         for index, item in enumerate(items):
             if not isinstance(item, str):
                 raise _invalid(
-                    f"items[{index}] is {type(item).__name__}, not text",
-                    hint="convert values to text first (e.g. with text.template)",
+                    f"items の {index + 1} 番目（items[{index}]）が {kind_label(item)} で、"
+                    "文字列ではありません",
+                    hint="先に text.template などで文字列にしてください",
                     field=f"items[{index}]",
                 )
         kept = [item for item in items if item.strip()] if skip_empty else items

@@ -218,10 +218,94 @@ def problems(value: Any, schema: Mapping[str, Any]) -> list[str]:
     validator = Draft202012Validator(plain, format_checker=Draft202012Validator.FORMAT_CHECKER)
     found: list[str] = []
     for error in _flatten(validator.iter_errors(value)):
-        message = f"{_format_path(error.absolute_path)}: {_short(error.message)}"
+        message = f"{_format_path(error.absolute_path)}: {describe_error(error)}"
         if message not in found:
             found.append(message)
     return sorted(found)
+
+
+_TYPE_NAMES = {
+    "integer": "整数",
+    "number": "数値",
+    "string": "文字列",
+    "boolean": "真偽値（true / false）",
+    "array": "リスト",
+    "object": "オブジェクト（「名前: 値」の対応）",
+    "null": "空（null）",
+}
+_FORMAT_NAMES = {
+    "date": "日付（例: 2024-01-31）",
+    "date-time": "日時（例: 2024-01-31T09:00:00+09:00）",
+    "time": "時刻（例: 09:00:00+09:00）",
+    "email": "メールアドレス",
+    "uri": "URL",
+}
+_SHOWN_VALUE = 60
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    if isinstance(value, bytes | bytearray):
+        text = f"ファイルの中身（{len(value):,} バイト）"
+    return text if len(text) <= _SHOWN_VALUE else text[: _SHOWN_VALUE - 1] + "…"
+
+
+def _type_text(expected: Any) -> str:
+    names = expected if isinstance(expected, list) else [expected]
+    return "・".join(_TYPE_NAMES.get(str(name), str(name)) for name in names)
+
+
+def describe_error(error: ValidationError) -> str:
+    """One JSON Schema problem in Japanese (e.g. 「'abc' は整数ではありません」)."""
+    kind, value = error.validator, error.instance
+    expected: Any = error.validator_value
+    if kind == "type":
+        several = isinstance(expected, list) and len(expected) > 1
+        ending = "のどれでもありません" if several else "ではありません"
+        return f"{_shown(value)} は{_type_text(expected)}{ending}"
+    if kind == "required" and isinstance(value, Mapping):
+        missing = [name for name in expected if name not in value]
+        return f"必須の項目 {', '.join(map(repr, missing))} がありません"
+    if kind == "additionalProperties" and isinstance(value, Mapping):
+        known = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+        extra = [str(name) for name in value if name not in known]
+        allowed = ", ".join(known)
+        return f"使えない項目 {', '.join(map(repr, extra))} があります（使える項目: {allowed}）"
+    if kind == "enum":
+        options = ", ".join(map(repr, expected))
+        return f"{_shown(value)} は使える値ではありません（使える値: {options}）"
+    if kind == "const":
+        return f"{_shown(value)} ではなく {expected!r} にしてください"
+    limits = {
+        "minimum": "以上にしてください",
+        "maximum": "以下にしてください",
+        "exclusiveMinimum": "より大きくしてください",
+        "exclusiveMaximum": "より小さくしてください",
+    }
+    if kind in limits:
+        return f"{_shown(value)} は {expected} {limits[kind]}"
+    if kind == "multipleOf":
+        return f"{_shown(value)} は {expected} の倍数にしてください"
+    if kind in ("minLength", "maxLength"):
+        bound = "以上" if kind == "minLength" else "以内"
+        return f"{_shown(value)} は {expected} 文字{bound}にしてください"
+    if kind in ("minItems", "maxItems", "minProperties", "maxProperties"):
+        bound = "以上" if kind.startswith("min") else "以下"
+        unit = "要素" if kind.endswith("Items") else "項目"
+        count = len(value) if isinstance(value, list | Mapping) else 0
+        return f"{unit}は {expected} 個{bound}にしてください（今は {count} 個）"
+    if kind == "uniqueItems":
+        return "同じ要素が重複しています。重複を除いてください"
+    if kind == "pattern":
+        return f"{_shown(value)} は決められた形式（{expected!r}）に合っていません"
+    if kind == "format":
+        shown = _FORMAT_NAMES.get(str(expected), str(expected))
+        return f"{_shown(value)} は{shown}の形式ではありません"
+    if kind in ("anyOf", "oneOf"):
+        return f"{_shown(value)} は許された形のどれにも合いません"
+    if kind == "not":
+        return f"{_shown(value)} はここでは使えません"
+    return f"{_shown(value)} はスキーマの条件 {kind} に合いません"
 
 
 def _flatten(errors: Any) -> list[ValidationError]:

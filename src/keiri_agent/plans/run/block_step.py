@@ -45,13 +45,14 @@ from keiri_agent.stopping import WorkStopped, stop_on
 
 
 def _check_inputs(run: GraphRun, node: BlockNode, spec: BlockSpec, inputs: dict[str, Any]) -> None:
-    def fail(message: str, field: str, **details: Any) -> None:
+    def fail(message: str, field: str, hint: str, **details: Any) -> None:
         error = node_error(
             run,
             node.id,
             BlockErrorCode.INPUT_VALIDATION_FAILED,
-            f"node {node.id!r} ({spec.reference}): {message}",
+            f"ノード {node.id!r}（{spec.reference}）: {message}",
             snapshot=inputs,
+            hint=hint,
             field=field,
             **details,
         )
@@ -60,18 +61,25 @@ def _check_inputs(run: GraphRun, node: BlockNode, spec: BlockSpec, inputs: dict[
     unknown = sorted(set(inputs) - set(spec.inputs))
     if unknown:
         fail(
-            f"unknown input {unknown[0]!r}; inputs: {', '.join(spec.inputs) or '(none)'}",
+            f"入力 {unknown[0]!r} はこのブロックにありません"
+            f"（使える入力: {', '.join(spec.inputs) or 'なし'}）",
             unknown[0],
+            "Plan のこのノードの inputs から外すか、入力名を直してください",
         )
     for name in spec.required_inputs():
         if name not in inputs:
-            fail(f"required input {name!r} is missing", name)
+            fail(
+                f"必須の入力 {name!r} が指定されていません",
+                name,
+                f"Plan のこのノードの inputs に {name} を加えてください",
+            )
     for name, value in inputs.items():
         problems = run.services.port_problems(spec, "in", name, value)
         if problems:
             fail(
-                f"input {name!r} does not fit its schema: {'; '.join(problems[:3])}",
+                f"入力 {name!r} の値が正しくありません: {'; '.join(problems[:3])}",
                 name,
+                f"{name} に渡す値（前のノードの出力や入力した値）の型や形を確かめてください",
                 problems=problems[:10],
             )
 
@@ -84,38 +92,42 @@ def _check_outputs(
             run,
             node.id,
             BlockErrorCode.OUTPUT_SCHEMA_MISMATCH,
-            f"node {node.id!r} ({spec.reference}): {message}",
+            f"ノード {node.id!r}（{spec.reference}）: {message}",
             snapshot=inputs,
-            hint="the block does not keep its output contract; fix the block or its spec",
+            hint="ブロックの出力が仕様と合っていません。ブロックの不具合のため、"
+            "開発担当者に連絡してください",
             field=field,
             **details,
         )
         raise StepFailure(error, retryable=True)
 
     if not isinstance(outputs, Mapping):
-        fail(f"run() returned {type(outputs).__name__}, not a mapping of outputs", None)
+        fail(f"ブロックが出力の対応ではなく {type(outputs).__name__} を返しました", None)
     undeclared = sorted(set(outputs) - set(spec.outputs))
     if undeclared:
-        fail(f"undeclared output {undeclared[0]!r}; outputs: {', '.join(spec.outputs)}", None)
+        fail(
+            f"仕様にない出力 {undeclared[0]!r} を返しました（出力: {', '.join(spec.outputs)}）",
+            None,
+        )
     values = dict(outputs)
     for name, port in spec.outputs.items():
         if name not in values:
             if port.get("required") is False:
                 values[name] = None
                 continue
-            fail(f"declared output {name!r} is missing", name)
+            fail(f"出力 {name!r} が返されていません", name)
         problems = run.services.port_problems(spec, "out", name, values[name])
         if problems:
             fail(
-                f"output {name!r} does not fit its schema: {'; '.join(problems[:3])}",
+                f"出力 {name!r} の値が仕様に合いません: {'; '.join(problems[:3])}",
                 name,
                 problems=problems[:10],
             )
         found = unsupported_value(values[name], name)
         if found:
             fail(
-                f"output {found[0]} is a {found[1]}, which the run state cannot store "
-                "(JSON values, bytes, datetime/date/time, Decimal)",
+                f"出力 {found[0]} が {found[1]} で、実行の記録に保存できません"
+                "（保存できるのは JSON の値、bytes、datetime/date/time、Decimal）",
                 name,
             )
     mapping = node.outputs or {name: name for name in values}
@@ -211,8 +223,10 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
             run,
             node.id,
             BlockErrorCode.BLOCK_FAILED,
-            f"node {node.id!r} ({node.block}) raised {type(exc).__name__}: {exc}",
-            hint="this is a bug in the block or its configuration; see details.traceback",
+            f"ノード {node.id!r}（{node.block}）で想定外のエラーが起きました"
+            f"（{type(exc).__name__}: {exc}）",
+            hint="ブロックかその設定の不具合です。details.traceback を添えて開発担当者に"
+            "連絡してください",
             snapshot=inputs,
             recoverable=False,
             exception_type=type(exc).__name__,

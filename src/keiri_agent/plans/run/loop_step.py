@@ -102,7 +102,12 @@ def _execute(graph_run: GraphRun) -> str:
     except Exception as exc:  # a bug in the engine: report it on the loop, never hang
         graph_run.first_failure = (
             graph_run.frame.prefix.rstrip("/"),
-            {"code": BlockErrorCode.BLOCK_FAILED, "message": f"{type(exc).__name__}: {exc}"},
+            {
+                "code": BlockErrorCode.BLOCK_FAILED,
+                "message": "実行エンジンで想定外のエラーが起きました"
+                f"（{type(exc).__name__}: {exc}）",
+                "hint": "開発担当者に連絡してください",
+            },
         )
         return "failed"
 
@@ -118,7 +123,7 @@ def _foreach(run: GraphRun, node: LoopNode, attempt: Attempt, scope: Scope) -> O
     statuses = [loop.statuses.get(i, "pending") for i in range(len(items))]
     if failures:
         index = min(failures)
-        error = wrap_failure(run, node.id, failures[index], f"loop {node.id!r}", iteration=index)
+        error = wrap_failure(run, node.id, failures[index], f"ループ {node.id!r}", iteration=index)
         return Outcome("failed", error=error)
     if any(status not in ("success", "paused") for status in statuses):
         return Outcome("cancelled")
@@ -138,8 +143,10 @@ def _foreach_items(run: GraphRun, node: LoopNode, scope: Scope) -> list[Any]:
             run,
             node.id,
             BlockErrorCode.INPUT_VALIDATION_FAILED,
-            f"loop {node.id!r}: foreach.input must be a list, got {type(items).__name__}",
-            hint="point foreach.input at a list (e.g. ${parse.evidence.files})",
+            f"ループ {node.id!r}: foreach.input はリストにしてください"
+            f"（渡されたのは {type(items).__name__}）",
+            hint="foreach.input にはリストを指す参照を書いてください"
+            "（例: ${parse.evidence.files}）",
             field="foreach.input",
             actual_type=type(items).__name__,
         )
@@ -234,8 +241,9 @@ def _collected(
                 run,
                 node.id,
                 BlockErrorCode.DEPENDENCY_NOT_FOUND,
-                f"loop {node.id!r}: out.collect {collect!r} is not a body export "
-                f"(exports: {', '.join(exports) or 'none'})",
+                f"ループ {node.id!r}: out.collect の {collect!r} は本体の exports にありません"
+                f"（exports: {', '.join(exports) or 'なし'}）",
+                hint="本体の exports に加えるか、out.collect を exports の名前に直してください",
                 field="out.collect",
             )
             raise StepFailure(error, retryable=False)
@@ -258,7 +266,8 @@ def _while(run: GraphRun, node: LoopNode, attempt: Attempt) -> Outcome:
             run,
             node.id,
             BlockErrorCode.INPUT_VALIDATION_FAILED,
-            f"loop {node.id!r}: while.condition: {exc.message}",
+            f"ループ {node.id!r} の while.condition: {exc.message}",
+            hint=exc.hint,
             field="while.condition",
         )
         raise StepFailure(error, retryable=False) from None
@@ -297,7 +306,8 @@ def _while(run: GraphRun, node: LoopNode, attempt: Attempt) -> Outcome:
                     run,
                     node.id,
                     code,
-                    f"loop {node.id!r}: while.condition (before iteration {index}): {exc.message}",
+                    f"ループ {node.id!r} の while.condition（{index + 1} 回目の前）: {exc.message}",
+                    hint=exc.hint,
                     field="while.condition",
                     iteration=index,
                 )
@@ -313,7 +323,7 @@ def _while(run: GraphRun, node: LoopNode, attempt: Attempt) -> Outcome:
         loop.statuses[index] = status
         if status == "failed":
             error = wrap_failure(
-                run, node.id, graph_run.first_failure, f"loop {node.id!r}", iteration=index
+                run, node.id, graph_run.first_failure, f"ループ {node.id!r}", iteration=index
             )
             return Outcome("failed", error=error)
         if status != "success":

@@ -191,8 +191,8 @@ def encode(value: Any) -> Any:
     except _Unsupported:
         path, type_name = unsupported_value(value) or ("$", "value")
         raise StateEncodingError(
-            f"cannot save {path}: {type_name} values are not supported",
-            hint=f"run state holds {SUPPORTED_TYPES}; convert the value in the block",
+            f"{path} を実行の記録に保存できません（{type_name} の値は保存できません）",
+            hint=f"保存できるのは {SUPPORTED_TYPES} です。ブロックで値を変換してください",
             details={"path": path, "type": type_name},
         ) from None
 

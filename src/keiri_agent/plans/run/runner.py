@@ -67,12 +67,13 @@ from pathlib import Path
 from typing import Any
 
 from keiri_agent.config import Settings
-from keiri_agent.errors import UserInputError, unknown_choice_message
+from keiri_agent.errors import UserInputError
 from keiri_agent.events import EventCallback
 from keiri_agent.plans.catalog.catalog import BlockCatalog
 from keiri_agent.plans.dsl.dependencies import dependencies
 from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.dsl.scope import build_vars
+from keiri_agent.plans.issues import unknown_choice_text
 from keiri_agent.plans.run.outputs import RunResult, RunStatus, result_of
 from keiri_agent.plans.run.preflight import check_plan
 from keiri_agent.plans.run.progress import ProgressSaver
@@ -109,8 +110,9 @@ def _check_answers(answers: Mapping[str, Any] | None) -> dict[str, Any]:
     for node_path, answer in (answers or {}).items():
         if not isinstance(answer, Mapping):
             raise UserInputError(
-                f"the answers for {node_path!r} must be a mapping, not {type(answer).__name__}",
-                hint="answers look like {node_id: {field: value}}",
+                f"{node_path!r} への回答は「項目: 値」の対応で渡してください"
+                f"（渡されたのは {type(answer).__name__}）",
+                hint="回答は {ノードID: {項目: 値}} の形です",
             )
         checked[str(node_path)] = dict(answer)
     _check_storable("answers", checked)
@@ -121,8 +123,9 @@ def _check_storable(what: str, value: Any) -> None:
     found = unsupported_value(value)
     if found:
         raise StateEncodingError(
-            f"{what}: {found[0]} is a {found[1]}, which the run state cannot store",
-            hint="use JSON values, bytes, datetime/date/time or Decimal",
+            f"{what}: {found[0]} が {found[1]} で、実行の記録に保存できません",
+            hint="JSON の値（文字列・数値・リスト・対応）、bytes、日付・時刻、"
+            "Decimal を使ってください",
         )
 
 
@@ -239,8 +242,8 @@ class PlanRunner:
             ids = [node.id for node in plan.graph]
             if node_id not in ids:
                 raise UserInputError(
-                    unknown_choice_message("top-level node", node_id, ids),
-                    hint="re-run the loop or subflow node that contains a nested node",
+                    unknown_choice_text("最上位のノード", node_id, ids),
+                    hint="ループやサブフローの中のノードは、それを含むノードから再実行してください",
                     details={"run_id": run_id, "node_id": node_id},
                 )
             overrides = dict(vars or {})

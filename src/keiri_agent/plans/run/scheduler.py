@@ -311,13 +311,14 @@ class GraphRun:
             node_id = attempt.node.id
             error = BlockError(
                 BlockErrorCode.TIMEOUT_ERROR,
-                f"node {node_id!r} did not finish within {timeout_ms} ms",
+                f"ノード {node_id!r} が制限時間（{timeout_ms} ミリ秒）内に終わりませんでした",
                 details={
                     "node_id": self.frame.owner(node_id),
                     "path": self.frame.path(node_id),
                     "timeout_ms": timeout_ms,
                 },
-                hint="raise policy.timeout_ms, or make the block faster",
+                hint="Plan の policy.timeout_ms を長くするか、扱うデータを小さく分けて"
+                "もう一度実行してください",
                 recoverable=True,
             )
             duration = (now - attempt.started) * 1000 if attempt.started else None
@@ -363,8 +364,9 @@ class GraphRun:
                 "failed",
                 error=BlockError(
                     BlockErrorCode.BLOCK_FAILED,
-                    f"internal error while running node {attempt.node.id!r}: "
-                    f"{type(exc).__name__}: {exc}",
+                    f"ノード {attempt.node.id!r} の実行中に内部エラーが起きました"
+                    f"（{type(exc).__name__}: {exc}）",
+                    hint="もう一度実行しても直らないときは、開発担当者に連絡してください",
                     details={
                         "node_id": self.frame.owner(attempt.node.id),
                         "path": self.frame.path(attempt.node.id),

@@ -81,7 +81,7 @@ def evaluate_when(run: GraphRun, node: Node, scope: Scope) -> str | None:
             run,
             node.id,
             BlockErrorCode.DEPENDENCY_NOT_FOUND,
-            f"node {node.id!r}: when: {exc.message}",
+            f"ノード {node.id!r} の when: {exc.message}",
             hint=exc.hint,
             field="when",
             reference=exc.details.get("reference"),
@@ -91,7 +91,7 @@ def evaluate_when(run: GraphRun, node: Node, scope: Scope) -> str | None:
             run,
             node.id,
             BlockErrorCode.INPUT_VALIDATION_FAILED,
-            f"node {node.id!r}: when: {exc.message}",
+            f"ノード {node.id!r} の when: {exc.message}",
             hint=exc.hint,
             field="when",
         )
@@ -107,7 +107,7 @@ def resolve_inputs(run: GraphRun, node_id: str, value: Any, scope: Scope, field:
             run,
             node_id,
             BlockErrorCode.DEPENDENCY_NOT_FOUND,
-            f"node {node_id!r}: {field}: {exc.message}",
+            f"ノード {node_id!r} の {field}: {exc.message}",
             hint=exc.hint,
             field=exc.details.get("field") or field,
             reference=exc.details.get("reference"),
@@ -137,7 +137,12 @@ def export_values(
             values[export.name] = scope.lookup(_parsed(export.source))
         except ReferenceError_ as exc:
             error = node_error(
-                run, owner_id, code, f"export {export.name!r}: {exc.message}", field="exports"
+                run,
+                owner_id,
+                code,
+                f"export {export.name!r}: {exc.message}",
+                hint=exc.hint,
+                field="exports",
             )
             raise StepFailure(error, retryable=False) from None
     return values
@@ -152,10 +157,10 @@ def wrap_failure(
     **extra: Any,
 ) -> BlockError:
     """The error of a loop/subflow node whose body failed: the inner error in details."""
-    path, inner = failure or (run.frame.path(node_id), {"message": "failed"})
+    path, inner = failure or (run.frame.path(node_id), {"message": "失敗しました"})
     return BlockError(
         code or inner.get("code", BlockErrorCode.BLOCK_FAILED),
-        f"{what} failed at {path}: {inner.get('message')}",
+        f"{what} の {path} で失敗しました: {inner.get('message')}",
         details={
             "node_id": run.frame.owner(node_id),
             "path": run.frame.path(node_id),

@@ -39,12 +39,15 @@ from keiri_agent.plans.run.step_support import (
 MAX_SUBFLOW_DEPTH = 16
 
 
-def _subflow_error(run: GraphRun, node: SubflowNode, message: str, **details: Any) -> StepFailure:
+def _subflow_error(
+    run: GraphRun, node: SubflowNode, message: str, hint: str | None = None, **details: Any
+) -> StepFailure:
     error = node_error(
         run,
         node.id,
         BlockErrorCode.SUBFLOW_FAILED,
-        f"subflow {node.id!r} ({node.call.plan_id}): {message}",
+        f"サブフロー {node.id!r}（{node.call.plan_id}）: {message}",
+        hint=hint,
         plan_id=node.call.plan_id,
         **details,
     )
@@ -54,14 +57,24 @@ def _subflow_error(run: GraphRun, node: SubflowNode, message: str, **details: An
 def _load_plan(run: GraphRun, node: SubflowNode) -> Plan:
     loader = run.services.plan_loader
     if loader is None:
-        raise _subflow_error(run, node, "no plan loader is configured")
+        raise _subflow_error(
+            run,
+            node,
+            "呼び出す Plan を読み込む仕組みが設定されていません",
+            "Plan ストアから実行してください（keiri-agent plan run）",
+        )
     try:
         plan = loader(node.call.plan_id)
         check_plan(plan, run.services.catalog)
     except KeiriAgentError as exc:
-        raise _subflow_error(run, node, exc.message, error=exc.to_dict()) from None
+        raise _subflow_error(run, node, exc.message, exc.hint, error=exc.to_dict()) from None
     except Exception as exc:
-        raise _subflow_error(run, node, f"cannot load: {type(exc).__name__}: {exc}") from None
+        raise _subflow_error(
+            run,
+            node,
+            f"呼び出す Plan を読み込めません（{type(exc).__name__}: {exc}）",
+            "call.plan_id の Plan が保存されていて、正しく読めるか確かめてください",
+        ) from None
     return plan
 
 
@@ -82,11 +95,22 @@ def run_subflow(run: GraphRun, node: SubflowNode, attempt: Attempt) -> Outcome:
         resumed = sub is not None
         if sub is None:
             if run.frame.run_id.count(".sub#") >= MAX_SUBFLOW_DEPTH:
-                raise _subflow_error(run, node, f"subflows nest deeper than {MAX_SUBFLOW_DEPTH}")
+                raise _subflow_error(
+                    run,
+                    node,
+                    f"サブフローの入れ子が {MAX_SUBFLOW_DEPTH} 段を超えています",
+                    "Plan が自分自身を呼び出していないか確かめてください",
+                )
             inputs = resolve_inputs(run, node.id, node.call.inputs, scope, "call.inputs")
             found = unsupported_value(inputs)
             if found:
-                raise _subflow_error(run, node, f"input {found[0]} is a {found[1]}")
+                raise _subflow_error(
+                    run,
+                    node,
+                    f"入力 {found[0]} が {found[1]} で、実行の記録に保存できません",
+                    "JSON の値（文字列・数値・リスト・対応）、bytes、日付・時刻、"
+                    "Decimal を渡してください",
+                )
             plan = _load_plan(run, node)
             sub = SubflowState(
                 run_id=services.next_subflow_id(run.frame.run_id),
@@ -99,7 +123,7 @@ def run_subflow(run: GraphRun, node: SubflowNode, attempt: Attempt) -> Outcome:
         try:
             sub_vars = build_vars(plan.vars, sub.inputs, services.env, services.config)
         except KeiriAgentError as exc:
-            raise _subflow_error(run, node, f"vars: {exc.message}") from None
+            raise _subflow_error(run, node, f"vars: {exc.message}", exc.hint) from None
         path = run.frame.path(node.id)
         ids = {"run_id": sub.run_id, "plan_id": plan.id, "node_id": path}
         if resumed:
@@ -131,7 +155,7 @@ def run_subflow(run: GraphRun, node: SubflowNode, attempt: Attempt) -> Outcome:
                 run,
                 node.id,
                 graph_run.first_failure,
-                f"subflow {node.id!r} ({plan.id})",
+                f"サブフロー {node.id!r}（{plan.id}）",
                 BlockErrorCode.SUBFLOW_FAILED,
                 subflow_run_id=sub.run_id,
                 plan_id=plan.id,
@@ -150,8 +174,9 @@ def run_subflow(run: GraphRun, node: SubflowNode, attempt: Attempt) -> Outcome:
                 raise _subflow_error(
                     run,
                     node,
-                    f"plan {plan.id!r} exports no {mapping.source!r} "
-                    f"(exports: {', '.join(exports) or 'none'})",
+                    f"Plan {plan.id!r} の exports に {mapping.source!r} がありません"
+                    f"（exports: {', '.join(exports) or 'なし'}）",
+                    "out.exports を呼び出す Plan の exports の名前に直してください",
                     field="out.exports",
                 )
             outputs[mapping.name] = exports[mapping.source]
