@@ -109,7 +109,9 @@ class NoteStore(Protocol):
 
     def add(self, note: ResearchNote) -> ResearchNote: ...
 
-    def list(self, session_id: str) -> list[ResearchNote]: ...
+    def notes(self, session_id: str) -> list[ResearchNote]:
+        """The session's notes in step order."""
+        ...
 
     def sessions(self) -> list[tuple[str, int, datetime]]:
         """(session id, note count, last note time), newest first."""
