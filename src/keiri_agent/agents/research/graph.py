@@ -301,9 +301,9 @@ class ResearchRun:
                 )
             body, unknown = verify_citations(body, len(sources))
             if unknown:
-                listed = "、".join(f"[{n}]" for n in unknown)
+                listed = "、".join(str(n) for n in unknown)
                 limitations.append(
-                    f"本文の引用 {listed} は調査で見つかった資料にないため削除しました。"
+                    f"本文の引用番号 {listed} は調査で見つかった資料にないため削除しました。"
                 )
         for gap in state.get("missing") or []:
             limitations.append(f"調べきれなかった点: {gap}")
