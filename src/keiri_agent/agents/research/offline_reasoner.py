@@ -62,6 +62,13 @@ def sentences(text: str) -> list[str]:
     return [part.strip() for part in _SENTENCE.split(text) if part and part.strip()]
 
 
+def cite_sentence(sentence: str, number: int) -> str:
+    """``sentence`` with ``[number]`` before its closing 。！？ (``…です [1]。``)."""
+    if sentence[-1] in "。！？!?":
+        return f"{sentence[:-1]} [{number}]{sentence[-1]}"
+    return f"{sentence} [{number}]"
+
+
 class OfflineResearchReasoner:
     """Research decisions by rules over the search layer's tokenizer.
 
@@ -98,11 +105,12 @@ class OfflineResearchReasoner:
             for sentence in sentences(snippet.text):
                 if not terms & set(content_terms(sentence)):
                     continue
-                line = f"{sentence} [{number}]"
-                if used + len(line) > self.summary_chars and picked:
+                line = cite_sentence(sentence, number)
+                cost = len(line) + (1 if picked else 0)
+                if used + cost > self.summary_chars:
                     return "\n".join(picked)
                 picked.append(line)
-                used += len(line)
+                used += cost
         return "\n".join(picked)
 
     async def check_gaps(
@@ -127,8 +135,14 @@ class OfflineResearchReasoner:
         sources: Sequence[DocSnippet],
         missing: Sequence[str],
     ) -> str:
-        found = [step for step in steps if step.summary_md.strip()]
-        lead = [sentences(step.summary_md)[0] for step in found]
+        sections: list[tuple[str, list[str]]] = []
+        shown: set[str] = set()
+        for step in steps:
+            fresh = [line for line in sentences(step.summary_md) if line not in shown]
+            shown.update(fresh)
+            if fresh:
+                sections.append((_CITATION.sub("", step.query).strip(), fresh))
+        lead = [line for _query, lines in sections for line in lines][:3]
         conclusion = (
             "\n".join(f"- {line}" for line in lead) or "- 該当する記述は見つかりませんでした。"
         )
@@ -139,7 +153,6 @@ class OfflineResearchReasoner:
             "見つかった資料の該当文を抜き出してまとめています。",
             f"## 結論\n\n{conclusion}",
         ]
-        for step in found:
-            body = "\n".join(f"- {line}" for line in sentences(step.summary_md))
-            parts.append(f"## {_CITATION.sub('', step.query).strip()}\n\n{body}")
+        for query, lines in sections:
+            parts.append(f"## {query}\n\n" + "\n".join(f"- {line}" for line in lines))
         return "\n\n".join(parts)
