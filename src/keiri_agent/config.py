@@ -225,6 +225,26 @@ class Settings(BaseSettings):
         description="YAML file overriding HelpDesk prompts (prompt name → text).",
     )
 
+    # --- Research -----------------------------------------------------------
+    research_max_cycles: int = Field(
+        default=3,
+        ge=1,
+        le=10,
+        description="Rounds of the deep-research agent (the first round plus gap checks).",
+    )
+    research_summary_tokens: int = Field(
+        default=512, ge=64, le=4096, description="Upper bound of one research step's summary."
+    )
+    research_search_timeout_s: float = Field(
+        default=30.0, gt=0, le=600, description="Timeout of one research search (seconds)."
+    )
+    research_summary_timeout_s: float = Field(
+        default=120.0, gt=0, le=3600, description="Timeout of one research summary (seconds)."
+    )
+    research_concurrency: int = Field(
+        default=3, ge=1, le=16, description="Research steps searched and summarised at once."
+    )
+
     @field_validator("plan_env_allow", mode="before")
     @classmethod
     def _split_names(cls, value: Any) -> Any:
