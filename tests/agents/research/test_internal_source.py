@@ -12,11 +12,14 @@ import pytest
 
 from keiri_agent.agents.helpdesk.desk import SAMPLE_DOCUMENTS
 from keiri_agent.agents.research.models import SearchTool
+from keiri_agent.agents.research.sources.azure_search import AzureAISearch
 from keiri_agent.agents.research.sources.internal import (
     InternalSearch,
     knowledge_base_names,
     open_internal,
 )
+from keiri_agent.agents.research.sources.registry import search_tools
+from keiri_agent.agents.research.sources.web import TavilySearch
 from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError
 from keiri_agent.search.knowledge_base import KnowledgeBase
@@ -178,3 +181,38 @@ def test_empty_query_or_top_finds_nothing(keiri_home: Path, tmp_path: Path) -> N
     _index(settings, "kb", _write(tmp_path / "d", {"a.md": "# a\n\n請求書\n"}))
     tool = open_internal(settings)
     assert tool.search("   ") == [] and tool.search("請求書", top=0) == []
+
+
+def test_search_tools_picks_the_configured_sources(keiri_home: Path, tmp_path: Path) -> None:
+    base = Settings(provider="offline")
+    _index(base, "kitei", _write(tmp_path / "k", {"a.md": "# a\n\n請求書\n"}))
+    _index(base, "tsuchi", _write(tmp_path / "t", {"b.md": "# b\n\n通知\n"}))
+    [internal] = search_tools(base)
+    assert isinstance(internal, InternalSearch) and internal.kb_names == ["kitei", "tsuchi"]
+    [only] = search_tools(base, kb_names=["tsuchi"])
+    assert isinstance(only, InternalSearch) and only.kb_names == ["tsuchi"]
+    full = Settings(
+        provider="offline",
+        research_azure_search_endpoint="http://127.0.0.1:9",
+        research_azure_search_index="idx",
+        research_azure_search_api_key="azs-key-0123456789",
+        research_web_provider="tavily",
+        research_web_api_key="tvly-key-0123456789",
+    )
+    tools = search_tools(full)
+    assert [type(tool) for tool in tools] == [InternalSearch, AzureAISearch, TavilySearch]
+    assert [tool.sources for tool in tools] == ["internal", "internal", "web"]
+
+
+def test_search_tools_without_knowledge_bases(keiri_home: Path) -> None:
+    with pytest.raises(UserInputError, match="検索できるナレッジベースがありません"):
+        search_tools(Settings(provider="offline"))
+    azure_only = Settings(
+        provider="offline",
+        research_azure_search_endpoint="http://127.0.0.1:9",
+        research_azure_search_index="idx",
+    )
+    tools = search_tools(azure_only, azure_token_provider=lambda: "token")
+    assert [type(tool) for tool in tools] == [AzureAISearch]
+    with pytest.raises(UserInputError, match="「kitei」が見つかりません"):
+        search_tools(azure_only, kb_names=["kitei"], azure_token_provider=lambda: "token")
