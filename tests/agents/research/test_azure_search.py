@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 
 import pytest
-from pydantic import SecretStr
 
 from keiri_agent.agents.research.models import DocSnippet, SearchTool
 from keiri_agent.agents.research.sources.azure_search import AzureAISearch, AzureSearchFields
@@ -114,9 +113,7 @@ def test_request_carries_every_setting_and_results_are_mapped() -> None:
     ]
 
 
-def test_plain_keyword_query_has_no_semantic_or_vector_part_and_honours_select_and_top() -> (
-    None
-):
+def test_plain_keyword_query_has_no_semantic_or_vector_part_and_honours_select_and_top() -> None:
     with AzureSearchStub([AzureSearchStub.documents(DOCS[:1])]) as stub:
         settings = _settings(stub.base_url, research_azure_search_select="chunk,doc_title")
         snippets = AzureAISearch.from_settings(settings).search("登録番号", top=2)
@@ -168,9 +165,12 @@ def test_http_errors_become_japanese_errors_without_the_key(
 ) -> None:
     # the service echoes the key in its error body: it must not reach any message or log
     answer = StubAnswer({"error": {"message": f"bad key {KEY}"}}, status=status)
-    with AzureSearchStub([answer]) as stub, caplog.at_level(logging.DEBUG):
-        with pytest.raises(error_type) as caught:
-            AzureAISearch.from_settings(_settings(stub.base_url)).search("請求書")
+    with (
+        AzureSearchStub([answer]) as stub,
+        caplog.at_level(logging.DEBUG),
+        pytest.raises(error_type) as caught,
+    ):
+        AzureAISearch.from_settings(_settings(stub.base_url)).search("請求書")
     error = caught.value
     assert error.code == code
     assert words in error.message and f"HTTP {status}" in error.message
@@ -196,9 +196,8 @@ def test_timeout_is_an_execution_error(caplog: pytest.LogCaptureFixture) -> None
     [StubAnswer(raw=b"<html>gateway</html>"), StubAnswer({"values": []}), StubAnswer([1, 2])],
 )
 def test_bad_json_is_an_execution_error(answer: StubAnswer) -> None:
-    with AzureSearchStub([answer]) as stub:
-        with pytest.raises(ExecutionError) as caught:
-            AzureAISearch.from_settings(_settings(stub.base_url)).search("請求書")
+    with AzureSearchStub([answer]) as stub, pytest.raises(ExecutionError) as caught:
+        AzureAISearch.from_settings(_settings(stub.base_url)).search("請求書")
     assert caught.value.code == "SEARCH_BAD_RESPONSE"
     assert "応答" in caught.value.message
     _assert_no_key(caught.value, None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import pypdf
 import pytest
@@ -31,7 +32,7 @@ MANUAL_PDF = SAMPLE_DOCUMENTS / "xyz_manual.pdf"
 class _MemoryVectors:
     """A stand-in vector index: finds chunks holding any word of a synonym list."""
 
-    SYNONYMS = {"適格請求書": ["インボイス"]}
+    SYNONYMS: ClassVar[dict[str, list[str]]] = {"適格請求書": ["インボイス"]}
 
     def __init__(self) -> None:
         self.chunks: dict[str, list[Chunk]] = {}
@@ -99,7 +100,8 @@ def test_knowledge_bases_are_fused_by_reciprocal_rank(keiri_home: Path, tmp_path
         _write(
             tmp_path / "kitei",
             {
-                "a.md": "# 請求書\n\n請求書には登録番号を記載する。請求書の様式は経理部が定める。\n",
+                "a.md": "# 請求書\n\n請求書には登録番号を記載する。"
+                "請求書の様式は経理部が定める。\n",
                 "b.md": "# 保存\n\n請求書は七年間保存する。\n",
             },
         ),

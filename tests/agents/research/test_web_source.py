@@ -58,7 +58,11 @@ def test_tavily_request_and_result_mapping() -> None:
     [request] = stub.requests
     assert request.path == "/search"
     assert request.headers["authorization"] == f"Bearer {KEY}"
-    assert request.body == {"query": "インボイス 登録番号", "max_results": 4, "search_depth": "basic"}
+    assert request.body == {
+        "query": "インボイス 登録番号",
+        "max_results": 4,
+        "search_depth": "basic",
+    }
     url = RESULTS[0]["url"]
     assert snippets == [
         DocSnippet(
