@@ -10,6 +10,7 @@ from typing import ClassVar
 
 import pypdf
 import pytest
+from pydantic import SecretStr
 
 from keiri_agent.agents.helpdesk.desk import SAMPLE_DOCUMENTS
 from keiri_agent.agents.research.models import SearchTool
@@ -197,9 +198,9 @@ def test_search_tools_picks_the_configured_sources(keiri_home: Path, tmp_path: P
         provider="offline",
         research_azure_search_endpoint="http://127.0.0.1:9",
         research_azure_search_index="idx",
-        research_azure_search_api_key="azs-key-0123456789",
+        research_azure_search_api_key=SecretStr("azs-key-0123456789"),
         research_web_provider="tavily",
-        research_web_api_key="tvly-key-0123456789",
+        research_web_api_key=SecretStr("tvly-key-0123456789"),
     )
     tools = search_tools(full)
     assert [type(tool) for tool in tools] == [InternalSearch, AzureAISearch, TavilySearch]

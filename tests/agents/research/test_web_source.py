@@ -4,6 +4,7 @@ results mapped, errors in Japanese, the key never shown)."""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pytest
 from pydantic import SecretStr
@@ -16,7 +17,7 @@ from keiri_agent.errors import ConfigurationError, ExecutionError
 
 KEY = "tvly-secret-0123456789abcdef"
 
-RESULTS = [
+RESULTS: list[dict[str, Any]] = [
     {
         "title": "インボイス制度の概要｜国税庁",
         "url": "https://www.nta.go.jp/taxes/shiraberu/zeimokubetsu/shohi/keigenzeiritsu/invoice_about.htm",
@@ -33,7 +34,7 @@ def _settings(base_url: str, **values: object) -> Settings:
     return Settings(
         provider="offline",
         research_web_provider="tavily",
-        research_web_api_key=KEY,
+        research_web_api_key=SecretStr(KEY),
         research_web_base_url=base_url,
         **values,  # type: ignore[arg-type]
     )
