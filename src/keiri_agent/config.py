@@ -244,15 +244,96 @@ class Settings(BaseSettings):
     research_concurrency: int = Field(
         default=3, ge=1, le=16, description="Research steps searched and summarised at once."
     )
+    research_azure_search_endpoint: str | None = Field(
+        default=None,
+        description="Azure AI Search service URL (https://<service>.search.windows.net); "
+        "set with an index (and a key or an Entra token) to search it.",
+    )
+    research_azure_search_index: str | None = Field(
+        default=None, description="The Azure AI Search index searched."
+    )
+    research_azure_search_api_key: SecretStr | None = Field(
+        default=None, description="Query or admin key (api-key header); unset: Entra token."
+    )
+    research_azure_search_api_version: str = Field(
+        default="2024-07-01", min_length=1, description="REST API version (api-version)."
+    )
+    research_azure_search_key_field: str = Field(
+        default="id", min_length=1, description="The index's key field (a passage's ref)."
+    )
+    research_azure_search_text_field: str = Field(
+        default="content", min_length=1, description="Field holding a passage's text."
+    )
+    research_azure_search_title_field: str | None = Field(
+        default="title", description="Field holding the title; empty: none."
+    )
+    research_azure_search_url_field: str | None = Field(
+        default=None, description="Field holding the source URL; empty: none."
+    )
+    research_azure_search_page_field: str | None = Field(
+        default=None, description="Field holding the page number; empty: none."
+    )
+    research_azure_search_document_field: str | None = Field(
+        default=None, description="Field holding the document (file) name; empty: none."
+    )
+    research_azure_search_semantic_configuration: str | None = Field(
+        default=None,
+        description="Semantic configuration name; set: queryType=semantic with it.",
+    )
+    research_azure_search_top: int = Field(
+        default=5, ge=1, le=1000, description="Results asked per query (top)."
+    )
+    research_azure_search_select: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=(),
+        description="Fields returned (comma-separated); empty: the mapped fields.",
+    )
+    research_azure_search_vector_fields: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=(),
+        description="Vector fields (comma-separated) searched with the query vectorised by "
+        "the index's vectorizer (vectorQueries kind text); empty: no vector query.",
+    )
+    research_azure_search_vector_k: int = Field(
+        default=50, ge=1, le=1000, description="Nearest neighbours of the vector query (k)."
+    )
+    research_azure_search_timeout_s: float = Field(
+        default=30.0, gt=0, le=600, description="Time limit of one Azure AI Search request."
+    )
+    research_web_provider: Literal["tavily"] | None = Field(
+        default=None, description="Web search provider (tavily); unset: no web search."
+    )
+    research_web_api_key: SecretStr | None = Field(
+        default=None, description="API key of the web search provider."
+    )
+    research_web_base_url: str = Field(
+        default="https://api.tavily.com", min_length=1, description="Web search API base URL."
+    )
+    research_web_max_results: int = Field(
+        default=5, ge=1, le=20, description="Web results per query."
+    )
+    research_web_timeout_s: float = Field(
+        default=30.0, gt=0, le=600, description="Time limit of one web search request."
+    )
 
-    @field_validator("plan_env_allow", mode="before")
+    @field_validator(
+        "plan_env_allow",
+        "research_azure_search_select",
+        "research_azure_search_vector_fields",
+        mode="before",
+    )
     @classmethod
     def _split_names(cls, value: Any) -> Any:
         if isinstance(value, str):
             return tuple(name.strip() for name in value.split(",") if name.strip())
         return value
 
-    @field_validator("openai_api_key", "azure_openai_api_key", "qdrant_api_key", mode="after")
+    @field_validator(
+        "openai_api_key",
+        "azure_openai_api_key",
+        "qdrant_api_key",
+        "research_azure_search_api_key",
+        "research_web_api_key",
+        mode="after",
+    )
     @classmethod
     def _printable_key(cls, value: SecretStr | None) -> SecretStr | None:
         """A key is sent in an HTTP header: ASCII without spaces (a pasted key often
