@@ -145,7 +145,7 @@ def test_concurrent_adds_get_unique_step_numbers(store: SqlNoteStore) -> None:
         try:
             for i in range(per_worker):
                 store.add(note("busy", f"w{worker}-{i}"))
-        except BaseException as error:  # noqa: BLE001 - reported by the assertion below
+        except BaseException as error:  # reported by the assertion below
             errors.append(error)
 
     threads = [threading.Thread(target=work, args=(w,)) for w in range(workers)]
