@@ -11,13 +11,26 @@
   directory and ``KEIRI_AGENT_HOME`` in a fresh temporary folder (so no
   developer ``.env`` is read and nothing is written into the repository).
   Request it by name to get that folder.
+* ``postgres_url`` (session): a live PostgreSQL database for the storage tests,
+  started in a temporary folder on a Unix socket (``KEIRI_TEST_POSTGRES_URL``
+  points the tests at an existing server instead; without server binaries the
+  tests that need it are skipped with the reason).
+* ``app_database_url`` (parametrised ``sqlite`` / ``postgresql``): the URL of an
+  empty application database for the test, a SQLite file in the workspace or a
+  fresh database on the ``postgres_url`` server (dropped afterwards).
 """
 
 from __future__ import annotations
 
+import glob
 import ipaddress
 import os
+import pwd
+import shutil
 import socket
+import subprocess
+import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -97,3 +110,94 @@ def keiri_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setenv("KEIRI_AGENT_HOME", str(home))
     monkeypatch.chdir(home)
     return home
+
+
+def _server_binary(name: str) -> str | None:
+    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)
+    return shutil.which(name) or (candidates[0] if candidates else None)
+
+
+def _as_user() -> tuple[list[str], str | None]:
+    if os.geteuid() != 0:
+        return [], None
+    for user in ("postgres", "nobody"):
+        try:
+            pwd.getpwnam(user)
+        except KeyError:
+            continue
+        return ["runuser", "-u", user, "--"], user
+    pytest.skip("running as root and no unprivileged user to run PostgreSQL as")
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A SQLAlchemy URL of a live PostgreSQL database."""
+    configured = os.environ.get("KEIRI_TEST_POSTGRES_URL")
+    if configured:
+        yield configured
+        return
+    initdb, pg_ctl = _server_binary("initdb"), _server_binary("pg_ctl")
+    if initdb is None or pg_ctl is None:
+        pytest.skip(
+            "PostgreSQL server binaries not found; install postgresql or set "
+            "KEIRI_TEST_POSTGRES_URL"
+        )
+    prefix, user = _as_user()
+    base = Path(tempfile.mkdtemp(prefix="keiri-pg-"))
+    if user is not None:
+        shutil.chown(base, user=user)
+    data = base / "data"
+    try:
+        subprocess.run(
+            [*prefix, initdb, "-D", str(data), "-A", "trust", "-U", "keiri", "--no-sync"],
+            check=True,
+            capture_output=True,
+        )
+        options = f"-k {base} -c listen_addresses='' -F"
+        subprocess.run(
+            [
+                *prefix,
+                pg_ctl,
+                "-D",
+                str(data),
+                "-o",
+                options,
+                "-l",
+                str(base / "log"),
+                "-w",
+                "start",
+            ],
+            check=True,
+            capture_output=True,
+        )
+    except subprocess.CalledProcessError as error:
+        shutil.rmtree(base, ignore_errors=True)
+        pytest.fail(f"could not start PostgreSQL: {error.stderr.decode(errors='replace')}")
+    try:
+        yield f"postgresql+psycopg://keiri@/postgres?host={base}"
+    finally:
+        subprocess.run(
+            [*prefix, pg_ctl, "-D", str(data), "-m", "immediate", "stop"], capture_output=True
+        )
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def app_database_url(request: pytest.FixtureRequest, keiri_home: Path) -> Iterator[str]:
+    """An empty application database on SQLite or PostgreSQL (its SQLAlchemy URL)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{keiri_home / 'app.db'}"
+        return
+    import sqlalchemy
+
+    server = sqlalchemy.make_url(request.getfixturevalue("postgres_url"))
+    name = f"keiri_test_{uuid.uuid4().hex[:12]}"
+    admin = sqlalchemy.create_engine(server, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.execute(sqlalchemy.text(f'CREATE DATABASE "{name}"'))
+        yield server.set(database=name).render_as_string(hide_password=False)
+        with admin.connect() as connection:
+            connection.execute(sqlalchemy.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()

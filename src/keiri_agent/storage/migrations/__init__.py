@@ -1,0 +1,1 @@
+"""The Alembic environment of the application database (applied by ``storage.migrate``)."""

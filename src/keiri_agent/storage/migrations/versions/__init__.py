@@ -1,0 +1,1 @@
+"""The schema revisions of the application database, oldest first."""
