@@ -2,7 +2,7 @@
 
 * ``models``      the types its parts share (snippets, notes, the search and note protocols)
 * ``agent``       ``DeepResearchAgent``: events / run / research over a search and a note store
-* ``graph``       the LangGraph graph: plan → rounds (search → summarise → note) → gap check → report
+* ``graph``       the LangGraph graph: plan → rounds (search, summarise, note) → gaps → report
 * ``reasoner``    the ``ResearchReasoner`` protocol; ``llm_reasoner`` and ``offline_reasoner``
 * ``citations``   numbered sources, citation checks, the sources and limitations sections
 * ``prompts``     the prompts of the LLM reasoner

@@ -57,9 +57,24 @@ def key_phrases(text: str) -> list[str]:
     return [term for term in content_terms(text) if len(term) > 1 and term not in REQUEST_WORDS]
 
 
+_MARKUP = re.compile(r"^(?:#{1,6}\s+|[-*+・]\s+|\d{1,3}[.)．]\s+|>\s*)+")
+"""Markdown headings, list markers and quote marks at the start of a line."""
+
+
 def sentences(text: str) -> list[str]:
-    """``text`` split into sentences (after 。！？ and at line breaks), stripped."""
-    return [part.strip() for part in _SENTENCE.split(text) if part and part.strip()]
+    """``text`` split into sentences (after 。！？ and at line breaks), stripped of Markdown
+    list/heading/quote markers. Headings (a line that was ``# …``) and lines without a
+    sentence end are kept out: they label passages, they do not state findings."""
+    found = []
+    for part in _SENTENCE.split(text):
+        line = (part or "").strip()
+        if not line:
+            continue
+        heading = line.startswith("#")
+        line = _MARKUP.sub("", line).strip()
+        if line and not heading and line[-1] in "。！？!?":
+            found.append(line)
+    return found
 
 
 def cite_sentence(sentence: str, number: int) -> str:

@@ -9,13 +9,14 @@ database the settings select.
 from __future__ import annotations
 
 from alembic import context
+from sqlalchemy.engine import Connection
 
 from keiri_agent.storage.schema import VERSION_TABLE, metadata
 
 
-def _run(connection: object) -> None:
+def _run(connection: Connection) -> None:
     context.configure(
-        connection=connection,  # type: ignore[arg-type]
+        connection=connection,
         target_metadata=metadata,
         version_table=VERSION_TABLE,
         render_as_batch=True,
