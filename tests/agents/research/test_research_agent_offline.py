@@ -77,5 +77,8 @@ def test_offline_gap_check_searches_the_uncovered_phrases(tmp_path: Path) -> Non
 def test_sentences_drop_markdown_markers_headings_and_labels() -> None:
     from keiri_agent.agents.research.offline_reasoner import sentences
 
-    text = "# お知らせ\n## 変更点\n- 登録番号を記載します。\n1. 交付日を書きます。\n経理部通知 第2023-04号"
+    text = (
+        "# お知らせ\n## 変更点\n- 登録番号を記載します。\n1. 交付日を書きます。\n"
+        "経理部通知 第2023-04号"
+    )
     assert sentences(text) == ["登録番号を記載します。", "交付日を書きます。"]
