@@ -17,6 +17,10 @@ is answered with sources; the answer is saved as ``out_dir/helpdesk_answer.md``.
 Part 4, Plan generation: the README's instruction becomes a Plan (offline: the
 bundled templates it finds, composed mechanically), checked and dry-run; the YAML is
 saved as ``out_dir/generated_plan.yaml`` with what is still to be decided.
+
+Part 5, deep research: the bundled research corpus (a fictional company's 経理規程,
+経理部通知 and 請求書様式ガイド) is indexed and the README's research question answered
+with numbered sources; the report is saved as ``out_dir/research_report.md``.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from keiri_agent.agents.analysis import AnalysisAgent
 from keiri_agent.cli.render import render_artifact, render_markdown
 from keiri_agent.config import Settings
 from keiri_agent.errors import ExecutionError
+from keiri_agent.events import Event
 from keiri_agent.services.exports import write_report
 
 DEMO_QUESTIONS = (
@@ -125,6 +130,28 @@ def run_design_demo(*, out_dir: Path, console: Console, settings: Settings) -> P
     return path
 
 
+def run_research_demo(*, out_dir: Path, console: Console, settings: Settings) -> Path:
+    """Index the bundled research corpus, research the README's question; returns the report."""
+    from keiri_agent.agents.research.agent import progress_line
+    from keiri_agent.services.research import EXAMPLE_QUESTION, ResearchService
+
+    console.rule(f"[bold]リサーチ:[/bold] {EXAMPLE_QUESTION}")
+    service = ResearchService(settings)
+    console.print(f"索引: {service.index_sample().summary()}")
+
+    def show(event: Event) -> None:
+        line = progress_line(event)
+        if line:
+            console.print(f"· {line}")
+
+    result = service.research(EXAMPLE_QUESTION, on_event=show)
+    render_markdown(console, result.report_md)
+    path = out_dir / "research_report.md"
+    path.write_text(result.report_md, encoding="utf-8")
+    console.print(f"レポートを保存しました: {path}（セッション {result.session_id}）")
+    return path
+
+
 def run_helpdesk_demo(*, out_dir: Path, console: Console, settings: Settings) -> Path:
     """Index the sample XYZ manual and FAQ, ask the README's question; returns the answer file."""
     from keiri_agent.agents.helpdesk.desk import EXAMPLE_QUESTION, HelpDesk
@@ -191,4 +218,5 @@ def run_demo(
     run_plan_demo(out_dir=out_dir, console=console, settings=settings)
     run_helpdesk_demo(out_dir=out_dir, console=console, settings=settings)
     run_design_demo(out_dir=out_dir, console=console, settings=settings)
+    run_research_demo(out_dir=out_dir, console=console, settings=settings)
     return report_path

@@ -165,6 +165,10 @@ def test_demo_ends_with_a_report_covering_three_ops_and_two_plot_kinds(tmp_path:
     generated = (out / "generated_plan.yaml").read_text(encoding="utf-8")
     report_ = PlanEngine(Settings(home=tmp_path, provider="offline"), env={}).check(generated)
     assert report_.ok and "table.reconcile" in generated
+    # Part 5: the README's research question answered from the bundled corpus, with sources.
+    research = (out / "research_report.md").read_text(encoding="utf-8")
+    assert "調査レポート（オフライン）" in research and "## 出典" in research
+    assert "登録番号" in research
 
 
 def test_progress_lines_follow_the_analysis_events(sales_csv: Path) -> None:

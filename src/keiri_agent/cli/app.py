@@ -20,6 +20,7 @@ from keiri_agent.cli.common import fail as _fail
 from keiri_agent.cli.common import settings as common_settings
 from keiri_agent.cli.helpdesk import helpdesk_app
 from keiri_agent.cli.plan import plan_app
+from keiri_agent.cli.research import research_app
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
@@ -261,3 +262,4 @@ def ui(
 app.add_typer(blocks_app, name="blocks")
 app.add_typer(plan_app, name="plan")
 app.add_typer(helpdesk_app, name="helpdesk")
+app.add_typer(research_app, name="research")

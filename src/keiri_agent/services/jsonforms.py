@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from keiri_agent.agents.analysis import TurnResult
     from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
     from keiri_agent.agents.helpdesk.models import AgentResult
+    from keiri_agent.agents.research.models import ResearchNote, ResearchResult
     from keiri_agent.errors import KeiriAgentError
     from keiri_agent.plans.check import DryRunReport
     from keiri_agent.plans.design.models import GeneratedPlan
@@ -279,6 +280,37 @@ def spec_results_json(
 def helpdesk_answer_json(result: AgentResult) -> dict[str, Any]:
     """A HelpDesk answer: question, plan, subtasks, answer, sources, unanswered, offline."""
     return dict(result.model_dump(mode="json"))
+
+
+def research_note_json(note: ResearchNote) -> dict[str, Any]:
+    """One research note: session, step, query, summary, sources, created_at."""
+    return {
+        "session_id": note.session_id,
+        "step_no": note.step_no,
+        "query": note.query,
+        "summary_md": note.summary_md,
+        "sources": [source.to_dict() for source in note.sources],
+        "created_at": note.created_at.isoformat() if note.created_at else None,
+    }
+
+
+def research_result_json(result: ResearchResult) -> dict[str, Any]:
+    """A research run: question, queries, report, numbered sources, notes, limitations."""
+    return {
+        "session_id": result.session_id,
+        "run_id": result.run_id,
+        "question": result.question,
+        "needs_research": result.needs_research,
+        "offline": result.offline,
+        "queries": list(result.queries),
+        "report_md": result.report_md,
+        "sources": [
+            {"number": number, **source.to_dict()}
+            for number, source in enumerate(result.sources, start=1)
+        ],
+        "limitations": list(result.limitations),
+        "notes": [research_note_json(note) for note in result.notes],
+    }
 
 
 def index_reports_json(reports: Mapping[str, IndexReport]) -> dict[str, Any]:

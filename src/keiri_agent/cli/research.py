@@ -1,0 +1,192 @@
+"""``keiri-agent research``: a research question → a cited Markdown report; the session's notes.
+
+    keiri-agent research "インボイス制度で当社の請求書フォーマットに必要な変更点を調べて"
+    keiri-agent research "…" --kb research --session <id>    # named bases; continue a session
+    keiri-agent research notes list                          # sessions with their note counts
+    keiri-agent research notes show <session>
+    keiri-agent research notes delete <session>
+
+The first question on a workspace without any knowledge base indexes the bundled
+research corpus (a fictional company's 経理規程, 経理部通知 and 請求書様式ガイド) into the
+knowledge base ``research``, so the README's question works on a fresh clone;
+``--no-sample`` turns that off. Progress goes to stderr, the report to stdout.
+Exit codes: 0 success, 1 a reported failure, 2 a usage error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.markdown import Markdown
+from rich.markup import escape
+from rich.table import Table
+from typer.core import TyperGroup
+
+from keiri_agent.cli.common import console, err_console, print_json, settings
+from keiri_agent.cli.common import fail as _fail
+from keiri_agent.errors import KeiriAgentError, UserInputError
+
+if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
+    from keiri_agent.events import Event
+    from keiri_agent.services.research import ResearchService
+
+
+class _AskByDefault(TyperGroup):
+    """``research "QUESTION"`` is ``research ask "QUESTION"``; ``research notes …`` stays a
+    subcommand (a question that is exactly ``notes`` or ``ask`` needs ``research ask``)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["ask", *args]
+        return super().parse_args(ctx, args)
+
+
+research_app = typer.Typer(
+    name="research",
+    cls=_AskByDefault,
+    help="Deep research: a question → searches → notes → a cited Markdown report "
+    '(keiri-agent research "QUESTION"; research notes list|show|delete).',
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+notes_app = typer.Typer(
+    name="notes", help="The notes research sessions kept.", no_args_is_help=True
+)
+research_app.add_typer(notes_app, name="notes")
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+
+
+def _service() -> ResearchService:
+    from keiri_agent.services.research import ResearchService
+
+    return ResearchService(settings())
+
+
+@research_app.command("ask")
+def research(
+    question: Annotated[str, typer.Argument(help="The research question (Japanese or English).")],
+    kb: Annotated[
+        list[str] | None,
+        typer.Option("--kb", help="Knowledge base to search (repeatable; default: all indexed)."),
+    ] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", help="Continue this session (its notes).")
+    ] = None,
+    sample: Annotated[
+        bool,
+        typer.Option(
+            "--sample/--no-sample",
+            help="Index the bundled research corpus first when no knowledge base exists.",
+        ),
+    ] = True,
+    as_json: JsonOption = False,
+) -> None:
+    """Research QUESTION in the knowledge bases (and Azure AI Search / web when configured)."""
+    if not question.strip():
+        err_console.print('調べたい内容を引数で指定してください（例: keiri-agent research "…"）')
+        raise typer.Exit(code=2)
+    try:
+        service = _service()
+        if sample and not kb:
+            from keiri_agent.agents.research.sources.internal import knowledge_base_names
+
+            if not knowledge_base_names(service.settings):
+                report = service.index_sample()
+                err_console.print(f"サンプル資料を索引しました: {report.summary()}")
+        result = service.research(
+            question, kb_names=kb, session_id=session, on_event=_progress(as_json)
+        )
+    except KeiriAgentError as error:
+        if as_json:
+            from keiri_agent.services.jsonforms import error_json
+
+            print_json(error_json(error))
+        raise _fail(error) from None
+    if as_json:
+        from keiri_agent.services.jsonforms import research_result_json
+
+        print_json(research_result_json(result))
+        return
+    console.print(Markdown(result.report_md))
+    err_console.print(f"セッション: {result.session_id}（ノート {len(result.notes)} 件）")
+
+
+def _progress(quiet: bool) -> Callable[[Event], None]:
+    from keiri_agent.agents.research.agent import progress_line
+
+    def show(event: Event) -> None:
+        if quiet:
+            return
+        line = progress_line(event)
+        if line:
+            err_console.print(f"· {escape(line)}")
+
+    return show
+
+
+@notes_app.command("list")
+def list_sessions(as_json: JsonOption = False) -> None:
+    """Research sessions, newest first, with their note counts."""
+    try:
+        sessions = _service().sessions()
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+    if as_json:
+        print_json(
+            [
+                {"session_id": sid, "notes": count, "last": when.isoformat()}
+                for sid, count, when in sessions
+            ]
+        )
+        return
+    if not sessions:
+        console.print("ノートはまだありません。")
+        return
+    table = Table(title="調査セッション")
+    for column in ("セッション", "ノート", "最終更新"):
+        table.add_column(column)
+    for sid, count, when in sessions:
+        table.add_row(sid, str(count), f"{when:%Y-%m-%d %H:%M}")
+    console.print(table)
+
+
+@notes_app.command("show")
+def show_session(session_id: str, as_json: JsonOption = False) -> None:
+    """The notes of SESSION_ID in step order."""
+    try:
+        notes = _service().notes(session_id)
+        if not notes:
+            raise UserInputError(
+                f"セッション {session_id!r} のノートはありません",
+                hint="keiri-agent research notes list でセッションを確認してください",
+                code="RESEARCH_SESSION_NOT_FOUND",
+            )
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+    if as_json:
+        from keiri_agent.services.jsonforms import research_note_json
+
+        print_json([research_note_json(note) for note in notes])
+        return
+    for note in notes:
+        console.rule(f"[{note.step_no}] {escape(note.query)}")
+        console.print(Markdown(note.summary_md or "（見つかりませんでした）"))
+        for number, source in enumerate(note.sources, start=1):
+            console.print(f"  {number}. {escape(source.label())}")
+
+
+@notes_app.command("delete")
+def delete_session(session_id: str, as_json: JsonOption = False) -> None:
+    """Delete every note of SESSION_ID."""
+    try:
+        deleted = _service().delete_session(session_id)
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+    if as_json:
+        print_json({"session_id": session_id, "deleted": deleted})
+        return
+    console.print(f"セッション {session_id} のノート {deleted} 件を削除しました。")
