@@ -99,3 +99,23 @@ def test_an_empty_question_is_refused_in_japanese() -> None:
     assert any("質問が空です" in e.value for e in at.error)
     assert not at.status
     assert ResearchService(Settings()).sessions() == []
+
+
+def test_a_failing_run_shows_a_message_and_hint_not_a_traceback() -> None:
+    service = ResearchService(Settings())
+    service.index_sample()
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("socket closed")
+
+    service.research = broken  # type: ignore[method-assign,assignment]
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["research.service"] = service
+    at.run()
+    at.switch_page("research_page.py").run()
+    _click(at, "調査する")
+
+    assert at.status[0].label == "エラー"
+    assert any("予期しないエラー" in e.value for e in at.error)
+    assert any(c.value.startswith("ヒント:") for c in at.caption)
+    assert "socket closed" not in _texts(at)

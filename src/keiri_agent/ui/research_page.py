@@ -199,9 +199,7 @@ def _drain(running: Mapping[str, Any]) -> None:
         "question": running["question"],
         "events": job.events(),
         "result": result,
-        "error": (
-            error.to_dict() if isinstance(error, KeiriAgentError) else UNEXPECTED
-        )
+        "error": (error.to_dict() if isinstance(error, KeiriAgentError) else UNEXPECTED)
         if error
         else None,
     }
@@ -249,9 +247,7 @@ def _show_result(result: ResearchResult) -> None:
         for number, snippet in enumerate(result.sources, start=1):
             _show_source(number, snippet)
     if result.limitations:
-        st.warning(
-            "この調査の制約:\n\n" + "\n".join(f"- {item}" for item in result.limitations)
-        )
+        st.warning("この調査の制約:\n\n" + "\n".join(f"- {item}" for item in result.limitations))
 
 
 # --------------------------------------------------------------------------- notes
