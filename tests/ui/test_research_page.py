@@ -80,6 +80,13 @@ def test_sample_question_report_sources_notes_and_delete() -> None:
     assert at.status[0].label == "調査の過程"
     assert len(_notes(at)) == count
 
+    at.text_area(key="research.question").input("請求書の登録番号の記載方法は?")
+    _click(at, "調査する")  # a later question continues the selected session
+    ((continued, total, _),) = service.sessions()
+    assert continued == session_id and total > count
+    count = total
+    assert len(_notes(at)) == count
+
     assert at.button(key="research.delete").disabled  # needs the confirmation first
     at.checkbox(key="research.confirm_delete").check().run()
     _click(at, "削除")
