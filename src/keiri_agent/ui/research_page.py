@@ -14,6 +14,7 @@ The page only calls ``services.research.ResearchService``. What it keeps in
   ``components.persistent``; ``research.select`` is a session to select on the next run
   (the one a run just used, or "new" after a deletion): a widget's value cannot be
   changed once it is drawn in a run;
+- ``research.confirm_delete``: the checkbox that enables 削除 for the shown session;
 - ``research.flash``: a message shown once on the next run (e.g. after a deletion).
 
 Threads: ``ResearchService.research`` runs as a ``services.jobs.Job``; the script thread
