@@ -28,6 +28,7 @@ def main() -> None:
     pages = [
         st.Page(render_analysis_page, title="データ分析", icon="📊", url_path="analysis"),
         st.Page("helpdesk_page.py", title="ヘルプデスク", icon="💬", url_path="helpdesk"),
+        st.Page("research_page.py", title="リサーチ", icon="🔎", url_path="research"),
         st.Page("design_page.py", title="設計", icon="🛠️", url_path="design"),
         st.Page("run_page.py", title="実行", icon="▶️", url_path="run"),
     ]

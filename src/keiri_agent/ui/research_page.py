@@ -1,0 +1,351 @@
+"""リサーチ page: a research question → live progress per query → a cited report and its notes.
+
+The page only calls ``services.research.ResearchService``. What it keeps in
+``st.session_state`` (every key under ``research.``):
+
+- ``research.service``: one ``ResearchService`` per browser session (tests may set it
+  before the first run, e.g. one built with a scripted chat model);
+- ``research.index``: the outcome of registering the sample corpus (counts or an error);
+- ``research.running``: the question being researched and its ``services.jobs.Job``;
+- ``research.last``: the last run: ``question``, ``events`` (``keiri_agent.events.Event``)
+  and ``result`` (``ResearchResult``) or ``error`` (``KeiriAgentError.to_dict()``);
+- ``research.question``, ``research.kbs``, ``research.session``: the question box, the
+  knowledge bases and the session selector, kept across page switches by
+  ``components.persistent``; ``research.select`` is a session to select on the next run
+  (the one a run just used, or "new" after a deletion): a widget's value cannot be
+  changed once it is drawn in a run;
+- ``research.confirm_delete``: the checkbox that enables 削除 for the shown session;
+- ``research.flash``: a message shown once on the next run (e.g. after a deletion).
+
+Threads: ``ResearchService.research`` runs as a ``services.jobs.Job``; the script thread
+follows its events and writes one progress line per event into an ``st.status``, so
+Streamlit elements are created only from the script thread. A rerun during the run
+replays the events received so far and keeps following the same job.
+
+The report is the model's Markdown: it is rendered by ``st.markdown`` with HTML off.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import streamlit as st
+
+from keiri_agent.agents.research.agent import progress_line
+from keiri_agent.agents.research.models import DocSnippet, ResearchNote, ResearchResult
+from keiri_agent.agents.research.sources.internal import knowledge_base_names
+from keiri_agent.errors import KeiriAgentError
+from keiri_agent.events import Event
+from keiri_agent.services.jobs import Job
+from keiri_agent.services.research import EXAMPLE_QUESTION, SAMPLE_KB, ResearchService
+from keiri_agent.ui.components import persistent, provider_banner
+from keiri_agent.ui.session import session_settings
+
+logger = logging.getLogger(__name__)
+
+SERVICE = "research.service"
+INDEX = "research.index"
+RUNNING = "research.running"
+LAST = "research.last"
+QUESTION = "research.question"
+KBS = "research.kbs"
+SESSION = "research.session"
+SELECT = "research.select"
+FLASH = "research.flash"
+CONFIRM = "research.confirm_delete"
+NEW_SESSION = "（新しいセッション）"
+EMPTY_QUESTION = "質問が空です。調べたい内容を文章で入力してください。"
+UNEXPECTED = {
+    "code": "UNEXPECTED",
+    "message": "調査中に予期しないエラーが発生しました",
+    "hint": "もう一度お試しください。続く場合は管理者にログを確認してもらってください。",
+}
+
+
+def _service() -> ResearchService:
+    if SERVICE not in st.session_state:
+        st.session_state[SERVICE] = ResearchService(session_settings())
+    service: ResearchService = st.session_state[SERVICE]
+    return service
+
+
+def _show_error(error: Mapping[str, Any], *, where: Any = st) -> None:
+    where.error(f"[{error.get('code', '')}] {error.get('message', '')}")
+    if error.get("hint"):
+        where.caption(f"ヒント: {error['hint']}")
+
+
+# --------------------------------------------------------------------------- sources of a run
+
+
+def _register_sample(service: ResearchService) -> None:
+    with st.spinner("サンプル資料を登録中…"):
+        try:
+            report = service.index_sample()
+        except KeiriAgentError as error:
+            st.session_state[INDEX] = {"error": error.to_dict()}
+            return
+    data = report.to_dict()
+    st.session_state[INDEX] = {
+        "text": (
+            f"サンプル資料をナレッジベース「{SAMPLE_KB}」に登録しました: "
+            f"追加 {len(data['added'])}、更新 {len(data['updated'])}、"
+            f"変更なし {len(data['unchanged'])}、失敗 {len(data['failed'])}"
+        ),
+        "failed": data["failed"],
+    }
+
+
+def _knowledge_bases(service: ResearchService) -> list[str]:
+    """The knowledge-base multiselect (or the sample button when there is none)."""
+    names = knowledge_base_names(service.settings)
+    if not names:
+        slot = st.empty()
+        with slot.container():
+            st.info(
+                "ナレッジベースがまだありません。「サンプル資料を登録」で、架空の会社の経理規程・"
+                "経理部通知・請求書様式ガイドを登録できます（ヘルプデスクのページで索引した"
+                "資料も使えます）。"
+            )
+            clicked = st.button("サンプル資料を登録", key="research.sample")
+        if clicked:
+            _register_sample(service)
+            names = knowledge_base_names(service.settings)
+            if names:
+                slot.empty()
+    outcome = st.session_state.get(INDEX)
+    if outcome:
+        if outcome.get("error"):
+            _show_error(outcome["error"])
+        else:
+            st.success(outcome["text"])
+            for failure in outcome["failed"]:
+                _show_error(failure)
+    if not names:
+        return []
+    chosen = persistent(
+        st.multiselect,
+        "検索するナレッジベース（未選択ならすべて）",
+        names,
+        key=KBS,
+        default=[],
+        valid=lambda kept: all(name in names for name in kept),
+    )
+    return list(chosen)
+
+
+def _session_selector(service: ResearchService) -> str | None:
+    """The session to continue (None: a new one)."""
+    options = [NEW_SESSION] + [session_id for session_id, _, _ in service.sessions()]
+    pending = st.session_state.pop(SELECT, None)
+    if pending is not None:
+        st.session_state[SESSION] = pending if pending in options else NEW_SESSION
+    chosen = persistent(
+        st.selectbox,
+        "セッション（既存のセッションを選ぶと、そのノートを引き継いで調査します）",
+        options,
+        key=SESSION,
+        default=NEW_SESSION,
+        valid=lambda kept: kept in options,
+    )
+    return None if chosen == NEW_SESSION else str(chosen)
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _start(
+    service: ResearchService, question: str, kb_names: Sequence[str], session_id: str | None
+) -> None:
+    job: Job[ResearchResult] = Job(
+        lambda emit: service.research(
+            question, kb_names=kb_names or None, session_id=session_id, on_event=emit
+        ),
+        name="research",
+    )
+    st.session_state[RUNNING] = {"question": question, "job": job}
+    st.session_state.pop(LAST, None)
+    job.start()
+
+
+def _write_progress(status: Any, event: Event) -> None:
+    line = progress_line(event)
+    if line is None:
+        return
+    if event.kind == "error":
+        status.warning(line)
+    else:
+        status.markdown(f"- {line}")
+
+
+def _drain(running: Mapping[str, Any]) -> None:
+    """Follow the job's events into a status box until it ends; keep the outcome in ``LAST``."""
+    job: Job[ResearchResult] = running["job"]
+    with st.status("調査中…", expanded=True) as status:
+        for event in job.follow():
+            _write_progress(status, event)
+        error = job.error
+        status.update(
+            label="エラー" if error else "完了",
+            state="error" if error else "complete",
+            expanded=False,
+        )
+    st.session_state.pop(RUNNING, None)
+    if error is not None and not isinstance(error, KeiriAgentError):
+        logger.error("research failed", exc_info=error)
+    result = None if error else job.result()
+    st.session_state[LAST] = {
+        "question": running["question"],
+        "events": job.events(),
+        "result": result,
+        "error": (error.to_dict() if isinstance(error, KeiriAgentError) else UNEXPECTED)
+        if error
+        else None,
+    }
+    if result is not None:
+        st.session_state[SELECT] = result.session_id
+
+
+def _replay(events: Sequence[Event], failed: bool) -> None:
+    with st.status("調査の過程", state="error" if failed else "complete", expanded=False) as status:
+        for event in events:
+            _write_progress(status, event)
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def _location(snippet: DocSnippet) -> str:
+    parts = []
+    if snippet.document:
+        parts.append(f"文書: {snippet.document}")
+    if snippet.page is not None:
+        parts.append(f"ページ: {snippet.page}")
+    if snippet.heading:
+        parts.append(f"見出し: {snippet.heading}")
+    if snippet.origin:
+        parts.append(f"検索元: {snippet.origin}")
+    return " / ".join(parts) or snippet.title
+
+
+def _show_source(number: int, snippet: DocSnippet) -> None:
+    with st.expander(f"[{number}] {snippet.label()}"):
+        st.caption(_location(snippet))
+        if snippet.url and snippet.url.startswith(("https://", "http://")):
+            st.markdown(f"URL: [{snippet.url}]({snippet.url})")
+        st.text(snippet.text)
+
+
+def _show_result(result: ResearchResult) -> None:
+    st.subheader("レポート")
+    if result.offline:
+        st.caption("オフライン: 検索した資料の文を抜き出して組み立てたレポートです。")
+    st.markdown(result.report_md)
+    if result.sources:
+        st.markdown("**出典**（クリックすると引用した箇所を表示します）")
+        for number, snippet in enumerate(result.sources, start=1):
+            _show_source(number, snippet)
+    if result.limitations:
+        st.warning("この調査の制約:\n\n" + "\n".join(f"- {item}" for item in result.limitations))
+
+
+# --------------------------------------------------------------------------- notes
+
+
+def _show_note(note: ResearchNote) -> None:
+    with st.expander(f"ステップ {note.step_no}: {note.query}"):
+        st.markdown(note.summary_md)
+        if note.sources:
+            st.caption("出典: " + " / ".join(snippet.label() for snippet in note.sources))
+
+
+def _notes_panel(service: ResearchService, session_id: str) -> None:
+    st.subheader("セッションのノート")
+    notes = service.notes(session_id)
+    st.caption(f"セッション {session_id}: ノート {len(notes)} 件")
+    for note in notes:
+        _show_note(note)
+    if not notes:
+        return
+    confirmed = st.checkbox("このセッションのノートをすべて削除します", key=CONFIRM)
+    if st.button("削除", key="research.delete", disabled=not confirmed):
+        deleted = service.delete_session(session_id)
+        st.session_state[FLASH] = f"セッション {session_id} のノート {deleted} 件を削除しました。"
+        st.session_state[SELECT] = NEW_SESSION
+        st.session_state.pop(CONFIRM, None)
+        last = st.session_state.get(LAST)
+        if last and last.get("result") is not None and last["result"].session_id == session_id:
+            st.session_state.pop(LAST, None)
+        st.rerun()
+
+
+# --------------------------------------------------------------------------- the page
+
+
+def _body(service: ResearchService) -> None:
+    settings = service.settings
+    provider_banner(settings)
+    st.caption(
+        "質問を最大 3 つの検索クエリに分け、社内のナレッジベースなどを並行して検索・要約し、"
+        "出典つきのレポートにまとめます。各ステップはノートとして保存されます。"
+    )
+    if settings.is_offline:
+        st.info(
+            "オフラインモード: LLM を使わず、質問のキーワードで検索し、資料の文を抜き出して"
+            "レポートを組み立てます（抽出型）。OPENAI_API_KEY などを設定すると LLM が"
+            "計画・要約・執筆します。",
+            icon="⚠️",
+        )
+    flash = st.session_state.pop(FLASH, None)
+    if flash:
+        st.success(flash)
+
+    kb_names = _knowledge_bases(service)
+    session_id = _session_selector(service)
+    question = persistent(
+        st.text_area, "質問", key=QUESTION, default=EXAMPLE_QUESTION, placeholder=EXAMPLE_QUESTION
+    )
+    running = st.session_state.get(RUNNING)
+    asked = st.button("調査する", type="primary", key="research.ask", disabled=bool(running))
+    if asked and not running:
+        text = str(question or "").strip()
+        if not text:
+            st.error(EMPTY_QUESTION)
+        else:
+            _start(service, text, kb_names, session_id)
+            running = st.session_state[RUNNING]
+    live = bool(running)
+    if running:
+        st.markdown(f"**質問**: {running['question']}")
+        _drain(running)
+    last = st.session_state.get(LAST)
+    if last:
+        if not live:
+            st.markdown(f"**質問**: {last['question']}")
+            if last["events"]:
+                _replay(last["events"], failed=last.get("error") is not None)
+        if last.get("error"):
+            _show_error(last["error"])
+        elif last.get("result") is not None:
+            _show_result(last["result"])
+    shown = session_id
+    if last and last.get("result") is not None and (live or shown is None):
+        shown = last["result"].session_id
+    if shown:
+        _notes_panel(service, shown)
+
+
+def render_research_page() -> None:
+    """The page body (called by ``st.navigation``)."""
+    st.title("リサーチ")
+    try:
+        service = _service()
+        _body(service)
+    except KeiriAgentError as error:  # e.g. an unreadable database or a missing key
+        _show_error(error.to_dict())
+
+
+if __name__ == "__main__":  # run as the リサーチ page script by st.navigation
+    render_research_page()

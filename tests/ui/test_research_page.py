@@ -1,0 +1,128 @@
+"""The リサーチ page via AppTest (offline): register the sample corpus → ask → report → notes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from keiri_agent.config import Settings
+from keiri_agent.services.research import (
+    EXAMPLE_QUESTION,
+    SAMPLE_KB,
+    ResearchService,
+    sample_corpus,
+)
+
+APP = str(Path(__file__).resolve().parents[2] / "src" / "keiri_agent" / "ui" / "app.py")
+SAMPLE_DOCUMENTS = {path.name for path in sample_corpus().iterdir() if path.is_file()}
+
+
+def _open() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("research_page.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _click(at: AppTest, label: str) -> None:
+    next(b for b in at.button if b.label == label).click().run()
+    assert not at.exception, at.exception
+
+
+def _texts(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [e.value for e in at.error]
+    parts += [i.value for i in at.info] + [c.value for c in at.caption]
+    parts += [s.value for s in at.success] + [w.value for w in at.warning]
+    return "\n".join(str(p) for p in parts)
+
+
+def _notes(at: AppTest) -> list[str]:
+    return [e.label for e in at.expander if e.label.startswith("ステップ ")]
+
+
+def test_sample_question_report_sources_notes_and_delete() -> None:
+    at = _open()
+    assert "ナレッジベースがまだありません" in _texts(at)
+    assert "オフラインモード" in _texts(at)
+    assert at.text_area(key="research.question").value == EXAMPLE_QUESTION
+
+    _click(at, "サンプル資料を登録")
+    assert any(f"追加 {len(SAMPLE_DOCUMENTS)}、" in s.value for s in at.success), _texts(at)
+    assert "ナレッジベースがまだありません" not in _texts(at)
+    assert at.multiselect(key="research.kbs").options == [SAMPLE_KB]
+
+    _click(at, "調査する")
+    (status,) = at.status
+    assert status.label == "完了"
+    progress = "\n".join(m.value for m in at.markdown)
+    assert "計画（オフライン）" in progress and "検索中" in progress
+    assert at.subheader[0].value == "レポート"
+    report = next(m.value for m in at.markdown if "[1]" in m.value and "オフライン" in m.value)
+    sources = [e.label for e in at.expander if e.label.startswith("[")]
+    assert sources and sources[0].startswith("[1] ")
+    assert any(document in sources[0] for document in SAMPLE_DOCUMENTS)
+    cited = {int(label[1 : label.index("]")]) for label in sources}
+    assert cited == set(range(1, len(sources) + 1))
+    assert "インボイス" in report
+    assert not any(m.allow_html for m in at.markdown)  # the report's Markdown cannot inject HTML
+
+    service = ResearchService(Settings())
+    ((session_id, count, _),) = service.sessions()
+    assert count >= 1
+    assert len(_notes(at)) == count
+    assert f"セッション {session_id}: ノート {count} 件" in _texts(at)
+
+    at.run()  # the next run selects the session the run used and replays the report
+    assert not at.exception, at.exception
+    assert at.selectbox(key="research.session").value == session_id
+    assert at.status[0].label == "調査の過程"
+    assert len(_notes(at)) == count
+
+    at.text_area(key="research.question").input("請求書の登録番号の記載方法は?")
+    _click(at, "調査する")  # a later question continues the selected session
+    ((continued, total, _),) = service.sessions()
+    assert continued == session_id and total > count
+    count = total
+    assert len(_notes(at)) == count
+
+    assert at.button(key="research.delete").disabled  # needs the confirmation first
+    at.checkbox(key="research.confirm_delete").check().run()
+    _click(at, "削除")
+    assert service.sessions() == []
+    assert service.notes(session_id) == []
+    assert f"ノート {count} 件を削除しました" in _texts(at)
+    assert _notes(at) == []
+    assert at.selectbox(key="research.session").value == "（新しいセッション）"
+
+
+def test_an_empty_question_is_refused_in_japanese() -> None:
+    ResearchService(Settings()).index_sample()
+    at = _open()
+    at.text_area(key="research.question").input("   ")
+    _click(at, "調査する")
+
+    assert any("質問が空です" in e.value for e in at.error)
+    assert not at.status
+    assert ResearchService(Settings()).sessions() == []
+
+
+def test_a_failing_run_shows_a_message_and_hint_not_a_traceback() -> None:
+    service = ResearchService(Settings())
+    service.index_sample()
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("socket closed")
+
+    service.research = broken  # type: ignore[method-assign,assignment]
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["research.service"] = service
+    at.run()
+    at.switch_page("research_page.py").run()
+    _click(at, "調査する")
+
+    assert at.status[0].label == "エラー"
+    assert any("予期しないエラー" in e.value for e in at.error)
+    assert any(c.value.startswith("ヒント:") for c in at.caption)
+    assert "socket closed" not in _texts(at)
