@@ -82,3 +82,22 @@ def test_sentences_drop_markdown_markers_headings_and_labels() -> None:
         "経理部通知 第2023-04号"
     )
     assert sentences(text) == ["登録番号を記載します。", "交付日を書きます。"]
+
+
+def test_a_query_asked_again_in_the_session_reuses_its_note(tmp_path: Path) -> None:
+    source = FixedSource(SNIPPETS)
+    store = MemoryNoteStore()
+    agent = DeepResearchAgent(offline_settings(tmp_path), tools=[source], store=store)
+    first = agent.research("インボイス制度の登録番号と端数処理")
+    searched = len(source.queries)
+    events: list[Event] = []
+    again = agent.research(
+        "インボイス制度の登録番号と端数処理", session_id=first.session_id, on_event=events.append
+    )
+    searched_again = source.queries[searched:]
+    noted = {note.query for note in first.notes}
+    assert noted and not noted & set(searched_again)  # a query with a note is not searched again
+    assert [n.step_no for n in again.notes][: len(first.notes)] == [n.step_no for n in first.notes]
+    assert sum(note.query in noted for note in store.items) == len(noted)  # not stored twice
+    assert any(e.kind == "note_saved" and e.payload.get("reused") for e in events)
+    assert re.search(r"\[\d+\]", again.report_md)

@@ -196,6 +196,8 @@ def progress_line(event: Event) -> str | None:
     if event.kind == "partial_summary":
         return f"{step}要約しました: {payload['query']}"
     if event.kind == "note_saved":
+        if payload.get("reused"):
+            return f"{step}このセッションのノートを再利用しました: {payload.get('query')}"
         return f"{step}ノートを保存しました"
     if event.kind == "gap_check":
         added = payload.get("queries") or []

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
@@ -150,7 +151,11 @@ class ResearchRun:
         self.session_id = session_id
         self.limits = limits
         self._semaphore = asyncio.Semaphore(limits.concurrency)
-        self._next_step = len(store.notes(session_id)) + 1
+        earlier = store.notes(session_id)
+        self._next_step = max((note.step_no for note in earlier), default=0) + 1
+        self._earlier = {_query_key(note.query): note for note in earlier if note.summary_md}
+        """The session's notes by query: a query asked again in the session reuses its note
+        (no new search or summary) — seed §7, notes kept for reuse."""
 
     def build(self) -> CompiledStateGraph[Any, Any, Any, Any]:
         graph = StateGraph(ResearchState)
@@ -222,7 +227,17 @@ class ResearchRun:
 
     async def research_round(self, state: ResearchState) -> dict[str, Any]:
         steps = []
+        reused: list[ResearchNote] = []
         for query in state.get("pending") or []:
+            earlier = self._earlier.get(_query_key(query))
+            if earlier is not None:
+                reused.append(earlier)
+                self.emitter.emit(
+                    "note_saved",
+                    {"step_no": earlier.step_no, "query": query, "note_id": earlier.id,
+                     "reused": True},
+                )  # fmt: skip
+                continue
             steps.append(_Step(query, self._next_step))
             self._next_step += 1
         limitations: list[str] = []
@@ -230,7 +245,7 @@ class ResearchRun:
             *(self._run_step(state["question"], step, limitations) for step in steps),
             return_exceptions=True,
         )
-        notes = list(state.get("notes") or [])
+        notes = [*(state.get("notes") or []), *reused]
         for step, outcome in zip(steps, outcomes, strict=True):
             if isinstance(outcome, BaseException):
                 logger.warning("research step %r failed: %r", step.query, outcome)
@@ -390,6 +405,11 @@ class ResearchRun:
             for hit in result:
                 hits.setdefault(hit.ref, hit)
         return list(hits.values())
+
+
+def _query_key(query: str) -> str:
+    """Queries compare after NFKC, case folding and whitespace collapsing."""
+    return " ".join(unicodedata.normalize("NFKC", query).casefold().split())
 
 
 def _error(exc: BaseException) -> dict[str, Any]:
