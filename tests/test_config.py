@@ -42,7 +42,7 @@ def test_azure_needs_key_and_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_compatible_provider_needs_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KEIRI_AGENT_PROVIDER", "openai-compatible")
-    with pytest.raises(ConfigurationError, match="base URL"):
+    with pytest.raises(ConfigurationError, match="接続先の URL がありません"):
         Settings().require_llm()
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     Settings().require_llm()

@@ -392,25 +392,28 @@ class Settings(BaseSettings):
         provider = self.active_provider
         if provider == "offline":
             raise ConfigurationError(
-                "no LLM is configured (provider 'offline')",
-                hint="set OPENAI_API_KEY, or AZURE_OPENAI_API_KEY and AZURE_OPENAI_ENDPOINT, "
-                "or KEIRI_AGENT_PROVIDER=openai-compatible with KEIRI_AGENT_OPENAI_API_BASE",
+                "LLM が設定されていません（オフライン）",
+                hint="OpenAI のキー（OPENAI_API_KEY）、または Azure OpenAI のキーとエンドポイント"
+                "（AZURE_OPENAI_API_KEY と AZURE_OPENAI_ENDPOINT）を .env か環境変数に設定して"
+                "から、もう一度実行してください",
             )
         if provider == "openai" and self.openai_api_key is None:
             raise ConfigurationError(
-                "provider 'openai' needs an API key", hint="set OPENAI_API_KEY"
+                "OpenAI を使う設定ですが、API キーがありません",
+                hint="OpenAI の API キーを OPENAI_API_KEY に設定してください",
             )
         if provider == "azure" and (
             self.azure_openai_api_key is None or not self.azure_openai_endpoint
         ):
             raise ConfigurationError(
-                "provider 'azure' needs a key and an endpoint",
-                hint="set AZURE_OPENAI_API_KEY and AZURE_OPENAI_ENDPOINT",
+                "Azure OpenAI を使う設定ですが、キーかエンドポイントがありません",
+                hint="AZURE_OPENAI_API_KEY と AZURE_OPENAI_ENDPOINT の両方を設定してください",
             )
         if provider == "openai-compatible" and not self.openai_api_base:
             raise ConfigurationError(
-                "provider 'openai-compatible' needs a base URL",
-                hint="set KEIRI_AGENT_OPENAI_API_BASE (e.g. http://localhost:8000/v1)",
+                "OpenAI 互換サーバーを使う設定ですが、接続先の URL がありません",
+                hint="KEIRI_AGENT_OPENAI_API_BASE にサーバーの URL を設定してください"
+                "（例: http://localhost:8000/v1）",
             )
 
     def describe(self) -> str:

@@ -32,9 +32,9 @@ def compatible(server: StubOpenAIServer, **overrides: object) -> Settings:
 
 
 def test_offline_provider_is_a_configuration_error() -> None:
-    with pytest.raises(ConfigurationError, match="offline"):
+    with pytest.raises(ConfigurationError, match="オフライン"):
         chat_model(Settings(provider="offline"))
-    with pytest.raises(ConfigurationError, match="offline"):
+    with pytest.raises(ConfigurationError, match="オフライン"):
         embeddings(Settings(provider="offline"))
 
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, create_model, model_validator
 
 from keiri_agent.blocks.base import BlockContext, ProcessingBlock
 from keiri_agent.blocks.files import positive_int
-from keiri_agent.blocks.llm import ChatModelFactory
+from keiri_agent.blocks.llm import ChatModelFactory, block_chat_model
 from keiri_agent.blocks.records import (
     check_columns,
     columns_of,
@@ -31,7 +31,7 @@ from keiri_agent.blocks.records import (
     records_input,
     string_list,
 )
-from keiri_agent.errors import BlockError, BlockErrorCode, ConfigurationError, LLMError
+from keiri_agent.errors import BlockError, BlockErrorCode, LLMError
 from keiri_agent.llm.factory import chat_model
 from keiri_agent.llm.structured import invoke_structured
 
@@ -233,16 +233,7 @@ class ClassifyBlock(ProcessingBlock):
         return {"records": result, "summary": summary}
 
     def _model(self, ctx: BlockContext) -> BaseChatModel:
-        try:
-            return self._factory(ctx.settings)
-        except ConfigurationError as error:
-            raise BlockError(
-                BlockErrorCode.API_ERROR,
-                f"ai.classify には LLM の設定が必要です: {error.message}",
-                details={"error_code": error.code},
-                hint=error.hint,
-                recoverable=True,
-            ) from error
+        return block_chat_model(self._factory, ctx.settings, "ai.classify")
 
 
 def _summary(

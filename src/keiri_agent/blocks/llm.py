@@ -406,16 +406,22 @@ class ProcessLLMBlock(ProcessingBlock):
         return {"results": {"items": items}, "summary": summary}
 
     def _model(self, ctx: BlockContext) -> BaseChatModel:
-        try:
-            return self._factory(ctx.settings)
-        except ConfigurationError as error:
-            raise BlockError(
-                BlockErrorCode.API_ERROR,
-                f"ai.process_llm には LLM の設定が必要です: {error.message}",
-                details={"error_code": error.code},
-                hint=error.hint,
-                recoverable=True,
-            ) from error
+        return block_chat_model(self._factory, ctx.settings, "ai.process_llm")
+
+
+def block_chat_model(factory: ChatModelFactory, settings: Settings, block_id: str) -> BaseChatModel:
+    """The chat model an LLM block calls; without a usable LLM configuration an
+    ``API_ERROR`` naming the block, with the configuration's Japanese reason and fix."""
+    try:
+        return factory(settings)
+    except ConfigurationError as error:
+        raise BlockError(
+            BlockErrorCode.API_ERROR,
+            f"{block_id} には LLM の設定が必要です: {error.message}",
+            details={"error_code": error.code},
+            hint=error.hint,
+            recoverable=True,
+        ) from error
 
 
 _NO_TEXT_MESSAGE = "ファイルから文字を取り出せませんでした"

@@ -322,7 +322,7 @@ def test_constructor_rejects_bad_configuration() -> None:
         HelpDeskAgent(Settings(), tools=[tools[0], tools[0]], chat_model=model)
     with pytest.raises(ConfigurationError):
         HelpDeskAgent(Settings(), tools=tools, chat_model=model, max_challenge_count=0)
-    with pytest.raises(ConfigurationError, match="needs an API key"):
+    with pytest.raises(ConfigurationError, match="API キーがありません"):
         HelpDeskAgent(Settings(provider="openai"), tools=tools)
 
 
