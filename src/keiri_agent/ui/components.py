@@ -1,8 +1,9 @@
-"""Widgets shared by the pages: the provider banner, artifact rendering, kept widget values."""
+"""Widgets shared by the pages: the provider banner, errors, artifact rendering, kept widget
+values."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import pandas as pd
@@ -10,6 +11,7 @@ import streamlit as st
 
 from keiri_agent.agents.analysis.artifacts import Artifact
 from keiri_agent.config import Settings
+from keiri_agent.services.jsonforms import json_value
 
 T = TypeVar("T")
 KEEP_PREFIX = "_keep."
@@ -26,6 +28,18 @@ def provider_banner(settings: Settings) -> None:
         )
     else:
         st.sidebar.success(f"LLM: {settings.describe()}")
+
+
+def show_error(error: Mapping[str, Any]) -> None:
+    """A reported error (``KeiriAgentError.to_dict()``): its message, the details in an
+    expander when there are any, and the hint (what the user can do)."""
+    st.error(f"❌ {error.get('message', '')}")
+    details = error.get("details") or {}
+    if details:
+        with st.expander("エラー詳細"):
+            st.json(json_value(details, preview=True))
+    if error.get("hint"):
+        st.info(f"💡 {error['hint']}")
 
 
 def render_artifact(artifact: Artifact) -> None:

@@ -39,7 +39,7 @@ from keiri_agent.plans.design.models import BlockCandidate, GeneratedPlan, Templ
 from keiri_agent.services.design import DesignCheck, DesignRequest, DesignService, Generation
 from keiri_agent.services.jobs import Job
 from keiri_agent.services.jsonforms import json_value
-from keiri_agent.ui.components import persistent, provider_banner
+from keiri_agent.ui.components import persistent, provider_banner, show_error
 from keiri_agent.ui.input_forms import input_form
 from keiri_agent.ui.session import session_settings
 
@@ -78,16 +78,6 @@ def _service() -> DesignService:
         st.session_state[SERVICE] = DesignService(session_settings())
     service: DesignService = st.session_state[SERVICE]
     return service
-
-
-def _show_error(error: Mapping[str, Any]) -> None:
-    st.error(f"❌ {error.get('message', '')}")
-    details = error.get("details") or {}
-    if details:
-        with st.expander("エラー詳細"):
-            st.json(json_value(details, preview=True))
-    if error.get("hint"):
-        st.info(str(error["hint"]), icon="💡")
 
 
 # --- 1. the request ------------------------------------------------------------------
@@ -134,7 +124,7 @@ def _templates(service: DesignService) -> list[str]:
     try:
         templates = {template.id: template for template in service.templates()}
     except KeiriAgentError as error:
-        _show_error(error.to_dict())
+        show_error(error.to_dict())
         return []
     words = (
         persistent(
@@ -261,7 +251,7 @@ def _candidates(service: DesignService, instruction: str) -> list[str]:
         try:
             found = service.candidates(instruction, pinned)
         except KeiriAgentError as error:
-            _show_error(error.to_dict())
+            show_error(error.to_dict())
             return pinned
         cached = (cache_key, found)
         st.session_state["design.candidates"] = cached
@@ -437,7 +427,7 @@ def _generation() -> None:
     if state.get("job"):  # a rerun interrupted following the job: keep following it
         _follow(state)
     if state.get("problem"):
-        _show_error(state["problem"])
+        show_error(state["problem"])
     generation: Generation | None = state.get("result")
     if generation is None:
         return
@@ -473,7 +463,7 @@ def _check_view(check: DesignCheck) -> None:
     if issues:
         st.dataframe(pd.DataFrame(issues), hide_index=True, width="stretch")
     if check.dry_run_error:
-        _show_error(check.dry_run_error)
+        show_error(check.dry_run_error)
     if check.dry_run is not None:
         if not check.dry_run.ok:
             st.error("ドライランで問題が見つかりました。")
@@ -512,7 +502,7 @@ def _editor(service: DesignService) -> None:
         _check_view(check)
     problem = st.session_state.get(REGISTER_PROBLEM)
     if problem:
-        _show_error(problem)
+        show_error(problem)
         errors = (problem.get("details") or {}).get("errors") or []
         if errors:
             rows = [
@@ -568,7 +558,7 @@ def render_design_page() -> None:
     try:
         service = _service()
     except KeiriAgentError as error:
-        _show_error(error.to_dict())
+        show_error(error.to_dict())
         return
     provider_banner(service.settings)
     request = _request(service)

@@ -50,7 +50,7 @@ from keiri_agent.services.plan_inputs import (
     var_kind,
     var_text,
 )
-from keiri_agent.ui.components import persistent
+from keiri_agent.ui.components import persistent, show_error
 from keiri_agent.ui.input_forms import input_form
 from keiri_agent.ui.session import session_settings
 
@@ -69,14 +69,6 @@ def _engine() -> PlanEngine:
         st.session_state["run.engine"] = PlanEngine(session_settings())
     engine: PlanEngine = st.session_state["run.engine"]
     return engine
-
-
-def _show_error(error: Mapping[str, Any]) -> None:
-    st.error(f"❌ {error.get('message', '')}")
-    with st.expander("エラー詳細"):
-        st.json(json_value(error.get("details") or {}, preview=True))
-    if error.get("hint"):
-        st.info(f"💡 {error['hint']}")
 
 
 def _form_key(engine: PlanEngine, plan: Plan, node_id: str, block: str) -> str:
@@ -256,7 +248,7 @@ def _choose_plan(engine: PlanEngine) -> str | None:
     try:
         entries = engine.store.list()
     except KeiriAgentError as error:
-        _show_error(error.to_dict())
+        show_error(error.to_dict())
         return None
     if not entries:
         st.info("designs/ に Plan がありません。")
@@ -311,7 +303,7 @@ def _result(engine: PlanEngine, plan: Plan, result: RunResult) -> None:
             st.write(_event_text(line))
     _forms(engine, plan, result)
     for index, failure in enumerate(result.errors):
-        _show_error(failure)
+        show_error(failure)
         if failure.get("recoverable"):
             _rerun_button(engine, plan, result, failure, index)
     if result.outputs:
@@ -326,7 +318,7 @@ def render_run_page() -> None:
     try:
         engine = _engine()
     except KeiriAgentError as error:
-        _show_error(error.to_dict())
+        show_error(error.to_dict())
         return
     file_id = _choose_plan(engine)
     if file_id is None:
@@ -334,7 +326,7 @@ def render_run_page() -> None:
     try:
         plan = load_plan(engine, file_id)
     except KeiriAgentError as error:
-        _show_error(error.to_dict())
+        show_error(error.to_dict())
         return
     if plan.description:
         st.caption(plan.description)
@@ -343,7 +335,7 @@ def render_run_page() -> None:
     run_vars, problems = _vars_inputs(plan, file_id)
     if st.button("実行", type="primary", key="run.start"):
         for problem in problems:  # a var that does not read: say so, run nothing
-            _show_error(problem.to_dict())
+            show_error(problem.to_dict())
         if not problems:
             _start(engine, plan, file_id, run_vars)
     state = st.session_state.get(STATE)
@@ -352,7 +344,7 @@ def render_run_page() -> None:
     if state.get("job"):  # a rerun interrupted following the run: keep following it
         _follow(state)
     if state.get("problem"):
-        _show_error(state["problem"])
+        show_error(state["problem"])
     result: RunResult | None = state.get("result")
     if result is not None:
         _result(engine, plan, result)
