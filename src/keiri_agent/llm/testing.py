@@ -380,6 +380,34 @@ class HashEmbeddings(Embeddings):
         return stub_embedding(text, self.dim)
 
 
+class LoopbackServer:
+    """An HTTP server on a free 127.0.0.1 port, served from a background thread.
+
+    The test stubs (the OpenAI server here, the search APIs of the research agent) use it
+    for start/stop; ``handler`` is their request handler class.
+    """
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        self._httpd.block_on_close = False
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+
+    @property
+    def origin(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def stop(self) -> None:
+        """Stop serving, close the socket and wait for the thread."""
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+
 class StubOpenAIServer:
     """An OpenAI-compatible HTTP server on 127.0.0.1 serving scripted replies.
 
@@ -406,8 +434,7 @@ class StubOpenAIServer:
         self._position = 0
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server: LoopbackServer | None = None
 
     def __enter__(self) -> Self:
         self.start()
@@ -418,23 +445,13 @@ class StubOpenAIServer:
 
     def start(self) -> None:
         """Listen on a free loopback port and serve in a background thread."""
-        handler = type("Handler", (_Handler,), {"stub": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._httpd.block_on_close = False
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
+        self._server = LoopbackServer(type("Handler", (_Handler,), {"stub": self}))
 
     def stop(self) -> None:
         """Stop serving and close the socket."""
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._httpd = self._thread = None
+        if self._server is not None:
+            self._server.stop()
+        self._server = None
 
     @property
     def base_url(self) -> str:
@@ -444,9 +461,9 @@ class StubOpenAIServer:
     @property
     def origin(self) -> str:
         """``http://127.0.0.1:PORT`` (e.g. an Azure endpoint)."""
-        if self._httpd is None:
+        if self._server is None:
             raise RuntimeError("StubOpenAIServer is not running; use it as a context manager")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        return self._server.origin
 
     @property
     def requests(self) -> list[RecordedRequest]:

@@ -18,9 +18,11 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
+
+from keiri_agent.llm.testing import LoopbackServer
 
 
 @dataclass(frozen=True)
@@ -55,33 +57,22 @@ class _SearchApiStub:
     def __post_init__(self) -> None:
         self._queue = list(self.answers)
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server: LoopbackServer | None = None
 
     def __enter__(self) -> Self:
-        handler = type("Handler", (_Handler,), {"stub": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._httpd.block_on_close = False
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
+        self._server = LoopbackServer(type("Handler", (_Handler,), {"stub": self}))
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._httpd = self._thread = None
+        if self._server is not None:
+            self._server.stop()
+        self._server = None
 
     @property
     def base_url(self) -> str:
         """``http://127.0.0.1:PORT``."""
-        assert self._httpd is not None, "use the stub as a context manager"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        assert self._server is not None, "use the stub as a context manager"
+        return self._server.origin
 
     def add(self, *answers: StubAnswer) -> None:
         with self._lock:
