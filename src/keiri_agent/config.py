@@ -314,8 +314,40 @@ class Settings(BaseSettings):
         default=30.0, gt=0, le=600, description="Time limit of one web search request."
     )
 
+    # --- HTTP API (keiri-agent serve) ------------------------------------------
+    api_token: SecretStr | None = Field(
+        default=None,
+        description="Bearer token every API request must carry; required when the server "
+        "listens beyond loopback.",
+    )
+    api_cors_origins: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=(),
+        description="Origins allowed to call the API from a browser (comma-separated, "
+        "e.g. http://localhost:3000); empty: same origin only.",
+    )
+    api_max_body_mb: int = Field(
+        default=2, ge=1, le=1024, description="Largest JSON request body (MiB)."
+    )
+    api_heartbeat_s: float = Field(
+        default=15.0, gt=0, le=300, description="Seconds between SSE heartbeat comments."
+    )
+    api_research_concurrency: int = Field(
+        default=8,
+        ge=1,
+        le=64,
+        description="Research runs one server process executes at once; more wait their turn.",
+    )
+    api_poll_interval_s: float = Field(
+        default=0.2,
+        gt=0,
+        le=10,
+        description="How often a stream checks the database for events another server "
+        "process wrote (seconds).",
+    )
+
     @field_validator(
         "plan_env_allow",
+        "api_cors_origins",
         "research_azure_search_select",
         "research_azure_search_vector_fields",
         mode="before",

@@ -157,7 +157,7 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(("plans", "agents"), 3),
     "services": 4,
     # surfaces
-    **dict.fromkeys(("cli", "ui", "demo"), 5),
+    **dict.fromkeys(("cli", "ui", "demo", "api"), 5),
 }
 SIBLINGS_APART = {frozenset(("plans", "agents"))}
 

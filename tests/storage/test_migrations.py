@@ -51,7 +51,7 @@ def test_upgrade_creates_research_notes_with_its_session_index(engine: sqlalchem
 
     upgrade(engine)
 
-    assert current_revision(engine) == head_revision() == "0001"
+    assert current_revision(engine) == head_revision() == "0002"
     assert _columns(engine, "research_notes") == {
         "id", "session_id", "step_no", "query", "summary_md", "sources", "created_at",
     }  # fmt: skip
@@ -59,6 +59,23 @@ def test_upgrade_creates_research_notes_with_its_session_index(engine: sqlalchem
     assert ("ix_research_notes_session_id", ["session_id"]) in [
         (index["name"], index["column_names"]) for index in indexes
     ]
+
+
+def test_upgrade_creates_the_research_run_and_event_tables(engine: sqlalchemy.Engine) -> None:
+    upgrade(engine)
+
+    assert _columns(engine, "research_runs") == {
+        "run_id", "session_id", "question", "kb_names", "status", "result", "error",
+        "last_seq", "cancel_requested", "worker", "created_at", "updated_at",
+    }  # fmt: skip
+    assert _columns(engine, "research_events") == {
+        "id", "run_id", "seq", "kind", "timestamp", "payload",
+    }  # fmt: skip
+    # the schema metadata the code writes with matches the migrated tables
+    from keiri_agent.storage.schema import metadata
+
+    for table in metadata.tables.values():
+        assert _columns(engine, table.name) == {column.name for column in table.columns}
 
 
 def test_upgrade_is_idempotent_and_keeps_rows(engine: sqlalchemy.Engine) -> None:
@@ -77,7 +94,7 @@ def test_upgrade_is_idempotent_and_keeps_rows(engine: sqlalchemy.Engine) -> None
     with engine.connect() as connection:
         assert connection.execute(text("SELECT count(*) FROM research_notes")).scalar() == 1
         versions = connection.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).all()
-    assert [row[0] for row in versions] == ["0001"]
+    assert [row[0] for row in versions] == ["0002"]
 
 
 def test_processes_starting_at_once_migrate_once(
@@ -109,7 +126,7 @@ def test_processes_starting_at_once_migrate_once(
         for process, (out, _) in zip(processes, results, strict=True)
     ]
     assert outcomes == [(0, "ok")] * 3, [err for _, err in results]
-    assert current_revision(engine) == "0001"
+    assert current_revision(engine) == "0002"
     assert "research_notes" in sqlalchemy.inspect(engine).get_table_names()
 
 

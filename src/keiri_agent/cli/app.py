@@ -230,6 +230,32 @@ def demo(
 
 
 @app.command()
+def serve(
+    host: Annotated[
+        str,
+        typer.Option(help="Address to listen on; beyond 127.0.0.1 needs KEIRI_AGENT_API_TOKEN."),
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to serve on.")] = 8000,
+    workers: Annotated[
+        int, typer.Option(min=1, max=32, help="Server processes (share runs through PostgreSQL).")
+    ] = 1,
+) -> None:
+    """Start the HTTP API (OpenAPI docs at /docs, GraphQL at /graphql)."""
+    from keiri_agent.api.security import check_bind
+    from keiri_agent.api.server import serve as run_server
+
+    try:
+        settings = common_settings()
+        check_bind(host, settings)
+        err_console.print(
+            f"API: http://{host}:{port}  （説明: http://{host}:{port}/docs ・ 終了: Ctrl+C）"
+        )
+        run_server(settings, host=host, port=port, workers=workers)
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+
+
+@app.command()
 def ui(
     port: Annotated[int, typer.Option(help="Port to serve on.")] = 8501,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",

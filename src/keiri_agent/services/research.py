@@ -74,8 +74,11 @@ class ResearchService:
         kb_names: Sequence[str] | None = None,
         session_id: str | None = None,
         on_event: EventCallback | None = None,
+        run_id: str | None = None,
     ) -> ResearchResult:
-        return self.agent(kb_names).research(question, session_id=session_id, on_event=on_event)
+        return self.agent(kb_names).research(
+            question, session_id=session_id, on_event=on_event, run_id=run_id
+        )
 
     def index_sample(self) -> IndexReport:
         """Index the bundled research corpus into ``SAMPLE_KB`` (changed files only)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     Column,
     DateTime,
     Index,
@@ -45,3 +46,47 @@ research_notes = Table(
 
 ``sources`` is a JSON list of ``DocSnippet.to_dict()``; ``created_at`` is UTC.
 """
+
+
+RUN_ID_MAX_LENGTH = 64
+"""The longest research run id (``run_`` + hex)."""
+
+research_runs = Table(
+    "research_runs",
+    metadata,
+    Column("run_id", String(RUN_ID_MAX_LENGTH), primary_key=True),
+    Column("session_id", String(SESSION_ID_MAX_LENGTH), nullable=False),
+    Column("question", Text, nullable=False),
+    Column("kb_names", JSON, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("result", JSON, nullable=True),
+    Column("error", JSON, nullable=True),
+    Column("last_seq", Integer, nullable=False),
+    Column("cancel_requested", Boolean, nullable=False, default=False),
+    Column("worker", String(128), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Index("ix_research_runs_session_id", "session_id"),
+)
+"""One deep-research run started through the API: what was asked, where it stands.
+
+``status`` is ``running``, ``success``, ``failed`` or ``cancelled``; ``result`` the
+JSON form of the ``ResearchResult`` once it succeeded, ``error`` the error's
+``to_dict()`` once it failed. ``worker`` names the server process running it
+(host:pid) and ``updated_at`` is its heartbeat: a ``running`` run whose heartbeat is
+old lost its process. ``cancel_requested`` is how any process asks the owner to stop it.
+"""
+
+research_events = Table(
+    "research_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(RUN_ID_MAX_LENGTH), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("kind", String(64), nullable=False),
+    Column("timestamp", String(32), nullable=False),
+    Column("payload", JSON, nullable=False),
+    UniqueConstraint("run_id", "seq", name="uq_research_events_run_seq"),
+)
+"""Every event of a research run, written once, read by any server process: what an
+SSE client that reconnects with ``Last-Event-ID`` is sent (the rows after that seq)."""

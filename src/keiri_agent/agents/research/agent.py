@@ -95,8 +95,12 @@ class DeepResearchAgent:
         *,
         session_id: str | None = None,
         on_event: EventCallback | None = None,
+        run_id: str | None = None,
     ) -> ResearchResult:
         """Research ``question``; ``on_event`` receives every event (in the event loop).
+
+        ``run_id`` names the run in its events (default a new ``run_<hex>``): the API
+        chooses it before the run starts so a client can follow it at once.
 
         Raises:
             UserInputError: The question is empty.
@@ -105,7 +109,7 @@ class DeepResearchAgent:
         if not question:
             raise UserInputError("質問が空です", hint="調べたい内容を文章で入力してください")
         session_id = session_id or new_session_id()
-        run_id = f"run_{uuid.uuid4().hex[:12]}"
+        run_id = run_id or new_run_id()
         emitter = EventEmitter("research", run_id, on_event)
         run = ResearchRun(
             reasoner=self.reasoner,
@@ -174,9 +178,18 @@ class DeepResearchAgent:
         *,
         session_id: str | None = None,
         on_event: EventCallback | None = None,
+        run_id: str | None = None,
     ) -> ResearchResult:
-        """``aresearch`` for synchronous callers (CLI, Streamlit): runs its own event loop."""
-        return asyncio.run(self.aresearch(question, session_id=session_id, on_event=on_event))
+        """``aresearch`` for synchronous callers (CLI, Streamlit, the API's worker
+        threads): runs its own event loop."""
+        return asyncio.run(
+            self.aresearch(question, session_id=session_id, on_event=on_event, run_id=run_id)
+        )
+
+
+def new_run_id() -> str:
+    """A new research run id: ``run_`` and 12 hex digits."""
+    return f"run_{uuid.uuid4().hex[:12]}"
 
 
 def progress_line(event: Event) -> str | None:

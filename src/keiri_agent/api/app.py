@@ -1,0 +1,77 @@
+"""The FastAPI application: ``create_app(settings)`` builds it, ``keiri-agent serve`` runs it.
+
+    /api/health                       liveness (no token needed)
+    /api/research …                   deep research (seed 004): start, SSE events, state, notes
+    /graphql                          Strawberry: mutation deepResearch(question, sessionId, kb)
+    /docs, /openapi.json              OpenAPI documentation
+
+Every route under ``/api`` and ``/graphql`` carries ``security.require_token``;
+``security.OriginGuard`` and ``body_limit.BodyLimit`` wrap the whole app; errors have
+one JSON shape (``errors``). Routes parse the request, call a service and return its
+JSON form (``services.jsonforms``); they hold no logic a CLI command or a page would
+need to copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import Depends, FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+
+from keiri_agent.api import errors
+from keiri_agent.api.body_limit import BodyLimit
+from keiri_agent.api.context import ApiContext, ModelFactory
+from keiri_agent.api.errors import ERROR_RESPONSES
+from keiri_agent.api.routes import graphql, research, system
+from keiri_agent.api.security import OriginGuard, require_token
+from keiri_agent.config import Settings
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("keiri-agent")
+    except PackageNotFoundError:  # running from a source tree
+        return "0"
+
+
+def create_app(settings: Settings, *, model_factory: ModelFactory | None = None) -> FastAPI:
+    """The app over ``settings`` (``model_factory``: see ``api.context``)."""
+    context = ApiContext(settings, model_factory=model_factory)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        context.close()
+
+    app = FastAPI(
+        title="keiri-agent API",
+        version=_version(),
+        description="経理・バックオフィス向けエージェント（データ分析・ヘルプデスク・"
+        "ディープリサーチ・業務 Plan）の HTTP API。エラーは常に "
+        '{"error": {"code", "message", "hint", "details"}} の形で返ります。',
+        lifespan=lifespan,
+        responses=ERROR_RESPONSES,
+    )
+    app.state.settings = settings
+    app.state.context = context
+    errors.install(app)
+
+    protected = [Depends(require_token)]
+    app.include_router(system.router)
+    app.include_router(research.router, dependencies=protected)
+    app.include_router(graphql.router(), dependencies=protected)
+
+    app.add_middleware(BodyLimit, settings=settings)
+    if settings.api_cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.api_cors_origins),
+            allow_methods=["GET", "POST", "DELETE", "PUT"],
+            allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Accept-Language"],
+        )
+    app.add_middleware(OriginGuard, settings=settings)
+    return app

@@ -1,0 +1,73 @@
+"""Request bodies are read up to a limit, never further (ASGI middleware).
+
+JSON and form bodies may be ``api_max_body_mb``; uploads (``multipart/form-data``)
+``max_upload_mb``. A declared ``Content-Length`` over the limit is refused before
+anything is read; a body that grows past it while streaming (chunked, or a lying
+header) stops being read and is refused with the same 413 (``BodyTooLarge``).
+Uploads are parsed by Starlette into spooled temporary files, so memory stays
+bounded whatever the limit.
+"""
+
+from __future__ import annotations
+
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from keiri_agent.api.errors import plain_response
+from keiri_agent.config import Settings
+
+MIB = 2**20
+
+
+class BodyTooLarge(HTTPException):
+    """The request body went over its limit (rendered by ``api.errors`` as 413)."""
+
+    def __init__(self, limit: int, upload: bool) -> None:
+        megabytes = limit // MIB
+        what = "アップロードするファイル" if upload else "リクエストの本文"
+        super().__init__(
+            413,
+            detail={  # type: ignore[arg-type]  # api.errors renders a dict detail as the body
+                "error": {
+                    "code": "BODY_TOO_LARGE",
+                    "message": f"{what}が上限（{megabytes} MB）を超えています",
+                    "hint": "ファイルを分けるか小さくしてから送ってください。上限は管理者が"
+                    "設定で変えられます",
+                    "details": {"limit_bytes": limit},
+                }
+            },
+        )
+
+
+class BodyLimit:
+    """ASGI middleware enforcing the limits in the module docstring."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.body_limit = settings.api_max_body_mb * MIB
+        self.upload_limit = settings.max_upload_mb * MIB
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        upload = headers.get(b"content-type", b"").startswith(b"multipart/")
+        # an upload's form fields and boundaries come on top of the file itself
+        limit = self.upload_limit + MIB if upload else self.body_limit
+        declared = headers.get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await plain_response(BodyTooLarge(limit, upload))(scope, receive, send)
+            return
+        received = 0
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise BodyTooLarge(limit, upload)
+            return message
+
+        await self.app(scope, limited_receive, send)

@@ -1,0 +1,245 @@
+"""One JSON shape for every error the API returns, in the request's language.
+
+    {"error": {"code": "PLAN_NOT_FOUND", "message": "…", "hint": "…", "details": {…}}}
+
+- ``code`` is stable and machine-readable (the core error's ``code``, or one of the
+  API's own below);
+- ``message`` and ``hint`` are Japanese, or English when the request prefers English
+  (``Accept-Language``) and the error is one of the API's own; the core's errors
+  (``KeiriAgentError``) carry Japanese text only, so they stay Japanese;
+- ``details`` holds JSON values (never a secret: everything is masked; never a
+  traceback: unexpected exceptions are logged on the server and answered with
+  ``INTERNAL_ERROR``).
+
+``install(app)`` registers the handlers; ``ERROR_RESPONSES`` documents the shape in
+the OpenAPI spec of every route.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from keiri_agent.errors import (
+    KeiriAgentError,
+    LLMError,
+    RunInProgressError,
+    UnknownDatasetError,
+    UserInputError,
+)
+from keiri_agent.masking import mask_secrets, mask_text
+
+log = logging.getLogger(__name__)
+
+Language = Literal["ja", "en"]
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+    hint: str | None = None
+    details: dict[str, Any] = {}
+
+
+class ErrorBody(BaseModel):
+    """The body of every error response."""
+
+    error: ErrorDetail
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": description}
+    for status, description in {
+        400: "The request cannot be processed as given (see error.hint)",
+        401: "A bearer token is required or the one given is wrong",
+        403: "The request's origin is not allowed",
+        404: "Not found",
+        409: "Conflict with the current state (e.g. a run in progress)",
+        413: "The body or the upload is larger than the server's limit",
+        422: "The request does not match the schema",
+        500: "An unexpected server error (logged on the server)",
+        502: "The language model service failed",
+    }.items()
+}
+"""Documented on every route so that clients (and schemathesis) know the shape."""
+
+
+@dataclass
+class ApiError(Exception):
+    """An error of the API itself (not of the core), with both languages."""
+
+    status: int
+    code: str
+    message_ja: str
+    message_en: str
+    hint_ja: str | None = None
+    hint_en: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] | None = None
+
+    def body(self, language: Language) -> dict[str, Any]:
+        english = language == "en"
+        return _body(
+            self.code,
+            self.message_en if english else self.message_ja,
+            (self.hint_en if english else self.hint_ja),
+            self.details,
+        )
+
+
+def not_found(what_ja: str, what_en: str, name: str) -> ApiError:
+    """404 for a named thing (a run, a session, a dataset) that does not exist."""
+    return ApiError(
+        404,
+        "NOT_FOUND",
+        f"{what_ja}「{name}」が見つかりません",
+        f"{what_en} '{name}' was not found",
+        "一覧から選び直してください",
+        "Pick one from the list",
+        {"name": name},
+    )
+
+
+def request_language(request: Request) -> Language:
+    """``en`` when the request's Accept-Language ranks English above Japanese."""
+    header = request.headers.get("accept-language", "")
+    ranked: list[tuple[float, str]] = []
+    for position, part in enumerate(header.split(",")):
+        tag, _, params = part.strip().partition(";")
+        quality = 1.0
+        if params.strip().startswith("q="):
+            try:
+                quality = float(params.strip()[2:])
+            except ValueError:
+                quality = 0.0
+        ranked.append((-quality + position * 1e-6, tag.strip().lower()))
+    for _, tag in sorted(ranked):
+        if tag.startswith("ja"):
+            return "ja"
+        if tag.startswith("en"):
+            return "en"
+    return "ja"
+
+
+def _body(code: str, message: str, hint: str | None, details: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "error": {
+            "code": code,
+            "message": mask_text(message),
+            "hint": mask_text(hint) if hint else None,
+            "details": mask_secrets(details),
+        }
+    }
+
+
+def status_of(error: KeiriAgentError) -> int:
+    """The HTTP status of a core error."""
+    if isinstance(error, UnknownDatasetError) or error.code.endswith("NOT_FOUND"):
+        return 404
+    if isinstance(error, RunInProgressError):
+        return 409
+    if isinstance(error, UserInputError):
+        return 400
+    if isinstance(error, LLMError):
+        return 502
+    return 500
+
+
+def core_error_response(error: KeiriAgentError) -> JSONResponse:
+    return JSONResponse(
+        _body(error.code, error.message, error.hint, dict(error.details)),
+        status_code=status_of(error),
+    )
+
+
+_HTTP_ERRORS: dict[int, tuple[str, str, str, str, str]] = {
+    404: ("NOT_FOUND", "そのアドレスはありません", "No such endpoint",
+          "API の一覧は /docs で確認できます", "See /docs for the endpoints"),
+    405: ("METHOD_NOT_ALLOWED", "この操作はこのアドレスでは使えません",
+          "Method not allowed here", "API の一覧は /docs で確認できます",
+          "See /docs for the endpoints"),
+}  # fmt: skip
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers that give every error the one shape."""
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, error: ApiError) -> JSONResponse:
+        return JSONResponse(
+            error.body(request_language(request)), status_code=error.status, headers=error.headers
+        )
+
+    @app.exception_handler(KeiriAgentError)
+    async def _core_error(request: Request, error: KeiriAgentError) -> JSONResponse:
+        return core_error_response(error)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        problems = [
+            {"location": [str(part) for part in item.get("loc", ())], "problem": item.get("msg")}
+            for item in error.errors()
+        ]
+        english = request_language(request) == "en"
+        where = ", ".join(".".join(p["location"]) for p in problems[:5])
+        message = (
+            f"The request does not match the schema: {where}"
+            if english
+            else f"リクエストの内容が正しくありません: {where}"
+        )
+        hint = (
+            "See /docs for the expected fields" if english else "/docs で項目と型を確認してください"
+        )
+        return JSONResponse(
+            _body("REQUEST_INVALID", message, hint, {"problems": problems}), status_code=422
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        if isinstance(error.detail, dict) and "error" in error.detail:
+            return JSONResponse(error.detail, status_code=error.status_code, headers=error.headers)
+        code, ja, en, hint_ja, hint_en = _HTTP_ERRORS.get(
+            error.status_code,
+            ("HTTP_ERROR", "リクエストを処理できませんでした", "The request failed", "", ""),
+        )
+        english = request_language(request) == "en"
+        return JSONResponse(
+            _body(code, en if english else ja, (hint_en if english else hint_ja) or None, {}),
+            status_code=error.status_code,
+            headers=error.headers,
+        )
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, error: Exception) -> JSONResponse:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        english = request_language(request) == "en"
+        return JSONResponse(
+            _body(
+                "INTERNAL_ERROR",
+                "An unexpected server error occurred"
+                if english
+                else "サーバーで予期しないエラーが発生しました",
+                "Try again; if it persists, send the server log to your administrator"
+                if english
+                else "もう一度お試しください。続く場合はサーバーのログを管理者に送ってください",
+                {},
+            ),
+            status_code=500,
+        )
+
+
+def plain_response(error: StarletteHTTPException) -> JSONResponse:
+    """A middleware's own error (raised before routing) as the one JSON shape."""
+    body = (
+        error.detail
+        if isinstance(error.detail, dict)
+        else _body("HTTP_ERROR", str(error.detail), None, {})
+    )
+    return JSONResponse(body, status_code=error.status_code, headers=error.headers)

@@ -1,0 +1,1 @@
+"""The API's routers, one module per product (each a thin layer over a service)."""

@@ -1,0 +1,101 @@
+"""GraphQL (Strawberry) at ``/graphql``: seed 004's ``mutation deepResearch``.
+
+    mutation { deepResearch(question: "…", sessionId: null, kb: ["research"]) {
+        runId sessionId status eventsUrl } }
+
+The mutation starts a run exactly like ``POST /api/research`` (the same service) and
+returns its id; the progress and the report stream from ``eventsUrl`` over SSE.
+``researchRun(runId)`` reads a run's state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import strawberry
+from fastapi import APIRouter, Request
+from strawberry.fastapi import GraphQLRouter
+from strawberry.types import Info
+
+from keiri_agent.api.context import ApiContext
+from keiri_agent.errors import KeiriAgentError
+from keiri_agent.services.research_runs import RunRecord
+
+
+@strawberry.type
+class ResearchRunType:
+    run_id: str
+    session_id: str
+    question: str
+    status: str
+    last_event_id: int
+    events_url: str
+    report_md: str | None
+    error_code: str | None
+    error_message: str | None
+
+
+def _run(record: RunRecord) -> ResearchRunType:
+    result = record.result or {}
+    error = record.error or {}
+    return ResearchRunType(
+        run_id=record.run_id,
+        session_id=record.session_id,
+        question=record.question,
+        status=record.status,
+        last_event_id=record.last_seq,
+        events_url=f"/api/research/{record.run_id}/events",
+        report_md=result.get("report_md"),
+        error_code=error.get("code"),
+        error_message=error.get("message"),
+    )
+
+
+def _context(info: Info[Any, Any]) -> ApiContext:
+    request: Request = info.context["request"]
+    context: ApiContext = request.app.state.context
+    return context
+
+
+class ResearchError(Exception):
+    """A core error as a GraphQL error (message and hint in Japanese, code in extensions)."""
+
+    def __init__(self, error: KeiriAgentError) -> None:
+        super().__init__(error.message)
+        self.extensions = {"code": error.code, "hint": error.hint}
+
+
+@strawberry.type
+class Query:
+    @strawberry.field
+    def research_run(self, info: Info[Any, Any], run_id: str) -> ResearchRunType | None:
+        record = _context(info).research_runs.get(run_id)
+        return None if record is None else _run(record)
+
+
+@strawberry.type
+class Mutation:
+    @strawberry.mutation
+    def deep_research(
+        self,
+        info: Info[Any, Any],
+        question: str,
+        session_id: str | None = None,
+        kb: list[str] | None = None,
+    ) -> ResearchRunType:
+        try:
+            record = _context(info).research_runs.start(
+                question, session_id=session_id, kb_names=kb or []
+            )
+        except KeiriAgentError as error:
+            raise ResearchError(error) from None
+        return _run(record)
+
+
+schema = strawberry.Schema(query=Query, mutation=Mutation)
+
+
+def router() -> APIRouter:
+    """A new ``/graphql`` router (GraphiQL in the browser at the same address)."""
+    graphql: APIRouter = GraphQLRouter(schema, path="/graphql", tags=["graphql"])
+    return graphql

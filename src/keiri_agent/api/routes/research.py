@@ -1,0 +1,125 @@
+"""Deep research (seed 004): start a run, stream its events (SSE, resumable), read its
+final state, list and delete a session's notes. Runs execute in the server's worker
+threads (``services.research_runs``), never inside a request."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request, status
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+
+from keiri_agent.api import sse
+from keiri_agent.api.context import ApiContext, get_context
+from keiri_agent.api.errors import not_found
+from keiri_agent.services.research_runs import MAX_QUESTION_CHARS, RunRecord
+
+router = APIRouter(prefix="/api/research", tags=["research"])
+
+Context = Annotated[ApiContext, Depends(get_context)]
+
+
+class ResearchRequest(BaseModel):
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    session_id: str | None = Field(default=None, max_length=128)
+    """Continue a session (its notes are reused); empty: a new session."""
+    kb: list[str] = Field(default_factory=list, max_length=20)
+    """Knowledge bases to search; empty: every indexed one."""
+
+
+class ResearchRun(BaseModel):
+    run_id: str
+    session_id: str
+    question: str
+    kb_names: list[str]
+    status: str
+    """queued, running, success, failed or cancelled."""
+    result: dict[str, Any] | None
+    """The report, numbered sources, notes and limitations once it succeeded."""
+    error: dict[str, Any] | None
+    last_event_id: int
+    created_at: str
+    updated_at: str
+    events_url: str
+
+
+def run_json(record: RunRecord) -> ResearchRun:
+    return ResearchRun(**record.to_dict(), events_url=f"/api/research/{record.run_id}/events")
+
+
+def _record(context: ApiContext, run_id: str) -> RunRecord:
+    record = context.research_runs.get(run_id)
+    if record is None:
+        raise not_found("調査", "Research run", run_id)
+    return record
+
+
+@router.post("", response_model=ResearchRun, status_code=status.HTTP_202_ACCEPTED)
+def start_research(body: ResearchRequest, context: Context) -> ResearchRun:
+    """Start a research run; follow it at ``events_url``."""
+    record = context.research_runs.start(
+        body.question, session_id=body.session_id, kb_names=body.kb
+    )
+    return run_json(record)
+
+
+@router.get("/sessions/{session_id}/notes")
+def session_notes(session_id: str, context: Context) -> dict[str, Any]:
+    """The notes of a session, in step order."""
+    from keiri_agent.services.jsonforms import research_note_json
+
+    notes = context.research.notes(session_id)
+    return {"session_id": session_id, "notes": [research_note_json(note) for note in notes]}
+
+
+@router.delete("/sessions/{session_id}/notes")
+def delete_session_notes(session_id: str, context: Context) -> dict[str, Any]:
+    """Delete every note of a session."""
+    return {"session_id": session_id, "deleted": context.research.delete_session(session_id)}
+
+
+@router.get("/sessions")
+def sessions(context: Context) -> dict[str, Any]:
+    """Sessions with notes, newest first."""
+    return {
+        "sessions": [
+            {"session_id": session_id, "notes": count, "last_note_at": last.isoformat()}
+            for session_id, count, last in context.research.sessions()
+        ]
+    }
+
+
+@router.get("/{run_id}", response_model=ResearchRun)
+def research_run(run_id: str, context: Context) -> ResearchRun:
+    """A run's state; its result once it succeeded."""
+    return run_json(_record(context, run_id))
+
+
+@router.post("/{run_id}/cancel", response_model=ResearchRun)
+def cancel_research(run_id: str, context: Context) -> ResearchRun:
+    """Ask a run to stop (it ends with a ``cancelled`` event)."""
+    _record(context, run_id)
+    record = context.research_runs.cancel(run_id)
+    assert record is not None
+    return run_json(record)
+
+
+@router.get(
+    "/{run_id}/events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {sse.MEDIA_TYPE: {}}, "description": "Server-sent events"}},
+)
+def research_events(
+    run_id: str,
+    request: Request,
+    context: Context,
+    last_event_id: Annotated[
+        str | None, Query(alias="lastEventId", description="Resume after this event id")
+    ] = None,
+) -> StreamingResponse:
+    """The run's events as SSE; ``Last-Event-ID`` (header or query) resumes after it."""
+    _record(context, run_id)
+    after = sse.last_event_id(request, last_event_id)
+    events = context.research_runs.follow(run_id, after)
+    return sse.stream(events, context.settings.api_heartbeat_s)

@@ -1,0 +1,135 @@
+"""Who may call the API: the bearer token, the bind address, the request's origin.
+
+- ``check_bind(host, settings)``: listening beyond loopback without a token set is
+  refused before the server starts (anyone on the network could read the
+  knowledge bases and run Plans).
+- ``require_token``: the dependency every ``/api`` and ``/graphql`` route carries.
+  With a token configured a request must send ``Authorization: Bearer <token>``,
+  compared in constant time; without one (loopback only) nothing is asked.
+- ``OriginGuard``: a browser page from another site may not drive the API (a form
+  post or an upload needs no CORS pre-flight): a request whose ``Origin`` is neither
+  the server itself nor a configured ``api_cors_origins`` entry is refused, and on
+  loopback the ``Host`` must be a loopback name (DNS rebinding).
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from keiri_agent.api.errors import ApiError
+from keiri_agent.config import Settings
+from keiri_agent.errors import ConfigurationError
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+_bearer = HTTPBearer(auto_error=False, description="KEIRI_AGENT_API_TOKEN")
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, settings: Settings) -> None:
+    """Refuse to listen beyond loopback without a token (``ConfigurationError``)."""
+    if is_loopback(host) or settings.api_token is not None:
+        return
+    raise ConfigurationError(
+        f"アクセス用トークンが未設定のため、{host} では起動できません",
+        hint="他の端末から使うには .env に KEIRI_AGENT_API_TOKEN=<十分に長いランダムな文字列> "
+        "を設定して再起動してください。この PC だけで使うなら --host 127.0.0.1 のまま起動します",
+        details={"host": host},
+    )
+
+
+def _unauthorized(reason_ja: str, reason_en: str) -> ApiError:
+    return ApiError(
+        401,
+        "UNAUTHORIZED",
+        reason_ja,
+        reason_en,
+        "管理者から受け取ったアクセス用トークンを Authorization: Bearer <トークン> で"
+        "送ってください",
+        "Send the access token as Authorization: Bearer <token>",
+        headers={"WWW-Authenticate": "Bearer"},
+    )
+
+
+def require_token(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> None:
+    """The dependency on every protected route (see the module docstring)."""
+    settings: Settings = request.app.state.settings
+    expected = settings.api_token
+    if expected is None:
+        return
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise _unauthorized("アクセス用トークンが必要です", "An access token is required")
+    given = credentials.credentials.encode("utf-8")
+    if not hmac.compare_digest(given, expected.get_secret_value().encode("utf-8")):
+        raise _unauthorized("アクセス用トークンが違います", "The access token is wrong")
+
+
+class OriginGuard:
+    """ASGI middleware: cross-site browser requests and rebinding hosts are refused."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.allowed = {origin.rstrip("/").lower() for origin in settings.api_cors_origins}
+        self.token_set = settings.api_token is not None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {
+            key.decode("latin-1"): value.decode("latin-1") for key, value in scope["headers"]
+        }
+        host = headers.get("host", "")
+        problem = self._problem(scope, host, headers.get("origin"))
+        if problem is None:
+            await self.app(scope, receive, send)
+            return
+        response = JSONResponse(
+            {
+                "error": {
+                    "code": "ORIGIN_REFUSED",
+                    "message": problem,
+                    "hint": "API の設定 KEIRI_AGENT_API_CORS_ORIGINS に、この画面のアドレスを"
+                    "追加するよう管理者に依頼してください",
+                    "details": {},
+                }
+            },
+            status_code=403,
+        )
+        await response(scope, receive, send)
+
+    def _problem(self, scope: Scope, host: str, origin: str | None) -> str | None:
+        server = scope.get("server") or ("", 0)
+        host_name = host if host.endswith("]") else host.rsplit(":", 1)[0]
+        loopback_only = not self.token_set and is_loopback(str(server[0]))
+        if loopback_only and host_name.lower() not in LOOPBACK_NAMES:
+            return f"この API は {host_name} という名前では使えません（この PC 専用です）"
+        if origin is None:  # not a browser's cross-origin request
+            return None
+        origin = origin.rstrip("/").lower()
+        if origin in self.allowed:
+            return None
+        scheme = scope.get("scheme", "http")
+        if origin == f"{scheme}://{host}".lower():
+            return None
+        return f"この画面（{origin}）からの利用は許可されていません"

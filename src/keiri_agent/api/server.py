@@ -1,0 +1,45 @@
+"""Running the API with uvicorn (``keiri-agent serve``).
+
+``serve(settings, host, port, workers)`` checks the bind address against the token
+(``security.check_bind``) before anything listens, then runs uvicorn. With more than
+one worker uvicorn starts each process from ``app_from_environment`` (an import
+string is the only way to hand it an app per process); every worker then builds its
+own ``Settings`` from the same environment and ``.env``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+
+from keiri_agent.api.security import check_bind
+from keiri_agent.config import Settings, load_settings
+
+
+def app_from_environment() -> FastAPI:
+    """uvicorn's factory for worker processes: the app over ``load_settings()``."""
+    from keiri_agent.api.app import create_app
+
+    return create_app(load_settings())
+
+
+def serve(settings: Settings, *, host: str, port: int, workers: int = 1) -> None:
+    """Listen on ``host:port`` until interrupted (``ConfigurationError`` on an unsafe bind)."""
+    import uvicorn
+
+    check_bind(host, settings)
+    options: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "log_level": settings.log_level.lower(),
+        "timeout_graceful_shutdown": 10,
+    }
+    if workers > 1:
+        uvicorn.run(
+            "keiri_agent.api.server:app_from_environment", factory=True, workers=workers, **options
+        )
+        return
+    from keiri_agent.api.app import create_app
+
+    uvicorn.run(create_app(settings), **options)

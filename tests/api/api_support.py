@@ -1,0 +1,108 @@
+"""What the API tests share: uvicorn serving an app on a loopback port in a thread,
+a workspace with the bundled research corpus indexed, an SSE reader."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+from fastapi import FastAPI
+
+from keiri_agent.config import Settings
+from keiri_agent.services.research import ResearchService
+
+
+class LiveServer:
+    """``app`` served by uvicorn on 127.0.0.1 (a free port) until ``stop``."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(
+            app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
+        )
+
+    def start(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+        self.sock.close()
+
+
+def research_workspace(home: Path, **overrides: Any) -> Settings:
+    """Offline settings over ``home`` with the bundled research corpus indexed."""
+    settings = Settings(home=home, provider="offline", **overrides)
+    ResearchService(settings).index_sample()
+    return settings
+
+
+@dataclass
+class SseEvent:
+    id: int | None
+    event: str | None
+    data: dict[str, Any] | None
+    comments: list[str] = field(default_factory=list)
+
+
+def read_sse(lines: Iterator[str], limit: int | None = None) -> Iterator[SseEvent]:
+    """Parse an SSE stream line by line; yields each dispatched event (``limit``: stop
+    after that many events with data)."""
+    current: dict[str, Any] = {"id": None, "event": None, "data": [], "comments": []}
+    delivered = 0
+    for line in lines:
+        if line == "":
+            if current["data"]:
+                yield SseEvent(
+                    current["id"], current["event"], json.loads("\n".join(current["data"])),
+                    current["comments"],
+                )  # fmt: skip
+                delivered += 1
+                if limit is not None and delivered >= limit:
+                    return
+            current = {"id": None, "event": None, "data": [], "comments": []}
+            continue
+        if line.startswith(":"):
+            current["comments"].append(line[1:].strip())
+            continue
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "id":
+            current["id"] = int(value)
+        elif name == "event":
+            current["event"] = value
+        elif name == "data":
+            current["data"].append(value)
+
+
+def stream_events(
+    client: httpx.Client, path: str, *, headers: dict[str, str] | None = None,
+    limit: int | None = None,
+) -> list[SseEvent]:  # fmt: skip
+    """Read the SSE stream at ``path`` (to its end, or ``limit`` events)."""
+    with client.stream("GET", path, headers=headers, timeout=60) as response:
+        assert response.status_code == 200, response.read()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        return list(read_sse(response.iter_lines(), limit))
