@@ -20,6 +20,10 @@ from keiri_agent.config import Settings
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
+    from keiri_agent.agents.analysis import AnalysisAgent
+    from keiri_agent.agents.helpdesk.desk import HelpDesk
+    from keiri_agent.plans.engine import PlanEngine
+    from keiri_agent.services.design import DesignService
     from keiri_agent.services.research import ResearchService
     from keiri_agent.services.research_runs import ResearchRuns
 
@@ -35,6 +39,10 @@ class ApiContext:
         self._lock = threading.Lock()
         self._research: ResearchService | None = None
         self._research_runs: ResearchRuns | None = None
+        self._desks: dict[str, HelpDesk] = {}
+        self._analysis: AnalysisAgent | None = None
+        self._plans: PlanEngine | None = None
+        self._design: DesignService | None = None
 
     @property
     def research(self) -> ResearchService:
@@ -56,12 +64,57 @@ class ApiContext:
                 self._research_runs.recover_orphans()
             return self._research_runs
 
+    def helpdesk(self, name: str = "helpdesk") -> HelpDesk:
+        """The HelpDesk over knowledge base ``name`` (one per name, shared by requests)."""
+        with self._lock:
+            desk = self._desks.get(name)
+            if desk is None:
+                from keiri_agent.agents.helpdesk.desk import HelpDesk
+
+                model = self.model_factory(self.settings) if self.model_factory else None
+                desk = self._desks[name] = HelpDesk(self.settings, name=name, chat_model=model)
+            return desk
+
+    @property
+    def analysis(self) -> AnalysisAgent:
+        """The analysis agent of this process (its datasets live in this process)."""
+        with self._lock:
+            if self._analysis is None:
+                from keiri_agent.agents.analysis import AnalysisAgent
+
+                model = self.model_factory(self.settings) if self.model_factory else None
+                self._analysis = AnalysisAgent(self.settings, chat_model=model)
+            return self._analysis
+
+    @property
+    def plans(self) -> PlanEngine:
+        with self._lock:
+            if self._plans is None:
+                from keiri_agent.plans.engine import PlanEngine
+
+                self._plans = PlanEngine(self.settings)
+            return self._plans
+
+    @property
+    def design(self) -> DesignService:
+        engine = self.plans
+        with self._lock:
+            if self._design is None:
+                from keiri_agent.services.design import DesignService
+
+                self._design = DesignService(
+                    self.settings, engine, model_factory=self.model_factory
+                )
+            return self._design
+
     def close(self) -> None:
         """Stop background work (server shutdown)."""
         with self._lock:
-            runs = self._research_runs
+            runs, analysis = self._research_runs, self._analysis
         if runs is not None:
             runs.close()
+        if analysis is not None:
+            analysis.close()
 
 
 def get_context(request: Request) -> ApiContext:
