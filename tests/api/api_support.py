@@ -69,7 +69,8 @@ class SseEvent:
 
 def read_sse(lines: Iterator[str], limit: int | None = None) -> Iterator[SseEvent]:
     """Parse an SSE stream line by line; yields each dispatched event (``limit``: stop
-    after that many events with data)."""
+    after that many events with data); comment lines (heartbeats) before an event are
+    in its ``comments``."""
     current: dict[str, Any] = {"id": None, "event": None, "data": [], "comments": []}
     delivered = 0
     for line in lines:
@@ -82,7 +83,9 @@ def read_sse(lines: Iterator[str], limit: int | None = None) -> Iterator[SseEven
                 delivered += 1
                 if limit is not None and delivered >= limit:
                     return
-            current = {"id": None, "event": None, "data": [], "comments": []}
+                current = {"id": None, "event": None, "data": [], "comments": []}
+            else:  # a heartbeat: its comments go with the next event
+                current = {**current, "id": None, "event": None, "data": []}
             continue
         if line.startswith(":"):
             current["comments"].append(line[1:].strip())

@@ -3,13 +3,34 @@ stream read to its end, a dropped connection resumed with Last-Event-ID, GraphQL
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import httpx
 from api_support import LiveServer, stream_events
 
+from keiri_agent.agents.research.agent import DeepResearchAgent
+from keiri_agent.agents.research.sources.registry import search_tools
 from keiri_agent.config import Settings
-from keiri_agent.services.research import EXAMPLE_QUESTION, SAMPLE_KB
+from keiri_agent.services.research import EXAMPLE_QUESTION, SAMPLE_KB, ResearchService
+
+
+class SlowService(ResearchService):
+    """The configured sources, each search 0.3 s slower (quiet gaps in the stream)."""
+
+    def agent(self, kb_names: Any = None) -> DeepResearchAgent:
+        tools = search_tools(self.settings, kb_names=list(kb_names) if kb_names else None)
+        for tool in tools:
+            search = tool.search
+
+            def slow(query: str, *, top: int = 5, _search: Any = search) -> Any:
+                time.sleep(0.3)
+                return _search(query, top=top)
+
+            tool.search = slow  # type: ignore[method-assign]
+        return DeepResearchAgent(self.settings, tools=tools, store=self.store)
 
 
 def _start(client: httpx.Client, question: str = EXAMPLE_QUESTION) -> dict:
@@ -76,3 +97,60 @@ def test_the_graphql_mutation_starts_a_run_that_streams(
     assert run["status"] in {"queued", "running"}
     assert events[-1].event == "done"
     assert notes["notes"] and all(note["session_id"] == run["sessionId"] for note in notes["notes"])
+
+
+def test_a_run_survives_the_client_going_away(
+    settings: Settings, serve: Callable[..., LiveServer]
+) -> None:
+    server = serve(settings)
+    with httpx.Client(base_url=server.url) as client:
+        run = _start(client)
+        stream_events(client, run["events_url"], limit=1)  # then the connection closes
+    deadline = time.monotonic() + 60
+    with httpx.Client(base_url=server.url) as client:
+        while (state := client.get(f"/api/research/{run['run_id']}").json())["status"] not in (
+            "success",
+            "failed",
+        ):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    assert state["status"] == "success" and state["result"]["report_md"]
+
+
+def test_unknown_runs_and_bad_event_ids_are_clear_errors(
+    settings: Settings, serve: Callable[..., LiveServer]
+) -> None:
+    server = serve(settings)
+    with httpx.Client(base_url=server.url) as client:
+        missing = client.get("/api/research/run_nope")
+        missing_events = client.get("/api/research/run_nope/events")
+        run = _start(client)
+        bad_id = client.get(run["events_url"], headers={"Last-Event-ID": "abc"})
+        empty = client.post("/api/research", json={"question": "   "})
+        english = client.get("/api/research/run_nope", headers={"Accept-Language": "en-US"})
+
+    assert missing.status_code == 404 and missing_events.status_code == 404
+    assert missing.json()["error"]["code"] == "NOT_FOUND"
+    assert "見つかりません" in missing.json()["error"]["message"]
+    assert english.json()["error"]["message"] == "Research run 'run_nope' was not found"
+    assert bad_id.status_code == 400
+    assert bad_id.json()["error"]["code"] == "LAST_EVENT_ID_INVALID"
+    assert empty.status_code == 400 and empty.json()["error"]["message"] == "質問が空です"
+
+
+def test_a_quiet_stream_sends_heartbeat_comments(
+    tmp_path: Path, serve: Callable[..., LiveServer]
+) -> None:
+    from api_support import read_sse, research_workspace
+
+    settings = research_workspace(tmp_path, api_heartbeat_s=0.05, api_poll_interval_s=0.02)
+    server = serve(settings)
+    app_context = server.server.config.app.state.context  # a slow source: quiet gaps
+    app_context._research = SlowService(settings)
+    with httpx.Client(base_url=server.url) as client:
+        run = _start(client)
+        with client.stream("GET", run["events_url"], timeout=60) as response:
+            events = list(read_sse(response.iter_lines()))
+    comments = [comment for event in events for comment in event.comments]
+    assert "keep-alive" in comments
+    assert events[-1].event == "done"

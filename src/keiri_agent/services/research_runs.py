@@ -359,14 +359,15 @@ class ResearchRuns:
             return
         self.store.set_status(run_id, "running")
         self._waiters.wake(run_id)
-        agent = self.service.agent(kb_names or None)
-        task = asyncio.create_task(
-            agent.aresearch(question, session_id=session_id, on_event=record, run_id=run_id)
-        )
-        with self._local_lock:
-            self._local[run_id] = (asyncio.get_running_loop(), task)
-        watchdog = asyncio.create_task(self._watch(run_id, task))
+        watchdog: asyncio.Task[None] | None = None
         try:
+            agent = self.service.agent(kb_names or None)
+            task = asyncio.create_task(
+                agent.aresearch(question, session_id=session_id, on_event=record, run_id=run_id)
+            )
+            with self._local_lock:
+                self._local[run_id] = (asyncio.get_running_loop(), task)
+            watchdog = asyncio.create_task(self._watch(run_id, task))
             result = await task
         except asyncio.CancelledError:
             self._finish(run_id, "cancelled", last_seq, record)
@@ -381,7 +382,8 @@ class ResearchRuns:
             self.store.set_status(run_id, "success", result=research_result_json(result))
             self._waiters.wake(run_id)
         finally:
-            watchdog.cancel()
+            if watchdog is not None:
+                watchdog.cancel()
             with self._local_lock:
                 self._local.pop(run_id, None)
 
