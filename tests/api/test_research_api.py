@@ -154,3 +154,22 @@ def test_a_quiet_stream_sends_heartbeat_comments(
     comments = [comment for event in events for comment in event.comments]
     assert "keep-alive" in comments
     assert events[-1].event == "done"
+
+
+def test_a_graphql_mutation_with_a_bad_question_is_a_graphql_error_in_japanese(
+    settings: Settings, serve: Callable[..., LiveServer]
+) -> None:
+    server = serve(settings)
+    query = 'mutation { deepResearch(question: "  ") { runId } }'
+    with httpx.Client(base_url=server.url) as client:
+        response = client.post("/graphql", json={"query": query})
+        state = client.post(
+            "/graphql", json={"query": '{ researchRun(runId: "run_nope") { status } }'}
+        )
+    body = response.json()
+    assert body["data"] is None
+    (error,) = body["errors"]
+    assert error["message"] == "質問が空です"
+    assert error["extensions"]["code"] == "INPUT_ERROR"
+    assert "Traceback" not in response.text
+    assert state.json() == {"data": {"researchRun": None}}

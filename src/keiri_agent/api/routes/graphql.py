@@ -14,8 +14,9 @@ from typing import Any
 
 import strawberry
 from fastapi import APIRouter, Request
+from graphql import GraphQLError
 from strawberry.fastapi import GraphQLRouter
-from strawberry.types import Info
+from strawberry.types import ExecutionContext, Info
 
 from keiri_agent.api.context import ApiContext
 from keiri_agent.errors import KeiriAgentError
@@ -92,7 +93,17 @@ class Mutation:
         return _run(record)
 
 
-schema = strawberry.Schema(query=Query, mutation=Mutation)
+class Schema(strawberry.Schema):
+    """Logs unexpected errors only: a user's bad input is answered, not logged."""
+
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        unexpected = [e for e in errors if not isinstance(e.original_error, ResearchError)]
+        super().process_errors(unexpected, execution_context)
+
+
+schema = Schema(query=Query, mutation=Mutation)
 
 
 def router() -> APIRouter:
