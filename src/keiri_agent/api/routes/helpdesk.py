@@ -133,9 +133,7 @@ async def _ask_events(
 
 
 @router.get("/kb/{kb}")
-def knowledge_base_status(
-    kb: KbName, context: Context
-) -> dict[str, Any]:
+def knowledge_base_status(kb: KbName, context: Context) -> dict[str, Any]:
     """What is indexed: per collection its numbers (``stats``) and its ``documents``."""
     from keiri_agent.services.knowledge import knowledge_status
 
