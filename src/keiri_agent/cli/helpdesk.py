@@ -125,15 +125,16 @@ def remove(
 @helpdesk_app.command()
 def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
     """What is indexed: documents and chunks per collection."""
+    from keiri_agent.services.knowledge import knowledge_status
+
     try:
-        desk = _desk(name)
-        stats = desk.knowledge_base.stats()
-        documents = {c: desk.knowledge_base.documents(c) for c in stats}
+        state = knowledge_status(_desk(name).knowledge_base)
     except KeiriAgentError as error:
         raise _fail(error) from None
     if as_json:
-        print_json({"stats": stats, "documents": documents})
+        print_json(state)
         return
+    stats, documents = state["stats"], state["documents"]
     if not stats:
         console.print(f"knowledge base '{name}' is empty: keiri-agent helpdesk index --sample")
         return

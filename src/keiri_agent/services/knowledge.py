@@ -8,6 +8,7 @@ uploads with one name are reported as a clash, not silently merged) and the fold
 is removed afterwards, whatever happened. Documents are named by their file name.
 
 Progress is reported as ``on_progress(done, total, document)`` per collection.
+``knowledge_status`` is what is indexed (``helpdesk status --json``, the HTTP API).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from keiri_agent.agents.helpdesk.desk import SAMPLE_DOCUMENTS, SAMPLE_FAQ
 from keiri_agent.errors import UserInputError
@@ -23,7 +24,7 @@ from keiri_agent.services.exports import safe_name
 
 if TYPE_CHECKING:
     from keiri_agent.agents.helpdesk.desk import HelpDesk
-    from keiri_agent.search.knowledge_base import IndexReport, ProgressCallback
+    from keiri_agent.search.knowledge_base import IndexReport, KnowledgeBase, ProgressCallback
 
 Upload = tuple[str, bytes]
 """An uploaded file: its name (folders in it are dropped) and its content."""
@@ -68,3 +69,9 @@ def _write(folder: Path, uploads: Sequence[Upload]) -> list[Path]:
         path.write_bytes(data)
         paths.append(path)
     return paths
+
+
+def knowledge_status(knowledge_base: KnowledgeBase) -> dict[str, Any]:
+    """``{"stats": collection → numbers, "documents": collection → document → entry}``."""
+    stats = knowledge_base.stats()
+    return {"stats": stats, "documents": {c: knowledge_base.documents(c) for c in stats}}

@@ -1,0 +1,126 @@
+"""Data analysis over HTTP: uvicorn on loopback, a real HTTP client, the offline
+reasoner; the bundled sample CSV uploaded, a turn asked, its figure and report fetched."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from api_support import LiveServer
+
+from keiri_agent.config import Settings
+from keiri_agent.demo import sample_data_path
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+QUESTION = "地域別の売上の合計を棒グラフで見せて"
+
+
+@pytest.fixture
+def offline(tmp_path: Path) -> Settings:
+    return Settings(home=tmp_path, provider="offline")
+
+
+def _upload(client: httpx.Client, name: str = "data/sales.csv") -> dict:
+    response = client.post(
+        "/api/analysis/datasets",
+        files={"file": (name, sample_data_path().read_bytes(), "text/csv")},
+    )
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def test_a_group_by_turn_gives_a_figure_url_and_a_report_as_markdown_and_zip(
+    offline: Settings, serve: Callable[..., LiveServer]
+) -> None:
+    with httpx.Client(base_url=serve(offline).url, timeout=120) as client:
+        dataset = _upload(client)
+        summary = client.get(f"/api/analysis/datasets/{dataset['dataset_id']}").json()
+        response = client.post(
+            "/api/analysis/turns", json={"dataset_id": dataset["dataset_id"], "question": QUESTION}
+        )
+        assert response.status_code == 200, response.text
+        turn = response.json()
+        figures = [a for a in turn["artifacts"] if a["kind"] == "figure"]
+        assert figures, turn["artifacts"]
+        png = client.get(figures[0]["url"])
+        markdown = client.get(turn["report_url"])
+        archive = client.get(turn["report_zip_url"])
+
+    assert dataset["summary"]["name"] == "sales.csv" and dataset["summary"]["rows"] == 3000
+    assert summary == dataset
+    assert turn["dataset_id"] == dataset["dataset_id"] and turn["thread_id"]
+    assert figures[0]["url"] == (
+        f"/api/analysis/artifacts/{turn['turn_id']}/{figures[0]['artifact_id']}.png"
+    )
+    assert "base64" not in figures[0] and figures[0]["bytes"] > 0
+    assert png.status_code == 200 and png.headers["content-type"] == "image/png"
+    assert png.content.startswith(PNG_SIGNATURE) and len(png.content) == figures[0]["bytes"]
+    assert markdown.status_code == 200 and markdown.headers["content-type"].startswith(
+        "text/markdown"
+    )
+    assert markdown.text == turn["report_md"] and "地域" in markdown.text
+    assert archive.status_code == 200 and archive.headers["content-type"] == "application/zip"
+    with zipfile.ZipFile(io.BytesIO(archive.content)) as opened:
+        names = opened.namelist()
+        assert opened.read("report.md").decode("utf-8") == turn["report_md"]
+        figure_files = [name for name in names if name.startswith("figures/")]
+        assert figure_files and opened.read(figure_files[0]).startswith(PNG_SIGNATURE)
+
+
+def test_a_thread_continues_and_a_turn_without_report_has_no_report_url(
+    offline: Settings, serve: Callable[..., LiveServer]
+) -> None:
+    with httpx.Client(base_url=serve(offline).url, timeout=120) as client:
+        dataset_id = _upload(client)["dataset_id"]
+        first = client.post(
+            "/api/analysis/turns",
+            json={"dataset_id": dataset_id, "question": "集計して", "thread_id": "thread-1"},
+        ).json()
+        missing = client.get(f"/api/analysis/turns/{first['turn_id']}/report")
+
+    assert first["thread_id"] == "thread-1" and first["next_action"] == "ask"
+    assert first["questions"] and first["report_url"] is None
+    assert missing.status_code == 404
+    assert missing.json()["error"]["code"] == "REPORT_NOT_FOUND"
+
+
+def test_unknown_datasets_turns_and_figures_are_404_in_the_one_error_shape(
+    offline: Settings, serve: Callable[..., LiveServer]
+) -> None:
+    with httpx.Client(base_url=serve(offline).url, timeout=120) as client:
+        responses = {
+            "dataset": client.get("/api/analysis/datasets/ds_nope"),
+            "turn": client.post(
+                "/api/analysis/turns", json={"dataset_id": "ds_nope", "question": QUESTION}
+            ),
+            "figure": client.get("/api/analysis/artifacts/turn_nope/a1.png"),
+            "report": client.get("/api/analysis/turns/turn_nope/report"),
+        }
+
+    for what, response in responses.items():
+        assert response.status_code == 404, (what, response.text)
+        assert set(response.json()["error"]) == {"code", "message", "hint", "details"}, what
+    assert responses["turn"].json()["error"]["code"] == "UNKNOWN_DATASET"
+
+
+def test_a_dataset_upload_over_the_limit_or_without_a_name_is_refused(
+    tmp_path: Path, serve: Callable[..., LiveServer]
+) -> None:
+    settings = Settings(home=tmp_path, provider="offline", max_upload_mb=1)
+    big = b"a,b\n" + b"1,2\n" * (2**18 + 1)
+    with httpx.Client(base_url=serve(settings).url, timeout=120) as client:
+        too_large = client.post(
+            "/api/analysis/datasets", files={"file": ("big.csv", big, "text/csv")}
+        )
+        nameless = client.post(
+            "/api/analysis/datasets", files={"file": ("..", b"a,b\n1,2\n", "text/csv")}
+        )
+
+    assert too_large.status_code == 413
+    assert too_large.json()["error"]["code"] == "BODY_TOO_LARGE"
+    assert nameless.status_code == 400
+    assert nameless.json()["error"]["code"] == "UPLOAD_NAME_INVALID"
