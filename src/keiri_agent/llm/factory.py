@@ -24,6 +24,7 @@ from langchain_openai import (
 from pydantic import SecretStr
 
 from keiri_agent.config import Settings
+from keiri_agent.llm.async_http import async_client
 
 MAX_BACKOFF_S = 30.0
 """Upper bound of one computed backoff delay (a server's Retry-After may be longer)."""
@@ -51,6 +52,7 @@ def chat_model(settings: Settings) -> BaseChatModel:
     """
     settings.require_llm()
     common: dict[str, Any] = {
+        "http_async_client": async_client(settings.request_timeout_s),
         "timeout": settings.request_timeout_s,
         "max_retries": settings.max_retries,
         "temperature": settings.temperature,
@@ -93,6 +95,7 @@ def embeddings(settings: Settings) -> Embeddings:
     """
     settings.require_llm()
     common: dict[str, Any] = {
+        "http_async_client": async_client(settings.request_timeout_s),
         "timeout": settings.request_timeout_s,
         "max_retries": settings.max_retries,
     }

@@ -60,3 +60,28 @@ def test_a_service_failure_in_the_summary_fails_the_step_not_the_run(tmp_path: P
         result = agent.research("インボイスの記載事項は？")
     assert result.notes == [] and "レポートは作成していません" in result.report_md
     assert any("エラーになりました（LLM_ERROR）" in item for item in result.limitations)
+
+
+def test_a_second_run_in_the_same_process_reaches_the_model_too(tmp_path: Path) -> None:
+    """Every synchronous run has its own event loop (the API's worker threads, the
+    Streamlit page): the model's HTTP client must not stay bound to the first one."""
+    replies: list[StubReply] = []
+    for _ in range(2):
+        replies += [
+            PlanOutput(needs_research=True, reason="記載事項", queries=["登録番号"]),
+            "適格請求書には登録番号が必要です [1]。",
+            GapOutput(missing="", queries=[]),
+            "## 結論\n\n登録番号の記載が必要です [1]。",
+        ]
+    with StubOpenAIServer(replies) as server:
+        settings = settings_for(server, tmp_path)
+        results = [
+            DeepResearchAgent(
+                settings, tools=[FixedSource(SNIPPETS)], store=MemoryNoteStore()
+            ).research("インボイスの記載事項は？")
+            for _ in range(2)
+        ]
+        assert server.remaining == 0
+    for result in results:
+        assert result.limitations == [] and result.notes
+        assert result.report_md.startswith("## 結論")
