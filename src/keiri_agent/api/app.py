@@ -3,6 +3,8 @@
     /api/health                       liveness (no token needed)
     /api/research …                   deep research (seed 004): start, SSE events, state, notes
     /graphql                          Strawberry: mutation deepResearch(question, sessionId, kb)
+    /api/plans …                      Plans: list, show, validate, dry-run, generate, register;
+                                      runs: start, state, resume with answers, cancel, SSE events
     /docs, /openapi.json              OpenAPI documentation
 
 Every route under ``/api`` and ``/graphql`` carries ``security.require_token``;
@@ -24,7 +26,7 @@ from keiri_agent.api import errors
 from keiri_agent.api.body_limit import BodyLimit
 from keiri_agent.api.context import ApiContext, ModelFactory
 from keiri_agent.api.errors import ERROR_RESPONSES
-from keiri_agent.api.routes import graphql, research, system
+from keiri_agent.api.routes import graphql, plan_runs, plans, research, system
 from keiri_agent.api.security import OriginGuard, require_token
 from keiri_agent.config import Settings
 
@@ -64,6 +66,8 @@ def create_app(settings: Settings, *, model_factory: ModelFactory | None = None)
     app.include_router(system.router)
     app.include_router(research.router, dependencies=protected)
     app.include_router(graphql.router(), dependencies=protected)
+    app.include_router(plan_runs.router, dependencies=protected)  # before plans' {plan_id:path}
+    app.include_router(plans.router, dependencies=protected)
 
     app.add_middleware(BodyLimit, settings=settings)
     if settings.api_cors_origins:
