@@ -180,7 +180,8 @@ class PlanRuns:
             raise UserInputError(
                 f"実行 {run_id!r} が見つかりません",
                 code="RUN_NOT_FOUND",
-                hint="開始したときに返された実行 ID（run_1a2b3c4d5e6f のような形）を指定してください",
+                hint="開始したときに返された実行 ID"
+                "（run_1a2b3c4d5e6f のような形）を指定してください",
                 details={"run_id": run_id},
             ) from None
 
@@ -286,7 +287,8 @@ def _decoded(node: str, value: Any) -> Any:
                 data = decode_bytes(value)
             except (ValueError, TypeError):
                 raise UserInputError(
-                    f"{node} のファイル「{value['name']}」を読み取れません（base64 が正しくありません）",
+                    f"{node} のファイル「{value['name']}」を読み取れません"
+                    "（base64 が正しくありません）",
                     code="ANSWER_FILE_INVALID",
                     hint="ファイルの中身を base64 で送ってください",
                     details={"node_id": node, "name": value["name"]},

@@ -122,7 +122,7 @@ def plan_run_events(
 def plan_run_output(run_id: str, node_id: str, alias: str, context: Context) -> Response:
     """One binary output (a workbook, a document) of a finished node, as a download."""
     outputs = context.plan_runs.result(run_id).outputs
-    value = (outputs.get(node_id) or {}).get(alias)
+    value: Any = (outputs.get(node_id) or {}).get(alias)
     name = f"{node_id}.{alias}"
     if is_file_value(value):
         name, data = str(value["name"]), bytes(value["data"])
@@ -144,4 +144,3 @@ def start_plan_run(plan_id: str, body: RunRequest, context: Context) -> RunStart
     plan = load_plan_file(locate_plan_id(context.plans.store, plan_id))
     run_id = context.plan_runs.start(plan, vars=body.vars, answers=body.answers)
     return _started(context, run_id)
-
