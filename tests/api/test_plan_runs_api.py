@@ -5,17 +5,21 @@ without loss or repeat; binary outputs download."""
 
 from __future__ import annotations
 
+import base64
 import io
 import time
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 
 import docx
 import httpx
 import pytest
 from api_support import LiveServer, stream_events
+from openpyxl import load_workbook
 
 from keiri_agent.config import Settings
+from keiri_agent.demo import sample_plan_path
 from keiri_agent.workspace import Workspace
 
 PLAN = """\
@@ -167,3 +171,50 @@ def test_a_finished_run_is_not_resumable_and_not_cancellable(
     assert resume.status_code == 400
     assert resume.json()["error"]["code"] == "RUN_NOT_RESUMABLE"
     assert cancel.status_code == 409
+
+
+def test_the_sample_expense_check_paused_on_one_server_is_resumed_with_a_file_on_another(
+    workspace: Settings, serve: Callable[..., LiveServer]
+) -> None:
+    designs = Workspace.from_settings(workspace).designs
+    (designs / "examples").mkdir()
+    sample = sample_plan_path("expense_check").read_text(encoding="utf-8")
+    (designs / "examples" / "expense_check.yaml").write_text(sample, encoding="utf-8")
+    workbook = Path(
+        str(resources.files("keiri_agent.samples").joinpath("expenses", "経費明細.xlsx"))
+    )
+    one, other = serve(workspace), serve(workspace)
+    with (
+        httpx.Client(base_url=one.url, timeout=60) as first,
+        httpx.Client(base_url=other.url, timeout=60) as second,
+    ):
+        run = first.post("/api/plans/examples/expense_check/runs", json={}).json()
+        paused = _wait(first, run["run_id"], "paused")
+        answer = {
+            "workbook": {
+                "name": "経費明細.xlsx",
+                "base64": base64.b64encode(workbook.read_bytes()).decode(),
+            },
+            "limit": 30000,
+        }
+        bad = second.post(
+            f"/api/plans/runs/{run['run_id']}/resume",
+            json={"answers": {"collect": {**answer, "workbook": {"name": "x", "base64": "!!"}}}},
+        )
+        resumed = second.post(
+            f"/api/plans/runs/{run['run_id']}/resume", json={"answers": {"collect": answer}}
+        )
+        events = stream_events(first, run["events_url"])  # the other server's events too
+        done = _wait(first, run["run_id"], "success")
+        sheet = second.get(f"/api/plans/runs/{run['run_id']}/outputs/write_over_limit/workbook")
+
+    assert paused["status"] == "paused"
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "ANSWER_FILE_INVALID"
+    assert resumed.status_code == 202, resumed.text
+    assert done["status"] == "success", done["errors"]
+    assert done["outputs"]["check_numbers"]["summary"] == {"total": 9, "valid": 5, "invalid": 4}
+    assert [e.event for e in events].count("plan_resumed") == 1
+    assert events[-1].event == "plan_complete"
+    assert [e.id for e in events] == list(range(1, len(events) + 1))
+    over = list(load_workbook(io.BytesIO(sheet.content))["上限超過"].values)
+    assert len(over) == 3  # the header and the two rows over the limit

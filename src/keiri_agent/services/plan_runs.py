@@ -23,8 +23,9 @@ from the run's files by any process on the host.
   and every line was yielded (a later resume is a new stream from the last id).
 - ``cancel`` stops a run executing in this process (the engine's cancel event).
 - Answers may carry files in the bytes convention of ``services.jsonforms``
-  (``{"name", "base64"}``); ``decode_answers`` turns them into the file values
-  ``{"name", "data"}`` the input blocks take.
+  (``{"name", "base64"}``, or ``{"bytes", "base64"}`` for bare bytes);
+  ``decode_answers`` turns them into the file values ``{"name", "data"}`` (bytes)
+  the input blocks take.
 """
 
 from __future__ import annotations
@@ -282,17 +283,20 @@ def decode_answers(answers: Mapping[str, Any]) -> dict[str, Any]:
 
 def _decoded(node: str, value: Any) -> Any:
     if isinstance(value, Mapping):
-        if "base64" in value and isinstance(value.get("name"), str):
+        named = isinstance(value.get("name"), str)
+        if "base64" in value and (named or set(value) <= {"bytes", "base64"}):
+            name = str(value.get("name") or "")
             try:
                 data = decode_bytes(value)
             except (ValueError, TypeError):
                 raise UserInputError(
-                    f"{node} のファイル「{value['name']}」を読み取れません"
-                    "（base64 が正しくありません）",
+                    f"{node} のファイル「{name}」を読み取れません（base64 が正しくありません）",
                     code="ANSWER_FILE_INVALID",
-                    hint="ファイルの中身を base64 で送ってください",
-                    details={"node_id": node, "name": value["name"]},
+                    hint="ファイルの中身を base64 で、bytes にはその大きさを送ってください",
+                    details={"node_id": node, "name": name},
                 ) from None
+            if not named:
+                return data
             rest = {k: v for k, v in value.items() if k not in ("base64", "bytes")}
             return {**rest, "data": data}
         return {str(key): _decoded(node, item) for key, item in value.items()}
