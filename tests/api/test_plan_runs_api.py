@@ -218,3 +218,52 @@ def test_the_sample_expense_check_paused_on_one_server_is_resumed_with_a_file_on
     assert [e.id for e in events] == list(range(1, len(events) + 1))
     over = list(load_workbook(io.BytesIO(sheet.content))["上限超過"].values)
     assert len(over) == 3  # the header and the two rows over the limit
+
+
+LONG_LOOP = """\
+apiVersion: v1
+id: api/long_loop
+version: 0.1.0
+vars:
+  items: {items}
+graph:
+  - id: each
+    type: loop
+    foreach:
+      input: "${{vars.items}}"
+      itemVar: item
+      max_concurrency: 1
+    body:
+      plan:
+        graph:
+          - id: say
+            block: text.template
+            in:
+              template: "{{n}}"
+              values: {{n: "${{item}}"}}
+            out: {{text: said}}
+        exports:
+          - {{from: say.said, as: said}}
+    out:
+      collect: said
+"""
+
+
+def test_a_running_run_is_cancelled_through_the_api(
+    workspace: Settings, serve: Callable[..., LiveServer]
+) -> None:
+    designs = Workspace.from_settings(workspace).designs
+    text = LONG_LOOP.format(items=list(range(3000)))
+    (designs / "api" / "long_loop.yaml").write_text(text, encoding="utf-8")
+    server = serve(workspace)
+    with httpx.Client(base_url=server.url, timeout=60) as client:
+        run = client.post("/api/plans/api/long_loop/runs", json={}).json()
+        cancel = client.post(f"/api/plans/runs/{run['run_id']}/cancel")
+        done = _wait(client, run["run_id"], "cancelled")
+        events = stream_events(client, run["events_url"])
+
+    assert run["status"] == "running"
+    assert cancel.status_code == 200, cancel.text
+    assert done["status"] == "cancelled"
+    assert events[-1].event == "plan_complete"
+    assert events[-1].data is not None and events[-1].data["payload"]["status"] == "cancelled"
