@@ -20,7 +20,11 @@ from the run's files by any process on the host.
   line *n* is the event numbered *n* (one line per event; a resumed invocation
   appends after the last number), so the ``Last-Event-ID`` resume of the HTTP API
   is "the lines after line ``after``"; it ends once the run is finished or paused
-  and every line was yielded (a later resume is a new stream from the last id).
+  and every line was yielded (a later resume is a new stream from the last id). A
+  run whose process died still says ``running`` until it is resumed (the runner's
+  rule), so its stream only sends heartbeats until then.
+- At most ``workers`` invocations execute at once; a further ``start``/``resume``
+  waits for a free worker (the run id is made by the runner when it starts).
 - ``cancel`` stops a run executing in this process (the engine's cancel event).
 - Answers may carry files in the bytes convention of ``services.jsonforms``
   (``{"name", "base64"}``, or ``{"bytes", "base64"}`` for bare bytes);
