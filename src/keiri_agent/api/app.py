@@ -5,6 +5,8 @@
     /graphql                          Strawberry: mutation deepResearch(question, sessionId, kb)
     /api/helpdesk …                   HelpDesk: ask (JSON or SSE), knowledge base
     /api/analysis …                   data analysis: datasets, turns, figures, report
+    /api/plans …                      Plans: list, show, validate, dry-run, generate, register;
+                                      runs: start, state, resume with answers, cancel, SSE events
     /docs, /openapi.json              OpenAPI documentation
 
 Every route under ``/api`` and ``/graphql`` carries ``security.require_token``;
@@ -26,7 +28,15 @@ from keiri_agent.api import errors
 from keiri_agent.api.body_limit import BodyLimit
 from keiri_agent.api.context import ApiContext, ModelFactory
 from keiri_agent.api.errors import ERROR_RESPONSES
-from keiri_agent.api.routes import analysis, graphql, helpdesk, research, system
+from keiri_agent.api.routes import (
+    analysis,
+    graphql,
+    helpdesk,
+    plan_runs,
+    plans,
+    research,
+    system,
+)
 from keiri_agent.api.security import OriginGuard, require_token
 from keiri_agent.config import Settings
 
@@ -68,6 +78,8 @@ def create_app(settings: Settings, *, model_factory: ModelFactory | None = None)
     app.include_router(graphql.router(), dependencies=protected)
     app.include_router(helpdesk.router, dependencies=protected)
     app.include_router(analysis.router, dependencies=protected)
+    app.include_router(plan_runs.router, dependencies=protected)  # before plans' {plan_id:path}
+    app.include_router(plans.router, dependencies=protected)
 
     app.add_middleware(BodyLimit, settings=settings)
     if settings.api_cors_origins:

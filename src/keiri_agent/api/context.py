@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from keiri_agent.agents.helpdesk.desk import HelpDesk
     from keiri_agent.plans.engine import PlanEngine
     from keiri_agent.services.design import DesignService
+    from keiri_agent.services.plan_runs import PlanRuns
     from keiri_agent.services.research import ResearchService
     from keiri_agent.services.research_runs import ResearchRuns
 
@@ -43,6 +44,7 @@ class ApiContext:
         self._analysis: AnalysisAgent | None = None
         self._plans: PlanEngine | None = None
         self._design: DesignService | None = None
+        self._plan_runs: PlanRuns | None = None
 
     @property
     def research(self) -> ResearchService:
@@ -107,12 +109,28 @@ class ApiContext:
                 )
             return self._design
 
+    @property
+    def plan_runs(self) -> PlanRuns:
+        """Plan runs executing in this process's workers (followed from their files)."""
+        engine = self.plans
+        with self._lock:
+            if self._plan_runs is None:
+                from keiri_agent.services.plan_runs import PlanRuns
+
+                self._plan_runs = PlanRuns(
+                    engine, poll_interval_s=self.settings.api_poll_interval_s
+                )
+            return self._plan_runs
+
     def close(self) -> None:
         """Stop background work (server shutdown)."""
         with self._lock:
             runs, analysis = self._research_runs, self._analysis
+            plan_runs = self._plan_runs
         if runs is not None:
             runs.close()
+        if plan_runs is not None:
+            plan_runs.close()
         if analysis is not None:
             analysis.close()
 

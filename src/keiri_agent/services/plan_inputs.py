@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from keiri_agent.plans.engine import PlanEngine
     from keiri_agent.plans.store import PlanStore
 
+INTERACTIVE_BLOCK = "ui.interactive_input"
 VarKind = Literal["boolean", "integer", "number", "text", "yaml"]
 VAR_HINT = (
     "数値は 50000、リストは [a, b]、対応表は {キー: 値} のように YAML（または JSON）で"
@@ -63,12 +64,28 @@ def locate_plan(store: PlanStore, reference: str | Path) -> Path:
                 details={"path": str(path)},
             )
         return path
-    exact = store.path_for(text)
+    return locate_plan_id(store, text)
+
+
+def locate_plan_id(store: PlanStore, plan_id: str) -> Path:
+    """The file of plan id ``plan_id`` in ``store`` only (the exact file, else its newest
+    registered version): never a path, so nothing outside ``designs/`` is read (the
+    HTTP API's plan ids). ``UserInputError`` PLAN_PATH for an id that is not a plain
+    id (a path, ``..``, a ``.yaml`` name), PLAN_NOT_FOUND when there is no such plan.
+    """
+    if Path(plan_id).suffix in PLAN_SUFFIXES:
+        raise UserInputError(
+            f"Plan id {plan_id!r} にファイルの拡張子は付けません",
+            code="PLAN_PATH",
+            hint="例: designs/common/validation_flow.yaml なら common/validation_flow",
+            details={"plan_id": plan_id},
+        )
+    exact = store.path_for(plan_id)  # PLAN_PATH for an id leaving designs/
     if exact.is_file():
         return exact
-    versions = store.versions(text)
+    versions = store.versions(plan_id)
     if not versions:
-        store.load(text)  # raises PLAN_NOT_FOUND listing the ids that exist
+        store.load(plan_id)  # raises PLAN_NOT_FOUND listing the ids that exist
         return exact  # written in the meantime
     return versions[-1].path
 
@@ -151,6 +168,33 @@ def parse_var_assignments(items: Sequence[str] | None) -> dict[str, Any]:
             )
         values[name.strip()] = parse_var_value(name.strip(), raw)
     return values
+
+
+def asked_inputs(plan: Plan) -> dict[str, Any]:
+    """What a run of ``plan`` asks: ``{"vars": [{"name", "default", "kind"}],
+    "interactive": [{"node_id", "mode", "message", "requirements"}]}`` — the vars with
+    their defaults (``var_kind``) and the top-level ``ui.interactive_input`` nodes with
+    the requirements they ask for (answered by ``{node_id: {requirement id: value}}``)."""
+    from keiri_agent.plans.dsl.models import BlockNode
+
+    interactive = []
+    for node in plan.graph:
+        if isinstance(node, BlockNode) and node.block.split("@")[0] == INTERACTIVE_BLOCK:
+            interactive.append(
+                {
+                    "node_id": node.id,
+                    "mode": node.inputs.get("mode"),
+                    "message": node.inputs.get("message"),
+                    "requirements": node.inputs.get("requirements") or [],
+                }
+            )
+    return {
+        "vars": [
+            {"name": name, "default": default, "kind": var_kind(default)}
+            for name, default in plan.vars.items()
+        ],
+        "interactive": interactive,
+    }
 
 
 # --------------------------------------------------------------------------- answers

@@ -1,0 +1,146 @@
+"""Plan runs: start, state, resume with answers, cancel, events (SSE, resumable),
+binary outputs. Runs execute in worker threads (``services.plan_runs``), never inside
+a request; a run paused at a ``ui.interactive_input`` node waits on disk until
+``resume`` brings its answers, from any server process on the host.
+
+Binary outputs: the run's JSON form (``GET /api/plans/runs/{run_id}``) carries them in
+the bytes convention of ``services.jsonforms`` (``{"bytes", "base64"}``; a file
+``{"name", "bytes", "base64"}``); ``GET …/outputs/{node}/{alias}`` downloads one as
+a file. File answers are sent the same way: ``{"name": "経費.xlsx", "base64": "…"}``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response, StreamingResponse
+from pydantic import BaseModel, Field
+
+from keiri_agent.api import sse
+from keiri_agent.api.context import ApiContext, get_context
+from keiri_agent.api.errors import ApiError, not_found
+from keiri_agent.plans.dsl.loader import load_plan_file
+from keiri_agent.services.jsonforms import is_file_value, run_result_json
+from keiri_agent.services.plan_inputs import locate_plan_id
+
+router = APIRouter(prefix="/api/plans", tags=["plan runs"])
+
+Context = Annotated[ApiContext, Depends(get_context)]
+
+
+class RunRequest(BaseModel):
+    vars: dict[str, Any] = Field(default_factory=dict)
+    """Values for the plan's vars (JSON values)."""
+    answers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Answers given up front: ``{node_id: {requirement id: value}}``."""
+
+
+class ResumeRequest(BaseModel):
+    answers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """``{node_id: {requirement id: value}}`` for the nodes listed in ``waiting``."""
+
+
+class RunStarted(BaseModel):
+    run_id: str
+    status: str
+    """``running``, or how the run already ended (``paused``, ``success``, …)."""
+    events_url: str
+    run_url: str
+
+
+def _started(context: ApiContext, run_id: str) -> RunStarted:
+    return RunStarted(
+        run_id=run_id,
+        status=context.plan_runs.status(run_id),
+        events_url=f"/api/plans/runs/{run_id}/events",
+        run_url=f"/api/plans/runs/{run_id}",
+    )
+
+
+@router.get("/runs/{run_id}")
+def plan_run(run_id: str, context: Context) -> dict[str, Any]:
+    """The run as last saved: status (running, paused, success, failed, cancelled),
+    outputs (bytes inline as base64), errors, and ``waiting``: the nodes paused for
+    input with what they ask."""
+    result = context.plan_runs.result(run_id)
+    return {**run_result_json(result), "events_url": f"/api/plans/runs/{run_id}/events"}
+
+
+@router.post("/runs/{run_id}/resume", response_model=RunStarted, status_code=202)
+def resume_plan_run(run_id: str, body: ResumeRequest, context: Context) -> RunStarted:
+    """Continue a paused (or cancelled, interrupted) run with answers, in a worker;
+    follow it at ``events_url`` with the last event id you received."""
+    return _started(context, context.plan_runs.resume(run_id, body.answers))
+
+
+@router.post("/runs/{run_id}/cancel")
+def cancel_plan_run(run_id: str, context: Context) -> dict[str, Any]:
+    """Stop a run executing in this server process (it ends ``cancelled``)."""
+    runs = context.plan_runs
+    if not runs.cancel(run_id):
+        raise ApiError(
+            409,
+            "RUN_NOT_RUNNING_HERE",
+            f"実行 {run_id} はこのサーバーで実行中ではありません（状態: {runs.status(run_id)}）",
+            f"Run {run_id} is not executing in this server process",
+            "止まっている実行は取り消す必要はありません。別のサーバーで実行中なら、"
+            "そのサーバーに取り消しを送ってください",
+            "A paused or finished run needs no cancel; send it to the server running it",
+            {"run_id": run_id},
+        )
+    return {"run_id": run_id, "cancel_requested": True}
+
+
+@router.get(
+    "/runs/{run_id}/events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {sse.MEDIA_TYPE: {}}, "description": "Server-sent events"}},
+)
+def plan_run_events(
+    run_id: str,
+    request: Request,
+    context: Context,
+    last_event_id: Annotated[
+        str | None, Query(alias="lastEventId", description="Resume after this event id")
+    ] = None,
+) -> StreamingResponse:
+    """The run's events (source ``plan``) as SSE from its run log; ``Last-Event-ID``
+    (header or query) resumes after it. Ends when the run is paused or finished."""
+    context.plan_runs.state_file(run_id)
+    after = sse.last_event_id(request, last_event_id)
+    events = context.plan_runs.follow(run_id, after)
+    return sse.stream(events, context.settings.api_heartbeat_s)
+
+
+@router.get(
+    "/runs/{run_id}/outputs/{node_id}/{alias}",
+    response_class=Response,
+    responses={200: {"content": {"application/octet-stream": {}}, "description": "The bytes"}},
+)
+def plan_run_output(run_id: str, node_id: str, alias: str, context: Context) -> Response:
+    """One binary output (a workbook, a document) of a finished node, as a download."""
+    outputs = context.plan_runs.result(run_id).outputs
+    value: Any = (outputs.get(node_id) or {}).get(alias)
+    name = f"{node_id}.{alias}"
+    if is_file_value(value):
+        name, data = str(value["name"]), bytes(value["data"])
+    elif isinstance(value, bytes | bytearray):
+        data = bytes(value)
+    else:
+        raise not_found("ファイルの出力", "Binary output", f"{node_id}.{alias}")
+    return Response(
+        data,
+        media_type="application/octet-stream",
+        headers={"Content-Disposition": f"attachment; filename*=UTF-8''{quote(name)}"},
+    )
+
+
+@router.post("/{plan_id:path}/runs", response_model=RunStarted, status_code=202)
+def start_plan_run(plan_id: str, body: RunRequest, context: Context) -> RunStarted:
+    """Validate and start a run of a registered plan in a worker; follow it at
+    ``events_url``. A ``ui.interactive_input`` node without answers pauses it."""
+    plan = load_plan_file(locate_plan_id(context.plans.store, plan_id))
+    run_id = context.plan_runs.start(plan, vars=body.vars, answers=body.answers)
+    return _started(context, run_id)

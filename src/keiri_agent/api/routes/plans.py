@@ -1,0 +1,199 @@
+"""Plans: list, show (YAML, summary, the inputs a run asks), validate, dry-run,
+generate and register — the 設計 page's and ``keiri-agent plan`` commands' work over
+the same ``PlanEngine`` and ``DesignService``. Runs are in ``routes.plan_runs``.
+
+Plan ids are ids under ``designs/`` only (``services.plan_inputs.locate_plan_id``):
+a path, ``..`` or a ``.yaml`` name is refused (400 PLAN_PATH) before any file is read.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel, Field
+
+from keiri_agent.api.context import ApiContext, get_context
+from keiri_agent.api.errors import ApiError
+from keiri_agent.errors import UserInputError
+from keiri_agent.plans.dsl.loader import check_plan_text, load_plan_file
+from keiri_agent.plans.dsl.models import BlockNode, Plan
+from keiri_agent.services.jsonforms import (
+    dry_run_json,
+    generated_plan_json,
+    json_value,
+    validation_json,
+)
+from keiri_agent.services.plan_inputs import asked_inputs, locate_plan_id, read_plan_text
+
+router = APIRouter(prefix="/api/plans", tags=["plans"])
+
+Context = Annotated[ApiContext, Depends(get_context)]
+
+MAX_INSTRUCTION_CHARS = 4000
+
+
+class PlanSource(BaseModel):
+    """A registered plan (``plan_id``) or a plan's YAML text (``yaml``): exactly one."""
+
+    plan_id: str | None = Field(default=None, max_length=300)
+    yaml: str | None = Field(default=None)
+    vars: dict[str, Any] = Field(default_factory=dict)
+    """Values for the plan's vars (dry-run only)."""
+
+
+class GenerateRequest(BaseModel):
+    instruction: str = Field(min_length=1, max_length=MAX_INSTRUCTION_CHARS)
+    templates: list[str] = Field(default_factory=list, max_length=20)
+    mode: str = Field(default="hint", max_length=20)
+    """How templates are used: ``hint`` (the model reads them) or ``compose``."""
+    pinned: list[str] = Field(default_factory=list, max_length=50)
+    """Blocks always offered to the model."""
+    fallback: bool | None = None
+    """Compose offline when the model fails; null: the server's setting."""
+    plan_id: str | None = Field(default=None, max_length=200)
+
+
+class RegisterRequest(BaseModel):
+    yaml: str = Field(min_length=1)
+
+
+def _summary(plan: Plan) -> dict[str, Any]:
+    return {
+        "id": plan.id,
+        "version": plan.version,
+        "description": plan.description,
+        "nodes": [
+            {
+                "id": node.id,
+                "type": node.type,
+                "block": node.block if isinstance(node, BlockNode) else None,
+            }
+            for node in plan.graph
+        ],
+        "exports": [export.name for export in plan.exports],
+    }
+
+
+def _plan(context: ApiContext, source: PlanSource) -> Plan:
+    """The Plan a request names; 400 for text that is not a loadable plan."""
+    _exactly_one(source)
+    if source.plan_id is not None:
+        return load_plan_file(locate_plan_id(context.plans.store, source.plan_id))
+    loaded = check_plan_text(source.yaml or "")
+    if loaded.plan is None:
+        raise UserInputError(
+            "Plan の YAML を読み込めません",
+            code="PLAN_INVALID",
+            hint="POST /api/plans/validate で問題の箇所を確認して直してください",
+            details={"issues": [issue.to_dict() for issue in loaded.issues]},
+        )
+    return loaded.plan
+
+
+def _exactly_one(source: PlanSource) -> None:
+    if (source.plan_id is None) == (source.yaml is None):
+        raise ApiError(
+            400,
+            "PLAN_SOURCE_REQUIRED",
+            "plan_id か yaml のどちらか一方を指定してください",
+            "Give exactly one of plan_id or yaml",
+            "登録済みの Plan なら plan_id、編集中の Plan なら yaml に本文を入れます",
+            "plan_id for a registered plan, yaml for a plan's text",
+        )
+
+
+@router.get("")
+def list_plans(context: Context) -> dict[str, Any]:
+    """The registered plans: each id with its files (versions), newest version's
+    number and description (``error`` when that file does not load)."""
+    store = context.plans.store
+    grouped: dict[str, list[Any]] = {}
+    for entry in store.list():
+        grouped.setdefault(entry.plan_id, []).append(entry)
+    plans = []
+    for plan_id, entries in grouped.items():
+        item: dict[str, Any] = {
+            "plan_id": plan_id,
+            "files": [
+                {
+                    "file_id": entry.file_id,
+                    "registered_at": entry.registered_at.isoformat()
+                    if entry.registered_at
+                    else None,
+                }
+                for entry in entries
+            ],
+            "version": None,
+            "description": None,
+            "error": None,
+        }
+        try:
+            plan = load_plan_file(locate_plan_id(store, plan_id))
+            item.update(version=plan.version, description=plan.description)
+        except UserInputError as error:
+            item["error"] = json_value(error.to_dict())
+        plans.append(item)
+    return {"plans": plans}
+
+
+@router.post("/validate")
+def validate_plan(body: PlanSource, context: Context) -> dict[str, Any]:
+    """Every problem of the plan (YAML, schema, plan rules), as ``plan validate --json``."""
+    _exactly_one(body)
+    if body.plan_id is not None:
+        report = context.plans.check(locate_plan_id(context.plans.store, body.plan_id))
+    else:
+        report = context.plans.check(body.yaml or "")
+    return validation_json(report)
+
+
+@router.post("/dry-run")
+def dry_run_plan(body: PlanSource, context: Context) -> dict[str, Any]:
+    """The plan walked with declared samples only (no block runs), as ``plan dry-run
+    --json``; 400 when the text does not load as a plan."""
+    return dry_run_json(context.plans.dry_run(_plan(context, body), vars=body.vars))
+
+
+@router.post("/generate")
+def generate_plan(body: GenerateRequest, context: Context) -> dict[str, Any]:
+    """A generated, checked Plan (``plan generate --json``): its YAML, issues
+    (``validation``), dry run and build requirements."""
+    from keiri_agent.services.design import DesignRequest
+
+    generation = context.design.generate(
+        DesignRequest(
+            instruction=body.instruction,
+            templates=tuple(body.templates),
+            apply_mode=body.mode,
+            pinned=tuple(body.pinned),
+            fallback=body.fallback,
+            plan_id=body.plan_id,
+        )
+    )
+    return {**generated_plan_json(generation.result), "seconds": round(generation.seconds, 3)}
+
+
+@router.post("/register")
+def register_plan(body: RegisterRequest, context: Context) -> dict[str, Any]:
+    """Save a valid Plan as a new version (``designs/<id>_<yyyymmddHHMM>.yaml``); 400
+    DESIGN_NOT_VALID listing the errors otherwise."""
+    design = context.design
+    path = design.register(body.yaml)
+    plan = load_plan_file(path)
+    return {"plan_id": plan.id, "version": plan.version, "file_id": design.file_id(path)}
+
+
+@router.get("/{plan_id:path}")
+def show_plan(plan_id: str, context: Context) -> dict[str, Any]:
+    """A plan's YAML, its summary and what a run asks (vars, interactive inputs)."""
+    store = context.plans.store
+    path, text = read_plan_text(store, locate_plan_id(store, plan_id))
+    plan = load_plan_file(path)
+    return {
+        "plan_id": plan.id,
+        "file_id": path.relative_to(store.designs_dir).with_suffix("").as_posix(),
+        "yaml": text,
+        "summary": json_value(_summary(plan)),
+        "inputs": json_value(asked_inputs(plan)),
+    }
