@@ -120,6 +120,6 @@ def router() -> APIRouter:
     """A new ``/graphql`` router (GraphiQL in the browser at the same address)."""
     graphql: APIRouter = _Router(schema, path="/graphql", tags=["graphql"])
     for route in graphql.routes:  # GET answers the GraphiQL page, or a query's JSON result
-        if isinstance(route, APIRoute) and "GET" in route.methods:
+        if isinstance(route, APIRoute) and "GET" in (route.methods or ()):
             route.responses[200]["content"] = {"text/html": {}, "application/json": {}}
     return graphql
