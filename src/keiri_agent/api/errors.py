@@ -173,9 +173,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, error: ApiError) -> JSONResponse:
-        return JSONResponse(
-            error.body(request_language(request)), status_code=error.status, headers=error.headers
-        )
+        return error_response(error, request)
 
     @app.exception_handler(KeiriAgentError)
     async def _core_error(request: Request, error: KeiriAgentError) -> JSONResponse:
@@ -203,8 +201,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, error: StarletteHTTPException) -> JSONResponse:
-        if isinstance(error.detail, dict) and "error" in error.detail:
-            return JSONResponse(error.detail, status_code=error.status_code, headers=error.headers)
+        if isinstance(error, ApiHTTPException):
+            return error_response(error.error, request)
         code, ja, en, hint_ja, hint_en = _HTTP_ERRORS.get(
             error.status_code,
             ("HTTP_ERROR", "リクエストを処理できませんでした", "The request failed", "", ""),
@@ -235,11 +233,18 @@ def install(app: FastAPI) -> None:
         )
 
 
-def plain_response(error: StarletteHTTPException) -> JSONResponse:
-    """A middleware's own error (raised before routing) as the one JSON shape."""
-    body = (
-        error.detail
-        if isinstance(error.detail, dict)
-        else _body("HTTP_ERROR", str(error.detail), None, {})
+def error_response(error: ApiError, request: Request) -> JSONResponse:
+    """``error`` as the response to ``request`` (in its language); middlewares use it
+    for the errors they answer before routing."""
+    return JSONResponse(
+        error.body(request_language(request)), status_code=error.status, headers=error.headers
     )
-    return JSONResponse(body, status_code=error.status_code, headers=error.headers)
+
+
+class ApiHTTPException(StarletteHTTPException):
+    """An ``ApiError`` raised where only an HTTP exception passes through unchanged (a
+    request body's ``receive``: FastAPI turns any other error there into a 400)."""
+
+    def __init__(self, error: ApiError) -> None:
+        super().__init__(error.status, error.message_en, error.headers)
+        self.error = error
