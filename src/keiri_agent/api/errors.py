@@ -26,6 +26,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from keiri_agent.errors import (
     KeiriAgentError,
@@ -214,23 +215,51 @@ def install(app: FastAPI) -> None:
             headers=error.headers,
         )
 
-    @app.exception_handler(Exception)
-    async def _unexpected(request: Request, error: Exception) -> JSONResponse:
-        log.exception("unexpected error on %s %s", request.method, request.url.path)
-        english = request_language(request) == "en"
-        return JSONResponse(
-            _body(
-                "INTERNAL_ERROR",
-                "An unexpected server error occurred"
-                if english
-                else "サーバーで予期しないエラーが発生しました",
-                "Try again; if it persists, send the server log to your administrator"
-                if english
-                else "もう一度お試しください。続く場合はサーバーのログを管理者に送ってください",
-                {},
-            ),
-            status_code=500,
-        )
+    app.add_middleware(UnexpectedErrors)
+
+
+class UnexpectedErrors:
+    """ASGI middleware: an unexpected exception is logged once here and answered with
+    ``INTERNAL_ERROR`` (an ``exception_handler(Exception)`` would also let Starlette
+    re-raise it, so uvicorn logged it a second time and dropped the kept-alive
+    connection). A stream that already started cannot be answered: it is cut."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked_send)
+        except Exception:
+            request = Request(scope)
+            log.exception("unexpected error on %s %s", request.method, request.url.path)
+            if started:
+                raise
+            english = request_language(request) == "en"
+            response = JSONResponse(
+                _body(
+                    "INTERNAL_ERROR",
+                    "An unexpected server error occurred"
+                    if english
+                    else "サーバーで予期しないエラーが発生しました",
+                    "Try again; if it persists, send the server log to your administrator"
+                    if english
+                    else "もう一度お試しください。続く場合はサーバーのログを管理者に送ってください",
+                    {},
+                ),
+                status_code=500,
+            )
+            await response(scope, receive, send)
 
 
 def error_response(error: ApiError, request: Request) -> JSONResponse:
