@@ -6,7 +6,6 @@ the body limits, and the language of the API's own errors."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -14,8 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from api_support import LiveServer
-from fastapi.routing import APIRoute, iter_route_contexts
+from api_support import LiveServer, protected_calls
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from starlette.websockets import WebSocketDisconnect
@@ -28,19 +26,6 @@ from keiri_agent.errors import ConfigurationError
 TOKEN = "correct-horse-battery-staple-7f3a"
 EVIL = "http://evil.example"
 UI = "http://localhost:3000"
-
-
-def protected_calls(settings: Settings) -> Iterator[tuple[str, str]]:
-    """(method, path) of every route under /api (except /api/health) and /graphql, with
-    dummy path parameters."""
-    for context in iter_route_contexts(create_app(settings).routes):
-        route, path = context.original_route, context.path or ""
-        if not isinstance(route, APIRoute) or path == "/api/health":
-            continue
-        if not (path.startswith("/api/") or path == "/graphql"):
-            continue
-        for method in sorted(route.methods or ()):
-            yield method, re.sub(r"\{[^}]+\}", "x1", path)
 
 
 def assert_error(response: httpx.Response, status: int, code: str) -> dict:

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from api_support import LiveServer, read_sse, research_workspace
+from api_support import LiveServer, protected_calls, read_sse, research_workspace
 from pydantic import SecretStr
-from test_security import protected_calls
 
 from keiri_agent.config import Settings
 from keiri_agent.llm.testing import ECHO_KEY, StubError, StubOpenAIServer
