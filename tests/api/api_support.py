@@ -1,9 +1,10 @@
 """What the API tests share: uvicorn serving an app on a loopback port in a thread,
-a workspace with the bundled research corpus indexed, an SSE reader."""
+a workspace with the bundled research corpus indexed, an SSE reader, the protected routes."""
 
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -15,7 +16,9 @@ from typing import Any
 import httpx
 import uvicorn
 from fastapi import FastAPI
+from fastapi.routing import APIRoute, iter_route_contexts
 
+from keiri_agent.api.app import create_app
 from keiri_agent.config import Settings
 from keiri_agent.services.research import ResearchService
 
@@ -109,3 +112,16 @@ def stream_events(
         assert response.status_code == 200, response.read()
         assert response.headers["content-type"].startswith("text/event-stream")
         return list(read_sse(response.iter_lines(), limit))
+
+
+def protected_calls(settings: Settings) -> Iterator[tuple[str, str]]:
+    """(method, path) of every route under /api (except /api/health) and /graphql, with
+    dummy path parameters."""
+    for context in iter_route_contexts(create_app(settings).routes):
+        route, path = context.original_route, context.path or ""
+        if not isinstance(route, APIRoute) or path == "/api/health":
+            continue
+        if not (path.startswith("/api/") or path == "/graphql"):
+            continue
+        for method in sorted(route.methods or ()):
+            yield method, re.sub(r"\{[^}]+\}", "x1", path)

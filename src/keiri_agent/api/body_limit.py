@@ -3,40 +3,36 @@
 JSON and form bodies may be ``api_max_body_mb``; uploads (``multipart/form-data``)
 ``max_upload_mb``. A declared ``Content-Length`` over the limit is refused before
 anything is read; a body that grows past it while streaming (chunked, or a lying
-header) stops being read and is refused with the same 413 (``BodyTooLarge``).
+header) stops being read and is refused with the same 413 (``body_too_large``).
 Uploads are parsed by Starlette into spooled temporary files, so memory stays
 bounded whatever the limit.
 """
 
 from __future__ import annotations
 
-from starlette.exceptions import HTTPException
+from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from keiri_agent.api.errors import plain_response
+from keiri_agent.api.errors import ApiError, ApiHTTPException, error_response
 from keiri_agent.config import Settings
 
 MIB = 2**20
 
 
-class BodyTooLarge(HTTPException):
-    """The request body went over its limit (rendered by ``api.errors`` as 413)."""
-
-    def __init__(self, limit: int, upload: bool) -> None:
-        megabytes = limit // MIB
-        what = "アップロードするファイル" if upload else "リクエストの本文"
-        super().__init__(
-            413,
-            detail={  # type: ignore[arg-type]  # api.errors renders a dict detail as the body
-                "error": {
-                    "code": "BODY_TOO_LARGE",
-                    "message": f"{what}が上限（{megabytes} MB）を超えています",
-                    "hint": "ファイルを分けるか小さくしてから送ってください。上限は管理者が"
-                    "設定で変えられます",
-                    "details": {"limit_bytes": limit},
-                }
-            },
-        )
+def body_too_large(limit: int, upload: bool) -> ApiError:
+    """413: the request body went over its limit."""
+    megabytes = limit // MIB
+    what_ja = "アップロードするファイル" if upload else "リクエストの本文"
+    what_en = "The uploaded file" if upload else "The request body"
+    return ApiError(
+        413,
+        "BODY_TOO_LARGE",
+        f"{what_ja}が上限（{megabytes} MB）を超えています",
+        f"{what_en} is larger than the limit ({megabytes} MB)",
+        "ファイルを分けるか小さくしてから送ってください。上限は管理者が設定で変えられます",
+        "Split or shrink it; the administrator can raise the limit in the settings",
+        {"limit_bytes": limit},
+    )
 
 
 class BodyLimit:
@@ -57,7 +53,8 @@ class BodyLimit:
         limit = self.upload_limit + MIB if upload else self.body_limit
         declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            await plain_response(BodyTooLarge(limit, upload))(scope, receive, send)
+            too_large = body_too_large(limit, upload)
+            await error_response(too_large, Request(scope))(scope, receive, send)
             return
         received = 0
 
@@ -67,7 +64,7 @@ class BodyLimit:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > limit:
-                    raise BodyTooLarge(limit, upload)
+                    raise ApiHTTPException(body_too_large(limit, upload))
             return message
 
         await self.app(scope, limited_receive, send)

@@ -26,6 +26,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from keiri_agent.errors import (
     KeiriAgentError,
@@ -173,9 +174,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, error: ApiError) -> JSONResponse:
-        return JSONResponse(
-            error.body(request_language(request)), status_code=error.status, headers=error.headers
-        )
+        return error_response(error, request)
 
     @app.exception_handler(KeiriAgentError)
     async def _core_error(request: Request, error: KeiriAgentError) -> JSONResponse:
@@ -203,8 +202,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, error: StarletteHTTPException) -> JSONResponse:
-        if isinstance(error.detail, dict) and "error" in error.detail:
-            return JSONResponse(error.detail, status_code=error.status_code, headers=error.headers)
+        if isinstance(error, ApiHTTPException):
+            return error_response(error.error, request)
         code, ja, en, hint_ja, hint_en = _HTTP_ERRORS.get(
             error.status_code,
             ("HTTP_ERROR", "リクエストを処理できませんでした", "The request failed", "", ""),
@@ -216,30 +215,65 @@ def install(app: FastAPI) -> None:
             headers=error.headers,
         )
 
-    @app.exception_handler(Exception)
-    async def _unexpected(request: Request, error: Exception) -> JSONResponse:
-        log.exception("unexpected error on %s %s", request.method, request.url.path)
-        english = request_language(request) == "en"
-        return JSONResponse(
-            _body(
-                "INTERNAL_ERROR",
-                "An unexpected server error occurred"
-                if english
-                else "サーバーで予期しないエラーが発生しました",
-                "Try again; if it persists, send the server log to your administrator"
-                if english
-                else "もう一度お試しください。続く場合はサーバーのログを管理者に送ってください",
-                {},
-            ),
-            status_code=500,
-        )
+    app.add_middleware(UnexpectedErrors)
 
 
-def plain_response(error: StarletteHTTPException) -> JSONResponse:
-    """A middleware's own error (raised before routing) as the one JSON shape."""
-    body = (
-        error.detail
-        if isinstance(error.detail, dict)
-        else _body("HTTP_ERROR", str(error.detail), None, {})
+class UnexpectedErrors:
+    """ASGI middleware: an unexpected exception is logged once here and answered with
+    ``INTERNAL_ERROR`` (an ``exception_handler(Exception)`` would also let Starlette
+    re-raise it, so uvicorn logged it a second time and dropped the kept-alive
+    connection). A stream that already started cannot be answered: it is cut."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked_send)
+        except Exception:
+            request = Request(scope)
+            log.exception("unexpected error on %s %s", request.method, request.url.path)
+            if started:
+                raise
+            english = request_language(request) == "en"
+            response = JSONResponse(
+                _body(
+                    "INTERNAL_ERROR",
+                    "An unexpected server error occurred"
+                    if english
+                    else "サーバーで予期しないエラーが発生しました",
+                    "Try again; if it persists, send the server log to your administrator"
+                    if english
+                    else "もう一度お試しください。続く場合はサーバーのログを管理者に送ってください",
+                    {},
+                ),
+                status_code=500,
+            )
+            await response(scope, receive, send)
+
+
+def error_response(error: ApiError, request: Request) -> JSONResponse:
+    """``error`` as the response to ``request`` (in its language); middlewares use it
+    for the errors they answer before routing."""
+    return JSONResponse(
+        error.body(request_language(request)), status_code=error.status, headers=error.headers
     )
-    return JSONResponse(body, status_code=error.status_code, headers=error.headers)
+
+
+class ApiHTTPException(StarletteHTTPException):
+    """An ``ApiError`` raised where only an HTTP exception passes through unchanged (a
+    request body's ``receive``: FastAPI turns any other error there into a 400)."""
+
+    def __init__(self, error: ApiError) -> None:
+        super().__init__(error.status, error.message_en, error.headers)
+        self.error = error

@@ -18,18 +18,33 @@ import hmac
 import ipaddress
 from typing import Annotated
 
-from fastapi import Depends, Request
-from fastapi.responses import JSONResponse
+from fastapi import Depends, WebSocketException, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security.utils import get_authorization_scheme_param
+from starlette.requests import HTTPConnection, Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from keiri_agent.api.errors import ApiError
+from keiri_agent.api.errors import ApiError, error_response
 from keiri_agent.config import Settings
 from keiri_agent.errors import ConfigurationError
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
-_bearer = HTTPBearer(auto_error=False, description="KEIRI_AGENT_API_TOKEN")
+
+class _Bearer(HTTPBearer):
+    """``Authorization: Bearer …`` of a request or a WebSocket (GraphQL over WebSocket):
+    FastAPI's own reads requests only."""
+
+    async def __call__(self, connection: HTTPConnection) -> HTTPAuthorizationCredentials | None:
+        scheme, credentials = get_authorization_scheme_param(
+            connection.headers.get("Authorization")
+        )
+        if not scheme or not credentials:
+            return None
+        return HTTPAuthorizationCredentials(scheme=scheme, credentials=credentials)
+
+
+_bearer = _Bearer(auto_error=False, description="KEIRI_AGENT_API_TOKEN")
 
 
 def is_loopback(host: str) -> bool:
@@ -69,19 +84,27 @@ def _unauthorized(reason_ja: str, reason_en: str) -> ApiError:
 
 
 def require_token(
-    request: Request,
+    connection: HTTPConnection,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> None:
-    """The dependency on every protected route (see the module docstring)."""
-    settings: Settings = request.app.state.settings
+    """The dependency on every protected route (see the module docstring); a WebSocket
+    without the token is closed (policy violation) before it is accepted."""
+    settings: Settings = connection.app.state.settings
     expected = settings.api_token
     if expected is None:
         return
+    refusal: ApiError | None = None
     if credentials is None or credentials.scheme.lower() != "bearer":
-        raise _unauthorized("アクセス用トークンが必要です", "An access token is required")
-    given = credentials.credentials.encode("utf-8")
-    if not hmac.compare_digest(given, expected.get_secret_value().encode("utf-8")):
-        raise _unauthorized("アクセス用トークンが違います", "The access token is wrong")
+        refusal = _unauthorized("アクセス用トークンが必要です", "An access token is required")
+    elif not hmac.compare_digest(
+        credentials.credentials.encode("utf-8"), expected.get_secret_value().encode("utf-8")
+    ):
+        refusal = _unauthorized("アクセス用トークンが違います", "The access token is wrong")
+    if refusal is None:
+        return
+    if connection.scope["type"] == "websocket":
+        raise WebSocketException(status.WS_1008_POLICY_VIOLATION, refusal.message_en)
+    raise refusal
 
 
 class OriginGuard:
@@ -104,26 +127,19 @@ class OriginGuard:
         if problem is None:
             await self.app(scope, receive, send)
             return
-        response = JSONResponse(
-            {
-                "error": {
-                    "code": "ORIGIN_REFUSED",
-                    "message": problem,
-                    "hint": "API の設定 KEIRI_AGENT_API_CORS_ORIGINS に、この画面のアドレスを"
-                    "追加するよう管理者に依頼してください",
-                    "details": {},
-                }
-            },
-            status_code=403,
-        )
-        await response(scope, receive, send)
+        await error_response(problem, Request(scope))(scope, receive, send)
 
-    def _problem(self, scope: Scope, host: str, origin: str | None) -> str | None:
+    def _problem(self, scope: Scope, host: str, origin: str | None) -> ApiError | None:
         server = scope.get("server") or ("", 0)
         host_name = host if host.endswith("]") else host.rsplit(":", 1)[0]
         loopback_only = not self.token_set and is_loopback(str(server[0]))
         if loopback_only and host_name.lower() not in LOOPBACK_NAMES:
-            return f"この API は {host_name} という名前では使えません（この PC 専用です）"
+            return _origin_refused(
+                f"この API は {host_name} という名前では使えません（この PC 専用です）",
+                f"This API cannot be used under the name {host_name} (this computer only)",
+                "ブラウザのアドレスを http://127.0.0.1:<ポート> にしてください",
+                "Open it as http://127.0.0.1:<port>",
+            )
         if origin is None:  # not a browser's cross-origin request
             return None
         origin = origin.rstrip("/").lower()
@@ -132,4 +148,14 @@ class OriginGuard:
         scheme = scope.get("scheme", "http")
         if origin == f"{scheme}://{host}".lower():
             return None
-        return f"この画面（{origin}）からの利用は許可されていません"
+        return _origin_refused(
+            f"この画面（{origin}）からの利用は許可されていません",
+            f"Requests from {origin} are not allowed",
+            "API の設定 KEIRI_AGENT_API_CORS_ORIGINS に、この画面のアドレスを"
+            "追加するよう管理者に依頼してください",
+            "Ask the administrator to add this page's origin to KEIRI_AGENT_API_CORS_ORIGINS",
+        )
+
+
+def _origin_refused(message_ja: str, message_en: str, hint_ja: str, hint_en: str) -> ApiError:
+    return ApiError(403, "ORIGIN_REFUSED", message_ja, message_en, hint_ja, hint_en)

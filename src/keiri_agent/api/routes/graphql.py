@@ -13,12 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 import strawberry
+from cross_web import HTTPException as GraphQLHTTPException
 from fastapi import APIRouter, Request
+from fastapi.routing import APIRoute
 from graphql import GraphQLError
 from strawberry.fastapi import GraphQLRouter
 from strawberry.types import ExecutionContext, Info
 
 from keiri_agent.api.context import ApiContext
+from keiri_agent.api.errors import ApiError
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.services.research_runs import RunRecord
 
@@ -106,7 +109,28 @@ class Schema(strawberry.Schema):
 schema = Schema(query=Query, mutation=Mutation)
 
 
+class _Router(GraphQLRouter[Any, Any]):
+    """Strawberry's router whose transport errors (no query, a body that is not JSON)
+    have the API's one error shape instead of Strawberry's plain text."""
+
+    async def run(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().run(*args, **kwargs)
+        except GraphQLHTTPException as error:
+            raise ApiError(
+                error.status_code,
+                "GRAPHQL_REQUEST_INVALID",
+                f"GraphQL のリクエストを読み取れません（{error.reason}）",
+                f"The GraphQL request cannot be read ({error.reason})",
+                '{"query": "…", "variables": {…}} を JSON で POST してください',
+                'POST {"query": "…", "variables": {…}} as JSON',
+            ) from None
+
+
 def router() -> APIRouter:
     """A new ``/graphql`` router (GraphiQL in the browser at the same address)."""
-    graphql: APIRouter = GraphQLRouter(schema, path="/graphql", tags=["graphql"])
+    graphql: APIRouter = _Router(schema, path="/graphql", tags=["graphql"])
+    for route in graphql.routes:  # GET answers the GraphiQL page, or a query's JSON result
+        if isinstance(route, APIRoute) and "GET" in (route.methods or ()):
+            route.responses[200]["content"] = {"text/html": {}, "application/json": {}}
     return graphql
