@@ -43,7 +43,7 @@ class FixedService(ResearchService):
 def _runs(tmp_path: Path, **kwargs: Any) -> ResearchRuns:
     settings = Settings(home=tmp_path, provider="offline", api_poll_interval_s=0.05)
     runs = ResearchRuns(FixedService(settings, **kwargs))
-    runs._check_sources = lambda names: None  # type: ignore[method-assign]  # fixed sources
+    runs.check_sources = lambda names: None  # type: ignore[method-assign]  # fixed sources
     return runs
 
 

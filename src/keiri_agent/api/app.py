@@ -18,6 +18,7 @@ need to copy.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -56,8 +57,9 @@ def create_app(settings: Settings, *, model_factory: ModelFactory | None = None)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        await asyncio.to_thread(context.start)
         yield
-        context.close()
+        await asyncio.to_thread(context.close)
 
     app = FastAPI(
         title="keiri-agent API",

@@ -9,6 +9,7 @@ scripted one; ``None`` uses the settings' provider, offline without a key).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 from fastapi import Request
 
 from keiri_agent.config import Settings
+from keiri_agent.errors import KeiriAgentError
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -121,6 +123,14 @@ class ApiContext:
                     engine, poll_interval_s=self.settings.api_poll_interval_s
                 )
             return self._plan_runs
+
+    def start(self) -> None:
+        """Server start-up: migrate the database, mark the research runs of dead
+        processes failed, load the search sources — so the first request is not the
+        one that waits for it."""
+        runs = self.research_runs
+        with contextlib.suppress(KeiriAgentError):  # no knowledge base yet: said on use
+            runs.check_sources([])
 
     def close(self) -> None:
         """Stop background work (server shutdown)."""

@@ -41,6 +41,7 @@ from typing import Any, Literal
 import sqlalchemy
 from sqlalchemy import select, update
 
+from keiri_agent.agents.research.agent import new_run_id, new_session_id
 from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.events import Event, utc_timestamp
 from keiri_agent.masking import mask_secrets
@@ -305,8 +306,6 @@ class ResearchRuns:
             UserInputError: empty or too long question, bad session id, unknown
                 knowledge base.
         """
-        from keiri_agent.agents.research.agent import new_run_id, new_session_id
-
         question = (question or "").strip()
         if not question:
             raise UserInputError("質問が空です", hint="調べたい内容を文章で入力してください")
@@ -323,7 +322,7 @@ class ResearchRuns:
                 "空にして新しく始めてください",
             )
         names = [name for name in kb_names if name]
-        self._check_sources(names)
+        self.check_sources(names)
         run_id = new_run_id()
         self.store.create(run_id, session_id, question, names)
         self._pool.submit(self._execute, run_id, question, session_id, names)
@@ -331,7 +330,7 @@ class ResearchRuns:
         assert record is not None
         return record
 
-    def _check_sources(self, kb_names: list[str]) -> None:
+    def check_sources(self, kb_names: list[str]) -> None:
         """Fail now (400), not in the worker, when the sources cannot be built."""
         from keiri_agent.agents.research.sources.registry import search_tools
 
