@@ -141,4 +141,7 @@ def test_an_unreachable_database_with_a_password_leaks_nothing_through_any_route
     url = f"postgresql+psycopg://keiri:{DB_PASSWORD}@127.0.0.1:1/keiri?connect_timeout=2"
     settings = _secret_settings(tmp_path, provider="offline", database_url=url)
     exchanges = dict(_check_every_route(settings, serve, caplog))
-    assert exchanges["start research"].status_code >= 500, "the database was used"
+    assert exchanges["start research"].status_code == 503, "the database was used"
+    error = exchanges["start research"].json()["error"]
+    assert error["code"] == "DATABASE_UNAVAILABLE"
+    assert error["message"] == "データベースに接続できません"

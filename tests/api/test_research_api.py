@@ -145,8 +145,8 @@ def test_a_quiet_stream_sends_heartbeat_comments(
 
     settings = research_workspace(tmp_path, api_heartbeat_s=0.05, api_poll_interval_s=0.02)
     server = serve(settings)
-    app_context = server.server.config.app.state.context  # a slow source: quiet gaps
-    app_context._research = SlowService(settings)
+    runs = server.server.config.app.state.context.research_runs
+    runs.service = SlowService(settings)  # a slow source: quiet gaps in the stream
     with httpx.Client(base_url=server.url) as client:
         run = _start(client)
         with client.stream("GET", run["events_url"], timeout=60) as response:
@@ -173,3 +173,19 @@ def test_a_graphql_mutation_with_a_bad_question_is_a_graphql_error_in_japanese(
     assert error["extensions"]["code"] == "INPUT_ERROR"
     assert "Traceback" not in response.text
     assert state.json() == {"data": {"researchRun": None}}
+
+
+def test_the_bundled_corpus_is_indexed_through_the_api_and_then_researched(
+    tmp_path: Path, serve: Callable[..., LiveServer]
+) -> None:
+    server = serve(Settings(home=tmp_path, provider="offline"))
+    with httpx.Client(base_url=server.url, timeout=60) as client:
+        before = client.post("/api/research", json={"question": EXAMPLE_QUESTION})
+        indexed = client.post("/api/research/sample")
+        again = client.post("/api/research/sample")
+        run = _start(client)
+        events = stream_events(client, run["events_url"])
+    assert before.status_code == 400 and before.json()["error"]["hint"]
+    assert indexed.status_code == 200 and indexed.json()["report"]["added"]
+    assert again.json()["report"]["added"] == []
+    assert events[-1].event == "done"

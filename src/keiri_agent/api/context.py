@@ -10,6 +10,7 @@ scripted one; ``None`` uses the settings' provider, offline without a key).
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -18,6 +19,7 @@ from fastapi import Request
 
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError
+from keiri_agent.masking import mask_text
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
     from keiri_agent.services.plan_runs import PlanRuns
     from keiri_agent.services.research import ResearchService
     from keiri_agent.services.research_runs import ResearchRuns
+
+log = logging.getLogger(__name__)
 
 ModelFactory = Callable[[Settings], "BaseChatModel"]
 
@@ -128,7 +132,11 @@ class ApiContext:
         """Server start-up: migrate the database, mark the research runs of dead
         processes failed, load the search sources — so the first request is not the
         one that waits for it."""
-        runs = self.research_runs
+        try:
+            runs = self.research_runs
+        except Exception as error:  # e.g. the database is down: requests will say so
+            log.warning("research runs not ready at start-up: %s", mask_text(str(error)))
+            return
         with contextlib.suppress(KeiriAgentError):  # no knowledge base yet: said on use
             runs.check_sources([])
 

@@ -64,6 +64,16 @@ def start_research(body: ResearchRequest, context: Context) -> ResearchRun:
     return run_json(record)
 
 
+@router.post("/sample")
+def index_research_sample(context: Context) -> dict[str, Any]:
+    """Index the bundled research corpus into the knowledge base ``research`` (what the
+    CLI does before a first question on an empty workspace); changed files only."""
+    from keiri_agent.services.research import SAMPLE_KB
+
+    report = context.research.index_sample()
+    return {"kb": SAMPLE_KB, "report": report.to_dict()}
+
+
 @router.get("/sessions/{session_id}/notes")
 def session_notes(session_id: str, context: Context) -> dict[str, Any]:
     """The notes of a session, in step order."""
