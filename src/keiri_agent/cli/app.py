@@ -1,4 +1,5 @@
-"""Commands: ``demo``, ``analyze``, ``ui``, and the groups ``helpdesk``, ``plan`` and ``blocks``.
+"""Commands: ``demo``, ``analyze``, ``ui``, ``serve``, and the groups ``helpdesk``, ``plan``,
+``research`` and ``blocks``.
 
 Exit codes: 0 success, 1 a reported failure (bad file, bad spec, LLM error),
 2 a usage error (Typer's own).
