@@ -344,6 +344,11 @@ class Settings(BaseSettings):
         description="How often a stream checks the database for events another server "
         "process wrote (seconds).",
     )
+    web_dir: Path | None = Field(
+        default=None,
+        description="Folder of the web UI's static export served at /; unset: the "
+        "repository's web/out (built with `make web`).",
+    )
 
     @field_validator(
         "plan_env_allow",

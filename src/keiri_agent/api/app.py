@@ -8,6 +8,7 @@
     /api/plans …                      Plans: list, show, validate, dry-run, generate, register;
                                       runs: start, state, resume with answers, cancel, SSE events
     /docs, /openapi.json              OpenAPI documentation
+    /                                 the web UI (``web``: the static export of web/)
 
 Every route under ``/api`` and ``/graphql`` carries ``security.require_token``;
 ``security.OriginGuard`` and ``body_limit.BodyLimit`` wrap the whole app; errors have
@@ -25,7 +26,7 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
-from keiri_agent.api import errors
+from keiri_agent.api import errors, web
 from keiri_agent.api.body_limit import BodyLimit
 from keiri_agent.api.context import ApiContext, ModelFactory
 from keiri_agent.api.errors import ERROR_RESPONSES
@@ -82,6 +83,7 @@ def create_app(settings: Settings, *, model_factory: ModelFactory | None = None)
     app.include_router(analysis.router, dependencies=protected)
     app.include_router(plan_runs.router, dependencies=protected)  # before plans' {plan_id:path}
     app.include_router(plans.router, dependencies=protected)
+    web.mount(app, settings)  # last: every API route keeps priority
 
     app.add_middleware(BodyLimit, settings=settings)
     if settings.api_cors_origins:

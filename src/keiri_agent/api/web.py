@@ -1,0 +1,119 @@
+"""The web UI at ``/``: the static export of ``web/`` (Next.js), served by the API's process.
+
+``mount(app, settings)`` adds it as the app's LAST route, so ``/api``, ``/graphql``,
+``/docs`` and ``/openapi.json`` keep priority. The folder is ``settings.web_dir``
+(``KEIRI_AGENT_WEB_DIR``), by default the repository's ``web/out`` (``make web``).
+
+- Static files need no token: they hold no data (the page asks the API for it).
+- A path under ``/api`` or ``/graphql`` that no route answers stays the API's JSON 404.
+- While the export is missing, every page answers a short Japanese HTML page that
+  says how to build it (checked per request, so a build during a run is picked up).
+- Every response carries ``X-Content-Type-Options: nosniff`` and
+  ``Referrer-Policy: no-referrer``; HTML ones a Content-Security-Policy that fits a
+  Next.js static export (its bootstrap scripts are inline) and no framing.
+- Starlette's ``StaticFiles`` refuses paths that leave the folder (``..``, symlinks).
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+from fastapi import FastAPI
+from starlette.exceptions import HTTPException
+from starlette.responses import HTMLResponse
+from starlette.staticfiles import StaticFiles
+from starlette.types import Message, Receive, Scope, Send
+
+import keiri_agent
+from keiri_agent.config import Settings
+
+API_PREFIXES = ("/api", "/graphql")
+"""Paths the web UI never answers: they belong to the API (its JSON 404)."""
+
+
+def default_web_dir() -> Path:
+    """The repository's ``web/out`` (next to ``src/``)."""
+    return Path(keiri_agent.__file__).resolve().parents[2] / "web" / "out"
+
+
+def web_dir(settings: Settings) -> Path:
+    return settings.web_dir if settings.web_dir is not None else default_web_dir()
+
+
+def content_security_policy(settings: Settings) -> str:
+    connect = " ".join(["'self'", *(o.rstrip("/") for o in settings.api_cors_origins)])
+    return "; ".join(
+        [
+            "default-src 'self'",
+            "script-src 'self' 'unsafe-inline'",
+            "style-src 'self' 'unsafe-inline'",
+            "img-src 'self' data: blob:",
+            "font-src 'self' data:",
+            f"connect-src {connect}",
+            "object-src 'none'",
+            "base-uri 'self'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+        ]
+    )
+
+
+def not_built_page(directory: Path) -> str:
+    """The Japanese page shown while the export is missing."""
+    return f"""<!doctype html>
+<html lang="ja">
+<head><meta charset="utf-8"><title>keiri-agent — Web 画面が未作成です</title></head>
+<body style="font-family: sans-serif; max-width: 40rem; margin: 3rem auto; line-height: 1.7">
+<h1>Web 画面がまだ作成されていません</h1>
+<p>API は動いています。Web 画面を使うには、リポジトリの最上位で次のどちらかを実行して
+Web 画面を作成し、このページを再読み込みしてください（Node.js 20 以降が必要です）。</p>
+<pre>make web</pre>
+<pre>cd web &amp;&amp; npm ci &amp;&amp; npm run build</pre>
+<p>探した場所: <code>{escape(str(directory))}</code>（別の場所にある場合は
+<code>KEIRI_AGENT_WEB_DIR</code> で指定します）。API の一覧は <a href="/docs">/docs</a>
+にあります。</p>
+</body>
+</html>
+"""
+
+
+class WebUI:
+    """ASGI app of the mount at ``/`` (see the module docstring)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.directory = web_dir(settings)
+        self.files = StaticFiles(directory=self.directory, html=True, check_dir=False)
+        self.policy = content_security_policy(settings).encode("latin-1")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "/")
+        if any(path == prefix or path.startswith(prefix + "/") for prefix in API_PREFIXES):
+            raise HTTPException(404)  # answered by the API's JSON handler
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers += [
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"referrer-policy", b"no-referrer"),
+                ]
+                content_type = dict(headers).get(b"content-type", b"")
+                if content_type.startswith(b"text/html"):
+                    headers += [
+                        (b"content-security-policy", self.policy),
+                        (b"x-frame-options", b"DENY"),
+                    ]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        if not (self.directory / "index.html").is_file():
+            response = HTMLResponse(not_built_page(self.directory), status_code=503)
+            await response(scope, receive, with_headers)
+            return
+        await self.files(scope, receive, with_headers)
+
+
+def mount(app: FastAPI, settings: Settings) -> None:
+    """Serve the web UI at ``/``; call after every API route is included."""
+    app.mount("/", WebUI(settings), name="web")
