@@ -1,0 +1,85 @@
+"""What the web UI tests share: where Chromium and the web UI's export are, the skip
+(or, under CI, failure) when one is missing, the scripted research model."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+import pytest
+from api_support import LiveServer
+from langchain_core.language_models import BaseChatModel
+from proxy import CuttableProxy
+from research_agent_support import query_of, scripted
+
+from keiri_agent.agents.research.llm_reasoner import PlanOutput
+from keiri_agent.api.web import default_web_dir
+from keiri_agent.config import Settings
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+]
+WEB_OUT = default_web_dir()
+QUESTION = "インボイス制度で請求書フォーマットに必要な変更点を調べて"
+QUERIES = ["登録番号", "端数処理", "請求書 記載事項"]
+REPORT = (
+    "## 結論\n\n"
+    "適格請求書には登録番号の記載が必要です [1]。"
+    "消費税の端数処理は税率ごとに一回です [2]。\n\n"
+    "## 対応\n\n- 請求書フォーマットに登録番号の欄を追加する [1]\n"
+)
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("true", "1", "yes")
+
+
+def unavailable(reason: str) -> NoReturn:
+    """Skip with ``reason``; under CI (``CI=true``) a missing tool is a failure."""
+    if in_ci():
+        pytest.fail(f"{reason} (required when CI=true)", pytrace=False)
+    pytest.skip(reason)
+
+
+def require_web_out() -> Path:
+    """The built web UI (``web/out``), or skip/fail saying why it is missing."""
+    if (WEB_OUT / "index.html").is_file():
+        return WEB_OUT
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        unavailable("Node.js not found: the web UI is not built, skipping its browser tests")
+    unavailable(f"the web UI is not built ({WEB_OUT} missing): run `make web`")
+
+
+def research_model_factory(delay_s: float) -> Callable[[Settings], BaseChatModel]:
+    """A deterministic research model (plan, a summary per query, the report), each
+    call ``delay_s`` slower: every run over the same corpus streams the same events."""
+
+    def summarize(prompt: str) -> str:
+        return f"{query_of(prompt)}について、社内資料の記載を要約しました [1]。"
+
+    def factory(_settings: Settings) -> BaseChatModel:
+        plan = PlanOutput(needs_research=True, reason="記載事項と端数処理", queries=QUERIES)
+        return scripted(plan, summarize, REPORT, delay_s=delay_s)
+
+    return factory
+
+
+@dataclass
+class Site:
+    """The API + web UI (``server``) and the proxy the browser goes through."""
+
+    server: LiveServer
+    proxy: CuttableProxy
+
+    @property
+    def url(self) -> str:
+        return self.proxy.url
