@@ -8,7 +8,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 from api_support import LiveServer
@@ -83,3 +83,41 @@ class Site:
     @property
     def url(self) -> str:
         return self.proxy.url
+
+
+def run_ids(page: Any) -> list[str]:
+    """Collects the run id of every research run the page starts (the GraphQL
+    ``deepResearch`` answer, or ``POST /api/research``), in order."""
+    found: list[str] = []
+
+    def on_response(response: Any) -> None:
+        if response.request.method != "POST" or not (
+            response.url.endswith("/graphql") or response.url.endswith("/api/research")
+        ):
+            return
+        try:
+            body = response.json()
+        except Exception:  # not JSON: not a start
+            return
+        started = (body.get("data") or {}).get("deepResearch") if "data" in body else body
+        run_id = (started or {}).get("runId") or (started or {}).get("run_id")
+        if run_id:
+            found.append(run_id)
+
+    page.on("response", on_response)
+    return found
+
+
+def ask(page: Any, site: Site, question: str = QUESTION) -> None:
+    """Open the research page, type ``question`` and start."""
+    page.goto(site.url + "/")
+    page.get_by_test_id("question").fill(question)
+    page.get_by_test_id("start").click()
+
+
+def wait_for_report(page: Any) -> str:
+    """The rendered report once the run is over (its text)."""
+    report = page.get_by_test_id("report")
+    report.get_by_text("登録番号の記載が必要です").wait_for(timeout=90_000)
+    page.get_by_test_id("cancel").wait_for(state="hidden", timeout=90_000)
+    return str(report.inner_text())

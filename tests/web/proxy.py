@@ -6,11 +6,13 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+import time
 
 
 class CuttableProxy:
-    """Forwards 127.0.0.1:``port`` to ``upstream_port``; ``cut()`` resets every live
-    connection (both sides); new connections are accepted as before."""
+    """Forwards 127.0.0.1:``port`` to ``upstream_port``; ``cut(down_s)`` resets every
+    live connection (both sides) and, for ``down_s`` seconds, every new one (the network
+    stays down a while, so the page's reconnecting state can be seen)."""
 
     def __init__(self, upstream_port: int) -> None:
         self.upstream = ("127.0.0.1", upstream_port)
@@ -21,6 +23,7 @@ class CuttableProxy:
         self.port: int = self.listener.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self.cuts = 0
+        self._down_until = 0.0
         self._lock = threading.Lock()
         self._live: set[socket.socket] = set()
         self._closed = threading.Event()
@@ -30,11 +33,13 @@ class CuttableProxy:
         self._thread.start()
         return self
 
-    def cut(self) -> int:
-        """Reset every live connection; how many sockets were cut."""
+    def cut(self, down_s: float = 0.0) -> int:
+        """Reset every live connection (and new ones for ``down_s`` seconds); how many
+        sockets were cut."""
         with self._lock:
             live, self._live = list(self._live), set()
             self.cuts += 1
+            self._down_until = time.monotonic() + down_s
         for sock in live:
             _reset(sock)
         return len(live)
@@ -55,6 +60,11 @@ class CuttableProxy:
                 client, _ = self.listener.accept()
             except OSError:
                 return
+            with self._lock:
+                down = time.monotonic() < self._down_until
+            if down:
+                _reset(client)
+                continue
             try:
                 server = socket.create_connection(self.upstream, timeout=10)
             except OSError:
