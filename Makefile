@@ -1,6 +1,7 @@
 # Two commands work on a fresh machine with Python 3.11+ and make:
 #   make demo   — offline demo on the bundled sample data, ends with out/demo/report.md
-#   make test   — the test suite (offline, deterministic)
+#   make test   — the test suite (offline, deterministic): the web UI's Vitest tests, then
+#                 pytest, whose tests/web/ drive the built web UI in Debian Chromium
 # Each installs what it needs into .venv from the lock file (uv.lock).
 
 PYTHON ?= python3
@@ -8,8 +9,13 @@ VENV := .venv
 TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 STAMP := $(VENV)/.synced
+# The web UI (web/, Next.js) is built into web/out, which `keiri-agent serve` serves at /.
+WEB_STAMP := web/out/.keiri-built
+WEB_SOURCES := $(shell find web -path web/node_modules -prune -o -path web/out -prune \
+	-o -path web/.next -prune -o -type f -print 2>/dev/null)
+NO_NODE := Node.js (node, npm) not found: skipping the web UI's tests (Vitest and browser); install Node.js 20+ to run them
 
-.PHONY: demo test lint typecheck ui bench install clean
+.PHONY: demo test web web-test lint typecheck ui bench install clean
 
 # uv lives in its own small venv so that `uv sync` (which makes .venv exactly the
 # lock file) never removes it.
@@ -26,8 +32,27 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/keiri-agent demo --out out/demo
 
-test: $(STAMP)
+test: $(STAMP) web-test
 	$(VENV)/bin/python -m pytest -q
+
+# Builds web/out only when web/package-lock.json or a source changed (the stamp).
+web:
+	@if [ ! -f web/package.json ]; then echo "web/ not found: no web UI to build"; \
+	elif ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+	  echo "$(NO_NODE)"; [ "$${CI:-}" != "true" ] || exit 1; \
+	else $(MAKE) --no-print-directory $(WEB_STAMP); fi
+
+$(WEB_STAMP): $(WEB_SOURCES)
+	cd web && npm ci && npm run build
+	touch $@
+
+# Vitest, after building web/out for the browser tests that pytest runs next. Without
+# Node.js they are skipped with a message (under CI=true that is a failure).
+web-test:
+	@if [ ! -f web/package.json ]; then echo "web/ not found: skipping the web UI's tests"; \
+	elif ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+	  echo "$(NO_NODE)"; [ "$${CI:-}" != "true" ] || exit 1; \
+	else $(MAKE) --no-print-directory $(WEB_STAMP) && cd web && npm test; fi
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks examples
