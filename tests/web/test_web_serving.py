@@ -93,11 +93,16 @@ def test_the_api_keeps_priority_and_its_unknown_paths_stay_json_404(
     assert docs.status_code == 200 and docs.json()["openapi"]
 
 
-def test_an_unknown_page_is_the_exports_404_page(server: LiveServer) -> None:
-    response = httpx.get(server.url + "/no-such-page")
+def test_an_unknown_page_is_the_exports_404_page_for_a_browser_and_json_otherwise(
+    server: LiveServer,
+) -> None:
+    browser = httpx.get(server.url + "/no-such-page", headers={"Accept": "text/html"})
+    script = httpx.get(server.url + "/etc/passwd")
 
-    assert response.status_code == 404
-    assert "ページがありません" in response.text
+    assert browser.status_code == 404
+    assert "ページがありません" in browser.text
+    assert script.status_code == 404
+    assert script.json()["error"]["code"] == "NOT_FOUND"
 
 
 @pytest.mark.parametrize(
@@ -121,6 +126,8 @@ def test_a_missing_export_answers_a_japanese_page_saying_how_to_build_it(
     live = LiveServer(create_app(settings)).start()
     try:
         root = httpx.get(live.url + "/")
+        page = httpx.get(live.url + "/sessions/", headers={"Accept": "text/html,*/*"})
+        script = httpx.get(live.url + "/etc/passwd")
         api = httpx.get(live.url + "/api/nope")
     finally:
         live.stop()
@@ -130,6 +137,8 @@ def test_a_missing_export_answers_a_japanese_page_saying_how_to_build_it(
     assert "Web 画面がまだ作成されていません" in root.text
     assert "cd web &amp;&amp; npm ci &amp;&amp; npm run build" in root.text
     assert "content-security-policy" in root.headers
+    assert page.status_code == 503 and "make web" in page.text
+    assert script.status_code == 404 and script.json()["error"]["code"] == "NOT_FOUND"
     assert api.json()["error"]["code"] == "NOT_FOUND"
 
 

@@ -6,8 +6,11 @@
 
 - Static files need no token: they hold no data (the page asks the API for it).
 - A path under ``/api`` or ``/graphql`` that no route answers stays the API's JSON 404.
-- While the export is missing, every page answers a short Japanese HTML page that
-  says how to build it (checked per request, so a build during a run is picked up).
+- While the export is missing, ``/`` and every page a browser asks for (``Accept:
+  text/html``) answer a short Japanese HTML page that says how to build it (checked
+  per request, so a build during a run is picked up).
+- A path with no file is the export's ``404.html`` for a browser, and the API's JSON
+  404 for any other client (a script that mistyped an ``/api`` path it normalised).
 - Every response carries ``X-Content-Type-Options: nosniff`` and
   ``Referrer-Policy: no-referrer``; HTML ones a Content-Security-Policy that fits a
   Next.js static export (its bootstrap scripts are inline) and no framing.
@@ -21,7 +24,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 from starlette.exceptions import HTTPException
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive, Scope, Send
 
@@ -78,12 +81,30 @@ Web 画面を作成し、このページを再読み込みしてください（N
 """
 
 
+def accepts_html(scope: Scope) -> bool:
+    """True when the request is a browser's page load (``Accept`` names text/html)."""
+    for key, value in scope.get("headers", []):
+        if key == b"accept":
+            return b"text/html" in value
+    return False
+
+
+class _ExportFiles(StaticFiles):
+    """``StaticFiles`` whose not-found is the API's JSON 404 unless a browser asks."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        response = await super().get_response(path, scope)
+        if response.status_code == 404 and not accepts_html(scope):
+            raise HTTPException(404)
+        return response
+
+
 class WebUI:
     """ASGI app of the mount at ``/`` (see the module docstring)."""
 
     def __init__(self, settings: Settings) -> None:
         self.directory = web_dir(settings)
-        self.files = StaticFiles(directory=self.directory, html=True, check_dir=False)
+        self.files = _ExportFiles(directory=self.directory, html=True, check_dir=False)
         self.policy = content_security_policy(settings).encode("latin-1")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -108,6 +129,8 @@ class WebUI:
             await send(message)
 
         if not (self.directory / "index.html").is_file():
+            if path != "/" and not accepts_html(scope):
+                raise HTTPException(404)
             response = HTMLResponse(not_built_page(self.directory), status_code=503)
             await response(scope, receive, with_headers)
             return
