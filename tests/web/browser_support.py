@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,9 +116,15 @@ def ask(page: Any, site: Site, question: str = QUESTION) -> None:
     page.get_by_test_id("start").click()
 
 
-def wait_for_report(page: Any) -> str:
-    """The rendered report once the run is over (its text)."""
+def wait_for_report(page: Any, timeout_s: float = 90.0) -> str:
+    """The rendered report once the run is over (its text): the report's last line has
+    arrived and the cancel button is gone, hidden or disabled."""
     report = page.get_by_test_id("report")
-    report.get_by_text("登録番号の記載が必要です").wait_for(timeout=90_000)
-    page.get_by_test_id("cancel").wait_for(state="hidden", timeout=90_000)
+    report.get_by_text("登録番号の欄を追加する").wait_for(timeout=timeout_s * 1000)
+    cancel = page.get_by_test_id("cancel")
+    deadline = time.monotonic() + timeout_s
+    while cancel.count() and cancel.first.is_visible() and cancel.first.is_enabled():
+        if time.monotonic() > deadline:
+            raise AssertionError("the research run did not finish on the page")
+        time.sleep(0.1)
     return str(report.inner_text())
