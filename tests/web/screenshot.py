@@ -54,6 +54,7 @@ def main(output: Path) -> int:
                 wait_for_report(page)
                 page.get_by_test_id("source-item").first.click()
                 page.get_by_test_id("passage").wait_for()
+                page.evaluate("() => window.scrollTo(0, 0)")
                 page.evaluate("() => document.fonts.ready")
                 page.screenshot(path=str(output))
                 browser.close()
