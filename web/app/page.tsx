@@ -1,0 +1,3 @@
+export default function ResearchPage() {
+  return <h1>リサーチ</h1>;
+}
