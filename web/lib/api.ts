@@ -60,6 +60,11 @@ export function onUnauthorized(handler: UnauthorizedHandler | null): void {
   unauthorizedHandler = handler;
 }
 
+/** Tell the registered handler that the API answered 401. */
+export function onUnauthorizedNotify(): void {
+  unauthorizedHandler?.();
+}
+
 export function authHeaders(extra?: HeadersInit): Headers {
   const headers = new Headers(extra);
   const token = getToken();
@@ -110,7 +115,7 @@ export async function apiFetch(path: string, init: RequestInit = {}): Promise<Re
     if (cause instanceof DOMException && cause.name === "AbortError") throw cause;
     throw networkError();
   }
-  if (response.status === 401) unauthorizedHandler?.();
+  if (response.status === 401) onUnauthorizedNotify();
   if (!response.ok) throw await errorFromResponse(response);
   return response;
 }
