@@ -29,7 +29,7 @@ function citationRule(state: StateInline, silent: boolean): boolean {
   return true;
 }
 
-function createRenderer(): MarkdownIt {
+function createRenderer(): InstanceType<typeof MarkdownIt> {
   const md = new MarkdownIt({ html: false, linkify: false, typographer: false, breaks: false });
   md.validateLink = (url: string) => SAFE_LINK.test(url.trim());
   md.inline.ruler.before("link", "citation", citationRule);
@@ -47,7 +47,7 @@ function createRenderer(): MarkdownIt {
     md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
   md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
     const token = tokens[idx];
-    if (token && /^https?:/i.test(token.attrGet("href") ?? "")) {
+    if (token && /^https?:/i.test(String(token.attrGet("href") ?? ""))) {
       token.attrSet("target", "_blank");
       token.attrSet("rel", "noopener noreferrer");
     }

@@ -66,8 +66,8 @@ describe("researchReducer", () => {
 
   it("ignores events a resume repeats: the state equals an uninterrupted run's", () => {
     const uninterrupted = run(FULL_RUN);
-    // the connection dropped after event 7; the server resent 6..12 (an overlap)
-    const resumed = run([...FULL_RUN.slice(0, 7), ...FULL_RUN.slice(5)]);
+    // the connection dropped after event 11; the events 10..12 arrived again (an overlap)
+    const resumed = run([...FULL_RUN.slice(0, 11), ...FULL_RUN.slice(9)]);
     expect(resumed).toEqual(uninterrupted);
     expect(resumed.reportMd.match(/結論/g)).toHaveLength(1);
   });
