@@ -149,6 +149,8 @@ export default function ResearchPage() {
   };
 
   const running = state.status === "running";
+  // The stream gave up (its error is shown): the run may go on on the server, but this page no longer follows it.
+  const following = running && state.connection?.status !== "closed";
   const runError = state.status === "failed" ? state.error : null;
   const shownError = error ?? (runError ? new ApiError(runError.code, runError.message, runError.hint, 0) : null);
 
@@ -216,7 +218,7 @@ export default function ResearchPage() {
             </button>
           ) : null}
           {starting ? <Spinner label="調査を開始しています…" /> : null}
-          {running ? <Spinner label="調査中…" /> : null}
+          {following ? <Spinner label="調査中…" /> : null}
         </div>
       </form>
 

@@ -34,8 +34,8 @@ export default function SourcesPanel({
             >
               <span className="source-number">[{source.number}]</span>
               <span className="source-doc">{location(source)}</span>
-              {source.title && source.title !== source.document ? (
-                <span className="source-title">{source.title}</span>
+              {source.heading || (source.title && source.title !== source.document) ? (
+                <span className="source-title">{source.heading ?? source.title}</span>
               ) : null}
             </button>
           </li>
