@@ -65,26 +65,6 @@ export default function ResearchPage() {
       .catch(() => setSessions([])); // the selector is optional; a start still works
   }, []);
 
-  useEffect(() => {
-    const requested = new URLSearchParams(window.location.search).get("session");
-    if (requested) setSessionId(requested);
-    loadSessions();
-    return () => streamRef.current?.abort();
-  }, [loadSessions]);
-
-  // Events were lost (a gap): once the run has finished, the stored result is the truth.
-  const { gap, status, runId } = state;
-  useEffect(() => {
-    if (!gap || status === "running" || !runId) return;
-    apiJson<RunSnapshot>(`/api/research/${encodeURIComponent(runId)}`)
-      .then((snapshot) => dispatch({ type: "final", snapshot }))
-      .catch((cause: unknown) => setError(toApiError(cause)));
-  }, [gap, status, runId]);
-
-  useEffect(() => {
-    if (status === "success") loadSessions();
-  }, [status, loadSessions]);
-
   const follow = useCallback((run: StartedRun) => {
     streamRef.current?.abort();
     const controller = new AbortController();
@@ -100,6 +80,45 @@ export default function ResearchPage() {
       onState: (connection) => dispatch({ type: "connection", state: connection }),
     }).catch((cause: unknown) => setError(toApiError(cause)));
   }, []);
+
+  // ?run=<run_id> (set when a run starts): a reloaded page follows the same run again from its
+  // first event; ?session=<session_id> (from the sessions page) continues that session.
+  useEffect(() => {
+    const params = new URLSearchParams(window.location.search);
+    const requested = params.get("session");
+    if (requested) setSessionId(requested);
+    const runParam = params.get("run");
+    if (runParam) {
+      apiJson<RunSnapshot>(`/api/research/${encodeURIComponent(runParam)}`)
+        .then((snapshot) => {
+          const run: StartedRun = {
+            runId: snapshot.run_id,
+            sessionId: snapshot.session_id ?? "",
+            eventsUrl: snapshot.events_url ?? `/api/research/${encodeURIComponent(snapshot.run_id)}/events`,
+            question: snapshot.question ?? "",
+          };
+          setQuestion(run.question);
+          dispatch({ type: "started", run });
+          follow(run);
+        })
+        .catch((cause: unknown) => setError(toApiError(cause)));
+    }
+    loadSessions();
+    return () => streamRef.current?.abort();
+  }, [loadSessions, follow]);
+
+  // Events were lost (a gap): once the run has finished, the stored result is the truth.
+  const { gap, status, runId } = state;
+  useEffect(() => {
+    if (!gap || status === "running" || !runId) return;
+    apiJson<RunSnapshot>(`/api/research/${encodeURIComponent(runId)}`)
+      .then((snapshot) => dispatch({ type: "final", snapshot }))
+      .catch((cause: unknown) => setError(toApiError(cause)));
+  }, [gap, status, runId]);
+
+  useEffect(() => {
+    if (status === "success") loadSessions();
+  }, [status, loadSessions]);
 
   const start = async () => {
     if (starting || state.status === "running") return;
@@ -123,6 +142,7 @@ export default function ResearchPage() {
         question: text,
       };
       dispatch({ type: "started", run });
+      window.history.replaceState(null, "", `?run=${encodeURIComponent(run.runId)}`);
       follow(run);
     } catch (cause) {
       setError(toApiError(cause));

@@ -65,8 +65,13 @@ export function onUnauthorizedNotify(): void {
   unauthorizedHandler?.();
 }
 
+/**
+ * The headers of every API call: the token, and Accept-Language: ja — the page is Japanese, so
+ * the API's messages must be too, whatever language the browser ranks first.
+ */
 export function authHeaders(extra?: HeadersInit): Headers {
   const headers = new Headers(extra);
+  if (!headers.has("Accept-Language")) headers.set("Accept-Language", "ja");
   const token = getToken();
   if (token && !headers.has("Authorization")) headers.set("Authorization", `Bearer ${token}`);
   return headers;

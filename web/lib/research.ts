@@ -98,6 +98,9 @@ export interface StartedRun {
 /** GET /api/research/{run_id}. */
 export interface RunSnapshot {
   run_id: string;
+  session_id?: string;
+  question?: string;
+  events_url?: string;
   status: string;
   result: {
     report_md?: string;

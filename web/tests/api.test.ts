@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ApiError, errorFromResponse } from "@/lib/api";
+import { ApiError, authHeaders, errorFromResponse } from "@/lib/api";
 
 describe("errorFromResponse", () => {
   it("reads the API's error shape", async () => {
@@ -21,5 +21,12 @@ describe("errorFromResponse", () => {
     expect(error.code).toBe("HTTP_ERROR");
     expect(error.message).toContain("HTTP 502");
     expect(error.hint).not.toBe("");
+  });
+});
+
+describe("authHeaders", () => {
+  it("asks the API for Japanese messages whatever the browser's language", () => {
+    expect(authHeaders().get("Accept-Language")).toBe("ja");
+    expect(authHeaders({ Accept: "text/event-stream" }).get("Accept")).toBe("text/event-stream");
   });
 });
