@@ -1,0 +1,53 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import "@fontsource/noto-sans-jp/400.css";
+import "@fontsource/noto-sans-jp/700.css";
+import "./globals.css";
+import TokenPrompt from "@/components/TokenPrompt";
+
+export const metadata: Metadata = {
+  title: "経理エージェント",
+  description: "経理・バックオフィス業務のためのリサーチ、ヘルプデスク、Plan 実行",
+};
+
+const streamlitUrl = process.env.NEXT_PUBLIC_STREAMLIT_URL ?? "http://localhost:8501";
+
+export default function RootLayout({ children }: { children: React.ReactNode }) {
+  return (
+    <html lang="ja">
+      <body>
+        <a className="skip-link" href="#main">
+          本文へ移動
+        </a>
+        <header className="site-header">
+          <Link href="/" className="brand">
+            経理エージェント
+          </Link>
+          <nav aria-label="メインメニュー">
+            <ul>
+              <li>
+                <Link href="/">リサーチ</Link>
+              </li>
+              <li>
+                <Link href="/sessions/">セッション</Link>
+              </li>
+              <li>
+                <Link href="/helpdesk/">ヘルプデスク</Link>
+              </li>
+              <li>
+                <Link href="/plans/">Plan</Link>
+              </li>
+              <li>
+                <a href={streamlitUrl} target="_blank" rel="noopener noreferrer">
+                  データ分析・実行・設計（Streamlit）
+                </a>
+              </li>
+            </ul>
+          </nav>
+        </header>
+        <main id="main">{children}</main>
+        <TokenPrompt />
+      </body>
+    </html>
+  );
+}
