@@ -43,7 +43,7 @@ web:
 	else $(MAKE) --no-print-directory $(WEB_STAMP); fi
 
 $(WEB_STAMP): $(WEB_SOURCES)
-	cd web && npm ci && npm run build
+	cd web && npm ci --no-audit --no-fund && NEXT_TELEMETRY_DISABLED=1 npm run build
 	touch $@
 
 # Vitest, after building web/out for the browser tests that pytest runs next. Without
