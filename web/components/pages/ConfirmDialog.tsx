@@ -25,15 +25,19 @@ export default function ConfirmDialog({
 }) {
   const dialogRef = useRef<HTMLDialogElement>(null);
   const cancelRef = useRef<HTMLButtonElement>(null);
+  const openerRef = useRef<HTMLElement | null>(null);
 
   useEffect(() => {
     const dialog = dialogRef.current;
     if (!dialog) return;
     if (open && !dialog.open) {
+      openerRef.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
       dialog.showModal();
       cancelRef.current?.focus();
     } else if (!open && dialog.open) {
       dialog.close();
+      const opener = openerRef.current;
+      if (opener?.isConnected) opener.focus(); // back where the user was
     }
   }, [open]);
 
@@ -43,9 +47,18 @@ export default function ConfirmDialog({
       className="confirm-dialog"
       aria-labelledby="confirm-title"
       aria-describedby="confirm-message"
+      onKeyDown={(event) => {
+        // Esc is handled here: the browser may close a <dialog> without a cancel event.
+        if (event.key !== "Escape") return;
+        event.preventDefault();
+        if (!busy) onCancel();
+      }}
       onCancel={(event) => {
         event.preventDefault();
         if (!busy) onCancel();
+      }}
+      onClose={() => {
+        if (open) onCancel(); // closed by the browser: keep the page's state in step
       }}
     >
       <h2 id="confirm-title">{title}</h2>
