@@ -9,7 +9,6 @@ import {
   runStatusLabel,
   sourceLabel,
 } from "@/components/pages/format";
-import { SseParser, readSse } from "@/components/pages/sse";
 
 describe("sourceLabel", () => {
   it("names the document, then page, row and heading", () => {
@@ -75,32 +74,5 @@ describe("outputView", () => {
       ],
     });
     expect(outputView({ total: 5 }, "n.a")).toEqual({ kind: "json", text: '{\n  "total": 5\n}' });
-  });
-});
-
-describe("SseParser", () => {
-  it("completes events across chunks, skips comments and keeps the last id", () => {
-    const parser = new SseParser();
-    expect(parser.push(": keep-alive\n\nid: 1\nevent: plan\nda")).toEqual([]);
-    expect(parser.push('ta: {"a":1}\n\r\n')).toEqual([{ id: "1", event: "plan", data: '{"a":1}' }]);
-    expect(parser.push("data: x\ndata: y\n\n")).toEqual([{ id: "1", event: "message", data: "x\ny" }]);
-  });
-
-  it("reads a streamed body to its last event, even without a final blank line", async () => {
-    const encoder = new TextEncoder();
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        controller.enqueue(encoder.encode("id: 1\nevent: step\ndata: {}\n\nid: 2\nevent: res"));
-        controller.enqueue(encoder.encode('ult\ndata: {"answer":"回答"}'));
-        controller.close();
-      },
-    });
-    const events = [];
-    for await (const event of readSse(body)) events.push(event);
-    expect(events.map((event) => [event.id, event.event])).toEqual([
-      ["1", "step"],
-      ["2", "result"],
-    ]);
-    expect(JSON.parse(events[1]!.data)).toEqual({ answer: "回答" });
   });
 });

@@ -5,8 +5,7 @@ import "@/components/pages/pages.css";
 import ErrorBox from "@/components/ErrorBox";
 import Spinner from "@/components/Spinner";
 import PlainText from "@/components/pages/PlainText";
-import { readSse } from "@/components/pages/sse";
-import { ApiError, apiFetch, apiJson, toApiError } from "@/lib/api";
+import { ApiError, apiJson, toApiError } from "@/lib/api";
 
 interface Answer {
   question: string;
@@ -28,19 +27,10 @@ function emptyKbError(kb: string): ApiError {
   );
 }
 
-function errorOf(payload: unknown): ApiError {
-  const error = (payload as { error?: { code?: string; message?: string; hint?: string } } | null)?.error;
-  if (error && typeof error.message === "string") {
-    return new ApiError(error.code ?? "ERROR", error.message, error.hint ?? "", 200);
-  }
-  return toApiError(null);
-}
-
 export default function HelpDeskPage() {
   const [question, setQuestion] = useState("");
   const [kb, setKb] = useState("helpdesk");
   const [asking, setAsking] = useState(false);
-  const [steps, setSteps] = useState(0);
   const [answer, setAnswer] = useState<Answer | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [indexing, setIndexing] = useState(false);
@@ -56,41 +46,16 @@ export default function HelpDeskPage() {
     const controller = new AbortController();
     abortRef.current = controller;
     setAsking(true);
-    setSteps(0);
     setAnswer(null);
     setError(null);
     setIndexed("");
     try {
-      const response = await apiFetch("/api/helpdesk/ask", {
+      const result = await apiJson<Answer>("/api/helpdesk/ask", {
         method: "POST",
-        body: JSON.stringify({ question: question.trim(), kb, stream: true }),
-        headers: { Accept: "text/event-stream" },
+        body: JSON.stringify({ question: question.trim(), kb }),
         signal: controller.signal,
       });
-      if (!response.body) throw new Error("no body");
-      let finished = false;
-      for await (const message of readSse(response.body)) {
-        const payload = message.data ? (JSON.parse(message.data) as { payload?: unknown }).payload : null;
-        if (message.event === "result") {
-          setAnswer(payload as Answer);
-          finished = true;
-        } else if (message.event === "error") {
-          setError(errorOf(payload));
-          finished = true;
-        } else {
-          setSteps((count) => count + 1);
-        }
-      }
-      if (!finished) {
-        setError(
-          new ApiError(
-            "STREAM_CLOSED",
-            "回答の途中で接続が切れました。",
-            "ネットワークを確かめて、もう一度質問してください。",
-            0,
-          ),
-        );
-      }
+      setAnswer(result);
     } catch (cause) {
       if (cause instanceof DOMException && cause.name === "AbortError") return;
       const apiError = toApiError(cause);
@@ -165,7 +130,7 @@ export default function HelpDeskPage() {
       </form>
       {asking ? (
         <p>
-          <Spinner label={steps > 0 ? `回答を作成しています…（${steps} 件の処理が完了）` : "回答を作成しています…"} />
+          <Spinner label="回答を作成しています…（質問を分けて検索するため、1 分ほどかかることがあります）" />
         </p>
       ) : null}
       <ErrorBox error={error} />
