@@ -7,6 +7,7 @@ from the run's files by any process on the host.
     runs.resume(run_id, answers={"collect": {"limit": 30000}})  # continues in a worker
     async for event in runs.follow(run_id, after=0):            # None = nothing new yet
         ...
+    runs.recent({"invoice"}, limit=20)                          # newest first
 
 - ``start`` / ``resume`` hand the engine's ``run`` / ``resume`` to a bounded pool of
   worker threads and return once the run's state on disk says ``running`` (so any
@@ -26,6 +27,10 @@ from the run's files by any process on the host.
 - At most ``workers`` invocations execute at once; a further ``start``/``resume``
   waits for a free worker (the run id is made by the runner when it starts).
 - ``cancel`` stops a run executing in this process (the engine's cancel event).
+- ``recent`` lists a plan's runs from their state files (``runs/{plan_id}/``), the
+  most recently updated first: run id, status, started and updated time. A state
+  file that cannot be read is left out (and logged), so one damaged file does not
+  hide the others.
 - Answers may carry files in the bytes convention of ``services.jsonforms``
   (``{"name", "base64"}``, or ``{"bytes", "base64"}`` for bare bytes);
   ``decode_answers`` turns them into the file values ``{"name", "data"}`` (bytes)
@@ -39,8 +44,9 @@ import json
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +54,7 @@ from keiri_agent.errors import UserInputError
 from keiri_agent.events import Event, EventCallback
 from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.engine import PlanEngine
+from keiri_agent.plans.run.run_log import safe_path_part
 from keiri_agent.plans.run.run_state import find_state, read_state
 from keiri_agent.plans.run.runner import RunResult
 from keiri_agent.services.jsonforms import decode_bytes
@@ -58,6 +65,8 @@ PAUSED_OR_FINISHED = frozenset({"paused", "success", "failed", "cancelled"})
 STARTUP_TIMEOUT_S = 30.0
 """How long ``start`` / ``resume`` wait for the run to record that it is running."""
 _STARTUP_POLL_S = 0.01
+RECENT_RUNS_LIMIT = 20
+_STATE_SUFFIX = ".state.json"
 
 Invocation = Callable[[EventCallback, threading.Event], RunResult]
 
@@ -202,6 +211,11 @@ class PlanRuns:
         state = read_state(self.state_file(run_id))
         return self.runs_dir / state.log_path
 
+    def recent(self, plan_ids: Collection[str], limit: int = RECENT_RUNS_LIMIT) -> list[RunSummary]:
+        """The runs of the plan known by ``plan_ids`` (its id in ``designs/`` and the id
+        its YAML declares), most recently updated first, at most ``limit``."""
+        return recent_runs(self.runs_dir, plan_ids, limit)
+
     async def follow(self, run_id: str, after: int = 0) -> AsyncIterator[Event | None]:
         """The run's events numbered after ``after``, as the run log grows; ``None``
         when nothing new arrived for a poll interval. Ends once the run is paused or
@@ -228,6 +242,59 @@ class PlanRuns:
         for cancel in cancels:
             cancel.set()
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One run in a plan's run list."""
+
+    run_id: str
+    plan_id: str
+    status: str
+    started_at: str
+    updated_at: str
+
+
+def recent_runs(
+    runs_dir: Path, plan_ids: Collection[str], limit: int = RECENT_RUNS_LIMIT
+) -> list[RunSummary]:
+    """The runs of a plan from the state files in its folders under ``runs_dir``,
+    most recently updated first, at most ``limit``.
+
+    A run's folder is derived from its plan id (``safe_path_part``), and different
+    ids can share one, so each state's own ``plan_id`` must be one of ``plan_ids``.
+    Files are read newest first by modification time (a state is rewritten whenever
+    it is saved), so a long history is not read in full.
+    """
+    candidates: dict[Path, float] = {}
+    for plan_id in plan_ids:
+        folder = runs_dir / safe_path_part(plan_id)
+        if not folder.is_dir():
+            continue
+        for path in folder.glob(f"*{_STATE_SUFFIX}"):
+            try:
+                candidates[path] = path.stat().st_mtime
+            except FileNotFoundError:  # removed meanwhile
+                continue
+    found: list[RunSummary] = []
+    for path in sorted(candidates, key=lambda p: candidates[p], reverse=True):
+        if len(found) >= limit:
+            break
+        if path.name.startswith("."):
+            continue  # a state being written
+        try:
+            state = read_state(path)
+        except UserInputError as error:
+            log.warning("run list: skipping %s: %s", path, error)
+            continue
+        if state.plan_id in plan_ids:
+            found.append(
+                RunSummary(
+                    state.run_id, state.plan_id, state.status, state.created_at, state.updated_at
+                )
+            )
+    found.sort(key=lambda run: (run.updated_at, run.started_at, run.run_id), reverse=True)
+    return found
 
 
 class RunLogReader:

@@ -1,7 +1,8 @@
-"""Plan runs: start, state, resume with answers, cancel, events (SSE, resumable),
-binary outputs. Runs execute in worker threads (``services.plan_runs``), never inside
-a request; a run paused at a ``ui.interactive_input`` node waits on disk until
-``resume`` brings its answers, from any server process on the host.
+"""Plan runs: a plan's recent runs, start, state, resume with answers, cancel, events
+(SSE, resumable), binary outputs. Runs execute in worker threads
+(``services.plan_runs``), never inside a request; a run paused at a
+``ui.interactive_input`` node waits on disk until ``resume`` brings its answers, from
+any server process on the host.
 
 Binary outputs: the run's JSON form (``GET /api/plans/runs/{run_id}``) carries them in
 the bytes convention of ``services.jsonforms`` (``{"bytes", "base64"}``; a file
@@ -11,6 +12,7 @@ a file. File answers are sent the same way: ``{"name": "経費.xlsx", "base64": 
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -21,9 +23,11 @@ from pydantic import BaseModel, Field
 from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import ApiError, not_found
+from keiri_agent.errors import UserInputError
 from keiri_agent.plans.dsl.loader import load_plan_file
 from keiri_agent.services.jsonforms import is_file_value, run_result_json
 from keiri_agent.services.plan_inputs import locate_plan_id
+from keiri_agent.services.plan_runs import RECENT_RUNS_LIMIT
 
 router = APIRouter(prefix="/api/plans", tags=["plan runs"])
 
@@ -135,6 +139,39 @@ def plan_run_output(run_id: str, node_id: str, alias: str, context: Context) -> 
         media_type="application/octet-stream",
         headers={"Content-Disposition": f"attachment; filename*=UTF-8''{quote(name)}"},
     )
+
+
+@router.get("/{plan_id:path}/runs")
+def list_plan_runs(
+    plan_id: str,
+    context: Context,
+    limit: Annotated[int, Query(ge=1, le=100, description="How many runs at most")] = (
+        RECENT_RUNS_LIMIT
+    ),
+) -> dict[str, Any]:
+    """The plan's recent runs, most recently updated first: run id, status (running,
+    paused, success, failed, cancelled), started and updated time. 404 for an
+    unknown plan."""
+    path = locate_plan_id(context.plans.store, plan_id)
+    ids = {plan_id}
+    # Runs are saved under the id the YAML declares; a file that no longer loads
+    # still lists its runs saved under the store's id.
+    with contextlib.suppress(UserInputError):
+        ids.add(load_plan_file(path).id)
+    runs = context.plan_runs.recent(ids, limit)
+    return {
+        "plan_id": plan_id,
+        "runs": [
+            {
+                "run_id": run.run_id,
+                "status": run.status,
+                "started_at": run.started_at,
+                "updated_at": run.updated_at,
+                "run_url": f"/api/plans/runs/{run.run_id}",
+            }
+            for run in runs
+        ],
+    }
 
 
 @router.post("/{plan_id:path}/runs", response_model=RunStarted, status_code=202)

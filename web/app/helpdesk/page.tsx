@@ -1,0 +1,183 @@
+"use client";
+
+import { useRef, useState } from "react";
+import "@/components/pages/pages.css";
+import ErrorBox from "@/components/ErrorBox";
+import Spinner from "@/components/Spinner";
+import PlainText from "@/components/pages/PlainText";
+import { ApiError, apiJson, toApiError } from "@/lib/api";
+
+interface Answer {
+  question: string;
+  answer: string;
+  sources: string[];
+  unanswered: string[];
+  offline: boolean;
+}
+
+const EMPTY_KB = "EMPTY_KNOWLEDGE_BASE";
+const KB_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+function emptyKbError(kb: string): ApiError {
+  return new ApiError(
+    EMPTY_KB,
+    `ナレッジベース「${kb}」にはまだ文書が登録されていません。`,
+    "下の「サンプルを登録」でお試し用のサンプル（XYZ システムのマニュアルと FAQ）を登録するか、管理者にマニュアルの登録を依頼してください。",
+    400,
+  );
+}
+
+export default function HelpDeskPage() {
+  const [question, setQuestion] = useState("");
+  const [kb, setKb] = useState("helpdesk");
+  const [asking, setAsking] = useState(false);
+  const [answer, setAnswer] = useState<Answer | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+  const [indexing, setIndexing] = useState(false);
+  const [indexed, setIndexed] = useState("");
+  const abortRef = useRef<AbortController | null>(null);
+
+  const kbValid = KB_NAME.test(kb);
+
+  const ask = async (event: React.FormEvent) => {
+    event.preventDefault();
+    if (!question.trim() || !kbValid || asking) return;
+    abortRef.current?.abort();
+    const controller = new AbortController();
+    abortRef.current = controller;
+    setAsking(true);
+    setAnswer(null);
+    setError(null);
+    setIndexed("");
+    try {
+      const result = await apiJson<Answer>("/api/helpdesk/ask", {
+        method: "POST",
+        body: JSON.stringify({ question: question.trim(), kb }),
+        signal: controller.signal,
+      });
+      setAnswer(result);
+    } catch (cause) {
+      if (cause instanceof DOMException && cause.name === "AbortError") return;
+      const apiError = toApiError(cause);
+      setError(apiError.code === EMPTY_KB ? emptyKbError(kb) : apiError);
+    } finally {
+      if (abortRef.current === controller) {
+        abortRef.current = null;
+        setAsking(false);
+      }
+    }
+  };
+
+  const indexSample = async () => {
+    setIndexing(true);
+    try {
+      await apiJson(`/api/helpdesk/kb/${encodeURIComponent(kb)}/sample`, { method: "POST" });
+      setError(null);
+      setIndexed(`ナレッジベース「${kb}」にサンプルを登録しました。もう一度「質問する」を押してください。`);
+    } catch (cause) {
+      setError(toApiError(cause));
+    } finally {
+      setIndexing(false);
+    }
+  };
+
+  return (
+    <>
+      <h1>ヘルプデスク</h1>
+      <p className="muted">
+        社内システムの使い方などを質問すると、登録されたマニュアルと FAQ から出典付きで回答します。
+      </p>
+      <form className="panel" onSubmit={(event) => void ask(event)}>
+        <label htmlFor="helpdesk-question">質問</label>
+        <textarea
+          id="helpdesk-question"
+          value={question}
+          onChange={(event) => setQuestion(event.target.value)}
+          placeholder="例: パスワードを忘れたときはどうすればよいですか？"
+          maxLength={4000}
+          data-testid="helpdesk-question"
+        />
+        <label htmlFor="helpdesk-kb">ナレッジベース</label>
+        <input
+          id="helpdesk-kb"
+          type="text"
+          value={kb}
+          onChange={(event) => setKb(event.target.value)}
+          aria-invalid={!kbValid}
+          aria-describedby="helpdesk-kb-help"
+          className="narrow"
+        />
+        <p id="helpdesk-kb-help" className={kbValid ? "muted" : "error-message"}>
+          {kbValid
+            ? "通常は helpdesk のままで構いません。"
+            : "ナレッジベース名は半角の英数字と _ - だけで、64 文字までにしてください。"}
+        </p>
+        <div className="actions">
+          <button
+            type="submit"
+            className="primary"
+            disabled={asking || !question.trim() || !kbValid}
+            data-testid="helpdesk-ask"
+          >
+            質問する
+          </button>
+          {asking ? (
+            <button type="button" onClick={() => abortRef.current?.abort()}>
+              やめる
+            </button>
+          ) : null}
+        </div>
+      </form>
+      {asking ? (
+        <p>
+          <Spinner label="回答を作成しています…（質問を分けて検索するため、1 分ほどかかることがあります）" />
+        </p>
+      ) : null}
+      <ErrorBox error={error} />
+      {error?.code === EMPTY_KB ? (
+        <div className="actions">
+          <button type="button" onClick={() => void indexSample()} disabled={indexing} data-testid="helpdesk-sample">
+            サンプルを登録
+          </button>
+          {indexing ? <Spinner label="サンプルを登録しています…" /> : null}
+        </div>
+      ) : null}
+      {indexed ? (
+        <p className="notice" role="status">
+          {indexed}
+        </p>
+      ) : null}
+      {answer ? (
+        <section className="panel" aria-labelledby="answer-title" data-testid="helpdesk-answer">
+          <h2 id="answer-title">回答</h2>
+          {answer.offline ? (
+            <p className="muted">言語モデルを使わない簡易モードの回答です。</p>
+          ) : null}
+          <PlainText text={answer.answer} />
+          <h3>出典</h3>
+          {answer.sources.length > 0 ? (
+            <ol className="sources">
+              {answer.sources.map((source, index) => (
+                <li key={index} data-testid="helpdesk-source">
+                  {source}
+                </li>
+              ))}
+            </ol>
+          ) : (
+            <p className="muted">出典はありません。</p>
+          )}
+          {answer.unanswered.length > 0 ? (
+            <>
+              <h3>見つからなかった点</h3>
+              <ul>
+                {answer.unanswered.map((item, index) => (
+                  <li key={index}>{item}</li>
+                ))}
+              </ul>
+            </>
+          ) : null}
+        </section>
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,171 @@
+"use client";
+
+import { useEffect, useState } from "react";
+import ErrorBox from "@/components/ErrorBox";
+import Spinner from "@/components/Spinner";
+import DownloadLink from "@/components/pages/DownloadLink";
+import PlainText from "@/components/pages/PlainText";
+import { formatBytes, outputView, runStatusLabel } from "@/components/pages/format";
+import { NEEDS_INPUT_TEXT, STREAMLIT_URL } from "@/components/pages/streamlit";
+import { apiJson, toApiError, type ApiError } from "@/lib/api";
+
+interface RunError {
+  code?: string;
+  message?: string;
+  hint?: string;
+  details?: { node_id?: string };
+}
+
+interface PlanRun {
+  run_id: string;
+  plan_id: string;
+  status: string;
+  outputs: Record<string, Record<string, unknown> | null>;
+  errors: RunError[];
+  waiting: { node_id: string }[];
+}
+
+const POLL_MS = 1000;
+
+function OutputValue({ runId, node, alias, value }: { runId: string; node: string; alias: string; value: unknown }) {
+  const view = outputView(value, `${node}.${alias}`);
+  switch (view.kind) {
+    case "empty":
+      return <p className="muted">（なし）</p>;
+    case "text":
+      return <PlainText text={view.text} className="output-text" />;
+    case "file":
+      return (
+        <DownloadLink
+          path={`/api/plans/runs/${encodeURIComponent(runId)}/outputs/${encodeURIComponent(node)}/${encodeURIComponent(alias)}`}
+          name={view.name}
+          label={`${view.name}（${formatBytes(view.bytes)}）をダウンロード`}
+        />
+      );
+    case "table":
+      return (
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                {view.columns.map((column) => (
+                  <th key={column} scope="col">
+                    {column}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {view.rows.map((row, index) => (
+                <tr key={index}>
+                  {row.map((cell, column) => (
+                    <td key={column}>{cell}</td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      );
+    case "json":
+      return <pre className="output-json">{view.text}</pre>;
+  }
+}
+
+/** One Plan run: its status (polled while running), outputs, errors, and where to answer its inputs. */
+export default function PlanRunView({ runId, onSettled }: { runId: string; onSettled: () => void }) {
+  const [run, setRun] = useState<PlanRun | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
+
+  useEffect(() => {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    setRun(null);
+    setError(null);
+    const load = async (first: boolean) => {
+      try {
+        const body = await apiJson<PlanRun>(`/api/plans/runs/${encodeURIComponent(runId)}`);
+        if (stopped) return;
+        setRun(body);
+        setError(null);
+        if (body.status === "running") timer = setTimeout(() => void load(false), POLL_MS);
+        else if (!first) onSettled();
+      } catch (cause) {
+        if (!stopped) setError(toApiError(cause));
+      }
+    };
+    void load(true);
+    return () => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    };
+  }, [runId, onSettled]);
+
+  return (
+    <section className="panel" aria-labelledby="run-title" data-testid="plan-run">
+      <h2 id="run-title">実行 {runId}</h2>
+      <ErrorBox error={error} />
+      {run === null ? (
+        error ? null : <Spinner label="実行の状態を読み込んでいます…" />
+      ) : (
+        <>
+          <p>
+            Plan: {run.plan_id}・状態:{" "}
+            <strong className={`status status-${run.status}`} data-testid="run-status">
+              {runStatusLabel(run.status)}
+            </strong>
+          </p>
+          {run.status === "running" ? <Spinner label="実行しています…（自動で更新します）" /> : null}
+          {run.status === "paused" ? (
+            <p className="notice">
+              <a href={STREAMLIT_URL} target="_blank" rel="noopener noreferrer">
+                {NEEDS_INPUT_TEXT}
+              </a>
+              {run.waiting.length > 0 ? `（入力を待っているステップ: ${run.waiting.map((w) => w.node_id).join("、")}）` : null}
+            </p>
+          ) : null}
+          {run.errors.length > 0 ? (
+            <>
+              <h3>エラー</h3>
+              {run.errors.map((item, index) => (
+                <div className="error-box" role="alert" key={index}>
+                  <p className="error-message">
+                    {item.details?.node_id ? `${item.details.node_id}: ` : ""}
+                    {item.message ?? "ステップが失敗しました。"}
+                  </p>
+                  {item.hint ? <p className="error-hint">{item.hint}</p> : null}
+                </div>
+              ))}
+            </>
+          ) : null}
+          <h3>出力</h3>
+          {Object.keys(run.outputs).length === 0 ? (
+            <p className="muted">まだ出力はありません。</p>
+          ) : (
+            <dl className="outputs">
+              {Object.entries(run.outputs).map(([node, values]) =>
+                values === null ? (
+                  <div key={node}>
+                    <dt>{node}</dt>
+                    <dd className="muted">（出力なし）</dd>
+                  </div>
+                ) : (
+                  Object.entries(values).map(([alias, value]) => (
+                    <div key={`${node}.${alias}`} data-testid="run-output">
+                      <dt>
+                        {node}.{alias}
+                      </dt>
+                      <dd>
+                        <OutputValue runId={run.run_id} node={node} alias={alias} value={value} />
+                      </dd>
+                    </div>
+                  ))
+                ),
+              )}
+            </dl>
+          )}
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import {
+  confirmDeleteMessage,
+  deletedMessage,
+  formatBytes,
+  formatDateTime,
+  outputView,
+  planPath,
+  runStatusLabel,
+  sourceLabel,
+} from "@/components/pages/format";
+
+describe("sourceLabel", () => {
+  it("names the document, then page, row and heading", () => {
+    expect(sourceLabel({ document: "経理規程.pdf", page: 3, heading: "2.1 支払" })).toBe("経理規程.pdf p.3 「2.1 支払」");
+    expect(sourceLabel({ document: "faq.csv", page: null, row: 4, heading: null })).toBe("faq.csv 行4");
+    expect(sourceLabel({ document: "notice.md" })).toBe("notice.md");
+  });
+});
+
+describe("runStatusLabel", () => {
+  it("says every run status in Japanese", () => {
+    expect(["running", "paused", "success", "failed", "cancelled"].map(runStatusLabel)).toEqual([
+      "実行中",
+      "入力待ち",
+      "成功",
+      "失敗",
+      "中止",
+    ]);
+    expect(runStatusLabel("other")).toBe("other");
+  });
+});
+
+describe("messages and formats", () => {
+  it("asks and reports the deletion with the count", () => {
+    expect(confirmDeleteMessage(3)).toBe("このセッションのノート 3 件を削除します。よろしいですか？");
+    expect(deletedMessage("s1", 3)).toBe("セッション「s1」のノート 3 件を削除しました。");
+  });
+
+  it("shows times in Japan time and keeps what it cannot read", () => {
+    expect(formatDateTime("2026-01-05T00:30:00Z")).toBe("2026/01/05 09:30:00");
+    expect(formatDateTime(null)).toBe("—");
+    expect(formatDateTime("昨日")).toBe("昨日");
+  });
+
+  it("sizes files and keeps the slashes of plan ids", () => {
+    expect(formatBytes(512)).toBe("512 B");
+    expect(formatBytes(2048)).toBe("2.0 KB");
+    expect(planPath("経理/月次 締め")).toBe("%E7%B5%8C%E7%90%86/%E6%9C%88%E6%AC%A1%20%E7%B7%A0%E3%82%81");
+  });
+});
+
+describe("outputView", () => {
+  it("shows text, files, tables and the rest as JSON", () => {
+    expect(outputView("a\nb", "n.a")).toEqual({ kind: "text", text: "a\nb" });
+    expect(outputView(3, "n.a")).toEqual({ kind: "text", text: "3" });
+    expect(outputView(null, "n.a")).toEqual({ kind: "empty" });
+    expect(outputView({ name: "報告.docx", bytes: 10, base64: "AAAA" }, "n.a")).toEqual({
+      kind: "file",
+      name: "報告.docx",
+      bytes: 10,
+    });
+    expect(outputView({ bytes: 4, base64: "AAAA" }, "render.document")).toEqual({
+      kind: "file",
+      name: "render.document",
+      bytes: 4,
+    });
+    expect(outputView([{ a: 1, b: "x" }, { a: 2, c: null }], "n.a")).toEqual({
+      kind: "table",
+      columns: ["a", "b", "c"],
+      rows: [
+        ["1", "x", ""],
+        ["2", "", ""],
+      ],
+    });
+    expect(outputView({ total: 5 }, "n.a")).toEqual({ kind: "json", text: '{\n  "total": 5\n}' });
+  });
+});
