@@ -152,5 +152,5 @@ def test_an_empty_question_is_refused() -> None:
     at = _open()
     at.text_area(key="helpdesk.question").input("")
     _click(at, "質問する")
-    assert any("question is empty" in e.value for e in at.error)
+    assert any("質問が空です" in e.value for e in at.error)
     assert not at.subheader or at.subheader[0].value != "回答"

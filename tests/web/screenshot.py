@@ -56,7 +56,8 @@ def main(output: Path) -> int:
                 page.get_by_test_id("passage").wait_for()
                 page.evaluate("() => window.scrollTo(0, 0)")
                 page.evaluate("() => document.fonts.ready")
-                page.screenshot(path=str(output))
+                # the whole page, so the report below the progress list shows too
+                page.screenshot(path=str(output), full_page=True)
                 browser.close()
         finally:
             site.proxy.stop()

@@ -4,7 +4,7 @@ import { useRef, useState } from "react";
 import "@/components/pages/pages.css";
 import ErrorBox from "@/components/ErrorBox";
 import Spinner from "@/components/Spinner";
-import PlainText from "@/components/pages/PlainText";
+import Markdown from "@/components/research/Markdown";
 import { ApiError, apiJson, toApiError } from "@/lib/api";
 
 interface Answer {
@@ -153,7 +153,7 @@ export default function HelpDeskPage() {
           {answer.offline ? (
             <p className="muted">言語モデルを使わない簡易モードの回答です。</p>
           ) : null}
-          <PlainText text={answer.answer} />
+          <Markdown text={answer.answer} sourceCount={answer.sources.length} />
           <h3>出典</h3>
           {answer.sources.length > 0 ? (
             <ol className="sources">

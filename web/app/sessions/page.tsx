@@ -5,7 +5,7 @@ import "@/components/pages/pages.css";
 import ErrorBox from "@/components/ErrorBox";
 import Spinner from "@/components/Spinner";
 import ConfirmDialog from "@/components/pages/ConfirmDialog";
-import PlainText from "@/components/pages/PlainText";
+import Markdown from "@/components/research/Markdown";
 import {
   confirmDeleteMessage,
   deletedMessage,
@@ -154,7 +154,7 @@ export default function SessionsPage() {
                     <h3>
                       ステップ {note.step_no}: {note.query}
                     </h3>
-                    <PlainText text={note.summary_md} />
+                    <Markdown text={note.summary_md} />
                     {note.sources.length > 0 ? (
                       <>
                         <h4>出典</h4>

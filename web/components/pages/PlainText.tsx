@@ -1,4 +1,4 @@
-/** Text with its line breaks kept; React escapes it, so no HTML from a model reaches the DOM. */
+/** Text with its line breaks kept (a Plan output); React escapes it, so no HTML reaches the DOM. */
 export default function PlainText({ text, className }: { text: string; className?: string }) {
   return <div className={className ? `plain-text ${className}` : "plain-text"}>{text}</div>;
 }

@@ -158,7 +158,9 @@ class HelpDeskAgent:
         """Split the question into subtasks (seed §4.1) → ``{"plan": [...]}``."""
         question = (state.get("question") or "").strip()
         if not question:
-            raise UserInputError("the question is empty", hint="ask a question about the system")
+            raise UserInputError(
+                "質問が空です", hint="システムの使い方や困っていることを文章で入力してください"
+            )
         with _logged("create_plan"):
             subtasks = self.reasoner.plan(question)
             cleaned = list(dict.fromkeys(item.strip() for item in subtasks if item.strip()))
@@ -408,7 +410,9 @@ class HelpDeskAgent:
             LLMError: The model service failed or answered unusably (with a hint).
         """
         if not question or not question.strip():
-            raise UserInputError("the question is empty", hint="ask a question about the system")
+            raise UserInputError(
+                "質問が空です", hint="システムの使い方や困っていることを文章で入力してください"
+            )
         if self._graph is None:
             self._graph = self.create_graph()
         run_id = f"helpdesk_{uuid.uuid4().hex[:12]}"

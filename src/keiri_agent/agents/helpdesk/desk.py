@@ -126,9 +126,10 @@ class HelpDesk:
         collections = self.knowledge_base.collections()
         if MANUAL not in collections and QA not in collections:
             raise UserInputError(
-                f"the knowledge base '{self.name}' is empty",
-                hint="index documents first: keiri-agent helpdesk index MANUALS... --qa FAQ.csv "
-                "(or keiri-agent helpdesk index --sample for the bundled XYZ manual)",
+                f"ナレッジベース「{self.name}」にはまだ資料が登録されていません",
+                hint="先にマニュアルや FAQ を登録してください（画面の「資料を登録」、または "
+                "keiri-agent helpdesk index マニュアル... --qa FAQ.csv。試すだけなら "
+                "keiri-agent helpdesk index --sample で付属の XYZ マニュアルを登録できます）",
                 code="EMPTY_KNOWLEDGE_BASE",
             )
         manual: Searcher = self._searcher(MANUAL, prefer_vector=False)
