@@ -105,3 +105,19 @@ def test_an_api_error_is_shown_with_its_japanese_message(
 
     shown = page.get_by_test_id("error-message")
     expect(shown).to_contain_text(re.compile("|".join(map(re.escape, messages))))
+
+
+def test_cancel_stops_the_run_and_says_so(
+    web_out: Any, site: Callable[..., Site], page: Any
+) -> None:
+    running = site(web_out, delay_s=1.0)
+    started = run_ids(page)
+
+    ask(page, running)
+    page.get_by_test_id("progress-item").first.wait_for()
+    page.get_by_test_id("cancel").click()
+
+    expect(page.get_by_text("調査をキャンセルしました")).to_be_visible(timeout=30_000)
+    (run_id,) = started
+    state = httpx.get(f"{running.server.url}/api/research/{run_id}").json()
+    assert state["status"] == "cancelled"
