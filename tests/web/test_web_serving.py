@@ -85,7 +85,9 @@ def test_the_api_keeps_priority_and_its_unknown_paths_stay_json_404(
         nope = client.get("/api/nope")
         graphql_nope = client.get("/graphql/nope")
         docs = client.get("/openapi.json")
+        posted = client.post("/sessions/", json={})  # no route takes a POST outside the API
 
+    assert posted.status_code == 404 and posted.json()["error"]["code"] == "NOT_FOUND"
     assert health.status_code == 200 and health.json()
     assert nope.status_code == 404
     assert nope.json()["error"]["code"] == "NOT_FOUND"

@@ -111,6 +111,8 @@ class WebUI:
         path = scope.get("path", "/")
         if any(path == prefix or path.startswith(prefix + "/") for prefix in API_PREFIXES):
             raise HTTPException(404)  # answered by the API's JSON handler
+        if scope.get("method", "GET") not in ("GET", "HEAD"):
+            raise HTTPException(404)  # no API route here: not a 405 of a static file
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
