@@ -4,8 +4,13 @@ a workspace with the bundled research corpus indexed, an SSE reader, the protect
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -14,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import uvicorn
 from fastapi import FastAPI
 from fastapi.routing import APIRoute, iter_route_contexts
@@ -125,3 +131,64 @@ def protected_calls(settings: Settings) -> Iterator[tuple[str, str]]:
             continue
         for method in sorted(route.methods or ()):
             yield method, re.sub(r"\{[^}]+\}", "x1", path)
+
+
+READY_S = 120.0
+"""How long a ``keiri-agent serve`` child may take to answer /api/health."""
+
+
+def _cli() -> list[str]:
+    script = shutil.which("keiri-agent", path=str(Path(sys.executable).parent))
+    if script:
+        return [script]
+    return [sys.executable, "-c", "from keiri_agent.cli import main; main()"]
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class ServeProcess:
+    """``keiri-agent serve`` in a child process on a free loopback port (the command a
+    user runs), its settings from ``settings_env`` (``KEIRI_AGENT_*`` variables) over a
+    clean environment; ``wait_ready()`` polls /api/health, ``stop()`` sends SIGINT."""
+
+    def __init__(self, home: Path, settings_env: dict[str, str], *extra: str) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = home / f"serve-{self.port}.log"
+        env = {
+            name: value
+            for name, value in os.environ.items()
+            if not name.startswith(("KEIRI_AGENT_", "OPENAI_", "AZURE_OPENAI_"))
+        }
+        env.update(KEIRI_AGENT_HOME=str(home), KEIRI_AGENT_LOG_LEVEL="WARNING", **settings_env)
+        command = [*_cli(), "serve", "--port", str(self.port), *extra]
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                command, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT
+            )
+
+    def wait_ready(self) -> ServeProcess:
+        deadline = time.monotonic() + READY_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"serve exited early:\n{self.log.read_text(errors='replace')}")
+            try:
+                if httpx.get(f"{self.url}/api/health", timeout=1).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        pytest.fail(f"serve never became ready:\n{self.log.read_text(errors='replace')}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)

@@ -5,12 +5,6 @@ through B; ``--workers 2`` starts two processes that both answer."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import socket
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -20,11 +14,16 @@ from pathlib import Path
 import httpx
 import pytest
 import sqlalchemy
-from api_support import SseEvent, read_sse, research_workspace, stream_events
+from api_support import (
+    READY_S,
+    ServeProcess,
+    SseEvent,
+    read_sse,
+    research_workspace,
+    stream_events,
+)
 
 from keiri_agent.services.research import EXAMPLE_QUESTION, SAMPLE_KB
-
-READY_S = 60.0
 
 
 @pytest.fixture
@@ -43,66 +42,6 @@ def database_url(postgres_url: str) -> Iterator[str]:
         admin.dispose()
 
 
-def _cli() -> list[str]:
-    script = shutil.which("keiri-agent", path=str(Path(sys.executable).parent))
-    if script:
-        return [script]
-    return [sys.executable, "-c", "from keiri_agent.cli import main; main()"]
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class ServeProcess:
-    """``keiri-agent serve`` in a child process on a free loopback port."""
-
-    def __init__(self, home: Path, database_url: str, *extra: str) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = home / f"serve-{self.port}.log"
-        env = {
-            name: value
-            for name, value in os.environ.items()
-            if not name.startswith(("KEIRI_AGENT_", "OPENAI_", "AZURE_OPENAI_"))
-        }
-        env.update(
-            KEIRI_AGENT_HOME=str(home),
-            KEIRI_AGENT_DATABASE_URL=database_url,
-            KEIRI_AGENT_PROVIDER="offline",
-            KEIRI_AGENT_LOG_LEVEL="WARNING",
-        )
-        command = [*_cli(), "serve", "--port", str(self.port), *extra]
-        with self.log.open("wb") as log:
-            self.process = subprocess.Popen(
-                command, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT
-            )
-
-    def wait_ready(self) -> ServeProcess:
-        deadline = time.monotonic() + READY_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                pytest.fail(f"serve exited early:\n{self.log.read_text(errors='replace')}")
-            try:
-                if httpx.get(f"{self.url}/api/health", timeout=1).status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        pytest.fail(f"serve never became ready:\n{self.log.read_text(errors='replace')}")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-
-
 @pytest.fixture
 def start_server(tmp_path: Path, database_url: str) -> Iterator[object]:
     """``start_server(*extra_args)`` → a ready ``ServeProcess`` (all stopped and reaped)."""
@@ -110,7 +49,8 @@ def start_server(tmp_path: Path, database_url: str) -> Iterator[object]:
     started: list[ServeProcess] = []
 
     def start(*extra: str) -> ServeProcess:
-        server = ServeProcess(tmp_path, database_url, *extra)
+        env = {"KEIRI_AGENT_DATABASE_URL": database_url, "KEIRI_AGENT_PROVIDER": "offline"}
+        server = ServeProcess(tmp_path, env, *extra)
         started.append(server)
         return server.wait_ready()
 
