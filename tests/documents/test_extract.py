@@ -316,3 +316,57 @@ def test_docx_tables_nested_in_cells_are_read() -> None:
     document.save(out)
     result = extract_text(out.getvalue(), "見積.docx")
     assert result.text == ("見積書\n明細\t内訳:\n品目\t金額\n保守費\t120,000\n深い\n合計\t120,000")
+
+
+def form_xobject_pdf(text: str) -> bytes:
+    """A one-page PDF whose page content is only ``q /Fm1 Do Q``: the text lives inside
+    the Form XObject (how browsers print tables of contents and page furniture)."""
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer)
+    pdf.beginForm("Fm1")
+    pdf.setFont("Helvetica", 12)
+    pdf.drawString(72, 720, text)
+    pdf.endForm()
+    pdf.doForm("Fm1")
+    pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
+def test_pdf_text_inside_a_form_xobject_is_read() -> None:
+    data = form_xobject_pdf("Refund requests close 30 days after purchase.")
+    page_content = PdfReader(io.BytesIO(data)).pages[0].get_contents()
+    assert page_content is not None
+    drawn = page_content.get_data()
+    assert b" Do" in drawn and b"Tj" not in drawn  # the page itself only calls the form
+
+    document = extract_text(data, "refunds.pdf")
+
+    assert "Refund requests close 30 days after purchase." in document.text
+    assert [number for number, _ in document.pages] == [1]
+
+
+def test_nested_form_xobjects_are_read_in_page_order() -> None:
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer)
+    pdf.setFont("Helvetica", 12)
+    pdf.beginForm("Inner")
+    pdf.drawString(72, 700, "Second line inside the inner form.")
+    pdf.endForm()
+    pdf.beginForm("Outer")
+    pdf.drawString(72, 720, "First line inside the outer form.")
+    pdf.doForm("Inner")
+    pdf.endForm()
+    pdf.drawString(72, 760, "Heading drawn on the page itself.")
+    pdf.doForm("Outer")
+    pdf.showPage()
+    pdf.save()
+
+    text = extract_text(buffer.getvalue(), "nested.pdf").text
+
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert lines == [
+        "Heading drawn on the page itself.",
+        "First line inside the outer form.",
+        "Second line inside the inner form.",
+    ]

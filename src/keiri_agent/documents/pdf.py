@@ -7,7 +7,8 @@ reports those sequences to the device through ``begin_tag``/``end_tag``; ``_Actu
 remembers the characters drawn inside such a span and, when it closes, gives the first one
 the ActualText and empties the rest, so layout analysis then sees the intended text.
 Property lists given by name (``/Span /MC0 BDC``, resolved through the page's
-``/Properties`` resources) are handled by ``_Interpreter``.
+``/Properties`` resources) are handled by ``_Interpreter``. Text drawn inside Form
+XObjects (``q /Fm1 Do Q``) is read too (``_text_boxes``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import logging
 from typing import Any
 
 from pdfminer.converter import PDFPageAggregator
-from pdfminer.layout import LAParams, LTChar, LTPage, LTTextContainer
+from pdfminer.layout import LAParams, LTChar, LTFigure, LTPage, LTTextContainer
 from pdfminer.pdfdocument import PDFDocument, PDFEncryptionError, PDFPasswordIncorrect
 from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
 from pdfminer.pdfpage import PDFPage
@@ -91,8 +92,47 @@ class _Interpreter(PDFPageInterpreter):
         super().do_BDC(tag, props)
 
 
+def _figure_boxes(figure: LTFigure) -> list[LTTextContainer]:
+    """The text boxes inside a Form XObject (``LTFigure``), nested forms included."""
+    found: list[LTTextContainer] = []
+    for obj in figure:
+        if isinstance(obj, LTTextContainer):
+            found.append(obj)
+        elif isinstance(obj, LTFigure):
+            found += _figure_boxes(obj)
+    return found
+
+
+def _text_boxes(layout: LTPage) -> list[LTTextContainer]:
+    """The page's text boxes in reading order, those drawn inside Form XObjects included.
+
+    Browsers print tables of contents, headers and footers (sometimes whole pages) as
+    Form XObjects; pdfminer lays their text out inside ``LTFigure`` objects, after the
+    page's own boxes. Each such box is placed before the first page box below it, so a
+    running header stays on top and a footer at the bottom.
+    """
+    page_boxes: list[LTTextContainer] = []
+    form_boxes: list[LTTextContainer] = []
+    for obj in layout:
+        if isinstance(obj, LTTextContainer):
+            page_boxes.append(obj)
+        elif isinstance(obj, LTFigure):
+            form_boxes += _figure_boxes(obj)
+    if not form_boxes:
+        return page_boxes
+    form_boxes.sort(key=lambda box: -box.y1)
+    ordered: list[LTTextContainer] = []
+    position = 0
+    for box in page_boxes:
+        while position < len(form_boxes) and form_boxes[position].y1 > box.y1:
+            ordered.append(form_boxes[position])
+            position += 1
+        ordered.append(box)
+    return ordered + form_boxes[position:]
+
+
 def _page_text(layout: LTPage) -> str:
-    boxes = [obj.get_text() for obj in layout if isinstance(obj, LTTextContainer)]
+    boxes = [box.get_text() for box in _text_boxes(layout)]
     return "\n".join(box.rstrip("\n") for box in boxes)
 
 
