@@ -111,11 +111,11 @@ def test_repeated_footer_on_most_pages_is_removed() -> None:
         f"{body}\n明細は別表{n}を参照\n株式会社サンプル 社外秘 {n}"
         for n, body in enumerate(bodies, start=1)
     ] + ["最後のページ\n以上"]
-    assert normalize_pages(pages) == [
-        "売上の推移明細は別表1を参照",
-        "費用の内訳明細は別表2を参照",
-        "今後の見通し明細は別表3を参照",
-        "付録明細は別表4を参照",
+    assert normalize_pages(pages) == [  # a heading over a longer line keeps its line
+        "売上の推移\n明細は別表1を参照",
+        "費用の内訳\n明細は別表2を参照",
+        "今後の見通し\n明細は別表3を参照",
+        "付録\n明細は別表4を参照",
         "最後のページ以上",
     ]
 
@@ -123,3 +123,35 @@ def test_repeated_footer_on_most_pages_is_removed() -> None:
 def test_normalize_text_splits_pages_on_form_feeds() -> None:
     text = "- 1 -\n請求書\n\x0c- 2 -\n明細\n\x0c- 3 -\nXYZ システム 利用料 3 回"
     assert normalize_text(text) == "請求書\n\n明細\n\nXYZシステム 利用料3回"
+
+
+def test_a_short_label_line_is_not_glued_to_the_body_line_below() -> None:
+    text = "パスワードの変更\n設定画面の「変更」ボタンから変更します。"
+    assert normalize_text(text) == text
+    # …and a sentence broken at the page's line width is still joined
+    page = (
+        "経費の申請は、月末までに申請画面から領収書の画像を添えて行\n"
+        "います。承認者は申請の内容を確認し、差し戻すか承認します。\n"
+        "承認された申請は翌月の給与と一緒に振り込まれます。"
+    )
+    assert normalize_text(page) == (
+        "経費の申請は、月末までに申請画面から領収書の画像を添えて行います。"
+        "承認者は申請の内容を確認し、差し戻すか承認します。\n"
+        "承認された申請は翌月の給与と一緒に振り込まれます。"
+    )
+
+
+def test_labels_and_list_items_keep_their_lines() -> None:
+    assert join_broken_lines("申請期限：\n毎月25日") == "申請期限：\n毎月25日"
+    text = "次の書類を添付します\n・領収書の画像\n・出張報告書"
+    assert join_broken_lines(text) == text
+    numbered = "手順は次のとおりです\n1. 申請画面を開きます\n2. 内容を入力します"
+    assert join_broken_lines(numbered) == numbered
+
+
+def test_a_latin_cjk_wrap_at_full_width_is_joined() -> None:
+    text = "外部システムから経費データを取り込むときは、当社の公開している API\nリクエストの形式に合わせてください。"
+    assert normalize_text(text) == (
+        "外部システムから経費データを取り込むときは、当社の公開しているAPIリクエストの"
+        "形式に合わせてください。"
+    )

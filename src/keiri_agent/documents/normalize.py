@@ -12,9 +12,10 @@
 5. ``remove_cjk_latin_spaces`` "XYZ システム" → "XYZシステム", "3 回" → "3回"
                                (Latin-Latin spaces such as "Excel VBA" and the space
                                after a leading section number "2.1 パスワード" stay).
-6. ``join_broken_lines``       a line ending in a CJK char followed by a line starting with one
-                               is joined (unless it ends a sentence with 。！？ or is a short
-                               numbered heading "2.1 パスワードの条件"); blank lines stay.
+6. ``join_broken_lines``       a wrapped line is joined to the next (CJK|CJK, and CJK|Latin
+                               at full width), never after a sentence end, a label, a
+                               heading, a short line over a longer one, or before a list
+                               item; blank lines stay.
 7. ``remove_page_furniture``   per page (pages are separated by form feeds ``\\f``): page-number
                                lines ("- 3 -", "3 / 10", "Page 3", "3ページ") at the top or bottom
                                of a page, and header/footer lines repeated on most pages.
@@ -126,27 +127,61 @@ def remove_cjk_latin_spaces(text: str) -> str:
 
 
 def join_broken_lines(text: str) -> str:
-    """Join a line ending in CJK to the next line when that one starts with CJK.
+    """Join a line to the next when the break between them is a wrap, not the author's.
 
-    A short numbered heading line ("2.1 パスワードの条件", "第3章 申請": at most 30
-    characters after the number, no spaces, commas, full stops or quotes) is never
-    joined to the paragraph under it.
+    A break is a wrap when the line ends in CJK and the next starts with CJK, or one
+    side is CJK and the other an ASCII letter or digit (``API`` | ``リクエスト``) and
+    the line is as long as the page's lines run (a wrap happens at full width). A
+    break stays when the line ends a sentence (。！？), is a label (ends with ：) or a
+    short numbered heading ("2.1 パスワードの条件", "第3章 申請"), when the next line
+    starts a list item (・, ①, 1., (1) ...), and when a short line is followed by a
+    longer one — a heading or label over its paragraph ("パスワードの変更" over
+    "設定画面の「変更」ボタンから…"). "Short" is measured against the page's typical
+    line (``_typical_width``), so it adapts to the page's layout.
     """
+    lines = text.split("\n")
+    typical = _typical_width(lines)
     out: list[str] = []
-    for line in text.split("\n"):
-        if (
-            out
-            and line
-            and out[-1]
-            and _CJK_CHAR.match(line[0])
-            and _CJK_CHAR.match(out[-1][-1])
-            and out[-1][-1] not in _SENTENCE_END
-            and not _HEADING_LINE.match(out[-1])
-        ):
+    for line in lines:
+        if out and line and out[-1] and _is_wrap(out[-1], line, typical):
             out[-1] += line
         else:
             out.append(line)
     return "\n".join(out)
+
+
+_LIST_MARKER = re.compile(
+    r"^(?:[・●○■□◆◇▶▷※\-–—*]|[\u2460-\u2473\u2776-\u277f]|\d+[.)．）]|[(（]\d+[)）])"
+)
+_LATIN_EDGE = re.compile(r"[A-Za-z0-9]")
+_SHORT_SHARE = 0.6
+"""A line shorter than this share of the page's typical line ended on purpose (when
+the next line is longer)."""
+_MIN_FULL_WIDTH = 12
+"""A line of fewer characters is never taken for a full-width line."""
+
+
+def _typical_width(lines: Sequence[str]) -> int:
+    """The length the page's lines run to: the 80th percentile of non-empty lines."""
+    widths = sorted(len(line) for line in lines if line.strip())
+    if not widths:
+        return 0
+    return widths[min(len(widths) - 1, int(len(widths) * 0.8))]
+
+
+def _is_wrap(line: str, following: str, typical: int) -> bool:
+    last, first = line[-1], following[0]
+    cjk_last, cjk_first = bool(_CJK_CHAR.match(last)), bool(_CJK_CHAR.match(first))
+    if last in _SENTENCE_END or last in "：:" or _HEADING_LINE.match(line):
+        return False
+    if _LIST_MARKER.match(following):
+        return False
+    full = len(line) >= max(_SHORT_SHARE * typical, _MIN_FULL_WIDTH)
+    if cjk_last and cjk_first:
+        return full or len(following) <= len(line)
+    latin_last, latin_first = bool(_LATIN_EDGE.match(last)), bool(_LATIN_EDGE.match(first))
+    mixed = (cjk_last and latin_first) or (latin_last and cjk_first)
+    return mixed and full
 
 
 def _edge_indexes(lines: list[str], width: int = _EDGE_LINES) -> list[int]:
