@@ -150,7 +150,10 @@ def test_labels_and_list_items_keep_their_lines() -> None:
 
 
 def test_a_latin_cjk_wrap_at_full_width_is_joined() -> None:
-    text = "外部システムから経費データを取り込むときは、当社の公開している API\nリクエストの形式に合わせてください。"
+    text = (
+        "外部システムから経費データを取り込むときは、当社の公開している API\n"
+        "リクエストの形式に合わせてください。"
+    )
     assert normalize_text(text) == (
         "外部システムから経費データを取り込むときは、当社の公開しているAPIリクエストの"
         "形式に合わせてください。"
