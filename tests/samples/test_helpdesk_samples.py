@@ -108,7 +108,9 @@ def test_manual_footer_is_on_every_page_but_removed_by_the_extractor() -> None:
     manual = extracted("xyz_manual.pdf")
     assert FOOTER not in manual.text
     assert not re.search(r"- \d+ -", manual.text)
-    assert manual.text.startswith("XYZシステム利用者マニュアル")  # the cover title is kept
+    assert manual.text.startswith(
+        "XYZシステム\n利用者マニュアル"
+    )  # the cover title, its lines kept
 
 
 def test_manual_paragraphs_wrap_and_are_joined_again() -> None:
