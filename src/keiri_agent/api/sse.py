@@ -18,8 +18,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
+from typing import Annotated, Any
 
-from fastapi import Request
+from fastapi import Query, Request
 from fastapi.responses import StreamingResponse
 
 from keiri_agent.api.errors import ApiError
@@ -27,6 +28,16 @@ from keiri_agent.events import Event
 
 MEDIA_TYPE = "text/event-stream"
 HEARTBEAT = b": keep-alive\n\n"
+
+RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"content": {MEDIA_TYPE: {}}, "description": "Server-sent events"}
+}
+"""The OpenAPI description of an SSE route's success response."""
+
+LastEventIdQuery = Annotated[
+    str | None, Query(alias="lastEventId", description="Resume after this event id")
+]
+"""The ``?lastEventId=`` parameter of an SSE route (``last_event_id`` reads it)."""
 
 
 def encode(event: Event) -> bytes:

@@ -100,15 +100,13 @@ def cancel_plan_run(run_id: str, context: Context) -> dict[str, Any]:
 @router.get(
     "/runs/{run_id}/events",
     response_class=StreamingResponse,
-    responses={200: {"content": {sse.MEDIA_TYPE: {}}, "description": "Server-sent events"}},
+    responses=sse.RESPONSES,
 )
 def plan_run_events(
     run_id: str,
     request: Request,
     context: Context,
-    last_event_id: Annotated[
-        str | None, Query(alias="lastEventId", description="Resume after this event id")
-    ] = None,
+    last_event_id: sse.LastEventIdQuery = None,
 ) -> StreamingResponse:
     """The run's events (source ``plan``) as SSE from its run log; ``Last-Event-ID``
     (header or query) resumes after it. Ends when the run is paused or finished."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request, status
+from fastapi import APIRouter, Depends, Request, status
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
@@ -118,15 +118,13 @@ def cancel_research(run_id: str, context: Context) -> ResearchRun:
 @router.get(
     "/{run_id}/events",
     response_class=StreamingResponse,
-    responses={200: {"content": {sse.MEDIA_TYPE: {}}, "description": "Server-sent events"}},
+    responses=sse.RESPONSES,
 )
 def research_events(
     run_id: str,
     request: Request,
     context: Context,
-    last_event_id: Annotated[
-        str | None, Query(alias="lastEventId", description="Resume after this event id")
-    ] = None,
+    last_event_id: sse.LastEventIdQuery = None,
 ) -> StreamingResponse:
     """The run's events as SSE; ``Last-Event-ID`` (header or query) resumes after it."""
     _record(context, run_id)
