@@ -241,7 +241,7 @@ def serve(
         int, typer.Option(min=1, max=32, help="Server processes (share runs through PostgreSQL).")
     ] = 1,
 ) -> None:
-    """Start the HTTP API (OpenAPI docs at /docs, GraphQL at /graphql)."""
+    """Start the HTTP API and the web UI at / (build it with make web; API docs at /docs)."""
     from keiri_agent.api.security import check_bind
     from keiri_agent.api.server import serve as run_server
 
