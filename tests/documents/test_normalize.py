@@ -14,6 +14,7 @@ from keiri_agent.documents.normalize import (
     nfkc,
     normalize_pages,
     normalize_text,
+    page_joint,
     remove_cjk_latin_spaces,
     remove_page_furniture,
     unify_newlines,
@@ -123,6 +124,43 @@ def test_repeated_footer_on_most_pages_is_removed() -> None:
 def test_normalize_text_splits_pages_on_form_feeds() -> None:
     text = "- 1 -\n請求書\n\x0c- 2 -\n明細\n\x0c- 3 -\nXYZ システム 利用料 3 回"
     assert normalize_text(text) == "請求書\n\n明細\n\nXYZシステム 利用料3回"
+
+
+def test_a_word_or_sentence_split_over_a_page_break_is_joined() -> None:
+    header, footer = "経費精算の手引き", "社外秘"
+    pages = [
+        f"{header}\n出張で発生した交通費は、領収書を添えて申請してください。\n"
+        f"申請後に経理部が内容を確認し、承認された交通費の精\n{footer} 1",
+        f"{header}\n算は月末までに行われます。\n{footer} 2",
+        f"{header}\n3. 注意事項\n領収書は原本を提出してください。\n{footer} 3",
+    ]
+    assert normalize_text("\f".join(pages)) == (  # furniture is not glued in
+        "出張で発生した交通費は、領収書を添えて申請してください。\n"
+        "申請後に経理部が内容を確認し、承認された交通費の精算は月末までに行われます。\n\n"
+        "3. 注意事項\n領収書は原本を提出してください。"
+    )
+    assert normalize_text("Claims go to the travel desk for reim-\fbursement.") == (
+        "Claims go to the travel desk for reimbursement."
+    )
+    assert normalize_text("Claims go to the travel\fdesk within a week.") == (
+        "Claims go to the travel desk within a week."
+    )
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("Claims go to the travel desk.", "Taxi receipts are kept."),  # a sentence end
+        ("申請の期限は次のとおりです：", "月末までに申請します。"),  # a label
+        ("交通費の精算について説明します。申請の手順は次のと", "1. 申請画面を開きます。"),
+        ("XYZシステム利用料 合計12,345円", "2ページ目の本文"),  # Latin/CJK: not joined
+        ("Steps", "open the form"),  # a short last line
+    ],
+)
+def test_a_page_that_does_not_continue_the_previous_one_stays_apart(
+    before: str, after: str
+) -> None:
+    assert page_joint(before, after) == (0, "\n\n")
 
 
 def test_a_short_label_line_is_not_glued_to_the_body_line_below() -> None:

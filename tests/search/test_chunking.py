@@ -309,3 +309,50 @@ def test_faq_only_csv() -> None:
     with pytest.raises(UserInputError) as caught:
         chunk_faq("faq.xlsx", b"data")
     assert caught.value.details["supported"] == [".csv"]
+
+
+# --- pages: a chunk that runs onto the next page --------------------------------------------
+
+
+def test_a_page_s_opening_text_is_on_that_page_and_separated() -> None:
+    data = make_pdf(
+        [
+            ["1. Expenses", "Claims are approved by the travel desk."],
+            ["Taxi receipts are kept for seven years."],
+        ]
+    )
+    [chunk] = chunk_document("policy.pdf", data)
+    assert "travel desk.\nTaxi receipts" in chunk.text  # not "desk.Taxi"
+    assert chunk.source.page == 1
+    assert chunk.page_of(chunk.text.index("Claims")) == 1
+    assert chunk.page_of(chunk.text.index("Taxi")) == 2
+    assert chunk.page_starts == ((0, 1), (chunk.text.index("Taxi"), 2))
+
+
+def test_a_word_split_over_a_page_break_is_joined_and_each_half_keeps_its_page() -> None:
+    header, body = "経費精算の手引き", "出張で発生した交通費は領収書を添えて申請してください。"
+    data = make_pdf(
+        [
+            [header, body, "申請後に経理部が内容を確認し、承認された交通費の精", "- 1 -"],
+            [header, "算は月末までに行われます。", body, "- 2 -"],
+            [header, "3. 注意事項", "領収書は原本を提出してください。", "- 3 -"],
+        ]
+    )
+    chunks = chunk_document("tebiki.pdf", data, size=500, overlap=0)
+    joined = next(chunk for chunk in chunks if "交通費の精算は月末" in chunk.text)
+    assert header not in joined.text  # running headers are not glued in
+    split = joined.text.index("交通費の精算") + len("交通費の精")
+    assert joined.page_of(split - 1) == 1 and joined.page_of(split) == 2
+    assert joined.source.page == 1
+    notes = next(chunk for chunk in chunks if "原本" in chunk.text)
+    assert notes.source.page == 3 and notes.page_starts == ((0, 3),)
+
+
+def test_page_starts_survive_a_small_chunk_size() -> None:
+    long_line = "申請は所属長の承認を経て経理部へ回付され、内容の確認が行われ"
+    data = make_pdf([[long_line + "ます。", "承認された交通費の精"], ["算は月末までに行われます。"]])
+    chunks = chunk_document("small.pdf", data, size=20, overlap=5)
+    last = chunks[-1]
+    assert last.text.endswith("月末までに行われます。")
+    assert last.page_of(len(last.text) - 1) == 2
+    assert all(chunk.page_of(0) == chunk.source.page for chunk in chunks)

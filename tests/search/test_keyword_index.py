@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from keiri_agent.search.keyword import IndexMismatchError, KeywordIndex
-from keiri_agent.search.models import Chunk, ChunkIndex, Searcher, Source
+from keiri_agent.search.models import PAGE_STARTS, Chunk, ChunkIndex, Searcher, Source
 from keiri_agent.search.stored import KnowledgeBaseCorruptError
 from keiri_agent.search.tokenize import CharNgramTokenizer, SudachiTokenizer
 
@@ -246,3 +246,18 @@ def test_stats(index: KeywordIndex) -> None:
     stats = index.stats()
     assert stats["documents"] == 2 and stats["chunks"] == 7
     assert stats["tokenizer"] == "sudachi-core-A"
+
+
+def test_a_chunk_s_page_starts_survive_saving(tokenizer: SudachiTokenizer, tmp_path: Path) -> None:
+    spanning = Chunk(
+        "m.pdf#0",
+        "承認は経理部が行います。\n領収書は7年間保管します。",
+        Source("m.pdf", page=3),
+        {PAGE_STARTS: "0:3,13:4"},
+    )
+    index = KeywordIndex.open(tmp_path / "kw", tokenizer)
+    index.upsert("m.pdf", [spanning])
+    index.save()
+    [loaded] = KeywordIndex.open(tmp_path / "kw", tokenizer).chunks("m.pdf")
+    assert loaded.page_starts == ((0, 3), (13, 4))
+    assert loaded.page_of(loaded.text.index("領収書")) == 4

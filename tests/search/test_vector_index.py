@@ -16,6 +16,7 @@ from keiri_agent.config import Settings
 from keiri_agent.errors import ConfigurationError, ExecutionError, LLMError
 from keiri_agent.llm.testing import HashEmbeddings, StubOpenAIServer
 from keiri_agent.search import Chunk, ChunkIndex, Searcher, Source, vector
+from keiri_agent.search.models import PAGE_STARTS
 from keiri_agent.search.vector import (
     VECTOR_STORE_ERROR,
     VectorIndex,
@@ -308,3 +309,15 @@ def test_server_mode_failures_are_vector_store_errors() -> None:
     assert caught.value.code == VECTOR_STORE_ERROR
     assert "KEIRI_AGENT_QDRANT_URL" in (caught.value.hint or "")
     assert "qdrant-secret" not in str(caught.value)
+
+
+def test_a_chunk_s_page_starts_survive_reopening(folder: Path) -> None:
+    spanning = Chunk(
+        "m.pdf#0", "承認は経理部が行います。\n領収書は7年間保管します。", Source("m.pdf", page=3),
+        {PAGE_STARTS: "0:3,13:4"},
+    )
+    with VectorIndex("manuals", HashEmbeddings(), path=folder) as index:
+        index.upsert("m.pdf", [spanning])
+    with VectorIndex("manuals", HashEmbeddings(), path=folder) as index:
+        [hit] = index.search("領収書", k=1)
+    assert hit.chunk.page_starts == ((0, 3), (13, 4))

@@ -16,7 +16,12 @@ from pathlib import PurePath
 
 from keiri_agent import textcodec
 from keiri_agent.documents.errors import DocumentError, DocumentErrorCode
-from keiri_agent.documents.normalize import normalize_pages, normalize_text, unify_newlines
+from keiri_agent.documents.normalize import (
+    join_pages,
+    normalize_pages,
+    normalize_text,
+    unify_newlines,
+)
 from keiri_agent.documents.office import read_docx, read_xlsx
 from keiri_agent.documents.pdf import read_pdf
 
@@ -136,7 +141,7 @@ def extract_text(
         if normalize:
             texts = normalize_pages([text for _, text in pages])
             pages = [(number, text) for (number, _), text in zip(pages, texts, strict=True)]
-        text = "\n\n".join(page for _, page in pages if page)
+        text = join_pages([page for _, page in pages])
     elif kind == "docx":
         text, docx_warnings = read_docx(data, name, max_chars)
         warnings += docx_warnings

@@ -20,7 +20,10 @@
                                lines ("- 3 -", "3 / 10", "Page 3", "3ページ") at the top or bottom
                                of a page, and header/footer lines repeated on most pages.
 
-``normalize_pages`` does the same for a list of pages (the page step needs them all).
+``normalize_pages`` does the same for a list of pages (the page step needs them all);
+``page_joint`` decides what goes between two pages' texts once their furniture is gone
+(nothing when a word or a CJK sentence wraps over the break, a space when a Latin
+sentence continues, a blank line otherwise) and ``join_pages`` joins pages with it.
 """
 
 from __future__ import annotations
@@ -184,6 +187,62 @@ def _is_wrap(line: str, following: str, typical: int) -> bool:
     return mixed and full
 
 
+_HYPHENATED = re.compile(r"[A-Za-z]-$")
+_LOWER_START = re.compile(r"[a-z]")
+PAGE_BREAK = "\n\n"
+"""What separates two pages' texts when the second does not continue the first."""
+
+
+def page_joint(before: str, after: str) -> tuple[int, str]:
+    """How the text of one page joins the next: (characters to drop at the end of
+    ``before``, the text placed between them).
+
+    ``before`` and ``after`` are two consecutive pages' texts with their page numbers,
+    running headers and footers already removed (``remove_page_furniture``). A page that
+    ends mid-word or mid-sentence continues on the next:
+
+    * ``"…交通費の精"`` | ``"算は月末までに…"`` → ``(0, "")``: a CJK wrap — CJK on both sides
+      and the page's last line runs to its full width (``join_broken_lines``' rule for a
+      wrap within a page; a Latin/CJK break is not joined over a page: "…12,345円" |
+      "2ページ目…" is too often a table's last row and the next page's text);
+    * ``"… reim-"`` | ``"bursement …"`` → ``(1, "")``: the hyphen of a split word goes;
+    * ``"… sent to the"`` | ``"travel desk."`` → ``(0, " ")``: a Latin sentence goes on (the
+      last line runs to the page's full width and the next starts in lower case).
+
+    Otherwise (a sentence end, a label, a heading, a list item, a short last line, an
+    empty page) the pages are separate: ``(0, PAGE_BREAK)``.
+    """
+    lines = [line for line in before.rstrip("\n").split("\n") if line.strip()]
+    following = after.lstrip("\n").split("\n", 1)[0]
+    if not lines or not following.strip():
+        return 0, PAGE_BREAK
+    last = lines[-1]
+    typical = _typical_width(lines)
+    both_cjk = bool(_CJK_CHAR.match(last[-1])) and bool(_CJK_CHAR.match(following[0]))
+    full = len(last) >= max(_SHORT_SHARE * typical, _MIN_FULL_WIDTH)
+    if both_cjk and full and _is_wrap(last, following, typical):
+        return 0, ""
+    if _LOWER_START.match(following) and not _LIST_MARKER.match(following):
+        if _HYPHENATED.search(last):
+            return 1, ""
+        if full and (_LATIN_EDGE.match(last[-1]) or last[-1] in ",;"):
+            return 0, " "
+    return 0, PAGE_BREAK
+
+
+def join_pages(pages: Sequence[str]) -> str:
+    """Non-empty pages joined by ``page_joint`` (a split word or sentence is whole again)."""
+    text = ""
+    for page in pages:
+        if not page:
+            continue
+        if text:
+            drop, joint = page_joint(text, page)
+            text = text[: len(text) - drop] + joint
+        text += page
+    return text
+
+
 def _edge_indexes(lines: list[str], width: int = _EDGE_LINES) -> list[int]:
     filled = [i for i, line in enumerate(lines) if line.strip()]
     return sorted(set(filled[:width] + filled[-width:]))
@@ -259,4 +318,4 @@ def normalize_text(text: str, *, join_lines: bool = True) -> str:
     ``join_lines=False`` keeps line breaks (for sources whose lines are real paragraphs).
     """
     pages = unify_newlines(text).split("\f")
-    return "\n\n".join(page for page in normalize_pages(pages, join_lines=join_lines) if page)
+    return join_pages(normalize_pages(pages, join_lines=join_lines))

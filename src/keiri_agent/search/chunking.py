@@ -3,8 +3,14 @@
 ``chunk_document`` reads PDF, DOCX, XLSX, TXT, CSV and Markdown through the project's
 extractor (``keiri_agent.documents``) and cuts the text into pieces of about ``size``
 characters, ``overlap`` characters repeated between neighbours, cutting preferably after a
-sentence end (。！？ or a line break). Chunks never cross a heading or (for PDFs) a page, so
-every chunk has one ``Source.page`` and one ``Source.heading``:
+sentence end (。！？ or a line break). Chunks never cross a heading, so every chunk has one
+``Source.heading``. A PDF page's opening text goes on with the previous page's section when
+it continues it (a word or sentence split over the break, joined as ``page_joint`` says, or
+a few words running over); otherwise a page starts a new section. Every character keeps its
+own page: ``Source.page`` is the page of the chunk's first character, and a chunk that runs
+onto later pages records where each starts (``Chunk.page_starts``, stored in the metadata
+under ``PAGE_STARTS``) with a line break between the pages' texts unless a word or sentence
+was split. Sections:
 
 * Markdown: ATX headings (``#`` … ``######``) give the heading path
   ("2. ログイン > 2.1 パスワード"); ``#`` lines inside fenced code blocks are not headings and a
@@ -28,21 +34,23 @@ import io
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from keiri_agent.documents.extract import SUPPORTED_SUFFIXES, decode_text, extract_text
 from keiri_agent.documents.normalize import (
+    PAGE_BREAK,
     join_broken_lines,
     map_radical_supplement,
     normalize_pages,
+    page_joint,
     unify_newlines,
 )
 from keiri_agent.errors import UserInputError
 from keiri_agent.files.bounds import InputBoundsError, check_csv_text
 from keiri_agent.files.header import HEADER_SCAN_ROWS
 from keiri_agent.limits import current_input_limits
-from keiri_agent.search.models import Chunk, Source
+from keiri_agent.search.models import PAGE_STARTS, Chunk, Source, format_page_starts, page_at
 
 DOCUMENT_SUFFIXES: tuple[str, ...] = (*SUPPORTED_SUFFIXES, ".markdown")
 """Suffixes ``chunk_document`` accepts."""
@@ -89,30 +97,64 @@ def _sentences(text: str) -> list[str]:
     return [piece for piece in _SENTENCE_END.split(text) if piece]
 
 
-def _hard_split(unit: str, size: int, overlap: int) -> list[str]:
-    step = size - overlap
-    pieces = []
-    for start in range(0, len(unit), step):
-        pieces.append(unit[start : start + size])
-        if start + size >= len(unit):
-            break
-    return pieces
+Span = tuple[int, int]
+"""(start, end) offsets in the text of a run of units."""
 
 
-def _tail(units: Sequence[str], overlap: int) -> list[str]:
+def _tail(spans: Sequence[Span], overlap: int) -> list[Span]:
     """The last whole units of a chunk totalling at most ``overlap`` characters (or the
     last ``overlap`` characters when even the last unit is longer)."""
-    if overlap <= 0 or not units:
+    if overlap <= 0 or not spans:
         return []
-    out: list[str] = []
+    out: list[Span] = []
     total = 0
-    for unit in reversed(units):
-        if total + len(unit) > overlap:
+    for start, end in reversed(spans):
+        if total + end - start > overlap:
             break
-        out.insert(0, unit)
-        total += len(unit)
+        out.insert(0, (start, end))
+        total += end - start
     if not out:
-        return [units[-1][-overlap:]]
+        end = spans[-1][1]
+        return [(end - overlap, end)]
+    return out
+
+
+def _pack(units: Sequence[str], size: int, overlap: int) -> list[tuple[int, str]]:
+    """``split_units`` with where each piece starts in ``"".join(units)``."""
+    text = "".join(units)
+    step = size - overlap
+    pieces: list[Span] = []
+    current: list[Span] = []
+    fresh = False  # current holds something beyond the overlap carried from the last piece
+    position = 0
+    for unit in units:
+        start, end = position, position + len(unit)
+        position = end
+        if len(unit) > size:
+            if fresh:
+                pieces.append((current[0][0], current[-1][1]))
+            for offset in range(0, len(unit), step):
+                pieces.append((start + offset, min(start + offset + size, end)))
+                if offset + size >= len(unit):
+                    break
+            current = _tail([pieces[-1]], overlap)
+            fresh = False
+            continue
+        length = current[-1][1] - current[0][0] if current else 0
+        if length + len(unit) > size and fresh:
+            pieces.append((current[0][0], current[-1][1]))
+            current = _tail(current, overlap)
+            while current and current[-1][1] - current[0][0] + len(unit) > size:
+                current.pop(0)
+        current.append((start, end))
+        fresh = True
+    if fresh:
+        pieces.append((current[0][0], current[-1][1]))
+    out = []
+    for start, end in pieces:
+        piece = text[start:end]
+        if piece.strip():
+            out.append((start + len(piece) - len(piece.lstrip()), piece.strip()))
     return out
 
 
@@ -122,31 +164,7 @@ def split_units(units: Iterable[str], size: int, overlap: int) -> list[str]:
     Neighbouring pieces share up to ``overlap`` characters (whole units when possible). A
     unit longer than ``size`` is cut into ``size``-character pieces.
     """
-    pieces: list[str] = []
-    current: list[str] = []
-    length = 0
-    fresh = False  # current holds something beyond the overlap carried from the last piece
-    for unit in units:
-        if len(unit) > size:
-            if fresh:
-                pieces.append("".join(current))
-            pieces.extend(_hard_split(unit, size, overlap))
-            current = _tail([pieces[-1]], overlap)
-            length = sum(len(u) for u in current)
-            fresh = False
-            continue
-        if length + len(unit) > size and fresh:
-            pieces.append("".join(current))
-            current = _tail(current, overlap)
-            length = sum(len(u) for u in current)
-            while current and length + len(unit) > size:
-                length -= len(current.pop(0))
-        current.append(unit)
-        length += len(unit)
-        fresh = True
-    if fresh:
-        pieces.append("".join(current))
-    return [piece.strip() for piece in pieces if piece.strip()]
+    return [piece for _, piece in _pack(list(units), size, overlap)]
 
 
 def split_text(text: str, size: int = 500, overlap: int = 100) -> list[str]:
@@ -171,10 +189,32 @@ class _Section:
     units: list[str]
     page: int | None = None
     heading_line: str = ""
+    page_starts: list[tuple[int, int]] = field(default_factory=list)
+    """(offset in ``"".join(units)``, page) of each later page the section runs onto."""
 
     def empty(self) -> bool:
         """Only blank text or only its own heading line (its children carry the path)."""
         return "".join(self.units).strip() == self.heading_line.strip()
+
+    def continue_on(self, page: int, units: Sequence[str], drop: int, joint: str) -> None:
+        """Append the opening ``units`` of ``page``, joined by ``page_joint``'s (drop,
+        joint): a word or sentence split over the break becomes one unit again, otherwise
+        a line break separates the pages' texts. Records where ``page`` starts."""
+        if not self.units:
+            self.units = list(units)
+            self.page_starts.append((0, page))
+            return
+        last = self.units[-1]
+        last = last[: len(last) - drop] if drop else last
+        if joint == PAGE_BREAK:
+            self.units[-1] = last if last.endswith("\n") else last + "\n"
+            self.page_starts.append((len("".join(self.units)), page))
+            self.units += units
+            return
+        self.units[-1] = last + joint
+        self.page_starts.append((len("".join(self.units)), page))
+        self.units[-1] += units[0]
+        self.units += units[1:]
 
 
 class _HeadingPath:
@@ -382,16 +422,26 @@ def document_sections(name: str, data: bytes) -> list[_Section]:
         texts = normalize_pages([text for _, text in extracted.pages], join_lines=False)
         path = _HeadingPath()
         sections: list[_Section] = []
+        previous = ""  # the last page with text
         for number, page_text in zip(numbers, texts, strict=True):
+            if not page_text.strip():
+                continue
+            drop, joint = page_joint(previous, page_text) if previous else (0, PAGE_BREAK)
+            previous = page_text
             page_sections = _numbered_sections(page_text.split("\n"), path, number, join=True)
+            for section in page_sections:
+                section.page_starts = [(0, number)]
             first = page_sections[0]
+            opening = "".join(first.units)
             if (
                 sections
+                and opening.strip()
                 and not first.heading_line
-                and len("".join(first.units)) < _SHORT_CONTINUATION
                 and sections[-1].heading == first.heading
-            ):  # a few words running over from the previous page: keep them with it
-                sections[-1].units += first.units
+                and (joint != PAGE_BREAK or len(opening) < _SHORT_CONTINUATION)
+            ):  # the page goes on with the previous page's text (a split word or sentence,
+                # or a few words running over): one section, each page's text on its page
+                sections[-1].continue_on(number, first.units, drop, joint)
                 page_sections = page_sections[1:]
             sections += page_sections
         return sections
@@ -415,6 +465,19 @@ def document_sections(name: str, data: bytes) -> list[_Section]:
     return _numbered_sections(text.split("\n"), _HeadingPath(), None, join=False)
 
 
+def _piece_page_starts(
+    section_starts: Sequence[tuple[int, int]], start: int, length: int
+) -> list[tuple[int, int]]:
+    """The (offset in the piece, page) starts of the piece at ``start`` of a section."""
+    if not section_starts:
+        return []
+    first = page_at(section_starts, start)
+    if first is None:
+        return []
+    later = [(offset - start, page) for offset, page in section_starts if start < offset]
+    return [(0, first), *((offset, page) for offset, page in later if offset < length)]
+
+
 def chunk_document(name: str, data: bytes, *, size: int = 500, overlap: int = 100) -> list[Chunk]:
     """Cut one file into chunks (see the module docstring).
 
@@ -426,12 +489,15 @@ def chunk_document(name: str, data: bytes, *, size: int = 500, overlap: int = 10
     for section in document_sections(name, data):
         if section.empty():
             continue
-        for piece in split_units(section.units, size, overlap):
+        for start, piece in _pack(section.units, size, overlap):
+            starts = _piece_page_starts(section.page_starts, start, len(piece))
+            page = starts[0][1] if starts else section.page
             chunks.append(
                 Chunk(
                     id=f"{name}#{len(chunks)}",
                     text=piece,
-                    source=Source(document=name, page=section.page, heading=section.heading),
+                    source=Source(document=name, page=page, heading=section.heading),
+                    metadata={PAGE_STARTS: format_page_starts(starts)} if len(starts) > 1 else {},
                 )
             )
     if not chunks:

@@ -14,6 +14,47 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 Retriever = Literal["keyword", "vector", "hybrid"]
 
+PAGE_STARTS = "page_starts"
+"""``Chunk.metadata`` key of a chunk that spans pages: ``"0:3,118:4"`` — the offset in the
+chunk's text where each page's text starts, and the page (``format_page_starts``). Kept in
+metadata so the keyword and vector indexes store it as they are; a chunk without it (one
+page, or an index stored before it existed) is all on ``Source.page``."""
+
+
+def format_page_starts(starts: Sequence[tuple[int, int]]) -> str:
+    """``[(0, 3), (118, 4)]`` → ``"0:3,118:4"`` (the ``PAGE_STARTS`` metadata value)."""
+    return ",".join(f"{offset}:{page}" for offset, page in starts)
+
+
+def parse_page_starts(value: str) -> tuple[tuple[int, int], ...]:
+    """``"0:3,118:4"`` → ``((0, 3), (118, 4))``; a malformed value gives ``()``."""
+    starts: list[tuple[int, int]] = []
+    for item in value.split(","):
+        offset, _, page = item.partition(":")
+        if not (offset.strip().isdigit() and page.strip().isdigit()):
+            return ()
+        starts.append((int(offset), int(page)))
+    return tuple(sorted(starts))
+
+
+def page_at(starts: Sequence[tuple[int, int]], offset: int) -> int | None:
+    """The page of the character at ``offset``, given (offset, page) page starts."""
+    page = starts[0][1] if starts else None
+    for start, number in starts:
+        if start > offset:
+            break
+        page = number
+    return page
+
+
+def page_span_label(first: int | None, last: int | None) -> str | None:
+    """``p.3`` for one page, ``p.3–4`` for a passage that runs over to the next page."""
+    if first is None:
+        return None
+    if last is None or last == first:
+        return f"p.{first}"
+    return f"p.{first}–{last}"
+
 
 @dataclass(frozen=True)
 class Source:
@@ -30,11 +71,13 @@ class Source:
     heading: str | None = None
     row: int | None = None
 
-    def label(self) -> str:
-        """A short citation: ``xyz_manual.pdf p.3 「2.1 パスワード」``."""
+    def label(self, last_page: int | None = None) -> str:
+        """A short citation: ``xyz_manual.pdf p.3 「2.1 パスワード」`` (``p.3–4`` with a
+        ``last_page`` after ``page``: the passage runs over to the next page)."""
         parts = [self.document]
-        if self.page is not None:
-            parts.append(f"p.{self.page}")
+        pages = page_span_label(self.page, last_page)
+        if pages is not None:
+            parts.append(pages)
         if self.row is not None:
             parts.append(f"行{self.row}")
         if self.heading:
@@ -63,6 +106,19 @@ class Chunk:
     text: str
     source: Source
     metadata: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def page_starts(self) -> tuple[tuple[int, int], ...]:
+        """(offset in ``text``, page) where each page of the chunk starts; the first is
+        (0, ``source.page``). Empty when the source has no pages."""
+        stored = parse_page_starts(self.metadata.get(PAGE_STARTS, ""))
+        if stored:
+            return stored
+        return ((0, self.source.page),) if self.source.page is not None else ()
+
+    def page_of(self, offset: int) -> int | None:
+        """The page the character at ``offset`` of ``text`` is on."""
+        return page_at(self.page_starts, offset)
 
     def to_dict(self) -> dict[str, Any]:
         return {
