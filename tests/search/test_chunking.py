@@ -350,7 +350,9 @@ def test_a_word_split_over_a_page_break_is_joined_and_each_half_keeps_its_page()
 
 def test_page_starts_survive_a_small_chunk_size() -> None:
     long_line = "申請は所属長の承認を経て経理部へ回付され、内容の確認が行われ"
-    data = make_pdf([[long_line + "ます。", "承認された交通費の精"], ["算は月末までに行われます。"]])
+    data = make_pdf(
+        [[long_line + "ます。", "承認された交通費の精"], ["算は月末までに行われます。"]]
+    )
     chunks = chunk_document("small.pdf", data, size=20, overlap=5)
     last = chunks[-1]
     assert last.text.endswith("月末までに行われます。")

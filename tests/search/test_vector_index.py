@@ -313,7 +313,9 @@ def test_server_mode_failures_are_vector_store_errors() -> None:
 
 def test_a_chunk_s_page_starts_survive_reopening(folder: Path) -> None:
     spanning = Chunk(
-        "m.pdf#0", "承認は経理部が行います。\n領収書は7年間保管します。", Source("m.pdf", page=3),
+        "m.pdf#0",
+        "承認は経理部が行います。\n領収書は7年間保管します。",
+        Source("m.pdf", page=3),
         {PAGE_STARTS: "0:3,13:4"},
     )
     with VectorIndex("manuals", HashEmbeddings(), path=folder) as index:

@@ -30,7 +30,7 @@ from keiri_agent.agents.helpdesk.llm_reasoner import drop_tool_messages
 from keiri_agent.config import Settings
 from keiri_agent.errors import ConfigurationError, LLMError, UserInputError
 from keiri_agent.llm.testing import ScriptedChatModel
-from keiri_agent.search.models import Chunk, Source
+from keiri_agent.search.models import PAGE_STARTS, Chunk, Hit, Source
 
 CHUNKS = [
     Chunk("m#1", "パスワードは8文字以上です。", Source("manual.pdf", 3, "2.1 パスワード")),
@@ -299,6 +299,22 @@ def test_citation_helpers() -> None:
         ]
     )
     assert [(n.number, n.citation, len(n.passages)) for n in numbered] == [(1, "a", 2), (2, "b", 1)]
+
+
+def test_a_passage_running_onto_the_next_page_is_numbered_with_both_pages() -> None:
+    chunk = Chunk(
+        "m.pdf#0",
+        "承認は経理部です。\n保管は7年です。",
+        Source("m.pdf", page=3),
+        {PAGE_STARTS: "0:3,10:4"},
+    )
+    one_page = Chunk("m.pdf#1", "差し戻しは申請者へ通知されます。", Source("m.pdf", page=4))
+    result = ToolResult(
+        tool_name="t",
+        args="",
+        results=[SearchOutput.from_hit(Hit(c, 1.0, "keyword")) for c in (chunk, one_page)],
+    )
+    assert [n.citation for n in number_sources([result])] == ["m.pdf p.3–4", "m.pdf p.4"]
 
 
 def test_ensure_answer_sections_keeps_existing_sections() -> None:

@@ -18,6 +18,7 @@ from keiri_agent.agents.helpdesk.offline import (
     subtask_answer,
     synonyms,
 )
+from keiri_agent.search.models import PAGE_STARTS, Chunk, Hit, Source
 
 PASSWORD = SearchOutput(
     file_name="xyz_manual.pdf",
@@ -279,6 +280,27 @@ def test_subtask_answer_one_result_is_trimmed_to_matching_sentences() -> None:
     )
     assert "メニューから変更" not in text
     assert text.endswith("【xyz_manual.pdf p.3 「2.1 パスワード」】")
+
+
+def test_subtask_answer_cites_the_page_the_quoted_sentence_is_on() -> None:
+    text = "出張の申請は前日までに行います。\nタクシー代の領収書は原本を7年間保管します。"
+    spanning = SearchOutput.from_hit(
+        Hit(
+            Chunk(
+                "rules.pdf#2",
+                text,
+                Source("rules.pdf", page=3, heading="5. 経費"),
+                {PAGE_STARTS: f"0:3,{text.index('タクシー')}:4"},
+            ),
+            2.0,
+            "keyword",
+        )
+    )
+    answer, sources = subtask_answer("タクシーの領収書の保管期間は？", [spanning])
+    assert sources == ["rules.pdf p.4 「5. 経費」"]
+    assert answer.endswith("【rules.pdf p.4 「5. 経費」】")
+    assert spanning.citation("出張の申請は前日までに行います。") == "rules.pdf p.3 「5. 経費」"
+    assert spanning.citation() == "rules.pdf p.3–4 「5. 経費」"  # the whole passage
 
 
 def test_subtask_answer_many_results_prefers_most_terms_and_dedupes() -> None:

@@ -1,11 +1,13 @@
 """Citations of the HelpDesk agent's answers: numbering passages, reading and renumbering ``[n]``.
 
 A subtask's passages are numbered by citation (document, page, heading, row) in order
-of appearance (:func:`number_sources`); the model cites them as ``[1]``, ``[1, 2]``,
-``[1-3]`` or the full-width ``［１］``. :func:`cite` keeps the numbers that match a
-passage and renumbers them so ``[i]`` in a subtask answer is ``Subtask.sources[i-1]``;
-the final answer renumbers them over all subtasks and ends with the sections
-:func:`ensure_answer_sections` adds (見つからなかった点, 出典).
+of appearance (:func:`number_sources`); a passage that runs onto the next page is cited
+with both pages (``p.3–4``: the model quotes any part of it, so the source names every
+page the passage is on — the offline answers, which know the quote, name its page); the
+model cites them as ``[1]``, ``[1, 2]``, ``[1-3]`` or the full-width ``［１］``. :func:`cite`
+keeps the numbers that match a passage and renumbers them so ``[i]`` in a subtask answer
+is ``Subtask.sources[i-1]``; the final answer renumbers them over all subtasks and ends
+with the sections :func:`ensure_answer_sections` adds (見つからなかった点, 出典).
 """
 
 from __future__ import annotations

@@ -9,9 +9,13 @@ distinct sources the answers were built from, in first-use order.
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, Field
 
-from keiri_agent.search.models import Hit, Source
+from keiri_agent.search.models import Hit, Source, page_at
+
+_SPACE = re.compile(r"\s+")
 
 
 class SearchOutput(BaseModel):
@@ -22,6 +26,10 @@ class SearchOutput(BaseModel):
     page: int | None = Field(default=None, description="1-based page (PDF)")
     heading: str | None = Field(default=None, description="Nearest heading path")
     row: int | None = Field(default=None, description="1-based row (FAQ CSV)")
+    page_starts: list[tuple[int, int]] = Field(
+        default_factory=list,
+        description="(offset in content, page) where each page starts; first is (0, page)",
+    )
     score: float = 0.0
     retriever: str = "keyword"
 
@@ -34,13 +42,46 @@ class SearchOutput(BaseModel):
             page=source.page,
             heading=source.heading,
             row=source.row,
+            page_starts=list(hit.chunk.page_starts),
             score=hit.score,
             retriever=hit.retriever,
         )
 
-    def citation(self) -> str:
-        """``xyz_manual.pdf p.3 「2.1 パスワード」`` — what answers cite (``Source.label``)."""
-        return Source(self.file_name, self.page, self.heading, self.row).label()
+    def page_of(self, offset: int) -> int | None:
+        """The page the character at ``offset`` of ``content`` is on."""
+        return page_at(self.page_starts, offset) if self.page_starts else self.page
+
+    def quote_pages(self, quote: str) -> tuple[int, int] | None:
+        """(first, last) page of ``quote``, text taken from ``content`` (spaces may differ,
+        「…」 marks left-out text); None when no part of it is found in ``content``."""
+        compact, offsets = _without_spaces(self.content)
+        pages: list[int] = []
+        for part in (_SPACE.sub("", piece) for piece in quote.split("…")):
+            found = compact.find(part) if part else -1
+            if found < 0:
+                continue
+            for index in (found, found + len(part) - 1):
+                page = self.page_of(offsets[index])
+                if page is not None:
+                    pages.append(page)
+        return (min(pages), max(pages)) if pages else None
+
+    def citation(self, quote: str | None = None) -> str:
+        """``xyz_manual.pdf p.3 「2.1 パスワード」`` — what answers cite (``Source.label``).
+
+        A passage that runs onto the next page is cited ``p.3–4``; given the ``quote``
+        taken from it, the citation names the page(s) the quoted text is on.
+        """
+        first, last = self.page, self.page_of(len(self.content) - 1)
+        if quote is not None and (found := self.quote_pages(quote)) is not None:
+            first, last = found
+        return Source(self.file_name, first, self.heading, self.row).label(last)
+
+
+def _without_spaces(text: str) -> tuple[str, list[int]]:
+    """``text`` without whitespace, and the offset in ``text`` of each character kept."""
+    offsets = [index for index, char in enumerate(text) if not char.isspace()]
+    return "".join(text[index] for index in offsets), offsets
 
 
 class SubtaskPlan(BaseModel):

@@ -178,10 +178,10 @@ def subtask_answer(subtask: str, results: list[SearchOutput]) -> tuple[str, list
         ]
     citations: list[str] = []
     for candidate in chosen:
-        citation = candidate.result.citation()
         # an FAQ row (Q + A) is quoted whole: its answer is the point
         whole = candidate.is_section or candidate.result.row is not None
         quote = _trim(candidate.result.content, terms, section=whole)
+        citation = candidate.result.citation(quote)
         # a quote of several lines stays one list item: hard breaks, indented
         lines.append("- " + quote.replace("\n", "  \n  ") + f"【{citation}】")
         if citation not in citations:
