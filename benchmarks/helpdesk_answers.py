@@ -308,7 +308,10 @@ def main() -> None:
         return
     for name, score in scores.items():
         for key, value in score.figures().items():
-            target = f"  (target ≥ {TARGETS[key]})" if key in TARGETS else ""
+            target = ""
+            if key in TARGETS:
+                bound = "" if TARGETS[key] == 1.0 else "≥ "
+                target = f"  (target {bound}{TARGETS[key]})"
             shown = "n/a" if value is None else value
             print(f"answers.{name}.{key}: {shown}{target}")
         if args.misses:
