@@ -248,15 +248,19 @@ def _ratio(items: list[bool]) -> float:
 def evaluate(cases: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Run every case (the tuning set by default); returns the figures and the failures.
 
-    Figures: overall, per check, per language and per dataset (column set for the
-    tuning set) as ``<group>_accuracy`` / ``<group>_cases``.
+    Figures: overall, per check, per language, per dataset (column set for the
+    tuning set) as ``<group>_accuracy`` / ``<group>_cases`` and, for the held-out
+    set, per request family (the case's ``covers``) as ``covers.<family>_accuracy``.
     """
     outcomes = [run_case(case) for case in (cases if cases is not None else load_cases())]
     by_lang: dict[str, list[bool]] = {"ja": [], "en": []}
     by_group: dict[str, list[bool]] = defaultdict(list)
+    by_family: dict[str, list[bool]] = defaultdict(list)
     for outcome in outcomes:
         by_lang["ja" if is_japanese(outcome.case["text"]) else "en"].append(outcome.ok)
         by_group[case_group(outcome.case)].append(outcome.ok)
+        if "covers" in outcome.case:
+            by_family[outcome.case["covers"]].append(outcome.ok)
 
     def part(name: str) -> float:
         return _ratio([o.checks[name] for o in outcomes if name in o.checks])
@@ -278,6 +282,9 @@ def evaluate(cases: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     for group in sorted(by_group):
         result[f"{group}_accuracy"] = _ratio(by_group[group])
         result[f"{group}_cases"] = len(by_group[group])
+    for family in sorted(by_family):
+        result[f"covers.{family}_accuracy"] = _ratio(by_family[family])
+        result[f"covers.{family}_cases"] = len(by_family[family])
     result["invalid_specs"] = sum(not o.valid for o in outcomes)
     result["failures"] = [o for o in outcomes if not o.ok]
     return result
