@@ -1,0 +1,137 @@
+"""The held-out request set of ``benchmarks/offline_reasoner_accuracy.py`` is honest.
+
+The set measures the offline reasoner on requests it was never tuned on; these tests
+do not run the reasoner. They check the labels: every acting case carries a reference
+spec that is valid against its dataset's columns and meets every expectation of the
+case, the datasets are well-formed summaries, and the set is large and varied enough
+(≥ 80 cases, Japanese and English, ≥ 3 datasets, every request family of issue 16).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from keiri_agent.agents.analysis.ops.specs import (
+    AGGREGATIONS,
+    ANALYSIS_OPS,
+    FILTER_OPS,
+    PLOT_KINDS,
+)
+from keiri_agent.agents.analysis.reasoning.offline.parser import is_japanese
+
+BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "offline_reasoner_accuracy.py"
+ACTIONS = ("act", "ask", "out_of_scope")
+FAMILIES = (
+    "column_words",
+    "no_group_word",
+    "unanswerable_clause",
+    "correlation_pair",
+    "missing_vs_mean",
+    "numeric_group",
+    "equality",
+    "common_noun",
+    "top_k_common",
+    "for_each",
+    "out_of_vocabulary",
+)
+
+
+def benchmark() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("offline_reasoner_accuracy_heldout", BENCHMARK)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+BENCH = benchmark()
+CASES = BENCH.load_cases(BENCH.HELDOUT)
+
+
+def _id(case: dict[str, Any]) -> str:
+    return f"{case['dataset']}:{case['text'][:40]}"
+
+
+def test_set_is_large_bilingual_and_spans_domains() -> None:
+    assert len(CASES) >= 80
+    languages = Counter("ja" if is_japanese(c["text"]) else "en" for c in CASES)
+    assert min(languages["ja"], languages["en"]) >= 0.4 * len(CASES), languages
+    datasets = {c["dataset"] for c in CASES}
+    assert len(datasets) >= 3
+    assert {"ledger_ja", "ledger_en", "hr_ja", "hr_en", "weather_ja", "weather_en"} <= datasets
+    families = Counter(c["covers"] for c in CASES)
+    for family in FAMILIES:
+        assert families[family] >= 3, family
+    actions = Counter(a for c in CASES for a in BENCH._one_of(c["expected"]["next_action"]))
+    assert actions["ask"] >= 4 and actions["out_of_scope"] >= 10
+    assert len({c["text"] for c in CASES}) == len(CASES), "duplicate request"
+
+
+def test_tuning_and_heldout_sets_share_no_request() -> None:
+    tuning = {c["text"] for c in BENCH.load_cases(BENCH.DATA)}
+    assert not tuning & {c["text"] for c in CASES}
+
+
+@pytest.mark.parametrize("name", sorted({c["dataset"] for c in CASES}))
+def test_dataset_summary_is_well_formed(name: str) -> None:
+    data = BENCH.dataset_summary(name)
+    assert data["dataset_id"] and data["name"] and data["rows"] > 0
+    names = [c["name"] for c in data["columns"]]
+    assert len(names) == len(set(names)) >= 5
+    for column in data["columns"]:
+        assert set(column) == {"name", "dtype", "kind", "missing", "unique", "examples"}
+        assert column["kind"] in ("numeric", "datetime", "categorical", "text", "boolean")
+        assert 0 <= column["missing"] < data["rows"] and 0 < column["unique"] <= data["rows"]
+        assert column["examples"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=_id)
+def test_expectation_is_well_formed(case: dict[str, Any]) -> None:
+    expected = case["expected"]
+    assert set(expected) <= {"next_action", "op", "kind", "columns", "filters", "agg", "top_k"}
+    actions = BENCH._one_of(expected["next_action"])
+    assert set(actions) <= set(ACTIONS)
+    if "act" in actions:
+        assert actions == ["act"], "a case either acts or does not"
+        assert "reference" in case
+        ops = BENCH._one_of(expected.get("op") or expected.get("kind"))
+        assert set(ops) <= set(ANALYSIS_OPS + PLOT_KINDS)
+        assert "columns" in expected
+    else:
+        assert "reference" not in case
+        assert set(expected) == {"next_action"}
+    if "agg" in expected:
+        assert expected["agg"] in AGGREGATIONS
+    for condition in expected.get("filters", []):
+        assert condition["op"] in FILTER_OPS
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if "reference" in c], ids=_id)
+def test_reference_spec_is_valid_and_meets_the_expectation(case: dict[str, Any]) -> None:
+    data = BENCH.case_summary(case)
+    columns = [c["name"] for c in data["columns"]]
+    expected = case["expected"]
+    checks, valid = BENCH.compare(expected, "act", case["reference"], columns)
+    assert valid, case["reference"]
+    assert all(checks.values()), checks
+    assert set(expected["columns"]) <= set(columns)
+    assert {f["col"] for f in expected.get("filters", [])} <= set(columns)
+
+
+def test_a_wrong_label_is_caught() -> None:
+    case = next(c for c in CASES if c["covers"] == "equality")
+    data = BENCH.case_summary(case)
+    columns = [c["name"] for c in data["columns"]]
+    wrong = {**case["reference"], "filters": []}
+    checks, valid = BENCH.compare(case["expected"], "act", wrong, columns)
+    assert valid and not checks["filters"]
+    unknown = {**case["reference"], "columns": ["no_such_column"]}
+    assert not BENCH.compare(case["expected"], "act", unknown, columns)[1]
