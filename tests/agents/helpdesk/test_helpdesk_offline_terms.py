@@ -167,3 +167,7 @@ def test_a_file_that_is_not_utf8_is_a_japanese_error(tmp_path: Path) -> None:
     file.write_bytes("打刻, タイムカード".encode("cp932"))
     with pytest.raises(UserInputError, match="同義語ファイル"):
         load_synonym_groups(file)
+
+
+def test_a_filler_phrase_does_not_stop_its_content_word() -> None:
+    assert key_terms("問題が発生した") == ["問題", "発生"]
