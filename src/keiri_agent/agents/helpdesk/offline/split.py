@@ -77,9 +77,8 @@ _EN_COMPARISON = re.compile(r"\b(?:between|compare|comparing|difference\s+of|vs\
 # 「その際…」「では…」, "In that case, …", "If so, …", "Then …", "It …". It is no part on
 # its own: it joins the previous part.
 _REFERS_BACK = re.compile(
-    r"^(?:この|その|あの|こう|そう|これ|それ|あれ|こちら|そちら|あちら|こういう|そういう|"
-    r"そこ|ここ|同じ|上記|前述|では|それでは|じゃあ|だとすると|だとしたら|そうなると|"
-    r"その場合|そのとき|その際|その後|だったら|なら)"
+    r"^(?:この|その|あの|こう|そう|これ|それ|あれ|こちら|そちら|あちら|そこ|ここ|"
+    r"同じ|上記|前述|では|じゃあ|だとすると|だとしたら|だったら|なら)"
     r"|^(?:in\s+(?:that|this|such\s+a|which)\s+case|if\s+so|then|that|this|it|they|those"
     r"|these|what\s+about\s+(?:that|this|it))\b",
     re.IGNORECASE,
@@ -284,11 +283,16 @@ def split_question(question: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -
        neighbour; duplicates are dropped; more than ``MAX_PARTS`` parts → the tail
        is merged into the last part. A question with no content term at all is one
        part (itself).
+    7. **Follow-ups stay with their context.** A sentence that refers back to the one
+       before (「この場合、…」「それは…」「その際…」, "In that case, …", "If so, …",
+       "It …") is no part on its own: it is kept, whole, after the previous part.
 
     >>> split_question("パスワードの条件と、ロックされた時の解除方法を教えて")
     ['パスワードの条件を教えて', 'ロックされた時の解除方法を教えて']
     >>> split_question("承認と差戻しの違いを教えてください")
     ['承認と差戻しの違いを教えてください']
+    >>> split_question("申請が差し戻されました。この場合、どこを直せばよいですか")
+    ['申請が差し戻されました。この場合、どこを直せばよいですか']
     >>> split_question("How do I reset my password and what are the password rules?")
     ['How do I reset my password', 'what are the password rules?']
 
