@@ -41,7 +41,7 @@ import argparse
 import json
 from collections.abc import Callable
 
-from keiri_agent.agents.helpdesk.offline import reformulate, split_question
+from keiri_agent.agents.helpdesk.offline import Vocabulary, reformulate, split_question
 from keiri_agent.config import Settings
 from keiri_agent.search.hybrid import HybridSearcher
 from keiri_agent.search.keyword import KeywordIndex
@@ -85,11 +85,15 @@ def in_top(hits: list[Hit], expected: tuple[str, str]) -> bool:
     return first_rank(hits[:TOP], [expected]) is not None
 
 
+VOCABULARY = Vocabulary.build(system_name=Settings().helpdesk_system_name)
+"""The offline rules' words as the agent has them (the sample system is the default "XYZ")."""
+
+
 def split_hits(searchers: list[Searcher], question: Question) -> list[list[Hit]]:
     """Each offline part's top 3 from each searcher (the agent's first attempt)."""
     return [
-        searcher.search(reformulate(part, 0, ""), k=TOP)
-        for part in split_question(question.question)
+        searcher.search(reformulate(part, 0, "", VOCABULARY), k=TOP)
+        for part in split_question(question.question, VOCABULARY)
         for searcher in searchers
     ]
 
@@ -180,7 +184,9 @@ def main() -> None:
         f"corpus.multipart_passages: {sum(len(q.expected) for q in questions if q.id in multipart)}"
     )
     split_ok = sum(
-        len(split_question(q.question)) == multipart[q.id] for q in questions if q.id in multipart
+        len(split_question(q.question, VOCABULARY)) == multipart[q.id]
+        for q in questions
+        if q.id in multipart
     )
     print(f"retrieval.multipart.split_count_ok: {split_ok / (len(multipart) or 1):.3f}")
 

@@ -84,3 +84,29 @@ def test_index_with_nothing_to_index_is_a_clear_error(keiri_home: Path) -> None:
     result = runner.invoke(app, ["helpdesk", "index"])
     assert result.exit_code == 1
     assert "nothing to index" in result.output
+
+
+def test_the_knowledge_base_synonyms_file_is_shown_used_and_checked(
+    keiri_home: Path, tmp_path: Path
+) -> None:
+    manual = tmp_path / "kintai.md"
+    manual.write_text("# 勤怠\n\n## タイムカード\n\nタイムカードの修正は上長が承認します。\n")
+    assert runner.invoke(app, ["helpdesk", "index", str(manual)]).exit_code == 0
+    status = runner.invoke(app, ["helpdesk", "status", "--json"])
+    synonyms_file = Path(json.loads(status.stdout)["synonyms_file"])
+    assert synonyms_file.name == "synonyms.txt" and not synonyms_file.exists()
+    shown = runner.invoke(app, ["helpdesk", "status"])
+    assert "同義語ファイル:" in shown.output and "なし" in shown.output
+
+    question = "打刻の修正方法を教えて"
+    before = json.loads(runner.invoke(app, ["helpdesk", "ask", question, "--json"]).stdout)
+    assert not before["subtasks"][0]["reflection_results"][0]["is_completed"]
+
+    synonyms_file.write_text("# 社内の言い方\n打刻, タイムカード\n", encoding="utf-8")
+    after = json.loads(runner.invoke(app, ["helpdesk", "ask", question, "--json"]).stdout)
+    assert after["subtasks"][0]["reflection_results"][0]["is_completed"]
+
+    synonyms_file.write_text("打刻\n", encoding="utf-8")
+    bad = runner.invoke(app, ["helpdesk", "ask", question])
+    assert bad.exit_code == 1
+    assert "1 行目" in bad.output and "SYNONYMS_FILE_INVALID" in bad.output

@@ -128,12 +128,16 @@ def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
     from keiri_agent.services.knowledge import knowledge_status
 
     try:
-        state = knowledge_status(_desk(name).knowledge_base)
+        desk = _desk(name)
+        state = knowledge_status(desk.knowledge_base)
     except KeiriAgentError as error:
         raise _fail(error) from None
+    synonyms_file = desk.synonyms_file
     if as_json:
-        print_json(state)
+        print_json({**state, "synonyms_file": str(synonyms_file)})
         return
+    found = "あり" if synonyms_file.is_file() else "なし（作成すると同義語を追加できます）"
+    console.print(f"同義語ファイル: {escape(str(synonyms_file))}（{found}）")
     stats, documents = state["stats"], state["documents"]
     if not stats:
         console.print(f"knowledge base '{name}' is empty: keiri-agent helpdesk index --sample")

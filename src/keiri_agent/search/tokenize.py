@@ -47,6 +47,8 @@ _DEPENDENT_POS = frozenset({"動詞", "形容詞"})
 _ASCII_WORD = re.compile(r"[0-9a-z]+(?:[._\-][0-9a-z]+)*")
 _ASCII_PIECE = re.compile(r"[0-9A-Za-z._\-]+")
 _DIGIT_COMMA = re.compile(r"(?<=\d),(?=\d{3})")
+NEGATIVE_PREFIXES = frozenset("不未非無")
+"""Prefixes that turn a word into its opposite (不安定, 未承認, 非表示, 無効)."""
 _MAX_SEGMENT = 4000  # characters per Sudachi call (its input limit is in bytes)
 
 
@@ -105,7 +107,13 @@ class SudachiTokenizer:
             return False
         return not (pos[0] in _DEPENDENT_POS and pos[1] == _DEPENDENT)
 
-    def terms(self, text: str) -> list[str]:
+    def terms(self, text: str, *, keep_negation: bool = False) -> list[str]:
+        """The index terms of ``text``.
+
+        With ``keep_negation`` a negative prefix (不, 未, 非, 無) stays on the noun it
+        modifies: 「不安定」 gives 「不安定」, not 「安定」 (the offline rules' key terms;
+        the index keeps the noun alone, so a search for 「安定」 still finds it).
+        """
         text = _DIGIT_COMMA.sub("", unicodedata.normalize("NFKC", text))
         tokenizer = self._tokenizer()
         out: list[str] = []
@@ -113,6 +121,7 @@ class SudachiTokenizer:
             morphemes = tokenizer.tokenize(segment)
             ascii_run: list[str] = []
             ascii_end = -1
+            negation = ""
             for morpheme in morphemes:
                 surface = morpheme.surface()
                 if _is_ascii_piece(surface):
@@ -120,12 +129,19 @@ class SudachiTokenizer:
                         self._flush_ascii(ascii_run, out)
                     ascii_run.append(surface)
                     ascii_end = morpheme.end()
+                    negation = ""
                     continue
                 if ascii_run:
                     self._flush_ascii(ascii_run, out)
-                if not self._keep(morpheme.part_of_speech()):
+                pos = morpheme.part_of_speech()
+                if keep_negation and pos[0] == "接頭辞" and surface in NEGATIVE_PREFIXES:
+                    negation = surface
                     continue
-                out.append(morpheme.normalized_form().lower())
+                prefix, negation = negation, ""
+                if not self._keep(pos):
+                    continue
+                term = morpheme.normalized_form().lower()
+                out.append(prefix + term if prefix and pos[0] in ("名詞", "形状詞") else term)
                 if self.mode == "CA":
                     parts = morpheme.split(self._short)
                     if len(parts) > 1:
@@ -197,12 +213,26 @@ def content_terms(text: str) -> list[str]:
     return list(dict.fromkeys(default_tokenizer().terms(text)))
 
 
+def content_words(text: str) -> list[str]:
+    """:func:`content_terms` with negative prefixes kept on their word (「不安定」, 「未承認」).
+
+    For matching words rather than searching an index: 「安定」 is not a word of
+    「不安定です」. Needs the Sudachi default tokenizer (other tokenizers: their terms).
+    """
+    tokenizer = default_tokenizer()
+    if isinstance(tokenizer, SudachiTokenizer):
+        return list(dict.fromkeys(tokenizer.terms(text, keep_negation=True)))
+    return content_terms(text)
+
+
 __all__ = [
     "DEFAULT_SUDACHI_MODE",
+    "NEGATIVE_PREFIXES",
     "CharNgramTokenizer",
     "SudachiTokenizer",
     "Tokenizer",
     "content_terms",
+    "content_words",
     "default_tokenizer",
     "normalize_for_search",
 ]

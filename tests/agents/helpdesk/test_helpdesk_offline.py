@@ -9,6 +9,7 @@ from keiri_agent.agents.helpdesk.offline import (
     MAX_PARTS,
     MAX_QUOTE_CHARS,
     OFFLINE_LABEL,
+    Vocabulary,
     final_answer,
     key_terms,
     missing_from_advice,
@@ -200,7 +201,8 @@ def test_split_is_deterministic() -> None:
 
 
 def test_key_terms_drop_question_words_and_generic_terms() -> None:
-    assert key_terms("XYZシステムでロックされた場合の解除方法を教えてください") == [
+    xyz = Vocabulary.build(system_name="XYZ")
+    assert key_terms("XYZシステムでロックされた場合の解除方法を教えてください", xyz) == [
         "ロック",
         "解除",
     ]

@@ -69,6 +69,7 @@ from keiri_agent.agents.helpdesk.models import (
     SubtaskPlan,
     ToolResult,
 )
+from keiri_agent.agents.helpdesk.offline import Vocabulary
 from keiri_agent.agents.helpdesk.offline_reasoner import OfflineReasoner
 from keiri_agent.agents.helpdesk.prompts import HelpDeskAgentPrompts
 from keiri_agent.agents.helpdesk.reasoner import HelpDeskReasoner
@@ -110,6 +111,8 @@ class HelpDeskAgent:
         chat_model: A chat model to use instead of the configured one (tests).
         max_challenge_count: Attempts per subtask (seed: 3).
         max_parallel_subtasks: Subtasks run at the same time.
+        vocabulary: The offline rules' system name and synonym groups (default: the
+            built-in groups and the setting ``helpdesk_system_name``).
 
     Raises:
         ConfigurationError: No tools, duplicate tool names, bad limits, or an
@@ -125,6 +128,7 @@ class HelpDeskAgent:
         chat_model: BaseChatModel | None = None,
         max_challenge_count: int = MAX_CHALLENGE_COUNT,
         max_parallel_subtasks: int = 8,
+        vocabulary: Vocabulary | None = None,
     ) -> None:
         if not tools:
             raise ConfigurationError(
@@ -145,7 +149,10 @@ class HelpDeskAgent:
         if chat_model is None and not settings.is_offline:
             chat_model = make_chat_model(settings)
         self.reasoner: HelpDeskReasoner = (
-            OfflineReasoner(self.tools)
+            OfflineReasoner(
+                self.tools,
+                vocabulary or Vocabulary.build(system_name=settings.helpdesk_system_name),
+            )
             if chat_model is None
             else LLMReasoner(settings, chat_model, self.tools, prompts or HelpDeskAgentPrompts())
         )

@@ -14,9 +14,10 @@ embeddings provider is configured and every FAQ file has its vectors
 (re-run ``index`` with embeddings configured to add the missing vectors).
 
 Settings used: ``helpdesk_system_name`` (tool names and descriptions: ``"XYZ"`` →
-``search_xyz_manual``), ``helpdesk_prompts_file`` (YAML of prompt overrides, see
-``HelpDeskAgentPrompts.from_yaml``), ``qdrant_url`` (a Qdrant server instead of the
-local folder).
+``search_xyz_manual``; never a key term of the offline rules), ``helpdesk_prompts_file``
+(YAML of prompt overrides, see ``HelpDeskAgentPrompts.from_yaml``), ``qdrant_url`` (a
+Qdrant server instead of the local folder). The knowledge base's own synonym groups are
+``<workspace>/.keiri/knowledge/<name>/synonyms.txt`` (:attr:`HelpDesk.synonyms_file`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from langchain_core.language_models import BaseChatModel
 
 from keiri_agent.agents.helpdesk.agent import HelpDeskAgent
 from keiri_agent.agents.helpdesk.models import AgentResult
+from keiri_agent.agents.helpdesk.offline import SYNONYMS_FILE, Vocabulary, load_synonym_groups
 from keiri_agent.agents.helpdesk.prompts import HelpDeskAgentPrompts
 from keiri_agent.agents.helpdesk.tools import SearchTool, default_tools
 from keiri_agent.config import Settings
@@ -148,12 +150,32 @@ class HelpDesk:
         # keyword search, which the tool's results say
         return self.knowledge_base.keyword(collection)
 
+    @property
+    def synonyms_file(self) -> Path:
+        """The knowledge base's own synonym groups (optional; see ``offline.terms``)."""
+        return self.knowledge_base.root / SYNONYMS_FILE
+
+    def vocabulary(self) -> Vocabulary:
+        """The offline rules' words: the system name, built-in and this base's synonyms.
+
+        Raises:
+            UserInputError: ``synonyms_file`` has an invalid line (file and line named).
+        """
+        return Vocabulary.build(
+            system_name=self.settings.helpdesk_system_name,
+            synonym_groups=load_synonym_groups(self.synonyms_file),
+        )
+
     def agent(self) -> HelpDeskAgent:
-        """The agent over this knowledge base, with the configured prompts."""
+        """The agent over this knowledge base, with the configured prompts and vocabulary."""
         prompts_file = self.settings.helpdesk_prompts_file
         prompts = HelpDeskAgentPrompts.from_yaml(prompts_file) if prompts_file else None
         return HelpDeskAgent(
-            self.settings, tools=self.tools(), prompts=prompts, chat_model=self.chat_model
+            self.settings,
+            tools=self.tools(),
+            prompts=prompts,
+            chat_model=self.chat_model,
+            vocabulary=self.vocabulary(),
         )
 
     def ask(self, question: str, *, on_event: EventCallback | None = None) -> AgentResult:

@@ -15,6 +15,8 @@ from langchain_core.messages import AIMessage, ToolCall
 
 from keiri_agent.agents.helpdesk.models import SearchOutput, Subtask
 from keiri_agent.agents.helpdesk.offline import (
+    DEFAULT_VOCABULARY,
+    Vocabulary,
     final_answer,
     reflect,
     reformulate,
@@ -35,18 +37,23 @@ class OfflineReasoner:
 
     Args:
         tools: The search tools; every attempt calls each of them with one query.
+        vocabulary: The system name (not a key term) and the synonym groups of the
+            knowledge base.
     """
 
     offline = True
 
-    def __init__(self, tools: Sequence[SearchTool]) -> None:
+    def __init__(
+        self, tools: Sequence[SearchTool], vocabulary: Vocabulary = DEFAULT_VOCABULARY
+    ) -> None:
         self.tool_names = [tool.name for tool in tools]
+        self.vocabulary = vocabulary
 
     def plan(self, question: str) -> list[str]:
-        return split_question(question)
+        return split_question(question, self.vocabulary)
 
     def select_tools(self, step: SubtaskStep) -> ToolSelection:
-        query = reformulate(step.subtask, step.attempt, step.advice)
+        query = reformulate(step.subtask, step.attempt, step.advice, self.vocabulary)
         calls = [
             ToolCall(
                 name=name,
@@ -59,11 +66,12 @@ class OfflineReasoner:
         return ToolSelection([AIMessage(content="", tool_calls=calls)], calls)
 
     def answer_subtask(self, step: SubtaskStep) -> SubtaskAnswer:
-        answer, sources = subtask_answer(step.subtask, _passages(step))
+        answer, sources = subtask_answer(step.subtask, _passages(step), self.vocabulary)
         return SubtaskAnswer(answer, list(sources), list(step.messages))
 
     def reflect(self, step: SubtaskStep) -> Reflection:
-        return Reflection(reflect(step.subtask, _passages(step), step.attempt), list(step.messages))
+        result = reflect(step.subtask, _passages(step), step.attempt, self.vocabulary)
+        return Reflection(result, list(step.messages))
 
     def final_answer(
         self, question: str, subtasks: Sequence[Subtask], sources: Sequence[str]

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 from keiri_agent.agents.helpdesk.models import ReflectionResult, SearchOutput, Subtask
 from keiri_agent.agents.helpdesk.offline.terms import (
+    DEFAULT_VOCABULARY,
     PreparedText,
+    Vocabulary,
     atomic_terms,
     key_terms,
     require_text,
@@ -44,7 +46,9 @@ class _Candidate:
         return bool(self.in_heading) and self.in_heading >= self.covered
 
 
-def _best_passages(terms: list[str], results: Sequence[SearchOutput]) -> list[_Candidate]:
+def _best_passages(
+    terms: list[str], results: Sequence[SearchOutput], vocabulary: Vocabulary
+) -> list[_Candidate]:
     """The passages to quote: up to ``MAX_QUOTES`` covering ≥ 1 term, most terms first.
 
     Passages are deduplicated by (file, page, heading, row) and by text; ties go to
@@ -60,9 +64,9 @@ def _best_passages(terms: list[str], results: Sequence[SearchOutput]) -> list[_C
         if key in seen or text_key in seen:
             continue
         seen.update({key, text_key})
-        prepared = PreparedText.of(result.content)
+        prepared = PreparedText.of(result.content, vocabulary)
         covered = frozenset(t for t in terms if prepared.has(t))
-        heading = PreparedText.of(result.heading or "")
+        heading = PreparedText.of(result.heading or "", vocabulary)
         in_heading = frozenset(t for t in terms if heading.has(t))
         candidates.append(_Candidate(result, order, covered | in_heading, in_heading))
     if not candidates:
@@ -113,7 +117,7 @@ def _section_start(content: str) -> str:
     return "\n".join(kept)
 
 
-def _trim(content: str, terms: list[str], *, section: bool = False) -> str:
+def _trim(content: str, terms: list[str], vocabulary: Vocabulary, *, section: bool = False) -> str:
     """The sentences of ``content`` that contain key terms, at most ~200 characters.
 
     Sentences with the most key terms are kept first while they fit; kept sentences
@@ -130,7 +134,7 @@ def _trim(content: str, terms: list[str], *, section: bool = False) -> str:
     ]
     if not sentences:
         return ""
-    hits = [sum(1 for t in terms if PreparedText.of(s).has(t)) for s in sentences]
+    hits = [sum(1 for t in terms if PreparedText.of(s, vocabulary).has(t)) for s in sentences]
     ranked = sorted((i for i, n in enumerate(hits) if n), key=lambda i: (-hits[i], i)) or [0]
     if len(sentences[ranked[0]]) > MAX_QUOTE_CHARS:
         return _window(sentences[ranked[0]], terms)
@@ -155,15 +159,17 @@ def _label(subtask: str) -> str:
     return re.sub(r"\s+", " ", subtask.strip())
 
 
-def subtask_answer(subtask: str, results: list[SearchOutput]) -> tuple[str, list[str]]:
+def subtask_answer(
+    subtask: str, results: list[SearchOutput], vocabulary: Vocabulary = DEFAULT_VOCABULARY
+) -> tuple[str, list[str]]:
     """An answer that quotes the best 1–3 passages, each followed by 【citation】.
 
     Returns the answer text (Japanese) and the citations used, in order. With no
     results the answer says plainly that nothing was found, and the list is empty.
     """
     text = require_text(subtask, "subtask")
-    terms = atomic_terms(key_terms(text))
-    chosen = _best_passages(terms, results)
+    terms = atomic_terms(key_terms(text, vocabulary))
+    chosen = _best_passages(terms, results, vocabulary)
     if not chosen:
         return (
             f"「{_label(text)}」については、マニュアル・FAQに該当する記述が見つかりませんでした。",
@@ -180,7 +186,7 @@ def subtask_answer(subtask: str, results: list[SearchOutput]) -> tuple[str, list
     for candidate in chosen:
         # an FAQ row (Q + A) is quoted whole: its answer is the point
         whole = candidate.is_section or candidate.result.row is not None
-        quote = _trim(candidate.result.content, terms, section=whole)
+        quote = _trim(candidate.result.content, terms, vocabulary, section=whole)
         citation = candidate.result.citation(quote)
         # a quote of several lines stays one list item: hard breaks, indented
         lines.append("- " + quote.replace("\n", "  \n  ") + f"【{citation}】")
@@ -196,7 +202,12 @@ def _accepts(n_terms: int, n_covered: int) -> bool:
     return n_covered == n_terms
 
 
-def reflect(subtask: str, results: list[SearchOutput], attempt: int) -> ReflectionResult:
+def reflect(
+    subtask: str,
+    results: list[SearchOutput],
+    attempt: int,
+    vocabulary: Vocabulary = DEFAULT_VOCABULARY,
+) -> ReflectionResult:
     """Is the part answered? Judged on the passages :func:`subtask_answer` quotes.
 
     Rule: the quoted passages (with synonyms) must contain every key term of the
@@ -211,8 +222,8 @@ def reflect(subtask: str, results: list[SearchOutput], attempt: int) -> Reflecti
     text = require_text(subtask, "subtask")
     if attempt < 0:
         raise ValueError(f"attempt must be 0 or more, got {attempt}")
-    terms = atomic_terms(key_terms(text))
-    chosen = _best_passages(terms, results)
+    terms = atomic_terms(key_terms(text, vocabulary))
+    chosen = _best_passages(terms, results, vocabulary)
     covered = {t for c in chosen for t in c.covered}
     if chosen and _accepts(len(terms), len(covered)):
         return ReflectionResult(advice="", is_completed=True)

@@ -9,7 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from keiri_agent.agents.helpdesk.offline.terms import key_terms, require_text, synonyms
+from keiri_agent.agents.helpdesk.offline.terms import (
+    DEFAULT_VOCABULARY,
+    Vocabulary,
+    key_terms,
+    require_text,
+    synonyms,
+)
 from keiri_agent.search.tokenize import normalize_for_search
 
 _MISSING = re.compile(r"(?:不足|missing)\s*[:：]\s*([^。\n]*)", re.IGNORECASE)
@@ -32,23 +38,25 @@ def missing_from_advice(advice: str) -> list[str]:
     return out
 
 
-def _with_synonyms(terms: Iterable[str]) -> list[str]:
+def _with_synonyms(terms: Iterable[str], vocabulary: Vocabulary) -> list[str]:
     out: list[str] = []
     for term in terms:
-        for word in (term, *synonyms(term)):
+        for word in (term, *synonyms(term, vocabulary)):
             if word not in out:
                 out.append(word)
     return out
 
 
-def reformulate(subtask: str, attempt: int, advice: str) -> str:
+def reformulate(
+    subtask: str, attempt: int, advice: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY
+) -> str:
     """The search query for ``attempt`` (0-based) of a part.
 
     * attempt 0: the part's key terms, space-separated. The original text is *not*
       added: the index tokenizes a query the same way, so it would only add the
       stop terms (「方法」「教える」) that match unrelated passages.
     * attempt 1: key terms, the terms the advice names as missing (「不足: …」),
-      and the synonyms (``SYNONYM_GROUPS``) of all of them.
+      and the synonyms (``vocabulary``'s groups) of all of them.
     * attempt 2 and later: only the missing terms and their synonyms; when the
       advice names none, as attempt 1.
 
@@ -63,13 +71,13 @@ def reformulate(subtask: str, attempt: int, advice: str) -> str:
     text = require_text(subtask, "subtask")
     if attempt < 0:
         raise ValueError(f"attempt must be 0 or more, got {attempt}")
-    keys = key_terms(text)
+    keys = key_terms(text, vocabulary)
     missing = missing_from_advice(advice)
     if attempt == 0:
         words = keys
     elif attempt >= 2 and missing:
-        words = _with_synonyms(missing)
+        words = _with_synonyms(missing, vocabulary)
     else:
-        words = _with_synonyms([*keys, *(m for m in missing if m not in keys)])
+        words = _with_synonyms([*keys, *(m for m in missing if m not in keys)], vocabulary)
     query = " ".join(dict.fromkeys(w for w in words if w.strip()))
     return query or text

@@ -9,7 +9,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from keiri_agent.agents.helpdesk.offline.terms import key_terms, require_text
+from keiri_agent.agents.helpdesk.offline.terms import (
+    DEFAULT_VOCABULARY,
+    Vocabulary,
+    key_terms,
+    require_text,
+)
 
 MAX_PARTS = 5
 
@@ -68,11 +73,21 @@ _EN_PREFIX = re.compile(
     re.IGNORECASE,
 )
 _EN_COMPARISON = re.compile(r"\b(?:between|compare|comparing|difference\s+of|vs\.?|versus)\s+")
+# A sentence that starts by referring back to the one before: 「この場合、…」「それは…」
+# 「その際…」「では…」, "In that case, …", "If so, …", "Then …", "It …". It is no part on
+# its own: it joins the previous part.
+_REFERS_BACK = re.compile(
+    r"^(?:この|その|あの|こう|そう|これ|それ|あれ|こちら|そちら|あちら|そこ|ここ|"
+    r"同じ|上記|前述|では|じゃあ|だとすると|だとしたら|だったら|なら)"
+    r"|^(?:in\s+(?:that|this|such\s+a|which)\s+case|if\s+so|then|that|this|it|they|those"
+    r"|these|what\s+about\s+(?:that|this|it))\b",
+    re.IGNORECASE,
+)
 _EN_DIFFER_AFTER = re.compile(r"^\s*(?:\S+\s+){0,3}?(?:differ|different|compare)", re.IGNORECASE)
 
 
-def _has_content(text: str) -> bool:
-    return bool(key_terms(text))
+def _has_content(text: str, vocabulary: Vocabulary) -> bool:
+    return bool(key_terms(text, vocabulary))
 
 
 def _protected_ja(sentence: str, matches: list[re.Match[str]]) -> set[int]:
@@ -155,7 +170,7 @@ def _cuts_en(sentence: str) -> list[tuple[int, int]]:
     return cuts
 
 
-def _pieces(sentence: str, cuts: list[tuple[int, int]]) -> list[str]:
+def _pieces(sentence: str, cuts: list[tuple[int, int]], vocabulary: Vocabulary) -> list[str]:
     """The sentence cut at ``cuts``; a piece without content terms rejoins its neighbour."""
     bounds = [0, *[x for cut in cuts for x in cut], len(sentence)]
     spans = [(bounds[i], bounds[i + 1]) for i in range(0, len(bounds), 2)]
@@ -164,8 +179,8 @@ def _pieces(sentence: str, cuts: list[tuple[int, int]]) -> list[str]:
         # A piece without content joins the previous one; so does the piece after a
         # content-less first piece.
         if merged and (
-            not _has_content(sentence[start:end])
-            or not _has_content(sentence[merged[-1][0] : merged[-1][1]])
+            not _has_content(sentence[start:end], vocabulary)
+            or not _has_content(sentence[merged[-1][0] : merged[-1][1]], vocabulary)
         ):
             merged[-1] = (merged[-1][0], end)
         else:
@@ -204,17 +219,23 @@ def _carry_en(parts: list[str]) -> list[str]:
     return out
 
 
-def _split_sentence(sentence: str, shared: re.Match[str] | None = None) -> list[str]:
+def _split_sentence(
+    sentence: str, vocabulary: Vocabulary, shared: re.Match[str] | None = None
+) -> list[str]:
     """One sentence (or list item) → its parts, the predicate carried."""
     sentence = _LEADING_CONNECTOR.sub("", sentence.strip()).strip()
     if not sentence:
         return []
     if _JA_CHAR.search(sentence):
-        parts = [_LEADING_CONNECTOR.sub("", p) for p in _pieces(sentence, _cuts_ja(sentence))]
+        parts = [
+            _LEADING_CONNECTOR.sub("", p) for p in _pieces(sentence, _cuts_ja(sentence), vocabulary)
+        ]
         predicate = _CARRY.search(parts[-1]) or shared
         parts = _carry_ja(parts, predicate)
     else:
-        parts = [_LEADING_CONNECTOR.sub("", p) for p in _pieces(sentence, _cuts_en(sentence))]
+        parts = [
+            _LEADING_CONNECTOR.sub("", p) for p in _pieces(sentence, _cuts_en(sentence), vocabulary)
+        ]
         parts = _carry_en(parts)
     return [p.strip().rstrip("。．、,， ").strip() for p in parts if p.strip()]
 
@@ -238,7 +259,7 @@ def _join(parts: Sequence[str]) -> str:
     return text
 
 
-def split_question(question: str) -> list[str]:
+def split_question(question: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -> list[str]:
     """Split a question into its parts (the plan), by rules.
 
     Rules, in order:
@@ -262,11 +283,16 @@ def split_question(question: str) -> list[str]:
        neighbour; duplicates are dropped; more than ``MAX_PARTS`` parts → the tail
        is merged into the last part. A question with no content term at all is one
        part (itself).
+    7. **Follow-ups stay with their context.** A sentence that refers back to the one
+       before (「この場合、…」「それは…」「その際…」, "In that case, …", "If so, …",
+       "It …") is no part on its own: it is kept, whole, after the previous part.
 
     >>> split_question("パスワードの条件と、ロックされた時の解除方法を教えて")
     ['パスワードの条件を教えて', 'ロックされた時の解除方法を教えて']
     >>> split_question("承認と差戻しの違いを教えてください")
     ['承認と差戻しの違いを教えてください']
+    >>> split_question("申請が差し戻されました。この場合、どこを直せばよいですか")
+    ['申請が差し戻されました。この場合、どこを直せばよいですか']
     >>> split_question("How do I reset my password and what are the password rules?")
     ['How do I reset my password', 'what are the password rules?']
 
@@ -276,9 +302,12 @@ def split_question(question: str) -> list[str]:
     text = require_text(question, "question")
     lines = [line for line in text.splitlines() if line.strip()]
     items = [i for i, line in enumerate(lines) if _LIST_ITEM.match(line)]
-    parts = _list_parts(lines, items) if len(items) >= 2 else _sentence_parts(text)
+    if len(items) >= 2:
+        parts = _list_parts(lines, items, vocabulary)
+    else:
+        parts = _sentence_parts(text, vocabulary)
     parts = [p for p in dict.fromkeys(parts) if p]
-    contentful = [p for p in parts if _has_content(p)]
+    contentful = [p for p in parts if _has_content(p, vocabulary)]
     if not contentful:
         return [re.sub(r"\s+", " ", text)]
     if len(contentful) > MAX_PARTS:
@@ -286,26 +315,46 @@ def split_question(question: str) -> list[str]:
     return contentful
 
 
-def _list_parts(lines: list[str], items: list[int]) -> list[str]:
+def _list_parts(lines: list[str], items: list[int], vocabulary: Vocabulary) -> list[str]:
     """Rule 1: the parts of the lines before the list, then each item (and other lines)."""
     head = [s for line in lines[: items[0]] for s in _sentences(line)]
     shared = next((m for s in head if (m := _CARRY.search(s))), None)
-    parts = [p for sentence in head for p in _split_sentence(sentence) if _has_content(p)]
+    parts = [
+        p
+        for sentence in head
+        for p in _split_sentence(sentence, vocabulary)
+        if _has_content(p, vocabulary)
+    ]
     for i, line in enumerate(lines[items[0] :], start=items[0]):
         if i in items:
-            parts.extend(_split_sentence(_LIST_ITEM.sub("", line, count=1), shared))
+            parts.extend(_split_sentence(_LIST_ITEM.sub("", line, count=1), vocabulary, shared))
         else:
-            parts.extend(p for s in _sentences(line) for p in _split_sentence(s))
+            parts.extend(p for s in _sentences(line) for p in _split_sentence(s, vocabulary))
     return parts
 
 
-def _sentence_parts(text: str) -> list[str]:
-    """Rules 2-6 per sentence; a sentence that is one content-less fragment joins the last."""
+def _sentence_parts(text: str, vocabulary: Vocabulary) -> list[str]:
+    """Rules 2-7 per sentence.
+
+    A sentence that is one content-less fragment joins the last part; so does a
+    follow-up that refers back (「この場合、…」「それは…」, "In that case, …"), whole.
+    """
     parts: list[str] = []
     for sentence in _sentences(text):
-        pieces = _split_sentence(sentence)
-        if parts and pieces and not _has_content(pieces[0]) and len(pieces) == 1:
+        if parts and _REFERS_BACK.match(sentence.strip()):
+            parts[-1] = _follow_up(parts[-1], sentence.strip())
+            continue
+        pieces = _split_sentence(sentence, vocabulary)
+        if parts and pieces and not _has_content(pieces[0], vocabulary) and len(pieces) == 1:
             parts[-1] = _join([parts[-1], pieces[0]])
         else:
             parts.extend(pieces)
     return parts
+
+
+def _follow_up(part: str, sentence: str) -> str:
+    """``part`` followed by the sentence that refers back to it (its end mark dropped)."""
+    sentence = sentence.rstrip("。．、,， ").strip()
+    if _JA_CHAR.search(sentence):
+        return part.rstrip("。．.?？!！ ") + "。" + sentence
+    return part.rstrip(".?!;, ") + ". " + sentence

@@ -1,36 +1,51 @@
 """Key terms of a text for the offline rules: stop terms, synonyms, term matching.
 
-:func:`key_terms` is a text's content terms (``search.tokenize.content_terms``) minus
-question words and generic terms (``STOP_TERMS``); :func:`synonyms` are the other
-members of its ``SYNONYM_GROUPS``; :class:`PreparedText` tells whether a passage
-contains a term or one of its synonyms.
+:func:`key_terms` is a text's content words (``search.tokenize.content_words``: the
+tokenizer's terms, a negative prefix kept on its word) minus question words and generic
+terms (``STOP_TERMS``) and minus the configured system name; :func:`synonyms` are the
+other members of its synonym groups; :class:`PreparedText` tells whether a passage
+contains a term or one of its synonyms, matching words, not substrings.
+
+What a knowledge base adds is a :class:`Vocabulary`: the system name (setting
+``helpdesk_system_name``) and synonym groups — the built-in ``synonyms.txt`` next to this
+module (general business and IT words) plus the knowledge base's own ``synonyms.txt``
+(:func:`load_synonym_groups`). Every function takes it as a parameter;
+``DEFAULT_VOCABULARY`` is the built-in groups without a system name.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
+from importlib.resources import files
+from pathlib import Path
 
-from keiri_agent.search.tokenize import content_terms, normalize_for_search
+from keiri_agent.errors import UserInputError
+from keiri_agent.search.tokenize import NEGATIVE_PREFIXES, content_words, normalize_for_search
 
 # --------------------------------------------------------------------------- vocabulary
 
-# Question words and generic terms that say nothing about *what* is asked. Compared
-# after normalisation: each entry and its tokenizer terms ("教えて" → "教える",
-# "について" → "つく", "もの" → "物") are stop terms. Terms starting with 何 ("何日",
+# Question words, fillers and generic terms that say nothing about *what* is asked.
+# Compared after normalisation: each entry and its tokenizer terms ("教えて" → "教える",
+# "について" → "つく", "取れば" → "取る") are stop terms. Terms starting with 何 ("何日",
 # "何文字") are question words too.
 _STOP_JA = (
     "教える 教えて 知る 知りたい 聞く 聞きたい 伺う 説明 質問 確認したい 方法 やり方 仕方 手順"
     " 場合 時 とき 際 方 件 こと もの ため よう 等 他 中 後 前 上 下"
     " 何 なに 何故 なぜ どう どの どれ どこ いつ 誰 幾つ いくら"
+    " どのような このような そのような あのような どんな こんな そんな あんな"
+    " どういう こういう そういう ああいう この その あの 此の 其の 彼の これ それ あれ"
     " する ある いる できる 出来る なる ください 下さい 欲しい いい 良い よい 分かる 困る"
+    " 考える 思う 取る 行う 可能 必要 大丈夫"
     " について 関して 関する 対して 以下 下記 次 上記 以上 それぞれ"
     " 違い 違う 比較 比べる 差異 相違"
     " 意味 まとめる 纏める まとめて 詳しい 詳しく 具体的 簡単 簡単に ざっくり 一通り 全部 全て"
+    " 現在 今 今回 最近 先日 本日 今日 いつも 常に 既に すでに まだ もう すぐ 再度 改めて"
+    " また さらに ちょっと 少し 実際 特に 主に 一応 普通"
     " 宜しく お願い 願い 御願い お世話 様 さん 私 我々"
-    " xyz システム xyzシステム ヘルプデスク"
+    " システム ヘルプデスク"
 )
 _STOP_EN = (
     "a an the and or but if of in on at to for from by with about into as is are was were be"
@@ -38,37 +53,136 @@ _STOP_EN = (
     " might must i me my mine we us our you your it its this that these those there here"
     " what which who whom whose when where why how whether please tell explain describe show"
     " know want need like get got way ways help thanks thank hello hi also any some all"
-    " not no yes so then than just more most xyz system difference differences differ"
+    " not no yes so then than just more most system difference differences differ"
     " mean means meaning summarize summarise summary detail details brief briefly"
     " different compare comparison between versus vs"
+    " think take currently now today recently still already again case cases possible"
 )
 STOP_TERMS: frozenset[str] = frozenset(_STOP_JA.split()) | frozenset(_STOP_EN.split())
 
-# Synonym groups of the help-desk domain (Japanese and English). A key term in a group
-# is searched (attempt 1 and later) together with every other member of that group.
-SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
-    ("ロック", "ロックアウト", "アカウントロック", "lock", "locked", "lockout"),
-    ("解除", "ロック解除", "アンロック", "unlock"),
-    ("パスワード", "暗証番号", "pw", "password", "passcode"),
-    ("通知", "お知らせ", "メール", "通知メール", "notification", "email", "mail"),
-    ("申請", "提出", "申込", "申し込み", "application", "submit", "submission"),
-    ("承認", "決裁", "認可", "approval", "approve"),
-    ("差し戻し", "差戻し", "差戻", "却下", "reject", "rejection"),
-    ("エラー", "エラーコード", "エラーメッセージ", "error", "error code"),
-    ("期限", "有効期限", "締め切り", "締切", "期日", "deadline", "expiry", "expiration"),
-    ("ログイン", "サインイン", "ログオン", "login", "log in", "sign in"),
-    ("再設定", "リセット", "初期化", "reset"),
-    ("変更", "更新", "change", "update"),
-    ("条件", "要件", "ルール", "ポリシー", "規則", "requirement", "rule", "rules", "policy"),
-    ("経費精算", "精算", "経費", "立替", "expense", "reimbursement"),
-    ("領収書", "レシート", "証憑", "receipt"),
-    ("権限", "アクセス権", "ロール", "permission", "role"),
-    ("問い合わせ", "問合せ", "連絡先", "サポート", "contact", "support"),
-    ("多要素認証", "二要素認証", "2段階認証", "二段階認証", "mfa", "2fa"),
-    ("削除", "取消", "取り消し", "キャンセル", "delete", "cancel"),
-    ("出力", "エクスポート", "ダウンロード", "export", "download"),
-    ("文字数", "桁数", "長さ", "length", "characters"),
-)
+SYNONYMS_FILE = "synonyms.txt"
+"""The synonym groups file: built in next to this module, and per knowledge base."""
+
+_COMMENT = re.compile(r"(?:^|\s)#.*$")
+_COMMA = re.compile(r"[,、，]")
+
+
+def parse_synonym_groups(text: str, source: str) -> tuple[tuple[str, ...], ...]:
+    """The synonym groups of a ``synonyms.txt`` text (``source`` names it in errors).
+
+    One group per line; terms separated by commas (「,」「、」「，」), or by spaces when the
+    line has no comma (so "log in" needs commas on its line). ``#`` starts a comment
+    (at the line start or after a space); blank lines are skipped.
+
+    Raises:
+        UserInputError: a line with fewer than two different terms (file and line named).
+    """
+    groups: list[tuple[str, ...]] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = _COMMENT.sub("", raw).strip()
+        if not line:
+            continue
+        items = _COMMA.split(line) if _COMMA.search(line) else line.split()
+        terms = tuple(dict.fromkeys(t for t in (" ".join(i.split()) for i in items) if t))
+        if len({normalize_for_search(t) for t in terms}) < 2:
+            raise UserInputError(
+                f"同義語ファイル {source} の {number} 行目「{raw.strip()}」には"
+                "同じ意味の語が 2 つ以上ありません",
+                hint="1 行に 1 グループを「ログイン, サインイン, login」のようにカンマで"
+                "区切って書いてください（# から行末まではコメントです）",
+                code="SYNONYMS_FILE_INVALID",
+            )
+        groups.append(terms)
+    return tuple(groups)
+
+
+def load_synonym_groups(path: Path) -> tuple[tuple[str, ...], ...]:
+    """The synonym groups of the file ``path``; none when it does not exist.
+
+    Raises:
+        UserInputError: the file is not UTF-8 text or has an invalid line.
+    """
+    if not path.is_file():
+        return ()
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise UserInputError(
+            f"同義語ファイル {path} を読み込めません（{type(error).__name__}）",
+            hint="UTF-8 のテキストファイルとして保存し直してください",
+            code="SYNONYMS_FILE_INVALID",
+        ) from error
+    return parse_synonym_groups(text, str(path))
+
+
+def _builtin_groups() -> tuple[tuple[str, ...], ...]:
+    resource = files(__package__ or "keiri_agent.agents.helpdesk.offline") / SYNONYMS_FILE
+    return parse_synonym_groups(resource.read_text(encoding="utf-8"), SYNONYMS_FILE)
+
+
+SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = _builtin_groups()
+"""The built-in synonym groups (``synonyms.txt`` next to this module)."""
+
+
+def _synonym_index(groups: Iterable[Sequence[str]]) -> dict[str, tuple[str, ...]]:
+    index: dict[str, list[str]] = {}
+    for group in groups:
+        members = [normalize_for_search(m).strip() for m in group]
+        for member in members:
+            index.setdefault(member, [])
+            index[member].extend(m for m in members if m != member and m not in index[member])
+    return {k: tuple(v) for k, v in index.items()}
+
+
+_SYSTEM_SUFFIX = re.compile(r"\s*(?:システム|system)$")
+
+
+def _system_names(system_name: str) -> tuple[str, ...]:
+    """The forms of a system name to remove from a question (longest first).
+
+    "XYZ" → "xyzシステム", "xyz system", "xyz"; "経費ナビシステム" → itself and "経費ナビ".
+    """
+    name = " ".join(normalize_for_search(system_name).split())
+    if not name:
+        return ()
+    base = _SYSTEM_SUFFIX.sub("", name) or name
+    forms = {name, base, base + "システム", base + " システム", base + " system"}
+    return tuple(sorted(forms, key=len, reverse=True))
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """A knowledge base's words for the offline rules: its system name and synonym groups.
+
+    Build it with :meth:`build`; ``DEFAULT_VOCABULARY`` has the built-in groups only.
+    """
+
+    system_names: tuple[str, ...] = ()
+    """Normalised forms of the system name, removed from a question before its key terms."""
+    synonym_index: Mapping[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def build(
+        cls, *, system_name: str = "", synonym_groups: Iterable[Sequence[str]] = ()
+    ) -> Vocabulary:
+        """The built-in synonym groups plus ``synonym_groups``, and ``system_name``."""
+        return cls(
+            system_names=_system_names(system_name),
+            synonym_index=_synonym_index([*SYNONYM_GROUPS, *synonym_groups]),
+        )
+
+    def without_system_name(self, text: str) -> str:
+        """``text`` normalised, each form of the system name replaced by a space."""
+        norm = normalize_for_search(text)
+        for name in self.system_names:
+            edge_l = r"(?<![0-9a-z])" if name[0].isascii() and name[0].isalnum() else ""
+            edge_r = r"(?![0-9a-z])" if name[-1].isascii() and name[-1].isalnum() else ""
+            norm = re.sub(edge_l + re.escape(name) + edge_r, " ", norm)
+        return norm
+
+
+DEFAULT_VOCABULARY = Vocabulary.build()
+"""The built-in synonym groups, no system name."""
 
 # --------------------------------------------------------------------------- terms
 
@@ -78,7 +192,7 @@ def _stop_terms() -> frozenset[str]:
     """``STOP_TERMS`` plus the tokenizer's terms of each entry (its normalised forms)."""
     out = set(STOP_TERMS)
     for word in STOP_TERMS:
-        out.update(content_terms(word))
+        out.update(content_words(word))
     return frozenset(out)
 
 
@@ -86,13 +200,15 @@ def _is_stop(term: str) -> bool:
     return term in _stop_terms() or (term.startswith("何") and len(term) <= 3)
 
 
-def key_terms(text: str) -> list[str]:
-    """The content terms of ``text`` without question words and generic terms.
+def key_terms(text: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -> list[str]:
+    """The content words of ``text`` without question words, generic terms and system name.
 
     >>> key_terms("パスワードの条件を教えて")
     ['パスワード', '条件']
+    >>> key_terms("ABCシステムが不安定です", Vocabulary.build(system_name="ABC"))
+    ['不安定']
     """
-    return [t for t in content_terms(text) if not _is_stop(t)]
+    return [t for t in content_words(vocabulary.without_system_name(text)) if not _is_stop(t)]
 
 
 def atomic_terms(terms: Sequence[str]) -> list[str]:
@@ -104,50 +220,48 @@ def atomic_terms(terms: Sequence[str]) -> list[str]:
     return [t for t in terms if sum(1 for o in terms if o != t and o in t) < 2]
 
 
-@lru_cache(maxsize=1)
-def _synonym_index() -> dict[str, tuple[str, ...]]:
-    index: dict[str, list[str]] = {}
-    for group in SYNONYM_GROUPS:
-        members = [normalize_for_search(m) for m in group]
-        for member in members:
-            index.setdefault(member, [])
-            index[member].extend(m for m in members if m != member and m not in index[member])
-    return {k: tuple(v) for k, v in index.items()}
-
-
-def synonyms(term: str) -> tuple[str, ...]:
-    """The other members of every ``SYNONYM_GROUPS`` group that contains ``term``."""
-    return _synonym_index().get(normalize_for_search(term).strip(), ())
+def synonyms(term: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -> tuple[str, ...]:
+    """The other members of every synonym group of ``vocabulary`` that contains ``term``."""
+    return vocabulary.synonym_index.get(normalize_for_search(term).strip(), ())
 
 
 _ASCII_TERM = re.compile(r"[0-9a-z][0-9a-z ._\-]*")
+_NOT_NEGATED = "(?<![" + "".join(sorted(NEGATIVE_PREFIXES)) + "])"
 
 
 @dataclass(frozen=True)
 class PreparedText:
-    """A passage (or sentence) prepared for term matching."""
+    """A passage (or sentence) prepared for term matching with a vocabulary's synonyms."""
 
     norm: str
     terms: frozenset[str]
+    vocabulary: Vocabulary = field(default=DEFAULT_VOCABULARY, compare=False)
 
     @classmethod
-    def of(cls, text: str) -> PreparedText:
-        return cls(normalize_for_search(text), frozenset(content_terms(text)))
+    def of(cls, text: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -> PreparedText:
+        return cls(normalize_for_search(text), frozenset(content_words(text)), vocabulary)
 
     def has(self, term: str) -> bool:
-        """True when the text contains the term or one of its synonyms.
+        """True when the text contains the term or one of its synonyms, as a word.
 
-        A term matches a tokenizer term of the text, or a substring (Japanese) or a
-        word prefix (ASCII: "rule" matches "rules"; "rules" matches "rule").
+        A term matches a word of the text (the tokenizer's words, a negative prefix kept
+        on its word), or else:
+
+        * ASCII: a word prefix ("rule" matches "rules"; "rules" matches "rule");
+        * Japanese of ≥ 2 characters: a substring not right after 不/未/非/無
+          (「承認」 is in 「承認者」 but not in 「未承認」).
+
+        A one-character Japanese term matches only a whole word: 「法」 is not in
+        「方法」 or 「税法」.
         """
-        for word in (term, *synonyms(term)):
+        for word in (term, *synonyms(term, self.vocabulary)):
             if word in self.terms:
                 return True
             if _ASCII_TERM.fullmatch(word):
                 stem = word[:-1] if len(word) > 3 and word.endswith("s") else word
                 if re.search(r"(?<![0-9a-z])" + re.escape(stem), self.norm):
                     return True
-            elif word in self.norm:
+            elif len(word) >= 2 and re.search(_NOT_NEGATED + re.escape(word), self.norm):
                 return True
         return False
 
