@@ -59,7 +59,7 @@ class OfflineReasoner:
         return ToolSelection([AIMessage(content="", tool_calls=calls)], calls)
 
     def answer_subtask(self, step: SubtaskStep) -> SubtaskAnswer:
-        answer, sources = subtask_answer(step.subtask, _passages(step))
+        answer, sources = subtask_answer(step.subtask, _passages(step), tools=self.tool_names)
         return SubtaskAnswer(answer, list(sources), list(step.messages))
 
     def reflect(self, step: SubtaskStep) -> Reflection:
