@@ -6,9 +6,11 @@ generic words with the part is not about it and is never quoted. One rule decide
 the answer and the reflection, so a part is presented as answered exactly when the
 reflection accepts it:
 
-* **answered** — the passages that share topic terms cover them all, or ≥ 2/3 of them
-  (rounded up) when there are 3 or more: a lead sentence (the most relevant quoted
-  sentence, shortened) and the quotes with their citations; the reflection is done.
+* **answered** — the passages that share topic terms cover the part's key terms — all
+  of them, or ≥ 2/3 (rounded up) when there are 3 or more; a generic term counts here
+  only beside a topic term — and at least half of its topic terms: a lead sentence (the
+  most relevant quoted sentence, shortened) and the quotes with their citations; the
+  reflection is done.
 * **related** — they cover some topic terms but not enough: 「直接当てはまる記述は見つ
   かりませんでした」, then the quotes as 「関連しそうな記述」 naming the terms they contain;
   the reflection asks for the missing terms.
@@ -70,7 +72,11 @@ class _Verdict:
 
     @property
     def answered(self) -> bool:
-        return bool(self.chosen) and _accepts(len(self.topics), len(self.covered))
+        """The module's rule: enough key terms, and at least half of the topic terms."""
+        if not self.chosen:
+            return False
+        every = {t for c in self.chosen for t in c.covered}
+        return _accepts(len(self.terms), len(every)) and 2 * len(self.covered) >= len(self.topics)
 
     @property
     def missing(self) -> list[str]:
@@ -168,12 +174,13 @@ def _accepts(n_terms: int, n_covered: int) -> bool:
 def reflect(subtask: str, results: list[SearchOutput], attempt: int) -> ReflectionResult:
     """Is the part answered? Judged on the passages :func:`subtask_answer` quotes.
 
-    Rule (the module's): the quoted passages (with synonyms) must contain every topic
-    term of the part, or ≥ 2/3 of them (rounded up: 3 of 4, 2 of 3) when it has 3 or
-    more; a passage that shares only generic terms does not count. A part with no key
-    terms is done when anything was found. No results is never done. The advice names
-    the missing topic terms as ``"不足: A, B。"`` (parsed back by ``reformulate``) and a
-    next step that depends on ``attempt`` (0-based).
+    Rule (the module's): the quoted passages (with synonyms) must contain every key term
+    of the part, or ≥ 2/3 of them (rounded up: 3 of 4, 2 of 3) when it has 3 or more,
+    and at least half of its topic terms; a passage that shares only generic terms is
+    not quoted and counts for nothing. A part with no key terms is done when anything
+    was found. No results is never done. The advice names the missing topic terms as
+    ``"不足: A, B。"`` (parsed back by ``reformulate``) and a next step that depends on
+    ``attempt`` (0-based).
 
     Raises:
         ValueError: blank ``subtask`` or negative ``attempt``.

@@ -1,8 +1,9 @@
 """Quotes of a passage for the offline answers: the sentences about a part, cut for a reader.
 
-* :func:`logical_lines` — the passage's lines, a line that wraps a long line joined back
-  to it; a list item (``1.`` ``（1）`` ``①`` ``1)`` ``・`` ``-``), a label/value line
-  (``項目：値``) and a short line (heading, label) stay on their own lines.
+* :func:`logical_lines` — the passage's lines, a line that wraps a long line joined
+  back to it (text extraction joins most wraps; this catches the rest); a list item
+  (``1.`` ``（1）`` ``①`` ``1)`` ``・`` ``-``), a label/value line (``項目：値``) and a
+  short line (heading, label) stay on their own lines.
 * :func:`trim` — the sentences with key terms, at most ``MAX_QUOTE_CHARS``; a sentence
   keeps its list marker, lines stay lines; a long sentence is cut to a window that starts
   at a clause or word boundary (never 「き、…」 in the middle of a word).
@@ -39,6 +40,7 @@ _BOUNDARY = re.compile(r"[、，,;；：:　 ]\s*")
 _QA_PREFIX = re.compile(r"^\s*(?:Q|A|質問|回答)\s*[:：.]\s*", re.IGNORECASE)
 _WRAP_SHARE = 0.75
 """A line at least this share of the passage's longest line, without a sentence end, wraps."""
+_MIN_WRAP_CHARS = 20
 
 
 def _word_class(char: str) -> str:
@@ -52,12 +54,15 @@ def _word_class(char: str) -> str:
 
 
 def _continues(previous: str, line: str, longest: int) -> bool:
-    """``line`` wraps ``previous``: a long line without an end, not before an item or label."""
+    """``line`` wraps ``previous``: a long line without an end, neither line an item or label.
+
+    A list item or a label/value line is never joined to the line below: a body line after
+    the last item must not be glued to it (an item that wraps stays on two lines instead).
+    """
     return (
-        len(previous) >= _WRAP_SHARE * longest
+        len(previous) >= max(_MIN_WRAP_CHARS, _WRAP_SHARE * longest)
         and not _LINE_END.search(previous)
-        and not _ITEM.match(line)
-        and not _LABEL_VALUE.match(line)
+        and not any(p.match(text) for p in (_ITEM, _LABEL_VALUE) for text in (previous, line))
     )
 
 

@@ -6,10 +6,9 @@ therefore judge passages on a part's *topic terms* and rank them by a weight:
 
 * a term in ``GENERIC_TERMS`` (compared after normalisation, with its tokenizer forms)
   is generic, weight ``GENERIC_WEIGHT``;
-* a one-character term (「値」「税」) is a weak topic term, weight ``SHORT_WEIGHT``: it
-  may be the topic, but it matches many unrelated words;
-* any other term — a kanji compound, a katakana word, a Latin word or a code such as
-  ``E1023`` — is specific, weight 1.
+* any other term — a kanji compound, a katakana word, a Latin word, a code such as
+  ``E1023``, also a single kanji such as 「円」「税」 — is specific, weight 1. (How a
+  one-character term matches is ``terms.PreparedText``'s concern, not its weight's.)
 
 :func:`topic_terms` is the non-generic terms; when every term is generic (「設定画面の
 確認方法」) the question is about those words themselves and all of them are topic terms.
@@ -25,7 +24,6 @@ from functools import lru_cache
 from keiri_agent.search.tokenize import content_terms, normalize_for_search
 
 GENERIC_WEIGHT = 0.25
-SHORT_WEIGHT = 0.5
 
 _GENERIC_JA = (
     "サポート データ 設定 画面 機能 方法 情報 確認 利用 使用 使う 操作 管理 内容 項目"
@@ -57,12 +55,8 @@ def is_generic(term: str) -> bool:
 
 
 def weight(term: str) -> float:
-    """How much sharing ``term`` says about a passage: 1 specific, less for weak terms."""
-    if is_generic(term):
-        return GENERIC_WEIGHT
-    if len(normalize_for_search(term).strip()) <= 1:
-        return SHORT_WEIGHT
-    return 1.0
+    """How much sharing ``term`` says about a passage: 1 when specific, less when generic."""
+    return GENERIC_WEIGHT if is_generic(term) else 1.0
 
 
 def topic_terms(terms: Sequence[str]) -> list[str]:
