@@ -112,7 +112,7 @@ def _judge(subtask: str, results: Sequence[SearchOutput]) -> _Verdict:
     chosen = sorted(
         candidates,
         key=lambda c: (-c.relevance, -len(c.in_heading), -c.result.score, c.order),
-    )[:MAX_QUOTES]
+    )[: MAX_QUOTES if terms else 1]
     covered_topics = [t for t in topics if any(t in c.covered for c in chosen)]
     return _Verdict(terms, topics, chosen, covered_topics)
 
@@ -155,7 +155,11 @@ def subtask_answer(
             citations.append(citation)
     if verdict.answered:
         lead = lead_sentence(quotes, verdict.terms)
-        first = f"資料によると、{lead}" if lead else f"「{_label(text)}」について、資料の記述です。"
+        first = (
+            f"資料によると、{lead}"
+            if lead
+            else f"「{_label(text)}」について、検索で見つかった記述は次のとおりです。"
+        )
     else:
         first = (
             f"「{_label(text)}」に直接当てはまる記述は見つかりませんでした。"
