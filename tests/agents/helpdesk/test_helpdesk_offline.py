@@ -266,10 +266,10 @@ def test_synonyms_are_symmetric_within_a_group() -> None:
 
 
 def test_subtask_answer_without_results_says_nothing_was_found() -> None:
-    text, sources = subtask_answer("申請の期限を教えて", [])
-    assert (
-        text
-        == "「申請の期限を教えて」については、マニュアル・FAQに該当する記述が見つかりませんでした。"
+    text, sources = subtask_answer("申請の期限を教えて", [], tools=["search_manual", "search_faq"])
+    assert text == (
+        "「申請の期限を教えて」について、資料には記載がありません。"
+        "検索した語: 申請、期限（search_manual、search_faq で検索）"
     )
     assert sources == []
 
@@ -335,16 +335,28 @@ def test_subtask_answer_long_passage_is_cut_around_the_term() -> None:
     assert "前置き" not in quote
 
 
-def test_subtask_answer_without_matching_passage_quotes_the_best_one_as_related() -> None:
+def test_subtask_answer_without_matching_passage_says_it_is_not_in_the_documents() -> None:
     text, sources = subtask_answer("ロックの解除方法", [APPLY])
+    assert text.startswith("「ロックの解除方法」について、資料には記載がありません。")
+    assert "検索した語: ロック、解除" in text
+    assert sources == []
+
+
+def test_subtask_answer_with_some_topic_terms_quotes_them_as_related() -> None:
+    text, sources = subtask_answer(
+        "パスワードの条件",
+        [SearchOutput(file_name="faq.csv", row=2, content="暗証番号は4桁です。")],
+    )
     assert "直接当てはまる記述は見つかりませんでした" in text
-    assert sources == ["xyz_manual.pdf p.7 「4. 申請」"]
+    assert "パスワードを含む関連しそうな記述" in text
+    assert "資料によると" not in text
+    assert sources == ["faq.csv 行2"]
 
 
 def test_subtask_answer_uses_synonyms() -> None:
-    passage = SearchOutput(file_name="faq.csv", row=2, content="暗証番号は4桁です。")
+    passage = SearchOutput(file_name="faq.csv", row=2, content="暗証番号の規則: 4桁の数字です。")
     text, sources = subtask_answer("パスワードの条件", [passage])
-    assert "資料には次の記述があります" in text
+    assert text.startswith("資料によると、暗証番号の規則: 4桁の数字です。")
     assert sources == ["faq.csv 行2"]
 
 
@@ -409,11 +421,11 @@ def test_final_answer_lists_sections_sources_and_missing_parts() -> None:
     )
     lines = text.splitlines()
     assert lines[0] == OFFLINE_LABEL
-    assert "### 1. パスワードの有効期限を教えて" in lines
-    assert "### 2. 申請の期限を教えて" in lines
+    assert "### 1. パスワードの有効期限" in lines
+    assert "### 2. 申請の期限" in lines
     assert lines.index("### 出典") < lines.index("### 見つからなかった点")
     assert "1. xyz_manual.pdf p.3 「2.1 パスワード」" in lines
-    assert text.rstrip().endswith("- 申請の期限を教えて")
+    assert text.rstrip().endswith("- 申請の期限")
 
 
 def test_final_answer_collects_distinct_citations_in_order() -> None:

@@ -66,7 +66,9 @@ class OfflineReasoner:
         return ToolSelection([AIMessage(content="", tool_calls=calls)], calls)
 
     def answer_subtask(self, step: SubtaskStep) -> SubtaskAnswer:
-        answer, sources = subtask_answer(step.subtask, _passages(step), self.vocabulary)
+        answer, sources = subtask_answer(
+            step.subtask, _passages(step), self.vocabulary, tools=self.tool_names
+        )
         return SubtaskAnswer(answer, list(sources), list(step.messages))
 
     def reflect(self, step: SubtaskStep) -> Reflection:

@@ -10,18 +10,21 @@ over Japanese and English text:
   base's own, :func:`load_synonym_groups`);
 * ``split`` — :func:`split_question`, the plan;
 * ``queries`` — :func:`reformulate`, the search query of each attempt;
+* ``specificity`` — :func:`topic_terms`: the key terms that say what a part is about
+  (generic terms such as 「設定」「データ」 aside) and their weights;
+* ``quotes`` — the sentences of a passage quoted for a part, and an answer's lead;
 * ``answers`` — :func:`subtask_answer` (quoted passages with citations),
-  :func:`reflect` (are the part's key terms covered?) and :func:`final_answer`.
+  :func:`reflect` (are the part's topic terms covered?) and :func:`final_answer`.
 """
 
 from keiri_agent.agents.helpdesk.offline.answers import (
-    MAX_QUOTE_CHARS,
     OFFLINE_LABEL,
     final_answer,
     reflect,
     subtask_answer,
 )
 from keiri_agent.agents.helpdesk.offline.queries import missing_from_advice, reformulate
+from keiri_agent.agents.helpdesk.offline.quotes import MAX_QUOTE_CHARS
 from keiri_agent.agents.helpdesk.offline.split import MAX_PARTS, split_question
 from keiri_agent.agents.helpdesk.offline.terms import (
     DEFAULT_VOCABULARY,

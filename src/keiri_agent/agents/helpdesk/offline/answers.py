@@ -1,10 +1,25 @@
 """The offline answers: quoted passages with citations, the reflection, the final answer.
 
-* :func:`subtask_answer` quotes the best 1–3 passages, each with its citation.
-* :func:`reflect` — done when the quoted passages cover the part's key terms;
-  otherwise advice ``"不足: A, B。…"`` that ``queries.reformulate`` parses back.
-* :func:`final_answer` — Markdown: a label line, one section per part, the sources,
-  and the parts that were not found.
+Passages are judged on the part's *topic terms* (``specificity.topic_terms``: its key
+terms without the generic ones such as 「設定」「データ」): a passage that shares only
+generic words with the part is not about it and is never quoted. One rule decides both
+the answer and the reflection, so a part is presented as answered exactly when the
+reflection accepts it:
+
+* **answered** — the passages that share topic terms cover the part's key terms — all
+  of them, or ≥ 2/3 (rounded up) when there are 3 or more; a generic term counts here
+  only beside a topic term — and at least half of its topic terms: a lead sentence (the
+  most relevant quoted sentence, shortened) and the quotes with their citations; the
+  reflection is done.
+* **related** — they cover some topic terms but not enough: 「直接当てはまる記述は見つ
+  かりませんでした」, then the quotes as 「関連しそうな記述」 naming the terms they contain;
+  the reflection asks for the missing terms.
+* **not in the documents** — no passage contains a topic term (or nothing was found):
+  「資料には記載がありません」 with the terms searched and the tools used, no quote.
+
+:func:`final_answer` is Markdown: the offline label line, the question once, each part's
+answer (under a short label of the part when there are several), the sources, and the
+parts that were not answered.
 """
 
 from __future__ import annotations
@@ -15,6 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from keiri_agent.agents.helpdesk.models import ReflectionResult, SearchOutput, Subtask
+from keiri_agent.agents.helpdesk.offline.quotes import lead_sentence, trim
+from keiri_agent.agents.helpdesk.offline.specificity import topic_terms, weight
 from keiri_agent.agents.helpdesk.offline.terms import (
     DEFAULT_VOCABULARY,
     PreparedText,
@@ -23,13 +40,10 @@ from keiri_agent.agents.helpdesk.offline.terms import (
     key_terms,
     require_text,
 )
-from keiri_agent.search.tokenize import normalize_for_search
 
 OFFLINE_LABEL = "（オフラインモード：LLMを使わず、検索結果の引用で回答しています）"
 MAX_QUOTES = 3
-MAX_QUOTE_CHARS = 200
-MAX_SECTION_CHARS = 320
-"""A passage whose heading names the part's key terms is quoted from its start, up to this."""
+MAX_LABEL_CHARS = 40
 
 
 @dataclass(frozen=True)
@@ -39,6 +53,8 @@ class _Candidate:
     covered: frozenset[str]
     in_heading: frozenset[str]
     """Key terms named by the passage's heading: the section is about them."""
+    relevance: float
+    """The weights (``specificity.weight``) of the key terms it covers."""
 
     @property
     def is_section(self) -> bool:
@@ -46,16 +62,39 @@ class _Candidate:
         return bool(self.in_heading) and self.in_heading >= self.covered
 
 
-def _best_passages(
-    terms: list[str], results: Sequence[SearchOutput], vocabulary: Vocabulary
-) -> list[_Candidate]:
-    """The passages to quote: up to ``MAX_QUOTES`` covering ≥ 1 term, most terms first.
+@dataclass(frozen=True)
+class _Verdict:
+    """What the passages say about a part: the quotes to show and whether they answer it."""
 
-    Passages are deduplicated by (file, page, heading, row) and by text; ties go to
-    the passage whose heading names more key terms (the section about the topic),
-    then the higher score, then the earlier result. When no passage contains a key
-    term, the single best-scored passage is returned.
+    terms: list[str]
+    topics: list[str]
+    chosen: list[_Candidate]
+    covered: list[str]
+    """The topic terms the chosen passages contain, in the part's order."""
+
+    @property
+    def answered(self) -> bool:
+        """The module's rule: enough key terms, and at least half of the topic terms."""
+        if not self.chosen:
+            return False
+        every = {t for c in self.chosen for t in c.covered}
+        return _accepts(len(self.terms), len(every)) and 2 * len(self.covered) >= len(self.topics)
+
+    @property
+    def missing(self) -> list[str]:
+        return [t for t in self.topics if t not in self.covered]
+
+
+def _judge(subtask: str, results: Sequence[SearchOutput], vocabulary: Vocabulary) -> _Verdict:
+    """The passages to quote (up to ``MAX_QUOTES``, each with ≥ 1 topic term) and coverage.
+
+    A part without key terms cannot be judged: its best-scored passage is quoted.
+    Passages are deduplicated by (file, page, heading, row) and by text; they rank by
+    the weight of the key terms they cover, then by how many the heading names (the
+    section about the topic), then the higher score, then the earlier result.
     """
+    terms = atomic_terms(key_terms(subtask, vocabulary))
+    topics = topic_terms(terms)
     seen: set[tuple[object, ...]] = set()
     candidates: list[_Candidate] = []
     for order, result in enumerate(results):
@@ -65,134 +104,74 @@ def _best_passages(
             continue
         seen.update({key, text_key})
         prepared = PreparedText.of(result.content, vocabulary)
-        covered = frozenset(t for t in terms if prepared.has(t))
         heading = PreparedText.of(result.heading or "", vocabulary)
         in_heading = frozenset(t for t in terms if heading.has(t))
-        candidates.append(_Candidate(result, order, covered | in_heading, in_heading))
-    if not candidates:
-        return []
-    ranked = sorted(
+        covered = frozenset(t for t in terms if prepared.has(t)) | in_heading
+        if topics and not covered & set(topics):
+            continue  # shares no topic term (or only generic ones): not about the part
+        relevance = sum(weight(t) for t in covered)
+        candidates.append(_Candidate(result, order, covered, in_heading, relevance))
+    chosen = sorted(
         candidates,
-        key=lambda c: (-len(c.covered), -len(c.in_heading), -c.result.score, c.order),
-    )
-    chosen = [c for c in ranked if c.covered][:MAX_QUOTES]
-    return chosen or ranked[:1]
-
-
-_SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?])|\n+|(?<=[.])\s+")
-
-
-def _window(sentence: str, terms: list[str]) -> str:
-    """A ~200-character window of a long sentence around its first key term."""
-    norm = normalize_for_search(sentence)
-    first = min((p for t in terms if (p := norm.find(t)) >= 0), default=0)
-    start = max(0, min(first - 40, len(sentence) - (MAX_QUOTE_CHARS - 1)))
-    lead = "…" if start else ""
-    if len(sentence) - start <= MAX_QUOTE_CHARS - len(lead):
-        return lead + sentence[start:]
-    return lead + sentence[start : start + MAX_QUOTE_CHARS - len(lead) - 1] + "…"
-
-
-def _section_start(content: str) -> str:
-    """The start of a section, its lines kept, up to ``MAX_SECTION_CHARS`` (「…」 when cut).
-
-    A line that does not fit is cut at its last sentence end that fits, or left out.
-    """
-    lines = [re.sub(r"[ \t]+", " ", line).strip() for line in content.split("\n")]
-    kept: list[str] = []
-    size = 0
-    for line in (line for line in lines if line):
-        if size + len(line) <= MAX_SECTION_CHARS:
-            kept.append(line)
-            size += len(line)
-            continue
-        room = MAX_SECTION_CHARS - size
-        ends = [m.end() for m in re.finditer(r"[。！？!?]", line) if m.end() <= room]
-        if ends:
-            kept.append(line[: ends[-1]])
-        elif not kept:
-            kept.append(line[: MAX_SECTION_CHARS - 1])
-        kept[-1] += "…"
-        break
-    return "\n".join(kept)
-
-
-def _trim(content: str, terms: list[str], vocabulary: Vocabulary, *, section: bool = False) -> str:
-    """The sentences of ``content`` that contain key terms, at most ~200 characters.
-
-    Sentences with the most key terms are kept first while they fit; kept sentences
-    stay in text order, with 「…」 where sentences were left out between them. A
-    single sentence longer than the limit is cut to a window around its first key
-    term, with 「…」 where it was cut. With ``section`` (the passage's heading names
-    the key terms, so its body is the answer, e.g. the list under 「パスワードの条件」)
-    the passage is quoted from its start instead, up to ``MAX_SECTION_CHARS``.
-    """
-    if section:
-        return _section_start(content)
-    sentences = [
-        re.sub(r"\s+", " ", s).strip() for s in _SENTENCE_SPLIT.split(content) if s and s.strip()
-    ]
-    if not sentences:
-        return ""
-    hits = [sum(1 for t in terms if PreparedText.of(s, vocabulary).has(t)) for s in sentences]
-    ranked = sorted((i for i, n in enumerate(hits) if n), key=lambda i: (-hits[i], i)) or [0]
-    if len(sentences[ranked[0]]) > MAX_QUOTE_CHARS:
-        return _window(sentences[ranked[0]], terms)
-    keep: list[int] = []
-    size = 0
-    for i in ranked:
-        if size + len(sentences[i]) <= MAX_QUOTE_CHARS:
-            keep.append(i)
-            size += len(sentences[i])
-    keep.sort()
-    pieces: list[str] = []
-    for n, i in enumerate(keep):
-        if n and i != keep[n - 1] + 1:
-            pieces.append("…")
-        elif n and pieces[-1][-1:].isascii() and sentences[i][:1].isascii():
-            pieces.append(" ")
-        pieces.append(sentences[i])
-    return "".join(pieces)
+        key=lambda c: (-c.relevance, -len(c.in_heading), -c.result.score, c.order),
+    )[: MAX_QUOTES if terms else 1]
+    covered_topics = [t for t in topics if any(t in c.covered for c in chosen)]
+    return _Verdict(terms, topics, chosen, covered_topics)
 
 
 def _label(subtask: str) -> str:
     return re.sub(r"\s+", " ", subtask.strip())
 
 
-def subtask_answer(
-    subtask: str, results: list[SearchOutput], vocabulary: Vocabulary = DEFAULT_VOCABULARY
-) -> tuple[str, list[str]]:
-    """An answer that quotes the best 1–3 passages, each followed by 【citation】.
+def _not_in_documents(text: str, terms: Sequence[str], tools: Sequence[str]) -> str:
+    searched = "、".join(terms) if terms else _label(text)
+    where = f"（{'、'.join(tools)} で検索）" if tools else ""
+    return f"「{_label(text)}」について、資料には記載がありません。検索した語: {searched}{where}"
 
-    Returns the answer text (Japanese) and the citations used, in order. With no
-    results the answer says plainly that nothing was found, and the list is empty.
+
+def subtask_answer(
+    subtask: str,
+    results: list[SearchOutput],
+    vocabulary: Vocabulary = DEFAULT_VOCABULARY,
+    *,
+    tools: Sequence[str] = (),
+) -> tuple[str, list[str]]:
+    """The part's answer (Japanese) and the citations it uses, in order.
+
+    Answered: a lead sentence, then 1–3 quotes each followed by 【citation】; related:
+    the quotes as 「関連しそうな記述」; not in the documents: 「資料には記載がありません」
+    with the terms searched and ``tools`` (the search tools used), and no citation.
     """
     text = require_text(subtask, "subtask")
-    terms = atomic_terms(key_terms(text, vocabulary))
-    chosen = _best_passages(terms, results, vocabulary)
-    if not chosen:
-        return (
-            f"「{_label(text)}」については、マニュアル・FAQに該当する記述が見つかりませんでした。",
-            [],
-        )
-    if any(c.covered for c in chosen):
-        lines = [f"「{_label(text)}」について、資料には次の記述があります。"]
-    else:
-        lines = [
-            f"「{_label(text)}」に直接当てはまる記述は見つかりませんでしたが、"
-            "関連しそうな記述は次のとおりです。"
-        ]
+    verdict = _judge(text, results, vocabulary)
+    if not verdict.chosen:
+        return _not_in_documents(text, verdict.terms, tools), []
+    quotes: list[str] = []
     citations: list[str] = []
-    for candidate in chosen:
+    items: list[str] = []
+    for candidate in verdict.chosen:
         # an FAQ row (Q + A) is quoted whole: its answer is the point
         whole = candidate.is_section or candidate.result.row is not None
-        quote = _trim(candidate.result.content, terms, vocabulary, section=whole)
+        quote = trim(candidate.result.content, verdict.terms, vocabulary, section=whole)
         citation = candidate.result.citation(quote)
+        quotes.append(quote)
         # a quote of several lines stays one list item: hard breaks, indented
-        lines.append("- " + quote.replace("\n", "  \n  ") + f"【{citation}】")
+        items.append("- " + quote.replace("\n", "  \n  ") + f"【{citation}】")
         if citation not in citations:
             citations.append(citation)
-    return "\n".join(lines), citations
+    if verdict.answered:
+        lead = lead_sentence(quotes, verdict.terms, vocabulary)
+        first = (
+            f"資料によると、{lead}"
+            if lead
+            else f"「{_label(text)}」について、検索で見つかった記述は次のとおりです。"
+        )
+    else:
+        first = (
+            f"「{_label(text)}」に直接当てはまる記述は見つかりませんでした。"
+            f"{'、'.join(verdict.covered)}を含む関連しそうな記述は次のとおりです。"
+        )
+    return "\n".join([first, *items]), citations
 
 
 def _accepts(n_terms: int, n_covered: int) -> bool:
@@ -210,11 +189,13 @@ def reflect(
 ) -> ReflectionResult:
     """Is the part answered? Judged on the passages :func:`subtask_answer` quotes.
 
-    Rule: the quoted passages (with synonyms) must contain every key term of the
-    part, or ≥ 2/3 of them (rounded up: 3 of 4, 2 of 3) when it has 3 or more. A part
-    with no key terms is done when anything was found. No results is never done.
-    The advice names the missing terms as ``"不足: A, B。"`` (parsed back by
-    :func:`reformulate`) and a next step that depends on ``attempt`` (0-based).
+    Rule (the module's): the quoted passages (with synonyms) must contain every key term
+    of the part, or ≥ 2/3 of them (rounded up: 3 of 4, 2 of 3) when it has 3 or more,
+    and at least half of its topic terms; a passage that shares only generic terms is
+    not quoted and counts for nothing. A part with no key terms is done when anything
+    was found. No results is never done. The advice names the missing topic terms as
+    ``"不足: A, B。"`` (parsed back by ``reformulate``) and a next step that depends on
+    ``attempt`` (0-based).
 
     Raises:
         ValueError: blank ``subtask`` or negative ``attempt``.
@@ -222,12 +203,10 @@ def reflect(
     text = require_text(subtask, "subtask")
     if attempt < 0:
         raise ValueError(f"attempt must be 0 or more, got {attempt}")
-    terms = atomic_terms(key_terms(text, vocabulary))
-    chosen = _best_passages(terms, results, vocabulary)
-    covered = {t for c in chosen for t in c.covered}
-    if chosen and _accepts(len(terms), len(covered)):
+    verdict = _judge(text, results, vocabulary)
+    if verdict.answered:
         return ReflectionResult(advice="", is_completed=True)
-    missing = [t for t in terms if t not in covered]
+    missing = verdict.missing
     lead = "検索結果がありませんでした。" if not results else ""
     named = f"不足: {', '.join(missing)}。" if missing else ""
     if attempt == 0:
@@ -242,15 +221,37 @@ def reflect(
 # --------------------------------------------------------------------------- final answer
 
 _CITED = re.compile(r"【([^】]+)】")
+_REQUEST_TAIL = re.compile(
+    r"(?:について|に関して|に関する|って)?(?:を|は|が|も)?"
+    r"(?:教え|知り|聞き|伺い|確認し|説明し|お願い)[^、。？?]*[。？?！!]*$"
+)
+"""The request that ends a part (「…を教えてください」「…について知りたいです」)."""
+
+
+def _short_label(task: str) -> str:
+    """A part's heading: its text without the closing request, at most ``MAX_LABEL_CHARS``.
+
+    >>> _short_label("パスワードの有効期限を教えてください")
+    'パスワードの有効期限'
+    """
+    label = _label(task)
+    short = _REQUEST_TAIL.sub("", label).strip() or label
+    short = re.sub(r"^(?:please|could you|can you)\s+", "", short, flags=re.IGNORECASE) or short
+    if len(short) > MAX_LABEL_CHARS:
+        short = short[: MAX_LABEL_CHARS - 1] + "…"
+    return short
 
 
 def final_answer(question: str, subtasks: list[Subtask]) -> str:
     """The final answer in Markdown, built from the parts' answers.
 
-    Layout: the offline label line, the question, one ``###`` section per part with
-    its answer, a 「出典」 list (distinct citations in first-use order: each part's
-    ``sources``, then citations in 【】 of its answer), and — when any part is not
-    completed — a 「見つからなかった点」 section naming those parts.
+    Layout: the offline label line, the question (once), each part's answer — under a
+    ``###`` heading with the part's short label (:func:`_short_label`) when there are
+    several parts, with no heading for a single part — a 「出典」 list (distinct citations
+    in first-use order: each part's ``sources``, then citations in 【】 of its answer),
+    and — when any part is not completed — a 「見つからなかった点」 section naming those
+    parts. A completed part is never listed there: its answer and its reflection follow
+    one rule (see the module docstring).
 
     Raises:
         ValueError: blank ``question``.
@@ -262,7 +263,9 @@ def final_answer(question: str, subtasks: list[Subtask]) -> str:
     sources: list[str] = []
     for number, subtask in enumerate(subtasks, start=1):
         answer = subtask.subtask_answer.strip() or "（回答がありません）"
-        lines += [f"### {number}. {_label(subtask.task_name)}", "", answer, ""]
+        if len(subtasks) > 1:
+            lines += [f"### {number}. {_short_label(subtask.task_name)}", ""]
+        lines += [answer, ""]
         for citation in [*subtask.sources, *_CITED.findall(subtask.subtask_answer)]:
             if citation not in sources:
                 sources.append(citation)
@@ -281,5 +284,5 @@ def final_answer(question: str, subtasks: list[Subtask]) -> str:
             "ヘルプデスクにお問い合わせください。",
             "",
         ]
-        lines += [f"- {_label(s.task_name)}" for s in open_parts]
+        lines += [f"- {_short_label(s.task_name)}" for s in open_parts]
     return "\n".join(lines).rstrip() + "\n"

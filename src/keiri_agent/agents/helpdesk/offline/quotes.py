@@ -1,0 +1,222 @@
+"""Quotes of a passage for the offline answers: the sentences about a part, cut for a reader.
+
+* :func:`logical_lines` — the passage's lines, a line that wraps a long line joined
+  back to it (text extraction joins most wraps; this catches the rest); a list item
+  (``1.`` ``（1）`` ``①`` ``1)`` ``・`` ``-``), a label/value line (``項目：値``) and a
+  short line (heading, label) stay on their own lines.
+* :func:`trim` — the sentences with key terms, at most ``MAX_QUOTE_CHARS``; a sentence
+  keeps its list marker, lines stay lines; a long sentence is cut to a window that starts
+  at a clause or word boundary (never 「き、…」 in the middle of a word).
+* :func:`section_start` — the start of a section, its lines kept.
+* :func:`lead_sentence` — the most relevant quoted sentence, shortened: an answer's lead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from keiri_agent.agents.helpdesk.offline.specificity import weight
+from keiri_agent.agents.helpdesk.offline.terms import DEFAULT_VOCABULARY, PreparedText, Vocabulary
+from keiri_agent.search.tokenize import normalize_for_search
+
+MAX_QUOTE_CHARS = 200
+MAX_SECTION_CHARS = 320
+"""A passage whose heading names the part's key terms is quoted from its start, up to this."""
+MAX_LEAD_CHARS = 80
+
+_ITEM = re.compile(
+    r"^(?:[0-9０-９]{1,3}[.．)）](?![0-9０-９])|[（(][0-9０-９]{1,3}[)）]|[①-⑳]"
+    r"|[・•●○■□◆◇▪※]|[-‐－*]\s|[a-zA-Z][.)]\s)"
+)
+"""A list item's marker at the start of a line: ``1.`` ``1)`` ``（1）`` ``①`` ``・`` ``- ``."""
+_LABEL_VALUE = re.compile(r"^[^。！？!?：:\s][^。！？!?：:]{0,24}[：:]\s*\S")
+"""``項目：値`` / ``Label: value`` — a label of up to 25 characters, then its value."""
+_LINE_END = re.compile(r"[。！？!?：:」』）)]$")
+_SENTENCE = re.compile(r"(?<=[。！？!?])|(?<=[^\s0-9][.])\s+")
+"""Sentence ends inside a line; ``1.`` after a digit is a list marker, not an end."""
+_BOUNDARY = re.compile(r"[、，,;；：:　 ]\s*")
+"""Where a clause or word starts inside a sentence (after it)."""
+_QA_PREFIX = re.compile(r"^\s*(?:Q|A|質問|回答)\s*[:：.]\s*", re.IGNORECASE)
+_WRAP_SHARE = 0.75
+"""A line at least this share of the passage's longest line, without a sentence end, wraps."""
+_MIN_WRAP_CHARS = 20
+
+
+def _word_class(char: str) -> str:
+    if re.match(r"[\u3400-\u9fff々〆ヶ]", char):
+        return "kanji"
+    if re.match(r"[\u30a0-\u30ffー]", char):
+        return "katakana"
+    if re.match(r"[0-9A-Za-z０-９Ａ-Ｚａ-ｚ]", char):
+        return "latin"
+    return ""
+
+
+def _continues(previous: str, line: str, longest: int) -> bool:
+    """``line`` wraps ``previous``: a long line without an end, neither line an item or label.
+
+    A list item or a label/value line is never joined to the line below: a body line after
+    the last item must not be glued to it (an item that wraps stays on two lines instead).
+    """
+    return (
+        len(previous) >= max(_MIN_WRAP_CHARS, _WRAP_SHARE * longest)
+        and not _LINE_END.search(previous)
+        and not any(p.match(text) for p in (_ITEM, _LABEL_VALUE) for text in (previous, line))
+    )
+
+
+def logical_lines(content: str) -> list[str]:
+    """The non-blank lines of ``content``, spaces collapsed, wrapped lines joined back."""
+    lines = [re.sub(r"[ \t\u3000]+", " ", line).strip() for line in content.split("\n")]
+    lines = [line for line in lines if line]
+    longest = max((len(line) for line in lines), default=0)
+    out: list[str] = []
+    for line in lines:
+        if out and _continues(out[-1], line, longest):
+            glue = " " if out[-1][-1:].isascii() and line[:1].isascii() else ""
+            out[-1] += glue + line
+        else:
+            out.append(line)
+    return out
+
+
+def _sentences(content: str) -> list[tuple[int, str]]:
+    """(line number, sentence) of every sentence of ``content``'s logical lines."""
+    out: list[tuple[int, str]] = []
+    for number, line in enumerate(logical_lines(content)):
+        out.extend((number, s.strip()) for s in _SENTENCE.split(line) if s and s.strip())
+    return out
+
+
+def _score(sentence: str, terms: Sequence[str], vocabulary: Vocabulary) -> float:
+    prepared = PreparedText.of(sentence, vocabulary)
+    return sum(weight(t) for t in terms if prepared.has(t))
+
+
+def _first_term(sentence: str, terms: Sequence[str]) -> tuple[int, int]:
+    """(start, end) of the earliest key term in ``sentence``; (0, 0) when none is there."""
+    norm = normalize_for_search(sentence)
+    found = [(p, p + len(t)) for t in terms if t and (p := norm.find(t)) >= 0]
+    return min(found, default=(0, 0))
+
+
+def window(sentence: str, terms: Sequence[str]) -> str:
+    """A window of at most ``MAX_QUOTE_CHARS`` of a long sentence around its first key term.
+
+    It starts at the clause boundary (after 、 , ： or a space) before the term when that
+    is near, else at the start of the word that contains the term; it ends at a clause
+    boundary when it has to be cut. 「…」 marks each cut.
+    """
+    first, term_end = _first_term(sentence, terms)
+    starts = [0, *(m.end() for m in _BOUNDARY.finditer(sentence) if m.end() <= first)]
+    start = max(starts)
+    if first - start > MAX_QUOTE_CHARS // 2:
+        start = first
+        while start > 0 and _word_class(sentence[start - 1]) == _word_class(sentence[start]) != "":
+            start -= 1
+    lead = "…" if start else ""
+    if len(sentence) - start <= MAX_QUOTE_CHARS - len(lead):
+        return lead + sentence[start:]
+    limit = start + MAX_QUOTE_CHARS - len(lead) - 1
+    ends = [m.start() for m in _BOUNDARY.finditer(sentence, term_end, limit)]
+    end = ends[-1] if ends else limit
+    return lead + sentence[start:end].rstrip() + "…"
+
+
+def section_start(content: str) -> str:
+    """The start of a section, its lines kept, up to ``MAX_SECTION_CHARS`` (「…」 when cut).
+
+    A line that does not fit is cut at its last sentence end that fits, or left out.
+    """
+    kept: list[str] = []
+    size = 0
+    for line in logical_lines(content):
+        if size + len(line) <= MAX_SECTION_CHARS:
+            kept.append(line)
+            size += len(line)
+            continue
+        room = MAX_SECTION_CHARS - size
+        ends = [m.end() for m in re.finditer(r"[。！？!?]", line) if m.end() <= room]
+        if ends:
+            kept.append(line[: ends[-1]])
+        elif not kept:
+            kept.append(line[: MAX_SECTION_CHARS - 1])
+        kept[-1] += "…"
+        break
+    return "\n".join(kept)
+
+
+def trim(
+    content: str,
+    terms: Sequence[str],
+    vocabulary: Vocabulary = DEFAULT_VOCABULARY,
+    *,
+    section: bool = False,
+) -> str:
+    """The sentences of ``content`` that contain key terms, at most ``MAX_QUOTE_CHARS``.
+
+    Sentences with the most (weighted) key terms are kept first while they fit; kept
+    sentences stay in text order, each line on its own line, with 「…」 where sentences
+    were left out between them. A single sentence longer than the limit is cut to a
+    :func:`window`. With ``section`` (the passage's heading names the key terms, so its
+    body is the answer, e.g. the list under 「パスワードの条件」) the passage is quoted
+    from its start instead, up to ``MAX_SECTION_CHARS``.
+    """
+    if section:
+        return section_start(content)
+    units = _sentences(content)
+    if not units:
+        return ""
+    scores = [_score(sentence, terms, vocabulary) for _, sentence in units]
+    ranked = sorted((i for i, s in enumerate(scores) if s), key=lambda i: (-scores[i], i)) or [0]
+    if len(units[ranked[0]][1]) > MAX_QUOTE_CHARS:
+        return window(units[ranked[0]][1], terms)
+    keep: list[int] = []
+    size = 0
+    for i in ranked:
+        if size + len(units[i][1]) <= MAX_QUOTE_CHARS:
+            keep.append(i)
+            size += len(units[i][1])
+    keep.sort()
+    pieces: list[str] = []
+    for n, i in enumerate(keep):
+        line, sentence = units[i]
+        if n:
+            if i != keep[n - 1] + 1:
+                pieces.append("…")
+            if line != units[keep[n - 1]][0]:
+                pieces.append("\n")
+            elif pieces[-1][-1:].isascii() and sentence[:1].isascii():
+                pieces.append(" ")
+        pieces.append(sentence)
+    return "".join(pieces)
+
+
+def _shorten(sentence: str) -> str:
+    """``sentence`` cut at its last clause boundary within ``MAX_LEAD_CHARS`` (「…」)."""
+    if len(sentence) <= MAX_LEAD_CHARS:
+        return sentence
+    ends = [m.start() for m in _BOUNDARY.finditer(sentence, 0, MAX_LEAD_CHARS) if m.start() > 10]
+    return sentence[: ends[-1] if ends else MAX_LEAD_CHARS - 1].rstrip() + "…"
+
+
+def lead_sentence(
+    quotes: Sequence[str], terms: Sequence[str], vocabulary: Vocabulary = DEFAULT_VOCABULARY
+) -> str:
+    """The quoted sentence with the most (weighted) key terms, without its list marker or
+    「Q:」「A:」, shortened to ``MAX_LEAD_CHARS``; a statement is preferred to a question.
+
+    Returns "" when no quoted sentence has a key term.
+    """
+    best: tuple[float, int, str] | None = None
+    for quote in quotes:
+        for _, sentence in _sentences(quote.replace("…", "\n")):
+            text = _QA_PREFIX.sub("", _ITEM.sub("", sentence, count=1)).strip()
+            score = _score(text, terms, vocabulary)
+            if not text or not score:
+                continue
+            statement = 0 if re.search(r"[？?]$", text) else 1
+            if best is None or (statement, score) > (best[1], best[0]):
+                best = (score, statement, text)
+    return _shorten(best[2]) if best else ""

@@ -1,0 +1,71 @@
+"""Topic terms: which of a part's key terms say what it is about.
+
+Every manual uses generic words (「設定」「画面」「データ」「確認」, "settings", "data"): a
+passage that shares only those with a question is not about it. The offline rules
+therefore judge passages on a part's *topic terms* and rank them by a weight:
+
+* a term in ``GENERIC_TERMS`` (compared after normalisation, with its tokenizer forms)
+  is generic, weight ``GENERIC_WEIGHT``;
+* any other term — a kanji compound, a katakana word, a Latin word, a code such as
+  ``E1023``, also a single kanji such as 「円」「税」 — is specific, weight 1. (How a
+  one-character term matches is ``terms.PreparedText``'s concern, not its weight's.)
+
+:func:`topic_terms` is the non-generic terms; when every term is generic (「設定画面の
+確認方法」) the question is about those words themselves and all of them are topic terms.
+The weights use no document frequency: the rules run on the passages a search returned,
+not on the index, so the list and the term's form are what is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+from keiri_agent.search.tokenize import content_terms, normalize_for_search
+
+GENERIC_WEIGHT = 0.25
+
+_GENERIC_JA = (
+    "サポート データ 設定 画面 機能 方法 情報 確認 利用 使用 使う 操作 管理 内容 項目"
+    " 対応 表示 入力 処理 状態 一覧 詳細 ボタン メニュー ページ 問題 必要 可能 注意 ツール"
+    " サービス 製品 ユーザー ユーザ 利用者 場所 手続き 対象 種類 有無 全般 基本"
+)
+_GENERIC_EN = (
+    "system systems data setting settings screen screens function functions feature features"
+    " method information info check use using used usage support page pages button buttons"
+    " menu menus user users item items manage management display option options tool tools"
+    " service product problem issue issues"
+)
+GENERIC_TERMS: frozenset[str] = frozenset(_GENERIC_JA.split()) | frozenset(_GENERIC_EN.split())
+"""Words any manual uses about anything: sharing only these does not make a passage relevant."""
+
+
+@lru_cache(maxsize=1)
+def _generic() -> frozenset[str]:
+    """``GENERIC_TERMS`` normalised, plus the tokenizer's terms of each entry."""
+    out = {normalize_for_search(word) for word in GENERIC_TERMS}
+    for word in GENERIC_TERMS:
+        out.update(content_terms(word))
+    return frozenset(out)
+
+
+def is_generic(term: str) -> bool:
+    """True for a generic term (``GENERIC_TERMS``), compared after normalisation."""
+    return normalize_for_search(term).strip() in _generic()
+
+
+def weight(term: str) -> float:
+    """How much sharing ``term`` says about a passage: 1 when specific, less when generic."""
+    return GENERIC_WEIGHT if is_generic(term) else 1.0
+
+
+def topic_terms(terms: Sequence[str]) -> list[str]:
+    """The terms that are not generic, in order; all of ``terms`` when every one is generic.
+
+    >>> topic_terms(["監査", "ログ", "設定"])
+    ['監査', 'ログ']
+    >>> topic_terms(["設定", "画面"])
+    ['設定', '画面']
+    """
+    specific = [t for t in terms if not is_generic(t)]
+    return specific or list(terms)

@@ -1,0 +1,181 @@
+"""Offline answers on made-up text: topic terms, quotes that keep their structure, answer shape."""
+
+from __future__ import annotations
+
+import pytest
+
+from keiri_agent.agents.helpdesk.models import SearchOutput, Subtask
+from keiri_agent.agents.helpdesk.offline import (
+    OFFLINE_LABEL,
+    final_answer,
+    reflect,
+    subtask_answer,
+)
+from keiri_agent.agents.helpdesk.offline.specificity import is_generic, topic_terms, weight
+
+SETTINGS = SearchOutput(
+    file_name="guide.pdf",
+    page=4,
+    heading="3. 表示設定",
+    content="データの表示設定は画面右上のメニューから変更できます。設定はすぐに反映されます。",
+    score=5.0,
+)
+SUPPORT = SearchOutput(
+    file_name="faq.csv",
+    row=9,
+    content="Q: サポートの受付時間は？ A: 平日9時から17時まで、サポート窓口で確認できます。",
+    score=4.0,
+)
+
+
+def _quote(text: str) -> str:
+    """The first quote of a subtask answer, its hard line breaks back to newlines."""
+    return text.split("\n- ", 1)[1].split("【", 1)[0].replace("  \n  ", "\n")
+
+
+def _part(name: str, answer: str, *, done: bool, sources: list[str] | None = None) -> Subtask:
+    return Subtask(
+        task_name=name,
+        tool_results=[],
+        reflection_results=[],
+        is_completed=done,
+        subtask_answer=answer,
+        challenge_count=1,
+        sources=sources or [],
+    )
+
+
+# ----------------------------------------------------------------------------- topic terms
+
+
+def test_generic_terms_weigh_less_and_are_not_topic_terms() -> None:
+    assert is_generic("設定") and is_generic("データ") and is_generic("Settings")
+    assert not is_generic("監査")
+    assert weight("監査") == weight("税") == 1.0 > weight("画面")
+    assert topic_terms(["監査", "ログ", "設定", "データ"]) == ["監査", "ログ"]
+    assert topic_terms(["設定", "画面"]) == ["設定", "画面"]
+
+
+def test_passages_sharing_only_generic_terms_do_not_answer() -> None:
+    question = "監査ログのデータ設定を教えてください"
+    text, sources = subtask_answer(question, [SETTINGS, SUPPORT], tools=["search_manual"])
+    assert "資料には記載がありません" in text
+    assert "検索した語: 監査、ログ" in text and "search_manual" in text
+    assert "次の記述があります" not in text and "【" not in text
+    assert sources == []
+    verdict = reflect("ログのデータ設定", [SETTINGS], 0)
+    assert not verdict.is_completed
+    assert verdict.advice.startswith("不足: ログ。")
+
+
+def test_english_generic_terms_do_not_answer() -> None:
+    passage = SearchOutput(file_name="en.pdf", page=2, content="Data settings are on the screen.")
+    text, _ = subtask_answer("audit log data settings", [passage])
+    assert "資料には記載がありません" in text
+    assert not reflect("audit log data settings", [passage], 0).is_completed
+
+
+@pytest.mark.parametrize(
+    ("part", "content"),
+    [
+        ("パスワードの条件", "暗証番号は4桁です。"),  # one of two topic terms
+        ("経費の申請期限と承認者", "経費の申請は月末までに行います。"),  # two of four
+        ("ロックの解除方法", "ロック解除は管理者が行います。"),  # all
+        ("監査ログの保存", "データの設定画面です。"),  # none
+    ],
+)
+def test_a_part_is_presented_as_answered_exactly_when_the_reflection_accepts_it(
+    part: str, content: str
+) -> None:
+    passages = [SearchOutput(file_name="m.pdf", page=1, content=content)]
+    text, _ = subtask_answer(part, passages)
+    presented = text.startswith("資料によると") or "次の記述があります" in text
+    assert presented == reflect(part, passages, 0).is_completed
+
+
+# ----------------------------------------------------------------------------- quotes
+
+
+@pytest.mark.parametrize("marker", ["1. ", "1)", "（1）", "①", "・", "- "])
+def test_quotes_keep_the_marker_of_a_numbered_or_bulleted_step(marker: str) -> None:
+    second = marker.replace("1", "2").replace("①", "②")
+    content = f"申請の流れ\n{marker}申請画面を開きます。\n{second}金額を入力して送信します。"
+    text, _ = subtask_answer("金額の入力", [SearchOutput(file_name="m.pdf", content=content)])
+    assert _quote(text) == f"{second}金額を入力して送信します。"
+
+
+def test_quotes_keep_numbered_steps_and_label_value_lines_on_their_own_lines() -> None:
+    content = "申請日：4月1日\n承認者：佐藤花子\n承認期限：申請から5営業日\n備考：なし"
+    text, _ = subtask_answer("承認者と承認期限", [SearchOutput(file_name="m.pdf", content=content)])
+    assert _quote(text) == "承認者：佐藤花子\n承認期限：申請から5営業日"
+    steps = "1. 申請画面を開きます。\n2. 金額を入力します。\n3. 内容を確かめて送信します。"
+    text, _ = subtask_answer("申請画面と金額", [SearchOutput(file_name="m.pdf", content=steps)])
+    assert _quote(text) == "1. 申請画面を開きます。\n2. 金額を入力します。"
+
+
+def test_a_line_wrapped_inside_a_word_is_quoted_from_the_sentence_start() -> None:
+    content = (
+        "経費の申請では、最初にメニューから申請画面を開\n"
+        "き、金額を入力して送信します。\n"
+        "送信後の取り消しはできません。"
+    )
+    text, _ = subtask_answer("金額の入力", [SearchOutput(file_name="m.pdf", content=content)])
+    assert (
+        _quote(text)
+        == "経費の申請では、最初にメニューから申請画面を開き、金額を入力して送信します。"
+    )
+
+
+def test_a_long_sentence_is_cut_at_a_clause_boundary() -> None:
+    sentence = (
+        "本システムでは、"
+        + "、".join(f"項目{n}番の入力欄に所定の値を記入し" for n in range(1, 12))
+        + "、最後に監査記録を保存します。"
+    )
+    text, _ = subtask_answer("監査記録の保存", [SearchOutput(file_name="m.pdf", content=sentence)])
+    assert _quote(text) == "…最後に監査記録を保存します。"
+    text, _ = subtask_answer("項目1番の入力", [SearchOutput(file_name="m.pdf", content=sentence)])
+    quote = _quote(text)
+    assert quote.startswith("…項目1番の入力欄") and len(quote) <= 200
+    assert quote.endswith("を記入し…")
+
+
+# ----------------------------------------------------------------------------- answer shape
+
+
+def test_an_answered_part_leads_with_its_most_relevant_quoted_sentence() -> None:
+    passage = SearchOutput(
+        file_name="m.pdf",
+        page=2,
+        content="Q: 仮払金の精算期限は？\nA: 仮払金は出張から戻って10日以内に精算します。",
+        row=3,
+    )
+    text, _ = subtask_answer("仮払金の精算期限を教えて", [passage])
+    assert text.splitlines()[0] == "資料によると、仮払金は出張から戻って10日以内に精算します。"
+
+
+def test_a_single_part_answer_has_no_heading_and_repeats_no_question() -> None:
+    question = "仮払金の精算期限を教えてください"
+    text = final_answer(
+        question,
+        [_part(question, "資料によると、10日以内です。\n- 10日以内【m.pdf p.2】", done=True)],
+    )
+    assert text.splitlines()[0] == OFFLINE_LABEL
+    assert text.count(question) == 1
+    assert "### 1." not in text and "見つからなかった点" not in text
+
+
+def test_parts_are_headed_by_their_own_short_label_and_answered_parts_are_not_missing() -> None:
+    text = final_answer(
+        "仮払金の精算期限と、監査ログの保存期間について教えてください",
+        [
+            _part("仮払金の精算期限を教えてください", "資料によると、10日以内です。", done=True),
+            _part(
+                "監査ログの保存期間について教えてください", "資料には記載がありません。", done=False
+            ),
+        ],
+    )
+    lines = text.splitlines()
+    assert "### 1. 仮払金の精算期限" in lines and "### 2. 監査ログの保存期間" in lines
+    missing = text.split("### 見つからなかった点", 1)[1]
+    assert "- 監査ログの保存期間" in missing and "仮払金" not in missing
