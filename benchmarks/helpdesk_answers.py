@@ -59,7 +59,10 @@ SAMPLES = Path(str(files("keiri_agent.samples")))
 DECLINE = "記載がありません"
 TARGETS = {"key_phrase_recall": 0.8, "citation_precision": 0.8, "unanswerable_declined": 1.0}
 MARKER = re.compile(r"【([^】]+)】")
-LABEL = re.compile(r"^(?P<document>.+?)(?: p\.(?P<page>\d+))?(?: 行(?P<row>\d+))?(?: 「.*」)?$")
+LABEL = re.compile(
+    r"^(?P<document>.+?)(?: p\.(?P<page>\d+)(?:[–-](?P<last_page>\d+))?)?(?: 行(?P<row>\d+))?"
+    r"(?: 「.*」)?$"
+)
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,8 @@ class Citation:
     document: str
     page: int | None
     row: int | None
+    last_page: int | None = None
+    """The last page of a passage cited as running onto the next page (``p.4–5``)."""
 
 
 def quoted_citations(answer: str) -> list[Citation]:
@@ -158,26 +163,50 @@ def quoted_citations(answer: str) -> list[Citation]:
         label = LABEL.match(match.group(1).strip())
         if not quote or label is None:
             continue
-        page, row = label.group("page"), label.group("row")
+        page, row, last = label.group("page"), label.group("row"), label.group("last_page")
         out.append(
             Citation(
                 quote=quote,
                 document=label.group("document"),
                 page=int(page) if page else None,
                 row=int(row) if row else None,
+                last_page=int(last) if last else None,
             )
         )
     return out
 
 
 def supported(citation: Citation, texts: SourceTexts) -> bool:
-    """The cited page/row/document contains every ``…``-separated fragment of the quote."""
+    """The cited page/row/document contains every ``…``-separated fragment of the quote.
+
+    A passage cited over two pages (``p.4–5``) supports a fragment found on either page
+    or split between them (its start ends page 4, its rest opens page 5, whatever page
+    furniture lies between).
+    """
     cited = texts.text(citation.document, citation.page, citation.row)
     if cited is None:
         return False
+    following = ""
+    if citation.page is not None and citation.last_page == citation.page + 1:
+        following = texts.text(citation.document, citation.last_page) or ""
     fragments = [squash(part) for part in re.split(r"…|\.\.\.", citation.quote)]
     fragments = [part for part in fragments if part]
-    return bool(fragments) and all(part in cited for part in fragments)
+    return bool(fragments) and all(_on_pages(part, cited, following) for part in fragments)
+
+
+FURNITURE_CHARS = 40
+"""How much running header/footer text may lie between a page's end and the next one's start."""
+
+
+def _on_pages(fragment: str, page: str, following: str) -> bool:
+    """``fragment`` is on ``page`` or ``following``, or ends one and opens the other."""
+    if fragment in page or (following and fragment in following):
+        return True
+    return bool(following) and any(
+        page.rfind(fragment[:cut]) >= len(page) - cut - FURNITURE_CHARS
+        and 0 <= following.find(fragment[cut:]) <= FURNITURE_CHARS
+        for cut in range(1, len(fragment))
+    )
 
 
 def declines(answer: str) -> bool:
