@@ -124,11 +124,11 @@ def remove(
 
 @helpdesk_app.command()
 def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
-    """What is indexed: documents and chunks per collection."""
+    """What is indexed: documents and chunks per collection, and how each is searched."""
     from keiri_agent.services.knowledge import knowledge_status
 
     try:
-        state = knowledge_status(_desk(name).knowledge_base)
+        state = knowledge_status(_desk(name))
     except KeiriAgentError as error:
         raise _fail(error) from None
     if as_json:
@@ -145,6 +145,12 @@ def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
         for document, entry in sorted(entries.items()):
             table.add_row(collection, document, str(entry["chunks"]), str(entry["indexed_at"]))
     console.print(table)
+    console.print(f"埋め込み: {escape(state['embeddings'])}")
+    for collection, retriever in state["retrievers"].items():
+        line = f"検索方式 {collection}: {_RETRIEVER_LABELS[retriever['retriever']]}"
+        if retriever["reason"]:
+            line += f"（{escape(retriever['reason'])}）"
+        console.print(line)
     for collection, numbers in stats.items():
         if numbers["interrupted"]:
             console.print(
@@ -152,6 +158,13 @@ def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
                 + escape(", ".join(numbers["interrupted"]))
                 + "（もう一度 keiri-agent helpdesk index を実行すると登録されます）"
             )
+
+
+_RETRIEVER_LABELS = {
+    "keyword": "キーワード検索",
+    "vector": "ベクトル検索",
+    "hybrid": "ハイブリッド検索（キーワード＋ベクトル）",
+}
 
 
 def _progress_printer(quiet: bool) -> Any:

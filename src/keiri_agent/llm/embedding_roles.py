@@ -48,7 +48,8 @@ class RoleEmbeddings(Embeddings):
         return str(endpoint) if endpoint else None
 
     def _extra(self, role: str) -> dict[str, Any]:
-        return {"input_type": role} if self.input_type else {}
+        # the openai SDK takes fields it does not know through ``extra_body``
+        return {"extra_body": {"input_type": role}} if self.input_type else {}
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         passages = [self.passage_prefix + text for text in texts]
