@@ -591,9 +591,7 @@ class Settings(BaseSettings):
         if self.is_offline:
             chat = "offline (rule-based, no LLM)"
         else:
-            base = (
-                f" @ {without_credentials(self.openai_api_base)}" if self.openai_api_base else ""
-            )
+            base = f" @ {without_credentials(self.openai_api_base)}" if self.openai_api_base else ""
             chat = f"{self.active_provider}: {self.model}{base}"
         if self.embedding_provider is None and self.embedding_base_url is None:
             return chat

