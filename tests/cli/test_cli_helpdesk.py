@@ -43,7 +43,7 @@ def test_index_sample_then_ask_the_readme_question_offline(keiri_home: Path) -> 
         "qa": "keyword",
     }
     shown = runner.invoke(app, ["helpdesk", "status"])
-    assert "検索方式 manual: キーワード検索（埋め込みが未設定です" in shown.output
+    assert "検索方式manual:キーワード検索（埋め込みが未設定です" in "".join(shown.output.split())
 
     answer = runner.invoke(app, ["helpdesk", "ask", EXAMPLE_QUESTION])
     assert answer.exit_code == 0, answer.output

@@ -209,7 +209,7 @@ def _retriever_status(
     if settings.active_embedding_provider is None:
         return RetrieverStatus(
             "keyword",
-            "埋め込みが未設定です（キーワード検索のみ）。ベクトル検索を使うには "
+            "埋め込みが未設定です。ベクトル検索を使うには "
             "KEIRI_AGENT_EMBEDDING_PROVIDER と接続先を設定して、資料を登録し直してください",
         )
     if problem is not None:
