@@ -81,3 +81,81 @@ def test_building_settings_installs_the_input_bounds_every_reader_checks(tmp_pat
     finally:
         Settings(home=tmp_path)  # type: ignore[arg-type]
     assert current_input_limits().max_columns == 2_000
+
+
+# --- the embeddings endpoint, apart from chat ---------------------------------------------
+
+
+def test_embeddings_follow_the_chat_provider_unless_set_apart() -> None:
+    offline = Settings(provider="offline")
+    assert offline.active_embedding_provider is None and not offline.embeddings_configured
+    assert not offline.embed_manuals
+    chat = Settings(provider="openai-compatible", openai_api_base="http://127.0.0.1:8000/v1")
+    assert chat.active_embedding_provider == "openai-compatible"
+    assert chat.embedding_url == "http://127.0.0.1:8000/v1" and chat.embed_manuals
+
+    apart = Settings(
+        provider="offline",
+        embedding_provider="openai-compatible",
+        embedding_base_url="http://127.0.0.1:9000/v1",
+    )
+    assert apart.is_offline and apart.embeddings_configured
+    assert apart.embedding_url == "http://127.0.0.1:9000/v1"
+    assert apart.embed_manuals
+    assert not Settings(**{**apart.model_dump(), "helpdesk_embed_manuals": False}).embed_manuals
+
+
+def test_embedding_keys_fall_back_to_the_same_providers_chat_key_only() -> None:
+    openai = Settings(provider="offline", embedding_provider="openai", openai_api_key="sk-a")
+    assert openai.embedding_key is not None
+    assert openai.embedding_key.get_secret_value() == "sk-a"
+    # a local server is never sent the OpenAI key of a chat provider it is not
+    local = Settings(
+        provider="openai",
+        openai_api_key="sk-a",
+        embedding_provider="openai-compatible",
+        embedding_base_url="http://127.0.0.1:9000/v1",
+    )
+    assert local.embedding_key is None and local.embedding_url == "http://127.0.0.1:9000/v1"
+    own = Settings(
+        embedding_provider="azure",
+        embedding_api_key="e-key",
+        azure_openai_endpoint="https://x.invalid",
+    )
+    assert own.embedding_key is not None and own.embedding_key.get_secret_value() == "e-key"
+    assert own.embedding_url == "https://x.invalid" and own.embeddings_configured
+
+
+@pytest.mark.parametrize(
+    ("values", "setting"),
+    [
+        ({"embedding_provider": "openai-compatible"}, "KEIRI_AGENT_EMBEDDING_BASE_URL"),
+        ({"embedding_provider": "openai"}, "KEIRI_AGENT_EMBEDDING_API_KEY"),
+        ({"embedding_provider": "azure"}, "AZURE_OPENAI_ENDPOINT"),
+        ({"provider": "offline"}, "KEIRI_AGENT_EMBEDDING_PROVIDER"),
+    ],
+)
+def test_incomplete_embeddings_name_the_setting_to_fix(
+    values: dict[str, str], setting: str
+) -> None:
+    settings = Settings(**values)  # type: ignore[arg-type]
+    assert not settings.embeddings_configured
+    with pytest.raises(ConfigurationError, match="埋め込み") as caught:
+        settings.require_embeddings()
+    assert setting in (caught.value.hint or "")
+
+
+def test_describe_shows_the_embeddings_endpoint_without_secrets() -> None:
+    settings = Settings(
+        provider="offline",
+        embedding_provider="openai-compatible",
+        embedding_base_url="http://user:pw-secret@127.0.0.1:9000/v1",
+        embedding_api_key="emb-secret-key",
+        embedding_model="multilingual-e5-small",
+    )
+    described = settings.describe()
+    assert described == (
+        "offline (rule-based, no LLM); embeddings openai-compatible: multilingual-e5-small "
+        "@ http://***@127.0.0.1:9000/v1"
+    )
+    assert "emb-secret-key" not in described and "pw-secret" not in described

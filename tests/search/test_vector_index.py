@@ -290,7 +290,7 @@ def test_from_settings_offline_is_a_configuration_error_with_a_hint() -> None:
     with pytest.raises(ConfigurationError, match="vector search needs an embeddings") as caught:
         VectorIndex.from_settings(Settings(provider="offline"), "manuals")
     hint = caught.value.hint or ""
-    assert "OPENAI_API_KEY" in hint and "keyword search" in hint
+    assert "KEIRI_AGENT_EMBEDDING_PROVIDER" in hint and "keyword search" in hint
 
 
 @pytest.mark.filterwarnings("ignore:Api key is used with an insecure connection")

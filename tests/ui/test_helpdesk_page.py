@@ -61,6 +61,8 @@ def test_empty_knowledge_base_then_index_the_sample() -> None:
     assert "xyz_faq.csv" in documents
     assert any("追加 3" in s.value for s in at.success)
     assert "ナレッジベースは空です" not in _texts(at)
+    # offline, no embeddings endpoint: keyword search, and the page says why
+    assert "マニュアルの検索方式: キーワード検索（埋め込みが未設定です" in _texts(at)
 
 
 def test_asking_with_an_empty_knowledge_base_shows_the_error_and_hint() -> None:

@@ -124,12 +124,13 @@ def remove(
 
 @helpdesk_app.command()
 def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
-    """What is indexed: documents and chunks per collection."""
+    """What is indexed: documents and chunks per collection, and how each is searched."""
+    from keiri_agent.agents.helpdesk.desk import RETRIEVER_LABELS
     from keiri_agent.services.knowledge import knowledge_status
 
     try:
         desk = _desk(name)
-        state = knowledge_status(desk.knowledge_base)
+        state = knowledge_status(desk)
     except KeiriAgentError as error:
         raise _fail(error) from None
     synonyms_file = desk.synonyms_file
@@ -149,6 +150,12 @@ def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
         for document, entry in sorted(entries.items()):
             table.add_row(collection, document, str(entry["chunks"]), str(entry["indexed_at"]))
     console.print(table)
+    console.print(f"埋め込み: {escape(state['embeddings'])}")
+    for collection, retriever in state["retrievers"].items():
+        line = f"検索方式 {collection}: {RETRIEVER_LABELS[retriever['retriever']]}"
+        if retriever["reason"]:
+            line += f"（{escape(retriever['reason'])}）"
+        console.print(line)
     for collection, numbers in stats.items():
         if numbers["interrupted"]:
             console.print(

@@ -25,6 +25,7 @@ from pydantic import SecretStr
 
 from keiri_agent.config import Settings
 from keiri_agent.llm.async_http import async_client
+from keiri_agent.llm.embedding_roles import RoleEmbeddings
 
 MAX_BACKOFF_S = 30.0
 """Upper bound of one computed backoff delay (a server's Retry-After may be longer)."""
@@ -84,41 +85,60 @@ def chat_model(settings: Settings) -> BaseChatModel:
 
 
 def embeddings(settings: Settings) -> Embeddings:
-    """The embeddings model for the configured provider.
+    """The embeddings model of the configured embeddings endpoint.
 
+    The endpoint is ``settings.active_embedding_provider`` (``embedding_provider``,
+    else the chat provider's) at ``settings.embedding_url`` with
+    ``settings.embedding_key``; chat may be offline meanwhile.
     ``settings.embedding_model`` is the model name (Azure: the deployment name).
     For openai-compatible servers the texts are sent as strings, not tiktoken
     token arrays (``check_embedding_ctx_length=False``), which such servers expect.
+    With query/passage prefixes or ``embedding_input_type`` the model is wrapped in
+    a :class:`~keiri_agent.llm.embedding_roles.RoleEmbeddings`: indexed texts go as
+    passages, searches as queries.
 
     Raises:
-        ConfigurationError: The provider is ``offline`` or incompletely configured.
+        ConfigurationError: No embeddings endpoint, or one missing a key, endpoint
+            or base URL.
     """
-    settings.require_llm()
+    settings.require_embeddings()
     common: dict[str, Any] = {
         "http_async_client": async_client(settings.request_timeout_s),
         "timeout": settings.request_timeout_s,
         "max_retries": settings.max_retries,
     }
+    provider = settings.active_embedding_provider
     model: OpenAIEmbeddings
-    if settings.active_provider == "azure":
+    if provider == "azure":
         model = AzureOpenAIEmbeddings(
             model=settings.embedding_model,
             azure_deployment=settings.embedding_model,
-            azure_endpoint=settings.azure_openai_endpoint,
+            azure_endpoint=settings.embedding_url,
             api_version=settings.azure_openai_api_version,
-            api_key=settings.azure_openai_api_key,
+            api_key=settings.embedding_key,
             **common,
         )
     else:
         model = OpenAIEmbeddings(
             model=settings.embedding_model,
-            api_key=_openai_key(settings),
-            base_url=settings.openai_api_base,
-            check_embedding_ctx_length=settings.active_provider != "openai-compatible",
+            api_key=settings.embedding_key or SecretStr(PLACEHOLDER_API_KEY),
+            base_url=settings.embedding_url,
+            check_embedding_ctx_length=provider != "openai-compatible",
             **common,
         )
     for resource in (model.client, model.async_client):
         install_backoff(getattr(resource, "_client", None), settings.retry_backoff_s)
+    if (
+        settings.embedding_query_prefix
+        or settings.embedding_passage_prefix
+        or settings.embedding_input_type
+    ):
+        return RoleEmbeddings(
+            model,
+            query_prefix=settings.embedding_query_prefix,
+            passage_prefix=settings.embedding_passage_prefix,
+            input_type=settings.embedding_input_type,
+        )
     return model
 
 

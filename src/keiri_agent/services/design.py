@@ -126,7 +126,7 @@ class DesignService:
     def retriever(self) -> BlockRetriever:
         if self._retriever is None:
             embeddings = None
-            if not self.settings.is_offline:
+            if self.settings.active_embedding_provider is not None:
                 from keiri_agent.llm.factory import embeddings as build_embeddings
 
                 embeddings = build_embeddings(self.settings)

@@ -8,7 +8,8 @@ uploads with one name are reported as a clash, not silently merged) and the fold
 is removed afterwards, whatever happened. Documents are named by their file name.
 
 Progress is reported as ``on_progress(done, total, document)`` per collection.
-``knowledge_status`` is what is indexed (``helpdesk status --json``, the HTTP API).
+``knowledge_status`` is what is indexed and how each collection is searched
+(``helpdesk status --json``, the HTTP API).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from keiri_agent.services.exports import safe_name
 
 if TYPE_CHECKING:
     from keiri_agent.agents.helpdesk.desk import HelpDesk
-    from keiri_agent.search.knowledge_base import IndexReport, KnowledgeBase, ProgressCallback
+    from keiri_agent.search.knowledge_base import IndexReport, ProgressCallback
 
 Upload = tuple[str, bytes]
 """An uploaded file: its name (folders in it are dropped) and its content."""
@@ -71,7 +72,15 @@ def _write(folder: Path, uploads: Sequence[Upload]) -> list[Path]:
     return paths
 
 
-def knowledge_status(knowledge_base: KnowledgeBase) -> dict[str, Any]:
-    """``{"stats": collection → numbers, "documents": collection → document → entry}``."""
+def knowledge_status(desk: HelpDesk) -> dict[str, Any]:
+    """``{"stats": collection → numbers, "documents": collection → document → entry,
+    "retrievers": collection → {"retriever": keyword|vector|hybrid, "reason": why not
+    vectors (Japanese) or None}, "embeddings": the embeddings endpoint (no secret)}``."""
+    knowledge_base = desk.knowledge_base
     stats = knowledge_base.stats()
-    return {"stats": stats, "documents": {c: knowledge_base.documents(c) for c in stats}}
+    return {
+        "stats": stats,
+        "documents": {c: knowledge_base.documents(c) for c in stats},
+        "retrievers": {c: status.to_dict() for c, status in desk.retrievers().items()},
+        "embeddings": desk.settings.describe_embeddings(),
+    }

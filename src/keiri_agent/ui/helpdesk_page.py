@@ -33,7 +33,13 @@ from typing import Any
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from keiri_agent.agents.helpdesk.desk import EXAMPLE_QUESTION, MANUAL, QA, HelpDesk
+from keiri_agent.agents.helpdesk.desk import (
+    EXAMPLE_QUESTION,
+    MANUAL,
+    QA,
+    RETRIEVER_LABELS,
+    HelpDesk,
+)
 from keiri_agent.agents.helpdesk.models import AgentResult
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
@@ -156,6 +162,10 @@ def _knowledge_table(desk: HelpDesk) -> bool:
             for name, item in stats.items()
         )
     )
+    for name, status in desk.retrievers().items():
+        label = COLLECTION_LABELS.get(name, name)
+        line = f"{label}の検索方式: {RETRIEVER_LABELS[status.retriever]}"
+        st.caption(line + (f"（{status.reason}）" if status.reason else ""))
     st.dataframe(rows, hide_index=True)
     return True
 
@@ -381,6 +391,8 @@ def render_helpdesk_page() -> None:
         )
     else:
         st.caption(f"LLM: {desk.settings.describe()}")
+    if desk.settings.active_embedding_provider is not None:
+        st.caption(f"埋め込み: {desk.settings.describe_embeddings()}")
     try:
         _knowledge_base_panel(desk)
     except KeiriAgentError as error:  # e.g. an unreadable manifest: asking may still work

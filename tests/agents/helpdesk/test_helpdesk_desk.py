@@ -94,7 +94,8 @@ def test_manual_only_knowledge_base_still_answers(keiri_home: Path) -> None:
 def test_online_desk_indexes_faq_vectors_and_answers_through_the_stub_server(
     keiri_home: Path,
 ) -> None:
-    """Embeddings, chat and Qdrant for real: the FAQ tool searches the vector index."""
+    """Embeddings, chat and Qdrant for real: the FAQ tool searches keyword + vectors
+    (hybrid); manuals are not embedded when ``helpdesk_embed_manuals`` is off."""
     replies: list[StubReply] = [
         SubtaskPlan(subtasks=["アカウントロックの解除方法"]),
         StubToolCall("search_xyz_qa", {"query": "アカウントがロックされてしまいました。"}),
@@ -108,6 +109,7 @@ def test_online_desk_indexes_faq_vectors_and_answers_through_the_stub_server(
             openai_api_base=server.base_url,
             model="stub-model",
             max_retries=0,
+            helpdesk_embed_manuals=False,
         )
         desk = HelpDesk(settings)
         desk.index([SAMPLE_DOCUMENTS / "xyz_notifications.md"], qa=[SAMPLE_FAQ])
@@ -120,7 +122,7 @@ def test_online_desk_indexes_faq_vectors_and_answers_through_the_stub_server(
     (attempt,) = result.subtasks[0].tool_results
     (faq,) = attempt
     assert faq.tool_name == "search_xyz_qa"
-    assert faq.results and all(output.retriever == "vector" for output in faq.results)
+    assert faq.results and all(output.retriever == "hybrid" for output in faq.results)
     # stub embeddings are hashes of the text: the FAQ row whose question is the query wins
     assert faq.results[0].file_name == "xyz_faq.csv"
     assert "アカウントがロックされてしまいました" in faq.results[0].content
@@ -144,5 +146,5 @@ def test_faq_indexed_offline_is_searched_by_keyword_until_reindexed_with_embeddi
         assert qa_tool.searcher.retriever == "keyword" and qa_tool.note
         report = desk.index(qa=[SAMPLE_FAQ])["qa"]
         assert report.updated == ["xyz_faq.csv"]  # not "unchanged": its vectors were missing
-        assert desk.tools()[1].searcher.retriever == "vector"
+        assert desk.tools()[1].searcher.retriever == "hybrid"
         assert any(r.path == "/v1/embeddings" for r in server.requests)

@@ -6,12 +6,15 @@
 
 The knowledge base lives in the workspace (``.keiri/knowledge/<name>``) with two
 collections: ``manual`` (PDF, Markdown, DOCX, ... chunked with page and heading) and
-``qa`` (FAQ CSV rows); the FAQ's vector index (Qdrant collection ``<name>-qa``) lives in
-``.keiri/qdrant`` or on ``qdrant_url``. The manual tool searches the keyword index (seed 001:
-``search_xyz_manual``); the FAQ tool searches the FAQ's vector index when an
-embeddings provider is configured and every FAQ file has its vectors
-(``search_xyz_qa``), and its keyword index otherwise — the tool's results say so
-(re-run ``index`` with embeddings configured to add the missing vectors).
+``qa`` (FAQ CSV rows); their vector indexes (Qdrant collections ``<name>-manual`` and
+``<name>-qa``) live in ``.keiri/qdrant`` or on ``qdrant_url``. Vectors are written when
+an embeddings endpoint is configured (``Settings.active_embedding_provider``: its own
+``embedding_*`` settings or the chat provider's — chat may be offline meanwhile); the
+FAQ always, manuals when ``Settings.embed_manuals`` (``helpdesk_embed_manuals``, default
+on with embeddings). A collection whose every document has its vectors is searched by
+hybrid retrieval (keyword + vector, ``search.hybrid``), else by keyword — the tool's
+results say so, and :meth:`HelpDesk.retrievers` says why (re-run ``index`` with
+embeddings configured to add the missing vectors).
 
 Settings used: ``helpdesk_system_name`` (tool names and descriptions: ``"XYZ"`` →
 ``search_xyz_manual``; never a key term of the offline rules), ``helpdesk_prompts_file``
@@ -23,8 +26,10 @@ Qdrant server instead of the local folder). The knowledge base's own synonym gro
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
@@ -36,6 +41,7 @@ from keiri_agent.agents.helpdesk.tools import SearchTool, default_tools
 from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError
 from keiri_agent.events import EventCallback
+from keiri_agent.search.hybrid import HybridSearcher
 from keiri_agent.search.knowledge_base import IndexReport, KnowledgeBase, ProgressCallback
 from keiri_agent.search.models import ChunkIndex, Hit, Retriever, Searcher
 
@@ -54,7 +60,8 @@ class HelpDesk:
         settings: Provider, workspace, HelpDesk settings (built by the surface).
         name: The knowledge base's name (one folder per name).
         chat_model: A chat model to use instead of the configured one (tests).
-        use_vectors: Build vector indexes; default: when an LLM provider is configured.
+        use_vectors: Build vector indexes; default: when an embeddings endpoint is
+            configured (whatever the chat provider).
     """
 
     def __init__(
@@ -68,13 +75,14 @@ class HelpDesk:
         self.settings = settings
         self.name = name
         self.chat_model = chat_model
-        self.use_vectors = (not self.settings.is_offline) if use_vectors is None else use_vectors
+        self.use_vectors = (
+            settings.active_embedding_provider is not None if use_vectors is None else use_vectors
+        )
         factory: Callable[[str], ChunkIndex | None] | None = None
         if self.use_vectors:
 
             def factory(collection: str) -> ChunkIndex | None:
-                # only the FAQ is searched by vector (seed 001): manuals are not embedded
-                if collection != QA:
+                if collection == MANUAL and not self.settings.embed_manuals:
                     return None
                 from keiri_agent.search.vector import VectorIndex  # qdrant-client: ~2 s import
 
@@ -134,21 +142,34 @@ class HelpDesk:
                 "keiri-agent helpdesk index --sample で付属の XYZ マニュアルを登録できます）",
                 code="EMPTY_KNOWLEDGE_BASE",
             )
-        manual: Searcher = self._searcher(MANUAL, prefer_vector=False)
-        qa: Searcher = self._searcher(QA, prefer_vector=True)
+        manual: Searcher = self._searcher(MANUAL)
+        qa: Searcher = self._searcher(QA)
         return default_tools(manual, qa, system_name=self.settings.helpdesk_system_name)
 
-    def _searcher(self, collection: str, *, prefer_vector: bool) -> Searcher:
+    def _searcher(self, collection: str) -> Searcher:
         """The collection's searcher; an empty stand-in when it was never indexed."""
         if collection not in self.knowledge_base.collections():
             return _EmptySearcher()
-        if prefer_vector and self.use_vectors and self.knowledge_base.vectors_complete(collection):
+        keyword = self.knowledge_base.keyword(collection)
+        if self.use_vectors and self.knowledge_base.vectors_complete(collection):
             vector = self.knowledge_base.vector(collection)
             if vector is not None:
-                return vector
+                return HybridSearcher([keyword, vector])
         # no embeddings, or documents indexed without vectors (e.g. while offline):
         # keyword search, which the tool's results say
-        return self.knowledge_base.keyword(collection)
+        return keyword
+
+    def retrievers(self) -> dict[str, RetrieverStatus]:
+        """Per indexed collection: how it is searched and, when not by vector, why.
+
+        Read from the settings and the manifest (which documents have vectors): the
+        vector index is not opened.
+        """
+        out: dict[str, RetrieverStatus] = {}
+        for collection in self.knowledge_base.collections():
+            manifest = self.knowledge_base.documents(collection)
+            out[collection] = _retriever_status(self.settings, collection, manifest)
+        return out
 
     @property
     def synonyms_file(self) -> Path:
@@ -181,6 +202,57 @@ class HelpDesk:
     def ask(self, question: str, *, on_event: EventCallback | None = None) -> AgentResult:
         """Answer ``question`` (planned, searched per part in parallel, checked, cited)."""
         return self.agent().run_agent(question, on_event=on_event)
+
+
+RETRIEVER_LABELS: dict[Retriever, str] = {
+    "keyword": "キーワード検索",
+    "vector": "ベクトル検索",
+    "hybrid": "ハイブリッド検索（キーワード＋ベクトル）",
+}
+"""How each retriever is named to the user (``helpdesk status``, the HelpDesk page)."""
+
+
+@dataclass(frozen=True)
+class RetrieverStatus:
+    """How a collection is searched: ``keyword``, ``vector`` or ``hybrid``; ``reason``
+    (Japanese, for the user) says why vectors are not used, with the fix."""
+
+    retriever: Retriever
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"retriever": self.retriever, "reason": self.reason}
+
+
+def _retriever_status(
+    settings: Settings, collection: str, manifest: dict[str, dict[str, Any]]
+) -> RetrieverStatus:
+    problem = settings.embeddings_problem()
+    if settings.active_embedding_provider is None:
+        return RetrieverStatus(
+            "keyword",
+            "埋め込みが未設定です。ベクトル検索を使うには "
+            "KEIRI_AGENT_EMBEDDING_PROVIDER と接続先を設定して、資料を登録し直してください",
+        )
+    if problem is not None:
+        return RetrieverStatus(
+            "keyword", f"埋め込みの設定が不完全です: {problem.message}。{problem.hint or ''}"
+        )
+    if collection == MANUAL and not settings.embed_manuals:
+        return RetrieverStatus(
+            "keyword",
+            "マニュアルの埋め込みが無効です（KEIRI_AGENT_HELPDESK_EMBED_MANUALS=false）",
+        )
+    if not manifest:
+        return RetrieverStatus("keyword", "登録された資料がありません")
+    missing = [name for name, entry in manifest.items() if not entry.get("vector")]
+    if missing:
+        return RetrieverStatus(
+            "keyword",
+            f"再インデックスが必要です（ベクトルのない資料: {len(missing)} 件）。"
+            "keiri-agent helpdesk index で登録し直すとベクトルが追加されます",
+        )
+    return RetrieverStatus("hybrid")
 
 
 class _EmptySearcher:

@@ -134,8 +134,8 @@ def default_tools(
     """The seed's two tools: the manual search and the FAQ search.
 
     Args:
-        manual: The manual's chunks (typically the keyword index).
-        qa: The FAQ (vector or hybrid when embeddings are configured, else keyword).
+        manual: The manual's chunks (hybrid when manuals are embedded, else keyword).
+        qa: The FAQ (hybrid when embeddings are configured, else keyword).
         system_name: The system the help desk answers about (``"XYZ"``).
         manual_name: Overrides ``search_<system>_manual``.
         qa_name: Overrides ``search_<system>_qa``.

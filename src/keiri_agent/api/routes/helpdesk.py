@@ -134,10 +134,11 @@ async def _ask_events(
 
 @router.get("/kb/{kb}")
 def knowledge_base_status(kb: KbName, context: Context) -> dict[str, Any]:
-    """What is indexed: per collection its numbers (``stats``) and its ``documents``."""
+    """What is indexed: per collection its numbers (``stats``), its ``documents`` and how
+    it is searched (``retrievers``: keyword / vector / hybrid and why not vectors)."""
     from keiri_agent.services.knowledge import knowledge_status
 
-    return {"kb": kb, **knowledge_status(context.helpdesk(kb).knowledge_base)}
+    return {"kb": kb, **knowledge_status(context.helpdesk(kb))}
 
 
 @router.post("/kb/{kb}/documents")

@@ -130,7 +130,8 @@ def knowledge_base_names(settings: Settings) -> list[str]:
 def open_internal(settings: Settings, kb_names: Sequence[str] | None = None) -> InternalSearch:
     """The workspace's knowledge bases ``kb_names`` (default: every indexed one) as one source.
 
-    Vectors are used when an embeddings provider is configured (not offline).
+    Vectors are used when an embeddings endpoint is configured
+    (``Settings.active_embedding_provider``, whatever the chat provider).
 
     Raises:
         UserInputError: A name that is not an indexed knowledge base (the message lists
@@ -153,7 +154,7 @@ def open_internal(settings: Settings, kb_names: Sequence[str] | None = None) -> 
             code="UNKNOWN_KNOWLEDGE_BASE",
             details={"unknown": unknown, "knowledge_bases": existing},
         )
-    use_vectors = not settings.is_offline
+    use_vectors = settings.active_embedding_provider is not None
     factory = _vector_factory(settings) if use_vectors else None
     bases = [
         KnowledgeBase.for_workspace(
