@@ -370,3 +370,49 @@ def test_nested_form_xobjects_are_read_in_page_order() -> None:
         "First line inside the outer form.",
         "Second line inside the inner form.",
     ]
+
+
+def ruled_table_pdf() -> bytes:
+    """A page with a paragraph, a table whose cells wrap over several lines, a paragraph."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import ParagraphStyle
+    from reportlab.platypus import Paragraph, SimpleDocTemplate, Table, TableStyle
+
+    style = ParagraphStyle("cell", fontName=FONT, fontSize=10, leading=13, wordWrap="CJK")
+    rows = [
+        ["番号", "症状", "対処"],
+        [
+            "A-17",
+            "印刷キューが停止しました",
+            "プリンタの電源を入れ直し、十分に待ってから印刷をもう一度実行してください。",
+        ],
+        ["B-02", "用紙がありません", "トレイに用紙を補充してから再開ボタンを押してください。"],
+    ]
+    table = Table(
+        [[Paragraph(cell, style) for cell in row] for row in rows], colWidths=[50, 70, 140]
+    )
+    table.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.5, "black")]))
+    buffer = io.BytesIO()
+    SimpleDocTemplate(buffer, pagesize=A4).build(
+        [
+            Paragraph("次の表はプリンタの表示と対処です。", style),
+            table,
+            Paragraph("表にない表示は管理者に連絡してください。", style),
+        ]
+    )
+    return buffer.getvalue()
+
+
+def test_pdf_table_cells_keep_their_wrapped_lines_together() -> None:
+    text = extract_text(ruled_table_pdf(), "printer.pdf").text
+    lines = text.split("\n")
+    assert lines[0] == "次の表はプリンタの表示と対処です。"
+    assert lines[1] == "番号\t症状\t対処"
+    assert lines[2] == (
+        "A-17\t印刷キューが停止しました\t"
+        "プリンタの電源を入れ直し、十分に待ってから印刷をもう一度実行してください。"
+    )
+    assert (
+        lines[3] == "B-02\t用紙がありません\tトレイに用紙を補充してから再開ボタンを押してください。"
+    )
+    assert lines[4] == "表にない表示は管理者に連絡してください。"
