@@ -416,3 +416,22 @@ def test_pdf_table_cells_keep_their_wrapped_lines_together() -> None:
         lines[3] == "B-02\t用紙がありません\tトレイに用紙を補充してから再開ボタンを押してください。"
     )
     assert lines[4] == "表にない表示は管理者に連絡してください。"
+
+
+def test_pdf_boxed_two_column_page_is_not_read_as_a_table() -> None:
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer)
+    pdf.rect(50, 100, 500, 700)  # a frame around the page
+    pdf.line(50, 760, 550, 760)  # under the title band
+    pdf.line(300, 100, 300, 760)  # between the two columns
+    pdf.setFont(FONT, 11)
+    pdf.drawString(60, 775, "会報 第12号")
+    for i in range(20):
+        pdf.drawString(60, 740 - 18 * i, f"左の記事の{i + 1}行目です。")
+        pdf.drawString(310, 740 - 18 * i, f"右の記事の{i + 1}行目です。")
+    pdf.showPage()
+    pdf.save()
+    text = extract_text(buffer.getvalue(), "newsletter.pdf").text
+    assert "\t" not in text
+    assert "左の記事の1行目です。\n左の記事の2行目です。" in text
+    assert "右の記事の1行目です。\n右の記事の2行目です。" in text

@@ -155,6 +155,9 @@ _SNAP = 2.0
 """Rulings closer than this (points) are the same edge; segments this close touch."""
 _MAX_SEGMENTS = 2000
 """Pages with more drawn segments (charts, drawings) are not searched for tables."""
+_MAX_CELL_LINES = 12
+"""A grid with a cell of more lines is a frame around text (a boxed two-column page),
+not a table: its text reads as laid out."""
 
 Segment = tuple[float, float, float, float]
 """(x0, y0, x1, y1) of a horizontal or vertical ruling."""
@@ -258,6 +261,10 @@ class _Table:
             if text:
                 self.cells.setdefault(key, []).append((line.y1, lefts[key], text))
 
+    def framed_text(self) -> bool:
+        """Whether a cell holds more lines than a table cell does (``_MAX_CELL_LINES``)."""
+        return any(len(pieces) > _MAX_CELL_LINES for pieces in self.cells.values())
+
     def text(self) -> str:
         rows: list[str] = []
         for row in range(len(self.ys) - 1):
@@ -286,7 +293,8 @@ def _cell_text(pieces: list[tuple[float, float, str]]) -> str:
 
 
 def _tables(layout: LTPage) -> list[_Table]:
-    """The ruled tables of a page: grids of at least two columns and one row."""
+    """The ruled tables of a page: grids of at least two columns and two rows (a frame
+    split once, such as a two-column page in a box, is not a table)."""
     segments = _segments(layout)
     if not segments or len(segments) > _MAX_SEGMENTS:
         return []
@@ -294,7 +302,7 @@ def _tables(layout: LTPage) -> list[_Table]:
     for group in _clusters(segments):
         xs = _edges([(x0 + x1) / 2 for x0, _, x1, _ in group if x1 - x0 <= _RULE])
         ys = _edges([(y0 + y1) / 2 for _, y0, _, y1 in group if y1 - y0 <= _RULE])
-        if len(xs) >= 3 and len(ys) >= 2:
+        if len(xs) >= 3 and len(ys) >= 3:
             tables.append(_Table(xs, ys[::-1]))
     return tables
 
@@ -316,6 +324,7 @@ def _page_text(layout: LTPage) -> str:
             table = _table_of(line, tables)
             if table is not None:
                 table.add(line)
+    tables = [table for table in tables if not table.framed_text()]
     parts: list[str] = []
     written: set[int] = set()
     for box in boxes:
