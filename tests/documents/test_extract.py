@@ -370,3 +370,68 @@ def test_nested_form_xobjects_are_read_in_page_order() -> None:
         "First line inside the outer form.",
         "Second line inside the inner form.",
     ]
+
+
+def ruled_table_pdf() -> bytes:
+    """A page with a paragraph, a table whose cells wrap over several lines, a paragraph."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import ParagraphStyle
+    from reportlab.platypus import Paragraph, SimpleDocTemplate, Table, TableStyle
+
+    style = ParagraphStyle("cell", fontName=FONT, fontSize=10, leading=13, wordWrap="CJK")
+    rows = [
+        ["番号", "症状", "対処"],
+        [
+            "A-17",
+            "印刷キューが停止しました",
+            "プリンタの電源を入れ直し、十分に待ってから印刷をもう一度実行してください。",
+        ],
+        ["B-02", "用紙がありません", "トレイに用紙を補充してから再開ボタンを押してください。"],
+    ]
+    table = Table(
+        [[Paragraph(cell, style) for cell in row] for row in rows], colWidths=[50, 70, 140]
+    )
+    table.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.5, "black")]))
+    buffer = io.BytesIO()
+    SimpleDocTemplate(buffer, pagesize=A4).build(
+        [
+            Paragraph("次の表はプリンタの表示と対処です。", style),
+            table,
+            Paragraph("表にない表示は管理者に連絡してください。", style),
+        ]
+    )
+    return buffer.getvalue()
+
+
+def test_pdf_table_cells_keep_their_wrapped_lines_together() -> None:
+    text = extract_text(ruled_table_pdf(), "printer.pdf").text
+    lines = text.split("\n")
+    assert lines[0] == "次の表はプリンタの表示と対処です。"
+    assert lines[1] == "番号\t症状\t対処"
+    assert lines[2] == (
+        "A-17\t印刷キューが停止しました\t"
+        "プリンタの電源を入れ直し、十分に待ってから印刷をもう一度実行してください。"
+    )
+    assert (
+        lines[3] == "B-02\t用紙がありません\tトレイに用紙を補充してから再開ボタンを押してください。"
+    )
+    assert lines[4] == "表にない表示は管理者に連絡してください。"
+
+
+def test_pdf_boxed_two_column_page_is_not_read_as_a_table() -> None:
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer)
+    pdf.rect(50, 100, 500, 700)  # a frame around the page
+    pdf.line(50, 760, 550, 760)  # under the title band
+    pdf.line(300, 100, 300, 760)  # between the two columns
+    pdf.setFont(FONT, 11)
+    pdf.drawString(60, 775, "会報 第12号")
+    for i in range(20):
+        pdf.drawString(60, 740 - 18 * i, f"左の記事の{i + 1}行目です。")
+        pdf.drawString(310, 740 - 18 * i, f"右の記事の{i + 1}行目です。")
+    pdf.showPage()
+    pdf.save()
+    text = extract_text(buffer.getvalue(), "newsletter.pdf").text
+    assert "\t" not in text
+    assert "左の記事の1行目です。\n左の記事の2行目です。" in text
+    assert "右の記事の1行目です。\n右の記事の2行目です。" in text

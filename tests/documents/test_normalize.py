@@ -196,3 +196,13 @@ def test_a_latin_cjk_wrap_at_full_width_is_joined() -> None:
         "外部システムから経費データを取り込むときは、当社の公開しているAPIリクエストの"
         "形式に合わせてください。"
     )
+
+
+def test_table_rows_are_not_joined_to_each_other_or_to_the_text_below() -> None:
+    rows = (
+        "区分\t上限\n"
+        "一般会員の予約\t一度に三件まで予約できる会員の区分\n"
+        "特別会員の予約\t一度に十件まで予約できる会員の区分\n"
+        "予約の変更は、利用日の前日までに受付窓口で手続きしてください"
+    )
+    assert join_broken_lines(rows) == rows

@@ -179,6 +179,67 @@ def test_pdf_pages_and_numbered_headings() -> None:
     assert "5回続けて間違える" in lock.text
 
 
+@pytest.mark.parametrize(
+    "contents",
+    [
+        ["1. 概要", "2. 申込み", "3. 解約"],  # a run of chapter titles
+        ["目次", "1. 概要", "2. 申込み", "3. 解約"],
+        ["1. 概要 ........ 2", "2. 申込み ........ 2", "3. 解約 ........ 3"],
+    ],
+)
+def test_table_of_contents_sets_no_heading(contents: list[str]) -> None:
+    data = make_pdf(
+        [
+            ["会員サービス 利用ガイド", *contents],
+            ["1. 概要", "本サービスは会員向けの予約サービスです。", "2. 申込み"],
+            [
+                "2.1 申込みの手順",
+                "申込みは受付画面から行います。",
+                "■ 支払方法",
+                "支払はカードのみです。",
+            ],
+            ["3. 解約", "解約は月末までに届け出てください。"],
+        ]
+    )
+    chunks = chunk_document("guide.pdf", data)
+    headings = {chunk.source.heading for chunk in chunks}
+    assert chunks[0].source.heading is None  # the contents belong to no chapter
+    assert "3. 解約" in chunks[0].text
+    found = {
+        (chunk.source.page, chunk.source.heading, chunk.text.split("\n")[-1]) for chunk in chunks
+    }
+    assert (2, "1. 概要", "本サービスは会員向けの予約サービスです。") in found
+    assert (3, "2. 申込み > 2.1 申込みの手順", "申込みは受付画面から行います。") in found
+    assert (3, "2. 申込み > 2.1 申込みの手順 > 支払方法", "支払はカードのみです。") in found
+    assert (4, "3. 解約", "解約は月末までに届け出てください。") in found
+    assert len(headings) == 5
+
+
+def test_heading_over_its_first_sub_heading_is_not_a_table_of_contents() -> None:
+    data = make_pdf(
+        [["1. 概要", "1.1 目的", "本書は目的を説明します。", "■ 注意", "・一つ目", "・二つ目"]]
+    )
+    chunks = chunk_document("guide.pdf", data)
+    assert [chunk.source.heading for chunk in chunks] == [
+        "1. 概要 > 1.1 目的",
+        "1. 概要 > 1.1 目的 > 注意",
+    ]
+    assert "・二つ目" in chunks[1].text
+
+
+@pytest.mark.parametrize(
+    ("lines", "heading"),
+    [
+        (["■ 交通費", "電車代は実費を支給します。"], "交通費"),
+        (["■ 交通費", "■ 宿泊費", "■ 日当"], None),  # a marked list, not headings
+        (["■ 交通費は実費を支給します。", "領収書を添付します。"], None),
+    ],
+)
+def test_marked_heading_lines(lines: list[str], heading: str | None) -> None:
+    chunks = chunk_document("memo.txt", "\n".join(lines).encode())
+    assert chunks[-1].source.heading == heading
+
+
 def test_encrypted_or_corrupt_pdf_is_a_document_error() -> None:
     with pytest.raises(DocumentError):
         chunk_document("broken.pdf", b"%PDF-1.4 not really a pdf")

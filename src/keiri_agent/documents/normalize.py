@@ -14,8 +14,8 @@
                                after a leading section number "2.1 パスワード" stay).
 6. ``join_broken_lines``       a wrapped line is joined to the next (CJK|CJK, and CJK|Latin
                                at full width), never after a sentence end, a label, a
-                               heading, a short line over a longer one, or before a list
-                               item; blank lines stay.
+                               heading, a short line over a longer one, around a table
+                               row (tabs), or before a list item; blank lines stay.
 7. ``remove_page_furniture``   per page (pages are separated by form feeds ``\\f``): page-number
                                lines ("- 3 -", "3 / 10", "Page 3", "3ページ") at the top or bottom
                                of a page, and header/footer lines repeated on most pages.
@@ -136,11 +136,12 @@ def join_broken_lines(text: str) -> str:
     side is CJK and the other an ASCII letter or digit (``API`` | ``リクエスト``) and
     the line is as long as the page's lines run (a wrap happens at full width). A
     break stays when the line ends a sentence (。！？), is a label (ends with ：) or a
-    short numbered heading ("2.1 パスワードの条件", "第3章 申請"), when the next line
-    starts a list item (・, ①, 1., (1) ...), and when a short line is followed by a
-    longer one — a heading or label over its paragraph ("パスワードの変更" over
-    "設定画面の「変更」ボタンから…"). "Short" is measured against the page's typical
-    line (``_typical_width``), so it adapts to the page's layout.
+    short numbered heading ("2.1 パスワードの条件", "第3章 申請"), when either line is a
+    table row (cells separated by tabs), when the next line starts a list item (・, ①,
+    1., (1) ...), and when a short line is followed by a longer one — a heading or
+    label over its paragraph ("パスワードの変更" over "設定画面の「変更」ボタンから…").
+    "Short" is measured against the page's typical line (``_typical_width``), so it
+    adapts to the page's layout.
     """
     lines = text.split("\n")
     typical = _typical_width(lines)
@@ -173,6 +174,8 @@ def _typical_width(lines: Sequence[str]) -> int:
 
 
 def _is_wrap(line: str, following: str, typical: int) -> bool:
+    if "\t" in line or "\t" in following:
+        return False  # a table row (cells separated by tabs) is a line of its own
     last, first = line[-1], following[0]
     cjk_last, cjk_first = bool(_CJK_CHAR.match(last)), bool(_CJK_CHAR.match(first))
     if last in _SENTENCE_END or last in "：:" or _HEADING_LINE.match(line):

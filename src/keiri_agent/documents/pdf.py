@@ -9,16 +9,34 @@ the ActualText and empties the rest, so layout analysis then sees the intended t
 Property lists given by name (``/Span /MC0 BDC``, resolved through the page's
 ``/Properties`` resources) are handled by ``_Interpreter``. Text drawn inside Form
 XObjects (``q /Fm1 Do Q``) is read too (``_text_boxes``).
+
+Tables drawn with ruling lines or cell rectangles (as browsers and Word print them) are read
+cell by cell (``_tables``): the text lines inside a table's grid are cut at its column
+rulings, a cell's wrapped lines are joined, and each row becomes one line with its cells
+separated by tabs (the format the DOCX/XLSX extractors give), so a cell's second line is
+never read as part of the next cell. Text outside any grid reads as pdfminer lays it out.
 """
 
 from __future__ import annotations
 
 import io
 import logging
+import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from pdfminer.converter import PDFPageAggregator
-from pdfminer.layout import LAParams, LTChar, LTFigure, LTPage, LTTextContainer
+from pdfminer.layout import (
+    LAParams,
+    LTAnno,
+    LTChar,
+    LTCurve,
+    LTFigure,
+    LTPage,
+    LTRect,
+    LTTextContainer,
+    LTTextLineHorizontal,
+)
 from pdfminer.pdfdocument import PDFDocument, PDFEncryptionError, PDFPasswordIncorrect
 from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
 from pdfminer.pdfpage import PDFPage
@@ -131,9 +149,200 @@ def _text_boxes(layout: LTPage) -> list[LTTextContainer]:
     return ordered + form_boxes[position:]
 
 
+_RULE = 2.5
+"""A drawn segment at most this many points thick is a ruling line."""
+_SNAP = 2.0
+"""Rulings closer than this (points) are the same edge; segments this close touch."""
+_MAX_SEGMENTS = 2000
+"""Pages with more drawn segments (charts, drawings) are not searched for tables."""
+_MAX_CELL_LINES = 12
+"""A grid with a cell of more lines is a frame around text (a boxed two-column page),
+not a table: its text reads as laid out."""
+
+Segment = tuple[float, float, float, float]
+"""(x0, y0, x1, y1) of a horizontal or vertical ruling."""
+
+
+def _segments(container: Any) -> list[Segment]:
+    """The ruling lines of a page: thin lines and rectangles, and the edges of cell
+    rectangles (filled backgrounds), inside Form XObjects too."""
+    found: list[Segment] = []
+    for obj in container:
+        if isinstance(obj, LTFigure):
+            found += _segments(obj)
+            continue
+        if not isinstance(obj, LTCurve):
+            continue
+        x0, y0, x1, y1 = obj.bbox
+        width, height = x1 - x0, y1 - y0
+        if width <= _RULE < height or height <= _RULE < width:
+            found.append((x0, y0, x1, y1))
+        elif isinstance(obj, LTRect) and width > _RULE and height > _RULE:
+            found += [(x0, y0, x1, y0), (x0, y1, x1, y1), (x0, y0, x0, y1), (x1, y0, x1, y1)]
+    return found
+
+
+def _touch(a: Segment, b: Segment) -> bool:
+    return (
+        a[0] - _SNAP <= b[2]
+        and b[0] - _SNAP <= a[2]
+        and a[1] - _SNAP <= b[3]
+        and b[1] - _SNAP <= a[3]
+    )
+
+
+def _clusters(segments: list[Segment]) -> list[list[Segment]]:
+    """Groups of segments that touch one another (each group is one drawn grid).
+
+    Segments are swept left to right: once a segment starts right of another's end, no
+    later one can touch it."""
+    segments = sorted(segments)
+    parent = list(range(len(segments)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, a in enumerate(segments):
+        for j in range(i + 1, len(segments)):
+            if segments[j][0] - _SNAP > a[2]:
+                break
+            if _touch(a, segments[j]):
+                parent[root(i)] = root(j)
+    groups: dict[int, list[Segment]] = {}
+    for i, segment in enumerate(segments):
+        groups.setdefault(root(i), []).append(segment)
+    return list(groups.values())
+
+
+def _edges(values: list[float]) -> list[float]:
+    """Sorted positions, those within ``_SNAP`` of the previous one merged."""
+    out: list[float] = []
+    for value in sorted(values):
+        if not out or value - out[-1] > _SNAP:
+            out.append(value)
+    return out
+
+
+@dataclass
+class _Table:
+    """A ruled grid: column edges left to right, row edges top to bottom."""
+
+    xs: list[float]
+    ys: list[float]
+    cells: dict[tuple[int, int], list[tuple[float, float, str]]] = field(default_factory=dict)
+    """(row, column) → (top, left, text) of each piece of a line inside the cell."""
+
+    def holds(self, x: float, y: float) -> bool:
+        return self.xs[0] - _SNAP <= x <= self.xs[-1] + _SNAP and (
+            self.ys[-1] - _SNAP <= y <= self.ys[0] + _SNAP
+        )
+
+    def cell(self, x: float, y: float) -> tuple[int, int]:
+        column = sum(1 for edge in self.xs[1:-1] if x >= edge)
+        row = sum(1 for edge in self.ys[1:-1] if y <= edge)
+        return row, column
+
+    def add(self, line: LTTextLineHorizontal) -> None:
+        """Cut ``line`` at the column rulings and file each piece under its cell."""
+        pieces: dict[tuple[int, int], list[str]] = {}
+        lefts: dict[tuple[int, int], float] = {}
+        current: tuple[int, int] | None = None
+        for item in line:
+            if isinstance(item, LTChar):
+                current = self.cell((item.x0 + item.x1) / 2, (item.y0 + item.y1) / 2)
+                lefts.setdefault(current, item.x0)
+            if current is not None and isinstance(item, LTChar | LTAnno):
+                pieces.setdefault(current, []).append(item.get_text())
+        for key, texts in pieces.items():
+            text = "".join(texts).replace("\n", "").strip()
+            if text:
+                self.cells.setdefault(key, []).append((line.y1, lefts[key], text))
+
+    def framed_text(self) -> bool:
+        """Whether a cell holds more lines than a table cell does (``_MAX_CELL_LINES``)."""
+        return any(len(pieces) > _MAX_CELL_LINES for pieces in self.cells.values())
+
+    def text(self) -> str:
+        rows: list[str] = []
+        for row in range(len(self.ys) - 1):
+            cells = [_cell_text(self.cells.get((row, col), [])) for col in range(len(self.xs) - 1)]
+            line = "\t".join(cells).rstrip("\t")
+            if line.strip():
+                rows.append(line)
+        return "\n".join(rows)
+
+
+_CJK_EDGE = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+_ITEM_START = re.compile(r"^(?:[・●○■□◆◇※•\-–—*]|\d+[.)．）]|[(（]\d+[)）])")
+
+
+def _cell_text(pieces: list[tuple[float, float, str]]) -> str:
+    """A cell's lines top to bottom (pieces of one line left to right), wrapped lines
+    joined: nothing between CJK text, a space otherwise and before a list item."""
+    out = ""
+    for _, _, text in sorted(pieces, key=lambda piece: (-round(piece[0]), piece[1])):
+        if out:
+            glued = _CJK_EDGE.match(out[-1]) or _CJK_EDGE.match(text[0])
+            out += text if glued and not _ITEM_START.match(text) else " " + text
+        else:
+            out = text
+    return out
+
+
+def _tables(layout: LTPage) -> list[_Table]:
+    """The ruled tables of a page: grids of at least two columns and two rows (a frame
+    split once, such as a two-column page in a box, is not a table)."""
+    segments = _segments(layout)
+    if not segments or len(segments) > _MAX_SEGMENTS:
+        return []
+    tables: list[_Table] = []
+    for group in _clusters(segments):
+        xs = _edges([(x0 + x1) / 2 for x0, _, x1, _ in group if x1 - x0 <= _RULE])
+        ys = _edges([(y0 + y1) / 2 for _, y0, _, y1 in group if y1 - y0 <= _RULE])
+        if len(xs) >= 3 and len(ys) >= 3:
+            tables.append(_Table(xs, ys[::-1]))
+    return tables
+
+
+def _table_of(line: Any, tables: list[_Table]) -> _Table | None:
+    if not isinstance(line, LTTextLineHorizontal):
+        return None
+    x, y = (line.x0 + line.x1) / 2, (line.y0 + line.y1) / 2
+    return next((table for table in tables if table.holds(x, y)), None)
+
+
 def _page_text(layout: LTPage) -> str:
-    boxes = [box.get_text() for box in _text_boxes(layout)]
-    return "\n".join(box.rstrip("\n") for box in boxes)
+    boxes = _text_boxes(layout)
+    tables = _tables(layout)
+    if not tables:
+        return "\n".join(box.get_text().rstrip("\n") for box in boxes)
+    for box in boxes:
+        for line in box:
+            table = _table_of(line, tables)
+            if table is not None:
+                table.add(line)
+    tables = [table for table in tables if not table.framed_text()]
+    parts: list[str] = []
+    written: set[int] = set()
+    for box in boxes:
+        lines: list[str] = []
+        for line in box:
+            table = _table_of(line, tables)
+            if table is None:
+                lines.append(line.get_text())
+                continue
+            if id(table) not in written:
+                written.add(id(table))
+                if lines:
+                    parts.append("".join(lines).rstrip("\n"))
+                    lines = []
+                parts.append(table.text())
+        if lines:
+            parts.append("".join(lines).rstrip("\n"))
+    return "\n".join(part for part in parts if part)
 
 
 def _open(data: bytes, name: str) -> PDFDocument:

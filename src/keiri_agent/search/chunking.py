@@ -18,7 +18,10 @@ was split. Sections:
 * DOCX: paragraphs with a "Heading n" / "見出し n" style (read with python-docx, since the
   extractor returns plain text); without styled headings, numbered lines as for PDFs.
 * PDF / TXT: numbered heading lines at line start — "2.1 パスワードの条件", "3. 申請",
-  "第2章 経費精算", "第1節 …" — best effort (short, no sentence end, no table tabs).
+  "第2章 経費精算", "第1節 …" — and short lines marked ■ □ ◆ ◇ ("■ 交通費") over body text,
+  best effort (short, no sentence end, no table tabs). A table of contents (``_toc_lines``:
+  entries under a 目次/Contents title, a run of three or more entries with repeated levels,
+  or entries ending in page numbers) is body text: it sets no heading and no chapter.
 * XLSX: one section per sheet, the sheet name as heading.
 
 Text is NFKC-normalised. Chunk ids are ``"{name}#{ordinal}"`` (0-based, in document order),
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -77,6 +81,13 @@ _NUMBERED = re.compile(
     r"(?P<title>\S.*)$"
 )
 _MAX_HEADING_CHARS = 50
+_MARKED = re.compile(r"^[■□◆◇]\s*(?P<title>[^■□◆◇\s].*)$")
+_MARKED_LEVEL = 9  # below any numbered level: the next numbered heading closes it
+_MAX_MARKED_CHARS = 30
+_TOC_TITLE = re.compile(r"^(?:目\s*次|もくじ|(?:table\s+of\s+)?contents)$", re.IGNORECASE)
+_TOC_PAGE = re.compile(r"(?:\s|\.{2,}|…+|‥+|・{2,}|･{2,})\s*\d{1,4}$")
+_TOC_LEADER = re.compile(r"\S.*?(?:\.{3,}|…+|‥+|・{3,}|･{3,})\s*\d{1,4}$")
+_MIN_TOC_RUN = 3
 _SHORT_CONTINUATION = 120  # characters of a page's run-over kept with the page before
 
 
@@ -266,6 +277,71 @@ def detect_heading(line: str) -> tuple[int, str] | None:
     return None
 
 
+def _marked_heading(line: str) -> str | None:
+    """The title of a short marked heading line ("■ 交通費" → "交通費"), else None."""
+    line = line.strip()
+    match = _MARKED.match(line)
+    if match is None or len(line) > _MAX_MARKED_CHARS or "\t" in line:
+        return None
+    title = match.group("title").strip()
+    if any(mark in title for mark in "。！？!?") or title[-1] in "、,:：":
+        return None
+    return title
+
+
+def _toc_entry(line: str) -> int | None:
+    """The level of ``line`` as a table-of-contents entry (a numbered heading, or a title
+    with dot leaders and a page number, level 0), else None."""
+    heading = detect_heading(line)
+    if heading is not None:
+        return heading[0]
+    return 0 if _TOC_LEADER.fullmatch(line.strip()) else None
+
+
+def _toc_lines(lines: Sequence[str]) -> set[int]:
+    """Indexes of the lines that form a table of contents.
+
+    A run of entries (``_toc_entry``; blank lines inside are skipped) is a table of
+    contents when it follows a 目次 / Contents title, when its entries end in page
+    numbers, or when it has three or more entries and two of them in a row are at the
+    same or a rising level — a heading over its first sub-heading falls, a list of
+    chapter titles does not.
+    """
+    found: set[int] = set()
+    index = 0
+    while index < len(lines):
+        if _toc_entry(lines[index]) is None:
+            index += 1
+            continue
+        run: list[tuple[int, int]] = []  # (line index, level)
+        end = index
+        while end < len(lines):
+            if not lines[end].strip():
+                end += 1
+                continue
+            level = _toc_entry(lines[end])
+            if level is None:
+                break
+            run.append((end, level))
+            end += 1
+        titled = _toc_titled(lines, index)
+        paged = sum(1 for i, _ in run if _TOC_PAGE.search(lines[i].strip())) >= 2
+        levels = [level for _, level in run]
+        flat = any(b <= a for a, b in itertools.pairwise(levels))
+        if titled or paged or (len(run) >= _MIN_TOC_RUN and flat):
+            found.update(i for i, _ in run)
+        index = end
+    return found
+
+
+def _toc_titled(lines: Sequence[str], index: int) -> bool:
+    """Whether the last non-blank line before ``index`` is a 目次 / Contents title."""
+    for previous in reversed(lines[:index]):
+        if previous.strip():
+            return bool(_TOC_TITLE.match(previous.strip()))
+    return False
+
+
 _NUMBER_PREFIX = re.compile(r"^(\d+)(\.\d+)*")
 
 
@@ -288,8 +364,27 @@ def _plausible(title: str, path: _HeadingPath) -> bool:
     return True
 
 
+def _line_heading(lines: Sequence[str], index: int, path: _HeadingPath) -> tuple[int, str] | None:
+    """(level, title) when ``lines[index]`` is a heading of the document, else None.
+
+    A marked line ("■ 交通費") is a heading only over body text: the next non-blank line is
+    neither another marked line (a list) nor a heading.
+    """
+    line = lines[index]
+    heading = detect_heading(line)
+    if heading is not None:
+        return heading if _plausible(heading[1], path) else None
+    title = _marked_heading(line)
+    if title is None:
+        return None
+    following = next((later for later in lines[index + 1 :] if later.strip()), "")
+    if not following or _MARKED.match(following.strip()) or detect_heading(following):
+        return None
+    return _MARKED_LEVEL, title
+
+
 def _numbered_sections(
-    lines: Iterable[str], path: _HeadingPath, page: int | None, *, join: bool
+    lines: Sequence[str], path: _HeadingPath, page: int | None, *, join: bool
 ) -> list[_Section]:
     sections = [_Section(path.path, [], page)]
     body: list[str] = []
@@ -302,9 +397,11 @@ def _numbered_sections(
         sections[-1].units = ([heading_line + "\n"] if heading_line else []) + _sentences(text)
         body.clear()
 
-    for line in lines:
-        heading = detect_heading(line)
-        if heading is None or not _plausible(heading[1], path):
+    lines = list(lines)
+    toc = _toc_lines(lines)
+    for index, line in enumerate(lines):
+        heading = None if index in toc else _line_heading(lines, index, path)
+        if heading is None:
             body.append(line)
             continue
         close()
