@@ -260,7 +260,7 @@ def run_knowledge_base(kb: KnowledgeBaseSample) -> Score:
     with tempfile.TemporaryDirectory(prefix=f"keiri-bench-answers-{kb.name}-") as folder:
         settings = Settings(
             provider="offline",
-            workspace_dir=Path(folder),
+            home=Path(folder),
             helpdesk_system_name=kb.system_name,
         )
         desk = HelpDesk(settings, name=kb.name)

@@ -15,6 +15,7 @@ from reportlab.pdfgen import canvas
 from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError
 from keiri_agent.search.keyword import KeywordIndex
+from keiri_agent.search import knowledge_base
 from keiri_agent.search.knowledge_base import KnowledgeBase
 from keiri_agent.search.models import Chunk, Hit, Retriever, Source
 from keiri_agent.search.tokenize import SudachiTokenizer
@@ -135,6 +136,20 @@ def test_incremental_reindex(docs: Path, tmp_path: Path, tokenizer: SudachiToken
     reopened = KnowledgeBase(root, tokenizer=tokenizer)
     assert top(reopened, "源泉徴収票") is None
     assert top(reopened, "パスワード") == "manual.md#0"
+
+
+def test_documents_chunked_by_another_version_are_indexed_again(
+    docs: Path, tmp_path: Path, tokenizer: SudachiTokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "kb"
+    KnowledgeBase(root, tokenizer=tokenizer).index_files([docs])
+    # an upgrade changed what extraction/chunking make of the same bytes
+    monkeypatch.setattr(knowledge_base, "CHUNKING_VERSION", knowledge_base.CHUNKING_VERSION + 1)
+    again = KnowledgeBase(root, tokenizer=tokenizer).index_files([docs])
+    assert again.updated == ["manual.md", "notes.txt", "manual.pdf"]
+    assert not again.unchanged
+    settled = KnowledgeBase(root, tokenizer=tokenizer).index_files([docs])
+    assert settled.unchanged == ["manual.md", "notes.txt", "manual.pdf"]
 
 
 def test_failing_files_are_reported_and_others_indexed(

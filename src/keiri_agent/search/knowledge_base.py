@@ -8,7 +8,8 @@ Layout under ``root`` (default ``<workspace>/.keiri/knowledge/<name>``)::
     (vector indexes live wherever ``vector_index_factory`` puts them)
 
 ``index_files`` chunks each file (``chunk_document``, or ``chunk_faq`` with ``faq=True``),
-skips files whose content is unchanged since the last run, replaces the chunks of changed
+skips files whose content is unchanged since the last run (and were chunked by this
+version of extraction and chunking, ``CHUNKING_VERSION``: an upgrade re-indexes them), replaces the chunks of changed
 files, and saves after every file so an interruption loses nothing already done. A file
 that cannot be read is reported in ``IndexReport.failed`` with its error; the other files
 are still indexed and what was indexed before stays searchable.
@@ -41,7 +42,13 @@ import portalocker
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.files.archive import walk_folder
-from keiri_agent.search.chunking import DOCUMENT_SUFFIXES, FAQ_SUFFIXES, chunk_document, chunk_faq
+from keiri_agent.search.chunking import (
+    CHUNKING_VERSION,
+    DOCUMENT_SUFFIXES,
+    FAQ_SUFFIXES,
+    chunk_document,
+    chunk_faq,
+)
 from keiri_agent.search.keyword import KeywordIndex
 from keiri_agent.search.models import Chunk, ChunkIndex
 from keiri_agent.search.stored import ManifestFile, read_stored
@@ -424,6 +431,7 @@ class KnowledgeBase:
             previous is not None
             and previous.get("sha256") == digest
             and previous.get("kind") == kind
+            and previous.get("chunking") == CHUNKING_VERSION
             and (previous.get("chunks") == 0 or name in target.keyword.documents())
             and (not wants_vector or (previous.get("vector", False) and name in in_vector))
         ):
@@ -452,6 +460,7 @@ class KnowledgeBase:
             "size": len(data),
             "chunks": len(chunks),
             "kind": kind,
+            "chunking": CHUNKING_VERSION,
             "vector": wants_vector,
             "path": str(path),
             "indexed_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

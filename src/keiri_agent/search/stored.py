@@ -67,6 +67,8 @@ class ManifestEntry(_Stored):
     indexed_at: str
     vector: bool = False
     path: str | None = None
+    chunking: int | None = None
+    """``chunking.CHUNKING_VERSION`` when indexed (None: before versions were recorded)."""
 
 
 class ManifestFile(_Stored):
