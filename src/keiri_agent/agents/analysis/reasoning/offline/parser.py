@@ -52,6 +52,12 @@ _SYNONYM_TEXT = {
     "discount": "値引|値引き|値引額|値引き額|値引金額|割引|割引額|割引金額|discount|discounts"
     "|discount amount|discount amounts",
     "order_id": "注文id|注文番号|order id|order ids|order number|order numbers|order no",
+    # accounting and HR: the words a back-office user says for a ledger's or a roster's columns
+    "department": "部門|部署|所属|所属部署|部課|department|departments|dept|division|divisions",
+    "account": "勘定科目|科目|勘定|account|accounts|account name|gl account",
+    "vendor": "取引先|支払先|仕入先|得意先|取引相手|業者|vendor|vendors|supplier|suppliers|payee"
+    "|payees|counterparty",
+    "salary": "月給|給与|給料|基本給|賃金|salary|salaries|wage|wages",
 }
 SYNONYMS: dict[str, tuple[str, ...]] = {k: tuple(v.split("|")) for k, v in _SYNONYM_TEXT.items()}
 
@@ -87,6 +93,91 @@ def term_pattern(term: str) -> str:
     if re.search(r"[a-z0-9]$", term):
         body += r"(?![a-z0-9])"
     return body
+
+
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
+# Words of a column name that say nothing about which column it is ("account_name" is
+# named by "account", never by "name"); a column is never named by these alone.
+_GENERIC_TOKENS = frozenset(
+    "id no nr name code type kind date time count cnt amount amt value val total sum avg"
+    " average mean num number qty hours hour rate index per of by in the flag monthly daily"
+    " weekly yearly annual max min".split()
+)
+_COUNT_TOKENS = ("count", "cnt", "num", "number")
+_ID_TOKENS = ("id", "no", "nr", "key", "number")
+_TOKEN_JOIN = r"(?:[\s_-]*|\s+(?:in|of|for|the)\s+)"
+
+
+def name_tokens(name: str) -> list[str]:
+    """The words of an ASCII column name: camelCase, snake_case and digits split
+    ("gdpPercap_2007" → gdp, percap, 2007; "review_count" → review, count)."""
+    spaced = _CAMEL.sub(" ", unicodedata.normalize("NFKC", name))
+    return [t for t in re.split(r"[^0-9a-z]+", spaced.lower()) if t]
+
+
+def _token_pattern(token: str, abbreviated: bool) -> str:
+    """One word of a column name as the request may write it: plural, spaced inside
+    ("windspeed" ~ "wind speed"), cut short by the user ("temp" ~ "temperature") or,
+    when the name abbreviates (``abbreviated``), spelled out ("exp" ~ "expectancy",
+    "percap" ~ "per capita")."""
+    if token.isdigit():
+        return re.escape(token)
+    gap = r"[\s-]?" if len(token) >= 6 else ""
+    chars = [re.escape(c) for c in token]
+    if len(token) >= 6:  # the user may stop after four letters
+        tail = ""
+        for char in reversed(chars[4:]):
+            tail = f"(?:{gap}{char}{tail})?"
+        body = gap.join(chars[:4]) + tail
+    else:
+        body = gap.join(chars)
+    if abbreviated and len(token) >= 3:
+        return body + "[a-z]*"
+    if token.endswith("y"):  # salary ~ salaries
+        return body + "|" + gap.join(chars[:-1]) + "ies"
+    return body + "(?:e?s)?"
+
+
+def _alias_pattern(tokens: list[str], abbreviated: bool) -> str:
+    body = _TOKEN_JOIN.join(f"(?:{_token_pattern(t, abbreviated)})" for t in tokens)
+    return rf"(?<![a-z0-9])(?:{body})(?![a-z0-9])"
+
+
+def name_aliases(names: list[str]) -> list[tuple[str, str, int]]:
+    """(regex, column, phrase length) for the ordinary words that name a column.
+
+    The whole name in words ("debitAmount" ~ "debit amount", "uvIndex" ~ "UV index"),
+    "number of reviews" for a count column ``review_count``, and any run of its words
+    that names no other column and is not generic ("salary" ~ ``monthly_salary``,
+    "life expectancy" ~ ``lifeExp_2007``; not for identifiers: "orders" are rows,
+    not ``order_id``).
+    """
+    tokens = {
+        name: name_tokens(name) for name in names if name.isascii() and re.search("[A-Za-z]", name)
+    }
+    runs: dict[tuple[str, ...], set[str]] = {}
+    for name, words in tokens.items():
+        for i in range(len(words)):
+            for j in range(i + 1, len(words) + 1):
+                runs.setdefault(tuple(words[i:j]), set()).add(name)
+    found: list[tuple[str, str, int]] = []
+    for name, words in tokens.items():
+        several = len(words) > 1
+        found.append((_alias_pattern(words, several), name, len(" ".join(words))))
+        if several and words[-1] in _COUNT_TOKENS:
+            rest = _alias_pattern(words[:-1], True)
+            found.append((rf"(?<![a-z])number of (?:the )?{rest}", name, len(name) + 10))
+        if words[-1] in _ID_TOKENS:
+            continue  # "orders" are the rows, not the column order_id
+        for size in range(len(words) - 1, 0, -1):
+            for i in range(len(words) - size + 1):
+                run = words[i : i + size]
+                if runs[tuple(run)] != {name} or all(
+                    w in _GENERIC_TOKENS or w.isdigit() or len(w) < 3 for w in run
+                ):
+                    continue
+                found.append((_alias_pattern(run, True), name, len(" ".join(run))))
+    return found
 
 
 @dataclass(frozen=True)
@@ -142,27 +233,31 @@ class ColumnIndex:
         self.by_name = {c.name: c for c in self.columns}
 
     def _terms(self) -> list[tuple[str, str, str | None]]:
-        """(term, column, example value or None), longest first."""
-        found: dict[str, tuple[str, str | None]] = {}
+        """(regex, column, example value or None), longest phrase first.
+
+        A column is named by its own name, the synonyms of its concept, the words of
+        its name (``name_aliases``) and, for category columns, its values.
+        """
+        found: dict[str, tuple[str, str | None, int]] = {}
         for info in self.columns:
             own = normalize(info.name)
             for term in (own, re.sub(r"[(\[（].*?[)\]）]", "", own).strip()):
                 if term:
-                    found.setdefault(term, (info.name, None))
+                    found.setdefault(term_pattern(term), (info.name, None, len(term)))
         for info in self.columns:
             for term in SYNONYMS.get(info.concept or "", ()):
-                found.setdefault(term, (info.name, None))
+                found.setdefault(term_pattern(term), (info.name, None, len(term)))
+        for pattern, column, size in name_aliases([c.name for c in self.columns]):
+            found.setdefault(pattern, (column, None, size))
         for info in self.columns:
             if info.kind not in ("categorical", "boolean", "text"):
                 continue
             for example in info.examples:
                 value = normalize(example)
                 if len(value) >= 2 and not re.fullmatch(r"[\d.,:/ -]+", value):
-                    found.setdefault(value, (info.name, example))
-        return sorted(
-            ((term, col, value) for term, (col, value) in found.items()),
-            key=lambda item: (-len(item[0]), item[2] is not None),
-        )
+                    found.setdefault(term_pattern(value), (info.name, example, len(value)))
+        ordered = sorted(found.items(), key=lambda item: (-item[1][2], item[1][1] is not None))
+        return [(pattern, col, value) for pattern, (col, value, _) in ordered]
 
     def names(self, *kinds: str) -> list[str]:
         """Column names of the given kinds, in dataset order."""
@@ -238,8 +333,8 @@ class ParsedRequest:
 def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
     """Column and value mentions, longest term first, never overlapping."""
     found: list[Mention] = []
-    for term, column, value in index.terms:
-        for m in re.finditer(term_pattern(term), text):
+    for pattern, column, value in index.terms:
+        for m in re.finditer(pattern, text):
             if any(claimed[m.start() : m.end()]):
                 continue
             claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
