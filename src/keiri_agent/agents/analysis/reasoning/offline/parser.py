@@ -67,9 +67,14 @@ _JA_GROUP_MARK = re.compile(
 )
 _EN_GROUP_MARK = re.compile(
     r"(?:(?<![a-z])(?:by|per|each|every|across|among|between|grouped by|group by|"
-    r"broken down by|split by|colou?red by|colou?r by|hue)\s+(?:the\s+|all\s+|each\s+|"
-    r"different\s+)?)$"
+    r"broken down by|split by|colou?red by|colou?r by|hue|each of|for each of|for every)\s+"
+    r"(?:the\s+|all\s+|each\s+|different\s+)?)$"
 )
+_JA_GROUP_BEFORE = re.compile(r"各\s*$")
+# A word after an indefinite article is a common noun ("an item a shop sells"), not the
+# column or the category value of the same spelling; a value "also included" restricts nothing.
+_COMMON_NOUN_BEFORE = re.compile(r"(?<![a-z])(?:a|an)\s+$")
+_INCLUDING_AFTER = re.compile(r"^\s*(?:も含め|も含む|を含め|を含む|も入れ)")
 _NEG_AFTER = re.compile(r"^\s*(?:以外|を除く|を除いた|を除いて|除く)")
 _NEG_BEFORE = re.compile(r"(?:except|excluding|other than|not|without|exclude)\s+(?:the\s+)?$")
 
@@ -338,6 +343,10 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
             if any(claimed[m.start() : m.end()]):
                 continue
             claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+            if _COMMON_NOUN_BEFORE.search(text[: m.start()]) or (
+                value is not None and _INCLUDING_AFTER.match(text[m.end() :])
+            ):
+                continue  # "the price a shop charges", 「札幌も含めて」: not a condition
             negated = bool(
                 _NEG_AFTER.match(text[m.end() :]) or _NEG_BEFORE.search(text[: m.start()])
             )
@@ -350,12 +359,22 @@ def _group_cols(text: str, clause: Clause, index: ColumnIndex) -> list[str]:
     mentions = clause.mentions
     groups: list[str] = []
     for position, mention in enumerate(mentions):
-        ja_mark = _JA_GROUP_MARK.match(text[mention.end :])
-        en_mark = _EN_GROUP_MARK.search(text[max(clause.start, mention.start - 40) : mention.start])
+        before = text[max(clause.start, mention.start - 40) : mention.start]
+        ja_mark = _JA_GROUP_MARK.match(text[mention.end :]) or _JA_GROUP_BEFORE.search(before)
+        en_mark = _EN_GROUP_MARK.search(before)
         if not ja_mark and not en_mark:
             continue
-        if en_mark and not ja_mark and index.kind(mention.column) == "numeric":
-            continue  # "top products by revenue": a numeric column after "by" is the metric
+        if (
+            en_mark
+            and not ja_mark
+            and index.kind(mention.column) == "numeric"
+            and not any(
+                index.kind(m.column) == "numeric" and m.column != mention.column
+                for m in mentions[:position]
+            )
+        ):
+            continue  # "top products by revenue": the only numeric column is the metric
+            # ("average price by tier": a second numeric column after "by" is grouped by)
         chain = [mention]
         step = -1 if ja_mark else 1
         other = position + step
@@ -379,6 +398,7 @@ _SEPARATOR = re.compile(
 )
 
 
+_BETWEEN = re.compile(r"(?<![a-z])between(?![a-z])(?!.*(?<![a-z])and(?![a-z]))")
 _GROUP_WORD = re.compile(r"別|ごと|毎|(?<![a-z])(?:by|per|each|across)(?![a-z])")
 
 
@@ -441,6 +461,8 @@ def _split_part(text: str, family: Callable[[str], str | None], lang: str) -> li
     """``split_clauses`` within one part (no hard separator inside)."""
     cuts = [0]
     for m in _SEPARATOR.finditer(text):
+        if m.group() == "and" and _BETWEEN.search(text[cuts[-1] : m.start()]):
+            continue  # "correlation between a and b" is one thing asked for
         cuts += [m.start(), m.end()]
     cuts.append(len(text))
     pieces = [
