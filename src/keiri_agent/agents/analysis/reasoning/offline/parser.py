@@ -23,6 +23,7 @@ from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     PeriodFilter,
     bare_thresholds,
+    condition_at,
     date_filters,
     money_column,
     numeric_filters,
@@ -71,6 +72,13 @@ _EN_GROUP_MARK = re.compile(
     r"(?:the\s+|all\s+|each\s+|different\s+)?)$"
 )
 _JA_GROUP_BEFORE = re.compile(r"各\s*$")
+# The words that group by a numeric column ("by tier", "in each grade"); "between" or
+# "coloured by" before a number pair it with another ("correlation between a and b").
+_EN_NUMERIC_GROUP_MARK = re.compile(
+    r"(?<![a-z])(?<!colored )(?<!coloured )(?<!color )(?<!colour )"
+    r"(?:by|per|each|every|each of|for each of)\s+"
+    r"(?:the\s+|all\s+|each\s+)?$"
+)
 # A word after an indefinite article is a common noun ("an item a shop sells"), not the
 # column or the category value of the same spelling; a value "also included" restricts nothing.
 _COMMON_NOUN_BEFORE = re.compile(r"(?<![a-z])(?:a|an)\s+$")
@@ -129,18 +137,18 @@ def _token_pattern(token: str, abbreviated: bool) -> str:
         return re.escape(token)
     gap = r"[\s-]?" if len(token) >= 6 else ""
     chars = [re.escape(c) for c in token]
-    if len(token) >= 6:  # the user may stop after four letters
+    body = gap.join(chars)
+    cut = ""
+    if len(token) >= 6:  # the user may stop after four letters: "temp" ~ "temperature"
         tail = ""
-        for char in reversed(chars[4:]):
+        for char in reversed(chars[4:-1]):
             tail = f"(?:{gap}{char}{tail})?"
-        body = gap.join(chars[:4]) + tail
-    else:
-        body = gap.join(chars)
+        cut = "|" + gap.join(chars[:4]) + tail + "(?![a-z])"
     if abbreviated and len(token) >= 3:
-        return body + "[a-z]*"
+        return body + "[a-z]*" + cut
     if token.endswith("y"):  # salary ~ salaries
-        return body + "|" + gap.join(chars[:-1]) + "ies"
-    return body + "(?:e?s)?"
+        return body + "|" + gap.join(chars[:-1]) + "ies" + cut
+    return body + "(?:e?s)?" + cut
 
 
 def _alias_pattern(tokens: list[str], abbreviated: bool) -> str:
@@ -343,9 +351,10 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
             if any(claimed[m.start() : m.end()]):
                 continue
             claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
-            if _COMMON_NOUN_BEFORE.search(text[: m.start()]) or (
-                value is not None and _INCLUDING_AFTER.match(text[m.end() :])
-            ):
+            common = _COMMON_NOUN_BEFORE.search(text[: m.start()]) and (
+                value is not None or condition_at(text[m.end() :]) is None
+            )  # "a grade of 2" is a condition on the column grade
+            if common or (value is not None and _INCLUDING_AFTER.match(text[m.end() :])):
                 continue  # "the price a shop charges", 「札幌も含めて」: not a condition
             negated = bool(
                 _NEG_AFTER.match(text[m.end() :]) or _NEG_BEFORE.search(text[: m.start()])
@@ -368,13 +377,16 @@ def _group_cols(text: str, clause: Clause, index: ColumnIndex) -> list[str]:
             en_mark
             and not ja_mark
             and index.kind(mention.column) == "numeric"
-            and not any(
-                index.kind(m.column) == "numeric" and m.column != mention.column
-                for m in mentions[:position]
+            and not (
+                _EN_NUMERIC_GROUP_MARK.search(before)
+                and any(
+                    index.kind(m.column) == "numeric" and m.column != mention.column
+                    for m in mentions
+                )
             )
         ):
             continue  # "top products by revenue": the only numeric column is the metric
-            # ("average price by tier": a second numeric column after "by" is grouped by)
+            # ("average price by tier": with another numeric column, it is grouped by)
         chain = [mention]
         step = -1 if ja_mark else 1
         other = position + step
@@ -513,14 +525,21 @@ def parse_request(
     index = ColumnIndex(summary)
     norm = normalize(text)
     lang = "ja" if is_japanese(text) else "en"
-    claimed = bytearray(len(norm))
+    # A year inside a column's name ("GDP per capita in 2007" ~ gdpPercap_2007) picks
+    # that column; it is no period.
+    named_years = bytearray(len(norm))
+    for m in _scan(norm, index, bytearray(len(norm))):
+        if m.value is None and re.search(r"\d{4}", norm[m.start : m.end]):
+            named_years[m.start : m.end] = b"\x01" * (m.end - m.start)
+    taken = bytearray(named_years)
     periods, problems, assumptions = date_filters(
         norm,
         index.names("datetime"),
         [e for c in index.columns if c.kind == "datetime" for e in c.examples],
-        claimed,
+        taken,
         lang,
     )
+    claimed = bytearray(int(t and not n) for t, n in zip(taken, named_years, strict=True))
     scanned = _scan(norm, index, claimed)
     values = [m for m in scanned if m.value is not None]
     numeric, used, spans = numeric_filters(norm, scanned, index.kind)
@@ -534,11 +553,13 @@ def parse_request(
     problems += left
     assumptions += guessed
     filtered_cols = {m.column for m in values}
+    rows = int(summary.get("rows") or 0)
     mentions = [
         m
         for m in scanned
         if m.value is None
         and m not in used
+        and not _names_the_rows(m, norm, index, rows)
         and not (m.column in filtered_cols and _adjacent_value(m, values))
     ]
     chars = list(norm)
@@ -562,6 +583,22 @@ def parse_request(
         problems=problems,
         assumptions=assumptions,
         periods=periods,
+    )
+
+
+def _names_the_rows(mention: Mention, text: str, index: ColumnIndex, rows: int) -> bool:
+    """"products", "employees": a plural naming an identifier-like text column (a distinct
+    value per row) means the rows themselves, not that column."""
+    info = index.by_name.get(mention.column)
+    said = text[mention.start : mention.end]
+    return bool(
+        info is not None
+        and info.kind == "text"
+        and rows
+        and info.unique >= 0.9 * rows
+        and said.isascii()
+        and said.endswith("s")
+        and normalize(info.name) != said
     )
 
 
