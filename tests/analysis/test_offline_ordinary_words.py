@@ -164,7 +164,13 @@ def test_equality_conditions(text: str, summary: dict[str, Any], column: str, va
     [
         ("average fuel litres by load class", FLEET, "loadClass", "fuelLitres", "mean"),
         ("average distance in each load class", FLEET, "loadClass", "distance", "mean"),
-        ("For each of the load classes, the median toll fee", FLEET, "loadClass", "tollfee", "median"),
+        (
+            "For each of the load classes, the median toll fee",
+            FLEET,
+            "loadClass",
+            "tollfee",
+            "median",
+        ),
         ("For each of the depots, what is the total distance?", FLEET, "depot", "distance", "sum"),
         ("各保管区分の在庫数の合計", WAREHOUSE, "保管区分", "在庫数", "sum"),
     ],
@@ -228,9 +234,7 @@ def test_missing_percentage_and_mean_percentage(
         ("在庫数が平均以上の品目を抽出して", WAREHOUSE),
     ],
 )
-def test_what_the_vocabulary_cannot_express_is_refused(
-    text: str, summary: dict[str, Any]
-) -> None:
+def test_what_the_vocabulary_cannot_express_is_refused(text: str, summary: dict[str, Any]) -> None:
     decision = decide(text, summary)
     assert decision.next_action == "out_of_scope", decision
     assert decision.analysis_spec is None and decision.plot_spec is None
@@ -265,9 +269,7 @@ def test_correlation_between_two_columns_is_one_clause() -> None:
         ("東倉庫も含めて、倉庫ごとの在庫数合計", WAREHOUSE),
     ],
 )
-def test_a_common_noun_equal_to_a_value_is_not_a_filter(
-    text: str, summary: dict[str, Any]
-) -> None:
+def test_a_common_noun_equal_to_a_value_is_not_a_filter(text: str, summary: dict[str, Any]) -> None:
     spec = spec_of(decide(text, summary))
     assert spec["op"] == "groupby_agg" and spec["filters"] == []
 

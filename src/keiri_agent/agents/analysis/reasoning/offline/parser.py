@@ -112,9 +112,48 @@ _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z]
 # Words of a column name that say nothing about which column it is ("account_name" is
 # named by "account", never by "name"); a column is never named by these alone.
 _GENERIC_TOKENS = frozenset(
-    "id no nr name code type kind date time count cnt amount amt value val total sum avg"
-    " average mean num number qty hours hour rate index per of by in the flag monthly daily"
-    " weekly yearly annual max min".split()
+    [
+        "id",
+        "no",
+        "nr",
+        "name",
+        "code",
+        "type",
+        "kind",
+        "date",
+        "time",
+        "count",
+        "cnt",
+        "amount",
+        "amt",
+        "value",
+        "val",
+        "total",
+        "sum",
+        "avg",
+        "average",
+        "mean",
+        "num",
+        "number",
+        "qty",
+        "hours",
+        "hour",
+        "rate",
+        "index",
+        "per",
+        "of",
+        "by",
+        "in",
+        "the",
+        "flag",
+        "monthly",
+        "daily",
+        "weekly",
+        "yearly",
+        "annual",
+        "max",
+        "min",
+    ]
 )
 _COUNT_TOKENS = ("count", "cnt", "num", "number")
 _ID_TOKENS = ("id", "no", "nr", "key", "number")
@@ -587,7 +626,7 @@ def parse_request(
 
 
 def _names_the_rows(mention: Mention, text: str, index: ColumnIndex, rows: int) -> bool:
-    """"products", "employees": a plural naming an identifier-like text column (a distinct
+    """ "products", "employees": a plural naming an identifier-like text column (a distinct
     value per row) means the rows themselves, not that column."""
     info = index.by_name.get(mention.column)
     said = text[mention.start : mention.end]

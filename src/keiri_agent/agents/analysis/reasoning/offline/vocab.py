@@ -77,8 +77,9 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|~save (it|this|that|the|to|as|into)|~write (it |this |the |that )?(to|into)"
     "|download|slack",
     "web": "web検索|ウェブ検索|ネット検索|ネットで|インターネット|検索して|google"
-    "|外部データ|外部の統計|公的統計|業界平均|競合|world bank|imf|oecd"
-    "|~(external|official|public) (data|figures|statistics|sources)|~latest (figures|statistics)|~search (the )?(web|internet|online)|web search|internet"
+    "|外部データ|外部の統計|公的統計|業界平均|競合"
+    "|~(external|official|public) (data|figures|statistics|sources)|~latest (figures|statistics)"
+    "|~search (the )?(web|internet|online)|web search|internet"
     "|online|browse|~industry|competitor|competitors",
     "modify": "削除して|書き換|上書き|修正して|~delete|overwrite"
     "|~(modify|update|change) (the )?data",
@@ -149,7 +150,10 @@ MOST_COMMON = re.compile(
     r"(?<![a-z])(?:most|least) (?:common|frequent|popular)|commonest|多い|頻出|よく(?:出|使|現)"
 )
 NUMBER_WORDS = {
-    w: i + 1 for i, w in enumerate("one two three four five six seven eight nine ten".split())
+    w: i + 1
+    for i, w in enumerate(
+        ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+    )
 }
 TOP_WORDS = re.compile(
     r"(?<![a-z])(\d{1,4}|" + "|".join(NUMBER_WORDS) + r") (?:most|least|top|largest|biggest"
@@ -203,9 +207,7 @@ def intents(text: str) -> list[str]:
     missing values") or for a mean, median, ... ("mean humidity percentage").
     """
     found = [label for label, rx in INTENT_RX.items() if rx.search(text)]
-    if "share" in found and (
-        "missingness" in found or set(VALUE_AGGS) & set(aggregations(text))
-    ):
+    if "share" in found and ("missingness" in found or set(VALUE_AGGS) & set(aggregations(text))):
         found.remove("share")
     return found
 
