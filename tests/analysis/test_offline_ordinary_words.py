@@ -137,8 +137,24 @@ def test_columns_named_in_ordinary_words(
     assert columns_of(spec_of(decide(text, summary))) == expected
 
 
-def test_an_identifier_column_is_not_named_by_its_entity() -> None:
-    spec = spec_of(decide("Number of vehicles by depot", FLEET))
+INVOICES = _summary(
+    [
+        ("invoice_number", "text", ["INV-1", "INV-2"], ROWS),
+        ("depot", "categorical", ["North", "South"], 2),
+        ("net_total", "numeric", ["10.0", "99.5"], 500),
+    ],
+    "ds_inv",
+)
+
+
+@pytest.mark.parametrize(
+    "text,summary",
+    [("Number of vehicles by depot", FLEET), ("Number of invoices by depot", INVOICES)],
+)
+def test_an_identifier_column_is_not_named_by_its_entity(
+    text: str, summary: dict[str, Any]
+) -> None:
+    spec = spec_of(decide(text, summary))
     assert spec["op"] == "groupby_agg" and spec["metrics"] == {"depot": ["count"]}
 
 

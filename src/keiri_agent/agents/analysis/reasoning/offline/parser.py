@@ -155,7 +155,7 @@ _GENERIC_TOKENS = frozenset(
         "min",
     ]
 )
-_COUNT_TOKENS = ("count", "cnt", "num", "number")
+_COUNT_TOKENS = ("count", "cnt")  # "invoice_number" is an identifier, not a count
 _ID_TOKENS = ("id", "no", "nr", "key", "number")
 _TOKEN_JOIN = r"(?:[\s_-]*|\s+(?:in|of|for|the)\s+)"
 
