@@ -23,6 +23,7 @@ from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     PeriodFilter,
     bare_thresholds,
+    condition_at,
     date_filters,
     money_column,
     numeric_filters,
@@ -52,6 +53,12 @@ _SYNONYM_TEXT = {
     "discount": "値引|値引き|値引額|値引き額|値引金額|割引|割引額|割引金額|discount|discounts"
     "|discount amount|discount amounts",
     "order_id": "注文id|注文番号|order id|order ids|order number|order numbers|order no",
+    # accounting and HR: the words a back-office user says for a ledger's or a roster's columns
+    "department": "部門|部署|所属|所属部署|部課|department|departments|dept|division|divisions",
+    "account": "勘定科目|科目|勘定|account|accounts|account name|gl account",
+    "vendor": "取引先|支払先|仕入先|得意先|取引相手|業者|vendor|vendors|supplier|suppliers|payee"
+    "|payees|counterparty",
+    "salary": "月給|給与|給料|基本給|賃金|salary|salaries|wage|wages",
 }
 SYNONYMS: dict[str, tuple[str, ...]] = {k: tuple(v.split("|")) for k, v in _SYNONYM_TEXT.items()}
 
@@ -61,9 +68,21 @@ _JA_GROUP_MARK = re.compile(
 )
 _EN_GROUP_MARK = re.compile(
     r"(?:(?<![a-z])(?:by|per|each|every|across|among|between|grouped by|group by|"
-    r"broken down by|split by|colou?red by|colou?r by|hue)\s+(?:the\s+|all\s+|each\s+|"
-    r"different\s+)?)$"
+    r"broken down by|split by|colou?red by|colou?r by|hue|each of|for each of|for every)\s+"
+    r"(?:the\s+|all\s+|each\s+|different\s+)?)$"
 )
+_JA_GROUP_BEFORE = re.compile(r"各\s*$")
+# The words that group by a numeric column ("by tier", "in each grade"); "between" or
+# "coloured by" before a number pair it with another ("correlation between a and b").
+_EN_NUMERIC_GROUP_MARK = re.compile(
+    r"(?<![a-z])(?<!colored )(?<!coloured )(?<!color )(?<!colour )"
+    r"(?:by|per|each|every|each of|for each of)\s+"
+    r"(?:the\s+|all\s+|each\s+)?$"
+)
+# A word after an indefinite article is a common noun ("an item a shop sells"), not the
+# column or the category value of the same spelling; a value "also included" restricts nothing.
+_COMMON_NOUN_BEFORE = re.compile(r"(?<![a-z])(?:a|an)\s+$")
+_INCLUDING_AFTER = re.compile(r"^\s*(?:も含め|も含む|を含め|を含む|も入れ)")
 _NEG_AFTER = re.compile(r"^\s*(?:以外|を除く|を除いた|を除いて|除く)")
 _NEG_BEFORE = re.compile(r"(?:except|excluding|other than|not|without|exclude)\s+(?:the\s+)?$")
 
@@ -87,6 +106,130 @@ def term_pattern(term: str) -> str:
     if re.search(r"[a-z0-9]$", term):
         body += r"(?![a-z0-9])"
     return body
+
+
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
+# Words of a column name that say nothing about which column it is ("account_name" is
+# named by "account", never by "name"); a column is never named by these alone.
+_GENERIC_TOKENS = frozenset(
+    [
+        "id",
+        "no",
+        "nr",
+        "name",
+        "code",
+        "type",
+        "kind",
+        "date",
+        "time",
+        "count",
+        "cnt",
+        "amount",
+        "amt",
+        "value",
+        "val",
+        "total",
+        "sum",
+        "avg",
+        "average",
+        "mean",
+        "num",
+        "number",
+        "qty",
+        "hours",
+        "hour",
+        "rate",
+        "index",
+        "per",
+        "of",
+        "by",
+        "in",
+        "the",
+        "flag",
+        "monthly",
+        "daily",
+        "weekly",
+        "yearly",
+        "annual",
+        "max",
+        "min",
+    ]
+)
+_COUNT_TOKENS = ("count", "cnt")  # "invoice_number" is an identifier, not a count
+_ID_TOKENS = ("id", "no", "nr", "key", "number")
+_TOKEN_JOIN = r"(?:[\s_-]*|\s+(?:in|of|for|the)\s+)"
+
+
+def name_tokens(name: str) -> list[str]:
+    """The words of an ASCII column name: camelCase, snake_case and digits split
+    ("gdpPercap_2007" → gdp, percap, 2007; "review_count" → review, count)."""
+    spaced = _CAMEL.sub(" ", unicodedata.normalize("NFKC", name))
+    return [t for t in re.split(r"[^0-9a-z]+", spaced.lower()) if t]
+
+
+def _token_pattern(token: str, abbreviated: bool) -> str:
+    """One word of a column name as the request may write it: plural, spaced inside
+    ("windspeed" ~ "wind speed"), cut short by the user ("temp" ~ "temperature") or,
+    when the name abbreviates (``abbreviated``), spelled out ("exp" ~ "expectancy",
+    "percap" ~ "per capita")."""
+    if token.isdigit():
+        return re.escape(token)
+    gap = r"[\s-]?" if len(token) >= 6 else ""
+    chars = [re.escape(c) for c in token]
+    body = gap.join(chars)
+    cut = ""
+    if len(token) >= 6:  # the user may stop after four letters: "temp" ~ "temperature"
+        tail = ""
+        for char in reversed(chars[4:-1]):
+            tail = f"(?:{gap}{char}{tail})?"
+        cut = "|" + gap.join(chars[:4]) + tail + "(?![a-z])"
+    if abbreviated and len(token) >= 3:
+        return body + "[a-z]*" + cut
+    if token.endswith("y"):  # salary ~ salaries
+        return body + "|" + gap.join(chars[:-1]) + "ies" + cut
+    return body + "(?:e?s)?" + cut
+
+
+def _alias_pattern(tokens: list[str], abbreviated: bool) -> str:
+    body = _TOKEN_JOIN.join(f"(?:{_token_pattern(t, abbreviated)})" for t in tokens)
+    return rf"(?<![a-z0-9])(?:{body})(?![a-z0-9])"
+
+
+def name_aliases(names: list[str]) -> list[tuple[str, str, int]]:
+    """(regex, column, phrase length) for the ordinary words that name a column.
+
+    The whole name in words ("debitAmount" ~ "debit amount", "uvIndex" ~ "UV index"),
+    "number of reviews" for a count column ``review_count``, and any run of its words
+    that names no other column and is not generic ("salary" ~ ``monthly_salary``,
+    "life expectancy" ~ ``lifeExp_2007``; not for identifiers: "orders" are rows,
+    not ``order_id``).
+    """
+    tokens = {
+        name: name_tokens(name) for name in names if name.isascii() and re.search("[A-Za-z]", name)
+    }
+    runs: dict[tuple[str, ...], set[str]] = {}
+    for name, words in tokens.items():
+        for i in range(len(words)):
+            for j in range(i + 1, len(words) + 1):
+                runs.setdefault(tuple(words[i:j]), set()).add(name)
+    found: list[tuple[str, str, int]] = []
+    for name, words in tokens.items():
+        several = len(words) > 1
+        found.append((_alias_pattern(words, several), name, len(" ".join(words))))
+        if several and words[-1] in _COUNT_TOKENS:
+            rest = _alias_pattern(words[:-1], True)
+            found.append((rf"(?<![a-z])number of (?:the )?{rest}", name, len(name) + 10))
+        if words[-1] in _ID_TOKENS:
+            continue  # "orders" are the rows, not the column order_id
+        for size in range(len(words) - 1, 0, -1):
+            for i in range(len(words) - size + 1):
+                run = words[i : i + size]
+                if runs[tuple(run)] != {name} or all(
+                    w in _GENERIC_TOKENS or w.isdigit() or len(w) < 3 for w in run
+                ):
+                    continue
+                found.append((_alias_pattern(run, True), name, len(" ".join(run))))
+    return found
 
 
 @dataclass(frozen=True)
@@ -142,27 +285,31 @@ class ColumnIndex:
         self.by_name = {c.name: c for c in self.columns}
 
     def _terms(self) -> list[tuple[str, str, str | None]]:
-        """(term, column, example value or None), longest first."""
-        found: dict[str, tuple[str, str | None]] = {}
+        """(regex, column, example value or None), longest phrase first.
+
+        A column is named by its own name, the synonyms of its concept, the words of
+        its name (``name_aliases``) and, for category columns, its values.
+        """
+        found: dict[str, tuple[str, str | None, int]] = {}
         for info in self.columns:
             own = normalize(info.name)
             for term in (own, re.sub(r"[(\[（].*?[)\]）]", "", own).strip()):
                 if term:
-                    found.setdefault(term, (info.name, None))
+                    found.setdefault(term_pattern(term), (info.name, None, len(term)))
         for info in self.columns:
             for term in SYNONYMS.get(info.concept or "", ()):
-                found.setdefault(term, (info.name, None))
+                found.setdefault(term_pattern(term), (info.name, None, len(term)))
+        for pattern, column, size in name_aliases([c.name for c in self.columns]):
+            found.setdefault(pattern, (column, None, size))
         for info in self.columns:
             if info.kind not in ("categorical", "boolean", "text"):
                 continue
             for example in info.examples:
                 value = normalize(example)
                 if len(value) >= 2 and not re.fullmatch(r"[\d.,:/ -]+", value):
-                    found.setdefault(value, (info.name, example))
-        return sorted(
-            ((term, col, value) for term, (col, value) in found.items()),
-            key=lambda item: (-len(item[0]), item[2] is not None),
-        )
+                    found.setdefault(term_pattern(value), (info.name, example, len(value)))
+        ordered = sorted(found.items(), key=lambda item: (-item[1][2], item[1][1] is not None))
+        return [(pattern, col, value) for pattern, (col, value, _) in ordered]
 
     def names(self, *kinds: str) -> list[str]:
         """Column names of the given kinds, in dataset order."""
@@ -238,11 +385,16 @@ class ParsedRequest:
 def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
     """Column and value mentions, longest term first, never overlapping."""
     found: list[Mention] = []
-    for term, column, value in index.terms:
-        for m in re.finditer(term_pattern(term), text):
+    for pattern, column, value in index.terms:
+        for m in re.finditer(pattern, text):
             if any(claimed[m.start() : m.end()]):
                 continue
             claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+            common = _COMMON_NOUN_BEFORE.search(text[: m.start()]) and (
+                value is not None or condition_at(text[m.end() :]) is None
+            )  # "a grade of 2" is a condition on the column grade
+            if common or (value is not None and _INCLUDING_AFTER.match(text[m.end() :])):
+                continue  # "the price a shop charges", 「札幌も含めて」: not a condition
             negated = bool(
                 _NEG_AFTER.match(text[m.end() :]) or _NEG_BEFORE.search(text[: m.start()])
             )
@@ -255,12 +407,25 @@ def _group_cols(text: str, clause: Clause, index: ColumnIndex) -> list[str]:
     mentions = clause.mentions
     groups: list[str] = []
     for position, mention in enumerate(mentions):
-        ja_mark = _JA_GROUP_MARK.match(text[mention.end :])
-        en_mark = _EN_GROUP_MARK.search(text[max(clause.start, mention.start - 40) : mention.start])
+        before = text[max(clause.start, mention.start - 40) : mention.start]
+        ja_mark = _JA_GROUP_MARK.match(text[mention.end :]) or _JA_GROUP_BEFORE.search(before)
+        en_mark = _EN_GROUP_MARK.search(before)
         if not ja_mark and not en_mark:
             continue
-        if en_mark and not ja_mark and index.kind(mention.column) == "numeric":
-            continue  # "top products by revenue": a numeric column after "by" is the metric
+        if (
+            en_mark
+            and not ja_mark
+            and index.kind(mention.column) == "numeric"
+            and not (
+                _EN_NUMERIC_GROUP_MARK.search(before)
+                and any(
+                    index.kind(m.column) == "numeric" and m.column != mention.column
+                    for m in mentions
+                )
+            )
+        ):
+            continue  # "top products by revenue": the only numeric column is the metric
+            # ("average price by tier": with another numeric column, it is grouped by)
         chain = [mention]
         step = -1 if ja_mark else 1
         other = position + step
@@ -284,6 +449,7 @@ _SEPARATOR = re.compile(
 )
 
 
+_BETWEEN = re.compile(r"(?<![a-z])between(?![a-z])(?!.*(?<![a-z])and(?![a-z]))")
 _GROUP_WORD = re.compile(r"別|ごと|毎|(?<![a-z])(?:by|per|each|across)(?![a-z])")
 
 
@@ -346,6 +512,8 @@ def _split_part(text: str, family: Callable[[str], str | None], lang: str) -> li
     """``split_clauses`` within one part (no hard separator inside)."""
     cuts = [0]
     for m in _SEPARATOR.finditer(text):
+        if m.group() == "and" and _BETWEEN.search(text[cuts[-1] : m.start()]):
+            continue  # "correlation between a and b" is one thing asked for
         cuts += [m.start(), m.end()]
     cuts.append(len(text))
     pieces = [
@@ -396,14 +564,21 @@ def parse_request(
     index = ColumnIndex(summary)
     norm = normalize(text)
     lang = "ja" if is_japanese(text) else "en"
-    claimed = bytearray(len(norm))
+    # A year inside a column's name ("GDP per capita in 2007" ~ gdpPercap_2007) picks
+    # that column; it is no period.
+    named_years = bytearray(len(norm))
+    for m in _scan(norm, index, bytearray(len(norm))):
+        if m.value is None and re.search(r"\d{4}", norm[m.start : m.end]):
+            named_years[m.start : m.end] = b"\x01" * (m.end - m.start)
+    taken = bytearray(named_years)
     periods, problems, assumptions = date_filters(
         norm,
         index.names("datetime"),
         [e for c in index.columns if c.kind == "datetime" for e in c.examples],
-        claimed,
+        taken,
         lang,
     )
+    claimed = bytearray(int(t and not n) for t, n in zip(taken, named_years, strict=True))
     scanned = _scan(norm, index, claimed)
     values = [m for m in scanned if m.value is not None]
     numeric, used, spans = numeric_filters(norm, scanned, index.kind)
@@ -417,11 +592,13 @@ def parse_request(
     problems += left
     assumptions += guessed
     filtered_cols = {m.column for m in values}
+    rows = int(summary.get("rows") or 0)
     mentions = [
         m
         for m in scanned
         if m.value is None
         and m not in used
+        and not _names_the_rows(m, norm, index, rows)
         and not (m.column in filtered_cols and _adjacent_value(m, values))
     ]
     chars = list(norm)
@@ -445,6 +622,22 @@ def parse_request(
         problems=problems,
         assumptions=assumptions,
         periods=periods,
+    )
+
+
+def _names_the_rows(mention: Mention, text: str, index: ColumnIndex, rows: int) -> bool:
+    """ "products", "employees": a plural naming an identifier-like text column (a distinct
+    value per row) means the rows themselves, not that column."""
+    info = index.by_name.get(mention.column)
+    said = text[mention.start : mention.end]
+    return bool(
+        info is not None
+        and info.kind == "text"
+        and rows
+        and info.unique >= 0.9 * rows
+        and said.isascii()
+        and said.endswith("s")
+        and normalize(info.name) != said
     )
 
 

@@ -14,7 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import keiri_agent.agents.analysis.reasoning.offline.vocab as vocab
-from keiri_agent.agents.analysis.reasoning.offline.parser import ParsedRequest, parse_request
+from keiri_agent.agents.analysis.reasoning.offline.parser import (
+    Clause,
+    ParsedRequest,
+    parse_request,
+)
 from keiri_agent.agents.analysis.reasoning.offline.steps import (
     CATEGORY_KINDS,
     FREQ_EN,
@@ -278,6 +282,7 @@ def plan_request(
     """
     parsed = parse_request(text, summary, vocab.family)
     steps: list[Step] = []
+    asked_by: dict[int, Clause] = {}  # id of a step that only asks → its clause
     declined: list[str] = []
     for clause in parsed.clauses:
         if labels := vocab.out_of_scope(clause.text):
@@ -286,12 +291,38 @@ def plan_request(
         step = _Builder(parsed, clause, dataset_id).build()
         if step is not None and all(step.spec is None or step.spec != s.spec for s in steps):
             steps.append(step)
+            if step.spec is None:
+                asked_by[id(step)] = clause
+    steps, unread = _drop_unnamed_questions(parsed, steps, asked_by)
     reasons = [vocab.OUT_OF_SCOPE_REASONS[label][parsed.lang != "ja"] for label in declined]
     return Plan(
         lang=parsed.lang,
         steps=steps,
         out_of_scope=[] if skip_out_of_scope else reasons,
         problems=parsed.problems,
-        assumptions=parsed.assumptions,
+        assumptions=parsed.assumptions + unread,
         examples=_examples(parsed),
     )
+
+
+def _drop_unnamed_questions(
+    parsed: ParsedRequest, steps: list[Step], asked_by: dict[int, Clause]
+) -> tuple[list[Step], list[str]]:
+    """A clause that names no column of the data and could only be asked about does not
+    hold up the clauses that can run (「部門別の月給合計と、ボーナスの平均」 with no bonus
+    column): it is left out and said so."""
+    if all(s.spec is None for s in steps):
+        return steps, []
+    kept, unread = [], []
+    for step in steps:
+        clause = asked_by.get(id(step))
+        if clause is not None and not clause.mentions and not clause.group_cols:
+            said = parsed.text[clause.start : clause.end].strip(" 、,")
+            unread.append(
+                f"「{said}」はデータの列と対応づけられないため実行しません"
+                if parsed.lang == "ja"
+                else f"'{said}' names no column of the data and was not run"
+            )
+            continue
+        kept.append(step)
+    return kept, unread

@@ -5,8 +5,10 @@ clarifying question is joined to the request it answers), plans one spec per
 thing asked for (``planner``) and returns them one at a time:
 
 - no dataset → ``ask`` for a CSV/Excel upload;
-- out-of-scope parts (prediction, ML models, files/e-mail, web, editing data) →
-  ``out_of_scope`` once; after the refusal the in-scope parts are still served;
+- out-of-scope parts (prediction, ML models, files/e-mail, web, editing data,
+  imputation, rescaling, conditions on computed values) → ``out_of_scope`` once
+  when nothing else can run, after which the in-scope parts are served; when the
+  other parts can run, they run at once and the refusal is stated with them;
 - missing information without a sensible default → ``ask`` with questions;
 - the first planned spec not yet run in this turn → ``act``;
 - a spec that failed → fixed once when the error names a close match or the spec
@@ -154,7 +156,14 @@ class OfflineReasoner:
             request, state.dataset_summary, state.dataset_id, skip_out_of_scope=declined
         )
         lang = plan.lang
-        if plan.out_of_scope:
+        runnable = plan.steps and not plan.problems and all(s.spec for s in plan.steps)
+        if plan.out_of_scope and runnable:
+            # one part that cannot be done does not hold up the parts that can
+            refused = _t(lang, "対応できない部分: ", "not done: ") + _t(
+                lang, "、".join(plan.out_of_scope), "; ".join(plan.out_of_scope)
+            )
+            plan.assumptions = [refused, *plan.assumptions]
+        elif plan.out_of_scope:
             return Decision(
                 next_action="out_of_scope",
                 rationale=_t(

@@ -271,6 +271,27 @@ def value_filters(values: list[Mention]) -> list[dict[str, Any]]:
     return filters
 
 
+# Equality on a named numeric column: "grade = 2", "grade is 2", "a grade of 2", 「等級が2の行」.
+_EN_EQUAL = re.compile(
+    r"^\s*(?:==?|is equal to|equal to|equals|is|of)\s*(-?\d+(?:\.\d+)?)"
+    r"(?![\d.%])(?!\s*(?:percent|k(?![a-z])|bins?|times|or (?:more|less|above|below)))"
+)
+_JA_EQUAL = re.compile(
+    r"^\s*(?:が|は|=|:)\s*(-?\d+(?:\.\d+)?)(?![\d.])\s*"
+    r"(?=の|で|と|です|である|に等しい|[、,。?]|$)"
+)
+
+
+def condition_at(rest: str) -> tuple[int | float, str, int] | None:
+    """(value, op, length) of a comparison or an equality at the start of ``rest``."""
+    if found := _compare(rest):
+        return found
+    if m := _JA_EQUAL.match(rest) or _EN_EQUAL.match(rest):
+        value = float(m.group(1))
+        return (int(value) if value.is_integer() else value), "==", m.end()
+    return None
+
+
 def _compare(rest: str) -> tuple[int | float, str, int] | None:
     """(value, op, length) of a comparison at the start of ``rest`` ("が10万円以上")."""
     if m := _JA_COMPARE.match(rest):
@@ -294,15 +315,16 @@ def _compare(rest: str) -> tuple[int | float, str, int] | None:
 def numeric_filters(
     text: str, mentions: list[Mention], kind: Callable[[str], str]
 ) -> tuple[list[dict[str, Any]], set[Mention], list[tuple[int, int]]]:
-    """Conditions on a named numeric column ("売上が10000以上", "sales over 100k"):
-    the filters, the mentions they used and the spans of text they read."""
+    """Conditions on a named numeric column ("売上が10000以上", "sales over 100k",
+    "grade = 2", "a grade of 2", 「等級が2の行」): the filters, the mentions they used
+    and the spans of text they read."""
     filters: list[dict[str, Any]] = []
     used: set[Mention] = set()
     spans: list[tuple[int, int]] = []
     for mention in mentions:
         if mention.value is not None or kind(mention.column) != "numeric":
             continue
-        found = _compare(text[mention.end :])
+        found = condition_at(text[mention.end :])
         if found is None:
             continue
         value, op, length = found

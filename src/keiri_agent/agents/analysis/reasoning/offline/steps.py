@@ -93,6 +93,9 @@ class StepBuilder:
         self.contrast = next((c for c in contrasted if contrasted.count(c) >= 2), None)
         top = vocab.TOP_N.search(clause.text)
         self.top_n = (int(top.group(1)) or None) if top else None
+        if self.top_n is None and (word := vocab.TOP_WORDS.search(clause.text)):
+            said = word.group(1) or word.group(2)
+            self.top_n = vocab.NUMBER_WORDS.get(said) or int(said) or None
         self.ascending = bool(vocab.ASCENDING.search(clause.text))
 
     def t(self, ja: str, en: str) -> str:
@@ -339,6 +342,8 @@ class StepBuilder:
         numeric = self.numeric or ([] if "count" in self.aggs else self.inherited)
         if not numeric and not self.aggs and vocab.ROW_NOUNS.search(self.c.text):
             self.aggs = ["count"]  # "orders over 100k by store": count the rows
+        if not self.numeric and not self.aggs and vocab.MOST_COMMON.search(self.c.text):
+            self.aggs, numeric = ["count"], []  # "the three most common X": values by count
         if not numeric and not {"count", "nunique"} & set(self.aggs):
             col = self.metric("集計する指標", "metric")
             if col is None:

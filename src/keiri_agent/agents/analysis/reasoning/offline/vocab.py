@@ -20,9 +20,9 @@ INTENTS: dict[str, str] = {
     "line": "折れ線|時系列グラフ|line chart|line graph|line plot|line charts",
     "bar": "棒グラフ|バーチャート|bar chart|bar graph|bar plot|bar charts",
     "correlation": "相関|~correlat",
+    "missingness": "欠損|欠測|欠落|未入力|空欄|空白|missing|null|nulls|nan|nans|blank|blanks|empty",
     "share": "構成比|割合|シェア|比率|パレート|abc分析|abc|内訳|占め|円グラフ|share|shares"
     "|proportion|proportions|percentage|percentages|percent|pareto|composition|pie",
-    "missingness": "欠損|欠測|欠落|未入力|空欄|空白|missing|null|nulls|nan|nans|blank|blanks|empty",
     "duplicate": "重複|ダブり|ダブって|二重|複数回|何度も|~duplicat|dupe|dupes|dedupe"
     "|~repeat(ed|s)?|twice",
     "summary": "要約|統計量|基本統計|記述統計|統計情報|サマリ|サマリー|summary|summaries"
@@ -48,7 +48,8 @@ AGGS: dict[str, str] = {
     "|number of distinct|how many unique|how many distinct|how many different",
     "sum": "合計|総額|総計|総和|合算|トータル|sum|sums|total|totals|summed",
     "mean": "平均|平均値|average|averages|avg|mean|means",
-    "count": "件数|注文数|取引数|回数|何件|頻度|count|counts|number of|how many|frequency",
+    "count": "件数|注文数|取引数|回数|何件|頻度|人数|count|counts|number of|how many|frequency"
+    "|headcount|head count",
     "max": "最大|最大値|最高値|max|maximum",
     "min": "最小|最小値|最低値|min|minimum",
     "median": "中央値|メディアン|median|medians",
@@ -76,10 +77,19 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|~save (it|this|that|the|to|as|into)|~write (it |this |the |that )?(to|into)"
     "|download|slack",
     "web": "web検索|ウェブ検索|ネット検索|ネットで|インターネット|検索して|google"
-    "|外部データ|業界平均|競合|~search (the )?(web|internet|online)|web search|internet"
+    "|外部データ|外部の統計|公的統計|業界平均|競合"
+    "|~(external|official|public) (data|figures|statistics|sources)|~latest (figures|statistics)"
+    "|~search (the )?(web|internet|online)|web search|internet"
     "|online|browse|~industry|competitor|competitors",
     "modify": "削除して|書き換|上書き|修正して|~delete|overwrite"
     "|~(modify|update|change) (the )?data",
+    "impute": "埋めて|埋める|補完|穴埋め|補間|~fill (in )?(the )?(missing|blank|empty|null|gap)"
+    "|~fill .{0,40} with|~imput|~interpolat|backfill|~forward[ -]?fill",
+    "transform": "正規化|標準化|スケーリング|偏差値|対数変換|~z-?scores?|~normali[sz]"
+    "|~standardi[sz]|~rescal|min-max|~scale .{0,40}(to|between) |~log[ -]?transform",
+    "derived": "~(平均|平均値|中央値)(より|以上|以下|未満|を超|を上回|を下回)"
+    "|~(greater|more|higher|less|lower|bigger|smaller|larger|above|below|over|under|exceeds?"
+    "|exceeding)( than)? (the )?(average|mean|median)",
 }
 OUT_OF_SCOPE_REASONS: dict[str, tuple[str, str]] = {
     "predict": (
@@ -103,6 +113,21 @@ OUT_OF_SCOPE_REASONS: dict[str, tuple[str, str]] = {
         "データの変更・削除は行えません（読み取りによる分析のみ）",
         "changing or deleting data is not possible (analysis is read-only)",
     ),
+    "impute": (
+        "欠損値の補完（値を埋めること）には対応していません（欠損の件数・割合の確認は可能です）",
+        "filling in missing values is not supported (counting missing values is possible)",
+    ),
+    "transform": (
+        "正規化・標準化など列の変換には対応していません（要約統計や分布の確認は可能です）",
+        "normalising or rescaling columns is not supported (summaries and distributions "
+        "are possible)",
+    ),
+    "derived": (
+        "平均値など計算した値を条件にした抽出には対応していません（固定の値での条件、"
+        "例:「10000以上」は可能です）",
+        "conditions on a computed value such as the average are not supported (a fixed "
+        "value such as 'over 10000' is possible)",
+    ),
 }
 TOP_N = re.compile(
     r"(?:上位|トップ|ベスト|下位|ワースト|(?<![a-z])(?:top|best|bottom|worst|first|highest|lowest"
@@ -120,6 +145,24 @@ MEASURE_CONCEPTS = ("sales", "quantity", "unit_price", "discount")
 MEASURE_NAME = re.compile(
     r"金額|売上|額|円|単価|価格|数量|amount|sales|revenue|price|cost|quantity", re.IGNORECASE
 )
+# "the three most common X", 「多い値を上位3つ」: rank the values by how often they occur.
+MOST_COMMON = re.compile(
+    r"(?<![a-z])(?:most|least) (?:common|frequent|popular)|commonest|多い|頻出|よく(?:出|使|現)"
+)
+NUMBER_WORDS = {
+    w: i + 1
+    for i, w in enumerate(
+        ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+    )
+}
+TOP_WORDS = re.compile(
+    r"(?<![a-z])(\d{1,4}|" + "|".join(NUMBER_WORDS) + r") (?:most|least|top|largest|biggest"
+    r"|highest|lowest|smallest)(?![a-z])|(?<![a-z])(?:top|first|bottom) ("
+    + "|".join(NUMBER_WORDS)
+    + r")(?![a-z])"
+)
+# Aggregations of a value: "the mean percentage" is a mean, not a share.
+VALUE_AGGS = ("mean", "median", "min", "max", "std")
 BINS = re.compile(r"(?<!\d)(\d+)\s*(?:bins?|ビン|階級|区間)")
 SPEARMAN = re.compile(r"spearman|スピアマン|順位相関")
 
@@ -158,8 +201,15 @@ OUT_OF_SCOPE_RX = _compile(OUT_OF_SCOPE)
 
 
 def intents(text: str) -> list[str]:
-    """Intent labels found in normalised text, in ``INTENTS`` order."""
-    return [label for label, rx in INTENT_RX.items() if rx.search(text)]
+    """Intent labels found in normalised text, in ``INTENTS`` order.
+
+    A share is not asked for when the text asks for missing values ("percentage of
+    missing values") or for a mean, median, ... ("mean humidity percentage").
+    """
+    found = [label for label, rx in INTENT_RX.items() if rx.search(text)]
+    if "share" in found and ("missingness" in found or set(VALUE_AGGS) & set(aggregations(text))):
+        found.remove("share")
+    return found
 
 
 def aggregation_spans(text: str) -> list[tuple[int, int, str]]:
