@@ -36,6 +36,8 @@ class SubtaskStep:
     """The last reflection's advice ("" on the first attempt)."""
     results: Sequence[ToolResult] = ()
     """This attempt's search results (answer and reflection steps)."""
+    earlier_results: Sequence[ToolResult] = ()
+    """The search results of the attempts before this one (answer and reflection steps)."""
 
 
 @dataclass(frozen=True)
