@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from keiri_agent.agents.helpdesk.models import SearchOutput, ToolResult
+from keiri_agent.agents.helpdesk.offline import reflect, subtask_answer
+from keiri_agent.agents.helpdesk.offline.specificity import most_specific, units
+from keiri_agent.agents.helpdesk.offline.terms import PreparedText
 from keiri_agent.agents.helpdesk.offline_reasoner import OfflineReasoner
 from keiri_agent.agents.helpdesk.reasoner import SubtaskStep
 from keiri_agent.agents.helpdesk.state import subtask_step
@@ -55,3 +58,49 @@ def test_subtask_step_carries_the_earlier_attempts_results() -> None:
     assert [r.results for r in step.results] == [[OTHER]]
     assert [r.results for r in step.earlier_results] == [[GOOD]]
     assert subtask_step(state).earlier_results == []  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------- the most specific noun
+
+LEAVE = SearchOutput(
+    file_name="manual.pdf",
+    page=3,
+    heading="2. 申請の基本",
+    content="申請は申請画面から行います。育児中の社員は時短勤務を申請できます。",
+    score=2.0,
+)
+
+
+def test_part_whose_compound_noun_no_passage_names_is_not_in_the_documents() -> None:
+    text, sources = subtask_answer("育児休業の申請はどうやって出せばいいですか", [LEAVE])
+    assert "資料には記載がありません" in text
+    assert "「育児休業」についての記述は見つかりませんでした" in text
+    assert "資料によると" not in text
+    assert sources == ["manual.pdf p.3 「2. 申請の基本」"]  # quoted as related, with citation
+    reflection = reflect("育児休業の申請はどうやって出せばいいですか", [LEAVE], 0)
+    assert not reflection.is_completed
+    assert "育児休業" in reflection.advice
+
+
+def test_part_whose_compound_noun_is_named_is_answered() -> None:
+    passage = LEAVE.model_copy(update={"content": "育児休業は申請画面から申請します。"})
+    text, _ = subtask_answer("育児休業の申請はどうやって出せばいいですか", [passage])
+    assert text.startswith("資料によると")
+    assert "記載がありません" not in text
+
+
+def test_most_specific_units_are_nouns_not_verbs_numbers_or_relational_words() -> None:
+    assert units("育児休業の申請", ["育児", "休業", "申請"]) == [("育児", "休業"), ("申請",)]
+    assert most_specific("育児休業の申請", ["育児", "休業", "申請"]) == [("育児", "休業")]
+    # 「以外」 relates, it is no part of a compound; verbs and numbers are never the topic
+    assert units("トークン以外に何が要る", ["トークン", "以外", "要る"]) == [
+        ("トークン",),
+        ("要る",),
+    ]
+    assert most_specific("30万円をずっと任せる", ["300000", "円", "ずっと", "任せる"]) == []
+
+
+def test_general_synonyms_for_stopping_and_seals() -> None:
+    assert PreparedText.of("夜間はサーバーを停止します。").has("止まる")
+    assert PreparedText.of("課長の押印が必要です。").has("判子")
+    assert PreparedText.of("テレワークのときは").has("在宅勤務")

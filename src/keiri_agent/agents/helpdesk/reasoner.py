@@ -84,7 +84,8 @@ class HelpDeskReasoner(Protocol):
         ...
 
     def answer_subtask(self, step: SubtaskStep) -> SubtaskAnswer:
-        """The subtask's answer from ``step.results``, citing them (§4.4)."""
+        """The subtask's answer from ``step.results`` (the offline rules add
+        ``step.earlier_results``), citing them (§4.4)."""
         ...
 
     def reflect(self, step: SubtaskStep) -> Reflection:

@@ -18,6 +18,7 @@ not on the index, so the list and the term's form are what is known.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -69,3 +70,69 @@ def topic_terms(terms: Sequence[str]) -> list[str]:
     """
     specific = [t for t in terms if not is_generic(t)]
     return specific or list(terms)
+
+
+_HIRAGANA = re.compile(r"[\u3040-\u309f]")
+
+
+_RELATIONAL = frozenset(
+    {"以外", "以上", "以下", "以内", "以前", "以降", "未満", "前後", "毎", "等", "用", "中", "間"}
+)
+"""Nouns that relate a noun to something else (「パスワード以外」): not part of a compound."""
+
+
+def _nominal(term: str) -> bool:
+    """A noun-like term: no hiragana (not a verb or adjective form), not relational."""
+    return bool(term) and not _HIRAGANA.search(term) and term not in _RELATIONAL
+
+
+def units(text: str, terms: Sequence[str]) -> list[tuple[str, ...]]:
+    """The question's noun units: runs of topic terms written next to each other in ``text``.
+
+    The tokenizer splits a compound noun (「有給休暇」 → 「有給」「休暇」); written side by
+    side in the question, its parts name one thing, which a passage must mention as a whole.
+    Only noun-like topic terms (:func:`_nominal`) join; any other topic term is a unit alone.
+    Numbers (the value asked about or given) and relational nouns (「以外」「以内」) are no
+    units.
+
+    >>> units("有給休暇の申請", ["有給", "休暇", "申請"])
+    [('有給', '休暇'), ('申請',)]
+    """
+    norm = normalize_for_search(text)
+    placed = sorted(
+        (norm.find(term), term)
+        for term in topic_terms(terms)
+        if not term.isdigit() and term not in _RELATIONAL
+    )
+    out: list[tuple[str, ...]] = []
+    end = -2
+    for position, term in placed:
+        if out and position == end and position >= 0 and _nominal(term) and _nominal(out[-1][-1]):
+            out[-1] = (*out[-1], term)
+        else:
+            out.append((term,))
+        end = position + len(term) if position >= 0 else -2
+    return out
+
+
+def _specificity(unit: Sequence[str]) -> tuple[bool, int]:
+    """A compound beats a single term; then the longer (in characters) is more specific."""
+    return len(unit) >= 2, sum(len(part) for part in unit)
+
+
+def most_specific(text: str, terms: Sequence[str]) -> list[tuple[str, ...]]:
+    """The most specific noun units of ``text`` (ties kept): what the question is about.
+
+    Only noun units count (a verb or adverb — 「任せる」「ずっと」 — is said in many ways).
+    None when every topic term is generic (the question is about those words) or when the
+    best unit is a single character (too short to say what the question is about).
+    """
+    if all(is_generic(t) for t in terms):
+        return []
+    found = [u for u in units(text, terms) if all(map(_nominal, u)) and not all(map(is_generic, u))]
+    if not found:
+        return []
+    best = max(_specificity(u) for u in found)
+    if best[1] < 2:
+        return []
+    return [u for u in found if _specificity(u) == best]
