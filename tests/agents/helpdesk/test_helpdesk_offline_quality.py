@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from keiri_agent.agents.helpdesk.models import SearchOutput, ToolResult
 from keiri_agent.agents.helpdesk.offline import reflect, subtask_answer
+from keiri_agent.agents.helpdesk.offline.quotes import lead_sentence
 from keiri_agent.agents.helpdesk.offline.specificity import most_specific, units
 from keiri_agent.agents.helpdesk.offline.terms import PreparedText
 from keiri_agent.agents.helpdesk.offline_reasoner import OfflineReasoner
@@ -104,3 +105,16 @@ def test_general_synonyms_for_stopping_and_seals() -> None:
     assert PreparedText.of("夜間はサーバーを停止します。").has("止まる")
     assert PreparedText.of("課長の押印が必要です。").has("判子")
     assert PreparedText.of("テレワークのときは").has("在宅勤務")
+
+
+def test_general_synonyms_for_reminders_and_leaving_the_company() -> None:
+    assert PreparedText.of("3日後にリマインドが送られます。").has("催促")
+    assert PreparedText.of("退職日の前日までに返却してください。").has("辞める")
+
+
+# ------------------------------------------------------------------------ quotes
+
+
+def test_lead_sentence_prefers_a_statement_to_a_heading_line() -> None:
+    quote = "3.2 倉庫の入館カード\n入館カードは総務課の窓口で受け取ります。"
+    assert lead_sentence([quote], ["入館", "カード"]) == "入館カードは総務課の窓口で受け取ります。"

@@ -35,6 +35,8 @@ _LABEL_VALUE = re.compile(r"^[^。！？!?：:\s][^。！？!?：:]{0,24}[：:]\
 _LINE_END = re.compile(r"[。！？!?：:」』）)]$")
 _SENTENCE = re.compile(r"(?<=[。！？!?])|(?<=[^\s0-9][.])\s+")
 """Sentence ends inside a line; ``1.`` after a digit is a list marker, not an end."""
+_ENDED = re.compile(r"[。！!]$|[^\s0-9][.]$")
+"""A sentence that ends as a statement does (a heading or a label line does not)."""
 _BOUNDARY = re.compile(r"[、，,;；：:　 ]\s*")
 """Where a clause or word starts inside a sentence (after it)."""
 _QA_PREFIX = re.compile(r"^\s*(?:Q|A|質問|回答)\s*[:：.]\s*", re.IGNORECASE)
@@ -205,7 +207,8 @@ def lead_sentence(
     quotes: Sequence[str], terms: Sequence[str], vocabulary: Vocabulary = DEFAULT_VOCABULARY
 ) -> str:
     """The quoted sentence with the most (weighted) key terms, without its list marker or
-    「Q:」「A:」, shortened to ``MAX_LEAD_CHARS``; a statement is preferred to a question.
+    「Q:」「A:」, shortened to ``MAX_LEAD_CHARS``; a statement (ending in 「。」) is preferred
+    to a heading or label line, and both to a question.
 
     Returns "" when no quoted sentence has a key term.
     """
@@ -216,7 +219,9 @@ def lead_sentence(
             score = _score(text, terms, vocabulary)
             if not text or not score:
                 continue
-            statement = 0 if re.search(r"[？?]$", text) else 1
+            # a full statement first; a heading or label line (no sentence end) next;
+            # a question last
+            statement = 0 if re.search(r"[？?]$", text) else 2 if _ENDED.search(text) else 1
             if best is None or (statement, score) > (best[1], best[0]):
                 best = (score, statement, text)
     return _shorten(best[2]) if best else ""
