@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from keiri_agent.agents.helpdesk.models import SearchOutput, ToolResult
 from keiri_agent.agents.helpdesk.offline import reflect, subtask_answer
-from keiri_agent.agents.helpdesk.offline.quotes import lead_sentence
+from keiri_agent.agents.helpdesk.offline.quotes import lead_sentence, trim
 from keiri_agent.agents.helpdesk.offline.specificity import most_specific, units
 from keiri_agent.agents.helpdesk.offline.terms import PreparedText
 from keiri_agent.agents.helpdesk.offline_reasoner import OfflineReasoner
@@ -118,3 +118,30 @@ def test_general_synonyms_for_reminders_and_leaving_the_company() -> None:
 def test_lead_sentence_prefers_a_statement_to_a_heading_line() -> None:
     quote = "3.2 倉庫の入館カード\n入館カードは総務課の窓口で受け取ります。"
     assert lead_sentence([quote], ["入館", "カード"]) == "入館カードは総務課の窓口で受け取ります。"
+
+
+def test_lead_sentence_prefers_the_faq_answer_to_its_question() -> None:
+    quote = (
+        "Q: 社用車の予約はいつまでにすればよいですか。\n"
+        "A: 利用日の2営業日前までに社用車を予約してください。"
+    )
+    lead = lead_sentence([quote], ["社用車", "予約"])
+    assert lead == "利用日の2営業日前までに社用車を予約してください。"
+
+
+def test_trim_prefers_the_sentence_that_states_the_fact() -> None:
+    general = (
+        "社用車の予約は、" + "部署の管理担当者と相談のうえで計画的に行い、" * 7 + "ご協力ください。"
+    )
+    fact = "社用車の予約は、利用日の2営業日前までに「車両予約」画面で行います。"
+    quote = trim(general + fact, ["社用車", "予約"])
+    assert "2営業日前まで" in quote
+    assert "「車両予約」" in quote
+
+
+def test_trim_adds_the_next_sentence_when_it_states_the_fact() -> None:
+    content = (
+        "会議室の利用料について。社用車の予約の期限は次のとおりです。利用日の2営業日前までです。"
+    )
+    quote = trim(content, ["社用車", "予約"])
+    assert quote == "社用車の予約の期限は次のとおりです。利用日の2営業日前までです。"

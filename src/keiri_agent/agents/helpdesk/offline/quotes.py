@@ -24,6 +24,14 @@ MAX_QUOTE_CHARS = 200
 MAX_SECTION_CHARS = 320
 """A passage whose heading names the part's key terms is quoted from its start, up to this."""
 MAX_LEAD_CHARS = 80
+FACT_BONUS = 0.5
+"""Added to a quoted sentence's weight when it states a fact (:func:`has_fact`): less than
+a specific term's weight, so it only decides between sentences about the same terms."""
+_FACT = re.compile(
+    r"[0-9０-９]|「[^」]{1,40}」|『[^』]{1,40}』"
+    r"|[一二三四五六七八九十百千万]+(?:円|日|時|分|件|回|名|人|年|か月|ヶ月|週|割|倍|営業日)"
+)
+"""A number, a 「quoted」 name of a screen or button, a number written in kanji with a unit."""
 
 _ITEM = re.compile(
     r"^(?:[0-9０-９]{1,3}[.．)）](?![0-9０-９])|[（(][0-9０-９]{1,3}[)）]|[①-⑳]"
@@ -39,6 +47,10 @@ _ENDED = re.compile(r"[。！!]$|[^\s0-9][.]$")
 """A sentence that ends as a statement does (a heading or a label line does not)."""
 _BOUNDARY = re.compile(r"[、，,;；：:　 ]\s*")
 """Where a clause or word starts inside a sentence (after it)."""
+_QUESTION = re.compile(r"[？?]$|[かの][。.]?$")
+"""A sentence that asks (「…ですか。」, 「…の？」)."""
+_Q_PREFIX = re.compile(r"^\s*(?:Q|質問)\s*[:：.]", re.IGNORECASE)
+"""The question of an FAQ row."""
 _QA_PREFIX = re.compile(r"^\s*(?:Q|A|質問|回答)\s*[:：.]\s*", re.IGNORECASE)
 _WRAP_SHARE = 0.75
 """A line at least this share of the passage's longest line, without a sentence end, wraps."""
@@ -94,6 +106,12 @@ def _sentences(content: str) -> list[tuple[int, str]]:
 def _score(sentence: str, terms: Sequence[str], vocabulary: Vocabulary) -> float:
     prepared = PreparedText.of(sentence, vocabulary)
     return sum(weight(t) for t in terms if prepared.has(t))
+
+
+def has_fact(sentence: str) -> bool:
+    """True when ``sentence`` states a fact a user asks for: a number or a 「name」 (a list
+    item's marker 「1.」 is not one)."""
+    return bool(_FACT.search(_ITEM.sub("", sentence.lstrip(), count=1)))
 
 
 def _first_term(sentence: str, terms: Sequence[str]) -> tuple[int, int]:
@@ -158,7 +176,9 @@ def trim(
 ) -> str:
     """The sentences of ``content`` that contain key terms, at most ``MAX_QUOTE_CHARS``.
 
-    Sentences with the most (weighted) key terms are kept first while they fit; kept
+    Sentences with the most (weighted) key terms are kept first while they fit — a
+    sentence stating a fact (:func:`has_fact`) before one with the same terms that does
+    not — then the best sentence's neighbours that state facts; kept
     sentences stay in text order, each line on its own line, with 「…」 where sentences
     were left out between them. A single sentence longer than the limit is cut to a
     :func:`window`. With ``section`` (the passage's heading names the key terms, so its
@@ -171,9 +191,19 @@ def trim(
     if not units:
         return ""
     scores = [_score(sentence, terms, vocabulary) for _, sentence in units]
+    # among sentences on the topic, one that states a fact (a number, a 「name」) first
+    scores = [s + FACT_BONUS if s and has_fact(units[i][1]) else s for i, s in enumerate(scores)]
     ranked = sorted((i for i, s in enumerate(scores) if s), key=lambda i: (-scores[i], i)) or [0]
     if len(units[ranked[0]][1]) > MAX_QUOTE_CHARS:
         return window(units[ranked[0]][1], terms)
+    # the best sentence's neighbours, when they state facts, complete it (「…上限は次の
+    # とおりです。」 then 「1回につき5万円までです。」): after the sentences with terms
+    best = ranked[0]
+    ranked += [
+        i
+        for i in (best + 1, best - 1)
+        if 0 <= i < len(units) and i not in ranked and has_fact(units[i][1])
+    ]
     keep: list[int] = []
     size = 0
     for i in ranked:
@@ -208,7 +238,7 @@ def lead_sentence(
 ) -> str:
     """The quoted sentence with the most (weighted) key terms, without its list marker or
     「Q:」「A:」, shortened to ``MAX_LEAD_CHARS``; a statement (ending in 「。」) is preferred
-    to a heading or label line, and both to a question.
+    to a heading or label line, and both to a question (「…ですか。」, an FAQ row's 「Q:」).
 
     Returns "" when no quoted sentence has a key term.
     """
@@ -221,7 +251,8 @@ def lead_sentence(
                 continue
             # a full statement first; a heading or label line (no sentence end) next;
             # a question last
-            statement = 0 if re.search(r"[？?]$", text) else 2 if _ENDED.search(text) else 1
+            asked = _QUESTION.search(text) or _Q_PREFIX.match(_ITEM.sub("", sentence, count=1))
+            statement = 0 if asked else 2 if _ENDED.search(text) else 1
             if best is None or (statement, score) > (best[1], best[0]):
                 best = (score, statement, text)
     return _shorten(best[2]) if best else ""
