@@ -145,3 +145,22 @@ def test_trim_adds_the_next_sentence_when_it_states_the_fact() -> None:
     )
     quote = trim(content, ["社用車", "予約"])
     assert quote == "社用車の予約の期限は次のとおりです。利用日の2営業日前までです。"
+
+
+def test_long_section_quote_keeps_its_later_sentence_with_the_key_terms() -> None:
+    intro = "この章では車両の管理について説明します。" * 16
+    content = intro + "\n社用車の予約は、利用日の2営業日前までに行います。"
+    quote = trim(content, ["社用車", "予約"], section=True)
+    assert quote.startswith("この章では")
+    assert quote.endswith("社用車の予約は、利用日の2営業日前までに行います。")
+    assert len(quote) <= 330
+
+
+def test_a_long_sentence_is_never_cut_inside_a_word() -> None:
+    sentence = "社用車の予約は" + "あ" * 150 + "、" + "お振込手数料" * 10 + "です"
+    quote = trim(sentence, ["社用車", "予約"])
+    assert quote.endswith("…")
+    assert quote[-2] in "あ、"  # cut at the clause boundary, not inside 「振込」
+    head = "社用車の予約" + "ルール手数料" * 60
+    quote = trim(head, ["社用車"], section=True)
+    assert quote.endswith(("ルール…", "手数料…"))  # at a word boundary, never 「…手数」

@@ -125,8 +125,8 @@ def window(sentence: str, terms: Sequence[str]) -> str:
     """A window of at most ``MAX_QUOTE_CHARS`` of a long sentence around its first key term.
 
     It starts at the clause boundary (after 、 , ： or a space) before the term when that
-    is near, else at the start of the word that contains the term; it ends at a clause
-    boundary when it has to be cut. 「…」 marks each cut.
+    is near, else at the start of the word that contains the term; it ends at a sentence
+    end, clause or word boundary when it has to be cut (:func:`_cut`). 「…」 marks each cut.
     """
     first, term_end = _first_term(sentence, terms)
     starts = [0, *(m.end() for m in _BOUNDARY.finditer(sentence) if m.end() <= first)]
@@ -139,29 +139,47 @@ def window(sentence: str, terms: Sequence[str]) -> str:
     if len(sentence) - start <= MAX_QUOTE_CHARS - len(lead):
         return lead + sentence[start:]
     limit = start + MAX_QUOTE_CHARS - len(lead) - 1
-    ends = [m.start() for m in _BOUNDARY.finditer(sentence, term_end, limit)]
-    end = ends[-1] if ends else limit
-    return lead + sentence[start:end].rstrip() + "…"
+    return lead + _cut(sentence[start:], limit - start, term_end - start).rstrip() + "…"
 
 
-def section_start(content: str) -> str:
-    """The start of a section, its lines kept, up to ``MAX_SECTION_CHARS`` (「…」 when cut).
+def _cut(text: str, limit: int, keep: int = 0) -> str:
+    """``text`` cut to at most ``limit`` characters at its last sentence end, else clause
+    boundary, else word boundary (never inside a word: 「…振り」 of 「振り込み」), keeping
+    at least its first ``keep`` characters (the key term of a window)."""
+    if len(text) <= limit:
+        return text
+    floor = max(keep, 1)
+    ends = [m.end() for m in re.finditer(r"[。！？!?]", text) if floor <= m.end() <= limit]
+    if ends:
+        return text[: ends[-1]]
+    clauses = [m.start() for m in _BOUNDARY.finditer(text, floor, limit + 1)]
+    if clauses:
+        return text[: clauses[-1]].rstrip()
+    end = limit
+    while end > floor and _word_class(text[end - 1]) == _word_class(text[end]) != "":
+        end -= 1
+    return text[: end if end > floor else limit]
 
-    A line that does not fit is cut at its last sentence end that fits, or left out.
+
+def section_start(content: str, limit: int = MAX_SECTION_CHARS) -> str:
+    """The start of a section, its lines kept, up to ``limit`` characters (「…」 when cut).
+
+    A line that does not fit is cut at its last sentence end that fits, or left out; a
+    first line that does not fit is cut at a clause or word boundary (:func:`_cut`).
     """
     kept: list[str] = []
     size = 0
     for line in logical_lines(content):
-        if size + len(line) <= MAX_SECTION_CHARS:
+        if size + len(line) <= limit:
             kept.append(line)
             size += len(line)
             continue
-        room = MAX_SECTION_CHARS - size
+        room = limit - size
         ends = [m.end() for m in re.finditer(r"[。！？!?]", line) if m.end() <= room]
         if ends:
             kept.append(line[: ends[-1]])
         elif not kept:
-            kept.append(line[: MAX_SECTION_CHARS - 1])
+            kept.append(_cut(line, limit - 1))
         kept[-1] += "…"
         break
     return "\n".join(kept)
@@ -183,10 +201,20 @@ def trim(
     were left out between them. A single sentence longer than the limit is cut to a
     :func:`window`. With ``section`` (the passage's heading names the key terms, so its
     body is the answer, e.g. the list under 「パスワードの条件」) the passage is quoted
-    from its start instead, up to ``MAX_SECTION_CHARS``.
+    from its start instead, up to ``MAX_SECTION_CHARS``; when the section is longer and
+    its sentences with the key terms come later, they follow a shorter start (「…」).
     """
     if section:
-        return section_start(content)
+        head = section_start(content)
+        if not head.endswith("…"):
+            return head  # the whole section fits
+        # the section is longer: its sentences with the key terms follow its start
+        best = trim(content, terms, vocabulary)
+        pieces = [p.strip() for p in re.split(r"[…\n]", best) if p.strip()]
+        if not best or all(p in head for p in pieces):
+            return head
+        head = section_start(content, max(MAX_SECTION_CHARS - len(best), MAX_QUOTE_CHARS // 2))
+        return head + "\n" + best.removeprefix("…")
     units = _sentences(content)
     if not units:
         return ""
