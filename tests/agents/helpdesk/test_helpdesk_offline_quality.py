@@ -164,3 +164,21 @@ def test_a_long_sentence_is_never_cut_inside_a_word() -> None:
     head = "社用車の予約" + "ルール手数料" * 60
     quote = trim(head, ["社用車"], section=True)
     assert quote.endswith(("ルール…", "手数料…"))  # at a word boundary, never 「…手数」
+
+
+def test_a_name_is_the_most_specific_term() -> None:
+    question = "Can I pay with PayPay and have the payments imported automatically?"
+    terms = ["pay", "paypay", "payments", "imported", "automatically"]
+    assert most_specific(question, terms) == [("paypay",)]
+    assert most_specific(
+        "How do I reset my VPN token when abroad?", ["reset", "vpn", "token", "abroad"]
+    ) == [("vpn",)]
+    assert most_specific(
+        "Suicaの乗車履歴から交通費を作れますか", ["suica", "乗車", "履歴", "交通", "費", "作る"]
+    ) == [("suica",)]
+    card = SearchOutput(
+        file_name="m.pdf", page=2, content="Card payments are imported automatically every night."
+    )
+    text, _ = subtask_answer(question, [card])
+    assert "資料には記載がありません" in text
+    assert "「paypay」についての記述は見つかりませんでした" in text
