@@ -185,6 +185,20 @@ def section_start(content: str, limit: int = MAX_SECTION_CHARS) -> str:
     return "\n".join(kept)
 
 
+def _section_quote(content: str, terms: Sequence[str], vocabulary: Vocabulary) -> str:
+    """A section's start; when the section is longer, a shorter start and then its
+    sentences with the key terms (:func:`trim`) that the start does not hold."""
+    head = section_start(content)
+    if not head.endswith("…"):
+        return head  # the whole section fits
+    best = trim(content, terms, vocabulary)
+    fragments = [f.strip() for f in re.split(r"[…\n]", best) if f.strip()]
+    if not best or all(f in head for f in fragments):
+        return head
+    head = section_start(content, max(MAX_SECTION_CHARS - len(best), MAX_QUOTE_CHARS // 2))
+    return head + "\n" + best.removeprefix("…")
+
+
 def trim(
     content: str,
     terms: Sequence[str],
@@ -205,16 +219,7 @@ def trim(
     its sentences with the key terms come later, they follow a shorter start (「…」).
     """
     if section:
-        head = section_start(content)
-        if not head.endswith("…"):
-            return head  # the whole section fits
-        # the section is longer: its sentences with the key terms follow its start
-        best = trim(content, terms, vocabulary)
-        pieces = [p.strip() for p in re.split(r"[…\n]", best) if p.strip()]
-        if not best or all(p in head for p in pieces):
-            return head
-        head = section_start(content, max(MAX_SECTION_CHARS - len(best), MAX_QUOTE_CHARS // 2))
-        return head + "\n" + best.removeprefix("…")
+        return _section_quote(content, terms, vocabulary)
     units = _sentences(content)
     if not units:
         return ""
