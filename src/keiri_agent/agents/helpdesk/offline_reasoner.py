@@ -3,8 +3,8 @@
 Used when no LLM is configured (provider ``offline`` and no injected chat model). It
 splits the question by rules, searches every tool with the same query (key terms, then
 synonyms and what the reflection found missing), quotes the best passages with their
-citations and judges an answer by the key terms the quotes cover. Its conversation is
-only the tool calls of the current attempt.
+citations and judges an answer by the key terms the quotes cover, over the passages of
+every attempt so far. Its conversation is only the tool calls of the current attempt.
 """
 
 from __future__ import annotations
@@ -82,4 +82,10 @@ class OfflineReasoner:
 
 
 def _passages(step: SubtaskStep) -> list[SearchOutput]:
-    return [output for result in step.results for output in result.results]
+    """The passages of every attempt so far, this attempt's first.
+
+    A later attempt searches only what was missing: a passage found earlier that covers
+    the rest must still be quoted and judged (the rules pick the best of all of them).
+    """
+    attempts = [*step.results, *step.earlier_results]
+    return [output for result in attempts for output in result.results]

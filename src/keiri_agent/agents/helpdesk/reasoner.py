@@ -36,6 +36,8 @@ class SubtaskStep:
     """The last reflection's advice ("" on the first attempt)."""
     results: Sequence[ToolResult] = ()
     """This attempt's search results (answer and reflection steps)."""
+    earlier_results: Sequence[ToolResult] = ()
+    """The search results of the attempts before this one (answer and reflection steps)."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,8 @@ class HelpDeskReasoner(Protocol):
         ...
 
     def answer_subtask(self, step: SubtaskStep) -> SubtaskAnswer:
-        """The subtask's answer from ``step.results``, citing them (§4.4)."""
+        """The subtask's answer from ``step.results`` (the offline rules add
+        ``step.earlier_results``), citing them (§4.4)."""
         ...
 
     def reflect(self, step: SubtaskStep) -> Reflection:

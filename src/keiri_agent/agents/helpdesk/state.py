@@ -73,6 +73,7 @@ def subtask_step(state: AgentSubGraphState, *, searched: bool = False) -> Subtas
         messages=list(state.get("messages") or []),
         advice=last_advice(state),
         results=attempt_results(state) if searched else [],
+        earlier_results=earlier_results(state) if searched else [],
     )
 
 
@@ -80,6 +81,12 @@ def attempt_results(state: AgentSubGraphState) -> list[ToolResult]:
     """The search results of the current (last) attempt."""
     attempts = list(state.get("tool_results") or [])
     return list(attempts[-1]) if attempts else []
+
+
+def earlier_results(state: AgentSubGraphState) -> list[ToolResult]:
+    """The search results of the attempts before the current one, oldest first."""
+    attempts = list(state.get("tool_results") or [])[:-1]
+    return [result for attempt in attempts for result in attempt]
 
 
 def searched_before(state: AgentSubGraphState) -> bool:

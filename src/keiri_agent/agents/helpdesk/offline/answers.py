@@ -6,11 +6,16 @@ generic words with the part is not about it and is never quoted. One rule decide
 the answer and the reflection, so a part is presented as answered exactly when the
 reflection accepts it:
 
-* **answered** — the passages that share topic terms cover the part's key terms — all
+* **answered** — the part's most specific noun is named by a passage, and the passages
+  that share topic terms cover the part's key terms — all
   of them, or ≥ 2/3 (rounded up) when there are 3 or more; a generic term counts here
   only beside a topic term — and at least half of its topic terms: a lead sentence (the
   most relevant quoted sentence, shortened) and the quotes with their citations; the
   reflection is done.
+* **not about its topic** — no passage names the part's most specific noun unit
+  (``specificity.most_specific``: 「有給休暇」 in 「有給休暇の申請」): 「資料には記載が
+  ありません（「有給休暇」についての記述は見つかりませんでした）」, then the passages that
+  share its other topic terms as 「関連しそうな記述」; the reflection names the noun.
 * **related** — they cover some topic terms but not enough: 「直接当てはまる記述は見つ
   かりませんでした」, then the quotes as 「関連しそうな記述」 naming the terms they contain;
   the reflection asks for the missing terms.
@@ -31,7 +36,7 @@ from dataclasses import dataclass
 
 from keiri_agent.agents.helpdesk.models import ReflectionResult, SearchOutput, Subtask
 from keiri_agent.agents.helpdesk.offline.quotes import lead_sentence, trim
-from keiri_agent.agents.helpdesk.offline.specificity import topic_terms, weight
+from keiri_agent.agents.helpdesk.offline.specificity import most_specific, topic_terms, weight
 from keiri_agent.agents.helpdesk.offline.terms import (
     DEFAULT_VOCABULARY,
     PreparedText,
@@ -71,11 +76,15 @@ class _Verdict:
     chosen: list[_Candidate]
     covered: list[str]
     """The topic terms the chosen passages contain, in the part's order."""
+    absent: str = ""
+    """The part's most specific noun (``specificity.most_specific``) when no passage names
+    it: the documents do not speak of what the part is about."""
 
     @property
     def answered(self) -> bool:
-        """The module's rule: enough key terms, and at least half of the topic terms."""
-        if not self.chosen:
+        """The module's rule: its most specific noun found, enough key terms, and at least
+        half of the topic terms."""
+        if not self.chosen or self.absent:
             return False
         every = {t for c in self.chosen for t in c.covered}
         return _accepts(len(self.terms), len(every)) and 2 * len(self.covered) >= len(self.topics)
@@ -116,7 +125,27 @@ def _judge(subtask: str, results: Sequence[SearchOutput], vocabulary: Vocabulary
         key=lambda c: (-c.relevance, -len(c.in_heading), -c.result.score, c.order),
     )[: MAX_QUOTES if terms else 1]
     covered_topics = [t for t in topics if any(t in c.covered for c in chosen)]
-    return _Verdict(terms, topics, chosen, covered_topics)
+    return _Verdict(
+        terms, topics, chosen, covered_topics, _absent(subtask, terms, results, vocabulary)
+    )
+
+
+def _absent(
+    subtask: str, terms: Sequence[str], results: Sequence[SearchOutput], vocabulary: Vocabulary
+) -> str:
+    """The part's most specific noun unit (all of its parts in one passage) when no passage
+    names it, else "". With several equally specific units, only when none is named."""
+    best = most_specific(subtask, terms)
+    if not best:
+        return ""
+    texts = [
+        (PreparedText.of(r.content, vocabulary), PreparedText.of(r.heading or "", vocabulary))
+        for r in results
+    ]
+    for unit in best:
+        if any(all(body.has(p) or head.has(p) for p in unit) for body, head in texts):
+            return ""
+    return "".join(best[0])
 
 
 def _label(subtask: str) -> str:
@@ -159,7 +188,13 @@ def subtask_answer(
         items.append("- " + quote.replace("\n", "  \n  ") + f"【{citation}】")
         if citation not in citations:
             citations.append(citation)
-    if verdict.answered:
+    if verdict.absent:
+        first = (
+            f"「{_label(text)}」について、資料には記載がありません"
+            f"（「{verdict.absent}」についての記述は見つかりませんでした）。"
+            f"{'、'.join(verdict.covered)}を含む関連しそうな記述は次のとおりです。"
+        )
+    elif verdict.answered:
         lead = lead_sentence(quotes, verdict.terms, vocabulary)
         first = (
             f"資料によると、{lead}"
@@ -207,6 +242,8 @@ def reflect(
     if verdict.answered:
         return ReflectionResult(advice="", is_completed=True)
     missing = verdict.missing
+    if verdict.absent and verdict.absent not in missing:
+        missing = [verdict.absent, *missing]
     lead = "検索結果がありませんでした。" if not results else ""
     named = f"不足: {', '.join(missing)}。" if missing else ""
     if attempt == 0:

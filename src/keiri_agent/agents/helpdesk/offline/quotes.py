@@ -24,6 +24,14 @@ MAX_QUOTE_CHARS = 200
 MAX_SECTION_CHARS = 320
 """A passage whose heading names the part's key terms is quoted from its start, up to this."""
 MAX_LEAD_CHARS = 80
+FACT_BONUS = 0.5
+"""Added to a quoted sentence's weight when it states a fact (:func:`has_fact`): less than
+a specific term's weight, so it only decides between sentences about the same terms."""
+_FACT = re.compile(
+    r"[0-9０-９]|「[^」]{1,40}」|『[^』]{1,40}』"
+    r"|[一二三四五六七八九十百千万]+(?:円|日|時|分|件|回|名|人|年|か月|ヶ月|週|割|倍|営業日)"
+)
+"""A number, a 「quoted」 name of a screen or button, a number written in kanji with a unit."""
 
 _ITEM = re.compile(
     r"^(?:[0-9０-９]{1,3}[.．)）](?![0-9０-９])|[（(][0-9０-９]{1,3}[)）]|[①-⑳]"
@@ -35,8 +43,14 @@ _LABEL_VALUE = re.compile(r"^[^。！？!?：:\s][^。！？!?：:]{0,24}[：:]\
 _LINE_END = re.compile(r"[。！？!?：:」』）)]$")
 _SENTENCE = re.compile(r"(?<=[。！？!?])|(?<=[^\s0-9][.])\s+")
 """Sentence ends inside a line; ``1.`` after a digit is a list marker, not an end."""
+_ENDED = re.compile(r"[。！!]$|[^\s0-9][.]$")
+"""A sentence that ends as a statement does (a heading or a label line does not)."""
 _BOUNDARY = re.compile(r"[、，,;；：:　 ]\s*")
 """Where a clause or word starts inside a sentence (after it)."""
+_QUESTION = re.compile(r"[？?]$|[かの][。.]?$")
+"""A sentence that asks (「…ですか。」, 「…の？」)."""
+_Q_PREFIX = re.compile(r"^\s*(?:Q|質問)\s*[:：.]", re.IGNORECASE)
+"""The question of an FAQ row."""
 _QA_PREFIX = re.compile(r"^\s*(?:Q|A|質問|回答)\s*[:：.]\s*", re.IGNORECASE)
 _WRAP_SHARE = 0.75
 """A line at least this share of the passage's longest line, without a sentence end, wraps."""
@@ -94,6 +108,12 @@ def _score(sentence: str, terms: Sequence[str], vocabulary: Vocabulary) -> float
     return sum(weight(t) for t in terms if prepared.has(t))
 
 
+def has_fact(sentence: str) -> bool:
+    """True when ``sentence`` states a fact a user asks for: a number or a 「name」 (a list
+    item's marker 「1.」 is not one)."""
+    return bool(_FACT.search(_ITEM.sub("", sentence.lstrip(), count=1)))
+
+
 def _first_term(sentence: str, terms: Sequence[str]) -> tuple[int, int]:
     """(start, end) of the earliest key term in ``sentence``; (0, 0) when none is there."""
     norm = normalize_for_search(sentence)
@@ -105,8 +125,8 @@ def window(sentence: str, terms: Sequence[str]) -> str:
     """A window of at most ``MAX_QUOTE_CHARS`` of a long sentence around its first key term.
 
     It starts at the clause boundary (after 、 , ： or a space) before the term when that
-    is near, else at the start of the word that contains the term; it ends at a clause
-    boundary when it has to be cut. 「…」 marks each cut.
+    is near, else at the start of the word that contains the term; it ends at a sentence
+    end, clause or word boundary when it has to be cut (:func:`_cut`). 「…」 marks each cut.
     """
     first, term_end = _first_term(sentence, terms)
     starts = [0, *(m.end() for m in _BOUNDARY.finditer(sentence) if m.end() <= first)]
@@ -119,32 +139,64 @@ def window(sentence: str, terms: Sequence[str]) -> str:
     if len(sentence) - start <= MAX_QUOTE_CHARS - len(lead):
         return lead + sentence[start:]
     limit = start + MAX_QUOTE_CHARS - len(lead) - 1
-    ends = [m.start() for m in _BOUNDARY.finditer(sentence, term_end, limit)]
-    end = ends[-1] if ends else limit
-    return lead + sentence[start:end].rstrip() + "…"
+    return lead + _cut(sentence[start:], limit - start, term_end - start).rstrip() + "…"
 
 
-def section_start(content: str) -> str:
-    """The start of a section, its lines kept, up to ``MAX_SECTION_CHARS`` (「…」 when cut).
+def _cut(text: str, limit: int, keep: int = 0) -> str:
+    """``text`` cut to at most ``limit`` characters at its last sentence end, else clause
+    boundary, else word boundary (never inside a word: 「…振り」 of 「振り込み」), keeping
+    at least its first ``keep`` characters (the key term of a window)."""
+    if len(text) <= limit:
+        return text
+    floor = max(keep, 1)
+    ends = [m.end() for m in re.finditer(r"[。！？!?]", text) if floor <= m.end() <= limit]
+    if ends:
+        return text[: ends[-1]]
+    clauses = [m.start() for m in _BOUNDARY.finditer(text, floor, limit + 1)]
+    if clauses:
+        return text[: clauses[-1]].rstrip()
+    end = limit
+    while end > floor and _word_class(text[end - 1]) == _word_class(text[end]) != "":
+        end -= 1
+    return text[: end if end > floor else limit]
 
-    A line that does not fit is cut at its last sentence end that fits, or left out.
+
+def section_start(content: str, limit: int = MAX_SECTION_CHARS) -> str:
+    """The start of a section, its lines kept, up to ``limit`` characters (「…」 when cut).
+
+    A line that does not fit is cut at its last sentence end that fits, or left out; a
+    first line that does not fit is cut at a clause or word boundary (:func:`_cut`).
     """
     kept: list[str] = []
     size = 0
     for line in logical_lines(content):
-        if size + len(line) <= MAX_SECTION_CHARS:
+        if size + len(line) <= limit:
             kept.append(line)
             size += len(line)
             continue
-        room = MAX_SECTION_CHARS - size
+        room = limit - size
         ends = [m.end() for m in re.finditer(r"[。！？!?]", line) if m.end() <= room]
         if ends:
             kept.append(line[: ends[-1]])
         elif not kept:
-            kept.append(line[: MAX_SECTION_CHARS - 1])
+            kept.append(_cut(line, limit - 1))
         kept[-1] += "…"
         break
     return "\n".join(kept)
+
+
+def _section_quote(content: str, terms: Sequence[str], vocabulary: Vocabulary) -> str:
+    """A section's start; when the section is longer, a shorter start and then its
+    sentences with the key terms (:func:`trim`) that the start does not hold."""
+    head = section_start(content)
+    if not head.endswith("…"):
+        return head  # the whole section fits
+    best = trim(content, terms, vocabulary)
+    fragments = [f.strip() for f in re.split(r"[…\n]", best) if f.strip()]
+    if not best or all(f in head for f in fragments):
+        return head
+    head = section_start(content, max(MAX_SECTION_CHARS - len(best), MAX_QUOTE_CHARS // 2))
+    return head + "\n" + best.removeprefix("…")
 
 
 def trim(
@@ -156,22 +208,35 @@ def trim(
 ) -> str:
     """The sentences of ``content`` that contain key terms, at most ``MAX_QUOTE_CHARS``.
 
-    Sentences with the most (weighted) key terms are kept first while they fit; kept
+    Sentences with the most (weighted) key terms are kept first while they fit — a
+    sentence stating a fact (:func:`has_fact`) before one with the same terms that does
+    not — then the best sentence's neighbours that state facts; kept
     sentences stay in text order, each line on its own line, with 「…」 where sentences
     were left out between them. A single sentence longer than the limit is cut to a
     :func:`window`. With ``section`` (the passage's heading names the key terms, so its
     body is the answer, e.g. the list under 「パスワードの条件」) the passage is quoted
-    from its start instead, up to ``MAX_SECTION_CHARS``.
+    from its start instead, up to ``MAX_SECTION_CHARS``; when the section is longer and
+    its sentences with the key terms come later, they follow a shorter start (「…」).
     """
     if section:
-        return section_start(content)
+        return _section_quote(content, terms, vocabulary)
     units = _sentences(content)
     if not units:
         return ""
     scores = [_score(sentence, terms, vocabulary) for _, sentence in units]
+    # among sentences on the topic, one that states a fact (a number, a 「name」) first
+    scores = [s + FACT_BONUS if s and has_fact(units[i][1]) else s for i, s in enumerate(scores)]
     ranked = sorted((i for i, s in enumerate(scores) if s), key=lambda i: (-scores[i], i)) or [0]
     if len(units[ranked[0]][1]) > MAX_QUOTE_CHARS:
         return window(units[ranked[0]][1], terms)
+    # the best sentence's neighbours, when they state facts, complete it (「…上限は次の
+    # とおりです。」 then 「1回につき5万円までです。」): after the sentences with terms
+    best = ranked[0]
+    ranked += [
+        i
+        for i in (best + 1, best - 1)
+        if 0 <= i < len(units) and i not in ranked and has_fact(units[i][1])
+    ]
     keep: list[int] = []
     size = 0
     for i in ranked:
@@ -205,7 +270,8 @@ def lead_sentence(
     quotes: Sequence[str], terms: Sequence[str], vocabulary: Vocabulary = DEFAULT_VOCABULARY
 ) -> str:
     """The quoted sentence with the most (weighted) key terms, without its list marker or
-    「Q:」「A:」, shortened to ``MAX_LEAD_CHARS``; a statement is preferred to a question.
+    「Q:」「A:」, shortened to ``MAX_LEAD_CHARS``; a statement (ending in 「。」) is preferred
+    to a heading or label line, and both to a question (「…ですか。」, an FAQ row's 「Q:」).
 
     Returns "" when no quoted sentence has a key term.
     """
@@ -216,7 +282,10 @@ def lead_sentence(
             score = _score(text, terms, vocabulary)
             if not text or not score:
                 continue
-            statement = 0 if re.search(r"[？?]$", text) else 1
+            # a full statement first; a heading or label line (no sentence end) next;
+            # a question last
+            asked = _QUESTION.search(text) or _Q_PREFIX.match(_ITEM.sub("", sentence, count=1))
+            statement = 0 if asked else 2 if _ENDED.search(text) else 1
             if best is None or (statement, score) > (best[1], best[0]):
                 best = (score, statement, text)
     return _shorten(best[2]) if best else ""

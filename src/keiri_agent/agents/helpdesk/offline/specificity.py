@@ -18,6 +18,7 @@ not on the index, so the list and the term's form are what is known.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -69,3 +70,106 @@ def topic_terms(terms: Sequence[str]) -> list[str]:
     """
     specific = [t for t in terms if not is_generic(t)]
     return specific or list(terms)
+
+
+_HIRAGANA = re.compile(r"[\u3040-\u309f]")
+
+
+_RELATIONAL = frozenset(
+    {"以外", "以上", "以下", "以内", "以前", "以降", "未満", "前後", "毎", "等", "用", "中", "間"}
+)
+"""Nouns that relate a noun to something else (「パスワード以外」): not part of a compound."""
+
+
+_ENGLISH_NOT_NOUN = re.compile(r"^[a-z]{3,}(?:ly|ed|ing)$")
+"""An English adverb, past participle or gerund (「automatically」「imported」「using」)."""
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+
+
+def _nominal(term: str) -> bool:
+    """A noun-like term: no hiragana (not a Japanese verb or adjective form), no English
+    adverb or participle, not relational."""
+    return (
+        bool(term)
+        and not _HIRAGANA.search(term)
+        and not _ENGLISH_NOT_NOUN.match(term)
+        and term not in _RELATIONAL
+    )
+
+
+def is_name(term: str, text: str) -> bool:
+    """True when ``term`` is written in ``text`` as a name: a Latin word inside Japanese
+    text (「Suica」「Teams」), or in English text a word with a capital past its first
+    letter (PayPay, iPhone, VPN), with a digit (E1050), or capitalised mid-sentence."""
+    if not term.isascii() or not term[:1].isalpha():
+        return False
+    japanese = bool(_CJK.search(text))
+    for match in _LATIN_WORD.finditer(text):
+        word = match.group()
+        if word.lower() != term:
+            continue
+        if japanese or any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word):
+            return True
+        before = text[: match.start()].rstrip()
+        if word[0].isupper() and before and before[-1] not in ".?!":
+            return True
+    return False
+
+
+def units(text: str, terms: Sequence[str]) -> list[tuple[str, ...]]:
+    """The question's noun units: runs of topic terms written next to each other in ``text``.
+
+    The tokenizer splits a compound noun (「有給休暇」 → 「有給」「休暇」); written side by
+    side in the question, its parts name one thing, which a passage must mention as a whole.
+    Only noun-like topic terms (:func:`_nominal`) join; any other topic term is a unit alone.
+    Numbers (the value asked about or given) and relational nouns (「以外」「以内」) are no
+    units.
+
+    >>> units("有給休暇の申請", ["有給", "休暇", "申請"])
+    [('有給', '休暇'), ('申請',)]
+    """
+    norm = normalize_for_search(text)
+    placed = sorted(
+        (norm.find(term), term)
+        for term in topic_terms(terms)
+        if not term.isdigit() and term not in _RELATIONAL
+    )
+    out: list[tuple[str, ...]] = []
+    end = -2
+    for position, term in placed:
+        if out and position == end and position >= 0 and _nominal(term) and _nominal(out[-1][-1]):
+            out[-1] = (*out[-1], term)
+        else:
+            out.append((term,))
+        end = position + len(term) if position >= 0 else -2
+    return out
+
+
+def _specificity(unit: Sequence[str], text: str) -> tuple[bool, bool, int]:
+    """A name (:func:`is_name`) beats a compound, a compound beats a single term; then the
+    longer (in characters) is more specific."""
+    return (
+        any(is_name(part, text) for part in unit),
+        len(unit) >= 2,
+        sum(len(part) for part in unit),
+    )
+
+
+def most_specific(text: str, terms: Sequence[str]) -> list[tuple[str, ...]]:
+    """The most specific noun units of ``text`` (ties kept): what the question is about.
+
+    Only noun units count (a verb or adverb — 「任せる」「ずっと」, "imported" — is said in
+    many ways); a name (「Suica」, PayPay, VPN) is the most specific of all.
+    None when every topic term is generic (the question is about those words) or when the
+    best unit is a single character (too short to say what the question is about).
+    """
+    if all(is_generic(t) for t in terms):
+        return []
+    found = [u for u in units(text, terms) if all(map(_nominal, u)) and not all(map(is_generic, u))]
+    if not found:
+        return []
+    best = max(_specificity(u, text) for u in found)
+    if best[2] < 2:
+        return []
+    return [u for u in found if _specificity(u, text) == best]
