@@ -14,8 +14,8 @@ from reportlab.pdfgen import canvas
 
 from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError
-from keiri_agent.search.keyword import KeywordIndex
 from keiri_agent.search import knowledge_base
+from keiri_agent.search.keyword import KeywordIndex
 from keiri_agent.search.knowledge_base import KnowledgeBase
 from keiri_agent.search.models import Chunk, Hit, Retriever, Source
 from keiri_agent.search.tokenize import SudachiTokenizer
