@@ -73,7 +73,7 @@ def _finals(plan: Plan, outputs: Mapping[str, Any]) -> list[tuple[str, str, str,
             )
         return found
     read = set().union(*dependencies(plan.graph).values())
-    finals = []
+    finals: list[tuple[str, str, str, str | None]] = []
     for node_id in _order(plan, outputs):
         values = outputs.get(node_id) or {}
         if node_id in read or not isinstance(values, Mapping):

@@ -320,7 +320,7 @@ def _start(
     forms: Mapping[str, tuple[str, Any]],
 ) -> None:
     """Run ``plan`` with ``vars`` and the up-front forms' values as their answers."""
-    st.session_state[STATE] = state = {
+    state: dict[str, Any] = {
         "file_id": file_id,
         "plan_id": plan.id,
         "result": None,
@@ -331,6 +331,7 @@ def _start(
         "problem": None,
         "job": None,
     }
+    st.session_state[STATE] = state
     answers = _answers(state)
     _sent(state, answers)
     _invoke(
