@@ -7,12 +7,13 @@ Layout under ``root`` (default ``<workspace>/.keiri/knowledge/<name>``)::
     <collection>/keyword/          the collection's KeywordIndex
     (vector indexes live wherever ``vector_index_factory`` puts them)
 
-``index_files`` chunks each file (``chunk_document``, or ``chunk_faq`` with ``faq=True``),
-skips files whose content is unchanged since the last run (and were chunked by this
-version of extraction and chunking, ``CHUNKING_VERSION``: an upgrade re-indexes them),
-replaces the chunks of changed files, and saves after every file so an interruption
-loses nothing already done. A file that cannot be read is reported in ``IndexReport.failed`` with its error; the other files
-are still indexed and what was indexed before stays searchable.
+``index_files`` chunks each file (``chunk_document``, or ``chunk_faq`` with
+``faq=True``), skips files whose content is unchanged since the last run (and were
+chunked by this version of extraction and chunking, ``CHUNKING_VERSION``: an upgrade
+re-indexes them), replaces the chunks of changed files, and saves after every file so an
+interruption loses nothing already done. A file that cannot be read is reported in
+``IndexReport.failed`` with its error; the other files are still indexed and what was
+indexed before stays searchable.
 
 A document is named by its file name; two files with the same name in one call are an
 error naming both (rename one, or index them into different collections).
