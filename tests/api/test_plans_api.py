@@ -65,6 +65,7 @@ def test_list_and_show_give_ids_versions_yaml_and_the_inputs_a_run_asks(
     }  # fmt: skip
     (asked,) = shown["inputs"]["interactive"]
     assert asked["node_id"] == "collect"
+    assert asked["title"] == "経費明細と上限金額"  # what people call the form
     assert [r["id"] for r in asked["requirements"]] == ["workbook", "limit"]
 
 

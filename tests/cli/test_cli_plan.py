@@ -148,3 +148,32 @@ graph:
     result = runner.invoke(app, ["plan", "run", str(plan)])
     assert result.exit_code == 1
     assert "INPUT_VALIDATION_FAILED" in result.output
+
+
+LLM_PLAN = """
+apiVersion: v1
+id: llm_plan
+version: 0.1.0
+graph:
+  - id: accounts
+    title: 勘定科目の分類
+    block: ai.classify
+    in: {records: [{摘要: タクシー}], labels: [旅費交通費]}
+    out: {records: rows}
+"""
+
+
+def test_validate_and_dry_run_warn_that_a_plan_needs_an_llm(
+    keiri_home: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "llm_plan.yaml"
+    path.write_text(LLM_PLAN, encoding="utf-8")
+    checked = runner.invoke(app, ["plan", "validate", str(path), "--json"])
+    assert checked.exit_code == 0, checked.output
+    codes = {issue["code"]: issue for issue in json.loads(checked.output)["issues"]}
+    assert codes["LLM_NOT_CONFIGURED"]["severity"] == "warning"
+    dry = runner.invoke(app, ["plan", "dry-run", str(path), "--json"])
+    assert dry.exit_code == 0, dry.output
+    assert [w["code"] for w in json.loads(dry.output)["warnings"]] == ["LLM_NOT_CONFIGURED"]
+    shown = runner.invoke(app, ["plan", "dry-run", str(path)], env={"COLUMNS": "200"})
+    assert "LLM_NOT_CONFIGURED" in shown.output and "勘定科目の分類" in shown.output

@@ -174,13 +174,13 @@ def test_instruction_to_registered_plan_that_runs(page: AppTest, keiri_home: Pat
     # back to the page AppTest was told, so point it at the 実行 page (same session).
     page.switch_page("run_page.py").run()
     assert page.selectbox(key="run.plan").value == file_id
-    _button(page, "実行")
     text = _texts(page)
-    assert "入力待ち" in text
     first = applied["graph"][0]
     assert first["block"] == "ui.interactive_input"
-    assert f"入力: {first['id']}" in text
-    assert applied["vars"]["workbook_message"] in text  # the Plan's own form message
+    assert applied["vars"]["workbook_message"] in text  # the Plan's own form, before 実行
+    # offline, the generated Plan's LLM step would fail after the upload: said up front
+    assert any("ai.process_llm" in e.value and "LLM" in e.value for e in page.error)
+    assert next(b for b in page.button if b.label == "実行").disabled
 
 
 def test_uncovered_instruction_gives_a_message_and_no_plan(page: AppTest) -> None:

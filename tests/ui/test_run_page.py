@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -298,3 +299,175 @@ def test_a_field_whose_type_changed_gets_a_fresh_widget(page: AppTest, keiri_hom
     assert page.session_state[GREET_KEY] == {"name": "山田商事", "amount": ""}
     assert page.text_input(key=f"{GREET_KEY}::amount").value == ""  # not the old number
     assert any("amount" in w.value and "text" in w.value for w in page.warning)
+
+
+# --------------------------------------------------------------------------- issue 16 item 6
+
+
+def _open(keiri_home: Path, plans: dict[str, str]) -> AppTest:
+    designs = keiri_home / "designs"
+    designs.mkdir(exist_ok=True)
+    for name, text in plans.items():
+        (designs / f"{name}.yaml").write_text(text, encoding="utf-8")
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("run_page.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _start_button(at: AppTest) -> Any:
+    return next(b for b in at.button if b.label == "実行")
+
+
+def test_a_new_workspace_offers_the_bundled_samples_and_says_where_plans_live(
+    keiri_home: Path,
+) -> None:
+    at = _open(keiri_home, {})
+    options = at.selectbox(key="run.plan").options
+    assert "サンプル: 経費精算チェック" in options
+    assert "サンプル: 請求と入金の照合" in options
+    info = "\n".join(i.value for i in at.info)
+    assert str(keiri_home / "designs") in info and "設計" in info
+
+    at.selectbox(key="run.plan").select("sample:expense_check").run()
+    assert not at.exception, at.exception
+    assert "経費精算チェック" in [s.value for s in at.subheader]
+    key = session_key("examples/expense_check", "collect", "1.0.0")
+    assert at.number_input(key=f"{key}::limit").value == 30000  # the form, before 実行
+
+
+def test_the_form_is_shown_before_the_run_and_the_run_starts_with_it(page: AppTest) -> None:
+    page.text_input(key=f"{GREET_KEY}::name").input("山田商事")
+    page.number_input(key=f"{GREET_KEY}::amount").set_value(120000)
+    _button(page, "実行")
+
+    text = _texts(page)
+    assert "結果: 完了" in text  # no pause: the form's values were the answers
+    assert "山田商事 様 ご請求額: 120,000" in text
+    assert page.session_state[GREET_KEY] == {"name": "山田商事", "amount": 120000}
+
+
+TITLED = """\
+apiVersion: v1
+id: titled
+title: 精算チェック
+version: 0.1.0
+graph:
+  - id: collect
+    title: 担当者の入力
+    block: ui.interactive_input
+    in:
+      mode: collect
+      requirements:
+        - {id: name, type: text, label: "担当者", required: true}
+    out: {collected_data: collected}
+  - id: rows
+    title: 明細の整形
+    block: text.template
+    in:
+      template: "{name}"
+      values: ${collect.collected}
+    out: {text: text}
+  - id: write
+    title: 結果ブックの作成
+    block: excel.write
+    in:
+      workbook: null
+      data: [{担当者: "${rows.text}", 金額: 1200}]
+      output_config: {sheet: 結果, create_sheet: true}
+    out: {workbook: workbook}
+exports:
+  - {from: write.workbook, as: workbook, title: 精算チェック結果, description: 要確認の行}
+"""
+
+
+def test_titles_final_outputs_first_and_a_named_download(keiri_home: Path) -> None:
+    at = _open(keiri_home, {"titled": TITLED})
+    assert "精算チェック" in [s.value for s in at.subheader]
+    assert "手順: 担当者の入力 → 明細の整形 → 結果ブックの作成" in _texts(at)
+    key = session_key("titled", "collect", "1.0.0")
+    at.text_input(key=f"{key}::name").input("佐藤")
+    _button(at, "実行")
+
+    labels = [button.proto.label for button in at.get("download_button")]
+    assert labels[0] == "精算チェック結果.xlsx をダウンロード"
+    markdown = [m.value for m in at.markdown]
+    assert "**精算チェック結果**" in markdown
+    assert not any(m.startswith("**write.") or m.startswith("**rows.") for m in markdown)
+    hidden = next(x for x in at.expander if x.label.startswith("途中の出力"))
+    assert not hidden.proto.expanded  # intermediate outputs: hidden until opened
+    assert "**明細の整形（text）**" in [m.value for m in hidden.markdown]
+    progress = _texts(at)
+    assert "担当者の入力: 開始" in progress and "結果ブックの作成: 完了" in progress
+    assert "node_start" not in progress
+
+
+CLASSIFY = """\
+apiVersion: v1
+id: classify_demo
+version: 0.1.0
+vars: {classify: true}
+graph:
+  - id: rows
+    block: text.template
+    in: {template: "x", values: {}}
+    out: {text: text}
+  - id: accounts
+    title: 勘定科目の分類
+    block: ai.classify
+    when: {expr: "${vars.classify} == true"}
+    in:
+      records: [{摘要: "${rows.text}"}]
+      labels: [旅費交通費, 会議費]
+    out: {records: rows}
+"""
+
+
+def test_a_plan_that_needs_an_llm_says_so_before_the_run(keiri_home: Path) -> None:
+    at = _open(keiri_home, {"classify_demo": CLASSIFY})
+    assert _start_button(at).disabled
+    assert any("勘定科目の分類" in e.value and "LLM" in e.value for e in at.error)
+
+    at.checkbox(key="run.vars.classify_demo.classify").uncheck().run()  # no LLM step now
+    assert not _start_button(at).disabled
+    assert not any("LLM" in e.value for e in at.error)
+
+
+ASKED_LLM = """\
+apiVersion: v1
+id: asked_llm
+version: 0.1.0
+graph:
+  - id: collect
+    block: ui.interactive_input
+    in:
+      mode: collect
+      requirements:
+        - {id: use_ai, type: boolean, label: "AI で分類する", required: false}
+    out: {collected_data: collected}
+  - id: accounts
+    title: 勘定科目の分類
+    block: ai.classify
+    when: {expr: "${collect.collected.use_ai} == true"}
+    in:
+      records: [{摘要: タクシー}]
+      labels: [旅費交通費, 会議費]
+    out: {records: rows}
+"""
+
+
+def test_a_configuration_error_offers_no_rerun(keiri_home: Path) -> None:
+    at = _open(keiri_home, {"asked_llm": ASKED_LLM})
+    assert not _start_button(at).disabled  # it depends on the answer: a warning only
+    assert any("勘定科目の分類" in w.value for w in at.warning)
+    key = session_key("asked_llm", "collect", "1.0.0")
+    at.checkbox(key=f"{key}::use_ai").check()
+    _button(at, "実行")
+
+    assert any("LLM" in e.value for e in at.error)
+    assert not any(b.label == "再実行" for b in at.button)
+
+
+def test_the_offline_banner_is_on_the_run_page(page: AppTest) -> None:
+    assert any("オフラインモード" in w.value for w in page.sidebar.warning)

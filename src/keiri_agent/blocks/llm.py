@@ -411,7 +411,8 @@ class ProcessLLMBlock(ProcessingBlock):
 
 def block_chat_model(factory: ChatModelFactory, settings: Settings, block_id: str) -> BaseChatModel:
     """The chat model an LLM block calls; without a usable LLM configuration an
-    ``API_ERROR`` naming the block, with the configuration's Japanese reason and fix."""
+    ``API_ERROR`` naming the block, with the configuration's Japanese reason and fix
+    (not recoverable: re-running with the same settings fails the same way)."""
     try:
         return factory(settings)
     except ConfigurationError as error:
@@ -420,7 +421,7 @@ def block_chat_model(factory: ChatModelFactory, settings: Settings, block_id: st
             f"{block_id} には LLM の設定が必要です: {error.message}",
             details={"error_code": error.code},
             hint=error.hint,
-            recoverable=True,
+            recoverable=False,  # a re-run repeats it: the settings must change first
         ) from error
 
 

@@ -189,6 +189,9 @@ def dry_run_command(
         console.print(table)
         for problem in report.problems:
             console.print(f"[red]{problem.code}[/red] {escape(problem.message)}")
+        for warning in report.warnings:
+            hint = f"\n  [dim]{escape(warning.hint)}[/dim]" if warning.hint else ""
+            console.print(f"[yellow]! {warning.code}[/yellow] {escape(warning.message)}{hint}")
         console.print("[green]dry run OK[/green]" if report.ok else "[red]dry run failed[/red]")
     if not report.ok:
         raise typer.Exit(code=1)

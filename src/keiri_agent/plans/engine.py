@@ -36,11 +36,12 @@ from keiri_agent.events import EventCallback
 from keiri_agent.masking import is_known_secret
 from keiri_agent.plans.catalog.catalog import BlockCatalog
 from keiri_agent.plans.check.dry_run import dry_run
-from keiri_agent.plans.check.dry_run_report import DryRunReport
+from keiri_agent.plans.check.dry_run_report import DryRunProblem, DryRunReport
+from keiri_agent.plans.check.llm_needs import LLM_HINT, llm_needs, llm_used, llm_warning_text
 from keiri_agent.plans.check.validator import PlanValidator
 from keiri_agent.plans.dsl.loader import check_plan_file, check_plan_text, load_plan_file
 from keiri_agent.plans.dsl.models import Plan
-from keiri_agent.plans.issues import ValidationReport
+from keiri_agent.plans.issues import IssueCode, ValidationReport
 from keiri_agent.plans.run.runner import PlanRunner, RunResult
 from keiri_agent.plans.store import PlanStore
 from keiri_agent.workspace import Workspace
@@ -129,7 +130,11 @@ class PlanEngine:
     def validate(self, plan: Plan) -> ValidationReport:
         """Every problem of a loaded plan (errors and warnings)."""
         return PlanValidator(
-            self.catalog, self.store, env=dict(self.env), env_allow=self.env.readable()
+            self.catalog,
+            self.store,
+            env=dict(self.env),
+            env_allow=self.env.readable(),
+            llm_configured=not self.settings.is_offline,
         ).validate(plan)
 
     def check(self, source: str | Path) -> ValidationReport:
@@ -153,8 +158,10 @@ class PlanEngine:
         return ValidationReport((*loaded.issues, *loaded.locate(validated)), plan_id=loaded.plan.id)
 
     def dry_run(self, plan: Plan, *, vars: Mapping[str, Any] | None = None) -> DryRunReport:
-        """The plan walked with declared samples only; no block runs."""
-        return dry_run(
+        """The plan walked with declared samples only; no block runs. Without an LLM
+        configured, the nodes that need one (and run with these vars) are warnings
+        (LLM_NOT_CONFIGURED)."""
+        report = dry_run(
             plan,
             self.catalog,
             store=self.store,
@@ -162,6 +169,14 @@ class PlanEngine:
             env=dict(self.env),
             config=self.config,
         )
+        if self.settings.is_offline:
+            report.warnings += [
+                DryRunProblem(
+                    IssueCode.LLM_NOT_CONFIGURED, llm_warning_text(need), need.path, LLM_HINT
+                )
+                for need in llm_used(llm_needs(plan, self.catalog), {**plan.vars, **(vars or {})})
+            ]
+        return report
 
     def run(
         self,

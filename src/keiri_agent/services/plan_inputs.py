@@ -22,14 +22,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
-from keiri_agent.errors import UserInputError
+from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.plans.dsl import load_plan_file
+from keiri_agent.plans.dsl.references import Scope, find_references, resolve_value
 from keiri_agent.plans.engine import PLAN_SUFFIXES
 from keiri_agent.services.user_files import read_text_file
 from keiri_agent.textcodec import TextDecodeError, decode_text
 
 if TYPE_CHECKING:
     from keiri_agent.plans.dsl import Plan
+    from keiri_agent.plans.dsl.models import BlockNode
     from keiri_agent.plans.engine import PlanEngine
     from keiri_agent.plans.store import PlanStore
 
@@ -172,9 +174,10 @@ def parse_var_assignments(items: Sequence[str] | None) -> dict[str, Any]:
 
 def asked_inputs(plan: Plan) -> dict[str, Any]:
     """What a run of ``plan`` asks: ``{"vars": [{"name", "default", "kind"}],
-    "interactive": [{"node_id", "mode", "message", "requirements"}]}`` — the vars with
-    their defaults (``var_kind``) and the top-level ``ui.interactive_input`` nodes with
-    the requirements they ask for (answered by ``{node_id: {requirement id: value}}``)."""
+    "interactive": [{"node_id", "title", "mode", "message", "requirements"}]}`` — the
+    vars with their defaults (``var_kind``) and the top-level ``ui.interactive_input``
+    nodes (titled) with the requirements they ask for (answered by
+    ``{node_id: {requirement id: value}}``)."""
     from keiri_agent.plans.dsl.models import BlockNode
 
     interactive = []
@@ -183,6 +186,7 @@ def asked_inputs(plan: Plan) -> dict[str, Any]:
             interactive.append(
                 {
                     "node_id": node.id,
+                    "title": node.title or node.id,
                     "mode": node.inputs.get("mode"),
                     "message": node.inputs.get("message"),
                     "requirements": node.inputs.get("requirements") or [],
@@ -195,6 +199,39 @@ def asked_inputs(plan: Plan) -> dict[str, Any]:
         ],
         "interactive": interactive,
     }
+
+
+def upfront_forms(plan: Plan, vars: Mapping[str, Any]) -> list[tuple[BlockNode, dict[str, Any]]]:
+    """The input forms a person can fill before 実行: (node, request) of each top-level
+    ``ui.interactive_input`` node in ``collect``/``mixed`` mode without ``when`` whose
+    inputs read nothing but ``vars`` (resolved with ``vars``, the values the run will
+    use), with the request the node shows when the run reaches it (same fields, so the
+    form's values are its answers). Forms that need the run's data (other references,
+    confirm/inquire) are asked when the run pauses."""
+    from keiri_agent.blocks.interactive_input import describe, mode_fields
+    from keiri_agent.plans.dsl.models import BlockNode as _BlockNode
+
+    known = {  # a var still holding ${env.X}/${config.x} is only known when the run starts
+        name: value
+        for name, value in vars.items()
+        if not (isinstance(value, str) and "${" in value)
+    }
+    scope = Scope(nodes={}, vars=known, env={}, config={}, locals={})
+    forms = []
+    for node in plan.graph:
+        if not isinstance(node, _BlockNode) or node.block.split("@")[0] != INTERACTIVE_BLOCK:
+            continue
+        mode = str(node.inputs.get("mode") or "collect")
+        if node.when is not None or mode not in ("collect", "mixed"):
+            continue
+        if any(reference.root != "vars" for _, reference in find_references(node.inputs)):
+            continue
+        try:
+            inputs = resolve_value(node.inputs, scope.lookup)
+        except KeiriAgentError:
+            continue
+        forms.append((node, describe(mode, inputs.get("message"), mode_fields(inputs))))
+    return forms
 
 
 # --------------------------------------------------------------------------- answers

@@ -1,4 +1,15 @@
-"""実行 page: pick a Plan from ``designs/``, run it, answer its input forms, see the results.
+"""実行 page: pick a Plan, fill its form, run it, see the results: a business form.
+
+The Plans offered are those in ``designs/`` and the bundled samples
+(``keiri_agent/samples/plans``, shown as 「サンプル: …」), so a new workspace is never
+a dead end; a caption says where Plans live and how to add one. The page shows the
+Plan's and nodes' ``title`` (their ids when they have none).
+
+Before 実行: the Plan's ``vars``, the input forms that depend on nothing
+(``services.plan_inputs.upfront_forms``: the run starts with their values as the
+nodes' answers) and, when no LLM is configured, the pre-flight check
+(``plans.check.llm_needs``): a node that will call the LLM with these vars disables
+実行 and says what to do; one that may (its condition depends on the run) is a warning.
 
 The page only calls ``PlanEngine``. What it keeps in ``st.session_state``:
 
@@ -30,6 +41,8 @@ same job. A var whose YAML text does not read is shown as an error naming it, an
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -37,6 +50,13 @@ import streamlit as st
 from keiri_agent.blocks.requirements import session_key
 from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.events import EventCallback
+from keiri_agent.plans.check.llm_needs import (
+    LLM_HINT,
+    llm_needs,
+    llm_preflight,
+    llm_warning_text,
+)
+from keiri_agent.plans.dsl import load_plan_file
 from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.engine import PlanEngine
 from keiri_agent.plans.run.runner import RunResult
@@ -47,21 +67,38 @@ from keiri_agent.services.plan_inputs import (
     load_plan,
     parse_var_value,
     rerun_start,
+    upfront_forms,
     var_kind,
     var_text,
 )
-from keiri_agent.ui.components import persistent, show_error
+from keiri_agent.services.plan_outputs import ShownOutput, download_name, node_titles, shown_outputs
+from keiri_agent.ui.components import persistent, provider_banner, show_error
 from keiri_agent.ui.input_forms import input_form
 from keiri_agent.ui.session import session_settings
 
 STATE = "run.state"
 PLAN = "run.plan"
+SAMPLE = "sample:"
 STATUS_LABELS = {
     "success": "完了",
     "failed": "エラー",
     "paused": "入力待ち",
     "cancelled": "中止",
 }
+EVENT_LABELS = {
+    "plan_start": "実行を開始",
+    "plan_resumed": "実行を再開",
+    "plan_paused": "入力待ちで一時停止",
+    "plan_complete": "実行が終了",
+    "node_start": "開始",
+    "node_complete": "完了",
+    "node_error": "失敗",
+    "node_waiting": "入力待ち",
+    "node_skipped": "スキップ（条件を満たさない）",
+    "when_condition_false": "スキップ（条件を満たさない）",
+    "loop_iteration": "繰り返し",
+}
+"""Japanese words for the run's event kinds (progress lines)."""
 
 
 def _engine() -> PlanEngine:
@@ -82,22 +119,29 @@ def _form_key(engine: PlanEngine, plan: Plan, node_id: str, block: str) -> str:
     return session_key(plan.id, node_id, str(version))
 
 
-def _invoke(action: str, call: Callable[[EventCallback], RunResult]) -> None:
+def _node_title(titles: Mapping[str, str], path: str) -> str:
+    """What people call the node at ``path`` (``loop[0]/node`` inside a loop body)."""
+    node_id = path.rpartition("/")[2].partition("[")[0]
+    return titles.get(node_id, path)
+
+
+def _invoke(action: str, call: Callable[[EventCallback], RunResult], plan: Plan) -> None:
     """Start ``call(on_event)`` as a background job and follow it (``_follow``)."""
     job: Job[RunResult] = Job(call, name="plan-run")
     st.session_state[STATE]["job"] = {"action": action, "job": job}
     job.start()
-    _follow(st.session_state[STATE])
+    _follow(st.session_state[STATE], plan)
 
 
-def _follow(state: dict[str, Any]) -> None:
+def _follow(state: dict[str, Any], plan: Plan) -> None:
     """Show the running job's events under a status box until it ends; keep the
     result and the events (or the error) in ``state``."""
     action: str = state["job"]["action"]
     job: Job[RunResult] = state["job"]["job"]
+    titles = node_titles(plan)
     with st.status("実行中…", expanded=True) as status:
         for event in job.follow():
-            status.write(_event_text(event.to_dict()))
+            status.write(_event_text(event.to_dict(), titles))
         state["job"] = None
         error = job.error
         if isinstance(error, KeiriAgentError):
@@ -113,10 +157,18 @@ def _follow(state: dict[str, Any]) -> None:
     state.update(result=result, events=[event.to_dict() for event in job.events()], problem=None)
 
 
-def _event_text(line: Mapping[str, Any]) -> str:
+def _event_text(line: Mapping[str, Any], titles: Mapping[str, str]) -> str:
+    """One progress line: the node's title and what happened, in Japanese."""
     payload = line.get("payload") or {}
-    extra = payload.get("status") or payload.get("code") or ""
-    return " ".join(str(part) for part in (line["kind"], payload.get("node_id"), extra) if part)
+    kind = str(line["kind"])
+    label = EVENT_LABELS.get(kind, kind)
+    status = payload.get("status")
+    if status:
+        label += f"（{STATUS_LABELS.get(str(status), str(status))}）"
+    if kind == "loop_iteration" and payload.get("iteration") is not None:
+        label += f" {int(payload['iteration']) + 1} 回目"
+    node = payload.get("node_id")
+    return f"{_node_title(titles, str(node))}: {label}" if node else label
 
 
 def _answers(state: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,24 +183,38 @@ def _sent(state: dict[str, Any], answers: dict[str, Any]) -> None:
 
 
 def _outputs(plan: Plan, result: RunResult) -> None:
-    order = list(plan.ui.layout) + [n.id for n in plan.graph if n.id not in plan.ui.layout]
-    for node_id in [n for n in order if n in result.outputs] + [
-        n for n in result.outputs if n not in order
-    ]:
-        outputs = result.outputs[node_id] or {}
-        for alias, value in outputs.items():
-            st.markdown(f"**{node_id}.{alias}**")
-            _value(f"run.download.{node_id}.{alias}", alias, value)
+    """The final outputs (titled), then the intermediate ones in an expander."""
+    shown = shown_outputs(plan, result.outputs)
+    finals = [output for output in shown if output.final]
+    others = [output for output in shown if not output.final]
+    for output in finals:
+        _output(output)
+    if others:
+        with st.expander(f"途中の出力（{len(others)} 件）", expanded=not finals):
+            for output in others:
+                _output(output)
 
 
-def _value(key: str, alias: str, value: Any) -> None:
+def _output(output: ShownOutput) -> None:
+    st.markdown(f"**{output.title}**")
+    if output.description:
+        st.caption(output.description)
+    _value(f"run.download.{output.node_id}.{output.alias}", output.title, output.value)
+
+
+def _value(key: str, title: str, value: Any) -> None:
     if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
         st.dataframe(json_value(value, preview=True), hide_index=True)
     elif isinstance(value, (bytes, bytearray)):
-        st.download_button("ダウンロード", bytes(value), file_name=alias, key=key)
+        name, mime = download_name(title, bytes(value))
+        st.download_button(
+            f"{name} をダウンロード", bytes(value), file_name=name, mime=mime, key=key
+        )
     elif isinstance(value, Mapping) and isinstance(value.get("data"), (bytes, bytearray)):
-        name = str(value.get("name") or alias)
-        st.download_button(f"{name} をダウンロード", bytes(value["data"]), file_name=name, key=key)
+        name, mime = download_name(str(value.get("name") or title), bytes(value["data"]))
+        st.download_button(
+            f"{name} をダウンロード", bytes(value["data"]), file_name=name, mime=mime, key=key
+        )
     elif isinstance(value, (Mapping, list)):
         st.json(json_value(value, preview=True))
     else:
@@ -178,7 +244,7 @@ def _vars_inputs(plan: Plan, file_id: str) -> tuple[dict[str, Any], list[UserInp
     problems: list[UserInputError] = []
     if not plan.vars:
         return values, problems
-    with st.expander("変数（vars）", expanded=False):
+    with st.expander("設定（変数）", expanded=False):
         for name, default in plan.vars.items():
             key = f"run.vars.{file_id}.{name}"
             kind = var_kind(default)
@@ -202,19 +268,77 @@ def _vars_inputs(plan: Plan, file_id: str) -> tuple[dict[str, Any], list[UserInp
     return values, problems
 
 
-def _start(engine: PlanEngine, plan: Plan, file_id: str, vars: Mapping[str, Any]) -> None:
-    st.session_state[STATE] = {
+def _run_forms(state: Mapping[str, Any] | None, file_id: str) -> set[str]:
+    """The nodes whose forms the current run shows (``_forms``): not again up front."""
+    if not state or state["file_id"] != file_id or state.get("result") is None:
+        return set()
+    result: RunResult = state["result"]
+    if result.status == "success":
+        return {str(waiting["node_id"]) for waiting in result.waiting}
+    return set(state["forms"])
+
+
+def _upfront(
+    engine: PlanEngine, plan: Plan, file_id: str, run_vars: Mapping[str, Any]
+) -> dict[str, tuple[str, Any]]:
+    """The forms filled before 実行 (node id → (values key, request)); each rendered
+    here unless the current run shows it below."""
+    forms: dict[str, tuple[str, Any]] = {}
+    shown = _run_forms(st.session_state.get(STATE), file_id)
+    for node, request in upfront_forms(plan, run_vars):
+        key = _form_key(engine, plan, node.id, node.block)
+        forms[node.id] = (key, request)
+        if node.id in shown:
+            continue
+        with st.container(border=True):
+            st.markdown(f"#### {node.title or node.id}")
+            if node.description:
+                st.caption(node.description)
+            input_form(key, request)
+    return forms
+
+
+def _llm_preflight(engine: PlanEngine, plan: Plan, run_vars: Mapping[str, Any]) -> bool:
+    """Without an LLM configured: what would fail for it. True when 実行 may start."""
+    if not engine.settings.is_offline:
+        return True
+    certain, possible = llm_preflight(llm_needs(plan, engine.catalog), run_vars)
+    for need in certain:
+        st.error(f"❌ {llm_warning_text(need)}")
+    for need in possible:
+        st.warning(llm_warning_text(need))
+    if certain or possible:
+        st.info(f"💡 {LLM_HINT}")
+    return not certain
+
+
+def _start(
+    engine: PlanEngine,
+    plan: Plan,
+    file_id: str,
+    vars: Mapping[str, Any],
+    forms: Mapping[str, tuple[str, Any]],
+) -> None:
+    """Run ``plan`` with ``vars`` and the up-front forms' values as their answers."""
+    state: dict[str, Any] = {
         "file_id": file_id,
         "plan_id": plan.id,
         "result": None,
         "events": [],
-        "forms": {},
-        "keys": {},
+        "forms": {node_id: request for node_id, (_, request) in forms.items()},
+        "keys": {node_id: key for node_id, (key, _) in forms.items()},
         "sent": {},
         "problem": None,
         "job": None,
     }
-    _invoke("実行", lambda on_event: engine.run(plan, vars=vars, on_event=on_event))
+    st.session_state[STATE] = state
+    answers = _answers(state)
+    _sent(state, answers)
+    _invoke(
+        "実行",
+        lambda on_event: engine.run(plan, vars=vars, answers=answers, on_event=on_event),
+        plan,
+    )
 
 
 def _rerun_button(
@@ -227,8 +351,9 @@ def _rerun_button(
     start = rerun_start(
         nodes, list(state["forms"]), _answers(state), state.get("sent") or {}, failed
     )
+    title = _node_title(node_titles(plan), start)
     st.caption(
-        f"再実行: {start} から"
+        f"再実行: {title} から"
         + ("（失敗したノード、入力はそのまま）" if start == failed else "（入力が変更されたため）")
     )
     if st.button("再実行", key=f"run.rerun.{index}"):
@@ -239,21 +364,51 @@ def _rerun_button(
             lambda on_event: engine.rerun_from_node(
                 result.run_id, start, answers=answers, on_event=on_event
             ),
+            plan,
         )
         st.rerun()
 
 
+def _samples() -> dict[str, Path]:
+    """The bundled sample Plans: ``sample:<name>`` → file."""
+    folder = resources.files("keiri_agent.samples").joinpath("plans")
+    return {
+        f"{SAMPLE}{entry.name.rsplit('.', 1)[0]}": Path(str(entry))
+        for entry in sorted(folder.iterdir(), key=lambda item: item.name)
+        if entry.name.endswith((".yaml", ".yml"))
+    }
+
+
+def _sample_label(path: Path) -> str:
+    try:
+        plan = load_plan_file(path)
+    except KeiriAgentError:
+        return f"サンプル: {path.stem}"
+    return f"サンプル: {plan.title or plan.id}"
+
+
 def _choose_plan(engine: PlanEngine) -> str | None:
-    """The Plan selector (``designs/``); the chosen file id, None when there is none."""
+    """The Plan selector (``designs/`` and the bundled samples); the chosen file id
+    (``sample:<name>`` for a sample), None when the store cannot be read."""
     try:
         entries = engine.store.list()
     except KeiriAgentError as error:
         show_error(error.to_dict())
         return None
+    where = engine.store.designs_dir
     if not entries:
-        st.info("designs/ に Plan がありません。")
-        return None
-    labels = {entry.file_id: entry.plan_id for entry in entries}
+        st.info(
+            f"まだ Plan がありません。Plan（業務手順の YAML ファイル）は {where} に置きます。"
+            "「設計」ページで作って登録するか、YAML ファイルをこのフォルダに置くと、ここに"
+            "表示されます。まずは下の同梱サンプルで試せます。"
+        )
+    else:
+        st.caption(
+            f"Plan は {where} にあります。"
+            "「設計」ページで作るか、YAML ファイルを置くと追加されます。"
+        )
+    labels = {entry.file_id: f"{entry.plan_id} ({entry.file_id})" for entry in entries}
+    labels |= {file_id: _sample_label(path) for file_id, path in _samples().items()}
     state = st.session_state.get(STATE)
     if PLAN not in st.session_state and state and state["file_id"] in labels:
         st.session_state[PLAN] = state["file_id"]  # coming back: show the current run
@@ -264,14 +419,21 @@ def _choose_plan(engine: PlanEngine) -> str | None:
             list(labels),
             key=PLAN,
             valid=lambda kept: kept in labels,
-            format_func=lambda f: f"{labels[f]} ({f})",
+            format_func=lambda f: labels[f],
         )
     )
+
+
+def _load(engine: PlanEngine, file_id: str) -> Plan:
+    if file_id.startswith(SAMPLE):
+        return load_plan_file(_samples()[file_id])
+    return load_plan(engine, file_id)
 
 
 def _forms(engine: PlanEngine, plan: Plan, result: RunResult) -> None:
     """The input forms of the waiting nodes (and those answered, until the run succeeds)."""
     state = st.session_state[STATE]
+    titles = node_titles(plan)
     for waiting in result.waiting:
         node_id = str(waiting["node_id"])
         key = _form_key(engine, plan, node_id, str(waiting.get("block", "")))
@@ -282,7 +444,7 @@ def _forms(engine: PlanEngine, plan: Plan, result: RunResult) -> None:
         if result.status == "success" and node_id not in waiting_ids:
             continue
         with st.container(border=True):
-            st.markdown(f"#### 入力: {node_id}")
+            st.markdown(f"#### 入力: {_node_title(titles, node_id)}")
             input_form(state["keys"][node_id], request)
     if result.status == "paused" and st.button("送信", type="primary", key="run.submit"):
         answers = _answers(state)
@@ -290,6 +452,7 @@ def _forms(engine: PlanEngine, plan: Plan, result: RunResult) -> None:
         _invoke(
             "送信",
             lambda on_event: engine.resume(result.run_id, answers=answers, on_event=on_event),
+            plan,
         )
         st.rerun()
 
@@ -298,9 +461,10 @@ def _result(engine: PlanEngine, plan: Plan, result: RunResult) -> None:
     """The run's status, progress, forms, errors (with 再実行), outputs and log."""
     state = st.session_state[STATE]
     st.subheader(f"結果: {STATUS_LABELS.get(result.status, result.status)}（{result.run_id}）")
-    with st.status("ノードの進捗", state="complete", expanded=False):
+    titles = node_titles(plan)
+    with st.status("進捗", state="complete", expanded=False):
         for line in state["events"]:
-            st.write(_event_text(line))
+            st.write(_event_text(line, titles))
     _forms(engine, plan, result)
     for index, failure in enumerate(result.errors):
         show_error(failure)
@@ -320,29 +484,35 @@ def render_run_page() -> None:
     except KeiriAgentError as error:
         show_error(error.to_dict())
         return
+    provider_banner(engine.settings)
     file_id = _choose_plan(engine)
     if file_id is None:
         return
     try:
-        plan = load_plan(engine, file_id)
+        plan = _load(engine, file_id)
     except KeiriAgentError as error:
         show_error(error.to_dict())
         return
+    st.subheader(plan.title or plan.id)
     if plan.description:
         st.caption(plan.description)
+    titles = node_titles(plan)
     layout = list(plan.ui.layout) or [node.id for node in plan.graph]
-    st.caption("表示順: " + " → ".join(layout))
+    st.caption("手順: " + " → ".join(titles.get(node_id, node_id) for node_id in layout))
     run_vars, problems = _vars_inputs(plan, file_id)
-    if st.button("実行", type="primary", key="run.start"):
+    forms = _upfront(engine, plan, file_id, {**plan.vars, **run_vars})
+    ready = _llm_preflight(engine, plan, {**plan.vars, **run_vars})
+    if st.button("実行", type="primary", key="run.start", disabled=not ready):
         for problem in problems:  # a var that does not read: say so, run nothing
             show_error(problem.to_dict())
         if not problems:
-            _start(engine, plan, file_id, run_vars)
+            _start(engine, plan, file_id, run_vars, forms)
+            st.rerun()  # the forms now belong to the run (shown with its result)
     state = st.session_state.get(STATE)
     if not state or state["file_id"] != file_id:
         return
     if state.get("job"):  # a rerun interrupted following the run: keep following it
-        _follow(state)
+        _follow(state, plan)
     if state.get("problem"):
         show_error(state["problem"])
     result: RunResult | None = state.get("result")

@@ -7,6 +7,7 @@ A spec file (``block_specs/**/*.yaml``; one spec per file)::
     entrypoint: keiri_agent.blocks.text:TemplateBlock   # or path/to/file.py:Class (user dirs)
     kind: processing            # processing | ui
     side_effects: false         # never executed by a dry run when true
+    needs_llm: false            # calls the configured LLM (pre-flight warns without one)
     description: ...
     inputs:                     # port name -> JSON Schema + required/default/nullable/examples
       template: {type: string, required: true, examples: ["Hello {name}"]}
@@ -67,6 +68,8 @@ class BlockSpec:
     entrypoint: str
     kind: str = "processing"
     side_effects: bool = False
+    needs_llm: bool = False
+    """Calls the configured LLM: without one the block fails (``plans.check.llm_needs``)."""
     description: str = ""
     inputs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     outputs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -192,6 +195,7 @@ class BlockSpec:
                 "reference": self.reference,
                 "kind": self.kind,
                 "side_effects": self.side_effects,
+                "needs_llm": self.needs_llm,
                 "description": self.description,
                 "entrypoint": self.entrypoint,
                 "required_inputs": self.required_inputs(),

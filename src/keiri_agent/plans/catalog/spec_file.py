@@ -27,6 +27,7 @@ SPEC_KEYS = (
     "entrypoint",
     "kind",
     "side_effects",
+    "needs_llm",
     "description",
     "inputs",
     "outputs",
@@ -106,6 +107,10 @@ class SpecFile(BaseModel):
     )
     kind: Literal["processing", "ui"] = "processing"
     side_effects: bool = Field(default=False, description="Never executed by a dry run when true.")
+    needs_llm: bool = Field(
+        default=False,
+        description="Calls the configured LLM: a run without one fails (pre-flight warns).",
+    )
     description: str = ""
     tags: list[str] = Field(default_factory=list, description="Words that help find the block.")
     category: str | None = Field(default=None, description="The block's family, e.g. table.")
@@ -149,6 +154,7 @@ def check_spec(data: Any, source: Path | None) -> dict[str, Any]:
         "entrypoint": spec.entrypoint,
         "kind": spec.kind,
         "side_effects": spec.side_effects,
+        "needs_llm": spec.needs_llm,
         "description": spec.description,
         "tags": tuple(spec.tags),
         "category": spec.category,
@@ -194,6 +200,9 @@ def _checked(data: Any, source: Path | None) -> dict[str, Any]:
     side_effects = data.get("side_effects", False)
     if not isinstance(side_effects, bool):
         raise SpecProblem("side_effects", f"{side_effects!r} is not true or false")
+    needs_llm = data.get("needs_llm", False)
+    if not isinstance(needs_llm, bool):
+        raise SpecProblem("needs_llm", f"{needs_llm!r} is not true or false")
     description = data.get("description") or ""
     if not isinstance(description, str):
         raise SpecProblem("description", "must be text")
@@ -224,6 +233,7 @@ def _checked(data: Any, source: Path | None) -> dict[str, Any]:
         "entrypoint": entrypoint,
         "kind": kind,
         "side_effects": side_effects,
+        "needs_llm": needs_llm,
         "description": description.strip(),
         "tags": tags,
         "category": category,

@@ -66,6 +66,7 @@ class Validating(Protocol):
     catalog: BlockCatalog
     store: PlanStore | None
     ports: PortSchemas
+    llm_configured: bool | None
 
     def validate_called(
         self, plan: Plan, stack: tuple[str, ...], run: ValidationRun

@@ -66,11 +66,14 @@ class NodeDryRun:
 
 @dataclass
 class DryRunReport:
-    """Every node's dry run plus plan-level problems (cycles, vars that do not resolve)."""
+    """Every node's dry run plus plan-level problems (cycles, vars that do not resolve)
+    and warnings (what a real run would lack, e.g. LLM_NOT_CONFIGURED; never ``ok``'s
+    concern)."""
 
     plan_id: str
     nodes: list[NodeDryRun] = field(default_factory=list)
     problems: list[DryRunProblem] = field(default_factory=list)
+    warnings: list[DryRunProblem] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -99,6 +102,7 @@ class DryRunReport:
             "plan_id": self.plan_id,
             "ok": self.ok,
             "problems": [problem.to_dict() for problem in self.problems],
+            "warnings": [warning.to_dict() for warning in self.warnings],
             "nodes": [node.to_dict() for node in self.nodes],
         }
 

@@ -23,6 +23,9 @@ Codes are ``IssueCode`` members (docs/plans.md lists each with its ``details``):
 * UI and policy: LAYOUT_UNKNOWN_NODE, LAYOUT_DUPLICATE_NODE / LAYOUT_MISSING_NODE
   (*warnings*), REQUIREMENTS_DUPLICATE_ID, REQUIREMENTS_TYPE_CONFLICT,
   REQUIREMENTS_UNKNOWN_TYPE, REQUIREMENTS_MISSING_OPTIONS, CONCURRENCY_UNKNOWN_NODE
+* LLM (*warning*, only when the validator is told no LLM is configured):
+  LLM_NOT_CONFIGURED — a node whose block needs an LLM and that runs (or may run)
+  with the Plan's default vars (``plans.check.llm_needs``)
 * usage (*warnings*): UNUSED_NODE — nobody references the node, it is not exported,
   and it is not a sink (a block with ``side_effects``, a UI block, a block without
   outputs, a subflow, or a loop whose body holds a sink); UNUSED_OUTPUT — an alias
@@ -48,6 +51,7 @@ from keiri_agent.errors import closest_match
 from keiri_agent.plans.catalog.catalog import BlockCatalog, BlockSpec, CatalogError
 from keiri_agent.plans.catalog.port_types import PortSchemas
 from keiri_agent.plans.check.context import CheckContext, NodeInfo, ValidationRun
+from keiri_agent.plans.check.llm_needs import LLM_HINT, llm_needs, llm_used, llm_warning_text
 from keiri_agent.plans.check.loops import check_exports
 from keiri_agent.plans.check.refs import ReferenceChecker
 from keiri_agent.plans.check.subflows import check_subflow
@@ -69,15 +73,19 @@ class PlanValidator:
         *,
         env: Mapping[str, str] | None = None,
         env_allow: Collection[str] | None = None,
+        llm_configured: bool | None = None,
     ) -> None:
         """``env``: the environment ``${env.*}`` will read when the plan runs (ENV_NOT_SET
         warnings name what it lacks); none when not given (``PlanEngine`` passes it).
         ``env_allow``: the names ``${env.*}`` may read (ENV_NOT_ALLOWED for others);
-        None: any name (``PlanEngine`` passes ``KEIRI_AGENT_PLAN_ENV_ALLOW``)."""
+        None: any name (``PlanEngine`` passes ``KEIRI_AGENT_PLAN_ENV_ALLOW``).
+        ``llm_configured``: False reports LLM_NOT_CONFIGURED for the nodes that need an
+        LLM (``PlanEngine`` passes whether its settings have one); None: not checked."""
         self.catalog = catalog
         self.store = store
         self.env: Mapping[str, str] = env if env is not None else {}
         self.env_allow = frozenset(env_allow) if env_allow is not None else None
+        self.llm_configured = llm_configured
         self._specs: dict[str, tuple[BlockSpec | None, str | None]] = {}
         self.ports = PortSchemas()
         self._known_ids: list[str] | None = None
@@ -157,7 +165,25 @@ class _PlanCheck(CheckContext):
             and rules.block_id_of(info.node.block) == rules.INTERACTIVE_INPUT
         ]
         rules.check_requirements(self.add, interactive)
+        if self.validator.llm_configured is False:
+            self._check_llm()
         return self.issues
+
+    def _check_llm(self) -> None:
+        """LLM_NOT_CONFIGURED (*warning*) for each node that would call the missing LLM
+        with the Plan's vars (a node whose condition on vars is false is not warned)."""
+        for need in llm_used(llm_needs(self.plan, self.validator.catalog), self.plan.vars):
+            node_id = need.path.rpartition("/")[2]
+            info = self.infos.get(node_id)
+            self.add(
+                IssueCode.LLM_NOT_CONFIGURED,
+                llm_warning_text(need),
+                node_id=node_id,
+                path=f"{info.path}.block" if info else None,
+                hint=LLM_HINT,
+                severity="warning",
+                name=need.block,
+            )
 
     # --- pass 1: every node, with its spec and aliases ----------------------------------
 

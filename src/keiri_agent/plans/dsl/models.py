@@ -83,10 +83,20 @@ class Export(_Model):
 
     source: str = Field(alias="from", min_length=1)
     name: str = Field(alias="as", min_length=1)
+    title: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="what people see, e.g. 精算チェック結果",
+    )
+    description: str | None = Field(default=None, max_length=2000)
 
 
 class _NodeBase(_Model):
     id: str = Field(min_length=1, max_length=100)
+    title: str | None = Field(
+        default=None, min_length=1, max_length=200, description="what people see instead of the id"
+    )
     description: str | None = None
     when: Condition | None = None
 
@@ -228,6 +238,9 @@ class Plan(_Model):
     api_version: str = Field(alias="apiVersion")
     id: str = Field(min_length=1, max_length=200)
     version: str
+    title: str | None = Field(
+        default=None, min_length=1, max_length=200, description="what people see instead of the id"
+    )
     description: str | None = None
     vars: dict[str, Any] = Field(default_factory=dict)
     policy: Policy = Field(default_factory=Policy)
