@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -50,6 +51,10 @@ _BINARY_MAGIC = {
     b"\xd0\xcf\x11\xe0": "an old Excel (.xls) or other Office file",
     b"%PDF": "a PDF file",
 }
+
+
+RowNumbers = Callable[[Sequence[int]], list[int]]
+"""Maps index labels of a loaded frame to the rows as the file counts them (1-based)."""
 
 
 def dataset_error(message: str, hint: str, **details: Any) -> DatasetError:
@@ -127,7 +132,29 @@ def _skipped_note(rows: list[list[Any]], header: int) -> str | None:
     return f"先頭の{header}行（タイトル）を飛ばしました: {shown}"
 
 
-def read_text_table(data: bytes, name: str, suffix: str) -> tuple[pd.DataFrame, list[str]]:
+def _csv_row_numbers(text: str, sep: str, skip: int) -> RowNumbers:
+    """Index labels of ``pd.read_csv(skiprows=skip)`` (records, blank lines skipped) to lines."""
+
+    def row_numbers(labels: Sequence[int]) -> list[int]:
+        reader = csv.reader(io.StringIO(text), delimiter=sep)
+        starts: list[int] = []
+        wanted = max(labels, default=-1)
+        line = 0
+        for record in reader:
+            start, line = line + 1, reader.line_num
+            if start <= skip or not any(field.strip() for field in record):
+                continue
+            starts.append(start)  # the header first, then one entry per data record
+            if len(starts) > wanted + 1:
+                break
+        return [starts[label + 1] if label + 1 < len(starts) else label + 2 for label in labels]
+
+    return row_numbers
+
+
+def read_text_table(
+    data: bytes, name: str, suffix: str
+) -> tuple[pd.DataFrame, list[str], RowNumbers]:
     decoded = _decode(data, name)
     text, encoding = decoded.text, decoded.encoding
     if not text or text.isspace():
@@ -158,7 +185,8 @@ def read_text_table(data: bytes, name: str, suffix: str) -> tuple[pd.DataFrame, 
         notes.extend([note] if note else [])
     # the C parser reads bytes far faster than a StringIO (which it re-encodes in chunks)
     payload = data if encoding in ("utf-8", "utf-8-sig") else text.encode("utf-8")
-    del text, head
+    row_numbers = _csv_row_numbers(text, sep, skip)
+    del head
     try:
         frame = pd.read_csv(
             io.BytesIO(payload), sep=sep, encoding="utf-8-sig", low_memory=False, skiprows=skip
@@ -175,7 +203,7 @@ def read_text_table(data: bytes, name: str, suffix: str) -> tuple[pd.DataFrame, 
             "containing the delimiter are in double quotes",
             encoding=encoding,
         ) from exc
-    return frame, notes
+    return frame, notes, row_numbers
 
 
 def _header_names(cells: list[Any]) -> list[str]:
@@ -195,7 +223,9 @@ def _header_names(cells: list[Any]) -> list[str]:
     return names
 
 
-def read_excel(data: bytes, name: str, sheet: str | int | None) -> tuple[pd.DataFrame, list[str]]:
+def read_excel(
+    data: bytes, name: str, sheet: str | int | None
+) -> tuple[pd.DataFrame, list[str], RowNumbers]:
     sheets = excel_sheet_names(data)
     if not sheets:
         raise dataset_error(f"{name!r} has no sheets", "save a workbook with at least one sheet")
@@ -231,7 +261,12 @@ def read_excel(data: bytes, name: str, sheet: str | int | None) -> tuple[pd.Data
     notes = [note] if note else []
     frame = raw.iloc[header + 1 :].infer_objects()
     frame.columns = pd.Index(_header_names(list(raw.iloc[header])))
-    return frame, notes
+    return frame, notes, _sheet_row_numbers
+
+
+def _sheet_row_numbers(labels: Sequence[int]) -> list[int]:
+    """The sheet's frame is indexed from its row 1 (``A1``): label 0 is row 1."""
+    return [label + 1 for label in labels]
 
 
 def _sheet_frame(data: bytes, name: str, sheet: str) -> pd.DataFrame:

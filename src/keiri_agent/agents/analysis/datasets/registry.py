@@ -20,12 +20,42 @@ from keiri_agent.agents.analysis.datasets.cleaning import clean_columns, normali
 from keiri_agent.agents.analysis.datasets.loading import (
     EXCEL_SUFFIXES,
     SUPPORTED_SUFFIXES,
+    RowNumbers,
     dataset_error,
     read_excel,
     read_text_table,
 )
 from keiri_agent.agents.analysis.datasets.summary import summarize
+from keiri_agent.agents.analysis.datasets.totals import (
+    find_total_rows,
+    kept_totals_note,
+    labelled_note,
+    removed_note,
+)
 from keiri_agent.errors import UnknownDatasetError, unknown_choice_message
+
+
+def _without_total_rows(
+    frame: pd.DataFrame, row_numbers: RowNumbers, notes: list[str], *, keep: bool
+) -> pd.DataFrame:
+    """``frame`` (re-indexed from 0) without its total rows; ``notes`` say what was found."""
+    found = find_total_rows(frame)
+    labels = list(frame.index)
+    if found.removed:
+        numbers = row_numbers([labels[position] for position in found.removed])
+        if keep:
+            notes.append(kept_totals_note(numbers))
+        else:
+            notes.append(removed_note(numbers))
+            frame = frame.drop(index=[labels[position] for position in found.removed])
+    if found.kept:
+        notes.append(labelled_note(row_numbers([labels[position] for position in found.kept])))
+    if len(frame) == 0:
+        raise dataset_error(
+            "the file holds only total rows",
+            "upload the detail rows, or load with the total rows kept",
+        )
+    return frame.reset_index(drop=True)
 
 
 class DatasetRegistry:
@@ -47,13 +77,24 @@ class DatasetRegistry:
         self._frames: dict[str, pd.DataFrame] = {}
         self._summaries: dict[str, dict[str, Any]] = {}
 
-    def load_bytes(self, data: bytes, name: str, *, sheet: str | int | None = None) -> str:
+    def load_bytes(
+        self,
+        data: bytes,
+        name: str,
+        *,
+        sheet: str | int | None = None,
+        keep_total_rows: bool = False,
+    ) -> str:
         """Parse an uploaded file (format from ``name``'s suffix) and register it.
+
+        Total rows (合計, 小計 … whose numbers are sums, see ``totals``) are excluded
+        with a note unless ``keep_total_rows``.
 
         Args:
             data: the file's bytes.
             name: the file name; its suffix picks the format.
             sheet: for Excel, a sheet name or 0-based index (default: first sheet).
+            keep_total_rows: keep the sheet's total rows as data (noted).
 
         Returns:
             The new dataset_id (``ds_`` + 8 hex digits).
@@ -75,13 +116,16 @@ class DatasetRegistry:
                 f"{name!r} is empty", "upload a file with a header row and data rows"
             )
         if suffix in EXCEL_SUFFIXES:
-            frame, notes = read_excel(data, name, sheet)
+            frame, notes, row_numbers = read_excel(data, name, sheet)
         else:
-            frame, notes = read_text_table(data, name, suffix)
+            frame, notes, row_numbers = read_text_table(data, name, suffix)
         frame, column_notes = normalize_frame(frame, name)
+        frame = _without_total_rows(frame, row_numbers, notes, keep=keep_total_rows)
         return self._register(frame, name, notes=notes, column_notes=column_notes)
 
-    def load_path(self, path: str | Path, *, sheet: str | int | None = None) -> str:
+    def load_path(
+        self, path: str | Path, *, sheet: str | int | None = None, keep_total_rows: bool = False
+    ) -> str:
         """Load a file from disk (CLI and tests); see ``load_bytes``."""
         file = Path(path)
         try:
@@ -91,7 +135,9 @@ class DatasetRegistry:
                 f"cannot read {str(file)!r}: {exc.strerror}", "check the path"
             ) from exc
         self._check_size(size, file.name)
-        return self.load_bytes(file.read_bytes(), file.name, sheet=sheet)
+        return self.load_bytes(
+            file.read_bytes(), file.name, sheet=sheet, keep_total_rows=keep_total_rows
+        )
 
     def add_frame(self, df: pd.DataFrame, name: str) -> str:
         """Register an existing DataFrame (column names are cleaned, values kept)."""
