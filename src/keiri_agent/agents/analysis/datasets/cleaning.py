@@ -184,11 +184,14 @@ def normalize_frame(frame: pd.DataFrame, name: str) -> tuple[pd.DataFrame, dict[
     ]
     frame = frame.drop(columns=unnamed)
     if len(frame.columns) == 0:
-        raise DatasetError(f"{name!r} has no columns", hint="upload a table with a header row")
+        raise DatasetError(
+            f"「{name}」に列がありません。",
+            hint="見出しの行がある表をアップロードしてください。",
+        )
     if len(frame) == 0:
         raise DatasetError(
-            f"{name!r} has a header row but no data rows",
-            hint="upload a file with at least one data row under the header",
+            f"「{name}」には見出しの行しかなく、データの行がありません。",
+            hint="見出しの下にデータの行が 1 行以上あるファイルをアップロードしてください。",
             details={"columns": [str(column).strip() for column in frame.columns]},
         )
     frame = clean_columns(frame)

@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from keiri_agent.errors import DatasetError, unknown_choice_message
+from keiri_agent.errors import DatasetError, closest_match
 from keiri_agent.files.bounds import (
     InputBoundsError,
     check_csv_text,
@@ -47,10 +47,11 @@ TAB_SUFFIXES = (".tsv", ".txt")
 EXCEL_SUFFIXES = (".xlsx", ".xlsm")
 SUPPORTED_SUFFIXES = CSV_SUFFIXES + TAB_SUFFIXES + EXCEL_SUFFIXES
 _BINARY_MAGIC = {
-    b"PK\x03\x04": "an Excel (.xlsx) or other zip file",
-    b"\xd0\xcf\x11\xe0": "an old Excel (.xls) or other Office file",
-    b"%PDF": "a PDF file",
+    b"PK\x03\x04": "Excel（.xlsx）などの ZIP 形式のファイル",
+    b"\xd0\xcf\x11\xe0": "古い Excel（.xls）などの Office ファイル",
+    b"%PDF": "PDF ファイル",
 }
+_EMPTY_HINT = "見出しの行とデータの行が入ったファイルをアップロードしてください。"
 
 
 RowNumbers = Callable[[Sequence[int]], list[int]]
@@ -90,8 +91,11 @@ def _open_workbook(data: bytes) -> Any:
         raise _refused(exc) from None
     except Exception as exc:  # openpyxl raises many types (ParseError, KeyError...)
         raise dataset_error(
-            f"not a valid Excel workbook: {type(exc).__name__}: {exc}",
-            "open the file in Excel and save it again as .xlsx, or export the sheet as CSV",
+            "Excel ブック（.xlsx）として読み込めません。ファイルが壊れているか、"
+            "Excel 以外の形式です。",
+            "Excel で開いて「名前を付けて保存」で .xlsx として保存し直すか、"
+            "シートを CSV で保存してアップロードしてください。",
+            reason=f"{type(exc).__name__}: {exc}",
         ) from exc
 
 
@@ -100,15 +104,17 @@ def _decode(data: bytes, name: str) -> DecodedText:
     for magic, what in _BINARY_MAGIC.items():
         if data.startswith(magic):
             raise dataset_error(
-                f"{name!r} is not a text file; it looks like {what}",
-                "upload it with its proper suffix (.xlsx), or export the sheet as CSV",
+                f"「{name}」はテキスト（CSV）ファイルではなく、{what}のようです。",
+                "Excel ファイルなら拡張子を .xlsx にしてアップロードするか、"
+                "シートを CSV で保存してください。",
             )
     try:
         return decode_text(data)
     except TextDecodeError as exc:
         raise dataset_error(
-            f"{name!r} could not be read as text: it is neither UTF-8 nor Shift_JIS (CP932)",
-            "save the file as 'CSV UTF-8' from Excel, or check that it is really a CSV file",
+            f"「{name}」を文字として読めません（UTF-8 でも Shift_JIS（CP932）でもありません）。",
+            "Excel で開いて「CSV UTF-8（コンマ区切り）」で保存し直すか、"
+            "本当に CSV ファイルかを確認してください。",
             tried=list(exc.tried),
         ) from exc
 
@@ -158,7 +164,7 @@ def read_text_table(
     decoded = _decode(data, name)
     text, encoding = decoded.text, decoded.encoding
     if not text or text.isspace():
-        raise dataset_error(f"{name!r} is empty", "upload a file with a header row and data rows")
+        raise dataset_error(f"「{name}」は空のファイルです。", _EMPTY_HINT)
     head = text[:65536]
     lines = [line for line in head.lstrip().split("\n")[:HEADER_SCAN_ROWS] if line.strip()]
     header = next((line for line in lines if "\t" in line or "," in line), lines[0])
@@ -192,16 +198,15 @@ def read_text_table(
             io.BytesIO(payload), sep=sep, encoding="utf-8-sig", low_memory=False, skiprows=skip
         )
     except pd.errors.EmptyDataError as exc:
-        raise dataset_error(
-            f"{name!r} is empty", "upload a file with a header row and data rows"
-        ) from exc
+        raise dataset_error(f"「{name}」は空のファイルです。", _EMPTY_HINT) from exc
     except (pd.errors.ParserError, ValueError) as exc:
         raise dataset_error(
-            f"{name!r} could not be parsed as a {'tab' if tabbed else 'comma'}-separated "
-            f"table: {str(exc).strip()}",
-            "check that every row has as many fields as the header and that values "
-            "containing the delimiter are in double quotes",
+            f"「{name}」を{'タブ' if tabbed else 'コンマ'}区切りの表として読めません"
+            "（見出しより項目の多い行があります）。",
+            'どの行も見出しと同じ数の項目か、区切り文字を含む値がダブルクォート（"）で'
+            "囲まれているかを確認してください。",
             encoding=encoding,
+            reason=str(exc).strip(),
         ) from exc
     return frame, notes, row_numbers
 
@@ -228,29 +233,37 @@ def read_excel(
 ) -> tuple[pd.DataFrame, list[str], RowNumbers]:
     sheets = excel_sheet_names(data)
     if not sheets:
-        raise dataset_error(f"{name!r} has no sheets", "save a workbook with at least one sheet")
+        raise dataset_error(
+            f"「{name}」にシートがありません。",
+            "シートのあるブックを保存してアップロードしてください。",
+        )
     if sheet is None:
         chosen = sheets[0]
     elif isinstance(sheet, int) and not isinstance(sheet, bool):
         if not 0 <= sheet < len(sheets):
             raise dataset_error(
-                f"{name!r} has no sheet number {sheet} (it has {len(sheets)}: {', '.join(sheets)})",
-                "choose a sheet by name or by index from 0",
+                f"「{name}」にシート番号 {sheet} はありません"
+                f"（シートは {len(sheets)} 枚: {', '.join(sheets)}）。",
+                "シートを名前か、0 から数えた番号で選んでください。",
                 sheets=sheets,
             )
         chosen = sheets[sheet]
     elif sheet in sheets:
         chosen = sheet
     else:
+        suggestion = closest_match(str(sheet), sheets)
         raise dataset_error(
-            f"{name!r}: " + unknown_choice_message("sheet", str(sheet), sheets),
-            "choose one of the listed sheets",
+            f"「{name}」にシート「{sheet}」はありません"
+            + (f"（「{suggestion}」のことですか？）" if suggestion else "")
+            + "。シート: "
+            + ", ".join(sheets),
+            "表示されたシートの中から選んでください。",
             sheets=sheets,
         )
     raw = _sheet_frame(data, name, chosen)
     if len(raw) == 0 or len(raw.columns) == 0:
         raise dataset_error(
-            f"sheet {chosen!r} of {name!r} is empty", "choose a sheet that has data"
+            f"「{name}」のシート「{chosen}」は空です。", "データの入ったシートを選んでください。"
         )
     scanned = [
         [None if pd.isna(cell) else cell for cell in row]
@@ -287,8 +300,9 @@ def _sheet_frame(data: bytes, name: str, sheet: str) -> pd.DataFrame:
         raise _refused(exc) from None
     except Exception as exc:
         raise dataset_error(
-            f"sheet {sheet!r} of {name!r} could not be read: {type(exc).__name__}: {exc}",
-            "open the file in Excel and save it again, or export the sheet as CSV",
+            f"「{name}」のシート「{sheet}」を読み込めません。",
+            "Excel で開いて保存し直すか、シートを CSV で保存してアップロードしてください。",
+            reason=f"{type(exc).__name__}: {exc}",
         ) from exc
     finally:
         workbook.close()

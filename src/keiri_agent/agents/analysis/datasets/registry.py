@@ -52,8 +52,8 @@ def _without_total_rows(
         notes.append(labelled_note(row_numbers([labels[position] for position in found.kept])))
     if len(frame) == 0:
         raise dataset_error(
-            "the file holds only total rows",
-            "upload the detail rows, or load with the total rows kept",
+            "ファイルには合計行しかありません。",
+            "明細の行が入ったファイルを使うか、「合計行を残す」を選んで読み込んでください。",
         )
     return frame.reset_index(drop=True)
 
@@ -105,15 +105,17 @@ class DatasetRegistry:
         suffix = Path(name).suffix.lower()
         if suffix not in SUPPORTED_SUFFIXES:
             raise dataset_error(
-                f"unsupported file type {suffix or '(no suffix)'!r} for {name!r}; supported: "
-                + ", ".join(SUPPORTED_SUFFIXES),
-                "save the data as CSV (UTF-8 or Shift_JIS), TSV or Excel .xlsx",
+                f"「{name}」の形式（{suffix or '拡張子なし'}）は読み込めません。"
+                "読み込める形式: " + ", ".join(SUPPORTED_SUFFIXES),
+                "データを CSV（UTF-8 または Shift_JIS）、TSV、Excel（.xlsx）で保存して"
+                "アップロードしてください。",
                 supported=list(SUPPORTED_SUFFIXES),
             )
         self._check_size(len(data), name)
         if not data or data.isspace():
             raise dataset_error(
-                f"{name!r} is empty", "upload a file with a header row and data rows"
+                f"「{name}」は空のファイルです。",
+                "見出しの行とデータの行が入ったファイルをアップロードしてください。",
             )
         if suffix in EXCEL_SUFFIXES:
             frame, notes, row_numbers = read_excel(data, name, sheet)
@@ -132,7 +134,8 @@ class DatasetRegistry:
             size = file.stat().st_size
         except OSError as exc:
             raise dataset_error(
-                f"cannot read {str(file)!r}: {exc.strerror}", "check the path"
+                f"「{file}」を読めません（{exc.strerror}）。",
+                "ファイルの場所と名前が正しいかを確認してください。",
             ) from exc
         self._check_size(size, file.name)
         return self.load_bytes(
@@ -186,9 +189,10 @@ class DatasetRegistry:
     def _check_size(self, size: int, name: str) -> None:
         if size > self.max_bytes:
             raise dataset_error(
-                f"{name!r} is {size / 2**20:.1f} MiB; "
-                f"the limit is {self.max_bytes / 2**20:.1f} MiB",
-                "filter or split the file before uploading, or raise KEIRI_AGENT_MAX_UPLOAD_MB",
+                f"「{name}」は {size / 2**20:.1f} MB あり、上限"
+                f"（{self.max_bytes / 2**20:.1f} MB）を超えています。",
+                "必要な行や列に絞るか、ファイルを分けてアップロードしてください。"
+                "上限を上げるには設定 KEIRI_AGENT_MAX_UPLOAD_MB（MB 単位）を変更します。",
                 size_bytes=size,
                 max_bytes=self.max_bytes,
             )
