@@ -143,7 +143,7 @@ def removed_note(row_numbers: list[int]) -> str:
     """The dataset note on excluded total rows (row numbers as the file counts them)."""
     return (
         f"合計行を {len(row_numbers)} 行除外しました（{_row_list(row_numbers)}）。"
-        "含めて分析するには「合計行を残す」を選んでください。"
+        "残して分析するには「合計行を残す」（コマンドでは --keep-total-rows）を選んでください。"
     )
 
 
