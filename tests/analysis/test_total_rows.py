@@ -134,3 +134,10 @@ def test_unnamed_columns_keep_their_file_position(registry: DatasetRegistry) -> 
     clash = "column_4,,,\n1,,2,3\n"
     frame = registry.get(registry.load_bytes(clash.encode(), "clash.csv"))
     assert list(frame.columns) == ["column_4", "column_3", "column_4_2"]
+
+
+def test_a_date_column_holding_the_total_label_becomes_dates(registry: DatasetRegistry) -> None:
+    csv = "日付,件数,金額\n2025/04/01,3,1200\n2025/04/02,2,800\n合計,5,2000\n"
+    frame = registry.get(registry.load_bytes(csv.encode(), "daily.csv"))
+    assert len(frame) == 2
+    assert str(frame["日付"].dtype).startswith("datetime64")

@@ -202,3 +202,20 @@ def normalize_frame(frame: pd.DataFrame, name: str) -> tuple[pd.DataFrame, dict[
         if column_notes:
             notes[column] = column_notes
     return pd.DataFrame(converted), notes
+
+
+def convert_text_columns(
+    frame: pd.DataFrame, columns: list[str]
+) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+    """``columns`` of ``frame`` converted again (after rows were removed), and their notes.
+
+    A date column whose total row reads 合計 stays text at first; without that row it
+    becomes dates.
+    """
+    frame = frame.copy(deep=False)
+    notes: dict[str, list[str]] = {}
+    for column in columns:
+        frame[column], column_notes = _convert_column(frame[column])
+        if column_notes:
+            notes[column] = column_notes
+    return frame, notes

@@ -16,7 +16,11 @@ from typing import Any
 
 import pandas as pd
 
-from keiri_agent.agents.analysis.datasets.cleaning import clean_columns, normalize_frame
+from keiri_agent.agents.analysis.datasets.cleaning import (
+    clean_columns,
+    convert_text_columns,
+    normalize_frame,
+)
 from keiri_agent.agents.analysis.datasets.loading import (
     EXCEL_SUFFIXES,
     SUPPORTED_SUFFIXES,
@@ -36,9 +40,19 @@ from keiri_agent.errors import UnknownDatasetError, unknown_choice_message
 
 
 def _without_total_rows(
-    frame: pd.DataFrame, row_numbers: RowNumbers, notes: list[str], *, keep: bool
+    frame: pd.DataFrame,
+    row_numbers: RowNumbers,
+    notes: list[str],
+    column_notes: dict[str, list[str]],
+    *,
+    keep: bool,
 ) -> pd.DataFrame:
-    """``frame`` (re-indexed from 0) without its total rows; ``notes`` say what was found."""
+    """``frame`` (re-indexed from 0) without its total rows; ``notes`` say what was found.
+
+    The text columns the total rows filled are converted again: a 日付 column whose
+    total row reads 合計 becomes dates once that row is gone. A total row sums detail
+    rows, so some always remain.
+    """
     found = find_total_rows(frame)
     labels = list(frame.index)
     if found.removed:
@@ -47,14 +61,18 @@ def _without_total_rows(
             notes.append(kept_totals_note(numbers))
         else:
             notes.append(removed_note(numbers))
+            totals = frame.iloc[found.removed]
             frame = frame.drop(index=[labels[position] for position in found.removed])
+            filled = [
+                column
+                for column in frame.columns
+                if pd.api.types.is_string_dtype(frame[column].dtype)
+                and totals[column].notna().any()
+            ]
+            frame, converted_notes = convert_text_columns(frame, filled)
+            column_notes.update(converted_notes)
     if found.kept:
         notes.append(labelled_note(row_numbers([labels[position] for position in found.kept])))
-    if len(frame) == 0:
-        raise dataset_error(
-            "ファイルには合計行しかありません。",
-            "明細の行が入ったファイルを使うか、「合計行を残す」を選んで読み込んでください。",
-        )
     return frame.reset_index(drop=True)
 
 
@@ -122,7 +140,7 @@ class DatasetRegistry:
         else:
             frame, notes, row_numbers = read_text_table(data, name, suffix)
         frame, column_notes = normalize_frame(frame, name)
-        frame = _without_total_rows(frame, row_numbers, notes, keep=keep_total_rows)
+        frame = _without_total_rows(frame, row_numbers, notes, column_notes, keep=keep_total_rows)
         return self._register(frame, name, notes=notes, column_notes=column_notes)
 
     def load_path(

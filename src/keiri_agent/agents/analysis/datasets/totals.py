@@ -79,50 +79,79 @@ def _matches(total: float, expected: float) -> bool:
     return abs(total - expected) <= tolerance
 
 
-def _is_sum(row: pd.Series, block: pd.DataFrame) -> bool:
-    """Every filled number of ``row`` is the sum of ``block``'s column; one is non-zero."""
-    if block.empty:
+class _Sums:
+    """Sums of the detail (non-labelled) rows over any range of positions, in O(1)."""
+
+    def __init__(self, values: pd.DataFrame, labelled: list[int]) -> None:
+        detail = values.copy()
+        counted = pd.Series(1, index=values.index)
+        if labelled:
+            detail.iloc[labelled] = float("nan")
+            counted.iloc[labelled] = 0
+        zero = pd.DataFrame([[0.0] * len(values.columns)], columns=values.columns)
+        self._sums = pd.concat([zero, detail.fillna(0.0).cumsum()], ignore_index=True)
+        self._counts = [0, *counted.cumsum().tolist()]
+
+    def of(self, start: int, stop: int) -> pd.Series | None:
+        """Column sums of the detail rows at positions ``[start, stop)``; None when none."""
+        if stop <= start or self._counts[stop] == self._counts[start]:
+            return None
+        return self._sums.iloc[stop] - self._sums.iloc[start]
+
+
+def _is_sum(row: pd.Series, sums: pd.Series | None) -> bool:
+    """Every filled number of ``row`` is its column's sum; one of those sums is not zero."""
+    if sums is None:
         return False
     filled = row.dropna()
     if filled.empty:
         return False
     evidence = False
-    for column, value in filled.items():
-        expected = float(block[column].sum())
+    for value, expected in zip(filled.tolist(), sums[filled.index].tolist(), strict=True):
         if not _matches(float(value), expected):
             return False
         evidence = evidence or expected != 0
     return evidence
 
 
+def _labelled(frame: pd.DataFrame, columns: list[str]) -> list[int]:
+    """Positions of rows with a total label in one of ``columns`` (labels tested once each)."""
+    mask = pd.Series(False, index=frame.index)
+    for column in columns:
+        series = frame[column]
+        labels = [value for value in series.dropna().unique() if is_total_label(value)]
+        if labels:
+            mask |= series.isin(labels)
+    return [position for position, flag in enumerate(mask.tolist()) if flag]
+
+
 def find_total_rows(frame: pd.DataFrame) -> TotalRows:
     """The total rows of ``frame`` (see the module docstring)."""
-    numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c].dtype)]
-    numeric = [c for c in numeric if not pd.api.types.is_bool_dtype(frame[c].dtype)]
+    numeric = [
+        column
+        for column in frame.columns
+        if pd.api.types.is_numeric_dtype(frame[column].dtype)
+        and not pd.api.types.is_bool_dtype(frame[column].dtype)
+    ]
     text = [c for c in frame.columns if frame[c].dtype == object or _is_string(frame[c])]
     found = TotalRows()
     if not numeric or not text or len(frame) < 2:
         return found
-    labelled_mask = pd.Series(False, index=frame.index)
-    for column in text:
-        labelled_mask |= frame[column].map(is_total_label).astype(bool)
-    labelled = [position for position, flag in enumerate(labelled_mask.tolist()) if flag]
+    labelled = _labelled(frame, text)
     if not labelled:
         return found
-    values = frame[numeric].apply(pd.to_numeric, errors="coerce")
-    is_label = set(labelled)
+    values = frame[numeric].astype(float).reset_index(drop=True)
+    sums = _Sums(values, labelled)
+    ends = [*labelled[1:], len(frame)]
     block_start = 0
-    for position in labelled:
+    for position, next_label in zip(labelled, ends, strict=True):
         row = values.iloc[position]
-        detail_above = [p for p in range(position) if p not in is_label]
-        block = [p for p in detail_above if p >= block_start]
-        below: list[int] = []
-        for p in range(position + 1, len(frame)):
-            if p in is_label:
-                break
-            below.append(p)
-        candidates = (block, detail_above, below)
-        if any(_is_sum(row, values.iloc[rows]) for rows in candidates if rows):
+        candidates = (
+            sums.of(block_start, position),  # its block (since the previous subtotal)
+            sums.of(0, position),  # everything above it
+            sums.of(position + 1, next_label),  # a total on top of its rows
+        )
+        if any(_is_sum(row, candidate) for candidate in candidates):
             found.removed.append(position)
             block_start = position + 1
         else:
