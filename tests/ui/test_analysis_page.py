@@ -131,3 +131,4 @@ def test_total_rows_are_excluded_with_a_note_and_kept_on_request(page: AppTest) 
     assert not page.exception, page.exception
     assert "4 行 × 4 列" in _texts(page)
     assert any("指定により残しています" in info.value for info in page.sidebar.info)
+    assert any("合計行の扱いを変えて" in info.value for info in page.info)

@@ -62,6 +62,7 @@ def _inline_figures_note(report_md: str) -> str:
 def _use_dataset(agent: AnalysisAgent, dataset_id: str, identity: tuple[Any, ...]) -> None:
     """Make ``dataset_id`` the page's data; a different file than before starts a new thread."""
     previous: str | None = st.session_state.get("analysis.dataset_id")
+    before: tuple[Any, ...] = st.session_state.get("analysis.identity") or ()
     failed_from: tuple[str, tuple[Any, ...]] | None = st.session_state.pop(
         "analysis.failed_from", None
     )
@@ -76,6 +77,11 @@ def _use_dataset(agent: AnalysisAgent, dataset_id: str, identity: tuple[Any, ...
     new = agent.registry.summary(dataset_id)["name"]
     st.session_state["analysis.turns"] = []
     st.session_state["analysis.thread_id"] = uuid.uuid4().hex
+    if before[:3] == identity[:3]:  # the same file and sheet, 「合計行を残す」 changed
+        st.session_state["analysis.notice"] = (
+            f"合計行の扱いを変えて {new} を読み込み直したため、新しい会話を始めました。"
+        )
+        return
     st.session_state["analysis.notice"] = (
         f"別のファイル（{new}）が読み込まれたため、新しい会話を始めました"
         f"（{old} での会話は引き継ぎません）。"
