@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -115,12 +116,12 @@ def test_xlsx_sheets(registry: DatasetRegistry) -> None:
     with pytest.raises(DatasetError, match="経費") as info:
         registry.load_bytes(data, "book.xlsx", sheet="経費2")
     assert info.value.details["sheets"] == ["売上", "経費"]
-    with pytest.raises(DatasetError, match="no sheet number 5"):
+    with pytest.raises(DatasetError, match="シート番号 5 はありません"):
         registry.load_bytes(data, "book.xlsx", sheet=5)
 
 
 def test_xlsx_garbage(registry: DatasetRegistry) -> None:
-    with pytest.raises(DatasetError, match="not a valid Excel workbook"):
+    with pytest.raises(DatasetError, match=r"Excel ブック（\.xlsx）として読み込めません"):
         registry.load_bytes(b"PK\x03\x04 not really a zip", "broken.xlsx")
 
 
@@ -182,43 +183,45 @@ def test_column_names_stripped_and_unique(registry: DatasetRegistry) -> None:
 @pytest.mark.parametrize(
     ("data", "name", "pattern"),
     [
-        (b"", "empty.csv", "is empty"),
-        (b"   \r\n\n", "blank.csv", "is empty"),
-        ("地域,売上\n".encode(), "header.csv", "no data rows"),
-        (b"a,b\n", "header.tsv", "no data rows"),
-        (bytes(range(256)) * 40, "garbage.csv", "could not be read as text"),
-        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 50, "image.csv", "could not be read as text"),
+        (b"", "empty.csv", "空のファイル"),
+        (b"   \r\n\n", "blank.csv", "空のファイル"),
+        ("地域,売上\n".encode(), "header.csv", "データの行がありません"),
+        (b"a,b\n", "header.tsv", "データの行がありません"),
+        (bytes(range(256)) * 40, "garbage.csv", "文字として読めません"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 50, "image.csv", "文字として読めません"),
         (b"%PDF-1.7\n...", "doc.csv", "PDF"),
-        (b"a,b\n1,2\n3,4,5,6\n", "ragged.csv", "could not be parsed"),
-        (b"a,b\n1,2\n", "data.json", "unsupported file type '.json'"),
-        (b"a,b\n1,2\n", "data.xls", "supported: .csv, .tsv, .txt, .xlsx, .xlsm"),
-        (b"a,b\n1,2\n", "noext", "no suffix"),
+        (b"a,b\n1,2\n3,4,5,6\n", "ragged.csv", "区切りの表として読めません"),
+        (b"a,b\n1,2\n", "data.json", r"形式（\.json）は読み込めません"),
+        (b"a,b\n1,2\n", "data.xls", "読み込める形式: .csv, .tsv, .txt, .xlsx, .xlsm"),
+        (b"a,b\n1,2\n", "noext", "拡張子なし"),
     ],
 )
 def test_load_errors(registry: DatasetRegistry, data: bytes, name: str, pattern: str) -> None:
     with pytest.raises(DatasetError, match=pattern) as info:
         registry.load_bytes(data, name)
     assert info.value.hint  # every error says how to fix it
+    for text in (info.value.message, info.value.hint):  # in Japanese, for the user
+        assert re.search(r"[ぁ-んァ-ヶ一-龥]", text), text
     assert registry.ids() == []
 
 
 def test_xlsx_header_only_and_empty_sheet(registry: DatasetRegistry) -> None:
     data = _xlsx({"header": [["a", "b"]], "empty": []})
-    with pytest.raises(DatasetError, match="no data rows"):
+    with pytest.raises(DatasetError, match="データの行がありません"):
         registry.load_bytes(data, "book.xlsx")
-    with pytest.raises(DatasetError, match="empty"):
+    with pytest.raises(DatasetError, match="空です"):
         registry.load_bytes(data, "book.xlsx", sheet="empty")
 
 
 def test_oversized(tmp_path: Path) -> None:
     small = DatasetRegistry(max_bytes=100)
     data = b"a,b\n" + b"1,2\n" * 50
-    with pytest.raises(DatasetError, match="limit is") as info:
+    with pytest.raises(DatasetError, match="上限") as info:
         small.load_bytes(data, "big.csv")
     assert "KEIRI_AGENT_MAX_UPLOAD_MB" in (info.value.hint or "")
     path = tmp_path / "big.csv"
     path.write_bytes(data)
-    with pytest.raises(DatasetError, match="limit is"):
+    with pytest.raises(DatasetError, match="上限"):
         small.load_path(path)
 
 
@@ -233,7 +236,7 @@ def test_limit_comes_from_the_settings_passed_down(
 
 
 def test_missing_path(registry: DatasetRegistry, tmp_path: Path) -> None:
-    with pytest.raises(DatasetError, match="cannot read"):
+    with pytest.raises(DatasetError, match="読めません"):
         registry.load_path(tmp_path / "nope.csv")
 
 

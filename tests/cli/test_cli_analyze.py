@@ -178,3 +178,20 @@ def test_progress_lines_follow_the_analysis_events(sales_csv: Path) -> None:
     assert progress[0].startswith("· 判断 act: ")
     assert any(line.startswith("· 実行 {") and "groupby_agg" in line for line in progress)
     assert progress[-1].rstrip() == "· レポート"
+
+
+def test_total_row_is_excluded_noted_and_kept_with_a_flag(tmp_path: Path) -> None:
+    # a clinic's visits by ward (another domain); the 合計 row leaves the ward blank,
+    # which made it a group (欠損) that was "the largest"
+    path = tmp_path / "visits.csv"
+    path.write_text("病棟,診療科,受診数\n東,内科,30\n西,外科,20\n東,眼科,10\n,合計,60\n")
+    question = "病棟別に受診数を集計して"
+    result = runner.invoke(app, ["analyze", str(path), question, "--json"])
+    assert result.exit_code == 0, result.output
+    table = next(a for a in json.loads(result.stdout)["artifacts"] if a["kind"] == "table")
+    assert {r["病棟"]: r["受診数_sum"] for r in table["records"]} == {"東": 40, "西": 20}
+    shown = runner.invoke(app, ["analyze", str(path), question])
+    assert "合計行を 1 行除外しました（5 行目）" in shown.stderr
+    kept = runner.invoke(app, ["analyze", str(path), question, "--json", "--keep-total-rows"])
+    table = next(a for a in json.loads(kept.stdout)["artifacts"] if a["kind"] == "table")
+    assert sum(r["受診数_sum"] for r in table["records"]) == 120

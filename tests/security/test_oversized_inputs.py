@@ -90,7 +90,7 @@ def test_the_hostile_files_are_tiny() -> None:
 
 
 def test_analysis_reads_only_the_real_used_range_of_a_sheet() -> None:
-    frame, _ = _outcome(read_excel, FAR_STYLED, "far.xlsx", None)
+    frame, _, _ = _outcome(read_excel, FAR_STYLED, "far.xlsx", None)
     assert list(frame.columns) == ["名前", "金額"]
     assert frame.to_dict("records") == [{"名前": "A社", "金額": 100}]
 
@@ -154,7 +154,7 @@ def test_a_csv_header_wider_than_the_limit_is_refused_by_the_faq_reader() -> Non
 def test_a_normal_wide_csv_still_loads() -> None:
     header = ",".join(f"c{i}" for i in range(300))
     row = ",".join(str(i) for i in range(300))
-    frame, _ = read_text_table(f"{header}\n{row}\n".encode(), "wide.csv", ".csv")
+    frame, _, _ = read_text_table(f"{header}\n{row}\n".encode(), "wide.csv", ".csv")
     assert frame.shape == (1, 300)
 
 

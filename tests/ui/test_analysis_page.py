@@ -79,3 +79,56 @@ def test_misconfigured_provider_is_shown_not_crashed(monkeypatch: pytest.MonkeyP
     at.run()
     assert not at.exception, at.exception
     assert any("KEIRI_AGENT_OPENAI_API_BASE" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "expected"),
+    [
+        ("empty.csv", b"", "空のファイル"),
+        ("broken.xlsx", b"PK\x03\x04 not really a workbook", "Excel ブック"),
+        ("garbage.csv", bytes(range(256)) * 40, "文字として読めません"),
+        ("scan.csv", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", "PDF ファイルのようです"),
+    ],
+)
+def test_a_failed_upload_clears_the_dataset(
+    page: AppTest, name: str, data: bytes, expected: str
+) -> None:
+    page.file_uploader[0].upload("売上.csv", CSV, "text/csv")
+    page.run()
+    assert "6 行 × 4 列" in _texts(page)
+    page.file_uploader[0].upload(name, data, "application/octet-stream")
+    page.run()
+    assert not page.exception, page.exception
+    assert any(expected in error.value for error in page.sidebar.error)
+    assert page.sidebar.caption and "ヒント" in page.sidebar.caption[0].value
+    assert not page.sidebar.success, "the previous file must no longer be shown as loaded"
+    page.chat_input[0].set_value("地域別の売上の合計と平均を見せて").run()
+    assert not page.exception, page.exception
+    text = _texts(page)
+    assert "## 結論" not in text and not page.dataframe, "no answer about the previous file"
+    assert "ファイルを読み込めなかったため" in text
+    # the good file again: questions are answered again
+    page.file_uploader[0].upload("売上.csv", CSV, "text/csv")
+    page.run()
+    assert "6 行 × 4 列" in _texts(page)
+    page.chat_input[0].set_value("地域別の売上の合計と平均を見せて").run()
+    assert "## 結論" in _texts(page)
+
+
+INVENTORY = (
+    "倉庫,品目,在庫数,金額\n東,ねじ,100,2000\n東,ボルト,50,2500\n西,ねじ,70,1400\n合計,,220,5900\n"
+).encode()
+
+
+def test_total_rows_are_excluded_with_a_note_and_kept_on_request(page: AppTest) -> None:
+    page.file_uploader[0].upload("在庫.csv", INVENTORY, "text/csv")
+    page.run()
+    assert not page.exception, page.exception
+    assert "3 行 × 4 列" in _texts(page)
+    notes = [info.value for info in page.sidebar.info]
+    assert any("合計行を 1 行除外しました（5 行目）" in note for note in notes), notes
+    page.checkbox(key="analysis.keep_totals").check().run()
+    assert not page.exception, page.exception
+    assert "4 行 × 4 列" in _texts(page)
+    assert any("指定により残しています" in info.value for info in page.sidebar.info)
+    assert any("合計行の扱いを変えて" in info.value for info in page.info)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from keiri_agent.cli.blocks import blocks_app
 from keiri_agent.cli.common import console, err_console, print_json
@@ -117,6 +118,12 @@ def analyze(
         typer.Option(help="Folder for report.md and figures/*.png (created if missing)."),
     ] = None,
     sheet: Annotated[str | None, typer.Option(help="Excel sheet name or 0-based index.")] = None,
+    keep_total_rows: Annotated[
+        bool,
+        typer.Option(
+            help="Keep the sheet's total rows (合計, 小計 …); by default they are excluded."
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Ask a question about a data file, or run specs from a report's 再現要約."""
@@ -134,7 +141,10 @@ def analyze(
     sheet_choice: str | int | None = int(sheet) if sheet and sheet.isdigit() else sheet
     try:
         with AnalysisAgent(settings) as agent:
-            dataset_id = agent.load_file(file, sheet=sheet_choice)
+            dataset_id = agent.load_file(file, sheet=sheet_choice, keep_total_rows=keep_total_rows)
+            if not as_json:
+                for note in agent.registry.summary(dataset_id).get("notes", []):
+                    err_console.print(f"[dim]· {escape(note)}[/dim]")
             if spec is not None:
                 _run_specs(agent, specs, dataset_id, out, as_json)
                 return

@@ -10,6 +10,11 @@ content or another sheet) starts a new thread and the page says so.
 After a visit to another page the dataset and the chat are still there (plain Session
 State); the uploader is empty (Streamlit cannot restore an upload) and the sheet
 selector keeps its sheet, so uploading the same workbook again continues the thread.
+
+A file that cannot be loaded clears the page's dataset: its error (with the fix) stays
+in the sidebar and a question gets that error as its answer, never an answer about
+the file loaded before. The sidebar shows what loading did (``summary["notes"]``, e.g.
+excluded total rows); 「合計行を残す」 reloads the file keeping them.
 """
 
 from __future__ import annotations
@@ -57,6 +62,13 @@ def _inline_figures_note(report_md: str) -> str:
 def _use_dataset(agent: AnalysisAgent, dataset_id: str, identity: tuple[Any, ...]) -> None:
     """Make ``dataset_id`` the page's data; a different file than before starts a new thread."""
     previous: str | None = st.session_state.get("analysis.dataset_id")
+    before: tuple[Any, ...] = st.session_state.get("analysis.identity") or ()
+    failed_from: tuple[str, tuple[Any, ...]] | None = st.session_state.pop(
+        "analysis.failed_from", None
+    )
+    st.session_state.pop("analysis.load_error", None)
+    if previous is None and failed_from is not None and failed_from[1][:2] != identity[:2]:
+        previous = failed_from[0]  # the file before a failed upload: a new file, a new thread
     st.session_state["analysis.dataset_id"] = dataset_id
     st.session_state["analysis.identity"] = identity
     if previous is None:
@@ -65,24 +77,58 @@ def _use_dataset(agent: AnalysisAgent, dataset_id: str, identity: tuple[Any, ...
     new = agent.registry.summary(dataset_id)["name"]
     st.session_state["analysis.turns"] = []
     st.session_state["analysis.thread_id"] = uuid.uuid4().hex
+    if before[:3] == identity[:3]:  # the same file and sheet, 「合計行を残す」 changed
+        st.session_state["analysis.notice"] = (
+            f"合計行の扱いを変えて {new} を読み込み直したため、新しい会話を始めました。"
+        )
+        return
     st.session_state["analysis.notice"] = (
         f"別のファイル（{new}）が読み込まれたため、新しい会話を始めました"
         f"（{old} での会話は引き継ぎません）。"
     )
 
 
+def _load_failed(error: KeiriAgentError) -> None:
+    """A failed upload: the page has no dataset any more (no answer about the file before)."""
+    previous: str | None = st.session_state.pop("analysis.dataset_id", None)
+    identity = st.session_state.pop("analysis.identity", None)
+    if previous is not None:
+        st.session_state["analysis.failed_from"] = (previous, identity)
+    st.session_state["analysis.load_error"] = error.to_dict()
+
+
 def _dataset_section(agent: AnalysisAgent) -> None:
     st.sidebar.header("データ")
+    _upload_section(agent)
+    if st.sidebar.button("サンプルデータを使う", key="analysis.sample"):
+        sample = sample_data_path()
+        chosen = ("sample", str(sample))
+        if chosen != st.session_state.get("analysis.identity"):
+            _use_dataset(agent, agent.load_file(sample), chosen)
+    _dataset_status(agent)
+    if st.sidebar.button("会話をリセット", key="analysis.reset"):
+        st.session_state["analysis.turns"] = []
+        st.session_state["analysis.thread_id"] = uuid.uuid4().hex
+        st.session_state.pop("analysis.notice", None)
+
+
+def _upload_section(agent: AnalysisAgent) -> None:
+    """The uploader, the sheet and 「合計行を残す」; loads a new upload (or records its error)."""
     upload = st.sidebar.file_uploader(
         "CSV / TSV / Excel ファイル", type=FILE_TYPES, key="analysis.upload"
     )
     sheet: str | None = None
+    sheets: list[str] = []
     if upload is not None and upload.name.lower().endswith((".xlsx", ".xlsm")):
         try:
             sheets = excel_sheet_names(upload.getvalue())
         except KeiriAgentError as error:
-            st.sidebar.error(str(error))
-            return
+            unreadable = (upload.file_id, None, None)
+            if st.session_state.get("analysis.loaded") != unreadable:  # once per upload
+                _load_failed(error)
+                st.session_state["analysis.loaded"] = unreadable
+            upload = None
+    if sheets:
         # kept across page switches: the same workbook uploaded again keeps its sheet
         sheet = persistent(
             st.sidebar.selectbox,
@@ -91,32 +137,45 @@ def _dataset_section(agent: AnalysisAgent) -> None:
             key="analysis.sheet",
             valid=lambda kept: kept in sheets,
         )
+    keep_totals = persistent(
+        st.sidebar.checkbox,
+        "合計行を残す",
+        key="analysis.keep_totals",
+        default=False,
+        help="合計・小計の行は二重に数えないよう除外します。データとして残すときに選びます。",
+    )
     if upload is not None:
-        marker = (upload.file_id, sheet)
+        marker = (upload.file_id, sheet, keep_totals)
         if st.session_state.get("analysis.loaded") != marker:
             data = upload.getvalue()
-            identity = (upload.name, hashlib.sha256(data).hexdigest(), sheet)
+            identity = (upload.name, hashlib.sha256(data).hexdigest(), sheet, keep_totals)
             if identity != st.session_state.get("analysis.identity"):
                 try:
-                    dataset_id = agent.load_bytes(data, upload.name, sheet=sheet)
+                    dataset_id = agent.load_bytes(
+                        data, upload.name, sheet=sheet, keep_total_rows=keep_totals
+                    )
                 except KeiriAgentError as error:
-                    st.sidebar.error(f"{error.message}")
-                    if error.hint:
-                        st.sidebar.caption(f"ヒント: {error.hint}")
-                    return
-                _use_dataset(agent, dataset_id, identity)
+                    _load_failed(error)
+                else:
+                    _use_dataset(agent, dataset_id, identity)
             st.session_state["analysis.loaded"] = marker
-    if st.sidebar.button("サンプルデータを使う", key="analysis.sample"):
-        sample = sample_data_path()
-        chosen = ("sample", str(sample))
-        if chosen != st.session_state.get("analysis.identity"):
-            _use_dataset(agent, agent.load_file(sample), chosen)
+
+
+def _dataset_status(agent: AnalysisAgent) -> None:
+    """The loaded dataset (size, what loading did, its columns), or the last load's error."""
     current: str | None = st.session_state.get("analysis.dataset_id")
+    load_error: dict[str, Any] | None = st.session_state.get("analysis.load_error")
+    if load_error is not None and not current:
+        st.sidebar.error(load_error["message"])
+        if load_error.get("hint"):
+            st.sidebar.caption(f"ヒント: {load_error['hint']}")
     if current:
         summary = agent.registry.summary(current)
         st.sidebar.success(
             f"{summary['name']}: {summary['rows']:,} 行 × {len(summary['columns'])} 列"
         )
+        for note in summary.get("notes", []):
+            st.sidebar.info(note)
         with st.sidebar.expander("列の一覧"):
             st.dataframe(
                 [
@@ -125,10 +184,6 @@ def _dataset_section(agent: AnalysisAgent) -> None:
                 ],
                 hide_index=True,
             )
-    if st.sidebar.button("会話をリセット", key="analysis.reset"):
-        st.session_state["analysis.turns"] = []
-        st.session_state["analysis.thread_id"] = uuid.uuid4().hex
-        st.session_state.pop("analysis.notice", None)
 
 
 def _render_turn(
@@ -195,6 +250,16 @@ def render_analysis_page() -> None:
         return
     st.session_state.pop("analysis.notice", None)
     item: dict[str, Any] = {"question": question}
+    load_error: dict[str, Any] | None = st.session_state.get("analysis.load_error")
+    if load_error is not None and not st.session_state.get("analysis.dataset_id"):
+        item["error"] = {
+            **load_error,
+            "message": "ファイルを読み込めなかったため、質問に答えられません: "
+            + load_error["message"],
+        }
+        turns.append(item)
+        _render_turn(len(turns) - 1, question, None, item["error"])
+        return
     with st.status("分析中…", expanded=False) as status:
 
         def on_event(event: Event) -> None:

@@ -130,13 +130,22 @@ class AnalysisAgent:
         self.graph = build_graph(parts).compile(checkpointer=checkpointer)
 
     # --- datasets -----------------------------------------------------------
-    def load_file(self, path: str | Path, *, sheet: str | int | None = None) -> str:
+    def load_file(
+        self, path: str | Path, *, sheet: str | int | None = None, keep_total_rows: bool = False
+    ) -> str:
         """Register a CSV/TSV/XLSX file; returns its ``dataset_id``."""
-        return self.registry.load_path(path, sheet=sheet)
+        return self.registry.load_path(path, sheet=sheet, keep_total_rows=keep_total_rows)
 
-    def load_bytes(self, data: bytes, name: str, *, sheet: str | int | None = None) -> str:
+    def load_bytes(
+        self,
+        data: bytes,
+        name: str,
+        *,
+        sheet: str | int | None = None,
+        keep_total_rows: bool = False,
+    ) -> str:
         """Register uploaded bytes (the file name tells the format)."""
-        return self.registry.load_bytes(data, name, sheet=sheet)
+        return self.registry.load_bytes(data, name, sheet=sheet, keep_total_rows=keep_total_rows)
 
     # --- conversation -------------------------------------------------------
     def ask(

@@ -1,7 +1,10 @@
 """Cleaning a loaded table: column names, blank cells, and text that holds numbers or dates.
 
 - Column names are stripped and made unique; fully empty rows and unnamed empty
-  columns are dropped. Cells holding only spaces are missing.
+  columns are dropped. A column without a name is named by its position in the file
+  (``column_5`` for the fifth column, counted from 1 as a user counts, whether or not
+  empty columns before it were dropped); a name taken twice gets ``_2``, ``_3``.
+  Cells holding only spaces are missing.
 - Text is NFKC-normalised (full-width ``１,２３４``, ``－``, ``￥``, ``（``) before
   detection; the frame keeps the original text of columns that stay text.
 - Text columns whose values are all dates (``2025-01-31``, ``2025/01/31``,
@@ -153,7 +156,10 @@ def clean_columns(frame: pd.DataFrame) -> pd.DataFrame:
     seen: set[str] = set()
     for position, raw in enumerate(frame.columns):
         name = str(raw).strip()
-        if not name or re.fullmatch(r"Unnamed: \d+(_level_\d+)?", name):
+        unnamed = re.fullmatch(r"Unnamed: (\d+)(_level_\d+)?", name)
+        if unnamed:  # the reader's 0-based position in the file, kept when columns are dropped
+            name = f"column_{int(unnamed.group(1)) + 1}"
+        elif not name:
             name = f"column_{position + 1}"
         unique, counter = name, 2
         while unique in seen:
@@ -166,7 +172,10 @@ def clean_columns(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def normalize_frame(frame: pd.DataFrame, name: str) -> tuple[pd.DataFrame, dict[str, list[str]]]:
-    """The cleaned, converted frame and the notes per column on what conversion changed."""
+    """The cleaned, converted frame and the notes per column on what conversion changed.
+
+    The frame keeps the reader's index labels (the caller maps them to file rows).
+    """
     frame = frame.dropna(axis=0, how="all")
     unnamed = [
         column
@@ -175,14 +184,17 @@ def normalize_frame(frame: pd.DataFrame, name: str) -> tuple[pd.DataFrame, dict[
     ]
     frame = frame.drop(columns=unnamed)
     if len(frame.columns) == 0:
-        raise DatasetError(f"{name!r} has no columns", hint="upload a table with a header row")
+        raise DatasetError(
+            f"「{name}」に列がありません。",
+            hint="見出しの行がある表をアップロードしてください。",
+        )
     if len(frame) == 0:
         raise DatasetError(
-            f"{name!r} has a header row but no data rows",
-            hint="upload a file with at least one data row under the header",
+            f"「{name}」には見出しの行しかなく、データの行がありません。",
+            hint="見出しの下にデータの行が 1 行以上あるファイルをアップロードしてください。",
             details={"columns": [str(column).strip() for column in frame.columns]},
         )
-    frame = clean_columns(frame).reset_index(drop=True)
+    frame = clean_columns(frame)
     converted: dict[str, pd.Series] = {}
     notes: dict[str, list[str]] = {}
     for column in frame.columns:
@@ -190,3 +202,20 @@ def normalize_frame(frame: pd.DataFrame, name: str) -> tuple[pd.DataFrame, dict[
         if column_notes:
             notes[column] = column_notes
     return pd.DataFrame(converted), notes
+
+
+def convert_text_columns(
+    frame: pd.DataFrame, columns: list[str]
+) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+    """``columns`` of ``frame`` converted again (after rows were removed), and their notes.
+
+    A date column whose total row reads 合計 stays text at first; without that row it
+    becomes dates.
+    """
+    frame = frame.copy(deep=False)
+    notes: dict[str, list[str]] = {}
+    for column in columns:
+        frame[column], column_notes = _convert_column(frame[column])
+        if column_notes:
+            notes[column] = column_notes
+    return frame, notes

@@ -21,11 +21,12 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
 
-from keiri_agent.errors import DatasetError, unknown_choice_message
+from keiri_agent.errors import DatasetError, closest_match
 from keiri_agent.files.bounds import (
     InputBoundsError,
     check_csv_text,
@@ -46,10 +47,15 @@ TAB_SUFFIXES = (".tsv", ".txt")
 EXCEL_SUFFIXES = (".xlsx", ".xlsm")
 SUPPORTED_SUFFIXES = CSV_SUFFIXES + TAB_SUFFIXES + EXCEL_SUFFIXES
 _BINARY_MAGIC = {
-    b"PK\x03\x04": "an Excel (.xlsx) or other zip file",
-    b"\xd0\xcf\x11\xe0": "an old Excel (.xls) or other Office file",
-    b"%PDF": "a PDF file",
+    b"PK\x03\x04": "Excel（.xlsx）などの ZIP 形式のファイル",
+    b"\xd0\xcf\x11\xe0": "古い Excel（.xls）などの Office ファイル",
+    b"%PDF": "PDF ファイル",
 }
+_EMPTY_HINT = "見出しの行とデータの行が入ったファイルをアップロードしてください。"
+
+
+RowNumbers = Callable[[Sequence[int]], list[int]]
+"""Maps index labels of a loaded frame to the rows as the file counts them (1-based)."""
 
 
 def dataset_error(message: str, hint: str, **details: Any) -> DatasetError:
@@ -85,8 +91,11 @@ def _open_workbook(data: bytes) -> Any:
         raise _refused(exc) from None
     except Exception as exc:  # openpyxl raises many types (ParseError, KeyError...)
         raise dataset_error(
-            f"not a valid Excel workbook: {type(exc).__name__}: {exc}",
-            "open the file in Excel and save it again as .xlsx, or export the sheet as CSV",
+            "Excel ブック（.xlsx）として読み込めません。ファイルが壊れているか、"
+            "Excel 以外の形式です。",
+            "Excel で開いて「名前を付けて保存」で .xlsx として保存し直すか、"
+            "シートを CSV で保存してアップロードしてください。",
+            reason=f"{type(exc).__name__}: {exc}",
         ) from exc
 
 
@@ -95,15 +104,17 @@ def _decode(data: bytes, name: str) -> DecodedText:
     for magic, what in _BINARY_MAGIC.items():
         if data.startswith(magic):
             raise dataset_error(
-                f"{name!r} is not a text file; it looks like {what}",
-                "upload it with its proper suffix (.xlsx), or export the sheet as CSV",
+                f"「{name}」はテキスト（CSV）ファイルではなく、{what}のようです。",
+                "Excel ファイルなら拡張子を .xlsx にしてアップロードするか、"
+                "シートを CSV で保存してください。",
             )
     try:
         return decode_text(data)
     except TextDecodeError as exc:
         raise dataset_error(
-            f"{name!r} could not be read as text: it is neither UTF-8 nor Shift_JIS (CP932)",
-            "save the file as 'CSV UTF-8' from Excel, or check that it is really a CSV file",
+            f"「{name}」を文字として読めません（UTF-8 でも Shift_JIS（CP932）でもありません）。",
+            "Excel で開いて「CSV UTF-8（コンマ区切り）」で保存し直すか、"
+            "本当に CSV ファイルかを確認してください。",
             tried=list(exc.tried),
         ) from exc
 
@@ -127,11 +138,33 @@ def _skipped_note(rows: list[list[Any]], header: int) -> str | None:
     return f"先頭の{header}行（タイトル）を飛ばしました: {shown}"
 
 
-def read_text_table(data: bytes, name: str, suffix: str) -> tuple[pd.DataFrame, list[str]]:
+def _csv_row_numbers(text: str, sep: str, skip: int) -> RowNumbers:
+    """Index labels of ``pd.read_csv(skiprows=skip)`` (records, blank lines skipped) to lines."""
+
+    def row_numbers(labels: Sequence[int]) -> list[int]:
+        reader = csv.reader(io.StringIO(text), delimiter=sep)
+        starts: list[int] = []
+        wanted = max(labels, default=-1)
+        line = 0
+        for record in reader:
+            start, line = line + 1, reader.line_num
+            if start <= skip or not any(field.strip() for field in record):
+                continue
+            starts.append(start)  # the header first, then one entry per data record
+            if len(starts) > wanted + 1:
+                break
+        return [starts[label + 1] if label + 1 < len(starts) else label + 2 for label in labels]
+
+    return row_numbers
+
+
+def read_text_table(
+    data: bytes, name: str, suffix: str
+) -> tuple[pd.DataFrame, list[str], RowNumbers]:
     decoded = _decode(data, name)
     text, encoding = decoded.text, decoded.encoding
     if not text or text.isspace():
-        raise dataset_error(f"{name!r} is empty", "upload a file with a header row and data rows")
+        raise dataset_error(f"「{name}」は空のファイルです。", _EMPTY_HINT)
     head = text[:65536]
     lines = [line for line in head.lstrip().split("\n")[:HEADER_SCAN_ROWS] if line.strip()]
     header = next((line for line in lines if "\t" in line or "," in line), lines[0])
@@ -158,24 +191,24 @@ def read_text_table(data: bytes, name: str, suffix: str) -> tuple[pd.DataFrame, 
         notes.extend([note] if note else [])
     # the C parser reads bytes far faster than a StringIO (which it re-encodes in chunks)
     payload = data if encoding in ("utf-8", "utf-8-sig") else text.encode("utf-8")
-    del text, head
+    row_numbers = _csv_row_numbers(text, sep, skip)
+    del head
     try:
         frame = pd.read_csv(
             io.BytesIO(payload), sep=sep, encoding="utf-8-sig", low_memory=False, skiprows=skip
         )
     except pd.errors.EmptyDataError as exc:
-        raise dataset_error(
-            f"{name!r} is empty", "upload a file with a header row and data rows"
-        ) from exc
+        raise dataset_error(f"「{name}」は空のファイルです。", _EMPTY_HINT) from exc
     except (pd.errors.ParserError, ValueError) as exc:
         raise dataset_error(
-            f"{name!r} could not be parsed as a {'tab' if tabbed else 'comma'}-separated "
-            f"table: {str(exc).strip()}",
-            "check that every row has as many fields as the header and that values "
-            "containing the delimiter are in double quotes",
+            f"「{name}」を{'タブ' if tabbed else 'コンマ'}区切りの表として読めません"
+            "（見出しより項目の多い行があります）。",
+            'どの行も見出しと同じ数の項目か、区切り文字を含む値がダブルクォート（"）で'
+            "囲まれているかを確認してください。",
             encoding=encoding,
+            reason=str(exc).strip(),
         ) from exc
-    return frame, notes
+    return frame, notes, row_numbers
 
 
 def _header_names(cells: list[Any]) -> list[str]:
@@ -195,32 +228,42 @@ def _header_names(cells: list[Any]) -> list[str]:
     return names
 
 
-def read_excel(data: bytes, name: str, sheet: str | int | None) -> tuple[pd.DataFrame, list[str]]:
+def read_excel(
+    data: bytes, name: str, sheet: str | int | None
+) -> tuple[pd.DataFrame, list[str], RowNumbers]:
     sheets = excel_sheet_names(data)
     if not sheets:
-        raise dataset_error(f"{name!r} has no sheets", "save a workbook with at least one sheet")
+        raise dataset_error(
+            f"「{name}」にシートがありません。",
+            "シートのあるブックを保存してアップロードしてください。",
+        )
     if sheet is None:
         chosen = sheets[0]
     elif isinstance(sheet, int) and not isinstance(sheet, bool):
         if not 0 <= sheet < len(sheets):
             raise dataset_error(
-                f"{name!r} has no sheet number {sheet} (it has {len(sheets)}: {', '.join(sheets)})",
-                "choose a sheet by name or by index from 0",
+                f"「{name}」にシート番号 {sheet} はありません"
+                f"（シートは {len(sheets)} 枚: {', '.join(sheets)}）。",
+                "シートを名前か、0 から数えた番号で選んでください。",
                 sheets=sheets,
             )
         chosen = sheets[sheet]
     elif sheet in sheets:
         chosen = sheet
     else:
+        suggestion = closest_match(str(sheet), sheets)
         raise dataset_error(
-            f"{name!r}: " + unknown_choice_message("sheet", str(sheet), sheets),
-            "choose one of the listed sheets",
+            f"「{name}」にシート「{sheet}」はありません"
+            + (f"（「{suggestion}」のことですか？）" if suggestion else "")
+            + "。シート: "
+            + ", ".join(sheets),
+            "表示されたシートの中から選んでください。",
             sheets=sheets,
         )
     raw = _sheet_frame(data, name, chosen)
     if len(raw) == 0 or len(raw.columns) == 0:
         raise dataset_error(
-            f"sheet {chosen!r} of {name!r} is empty", "choose a sheet that has data"
+            f"「{name}」のシート「{chosen}」は空です。", "データの入ったシートを選んでください。"
         )
     scanned = [
         [None if pd.isna(cell) else cell for cell in row]
@@ -231,7 +274,12 @@ def read_excel(data: bytes, name: str, sheet: str | int | None) -> tuple[pd.Data
     notes = [note] if note else []
     frame = raw.iloc[header + 1 :].infer_objects()
     frame.columns = pd.Index(_header_names(list(raw.iloc[header])))
-    return frame, notes
+    return frame, notes, _sheet_row_numbers
+
+
+def _sheet_row_numbers(labels: Sequence[int]) -> list[int]:
+    """The sheet's frame is indexed from its row 1 (``A1``): label 0 is row 1."""
+    return [label + 1 for label in labels]
 
 
 def _sheet_frame(data: bytes, name: str, sheet: str) -> pd.DataFrame:
@@ -252,8 +300,9 @@ def _sheet_frame(data: bytes, name: str, sheet: str) -> pd.DataFrame:
         raise _refused(exc) from None
     except Exception as exc:
         raise dataset_error(
-            f"sheet {sheet!r} of {name!r} could not be read: {type(exc).__name__}: {exc}",
-            "open the file in Excel and save it again, or export the sheet as CSV",
+            f"「{name}」のシート「{sheet}」を読み込めません。",
+            "Excel で開いて保存し直すか、シートを CSV で保存してアップロードしてください。",
+            reason=f"{type(exc).__name__}: {exc}",
         ) from exc
     finally:
         workbook.close()

@@ -16,16 +16,64 @@ from typing import Any
 
 import pandas as pd
 
-from keiri_agent.agents.analysis.datasets.cleaning import clean_columns, normalize_frame
+from keiri_agent.agents.analysis.datasets.cleaning import (
+    clean_columns,
+    convert_text_columns,
+    normalize_frame,
+)
 from keiri_agent.agents.analysis.datasets.loading import (
     EXCEL_SUFFIXES,
     SUPPORTED_SUFFIXES,
+    RowNumbers,
     dataset_error,
     read_excel,
     read_text_table,
 )
 from keiri_agent.agents.analysis.datasets.summary import summarize
+from keiri_agent.agents.analysis.datasets.totals import (
+    find_total_rows,
+    kept_totals_note,
+    labelled_note,
+    removed_note,
+)
 from keiri_agent.errors import UnknownDatasetError, unknown_choice_message
+
+
+def _without_total_rows(
+    frame: pd.DataFrame,
+    row_numbers: RowNumbers,
+    notes: list[str],
+    column_notes: dict[str, list[str]],
+    *,
+    keep: bool,
+) -> pd.DataFrame:
+    """``frame`` (re-indexed from 0) without its total rows; ``notes`` say what was found.
+
+    The text columns the total rows filled are converted again: a 日付 column whose
+    total row reads 合計 becomes dates once that row is gone. A total row sums detail
+    rows, so some always remain.
+    """
+    found = find_total_rows(frame)
+    labels = list(frame.index)
+    if found.removed:
+        numbers = row_numbers([labels[position] for position in found.removed])
+        if keep:
+            notes.append(kept_totals_note(numbers))
+        else:
+            notes.append(removed_note(numbers))
+            totals = frame.iloc[found.removed]
+            frame = frame.drop(index=[labels[position] for position in found.removed])
+            filled = [
+                column
+                for column in frame.columns
+                if pd.api.types.is_string_dtype(frame[column].dtype)
+                and totals[column].notna().any()
+            ]
+            frame, converted_notes = convert_text_columns(frame, filled)
+            column_notes.update(converted_notes)
+    if found.kept:
+        notes.append(labelled_note(row_numbers([labels[position] for position in found.kept])))
+    return frame.reset_index(drop=True)
 
 
 class DatasetRegistry:
@@ -47,13 +95,24 @@ class DatasetRegistry:
         self._frames: dict[str, pd.DataFrame] = {}
         self._summaries: dict[str, dict[str, Any]] = {}
 
-    def load_bytes(self, data: bytes, name: str, *, sheet: str | int | None = None) -> str:
+    def load_bytes(
+        self,
+        data: bytes,
+        name: str,
+        *,
+        sheet: str | int | None = None,
+        keep_total_rows: bool = False,
+    ) -> str:
         """Parse an uploaded file (format from ``name``'s suffix) and register it.
+
+        Total rows (合計, 小計 … whose numbers are sums, see ``totals``) are excluded
+        with a note unless ``keep_total_rows``.
 
         Args:
             data: the file's bytes.
             name: the file name; its suffix picks the format.
             sheet: for Excel, a sheet name or 0-based index (default: first sheet).
+            keep_total_rows: keep the sheet's total rows as data (noted).
 
         Returns:
             The new dataset_id (``ds_`` + 8 hex digits).
@@ -64,34 +123,42 @@ class DatasetRegistry:
         suffix = Path(name).suffix.lower()
         if suffix not in SUPPORTED_SUFFIXES:
             raise dataset_error(
-                f"unsupported file type {suffix or '(no suffix)'!r} for {name!r}; supported: "
-                + ", ".join(SUPPORTED_SUFFIXES),
-                "save the data as CSV (UTF-8 or Shift_JIS), TSV or Excel .xlsx",
+                f"「{name}」の形式（{suffix or '拡張子なし'}）は読み込めません。"
+                "読み込める形式: " + ", ".join(SUPPORTED_SUFFIXES),
+                "データを CSV（UTF-8 または Shift_JIS）、TSV、Excel（.xlsx）で保存して"
+                "アップロードしてください。",
                 supported=list(SUPPORTED_SUFFIXES),
             )
         self._check_size(len(data), name)
         if not data or data.isspace():
             raise dataset_error(
-                f"{name!r} is empty", "upload a file with a header row and data rows"
+                f"「{name}」は空のファイルです。",
+                "見出しの行とデータの行が入ったファイルをアップロードしてください。",
             )
         if suffix in EXCEL_SUFFIXES:
-            frame, notes = read_excel(data, name, sheet)
+            frame, notes, row_numbers = read_excel(data, name, sheet)
         else:
-            frame, notes = read_text_table(data, name, suffix)
+            frame, notes, row_numbers = read_text_table(data, name, suffix)
         frame, column_notes = normalize_frame(frame, name)
+        frame = _without_total_rows(frame, row_numbers, notes, column_notes, keep=keep_total_rows)
         return self._register(frame, name, notes=notes, column_notes=column_notes)
 
-    def load_path(self, path: str | Path, *, sheet: str | int | None = None) -> str:
+    def load_path(
+        self, path: str | Path, *, sheet: str | int | None = None, keep_total_rows: bool = False
+    ) -> str:
         """Load a file from disk (CLI and tests); see ``load_bytes``."""
         file = Path(path)
         try:
             size = file.stat().st_size
         except OSError as exc:
             raise dataset_error(
-                f"cannot read {str(file)!r}: {exc.strerror}", "check the path"
+                f"「{file}」を読めません（{exc.strerror}）。",
+                "ファイルの場所と名前が正しいかを確認してください。",
             ) from exc
         self._check_size(size, file.name)
-        return self.load_bytes(file.read_bytes(), file.name, sheet=sheet)
+        return self.load_bytes(
+            file.read_bytes(), file.name, sheet=sheet, keep_total_rows=keep_total_rows
+        )
 
     def add_frame(self, df: pd.DataFrame, name: str) -> str:
         """Register an existing DataFrame (column names are cleaned, values kept)."""
@@ -140,9 +207,10 @@ class DatasetRegistry:
     def _check_size(self, size: int, name: str) -> None:
         if size > self.max_bytes:
             raise dataset_error(
-                f"{name!r} is {size / 2**20:.1f} MiB; "
-                f"the limit is {self.max_bytes / 2**20:.1f} MiB",
-                "filter or split the file before uploading, or raise KEIRI_AGENT_MAX_UPLOAD_MB",
+                f"「{name}」は {size / 2**20:.1f} MB あり、上限"
+                f"（{self.max_bytes / 2**20:.1f} MB）を超えています。",
+                "必要な行や列に絞るか、ファイルを分けてアップロードしてください。"
+                "上限を上げるには設定 KEIRI_AGENT_MAX_UPLOAD_MB（MB 単位）を変更します。",
                 size_bytes=size,
                 max_bytes=self.max_bytes,
             )
