@@ -1,6 +1,6 @@
 """Accuracy of the offline (rule-based) reasoner on hand-written requests.
 
-Two request sets, always reported separately:
+Three request sets, always reported separately:
 
 - the tuning set, ``data/offline_requests.jsonl``: requests on the sample sales
   data, asked against a column set ("ja": 注文ID, 日付, 地域, ...; "en": order_id,
@@ -10,6 +10,12 @@ Two request sets, always reported separately:
   country statistics), each named by ``dataset`` and summarised in
   ``data/heldout_datasets/<dataset>.json``. It was written before the rules were
   changed for it and is never tuned on: a rule is not adjusted to a held-out case.
+  Its failures were read while the rules were changed, so its figure is optimistic.
+- the fresh set, ``data/offline_requests_fresh.jsonl``: a second held-out set,
+  written after those rule changes without reading the rules or the first
+  held-out set, on other made-up domains (stock movements, call-centre logs, a
+  CRM pipeline, utility meter readings; summaries in the same folder). It was run
+  once to measure; nobody tuned on it, and its cases are never edited after a run.
 
 Each case gives the expected first decision: ``next_action`` (or a list of
 acceptable ones), the ``op`` or ``kind`` of the spec (or a list), the columns the
@@ -17,7 +23,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 (``agg``) and ``top_k``. A held-out case that acts also carries a ``reference``
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
-    uv run python benchmarks/offline_reasoner_accuracy.py [--set tuning|heldout|all]
+    uv run python benchmarks/offline_reasoner_accuracy.py [--set tuning|heldout|fresh|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
@@ -46,8 +52,9 @@ from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReason
 
 DATA = Path(__file__).parent / "data" / "offline_requests.jsonl"
 HELDOUT = Path(__file__).parent / "data" / "offline_requests_heldout.jsonl"
+FRESH = Path(__file__).parent / "data" / "offline_requests_fresh.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
-SETS = {"tuning": DATA, "heldout": HELDOUT}
+SETS = {"tuning": DATA, "heldout": HELDOUT, "fresh": FRESH}
 
 # (ja name, en name, kind, examples)
 _COLUMNS = [
@@ -250,7 +257,7 @@ def evaluate(cases: list[dict[str, Any]] | None = None) -> dict[str, Any]:
 
     Figures: overall, per check, per language, per dataset (column set for the
     tuning set) as ``<group>_accuracy`` / ``<group>_cases`` and, for the held-out
-    set, per request family (the case's ``covers``) as ``covers.<family>_accuracy``.
+    sets, per request family (the case's ``covers``) as ``covers.<family>_accuracy``.
     """
     outcomes = [run_case(case) for case in (cases if cases is not None else load_cases())]
     by_lang: dict[str, list[bool]] = {"ja": [], "en": []}
@@ -314,7 +321,7 @@ def _print_set(name: str, path: Path) -> None:
 def main() -> None:
     """Print each set's figures as ``<set>.<name>: value`` lines, then its failures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--set", choices=("tuning", "heldout", "all"), default="all")
+    parser.add_argument("--set", choices=(*SETS, "all"), default="all")
     args = parser.parse_args()
     for name, path in SETS.items():
         if args.set in (name, "all"):
