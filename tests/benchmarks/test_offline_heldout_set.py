@@ -2,10 +2,11 @@
 
 The held-out sets (``heldout``, the second ``fresh`` and the third ``unseen``) measure
 the offline reasoner on requests it was never tuned on; these tests do not run the
-reasoner. They check the labels: every acting case carries a reference spec that is valid against its dataset's
-columns and meets every expectation of the case, the datasets are well-formed
-summaries, and each set is large and varied enough (≥ 80 cases, Japanese and English,
-≥ 3 datasets, every request family of issue 16).
+reasoner. They check the labels: every acting case carries a reference spec that is
+valid against its dataset's columns and meets every expectation of the case, the
+datasets are well-formed summaries, and each set is large and varied enough (≥ 80
+cases, Japanese and English, ≥ 3 datasets, every request family of issue 16) and uses
+requests and datasets no other set uses.
 """
 
 from __future__ import annotations
