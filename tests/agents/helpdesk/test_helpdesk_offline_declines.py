@@ -84,3 +84,20 @@ def test_a_compound_verb_matches_its_noun_form_not_its_second_half() -> None:
     assert PreparedText.of("申請の取り下げは詳細画面で行います。").has("取り下げる")
     assert PreparedText.of("差し戻された申請は修正できます。").has("差し戻す")
     assert not PreparedText.of("単価を下げる交渉をします。").has("取り下げる")
+
+
+# ------------------------------------------------- a katakana word inside a longer katakana word
+
+
+def test_a_katakana_term_does_not_match_inside_a_longer_katakana_word() -> None:
+    assert not PreparedText.of("30分操作しないとログアウトされます。").has("ログ")
+    assert PreparedText.of("操作ログは管理画面に保存されます。").has("ログ")
+    assert PreparedText.of("ICカードリーダーで読み取ります。").has("カード")
+
+
+def test_a_question_about_a_katakana_topic_found_only_inside_another_word_is_declined() -> None:
+    question = "操作ログはどこで確認できますか"
+    passage = _passage("30分操作しないと自動的にログアウトされます。", heading="2. ログイン")
+    text, _ = subtask_answer(question, [passage])
+    assert "資料によると" not in text
+    assert DECLINE in text

@@ -225,6 +225,9 @@ def synonyms(term: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -> tuple[st
     return vocabulary.synonym_index.get(normalize_for_search(term).strip(), ())
 
 
+_KATAKANA_CHARS = "\u30a1-\u30fa\u30fc"
+_KATAKANA = re.compile(f"[{_KATAKANA_CHARS}]+")
+"""A katakana word: inside a longer katakana run it is another word (ログ in ログイン)."""
 _COMPOUND_VERB = re.compile(r"[\u4e00-\u9fff][\u3040-\u309f\u4e00-\u9fff]+[うくぐすつぬぶむる]")
 """A verb of ≥ 4 characters (a compound verb, 「取り下げる」): its stem (「取り下げ」) is
 also its noun form."""
@@ -251,7 +254,10 @@ class PreparedText:
         on its word), or else:
 
         * ASCII: a word prefix ("rule" matches "rules"; "rules" matches "rule");
-        * Japanese of ≥ 2 characters: a substring not right after 不/未/非/無
+        * katakana: a substring not inside a longer katakana run (「ログ」 is in 「操作ログ」
+          and 「ログ画面」 but not in 「ログイン」; Sudachi's words give 「カード」 of
+          「カードリーダー」);
+        * other Japanese of ≥ 2 characters: a substring not right after 不/未/非/無
           (「承認」 is in 「承認者」 but not in 「未承認」);
         * a compound verb (≥ 4 characters, 「取り下げる」): also its stem, the noun form
           (「取り下げ」).
@@ -265,6 +271,9 @@ class PreparedText:
             if _ASCII_TERM.fullmatch(word):
                 stem = word[:-1] if len(word) > 3 and word.endswith("s") else word
                 if re.search(r"(?<![0-9a-z])" + re.escape(stem), self.norm):
+                    return True
+            elif _KATAKANA.fullmatch(word):
+                if re.search(f"(?<![{_KATAKANA_CHARS}]){re.escape(word)}(?![{_KATAKANA_CHARS}])", self.norm):
                     return True
             elif len(word) >= 2 and re.search(_NOT_NEGATED + re.escape(word), self.norm):
                 return True
