@@ -228,6 +228,7 @@ def synonyms(term: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -> tuple[st
 _KATAKANA_CHARS = "\u30a1-\u30fa\u30fc"
 _KATAKANA = re.compile(f"[{_KATAKANA_CHARS}]+")
 """A katakana word: inside a longer katakana run it is another word (ログ in ログイン)."""
+_OUTSIDE_KATAKANA = f"(?<![{_KATAKANA_CHARS}]){{}}(?![{_KATAKANA_CHARS}])"
 _COMPOUND_VERB = re.compile(r"[\u4e00-\u9fff][\u3040-\u309f\u4e00-\u9fff]+[うくぐすつぬぶむる]")
 """A verb of ≥ 4 characters (a compound verb, 「取り下げる」): its stem (「取り下げ」) is
 also its noun form."""
@@ -273,7 +274,7 @@ class PreparedText:
                 if re.search(r"(?<![0-9a-z])" + re.escape(stem), self.norm):
                     return True
             elif _KATAKANA.fullmatch(word):
-                if re.search(f"(?<![{_KATAKANA_CHARS}]){re.escape(word)}(?![{_KATAKANA_CHARS}])", self.norm):
+                if re.search(_OUTSIDE_KATAKANA.format(re.escape(word)), self.norm):
                     return True
             elif len(word) >= 2 and re.search(_NOT_NEGATED + re.escape(word), self.norm):
                 return True
