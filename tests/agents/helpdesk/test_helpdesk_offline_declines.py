@@ -1,0 +1,103 @@
+"""Offline answers decline questions about topics the passages do not speak of.
+
+Made-up passages; each case was answered (or only called "related") before its rule.
+"""
+
+from __future__ import annotations
+
+from keiri_agent.agents.helpdesk.models import SearchOutput
+from keiri_agent.agents.helpdesk.offline import reflect, subtask_answer
+from keiri_agent.agents.helpdesk.offline.specificity import is_action, most_specific
+from keiri_agent.agents.helpdesk.offline.terms import PreparedText, key_terms
+from keiri_agent.search.tokenize import content_words, is_verbal_noun
+
+DECLINE = "資料には記載がありません"
+
+
+def _passage(content: str, heading: str = "3. 購買") -> SearchOutput:
+    return SearchOutput(file_name="guide.pdf", page=7, heading=heading, content=content, score=1.0)
+
+
+# ------------------------------------------------------- a thing, not an action, is the topic
+
+
+def test_verbal_nouns_name_actions_not_things() -> None:
+    assert is_verbal_noun("発注")
+    assert is_verbal_noun("修正")
+    assert not is_verbal_noun("名札")
+    assert not is_verbal_noun("倉庫")
+    assert is_action(("登録", "申請"))
+    assert not is_action(("固定", "資産"))
+
+
+def test_the_thing_asked_about_outranks_the_action_done_to_it() -> None:
+    question = "名札の発注はどうすればよいですか"
+    assert most_specific(question, key_terms(question)) == [("名札",)]
+
+
+def test_a_question_about_a_thing_no_passage_names_is_declined_though_its_action_is() -> None:
+    question = "名札の発注はどうすればよいですか"
+    passage = _passage("発注は購買画面から行います。承認後に業者へ送られます。")
+    text, _ = subtask_answer(question, [passage])
+    assert DECLINE in text
+    assert "「名札」についての記述は見つかりませんでした" in text
+    assert not reflect(question, [passage], 0).is_completed
+
+
+def test_the_thing_named_with_its_action_is_answered() -> None:
+    question = "名札の発注はどうすればよいですか"
+    passage = _passage("名札の発注は購買画面から行います。")
+    text, _ = subtask_answer(question, [passage])
+    assert text.startswith("資料によると")
+
+
+# ------------------------------------------------- a compound is named within one sentence
+
+
+def test_a_compound_whose_parts_are_scattered_over_a_passage_is_not_named() -> None:
+    question = "出張報告書の様式はどこにありますか"
+    passage = _passage(
+        "出張の前に申請してください。報告は月末までに行います。申込書は総務課にあります。"
+    )
+    text, _ = subtask_answer(question, [passage])
+    assert DECLINE in text
+    assert "「出張報告書」についての記述は見つかりませんでした" in text
+
+
+def test_a_compound_whose_parts_share_a_sentence_is_named() -> None:
+    question = "出張報告書の様式はどこにありますか"
+    passage = _passage("出張の報告書は、様式集から書式を選んで作成します。")
+    text, _ = subtask_answer(question, [passage])
+    assert DECLINE not in text
+
+
+# ---------------------------------------------------------------- compound verbs stay whole
+
+
+def test_a_compound_verb_is_one_key_term() -> None:
+    assert content_words("申請を取り下げたい") == ["申請", "取り下げる"]
+    assert content_words("立て替えた費用") == ["立て替える", "費用"]
+    assert key_terms("出した申請を取り下げたい") == ["申請", "取り下げる"]
+
+
+def test_a_compound_verb_matches_its_noun_form_not_its_second_half() -> None:
+    assert PreparedText.of("申請の取り下げは詳細画面で行います。").has("取り下げる")
+    assert PreparedText.of("差し戻された申請は修正できます。").has("差し戻す")
+    assert not PreparedText.of("単価を下げる交渉をします。").has("取り下げる")
+
+
+# ------------------------------------------------- a katakana word inside a longer katakana word
+
+
+def test_a_katakana_term_does_not_match_inside_a_longer_katakana_word() -> None:
+    assert not PreparedText.of("30分操作しないとログアウトされます。").has("ログ")
+    assert PreparedText.of("操作ログは管理画面に保存されます。").has("ログ")
+    assert PreparedText.of("ICカードリーダーで読み取ります。").has("カード")
+
+
+def test_a_question_about_a_katakana_topic_found_only_inside_another_word_is_declined() -> None:
+    question = "操作ログはどこで確認できますか"
+    passage = _passage("30分操作しないと自動的にログアウトされます。", heading="2. ログイン")
+    text, _ = subtask_answer(question, [passage])
+    assert "資料によると" not in text
+    assert DECLINE in text
