@@ -48,8 +48,8 @@ AGGS: dict[str, str] = {
     "|number of distinct|how many unique|how many distinct|how many different",
     "sum": "合計|総額|総計|総和|合算|トータル|sum|sums|total|totals|summed",
     "mean": "平均|平均値|average|averages|avg|mean|means",
-    "count": "件数|注文数|取引数|回数|何件|頻度|人数|数えて|数える|数えた|~(?<!ア)カウント|count|counts"
-    "|~count(ed|ing)|number of|how many|frequency"
+    "count": "件数|注文数|取引数|回数|何件|頻度|人数|数えて|数える|数えた|~(?<!ア)カウント"
+    "|count|counts|~count(ed|ing)|number of|how many|frequency"
     "|headcount|head count",
     "max": "最大|最大値|最高値|max|maximum",
     "min": "最小|最小値|最低値|min|minimum",
