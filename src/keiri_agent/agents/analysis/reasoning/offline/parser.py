@@ -2,7 +2,8 @@
 
 ``parse_request`` works on NFKC-normalised, lower-cased text. It finds the
 columns of the dataset the text names (exact names or synonyms, Japanese and
-English, the longest match winning), category values taken from a column's
+English, the longest match winning; a name without its unit, 重量 ~ 重量kg, or the
+tail of one name, 区分 ~ 配送区分), category values taken from a column's
 ``values`` (every distinct value, when the summary lists them) or else its
 ``examples``, matched after NFKC ("ABC" ~ "ＡＢＣ"), which become filters,
 periods ("2025年1月以降", "since 2025-03", "令和6年度") and numeric conditions
