@@ -2,7 +2,8 @@
 
 ``parse_request`` works on NFKC-normalised, lower-cased text. It finds the
 columns of the dataset the text names (exact names or synonyms, Japanese and
-English, the longest match winning), category values taken from a column's
+English, the longest match winning; a name without its unit, 重量 ~ 重量kg, or the
+tail of one name, 区分 ~ 配送区分), category values taken from a column's
 ``values`` (every distinct value, when the summary lists them) or else its
 ``examples``, matched after NFKC ("ABC" ~ "ＡＢＣ"), which become filters,
 periods ("2025年1月以降", "since 2025-03", "令和6年度") and numeric conditions
@@ -232,6 +233,51 @@ def name_aliases(names: list[str]) -> list[tuple[str, str, int]]:
     return found
 
 
+# A unit or qualifier glued onto a column name: 待ち時間秒, 重量kg, 金額_円, amount_usd.
+# A one-character unit only after a separator (区分, 部分 are words; 時間_分 is a unit).
+_UNIT_TAIL = re.compile(
+    r"[\s_-]*(?:[(\[（].*?[)\]）]|千円|万円|百万円|円|ドル|秒|kg|km|cm|mm|ml|kwh|%"
+    r"|(?<![a-z])(?:usd|jpy|yen|eur|sec|secs|min|mins|ms|hrs|pct))$|[\s_-]+(?:分|g|m|s|h)$"
+)
+_KANJI = re.compile(r"[\u3400-\u9fff]")
+_KATAKANA = re.compile(r"[\u30a0-\u30ff]")
+
+
+def _base_name(name: str) -> str:
+    """The column name without its unit or qualifier ("待ち時間秒" → "待ち時間")."""
+    base = normalize(name)
+    while (cut := _UNIT_TAIL.sub("", base).strip(" _-")) and cut != base:
+        base = cut
+    return base
+
+
+def short_terms(names: list[str]) -> list[tuple[str, str]]:
+    """(term, column) for the shortened words that name exactly one column.
+
+    The name without its unit ("待ち時間" ~ 待ち時間秒, "重量" ~ 重量kg, "amount" ~
+    amount_usd) and, for a Japanese name, its tail after a word of two or more
+    characters ("区分" ~ 入出庫区分, "種別" ~ 問い合わせ種別). A word shared by two
+    columns names neither: the user is asked which one.
+    """
+    bases = {name: _base_name(name) for name in names}
+    owners: dict[str, set[str]] = {}
+    for name, base in bases.items():
+        if base != normalize(name) and len(base) >= 2:
+            owners.setdefault(base, set()).add(name)
+        if is_japanese(base):
+            for i in range(2, len(base) - 1):
+                if _KANJI.match(base[i]) or (
+                    _KATAKANA.match(base[i]) and not _KATAKANA.match(base[i - 1])
+                ):  # never inside a katakana word (カテゴリ is no "ゴリ")
+                    owners.setdefault(base[i:], set()).add(name)
+    taken = {normalize(name) for name in names}
+    return [
+        (term, next(iter(cols)))
+        for term, cols in owners.items()
+        if len(cols) == 1 and term not in taken
+    ]
+
+
 @dataclass(frozen=True)
 class ColumnInfo:
     """One column of the dataset summary."""
@@ -301,6 +347,8 @@ class ColumnIndex:
                 found.setdefault(term_pattern(term), (info.name, None, len(term)))
         for pattern, column, size in name_aliases([c.name for c in self.columns]):
             found.setdefault(pattern, (column, None, size))
+        for term, column in short_terms([c.name for c in self.columns]):
+            found.setdefault(term_pattern(term), (column, None, len(term)))
         for info in self.columns:
             if info.kind not in ("categorical", "boolean", "text"):
                 continue
@@ -552,7 +600,10 @@ def _split_part(text: str, family: Callable[[str], str | None], lang: str) -> li
 
 
 def parse_request(
-    text: str, summary: dict[str, Any], family: Callable[[str], str | None]
+    text: str,
+    summary: dict[str, Any],
+    family: Callable[[str], str | None],
+    phrases: Callable[[str], list[tuple[int, int]]],
 ) -> ParsedRequest:
     """Read the request: columns, values, filters and clauses.
 
@@ -560,6 +611,8 @@ def parse_request(
         text: The request as the user wrote it.
         summary: The dataset summary (``columns`` with name/kind/examples).
         family: What a piece of text asks for (see ``split_clauses``).
+        phrases: (start, end) of the words that say what is asked for ("standard
+            deviation", 「標準偏差」): a category value inside one is no condition.
     """
     index = ColumnIndex(summary)
     norm = normalize(text)
@@ -579,7 +632,7 @@ def parse_request(
         lang,
     )
     claimed = bytearray(int(t and not n) for t, n in zip(taken, named_years, strict=True))
-    scanned = _scan(norm, index, claimed)
+    scanned = _condition_values(_scan(norm, index, claimed), norm, phrases(norm))
     values = [m for m in scanned if m.value is not None]
     numeric, used, spans = numeric_filters(norm, scanned, index.kind)
     for a, b in spans:
@@ -625,6 +678,70 @@ def parse_request(
     )
 
 
+# "the partner meeting": a value word before a noun that is no column is a common noun.
+_BARE_THE = re.compile(r"(?<![a-z])the\s+$")
+_NEXT_WORD = re.compile(r"\s+([a-z]+)")
+_FUNCTION_WORDS = frozenset(
+    [
+        "and",
+        "or",
+        "but",
+        "by",
+        "per",
+        "vs",
+        "versus",
+        "only",
+        "with",
+        "in",
+        "of",
+        "for",
+        "on",
+        "at",
+        "to",
+        "from",
+        "than",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+    ]
+)
+
+
+def _condition_values(
+    scanned: list[Mention], text: str, phrases: list[tuple[int, int]]
+) -> list[Mention]:
+    """The mentions minus category values the request does not use as a condition.
+
+    A value inside a longer phrase of what is asked for ("standard" in "standard
+    deviation", 「標準」 in 「標準偏差」) and an English value after "the" followed by a
+    word that names nothing of the data ("for the partner meeting") are ordinary words.
+    "for the partner tier", "for partner bookings", "partner plan", 「partnerの」 stay
+    conditions.
+    """
+    starts = {m.start for m in scanned}
+    kept = []
+    for mention in scanned:
+        if mention.value is not None:
+            inside = any(
+                a <= mention.start and mention.end <= b and b - a > mention.end - mention.start
+                for a, b in phrases
+            )
+            before = text[: mention.start]
+            after = _NEXT_WORD.match(text[mention.end :])
+            common = bool(
+                _BARE_THE.search(before)
+                and after
+                and after.start(1) + mention.end not in starts
+                and after.group(1) not in _FUNCTION_WORDS
+            )
+            if inside or common:
+                continue
+        kept.append(mention)
+    return kept
+
+
 def _names_the_rows(mention: Mention, text: str, index: ColumnIndex, rows: int) -> bool:
     """ "products", "employees": a plural naming an identifier-like text column (a distinct
     value per row) means the rows themselves, not that column."""
@@ -638,6 +755,7 @@ def _names_the_rows(mention: Mention, text: str, index: ColumnIndex, rows: int) 
         and said.isascii()
         and said.endswith("s")
         and normalize(info.name) != said
+        and re.split(r"[\s_-]+", said)[-1].rstrip("s") not in _ID_TOKENS  # "booking ids"
     )
 
 

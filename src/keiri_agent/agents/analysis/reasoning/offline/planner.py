@@ -280,7 +280,7 @@ def plan_request(
         skip_out_of_scope: Drop out-of-scope clauses instead of reporting them (they were
             already declined in this conversation).
     """
-    parsed = parse_request(text, summary, vocab.family)
+    parsed = parse_request(text, summary, vocab.family, vocab.phrase_spans)
     steps: list[Step] = []
     asked_by: dict[int, Clause] = {}  # id of a step that only asks → its clause
     declined: list[str] = []

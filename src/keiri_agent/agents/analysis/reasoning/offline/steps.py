@@ -96,6 +96,10 @@ class StepBuilder:
         if self.top_n is None and (word := vocab.TOP_WORDS.search(clause.text)):
             said = word.group(1) or word.group(2)
             self.top_n = vocab.NUMBER_WORDS.get(said) or int(said) or None
+        ranks = "ranking" in self.intents or vocab.MOST_COMMON.search(clause.text)
+        if self.top_n is None and ranks and (count := vocab.RANKED_COUNT.search(clause.text)):
+            said = count.group(1) or count.group(2)
+            self.top_n = vocab.NUMBER_WORDS.get(said) or int(said) or None
         self.ascending = bool(vocab.ASCENDING.search(clause.text))
 
     def t(self, ja: str, en: str) -> str:

@@ -38,7 +38,7 @@ INTENTS: dict[str, str] = {
     "scatter_soft": "関係|関連|relationship|relationships|relation|vs|versus|against",
     "bar_soft": "比較|比べ|~compar(e|es|ed|ing|ison)",
     "ranking": "ランキング|上位|下位|トップ|ベスト|ワースト|順位|多い順|少ない順|高い順"
-    "|低い順|最も|一番|ranking|rank|ranked|top|bottom|best|worst|highest|lowest|largest"
+    "|低い順|最も|一番|いちばん|ranking|rank|ranked|top|bottom|best|worst|highest|lowest|largest"
     "|smallest|biggest|most|least",
     "aggregate": "集計|まとめ|aggregate|aggregated|~group(ed)? by|tally|break down|breakdown",
     "overview_soft": "全体|ざっと|ざっくり|~(quick|first|brief) look|~look at|glance|~get a feel",
@@ -48,7 +48,8 @@ AGGS: dict[str, str] = {
     "|number of distinct|how many unique|how many distinct|how many different",
     "sum": "合計|総額|総計|総和|合算|トータル|sum|sums|total|totals|summed",
     "mean": "平均|平均値|average|averages|avg|mean|means",
-    "count": "件数|注文数|取引数|回数|何件|頻度|人数|count|counts|number of|how many|frequency"
+    "count": "件数|注文数|取引数|回数|何件|頻度|人数|数えて|数える|数えた|~(?<!ア)カウント"
+    "|count|counts|~count(ed|ing)|number of|how many|frequency"
     "|headcount|head count",
     "max": "最大|最大値|最高値|max|maximum",
     "min": "最小|最小値|最低値|min|minimum",
@@ -70,6 +71,8 @@ OUT_OF_SCOPE: dict[str, str] = {
     "ml": "機械学習|回帰|クラスタリング|クラスタ分析|クラスター分析|分類モデル|ニューラル"
     "|深層学習|ディープラーニング|学習させ|~モデルを(作|構築|学習|訓練)|machine learning"
     "|~regression|~cluster|~classif(y|ier|ication)|neural|deep learning"
+    "|~自動(で|的に)?(分類|振り分|仕分|カテゴリ)|~auto-?(categori[sz]|classif|tag)"
+    "|~automatically (categori[sz]|classif|tag|label|sort|group)"
     "|~train(ing)? (a |the )?(\\w+ )?model|~build (a |the )?(\\w+ )?model|random forest"
     "|xgboost|k-means|kmeans|sklearn|scikit-learn",
     "file": "メール|送信|送って|保存|エクスポート|書き出|ダウンロード|ファイルに出力"
@@ -130,7 +133,7 @@ OUT_OF_SCOPE_REASONS: dict[str, tuple[str, str]] = {
     ),
 }
 TOP_N = re.compile(
-    r"(?:上位|トップ|ベスト|下位|ワースト|(?<![a-z])(?:top|best|bottom|worst|first|highest|lowest"
+    r"(?:上位|トップ|ベスト|下位|ワースト|上から|下から|(?<![a-z])(?:top|best|bottom|worst|first|highest|lowest"
     r"|largest|smallest))\s*(\d{1,4})(?!\d)"
 )
 ASCENDING = re.compile(
@@ -147,7 +150,8 @@ MEASURE_NAME = re.compile(
 )
 # "the three most common X", 「多い値を上位3つ」: rank the values by how often they occur.
 MOST_COMMON = re.compile(
-    r"(?<![a-z])(?:most|least) (?:common|frequent|popular)|commonest|多い|頻出|よく(?:出|使|現)"
+    r"(?<![a-z])(?:most|least) (?:common|frequent|popular|often|frequently)|commonest|多い|頻出"
+    r"|よく(?:出|使|現)"
 )
 NUMBER_WORDS = {
     w: i + 1
@@ -160,6 +164,19 @@ TOP_WORDS = re.compile(
     r"|highest|lowest|smallest)(?![a-z])|(?<![a-z])(?:top|first|bottom) ("
     + "|".join(NUMBER_WORDS)
     + r")(?![a-z])"
+)
+_NUMBER = r"(\d{1,4}|" + "|".join(NUMBER_WORDS) + ")"
+# How many to keep, said with the things counted, when the request ranks: "which 5
+# accounts show up most often", 「多い種別を3つ」.
+RANKED_COUNT = re.compile(
+    rf"(?<![a-z])(?:which|what|the)\s+{_NUMBER}\s+(?=[a-z_])|(?<![\d.])(\d{{1,4}})\s*(?:つ|件|位)"
+    r"(?!\s*(?:以上|以下|未満|より|を超|超))"
+)
+# A piece that only says how many to keep ("top 3 only", 「上位3つだけ」): it belongs to
+# the ranking or share next to it, it is nothing asked for on its own.
+_TOP_ONLY = re.compile(
+    rf"^\W*(?:(?:show|keep|list|just|only|the|please)\s+)*(?:top|bottom|上位|下位|トップ|ワースト)"
+    rf"\s*{_NUMBER}\s*(?:only|だけ|のみ|まで|つ|件|位|で|に|して|を|表示|please|\s)*\W*$"
 )
 # Aggregations of a value: "the mean percentage" is a mean, not a share.
 VALUE_AGGS = ("mean", "median", "min", "max", "std")
@@ -230,6 +247,12 @@ def aggregations(text: str) -> list[str]:
     return [a for a in found if a != "count"] if "nunique" in found else found
 
 
+def phrase_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every intent and aggregation phrase in the text."""
+    spans = [(m.start(), m.end()) for rx in INTENT_RX.values() for m in rx.finditer(text)]
+    return spans + [(a, b) for a, b, _ in aggregation_spans(text)]
+
+
 def frequency(text: str) -> str | None:
     """The time granularity named in the text ("M", "W", "D", "Q", "Y"), or None."""
     hits = [(m.start(), label) for label, rx in FREQ_RX.items() if (m := rx.search(text))]
@@ -245,6 +268,8 @@ def family(text: str) -> str | None:
     """What a piece of text asks for: "oos", "agg" (aggregation words only), an intent, or None."""
     if out_of_scope(text):
         return "oos"
+    if _TOP_ONLY.match(text):
+        return None
     found = [
         label
         for label in intents(text)
