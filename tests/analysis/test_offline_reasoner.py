@@ -527,7 +527,8 @@ def test_close_match_suggestion_is_retried_once() -> None:
     spec = spec_of(decide("売上の分布"))
     error = {
         "code": "SPEC_ERROR",
-        "message": "列 '売上' は見つかりません。もしかして '値引額' ですか？（指定できるもの: 値引額）",
+        "message": "列 '売上' は見つかりません。もしかして '値引額' ですか？（指定できるもの:"
+        " 値引額）",
         "hint": None,
     }
     records = (ActionRecord(spec=spec, ok=False, error=error),)

@@ -63,7 +63,8 @@ def decode_text(data: bytes, name: str) -> tuple[str, str]:
                 DocumentErrorCode.DOCUMENT_CORRUPT,
                 name,
                 "テキストではなくバイナリデータのファイルです",
-                hint="選んだファイルが正しいか確認してください。テキストは UTF-8 で保存してください。",
+                hint="選んだファイルが正しいか確認してください。"
+                "テキストは UTF-8 で保存してください。",
                 details={"kind": "text"},
             ) from None
         raise DocumentError(

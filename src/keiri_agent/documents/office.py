@@ -32,8 +32,10 @@ def check_zip(data: bytes, name: str, kind: str) -> None:
         raise DocumentError(
             DocumentErrorCode.DOCUMENT_ENCRYPTED,
             name,
-            f"パスワード付きのファイルか、古い {legacy} 形式のファイルの拡張子を .{kind} に変えたものです",
-            hint=f"ファイルを開いてパスワードを外し（または .{kind} 形式で「名前を付けて保存」し）、"
+            "パスワード付きのファイルか、"
+            f"古い {legacy} 形式のファイルの拡張子を .{kind} に変えたものです",
+            hint=f"ファイルを開いてパスワードを外し（または .{kind} 形式で「名前を付けて保存」し）"
+            "、"
             "もう一度アップロードしてください。",
             details={"kind": kind},
         )

@@ -59,7 +59,8 @@ def open_workbook(data: bytes, *, data_only: bool, read_only: bool = False) -> W
         raise ExcelError(
             "古い形式（.xls）か、パスワード付きの Excel ファイルのため読めません",
             code=ExcelErrorCode.LEGACY_OR_ENCRYPTED,
-            hint="Excel で開き、パスワードを外して「Excel ブック（.xlsx）」形式で保存し直してください。",
+            hint="Excel で開き、パスワードを外して「Excel ブック（.xlsx）"
+            "」形式で保存し直してください。",
         )
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
@@ -69,7 +70,8 @@ def open_workbook(data: bytes, *, data_only: bool, read_only: bool = False) -> W
         raise ExcelError(
             "Excel ブック（.xlsx）ではありません",
             code=ExcelErrorCode.NOT_A_WORKBOOK,
-            hint="Excel で「Excel ブック（.xlsx）」形式で保存し直し、もう一度アップロードしてください。",
+            hint="Excel で「Excel ブック（.xlsx）」形式で保存し直し、"
+            "もう一度アップロードしてください。",
         ) from exc
     except InputBoundsError as exc:
         code = (

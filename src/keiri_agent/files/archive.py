@@ -127,7 +127,8 @@ def safe_parts(name: str) -> list[str]:
         raise ArchiveError(
             f"ZIP の中に安全でないパスがあります: {name!r} は{problem}",
             code=ArchiveErrorCode.UNSAFE_PATH,
-            hint="通常のフォルダを右クリックして ZIP を作り直してから、もう一度アップロードしてください。",
+            hint="通常のフォルダを右クリックして ZIP を作り直してから、"
+            "もう一度アップロードしてください。",
             details={"entry": name, "problem": problem},
         )
     return parts
@@ -179,7 +180,8 @@ def _too_large(path: str, limit: int, code: str) -> ArchiveError:
     return ArchiveError(
         f"{what}が大きすぎます（{path!r}）: 展開後の上限は {limit:,} バイトです",
         code=code,
-        hint="ZIP を複数に分けてアップロードしてください。上限を変えるには管理者に相談してください。",
+        hint="ZIP を複数に分けてアップロードしてください。"
+        "上限を変えるには管理者に相談してください。",
         details={"entry": path, "limit_bytes": limit},
     )
 
@@ -210,7 +212,8 @@ def read_zip_2tier(
         raise ArchiveError(
             f"ZIP ファイルとして読めません: {exc}",
             code=ArchiveErrorCode.NOT_A_ZIP,
-            hint="拡張子が .zip のファイルか確認してください（7z・rar・lzh には対応していません）。",
+            hint="拡張子が .zip のファイルか確認してください（7z・rar・lzh には対応していません）"
+            "。",
         ) from exc
     with zf:
         infos = zf.infolist()
@@ -236,7 +239,8 @@ def read_zip_2tier(
                 raise ArchiveError(
                     f"ZIP 内のファイル {path!r} にパスワードが掛かっています",
                     code=ArchiveErrorCode.ENCRYPTED_ENTRY,
-                    hint="パスワードなしで ZIP を作り直してから、もう一度アップロードしてください。",
+                    hint="パスワードなしで ZIP を作り直してから、"
+                    "もう一度アップロードしてください。",
                     details={"entry": path},
                 )
             if info.file_size > limits.max_file_bytes:
@@ -259,7 +263,8 @@ def read_zip_2tier(
                 raise ArchiveError(
                     f"ZIP 内のファイル {path!r} を読めませんでした: {exc}",
                     code=ArchiveErrorCode.CORRUPT_ENTRY,
-                    hint="ZIP が壊れているか、対応していない圧縮方式です。通常の方法で ZIP を作り直してください。",
+                    hint="ZIP が壊れているか、対応していない圧縮方式です。"
+                    "通常の方法で ZIP を作り直してください。",
                     details={"entry": path, "error": type(exc).__name__},
                 ) from exc
     return _build(files, skipped, unwrap_single_root)

@@ -212,7 +212,8 @@ def _header_index(grid: list[list[Any]], width: int, min_row: int, header: Heade
     index = header - min_row
     if not 0 <= index < len(grid):
         raise ExcelError(
-            f"見出し行 {header} は読み込んだ範囲（{min_row}〜{min_row + len(grid) - 1} 行目）の外です",
+            f"見出し行 {header} は読み込んだ範囲（{min_row}〜{min_row + len(grid) - 1} 行目）"
+            "の外です",
             code=ExcelErrorCode.INVALID_HEADER,
             hint="見出し行の番号か、読み込むセル範囲を見直してください。",
             details={"header": header},
