@@ -203,9 +203,9 @@ def test_memory_mode_and_invalid_arguments(folder: Path) -> None:
         index.search(TEXTS[0])
     with pytest.raises(ConfigurationError, match="コレクション名"):
         VectorIndex("../escape", HashEmbeddings(), path=folder)
-    with pytest.raises(ConfigurationError, match="not both"):
+    with pytest.raises(ConfigurationError, match="両方が指定されています"):
         VectorIndex("x", HashEmbeddings(), path=folder, url="http://127.0.0.1:6333")
-    with pytest.raises(ConfigurationError, match="batch size"):
+    with pytest.raises(ConfigurationError, match="一括処理件数"):
         VectorIndex("x", HashEmbeddings(), batch_size=0)
 
 
