@@ -18,6 +18,16 @@ KEEP_PREFIX = "_keep."
 _UNSET: Any = object()
 
 
+def accepted_types_caption(types: list[str] | None, *, sidebar: bool = False) -> None:
+    """Say under an uploader, as page text, which file types it takes (Streamlit shows
+    its own rejection only as an English tooltip)."""
+    if not types:
+        return
+    shown = "、".join(f".{ext}" for ext in types)
+    target = st.sidebar if sidebar else st
+    target.caption(f"対応形式: {shown}（これ以外の形式のファイルは選べません）")
+
+
 def provider_banner(settings: Settings) -> None:
     """Say plainly in the sidebar whether an LLM is used or the offline rules decide."""
     if settings.is_offline:
