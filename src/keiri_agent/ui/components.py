@@ -33,7 +33,8 @@ def provider_banner(settings: Settings) -> None:
     if settings.is_offline:
         st.sidebar.warning(
             "オフラインモード: LLM が設定されていないため、ルールベースで判断します。"
-            "OPENAI_API_KEY などを設定すると LLM を使います。",
+            "LLM を使うには、管理者に LLM の接続先（OPENAI_API_KEY など）"
+            "の設定を依頼してください。",
             icon="⚠️",
         )
     else:
