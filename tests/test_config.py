@@ -13,7 +13,7 @@ from keiri_agent.errors import ConfigurationError
 def test_no_key_means_offline() -> None:
     settings = Settings()
     assert settings.active_provider == "offline" and settings.is_offline
-    assert "offline" in settings.describe()
+    assert "オフライン" in settings.describe()
 
 
 def test_openai_key_selects_openai(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -155,7 +155,7 @@ def test_describe_shows_the_embeddings_endpoint_without_secrets() -> None:
     )
     described = settings.describe()
     assert described == (
-        "offline (rule-based, no LLM); embeddings openai-compatible: multilingual-e5-small "
+        "オフライン（ルールベース、LLM なし）、埋め込み openai-compatible: multilingual-e5-small "
         "@ http://***@127.0.0.1:9000/v1"
     )
     assert "emb-secret-key" not in described and "pw-secret" not in described

@@ -580,7 +580,7 @@ class Settings(BaseSettings):
         """The embeddings endpoint in one line (URL without credentials, never a key)."""
         provider = self.active_embedding_provider
         if provider is None:
-            return "none (keyword search only)"
+            return "なし（キーワード検索のみ）"
         url = self.embedding_url
         base = f" @ {without_credentials(url)}" if url else ""
         return f"{provider}: {self.embedding_model}{base}"
@@ -589,13 +589,13 @@ class Settings(BaseSettings):
         """One line for banners: the provider and model, never a secret; the embeddings
         endpoint when it is set apart from chat."""
         if self.is_offline:
-            chat = "offline (rule-based, no LLM)"
+            chat = "オフライン（ルールベース、LLM なし）"
         else:
             base = f" @ {without_credentials(self.openai_api_base)}" if self.openai_api_base else ""
             chat = f"{self.active_provider}: {self.model}{base}"
         if self.embedding_provider is None and self.embedding_base_url is None:
             return chat
-        return f"{chat}; embeddings {self.describe_embeddings()}"
+        return f"{chat}、埋め込み {self.describe_embeddings()}"
 
 
 def secret_values(settings: Settings) -> list[str]:

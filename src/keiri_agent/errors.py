@@ -51,7 +51,7 @@ class KeiriAgentError(Exception):
             self.code = code
 
     def __str__(self) -> str:
-        return f"{self.message} (hint: {self.hint})" if self.hint else self.message
+        return f"{self.message}（ヒント: {self.hint}）" if self.hint else self.message
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-compatible form for state, logs and API responses."""
@@ -233,11 +233,14 @@ def closest_match(value: str, choices: Iterable[str]) -> str | None:
 
 
 def unknown_choice_message(kind: str, value: str, choices: Iterable[str]) -> str:
-    """'unknown column 'sales ' — did you mean 'sales'? valid: a, b, c'."""
+    """「列 'sales ' は見つかりません。もしかして 'sales' ですか？（指定できるもの: a, b, c）」.
+
+    ``kind`` names what was looked up, in Japanese (列, シート, データセット ID, ...).
+    """
     options = list(choices)
     suggestion = closest_match(value, options)
-    text = f"unknown {kind} {value!r}"
+    text = f"{kind} {value!r} は見つかりません"
     if suggestion is not None:
-        text += f" — did you mean {suggestion!r}?"
+        text += f"。もしかして {suggestion!r} ですか？"
     shown = ", ".join(options[:40]) + (", ..." if len(options) > 40 else "")
-    return f"{text} valid: {shown}"
+    return f"{text}（指定できるもの: {shown}）"

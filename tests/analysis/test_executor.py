@@ -239,8 +239,8 @@ def test_groupby_agg_unknown_sort_column_lists_result_columns(sales_frame: pd.Da
             sort={"by": "売上_summ"},
         )
     message = str(caught.value)
-    assert "unknown sort column '売上_summ'" in message
-    assert "did you mean '売上_sum'" in message
+    assert "並べ替えの列 '売上_summ' は見つかりません" in message
+    assert "もしかして '売上_sum' ですか" in message
     assert caught.value.details["valid"] == ["地域", "売上_sum"]
 
 
@@ -255,7 +255,7 @@ def test_groupby_agg_sort_by_the_source_column_hints_the_result_name(
             metrics={"売上": ["mean", "sum"]},
             sort={"by": "売上"},
         )
-    assert "valid: 地域, 売上_mean, 売上_sum" in caught.value.message
+    assert "指定できるもの: 地域, 売上_mean, 売上_sum" in caught.value.message
     assert caught.value.hint is not None and "'売上_mean'" in caught.value.hint
 
 
@@ -363,7 +363,7 @@ def test_unknown_correlation_method_is_rejected(twelve_numeric: pd.DataFrame) ->
 
 
 def test_unknown_column_is_an_error_with_suggestion(sales_frame: pd.DataFrame) -> None:
-    with pytest.raises(SpecError, match="did you mean '地域'"):
+    with pytest.raises(SpecError, match="もしかして '地域' ですか"):
         analyse(sales_frame, op="groupby_agg", group_cols=["地域 "], metrics={"売上": ["sum"]})
 
 

@@ -247,7 +247,7 @@ def test_timezone_aware_column(frame: pd.DataFrame) -> None:
 def test_unknown_column_suggests_the_closest(frame: pd.DataFrame) -> None:
     with pytest.raises(SpecError) as caught:
         run(frame, {"col": "売り上げ", "op": ">", "value": 1})
-    assert "did you mean '売上'" in str(caught.value)
+    assert "もしかして '売上' ですか" in str(caught.value)
     assert caught.value.details["field"] == "filters[0].col"
 
 

@@ -138,8 +138,8 @@ def test_error_reaches_reason_through_last_error_and_is_fixed(
         turn = agent.ask("地域別の売上合計", dataset_id=dataset_id)
         model = scripted(agent)
     second_prompt = model.prompts[1]
-    assert "unknown column '売り上げ'" in second_prompt
-    assert "did you mean '売上'" in second_prompt
+    assert "列 '売り上げ' は見つかりません" in second_prompt
+    assert "もしかして '売上' ですか" in second_prompt
     assert [a["ok"] for a in turn.actions] == [False, True]
     assert turn.last_error is None
     assert turn.report_md is not None

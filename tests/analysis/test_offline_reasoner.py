@@ -527,7 +527,8 @@ def test_close_match_suggestion_is_retried_once() -> None:
     spec = spec_of(decide("売上の分布"))
     error = {
         "code": "SPEC_ERROR",
-        "message": "unknown column '売上' — did you mean '値引額'? valid: 値引額",
+        "message": "列 '売上' は見つかりません。もしかして '値引額' ですか？（指定できるもの:"
+        " 値引額）",
         "hint": None,
     }
     records = (ActionRecord(spec=spec, ok=False, error=error),)
@@ -535,7 +536,7 @@ def test_close_match_suggestion_is_retried_once() -> None:
     assert spec_of(retry)["x"] == "値引額" and "再実行" in retry.rationale
     records += (ActionRecord(spec=spec_of(retry), ok=False, error=error),)
     final = decide("売上の分布", records=records)
-    assert final.next_action == "ask" and "did you mean" in final.clarifying_questions[0]
+    assert final.next_action == "ask" and "もしかして" in final.clarifying_questions[0]
 
 
 def test_time_limit_relaxes_the_spec() -> None:

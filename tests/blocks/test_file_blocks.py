@@ -96,7 +96,7 @@ def test_zip_slip_is_a_clear_block_error(ctx: BlockContext, name: str) -> None:
     assert error.details["error_code"] == "ARCHIVE_UNSAFE_PATH"
     assert error.details["entry"] == name
     assert error.details["field"] == "zip_bytes"
-    assert "unsafe path" in error.message
+    assert "安全でないパス" in error.message
     assert error.hint and error.recoverable is True
 
 
@@ -148,7 +148,7 @@ def test_extract_text_errors_keep_code_and_hint(ctx: BlockContext) -> None:
     error = failure("document.extract_text", ctx, file=b"GIF89a", name="logo.gif")
     assert error.details["error_code"] == "DOCUMENT_UNSUPPORTED"
     assert error.details["file"] == "logo.gif"
-    assert error.hint and "upload" in error.hint
+    assert error.hint and "アップロード" in error.hint
     corrupt = failure("document.extract_text", ctx, file=b"%PDF-broken", name="x.pdf")
     assert corrupt.details["error_code"] in {"DOCUMENT_CORRUPT", "DOCUMENT_NO_TEXT"}
     not_bytes = failure("document.extract_text", ctx, file=None, name="x.txt")

@@ -90,7 +90,7 @@ def test_a_bad_file_is_reported_and_the_others_are_indexed(
 def test_index_with_nothing_to_index_is_a_clear_error(keiri_home: Path) -> None:
     result = runner.invoke(app, ["helpdesk", "index"])
     assert result.exit_code == 1
-    assert "nothing to index" in result.output
+    assert "登録する文書が指定されていません" in result.output
 
 
 def test_the_knowledge_base_synonyms_file_is_shown_used_and_checked(

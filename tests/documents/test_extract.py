@@ -105,7 +105,7 @@ def test_pdf_reads_only_max_pages_and_says_so() -> None:
     result = extract_text(data, "long.pdf", max_pages=2)
     assert [number for number, _ in result.pages] == [1, 2]
     assert result.truncated
-    assert "only the first 2 of 5 pages were read" in result.warnings
+    assert "全 5 ページのうち、先頭の 2 ページだけを読み込みました" in result.warnings
 
 
 def test_pdf_prefers_actual_text_of_marked_content() -> None:
@@ -121,7 +121,7 @@ def test_encrypted_pdf_is_a_clear_error() -> None:
         extract_text(data, "secret.pdf")
     assert info.value.code == DocumentErrorCode.DOCUMENT_ENCRYPTED
     assert "secret.pdf" in info.value.message
-    assert info.value.hint and "password" in info.value.hint
+    assert info.value.hint and "パスワード" in info.value.hint
     assert info.value.details["file"] == "secret.pdf"
 
 
@@ -227,7 +227,7 @@ def test_csv_encodings(data: bytes, warned: bool) -> None:
     result = extract_text(data, "ledger.csv")
     assert result.text == "勘定科目,金額\n旅費,100\n"
     assert result.kind == "csv"
-    assert ("decoded as Shift_JIS (CP932)" in result.warnings) is warned
+    assert ("Shift_JIS（CP932）として読み込みました" in result.warnings) is warned
 
 
 def test_cp932_only_characters_in_text() -> None:
@@ -286,7 +286,7 @@ def test_output_is_cut_at_max_chars() -> None:
     result = extract_text("あ".encode() * 500, "long.txt", max_chars=100)
     assert result.text == "あ" * 100
     assert result.truncated
-    assert result.warnings == ("the text was cut at 100 characters",)
+    assert result.warnings == ("文字数が多いため、先頭の 100 文字までを読み込みました",)
 
 
 @pytest.mark.parametrize("name", ["a.doc", "a.pptx", "README"])

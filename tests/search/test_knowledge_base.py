@@ -268,9 +268,9 @@ def test_vector_failure_leaves_the_file_for_next_time(
 
 def test_unknown_collection_and_bad_names(tmp_path: Path, tokenizer: SudachiTokenizer) -> None:
     kb = KnowledgeBase(tmp_path / "kb", tokenizer=tokenizer)
-    with pytest.raises(UserInputError, match="no collection 'manual'"):
+    with pytest.raises(UserInputError, match="コレクション 'manual' はありません"):
         kb.keyword("manual")
-    with pytest.raises(UserInputError, match="not a valid collection name"):
+    with pytest.raises(UserInputError, match="コレクションの名前として使えません"):
         kb.index_files([], "../escape")
     kb.index_files([], "manual")
     assert kb.collections() == ["manual"]

@@ -171,7 +171,7 @@ def test_a_folder_held_elsewhere_is_a_configuration_error(folder: Path) -> None:
     # Qdrant's folder lock (flock) conflicts per open file, as with another process.
     other = QdrantClient(path=str(folder))
     try:
-        with pytest.raises(ConfigurationError, match="in use by another process") as caught:
+        with pytest.raises(ConfigurationError, match="別の keiri-agent が使用中です") as caught:
             VectorIndex("manuals", HashEmbeddings(), path=folder)
         assert "KEIRI_AGENT_QDRANT_URL" in (caught.value.hint or "")
     finally:
@@ -184,12 +184,12 @@ def test_a_changed_embedding_dimension_asks_to_reindex(folder: Path) -> None:
     with VectorIndex("manuals", HashEmbeddings(dim=64), path=folder) as index:
         index.upsert("rules.md", chunks("rules.md", TEXTS))
     with VectorIndex("manuals", HashEmbeddings(dim=32), path=folder) as index:
-        with pytest.raises(ConfigurationError, match="re-index") as caught:
+        with pytest.raises(ConfigurationError, match="もう一度登録") as caught:
             index.search(TEXTS[0])
         error = caught.value
         assert "'manuals'" in error.message and "64" in error.message and "32" in error.message
         assert error.details == {"collection": "manuals", "expected": 64, "actual": 32}
-        with pytest.raises(ConfigurationError, match="64-dimensional"):
+        with pytest.raises(ConfigurationError, match="64 次元"):
             index.upsert("new.md", chunks("new.md", TEXTS[:1]))
         assert index.documents() == {"rules.md"}  # nothing was replaced
 
@@ -201,11 +201,11 @@ def test_memory_mode_and_invalid_arguments(folder: Path) -> None:
         assert index.search(TEXTS[3], k=1)[0].chunk.id == "a.md#3"
     with pytest.raises(RuntimeError, match="closed"):
         index.search(TEXTS[0])
-    with pytest.raises(ConfigurationError, match="collection name"):
+    with pytest.raises(ConfigurationError, match="コレクション名"):
         VectorIndex("../escape", HashEmbeddings(), path=folder)
-    with pytest.raises(ConfigurationError, match="not both"):
+    with pytest.raises(ConfigurationError, match="両方が指定されています"):
         VectorIndex("x", HashEmbeddings(), path=folder, url="http://127.0.0.1:6333")
-    with pytest.raises(ConfigurationError, match="batch size"):
+    with pytest.raises(ConfigurationError, match="一括処理件数"):
         VectorIndex("x", HashEmbeddings(), batch_size=0)
 
 
@@ -287,10 +287,10 @@ def test_from_settings_uses_the_openai_client_against_the_stub_server(keiri_home
 
 
 def test_from_settings_offline_is_a_configuration_error_with_a_hint() -> None:
-    with pytest.raises(ConfigurationError, match="vector search needs an embeddings") as caught:
+    with pytest.raises(ConfigurationError, match="ベクトル検索には埋め込み") as caught:
         VectorIndex.from_settings(Settings(provider="offline"), "manuals")
     hint = caught.value.hint or ""
-    assert "KEIRI_AGENT_EMBEDDING_PROVIDER" in hint and "keyword search" in hint
+    assert "KEIRI_AGENT_EMBEDDING_PROVIDER" in hint and "キーワード検索" in hint
 
 
 @pytest.mark.filterwarnings("ignore:Api key is used with an insecure connection")

@@ -61,7 +61,7 @@ def test_the_sample_and_nothing_at_all() -> None:
     assert "xyz_manual.pdf" in reports[MANUAL].added and reports[QA].added == ["xyz_faq.csv"]
     again = index_knowledge(desk, sample=True)
     assert again[MANUAL].added == [] and "xyz_manual.pdf" in again[MANUAL].unchanged
-    with pytest.raises(UserInputError, match="nothing to index"):
+    with pytest.raises(UserInputError, match="登録する文書が指定されていません"):
         index_knowledge(desk)
     with pytest.raises(UserInputError, match="名前"):
         index_knowledge(desk, uploads=[("..", b"x")])

@@ -82,7 +82,7 @@ def index(
     else:
         for report in reports.values():
             style = "green" if report.ok else "yellow"
-            console.print(f"[{style}]{escape(report.summary())}[/] ({report.chunks} chunks)")
+            console.print(f"[{style}]{escape(report.summary())}[/] （{report.chunks} チャンク）")
             for failure in report.failed:
                 console.print(
                     f"  [red]✗ {escape(failure.document)}[/red] [{failure.code}] "
@@ -141,10 +141,14 @@ def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
     console.print(f"同義語ファイル: {escape(str(synonyms_file))}（{found}）")
     stats, documents = state["stats"], state["documents"]
     if not stats:
-        console.print(f"knowledge base '{name}' is empty: keiri-agent helpdesk index --sample")
+        console.print(
+            f"ナレッジベース '{name}' にはまだ文書が登録されていません。"
+            "keiri-agent helpdesk index でマニュアルを登録してください"
+            "（同梱のサンプルを試すには keiri-agent helpdesk index --sample）。"
+        )
         return
-    table = Table(title=f"knowledge base: {name}")
-    for column in ("collection", "document", "chunks", "indexed_at"):
+    table = Table(title=f"ナレッジベース: {name}")
+    for column in ("コレクション", "文書", "チャンク数", "登録日時"):
         table.add_column(column)
     for collection, entries in documents.items():
         for document, entry in sorted(entries.items()):

@@ -47,7 +47,7 @@ def corrupt(name: str, kind: str, exc: BaseException | None = None) -> DocumentE
     return DocumentError(
         DocumentErrorCode.DOCUMENT_CORRUPT,
         name,
-        f"the file is damaged or is not a valid {kind.upper()} file",
-        hint=f"open it in its application and save it again as .{kind}, then upload it again",
+        f"ファイルが壊れているか、正しい {kind.upper()} ファイルではありません",
+        hint=f"作成したアプリで開いて .{kind} 形式で保存し直し、もう一度アップロードしてください。",
         details=details,
     )

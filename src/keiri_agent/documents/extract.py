@@ -62,15 +62,16 @@ def decode_text(data: bytes, name: str) -> tuple[str, str]:
             raise DocumentError(
                 DocumentErrorCode.DOCUMENT_CORRUPT,
                 name,
-                "the file contains binary data, not text",
-                hint="check that the right file was chosen; save text as UTF-8",
+                "テキストではなくバイナリデータのファイルです",
+                hint="選んだファイルが正しいか確認してください。"
+                "テキストは UTF-8 で保存してください。",
                 details={"kind": "text"},
             ) from None
         raise DocumentError(
             DocumentErrorCode.DOCUMENT_ENCODING,
             name,
-            "the text is neither UTF-8 nor Shift_JIS (CP932)",
-            hint="open it in an editor and save it as UTF-8",
+            "文字コードが UTF-8 でも Shift_JIS（CP932）でもないため読めません",
+            hint="メモ帳などで開き、文字コードを「UTF-8」にして保存し直してください。",
             details={"tried": ["utf-8-sig", "utf-16", "utf-8", "cp932"]},
         ) from None
     return decoded.text, decoded.encoding
@@ -82,24 +83,26 @@ def _check_input(data: bytes, name: str, max_bytes: int) -> str:
         raise DocumentError(
             DocumentErrorCode.DOCUMENT_UNSUPPORTED,
             name,
-            f"files of type '{suffix or '(no extension)'}' are not supported",
-            hint="upload " + ", ".join(SUPPORTED_SUFFIXES) + " (save others as PDF first)",
+            f"'{suffix or '（拡張子なし）'}' 形式のファイルには対応していません",
+            hint="対応している形式（"
+            + "、".join(SUPPORTED_SUFFIXES)
+            + "）でアップロードしてください。それ以外は先に PDF で保存してください。",
             details={"suffix": suffix, "supported": list(SUPPORTED_SUFFIXES)},
         )
     if not data:
         raise DocumentError(
             DocumentErrorCode.DOCUMENT_EMPTY,
             name,
-            "the file is empty (0 bytes)",
-            hint="the upload or export may have failed; save the file again and re-upload it",
+            "ファイルが空です（0 バイト）",
+            hint="保存やアップロードに失敗した可能性があります。保存し直してもう一度アップロードしてください。",
         )
     if len(data) > max_bytes:
         raise DocumentError(
             DocumentErrorCode.DOCUMENT_TOO_LARGE,
             name,
-            f"the file is {len(data) / 1_048_576:.1f} MiB; the limit is "
-            f"{max_bytes / 1_048_576:.1f} MiB",
-            hint="split it into smaller files or upload only the pages that matter",
+            f"ファイルが {len(data) / 1_048_576:.1f} MiB あり、上限の "
+            f"{max_bytes / 1_048_576:.1f} MiB を超えています",
+            hint="小さなファイルに分けるか、必要なページだけを保存してアップロードしてください。",
             details={"bytes": len(data), "max_bytes": max_bytes},
         )
     return suffix[1:]
@@ -109,8 +112,8 @@ def _no_text(name: str, kind: str) -> DocumentError:
     return DocumentError(
         DocumentErrorCode.DOCUMENT_NO_TEXT,
         name,
-        "the file contains no text",
-        hint="check that the right file was chosen and that it is not empty",
+        "ファイルに文字が含まれていません",
+        hint="選んだファイルが正しいか、中身が空でないかを確認してください。",
         details={"kind": kind},
     )
 
@@ -137,7 +140,9 @@ def extract_text(
     if kind == "pdf":
         pages, pdf_warnings = read_pdf(data, name, max_pages)
         warnings += pdf_warnings
-        truncated = any("pages were read" in w or "could not be read" in w for w in pdf_warnings)
+        truncated = any(
+            "ページだけを読み込みました" in w or "を読めませんでした" in w for w in pdf_warnings
+        )
         if normalize:
             texts = normalize_pages([text for _, text in pages])
             pages = [(number, text) for (number, _), text in zip(pages, texts, strict=True)]
@@ -154,13 +159,13 @@ def extract_text(
         text, encoding = decode_text(data, name)
         text = unify_newlines(text)
         if encoding == "cp932":
-            warnings.append("decoded as Shift_JIS (CP932)")
+            warnings.append("Shift_JIS（CP932）として読み込みました")
     if not text.strip():
         raise _no_text(name, kind)
     if len(text) > max_chars:
         text = text[:max_chars]
         truncated = True
-        warnings.append(f"the text was cut at {max_chars:,} characters")
+        warnings.append(f"文字数が多いため、先頭の {max_chars:,} 文字までを読み込みました")
     return ExtractedText(
         name=name,
         kind=kind,

@@ -32,8 +32,11 @@ def check_zip(data: bytes, name: str, kind: str) -> None:
         raise DocumentError(
             DocumentErrorCode.DOCUMENT_ENCRYPTED,
             name,
-            f"the file is password-protected, or is an old {legacy} file renamed to .{kind}",
-            hint=f"open it, remove the password (or 'Save As' .{kind}) and upload it again",
+            "パスワード付きのファイルか、"
+            f"古い {legacy} 形式のファイルの拡張子を .{kind} に変えたものです",
+            hint=f"ファイルを開いてパスワードを外し（または .{kind} 形式で「名前を付けて保存」し）"
+            "、"
+            "もう一度アップロードしてください。",
             details={"kind": kind},
         )
     if not zipfile.is_zipfile(io.BytesIO(data)):
@@ -148,7 +151,9 @@ def read_xlsx(
             sheets.append((number, "\n".join(lines)))
             if size > max_chars:
                 if number < len(workbook.worksheets):
-                    warnings.append(f"sheets after '{sheet.title}' were not read (text limit)")
+                    warnings.append(
+                        f"文字数の上限に達したため、シート「{sheet.title}」より後のシートは読み込んでいません"
+                    )
                 break
     except Exception as exc:
         raise corrupt(name, "xlsx", exc) from None

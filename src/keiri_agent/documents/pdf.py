@@ -352,9 +352,9 @@ def _open(data: bytes, name: str) -> PDFDocument:
         raise DocumentError(
             DocumentErrorCode.DOCUMENT_ENCRYPTED,
             name,
-            "the PDF is password-protected",
-            hint="open it with its password and save or print it as a PDF without a password, "
-            "then upload that copy",
+            "PDF にパスワードが掛かっています",
+            hint="パスワードを入力して開き、パスワードなしの PDF として保存（または PDF に印刷）"
+            "したものをアップロードしてください。",
             details={"kind": "pdf", "cause": type(exc).__name__},
         ) from None
     except Exception as exc:
@@ -377,7 +377,9 @@ def read_pdf(data: bytes, name: str, max_pages: int) -> tuple[list[tuple[int, st
     document = _open(data, name)
     warnings: list[str] = []
     if not document.is_extractable:
-        warnings.append("the PDF's permissions ask not to copy its text; extracted anyway")
+        warnings.append(
+            "この PDF は文字のコピーを禁止する設定ですが、読み込みのため文字を取り出しました"
+        )
     rsrcmgr = PDFResourceManager(caching=True)
     device = _ActualTextDevice(rsrcmgr, LAParams(all_texts=True))
     interpreter = _Interpreter(rsrcmgr, device)
@@ -394,17 +396,17 @@ def read_pdf(data: bytes, name: str, max_pages: int) -> tuple[list[tuple[int, st
     except Exception as exc:
         if not pages:
             raise corrupt(name, "pdf", exc) from None
-        warnings.append(f"page {len(pages) + 1} could not be read ({type(exc).__name__})")
+        warnings.append(f"{len(pages) + 1} ページ目を読めませんでした（{type(exc).__name__}）")
     total = page_count(document)
     if total is not None and total > max_pages:
-        warnings.append(f"only the first {max_pages} of {total} pages were read")
+        warnings.append(f"全 {total} ページのうち、先頭の {max_pages} ページだけを読み込みました")
     if not pages or not any(text.strip() for _, text in pages):
         raise DocumentError(
             DocumentErrorCode.DOCUMENT_NO_TEXT,
             name,
-            "the PDF has no extractable text (a scan or image-only PDF)",
-            hint="run OCR on it (e.g. Adobe Acrobat 'Recognize text'), or upload the original "
-            "Word/Excel file",
+            "PDF から文字を取り出せません（スキャンした画像だけの PDF です）",
+            hint="OCR（Adobe Acrobat の「テキスト認識」など）を掛けてから、"
+            "または元の Word・Excel ファイルをアップロードしてください。",
             details={"kind": "pdf", "pages_read": len(pages)},
         )
     return pages, warnings

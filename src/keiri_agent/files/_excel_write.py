@@ -187,9 +187,9 @@ def _set(ws: Worksheet, row: int, col: int, value: Any, *, coerce: bool) -> None
     if isinstance(cell, MergedCell):
         coord = f"{get_column_letter(col)}{row}"
         raise ExcelError(
-            f"cell {ws.title}!{coord} is inside a merged range and cannot be written",
+            f"セル {ws.title}!{coord} は結合されたセルの中にあるため書き込めません",
             code=ExcelErrorCode.MERGED_CELL,
-            hint="Write to the merged range's top-left cell, or unmerge it.",
+            hint="結合セルの左上のセルを指定するか、Excel でセルの結合を解除してください。",
             details={"sheet": ws.title, "cell": coord},
         )
     converted = to_excel_value(value, coerce=coerce)
@@ -252,9 +252,9 @@ def _resolve_columns(
             col = existing.get(str(target).strip()) or column_letter_index(str(target))
             if col is None:
                 raise ExcelError(
-                    unknown_choice_message("column", str(target), existing)
-                    + " (or a column letter such as 'C')",
+                    unknown_choice_message("列", str(target), existing),
                     code=ExcelErrorCode.UNKNOWN_COLUMN,
+                    hint="見出しの名前をそのまま書くか、'C' のような列の英字を指定してください。",
                     details={"key": key, "target": target, "headers": list(existing)},
                 )
             resolved.append((key, col))

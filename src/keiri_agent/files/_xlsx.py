@@ -50,12 +50,17 @@ def open_workbook(data: bytes, *, data_only: bool, read_only: bool = False) -> W
     size, no DTD). A read-only workbook must be closed by the caller (``workbook.close()``).
     """
     if not data:
-        raise ExcelError("the workbook is empty (0 bytes)", code=ExcelErrorCode.NOT_A_WORKBOOK)
+        raise ExcelError(
+            "Excel ファイルが空です（0 バイト）",
+            code=ExcelErrorCode.NOT_A_WORKBOOK,
+            hint="ファイルをもう一度アップロードしてください。",
+        )
     if data.startswith(_OLE_MAGIC):
         raise ExcelError(
-            "this is an old .xls workbook or a password-protected workbook",
+            "古い形式（.xls）か、パスワード付きの Excel ファイルのため読めません",
             code=ExcelErrorCode.LEGACY_OR_ENCRYPTED,
-            hint="Open it in Excel, remove any password and save it as .xlsx.",
+            hint="Excel で開き、パスワードを外して「Excel ブック（.xlsx）"
+            "」形式で保存し直してください。",
         )
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
@@ -63,9 +68,10 @@ def open_workbook(data: bytes, *, data_only: bool, read_only: bool = False) -> W
         check_package(data, current_input_limits())
     except zipfile.BadZipFile as exc:
         raise ExcelError(
-            "not an Excel workbook (.xlsx): the file is not a ZIP package",
+            "Excel ブック（.xlsx）ではありません",
             code=ExcelErrorCode.NOT_A_WORKBOOK,
-            hint="Save the file as .xlsx and upload it again.",
+            hint="Excel で「Excel ブック（.xlsx）」形式で保存し直し、"
+            "もう一度アップロードしてください。",
         ) from exc
     except InputBoundsError as exc:
         code = (
@@ -76,8 +82,9 @@ def open_workbook(data: bytes, *, data_only: bool, read_only: bool = False) -> W
         raise ExcelError(exc.message, hint=exc.hint, details=exc.details, code=code) from None
     if "xl/workbook.xml" not in names:
         raise ExcelError(
-            "not an Excel workbook (.xlsx): no xl/workbook.xml part (a .docx or a plain ZIP?)",
+            "Excel ブック（.xlsx）ではありません（Word ファイルや通常の ZIP の可能性があります）",
             code=ExcelErrorCode.NOT_A_WORKBOOK,
+            hint="Excel で「Excel ブック（.xlsx）」形式で保存したファイルを指定してください。",
         )
     keep_vba = "xl/vbaProject.bin" in names and not read_only
     try:
@@ -86,9 +93,9 @@ def open_workbook(data: bytes, *, data_only: bool, read_only: bool = False) -> W
         )
     except Exception as exc:  # openpyxl raises many types for damaged parts
         raise ExcelError(
-            f"the workbook is damaged and cannot be read ({type(exc).__name__}: {exc})",
+            f"Excel ファイルが壊れているため読めません（{type(exc).__name__}: {exc}）",
             code=ExcelErrorCode.CORRUPT_WORKBOOK,
-            hint="Open it in Excel, let Excel repair it and save it again.",
+            hint="Excel で開いて修復させ、保存し直してからもう一度アップロードしてください。",
             details={"error": type(exc).__name__},
         ) from exc
     _settle_vba_archive(workbook)
@@ -127,14 +134,16 @@ def get_sheet(workbook: Workbook, sheet: str | int | None) -> Worksheet:
         if 0 <= sheet < len(names):
             return _as_worksheet(workbook, names[sheet])
         raise ExcelError(
-            f"sheet index {sheet} is out of range; sheets: {', '.join(names)}",
+            f"{sheet} 番目のシートはありません。シート: {', '.join(names)}",
             code=ExcelErrorCode.UNKNOWN_SHEET,
+            hint="シートの番号（0 から数えます）かシート名を指定し直してください。",
             details={"sheet": sheet, "sheets": names},
         )
     if sheet not in names:
         raise ExcelError(
-            unknown_choice_message("sheet", sheet, names),
+            unknown_choice_message("シート", sheet, names),
             code=ExcelErrorCode.UNKNOWN_SHEET,
+            hint="Excel でシート名（下のタブ）を確認し、同じ名前を指定してください。",
             details={"sheet": sheet, "sheets": names},
         )
     return _as_worksheet(workbook, sheet)
@@ -144,8 +153,9 @@ def _as_worksheet(workbook: Workbook, name: str) -> Worksheet:
     ws = workbook[name]
     if not isinstance(ws, Worksheet | ReadOnlyWorksheet):
         raise ExcelError(
-            f"sheet {name!r} is a chart sheet, not a worksheet",
+            f"シート {name!r} はグラフシートのため、表として読めません",
             code=ExcelErrorCode.UNKNOWN_SHEET,
+            hint="表が入っているシートの名前を指定してください。",
             details={"sheet": name, "sheets": workbook.sheetnames},
         )
     return ws
@@ -169,14 +179,16 @@ def parse_cell(ref: str) -> tuple[int, int]:
         col = column_index_from_string(letters)
     except (ValueError, TypeError, CellCoordinatesException) as exc:
         raise ExcelError(
-            f"invalid cell reference {ref!r} (expected something like 'B3')",
+            f"セル番地 {ref!r} を読み取れません",
             code=ExcelErrorCode.INVALID_CELL,
+            hint="セル番地は 'B3' のように列の英字と行番号で書いてください。",
             details={"cell": ref},
         ) from exc
     if row < 1 or row > 1_048_576 or col > 16_384:
         raise ExcelError(
-            f"cell reference {ref!r} is outside the sheet",
+            f"セル番地 {ref!r} はシートの範囲外です",
             code=ExcelErrorCode.INVALID_CELL,
+            hint="Excel のシートにあるセル番地（例: 'B3'）を指定してください。",
             details={"cell": ref},
         )
     return row, col

@@ -113,21 +113,22 @@ def safe_parts(name: str) -> list[str]:
     """Split a '/'-separated entry name, refusing anything that could escape a root."""
     problem = None
     if "\x00" in name:
-        problem = "contains a NUL character"
+        problem = "NUL 文字を含んでいます"
     elif "\\" in name:
-        problem = "contains a backslash"
+        problem = "バックスラッシュ（\\）を含んでいます"
     elif name.startswith("/"):
-        problem = "is an absolute path"
+        problem = "絶対パスです"
     elif _DRIVE.match(name):
-        problem = "starts with a drive letter"
+        problem = "ドライブ名（C: など）で始まっています"
     parts = [p for p in name.split("/") if p not in ("", ".")]
     if problem is None and ".." in parts:
-        problem = "contains a '..' component"
+        problem = "親フォルダを指す '..' を含んでいます"
     if problem is not None:
         raise ArchiveError(
-            f"unsafe path in archive: {name!r} {problem}",
+            f"ZIP の中に安全でないパスがあります: {name!r} は{problem}",
             code=ArchiveErrorCode.UNSAFE_PATH,
-            hint="Re-create the ZIP from a normal folder; paths must stay inside it.",
+            hint="通常のフォルダを右クリックして ZIP を作り直してから、"
+            "もう一度アップロードしてください。",
             details={"entry": name, "problem": problem},
         )
     return parts
@@ -136,9 +137,9 @@ def safe_parts(name: str) -> list[str]:
 def _skip_reason(parts: list[str]) -> tuple[str, str] | None:
     base = parts[-1]
     if parts[0] == "__MACOSX" or base.startswith("._") or base.lower() in SYSTEM_FILE_NAMES:
-        return "system_file", "operating-system metadata file"
+        return "system_file", "OS が自動で作る管理用ファイルのため読み飛ばしました"
     if base.lower().endswith(NESTED_ARCHIVE_SUFFIXES):
-        return "nested_archive", "archive inside the archive: not expanded, extract it first"
+        return "nested_archive", "ZIP の中の ZIP は展開しません。先に展開してから入れ直してください"
     return None
 
 
@@ -165,20 +166,22 @@ class _Budget:
                 ratio = size / max(compressed, 1)
                 if ratio > lim.max_ratio:
                     raise ArchiveError(
-                        f"entry {path!r} expands more than {lim.max_ratio:g}x "
-                        "(possible ZIP bomb); reading stopped",
+                        f"ZIP 内のファイル {path!r} は展開すると {lim.max_ratio:g} 倍を超える"
+                        "大きさになるため、読み込みを中止しました（不正な ZIP の可能性があります）",
                         code=ArchiveErrorCode.COMPRESSION_RATIO,
+                        hint="元のファイルを確認し、通常の方法で ZIP を作り直してください。",
                         details={"entry": path, "max_ratio": lim.max_ratio},
                     )
         return bytes(buf)
 
 
 def _too_large(path: str, limit: int, code: str) -> ArchiveError:
-    what = "file" if code == ArchiveErrorCode.FILE_TOO_LARGE else "archive contents"
+    what = "ファイル" if code == ArchiveErrorCode.FILE_TOO_LARGE else "ZIP の中身の合計"
     return ArchiveError(
-        f"{what} too large at {path!r}: limit is {limit:,} bytes uncompressed",
+        f"{what}が大きすぎます（{path!r}）: 展開後の上限は {limit:,} バイトです",
         code=code,
-        hint="Split the archive or raise the limit.",
+        hint="ZIP を複数に分けてアップロードしてください。"
+        "上限を変えるには管理者に相談してください。",
         details={"entry": path, "limit_bytes": limit},
     )
 
@@ -186,8 +189,9 @@ def _too_large(path: str, limit: int, code: str) -> ArchiveError:
 def _check_count(count: int, limits: ArchiveLimits) -> None:
     if count > limits.max_entries:
         raise ArchiveError(
-            f"too many entries: {count} (limit {limits.max_entries})",
+            f"ファイル数が多すぎます: {count} 件（上限 {limits.max_entries} 件）",
             code=ArchiveErrorCode.TOO_MANY_ENTRIES,
+            hint="ZIP を複数に分けてアップロードしてください。",
             details={"entries": count, "limit": limits.max_entries},
         )
 
@@ -198,17 +202,18 @@ def read_zip_2tier(
     """Read a ZIP held in memory as groups of files (see the module docstring)."""
     if not data:
         raise ArchiveError(
-            "the ZIP file is empty (0 bytes)",
+            "ZIP ファイルが空です（0 バイト）",
             code=ArchiveErrorCode.EMPTY_FILE,
-            hint="Upload the file again.",
+            hint="ファイルをもう一度アップロードしてください。",
         )
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
         raise ArchiveError(
-            f"not a readable ZIP archive: {exc}",
+            f"ZIP ファイルとして読めません: {exc}",
             code=ArchiveErrorCode.NOT_A_ZIP,
-            hint="Check that the file is a .zip (7z/rar/lzh are not supported).",
+            hint="拡張子が .zip のファイルか確認してください（7z・rar・lzh には対応していません）"
+            "。",
         ) from exc
     with zf:
         infos = zf.infolist()
@@ -224,17 +229,18 @@ def read_zip_2tier(
             path = "/".join(parts)
             reason = _skip_reason(parts)
             if reason is None and stat.S_ISLNK(info.external_attr >> 16):
-                reason = ("symlink", "symbolic link entry: not followed")
+                reason = ("symlink", "シンボリックリンクのため読み飛ばしました")
             if reason is None and path in seen:
-                reason = ("duplicate", "the same path appears twice; the first is kept")
+                reason = ("duplicate", "同じパスが 2 回あるため、最初の 1 つを使いました")
             if reason is not None:
                 skipped.append(SkippedEntry(path, *reason))
                 continue
             if info.flag_bits & _ENCRYPTED_FLAG:
                 raise ArchiveError(
-                    f"entry {path!r} is encrypted (password-protected)",
+                    f"ZIP 内のファイル {path!r} にパスワードが掛かっています",
                     code=ArchiveErrorCode.ENCRYPTED_ENTRY,
-                    hint="Re-create the ZIP without a password.",
+                    hint="パスワードなしで ZIP を作り直してから、"
+                    "もう一度アップロードしてください。",
                     details={"entry": path},
                 )
             if info.file_size > limits.max_file_bytes:
@@ -255,9 +261,10 @@ def read_zip_2tier(
                     files.append((path, budget.read(path, stream, compressed)))
             except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
                 raise ArchiveError(
-                    f"entry {path!r} could not be read: {exc}",
+                    f"ZIP 内のファイル {path!r} を読めませんでした: {exc}",
                     code=ArchiveErrorCode.CORRUPT_ENTRY,
-                    hint="The ZIP is damaged or uses an unsupported compression method.",
+                    hint="ZIP が壊れているか、対応していない圧縮方式です。"
+                    "通常の方法で ZIP を作り直してください。",
                     details={"entry": path, "error": type(exc).__name__},
                 ) from exc
     return _build(files, skipped, unwrap_single_root)
@@ -277,8 +284,9 @@ def read_folder_2tier(
     root = Path(path)
     if not root.is_dir():
         raise ArchiveError(
-            f"not a folder: {str(root)!r}",
+            f"フォルダではありません: {str(root)!r}",
             code=ArchiveErrorCode.NOT_A_FOLDER,
+            hint="フォルダのパスを指定し直してください。",
             details={"path": str(root)},
         )
     raw_found, raw_skipped = walk_folder(root, check_count=lambda n: _check_count(n, limits))
@@ -292,9 +300,10 @@ def read_folder_2tier(
     for rel, file_path in sorted(found):
         reason = _skip_reason(rel.split("/"))
         if reason is None and rel in seen:  # names that differ only before NFC
-            reason = ("duplicate", "the same path appears twice; the first is kept")
+            reason = ("duplicate", "同じパスが 2 回あるため、最初の 1 つを使いました")
         if reason is not None:
             skipped.append(SkippedEntry(rel, *reason))
+
         else:
             seen.add(rel)
             wanted.append((rel, file_path))
@@ -342,18 +351,28 @@ def _walk(
             if entry.is_symlink():
                 target = Path(entry.path).resolve()
                 if not target.is_relative_to(real_root):
-                    skipped.append(SkippedEntry(rel, "symlink", "symlink leads outside the folder"))
+                    skipped.append(
+                        SkippedEntry(
+                            rel,
+                            "symlink",
+                            "フォルダの外を指すシンボリックリンクのため読み飛ばしました",
+                        )
+                    )
                 elif target.is_file():
                     found.append((rel, target))
                 else:
-                    skipped.append(SkippedEntry(rel, "symlink", "symlinked folder not followed"))
+                    skipped.append(
+                        SkippedEntry(rel, "symlink", "フォルダへのシンボリックリンクは辿りません")
+                    )
             elif entry.is_dir(follow_symlinks=False):
                 _walk(Path(entry.path), [*prefix, entry.name], real_root, found, skipped,
                       check_count)  # fmt: skip
             elif entry.is_file(follow_symlinks=False):
                 found.append((rel, Path(entry.path)))
             else:
-                skipped.append(SkippedEntry(rel, "special_file", "not a regular file"))
+                skipped.append(
+                    SkippedEntry(rel, "special_file", "通常のファイルではないため読み飛ばしました")
+                )
             check_count(len(found) + len(skipped))
 
 

@@ -135,8 +135,10 @@ def read_sheet(
         if range_sheet is not None:
             if sheet is not None and sheet != range_sheet:
                 raise ExcelError(
-                    f"cell_range names sheet {range_sheet!r} but sheet={sheet!r}",
+                    f"セル範囲はシート {range_sheet!r} を指していますが、"
+                    f"シートには {sheet!r} が指定されています",
                     code=ExcelErrorCode.INVALID_RANGE,
+                    hint="セル範囲のシート名とシートの指定を同じにしてください。",
                 )
             sheet = range_sheet
     workbook = open_workbook(data, data_only=True, read_only=True)
@@ -183,8 +185,9 @@ def _bounds(max_row: int, max_col: int, cell_range: str | None) -> tuple[int, in
         min_c, min_r, max_c, max_r = range_boundaries(cell_range.replace("$", "").upper())
     except (ValueError, TypeError, CellCoordinatesException) as exc:
         raise ExcelError(
-            f"invalid cell range {cell_range!r} (expected something like 'B3:F20' or 'B:F')",
+            f"セル範囲 {cell_range!r} を読み取れません",
             code=ExcelErrorCode.INVALID_RANGE,
+            hint="セル範囲は 'B3:F20' や 'B:F' のように書いてください。",
             details={"cell_range": cell_range},
         ) from exc
     return (
@@ -202,14 +205,17 @@ def _header_index(grid: list[list[Any]], width: int, min_row: int, header: Heade
         return detect_header_row(grid)
     if isinstance(header, bool) or not isinstance(header, int):
         raise ExcelError(
-            f"header must be 'auto', a row number or None, not {header!r}",
+            f"見出し行の指定 {header!r} は使えません",
             code=ExcelErrorCode.INVALID_HEADER,
+            hint="見出し行には 'auto'（自動で探す）か行番号を指定してください。",
         )
     index = header - min_row
     if not 0 <= index < len(grid):
         raise ExcelError(
-            f"header row {header} is outside the rows read ({min_row}-{min_row + len(grid) - 1})",
+            f"見出し行 {header} は読み込んだ範囲（{min_row}〜{min_row + len(grid) - 1} 行目）"
+            "の外です",
             code=ExcelErrorCode.INVALID_HEADER,
+            hint="見出し行の番号か、読み込むセル範囲を見直してください。",
             details={"header": header},
         )
     return index

@@ -279,18 +279,19 @@ class KeywordIndex:
         stored_tokenizer = data.tokenizer
         if version != FORMAT_VERSION:
             raise IndexMismatchError(
-                f"the keyword index at {file} has format {version}; this version reads "
-                f"format {FORMAT_VERSION}",
-                hint="delete the folder and index the documents again",
+                f"キーワード索引 {file} の形式（{version}）はこのバージョンでは読めません"
+                f"（読める形式: {FORMAT_VERSION}）",
+                hint="索引のフォルダを削除してから、keiri-agent helpdesk index で"
+                "文書をもう一度登録してください。",
                 details={"path": str(file), "format": version},
             )
         retokenize = stored_tokenizer != index.tokenizer.name
         if retokenize and not rebuild:
             raise IndexMismatchError(
-                f"the keyword index at {path} was built with tokenizer '{stored_tokenizer}', "
-                f"not '{index.tokenizer.name}'",
-                hint="open it with the same tokenizer, or rebuild it (rebuild=True) to "
-                "re-analyse the stored chunks",
+                f"キーワード索引 {path} は単語の区切り方 '{stored_tokenizer}' で作られており、"
+                f"いまの設定 '{index.tokenizer.name}' と違います",
+                hint="作ったときと同じ区切り方の設定に戻すか、"
+                "keiri-agent helpdesk index で文書をもう一度登録してください。",
                 details={
                     "path": str(path),
                     "stored": stored_tokenizer,

@@ -268,7 +268,7 @@ class KnowledgeBase:
         vector_index_factory: VectorFactory | None = None,
     ) -> KnowledgeBase:
         """The knowledge base ``name`` under the workspace's private state folder."""
-        _check_name(name, "knowledge base")
+        _check_name(name, "ナレッジベース")
         root = Workspace.from_settings(settings).state / "knowledge" / name
         return cls(root, tokenizer=tokenizer, vector_index_factory=vector_index_factory)
 
@@ -286,7 +286,7 @@ class KnowledgeBase:
 
     def _collection(self, name: str, *, create: bool) -> _Collection:
         """The collection, re-read from disk when its manifest changed since last read."""
-        _check_name(name, "collection")
+        _check_name(name, "コレクション")
         with self._lock:
             folder = self.root / name
             collection = self._collections.get(name)
@@ -295,10 +295,10 @@ class KnowledgeBase:
             if not create and not (folder / MANIFEST_FILE).exists():
                 known = self.collections()
                 raise UserInputError(
-                    f"the knowledge base has no collection '{name}'",
+                    f"ナレッジベースにコレクション '{name}' はありません",
                     hint=(
-                        "index documents into it first; existing collections: "
-                        + (", ".join(known) or "(none)")
+                        "先に keiri-agent helpdesk index で文書を登録してください。"
+                        "登録済みのコレクション: " + (", ".join(known) or "（なし）")
                     ),
                     code="UNKNOWN_COLLECTION",
                     details={"collection": name, "collections": known},
@@ -316,7 +316,7 @@ class KnowledgeBase:
     @contextmanager
     def _writing(self, name: str) -> Iterator[_Collection]:
         """The collection, locked against other processes and re-read under the lock."""
-        _check_name(name, "collection")
+        _check_name(name, "コレクション")
         folder = self.root / name
         folder.mkdir(parents=True, exist_ok=True)
         with self._lock:
@@ -327,8 +327,8 @@ class KnowledgeBase:
                 lock.acquire()
             except portalocker.exceptions.LockException:
                 raise UserInputError(
-                    f"the knowledge-base collection '{name}' is being indexed by another process",
-                    hint="wait until that indexing run ends, then try again",
+                    f"ナレッジベースのコレクション '{name}' は別の処理が登録中です",
+                    hint="登録が終わるまで待ってから、もう一度実行してください。",
                     code="KNOWLEDGE_BASE_BUSY",
                     details={"collection": name, "folder": str(folder)},
                 ) from None
@@ -511,10 +511,11 @@ class KnowledgeBase:
 
 
 def _check_name(name: str, what: str) -> None:
+
     if not _COLLECTION_NAME.match(name):
         raise UserInputError(
-            f"'{name}' is not a valid {what} name",
-            hint="use letters, digits, '_' and '-' (at most 64 characters), e.g. 'manual'",
+            f"'{name}' は{what}の名前として使えません",
+            hint="英数字・'_'・'-' だけで 64 文字以内の名前にしてください（例: 'manual'）。",
             code="INVALID_NAME",
             details={"name": name},
         )
@@ -565,9 +566,9 @@ def _check_clashes(files: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
             continue
         if other is not None:
             raise UserInputError(
-                f"two files are both named '{name}': {other} and {path}",
-                hint="documents are named by their file name; rename one of them or index "
-                "them into different collections",
+                f"同じ名前 '{name}' のファイルが 2 つあります: {other} と {path}",
+                hint="文書はファイル名で区別します。どちらかの名前を変えるか、"
+                "別のコレクションに登録してください。",
                 code="DOCUMENT_NAME_CLASH",
                 details={"document": name, "paths": [str(other), str(path)]},
             )

@@ -61,8 +61,9 @@ VECTOR_STORE_ERROR = "VECTOR_STORE_ERROR"
 _COLLECTION_NAME = re.compile(r"^[\w-][\w.-]{0,254}$")
 _SCROLL_PAGE = 512
 _SERVER_HINT = (
-    "check KEIRI_AGENT_QDRANT_URL (and KEIRI_AGENT_QDRANT_API_KEY) and that the Qdrant "
-    "server is running; unset KEIRI_AGENT_QDRANT_URL to use the local on-disk index"
+    "管理者にベクトル検索サーバー（Qdrant）が動いているか、接続先 KEIRI_AGENT_QDRANT_URL と"
+    "認証キー KEIRI_AGENT_QDRANT_API_KEY の設定が正しいかの確認を依頼してください"
+    "（KEIRI_AGENT_QDRANT_URL を外すとこのパソコン上の索引を使います）。"
 )
 
 
@@ -105,10 +106,11 @@ def _acquire_local(path: Path) -> tuple[str, _LocalStore]:
                 if "already accessed" not in str(exc):
                     raise corrupt(Path(key), Path(key), f"{type(exc).__name__}: {exc}") from None
                 raise ConfigurationError(
-                    f"the vector index folder {key} is in use by another process",
-                    hint="local Qdrant allows one process per folder: stop the other "
-                    "keiri-agent process (CLI, Streamlit or API server) or run a Qdrant "
-                    "server and set KEIRI_AGENT_QDRANT_URL",
+                    f"ベクトル索引のフォルダ {key} は別の keiri-agent が使用中です",
+                    hint="同じフォルダは 1 つの処理からしか使えません。ほかの keiri-agent"
+                    "（コマンド・画面・API サーバー）を終了してから、もう一度実行してください。"
+                    "同時に使うには、管理者に Qdrant サーバーの用意と"
+                    "接続先 KEIRI_AGENT_QDRANT_URL の設定を依頼してください。",
                     details={"path": key},
                 ) from exc
             except OSError:
@@ -179,18 +181,20 @@ class VectorIndex:
     ) -> None:
         if not _COLLECTION_NAME.match(collection):
             raise ConfigurationError(
-                f"invalid vector collection name {collection!r}",
-                hint="use letters, digits, '_', '-' and '.' (not first), at most 255 characters",
+                f"ベクトル索引のコレクション名 {collection!r} は使えません",
+                hint="英数字・'_'・'-'・'.'（先頭以外）だけで 255 文字以内の名前にしてください。",
             )
         if path is not None and url is not None:
             raise ConfigurationError(
-                "a vector index is either local (path) or on a server (url), not both",
-                hint="unset KEIRI_AGENT_QDRANT_URL for the local index",
+                "ベクトル索引の保存先にフォルダとサーバーの両方が指定されています",
+                hint="このパソコン上の索引を使う場合は、管理者に KEIRI_AGENT_QDRANT_URL"
+                "（Qdrant サーバーの接続先）の設定を外すよう依頼してください。",
             )
         if batch_size < 1:
             raise ConfigurationError(
-                f"embedding batch size must be at least 1, got {batch_size}",
-                hint="set KEIRI_AGENT_EMBEDDING_BATCH_SIZE to a positive number",
+                f"埋め込みの一括処理件数は 1 以上にしてください（指定: {batch_size}）",
+                hint="管理者に KEIRI_AGENT_EMBEDDING_BATCH_SIZE（埋め込みを一度に送る件数）を"
+                "1 以上の数に設定するよう依頼してください。",
             )
         self.collection = collection
         self.embeddings = embeddings
@@ -237,11 +241,9 @@ class VectorIndex:
         try:
             model = build_embeddings(settings)
         except ConfigurationError as exc:
-            hint = "; ".join(
-                part for part in (exc.hint, "keyword search works without embeddings") if part
-            )
+            hint = exc.hint or "埋め込みがなくてもキーワード検索は使えます。"
             raise ConfigurationError(
-                f"vector search needs an embeddings provider: {exc.message}",
+                f"ベクトル検索には埋め込み（文章のベクトル化）の接続先が必要です: {exc.message}",
                 hint=hint,
                 details={"collection": collection, **exc.details},
             ) from exc
@@ -280,7 +282,7 @@ class VectorIndex:
         self._check_dim(len(vector), dim)
         with self._serial:
             response = self._call(
-                "searching",
+                "検索",
                 lambda: self._client.query_points(
                     self.collection, query=vector, limit=k, with_payload=True
                 ),
@@ -314,11 +316,11 @@ class VectorIndex:
         if dim is None:
             return
         with self._serial:
-            self._call("deleting old chunks", lambda: self._delete_filtered([document]))
+            self._call("古いチャンクの削除", lambda: self._delete_filtered([document]))
             for start in range(0, len(points), self.batch_size):
                 batch = points[start : start + self.batch_size]
                 self._call(
-                    "storing chunks",
+                    "チャンクの保存",
                     functools.partial(self._client.upsert, self.collection, batch, wait=True),
                 )
 
@@ -329,7 +331,7 @@ class VectorIndex:
         if not names or self._existing_dim() is None:
             return
         with self._serial:
-            self._call("deleting documents", lambda: self._delete_filtered(names))
+            self._call("文書の削除", lambda: self._delete_filtered(names))
 
     def documents(self) -> set[str]:
         """The names of the documents that have chunks in the collection."""
@@ -341,7 +343,7 @@ class VectorIndex:
         while True:
             with self._serial:
                 points, offset = self._call(
-                    "listing documents",
+                    "文書の一覧取得",
                     functools.partial(
                         self._client.scroll,
                         self.collection,
@@ -391,19 +393,20 @@ class VectorIndex:
             if self._dim is not None:
                 return self._dim
             exists = self._call(
-                "opening the collection", lambda: self._client.collection_exists(self.collection)
+                "コレクションを開く処理", lambda: self._client.collection_exists(self.collection)
             )
             if not exists:
                 return None
             info = self._call(
-                "opening the collection", lambda: self._client.get_collection(self.collection)
+                "コレクションを開く処理", lambda: self._client.get_collection(self.collection)
             )
             vectors = info.config.params.vectors
             if not isinstance(vectors, models.VectorParams):
                 raise ConfigurationError(
-                    f"the vector collection {self.collection!r} was not created by keiri-agent "
-                    "(it has named vectors)",
-                    hint="use another collection name, or delete the collection and re-index",
+                    f"ベクトル索引のコレクション {self.collection!r} は keiri-agent が"
+                    "作ったものではありません",
+                    hint="別のコレクション名を使うか、そのコレクションを削除してから"
+                    "文書をもう一度登録してください。",
                     details={"collection": self.collection},
                 )
             self._dim = vectors.size
@@ -417,7 +420,7 @@ class VectorIndex:
                 self._check_dim(dim, existing)
                 return existing
             try:
-                self._call("creating the collection", lambda: self._create(dim))
+                self._call("コレクションの作成", lambda: self._create(dim))
             except ExecutionError as exc:
                 # Another process may have created it in the meantime (server mode).
                 cause = exc.__cause__
@@ -444,12 +447,12 @@ class VectorIndex:
     def _check_dim(self, dim: int, expected: int | None) -> None:
         if expected is not None and dim != expected:
             raise ConfigurationError(
-                f"the vector collection {self.collection!r} holds {expected}-dimensional "
-                f"vectors but the embeddings model produces {dim}-dimensional ones "
-                "(the embedding model changed?)",
-                hint="re-index the documents into a fresh collection (delete the old one, "
-                "e.g. the .keiri/qdrant folder) or switch back to the previous "
-                "KEIRI_AGENT_EMBEDDING_MODEL",
+                f"ベクトル索引 {self.collection!r} は {expected} 次元ですが、いまの埋め込み"
+                f"モデルは {dim} 次元のベクトルを作ります"
+                "（埋め込みモデルが変わった可能性があります）",
+                hint="古い索引（例: .keiri/qdrant フォルダ）を削除して文書をもう一度登録するか、"
+                "管理者に KEIRI_AGENT_EMBEDDING_MODEL（埋め込みモデル）を以前の設定に"
+                "戻すよう依頼してください。",
                 details={"collection": self.collection, "expected": expected, "actual": dim},
             )
 
@@ -470,8 +473,10 @@ class VectorIndex:
             )
             if len(result) != len(batch):
                 raise LLMError(
-                    f"the embeddings service returned {len(result)} vectors for {len(batch)} texts",
-                    hint="check that the embeddings endpoint is OpenAI-compatible",
+                    f"埋め込みサービスが {len(batch)} 件の文章に {len(result)} 件の"
+                    "ベクトルを返しました",
+                    hint="管理者に埋め込みの接続先が OpenAI 互換のサービスかの確認を"
+                    "依頼してください。",
                 )
             vectors.extend(_checked_vector(vector) for vector in result)
         return vectors
@@ -490,8 +495,9 @@ class VectorIndex:
         except UnexpectedResponse as exc:
             if exc.status_code in (401, 403):
                 raise ConfigurationError(
-                    f"the Qdrant server refused access while {action}",
-                    hint="check KEIRI_AGENT_QDRANT_API_KEY",
+                    f"Qdrant サーバーへのアクセスが拒否されました（{action}）",
+                    hint="管理者に KEIRI_AGENT_QDRANT_API_KEY（Qdrant サーバーの認証キー）の"
+                    "確認を依頼してください。",
                     details={"collection": self.collection, "status_code": exc.status_code},
                 ) from exc
             raise self._store_error(action, exc) from exc
@@ -500,8 +506,8 @@ class VectorIndex:
 
     def _store_error(self, action: str, exc: Exception) -> ExecutionError:
         return ExecutionError(
-            f"the Qdrant vector store failed while {action} (collection "
-            f"{self.collection!r}): {type(exc).__name__}: {exc}",
+            f"ベクトル索引（Qdrant）の処理に失敗しました（{action}、コレクション "
+            f"{self.collection!r}）: {type(exc).__name__}: {exc}",
             hint=_SERVER_HINT if self.mode == "server" else None,
             details={"collection": self.collection, "error_type": type(exc).__name__},
             code=VECTOR_STORE_ERROR,
@@ -521,8 +527,9 @@ def _checked_vector(vector: Sequence[float]) -> list[float]:
     values = [float(value) for value in vector]
     if not values:
         raise LLMError(
-            "the embeddings service returned an empty vector",
-            hint="check the embedding model (KEIRI_AGENT_EMBEDDING_MODEL) and the endpoint",
+            "埋め込みサービスが空のベクトルを返しました",
+            hint="管理者に埋め込みモデル KEIRI_AGENT_EMBEDDING_MODEL と接続先の確認を"
+            "依頼してください。",
         )
     return values
 

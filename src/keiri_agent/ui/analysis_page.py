@@ -32,7 +32,12 @@ from keiri_agent.demo import sample_data_path
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
 from keiri_agent.services.exports import report_zip
-from keiri_agent.ui.components import persistent, provider_banner, render_artifact
+from keiri_agent.ui.components import (
+    accepted_types_caption,
+    persistent,
+    provider_banner,
+    render_artifact,
+)
 from keiri_agent.ui.session import session_settings
 
 FIGURE_LINK = re.compile(r"!\[([^\]]*)\]\(figures/[^)]+\)")
@@ -117,6 +122,7 @@ def _upload_section(agent: AnalysisAgent) -> None:
     upload = st.sidebar.file_uploader(
         "CSV / TSV / Excel ファイル", type=FILE_TYPES, key="analysis.upload"
     )
+    accepted_types_caption(FILE_TYPES, sidebar=True)
     sheet: str | None = None
     sheets: list[str] = []
     if upload is not None and upload.name.lower().endswith((".xlsx", ".xlsm")):

@@ -18,12 +18,23 @@ KEEP_PREFIX = "_keep."
 _UNSET: Any = object()
 
 
+def accepted_types_caption(types: list[str] | None, *, sidebar: bool = False) -> None:
+    """Say under an uploader, as page text, which file types it takes (Streamlit shows
+    its own rejection only as an English tooltip)."""
+    if not types:
+        return
+    shown = "、".join(f".{ext}" for ext in types)
+    target = st.sidebar if sidebar else st
+    target.caption(f"対応形式: {shown}（これ以外の形式のファイルは選べません）")
+
+
 def provider_banner(settings: Settings) -> None:
     """Say plainly in the sidebar whether an LLM is used or the offline rules decide."""
     if settings.is_offline:
         st.sidebar.warning(
             "オフラインモード: LLM が設定されていないため、ルールベースで判断します。"
-            "OPENAI_API_KEY などを設定すると LLM を使います。",
+            "LLM を使うには、管理者に LLM の接続先（OPENAI_API_KEY など）"
+            "の設定を依頼してください。",
             icon="⚠️",
         )
     else:

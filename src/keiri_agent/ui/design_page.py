@@ -39,7 +39,12 @@ from keiri_agent.plans.design.models import BlockCandidate, GeneratedPlan, Templ
 from keiri_agent.services.design import DesignCheck, DesignRequest, DesignService, Generation
 from keiri_agent.services.jobs import Job
 from keiri_agent.services.jsonforms import json_value
-from keiri_agent.ui.components import persistent, provider_banner, show_error
+from keiri_agent.ui.components import (
+    accepted_types_caption,
+    persistent,
+    provider_banner,
+    show_error,
+)
 from keiri_agent.ui.input_forms import input_form
 from keiri_agent.ui.session import session_settings
 
@@ -93,6 +98,7 @@ def _documents() -> list[tuple[str, bytes]]:
         key="design.uploader",
         help="社内規程・手順書・様式など。内容の要約を生成の参考にします。",
     )
+    accepted_types_caption(DOCUMENT_TYPES)
     if uploaded:
         st.session_state[DOCUMENTS] = [(f.name, f.getvalue()) for f in uploaded]
     kept: list[tuple[str, bytes]] = st.session_state.get(DOCUMENTS) or []

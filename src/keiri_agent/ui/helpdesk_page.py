@@ -46,7 +46,7 @@ from keiri_agent.events import Event
 from keiri_agent.search.knowledge_base import IndexReport
 from keiri_agent.services.jobs import Job
 from keiri_agent.services.knowledge import index_knowledge
-from keiri_agent.ui.components import persistent
+from keiri_agent.ui.components import accepted_types_caption, persistent
 from keiri_agent.ui.session import session_settings
 
 DESK = "helpdesk.desk"
@@ -186,9 +186,11 @@ def _knowledge_base_panel(desk: HelpDesk) -> None:
             accept_multiple_files=True,
             key="helpdesk.manuals",
         )
+        accepted_types_caption(MANUAL_TYPES)
         faqs = st.file_uploader(
             "FAQ（CSV）", type=FAQ_TYPES, accept_multiple_files=True, key="helpdesk.faqs"
         )
+        accepted_types_caption(FAQ_TYPES)
         if st.button(
             "アップロードしたファイルを索引",
             key="helpdesk.upload",

@@ -15,6 +15,7 @@ from typing import Any
 import streamlit as st
 
 from keiri_agent.blocks.requirements import initial_values, merge_values
+from keiri_agent.ui.components import accepted_types_caption
 
 
 def _field(key: str, values: dict[str, Any], field: Mapping[str, Any]) -> None:
@@ -33,6 +34,7 @@ def _field(key: str, values: dict[str, Any], field: Mapping[str, Any]) -> None:
             key=widget,
             help=help_text,
         )
+        accepted_types_caption([ext for ext in accept if ext])
         if isinstance(uploaded, list) and uploaded:
             values[field_id] = [{"name": f.name, "data": f.getvalue()} for f in uploaded]
         elif uploaded is not None and not isinstance(uploaded, list):

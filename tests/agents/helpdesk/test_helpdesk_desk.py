@@ -80,7 +80,7 @@ def test_empty_knowledge_base_is_a_clear_error(keiri_home: Path) -> None:
         desk.ask(EXAMPLE_QUESTION)
     assert caught.value.code == "EMPTY_KNOWLEDGE_BASE"
     assert "helpdesk index --sample" in (caught.value.hint or "")
-    with pytest.raises(UserInputError, match="nothing to index"):
+    with pytest.raises(UserInputError, match="登録する文書が指定されていません"):
         desk.index([])
 
 

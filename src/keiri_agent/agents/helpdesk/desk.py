@@ -108,9 +108,9 @@ class HelpDesk:
         """
         if not documents and not qa:
             raise UserInputError(
-                "nothing to index",
-                hint="give manual files or folders, and/or --qa FAQ.csv "
-                "(or index the bundled sample with --sample)",
+                "登録する文書が指定されていません",
+                hint="マニュアルのファイルかフォルダ、または --qa で FAQ の CSV を指定してください"
+                "（同梱のサンプルを登録するには --sample を付けます）。",
             )
         reports: dict[str, IndexReport] = {}
         if documents:

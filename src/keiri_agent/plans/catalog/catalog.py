@@ -221,7 +221,10 @@ class BlockCatalog:
             try:
                 version = spec.parsed_version
             except ValueError as error:
-                raise CatalogError(f"{_where(spec)}: version: {error}") from None
+                raise CatalogError(
+                    f"{_where(spec)}: ブロックのバージョンを読み取れません: {error}",
+                    hint="version は '1.0.0' のような番号で書いてください",
+                ) from None
             if version in versions:
                 first = versions[version]
                 raise CatalogError(
@@ -394,7 +397,8 @@ def _load_class(spec: BlockSpec) -> type[Block]:
         return import_block_class(spec.entrypoint, folder, spec.kind)
     except EntrypointProblem as problem:
         raise CatalogError(
-            f"block {spec.reference}: entrypoint {spec.entrypoint!r}: {problem}",
+            f"ブロック {spec.reference} のプログラム（entrypoint {spec.entrypoint!r}）を"
+            f"読み込めません: {problem}",
             hint=problem.hint,
             details={"block": spec.reference, "entrypoint": spec.entrypoint},
         ) from problem.__cause__

@@ -385,8 +385,9 @@ class RunState:
     def from_dict(cls, data: Mapping[str, Any]) -> RunState:
         if data.get("format") != STATE_FORMAT or data.get("version") != STATE_VERSION:
             raise UserInputError(
-                f"not a run state of version {STATE_VERSION}: "
-                f"{data.get('format')!r} v{data.get('version')!r}"
+                f"実行状態のファイルの形式（{data.get('format')!r} v{data.get('version')!r}）が"
+                f"このバージョン（v{STATE_VERSION}）と違うため再開できません",
+                hint="この実行は再開せず、Plan を最初から実行し直してください",
             )
         return cls(
             run_id=data["run_id"],

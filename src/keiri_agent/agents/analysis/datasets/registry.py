@@ -243,7 +243,7 @@ class DatasetRegistry:
                 details={"dataset_id": dataset_id, "registered": []},
             )
         return UnknownDatasetError(
-            unknown_choice_message("dataset_id", dataset_id, registered),
+            unknown_choice_message("データセット ID", dataset_id, registered),
             hint="use one of the registered dataset_ids",
             details={"dataset_id": dataset_id, "registered": registered},
         )

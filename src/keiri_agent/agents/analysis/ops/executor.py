@@ -282,7 +282,7 @@ def _groupby_agg(spec: GroupbyAggSpec, data: pd.DataFrame) -> _Outcome:
         if spec.sort.by not in result_columns:
             same_column = [name for name in metric_names if name.startswith(f"{spec.sort.by}_")]
             raise SpecError(
-                unknown_choice_message("sort column", spec.sort.by, result_columns),
+                unknown_choice_message("並べ替えの列", spec.sort.by, result_columns),
                 hint=f"sort by {same_column[0]!r}: result columns are {{column}}_{{aggregation}}"
                 if same_column
                 else "sort by a result column: group columns or {column}_{aggregation}",

@@ -87,7 +87,7 @@ def filter_mask(
         condition = _as_filter(item, index)
         if condition.col not in df.columns:
             raise SpecError(
-                unknown_choice_message("column", condition.col, [str(c) for c in df.columns]),
+                unknown_choice_message("列", condition.col, [str(c) for c in df.columns]),
                 hint="use a column name exactly as in the dataset summary",
                 details={"field": f"filters[{index}].col", "value": condition.col},
             )

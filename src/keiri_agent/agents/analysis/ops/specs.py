@@ -235,7 +235,7 @@ def _check_tags(raw: dict[str, Any], tag: str, choices: tuple[str, ...], what: s
         )
     if value not in choices:
         raise SpecError(
-            unknown_choice_message(f"{what} {tag}", str(value), choices),
+            unknown_choice_message(f"{what} の {tag}", str(value), choices),
             hint=f"use one of: {', '.join(choices)}",
             details={"field": tag, "value": value, "valid": list(choices)},
         )
@@ -243,7 +243,7 @@ def _check_tags(raw: dict[str, Any], tag: str, choices: tuple[str, ...], what: s
         op = item.get("op") if isinstance(item, dict) else None
         if op not in FILTER_OPS:
             raise SpecError(
-                unknown_choice_message("filter op", str(op), FILTER_OPS),
+                unknown_choice_message("絞り込みの演算子 op", str(op), FILTER_OPS),
                 hint='filters are {"col": ..., "op": ..., "value": ...} joined with AND',
                 details={"field": f"filters[{index}].op", "value": op, "valid": list(FILTER_OPS)},
             )
@@ -311,7 +311,7 @@ def check_columns(spec: BaseModel, columns: Iterable[str]) -> None:
     for field, column in referenced_columns(spec):
         if column not in known:
             raise SpecError(
-                unknown_choice_message("column", column, available),
+                unknown_choice_message("列", column, available),
                 hint="use a column name exactly as in the dataset summary",
                 details={"field": field, "value": column, "valid": available},
             )

@@ -32,7 +32,7 @@ from keiri_agent.agents.analysis.reasoning.offline.parser import is_japanese
 from keiri_agent.agents.analysis.reasoning.offline.planner import Plan, Step, plan_request
 from keiri_agent.errors import SpecError
 
-_SUGGESTION = re.compile(r"unknown column '([^']+)' — did you mean '([^']+)'")
+_SUGGESTION = re.compile(r"列 '([^']+)' は見つかりません。もしかして '([^']+)' ですか")
 _LIMIT = re.compile(
     r"ACTION_(TIMEOUT|MEMORY|LIMIT)|timed? ?out|time limit|did not finish|memory", re.IGNORECASE
 )
