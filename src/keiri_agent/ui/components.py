@@ -42,6 +42,21 @@ def show_error(error: Mapping[str, Any]) -> None:
         st.info(f"💡 {error['hint']}")
 
 
+def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """A table of ``records`` that Streamlit can show as it is: a column whose values are
+    of several kinds (``1200`` and ``"不明"``, or lists) is shown as text, so Streamlit's
+    Arrow conversion does not fail and log a traceback before fixing it itself."""
+    frame = pd.DataFrame.from_records(records)
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype != object:
+            continue
+        kinds = {type(value) for value in values if value is not None and value == value}
+        if len(kinds) > 1 or kinds & {dict, list, tuple}:
+            frame[column] = values.map(lambda v: v if v is None or v != v else str(v))
+    return frame
+
+
 def render_artifact(artifact: Artifact) -> None:
     """Show a table, figure or text artifact inline."""
     payload = artifact["payload"]
