@@ -28,7 +28,8 @@ _NOT_FOUND_HEADING = "見つからなかった点"
 _NOT_FOUND_SECTION = re.compile(
     r"^[ \t]*(?:#{1,6}[ \t]*|\*\*|[【■])[^\n]{0,16}"
     r"(?:見つから|みつから|分から|わから)なかった[^\n]{0,16}$"
-    r"|^[ \t]*(?:#{1,6}[ \t]*|\*\*)[^\n]{0,24}(?:not found|could not find|couldn't find|unanswered)",
+    r"|^[ \t]*(?:#{1,6}[ \t]*|\*\*)[^\n]{0,24}"
+    r"(?:not found|could not find|couldn't find|unanswered)",
     re.MULTILINE | re.IGNORECASE,
 )
 """A heading of a section on what was not found, as models write it (``## 見つからなかった事項``,
