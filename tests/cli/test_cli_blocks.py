@@ -142,3 +142,34 @@ def test_missing_user_folder_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_blocks_without_a_command_prints_help() -> None:
     result = runner.invoke(app, ["blocks"])
     assert "list" in result.output and "show" in result.output
+
+
+def test_list_in_an_80_column_terminal_shows_each_first_sentence_whole() -> None:
+    """Issue 16 item 8: no description cut into fragments; the full text is in show."""
+    from rich.cells import cell_len
+
+    from keiri_agent.cli.blocks import first_sentence
+    from keiri_agent.config import Settings
+    from keiri_agent.plans.catalog.catalog import BlockCatalog
+
+    result = runner.invoke(app, ["blocks", "list"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert all(cell_len(line.rstrip()) <= 80 for line in lines)
+    assert "…" not in result.stdout
+    # the indented lines under a block, joined, are its description's first sentence
+    blocks: dict[str, str] = {}
+    current = ""
+    for line in lines[1:]:
+        if line.startswith("    "):
+            blocks[current] += line.strip()
+        else:
+            current = line.split()[0]
+            blocks[current] = ""
+    specs = {spec.id: spec for spec in BlockCatalog.from_settings(Settings()).specs()}
+    for block_id in BUILTIN_IDS:
+        summary = first_sentence(specs[block_id].description)
+        assert blocks[block_id].replace(" ", "") == summary.replace(" ", ""), block_id
+        assert summary.endswith(("。", ".", "）")) and len(summary) > 10, summary
+    assert first_sentence("一文目です。二文目\nの続き。") == "一文目です。"
+    assert first_sentence("A line\nwrapped. Next one.") == "A line wrapped."

@@ -156,3 +156,30 @@ def test_an_empty_question_is_refused() -> None:
     _click(at, "質問する")
     assert any("質問が空です" in e.value for e in at.error)
     assert not at.subheader or at.subheader[0].value != "回答"
+
+
+def test_what_was_not_found_is_said_once() -> None:
+    """Issue 16 item 8: the answer's 見つからなかった点 section, not again in a warning."""
+    replies: list[object] = [SubtaskPlan(subtasks=["請求書の再発行"])]
+    for attempt in range(3):
+        replies += [
+            AIMessage(
+                content="",
+                tool_calls=[
+                    {"name": "search_xyz_qa", "args": {"query": f"再発行{attempt}"}, "id": "a"}
+                ],
+            ),
+            "資料には見つかりませんでした。",
+            ReflectionResult(advice=f"別の語で検索 {attempt}", is_completed=False),
+        ]
+    replies.append("請求書の再発行の手順は資料にありませんでした。")
+    model = ScriptedChatModel(replies)
+    desk = HelpDesk(Settings(), chat_model=model)
+    desk.index_sample()
+    at = _open(desk)
+    _click(at, "質問する")
+
+    assert model.remaining == 0
+    text = _texts(at)
+    assert text.count("見つからなかった点") == 1, text
+    assert "「請求書の再発行」について、資料から十分な回答が見つかりませんでした" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -471,3 +472,53 @@ def test_a_configuration_error_offers_no_rerun(keiri_home: Path) -> None:
 
 def test_the_offline_banner_is_on_the_run_page(page: AppTest) -> None:
     assert any("オフラインモード" in w.value for w in page.sidebar.warning)
+
+
+# --------------------------------------------------------------------------- issue 16 item 8
+
+MIXED = """\
+apiVersion: v1
+id: mixed
+version: 0.1.0
+graph:
+  - id: rows
+    block: table.concat
+    in:
+      tables:
+        - - {取引先: A社, 金額: 1200}
+          - {取引先: B社, 金額: "不明"}
+    out: {records: rows}
+"""
+
+
+def test_a_run_logs_no_traceback_in_the_server_log(keiri_home: Path) -> None:
+    """A column of numbers and text (a 金額 that did not read) is shown without Streamlit
+    logging an Arrow conversion traceback; no thread logs one either."""
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    handler = Keep(level=logging.DEBUG)
+    names = ["", "keiri_agent", *(n for n in logging.root.manager.loggerDict if "streamlit" in n)]
+    watched = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in watched]
+    for logger in watched:
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+    try:
+        at = _open(keiri_home, {"mixed": MIXED})
+        _start_button(at).click().run()
+        assert not at.exception, at.exception
+        assert "結果: 完了" in _texts(at)
+    finally:
+        for logger, level in zip(watched, levels, strict=True):
+            logger.removeHandler(handler)
+            logger.setLevel(level)
+    tracebacks = [r.getMessage() for r in records if r.exc_info or r.levelno >= logging.ERROR]
+    assert tracebacks == []
+    no_context = [  # st.* called from the run's worker thread (AppTest's own is MainThread)
+        r.threadName for r in records if "ScriptRunContext" in r.getMessage()
+    ]
+    assert set(no_context) <= {"MainThread"}

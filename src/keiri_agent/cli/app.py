@@ -272,6 +272,8 @@ def ui(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
 ) -> None:
     """Start the Streamlit app (データ分析, ヘルプデスク, 実行)."""
+    from keiri_agent.ui.components import TOOLBAR_MODE
+
     script = Path(__file__).resolve().parent.parent / "ui" / "app.py"
     command = [
         sys.executable,
@@ -285,6 +287,8 @@ def ui(
         host,
         "--browser.gatherUsageStats",
         "false",
+        "--client.toolbarMode",
+        TOOLBAR_MODE,
     ]
     # One BLAS thread per process: analysis actions run in forked children (see isolation.py).
     env = {

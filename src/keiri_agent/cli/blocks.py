@@ -7,11 +7,13 @@ for a catalog problem (bad spec file, unknown block or version).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -39,6 +41,20 @@ def _catalog() -> BlockCatalog:
 
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""
+
+
+_SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])\s")
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (up to 。 or ``. ``): the summary ``blocks list``
+    shows; ``blocks show`` has the whole text."""
+    lines = [line.strip() for line in text.strip().split("\n\n", 1)[0].splitlines()]
+    paragraph = ""
+    for line in lines:  # a line break between two Japanese characters is no space
+        wide = paragraph[-1:] > "\x7f" and line[:1] > "\x7f"
+        paragraph += line if wide or not paragraph else f" {line}"
+    return _SENTENCE_END.split(paragraph, maxsplit=1)[0].strip()
 
 
 def type_label(port: Mapping[str, Any]) -> str:
@@ -90,7 +106,7 @@ def _ports_table(title: str, ports: Mapping[str, Mapping[str, Any]], inputs: boo
 def list_blocks(
     as_json: Annotated[bool, typer.Option("--json", help="Print the catalog as JSON.")] = False,
 ) -> None:
-    """Every block: id, version, kind, side effects and description."""
+    """Every block: id, version, kind, side effects and the description's first sentence."""
     try:
         specs = _catalog().specs()
     except KeiriAgentError as error:
@@ -98,13 +114,15 @@ def list_blocks(
     if as_json:
         print_json([spec.to_summary() for spec in specs])
         return
-    table = Table(title=f"ブロック一覧（{len(specs)} 件）", title_justify="left")
-    for column in ("ID", "バージョン", "種類", "副作用", "説明"):
-        table.add_column(column, no_wrap=column in {"ID", "バージョン"})
+    # one line per block, then its first sentence indented below it: readable in an
+    # 80-column terminal, where a table column for it wraps into fragments
+    console.print(Text(f"ブロック一覧（{len(specs)} 件、説明の全文は blocks show <ID>）"))
     for spec in specs:
-        cells = (spec.id, spec.version, spec.kind, "あり" if spec.side_effects else "なし")
-        table.add_row(*(Text(cell) for cell in (*cells, _first_line(spec.description))))
-    console.print(table)
+        effects = "副作用あり" if spec.side_effects else "副作用なし"
+        console.print(Text.assemble((spec.id, "bold"), f"  {spec.version}  {spec.kind}  {effects}"))
+        summary = first_sentence(spec.description)
+        if summary:
+            console.print(Padding(Text(summary), (0, 0, 0, 4)))
 
 
 @blocks_app.command("show")

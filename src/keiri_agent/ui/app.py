@@ -7,6 +7,7 @@ import streamlit as st
 from keiri_agent.errors import ConfigurationError
 from keiri_agent.logs import configure_logging
 from keiri_agent.ui.analysis_page import render_analysis_page
+from keiri_agent.ui.components import app_chrome
 from keiri_agent.ui.session import session_settings
 
 
@@ -18,6 +19,7 @@ def main() -> None:
     with the message and its hint.
     """
     st.set_page_config(page_title="keiri-agent", page_icon="📊", layout="wide")
+    app_chrome()
     try:
         settings = session_settings()
     except ConfigurationError as error:

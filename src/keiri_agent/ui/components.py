@@ -16,6 +16,35 @@ from keiri_agent.services.jsonforms import json_value
 T = TypeVar("T")
 KEEP_PREFIX = "_keep."
 _UNSET: Any = object()
+TOOLBAR_MODE = "minimal"
+"""Streamlit's ``client.toolbarMode`` (``keiri-agent ui``): no developer toolbar (Deploy, ⋮)."""
+UPLOAD_BUTTON = "ファイルを選択"
+
+
+def app_chrome() -> None:
+    """Once per run (``app.py``): the file uploaders' drop zones in Japanese.
+
+    Streamlit has no option for the uploader's own texts ("Upload", "200MB per file •
+    CSV"), so a style sheet hides them and puts Japanese ones in their place; the
+    accepted formats are in each uploader's label or help. (The developer toolbar is
+    hidden by ``keiri-agent ui``'s ``--client.toolbarMode``: set while the app runs,
+    Streamlit ignores it.)
+    """
+    limit = st.get_option("server.maxUploadSize")
+    dropzone = '[data-testid="stFileUploaderDropzone"]'
+    instructions = '[data-testid="stFileUploaderDropzoneInstructions"]'
+    st.markdown(
+        f"""<style>
+{dropzone} button [data-testid="stMarkdownContainer"] p {{ font-size: 0; }}
+{dropzone} button [data-testid="stMarkdownContainer"] p::after {{
+  content: "{UPLOAD_BUTTON}"; font-size: 0.875rem; }}
+{instructions} * {{ white-space: normal; overflow: visible; }}
+{instructions} span {{ font-size: 0; }}
+{instructions} span::after {{
+  content: "ここへのドロップも可（{limit}MB まで）"; font-size: 0.75rem; }}
+</style>""",
+        unsafe_allow_html=True,
+    )
 
 
 def accepted_types_caption(types: list[str] | None, *, sidebar: bool = False) -> None:
@@ -51,6 +80,21 @@ def show_error(error: Mapping[str, Any]) -> None:
             st.json(json_value(details, preview=True))
     if error.get("hint"):
         st.info(f"💡 {error['hint']}")
+
+
+def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
+    """A table of ``records`` that Streamlit can show as it is: a column whose values are
+    of several kinds (``1200`` and ``"不明"``, or lists) is shown as text, so Streamlit's
+    Arrow conversion does not fail and log a traceback before fixing it itself."""
+    frame = pd.DataFrame.from_records(records)
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype != object:
+            continue
+        kinds = {type(value) for value in values if value is not None and value == value}
+        if len(kinds) > 1 or kinds & {dict, list, tuple}:
+            frame[column] = values.map(lambda v: v if v is None or v != v else str(v))
+    return frame
 
 
 def render_artifact(artifact: Artifact) -> None:

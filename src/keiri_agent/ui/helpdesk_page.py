@@ -365,12 +365,7 @@ def _replay(events: Sequence[Event], failed: bool) -> None:
 
 def _show_result(result: AgentResult) -> None:
     st.subheader("回答")
-    st.markdown(result.answer)
-    if result.unanswered:
-        st.warning(
-            "資料から十分な回答が見つからなかった点:\n\n"
-            + "\n".join(f"- {item}" for item in result.unanswered)
-        )
+    st.markdown(result.answer)  # ends with 見つからなかった点 when something was not found
 
 
 def render_helpdesk_page() -> None:

@@ -27,9 +27,13 @@ def _field(key: str, values: dict[str, Any], field: Mapping[str, Any]) -> None:
     help_text = field.get("description")
     if kind in ("file", "files"):
         accept = [ext.strip().lstrip(".") for ext in str(field.get("accept") or "").split(",")]
+        types = [ext for ext in accept if ext]
+        if types:  # the drop zone does not list them (components.app_chrome)
+            formats = "受け付ける形式: " + "、".join(f".{ext}" for ext in types)
+            help_text = f"{help_text}\n\n{formats}" if help_text else formats
         uploaded = st.file_uploader(
             label,
-            type=[ext for ext in accept if ext] or None,
+            type=types or None,
             accept_multiple_files=kind == "files",
             key=widget,
             help=help_text,

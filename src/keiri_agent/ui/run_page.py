@@ -72,7 +72,7 @@ from keiri_agent.services.plan_inputs import (
     var_text,
 )
 from keiri_agent.services.plan_outputs import ShownOutput, download_name, node_titles, shown_outputs
-from keiri_agent.ui.components import persistent, provider_banner, show_error
+from keiri_agent.ui.components import persistent, provider_banner, records_frame, show_error
 from keiri_agent.ui.input_forms import input_form
 from keiri_agent.ui.session import session_settings
 
@@ -204,7 +204,7 @@ def _output(output: ShownOutput) -> None:
 
 def _value(key: str, title: str, value: Any) -> None:
     if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
-        st.dataframe(json_value(value, preview=True), hide_index=True)
+        st.dataframe(records_frame(json_value(value, preview=True)), hide_index=True)
     elif isinstance(value, (bytes, bytearray)):
         name, mime = download_name(title, bytes(value))
         st.download_button(

@@ -314,3 +314,26 @@ def test_offline_mode_searches_each_part_with_both_tools() -> None:
     assert "manual.pdf p.3 「2.1 パスワード」" in result.sources
     assert events[0].kind == "plan" and events[-1].kind == "answer"
     assert events[0].payload["offline"] is True
+
+
+def _unanswered_run(final_reply: str) -> str:
+    replies: list[Any] = [SubtaskPlan(subtasks=["請求書の再発行"])]
+    for attempt in range(3):
+        replies += [
+            call("search_xyz_qa", f"請求書{attempt}", f"c{attempt}"),
+            "資料には見つかりませんでした。",
+            ReflectionResult(advice=f"別の語で検索 {attempt}", is_completed=False),
+        ]
+    replies.append(final_reply)
+    agent, model = agent_with(replies)
+    result = agent.run_agent("請求書を再発行したい")
+    assert model.remaining == 0 and result.unanswered == ["請求書の再発行"]
+    return result.answer
+
+
+def test_a_not_found_section_the_model_titled_its_own_way_is_not_added_twice() -> None:
+    for heading in ("### 見つからなかった事項", "**分からなかった点**", "## Not found"):
+        answer = _unanswered_run(f"再発行の手順は資料にありません。\n\n{heading}\n- 請求書の再発行")
+        assert answer.count(heading) == 1, answer
+        assert "見つからなかった点" not in answer, answer  # no second section appended
+        assert "## 出典" in answer

@@ -25,6 +25,15 @@ _CITATION = re.compile(rf"[\[［]({_NUMBER}(?:\s*(?:[,、，]|[-‐–~〜～])\
 _MAX_RANGE = 20
 _SOURCES_HEADING = re.compile(r"^\s*(?:#{1,6}\s*)?[【\[]?出典[】\]]?\s*[:：]?\s*$", re.MULTILINE)
 _NOT_FOUND_HEADING = "見つからなかった点"
+_NOT_FOUND_SECTION = re.compile(
+    r"^[ \t]*(?:#{1,6}[ \t]*|\*\*|[【■])[^\n]{0,16}"
+    r"(?:見つから|みつから|分から|わから)なかった[^\n]{0,16}$"
+    r"|^[ \t]*(?:#{1,6}[ \t]*|\*\*)[^\n]{0,24}"
+    r"(?:not found|could not find|couldn't find|unanswered)",
+    re.MULTILINE | re.IGNORECASE,
+)
+"""A heading of a section on what was not found, as models write it (``## 見つからなかった事項``,
+``**分からなかった点**``, ``## Not found``): the answer has one, none is added."""
 
 
 @dataclass(frozen=True)
@@ -108,12 +117,13 @@ def collect_sources(subtasks: Sequence[Subtask]) -> list[str]:
 
 
 def ensure_answer_sections(text: str, sources: Sequence[str], unanswered: Sequence[str]) -> str:
-    """Append 「見つからなかった点」 (when needed and missing) and a 出典 section."""
+    """Append 「見つからなかった点」 (when needed and the answer has no such section, however
+    the model titled it) and a 出典 section."""
     text = text.rstrip()
-    if unanswered and _NOT_FOUND_HEADING not in text:
+    if unanswered and not _NOT_FOUND_SECTION.search(text):
         lines = [
             f"- 「{name}」について、資料から十分な回答が見つかりませんでした。"
-            for name in unanswered
+            for name in dict.fromkeys(unanswered)
         ]
         text += f"\n\n## {_NOT_FOUND_HEADING}\n" + "\n".join(lines)
     if not _SOURCES_HEADING.search(text):

@@ -1,0 +1,63 @@
+"""What every page shows around its content: no developer toolbar, Japanese uploaders.
+
+The toolbar is hidden by the option ``keiri-agent ui`` passes to Streamlit (the page
+itself cannot set it); the uploader's texts are replaced by a style sheet, checked here
+by its content (how it renders was checked by hand in Chromium).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from typer.testing import CliRunner
+
+from keiri_agent.cli import app as cli_app
+
+APP = str(Path(__file__).resolve().parents[2] / "src" / "keiri_agent" / "ui" / "app.py")
+
+
+def test_keiri_agent_ui_starts_streamlit_without_the_developer_toolbar(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    commands: list[list[str]] = []
+
+    def call(command: list[str], **_: Any) -> int:
+        commands.append(command)
+        return 0
+
+    monkeypatch.setattr(cli_app.subprocess, "call", call)
+    result = CliRunner().invoke(cli_app.app, ["ui", "--port", "8600"])
+
+    assert result.exit_code == 0, result.output
+    (command,) = commands
+    option = command.index("--client.toolbarMode")
+    assert command[option + 1] in ("minimal", "viewer")
+
+
+def test_every_page_replaces_the_uploaders_english_texts(keiri_home: Path) -> None:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    for page in (None, "helpdesk_page.py", "run_page.py"):
+        if page:
+            at.switch_page(page).run()
+            assert not at.exception, at.exception
+        styles = [m.value for m in at.markdown if "<style>" in m.value]
+        assert len(styles) == 1, styles  # once per run
+        (style,) = styles
+        assert "stFileUploaderDropzoneInstructions" in style
+        assert 'content: "ファイルを選択"' in style
+        assert "200MB まで" in style  # the size limit, in Japanese
+
+
+def test_a_plan_forms_uploader_names_the_accepted_formats_in_japanese(keiri_home: Path) -> None:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("run_page.py").run()
+    at.selectbox(key="run.plan").select("sample:expense_check").run()
+    assert not at.exception, at.exception
+    (uploader,) = at.get("file_uploader")
+    assert "受け付ける形式: .xlsx" in uploader.proto.help
