@@ -45,7 +45,7 @@ def test_every_page_replaces_the_uploaders_english_texts(keiri_home: Path) -> No
         if page:
             at.switch_page(page).run()
             assert not at.exception, at.exception
-        styles = [m.value for m in at.markdown if "<style>" in m.value]
+        styles = [e.proto.body for e in at.get("html") if "<style>" in e.proto.body]
         assert len(styles) == 1, styles  # once per run
         (style,) = styles
         assert "stFileUploaderDropzoneInstructions" in style

@@ -33,7 +33,7 @@ def app_chrome() -> None:
     limit = st.get_option("server.maxUploadSize")
     dropzone = '[data-testid="stFileUploaderDropzone"]'
     instructions = '[data-testid="stFileUploaderDropzoneInstructions"]'
-    st.markdown(
+    st.html(
         f"""<style>
 {dropzone} button [data-testid="stMarkdownContainer"] p {{ font-size: 0; }}
 {dropzone} button [data-testid="stMarkdownContainer"] p::after {{
@@ -42,8 +42,7 @@ def app_chrome() -> None:
 {instructions} span {{ font-size: 0; }}
 {instructions} span::after {{
   content: "ここへのドロップも可（{limit}MB まで）"; font-size: 0.75rem; }}
-</style>""",
-        unsafe_allow_html=True,
+</style>"""
     )
 
 
