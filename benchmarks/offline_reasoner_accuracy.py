@@ -1,6 +1,6 @@
 """Accuracy of the offline (rule-based) reasoner on hand-written requests.
 
-Four request sets, always reported separately:
+Five request sets, always reported separately:
 
 - the tuning set, ``data/offline_requests.jsonl``: requests on the sample sales
   data, asked against a column set ("ja": 注文ID, 日付, 地域, ...; "en": order_id,
@@ -21,6 +21,12 @@ Four request sets, always reported separately:
   held-out sets' cases read) on four more made-up domains (purchase orders,
   timesheets, hotel bookings, a fleet fuel log); its labels were committed before
   the reasoner first ran on it, and it is never edited after a run.
+- the blind set, ``data/offline_requests_blind.jsonl``: a fourth held-out set,
+  written like the unseen set (neither the rules, their tests nor the other
+  held-out sets' cases read) on four more made-up domains (an accounts-receivable
+  aging list, a fixed-asset register, an e-commerce order log, clinic
+  appointments); its labels were committed before the reasoner first ran on it,
+  and it is never edited after a run.
 
 Each case gives the expected first decision: ``next_action`` (or a list of
 acceptable ones), the ``op`` or ``kind`` of the spec (or a list), the columns the
@@ -28,7 +34,8 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 (``agg``) and ``top_k``. A held-out case that acts also carries a ``reference``
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
-    uv run python benchmarks/offline_reasoner_accuracy.py [--set tuning|heldout|fresh|unseen|all]
+    uv run python benchmarks/offline_reasoner_accuracy.py \\
+        [--set tuning|heldout|fresh|unseen|blind|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
@@ -59,8 +66,9 @@ DATA = Path(__file__).parent / "data" / "offline_requests.jsonl"
 HELDOUT = Path(__file__).parent / "data" / "offline_requests_heldout.jsonl"
 FRESH = Path(__file__).parent / "data" / "offline_requests_fresh.jsonl"
 UNSEEN = Path(__file__).parent / "data" / "offline_requests_unseen.jsonl"
+BLIND = Path(__file__).parent / "data" / "offline_requests_blind.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
-SETS = {"tuning": DATA, "heldout": HELDOUT, "fresh": FRESH, "unseen": UNSEEN}
+SETS = {"tuning": DATA, "heldout": HELDOUT, "fresh": FRESH, "unseen": UNSEEN, "blind": BLIND}
 
 # (ja name, en name, kind, examples)
 _COLUMNS = [
