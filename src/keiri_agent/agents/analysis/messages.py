@@ -33,13 +33,13 @@ def latest_user_text(messages: Sequence[BaseMessage]) -> str:
 
 
 def request_start(
-    messages: Sequence[BaseMessage], stands_alone: Callable[[str], bool] | None = None
+    messages: Sequence[BaseMessage], stands_alone: Callable[[str, str], bool] | None = None
 ) -> int:
     """Index of the first human message of the request the latest human message belongs to.
 
     A human message answers the agent's question (``ask``) just before it, and so
-    continues the request that question was about, unless ``stands_alone`` says it
-    is a new request complete by itself. The chain goes back only through such
+    continues the request that question was about, unless ``stands_alone(text,
+    pending)`` says it is a new request complete by itself. The chain goes back only through such
     answers: the first message that stands alone, or that no ask precedes, starts it.
     """
     humans = [i for i, message in enumerate(messages) if isinstance(message, HumanMessage)]
@@ -56,14 +56,20 @@ def request_start(
             previous_ai is None
             or not is_ask(previous_ai)
             or not earlier
-            or (stands_alone is not None and stands_alone(str(messages[index].content)))
+            or (
+                stands_alone is not None
+                and stands_alone(
+                    str(messages[index].content),
+                    pending_request(messages[: earlier[-1] + 1], stands_alone),
+                )
+            )
         ):
             return index
         index = earlier[-1]
 
 
 def pending_request(
-    messages: Sequence[BaseMessage], stands_alone: Callable[[str], bool] | None = None
+    messages: Sequence[BaseMessage], stands_alone: Callable[[str, str], bool] | None = None
 ) -> str:
     """The request the latest human message belongs to (see ``request_start``): the
     request and the answers that complete it, each text once."""

@@ -53,7 +53,7 @@ _SUMMARY_REQUEST = re.compile(
 # Data from outside the uploaded file (weather, markets, the economy): out of scope unless
 # the file itself has a column of that name.
 _EXTERNAL_DATA = re.compile(
-    r"天気|天候|気温|降水量?|降雨|株価|為替|レート|景気|日経平均|物価|金利|人口|GDP|気象"
+    r"天気|天候|気温|降水量?|降雨|株価|為替|景気|日経平均|物価|金利|人口|GDP|気象"
     r"|\b(weather|temperature|rainfall|stock prices?|share prices?|exchange rates?"
     r"|interest rates?|inflation|population|gdp)\b",
     re.IGNORECASE,
@@ -138,13 +138,19 @@ class OfflineReasoner:
         decision = self._decide(state)
         if decision.request is None:
             summary = state.dataset_summary
-            stands_alone = (lambda text: self.stands_alone(text, summary)) if summary else None
+            stands_alone = (
+                (lambda text, pending: self.stands_alone(text, pending, summary))
+                if summary
+                else None
+            )
             decision.request = pending_request(state.messages, stands_alone).strip()
         return decision
 
     def _decide(self, state: ReasonInput) -> Decision:
         summary = state.dataset_summary
-        stands_alone = (lambda text: self.stands_alone(text, summary)) if summary else None
+        stands_alone = (
+            (lambda text, pending: self.stands_alone(text, pending, summary)) if summary else None
+        )
         request = pending_request(state.messages, stands_alone).strip()
         lang = "ja" if not request or is_japanese(request) else "en"
         if not state.dataset_id or not summary:
@@ -231,17 +237,26 @@ class OfflineReasoner:
     def _runnable(plan: Plan) -> bool:
         return bool(plan.steps) and not plan.problems and all(s.spec for s in plan.steps)
 
-    def stands_alone(self, text: str, summary: dict[str, Any]) -> bool:
+    def stands_alone(self, text: str, pending: str, summary: dict[str, Any]) -> bool:
         """True when ``text`` is a request of its own, not an answer to the agent's question:
         a report request, an out-of-scope request, or one that names what to compute and
-        can run by itself. A column name, 「地域別で」 or 「はい」 alone is an answer."""
+        can run by itself and is not what the ``pending`` request was missing (joined to it,
+        the same analyses run but with details taken from the pending request). 「売上」, 「地域別で」 or 「はい」 is an answer."""
         if _SUMMARY_REQUEST.search(text) or vocab.out_of_scope(text):
             return True
         if _external_data(text, summary):
             return True
         if not (vocab.intents(text) or vocab.aggregations(text)):
             return False
-        return self._runnable(plan_request(text, summary))
+        alone = plan_request(text, summary)
+        if not self._runnable(alone):
+            return False
+        joined = plan_request(f"{pending} {text}", summary)
+        if not self._runnable(joined) or len(joined.steps) != len(alone.steps):
+            return True
+        # joined, the same analyses with details from the pending request: an answer to it
+        specs = [_canonical(step.spec or {}) for step in alone.steps]
+        return specs == [_canonical(step.spec or {}) for step in joined.steps]
 
     @staticmethod
     def _summary(lang: str, state: ReasonInput) -> Decision:
