@@ -241,7 +241,8 @@ class OfflineReasoner:
         """True when ``text`` is a request of its own, not an answer to the agent's question:
         a report request, an out-of-scope request, or one that names what to compute and
         can run by itself and is not what the ``pending`` request was missing (joined to it,
-        the same analyses run but with details taken from the pending request). 「売上」, 「地域別で」 or 「はい」 is an answer."""
+        the same analyses run but with details taken from the pending request).
+        「売上」, 「地域別で」 or 「はい」 is an answer."""
         if _SUMMARY_REQUEST.search(text) or vocab.out_of_scope(text):
             return True
         if _external_data(text, summary):
