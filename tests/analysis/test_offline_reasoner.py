@@ -181,15 +181,6 @@ def test_an_out_of_scope_part_does_not_block_the_parts_that_can_run(
     assert any("予測" in a or "forecast" in a for a in decision.assumptions)
 
 
-def test_after_the_refusal_with_nothing_left_it_asks() -> None:
-    messages = [
-        HumanMessage("来月の売上を予測して"),
-        agent_message("対応範囲外です", "out_of_scope"),
-    ]
-    decision = decide(messages)
-    assert decision.next_action == "ask" and decision.clarifying_questions
-
-
 @pytest.mark.parametrize(
     "text,summary", [("こんにちは", JA), ("hello there", EN), ("分析して", JA)]
 )

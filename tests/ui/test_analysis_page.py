@@ -132,3 +132,23 @@ def test_total_rows_are_excluded_with_a_note_and_kept_on_request(page: AppTest) 
     assert "4 行 × 4 列" in _texts(page)
     assert any("指定により残しています" in info.value for info in page.sidebar.info)
     assert any("合計行の扱いを変えて" in info.value for info in page.info)
+
+
+def test_the_conversation_survives_an_out_of_scope_question(page: AppTest) -> None:
+    page.file_uploader[0].upload("売上.csv", CSV, "text/csv")
+    page.run()
+    page.chat_input[0].set_value("地域別の売上の合計を見せて").run()
+    assert "## 結論" in _texts(page)
+    page.chat_input[0].set_value("来月の売上を予測して").run()
+    assert not page.exception, page.exception
+    assert "対応していません" in _texts(page)
+    page.chat_input[0].set_value("地域別の数量の平均").run()
+    assert not page.exception, page.exception
+    tables = [frame.value for frame in page.dataframe]
+    assert any("数量_mean" in table.columns for table in tables)
+    assert "来月の売上を予測して 地域別の数量の平均" not in _texts(page)
+    page.chat_input[0].set_value("レポートにまとめて").run()
+    assert not page.exception, page.exception
+    text = _texts(page)
+    assert "どの列ごとに集計しますか" not in text
+    assert text.count("# 分析レポート") >= 3 and "**依頼**: レポートにまとめて" in text

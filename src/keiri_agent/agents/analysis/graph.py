@@ -118,6 +118,7 @@ def build_graph(parts: AnalysisGraphParts) -> StateGraph:
             ),
             "analysis_spec": decision.analysis_spec,
             "plot_spec": decision.plot_spec,
+            "request": decision.request,
             "logs": [f"reason: {decision.next_action} — {decision.rationale}"],
         }
         if decision.next_action == "out_of_scope" and already_declined:
@@ -188,6 +189,7 @@ def build_graph(parts: AnalysisGraphParts) -> StateGraph:
             assumptions=list(state.get("assumptions") or []),
             turn_actions=list(state.get("turn_actions") or []),
             action_history=list(state.get("action_history") or []),
+            request=state.get("request"),
         )
         return {
             "final_report_md": markdown,

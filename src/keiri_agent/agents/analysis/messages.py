@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
@@ -32,30 +32,54 @@ def latest_user_text(messages: Sequence[BaseMessage]) -> str:
     return ""
 
 
-def pending_request(messages: Sequence[BaseMessage]) -> str:
-    """The request the latest human message belongs to.
+def request_start(
+    messages: Sequence[BaseMessage], stands_alone: Callable[[str, str], bool] | None = None
+) -> int:
+    """Index of the first human message of the request the latest human message belongs to.
 
-    When the agent's last message before it was a question (``ask``), the user is
-    answering, so the earlier request and the answer are joined; otherwise it is
-    the latest human message alone.
+    A human message answers the agent's question (``ask``) just before it, and so
+    continues the request that question was about, unless ``stands_alone(text,
+    pending)`` says it is a new request complete by itself. The chain goes back only through such
+    answers: the first message that stands alone, or that no ask precedes, starts it.
     """
     humans = [i for i, message in enumerate(messages) if isinstance(message, HumanMessage)]
     if not humans:
-        return ""
-    last = humans[-1]
-    parts = [str(messages[last].content)]
-    index = last
+        return len(messages)
+    index = humans[-1]
     while True:
         previous_ai = next(
             (messages[i] for i in range(index - 1, -1, -1) if isinstance(messages[i], AIMessage)),
             None,
         )
         earlier = [i for i in humans if i < index]
-        if previous_ai is None or not is_ask(previous_ai) or not earlier:
-            break
+        if (
+            previous_ai is None
+            or not is_ask(previous_ai)
+            or not earlier
+            or (
+                stands_alone is not None
+                and stands_alone(
+                    str(messages[index].content),
+                    pending_request(messages[: earlier[-1] + 1], stands_alone),
+                )
+            )
+        ):
+            return index
         index = earlier[-1]
-        parts.insert(0, str(messages[index].content))
-    return " ".join(parts)
+
+
+def pending_request(
+    messages: Sequence[BaseMessage], stands_alone: Callable[[str, str], bool] | None = None
+) -> str:
+    """The request the latest human message belongs to (see ``request_start``): the
+    request and the answers that complete it, each text once."""
+    start = request_start(messages, stands_alone)
+    parts = [
+        str(message.content).strip()
+        for message in list(messages)[start:]
+        if isinstance(message, HumanMessage)
+    ]
+    return " ".join(dict.fromkeys(part for part in parts if part))
 
 
 def is_japanese(text: str) -> bool:

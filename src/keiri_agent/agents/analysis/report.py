@@ -174,13 +174,15 @@ class ReportWriter:
         assumptions: Sequence[str],
         turn_actions: Sequence[dict[str, Any]],
         action_history: Sequence[dict[str, Any]] = (),
+        request: str | None = None,
     ) -> str:
         """The report for the current request.
 
         Its evidence is what this turn ran; a turn that ran nothing (e.g. "まとめて")
-        gets a report of the whole conversation.
+        gets a report of the whole conversation. ``request`` is the request the reasoner
+        acted on (its 依頼); without it, the latest message and the answers it completes.
         """
-        request = pending_request(messages)
+        request = request or pending_request(messages)
         actions = evidence_actions(turn_actions, action_history)
         evidence = evidence_artifacts(artifacts, actions)
         labels = _labels(evidence)
@@ -340,9 +342,9 @@ def out_of_scope_reply(rationale: str, summary: dict[str, Any] | None) -> str:
     options.append(
         "データの概要・欠損・重複を確認する（dataset_overview / missingness / duplicate_check）"
     )
-    reason = f"（{rationale}）" if rationale else ""
+    reason = f"\n\n理由: {rationale}" if rationale else ""
     return (
-        f"申し訳ありませんが、このご依頼は対応範囲外です{reason}。"
-        "予測モデルの構築やデータの外部送信・ファイル出力は行いません。\n\n"
-        "代わりに次のような分析ができます:\n" + "\n".join(f"- {o}" for o in options)
+        f"申し訳ありませんが、このご依頼には対応していません（対応範囲外です）。{reason}\n\n"
+        "代わりに、アップロードされたデータで次のような分析ができます:\n"
+        + "\n".join(f"- {o}" for o in options)
     )

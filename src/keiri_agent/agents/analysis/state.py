@@ -21,7 +21,8 @@ class AgentState(TypedDict, total=False):
     input), so ``reason`` knows what it already did for this request;
     ``action_history`` — every action of the conversation (for a report that sums up
     earlier turns and its 再現要約);
-    ``step_count`` — graph steps taken in this turn, for the runaway-loop cap.
+    ``step_count`` — graph steps taken in this turn, for the runaway-loop cap;
+    ``request`` — the request the reasoner acted on (the report's 依頼), when it says.
     """
 
     messages: Annotated[Sequence[BaseMessage], add_messages]
@@ -42,6 +43,7 @@ class AgentState(TypedDict, total=False):
     last_error: str | None
 
     final_report_md: str | None
+    request: str | None
 
     turn_actions: list[dict[str, Any]]
     action_history: Annotated[list[dict[str, Any]], operator.add]

@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol
 
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from keiri_agent.agents.analysis.artifacts import Artifact
 
@@ -38,6 +39,9 @@ class Decision(BaseModel):
     plot_spec: dict[str, Any] | None = Field(
         default=None, description="A plot spec to run (act), or null."
     )
+    # Set by the offline reasoner (not asked of the LLM): the request this decision is about,
+    # so the report's 依頼 names it once, without earlier turns' text.
+    request: SkipJsonSchema[str | None] = None
 
 
 @dataclass(frozen=True)

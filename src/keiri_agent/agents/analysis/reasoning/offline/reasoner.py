@@ -23,9 +23,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-
-from keiri_agent.agents.analysis.messages import is_ask, message_kind, pending_request
+import keiri_agent.agents.analysis.reasoning.offline.vocab as vocab
+from keiri_agent.agents.analysis.messages import message_kind, pending_request, request_start
 from keiri_agent.agents.analysis.ops.specs import parse_analysis_spec, parse_plot_spec
 from keiri_agent.agents.analysis.reasoning.decision import ActionRecord, Decision, ReasonInput
 from keiri_agent.agents.analysis.reasoning.offline.parser import is_japanese
@@ -40,10 +39,23 @@ _COARSER = {"D": "W", "W": "M", "M": "Q", "Q": "Y"}
 # "Sum up what we have": a report of the conversation so far, nothing new to run.
 _SUMMARY_REQUEST = re.compile(
     r"(ここまで|これまで|今まで|以上|全体|結果|分析).{0,12}(レポート|報告書?|まとめ|総括)"
-    r"|(レポート|報告書)(を)?(作成|作って|書いて|出して|にして)"
-    r"|\b(write|make|create|give me|produce)\b.{0,20}\breport\b"
-    r"|\bsumm?ari[sz]e\b.{0,20}\b(results?|findings|so far|everything|analys[ie]s)\b"
-    r"|\b(wrap (it )?up|final report)\b",
+    r"|(レポート|報告書?)(に|として|で|を)?(まとめ|作成|作って|作る|書いて|出して|にして|して"
+    r"|ください|お願い)"
+    r"|^(それ|これ|今の|全部|すべて|全て)?(を)?(まとめて|まとめる|総括して)"
+    r"(ください|下さい|ほしい|欲しい|もらえますか|くれますか)?[。！!？?]*$"
+    r"|\b(write|make|create|give me|produce|put)\b.{0,20}\breports?\b"
+    r"|\b(as|in|into) a report\b"
+    r"|\bsumm?ari[sz]e\b.{0,20}\b(results?|findings|so far|everything|analys[ie]s|report)\b"
+    r"|\b(wrap (it |this |everything )?up|final report)\b"
+    r"|\bwrite[- ]?(it |this |everything |them )?up\b",
+    re.IGNORECASE,
+)
+# Data from outside the uploaded file (weather, markets, the economy): out of scope unless
+# the file itself has a column of that name.
+_EXTERNAL_DATA = re.compile(
+    r"天気|天候|気温|降水量?|降雨|株価|為替|景気|日経平均|物価|金利|人口|GDP|気象"
+    r"|\b(weather|temperature|rainfall|stock prices?|share prices?|exchange rates?"
+    r"|interest rates?|inflation|population|gdp)\b",
     re.IGNORECASE,
 )
 
@@ -64,21 +76,14 @@ def _canonical(spec: dict[str, Any]) -> str:
     return json.dumps(dumped, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def _request_start(messages: Sequence[BaseMessage]) -> int:
-    """Index of the first human message of the pending request (see ``pending_request``)."""
-    humans = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
-    if not humans:
-        return len(messages)
-    index = humans[-1]
-    while True:
-        previous = next(
-            (messages[i] for i in range(index - 1, -1, -1) if isinstance(messages[i], AIMessage)),
-            None,
-        )
-        earlier = [i for i in humans if i < index]
-        if previous is None or not is_ask(previous) or not earlier:
-            return index
-        index = earlier[-1]
+def _external_data(text: str, summary: dict[str, Any]) -> str | None:
+    """The first external-data word of the text that no column of the file is named after."""
+    names = [str(c.get("name", "")).lower() for c in summary.get("columns", [])]
+    for found in _EXTERNAL_DATA.finditer(text):
+        word = found.group(0).lower()
+        if not any(word in name or (name and name in word) for name in names):
+            return found.group(0)
+    return None
 
 
 def _error_text(record: ActionRecord, last_error: str | None) -> str:
@@ -129,10 +134,26 @@ class OfflineReasoner:
     """Rule-based ``Reasoner`` for offline mode (no LLM key); Japanese and English."""
 
     def decide(self, state: ReasonInput) -> Decision:
-        """Decide the next action for the pending request."""
-        request = pending_request(state.messages).strip()
+        """Decide the next action for the pending request (named in ``Decision.request``)."""
+        decision = self._decide(state)
+        if decision.request is None:
+            summary = state.dataset_summary
+            stands_alone = (
+                (lambda text, pending: self.stands_alone(text, pending, summary))
+                if summary
+                else None
+            )
+            decision.request = pending_request(state.messages, stands_alone).strip()
+        return decision
+
+    def _decide(self, state: ReasonInput) -> Decision:
+        summary = state.dataset_summary
+        stands_alone = (
+            (lambda text, pending: self.stands_alone(text, pending, summary)) if summary else None
+        )
+        request = pending_request(state.messages, stands_alone).strip()
         lang = "ja" if not request or is_japanese(request) else "en"
-        if not state.dataset_id or not state.dataset_summary:
+        if not state.dataset_id or not summary:
             return Decision(
                 next_action="ask",
                 rationale=_t(
@@ -146,17 +167,29 @@ class OfflineReasoner:
                     )
                 ],
             )
-        if _SUMMARY_REQUEST.search(request):
-            return self._summary(lang, state)
         declined = any(
             message_kind(m) == "out_of_scope"
-            for m in list(state.messages)[_request_start(state.messages) :]
+            for m in list(state.messages)[request_start(state.messages, stands_alone) :]
         )
-        plan = plan_request(
-            request, state.dataset_summary, state.dataset_id, skip_out_of_scope=declined
-        )
+        if (summary_request := _SUMMARY_REQUEST.search(request)) is not None:
+            rest = request[: summary_request.start()] + " " + request[summary_request.end() :]
+            if not self._runnable(plan_request(rest.strip(), summary, state.dataset_id)):
+                return self._summary(lang, state)
+            request = rest.strip()  # "地域別の売上合計をレポートにまとめて": run it, then report
+        if not declined and (external := _external_data(request, summary)):
+            return Decision(
+                next_action="out_of_scope",
+                rationale=_t(
+                    lang,
+                    f"{external}はアップロードされたファイルにない外部データです。"
+                    + vocab.OUT_OF_SCOPE_REASONS["web"][0],
+                    f"{external} is external data that is not in the uploaded file; "
+                    + vocab.OUT_OF_SCOPE_REASONS["web"][1],
+                ),
+            )
+        plan = plan_request(request, summary, state.dataset_id, skip_out_of_scope=declined)
         lang = plan.lang
-        runnable = plan.steps and not plan.problems and all(s.spec for s in plan.steps)
+        runnable = self._runnable(plan)
         if plan.out_of_scope and runnable:
             # one part that cannot be done does not hold up the parts that can
             refused = _t(lang, "対応できない部分: ", "not done: ") + _t(
@@ -173,6 +206,17 @@ class OfflineReasoner:
                 ),
                 assumptions=plan.assumptions,
             )
+        if declined and not plan.steps:
+            # The refusal (with alternatives) was given; the turn ends on it, so the next
+            # message is a request of its own, not an answer joined to this one.
+            return Decision(
+                next_action="out_of_scope",
+                rationale=_t(
+                    lang,
+                    "対応範囲外のご依頼のため、代わりにできる分析をご案内しました。",
+                    "The request is out of scope; alternatives were offered.",
+                ),
+            )
         questions = plan.problems + [q for step in plan.steps for q in step.questions]
         if questions:
             return Decision(
@@ -186,8 +230,34 @@ class OfflineReasoner:
                 assumptions=plan.assumptions,
             )
         if not plan.steps:
-            return self._unknown(plan, request, declined)
+            return self._unknown(plan, request)
         return self._next(plan, state)
+
+    @staticmethod
+    def _runnable(plan: Plan) -> bool:
+        return bool(plan.steps) and not plan.problems and all(s.spec for s in plan.steps)
+
+    def stands_alone(self, text: str, pending: str, summary: dict[str, Any]) -> bool:
+        """True when ``text`` is a request of its own, not an answer to the agent's question:
+        a report request, an out-of-scope request, or one that names what to compute and
+        can run by itself and is not what the ``pending`` request was missing (joined to it,
+        the same analyses run but with details taken from the pending request).
+        「売上」, 「地域別で」 or 「はい」 is an answer."""
+        if _SUMMARY_REQUEST.search(text) or vocab.out_of_scope(text):
+            return True
+        if _external_data(text, summary):
+            return True
+        if not (vocab.intents(text) or vocab.aggregations(text)):
+            return False
+        alone = plan_request(text, summary)
+        if not self._runnable(alone):
+            return False
+        joined = plan_request(f"{pending} {text}", summary)
+        if not self._runnable(joined) or len(joined.steps) != len(alone.steps):
+            return True
+        # joined, the same analyses with details from the pending request: an answer to it
+        specs = [_canonical(step.spec or {}) for step in alone.steps]
+        return specs == [_canonical(step.spec or {}) for step in joined.steps]
 
     @staticmethod
     def _summary(lang: str, state: ReasonInput) -> Decision:
@@ -213,16 +283,10 @@ class OfflineReasoner:
             ],
         )
 
-    def _unknown(self, plan: Plan, request: str, declined: bool) -> Decision:
+    def _unknown(self, plan: Plan, request: str) -> Decision:
         lang = plan.lang
         examples = "、".join(plan.examples) if lang == "ja" else ", ".join(plan.examples)
-        if declined:
-            rationale = _t(
-                lang,
-                "対応範囲外の部分はお断りしました。代わりにできる分析を指定してください。",
-                "The out-of-scope part was declined; tell me what to analyse instead.",
-            )
-        elif request:
+        if request:
             rationale = _t(
                 lang,
                 "依頼内容から実行する分析を特定できませんでした。",
