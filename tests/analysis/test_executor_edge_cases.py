@@ -16,9 +16,9 @@ import pytest
 
 from keiri_agent.agents.analysis import AnalysisAgent
 from keiri_agent.agents.analysis.artifacts import ActionResult
+from keiri_agent.agents.analysis.formatting import MISSING_LABEL
 from keiri_agent.agents.analysis.ops import executor
 from keiri_agent.agents.analysis.ops.executor import run_analysis
-from keiri_agent.agents.analysis.formatting import MISSING_LABEL
 from keiri_agent.agents.analysis.ops.results import unique_name
 from keiri_agent.agents.analysis.ops.specs import parse_analysis_spec
 from keiri_agent.agents.analysis.reasoning.decision import Decision

@@ -70,10 +70,8 @@ def _timestamp(value: Any) -> pd.Timestamp | None:
     if isinstance(value, dt.datetime | dt.date | np.datetime64):
         stamp = pd.Timestamp(value)
         return None if stamp is pd.NaT else stamp
-    if (
-        isinstance(value, str)
-        and _ISO_DATETIME.match(value)
-        or (isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value))
+    if (isinstance(value, str) and _ISO_DATETIME.match(value)) or (
+        isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value)
     ):
         try:
             return pd.Timestamp(value)

@@ -29,17 +29,17 @@ from matplotlib.text import Text
 from matplotlib.ticker import StrMethodFormatter
 
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
-from keiri_agent.agents.analysis.ops.filters import (
-    apply_filters,
-    looks_like_dates,
-    to_datetime_column,
-)
 from keiri_agent.agents.analysis.formatting import (
     AGG_LABELS,
     agg_label,
     display_label,
     format_number,
     period_label,
+)
+from keiri_agent.agents.analysis.ops.filters import (
+    apply_filters,
+    looks_like_dates,
+    to_datetime_column,
 )
 from keiri_agent.agents.analysis.ops.results import (
     TableDisplay,
@@ -326,44 +326,7 @@ def _line(spec: LinePlotSpec, data: pd.DataFrame, axes: Axes) -> _Drawn:
         partial = partial_periods(to_datetime_column(data[spec.x]), table.index, spec.freq)
     table.index.name = spec.x
     positions = _x_positions(table.index, axes, spec.freq)
-    for column in table.columns:
-        values = table[column].to_numpy(dtype="float64", na_value=np.nan)
-        whole = values.copy()
-        whole[partial] = np.nan
-        (line,) = axes.plot(
-            positions,
-            whole,
-            marker="o" if len(table) <= 60 else None,
-            label=str(column),
-        )
-        for row in partial:
-            neighbour = row - 1 if row == len(table) - 1 else row + 1
-            if 0 <= neighbour < len(table) and neighbour not in partial:
-                axes.plot(
-                    [positions[neighbour], positions[row]],
-                    [values[neighbour], values[row]],
-                    linestyle=":",
-                    color=line.get_color(),
-                )
-            axes.plot(
-                [positions[row]],
-                [values[row]],
-                marker="o",
-                markerfacecolor="white",
-                color=line.get_color(),
-                linestyle="none",
-            )
-    assert spec.freq is not None or not partial
-    for row in partial:
-        axes.annotate(
-            "途中まで",
-            (positions[row], float(np.nanmax(table.iloc[row].to_numpy(dtype="float64")))),
-            textcoords="offset points",
-            xytext=(0, 8),
-            ha="center",
-            fontsize=9,
-            color="dimgray",
-        )
+    _draw_lines(axes, table, positions, partial)
     if spec.hue is not None:
         axes.legend(title=spec.hue)
     axes.set_xlabel(spec.x)
@@ -407,6 +370,48 @@ def _line(spec: LinePlotSpec, data: pd.DataFrame, axes: Axes) -> _Drawn:
                 f"{word}: {point_label(position)}（{format_number(values[position])}）。"
             )
     return drawn
+
+
+def _draw_lines(axes: Axes, table: pd.DataFrame, positions: Any, partial: list[int]) -> None:
+    """One line per column; a partly covered period is a hollow point on a dotted
+    segment with the note 途中まで, so it never reads as a collapse."""
+    for column in table.columns:
+        values = table[column].to_numpy(dtype="float64", na_value=np.nan)
+        whole = values.copy()
+        whole[partial] = np.nan
+        (line,) = axes.plot(
+            positions,
+            whole,
+            marker="o" if len(table) <= 60 else None,
+            label=str(column),
+        )
+        for row in partial:
+            neighbour = row - 1 if row == len(table) - 1 else row + 1
+            if 0 <= neighbour < len(table) and neighbour not in partial:
+                axes.plot(
+                    [positions[neighbour], positions[row]],
+                    [values[neighbour], values[row]],
+                    linestyle=":",
+                    color=line.get_color(),
+                )
+            axes.plot(
+                [positions[row]],
+                [values[row]],
+                marker="o",
+                markerfacecolor="white",
+                color=line.get_color(),
+                linestyle="none",
+            )
+    for row in partial:
+        axes.annotate(
+            "途中まで",
+            (positions[row], float(np.nanmax(table.iloc[row].to_numpy(dtype="float64")))),
+            textcoords="offset points",
+            xytext=(0, 8),
+            ha="center",
+            fontsize=9,
+            color="dimgray",
+        )
 
 
 def partial_periods(dates: pd.Series, starts: pd.DatetimeIndex, freq: str) -> list[int]:
