@@ -414,7 +414,7 @@ def _draw_lines(axes: Axes, table: pd.DataFrame, positions: Any, partial: list[i
         )
 
 
-def partial_periods(dates: pd.Series, starts: pd.DatetimeIndex, freq: str) -> list[int]:
+def partial_periods(dates: pd.Series, starts: pd.Index, freq: str) -> list[int]:
     """Positions of the first/last period that the dates cover only in part.
 
     A period is partial when the days it lacks at its start (first period) or end
