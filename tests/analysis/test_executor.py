@@ -165,7 +165,7 @@ def test_groupby_agg_matches_pandas(sales_frame: pd.DataFrame, assert_table: Ass
     assert tables(result)[0]["title"] == "地域別の集計"
     assert_table(payloads(result)[0], expected)
     top = expected.iloc[0]
-    assert f"最大: {top['地域']}（売上_sum=" in text_of(result)
+    assert f"最大: {top['地域']}（売上（合計）=" in text_of(result)
     assert result.run_log["details"]["groups"] == 5
 
 

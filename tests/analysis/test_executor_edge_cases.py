@@ -16,9 +16,10 @@ import pytest
 
 from keiri_agent.agents.analysis import AnalysisAgent
 from keiri_agent.agents.analysis.artifacts import ActionResult
+from keiri_agent.agents.analysis.formatting import MISSING_LABEL
 from keiri_agent.agents.analysis.ops import executor
 from keiri_agent.agents.analysis.ops.executor import run_analysis
-from keiri_agent.agents.analysis.ops.results import MISSING_LABEL, unique_name
+from keiri_agent.agents.analysis.ops.results import unique_name
 from keiri_agent.agents.analysis.ops.specs import parse_analysis_spec
 from keiri_agent.agents.analysis.reasoning.decision import Decision
 from keiri_agent.config import Settings
@@ -117,7 +118,7 @@ def test_groupby_agg_groups_and_sorts_mixed_keys(mixed_codes: pd.DataFrame) -> N
     # numbers first in numeric order, then text, missing last
     assert [r["部門コード"] for r in rows] == [101, 102, "A01", "B02", None]
     assert [r["金額_sum"] for r in rows] == [2200, 1500, 2000, 700, 300]
-    assert "最大: 101（金額_sum=2,200）" in text_of(result)
+    assert "最大: 101（金額（合計）=2,200）" in text_of(result)
 
 
 def test_groupby_agg_sorted_by_a_mixed_group_column(mixed_codes: pd.DataFrame) -> None:

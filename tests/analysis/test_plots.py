@@ -105,7 +105,7 @@ def test_line_resamples_dates_by_month(
     assert_table(table_of(result), expected)
     assert figure_of(result)["title"] == "月ごとの売上の合計"
     peak = monthly.idxmax()
-    assert f"最大: {peak:%Y-%m-%d}" in text_of(result)
+    assert f"最大: {peak:%Y-%m}" in text_of(result)
 
 
 @pytest.mark.parametrize(

@@ -46,12 +46,21 @@ def test_upload_question_artifacts_and_report(page: AppTest) -> None:
     assert "## 結論" in text and "## 再現要約" in text
     assert "groupby_agg" in text
     tables = [frame.value for frame in page.dataframe]
-    assert any("売上_sum" in table.columns for table in tables)
-    grouped = next(table for table in tables if "売上_sum" in table.columns)
-    assert dict(zip(grouped["地域"], grouped["売上_sum"], strict=True)) == {
-        "関東": 520,
-        "近畿": 300,
-        "九州": 80,
+    # computed columns in Japanese (the machine name 売上_sum stays in --json / API JSON)
+    assert not any("売上_sum" in table.columns for table in tables)
+    grouped = next(table for table in tables if "売上（合計）" in table.columns)
+    assert dict(zip(grouped["地域"], grouped["売上（合計）"], strict=True)) == {
+        "関東": "520",
+        "近畿": "300",
+        "九州": "80",
+    }
+    assert "売上（平均）" in grouped.columns
+    kinds = next(table for table in tables if "種類" in table.columns)
+    assert dict(zip(kinds["列"], kinds["種類"], strict=True)) == {
+        "日付": "日付",
+        "地域": "カテゴリ",
+        "売上": "数値",
+        "数量": "数値",
     }
     labels = [button.proto.label for button in page.get("download_button")]
     assert labels == ["レポート（Markdown）をダウンロード", "レポートと図（ZIP）をダウンロード"]

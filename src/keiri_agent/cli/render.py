@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from keiri_agent.agents.analysis.artifacts import Artifact
-from keiri_agent.agents.analysis.formatting import format_value
+from keiri_agent.agents.analysis.formatting import column_labels, display_rows
 
 TERMINAL_TABLE_ROWS = 20
 
@@ -20,11 +20,10 @@ def render_artifact(console: Console, artifact: Artifact, files: dict[str, Path]
     payload = artifact["payload"]
     if artifact["kind"] == "table" and isinstance(payload, dict):
         table = Table(title=artifact["title"], caption=artifact["description"] or None)
-        columns = list(payload.get("columns", []))
-        for column in columns:
-            table.add_column(str(column))
-        for record in list(payload.get("records", []))[:TERMINAL_TABLE_ROWS]:
-            table.add_row(*(format_value(record.get(column)) for column in columns))
+        for label in column_labels(payload):
+            table.add_column(label)
+        for row in display_rows(payload, TERMINAL_TABLE_ROWS):
+            table.add_row(*row)
         console.print(table)
         total = payload.get("total_rows", 0)
         if total > TERMINAL_TABLE_ROWS:

@@ -28,6 +28,7 @@ import streamlit as st
 
 from keiri_agent.agents.analysis import AnalysisAgent, TurnResult
 from keiri_agent.agents.analysis.datasets import excel_sheet_names
+from keiri_agent.agents.analysis.formatting import column_kind_label
 from keiri_agent.demo import sample_data_path
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
@@ -185,7 +186,7 @@ def _dataset_status(agent: AnalysisAgent) -> None:
         with st.sidebar.expander("列の一覧"):
             st.dataframe(
                 [
-                    {"列": c["name"], "種類": c["kind"], "欠損": c["missing"]}
+                    {"列": c["name"], "種類": column_kind_label(c["kind"]), "欠損": c["missing"]}
                     for c in summary["columns"]
                 ],
                 hide_index=True,

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from keiri_agent.agents.analysis.artifacts import Artifact
+from keiri_agent.agents.analysis.formatting import display_frame
 from keiri_agent.config import Settings
 from keiri_agent.services.jsonforms import json_value
 
@@ -103,9 +104,7 @@ def render_artifact(artifact: Artifact) -> None:
     if artifact["description"]:
         st.caption(artifact["description"])
     if artifact["kind"] == "table" and isinstance(payload, dict):
-        frame = pd.DataFrame.from_records(
-            payload.get("records", []), columns=payload.get("columns")
-        )
+        frame = display_frame(payload)  # as people read it: 売上（合計）, 1,234, 37.7 %
         st.dataframe(frame, hide_index=True, width="stretch")
         total = payload.get("total_rows", len(frame))
         if total > len(frame):

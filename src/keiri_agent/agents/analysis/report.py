@@ -20,7 +20,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from keiri_agent.agents.analysis.artifacts import Artifact, figure_path
-from keiri_agent.agents.analysis.formatting import format_value
+from keiri_agent.agents.analysis.formatting import AGG_LABELS, column_labels, display_rows
 from keiri_agent.agents.analysis.messages import is_japanese, pending_request
 from keiri_agent.llm.structured import invoke_structured
 
@@ -28,26 +28,27 @@ TABLE_ROWS_IN_REPORT = 10
 TABLE_COLUMNS_IN_REPORT = 8
 
 
-def _cell(value: Any) -> str:
-    return format_value(value).replace("|", "\\|").replace("\n", " ")
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def table_markdown(payload: dict[str, Any], max_rows: int = TABLE_ROWS_IN_REPORT) -> str:
-    """A Markdown table of the first rows/columns of a table artifact payload."""
-    columns = list(payload.get("columns", []))[:TABLE_COLUMNS_IN_REPORT]
-    records = list(payload.get("records", []))[:max_rows]
+    """A Markdown table of the first rows/columns of a table artifact payload, as people
+    read it (``formatting``: Japanese labels, separators, percentages, periods)."""
+    columns = column_labels(payload)[:TABLE_COLUMNS_IN_REPORT]
+    rows = [row[:TABLE_COLUMNS_IN_REPORT] for row in display_rows(payload, max_rows)]
     if not columns:
         return "(空の表)"
     lines = [
         "| " + " | ".join(_cell(c) for c in columns) + " |",
         "| " + " | ".join("---" for _ in columns) + " |",
     ]
-    lines += ["| " + " | ".join(_cell(r.get(c)) for c in columns) + " |" for r in records]
+    lines += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in rows]
     total = payload.get("total_rows", len(payload.get("records", [])))
     hidden_columns = len(payload.get("columns", [])) - len(columns)
-    if total > len(records) or hidden_columns > 0:
+    if total > len(rows) or hidden_columns > 0:
         lines.append(
-            f"\n（全 {total} 行中 {len(records)} 行を表示"
+            f"\n（全 {total} 行中 {len(rows)} 行を表示"
             + (f"、{hidden_columns} 列を省略" if hidden_columns > 0 else "")
             + "）"
         )
@@ -112,25 +113,48 @@ def _offline_conclusions(evidence: Sequence[Artifact]) -> list[str]:
     return lines or ["実行済みの分析はまだありません。"]
 
 
-_SUGGESTIONS = {
-    "dataset_overview": "欠損（missingness）と重複（duplicate_check）を確認する",
-    "missingness": "欠損の多い列を除外または補完した上で集計する",
-    "column_summary": "ばらつきの大きい数値列を箱ひげ図（box）で外れ値確認する",
-    "duplicate_check": "重複行を除いた上で主要な集計を再実行する",
-    "groupby_agg": "上位のグループについて推移（line）や構成比（share_ratio）を見る",
-    "share_ratio": "上位グループの内訳を別の切り口（カテゴリ・期間）で集計する",
-    "correlation_matrix": "相関の強い組合せを散布図（scatter）で確認する",
-    "hist": "グループ別の分布の違いを箱ひげ図（box）で比較する",
-    "scatter": "関係の強さを相関行列（correlation_matrix）で数値化する",
-    "line": "期間別の増減をカテゴリ別の集計（groupby_agg）で分解する",
-    "bar": "構成比（share_ratio）でパレート分析を行う",
-    "box": "外れ値の行を条件（filters）で抽出して確認する",
+def _suggestion(spec: dict[str, Any]) -> str | None:
+    """A follow-up analysis in plain Japanese, built from the spec that ran (no op names)."""
+    op = spec.get("op") or spec.get("kind")
+    groups = spec.get("group_cols") or []
+    metrics = spec.get("metrics") or {}
+    by = "・".join(str(g) for g in groups)
+    if op == "groupby_agg" and by and metrics:
+        column, aggs = next(iter(metrics.items()))
+        what = f"{column}{AGG_LABELS.get(aggs[0], aggs[0]) if aggs else ''}"
+        return f"{by}別の{what}を月ごとに見る（推移の折れ線グラフ）"
+    if op == "share_ratio":
+        value = spec.get("value_col")
+        whole = f"{value}合計" if value else "件数"
+        return (
+            f"{whole}に占める割合の大きい{spec.get('group_col')}の内訳を、"
+            "別の切り口（期間・カテゴリ）で見る"
+        )
+    if op == "line":
+        return f"{spec.get('y')}の増減がどのカテゴリから来ているかを、カテゴリ別の集計で分ける"
+    if op == "bar":
+        return f"{spec.get('x')}別の構成比（全体に占める割合）と累積の割合を見る"
+    if op == "scatter":
+        return f"{spec.get('x')}と{spec.get('y')}の関係の強さを相関係数で確かめる"
+    if op == "hist":
+        return f"{spec.get('x')}の分布の違いをグループ別の箱ひげ図で比べる"
+    if op == "box":
+        return f"{spec.get('y') or spec.get('x')}の外れ値の行を条件で絞り込んで確認する"
+    return _GENERAL_SUGGESTIONS.get(str(op))
+
+
+_GENERAL_SUGGESTIONS = {
+    "dataset_overview": "欠損している値と重複している行を確認する",
+    "missingness": "欠損の多い列を除いた上で集計する",
+    "column_summary": "ばらつきの大きい数値列を箱ひげ図で見て外れ値を確認する",
+    "duplicate_check": "重複している行を除いた上で主な集計をやり直す",
+    "correlation_matrix": "相関の強い組み合わせを散布図で確認する",
 }
 
 
 def _offline_suggestions(actions: Sequence[dict[str, Any]]) -> list[str]:
-    done = [a["spec"].get("op") or a["spec"].get("kind") for a in actions]
-    return list(dict.fromkeys(_SUGGESTIONS[d] for d in done if d in _SUGGESTIONS))[:3]
+    found = [_suggestion(a["spec"]) for a in actions]
+    return list(dict.fromkeys(s for s in found if s))[:3]
 
 
 class ReportProse(BaseModel):

@@ -18,12 +18,12 @@ import numpy as np
 import pandas as pd
 
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
+from keiri_agent.agents.analysis.formatting import agg_label, display_label, format_number
 from keiri_agent.agents.analysis.ops.filters import apply_filters
 from keiri_agent.agents.analysis.ops.results import (
+    TableDisplay,
     check_aggregation,
     count_distinct,
-    display_label,
-    format_number,
     is_numeric_column,
     kind_label,
     make_run_log,
@@ -298,6 +298,7 @@ def _groupby_agg(spec: GroupbyAggSpec, data: pd.DataFrame) -> _Outcome:
         result = result.head(spec.top_k)
     result = result.reset_index(drop=True)
     by = "・".join(spec.group_cols)
+    labels = {name: agg_label(*named[name]) for name in metric_names}
     focus = spec.sort.by if spec.sort is not None and spec.sort.by in named else metric_names[0]
     facts = [f"グループ数: {groups:,}。"]
     if pd.api.types.is_numeric_dtype(result[focus].dtype) and result[focus].notna().any():
@@ -308,11 +309,16 @@ def _groupby_agg(spec: GroupbyAggSpec, data: pd.DataFrame) -> _Outcome:
         ):
             row = result.iloc[position]
             key = " / ".join(display_label(row[c]) for c in spec.group_cols)
-            facts.append(f"{label}: {key}（{focus}={format_number(row[focus])}）。")
+            facts.append(f"{label}: {key}（{labels[focus]}={format_number(row[focus])}）。")
     shown = f"上位 {spec.top_k} 件" if spec.top_k is not None and groups > spec.top_k else "全件"
-    description = f"{by}ごとの " + "、".join(metric_names) + f"（{groups:,} グループ、{shown}）"
+    description = (
+        f"{by}ごとの "
+        + "、".join(labels[m] for m in metric_names)
+        + f"（{groups:,} グループ、{shown}）"
+    )
+    display = TableDisplay(labels=labels)
     return [
-        table_artifact(result, "groupby_agg", f"{by}別の集計", description),
+        table_artifact(result, "groupby_agg", f"{by}別の集計", description, display=display),
         text_artifact("".join(facts), "groupby_agg", f"{by}別の集計の要点"),
     ], {"groups": groups}
 
@@ -322,10 +328,12 @@ def _share_ratio(spec: ShareRatioSpec, data: pd.DataFrame) -> _Outcome:
     taken: list[Hashable] = [spec.group_col]
     if spec.value_col is None:
         value_name, values = unique_name(taken, "件数"), grouped.size()
+        whole = "全件数"
     else:
         check_aggregation(data[spec.value_col], "sum", "value_col")
         value_name = unique_name(taken, f"{spec.value_col}_sum")
         values = grouped[spec.value_col].sum()
+        whole = f"{spec.value_col}合計"
     negative = values[values < 0]
     if len(negative):
         examples = "、".join(
@@ -363,14 +371,26 @@ def _share_ratio(spec: ShareRatioSpec, data: pd.DataFrame) -> _Outcome:
             f"{display_label(row[0])} {row[2]:.1%}" for row in table.head(3).itertuples(index=False)
         )
         text = (
-            f"合計 {value_name}: {format_number(total)}（{groups:,} グループ）。上位: {top}。"
+            f"{whole}: {format_number(total)}（{groups:,} グループ）。"
+            f"{whole}に占める割合の上位: {top}。"
             f"上位 {reach} グループで累積 {table[cumulative_name].iloc[reach - 1]:.1%} に達します。"
         )
     if spec.top_k is not None:
         table = table.head(spec.top_k)
-    description = f"{value_name} の構成比と累積構成比（0〜1、大きい順）、{groups:,} グループ"
+    description = (
+        f"{whole}に占める各{spec.group_col}の割合（構成比）と累積の割合（大きい順）、"
+        f"{groups:,} グループ"
+    )
+    display = TableDisplay(
+        labels={
+            value_name: "件数" if spec.value_col is None else agg_label(spec.value_col, "sum"),
+            share_name: f"構成比（{whole}に占める割合）",
+            cumulative_name: "累積構成比",
+        },
+        formats={share_name: "percent", cumulative_name: "percent"},
+    )
     return [
-        table_artifact(table, "share_ratio", title, description),
+        table_artifact(table, "share_ratio", title, description, display=display),
         text_artifact(text, "share_ratio", f"{spec.group_col}別の構成比の要点"),
     ], {"groups": groups}
 

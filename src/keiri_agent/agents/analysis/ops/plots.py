@@ -29,16 +29,21 @@ from matplotlib.text import Text
 from matplotlib.ticker import StrMethodFormatter
 
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
+from keiri_agent.agents.analysis.formatting import (
+    AGG_LABELS,
+    agg_label,
+    display_label,
+    format_number,
+    period_label,
+)
 from keiri_agent.agents.analysis.ops.filters import (
     apply_filters,
     looks_like_dates,
     to_datetime_column,
 )
 from keiri_agent.agents.analysis.ops.results import (
-    AGG_LABELS,
+    TableDisplay,
     check_aggregation,
-    display_label,
-    format_number,
     is_numeric_column,
     make_run_log,
     new_artifact_id,
@@ -93,6 +98,7 @@ class _Drawn:
     table: pd.DataFrame | None = None
     facts: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
+    display: TableDisplay | None = None
 
 
 def run_plot(spec: PlotSpecModel | Mapping[str, Any], df: pd.DataFrame) -> ActionResult:
@@ -143,7 +149,11 @@ def run_plot(spec: PlotSpecModel | Mapping[str, Any], df: pd.DataFrame) -> Actio
     if drawn.table is not None:
         artifacts.append(
             table_artifact(
-                drawn.table, f"plot_{model.kind}", f"{title}（データ）", drawn.description
+                drawn.table,
+                f"plot_{model.kind}",
+                f"{title}（データ）",
+                drawn.description,
+                display=drawn.display,
             )
         )
     if drawn.facts:
@@ -311,35 +321,124 @@ def _line(spec: LinePlotSpec, data: pd.DataFrame, axes: Axes) -> _Drawn:
         periods = pd.date_range(table.index.min(), table.index.max(), freq=_FREQ[spec.freq])
         fill = 0 if spec.agg in _EMPTY_IS_ZERO else np.nan
         table = table.reindex(periods, fill_value=fill)
+    partial: list[int] = []
+    if spec.freq is not None and len(table):
+        partial = partial_periods(to_datetime_column(data[spec.x]), table.index, spec.freq)
     table.index.name = spec.x
-    for column in table.columns:
-        axes.plot(
-            _x_positions(table.index, axes),
-            table[column].to_numpy(dtype="float64", na_value=np.nan),
-            marker="o" if len(table) <= 60 else None,
-            label=str(column),
-        )
+    positions = _x_positions(table.index, axes, spec.freq)
+    _draw_lines(axes, table, positions, partial)
     if spec.hue is not None:
         axes.legend(title=spec.hue)
     axes.set_xlabel(spec.x)
-    axes.set_ylabel(f"{spec.y}（{AGG_LABELS[spec.agg]}）")
+    axes.set_ylabel(agg_label(spec.y, spec.agg))
     _thousands(axes, table.to_numpy(dtype="float64", na_value=np.nan).ravel())
-    if spec.freq is not None:
-        axes.figure.autofmt_xdate()
     per = f"{_FREQ_LABELS[spec.freq]}ごと" if spec.freq else f"{spec.x}ごと"
     drawn = _Drawn(
         f"{per}の{spec.y}の{AGG_LABELS[spec.agg]}", f"折れ線（{per}、{len(table):,} 点）"
     )
+
+    def point_label(position: int) -> str:
+        value = table.index[position]
+        return period_label(value, spec.freq) if spec.freq else display_label(value)
+
+    if partial:
+        assert spec.freq is not None
+        shown = "、".join(point_label(row) for row in partial)
+        note = (
+            f"{shown} はデータが期間の一部しかないため途中までの値です"
+            "（白抜きの点・点線。減少を示すものではありません）。"
+        )
+        drawn.facts.append(note)
+        drawn.description += f"、{shown} は途中まで"
     drawn.table = table.reset_index()
+    drawn.display = TableDisplay(
+        labels={} if spec.hue else {value_name: agg_label(spec.y, spec.agg)},
+        formats={spec.x: spec.freq} if spec.freq else {},
+        partial_rows=partial,
+        partial_column=spec.x,
+    )
     if spec.hue is None and table[value_name].notna().any():
-        values = table[value_name].to_numpy(dtype="float64", na_value=np.nan)
+        values = table[value_name].to_numpy(dtype="float64", na_value=np.nan, copy=True)
+        values[partial] = np.nan
+        if np.isnan(values).all():
+            return drawn
         for word, position in (
             ("最大", int(np.nanargmax(values))),
             ("最小", int(np.nanargmin(values))),
         ):
-            point = display_label(table.index[position])
-            drawn.facts.append(f"{word}: {point}（{format_number(values[position])}）。")
+            drawn.facts.append(
+                f"{word}: {point_label(position)}（{format_number(values[position])}）。"
+            )
     return drawn
+
+
+def _draw_lines(axes: Axes, table: pd.DataFrame, positions: Any, partial: list[int]) -> None:
+    """One line per column; a partly covered period is a hollow point on a dotted
+    segment with the note 途中まで, so it never reads as a collapse."""
+    for column in table.columns:
+        values = table[column].to_numpy(dtype="float64", na_value=np.nan)
+        whole = values.copy()
+        whole[partial] = np.nan
+        (line,) = axes.plot(
+            positions,
+            whole,
+            marker="o" if len(table) <= 60 else None,
+            label=str(column),
+        )
+        for row in partial:
+            neighbour = row - 1 if row == len(table) - 1 else row + 1
+            if 0 <= neighbour < len(table) and neighbour not in partial:
+                axes.plot(
+                    [positions[neighbour], positions[row]],
+                    [values[neighbour], values[row]],
+                    linestyle=":",
+                    color=line.get_color(),
+                )
+            axes.plot(
+                [positions[row]],
+                [values[row]],
+                marker="o",
+                markerfacecolor="white",
+                color=line.get_color(),
+                linestyle="none",
+            )
+    for row in partial:
+        axes.annotate(
+            "途中まで",
+            (positions[row], float(np.nanmax(table.iloc[row].to_numpy(dtype="float64")))),
+            textcoords="offset points",
+            xytext=(0, 8),
+            ha="center",
+            fontsize=9,
+            color="dimgray",
+        )
+
+
+def partial_periods(dates: pd.Series, starts: pd.Index, freq: str) -> list[int]:
+    """Positions of the first/last period that the dates cover only in part.
+
+    A period is partial when the days it lacks at its start (first period) or end
+    (last period) are more than the data's usual spacing allows: daily data ending on
+    the 2nd leaves the month partial, data ending on the last business day (29th) or
+    monthly data dated on the 1st does not.
+    """
+    if getattr(dates.dtype, "tz", None) is not None:
+        dates = dates.dt.tz_localize(None)
+    days = pd.Series(dates.dropna().dt.normalize().unique()).sort_values()
+    if len(days) < 2 or not len(starts) or freq == "D":
+        return []
+    gaps = days.diff().dropna().dt.days
+    allowed = max(3.0, 2.0 * float(gaps.median()))
+    step = pd.tseries.frequencies.to_offset(_FREQ[freq])
+    partial = []
+    first_missing = (days.iloc[0] - starts[0]).days
+    if first_missing > allowed:
+        partial.append(0)
+    last_end = starts[-1] + step - pd.Timedelta(days=1)
+    last_missing = (last_end - days.iloc[-1]).days
+    if last_missing > allowed and (len(starts) - 1) not in partial:
+        partial.append(len(starts) - 1)
+    return partial
 
 
 def _period_start(column: pd.Series, freq: str) -> pd.Series:
@@ -365,13 +464,20 @@ def _period_start(column: pd.Series, freq: str) -> pd.Series:
     return pd.Series(result, index=column.index, name=column.name)
 
 
-def _x_positions(index: pd.Index, axes: Axes) -> Any:
-    if pd.api.types.is_numeric_dtype(index.dtype) or pd.api.types.is_datetime64_any_dtype(
-        index.dtype
+def _x_positions(index: pd.Index, axes: Axes, freq: str | None = None) -> Any:
+    """Where the points go; periods (``freq``) get one tick each, labelled as the period
+    (``2024-01``), thinned only when there are many."""
+    if freq is None and (
+        pd.api.types.is_numeric_dtype(index.dtype)
+        or pd.api.types.is_datetime64_any_dtype(index.dtype)
     ):
         return index.to_numpy()
-    labels = [display_label(value) for value in index]
-    step = max(1, len(labels) // 30)
+    if freq is not None:
+        labels = [period_label(value, freq) for value in index]
+        step = max(1, -(-len(labels) // 24))
+    else:
+        labels = [display_label(value) for value in index]
+        step = max(1, len(labels) // 30)
     axes.set_xticks(range(0, len(labels), step), labels[::step])
     if len(labels) > 6:
         axes.tick_params(axis="x", labelrotation=45)
@@ -402,13 +508,15 @@ def _bar(spec: BarPlotSpec, data: pd.DataFrame, axes: Axes) -> _Drawn:
     axes.bar(np.arange(len(heights)), heights)
     _category_axis(axes, [display_label(v) for v in drawn_values.index])
     axes.set_xlabel(spec.x)
-    axes.set_ylabel(what if spec.y is None else f"{spec.y}（{AGG_LABELS[spec.agg]}）")
+    label = "件数" if spec.y is None else agg_label(spec.y, spec.agg)
+    axes.set_ylabel(label)
     _thousands(axes, heights)
     drawn = _Drawn(f"{spec.x}別の{what}", description + "）")
     drawn.table = values.rename(value_name).reset_index()
+    drawn.display = TableDisplay(labels={value_name: label})
     if len(values) and pd.notna(values.iloc[0]):
         top, top_value = display_label(values.index[0]), format_number(values.iloc[0])
-        drawn.facts.append(f"最大: {top}（{value_name}={top_value}）。")
+        drawn.facts.append(f"最大: {top}（{label}={top_value}）。")
     drawn.facts.append(f"全 {categories:,} カテゴリ。")
     return drawn
 

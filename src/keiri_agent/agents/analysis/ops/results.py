@@ -10,6 +10,7 @@ import math
 import time
 import uuid
 from collections.abc import Collection, Hashable, Sequence
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -21,17 +22,6 @@ from keiri_agent.agents.analysis.ops.specs import Filter
 from keiri_agent.errors import SpecError
 
 TABLE_ROW_LIMIT = 1000
-MISSING_LABEL = "(欠損)"
-AGG_LABELS = {
-    "sum": "合計",
-    "mean": "平均",
-    "median": "中央値",
-    "min": "最小",
-    "max": "最大",
-    "count": "件数",
-    "nunique": "ユニーク数",
-    "std": "標準偏差",
-}
 
 
 def new_artifact_id(prefix: str) -> str:
@@ -66,17 +56,57 @@ def json_value(value: Any) -> Any:
     return str(value)
 
 
-def table_payload(frame: pd.DataFrame, limit: int = TABLE_ROW_LIMIT) -> dict[str, Any]:
-    """``{"columns", "records", "total_rows"}`` with at most ``limit`` JSON-compatible records."""
+def table_payload(
+    frame: pd.DataFrame,
+    limit: int = TABLE_ROW_LIMIT,
+    *,
+    display: TableDisplay | None = None,
+) -> dict[str, Any]:
+    """``{"columns", "records", "total_rows"}`` with at most ``limit`` JSON-compatible records,
+    plus the display hints of ``display`` (see ``formatting``; never part of ``--json``)."""
     head = frame.head(limit)
     columns = [str(column) for column in head.columns]
     values = [[json_value(v) for v in head.iloc[:, i].tolist()] for i in range(len(columns))]
     records = [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)]
-    return {"columns": columns, "records": records, "total_rows": len(frame)}
+    payload: dict[str, Any] = {"columns": columns, "records": records, "total_rows": len(frame)}
+    if display is not None:
+        payload.update(display.hints(columns, len(records)))
+    return payload
+
+
+@dataclass
+class TableDisplay:
+    """How a person reads a result table: Japanese labels of computed columns, column
+    formats (``"percent"``, a period ``"M"`` ...) and the rows of partly covered periods."""
+
+    labels: dict[str, str] = field(default_factory=dict)
+    formats: dict[str, str] = field(default_factory=dict)
+    partial_rows: list[int] = field(default_factory=list)
+    partial_column: str | None = None
+
+    def hints(self, columns: Sequence[str], rows: int) -> dict[str, Any]:
+        hints: dict[str, Any] = {}
+        labels = {c: label for c, label in self.labels.items() if c in columns and label != c}
+        if labels:
+            hints["labels"] = labels
+        formats = {c: fmt for c, fmt in self.formats.items() if c in columns}
+        if formats:
+            hints["formats"] = formats
+        partial = [row for row in self.partial_rows if 0 <= row < rows]
+        if partial and self.partial_column in columns:
+            hints["partial_rows"] = partial
+            hints["partial_column"] = self.partial_column
+        return hints
 
 
 def table_artifact(
-    frame: pd.DataFrame, prefix: str, title: str, description: str, limit: int = TABLE_ROW_LIMIT
+    frame: pd.DataFrame,
+    prefix: str,
+    title: str,
+    description: str,
+    limit: int = TABLE_ROW_LIMIT,
+    *,
+    display: TableDisplay | None = None,
 ) -> Artifact:
     """A table artifact; the description says when the records were cut to ``limit``."""
     if len(frame) > limit:
@@ -86,7 +116,7 @@ def table_artifact(
         kind="table",
         title=title,
         description=description,
-        payload=table_payload(frame, limit),
+        payload=table_payload(frame, limit, display=display),
     )
 
 
@@ -99,29 +129,6 @@ def text_artifact(text: str, prefix: str, title: str, description: str = "") -> 
         description=description,
         payload=text,
     )
-
-
-def display_label(value: Any) -> str:
-    """A group key for text and axes: missing → "(欠損)", midnight timestamps as dates."""
-    if value is None or (not isinstance(value, str) and bool(pd.isna(value))):
-        return MISSING_LABEL
-    if isinstance(value, pd.Timestamp):
-        return value.strftime("%Y-%m-%d") if value == value.normalize() else str(value)
-    return str(value)
-
-
-def format_number(value: Any) -> str:
-    """A number for Japanese text: thousands separators, few decimals; missing → "—"."""
-    plain = json_value(value)
-    if plain is None:
-        return "—"
-    if isinstance(plain, bool) or not isinstance(plain, int | float):
-        return str(plain)
-    if isinstance(plain, int):
-        return f"{plain:,}"
-    if plain.is_integer() and abs(plain) < 1e15:
-        return f"{plain:,.0f}"
-    return f"{plain:,.1f}" if abs(plain) >= 100 else f"{plain:.4g}"
 
 
 def is_numeric_column(series: pd.Series) -> bool:
