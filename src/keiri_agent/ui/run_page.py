@@ -283,9 +283,10 @@ def _run_forms(state: Mapping[str, Any] | None, file_id: str) -> set[str]:
     if not state or state["file_id"] != file_id or state.get("result") is None:
         return set()
     result: RunResult = state["result"]
+    waiting = {str(waiting["node_id"]) for waiting in result.waiting}
     if result.status == "success":
-        return {str(waiting["node_id"]) for waiting in result.waiting}
-    return set(state["forms"])
+        return waiting
+    return set(state["forms"]) | waiting  # a run restored from the URL: its waiting nodes
 
 
 def _upfront(
