@@ -12,7 +12,6 @@ of the panel: the page itself shows that error.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 
 import streamlit as st
 from streamlit.navigation.page import StreamlitPage
@@ -20,19 +19,13 @@ from streamlit.navigation.page import StreamlitPage
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.services.plan_runs import recent_runs
 from keiri_agent.ui.analysis_page import THREAD_PARAM, analysis_agent
+from keiri_agent.ui.local_time import local_time
 from keiri_agent.ui.run_page import PLAN_PARAM, RUN_PARAM, STATUS_LABELS, plan_files, run_engine
 
 log = logging.getLogger(__name__)
 
 RECENT_LIMIT = 8
 TITLE_CHARS = 28
-
-
-def local_time(moment: datetime | str) -> str:
-    """``moment`` (aware, or ISO text) in this computer's time zone: ``2025/01/05 09:30``."""
-    if isinstance(moment, str):
-        moment = datetime.fromisoformat(moment)
-    return moment.astimezone().strftime("%Y/%m/%d %H:%M")
 
 
 def _short(text: str) -> str:
