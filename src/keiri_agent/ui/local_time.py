@@ -10,11 +10,13 @@ def local_time(moment: datetime | str | None) -> str:
     in local time; ``""`` for None and the text itself when it is not a time."""
     if moment is None:
         return ""
-    if isinstance(moment, str):
+    if isinstance(moment, datetime):
+        when = moment
+    else:
         try:
-            moment = datetime.fromisoformat(moment)
+            when = datetime.fromisoformat(moment)
         except ValueError:
             return moment
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone().strftime("%Y/%m/%d %H:%M")
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone().strftime("%Y/%m/%d %H:%M")
