@@ -86,6 +86,8 @@ STATE = "run.state"
 PLAN = "run.plan"
 SAMPLE = "sample:"
 PLAN_PARAM = "plan"
+URL_RUN = "run.url_run"
+"""The run id this session last wrote into the URL (another one there: restore it)."""
 RUN_PARAM = "run"
 STATUS_LABELS = {
     "running": "実行中",
@@ -452,9 +454,9 @@ def _follow_url(engine: PlanEngine) -> None:
     """A run in the URL that is not the session's current run: show it as saved."""
     run_id = st.query_params.get(RUN_PARAM)
     file_id = st.query_params.get(PLAN_PARAM)
-    state = st.session_state.get(STATE)
-    if not run_id or not file_id or (state and state.get("run_id") == run_id):
-        return
+    if not run_id or not file_id or st.session_state.get(URL_RUN) == run_id:
+        return  # nothing named, or the run this session put there itself
+    st.session_state[URL_RUN] = run_id
     try:
         result = engine.runner.result(run_id)
     except KeiriAgentError as error:
@@ -466,7 +468,6 @@ def _follow_url(engine: PlanEngine) -> None:
     st.session_state[STATE] = {
         "file_id": file_id,
         "plan_id": result.plan_id,
-        "run_id": run_id,
         "result": result,
         "events": [event.to_dict() for event in events],
         "forms": {},
@@ -485,7 +486,7 @@ def _write_url(state: dict[str, Any] | None) -> None:
     params = {PLAN_PARAM: state["file_id"], RUN_PARAM: result.run_id}
     if dict(st.query_params) != params:
         st.query_params.from_dict(params)
-    state["run_id"] = result.run_id
+    st.session_state[URL_RUN] = result.run_id
 
 
 def _load(engine: PlanEngine, file_id: str) -> Plan:
