@@ -154,10 +154,81 @@ def test_the_conversation_survives_an_out_of_scope_question(page: AppTest) -> No
     page.chat_input[0].set_value("地域別の数量の平均").run()
     assert not page.exception, page.exception
     tables = [frame.value for frame in page.dataframe]
-    assert any("数量_mean" in table.columns for table in tables)
+    assert any("数量（平均）" in table.columns for table in tables)
     assert "来月の売上を予測して 地域別の数量の平均" not in _texts(page)
     page.chat_input[0].set_value("レポートにまとめて").run()
     assert not page.exception, page.exception
     text = _texts(page)
     assert "どの列ごとに集計しますか" not in text
     assert text.count("# 分析レポート") >= 3 and "**依頼**: レポートにまとめて" in text
+
+
+def _reload(page: AppTest) -> AppTest:
+    """A new browser session with the URL of ``page`` (what F5 does)."""
+    fresh = AppTest.from_file(APP, default_timeout=60)
+    for name, value in page.query_params.items():
+        fresh.query_params[name] = value
+    fresh.run()
+    assert not fresh.exception, fresh.exception
+    return fresh
+
+
+def _params(page: AppTest) -> dict[str, str]:
+    return {
+        name: value[0] if isinstance(value, list) else value
+        for name, value in page.query_params.items()
+    }
+
+
+def test_the_conversation_and_its_file_survive_a_reload(page: AppTest) -> None:
+    page.file_uploader[0].upload("売上.csv", CSV, "text/csv")
+    page.run()
+    page.chat_input[0].set_value("地域別の売上の合計と平均を見せて").run()
+    assert "## 結論" in _texts(page)
+    params = _params(page)
+    assert params.get("thread") == page.session_state["analysis.thread_id"]
+    assert params.get("data")
+    again = _reload(page)
+    assert again.session_state["analysis.thread_id"] == params["thread"]
+    text = _texts(again)
+    assert "地域別の売上の合計と平均を見せて" in text, "the conversation is shown again"
+    assert "## 結論" in text
+    assert "6 行 × 4 列" in text, "the file is loaded again"
+    again.chat_input[0].set_value("売上の分布をヒストグラムで見せて").run()
+    assert not again.exception, again.exception
+    assert again.get("image"), "a follow-up question is answered on the same file"
+
+
+def test_a_file_that_is_gone_is_said_in_japanese_and_the_chat_stays(
+    page: AppTest, keiri_home: Path
+) -> None:
+    page.file_uploader[0].upload("売上.csv", CSV, "text/csv")
+    page.run()
+    page.chat_input[0].set_value("地域別の売上の合計と平均を見せて").run()
+    for data in (keiri_home / ".keiri" / "datasets").glob("*/data"):
+        data.unlink()
+    again = _reload(page)
+    text = _texts(again)
+    assert "地域別の売上の合計と平均を見せて" in text
+    assert "ファイルが見つからない" in text and "もう一度アップロード" in text
+    assert not again.sidebar.success
+
+
+def test_another_file_starts_a_conversation_listed_in_history(page: AppTest) -> None:
+    page.file_uploader[0].upload("売上.csv", CSV, "text/csv")
+    page.run()
+    page.chat_input[0].set_value("地域別の売上の合計と平均を見せて").run()
+    first = page.session_state["analysis.thread_id"]
+    page.file_uploader[0].upload("在庫.csv", INVENTORY, "text/csv")
+    page.run()
+    assert not page.exception, page.exception
+    assert any("最近の会話" in info.value for info in page.info)
+    assert page.session_state["analysis.thread_id"] != first
+    labels = [button.label for button in page.sidebar.button]
+    assert any("地域別の売上の合計と平均を見せて" in label for label in labels), labels
+    # reopening it brings back its conversation and its file
+    again = AppTest.from_file(APP, default_timeout=60)
+    again.query_params["thread"] = first
+    again.run()
+    assert "地域別の売上の合計と平均を見せて" in _texts(again)
+    assert "6 行 × 4 列" in _texts(again)

@@ -183,3 +183,30 @@ def test_what_was_not_found_is_said_once() -> None:
     text = _texts(at)
     assert text.count("見つからなかった点") == 1, text
     assert "「請求書の再発行」について、資料から十分な回答が見つかりませんでした" in text
+
+
+def test_the_error_from_before_indexing_goes_away_after_indexing() -> None:
+    at = _open()
+    _click(at, "質問する")
+    assert any("EMPTY_KNOWLEDGE_BASE" in e.value for e in at.error)
+    _click(at, "サンプル（XYZシステム）を索引")
+    assert not any("EMPTY_KNOWLEDGE_BASE" in e.value for e in at.error), "a stale error"
+
+
+def test_index_times_are_local_time_not_utc_iso() -> None:
+    HelpDesk(Settings()).index_sample()
+    at = _open()
+    shown = [str(value) for frame in at.dataframe for value in frame.value["索引日時"]]
+    assert shown and all("T" not in value and "+00:00" not in value for value in shown), shown
+    assert all(len(value) == 16 and value[4] == "/" for value in shown), shown
+    assert "+00:00" not in _texts(at)
+
+
+def test_each_answer_is_kept_in_a_history_across_sessions() -> None:
+    HelpDesk(Settings()).index_sample()
+    at = _open()
+    _click(at, "質問する")
+    assert at.subheader[0].value == "回答"
+    again = _open()  # a new session (a reload) in the same workspace
+    (kept,) = [x for x in again.expander if EXAMPLE_QUESTION in x.label]
+    assert any("### 出典" in m.value for m in kept.markdown)

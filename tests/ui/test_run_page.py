@@ -522,3 +522,56 @@ def test_a_run_logs_no_traceback_in_the_server_log(keiri_home: Path) -> None:
         r.threadName for r in records if "ScriptRunContext" in r.getMessage()
     ]
     assert set(no_context) <= {"MainThread"}
+
+
+def _reload_run_page(at: AppTest) -> AppTest:
+    """A new browser session on the 実行 page with the URL of ``at`` (what F5 does)."""
+    fresh = AppTest.from_file(APP, default_timeout=60)
+    fresh.run()  # AppTest opens the first page first
+    fresh.query_params.clear()
+    for name, value in at.query_params.items():
+        fresh.query_params[name] = value
+    fresh.switch_page("run_page.py").run()
+    assert not fresh.exception, fresh.exception
+    return fresh
+
+
+def test_the_current_run_is_in_the_url_and_restored_after_a_reload(keiri_home: Path) -> None:
+    at = _open(keiri_home, {"titled": TITLED})
+    key = session_key("titled", "collect", "1.0.0")
+    at.text_input(key=f"{key}::name").input("佐藤")
+    _button(at, "実行")
+    run_id = at.session_state["run.state"]["result"].run_id
+    params = {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
+    assert params == {"plan": "titled", "run": run_id}
+
+    again = _reload_run_page(at)
+    assert any(run_id in s.value and "完了" in s.value for s in again.subheader)
+    labels = [button.proto.label for button in again.get("download_button")]
+    assert labels[0] == "精算チェック結果.xlsx をダウンロード"
+    assert "結果ブックの作成: 完了" in _texts(again), "the progress comes from the run log"
+    # the side panel lists the run and reopens it
+    listed = [b.label for b in again.sidebar.button if b.label.startswith("titled: 完了")]
+    assert listed, [b.label for b in again.sidebar.button]
+
+
+def test_a_paused_run_is_restored_with_its_form(page: AppTest) -> None:
+    _button(page, "実行")
+    assert "入力待ち" in _texts(page)
+    again = _reload_run_page(page)
+    assert "入力待ち" in _texts(again)
+    again.text_input(key=f"{GREET_KEY}::name").input("山田商事")
+    again.number_input(key=f"{GREET_KEY}::amount").set_value(120000)
+    _button(again, "送信")
+    assert "山田商事 様 ご請求額: 120,000" in _texts(again)
+
+
+def test_an_unknown_run_in_the_url_is_said_in_japanese(keiri_home: Path) -> None:
+    fresh = AppTest.from_file(APP, default_timeout=60)
+    fresh.run()
+    fresh.query_params.clear()
+    fresh.query_params["plan"] = "greet"
+    fresh.query_params["run"] = "run_doesnotexist"
+    fresh.switch_page("run_page.py").run()
+    assert not fresh.exception, fresh.exception
+    assert fresh.error, "a run that cannot be found is an error on the page"

@@ -15,24 +15,37 @@ A file that cannot be loaded clears the page's dataset: its error (with the fix)
 in the sidebar and a question gets that error as its answer, never an answer about
 the file loaded before. The sidebar shows what loading did (``summary["notes"]``, e.g.
 excluded total rows); 「合計行を残す」 reloads the file keeping them.
+
+Work survives a reload: every loaded file is also saved in the workspace
+(``services.saved_datasets``, key ``analysis.data_ref``) and linked to the thread when
+a question is asked; the URL carries ``?thread=<thread id>&data=<file reference>``.
+A session opened with a ``thread`` that is not its own (F5, a shared link, 「最近の会話」
+in the side panel) opens that conversation: its messages from the checkpointer and
+its file loaded again (a file that is gone: a Japanese message, the conversation is
+still shown). Loading another file starts a new conversation; the previous one stays
+in 「最近の会話」 and the notice says so.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import uuid
 from typing import Any
 
 import streamlit as st
+from langchain_core.messages import HumanMessage
 
 from keiri_agent.agents.analysis import AnalysisAgent, TurnResult
 from keiri_agent.agents.analysis.datasets import excel_sheet_names
 from keiri_agent.agents.analysis.formatting import column_kind_label
+from keiri_agent.agents.analysis.messages import message_kind
 from keiri_agent.demo import sample_data_path
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
 from keiri_agent.services.exports import report_zip
+from keiri_agent.services.saved_datasets import SavedDatasets
 from keiri_agent.ui.components import (
     accepted_types_caption,
     persistent,
@@ -40,6 +53,7 @@ from keiri_agent.ui.components import (
     render_artifact,
 )
 from keiri_agent.ui.session import session_settings
+from keiri_agent.workspace import Workspace
 
 FIGURE_LINK = re.compile(r"!\[([^\]]*)\]\(figures/[^)]+\)")
 FILE_TYPES = ["csv", "tsv", "txt", "xlsx", "xlsm"]
@@ -51,13 +65,89 @@ NODE_LABELS = {
 }
 
 
-def _agent() -> AnalysisAgent:
+THREAD_PARAM = "thread"
+DATA_PARAM = "data"
+log = logging.getLogger(__name__)
+
+
+def analysis_agent() -> AnalysisAgent:
+    """This session's agent (created on first use, with a new conversation)."""
     if "analysis.agent" not in st.session_state:
         st.session_state["analysis.agent"] = AnalysisAgent(session_settings())
         st.session_state["analysis.turns"] = []
         st.session_state["analysis.thread_id"] = uuid.uuid4().hex
     agent: AnalysisAgent = st.session_state["analysis.agent"]
     return agent
+
+
+def _saved(agent: AnalysisAgent) -> SavedDatasets:
+    return SavedDatasets(Workspace.from_settings(agent.settings))
+
+
+def _save(agent: AnalysisAgent, data: bytes, name: str, sheet: str | None, keep: bool) -> None:
+    """Keep the loaded file in the workspace (``analysis.data_ref``) for a reload."""
+    try:
+        ref: str | None = _saved(agent).save(data, name, sheet=sheet, keep_total_rows=keep)
+    except OSError as error:  # the page works on; only a reload cannot bring the file back
+        log.warning("cannot save the analysis file %s: %s", name, error)
+        ref = None
+    st.session_state["analysis.data_ref"] = ref
+
+
+def _restored_turns(agent: AnalysisAgent, thread_id: str) -> list[dict[str, Any]]:
+    """The chat of a thread from the checkpointer: each request and the replies to it."""
+    turns: list[dict[str, Any]] = []
+    for message in agent.conversation(thread_id):
+        text = message.content if isinstance(message.content, str) else str(message.content)
+        if isinstance(message, HumanMessage):
+            turns.append({"question": text, "replies": []})
+        elif turns:
+            turns[-1]["replies"].append((message_kind(message), text))
+    return turns
+
+
+def open_conversation(agent: AnalysisAgent, thread_id: str, ref: str | None) -> None:
+    """Make ``thread_id`` the page's conversation, with its file loaded again."""
+    st.session_state["analysis.thread_id"] = thread_id
+    st.session_state["analysis.turns"] = _restored_turns(agent, thread_id)
+    for key in ("analysis.notice", "analysis.load_error", "analysis.failed_from"):
+        st.session_state.pop(key, None)
+    st.session_state.pop("analysis.dataset_id", None)
+    st.session_state.pop("analysis.identity", None)
+    st.session_state["analysis.data_ref"] = None
+    saved = _saved(agent)
+    ref = ref or saved.ref_of(thread_id)
+    if ref is None:
+        return
+    try:
+        found = saved.load(ref)
+        dataset_id = agent.load_bytes(
+            found.data, found.name, sheet=found.sheet, keep_total_rows=found.keep_total_rows
+        )
+    except KeiriAgentError as error:
+        st.session_state["analysis.notice_error"] = error.to_dict()
+        return
+    digest = hashlib.sha256(found.data).hexdigest()
+    st.session_state["analysis.dataset_id"] = dataset_id
+    st.session_state["analysis.identity"] = (found.name, digest, found.sheet, found.keep_total_rows)
+    st.session_state["analysis.data_ref"] = ref
+
+
+def _follow_url(agent: AnalysisAgent) -> None:
+    """A ``thread`` in the URL that is not this session's conversation: open it."""
+    wanted = st.query_params.get(THREAD_PARAM)
+    if wanted and wanted != st.session_state["analysis.thread_id"]:
+        open_conversation(agent, wanted, st.query_params.get(DATA_PARAM))
+
+
+def _write_url() -> None:
+    """The conversation and its file in the URL (restored after a reload)."""
+    params = {THREAD_PARAM: st.session_state["analysis.thread_id"]}
+    ref: str | None = st.session_state.get("analysis.data_ref")
+    if ref and st.session_state.get("analysis.dataset_id"):
+        params[DATA_PARAM] = ref
+    if dict(st.query_params) != params:
+        st.query_params.from_dict(params)
 
 
 def _inline_figures_note(report_md: str) -> str:
@@ -89,8 +179,8 @@ def _use_dataset(agent: AnalysisAgent, dataset_id: str, identity: tuple[Any, ...
         )
         return
     st.session_state["analysis.notice"] = (
-        f"別のファイル（{new}）が読み込まれたため、新しい会話を始めました"
-        f"（{old} での会話は引き継ぎません）。"
+        f"別のファイル（{new}）が読み込まれたため、新しい会話を始めました。"
+        f"{old} での会話は、サイドバーの「最近の会話」からいつでも開けます。"
     )
 
 
@@ -98,6 +188,7 @@ def _load_failed(error: KeiriAgentError) -> None:
     """A failed upload: the page has no dataset any more (no answer about the file before)."""
     previous: str | None = st.session_state.pop("analysis.dataset_id", None)
     identity = st.session_state.pop("analysis.identity", None)
+    st.session_state["analysis.data_ref"] = None
     if previous is not None:
         st.session_state["analysis.failed_from"] = (previous, identity)
     st.session_state["analysis.load_error"] = error.to_dict()
@@ -111,11 +202,13 @@ def _dataset_section(agent: AnalysisAgent) -> None:
         chosen = ("sample", str(sample))
         if chosen != st.session_state.get("analysis.identity"):
             _use_dataset(agent, agent.load_file(sample), chosen)
+            _save(agent, sample.read_bytes(), sample.name, None, False)
     _dataset_status(agent)
     if st.sidebar.button("会話をリセット", key="analysis.reset"):
         st.session_state["analysis.turns"] = []
         st.session_state["analysis.thread_id"] = uuid.uuid4().hex
         st.session_state.pop("analysis.notice", None)
+        st.session_state.pop("analysis.notice_error", None)
 
 
 def _upload_section(agent: AnalysisAgent) -> None:
@@ -165,6 +258,7 @@ def _upload_section(agent: AnalysisAgent) -> None:
                     _load_failed(error)
                 else:
                     _use_dataset(agent, dataset_id, identity)
+                    _save(agent, data, upload.name, sheet, keep_totals)
             st.session_state["analysis.loaded"] = marker
 
 
@@ -193,12 +287,28 @@ def _dataset_status(agent: AnalysisAgent) -> None:
             )
 
 
-def _render_turn(
-    index: int, question: str, turn: TurnResult | None, error: dict[str, Any] | None
-) -> None:
+def _render_replies(replies: list[tuple[str | None, str]]) -> None:
+    """The agent's messages of a turn restored from the checkpointer (text only)."""
+    for kind, text in replies:
+        if kind == "report":
+            with st.expander("レポート", expanded=True):
+                st.markdown(_inline_figures_note(text))
+        elif kind == "note":
+            st.info(text)
+        else:
+            st.markdown(text)
+
+
+def _render_turn(index: int, item: dict[str, Any]) -> None:
+    question: str = item["question"]
+    turn: TurnResult | None = item.get("turn")
+    error: dict[str, Any] | None = item.get("error")
     with st.chat_message("user"):
         st.markdown(question)
     with st.chat_message("assistant"):
+        if "replies" in item:
+            _render_replies(item["replies"])
+            return
         if error is not None:
             st.error(f"[{error['code']}] {error['message']}")
             if error.get("hint"):
@@ -234,7 +344,7 @@ def render_analysis_page() -> None:
     """The page body (called by ``st.navigation``)."""
     provider_banner(session_settings())
     try:
-        agent = _agent()
+        agent = analysis_agent()
     except KeiriAgentError as error:  # e.g. a provider configured without its key
         st.error(f"[{error.code}] {error.message}")
         if error.hint:
@@ -245,17 +355,25 @@ def render_analysis_page() -> None:
         "CSV / Excel をアップロードして、日本語または英語で質問してください。"
         "例: 「地域別の売上の合計と平均を見せて」"
     )
+    _follow_url(agent)
     _dataset_section(agent)
+    _write_url()
     notice: str | None = st.session_state.get("analysis.notice")
     if notice:
         st.info(notice)
+    missing: dict[str, Any] | None = st.session_state.get("analysis.notice_error")
+    if missing:
+        st.warning(missing["message"])
+        if missing.get("hint"):
+            st.caption(f"ヒント: {missing['hint']}")
     turns: list[dict[str, Any]] = st.session_state["analysis.turns"]
     for index, earlier in enumerate(turns):
-        _render_turn(index, earlier["question"], earlier.get("turn"), earlier.get("error"))
+        _render_turn(index, earlier)
     question = st.chat_input("質問を入力", key="analysis.chat")
     if not question:
         return
     st.session_state.pop("analysis.notice", None)
+    st.session_state.pop("analysis.notice_error", None)
     item: dict[str, Any] = {"question": question}
     load_error: dict[str, Any] | None = st.session_state.get("analysis.load_error")
     if load_error is not None and not st.session_state.get("analysis.dataset_id"):
@@ -265,8 +383,14 @@ def render_analysis_page() -> None:
             + load_error["message"],
         }
         turns.append(item)
-        _render_turn(len(turns) - 1, question, None, item["error"])
+        _render_turn(len(turns) - 1, item)
         return
+    ref: str | None = st.session_state.get("analysis.data_ref")
+    if ref and st.session_state.get("analysis.dataset_id"):
+        try:
+            _saved(agent).link(st.session_state["analysis.thread_id"], ref)
+        except OSError as error:
+            log.warning("cannot link the conversation to its file: %s", error)
     with st.status("分析中…", expanded=False) as status:
 
         def on_event(event: Event) -> None:
@@ -285,4 +409,4 @@ def render_analysis_page() -> None:
             item["error"] = error.to_dict()
             status.update(label="エラー", state="error")
     turns.append(item)
-    _render_turn(len(turns) - 1, question, item.get("turn"), item.get("error"))
+    _render_turn(len(turns) - 1, item)

@@ -8,6 +8,7 @@ from keiri_agent.errors import ConfigurationError
 from keiri_agent.logs import configure_logging
 from keiri_agent.ui.analysis_page import render_analysis_page
 from keiri_agent.ui.components import app_chrome
+from keiri_agent.ui.recent import recent_panel
 from keiri_agent.ui.session import session_settings
 
 
@@ -16,7 +17,8 @@ def main() -> None:
 
     The session's ``Settings`` are built here once (``session.session_settings``) and
     shared by every page; invalid settings (environment or ``.env``) stop the app here
-    with the message and its hint.
+    with the message and its hint. Below each page's own sidebar: the side panel of
+    recent conversations and runs (``ui.recent``).
     """
     st.set_page_config(page_title="keiri-agent", page_icon="📊", layout="wide")
     app_chrome()
@@ -27,14 +29,17 @@ def main() -> None:
         st.error(f"設定エラー: {error.message}{hint}")
         st.stop()
     configure_logging(settings.log_level)
+    analysis = st.Page(render_analysis_page, title="データ分析", icon="📊", url_path="analysis")
+    run = st.Page("run_page.py", title="実行", icon="▶️", url_path="run")
     pages = [
-        st.Page(render_analysis_page, title="データ分析", icon="📊", url_path="analysis"),
+        analysis,
         st.Page("helpdesk_page.py", title="ヘルプデスク", icon="💬", url_path="helpdesk"),
         st.Page("research_page.py", title="リサーチ", icon="🔎", url_path="research"),
         st.Page("design_page.py", title="設計", icon="🛠️", url_path="design"),
-        st.Page("run_page.py", title="実行", icon="▶️", url_path="run"),
+        run,
     ]
     st.navigation(pages).run()
+    recent_panel(analysis, run)
 
 
 main()

@@ -21,12 +21,17 @@ script thread follows them and renders each into the per-subtask containers of a
 lives in ``helpdesk.running``: when a rerun interrupts the drain (the user clicks
 something), the next run replays the events received so far and keeps following the
 same job, so no answer is lost. Indexing (samples, uploads) goes through
-``services.knowledge``.
+``services.knowledge``; an error shown from before indexing (e.g. an empty
+knowledge base) is dropped once indexing succeeds.
+
+Every answer is kept in the workspace (``services.answer_history``) and listed under
+「これまでの回答」, newest first, each reopened in its expander. Times are local time.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -44,10 +49,13 @@ from keiri_agent.agents.helpdesk.models import AgentResult
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
 from keiri_agent.search.knowledge_base import IndexReport
+from keiri_agent.services.answer_history import AnswerHistory
 from keiri_agent.services.jobs import Job
 from keiri_agent.services.knowledge import index_knowledge
 from keiri_agent.ui.components import accepted_types_caption, persistent
+from keiri_agent.ui.local_time import local_time
 from keiri_agent.ui.session import session_settings
+from keiri_agent.workspace import Workspace
 
 DESK = "helpdesk.desk"
 INDEX = "helpdesk.index"
@@ -58,6 +66,8 @@ MANUAL_TYPES = ["pdf", "md", "markdown", "docx", "txt", "xlsx"]
 FAQ_TYPES = ["csv"]
 COLLECTION_LABELS = {MANUAL: "マニュアル", QA: "FAQ"}
 TOP_PASSAGES = 3
+HISTORY_LIMIT = 20
+log = logging.getLogger(__name__)
 EMPTY_HINT = (
     "このページの「ナレッジベース」で「サンプル（XYZシステム）を索引」を押すか、"
     "マニュアルや FAQ をアップロードして索引してください。"
@@ -104,6 +114,9 @@ def _run_index(desk: HelpDesk, action: str, call: Any) -> None:
         st.session_state[INDEX] = {"error": error.to_dict()}
     else:
         st.session_state[INDEX] = {"reports": [report.to_dict() for report in reports.values()]}
+        last = st.session_state.get(LAST)
+        if last and last.get("error"):  # said before indexing: no longer true
+            st.session_state.pop(LAST, None)
     bar.empty()
 
 
@@ -146,7 +159,7 @@ def _knowledge_table(desk: HelpDesk) -> bool:
             "コレクション": collection,
             "文書": document,
             "チャンク": int(entry.get("chunks", 0)),
-            "索引日時": entry.get("indexed_at"),
+            "索引日時": local_time(entry.get("indexed_at")),
         }
         for collection in kb.collections()
         for document, entry in sorted(kb.documents(collection).items())
@@ -158,7 +171,7 @@ def _knowledge_table(desk: HelpDesk) -> bool:
     st.caption(
         " / ".join(
             f"{COLLECTION_LABELS.get(name, name)}: {item['documents']} 文書・"
-            f"{item['chunks']} チャンク（最終索引 {item['indexed_at']}）"
+            f"{item['chunks']} チャンク（最終索引 {local_time(item['indexed_at'])}）"
             for name, item in stats.items()
         )
     )
@@ -323,7 +336,7 @@ def _start(desk: HelpDesk, question: str) -> None:
         lambda emit: desk.ask(question, on_event=emit),
         name="helpdesk-ask",
     )
-    st.session_state[RUNNING] = {"question": question, "job": job}
+    st.session_state[RUNNING] = {"question": question, "job": job, "desk": desk}
     st.session_state.pop(LAST, None)
     job.start()
 
@@ -351,6 +364,11 @@ def _drain(running: dict[str, Any]) -> None:
         "result": None if error else job.result(),
         "error": error.to_dict() if isinstance(error, KeiriAgentError) else None,
     }
+    if error is None:
+        try:
+            _history(running["desk"]).append(running["question"], job.result().answer)
+        except OSError as problem:  # the answer is shown; only the history misses it
+            log.warning("cannot keep the helpdesk answer: %s", problem)
 
 
 def _replay(events: Sequence[Event], failed: bool) -> None:
@@ -361,6 +379,25 @@ def _replay(events: Sequence[Event], failed: bool) -> None:
         for event in events:
             view.add(event)
         status.update(label="検索と評価の過程")
+
+
+def _history(desk: HelpDesk) -> AnswerHistory:
+    return AnswerHistory(Workspace.from_settings(desk.settings))
+
+
+def _past_answers(desk: HelpDesk, shown: AgentResult | None) -> None:
+    """「これまでの回答」: the answers kept in this workspace, newest first (without the
+    one shown above)."""
+    answers = _history(desk).recent(HISTORY_LIMIT + 1)
+    if shown is not None and answers and answers[0].answer == shown.answer:
+        answers = answers[1:]
+    answers = answers[:HISTORY_LIMIT]
+    if not answers:
+        return
+    st.subheader("これまでの回答")
+    for saved in answers:
+        with st.expander(f"{local_time(saved.asked_at)}　{saved.question}"):
+            st.markdown(saved.answer)
 
 
 def _show_result(result: AgentResult) -> None:
@@ -410,16 +447,16 @@ def render_helpdesk_page() -> None:
     else:
         live = False
     last = st.session_state.get(LAST)
-    if not last:
-        return
-    if not live:
-        st.markdown(f"**質問**: {last['question']}")
-        if last["events"]:
-            _replay(last["events"], failed=last.get("error") is not None)
-    if last.get("error"):
-        _show_error(last["error"])
-    elif last.get("result") is not None:
-        _show_result(last["result"])
+    if last:
+        if not live:
+            st.markdown(f"**質問**: {last['question']}")
+            if last["events"]:
+                _replay(last["events"], failed=last.get("error") is not None)
+        if last.get("error"):
+            _show_error(last["error"])
+        elif last.get("result") is not None:
+            _show_result(last["result"])
+    _past_answers(desk, (last or {}).get("result"))
 
 
 if __name__ == "__main__":  # run as the ヘルプデスク page script by st.navigation

@@ -36,6 +36,11 @@ Runs, resumes and re-runs are ``services.jobs.Job``s: the page follows their eve
 into an ``st.status``; a rerun of the page (a click meanwhile) keeps following the
 same job. A var whose YAML text does not read is shown as an error naming it, and
 実行 does not start.
+
+The current run is in the URL (``?plan=<file id>&run=<run id>``). A session opened
+with a run that is not its current one (F5, 「最近の実行」 in the side panel) shows
+that run as last saved (``PlanRunner.result``): its status, progress (from its run
+log), forms, errors, outputs and downloads.
 """
 
 from __future__ import annotations
@@ -72,6 +77,7 @@ from keiri_agent.services.plan_inputs import (
     var_text,
 )
 from keiri_agent.services.plan_outputs import ShownOutput, download_name, node_titles, shown_outputs
+from keiri_agent.services.plan_runs import RunLogReader
 from keiri_agent.ui.components import persistent, provider_banner, records_frame, show_error
 from keiri_agent.ui.input_forms import input_form
 from keiri_agent.ui.session import session_settings
@@ -79,7 +85,12 @@ from keiri_agent.ui.session import session_settings
 STATE = "run.state"
 PLAN = "run.plan"
 SAMPLE = "sample:"
+PLAN_PARAM = "plan"
+URL_RUN = "run.url_run"
+"""The run id this session last wrote into the URL (another one there: restore it)."""
+RUN_PARAM = "run"
 STATUS_LABELS = {
+    "running": "実行中",
     "success": "完了",
     "failed": "エラー",
     "paused": "入力待ち",
@@ -101,7 +112,8 @@ EVENT_LABELS = {
 """Japanese words for the run's event kinds (progress lines)."""
 
 
-def _engine() -> PlanEngine:
+def run_engine() -> PlanEngine:
+    """This session's ``PlanEngine`` (created on first use)."""
     if "run.engine" not in st.session_state:
         st.session_state["run.engine"] = PlanEngine(session_settings())
     engine: PlanEngine = st.session_state["run.engine"]
@@ -273,9 +285,10 @@ def _run_forms(state: Mapping[str, Any] | None, file_id: str) -> set[str]:
     if not state or state["file_id"] != file_id or state.get("result") is None:
         return set()
     result: RunResult = state["result"]
+    waiting = {str(waiting["node_id"]) for waiting in result.waiting}
     if result.status == "success":
-        return {str(waiting["node_id"]) for waiting in result.waiting}
-    return set(state["forms"])
+        return waiting
+    return set(state["forms"]) | waiting  # a run restored from the URL: its waiting nodes
 
 
 def _upfront(
@@ -424,6 +437,58 @@ def _choose_plan(engine: PlanEngine) -> str | None:
     )
 
 
+def plan_files(engine: PlanEngine) -> dict[str, str]:
+    """Plan id → the file id that loads it (the samples, then ``designs/``, newest last)."""
+    files = {}
+    for file_id, path in _samples().items():
+        try:
+            files[load_plan_file(path).id] = file_id
+        except KeiriAgentError:
+            continue
+    for entry in engine.store.list():
+        files[entry.plan_id] = entry.file_id
+    return files
+
+
+def _follow_url(engine: PlanEngine) -> None:
+    """A run in the URL that is not the session's current run: show it as saved."""
+    run_id = st.query_params.get(RUN_PARAM)
+    file_id = st.query_params.get(PLAN_PARAM)
+    if not run_id or not file_id or st.session_state.get(URL_RUN) == run_id:
+        return  # nothing named, or the run this session put there itself
+    st.session_state[URL_RUN] = run_id
+    try:
+        result = engine.runner.result(run_id)
+    except KeiriAgentError as error:
+        show_error(error.to_dict())
+        st.query_params.clear()
+        return
+    events = RunLogReader(result.log_path, run_id).read()
+    st.session_state[PLAN] = file_id
+    st.session_state[STATE] = {
+        "file_id": file_id,
+        "plan_id": result.plan_id,
+        "result": result,
+        "events": [event.to_dict() for event in events],
+        "forms": {},
+        "keys": {},
+        "sent": {},
+        "problem": None,
+        "job": None,
+    }
+
+
+def _write_url(state: dict[str, Any] | None) -> None:
+    """The current run in the URL (restored after a reload)."""
+    result: RunResult | None = (state or {}).get("result")
+    if state is None or result is None:
+        return
+    params = {PLAN_PARAM: state["file_id"], RUN_PARAM: result.run_id}
+    if dict(st.query_params) != params:
+        st.query_params.from_dict(params)
+    st.session_state[URL_RUN] = result.run_id
+
+
 def _load(engine: PlanEngine, file_id: str) -> Plan:
     if file_id.startswith(SAMPLE):
         return load_plan_file(_samples()[file_id])
@@ -480,11 +545,12 @@ def render_run_page() -> None:
     """The page body (called by ``st.navigation``)."""
     st.title("実行")
     try:
-        engine = _engine()
+        engine = run_engine()
     except KeiriAgentError as error:
         show_error(error.to_dict())
         return
     provider_banner(engine.settings)
+    _follow_url(engine)
     file_id = _choose_plan(engine)
     if file_id is None:
         return
@@ -515,6 +581,7 @@ def render_run_page() -> None:
         _follow(state, plan)
     if state.get("problem"):
         show_error(state["problem"])
+    _write_url(state)
     result: RunResult | None = state.get("result")
     if result is not None:
         _result(engine, plan, result)

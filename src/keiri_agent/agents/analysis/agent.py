@@ -16,6 +16,10 @@ A thread may change files between turns. Every action records the file it ran on
 (``run_log["dataset"]``, the file name); the turn where the file changes starts with
 a note (「データが A から B に変わりました」, also in ``TurnResult.notice``) and the
 report groups its evidence and 再現要約 by file.
+
+``conversation(thread_id)`` reads a thread's messages back (a page restoring a
+conversation after a reload) and ``recent_threads()`` lists the threads the
+checkpointer holds, the most recently used first (title: the first request).
 """
 
 from __future__ import annotations
@@ -23,12 +27,14 @@ from __future__ import annotations
 import uuid
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
 from keiri_agent.agents.analysis.datasets.registry import DatasetRegistry
@@ -82,6 +88,47 @@ def dataset_switch_notice(previous: str | None, current: str | None) -> str | No
         f"会話は続けますが、これからの分析は {current} に対して行います"
         "（レポートではファイルごとに分けて示します）。"
     )
+
+
+@dataclass(frozen=True)
+class ThreadSummary:
+    """One conversation in the checkpointer."""
+
+    thread_id: str
+    title: str
+    """The first request of the conversation."""
+    dataset_name: str | None
+    updated_at: datetime
+    """When the conversation last changed (timezone-aware)."""
+
+
+RECENT_THREADS_SCAN = 500
+"""Checkpoints read at most to find the recent threads (a backend without SQL)."""
+
+
+def _recent_thread_ids(saver: BaseCheckpointSaver[Any], limit: int) -> list[str]:
+    """The ``limit`` threads with the newest checkpoints, newest first (checkpoint ids
+    are time-ordered)."""
+    if isinstance(saver, SqliteSaver):
+        with saver.cursor(transaction=False) as cur:
+            rows = cur.execute(
+                "SELECT thread_id, MAX(checkpoint_id) AS last FROM checkpoints "
+                "WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY last DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [str(row[0]) for row in rows]
+    found: list[str] = []
+    for item in saver.list(None, limit=RECENT_THREADS_SCAN):
+        thread_id = str(item.config["configurable"]["thread_id"])
+        if thread_id not in found:
+            found.append(thread_id)
+        if len(found) >= limit:
+            break
+    return found
+
+
+def _text(message: BaseMessage) -> str:
+    return message.content if isinstance(message.content, str) else str(message.content)
 
 
 class _DatasetActions(AnalysisActions):
@@ -233,6 +280,38 @@ class AnalysisAgent:
     def run_specs(self, specs: list[dict[str, Any]], dataset_id: str) -> list[ActionResult]:
         """Run specs directly, without the reasoner (reproducing a report's 再現要約)."""
         return [self.actions.execute(spec, dataset_id) for spec in specs]
+
+    # --- history ------------------------------------------------------------
+    def conversation(self, thread_id: str) -> list[BaseMessage]:
+        """The messages of the thread ``thread_id`` so far ([] for an unknown thread)."""
+        config: Any = {"configurable": {"thread_id": thread_id}}
+        return list(self.graph.get_state(config).values.get("messages") or [])
+
+    def recent_threads(self, limit: int = 20) -> list[ThreadSummary]:
+        """The conversations in the checkpointer, the most recently used first."""
+        saver = self.graph.checkpointer
+        if not isinstance(saver, BaseCheckpointSaver):
+            return []
+        found: list[ThreadSummary] = []
+        for thread_id in _recent_thread_ids(saver, limit):
+            item = saver.get_tuple({"configurable": {"thread_id": thread_id}})
+            if item is None:
+                continue
+            values = item.checkpoint.get("channel_values") or {}
+            messages = values.get("messages") or []
+            first = next((m for m in messages if isinstance(m, HumanMessage)), None)
+            if first is None:
+                continue
+            summary = values.get("dataset_summary") or {}
+            found.append(
+                ThreadSummary(
+                    thread_id=thread_id,
+                    title=_text(first),
+                    dataset_name=summary.get("name"),
+                    updated_at=datetime.fromisoformat(item.checkpoint["ts"]),
+                )
+            )
+        return found
 
     # --- lifecycle ----------------------------------------------------------
     def close(self) -> None:

@@ -1,0 +1,120 @@
+"""Analysis files kept in the workspace, so a conversation can load its file again.
+
+The dataset registry lives in one process (one browser session): after a reload
+(F5) or a restart its ``dataset_id`` means nothing. A file loaded on the データ分析
+page is therefore also saved here, under a stable *reference*, and a conversation
+(thread id) is linked to the reference of the file it was about:
+
+    <workspace>/.keiri/datasets/<ref>/data        the uploaded bytes
+    <workspace>/.keiri/datasets/<ref>/meta.json   name, sheet, keep_total_rows, saved_at
+    <workspace>/.keiri/datasets/threads/<thread_id>.json   {"ref": ...}
+
+The reference is the first 16 hex digits of a SHA-256 over the bytes and the load
+options, so the same upload is stored once. Files are written atomically (a temporary
+name, then ``os.replace``). A reference whose files are gone or damaged raises
+``SavedDatasetError`` with a Japanese message and what to do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from keiri_agent.errors import UserInputError
+from keiri_agent.workspace import Workspace
+
+_REF = re.compile(r"^[0-9a-f]{16}$")
+_THREAD = re.compile(r"^[0-9A-Za-z_-]{1,100}$")
+
+
+class SavedDatasetError(UserInputError):
+    """A saved file is missing or unreadable."""
+
+    code = "SAVED_DATASET_MISSING"
+
+
+@dataclass(frozen=True)
+class SavedDataset:
+    """A saved upload and how it was loaded."""
+
+    ref: str
+    name: str
+    data: bytes
+    sheet: str | None
+    keep_total_rows: bool
+
+
+def _write(path: Path, data: bytes) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
+
+
+class SavedDatasets:
+    """The saved analysis files of one workspace (see the module docstring)."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.folder = workspace.state / "datasets"
+
+    def save(self, data: bytes, name: str, *, sheet: str | None, keep_total_rows: bool) -> str:
+        """Keep ``data`` (loaded as ``name`` with these options); returns its reference."""
+        digest = hashlib.sha256()
+        digest.update(json.dumps([name, sheet, keep_total_rows], ensure_ascii=False).encode())
+        digest.update(data)
+        ref = digest.hexdigest()[:16]
+        folder = self.folder / ref
+        if (folder / "meta.json").is_file():
+            return ref
+        folder.mkdir(parents=True, exist_ok=True)
+        _write(folder / "data", data)
+        meta = {
+            "name": name,
+            "sheet": sheet,
+            "keep_total_rows": keep_total_rows,
+            "saved_at": datetime.now(UTC).isoformat(),
+        }
+        _write(folder / "meta.json", json.dumps(meta, ensure_ascii=False).encode())
+        return ref
+
+    def load(self, ref: str) -> SavedDataset:
+        """The saved file ``ref``; ``SavedDatasetError`` when it is gone or damaged."""
+        folder = self.folder / ref
+        try:
+            if not _REF.match(ref):
+                raise ValueError(ref)
+            meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+            data = (folder / "data").read_bytes()
+            return SavedDataset(
+                ref, str(meta["name"]), data, meta.get("sheet"), bool(meta["keep_total_rows"])
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            raise SavedDatasetError(
+                "この会話で使っていたファイルが見つからないため、読み込み直せませんでした。",
+                hint="会話の内容は表示しています。続けて質問するには、同じファイルを"
+                "もう一度アップロードしてください。",
+                details={"ref": ref, "folder": str(folder)},
+            ) from None
+
+    def link(self, thread_id: str, ref: str) -> None:
+        """Record that the conversation ``thread_id`` is about the file ``ref``."""
+        if not _THREAD.match(thread_id):
+            return
+        threads = self.folder / "threads"
+        threads.mkdir(parents=True, exist_ok=True)
+        _write(threads / f"{thread_id}.json", json.dumps({"ref": ref}).encode())
+
+    def ref_of(self, thread_id: str) -> str | None:
+        """The file the conversation ``thread_id`` was last about, if recorded."""
+        if not _THREAD.match(thread_id):
+            return None
+        try:
+            text = (self.folder / "threads" / f"{thread_id}.json").read_text(encoding="utf-8")
+            ref = json.loads(text).get("ref")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return ref if isinstance(ref, str) else None
