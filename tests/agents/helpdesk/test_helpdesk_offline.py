@@ -347,7 +347,9 @@ def test_subtask_answer_with_some_topic_terms_quotes_them_as_related() -> None:
         "パスワードの条件",
         [SearchOutput(file_name="faq.csv", row=2, content="暗証番号は4桁です。")],
     )
-    assert "直接当てはまる記述は見つかりませんでした" in text
+    # the asked aspect (条件) is named nowhere: declined, the passage shown as related
+    assert "資料には記載がありません" in text
+    assert "「条件」についての記述は見つかりませんでした" in text
     assert "パスワードを含む関連しそうな記述" in text
     assert "資料によると" not in text
     assert sources == ["faq.csv 行2"]

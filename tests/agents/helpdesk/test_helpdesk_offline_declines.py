@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from keiri_agent.agents.helpdesk.models import SearchOutput
 from keiri_agent.agents.helpdesk.offline import reflect, subtask_answer
-from keiri_agent.agents.helpdesk.offline.specificity import is_action, most_specific
+from keiri_agent.agents.helpdesk.offline.specificity import aspects, is_action, most_specific
 from keiri_agent.agents.helpdesk.offline.terms import PreparedText, key_terms
 from keiri_agent.search.tokenize import content_words, is_verbal_noun
 
@@ -101,3 +101,53 @@ def test_a_question_about_a_katakana_topic_found_only_inside_another_word_is_dec
     text, _ = subtask_answer(question, [passage])
     assert "資料によると" not in text
     assert DECLINE in text
+
+
+# ------------------------------------------- the asked aspect must be named beside the topic
+
+
+def test_the_aspect_tied_to_the_topic_is_found() -> None:
+    question = "社用スマホの月額上限はいくらですか"
+    terms = key_terms(question)
+    (topic,) = most_specific(question, terms)
+    assert [a.unit for a in aspects(question, terms, topic) if a.linked]
+
+
+def test_an_aspect_named_nowhere_near_the_topic_is_declined() -> None:
+    question = "ロッカーの暗証番号を変えたい"
+    passages = [
+        _passage("ロッカーは総務部が割り当てます。", "5. 備品"),
+        _passage("入館システムの暗証番号は毎年変更します。", "2. 入館"),
+    ]
+    text, _ = subtask_answer(question, passages)
+    assert DECLINE in text
+    assert not reflect(question, passages, 0).is_completed
+
+
+def test_an_aspect_named_beside_the_topic_is_answered() -> None:
+    question = "ロッカーの鍵の返却期限はいつですか"
+    passages = [_passage("ロッカーの鍵の返却期限は退職日の翌営業日です。", "5. 備品")]
+    text, _ = subtask_answer(question, passages)
+    assert DECLINE not in text
+    assert reflect(question, passages, 0).is_completed
+
+
+def test_a_redo_is_not_answered_by_the_action_alone() -> None:
+    question = "入館カードを再発行してもらうにはどうすればよいですか"
+    passages = [_passage("入館カードは入社日に総務部が発行します。", "2. 入館")]
+    text, _ = subtask_answer(question, passages)
+    assert DECLINE in text
+    assert "再発行" in text
+    named = [_passage("入館カードを紛失したときは総務部が再発行します。", "2. 入館")]
+    assert DECLINE not in subtask_answer(question, named)[0]
+
+
+def test_a_related_answer_says_plainly_what_is_not_written() -> None:
+    question = "社用携帯の通話料の上限"
+    passages = [
+        _passage("社用携帯は総務部が貸与します。", "5. 備品"),
+        _passage("社用携帯の通話料は会社が負担します。", "5. 備品"),
+    ]
+    text, _ = subtask_answer(question, passages)
+    assert "関連しそうな記述" in text
+    assert "記載がありません" in text

@@ -36,7 +36,13 @@ from dataclasses import dataclass
 
 from keiri_agent.agents.helpdesk.models import ReflectionResult, SearchOutput, Subtask
 from keiri_agent.agents.helpdesk.offline.quotes import lead_sentence, trim
-from keiri_agent.agents.helpdesk.offline.specificity import most_specific, topic_terms, weight
+from keiri_agent.agents.helpdesk.offline.specificity import (
+    Aspect,
+    aspects,
+    most_specific,
+    topic_terms,
+    weight,
+)
 from keiri_agent.agents.helpdesk.offline.terms import (
     DEFAULT_VOCABULARY,
     PreparedText,
@@ -134,19 +140,58 @@ def _judge(subtask: str, results: Sequence[SearchOutput], vocabulary: Vocabulary
 def _absent(
     subtask: str, terms: Sequence[str], results: Sequence[SearchOutput], vocabulary: Vocabulary
 ) -> str:
-    """The part's most specific noun unit (all of its parts in one passage) when no passage
-    names it, else "". With several equally specific units, only when none is named."""
+    """What the passages do not speak of, else "": the part's most specific noun unit when
+    no passage names it (with several equally specific units, only when none is named);
+    else an aspect of the named topic (``specificity.aspects``) that no passage names — a
+    tied aspect named beside the topic (same sentence, or the sentence's heading), a redo
+    (「再発行」) as such."""
     best = most_specific(subtask, terms)
     if not best:
         return ""
-    for unit in best:
-        if any(_names(r.heading or "", unit, vocabulary) for r in results) or any(
-            _names(sentence, unit, vocabulary)
-            for r in results
-            for sentence in _SENTENCE_END.split(r.content)
-        ):
+    contexts = [
+        (r.heading or "", sentence)
+        for r in results
+        for sentence in [*_SENTENCE_END.split(r.content), ""]
+        if sentence.strip() or r.heading
+    ]
+    named = [
+        unit
+        for unit in best
+        if any(_names(h, unit, vocabulary) or _names(s, unit, vocabulary) for h, s in contexts)
+    ]
+    if not named:
+        return "".join(best[0])
+    missing = ""
+    for unit in named:
+        missing = _unnamed_aspect(subtask, terms, unit, contexts, vocabulary)
+        if not missing:
             return ""
-    return "".join(best[0])
+    return missing
+
+
+def _unnamed_aspect(
+    subtask: str,
+    terms: Sequence[str],
+    topic: tuple[str, ...],
+    contexts: Sequence[tuple[str, str]],
+    vocabulary: Vocabulary,
+) -> str:
+    """The first aspect of ``topic`` in ``subtask`` that no (heading, sentence) names as
+    :func:`_absent` requires, written as the question says it; "" when all are named."""
+    for aspect in aspects(subtask, terms, topic):
+
+        def says(text: str, aspect: Aspect = aspect) -> bool:
+            if aspect.form:
+                return bool(text.strip()) and PreparedText.of(text, vocabulary).has(aspect.form)
+            return _names(text, aspect.unit, vocabulary)
+
+        if not any(
+            (says(h) or says(s))
+            and (not aspect.linked or _names(h, topic, vocabulary) or _names(s, topic, vocabulary))
+            for h, s in contexts
+        ):
+            return aspect.form or "".join(aspect.unit)
+    return ""
 
 
 _SENTENCE_END = re.compile(r"(?<=[。．！？!?])|\n")
@@ -220,8 +265,11 @@ def subtask_answer(
             else f"「{_label(text)}」について、検索で見つかった記述は次のとおりです。"
         )
     else:
+        missing = "、".join(f"「{t}」" for t in verdict.missing)
+        not_written = f"{missing}の記載がありません" if missing else "直接の記載がありません"
         first = (
-            f"「{_label(text)}」に直接当てはまる記述は見つかりませんでした。"
+            f"「{_label(text)}」に直接当てはまる記述は見つかりませんでした"
+            f"（資料には{not_written}）。"
             f"{'、'.join(verdict.covered)}を含む関連しそうな記述は次のとおりです。"
         )
     return "\n".join([first, *items]), citations

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from keiri_agent.search.tokenize import content_terms, is_verbal_noun, normalize_for_search
@@ -129,19 +130,27 @@ def units(text: str, terms: Sequence[str]) -> list[tuple[str, ...]]:
     >>> units("有給休暇の申請", ["有給", "休暇", "申請"])
     [('有給', '休暇'), ('申請',)]
     """
+    return [unit for unit, _, _ in _placed_units(text, terms)]
+
+
+def _placed_units(text: str, terms: Sequence[str]) -> list[tuple[tuple[str, ...], int, int]]:
+    """:func:`units` with where each is written in the normalised ``text`` (start, end);
+    (-1, -1) for a unit whose term is not written as such (a tokenizer's normal form)."""
     norm = normalize_for_search(text)
     placed = sorted(
         (norm.find(term), term)
         for term in topic_terms(terms)
         if not term.isdigit() and term not in _RELATIONAL
     )
-    out: list[tuple[str, ...]] = []
+    out: list[tuple[tuple[str, ...], int, int]] = []
     end = -2
     for position, term in placed:
-        if out and position == end and position >= 0 and _nominal(term) and _nominal(out[-1][-1]):
-            out[-1] = (*out[-1], term)
+        last = out[-1][0] if out else ()
+        if last and position == end and position >= 0 and _nominal(term) and _nominal(last[-1]):
+            out[-1] = ((*last, term), out[-1][1], position + len(term))
         else:
-            out.append((term,))
+            span = (position, position + len(term)) if position >= 0 else (-1, -1)
+            out.append(((term,), *span))
         end = position + len(term) if position >= 0 else -2
     return out
 
@@ -181,3 +190,67 @@ def most_specific(text: str, terms: Sequence[str]) -> list[tuple[str, ...]]:
     if best[-1] < 2:
         return []
     return [u for u in found if _specificity(u, text) == best]
+
+
+_LINK = re.compile(
+    r"(?:の|を|が|は|に|で|へ|と|も|には|では|への|での|との|にも|から|まで|について|に関する)再?"
+)
+"""A particle that ties two nouns of a question (「法人カードの限度額」「APIキーを再発行」)."""
+_REDO = "再"
+
+
+@dataclass(frozen=True)
+class Aspect:
+    """What a question asks about its topic: a noun unit tied to the topic by a particle
+    (「限度額」 in 「法人カードの限度額」), or an action asked again (「再発行」).
+
+    ``form`` is how a passage must name it when it is not the unit's parts: a redo
+    (「再」 + a verbal noun) is named only as such — 「発行」 does not say 「再発行」.
+    """
+
+    unit: tuple[str, ...]
+    linked: bool
+    """Tied to the topic: a passage must name it next to the topic (same sentence or its
+    heading), not anywhere."""
+    form: str = ""
+
+
+def aspects(text: str, terms: Sequence[str], topic: Sequence[str]) -> list[Aspect]:
+    """The aspects of ``topic`` (one of :func:`most_specific`) asked in ``text``.
+
+    * every noun unit written right before or after the topic with only a particle
+      between (``_LINK``): 「法人カードの利用限度額」 → 「限度額」 (a generic word such as
+      「利用」 is no unit, so it does not break the tie);
+    * every action written with 「再」 before it (「再発行」「再申請」): whether tied or not,
+      a passage must say the redo, not just the action.
+
+    Verbs and adjectives (hiragana forms) are said in many ways and are no aspects.
+
+    >>> terms = ["法人", "カード", "限度", "額"]
+    >>> [a.unit for a in aspects("法人カードの限度額", terms, ("法人", "カード"))]
+    [('限度', '額')]
+    """
+    norm = normalize_for_search(text)
+    generic = sorted({t for t in terms if is_generic(t)}, key=len, reverse=True)
+    placed = [p for p in _placed_units(text, terms) if all(map(_nominal, p[0]))]
+    spans = [(start, end) for unit, start, end in placed if unit == tuple(topic) and start >= 0]
+    out: list[Aspect] = []
+    for unit, start, end in placed:
+        if unit == tuple(topic) or start < 0 or all(map(is_generic, unit)):
+            continue
+        linked = any(
+            _ties(norm[t_end:start], generic) or _ties(norm[end:t_start], generic)
+            for t_start, t_end in spans
+        )
+        redo = start > 0 and norm[start - 1] == _REDO and is_action(unit)
+        if linked or redo:
+            out.append(Aspect(unit, linked, _REDO + "".join(unit) if redo else ""))
+    return out
+
+
+def _ties(gap: str, generic: Sequence[str]) -> bool:
+    """``gap`` (the text between two nouns) is a particle, generic words aside
+    (「の利用」 in 「法人カードの利用限度額」)."""
+    for word in generic:
+        gap = gap.replace(word, "")
+    return bool(_LINK.fullmatch(gap))
