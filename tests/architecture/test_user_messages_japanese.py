@@ -27,6 +27,8 @@ SCOPE = (
     "plans",
     "cli",
     "agents/helpdesk/desk.py",
+    "agents/analysis/ops",
+    "agents/analysis/runtime",
 )
 ISSUE_BUILDERS = {"make_issue", "ValidationIssue"}
 JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff01-\uff60]")
