@@ -123,7 +123,7 @@ def test_reasks_are_bounded_then_llm_error() -> None:
 
 def test_zero_reasks_means_one_attempt() -> None:
     model = ScriptedChatModel([{"vendor": "A"}])
-    with pytest.raises(LLMError, match="after 1 attempt"):
+    with pytest.raises(LLMError, match="1 回試しても"):
         invoke_structured(model, Invoice, QUESTION, reasks=0)
 
 

@@ -326,8 +326,8 @@ def _feedback(raw: Any, name: str, text: str) -> list[BaseMessage]:
 
 def _exhausted(schema: type[BaseModel], attempts: int, error: str) -> LLMError:
     return LLMError(
-        f"the model did not produce a valid {schema.__name__} after {attempts} attempt(s)",
-        hint="simplify the request, use a stronger model, or raise "
-        "KEIRI_AGENT_STRUCTURED_OUTPUT_REASKS",
+        f"LLM が {attempts} 回試しても正しい形の回答（{schema.__name__}）を返しませんでした",
+        hint="依頼を簡単にするか、より高性能なモデルを設定してください。"
+        "再試行の回数は設定 KEIRI_AGENT_STRUCTURED_OUTPUT_REASKS で増やせます",
         details={"schema": schema.__name__, "attempts": attempts, "validation_error": error},
     )

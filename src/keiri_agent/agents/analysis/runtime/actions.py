@@ -42,8 +42,7 @@ def as_action_error(raised: Exception) -> KeiriAgentError:
     return ExecutionError(
         f"分析の実行中に予期しないエラーが起きました（{type_name}: {text}）",
         code="ACTION_FAILED",
-        hint="別の列・集計・絞り込み条件で簡単な指定にするか、"
-        "指定した列の値を確かめてください",
+        hint="別の列・集計・絞り込み条件で簡単な指定にするか、指定した列の値を確かめてください",
         details={"exception": type_name},
     )
 
