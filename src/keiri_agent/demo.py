@@ -92,7 +92,8 @@ def run_plan_demo(*, out_dir: Path, console: Console, settings: Settings) -> Pat
     if result.status != "success":
         first = result.errors[0] if result.errors else {"code": result.status, "message": ""}
         raise ExecutionError(
-            f"サンプルの Plan が {result.status} で終わりました: [{first['code']}] {first['message']}",
+            f"サンプルの Plan が {result.status} で終わりました: [{first['code']}] "
+            f"{first['message']}",
             hint=f"実行ログで原因を確かめてください: {result.log_path}",
         )
     rows = result.outputs["report_rows"]["rows"]
@@ -207,7 +208,8 @@ def run_demo(
     if not report_md:
         raise ExecutionError(
             "デモの会話がレポートを作らずに終わりました",
-            hint="最後の質問で `keiri-agent analyze` を実行すると、エージェントの返答を確かめられます",
+            hint="最後の質問で `keiri-agent analyze` を実行すると、エージェントの返答を確かめら"
+            "れます",
         )
     out_dir.mkdir(parents=True, exist_ok=True)
     report_path, files = write_report(out_dir, report_md, final.report_artifacts)

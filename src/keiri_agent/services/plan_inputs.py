@@ -249,12 +249,14 @@ def read_answers(path: Path | None) -> dict[str, Any]:
     except yaml.YAMLError as error:
         raise UserInputError(
             f"回答ファイル {path} は YAML として読めません: {error}",
-            hint="{ノードID: {項目: 値}} の形で書いてください（例: collect_inputs: {proceed: true}）",
+            hint="{ノードID: {項目: 値}} の形で書いてください"
+            "（例: collect_inputs: {proceed: true}）",
         ) from None
     if not isinstance(data, dict):
         raise UserInputError(
             f"回答ファイル {path} はノード ID ごとの回答の形になっていません",
-            hint="{ノードID: {項目: 値}} の形で書いてください（例: collect_inputs: {proceed: true}）",
+            hint="{ノードID: {項目: 値}} の形で書いてください"
+            "（例: collect_inputs: {proceed: true}）",
         )
     return data
 

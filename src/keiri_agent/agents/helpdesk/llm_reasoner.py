@@ -177,6 +177,7 @@ def _invoke(model: Runnable[Any, Any], messages: list[BaseMessage], step: str) -
     if not isinstance(response, BaseMessage):
         raise LLMError(
             f"{step}: LLM の応答がメッセージではありません（{type(response).__name__}）",
-            hint="設定の LLM モデル（設定ファイルか環境変数 KEIRI_AGENT_MODEL）が対話用のモデルか確かめてください",
+            hint="設定の LLM モデル（設定ファイルか環境変数 KEIRI_AGENT_MODEL）が対話用のモデル"
+            "か確かめてください",
         )
     return response

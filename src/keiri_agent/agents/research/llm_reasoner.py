@@ -175,6 +175,7 @@ async def _text(model: Runnable[Any, Any], messages: list[BaseMessage], step: st
     if not isinstance(response, BaseMessage):
         raise LLMError(
             f"{step}: LLM の応答がメッセージではありません（{type(response).__name__}）",
-            hint="設定の LLM モデル（設定ファイルか環境変数 KEIRI_AGENT_MODEL）が対話用のモデルか確かめてください",
+            hint="設定の LLM モデル（設定ファイルか環境変数 KEIRI_AGENT_MODEL）が対話用のモデル"
+            "か確かめてください",
         )
     return response.text.strip()

@@ -333,7 +333,8 @@ def _share_ratio(spec: ShareRatioSpec, data: pd.DataFrame) -> _Outcome:
             for key, value in negative.head(3).items()
         )
         raise SpecError(
-            f"{spec.group_col} に {value_name} の合計がマイナスのグループが {len(negative):,} 件あるため"
+            f"{spec.group_col} に {value_name} の合計がマイナスのグループが {len(negative):,} 件"
+            "あるため"
             f"構成比を計算できません（{examples}）",
             hint=f"返品などマイナスの行を絞り込み条件 {spec.value_col} >= 0 で除くか、"
             "groupby_agg で符号付きの合計を確かめてください",
@@ -379,7 +380,8 @@ def _correlation_matrix(spec: CorrelationMatrixSpec, data: pd.DataFrame) -> _Out
     for index, column in enumerate(named):
         if column not in numeric:
             raise SpecError(
-                f"列 {column!r} は数値の列ではありません（{data[column].dtype}）。相関には数値の列が必要です。"
+                f"列 {column!r} は数値の列ではありません（{data[column].dtype}）。相関には数値の"
+                "列が必要です。"
                 f"数値の列: {', '.join(map(str, numeric)) or '（なし）'}",
                 hint="数値の列だけを指定するか、columns を空にしてください",
                 details={"field": f"columns[{index}]", "value": column, "valid": numeric},

@@ -291,7 +291,8 @@ def _line(spec: LinePlotSpec, data: pd.DataFrame, axes: Axes) -> _Drawn:
     if spec.freq is not None:
         if not (pd.api.types.is_datetime64_any_dtype(x_column.dtype) or looks_like_dates(x_column)):
             raise SpecError(
-                f"x: 期間の集計 freq {spec.freq!r} には日付の列が必要ですが、{spec.x!r} は {x_column.dtype} です",
+                f"x: 期間の集計 freq {spec.freq!r} には日付の列が必要ですが、{spec.x!r} は "
+                f"{x_column.dtype} です",
                 hint="freq を外すか、x に日付の列を指定してください",
                 details={"field": "freq", "value": spec.freq},
             )

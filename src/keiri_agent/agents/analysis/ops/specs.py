@@ -244,7 +244,8 @@ def _check_tags(raw: dict[str, Any], tag: str, choices: tuple[str, ...], what: s
         if op not in FILTER_OPS:
             raise SpecError(
                 unknown_choice_message("絞り込みの演算子 op", str(op), FILTER_OPS),
-                hint='絞り込み条件は {"col": 列名, "op": 演算子, "value": 値} の形で、複数あればすべてを満たす行が残ります',
+                hint='絞り込み条件は {"col": 列名, "op": 演算子, "value": 値} の形で、複数あれば'
+                "すべてを満たす行が残ります",
                 details={"field": f"filters[{index}].op", "value": op, "valid": list(FILTER_OPS)},
             )
 
@@ -256,7 +257,8 @@ def _validation_error(error: ValidationError, what: str) -> SpecError:
         problems.append(f"{location}: {item['msg']}")
     return SpecError(
         f"{what} の指定が正しくありません: " + "; ".join(problems),
-        hint="項目名と値を確かめて指定し直してください（指定できる項目は docs/analysis.md にあります）",
+        hint="項目名と値を確かめて指定し直してください（指定できる項目は docs/analysis.md にあり"
+        "ます）",
         details={"problems": problems},
     )
 
@@ -267,7 +269,8 @@ def parse_analysis_spec(raw: dict[str, Any] | BaseModel) -> Any:
         raw = raw.model_dump()
     if not isinstance(raw, dict):
         raise SpecError(
-            f"分析の指定はオブジェクト（項目名と値の組）で書いてください（受け取ったもの: {type(raw).__name__}）",
+            "分析の指定はオブジェクト（項目名と値の組）で書いてください（受け取ったもの: "
+            f"{type(raw).__name__}）",
             hint='例: {"type": "analysis", "op": "dataset_overview"}',
         )
     _check_tags(raw, "op", ANALYSIS_OPS, "分析")
@@ -283,7 +286,8 @@ def parse_plot_spec(raw: dict[str, Any] | BaseModel) -> Any:
         raw = raw.model_dump()
     if not isinstance(raw, dict):
         raise SpecError(
-            f"グラフの指定はオブジェクト（項目名と値の組）で書いてください（受け取ったもの: {type(raw).__name__}）",
+            "グラフの指定はオブジェクト（項目名と値の組）で書いてください（受け取ったもの: "
+            f"{type(raw).__name__}）",
             hint='例: {"type": "plot", "kind": "bar", "x": 列名, "y": 列名}',
         )
     _check_tags(raw, "kind", PLOT_KINDS, "グラフ")

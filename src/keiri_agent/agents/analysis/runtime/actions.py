@@ -84,7 +84,8 @@ class AnalysisActions:
             raise as_action_error(raised) from raised
         raise SpecError(
             f"指定の種類 {kind!r} はありません。指定できるもの: analysis, plot",
-            hint='"type": "analysis"（"op" と一緒に）か "plot"（"kind" と一緒に）を指定してください',
+            hint='"type": "analysis"（"op" と一緒に）か "plot"（"kind" と一緒に）を指定してくだ'
+            "さい",
         )
 
     @staticmethod
