@@ -92,8 +92,9 @@ def run_plan_demo(*, out_dir: Path, console: Console, settings: Settings) -> Pat
     if result.status != "success":
         first = result.errors[0] if result.errors else {"code": result.status, "message": ""}
         raise ExecutionError(
-            f"the sample plan ended {result.status}: [{first['code']}] {first['message']}",
-            hint=f"see the run log: {result.log_path}",
+            f"サンプルの Plan が {result.status} で終わりました: [{first['code']}] "
+            f"{first['message']}",
+            hint=f"実行ログで原因を確かめてください: {result.log_path}",
         )
     rows = result.outputs["report_rows"]["rows"]
     for row in rows:
@@ -117,8 +118,8 @@ def run_design_demo(*, out_dir: Path, console: Console, settings: Settings) -> P
         console.print(f"注意: {warning}")
     if not result.ok or result.plan is None:
         raise ExecutionError(
-            f"the generated plan does not check: {result.reasoning}",
-            hint="run `keiri-agent plan generate` with the same instruction to see the issues",
+            f"生成した Plan が検証を通りませんでした: {result.reasoning}",
+            hint="同じ指示で `keiri-agent plan generate` を実行すると問題点を確かめられます",
         )
     blocks = " → ".join(str(getattr(node, "block", node.id)) for node in result.plan.graph)
     console.print(f"検証・ドライラン OK（{len(result.plan.graph)} ノード）: {blocks}")
@@ -206,8 +207,9 @@ def run_demo(
             final = turn
     if not report_md:
         raise ExecutionError(
-            "the demo conversation ended without a report",
-            hint="run `keiri-agent analyze` with the last question to see what the agent replied",
+            "デモの会話がレポートを作らずに終わりました",
+            hint="最後の質問で `keiri-agent analyze` を実行すると、エージェントの返答を確かめら"
+            "れます",
         )
     out_dir.mkdir(parents=True, exist_ok=True)
     report_path, files = write_report(out_dir, report_md, final.report_artifacts)

@@ -260,7 +260,7 @@ def test_groupby_agg_sort_by_the_source_column_hints_the_result_name(
 
 
 def test_groupby_agg_sum_of_text_is_an_error(sales_frame: pd.DataFrame) -> None:
-    with pytest.raises(SpecError, match="'sum' needs a numeric column"):
+    with pytest.raises(SpecError, match="集計 'sum' には数値の列が必要"):
         analyse(sales_frame, op="groupby_agg", group_cols=["店舗"], metrics={"地域": ["sum"]})
 
 
@@ -288,7 +288,7 @@ def test_share_ratio_counts_rows_and_keeps_pareto_after_top_k(
 
 def test_share_ratio_of_zero_total_is_an_error() -> None:
     frame = pd.DataFrame({"科目": ["a", "b"], "金額": [5, -5]})
-    with pytest.raises(SpecError, match="total"):
+    with pytest.raises(SpecError, match="構成比を計算できません"):
         analyse(frame, op="share_ratio", group_col="科目", value_col="金額")
 
 
@@ -347,13 +347,13 @@ def test_correlation_with_missing_and_constant_values_matches_pandas(method: str
 
 
 def test_correlation_non_numeric_named_column_is_an_error(twelve_numeric: pd.DataFrame) -> None:
-    with pytest.raises(SpecError, match="'名前' is not numeric"):
+    with pytest.raises(SpecError, match="'名前' は数値の列ではありません"):
         analyse(twelve_numeric, op="correlation_matrix", columns=["c01", "名前"])
 
 
 def test_correlation_needs_two_numeric_columns() -> None:
     frame = pd.DataFrame({"売上": [1.0, 2.0, 3.0], "地域": ["a", "b", "c"]})
-    with pytest.raises(SpecError, match="at least 2 numeric columns"):
+    with pytest.raises(SpecError, match="数値の列が 2 つ以上必要"):
         analyse(frame, op="correlation_matrix")
 
 

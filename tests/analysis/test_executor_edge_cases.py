@@ -139,7 +139,7 @@ def test_share_ratio_rejects_negative_group_totals() -> None:
     frame = pd.DataFrame({"取引先": ["A社", "B社(返品)", "C社"], "金額": [100, -100, 1]})
     with pytest.raises(SpecError) as caught:
         analyse(frame, op="share_ratio", group_col="取引先", value_col="金額")
-    assert "negative" in caught.value.message and "マイナス" in caught.value.message
+    assert "マイナス" in caught.value.message and "構成比" in caught.value.message
     assert "B社(返品)" in caught.value.message
     assert caught.value.hint and "groupby_agg" in caught.value.hint
 

@@ -146,7 +146,7 @@ def test_unpicklable_exception_becomes_execution_error() -> None:
 
 
 def test_unpicklable_result_becomes_execution_error() -> None:
-    with pytest.raises(ExecutionError, match="could not be sent back"):
+    with pytest.raises(ExecutionError, match="受け渡せませんでした"):
         run_isolated(lambda: threading.Lock(), **LIMITS)
 
 
@@ -303,7 +303,7 @@ def test_children_are_reaped() -> None:
 def test_no_fork_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delattr(os, "fork")
     assert not isolation_available()
-    with pytest.raises(ExecutionError, match=r"needs os\.fork") as info:
+    with pytest.raises(ExecutionError, match="Linux か macOS が必要") as info:
         run_isolated(int, **LIMITS)
     assert "KEIRI_AGENT_ANALYSIS_ISOLATION=false" in (info.value.hint or "")
 

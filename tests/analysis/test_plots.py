@@ -181,7 +181,7 @@ def test_line_resamples_text_dates() -> None:
 
 
 def test_line_freq_needs_a_date_column(sales_frame: pd.DataFrame) -> None:
-    with pytest.raises(SpecError, match="needs a date column"):
+    with pytest.raises(SpecError, match="日付の列が必要"):
         plot(sales_frame, kind="line", x="店舗", y="売上", freq="M")
 
 
@@ -208,7 +208,7 @@ def test_hist_by_group_shares_the_bins(sales_frame: pd.DataFrame) -> None:
 
 
 def test_hist_of_text_is_an_error(sales_frame: pd.DataFrame) -> None:
-    with pytest.raises(SpecError, match="not numeric"):
+    with pytest.raises(SpecError, match="数値の列ではありません"):
         plot(sales_frame, kind="hist", x="地域")
 
 
@@ -262,7 +262,7 @@ def test_title_from_the_spec_is_used(sales_frame: pd.DataFrame) -> None:
 
 
 def test_no_rows_after_filters_is_an_error(sales_frame: pd.DataFrame) -> None:
-    with pytest.raises(SpecError, match="no rows to plot"):
+    with pytest.raises(SpecError, match="グラフにする行がありません"):
         plot(
             sales_frame,
             kind="hist",

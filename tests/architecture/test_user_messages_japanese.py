@@ -1,7 +1,8 @@
 """Every error message and hint a user reads is Japanese (issue 16 item 5).
 
 The scan walks the source of the packages whose errors reach users (uploads,
-ZIP and Excel files, documents, the knowledge base, blocks, Plan checks, the CLI)
+ZIP and Excel files, documents, the knowledge base, blocks, Plan checks, the CLI,
+the analysis specs and runtime, the agents, services, storage, LLM calls, the demo)
 and reads every call that builds a user-facing error: a ``KeiriAgentError``
 subclass (found from the class definitions of the whole package), a Plan
 ``make_issue`` or ``ValidationIssue``. Every string literal given as its message
@@ -27,6 +28,17 @@ SCOPE = (
     "plans",
     "cli",
     "agents/helpdesk/desk.py",
+    "agents/helpdesk/agent.py",
+    "agents/helpdesk/prompts.py",
+    "agents/helpdesk/tools.py",
+    "agents/helpdesk/llm_reasoner.py",
+    "agents/research",
+    "services",
+    "storage",
+    "llm",
+    "demo.py",
+    "agents/analysis/ops",
+    "agents/analysis/runtime",
 )
 ISSUE_BUILDERS = {"make_issue", "ValidationIssue"}
 JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff01-\uff60]")

@@ -223,7 +223,7 @@ def test_failing_file_is_recorded_and_others_succeed() -> None:
     assert (summary["total"], summary["succeeded"], summary["failed"]) == (2, 1, 1)
     [error] = summary["errors"]
     assert error["file"] == "A社/1.txt" and error["code"] == "LLM_ERROR"
-    assert "after 3 attempt(s)" in error["message"]
+    assert "3 回試しても" in error["message"]
     assert len(model.calls) == 4  # first attempt + 2 re-asks, then the second file
 
 

@@ -108,7 +108,7 @@ def test_spec_file_reproduces_a_result(sales_csv: Path, tmp_path: Path) -> None:
     [
         ({"type": "analysis", "op": "pivot"}, "指定できるもの: dataset_overview"),
         ({"type": "plot", "kind": "hist", "x": "売り上げ"}, "もしかして '売上' ですか"),
-        ("not json", "not valid JSON"),
+        ("not json", "JSON として読めません"),
     ],
 )
 def test_bad_spec_is_a_reported_failure(

@@ -119,7 +119,7 @@ def test_bad_answers_file_and_bad_var_are_reported(tmp_path: Path) -> None:
     answers.write_text("- not a mapping\n", encoding="utf-8")
     result = runner.invoke(app, ["plan", "run", str(EXAMPLE), "--inputs", str(answers)])
     assert result.exit_code == 1
-    assert "must map node ids" in result.output
+    assert "ノード ID ごとの回答の形になっていません" in result.output
     usage = runner.invoke(app, ["plan", "run", str(EXAMPLE), "--var", "no-equals-sign"])
     assert usage.exit_code == 2
 

@@ -114,7 +114,7 @@ def test_persistent_500_fails_after_max_retries_plus_one_attempts() -> None:
 
     assert len(server.chat_requests) == max_retries + 1
     assert caught.value.details["status_code"] == 500
-    assert "base URL" in (caught.value.hint or "")
+    assert "接続先 URL" in (caught.value.hint or "")
     # Backoff 0.2 s then 0.4 s, each shortened by at most 25 % jitter.
     assert 0.45 <= elapsed < 3.0
 

@@ -123,7 +123,7 @@ def test_reasks_are_bounded_then_llm_error() -> None:
 
 def test_zero_reasks_means_one_attempt() -> None:
     model = ScriptedChatModel([{"vendor": "A"}])
-    with pytest.raises(LLMError, match="after 1 attempt"):
+    with pytest.raises(LLMError, match="1 回試しても"):
         invoke_structured(model, Invoice, QUESTION, reasks=0)
 
 
@@ -133,7 +133,7 @@ def test_service_errors_become_llm_errors_with_a_hint() -> None:
         invoke_structured(chat_model(compatible(server)), Invoice, QUESTION)
 
     assert len(server.chat_requests) == 1  # 401 is not retried
-    assert "API key" in (caught.value.hint or "")
+    assert "API キー" in (caught.value.hint or "")
     assert caught.value.details["status_code"] == 401
     assert "AuthenticationError" in caught.value.details["error_type"]
 
@@ -143,7 +143,7 @@ def test_unknown_model_hint_names_the_model() -> None:
     with server, pytest.raises(LLMError) as caught:
         invoke_structured(chat_model(compatible(server)), Invoice, QUESTION)
 
-    assert "model" in (caught.value.hint or "")
+    assert "モデル名" in (caught.value.hint or "")
 
 
 def test_an_exhausted_script_is_not_disguised_as_a_service_error() -> None:

@@ -247,9 +247,9 @@ def test_a_failing_embeddings_service_keeps_the_old_chunks(folder: Path) -> None
         request_timeout_s=2,
     )
     with VectorIndex.from_settings(settings, "manuals", path=folder) as broken:
-        with pytest.raises(LLMError, match="model service failed") as caught:
+        with pytest.raises(LLMError, match="LLM サービスでエラーが起きました") as caught:
             broken.upsert("rules.md", chunks("rules.md", ["新しい本文"]))
-        assert "base URL" in (caught.value.hint or "")
+        assert "接続先 URL" in (caught.value.hint or "")
         with pytest.raises(LLMError):
             broken.search(TEXTS[0])
     with VectorIndex("manuals", HashEmbeddings(), path=folder) as index:

@@ -147,11 +147,11 @@ def test_answers_files(tmp_path: Path) -> None:
     assert read_answers(good) == {"collect": {"proceed": True}}
     listed = tmp_path / "list.yaml"
     listed.write_text("- a\n", encoding="utf-8")
-    with pytest.raises(UserInputError, match="must map node ids"):
+    with pytest.raises(UserInputError, match="ノード ID ごとの回答の形になっていません"):
         read_answers(listed)
     broken = tmp_path / "broken.yaml"
     broken.write_text("a: [\n", encoding="utf-8")
-    with pytest.raises(UserInputError, match="not valid YAML"):
+    with pytest.raises(UserInputError, match="YAML として読めません"):
         read_answers(broken)
     with pytest.raises(UserInputError, match="not found"):
         read_answers(tmp_path / "missing.yaml")

@@ -39,7 +39,11 @@ def test_spec_files(tmp_path: Path) -> None:
     assert read_specs(path) == [one]
     path.write_text(json.dumps([one, one]), encoding="utf-8")
     assert read_specs(path) == [one, one]
-    for bad, message in (("[]", "non-empty"), ("[1]", "spec object"), ("{", "not valid JSON")):
+    for bad, message in (
+        ("[]", "1 つ以上の指定の一覧"),
+        ("[1]", "分析の指定 1 つ"),
+        ("{", "JSON として読めません"),
+    ):
         path.write_text(bad, encoding="utf-8")
         with pytest.raises(SpecError, match=message):
             read_specs(path)

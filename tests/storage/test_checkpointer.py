@@ -138,7 +138,7 @@ def test_checkpointer_kind_follows_the_url_scheme(url: str | None, kind: str) ->
 
 @pytest.mark.parametrize("url", ["mysql://u@h/db", "postgresql+asyncpg://u@h/db", "keiri.db"])
 def test_other_schemes_are_a_configuration_error(url: str) -> None:
-    with pytest.raises(ConfigurationError, match="unsupported database URL scheme") as caught:
+    with pytest.raises(ConfigurationError, match="には対応していません") as caught:
         checkpointer_kind(url)
     assert "postgresql+psycopg://" in (caught.value.hint or "")
 

@@ -61,3 +61,20 @@ def test_a_plan_forms_uploader_names_the_accepted_formats_in_japanese(keiri_home
     assert not at.exception, at.exception
     (uploader,) = at.get("file_uploader")
     assert "受け付ける形式: .xlsx" in uploader.proto.help
+
+
+def test_every_page_shows_the_offline_banner_with_how_to_set_an_api_key(keiri_home: Path) -> None:
+    """Issue 16 item 6: without an LLM every page says so in its sidebar, and how to set
+    one up (the settings file or the environment variable, and where)."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    for page in (None, "helpdesk_page.py", "research_page.py", "design_page.py", "run_page.py"):
+        if page:
+            at.switch_page(page).run()
+            assert not at.exception, at.exception
+        banners = [w.value for w in at.sidebar.warning if "オフラインモード" in w.value]
+        assert len(banners) == 1, (page, banners)
+        (banner,) = banners
+        assert "オフラインモード（LLM 未設定）" in banner
+        assert ".env" in banner and "環境変数 OPENAI_API_KEY" in banner

@@ -130,7 +130,9 @@ def analyze(
     from keiri_agent.agents.analysis import AnalysisAgent
 
     if (question is None) == (spec is None):
-        raise typer.BadParameter("give either QUESTION or --spec SPECS.json (not both)")
+        raise typer.BadParameter(
+            "質問（QUESTION）か --spec SPECS.json のどちらか一方を指定してください"
+        )
     try:
         settings = common_settings()
         check_out_folder(out)

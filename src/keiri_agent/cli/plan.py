@@ -548,9 +548,9 @@ def migrate(
         console.print(f"[{style}]·[/] {escape(change)}")
     console.print(escape(diff), highlight=False, soft_wrap=True)
     if written:
-        console.print(f"[green]written[/green] {path} (old version: {backup})")
+        console.print(f"[green]書き込みました[/green] {path}（元の版: {backup}）")
     else:
-        console.print("dry run: nothing written (use --write)")
+        console.print("確認のみ: 書き込んでいません（書き込むには --write を付けてください）")
 
 
 plan_app.add_typer(design_app)  # plan generate / register / templates (cli.design)

@@ -32,7 +32,10 @@ from keiri_agent.masking import mask_text
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 
-SERVICE_HINT = "check the API key, the base URL / endpoint and the model (deployment) name"
+SERVICE_HINT = (
+    "LLM の設定（API キー、接続先 URL、モデル名）を確かめてください。"
+    "設定は設定ファイル .env か環境変数（OPENAI_API_KEY など）にあります"
+)
 
 MALFORMED_REPLY_ERRORS: tuple[type[Exception], ...] = (ValueError, LookupError, TypeError)
 """What the openai SDK and LangChain raise on a reply that is not a chat completion
@@ -160,25 +163,34 @@ def to_llm_error(exc: openai.APIError, endpoint: str | None = None) -> LLMError:
     status = getattr(exc, "status_code", None)
     wait_s = retry_after_s(exc) if isinstance(exc, openai.RateLimitError) else None
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        hint = "check the API key (OPENAI_API_KEY / AZURE_OPENAI_API_KEY)"
+        hint = (
+            "API キーが正しいか確かめてください"
+            "（設定ファイル .env か環境変数 OPENAI_API_KEY / AZURE_OPENAI_API_KEY）"
+        )
     elif isinstance(exc, openai.NotFoundError):
-        hint = "check the model (Azure: deployment) name and the base URL / endpoint"
+        hint = "モデル名（Azure ではデプロイ名）と接続先 URL の設定を確かめてください"
     elif isinstance(exc, openai.RateLimitError) and wait_s is not None:
         hint = (
             f"LLM サービスが {describe_wait(wait_s)}待つよう求めています（Retry-After）。"
             "時間をおいてから再実行してください"
         )
     elif isinstance(exc, openai.RateLimitError):
-        hint = "rate limited even after retries: wait, lower concurrency or raise max_retries"
+        hint = (
+            "LLM サービスの利用回数の上限に達しました。時間をおいてから再実行するか、"
+            "同時に実行する数を減らしてください"
+        )
     elif isinstance(exc, openai.APITimeoutError):
-        hint = "the request timed out: raise KEIRI_AGENT_REQUEST_TIMEOUT_S or check the server"
+        hint = (
+            "LLM サービスの応答が時間内に返りませんでした。時間をおいて再実行してください"
+            "（待ち時間は設定 KEIRI_AGENT_REQUEST_TIMEOUT_S で延ばせます）"
+        )
     elif isinstance(exc, openai.APIConnectionError):
-        hint = "cannot reach the service: check the base URL / endpoint and the network"
+        hint = "LLM サービスに接続できません。接続先 URL の設定とネットワークを確かめてください"
     else:
         hint = SERVICE_HINT
-    message = f"the model service failed: {type(exc).__name__}: {_excerpt(exc, 500)}"
+    message = f"LLM サービスでエラーが起きました: {type(exc).__name__}: {_excerpt(exc, 500)}"
     if endpoint:
-        message += f" (endpoint {endpoint})"
+        message += f"（接続先 {endpoint}）"
     details: dict[str, Any] = {"error_type": type(exc).__name__, "status_code": status}
     if endpoint:
         details["endpoint"] = endpoint
@@ -326,8 +338,8 @@ def _feedback(raw: Any, name: str, text: str) -> list[BaseMessage]:
 
 def _exhausted(schema: type[BaseModel], attempts: int, error: str) -> LLMError:
     return LLMError(
-        f"the model did not produce a valid {schema.__name__} after {attempts} attempt(s)",
-        hint="simplify the request, use a stronger model, or raise "
-        "KEIRI_AGENT_STRUCTURED_OUTPUT_REASKS",
+        f"LLM が {attempts} 回試しても正しい形の回答（{schema.__name__}）を返しませんでした",
+        hint="依頼を簡単にするか、より高性能なモデルを設定してください。"
+        "再試行の回数は設定 KEIRI_AGENT_STRUCTURED_OUTPUT_REASKS で増やせます",
         details={"schema": schema.__name__, "attempts": attempts, "validation_error": error},
     )

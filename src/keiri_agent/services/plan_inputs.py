@@ -103,7 +103,10 @@ def read_plan_text(store: PlanStore, reference: str | Path) -> tuple[Path, str]:
     try:
         raw = path.read_bytes()
     except OSError as error:
-        raise UserInputError(f"cannot read the plan {path}: {error.strerror or error}") from None
+        raise UserInputError(
+            f"Plan ファイル {path} を読み込めません: {error.strerror or error}",
+            hint="ファイルの場所と読み取り権限を確かめてください",
+        ) from None
     try:
         return path, decode_text(raw).text
     except TextDecodeError:
@@ -245,13 +248,15 @@ def read_answers(path: Path | None) -> dict[str, Any]:
         data = yaml.safe_load(read_text_file(path, "answers file"))
     except yaml.YAMLError as error:
         raise UserInputError(
-            f"{path} is not valid YAML: {error}",
-            hint="write {node_id: {field: value}}, e.g. collect_inputs: {proceed: true}",
+            f"回答ファイル {path} は YAML として読めません: {error}",
+            hint="{ノードID: {項目: 値}} の形で書いてください"
+            "（例: collect_inputs: {proceed: true}）",
         ) from None
     if not isinstance(data, dict):
         raise UserInputError(
-            f"{path} must map node ids to answers",
-            hint="write {node_id: {field: value}}, e.g. collect_inputs: {proceed: true}",
+            f"回答ファイル {path} はノード ID ごとの回答の形になっていません",
+            hint="{ノードID: {項目: 値}} の形で書いてください"
+            "（例: collect_inputs: {proceed: true}）",
         )
     return data
 

@@ -45,13 +45,13 @@ def read_specs(path: Path) -> list[dict[str, Any]]:
         data = json.loads(read_text_file(path, "spec file", error_class=SpecError))
     except json.JSONDecodeError as error:
         raise SpecError(
-            f"{path} is not valid JSON: {error.msg} at line {error.lineno}",
-            hint="the file must hold one spec object or a list of spec objects",
+            f"{path} は JSON として読めません（{error.lineno} 行目: {error.msg}）",
+            hint="分析の指定 1 つ、またはその一覧を JSON で書いてください",
         ) from None
     specs = data if isinstance(data, list) else [data]
     if not specs or not all(isinstance(item, dict) for item in specs):
         raise SpecError(
-            f"{path} must hold a spec object or a non-empty list of spec objects",
-            hint='e.g. {"type": "analysis", "op": "dataset_overview"}',
+            f"{path} には分析の指定 1 つ、または 1 つ以上の指定の一覧を書いてください",
+            hint='例: {"type": "analysis", "op": "dataset_overview"}',
         )
     return specs

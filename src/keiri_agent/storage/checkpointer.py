@@ -110,8 +110,9 @@ def checkpointer_kind(url: str | None) -> CheckpointerKind:
     if scheme in _POSTGRES_SCHEMES:
         return "postgres"
     raise ConfigurationError(
-        f"unsupported database URL scheme {scheme or url!r} for the LangGraph checkpointer",
-        hint="use sqlite:///path/to/file.db or postgresql+psycopg://user:password@host/db",
+        f"会話の保存先データベースの URL {scheme or url!r} には対応していません",
+        hint="設定ファイルか環境変数 KEIRI_AGENT_DATABASE_URL に sqlite:///path/to/file.db か "
+        "postgresql+psycopg://user:password@host/db の形で指定してください",
         details={"scheme": scheme, "supported": ["sqlite", *_POSTGRES_SCHEMES]},
     )
 
@@ -123,7 +124,10 @@ def postgres_conninfo(url: str) -> str:
     """
     scheme, rest = url.split("://", 1)
     if scheme.lower() not in _POSTGRES_SCHEMES:
-        raise ConfigurationError(f"not a PostgreSQL URL: {scheme}://...")
+        raise ConfigurationError(
+            f"PostgreSQL の URL ではありません: {scheme}://...",
+            hint="postgresql+psycopg://user:password@host/db の形で指定してください",
+        )
     return f"postgresql://{rest}"
 
 

@@ -57,15 +57,20 @@ def accepted_types_caption(types: list[str] | None, *, sidebar: bool = False) ->
     target.caption(f"対応形式: {shown}（これ以外の形式のファイルは選べません）")
 
 
-def provider_banner(settings: Settings) -> None:
-    """Say plainly in the sidebar whether an LLM is used or the offline rules decide."""
-    if settings.is_offline:
-        st.sidebar.warning(
-            "オフラインモード: LLM が設定されていないため、ルールベースで判断します。"
-            "LLM を使うには、管理者に LLM の接続先（OPENAI_API_KEY など）"
-            "の設定を依頼してください。",
-            icon="⚠️",
-        )
+OFFLINE_BANNER = (
+    "オフラインモード（LLM 未設定）: LLM を使わず、ルールベースで動作します。"
+    "LLM を使うには、設定ファイル .env（アプリを起動するフォルダにあります）か"
+    "環境変数 OPENAI_API_KEY に OpenAI の API キーを書き、アプリを起動し直してください。"
+    "Azure OpenAI などほかの接続先や、設定の変更ができない場合はシステム管理者に依頼してください。"
+)
+
+
+def provider_banner(settings: Settings, *, offline: bool | None = None) -> None:
+    """Say plainly in the sidebar whether an LLM is used or the offline rules decide,
+    and how to configure an LLM when none is (``offline`` overrides the settings' own
+    answer, e.g. for a page given a chat model directly)."""
+    if settings.is_offline if offline is None else offline:
+        st.sidebar.warning(OFFLINE_BANNER, icon="⚠️")
     else:
         st.sidebar.success(f"LLM: {settings.describe()}")
 

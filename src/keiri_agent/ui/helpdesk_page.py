@@ -52,7 +52,7 @@ from keiri_agent.search.knowledge_base import IndexReport
 from keiri_agent.services.answer_history import AnswerHistory
 from keiri_agent.services.jobs import Job
 from keiri_agent.services.knowledge import index_knowledge
-from keiri_agent.ui.components import accepted_types_caption, persistent
+from keiri_agent.ui.components import accepted_types_caption, persistent, provider_banner
 from keiri_agent.ui.local_time import local_time
 from keiri_agent.ui.session import session_settings
 from keiri_agent.workspace import Workspace
@@ -417,10 +417,12 @@ def render_helpdesk_page() -> None:
         "社内システムのマニュアルと FAQ を検索して、出典つきで回答します。"
         "質問は内容ごとに分けて、並行して検索します。"
     )
-    if desk.settings.is_offline and desk.chat_model is None:
+    offline = desk.settings.is_offline and desk.chat_model is None
+    provider_banner(desk.settings, offline=offline)
+    if offline:
         st.info(
             "オフラインモード: LLM を使わず、質問を分割し検索結果を引用して回答します。"
-            "OPENAI_API_KEY などを設定すると LLM が回答を作成します。",
+            "LLM を設定すると（設定のしかたはサイドバーの案内を参照）LLM が回答を作成します。",
             icon="⚠️",
         )
     else:

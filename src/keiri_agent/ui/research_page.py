@@ -294,7 +294,8 @@ def _body(service: ResearchService) -> None:
     if settings.is_offline:
         st.info(
             "オフラインモード: LLM を使わず、質問のキーワードで検索し、資料の文を抜き出して"
-            "レポートを組み立てます（抽出型）。OPENAI_API_KEY などを設定すると LLM が"
+            "レポートを組み立てます（抽出型）。LLM を設定すると（設定のしかたはサイドバーの"
+            "案内を参照）LLM が"
             "計画・要約・執筆します。",
             icon="⚠️",
         )

@@ -91,7 +91,7 @@ def test_create_plan_reasks_when_the_structured_output_is_invalid() -> None:
 
 def test_create_plan_raises_llm_error_when_every_reply_is_invalid() -> None:
     agent, _ = make_agent([{"subtasks": 1}] * 3)
-    with pytest.raises(LLMError, match="valid SubtaskPlan"):
+    with pytest.raises(LLMError, match="正しい形の回答（SubtaskPlan）"):
         agent.create_plan({"question": "質問"})
 
 
@@ -331,10 +331,10 @@ def test_ensure_answer_sections_keeps_existing_sections() -> None:
 
 def test_constructor_rejects_bad_configuration() -> None:
     model = ScriptedChatModel()
-    with pytest.raises(ConfigurationError, match="at least one search tool"):
+    with pytest.raises(ConfigurationError, match="検索先が 1 つもありません"):
         HelpDeskAgent(Settings(), tools=[], chat_model=model)
     tools = default_tools(FixedSearcher(CHUNKS), FixedSearcher(CHUNKS))
-    with pytest.raises(ConfigurationError, match="two search tools"):
+    with pytest.raises(ConfigurationError, match="が重複しています"):
         HelpDeskAgent(Settings(), tools=[tools[0], tools[0]], chat_model=model)
     with pytest.raises(ConfigurationError):
         HelpDeskAgent(Settings(), tools=tools, chat_model=model, max_challenge_count=0)

@@ -58,7 +58,7 @@ def test_service_failure_raises_llm_error_with_a_hint(tmp_path: Path) -> None:
         agent = HelpDeskAgent(settings_for(server, tmp_path), tools=tools)
         with pytest.raises(LLMError) as caught:
             agent.run_agent("パスワードの条件は?")
-    assert "API key" in (caught.value.hint or "")
+    assert "API キー" in (caught.value.hint or "")
 
 
 def test_failure_inside_a_subtask_raises_llm_error(tmp_path: Path) -> None:

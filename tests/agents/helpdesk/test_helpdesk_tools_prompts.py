@@ -81,7 +81,7 @@ def test_default_tools_with_vector_faq_has_no_note_and_overrides_apply() -> None
 
 @pytest.mark.parametrize("name", ["", "検索", "a b", "x" * 65])
 def test_invalid_tool_names_are_rejected(name: str) -> None:
-    with pytest.raises(ConfigurationError, match="not a valid function name"):
+    with pytest.raises(ConfigurationError, match="は使えません"):
         SearchTool(name, "d", FixedSearcher())
 
 
@@ -104,10 +104,10 @@ def test_prompt_overrides_by_keyword_subclass_and_yaml(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"planner_user_prompt": "no placeholder"}, "expected exactly: {question}"),
-        ({"planner_user_prompt": "{question} {extra}"}, "expected exactly"),
-        ({"unknown_prompt": "x"}, "unknown HelpDesk prompt"),
-        ({"planner_system_prompt": "{"}, "not a valid template"),
+        ({"planner_user_prompt": "no placeholder"}, "必要な差し込み項目: {question}"),
+        ({"planner_user_prompt": "{question} {extra}"}, "必要な差し込み項目"),
+        ({"unknown_prompt": "x"}, "プロンプト名 unknown_prompt はありません"),
+        ({"planner_system_prompt": "{"}, "書き方が正しくありません"),
     ],
 )
 def test_bad_prompt_overrides_fail_early(overrides: dict[str, str], message: str) -> None:
@@ -118,7 +118,7 @@ def test_bad_prompt_overrides_fail_early(overrides: dict[str, str], message: str
 def test_bad_yaml_prompt_file(tmp_path: Path) -> None:
     path = tmp_path / "p.yaml"
     path.write_text("- a list\n", encoding="utf-8")
-    with pytest.raises(ConfigurationError, match="mapping"):
+    with pytest.raises(ConfigurationError, match="マッピング"):
         HelpDeskAgentPrompts.from_yaml(path)
-    with pytest.raises(ConfigurationError, match="cannot read"):
+    with pytest.raises(ConfigurationError, match="読み込めません"):
         HelpDeskAgentPrompts.from_yaml(tmp_path / "missing.yaml")

@@ -132,14 +132,15 @@ class HelpDeskAgent:
     ) -> None:
         if not tools:
             raise ConfigurationError(
-                "HelpDeskAgent needs at least one search tool",
-                hint="pass tools=default_tools(manual_searcher, qa_searcher)",
+                "ヘルプデスクに検索先が 1 つもありません",
+                hint="マニュアルか Q&A のナレッジを登録してください"
+                "（開発者は tools=default_tools(manual_searcher, qa_searcher) を渡してください）",
             )
         if max_challenge_count < 1 or max_parallel_subtasks < 1:
             raise ConfigurationError(
-                f"max_challenge_count ({max_challenge_count}) and max_parallel_subtasks "
-                f"({max_parallel_subtasks}) must be at least 1",
-                hint="use the defaults 3 and 8",
+                f"max_challenge_count（{max_challenge_count}）と max_parallel_subtasks "
+                f"（{max_parallel_subtasks}）は 1 以上にしてください",
+                hint="既定値の 3 と 8 を使ってください",
             )
         self.settings = settings
         self.tools = list(tools)

@@ -176,7 +176,8 @@ def _invoke(model: Runnable[Any, Any], messages: list[BaseMessage], step: str) -
         response = model.invoke(messages)
     if not isinstance(response, BaseMessage):
         raise LLMError(
-            f"{step}: the chat model returned {type(response).__name__}, not a message",
-            hint="use a LangChain chat model",
+            f"{step}: LLM の応答がメッセージではありません（{type(response).__name__}）",
+            hint="設定の LLM モデル（設定ファイルか環境変数 KEIRI_AGENT_MODEL）が対話用のモデル"
+            "か確かめてください",
         )
     return response

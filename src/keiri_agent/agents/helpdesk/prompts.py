@@ -181,8 +181,8 @@ class HelpDeskAgentPrompts:
         unknown = sorted(set(overrides) - PLACEHOLDERS.keys())
         if unknown:
             raise ConfigurationError(
-                f"unknown HelpDesk prompt name(s): {', '.join(unknown)}",
-                hint=f"valid names: {', '.join(PLACEHOLDERS)}",
+                f"ヘルプデスクのプロンプト名 {', '.join(unknown)} はありません",
+                hint=f"指定できる名前: {', '.join(PLACEHOLDERS)}",
             )
         for name, text in overrides.items():
             setattr(self, name, text)
@@ -199,7 +199,8 @@ class HelpDeskAgentPrompts:
         bad = sorted(str(name) for name, text in texts.items() if not isinstance(text, str))
         if bad:
             raise ConfigurationError(
-                f"HelpDesk prompt(s) {', '.join(bad)} must be text", hint="quote the YAML values"
+                f"ヘルプデスクのプロンプト {', '.join(bad)} は文字列で書いてください",
+                hint='YAML の値を引用符（"..."）で囲んでください',
             )
         return cls(**{str(name): text for name, text in texts.items()})
 
@@ -211,15 +212,15 @@ class HelpDeskAgentPrompts:
             loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as exc:
             raise ConfigurationError(
-                f"cannot read HelpDesk prompts from {path}: {exc}",
-                hint="give a readable YAML file mapping prompt names to texts",
+                f"ヘルプデスクのプロンプトファイル {path} を読み込めません: {exc}",
+                hint="プロンプト名と本文の組を書いた YAML ファイルを指定してください",
             ) from exc
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, Mapping):
             raise ConfigurationError(
-                f"{path} must be a YAML mapping of prompt names to texts",
-                hint=f"valid names: {', '.join(PLACEHOLDERS)}",
+                f"{path} はプロンプト名と本文の組（YAML のマッピング）で書いてください",
+                hint=f"指定できる名前: {', '.join(PLACEHOLDERS)}",
             )
         return cls.from_mapping(loaded)
 
@@ -233,15 +234,15 @@ class HelpDeskAgentPrompts:
             found = placeholders(text)
         except ValueError as exc:
             raise ConfigurationError(
-                f"HelpDesk prompt {name!r} is not a valid template: {exc}",
-                hint="write literal braces as {{ and }}",
+                f"ヘルプデスクのプロンプト {name!r} の書き方が正しくありません: {exc}",
+                hint="波かっこそのものは {{ と }} のように二重にして書いてください",
             ) from exc
         expected = PLACEHOLDERS[name]
         if found != expected:
             shown = ", ".join("{" + item + "}" for item in sorted(expected)) or "none"
             raise ConfigurationError(
-                f"HelpDesk prompt {name!r} has placeholders "
-                f"{sorted(found) or 'none'}; expected exactly: {shown}",
-                hint="use the same placeholders as the default prompt; write literal braces "
-                "as {{ and }}",
+                f"ヘルプデスクのプロンプト {name!r} の差し込み項目 "
+                f"{sorted(found) or '（なし）'} が違います。必要な差し込み項目: {shown}",
+                hint="既定のプロンプトと同じ差し込み項目を使い、"
+                "波かっこそのものは {{ と }} のように二重にして書いてください",
             )

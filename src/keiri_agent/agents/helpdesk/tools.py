@@ -67,12 +67,13 @@ class SearchTool:
     def __post_init__(self) -> None:
         if not TOOL_NAME_PATTERN.match(self.name):
             raise ConfigurationError(
-                f"search tool name {self.name!r} is not a valid function name",
-                hint="use 1-64 ASCII letters, digits, '_' or '-', e.g. search_xyz_manual",
+                f"検索ツール名 {self.name!r} は使えません",
+                hint="半角英数字と '_'・'-' で 1〜64 文字にしてください（例: search_xyz_manual）",
             )
         if self.k < 1:
             raise ConfigurationError(
-                f"search tool {self.name!r} has k={self.k}", hint="k must be at least 1"
+                f"検索ツール {self.name!r} の件数 k={self.k} は使えません",
+                hint="k は 1 以上にしてください",
             )
 
     @property
@@ -177,7 +178,8 @@ def tool_map(tools: Sequence[SearchTool]) -> dict[str, SearchTool]:
     for tool in tools:
         if tool.name in mapping:
             raise ConfigurationError(
-                f"two search tools are named {tool.name!r}", hint="give every tool its own name"
+                f"検索ツール名 {tool.name!r} が重複しています",
+                hint="ツールごとに別の名前を付けてください",
             )
         mapping[tool.name] = tool
     return mapping

@@ -174,7 +174,8 @@ async def _text(model: Runnable[Any, Any], messages: list[BaseMessage], step: st
         response = await model.ainvoke(messages)
     if not isinstance(response, BaseMessage):
         raise LLMError(
-            f"{step}: the chat model returned {type(response).__name__}, not a message",
-            hint="use a LangChain chat model",
+            f"{step}: LLM の応答がメッセージではありません（{type(response).__name__}）",
+            hint="設定の LLM モデル（設定ファイルか環境変数 KEIRI_AGENT_MODEL）が対話用のモデル"
+            "か確かめてください",
         )
     return response.text.strip()

@@ -241,8 +241,8 @@ def _duplicate_check(spec: DuplicateCheckSpec, data: pd.DataFrame) -> _Outcome:
         counts = candidates.value_counts(dropna=False, sort=True)
     except TypeError as error:
         raise SpecError(
-            f"duplicate_check cannot compare the values of {subset}: {error}",
-            hint="give subset columns with plain values",
+            f"重複チェックで列 {subset} の値を比べられません: {error}",
+            hint="文字・数値・日付などふつうの値が入った列を subset に指定してください",
         ) from None
     repeated = counts[counts > 1]
     extra_rows = int((repeated - 1).sum())
@@ -271,8 +271,8 @@ def _groupby_agg(spec: GroupbyAggSpec, data: pd.DataFrame) -> _Outcome:
     clash = set(named) & set(spec.group_cols)
     if clash:
         raise SpecError(
-            f"result column(s) {sorted(clash)} would have the same name as a group column",
-            hint="rename the column or aggregate another one",
+            f"集計結果の列 {sorted(clash)} がグループの列と同じ名前になります",
+            hint="別の列を集計するか、グループにする列を変えてください",
         )
     grouped = data.groupby(spec.group_cols, sort=False, observed=True, dropna=False)
     result = grouped.agg(**named).reset_index()
@@ -341,20 +341,19 @@ def _share_ratio(spec: ShareRatioSpec, data: pd.DataFrame) -> _Outcome:
             for key, value in negative.head(3).items()
         )
         raise SpecError(
-            f"share_ratio needs non-negative totals, but {len(negative):,} group(s) of "
-            f"{spec.group_col!r} have a negative {value_name} ({examples}); shares of a total "
-            "with negative parts are meaningless"
-            f"（{spec.group_col} に合計がマイナスのグループがあるため構成比を計算できません）",
-            hint=f"filter out negative {spec.value_col} rows (e.g. returns) with a filter "
-            f"{spec.value_col} >= 0, or use groupby_agg to see the totals with their signs",
+            f"{spec.group_col} に {value_name} の合計がマイナスのグループが {len(negative):,} 件"
+            "あるため"
+            f"構成比を計算できません（{examples}）",
+            hint=f"返品などマイナスの行を絞り込み条件 {spec.value_col} >= 0 で除くか、"
+            "groupby_agg で符号付きの合計を確かめてください",
             details={"field": "value_col", "value": spec.value_col},
         )
     values = values.sort_values(ascending=False, kind="stable")
     total = float(values.sum())
     if len(values) and total == 0:
         raise SpecError(
-            f"the total of {value_name} is 0, so shares cannot be computed",
-            hint="pick another value column or change the filters",
+            f"{value_name} の合計が 0 のため構成比を計算できません",
+            hint="別の値の列を指定するか、絞り込み条件を変えてください",
         )
     share_name = unique_name([*taken, value_name], "構成比")
     cumulative_name = unique_name([*taken, value_name, share_name], "累積構成比")
@@ -401,9 +400,10 @@ def _correlation_matrix(spec: CorrelationMatrixSpec, data: pd.DataFrame) -> _Out
     for index, column in enumerate(named):
         if column not in numeric:
             raise SpecError(
-                f"column {column!r} is not numeric ({data[column].dtype}); correlation needs "
-                f"numeric columns. numeric: {', '.join(map(str, numeric)) or '(none)'}",
-                hint="name numeric columns only, or leave columns empty",
+                f"列 {column!r} は数値の列ではありません（{data[column].dtype}）。相関には数値の"
+                "列が必要です。"
+                f"数値の列: {', '.join(map(str, numeric)) or '（なし）'}",
+                hint="数値の列だけを指定するか、columns を空にしてください",
                 details={"field": f"columns[{index}]", "value": column, "valid": numeric},
             )
     rest = [c for c in numeric if c not in set(named)]
@@ -415,9 +415,9 @@ def _correlation_matrix(spec: CorrelationMatrixSpec, data: pd.DataFrame) -> _Out
     chosen = named + rest
     if len(chosen) < 2:
         raise SpecError(
-            f"correlation needs at least 2 numeric columns; numeric columns: "
-            f"{', '.join(map(str, numeric)) or '(none)'}",
-            hint="pick another dataset or convert columns to numbers",
+            f"相関には数値の列が 2 つ以上必要です。数値の列: "
+            f"{', '.join(map(str, numeric)) or '（なし）'}",
+            hint="数値の列が 2 つ以上あるデータを選ぶか、列の値を数値にしてください",
             details={"valid": numeric},
         )
     matrix = _correlate(data[chosen], spec.method)

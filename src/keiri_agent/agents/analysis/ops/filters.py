@@ -88,7 +88,7 @@ def filter_mask(
         if condition.col not in df.columns:
             raise SpecError(
                 unknown_choice_message("列", condition.col, [str(c) for c in df.columns]),
-                hint="use a column name exactly as in the dataset summary",
+                hint="データの概要に表示された列名をそのまま指定してください",
                 details={"field": f"filters[{index}].col", "value": condition.col},
             )
         part = _condition(df[condition.col], condition, index)
@@ -112,8 +112,8 @@ def _as_filter(item: Filter | Mapping[str, Any], index: int) -> Filter:
         return Filter.model_validate(dict(item))
     except (ValidationError, TypeError, ValueError) as error:
         raise SpecError(
-            f"invalid filters[{index}]: {error}",
-            hint='a filter is {"col": ..., "op": ..., "value": ...}',
+            f"絞り込み条件 filters[{index}] の書き方が正しくありません: {error}",
+            hint='絞り込み条件は {"col": 列名, "op": 演算子, "value": 値} の形で書いてください',
             details={"field": f"filters[{index}]"},
         ) from None
 

@@ -78,8 +78,8 @@ def _register_japanese_font() -> list[str]:
     path = Path(locations[0], "fonts", "ipaexg.ttf") if locations else None
     if path is None or not path.is_file():
         raise ConfigurationError(
-            "the Japanese font of matplotlib-fontja (fonts/ipaexg.ttf) was not found",
-            hint="install the project dependencies again (uv sync)",
+            "グラフ用の日本語フォント（matplotlib-fontja の fonts/ipaexg.ttf）が見つかりません",
+            hint="システム管理者に依存パッケージの再インストール（uv sync）を依頼してください",
         )
     font_manager.fontManager.addfont(str(path))
     name = font_manager.FontProperties(fname=str(path)).get_name()
@@ -125,8 +125,8 @@ def run_plot(spec: PlotSpecModel | Mapping[str, Any], df: pd.DataFrame) -> Actio
     data = apply_filters(df, model.filters, columns) if model.filters else df
     if len(data) == 0:
         raise SpecError(
-            f"no rows to plot: none of the {len(df):,} rows match the filters",
-            hint="relax or remove the filters",
+            f"グラフにする行がありません: {len(df):,} 行のどれも絞り込み条件に合いません",
+            hint="絞り込み条件をゆるめるか、外してください",
             details={"rows_in": len(df), "rows_after_filters": 0},
         )
     figure = Figure(figsize=(9, 5.5), dpi=100, layout="constrained")
@@ -185,14 +185,16 @@ def _numbers(data: pd.DataFrame, column: str, field: str) -> pd.Series:
     series = data[column]
     if not (is_numeric_column(series) or pd.api.types.is_bool_dtype(series.dtype)):
         raise SpecError(
-            f"{field}: column {column!r} is not numeric ({series.dtype})",
-            hint="pick a numeric column for this axis",
+            f"{field}: 列 {column!r} は数値の列ではありません（{series.dtype}）",
+            hint="この軸には金額・数量など数値の列を指定してください",
             details={"field": field, "value": column},
         )
     values = series.astype("float64")
     if not np.isfinite(values.to_numpy()).any():
         raise SpecError(
-            f"{field}: column {column!r} has no values to plot", details={"field": field}
+            f"{field}: 列 {column!r} にグラフにできる値がありません",
+            hint="値の入っている数値の列を指定するか、絞り込み条件を見直してください",
+            details={"field": field},
         )
     return values
 
@@ -299,8 +301,9 @@ def _line(spec: LinePlotSpec, data: pd.DataFrame, axes: Axes) -> _Drawn:
     if spec.freq is not None:
         if not (pd.api.types.is_datetime64_any_dtype(x_column.dtype) or looks_like_dates(x_column)):
             raise SpecError(
-                f"x: freq {spec.freq!r} needs a date column, but {spec.x!r} is {x_column.dtype}",
-                hint="remove freq, or use a date column for x",
+                f"x: 期間の集計 freq {spec.freq!r} には日付の列が必要ですが、{spec.x!r} は "
+                f"{x_column.dtype} です",
+                hint="freq を外すか、x に日付の列を指定してください",
                 details={"field": "freq", "value": spec.freq},
             )
         x_column = _period_start(to_datetime_column(x_column), spec.freq)

@@ -163,9 +163,9 @@ def check_aggregation(series: pd.Series, agg: str, field: str) -> None:
     if agg in ("mean", "median") and pd.api.types.is_datetime64_any_dtype(dtype):
         return
     raise SpecError(
-        f"{field}: {agg!r} needs a numeric column, but {series.name!r} is {kind_label(series)} "
-        f"({dtype})",
-        hint="use count, nunique, min or max for this column, or pick a numeric column",
+        f"{field}: 集計 {agg!r} には数値の列が必要ですが、{series.name!r} は {kind_label(series)} "
+        f"（{dtype}）です",
+        hint="この列には count・nunique・min・max を使うか、数値の列を指定してください",
         details={"field": field, "value": agg, "valid": ["count", "nunique", "min", "max"]},
     )
 

@@ -229,14 +229,14 @@ def _check_tags(raw: dict[str, Any], tag: str, choices: tuple[str, ...], what: s
     value = raw.get(tag)
     if value is None:
         raise SpecError(
-            f"{what} has no {tag!r}; valid: {', '.join(choices)}",
-            hint=f'add "{tag}": one of {", ".join(choices)}',
+            f"{what} の指定に {tag!r} がありません。指定できるもの: {', '.join(choices)}",
+            hint=f'"{tag}" に次のどれかを指定してください: {", ".join(choices)}',
             details={"field": tag, "valid": list(choices)},
         )
     if value not in choices:
         raise SpecError(
             unknown_choice_message(f"{what} の {tag}", str(value), choices),
-            hint=f"use one of: {', '.join(choices)}",
+            hint=f"次のどれかを指定してください: {', '.join(choices)}",
             details={"field": tag, "value": value, "valid": list(choices)},
         )
     for index, item in enumerate(raw.get("filters") or []):
@@ -244,7 +244,8 @@ def _check_tags(raw: dict[str, Any], tag: str, choices: tuple[str, ...], what: s
         if op not in FILTER_OPS:
             raise SpecError(
                 unknown_choice_message("絞り込みの演算子 op", str(op), FILTER_OPS),
-                hint='filters are {"col": ..., "op": ..., "value": ...} joined with AND',
+                hint='絞り込み条件は {"col": 列名, "op": 演算子, "value": 値} の形で、複数あれば'
+                "すべてを満たす行が残ります",
                 details={"field": f"filters[{index}].op", "value": op, "valid": list(FILTER_OPS)},
             )
 
@@ -255,8 +256,9 @@ def _validation_error(error: ValidationError, what: str) -> SpecError:
         location = ".".join(str(part) for part in item["loc"][1:] or item["loc"])
         problems.append(f"{location}: {item['msg']}")
     return SpecError(
-        f"invalid {what}: " + "; ".join(problems),
-        hint="see the spec vocabulary in docs/analysis.md",
+        f"{what} の指定が正しくありません: " + "; ".join(problems),
+        hint="項目名と値を確かめて指定し直してください（指定できる項目は docs/analysis.md にあり"
+        "ます）",
         details={"problems": problems},
     )
 
@@ -266,12 +268,16 @@ def parse_analysis_spec(raw: dict[str, Any] | BaseModel) -> Any:
     if isinstance(raw, BaseModel):
         raw = raw.model_dump()
     if not isinstance(raw, dict):
-        raise SpecError(f"an analysis spec must be an object, got {type(raw).__name__}")
-    _check_tags(raw, "op", ANALYSIS_OPS, "analysis")
+        raise SpecError(
+            "分析の指定はオブジェクト（項目名と値の組）で書いてください（受け取ったもの: "
+            f"{type(raw).__name__}）",
+            hint='例: {"type": "analysis", "op": "dataset_overview"}',
+        )
+    _check_tags(raw, "op", ANALYSIS_OPS, "分析")
     try:
         return _analysis_adapter.validate_python(raw)
     except ValidationError as error:
-        raise _validation_error(error, f"analysis spec ({raw.get('op')})") from None
+        raise _validation_error(error, f"分析（{raw.get('op')}）") from None
 
 
 def parse_plot_spec(raw: dict[str, Any] | BaseModel) -> Any:
@@ -279,12 +285,16 @@ def parse_plot_spec(raw: dict[str, Any] | BaseModel) -> Any:
     if isinstance(raw, BaseModel):
         raw = raw.model_dump()
     if not isinstance(raw, dict):
-        raise SpecError(f"a plot spec must be an object, got {type(raw).__name__}")
-    _check_tags(raw, "kind", PLOT_KINDS, "plot")
+        raise SpecError(
+            "グラフの指定はオブジェクト（項目名と値の組）で書いてください（受け取ったもの: "
+            f"{type(raw).__name__}）",
+            hint='例: {"type": "plot", "kind": "bar", "x": 列名, "y": 列名}',
+        )
+    _check_tags(raw, "kind", PLOT_KINDS, "グラフ")
     try:
         return _plot_adapter.validate_python(raw)
     except ValidationError as error:
-        raise _validation_error(error, f"plot spec ({raw.get('kind')})") from None
+        raise _validation_error(error, f"グラフ（{raw.get('kind')}）") from None
 
 
 def referenced_columns(spec: BaseModel) -> list[tuple[str, str]]:
@@ -312,6 +322,6 @@ def check_columns(spec: BaseModel, columns: Iterable[str]) -> None:
         if column not in known:
             raise SpecError(
                 unknown_choice_message("列", column, available),
-                hint="use a column name exactly as in the dataset summary",
+                hint="データの概要に表示された列名をそのまま指定してください",
                 details={"field": field, "value": column, "valid": available},
             )

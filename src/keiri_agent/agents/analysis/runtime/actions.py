@@ -38,12 +38,11 @@ def as_action_error(raised: Exception) -> KeiriAgentError:
     if isinstance(raised, KeiriAgentError):
         return raised
     type_name = type(raised).__name__
-    text = str(raised).strip() or "(no message)"
+    text = str(raised).strip() or "（詳細なし）"
     return ExecutionError(
-        f"the action failed unexpectedly with {type_name}: {text}",
+        f"分析の実行中に予期しないエラーが起きました（{type_name}: {text}）",
         code="ACTION_FAILED",
-        hint="try a simpler spec (other columns, aggregations or filters), or check the "
-        "values of the columns this spec uses",
+        hint="別の列・集計・絞り込み条件で簡単な指定にするか、指定した列の値を確かめてください",
         details={"exception": type_name},
     )
 
@@ -84,8 +83,9 @@ class AnalysisActions:
         except Exception as raised:  # KeyboardInterrupt / SystemExit still propagate
             raise as_action_error(raised) from raised
         raise SpecError(
-            f"unknown spec type {kind!r}; valid: analysis, plot",
-            hint='set "type": "analysis" (with "op") or "plot" (with "kind")',
+            f"指定の種類 {kind!r} はありません。指定できるもの: analysis, plot",
+            hint='"type": "analysis"（"op" と一緒に）か "plot"（"kind" と一緒に）を指定してくだ'
+            "さい",
         )
 
     @staticmethod
@@ -93,8 +93,8 @@ class AnalysisActions:
         chosen = dataset_id or getattr(model, "dataset_id", None)
         if not chosen:
             raise SpecError(
-                "the spec names no dataset_id and none was given",
-                hint="upload a file first, or pass dataset_id",
+                "分析するデータ（dataset_id）が指定されていません",
+                hint="先にファイルをアップロードするか、dataset_id を指定してください",
             )
         return str(chosen)
 

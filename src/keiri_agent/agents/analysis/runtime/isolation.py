@@ -134,9 +134,9 @@ def run_isolated(func: Callable[..., T], *args: Any, timeout_s: float, memory_mb
     """
     if not isolation_available():
         raise ExecutionError(
-            "running analysis actions in isolation needs os.fork (Linux or macOS)",
-            hint="set KEIRI_AGENT_ANALYSIS_ISOLATION=false to run actions in-process "
-            "without time and memory limits",
+            "この OS では分析を別プロセスで実行できません（Linux か macOS が必要です）",
+            hint="設定ファイルか環境変数で KEIRI_AGENT_ANALYSIS_ISOLATION=false にすると、"
+            "時間とメモリの上限なしで実行できます",
         )
     _reap_finished()
     controller = _blas_controller()
@@ -149,8 +149,8 @@ def run_isolated(func: Callable[..., T], *args: Any, timeout_s: float, memory_mb
         for fd in (read_fd, write_fd):
             _close(fd)
         raise ExecutionError(
-            f"could not start the analysis process: {exc}",
-            hint="the system is short of processes or memory; retry later",
+            f"分析用のプロセスを開始できませんでした: {exc}",
+            hint="サーバーのメモリかプロセス数が不足しています。しばらくしてからやり直してください",
         ) from exc
     if pid == 0:  # pragma: no cover - runs in the child, reported through the pipe
         _child(write_fd, func, args, memory_mb, controller)
@@ -163,9 +163,9 @@ def run_isolated(func: Callable[..., T], *args: Any, timeout_s: float, memory_mb
         child.finish()
     if child.outcome == "timeout":
         raise ActionTimeoutError(
-            f"the action did not finish within {timeout_s:g} s and was stopped",
-            hint="narrow the data with filters, use fewer columns or groups, or raise "
-            "KEIRI_AGENT_ANALYSIS_TIMEOUT_S",
+            f"分析が {timeout_s:g} 秒以内に終わらなかったため止めました",
+            hint="絞り込み条件でデータを減らすか、列やグループを減らしてください。"
+            "上限は設定 KEIRI_AGENT_ANALYSIS_TIMEOUT_S で変えられます",
             details={"timeout_s": timeout_s},
         )
     if child.outcome == "memory" or (message is not None and message[0] == _MEMORY):
@@ -174,8 +174,8 @@ def run_isolated(func: Callable[..., T], *args: Any, timeout_s: float, memory_mb
         if child.peak_growth is not None and child.peak_growth >= 0.8 * memory_mb * _MIB:
             raise _memory_error(memory_mb, child.peak_growth)
         raise ExecutionError(
-            f"the analysis process ended without a result ({child.outcome})",
-            hint="this is a bug or a crash in a native library; retry with less data",
+            f"分析用のプロセスが結果を返さずに終了しました（{child.outcome}）",
+            hint="データを減らしてやり直してください。続く場合はシステム管理者に連絡してください",
             details={"status": child.outcome},
         )
     result: T = _decode(message[0], message[1])
@@ -280,15 +280,15 @@ def _decode(status: int, payload: bytes) -> Any:
     """The result, or raise what the child reported."""
     if status == _UNPICKLABLE:
         raise ExecutionError(
-            "the action's result could not be sent back: " + payload.decode("utf-8", "replace"),
-            hint="return plain data (dicts, lists, numbers, strings, bytes, DataFrames)",
+            "分析の結果を受け渡せませんでした: " + payload.decode("utf-8", "replace"),
+            hint="別の指定でやり直してください。続く場合はシステム管理者に連絡してください",
         )
     try:
         value = pickle.loads(payload)
     except Exception as exc:
         raise ExecutionError(
-            f"the action's result could not be read back: {type(exc).__name__}: {exc}",
-            hint="return plain data that can be pickled and unpickled",
+            f"分析の結果を読み取れませんでした: {type(exc).__name__}: {exc}",
+            hint="別の指定でやり直してください。続く場合はシステム管理者に連絡してください",
         ) from exc
     if status == _OK:
         return value
@@ -296,7 +296,9 @@ def _decode(status: int, payload: bytes) -> Any:
     if isinstance(error, Exception):
         raise error
     raise ExecutionError(
-        f"the action failed with {type_name}: {text}", details={"exception": type_name}
+        f"分析の実行中にエラーが起きました（{type_name}: {text}）",
+        hint="別の列・集計・絞り込み条件で簡単な指定にするか、指定した列の値を確かめてください",
+        details={"exception": type_name},
     )
 
 
@@ -449,10 +451,9 @@ def _memory_error(memory_mb: int, growth: int | None) -> ActionMemoryError:
     if growth is not None:
         details["peak_growth_mb"] = round(growth / _MIB, 1)
     return ActionMemoryError(
-        f"the action needed more than {memory_mb} MiB of memory beyond the loaded data "
-        "and was stopped",
-        hint="filter the rows, choose fewer columns or groups, or raise "
-        "KEIRI_AGENT_ANALYSIS_MEMORY_MB",
+        f"分析が読み込んだデータのほかに {memory_mb} MiB を超えるメモリを使ったため止めました",
+        hint="絞り込み条件で行を減らすか、列やグループを減らしてください。"
+        "上限は設定 KEIRI_AGENT_ANALYSIS_MEMORY_MB で変えられます",
         details=details,
     )
 
