@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
@@ -95,9 +96,10 @@ def turn_response(turn: TurnResult, dataset_id: str) -> dict[str, Any]:
     form = turn_json(turn)
     payloads = {a["artifact_id"]: a["payload"] for a in turn.artifacts}
     for artifact in form["artifacts"]:
-        if artifact["kind"] == "table":
+        payload = payloads[artifact["artifact_id"]]
+        if artifact["kind"] == "table" and isinstance(payload, Mapping):
             # machine names and values stay in columns/records; display is what people read
-            artifact["display"] = display_table(payloads[artifact["artifact_id"]])
+            artifact["display"] = display_table(payload)
         if artifact["kind"] == "figure":
             artifact.pop("base64", None)
             artifact["url"] = _figure_url(turn.turn_id, artifact["artifact_id"])
