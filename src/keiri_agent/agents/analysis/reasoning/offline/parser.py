@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from keiri_agent.agents.analysis.reasoning.offline.column_words import UNIT_WORDS, WORD_SYNONYMS
 from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     PeriodFilter,
@@ -168,13 +169,15 @@ def name_tokens(name: str) -> list[str]:
     return [t for t in re.split(r"[^0-9a-z]+", spaced.lower()) if t]
 
 
-def _token_pattern(token: str, abbreviated: bool) -> str:
+def _token_pattern(token: str, abbreviated: bool, others: tuple[str, ...] = ()) -> str:
     """One word of a column name as the request may write it: plural, spaced inside
-    ("windspeed" ~ "wind speed"), cut short by the user ("temp" ~ "temperature") or,
+    ("windspeed" ~ "wind speed"), cut short by the user ("temp" ~ "temperature"),
     when the name abbreviates (``abbreviated``), spelled out ("exp" ~ "expectancy",
-    "percap" ~ "per capita")."""
+    "percap" ~ "per capita"), or as one of ``others`` (``column_words``: "avg" ~
+    "average", "score" ~ "rating", "l" ~ "litres")."""
+    alternatives = [_word_pattern(word, False) for word in others]
     if token.isdigit():
-        return re.escape(token)
+        return "|".join([re.escape(token), *alternatives])
     gap = r"[\s-]?" if len(token) >= 6 else ""
     chars = [re.escape(c) for c in token]
     body = gap.join(chars)
@@ -185,15 +188,69 @@ def _token_pattern(token: str, abbreviated: bool) -> str:
             tail = f"(?:{gap}{char}{tail})?"
         cut = "|" + gap.join(chars[:4]) + tail + "(?![a-z])"
     if abbreviated and len(token) >= 3:
-        return body + "[a-z]*" + cut
-    if token.endswith("y"):  # salary ~ salaries
-        return body + "|" + gap.join(chars[:-1]) + "ies" + cut
-    return body + "(?:e?s)?" + cut
+        own = body + "[a-z]*" + cut
+    elif token.endswith("y"):  # salary ~ salaries
+        own = body + "|" + gap.join(chars[:-1]) + "ies" + cut
+    else:
+        own = body + "(?:e?s)?" + cut
+    return "|".join([own, *alternatives])
 
 
-def _alias_pattern(tokens: list[str], abbreviated: bool) -> str:
-    body = _TOKEN_JOIN.join(f"(?:{_token_pattern(t, abbreviated)})" for t in tokens)
+def _word_pattern(word: str, abbreviated: bool) -> str:
+    """An ordinary word (``column_words``), possibly of several words, in the plural too."""
+    return r"\s+".join(f"(?:{_token_pattern(part, abbreviated)})" for part in word.split())
+
+
+def _alias_pattern(
+    tokens: list[str], abbreviated: bool, others: dict[str, tuple[str, ...]] | None = None
+) -> str:
+    body = _TOKEN_JOIN.join(
+        f"(?:{_token_pattern(t, abbreviated, (others or {}).get(t, ()))})" for t in tokens
+    )
     return rf"(?<![a-z0-9])(?:{body})(?![a-z0-9])"
+
+
+def _other_words(tokens: dict[str, list[str]]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Per column, the ordinary words its name's words may be said with: the synonyms of
+    ``WORD_SYNONYMS`` that are no word of another column's name, and for the unit at the
+    end of a name ("fuel_l", "distance_km") the words of ``UNIT_WORDS``."""
+    used = {w for words in tokens.values() for w in words}
+    found: dict[str, dict[str, tuple[str, ...]]] = {}
+    for name, words in tokens.items():
+        mine: dict[str, tuple[str, ...]] = {}
+        for i, word in enumerate(words):
+            said = tuple(w for w in WORD_SYNONYMS.get(word, ()) if w not in used)
+            if i == len(words) - 1 and i > 0 and word in UNIT_WORDS:
+                said += UNIT_WORDS[word]
+            if said:
+                mine[word] = said
+        found[name] = mine
+    return found
+
+
+def _unit_aliases(
+    tokens: dict[str, list[str]], others: dict[str, dict[str, tuple[str, ...]]]
+) -> list[tuple[str, str, int]]:
+    """A measure named with its unit: "fuel litres", "litres of fuel" (``fuel_l``) and the
+    unit word alone when one column has that unit ("dollars" ~ ``fuel_cost_usd``)."""
+    units: dict[str, set[str]] = {}
+    for name, words in tokens.items():
+        if len(words) > 1 and words[-1] in UNIT_WORDS:
+            units.setdefault(words[-1], set()).add(name)
+    found: list[tuple[str, str, int]] = []
+    for name, words in tokens.items():
+        if len(words) < 2 or words[-1] not in UNIT_WORDS:
+            continue
+        unit = "|".join(_word_pattern(w, False) for w in UNIT_WORDS[words[-1]])
+        base = _TOKEN_JOIN.join(
+            f"(?:{_token_pattern(t, True, others[name].get(t, ()))})" for t in words[:-1]
+        )
+        size = len(" ".join(words)) + 4
+        found.append((rf"(?<![a-z0-9])(?:{unit})\s+of\s+(?:the\s+)?(?:{base})(?![a-z0-9])", name, size))
+        found.append((rf"(?<![a-z0-9])(?:{base})\s+(?:in\s+)?(?:{unit})(?![a-z0-9])", name, size))
+        if units[words[-1]] == {name}:
+            found.append((rf"(?<![a-z0-9])(?:{unit})(?![a-z0-9])", name, 3))
+    return found
 
 
 def name_aliases(names: list[str]) -> list[tuple[str, str, int]]:
@@ -213,10 +270,11 @@ def name_aliases(names: list[str]) -> list[tuple[str, str, int]]:
         for i in range(len(words)):
             for j in range(i + 1, len(words) + 1):
                 runs.setdefault(tuple(words[i:j]), set()).add(name)
-    found: list[tuple[str, str, int]] = []
+    others = _other_words(tokens)
+    found = _unit_aliases(tokens, others)
     for name, words in tokens.items():
         several = len(words) > 1
-        found.append((_alias_pattern(words, several), name, len(" ".join(words))))
+        found.append((_alias_pattern(words, several, others[name]), name, len(" ".join(words))))
         if several and words[-1] in _COUNT_TOKENS:
             rest = _alias_pattern(words[:-1], True)
             found.append((rf"(?<![a-z])number of (?:the )?{rest}", name, len(name) + 10))
@@ -227,10 +285,24 @@ def name_aliases(names: list[str]) -> list[tuple[str, str, int]]:
                 run = words[i : i + size]
                 if runs[tuple(run)] != {name} or all(
                     w in _GENERIC_TOKENS or w.isdigit() or len(w) < 3 for w in run
-                ):
+                ) and not _qualified_generic(run):
                     continue
-                found.append((_alias_pattern(run, True), name, len(" ".join(run))))
+                found.append((_alias_pattern(run, True, others[name]), name, len(" ".join(run))))
     return found
+
+
+# Generic words that say how a value is aggregated: a run of generic words naming a
+# column needs one word that is none of these ("daily rate" ~ avgDailyRate; never
+# "total count").
+_AGGREGATE_TOKENS = frozenset(
+    ["total", "sum", "avg", "average", "mean", "count", "cnt", "num", "number", "max", "min"]
+    + ["per", "of", "by", "in", "the", "id", "no", "nr", "name", "code", "index", "flag"]
+)
+
+
+def _qualified_generic(run: list[str]) -> bool:
+    """Two or more generic words that together name one column ("daily rate")."""
+    return len(run) >= 2 and any(w not in _AGGREGATE_TOKENS and not w.isdigit() for w in run)
 
 
 # A unit or qualifier glued onto a column name: 待ち時間秒, 重量kg, 金額_円, amount_usd.
