@@ -71,7 +71,13 @@ _JA_GROUP_MARK = re.compile(
 _EN_GROUP_MARK = re.compile(
     r"(?:(?<![a-z])(?:by|per|each|every|across|among|between|grouped by|group by|"
     r"broken down by|split by|colou?red by|colou?r by|hue|each of|for each of|for every)\s+"
-    r"(?:the\s+|all\s+|each\s+|different\s+)?)$"
+    r"(?:the\s+|all\s+|each\s+|different\s+)?(?:number of\s+|count of\s+)?)$"
+)
+# One plain word between the group word and a category column qualifies the column
+# ("per booking channel", "by sales region"); never a word the request reads otherwise.
+_EN_GROUP_MARK_QUALIFIED = re.compile(
+    r"(?<![a-z])(?:by|per|each|across|for each|for each of|grouped by|group by)\s+"
+    r"(?:the\s+)?([a-z]{3,})\s+$"
 )
 _JA_GROUP_BEFORE = re.compile(r"各\s*$")
 # The words that group by a numeric column ("by tier", "in each grade"); "between" or
@@ -79,7 +85,7 @@ _JA_GROUP_BEFORE = re.compile(r"各\s*$")
 _EN_NUMERIC_GROUP_MARK = re.compile(
     r"(?<![a-z])(?<!colored )(?<!coloured )(?<!color )(?<!colour )"
     r"(?:by|per|each|every|each of|for each of)\s+"
-    r"(?:the\s+|all\s+|each\s+)?$"
+    r"(?:the\s+|all\s+|each\s+)?(?:number of\s+|count of\s+)?$"
 )
 # A word after an indefinite article is a common noun ("an item a shop sells"), not the
 # column or the category value of the same spelling; a value "also included" restricts nothing.
@@ -309,7 +315,7 @@ def _qualified_generic(run: list[str]) -> bool:
 # A one-character unit only after a separator (区分, 部分 are words; 時間_分 is a unit).
 _UNIT_TAIL = re.compile(
     r"[\s_-]*(?:[(\[（].*?[)\]）]|千円|万円|百万円|円|ドル|秒|kg|km|cm|mm|ml|kwh|%"
-    r"|(?<![a-z])(?:usd|jpy|yen|eur|sec|secs|min|mins|ms|hrs|pct))$|[\s_-]+(?:分|g|m|s|h)$"
+    r"|(?<![a-z])(?:usd|jpy|yen|eur|sec|secs|min|mins|ms|hrs|pct))$|[\s_-]+(?:分|g|m|s|h|l)$"
 )
 _KANJI = re.compile(r"[\u3400-\u9fff]")
 _KATAKANA = re.compile(r"[\u30a0-\u30ff]")
@@ -522,6 +528,35 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
     return sorted(found, key=lambda mention: mention.start)
 
 
+def _qualified_group_mark(
+    before: str, mention: Mention, index: ColumnIndex, mentions: list[Mention]
+) -> re.Match[str] | None:
+    """ "per booking channel": a group word, one plain word that names nothing, then a
+    category column."""
+    if index.kind(mention.column) == "numeric":
+        return None
+    found = _EN_GROUP_MARK_QUALIFIED.search(before)
+    if found is None or found.group(1) in _FUNCTION_WORDS:
+        return None
+    word = mention.start - len(before) + found.start(1)
+    return None if any(m.start <= word < m.end for m in mentions) else found
+
+
+_COUNTED_GROUP = re.compile(
+    r"(?<![a-z])(?:by|per|each|each of|for each of)\s+(?:the\s+)?((?:number|count) of)\s+(?=_)"
+)
+
+
+def _blank_counted_group(clause: Clause) -> None:
+    """ "by number of adults": the words "number of" name the group, not a count."""
+    text = clause.text
+    for m in _COUNTED_GROUP.finditer(text):
+        at = clause.start + m.end()
+        if any(x.start == at and x.column in clause.group_cols for x in clause.mentions):
+            text = text[: m.start(1)] + "_" * (m.end(1) - m.start(1)) + text[m.end(1) :]
+    clause.text = text
+
+
 def _group_cols(text: str, clause: Clause, index: ColumnIndex) -> list[str]:
     """Columns the clause groups by: 「地域別」「地域と店舗ごと」, "by region and store"."""
     mentions = clause.mentions
@@ -529,7 +564,9 @@ def _group_cols(text: str, clause: Clause, index: ColumnIndex) -> list[str]:
     for position, mention in enumerate(mentions):
         before = text[max(clause.start, mention.start - 40) : mention.start]
         ja_mark = _JA_GROUP_MARK.match(text[mention.end :]) or _JA_GROUP_BEFORE.search(before)
-        en_mark = _EN_GROUP_MARK.search(before)
+        en_mark = _EN_GROUP_MARK.search(before) or _qualified_group_mark(
+            before, mention, index, mentions
+        )
         if not ja_mark and not en_mark:
             continue
         if (
@@ -724,7 +761,7 @@ def parse_request(
         if m.value is None
         and m not in used
         and not _names_the_rows(m, norm, index, rows)
-        and not (m.column in filtered_cols and _adjacent_value(m, values))
+        and not (m.column in filtered_cols and _adjacent_value(m, values, norm))
     ]
     chars = list(norm)
     for m in scanned:
@@ -734,6 +771,7 @@ def parse_request(
     for a, b in split_clauses(masked, family, lang):
         clause = Clause(a, b, masked[a:b], [m for m in mentions if a <= m.start < b])
         clause.group_cols = _group_cols(norm, clause, index)
+        _blank_counted_group(clause)
         clauses.append(clause)
     return ParsedRequest(
         text=norm,
@@ -781,6 +819,12 @@ _FUNCTION_WORDS = frozenset(
 )
 
 
+# "Group the bookings by …", "Sort all rows": a value word that starts a sentence and is
+# followed by a determiner is the verb of the request, not a condition.
+_VERB_START = re.compile(r"(?:^|[.!?;:]\s*|(?<![a-z])(?:please|then|and|also)\s+)$")
+_DETERMINER_AFTER = re.compile(r"\s+(?:the|a|an|all|each|every|my|our|these|those|this|that)\s")
+
+
 def _condition_values(
     scanned: list[Mention], text: str, phrases: list[tuple[int, int]]
 ) -> list[Mention]:
@@ -808,7 +852,8 @@ def _condition_values(
                 and after.start(1) + mention.end not in starts
                 and after.group(1) not in _FUNCTION_WORDS
             )
-            if inside or common:
+            verb = _VERB_START.search(before) and _DETERMINER_AFTER.match(text[mention.end :])
+            if inside or common or verb:
                 continue
         kept.append(mention)
     return kept
@@ -831,10 +876,19 @@ def _names_the_rows(mention: Mention, text: str, index: ColumnIndex, rows: int) 
     )
 
 
-def _adjacent_value(mention: Mention, values: list[Mention]) -> bool:
-    """「法人顧客」「corporate customers」: the column word only qualifies its value."""
+# "fuel type is Diesel", "status = Cancelled", 「区分が在宅」: the column names its value.
+_COPULA = re.compile(r"\s*(?:is|are|was|equals|equal to|of|==?|:|が|は)?\s*")
+
+
+def _adjacent_value(mention: Mention, values: list[Mention], text: str = "") -> bool:
+    """「法人顧客」「corporate customers」「fuel type is Diesel」: the column word only
+    qualifies its value."""
     return any(
         v.column == mention.column
-        and (0 <= mention.start - v.end <= 1 or 0 <= v.start - mention.end <= 3)
+        and (
+            0 <= mention.start - v.end <= 1
+            or 0 <= v.start - mention.end <= 3
+            or (v.start > mention.end and _COPULA.fullmatch(text[mention.end : v.start]))
+        )
         for v in values
     )
