@@ -37,7 +37,8 @@ _HIRAGANA = "\u3040-\u309f"
 
 # Concept → terms ("|"-separated). A column takes the terms of the concept its name belongs to.
 _SYNONYM_TEXT = {
-    "sales": "売上|売上高|売上金額|売上額|売り上げ|売上げ|金額|sales|revenue|revenues|amount"
+    "sales": "売上|売上高|売上金額|売上額|売り上げ|売上げ|金額|購入額|購入金額|仕入額|仕入金額"
+    "|発注額|発注金額|支払額|支払金額|sales|revenue|revenues|amount"
     "|amounts|sales amount|turnover",
     "region": "地域|エリア|地方|地区|region|regions|area|areas",
     "date": "日付|日時|年月日|注文日|売上日|date|dates|order date",
@@ -50,7 +51,8 @@ _SYNONYM_TEXT = {
     "customer": "顧客|顧客区分|顧客種別|客層|customer|customers|customer type|customer types"
     "|customer segment|customer segments|segment",
     "staff": "担当|担当者|営業担当|営業担当者|staff|staff member|staff members|salesperson"
-    "|salespeople|sales rep|sales reps|rep|reps|employee|employees|person in charge",
+    "|salespeople|sales rep|sales reps|rep|reps|employee|employees|person in charge"
+    "|氏名|社員名|従業員名",
     "store": "店舗|店|ショップ|支店|store|stores|shop|shops|branch|branches",
     "discount": "値引|値引き|値引額|値引き額|値引金額|割引|割引額|割引金額|discount|discounts"
     "|discount amount|discount amounts",
@@ -58,8 +60,9 @@ _SYNONYM_TEXT = {
     # accounting and HR: the words a back-office user says for a ledger's or a roster's columns
     "department": "部門|部署|所属|所属部署|部課|department|departments|dept|division|divisions",
     "account": "勘定科目|科目|勘定|account|accounts|account name|gl account",
-    "vendor": "取引先|支払先|仕入先|得意先|取引相手|業者|vendor|vendors|supplier|suppliers|payee"
+    "vendor": "取引先|支払先|仕入先|発注先|購入先|得意先|取引相手|業者|vendor|vendors|supplier|suppliers|payee"
     "|payees|counterparty",
+    "overtime": "残業時間|残業|時間外労働|時間外勤務|時間外|overtime|overtime hours",
     "salary": "月給|給与|給料|基本給|賃金|salary|salaries|wage|wages",
 }
 SYNONYMS: dict[str, tuple[str, ...]] = {k: tuple(v.split("|")) for k, v in _SYNONYM_TEXT.items()}
@@ -348,6 +351,11 @@ def short_terms(names: list[str]) -> list[tuple[str, str]]:
                     _KATAKANA.match(base[i]) and not _KATAKANA.match(base[i - 1])
                 ):  # never inside a katakana word (カテゴリ is no "ゴリ")
                     owners.setdefault(base[i:], set()).add(name)
+    words = {name: name_tokens(name) for name in names if name.isascii()}
+    for term, cols in owners.items():
+        said = name_tokens(term) if term.isascii() else []
+        # "fuel" (fuel_l) also starts fuel_type and fuel_cost_usd: it names none of them
+        cols.update(n for n, w in words.items() if said and w[: len(said)] == said)
     taken = {normalize(name) for name in names}
     return [
         (term, next(iter(cols)))

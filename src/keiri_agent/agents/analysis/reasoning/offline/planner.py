@@ -264,6 +264,11 @@ def _examples(parsed: ParsedRequest) -> list[str]:
     return found
 
 
+# Out-of-scope requests that change the data (fill in, rescale, edit): what the other
+# parts of the request compute depends on them, so nothing is run.
+_DATA_CHANGES = frozenset({"impute", "transform", "modify"})
+
+
 def plan_request(
     text: str,
     summary: dict[str, Any],
@@ -294,6 +299,8 @@ def plan_request(
             if step.spec is None:
                 asked_by[id(step)] = clause
     steps, unread = _drop_unnamed_questions(parsed, steps, asked_by)
+    if set(declined) & _DATA_CHANGES and not skip_out_of_scope:
+        steps = []  # the other parts would run on data that was not changed as asked
     reasons = [vocab.OUT_OF_SCOPE_REASONS[label][parsed.lang != "ja"] for label in declined]
     return Plan(
         lang=parsed.lang,
