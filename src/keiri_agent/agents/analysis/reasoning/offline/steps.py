@@ -360,16 +360,8 @@ class StepBuilder:
         numeric = self.numeric or ([] if "count" in self.aggs else self.inherited)
         if not numeric and not self.aggs and vocab.ROW_NOUNS.search(self.c.text):
             self.aggs = ["count"]  # "orders over 100k by store": count the rows
-        if (
-            not self.numeric
-            and not self.aggs
-            and len(group) == 1
-            and vocab.MOST_COMMON.search(self.c.text)
-        ):  # "the three most common X": the values ranked by how often they occur
-            return self.step(
-                self.t(f"{group[0]}の件数と構成比", f"Rows and share by {group[0]}"),
-                {"op": "share_ratio", "group_col": group[0], "value_col": None, "top_k": self.top_n},
-            )
+        if not self.numeric and not self.aggs and vocab.MOST_COMMON.search(self.c.text):
+            self.aggs, numeric = ["count"], []  # "the three most common X": values by count
         if not numeric and not {"count", "nunique"} & set(self.aggs):
             col = self.metric("集計する指標", "metric")
             if col is None:
