@@ -60,7 +60,8 @@ _SYNONYM_TEXT = {
     # accounting and HR: the words a back-office user says for a ledger's or a roster's columns
     "department": "部門|部署|所属|所属部署|部課|department|departments|dept|division|divisions",
     "account": "勘定科目|科目|勘定|account|accounts|account name|gl account",
-    "vendor": "取引先|支払先|仕入先|発注先|購入先|得意先|取引相手|業者|vendor|vendors|supplier|suppliers|payee"
+    "vendor": "取引先|支払先|仕入先|発注先|購入先|得意先|取引相手|業者|vendor|vendors|supplier"
+    "|suppliers|payee"
     "|payees|counterparty",
     "overtime": "残業時間|残業|時間外労働|時間外勤務|時間外|overtime|overtime hours",
     "salary": "月給|給与|給料|基本給|賃金|salary|salaries|wage|wages",
@@ -255,7 +256,9 @@ def _unit_aliases(
             f"(?:{_token_pattern(t, True, others[name].get(t, ()))})" for t in words[:-1]
         )
         size = len(" ".join(words)) + 4
-        found.append((rf"(?<![a-z0-9])(?:{unit})\s+of\s+(?:the\s+)?(?:{base})(?![a-z0-9])", name, size))
+        found.append(
+            (rf"(?<![a-z0-9])(?:{unit})\s+of\s+(?:the\s+)?(?:{base})(?![a-z0-9])", name, size)
+        )
         found.append((rf"(?<![a-z0-9])(?:{base})\s+(?:in\s+)?(?:{unit})(?![a-z0-9])", name, size))
         if units[words[-1]] == {name}:
             found.append((rf"(?<![a-z0-9])(?:{unit})(?![a-z0-9])", name, 3))
@@ -292,9 +295,10 @@ def name_aliases(names: list[str]) -> list[tuple[str, str, int]]:
         for size in range(len(words) - 1, 0, -1):
             for i in range(len(words) - size + 1):
                 run = words[i : i + size]
-                if runs[tuple(run)] != {name} or all(
-                    w in _GENERIC_TOKENS or w.isdigit() or len(w) < 3 for w in run
-                ) and not _qualified_generic(run):
+                if runs[tuple(run)] != {name} or (
+                    all(w in _GENERIC_TOKENS or w.isdigit() or len(w) < 3 for w in run)
+                    and not _qualified_generic(run)
+                ):
                     continue
                 found.append((_alias_pattern(run, True, others[name]), name, len(" ".join(run))))
     return found
@@ -304,8 +308,31 @@ def name_aliases(names: list[str]) -> list[tuple[str, str, int]]:
 # column needs one word that is none of these ("daily rate" ~ avgDailyRate; never
 # "total count").
 _AGGREGATE_TOKENS = frozenset(
-    ["total", "sum", "avg", "average", "mean", "count", "cnt", "num", "number", "max", "min"]
-    + ["per", "of", "by", "in", "the", "id", "no", "nr", "name", "code", "index", "flag"]
+    (
+        "total",
+        "sum",
+        "avg",
+        "average",
+        "mean",
+        "count",
+        "cnt",
+        "num",
+        "number",
+        "max",
+        "min",
+        "per",
+        "of",
+        "by",
+        "in",
+        "the",
+        "id",
+        "no",
+        "nr",
+        "name",
+        "code",
+        "index",
+        "flag",
+    )
 )
 
 

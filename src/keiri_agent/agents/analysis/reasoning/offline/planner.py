@@ -290,7 +290,9 @@ def plan_request(
     asked_by: dict[int, Clause] = {}  # id of a step that only asks → its clause
     declined: list[str] = []
     for clause in parsed.clauses:
-        if labels := vocab.out_of_scope(clause.text):
+        said = parsed.text[clause.start : clause.end]  # "per km": the unit may name a column
+        ratio = [label for label in vocab.out_of_scope(said) if label == "ratio"]
+        if labels := vocab.out_of_scope(clause.text) or ratio:
             declined += [label for label in labels if label not in declined]
             continue
         step = _Builder(parsed, clause, dataset_id).build()

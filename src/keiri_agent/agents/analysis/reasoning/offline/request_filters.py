@@ -320,8 +320,8 @@ def numeric_filters(
     text: str, mentions: list[Mention], kind: Callable[[str], str]
 ) -> tuple[list[dict[str, Any]], set[Mention], list[tuple[int, int]]]:
     """Conditions on a named numeric column ("売上が10000以上", "sales over 100k",
-    "grade = 2", "a grade of 2", 「等級が2の行」, "with 2 adults"): the filters, the mentions they used
-    and the spans of text they read."""
+    "grade = 2", "a grade of 2", 「等級が2の行」, "with 2 adults"): the filters, the mentions
+    they used and the spans of text they read."""
     filters: list[dict[str, Any]] = []
     used: set[Mention] = set()
     spans: list[tuple[int, int]] = []
@@ -332,7 +332,11 @@ def numeric_filters(
         if found is None and (before := _EN_COUNT_BEFORE.search(text[: mention.start])):
             number = float(before.group(1))
             filters.append(
-                {"col": mention.column, "op": "==", "value": int(number) if number.is_integer() else number}
+                {
+                    "col": mention.column,
+                    "op": "==",
+                    "value": int(number) if number.is_integer() else number,
+                }
             )
             used.add(mention)
             spans.append((mention.start - len(before.group(0)) + before.start(1), mention.end))

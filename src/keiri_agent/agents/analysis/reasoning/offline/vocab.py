@@ -93,7 +93,8 @@ OUT_OF_SCOPE: dict[str, str] = {
     "derived": "~(平均|平均値|中央値)(より|以上|以下|未満|を超|を上回|を下回)"
     "|~(greater|more|higher|less|lower|bigger|smaller|larger|above|below|over|under|exceeds?"
     "|exceeding)( than)? (the |an? )?([a-z]+ )?(average|mean|median)(?! of)",
-    "ratio": "~(?<![a-z])per (100 |1,?000 |one |each |a )?(km|kms|kilomet(re|er)s?|miles?|lit(re|er)s?"
+    "ratio": "~(?<![a-z])per (100 |1,?000 |one |each |a )?(km|kms|kilomet(re|er)s?|miles?"
+    "|lit(re|er)s?"
     "|gallons?|kg|kgs|kilos?|kilograms?|tons?|tonnes?)(?![a-z])"
     "|~(km|キロ|キロメートル|リットル|kg|トン)(あたり|当たり|につき)",
 }
