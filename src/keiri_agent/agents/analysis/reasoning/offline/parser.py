@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from keiri_agent.agents.analysis.reasoning.offline.column_words import UNIT_WORDS, WORD_SYNONYMS
 from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     PeriodFilter,
@@ -36,7 +37,8 @@ _HIRAGANA = "\u3040-\u309f"
 
 # Concept → terms ("|"-separated). A column takes the terms of the concept its name belongs to.
 _SYNONYM_TEXT = {
-    "sales": "売上|売上高|売上金額|売上額|売り上げ|売上げ|金額|sales|revenue|revenues|amount"
+    "sales": "売上|売上高|売上金額|売上額|売り上げ|売上げ|金額|購入額|購入金額|仕入額|仕入金額"
+    "|発注額|発注金額|支払額|支払金額|sales|revenue|revenues|amount"
     "|amounts|sales amount|turnover",
     "region": "地域|エリア|地方|地区|region|regions|area|areas",
     "date": "日付|日時|年月日|注文日|売上日|date|dates|order date",
@@ -49,7 +51,8 @@ _SYNONYM_TEXT = {
     "customer": "顧客|顧客区分|顧客種別|客層|customer|customers|customer type|customer types"
     "|customer segment|customer segments|segment",
     "staff": "担当|担当者|営業担当|営業担当者|staff|staff member|staff members|salesperson"
-    "|salespeople|sales rep|sales reps|rep|reps|employee|employees|person in charge",
+    "|salespeople|sales rep|sales reps|rep|reps|employee|employees|person in charge"
+    "|氏名|社員名|従業員名",
     "store": "店舗|店|ショップ|支店|store|stores|shop|shops|branch|branches",
     "discount": "値引|値引き|値引額|値引き額|値引金額|割引|割引額|割引金額|discount|discounts"
     "|discount amount|discount amounts",
@@ -57,8 +60,10 @@ _SYNONYM_TEXT = {
     # accounting and HR: the words a back-office user says for a ledger's or a roster's columns
     "department": "部門|部署|所属|所属部署|部課|department|departments|dept|division|divisions",
     "account": "勘定科目|科目|勘定|account|accounts|account name|gl account",
-    "vendor": "取引先|支払先|仕入先|得意先|取引相手|業者|vendor|vendors|supplier|suppliers|payee"
+    "vendor": "取引先|支払先|仕入先|発注先|購入先|得意先|取引相手|業者|vendor|vendors|supplier"
+    "|suppliers|payee"
     "|payees|counterparty",
+    "overtime": "残業時間|残業|時間外労働|時間外勤務|時間外|overtime|overtime hours",
     "salary": "月給|給与|給料|基本給|賃金|salary|salaries|wage|wages",
 }
 SYNONYMS: dict[str, tuple[str, ...]] = {k: tuple(v.split("|")) for k, v in _SYNONYM_TEXT.items()}
@@ -70,7 +75,13 @@ _JA_GROUP_MARK = re.compile(
 _EN_GROUP_MARK = re.compile(
     r"(?:(?<![a-z])(?:by|per|each|every|across|among|between|grouped by|group by|"
     r"broken down by|split by|colou?red by|colou?r by|hue|each of|for each of|for every)\s+"
-    r"(?:the\s+|all\s+|each\s+|different\s+)?)$"
+    r"(?:the\s+|all\s+|each\s+|different\s+)?(?:number of\s+|count of\s+)?)$"
+)
+# One plain word between the group word and a category column qualifies the column
+# ("per booking channel", "by sales region"); never a word the request reads otherwise.
+_EN_GROUP_MARK_QUALIFIED = re.compile(
+    r"(?<![a-z])(?:by|per|each|across|for each|for each of|grouped by|group by)\s+"
+    r"(?:the\s+)?([a-z]{3,})\s+$"
 )
 _JA_GROUP_BEFORE = re.compile(r"各\s*$")
 # The words that group by a numeric column ("by tier", "in each grade"); "between" or
@@ -78,7 +89,7 @@ _JA_GROUP_BEFORE = re.compile(r"各\s*$")
 _EN_NUMERIC_GROUP_MARK = re.compile(
     r"(?<![a-z])(?<!colored )(?<!coloured )(?<!color )(?<!colour )"
     r"(?:by|per|each|every|each of|for each of)\s+"
-    r"(?:the\s+|all\s+|each\s+)?$"
+    r"(?:the\s+|all\s+|each\s+)?(?:number of\s+|count of\s+)?$"
 )
 # A word after an indefinite article is a common noun ("an item a shop sells"), not the
 # column or the category value of the same spelling; a value "also included" restricts nothing.
@@ -168,13 +179,15 @@ def name_tokens(name: str) -> list[str]:
     return [t for t in re.split(r"[^0-9a-z]+", spaced.lower()) if t]
 
 
-def _token_pattern(token: str, abbreviated: bool) -> str:
+def _token_pattern(token: str, abbreviated: bool, others: tuple[str, ...] = ()) -> str:
     """One word of a column name as the request may write it: plural, spaced inside
-    ("windspeed" ~ "wind speed"), cut short by the user ("temp" ~ "temperature") or,
+    ("windspeed" ~ "wind speed"), cut short by the user ("temp" ~ "temperature"),
     when the name abbreviates (``abbreviated``), spelled out ("exp" ~ "expectancy",
-    "percap" ~ "per capita")."""
+    "percap" ~ "per capita"), or as one of ``others`` (``column_words``: "avg" ~
+    "average", "score" ~ "rating", "l" ~ "litres")."""
+    alternatives = [_word_pattern(word, False) for word in others]
     if token.isdigit():
-        return re.escape(token)
+        return "|".join([re.escape(token), *alternatives])
     gap = r"[\s-]?" if len(token) >= 6 else ""
     chars = [re.escape(c) for c in token]
     body = gap.join(chars)
@@ -185,15 +198,71 @@ def _token_pattern(token: str, abbreviated: bool) -> str:
             tail = f"(?:{gap}{char}{tail})?"
         cut = "|" + gap.join(chars[:4]) + tail + "(?![a-z])"
     if abbreviated and len(token) >= 3:
-        return body + "[a-z]*" + cut
-    if token.endswith("y"):  # salary ~ salaries
-        return body + "|" + gap.join(chars[:-1]) + "ies" + cut
-    return body + "(?:e?s)?" + cut
+        own = body + "[a-z]*" + cut
+    elif token.endswith("y"):  # salary ~ salaries
+        own = body + "|" + gap.join(chars[:-1]) + "ies" + cut
+    else:
+        own = body + "(?:e?s)?" + cut
+    return "|".join([own, *alternatives])
 
 
-def _alias_pattern(tokens: list[str], abbreviated: bool) -> str:
-    body = _TOKEN_JOIN.join(f"(?:{_token_pattern(t, abbreviated)})" for t in tokens)
+def _word_pattern(word: str, abbreviated: bool) -> str:
+    """An ordinary word (``column_words``), possibly of several words, in the plural too."""
+    return r"\s+".join(f"(?:{_token_pattern(part, abbreviated)})" for part in word.split())
+
+
+def _alias_pattern(
+    tokens: list[str], abbreviated: bool, others: dict[str, tuple[str, ...]] | None = None
+) -> str:
+    body = _TOKEN_JOIN.join(
+        f"(?:{_token_pattern(t, abbreviated, (others or {}).get(t, ()))})" for t in tokens
+    )
     return rf"(?<![a-z0-9])(?:{body})(?![a-z0-9])"
+
+
+def _other_words(tokens: dict[str, list[str]]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Per column, the ordinary words its name's words may be said with: the synonyms of
+    ``WORD_SYNONYMS`` that are no word of another column's name, and for the unit at the
+    end of a name ("fuel_l", "distance_km") the words of ``UNIT_WORDS``."""
+    used = {w for words in tokens.values() for w in words}
+    found: dict[str, dict[str, tuple[str, ...]]] = {}
+    for name, words in tokens.items():
+        mine: dict[str, tuple[str, ...]] = {}
+        for i, word in enumerate(words):
+            said = tuple(w for w in WORD_SYNONYMS.get(word, ()) if w not in used)
+            if i == len(words) - 1 and i > 0 and word in UNIT_WORDS:
+                said += UNIT_WORDS[word]
+            if said:
+                mine[word] = said
+        found[name] = mine
+    return found
+
+
+def _unit_aliases(
+    tokens: dict[str, list[str]], others: dict[str, dict[str, tuple[str, ...]]]
+) -> list[tuple[str, str, int]]:
+    """A measure named with its unit: "fuel litres", "litres of fuel" (``fuel_l``) and the
+    unit word alone when one column has that unit ("dollars" ~ ``fuel_cost_usd``)."""
+    units: dict[str, set[str]] = {}
+    for name, words in tokens.items():
+        if len(words) > 1 and words[-1] in UNIT_WORDS:
+            units.setdefault(words[-1], set()).add(name)
+    found: list[tuple[str, str, int]] = []
+    for name, words in tokens.items():
+        if len(words) < 2 or words[-1] not in UNIT_WORDS:
+            continue
+        unit = "|".join(_word_pattern(w, False) for w in UNIT_WORDS[words[-1]])
+        base = _TOKEN_JOIN.join(
+            f"(?:{_token_pattern(t, True, others[name].get(t, ()))})" for t in words[:-1]
+        )
+        size = len(" ".join(words)) + 4
+        found.append(
+            (rf"(?<![a-z0-9])(?:{unit})\s+of\s+(?:the\s+)?(?:{base})(?![a-z0-9])", name, size)
+        )
+        found.append((rf"(?<![a-z0-9])(?:{base})\s+(?:in\s+)?(?:{unit})(?![a-z0-9])", name, size))
+        if units[words[-1]] == {name}:
+            found.append((rf"(?<![a-z0-9])(?:{unit})(?![a-z0-9])", name, 3))
+    return found
 
 
 def name_aliases(names: list[str]) -> list[tuple[str, str, int]]:
@@ -213,10 +282,11 @@ def name_aliases(names: list[str]) -> list[tuple[str, str, int]]:
         for i in range(len(words)):
             for j in range(i + 1, len(words) + 1):
                 runs.setdefault(tuple(words[i:j]), set()).add(name)
-    found: list[tuple[str, str, int]] = []
+    others = _other_words(tokens)
+    found = _unit_aliases(tokens, others)
     for name, words in tokens.items():
         several = len(words) > 1
-        found.append((_alias_pattern(words, several), name, len(" ".join(words))))
+        found.append((_alias_pattern(words, several, others[name]), name, len(" ".join(words))))
         if several and words[-1] in _COUNT_TOKENS:
             rest = _alias_pattern(words[:-1], True)
             found.append((rf"(?<![a-z])number of (?:the )?{rest}", name, len(name) + 10))
@@ -225,19 +295,57 @@ def name_aliases(names: list[str]) -> list[tuple[str, str, int]]:
         for size in range(len(words) - 1, 0, -1):
             for i in range(len(words) - size + 1):
                 run = words[i : i + size]
-                if runs[tuple(run)] != {name} or all(
-                    w in _GENERIC_TOKENS or w.isdigit() or len(w) < 3 for w in run
+                if runs[tuple(run)] != {name} or (
+                    all(w in _GENERIC_TOKENS or w.isdigit() or len(w) < 3 for w in run)
+                    and not _qualified_generic(run)
                 ):
                     continue
-                found.append((_alias_pattern(run, True), name, len(" ".join(run))))
+                found.append((_alias_pattern(run, True, others[name]), name, len(" ".join(run))))
     return found
+
+
+# Generic words that say how a value is aggregated: a run of generic words naming a
+# column needs one word that is none of these ("daily rate" ~ avgDailyRate; never
+# "total count").
+_AGGREGATE_TOKENS = frozenset(
+    (
+        "total",
+        "sum",
+        "avg",
+        "average",
+        "mean",
+        "count",
+        "cnt",
+        "num",
+        "number",
+        "max",
+        "min",
+        "per",
+        "of",
+        "by",
+        "in",
+        "the",
+        "id",
+        "no",
+        "nr",
+        "name",
+        "code",
+        "index",
+        "flag",
+    )
+)
+
+
+def _qualified_generic(run: list[str]) -> bool:
+    """Two or more generic words that together name one column ("daily rate")."""
+    return len(run) >= 2 and any(w not in _AGGREGATE_TOKENS and not w.isdigit() for w in run)
 
 
 # A unit or qualifier glued onto a column name: 待ち時間秒, 重量kg, 金額_円, amount_usd.
 # A one-character unit only after a separator (区分, 部分 are words; 時間_分 is a unit).
 _UNIT_TAIL = re.compile(
     r"[\s_-]*(?:[(\[（].*?[)\]）]|千円|万円|百万円|円|ドル|秒|kg|km|cm|mm|ml|kwh|%"
-    r"|(?<![a-z])(?:usd|jpy|yen|eur|sec|secs|min|mins|ms|hrs|pct))$|[\s_-]+(?:分|g|m|s|h)$"
+    r"|(?<![a-z])(?:usd|jpy|yen|eur|sec|secs|min|mins|ms|hrs|pct))$|[\s_-]+(?:分|g|m|s|h|l)$"
 )
 _KANJI = re.compile(r"[\u3400-\u9fff]")
 _KATAKANA = re.compile(r"[\u30a0-\u30ff]")
@@ -270,6 +378,11 @@ def short_terms(names: list[str]) -> list[tuple[str, str]]:
                     _KATAKANA.match(base[i]) and not _KATAKANA.match(base[i - 1])
                 ):  # never inside a katakana word (カテゴリ is no "ゴリ")
                     owners.setdefault(base[i:], set()).add(name)
+    words = {name: name_tokens(name) for name in names if name.isascii()}
+    for term, cols in owners.items():
+        said = name_tokens(term) if term.isascii() else []
+        # "fuel" (fuel_l) also starts fuel_type and fuel_cost_usd: it names none of them
+        cols.update(n for n, w in words.items() if said and w[: len(said)] == said)
     taken = {normalize(name) for name in names}
     return [
         (term, next(iter(cols)))
@@ -450,6 +563,35 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
     return sorted(found, key=lambda mention: mention.start)
 
 
+def _qualified_group_mark(
+    before: str, mention: Mention, index: ColumnIndex, mentions: list[Mention]
+) -> re.Match[str] | None:
+    """ "per booking channel": a group word, one plain word that names nothing, then a
+    category column."""
+    if index.kind(mention.column) == "numeric":
+        return None
+    found = _EN_GROUP_MARK_QUALIFIED.search(before)
+    if found is None or found.group(1) in _FUNCTION_WORDS:
+        return None
+    word = mention.start - len(before) + found.start(1)
+    return None if any(m.start <= word < m.end for m in mentions) else found
+
+
+_COUNTED_GROUP = re.compile(
+    r"(?<![a-z])(?:by|per|each|each of|for each of)\s+(?:the\s+)?((?:number|count) of)\s+(?=_)"
+)
+
+
+def _blank_counted_group(clause: Clause) -> None:
+    """ "by number of adults": the words "number of" name the group, not a count."""
+    text = clause.text
+    for m in _COUNTED_GROUP.finditer(text):
+        at = clause.start + m.end()
+        if any(x.start == at and x.column in clause.group_cols for x in clause.mentions):
+            text = text[: m.start(1)] + "_" * (m.end(1) - m.start(1)) + text[m.end(1) :]
+    clause.text = text
+
+
 def _group_cols(text: str, clause: Clause, index: ColumnIndex) -> list[str]:
     """Columns the clause groups by: 「地域別」「地域と店舗ごと」, "by region and store"."""
     mentions = clause.mentions
@@ -457,7 +599,9 @@ def _group_cols(text: str, clause: Clause, index: ColumnIndex) -> list[str]:
     for position, mention in enumerate(mentions):
         before = text[max(clause.start, mention.start - 40) : mention.start]
         ja_mark = _JA_GROUP_MARK.match(text[mention.end :]) or _JA_GROUP_BEFORE.search(before)
-        en_mark = _EN_GROUP_MARK.search(before)
+        en_mark = _EN_GROUP_MARK.search(before) or _qualified_group_mark(
+            before, mention, index, mentions
+        )
         if not ja_mark and not en_mark:
             continue
         if (
@@ -652,7 +796,7 @@ def parse_request(
         if m.value is None
         and m not in used
         and not _names_the_rows(m, norm, index, rows)
-        and not (m.column in filtered_cols and _adjacent_value(m, values))
+        and not (m.column in filtered_cols and _adjacent_value(m, values, norm))
     ]
     chars = list(norm)
     for m in scanned:
@@ -662,6 +806,7 @@ def parse_request(
     for a, b in split_clauses(masked, family, lang):
         clause = Clause(a, b, masked[a:b], [m for m in mentions if a <= m.start < b])
         clause.group_cols = _group_cols(norm, clause, index)
+        _blank_counted_group(clause)
         clauses.append(clause)
     return ParsedRequest(
         text=norm,
@@ -709,6 +854,12 @@ _FUNCTION_WORDS = frozenset(
 )
 
 
+# "Group the bookings by …", "Sort all rows": a value word that starts a sentence and is
+# followed by a determiner is the verb of the request, not a condition.
+_VERB_START = re.compile(r"(?:^|[.!?;:]\s*|(?<![a-z])(?:please|then|and|also)\s+)$")
+_DETERMINER_AFTER = re.compile(r"\s+(?:the|a|an|all|each|every|my|our|these|those|this|that)\s")
+
+
 def _condition_values(
     scanned: list[Mention], text: str, phrases: list[tuple[int, int]]
 ) -> list[Mention]:
@@ -736,7 +887,8 @@ def _condition_values(
                 and after.start(1) + mention.end not in starts
                 and after.group(1) not in _FUNCTION_WORDS
             )
-            if inside or common:
+            verb = _VERB_START.search(before) and _DETERMINER_AFTER.match(text[mention.end :])
+            if inside or common or verb:
                 continue
         kept.append(mention)
     return kept
@@ -759,10 +911,19 @@ def _names_the_rows(mention: Mention, text: str, index: ColumnIndex, rows: int) 
     )
 
 
-def _adjacent_value(mention: Mention, values: list[Mention]) -> bool:
-    """「法人顧客」「corporate customers」: the column word only qualifies its value."""
+# "fuel type is Diesel", "status = Cancelled", 「区分が在宅」: the column names its value.
+_COPULA = re.compile(r"\s*(?:is|are|was|equals|equal to|of|==?|:|が|は)?\s*")
+
+
+def _adjacent_value(mention: Mention, values: list[Mention], text: str = "") -> bool:
+    """「法人顧客」「corporate customers」「fuel type is Diesel」: the column word only
+    qualifies its value."""
     return any(
         v.column == mention.column
-        and (0 <= mention.start - v.end <= 1 or 0 <= v.start - mention.end <= 3)
+        and (
+            0 <= mention.start - v.end <= 1
+            or 0 <= v.start - mention.end <= 3
+            or (v.start > mention.end and _COPULA.fullmatch(text[mention.end : v.start]))
+        )
         for v in values
     )

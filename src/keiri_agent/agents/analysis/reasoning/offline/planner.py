@@ -264,6 +264,11 @@ def _examples(parsed: ParsedRequest) -> list[str]:
     return found
 
 
+# Out-of-scope requests that change the data (fill in, rescale, edit): what the other
+# parts of the request compute depends on them, so nothing is run.
+_DATA_CHANGES = frozenset({"impute", "transform", "modify"})
+
+
 def plan_request(
     text: str,
     summary: dict[str, Any],
@@ -285,7 +290,9 @@ def plan_request(
     asked_by: dict[int, Clause] = {}  # id of a step that only asks → its clause
     declined: list[str] = []
     for clause in parsed.clauses:
-        if labels := vocab.out_of_scope(clause.text):
+        said = parsed.text[clause.start : clause.end]  # "per km": the unit may name a column
+        ratio = [label for label in vocab.out_of_scope(said) if label == "ratio"]
+        if labels := vocab.out_of_scope(clause.text) or ratio:
             declined += [label for label in labels if label not in declined]
             continue
         step = _Builder(parsed, clause, dataset_id).build()
@@ -294,6 +301,8 @@ def plan_request(
             if step.spec is None:
                 asked_by[id(step)] = clause
     steps, unread = _drop_unnamed_questions(parsed, steps, asked_by)
+    if set(declined) & _DATA_CHANGES and not skip_out_of_scope:
+        steps = []  # the other parts would run on data that was not changed as asked
     reasons = [vocab.OUT_OF_SCOPE_REASONS[label][parsed.lang != "ja"] for label in declined]
     return Plan(
         lang=parsed.lang,

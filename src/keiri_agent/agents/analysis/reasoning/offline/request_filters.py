@@ -312,12 +312,16 @@ def _compare(rest: str) -> tuple[int | float, str, int] | None:
     return (int(value) if value.is_integer() else value), _COMPARE_OPS[op], m.end()
 
 
+# A count said before the numeric column it fixes: "bookings with 2 adults", "for 3 nights".
+_EN_COUNT_BEFORE = re.compile(r"(?<![a-z])(?:with|having|for|of)\s+(\d+(?:\.\d+)?)\s+$")
+
+
 def numeric_filters(
     text: str, mentions: list[Mention], kind: Callable[[str], str]
 ) -> tuple[list[dict[str, Any]], set[Mention], list[tuple[int, int]]]:
     """Conditions on a named numeric column ("売上が10000以上", "sales over 100k",
-    "grade = 2", "a grade of 2", 「等級が2の行」): the filters, the mentions they used
-    and the spans of text they read."""
+    "grade = 2", "a grade of 2", 「等級が2の行」, "with 2 adults"): the filters, the mentions
+    they used and the spans of text they read."""
     filters: list[dict[str, Any]] = []
     used: set[Mention] = set()
     spans: list[tuple[int, int]] = []
@@ -325,6 +329,18 @@ def numeric_filters(
         if mention.value is not None or kind(mention.column) != "numeric":
             continue
         found = condition_at(text[mention.end :])
+        if found is None and (before := _EN_COUNT_BEFORE.search(text[: mention.start])):
+            number = float(before.group(1))
+            filters.append(
+                {
+                    "col": mention.column,
+                    "op": "==",
+                    "value": int(number) if number.is_integer() else number,
+                }
+            )
+            used.add(mention)
+            spans.append((mention.start - len(before.group(0)) + before.start(1), mention.end))
+            continue
         if found is None:
             continue
         value, op, length = found

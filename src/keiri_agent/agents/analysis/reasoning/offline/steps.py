@@ -76,7 +76,7 @@ class StepBuilder:
         self.categorical = [c for c in self.mentioned if kind(c) in CATEGORY_KINDS]
         request_numeric = [m.column for m in parsed.mentions if kind(m.column) == "numeric"]
         self.inherited = [c for c in dict.fromkeys(request_numeric) if c not in clause.group_cols]
-        self.aggs = vocab.aggregations(clause.text)
+        self.aggs = vocab.aggregations(clause.text) or self._said_in_names(parsed, clause)
         self.freq = vocab.frequency(clause.text) or ("D" if self.dates else None)
         self.intents = vocab.intents(clause.text)
         self.filters, self.borrowed = parsed.filters_for(clause)
@@ -101,6 +101,20 @@ class StepBuilder:
             said = count.group(1) or count.group(2)
             self.top_n = vocab.NUMBER_WORDS.get(said) or int(said) or None
         self.ascending = bool(vocab.ASCENDING.search(clause.text))
+
+    @staticmethod
+    def _said_in_names(parsed: ParsedRequest, clause: Clause) -> list[str]:
+        """The aggregation the user said as a word of a numeric column's name, when the
+        clause says none besides ("the average daily rate by room type" with a column
+        ``avgDailyRate``: the mean of it per room type)."""
+        said = [
+            agg
+            for m in clause.mentions
+            if parsed.index.kind(m.column) == "numeric"
+            for agg in vocab.aggregations(parsed.text[m.start : m.end])
+            if agg in vocab.VALUE_AGGS
+        ]
+        return list(dict.fromkeys(said))
 
     def t(self, ja: str, en: str) -> str:
         """The text in the request's language."""

@@ -92,7 +92,11 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|~standardi[sz]|~rescal|min-max|~scale .{0,40}(to|between) |~log[ -]?transform",
     "derived": "~(平均|平均値|中央値)(より|以上|以下|未満|を超|を上回|を下回)"
     "|~(greater|more|higher|less|lower|bigger|smaller|larger|above|below|over|under|exceeds?"
-    "|exceeding)( than)? (the )?(average|mean|median)",
+    "|exceeding)( than)? (the |an? )?([a-z]+ )?(average|mean|median)(?! of)",
+    "ratio": "~(?<![a-z])per (100 |1,?000 |one |each |a )?(km|kms|kilomet(re|er)s?|miles?"
+    "|lit(re|er)s?"
+    "|gallons?|kg|kgs|kilos?|kilograms?|tons?|tonnes?)(?![a-z])"
+    "|~(km|キロ|キロメートル|リットル|kg|トン)(あたり|当たり|につき)",
 }
 OUT_OF_SCOPE_REASONS: dict[str, tuple[str, str]] = {
     "predict": (
@@ -131,6 +135,11 @@ OUT_OF_SCOPE_REASONS: dict[str, tuple[str, str]] = {
         "conditions on a computed value such as the average are not supported (a fixed "
         "value such as 'over 10000' is possible)",
     ),
+    "ratio": (
+        "「1kmあたり」など2つの列の比率の計算には対応していません（各列の合計・平均は可能です）",
+        "a ratio of two columns such as 'per km' is not supported (totals and averages of "
+        "each column are possible)",
+    ),
 }
 TOP_N = re.compile(
     r"(?:上位|トップ|ベスト|下位|ワースト|上から|下から|(?<![a-z])(?:top|best|bottom|worst|first|highest|lowest"
@@ -151,7 +160,7 @@ MEASURE_NAME = re.compile(
 # "the three most common X", 「多い値を上位3つ」: rank the values by how often they occur.
 MOST_COMMON = re.compile(
     r"(?<![a-z])(?:most|least) (?:common|frequent|popular|often|frequently)|commonest|多い|頻出"
-    r"|よく(?:出|使|現)"
+    r"|よく(?=[\u3400-\u9fff])"
 )
 NUMBER_WORDS = {
     w: i + 1
