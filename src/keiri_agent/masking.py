@@ -15,9 +15,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import SecretStr
+if TYPE_CHECKING:  # pydantic loads with the settings, not with every CLI command
+    from pydantic import SecretStr
 
 SECRET_KEY = re.compile(
     r"api[_-]?key|apikey|password|passwd|passphrase|secret|token(?!s)|authorization|credential"
@@ -47,7 +48,7 @@ def register_secret(value: str | SecretStr | None) -> None:
     ``MIN_KNOWN_SECRET`` characters are ignored. Registration lasts for the process.
     """
     global _known_secrets
-    text = value.get_secret_value() if isinstance(value, SecretStr) else value
+    text = value if value is None or isinstance(value, str) else value.get_secret_value()
     if text and len(text) >= MIN_KNOWN_SECRET and text not in _known_secrets:
         _known_secrets = (*_known_secrets, text)
 

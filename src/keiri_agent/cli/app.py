@@ -23,7 +23,6 @@ from keiri_agent.cli.common import settings as common_settings
 from keiri_agent.cli.helpdesk import helpdesk_app
 from keiri_agent.cli.plan import plan_app
 from keiri_agent.cli.research import research_app
-from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
 from keiri_agent.services.exports import (
@@ -37,6 +36,7 @@ from keiri_agent.services.user_files import read_specs
 
 if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
     from keiri_agent.agents.analysis import AnalysisAgent, TurnResult
+    from keiri_agent.config import Settings
 
 app = typer.Typer(
     name="keiri-agent",

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from keiri_agent.config import Settings, load_settings
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.services.jsonforms import dumps
+
+if TYPE_CHECKING:  # settings (pydantic-settings) load in the commands that read them
+    from keiri_agent.config import Settings
 
 console = Console()
 err_console = Console(stderr=True, soft_wrap=True)
@@ -23,6 +27,8 @@ def settings() -> Settings:
     in tests) reads the environment once; a ``ConfigurationError`` is raised to the
     command, which reports it.
     """
+    from keiri_agent.config import load_settings
+
     context = click.get_current_context(silent=True)
     if context is None:
         return load_settings()

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markdown import Markdown
 from rich.markup import escape
 from rich.table import Table
 
@@ -218,4 +217,6 @@ def ask(
     if as_json:
         print_json(helpdesk_answer_json(result))
         return
+    from rich.markdown import Markdown
+
     console.print(Markdown(result.answer))

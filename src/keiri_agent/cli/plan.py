@@ -55,13 +55,6 @@ from keiri_agent.services.jsonforms import (
     run_result_json,
     validation_json,
 )
-from keiri_agent.services.plan_inputs import (
-    load_plan,
-    locate_plan,
-    parse_var_assignments,
-    read_answers,
-    read_plan_text,
-)
 
 if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
     from keiri_agent.events import Event
@@ -123,6 +116,8 @@ def _engine() -> PlanEngine:
 
 def _vars(items: list[str] | None) -> dict[str, Any]:
     """The --var values (YAML); a bad one is a usage error naming the variable (exit 2)."""
+    from keiri_agent.services.plan_inputs import parse_var_assignments
+
     try:
         return parse_var_assignments(items)
     except UserInputError as error:
@@ -134,6 +129,8 @@ def _vars(items: list[str] | None) -> dict[str, Any]:
 def validate(plan: PlanArgument, as_json: JsonOption = False) -> None:
     """Check a plan strictly: every error and warning (YAML, schema and plan rules, in
     one report), with where and how to fix it."""
+    from keiri_agent.services.plan_inputs import locate_plan
+
     try:
         engine = _engine()
         report = engine.check(locate_plan(engine.store, plan))
@@ -170,6 +167,8 @@ def dry_run_command(
     plan: PlanArgument, var: VarsOption = None, as_json: JsonOption = False
 ) -> None:
     """Walk the plan with declared samples only (no block runs, no side effects)."""
+    from keiri_agent.services.plan_inputs import load_plan
+
     run_vars = _vars(var)
     try:
         engine = _engine()
@@ -386,6 +385,8 @@ def run(
     run continues; otherwise it pauses and prints how to resume it. Binary outputs
     (workbooks, files) go to --out DIR when given, else into --json as base64.
     """
+    from keiri_agent.services.plan_inputs import load_plan, read_answers
+
     run_vars = _vars(var)
 
     def call(engine: PlanEngine, interrupt: _Interrupt) -> RunResult:
@@ -447,6 +448,7 @@ def resume(
     on the terminal and the run continues. Binary outputs go to --out DIR when
     given, else into --json as base64.
     """
+    from keiri_agent.services.plan_inputs import read_answers
 
     def call(engine: PlanEngine, interrupt: _Interrupt) -> RunResult:
         answers = read_answers(inputs)
@@ -478,6 +480,8 @@ def rerun(
 ) -> None:
     """Run a node of an earlier run again (e.g. after fixing its input), with everything
     downstream of it; other finished nodes keep their outputs."""
+    from keiri_agent.services.plan_inputs import read_answers
+
     run_vars = _vars(var)
 
     def call(engine: PlanEngine, interrupt: _Interrupt) -> RunResult:
@@ -509,6 +513,7 @@ def migrate(
     import difflib
 
     from keiri_agent.plans.dsl.migrate import migrate_plan_text
+    from keiri_agent.services.plan_inputs import read_plan_text
 
     try:
         path, text = read_plan_text(_engine().store, plan)

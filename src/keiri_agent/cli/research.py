@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markdown import Markdown
 from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
@@ -111,6 +110,8 @@ def research(
 
         print_json(research_result_json(result))
         return
+    from rich.markdown import Markdown
+
     console.print(Markdown(result.report_md))
     err_console.print(f"セッション: {result.session_id}（ノート {len(result.notes)} 件）")
 
@@ -172,6 +173,8 @@ def show_session(session_id: str, as_json: JsonOption = False) -> None:
 
         print_json([research_note_json(note) for note in notes])
         return
+    from rich.markdown import Markdown
+
     for note in notes:
         console.rule(f"[{note.step_no}] {escape(note.query)}")
         console.print(Markdown(note.summary_md or "（見つかりませんでした）"))

@@ -11,10 +11,12 @@ the prefixes themselves).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
-from langchain_openai import OpenAIEmbeddings
+
+if TYPE_CHECKING:
+    from langchain_openai import OpenAIEmbeddings
 
 
 class RoleEmbeddings(Embeddings):

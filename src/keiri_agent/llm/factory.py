@@ -11,21 +11,18 @@ on each retry (capped at ``MAX_BACKOFF_S``, with up to 25 % jitter).
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.embeddings import Embeddings
-from langchain_core.language_models import BaseChatModel
-from langchain_openai import (
-    AzureChatOpenAI,
-    AzureOpenAIEmbeddings,
-    ChatOpenAI,
-    OpenAIEmbeddings,
-)
 from pydantic import SecretStr
 
 from keiri_agent.config import Settings
 from keiri_agent.llm.async_http import async_client
 from keiri_agent.llm.embedding_roles import RoleEmbeddings
+
+if TYPE_CHECKING:  # langchain_openai (and openai) load when a provider is built
+    from langchain_core.embeddings import Embeddings
+    from langchain_core.language_models import BaseChatModel
+    from langchain_openai import OpenAIEmbeddings
 
 MAX_BACKOFF_S = 30.0
 """Upper bound of one computed backoff delay (a server's Retry-After may be longer)."""
@@ -52,6 +49,8 @@ def chat_model(settings: Settings) -> BaseChatModel:
             endpoint or base URL.
     """
     settings.require_llm()
+    from langchain_openai import AzureChatOpenAI, ChatOpenAI
+
     common: dict[str, Any] = {
         "http_async_client": async_client(settings.request_timeout_s),
         "timeout": settings.request_timeout_s,
@@ -102,6 +101,8 @@ def embeddings(settings: Settings) -> Embeddings:
             or base URL.
     """
     settings.require_embeddings()
+    from langchain_openai import AzureOpenAIEmbeddings, OpenAIEmbeddings
+
     common: dict[str, Any] = {
         "http_async_client": async_client(settings.request_timeout_s),
         "timeout": settings.request_timeout_s,

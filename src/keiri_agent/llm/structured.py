@@ -15,12 +15,12 @@ from __future__ import annotations
 import email.utils
 import math
 import string
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
-import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable
@@ -29,6 +29,9 @@ from pydantic import BaseModel, ValidationError
 from keiri_agent.config import without_credentials
 from keiri_agent.errors import LLMError
 from keiri_agent.masking import mask_text
+
+if TYPE_CHECKING:  # openai loads with a provider (llm.factory) or an error to handle
+    import openai
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 
@@ -117,10 +120,18 @@ def model_errors(model: Any) -> Iterator[None]:
     """
     try:
         yield
-    except openai.APIError as exc:
-        raise to_llm_error(exc, endpoint_of(model)) from None
-    except MALFORMED_REPLY_ERRORS as exc:
-        raise malformed_reply_error(exc, endpoint_of(model)) from None
+    except Exception as exc:
+        if _is_openai_error(exc):
+            raise to_llm_error(exc, endpoint_of(model)) from None
+        if isinstance(exc, MALFORMED_REPLY_ERRORS):
+            raise malformed_reply_error(exc, endpoint_of(model)) from None
+        raise
+
+
+def _is_openai_error(exc: BaseException) -> TypeGuard[openai.APIError]:
+    """Whether ``exc`` is an openai SDK error; no such error exists before openai loads."""
+    sdk = sys.modules.get("openai")
+    return sdk is not None and isinstance(exc, sdk.APIError)
 
 
 def endpoint_of(model: Any) -> str | None:
@@ -160,6 +171,8 @@ def to_llm_error(exc: openai.APIError, endpoint: str | None = None) -> LLMError:
     The provider's message is masked (a 401 echoes the key it was sent); a 429 says
     how long the provider asks to wait (``Retry-After``).
     """
+    import openai
+
     status = getattr(exc, "status_code", None)
     wait_s = retry_after_s(exc) if isinstance(exc, openai.RateLimitError) else None
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):

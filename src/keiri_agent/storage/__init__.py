@@ -1,12 +1,30 @@
 """Persistence: the application database engine and the LangGraph checkpointer."""
 
-from keiri_agent.storage.checkpointer import (
-    StoreCorruptError,
-    checkpointer_kind,
-    open_checkpointer,
-    postgres_conninfo,
+from typing import TYPE_CHECKING
+
+from keiri_agent.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from keiri_agent.storage.checkpointer import (
+        StoreCorruptError,
+        checkpointer_kind,
+        open_checkpointer,
+        postgres_conninfo,
+    )
+    from keiri_agent.storage.engine import create_engine, database_url
+
+# sqlalchemy (storage.engine) loads only when the application database is used.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "StoreCorruptError": ".checkpointer",
+        "checkpointer_kind": ".checkpointer",
+        "open_checkpointer": ".checkpointer",
+        "postgres_conninfo": ".checkpointer",
+        "create_engine": ".engine",
+        "database_url": ".engine",
+    },
 )
-from keiri_agent.storage.engine import create_engine, database_url
 
 __all__ = [
     "StoreCorruptError",

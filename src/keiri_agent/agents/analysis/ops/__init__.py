@@ -6,8 +6,9 @@ for the analysis ops), ``plots`` (``run_plot``), ``filters`` (a spec's row filte
 (row hashing for the duplicate check).
 """
 
+from typing import TYPE_CHECKING
+
 from keiri_agent.agents.analysis.ops.executor import run_analysis
-from keiri_agent.agents.analysis.ops.plots import run_plot
 from keiri_agent.agents.analysis.ops.specs import (
     ANALYSIS_OPS,
     PLOT_KINDS,
@@ -18,6 +19,13 @@ from keiri_agent.agents.analysis.ops.specs import (
     parse_plot_spec,
     plot_spec_json_schema,
 )
+from keiri_agent.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from keiri_agent.agents.analysis.ops.plots import run_plot
+
+# plots imports matplotlib: only when a plot is drawn.
+__getattr__, __dir__ = lazy_exports(__name__, {"run_plot": ".plots"})
 
 __all__ = [
     "ANALYSIS_OPS",

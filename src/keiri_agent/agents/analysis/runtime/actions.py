@@ -16,7 +16,6 @@ from pydantic import BaseModel
 from keiri_agent.agents.analysis.artifacts import ActionResult
 from keiri_agent.agents.analysis.datasets.registry import DatasetRegistry
 from keiri_agent.agents.analysis.ops.executor import run_analysis
-from keiri_agent.agents.analysis.ops.plots import run_plot
 from keiri_agent.agents.analysis.ops.specs import (
     check_columns,
     parse_analysis_spec,
@@ -62,6 +61,9 @@ class AnalysisActions:
     def execute_plot(self, spec: dict[str, Any], dataset_id: str | None = None) -> ActionResult:
         """Run a ``plot_spec`` dict; figures come back as in-memory PNG bytes."""
         model = parse_plot_spec(spec)
+        # matplotlib loads in this process on the first plot (children inherit it)
+        from keiri_agent.agents.analysis.ops.plots import run_plot
+
         return self._run(run_plot, model, self._dataset_id(model, dataset_id))
 
     def execute(self, spec: dict[str, Any], dataset_id: str | None = None) -> ActionResult:

@@ -1,0 +1,106 @@
+"""The import-time contract of the CLI: nothing heavy is imported before it is needed.
+
+Each case runs in a fresh interpreter (``subprocess``) and asserts the set of
+modules it loaded, never a time: ``import keiri_agent.cli`` (what ``--help`` pays)
+loads no LLM client, plotting, database, YAML or settings library; an offline
+command loads no OpenAI client; a table question loads no plotting library.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SAMPLES = Path(__file__).resolve().parents[2] / "src" / "keiri_agent" / "samples"
+
+LLM_CLIENTS = ("openai", "langchain_openai")
+START_UP_FREE = (
+    *LLM_CLIENTS,
+    "matplotlib",
+    "sqlalchemy",
+    "yaml",
+    "rich.markdown",
+    "pydantic_settings",
+    "keiri_agent.config",
+    "jsonschema",
+    "pandas",
+)
+
+# Runs the CLI like the console script does, then prints every loaded module
+# (also when the command exits through SystemExit).
+_RUN_CLI = """
+import atexit, pathlib, sys
+listing = pathlib.Path(sys.argv[1])
+atexit.register(lambda: listing.write_text("\\n".join(sorted(sys.modules)), encoding="utf-8"))
+sys.argv = ["keiri-agent", *sys.argv[2:]]
+from keiri_agent.cli import main
+main()
+"""
+
+
+def _loaded(leaked_from: list[str], forbidden: tuple[str, ...]) -> list[str]:
+    return sorted(
+        name
+        for name in leaked_from
+        if any(name == root or name.startswith(root + ".") for root in forbidden)
+    )
+
+
+def _modules_after_import(module: str) -> list[str]:
+    code = (
+        "import sys, importlib; importlib.import_module(sys.argv[1]); "
+        "print('\\n'.join(sorted(sys.modules)))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, module], capture_output=True, text=True, check=True
+    )
+    return result.stdout.split()
+
+
+def _modules_after_command(tmp_path: Path, *args: str) -> list[str]:
+    listing = tmp_path / "modules.txt"
+    result = subprocess.run(
+        [sys.executable, "-c", _RUN_CLI, str(listing), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return listing.read_text(encoding="utf-8").split()
+
+
+@pytest.mark.parametrize("module", ["keiri_agent.cli", "keiri_agent.cli.app"])
+def test_the_cli_starts_without_heavy_libraries(module: str) -> None:
+    leaked = _loaded(_modules_after_import(module), START_UP_FREE)
+    assert leaked == [], f"import {module} loads {leaked[:20]}"
+
+
+def test_help_loads_no_heavy_library(tmp_path: Path) -> None:
+    # Typer's rich help formatter imports rich.markdown itself to print the help
+    forbidden = tuple(root for root in START_UP_FREE if root != "rich.markdown")
+    leaked = _loaded(_modules_after_command(tmp_path, "--help"), forbidden)
+    assert leaked == [], f"keiri-agent --help loads {leaked[:20]}"
+
+
+def test_offline_analyze_of_a_table_question_loads_no_llm_client_plot_or_database(
+    tmp_path: Path,
+) -> None:
+    loaded = _modules_after_command(
+        tmp_path, "analyze", str(SAMPLES / "sales.csv"), "地域別の売上合計", "--json"
+    )
+    assert "pandas" in loaded  # the command did run the analysis
+    leaked = _loaded(loaded, (*LLM_CLIENTS, "matplotlib", "sqlalchemy"))
+    assert leaked == [], f"offline analyze loads {leaked[:20]}"
+
+
+def test_offline_helpdesk_ask_loads_no_llm_client(tmp_path: Path) -> None:
+    index_listing = tmp_path / "index"
+    index_listing.mkdir()
+    indexed = _modules_after_command(index_listing, "helpdesk", "index", "--sample", "--json")
+    loaded = _modules_after_command(tmp_path, "helpdesk", "ask", "パスワードを忘れました", "--json")
+    assert _loaded(indexed, LLM_CLIENTS) == [], "offline helpdesk index loads an LLM client"
+    leaked = _loaded(loaded, (*LLM_CLIENTS, "matplotlib", "sqlalchemy"))
+    assert leaked == [], f"offline helpdesk ask loads {leaked[:20]}"
