@@ -245,8 +245,9 @@ def _log(result: RunResult) -> None:
 
 
 def _vars_inputs(plan: Plan, file_id: str) -> tuple[dict[str, Any], list[UserInputError]]:
-    """Widgets for the Plan's ``vars`` (defaults from the Plan); the values to run with
-    and the problems (a YAML text that does not read, named by its var).
+    """Widgets for the Plan's ``vars`` (defaults from the Plan), labelled by their
+    ``ui.vars`` title (else the name) with the description as help; the values to run
+    with and the problems (a YAML text that does not read, named by its var).
 
     Scalars get a widget of their type; lists and mappings are edited as YAML
     (``services.plan_inputs``). Values are kept per Plan in the session
@@ -259,19 +260,26 @@ def _vars_inputs(plan: Plan, file_id: str) -> tuple[dict[str, Any], list[UserInp
     with st.expander("設定（変数）", expanded=False):
         for name, default in plan.vars.items():
             key = f"run.vars.{file_id}.{name}"
+            info = plan.ui.vars.get(name)
+            label = (info.title if info else None) or name
+            shown = {"help": info.description if info else None}
             kind = var_kind(default)
             if kind == "boolean":
-                values[name] = persistent(st.checkbox, name, key=key, default=default)
+                values[name] = persistent(st.checkbox, label, key=key, default=default, **shown)
             elif kind in ("integer", "number"):
                 # step=1 keeps an int an int (the value comes from the session, not value=)
                 step = 1 if kind == "integer" else None
                 values[name] = persistent(
-                    st.number_input, name, key=key, default=default, step=step
+                    st.number_input, label, key=key, default=default, step=step, **shown
                 )
             elif kind == "text":
-                values[name] = persistent(st.text_input, name, key=key, default=default or "")
+                values[name] = persistent(
+                    st.text_input, label, key=key, default=default or "", **shown
+                )
             else:
-                text = persistent(st.text_area, name, key=key, default=var_text(default))
+                text = persistent(
+                    st.text_area, label, key=key, default=var_text(default), **shown
+                )
                 try:
                     values[name] = parse_var_value(name, text)
                 except UserInputError as error:
