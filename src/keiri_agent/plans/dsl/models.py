@@ -229,7 +229,10 @@ class VarInfo(_Model):
     """``ui.vars.<name>``: how a var is shown in the 実行 page's form."""
 
     title: str | None = Field(
-        default=None, min_length=1, max_length=200, description="what people see instead of the name"
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="what people see instead of the name",
     )
     description: str | None = Field(default=None, max_length=2000)
 
