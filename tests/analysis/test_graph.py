@@ -160,6 +160,23 @@ def test_unknown_op_is_returned_with_valid_choices(tmp_path: Path, sales: pd.Dat
     assert "groupby_agg" in error["details"]["valid"]
 
 
+def test_act_without_a_spec_explains_in_japanese(tmp_path: Path, sales: pd.DataFrame) -> None:
+    replies = [
+        Decision(next_action="act", rationale="x"),
+        Decision(
+            next_action="ask", rationale="どうしますか", clarifying_questions=["集計の列は？"]
+        ),
+    ]
+    with make_agent(tmp_path, replies) as agent:
+        dataset_id = agent.registry.add_frame(sales, "sales.csv")
+        turn = agent.ask("集計して", dataset_id=dataset_id)
+        error = json.loads(turn.last_error or "{}")
+    assert error["code"] == "SPEC_ERROR"
+    assert "analysis_spec" in error["hint"] and "plot_spec" in error["hint"]
+    assert "next_action was" not in error["message"]
+    assert "集計" in error["message"] or "グラフ" in error["message"]
+
+
 def test_step_cap_stops_a_runaway_loop(tmp_path: Path, sales: pd.DataFrame) -> None:
     overview = {"type": "analysis", "op": "dataset_overview"}
     replies: list[object] = [

@@ -159,15 +159,18 @@ def test_system_exit_in_child_is_contained() -> None:
 
 
 def test_crashing_child_becomes_execution_error() -> None:
-    with pytest.raises(ExecutionError, match="exit code 3"):
+    with pytest.raises(ExecutionError, match="終了コード 3") as crashed:
         run_isolated(lambda: os._exit(3), **LIMITS)
+    assert "exit code" not in crashed.value.message
 
     def segfault() -> None:
         faulthandler.disable()  # no crash dump from the child in the test output
         ctypes.string_at(0)
 
-    with pytest.raises(ExecutionError, match="SIGSEGV"):
+    with pytest.raises(ExecutionError, match="SIGSEGV") as killed:
         run_isolated(segfault, **LIMITS)
+    assert "killed by" not in killed.value.message
+    assert "シグナル SIGSEGV" in killed.value.message
 
 
 def test_timeout_kills_the_child() -> None:

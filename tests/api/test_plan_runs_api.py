@@ -267,3 +267,52 @@ def test_a_running_run_is_cancelled_through_the_api(
     assert done["status"] == "cancelled"
     assert events[-1].event == "plan_complete"
     assert events[-1].data is not None and events[-1].data["payload"]["status"] == "cancelled"
+
+
+def test_the_run_and_its_events_carry_the_titles_the_plan_gives(
+    workspace: Settings, serve: Callable[..., LiveServer]
+) -> None:
+    titled = (
+        PLAN.replace("version: 0.1.0", "version: 0.1.0\ntitle: 上限チェック報告")
+        .replace("  - id: collect\n", "  - id: collect\n    title: 上限金額の入力\n")
+        .replace("  - id: report\n", "  - id: report\n    title: 報告文の作成\n")
+        .replace(
+            "graph:",
+            "ui:\n  vars: {title: {title: 月次の名前, description: 報告の先頭に入ります}}\ngraph:",
+        )
+    )
+    designs = Workspace.from_settings(workspace).designs
+    (designs / "api" / "limit_report.yaml").write_text(titled, encoding="utf-8")
+    server = serve(workspace)
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        shown = client.get("/api/plans/api/limit_report").json()
+        run = _start(client)
+        paused = _wait(client, run["run_id"], "paused")
+        client.post(
+            f"/api/plans/runs/{run['run_id']}/resume",
+            json={"answers": {"collect": {"limit": 1}}},
+        ).raise_for_status()
+        done = _wait(client, run["run_id"], "success")
+        events = stream_events(client, run["events_url"])
+
+    assert shown["summary"]["title"] == "上限チェック報告"
+    assert [n["title"] for n in shown["summary"]["nodes"]] == [
+        "上限金額の入力",
+        "報告文の作成",
+        None,
+    ]
+    assert shown["inputs"]["vars"][0]["title"] == "月次の名前"
+    assert shown["inputs"]["vars"][0]["description"] == "報告の先頭に入ります"
+    assert paused["title"] == "上限チェック報告"
+    assert paused["waiting"][0]["title"] == "上限金額の入力"
+    assert done["node_titles"] == {
+        "collect": "上限金額の入力", "report": "報告文の作成", "render": "render"
+    }  # fmt: skip
+    starts = {
+        e.data["payload"]["node_id"]: e.data["payload"]
+        for e in events
+        if e.data and e.event == "node_start"
+    }
+    assert starts["collect"]["title"] == "上限金額の入力"
+    assert starts["report"]["title"] == "報告文の作成"
+    assert "title" not in starts["render"]  # no title in the Plan: none in the event

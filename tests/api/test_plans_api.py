@@ -58,7 +58,8 @@ def test_list_and_show_give_ids_versions_yaml_and_the_inputs_a_run_asks(
     assert shown["yaml"].startswith("# yaml-language-server")
     assert shown["summary"]["id"] == "examples/expense_check"
     assert shown["summary"]["nodes"][0] == {
-        "id": "collect", "type": "block", "block": "ui.interactive_input"
+        "id": "collect", "title": "経費明細と上限金額", "type": "block",
+        "block": "ui.interactive_input",
     }  # fmt: skip
     assert {v["name"]: v["kind"] for v in shown["inputs"]["vars"]} == {
         "classify": "boolean", "accounts": "yaml"

@@ -75,3 +75,19 @@ def test_invalid_plans_do_not_match(
         **change,
     }
     assert list(validator.iter_errors(document)) != []
+
+
+def test_var_titles_are_in_the_schema(validator: Draft202012Validator) -> None:
+    document = {
+        "apiVersion": "v1",
+        "id": "x",
+        "version": "1.0.0",
+        "vars": {"limit": 1000},
+        "ui": {"vars": {"limit": {"title": "上限金額", "description": "超えると一覧に出ます"}}},
+        "graph": [{"id": "a", "block": "text.template"}],
+    }
+    assert list(validator.iter_errors(document)) == []
+    document["ui"] = {"vars": {"limit": {"title": ""}}}
+    assert list(validator.iter_errors(document)) != []
+    document["ui"] = {"vars": {"limit": {"titel": "上限金額"}}}
+    assert list(validator.iter_errors(document)) != []

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from keiri_agent.errors import PlanValidationError
 from keiri_agent.plans.catalog.catalog import BlockCatalog
@@ -722,3 +723,37 @@ def test_a_thousand_node_plan_validates_cleanly(catalog: BlockCatalog) -> None:
     plan = big_plan(1000)
     validator = PlanValidator(catalog, env={})
     assert validator.validate(plan).issues == ()
+
+
+# --- var titles (ui.vars) -----------------------------------------------------------
+
+
+def test_var_titles_load_and_validate(catalog: BlockCatalog) -> None:
+    plan = make_plan(
+        template("a", "${vars.limit}"),
+        vars={"limit": "1000"},
+        ui={"vars": {"limit": {"title": "上限金額", "description": "これを超えると一覧に出ます"}}},
+    )
+    assert plan.ui.vars["limit"].title == "上限金額"
+    assert plan.ui.vars["limit"].description == "これを超えると一覧に出ます"
+    assert [i for i in validate(catalog, plan).issues if i.severity == "error"] == []
+
+
+def test_var_title_of_an_unknown_var_is_reported(catalog: BlockCatalog) -> None:
+    plan = make_plan(
+        template("a", "${vars.limit}"),
+        vars={"limit": "1000"},
+        ui={"vars": {"limt": {"title": "上限金額"}}},
+    )
+    issue = only(validate(catalog, plan), "UNKNOWN_REFERENCE")
+    assert (issue.path, issue.severity) == ("ui.vars.limt", "error")
+    assert issue.details.closest == "limit"
+    assert "limt" in issue.message
+
+
+@pytest.mark.parametrize(
+    "info", [{"title": ""}, {"title": "x" * 201}, {"label": "上限"}, "上限金額"]
+)
+def test_var_titles_are_checked(info: Any) -> None:
+    with pytest.raises(ValidationError):
+        make_plan(template("a"), vars={"limit": 1}, ui={"vars": {"limit": info}})

@@ -234,6 +234,20 @@ def test_plan_vars_are_shown_with_their_defaults_and_used_by_the_run(page: AppTe
     assert page.text_input(key="run.vars.vars_demo.greeting").value == "おはよう"  # kept
 
 
+def test_plan_vars_are_labelled_by_their_titles(page: AppTest, keiri_home: Path) -> None:
+    titled = VARS.replace(
+        "graph:",
+        "ui:\n  vars:\n    greeting: {title: 挨拶の言葉, description: 文面の先頭に入ります}\n"
+        "    count: {title: 回数}\ngraph:",
+    )
+    (keiri_home / "designs" / "vars_demo.yaml").write_text(titled, encoding="utf-8")
+    page.selectbox(key="run.plan").select("vars_demo").run()
+    greeting = page.text_input(key="run.vars.vars_demo.greeting")
+    assert (greeting.label, greeting.help) == ("挨拶の言葉", "文面の先頭に入ります")
+    assert page.number_input(key="run.vars.vars_demo.count").label == "回数"
+    assert page.text_area(key="run.vars.vars_demo.tags").label == "tags"  # no title: its name
+
+
 EDITED_GREET = GREET.replace(
     '        - {id: amount, type: number, label: "金額", required: true}',
     '        - {id: memo, type: text, label: "メモ", required: true}',

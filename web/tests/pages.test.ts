@@ -4,6 +4,7 @@ import {
   deletedMessage,
   formatBytes,
   formatDateTime,
+  nodeTitle,
   outputView,
   planPath,
   runStatusLabel,
@@ -74,5 +75,15 @@ describe("outputView", () => {
       ],
     });
     expect(outputView({ total: 5 }, "n.a")).toEqual({ kind: "json", text: '{\n  "total": 5\n}' });
+  });
+});
+
+describe("nodeTitle", () => {
+  it("names a node by its title, inside loops too, else by its id", () => {
+    const titles = { collect: "上限金額の入力", each: "ファイルごと", check: "金額の確認" };
+    expect(nodeTitle(titles, "collect")).toBe("上限金額の入力");
+    expect(nodeTitle(titles, "each[2]/check")).toBe("金額の確認");
+    expect(nodeTitle(titles, "render")).toBe("render");
+    expect(nodeTitle(undefined, "render")).toBe("render");
   });
 });

@@ -176,10 +176,12 @@ def parse_var_assignments(items: Sequence[str] | None) -> dict[str, Any]:
 
 
 def asked_inputs(plan: Plan) -> dict[str, Any]:
-    """What a run of ``plan`` asks: ``{"vars": [{"name", "default", "kind"}],
+    """What a run of ``plan`` asks: ``{"vars": [{"name", "title", "description",
+    "default", "kind"}],
     "interactive": [{"node_id", "title", "mode", "message", "requirements"}]}`` — the
-    vars with their defaults (``var_kind``) and the top-level ``ui.interactive_input``
-    nodes (titled) with the requirements they ask for (answered by
+    vars (titled by ``ui.vars``, else their name) with their defaults (``var_kind``)
+    and the top-level ``ui.interactive_input`` nodes (titled) with the requirements
+    they ask for (answered by
     ``{node_id: {requirement id: value}}``)."""
     from keiri_agent.plans.dsl.models import BlockNode
 
@@ -197,8 +199,15 @@ def asked_inputs(plan: Plan) -> dict[str, Any]:
             )
     return {
         "vars": [
-            {"name": name, "default": default, "kind": var_kind(default)}
+            {
+                "name": name,
+                "title": (info.title if info else None) or name,
+                "description": info.description if info else None,
+                "default": default,
+                "kind": var_kind(default),
+            }
             for name, default in plan.vars.items()
+            for info in [plan.ui.vars.get(name)]
         ],
         "interactive": interactive,
     }

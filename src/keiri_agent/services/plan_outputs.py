@@ -55,6 +55,12 @@ def node_titles(plan: Plan) -> dict[str, str]:
     return {node.id: node.title or node.id for node in _walk(plan.graph)}
 
 
+def node_title(titles: Mapping[str, str], path: str) -> str:
+    """What people call the node at ``path`` (``loop[0]/node`` inside a loop body)."""
+    node_id = path.rpartition("/")[2].partition("[")[0]
+    return titles.get(node_id, path)
+
+
 def _order(plan: Plan, outputs: Mapping[str, Any]) -> list[str]:
     layout = [node_id for node_id in plan.ui.layout if node_id in outputs]
     graph = [node.id for node in plan.graph if node.id in outputs and node.id not in layout]

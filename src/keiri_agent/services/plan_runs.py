@@ -55,7 +55,7 @@ from keiri_agent.events import Event, EventCallback
 from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.engine import PlanEngine
 from keiri_agent.plans.run.run_log import safe_path_part
-from keiri_agent.plans.run.run_state import find_state, read_state
+from keiri_agent.plans.run.run_state import find_state, plan_from_dict, read_state
 from keiri_agent.plans.run.runner import RunResult
 from keiri_agent.services.jsonforms import decode_bytes
 
@@ -203,6 +203,10 @@ class PlanRuns:
         """The run as last saved: status, outputs, errors, the nodes waiting for input."""
         self.state_file(run_id)
         return self.engine.runner.result(run_id)
+
+    def plan(self, run_id: str) -> Plan:
+        """The plan saved with the run (read ``result`` first: it reports a damaged one)."""
+        return plan_from_dict(read_state(self.state_file(run_id)).plan)
 
     def status(self, run_id: str) -> str:
         return read_state(self.state_file(run_id)).status

@@ -76,7 +76,13 @@ from keiri_agent.services.plan_inputs import (
     var_kind,
     var_text,
 )
-from keiri_agent.services.plan_outputs import ShownOutput, download_name, node_titles, shown_outputs
+from keiri_agent.services.plan_outputs import (
+    ShownOutput,
+    download_name,
+    node_title,
+    node_titles,
+    shown_outputs,
+)
 from keiri_agent.services.plan_runs import RunLogReader
 from keiri_agent.ui.components import persistent, provider_banner, records_frame, show_error
 from keiri_agent.ui.input_forms import input_form
@@ -131,12 +137,6 @@ def _form_key(engine: PlanEngine, plan: Plan, node_id: str, block: str) -> str:
     return session_key(plan.id, node_id, str(version))
 
 
-def _node_title(titles: Mapping[str, str], path: str) -> str:
-    """What people call the node at ``path`` (``loop[0]/node`` inside a loop body)."""
-    node_id = path.rpartition("/")[2].partition("[")[0]
-    return titles.get(node_id, path)
-
-
 def _invoke(action: str, call: Callable[[EventCallback], RunResult], plan: Plan) -> None:
     """Start ``call(on_event)`` as a background job and follow it (``_follow``)."""
     job: Job[RunResult] = Job(call, name="plan-run")
@@ -180,7 +180,7 @@ def _event_text(line: Mapping[str, Any], titles: Mapping[str, str]) -> str:
     if kind == "loop_iteration" and payload.get("iteration") is not None:
         label += f" {int(payload['iteration']) + 1} 回目"
     node = payload.get("node_id")
-    return f"{_node_title(titles, str(node))}: {label}" if node else label
+    return f"{node_title(titles, str(node))}: {label}" if node else label
 
 
 def _answers(state: Mapping[str, Any]) -> dict[str, Any]:
@@ -245,8 +245,9 @@ def _log(result: RunResult) -> None:
 
 
 def _vars_inputs(plan: Plan, file_id: str) -> tuple[dict[str, Any], list[UserInputError]]:
-    """Widgets for the Plan's ``vars`` (defaults from the Plan); the values to run with
-    and the problems (a YAML text that does not read, named by its var).
+    """Widgets for the Plan's ``vars`` (defaults from the Plan), labelled by their
+    ``ui.vars`` title (else the name) with the description as help; the values to run
+    with and the problems (a YAML text that does not read, named by its var).
 
     Scalars get a widget of their type; lists and mappings are edited as YAML
     (``services.plan_inputs``). Values are kept per Plan in the session
@@ -259,19 +260,26 @@ def _vars_inputs(plan: Plan, file_id: str) -> tuple[dict[str, Any], list[UserInp
     with st.expander("設定（変数）", expanded=False):
         for name, default in plan.vars.items():
             key = f"run.vars.{file_id}.{name}"
+            info = plan.ui.vars.get(name)
+            label = (info.title if info else None) or name
+            shown = info.description if info else None
             kind = var_kind(default)
             if kind == "boolean":
-                values[name] = persistent(st.checkbox, name, key=key, default=default)
+                values[name] = persistent(st.checkbox, label, key=key, default=default, help=shown)
             elif kind in ("integer", "number"):
                 # step=1 keeps an int an int (the value comes from the session, not value=)
                 step = 1 if kind == "integer" else None
                 values[name] = persistent(
-                    st.number_input, name, key=key, default=default, step=step
+                    st.number_input, label, key=key, default=default, step=step, help=shown
                 )
             elif kind == "text":
-                values[name] = persistent(st.text_input, name, key=key, default=default or "")
+                values[name] = persistent(
+                    st.text_input, label, key=key, default=default or "", help=shown
+                )
             else:
-                text = persistent(st.text_area, name, key=key, default=var_text(default))
+                text = persistent(
+                    st.text_area, label, key=key, default=var_text(default), help=shown
+                )
                 try:
                     values[name] = parse_var_value(name, text)
                 except UserInputError as error:
@@ -364,7 +372,7 @@ def _rerun_button(
     start = rerun_start(
         nodes, list(state["forms"]), _answers(state), state.get("sent") or {}, failed
     )
-    title = _node_title(node_titles(plan), start)
+    title = node_title(node_titles(plan), start)
     st.caption(
         f"再実行: {title} から"
         + ("（失敗したノード、入力はそのまま）" if start == failed else "（入力が変更されたため）")
@@ -509,7 +517,7 @@ def _forms(engine: PlanEngine, plan: Plan, result: RunResult) -> None:
         if result.status == "success" and node_id not in waiting_ids:
             continue
         with st.container(border=True):
-            st.markdown(f"#### 入力: {_node_title(titles, node_id)}")
+            st.markdown(f"#### 入力: {node_title(titles, node_id)}")
             input_form(state["keys"][node_id], request)
     if result.status == "paused" and st.button("送信", type="primary", key="run.submit"):
         answers = _answers(state)

@@ -5,7 +5,7 @@ import ErrorBox from "@/components/ErrorBox";
 import Spinner from "@/components/Spinner";
 import DownloadLink from "@/components/pages/DownloadLink";
 import PlainText from "@/components/pages/PlainText";
-import { formatBytes, outputView, runStatusLabel } from "@/components/pages/format";
+import { formatBytes, nodeTitle, outputView, runStatusLabel } from "@/components/pages/format";
 import { NEEDS_INPUT_TEXT, STREAMLIT_URL } from "@/components/pages/streamlit";
 import { apiJson, toApiError, type ApiError } from "@/lib/api";
 
@@ -22,7 +22,9 @@ interface PlanRun {
   status: string;
   outputs: Record<string, Record<string, unknown> | null>;
   errors: RunError[];
-  waiting: { node_id: string }[];
+  waiting: { node_id: string; title?: string }[];
+  /** Every node id → its title (its id when it has none). */
+  node_titles?: Record<string, string>;
 }
 
 const POLL_MS = 1000;
@@ -121,7 +123,7 @@ export default function PlanRunView({ runId, onSettled }: { runId: string; onSet
               <a href={STREAMLIT_URL} target="_blank" rel="noopener noreferrer">
                 {NEEDS_INPUT_TEXT}
               </a>
-              {run.waiting.length > 0 ? `（入力を待っているステップ: ${run.waiting.map((w) => w.node_id).join("、")}）` : null}
+              {run.waiting.length > 0 ? `（入力を待っているステップ: ${run.waiting.map((w) => w.title ?? nodeTitle(run.node_titles, w.node_id)).join("、")}）` : null}
             </p>
           ) : null}
           {run.errors.length > 0 ? (
@@ -130,7 +132,7 @@ export default function PlanRunView({ runId, onSettled }: { runId: string; onSet
               {run.errors.map((item, index) => (
                 <div className="error-box" role="alert" key={index}>
                   <p className="error-message">
-                    {item.details?.node_id ? `${item.details.node_id}: ` : ""}
+                    {item.details?.node_id ? `${nodeTitle(run.node_titles, item.details.node_id)}: ` : ""}
                     {item.message ?? "ステップが失敗しました。"}
                   </p>
                   {item.hint ? <p className="error-hint">{item.hint}</p> : null}
@@ -146,14 +148,14 @@ export default function PlanRunView({ runId, onSettled }: { runId: string; onSet
               {Object.entries(run.outputs).map(([node, values]) =>
                 values === null ? (
                   <div key={node}>
-                    <dt>{node}</dt>
+                    <dt>{nodeTitle(run.node_titles, node)}</dt>
                     <dd className="muted">（出力なし）</dd>
                   </div>
                 ) : (
                   Object.entries(values).map(([alias, value]) => (
                     <div key={`${node}.${alias}`} data-testid="run-output">
                       <dt>
-                        {node}.{alias}
+                        {nodeTitle(run.node_titles, node)}: {alias}
                       </dt>
                       <dd>
                         <OutputValue runId={run.run_id} node={node} alias={alias} value={value} />

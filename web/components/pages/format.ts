@@ -112,3 +112,9 @@ export function formatBytes(bytes: number): string {
 export function planPath(planId: string): string {
   return planId.split("/").map(encodeURIComponent).join("/");
 }
+
+/** What people call the node at `path` (`loop[0]/node` inside a loop body): its title, else the path. */
+export function nodeTitle(titles: Record<string, string> | undefined, path: string): string {
+  const nodeId = (path.split("/").pop() ?? path).split("[")[0] ?? path;
+  return titles?.[nodeId] ?? path;
+}

@@ -140,9 +140,9 @@ def build_graph(parts: AnalysisGraphParts) -> StateGraph:
             last_error = json.dumps(
                 {
                     "code": "SPEC_ERROR",
-                    "message": "next_action was 'act' but neither analysis_spec nor plot_spec "
-                    "was given",
-                    "hint": "give an analysis_spec (op) or a plot_spec (kind)",
+                    "message": "実行する集計もグラフも指定されていませんでした",
+                    "hint": "集計なら analysis_spec（op）を、グラフなら plot_spec（kind）を"
+                    "指定してください",
                 },
                 ensure_ascii=False,
             )

@@ -27,6 +27,7 @@ from keiri_agent.errors import UserInputError
 from keiri_agent.plans.dsl.loader import load_plan_file
 from keiri_agent.services.jsonforms import is_file_value, run_result_json
 from keiri_agent.services.plan_inputs import locate_plan_id
+from keiri_agent.services.plan_outputs import node_title, node_titles
 from keiri_agent.services.plan_runs import RECENT_RUNS_LIMIT
 
 router = APIRouter(prefix="/api/plans", tags=["plan runs"])
@@ -67,9 +68,22 @@ def _started(context: ApiContext, run_id: str) -> RunStarted:
 def plan_run(run_id: str, context: Context) -> dict[str, Any]:
     """The run as last saved: status (running, paused, success, failed, cancelled),
     outputs (bytes inline as base64), errors, and ``waiting``: the nodes paused for
-    input with what they ask."""
+    input with what they ask and their ``title``. ``title`` is the Plan's title,
+    ``node_titles`` every node id → its title (its id when it has none)."""
     result = context.plan_runs.result(run_id)
-    return {**run_result_json(result), "events_url": f"/api/plans/runs/{run_id}/events"}
+    plan = context.plan_runs.plan(run_id)
+    titles = node_titles(plan)
+    payload = run_result_json(result)
+    payload["waiting"] = [
+        {**item, "title": node_title(titles, str(item.get("node_id", "")))}
+        for item in payload["waiting"]
+    ]
+    return {
+        **payload,
+        "title": plan.title,
+        "node_titles": titles,
+        "events_url": f"/api/plans/runs/{run_id}/events",
+    }
 
 
 @router.post("/runs/{run_id}/resume", response_model=RunStarted, status_code=202)

@@ -61,11 +61,13 @@ class RegisterRequest(BaseModel):
 def _summary(plan: Plan) -> dict[str, Any]:
     return {
         "id": plan.id,
+        "title": plan.title,
         "version": plan.version,
         "description": plan.description,
         "nodes": [
             {
                 "id": node.id,
+                "title": node.title,
                 "type": node.type,
                 "block": node.block if isinstance(node, BlockNode) else None,
             }

@@ -266,6 +266,22 @@ def check_layout(
             )
 
 
+def check_var_titles(add: Add, plan: Plan) -> None:
+    """UNKNOWN_REFERENCE for a ``ui.vars`` entry that names no var of the Plan."""
+    names = list(plan.vars)
+    for name in plan.ui.vars:
+        if name not in plan.vars:
+            unknown(
+                add,
+                IssueCode.UNKNOWN_REFERENCE,
+                "ui.vars の変数",
+                name,
+                names,
+                path=f"ui.vars.{name}",
+                hint="ui.vars には vars にある変数の名前を書いてください",
+            )
+
+
 def check_concurrency(add: Add, plan: Plan, node_ids: Iterable[str]) -> None:
     """CONCURRENCY_UNKNOWN_NODE for ``policy.concurrency.per_node`` (the model bounds values)."""
     known = list(node_ids)

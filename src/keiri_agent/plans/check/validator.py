@@ -158,6 +158,7 @@ class _PlanCheck(CheckContext):
         }
         rules.check_layout(self.add, plan, node_ids, ui_nodes)
         rules.check_concurrency(self.add, plan, node_ids)
+        rules.check_var_titles(self.add, plan)
         interactive = [
             (info.node, info.path)
             for info in self.infos.values()

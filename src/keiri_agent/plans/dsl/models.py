@@ -225,11 +225,27 @@ class Policy(_Model):
     concurrency: Concurrency = Field(default_factory=Concurrency)
 
 
+class VarInfo(_Model):
+    """``ui.vars.<name>``: how a var is shown in the 実行 page's form."""
+
+    title: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="what people see instead of the name",
+    )
+    description: str | None = Field(default=None, max_length=2000)
+
+
 class UIConfig(BaseModel):
-    """``ui.layout``: display order hint; other UI keys are kept for the surfaces."""
+    """``ui.layout``: display order hint; ``ui.vars``: titles of the vars; other UI keys
+    are kept for the surfaces."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
     layout: list[str] = Field(default_factory=list)
+    vars: dict[str, VarInfo] = Field(
+        default_factory=dict, description="var name -> its title and description in forms"
+    )
 
 
 class Plan(_Model):

@@ -26,6 +26,8 @@ Events (``EVENT_NAMES``) and their fields besides the common ones:
 ``plan_complete``   ``status``, ``total_duration_ms``, ``errors`` (count)
 ==================  ================================================================
 
+Node events of a node with a ``title`` in the Plan also carry that ``title``.
+
 Node ids of nodes inside loop bodies and subflows are paths from the top plan:
 ``each_file[3]/analyze``, ``validate/check``. Values are summarised (strings over 200
 characters cut, long lists shortened with their count, bytes as ``<bytes n>``, depth

@@ -196,7 +196,11 @@ class GraphRun:
         )
 
     def emit(self, event: str, node_id: str | None = None, **data: Any) -> None:
-        """Log an event of this graph (node ids become paths)."""
+        """Log an event of this graph (node ids become paths; a titled node's events
+        carry its ``title``)."""
+        node = self._nodes.get(node_id) if node_id is not None else None
+        if node is not None and node.title:
+            data = {"title": node.title, **data}
         self.services.log.emit(
             event,
             run_id=self.frame.run_id,

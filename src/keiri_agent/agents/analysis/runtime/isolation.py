@@ -503,7 +503,7 @@ def _describe_status(status: int) -> str:
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
         try:
-            return f"killed by {signal.Signals(signum).name}"
+            return f"シグナル {signal.Signals(signum).name} で強制終了"
         except ValueError:
-            return f"killed by signal {signum}"
-    return f"exit code {os.WEXITSTATUS(status)}"
+            return f"シグナル {signum} で強制終了"
+    return f"終了コード {os.WEXITSTATUS(status)}"
