@@ -172,6 +172,7 @@ class AnalysisAgent:
             max_steps_per_turn=self.settings.max_steps_per_turn,
         )
         self._resources = ExitStack()
+        self._resources.callback(self.actions.close)
         if checkpointer is None:
             checkpointer = self._resources.enter_context(open_checkpointer(self.settings))
         self.graph = build_graph(parts).compile(checkpointer=checkpointer)
@@ -315,7 +316,7 @@ class AnalysisAgent:
 
     # --- lifecycle ----------------------------------------------------------
     def close(self) -> None:
-        """Close the checkpointer's connection (if this agent opened it)."""
+        """End the action workers and close the checkpointer (if this agent opened it)."""
         self._resources.close()
 
     def __enter__(self) -> AnalysisAgent:

@@ -4,6 +4,7 @@
 
 from keiri_agent.agents.analysis.runtime.actions import AnalysisActions, as_action_error
 from keiri_agent.agents.analysis.runtime.isolation import (
+    IsolatedWorker,
     configure_blas_threads,
     isolation_available,
     run_isolated,
@@ -11,6 +12,7 @@ from keiri_agent.agents.analysis.runtime.isolation import (
 
 __all__ = [
     "AnalysisActions",
+    "IsolatedWorker",
     "as_action_error",
     "configure_blas_threads",
     "isolation_available",

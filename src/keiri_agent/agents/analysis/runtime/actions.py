@@ -2,11 +2,13 @@
 
 The spec is validated, the DataFrame is taken from the registry by ``dataset_id``,
 every column the spec names is checked against it, and the template code runs in
-a forked child process under the time and memory limits of the settings.
+a forked child process under the time and memory limits of the settings: one
+``IsolatedWorker`` per dataset, reused from action to action until it breaks a limit.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +23,7 @@ from keiri_agent.agents.analysis.ops.specs import (
     parse_analysis_spec,
     parse_plot_spec,
 )
-from keiri_agent.agents.analysis.runtime.isolation import run_isolated
+from keiri_agent.agents.analysis.runtime.isolation import IsolatedWorker, run_isolated
 from keiri_agent.config import Settings
 from keiri_agent.errors import ExecutionError, KeiriAgentError, SpecError
 
@@ -52,6 +54,8 @@ class AnalysisActions:
     def __init__(self, registry: DatasetRegistry, settings: Settings) -> None:
         self.registry = registry
         self.settings = settings
+        self._workers: dict[str, tuple[tuple[Any, ...], IsolatedWorker]] = {}
+        self._workers_lock = threading.Lock()
 
     def execute_analysis(self, spec: dict[str, Any], dataset_id: str | None = None) -> ActionResult:
         """Run an ``analysis_spec`` dict; raises SpecError / ActionLimitError on failure."""
@@ -110,10 +114,42 @@ class AnalysisActions:
         check_columns(model, frame.columns)
         if not self.settings.analysis_isolation:
             return runner(model, frame)
-        return run_isolated(
-            runner,
-            model,
-            frame,
-            timeout_s=self.settings.analysis_timeout_s,
-            memory_mb=self.settings.analysis_memory_mb,
-        )
+        timeout_s = self.settings.analysis_timeout_s
+        memory_mb = self.settings.analysis_memory_mb
+        worker = self._worker(dataset_id, frame)
+        if not worker.lock.acquire(blocking=False):  # another thread's action is running
+            return run_isolated(runner, model, frame, timeout_s=timeout_s, memory_mb=memory_mb)
+        try:
+            return worker.call(runner, model, timeout_s=timeout_s, memory_mb=memory_mb)
+        finally:
+            worker.lock.release()
+
+    def _worker(self, dataset_id: str, frame: pd.DataFrame) -> IsolatedWorker:
+        """The live worker forked with this dataset, started if there is none.
+
+        A registered dataset never changes under its id (ids are random and not
+        reused while registered); the shape, columns and dtypes are compared as well.
+        Workers of datasets that were removed or left idle are ended here (each holds
+        the parent's memory as of its fork).
+        """
+        shape = (len(frame), tuple(map(str, frame.columns)), tuple(map(str, frame.dtypes)))
+        with self._workers_lock:
+            for key, (known, worker) in list(self._workers.items()):
+                stale = key not in self.registry or worker.idle() or not worker.alive
+                if stale or (key == dataset_id and known != shape):
+                    if not worker.lock.locked():
+                        worker.close()
+                    del self._workers[key]
+            entry = self._workers.get(dataset_id)
+            if entry is not None:
+                return entry[1]
+            worker = IsolatedWorker(frame)
+            self._workers[dataset_id] = (shape, worker)
+            return worker
+
+    def close(self) -> None:
+        """End the workers (they also end with this object or the process)."""
+        with self._workers_lock:
+            for _, worker in self._workers.values():
+                worker.close()
+            self._workers.clear()
