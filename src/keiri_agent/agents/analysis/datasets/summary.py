@@ -196,6 +196,49 @@ def _size(value: Any) -> int:
     return estimate_tokens(json.dumps(value, ensure_ascii=False, default=str))
 
 
+_LAST_NUMBER = re.compile(r"(\d+)(?!.*\d)")
+SERIES_MIN = 3
+"""Names that differ only in their last number are listed as one series from this many on."""
+
+
+def _numbers(numbers: list[str]) -> str:
+    """``1..3,7,10..12``: runs of consecutive numbers of the same width as ``a..b``."""
+    parts: list[str] = []
+    start = previous = numbers[0]
+    for number in [*numbers[1:], ""]:
+        if number and len(number) == len(previous) and int(number) == int(previous) + 1:
+            previous = number
+            continue
+        parts.append(start if start == previous else f"{start}..{previous}")
+        start = previous = number
+    return ",".join(parts)
+
+
+def name_series(names: list[str]) -> list[str]:
+    """Column names with numbered series folded: names equal but for their last number
+    (``勘定科目_1_金額``, ``勘定科目_4_金額`` ...) become one entry
+    ``勘定科目_{n}_金額 (n=1,4,...)`` when there are at least ``SERIES_MIN`` of them;
+    other names stay as they are. A series stands where its first member stood."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        match = _LAST_NUMBER.search(name)
+        if match:
+            template = name[: match.start()] + "{n}" + name[match.end() :]
+            groups.setdefault(template, []).append(match.group(1))
+    entries: list[str] = []
+    folded: set[str] = set()
+    for name in names:
+        match = _LAST_NUMBER.search(name)
+        template = name[: match.start()] + "{n}" + name[match.end() :] if match else ""
+        if match and len(groups[template]) >= SERIES_MIN and "{n}" not in name:
+            if template not in folded:
+                folded.add(template)
+                entries.append(f"{template} (n={_numbers(groups[template])})")
+        else:
+            entries.append(name)
+    return entries
+
+
 def prompt_summary(
     summary: dict[str, Any], focus: str, *, budget: int = SUMMARY_BUDGET_TOKENS
 ) -> dict[str, Any]:
@@ -205,7 +248,8 @@ def prompt_summary(
     A wider one keeps the dataset fields and ``column_count``; ``columns`` holds in full
     (examples shortened) the columns ``focus`` names or resembles (``column_relevance``,
     at most ``FULL_COLUMNS_MAX``, the clearest first); ``other_columns`` lists every other
-    column by name under its kind (up to ``NAMES_BUDGET_TOKENS``, then
+    column by name under its kind, numbered series folded (``name_series``; up to
+    ``NAMES_BUDGET_TOKENS`` of names, then
     ``columns_not_listed`` counts the rest); ``other_values`` gives the distinct values of
     low-cardinality other columns, fewest values first, while the view stays in budget.
     """
@@ -231,7 +275,7 @@ def prompt_summary(
         used += cost
         listed += 1
     if others:
-        view["other_columns"] = by_kind
+        view["other_columns"] = {kind: name_series(names) for kind, names in by_kind.items()}
     if listed < len(others):
         view["columns_not_listed"] = len(others) - listed
     values: dict[str, list[str]] = {}

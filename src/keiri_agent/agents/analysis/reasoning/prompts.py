@@ -36,7 +36,9 @@ Rules:
 - Answer (questions, rationale) in the language of the user's request.
 - A wide dataset's summary lists the columns that the request names or resembles in full
   ("columns") and the others by name under their kind ("other_columns"), with the values of
-  some low-cardinality ones ("other_values"); any listed column may be used.
+  some low-cardinality ones ("other_values"); any listed column may be used. An entry like
+  "売上_{{n}}_金額 (n=1..3,7)" lists a numbered series: 売上_1_金額, 売上_2_金額, 売上_3_金額,
+  売上_7_金額 (write the column name with the number in place of {{n}}).
 
 The spec vocabulary. `field?` is optional, `= x` its default, `A|B` a choice, `[T]` a list,
 `{{column: T}}` an object keyed by column names. Every spec may also have "filters": [Filter].
