@@ -134,7 +134,7 @@ def one_turn(frame: pd.DataFrame, home: Path) -> ScriptedChatModel:
             ReportProse(conclusions=["地域別の売上を集計しました（表1）。"]),
         ]
     )
-    with AnalysisAgent(Settings(home=home), chat_model=model) as agent:  # type: ignore[call-arg]
+    with AnalysisAgent(Settings(home=home), chat_model=model) as agent:
         dataset_id = agent.registry.add_frame(frame, "sales.csv")
         turn = agent.ask(REQUEST, dataset_id=dataset_id)
     if turn.next_action != "finalize" or model.remaining:

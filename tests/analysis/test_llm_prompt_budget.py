@@ -36,7 +36,7 @@ def ledger(width: int, rows: int = 120) -> pd.DataFrame:
             "日付": pd.Timestamp("2025-01-01") + pd.to_timedelta(rng.integers(0, 90, rows), "D"),
         }
     )
-    extra = {}
+    extra: dict[str, object] = {}
     for index in range(width - 3):
         if index % 3 == 0:
             extra[f"部門コード_{index}"] = rng.choice([f"D{n}" for n in range(4)], rows)
@@ -104,7 +104,7 @@ def test_column_named_in_the_request_is_in_full_at_400_columns(tmp_path: Path) -
             ReportProse(conclusions=["部門別に集計しました（表1）。"]),
         ]
     )
-    with AnalysisAgent(Settings(home=tmp_path), chat_model=model) as agent:  # type: ignore[call-arg]
+    with AnalysisAgent(Settings(home=tmp_path), chat_model=model) as agent:
         dataset_id = agent.registry.add_frame(frame, "ledger.csv")
         turn = agent.ask("部門コード_150 別の勘定科目_151_金額の合計", dataset_id=dataset_id)
     assert turn.next_action == "finalize"
