@@ -1,10 +1,12 @@
 """Validating, loading and dry-running a 1,000-node Plan.
 
 Prints ``name: value`` lines: the median milliseconds of ``PlanValidator.validate``
-(target ≤ 200 ms), of ``load_plan_text`` and of ``dry_run`` on a generated plan of
-1,000 built-in block nodes (each with three references and a ``when`` condition),
-and each as a ratio to parsing the same YAML text with PyYAML's (libyaml) safe loader
-in the same run.
+(target ≤ 200 ms), of ``load_plan_text``, of load + validate (``PlanEngine.check`` on
+the YAML text: what ``keiri-agent plan validate`` pays once the CLI has started:
+YAML, schema, plan rules and line numbers in one report) and of ``dry_run`` on a
+generated plan of 1,000 built-in block nodes (each with three references and a
+``when`` condition), and each as a ratio to parsing the same YAML text with PyYAML's
+(libyaml) safe loader in the same run.
 
     uv run python benchmarks/plan_validation.py [--nodes 1000] [--repeats 7]
 """
@@ -19,10 +21,12 @@ from typing import Any
 
 import yaml
 
+from keiri_agent.config import Settings
 from keiri_agent.plans.catalog.catalog import BlockCatalog
 from keiri_agent.plans.check.dry_run import dry_run
 from keiri_agent.plans.check.validator import PlanValidator
 from keiri_agent.plans.dsl.loader import load_plan_text
+from keiri_agent.plans.engine import PlanEngine
 
 
 def plan_text(nodes: int) -> str:
@@ -77,6 +81,10 @@ def main() -> None:
     yaml_ms = median_ms(lambda: yaml.load(text, Loader=loader), args.repeats)
     validate_ms = median_ms(lambda: validator.validate(plan), args.repeats)
     load_ms = median_ms(lambda: load_plan_text(text), args.repeats)
+    engine = PlanEngine(Settings())
+    checked = engine.check(text)
+    assert not checked.errors, [issue.code for issue in checked.errors[:3]]
+    check_ms = median_ms(lambda: engine.check(text), args.repeats)
     dry_ms = median_ms(lambda: dry_run(plan, catalog), args.repeats)
     print(f"nodes: {args.nodes}")
     print(f"yaml_safe_load_ms: {yaml_ms:.1f}")
@@ -84,6 +92,8 @@ def main() -> None:
     print(f"validate_over_yaml_load: {validate_ms / yaml_ms:.2f}")
     print(f"load_plan_ms: {load_ms:.1f}")
     print(f"load_over_yaml_load: {load_ms / yaml_ms:.2f}")
+    print(f"load_and_validate_ms: {check_ms:.1f}")
+    print(f"load_and_validate_over_yaml_load: {check_ms / yaml_ms:.2f}")
     print(f"dry_run_ms: {dry_ms:.1f}")
     print(f"dry_run_over_yaml_load: {dry_ms / yaml_ms:.2f}")
 

@@ -143,3 +143,18 @@ def test_decimal_and_datetime_keep_their_types() -> None:
 
     assert back == value
     assert isinstance(back["amount"], Decimal) and back["at"].tzinfo is not None
+
+
+def test_a_replaced_plan_is_saved_as_the_new_plan(tmp_path: Path) -> None:
+    # save_state encodes the plan once per plan dict: a new dict is encoded again
+    state = RunState(run_id="run_p", plan_id="p", plan={"id": "p", "v": 1}, log_path="p/x.jsonl")
+    save_state(tmp_path, state)
+    assert load_state(tmp_path, "run_p").plan == {"id": "p", "v": 1}
+
+    state.plan = {"id": "p", "v": 2, "when": dt.date(2025, 1, 2)}
+    state.status = "paused"
+    save_state(tmp_path, state)
+
+    loaded = load_state(tmp_path, "run_p")
+    assert loaded.plan == {"id": "p", "v": 2, "when": dt.date(2025, 1, 2)}
+    assert loaded.status == "paused"

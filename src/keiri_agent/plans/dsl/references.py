@@ -20,6 +20,7 @@ CONTRACT (implementation owned by the references/expressions work; signatures ar
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -186,6 +187,13 @@ def read_reference(text: str, start: int) -> tuple[Reference, int]:
 
 def split_template(text: str) -> list[str | Reference]:
     """Split text into literal pieces and references (``$${`` becomes a literal ``${``)."""
+    return list(_template_parts(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _template_parts(text: str) -> tuple[str | Reference, ...]:
+    """``split_template`` of ``text``, parsed once: the checks before a run and every
+    node attempt (1,000 loop iterations) read the same templates again."""
     parts: list[str | Reference] = []
     buffer: list[str] = []
     pos = 0
@@ -208,7 +216,7 @@ def split_template(text: str) -> list[str | Reference]:
     literal = "".join(buffer)
     if literal or not parts:
         parts.append(literal)
-    return parts
+    return tuple(parts)
 
 
 def rewrite_text(text: str, replace: Callable[[Reference], str | None]) -> str:
@@ -276,7 +284,7 @@ def _find(value: Any, path: str, depth: int) -> Iterator[tuple[str, Reference]]:
         if "${" not in value:
             return
         try:
-            parts = split_template(value)
+            parts = _template_parts(value)
         except ReferenceError_ as exc:
             where = f"{path}: " if path else ""
             raise ReferenceError_(
@@ -307,7 +315,7 @@ def is_whole_reference(value: Any) -> bool:
     if not isinstance(value, str) or not value.startswith("${") or not value.endswith("}"):
         return False
     try:
-        parts = split_template(value)
+        parts = _template_parts(value)
     except ReferenceError_:
         return False
     return len(parts) == 1 and isinstance(parts[0], Reference)
@@ -471,7 +479,7 @@ def _resolve(value: Any, resolver: Resolver, depth: int) -> Any:
     if isinstance(value, str):
         if "${" not in value:
             return value
-        parts = split_template(value)
+        parts = _template_parts(value)
         if len(parts) == 1 and isinstance(parts[0], Reference):
             return resolver(parts[0])
         return "".join(part if isinstance(part, str) else to_text(resolver(part)) for part in parts)

@@ -67,13 +67,17 @@ class ProgressSaver:
             if self._closed:
                 return
             if self._saving or time.monotonic() < self._next_at:
-                self._dirty = True
                 if self._flusher is None:
                     self._flusher = threading.Thread(
                         target=self._flush_loop, name="plan-progress", daemon=True
                     )
                     self._flusher.start()
-                self._wake.notify_all()
+                elif not self._dirty:
+                    # Already dirty: the flusher waits for the gap's end or for the
+                    # save in flight, which wake it anyway. Waking it on every node
+                    # would cost a thread switch per node.
+                    self._wake.notify_all()
+                self._dirty = True
                 return
             self._saving, self._dirty = True, False
         self._save(strict=False)

@@ -94,6 +94,10 @@ def sanitize(value: Any, *, depth: int = 0, max_depth: int = MAX_DEPTH) -> Any:
     kind = type(value)
     if kind in _PASS:
         return value
+    if kind is float:
+        return value if math.isfinite(value) else str(value)
+    if kind is dict:
+        return _sanitize_mapping(value, depth, max_depth)
     if kind is str or isinstance(value, str):
         text = mask_text(value)
         if len(text) > MAX_TEXT:
@@ -227,7 +231,11 @@ class RunLog:
         payload["plan_id"] = plan_id
         if node_id is not None:
             payload["node_id"] = node_id
-        payload.update(sanitize(data, max_depth=MAX_DEPTH + 1))
+        for name, value in data.items():  # ``sanitize(data)`` without building a dict
+            if value is not None and is_secret_key(name):
+                payload[name] = MASK
+            else:
+                payload[name] = sanitize(value, depth=1, max_depth=MAX_DEPTH + 1)
         return self._emitter.emit(event, payload)
 
     def _deliver(self, event: Event) -> None:
@@ -260,20 +268,25 @@ class RunLog:
         self.close()
 
 
+_LINE_HEAD = frozenset({"run_id", "plan_id", "node_id"})
+
+
 def log_line(event: Event) -> dict[str, Any]:
     """The JSONL line of a run event: ``{"event", "run_id", "plan_id", "node_id"?,
     "timestamp", **fields}`` (``run_id``: the nested run's for a subflow's events)."""
-    payload = dict(event.payload)
+    payload = event.payload
     line: dict[str, Any] = {
         "event": event.kind,
-        "run_id": payload.pop("run_id", event.run_id),
-        "plan_id": payload.pop("plan_id", None),
+        "run_id": payload.get("run_id", event.run_id),
+        "plan_id": payload.get("plan_id"),
     }
-    node_id = payload.pop("node_id", None)
+    node_id = payload.get("node_id")
     if node_id is not None:
         line["node_id"] = node_id
     line["timestamp"] = event.timestamp
-    line.update(payload)
+    for name, value in payload.items():
+        if name not in _LINE_HEAD:
+            line[name] = value
     return line
 
 

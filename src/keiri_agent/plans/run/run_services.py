@@ -25,6 +25,10 @@ from keiri_agent.plans.run.preflight import cached_dependencies
 from keiri_agent.plans.run.run_log import RunLog
 
 _FORMATS = Draft202012Validator.FORMAT_CHECKER
+_MEMO_TYPES = frozenset({str, int, float, bool, type(None)})
+_MEMO_TEXT = 200
+_MEMO_SIZE = 4096
+"""Port checks of scalar values are remembered per invocation: types, longest text, count."""
 
 
 class Workers:
@@ -90,6 +94,7 @@ class RunServices:
     _validators: dict[
         tuple[str, str, str, str], tuple[dict[str, Any], Draft202012Validator | None]
     ] = field(default_factory=dict)
+    _valid_scalars: dict[tuple[Any, ...], bool] = field(default_factory=dict)
 
     def limit(self, run_id: str, node_id: str, size: int) -> threading.BoundedSemaphore:
         """The run-wide cap on concurrent executions of ``node_id`` (``per_node``)."""
@@ -132,9 +137,21 @@ class RunServices:
             )
             cached = self._validators[key] = (schema, validator)
         schema, validator = cached
-        if validator is None or validator.is_valid(value):
+        if validator is None:
             return []
-        return schema_problems(value, schema)
+        kind = type(value)
+        if kind in _MEMO_TYPES and (kind is not str or len(value) <= _MEMO_TEXT):
+            # the same small scalar reaching the same port (a loop's 1,000 iterations,
+            # a port default) is checked once per invocation
+            memo_key = (key, kind, value)
+            valid = self._valid_scalars.get(memo_key)
+            if valid is None:
+                valid = validator.is_valid(value)
+                if len(self._valid_scalars) < _MEMO_SIZE:
+                    self._valid_scalars[memo_key] = valid
+        else:
+            valid = validator.is_valid(value)
+        return [] if valid else schema_problems(value, schema)
 
     def dependencies(self, graph: Sequence[Node]) -> dict[str, set[str]]:
         """``plans.dsl.dependencies.dependencies`` of a graph, computed once per graph object."""

@@ -362,6 +362,20 @@ class RunState:
     """The ``seq`` of the last event of the run: a resumed invocation numbers after it."""
     created_at: str = field(default_factory=utc_timestamp)
     updated_at: str = field(default_factory=utc_timestamp)
+    _plan_text: tuple[dict[str, Any], str] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    """``plan`` as written by ``save_state`` (masked JSON), with the dict it was made
+    from: the plan does not change during a run, and a 1,000-node plan costs as much
+    to encode as the rest of the state."""
+
+    def plan_text(self) -> str:
+        """``plan`` as masked JSON text, encoded once per plan dict."""
+        cached = self._plan_text
+        if cached is None or cached[0] is not self.plan:
+            text = json.dumps(encode(self.plan), ensure_ascii=False, allow_nan=False)
+            cached = self._plan_text = (self.plan, mask_known(text))
+        return cached[1]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -421,7 +435,10 @@ def save_state(runs_dir: Path, state: RunState) -> Path:
     state.updated_at = utc_timestamp()
     path = state_path(runs_dir, state.plan_id, state.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = mask_known(json.dumps(encode(state.to_dict()), ensure_ascii=False, allow_nan=False))
+    data = state.to_dict()
+    del data["plan"]
+    rest = mask_known(json.dumps(encode(data), ensure_ascii=False, allow_nan=False))
+    text = f'{rest[:-1]}, "plan": {state.plan_text()}}}'
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
