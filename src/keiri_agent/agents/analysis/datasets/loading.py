@@ -150,7 +150,7 @@ def _head_text(stream: BinaryIO, encoding: Encoding, limits: InputLimits, lines:
     while True:
         chunk = stream.read(_CHUNK)
         text = decoder.decode(chunk, final=not chunk)
-        filled = filled or not text.isspace() and bool(text)
+        filled = filled or (bool(text) and not text.isspace())
         if size <= max(wanted, _HEAD_CHARS):
             parts.append(text)
             size += len(text)
@@ -217,7 +217,8 @@ def read_text_table(
             )[0]
         except TextDecodeError as exc:
             raise dataset_error(
-                f"「{name}」を文字として読めません（UTF-8 でも Shift_JIS（CP932）でもありません）。",
+                f"「{name}」を文字として読めません"
+                "（UTF-8 でも Shift_JIS（CP932）でもありません）。",
                 "Excel で開いて「CSV UTF-8（コンマ区切り）」で保存し直すか、"
                 "本当に CSV ファイルかを確認してください。",
                 tried=list(exc.tried),
