@@ -101,7 +101,7 @@ def _traced_peak(load: object) -> int:
 
 
 def test_a_large_csv_is_never_decoded_whole(registry: DatasetRegistry, tmp_path: Path) -> None:
-    """Python allocations while loading stay within 3× pandas' own (a decoded copy: ~5×).
+    """Python allocations while loading stay within 4× pandas' own (with a decoded copy: ~7×).
 
     (Allocations outside Python, such as Arrow's buffers, are not traced.)
     """
@@ -110,4 +110,4 @@ def test_a_large_csv_is_never_decoded_whole(registry: DatasetRegistry, tmp_path:
     path.write_bytes((HEADER + rows).encode("cp932"))
     pandas_peak = _traced_peak(lambda: pd.read_csv(path, encoding="cp932"))
     ours = _traced_peak(lambda: registry.load_path(path))
-    assert ours < 3 * pandas_peak, (ours, pandas_peak)
+    assert ours < 4 * pandas_peak, (ours, pandas_peak)
