@@ -118,7 +118,10 @@ class Settings(BaseSettings):
         default=True, description="Run each action in a child process with the limits enforced."
     )
     max_upload_mb: int = Field(
-        default=200, gt=0, le=1_048_576, description="Largest file the registry loads."
+        default=1024,
+        gt=0,
+        le=1_048_576,
+        description="Largest file loaded (MiB; the app's upload limit too).",
     )
 
     # --- Input bounds (checked before a table is parsed; files/bounds.py) ----

@@ -5,7 +5,11 @@ knowledge base's FAQ files, ZIP entry names (``files.archive``) and the CLI's
 ``--spec``/``--inputs``/answers files. Each caller turns :class:`TextDecodeError`
 into its own error (what the user sees differs: a dataset, a document, a CLI file).
 
-Order, every step strict (no replacement characters):
+Order, every step strict (no replacement characters), decided on a bounded prefix
+(the first :data:`PREFIX_BYTES`) and confirmed on the whole input: the reader given to
+:func:`read_detected` decodes the whole input with the chosen encoding and a
+``UnicodeDecodeError`` there moves on to the next candidate, exactly as decoding the
+whole input up front would (a large CSV is thus never held as one decoded ``str``):
 
 1. A byte-order mark decides: UTF-8 BOM → UTF-8, UTF-16 LE/BE BOM → UTF-16 (Excel's
    "Unicode text"). ``detect_bom=False`` skips this (ZIP entry names have no BOM).
@@ -20,9 +24,11 @@ Order, every step strict (no replacement characters):
 from __future__ import annotations
 
 import codecs
+import io
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import BinaryIO, Literal, TypeVar
 
 Encoding = Literal["utf-8-sig", "utf-16", "utf-8", "cp932"]
 
@@ -33,6 +39,11 @@ _BOMS: tuple[tuple[bytes, Encoding], ...] = (
 )
 _WITHOUT_BOM: tuple[Encoding, ...] = ("utf-8", "cp932")
 _SCAN_CHARS = 65536
+PREFIX_BYTES = 1 << 20
+"""Bytes the encoding is detected from (at least ``_SCAN_CHARS`` characters in any encoding)."""
+_NUL_CHUNK = 1 << 20
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -76,29 +87,60 @@ def decode_text(data: bytes, *, detect_bom: bool = True) -> DecodedText:
     Raises:
         TextDecodeError: binary data, or text in no supported encoding.
     """
+    text, encoding = read_detected(io.BytesIO(data), data.decode, detect_bom=detect_bom)
+    return DecodedText(text, encoding)
+
+
+def read_detected(
+    stream: BinaryIO, read: Callable[[Encoding], T], *, detect_bom: bool = True
+) -> tuple[T, Encoding]:
+    """``read(encoding)`` with the encoding detected from ``stream``'s first bytes.
+
+    ``stream`` is seekable and rewound before each ``read``; ``read`` consumes it (or
+    the same input another way) decoding strictly, and raises ``UnicodeDecodeError``
+    when the input is not in ``encoding``: the next candidate is then tried.
+
+    Raises:
+        TextDecodeError: binary data, or text in no supported encoding.
+    """
+    stream.seek(0)
+    prefix = stream.read(PREFIX_BYTES)
+    complete = not stream.read(1)
+    named = None
     if detect_bom:
-        named = next((encoding for bom, encoding in _BOMS if data.startswith(bom)), None)
-        if named is not None:  # the BOM names the encoding: nothing else to try
-            return _checked(_strict(data, named), named, (named,))
-    if b"\x00" in data:
+        named = next((encoding for bom, encoding in _BOMS if prefix.startswith(bom)), None)
+    if named is not None:  # the BOM names the encoding: nothing else to try
+        candidates: tuple[Encoding, ...] = (named,)
+    elif b"\x00" in prefix or (not complete and _holds_nul(stream)):
         raise TextDecodeError("binary", _WITHOUT_BOM)
-    for encoding in _WITHOUT_BOM:
-        text = _strict(data, encoding)
-        if text is not None:
-            return _checked(text, encoding, _WITHOUT_BOM)
-    raise TextDecodeError("encoding", _WITHOUT_BOM)
+    else:
+        candidates = _WITHOUT_BOM
+    for encoding in candidates:
+        head = _strict_prefix(prefix, encoding, final=complete)
+        if head is None:
+            continue
+        if looks_binary(head):
+            raise TextDecodeError("binary", candidates)
+        stream.seek(0)
+        try:
+            return read(encoding), encoding
+        except UnicodeDecodeError:
+            continue
+    raise TextDecodeError("encoding", candidates)
 
 
-def _strict(data: bytes, encoding: Encoding) -> str | None:
+def _holds_nul(stream: BinaryIO) -> bool:
+    """A NUL byte anywhere in ``stream`` (read in chunks: no copy of the whole input)."""
+    stream.seek(0)
+    while chunk := stream.read(_NUL_CHUNK):
+        if b"\x00" in chunk:
+            return True
+    return False
+
+
+def _strict_prefix(prefix: bytes, encoding: Encoding, *, final: bool) -> str | None:
+    """``prefix`` decoded strictly (a character cut at its end is fine unless ``final``)."""
     try:
-        return data.decode(encoding)
+        return codecs.getincrementaldecoder(encoding)("strict").decode(prefix, final=final)
     except UnicodeDecodeError:
         return None
-
-
-def _checked(text: str | None, encoding: Encoding, tried: tuple[str, ...]) -> DecodedText:
-    if text is None:
-        raise TextDecodeError("encoding", tried)
-    if looks_binary(text):
-        raise TextDecodeError("binary", tried)
-    return DecodedText(text, encoding)

@@ -35,6 +35,9 @@ def test_keiri_agent_ui_starts_streamlit_without_the_developer_toolbar(
     (command,) = commands
     option = command.index("--client.toolbarMode")
     assert command[option + 1] in ("minimal", "viewer")
+    # Streamlit's upload limit (200 MB by default) is ours: 1 GiB unless configured
+    upload = command.index("--server.maxUploadSize")
+    assert command[upload + 1] == "1024"
 
 
 def test_every_page_replaces_the_uploaders_english_texts(keiri_home: Path) -> None:

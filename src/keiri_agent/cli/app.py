@@ -276,6 +276,10 @@ def ui(
     """Start the Streamlit app (データ分析, ヘルプデスク, 実行)."""
     from keiri_agent.ui.components import TOOLBAR_MODE
 
+    try:
+        upload_mb = common_settings().max_upload_mb
+    except KeiriAgentError as error:
+        raise _fail(error) from None
     script = Path(__file__).resolve().parent.parent / "ui" / "app.py"
     command = [
         sys.executable,
@@ -291,6 +295,8 @@ def ui(
         "false",
         "--client.toolbarMode",
         TOOLBAR_MODE,
+        "--server.maxUploadSize",  # Streamlit's own limit (200 MB) matches ours
+        str(upload_mb),
     ]
     # One BLAS thread per process: analysis actions run in forked children (see isolation.py).
     env = {

@@ -1,7 +1,10 @@
 """Reading an uploaded file's bytes into a raw table (before cleaning).
 
 - CSV in UTF-8 (with or without BOM), Shift_JIS/CP932 (Japanese Excel) or UTF-16
-  (Excel "Unicode text"), decoded by ``keiri_agent.textcodec``; TSV/TXT tab
+  (Excel "Unicode text"), the encoding detected by ``keiri_agent.textcodec`` from the
+  file's first MiB and confirmed by the parse (a decode error retries the next
+  encoding); ``read_csv`` reads the bytes (or the file itself) in chunks, never a decoded
+  copy of the whole file, and text columns are Arrow-backed ``str``. TSV/TXT tab
   separated; XLSX/XLSM through openpyxl.
 - The header row is found by ``keiri_agent.files.header`` (the detector the
   ``excel.read_data`` block uses too): title rows above it (a report name, an output
@@ -18,11 +21,14 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import itertools
+import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from pathlib import Path
+from typing import IO, Any, BinaryIO
 
 import pandas as pd
 
@@ -39,8 +45,8 @@ from keiri_agent.files.header import (
     first_filled_row,
     is_filled,
 )
-from keiri_agent.limits import current_input_limits
-from keiri_agent.textcodec import DecodedText, TextDecodeError, decode_text
+from keiri_agent.limits import InputLimits, current_input_limits
+from keiri_agent.textcodec import Encoding, TextDecodeError, read_detected
 
 CSV_SUFFIXES = (".csv",)
 TAB_SUFFIXES = (".tsv", ".txt")
@@ -52,6 +58,11 @@ _BINARY_MAGIC = {
     b"%PDF": "PDF ファイル",
 }
 _EMPTY_HINT = "見出しの行とデータの行が入ったファイルをアップロードしてください。"
+_HEAD_CHARS = 65536  # the text the separator and the header are searched in
+_CHUNK = 1 << 16
+
+TextSource = bytes | Path
+"""A text table's bytes (an upload) or its file (read in chunks, never whole)."""
 
 
 RowNumbers = Callable[[Sequence[int]], list[int]]
@@ -99,24 +110,172 @@ def _open_workbook(data: bytes) -> Any:
         ) from exc
 
 
-def _decode(data: bytes, name: str) -> DecodedText:
-    """Decode CSV bytes (``textcodec``); an Office file or PDF named .csv is named as such."""
+def _open(source: TextSource) -> BinaryIO:
+    """A seekable binary stream over ``source`` (the caller closes it)."""
+    return io.BytesIO(source) if isinstance(source, bytes) else source.open("rb")
+
+
+def _open_text(source: TextSource, encoding: Encoding) -> IO[str]:
+    """``source`` decoded as it streams, lines ending at ``\n`` only (as ``str.split``)."""
+    return io.TextIOWrapper(_open(source), encoding=encoding, newline="\n")
+
+
+def _refuse_binary_magic(start: bytes, name: str) -> None:
+    """An Office file or PDF named .csv is named as such."""
     for magic, what in _BINARY_MAGIC.items():
-        if data.startswith(magic):
+        if start.startswith(magic):
             raise dataset_error(
                 f"「{name}」はテキスト（CSV）ファイルではなく、{what}のようです。",
                 "Excel ファイルなら拡張子を .xlsx にしてアップロードするか、"
                 "シートを CSV で保存してください。",
             )
+
+
+def _head_text(stream: BinaryIO, encoding: Encoding, limits: InputLimits, lines: int) -> str:
+    """The file's first characters, decoded strictly: enough for the header and the bounds.
+
+    At least ``_HEAD_CHARS`` characters, and either ``lines`` whole lines or more
+    characters than ``lines`` lines within ``max_line_chars`` can hold (so
+    ``check_csv_text`` on it decides as on the whole text). Empty when the file holds
+    only white space.
+
+    Raises:
+        UnicodeDecodeError: the start of the file is not in ``encoding``.
+    """
+    decoder = codecs.getincrementaldecoder(encoding)("strict")
+    wanted = lines * (limits.max_line_chars + 1)
+    parts: list[str] = []
+    size = newlines = 0
+    filled = False
+    while True:
+        chunk = stream.read(_CHUNK)
+        text = decoder.decode(chunk, final=not chunk)
+        filled = filled or (bool(text) and not text.isspace())
+        if size <= max(wanted, _HEAD_CHARS):
+            parts.append(text)
+            size += len(text)
+            newlines += text.count("\n")
+        if not chunk:
+            break
+        if filled and size >= _HEAD_CHARS and (newlines >= lines or size > wanted):
+            break
+    return "".join(parts) if filled else ""
+
+
+def _csv_row_numbers(source: TextSource, encoding: Encoding, sep: str, skip: int) -> RowNumbers:
+    """Index labels of ``pd.read_csv(skiprows=skip)`` (records, blank lines skipped) to lines."""
+
+    def row_numbers(labels: Sequence[int]) -> list[int]:
+        starts: list[int] = []
+        wanted = max(labels, default=-1)
+        with _open_text(source, encoding) as text:
+            reader = csv.reader(text, delimiter=sep)
+            line = 0
+            for record in reader:
+                start, line = line + 1, reader.line_num
+                if start <= skip or not any(field.strip() for field in record):
+                    continue
+                starts.append(start)  # the header first, then one entry per data record
+                if len(starts) > wanted + 1:
+                    break
+        return [starts[label + 1] if label + 1 < len(starts) else label + 2 for label in labels]
+
+    return row_numbers
+
+
+def _read_csv(stream: BinaryIO, encoding: Encoding, sep: str, skip: int) -> pd.DataFrame:
+    """``pd.read_csv`` in chunks; a column whose chunks disagree is read again whole.
+
+    Chunked parsing (``low_memory``) keeps pandas' peak memory low, but a column whose
+    chunks infer different types (numbers, then text) would come back as a mix: pandas
+    warns (``DtypeWarning``) and the file is parsed again in one piece, as text.
+    """
+    source_encoding = "utf-8-sig" if encoding == "utf-8" else encoding
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pd.errors.DtypeWarning)
+        frame = pd.read_csv(stream, sep=sep, encoding=source_encoding, skiprows=skip)
+    if not any(issubclass(warning.category, pd.errors.DtypeWarning) for warning in caught):
+        return frame
+    del frame
+    stream.seek(0)
+    return pd.read_csv(stream, sep=sep, encoding=source_encoding, low_memory=False, skiprows=skip)
+
+
+def read_text_table(
+    source: TextSource, name: str, suffix: str
+) -> tuple[pd.DataFrame, list[str], RowNumbers]:
+    """A CSV/TSV's raw table, its notes (title rows skipped) and its row numbering.
+
+    Raises:
+        DatasetError: not text, empty, too wide, or not a table.
+    """
+    with _open(source) as stream:
+        _refuse_binary_magic(stream.read(8), name)
+        try:
+            return read_detected(
+                stream, lambda encoding: _parse_text(source, stream, encoding, name, suffix)
+            )[0]
+        except TextDecodeError as exc:
+            raise dataset_error(
+                f"「{name}」を文字として読めません"
+                "（UTF-8 でも Shift_JIS（CP932）でもありません）。",
+                "Excel で開いて「CSV UTF-8（コンマ区切り）」で保存し直すか、"
+                "本当に CSV ファイルかを確認してください。",
+                tried=list(exc.tried),
+            ) from exc
+
+
+def _parse_text(
+    source: TextSource, stream: BinaryIO, encoding: Encoding, name: str, suffix: str
+) -> tuple[pd.DataFrame, list[str], RowNumbers]:
+    """``read_text_table`` in ``encoding`` (``UnicodeDecodeError`` when it is not that)."""
+    limits = current_input_limits()
+    text = _head_text(stream, encoding, limits, HEADER_SCAN_ROWS + 1)
+    if not text:
+        raise dataset_error(f"「{name}」は空のファイルです。", _EMPTY_HINT)
+    head = text[:_HEAD_CHARS]
+    lines = [line for line in head.lstrip().split("\n")[:HEADER_SCAN_ROWS] if line.strip()]
+    header = next((line for line in lines if "\t" in line or "," in line), lines[0])
+    tabbed = suffix in TAB_SUFFIXES or ("\t" in header and "," not in header)
+    sep = "\t" if tabbed else ","
     try:
-        return decode_text(data)
-    except TextDecodeError as exc:
+        check_csv_text(text, sep, limits, lines=HEADER_SCAN_ROWS + 1)
+    except InputBoundsError as exc:
+        raise _refused(exc) from None
+    del text
+    reader = csv.reader(io.StringIO(head), delimiter=sep)
+    try:
+        scanned = list(itertools.islice(reader, HEADER_SCAN_ROWS))
+    except csv.Error:
+        scanned = []
+    notes: list[str] = []
+    skip = 0
+    header_index = _header_index(scanned)
+    if header_index:
+        reader = csv.reader(io.StringIO(head), delimiter=sep)
+        for _ in range(header_index):
+            next(reader)
+        skip = reader.line_num
+        note = _skipped_note(scanned, header_index)
+        notes.extend([note] if note else [])
+    del head
+    stream.seek(0)
+    try:
+        frame = _read_csv(stream, encoding, sep, skip)
+    except UnicodeDecodeError:
+        raise  # not this encoding after all: read_detected tries the next one
+    except pd.errors.EmptyDataError as exc:
+        raise dataset_error(f"「{name}」は空のファイルです。", _EMPTY_HINT) from exc
+    except (pd.errors.ParserError, ValueError) as exc:
         raise dataset_error(
-            f"「{name}」を文字として読めません（UTF-8 でも Shift_JIS（CP932）でもありません）。",
-            "Excel で開いて「CSV UTF-8（コンマ区切り）」で保存し直すか、"
-            "本当に CSV ファイルかを確認してください。",
-            tried=list(exc.tried),
+            f"「{name}」を{'タブ' if tabbed else 'コンマ'}区切りの表として読めません"
+            "（見出しより項目の多い行があります）。",
+            'どの行も見出しと同じ数の項目か、区切り文字を含む値がダブルクォート（"）で'
+            "囲まれているかを確認してください。",
+            encoding=encoding,
+            reason=str(exc).strip(),
         ) from exc
+    return frame, notes, _csv_row_numbers(source, encoding, sep, skip)
 
 
 def _header_index(rows: list[list[Any]]) -> int:
@@ -136,79 +295,6 @@ def _skipped_note(rows: list[list[Any]], header: int) -> str | None:
     if not shown:
         return None
     return f"先頭の{header}行（タイトル）を飛ばしました: {shown}"
-
-
-def _csv_row_numbers(text: str, sep: str, skip: int) -> RowNumbers:
-    """Index labels of ``pd.read_csv(skiprows=skip)`` (records, blank lines skipped) to lines."""
-
-    def row_numbers(labels: Sequence[int]) -> list[int]:
-        reader = csv.reader(io.StringIO(text), delimiter=sep)
-        starts: list[int] = []
-        wanted = max(labels, default=-1)
-        line = 0
-        for record in reader:
-            start, line = line + 1, reader.line_num
-            if start <= skip or not any(field.strip() for field in record):
-                continue
-            starts.append(start)  # the header first, then one entry per data record
-            if len(starts) > wanted + 1:
-                break
-        return [starts[label + 1] if label + 1 < len(starts) else label + 2 for label in labels]
-
-    return row_numbers
-
-
-def read_text_table(
-    data: bytes, name: str, suffix: str
-) -> tuple[pd.DataFrame, list[str], RowNumbers]:
-    decoded = _decode(data, name)
-    text, encoding = decoded.text, decoded.encoding
-    if not text or text.isspace():
-        raise dataset_error(f"「{name}」は空のファイルです。", _EMPTY_HINT)
-    head = text[:65536]
-    lines = [line for line in head.lstrip().split("\n")[:HEADER_SCAN_ROWS] if line.strip()]
-    header = next((line for line in lines if "\t" in line or "," in line), lines[0])
-    tabbed = suffix in TAB_SUFFIXES or ("\t" in header and "," not in header)
-    sep = "\t" if tabbed else ","
-    try:
-        check_csv_text(text, sep, current_input_limits(), lines=HEADER_SCAN_ROWS + 1)
-    except InputBoundsError as exc:
-        raise _refused(exc) from None
-    reader = csv.reader(io.StringIO(head), delimiter=sep)
-    try:
-        scanned = list(itertools.islice(reader, HEADER_SCAN_ROWS))
-    except csv.Error:
-        scanned = []
-    notes: list[str] = []
-    skip = 0
-    header_index = _header_index(scanned)
-    if header_index:
-        reader = csv.reader(io.StringIO(head), delimiter=sep)
-        for _ in range(header_index):
-            next(reader)
-        skip = reader.line_num
-        note = _skipped_note(scanned, header_index)
-        notes.extend([note] if note else [])
-    # the C parser reads bytes far faster than a StringIO (which it re-encodes in chunks)
-    payload = data if encoding in ("utf-8", "utf-8-sig") else text.encode("utf-8")
-    row_numbers = _csv_row_numbers(text, sep, skip)
-    del head
-    try:
-        frame = pd.read_csv(
-            io.BytesIO(payload), sep=sep, encoding="utf-8-sig", low_memory=False, skiprows=skip
-        )
-    except pd.errors.EmptyDataError as exc:
-        raise dataset_error(f"「{name}」は空のファイルです。", _EMPTY_HINT) from exc
-    except (pd.errors.ParserError, ValueError) as exc:
-        raise dataset_error(
-            f"「{name}」を{'タブ' if tabbed else 'コンマ'}区切りの表として読めません"
-            "（見出しより項目の多い行があります）。",
-            'どの行も見出しと同じ数の項目か、区切り文字を含む値がダブルクォート（"）で'
-            "囲まれているかを確認してください。",
-            encoding=encoding,
-            reason=str(exc).strip(),
-        ) from exc
-    return frame, notes, row_numbers
 
 
 def _header_names(cells: list[Any]) -> list[str]:

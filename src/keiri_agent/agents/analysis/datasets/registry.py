@@ -120,6 +120,18 @@ class DatasetRegistry:
         Raises:
             DatasetError: unsupported suffix, empty, too large, undecodable or unparsable.
         """
+        return self._load(data, len(data), name, sheet=sheet, keep_total_rows=keep_total_rows)
+
+    def _load(
+        self,
+        source: bytes | Path,
+        size: int,
+        name: str,
+        *,
+        sheet: str | int | None,
+        keep_total_rows: bool,
+    ) -> str:
+        """``load_bytes`` of the bytes, or of a file a CSV is read from in chunks."""
         suffix = Path(name).suffix.lower()
         if suffix not in SUPPORTED_SUFFIXES:
             raise dataset_error(
@@ -129,16 +141,17 @@ class DatasetRegistry:
                 "アップロードしてください。",
                 supported=list(SUPPORTED_SUFFIXES),
             )
-        self._check_size(len(data), name)
-        if not data or data.isspace():
-            raise dataset_error(
-                f"「{name}」は空のファイルです。",
-                "見出しの行とデータの行が入ったファイルをアップロードしてください。",
-            )
+        self._check_size(size, name)
         if suffix in EXCEL_SUFFIXES:
+            data = source if isinstance(source, bytes) else source.read_bytes()
+            if not data or data.isspace():
+                raise dataset_error(
+                    f"「{name}」は空のファイルです。",
+                    "見出しの行とデータの行が入ったファイルをアップロードしてください。",
+                )
             frame, notes, row_numbers = read_excel(data, name, sheet)
-        else:
-            frame, notes, row_numbers = read_text_table(data, name, suffix)
+        else:  # the loader checks emptiness on the decoded text
+            frame, notes, row_numbers = read_text_table(source, name, suffix)
         frame, column_notes = normalize_frame(frame, name)
         frame = _without_total_rows(frame, row_numbers, notes, column_notes, keep=keep_total_rows)
         return self._register(frame, name, notes=notes, column_notes=column_notes)
@@ -156,9 +169,7 @@ class DatasetRegistry:
                 "ファイルの場所と名前が正しいかを確認してください。",
             ) from exc
         self._check_size(size, file.name)
-        return self.load_bytes(
-            file.read_bytes(), file.name, sheet=sheet, keep_total_rows=keep_total_rows
-        )
+        return self._load(file, size, file.name, sheet=sheet, keep_total_rows=keep_total_rows)
 
     def add_frame(self, df: pd.DataFrame, name: str) -> str:
         """Register an existing DataFrame (column names are cleaned, values kept)."""
