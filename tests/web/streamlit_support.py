@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "api"))
-from api_support import _cli, _free_port  # noqa: E402
+from api_support import _cli, _free_port
 
 READY_S = 120.0
 """How long ``keiri-agent ui`` may take to answer Streamlit's health check."""

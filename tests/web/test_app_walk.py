@@ -139,10 +139,11 @@ def _run_walk(page: Any, tmp_path: Path) -> None:
     settle(page)
     expect(page.get_by_text("保持中のファイル: 経費明細.xlsx")).to_be_visible()
     limit = page.get_by_role("spinbutton", name=re.compile("1件あたりの上限金額（円）"))
+    expect(limit).to_have_value("30000")  # a yen amount, as the Plan gives it (not 30000.00)
     limit.fill("20000")
     limit.press("Enter")
     settle(page)
-    expect(limit).to_have_value(re.compile(r"^20000(\.0+)?$"))
+    expect(limit).to_have_value("20000")
 
     page.get_by_role("button", name="実行", exact=True).click()
     settle(page)
