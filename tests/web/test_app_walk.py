@@ -111,7 +111,8 @@ def _analysis_walk(page: Any, app: UiProcess, tmp_path: Path) -> None:
     # F5: the conversation and its file come back from the URL's query parameters
     query = parse_qs(urlparse(page.url).query)
     assert query.get("thread") and query.get("data"), page.url
-    count = _messages(page).count()
+    count = 2 * (len(QUESTIONS) + 3)  # each request and its answer
+    expect(_messages(page)).to_have_count(count)
     page.reload()
     settle(page)
     expect(_messages(page)).to_have_count(count, timeout=TIMEOUT_MS)
