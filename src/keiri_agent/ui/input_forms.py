@@ -54,7 +54,11 @@ def _field(key: str, values: dict[str, Any], field: Mapping[str, Any]) -> None:
     if kind == "boolean":
         values[field_id] = st.checkbox(label, key=widget, help=help_text)
     elif kind == "number":
-        number = st.number_input(label, key=widget, help=help_text)
+        # An integer value (a yen amount, a count) gets an integer widget: without step=1
+        # Streamlit makes every number a float shown as "30000.00".
+        current = st.session_state[widget]
+        whole = isinstance(current, int) and not isinstance(current, bool)
+        number = st.number_input(label, key=widget, help=help_text, step=1 if whole else None)
         # Streamlit gives floats; 120000.0 would print as "120000.0" in documents.
         values[field_id] = (
             int(number) if isinstance(number, float) and number.is_integer() else number
