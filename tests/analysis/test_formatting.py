@@ -136,3 +136,14 @@ def test_follow_up_suggestions_speak_japanese() -> None:
     assert suggestions[0] == "地域別の売上合計を月ごとに見る（推移の折れ線グラフ）"
     ops = ("groupby_agg", "share_ratio", "line", "scatter", "correlation_matrix", "box")
     assert not any(op in text for text in suggestions for op in ops)
+
+
+def test_one_whole_period_is_not_called_both_the_largest_and_the_smallest() -> None:
+    # data from the 20th of one month to the 2nd of the next: a partial month each side
+    dates = pd.date_range("2024-01-20", "2024-03-02")
+    frame = pd.DataFrame({"日付": dates, "売上": range(len(dates))})
+    result = run_plot({"kind": "line", "x": "日付", "y": "売上", "agg": "sum", "freq": "M"}, frame)
+    facts = _texts(result)
+    assert "途中まで" in facts
+    assert "最大: 2024-02" not in facts and "最小: 2024-02" not in facts
+    assert "完全な期間は 2024-02 のみ" in facts

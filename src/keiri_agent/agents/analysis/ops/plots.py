@@ -363,7 +363,15 @@ def _line(spec: LinePlotSpec, data: pd.DataFrame, axes: Axes) -> _Drawn:
     if spec.hue is None and table[value_name].notna().any():
         values = table[value_name].to_numpy(dtype="float64", na_value=np.nan, copy=True)
         values[partial] = np.nan
-        if np.isnan(values).all():
+        complete = np.flatnonzero(~np.isnan(values))
+        if len(complete) == 0:
+            return drawn
+        if len(complete) == 1:
+            # one whole period is neither a maximum nor a minimum of anything
+            only = int(complete[0])
+            drawn.facts.append(
+                f"完全な期間は {point_label(only)} のみ（{format_number(values[only])}）。"
+            )
             return drawn
         for word, position in (
             ("最大", int(np.nanargmax(values))),
