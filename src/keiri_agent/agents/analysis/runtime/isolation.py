@@ -118,6 +118,16 @@ def isolation_available() -> bool:
     return hasattr(os, "fork") and select is not None and hasattr(select, "poll")
 
 
+def _require_isolation() -> None:
+    """Raise the Japanese "no fork here" error when isolation cannot run on this OS."""
+    if not isolation_available():
+        raise ExecutionError(
+            "この OS では分析を別プロセスで実行できません（Linux か macOS が必要です）",
+            hint="設定ファイルか環境変数で KEIRI_AGENT_ANALYSIS_ISOLATION=false にすると、"
+            "時間とメモリの上限なしで実行できます",
+        )
+
+
 def run_isolated(func: Callable[..., T], *args: Any, timeout_s: float, memory_mb: int) -> T:
     """Run ``func(*args)`` in a forked child within ``timeout_s`` and ``memory_mb``.
 
@@ -136,12 +146,7 @@ def run_isolated(func: Callable[..., T], *args: Any, timeout_s: float, memory_mb
         ExecutionError: no fork on this platform, unpicklable result, or a crashed child.
         Exception: whatever ``func`` raised, re-raised with the same type and fields.
     """
-    if not isolation_available():
-        raise ExecutionError(
-            "この OS では分析を別プロセスで実行できません（Linux か macOS が必要です）",
-            hint="設定ファイルか環境変数で KEIRI_AGENT_ANALYSIS_ISOLATION=false にすると、"
-            "時間とメモリの上限なしで実行できます",
-        )
+    _require_isolation()
     _reap_finished()
     controller = _blas_controller()
     read_fd, write_fd = os.pipe()
@@ -216,12 +221,7 @@ class IsolatedWorker:
     """
 
     def __init__(self, *bound: Any) -> None:
-        if not isolation_available():
-            raise ExecutionError(
-                "この OS では分析を別プロセスで実行できません（Linux か macOS が必要です）",
-                hint="設定ファイルか環境変数で KEIRI_AGENT_ANALYSIS_ISOLATION=false にすると、"
-                "時間とメモリの上限なしで実行できます",
-            )
+        _require_isolation()
         _reap_finished()
         self.lock = threading.Lock()
         controller = _blas_controller()
