@@ -1,8 +1,8 @@
 """The held-out request sets of ``benchmarks/offline_reasoner_accuracy.py`` are honest.
 
-The held-out sets (``heldout``, the second ``fresh``, the third ``unseen`` and the
-fourth ``blind``) measure the offline reasoner on requests it was never tuned on;
-these tests do not run the reasoner. They check the labels: every acting case
+The held-out sets (``heldout``, the second ``fresh``, the third ``unseen``, the
+fourth ``blind`` and the fifth ``blind2``) measure the offline reasoner on requests
+it was never tuned on; these tests do not run the reasoner. They check the labels: every acting case
 carries a reference spec that is valid against its dataset's columns and meets every
 expectation of the case, the datasets are well-formed summaries, and each set is
 large and varied enough (≥ 80 cases, Japanese and English, ≥ 3 datasets, every
@@ -65,6 +65,10 @@ HELDOUT_SETS = {
     "fresh": (BENCH.FRESH, {"inventory_ja", "callcenter_ja", "crm_en", "meter_en"}),
     "unseen": (BENCH.UNSEEN, {"purchase_ja", "timesheet_ja", "hotel_en", "fleet_en"}),
     "blind": (BENCH.BLIND, {"receivable_ja", "fixedasset_ja", "orders_en", "clinic_en"}),
+    "blind2": (
+        BENCH.BLIND2,
+        {"payroll_ja", "travel_ja", "shipments_en", "subscriptions_en"},
+    ),
 }
 SET_CASES = {name: BENCH.load_cases(path) for name, (path, _) in HELDOUT_SETS.items()}
 CASES = [case for cases in SET_CASES.values() for case in cases]
