@@ -172,6 +172,10 @@ def test_a_new_user_walks_through_the_app(app: UiProcess, page: Any, tmp_path: P
         _run_walk(page, tmp_path)
     except BaseException:
         page.screenshot(path=str(tmp_path / "walk-failure.png"), full_page=True)
-        print(f"screenshot: {tmp_path / 'walk-failure.png'}\nserver log:\n{app.output()}")
+        (tmp_path / "walk-failure.html").write_text(page.content(), encoding="utf-8")
+        print(
+            f"screenshot: {tmp_path / 'walk-failure.png'} (page: walk-failure.html)\n"
+            f"server log:\n{app.output()}"
+        )
         raise
     assert "Traceback" not in app.output(), app.output()

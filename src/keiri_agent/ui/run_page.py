@@ -92,8 +92,9 @@ STATE = "run.state"
 PLAN = "run.plan"
 SAMPLE = "sample:"
 PLAN_PARAM = "plan"
+# The run id this session last wrote into the URL (another one there: restore it).
+# (A page script is run by Streamlit: a bare string here would be shown on the page.)
 URL_RUN = "run.url_run"
-"""The run id this session last wrote into the URL (another one there: restore it)."""
 RUN_PARAM = "run"
 STATUS_LABELS = {
     "running": "実行中",
@@ -102,6 +103,7 @@ STATUS_LABELS = {
     "paused": "入力待ち",
     "cancelled": "中止",
 }
+# Japanese words for the run's event kinds (progress lines).
 EVENT_LABELS = {
     "plan_start": "実行を開始",
     "plan_resumed": "実行を再開",
@@ -115,7 +117,6 @@ EVENT_LABELS = {
     "when_condition_false": "スキップ（条件を満たさない）",
     "loop_iteration": "繰り返し",
 }
-"""Japanese words for the run's event kinds (progress lines)."""
 
 
 def run_engine() -> PlanEngine:
