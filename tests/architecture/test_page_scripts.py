@@ -1,4 +1,4 @@
-"""Page scripts run by Streamlit show every bare expression ("magic"): only calls may stand alone."""
+"""Streamlit draws every bare expression in a page script ("magic"): only calls may stand."""
 
 from __future__ import annotations
 
