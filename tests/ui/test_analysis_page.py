@@ -62,8 +62,12 @@ def test_upload_question_artifacts_and_report(page: AppTest) -> None:
         "売上": "数値",
         "数量": "数値",
     }
-    labels = [button.proto.label for button in page.get("download_button")]
+    buttons = page.get("download_button")
+    labels = [button.proto.label for button in buttons]
     assert labels == ["レポート（Markdown）をダウンロード", "レポートと図（ZIP）をダウンロード"]
+    # produced on click: a stored file would be fetched by the browser on every rerun
+    # and hold one of its six connections to the app (the walk froze on that)
+    assert all(b.proto.deferred_file_id and not b.proto.url for b in buttons)
 
 
 def test_bad_upload_shows_a_clear_error(page: AppTest) -> None:

@@ -405,8 +405,9 @@ def test_titles_final_outputs_first_and_a_named_download(keiri_home: Path) -> No
     at.text_input(key=f"{key}::name").input("佐藤")
     _button(at, "実行")
 
-    labels = [button.proto.label for button in at.get("download_button")]
-    assert labels[0] == "精算チェック結果.xlsx をダウンロード"
+    buttons = at.get("download_button")
+    assert buttons[0].proto.label == "精算チェック結果.xlsx をダウンロード"
+    assert buttons[0].proto.deferred_file_id and not buttons[0].proto.url  # made on click
     markdown = [m.value for m in at.markdown]
     assert "**精算チェック結果**" in markdown
     assert not any(m.startswith("**write.") or m.startswith("**rows.") for m in markdown)

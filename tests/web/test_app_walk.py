@@ -167,6 +167,10 @@ def _run_walk(page: Any, tmp_path: Path) -> None:
 
 
 def test_a_new_user_walks_through_the_app(app: UiProcess, page: Any, tmp_path: Path) -> None:
+    pending: dict[int, str] = {}  # requests the browser has not finished (a stall shows here)
+    page.on("request", lambda request: pending.__setitem__(id(request), request.url))
+    page.on("requestfinished", lambda request: pending.pop(id(request), None))
+    page.on("requestfailed", lambda request: pending.pop(id(request), None))
     try:
         _analysis_walk(page, app, tmp_path)
         _run_walk(page, tmp_path)
@@ -175,6 +179,7 @@ def test_a_new_user_walks_through_the_app(app: UiProcess, page: Any, tmp_path: P
         (tmp_path / "walk-failure.html").write_text(page.content(), encoding="utf-8")
         print(
             f"screenshot: {tmp_path / 'walk-failure.png'} (page: walk-failure.html)\n"
+            "requests not finished:\n" + "\n".join(pending.values()) + "\n"
             f"server log:\n{app.output()}"
         )
         raise

@@ -48,6 +48,7 @@ from keiri_agent.services.exports import report_zip
 from keiri_agent.services.saved_datasets import SavedDatasets
 from keiri_agent.ui.components import (
     accepted_types_caption,
+    download_button,
     persistent,
     provider_banner,
     render_artifact,
@@ -322,16 +323,17 @@ def _render_turn(index: int, item: dict[str, Any]) -> None:
         if turn.report_md is not None:
             with st.expander("レポート", expanded=True):
                 st.markdown(_inline_figures_note(turn.report_md))
-            st.download_button(
+            report_md, figures = turn.report_md, turn.report_artifacts
+            download_button(
                 "レポート（Markdown）をダウンロード",
-                turn.report_md.encode("utf-8"),
+                lambda: report_md.encode("utf-8"),
                 file_name="report.md",
                 mime="text/markdown",
                 key=f"analysis.download_md.{index}",
             )
-            st.download_button(
+            download_button(
                 "レポートと図（ZIP）をダウンロード",
-                report_zip(turn.report_md, turn.report_artifacts),
+                lambda: report_zip(report_md, figures),
                 file_name="report.zip",
                 mime="application/zip",
                 key=f"analysis.download_zip.{index}",

@@ -120,6 +120,21 @@ def render_artifact(artifact: Artifact) -> None:
         st.info(str(payload))
 
 
+def download_button(
+    label: str, produce: Callable[[], bytes], *, file_name: str, mime: str, key: str
+) -> None:
+    """A download button whose file is produced when it is clicked (``produce()``).
+
+    Given bytes, Streamlit stores them as a media file on every run and the browser
+    fetches each new media URL once to check it, without reading the body: a large
+    file (a report ZIP, a workbook) then keeps one of the browser's six connections to
+    the app busy, and after a few answers every further request (page scripts, other
+    downloads, a reload) waits forever. A deferred file is not stored or checked until
+    the click, and nothing is rebuilt on reruns.
+    """
+    st.download_button(label, produce, file_name=file_name, mime=mime, key=key)
+
+
 def persistent(
     widget: Callable[..., T],
     *args: Any,

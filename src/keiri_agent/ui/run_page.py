@@ -84,7 +84,13 @@ from keiri_agent.services.plan_outputs import (
     shown_outputs,
 )
 from keiri_agent.services.plan_runs import RunLogReader
-from keiri_agent.ui.components import persistent, provider_banner, records_frame, show_error
+from keiri_agent.ui.components import (
+    download_button,
+    persistent,
+    provider_banner,
+    records_frame,
+    show_error,
+)
 from keiri_agent.ui.input_forms import input_form
 from keiri_agent.ui.session import session_settings
 
@@ -219,15 +225,13 @@ def _value(key: str, title: str, value: Any) -> None:
     if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
         st.dataframe(records_frame(json_value(value, preview=True)), hide_index=True)
     elif isinstance(value, (bytes, bytearray)):
-        name, mime = download_name(title, bytes(value))
-        st.download_button(
-            f"{name} をダウンロード", bytes(value), file_name=name, mime=mime, key=key
-        )
+        data = bytes(value)
+        name, mime = download_name(title, data)
+        download_button(f"{name} をダウンロード", lambda: data, file_name=name, mime=mime, key=key)
     elif isinstance(value, Mapping) and isinstance(value.get("data"), (bytes, bytearray)):
-        name, mime = download_name(str(value.get("name") or title), bytes(value["data"]))
-        st.download_button(
-            f"{name} をダウンロード", bytes(value["data"]), file_name=name, mime=mime, key=key
-        )
+        data = bytes(value["data"])
+        name, mime = download_name(str(value.get("name") or title), data)
+        download_button(f"{name} をダウンロード", lambda: data, file_name=name, mime=mime, key=key)
     elif isinstance(value, (Mapping, list)):
         st.json(json_value(value, preview=True))
     else:
