@@ -1,12 +1,13 @@
 """The held-out request sets of ``benchmarks/offline_reasoner_accuracy.py`` are honest.
 
 The held-out sets (``heldout``, the second ``fresh``, the third ``unseen``, the
-fourth ``blind`` and the fifth ``blind2``) measure the offline reasoner on requests
-it was never tuned on; these tests do not run the reasoner. They check the labels: every acting case
-carries a reference spec that is valid against its dataset's columns and meets every
-expectation of the case, the datasets are well-formed summaries, and each set is
-large and varied enough (≥ 80 cases, Japanese and English, ≥ 3 datasets, every
-request family of issue 16) and uses requests and datasets no other set uses.
+fourth ``blind``, the fifth ``blind2`` and the sixth ``blind3``) measure the offline
+reasoner on requests it was never tuned on; these tests do not run the reasoner. They
+check the labels: every acting case carries a reference spec that is valid against its
+dataset's columns and meets every expectation of the case, the datasets are
+well-formed summaries, and each set is large and varied enough (≥ 80 cases, Japanese
+and English, ≥ 3 datasets, every request family of issue 16) and uses requests and
+datasets no other set uses.
 """
 
 from __future__ import annotations
@@ -68,6 +69,10 @@ HELDOUT_SETS = {
     "blind2": (
         BENCH.BLIND2,
         {"payroll_ja", "travel_ja", "shipments_en", "subscriptions_en"},
+    ),
+    "blind3": (
+        BENCH.BLIND3,
+        {"training_ja", "propertytax_ja", "pos_en", "library_en"},
     ),
 }
 SET_CASES = {name: BENCH.load_cases(path) for name, (path, _) in HELDOUT_SETS.items()}
