@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -144,3 +145,30 @@ def test_worker_limits_each_action_not_their_sum() -> None:
         assert not worker.alive
     finally:
         worker.close()
+
+
+def _open_files(_spec: object, path: str) -> bool:
+    with open(path, encoding="utf-8") as handle:  # files stay usable in the worker
+        return handle.read() == "kept"
+
+
+def test_the_worker_holds_none_of_the_apps_connections(tmp_path: Path) -> None:
+    """A connection the app closes is closed for its peer too: a forked worker holding a
+    copy kept browser keep-alive connections open with nobody reading them (the app
+    froze), and would keep a listening port bound after the app exits."""
+    app_side, browser_side = socket.socketpair()
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    kept = tmp_path / "kept.txt"
+    kept.write_text("kept", encoding="utf-8")
+    worker = IsolatedWorker(str(kept))
+    try:
+        assert worker.call(_open_files, None, timeout_s=30, memory_mb=256)
+        app_side.close()
+        browser_side.settimeout(5)
+        assert browser_side.recv(1) == b""  # the peer sees the close (timed out before)
+        listener.close()
+        socket.create_server(("127.0.0.1", port)).close()  # the port is free again
+    finally:
+        worker.close()
+        browser_side.close()

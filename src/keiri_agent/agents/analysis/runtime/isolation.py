@@ -41,6 +41,7 @@ import io
 import os
 import pickle
 import signal
+import stat
 import sys
 import threading
 import time
@@ -469,12 +470,37 @@ def _prepare_child(keep: tuple[int, ...], controller: Any) -> None:  # pragma: n
     for fd in list(_open_fds):
         if fd not in keep:
             _close(fd)
+    _close_inherited_sockets(keep)
     with contextlib.suppress(ValueError):  # the parent's handlers must not run here
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, signal.SIG_DFL)
     gc.freeze()  # collections in the child skip the parent's objects (no COW storm)
     if controller is not None:
         controller.limit(limits=1)
+
+
+def _close_inherited_sockets(keep: tuple[int, ...]) -> None:  # pragma: no cover - child
+    """Close the parent's sockets in a forked child: the app's listening socket and its
+    open connections (browser keep-alives, the websocket, the API's clients).
+
+    A child holding a copy keeps a connection open after the parent closes it: the
+    browser sends its next request on it and nobody ever reads it (the app froze once
+    six such connections had built up), and a listening port stays bound after the
+    app exits. Files are left alone (an action may read through one)."""
+    folder = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"
+    try:
+        fds = [int(name) for name in os.listdir(folder)]
+    except OSError:
+        return
+    for fd in fds:
+        if fd in keep:
+            continue
+        try:
+            is_socket = stat.S_ISSOCK(os.fstat(fd).st_mode)
+        except OSError:
+            continue  # the folder's own descriptor, already closed
+        if is_socket:
+            _close(fd)
 
 
 def _worker_loop(
