@@ -232,3 +232,37 @@ def test_another_file_starts_a_conversation_listed_in_history(page: AppTest) -> 
     again.run()
     assert "地域別の売上の合計と平均を見せて" in _texts(again)
     assert "6 行 × 4 列" in _texts(again)
+
+
+def test_a_reopened_conversation_draws_its_tables_and_charts_again(page: AppTest) -> None:
+    page.file_uploader[0].upload("売上.csv", CSV, "text/csv")
+    page.run()
+    page.chat_input[0].set_value("地域別の売上の合計と平均を見せて").run()
+    page.chat_input[0].set_value("売上の分布をヒストグラムで見せて").run()
+    assert not page.exception, page.exception
+    again = _reload(page)
+    tables = [frame.value for frame in again.dataframe]
+    grouped = next((t for t in tables if "売上（合計）" in t.columns), None)
+    assert grouped is not None, "the earlier turn's table is drawn again"
+    assert dict(zip(grouped["地域"], grouped["売上（合計）"], strict=True))["関東"] == "520"
+    assert again.get("image"), "the earlier turn's chart is drawn again"
+    # reopened from 最近の会話 (a new session, only the thread in the URL): the same
+    reopened = AppTest.from_file(APP, default_timeout=60)
+    reopened.query_params["thread"] = _params(page)["thread"]
+    reopened.run()
+    assert not reopened.exception, reopened.exception
+    assert any("売上（合計）" in frame.value.columns for frame in reopened.dataframe)
+
+
+def test_an_artifact_that_is_gone_is_said_in_japanese(page: AppTest) -> None:
+    page.file_uploader[0].upload("売上.csv", CSV, "text/csv")
+    page.run()
+    page.chat_input[0].set_value("地域別の売上の合計と平均を見せて").run()
+    agent = page.session_state["analysis.agent"]
+    config = {"configurable": {"thread_id": page.session_state["analysis.thread_id"]}}
+    agent.graph.update_state(config, {"artifacts": []})  # damaged / deleted
+    again = _reload(page)
+    text = _texts(again) + "\n".join(w.value for w in again.warning)
+    assert "地域別の売上の合計と平均を見せて" in text
+    assert "表示できません" in text, text
+    assert not any("売上（合計）" in frame.value.columns for frame in again.dataframe)

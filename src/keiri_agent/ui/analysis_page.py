@@ -20,7 +20,8 @@ Work survives a reload: every loaded file is also saved in the workspace
 (``services.saved_datasets``, key ``analysis.data_ref``) and linked to the thread when
 a question is asked; the URL carries ``?thread=<thread id>&data=<file reference>``.
 A session opened with a ``thread`` that is not its own (F5, a shared link, 「最近の会話」
-in the side panel) opens that conversation: its messages from the checkpointer and
+in the side panel) opens that conversation: its messages and the tables and charts
+each turn made from the checkpointer (one that is gone: a Japanese note in its turn), and
 its file loaded again (a file that is gone: a Japanese message, the conversation is
 still shown). Loading another file starts a new conversation; the previous one stays
 in 「最近の会話」 and the notice says so.
@@ -35,12 +36,10 @@ import uuid
 from typing import Any
 
 import streamlit as st
-from langchain_core.messages import HumanMessage
 
 from keiri_agent.agents.analysis import AnalysisAgent, TurnResult
 from keiri_agent.agents.analysis.datasets import excel_sheet_names
 from keiri_agent.agents.analysis.formatting import column_kind_label
-from keiri_agent.agents.analysis.messages import message_kind
 from keiri_agent.demo import sample_data_path
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
@@ -95,15 +94,17 @@ def _save(agent: AnalysisAgent, data: bytes, name: str, sheet: str | None, keep:
 
 
 def _restored_turns(agent: AnalysisAgent, thread_id: str) -> list[dict[str, Any]]:
-    """The chat of a thread from the checkpointer: each request and the replies to it."""
-    turns: list[dict[str, Any]] = []
-    for message in agent.conversation(thread_id):
-        text = message.content if isinstance(message.content, str) else str(message.content)
-        if isinstance(message, HumanMessage):
-            turns.append({"question": text, "replies": []})
-        elif turns:
-            turns[-1]["replies"].append((message_kind(message), text))
-    return turns
+    """The chat of a thread from the checkpointer: each request, the replies to it and
+    the tables and charts it made."""
+    return [
+        {
+            "question": turn.question,
+            "replies": turn.replies,
+            "artifacts": turn.artifacts,
+            "missing": turn.missing,
+        }
+        for turn in agent.past_turns(thread_id)
+    ]
 
 
 def open_conversation(agent: AnalysisAgent, thread_id: str, ref: str | None) -> None:
@@ -287,9 +288,21 @@ def _dataset_status(agent: AnalysisAgent) -> None:
             )
 
 
-def _render_replies(replies: list[tuple[str | None, str]]) -> None:
-    """The agent's messages of a turn restored from the checkpointer (text only)."""
-    for kind, text in replies:
+MISSING_ARTIFACTS = (
+    "この回の表・グラフのうち {count} 件は、保存された記録から読み込めないため表示できません"
+    "（記録が削除されたか壊れています）。"
+)
+MISSING_HINT = "同じ質問をもう一度入力すると、表・グラフを作り直せます。"
+
+
+def _render_restored(item: dict[str, Any]) -> None:
+    """A turn restored from the checkpointer: its tables and charts, then its messages."""
+    for artifact in item.get("artifacts", []):
+        render_artifact(artifact)
+    if item.get("missing"):
+        st.warning(MISSING_ARTIFACTS.format(count=item["missing"]))
+        st.caption(f"ヒント: {MISSING_HINT}")
+    for kind, text in item["replies"]:
         if kind == "report":
             with st.expander("レポート", expanded=True):
                 st.markdown(_inline_figures_note(text))
@@ -307,7 +320,7 @@ def _render_turn(index: int, item: dict[str, Any]) -> None:
         st.markdown(question)
     with st.chat_message("assistant"):
         if "replies" in item:
-            _render_replies(item["replies"])
+            _render_restored(item)
             return
         if error is not None:
             st.error(f"[{error['code']}] {error['message']}")
