@@ -137,9 +137,7 @@ def test_total_rows_are_excluded_unless_the_upload_keeps_them(
     with httpx.Client(base_url=serve(offline).url, timeout=120) as client:
         files = {"file": ("在庫.csv", INVENTORY, "text/csv")}
         excluded = client.post("/api/analysis/datasets", files=files)
-        kept = client.post(
-            "/api/analysis/datasets", files=files, data={"keep_total_rows": "true"}
-        )
+        kept = client.post("/api/analysis/datasets", files=files, data={"keep_total_rows": "true"})
         refused = client.post(
             "/api/analysis/datasets", files=files, data={"keep_total_rows": "たぶん"}
         )
