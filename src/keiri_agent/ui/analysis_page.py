@@ -18,7 +18,7 @@ excluded total rows); 「合計行を残す」 reloads the file keeping them.
 
 Work survives a reload: every loaded file is also saved in the workspace
 (``services.saved_datasets``, key ``analysis.data_ref``) and linked to the thread when
-a question is asked; the URL carries ``?thread=<thread id>&data=<file reference>``.
+a question is asked (copies no conversation is linked to are pruned after a week); the URL carries ``?thread=<thread id>&data=<file reference>``.
 A session opened with a ``thread`` that is not its own (F5, a shared link, 「最近の会話」
 in the side panel) opens that conversation: its messages and the tables and charts
 each turn made from the checkpointer (one that is gone: a Japanese note in its turn), and
@@ -70,13 +70,22 @@ log = logging.getLogger(__name__)
 
 
 def analysis_agent() -> AnalysisAgent:
-    """This session's agent (created on first use, with a new conversation)."""
+    """This session's agent (created on first use, with a new conversation; then the
+    saved files no conversation uses are pruned, see ``services.saved_datasets``)."""
     if "analysis.agent" not in st.session_state:
-        st.session_state["analysis.agent"] = AnalysisAgent(session_settings())
+        agent = AnalysisAgent(session_settings())
+        st.session_state["analysis.agent"] = agent
         st.session_state["analysis.turns"] = []
         st.session_state["analysis.thread_id"] = uuid.uuid4().hex
-    agent: AnalysisAgent = st.session_state["analysis.agent"]
-    return agent
+        try:
+            pruned = _saved(agent).prune()
+        except OSError as error:
+            log.warning("cannot prune the saved analysis files: %s", error)
+        else:
+            if pruned:
+                log.info("pruned %d saved analysis files no conversation uses", len(pruned))
+    kept: AnalysisAgent = st.session_state["analysis.agent"]
+    return kept
 
 
 def _saved(agent: AnalysisAgent) -> SavedDatasets:
