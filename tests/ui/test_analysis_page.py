@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -266,3 +268,23 @@ def test_an_artifact_that_is_gone_is_said_in_japanese(page: AppTest) -> None:
     assert "地域別の売上の合計と平均を見せて" in text
     assert "表示できません" in text, text
     assert not any("売上（合計）" in frame.value.columns for frame in again.dataframe)
+
+
+def test_opening_the_page_prunes_old_copies_no_conversation_uses(keiri_home: Path) -> None:
+    folder = keiri_home / ".keiri" / "datasets"
+    first = AppTest.from_file(APP, default_timeout=60)
+    first.run()
+    first.file_uploader[0].upload("売上.csv", CSV, "text/csv")
+    first.run()
+    first.chat_input[0].set_value("地域別の売上の合計を見せて").run()  # linked to its thread
+    first.file_uploader[0].upload("在庫.csv", INVENTORY, "text/csv")
+    first.run()  # saved, never asked about: linked to no conversation
+    copies = sorted(p for p in folder.iterdir() if p.name != "threads")
+    assert len(copies) == 2
+    then = time.time() - 30 * 24 * 3600
+    for path in [*copies, *(f for c in copies for f in c.iterdir())]:
+        os.utime(path, (then, then))
+    AppTest.from_file(APP, default_timeout=60).run()
+    left = sorted(p.name for p in folder.iterdir() if p.name != "threads")
+    assert len(left) == 1, "the copy no conversation uses is pruned"
+    assert left[0] != first.session_state["analysis.data_ref"], "the linked copy is kept"

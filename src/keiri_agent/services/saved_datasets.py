@@ -24,13 +24,14 @@ file. A damaged copy (no readable ``meta.json``) follows the same rule.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
 import shutil
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -62,10 +63,8 @@ class SavedDataset:
 
 def _touch(folder: Path) -> None:
     """Mark a copy as used now (its age for ``prune``); a read-only folder stays as it is."""
-    try:
+    with contextlib.suppress(OSError):
         os.utime(folder)
-    except OSError:
-        pass
 
 
 def _write(path: Path, data: bytes) -> None:

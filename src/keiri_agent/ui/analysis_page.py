@@ -18,7 +18,8 @@ excluded total rows); 「合計行を残す」 reloads the file keeping them.
 
 Work survives a reload: every loaded file is also saved in the workspace
 (``services.saved_datasets``, key ``analysis.data_ref``) and linked to the thread when
-a question is asked (copies no conversation is linked to are pruned after a week); the URL carries ``?thread=<thread id>&data=<file reference>``.
+a question is asked (copies no conversation is linked to are pruned after a week); the
+URL carries ``?thread=<thread id>&data=<file reference>``.
 A session opened with a ``thread`` that is not its own (F5, a shared link, 「最近の会話」
 in the side panel) opens that conversation: its messages and the tables and charts
 each turn made from the checkpointer (one that is gone: a Japanese note in its turn), and
