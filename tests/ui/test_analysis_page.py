@@ -248,6 +248,8 @@ def test_a_reopened_conversation_draws_its_tables_and_charts_again(page: AppTest
     assert grouped is not None, "the earlier turn's table is drawn again"
     assert dict(zip(grouped["地域"], grouped["売上（合計）"], strict=True))["関東"] == "520"
     assert again.get("image"), "the earlier turn's chart is drawn again"
+    labels = [button.proto.label for button in again.get("download_button")]
+    assert labels.count("レポートと図（ZIP）をダウンロード") == 2, labels
     # reopened from 最近の会話 (a new session, only the thread in the URL): the same
     reopened = AppTest.from_file(APP, default_timeout=60)
     reopened.query_params["thread"] = _params(page)["thread"]

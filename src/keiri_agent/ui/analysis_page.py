@@ -38,7 +38,7 @@ from typing import Any
 
 import streamlit as st
 
-from keiri_agent.agents.analysis import AnalysisAgent, TurnResult
+from keiri_agent.agents.analysis import AnalysisAgent, Artifact, TurnResult
 from keiri_agent.agents.analysis.datasets import excel_sheet_names
 from keiri_agent.agents.analysis.formatting import column_kind_label
 from keiri_agent.demo import sample_data_path
@@ -112,6 +112,7 @@ def _restored_turns(agent: AnalysisAgent, thread_id: str) -> list[dict[str, Any]
             "replies": turn.replies,
             "artifacts": turn.artifacts,
             "missing": turn.missing,
+            "report_artifacts": turn.report_artifacts,
         }
         for turn in agent.past_turns(thread_id)
     ]
@@ -305,7 +306,27 @@ MISSING_ARTIFACTS = (
 MISSING_HINT = "同じ質問をもう一度入力すると、表・グラフを作り直せます。"
 
 
-def _render_restored(item: dict[str, Any]) -> None:
+def _report(index: int, report_md: str, cited: list[Artifact]) -> None:
+    """A report with its downloads (Markdown; ZIP with the figures it cites)."""
+    with st.expander("レポート", expanded=True):
+        st.markdown(_inline_figures_note(report_md))
+    st.download_button(
+        "レポート（Markdown）をダウンロード",
+        report_md.encode("utf-8"),
+        file_name="report.md",
+        mime="text/markdown",
+        key=f"analysis.download_md.{index}",
+    )
+    st.download_button(
+        "レポートと図（ZIP）をダウンロード",
+        report_zip(report_md, cited),
+        file_name="report.zip",
+        mime="application/zip",
+        key=f"analysis.download_zip.{index}",
+    )
+
+
+def _render_restored(index: int, item: dict[str, Any]) -> None:
     """A turn restored from the checkpointer: its tables and charts, then its messages."""
     for artifact in item.get("artifacts", []):
         render_artifact(artifact)
@@ -314,8 +335,7 @@ def _render_restored(item: dict[str, Any]) -> None:
         st.caption(f"ヒント: {MISSING_HINT}")
     for kind, text in item["replies"]:
         if kind == "report":
-            with st.expander("レポート", expanded=True):
-                st.markdown(_inline_figures_note(text))
+            _report(index, text, item.get("report_artifacts", []))
         elif kind == "note":
             st.info(text)
         else:
@@ -330,7 +350,7 @@ def _render_turn(index: int, item: dict[str, Any]) -> None:
         st.markdown(question)
     with st.chat_message("assistant"):
         if "replies" in item:
-            _render_restored(item)
+            _render_restored(index, item)
             return
         if error is not None:
             st.error(f"[{error['code']}] {error['message']}")
@@ -343,22 +363,7 @@ def _render_turn(index: int, item: dict[str, Any]) -> None:
         for artifact in turn.artifacts:
             render_artifact(artifact)
         if turn.report_md is not None:
-            with st.expander("レポート", expanded=True):
-                st.markdown(_inline_figures_note(turn.report_md))
-            st.download_button(
-                "レポート（Markdown）をダウンロード",
-                turn.report_md.encode("utf-8"),
-                file_name="report.md",
-                mime="text/markdown",
-                key=f"analysis.download_md.{index}",
-            )
-            st.download_button(
-                "レポートと図（ZIP）をダウンロード",
-                report_zip(turn.report_md, turn.report_artifacts),
-                file_name="report.zip",
-                mime="application/zip",
-                key=f"analysis.download_zip.{index}",
-            )
+            _report(index, turn.report_md, turn.report_artifacts)
         else:
             st.markdown(turn.reply)
 

@@ -115,6 +115,8 @@ class PastTurn:
     """The tables, charts and texts the turn made, in order."""
     missing: int = 0
     """Artifacts the turn made that the checkpoint no longer holds (damaged, deleted)."""
+    report_artifacts: list[Artifact] = field(default_factory=list)
+    """For a turn that wrote a report: the artifacts it cites (as ``TurnResult``)."""
 
 
 def past_turns(values: dict[str, Any]) -> list[PastTurn]:
@@ -123,19 +125,26 @@ def past_turns(values: dict[str, Any]) -> list[PastTurn]:
     An action belongs to the turn its ``turn`` ordinal names (actions recorded before
     the ordinal existed belong to no turn and are not drawn).
     """
-    by_id = {a["artifact_id"]: a for a in values.get("artifacts") or [] if isinstance(a, dict)}
-    made: dict[int, list[str]] = {}
-    for action in values.get("action_history") or []:
-        if isinstance(action.get("turn"), int):
-            made.setdefault(action["turn"], []).extend(action.get("artifact_ids") or [])
+    artifacts = [a for a in values.get("artifacts") or [] if isinstance(a, dict)]
+    by_id = {a["artifact_id"]: a for a in artifacts}
+    history = [a for a in values.get("action_history") or [] if isinstance(a, dict)]
     turns: list[PastTurn] = []
     for message in values.get("messages") or []:
         if isinstance(message, HumanMessage):
-            ids = made.get(len(turns) + 1, [])
+            ordinal = len(turns) + 1
+            ids = [
+                i for a in history if a.get("turn") == ordinal for i in a.get("artifact_ids") or []
+            ]
             found = [by_id[i] for i in ids if i in by_id]
             turns.append(PastTurn(_text(message), [], found, len(ids) - len(found)))
         elif turns:
             turns[-1].replies.append((message_kind(message), _text(message)))
+            if message_kind(message) == "report":
+                ordinal = len(turns)
+                own = [a for a in history if a.get("turn") == ordinal]
+                before = [a for a in history if (a.get("turn") or 0) <= ordinal]
+                cited = evidence_artifacts(artifacts, evidence_actions(own, before))
+                turns[-1].report_artifacts[:] = cited
     return turns
 
 
