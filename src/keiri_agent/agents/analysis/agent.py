@@ -125,7 +125,7 @@ def past_turns(values: dict[str, Any]) -> list[PastTurn]:
     An action belongs to the turn its ``turn`` ordinal names (actions recorded before
     the ordinal existed belong to no turn and are not drawn).
     """
-    artifacts = [a for a in values.get("artifacts") or [] if isinstance(a, dict)]
+    artifacts: list[Artifact] = list(values.get("artifacts") or [])
     by_id = {a["artifact_id"]: a for a in artifacts}
     history = [a for a in values.get("action_history") or [] if isinstance(a, dict)]
     turns: list[PastTurn] = []
