@@ -124,3 +124,26 @@ def test_a_dataset_upload_over_the_limit_or_without_a_name_is_refused(
     assert too_large.json()["error"]["code"] == "BODY_TOO_LARGE"
     assert nameless.status_code == 400
     assert nameless.json()["error"]["code"] == "UPLOAD_NAME_INVALID"
+
+
+INVENTORY = (
+    "倉庫,品目,在庫数,金額\n東,ねじ,100,2000\n東,ボルト,50,2500\n西,ねじ,70,1400\n合計,,220,5900\n"
+).encode()
+
+
+def test_total_rows_are_excluded_unless_the_upload_keeps_them(
+    offline: Settings, serve: Callable[..., LiveServer]
+) -> None:
+    with httpx.Client(base_url=serve(offline).url, timeout=120) as client:
+        files = {"file": ("在庫.csv", INVENTORY, "text/csv")}
+        excluded = client.post("/api/analysis/datasets", files=files)
+        kept = client.post("/api/analysis/datasets", files=files, data={"keep_total_rows": "true"})
+        refused = client.post(
+            "/api/analysis/datasets", files=files, data={"keep_total_rows": "たぶん"}
+        )
+    assert excluded.status_code == 201 and kept.status_code == 201, kept.text
+    assert excluded.json()["summary"]["rows"] == 3
+    assert any("合計行を 1 行除外しました" in n for n in excluded.json()["summary"]["notes"])
+    assert kept.json()["summary"]["rows"] == 4
+    assert any("指定により残しています" in n for n in kept.json()["summary"]["notes"])
+    assert refused.status_code == 422

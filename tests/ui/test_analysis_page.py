@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -236,3 +238,59 @@ def test_another_file_starts_a_conversation_listed_in_history(page: AppTest) -> 
     again.run()
     assert "地域別の売上の合計と平均を見せて" in _texts(again)
     assert "6 行 × 4 列" in _texts(again)
+
+
+def test_a_reopened_conversation_draws_its_tables_and_charts_again(page: AppTest) -> None:
+    page.file_uploader[0].upload("売上.csv", CSV, "text/csv")
+    page.run()
+    page.chat_input[0].set_value("地域別の売上の合計と平均を見せて").run()
+    page.chat_input[0].set_value("売上の分布をヒストグラムで見せて").run()
+    assert not page.exception, page.exception
+    again = _reload(page)
+    tables = [frame.value for frame in again.dataframe]
+    grouped = next((t for t in tables if "売上（合計）" in t.columns), None)
+    assert grouped is not None, "the earlier turn's table is drawn again"
+    assert dict(zip(grouped["地域"], grouped["売上（合計）"], strict=True))["関東"] == "520"
+    assert again.get("image"), "the earlier turn's chart is drawn again"
+    labels = [button.proto.label for button in again.get("download_button")]
+    assert labels.count("レポートと図（ZIP）をダウンロード") == 2, labels
+    # reopened from 最近の会話 (a new session, only the thread in the URL): the same
+    reopened = AppTest.from_file(APP, default_timeout=60)
+    reopened.query_params["thread"] = _params(page)["thread"]
+    reopened.run()
+    assert not reopened.exception, reopened.exception
+    assert any("売上（合計）" in frame.value.columns for frame in reopened.dataframe)
+
+
+def test_an_artifact_that_is_gone_is_said_in_japanese(page: AppTest) -> None:
+    page.file_uploader[0].upload("売上.csv", CSV, "text/csv")
+    page.run()
+    page.chat_input[0].set_value("地域別の売上の合計と平均を見せて").run()
+    agent = page.session_state["analysis.agent"]
+    config = {"configurable": {"thread_id": page.session_state["analysis.thread_id"]}}
+    agent.graph.update_state(config, {"artifacts": []})  # damaged / deleted
+    again = _reload(page)
+    text = _texts(again) + "\n".join(w.value for w in again.warning)
+    assert "地域別の売上の合計と平均を見せて" in text
+    assert "表示できません" in text, text
+    assert not any("売上（合計）" in frame.value.columns for frame in again.dataframe)
+
+
+def test_opening_the_page_prunes_old_copies_no_conversation_uses(keiri_home: Path) -> None:
+    folder = keiri_home / ".keiri" / "datasets"
+    first = AppTest.from_file(APP, default_timeout=60)
+    first.run()
+    first.file_uploader[0].upload("売上.csv", CSV, "text/csv")
+    first.run()
+    first.chat_input[0].set_value("地域別の売上の合計を見せて").run()  # linked to its thread
+    first.file_uploader[0].upload("在庫.csv", INVENTORY, "text/csv")
+    first.run()  # saved, never asked about: linked to no conversation
+    copies = sorted(p for p in folder.iterdir() if p.name != "threads")
+    assert len(copies) == 2
+    then = time.time() - 30 * 24 * 3600
+    for path in [*copies, *(f for c in copies for f in c.iterdir())]:
+        os.utime(path, (then, then))
+    AppTest.from_file(APP, default_timeout=60).run()
+    left = sorted(p.name for p in folder.iterdir() if p.name != "threads")
+    assert len(left) == 1, "the copy no conversation uses is pruned"
+    assert left[0] != first.session_state["analysis.data_ref"], "the linked copy is kept"

@@ -13,16 +13,26 @@ The reference is the first 16 hex digits of a SHA-256 over the bytes and the loa
 options, so the same upload is stored once. Files are written atomically (a temporary
 name, then ``os.replace``). A reference whose files are gone or damaged raises
 ``SavedDatasetError`` with a Japanese message and what to do.
+
+Pruning (``prune``, run by the データ分析 page once per browser session): a copy is
+deleted when no conversation is linked to it (no ``threads/*.json`` names it) and it
+was last saved or loaded more than ``PRUNE_AFTER`` (7 days) ago — time enough to
+reload a page or reopen a file the same week. A copy a conversation is linked to is
+never deleted, whatever its age, so reopening a kept conversation always finds its
+file. A damaged copy (no readable ``meta.json``) follows the same rule.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+import shutil
+import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from keiri_agent.errors import UserInputError
@@ -30,6 +40,8 @@ from keiri_agent.workspace import Workspace
 
 _REF = re.compile(r"^[0-9a-f]{16}$")
 _THREAD = re.compile(r"^[0-9A-Za-z_-]{1,100}$")
+PRUNE_AFTER = timedelta(days=7)
+"""An unlinked copy not saved or loaded for this long is deleted by ``prune``."""
 
 
 class SavedDatasetError(UserInputError):
@@ -47,6 +59,12 @@ class SavedDataset:
     data: bytes
     sheet: str | None
     keep_total_rows: bool
+
+
+def _touch(folder: Path) -> None:
+    """Mark a copy as used now (its age for ``prune``); a read-only folder stays as it is."""
+    with contextlib.suppress(OSError):
+        os.utime(folder)
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -69,6 +87,7 @@ class SavedDatasets:
         ref = digest.hexdigest()[:16]
         folder = self.folder / ref
         if (folder / "meta.json").is_file():
+            _touch(folder)
             return ref
         folder.mkdir(parents=True, exist_ok=True)
         _write(folder / "data", data)
@@ -89,6 +108,7 @@ class SavedDatasets:
                 raise ValueError(ref)
             meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
             data = (folder / "data").read_bytes()
+            _touch(folder)
             return SavedDataset(
                 ref, str(meta["name"]), data, meta.get("sheet"), bool(meta["keep_total_rows"])
             )
@@ -118,3 +138,35 @@ class SavedDatasets:
         except (OSError, ValueError, AttributeError):
             return None
         return ref if isinstance(ref, str) else None
+
+    def linked_refs(self) -> set[str]:
+        """The references some conversation is linked to."""
+        refs: set[str] = set()
+        for path in (self.folder / "threads").glob("*.json"):
+            try:
+                ref = json.loads(path.read_text(encoding="utf-8")).get("ref")
+            except (OSError, ValueError, AttributeError):
+                continue
+            if isinstance(ref, str):
+                refs.add(ref)
+        return refs
+
+    def prune(self, *, older_than: timedelta = PRUNE_AFTER) -> list[str]:
+        """Delete the copies no conversation is linked to, unused for ``older_than``;
+        returns their references. A copy that cannot be deleted is left for next time."""
+        if not self.folder.is_dir():
+            return []
+        linked = self.linked_refs()
+        cutoff = time.time() - older_than.total_seconds()
+        pruned: list[str] = []
+        for folder in self.folder.iterdir():
+            if not _REF.match(folder.name) or folder.name in linked or not folder.is_dir():
+                continue
+            try:
+                if folder.stat().st_mtime >= cutoff:
+                    continue
+                shutil.rmtree(folder)
+            except OSError:
+                continue
+            pruned.append(folder.name)
+        return pruned

@@ -18,9 +18,11 @@ excluded total rows); 「合計行を残す」 reloads the file keeping them.
 
 Work survives a reload: every loaded file is also saved in the workspace
 (``services.saved_datasets``, key ``analysis.data_ref``) and linked to the thread when
-a question is asked; the URL carries ``?thread=<thread id>&data=<file reference>``.
+a question is asked (copies no conversation is linked to are pruned after a week); the
+URL carries ``?thread=<thread id>&data=<file reference>``.
 A session opened with a ``thread`` that is not its own (F5, a shared link, 「最近の会話」
-in the side panel) opens that conversation: its messages from the checkpointer and
+in the side panel) opens that conversation: its messages and the tables and charts
+each turn made from the checkpointer (one that is gone: a Japanese note in its turn), and
 its file loaded again (a file that is gone: a Japanese message, the conversation is
 still shown). Loading another file starts a new conversation; the previous one stays
 in 「最近の会話」 and the notice says so.
@@ -35,12 +37,10 @@ import uuid
 from typing import Any
 
 import streamlit as st
-from langchain_core.messages import HumanMessage
 
-from keiri_agent.agents.analysis import AnalysisAgent, TurnResult
+from keiri_agent.agents.analysis import AnalysisAgent, Artifact, TurnResult
 from keiri_agent.agents.analysis.datasets import excel_sheet_names
 from keiri_agent.agents.analysis.formatting import column_kind_label
-from keiri_agent.agents.analysis.messages import message_kind
 from keiri_agent.demo import sample_data_path
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
@@ -72,13 +72,22 @@ log = logging.getLogger(__name__)
 
 
 def analysis_agent() -> AnalysisAgent:
-    """This session's agent (created on first use, with a new conversation)."""
+    """This session's agent (created on first use, with a new conversation; then the
+    saved files no conversation uses are pruned, see ``services.saved_datasets``)."""
     if "analysis.agent" not in st.session_state:
-        st.session_state["analysis.agent"] = AnalysisAgent(session_settings())
+        agent = AnalysisAgent(session_settings())
+        st.session_state["analysis.agent"] = agent
         st.session_state["analysis.turns"] = []
         st.session_state["analysis.thread_id"] = uuid.uuid4().hex
-    agent: AnalysisAgent = st.session_state["analysis.agent"]
-    return agent
+        try:
+            pruned = _saved(agent).prune()
+        except OSError as error:
+            log.warning("cannot prune the saved analysis files: %s", error)
+        else:
+            if pruned:
+                log.info("pruned %d saved analysis files no conversation uses", len(pruned))
+    kept: AnalysisAgent = st.session_state["analysis.agent"]
+    return kept
 
 
 def _saved(agent: AnalysisAgent) -> SavedDatasets:
@@ -96,15 +105,18 @@ def _save(agent: AnalysisAgent, data: bytes, name: str, sheet: str | None, keep:
 
 
 def _restored_turns(agent: AnalysisAgent, thread_id: str) -> list[dict[str, Any]]:
-    """The chat of a thread from the checkpointer: each request and the replies to it."""
-    turns: list[dict[str, Any]] = []
-    for message in agent.conversation(thread_id):
-        text = message.content if isinstance(message.content, str) else str(message.content)
-        if isinstance(message, HumanMessage):
-            turns.append({"question": text, "replies": []})
-        elif turns:
-            turns[-1]["replies"].append((message_kind(message), text))
-    return turns
+    """The chat of a thread from the checkpointer: each request, the replies to it and
+    the tables and charts it made."""
+    return [
+        {
+            "question": turn.question,
+            "replies": turn.replies,
+            "artifacts": turn.artifacts,
+            "missing": turn.missing,
+            "report_artifacts": turn.report_artifacts,
+        }
+        for turn in agent.past_turns(thread_id)
+    ]
 
 
 def open_conversation(agent: AnalysisAgent, thread_id: str, ref: str | None) -> None:
@@ -288,12 +300,43 @@ def _dataset_status(agent: AnalysisAgent) -> None:
             )
 
 
-def _render_replies(replies: list[tuple[str | None, str]]) -> None:
-    """The agent's messages of a turn restored from the checkpointer (text only)."""
-    for kind, text in replies:
+MISSING_ARTIFACTS = (
+    "この回の表・グラフのうち {count} 件は、保存された記録から読み込めないため表示できません"
+    "（記録が削除されたか壊れています）。"
+)
+MISSING_HINT = "同じ質問をもう一度入力すると、表・グラフを作り直せます。"
+
+
+def _report(index: int, report_md: str, cited: list[Artifact]) -> None:
+    """A report with its downloads (Markdown; ZIP with the figures it cites)."""
+    with st.expander("レポート", expanded=True):
+        st.markdown(_inline_figures_note(report_md))
+    download_button(
+        "レポート（Markdown）をダウンロード",
+        lambda: report_md.encode("utf-8"),
+        file_name="report.md",
+        mime="text/markdown",
+        key=f"analysis.download_md.{index}",
+    )
+    download_button(
+        "レポートと図（ZIP）をダウンロード",
+        lambda: report_zip(report_md, cited),
+        file_name="report.zip",
+        mime="application/zip",
+        key=f"analysis.download_zip.{index}",
+    )
+
+
+def _render_restored(index: int, item: dict[str, Any]) -> None:
+    """A turn restored from the checkpointer: its tables and charts, then its messages."""
+    for artifact in item.get("artifacts", []):
+        render_artifact(artifact)
+    if item.get("missing"):
+        st.warning(MISSING_ARTIFACTS.format(count=item["missing"]))
+        st.caption(f"ヒント: {MISSING_HINT}")
+    for kind, text in item["replies"]:
         if kind == "report":
-            with st.expander("レポート", expanded=True):
-                st.markdown(_inline_figures_note(text))
+            _report(index, text, item.get("report_artifacts", []))
         elif kind == "note":
             st.info(text)
         else:
@@ -308,7 +351,7 @@ def _render_turn(index: int, item: dict[str, Any]) -> None:
         st.markdown(question)
     with st.chat_message("assistant"):
         if "replies" in item:
-            _render_replies(item["replies"])
+            _render_restored(index, item)
             return
         if error is not None:
             st.error(f"[{error['code']}] {error['message']}")
@@ -321,23 +364,7 @@ def _render_turn(index: int, item: dict[str, Any]) -> None:
         for artifact in turn.artifacts:
             render_artifact(artifact)
         if turn.report_md is not None:
-            with st.expander("レポート", expanded=True):
-                st.markdown(_inline_figures_note(turn.report_md))
-            report_md, figures = turn.report_md, turn.report_artifacts
-            download_button(
-                "レポート（Markdown）をダウンロード",
-                lambda: report_md.encode("utf-8"),
-                file_name="report.md",
-                mime="text/markdown",
-                key=f"analysis.download_md.{index}",
-            )
-            download_button(
-                "レポートと図（ZIP）をダウンロード",
-                lambda: report_zip(report_md, figures),
-                file_name="report.zip",
-                mime="application/zip",
-                key=f"analysis.download_zip.{index}",
-            )
+            _report(index, turn.report_md, turn.report_artifacts)
         else:
             st.markdown(turn.reply)
 

@@ -17,9 +17,11 @@ A thread may change files between turns. Every action records the file it ran on
 a note (「データが A から B に変わりました」, also in ``TurnResult.notice``) and the
 report groups its evidence and 再現要約 by file.
 
-``conversation(thread_id)`` reads a thread's messages back (a page restoring a
-conversation after a reload) and ``recent_threads()`` lists the threads the
-checkpointer holds, the most recently used first (title: the first request).
+``past_turns(thread_id)`` reads a thread back turn by turn (a page restoring a
+conversation after a reload): each request, the agent's messages and the artifacts
+(tables, charts) the turn made, from the checkpointer; an artifact the checkpoint no
+longer holds is counted in ``PastTurn.missing``. ``recent_threads()`` lists the threads
+the checkpointer holds, the most recently used first (title: the first request).
 """
 
 from __future__ import annotations
@@ -100,6 +102,50 @@ class ThreadSummary:
     dataset_name: str | None
     updated_at: datetime
     """When the conversation last changed (timezone-aware)."""
+
+
+@dataclass(frozen=True)
+class PastTurn:
+    """One turn of a conversation read back from the checkpointer."""
+
+    question: str
+    replies: list[tuple[str | None, str]]
+    """The agent's messages of the turn: (kind from ``message_kind``, text)."""
+    artifacts: list[Artifact] = field(default_factory=list)
+    """The tables, charts and texts the turn made, in order."""
+    missing: int = 0
+    """Artifacts the turn made that the checkpoint no longer holds (damaged, deleted)."""
+    report_artifacts: list[Artifact] = field(default_factory=list)
+    """For a turn that wrote a report: the artifacts it cites (as ``TurnResult``)."""
+
+
+def past_turns(values: dict[str, Any]) -> list[PastTurn]:
+    """A thread's state (checkpoint values) as turns: each request, its replies, its artifacts.
+
+    An action belongs to the turn its ``turn`` ordinal names (actions recorded before
+    the ordinal existed belong to no turn and are not drawn).
+    """
+    artifacts: list[Artifact] = list(values.get("artifacts") or [])
+    by_id = {a["artifact_id"]: a for a in artifacts}
+    history = [a for a in values.get("action_history") or [] if isinstance(a, dict)]
+    turns: list[PastTurn] = []
+    for message in values.get("messages") or []:
+        if isinstance(message, HumanMessage):
+            ordinal = len(turns) + 1
+            ids = [
+                i for a in history if a.get("turn") == ordinal for i in a.get("artifact_ids") or []
+            ]
+            found = [by_id[i] for i in ids if i in by_id]
+            turns.append(PastTurn(_text(message), [], found, len(ids) - len(found)))
+        elif turns:
+            turns[-1].replies.append((message_kind(message), _text(message)))
+            if message_kind(message) == "report":
+                ordinal = len(turns)
+                own = [a for a in history if a.get("turn") == ordinal]
+                before = [a for a in history if (a.get("turn") or 0) <= ordinal]
+                cited = evidence_artifacts(artifacts, evidence_actions(own, before))
+                turns[-1].report_artifacts[:] = cited
+    return turns
 
 
 RECENT_THREADS_SCAN = 500
@@ -283,10 +329,10 @@ class AnalysisAgent:
         return [self.actions.execute(spec, dataset_id) for spec in specs]
 
     # --- history ------------------------------------------------------------
-    def conversation(self, thread_id: str) -> list[BaseMessage]:
-        """The messages of the thread ``thread_id`` so far ([] for an unknown thread)."""
+    def past_turns(self, thread_id: str) -> list[PastTurn]:
+        """The turns of the thread ``thread_id`` so far ([] for an unknown thread)."""
         config: Any = {"configurable": {"thread_id": thread_id}}
-        return list(self.graph.get_state(config).values.get("messages") or [])
+        return past_turns(self.graph.get_state(config).values)
 
     def recent_threads(self, limit: int = 20) -> list[ThreadSummary]:
         """The conversations in the checkpointer, the most recently used first."""

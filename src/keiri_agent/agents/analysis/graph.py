@@ -134,6 +134,8 @@ def build_graph(parts: AnalysisGraphParts) -> StateGraph:
         artifacts = list(state.get("artifacts") or [])
         turn_actions = list(state.get("turn_actions") or [])
         done_before = len(turn_actions)
+        # the ordinal of this turn's request: a reopened conversation draws each turn's artifacts
+        turn = sum(isinstance(message, HumanMessage) for message in state.get("messages") or [])
         logs: list[str] = []
         last_error: str | None = None
         if not specs:
@@ -154,7 +156,7 @@ def build_graph(parts: AnalysisGraphParts) -> StateGraph:
                 error = as_action_error(raised)
                 payload = error.to_dict()
                 last_error = json.dumps(payload, ensure_ascii=False, default=str)
-                turn_actions.append({"spec": spec, "ok": False, "error": payload})
+                turn_actions.append({"spec": spec, "ok": False, "error": payload, "turn": turn})
                 logs.append(f"act: error {error.code}: {error.message}")
                 continue
             artifacts.extend(result.artifacts)
@@ -164,6 +166,7 @@ def build_graph(parts: AnalysisGraphParts) -> StateGraph:
                     "ok": True,
                     "artifact_ids": [a["artifact_id"] for a in result.artifacts],
                     "run_log": result.run_log,
+                    "turn": turn,
                 }
             )
             logs.append("act: " + json.dumps(result.run_log, ensure_ascii=False, default=str))

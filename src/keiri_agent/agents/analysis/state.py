@@ -20,7 +20,8 @@ class AgentState(TypedDict, total=False):
     ``turn_actions`` — the actions run in the current user turn (reset by each turn's
     input), so ``reason`` knows what it already did for this request;
     ``action_history`` — every action of the conversation (for a report that sums up
-    earlier turns and its 再現要約);
+    earlier turns and its 再現要約); each action records ``turn``, the ordinal (from 1)
+    of the request it answered, so a reopened conversation draws each turn's artifacts;
     ``step_count`` — graph steps taken in this turn, for the runaway-loop cap;
     ``request`` — the request the reasoner acted on (the report's 依頼), when it says.
     """

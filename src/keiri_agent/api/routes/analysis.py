@@ -124,12 +124,19 @@ async def upload_dataset(
     sheet: Annotated[
         str | None, Form(max_length=100, description="Excel sheet name or 0-based index")
     ] = None,
+    keep_total_rows: Annotated[
+        bool,
+        Form(description="Keep 合計/小計 rows as data (by default they are excluded, noted)"),
+    ] = False,
 ) -> dict[str, Any]:
-    """Load a file; its ``dataset_id`` and summary (rows, columns with kinds)."""
+    """Load a file; its ``dataset_id`` and summary (rows, columns with kinds, notes such as
+    excluded total rows)."""
     name, data = await read_upload(file, context.settings)
     sheet_choice: str | int | None = int(sheet) if sheet and sheet.isdigit() else sheet or None
     agent = await run_in_threadpool(lambda: context.analysis)
-    dataset_id = await run_in_threadpool(agent.load_bytes, data, name, sheet=sheet_choice)
+    dataset_id = await run_in_threadpool(
+        agent.load_bytes, data, name, sheet=sheet_choice, keep_total_rows=keep_total_rows
+    )
     return {"dataset_id": dataset_id, "summary": agent.registry.summary(dataset_id)}
 
 
