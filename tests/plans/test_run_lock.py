@@ -111,7 +111,7 @@ def test_the_lock_is_released_on_every_way_out(
     if ending in raised:
         crash = raised[ending]("stopped inside the run")
         with monkeypatch.context() as patch, pytest.raises(raised[ending]):
-            patch.setattr(runner_module.GraphRun, "execute", _crash(crash))
+            patch.setattr(runner_module.GraphRun, "execute_watched", _crash(crash))
             runner.start(make_plan(*plan_nodes))
     else:
         assert runner.start(make_plan(*plan_nodes)).status == ending

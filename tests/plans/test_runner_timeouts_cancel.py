@@ -132,3 +132,38 @@ def test_an_error_raised_in_reaction_to_cancel_leaves_the_node_cancelled(runs: P
     assert resumed.status == "success"
     assert recorder().counts["a"] == 2
     assert recorder().counts["b"] == 1
+
+
+# -- a lone block runs inline on the scheduling thread, watched for its timeout ------------
+
+
+def test_an_inline_block_that_overruns_its_timeout_is_abandoned_and_the_run_goes_on(
+    runs: Path,
+) -> None:
+    plan = make_plan(
+        node("first", value=1),
+        node("stuck", sleep_ms=4000, cooperative=False, label="stuck", value="${first.value}"),
+        node("left", value="${stuck.value}", label="left"),
+        node("right", value="${stuck.value}", label="right"),
+        on_error="continue",
+        timeout_ms=200,
+    )
+    threads: dict[tuple[str, str], int] = {}
+
+    def on_event(event: Event) -> None:
+        threads[(event.kind, str(event.payload.get("node_id")))] = threading.get_ident()
+
+    result = make_runner(runs).start(plan, on_event=on_event)
+
+    # "stuck" was alone: it ran on the thread that settled "first" (no hand-off) ...
+    assert threads[("node_start", "stuck")] == threads[("node_complete", "first")]
+    # ... and overran: the run reported the timeout and finished the other branches
+    # while the abandoned block was still sleeping
+    (error,) = events(result, "node_error")
+    assert error["node_id"] == "stuck" and error["error"]["code"] == "TIMEOUT_ERROR"
+    assert result.status == "failed"  # a failed node under "continue"
+    assert [e["node_id"] for e in events(result, "node_complete")] == ["first", "left", "right"]
+    assert ("stuck", "end") not in [(name, kind) for name, kind, _ in recorder().events]
+    # the loop went on on another thread than the stuck one
+    assert threads[("node_error", "stuck")] != threads[("node_start", "stuck")]
+    assert load_state(runs, result.run_id).graph.nodes["stuck"].status == "failed"

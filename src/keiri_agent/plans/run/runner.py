@@ -328,7 +328,7 @@ class PlanRunner:
             frame = Frame(state.run_id, plan.id, plan.policy, top_vars, outer={}, locals={})
             graph_run = GraphRun(services, frame, plan.graph, state.graph, threading.Event(), STEPS)
             try:
-                status = graph_run.execute()
+                status = graph_run.execute_watched()
             finally:
                 progress.close()  # no progress save after this (nor after the lock is gone)
             result = self._result(state, plan, status)

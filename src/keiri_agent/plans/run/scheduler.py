@@ -6,8 +6,11 @@ graph running, applies the error policy (halt / continue / retry), per-attempt
 timeouts and cancellation, and records everything in a ``GraphState``. Node
 attempts run on daemon worker threads (``WORKERS``) while the scheduling thread
 waits on a queue of finished attempts; a node that is alone (nothing else running
-or ready, and no block timeout) runs on the scheduling thread itself, which saves
-two thread hand-offs per node in chains and loop bodies. A timed-out attempt
+or ready) runs on the scheduling thread itself, which saves two thread hand-offs
+per node in chains and loop bodies. A lone block with a timeout runs inline only
+in ``execute_watched`` (the top-level plan): the loop then runs on a worker while
+the caller's thread watches the inline block, and when it overruns, abandons it
+and moves the loop to a fresh worker. A timed-out attempt
 cannot be killed: its ``cancel_event`` is set so cooperative blocks stop, and it
 is not waited for (its late result is ignored) and its ``per_node`` slot is given
 back. Once the run is cancelled, an attempt that fails or times out is recorded
@@ -107,6 +110,10 @@ class Attempt:
             slot.release()
 
 
+class _Abandoned(Exception):
+    """Raised on a loop thread whose inline block was abandoned: it leaves the graph."""
+
+
 Step = Callable[["GraphRun", Any, Attempt], Outcome]
 """Runs one attempt of a node (of the type it is registered for) and never raises."""
 StepTable = Mapping[type[Node], Step]
@@ -171,6 +178,10 @@ class GraphRun:
         self._cancelled = False
         self.first_failure: tuple[str, dict[str, Any]] | None = None
         """``(node path, error dict)`` of the failure that halted this graph."""
+        self._watched = False
+        self._gone = False
+        self._inline: Attempt | None = None
+        self._inline_lock = threading.Lock()
 
     def nested(
         self, frame: Frame, graph: Sequence[Node], state: GraphState, stop: threading.Event
@@ -219,6 +230,69 @@ class GraphRun:
 
     def execute(self) -> str:
         """Run every unfinished node whose dependencies allow it; return the status."""
+        self._prepare()
+        return self._loop()
+
+    def execute_watched(self) -> str:
+        """``execute()`` with the scheduling loop on a worker and this thread watching it.
+
+        A lone block then runs inline on the loop's thread even with a block timeout
+        (no thread hand-off per node). This thread passes a cancel on to that block
+        and, once it overruns its timeout, abandons it exactly as a worker attempt is
+        abandoned: the loop carries on on a fresh worker (which records the timeout)
+        and the stuck thread, when its block returns, drops its result and leaves.
+        """
+        timeout_ms = self.frame.policy.timeout_ms
+        if timeout_ms is None:
+            return self.execute()
+        self._watched = True
+        self._prepare()
+        done = threading.Event()
+        result: list[str | BaseException] = []
+
+        def drive() -> None:
+            try:
+                status: str | BaseException = self._loop()
+            except _Abandoned:
+                return
+            except BaseException as exc:  # handed to the caller, raised there
+                status = exc
+            result.append(status)
+            done.set()
+
+        WORKERS.submit(drive)
+        try:
+            while not done.wait(self._watch_time(timeout_ms / 1000)):
+                if self._watch(timeout_ms / 1000):
+                    WORKERS.submit(drive)
+        except BaseException:
+            self._gone = True  # the caller is interrupted: the loop stops scheduling
+            raise
+        outcome = result[0]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    def _watch_time(self, timeout_s: float) -> float:
+        attempt = self._inline
+        if attempt is None or attempt.started is None:
+            return POLL_S
+        return max(0.0, min(POLL_S, attempt.started + timeout_s - time.monotonic()))
+
+    def _watch(self, timeout_s: float) -> bool:
+        """Pass a run cancel on to the inline block; abandon it once overdue (True)."""
+        with self._inline_lock:
+            attempt = self._inline
+            if attempt is None:
+                return False
+            if self.services.cancel_event.is_set():
+                attempt.cancel.set()
+            if attempt.started is None or time.monotonic() - attempt.started < timeout_s:
+                return False
+            self._inline = None  # still in _running: the next loop's timeout check settles it
+        return True
+
+    def _prepare(self) -> None:
         for node in self.graph:
             node_state = self.state.node(node.id)
             if node_state.status == "running":
@@ -230,8 +304,12 @@ class GraphRun:
             self._blocking[node.id] = blocking
             if blocking == 0:
                 heapq.heappush(self._ready, (self._order[node.id], node.id))
+
+    def _loop(self) -> str:
         limit = self.frame.policy.concurrency.default_max_workers
         while True:
+            if self._gone:
+                raise _Abandoned
             if not self._cancelled and self.services.cancel_event.is_set():
                 self._cancelled = True
                 for attempt in self._running.values():
@@ -336,35 +414,54 @@ class GraphRun:
         node_state.attempts += 1
         node_state.block = node.block if isinstance(node, BlockNode) else node.type
         # A lone node (nothing running, nothing else ready) runs on this thread: the
-        # result is the same and two thread hand-offs are saved. Blocks with a timeout
-        # always get their own thread, so that they can be abandoned.
+        # result is the same and two thread hand-offs are saved. A block with a timeout
+        # runs inline only under a watchdog (``execute_watched``), which can abandon it;
+        # otherwise it gets its own thread, so that it can be abandoned.
         inline = not self._running and not self._ready
-        if isinstance(node, BlockNode) and self.frame.policy.timeout_ms is not None:
-            inline = False
-        if inline:
+        watched = False
+        if inline and isinstance(node, BlockNode) and self.frame.policy.timeout_ms is not None:
+            inline = watched = self._watched
+        if inline and not watched:
             # Nobody watches this attempt while it runs: it sees the run's cancel event
             # and the graph's stop event directly.
             attempt = Attempt(
                 next(self._tokens), node, retry, self.services.cancel_event, self.stop
             )
+        elif watched:
+            # The watchdog passes a run cancel on to it (and sets it on a timeout).
+            attempt = Attempt(next(self._tokens), node, retry, stop=self.stop)
+            if self._cancelled:
+                attempt.cancel.set()
         else:
             attempt = Attempt(token=next(self._tokens), node=node, retry=retry)
             if self._cancelled:
                 attempt.cancel.set()
         self._running[attempt.token] = attempt
-        if inline:
-            self._work(attempt, inline=True)
-        else:
-            WORKERS.submit(lambda: self._work(attempt, inline=False))
+        if not inline:
+            WORKERS.submit(lambda: self._queue.put((attempt.token, self._work(attempt, False))))
+            return
+        if not watched:
+            self._queue.put((attempt.token, self._work(attempt, reraise=True)))
+            return
+        with self._inline_lock:
+            self._inline = attempt
+        outcome = self._work(attempt, reraise=False)
+        with self._inline_lock:
+            abandoned = self._inline is not attempt  # then it may be another loop's attempt
+            if not abandoned:
+                self._inline = None
+        if abandoned:  # timed out: another thread runs this graph's loop now
+            raise _Abandoned
+        self._queue.put((attempt.token, outcome))
 
-    def _work(self, attempt: Attempt, inline: bool) -> None:
+    def _work(self, attempt: Attempt, reraise: bool) -> Outcome:
         try:
-            outcome = self.steps[type(attempt.node)](self, attempt.node, attempt)
-        except BaseException as exc:  # on a worker, never leave the scheduler waiting
-            if inline and not isinstance(exc, Exception):
+            return self.steps[type(attempt.node)](self, attempt.node, attempt)
+        except BaseException as exc:  # off the caller's thread, never leave the loop waiting
+            if reraise and not isinstance(exc, Exception):
                 raise
             _LOGGER.exception("internal error while running node %s", attempt.node.id)
-            outcome = Outcome(
+            return Outcome(
                 "failed",
                 error=BlockError(
                     BlockErrorCode.BLOCK_FAILED,
@@ -379,7 +476,6 @@ class GraphRun:
                     recoverable=False,
                 ),
             )
-        self._queue.put((attempt.token, outcome))
 
     def _release(self, node_id: str) -> None:
         for dependant in self._dependants[node_id]:
