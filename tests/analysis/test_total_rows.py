@@ -153,7 +153,7 @@ def test_label_candidates_cover_every_character_that_folds_into_a_label() -> Non
     folding = [
         chr(point)
         for point in range(0x80, sys.maxunicode + 1)
-        if 0xD800 > point or point > 0xDFFF
+        if point < 0xD800 or point > 0xDFFF
         if set(unicodedata.normalize("NFKC", chr(point)).lower()) & set("計tola")
     ]
     assert len(folding) > 200
