@@ -4,12 +4,15 @@ renamed from empty headers keep their file position."""
 from __future__ import annotations
 
 import io
+import sys
+import unicodedata
 
+import pandas as pd
 import pytest
 from openpyxl import Workbook
 
 from keiri_agent.agents.analysis.datasets import DatasetRegistry
-from keiri_agent.agents.analysis.datasets.totals import is_total_label
+from keiri_agent.agents.analysis.datasets.totals import _label_candidates, is_total_label
 
 
 @pytest.fixture
@@ -141,3 +144,22 @@ def test_a_date_column_holding_the_total_label_becomes_dates(registry: DatasetRe
     frame = registry.get(registry.load_bytes(csv.encode(), "daily.csv"))
     assert len(frame) == 2
     assert str(frame["日付"].dtype).startswith("datetime64")
+
+
+def test_label_candidates_cover_every_character_that_folds_into_a_label() -> None:
+    """The vectorised pre-test never drops a label: every non-ASCII character whose NFKC
+    form (lower-cased) holds 計, t, o, a or l matches the candidate pattern inside Japanese
+    text (ASCII letters count only as the word "total")."""
+    folding = [
+        chr(point)
+        for point in range(0x80, sys.maxunicode + 1)
+        if point < 0xD800 or point > 0xDFFF
+        if set(unicodedata.normalize("NFKC", chr(point)).lower()) & set("計tola")
+    ]
+    assert len(folding) > 200
+    values = pd.Series([f"東京{character}支店" for character in folding], dtype="str")
+    assert _label_candidates(values) == values.tolist()
+    plain = pd.Series(["東京", "ORD-1", "2025-01-31", "Tal", "東京計", "x TOTAL"], dtype="str")
+    assert _label_candidates(plain) == ["東京計", "x TOTAL"]
+    mixed = pd.Series(["関東 ｔｏｔａｌ", 3, None, "東北"], dtype=object)
+    assert _label_candidates(mixed) == ["関東 ｔｏｔａｌ"]

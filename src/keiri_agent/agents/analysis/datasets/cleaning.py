@@ -27,6 +27,7 @@ from keiri_agent.files.cells import DATE_RE, JA_DATE_RE, MINUS_RE, NUMBER_RE
 
 NUMERIC_MIN_RATIO = 0.95  # a text column this numeric becomes numbers (the rest missing)
 _SAMPLE_ROWS = 1000
+_DATE_SLICE_ROWS = 65536
 _NUMBER_MARKS_RE = r"[\s,¥$\\円()+△▲-]"
 _NEGATIVE_RE = r"[-△▲(]"
 _CODE_RE = r"0\d+"  # '007': a code, not a number
@@ -119,7 +120,19 @@ def _to_datetime(text: pd.Series) -> pd.Series | None:
     sample = pd.to_datetime(text.head(_SAMPLE_ROWS), format=fmt, errors="coerce")
     if sample.isna().any():
         return None
-    converted = pd.to_datetime(text, format=fmt, errors="coerce")
+    # in slices: ``to_datetime`` makes a Python string of every value it parses, which
+    # for a whole 1 M-row column is ~100 MB at once
+    parts: list[pd.Series] = []
+    for start in range(0, len(text), _DATE_SLICE_ROWS):
+        part = pd.to_datetime(
+            text.iloc[start : start + _DATE_SLICE_ROWS], format=fmt, errors="coerce"
+        )
+        if part.isna().any():
+            return None
+        parts.append(part)
+    if len({part.dtype for part in parts}) == 1:
+        return pd.concat(parts)
+    converted = pd.to_datetime(text, format=fmt, errors="coerce")  # e.g. mixed time zones
     if converted.isna().any():
         return None
     return converted
@@ -176,7 +189,9 @@ def normalize_frame(frame: pd.DataFrame, name: str) -> tuple[pd.DataFrame, dict[
 
     The frame keeps the reader's index labels (the caller maps them to file rows).
     """
-    frame = frame.dropna(axis=0, how="all")
+    empty = frame.isna().all(axis=1)
+    if empty.any():  # ``dropna(how="all")`` would copy the whole frame even when none is empty
+        frame = frame[~empty]
     unnamed = [
         column
         for column in frame.columns
@@ -195,13 +210,21 @@ def normalize_frame(frame: pd.DataFrame, name: str) -> tuple[pd.DataFrame, dict[
             details={"columns": [str(column).strip() for column in frame.columns]},
         )
     frame = clean_columns(frame)
-    converted: dict[str, pd.Series] = {}
+    changed: dict[str, pd.Series] = {}
     notes: dict[str, list[str]] = {}
     for column in frame.columns:
-        converted[column], column_notes = _convert_column(frame[column])
+        series = frame[column]
+        converted, column_notes = _convert_column(series)
+        if converted is not series:
+            changed[column] = converted
         if column_notes:
             notes[column] = column_notes
-    return pd.DataFrame(converted), notes
+    # only the converted columns are replaced: rebuilding the frame from every column
+    # would copy the untouched ones (the parser's blocks) into new blocks
+    frame = frame.copy(deep=False)
+    for column, converted in changed.items():
+        frame[column] = converted
+    return frame, notes
 
 
 def convert_text_columns(

@@ -190,7 +190,9 @@ def _read_csv(stream: BinaryIO, encoding: Encoding, sep: str, skip: int) -> pd.D
     chunks infer different types (numbers, then text) would come back as a mix: pandas
     warns (``DtypeWarning``) and the file is parsed again in one piece, as text.
     """
-    source_encoding = "utf-8-sig" if encoding == "utf-8" else encoding
+    # pandas' C parser reads UTF-8 bytes itself (strictly, skipping a BOM); any other
+    # name, "utf-8-sig" included, wraps the file in a decoder and re-encodes every chunk.
+    source_encoding = "utf-8" if encoding in ("utf-8", "utf-8-sig") else encoding
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pd.errors.DtypeWarning)
         frame = pd.read_csv(stream, sep=sep, encoding=source_encoding, skiprows=skip)

@@ -37,6 +37,16 @@ _QUALIFIER_RE = re.compile(r"\s*[(\[【:：].*$")
 # words ending in 計 that are not totals (会計 accounting, 統計 statistics, 累計 running total …)
 _NOT_TOTALS = set("会設統集時家生主早余推見累")
 _MAX_LABEL = 40
+# A superset of the values ``is_total_label`` accepts, tested on a whole column at once: the
+# label holds 計 or "total" once NFKC-folded and lower-cased, and the only non-ASCII
+# characters that fold into t, o, a, l are in these blocks (Latin supplements, letterlike
+# and enclosed forms, squared CJK units, ligatures, full-width and mathematical letters).
+# Plain Japanese text (kana, kanji without 計) and ASCII without "total" are thus never
+# looked at one value at a time.
+_LABEL_CANDIDATE_RE = (
+    "計|(?i:total)|[\u00aa-\u02ff\u1d00-\u1eff\u2090-\u24ff\u3250-\u33ff\ufb00-\ufb06"
+    "\uff21-\uff5a\U0001d400-\U0001d6ff\U0001f110-\U0001f1ff]"
+)
 
 
 def is_total_label(value: object) -> bool:
@@ -119,10 +129,18 @@ def _labelled(frame: pd.DataFrame, columns: list[str]) -> list[int]:
     mask = pd.Series(False, index=frame.index)
     for column in columns:
         series = frame[column]
-        labels = [value for value in series.dropna().unique() if is_total_label(value)]
+        labels = [value for value in _label_candidates(series) if is_total_label(value)]
         if labels:
             mask |= series.isin(labels)
     return [position for position, flag in enumerate(mask.tolist()) if flag]
+
+
+def _label_candidates(series: pd.Series) -> list[object]:
+    """The distinct text values of ``series`` that may be total labels (a vectorised test)."""
+    values = pd.Series(series.dropna().unique())
+    if not _is_string(values):  # object (text mixed with numbers): only the strings
+        values = values[[isinstance(value, str) for value in values]].astype("str")
+    return values[values.str.contains(_LABEL_CANDIDATE_RE, regex=True)].tolist()
 
 
 def find_total_rows(frame: pd.DataFrame) -> TotalRows:
