@@ -25,7 +25,7 @@ def test_a_command_runs_with_the_start_up_gc_threshold() -> None:
         [sys.executable, "-c", _THRESHOLD_AFTER_HELP], capture_output=True, text=True
     )
     assert f"threshold {START_UP_GC_THRESHOLD}" in result.stdout
-    assert START_UP_GC_THRESHOLD > DEFAULT_GC_THRESHOLDS[0]
+    assert DEFAULT_GC_THRESHOLDS[0] < START_UP_GC_THRESHOLD
 
 
 def test_serve_restores_the_default_gc_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
