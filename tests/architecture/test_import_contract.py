@@ -17,6 +17,9 @@ import pytest
 SAMPLES = Path(__file__).resolve().parents[2] / "src" / "keiri_agent" / "samples"
 
 LLM_CLIENTS = ("openai", "langchain_openai")
+# LangChain's chat-model base classes (and their callback/tracer machinery beyond what
+# LangGraph itself loads): only a provider or an LLM reasoner needs them
+CHAT_MODEL_BASE = ("langchain_core.language_models.chat_models",)
 START_UP_FREE = (
     *LLM_CLIENTS,
     "matplotlib",
@@ -92,7 +95,9 @@ def test_offline_analyze_of_a_table_question_loads_no_llm_client_plot_or_databas
         tmp_path, "analyze", str(SAMPLES / "sales.csv"), "地域別の売上合計", "--json"
     )
     assert "pandas" in loaded  # the command did run the analysis
-    leaked = _loaded(loaded, (*LLM_CLIENTS, "matplotlib", "sqlalchemy"))
+    # --json prints no Markdown: the terminal renderer (rich.markdown, pygments) stays out
+    forbidden = (*LLM_CLIENTS, *CHAT_MODEL_BASE, "matplotlib", "sqlalchemy", "rich.markdown")
+    leaked = _loaded(loaded, forbidden)
     assert leaked == [], f"offline analyze loads {leaked[:20]}"
 
 

@@ -7,6 +7,7 @@ Exit codes: 0 success, 1 a reported failure (bad file, bad spec, LLM error),
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
+from keiri_agent.cli import DEFAULT_GC_THRESHOLDS
 from keiri_agent.cli.blocks import blocks_app
 from keiri_agent.cli.common import console, err_console, print_json
 from keiri_agent.cli.common import fail as _fail
@@ -192,8 +194,6 @@ def _run_specs(
 
 def _show_turn(turn: TurnResult, file: Path, out: Path | None, as_json: bool) -> None:
     """Write the turn's report and figures to ``out``, then show the turn."""
-    from keiri_agent.cli.render import render_artifact, render_markdown
-
     files: dict[str, Path] = {}
     report_path: Path | None = None
     write_error: KeiriAgentError | None = None
@@ -207,6 +207,8 @@ def _show_turn(turn: TurnResult, file: Path, out: Path | None, as_json: bool) ->
     if as_json:
         print_json(turn_json(turn, files))
     else:
+        from keiri_agent.cli.render import render_artifact, render_markdown
+
         for artifact in turn.artifacts:
             render_artifact(console, artifact, files)
         render_markdown(console, turn.reply)
@@ -257,6 +259,7 @@ def serve(
     from keiri_agent.api.security import check_bind
     from keiri_agent.api.server import serve as run_server
 
+    gc.set_threshold(*DEFAULT_GC_THRESHOLDS)  # a server lives long: the usual collection rhythm
     try:
         settings = common_settings()
         check_bind(host, settings)

@@ -21,9 +21,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 
 from keiri_agent.config import without_credentials
@@ -32,6 +30,8 @@ from keiri_agent.masking import mask_text
 
 if TYPE_CHECKING:  # openai loads with a provider (llm.factory) or an error to handle
     import openai
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.runnables import Runnable
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 

@@ -31,9 +31,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -55,6 +54,9 @@ from keiri_agent.config import Settings
 from keiri_agent.events import EventCallback, EventEmitter
 from keiri_agent.llm.factory import chat_model as make_chat_model
 from keiri_agent.storage.checkpointer import open_checkpointer
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
@@ -23,6 +22,9 @@ from keiri_agent.agents.analysis.artifacts import Artifact, figure_path
 from keiri_agent.agents.analysis.formatting import AGG_LABELS, column_labels, display_rows
 from keiri_agent.agents.analysis.messages import is_japanese, pending_request
 from keiri_agent.llm.structured import invoke_structured
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 TABLE_ROWS_IN_REPORT = 10
 TABLE_COLUMNS_IN_REPORT = 8

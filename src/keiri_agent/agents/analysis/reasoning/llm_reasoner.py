@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from keiri_agent.agents.analysis.datasets.summary import prompt_summary
@@ -18,6 +17,9 @@ from keiri_agent.agents.analysis.reasoning.prompts import (
     compact_vocabulary,
 )
 from keiri_agent.llm.structured import invoke_structured, render_prompt
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 HISTORY_MESSAGES = 20
 
