@@ -91,3 +91,13 @@ def test_a_japanese_word_sharing_most_characters_names_the_column() -> None:
 def test_a_word_of_an_identifier_column_names_nothing() -> None:
     spec = _spec("収穫の件数を作物名ごとに", HARVEST)
     assert spec["group_cols"] == ["作物名"]
+
+
+def test_a_threshold_that_is_a_computed_average_is_refused_in_any_comparison() -> None:
+    for text, summary in [
+        ("loans where the pages read are longer than the average pages read", LOANS),
+        ("収穫量が平均収穫量を上回る区画の一覧", HARVEST),
+    ]:
+        assert _decide(text, summary).next_action == "out_of_scope", text
+    # a fixed number after the average is a condition on a group's average, not refused
+    assert _decide("出荷単価の平均が300円を超える作物名", HARVEST).next_action != "out_of_scope"
