@@ -101,3 +101,26 @@ def test_a_threshold_that_is_a_computed_average_is_refused_in_any_comparison() -
         assert _decide(text, summary).next_action == "out_of_scope", text
     # a fixed number after the average is a condition on a group's average, not refused
     assert _decide("出荷単価の平均が300円を超える作物名", HARVEST).next_action != "out_of_scope"
+
+
+SHELVES = _summary(
+    [
+        ("item_id", "text", ["I-0001"], ROWS),
+        ("genre", "categorical", ["Fiction", "History"], 2),
+        ("shelf_no", "numeric", ["1", "2", "3", "4"], 4),
+        ("pagesRead", "numeric", ["10", "400"], 300),
+    ],
+    "ds_shelves",
+)
+
+
+def test_a_numbered_column_with_few_values_is_a_group_not_an_identifier() -> None:
+    spec = _spec("average pages read by shelf number", SHELVES)
+    assert spec["group_cols"] == ["shelf_no"]
+    assert spec["metrics"] == {"pagesRead": ["mean"]}
+
+
+def test_a_bare_number_after_a_numeric_column_is_an_equality() -> None:
+    spec = _spec("For shelf 3, what's the average pages read by genre?", SHELVES)
+    assert spec["group_cols"] == ["genre"]
+    assert spec["filters"] == [{"col": "shelf_no", "op": "==", "value": 3}]

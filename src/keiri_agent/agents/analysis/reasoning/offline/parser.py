@@ -846,10 +846,14 @@ def _similar(
     for a, b in asked:
         free[a:b] = b"\x01" * (b - a)
     columns = [(c.name, name_tokens(c.name) if c.name.isascii() else []) for c in index.columns]
+    # an identifier is a name ending like one whose values are (nearly) all distinct: a
+    # numeric "shelf_no" with four values is a measure or a group, "shelf 3" a condition
+    rows = max(len(index.columns) and max(c.unique for c in index.columns), 1)
     identifiers = frozenset(
         name
         for name, words in columns
-        if (words and words[-1] in _ID_TOKENS) or _JA_ID_NAME.search(name)
+        if ((words and words[-1] in _ID_TOKENS) or _JA_ID_NAME.search(name))
+        and (index.kind(name) != "numeric" or index.by_name[name].unique * 2 >= rows)
     )
     stop = _GENERIC_TOKENS | _AGGREGATE_TOKENS
     found = [
