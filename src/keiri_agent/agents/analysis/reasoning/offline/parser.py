@@ -31,6 +31,7 @@ from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     numeric_filters,
     value_filters,
 )
+from keiri_agent.agents.analysis.reasoning.offline.similarity import similar_mentions
 
 _JA_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _HIRAGANA = "\u3040-\u309f"
@@ -776,7 +777,9 @@ def parse_request(
         lang,
     )
     claimed = bytearray(int(t and not n) for t, n in zip(taken, named_years, strict=True))
-    scanned = _condition_values(_scan(norm, index, claimed), norm, phrases(norm))
+    asked = phrases(norm)
+    scanned = _condition_values(_scan(norm, index, claimed), norm, asked)
+    scanned = sorted(scanned + _similar(norm, index, claimed, asked, family), key=_start)
     values = [m for m in scanned if m.value is not None]
     numeric, used, spans = numeric_filters(norm, scanned, index.kind)
     for a, b in spans:
@@ -821,6 +824,46 @@ def parse_request(
         assumptions=assumptions,
         periods=periods,
     )
+
+
+_JA_ID_NAME = re.compile(r"(?:ID|ＩＤ|id|番号|コード|No\.?|NO\.?)$")
+
+
+def _start(mention: Mention) -> int:
+    return mention.start
+
+
+def _similar(
+    text: str,
+    index: ColumnIndex,
+    claimed: bytearray,
+    asked: list[tuple[int, int]],
+    family: Callable[[str], str | None],
+) -> list[Mention]:
+    """Columns named in words the exact terms miss (``similarity``); the words that say
+    what is asked for ("合計", "average") and identifier columns never count."""
+    free = bytearray(claimed)
+    for a, b in asked:
+        free[a:b] = b"\x01" * (b - a)
+    columns = [(c.name, name_tokens(c.name) if c.name.isascii() else []) for c in index.columns]
+    # an identifier is a name ending like one whose values are (nearly) all distinct: a
+    # numeric "shelf_no" with four values is a measure or a group, "shelf 3" a condition
+    rows = max(len(index.columns) and max(c.unique for c in index.columns), 1)
+    identifiers = frozenset(
+        name
+        for name, words in columns
+        if ((words and words[-1] in _ID_TOKENS) or _JA_ID_NAME.search(name))
+        and (index.kind(name) != "numeric" or index.by_name[name].unique * 2 >= rows)
+    )
+    stop = _GENERIC_TOKENS | _AGGREGATE_TOKENS
+    found = [
+        m
+        for m in similar_mentions(text, columns, free, stop, identifiers)
+        if family(text[m.start : m.end]) is None
+    ]
+    for m in found:
+        claimed[m.start : m.end] = b"\x01" * (m.end - m.start)
+    return found
 
 
 # "the partner meeting": a value word before a noun that is no column is a common noun.

@@ -276,6 +276,8 @@ _EN_EQUAL = re.compile(
     r"^\s*(?:==?|is equal to|equal to|equals|is|of)\s*(-?\d+(?:\.\d+)?)"
     r"(?![\d.%])(?!\s*(?:percent|k(?![a-z])|bins?|times|or (?:more|less|above|below)))"
 )
+# "for room 3, …": a bare number right after the column's name, ending the phrase.
+_EN_BARE_EQUAL = re.compile(r"^\s+(-?\d+(?:\.\d+)?)(?=\s*(?:[,;:?!]|\.(?!\d)|$|only\b))")
 _JA_EQUAL = re.compile(
     r"^\s*(?:が|は|=|:)\s*(-?\d+(?:\.\d+)?)(?![\d.])\s*"
     r"(?=の|で|と|です|である|に等しい|[、,。?]|$)"
@@ -286,7 +288,7 @@ def condition_at(rest: str) -> tuple[int | float, str, int] | None:
     """(value, op, length) of a comparison or an equality at the start of ``rest``."""
     if found := _compare(rest):
         return found
-    if m := _JA_EQUAL.match(rest) or _EN_EQUAL.match(rest):
+    if m := _JA_EQUAL.match(rest) or _EN_EQUAL.match(rest) or _EN_BARE_EQUAL.match(rest):
         value = float(m.group(1))
         return (int(value) if value.is_integer() else value), "==", m.end()
     return None

@@ -90,9 +90,13 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|~fill .{0,40} with|~imput|~interpolat|backfill|~forward[ -]?fill",
     "transform": "正規化|標準化|スケーリング|偏差値|対数変換|~z-?scores?|~normali[sz]"
     "|~standardi[sz]|~rescal|min-max|~scale .{0,40}(to|between) |~log[ -]?transform",
-    "derived": "~(平均|平均値|中央値)(より|以上|以下|未満|を超|を上回|を下回)"
-    "|~(greater|more|higher|less|lower|bigger|smaller|larger|above|below|over|under|exceeds?"
-    "|exceeding)( than)? (the |an? )?([a-z]+ )?(average|mean|median)(?! of)",
+    # a threshold that is itself a computed value: any comparison ("longer than", "above",
+    # 「を超える」) whose object is an average/median, a few words of a name in between
+    # but no number (「平均が1000円を超える」 is a condition on a group's average)
+    "derived": "~(平均|中央値)[^、。,.\\d０-９]{0,8}?(より|以上|以下|未満|を超|を上回|を下回)"
+    "|~(greater|more|higher|less|lower|bigger|smaller|larger|longer|shorter|older|younger"
+    "|[a-z]{3,}er than|above|below|over|under|exceeds?|exceeding)( than)? (the |an? )?"
+    "([a-z]+ ){0,2}(average|mean|median)(?! of)",
     "ratio": "~(?<![a-z])per (100 |1,?000 |one |each |a )?(km|kms|kilomet(re|er)s?|miles?"
     "|lit(re|er)s?"
     "|gallons?|kg|kgs|kilos?|kilograms?|tons?|tonnes?)(?![a-z])"

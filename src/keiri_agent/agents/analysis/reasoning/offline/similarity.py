@@ -1,0 +1,119 @@
+"""Column resolution by scored lexical similarity: the fallback after the exact terms.
+
+The exact scan (``parser.ColumnIndex.terms``) knows a column by its name, its words,
+their plurals, short forms and synonyms. What it leaves unread is scored here against
+every column name:
+
+- Japanese: a run of kanji/katakana the scan did not claim ("資産の種類" → 資産; "計上部署"
+  → 計上部署) is compared with each column name (brackets and units dropped) by the
+  characters they share; a column is taken when the run's characters are mostly in the
+  name, at least two of them are shared, and no other column scores as well.
+- English: a content word the scan did not claim is stemmed (plural, -ing, -ed, -er
+  endings: "booking" ~ "booked" ~ "book") and compared with the stemmed words of each
+  name (camelCase/snake_case split), never with a generic word ("total", "count") or
+  an identifier column; a word found in exactly one column's name names that column.
+
+Nothing is taken when two columns score alike: the exact scan, the planner's ask-back
+and its candidates list then decide, as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
+
+_JA_RUN = re.compile(r"[\u3400-\u9fff\u30a0-\u30ffー々]{2,}")
+_EN_WORD = re.compile(r"(?<![a-z0-9])[a-z]{4,}(?![a-z0-9])")
+_BRACKETS = re.compile(r"[(\[（【].*?[)\]）】]")
+# The share of a run's characters that must be in the column name.
+JA_THRESHOLD = 0.6
+
+
+def stem(word: str) -> str:
+    """A crude English stem: plural, -ing, -ed and -er endings dropped."""
+    w = word.lower()
+    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("er", ""), ("s", "")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: -len(suffix)] + repl
+            break
+    if len(w) >= 4 and w[-1] == w[-2]:  # "shipped" → "shipp" → "ship"
+        w = w[:-1]
+    return w.rstrip("e") if len(w) > 4 else w
+
+
+def _ja_key(name: str) -> str:
+    return _BRACKETS.sub("", name).strip()
+
+
+def _ja_score(run: str, name: str) -> tuple[float, int]:
+    """(share of the run's characters found in the name, characters shared)."""
+    key = _ja_key(name)
+    shared = sum(1 for c in set(run) if c in key)
+    return shared / len(set(run)), shared
+
+
+def _spans(text: str, claimed: bytearray, pattern: re.Pattern[str]) -> Iterable[tuple[int, int]]:
+    """Maximal unclaimed pieces of each match of ``pattern``."""
+    for m in pattern.finditer(text):
+        start = None
+        for i in range(m.start(), m.end() + 1):
+            free = i < m.end() and not claimed[i]
+            if free and start is None:
+                start = i
+            elif not free and start is not None:
+                yield start, i
+                start = None
+
+
+def similar_mentions(
+    text: str,
+    columns: list[tuple[str, list[str]]],
+    claimed: bytearray,
+    stop_words: frozenset[str],
+    identifiers: frozenset[str] = frozenset(),
+) -> list[Mention]:
+    """Mentions of columns the exact scan missed, scored by lexical similarity.
+
+    Args:
+        text: The normalised request.
+        columns: (column name, its ASCII name words or [] for a Japanese name).
+        claimed: Characters already read (columns, values, periods); updated here.
+        stop_words: Words that never name a column (generic and aggregation words).
+        identifiers: Identifier columns: never named by similarity ("社員" are the rows,
+            not 社員ID), but a word they share with another column leaves it unnamed.
+    """
+    found: list[Mention] = []
+    ja_names = [name for name, _ in columns if not name.isascii()]
+    for a, b in _spans(text, claimed, _JA_RUN):
+        run = text[a:b]
+        if len(run) < 2 or run in stop_words:
+            continue
+        scored = sorted(((_ja_score(run, n), n) for n in ja_names), reverse=True)
+        if not scored:
+            continue
+        (best, shared), name = scored[0]
+        runner_up = scored[1][0] if len(scored) > 1 else (0.0, 0)
+        if (
+            best >= JA_THRESHOLD
+            and shared >= 2
+            and (best, shared) > runner_up
+            and name not in identifiers
+        ):
+            found.append(Mention(a, b, name))
+            claimed[a:b] = b"\x01" * (b - a)
+    owners: dict[str, set[str]] = {}
+    for name, words in columns:
+        for word in words:
+            if len(word) >= 4 and word not in stop_words:
+                owners.setdefault(stem(word), set()).add(name)
+    for m in _EN_WORD.finditer(text):
+        a, b, word = m.start(), m.end(), m.group()
+        if any(claimed[a:b]) or word in stop_words:
+            continue
+        names = owners.get(stem(word), set())
+        if len(names) == 1 and not names & identifiers:
+            found.append(Mention(a, b, next(iter(names))))
+            claimed[a:b] = b"\x01" * (b - a)
+    return found
