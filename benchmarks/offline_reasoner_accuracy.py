@@ -1,6 +1,6 @@
 """Accuracy of the offline (rule-based) reasoner on hand-written requests.
 
-Seven request sets, always reported separately:
+Eight request sets, always reported separately:
 
 - the tuning set, ``data/offline_requests.jsonl``: requests on the sample sales
   data, asked against a column set ("ja": 注文ID, 日付, 地域, ...; "en": order_id,
@@ -37,6 +37,12 @@ Seven request sets, always reported separately:
   held-out sets' cases read) on four more made-up domains (training records, a
   property-tax roll, a restaurant POS log, a library loan log); its labels were
   committed before the reasoner first ran on it, and it is never edited after a run.
+- the fourth blind set, ``data/offline_requests_blind4.jsonl``: a seventh held-out
+  set, written the same way (neither the rules, their tests nor the other
+  held-out sets' cases read) on four more made-up domains (an equipment
+  maintenance log, meeting-room bookings, a gym membership list, an IT helpdesk
+  ticket log); its labels were committed before the reasoner first ran on it,
+  and it is never edited after a run.
 
 Each case gives the expected first decision: ``next_action`` (or a list of
 acceptable ones), the ``op`` or ``kind`` of the spec (or a list), the columns the
@@ -45,7 +51,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
     uv run python benchmarks/offline_reasoner_accuracy.py \\
-        [--set tuning|heldout|fresh|unseen|blind|blind2|blind3|all]
+        [--set tuning|heldout|fresh|unseen|blind|blind2|blind3|blind4|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
@@ -79,6 +85,7 @@ UNSEEN = Path(__file__).parent / "data" / "offline_requests_unseen.jsonl"
 BLIND = Path(__file__).parent / "data" / "offline_requests_blind.jsonl"
 BLIND2 = Path(__file__).parent / "data" / "offline_requests_blind2.jsonl"
 BLIND3 = Path(__file__).parent / "data" / "offline_requests_blind3.jsonl"
+BLIND4 = Path(__file__).parent / "data" / "offline_requests_blind4.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -88,6 +95,7 @@ SETS = {
     "blind": BLIND,
     "blind2": BLIND2,
     "blind3": BLIND3,
+    "blind4": BLIND4,
 }
 
 # (ja name, en name, kind, examples)

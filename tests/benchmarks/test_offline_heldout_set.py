@@ -1,7 +1,8 @@
 """The held-out request sets of ``benchmarks/offline_reasoner_accuracy.py`` are honest.
 
 The held-out sets (``heldout``, the second ``fresh``, the third ``unseen``, the
-fourth ``blind``, the fifth ``blind2`` and the sixth ``blind3``) measure the offline
+fourth ``blind``, the fifth ``blind2``, the sixth ``blind3`` and the seventh
+``blind4``) measure the offline
 reasoner on requests it was never tuned on; these tests do not run the reasoner. They
 check the labels: every acting case carries a reference spec that is valid against its
 dataset's columns and meets every expectation of the case, the datasets are
@@ -73,6 +74,10 @@ HELDOUT_SETS = {
     "blind3": (
         BENCH.BLIND3,
         {"training_ja", "propertytax_ja", "pos_en", "library_en"},
+    ),
+    "blind4": (
+        BENCH.BLIND4,
+        {"maintenance_ja", "roombooking_ja", "gym_en", "helpdesk_en"},
     ),
 }
 SET_CASES = {name: BENCH.load_cases(path) for name, (path, _) in HELDOUT_SETS.items()}
