@@ -9,7 +9,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from keiri_agent.cli import DEFAULT_GC_THRESHOLDS, START_UP_GC_THRESHOLD
+from keiri_agent.cli.collector import DEFAULT_GC_THRESHOLDS, START_UP_GC_THRESHOLD
 
 _THRESHOLD_AFTER_HELP = """
 import atexit, gc, sys

@@ -7,7 +7,6 @@ Exit codes: 0 success, 1 a reported failure (bad file, bad spec, LLM error),
 
 from __future__ import annotations
 
-import gc
 import os
 import subprocess
 import sys
@@ -17,8 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from keiri_agent.cli import DEFAULT_GC_THRESHOLDS
 from keiri_agent.cli.blocks import blocks_app
+from keiri_agent.cli.collector import collect_as_usual
 from keiri_agent.cli.common import console, err_console, print_json
 from keiri_agent.cli.common import fail as _fail
 from keiri_agent.cli.common import settings as common_settings
@@ -259,7 +258,7 @@ def serve(
     from keiri_agent.api.security import check_bind
     from keiri_agent.api.server import serve as run_server
 
-    gc.set_threshold(*DEFAULT_GC_THRESHOLDS)  # a server lives long: the usual collection rhythm
+    collect_as_usual()  # a server lives long: the usual collection rhythm
     try:
         settings = common_settings()
         check_bind(host, settings)

@@ -1,0 +1,28 @@
+"""The cyclic garbage collector's rhythm in a command's process.
+
+Start-up creates ~1,700 modules' worth of long-lived objects (classes, Pydantic and
+LangGraph schemas); with CPython's default generation-0 threshold (700 allocations) the
+collector walks them again hundreds of times and finds nothing (5–15 % of an offline
+``analyze``). A command therefore collects less often; cycles are still collected. A
+long-running server (``serve``) goes back to the interpreter's default rhythm.
+"""
+
+from __future__ import annotations
+
+import gc
+
+START_UP_GC_THRESHOLD = 50_000
+"""Generation-0 threshold while a command runs."""
+
+DEFAULT_GC_THRESHOLDS = gc.get_threshold()
+"""The interpreter's thresholds, restored by long-running commands (``serve``)."""
+
+
+def collect_less_often() -> None:
+    """The command's rhythm (called by the entry point before the heavy imports)."""
+    gc.set_threshold(START_UP_GC_THRESHOLD, *DEFAULT_GC_THRESHOLDS[1:])
+
+
+def collect_as_usual() -> None:
+    """The interpreter's default rhythm (a server lives long)."""
+    gc.set_threshold(*DEFAULT_GC_THRESHOLDS)
