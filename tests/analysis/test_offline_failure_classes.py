@@ -1,0 +1,85 @@
+"""Failure classes every blind set shares (issue 16, item 2), each shown on made-up data
+of domains no other test or benchmark uses: a bicycle repair shop's tickets (English)
+and an office-equipment maintenance contract register (Japanese)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+
+from keiri_agent.agents.analysis.reasoning.decision import Decision, ReasonInput
+from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReasoner
+
+ROWS = 600
+
+
+def _summary(columns: list[tuple[str, str, list[str], int]], dataset_id: str) -> dict[str, Any]:
+    return {
+        "dataset_id": dataset_id,
+        "name": f"{dataset_id}.csv",
+        "rows": ROWS,
+        "columns": [
+            {"name": n, "kind": k, "missing": 0, "unique": u, "examples": e}
+            for n, k, e, u in columns
+        ],
+    }
+
+
+REPAIRS = _summary(
+    [
+        ("ticketId", "text", ["T-0001", "T-0002"], ROWS),
+        ("bikeBrand", "categorical", ["Giant", "Trek", "Brompton"], 3),
+        ("serviceType", "categorical", ["Tune-up", "Puncture", "Overhaul"], 3),
+        ("benchNo", "numeric", ["1", "2", "3"], 3),
+        ("partsQty", "numeric", ["0", "4"], 8),
+        ("labourAmt", "numeric", ["1500", "9000"], 120),
+        ("discountPct", "numeric", ["0", "10"], 4),
+    ],
+    "ds_repairs",
+)
+CONTRACTS = _summary(
+    [
+        ("契約番号", "text", ["C-0001"], ROWS),
+        ("契約区分", "categorical", ["保守", "リース", "レンタル"], 3),
+        ("機器種別", "categorical", ["複合機", "プロジェクター", "電話機"], 3),
+        ("所属", "categorical", ["総務課", "経理課", "営業一課"], 3),
+        ("保守料（円）", "numeric", ["3000", "45000"], 200),
+        ("契約年数", "numeric", ["1", "3", "5"], 3),
+        ("訪問回数", "numeric", ["0", "2", "6"], 7),
+        ("休日対応時間", "numeric", ["0", "12.5"], 60),
+        ("保守開始日", "datetime", ["2024-04-01"], 300),
+    ],
+    "ds_contracts",
+)
+
+
+def _decide(text: str, summary: dict[str, Any]) -> Decision:
+    return OfflineReasoner().decide(
+        ReasonInput(
+            messages=[HumanMessage(text)],
+            dataset_id=summary["dataset_id"],
+            dataset_summary=summary,
+        )
+    )
+
+
+def _spec(text: str, summary: dict[str, Any]) -> dict[str, Any]:
+    decision = _decide(text, summary)
+    assert decision.next_action == "act", (decision.next_action, decision.clarifying_questions)
+    spec = decision.analysis_spec or decision.plot_spec
+    assert spec is not None
+    return spec
+
+
+def test_most_common_is_a_count_ranked_top_k() -> None:
+    # before: a groupby of counts, or a sum of some numeric column
+    for text, summary, group, top in [
+        ("The three most common service types", REPAIRS, "serviceType", 3),
+        ("the most common bike brand", REPAIRS, "bikeBrand", 1),
+        ("一番多い機器種別は？", CONTRACTS, "機器種別", 1),
+        ("よく契約している機器種別トップ3", CONTRACTS, "機器種別", 3),
+    ]:
+        spec = _spec(text, summary)
+        assert spec["op"] == "share_ratio", (text, spec)
+        assert (spec["group_col"], spec["value_col"], spec["top_k"]) == (group, None, top), text
