@@ -83,3 +83,14 @@ def test_most_common_is_a_count_ranked_top_k() -> None:
         spec = _spec(text, summary)
         assert spec["op"] == "share_ratio", (text, spec)
         assert (spec["group_col"], spec["value_col"], spec["top_k"]) == (group, None, top), text
+
+
+def test_a_number_with_a_counter_unit_after_a_numeric_column_is_an_equality() -> None:
+    # before: 「5年」 was read as a period and asked back as a date
+    spec = _spec("契約年数が5年の契約について、保守料の合計を所属ごとに", CONTRACTS)
+    assert spec["filters"] == [{"col": "契約年数", "op": "==", "value": 5}]
+    assert spec["group_cols"] == ["所属"] and spec["metrics"] == {"保守料（円）": ["sum"]}
+    spec = _spec("訪問回数が3回以上の契約で、機器種別ごとの保守料の平均", CONTRACTS)
+    assert spec["filters"] == [{"col": "訪問回数", "op": ">=", "value": 3}]
+    spec = _spec("訪問回数が2回の契約について所属別の保守料合計", CONTRACTS)
+    assert spec["filters"] == [{"col": "訪問回数", "op": "==", "value": 2}]

@@ -765,10 +765,16 @@ def parse_request(
     # A year inside a column's name ("GDP per capita in 2007" ~ gdpPercap_2007) picks
     # that column; it is no period.
     named_years = bytearray(len(norm))
+    # A condition on a numeric column (「耐用年数が5年の」) is no period either.
+    conditions = bytearray(len(norm))
     for m in _scan(norm, index, bytearray(len(norm))):
         if m.value is None and re.search(r"\d{4}", norm[m.start : m.end]):
             named_years[m.start : m.end] = b"\x01" * (m.end - m.start)
-    taken = bytearray(named_years)
+        elif m.value is None and index.kind(m.column) == "numeric":
+            found = condition_at(norm[m.end :])
+            if found is not None:
+                conditions[m.end : m.end + found[2]] = b"\x01" * found[2]
+    taken = bytearray(n | c for n, c in zip(named_years, conditions, strict=True))
     periods, problems, assumptions = date_filters(
         norm,
         index.names("datetime"),
