@@ -1,6 +1,6 @@
 """Failure classes every blind set shares (issue 16, item 2), each shown on made-up data
 of domains no other test or benchmark uses: a bicycle repair shop's tickets (English)
-and an office-equipment maintenance contract register (Japanese)."""
+an office-equipment maintenance contract register and a quotation log (Japanese)."""
 
 from __future__ import annotations
 
@@ -53,6 +53,18 @@ CONTRACTS = _summary(
     "ds_contracts",
 )
 
+QUOTES = _summary(
+    [
+        ("見積番号", "text", ["Q-0001"], ROWS),
+        ("見積日", "datetime", ["2025-04-01"], 200),
+        ("書類種別", "categorical", ["見積", "受注", "納品"], 3),
+        ("担当者", "categorical", ["佐藤", "鈴木", "高橋"], 3),
+        ("見積額（円）", "numeric", ["12000", "880000"], 400),
+        ("値引率（%）", "numeric", ["0", "5", "10"], 3),
+    ],
+    "ds_quotes",
+)
+
 
 def _decide(text: str, summary: dict[str, Any]) -> Decision:
     return OfflineReasoner().decide(
@@ -94,3 +106,16 @@ def test_a_number_with_a_counter_unit_after_a_numeric_column_is_an_equality() ->
     assert spec["filters"] == [{"col": "訪問回数", "op": ">=", "value": 3}]
     spec = _spec("訪問回数が2回の契約について所属別の保守料合計", CONTRACTS)
     assert spec["filters"] == [{"col": "訪問回数", "op": "==", "value": 2}]
+
+
+def test_a_value_that_is_the_datas_word_for_its_rows_is_no_filter() -> None:
+    # 見積 is a value of 書類種別 and starts 見積番号, 見積日, 見積額: the rows' own noun.
+    # before: every one of these requests was silently filtered to 書類種別 = 見積
+    for text, filters in [
+        ("値引率が5の見積について、担当者別の見積額の平均", [("値引率（%）", 5)]),
+        ("担当者ごとに見積の件数を数えて", []),
+        ("見積ごとの見積額の最大値を担当者別に", []),
+        ("書類種別が見積の行を担当者ごとに数えて", [("書類種別", "見積")]),
+    ]:
+        spec = _spec(text, QUOTES)
+        assert [(f["col"], f["value"]) for f in spec["filters"]] == filters, (text, spec)

@@ -784,7 +784,7 @@ def parse_request(
     )
     claimed = bytearray(int(t and not n) for t, n in zip(taken, named_years, strict=True))
     asked = phrases(norm)
-    scanned = _condition_values(_scan(norm, index, claimed), norm, asked)
+    scanned = _condition_values(_scan(norm, index, claimed), norm, asked, index, claimed)
     scanned = sorted(scanned + _similar(norm, index, claimed, asked, family), key=_start)
     values = [m for m in scanned if m.value is not None]
     numeric, used, spans = numeric_filters(norm, scanned, index.kind)
@@ -909,8 +909,30 @@ _VERB_START = re.compile(r"(?:^|[.!?;:]\s*|(?<![a-z])(?:please|then|and|also)\s+
 _DETERMINER_AFTER = re.compile(r"\s+(?:the|a|an|all|each|every|my|our|these|those|this|that)\s")
 
 
+def _entity_value(mention: Mention, index: ColumnIndex) -> bool:
+    """A value that also starts other columns' names (請求 of 請求日, 請求額（円）; "order"
+    of orderDate, orderTotal) is the dataset's word for its rows."""
+    said = normalize(str(mention.value))
+    if len(said) < 2:
+        return False
+
+    def first_word(name: str) -> str:
+        if name.isascii():
+            words = name_tokens(name)
+            return words[0] if words else ""
+        return normalize(name)[: len(said)]
+
+    return any(
+        c.name != mention.column and first_word(c.name) == said for c in index.columns
+    )
+
+
 def _condition_values(
-    scanned: list[Mention], text: str, phrases: list[tuple[int, int]]
+    scanned: list[Mention],
+    text: str,
+    phrases: list[tuple[int, int]],
+    index: ColumnIndex | None = None,
+    claimed: bytearray | None = None,
 ) -> list[Mention]:
     """The mentions minus category values the request does not use as a condition.
 
@@ -918,7 +940,10 @@ def _condition_values(
     deviation", 「標準」 in 「標準偏差」) and an English value after "the" followed by a
     word that names nothing of the data ("for the partner meeting") are ordinary words.
     "for the partner tier", "for partner bookings", "partner plan", 「partnerの」 stay
-    conditions.
+    conditions. A value that is the dataset's word for its rows (``_entity_value``:
+    「督促回数が3の請求」 with columns 請求日, 請求額) is a condition only when the request
+    names its column with it (「伝票種別が請求」); its characters are left unread in
+    ``claimed`` so that the word it starts can still name a column (「請求金額」 ~ 請求額).
     """
     starts = {m.start for m in scanned}
     kept = []
@@ -937,7 +962,19 @@ def _condition_values(
                 and after.group(1) not in _FUNCTION_WORDS
             )
             verb = _VERB_START.search(before) and _DETERMINER_AFTER.match(text[mention.end :])
-            if inside or common or verb:
+            rows = (
+                index is not None
+                and _entity_value(mention, index)
+                and not any(
+                    m.value is None
+                    and m.column == mention.column
+                    and _adjacent_value(m, [mention], text)
+                    for m in scanned
+                )
+            )
+            if rows and claimed is not None:
+                claimed[mention.start : mention.end] = bytes(mention.end - mention.start)
+            if inside or common or verb or rows:
                 continue
         kept.append(mention)
     return kept
