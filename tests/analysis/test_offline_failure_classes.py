@@ -59,6 +59,7 @@ QUOTES = _summary(
         ("見積日", "datetime", ["2025-04-01"], 200),
         ("書類種別", "categorical", ["見積", "受注", "納品"], 3),
         ("担当者", "categorical", ["佐藤", "鈴木", "高橋"], 3),
+        ("得意先", "categorical", ["青空工業", "港町商会"], 40),
         ("見積額（円）", "numeric", ["12000", "880000"], 400),
         ("値引率（%）", "numeric", ["0", "5", "10"], 3),
     ],
@@ -119,3 +120,26 @@ def test_a_value_that_is_the_datas_word_for_its_rows_is_no_filter() -> None:
     ]:
         spec = _spec(text, QUOTES)
         assert [(f["col"], f["value"]) for f in spec["filters"]] == filters, (text, spec)
+
+
+def test_everyday_japanese_words_name_the_column() -> None:
+    # before: each of these asked which column to group by or aggregate
+    for text, summary, group, metric in [
+        ("保守料の合計を課ごとに見たい", CONTRACTS, "所属", "保守料（円）"),
+        ("部署別に保守料の平均を出して", CONTRACTS, "所属", "保守料（円）"),
+        ("機器の種類ごとの保守料合計", CONTRACTS, "機器種別", "保守料（円）"),
+        ("お客様ごとの見積金額の合計", QUOTES, "得意先", "見積額（円）"),
+    ]:
+        spec = _spec(text, summary)
+        assert spec["op"] == "groupby_agg", (text, spec)
+        assert spec["group_cols"] == [group] and list(spec["metrics"]) == [metric], (text, spec)
+
+
+def test_an_everyday_word_shared_by_two_columns_names_neither() -> None:
+    from keiri_agent.agents.analysis.reasoning.offline.parser import everyday_terms
+
+    alone = {pattern: column for pattern, column, _ in everyday_terms(["所属", "見積額（円）"])}
+    assert alone["部署"] == "所属" and alone["見積金額"] == "見積額（円）"
+    # 部署 and 課 would name 所属 and 管理部門 alike: neither is guessed
+    both = {pattern for pattern, _, _ in everyday_terms(["所属", "管理部門"])}
+    assert "部署" not in both and not any(p.startswith("課") for p in both)

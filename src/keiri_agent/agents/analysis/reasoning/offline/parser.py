@@ -21,6 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from keiri_agent.agents.analysis.reasoning.offline.column_words import UNIT_WORDS, WORD_SYNONYMS
+from keiri_agent.agents.analysis.reasoning.offline.ja_column_words import (
+    GROUP_ONLY as JA_GROUP_ONLY,
+)
+from keiri_agent.agents.analysis.reasoning.offline.ja_column_words import (
+    WORD_SYNONYMS as JA_WORD_SYNONYMS,
+)
 from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     PeriodFilter,
@@ -360,6 +366,48 @@ def _base_name(name: str) -> str:
     return base
 
 
+_GROUP_AFTER = r"(?=\s*(?:ごと|毎|別|単位))"
+
+
+def everyday_terms(names: list[str]) -> list[tuple[str, str, int]]:
+    """(regex, column, length) for the everyday words of a Japanese column name
+    (``ja_column_words``): the name with one of its words said otherwise (請求額 →
+    請求金額) and, when that word ends or starts the name, the everyday word alone
+    (当期償却額 → 減価償却費; 所属 → 課 before 「ごと」/「別」). A term that would name two
+    columns, or that is in another column's name, names none."""
+    owners: dict[str, set[str]] = {}
+    taken = {normalize(n) for n in names} | {_base_name(n) for n in names}
+    spelled = {n: normalize(n) for n in names}
+    for name in names:
+        base = re.sub(r"[(\[（].*?[)\]）]", "", _base_name(name)).strip()
+        if not base or not is_japanese(base):
+            continue
+        for word, others in JA_WORD_SYNONYMS.items():
+            if word not in base:
+                continue
+            whole = base.startswith(word) or base.endswith(word)
+            for other in others:
+                owners.setdefault(base.replace(word, other, 1), set()).add(name)
+                if whole:
+                    owners.setdefault(other, set()).add(name)
+    found = []
+    for term, cols in owners.items():
+        if (
+            len(cols) != 1
+            or term in taken
+            or any(term in said for n, said in spelled.items() if n not in cols)
+        ):
+            continue  # 種別 for 配送区分 while 顧客種別 is a column: the user means that one
+        if len(term) == 1:
+            if term not in JA_GROUP_ONLY:
+                continue
+            pattern = re.escape(term) + _GROUP_AFTER
+        else:
+            pattern = term_pattern(term)
+        found.append((pattern, next(iter(cols)), len(term)))
+    return found
+
+
 def short_terms(names: list[str]) -> list[tuple[str, str]]:
     """(term, column) for the shortened words that name exactly one column.
 
@@ -463,6 +511,8 @@ class ColumnIndex:
             found.setdefault(pattern, (column, None, size))
         for term, column in short_terms([c.name for c in self.columns]):
             found.setdefault(term_pattern(term), (column, None, len(term)))
+        for pattern, column, size in everyday_terms([c.name for c in self.columns]):
+            found.setdefault(pattern, (column, None, size))
         for info in self.columns:
             if info.kind not in ("categorical", "boolean", "text"):
                 continue
@@ -922,9 +972,7 @@ def _entity_value(mention: Mention, index: ColumnIndex) -> bool:
             return words[0] if words else ""
         return normalize(name)[: len(said)]
 
-    return any(
-        c.name != mention.column and first_word(c.name) == said for c in index.columns
-    )
+    return any(c.name != mention.column and first_word(c.name) == said for c in index.columns)
 
 
 def _condition_values(
