@@ -143,3 +143,14 @@ def test_an_everyday_word_shared_by_two_columns_names_neither() -> None:
     # 部署 and 課 would name 所属 and 管理部門 alike: neither is guessed
     both = {pattern for pattern, _, _ in everyday_terms(["所属", "管理部門"])}
     assert "部署" not in both and not any(p.startswith("課") for p in both)
+
+
+def test_abbreviated_column_words_are_reached_from_ordinary_words() -> None:
+    # before: "number" did not reach benchNo, and "quantity" alone named no column
+    spec = _spec("average labour amount for bench number 2", REPAIRS)
+    assert spec["filters"] == [{"col": "benchNo", "op": "==", "value": 2}]
+    assert spec["columns"] == ["labourAmt"]
+    spec = _spec("total quantity by service type", REPAIRS)
+    assert spec["group_cols"] == ["serviceType"] and spec["metrics"] == {"partsQty": ["sum"]}
+    spec = _spec("total labour amount per bench number", REPAIRS)
+    assert spec["group_cols"] == ["benchNo"] and spec["metrics"] == {"labourAmt": ["sum"]}

@@ -20,7 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from keiri_agent.agents.analysis.reasoning.offline.column_words import UNIT_WORDS, WORD_SYNONYMS
+from keiri_agent.agents.analysis.reasoning.offline.column_words import (
+    MEASURE_SHORT_FORMS,
+    UNIT_WORDS,
+    WORD_SYNONYMS,
+)
 from keiri_agent.agents.analysis.reasoning.offline.ja_column_words import (
     GROUP_ONLY as JA_GROUP_ONLY,
 )
@@ -305,6 +309,7 @@ def name_aliases(names: list[str]) -> list[tuple[str, str, int]]:
                 if runs[tuple(run)] != {name} or (
                     all(w in _GENERIC_TOKENS or w.isdigit() or len(w) < 3 for w in run)
                     and not _qualified_generic(run)
+                    and not (len(run) == 1 and run[0] in MEASURE_SHORT_FORMS)
                 ):
                     continue
                 found.append((_alias_pattern(run, True, others[name]), name, len(" ".join(run))))
