@@ -214,9 +214,10 @@ def test_a_single_numeric_column_after_by_is_still_the_metric() -> None:
 def test_most_common_values_are_ranked_by_count(
     text: str, summary: dict[str, Any], column: str, top_k: int
 ) -> None:
+    # the values ranked by their row count (with their share), the k most common kept
     spec = spec_of(decide(text, summary))
-    assert spec["op"] == "groupby_agg" and spec["metrics"] == {column: ["count"]}
-    assert spec["top_k"] == top_k
+    assert spec["op"] == "share_ratio" and spec["group_col"] == column
+    assert spec["value_col"] is None and spec["top_k"] == top_k
 
 
 def test_headcount_is_a_count() -> None:

@@ -157,7 +157,8 @@ def test_the_most_frequent_values_keep_k(
     text: str, summary: dict[str, Any], group: str, k: int
 ) -> None:
     spec = first_spec(text, summary)
-    assert _group(spec) == ("groupby_agg", [group], {group: ["count"]}, k, [])
+    assert spec["op"] == "share_ratio" and spec["group_col"] == group
+    assert (spec["value_col"], spec["top_k"], spec["filters"]) == (None, k, [])
 
 
 # --- common nouns that are also category values ----------------------------------------------

@@ -24,6 +24,25 @@ WORD_SYNONYMS: dict[str, tuple[str, ...]] = {
     "desc": ("description",),
     "addr": ("address",),
     "cnt": ("count",),
+    "no": ("number",),
+    "nbr": ("number",),
+    "nr": ("number",),
+    "yr": ("year",),
+    "yrs": ("years",),
+    "hrs": ("hours",),
+    "mgr": ("manager",),
+    "acct": ("account",),
+    "bal": ("balance",),
+    "inv": ("invoice",),
+    "pmt": ("payment",),
+    "txn": ("transaction",),
+    "loc": ("location",),
+    "wh": ("warehouse",),
+    "svc": ("service",),
+    "prod": ("product",),
+    "cat": ("category",),
+    "ref": ("reference",),
+    "org": ("organisation", "organization"),
     "score": ("rating", "grade", "points"),
     "rating": ("score", "grade"),
     "revenue": ("income", "takings"),
@@ -65,3 +84,8 @@ UNIT_WORDS: dict[str, tuple[str, ...]] = {
     "kwh": ("kilowatt hour", "kwh"),
     "pct": ("percent", "percentage"),
 }
+
+# Short forms of a measure word: alone they still name the one column whose name holds
+# them ("quantity" ~ ``itemQty``, "amount" ~ ``billAmt``, "percent" ~ ``tipPct``), though
+# the generic words they abbreviate name nothing by themselves.
+MEASURE_SHORT_FORMS: frozenset[str] = frozenset({"qty", "amt", "pct"})

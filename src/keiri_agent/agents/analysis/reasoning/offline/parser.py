@@ -20,7 +20,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from keiri_agent.agents.analysis.reasoning.offline.column_words import UNIT_WORDS, WORD_SYNONYMS
+from keiri_agent.agents.analysis.reasoning.offline.column_words import (
+    MEASURE_SHORT_FORMS,
+    UNIT_WORDS,
+    WORD_SYNONYMS,
+)
+from keiri_agent.agents.analysis.reasoning.offline.ja_column_words import (
+    GROUP_ONLY as JA_GROUP_ONLY,
+)
+from keiri_agent.agents.analysis.reasoning.offline.ja_column_words import (
+    WORD_SYNONYMS as JA_WORD_SYNONYMS,
+)
 from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     PeriodFilter,
@@ -299,6 +309,7 @@ def name_aliases(names: list[str]) -> list[tuple[str, str, int]]:
                 if runs[tuple(run)] != {name} or (
                     all(w in _GENERIC_TOKENS or w.isdigit() or len(w) < 3 for w in run)
                     and not _qualified_generic(run)
+                    and not (len(run) == 1 and run[0] in MEASURE_SHORT_FORMS)
                 ):
                     continue
                 found.append((_alias_pattern(run, True, others[name]), name, len(" ".join(run))))
@@ -358,6 +369,48 @@ def _base_name(name: str) -> str:
     while (cut := _UNIT_TAIL.sub("", base).strip(" _-")) and cut != base:
         base = cut
     return base
+
+
+_GROUP_AFTER = r"(?=\s*(?:ごと|毎|別|単位))"
+
+
+def everyday_terms(names: list[str]) -> list[tuple[str, str, int]]:
+    """(regex, column, length) for the everyday words of a Japanese column name
+    (``ja_column_words``): the name with one of its words said otherwise (請求額 →
+    請求金額) and, when that word ends or starts the name, the everyday word alone
+    (当期償却額 → 減価償却費; 所属 → 課 before 「ごと」/「別」). A term that would name two
+    columns, or that is in another column's name, names none."""
+    owners: dict[str, set[str]] = {}
+    taken = {normalize(n) for n in names} | {_base_name(n) for n in names}
+    spelled = {n: normalize(n) for n in names}
+    for name in names:
+        base = re.sub(r"[(\[（].*?[)\]）]", "", _base_name(name)).strip()
+        if not base or not is_japanese(base):
+            continue
+        for word, others in JA_WORD_SYNONYMS.items():
+            if word not in base:
+                continue
+            whole = base.startswith(word) or base.endswith(word)
+            for other in others:
+                owners.setdefault(base.replace(word, other, 1), set()).add(name)
+                if whole:
+                    owners.setdefault(other, set()).add(name)
+    found = []
+    for term, cols in owners.items():
+        if (
+            len(cols) != 1
+            or term in taken
+            or any(term in said for n, said in spelled.items() if n not in cols)
+        ):
+            continue  # 種別 for 配送区分 while 顧客種別 is a column: the user means that one
+        if len(term) == 1:
+            if term not in JA_GROUP_ONLY:
+                continue
+            pattern = re.escape(term) + _GROUP_AFTER
+        else:
+            pattern = term_pattern(term)
+        found.append((pattern, next(iter(cols)), len(term)))
+    return found
 
 
 def short_terms(names: list[str]) -> list[tuple[str, str]]:
@@ -463,6 +516,8 @@ class ColumnIndex:
             found.setdefault(pattern, (column, None, size))
         for term, column in short_terms([c.name for c in self.columns]):
             found.setdefault(term_pattern(term), (column, None, len(term)))
+        for pattern, column, size in everyday_terms([c.name for c in self.columns]):
+            found.setdefault(pattern, (column, None, size))
         for info in self.columns:
             if info.kind not in ("categorical", "boolean", "text"):
                 continue
@@ -765,10 +820,16 @@ def parse_request(
     # A year inside a column's name ("GDP per capita in 2007" ~ gdpPercap_2007) picks
     # that column; it is no period.
     named_years = bytearray(len(norm))
+    # A condition on a numeric column (「耐用年数が5年の」) is no period either.
+    conditions = bytearray(len(norm))
     for m in _scan(norm, index, bytearray(len(norm))):
         if m.value is None and re.search(r"\d{4}", norm[m.start : m.end]):
             named_years[m.start : m.end] = b"\x01" * (m.end - m.start)
-    taken = bytearray(named_years)
+        elif m.value is None and index.kind(m.column) == "numeric":
+            found = condition_at(norm[m.end :])
+            if found is not None:
+                conditions[m.end : m.end + found[2]] = b"\x01" * found[2]
+    taken = bytearray(n | c for n, c in zip(named_years, conditions, strict=True))
     periods, problems, assumptions = date_filters(
         norm,
         index.names("datetime"),
@@ -778,7 +839,7 @@ def parse_request(
     )
     claimed = bytearray(int(t and not n) for t, n in zip(taken, named_years, strict=True))
     asked = phrases(norm)
-    scanned = _condition_values(_scan(norm, index, claimed), norm, asked)
+    scanned = _condition_values(_scan(norm, index, claimed), norm, asked, index, claimed)
     scanned = sorted(scanned + _similar(norm, index, claimed, asked, family), key=_start)
     values = [m for m in scanned if m.value is not None]
     numeric, used, spans = numeric_filters(norm, scanned, index.kind)
@@ -903,8 +964,28 @@ _VERB_START = re.compile(r"(?:^|[.!?;:]\s*|(?<![a-z])(?:please|then|and|also)\s+
 _DETERMINER_AFTER = re.compile(r"\s+(?:the|a|an|all|each|every|my|our|these|those|this|that)\s")
 
 
+def _entity_value(mention: Mention, index: ColumnIndex) -> bool:
+    """A value that also starts other columns' names (請求 of 請求日, 請求額（円）; "order"
+    of orderDate, orderTotal) is the dataset's word for its rows."""
+    said = normalize(str(mention.value))
+    if len(said) < 2:
+        return False
+
+    def first_word(name: str) -> str:
+        if name.isascii():
+            words = name_tokens(name)
+            return words[0] if words else ""
+        return normalize(name)[: len(said)]
+
+    return any(c.name != mention.column and first_word(c.name) == said for c in index.columns)
+
+
 def _condition_values(
-    scanned: list[Mention], text: str, phrases: list[tuple[int, int]]
+    scanned: list[Mention],
+    text: str,
+    phrases: list[tuple[int, int]],
+    index: ColumnIndex | None = None,
+    claimed: bytearray | None = None,
 ) -> list[Mention]:
     """The mentions minus category values the request does not use as a condition.
 
@@ -912,7 +993,10 @@ def _condition_values(
     deviation", 「標準」 in 「標準偏差」) and an English value after "the" followed by a
     word that names nothing of the data ("for the partner meeting") are ordinary words.
     "for the partner tier", "for partner bookings", "partner plan", 「partnerの」 stay
-    conditions.
+    conditions. A value that is the dataset's word for its rows (``_entity_value``:
+    「督促回数が3の請求」 with columns 請求日, 請求額) is a condition only when the request
+    names its column with it (「伝票種別が請求」); its characters are left unread in
+    ``claimed`` so that the word it starts can still name a column (「請求金額」 ~ 請求額).
     """
     starts = {m.start for m in scanned}
     kept = []
@@ -931,7 +1015,19 @@ def _condition_values(
                 and after.group(1) not in _FUNCTION_WORDS
             )
             verb = _VERB_START.search(before) and _DETERMINER_AFTER.match(text[mention.end :])
-            if inside or common or verb:
+            rows = (
+                index is not None
+                and _entity_value(mention, index)
+                and not any(
+                    m.value is None
+                    and m.column == mention.column
+                    and _adjacent_value(m, [mention], text)
+                    for m in scanned
+                )
+            )
+            if rows and claimed is not None:
+                claimed[mention.start : mention.end] = bytes(mention.end - mention.start)
+            if inside or common or verb or rows:
                 continue
         kept.append(mention)
     return kept

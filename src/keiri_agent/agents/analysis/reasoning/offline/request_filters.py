@@ -52,8 +52,11 @@ _RELATIVE = re.compile(
     r"(?<![a-z])(?:last|past|previous|this)\s+(?:\d+\s+)?(?:months?|years?|weeks?|days?|quarters?)"
 )
 _NUMBER = r"(\d[\d,]*(?:\.\d+)?)"
+# 「耐用年数が5年の」「訪問回数が3回の」: a counter unit after the number is the
+# column's own unit, so the condition is an equality (not a period of five years).
+_JA_COUNTER = r"(?:年|回|件|個|人|日|台|枚|本|歳|点|円|時間|か月|ヶ月|カ月|ヵ月|%)"
 _JA_COMPARE = re.compile(
-    r"^\s*(?:が|は|の値が)?\s*" + _NUMBER + r"\s*(万)?\s*(?:円|個|件|点)?\s*"
+    r"^\s*(?:が|は|の値が)?\s*" + _NUMBER + r"\s*(万)?\s*" + _JA_COUNTER + r"?\s*"
     r"(以上|以下|未満|超|を超える|より大きい|より多い|より小さい|より少ない|を下回る|を上回る)"
 )
 _EN_COMPARE = re.compile(
@@ -279,7 +282,7 @@ _EN_EQUAL = re.compile(
 # "for room 3, …": a bare number right after the column's name, ending the phrase.
 _EN_BARE_EQUAL = re.compile(r"^\s+(-?\d+(?:\.\d+)?)(?=\s*(?:[,;:?!]|\.(?!\d)|$|only\b))")
 _JA_EQUAL = re.compile(
-    r"^\s*(?:が|は|=|:)\s*(-?\d+(?:\.\d+)?)(?![\d.])\s*"
+    r"^\s*(?:が|は|=|:)\s*(-?\d+(?:\.\d+)?)(?![\d.])\s*" + _JA_COUNTER + r"?\s*"
     r"(?=の|で|と|です|である|に等しい|[、,。?]|$)"
 )
 

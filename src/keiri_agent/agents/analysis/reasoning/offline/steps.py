@@ -331,6 +331,18 @@ class StepBuilder:
             {"op": "share_ratio", "group_col": group, "value_col": value, "top_k": self.top_n},
         )
 
+    def most_common(self, group: str) -> Step:
+        """The values of ``group`` ranked by how many rows hold each: the share of row
+        counts, the k most common ("the three most common") or the one ("the most
+        common", 「最も多い」) when no number is said."""
+        top = self.top_n
+        if top is None and vocab.MOST_COMMON_ONE.search(self.c.text):
+            top = 1
+        title = self.t(f"{group}別の件数（多い順）", f"Most common {group} values")
+        return self.step(
+            title, {"op": "share_ratio", "group_col": group, "value_col": None, "top_k": top}
+        )
+
     def groupby(self) -> Step:
         group = self.group or self.categorical[:1] or ([self.contrast] if self.contrast else [])
         extra = [c for c in self.categorical if c not in group]
@@ -361,7 +373,10 @@ class StepBuilder:
         if not numeric and not self.aggs and vocab.ROW_NOUNS.search(self.c.text):
             self.aggs = ["count"]  # "orders over 100k by store": count the rows
         if not self.numeric and not self.aggs and vocab.MOST_COMMON.search(self.c.text):
-            self.aggs, numeric = ["count"], []  # "the three most common X": values by count
+            # "the three most common X", 「一番多いX」: X's values ranked by their row count
+            if len(group) == 1 and not extra:
+                return self.most_common(group[0])
+            self.aggs, numeric = ["count"], []
         if not numeric and not {"count", "nunique"} & set(self.aggs):
             col = self.metric("集計する指標", "metric")
             if col is None:

@@ -166,6 +166,11 @@ MOST_COMMON = re.compile(
     r"(?<![a-z])(?:most|least) (?:common|frequent|popular|often|frequently)|commonest|多い|頻出"
     r"|よく(?=[\u3400-\u9fff])"
 )
+# "the most common room type", 「最も多い区分」: one value, not a ranking of several.
+MOST_COMMON_ONE = re.compile(
+    r"(?<![a-z])the (?:most|least) (?:common|frequent|popular) [a-z_]+(?<!s)(?![a-z_])"
+    r"|(?:最も|一番|いちばん)多い"
+)
 NUMBER_WORDS = {
     w: i + 1
     for i, w in enumerate(
