@@ -7,13 +7,17 @@ decode of the whole file gives. The file is read in chunks, never held as one ``
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import tracemalloc
+import types
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from keiri_agent.agents.analysis.datasets import DatasetRegistry
+from keiri_agent.agents.analysis.datasets import DatasetRegistry, memory
+from keiri_agent.agents.analysis.datasets import registry as registry_module
 from keiri_agent.errors import DatasetError
 from keiri_agent.textcodec import PREFIX_BYTES
 
@@ -111,3 +115,28 @@ def test_a_large_csv_is_never_decoded_whole(registry: DatasetRegistry, tmp_path:
     pandas_peak = _traced_peak(lambda: pd.read_csv(path, encoding="cp932"))
     ours = _traced_peak(lambda: registry.load_path(path))
     assert ours < 4 * pandas_peak, (ours, pandas_peak)
+
+
+def test_loading_returns_freed_memory_before_cleaning_and_summary(
+    registry: DatasetRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(registry_module, "release_free_memory", lambda: calls.append("trim"))
+    path = tmp_path / "sales.csv"
+    path.write_text("地域,売上\n関東,100\n関西,200\n", encoding="utf-8")
+    registry.load_path(path)
+    assert calls == ["trim", "trim"]
+
+
+@pytest.mark.parametrize("library", [None, "libc-without-trim"])
+def test_release_free_memory_is_a_no_op_without_malloc_trim(
+    monkeypatch: pytest.MonkeyPatch, library: str | None
+) -> None:
+    memory._malloc_trim.cache_clear()
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: library)
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: types.SimpleNamespace())
+    try:
+        memory.release_free_memory()  # musl, macOS: nothing to call, no error
+        assert memory._malloc_trim() is None
+    finally:
+        memory._malloc_trim.cache_clear()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 
 from keiri_agent.errors import DatasetError
@@ -142,23 +143,29 @@ def _convert_column(series: pd.Series) -> tuple[pd.Series, list[str]]:
     """A text column as dates or numbers when it holds them (and notes on what changed)."""
     if not _is_text(series):
         return series, []
-    original = series.dropna().astype("str")
-    blank = original.str.strip() == ""  # also the ideographic space U+3000
-    if blank.any():
-        series = series.mask(blank.reindex(series.index, fill_value=False))
-        original = original[~blank]
-    if original.empty:
+    # a ``str`` column is tested in place (no copy of a million ids); others as strings first
+    strings = series if series.dtype == "str" else series.dropna().astype("str")
+    # blank: empty or only whitespace (also the ideographic space U+3000); missing is not
+    blank = (strings.str.isspace() | (strings == "")).fillna(False).astype(bool)
+    had_blanks = bool(blank.any())
+    if had_blanks:
+        series = series.mask(
+            blank if strings is series else blank.reindex(series.index, fill_value=False)
+        )
+    filled = (strings.notna() & ~blank).to_numpy()
+    if not filled.any():
         return series, []
-    head = _normalized(original.head(_SAMPLE_ROWS))
+    head = _normalized(strings.iloc[np.flatnonzero(filled)[:_SAMPLE_ROWS]])
     if _date_format(str(head.iloc[0])) is None and (
         head.str.fullmatch(NUMBER_RE).mean() < NUMERIC_MIN_RATIO
     ):
         return series, []  # neither dates nor numbers: skip normalising the whole column
+    original = strings[filled]
     text = _normalized(original)
     converted = _to_datetime(text)
     if converted is not None:
         return converted.reindex(series.index), []
-    numbers = _to_number(text, original, had_blanks=bool(blank.any()))
+    numbers = _to_number(text, original, had_blanks=had_blanks)
     if numbers is not None:
         return numbers[0].reindex(series.index), numbers[1]
     return series, []

@@ -29,6 +29,7 @@ from keiri_agent.agents.analysis.datasets.loading import (
     read_excel,
     read_text_table,
 )
+from keiri_agent.agents.analysis.datasets.memory import release_free_memory
 from keiri_agent.agents.analysis.datasets.summary import summarize
 from keiri_agent.agents.analysis.datasets.totals import (
     find_total_rows,
@@ -152,8 +153,10 @@ class DatasetRegistry:
             frame, notes, row_numbers = read_excel(data, name, sheet)
         else:  # the loader checks emptiness on the decoded text
             frame, notes, row_numbers = read_text_table(source, name, suffix)
+        release_free_memory()  # the parser's buffers: later stages then start lower
         frame, column_notes = normalize_frame(frame, name)
         frame = _without_total_rows(frame, row_numbers, notes, column_notes, keep=keep_total_rows)
+        release_free_memory()  # the cleaning's intermediate strings, before the summary
         return self._register(frame, name, notes=notes, column_notes=column_notes)
 
     def load_path(

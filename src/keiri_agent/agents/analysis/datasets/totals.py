@@ -135,11 +135,17 @@ def _labelled(frame: pd.DataFrame, columns: list[str]) -> list[int]:
     return [position for position, flag in enumerate(mask.tolist()) if flag]
 
 
-def _label_candidates(series: pd.Series) -> list[object]:
-    """The distinct text values of ``series`` that may be total labels (a vectorised test)."""
-    values = pd.Series(series.dropna().unique())
-    if not _is_string(values):  # object (text mixed with numbers): only the strings
-        values = values[[isinstance(value, str) for value in values]].astype("str")
+def _label_candidates(series: pd.Series) -> list[str]:
+    """The distinct text values of ``series`` that may be total labels (a vectorised test).
+
+    A text column is tested as it is and only the few values that pass are made
+    distinct: collecting every distinct value first (a million ids) would copy them all.
+    """
+    if _is_string(series):
+        hits = series.str.contains(_LABEL_CANDIDATE_RE, regex=True).fillna(False).astype(bool)
+        return series[hits].drop_duplicates().tolist() if hits.any() else []
+    values = pd.Series(series.dropna().unique())  # object (text mixed with numbers)
+    values = values[[isinstance(value, str) for value in values]].astype("str")
     return values[values.str.contains(_LABEL_CANDIDATE_RE, regex=True)].tolist()
 
 
