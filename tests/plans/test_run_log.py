@@ -217,7 +217,7 @@ def test_each_line_is_the_json_of_its_event_whatever_the_fields(tmp_path: Path) 
     cases: list[dict[str, object]] = [
         {},
         {"block": "x.y@1.0.0", "attempt": 1},
-        {"outputs": {"value": [1, 2.5, None, True, "日本語\"引用\""]}, "duration_ms": 0.25},
+        {"outputs": {"value": [1, 2.5, None, True, '日本語"引用"']}, "duration_ms": 0.25},
         {"outputs": {"when": dt.date(2026, 1, 2)}, "ratio": float("nan")},
         {"api_key": 123, "token": None, "password": "pw"},
         {"timestamp": "clash", "attempt": 2},  # a field named like a head field

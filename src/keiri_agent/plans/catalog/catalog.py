@@ -304,16 +304,16 @@ class BlockCatalog:
 
     def load(self, spec: BlockSpec) -> Block:
         """Import the entrypoint (lazily, cached) and instantiate the block class."""
-        block_class = self._by_spec.get(id(spec))
-        if block_class is None or block_class[0] is not spec:
+        known = self._by_spec.get(id(spec))
+        if known is None or known[0] is not spec:
             folder = str(spec.source.parent) if spec.source else ""
             key = (spec.entrypoint, folder)
             if key not in self._classes:
                 self._classes[key] = _load_class(spec)
             # remembered per spec (holding it, so its id is not reused): the folder's
             # text is not rebuilt on every node of a run
-            block_class = self._by_spec[id(spec)] = (spec, self._classes[key])
-        block_class = block_class[1]
+            known = self._by_spec[id(spec)] = (spec, self._classes[key])
+        block_class = known[1]
         try:
             return block_class()
         except Exception as error:

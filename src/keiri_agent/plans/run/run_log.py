@@ -178,19 +178,24 @@ def log_relative_path(plan_id: str, run_id: str, moment: dt.datetime | None = No
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
-if json.encoder.c_make_encoder is not None:
-    # ``_ENCODER.encode`` builds a C encoder on every call; the log's fields are
-    # sanitised (new containers of bounded depth), so one encoder without the
-    # circular-reference markers serves every line and thread
-    _C_ENCODER = json.encoder.c_make_encoder(
-        None, str, json.encoder.encode_basestring, None, ": ", ", ", False, False, True
-    )
+_C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+# ``_ENCODER.encode`` builds a C encoder on every call; the log's fields are sanitised
+# (new containers of bounded depth), so one encoder without the circular-reference
+# markers serves every line and thread
+_C_ENCODER = (
+    _C_MAKE_ENCODER(None, str, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+    if _C_MAKE_ENCODER is not None
+    else None
+)
 
-    def _encode(value: Any) -> str:
-        return "".join(_C_ENCODER(value, 0))
 
-else:  # pragma: no cover - CPython has the C encoder
-    _encode = _ENCODER.encode
+def _encode(value: Any) -> str:
+    """``_ENCODER.encode(value)`` for sanitised values (no cycles)."""
+    if _C_ENCODER is None:  # pragma: no cover - CPython has the C encoder
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODER(value, 0))
+
+
 FLUSH_INTERVAL_S = 0.1
 _FLUSH_AT_ONCE = frozenset(
     {"plan_start", "plan_resumed", "node_error", "node_waiting", "plan_paused", "plan_complete"}
@@ -272,7 +277,7 @@ class RunLog:
                 head = _ENCODER.encode({"event": event, "run_id": run_id, "plan_id": plan_id})
                 head = self._heads.setdefault((event, run_id, plan_id), head[:-1])
             if node_id is not None:
-                head = f"{head}, \"node_id\": {_encode(node_id)}"
+                head = f'{head}, "node_id": {_encode(node_id)}'
             tail = f", {_encode(fields)[1:]}\n" if fields else "}\n"
             payload.update(fields)
             return self._emitter.emit_owned(

@@ -357,7 +357,7 @@ class GraphRun:
     def _wait_time(self) -> float:
         timeout_ms = self.frame.policy.timeout_ms
         wait = POLL_S
-        if timeout_ms is None:
+        if timeout_ms is None or not self._running:
             return wait
         now = time.monotonic()
         for attempt in self._running.values():
@@ -367,7 +367,7 @@ class GraphRun:
 
     def _expire_timeouts(self) -> None:
         timeout_ms = self.frame.policy.timeout_ms
-        if timeout_ms is None:
+        if timeout_ms is None or not self._running:
             return
         now = time.monotonic()
         expired = [
