@@ -109,6 +109,14 @@ class EventEmitter:
 
     def emit(self, kind: str, payload: Mapping[str, Any] | None = None) -> Event:
         """Build the next event and pass it to the callback (under the lock, so in order)."""
+        return self.emit_owned(kind, dict(payload or {}))
+
+    def emit_owned(
+        self, kind: str, payload: dict[str, Any], deliver: EventCallback | None = None
+    ) -> Event:
+        """``emit`` for a payload dict the caller hands over (not copied: the caller
+        must not change it afterwards); ``deliver`` replaces the callback for this
+        event (called under the lock like it)."""
         with self._lock:
             self._last_seq += 1
             event = Event(
@@ -117,8 +125,9 @@ class EventEmitter:
                 run_id=self.run_id,
                 seq=self._last_seq,
                 timestamp=utc_timestamp(),
-                payload=MappingProxyType(dict(payload or {})),
+                payload=MappingProxyType(payload),
             )
-            if self._callback is not None:
-                self._callback(event)
+            callback = deliver if deliver is not None else self._callback
+            if callback is not None:
+                callback(event)
         return event

@@ -206,3 +206,30 @@ def test_run_folders_keep_japanese_plan_ids_readable_and_distinct() -> None:
     assert safe_path_part("a/../b") == Path("a", "b")  # no way out of runs/
     assert safe_path_part("..") == Path("_")
     assert safe_path_part("a b/c:d") == Path("a_b", "c_d")
+
+
+def test_each_line_is_the_json_of_its_event_whatever_the_fields(tmp_path: Path) -> None:
+    # The log builds a line's JSON once per event (cached head, fields encoded
+    # before the emitter's lock); it must stay the plain encoding of log_line(event),
+    # byte for byte and in key order, for every kind of field.
+    seen: list[Event] = []
+    path = tmp_path / "log.jsonl"
+    cases: list[dict[str, object]] = [
+        {},
+        {"block": "x.y@1.0.0", "attempt": 1},
+        {"outputs": {"value": [1, 2.5, None, True, '日本語"引用"']}, "duration_ms": 0.25},
+        {"outputs": {"when": dt.date(2026, 1, 2)}, "ratio": float("nan")},
+        {"api_key": 123, "token": None, "password": "pw"},
+        {"timestamp": "clash", "attempt": 2},  # a field named like a head field
+    ]
+    with RunLog(path, run_id="r", on_event=seen.append) as log:
+        for index, fields in enumerate(cases):
+            log.emit("node_complete", run_id="r", plan_id="p", node_id=f"n{index}", **fields)
+            log.emit("plan_start", run_id="r.sub#1", plan_id="q", **fields)
+            log.emit("plan_complete", run_id="r", plan_id=None, **fields)  # type: ignore[arg-type]
+
+    written = path.read_text(encoding="utf-8").splitlines()
+    encoder = json.JSONEncoder(ensure_ascii=False, default=str)
+    assert written == [encoder.encode(log_line(event)) for event in seen]
+    masked = read_events(path)[12]
+    assert (masked["api_key"], masked["token"], masked["password"]) == ("***", None, "***")

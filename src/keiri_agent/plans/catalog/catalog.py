@@ -59,6 +59,10 @@ class CatalogError(UserInputError):
     code = "CATALOG_ERROR"
 
 
+_IMMUTABLE = frozenset({type(None), bool, int, float, str})
+"""Default values shared as they are (no copy needed)."""
+
+
 @dataclass(frozen=True)
 class BlockSpec:
     """One block contract."""
@@ -120,9 +124,10 @@ class BlockSpec:
     def input_defaults(self) -> dict[str, Any]:
         """Input ports' ``default`` values (copies), by port name."""
         return {
-            name: copy.deepcopy(port["default"])
+            name: default if type(default) in _IMMUTABLE else copy.deepcopy(default)
             for name, port in self.inputs.items()
             if "default" in port
+            for default in (port["default"],)
         }
 
     def input_schema(self, name: str) -> dict[str, Any]:
@@ -216,6 +221,7 @@ class BlockCatalog:
     def __init__(self, specs: Iterable[BlockSpec]) -> None:
         self._by_id: dict[str, dict[Version, BlockSpec]] = {}
         self._classes: dict[tuple[str, str], type[Block]] = {}
+        self._by_spec: dict[int, tuple[BlockSpec, type[Block]]] = {}
         for spec in specs:
             versions = self._by_id.setdefault(spec.id, {})
             try:
@@ -298,11 +304,16 @@ class BlockCatalog:
 
     def load(self, spec: BlockSpec) -> Block:
         """Import the entrypoint (lazily, cached) and instantiate the block class."""
-        folder = str(spec.source.parent) if spec.source else ""
-        key = (spec.entrypoint, folder)
-        if key not in self._classes:
-            self._classes[key] = _load_class(spec)
-        block_class = self._classes[key]
+        known = self._by_spec.get(id(spec))
+        if known is None or known[0] is not spec:
+            folder = str(spec.source.parent) if spec.source else ""
+            key = (spec.entrypoint, folder)
+            if key not in self._classes:
+                self._classes[key] = _load_class(spec)
+            # remembered per spec (holding it, so its id is not reused): the folder's
+            # text is not rebuilt on every node of a run
+            known = self._by_spec[id(spec)] = (spec, self._classes[key])
+        block_class = known[1]
         try:
             return block_class()
         except Exception as error:

@@ -58,8 +58,9 @@ def _check_inputs(run: GraphRun, node: BlockNode, spec: BlockSpec, inputs: dict[
         )
         raise StepFailure(error, retryable=False)
 
-    unknown = sorted(set(inputs) - set(spec.inputs))
-    if unknown:
+    extra = inputs.keys() - spec.inputs.keys()
+    if extra:
+        unknown = sorted(extra)
         fail(
             f"入力 {unknown[0]!r} はこのブロックにありません"
             f"（使える入力: {', '.join(spec.inputs) or 'なし'}）",
@@ -103,8 +104,9 @@ def _check_outputs(
 
     if not isinstance(outputs, Mapping):
         fail(f"ブロックが出力の対応ではなく {type(outputs).__name__} を返しました", None)
-    undeclared = sorted(set(outputs) - set(spec.outputs))
-    if undeclared:
+    extra = outputs.keys() - spec.outputs.keys()
+    if extra:
+        undeclared = sorted(extra)
         fail(
             f"仕様にない出力 {undeclared[0]!r} を返しました（出力: {', '.join(spec.outputs)}）",
             None,

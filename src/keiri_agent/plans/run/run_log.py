@@ -178,6 +178,24 @@ def log_relative_path(plan_id: str, run_id: str, moment: dt.datetime | None = No
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+_C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+# ``_ENCODER.encode`` builds a C encoder on every call; the log's fields are sanitised
+# (new containers of bounded depth), so one encoder without the circular-reference
+# markers serves every line and thread
+_C_ENCODER = (
+    _C_MAKE_ENCODER(None, str, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+    if _C_MAKE_ENCODER is not None
+    else None
+)
+
+
+def _encode(value: Any) -> str:
+    """``_ENCODER.encode(value)`` for sanitised values (no cycles)."""
+    if _C_ENCODER is None:  # pragma: no cover - CPython has the C encoder
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODER(value, 0))
+
+
 FLUSH_INTERVAL_S = 0.1
 _FLUSH_AT_ONCE = frozenset(
     {"plan_start", "plan_resumed", "node_error", "node_waiting", "plan_paused", "plan_complete"}
@@ -210,6 +228,7 @@ class RunLog:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._file = os.fdopen(descriptor, "a", encoding="utf-8")
         self._flushed = time.monotonic()
+        self._heads: dict[tuple[str, str, str], str] = {}
 
     @property
     def last_seq(self) -> int:
@@ -225,23 +244,59 @@ class RunLog:
         events). A failing callback is logged (``keiri_agent.plans.run.run_log``) and
         does not stop the run: observers must not change the outcome of a plan.
         """
-        payload: dict[str, Any] = {}
+        return self.emit_fields(event, run_id, plan_id, node_id, data)
+
+    def emit_fields(
+        self,
+        event: str,
+        run_id: str,
+        plan_id: str,
+        node_id: str | None,
+        data: Mapping[str, Any],
+    ) -> Event:
+        """``emit`` with the event's own fields as a mapping (read, not kept)."""
+        fields: dict[str, Any] = {}
+        for name, value in data.items():  # ``sanitize(data)`` without building a dict
+            if value is not None and _secret_name(name):
+                fields[name] = MASK
+            elif type(value) in _PASS:  # None, bool, int: nothing to summarise
+                fields[name] = value
+            else:
+                fields[name] = sanitize(value, depth=1, max_depth=MAX_DEPTH + 1)
         if run_id != self._emitter.run_id:
-            payload["run_id"] = run_id
-        payload["plan_id"] = plan_id
+            payload: dict[str, Any] = {"run_id": run_id, "plan_id": plan_id}
+        else:
+            payload = {"plan_id": plan_id}
         if node_id is not None:
             payload["node_id"] = node_id
-        for name, value in data.items():  # ``sanitize(data)`` without building a dict
-            if value is not None and is_secret_key(name):
-                payload[name] = MASK
-            else:
-                payload[name] = sanitize(value, depth=1, max_depth=MAX_DEPTH + 1)
-        return self._emitter.emit(event, payload)
+        if _LINE_CLASH.isdisjoint(fields):
+            # the line's JSON built here, off the emitter's lock: the head (event, run,
+            # plan) is cached, the fields are encoded once, the timestamp spliced in
+            head = self._heads.get((event, run_id, plan_id))
+            if head is None:
+                head = _ENCODER.encode({"event": event, "run_id": run_id, "plan_id": plan_id})
+                head = self._heads.setdefault((event, run_id, plan_id), head[:-1])
+            if node_id is not None:
+                head = f'{head}, "node_id": {_encode(node_id)}'
+            tail = f", {_encode(fields)[1:]}\n" if fields else "}\n"
+            payload.update(fields)
+            return self._emitter.emit_owned(
+                event, payload, lambda done: self._deliver_line(done, head, tail)
+            )
+        payload.update(fields)
+        return self._emitter.emit_owned(event, payload)
 
     def _deliver(self, event: Event) -> None:
         """The emitter's callback (called under its lock, so lines stay in order)."""
+        self._write(event, _ENCODER.encode(log_line(event)) + "\n")
+
+    def _deliver_line(self, event: Event, head: str, tail: str) -> None:
+        """``_deliver`` for a line whose head and fields ``emit`` encoded already."""
+        self._write(event, f'{head}, "timestamp": "{event.timestamp}"{tail}')
+
+    def _write(self, event: Event, line: str) -> None:
         if not self._file.closed:
-            self._file.write(_ENCODER.encode(log_line(event)) + "\n")
+            self._file.write(line)
             now = time.monotonic()
             if event.kind in _FLUSH_AT_ONCE or now - self._flushed >= FLUSH_INTERVAL_S:
                 self._file.flush()
@@ -269,6 +324,18 @@ class RunLog:
 
 
 _LINE_HEAD = frozenset({"run_id", "plan_id", "node_id"})
+_LINE_CLASH = frozenset({"event", "run_id", "plan_id", "node_id", "timestamp"})
+"""Field names that would replace a head field of the line (then built by ``log_line``)."""
+
+_SECRET_NAMES: dict[str, bool] = {}
+
+
+def _secret_name(name: str) -> bool:
+    """``is_secret_key``, remembered per field name (events use a handful of names)."""
+    secret = _SECRET_NAMES.get(name)
+    if secret is None:
+        secret = _SECRET_NAMES[name] = is_secret_key(name)
+    return secret
 
 
 def log_line(event: Event) -> dict[str, Any]:

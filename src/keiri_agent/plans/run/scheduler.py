@@ -209,16 +209,13 @@ class GraphRun:
     def emit(self, event: str, node_id: str | None = None, **data: Any) -> None:
         """Log an event of this graph (node ids become paths; a titled node's events
         carry its ``title``)."""
-        node = self._nodes.get(node_id) if node_id is not None else None
-        if node is not None and node.title:
-            data = {"title": node.title, **data}
-        self.services.log.emit(
-            event,
-            run_id=self.frame.run_id,
-            plan_id=self.frame.plan_id,
-            node_id=self.frame.path(node_id) if node_id is not None else None,
-            **data,
-        )
+        frame = self.frame
+        if node_id is not None:
+            node = self._nodes.get(node_id)
+            if node is not None and node.title:
+                data = {"title": node.title, **data}
+            node_id = f"{frame.prefix}{node_id}"  # frame.path(node_id)
+        self.services.log.emit_fields(event, frame.run_id, frame.plan_id, node_id, data)
 
     # -- scheduling --------------------------------------------------------------------
 
@@ -360,7 +357,7 @@ class GraphRun:
     def _wait_time(self) -> float:
         timeout_ms = self.frame.policy.timeout_ms
         wait = POLL_S
-        if timeout_ms is None:
+        if timeout_ms is None or not self._running:
             return wait
         now = time.monotonic()
         for attempt in self._running.values():
@@ -370,7 +367,7 @@ class GraphRun:
 
     def _expire_timeouts(self) -> None:
         timeout_ms = self.frame.policy.timeout_ms
-        if timeout_ms is None:
+        if timeout_ms is None or not self._running:
             return
         now = time.monotonic()
         expired = [
