@@ -79,6 +79,11 @@ def _analysis_walk(page: Any, app: UiProcess, tmp_path: Path) -> None:
     page.goto(app.url + "/")
     settle(page)
     expect(page.get_by_role("heading", name="データ分析")).to_be_visible()
+    zone = page.get_by_test_id("stFileUploaderDropzone").first
+    expect(zone.get_by_role("button", name="ファイルを選択", exact=True)).to_be_visible()
+    heard = zone.aria_snapshot()  # what a screen reader reads: Streamlit's English texts hidden
+    assert "Upload" not in heard and "per file" not in heard, heard
+    assert "ここへのドロップも可" in heard, heard
     page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(CP932_CSV))
     settle(page)
     sidebar = page.get_by_test_id("stSidebar")

@@ -27,7 +27,9 @@ def app_chrome() -> None:
 
     Streamlit has no option for the uploader's own texts ("Upload", "200MB per file •
     CSV"), so a style sheet hides them and puts Japanese ones in their place; the
-    accepted formats are in each uploader's label or help. (The developer toolbar is
+    accepted formats are in each uploader's label or help. The English texts are
+    not displayed (so screen readers skip them too) and the Japanese ones are generated
+    content of their containers (so screen readers read them). (The developer toolbar is
     hidden by ``keiri-agent ui``'s ``--client.toolbarMode``: set while the app runs,
     Streamlit ignores it.)
     """
@@ -36,13 +38,11 @@ def app_chrome() -> None:
     instructions = '[data-testid="stFileUploaderDropzoneInstructions"]'
     st.html(
         f"""<style>
-{dropzone} button [data-testid="stMarkdownContainer"] p {{ font-size: 0; }}
-{dropzone} button [data-testid="stMarkdownContainer"] p::after {{
-  content: "{UPLOAD_BUTTON}"; font-size: 0.875rem; }}
-{instructions} * {{ white-space: normal; overflow: visible; }}
-{instructions} span {{ font-size: 0; }}
-{instructions} span::after {{
-  content: "ここへのドロップも可（{limit}MB まで）"; font-size: 0.75rem; }}
+{dropzone} button [data-testid="stMarkdownContainer"] {{ display: none; }}
+{dropzone} button::after {{ content: "{UPLOAD_BUTTON}"; font-size: 0.875rem; }}
+{instructions} span {{ display: none; }}
+{instructions}::after {{
+  content: "ここへのドロップも可（{limit}MB まで）"; font-size: 0.75rem; white-space: normal; }}
 </style>"""
     )
 
