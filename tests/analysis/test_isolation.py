@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import psutil
 import pytest
+from process_support import live_children
 
 from keiri_agent.agents.analysis.datasets import DatasetRegistry
 from keiri_agent.agents.analysis.runtime import isolation
@@ -61,18 +62,6 @@ class NoPickle:
 
     def __reduce__(self) -> Any:
         raise AssertionError("an argument was pickled")
-
-
-def _children() -> set[int]:
-    """Pids of live (non-zombie) children of this process."""
-    live = set()
-    for child in psutil.Process().children():
-        try:
-            if child.status() != psutil.STATUS_ZOMBIE:
-                live.add(child.pid)
-        except psutil.NoSuchProcess:
-            pass
-    return live
 
 
 def _private_mb() -> float:
@@ -174,7 +163,7 @@ def test_crashing_child_becomes_execution_error() -> None:
 
 
 def test_timeout_kills_the_child() -> None:
-    before = _children()
+    before = live_children()
     started = time.monotonic()
     with pytest.raises(ActionTimeoutError) as info:
         run_isolated(time.sleep, 10, timeout_s=1.0, memory_mb=256)
@@ -182,28 +171,28 @@ def test_timeout_kills_the_child() -> None:
     assert 0.9 <= elapsed < 3.0
     assert info.value.details == {"timeout_s": 1.0}
     assert "KEIRI_AGENT_ANALYSIS_TIMEOUT_S" in (info.value.hint or "")
-    assert _children() <= before
+    assert live_children() <= before
 
 
 def test_memory_limit_on_new_allocations() -> None:
-    before = _children()
+    before = live_children()
     started = time.monotonic()
     with pytest.raises(ActionMemoryError) as info:
         run_isolated(lambda: float(np.ones(600 * 2**20 // 8).sum()), timeout_s=20, memory_mb=200)
     assert time.monotonic() - started < 5
     assert info.value.details["memory_mb"] == 200
     assert "KEIRI_AGENT_ANALYSIS_MEMORY_MB" in (info.value.hint or "")
-    assert _children() <= before
+    assert live_children() <= before
 
 
 def test_memory_limit_on_memory_reserved_before_the_fork() -> None:
     """Touching pages mapped (but not resident) in the parent is caught by the RSS watch."""
-    before = _children()
+    before = live_children()
     reserved = np.empty(500 * 2**20 // 8)  # mapped, not touched: not resident yet
     with pytest.raises(ActionMemoryError) as info:
         run_isolated(lambda: reserved.fill(1.0), timeout_s=20, memory_mb=150)
     assert info.value.details["peak_growth_mb"] > 150
-    assert _children() <= before
+    assert live_children() <= before
 
 
 def test_moderate_memory_is_allowed() -> None:

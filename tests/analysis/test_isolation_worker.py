@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import psutil
 import pytest
+from process_support import live_children
 
 from keiri_agent.agents.analysis.datasets import DatasetRegistry
 from keiri_agent.agents.analysis.runtime.actions import AnalysisActions
@@ -23,17 +24,6 @@ from keiri_agent.errors import ActionMemoryError, ActionTimeoutError, SpecError
 
 pytestmark = pytest.mark.skipif(not isolation_available(), reason="needs os.fork")
 GROUPBY = {"op": "groupby_agg", "group_cols": ["地域"], "metrics": {"売上": ["sum"]}}
-
-
-def _live_children() -> set[int]:
-    live = set()
-    for child in psutil.Process().children():
-        try:
-            if child.status() != psutil.STATUS_ZOMBIE:
-                live.add(child.pid)
-        except psutil.NoSuchProcess:
-            pass
-    return live
 
 
 def _pid_and_rows(_spec: object, frame: pd.DataFrame) -> tuple[int, int]:
@@ -70,16 +60,16 @@ def actions(tmp_path: Path) -> Iterator[tuple[AnalysisActions, str]]:
 
 def test_actions_on_one_dataset_reuse_one_child(actions: tuple[AnalysisActions, str]) -> None:
     runner, dataset_id = actions
-    before = _live_children()
+    before = live_children()
     first = runner.execute(GROUPBY, dataset_id)
-    workers = _live_children() - before
+    workers = live_children() - before
     assert len(workers) == 1  # the worker stays up for the next action
     second = runner.execute(GROUPBY, dataset_id)
-    assert _live_children() - before == workers
+    assert live_children() - before == workers
     assert first.artifacts[0]["payload"] == second.artifacts[0]["payload"]
     runner.close()
     time.sleep(0.05)
-    assert not (_live_children() & workers)
+    assert not (live_children() & workers)
 
 
 def test_slow_action_is_killed_and_the_worker_replaced(
@@ -130,7 +120,7 @@ def test_replaced_dataset_gets_a_new_worker(actions: tuple[AnalysisActions, str]
     runner.registry.remove(dataset_id)
     _call(runner, _pid_and_rows, GROUPBY, other)
     time.sleep(0.05)
-    assert first_pid not in _live_children()  # the removed dataset's worker ended
+    assert first_pid not in live_children()  # the removed dataset's worker ended
 
 
 def test_worker_limits_each_action_not_their_sum() -> None:

@@ -8,29 +8,13 @@ appointment book (Japanese).
 
 from __future__ import annotations
 
-from typing import Any
-
-from langchain_core.messages import HumanMessage
-
-from keiri_agent.agents.analysis.reasoning.decision import Decision, ReasonInput
-from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReasoner
+from offline_support import acted_spec, dataset_summary, decide
 
 ROWS = 900
 
 
-def _summary(columns: list[tuple[str, str, list[str], int]], dataset_id: str) -> dict[str, Any]:
-    return {
-        "dataset_id": dataset_id,
-        "name": f"{dataset_id}.csv",
-        "rows": ROWS,
-        "columns": [
-            {"name": n, "kind": k, "missing": 0, "unique": u, "examples": e}
-            for n, k, e, u in columns
-        ],
-    }
-
-
-BIKES = _summary(
+BIKES = dataset_summary(
+    ROWS,
     [
         ("rental_id", "text", ["R-0001", "R-0002"], ROWS),
         ("startTime", "datetime", ["2025-04-01", "2025-09-30"], 180),
@@ -46,7 +30,8 @@ BIKES = _summary(
     ],
     "ds_bikes",
 )
-CLINIC = _summary(
+CLINIC = dataset_summary(
+    ROWS,
     [
         ("予約番号", "text", ["A-0001"], ROWS),
         ("予約日", "datetime", ["2025-04-01", "2025-09-30"], 180),
@@ -58,7 +43,8 @@ CLINIC = _summary(
     ],
     "ds_clinic",
 )
-CLINIC_VENDOR = _summary(
+CLINIC_VENDOR = dataset_summary(
+    ROWS,
     [
         ("伝票番号", "text", ["P-0001"], ROWS),
         ("仕入先", "categorical", ["北薬品", "南メディカル"], 2),
@@ -70,78 +56,62 @@ CLINIC_VENDOR = _summary(
 )
 
 
-def _decide(text: str, summary: dict[str, Any]) -> Decision:
-    return OfflineReasoner().decide(
-        ReasonInput(
-            messages=[HumanMessage(text)],
-            dataset_id=summary["dataset_id"],
-            dataset_summary=summary,
-        )
-    )
-
-
-def _spec(text: str, summary: dict[str, Any]) -> dict[str, Any]:
-    decision = _decide(text, summary)
-    assert decision.next_action == "act", (decision.next_action, decision.clarifying_questions)
-    spec = decision.analysis_spec or decision.plot_spec
-    assert spec is not None
-    return spec
-
-
 def test_a_short_word_of_a_name_is_said_in_full_and_keeps_its_aggregation() -> None:
-    spec = _spec("What is the average weekly rate by bike model?", BIKES)
+    spec = acted_spec("What is the average weekly rate by bike model?", BIKES)
     assert spec["group_cols"] == ["bikeModel"]
     assert spec["metrics"] == {"avgWeeklyRate": ["mean"]}
 
 
 def test_an_ordinary_synonym_names_a_column_word() -> None:
-    spec = _spec("Show a box plot of the customer rating per station", BIKES)
+    spec = acted_spec("Show a box plot of the customer rating per station", BIKES)
     assert (spec["kind"], spec["y"], spec["x"]) == ("box", "feedbackScore", "station")
 
 
 def test_a_unit_said_in_words_names_the_measure() -> None:
-    spec = _spec("Total litres of battery per station", BIKES)
+    spec = acted_spec("Total litres of battery per station", BIKES)
     assert spec["metrics"] == {"battery_l": ["sum"]}
-    spec = _spec("Give me the main statistics for the fare in euros and the ride kilometres", BIKES)
+    spec = acted_spec(
+        "Give me the main statistics for the fare in euros and the ride kilometres", BIKES
+    )
     assert spec["op"] == "column_summary"
     assert sorted(spec["columns"]) == ["fare_eur", "ride_km"]
 
 
 def test_a_group_word_before_a_qualified_or_counted_column_groups() -> None:
-    spec = _spec("Total fare per rental station", BIKES)
+    spec = acted_spec("Total fare per rental station", BIKES)
     assert (spec["op"], spec["group_cols"]) == ("groupby_agg", ["station"])
-    spec = _spec("Average fare by number of riders", BIKES)
+    spec = acted_spec("Average fare by number of riders", BIKES)
     assert spec["group_cols"] == ["riders"]
     assert spec["metrics"] == {"fare_eur": ["mean"]}
 
 
 def test_a_count_before_a_numeric_column_is_an_equality() -> None:
-    spec = _spec("Median fare for rentals with 2 riders", BIKES)
+    spec = acted_spec("Median fare for rentals with 2 riders", BIKES)
     assert spec["op"] == "column_summary" and spec["columns"] == ["fare_eur"]
     assert spec["filters"] == [{"col": "riders", "op": "==", "value": 2}]
 
 
 def test_a_column_named_before_its_value_is_no_grouping() -> None:
-    spec = _spec("Median fare for rows where bike model is Cargo", BIKES)
+    spec = acted_spec("Median fare for rows where bike model is Cargo", BIKES)
     assert spec["op"] == "column_summary" and spec["columns"] == ["fare_eur"]
     assert spec["filters"] == [{"col": "bikeModel", "op": "==", "value": "Cargo"}]
 
 
 def test_a_value_word_that_starts_the_request_is_its_verb() -> None:
-    spec = _spec("Group the rentals by station and sum the fare", BIKES)
+    spec = acted_spec("Group the rentals by station and sum the fare", BIKES)
     assert spec["group_cols"] == ["station"] and spec["filters"] == []
 
 
 def test_filling_in_values_refuses_the_parts_that_depend_on_it() -> None:
-    decision = _decide(
+    decision = decide(
         "Fill in the missing fares with the median, then show the mean per station", BIKES
     )
     assert decision.next_action == "out_of_scope"
 
 
 def test_a_ratio_per_unit_and_a_threshold_on_a_qualified_average_are_refused() -> None:
-    assert _decide("Fare per km by bike model", BIKES).next_action == "out_of_scope"
-    assert _decide(
+    assert decide("Fare per km by bike model", BIKES).next_action == "out_of_scope"
+    assert decide(
         "List rentals with a fare higher than the station average", BIKES
     ).next_action in (
         "out_of_scope",
@@ -150,7 +120,8 @@ def test_a_ratio_per_unit_and_a_threshold_on_a_qualified_average_are_refused() -
 
 
 def test_a_unit_names_its_column_but_a_word_that_starts_several_names_names_none() -> None:
-    summary = _summary(
+    summary = dataset_summary(
+        ROWS,
         [
             ("depot", "categorical", ["A", "B"], 2),
             ("water_l", "numeric", ["1", "2"], 50),
@@ -158,16 +129,16 @@ def test_a_unit_names_its_column_but_a_word_that_starts_several_names_names_none
         ],
         "ds_water",
     )
-    assert _spec("Total water litres per depot", summary)["metrics"] == {"water_l": ["sum"]}
-    decision = _decide("Which depot spends the most on water?", summary)
+    assert acted_spec("Total water litres per depot", summary)["metrics"] == {"water_l": ["sum"]}
+    decision = decide("Which depot spends the most on water?", summary)
     spec = decision.analysis_spec or {}
     assert "water_l" not in spec.get("metrics", {})
 
 
 def test_japanese_purchase_and_overtime_words() -> None:
-    spec = _spec("支払先別に購入額を合計して", CLINIC_VENDOR)
+    spec = acted_spec("支払先別に購入額を合計して", CLINIC_VENDOR)
     assert spec["group_cols"] == ["仕入先"] and spec["metrics"] == {"金額": ["sum"]}
-    spec = _spec("時間外労働の平均を診療科ごとに", CLINIC_VENDOR)
+    spec = acted_spec("時間外労働の平均を診療科ごとに", CLINIC_VENDOR)
     assert spec["group_cols"] == ["診療科"] and spec["metrics"] == {"残業時間（h）": ["mean"]}
-    spec = _spec("残業の平均は？", CLINIC)
+    spec = acted_spec("残業の平均は？", CLINIC)
     assert spec["op"] == "column_summary" and spec["columns"] == ["残業時間（h）"]

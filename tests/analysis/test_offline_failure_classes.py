@@ -4,29 +4,13 @@ an office-equipment maintenance contract register and a quotation log (Japanese)
 
 from __future__ import annotations
 
-from typing import Any
-
-from langchain_core.messages import HumanMessage
-
-from keiri_agent.agents.analysis.reasoning.decision import Decision, ReasonInput
-from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReasoner
+from offline_support import acted_spec, dataset_summary
 
 ROWS = 600
 
 
-def _summary(columns: list[tuple[str, str, list[str], int]], dataset_id: str) -> dict[str, Any]:
-    return {
-        "dataset_id": dataset_id,
-        "name": f"{dataset_id}.csv",
-        "rows": ROWS,
-        "columns": [
-            {"name": n, "kind": k, "missing": 0, "unique": u, "examples": e}
-            for n, k, e, u in columns
-        ],
-    }
-
-
-REPAIRS = _summary(
+REPAIRS = dataset_summary(
+    ROWS,
     [
         ("ticketId", "text", ["T-0001", "T-0002"], ROWS),
         ("bikeBrand", "categorical", ["Giant", "Trek", "Brompton"], 3),
@@ -38,7 +22,8 @@ REPAIRS = _summary(
     ],
     "ds_repairs",
 )
-CONTRACTS = _summary(
+CONTRACTS = dataset_summary(
+    ROWS,
     [
         ("契約番号", "text", ["C-0001"], ROWS),
         ("契約区分", "categorical", ["保守", "リース", "レンタル"], 3),
@@ -53,7 +38,8 @@ CONTRACTS = _summary(
     "ds_contracts",
 )
 
-QUOTES = _summary(
+QUOTES = dataset_summary(
+    ROWS,
     [
         ("見積番号", "text", ["Q-0001"], ROWS),
         ("見積日", "datetime", ["2025-04-01"], 200),
@@ -67,24 +53,6 @@ QUOTES = _summary(
 )
 
 
-def _decide(text: str, summary: dict[str, Any]) -> Decision:
-    return OfflineReasoner().decide(
-        ReasonInput(
-            messages=[HumanMessage(text)],
-            dataset_id=summary["dataset_id"],
-            dataset_summary=summary,
-        )
-    )
-
-
-def _spec(text: str, summary: dict[str, Any]) -> dict[str, Any]:
-    decision = _decide(text, summary)
-    assert decision.next_action == "act", (decision.next_action, decision.clarifying_questions)
-    spec = decision.analysis_spec or decision.plot_spec
-    assert spec is not None
-    return spec
-
-
 def test_most_common_is_a_count_ranked_top_k() -> None:
     # before: a groupby of counts, or a sum of some numeric column
     for text, summary, group, top in [
@@ -93,19 +61,19 @@ def test_most_common_is_a_count_ranked_top_k() -> None:
         ("一番多い機器種別は？", CONTRACTS, "機器種別", 1),
         ("よく契約している機器種別トップ3", CONTRACTS, "機器種別", 3),
     ]:
-        spec = _spec(text, summary)
+        spec = acted_spec(text, summary)
         assert spec["op"] == "share_ratio", (text, spec)
         assert (spec["group_col"], spec["value_col"], spec["top_k"]) == (group, None, top), text
 
 
 def test_a_number_with_a_counter_unit_after_a_numeric_column_is_an_equality() -> None:
     # before: 「5年」 was read as a period and asked back as a date
-    spec = _spec("契約年数が5年の契約について、保守料の合計を所属ごとに", CONTRACTS)
+    spec = acted_spec("契約年数が5年の契約について、保守料の合計を所属ごとに", CONTRACTS)
     assert spec["filters"] == [{"col": "契約年数", "op": "==", "value": 5}]
     assert spec["group_cols"] == ["所属"] and spec["metrics"] == {"保守料（円）": ["sum"]}
-    spec = _spec("訪問回数が3回以上の契約で、機器種別ごとの保守料の平均", CONTRACTS)
+    spec = acted_spec("訪問回数が3回以上の契約で、機器種別ごとの保守料の平均", CONTRACTS)
     assert spec["filters"] == [{"col": "訪問回数", "op": ">=", "value": 3}]
-    spec = _spec("訪問回数が2回の契約について所属別の保守料合計", CONTRACTS)
+    spec = acted_spec("訪問回数が2回の契約について所属別の保守料合計", CONTRACTS)
     assert spec["filters"] == [{"col": "訪問回数", "op": "==", "value": 2}]
 
 
@@ -118,7 +86,7 @@ def test_a_value_that_is_the_datas_word_for_its_rows_is_no_filter() -> None:
         ("見積ごとの見積額の最大値を担当者別に", []),
         ("書類種別が見積の行を担当者ごとに数えて", [("書類種別", "見積")]),
     ]:
-        spec = _spec(text, QUOTES)
+        spec = acted_spec(text, QUOTES)
         assert [(f["col"], f["value"]) for f in spec["filters"]] == filters, (text, spec)
 
 
@@ -130,7 +98,7 @@ def test_everyday_japanese_words_name_the_column() -> None:
         ("機器の種類ごとの保守料合計", CONTRACTS, "機器種別", "保守料（円）"),
         ("お客様ごとの見積金額の合計", QUOTES, "得意先", "見積額（円）"),
     ]:
-        spec = _spec(text, summary)
+        spec = acted_spec(text, summary)
         assert spec["op"] == "groupby_agg", (text, spec)
         assert spec["group_cols"] == [group] and list(spec["metrics"]) == [metric], (text, spec)
 
@@ -147,10 +115,10 @@ def test_an_everyday_word_shared_by_two_columns_names_neither() -> None:
 
 def test_abbreviated_column_words_are_reached_from_ordinary_words() -> None:
     # before: "number" did not reach benchNo, and "quantity" alone named no column
-    spec = _spec("average labour amount for bench number 2", REPAIRS)
+    spec = acted_spec("average labour amount for bench number 2", REPAIRS)
     assert spec["filters"] == [{"col": "benchNo", "op": "==", "value": 2}]
     assert spec["columns"] == ["labourAmt"]
-    spec = _spec("total quantity by service type", REPAIRS)
+    spec = acted_spec("total quantity by service type", REPAIRS)
     assert spec["group_cols"] == ["serviceType"] and spec["metrics"] == {"partsQty": ["sum"]}
-    spec = _spec("total labour amount per bench number", REPAIRS)
+    spec = acted_spec("total labour amount per bench number", REPAIRS)
     assert spec["group_cols"] == ["benchNo"] and spec["metrics"] == {"labourAmt": ["sum"]}

@@ -10,27 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langchain_core.messages import HumanMessage
-
-from keiri_agent.agents.analysis.reasoning.decision import Decision, ReasonInput
-from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReasoner
+from offline_support import dataset_summary, decide, spec_of
 
 ROWS = 800
 
 
-def _summary(columns: list[tuple[str, str, list[str], int]], dataset_id: str) -> dict[str, Any]:
-    return {
-        "dataset_id": dataset_id,
-        "name": f"{dataset_id}.csv",
-        "rows": ROWS,
-        "columns": [
-            {"name": n, "kind": k, "missing": 0, "unique": u, "examples": e}
-            for n, k, e, u in columns
-        ],
-    }
-
-
-FLEET = _summary(
+FLEET = dataset_summary(
+    ROWS,
     [
         ("vehicle_name", "text", ["Van 001", "Van 002"], ROWS),
         ("trip_date", "datetime", ["2024-01-02", "2024-12-30"], 300),
@@ -47,7 +33,8 @@ FLEET = _summary(
     "ds_fleet",
 )
 # Yearly columns and no date column: a year in the request names a column.
-YEARLY = _summary(
+YEARLY = dataset_summary(
+    ROWS,
     [
         ("depot", "categorical", ["North", "South"], 2),
         ("fuel_2023", "numeric", ["1.0", "2.0"], 300),
@@ -55,7 +42,8 @@ YEARLY = _summary(
     ],
     "ds_yearly",
 )
-WAREHOUSE = _summary(
+WAREHOUSE = dataset_summary(
+    ROWS,
     [
         ("品番", "text", ["A-001", "A-002"], ROWS),
         ("品名", "text", ["ボルト", "ナット"], ROWS),
@@ -67,7 +55,8 @@ WAREHOUSE = _summary(
     ],
     "ds_wh",
 )
-EXPENSES = _summary(
+EXPENSES = dataset_summary(
+    ROWS,
     [
         ("精算番号", "text", ["EX-0001"], ROWS),
         ("申請日", "datetime", ["2024-04-01", "2025-03-31"], 300),
@@ -80,26 +69,6 @@ EXPENSES = _summary(
     ],
     "ds_exp",
 )
-
-
-def decide(text: str, summary: dict[str, Any]) -> Decision:
-    return OfflineReasoner().decide(
-        ReasonInput(
-            messages=[HumanMessage(text)],
-            dataset_id=summary["dataset_id"],
-            dataset_summary=summary,
-            artifacts=[],
-            last_error=None,
-            turn_actions=(),
-        )
-    )
-
-
-def spec_of(decision: Decision) -> dict[str, Any]:
-    assert decision.next_action == "act", decision
-    spec = decision.analysis_spec or decision.plot_spec
-    assert spec is not None
-    return spec
 
 
 def columns_of(spec: dict[str, Any]) -> set[str]:
@@ -137,7 +106,8 @@ def test_columns_named_in_ordinary_words(
     assert columns_of(spec_of(decide(text, summary))) == expected
 
 
-INVOICES = _summary(
+INVOICES = dataset_summary(
+    ROWS,
     [
         ("invoice_number", "text", ["INV-1", "INV-2"], ROWS),
         ("depot", "categorical", ["North", "South"], 2),

@@ -4,30 +4,15 @@ public library's loan log (English) and a greenhouse's harvest sheet (Japanese).
 
 from __future__ import annotations
 
-from typing import Any
+from offline_support import acted_spec, dataset_summary, decide
 
-from langchain_core.messages import HumanMessage
-
-from keiri_agent.agents.analysis.reasoning.decision import Decision, ReasonInput
-from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReasoner
 from keiri_agent.agents.analysis.reasoning.offline.similarity import stem
 
 ROWS = 700
 
 
-def _summary(columns: list[tuple[str, str, list[str], int]], dataset_id: str) -> dict[str, Any]:
-    return {
-        "dataset_id": dataset_id,
-        "name": f"{dataset_id}.csv",
-        "rows": ROWS,
-        "columns": [
-            {"name": n, "kind": k, "missing": 0, "unique": u, "examples": e}
-            for n, k, e, u in columns
-        ],
-    }
-
-
-LOANS = _summary(
+LOANS = dataset_summary(
+    ROWS,
     [
         ("loan_id", "text", ["L-0001", "L-0002"], ROWS),
         ("borrowedVia", "categorical", ["Counter", "Kiosk", "App"], 3),
@@ -37,7 +22,8 @@ LOANS = _summary(
     ],
     "ds_loans",
 )
-HARVEST = _summary(
+HARVEST = dataset_summary(
+    ROWS,
     [
         ("収穫ID", "text", ["H-0001"], ROWS),
         ("温室区画", "categorical", ["A棟", "B棟", "C棟"], 3),
@@ -49,47 +35,29 @@ HARVEST = _summary(
 )
 
 
-def _decide(text: str, summary: dict[str, Any]) -> Decision:
-    return OfflineReasoner().decide(
-        ReasonInput(
-            messages=[HumanMessage(text)],
-            dataset_id=summary["dataset_id"],
-            dataset_summary=summary,
-        )
-    )
-
-
-def _spec(text: str, summary: dict[str, Any]) -> dict[str, Any]:
-    decision = _decide(text, summary)
-    assert decision.next_action == "act", (decision.next_action, decision.clarifying_questions)
-    spec = decision.analysis_spec or decision.plot_spec
-    assert spec is not None
-    return spec
-
-
 def test_stem_reads_inflections_alike() -> None:
     assert stem("borrowing") == stem("borrowed") == stem("borrow")
     assert stem("countries") == stem("country")
 
 
 def test_an_inflected_word_of_a_name_names_the_column() -> None:
-    spec = _spec("share of loans by borrowing channel", LOANS)
+    spec = acted_spec("share of loans by borrowing channel", LOANS)
     assert spec["op"] == "share_ratio"
     assert spec["group_col"] == "borrowedVia"
 
 
 def test_a_japanese_word_sharing_most_characters_names_the_column() -> None:
-    spec = _spec("温室ごとに収穫量の合計を出して", HARVEST)
+    spec = acted_spec("温室ごとに収穫量の合計を出して", HARVEST)
     assert spec["group_cols"] == ["温室区画"]
     assert spec["metrics"] == {"収穫量（kg）": ["sum"]}
     # before: the grouping word was dropped and a plain summary ran silently
-    spec = _spec("出荷の単価の平均を温室別に", HARVEST)
+    spec = acted_spec("出荷の単価の平均を温室別に", HARVEST)
     assert spec["group_cols"] == ["温室区画"]
     assert spec["metrics"] == {"出荷単価（円）": ["mean"]}
 
 
 def test_a_word_of_an_identifier_column_names_nothing() -> None:
-    spec = _spec("収穫の件数を作物名ごとに", HARVEST)
+    spec = acted_spec("収穫の件数を作物名ごとに", HARVEST)
     assert spec["group_cols"] == ["作物名"]
 
 
@@ -98,12 +66,13 @@ def test_a_threshold_that_is_a_computed_average_is_refused_in_any_comparison() -
         ("loans where the pages read are longer than the average pages read", LOANS),
         ("収穫量が平均収穫量を上回る区画の一覧", HARVEST),
     ]:
-        assert _decide(text, summary).next_action == "out_of_scope", text
+        assert decide(text, summary).next_action == "out_of_scope", text
     # a fixed number after the average is a condition on a group's average, not refused
-    assert _decide("出荷単価の平均が300円を超える作物名", HARVEST).next_action != "out_of_scope"
+    assert decide("出荷単価の平均が300円を超える作物名", HARVEST).next_action != "out_of_scope"
 
 
-SHELVES = _summary(
+SHELVES = dataset_summary(
+    ROWS,
     [
         ("item_id", "text", ["I-0001"], ROWS),
         ("genre", "categorical", ["Fiction", "History"], 2),
@@ -115,12 +84,12 @@ SHELVES = _summary(
 
 
 def test_a_numbered_column_with_few_values_is_a_group_not_an_identifier() -> None:
-    spec = _spec("average pages read by shelf number", SHELVES)
+    spec = acted_spec("average pages read by shelf number", SHELVES)
     assert spec["group_cols"] == ["shelf_no"]
     assert spec["metrics"] == {"pagesRead": ["mean"]}
 
 
 def test_a_bare_number_after_a_numeric_column_is_an_equality() -> None:
-    spec = _spec("For shelf 3, what's the average pages read by genre?", SHELVES)
+    spec = acted_spec("For shelf 3, what's the average pages read by genre?", SHELVES)
     assert spec["group_cols"] == ["genre"]
     assert spec["filters"] == [{"col": "shelf_no", "op": "==", "value": 3}]
