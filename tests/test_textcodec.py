@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import unicodedata
 
 import pytest
 
@@ -72,3 +73,20 @@ def test_detect_bom_off_reads_bom_bytes_as_text() -> None:
 def test_a_few_control_characters_are_text() -> None:
     assert not looks_binary("page 1\fpage 2\x1b")  # a form feed and an escape: still text
     assert looks_binary("x\x00")
+
+
+def test_the_control_characters_counted_are_exactly_unicode_category_cc() -> None:
+    """Every Cc character but tab, CR and LF counts (NUL by its own rule); nothing else does."""
+    counted = "".join(ch for ch in map(chr, range(0x3000)) if looks_binary(f"a{ch * 3}"))
+    expected = "".join(
+        ch
+        for ch in map(chr, range(0x3000))
+        if unicodedata.category(ch) == "Cc" and ch not in "\t\r\n"
+    )
+    assert counted == expected
+
+
+def test_a_text_is_binary_only_beyond_one_percent_of_control_characters() -> None:
+    text = "a" * 9_700 + "\x1b" * 97
+    assert not looks_binary(text)
+    assert looks_binary(text + "\x1b" * 2)

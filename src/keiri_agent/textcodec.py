@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import codecs
 import io
-import unicodedata
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO, Literal, TypeVar
@@ -42,6 +42,8 @@ _SCAN_CHARS = 65536
 PREFIX_BYTES = 1 << 20
 """Bytes the encoding is detected from (at least ``_SCAN_CHARS`` characters in any encoding)."""
 _NUL_CHUNK = 1 << 20
+_CONTROLS = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+"""Unicode category Cc (U+0000–U+001F, U+007F–U+009F) without NUL, tab, LF and CR."""
 
 T = TypeVar("T")
 
@@ -77,8 +79,11 @@ def looks_binary(text: str) -> bool:
     head = text[:_SCAN_CHARS]
     if "\x00" in head:
         return True
-    controls = sum(1 for ch in head if unicodedata.category(ch) == "Cc" and ch not in "\t\r\n")
-    return controls > max(2, len(head) // 100)
+    limit = max(2, len(head) // 100)
+    for count, _ in enumerate(_CONTROLS.finditer(head), start=1):
+        if count > limit:
+            return True
+    return False
 
 
 def decode_text(data: bytes, *, detect_bom: bool = True) -> DecodedText:
