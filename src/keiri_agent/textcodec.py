@@ -80,10 +80,7 @@ def looks_binary(text: str) -> bool:
     if "\x00" in head:
         return True
     limit = max(2, len(head) // 100)
-    for count, _ in enumerate(_CONTROLS.finditer(head), start=1):
-        if count > limit:
-            return True
-    return False
+    return any(count > limit for count, _ in enumerate(_CONTROLS.finditer(head), start=1))
 
 
 def decode_text(data: bytes, *, detect_bom: bool = True) -> DecodedText:
