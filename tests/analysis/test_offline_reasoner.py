@@ -469,7 +469,7 @@ def test_multi_spec_request_progresses_to_finalize() -> None:
     text = "売上の分布と地域別の合計"
     first = spec_of(decide(text))
     assert (first["kind"], first["x"]) == ("hist", "売上")
-    records = (ActionRecord(spec=first, ok=True, artifact_ids=("a1",)),)
+    records: tuple[ActionRecord, ...] = (ActionRecord(spec=first, ok=True, artifact_ids=("a1",)),)
     second = spec_of(decide(text, records=records))
     assert second["op"] == "groupby_agg" and second["metrics"] == {"売上": ["sum"]}
     records += (ActionRecord(spec=second, ok=True, artifact_ids=("a2",)),)
@@ -522,7 +522,7 @@ def test_close_match_suggestion_is_retried_once() -> None:
         " 値引額）",
         "hint": None,
     }
-    records = (ActionRecord(spec=spec, ok=False, error=error),)
+    records: tuple[ActionRecord, ...] = (ActionRecord(spec=spec, ok=False, error=error),)
     retry = decide("売上の分布", records=records)
     assert spec_of(retry)["x"] == "値引額" and "再実行" in retry.rationale
     records += (ActionRecord(spec=spec_of(retry), ok=False, error=error),)
