@@ -19,12 +19,15 @@ import threading
 import time
 import traceback
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from keiri_agent.blocks.base import BlockContext, InputRequired, UIBlock
 from keiri_agent.errors import BlockError, BlockErrorCode
 from keiri_agent.plans.catalog.catalog import BlockSpec
 from keiri_agent.plans.dsl.models import BlockNode
+from keiri_agent.plans.dsl.references import Reference, ReferenceError_, Scope, _resolve
+from keiri_agent.plans.dsl.references import _template_parts as template_parts
 from keiri_agent.plans.run.run_log import sanitize
 from keiri_agent.plans.run.run_state import unsupported_value
 from keiri_agent.plans.run.scheduler import (
@@ -39,9 +42,143 @@ from keiri_agent.plans.run.step_support import (
     elapsed_ms,
     evaluate_when,
     node_error,
-    resolve_inputs,
+    reference_failure,
 )
+from keiri_agent.plans.run.run_services import RunServices
 from keiri_agent.stopping import WorkStopped, stop_on
+
+_AS_IS, _REFERENCE, _RESOLVE = 0, 1, 2
+"""How an input is resolved: the literal itself, one reference's value, or the walk."""
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """What every attempt of one block node would otherwise work out again.
+
+    Built on the node's first attempt of an invocation (``RunServices.prepared``):
+    how each input resolves, whether the input names are right (then only the ports
+    with a schema constraint are checked per attempt), and the output ports. Any
+    problem found on the fast path is reported by the full checks, so errors are
+    exactly those of ``_check_inputs`` / ``_check_outputs``.
+    """
+
+    node: BlockNode
+    spec: BlockSpec
+    resolvers: tuple[tuple[str, int, Any], ...]
+    names_ok: bool
+    checked_in: tuple[str, ...]
+    out_names: frozenset[str]
+    out_ports: tuple[tuple[str, bool, bool], ...]
+
+
+def _resolver(value: Any) -> tuple[int, Any]:
+    kind = type(value)
+    if kind is str:
+        if "${" not in value:
+            return _AS_IS, value
+        try:
+            parts = template_parts(value)
+        except Exception:  # reported when the node runs, as before
+            return _RESOLVE, value
+        if len(parts) == 1 and isinstance(parts[0], Reference):
+            return _REFERENCE, parts[0]
+        return _RESOLVE, value
+    if kind in _SCALARS:
+        return _AS_IS, value
+    return _RESOLVE, value  # containers are rebuilt per attempt (a block may change them)
+
+
+def _checked(services: RunServices, spec: BlockSpec, direction: str, name: str) -> bool:
+    try:
+        return services.port_checked(spec, direction, name)
+    except Exception:  # the per-attempt check raises it, as before
+        return True
+
+
+def _prepare(services: RunServices, node: BlockNode, spec: BlockSpec) -> _Prepared:
+    given = set(spec.input_defaults()) | set(node.inputs)
+    names_ok = not (set(node.inputs) - spec.inputs.keys()) and all(
+        name in given for name in spec.required_inputs()
+    )
+    return _Prepared(
+        node=node,
+        spec=spec,
+        resolvers=tuple((name, *_resolver(value)) for name, value in node.inputs.items()),
+        names_ok=names_ok,
+        checked_in=tuple(
+            name
+            for name in spec.inputs
+            if name in given and _checked(services, spec, "in", name)
+        ),
+        out_names=frozenset(spec.outputs),
+        out_ports=tuple(
+            (name, port.get("required") is False, _checked(services, spec, "out", name))
+            for name, port in spec.outputs.items()
+        ),
+    )
+
+
+def _prepared(services: RunServices, node: BlockNode) -> _Prepared:
+    found: _Prepared | None = services.prepared.get(id(node))
+    if found is None or found.node is not node:
+        found = _prepare(services, node, services.spec(node.block))
+        services.prepared[id(node)] = found  # holding the node: its id is not reused
+    return found
+
+
+def _resolve_inputs(run: GraphRun, prepared: _Prepared, scope: Scope) -> dict[str, Any]:
+    """``resolve_inputs(node.inputs)`` by the prepared resolvers (same values, same errors)."""
+    resolved: dict[str, Any] = {}
+    lookup = scope.lookup
+    try:
+        for name, kind, payload in prepared.resolvers:
+            if kind == _AS_IS:
+                resolved[name] = payload
+            elif kind == _REFERENCE:
+                resolved[name] = lookup(payload)
+            else:
+                resolved[name] = _resolve(payload, lookup, 1)
+    except ReferenceError_ as exc:
+        raise reference_failure(run, prepared.node.id, "in", exc) from None
+    return resolved
+
+
+def _check_prepared_inputs(
+    run: GraphRun, node: BlockNode, prepared: _Prepared, inputs: dict[str, Any]
+) -> None:
+    spec = prepared.spec
+    if not prepared.names_ok:
+        _check_inputs(run, node, spec, inputs)
+        return
+    port_problems = run.services.port_problems
+    for name in prepared.checked_in:
+        if port_problems(spec, "in", name, inputs[name]):
+            _check_inputs(run, node, spec, inputs)  # raises the first problem
+            return
+
+
+def _prepared_outputs(
+    run: GraphRun, node: BlockNode, prepared: _Prepared, outputs: Any, inputs: dict[str, Any]
+) -> dict[str, Any]:
+    spec = prepared.spec
+    if type(outputs) is not dict or not prepared.out_names.issuperset(outputs):
+        return _check_outputs(run, node, spec, outputs, inputs)
+    values = dict(outputs)
+    port_problems = run.services.port_problems
+    for name, optional, checked in prepared.out_ports:
+        if name not in values:
+            if optional:
+                values[name] = None
+                continue
+            return _check_outputs(run, node, spec, outputs, inputs)
+        value = values[name]
+        if (checked and port_problems(spec, "out", name, value)) or unsupported_value(
+            value, name
+        ):
+            return _check_outputs(run, node, spec, outputs, inputs)
+    mapping = node.outputs or {name: name for name in values}
+    return {alias: values.get(name) for name, alias in mapping.items()}
 
 
 def _check_inputs(run: GraphRun, node: BlockNode, spec: BlockSpec, inputs: dict[str, Any]) -> None:
@@ -156,7 +293,8 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
     started = time.monotonic()
     stage_retryable = False
     try:
-        spec = services.spec(node.block)
+        prepared = _prepared(services, node)
+        spec = prepared.spec
         scope = run.scope(node.id)
         condition = evaluate_when(run, node, scope)
         if condition is not None:
@@ -167,8 +305,8 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
         started = attempt.started = time.monotonic()
         run.emit("node_start", node.id, block=spec.reference, attempt=attempt.retry + 1)
         inputs = spec.input_defaults()
-        inputs.update(resolve_inputs(run, node.id, node.inputs, scope, "in"))
-        _check_inputs(run, node, spec, inputs)
+        inputs.update(_resolve_inputs(run, prepared, scope))
+        _check_prepared_inputs(run, node, prepared, inputs)
         block = services.catalog.load(spec)
         ctx = BlockContext(
             run_id=run.frame.run_id,
@@ -197,7 +335,7 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
                     "JSON values (they are saved with the paused run)"
                 ) from None
             return Outcome("waiting", request=signal.request, duration_ms=elapsed_ms(started))
-        aliases = _check_outputs(run, node, spec, outputs, inputs)
+        aliases = _prepared_outputs(run, node, prepared, outputs, inputs)
         return Outcome("success", outputs=aliases, duration_ms=elapsed_ms(started))
     except StepFailure as failure:
         return Outcome(
