@@ -50,26 +50,43 @@ from keiri_agent.stopping import WorkStopped, stop_on
 _AS_IS, _REFERENCE, _RESOLVE = 0, 1, 2
 """How an input is resolved: the literal itself, one reference's value, or the walk."""
 _SCALARS = frozenset({int, float, bool, type(None)})
+_ABSENT = object()
 
 
 @dataclass(frozen=True, slots=True)
+class _Ports:
+    """What the checks of one block spec need, worked out once per invocation."""
+
+    spec: BlockSpec
+    names: frozenset[str]
+    required: tuple[str, ...]
+    defaults: dict[str, Any] | None
+    """The input defaults when all are immutable (shared, copied per attempt)."""
+    checked_in: tuple[str, ...]
+    out_names: frozenset[str]
+    out_ports: tuple[tuple[str, bool, bool], ...]
+
+
 class _Prepared:
     """What every attempt of one block node would otherwise work out again.
 
     Built on the node's first attempt of an invocation (``RunServices.prepared``):
-    how each input resolves, whether the input names are right (then only the ports
-    with a schema constraint are checked per attempt), and the output ports. Any
-    problem found on the fast path is reported by the full checks, so errors are
-    exactly those of ``_check_inputs`` / ``_check_outputs``.
+    how each input resolves and whether the input names are right (then only the
+    ports with a schema constraint are checked per attempt). Any problem found on
+    the fast path is reported by the full checks, so errors are exactly those of
+    ``_check_inputs`` / ``_check_outputs``.
     """
 
-    node: BlockNode
-    spec: BlockSpec
-    resolvers: tuple[tuple[str, int, Any], ...]
-    names_ok: bool
-    checked_in: tuple[str, ...]
-    out_names: frozenset[str]
-    out_ports: tuple[tuple[str, bool, bool], ...]
+    __slots__ = ("names_ok", "node", "ports", "resolvers")
+
+    def __init__(self, node: BlockNode, ports: _Ports) -> None:
+        given = node.inputs
+        self.node = node
+        self.ports = ports
+        self.resolvers = [(name, *_resolver(value)) for name, value in given.items()]
+        self.names_ok = ports.names.issuperset(given) and all(
+            name in given for name in ports.required
+        )
 
 
 def _resolver(value: Any) -> tuple[int, Any]:
@@ -96,33 +113,31 @@ def _checked(services: RunServices, spec: BlockSpec, direction: str, name: str) 
         return True
 
 
-def _prepare(services: RunServices, node: BlockNode, spec: BlockSpec) -> _Prepared:
-    given = set(spec.input_defaults()) | set(node.inputs)
-    names_ok = not (set(node.inputs) - spec.inputs.keys()) and all(
-        name in given for name in spec.required_inputs()
-    )
-    return _Prepared(
-        node=node,
-        spec=spec,
-        resolvers=tuple((name, *_resolver(value)) for name, value in node.inputs.items()),
-        names_ok=names_ok,
-        checked_in=tuple(
-            name
-            for name in spec.inputs
-            if name in given and _checked(services, spec, "in", name)
-        ),
-        out_names=frozenset(spec.outputs),
-        out_ports=tuple(
-            (name, port.get("required") is False, _checked(services, spec, "out", name))
-            for name, port in spec.outputs.items()
-        ),
-    )
+def _ports(services: RunServices, spec: BlockSpec) -> _Ports:
+    found: _Ports | None = services.prepared.get(id(spec))
+    if found is None or found.spec is not spec:
+        defaults = spec.input_defaults()
+        immutable = all(type(value) in _SCALARS or type(value) is str for value in defaults.values())
+        found = _Ports(
+            spec=spec,
+            names=frozenset(spec.inputs),
+            required=tuple(spec.required_inputs()),
+            defaults=defaults if immutable else None,
+            checked_in=tuple(name for name in spec.inputs if _checked(services, spec, "in", name)),
+            out_names=frozenset(spec.outputs),
+            out_ports=tuple(
+                (name, port.get("required") is False, _checked(services, spec, "out", name))
+                for name, port in spec.outputs.items()
+            ),
+        )
+        services.prepared[id(spec)] = found  # holding the spec: its id is not reused
+    return found
 
 
 def _prepared(services: RunServices, node: BlockNode) -> _Prepared:
     found: _Prepared | None = services.prepared.get(id(node))
     if found is None or found.node is not node:
-        found = _prepare(services, node, services.spec(node.block))
+        found = _Prepared(node, _ports(services, services.spec(node.block)))
         services.prepared[id(node)] = found  # holding the node: its id is not reused
     return found
 
@@ -147,26 +162,27 @@ def _resolve_inputs(run: GraphRun, prepared: _Prepared, scope: Scope) -> dict[st
 def _check_prepared_inputs(
     run: GraphRun, node: BlockNode, prepared: _Prepared, inputs: dict[str, Any]
 ) -> None:
-    spec = prepared.spec
+    ports = prepared.ports
     if not prepared.names_ok:
-        _check_inputs(run, node, spec, inputs)
+        _check_inputs(run, node, ports.spec, inputs)
         return
     port_problems = run.services.port_problems
-    for name in prepared.checked_in:
-        if port_problems(spec, "in", name, inputs[name]):
-            _check_inputs(run, node, spec, inputs)  # raises the first problem
+    for name in ports.checked_in:
+        value = inputs.get(name, _ABSENT)
+        if value is not _ABSENT and port_problems(ports.spec, "in", name, value):
+            _check_inputs(run, node, ports.spec, inputs)  # raises the first problem
             return
 
 
 def _prepared_outputs(
     run: GraphRun, node: BlockNode, prepared: _Prepared, outputs: Any, inputs: dict[str, Any]
 ) -> dict[str, Any]:
-    spec = prepared.spec
-    if type(outputs) is not dict or not prepared.out_names.issuperset(outputs):
+    spec = prepared.ports.spec
+    if type(outputs) is not dict or not prepared.ports.out_names.issuperset(outputs):
         return _check_outputs(run, node, spec, outputs, inputs)
     values = dict(outputs)
     port_problems = run.services.port_problems
-    for name, optional, checked in prepared.out_ports:
+    for name, optional, checked in prepared.ports.out_ports:
         if name not in values:
             if optional:
                 values[name] = None
@@ -294,7 +310,7 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
     stage_retryable = False
     try:
         prepared = _prepared(services, node)
-        spec = prepared.spec
+        spec = prepared.ports.spec
         scope = run.scope(node.id)
         condition = evaluate_when(run, node, scope)
         if condition is not None:
@@ -304,7 +320,8 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
             return Outcome("cancelled")
         started = attempt.started = time.monotonic()
         run.emit("node_start", node.id, block=spec.reference, attempt=attempt.retry + 1)
-        inputs = spec.input_defaults()
+        defaults = prepared.ports.defaults
+        inputs = spec.input_defaults() if defaults is None else dict(defaults)
         inputs.update(_resolve_inputs(run, prepared, scope))
         _check_prepared_inputs(run, node, prepared, inputs)
         block = services.catalog.load(spec)

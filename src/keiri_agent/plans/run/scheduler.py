@@ -83,6 +83,36 @@ class Outcome:
     duration_ms: float | None = None
 
 
+_LAZY_LOCK = threading.Lock()
+
+
+class LazyEvent(threading.Event):
+    """A ``threading.Event`` whose condition is made on first ``set``/``wait``/``clear``.
+
+    An attempt's own cancel event is made for every node run under a timeout and is
+    almost never set or waited on; ``threading.Event()`` builds a ``Condition`` and
+    costs more than the rest of the attempt's bookkeeping. ``is_set`` reads the flag.
+    """
+
+    def __init__(self) -> None:  # no super().__init__(): the condition comes later
+        self._flag = False
+        self._lazy_cond: threading.Condition | None = None
+
+    @property
+    def _cond(self) -> threading.Condition:  # type: ignore[override]
+        cond = self._lazy_cond
+        if cond is None:
+            with _LAZY_LOCK:
+                if self._lazy_cond is None:
+                    self._lazy_cond = threading.Condition(threading.Lock())
+                cond = self._lazy_cond
+        return cond
+
+
+_SLOT_LOCK = threading.Lock()
+"""Guards the hand-over of attempts' ``per_node`` slots (held for a swap only)."""
+
+
 @dataclass
 class Attempt:
     """One running attempt of a node."""
@@ -90,21 +120,22 @@ class Attempt:
     token: int
     node: Node
     retry: int
-    cancel: threading.Event = field(default_factory=threading.Event)
-    stop: threading.Event = field(default_factory=threading.Event)
+    cancel: threading.Event = field(default_factory=LazyEvent)
+    stop: threading.Event = field(default_factory=LazyEvent)
     started: float | None = None
     _slot: threading.BoundedSemaphore | None = field(default=None, repr=False)
-    _slot_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def hold(self, slot: threading.BoundedSemaphore) -> None:
         """Note that this attempt holds ``slot`` (an acquired ``per_node`` cap)."""
-        with self._slot_lock:
+        with _SLOT_LOCK:
             self._slot = slot
 
     def release_slot(self) -> None:
         """Give back the held ``per_node`` slot, once: the attempt's own ``finally``
         and the scheduler abandoning it (timeout) may both ask."""
-        with self._slot_lock:
+        if self._slot is None:  # nothing held (read again under the lock otherwise)
+            return
+        with _SLOT_LOCK:
             slot, self._slot = self._slot, None
         if slot is not None:
             slot.release()
