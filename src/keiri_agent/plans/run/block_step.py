@@ -302,21 +302,25 @@ def _acquire(limit: threading.BoundedSemaphore | None, attempt: Attempt) -> bool
 def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
     """Run one attempt of ``node``; never raises (failures are in the Outcome)."""
     services = run.services
-    path = run.frame.path(node.id)
-    per_node = run.frame.policy.concurrency.per_node.get(node.id)
-    limit = services.limit(run.frame.run_id, node.id, per_node) if per_node else None
+    frame = run.frame
+    path = f"{frame.prefix}{node.id}"  # frame.path(node.id)
+    per_node = frame.policy.concurrency.per_node.get(node.id)
+    limit = services.limit(frame.run_id, node.id, per_node) if per_node else None
     inputs: dict[str, Any] = {}
     started = time.monotonic()
     stage_retryable = False
     try:
-        prepared = _prepared(services, node)
+        prepared = services.prepared.get(id(node))
+        if prepared is None or prepared.node is not node:
+            prepared = _prepared(services, node)
         spec = prepared.ports.spec
         scope = run.scope(node.id)
-        condition = evaluate_when(run, node, scope)
-        if condition is not None:
-            names = declared_aliases(node, services.catalog)
-            return Outcome("skipped", outputs=dict.fromkeys(names), condition=condition)
-        if not _acquire(limit, attempt):
+        if node.when is not None:
+            condition = evaluate_when(run, node, scope)
+            if condition is not None:
+                names = declared_aliases(node, services.catalog)
+                return Outcome("skipped", outputs=dict.fromkeys(names), condition=condition)
+        if limit is not None and not _acquire(limit, attempt):
             return Outcome("cancelled")
         started = attempt.started = time.monotonic()
         run.emit("node_start", node.id, block=spec.reference, attempt=attempt.retry + 1)
@@ -326,8 +330,8 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
         _check_prepared_inputs(run, node, prepared, inputs)
         block = services.catalog.load(spec)
         ctx = BlockContext(
-            run_id=run.frame.run_id,
-            plan_id=run.frame.plan_id,
+            run_id=frame.run_id,
+            plan_id=frame.plan_id,
             node_id=path,
             settings=services.settings,
             logger=services.logger,

@@ -196,6 +196,8 @@ def _encode(value: Any) -> str:
     return "".join(_C_ENCODER(value, 0))
 
 
+_MAX_HEADS = 20_000
+"""Line heads remembered per run log (two per node: start, complete)."""
 FLUSH_INTERVAL_S = 0.1
 _FLUSH_AT_ONCE = frozenset(
     {"plan_start", "plan_resumed", "node_error", "node_waiting", "plan_paused", "plan_complete"}
@@ -228,7 +230,7 @@ class RunLog:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._file = os.fdopen(descriptor, "a", encoding="utf-8")
         self._flushed = time.monotonic()
-        self._heads: dict[tuple[str, str, str], str] = {}
+        self._heads: dict[tuple[str, str, str, str | None], str] = {}
 
     @property
     def last_seq(self) -> int:
@@ -257,9 +259,12 @@ class RunLog:
         """``emit`` with the event's own fields as a mapping (read, not kept)."""
         fields: dict[str, Any] = {}
         for name, value in data.items():  # ``sanitize(data)`` without building a dict
-            if value is not None and _secret_name(name):
+            kind = type(value)
+            if value is not None and _SECRET_NAMES.get(name, True) and _secret_name(name):
                 fields[name] = MASK
-            elif type(value) in _PASS:  # None, bool, int: nothing to summarise
+            elif kind in _PASS:  # None, bool, int: nothing to summarise
+                fields[name] = value
+            elif kind is float and math.isfinite(value):
                 fields[name] = value
             else:
                 fields[name] = sanitize(value, depth=1, max_depth=MAX_DEPTH + 1)
@@ -271,28 +276,33 @@ class RunLog:
             payload["node_id"] = node_id
         if _LINE_CLASH.isdisjoint(fields):
             # the line's JSON built here, off the emitter's lock: the head (event, run,
-            # plan) is cached, the fields are encoded once, the timestamp spliced in
-            head = self._heads.get((event, run_id, plan_id))
+            # plan, node) is cached, the fields are encoded once, the timestamp spliced in
+            key = (event, run_id, plan_id, node_id)
+            head = self._heads.get(key)
             if head is None:
-                head = _ENCODER.encode({"event": event, "run_id": run_id, "plan_id": plan_id})
-                head = self._heads.setdefault((event, run_id, plan_id), head[:-1])
-            if node_id is not None:
-                head = f'{head}, "node_id": {_encode(node_id)}'
+                head = self._head(key)
             tail = f", {_encode(fields)[1:]}\n" if fields else "}\n"
             payload.update(fields)
             return self._emitter.emit_owned(
-                event, payload, lambda done: self._deliver_line(done, head, tail)
+                event, payload, lambda done: self._write(done, f'{head}"{done.timestamp}"{tail}')
             )
         payload.update(fields)
         return self._emitter.emit_owned(event, payload)
 
+    def _head(self, key: tuple[str, str, str, str | None]) -> str:
+        """``{"event": …, "run_id": …, "plan_id": …, ["node_id": …,] "timestamp": ``."""
+        event, run_id, plan_id, node_id = key
+        head = _ENCODER.encode({"event": event, "run_id": run_id, "plan_id": plan_id})[:-1]
+        if node_id is not None:
+            head = f'{head}, "node_id": {_encode(node_id)}'
+        if len(self._heads) >= _MAX_HEADS:
+            self._heads.clear()
+        self._heads[key] = head = f'{head}, "timestamp": '
+        return head
+
     def _deliver(self, event: Event) -> None:
         """The emitter's callback (called under its lock, so lines stay in order)."""
         self._write(event, _ENCODER.encode(log_line(event)) + "\n")
-
-    def _deliver_line(self, event: Event, head: str, tail: str) -> None:
-        """``_deliver`` for a line whose head and fields ``emit`` encoded already."""
-        self._write(event, f'{head}, "timestamp": "{event.timestamp}"{tail}')
 
     def _write(self, event: Event, line: str) -> None:
         if not self._file.closed:

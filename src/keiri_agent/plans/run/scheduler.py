@@ -43,6 +43,7 @@ from keiri_agent.plans.dsl.references import Scope
 from keiri_agent.plans.run.run_services import WORKERS, RunServices
 from keiri_agent.plans.run.run_state import FINISHED, GraphState, NodeState
 
+_new_scope = object.__new__
 POLL_S = 0.02
 """How often a waiting scheduler looks at cancellation and timeouts."""
 _LOGGER = logging.getLogger(__name__)
@@ -229,13 +230,17 @@ class GraphRun:
 
     def scope(self, node_id: str) -> Scope:
         """The Scope references of ``node_id`` resolve against."""
-        return Scope(
+        # ``Scope(...)`` without the frozen dataclass's per-field ``__setattr__`` (the
+        # same attributes; built once per node attempt)
+        scope: Scope = _new_scope(Scope)
+        scope.__dict__.update(
             nodes=self.scope_nodes(node_id),
             vars=self.frame.vars,
             env=self.services.env,
             config=self.services.config,
             locals=self.frame.locals,
         )
+        return scope
 
     def emit(self, event: str, node_id: str | None = None, **data: Any) -> None:
         """Log an event of this graph (node ids become paths; a titled node's events
@@ -351,10 +356,14 @@ class GraphRun:
             if not self._running:
                 break
             try:
-                token, outcome = self._queue.get(timeout=self._wait_time())
+                # an inline attempt's outcome is already queued: no wait to work out
+                token, outcome = self._queue.get_nowait()
             except queue.Empty:
-                self._expire_timeouts()
-                continue
+                try:
+                    token, outcome = self._queue.get(timeout=self._wait_time())
+                except queue.Empty:
+                    self._expire_timeouts()
+                    continue
             attempt_done = self._running.pop(token, None)
             if attempt_done is not None:
                 self._settle(attempt_done, outcome)
