@@ -196,8 +196,8 @@ def _encode(value: Any) -> str:
     return "".join(_C_ENCODER(value, 0))
 
 
-_MAX_HEADS = 20_000
-"""Line heads remembered per run log (two per node: start, complete)."""
+_encode_text = json.encoder.encode_basestring
+"""``_encode`` of a str (the C function ``_ENCODER`` uses for text: not ASCII-only)."""
 FLUSH_INTERVAL_S = 0.1
 _FLUSH_AT_ONCE = frozenset(
     {"plan_start", "plan_resumed", "node_error", "node_waiting", "plan_paused", "plan_complete"}
@@ -230,7 +230,7 @@ class RunLog:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._file = os.fdopen(descriptor, "a", encoding="utf-8")
         self._flushed = time.monotonic()
-        self._heads: dict[tuple[str, str, str, str | None], str] = {}
+        self._heads: dict[tuple[str, str, str], str] = {}
 
     @property
     def last_seq(self) -> int:
@@ -276,29 +276,22 @@ class RunLog:
             payload["node_id"] = node_id
         if _LINE_CLASH.isdisjoint(fields):
             # the line's JSON built here, off the emitter's lock: the head (event, run,
-            # plan, node) is cached, the fields are encoded once, the timestamp spliced in
-            key = (event, run_id, plan_id, node_id)
-            head = self._heads.get(key)
+            # plan) is cached, the fields are encoded once, the timestamp spliced in
+            head = self._heads.get((event, run_id, plan_id))
             if head is None:
-                head = self._head(key)
-            tail = f", {_encode(fields)[1:]}\n" if fields else "}\n"
+                head = _ENCODER.encode({"event": event, "run_id": run_id, "plan_id": plan_id})
+                head = self._heads.setdefault((event, run_id, plan_id), head[:-1])
+            if node_id is not None:
+                head = f'{head}, "node_id": {_encode_text(node_id)}, "timestamp": "'
+            else:
+                head = f'{head}, "timestamp": "'
+            tail = f'", {_encode(fields)[1:]}\n' if fields else '"}\n'
             payload.update(fields)
             return self._emitter.emit_owned(
-                event, payload, lambda done: self._write(done, f'{head}"{done.timestamp}"{tail}')
+                event, payload, lambda done: self._write(done, f"{head}{done.timestamp}{tail}")
             )
         payload.update(fields)
         return self._emitter.emit_owned(event, payload)
-
-    def _head(self, key: tuple[str, str, str, str | None]) -> str:
-        """``{"event": …, "run_id": …, "plan_id": …, ["node_id": …,] "timestamp": ``."""
-        event, run_id, plan_id, node_id = key
-        head = _ENCODER.encode({"event": event, "run_id": run_id, "plan_id": plan_id})[:-1]
-        if node_id is not None:
-            head = f'{head}, "node_id": {_encode(node_id)}'
-        if len(self._heads) >= _MAX_HEADS:
-            self._heads.clear()
-        self._heads[key] = head = f'{head}, "timestamp": '
-        return head
 
     def _deliver(self, event: Event) -> None:
         """The emitter's callback (called under its lock, so lines stay in order)."""
