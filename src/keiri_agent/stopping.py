@@ -26,7 +26,7 @@ class WorkStopped(BaseException):
     """The caller stopped waiting for this work (see the module docstring)."""
 
 
-class stop_on:  # noqa: N801 - used as a function: ``with stop_on(event):``
+class stop_on:
     """Make :func:`check_stop` in this thread raise once ``event`` is set.
 
     A class rather than a generator context manager: it is entered once per Plan

@@ -29,6 +29,7 @@ from keiri_agent.plans.dsl.models import BlockNode
 from keiri_agent.plans.dsl.references import Reference, ReferenceError_, Scope, _resolve
 from keiri_agent.plans.dsl.references import _template_parts as template_parts
 from keiri_agent.plans.run.run_log import sanitize
+from keiri_agent.plans.run.run_services import RunServices
 from keiri_agent.plans.run.run_state import unsupported_value
 from keiri_agent.plans.run.scheduler import (
     POLL_S,
@@ -44,12 +45,12 @@ from keiri_agent.plans.run.step_support import (
     node_error,
     reference_failure,
 )
-from keiri_agent.plans.run.run_services import RunServices
 from keiri_agent.stopping import WorkStopped, stop_on
 
 _AS_IS, _REFERENCE, _RESOLVE = 0, 1, 2
 """How an input is resolved: the literal itself, one reference's value, or the walk."""
 _SCALARS = frozenset({int, float, bool, type(None)})
+_IMMUTABLE = _SCALARS | {str}
 _ABSENT = object()
 
 
@@ -117,7 +118,7 @@ def _ports(services: RunServices, spec: BlockSpec) -> _Ports:
     found: _Ports | None = services.prepared.get(id(spec))
     if found is None or found.spec is not spec:
         defaults = spec.input_defaults()
-        immutable = all(type(value) in _SCALARS or type(value) is str for value in defaults.values())
+        immutable = all(type(value) in _IMMUTABLE for value in defaults.values())
         found = _Ports(
             spec=spec,
             names=frozenset(spec.inputs),
@@ -189,9 +190,7 @@ def _prepared_outputs(
                 continue
             return _check_outputs(run, node, spec, outputs, inputs)
         value = values[name]
-        if (checked and port_problems(spec, "out", name, value)) or unsupported_value(
-            value, name
-        ):
+        if (checked and port_problems(spec, "out", name, value)) or unsupported_value(value, name):
             return _check_outputs(run, node, spec, outputs, inputs)
     mapping = node.outputs or {name: name for name in values}
     return {alias: values.get(name) for name, alias in mapping.items()}

@@ -262,9 +262,8 @@ class RunLog:
             kind = type(value)
             if value is not None and _SECRET_NAMES.get(name, True) and _secret_name(name):
                 fields[name] = MASK
-            elif kind in _PASS:  # None, bool, int: nothing to summarise
-                fields[name] = value
-            elif kind is float and math.isfinite(value):
+            elif kind in _PASS or (kind is float and math.isfinite(value)):
+                # None, bool, int, a finite float: nothing to summarise
                 fields[name] = value
             else:
                 fields[name] = sanitize(value, depth=1, max_depth=MAX_DEPTH + 1)

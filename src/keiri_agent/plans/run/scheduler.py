@@ -100,7 +100,7 @@ class LazyEvent(threading.Event):
         self._lazy_cond: threading.Condition | None = None
 
     @property
-    def _cond(self) -> threading.Condition:  # type: ignore[override]
+    def _cond(self) -> threading.Condition:
         cond = self._lazy_cond
         if cond is None:
             with _LAZY_LOCK:

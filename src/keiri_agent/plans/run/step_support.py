@@ -106,9 +106,7 @@ def resolve_inputs(run: GraphRun, node_id: str, value: Any, scope: Scope, field:
         raise reference_failure(run, node_id, field, exc) from None
 
 
-def reference_failure(
-    run: GraphRun, node_id: str, field: str, exc: ReferenceError_
-) -> StepFailure:
+def reference_failure(run: GraphRun, node_id: str, field: str, exc: ReferenceError_) -> StepFailure:
     """The DEPENDENCY_NOT_FOUND failure of a reference in ``field`` that cannot resolve."""
     error = node_error(
         run,
