@@ -76,6 +76,8 @@ class Event:
         }
 
 
+_new_event = object.__new__
+
 EventCallback = Callable[[Event], None]
 """Receives events; may be called from worker threads (keep it quick and thread-safe)."""
 
@@ -119,7 +121,10 @@ class EventEmitter:
         event (called under the lock like it)."""
         with self._lock:
             self._last_seq += 1
-            event = Event(
+            # ``Event(...)`` without the frozen dataclass's per-field ``__setattr__``
+            # (the same attributes; a run emits two events per node)
+            event = _new_event(Event)
+            event.__dict__.update(
                 source=self.source,
                 kind=kind,
                 run_id=self.run_id,

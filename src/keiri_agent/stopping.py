@@ -17,8 +17,7 @@ one thread-local lookup.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import TracebackType
 
 _installed = threading.local()
 
@@ -27,15 +26,30 @@ class WorkStopped(BaseException):
     """The caller stopped waiting for this work (see the module docstring)."""
 
 
-@contextmanager
-def stop_on(event: threading.Event) -> Iterator[None]:
-    """Make :func:`check_stop` in this thread raise once ``event`` is set."""
-    previous = getattr(_installed, "event", None)
-    _installed.event = event
-    try:
-        yield
-    finally:
-        _installed.event = previous
+class stop_on:
+    """Make :func:`check_stop` in this thread raise once ``event`` is set.
+
+    A class rather than a generator context manager: it is entered once per Plan
+    node, and this form costs a third of ``contextlib.contextmanager``'s.
+    """
+
+    __slots__ = ("_event", "_previous")
+
+    def __init__(self, event: threading.Event) -> None:
+        self._event = event
+        self._previous: threading.Event | None = None
+
+    def __enter__(self) -> None:
+        self._previous = getattr(_installed, "event", None)
+        _installed.event = self._event
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        _installed.event = self._previous
 
 
 def check_stop() -> None:

@@ -19,13 +19,17 @@ import threading
 import time
 import traceback
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from keiri_agent.blocks.base import BlockContext, InputRequired, UIBlock
 from keiri_agent.errors import BlockError, BlockErrorCode
 from keiri_agent.plans.catalog.catalog import BlockSpec
 from keiri_agent.plans.dsl.models import BlockNode
+from keiri_agent.plans.dsl.references import Reference, ReferenceError_, Scope, _resolve
+from keiri_agent.plans.dsl.references import _template_parts as template_parts
 from keiri_agent.plans.run.run_log import sanitize
+from keiri_agent.plans.run.run_services import RunServices
 from keiri_agent.plans.run.run_state import unsupported_value
 from keiri_agent.plans.run.scheduler import (
     POLL_S,
@@ -39,9 +43,157 @@ from keiri_agent.plans.run.step_support import (
     elapsed_ms,
     evaluate_when,
     node_error,
-    resolve_inputs,
+    reference_failure,
 )
 from keiri_agent.stopping import WorkStopped, stop_on
+
+_AS_IS, _REFERENCE, _RESOLVE = 0, 1, 2
+"""How an input is resolved: the literal itself, one reference's value, or the walk."""
+_SCALARS = frozenset({int, float, bool, type(None)})
+_IMMUTABLE = _SCALARS | {str}
+_ABSENT = object()
+
+
+@dataclass(frozen=True, slots=True)
+class _Ports:
+    """What the checks of one block spec need, worked out once per invocation."""
+
+    spec: BlockSpec
+    names: frozenset[str]
+    required: tuple[str, ...]
+    defaults: dict[str, Any] | None
+    """The input defaults when all are immutable (shared, copied per attempt)."""
+    checked_in: tuple[str, ...]
+    out_names: frozenset[str]
+    out_ports: tuple[tuple[str, bool, bool], ...]
+
+
+class _Prepared:
+    """What every attempt of one block node would otherwise work out again.
+
+    Built on the node's first attempt of an invocation (``RunServices.prepared``):
+    how each input resolves and whether the input names are right (then only the
+    ports with a schema constraint are checked per attempt). Any problem found on
+    the fast path is reported by the full checks, so errors are exactly those of
+    ``_check_inputs`` / ``_check_outputs``.
+    """
+
+    __slots__ = ("names_ok", "node", "ports", "resolvers")
+
+    def __init__(self, node: BlockNode, ports: _Ports) -> None:
+        given = node.inputs
+        self.node = node
+        self.ports = ports
+        self.resolvers = [(name, *_resolver(value)) for name, value in given.items()]
+        self.names_ok = ports.names.issuperset(given) and all(
+            name in given for name in ports.required
+        )
+
+
+def _resolver(value: Any) -> tuple[int, Any]:
+    kind = type(value)
+    if kind is str:
+        if "${" not in value:
+            return _AS_IS, value
+        try:
+            parts = template_parts(value)
+        except Exception:  # reported when the node runs, as before
+            return _RESOLVE, value
+        if len(parts) == 1 and isinstance(parts[0], Reference):
+            return _REFERENCE, parts[0]
+        return _RESOLVE, value
+    if kind in _SCALARS:
+        return _AS_IS, value
+    return _RESOLVE, value  # containers are rebuilt per attempt (a block may change them)
+
+
+def _checked(services: RunServices, spec: BlockSpec, direction: str, name: str) -> bool:
+    try:
+        return services.port_checked(spec, direction, name)
+    except Exception:  # the per-attempt check raises it, as before
+        return True
+
+
+def _ports(services: RunServices, spec: BlockSpec) -> _Ports:
+    found: _Ports | None = services.prepared.get(id(spec))
+    if found is None or found.spec is not spec:
+        defaults = spec.input_defaults()
+        immutable = all(type(value) in _IMMUTABLE for value in defaults.values())
+        found = _Ports(
+            spec=spec,
+            names=frozenset(spec.inputs),
+            required=tuple(spec.required_inputs()),
+            defaults=defaults if immutable else None,
+            checked_in=tuple(name for name in spec.inputs if _checked(services, spec, "in", name)),
+            out_names=frozenset(spec.outputs),
+            out_ports=tuple(
+                (name, port.get("required") is False, _checked(services, spec, "out", name))
+                for name, port in spec.outputs.items()
+            ),
+        )
+        services.prepared[id(spec)] = found  # holding the spec: its id is not reused
+    return found
+
+
+def _prepared(services: RunServices, node: BlockNode) -> _Prepared:
+    found: _Prepared | None = services.prepared.get(id(node))
+    if found is None or found.node is not node:
+        found = _Prepared(node, _ports(services, services.spec(node.block)))
+        services.prepared[id(node)] = found  # holding the node: its id is not reused
+    return found
+
+
+def _resolve_inputs(run: GraphRun, prepared: _Prepared, scope: Scope) -> dict[str, Any]:
+    """``resolve_inputs(node.inputs)`` by the prepared resolvers (same values, same errors)."""
+    resolved: dict[str, Any] = {}
+    lookup = scope.lookup
+    try:
+        for name, kind, payload in prepared.resolvers:
+            if kind == _AS_IS:
+                resolved[name] = payload
+            elif kind == _REFERENCE:
+                resolved[name] = lookup(payload)
+            else:
+                resolved[name] = _resolve(payload, lookup, 1)
+    except ReferenceError_ as exc:
+        raise reference_failure(run, prepared.node.id, "in", exc) from None
+    return resolved
+
+
+def _check_prepared_inputs(
+    run: GraphRun, node: BlockNode, prepared: _Prepared, inputs: dict[str, Any]
+) -> None:
+    ports = prepared.ports
+    if not prepared.names_ok:
+        _check_inputs(run, node, ports.spec, inputs)
+        return
+    port_problems = run.services.port_problems
+    for name in ports.checked_in:
+        value = inputs.get(name, _ABSENT)
+        if value is not _ABSENT and port_problems(ports.spec, "in", name, value):
+            _check_inputs(run, node, ports.spec, inputs)  # raises the first problem
+            return
+
+
+def _prepared_outputs(
+    run: GraphRun, node: BlockNode, prepared: _Prepared, outputs: Any, inputs: dict[str, Any]
+) -> dict[str, Any]:
+    spec = prepared.ports.spec
+    if type(outputs) is not dict or not prepared.ports.out_names.issuperset(outputs):
+        return _check_outputs(run, node, spec, outputs, inputs)
+    values = dict(outputs)
+    port_problems = run.services.port_problems
+    for name, optional, checked in prepared.ports.out_ports:
+        if name not in values:
+            if optional:
+                values[name] = None
+                continue
+            return _check_outputs(run, node, spec, outputs, inputs)
+        value = values[name]
+        if (checked and port_problems(spec, "out", name, value)) or unsupported_value(value, name):
+            return _check_outputs(run, node, spec, outputs, inputs)
+    mapping = node.outputs or {name: name for name in values}
+    return {alias: values.get(name) for name, alias in mapping.items()}
 
 
 def _check_inputs(run: GraphRun, node: BlockNode, spec: BlockSpec, inputs: dict[str, Any]) -> None:
@@ -149,30 +301,36 @@ def _acquire(limit: threading.BoundedSemaphore | None, attempt: Attempt) -> bool
 def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
     """Run one attempt of ``node``; never raises (failures are in the Outcome)."""
     services = run.services
-    path = run.frame.path(node.id)
-    per_node = run.frame.policy.concurrency.per_node.get(node.id)
-    limit = services.limit(run.frame.run_id, node.id, per_node) if per_node else None
+    frame = run.frame
+    path = f"{frame.prefix}{node.id}"  # frame.path(node.id)
+    per_node = frame.policy.concurrency.per_node.get(node.id)
+    limit = services.limit(frame.run_id, node.id, per_node) if per_node else None
     inputs: dict[str, Any] = {}
     started = time.monotonic()
     stage_retryable = False
     try:
-        spec = services.spec(node.block)
+        prepared = services.prepared.get(id(node))
+        if prepared is None or prepared.node is not node:
+            prepared = _prepared(services, node)
+        spec = prepared.ports.spec
         scope = run.scope(node.id)
-        condition = evaluate_when(run, node, scope)
-        if condition is not None:
-            names = declared_aliases(node, services.catalog)
-            return Outcome("skipped", outputs=dict.fromkeys(names), condition=condition)
-        if not _acquire(limit, attempt):
+        if node.when is not None:
+            condition = evaluate_when(run, node, scope)
+            if condition is not None:
+                names = declared_aliases(node, services.catalog)
+                return Outcome("skipped", outputs=dict.fromkeys(names), condition=condition)
+        if limit is not None and not _acquire(limit, attempt):
             return Outcome("cancelled")
         started = attempt.started = time.monotonic()
         run.emit("node_start", node.id, block=spec.reference, attempt=attempt.retry + 1)
-        inputs = spec.input_defaults()
-        inputs.update(resolve_inputs(run, node.id, node.inputs, scope, "in"))
-        _check_inputs(run, node, spec, inputs)
+        defaults = prepared.ports.defaults
+        inputs = spec.input_defaults() if defaults is None else dict(defaults)
+        inputs.update(_resolve_inputs(run, prepared, scope))
+        _check_prepared_inputs(run, node, prepared, inputs)
         block = services.catalog.load(spec)
         ctx = BlockContext(
-            run_id=run.frame.run_id,
-            plan_id=run.frame.plan_id,
+            run_id=frame.run_id,
+            plan_id=frame.plan_id,
             node_id=path,
             settings=services.settings,
             logger=services.logger,
@@ -197,7 +355,7 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
                     "JSON values (they are saved with the paused run)"
                 ) from None
             return Outcome("waiting", request=signal.request, duration_ms=elapsed_ms(started))
-        aliases = _check_outputs(run, node, spec, outputs, inputs)
+        aliases = _prepared_outputs(run, node, prepared, outputs, inputs)
         return Outcome("success", outputs=aliases, duration_ms=elapsed_ms(started))
     except StepFailure as failure:
         return Outcome(

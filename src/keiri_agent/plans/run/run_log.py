@@ -196,6 +196,8 @@ def _encode(value: Any) -> str:
     return "".join(_C_ENCODER(value, 0))
 
 
+_encode_text = json.encoder.encode_basestring
+"""``_encode`` of a str (the C function ``_ENCODER`` uses for text: not ASCII-only)."""
 FLUSH_INTERVAL_S = 0.1
 _FLUSH_AT_ONCE = frozenset(
     {"plan_start", "plan_resumed", "node_error", "node_waiting", "plan_paused", "plan_complete"}
@@ -257,9 +259,11 @@ class RunLog:
         """``emit`` with the event's own fields as a mapping (read, not kept)."""
         fields: dict[str, Any] = {}
         for name, value in data.items():  # ``sanitize(data)`` without building a dict
-            if value is not None and _secret_name(name):
+            kind = type(value)
+            if value is not None and _SECRET_NAMES.get(name, True) and _secret_name(name):
                 fields[name] = MASK
-            elif type(value) in _PASS:  # None, bool, int: nothing to summarise
+            elif kind in _PASS or (kind is float and math.isfinite(value)):
+                # None, bool, int, a finite float: nothing to summarise
                 fields[name] = value
             else:
                 fields[name] = sanitize(value, depth=1, max_depth=MAX_DEPTH + 1)
@@ -277,11 +281,13 @@ class RunLog:
                 head = _ENCODER.encode({"event": event, "run_id": run_id, "plan_id": plan_id})
                 head = self._heads.setdefault((event, run_id, plan_id), head[:-1])
             if node_id is not None:
-                head = f'{head}, "node_id": {_encode(node_id)}'
-            tail = f", {_encode(fields)[1:]}\n" if fields else "}\n"
+                head = f'{head}, "node_id": {_encode_text(node_id)}, "timestamp": "'
+            else:
+                head = f'{head}, "timestamp": "'
+            tail = f'", {_encode(fields)[1:]}\n' if fields else '"}\n'
             payload.update(fields)
             return self._emitter.emit_owned(
-                event, payload, lambda done: self._deliver_line(done, head, tail)
+                event, payload, lambda done: self._write(done, f"{head}{done.timestamp}{tail}")
             )
         payload.update(fields)
         return self._emitter.emit_owned(event, payload)
@@ -289,10 +295,6 @@ class RunLog:
     def _deliver(self, event: Event) -> None:
         """The emitter's callback (called under its lock, so lines stay in order)."""
         self._write(event, _ENCODER.encode(log_line(event)) + "\n")
-
-    def _deliver_line(self, event: Event, head: str, tail: str) -> None:
-        """``_deliver`` for a line whose head and fields ``emit`` encoded already."""
-        self._write(event, f'{head}, "timestamp": "{event.timestamp}"{tail}')
 
     def _write(self, event: Event, line: str) -> None:
         if not self._file.closed:

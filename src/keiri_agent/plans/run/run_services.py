@@ -95,6 +95,8 @@ class RunServices:
         tuple[str, str, str, str], tuple[dict[str, Any], Draft202012Validator | None]
     ] = field(default_factory=dict)
     _valid_scalars: dict[tuple[Any, ...], bool] = field(default_factory=dict)
+    prepared: dict[int, Any] = field(default_factory=dict)
+    """Per-node work done once per invocation (``block_step``: by ``id(node)``)."""
 
     def limit(self, run_id: str, node_id: str, size: int) -> threading.BoundedSemaphore:
         """The run-wide cap on concurrent executions of ``node_id`` (``per_node``)."""
@@ -127,15 +129,7 @@ class RunServices:
         key = (spec.id, spec.version, direction, name)
         cached = self._validators.get(key)
         if cached is None:
-            schema = spec.input_schema(name) if direction == "in" else spec.output_schema(name)
-            validator = (
-                None
-                if accepts_anything(schema)
-                else Draft202012Validator(
-                    schema, format_checker=Draft202012Validator.FORMAT_CHECKER
-                )
-            )
-            cached = self._validators[key] = (schema, validator)
+            cached = self._validator(spec, direction, name)
         schema, validator = cached
         if validator is None:
             return []
@@ -152,6 +146,24 @@ class RunServices:
         else:
             valid = validator.is_valid(value)
         return [] if valid else schema_problems(value, schema)
+
+    def port_checked(self, spec: BlockSpec, direction: str, name: str) -> bool:
+        """False when every value fits the port (``port_problems`` is always empty)."""
+        key = (spec.id, spec.version, direction, name)
+        cached = self._validators.get(key) or self._validator(spec, direction, name)
+        return cached[1] is not None
+
+    def _validator(
+        self, spec: BlockSpec, direction: str, name: str
+    ) -> tuple[dict[str, Any], Draft202012Validator | None]:
+        schema = spec.input_schema(name) if direction == "in" else spec.output_schema(name)
+        validator = (
+            None
+            if accepts_anything(schema)
+            else Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+        )
+        cached = self._validators[(spec.id, spec.version, direction, name)] = (schema, validator)
+        return cached
 
     def dependencies(self, graph: Sequence[Node]) -> dict[str, set[str]]:
         """``plans.dsl.dependencies.dependencies`` of a graph, computed once per graph object."""

@@ -43,6 +43,7 @@ from keiri_agent.plans.dsl.references import Scope
 from keiri_agent.plans.run.run_services import WORKERS, RunServices
 from keiri_agent.plans.run.run_state import FINISHED, GraphState, NodeState
 
+_new_scope = object.__new__
 POLL_S = 0.02
 """How often a waiting scheduler looks at cancellation and timeouts."""
 _LOGGER = logging.getLogger(__name__)
@@ -83,6 +84,36 @@ class Outcome:
     duration_ms: float | None = None
 
 
+_LAZY_LOCK = threading.Lock()
+
+
+class LazyEvent(threading.Event):
+    """A ``threading.Event`` whose condition is made on first ``set``/``wait``/``clear``.
+
+    An attempt's own cancel event is made for every node run under a timeout and is
+    almost never set or waited on; ``threading.Event()`` builds a ``Condition`` and
+    costs more than the rest of the attempt's bookkeeping. ``is_set`` reads the flag.
+    """
+
+    def __init__(self) -> None:  # no super().__init__(): the condition comes later
+        self._flag = False
+        self._lazy_cond: threading.Condition | None = None
+
+    @property
+    def _cond(self) -> threading.Condition:
+        cond = self._lazy_cond
+        if cond is None:
+            with _LAZY_LOCK:
+                if self._lazy_cond is None:
+                    self._lazy_cond = threading.Condition(threading.Lock())
+                cond = self._lazy_cond
+        return cond
+
+
+_SLOT_LOCK = threading.Lock()
+"""Guards the hand-over of attempts' ``per_node`` slots (held for a swap only)."""
+
+
 @dataclass
 class Attempt:
     """One running attempt of a node."""
@@ -90,21 +121,22 @@ class Attempt:
     token: int
     node: Node
     retry: int
-    cancel: threading.Event = field(default_factory=threading.Event)
-    stop: threading.Event = field(default_factory=threading.Event)
+    cancel: threading.Event = field(default_factory=LazyEvent)
+    stop: threading.Event = field(default_factory=LazyEvent)
     started: float | None = None
     _slot: threading.BoundedSemaphore | None = field(default=None, repr=False)
-    _slot_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def hold(self, slot: threading.BoundedSemaphore) -> None:
         """Note that this attempt holds ``slot`` (an acquired ``per_node`` cap)."""
-        with self._slot_lock:
+        with _SLOT_LOCK:
             self._slot = slot
 
     def release_slot(self) -> None:
         """Give back the held ``per_node`` slot, once: the attempt's own ``finally``
         and the scheduler abandoning it (timeout) may both ask."""
-        with self._slot_lock:
+        if self._slot is None:  # nothing held (read again under the lock otherwise)
+            return
+        with _SLOT_LOCK:
             slot, self._slot = self._slot, None
         if slot is not None:
             slot.release()
@@ -198,13 +230,17 @@ class GraphRun:
 
     def scope(self, node_id: str) -> Scope:
         """The Scope references of ``node_id`` resolve against."""
-        return Scope(
+        # ``Scope(...)`` without the frozen dataclass's per-field ``__setattr__`` (the
+        # same attributes; built once per node attempt)
+        scope: Scope = _new_scope(Scope)
+        scope.__dict__.update(
             nodes=self.scope_nodes(node_id),
             vars=self.frame.vars,
             env=self.services.env,
             config=self.services.config,
             locals=self.frame.locals,
         )
+        return scope
 
     def emit(self, event: str, node_id: str | None = None, **data: Any) -> None:
         """Log an event of this graph (node ids become paths; a titled node's events
@@ -320,10 +356,14 @@ class GraphRun:
             if not self._running:
                 break
             try:
-                token, outcome = self._queue.get(timeout=self._wait_time())
+                # an inline attempt's outcome is already queued: no wait to work out
+                token, outcome = self._queue.get_nowait()
             except queue.Empty:
-                self._expire_timeouts()
-                continue
+                try:
+                    token, outcome = self._queue.get(timeout=self._wait_time())
+                except queue.Empty:
+                    self._expire_timeouts()
+                    continue
             attempt_done = self._running.pop(token, None)
             if attempt_done is not None:
                 self._settle(attempt_done, outcome)

@@ -103,16 +103,21 @@ def resolve_inputs(run: GraphRun, node_id: str, value: Any, scope: Scope, field:
     try:
         return resolve_value(value, scope.lookup)
     except ReferenceError_ as exc:
-        error = node_error(
-            run,
-            node_id,
-            BlockErrorCode.DEPENDENCY_NOT_FOUND,
-            f"ノード {node_id!r} の {field}: {exc.message}",
-            hint=exc.hint,
-            field=exc.details.get("field") or field,
-            reference=exc.details.get("reference"),
-        )
-        raise StepFailure(error, retryable=False) from None
+        raise reference_failure(run, node_id, field, exc) from None
+
+
+def reference_failure(run: GraphRun, node_id: str, field: str, exc: ReferenceError_) -> StepFailure:
+    """The DEPENDENCY_NOT_FOUND failure of a reference in ``field`` that cannot resolve."""
+    error = node_error(
+        run,
+        node_id,
+        BlockErrorCode.DEPENDENCY_NOT_FOUND,
+        f"ノード {node_id!r} の {field}: {exc.message}",
+        hint=exc.hint,
+        field=exc.details.get("field") or field,
+        reference=exc.details.get("reference"),
+    )
+    return StepFailure(error, retryable=False)
 
 
 def export_values(
