@@ -121,3 +121,16 @@ def test_usage_error_through_the_console_script() -> None:
     assert result.returncode == 2
     assert "オプション --bogus はありません。" in result.stderr
     assert "Traceback" not in result.stderr and "No such option" not in result.stderr
+
+
+def test_wrapping_counts_wide_characters_and_keeps_markers_whole() -> None:
+    from keiri_agent.cli.usage import display_width, wrap
+
+    lines = wrap(
+        "表の合計行（合計・小計 …）を残します。既定では除外します。  [既定値: no-keep]", 24
+    )
+    # closing punctuation hangs past the width rather than start a line
+    assert all(display_width(line.rstrip("。、）")) <= 24 for line in lines), lines
+    assert "[既定値: no-keep]" in lines
+    assert not any(line.startswith(("。", "、", "）")) for line in lines), lines
+    assert not any(line.endswith("（") for line in lines), lines

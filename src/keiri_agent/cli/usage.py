@@ -28,6 +28,7 @@ OPTIONS_METAVAR = "[オプション]"
 SUBCOMMAND_METAVAR = "コマンド [引数]..."
 EXAMPLE_PREFIX = "例: "
 NO_LINE_START = frozenset("。、）」』，．・：")
+NO_LINE_END = frozenset("（「『")
 TYPE_WORDS = {
     "int": "整数",
     "float": "数値",
@@ -43,11 +44,16 @@ def display_width(text: str) -> int:
 
 
 def _tokens(text: str) -> Iterator[str]:
-    """Break points for wrapping: ASCII words (with their following space) stay whole,
-    each wide character is its own token."""
-    word = ""
+    """Break points for wrapping: ASCII words (with their following space) and a
+    ``[…]`` marker stay whole, each other wide character is its own token."""
+    word, marker = "", ""
     for ch in text:
-        if display_width(ch) == 2:
+        if marker or ch == "[":
+            marker += ch
+            if ch == "]":
+                yield marker
+                marker = ""
+        elif display_width(ch) == 2:
             if word:
                 yield word
                 word = ""
@@ -57,8 +63,8 @@ def _tokens(text: str) -> Iterator[str]:
             word = ""
         else:
             word += ch
-    if word:
-        yield word
+    if word or marker:
+        yield word + marker
 
 
 def join_lines(text: str) -> str:
@@ -80,8 +86,9 @@ def wrap(text: str, width: int) -> list[str]:
             if token in NO_LINE_START:
                 line += token
             elif line and display_width(line + token.rstrip()) > width:
-                lines.append(line.rstrip())
-                line = token.lstrip()
+                carried = line[-1] if line[-1] in NO_LINE_END else ""
+                lines.append(line.removesuffix(carried).rstrip())
+                line = carried + token.lstrip()
             else:
                 line += token
         lines.append(line.rstrip())
