@@ -2,7 +2,7 @@
 ``research`` and ``blocks``.
 
 Exit codes: 0 success, 1 a reported failure (bad file, bad spec, LLM error),
-2 a usage error (Typer's own).
+2 a usage error (in Japanese: cli/usage.py).
 """
 
 from __future__ import annotations

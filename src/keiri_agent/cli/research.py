@@ -53,6 +53,9 @@ notes_app = KeiriTyper(name="notes", help="調査セッションが残したメ�
 research_app.add_typer(notes_app, name="notes")
 
 JsonOption = Annotated[bool, typer.Option("--json", help="結果を JSON で出力します。")]
+SessionArgument = Annotated[
+    str, typer.Argument(help="調査セッションの ID（research notes list の表示どおり）")
+]
 
 
 def _service() -> ResearchService:
@@ -152,7 +155,7 @@ def list_sessions(as_json: JsonOption = False) -> None:
 
 
 @notes_app.command("show")
-def show_session(session_id: str, as_json: JsonOption = False) -> None:
+def show_session(session_id: SessionArgument, as_json: JsonOption = False) -> None:
     """SESSION_ID のメモを手順の順に表示します。"""
     try:
         notes = _service().notes(session_id)
@@ -179,7 +182,7 @@ def show_session(session_id: str, as_json: JsonOption = False) -> None:
 
 
 @notes_app.command("delete")
-def delete_session(session_id: str, as_json: JsonOption = False) -> None:
+def delete_session(session_id: SessionArgument, as_json: JsonOption = False) -> None:
     """SESSION_ID のメモをすべて削除します。"""
     try:
         deleted = _service().delete_session(session_id)
