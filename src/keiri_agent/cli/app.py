@@ -2,7 +2,7 @@
 ``research`` and ``blocks``.
 
 Exit codes: 0 success, 1 a reported failure (bad file, bad spec, LLM error),
-2 a usage error (Typer's own).
+2 a usage error (in Japanese: cli/usage.py).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from keiri_agent.cli.common import settings as common_settings
 from keiri_agent.cli.helpdesk import helpdesk_app
 from keiri_agent.cli.plan import plan_app
 from keiri_agent.cli.research import research_app
+from keiri_agent.cli.usage import KeiriTyper
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
 from keiri_agent.services.exports import (
@@ -39,12 +40,11 @@ if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-u
     from keiri_agent.agents.analysis import AnalysisAgent, TurnResult
     from keiri_agent.config import Settings
 
-app = typer.Typer(
+app = KeiriTyper(
     name="keiri-agent",
-    help="LLM agents for back-office and accounting teams: data analysis, helpdesk and YAML Plans.",
+    help="経理・バックオフィス向けの LLM エージェント: "
+    "データ分析、ヘルプデスク、業務手順（YAML Plan）。",
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
 )
 
 
@@ -56,11 +56,11 @@ def _options(
             "--verbose",
             "-v",
             count=True,
-            help="Show log lines on stderr: -v INFO (each step), -vv DEBUG (details).",
+            help="ログを標準エラーに表示します: -v は各ステップ（INFO）、-vv は詳細（DEBUG）。",
         ),
     ] = 0,
 ) -> None:
-    """Options for every command."""
+    """全コマンド共通のオプション。"""
     from keiri_agent.logs import configure_logging
 
     if verbose:
@@ -100,34 +100,32 @@ def _progress_printer(quiet: bool) -> Any:
     return on_event
 
 
-@app.command()
+@app.command(epilog='例: keiri-agent analyze sales.csv "地域別の売上合計"')
 def analyze(
-    file: Annotated[Path, typer.Argument(help="CSV, TSV or XLSX file to analyse.")],
-    question: Annotated[
-        str | None, typer.Argument(help="The request, in Japanese or English.")
-    ] = None,
+    file: Annotated[Path, typer.Argument(help="分析するファイル（CSV・TSV・XLSX）")],
+    question: Annotated[str | None, typer.Argument(help="依頼内容（日本語または英語）")] = None,
     spec: Annotated[
         Path | None,
-        typer.Option(help="Run a spec (or a JSON list of specs) directly, without the reasoner."),
+        typer.Option(help="分析仕様（または仕様の JSON リスト）を判断なしで直接実行します。"),
     ] = None,
     thread: Annotated[
         str | None,
-        typer.Option(help="Conversation id; reuse it to continue (e.g. answer a question)."),
+        typer.Option(help="会話 ID。同じ ID で続けます（質問への回答など）。"),
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option(help="Folder for report.md and figures/*.png (created if missing)."),
+        typer.Option(help="report.md と figures/*.png の保存先フォルダー（なければ作成）。"),
     ] = None,
-    sheet: Annotated[str | None, typer.Option(help="Excel sheet name or 0-based index.")] = None,
+    sheet: Annotated[
+        str | None, typer.Option(help="Excel のシート名、または 0 から数えたシート番号。")
+    ] = None,
     keep_total_rows: Annotated[
         bool,
-        typer.Option(
-            help="Keep the sheet's total rows (合計, 小計 …); by default they are excluded."
-        ),
+        typer.Option(help="表の合計行（合計・小計 …）を残します。既定では除外します。"),
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="結果を JSON で出力します。")] = False,
 ) -> None:
-    """Ask a question about a data file, or run specs from a report's 再現要約."""
+    """データファイルについて質問します。レポートの再現要約の仕様を実行することもできます。"""
     from keiri_agent.agents.analysis import AnalysisAgent
 
     if (question is None) == (spec is None):
@@ -225,14 +223,16 @@ def demo(
     out: Annotated[
         Path,
         typer.Option(
-            help="Folder for report.md, figures/, evidence_summary.xlsx, helpdesk_answer.md."
+            help="report.md・figures/・evidence_summary.xlsx・helpdesk_answer.md の"
+            "保存先フォルダー。"
         ),
     ] = Path("out/demo"),
     data: Annotated[
-        Path | None, typer.Option(help="Data file (default: the bundled sample sales data).")
+        Path | None, typer.Option(help="データファイル（既定: 同梱の売上サンプル）。")
     ] = None,
 ) -> None:
-    """Demo on bundled data: analysis report, sample Plan, HelpDesk (offline without a key)."""
+    """同梱データでのデモ: 分析レポート、サンプル Plan、ヘルプデスク
+    （API キーなしはオフライン）。"""
     from keiri_agent.demo import run_demo
 
     try:
@@ -247,14 +247,17 @@ def demo(
 def serve(
     host: Annotated[
         str,
-        typer.Option(help="Address to listen on; beyond 127.0.0.1 needs KEIRI_AGENT_API_TOKEN."),
+        typer.Option(
+            help="待ち受けるアドレス。127.0.0.1 以外は KEIRI_AGENT_API_TOKEN が必要です。"
+        ),
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to serve on.")] = 8000,
+    port: Annotated[int, typer.Option(help="待ち受けるポート番号。")] = 8000,
     workers: Annotated[
-        int, typer.Option(min=1, max=32, help="Server processes (share runs through PostgreSQL).")
+        int,
+        typer.Option(min=1, max=32, help="サーバーのプロセス数（実行状態は PostgreSQL で共有）。"),
     ] = 1,
 ) -> None:
-    """Start the HTTP API and the web UI at / (build it with make web; API docs at /docs)."""
+    """HTTP API と Web 画面（/）を起動します（画面は make web で作成、API の説明は /docs）。"""
     from keiri_agent.api.security import check_bind
     from keiri_agent.api.server import serve as run_server
 
@@ -272,10 +275,10 @@ def serve(
 
 @app.command()
 def ui(
-    port: Annotated[int, typer.Option(help="Port to serve on.")] = 8501,
-    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="待ち受けるポート番号。")] = 8501,
+    host: Annotated[str, typer.Option(help="待ち受けるアドレス。")] = "127.0.0.1",
 ) -> None:
-    """Start the Streamlit app (データ分析, ヘルプデスク, 実行)."""
+    """Streamlit アプリ（データ分析・ヘルプデスク・実行）を起動します。"""
     from keiri_agent.ui.components import TOOLBAR_MODE
 
     try:

@@ -19,17 +19,16 @@ from rich.text import Text
 
 from keiri_agent.cli.common import console, print_json, settings
 from keiri_agent.cli.common import fail as _fail
+from keiri_agent.cli.usage import KeiriTyper
 from keiri_agent.errors import KeiriAgentError
 
 if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
     from keiri_agent.plans.catalog.catalog import BlockCatalog, BlockSpec
 
-blocks_app = typer.Typer(
+blocks_app = KeiriTyper(
     name="blocks",
-    help="The block catalog: list blocks, show a block's inputs and outputs.",
+    help="ブロックカタログ: ブロックの一覧と、各ブロックの入力・出力。",
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
 )
 
 
@@ -104,9 +103,9 @@ def _ports_table(title: str, ports: Mapping[str, Mapping[str, Any]], inputs: boo
 
 @blocks_app.command("list")
 def list_blocks(
-    as_json: Annotated[bool, typer.Option("--json", help="Print the catalog as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="カタログを JSON で出力します。")] = False,
 ) -> None:
-    """Every block: id, version, kind, side effects and the description's first sentence."""
+    """全ブロックの一覧: ID、バージョン、種類、副作用、説明の冒頭。"""
     try:
         specs = _catalog().specs()
     except KeiriAgentError as error:
@@ -127,12 +126,14 @@ def list_blocks(
 
 @blocks_app.command("show")
 def show_block(
-    reference: Annotated[str, typer.Argument(help="Block id, optionally id@<range> (^1.2).")],
+    reference: Annotated[
+        str, typer.Argument(help="ブロック ID（id@^1.2 のようにバージョン範囲も指定可）")
+    ],
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print the contract as JSON ($ref resolved).")
+        bool, typer.Option("--json", help="入出力の定義を JSON で出力します（$ref は展開済み）。")
     ] = False,
 ) -> None:
-    """One block's contract: description, inputs and outputs."""
+    """1 つのブロックの定義: 説明、入力、出力。"""
     try:
         catalog = _catalog()
         spec = catalog.resolve(reference)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import click
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer._click.globals import get_current_context
 
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.services.jsonforms import dumps
@@ -29,7 +29,7 @@ def settings() -> Settings:
     """
     from keiri_agent.config import load_settings
 
-    context = click.get_current_context(silent=True)
+    context = get_current_context(silent=True)
     if context is None:
         return load_settings()
     meta = context.find_root().meta

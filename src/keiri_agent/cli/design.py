@@ -20,6 +20,7 @@ from rich.table import Table
 
 from keiri_agent.cli.common import console, print_json, settings
 from keiri_agent.cli.common import fail as _fail
+from keiri_agent.cli.usage import KeiriTyper
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.services.jsonforms import error_json, generated_plan_json
 
@@ -27,12 +28,12 @@ if TYPE_CHECKING:
     from keiri_agent.plans.design.models import GeneratedPlan, TemplateSpec
     from keiri_agent.services.design import DesignService
 
-design_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+design_app = KeiriTyper()
 
 APPLY_MODES = ("hint", "compose", "llm-only")  # plans.design.models.APPLY_MODES
 CHANGE_WORDS = {"added": "追加", "removed": "削除", "changed": "変更"}
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="結果を JSON で出力します。")]
 
 
 def _service() -> DesignService:
@@ -76,40 +77,40 @@ def _fallback(value: str | None) -> bool | None:
 @design_app.command()
 def generate(
     instruction: Annotated[
-        str, typer.Option("--instruction", help="The procedure to design, in words.")
+        str, typer.Option("--instruction", help="設計する業務手順の説明（文章で）。")
     ],
     docs: Annotated[
         str | None,
-        typer.Option("--docs", help="Reference documents (.txt .md .pdf .docx .xlsx): a,b."),
+        typer.Option("--docs", help="参考資料（.txt .md .pdf .docx .xlsx）。カンマ区切り: a,b"),
     ] = None,
     templates: Annotated[
-        str | None, typer.Option("--templates", help="Template ids to use: a,b.")
+        str | None, typer.Option("--templates", help="使うテンプレートの ID。カンマ区切り: a,b")
     ] = None,
     apply_mode: Annotated[
         str,
         typer.Option(
             "--apply-mode",
-            help="hint (templates guide the LLM), compose (mechanical, no LLM), "
-            "llm-only (no templates).",
+            help="hint（テンプレートを LLM の手がかりに）、compose（LLM なしで機械的に合成）、"
+            "llm-only（テンプレートなし）。",
         ),
     ] = "hint",
     fallback: Annotated[
         str | None,
         typer.Option(
             "--fallback",
-            help="1: a safe fallback Plan when the LLM fails; 0: show the error. "
-            "Default: KEIRI_AGENT_LLM_FALLBACK.",
+            help="1: LLM が失敗したら安全な代替の Plan、0: エラーを表示。"
+            "既定は KEIRI_AGENT_LLM_FALLBACK の設定。",
         ),
     ] = None,
     pin: Annotated[
-        str | None, typer.Option("--pin", help="Blocks always offered to the model: a,b.")
+        str | None, typer.Option("--pin", help="常にモデルへ提示するブロック。カンマ区切り: a,b")
     ] = None,
     out: Annotated[
-        Path | None, typer.Option("--out", help="Write the Plan YAML to this file.")
+        Path | None, typer.Option("--out", help="Plan の YAML をこのファイルに書き出します。")
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Generate a Plan from an instruction (and documents, templates); check and dry-run it."""
+    """指示（と資料・テンプレート）から Plan を生成し、検査と試行を行います。"""
     if apply_mode not in APPLY_MODES:
         raise typer.BadParameter(
             f"{apply_mode!r} は使えません。{' / '.join(APPLY_MODES)} のいずれかを指定してください",
@@ -227,10 +228,11 @@ def _print_requirements(result: GeneratedPlan) -> None:
 
 @design_app.command()
 def register(
-    path: Annotated[Path, typer.Argument(help="The Plan YAML file to register.")],
+    path: Annotated[Path, typer.Argument(help="登録する Plan の YAML ファイル")],
     as_json: JsonOption = False,
 ) -> None:
-    """Register a Plan file as designs/<plan_id>_<yyyymmddHHMM>.yaml (refused when invalid)."""
+    """Plan ファイルを designs/<plan_id>_<yyyymmddHHMM>.yaml として登録します
+    （不正なら登録しません）。"""
     if not path.is_file():
         raise typer.BadParameter(
             f"ファイル {path} が見つかりません。パスを確かめてください", param_hint="PATH"
@@ -257,7 +259,7 @@ def register(
 
 @design_app.command("templates")
 def templates_command(as_json: JsonOption = False) -> None:
-    """List the template library (bundled and designs/templates/), with load problems."""
+    """テンプレート一覧（同梱分と designs/templates/）と、読み込めなかったものを表示します。"""
     try:
         library = _service().library
     except KeiriAgentError as error:

@@ -22,6 +22,7 @@ from rich.table import Table
 
 from keiri_agent.cli.common import console, err_console, print_json, settings
 from keiri_agent.cli.common import fail as _fail
+from keiri_agent.cli.usage import KeiriTyper
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
 from keiri_agent.services.jsonforms import helpdesk_answer_json, index_reports_json
@@ -29,16 +30,16 @@ from keiri_agent.services.jsonforms import helpdesk_answer_json, index_reports_j
 if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
     from keiri_agent.agents.helpdesk.desk import HelpDesk
 
-helpdesk_app = typer.Typer(
+helpdesk_app = KeiriTyper(
     name="helpdesk",
-    help="Support desk for a system: index its manuals and FAQ, ask questions with sources.",
+    help="システムのヘルプデスク: マニュアルと FAQ を登録し、出典付きで質問に答えます。",
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
 )
 
-NameOption = Annotated[str, typer.Option("--name", help="Knowledge base name (one per system).")]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+NameOption = Annotated[
+    str, typer.Option("--name", help="ナレッジベース名（システムごとに 1 つ）。")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="結果を JSON で出力します。")]
 
 
 def _desk(name: str) -> HelpDesk:
@@ -51,18 +52,20 @@ def _desk(name: str) -> HelpDesk:
 def index(
     paths: Annotated[
         list[Path] | None,
-        typer.Argument(help="Manual files or folders (PDF, Markdown, DOCX, TXT, XLSX)."),
+        typer.Argument(
+            help="マニュアルのファイルまたはフォルダー（PDF・Markdown・DOCX・TXT・XLSX）"
+        ),
     ] = None,
     qa: Annotated[
-        list[Path] | None, typer.Option("--qa", help="FAQ CSV (question/answer columns).")
+        list[Path] | None, typer.Option("--qa", help="FAQ の CSV（question・answer 列）。")
     ] = None,
     sample: Annotated[
-        bool, typer.Option("--sample", help="Index the bundled XYZ system manual and FAQ.")
+        bool, typer.Option("--sample", help="同梱の XYZ システムのマニュアルと FAQ を登録します。")
     ] = False,
     name: NameOption = "helpdesk",
     as_json: JsonOption = False,
 ) -> None:
-    """Index manuals (and an FAQ); only files changed since the last run are re-read."""
+    """マニュアル（と FAQ）を登録します。前回から変わったファイルだけを読み直します。"""
     from keiri_agent.services.knowledge import index_knowledge
 
     def progress(done: int, total: int, document: str) -> None:
@@ -99,14 +102,14 @@ def index(
 
 @helpdesk_app.command()
 def remove(
-    documents: Annotated[list[str], typer.Argument(help="Document names, as `status` lists them.")],
+    documents: Annotated[list[str], typer.Argument(help="削除する文書名（status の表示どおり）")],
     collection: Annotated[
-        str, typer.Option("--collection", help="manual (manuals) or qa (FAQ).")
+        str, typer.Option("--collection", help="manual（マニュアル）または qa（FAQ）。")
     ] = "manual",
     name: NameOption = "helpdesk",
     as_json: JsonOption = False,
 ) -> None:
-    """Remove documents from the knowledge base (their chunks leave every index)."""
+    """ナレッジベースから文書を削除します（すべての索引から外れます）。"""
     try:
         report = _desk(name).remove(documents, collection)
     except KeiriAgentError as error:
@@ -123,7 +126,7 @@ def remove(
 
 @helpdesk_app.command()
 def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
-    """What is indexed: documents and chunks per collection, and how each is searched."""
+    """登録内容: 種類ごとの文書数・断片数と検索方法。"""
     from keiri_agent.agents.helpdesk.desk import RETRIEVER_LABELS
     from keiri_agent.services.knowledge import knowledge_status
 
@@ -199,11 +202,11 @@ def _progress_printer(quiet: bool) -> Any:
 
 @helpdesk_app.command()
 def ask(
-    question: Annotated[str, typer.Argument(help="The question, in Japanese or English.")],
+    question: Annotated[str, typer.Argument(help="質問（日本語または英語）")],
     name: NameOption = "helpdesk",
     as_json: JsonOption = False,
 ) -> None:
-    """Answer a question: plan, search each part in parallel, check, cite sources."""
+    """質問に答えます: 調べ方を決め、並行して検索し、確認して出典を示します。"""
     try:
         desk = _desk(name)
         if desk.settings.is_offline and not as_json:

@@ -47,6 +47,7 @@ from rich.table import Table
 from keiri_agent.cli.common import console, err_console, print_json, settings
 from keiri_agent.cli.common import fail as _fail
 from keiri_agent.cli.design import design_app
+from keiri_agent.cli.usage import KeiriTyper
 from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.services.exports import OutputWriter, check_out_folder, write_failed
 from keiri_agent.services.jsonforms import (
@@ -61,48 +62,48 @@ if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-u
     from keiri_agent.plans.engine import PlanEngine
     from keiri_agent.plans.run.runner import RunResult
 
-plan_app = typer.Typer(
+plan_app = KeiriTyper(
     name="plan",
-    help="Business procedures as YAML Plans: generate, register, validate, dry-run, run, "
-    "resume, rerun.",
+    help="業務手順（YAML Plan）: 生成、登録、検査、試行、実行、再開、再実行。",
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
 )
 
-PlanArgument = Annotated[str, typer.Argument(help="Plan YAML file, or a plan id in designs/.")]
+PlanArgument = Annotated[
+    str, typer.Argument(help="Plan の YAML ファイル、または designs/ の Plan ID")
+]
 VarsOption = Annotated[
-    list[str] | None, typer.Option("--var", help="Override a plan var: NAME=VALUE (YAML value).")
+    list[str] | None,
+    typer.Option("--var", help="Plan の変数を上書きします: NAME=VALUE（値は YAML）。"),
 ]
 InputsOption = Annotated[
     Path | None,
-    typer.Option("--inputs", help="Answers for input nodes: YAML {node_id: {field: value}}."),
+    typer.Option("--inputs", help="入力ノードへの回答: YAML {node_id: {field: value}}。"),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="結果を JSON で出力します。")]
 RunJsonOption = Annotated[
     bool,
     typer.Option(
         "--json",
-        help="Print the result as JSON. Binary outputs appear as "
-        '{"bytes": n, "base64": "..."} ({"name", "bytes", "base64"} for a file), '
-        "or as their paths with --out.",
+        help="結果を JSON で出力します。バイナリ出力は "
+        '{"bytes": n, "base64": "..."}（ファイルは {"name", "bytes", "base64"}）、'
+        "--out 指定時はそのパスで示します。",
     ),
 ]
 OutOption = Annotated[
     Path | None,
     typer.Option(
         "--out",
-        help="Folder to write binary outputs to (workbooks, files; created if missing). "
-        "File names: the file's own name, else <node>.<alias>.bin; the JSON and the "
-        "summary show the paths instead of the data.",
+        help="バイナリ出力（ブック・ファイル）の保存先フォルダー（なければ作成）。"
+        "ファイル名はファイル自身の名前、なければ <node>.<alias>.bin。"
+        "JSON と要約にはデータの代わりにパスを示します。",
     ),
 ]
 PromptOption = Annotated[
     bool | None,
     typer.Option(
         "--prompt/--no-prompt",
-        help="Ask input nodes still waiting after --inputs on the terminal and continue "
-        "the run. Default: on when stdin and stdout are terminals and --json is not given.",
+        help="--inputs の後も回答待ちの入力ノードを端末で尋ねて実行を続けます。"
+        "既定: 標準入出力が端末で --json がないときに有効。",
         show_default=False,
     ),
 ]
@@ -127,8 +128,8 @@ def _vars(items: list[str] | None) -> dict[str, Any]:
 
 @plan_app.command()
 def validate(plan: PlanArgument, as_json: JsonOption = False) -> None:
-    """Check a plan strictly: every error and warning (YAML, schema and plan rules, in
-    one report), with where and how to fix it."""
+    """Plan を厳密に検査します: すべてのエラーと警告（YAML・スキーマ・Plan の規則）を、
+    場所と直し方とともに 1 つのレポートで示します。"""
     from keiri_agent.services.plan_inputs import locate_plan
 
     try:
@@ -166,7 +167,7 @@ def validate(plan: PlanArgument, as_json: JsonOption = False) -> None:
 def dry_run_command(
     plan: PlanArgument, var: VarsOption = None, as_json: JsonOption = False
 ) -> None:
-    """Walk the plan with declared samples only (no block runs, no side effects)."""
+    """宣言されたサンプル値だけで Plan をたどります（ブロックは実行せず、副作用なし）。"""
     from keiri_agent.services.plan_inputs import load_plan
 
     run_vars = _vars(var)
@@ -379,11 +380,11 @@ def run(
     prompt: PromptOption = None,
     out: OutOption = None,
 ) -> None:
-    """Validate and run a plan; pauses when an input node has no answer (or asks it).
+    """Plan を検査して実行します。入力ノードに回答がなければ一時停止します（または尋ねます）。
 
-    With prompting on, unanswered input nodes are asked on the terminal and the
-    run continues; otherwise it pauses and prints how to resume it. Binary outputs
-    (workbooks, files) go to --out DIR when given, else into --json as base64.
+    尋ねる設定のときは未回答の入力ノードを端末で尋ねて実行を続け、そうでなければ
+    一時停止して再開方法を表示します。バイナリ出力（ブック・ファイル）は --out DIR
+    があればそこへ、なければ --json の base64 に含めます。
     """
     from keiri_agent.services.plan_inputs import load_plan, read_answers
 
@@ -436,17 +437,16 @@ def _finish(result: RunResult, as_json: bool, out: Path | None, interrupt: _Inte
 
 @plan_app.command()
 def resume(
-    run_id: Annotated[str, typer.Argument(help="The run id printed by `plan run`.")],
+    run_id: Annotated[str, typer.Argument(help="plan run が表示した実行 ID")],
     inputs: InputsOption = None,
     as_json: RunJsonOption = False,
     prompt: PromptOption = None,
     out: OutOption = None,
 ) -> None:
-    """Continue a paused run with the answers for its waiting nodes (or ask them).
+    """一時停止した実行を、回答待ちノードへの回答で再開します（または尋ねます）。
 
-    With prompting on, nodes still waiting after the --inputs answers are asked
-    on the terminal and the run continues. Binary outputs go to --out DIR when
-    given, else into --json as base64.
+    尋ねる設定のときは --inputs の後も回答待ちのノードを端末で尋ねて実行を続けます。
+    バイナリ出力は --out DIR があればそこへ、なければ --json の base64 に含めます。
     """
     from keiri_agent.services.plan_inputs import read_answers
 
@@ -465,12 +465,12 @@ def resume(
 
 @plan_app.command()
 def rerun(
-    run_id: Annotated[str, typer.Argument(help="The run id printed by `plan run`.")],
+    run_id: Annotated[str, typer.Argument(help="plan run が表示した実行 ID")],
     from_node: Annotated[
         str,
         typer.Option(
             "--from",
-            help="Top-level node to run again; every node downstream of it runs again too.",
+            help="再実行する最上位のノード。その下流のノードもすべて再実行します。",
         ),
     ],
     var: VarsOption = None,
@@ -478,8 +478,8 @@ def rerun(
     as_json: RunJsonOption = False,
     out: OutOption = None,
 ) -> None:
-    """Run a node of an earlier run again (e.g. after fixing its input), with everything
-    downstream of it; other finished nodes keep their outputs."""
+    """以前の実行のノードを（入力を直した後などに）下流ごと再実行します。
+    ほかの完了済みノードは出力を保ちます。"""
     from keiri_agent.services.plan_inputs import read_answers
 
     run_vars = _vars(var)
@@ -501,14 +501,17 @@ def rerun(
 def migrate(
     plan: PlanArgument,
     write: Annotated[
-        bool, typer.Option("--write", help="Rewrite the file (the old one is kept as .bak).")
+        bool,
+        typer.Option(
+            "--write", help="ファイルを書き換えます（元のファイルは .bak として残します）。"
+        ),
     ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Rewrite legacy UI blocks (ui.file_uploader, ui.confirmation) to ui.interactive_input.
+    """旧 UI ブロック（ui.file_uploader・ui.confirmation）を ui.interactive_input に書き換えます。
 
-    Prints the changes and the diff; the file changes only with --write. Lines
-    starting with MANUAL need a human (the validator flags what is left).
+    変更点と差分を表示します。ファイルは --write のときだけ変わります。MANUAL で
+    始まる行は手作業が必要です（残りは検査で指摘されます）。
     """
     import difflib
 

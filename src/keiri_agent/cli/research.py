@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 from rich.table import Table
-from typer.core import TyperGroup
 
 from keiri_agent.cli.common import console, err_console, print_json, settings
 from keiri_agent.cli.common import fail as _fail
+from keiri_agent.cli.usage import JapaneseGroup, KeiriTyper
 from keiri_agent.errors import KeiriAgentError, UserInputError
 
 if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-u
     from keiri_agent.services.research import ResearchService
 
 
-class _AskByDefault(TyperGroup):
+class _AskByDefault(JapaneseGroup):
     """``research "QUESTION"`` is ``research ask "QUESTION"``; ``research notes …`` stays a
     subcommand (a question that is exactly ``notes`` or ``ask`` needs ``research ask``)."""
 
@@ -42,21 +42,20 @@ class _AskByDefault(TyperGroup):
         return super().parse_args(ctx, args)
 
 
-research_app = typer.Typer(
+research_app = KeiriTyper(
     name="research",
     cls=_AskByDefault,
-    help="Deep research: a question → searches → notes → a cited Markdown report "
-    '(keiri-agent research "QUESTION"; research notes list|show|delete).',
+    help="詳細調査: 質問 → 検索 → メモ → 出典付きの Markdown レポート"
+    '（keiri-agent research "質問"、メモは research notes list|show|delete）。',
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
 )
-notes_app = typer.Typer(
-    name="notes", help="The notes research sessions kept.", no_args_is_help=True
-)
+notes_app = KeiriTyper(name="notes", help="調査セッションが残したメモ。", no_args_is_help=True)
 research_app.add_typer(notes_app, name="notes")
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="結果を JSON で出力します。")]
+SessionArgument = Annotated[
+    str, typer.Argument(help="調査セッションの ID（research notes list の表示どおり）")
+]
 
 
 def _service() -> ResearchService:
@@ -67,24 +66,24 @@ def _service() -> ResearchService:
 
 @research_app.command("ask")
 def research(
-    question: Annotated[str, typer.Argument(help="The research question (Japanese or English).")],
+    question: Annotated[str, typer.Argument(help="調査したい質問（日本語または英語）")],
     kb: Annotated[
         list[str] | None,
-        typer.Option("--kb", help="Knowledge base to search (repeatable; default: all indexed)."),
+        typer.Option("--kb", help="検索するナレッジベース（複数指定可。既定: 登録済みのすべて）。"),
     ] = None,
     session: Annotated[
-        str | None, typer.Option("--session", help="Continue this session (its notes).")
+        str | None, typer.Option("--session", help="このセッション（のメモ）から続けます。")
     ] = None,
     sample: Annotated[
         bool,
         typer.Option(
             "--sample/--no-sample",
-            help="Index the bundled research corpus first when no knowledge base exists.",
+            help="ナレッジベースがなければ、先に同梱の調査用資料を登録します。",
         ),
     ] = True,
     as_json: JsonOption = False,
 ) -> None:
-    """Research QUESTION in the knowledge bases (and Azure AI Search / web when configured)."""
+    """ナレッジベース（設定があれば Azure AI Search・Web も）で QUESTION を調べます。"""
     if not question.strip():
         err_console.print('調べたい内容を引数で指定してください（例: keiri-agent research "…"）')
         raise typer.Exit(code=2)
@@ -131,7 +130,7 @@ def _progress(quiet: bool) -> Callable[[Event], None]:
 
 @notes_app.command("list")
 def list_sessions(as_json: JsonOption = False) -> None:
-    """Research sessions, newest first, with their note counts."""
+    """調査セッションの一覧（新しい順、メモの件数付き）。"""
     try:
         sessions = _service().sessions()
     except KeiriAgentError as error:
@@ -156,8 +155,8 @@ def list_sessions(as_json: JsonOption = False) -> None:
 
 
 @notes_app.command("show")
-def show_session(session_id: str, as_json: JsonOption = False) -> None:
-    """The notes of SESSION_ID in step order."""
+def show_session(session_id: SessionArgument, as_json: JsonOption = False) -> None:
+    """SESSION_ID のメモを手順の順に表示します。"""
     try:
         notes = _service().notes(session_id)
         if not notes:
@@ -183,8 +182,8 @@ def show_session(session_id: str, as_json: JsonOption = False) -> None:
 
 
 @notes_app.command("delete")
-def delete_session(session_id: str, as_json: JsonOption = False) -> None:
-    """Delete every note of SESSION_ID."""
+def delete_session(session_id: SessionArgument, as_json: JsonOption = False) -> None:
+    """SESSION_ID のメモをすべて削除します。"""
     try:
         deleted = _service().delete_session(session_id)
     except KeiriAgentError as error:
