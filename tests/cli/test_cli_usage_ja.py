@@ -134,3 +134,11 @@ def test_wrapping_counts_wide_characters_and_keeps_markers_whole() -> None:
     assert "[既定値: no-keep]" in lines
     assert not any(line.startswith(("。", "、", "）")) for line in lines), lines
     assert not any(line.endswith("（") for line in lines), lines
+
+
+def test_a_long_vowel_mark_or_small_kana_never_starts_a_line() -> None:
+    from keiri_agent.cli.usage import wrap
+
+    for width in range(8, 30):
+        for line in wrap("報告書と図の保存先フォルダーとキャッシュ（なければ作成）。", width):
+            assert not line.startswith(("ー", "ッ", "ュ")), (width, line)
