@@ -27,7 +27,10 @@ HELP_OPTION_TEXT = "この説明を表示して終了します。"
 OPTIONS_METAVAR = "[オプション]"
 SUBCOMMAND_METAVAR = "コマンド [引数]..."
 EXAMPLE_PREFIX = "例: "
-NO_LINE_START = frozenset("。、）」』】〕，．・：；！？ーぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ々")
+NO_LINE_START = frozenset(
+    "。、）」』】〕，．・：；！？"  # closing punctuation
+    "ーぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ々"  # long vowel mark, small kana
+)
 NO_LINE_END = frozenset("（「『")
 TYPE_WORDS = {
     "int": "整数",
