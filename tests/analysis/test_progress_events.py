@@ -57,6 +57,7 @@ def test_one_event_per_step_numbered_per_turn(tmp_path: Path) -> None:
     assert failed[0]["name"] == "groupby_agg" and failed[0]["spec_type"] == "analysis"
     assert done[0]["ok"] is True
     assert done[0]["artifact_ids"] == [a["artifact_id"] for a in turn.artifacts]
+    assert done[0]["titles"] == [a["title"] for a in turn.artifacts]
     assert first[5].payload["report_chars"] == len(turn.report_md or "")
 
     # the next turn of the thread is a new run: its own id, numbered from 1 again

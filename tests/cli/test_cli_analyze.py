@@ -175,9 +175,21 @@ def test_progress_lines_follow_the_analysis_events(sales_csv: Path) -> None:
     result = runner.invoke(app, ["analyze", str(sales_csv), "地域別の売上の合計を見せて"])
     assert result.exit_code == 0, result.output
     progress = [line for line in result.stderr.splitlines() if line.startswith("· ")]
-    assert progress[0].startswith("· 判断 act: ")
-    assert any(line.startswith("· 実行 {") and "groupby_agg" in line for line in progress)
+    assert progress[0].startswith("· 判断（実行） ")
+    # the act line says what was made, in words (not the spec's JSON)
+    assert any(line.startswith("· 実行 「地域別の集計」") for line in progress), progress
+    assert not any("{" in line or "groupby_agg" in line for line in progress), progress
     assert progress[-1].rstrip() == "· レポート"
+
+
+def test_a_table_description_is_printed_whole_beneath_the_table(sales_csv: Path) -> None:
+    result = runner.invoke(app, ["analyze", str(sales_csv), "地域別の売上の合計を見せて"])
+    assert result.exit_code == 0, result.output
+    # one line, not wrapped to the narrow table's width as a caption would be
+    assert any(
+        line.startswith("地域ごとの") and line.rstrip().endswith("行。")
+        for line in result.stdout.splitlines()
+    ), result.stdout
 
 
 def test_total_row_is_excluded_noted_and_kept_with_a_flag(tmp_path: Path) -> None:
@@ -195,3 +207,16 @@ def test_total_row_is_excluded_noted_and_kept_with_a_flag(tmp_path: Path) -> Non
     kept = runner.invoke(app, ["analyze", str(path), question, "--json", "--keep-total-rows"])
     table = next(a for a in json.loads(kept.stdout)["artifacts"] if a["kind"] == "table")
     assert sum(r["受診数_sum"] for r in table["records"]) == 120
+
+
+def test_progress_prints_a_rationale_with_brackets_as_written(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An LLM's rationale (or the user's words in it) is text, not Rich markup."""
+    from keiri_agent.cli.app import _progress_printer
+    from keiri_agent.events import EventEmitter
+
+    emitter = EventEmitter("analysis", "turn_x", _progress_printer(quiet=False))
+    rationale = "[/red]の列と [bold]売上[/bold] を集計します"
+    emitter.emit("reason", {"next_action": "act", "rationale": rationale, "logs": []})
+    assert f"· 判断（実行） {rationale}" in capsys.readouterr().err

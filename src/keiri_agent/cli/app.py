@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -83,19 +84,35 @@ def _banner(settings: Settings, *, quiet: bool) -> None:
         err_console.print(f"[dim]LLM: {settings.describe()}[/dim]")
 
 
-def _progress_printer(quiet: bool) -> Any:
-    labels = {"reason": "判断", "act": "実行", "out_of_scope": "範囲外応答", "report": "レポート"}
+STEP_LABELS = {"reason": "判断", "act": "実行", "out_of_scope": "範囲外応答", "report": "レポート"}
+NEXT_ACTION_LABELS = {"act": "実行", "finalize": "まとめ", "ask": "確認", "out_of_scope": "範囲外"}
 
+
+def _act_detail(payload: Mapping[str, Any]) -> str:
+    """What an ``act`` step did, in words: the tables/figures made or the error met."""
+    parts = []
+    for action in payload.get("actions") or []:
+        if action.get("ok"):
+            made = "".join(f"「{title}」" for title in action.get("titles") or [])
+            parts.append(f"{made}を作成しました" if made else "実行しました（結果なし）")
+        else:
+            parts.append(f"エラー: {(action.get('error') or {}).get('message', '')}")
+    return " / ".join(parts) or "実行するものがありませんでした"
+
+
+def _progress_printer(quiet: bool) -> Any:
     def on_event(event: Event) -> None:
         if quiet:
             return
         node, update = event.kind, event.payload
-        detail = ""
+        label, detail = STEP_LABELS.get(node, node), ""
         if node == "reason":
-            detail = f"{update.get('next_action')}: {update.get('rationale') or ''}"
+            step = str(update.get("next_action"))
+            label += f"（{NEXT_ACTION_LABELS.get(step, step)}）"
+            detail = update.get("rationale") or ""
         elif node == "act":
-            detail = "; ".join(line.removeprefix("act: ")[:120] for line in update.get("logs", []))
-        err_console.print(f"[dim]· {labels.get(node, node)} {detail}[/dim]")
+            detail = _act_detail(update)
+        err_console.print(f"· {label} {detail}".rstrip(), style="dim", markup=False)
 
     return on_event
 

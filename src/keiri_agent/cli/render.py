@@ -19,12 +19,14 @@ def render_artifact(console: Console, artifact: Artifact, files: dict[str, Path]
     """Show one artifact: a Rich table, a text panel, or where a figure was written."""
     payload = artifact["payload"]
     if artifact["kind"] == "table" and isinstance(payload, dict):
-        table = Table(title=artifact["title"], caption=artifact["description"] or None)
+        table = Table(title=artifact["title"])
         for label in column_labels(payload):
             table.add_column(label)
         for row in display_rows(payload, TERMINAL_TABLE_ROWS):
             table.add_row(*row)
         console.print(table)
+        if artifact["description"]:  # beneath, not as a caption squeezed to the table's width
+            console.print(artifact["description"], style="dim", markup=False)
         total = payload.get("total_rows", 0)
         if total > TERMINAL_TABLE_ROWS:
             console.print(f"  … 全 {total} 行（--json で全件）", style="dim")

@@ -11,6 +11,7 @@ number). Payloads (never DataFrames, messages or figures)::
                      "rationale": str, "questions": [str, ...]}
     act:          + {"actions": [{"spec_type": "analysis" | "plot" | None,
                                   "name": op or kind, "ok": bool, "artifact_ids": [str, ...],
+                                  "titles": [str, ...],  # each artifact's title, same order
                                   "error": {"code": str, "message": str}}]}  # error if failed
     report:       + {"report_chars": int}
 """
@@ -33,13 +34,14 @@ def step_payload(node: str, update: Mapping[str, Any], thread_id: str) -> dict[s
         payload["rationale"] = str(update.get("rationale") or "")
         payload["questions"] = [str(q) for q in update.get("clarifying_questions") or []]
     elif node == "act":
-        payload["actions"] = [_action(item) for item in update.get("action_history") or []]
+        titles = {a.get("artifact_id"): a.get("title") for a in update.get("artifacts") or []}
+        payload["actions"] = [_action(item, titles) for item in update.get("action_history") or []]
     elif node == "report":
         payload["report_chars"] = len(update.get("final_report_md") or "")
     return payload
 
 
-def _action(item: Mapping[str, Any]) -> dict[str, Any]:
+def _action(item: Mapping[str, Any], titles: Mapping[Any, Any]) -> dict[str, Any]:
     spec = item.get("spec") or {}
     name = spec.get("op") or spec.get("kind")
     summary: dict[str, Any] = {
@@ -47,6 +49,7 @@ def _action(item: Mapping[str, Any]) -> dict[str, Any]:
         "name": str(name) if name else None,
         "ok": bool(item.get("ok")),
         "artifact_ids": [str(i) for i in item.get("artifact_ids") or []],
+        "titles": [str(titles.get(i) or i) for i in item.get("artifact_ids") or []],
     }
     error = item.get("error")
     if error:
