@@ -220,3 +220,13 @@ def test_progress_prints_a_rationale_with_brackets_as_written(
     rationale = "[/red]の列と [bold]売上[/bold] を集計します"
     emitter.emit("reason", {"next_action": "act", "rationale": rationale, "logs": []})
     assert f"· 判断（実行） {rationale}" in capsys.readouterr().err
+
+
+def test_the_command_to_continue_is_one_line_that_runs_as_printed(tmp_path: Path) -> None:
+    data = tmp_path / "my data [2024].csv"
+    data.write_text("a,b\n1,2\n", encoding="utf-8")
+    result = runner.invoke(app, ["analyze", str(data), "明日の天気は？"])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.stdout.splitlines() if x.startswith("続けるには: "))
+    assert f"keiri-agent analyze '{data}' \"回答\" --thread " in line
+    assert len(line.split("--thread ")[1].strip()) == 32  # the whole thread id on this line

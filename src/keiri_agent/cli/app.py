@@ -8,6 +8,7 @@ Exit codes: 0 success, 1 a reported failure (bad file, bad spec, LLM error),
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -227,8 +228,9 @@ def _show_turn(turn: TurnResult, file: Path, out: Path | None, as_json: bool) ->
             render_artifact(console, artifact, files)
         render_markdown(console, turn.reply)
         if turn.next_action == "ask" or turn.report_md is None:
-            again = f'keiri-agent analyze {file} "回答" --thread {turn.thread_id}'
-            console.print(f"\n[dim]続けるには: {again}[/dim]")
+            again = f'keiri-agent analyze {shlex.quote(str(file))} "回答" --thread {turn.thread_id}'
+            # one unwrapped line, as written: a command to copy
+            console.print(f"\n続けるには: {again}", style="dim", markup=False, soft_wrap=True)
         if report_path is not None:
             console.print(f"\n[green]レポートを保存しました:[/green] {report_path}")
     if write_error is not None:
