@@ -52,6 +52,12 @@ def test_help_is_japanese(words: str) -> None:
     assert ENGLISH.findall(_descriptions(text)) == [], text
 
 
+@pytest.mark.parametrize("words", COMMANDS)
+def test_value_types_in_help_are_japanese_words(words: str) -> None:
+    text = _help(words)
+    assert re.findall(r"<(?:str|path|int|float|list\[\w+\])>", text) == [], text
+
+
 def test_group_help_lists_commands_under_a_japanese_heading() -> None:
     assert "コマンド:" in _help("") and "コマンド:" in _help("plan")
     text = _help("analyze")

@@ -32,6 +32,23 @@ NO_LINE_START = frozenset(
     "ーぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ々"  # long vowel mark, small kana
 )
 NO_LINE_END = frozenset("（「『")
+TYPE_LABELS = {
+    "str": "文字列",
+    "path": "パス",
+    "file": "ファイル",
+    "dir": "フォルダー",
+    "directory": "フォルダー",
+    "int": "整数",
+    "int range": "整数",
+    "float": "数値",
+    "float range": "数値",
+    "bool": "true|false",
+    "datetime": "日時",
+    "list[str]": "文字列（複数可）",
+    "list[Path]": "パス（複数可）",
+    "list[int]": "整数（複数可）",
+}
+"""Japanese words for Typer's ``<type>`` labels in help (others are shown as Typer writes them)."""
 TYPE_WORDS = {
     "int": "整数",
     "float": "数値",
@@ -179,7 +196,11 @@ def _help_record(param: _click.Parameter, ctx: _click.Context) -> tuple[str, str
         return None
     text = getattr(param, "help", None) or ""
     markers = _markers(param, ctx)
-    return record[0], f"{text}  {markers}".strip()
+    name = record[0]
+    if isinstance(param, TyperArgument | TyperOption):
+        shown = param.display_type(ctx)
+        name = name.replace(shown, f"<{TYPE_LABELS.get(shown[1:-1], shown[1:-1])}>")
+    return name, f"{text}  {markers}".strip()
 
 
 def _examples(command: _click.Command | None) -> list[str]:
