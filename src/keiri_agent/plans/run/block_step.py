@@ -78,7 +78,7 @@ class _Prepared:
     ``_check_inputs`` / ``_check_outputs``.
     """
 
-    __slots__ = ("names_ok", "node", "ports", "resolvers")
+    __slots__ = ("names_ok", "node", "ports", "resolvers", "ui")
 
     def __init__(self, node: BlockNode, ports: _Ports) -> None:
         given = node.inputs
@@ -88,6 +88,8 @@ class _Prepared:
         self.names_ok = ports.names.issuperset(given) and all(
             name in given for name in ports.required
         )
+        self.ui: bool | None = None
+        """Whether the node's block is a UIBlock (known once the block is loaded)."""
 
 
 def _resolver(value: Any) -> tuple[int, Any]:
@@ -340,7 +342,10 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
         stage_retryable = True
         block.validate(inputs, ctx)
         try:
-            if isinstance(block, UIBlock) and ctx.answers is None:
+            ui = prepared.ui
+            if ui is None:  # the catalog gives one class per spec
+                ui = prepared.ui = isinstance(block, UIBlock)
+            if ui and ctx.answers is None:
                 raise InputRequired(block.request(inputs, ctx))
             with stop_on(attempt.cancel):  # readers inside stop once the node is abandoned
                 outputs = block.run(inputs, ctx)
