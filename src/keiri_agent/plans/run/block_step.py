@@ -78,7 +78,7 @@ class _Prepared:
     ``_check_inputs`` / ``_check_outputs``.
     """
 
-    __slots__ = ("names_ok", "node", "ports", "resolvers", "ui")
+    __slots__ = ("names_ok", "node", "ports", "resolvers")
 
     def __init__(self, node: BlockNode, ports: _Ports) -> None:
         given = node.inputs
@@ -88,8 +88,6 @@ class _Prepared:
         self.names_ok = ports.names.issuperset(given) and all(
             name in given for name in ports.required
         )
-        self.ui: bool | None = None
-        """Whether the node's block is a UIBlock (known once the block is loaded)."""
 
 
 def _resolver(value: Any) -> tuple[int, Any]:
@@ -290,6 +288,10 @@ def _check_outputs(
     return {alias: values.get(name) for name, alias in mapping.items()}
 
 
+_UI_CLASSES: dict[type, bool] = {}
+"""Whether a block class is a UIBlock (a run meets a few classes on many nodes)."""
+
+
 def _acquire(limit: threading.BoundedSemaphore | None, attempt: Attempt) -> bool:
     if limit is None:
         return True
@@ -342,9 +344,9 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
         stage_retryable = True
         block.validate(inputs, ctx)
         try:
-            ui = prepared.ui
-            if ui is None:  # the catalog gives one class per spec
-                ui = prepared.ui = isinstance(block, UIBlock)
+            ui = _UI_CLASSES.get(type(block))
+            if ui is None:  # ``isinstance`` of an ABC costs more than the lookup
+                ui = _UI_CLASSES[type(block)] = isinstance(block, UIBlock)
             if ui and ctx.answers is None:
                 raise InputRequired(block.request(inputs, ctx))
             with stop_on(attempt.cancel):  # readers inside stop once the node is abandoned

@@ -63,6 +63,8 @@ def check_graph(
 ) -> list[dict[str, Any]]:
     """Problems that make a graph unrunnable: unknown blocks, bad references, cycles."""
     issues: list[dict[str, Any]] = []
+    resolved: dict[str, KeiriAgentError | None] = {}
+    """Each block reference's resolution (a plan uses a few blocks on many nodes)."""
     for node in graph:
         path = f"{prefix}{node.id}"
         try:
@@ -72,10 +74,17 @@ def check_graph(
         except KeiriAgentError as exc:
             issues.append(_issue(exc.code, f"{path}: {exc.message}", path))
         if isinstance(node, BlockNode):
-            try:
-                catalog.resolve(node.block)
-            except KeiriAgentError as exc:
-                issues.append(_issue(exc.code, f"{path}: {exc.message}", path))
+            if node.block in resolved:
+                failure = resolved[node.block]
+            else:
+                try:
+                    catalog.resolve(node.block)
+                    failure = None
+                except KeiriAgentError as exc:
+                    failure = exc
+                resolved[node.block] = failure
+            if failure is not None:
+                issues.append(_issue(failure.code, f"{path}: {failure.message}", path))
         elif isinstance(node, LoopNode):
             issues += check_graph(node.body.plan.graph, catalog, f"{path}/")
     try:
