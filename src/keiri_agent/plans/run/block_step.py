@@ -347,7 +347,7 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
             ui = _UI_CLASSES.get(type(block))
             if ui is None:  # ``isinstance`` of an ABC costs more than the lookup
                 ui = _UI_CLASSES[type(block)] = isinstance(block, UIBlock)
-            if ui and ctx.answers is None:
+            if ui and ctx.answers is None and isinstance(block, UIBlock):
                 raise InputRequired(block.request(inputs, ctx))
             with stop_on(attempt.cancel):  # readers inside stop once the node is abandoned
                 outputs = block.run(inputs, ctx)
