@@ -9,6 +9,11 @@ schema checks and reference resolution. Prints ``name: value`` lines:
 
 - ``chain.<engine>_us_per_node`` — wall ÷ 1,000 on a chain of 1,000 trivial nodes
   (each reads the previous one's value).
+- ``chain.<engine>_cpu_us_per_node`` — the process CPU time (``time.process_time()``
+  around each run: all threads, the median run) ÷ 1,000 on the same chain; with
+  ``chain.ours_over_dask_cpu`` / ``chain.ours_over_langgraph_cpu`` beside the wall
+  ratios. CPU is the steadier figure on a shared machine (a waiting thread costs
+  none); wall stays the headline.
 - ``fanout.<engine>_us_per_node`` — wall ÷ 502 on 1 → 500 → join (8 workers).
 - ``dag.<engine>_makespan_over_critical_path`` — wall ÷ the longest path of sleeps
   on the uneven 60-node DAG of ``plan_runner.py`` (10–150 ms, 64 workers): LangGraph
@@ -20,7 +25,7 @@ schema checks and reference resolution. Prints ``name: value`` lines:
   (< 1: the Plan runner is faster). Targets: chain ≤ 0.5 over LangGraph and ≤ 1.0
   over Dask; the runner's DAG makespan ÷ critical path ≤ 1.05.
 
-    uv run python benchmarks/peers.py [--repeats 5] [--seed 7]
+    uv run python benchmarks/peers.py [--repeats 5] [--seed 7] [--shapes chain,fanout,dag,foreach]
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ FANOUT = 500
 DAG_NODES = 60
 ITEMS, ITEM_MS, CONCURRENCY = 1000, 20, 8
 ENGINES = ("runner", "langgraph", "dask")
+SHAPES = ("chain", "fanout", "dag", "foreach")
 
 
 class ChainState(TypedDict):
@@ -213,13 +219,17 @@ def dask_shapes(
 # -- measuring -------------------------------------------------------------------------
 
 
-def timed(call: Callable[[], Any]) -> float:
+def timed(call: Callable[[], Any]) -> tuple[float, float]:
+    """(wall seconds, process CPU seconds of all threads) of one call."""
+    cpu_started = time.process_time()
     started = time.perf_counter()
     call()
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() - cpu_started
 
 
-def measure(bench: Bench, repeats: int, seed: int) -> dict[str, float]:
+def measure(
+    bench: Bench, repeats: int, seed: int, shapes: tuple[str, ...] = SHAPES
+) -> dict[str, float]:
     durations, parents, critical_s = uneven_dag(random.Random(seed))
     ours = runner_shapes(durations, parents)
     calls: dict[str, dict[str, Callable[[], Any]]] = {
@@ -231,16 +241,16 @@ def measure(bench: Bench, repeats: int, seed: int) -> dict[str, float]:
     for engine in ENGINES:  # warm up: imports, caches, thread pools
         calls[engine]["fanout"]()
     walls: dict[tuple[str, str], list[float]] = {}
-    for shape, shape_repeats in (
-        ("chain", repeats),
-        ("fanout", repeats),
-        ("dag", repeats),
-        ("foreach", max(1, repeats // 2)),
-    ):
+    cpus: dict[tuple[str, str], list[float]] = {}
+    for shape in shapes:
+        shape_repeats = max(1, repeats // 2) if shape == "foreach" else repeats
         for _ in range(shape_repeats):
             for engine in ENGINES:
-                walls.setdefault((shape, engine), []).append(timed(calls[engine][shape]))
+                wall, cpu = timed(calls[engine][shape])
+                walls.setdefault((shape, engine), []).append(wall)
+                cpus.setdefault((shape, engine), []).append(cpu)
     median = {key: statistics.median(values) for key, values in walls.items()}
+    median_cpu = {key: statistics.median(values) for key, values in cpus.items()}
     figures: dict[str, float] = {}
     scales = {
         "chain": ("us_per_node", 1e6 / CHAIN),
@@ -248,13 +258,23 @@ def measure(bench: Bench, repeats: int, seed: int) -> dict[str, float]:
         "dag": ("makespan_over_critical_path", 1 / critical_s),
         "foreach": ("over_ideal", 1 / (ITEMS * ITEM_MS / 1000 / CONCURRENCY)),
     }
-    for shape, (unit, scale) in scales.items():
+    for shape in shapes:
+        unit, scale = scales[shape]
         for engine in ENGINES:
             figures[f"{shape}.{engine}_{unit}"] = median[(shape, engine)] * scale
         figures[f"{shape}.ours_over_langgraph"] = (
             median[(shape, "runner")] / median[(shape, "langgraph")]
         )
         figures[f"{shape}.ours_over_dask"] = median[(shape, "runner")] / median[(shape, "dask")]
+        if shape == "chain":
+            for engine in ENGINES:
+                figures[f"chain.{engine}_cpu_us_per_node"] = median_cpu[("chain", engine)] * scale
+            figures["chain.ours_over_langgraph_cpu"] = (
+                median_cpu[("chain", "runner")] / median_cpu[("chain", "langgraph")]
+            )
+            figures["chain.ours_over_dask_cpu"] = (
+                median_cpu[("chain", "runner")] / median_cpu[("chain", "dask")]
+            )
     return figures
 
 
@@ -262,10 +282,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--shapes", default=",".join(SHAPES), help="comma-separated subset of " + ",".join(SHAPES)
+    )
     args = parser.parse_args()
+    shapes = tuple(shape for shape in SHAPES if shape in args.shapes.split(","))
     logging.disable(logging.WARNING)
     with tempfile.TemporaryDirectory() as folder:
-        figures = measure(Bench(Path(folder) / "runs"), args.repeats, args.seed)
+        figures = measure(Bench(Path(folder) / "runs"), args.repeats, args.seed, shapes)
     for name, value in figures.items():
         print(f"{name}: {value:.4g}")
 

@@ -35,20 +35,26 @@ from typing import Any, Literal
 EventSource = Literal["analysis", "design", "helpdesk", "plan", "research"]
 
 
-_second: list[Any] = [None, ""]
-"""The last whole second formatted by ``utc_timestamp`` (formatting is the costly part)."""
+_last: tuple[int, str] = (-1, "")
+"""The last millisecond (since the epoch) ``utc_timestamp`` formatted, and its text:
+events come faster than one a millisecond, and formatting is the costly part."""
 
 
 def utc_timestamp(moment: dt.datetime | None = None) -> str:
     """``2026-01-01T10:00:01.250Z``: UTC, millisecond precision (now when no ``moment``)."""
+    global _last
     if moment is None:
-        now = time.time()
-        second = int(now)
-        cached_second, text = _second
-        if cached_second != second:
-            text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-            _second[:] = [second, text]
-        return f"{text}.{int((now - second) * 1000):03d}Z"
+        milli = int(time.time() * 1000)
+        last = _last  # one read: another thread may replace it meanwhile
+        if last[0] == milli:
+            return last[1]
+        if last[0] // 1000 == milli // 1000:
+            stamp = f"{last[1][:19]}.{milli % 1000:03d}Z"
+        else:
+            second = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(milli // 1000))
+            stamp = f"{second}.{milli % 1000:03d}Z"
+        _last = (milli, stamp)
+        return stamp
     moment = moment.astimezone(dt.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 

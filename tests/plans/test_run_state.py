@@ -21,6 +21,7 @@ from keiri_agent.plans.run.run_state import (
     RunState,
     StateEncodingError,
     SubflowState,
+    _dumps,
     decode,
     encode,
     find_state,
@@ -60,6 +61,26 @@ def test_every_supported_value_survives_a_json_round_trip(value: Any) -> None:
     text = json.dumps(encode(value), allow_nan=False)
 
     assert decode(json.loads(text)) == value
+
+
+@given(values)
+def test_the_saved_text_is_json_dumps_of_the_encoded_value(value: Any) -> None:
+    encoded = encode(value)
+
+    assert _dumps(encoded) == json.dumps(encoded, ensure_ascii=False, allow_nan=False)
+
+
+def test_floats_and_nested_mappings_encode_in_one_pass() -> None:
+    value = {"ms": 1.5, "bad": math.inf, "inner": {"x": 2.0, "deep": {"__tuple__": [1]}}}
+
+    encoded = encode(value)
+
+    assert encoded == {
+        "ms": 1.5,
+        "bad": {"__float__": "inf"},
+        "inner": {"x": 2.0, "deep": {"__dict__": {"__tuple__": [1]}}},
+    }
+    assert decode(json.loads(_dumps(encoded))) == value
 
 
 def test_special_floats_and_tag_like_mappings_round_trip() -> None:

@@ -130,6 +130,27 @@ def test_a_plan_that_cannot_run_is_rejected_before_it_starts(runs: Path) -> None
     assert not runs.exists()
 
 
+def test_every_node_with_an_unknown_block_is_named(runs: Path) -> None:
+    plan = make_plan(node("a", block="rt.missing"), node("b"), node("c", block="rt.missing"))
+
+    with pytest.raises(PlanValidationError) as raised:
+        make_runner(runs).start(plan)
+
+    assert [issue["node_id"] for issue in raised.value.issues] == ["a", "c"]
+    assert all("rt.missing" in issue["message"] for issue in raised.value.issues)
+
+
+def test_a_bad_reference_is_named_by_its_node_and_field(runs: Path) -> None:
+    plan = make_plan(node("a", value=1), node("b", value="${a.value"), node("c", value="x"))
+
+    with pytest.raises(PlanValidationError) as raised:
+        make_runner(runs).start(plan)
+
+    [issue] = raised.value.issues
+    assert issue["node_id"] == "b"
+    assert issue["message"].startswith("b: in.value: ")
+
+
 def _pause_plan() -> Any:
     return make_plan(
         node("prepare", value="draft", label="prepare"),

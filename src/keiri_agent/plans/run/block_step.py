@@ -288,6 +288,10 @@ def _check_outputs(
     return {alias: values.get(name) for name, alias in mapping.items()}
 
 
+_UI_CLASSES: dict[type, bool] = {}
+"""Whether a block class is a UIBlock (a run meets a few classes on many nodes)."""
+
+
 def _acquire(limit: threading.BoundedSemaphore | None, attempt: Attempt) -> bool:
     if limit is None:
         return True
@@ -340,7 +344,10 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
         stage_retryable = True
         block.validate(inputs, ctx)
         try:
-            if isinstance(block, UIBlock) and ctx.answers is None:
+            ui = _UI_CLASSES.get(type(block))
+            if ui is None:  # ``isinstance`` of an ABC costs more than the lookup
+                ui = _UI_CLASSES[type(block)] = isinstance(block, UIBlock)
+            if ui and ctx.answers is None and isinstance(block, UIBlock):
                 raise InputRequired(block.request(inputs, ctx))
             with stop_on(attempt.cancel):  # readers inside stop once the node is abandoned
                 outputs = block.run(inputs, ctx)

@@ -27,6 +27,7 @@ from keiri_agent.plans.dsl.dependencies import (
     topological_order,
 )
 from keiri_agent.plans.dsl.models import BlockNode, LoopNode, Node, Plan
+from keiri_agent.plans.dsl.references import _template_parts as template_parts
 
 __all__ = ["cached_dependencies", "check_graph", "check_plan"]
 
@@ -63,19 +64,29 @@ def check_graph(
 ) -> list[dict[str, Any]]:
     """Problems that make a graph unrunnable: unknown blocks, bad references, cycles."""
     issues: list[dict[str, Any]] = []
+    resolved: dict[str, KeiriAgentError | None] = {}
+    """Each block reference's resolution (a plan uses a few blocks on many nodes)."""
     for node in graph:
         path = f"{prefix}{node.id}"
         try:
-            list(node_references(node))
+            if not _plain_references(node):
+                list(node_references(node))  # raises the syntax error naming the field
             if isinstance(node, LoopNode) and node.while_ is not None:
                 parse_when(node.while_.condition)
         except KeiriAgentError as exc:
             issues.append(_issue(exc.code, f"{path}: {exc.message}", path))
         if isinstance(node, BlockNode):
-            try:
-                catalog.resolve(node.block)
-            except KeiriAgentError as exc:
-                issues.append(_issue(exc.code, f"{path}: {exc.message}", path))
+            if node.block in resolved:
+                failure = resolved[node.block]
+            else:
+                try:
+                    catalog.resolve(node.block)
+                    failure = None
+                except KeiriAgentError as exc:
+                    failure = exc
+                resolved[node.block] = failure
+            if failure is not None:
+                issues.append(_issue(failure.code, f"{path}: {failure.message}", path))
         elif isinstance(node, LoopNode):
             issues += check_graph(node.body.plan.graph, catalog, f"{path}/")
     try:
@@ -84,6 +95,27 @@ def check_graph(
         where = prefix.rstrip("/")
         issues.append(_issue(exc.code, f"{where + ': ' if where else ''}{exc.message}", where))
     return issues
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
+def _plain_references(node: Node) -> bool:
+    """True when ``node_references(node)`` cannot raise: a block node without ``when``
+    whose inputs are scalars or text that parses (most nodes; the rest are walked)."""
+    if type(node) is not BlockNode or node.when is not None:
+        return False
+    for value in node.inputs.values():
+        kind = type(value)
+        if kind is str:
+            if "${" in value:
+                try:
+                    template_parts(value)  # cached per text
+                except Exception:  # the walk raises it with the field's path
+                    return False
+        elif kind not in _SCALARS:
+            return False
+    return True
 
 
 def check_plan(plan: Plan, catalog: BlockCatalog) -> None:

@@ -63,6 +63,11 @@ class ProgressSaver:
 
     def node_finished(self) -> None:
         """A node or a loop iteration finished: save now, or within the coalescing gap."""
+        if self._dirty:
+            # A save is already due and has not started (starting it clears the flag
+            # before it reads the state): it will hold this completion too. Read
+            # without the lock, which every node would otherwise take.
+            return
         with self._lock:
             if self._closed:
                 return

@@ -265,6 +265,8 @@ class RunLog:
             elif kind in _PASS or (kind is float and math.isfinite(value)):
                 # None, bool, int, a finite float: nothing to summarise
                 fields[name] = value
+            elif kind is dict and _plain(value):
+                fields[name] = dict(value)  # what ``sanitize`` returns for it
             else:
                 fields[name] = sanitize(value, depth=1, max_depth=MAX_DEPTH + 1)
         if run_id != self._emitter.run_id:
@@ -338,6 +340,22 @@ def _secret_name(name: str) -> bool:
     if secret is None:
         secret = _SECRET_NAMES[name] = is_secret_key(name)
     return secret
+
+
+def _plain(value: dict[Any, Any]) -> bool:
+    """True when ``sanitize`` would return a copy of ``value`` as it is: at most
+    ``MAX_KEYS`` text keys, none secret-looking, whose values are None, bool, int or
+    finite floats (a node's outputs are often just that)."""
+    if len(value) > MAX_KEYS:
+        return False
+    for key, item in value.items():
+        kind = type(key)
+        if kind is not str or (_SECRET_NAMES.get(key, True) and _secret_name(key)):
+            return False
+        kind = type(item)
+        if not (kind in _PASS or (kind is float and math.isfinite(item))):
+            return False
+    return True
 
 
 def log_line(event: Event) -> dict[str, Any]:

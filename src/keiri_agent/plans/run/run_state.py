@@ -128,6 +128,7 @@ class _Unsupported(Exception):
 
 
 _ESCAPED = _TAGS | {"__dict__"}
+_isfinite = math.isfinite
 _SCALARS = frozenset({str, int, bool, type(None)})
 
 
@@ -147,7 +148,13 @@ def _encode_dict(value: dict[Any, Any]) -> Any:
     for key, item in value.items():
         if type(key) is not str:
             raise _Unsupported
-        encoded[key] = item if type(item) in _SCALARS else _encode(item)
+        kind = type(item)
+        if kind in _SCALARS or (kind is float and _isfinite(item)):
+            encoded[key] = item  # a finite float too: stored as it is (``_encode_other``)
+        elif kind is dict:
+            encoded[key] = _encode_dict(item)
+        else:
+            encoded[key] = _encode(item)
     if len(encoded) == 1 and next(iter(encoded)) in _ESCAPED:
         return {"__dict__": encoded}
     return encoded
@@ -195,6 +202,35 @@ def encode(value: Any) -> Any:
             hint=f"保存できるのは {SUPPORTED_TYPES} です。ブロックで値を変換してください",
             details={"path": path, "type": type_name},
         ) from None
+
+
+_STATE_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+_C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+# ``json.dumps`` builds an encoder, and a C encoder with circular-reference markers,
+# on every call; ``encode``'s result is new containers (no cycles), so one C encoder
+# without markers writes the same text
+_C_STATE_ENCODER = (
+    _C_MAKE_ENCODER(
+        None,
+        _STATE_ENCODER.default,
+        json.encoder.encode_basestring,
+        None,
+        ": ",
+        ", ",
+        False,
+        False,
+        False,
+    )
+    if _C_MAKE_ENCODER is not None
+    else None
+)
+
+
+def _dumps(encoded: Any) -> str:
+    """``json.dumps(encoded, ensure_ascii=False, allow_nan=False)`` of ``encode``'s result."""
+    if _C_STATE_ENCODER is None:  # pragma: no cover - CPython has the C encoder
+        return _STATE_ENCODER.encode(encoded)
+    return "".join(_C_STATE_ENCODER(encoded, 0))
 
 
 def decode(value: Any) -> Any:
@@ -318,10 +354,17 @@ class NodeState:
     def to_dict(self) -> dict[str, Any]:
         """The fields that differ from their defaults (``status`` always)."""
         data: dict[str, Any] = {"status": self.status}
-        for name in ("outputs", "error", "request", "block", "duration_ms"):
-            value = getattr(self, name)
-            if value is not None:
-                data[name] = value
+        # written out (not a loop over the names): a save calls this for every node
+        if self.outputs is not None:
+            data["outputs"] = self.outputs
+        if self.error is not None:
+            data["error"] = self.error
+        if self.request is not None:
+            data["request"] = self.request
+        if self.block is not None:
+            data["block"] = self.block
+        if self.duration_ms is not None:
+            data["duration_ms"] = self.duration_ms
         if self.attempts:
             data["attempts"] = self.attempts
         if self.loop is not None:
@@ -373,7 +416,7 @@ class RunState:
         """``plan`` as masked JSON text, encoded once per plan dict."""
         cached = self._plan_text
         if cached is None or cached[0] is not self.plan:
-            text = json.dumps(encode(self.plan), ensure_ascii=False, allow_nan=False)
+            text = _dumps(encode(self.plan))
             cached = self._plan_text = (self.plan, mask_known(text))
         return cached[1]
 
@@ -437,7 +480,7 @@ def save_state(runs_dir: Path, state: RunState) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = state.to_dict()
     del data["plan"]
-    rest = mask_known(json.dumps(encode(data), ensure_ascii=False, allow_nan=False))
+    rest = mask_known(_dumps(encode(data)))
     text = f'{rest[:-1]}, "plan": {state.plan_text()}}}'
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
