@@ -304,20 +304,27 @@ def japanese(error: click_errors.UsageError, context: _click.Context | None = No
     return UsageMistake(message, ctx)
 
 
-class JapaneseCommand(TyperCommand):
-    """A command with Japanese help and usage errors."""
+class _JapaneseHelp:
+    """What a command and a group share: the Japanese context, usage line and help option.
 
-    context_class = JapaneseContext
+    A mixin placed before ``TyperCommand`` / ``TyperGroup``: its ``super()`` calls reach
+    them (mypy cannot see that, hence the ignore)."""
+
+    context_class: type[_click.Context] = JapaneseContext
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["options_metavar"] = OPTIONS_METAVAR
         super().__init__(*args, **kwargs)
 
     def get_help_option(self, ctx: _click.Context) -> TyperOption | None:
-        option = super().get_help_option(ctx)
+        option: TyperOption | None = super().get_help_option(ctx)  # type: ignore[misc]
         if option is not None:
             option.help = HELP_OPTION_TEXT
         return option
+
+
+class JapaneseCommand(_JapaneseHelp, TyperCommand):
+    """A command with Japanese help and usage errors."""
 
     def format_options(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
         _format_params(self, ctx, formatter)
@@ -362,21 +369,12 @@ def _format_params(
                 formatter.write_dl(rows)
 
 
-class JapaneseGroup(TyperGroup):
+class JapaneseGroup(_JapaneseHelp, TyperGroup):
     """A command group with Japanese help and usage errors (unknown or missing command)."""
 
-    context_class = JapaneseContext
-
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs["options_metavar"] = OPTIONS_METAVAR
         kwargs["subcommand_metavar"] = SUBCOMMAND_METAVAR
         super().__init__(*args, **kwargs)
-
-    def get_help_option(self, ctx: _click.Context) -> TyperOption | None:
-        option = super().get_help_option(ctx)
-        if option is not None:
-            option.help = HELP_OPTION_TEXT
-        return option
 
     def format_options(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
         _format_params(self, ctx, formatter)

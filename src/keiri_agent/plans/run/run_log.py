@@ -57,6 +57,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
+from keiri_agent.acyclic_json import acyclic_dumps
 from keiri_agent.events import Event, EventCallback, EventEmitter
 from keiri_agent.masking import MASK, is_secret_key, mask_text
 
@@ -178,22 +179,8 @@ def log_relative_path(plan_id: str, run_id: str, moment: dt.datetime | None = No
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
-_C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
-# ``_ENCODER.encode`` builds a C encoder on every call; the log's fields are sanitised
-# (new containers of bounded depth), so one encoder without the circular-reference
-# markers serves every line and thread
-_C_ENCODER = (
-    _C_MAKE_ENCODER(None, str, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
-    if _C_MAKE_ENCODER is not None
-    else None
-)
-
-
-def _encode(value: Any) -> str:
-    """``_ENCODER.encode(value)`` for sanitised values (no cycles)."""
-    if _C_ENCODER is None:  # pragma: no cover - CPython has the C encoder
-        return _ENCODER.encode(value)
-    return "".join(_C_ENCODER(value, 0))
+_encode = acyclic_dumps(default=str, allow_nan=True)
+"""``_ENCODER.encode(value)`` for sanitised values (new containers of bounded depth)."""
 
 
 _encode_text = json.encoder.encode_basestring

@@ -54,6 +54,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from keiri_agent.acyclic_json import acyclic_dumps
 from keiri_agent.errors import UserInputError
 from keiri_agent.events import utc_timestamp
 from keiri_agent.masking import mask_known
@@ -204,33 +205,10 @@ def encode(value: Any) -> Any:
         ) from None
 
 
-_STATE_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
-_C_MAKE_ENCODER = getattr(json.encoder, "c_make_encoder", None)
-# ``json.dumps`` builds an encoder, and a C encoder with circular-reference markers,
-# on every call; ``encode``'s result is new containers (no cycles), so one C encoder
-# without markers writes the same text
-_C_STATE_ENCODER = (
-    _C_MAKE_ENCODER(
-        None,
-        _STATE_ENCODER.default,
-        json.encoder.encode_basestring,
-        None,
-        ": ",
-        ", ",
-        False,
-        False,
-        False,
-    )
-    if _C_MAKE_ENCODER is not None
-    else None
+_dumps = acyclic_dumps(
+    default=json.JSONEncoder(ensure_ascii=False, allow_nan=False).default, allow_nan=False
 )
-
-
-def _dumps(encoded: Any) -> str:
-    """``json.dumps(encoded, ensure_ascii=False, allow_nan=False)`` of ``encode``'s result."""
-    if _C_STATE_ENCODER is None:  # pragma: no cover - CPython has the C encoder
-        return _STATE_ENCODER.encode(encoded)
-    return "".join(_C_STATE_ENCODER(encoded, 0))
+"""``json.dumps(encoded, ensure_ascii=False, allow_nan=False)`` of ``encode``'s result."""
 
 
 def decode(value: Any) -> Any:
