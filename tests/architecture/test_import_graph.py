@@ -144,6 +144,7 @@ LAYERS: dict[str, int] = {
             "limits",
             "stopping",
             "textcodec",
+            "acyclic_json",
             "logs",
             "workspace",
             "lazy_exports",
