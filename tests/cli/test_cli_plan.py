@@ -89,7 +89,7 @@ def test_validate_reports_a_yaml_error_as_an_issue_of_the_report(tmp_path: Path)
     assert report["issues"][0]["details"]["line"] >= 4
     table = runner.invoke(app, ["plan", "validate", str(plan)])
     assert table.exit_code == 1
-    assert "YAML_SYNTAX" in table.stdout and "(line " in table.stdout
+    assert "YAML_SYNTAX" in table.stdout and " 行目）" in table.stdout
 
 
 def test_pause_for_input_then_resume_with_an_answers_file(

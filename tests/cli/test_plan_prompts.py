@@ -92,7 +92,7 @@ def _run_id(output: str) -> str:
 
 def _succeeded(output: str) -> str:
     """The run id of a run the output reports as finished with success."""
-    found = re.search(r"success run (\S+)", output)
+    found = re.search(r"成功 実行 (\S+)（", output)
     assert found, output
     return found.group(1)
 
@@ -117,7 +117,7 @@ def test_a_collect_form_is_answered_by_prompts_and_the_run_finishes(
     assert "入力待ち: form" in result.output
     assert "月次の入力" in result.output
     assert "2) 近畿" in result.output  # select options are numbered
-    assert "success" in result.output
+    assert "成功 実行 " in result.output
     assert "plan resume" not in result.output
     assert _collected(keiri_home, _succeeded(result.output), "form") == {
         "name": "山田",
@@ -185,7 +185,7 @@ def test_eof_mid_prompt_keeps_the_run_paused_and_prints_the_resume_hint(
     result = runner.invoke(app, ["plan", "run", str(plan), "--prompt"], input="山田\n")
     assert result.exit_code == 0, result.output
     assert "入力を中断しました" in result.output
-    assert "paused" in result.output
+    assert "入力待ち 実行 run_" in result.output
     run_id = _run_id(result.output)
     answers = _write(
         tmp_path,
@@ -202,13 +202,18 @@ def test_no_prompt_keeps_the_paused_run_and_its_hint(tmp_path: Path) -> None:
     result = runner.invoke(app, ["plan", "run", str(plan), "--no-prompt"], input="山田\n")
     assert result.exit_code == 0, result.output
     assert "入力待ち: form" not in result.output  # nothing was asked
-    assert "入力待ち form (ui.interactive_input)" in result.output
-    assert "paused" in result.output
+    assert "入力待ち form (ui.interactive_input): 月次の入力" in result.output
+    # the request in words, not its JSON; the progress in words, not event names
+    assert "  - amount: 金額（数値、必須）" in result.output
+    assert "  - memo: メモ（文字、任意）" in result.output
+    assert '{"mode"' not in result.output
+    assert "· 開始" in result.output and "· 一時停止（入力待ち）" in result.output
+    assert "plan_start" not in result.output and "node_waiting" not in result.output
     _run_id(result.output)
     # without a terminal the default is not to prompt either
     default = runner.invoke(app, ["plan", "run", str(plan)], input="山田\n")
     assert "入力待ち: form" not in default.output
-    assert "paused" in default.output
+    assert "入力待ち 実行 run_" in default.output
 
 
 def test_inputs_answers_go_first_then_only_the_remaining_node_is_asked(
@@ -223,7 +228,7 @@ def test_inputs_answers_go_first_then_only_the_remaining_node_is_asked(
     assert "入力待ち: first" not in result.output
     assert "入力待ち: second" in result.output
     assert "田中 で確定しますか？" in result.output
-    assert "success" in result.output
+    assert "成功 実行 " in result.output
 
 
 def test_resume_prompts_and_an_invalid_answer_is_asked_again_alone(

@@ -31,11 +31,10 @@ Binary outputs (a workbook, an uploaded file) are never printed as Python text
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
@@ -142,8 +141,10 @@ def validate(plan: PlanArgument, as_json: JsonOption = False) -> None:
     if as_json:
         print_json(validation_json(report))
     else:
-        table = Table(title=f"{plan}: {len(report.errors)} errors, {len(report.warnings)} warnings")
-        for column in ("", "code", "node", "path", "message / hint"):
+        table = Table(
+            title=f"{escape(plan)}: エラー {len(report.errors)} 件、警告 {len(report.warnings)} 件"
+        )
+        for column in ("", "コード", "ノード", "場所", "内容 / 直し方"):
             table.add_column(column)
         for issue in report.issues:
             mark = "[red]✗[/red]" if issue.severity == "error" else "[yellow]![/yellow]"
@@ -152,13 +153,15 @@ def validate(plan: PlanArgument, as_json: JsonOption = False) -> None:
             )
             where = " ".join(
                 part
-                for part in (issue.path or "", f"(line {issue.line})" if issue.line else "")
+                for part in (issue.path or "", f"（{issue.line} 行目）" if issue.line else "")
                 if part
             )
             table.add_row(mark, issue.code, issue.node_id or "", where, text)
         if report.issues:
             console.print(table)
-        console.print("[green]OK[/green]" if report.ok else "[red]invalid[/red]")
+        console.print(
+            "[green]OK[/green]: 問題はありません" if report.ok else "[red]エラーがあります[/red]"
+        )
     if not report.ok:
         raise typer.Exit(code=1)
 
@@ -179,39 +182,99 @@ def dry_run_command(
     if as_json:
         print_json(dry_run_json(report))
     else:
-        table = Table(title=f"dry run: {plan}")
-        for column in ("node", "block", "status", "problems"):
+        table = Table(title=f"試行（dry run）: {escape(plan)}")
+        for column in ("ノード", "ブロック", "状態", "問題"):
             table.add_column(column)
         for node in report.nodes:
             problems = "\n".join(f"{p.code}: {escape(p.message)}" for p in node.problems)
             style = {"ok": "green", "failed": "red"}.get(node.status, "dim")
-            table.add_row(node.node_id, node.block or "", f"[{style}]{node.status}[/]", problems)
+            status = NODE_STATUS_WORDS.get(node.status, node.status)
+            table.add_row(node.node_id, node.block or "", f"[{style}]{status}[/]", problems)
         console.print(table)
         for problem in report.problems:
             console.print(f"[red]{problem.code}[/red] {escape(problem.message)}")
         for warning in report.warnings:
             hint = f"\n  [dim]{escape(warning.hint)}[/dim]" if warning.hint else ""
             console.print(f"[yellow]! {warning.code}[/yellow] {escape(warning.message)}{hint}")
-        console.print("[green]dry run OK[/green]" if report.ok else "[red]dry run failed[/red]")
+        console.print(
+            "[green]試行 OK[/green]: 問題はありません"
+            if report.ok
+            else "[red]試行で問題が見つかりました[/red]"
+        )
     if not report.ok:
         raise typer.Exit(code=1)
 
 
+EVENT_WORDS = {
+    "plan_start": "開始",
+    "plan_resumed": "再開",
+    "node_start": "実行中",
+    "node_complete": "完了",
+    "node_skipped": "スキップ",
+    "loop_iteration": "繰り返し",
+    "node_error": "エラー",
+    "node_waiting": "入力待ち",
+    "plan_paused": "一時停止（入力待ち）",
+    "plan_complete": "終了",
+}
+"""A run-log event in words for the terminal (the log itself keeps the event names)."""
+
+
+def _event_line(event: Event) -> str:
+    payload = event.payload
+    node_id = payload.get("node_id")
+    title = payload.get("title")
+    words = [EVENT_WORDS.get(event.kind, event.kind)]
+    if node_id:
+        words.append(f"{node_id}（{title}）" if title else str(node_id))
+    if event.kind == "node_error":
+        error = payload.get("error") or {}
+        again = "、再試行します" if payload.get("will_retry") else ""
+        words.append(f"[{error.get('code')}] {error.get('message')}{again}")
+    elif event.kind == "node_skipped":
+        words.append("（条件が成り立たないため）")
+    elif event.kind == "loop_iteration" and payload.get("iteration") is not None:
+        words.append(f"{payload['iteration']} 回目")
+    elif event.kind == "plan_complete":
+        status = str(payload.get("status") or "")
+        words.append(RUN_STATUS_WORDS.get(status, status))
+    return " ".join(words)
+
+
 def _progress(quiet: bool) -> Any:
     def on_event(event: Event) -> None:
-        if quiet:
-            return
-        node_id = event.payload.get("node_id")
-        node = f" {node_id}" if node_id else ""
-        detail = ""
-        if event.kind == "node_error":
-            error = event.payload.get("error") or {}
-            detail = f" {error.get('code')}: {error.get('message')}"
-        elif event.kind == "node_skipped":
-            detail = f" ({event.payload.get('reason')})"
-        err_console.print(f"[dim]· {event.kind}{node}{escape(detail)}[/dim]")
+        if not quiet:
+            err_console.print(f"· {_event_line(event)}", style="dim", markup=False)
 
     return on_event
+
+
+RUN_STATUS_WORDS = {
+    "success": "成功",
+    "paused": "入力待ち",
+    "failed": "失敗",
+    "cancelled": "中止",
+    "running": "実行中",
+}
+NODE_STATUS_WORDS = {"ok": "OK", "failed": "失敗", "skipped": "スキップ"}
+
+
+def _show_waiting(waiting: Mapping[str, Any]) -> None:
+    """A paused node's request in words: its message, then each field it asks."""
+    from keiri_agent.cli.prompts import field_notes, request_fields
+
+    request = waiting.get("request")
+    request = request if isinstance(request, Mapping) else {}
+    message = str(request.get("message") or request.get("question") or "")
+    console.print(
+        f"[yellow]入力待ち[/yellow] {escape(str(waiting['node_id']))} "
+        f"({escape(str(waiting.get('block') or ''))}): {escape(message)}"
+    )
+    for field in request_fields(request):
+        label = str(field.get("label") or field["id"])
+        console.print(
+            f"  - {escape(str(field['id']))}: {escape(label)}（{escape(field_notes(field))}）"
+        )
 
 
 def _report_run(result: RunResult, as_json: bool, out: Path | None = None) -> None:
@@ -230,7 +293,11 @@ def _report_run(result: RunResult, as_json: bool, out: Path | None = None) -> No
         print_json(form)
     else:
         style = {"success": "green", "paused": "yellow"}.get(result.status, "red")
-        console.print(f"[{style}]{result.status}[/] run {result.run_id} (log: {result.log_path})")
+        status = RUN_STATUS_WORDS.get(result.status, result.status)
+        console.print(  # one line: the log's path stays whole to copy
+            f"[{style}]{status}[/] 実行 {result.run_id}（記録: {escape(str(result.log_path))}）",
+            soft_wrap=True,
+        )
         for where, path in writer.written if writer is not None else []:
             console.print(f"[green]保存しました[/green] {escape(where)} → {escape(str(path))}")
         for error in result.errors:
@@ -239,10 +306,7 @@ def _report_run(result: RunResult, as_json: bool, out: Path | None = None) -> No
             if error.get("hint"):
                 console.print(f"  [yellow]ヒント:[/yellow] {escape(error['hint'])}")
         for waiting in result.waiting:
-            console.print(
-                f"[yellow]入力待ち[/yellow] {waiting['node_id']} ({waiting['block']}): "
-                f"{escape(json.dumps(waiting.get('request'), ensure_ascii=False, default=str))}"
-            )
+            _show_waiting(waiting)
         if result.waiting:
             console.print(
                 f"続けるには: keiri-agent plan resume {result.run_id} --inputs answers.yaml"

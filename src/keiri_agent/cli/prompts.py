@@ -39,7 +39,7 @@ from rich.markup import escape
 from keiri_agent.blocks.requirements import REQUIREMENT_TYPES, accepted_extensions, check_value
 from keiri_agent.cli.common import err_console
 
-__all__ = ["PromptAborted", "ask_node", "ask_waiting", "request_fields"]
+__all__ = ["PromptAborted", "ask_node", "ask_waiting", "field_notes", "request_fields"]
 
 _NO_ANSWER = object()
 _YES = ("y", "yes", "true", "1", "はい")
@@ -145,14 +145,34 @@ def ask_field(field: Mapping[str, Any]) -> Any:
         return value
 
 
-def _show_field(field: Mapping[str, Any], kind: str, optional: bool) -> None:
-    label = str(field.get("label") or field["id"])
-    notes = [kind, "任意" if field.get("required", True) is False else "必須"]
+KIND_WORDS = {
+    "text": "文字",
+    "number": "数値",
+    "boolean": "はい/いいえ",
+    "select": "選択",
+    "enum": "選択",
+    "file": "ファイル",
+    "files": "複数のファイル",
+    "folder": "フォルダー",
+    "table": "表",
+    "date": "日付",
+}
+
+
+def field_notes(field: Mapping[str, Any]) -> str:
+    """``数値、必須、既定: 30000`` — what a field takes, in words."""
+    kind = str(field.get("type") or "text")
+    notes = [KIND_WORDS.get(kind, kind), "任意" if field.get("required", True) is False else "必須"]
     if "default" in field:
         notes.append(f"既定: {field['default']!r}")
     if field.get("accept"):
         notes.append(f"形式: {field['accept']}")
-    err_console.print(f"[bold]{escape(label)}[/bold] [dim]({escape(', '.join(notes))})[/dim]")
+    return "、".join(notes)
+
+
+def _show_field(field: Mapping[str, Any], kind: str, optional: bool) -> None:
+    label = str(field.get("label") or field["id"])
+    err_console.print(f"[bold]{escape(label)}[/bold] [dim]（{escape(field_notes(field))}）[/dim]")
     if field.get("description"):
         err_console.print(f"  [dim]{escape(str(field['description']))}[/dim]")
     if kind == "select":
