@@ -61,7 +61,8 @@ def test_list_shows_the_builtin_blocks() -> None:
     assert result.exit_code == 0, result.output
     for block_id in BUILTIN_IDS:
         assert block_id in result.stdout
-    assert "processing" in result.stdout and "なし" in result.stdout
+    assert "処理ブロック" in result.stdout and "なし" in result.stdout
+    assert "processing" not in result.stdout
 
 
 def test_list_json() -> None:

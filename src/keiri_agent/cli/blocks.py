@@ -118,7 +118,8 @@ def list_blocks(
     console.print(Text(f"ブロック一覧（{len(specs)} 件、説明の全文は blocks show <ID>）"))
     for spec in specs:
         effects = "副作用あり" if spec.side_effects else "副作用なし"
-        console.print(Text.assemble((spec.id, "bold"), f"  {spec.version}  {spec.kind}  {effects}"))
+        kind = KIND_WORDS.get(spec.kind, spec.kind)
+        console.print(Text.assemble((spec.id, "bold"), f"  {spec.version}  {kind}  {effects}"))
         summary = first_sentence(spec.description)
         if summary:
             console.print(Padding(Text(summary), (0, 0, 0, 4)))
@@ -147,11 +148,16 @@ def show_block(
     _show(spec, versions)
 
 
+KIND_WORDS = {"processing": "処理ブロック", "ui": "入力ブロック"}
+"""A block's kind in words (``processing`` runs by itself, ``ui`` asks a person)."""
+
+
 def _show(spec: BlockSpec, versions: list[str]) -> None:
-    console.print(f"[bold]{escape(spec.id)}[/bold] {spec.version}  ({spec.kind})")
+    kind = KIND_WORDS.get(spec.kind, spec.kind)
+    console.print(f"[bold]{escape(spec.id)}[/bold] {spec.version}  （{kind}）")
     effects = "あり" if spec.side_effects else "なし"
     console.print(f"副作用: {effects}   バージョン: {', '.join(versions)}", highlight=False)
-    console.print(Text(f"entrypoint: {spec.entrypoint}"))
+    console.print(Text(f"実装: {spec.entrypoint}"))
     if spec.source:
         console.print(Text(f"定義: {spec.source}"))
     if spec.description:
