@@ -33,7 +33,7 @@ def test_index_sample_then_ask_the_readme_question_offline(keiri_home: Path) -> 
 
     again = runner.invoke(app, ["helpdesk", "index", "--sample"])
     assert again.exit_code == 0
-    assert "manual: 0 added, 0 updated, 3 unchanged" in again.output
+    assert "manual: 追加 0・更新 0・変更なし 3" in again.output
 
     status = runner.invoke(app, ["helpdesk", "status", "--json"])
     state = json.loads(status.stdout)
@@ -73,14 +73,14 @@ def test_a_bad_file_is_reported_and_the_others_are_indexed(
 
     assert result.exit_code == 1
     assert "✗ broken.pdf" in result.output
-    assert "manual: 1 added" in result.output and "qa: 1 added" in result.output
+    assert "manual: 追加 1" in result.output and "qa: 追加 1" in result.output
     answer = runner.invoke(app, ["helpdesk", "ask", "経費の締め日は？", "--json"])
     assert answer.exit_code == 0, answer.output
     assert any(source.startswith("guide.md") for source in json.loads(answer.stdout)["sources"])
 
     removed = runner.invoke(app, ["helpdesk", "remove", "guide.md"])
     assert removed.exit_code == 0, removed.output
-    assert "1 removed" in removed.output
+    assert "削除 1" in removed.output
     after = runner.invoke(app, ["helpdesk", "ask", "経費の締め日は？", "--json"])
     assert not any(s.startswith("guide.md") for s in json.loads(after.stdout)["sources"])
     unknown = runner.invoke(app, ["helpdesk", "remove", "nope.md"])

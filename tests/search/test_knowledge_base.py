@@ -184,7 +184,7 @@ def test_failing_files_are_reported_and_others_indexed(
     assert top(kb, "パスワード") == "manual.md#0"  # nothing indexed before is lost
     assert "locked.pdf" not in kb.documents("manual")
     assert report.to_dict()["failed"][0]["document"] == "locked.pdf"
-    assert "4 failed" in report.summary()
+    assert "失敗 4" in report.summary()
 
 
 def test_a_file_that_breaks_keeps_its_previous_version(

@@ -12,6 +12,7 @@ not be indexed, an LLM error), 2 a usage error.
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -154,7 +155,7 @@ def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
         table.add_column(column)
     for collection, entries in documents.items():
         for document, entry in sorted(entries.items()):
-            table.add_row(collection, document, str(entry["chunks"]), str(entry["indexed_at"]))
+            table.add_row(collection, document, str(entry["chunks"]), _when(entry["indexed_at"]))
     console.print(table)
     console.print(f"埋め込み: {escape(state['embeddings'])}")
     for collection, retriever in state["retrievers"].items():
@@ -169,6 +170,14 @@ def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
                 + escape(", ".join(numbers["interrupted"]))
                 + "（もう一度 keiri-agent helpdesk index を実行すると登録されます）"
             )
+
+
+def _when(stamp: Any) -> str:
+    """An ISO 8601 time as ``2026-11-27 13:00`` in the machine's time zone."""
+    try:
+        return f"{dt.datetime.fromisoformat(str(stamp)).astimezone():%Y-%m-%d %H:%M}"
+    except ValueError:
+        return str(stamp)
 
 
 def _progress_printer(quiet: bool) -> Any:

@@ -131,12 +131,17 @@ class IndexReport:
         }
 
     def summary(self) -> str:
-        return (
-            f"{self.collection}: {len(self.added)} added, {len(self.updated)} updated, "
-            f"{len(self.unchanged)} unchanged, {len(self.removed)} removed, "
-            f"{len(self.failed)} failed"
-            + (f", {len(self.skipped)} skipped" if self.skipped else "")
-        )
+        """``manual: 追加 3・更新 0・変更なし 0・削除 0・失敗 0`` (what a person reads)."""
+        counts = [
+            ("追加", len(self.added)),
+            ("更新", len(self.updated)),
+            ("変更なし", len(self.unchanged)),
+            ("削除", len(self.removed)),
+            ("失敗", len(self.failed)),
+        ]
+        if self.skipped:
+            counts.append(("スキップ", len(self.skipped)))
+        return f"{self.collection}: " + "・".join(f"{word} {count}" for word, count in counts)
 
 
 def _write_atomic(path: Path, text: str) -> None:
