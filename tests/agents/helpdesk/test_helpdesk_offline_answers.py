@@ -179,3 +179,29 @@ def test_parts_are_headed_by_their_own_short_label_and_answered_parts_are_not_mi
     assert "### 1. 仮払金の精算期限" in lines and "### 2. 監査ログの保存期間" in lines
     missing = text.split("### 見つからなかった点", 1)[1]
     assert "- 監査ログの保存期間" in missing and "仮払金" not in missing
+
+
+def test_an_faq_row_that_restates_the_question_leads_the_answer() -> None:
+    """Made-up building-access documents: the manual's section about the card ranks higher
+    in search, but the FAQ row asking the same question is the answer to lead with."""
+    manual = SearchOutput(
+        file_name="入館ガイド.pdf",
+        content="入館カードの有効期限は1年です。期限の1か月前に総務部から更新のご案内を送ります。",
+        page=3,
+        heading="3. 入館カード > 3.2 入館カードの有効期限",
+        score=9.0,
+    )
+    faq = SearchOutput(
+        file_name="入館FAQ.csv",
+        content="Q: 入館カードを紛失してしまいました。\nA: 総務部の窓口で再発行を申請してください。"
+        "旧カードはその日のうちに無効にします。",
+        row=4,
+        heading="入館カード",
+        score=4.0,
+    )
+    text, citations = subtask_answer("入館カードを紛失しました", [manual, faq])
+    assert text.splitlines()[0].startswith("資料によると、総務部の窓口で再発行"), text
+    assert citations[0].startswith("入館FAQ.csv")
+    # a question that only shares the topic keeps the search order
+    other, _ = subtask_answer("入館カードの期限はいつまで？", [manual, faq])
+    assert other.splitlines()[0].startswith("資料によると、入館カードの有効期限は1年"), other

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from keiri_agent.agents.helpdesk.models import ReflectionResult, SearchOutput, Subtask
-from keiri_agent.agents.helpdesk.offline.quotes import lead_sentence, trim
+from keiri_agent.agents.helpdesk.offline.quotes import answer_lead, lead_sentence, trim
 from keiri_agent.agents.helpdesk.offline.specificity import (
     Aspect,
     aspects,
@@ -56,6 +56,10 @@ from keiri_agent.search.tokenize import normalize_for_search
 OFFLINE_LABEL = "（オフラインモード：LLMを使わず、検索結果の引用で回答しています）"
 MAX_QUOTES = 3
 MAX_LABEL_CHARS = 40
+RESTATES_DICE = 0.6
+"""Character-pair Dice similarity from which an FAQ question restates the part."""
+_FAQ_QUESTION = re.compile(r"\AQ[:：]\s*(.+)")
+_NOT_LETTERS = re.compile(r"[\W_]+")
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,8 @@ class _Candidate:
     """Key terms named by the passage's heading: the section is about them."""
     relevance: float
     """The weights (``specificity.weight``) of the key terms it covers."""
+    restates: bool = False
+    """An FAQ row whose question says what the part asks (:func:`_restates`)."""
 
     @property
     def is_section(self) -> bool:
@@ -106,8 +112,9 @@ def _judge(subtask: str, results: Sequence[SearchOutput], vocabulary: Vocabulary
 
     A part without key terms cannot be judged: its best-scored passage is quoted.
     Passages are deduplicated by (file, page, heading, row) and by text; they rank by
-    the weight of the key terms they cover, then by how many the heading names (the
-    section about the topic), then the higher score, then the earlier result.
+    the weight of the key terms they cover, then an FAQ row whose question restates the
+    part (:func:`_restates`), then by how many the heading names (the section about the
+    topic), then the higher score, then the earlier result.
     """
     terms = atomic_terms(key_terms(subtask, vocabulary))
     topics = topic_terms(terms)
@@ -126,15 +133,36 @@ def _judge(subtask: str, results: Sequence[SearchOutput], vocabulary: Vocabulary
         if topics and not covered & set(topics):
             continue  # shares no topic term (or only generic ones): not about the part
         relevance = sum(weight(t) for t in covered)
-        candidates.append(_Candidate(result, order, covered, in_heading, relevance))
+        restates = _restates(subtask, result)
+        candidates.append(_Candidate(result, order, covered, in_heading, relevance, restates))
     chosen = sorted(
         candidates,
-        key=lambda c: (-c.relevance, -len(c.in_heading), -c.result.score, c.order),
+        key=lambda c: (-c.relevance, -c.restates, -len(c.in_heading), -c.result.score, c.order),
     )[: MAX_QUOTES if terms else 1]
     covered_topics = [t for t in topics if any(t in c.covered for c in chosen)]
     return _Verdict(
         terms, topics, chosen, covered_topics, _absent(subtask, terms, results, vocabulary)
     )
+
+
+def _pairs(text: str) -> set[str]:
+    letters = _NOT_LETTERS.sub("", normalize_for_search(text))
+    return {letters[i : i + 2] for i in range(len(letters) - 1)}
+
+
+def _restates(subtask: str, result: SearchOutput) -> bool:
+    """The result is an FAQ row whose question (its 「Q:」 line) says what ``subtask`` asks:
+    their character pairs' Dice similarity is at least ``RESTATES_DICE``
+    (「パスワードを忘れました」 and 「Q: パスワードを忘れてしまいました。」: 0.75)."""
+    if result.row is None:
+        return False
+    found = _FAQ_QUESTION.match(result.content.strip())
+    if found is None:
+        return False
+    asked, written = _pairs(subtask), _pairs(found.group(1).splitlines()[0])
+    if not asked or not written:
+        return False
+    return 2 * len(asked & written) / (len(asked) + len(written)) >= RESTATES_DICE
 
 
 def _absent(
@@ -258,7 +286,9 @@ def subtask_answer(
             f"{'、'.join(verdict.covered)}を含む関連しそうな記述は次のとおりです。"
         )
     elif verdict.answered:
-        lead = lead_sentence(quotes, verdict.terms, vocabulary)
+        # an FAQ row asking what the part asks is answered by its own answer
+        restated = answer_lead(quotes[0]) if verdict.chosen[0].restates else ""
+        lead = restated or lead_sentence(quotes, verdict.terms, vocabulary)
         first = (
             f"資料によると、{lead}"
             if lead

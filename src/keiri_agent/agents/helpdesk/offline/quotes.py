@@ -289,3 +289,20 @@ def lead_sentence(
             if best is None or (statement, score) > (best[1], best[0]):
                 best = (score, statement, text)
     return _shorten(best[2]) if best else ""
+
+
+_A_PREFIX = re.compile(r"^\s*(?:A|回答)\s*[:：.]\s*", re.IGNORECASE)
+
+
+def answer_lead(quote: str) -> str:
+    """The first sentence of a quoted FAQ row's answer (its 「A:」), shortened to
+    ``MAX_LEAD_CHARS``; "" when the quote has no answer line."""
+    answering = False
+    for _, sentence in _sentences(quote.replace("…", "\n")):
+        if _A_PREFIX.match(sentence):
+            answering = True
+            sentence = _A_PREFIX.sub("", sentence)
+        text = sentence.strip()
+        if answering and text:
+            return _shorten(text)
+    return ""
