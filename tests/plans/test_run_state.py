@@ -200,3 +200,41 @@ def test_a_plan_is_dumped_once_and_later_secrets_are_still_masked(tmp_path: Path
     assert saved[0]["plan"] == first
     assert secret not in json.dumps(saved[1])
     assert saved[1]["plan"]["graph"][0]["in"]["v"] == "***"
+
+
+def test_a_graph_encodes_in_one_pass_as_its_dict_does(tmp_path: Path) -> None:
+    from keiri_agent.plans.run.run_state import (
+        GraphState,
+        LoopState,
+        NodeState,
+        StateEncodingError,
+        encode_graph,
+        save_state,
+    )
+
+    loop = LoopState(kind="foreach", statuses={0: "success"}, count=1)
+    loop.iterations[0] = GraphState({"w": NodeState(status="success", outputs={"v": (1, 2)})})
+    graph = GraphState(
+        {
+            "a": NodeState(),
+            "b": NodeState(
+                status="success",
+                outputs={"x": 1.5, "y": math.inf, "z": {"__bytes__": "t"}, "d": Decimal("1")},
+                attempts=2,
+                block="rt.work",
+                duration_ms=math.nan,
+            ),
+            "c": NodeState(status="failed", error={"code": "E", "n": [math.inf]}, duration_ms=3),
+            "d": NodeState(status="waiting", request={"q": dt.date(2026, 1, 2)}),
+            "e": NodeState(status="running", loop=loop),
+        }
+    )
+    assert encode_graph(graph) == encode(graph.to_dict())
+    alone = GraphState({"__tuple__": NodeState()})
+    assert encode_graph(alone) == encode(alone.to_dict())
+
+    graph.nodes["b"].outputs = {"bad": object()}
+    state = RunState(run_id="run_g", plan_id="g", plan={"id": "g"}, log_path="g/x.jsonl")
+    state.graph = graph
+    with pytest.raises(StateEncodingError, match=r"graph\.nodes\.b\.outputs\.bad"):
+        save_state(tmp_path, state)

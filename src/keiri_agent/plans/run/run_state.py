@@ -190,6 +190,40 @@ def _encode_other(value: Any) -> Any:
     raise _Unsupported
 
 
+def encode_graph(graph: GraphState) -> dict[str, Any]:
+    """``encode(graph.to_dict())`` built in one pass (a save encodes every node's state);
+    raises ``_Unsupported`` where ``encode`` would raise StateEncodingError."""
+    nodes: dict[str, Any] = {}
+    for node_id, node in graph.nodes.items():
+        if type(node_id) is not str:
+            raise _Unsupported
+        status = node.status
+        data: dict[str, Any] = {"status": status if type(status) is str else _encode(status)}
+        if node.outputs is not None:
+            outputs = node.outputs
+            data["outputs"] = _encode_dict(outputs) if type(outputs) is dict else _encode(outputs)
+        if node.error is not None:
+            data["error"] = _encode(node.error)
+        if node.request is not None:
+            data["request"] = _encode(node.request)
+        if node.block is not None:
+            data["block"] = _encode(node.block)
+        duration = node.duration_ms
+        if duration is not None:
+            finite = type(duration) is float and _isfinite(duration)
+            data["duration_ms"] = duration if finite else _encode(duration)
+        if node.attempts:
+            data["attempts"] = _encode(node.attempts)
+        if node.loop is not None:
+            data["loop"] = _encode(node.loop.to_dict())
+        if node.subflow is not None:
+            data["subflow"] = _encode(node.subflow.to_dict())
+        nodes[node_id] = data
+    if len(nodes) == 1 and next(iter(nodes)) in _ESCAPED:
+        return {"nodes": {"__dict__": nodes}}
+    return {"nodes": nodes}
+
+
 def encode(value: Any) -> Any:
     """JSON-compatible form of ``value`` with tags (see module docstring).
 
@@ -399,8 +433,10 @@ class RunState:
             cached = self._plan_text = (self.plan, mask_known(_plan_json(self.plan)))
         return cached[1]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
+    def to_dict(self, *, graph: bool = True) -> dict[str, Any]:
+        """The state as a mapping (without ``graph`` when not ``graph``: ``save_state``
+        encodes the graph itself)."""
+        data: dict[str, Any] = {
             "format": STATE_FORMAT,
             "version": STATE_VERSION,
             "run_id": self.run_id,
@@ -414,8 +450,10 @@ class RunState:
             "answers": self.answers,
             "counters": self.counters,
             "last_seq": self.last_seq,
-            "graph": self.graph.to_dict(),
         }
+        if graph:
+            data["graph"] = self.graph.to_dict()
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunState:
@@ -457,9 +495,15 @@ def save_state(runs_dir: Path, state: RunState) -> Path:
     state.updated_at = utc_timestamp()
     path = state_path(runs_dir, state.plan_id, state.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = state.to_dict()
+    data = state.to_dict(graph=False)
     del data["plan"]
-    rest = mask_known(_dumps(encode(data)))
+    encoded = encode(data)
+    try:
+        encoded["graph"] = encode_graph(state.graph)
+    except _Unsupported:
+        encode(state.to_dict())  # raises StateEncodingError naming the value's path
+        raise
+    rest = mask_known(_dumps(encoded))
     text = f'{rest[:-1]}, "plan": {state.plan_text()}}}'
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
