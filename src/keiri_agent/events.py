@@ -108,7 +108,8 @@ class EventEmitter:
         self.run_id = run_id
         self._callback = callback
         self._last_seq = start_after
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
+        """Held while an event is numbered and delivered (``next_event``)."""
 
     @property
     def last_seq(self) -> int:
@@ -119,26 +120,30 @@ class EventEmitter:
         """Build the next event and pass it to the callback (under the lock, so in order)."""
         return self.emit_owned(kind, dict(payload or {}))
 
-    def emit_owned(
-        self, kind: str, payload: dict[str, Any], deliver: EventCallback | None = None
-    ) -> Event:
+    def emit_owned(self, kind: str, payload: dict[str, Any]) -> Event:
         """``emit`` for a payload dict the caller hands over (not copied: the caller
-        must not change it afterwards); ``deliver`` replaces the callback for this
-        event (called under the lock like it)."""
-        with self._lock:
-            self._last_seq += 1
-            # ``Event(...)`` without the frozen dataclass's per-field ``__setattr__``
-            # (the same attributes; a run emits two events per node)
-            event = _new_event(Event)
-            event.__dict__.update(
-                source=self.source,
-                kind=kind,
-                run_id=self.run_id,
-                seq=self._last_seq,
-                timestamp=utc_timestamp(),
-                payload=MappingProxyType(payload),
-            )
-            callback = deliver if deliver is not None else self._callback
-            if callback is not None:
-                callback(event)
+        must not change it afterwards)."""
+        with self.lock:
+            event = self.next_event(kind, payload)
+            if self._callback is not None:
+                self._callback(event)
+        return event
+
+    def next_event(self, kind: str, payload: dict[str, Any]) -> Event:
+        """The next numbered event, for a caller that holds ``lock`` and delivers the
+        event itself before releasing it (so events arrive in order); ``payload`` is
+        handed over as in ``emit_owned``. A producer that writes each event out as it
+        numbers it (the Plan run log) saves a call per event this way."""
+        self._last_seq += 1
+        # ``Event(...)`` without the frozen dataclass's per-field ``__setattr__``
+        # (the same attributes; a run emits two events per node)
+        event = _new_event(Event)
+        event.__dict__.update(
+            source=self.source,
+            kind=kind,
+            run_id=self.run_id,
+            seq=self._last_seq,
+            timestamp=utc_timestamp(),
+            payload=MappingProxyType(payload),
+        )
         return event

@@ -179,3 +179,62 @@ def test_a_replaced_plan_is_saved_as_the_new_plan(tmp_path: Path) -> None:
     loaded = load_state(tmp_path, "run_p")
     assert loaded.plan == {"id": "p", "v": 2, "when": dt.date(2025, 1, 2)}
     assert loaded.status == "paused"
+
+
+def test_a_plan_is_dumped_once_and_later_secrets_are_still_masked(tmp_path: Path) -> None:
+    from runner_support import make_plan, node
+
+    from keiri_agent.masking import register_secret
+    from keiri_agent.plans.run.run_state import plan_to_dict, save_state
+
+    secret = "plan-text-cache-secret-0123"
+    plan = make_plan(node("a", v=secret), plan_id="cached")
+    first = plan_to_dict(plan)
+    assert plan_to_dict(plan) is first  # the same Plan object: dumped once
+    assert first == plan.model_dump(by_alias=True)
+    saved = []
+    for run_id in ("run_cache_1", "run_cache_2"):
+        state = RunState(run_id=run_id, plan_id="cached", plan=plan_to_dict(plan), log_path="x")
+        saved.append(json.loads(save_state(tmp_path, state).read_text(encoding="utf-8")))
+        register_secret(secret)  # registered after the first run's state was written
+    assert saved[0]["plan"] == first
+    assert secret not in json.dumps(saved[1])
+    assert saved[1]["plan"]["graph"][0]["in"]["v"] == "***"
+
+
+def test_a_graph_encodes_in_one_pass_as_its_dict_does(tmp_path: Path) -> None:
+    from keiri_agent.plans.run.run_state import (
+        GraphState,
+        LoopState,
+        NodeState,
+        StateEncodingError,
+        encode_graph,
+        save_state,
+    )
+
+    loop = LoopState(kind="foreach", statuses={0: "success"}, count=1)
+    loop.iterations[0] = GraphState({"w": NodeState(status="success", outputs={"v": (1, 2)})})
+    graph = GraphState(
+        {
+            "a": NodeState(),
+            "b": NodeState(
+                status="success",
+                outputs={"x": 1.5, "y": math.inf, "z": {"__bytes__": "t"}, "d": Decimal("1")},
+                attempts=2,
+                block="rt.work",
+                duration_ms=math.nan,
+            ),
+            "c": NodeState(status="failed", error={"code": "E", "n": [math.inf]}, duration_ms=3),
+            "d": NodeState(status="waiting", request={"q": dt.date(2026, 1, 2)}),
+            "e": NodeState(status="running", loop=loop),
+        }
+    )
+    assert encode_graph(graph) == encode(graph.to_dict())
+    alone = GraphState({"__tuple__": NodeState()})
+    assert encode_graph(alone) == encode(alone.to_dict())
+
+    graph.nodes["b"].outputs = {"bad": object()}
+    state = RunState(run_id="run_g", plan_id="g", plan={"id": "g"}, log_path="g/x.jsonl")
+    state.graph = graph
+    with pytest.raises(StateEncodingError, match=r"graph\.nodes\.b\.outputs\.bad"):
+        save_state(tmp_path, state)

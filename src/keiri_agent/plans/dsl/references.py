@@ -353,6 +353,8 @@ def _length(value: Any, reference: Reference, where: str) -> int:
 
 def _step(value: Any, segment: str | int, reference: Reference, where: str, kind: str) -> Any:
     """One path segment: a mapping key or a list index, never an attribute."""
+    if type(value) is dict and type(segment) is str and segment in value:
+        return value[segment]  # the common case, without the ABC ``isinstance`` below
     available: list[str] = []
     if isinstance(value, Mapping):
         if isinstance(segment, int):
@@ -397,6 +399,10 @@ def _walk(
     first_kind: str = "キー",
 ) -> Any:
     """Follow ``path`` from ``value``; ``where`` names the value for messages."""
+    if len(path) == 1 and type(value) is dict:
+        segment = path[0]
+        if type(segment) is str and segment in value:  # ``${node.alias}``: one plain key
+            return value[segment]
     for number, segment in enumerate(path):
         last = number == len(path) - 1
         if last and segment == "length" and not (isinstance(value, Mapping) and "length" in value):

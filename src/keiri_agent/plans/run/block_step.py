@@ -135,11 +135,26 @@ def _ports(services: RunServices, spec: BlockSpec) -> _Ports:
     return found
 
 
+_SHARED_SIZE = 50_000
+_shared: dict[int, _Prepared] = {}
+"""``_Prepared`` by ``id(node)`` across invocations (plans are frozen: the next run of
+the same Plan object finds its nodes' work done); the oldest entries go first."""
+_shared_lock = threading.Lock()
+
+
 def _prepared(services: RunServices, node: BlockNode) -> _Prepared:
     found: _Prepared | None = services.prepared.get(id(node))
     if found is None or found.node is not node:
-        found = _Prepared(node, _ports(services, services.spec(node.block)))
-        services.prepared[id(node)] = found  # holding the node: its id is not reused
+        spec = services.spec(node.block)
+        found = _shared.get(id(node))
+        # the same spec object: a run with another catalog prepares the node afresh
+        if found is None or found.node is not node or found.ports.spec is not spec:
+            found = _Prepared(node, _ports(services, spec))
+            with _shared_lock:
+                _shared[id(node)] = found  # holding the node: its id is not reused
+                while len(_shared) > _SHARED_SIZE:
+                    del _shared[next(iter(_shared))]
+        services.prepared[id(node)] = found
     return found
 
 

@@ -275,9 +275,11 @@ class RunLog:
                 head = f'{head}, "timestamp": "'
             tail = f'", {_encode(fields)[1:]}\n' if fields else '"}\n'
             payload.update(fields)
-            return self._emitter.emit_owned(
-                event, payload, lambda done: self._write(done, f"{head}{done.timestamp}{tail}")
-            )
+            emitter = self._emitter
+            with emitter.lock:  # numbered and written in one go: lines stay in order
+                done = emitter.next_event(event, payload)
+                self._write(done, f"{head}{done.timestamp}{tail}")
+            return done
         payload.update(fields)
         return self._emitter.emit_owned(event, payload)
 

@@ -48,7 +48,9 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -186,6 +188,40 @@ def _encode_other(value: Any) -> Any:
     if isinstance(value, Mapping):
         return _encode(dict(value))
     raise _Unsupported
+
+
+def encode_graph(graph: GraphState) -> dict[str, Any]:
+    """``encode(graph.to_dict())`` built in one pass (a save encodes every node's state);
+    raises ``_Unsupported`` where ``encode`` would raise StateEncodingError."""
+    nodes: dict[str, Any] = {}
+    for node_id, node in graph.nodes.items():
+        if type(node_id) is not str:
+            raise _Unsupported
+        status = node.status
+        data: dict[str, Any] = {"status": status if type(status) is str else _encode(status)}
+        if node.outputs is not None:
+            outputs = node.outputs
+            data["outputs"] = _encode_dict(outputs) if type(outputs) is dict else _encode(outputs)
+        if node.error is not None:
+            data["error"] = _encode(node.error)
+        if node.request is not None:
+            data["request"] = _encode(node.request)
+        if node.block is not None:
+            data["block"] = _encode(node.block)
+        duration = node.duration_ms
+        if duration is not None:
+            finite = type(duration) is float and _isfinite(duration)
+            data["duration_ms"] = duration if finite else _encode(duration)
+        if node.attempts:
+            data["attempts"] = _encode(node.attempts)
+        if node.loop is not None:
+            data["loop"] = _encode(node.loop.to_dict())
+        if node.subflow is not None:
+            data["subflow"] = _encode(node.subflow.to_dict())
+        nodes[node_id] = data
+    if len(nodes) == 1 and next(iter(nodes)) in _ESCAPED:
+        return {"nodes": {"__dict__": nodes}}
+    return {"nodes": nodes}
 
 
 def encode(value: Any) -> Any:
@@ -394,12 +430,13 @@ class RunState:
         """``plan`` as masked JSON text, encoded once per plan dict."""
         cached = self._plan_text
         if cached is None or cached[0] is not self.plan:
-            text = _dumps(encode(self.plan))
-            cached = self._plan_text = (self.plan, mask_known(text))
+            cached = self._plan_text = (self.plan, mask_known(_plan_json(self.plan)))
         return cached[1]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
+    def to_dict(self, *, graph: bool = True) -> dict[str, Any]:
+        """The state as a mapping (without ``graph`` when not ``graph``: ``save_state``
+        encodes the graph itself)."""
+        data: dict[str, Any] = {
             "format": STATE_FORMAT,
             "version": STATE_VERSION,
             "run_id": self.run_id,
@@ -413,8 +450,10 @@ class RunState:
             "answers": self.answers,
             "counters": self.counters,
             "last_seq": self.last_seq,
-            "graph": self.graph.to_dict(),
         }
+        if graph:
+            data["graph"] = self.graph.to_dict()
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunState:
@@ -456,9 +495,15 @@ def save_state(runs_dir: Path, state: RunState) -> Path:
     state.updated_at = utc_timestamp()
     path = state_path(runs_dir, state.plan_id, state.run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = state.to_dict()
+    data = state.to_dict(graph=False)
     del data["plan"]
-    rest = mask_known(_dumps(encode(data)))
+    encoded = encode(data)
+    try:
+        encoded["graph"] = encode_graph(state.graph)
+    except _Unsupported:
+        encode(state.to_dict())  # raises StateEncodingError naming the value's path
+        raise
+    rest = mask_known(_dumps(encoded))
     text = f'{rest[:-1]}, "plan": {state.plan_text()}}}'
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -586,9 +631,50 @@ def _checked_log_path(state: RunState) -> str:
     return log_relative_path(state.plan_id, state.run_id, moment)
 
 
+class _PerObject:
+    """Values worked out once per object, for the newest ``size`` objects.
+
+    An entry holds its object, so an id is never confused with a new object's.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[int, tuple[object, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: object, compute: Callable[[], Any]) -> Any:
+        with self._lock:
+            hit = self._entries.get(id(key))
+            if hit is not None and hit[0] is key:
+                self._entries.move_to_end(id(key))
+                return hit[1]
+        value = compute()
+        with self._lock:
+            self._entries[id(key)] = (key, value)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return value
+
+
+_plan_dicts = _PerObject(64)
+_plan_texts = _PerObject(64)
+
+
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
-    """The plan as a mapping (by alias) that ``plan_from_dict`` validates back."""
-    return plan.model_dump(by_alias=True)
+    """The plan as a mapping (by alias) that ``plan_from_dict`` validates back.
+
+    Worked out once per Plan object (plans are frozen; a 1,000-node plan's dump costs
+    ≈ 10 ms): the dict is shared by the runs of that Plan, so read it, never change it.
+    """
+    result: dict[str, Any] = _plan_dicts.get(plan, lambda: plan.model_dump(by_alias=True))
+    return result
+
+
+def _plan_json(plan: dict[str, Any]) -> str:
+    """``plan`` as JSON text before masking, encoded once per plan dict (the shared
+    dict of ``plan_to_dict`` is encoded once for every run of its Plan)."""
+    text: str = _plan_texts.get(plan, lambda: _dumps(encode(plan)))
+    return text
 
 
 def plan_from_dict(data: Mapping[str, Any]) -> Plan:
