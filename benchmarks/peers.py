@@ -1,9 +1,11 @@
 """The Plan runner beside LangGraph and Dask's threaded scheduler on the same DAGs.
 
-Every shape is built once per engine (a ``Plan``, a compiled LangGraph
-``StateGraph``, a Dask task dict) and then run ``--repeats`` times, the engines
-interleaved so that the shared machine's load hits them alike; each figure is the
-median. The Plan runner is measured on the path a user takes: ``PlanRunner.start``,
+Every shape is built for each engine (a compiled LangGraph ``StateGraph`` and a Dask
+task dict once; a new ``Plan`` object before every run of the runner, untimed, as a
+user's ``plan run`` loads its YAML, so nothing the runner caches per Plan object carries
+over between measured runs) and run ``--repeats`` times, the engines interleaved so that
+the shared machine's load hits them alike; each figure is the median. The Plan runner
+is measured on the path a user takes: ``PlanRunner.start``,
 with its run log (JSONL), its durable state (saved as nodes finish), input/output
 schema checks and reference resolution. Prints ``name: value`` lines:
 
@@ -38,6 +40,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
@@ -45,6 +48,7 @@ import dask.threaded
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
+from keiri_agent.plans.dsl.models import Plan
 from plan_runner import Bench, make_plan, sleep_node
 
 CHAIN = 1000
@@ -101,19 +105,25 @@ def uneven_dag(rng: random.Random) -> tuple[dict[str, float], dict[str, list[str
 
 def runner_shapes(
     durations: dict[str, float], parents: dict[str, list[str]]
-) -> dict[str, Callable[[Bench], Any]]:
-    chain = make_plan(
+) -> dict[str, Callable[[], Plan]]:
+    """Each shape's Plan as a factory: every run gets a Plan object of its own, as a user's
+    ``plan run`` does (it loads the YAML), so nothing cached per Plan object carries over
+    from one measured run to the next."""
+    chain = partial(
+        make_plan,
         [sleep_node("n0", value=0)]
         + [sleep_node(f"n{i}", value=f"${{n{i - 1}.value}}") for i in range(1, CHAIN)],
         4,
     )
-    fanout = make_plan(
+    fanout = partial(
+        make_plan,
         [sleep_node("root", value=0)]
         + [sleep_node(f"b{i}", value="${root.value}") for i in range(FANOUT)]
         + [sleep_node("join", value=[f"${{b{i}.value}}" for i in range(FANOUT)])],
         CONCURRENCY,
     )
-    dag = make_plan(
+    dag = partial(
+        make_plan,
         [
             sleep_node(node_id, durations[node_id], [f"${{{p}.value}}" for p in parents[node_id]])
             for node_id in durations
@@ -132,13 +142,8 @@ def runner_shapes(
         },
         "out": {"collect": "v"},
     }
-    foreach = make_plan([loop], 1)
-    return {
-        "chain": lambda bench: bench.run(chain),
-        "fanout": lambda bench: bench.run(fanout),
-        "dag": lambda bench: bench.run(dag),
-        "foreach": lambda bench: bench.run(foreach),
-    }
+    foreach = partial(make_plan, [loop], 1)
+    return {"chain": chain, "fanout": fanout, "dag": dag, "foreach": foreach}
 
 
 def langgraph_shapes(
@@ -231,14 +236,14 @@ def measure(
     bench: Bench, repeats: int, seed: int, shapes: tuple[str, ...] = SHAPES
 ) -> dict[str, float]:
     durations, parents, critical_s = uneven_dag(random.Random(seed))
-    ours = runner_shapes(durations, parents)
+    plans = runner_shapes(durations, parents)
     calls: dict[str, dict[str, Callable[[], Any]]] = {
-        "runner": {shape: (lambda run=run: run(bench)) for shape, run in ours.items()},
         "langgraph": langgraph_shapes(durations, parents),
         "dask": dask_shapes(durations, parents),
     }
     bench.run(make_plan([sleep_node("warm", value=0)], 1))
-    for engine in ENGINES:  # warm up: imports, caches, thread pools
+    bench.run(plans["fanout"]())  # warm up: imports, caches, thread pools
+    for engine in ("langgraph", "dask"):
         calls[engine]["fanout"]()
     walls: dict[tuple[str, str], list[float]] = {}
     cpus: dict[tuple[str, str], list[float]] = {}
@@ -246,7 +251,9 @@ def measure(
         shape_repeats = max(1, repeats // 2) if shape == "foreach" else repeats
         for _ in range(shape_repeats):
             for engine in ENGINES:
-                wall, cpu = timed(calls[engine][shape])
+                # the runner's Plan is built before the clock starts, a new one per run
+                call = partial(bench.run, plans[shape]()) if engine == "runner" else None
+                wall, cpu = timed(call or calls[engine][shape])
                 walls.setdefault((shape, engine), []).append(wall)
                 cpus.setdefault((shape, engine), []).append(cpu)
     median = {key: statistics.median(values) for key, values in walls.items()}
