@@ -254,3 +254,15 @@ def test_resume_prompts_and_an_invalid_answer_is_asked_again_alone(
     assert "メモ (text" not in result.output
     collected = _collected(keiri_home, _succeeded(result.output), "form")
     assert (collected["name"], collected["amount"]) == ("山田", 300)
+
+
+def test_field_notes_say_the_kind_and_default_in_words() -> None:
+    from keiri_agent.cli.prompts import field_notes
+
+    assert (
+        field_notes({"id": "r", "type": "select", "default": "関東"})
+        == "選択、必須、既定: 「関東」"
+    )
+    assert field_notes({"id": "n", "type": "number", "default": 30000, "required": False}) == (
+        "数値、任意、既定: 30000"
+    )

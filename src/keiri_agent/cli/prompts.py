@@ -164,7 +164,8 @@ def field_notes(field: Mapping[str, Any]) -> str:
     kind = str(field.get("type") or "text")
     notes = [KIND_WORDS.get(kind, kind), "任意" if field.get("required", True) is False else "必須"]
     if "default" in field:
-        notes.append(f"既定: {field['default']!r}")
+        default = field["default"]
+        notes.append(f"既定: 「{default}」" if isinstance(default, str) else f"既定: {default}")
     if field.get("accept"):
         notes.append(f"形式: {field['accept']}")
     return "、".join(notes)
