@@ -20,6 +20,9 @@ LLM_CLIENTS = ("openai", "langchain_openai")
 # LangChain's chat-model base classes (and their callback/tracer machinery beyond what
 # LangGraph itself loads): only a provider or an LLM reasoner needs them
 CHAT_MODEL_BASE = ("langchain_core.language_models.chat_models",)
+# what LangGraph's dependencies' package __init__s load and LangGraph never uses
+# (keiri_agent/deferred_packages.py): the LangSmith REST API models, the Platform client
+UNUSED_BY_LANGGRAPH = ("langsmith.types.run", "langgraph_sdk.client", "websockets")
 START_UP_FREE = (
     *LLM_CLIENTS,
     "matplotlib",
@@ -96,7 +99,15 @@ def test_offline_analyze_of_a_table_question_loads_no_llm_client_plot_or_databas
     )
     assert "pandas" in loaded  # the command did run the analysis
     # --json prints no Markdown: the terminal renderer (rich.markdown, pygments) stays out
-    forbidden = (*LLM_CLIENTS, *CHAT_MODEL_BASE, "matplotlib", "sqlalchemy", "rich.markdown")
+    forbidden = (
+        *LLM_CLIENTS,
+        *CHAT_MODEL_BASE,
+        *UNUSED_BY_LANGGRAPH,
+        "httpx",  # the HTTP client of a real provider (llm/async_http.py)
+        "matplotlib",
+        "sqlalchemy",
+        "rich.markdown",
+    )
     leaked = _loaded(loaded, forbidden)
     assert leaked == [], f"offline analyze loads {leaked[:20]}"
 

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import SecretStr
 
 from keiri_agent.config import Settings
-from keiri_agent.llm.async_http import async_client
 from keiri_agent.llm.embedding_roles import RoleEmbeddings
 
 if TYPE_CHECKING:  # langchain_openai (and openai) load when a provider is built
@@ -50,6 +49,8 @@ def chat_model(settings: Settings) -> BaseChatModel:
     """
     settings.require_llm()
     from langchain_openai import AzureChatOpenAI, ChatOpenAI
+
+    from keiri_agent.llm.async_http import async_client
 
     common: dict[str, Any] = {
         "http_async_client": async_client(settings.request_timeout_s),
@@ -102,6 +103,8 @@ def embeddings(settings: Settings) -> Embeddings:
     """
     settings.require_embeddings()
     from langchain_openai import AzureOpenAIEmbeddings, OpenAIEmbeddings
+
+    from keiri_agent.llm.async_http import async_client
 
     common: dict[str, Any] = {
         "http_async_client": async_client(settings.request_timeout_s),
