@@ -42,3 +42,21 @@ def test_serve_restores_the_default_gc_thresholds(monkeypatch: pytest.MonkeyPatc
         gc.set_threshold(*before)
     assert result.exit_code == 0, result.output
     assert seen == [DEFAULT_GC_THRESHOLDS]
+
+
+_FROZEN_AT_EXIT = """
+import atexit, gc, sys
+atexit.register(lambda: print("frozen", gc.get_freeze_count() > 0))
+sys.argv = ["keiri-agent", *sys.argv[1:]]
+from keiri_agent.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize("args", [["--help"], ["analyze"]])  # a success and a usage error
+def test_the_teardown_does_not_walk_what_the_command_leaves(args: list[str]) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", _FROZEN_AT_EXIT, *args], capture_output=True, text=True
+    )
+    assert result.returncode == (0 if args == ["--help"] else 2), result.stderr
+    assert "frozen True" in result.stdout
