@@ -186,6 +186,8 @@ _encode = acyclic_dumps(default=str, allow_nan=True)
 _encode_text = json.encoder.encode_basestring
 """``_encode`` of a str (the C function ``_ENCODER`` uses for text: not ASCII-only)."""
 FLUSH_INTERVAL_S = 0.1
+_HEADS_KEPT = 10_000
+"""Line heads kept per log (two per node path; a loop's iterations have paths of their own)."""
 _FLUSH_AT_ONCE = frozenset(
     {"plan_start", "plan_resumed", "node_error", "node_waiting", "plan_paused", "plan_complete"}
 )
@@ -217,7 +219,7 @@ class RunLog:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._file = os.fdopen(descriptor, "a", encoding="utf-8")
         self._flushed = time.monotonic()
-        self._heads: dict[tuple[str, str, str], str] = {}
+        self._heads: dict[tuple[str, str, str, str | None], str] = {}
 
     @property
     def last_seq(self) -> int:
@@ -226,14 +228,14 @@ class RunLog:
 
     def emit(
         self, event: str, *, run_id: str, plan_id: str, node_id: str | None = None, **data: Any
-    ) -> Event:
+    ) -> None:
         """Write one event line and call ``on_event`` with it, in log order.
 
         ``run_id`` is the run the event belongs to (a subflow's nested run id for its
         events). A failing callback is logged (``keiri_agent.plans.run.run_log``) and
         does not stop the run: observers must not change the outcome of a plan.
         """
-        return self.emit_fields(event, run_id, plan_id, node_id, data)
+        self.emit_fields(event, run_id, plan_id, node_id, data)
 
     def emit_fields(
         self,
@@ -242,7 +244,7 @@ class RunLog:
         plan_id: str,
         node_id: str | None,
         data: Mapping[str, Any],
-    ) -> Event:
+    ) -> None:
         """``emit`` with the event's own fields as a mapping (read, not kept)."""
         fields: dict[str, Any] = {}
         for name, value in data.items():  # ``sanitize(data)`` without building a dict
@@ -256,44 +258,58 @@ class RunLog:
                 fields[name] = dict(value)  # what ``sanitize`` returns for it
             else:
                 fields[name] = sanitize(value, depth=1, max_depth=MAX_DEPTH + 1)
+        emitter = self._emitter
+        if _LINE_CLASH.isdisjoint(fields):
+            # the line's JSON built here, off the emitter's lock: the head (event, run,
+            # plan, node; up to the timestamp's value) is worked out once per node, the
+            # fields are encoded once, the timestamp spliced in
+            key = (event, run_id, plan_id, node_id)
+            head = self._heads.get(key)
+            if head is None:
+                if len(self._heads) >= _HEADS_KEPT:  # a long loop's paths: memory stays bounded
+                    self._heads.clear()
+                head = self._heads[key] = _line_head(event, run_id, plan_id, node_id)
+            tail = f'", {_encode(fields)[1:]}\n' if fields else '"}\n'
+            if self._on_event is None:  # nobody observes the Event: only the line is made
+                with emitter.lock:  # numbered and written in one go: lines stay in order
+                    timestamp = emitter.next_unobserved()[1]
+                    self._write_line(event, f"{head}{timestamp}{tail}")
+                return
+            payload = self._payload(run_id, plan_id, node_id)
+            payload.update(fields)
+            with emitter.lock:
+                done = emitter.next_event(event, payload)
+                self._write_line(event, f"{head}{done.timestamp}{tail}")
+                self._observe(done)
+            return
+        payload = self._payload(run_id, plan_id, node_id)
+        payload.update(fields)
+        emitter.emit_owned(event, payload)
+
+    def _payload(self, run_id: str, plan_id: str, node_id: str | None) -> dict[str, Any]:
+        """An event's payload before its own fields (``run_id`` only when nested)."""
         if run_id != self._emitter.run_id:
             payload: dict[str, Any] = {"run_id": run_id, "plan_id": plan_id}
         else:
             payload = {"plan_id": plan_id}
         if node_id is not None:
             payload["node_id"] = node_id
-        if _LINE_CLASH.isdisjoint(fields):
-            # the line's JSON built here, off the emitter's lock: the head (event, run,
-            # plan) is cached, the fields are encoded once, the timestamp spliced in
-            head = self._heads.get((event, run_id, plan_id))
-            if head is None:
-                head = _ENCODER.encode({"event": event, "run_id": run_id, "plan_id": plan_id})
-                head = self._heads.setdefault((event, run_id, plan_id), head[:-1])
-            if node_id is not None:
-                head = f'{head}, "node_id": {_encode_text(node_id)}, "timestamp": "'
-            else:
-                head = f'{head}, "timestamp": "'
-            tail = f'", {_encode(fields)[1:]}\n' if fields else '"}\n'
-            payload.update(fields)
-            emitter = self._emitter
-            with emitter.lock:  # numbered and written in one go: lines stay in order
-                done = emitter.next_event(event, payload)
-                self._write(done, f"{head}{done.timestamp}{tail}")
-            return done
-        payload.update(fields)
-        return self._emitter.emit_owned(event, payload)
+        return payload
 
     def _deliver(self, event: Event) -> None:
         """The emitter's callback (called under its lock, so lines stay in order)."""
-        self._write(event, _ENCODER.encode(log_line(event)) + "\n")
+        self._write_line(event.kind, _ENCODER.encode(log_line(event)) + "\n")
+        self._observe(event)
 
-    def _write(self, event: Event, line: str) -> None:
+    def _write_line(self, kind: str, line: str) -> None:
         if not self._file.closed:
             self._file.write(line)
             now = time.monotonic()
-            if event.kind in _FLUSH_AT_ONCE or now - self._flushed >= FLUSH_INTERVAL_S:
+            if kind in _FLUSH_AT_ONCE or now - self._flushed >= FLUSH_INTERVAL_S:
                 self._file.flush()
                 self._flushed = now
+
+    def _observe(self, event: Event) -> None:
         if self._on_event is not None:
             try:
                 self._on_event(event)
@@ -314,6 +330,15 @@ class RunLog:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _line_head(event: str, run_id: str, plan_id: str, node_id: str | None) -> str:
+    """A line's JSON up to its timestamp's value: ``{"event": …, "run_id": …,
+    "plan_id": …, "node_id": …, "timestamp": "`` (no ``node_id`` when None)."""
+    head = _ENCODER.encode({"event": event, "run_id": run_id, "plan_id": plan_id})[:-1]
+    if node_id is not None:
+        return f'{head}, "node_id": {_encode_text(node_id)}, "timestamp": "'
+    return f'{head}, "timestamp": "'
 
 
 _LINE_HEAD = frozenset({"run_id", "plan_id", "node_id"})
