@@ -12,7 +12,6 @@ import pytest
 from runner_support import events, make_plan, make_runner, node
 
 from keiri_agent.events import Event, EventEmitter
-from keiri_agent.plans.run import run_log as run_log_module
 from keiri_agent.plans.run.run_log import (
     EVENT_NAMES,
     RunLog,
@@ -251,7 +250,7 @@ def test_an_unobserved_log_writes_the_same_lines_without_building_events(
 
     def write(log: RunLog) -> None:
         for index, fields in enumerate(cases):
-            for _ in range(2):  # the second line of a node reuses its prepared head
+            for _ in range(2):
                 log.emit("node_complete", run_id="r", plan_id="p", node_id=f"n{index}", **fields)
             log.emit("plan_start", run_id="r.sub#1", plan_id="q", **fields)
 
@@ -276,15 +275,3 @@ def test_an_unobserved_log_writes_the_same_lines_without_building_events(
     assert without_time("unseen.jsonl") == without_time("seen.jsonl")
     assert len(without_time("unseen.jsonl")) == 3 * len(cases)
     assert built == ["node_complete", "node_complete", "plan_start"]  # the clashing case
-
-
-def test_prepared_line_heads_stay_bounded_in_a_long_loop(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(run_log_module, "_HEADS_KEPT", 10)
-    path = tmp_path / "log.jsonl"
-    with RunLog(path, run_id="r") as log:
-        for index in range(25):
-            log.emit("node_start", run_id="r", plan_id="p", node_id=f"each[{index}]/a", attempt=1)
-        assert len(log._heads) <= 10
-    assert [e["node_id"] for e in read_events(path)] == [f"each[{i}]/a" for i in range(25)]

@@ -186,8 +186,6 @@ _encode = acyclic_dumps(default=str, allow_nan=True)
 _encode_text = json.encoder.encode_basestring
 """``_encode`` of a str (the C function ``_ENCODER`` uses for text: not ASCII-only)."""
 FLUSH_INTERVAL_S = 0.1
-_HEADS_KEPT = 10_000
-"""Line heads kept per log (two per node path; a loop's iterations have paths of their own)."""
 _FLUSH_AT_ONCE = frozenset(
     {"plan_start", "plan_resumed", "node_error", "node_waiting", "plan_paused", "plan_complete"}
 )
@@ -219,7 +217,7 @@ class RunLog:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._file = os.fdopen(descriptor, "a", encoding="utf-8")
         self._flushed = time.monotonic()
-        self._heads: dict[tuple[str, str, str, str | None], str] = {}
+        self._heads: dict[tuple[str, str, str], str] = {}
 
     @property
     def last_seq(self) -> int:
@@ -261,14 +259,15 @@ class RunLog:
         emitter = self._emitter
         if _LINE_CLASH.isdisjoint(fields):
             # the line's JSON built here, off the emitter's lock: the head (event, run,
-            # plan, node; up to the timestamp's value) is worked out once per node, the
-            # fields are encoded once, the timestamp spliced in
-            key = (event, run_id, plan_id, node_id)
-            head = self._heads.get(key)
+            # plan) is cached, the fields are encoded once, the timestamp spliced in
+            head = self._heads.get((event, run_id, plan_id))
             if head is None:
-                if len(self._heads) >= _HEADS_KEPT:  # a long loop's paths: memory stays bounded
-                    self._heads.clear()
-                head = self._heads[key] = _line_head(event, run_id, plan_id, node_id)
+                head = _encode({"event": event, "run_id": run_id, "plan_id": plan_id})
+                head = self._heads.setdefault((event, run_id, plan_id), head[:-1])
+            if node_id is not None:
+                head = f'{head}, "node_id": {_encode_text(node_id)}, "timestamp": "'
+            else:
+                head = f'{head}, "timestamp": "'
             tail = f'", {_encode(fields)[1:]}\n' if fields else '"}\n'
             if self._on_event is None:  # nobody observes the Event: only the line is made
                 with emitter.lock:  # numbered and written in one go: lines stay in order
@@ -330,15 +329,6 @@ class RunLog:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def _line_head(event: str, run_id: str, plan_id: str, node_id: str | None) -> str:
-    """A line's JSON up to its timestamp's value: ``{"event": …, "run_id": …,
-    "plan_id": …, "node_id": …, "timestamp": "`` (no ``node_id`` when None)."""
-    head = _ENCODER.encode({"event": event, "run_id": run_id, "plan_id": plan_id})[:-1]
-    if node_id is not None:
-        return f'{head}, "node_id": {_encode_text(node_id)}, "timestamp": "'
-    return f'{head}, "timestamp": "'
 
 
 _LINE_HEAD = frozenset({"run_id", "plan_id", "node_id"})
