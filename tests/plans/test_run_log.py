@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import re
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -275,3 +276,16 @@ def test_an_unobserved_log_writes_the_same_lines_without_building_events(
     assert without_time("unseen.jsonl") == without_time("seen.jsonl")
     assert len(without_time("unseen.jsonl")) == 3 * len(cases)
     assert built == ["node_complete", "node_complete", "plan_start"]  # the clashing case
+
+
+def test_a_line_reaches_the_file_soon_even_when_no_event_follows(tmp_path: Path) -> None:
+    # A node's start is held back only briefly (lines are flushed together): while a
+    # long block runs and nothing else is logged, `plan status` and the page reading
+    # the file must still see that the node started.
+    path = tmp_path / "log.jsonl"
+    with RunLog(path, run_id="r") as log:
+        log.emit("node_start", run_id="r", plan_id="p", node_id="slow", attempt=1)
+        deadline = time.monotonic() + 5
+        while not path.read_text(encoding="utf-8") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert [event["node_id"] for event in read_events(path)] == ["slow"]

@@ -50,6 +50,7 @@ import logging
 import math
 import os
 import re
+import threading
 import time
 from collections.abc import Mapping
 from decimal import Decimal
@@ -196,9 +197,10 @@ class RunLog:
 
     Events are numbered by one ``EventEmitter`` for the top-level run ``run_id``
     (``start_after``: the last number an earlier invocation used). Lines reach the
-    file at once for plan events, errors and waits, and otherwise at least every
+    file at once for plan events, errors and waits, and otherwise within
     ``FLUSH_INTERVAL_S`` (a flush per node event would cost the scheduler more than
-    the event); ``close()`` flushes everything.
+    the event), by the next line or by a timer when no line follows (a long block);
+    ``close()`` flushes everything.
     """
 
     def __init__(
@@ -217,6 +219,8 @@ class RunLog:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._file = os.fdopen(descriptor, "a", encoding="utf-8")
         self._flushed = time.monotonic()
+        self._timer: threading.Timer | None = None
+        """Flushes lines no later line flushed (armed under the emitter's lock)."""
         self._heads: dict[tuple[str, str, str], str] = {}
 
     @property
@@ -307,6 +311,18 @@ class RunLog:
             if kind in _FLUSH_AT_ONCE or now - self._flushed >= FLUSH_INTERVAL_S:
                 self._file.flush()
                 self._flushed = now
+            elif self._timer is None:
+                timer = self._timer = threading.Timer(FLUSH_INTERVAL_S, self._flush_late)
+                timer.daemon = True
+                timer.start()
+
+    def _flush_late(self) -> None:
+        """The timer: flush what the last lines left in the buffer."""
+        with self._emitter.lock:
+            self._timer = None
+            if not self._file.closed:
+                self._file.flush()
+                self._flushed = time.monotonic()
 
     def _observe(self, event: Event) -> None:
         if self._on_event is not None:
@@ -317,7 +333,11 @@ class RunLog:
 
     def close(self) -> None:
         """Close the file; later events still reach ``on_event`` but are not written."""
-        self._file.close()
+        with self._emitter.lock:
+            timer, self._timer = self._timer, None
+            self._file.close()
+        if timer is not None:
+            timer.cancel()
 
     def __enter__(self) -> RunLog:
         return self
