@@ -129,6 +129,14 @@ class EventEmitter:
                 self._callback(event)
         return event
 
+    def next_unobserved(self) -> tuple[int, str]:
+        """``(seq, timestamp)`` of the next event, for a caller that holds ``lock`` and
+        whose events nobody observes (no callback): the number is used up, as by
+        ``next_event``, without building the ``Event`` (a Plan run with no observer
+        writes two log lines per node and nothing else reads them as events)."""
+        self._last_seq += 1
+        return self._last_seq, utc_timestamp()
+
     def next_event(self, kind: str, payload: dict[str, Any]) -> Event:
         """The next numbered event, for a caller that holds ``lock`` and delivers the
         event itself before releasing it (so events arrive in order); ``payload`` is

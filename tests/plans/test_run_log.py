@@ -6,12 +6,13 @@ import datetime as dt
 import json
 import re
 import threading
+import time
 from pathlib import Path
 
 import pytest
 from runner_support import events, make_plan, make_runner, node
 
-from keiri_agent.events import Event
+from keiri_agent.events import Event, EventEmitter
 from keiri_agent.plans.run.run_log import (
     EVENT_NAMES,
     RunLog,
@@ -233,3 +234,58 @@ def test_each_line_is_the_json_of_its_event_whatever_the_fields(tmp_path: Path) 
     assert written == [encoder.encode(log_line(event)) for event in seen]
     masked = read_events(path)[12]
     assert (masked["api_key"], masked["token"], masked["password"]) == ("***", None, "***")
+
+
+def test_an_unobserved_log_writes_the_same_lines_without_building_events(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With no on_event nobody reads the Event: the line is written from its parts
+    # (numbered all the same), and it is the line an observed log writes.
+    cases: list[dict[str, object]] = [
+        {},
+        {"block": "x.y@1.0.0", "attempt": 1},
+        {"outputs": {"value": [1, 2.5, None, '日本語"引用"']}, "duration_ms": 0.25},
+        {"api_key": 123, "token": None, "password": "pw"},
+        {"timestamp": "clash", "attempt": 2},
+    ]
+
+    def write(log: RunLog) -> None:
+        for index, fields in enumerate(cases):
+            for _ in range(2):
+                log.emit("node_complete", run_id="r", plan_id="p", node_id=f"n{index}", **fields)
+            log.emit("plan_start", run_id="r.sub#1", plan_id="q", **fields)
+
+    with RunLog(tmp_path / "seen.jsonl", run_id="r", on_event=lambda event: None) as log:
+        write(log)
+    built: list[str] = []
+    original = EventEmitter.next_event
+
+    def counted(self: EventEmitter, kind: str, payload: dict[str, object]) -> Event:
+        built.append(kind)
+        return original(self, kind, payload)
+
+    monkeypatch.setattr(EventEmitter, "next_event", counted)
+    with RunLog(tmp_path / "unseen.jsonl", run_id="r", start_after=7) as log:
+        write(log)
+        assert log.last_seq == 7 + 3 * len(cases)
+
+    def without_time(name: str) -> list[str]:
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        return re.sub(r'"timestamp": "[^"]*"', '"timestamp": "T"', text).splitlines()
+
+    assert without_time("unseen.jsonl") == without_time("seen.jsonl")
+    assert len(without_time("unseen.jsonl")) == 3 * len(cases)
+    assert built == ["node_complete", "node_complete", "plan_start"]  # the clashing case
+
+
+def test_a_line_reaches_the_file_soon_even_when_no_event_follows(tmp_path: Path) -> None:
+    # A node's start is held back only briefly (lines are flushed together): while a
+    # long block runs and nothing else is logged, `plan status` and the page reading
+    # the file must still see that the node started.
+    path = tmp_path / "log.jsonl"
+    with RunLog(path, run_id="r") as log:
+        log.emit("node_start", run_id="r", plan_id="p", node_id="slow", attempt=1)
+        deadline = time.monotonic() + 5
+        while not path.read_text(encoding="utf-8") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert [event["node_id"] for event in read_events(path)] == ["slow"]

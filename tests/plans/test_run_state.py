@@ -238,3 +238,36 @@ def test_a_graph_encodes_in_one_pass_as_its_dict_does(tmp_path: Path) -> None:
     state.graph = graph
     with pytest.raises(StateEncodingError, match=r"graph\.nodes\.b\.outputs\.bad"):
         save_state(tmp_path, state)
+
+
+def test_a_plain_plan_is_written_without_an_encoded_copy_and_others_keep_their_tags(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from keiri_agent.plans.run import run_state
+
+    encoded: list[object] = []
+    original = run_state.encode
+
+    def counted(value: Any) -> Any:
+        encoded.append(value)
+        return original(value)
+
+    monkeypatch.setattr(run_state, "encode", counted)
+    plain = {"id": "p", "graph": [{"id": "a", "in": {"v": [1, 2.5, None, True, "日本"]}}]}
+    assert json.loads(run_state._plan_json(plain)) == plain
+    assert encoded == []  # nothing to tag: the dict is written as it is
+
+    tagged: list[dict[str, Any]] = [
+        {"in": {"v": (1, 2)}},
+        {"in": {"v": dt.date(2025, 1, 2)}},
+        {"in": {"v": float("nan")}},
+        {"in": {"__bytes__": "x"}},
+        {"in": {"v": [{"__tuple__": []}]}},
+    ]
+    for case in tagged:
+        text = run_state._plan_json(case)
+        assert text == run_state._dumps(original(case))
+        assert json.loads(text) != case  # tagged or escaped, as before
+    assert len(encoded) == len(tagged)
+    with pytest.raises(StateEncodingError, match=r"in\[1\]"):  # a key that is not text
+        run_state._plan_json({"in": {1: "int key"}})

@@ -7,7 +7,9 @@ body and ``while`` condition.
 
 * ``check_graph(graph, catalog)``: blocks resolvable, conditions parse, no cycles.
 * ``check_plan(plan, catalog)``: the same, raised as one PlanValidationError.
-* ``cached_dependencies(graph)``: ``dependencies(graph)`` computed once per graph.
+* ``cached_dependencies(graph)``: ``dependencies(graph)`` computed once per graph (a
+  block node whose inputs are scalars or parsing text, the usual node, has its roots
+  read off its templates without the general walk).
 """
 
 from __future__ import annotations
@@ -19,14 +21,11 @@ from typing import Any
 
 from keiri_agent.errors import KeiriAgentError, PlanValidationError
 from keiri_agent.plans.catalog.catalog import BlockCatalog
+from keiri_agent.plans.dsl import dependencies as dependencies_module
 from keiri_agent.plans.dsl.conditions import parse_when
-from keiri_agent.plans.dsl.dependencies import (
-    CycleError,
-    dependencies,
-    node_references,
-    topological_order,
-)
+from keiri_agent.plans.dsl.dependencies import CycleError, node_references, topological_order
 from keiri_agent.plans.dsl.models import BlockNode, LoopNode, Node, Plan
+from keiri_agent.plans.dsl.references import Reference
 from keiri_agent.plans.dsl.references import _template_parts as template_parts
 
 __all__ = ["cached_dependencies", "check_graph", "check_plan"]
@@ -47,11 +46,24 @@ def cached_dependencies(graph: Sequence[Node]) -> dict[str, set[str]]:
         if hit is not None and hit[0] is graph:
             _cache.move_to_end(key)
             return hit[1]
-    found = dependencies(graph)
+    found = _dependencies(graph)
     with _cache_lock:
         _cache[key] = (graph, found)
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
+    return found
+
+
+def _dependencies(graph: Sequence[Node]) -> dict[str, set[str]]:
+    """``dependencies(graph)``: plain nodes' roots from their templates, the rest by
+    ``external_roots``."""
+    ids = {node.id for node in graph}
+    found: dict[str, set[str]] = {}
+    for node in graph:
+        roots = _plain_roots(node)
+        if roots is None:
+            roots = dependencies_module.external_roots(node)
+        found[node.id] = roots & ids
     return found
 
 
@@ -69,7 +81,7 @@ def check_graph(
     for node in graph:
         path = f"{prefix}{node.id}"
         try:
-            if not _plain_references(node):
+            if _plain_roots(node) is None:
                 list(node_references(node))  # raises the syntax error naming the field
             if isinstance(node, LoopNode) and node.while_ is not None:
                 parse_when(node.while_.condition)
@@ -100,22 +112,28 @@ def check_graph(
 _SCALARS = frozenset({int, float, bool, type(None)})
 
 
-def _plain_references(node: Node) -> bool:
-    """True when ``node_references(node)`` cannot raise: a block node without ``when``
-    whose inputs are scalars or text that parses (most nodes; the rest are walked)."""
+def _plain_roots(node: Node) -> set[str] | None:
+    """``external_roots(node)`` of a block node without ``when`` whose inputs are
+    scalars or text that parses (most nodes); None for any other node (walked in full).
+
+    Such a node's ``node_references`` cannot raise either."""
     if type(node) is not BlockNode or node.when is not None:
-        return False
+        return None
+    roots: set[str] = set()
     for value in node.inputs.values():
         kind = type(value)
         if kind is str:
             if "${" in value:
                 try:
-                    template_parts(value)  # cached per text
-                except Exception:  # the walk raises it with the field's path
-                    return False
+                    parts = template_parts(value)  # cached per text
+                except Exception:  # the walk reports (or skips) it with the field's path
+                    return None
+                for part in parts:
+                    if isinstance(part, Reference):
+                        roots.add(part.root)
         elif kind not in _SCALARS:
-            return False
-    return True
+            return None
+    return roots
 
 
 def check_plan(plan: Plan, catalog: BlockCatalog) -> None:

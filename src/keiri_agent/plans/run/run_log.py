@@ -50,6 +50,7 @@ import logging
 import math
 import os
 import re
+import threading
 import time
 from collections.abc import Mapping
 from decimal import Decimal
@@ -196,9 +197,10 @@ class RunLog:
 
     Events are numbered by one ``EventEmitter`` for the top-level run ``run_id``
     (``start_after``: the last number an earlier invocation used). Lines reach the
-    file at once for plan events, errors and waits, and otherwise at least every
+    file at once for plan events, errors and waits, and otherwise within
     ``FLUSH_INTERVAL_S`` (a flush per node event would cost the scheduler more than
-    the event); ``close()`` flushes everything.
+    the event), by the next line or by a timer when no line follows (a long block);
+    ``close()`` flushes everything.
     """
 
     def __init__(
@@ -217,6 +219,8 @@ class RunLog:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._file = os.fdopen(descriptor, "a", encoding="utf-8")
         self._flushed = time.monotonic()
+        self._timer: threading.Timer | None = None
+        """Flushes lines no later line flushed (armed under the emitter's lock)."""
         self._heads: dict[tuple[str, str, str], str] = {}
 
     @property
@@ -226,14 +230,14 @@ class RunLog:
 
     def emit(
         self, event: str, *, run_id: str, plan_id: str, node_id: str | None = None, **data: Any
-    ) -> Event:
+    ) -> None:
         """Write one event line and call ``on_event`` with it, in log order.
 
         ``run_id`` is the run the event belongs to (a subflow's nested run id for its
         events). A failing callback is logged (``keiri_agent.plans.run.run_log``) and
         does not stop the run: observers must not change the outcome of a plan.
         """
-        return self.emit_fields(event, run_id, plan_id, node_id, data)
+        self.emit_fields(event, run_id, plan_id, node_id, data)
 
     def emit_fields(
         self,
@@ -242,7 +246,7 @@ class RunLog:
         plan_id: str,
         node_id: str | None,
         data: Mapping[str, Any],
-    ) -> Event:
+    ) -> None:
         """``emit`` with the event's own fields as a mapping (read, not kept)."""
         fields: dict[str, Any] = {}
         for name, value in data.items():  # ``sanitize(data)`` without building a dict
@@ -256,44 +260,71 @@ class RunLog:
                 fields[name] = dict(value)  # what ``sanitize`` returns for it
             else:
                 fields[name] = sanitize(value, depth=1, max_depth=MAX_DEPTH + 1)
-        if run_id != self._emitter.run_id:
-            payload: dict[str, Any] = {"run_id": run_id, "plan_id": plan_id}
-        else:
-            payload = {"plan_id": plan_id}
-        if node_id is not None:
-            payload["node_id"] = node_id
+        emitter = self._emitter
         if _LINE_CLASH.isdisjoint(fields):
             # the line's JSON built here, off the emitter's lock: the head (event, run,
             # plan) is cached, the fields are encoded once, the timestamp spliced in
             head = self._heads.get((event, run_id, plan_id))
             if head is None:
-                head = _ENCODER.encode({"event": event, "run_id": run_id, "plan_id": plan_id})
+                head = _encode({"event": event, "run_id": run_id, "plan_id": plan_id})
                 head = self._heads.setdefault((event, run_id, plan_id), head[:-1])
             if node_id is not None:
                 head = f'{head}, "node_id": {_encode_text(node_id)}, "timestamp": "'
             else:
                 head = f'{head}, "timestamp": "'
             tail = f'", {_encode(fields)[1:]}\n' if fields else '"}\n'
+            if self._on_event is None:  # nobody observes the Event: only the line is made
+                with emitter.lock:  # numbered and written in one go: lines stay in order
+                    timestamp = emitter.next_unobserved()[1]
+                    self._write_line(event, f"{head}{timestamp}{tail}")
+                return
+            payload = self._payload(run_id, plan_id, node_id)
             payload.update(fields)
-            emitter = self._emitter
-            with emitter.lock:  # numbered and written in one go: lines stay in order
+            with emitter.lock:
                 done = emitter.next_event(event, payload)
-                self._write(done, f"{head}{done.timestamp}{tail}")
-            return done
+                self._write_line(event, f"{head}{done.timestamp}{tail}")
+                self._observe(done)
+            return
+        payload = self._payload(run_id, plan_id, node_id)
         payload.update(fields)
-        return self._emitter.emit_owned(event, payload)
+        emitter.emit_owned(event, payload)
+
+    def _payload(self, run_id: str, plan_id: str, node_id: str | None) -> dict[str, Any]:
+        """An event's payload before its own fields (``run_id`` only when nested)."""
+        if run_id != self._emitter.run_id:
+            payload: dict[str, Any] = {"run_id": run_id, "plan_id": plan_id}
+        else:
+            payload = {"plan_id": plan_id}
+        if node_id is not None:
+            payload["node_id"] = node_id
+        return payload
 
     def _deliver(self, event: Event) -> None:
         """The emitter's callback (called under its lock, so lines stay in order)."""
-        self._write(event, _ENCODER.encode(log_line(event)) + "\n")
+        self._write_line(event.kind, _ENCODER.encode(log_line(event)) + "\n")
+        self._observe(event)
 
-    def _write(self, event: Event, line: str) -> None:
+    def _write_line(self, kind: str, line: str) -> None:
         if not self._file.closed:
             self._file.write(line)
             now = time.monotonic()
-            if event.kind in _FLUSH_AT_ONCE or now - self._flushed >= FLUSH_INTERVAL_S:
+            if kind in _FLUSH_AT_ONCE or now - self._flushed >= FLUSH_INTERVAL_S:
                 self._file.flush()
                 self._flushed = now
+            elif self._timer is None:
+                timer = self._timer = threading.Timer(FLUSH_INTERVAL_S, self._flush_late)
+                timer.daemon = True
+                timer.start()
+
+    def _flush_late(self) -> None:
+        """The timer: flush what the last lines left in the buffer."""
+        with self._emitter.lock:
+            self._timer = None
+            if not self._file.closed:
+                self._file.flush()
+                self._flushed = time.monotonic()
+
+    def _observe(self, event: Event) -> None:
         if self._on_event is not None:
             try:
                 self._on_event(event)
@@ -302,7 +333,11 @@ class RunLog:
 
     def close(self) -> None:
         """Close the file; later events still reach ``on_event`` but are not written."""
-        self._file.close()
+        with self._emitter.lock:
+            timer, self._timer = self._timer, None
+            self._file.close()
+        if timer is not None:
+            timer.cancel()
 
     def __enter__(self) -> RunLog:
         return self

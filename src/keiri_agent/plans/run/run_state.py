@@ -673,8 +673,36 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
 def _plan_json(plan: dict[str, Any]) -> str:
     """``plan`` as JSON text before masking, encoded once per plan dict (the shared
     dict of ``plan_to_dict`` is encoded once for every run of its Plan)."""
-    text: str = _plan_texts.get(plan, lambda: _dumps(encode(plan)))
+    text: str = _plan_texts.get(plan, lambda: _dumps(plan if _stored_as_is(plan) else encode(plan)))
     return text
+
+
+def _stored_as_is(value: Any) -> bool:
+    """True when ``encode(value)`` equals ``value``: exact dicts (text keys, not one
+    tag-like key) and lists of text, int, bool, None and finite floats (a plan's dump
+    usually is); checking costs less than building the encoded copy."""
+    kind = type(value)
+    if kind is dict:
+        if len(value) == 1 and next(iter(value)) in _ESCAPED:
+            return False
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            kind = type(item)
+            if not (kind in _SCALARS or (kind is float and _isfinite(item))) and not (
+                (kind is dict or kind is list) and _stored_as_is(item)
+            ):
+                return False
+        return True
+    if kind is list:
+        for item in value:
+            kind = type(item)
+            if not (kind in _SCALARS or (kind is float and _isfinite(item))) and not (
+                (kind is dict or kind is list) and _stored_as_is(item)
+            ):
+                return False
+        return True
+    return kind in _SCALARS or (kind is float and _isfinite(value))
 
 
 def plan_from_dict(data: Mapping[str, Any]) -> Plan:
