@@ -289,3 +289,22 @@ def test_a_line_reaches_the_file_soon_even_when_no_event_follows(tmp_path: Path)
         while not path.read_text(encoding="utf-8") and time.monotonic() < deadline:
             time.sleep(0.02)
         assert [event["node_id"] for event in read_events(path)] == ["slow"]
+
+
+def test_an_event_keeps_its_own_copy_of_a_plain_mapping_field(tmp_path: Path) -> None:
+    # An unobserved line encodes the caller's plain dict as it is (no copy); an event
+    # that is kept holds a copy, so a later change by the caller does not reach it.
+    received: list[Event] = []
+    outputs = {"value": 1, "flag": True}
+    clashing = {"n": 1}
+    with RunLog(tmp_path / "seen.jsonl", run_id="r", on_event=received.append) as log:
+        log.emit("node_complete", run_id="r", plan_id="p", node_id="a", outputs=outputs)
+        log.emit("node_complete", run_id="r", plan_id="p", node_id="b", timestamp="x", o=clashing)
+    with RunLog(tmp_path / "unseen.jsonl", run_id="r") as log:
+        log.emit("node_complete", run_id="r", plan_id="p", node_id="a", outputs=outputs)
+    outputs["value"] = 2
+    clashing["n"] = 2
+    assert received[0].payload["outputs"] == {"value": 1, "flag": True}
+    assert received[0].payload["outputs"] is not outputs
+    assert received[1].payload["o"] == {"n": 1}
+    assert read_events(tmp_path / "unseen.jsonl")[0]["outputs"] == {"value": 1, "flag": True}

@@ -249,6 +249,8 @@ class RunLog:
     ) -> None:
         """``emit`` with the event's own fields as a mapping (read, not kept)."""
         fields: dict[str, Any] = {}
+        shared: list[str] | None = None
+        """Fields holding the caller's own dict (copied only if the fields are kept)."""
         for name, value in data.items():  # ``sanitize(data)`` without building a dict
             kind = type(value)
             if value is not None and _SECRET_NAMES.get(name, True) and _secret_name(name):
@@ -257,7 +259,8 @@ class RunLog:
                 # None, bool, int, a finite float: nothing to summarise
                 fields[name] = value
             elif kind is dict and _plain(value):
-                fields[name] = dict(value)  # what ``sanitize`` returns for it
+                fields[name] = value  # ``sanitize`` returns a copy of it: made below if kept
+                shared = [name] if shared is None else [*shared, name]
             else:
                 fields[name] = sanitize(value, depth=1, max_depth=MAX_DEPTH + 1)
         emitter = self._emitter
@@ -278,6 +281,8 @@ class RunLog:
                     timestamp = emitter.next_unobserved()[1]
                     self._write_line(event, f"{head}{timestamp}{tail}")
                 return
+            if shared is not None:
+                _copy(fields, shared)
             payload = self._payload(run_id, plan_id, node_id)
             payload.update(fields)
             with emitter.lock:
@@ -285,6 +290,8 @@ class RunLog:
                 self._write_line(event, f"{head}{done.timestamp}{tail}")
                 self._observe(done)
             return
+        if shared is not None:
+            _copy(fields, shared)
         payload = self._payload(run_id, plan_id, node_id)
         payload.update(fields)
         emitter.emit_owned(event, payload)
@@ -349,6 +356,12 @@ class RunLog:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _copy(fields: dict[str, Any], names: list[str]) -> None:
+    """Replace the caller's dicts under ``names`` by copies (an event keeps its fields)."""
+    for name in names:
+        fields[name] = dict(fields[name])
 
 
 _LINE_HEAD = frozenset({"run_id", "plan_id", "node_id"})
