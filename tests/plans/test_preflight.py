@@ -69,3 +69,57 @@ def test_dependencies_equal_the_general_walk_for_every_kind_of_node() -> None:
 
     assert cached_dependencies(plan.graph) == dependencies(plan.graph)
     assert cached_dependencies(plan.graph)["each"] == {"c", "d"}
+
+
+def test_the_check_reads_each_plain_node_once_and_reports_cycles_as_before() -> None:
+    # The pre-run check reads each plain node's templates once (its dependencies come
+    # from that read) and finds a cycle without ordering an acyclic graph.
+    from keiri_agent.plans.catalog.catalog import BlockCatalog
+    from keiri_agent.plans.run import preflight
+
+    catalog = BlockCatalog.discover([])
+    read: list[str] = []
+    original = preflight._plain_roots
+
+    def counted(graph_node: Any) -> set[str] | None:
+        read.append(graph_node.id)
+        return original(graph_node)
+
+    chain = make_plan(node("a", value=1), node("b", value="${a.value}"))
+    cyclic = make_plan(
+        node("a", value="${c.value}"),
+        node("b", value="${a.value}"),
+        node("c", value="${b.value}"),
+        node("d", value="${d.value}"),
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(preflight, "_plain_roots", counted)
+        chain_issues = preflight.check_graph(chain.graph, catalog)
+    assert read == ["a", "b"]
+    cycles = [i for i in preflight.check_graph(cyclic.graph, catalog) if i["code"] == "CYCLE"]
+    assert cycles == [
+        {"code": "CYCLE", "message": "ノードが循環しています: a → b → c → a", "node_id": ""}
+    ]
+    assert [issue["code"] for issue in chain_issues] == ["CATALOG_ERROR"] * 2
+
+
+def test_the_cycle_check_agrees_with_the_topological_order() -> None:
+    import random
+
+    from keiri_agent.plans.dsl.dependencies import CycleError, topological_order
+    from keiri_agent.plans.run.preflight import _acyclic
+
+    rng = random.Random(5)
+    for _ in range(300):
+        size = rng.randint(1, 8)
+        ids = [f"n{i}" for i in range(size)]
+        deps = {
+            node_id: {rng.choice([*ids, "outside"]) for _ in range(rng.randint(0, 3))}
+            for node_id in ids
+        }
+        try:
+            topological_order(deps)
+            expected = True
+        except CycleError:
+            expected = False
+        assert _acyclic(deps) is expected, deps

@@ -289,3 +289,50 @@ def test_a_line_reaches_the_file_soon_even_when_no_event_follows(tmp_path: Path)
         while not path.read_text(encoding="utf-8") and time.monotonic() < deadline:
             time.sleep(0.02)
         assert [event["node_id"] for event in read_events(path)] == ["slow"]
+
+
+def test_an_event_keeps_its_own_copy_of_a_plain_mapping_field(tmp_path: Path) -> None:
+    # An unobserved line encodes the caller's plain dict as it is (no copy); an event
+    # that is kept holds a copy, so a later change by the caller does not reach it.
+    received: list[Event] = []
+    outputs = {"value": 1, "flag": True}
+    clashing = {"n": 1}
+    with RunLog(tmp_path / "seen.jsonl", run_id="r", on_event=received.append) as log:
+        log.emit("node_complete", run_id="r", plan_id="p", node_id="a", outputs=outputs)
+        log.emit("node_complete", run_id="r", plan_id="p", node_id="b", timestamp="x", o=clashing)
+    with RunLog(tmp_path / "unseen.jsonl", run_id="r") as log:
+        log.emit("node_complete", run_id="r", plan_id="p", node_id="a", outputs=outputs)
+    outputs["value"] = 2
+    clashing["n"] = 2
+    assert received[0].payload["outputs"] == {"value": 1, "flag": True}
+    assert received[0].payload["outputs"] is not outputs
+    assert received[1].payload["o"] == {"n": 1}
+    assert read_events(tmp_path / "unseen.jsonl")[0]["outputs"] == {"value": 1, "flag": True}
+
+
+def test_late_flushes_start_no_thread_per_arming(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A thread start waits until the new thread runs (≈ 1 ms, more on a busy machine):
+    # one thread flushes every log's late lines instead of a Timer per arming.
+    from keiri_agent.plans.run import run_log
+
+    started: list[str] = []
+    original = threading.Thread.start
+
+    def counted(self: threading.Thread) -> None:
+        started.append(self.name)
+        original(self)
+
+    monkeypatch.setattr(threading.Thread, "start", counted)
+    path = tmp_path / "late.jsonl"
+    with RunLog(path, run_id="r") as log:
+        for index in range(3):
+            log.emit("node_start", run_id="r", plan_id="p", node_id=f"n{index}")
+            deadline = time.monotonic() + 2
+            while len(read_events(path)) < index + 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert len(read_events(path)) == index + 1  # flushed late, without a next line
+    assert len(started) <= 1  # the shared flusher, the first time only
+    assert started in ([], ["plan-log-flush"])
+    assert run_log._LATE._thread is not None

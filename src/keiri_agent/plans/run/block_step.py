@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 import time
 import traceback
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -60,7 +61,7 @@ class _Ports:
 
     spec: BlockSpec
     names: frozenset[str]
-    required: tuple[str, ...]
+    required_names: frozenset[str]
     defaults: dict[str, Any] | None
     """The input defaults when all are immutable (shared, copied per attempt)."""
     checked_in: tuple[str, ...]
@@ -84,27 +85,26 @@ class _Prepared:
         given = node.inputs
         self.node = node
         self.ports = ports
-        self.resolvers = [(name, *_resolver(value)) for name, value in given.items()]
-        self.names_ok = ports.names.issuperset(given) and all(
-            name in given for name in ports.required
-        )
+        self.resolvers = [_resolver(name, value) for name, value in given.items()]
+        self.names_ok = ports.names.issuperset(given) and given.keys() >= ports.required_names
 
 
-def _resolver(value: Any) -> tuple[int, Any]:
+def _resolver(name: str, value: Any) -> tuple[str, int, Any]:
+    """``(name, how, what)``: how the input ``name`` given as ``value`` resolves."""
     kind = type(value)
     if kind is str:
         if "${" not in value:
-            return _AS_IS, value
+            return name, _AS_IS, value
         try:
             parts = template_parts(value)
         except Exception:  # reported when the node runs, as before
-            return _RESOLVE, value
+            return name, _RESOLVE, value
         if len(parts) == 1 and isinstance(parts[0], Reference):
-            return _REFERENCE, parts[0]
-        return _RESOLVE, value
+            return name, _REFERENCE, parts[0]
+        return name, _RESOLVE, value
     if kind in _SCALARS:
-        return _AS_IS, value
-    return _RESOLVE, value  # containers are rebuilt per attempt (a block may change them)
+        return name, _AS_IS, value
+    return name, _RESOLVE, value  # containers are rebuilt per attempt (a block may change them)
 
 
 def _checked(services: RunServices, spec: BlockSpec, direction: str, name: str) -> bool:
@@ -122,7 +122,7 @@ def _ports(services: RunServices, spec: BlockSpec) -> _Ports:
         found = _Ports(
             spec=spec,
             names=frozenset(spec.inputs),
-            required=tuple(spec.required_inputs()),
+            required_names=frozenset(spec.required_inputs()),
             defaults=defaults if immutable else None,
             checked_in=tuple(name for name in spec.inputs if _checked(services, spec, "in", name)),
             out_names=frozenset(spec.outputs),
@@ -136,9 +136,11 @@ def _ports(services: RunServices, spec: BlockSpec) -> _Ports:
 
 
 _SHARED_SIZE = 50_000
-_shared: dict[int, _Prepared] = {}
+_shared: OrderedDict[int, _Prepared] = OrderedDict()
 """``_Prepared`` by ``id(node)`` across invocations (plans are frozen: the next run of
-the same Plan object finds its nodes' work done); the oldest entries go first."""
+the same Plan object finds its nodes' work done); the oldest entries go first (an
+``OrderedDict``: a plain dict's first key, once many were deleted before it, is found
+by scanning past every deleted slot, ≈ 15 µs a node once the cache is full)."""
 _shared_lock = threading.Lock()
 
 
@@ -153,7 +155,7 @@ def _prepared(services: RunServices, node: BlockNode) -> _Prepared:
             with _shared_lock:
                 _shared[id(node)] = found  # holding the node: its id is not reused
                 while len(_shared) > _SHARED_SIZE:
-                    del _shared[next(iter(_shared))]
+                    _shared.popitem(last=False)
         services.prepared[id(node)] = found
     return found
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from keiri_agent.plans.dsl.models import Plan
-from keiri_agent.plans.run.run_state import FINISHED, GraphState, RunState, state_path
+from keiri_agent.plans.run.run_state import FINISHED, GraphState, NodeState, RunState, state_path
 
 __all__ = ["RunResult", "RunStatus", "collect_errors", "collect_waiting", "result_of"]
 
@@ -79,38 +79,76 @@ def result_of(state: RunState, plan: Plan, status: str, runs_dir: Path) -> RunRe
 
     A run whose graph ended ``success`` while a node failed under ``continue`` is
     ``failed``; ``outputs`` lists the top-level nodes that finished.
+
+    One pass over the plan's nodes for ``outputs`` and ``unfinished``, and one over the
+    state's nodes for ``errors`` and ``waiting`` (the same lists as ``collect_errors``
+    and ``collect_waiting``; loops and subflows are looked into by those).
     """
-    errors = collect_errors(state.graph)
+    nodes = state.graph.nodes
+    errors: list[dict[str, Any]] = []
+    waiting: list[dict[str, Any]] = []
+    for node_id, node_state in nodes.items():
+        node_status = node_state.status
+        if (node_status == "success" or node_status == "skipped") and (
+            node_state.loop is None and node_state.subflow is None
+        ):
+            continue  # the usual node: nothing inside to look into
+        if node_status == "failed" and node_state.error is not None:
+            errors.append(node_state.error)
+        else:
+            errors += _inner_errors(node_state)
+        if node_status == "waiting":
+            waiting.append(
+                {"node_id": node_id, "block": node_state.block, "request": node_state.request}
+            )
+        elif node_status not in FINISHED:
+            waiting += _inner_waiting(node_state, node_id)
     if status == "success" and errors:
         status = "failed"
     outputs: dict[str, dict[str, Any]] = {}
+    unfinished: list[dict[str, Any]] = []
     for node in plan.graph:
-        node_state = state.graph.nodes.get(node.id)
-        finished = node_state is not None and node_state.status in FINISHED
-        if finished and node_state is not None and node_state.outputs is not None:
-            outputs[node.id] = dict(node_state.outputs)
+        node_id = node.id
+        found = nodes.get(node_id)
+        if found is not None and found.status in FINISHED:
+            if found.outputs is not None:
+                outputs[node_id] = dict(found.outputs)
+            continue
+        loop = found.loop if found is not None else None
+        done = None
+        if loop is not None:
+            done = sum(1 for value in loop.statuses.values() if value == "success")
+        unfinished.append({"node_id": node_id, "iterations_done": done})
     return RunResult(
         run_id=state.run_id,
         plan_id=state.plan_id,
         status=status,  # type: ignore[arg-type]
         outputs=outputs,
         errors=errors,
-        waiting=collect_waiting(state.graph),
+        waiting=waiting,
         log_path=runs_dir / state.log_path,
         state_path=state_path(runs_dir, state.plan_id, state.run_id),
-        unfinished=_unfinished(state, plan),
+        unfinished=unfinished,
     )
 
 
-def _unfinished(state: RunState, plan: Plan) -> list[dict[str, Any]]:
-    found = []
-    for node in plan.graph:
-        node_state = state.graph.nodes.get(node.id)
-        if node_state is not None and node_state.status in FINISHED:
-            continue
-        loop = node_state.loop if node_state is not None else None
-        done = None
-        if loop is not None:
-            done = sum(1 for status in loop.statuses.values() if status == "success")
-        found.append({"node_id": node.id, "iterations_done": done})
+def _inner_errors(node: NodeState) -> list[dict[str, Any]]:
+    """``collect_errors``'s errors from inside one node that did not fail."""
+    found: list[dict[str, Any]] = []
+    if node.loop is not None:
+        for index in sorted(node.loop.iterations):
+            found += collect_errors(node.loop.iterations[index])
+    if node.subflow is not None:
+        found += collect_errors(node.subflow.graph)
+    return found
+
+
+def _inner_waiting(node: NodeState, path: str) -> list[dict[str, Any]]:
+    """``collect_waiting``'s entries from inside one unfinished node at ``path``."""
+    found: list[dict[str, Any]] = []
+    if node.loop is not None:
+        for index in sorted(node.loop.iterations):
+            found += collect_waiting(node.loop.iterations[index], f"{path}[{index}]/")
+    if node.subflow is not None:
+        found += collect_waiting(node.subflow.graph, f"{path}/")
     return found

@@ -35,10 +35,13 @@ _cache: OrderedDict[int, tuple[Sequence[Node], dict[str, set[str]]]] = OrderedDi
 _cache_lock = threading.Lock()
 
 
-def cached_dependencies(graph: Sequence[Node]) -> dict[str, set[str]]:
+def cached_dependencies(
+    graph: Sequence[Node], plain: Sequence[set[str] | None] | None = None
+) -> dict[str, set[str]]:
     """``dependencies(graph)``, remembered for the same graph object (plans are frozen).
 
     The cache holds the graph itself, so an id is never confused with a new object's.
+    ``plain``: ``_plain_roots`` of each node, in graph order, when the caller has them.
     """
     key = id(graph)
     with _cache_lock:
@@ -46,7 +49,7 @@ def cached_dependencies(graph: Sequence[Node]) -> dict[str, set[str]]:
         if hit is not None and hit[0] is graph:
             _cache.move_to_end(key)
             return hit[1]
-    found = _dependencies(graph)
+    found = _dependencies(graph, plain)
     with _cache_lock:
         _cache[key] = (graph, found)
         while len(_cache) > _CACHE_SIZE:
@@ -54,13 +57,15 @@ def cached_dependencies(graph: Sequence[Node]) -> dict[str, set[str]]:
     return found
 
 
-def _dependencies(graph: Sequence[Node]) -> dict[str, set[str]]:
+def _dependencies(
+    graph: Sequence[Node], plain: Sequence[set[str] | None] | None = None
+) -> dict[str, set[str]]:
     """``dependencies(graph)``: plain nodes' roots from their templates, the rest by
     ``external_roots``."""
     ids = {node.id for node in graph}
     found: dict[str, set[str]] = {}
-    for node in graph:
-        roots = _plain_roots(node)
+    for index, node in enumerate(graph):
+        roots = _plain_roots(node) if plain is None else plain[index]
         if roots is None:
             roots = dependencies_module.external_roots(node)
         found[node.id] = roots & ids
@@ -78,10 +83,14 @@ def check_graph(
     issues: list[dict[str, Any]] = []
     resolved: dict[str, KeiriAgentError | None] = {}
     """Each block reference's resolution (a plan uses a few blocks on many nodes)."""
+    plain: list[set[str] | None] = []
+    """Each node's ``_plain_roots`` (its dependencies are read off them below)."""
     for node in graph:
         path = f"{prefix}{node.id}"
+        roots = _plain_roots(node)
+        plain.append(roots)
         try:
-            if _plain_roots(node) is None:
+            if roots is None:
                 list(node_references(node))  # raises the syntax error naming the field
             if isinstance(node, LoopNode) and node.while_ is not None:
                 parse_when(node.while_.condition)
@@ -101,12 +110,40 @@ def check_graph(
                 issues.append(_issue(failure.code, f"{path}: {failure.message}", path))
         elif isinstance(node, LoopNode):
             issues += check_graph(node.body.plan.graph, catalog, f"{path}/")
+    deps = cached_dependencies(graph, plain)
     try:
-        topological_order(cached_dependencies(graph), [node.id for node in graph])
+        if not _acyclic(deps):
+            topological_order(deps, [node.id for node in graph])  # raises the cycle's error
     except CycleError as exc:
         where = prefix.rstrip("/")
         issues.append(_issue(exc.code, f"{where + ': ' if where else ''}{exc.message}", where))
     return issues
+
+
+def _acyclic(deps: dict[str, set[str]]) -> bool:
+    """True when ``deps`` has no cycle (``topological_order`` would not raise), without
+    ordering the nodes: Kahn's count over the dependencies that are keys of ``deps``."""
+    remaining: dict[str, int] = {}
+    users: dict[str, list[str]] = {}
+    ready: list[str] = []
+    for node_id, ids in deps.items():
+        count = 0
+        for dep in ids:
+            if dep in deps:
+                count += 1
+                users.setdefault(dep, []).append(node_id)
+        remaining[node_id] = count
+        if count == 0:
+            ready.append(node_id)
+    done = 0
+    while ready:
+        node_id = ready.pop()
+        done += 1
+        for user in users.get(node_id, ()):
+            remaining[user] -= 1
+            if remaining[user] == 0:
+                ready.append(user)
+    return done == len(deps)
 
 
 _SCALARS = frozenset({int, float, bool, type(None)})

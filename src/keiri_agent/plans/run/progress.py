@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 from keiri_agent.errors import KeiriAgentError
+from keiri_agent.plans.run.run_services import WORKERS
 from keiri_agent.plans.run.run_state import RunState, save_state
 
 RATIO = 20.0
@@ -59,7 +60,8 @@ class ProgressSaver:
         self._dirty = False
         self._saving = False
         self._closed = False
-        self._flusher: threading.Thread | None = None
+        self._flusher = False
+        """The flusher runs (on a ``WORKERS`` thread: no thread start per run)."""
 
     def node_finished(self) -> None:
         """A node or a loop iteration finished: save now, or within the coalescing gap."""
@@ -72,11 +74,9 @@ class ProgressSaver:
             if self._closed:
                 return
             if self._saving or time.monotonic() < self._next_at:
-                if self._flusher is None:
-                    self._flusher = threading.Thread(
-                        target=self._flush_loop, name="plan-progress", daemon=True
-                    )
-                    self._flusher.start()
+                if not self._flusher:
+                    self._flusher = True
+                    WORKERS.submit(self._flush_loop)
                 elif not self._dirty:
                     # Already dirty: the flusher waits for the gap's end or for the
                     # save in flight, which wake it anyway. Waking it on every node
@@ -101,14 +101,18 @@ class ProgressSaver:
         with self._lock:
             self._closed = True
             self._wake.notify_all()
-            flusher = self._flusher
-        if flusher is not None:
-            flusher.join()
-        with self._lock:
-            while self._saving:
+            while self._flusher or self._saving:
                 self._wake.wait()
 
     def _flush_loop(self) -> None:
+        try:
+            self._flush_until_closed()
+        finally:
+            with self._lock:
+                self._flusher = False
+                self._wake.notify_all()  # ``close`` waits for this
+
+    def _flush_until_closed(self) -> None:
         while True:
             with self._lock:
                 while not self._closed:

@@ -52,6 +52,7 @@ import os
 import re
 import threading
 import time
+from collections import deque
 from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
@@ -219,8 +220,8 @@ class RunLog:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._file = os.fdopen(descriptor, "a", encoding="utf-8")
         self._flushed = time.monotonic()
-        self._timer: threading.Timer | None = None
-        """Flushes lines no later line flushed (armed under the emitter's lock)."""
+        self._armed = False
+        """A late flush is due (``_LATE``; armed under the emitter's lock)."""
         self._heads: dict[tuple[str, str, str], str] = {}
 
     @property
@@ -249,6 +250,8 @@ class RunLog:
     ) -> None:
         """``emit`` with the event's own fields as a mapping (read, not kept)."""
         fields: dict[str, Any] = {}
+        shared: list[str] | None = None
+        """Fields holding the caller's own dict (copied only if the fields are kept)."""
         for name, value in data.items():  # ``sanitize(data)`` without building a dict
             kind = type(value)
             if value is not None and _SECRET_NAMES.get(name, True) and _secret_name(name):
@@ -257,7 +260,8 @@ class RunLog:
                 # None, bool, int, a finite float: nothing to summarise
                 fields[name] = value
             elif kind is dict and _plain(value):
-                fields[name] = dict(value)  # what ``sanitize`` returns for it
+                fields[name] = value  # ``sanitize`` returns a copy of it: made below if kept
+                shared = [name] if shared is None else [*shared, name]
             else:
                 fields[name] = sanitize(value, depth=1, max_depth=MAX_DEPTH + 1)
         emitter = self._emitter
@@ -278,6 +282,8 @@ class RunLog:
                     timestamp = emitter.next_unobserved()[1]
                     self._write_line(event, f"{head}{timestamp}{tail}")
                 return
+            if shared is not None:
+                _copy(fields, shared)
             payload = self._payload(run_id, plan_id, node_id)
             payload.update(fields)
             with emitter.lock:
@@ -285,6 +291,8 @@ class RunLog:
                 self._write_line(event, f"{head}{done.timestamp}{tail}")
                 self._observe(done)
             return
+        if shared is not None:
+            _copy(fields, shared)
         payload = self._payload(run_id, plan_id, node_id)
         payload.update(fields)
         emitter.emit_owned(event, payload)
@@ -311,15 +319,14 @@ class RunLog:
             if kind in _FLUSH_AT_ONCE or now - self._flushed >= FLUSH_INTERVAL_S:
                 self._file.flush()
                 self._flushed = now
-            elif self._timer is None:
-                timer = self._timer = threading.Timer(FLUSH_INTERVAL_S, self._flush_late)
-                timer.daemon = True
-                timer.start()
+            elif not self._armed:
+                self._armed = True
+                _LATE.arm(self)
 
     def _flush_late(self) -> None:
-        """The timer: flush what the last lines left in the buffer."""
+        """Flush what the last lines left in the buffer (``_LATE``'s thread calls it)."""
         with self._emitter.lock:
-            self._timer = None
+            self._armed = False
             if not self._file.closed:
                 self._file.flush()
                 self._flushed = time.monotonic()
@@ -334,10 +341,7 @@ class RunLog:
     def close(self) -> None:
         """Close the file; later events still reach ``on_event`` but are not written."""
         with self._emitter.lock:
-            timer, self._timer = self._timer, None
-            self._file.close()
-        if timer is not None:
-            timer.cancel()
+            self._file.close()  # a late flush still due finds it closed
 
     def __enter__(self) -> RunLog:
         return self
@@ -349,6 +353,62 @@ class RunLog:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class _LateFlushes:
+    """One daemon thread that flushes every run log's lines no later line flushed,
+    ``FLUSH_INTERVAL_S`` after they were written.
+
+    A ``threading.Timer`` per arming would start a thread each time, and starting one
+    waits until the new thread runs (≈ 1 ms, more when the machine is busy), on the
+    scheduler's thread. Deadlines come in time order (one interval after arming).
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._due: deque[tuple[float, RunLog]] = deque()
+        self._thread: threading.Thread | None = None
+
+    def arm(self, log: RunLog) -> None:
+        """Flush ``log`` one interval from now."""
+        with self._cond:
+            self._due.append((time.monotonic() + FLUSH_INTERVAL_S, log))
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="plan-log-flush", daemon=True
+                )
+                self._thread.start()
+            elif len(self._due) == 1:  # else the thread waits for an earlier deadline
+                self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._due:
+                    self._cond.wait()
+                due, log = self._due[0]
+                delay = due - time.monotonic()
+                if delay > 0:
+                    self._cond.wait(delay)
+                    continue
+                self._due.popleft()
+            log._flush_late()
+
+    def after_fork(self) -> None:
+        """In a forked child: no thread yet (the parent's is not there)."""
+        self._cond = threading.Condition(threading.Lock())
+        self._due = deque()
+        self._thread = None
+
+
+_LATE = _LateFlushes()
+os.register_at_fork(after_in_child=_LATE.after_fork)
+
+
+def _copy(fields: dict[str, Any], names: list[str]) -> None:
+    """Replace the caller's dicts under ``names`` by copies (an event keeps its fields)."""
+    for name in names:
+        fields[name] = dict(fields[name])
 
 
 _LINE_HEAD = frozenset({"run_id", "plan_id", "node_id"})

@@ -71,7 +71,7 @@ class Frame:
         return self.top_node or node_id
 
 
-@dataclass
+@dataclass(slots=True)
 class Outcome:
     """What one node attempt reports to its scheduler."""
 
@@ -114,7 +114,7 @@ _SLOT_LOCK = threading.Lock()
 """Guards the hand-over of attempts' ``per_node`` slots (held for a swap only)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Attempt:
     """One running attempt of a node."""
 
