@@ -336,3 +336,27 @@ def test_late_flushes_start_no_thread_per_arming(
     assert len(started) <= 1  # the shared flusher, the first time only
     assert started in ([], ["plan-log-flush"])
     assert run_log._LATE._thread is not None
+
+
+def test_a_failing_late_flush_does_not_stop_the_other_logs_flushes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One thread flushes every log of the process (an API server runs many plans): a
+    # log whose flush fails (a full disk) must not end the flushes of the others.
+    failing_path, healthy_path = tmp_path / "failing.jsonl", tmp_path / "healthy.jsonl"
+    with RunLog(failing_path, run_id="f") as failing:
+
+        def disk_full() -> None:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(failing, "_flush_late", disk_full)
+        failing.emit("node_start", run_id="f", plan_id="p", node_id="a")
+        time.sleep(0.3)  # the failing log's deadline has passed
+        monkeypatch.undo()
+        # a new log: its first line is within the flush interval, so only the thread flushes it
+        with RunLog(healthy_path, run_id="h") as healthy:
+            healthy.emit("node_start", run_id="h", plan_id="p", node_id="b")
+            deadline = time.monotonic() + 3
+            while not healthy_path.read_text(encoding="utf-8") and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert [event["node_id"] for event in read_events(healthy_path)] == ["b"]

@@ -392,7 +392,10 @@ class _LateFlushes:
                     self._cond.wait(delay)
                     continue
                 self._due.popleft()
-            log._flush_late()
+            try:
+                log._flush_late()
+            except Exception:  # a full disk: that log's next line or close() reports it
+                _LOGGER.warning("late flush of a run log failed", exc_info=True)
 
     def after_fork(self) -> None:
         """In a forked child: no thread yet (the parent's is not there)."""
