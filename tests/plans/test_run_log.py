@@ -310,21 +310,11 @@ def test_an_event_keeps_its_own_copy_of_a_plain_mapping_field(tmp_path: Path) ->
     assert read_events(tmp_path / "unseen.jsonl")[0]["outputs"] == {"value": 1, "flag": True}
 
 
-def test_late_flushes_start_no_thread_per_arming(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_late_flushes_start_no_thread_per_arming(tmp_path: Path, thread_starts: list[str]) -> None:
     # A thread start waits until the new thread runs (≈ 1 ms, more on a busy machine):
     # one thread flushes every log's late lines instead of a Timer per arming.
     from keiri_agent.plans.run import run_log
 
-    started: list[str] = []
-    original = threading.Thread.start
-
-    def counted(self: threading.Thread) -> None:
-        started.append(self.name)
-        original(self)
-
-    monkeypatch.setattr(threading.Thread, "start", counted)
     path = tmp_path / "late.jsonl"
     with RunLog(path, run_id="r") as log:
         for index in range(3):
@@ -333,8 +323,8 @@ def test_late_flushes_start_no_thread_per_arming(
             while len(read_events(path)) < index + 1 and time.monotonic() < deadline:
                 time.sleep(0.01)
             assert len(read_events(path)) == index + 1  # flushed late, without a next line
-    assert len(started) <= 1  # the shared flusher, the first time only
-    assert started in ([], ["plan-log-flush"])
+    assert len(thread_starts) <= 1  # the shared flusher, the first time only
+    assert thread_starts in ([], ["plan-log-flush"])
     assert run_log._LATE._thread is not None
 
 

@@ -409,14 +409,10 @@ def test_result_reads_the_saved_outcome_of_a_run(runs: Path) -> None:
     assert make_runner(runs).result(paused.run_id) == paused
 
 
-def test_a_run_after_the_first_starts_no_thread(
-    runs: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_run_after_the_first_starts_no_thread(runs: Path, thread_starts: list[str]) -> None:
     # Starting a thread waits until it runs (≈ 1 ms, more on a busy machine): the
     # scheduler's loop, the coalesced progress saves and the log's late flushes run
     # on threads kept from earlier runs.
-    import threading
-
     plan = make_plan(
         *[node(f"n{i}", value=f"${{n{i - 1}.value}}" if i else 0) for i in range(300)],
         timeout_ms=10_000,
@@ -424,16 +420,9 @@ def test_a_run_after_the_first_starts_no_thread(
     runner = make_runner(runs)
     first = runner.start(plan)
     assert first.status == "success", first.errors
-    started: list[str] = []
-    original = threading.Thread.start
-
-    def counted(self: threading.Thread) -> None:
-        started.append(self.name)
-        original(self)
-
-    monkeypatch.setattr(threading.Thread, "start", counted)
+    thread_starts.clear()
     for _ in range(3):
         result = runner.start(plan)
         assert result.status == "success", result.errors
         assert result.outputs["n299"]["value"] == 0
-    assert started == []
+    assert thread_starts == []

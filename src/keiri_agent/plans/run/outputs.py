@@ -49,12 +49,8 @@ def collect_errors(graph: GraphState) -> list[dict[str, Any]]:
     for node in graph.nodes.values():
         if node.status == "failed" and node.error is not None:
             found.append(node.error)
-            continue
-        if node.loop is not None:
-            for index in sorted(node.loop.iterations):
-                found += collect_errors(node.loop.iterations[index])
-        if node.subflow is not None:
-            found += collect_errors(node.subflow.graph)
+        else:
+            found += _inner_errors(node)
     return found
 
 
@@ -66,11 +62,7 @@ def collect_waiting(graph: GraphState, prefix: str = "") -> list[dict[str, Any]]
         if node.status == "waiting":
             found.append({"node_id": path, "block": node.block, "request": node.request})
         elif node.status not in FINISHED:
-            if node.loop is not None:
-                for index in sorted(node.loop.iterations):
-                    found += collect_waiting(node.loop.iterations[index], f"{path}[{index}]/")
-            if node.subflow is not None:
-                found += collect_waiting(node.subflow.graph, f"{path}/")
+            found += _inner_waiting(node, path)
     return found
 
 
