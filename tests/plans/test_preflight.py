@@ -106,8 +106,7 @@ def test_the_check_reads_each_plain_node_once_and_reports_cycles_as_before() -> 
 def test_the_cycle_check_agrees_with_the_topological_order() -> None:
     import random
 
-    from keiri_agent.plans.dsl.dependencies import CycleError, topological_order
-    from keiri_agent.plans.run.preflight import _acyclic
+    from keiri_agent.plans.dsl.dependencies import CycleError, is_acyclic, topological_order
 
     rng = random.Random(5)
     for _ in range(300):
@@ -122,4 +121,4 @@ def test_the_cycle_check_agrees_with_the_topological_order() -> None:
             expected = True
         except CycleError:
             expected = False
-        assert _acyclic(deps) is expected, deps
+        assert is_acyclic(deps) is expected, deps

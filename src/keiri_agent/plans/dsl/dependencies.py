@@ -125,11 +125,7 @@ def topological_order(
     Dependencies that are not keys of ``deps`` are ignored.
     """
     position = {node_id: i for i, node_id in enumerate(order or deps)}
-    remaining = {node_id: len(set(ids) & deps.keys()) for node_id, ids in deps.items()}
-    users: dict[str, list[str]] = {node_id: [] for node_id in deps}
-    for node_id, ids in deps.items():
-        for dep in set(ids) & deps.keys():
-            users[dep].append(node_id)
+    remaining, users = _in_degrees(deps)
     ready = [(position.get(n, len(position)), n) for n, count in remaining.items() if count == 0]
     heapq.heapify(ready)
     result: list[str] = []
@@ -144,6 +140,35 @@ def topological_order(
         cycles = find_cycles(deps, order)
         raise CycleError(cycles[0] if cycles else sorted(set(deps) - set(result)))
     return result
+
+
+def is_acyclic(deps: Mapping[str, set[str]]) -> bool:
+    """True when ``topological_order(deps)`` would not raise, found without ordering
+    the nodes (no heap: a plan run checks this every time, the order is not needed)."""
+    remaining, users = _in_degrees(deps)
+    ready = [node_id for node_id, count in remaining.items() if count == 0]
+    done = 0
+    while ready:
+        done += 1
+        for user in users[ready.pop()]:
+            remaining[user] -= 1
+            if remaining[user] == 0:
+                ready.append(user)
+    return done == len(deps)
+
+
+def _in_degrees(deps: Mapping[str, set[str]]) -> tuple[dict[str, int], dict[str, list[str]]]:
+    """Each node's count of dependencies inside ``deps``, and each node's users."""
+    remaining: dict[str, int] = {}
+    users: dict[str, list[str]] = {node_id: [] for node_id in deps}
+    for node_id, ids in deps.items():
+        count = 0
+        for dep in ids:
+            if dep in users:
+                count += 1
+                users[dep].append(node_id)
+        remaining[node_id] = count
+    return remaining, users
 
 
 def find_cycles(

@@ -23,7 +23,12 @@ from keiri_agent.errors import KeiriAgentError, PlanValidationError
 from keiri_agent.plans.catalog.catalog import BlockCatalog
 from keiri_agent.plans.dsl import dependencies as dependencies_module
 from keiri_agent.plans.dsl.conditions import parse_when
-from keiri_agent.plans.dsl.dependencies import CycleError, node_references, topological_order
+from keiri_agent.plans.dsl.dependencies import (
+    CycleError,
+    is_acyclic,
+    node_references,
+    topological_order,
+)
 from keiri_agent.plans.dsl.models import BlockNode, LoopNode, Node, Plan
 from keiri_agent.plans.dsl.references import Reference
 from keiri_agent.plans.dsl.references import _template_parts as template_parts
@@ -112,38 +117,12 @@ def check_graph(
             issues += check_graph(node.body.plan.graph, catalog, f"{path}/")
     deps = cached_dependencies(graph, plain)
     try:
-        if not _acyclic(deps):
+        if not is_acyclic(deps):
             topological_order(deps, [node.id for node in graph])  # raises the cycle's error
     except CycleError as exc:
         where = prefix.rstrip("/")
         issues.append(_issue(exc.code, f"{where + ': ' if where else ''}{exc.message}", where))
     return issues
-
-
-def _acyclic(deps: dict[str, set[str]]) -> bool:
-    """True when ``deps`` has no cycle (``topological_order`` would not raise), without
-    ordering the nodes: Kahn's count over the dependencies that are keys of ``deps``."""
-    remaining: dict[str, int] = {}
-    users: dict[str, list[str]] = {}
-    ready: list[str] = []
-    for node_id, ids in deps.items():
-        count = 0
-        for dep in ids:
-            if dep in deps:
-                count += 1
-                users.setdefault(dep, []).append(node_id)
-        remaining[node_id] = count
-        if count == 0:
-            ready.append(node_id)
-    done = 0
-    while ready:
-        node_id = ready.pop()
-        done += 1
-        for user in users.get(node_id, ()):
-            remaining[user] -= 1
-            if remaining[user] == 0:
-                ready.append(user)
-    return done == len(deps)
 
 
 _SCALARS = frozenset({int, float, bool, type(None)})
