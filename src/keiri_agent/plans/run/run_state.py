@@ -685,24 +685,21 @@ def _stored_as_is(value: Any) -> bool:
     if kind is dict:
         if len(value) == 1 and next(iter(value)) in _ESCAPED:
             return False
-        for key, item in value.items():
+        for key in value:
             if type(key) is not str:
                 return False
-            kind = type(item)
-            if not (kind in _SCALARS or (kind is float and _isfinite(item))) and not (
-                (kind is dict or kind is list) and _stored_as_is(item)
-            ):
-                return False
-        return True
-    if kind is list:
-        for item in value:
-            kind = type(item)
-            if not (kind in _SCALARS or (kind is float and _isfinite(item))) and not (
-                (kind is dict or kind is list) and _stored_as_is(item)
-            ):
-                return False
-        return True
-    return kind in _SCALARS or (kind is float and _isfinite(value))
+        items = value.values()
+    elif kind is list:
+        items = value
+    else:
+        return kind in _SCALARS or (kind is float and _isfinite(value))
+    for item in items:  # scalars checked inline: a call per value would cost more than encode
+        kind = type(item)
+        if not (kind in _SCALARS or (kind is float and _isfinite(item))) and not (
+            (kind is dict or kind is list) and _stored_as_is(item)
+        ):
+            return False
+    return True
 
 
 def plan_from_dict(data: Mapping[str, Any]) -> Plan:
