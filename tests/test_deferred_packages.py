@@ -173,3 +173,24 @@ def test_a_failing_init_raises_on_use_and_the_next_import_retries(tmp_path: Path
         cwd=tmp_path,
     )
     assert seen == {"first": "broken on purpose", "in_modules": False, "again": "fixed"}
+
+
+def test_a_plain_module_or_a_missing_name_imports_as_usual(tmp_path: Path) -> None:
+    (tmp_path / "plain_module.py").write_text("VALUE = 'ran at import'\n", encoding="utf-8")
+    seen = _run(
+        """
+        import json, sys
+        from keiri_agent import deferred_packages
+        deferred_packages.install(["plain_module", "no_such_package"])
+        import plain_module
+        ran = plain_module.__dict__.get("VALUE")
+        try:
+            import no_such_package
+            missing = "imported"
+        except ModuleNotFoundError:
+            missing = "ModuleNotFoundError"
+        print(json.dumps({"ran": ran, "missing": missing}))
+        """,
+        cwd=tmp_path,
+    )
+    assert seen == {"ran": "ran at import", "missing": "ModuleNotFoundError"}
