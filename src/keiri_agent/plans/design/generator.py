@@ -46,7 +46,10 @@ from keiri_agent.plans.design.models import (
     GeneratedPlan,
     TemplateSpec,
 )
-from keiri_agent.plans.design.offline import design_offline
+from keiri_agent.plans.design.coverage import check_coverage
+from keiri_agent.plans.design.procedure import Gap, Procedure
+from keiri_agent.plans.design.procedure_plan import plan_from_procedure
+from keiri_agent.plans.design.procedure_rules import read_procedure
 from keiri_agent.plans.design.requirements import build_requirements
 from keiri_agent.plans.design.retrieval import BlockRetriever
 from keiri_agent.plans.design.templates import TemplateLibrary
@@ -62,8 +65,8 @@ if TYPE_CHECKING:
 MAX_INSTRUCTION_CHARS = 4_000
 DEFAULT_PLAN_ID = "generated_plan"
 OFFLINE_NOTE = (
-    "LLM が設定されていないため、テンプレートを機械的に組み合わせて"
-    " Plan を作りました（オフライン）。"
+    "LLM が設定されていないため、指示の言葉から規則で読み取った手順を"
+    " 1 ステップ 1 ブロックで組み立てました（オフライン）。"
 )
 
 
@@ -174,12 +177,13 @@ def _digest(
 def _checked(
     plan_dict: dict[str, Any], engine: PlanEngine, reasoning: str, **fields: Any
 ) -> GeneratedPlan:
-    """The YAML of ``plan_dict`` checked and, when it validates, dry-run."""
+    """The YAML of ``plan_dict`` checked and, when it validates, dry-run (not while
+    questions are open: their vars have no value yet)."""
     yaml_text = yaml.safe_dump(plan_dict, allow_unicode=True, sort_keys=False)
     loaded = check_plan_text(yaml_text)
     report = engine.check(yaml_text)
     dry_run, seconds = None, None
-    if loaded.plan is not None and report.ok:
+    if loaded.plan is not None and report.ok and not fields.get("questions"):
         started = time.perf_counter()
         dry_run = engine.dry_run(loaded.plan)
         seconds = time.perf_counter() - started
@@ -243,6 +247,7 @@ def _offline(
     plan_id: str | None,
     digest: DocumentDigest,
 ) -> GeneratedPlan:
+    procedure = read_procedure(instruction, [d.text for d in digest.documents if d.text])
     if templates:
         composed = compose_templates(templates, registry, plan_id=plan_id or DEFAULT_PLAN_ID)
         result = _from_compose(
@@ -250,22 +255,75 @@ def _offline(
             digest, [], notes=[OFFLINE_NOTE],
         )  # fmt: skip
         result.offline = True
+        result.procedure = procedure
+        result.coverage = check_coverage(procedure, composed.plan)
         return result
-    design = design_offline(instruction, library, registry, plan_id=plan_id or DEFAULT_PLAN_ID)
-    if design.result is None:
+    result = _from_procedure(procedure, instruction, engine, plan_id, digest)
+    result.offline = True
+    return result
+
+
+def offline_gaps(procedure: Procedure) -> list[Gap]:
+    """What rules alone cannot build: the procedure's gaps, steps and files that need a
+    language model, an instruction in which nothing was recognised."""
+    gaps = list(procedure.gaps)
+    llm_steps = [step for step in procedure.steps if step.kind in ("extract", "classify")]
+    documents = [item for item in procedure.inputs if item.format in ("zip", "pdf")]
+    if llm_steps or documents:
+        what = "、".join(
+            [*(f"「{step.source}」" for step in llm_steps), *(f"「{item.source}」" for item in documents)]
+        )
+        gaps.append(
+            Gap(
+                kind="needs_llm",
+                message=f"{what}には LLM の設定が必要です（PDF・証憑からの項目抽出や分類は、"
+                "文章を読む処理のため規則だけでは作れません）。LLM を設定してから生成してください",
+                source=what,
+            )
+        )
+    if not procedure.steps and not procedure.outputs:
+        gaps.append(Gap(kind="not_understood", message=NOT_UNDERSTOOD))
+    return gaps
+
+
+NOT_UNDERSTOOD = (
+    "指示から表の処理（読込・絞り込み・集計・並べ替え・重複除去・結合・照合・計算・出力）を"
+    "読み取れませんでした。「経費.csv の金額が5万円以上の行を部門別に合計して Excel に出力」"
+    "のように、ファイル・列・条件・出力を書いてください"
+)
+
+
+def _from_procedure(
+    procedure: Procedure,
+    instruction: str,
+    engine: PlanEngine,
+    plan_id: str | None,
+    digest: DocumentDigest,
+) -> GeneratedPlan:
+    gaps = offline_gaps(procedure)
+    if gaps:
         return GeneratedPlan(
             plan=None,
             yaml_text="",
-            reasoning="offline: no template covers the instruction",
-            offline=True,
-            warnings=[design.message, *design.notes, *digest.warnings],
+            reasoning="offline: " + ", ".join(sorted({gap.kind for gap in gaps})),
+            procedure=procedure,
+            gaps=gaps,
+            warnings=[gap.message for gap in gaps] + list(digest.warnings),
         )
-    chosen = "; ".join(f"{c.template_id} ({c.reason})" for c in design.chosen)
-    result = _from_compose(
-        design.result, engine, f"offline-compose: {chosen}",
-        [c.template_id for c in design.chosen], digest, [], notes=[design.message, *design.notes],
-    )  # fmt: skip
-    result.offline = True
+    built = plan_from_procedure(
+        procedure,
+        plan_id=plan_id or DEFAULT_PLAN_ID,
+        description=instruction.strip()[:200],
+    )
+    result = _checked(
+        built.plan,
+        engine,
+        "offline-rules: the instruction's requirements, one block each",
+        warnings=[OFFLINE_NOTE, *digest.warnings],
+        questions=built.questions,
+    )
+    result.procedure = procedure
+    result.coverage = check_coverage(procedure, built.plan)
     return result
 
 

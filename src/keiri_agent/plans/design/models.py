@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 if TYPE_CHECKING:
     from keiri_agent.config import Settings
+    from keiri_agent.plans.design.coverage import CoverageReport
+    from keiri_agent.plans.design.procedure import Gap, Procedure
     from keiri_agent.plans.check.dry_run_report import DryRunReport
     from keiri_agent.plans.dsl.models import Plan
     from keiri_agent.plans.issues import ValidationReport
@@ -211,6 +213,8 @@ class ComposeResult:
     """``<template>.<import>`` → the reference it was bound to."""
 
 
+Verdict = Literal["ok", "needs_answers", "cannot_build", "incomplete", "invalid"]
+
 RequirementType = Literal["text", "select", "boolean", "number", "file", "table", "enum"]
 
 FIELD_TYPE_OF: dict[str, str] = {
@@ -325,6 +329,48 @@ class GeneratedPlan:
     """How long the last dry run took (metrics)."""
     tokens: dict[str, int] | None = None
     """``{prompt, completion}`` tokens of the model calls, when the service reports them."""
+    procedure: Procedure | None = None
+    """The requirement model of the instruction (issue 27), when one was read."""
+    coverage: CoverageReport | None = None
+    """Which node covers each requirement of ``procedure``."""
+    gaps: list[Gap] = field(default_factory=list)
+    """Parts of the instruction that could not be built, and why."""
+
+    @property
+    def pending_vars(self) -> set[str]:
+        """Vars the generator asks a person for (its questions)."""
+        return {str(question["var"]) for question in self.questions if question.get("var")}
+
+    @property
+    def verdict(self) -> Verdict:
+        """What the user got, the same on every surface (docs/design.md "Verdict"):
+
+        ``ok`` — the Plan covers every requirement, validates and dry-runs;
+        ``needs_answers`` — it does once the questions are answered;
+        ``cannot_build`` — a named part cannot be built (``gaps``), no Plan;
+        ``incomplete`` — a Plan was made but a requirement is not covered or a node is
+        unrelated (``coverage``);
+        ``invalid`` — the Plan does not validate or dry-run.
+        """
+        if self.gaps or self.plan is None:
+            return "cannot_build"
+        if self.coverage is not None and not self.coverage.ok:
+            return "incomplete"
+        if self.report is None:
+            return "invalid"
+        pending = self.pending_vars
+        blocking = [
+            issue
+            for issue in self.report.errors
+            if not (issue.code == "REQUIRED_INPUT_NULL_VAR" and issue.details.var in pending)
+        ]
+        if blocking or (self.dry_run is not None and not self.dry_run.ok):
+            return "invalid"
+        if self.report.errors or pending or (self.coverage is not None and self.coverage.waiting):
+            return "needs_answers"
+        if self.dry_run is None:
+            return "invalid"
+        return "ok"
 
     @property
     def ok(self) -> bool:

@@ -1,0 +1,161 @@
+"""Plan generation judged against what was asked (issue 27): acceptable / honest / wrong.
+
+The sets ``benchmarks/data/plan_requirements_blind*.jsonl`` were written by helpers who
+never read the templates, the rules or the issue's examples. Each line is an
+instruction, its ``reach`` (``offline``: table steps only, every parameter given;
+``needs_llm``; ``refuse``: a missing source, an action no block does, a parameter
+nobody stated) and the expected requirement list (inputs, steps with parameters,
+outputs). Each instruction is generated offline (``DesignService`` with the offline
+provider, as ``keiri-agent plan generate`` does) and scored:
+
+- **acceptable**: the verdict is ``ok`` (exit 0) and the expected requirements, read as
+  a ``Procedure``, are all covered by the Plan (``coverage.check_coverage``: each
+  condition, key, group, metric and output with its parameters, in the flow) with no
+  unrelated node;
+- **honest**: the verdict is not ``ok`` (the user is told what is missing or cannot be
+  built: exit ≠ 0);
+- **wrong-but-success**: the verdict is ``ok`` but the expected requirements are not
+  covered, or the instruction should have been refused.
+
+Prints ``<set>.<figure>: value`` lines; ``--details`` lists every instruction with its
+verdict and what was missed (only for sets already tuned on: pass ``--details`` knowingly).
+
+    uv run python benchmarks/plan_requirements.py [--set blind1] [--details]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from keiri_agent.config import Settings
+from keiri_agent.plans.design.coverage import check_coverage
+from keiri_agent.plans.design.procedure import (
+    COUNT_ALL,
+    Condition,
+    InputSpec,
+    OutputSpec,
+    Procedure,
+    StepSpec,
+)
+from keiri_agent.services.design import DesignRequest, DesignService
+
+DATA = Path(__file__).resolve().parent / "data"
+SETS = ("blind1", "blind2")
+
+
+def expected_procedure(requirements: list[dict[str, Any]]) -> Procedure:
+    """The helpers' requirement list as a ``Procedure`` (one step per requirement)."""
+    inputs, steps, outputs = [], [], []
+    for item in requirements:
+        kind = item["kind"]
+        number = len(steps) + 1
+        if kind == "input":
+            fmt = item.get("format", "csv")
+            inputs.append(InputSpec(id=f"in{len(inputs) + 1}", format=fmt, holds=item.get("holds", "")))
+        elif kind == "output":
+            if item.get("format") in ("excel", "csv"):
+                outputs.append(OutputSpec(format=item["format"], file_name=item.get("file_name"), sheet=item.get("sheet")))
+            else:
+                steps.append(StepSpec(id=f"s{number}", kind="extract", fields=["docx"]))
+        elif kind == "filter":
+            condition = Condition(column=item.get("column"), op=item["op"], value=item.get("value"))
+            steps.append(StepSpec(id=f"s{number}", kind="filter", conditions=[condition]))
+        elif kind == "aggregate":
+            metrics = {(COUNT_ALL if k == "*" else k): v for k, v in (item.get("metrics") or {}).items()}
+            steps.append(StepSpec(id=f"s{number}", kind="aggregate", group_by=item.get("group_by") or [], metrics=metrics))
+        elif kind == "sort":
+            steps.append(StepSpec(id=f"s{number}", kind="sort", by=item.get("by") or [], descending=bool(item.get("descending"))))
+        elif kind in ("select", "normalize"):
+            steps.append(StepSpec(id=f"s{number}", kind=kind, columns=item.get("columns") or []))
+        elif kind in ("dedupe", "join"):
+            steps.append(StepSpec(id=f"s{number}", kind=kind, keys=item.get("keys") or []))
+        elif kind == "reconcile":
+            steps.append(
+                StepSpec(
+                    id=f"s{number}",
+                    kind="reconcile",
+                    keys=item.get("keys") or [],
+                    tolerance=item.get("tolerance") or None,
+                    date_window_days=item.get("date_window_days"),
+                )
+            )
+        elif kind == "compute":
+            steps.append(StepSpec(id=f"s{number}", kind="compute", expressions={item["column"]: item["expression"]}))
+        elif kind in ("concat", "approval"):
+            steps.append(StepSpec(id=f"s{number}", kind=kind))
+        elif kind in ("extract", "classify"):
+            steps.append(StepSpec(id=f"s{number}", kind=kind, fields=item.get("fields") or [], labels=item.get("labels") or []))
+    return Procedure(inputs=inputs, steps=steps, outputs=outputs)
+
+
+def score(path: Path, service: DesignService, details: bool) -> dict[str, Any]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    outcomes: Counter[str] = Counter()
+    verdicts: Counter[str] = Counter()
+    in_reach = 0
+    for row in rows:
+        result = service.generate(DesignRequest(row["instruction"])).result
+        verdict = result.verdict
+        verdicts[verdict] += 1
+        reach = row["reach"]
+        expected = expected_procedure(row["requirements"])
+        problems: list[str] = []
+        if reach == "offline":
+            in_reach += 1
+        if verdict != "ok":
+            outcome = "honest"
+        elif reach != "offline":
+            outcome = "wrong_but_success"
+            problems.append("should have been refused")
+        else:
+            plan = json.loads(json.dumps(result.plan.model_dump(by_alias=True, exclude_none=True), default=str)) if result.plan else {}
+            coverage = check_coverage(expected, plan)
+            problems = [line for line in coverage.lines() if not line.startswith("✓")]
+            outcome = "acceptable" if coverage.ok and not coverage.waiting else "wrong_but_success"
+        outcomes[f"{reach}.{outcome}"] += 1
+        if details:
+            print(f"-- {row['id']} [{reach}] {verdict} → {outcome}: {row['instruction']}", file=sys.stderr)
+            for line in problems:
+                print(f"     {line}", file=sys.stderr)
+            for gap in result.gaps:
+                print(f"     gap: {gap.message}", file=sys.stderr)
+            if verdict != "ok" and reach == "offline" and result.coverage is not None:
+                for line in result.coverage.lines():
+                    print(f"     ours: {line}", file=sys.stderr)
+    acceptable = outcomes["offline.acceptable"]
+    wrong = sum(n for key, n in outcomes.items() if key.endswith("wrong_but_success"))
+    return {
+        "instructions": len(rows),
+        "in_reach": in_reach,
+        "acceptable": acceptable,
+        "acceptable_share_in_reach": round(acceptable / in_reach, 3) if in_reach else None,
+        "wrong_but_success": wrong,
+        "honest_refusals_out_of_reach": outcomes["needs_llm.honest"] + outcomes["refuse.honest"],
+        "out_of_reach": len(rows) - in_reach,
+        "verdicts": dict(sorted(verdicts.items())),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--set", action="append", choices=SETS, help="default: every set")
+    parser.add_argument("--details", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as home:
+        settings = Settings(_env_file=None, provider="offline", home=Path(home))  # type: ignore[call-arg]
+        service = DesignService(settings)
+        for name in args.set or SETS:
+            path = DATA / f"plan_requirements_{name}.jsonl"
+            figures = score(path, service, args.details)
+            for key, value in figures.items():
+                print(f"{name}.{key}: {value}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,255 @@
+"""The requirement model of an instruction (issue 27): what the user asked for, as data.
+
+One structure for both paths: the offline rules (``procedure_rules.read_procedure``)
+and the LLM's first stage return a ``Procedure``; the builder
+(``procedure_plan.plan_from_procedure``) composes a Plan from it and the coverage
+check (``coverage.check_coverage``) tells, for any Plan, which requirement a node
+covers.
+
+- ``inputs``: the files the instruction names (format and what they hold);
+- ``steps``: the table steps in order, each with its parameters (filter conditions
+  as column / operator / value, group keys, aggregations, join and reconcile keys,
+  computed columns, dedupe keys, approvals and what they guard); a parameter the
+  instruction did not give is ``None`` and listed in the step's ``missing``, so it is
+  asked — never filled with a default;
+- ``outputs``: format and file / sheet name;
+- ``gaps``: parts that cannot be built (an action no block does, a source the
+  instruction never names, a step that needs a language model when none is set).
+
+``checklist(procedure)`` renders it as Japanese lines for the user.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+InputFormat = Literal["csv", "excel", "zip", "pdf", "table"]
+StepKind = Literal[
+    "filter",
+    "aggregate",
+    "sort",
+    "select",
+    "dedupe",
+    "join",
+    "reconcile",
+    "compute",
+    "normalize",
+    "concat",
+    "approval",
+    "extract",
+    "classify",
+]
+OutputFormat = Literal["excel", "csv"]
+Operator = Literal["==", "!=", ">", ">=", "<", "<=", "in", "contains", "is_null", "not_null"]
+Metric = Literal["sum", "mean", "count", "min", "max"]
+GapKind = Literal["unsupported_action", "missing_source", "needs_llm", "not_understood"]
+
+LLM_STEPS: frozenset[str] = frozenset({"extract", "classify"})
+"""Steps that need language understanding (a configured model)."""
+COUNT_ALL = "*"
+"""``metrics`` key for 「件数」 with no column: rows are counted."""
+
+OPERATOR_WORDS: dict[str, str] = {
+    "==": "が",
+    "!=": "が次以外:",
+    ">": "が次を超える:",
+    ">=": "が次以上:",
+    "<": "が次未満:",
+    "<=": "が次以下:",
+    "in": "が次のいずれか:",
+    "contains": "が次を含む:",
+    "is_null": "が空欄",
+    "not_null": "が空欄でない",
+}
+METRIC_WORDS: dict[str, str] = {
+    "sum": "合計",
+    "mean": "平均",
+    "count": "件数",
+    "min": "最小",
+    "max": "最大",
+}
+FORMAT_WORDS: dict[str, str] = {
+    "csv": "CSV",
+    "excel": "Excel",
+    "zip": "ZIP",
+    "pdf": "PDF",
+    "table": "表ファイル（CSV / Excel）",
+}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Condition(_Model):
+    """One filter condition; ``column`` None means the instruction did not name it."""
+
+    column: str | None = None
+    op: Operator
+    value: Any = None
+
+
+class InputSpec(_Model):
+    id: str = Field(description="input id, snake case or in1, in2, ...")
+    format: InputFormat
+    holds: str = Field(description="what the file holds, in the user's words")
+    source: str = Field(default="", description="the words of the instruction")
+
+
+class StepSpec(_Model):
+    id: str = Field(description="s1, s2, ... in the order the flow runs")
+    kind: StepKind
+    input: str | None = Field(
+        default=None, description="input id this step reads first (None: the previous step)"
+    )
+    other_input: str | None = Field(
+        default=None, description="join / reconcile / concat: the second input id"
+    )
+    conditions: list[Condition] = Field(default_factory=list)
+    group_by: list[str] = Field(default_factory=list)
+    metrics: dict[str, list[Metric]] = Field(default_factory=dict)
+    by: list[str] = Field(default_factory=list)
+    descending: bool = False
+    columns: list[str] = Field(default_factory=list)
+    keys: list[str] = Field(default_factory=list)
+    keep: Literal["first", "last"] = "first"
+    amount_column: str | None = None
+    tolerance: float | None = None
+    date_column: str | None = None
+    date_window_days: int | None = None
+    expressions: dict[str, str] = Field(default_factory=dict)
+    labels: list[str] = Field(default_factory=list)
+    fields: list[str] = Field(default_factory=list)
+    missing: list[str] = Field(
+        default_factory=list,
+        description="parameters the instruction does not give (asked, never defaulted)",
+    )
+    source: str = Field(default="", description="the words of the instruction")
+
+
+class OutputSpec(_Model):
+    format: OutputFormat
+    file_name: str | None = None
+    sheet: str | None = None
+    source: str = ""
+
+
+class Gap(_Model):
+    """A part of the instruction that cannot be built, and why (Japanese)."""
+
+    kind: GapKind
+    message: str
+    source: str = ""
+
+
+class Procedure(_Model):
+    """The requirement model of one instruction."""
+
+    inputs: list[InputSpec] = Field(default_factory=list)
+    steps: list[StepSpec] = Field(default_factory=list)
+    outputs: list[OutputSpec] = Field(default_factory=list)
+    gaps: list[Gap] = Field(default_factory=list)
+
+    def requirement_ids(self) -> list[str]:
+        """Every requirement the coverage check looks for, in flow order."""
+        return [
+            *(f"input:{item.id}" for item in self.inputs),
+            *(f"step:{step.id}" for step in self.steps),
+            *(f"output:{index}" for index, _ in enumerate(self.outputs, start=1)),
+        ]
+
+    @property
+    def needs_llm(self) -> bool:
+        return any(step.kind in LLM_STEPS for step in self.steps)
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, list):
+        return "、".join(_value_text(item) for item in value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return f"「{value}」"
+
+
+def _column(name: str | None) -> str:
+    return f"「{name}」" if name else "（列が未定）"
+
+
+def condition_text(condition: Condition) -> str:
+    words = OPERATOR_WORDS[condition.op]
+    if condition.op in ("is_null", "not_null"):
+        return f"{_column(condition.column)}{words}"
+    if condition.op == "==":
+        return f"{_column(condition.column)}が{_value_text(condition.value)}"
+    return f"{_column(condition.column)}{words}{_value_text(condition.value)}"
+
+
+def step_text(step: StepSpec) -> str:
+    """One step in words (Japanese)."""
+    names = "・".join
+    if step.kind == "filter":
+        return "行の絞り込み: " + "、かつ ".join(condition_text(c) for c in step.conditions)
+    if step.kind == "aggregate":
+        metrics = "、".join(
+            ("件数" if column == COUNT_ALL else f"「{column}」の")
+            + ("" if column == COUNT_ALL else "・".join(METRIC_WORDS[m] for m in wanted))
+            for column, wanted in step.metrics.items()
+        ) or "（集計する列が未定）"
+        groups = f"「{names(step.group_by)}」別に" if step.group_by else "全体で"
+        return f"集計: {groups}{metrics}"
+    if step.kind == "sort":
+        order = "大きい順" if step.descending else "小さい順"
+        return f"並べ替え: 「{names(step.by)}」の{order}" if step.by else "並べ替え（列が未定）"
+    if step.kind == "select":
+        return f"列の選択: 「{names(step.columns)}」"
+    if step.kind == "dedupe":
+        keys = f"「{names(step.keys)}」が同じ行" if step.keys else "すべての列が同じ行"
+        return f"重複の除去: {keys}を1行に"
+    if step.kind == "join":
+        keys = f"「{names(step.keys)}」" if step.keys else "（キーが未定）"
+        return f"表の結合: {keys}で参照"
+    if step.kind == "reconcile":
+        keys = f"「{names(step.keys)}」" if step.keys else "（キーが未定）"
+        extra = ""
+        if step.tolerance is not None:
+            extra += f"、金額差 {_value_text(step.tolerance)} 円まで"
+        if step.date_window_days is not None:
+            extra += f"、日付差 {step.date_window_days} 日まで"
+        return f"照合: {keys}で突き合わせ{extra}"
+    if step.kind == "compute":
+        return "列の計算: " + "、".join(f"{k} = {v}" for k, v in step.expressions.items())
+    if step.kind == "normalize":
+        return f"表記の統一: 「{names(step.columns)}」" if step.columns else "表記の統一"
+    if step.kind == "concat":
+        return "表の連結（縦につなぐ）"
+    if step.kind == "approval":
+        return "承認: 担当者が確認してから出力"
+    if step.kind == "extract":
+        return "LLM による項目抽出: " + "・".join(step.fields)
+    return "LLM による分類: " + "・".join(step.labels)
+
+
+def input_text(item: InputSpec) -> str:
+    return f"入力: {item.holds}（{FORMAT_WORDS[item.format]}）"
+
+
+def output_text(output: OutputSpec) -> str:
+    parts = [f"出力: {FORMAT_WORDS[output.format]}"]
+    if output.file_name:
+        parts.append(f"ファイル名「{output.file_name}」")
+    if output.sheet:
+        parts.append(f"シート「{output.sheet}」")
+    return "、".join(parts)
+
+
+def checklist(procedure: Procedure) -> list[str]:
+    """The requirements as Japanese lines, in flow order (the user's checklist)."""
+    return [
+        *(input_text(item) for item in procedure.inputs),
+        *(step_text(step) for step in procedure.steps),
+        *(output_text(output) for output in procedure.outputs),
+    ]

@@ -1,0 +1,351 @@
+"""A Plan composed from the requirement model (issue 27 §3), without a model.
+
+``plan_from_procedure(procedure)`` turns each requirement into the one block that does
+it, in flow order, and nothing else:
+
+- the files: one ``ui.interactive_input`` (collect) asks every input file, each read
+  by the block of its format (``csv.read``, ``excel.read_data``, ``table.read`` when
+  the format was not named: CSV or Excel);
+- each step: ``table.filter`` / ``table.aggregate`` / ``table.sort`` / ``table.select``
+  / ``table.dedupe`` / ``table.join`` / ``table.reconcile`` / ``table.compute`` /
+  ``text.normalize`` / ``table.concat``, with the parameters the instruction gave;
+  a parameter it did not give becomes a Plan var with a question (never a default);
+- an approval: ``ui.interactive_input`` (confirm) showing the table, and the output's
+  ``when`` waits for its answer (a data dependency, so nothing is written unapproved);
+- the output: ``excel.write`` / ``csv.write`` of the last table (a reconciliation:
+  one sheet per part), exported under the file name the instruction gave.
+
+Steps that need a language model (extract, classify) are not built here: the
+generator stops with the reason before calling this.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from keiri_agent.plans.design.procedure import (
+    COUNT_ALL,
+    LLM_STEPS,
+    FORMAT_WORDS,
+    InputSpec,
+    Procedure,
+    StepSpec,
+    step_text,
+)
+
+READ_BLOCKS: dict[str, tuple[str, str, str]] = {
+    "csv": ("csv.read", "file", ".csv,.txt"),
+    "excel": ("excel.read_data", "workbook", ".xlsx,.xlsm"),
+    "table": ("table.read", "file", ".csv,.txt,.xlsx,.xlsm"),
+}
+"""Input format → (reading block, its file input, accepted extensions)."""
+STEP_BLOCKS: dict[str, str] = {
+    "filter": "table.filter",
+    "aggregate": "table.aggregate",
+    "sort": "table.sort",
+    "select": "table.select",
+    "dedupe": "table.dedupe",
+    "join": "table.join",
+    "reconcile": "table.reconcile",
+    "compute": "table.compute",
+    "normalize": "text.normalize",
+    "concat": "table.concat",
+    "approval": "ui.interactive_input",
+}
+RECONCILE_PARTS: dict[str, str] = {
+    "differences": "差異",
+    "unmatched_left": "左のみ",
+    "unmatched_right": "右のみ",
+    "matched": "一致",
+}
+"""``table.reconcile`` outputs → the sheet each is written to."""
+_MASTER = re.compile(r"マスタ|マスター|台帳|一覧表|master", re.IGNORECASE)
+DEFAULT_SHEET = "結果"
+UPLOAD_NODE = "upload_files"
+
+
+@dataclass
+class BuiltPlan:
+    plan: dict[str, Any]
+    covers: dict[str, str] = field(default_factory=dict)
+    """Requirement id (``input:in1``, ``step:s2``, ``output:1``) → the node covering it."""
+    questions: list[dict[str, Any]] = field(default_factory=list)
+    """``{var, question, type}`` for every parameter the instruction did not give."""
+
+
+@dataclass
+class _Builder:
+    procedure: Procedure
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    vars: dict[str, Any] = field(default_factory=dict)
+    covers: dict[str, str] = field(default_factory=dict)
+    questions: list[dict[str, Any]] = field(default_factory=list)
+    tables: dict[str, str] = field(default_factory=dict)
+    """Input id → the reference of its table."""
+
+    def ask(self, name: str, question: str, hint: str = "列の見出しをそのまま書いてください") -> str:
+        self.vars[name] = None
+        self.questions.append({"var": name, "question": question, "type": "text", "hint": hint})
+        return f"${{vars.{name}}}"
+
+    def node(self, node: dict[str, Any]) -> str:
+        taken = {item["id"] for item in self.nodes}
+        base, number = node["id"], 2
+        while node["id"] in taken:
+            node["id"] = f"{base}_{number}"
+            number += 1
+        self.nodes.append(node)
+        return str(node["id"])
+
+
+def plan_from_procedure(
+    procedure: Procedure, *, plan_id: str, description: str = ""
+) -> BuiltPlan:
+    """The Plan of ``procedure`` (see the module docstring)."""
+    if any(step.kind in LLM_STEPS for step in procedure.steps):
+        raise ValueError("steps that need a language model are not built by rules")
+    builder = _Builder(procedure)
+    _read_inputs(builder)
+    current = builder.tables[procedure.inputs[0].id] if procedure.inputs else None
+    aggregate_columns: dict[str, str] = {}
+    reconciled: str | None = None
+    approval: str | None = None
+    for step in procedure.steps:
+        if step.kind == "approval":
+            approval = _approval(builder, step, current)
+            continue
+        node_id, current = _step(builder, step, current, aggregate_columns)
+        builder.covers[f"step:{step.id}"] = node_id
+        if step.kind == "reconcile":
+            reconciled = node_id
+    exports = _outputs(builder, current, reconciled, approval)
+    plan: dict[str, Any] = {
+        "apiVersion": "v1",
+        "id": plan_id,
+        "version": "0.1.0",
+        "description": description or "指示から作成した手順",
+        "vars": builder.vars,
+        "graph": builder.nodes,
+        "exports": exports,
+    }
+    if not builder.vars:
+        del plan["vars"]
+    return BuiltPlan(plan, builder.covers, builder.questions)
+
+
+def _read_inputs(builder: _Builder) -> None:
+    files = [item for item in builder.procedure.inputs if item.format in READ_BLOCKS]
+    if not files:
+        return
+    fields = [
+        {
+            "id": _file_id(item),
+            "type": "file",
+            "label": f"{item.holds}（{FORMAT_WORDS[item.format]}）",
+            "accept": READ_BLOCKS[item.format][2],
+        }
+        for item in files
+    ]
+    builder.node(
+        {
+            "id": UPLOAD_NODE,
+            "title": "ファイルのアップロード",
+            "block": "ui.interactive_input",
+            "in": {
+                "mode": "collect",
+                "message": "処理するファイルをアップロードしてください",
+                "requirements": fields,
+            },
+            "out": {"collected_data": "files"},
+        }
+    )
+    for number, item in enumerate(files, start=1):
+        block, port, _ = READ_BLOCKS[item.format]
+        node_id = builder.node(
+            {
+                "id": f"read_{number}",
+                "title": f"{item.holds}の読込",
+                "block": block,
+                "in": {port: f"${{{UPLOAD_NODE}.files.{_file_id(item)}}}"},
+                "out": {"records": "records"},
+            }
+        )
+        builder.tables[item.id] = f"${{{node_id}.records}}"
+        builder.covers[f"input:{item.id}"] = node_id
+
+
+def _file_id(item: InputSpec) -> str:
+    number = re.sub(r"\D", "", item.id) or "1"
+    return f"file_{number}"
+
+
+def _column_or_ask(builder: _Builder, step: StepSpec, value: str | None, name: str, what: str) -> str:
+    if value:
+        return value
+    return builder.ask(f"{step.id}_{name}", what)
+
+
+def _step(
+    builder: _Builder,
+    step: StepSpec,
+    current: str | None,
+    aggregate_columns: dict[str, str],
+) -> tuple[str, str]:
+    records = current or builder.ask(f"{step.id}_table", "処理する表", hint="表のファイルを指定してください")
+    block = STEP_BLOCKS[step.kind]
+    title = step_text(step)
+    inputs: dict[str, Any] = {"records": records}
+    outputs: dict[str, str] = {"records": "records"}
+    if step.kind == "filter":
+        conditions = []
+        for number, condition in enumerate(step.conditions, start=1):
+            value = condition.value
+            shown = f"「{value}」" if value is not None else ""
+            column = _column_or_ask(
+                builder, step, condition.column, f"column_{number}",
+                f"絞り込みの条件 {number}（{shown}と比べる）に使う列は？",
+            )  # fmt: skip
+            item: dict[str, Any] = {"col": column, "op": condition.op}
+            if condition.op not in ("is_null", "not_null"):
+                item["value"] = value
+            conditions.append(item)
+        inputs["conditions"] = conditions
+    elif step.kind == "aggregate":
+        metrics: dict[str, list[str]] = {}
+        prelude = current
+        if COUNT_ALL in step.metrics:
+            prelude_id = builder.node(
+                {
+                    "id": "count_rows",
+                    "title": "件数を数えるための列（1 行 = 1）",
+                    "block": "table.compute",
+                    "in": {"records": records, "columns": {"件数": "1"}},
+                    "out": {"records": "records"},
+                }
+            )
+            prelude = f"${{{prelude_id}.records}}"
+            metrics["件数"] = ["sum"]
+            aggregate_columns["件数"] = "件数_sum"
+        for column, wanted in step.metrics.items():
+            if column == COUNT_ALL:
+                continue
+            metrics[column] = list(wanted)
+            aggregate_columns[column] = f"{column}_{wanted[0]}"
+        inputs = {"records": prelude or records, "group_by": list(step.group_by), "metrics": metrics}
+    elif step.kind == "sort":
+        by = [aggregate_columns.get(column, column) for column in step.by]
+        if not by:
+            by = [builder.ask(f"{step.id}_by", "並べ替えに使う列は？")]
+        inputs.update(by=by, ascending=not step.descending)
+    elif step.kind == "select":
+        inputs["columns"] = [aggregate_columns.get(column, column) for column in step.columns]
+    elif step.kind == "dedupe":
+        if step.keys:
+            inputs["keys"] = list(step.keys)
+        inputs["keep"] = step.keep
+    elif step.kind == "compute":
+        inputs["columns"] = dict(step.expressions)
+    elif step.kind == "normalize":
+        inputs["columns"] = {column: "text" for column in step.columns}
+    elif step.kind in ("join", "reconcile"):
+        left, right = _two_tables(builder, step)
+        keys = list(step.keys) or [builder.ask(f"{step.id}_key", "2 つの表を突き合わせるキーの列は？")]
+        inputs = {"left": left, "right": right}
+        if step.kind == "join":
+            inputs.update({"on": keys, "how": "left"})
+        else:
+            inputs["keys"] = keys
+            if step.tolerance is not None or step.amount_column:
+                column = _column_or_ask(builder, step, step.amount_column, "amount", "比べる金額の列は？")
+                inputs["amount"] = {"left": column, "right": column, "tolerance": step.tolerance or 0}
+            if step.date_window_days is not None or step.date_column:
+                column = _column_or_ask(builder, step, step.date_column, "date", "比べる日付の列は？")
+                inputs["date"] = {"left": column, "right": column, "window_days": step.date_window_days or 0}
+            outputs = {part: part for part in RECONCILE_PARTS}
+    elif step.kind == "concat":
+        tables = [builder.tables[item.id] for item in builder.procedure.inputs if item.id in builder.tables]
+        inputs = {"tables": tables}
+    node_id = builder.node(
+        {"id": f"{step.kind}_{step.id}", "title": title, "block": block, "in": inputs, "out": outputs}
+    )
+    main = "differences" if step.kind == "reconcile" else "records"
+    return node_id, f"${{{node_id}.{main}}}"
+
+
+def _two_tables(builder: _Builder, step: StepSpec) -> tuple[str, str]:
+    """The left and right tables: a master (マスタ, 台帳) is the right one of a join."""
+    items = [item for item in builder.procedure.inputs if item.id in builder.tables]
+    if step.kind == "join":
+        items.sort(key=lambda item: bool(_MASTER.search(item.holds)))
+    left, right = items[0], items[1]
+    return builder.tables[left.id], builder.tables[right.id]
+
+
+def _approval(builder: _Builder, step: StepSpec, current: str | None) -> str:
+    node_id = builder.node(
+        {
+            "id": "approve",
+            "title": "承認",
+            "block": "ui.interactive_input",
+            "in": {
+                "mode": "confirm",
+                "message": "内容を確認し、問題なければ承認してください（承認されないと出力しません）",
+                "context": {"records": current} if current else {},
+            },
+            "out": {"approved": "approved"},
+        }
+    )
+    builder.covers[f"step:{step.id}"] = node_id
+    return node_id
+
+
+def _outputs(
+    builder: _Builder, current: str | None, reconciled: str | None, approval: str | None
+) -> list[dict[str, Any]]:
+    when = {"expr": f"${{{approval}.approved}} == true"} if approval else None
+    if not builder.procedure.outputs:
+        return [{"from": current.strip("${}"), "as": "結果"}] if current else []
+    exports = []
+    for number, output in enumerate(builder.procedure.outputs, start=1):
+        name = re.sub(r"\.(xlsx|xlsm|csv)$", "", output.file_name or "", flags=re.IGNORECASE) or "結果"
+        if output.format == "csv":
+            node: dict[str, Any] = {
+                "id": "write_csv",
+                "title": "CSV に出力",
+                "block": "csv.write",
+                "in": {"records": current},
+                "out": {"csv": "file"},
+            }
+            if when:
+                node["when"] = when
+            node_id = builder.node(node)
+            exports.append({"from": f"{node_id}.file", "as": name})
+        else:
+            parts = (
+                [(f"${{{reconciled}.{part}}}", sheet) for part, sheet in RECONCILE_PARTS.items()]
+                if reconciled and current == f"${{{reconciled}.differences}}"
+                else [(current, output.sheet or DEFAULT_SHEET)]
+            )
+            workbook: Any = None
+            node_id = ""
+            for data, sheet in parts:
+                node = {
+                    "id": "write_excel",
+                    "title": f"Excel に出力（{sheet}）",
+                    "block": "excel.write",
+                    "in": {
+                        "workbook": workbook,
+                        "data": data,
+                        "output_config": {"sheet": sheet, "create_sheet": True, "mode": "overwrite"},
+                    },
+                    "out": {"workbook": "workbook"},
+                }
+                if when:
+                    node["when"] = when
+                node_id = builder.node(node)
+                workbook = f"${{{node_id}.workbook}}"
+            exports.append({"from": f"{node_id}.workbook", "as": name})
+        builder.covers[f"output:{number}"] = node_id
+    return exports

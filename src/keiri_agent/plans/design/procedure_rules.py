@@ -1,0 +1,786 @@
+"""Offline reading of an instruction into its requirement model (issue 27 §2).
+
+``read_procedure(instruction, documents=())`` returns a ``procedure.Procedure`` by
+rules over Japanese word formation and the catalog's own vocabulary (the operations
+the table blocks do: 絞り込み, 集計, 並べ替え, 重複, 結合, 照合, 計算, 表記の統一,
+承認, 出力), never over the wording of a test set:
+
+- numbers are read as offices write them (``5,000円``, ``５万円``, ``1万5千円``);
+- a column is the noun (kanji / katakana / Latin run, okurigana allowed) right before
+  the particle of the pattern; a parameter the instruction does not give is left
+  ``None`` and listed in ``StepSpec.missing`` (asked later, never defaulted);
+- ``X が N円を超える``: X is the amount column when it reads as an amount (a noun
+  ending in 額, 金, 価, 料, 代, 高, 売上 …); otherwise X is a value of a column the
+  instruction does not name (an account such as 交際費) and both columns are asked;
+- **honesty**: every action word (a verb, or a サ変 noun used with する) the rules did
+  not use, every number they did not use and every 「quoted」 term they did not use
+  makes a ``Gap``: the part is named and nothing is silently dropped. A step that needs
+  a second table the instruction never names is a ``missing_source`` gap.
+
+Reference documents: a filter whose threshold is missing takes it from a sentence of
+the documents that names the same word with an amount and an operator (a 社内規程
+「交際費は5,000円超で要承認」), and the step's ``source`` says where it came from.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from keiri_agent.plans.design.procedure import (
+    COUNT_ALL,
+    Condition,
+    Gap,
+    InputSpec,
+    OutputSpec,
+    Procedure,
+    StepSpec,
+)
+
+_K = "\u4e00-\u9fff々〆ヵヶ"
+_KATA = "\u30a1-\u30faー"
+NOUN = rf"[A-Za-z0-9_{_K}{_KATA}]+(?:[いみめりしきえ][{_K}]+)*"
+"""A column-like noun: kanji, katakana, Latin and digits; okurigana between kanji."""
+QNOUN = rf"(?:「[^」]{{1,40}}」|{NOUN})"
+LIST_SEP = r"(?:・|と|、|,|及び|および|並びに|や)"
+NUM = r"-?\d+(?:,\d{3})*(?:\.\d+)?"
+AMOUNT = rf"{NUM}\s*(?:億\s*(?:{NUM}\s*万)?|万\s*(?:{NUM}\s*千)?|千)?\s*(?:円|件|個|日|人|%|％)?"
+
+_AMOUNT_NOUN = re.compile(
+    r"(額|金|価|価格|料|料金|代|代金|高|売上|残高|費用|単価|金額|報酬|賃金|給与|給料|手当|税)$"
+)
+"""Nouns that name an amount column (word formation: 金額, 請求額, 単価, 残高 …)."""
+
+_OP_WORDS: list[tuple[str, str]] = [
+    (r"以上", ">="),
+    (r"超(?:え(?:る|た|の)?)?|を超え(?:る|た|て)?|を上回る|より(?:大きい|多い|高い|上)", ">"),
+    (r"以下|以内|まで", "<="),
+    (r"未満|を下回る|に満たない|より(?:小さい|少ない|低い|下)", "<"),
+]
+_DATE = r"(?:\d{4}[/\-.]\d{1,2}[/\-.]\d{1,2}|\d{4}年\d{1,2}月\d{1,2}日|(?:令和|平成)(?:元|\d{1,2})年\d{1,2}月\d{1,2}日)"
+_DATE_OPS: list[tuple[str, str]] = [
+    (r"以降|以後|から", ">="),
+    (r"以前|まで", "<="),
+    (r"より前|前", "<"),
+    (r"より後|後", ">"),
+]
+
+_GLUE_ACTIONS = frozenset(
+    """する いる ある なる できる 行う おこなう ください くださる 下さい ほしい 欲しい もらう 貰う
+    頂く いただく お願い 願う 出す 作る 作成 まとめる 出力 書き出す 書き出し 保存 読む 読み込む
+    読込 読み込み 取り込む 取込 取り込み 使う 使用 利用 入れる 見る 見せる 表示 確認 知る 分かる
+    わかる 求める 出る 付ける 残す 並べる 並べ替える 並び替える 返す 渡す 置く 持つ 含む 受け取る
+    アップロード 添付 開く 与える 用意 準備 処理 実行 とる 取る 落とす 吐き出す 集める 抜き出す
+    抽出 絞る 絞り込む 絞り込み 探す 見つける 洗い出す 洗い出し 拾う 拾い出す 除く 除外 外す 省く 削除
+    消す 取り除く 集計 合計 平均 算出 計算 足す 掛ける かける 引く 割る 比べる 照合 突合
+    突き合わせる 突き合わせ 消込 消し込む 消し込み 結合 連結 つなぐ つなげる 紐付ける 紐づける
+    ひも付ける 参照 付与 統一 揃える そろえる 正規化 整える 判定 チェック 超える 上回る 下回る
+    満たす 満たない 該当 分ける 分類 仕分ける 推定 読み取る 取り出す 一致 重複 指定 基づく 沿う
+    従う 入力 記載 登録 更新 反映 越える 対象 ソート ならべる 以外 抜く 変換 出来る 整理 作れる
+    まとまる みなす 見なす 扱う 数える 加える 追加 求まる 言う 思う 考える 書く 記入 承認 決裁 レビュー 点検 残る""".split()
+)
+"""Action words that carry no step of their own (the step is found by its own words)."""
+
+
+@dataclass
+class _Reader:
+    text: str
+    used: list[tuple[int, int]] = field(default_factory=list)
+    inputs: list[InputSpec] = field(default_factory=list)
+    steps: list[tuple[int, StepSpec]] = field(default_factory=list)
+    outputs: list[OutputSpec] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+
+    def use(self, start: int, end: int) -> None:
+        self.used.append((start, end))
+
+    def is_used(self, start: int, end: int) -> bool:
+        return any(a <= start and end <= b for a, b in self.used)
+
+    def overlaps(self, start: int, end: int) -> bool:
+        return any(start < b and a < end for a, b in self.used)
+
+    def add_step(self, position: int, step: StepSpec) -> StepSpec:
+        self.steps.append((position, step))
+        return step
+
+    def first_step(self, kind: str) -> StepSpec | None:
+        return next((step for _, step in self.steps if step.kind == kind), None)
+
+
+def normalize(text: str) -> str:
+    """NFKC (full-width digits and letters to ASCII) with 「」 kept and blanks single."""
+    folded = unicodedata.normalize("NFKC", text)
+    return re.sub(r"\s+", " ", folded).strip()
+
+
+def amount_value(text: str) -> int | float:
+    """``5,000円`` ``5万`` ``1万5千`` ``1.5万`` ``3億`` → the number."""
+    text = text.replace(" ", "")
+    text = re.sub(r"[円件個日人%％]$", "", text)
+    total = 0.0
+    rest = text
+    for unit, scale in (("億", 100_000_000), ("万", 10_000), ("千", 1_000)):
+        if unit in rest:
+            head, rest = rest.split(unit, 1)
+            total += float(head.replace(",", "")) * scale
+    if rest:
+        total += float(rest.replace(",", ""))
+    return int(total) if total.is_integer() else total
+
+
+def _clean(noun: str) -> str:
+    return noun.strip().strip("「」").strip()
+
+
+def _names(text: str) -> list[str]:
+    names = [_clean(part) for part in re.split(LIST_SEP, text) if _clean(part)]
+    return list(dict.fromkeys(names))
+
+
+def is_amount_column(noun: str) -> bool:
+    return bool(_AMOUNT_NOUN.search(_clean(noun)))
+
+
+def _date_iso(text: str) -> str:
+    from keiri_agent.files.cells import parse_date
+
+    return parse_date(text).isoformat()
+
+
+# --------------------------------------------------------------------------- inputs / outputs
+
+_FORMATS = (
+    (r"csv|CSV|Csv|ＣＳＶ", "csv"),
+    (r"Excel|EXCEL|excel|エクセル|xlsx|xlsm|XLSX|xls", "excel"),
+    (r"zip|ZIP|Zip", "zip"),
+    (r"pdf|PDF|Pdf", "pdf"),
+)
+_FILE = re.compile(
+    rf"(?:(?P<holds>{QNOUN})(?:の|\s)?)?(?P<fmt>csv|CSV|Csv|Excel|EXCEL|excel|エクセル|xlsx|xlsm|XLSX|zip|ZIP|pdf|PDF)"
+    r"(?:ファイル|ブック|データ|形式)?"
+)
+_FILE_NAME = re.compile(rf"(?P<name>[A-Za-z0-9_\-{_K}{_KATA}]+)\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)", re.I)
+_OUTPUT_AFTER = re.compile(
+    r"^\s*(?:ファイル|ブック|形式|の?ファイル)?\s*(?:で|に|へ|として|形式で)"
+    r"(?:[^。、]{0,16}?)(?:出力|書き出|保存|まとめ|出し|出す|作成|作っ|落と|吐き出|ダウンロード|エクスポート|一覧化|にし)"
+)
+_OUTPUT_BEFORE = re.compile(r"(?:結果|一覧|集計結果|レポート|表)を\s*$")
+_SHEET = re.compile(rf"(?:シート名?\s*(?:は|を|:)?\s*「(?P<a>[^」]+)」|「(?P<b>[^」]+)」\s*シート|(?P<c>{NOUN})シート)")
+_OUTPUT_NAME = re.compile(r"「?(?P<name>[^「」\s、。]+\.(?:xlsx|csv))」?\s*(?:という名前|の名前|で|に|として)")
+
+
+def _format_of(word: str) -> str:
+    for pattern, name in _FORMATS:
+        if re.fullmatch(pattern, word):
+            return name
+    return "table"
+
+
+def _read_files(reader: _Reader) -> None:
+    text = reader.text
+    seen_names: set[str] = set()
+    for match in _FILE_NAME.finditer(text):
+        fmt = _format_of(match.group("ext").lower())
+        after = text[match.end() : match.end() + 30]
+        if _OUTPUT_AFTER.match(after) or _OUTPUT_NAME.match(text[match.start() :]) and re.match(
+            r"^」?\s*(?:という名前|の名前|として)", after
+        ):
+            reader.outputs.append(
+                OutputSpec(format="csv" if fmt == "csv" else "excel", file_name=match.group(0), source=match.group(0))
+            )
+            reader.use(match.start(), match.end() + (_OUTPUT_AFTER.match(after).end() if _OUTPUT_AFTER.match(after) else 0))
+            continue
+        name = match.group("name")
+        seen_names.add(match.group(0))
+        reader.inputs.append(
+            InputSpec(id=f"in{len(reader.inputs) + 1}", format=fmt, holds=name, source=match.group(0))  # type: ignore[arg-type]
+        )
+        reader.use(match.start(), match.end())
+    for match in _FILE.finditer(text):
+        if reader.overlaps(match.start("fmt"), match.end("fmt")):
+            continue
+        fmt = _format_of(match.group("fmt"))
+        after = text[match.end() : match.end() + 30]
+        before = text[max(0, match.start() - 12) : match.start()]
+        output = _OUTPUT_AFTER.match(after)
+        if output or (_OUTPUT_BEFORE.search(before) and not re.match(r"^\s*(?:から|を読|の)", after)):
+            if fmt in ("csv", "excel"):
+                reader.outputs.append(OutputSpec(format=fmt, source=match.group(0)))  # type: ignore[arg-type]
+                reader.use(match.start("fmt"), match.end() + (output.end() if output else 0))
+                continue
+        holds = _clean(match.group("holds") or "") or {"csv": "CSV", "excel": "Excel", "zip": "ZIP", "pdf": "PDF"}[fmt]
+        reader.inputs.append(
+            InputSpec(id=f"in{len(reader.inputs) + 1}", format=fmt, holds=holds, source=match.group(0))  # type: ignore[arg-type]
+        )
+        reader.use(match.start(), match.end())
+    for output in reader.outputs:
+        sheet = _SHEET.search(text)
+        if sheet and output.format == "excel" and output.sheet is None:
+            output.sheet = sheet.group("a") or sheet.group("b") or sheet.group("c")
+            reader.use(sheet.start(), sheet.end())
+    for match in re.finditer(r"(?:で|に|へ)?(?:出力|書き出|エクスポート|保存)", text):
+        # "…を出力" with no format named: the output exists, its format is asked as Excel? no: ask.
+        if not reader.outputs and not reader.is_used(match.start(), match.end()):
+            reader.outputs.append(OutputSpec(format="excel", source=match.group(0)))
+            reader.gaps.append(
+                Gap(
+                    kind="not_understood",
+                    message="出力の形式（Excel か CSV か）が指示にありません。"
+                    "「Excelに出力」「CSVで出力」のように書いてください",
+                    source=match.group(0),
+                )
+            )
+            reader.use(match.start(), match.end())
+
+
+# --------------------------------------------------------------------------- table steps
+
+_FILTER_NUM = re.compile(
+    rf"(?:(?P<col>{QNOUN})\s*(?:が|は|の|で|:|：)\s*)?(?P<num>{AMOUNT})\s*(?P<op>"
+    + "|".join(f"(?:{words})" for words, _ in _OP_WORDS)
+    + ")"
+)
+_FILTER_DATE = re.compile(
+    rf"(?:(?P<col>{QNOUN})\s*(?:が|は|の|:|：)\s*)?(?P<date>{_DATE})\s*(?P<op>"
+    + "|".join(f"(?:{words})" for words, _ in _DATE_OPS)
+    + ")"
+)
+_FILTER_EQ = re.compile(
+    rf"(?P<col>{NOUN})\s*(?:が|は|=|:|：)\s*(?P<val>{QNOUN}(?:\s*(?:か|または|もしくは|・|、)\s*{QNOUN})*)\s*"
+    r"(?P<tail>以外|(?:の|である|となっている|に該当する|と等しい)(?=[^、。]{0,8}?(?:明細|行|もの|データ|取引|レコード|分|社員|人|品目|商品|伝票|案件|請求|支払|経費|件))|だけ|のみ)"
+)
+_FILTER_ONLY = re.compile(rf"(?P<val>{QNOUN})\s*(?P<tail>だけ|のみ|以外)")
+_FILTER_CONTAINS = re.compile(rf"(?P<col>{NOUN})\s*(?:に|が)\s*(?P<val>{QNOUN})\s*(?:を|が)?\s*(?:含む|含まれる|含んでいる)")
+_FILTER_NULL = re.compile(
+    rf"(?P<col>{NOUN})\s*(?:が|の)\s*(?P<state>空欄|空白|未入力|ブランク|空|未記入|入っていない|入力されていない|記入されていない"
+    r"|入力されている|入っている|記入されている|空欄でない|空白でない|空でない)"
+)
+_GROUP = re.compile(rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:別|ごと|毎)")
+_METRIC_WORDS = {
+    "合計": "sum", "総額": "sum", "合計額": "sum", "小計": "sum", "総計": "sum", "集計": None,
+    "平均": "mean", "平均値": "mean", "件数": "count", "総数": "count", "数": "count",
+    "最大": "max", "最大値": "max", "最高": "max", "最小": "min", "最小値": "min", "最低": "min",
+}
+_METRIC = re.compile(
+    rf"(?:(?P<col>{NOUN})\s*(?:の|を)?\s*)?(?P<m>合計額|合計|総額|小計|総計|平均値|平均|件数|総数|最大値|最大|最高|最小値|最小|最低|集計)"
+)
+_SORT = re.compile(
+    rf"(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|小さい|少ない|低い|昇順|古い|早い|遅い)\s*順"
+    r"|(?P<col2>" + QNOUN + r")\s*(?:の|で)?\s*(?P<dir2>降順|昇順)"
+)
+_DEDUPE = re.compile(
+    rf"(?:(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:が同じ|が一致する|をキーに(?:して)?|をキーとして|で|の|が)\s*)?"
+    r"(?:[^、。]{0,6}?)重複(?:している|した|する)?(?:行|データ|レコード|明細)?\s*(?:を|は)?\s*"
+    r"(?P<verb>除|削除|排除|取り除|まとめ|消|なく|1行に|一行に|1件に|一件に|省|チェック|除外)"
+)
+_KEY = re.compile(rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:を|で|が)?\s*(?:キー|キーに|キーとして|をもとに|で|を基に|が一致)")
+_JOIN = re.compile(r"結合|紐付け|紐づけ|ひも付け|紐付|VLOOKUP|vlookup|参照して|付与|付け足|突き合わせて[^、。]{0,10}(?:付け|追加|加え)")
+_RECONCILE = re.compile(r"照合|突合|突き合わせ|突き合せ|付き合わせ|消込|消し込|マッチング|一致しない|不一致|差異")
+_CONCAT = re.compile(r"縦に(?:つな|結合|連結)|連結|1つに(?:まとめ|つな|結合)|ひとつに(?:まとめ|つな|結合)|一つに(?:まとめ|つな|結合)|合体|統合")
+_TOLERANCE = re.compile(rf"(?:差額|誤差|金額の差|差|ずれ)\s*(?:が|は)?\s*(?P<num>{AMOUNT})\s*(?:以内|まで|以下)")
+_WINDOW = re.compile(rf"(?:日付|日)?\s*(?:の差|のずれ|差)?\s*(?:が|は)?\s*(?:前後)?\s*(?P<num>\d+)\s*日\s*(?:以内|まで|以下)")
+_COMPUTE_OP = r"[×*xX÷/＋+\-－]"
+_COMPUTE_EXPR = rf"{NOUN}(?:\s*{_COMPUTE_OP}\s*(?:{NOUN}|{NUM}))+"
+_COMPUTE = re.compile(
+    rf"(?P<new>{NOUN})\s*(?:=|＝|は|を)\s*(?P<expr>{_COMPUTE_EXPR})"
+    rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として)\s*(?P<new2>{NOUN})\s*(?:を|列を|として)?\s*(?:計算|算出|求め|出|追加|作)"
+    rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{NOUN})"
+    rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?P<new4>{NOUN})"
+)
+_NORMALIZE = re.compile(
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|表記を(?:統一|揃え|そろえ)|書き方を(?:統一|揃え|そろえ))"
+)
+_SELECT = re.compile(
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})+)\s*(?:の)?\s*(?:列|項目|カラム)\s*(?:だけ|のみ)"
+    rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:だけ|のみ|に絞)"
+)
+_APPROVAL = re.compile(r"承認|決裁|確認してから|確認後|確認のうえ|確認の上|チェックしてもらって|チェックを受けて|OKをもらって|了承")
+_EXTRACT = re.compile(r"(?P<fields>[^。、「」]{0,40}?)\s*を?\s*(?:抽出|読み取|読みと|取り出|抜き出|拾い出|拾っ|転記)")
+_CLASSIFY = re.compile(r"分類|仕分け|振り分け|判定して|推定|推測|割り当て|判別")
+_FILTER_VERBS = re.compile(r"抽出|絞り込|絞込|抜き出|取り出|洗い出|拾い出|拾っ|探し|見つけ|選び|選ん|リストアップ|一覧に")
+
+
+def _column(noun: str | None) -> str | None:
+    if noun is None:
+        return None
+    name = _clean(noun)
+    return name or None
+
+
+def _condition(
+    reader: _Reader, column: str | None, op: str, value: Any, start: int, end: int, source: str
+) -> None:
+    step = reader.first_step("filter")
+    if step is None:
+        step = reader.add_step(start, StepSpec(id="", kind="filter", source=source))
+    else:
+        step.source = f"{step.source} / {source}"
+    step.conditions.append(Condition(column=column, op=op, value=value))  # type: ignore[arg-type]
+    if column is None:
+        step.missing.append(f"conditions.{len(step.conditions) - 1}.column")
+    reader.use(start, end)
+
+
+def _read_filters(reader: _Reader) -> None:
+    text = reader.text
+    for match in _FILTER_DATE.finditer(text):
+        op = next(o for words, o in _DATE_OPS if re.fullmatch(words, match.group("op")))
+        column = _column(match.group("col"))
+        _condition(reader, column, op, _date_iso(match.group("date")), match.start(), match.end(), match.group(0))
+    for match in _FILTER_NUM.finditer(text):
+        if reader.overlaps(match.start("num"), match.end("num")):
+            continue
+        if re.search(r"日$", match.group("num").strip()) and re.match(r"^\s*(?:以内|まで)", text[match.end("num") :]):
+            continue  # a date window (照合), read by the reconcile rule
+        if re.search(r"(?:差額|誤差|差|ずれ)\s*(?:が|は)?\s*$", text[: match.start("num")]) and not match.group("col"):
+            continue  # a tolerance
+        op = next(o for words, o in _OP_WORDS if re.fullmatch(words, match.group("op")))
+        value = amount_value(match.group("num"))
+        noun = match.group("col")
+        start = match.start()
+        if noun is not None and not is_amount_column(noun) and re.search(r"円\s*$", match.group("num")):
+            # 「交際費が5,000円を超える」: 交際費 is a value of an unnamed column; the amount
+            # column is not named either. Both are asked.
+            _condition(reader, None, "==", _clean(noun), start, match.start("num"), match.group(0))
+            noun = None
+        _condition(reader, _column(noun), op, value, start, match.end(), match.group(0))
+    for match in _FILTER_NULL.finditer(text):
+        if reader.overlaps(match.start(), match.end()):
+            continue
+        state = match.group("state")
+        op = "is_null" if re.search(r"空欄$|空白$|未入力|ブランク|^空$|未記入|ていない", state) else "not_null"
+        _condition(reader, _column(match.group("col")), op, None, match.start(), match.end(), match.group(0))
+    for match in _FILTER_CONTAINS.finditer(text):
+        if reader.overlaps(match.start(), match.end()):
+            continue
+        _condition(reader, _column(match.group("col")), "contains", _clean(match.group("val")), match.start(), match.end(), match.group(0))
+    for match in _FILTER_EQ.finditer(text):
+        if reader.overlaps(match.start(), match.end()) or _GROUP.fullmatch(match.group("col") + "別"):
+            continue
+        if re.search(r"(?:別|ごと|毎)$", match.group("col")):
+            continue
+        values = [_clean(v) for v in re.split(r"\s*(?:か|または|もしくは|・|、)\s*", match.group("val")) if _clean(v)]
+        tail = match.group("tail")
+        op = "!=" if tail == "以外" else "=="
+        if len(values) > 1:
+            op = "in" if op == "==" else op
+        value: Any = values if op == "in" else values[0]
+        if op == "!=" and len(values) > 1:
+            for item in values:
+                _condition(reader, match.group("col"), "!=", item, match.start(), match.end(), match.group(0))
+            continue
+        _condition(reader, match.group("col"), op, value, match.start(), match.end(), match.group(0))
+    for match in _FILTER_ONLY.finditer(text):
+        if reader.overlaps(match.start(), match.end()):
+            continue
+        noun = _clean(match.group("val"))
+        if _names_a_file(reader, noun) or re.search(r"(?:列|項目|カラム)$", noun):
+            continue
+        op = "!=" if match.group("tail") == "以外" else "=="
+        _condition(reader, None, op, noun, match.start(), match.end(), match.group(0))
+
+
+def _names_a_file(reader: _Reader, noun: str) -> bool:
+    return any(noun and (noun in item.holds or item.holds in noun) for item in reader.inputs)
+
+
+def _read_aggregate(reader: _Reader) -> None:
+    text = reader.text
+    groups: list[str] = []
+    positions: list[int] = []
+    for match in _GROUP.finditer(text):
+        if reader.overlaps(match.start(), match.end()):
+            continue
+        names = [n for n in _names(match.group("cols")) if not _names_a_file(reader, n)]
+        if not names:
+            continue
+        groups.extend(names)
+        positions.append(match.start())
+        reader.use(match.start(), match.end())
+    metrics: dict[str, list[str]] = {}
+    missing: list[str] = []
+    for match in _METRIC.finditer(text):
+        if reader.overlaps(match.start("m"), match.end("m")):
+            continue
+        word = match.group("m")
+        metric = _METRIC_WORDS[word]
+        noun = match.group("col")
+        column = _clean(noun) if noun else None
+        if column is not None and (_names_a_file(reader, column) or column in groups):
+            column = None
+        if metric == "count":
+            column = column if column and column not in ("件", "全体") else None
+            metrics.setdefault(COUNT_ALL if column is None else column, []).append("count")
+        elif metric is None or column is None:
+            if metric is None and metrics:
+                reader.use(match.start("m"), match.end("m"))
+                continue
+            missing.append(f"metrics:{metric or 'sum'}")
+        else:
+            metrics.setdefault(column, []).append(metric)
+        positions.append(match.start())
+        reader.use(match.start() if noun and column else match.start("m"), match.end())
+    if not metrics and not missing and not groups:
+        return
+    if not metrics and not missing:
+        missing.append("metrics:any")
+    step = StepSpec(
+        id="",
+        kind="aggregate",
+        group_by=list(dict.fromkeys(groups)),
+        metrics={k: list(dict.fromkeys(v)) for k, v in metrics.items()},  # type: ignore[misc]
+        missing=list(dict.fromkeys(missing)),
+        source=text[min(positions) : min(positions) + 40] if positions else "",
+    )
+    reader.add_step(min(positions) if positions else 0, step)
+
+
+def _read_sort(reader: _Reader) -> None:
+    for match in _SORT.finditer(reader.text):
+        if reader.is_used(match.start(), match.end()):
+            continue
+        noun = match.group("col") or match.group("col2")
+        word = match.group("dir") or match.group("dir2")
+        descending = word in ("大きい", "多い", "高い", "降順", "新しい", "遅い")
+        by = [_clean(noun)] if noun else []
+        step = StepSpec(id="", kind="sort", by=by, descending=descending, source=match.group(0))
+        if not by:
+            step.missing.append("by")
+        reader.add_step(match.start(), step)
+        reader.use(match.start(), match.end())
+
+
+def _read_dedupe(reader: _Reader) -> None:
+    for match in _DEDUPE.finditer(reader.text):
+        keys = _names(match.group("cols")) if match.group("cols") else []
+        if not keys:
+            before = reader.text[max(0, match.start() - 30) : match.start() + 1]
+            key = re.search(rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:をキーに|をキーとして|で|が同じ)\s*$", before)
+            if key:
+                keys = _names(key.group("keys"))
+                reader.use(match.start() - (len(before) - key.start()) + 1, match.start())
+        step = StepSpec(id="", kind="dedupe", keys=keys, source=match.group(0))
+        tail = reader.text[match.end() : match.end() + 20]
+        head = reader.text[max(0, match.start() - 20) : match.start()]
+        if re.search(r"最後|後の|新しい方|最新", tail + head):
+            step.keep = "last"
+        reader.add_step(match.start(), step)
+        reader.use(match.start(), match.end())
+
+
+def _keys_near(reader: _Reader, start: int, end: int) -> list[str]:
+    window = reader.text[max(0, start - 40) : end + 30]
+    offset = max(0, start - 40)
+    for match in _KEY.finditer(window):
+        keys = [k for k in _names(match.group("keys")) if not _names_a_file(reader, k)]
+        if keys and not re.fullmatch(r"\d+", keys[0]):
+            reader.use(offset + match.start(), offset + match.end())
+            return keys
+    return []
+
+
+def _read_two_tables(reader: _Reader) -> None:
+    text = reader.text
+    reconcile = _RECONCILE.search(text)
+    join = _JOIN.search(text)
+    concat = _CONCAT.search(text)
+    if reconcile and not reader.is_used(reconcile.start(), reconcile.end()):
+        step = StepSpec(id="", kind="reconcile", source=reconcile.group(0))
+        step.keys = _keys_near(reader, reconcile.start(), reconcile.end())
+        if not step.keys:
+            step.missing.append("keys")
+        tolerance = _TOLERANCE.search(text)
+        if tolerance:
+            step.tolerance = float(amount_value(tolerance.group("num")))
+            reader.use(tolerance.start(), tolerance.end())
+        window = _WINDOW.search(text)
+        if window:
+            step.date_window_days = int(window.group("num"))
+            reader.use(window.start(), window.end())
+        reader.add_step(reconcile.start(), step)
+        reader.use(reconcile.start(), reconcile.end())
+    elif join and not reader.is_used(join.start(), join.end()):
+        step = StepSpec(id="", kind="join", source=join.group(0))
+        step.keys = _keys_near(reader, join.start(), join.end())
+        if not step.keys:
+            step.missing.append("keys")
+        reader.add_step(join.start(), step)
+        reader.use(join.start(), join.end())
+    if concat and len(reader.inputs) >= 2 and not reader.overlaps(concat.start(), concat.end()):
+        reader.add_step(concat.start(), StepSpec(id="", kind="concat", source=concat.group(0)))
+        reader.use(concat.start(), concat.end())
+
+
+def _expression(text: str) -> str:
+    expression = text.replace("×", " * ").replace("÷", " / ").replace("＋", " + ").replace("－", " - ")
+    expression = re.sub(r"(?<=[^\s])([*/+\-])(?=[^\s])", r" \1 ", expression)
+    expression = re.sub(r"(?<=\s)[xX](?=\s)|(?<=[^\s])[xX](?=\d)", " * ", expression)
+    return re.sub(r"\s+", " ", expression).strip()
+
+
+def _read_compute(reader: _Reader) -> None:
+    for match in _COMPUTE.finditer(reader.text):
+        if reader.overlaps(match.start(), match.end()):
+            continue
+        groups = match.groupdict()
+        if groups.get("new3"):
+            new, expression = groups["new3"], f"{groups['col']} * {groups['num']}"
+        elif groups.get("new4"):
+            new, expression = groups["new4"], f"{groups['a']} - {groups['b']}"
+        else:
+            new = groups.get("new") or groups.get("new2") or ""
+            expression = _expression(groups.get("expr") or groups["expr2"])
+        step = StepSpec(id="", kind="compute", expressions={_clean(new): expression}, source=match.group(0))
+        reader.add_step(match.start(), step)
+        reader.use(match.start(), match.end())
+
+
+def _read_normalize(reader: _Reader) -> None:
+    for match in _NORMALIZE.finditer(reader.text):
+        columns = _names(match.group("cols"))
+        reader.add_step(match.start(), StepSpec(id="", kind="normalize", columns=columns, source=match.group(0)))
+        reader.use(match.start(), match.end())
+
+
+def _read_select(reader: _Reader) -> None:
+    for match in _SELECT.finditer(reader.text):
+        if reader.overlaps(match.start(), match.end()):
+            continue
+        columns = _names(match.group("cols") or match.group("cols2"))
+        reader.add_step(match.start(), StepSpec(id="", kind="select", columns=columns, source=match.group(0)))
+        reader.use(match.start(), match.end())
+
+
+def _read_approval(reader: _Reader) -> None:
+    match = _APPROVAL.search(reader.text)
+    if match:
+        reader.add_step(match.start(), StepSpec(id="", kind="approval", source=match.group(0)))
+        reader.use(match.start(), match.end())
+
+
+def _read_llm_steps(reader: _Reader) -> None:
+    documents = [item for item in reader.inputs if item.format in ("pdf", "zip")]
+    text = reader.text
+    if documents:
+        match = _EXTRACT.search(text)
+        if match and not reader.overlaps(match.end() - 2, match.end()):
+            fields = [f for f in _names(re.sub(r"^.*(?:から|より)", "", match.group("fields"))) if f]
+            reader.add_step(match.start(), StepSpec(id="", kind="extract", fields=fields, source=match.group(0)))
+            reader.use(match.start(), match.end())
+    classify = _CLASSIFY.search(text)
+    if classify and not reader.overlaps(classify.start(), classify.end()):
+        labels = [_clean(q) for q in re.findall(r"「[^」]+」", text) if not reader.overlaps(*_span(text, q))]
+        target = re.search(rf"(?P<col>{NOUN})\s*(?:を|に)\s*[^、。]{{0,6}}$", text[: classify.start()])
+        step = StepSpec(id="", kind="classify", labels=labels, source=classify.group(0))
+        if target:
+            step.columns = [_clean(target.group("col"))]
+        reader.add_step(classify.start(), step)
+        reader.use(classify.start(), classify.end())
+        for quoted in re.finditer(r"「[^」]+」", text):
+            if _clean(quoted.group(0)) in labels:
+                reader.use(quoted.start(), quoted.end())
+
+
+def _span(text: str, needle: str) -> tuple[int, int]:
+    start = text.find(needle)
+    return (start, start + len(needle)) if start >= 0 else (0, 0)
+
+
+# --------------------------------------------------------------------------- documents
+
+
+def _threshold_from_documents(reader: _Reader, documents: Sequence[str]) -> None:
+    step = reader.first_step("filter")
+    if step is None:
+        return
+    names = {str(c.value) for c in step.conditions if c.op == "==" and isinstance(c.value, str)}
+    if not names:
+        return
+    has_amount = any(c.op in (">", ">=", "<", "<=") for c in step.conditions)
+    if has_amount:
+        return
+    for document in documents:
+        text = normalize(document)
+        for name in names:
+            for match in _FILTER_NUM.finditer(text):
+                sentence_start = max(text.rfind("。", 0, match.start()), text.rfind("\n", 0, match.start())) + 1
+                if name not in text[sentence_start : match.end()]:
+                    continue
+                op = next(o for words, o in _OP_WORDS if re.fullmatch(words, match.group("op")))
+                step.conditions.append(Condition(column=None, op=op, value=amount_value(match.group("num"))))  # type: ignore[arg-type]
+                step.missing.append(f"conditions.{len(step.conditions) - 1}.column")
+                step.source += f" / 参考資料: {text[sentence_start:match.end()].strip()}"
+                return
+
+
+# --------------------------------------------------------------------------- honesty
+
+
+@lru_cache(maxsize=1)
+def _tokenizer() -> Any:
+    from sudachipy import dictionary
+
+    return dictionary.Dictionary().create()
+
+
+def _action_words(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, base form) of each action word: a verb, or a サ変 noun before する."""
+    from sudachipy import tokenizer
+
+    morphemes = list(_tokenizer().tokenize(text, tokenizer.Tokenizer.SplitMode.C))
+    for index, morpheme in enumerate(morphemes):
+        pos = morpheme.part_of_speech()
+        following = morphemes[index + 1].dictionary_form() if index + 1 < len(morphemes) else ""
+        if pos[0] == "動詞" and pos[1] != "非自立可能":
+            yield morpheme.begin(), morpheme.end(), morpheme.dictionary_form()
+        elif pos[0] == "名詞" and pos[2] == "サ変可能" and following in ("する", "できる", "願う"):
+            yield morpheme.begin(), morpheme.end(), morpheme.dictionary_form()
+
+
+def _clause(text: str, start: int, end: int) -> str:
+    marks = [m.start() for m in re.finditer(r"[、。]|,(?!\d{3})", text)]
+    left = max((i for i in marks if i < start), default=-1) + 1
+    rights = [i for i in marks if i >= end]
+    return text[left : min(rights) if rights else len(text)].strip()
+
+
+def _read_leftovers(reader: _Reader) -> None:
+    text = reader.text
+    named: set[str] = set()
+    for start, end, base in _action_words(text):
+        if base in _GLUE_ACTIONS or reader.is_used(start, end):
+            continue
+        clause = _clause(text, start, end)
+        if clause in named:
+            continue
+        named.add(clause)
+        reader.gaps.append(
+            Gap(
+                kind="unsupported_action",
+                message=f"「{clause}」の部分は、使えるブロック（読込・絞り込み・集計・並べ替え・"
+                "重複除去・結合・照合・計算・表記の統一・承認・出力）では組み立てられません",
+                source=clause,
+            )
+        )
+    for match in re.finditer(AMOUNT, text):
+        if not match.group(0).strip() or reader.overlaps(match.start(), match.end()):
+            continue
+        if re.fullmatch(r"\d{1,2}", match.group(0).strip()) and re.match(r"^\s*(?:月|年|期|つ|か月|ヶ月)", text[match.end() :]):
+            continue
+        clause = _clause(text, match.start(), match.end())
+        if clause in named or re.search(r"\.(?:csv|xlsx|xls|zip|pdf)", clause, re.I):
+            continue
+        named.add(clause)
+        reader.gaps.append(
+            Gap(
+                kind="not_understood",
+                message=f"「{clause}」の数値 {match.group(0).strip()} をどう使うか読み取れませんでした"
+                "（例: 「金額が5万円以上」のように、列と比べ方を書いてください）",
+                source=clause,
+            )
+        )
+    for match in re.finditer(r"「[^」]+」", text):
+        if reader.overlaps(match.start(), match.end()):
+            continue
+        clause = _clause(text, match.start(), match.end())
+        if clause in named:
+            continue
+        named.add(clause)
+        reader.gaps.append(
+            Gap(
+                kind="not_understood",
+                message=f"「{clause}」の {match.group(0)} をどう使うか読み取れませんでした",
+                source=clause,
+            )
+        )
+
+
+def _read_filter_verbs(reader: _Reader) -> None:
+    """A 抽出 / 絞り込み with no condition found: the condition is not in the instruction."""
+    match = _FILTER_VERBS.search(reader.text)
+    if match is None or reader.first_step("filter") is not None:
+        return
+    if any(step.kind in ("extract", "dedupe", "select", "reconcile") for _, step in reader.steps):
+        return
+    clause = _clause(reader.text, match.start(), match.end())
+    reader.gaps.append(
+        Gap(
+            kind="not_understood",
+            message=f"「{clause}」の抽出の条件（どの列が、何以上・何と等しいか）が指示にありません。"
+            "「金額が5万円以上」のように書いてください",
+            source=clause,
+        )
+    )
+
+
+def _two_table_sources(reader: _Reader) -> None:
+    for _, step in reader.steps:
+        if step.kind in ("join", "reconcile") and len(reader.inputs) < 2:
+            nouns = [
+                _clean(m.group(0))
+                for m in re.finditer(QNOUN, reader.text[max(0, reader.text.find(step.source) - 25) : reader.text.find(step.source)])
+            ]
+            other = next((n for n in reversed(nouns) if not _names_a_file(reader, n)), "照合・結合の相手")
+            reader.gaps.append(
+                Gap(
+                    kind="missing_source",
+                    message=f"「{other}」の読み込み元が指示にありません"
+                    "（「〇〇.xlsx と突き合わせて」のように、2つ目のファイルを書いてください）",
+                    source=step.source,
+                )
+            )
+
+
+def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure:
+    """The requirement model of ``instruction`` by rules (see the module docstring)."""
+    reader = _Reader(normalize(instruction))
+    _read_files(reader)
+    _read_llm_steps(reader)
+    _read_normalize(reader)
+    _read_dedupe(reader)
+    _read_two_tables(reader)
+    _read_compute(reader)
+    _read_filters(reader)
+    _read_select(reader)
+    _read_aggregate(reader)
+    _read_sort(reader)
+    _read_approval(reader)
+    _read_filter_verbs(reader)
+    _threshold_from_documents(reader, documents)
+    _two_table_sources(reader)
+    _read_leftovers(reader)
+    ordered = [step for _, step in sorted(reader.steps, key=lambda item: _order_key(item))]
+    for number, step in enumerate(ordered, start=1):
+        step.id = f"s{number}"
+    if not reader.inputs and ordered:
+        reader.inputs.append(InputSpec(id="in1", format="table", holds="表", source=""))
+    return Procedure(inputs=reader.inputs, steps=ordered, outputs=reader.outputs[:1], gaps=reader.gaps)
+
+
+_STAGE = {
+    "extract": 0,
+    "classify": 1,
+    "normalize": 2,
+    "concat": 2,
+    "compute": 3,
+    "join": 3,
+    "reconcile": 3,
+    "dedupe": 4,
+    "filter": 5,
+    "select": 7,
+    "aggregate": 6,
+    "sort": 8,
+    "approval": 9,
+}
+
+
+def _order_key(item: tuple[int, StepSpec]) -> tuple[int, int]:
+    """Steps run in the data's natural order (read → clean → combine → filter → total →
+    sort → approve); steps of one stage keep the instruction's order."""
+    position, step = item
+    return (_STAGE[step.kind], position)
