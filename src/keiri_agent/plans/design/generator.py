@@ -281,6 +281,16 @@ def offline_gaps(procedure: Procedure) -> list[Gap]:
                 source=what,
             )
         )
+    for step in procedure.steps:
+        if step.kind == "aggregate" and step.missing:
+            gaps.append(
+                Gap(
+                    kind="not_understood",
+                    message=f"「{step.source}」で集計する列と集計の仕方が指示にありません"
+                    "（例: 「金額の合計」「件数」）",
+                    source=step.source,
+                )
+            )
     if not procedure.steps and not procedure.outputs:
         gaps.append(Gap(kind="not_understood", message=NOT_UNDERSTOOD))
     return gaps

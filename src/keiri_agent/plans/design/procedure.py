@@ -95,6 +95,7 @@ class InputSpec(_Model):
     id: str = Field(description="input id, snake case or in1, in2, ...")
     format: InputFormat
     holds: str = Field(description="what the file holds, in the user's words")
+    sheet: str | None = Field(default=None, description="Excel: the sheet to read, when named")
     source: str = Field(default="", description="the words of the instruction")
 
 

@@ -28,6 +28,7 @@ from typing import Any
 from keiri_agent.plans.design.procedure import (
     COUNT_ALL,
     LLM_STEPS,
+    METRIC_WORDS,
     FORMAT_WORDS,
     InputSpec,
     Procedure,
@@ -163,12 +164,15 @@ def _read_inputs(builder: _Builder) -> None:
     )
     for number, item in enumerate(files, start=1):
         block, port, _ = READ_BLOCKS[item.format]
+        inputs: dict[str, Any] = {port: f"${{{UPLOAD_NODE}.files.{_file_id(item)}}}"}
+        if item.sheet and block != "csv.read":
+            inputs["sheet"] = item.sheet
         node_id = builder.node(
             {
                 "id": f"read_{number}",
                 "title": f"{item.holds}の読込",
                 "block": block,
-                "in": {port: f"${{{UPLOAD_NODE}.files.{_file_id(item)}}}"},
+                "in": inputs,
                 "out": {"records": "records"},
             }
         )
@@ -233,6 +237,9 @@ def _step(
                 continue
             metrics[column] = list(wanted)
             aggregate_columns[column] = f"{column}_{wanted[0]}"
+            for metric in wanted:
+                # 「合計の大きい順」: a metric's word names its result column
+                aggregate_columns.setdefault(METRIC_WORDS[metric], f"{column}_{metric}")
         inputs = {"records": prelude or records, "group_by": list(step.group_by), "metrics": metrics}
     elif step.kind == "sort":
         by = [aggregate_columns.get(column, column) for column in step.by]
@@ -248,7 +255,7 @@ def _step(
     elif step.kind == "compute":
         inputs["columns"] = dict(step.expressions)
     elif step.kind == "normalize":
-        inputs["columns"] = {column: "text" for column in step.columns}
+        inputs["columns"] = {column: _normal_kind(column, step.source) for column in step.columns}
     elif step.kind in ("join", "reconcile"):
         left, right = _two_tables(builder, step)
         keys = list(step.keys) or [builder.ask(f"{step.id}_key", "2 つの表を突き合わせるキーの列は？")]
@@ -272,6 +279,18 @@ def _step(
     )
     main = "differences" if step.kind == "reconcile" else "records"
     return node_id, f"${{{node_id}.{main}}}"
+
+
+def _normal_kind(column: str, source: str) -> str:
+    """How a column is normalised: by what the instruction asks (数値 / 日付) or, else,
+    by the column's name (an amount noun → amount, a date noun → date), else text."""
+    from keiri_agent.plans.design.procedure_rules import is_amount_column
+
+    if "数値" in source or is_amount_column(column):
+        return "amount"
+    if "日付" in source or re.search(r"(日|日付|年月日)$", column):
+        return "date"
+    return "text"
 
 
 def _two_tables(builder: _Builder, step: StepSpec) -> tuple[str, str]:

@@ -43,7 +43,8 @@ from keiri_agent.plans.design.procedure import (
 
 _K = "\u4e00-\u9fff々〆ヵヶ"
 _KATA = "\u30a1-\u30faー"
-NOUN = rf"[A-Za-z0-9_{_K}{_KATA}]+(?:[いみめりしきえ][{_K}]+)*"
+_NAME = rf"[A-Za-z_{_K}{_KATA}]+(?:\d+[A-Za-z_{_K}{_KATA}]+)*"
+NOUN = rf"(?:\d+(?=[A-Za-z_{_K}{_KATA}]))?{_NAME}(?:[いみめりしきえ][{_K}]+)*"
 """A column-like noun: kanji, katakana, Latin and digits; okurigana between kanji."""
 QNOUN = rf"(?:「[^」]{{1,40}}」|{NOUN})"
 LIST_SEP = r"(?:・|と|、|,|及び|および|並びに|や)"
@@ -60,6 +61,8 @@ _OP_WORDS: list[tuple[str, str]] = [
     (r"超(?:え(?:る|た|の)?)?|を超え(?:る|た|て)?|を上回る|より(?:大きい|多い|高い|上)", ">"),
     (r"以下|以内|まで", "<="),
     (r"未満|を下回る|に満たない|より(?:小さい|少ない|低い|下)", "<"),
+    (r"で(?:は)?ない|以外|じゃない", "!="),
+    (r"ちょうど|と等しい|と同じ", "=="),
 ]
 _DATE = r"(?:\d{4}[/\-.]\d{1,2}[/\-.]\d{1,2}|\d{4}年\d{1,2}月\d{1,2}日|(?:令和|平成)(?:元|\d{1,2})年\d{1,2}月\d{1,2}日)"
 _DATE_OPS: list[tuple[str, str]] = [
@@ -81,7 +84,7 @@ _GLUE_ACTIONS = frozenset(
     ひも付ける 参照 付与 統一 揃える そろえる 正規化 整える 判定 チェック 超える 上回る 下回る
     満たす 満たない 該当 分ける 分類 仕分ける 推定 読み取る 取り出す 一致 重複 指定 基づく 沿う
     従う 入力 記載 登録 更新 反映 越える 対象 ソート ならべる 以外 抜く 変換 出来る 整理 作れる
-    まとまる みなす 見なす 扱う 数える 加える 追加 求まる 言う 思う 考える 書く 記入 承認 決裁 レビュー 点検 残る""".split()
+    まとまる つく 許容 入る 来る 届く なる 違う 異なる 乗せる 上乗せ 作る バラバラ 残す 付く みなす 見なす 扱う 数える 加える 追加 求まる 言う 思う 考える 書く 記入 承認 決裁 レビュー 点検 残る""".split()
 )
 """Action words that carry no step of their own (the step is found by its own words)."""
 
@@ -160,18 +163,29 @@ _FORMATS = (
     (r"zip|ZIP|Zip", "zip"),
     (r"pdf|PDF|Pdf", "pdf"),
 )
-_FILE = re.compile(
-    rf"(?:(?P<holds>{QNOUN})(?:の|\s)?)?(?P<fmt>csv|CSV|Csv|Excel|EXCEL|excel|エクセル|xlsx|xlsm|XLSX|zip|ZIP|pdf|PDF)"
-    r"(?:ファイル|ブック|データ|形式)?"
-)
+_FORMAT_WORD = r"csv|CSV|Csv|Excel|EXCEL|excel|エクセル|xlsx|xlsm|XLSX|zip|ZIP|pdf|PDF"
+_FILE = re.compile(rf"(?:(?P<holds>{QNOUN})(?:の|\s)?)?\(?\s*(?P<fmt>{_FORMAT_WORD})(?:ファイル|ブック|データ)?")
 _FILE_NAME = re.compile(rf"(?P<name>[A-Za-z0-9_\-{_K}{_KATA}]+)\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)", re.I)
-_OUTPUT_AFTER = re.compile(
-    r"^\s*(?:ファイル|ブック|形式|の?ファイル)?\s*(?:で|に|へ|として|形式で)"
-    r"(?:[^。、]{0,16}?)(?:出力|書き出|保存|まとめ|出し|出す|作成|作っ|落と|吐き出|ダウンロード|エクスポート|一覧化|にし)"
+_OUTPUT_VERB = (
+    r"出力|書き出|保存|まとめ|出し|出す|出して|作成|作っ|落と|吐き出|ダウンロード|エクスポート|一覧|にして|にし|"
+    r"して|する|結構|返し|返して|ください|下さい|お願い|で結構|がほしい|が欲しい|でほしい|で欲しい|化"
 )
-_OUTPUT_BEFORE = re.compile(r"(?:結果|一覧|集計結果|レポート|表)を\s*$")
-_SHEET = re.compile(rf"(?:シート名?\s*(?:は|を|:)?\s*「(?P<a>[^」]+)」|「(?P<b>[^」]+)」\s*シート|(?P<c>{NOUN})シート)")
-_OUTPUT_NAME = re.compile(r"「?(?P<name>[^「」\s、。]+\.(?:xlsx|csv))」?\s*(?:という名前|の名前|で|に|として)")
+_AS_OUTPUT_NAMED = re.compile(
+    rf"^\s*\)?\s*(?:ファイル|ブック|形式|の?ファイル)?\s*(?:(?:で|に|へ|として)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})|出力|の?一覧(?:に|で)|という名前|の名前)"
+)
+_AS_OUTPUT = re.compile(_AS_OUTPUT_NAMED.pattern + r"|^\s*\)?\s*(?:で|に|へ)\s*(?:[。、]|$|\(|シート)")
+_AS_INPUT = re.compile(r"^\s*(?:ファイル|ブック|データ)?\s*(?:から|を読|の中|を取り込|を使|と|を|は|の|、|\)|,)")
+_OUTPUT_BEFORE = re.compile(r"(?:出力|結果|出力先|出力形式|ファイル名)\s*(?:は|を|:)\s*$")
+_SHEET = re.compile(r"シート(?:名)?\s*(?:は|を|:)?\s*「(?P<a>[^」]+)」|「(?P<b>[^」]+)」\s*シート|シート(?:名)?\s*(?:は|:)\s*(?P<c>[^\s、。()「」]+?)\s*(?:で|に|\)|、|。|$)")
+_INPUT_SHEET = re.compile(r"^\s*\(\s*シート(?:名)?\s*(?:は|:)?\s*「?(?P<sheet>[^」)]+?)」?\s*\)")
+
+
+def _is_output(text: str, start: int, end: int, *, named: bool = False) -> bool:
+    after = text[end : end + 30]
+    before = text[max(0, start - 12) : start]
+    if _OUTPUT_BEFORE.search(before):
+        return True
+    return bool((_AS_OUTPUT_NAMED if named else _AS_OUTPUT).match(after))
 
 
 def _format_of(word: str) -> str:
@@ -181,58 +195,64 @@ def _format_of(word: str) -> str:
     return "table"
 
 
+def _add_input(reader: _Reader, fmt: str, holds: str, source: str, start: int, end: int) -> None:
+    item = InputSpec(id=f"in{len(reader.inputs) + 1}", format=fmt, holds=holds, source=source)  # type: ignore[arg-type]
+    sheet = _INPUT_SHEET.match(reader.text[end:])
+    if sheet:
+        item.sheet = sheet.group("sheet").strip()
+        end += sheet.end()
+    reader.inputs.append(item)
+    reader.use(start, end)
+
+
 def _read_files(reader: _Reader) -> None:
     text = reader.text
-    seen_names: set[str] = set()
     for match in _FILE_NAME.finditer(text):
         fmt = _format_of(match.group("ext").lower())
-        after = text[match.end() : match.end() + 30]
-        if _OUTPUT_AFTER.match(after) or _OUTPUT_NAME.match(text[match.start() :]) and re.match(
-            r"^」?\s*(?:という名前|の名前|として)", after
-        ):
-            reader.outputs.append(
-                OutputSpec(format="csv" if fmt == "csv" else "excel", file_name=match.group(0), source=match.group(0))
-            )
-            reader.use(match.start(), match.end() + (_OUTPUT_AFTER.match(after).end() if _OUTPUT_AFTER.match(after) else 0))
+        inside = re.search(rf"(?:{_FORMAT_WORD})\s*\(\s*$", text[: match.start()])
+        if _is_output(text, match.start(), match.end(), named=True) or inside and _is_output(text, match.start(), match.end() + 1):
+            output = OutputSpec(format="csv" if fmt == "csv" else "excel", file_name=match.group(0), source=match.group(0))
+            reader.outputs.append(output)
+            reader.use(match.start() - (len(inside.group(0)) if inside else 0), match.end())
             continue
-        name = match.group("name")
-        seen_names.add(match.group(0))
-        reader.inputs.append(
-            InputSpec(id=f"in{len(reader.inputs) + 1}", format=fmt, holds=name, source=match.group(0))  # type: ignore[arg-type]
-        )
-        reader.use(match.start(), match.end())
+        _add_input(reader, fmt, match.group("name"), match.group(0), match.start(), match.end())
     for match in _FILE.finditer(text):
         if reader.overlaps(match.start("fmt"), match.end("fmt")):
             continue
         fmt = _format_of(match.group("fmt"))
-        after = text[match.end() : match.end() + 30]
-        before = text[max(0, match.start() - 12) : match.start()]
-        output = _OUTPUT_AFTER.match(after)
-        if output or (_OUTPUT_BEFORE.search(before) and not re.match(r"^\s*(?:から|を読|の)", after)):
-            if fmt in ("csv", "excel"):
-                reader.outputs.append(OutputSpec(format=fmt, source=match.group(0)))  # type: ignore[arg-type]
-                reader.use(match.start("fmt"), match.end() + (output.end() if output else 0))
-                continue
-        holds = _clean(match.group("holds") or "") or {"csv": "CSV", "excel": "Excel", "zip": "ZIP", "pdf": "PDF"}[fmt]
-        reader.inputs.append(
-            InputSpec(id=f"in{len(reader.inputs) + 1}", format=fmt, holds=holds, source=match.group(0))  # type: ignore[arg-type]
-        )
+        if fmt in ("csv", "excel") and not _AS_INPUT.match(text[match.end() :]) and _is_output(text, match.start("fmt"), match.end()):
+            if not any(o.format == fmt for o in reader.outputs):
+                named = [o for o in reader.outputs if o.file_name and o.format == fmt]
+                if not named:
+                    reader.outputs.append(OutputSpec(format=fmt, source=match.group(0)))  # type: ignore[arg-type]
+            after = _AS_OUTPUT.match(text[match.end() :])
+            reader.use(match.start("fmt"), match.end() + (after.end() if after else 0))
+            continue
+        holds = _clean(match.group("holds") or "")
+        if not holds or _GENERIC.fullmatch(holds):
+            holds = {"csv": "CSV", "excel": "Excel", "zip": "ZIP", "pdf": "PDF"}[fmt]
+        if reader.inputs and re.match(r"^\s*(?:、|,|\))", text[match.end() :]) and match.group(0).startswith("("):
+            reader.use(match.start("fmt"), match.end())  # 「…データ（CSV、Shift_JIS）」: the format of a named input
+            continue
+        _add_input(reader, fmt, holds, match.group(0), match.start(), match.end())
+    for match in re.finditer(r"\(\s*(?:Shift_JIS|SJIS|UTF-8|shift_jis|cp932|CP932)\s*\)|Shift_JIS|UTF-8", text):
         reader.use(match.start(), match.end())
     for output in reader.outputs:
-        sheet = _SHEET.search(text)
-        if sheet and output.format == "excel" and output.sheet is None:
+        for sheet in _SHEET.finditer(text):
+            if reader.overlaps(sheet.start(), sheet.end()) or output.format != "excel":
+                continue
             output.sheet = sheet.group("a") or sheet.group("b") or sheet.group("c")
             reader.use(sheet.start(), sheet.end())
-    for match in re.finditer(r"(?:で|に|へ)?(?:出力|書き出|エクスポート|保存)", text):
-        # "…を出力" with no format named: the output exists, its format is asked as Excel? no: ask.
-        if not reader.outputs and not reader.is_used(match.start(), match.end()):
-            reader.outputs.append(OutputSpec(format="excel", source=match.group(0)))
+            break
+    if not reader.outputs:
+        match = re.search(r"出力|書き出|エクスポート", text)
+        if match:
             reader.gaps.append(
                 Gap(
                     kind="not_understood",
                     message="出力の形式（Excel か CSV か）が指示にありません。"
                     "「Excelに出力」「CSVで出力」のように書いてください",
-                    source=match.group(0),
+                    source=_clause(text, match.start(), match.end()),
                 )
             )
             reader.use(match.start(), match.end())
@@ -241,7 +261,7 @@ def _read_files(reader: _Reader) -> None:
 # --------------------------------------------------------------------------- table steps
 
 _FILTER_NUM = re.compile(
-    rf"(?:(?P<col>{QNOUN})\s*(?:が|は|の|で|:|：)\s*)?(?P<num>{AMOUNT})\s*(?P<op>"
+    rf"(?:(?P<col>{QNOUN})\s*(?:が|は|の|で|:|：)?\s*)?(?P<num>{AMOUNT})\s*(?P<op>"
     + "|".join(f"(?:{words})" for words, _ in _OP_WORDS)
     + ")"
 )
@@ -251,33 +271,40 @@ _FILTER_DATE = re.compile(
     + ")"
 )
 _FILTER_EQ = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:が|は|=|:|：)\s*(?P<val>{QNOUN}(?:\s*(?:か|または|もしくは|・|、)\s*{QNOUN})*)\s*"
-    r"(?P<tail>以外|(?:の|である|となっている|に該当する|と等しい)(?=[^、。]{0,8}?(?:明細|行|もの|データ|取引|レコード|分|社員|人|品目|商品|伝票|案件|請求|支払|経費|件))|だけ|のみ)"
+    rf"(?P<col>{NOUN})\s*(?:が|は|=|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、)\s*{QNOUN})*)\s*"
+    rf"(?P<tail>以外|(?:の|である|となっている|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方))|で(?=\s*(?:かつ|、|,)?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
+_NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
+_GENERIC = re.compile(r"(?:行|もの|明細|データ|列|レコード|件|分|項目|一覧|結果|ファイル)$")
+"""Nouns that name rows or the file, never a value to filter on (「行だけ」「明細のみ」)."""
 _FILTER_ONLY = re.compile(rf"(?P<val>{QNOUN})\s*(?P<tail>だけ|のみ|以外)")
 _FILTER_CONTAINS = re.compile(rf"(?P<col>{NOUN})\s*(?:に|が)\s*(?P<val>{QNOUN})\s*(?:を|が)?\s*(?:含む|含まれる|含んでいる)")
 _FILTER_NULL = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|の)\s*(?P<state>空欄|空白|未入力|ブランク|空|未記入|入っていない|入力されていない|記入されていない"
     r"|入力されている|入っている|記入されている|空欄でない|空白でない|空でない)"
 )
-_GROUP = re.compile(rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:別|ごと|毎)")
+_GROUP = re.compile(rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の組み合わせ|の組合せ)?\s*(?:別|ごと|毎)")
 _METRIC_WORDS = {
-    "合計": "sum", "総額": "sum", "合計額": "sum", "小計": "sum", "総計": "sum", "集計": None,
+    "合計": "sum", "総合計": "sum", "総額": "sum", "合計額": "sum", "小計": "sum", "総計": "sum", "集計": None,
     "平均": "mean", "平均値": "mean", "件数": "count", "総数": "count", "数": "count",
     "最大": "max", "最大値": "max", "最高": "max", "最小": "min", "最小値": "min", "最低": "min",
 }
 _METRIC = re.compile(
-    rf"(?:(?P<col>{NOUN})\s*(?:の|を)?\s*)?(?P<m>合計額|合計|総額|小計|総計|平均値|平均|件数|総数|最大値|最大|最高|最小値|最小|最低|集計)"
+    rf"(?:(?P<col>{NOUN})\s*(?:の|を)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均|件数|総数|最大値|最大|最高|最小値|最小|最低|集計)"
 )
 _SORT = re.compile(
     rf"(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|小さい|少ない|低い|昇順|古い|早い|遅い)\s*順"
     r"|(?P<col2>" + QNOUN + r")\s*(?:の|で)?\s*(?P<dir2>降順|昇順)"
 )
-_DEDUPE = re.compile(
-    rf"(?:(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:が同じ|が一致する|をキーに(?:して)?|をキーとして|で|の|が)\s*)?"
-    r"(?:[^、。]{0,6}?)重複(?:している|した|する)?(?:行|データ|レコード|明細)?\s*(?:を|は)?\s*"
+_DEDUPE_VERB = (
+    r"重複(?:している|した|する)?(?:行|データ|レコード|明細)?\s*(?:を|は)?\s*"
     r"(?P<verb>除|削除|排除|取り除|まとめ|消|なく|1行に|一行に|1件に|一件に|省|チェック|除外)"
 )
+_DEDUPE_KEYED = re.compile(
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の組み合わせ|の組合せ)?\s*(?:が同じ|が一致する|をキーに(?:して)?|をキーとして|で|の|が)\s*"
+    + _DEDUPE_VERB
+)
+_DEDUPE = re.compile(_DEDUPE_VERB)
 _KEY = re.compile(rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:を|で|が)?\s*(?:キー|キーに|キーとして|をもとに|で|を基に|が一致)")
 _JOIN = re.compile(r"結合|紐付け|紐づけ|ひも付け|紐付|VLOOKUP|vlookup|参照して|付与|付け足|突き合わせて[^、。]{0,10}(?:付け|追加|加え)")
 _RECONCILE = re.compile(r"照合|突合|突き合わせ|突き合せ|付き合わせ|消込|消し込|マッチング|一致しない|不一致|差異")
@@ -287,16 +314,17 @@ _WINDOW = re.compile(rf"(?:日付|日)?\s*(?:の差|のずれ|差)?\s*(?:が|は
 _COMPUTE_OP = r"[×*xX÷/＋+\-－]"
 _COMPUTE_EXPR = rf"{NOUN}(?:\s*{_COMPUTE_OP}\s*(?:{NOUN}|{NUM}))+"
 _COMPUTE = re.compile(
-    rf"(?P<new>{NOUN})\s*(?:=|＝|は|を)\s*(?P<expr>{_COMPUTE_EXPR})"
-    rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として)\s*(?P<new2>{NOUN})\s*(?:を|列を|として)?\s*(?:計算|算出|求め|出|追加|作)"
+    rf"(?P<new>{QNOUN})\s*(?:=|＝|は|を)\s*(?P<expr>{_COMPUTE_EXPR})"
+    rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として)\s*(?P<new2>{QNOUN})\s*(?:列)?\s*(?:を|として)?\s*(?:計算|算出|求め|出|追加|作)"
+    rf"|(?P<col5>{NOUN})\s*に\s*(?:[{_K}{_KATA}]*?)\s*(?P<pct>{NUM})\s*[%％]\s*(?:を|分を)?\s*(?:乗せ|上乗せ|加算し|足し|加え)\s*(?:た|て)\s*(?P<new5>{QNOUN})"
     rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{NOUN})"
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?P<new4>{NOUN})"
 )
 _NORMALIZE = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|表記を(?:統一|揃え|そろえ)|書き方を(?:統一|揃え|そろえ))"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の|を)?\s*(?:数値に|日付に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|表記を(?:統一|揃え|そろえ)|書き方を(?:統一|揃え|そろえ))"
 )
 _SELECT = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})+)\s*(?:の)?\s*(?:列|項目|カラム)\s*(?:だけ|のみ)"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})+)\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ)"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:だけ|のみ|に絞)"
 )
 _APPROVAL = re.compile(r"承認|決裁|確認してから|確認後|確認のうえ|確認の上|チェックしてもらって|チェックを受けて|OKをもらって|了承")
@@ -320,6 +348,10 @@ def _condition(
         step = reader.add_step(start, StepSpec(id="", kind="filter", source=source))
     else:
         step.source = f"{step.source} / {source}"
+    if column is None and step.conditions and step.conditions[-1].column and reader.used:
+        previous_end = max(b for a, b in reader.used if b <= start) if any(b <= start for a, b in reader.used) else -1
+        if previous_end >= 0 and re.fullmatch(r"[\s、,,〜~から]*", reader.text[previous_end:start]):
+            column = step.conditions[-1].column
     step.conditions.append(Condition(column=column, op=op, value=value))  # type: ignore[arg-type]
     if column is None:
         step.missing.append(f"conditions.{len(step.conditions) - 1}.column")
@@ -360,11 +392,17 @@ def _read_filters(reader: _Reader) -> None:
             continue
         _condition(reader, _column(match.group("col")), "contains", _clean(match.group("val")), match.start(), match.end(), match.group(0))
     for match in _FILTER_EQ.finditer(text):
-        if reader.overlaps(match.start(), match.end()) or _GROUP.fullmatch(match.group("col") + "別"):
+        if reader.overlaps(match.start(), match.end()):
             continue
         if re.search(r"(?:別|ごと|毎)$", match.group("col")):
             continue
-        values = [_clean(v) for v in re.split(r"\s*(?:か|または|もしくは|・|、)\s*", match.group("val")) if _clean(v)]
+        raw = match.group("val")
+        if re.fullmatch(_DATE, raw):
+            values = [_date_iso(raw)]
+        else:
+            values = [_clean(v) for v in re.split(r"\s*(?:か|または|もしくは|・|、)\s*", raw) if _clean(v)]
+        if any(v in _METRIC_WORDS or v in _NOT_VALUES for v in values):
+            continue
         tail = match.group("tail")
         op = "!=" if tail == "以外" else "=="
         if len(values) > 1:
@@ -379,14 +417,16 @@ def _read_filters(reader: _Reader) -> None:
         if reader.overlaps(match.start(), match.end()):
             continue
         noun = _clean(match.group("val"))
-        if _names_a_file(reader, noun) or re.search(r"(?:列|項目|カラム)$", noun):
+        if _names_a_file(reader, noun) or _GENERIC.search(noun) or noun in _NOT_VALUES:
             continue
         op = "!=" if match.group("tail") == "以外" else "=="
         _condition(reader, None, op, noun, match.start(), match.end(), match.group(0))
 
 
 def _names_a_file(reader: _Reader, noun: str) -> bool:
-    return any(noun and (noun in item.holds or item.holds in noun) for item in reader.inputs)
+    """True when ``noun`` is how the instruction calls one of its files (売上データ)."""
+    bare = re.sub(r"(?:データ|ファイル|ブック|シート)$", "", noun)
+    return any(noun and (noun == item.holds or bare == item.holds or bare == re.sub(r"(?:データ|ファイル)$", "", item.holds)) for item in reader.inputs)
 
 
 def _read_aggregate(reader: _Reader) -> None:
@@ -404,6 +444,7 @@ def _read_aggregate(reader: _Reader) -> None:
         reader.use(match.start(), match.end())
     metrics: dict[str, list[str]] = {}
     missing: list[str] = []
+    last: tuple[int, str] | None = None
     for match in _METRIC.finditer(text):
         if reader.overlaps(match.start("m"), match.end("m")):
             continue
@@ -413,16 +454,19 @@ def _read_aggregate(reader: _Reader) -> None:
         column = _clean(noun) if noun else None
         if column is not None and (_names_a_file(reader, column) or column in groups):
             column = None
+        if column is None and last is not None and re.fullmatch(r"\s*(?:と|・|、|や|及び|および)\s*", text[last[0] : match.start("m")]):
+            column = last[1]
         if metric == "count":
             column = column if column and column not in ("件", "全体") else None
             metrics.setdefault(COUNT_ALL if column is None else column, []).append("count")
         elif metric is None or column is None:
-            if metric is None and metrics:
+            if metrics or _SORT.match(text, match.start("m")):
                 reader.use(match.start("m"), match.end("m"))
                 continue
             missing.append(f"metrics:{metric or 'sum'}")
         else:
             metrics.setdefault(column, []).append(metric)
+            last = (match.end(), column)
         positions.append(match.start())
         reader.use(match.start() if noun and column else match.start("m"), match.end())
     if not metrics and not missing and not groups:
@@ -456,8 +500,9 @@ def _read_sort(reader: _Reader) -> None:
 
 
 def _read_dedupe(reader: _Reader) -> None:
-    for match in _DEDUPE.finditer(reader.text):
-        keys = _names(match.group("cols")) if match.group("cols") else []
+    keyed = list(_DEDUPE_KEYED.finditer(reader.text))
+    for match in keyed or _DEDUPE.finditer(reader.text):
+        keys = _names(match.group("cols")) if keyed else []
         if not keys:
             before = reader.text[max(0, match.start() - 30) : match.start() + 1]
             key = re.search(rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:をキーに|をキーとして|で|が同じ)\s*$", before)
@@ -465,10 +510,10 @@ def _read_dedupe(reader: _Reader) -> None:
                 keys = _names(key.group("keys"))
                 reader.use(match.start() - (len(before) - key.start()) + 1, match.start())
         step = StepSpec(id="", kind="dedupe", keys=keys, source=match.group(0))
-        tail = reader.text[match.end() : match.end() + 20]
-        head = reader.text[max(0, match.start() - 20) : match.start()]
-        if re.search(r"最後|後の|新しい方|最新", tail + head):
+        keep_last = re.search(r"(?:最後|後ろ|最新|新しい方)の?(?:行|もの|データ)?を?残|残すのは(?:最後|後ろ|最新|新しい方)", reader.text)
+        if keep_last:
             step.keep = "last"
+            reader.use(keep_last.start(), keep_last.end())
         reader.add_step(match.start(), step)
         reader.use(match.start(), match.end())
 
@@ -498,6 +543,15 @@ def _read_two_tables(reader: _Reader) -> None:
         if tolerance:
             step.tolerance = float(amount_value(tolerance.group("num")))
             reader.use(tolerance.start(), tolerance.end())
+        for mention in re.finditer(r"「(?P<col>[^」]+)」\s*列", text):
+            column = mention.group("col").strip()
+            if is_amount_column(column) and step.amount_column is None:
+                step.amount_column = column
+            elif re.search(r"(日|日付)$", column) and step.date_column is None:
+                step.date_column = column
+            else:
+                continue
+            reader.use(mention.start(), mention.end())
         window = _WINDOW.search(text)
         if window:
             step.date_window_days = int(window.group("num"))
@@ -528,7 +582,10 @@ def _read_compute(reader: _Reader) -> None:
         if reader.overlaps(match.start(), match.end()):
             continue
         groups = match.groupdict()
-        if groups.get("new3"):
+        if groups.get("new5"):
+            rate = 1 + float(groups["pct"].replace(",", "")) / 100
+            new, expression = groups["new5"], f"{groups['col5']} * {rate:g}"
+        elif groups.get("new3"):
             new, expression = groups["new3"], f"{groups['col']} * {groups['num']}"
         elif groups.get("new4"):
             new, expression = groups["new4"], f"{groups['a']} - {groups['b']}"
@@ -667,10 +724,14 @@ def _read_leftovers(reader: _Reader) -> None:
                 source=clause,
             )
         )
+    for match in re.finditer(r"\([^()]*(?:など|のような|例)[^()]*\)", text):
+        reader.use(match.start(), match.end())
+    for match in re.finditer(r"「[^」]*」\s*(?:のような|のように|など|といった)|[^、。()「」\s]+\s*(?:のような|のように|など|といった)", text):
+        reader.use(match.start(), match.end())
     for match in re.finditer(AMOUNT, text):
         if not match.group(0).strip() or reader.overlaps(match.start(), match.end()):
             continue
-        if re.fullmatch(r"\d{1,2}", match.group(0).strip()) and re.match(r"^\s*(?:月|年|期|つ|か月|ヶ月)", text[match.end() :]):
+        if re.fullmatch(r"\d{1,4}", match.group(0).strip()) and re.match(r"^\s*(?:月|年|期|つ|か月|ヶ月|行|列|項目|四半期)", text[match.end() :]):
             continue
         clause = _clause(text, match.start(), match.end())
         if clause in named or re.search(r"\.(?:csv|xlsx|xls|zip|pdf)", clause, re.I):
