@@ -183,6 +183,8 @@ def test_the_json_form_has_plain_codes_and_every_details_key(engine: PlanEngine)
         "closest",
         "expected",
         "actual",
+        "input",
+        "var",
         "cause",
     }
     assert issue["details"]["closest"] == "text.template"

@@ -127,15 +127,16 @@ class PlanEngine:
             return load_plan_file(path)
         return self.store.load(text)  # a plan id (even when a folder has that name)
 
-    def validate(self, plan: Plan) -> ValidationReport:
-        """Every problem of a loaded plan (errors and warnings)."""
+    def validate(self, plan: Plan, *, vars: Mapping[str, Any] | None = None) -> ValidationReport:
+        """Every problem of a loaded plan (errors and warnings); ``vars``: the values a
+        run gives its vars (a null var they fill is then no error)."""
         return PlanValidator(
             self.catalog,
             self.store,
             env=dict(self.env),
             env_allow=self.env.readable(),
             llm_configured=not self.settings.is_offline,
-        ).validate(plan)
+        ).validate(plan, vars=vars)
 
     def check(self, source: str | Path) -> ValidationReport:
         """Every problem of a Plan in one report: the loader's (YAML syntax and size,
@@ -187,8 +188,8 @@ class PlanEngine:
         on_event: EventCallback | None = None,
         cancel_event: threading.Event | None = None,
     ) -> RunResult:
-        """Validate, then run; PlanValidationError when the plan has errors."""
-        self.validate(plan).raise_for_errors()
+        """Validate with ``vars``, then run; PlanValidationError when the plan has errors."""
+        self.validate(plan, vars=vars).raise_for_errors()
         return self.runner.start(
             plan, vars=vars, answers=answers, on_event=on_event, cancel_event=cancel_event
         )

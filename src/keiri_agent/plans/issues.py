@@ -6,7 +6,8 @@
 how to fix it (``hint``) and, for programs (the repair loop), ``details``: where
 (``node``, ``path`` such as ``graph[2].in.mode``, and for YAML text ``line`` /
 ``column``), the ``name`` at fault as written, the valid ``choices``, the
-``closest`` one, the ``expected`` and ``actual`` type and, for an issue of a called
+``closest`` one, the ``expected`` and ``actual`` type, the block ``input`` and the
+``var`` of a required input fed by a var without a value and, for an issue of a called
 subflow, its ``cause``. A program
 reads ``details`` and never parses ``message``.
 
@@ -41,6 +42,7 @@ class IssueCode(StrEnum):
     BLOCK_VERSION = "BLOCK_VERSION"
     UNKNOWN_INPUT = "UNKNOWN_INPUT"
     MISSING_REQUIRED_INPUT = "MISSING_REQUIRED_INPUT"
+    REQUIRED_INPUT_NULL_VAR = "REQUIRED_INPUT_NULL_VAR"
     INPUT_TYPE_MISMATCH = "INPUT_TYPE_MISMATCH"
     OUTPUT_NOT_DECLARED = "OUTPUT_NOT_DECLARED"
     DUPLICATE_ALIAS = "DUPLICATE_ALIAS"
@@ -98,7 +100,9 @@ class IssueDetails:
     input, a duplicate key, alias or id); ``choices``: the valid values there (node
     ids, aliases, inputs, blocks, vars, fields); ``closest``: the choice closest to
     ``name``; ``expected``/``actual``: JSON types (``string``, ``array | object``);
-    ``cause``: the called plan's own issue (for ``SUBFLOW_INVALID``).
+    ``input``/``var``: the block input and the var feeding it (for
+    ``REQUIRED_INPUT_NULL_VAR``); ``cause``: the called plan's own issue (for
+    ``SUBFLOW_INVALID``).
     """
 
     node: str | None = None
@@ -110,6 +114,8 @@ class IssueDetails:
     closest: str | None = None
     expected: str | None = None
     actual: str | None = None
+    input: str | None = None
+    var: str | None = None
     cause: ValidationIssue | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -124,6 +130,8 @@ class IssueDetails:
             "closest": self.closest,
             "expected": self.expected,
             "actual": self.actual,
+            "input": self.input,
+            "var": self.var,
             "cause": self.cause.to_dict() if self.cause is not None else None,
         }
 
@@ -196,6 +204,8 @@ def make_issue(
     closest: str | None = None,
     expected: str | None = None,
     actual: str | None = None,
+    input: str | None = None,
+    var: str | None = None,
     cause: ValidationIssue | None = None,
 ) -> ValidationIssue:
     """A ``ValidationIssue`` built from keywords (the one way the checks create them)."""
@@ -209,6 +219,8 @@ def make_issue(
         closest=closest,
         expected=expected,
         actual=actual,
+        input=input,
+        var=var,
         cause=cause,
     )
     return ValidationIssue(code, severity, message, hint, details)

@@ -176,7 +176,12 @@ def test_explicit_bindings_to_vars_and_bad_bindings() -> None:
     )
     assert result.plan["graph"][0]["in"]["records"] == "${vars.my_rows}"
     assert "my_rows" in result.plan["vars"] and result.unbound == []
-    assert_checks(result)
+    # the declared var has no value until someone gives it one (the Design chat asks)
+    report = ENGINE.check(dump(result))
+    assert [(i.code, i.details.var) for i in report.errors] == [
+        ("REQUIRED_INPUT_NULL_VAR", "my_rows")
+    ]
+    assert ENGINE.validate(load_plan_text(dump(result)), vars={"my_rows": []}).errors == []
     bad = compose_templates(
         [consumer],
         CATALOG,

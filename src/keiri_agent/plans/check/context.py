@@ -55,6 +55,9 @@ class ValidationRun:
     env: Mapping[str, str]
     env_allow: frozenset[str] | None = None
     """Names ``${env.*}`` may read (``KEIRI_AGENT_PLAN_ENV_ALLOW``); None: any name."""
+    vars: Mapping[str, Any] = field(default_factory=dict)
+    """The values the caller gives the checked plan's vars (``plan run --var``), over
+    its declared ones; not the vars of the plans its subflows call."""
     subflow_reports: dict[str, ValidationReport] = field(default_factory=dict)
     reported_refs: set[tuple[str, str, str, str]] = field(default_factory=set)
     checked_specs: set[tuple[str, str]] = field(default_factory=set)
@@ -109,6 +112,8 @@ class CheckContext:
         closest: str | None = None,
         expected: str | None = None,
         actual: str | None = None,
+        input: str | None = None,
+        var: str | None = None,
         cause: ValidationIssue | None = None,
     ) -> None:
         """Collect one issue (``details`` from the keywords)."""
@@ -125,6 +130,8 @@ class CheckContext:
                 closest=closest,
                 expected=expected,
                 actual=actual,
+                input=input,
+                var=var,
                 cause=cause,
             )
         )

@@ -8,8 +8,10 @@ Rules (one stable code each; errors unless marked *warning*):
 Codes are ``IssueCode`` members (docs/plans.md lists each with its ``details``):
 
 * blocks: UNKNOWN_BLOCK, BLOCK_VERSION, UNKNOWN_INPUT, MISSING_REQUIRED_INPUT,
-  INPUT_TYPE_MISMATCH (a literal that fails the port schema), OUTPUT_NOT_DECLARED,
-  DUPLICATE_ALIAS, REF_UNRESOLVED (a spec ``$ref`` that does not resolve)
+  REQUIRED_INPUT_NULL_VAR (a required input fed by a var without a value, with the
+  vars given to ``validate``: ``plans.check.null_vars``), INPUT_TYPE_MISMATCH (a
+  literal that fails the port schema), OUTPUT_NOT_DECLARED, DUPLICATE_ALIAS,
+  REF_UNRESOLVED (a spec ``$ref`` that does not resolve)
 * ids and references: API_VERSION, DUPLICATE_NODE_ID (the whole plan, loop bodies
   included), REFERENCE_SYNTAX, UNKNOWN_REFERENCE, ENV_NOT_SET (*warning*),
   TYPE_INCOMPATIBLE (an output port type that cannot feed the input port type),
@@ -53,6 +55,7 @@ from keiri_agent.plans.catalog.port_types import PortSchemas
 from keiri_agent.plans.check.context import CheckContext, NodeInfo, ValidationRun
 from keiri_agent.plans.check.llm_needs import LLM_HINT, llm_needs, llm_used, llm_warning_text
 from keiri_agent.plans.check.loops import check_exports
+from keiri_agent.plans.check.null_vars import check_null_vars
 from keiri_agent.plans.check.refs import ReferenceChecker
 from keiri_agent.plans.check.subflows import check_subflow
 from keiri_agent.plans.dsl.dependencies import find_cycles, format_cycle
@@ -90,9 +93,11 @@ class PlanValidator:
         self.ports = PortSchemas()
         self._known_ids: list[str] | None = None
 
-    def validate(self, plan: Plan) -> ValidationReport:
-        """Every issue of ``plan`` (and of the plans its subflows call)."""
-        run = ValidationRun(env=self.env, env_allow=self.env_allow)
+    def validate(self, plan: Plan, *, vars: Mapping[str, Any] | None = None) -> ValidationReport:
+        """Every issue of ``plan`` (and of the plans its subflows call). ``vars``: the
+        values a run gives the plan's vars (``plan run --var``), checked over the
+        declared ones; none for ``plan validate``."""
+        run = ValidationRun(env=self.env, env_allow=self.env_allow, vars=dict(vars or {}))
         return self.validate_called(plan, (plan.id,), run)
 
     def validate_called(
@@ -150,6 +155,8 @@ class _PlanCheck(CheckContext):
         references.check_vars()
         references.check_graph(plan.graph, (), {})
         check_exports(references, plan.exports, (), "exports", IssueCode.PLAN_EXPORT_UNKNOWN)
+        if len(self.stack) == 1:  # a called plan's vars come from its caller
+            check_null_vars(self)
         self._check_cycles(references.edges)
         self._check_usage(references)
         node_ids = list(self.infos)
