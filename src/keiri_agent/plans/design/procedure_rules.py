@@ -88,6 +88,45 @@ _GLUE_ACTIONS = frozenset(
 )
 """Action words that carry no step of their own (the step is found by its own words)."""
 
+STEP_VERBS: dict[str, frozenset[str]] = {
+    "計算": frozenset({"compute", "aggregate"}),
+    "算出": frozenset({"compute", "aggregate"}),
+    "求める": frozenset({"compute", "aggregate"}),
+    "集計": frozenset({"aggregate"}),
+    "合計": frozenset({"aggregate"}),
+    "平均": frozenset({"aggregate"}),
+    "数える": frozenset({"aggregate"}),
+    "抽出": frozenset({"filter", "select", "extract", "dedupe"}),
+    "絞る": frozenset({"filter", "select"}),
+    "絞り込む": frozenset({"filter", "select"}),
+    "抜き出す": frozenset({"filter", "select", "extract"}),
+    "洗い出す": frozenset({"filter"}),
+    "拾う": frozenset({"filter"}),
+    "除く": frozenset({"filter", "dedupe", "select"}),
+    "除外": frozenset({"filter", "dedupe", "select"}),
+    "削除": frozenset({"filter", "dedupe", "select"}),
+    "取り除く": frozenset({"filter", "dedupe", "select"}),
+    "外す": frozenset({"filter", "dedupe", "select"}),
+    "並べる": frozenset({"sort"}),
+    "並べ替える": frozenset({"sort"}),
+    "並び替える": frozenset({"sort"}),
+    "照合": frozenset({"reconcile", "join"}),
+    "突合": frozenset({"reconcile", "join"}),
+    "突き合わせる": frozenset({"reconcile", "join"}),
+    "消し込む": frozenset({"reconcile"}),
+    "結合": frozenset({"join", "concat"}),
+    "連結": frozenset({"concat", "join"}),
+    "紐付ける": frozenset({"join"}),
+    "紐づける": frozenset({"join"}),
+    "正規化": frozenset({"normalize"}),
+    "統一": frozenset({"normalize"}),
+    "揃える": frozenset({"normalize"}),
+    "そろえる": frozenset({"normalize"}),
+    "分類": frozenset({"classify"}),
+    "承認": frozenset({"approval"}),
+}
+"""Action words that name a step: each needs a step of one of these kinds, or it is a gap."""
+
 
 @dataclass
 class _Reader:
@@ -97,6 +136,8 @@ class _Reader:
     steps: list[tuple[int, StepSpec]] = field(default_factory=list)
     outputs: list[OutputSpec] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
+    condition_spans: list[tuple[int, int]] = field(default_factory=list)
+    """Where each condition of the filter step was read (its index → span)."""
 
     def use(self, start: int, end: int) -> None:
         self.used.append((start, end))
@@ -244,7 +285,17 @@ def _read_files(reader: _Reader) -> None:
             output.sheet = sheet.group("a") or sheet.group("b") or sheet.group("c")
             reader.use(sheet.start(), sheet.end())
             break
-    if not reader.outputs:
+    for match in re.finditer(r"(?:Word|WORD|word|ワード|docx|PDF|pdf|パワポ|PowerPoint)\s*(?:文書|ファイル|形式)?\s*(?:に|で|へ)\s*[ぁ-ん]{0,3}(?:出力|して|し|作成|まとめ|する)", text):
+        reader.gaps.append(
+            Gap(
+                kind="unsupported_action",
+                message=f"「{match.group(0)}」: 表を Word・PDF などの文書にする出力は、規則だけでは作れません"
+                "（Excel か CSV への出力なら作れます）",
+                source=match.group(0),
+            )
+        )
+        reader.use(match.start(), match.end())
+    if not reader.outputs and not any(g.kind == "unsupported_action" for g in reader.gaps):
         match = re.search(r"出力|書き出|エクスポート", text)
         if match:
             reader.gaps.append(
@@ -311,7 +362,7 @@ _RECONCILE = re.compile(r"照合|突合|突き合わせ|突き合せ|付き合�
 _CONCAT = re.compile(r"縦に(?:つな|結合|連結)|連結|1つに(?:まとめ|つな|結合)|ひとつに(?:まとめ|つな|結合)|一つに(?:まとめ|つな|結合)|合体|統合")
 _TOLERANCE = re.compile(rf"(?:差額|誤差|金額の差|差|ずれ)\s*(?:が|は)?\s*(?P<num>{AMOUNT})\s*(?:以内|まで|以下)")
 _WINDOW = re.compile(rf"(?:日付|日)?\s*(?:の差|のずれ|差)?\s*(?:が|は)?\s*(?:前後)?\s*(?P<num>\d+)\s*日\s*(?:以内|まで|以下)")
-_COMPUTE_OP = r"[×*xX÷/＋+\-－]"
+_COMPUTE_OP = r"[×*xX÷/＋+\-－−]"
 _COMPUTE_EXPR = rf"{NOUN}(?:\s*{_COMPUTE_OP}\s*(?:{NOUN}|{NUM}))+"
 _COMPUTE = re.compile(
     rf"(?P<new>{QNOUN})\s*(?:=|＝|は|を)\s*(?P<expr>{_COMPUTE_EXPR})"
@@ -353,6 +404,7 @@ def _condition(
         if previous_end >= 0 and re.fullmatch(r"[\s、,,〜~から]*", reader.text[previous_end:start]):
             column = step.conditions[-1].column
     step.conditions.append(Condition(column=column, op=op, value=value))  # type: ignore[arg-type]
+    reader.condition_spans.append((start, end))
     if column is None:
         step.missing.append(f"conditions.{len(step.conditions) - 1}.column")
     reader.use(start, end)
@@ -421,6 +473,24 @@ def _read_filters(reader: _Reader) -> None:
             continue
         op = "!=" if match.group("tail") == "以外" else "=="
         _condition(reader, None, op, noun, match.start(), match.end(), match.group(0))
+
+
+_NEGATE = {"==": "!=", "!=": "==", ">": "<=", ">=": "<", "<": ">=", "<=": ">", "is_null": "not_null", "not_null": "is_null"}
+_EXCLUDE = re.compile(r"^[^、。]{0,12}?(?:は|を|が)?\s*(?:不要|除外|除く|除い|除き|外し|外す|外して|削除|取り除|省)")
+
+
+def _negate_excluded(reader: _Reader) -> None:
+    """「請求額が0円の行は除外」: a condition on the rows to drop keeps the others."""
+    step = reader.first_step("filter")
+    if step is None:
+        return
+    text = reader.text
+    for index, condition in enumerate(step.conditions):
+        if index >= len(reader.condition_spans):
+            break
+        words = reader.condition_spans[index]
+        if _EXCLUDE.match(text[words[1] :]) and condition.op in _NEGATE and condition.op != "in":
+            step.conditions[index] = condition.model_copy(update={"op": _NEGATE[condition.op]})
 
 
 def _names_a_file(reader: _Reader, noun: str) -> bool:
@@ -509,6 +579,11 @@ def _read_dedupe(reader: _Reader) -> None:
             if key:
                 keys = _names(key.group("keys"))
                 reader.use(match.start() - (len(before) - key.start()) + 1, match.start())
+        if not keys:
+            same = list(re.finditer(rf"同じ\s*(?P<col>{NOUN})", reader.text))
+            keys = list(dict.fromkeys(_clean(m.group("col")) for m in same))
+            for m in same:
+                reader.use(m.start(), m.end())
         step = StepSpec(id="", kind="dedupe", keys=keys, source=match.group(0))
         keep_last = re.search(r"(?:最後|後ろ|最新|新しい方)の?(?:行|もの|データ)?を?残|残すのは(?:最後|後ろ|最新|新しい方)", reader.text)
         if keep_last:
@@ -571,7 +646,7 @@ def _read_two_tables(reader: _Reader) -> None:
 
 
 def _expression(text: str) -> str:
-    expression = text.replace("×", " * ").replace("÷", " / ").replace("＋", " + ").replace("－", " - ")
+    expression = text.replace("×", " * ").replace("÷", " / ").replace("＋", " + ").replace("－", " - ").replace("−", " - ")
     expression = re.sub(r"(?<=[^\s])([*/+\-])(?=[^\s])", r" \1 ", expression)
     expression = re.sub(r"(?<=\s)[xX](?=\s)|(?<=[^\s])[xX](?=\d)", " * ", expression)
     return re.sub(r"\s+", " ", expression).strip()
@@ -709,8 +784,14 @@ def _clause(text: str, start: int, end: int) -> str:
 def _read_leftovers(reader: _Reader) -> None:
     text = reader.text
     named: set[str] = set()
+    kinds = {step.kind for _, step in reader.steps}
     for start, end, base in _action_words(text):
-        if base in _GLUE_ACTIONS or reader.is_used(start, end):
+        if reader.is_used(start, end):
+            continue
+        if base in STEP_VERBS:
+            if STEP_VERBS[base] & kinds:
+                continue
+        elif base in _GLUE_ACTIONS:
             continue
         clause = _clause(text, start, end)
         if clause in named:
@@ -811,6 +892,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     _read_aggregate(reader)
     _read_sort(reader)
     _read_approval(reader)
+    _negate_excluded(reader)
     _read_filter_verbs(reader)
     _threshold_from_documents(reader, documents)
     _two_table_sources(reader)
