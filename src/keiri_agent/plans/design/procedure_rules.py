@@ -455,6 +455,7 @@ def _read_filters(reader: _Reader) -> None:
             values = [_clean(v) for v in re.split(r"\s*(?:か|または|もしくは|・|、)\s*", raw) if _clean(v)]
         if any(v in _METRIC_WORDS or v in _NOT_VALUES for v in values):
             continue
+        values = [amount_value(v) if re.fullmatch(AMOUNT, v) else v for v in values]  # 「0円」 is a number
         tail = match.group("tail")
         op = "!=" if tail == "以外" else "=="
         if len(values) > 1:
