@@ -105,7 +105,7 @@ def run_plan_demo(*, out_dir: Path, console: Console, settings: Settings) -> Pat
     return path
 
 
-DESIGN_INSTRUCTION = "請求書ZIPと入金明細Excelを照合して差異をExcelに出力"
+DESIGN_INSTRUCTION = "請求一覧.xlsx と入金明細.csv を請求番号で照合して、差異をExcelに出力"
 
 
 def run_design_demo(*, out_dir: Path, console: Console, settings: Settings) -> Path:
@@ -116,7 +116,7 @@ def run_design_demo(*, out_dir: Path, console: Console, settings: Settings) -> P
     result = DesignService(settings).generate(DesignRequest(DESIGN_INSTRUCTION)).result
     for warning in result.warnings:
         console.print(f"注意: {warning}")
-    if not result.ok or result.plan is None:
+    if result.verdict != "ok" or result.plan is None:
         raise ExecutionError(
             f"生成した Plan が検証を通りませんでした: {result.reasoning}",
             hint="同じ指示で `keiri-agent plan generate` を実行すると問題点を確かめられます",

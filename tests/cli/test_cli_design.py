@@ -13,7 +13,8 @@ from keiri_agent.cli.app import app
 from keiri_agent.plans.design.templates import TemplateLibrary
 
 runner = CliRunner()
-README_INSTRUCTION = "請求書ZIPと入金明細Excelを照合して差異をExcelに出力"
+README_INSTRUCTION = "請求一覧.xlsx と入金明細.csv を請求番号で照合して、差異をExcelに出力"
+NEEDS_LLM = "請求書ZIPと入金明細Excelを照合して差異をExcelに出力"
 UNCOVERED = "社員の誕生日にお祝いメールを送る"
 
 
@@ -23,12 +24,13 @@ def test_offline_generate_of_the_readme_example_prints_summary_then_yaml(
     result = runner.invoke(app, ["plan", "generate", "--instruction", README_INSTRUCTION])
     assert result.exit_code == 0, result.output
     summary, _, text = result.stdout.partition("YAML:（以下）\n")
-    assert "作り方: テンプレートを機械的に合成（オフライン）" in summary
-    assert "候補ブロック" in summary and "table.reconcile" in summary
-    assert "ドライラン: OK" in summary
+    assert "作り方: offline-rules" in summary
+    assert "✓ 照合: 「請求番号」で突き合わせ" in summary
+    assert "候補ブロック" in summary and "ドライラン: OK" in summary
     plan = yaml.safe_load(text)
     blocks = {node["block"] for node in plan["graph"]}
-    assert {"table.reconcile", "excel.write", "file.parse_zip_2tier"} <= blocks
+    assert {"excel.read_data", "csv.read", "table.reconcile", "excel.write"} <= blocks
+    assert not blocks & {"file.parse_zip_2tier", "ai.process_llm"}
     (keiri_home / "p.yaml").write_text(text, encoding="utf-8")
     assert runner.invoke(app, ["plan", "validate", "p.yaml"]).exit_code == 0
 
@@ -41,12 +43,12 @@ def test_generate_json_with_out_writes_the_yaml(keiri_home: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["ok"] is True and data["offline"] is True
-    assert data["reasoning"].startswith("offline-compose")
+    assert data["ok"] is True and data["offline"] is True and data["verdict"] == "ok"
+    assert data["reasoning"].startswith("offline-rules")
+    assert data["coverage"]["ok"] is True and data["gaps"] == []
     assert data["path"] == str(out) and out.read_text(encoding="utf-8") == data["yaml"]
     assert data["validation"]["error_count"] == 0 and data["dry_run"]["ok"] is True
     assert any(c["block"] == "table.reconcile" for c in data["candidates"])
-    assert "invoice_payment_reconcile" in data["templates"]
 
 
 def test_generate_compose_with_templates_and_a_reference_document(keiri_home: Path) -> None:
@@ -65,11 +67,20 @@ def test_generate_compose_with_templates_and_a_reference_document(keiri_home: Pa
     assert data["templates"] == ["upload_payments_workbook", "payments_read"]
 
 
-def test_uncovered_instruction_exits_1_with_the_message_and_candidates(keiri_home: Path) -> None:
+def test_needs_llm_offline_exits_4_naming_the_part(keiri_home: Path) -> None:
+    result = runner.invoke(app, ["plan", "generate", "--instruction", NEEDS_LLM])
+    assert result.exit_code == 4, result.output
+    text = result.stdout.replace("\n", "")
+    assert "作れない部分" in text and "LLM の設定が必要です" in text
+    assert "Plan は作りませんでした" in text
+
+
+def test_uncovered_instruction_exits_4_with_the_message_and_candidates(keiri_home: Path) -> None:
     result = runner.invoke(app, ["plan", "generate", "--instruction", UNCOVERED])
-    assert result.exit_code == 1
-    assert "テンプレートが見つかりませんでした" in result.stdout
-    assert "Plan は作られませんでした" in result.stdout and "候補ブロック" in result.stdout
+    assert result.exit_code == 4
+    text = result.stdout.replace("\n", "")
+    assert "お祝いメールを送る" in text
+    assert "Plan は作りませんでした" in text and "候補ブロック" in text
     data = json.loads(
         runner.invoke(app, ["plan", "generate", "--instruction", UNCOVERED, "--json"]).stdout
     )

@@ -5,8 +5,10 @@ The commands are registered on the ``plan`` app (``cli.plan``) and call
 lean). ``generate`` prints, in Japanese, how the Plan was made, the warnings, each
 attempt's per-node changes, the candidate blocks, the items still to settle and where the
 YAML went (``--out``; without it the YAML follows the summary on stdout, or sits in the
-JSON under ``"yaml"``). Exit codes: 0 the Plan validates and dry-runs, 1 it does not (an
-instruction no template covers offline too) or a reported error, 2 a usage error.
+JSON under ``"yaml"``). Exit codes follow ``GeneratedPlan.verdict``: 0 every requirement
+covered and the Plan validates and dry-runs, 3 it needs answers (the questions are listed),
+4 a named part cannot be built (no Plan), 1 incomplete / invalid or a reported error,
+2 a usage error.
 """
 
 from __future__ import annotations
@@ -32,6 +34,15 @@ design_app = KeiriTyper()
 
 APPLY_MODES = ("hint", "compose", "llm-only")  # plans.design.models.APPLY_MODES
 CHANGE_WORDS = {"added": "追加", "removed": "削除", "changed": "変更"}
+VERDICT_EXIT_CODES = {"ok": 0, "needs_answers": 3, "cannot_build": 4, "incomplete": 1, "invalid": 1}
+"""``GeneratedPlan.verdict`` → exit code (2 stays the usage error)."""
+VERDICT_WORDS = {
+    "ok": "[green]指示のすべての項目を満たし、検証とドライランを通りました。[/green]",
+    "needs_answers": "[yellow]質問に答えると完成します（下の「決める必要がある項目」）。[/yellow]",
+    "cannot_build": "[red]指示の一部を組み立てられないため、Plan は作りませんでした（理由は上の「作れない部分」）。[/red]",
+    "incomplete": "[red]指示の項目を満たしていない Plan です。登録しないでください。[/red]",
+    "invalid": "[red]Plan にエラーがあります。直してから登録してください。[/red]",
+}
 
 JsonOption = Annotated[bool, typer.Option("--json", help="結果を JSON で出力します。")]
 
@@ -146,8 +157,9 @@ def generate(
         _print_generation(result, written)
         if written is None and result.yaml_text:
             print(result.yaml_text, end="" if result.yaml_text.endswith("\n") else "\n")
-    if not result.ok or result.dry_run is None:
-        raise typer.Exit(code=1)
+    code = VERDICT_EXIT_CODES[result.verdict]
+    if code:
+        raise typer.Exit(code=code)
 
 
 def _print_generation(result: GeneratedPlan, written: Path | None) -> None:
@@ -165,6 +177,7 @@ def _print_generation(result: GeneratedPlan, written: Path | None) -> None:
         console.print(f"[bold]テンプレート:[/bold] {escape(', '.join(result.templates))}")
     for warning in result.warnings:
         console.print(f"[yellow]注意:[/yellow] {escape(warning)}")
+    _print_procedure(result)
     _print_attempts(result)
     _print_candidates(result)
     _print_requirements(result)
@@ -176,16 +189,29 @@ def _print_generation(result: GeneratedPlan, written: Path | None) -> None:
     if result.dry_run is not None:
         state = "[green]OK[/green]" if result.dry_run.ok else "[red]問題あり[/red]"
         console.print(f"[bold]ドライラン:[/bold] {state}")
-    if result.plan is None:
-        console.print("[red]Plan は作られませんでした。[/red]")
-    elif result.ok and result.dry_run is not None:
-        console.print("[green]Plan は検証とドライランを通りました。[/green]")
-    else:
-        console.print("[red]Plan にエラーがあります。直してから登録してください。[/red]")
+    console.print(VERDICT_WORDS[result.verdict])
     if written is not None:
         console.print(f"[bold]YAML:[/bold] {escape(str(written))} に書き出しました")
     elif result.yaml_text:
         console.print("[bold]YAML:[/bold]（以下）")
+
+
+def _print_procedure(result: GeneratedPlan) -> None:
+    """The instruction's requirements, what covers each, and what cannot be built."""
+    if result.coverage is not None:
+        console.print("[bold]指示の項目:[/bold]")
+        for line in result.coverage.lines():
+            console.print(f"  {escape(line)}")
+    elif result.procedure is not None and result.procedure.requirement_ids():
+        from keiri_agent.plans.design.procedure import checklist
+
+        console.print("[bold]指示の項目:[/bold]")
+        for line in checklist(result.procedure):
+            console.print(f"  - {escape(line)}")
+    if result.gaps:
+        console.print("[bold]作れない部分:[/bold]")
+        for gap in result.gaps:
+            console.print(f"  [red]✗[/red] {escape(gap.message)}")
 
 
 def _print_attempts(result: GeneratedPlan) -> None:

@@ -163,11 +163,20 @@ def generated_plan_json(result: GeneratedPlan) -> dict[str, Any]:
     "templates", "warnings", "conflicts", "attempts", "candidates", "requirements",
     "questions", "validation", "dry_run", "dry_run_seconds"}``. ``attempts`` list each
     try with its issue codes and per-node changes ``{"node", "change", "fields"}``;
-    ``validation`` / ``dry_run`` are null when there was none (no Plan, or invalid)."""
+    ``validation`` / ``dry_run`` are null when there was none (no Plan, or invalid).
+    ``verdict`` (``ok`` | ``needs_answers`` | ``cannot_build`` | ``incomplete`` |
+    ``invalid``), ``checklist`` (the requirements in words), ``coverage`` and ``gaps``
+    say whether the Plan does what the instruction asked (docs/design.md "Verdict")."""
+    from keiri_agent.plans.design.procedure import checklist
+
     return dict(
         json_value(
             {
                 "ok": result.ok,
+                "verdict": result.verdict,
+                "checklist": checklist(result.procedure) if result.procedure is not None else [],
+                "coverage": result.coverage.to_dict() if result.coverage is not None else None,
+                "gaps": [gap.model_dump() for gap in result.gaps],
                 "plan_id": result.plan.id if result.plan is not None else None,
                 "reasoning": result.reasoning,
                 "apply_mode": result.apply_mode,

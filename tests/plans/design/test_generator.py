@@ -17,7 +17,7 @@ from keiri_agent.plans.design.models import DesignEngineOptions, GeneratedPlan
 from keiri_agent.plans.design.templates import TemplateLibrary
 from keiri_agent.plans.engine import PlanEngine
 
-README_INSTRUCTION = "請求書ZIPと入金明細Excelを照合して差異をExcelに出力"
+README_INSTRUCTION = "請求一覧.xlsx と入金明細.csv を請求番号で照合して、差異をExcelに出力"
 UNCOVERED = "社員の誕生日にお祝いメールを送る"
 SALES = "売上の Excel から金額 1,000 円以上の行を抜き出す"
 
@@ -115,9 +115,10 @@ def test_offline_readme_example_gives_a_valid_plan(
 ) -> None:
     result = generate(engine, library, README_INSTRUCTION)
     assert_valid(result)
-    assert result.offline and result.reasoning.startswith("offline-compose: ")
+    assert result.offline and result.reasoning.startswith("offline-rules")
+    assert result.verdict == "ok" and result.coverage is not None and result.coverage.ok
     blocks = {node.block for node in result.plan.graph} if result.plan else set()
-    assert {"file.parse_zip_2tier", "excel.read_data", "table.reconcile", "excel.write"} <= blocks
+    assert {"csv.read", "excel.read_data", "table.reconcile", "excel.write"} <= blocks
     assert result.candidates, "the retrieved candidates are shown offline too"
 
 
@@ -152,7 +153,8 @@ def test_uncovered_instruction_gives_no_plan_but_a_message_and_candidates(
     result = generate(engine, library, UNCOVERED)
     assert result.plan is None and result.yaml_text == "" and not result.ok
     assert result.offline and result.reasoning.startswith("offline:")
-    assert any("テンプレートが見つかりませんでした" in w for w in result.warnings)
+    assert result.verdict == "cannot_build"
+    assert any("お祝いメールを送る" in gap.message for gap in result.gaps)
     assert result.candidates and result.requirements == []
 
 

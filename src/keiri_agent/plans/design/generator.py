@@ -318,7 +318,7 @@ def _from_procedure(
             reasoning="offline: " + ", ".join(sorted({gap.kind for gap in gaps})),
             procedure=procedure,
             gaps=gaps,
-            warnings=[gap.message for gap in gaps] + list(digest.warnings),
+            warnings=list(digest.warnings),
         )
     built = plan_from_procedure(
         procedure,

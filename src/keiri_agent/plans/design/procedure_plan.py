@@ -206,7 +206,7 @@ def _step(
         conditions = []
         for number, condition in enumerate(step.conditions, start=1):
             value = condition.value
-            shown = f"「{value}」" if value is not None else ""
+            shown = (f"{value:,}" if isinstance(value, int | float) and not isinstance(value, bool) else f"「{value}」") if value is not None else ""
             column = _column_or_ask(
                 builder, step, condition.column, f"column_{number}",
                 f"絞り込みの条件 {number}（{shown}と比べる）に使う列は？",

@@ -758,7 +758,7 @@ def _threshold_from_documents(reader: _Reader, documents: Sequence[str]) -> None
 def _tokenizer() -> Any:
     from sudachipy import dictionary
 
-    return dictionary.Dictionary().create()
+    return dictionary.Dictionary().tokenizer()
 
 
 def _action_words(text: str) -> Iterator[tuple[int, int, str]]:
