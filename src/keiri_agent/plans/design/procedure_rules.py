@@ -323,7 +323,7 @@ _FILTER_DATE = re.compile(
 )
 _FILTER_EQ = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|は|=|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、)\s*{QNOUN})*)\s*"
-    rf"(?P<tail>以外|(?:の|である|となっている|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方))|で(?=\s*(?:かつ|、|,)?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
+    rf"(?P<tail>以外|(?:の|である|となっている|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方))|で(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
 _GENERIC = re.compile(r"(?:行|もの|明細|データ|列|レコード|件|分|項目|一覧|結果|ファイル)$")
@@ -367,7 +367,7 @@ _COMPUTE_EXPR = rf"{NOUN}(?:\s*{_COMPUTE_OP}\s*(?:{NOUN}|{NUM}))+"
 _COMPUTE = re.compile(
     rf"(?P<new>{QNOUN})\s*(?:=|＝|は|を)\s*(?P<expr>{_COMPUTE_EXPR})"
     rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として)\s*(?P<new2>{QNOUN})\s*(?:列)?\s*(?:を|として)?\s*(?:計算|算出|求め|出|追加|作)"
-    rf"|(?P<col5>{NOUN})\s*に\s*(?:[{_K}{_KATA}]*?)\s*(?P<pct>{NUM})\s*[%％]\s*(?:を|分を)?\s*(?:乗せ|上乗せ|加算し|足し|加え)\s*(?:た|て)\s*(?P<new5>{QNOUN})"
+    rf"|(?P<col5>{NOUN})\s*に\s*(?:[{_K}{_KATA}]*?)\s*(?P<pct>{NUM})\s*[%％]\s*(?:を|分を)?\s*(?:上乗せ|乗せ|加算|足|加え)\s*し?\s*(?:た|て)\s*(?P<new5>{QNOUN})"
     rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{NOUN})"
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?P<new4>{NOUN})"
 )

@@ -1,0 +1,257 @@
+"""Generated Plans (offline rules) run end to end on made-up CP932 CSV / XLSX files.
+
+Each instruction is generated as ``keiri-agent plan generate`` does offline, the Plan
+runs through the real runner with the files as the upload answers, and the written
+output is compared with values computed here independently from the same rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import openpyxl
+import pytest
+
+from keiri_agent.config import Settings
+from keiri_agent.plans.design.coverage import check_coverage
+from keiri_agent.plans.design.procedure_rules import read_procedure
+from keiri_agent.plans.dsl.loader import load_plan_text
+from keiri_agent.plans.run import PlanRunner
+from keiri_agent.services.design import DesignRequest, DesignService
+
+EXPENSES = [
+    {"日付": "2025/4/3", "部門": "営業部", "勘定科目": "交際費", "金額": "￥12,000", "摘要": "タクシー代"},
+    {"日付": "2025/4/5", "部門": "総務部", "勘定科目": "消耗品費", "金額": "3,300", "摘要": "文具"},
+    {"日付": "2025/4/9", "部門": "営業部", "勘定科目": "交際費", "金額": "4,800", "摘要": "会食"},
+    {"日付": "2025/4/12", "部門": "開発部", "勘定科目": "旅費交通費", "金額": "56,000", "摘要": "新幹線"},
+    {"日付": "2025/4/20", "部門": "営業部", "勘定科目": "会議費", "金額": "8,000", "摘要": "タクシー相乗り"},
+    {"日付": "2025/5/2", "部門": "総務部", "勘定科目": "交際費", "金額": "60,000", "摘要": "贈答品"},
+    {"日付": "2025/5/8", "部門": "開発部", "勘定科目": "消耗品費", "金額": "", "摘要": "未精算"},
+    {"日付": "2025/5/8", "部門": "開発部", "勘定科目": "消耗品費", "金額": "", "摘要": "未精算"},
+]
+INVOICES = [
+    {"請求番号": "INV-001", "取引先": "山田商事", "請求額": 110000},
+    {"請求番号": "INV-002", "取引先": "青葉物産", "請求額": 55000},
+    {"請求番号": "INV-003", "取引先": "東和産業", "請求額": 33000},
+]
+PAYMENTS = [
+    {"請求番号": "INV-001", "入金額": "110,000"},
+    {"請求番号": "INV-002", "入金額": "54,340"},
+    {"請求番号": "INV-009", "入金額": "9,900"},
+]
+MASTER = [
+    {"部門": "営業部", "部門コード": "S01", "責任者": "佐藤"},
+    {"部門": "総務部", "部門コード": "G01", "責任者": "鈴木"},
+    {"部門": "開発部", "部門コード": "D01", "責任者": "高橋"},
+]
+
+
+def cp932_csv(rows: list[dict[str, Any]]) -> bytes:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\r\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue().encode("cp932")
+
+
+def xlsx(rows: list[dict[str, Any]], sheet: str = "Sheet1") -> bytes:
+    book = openpyxl.Workbook()
+    page = book.active
+    assert page is not None
+    page.title = sheet
+    page.append(list(rows[0]))
+    for row in rows:
+        page.append(list(row.values()))
+    buffer = io.BytesIO()
+    book.save(buffer)
+    return buffer.getvalue()
+
+
+def amount(text: str) -> int:
+    return int(text.replace("￥", "").replace(",", "")) if text else 0
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> DesignService:
+    home = tmp_path_factory.mktemp("home")
+    return DesignService(Settings(_env_file=None, provider="offline", home=home))  # type: ignore[call-arg]
+
+
+def run(service: DesignService, instruction: str, files: list[tuple[str, bytes]], tmp: Path) -> list[dict[str, Any]]:
+    """Generate, check the verdict and coverage, run, and read the exported table back."""
+    result = service.generate(DesignRequest(instruction)).result
+    assert result.verdict == "ok", (result.verdict, [g.message for g in result.gaps], result.yaml_text)
+    assert result.coverage is not None and result.coverage.ok, result.coverage.lines()
+    plan = load_plan_text(result.yaml_text)
+    uploads = {f"file_{n}": {"name": name, "data": data} for n, (name, data) in enumerate(files, 1)}
+    answers: dict[str, Any] = {"upload_files": uploads, "approve": {"approved": True}}
+    runner = PlanRunner(service.engine.catalog, Settings(_env_file=None), runs_dir=tmp, env={})  # type: ignore[call-arg]
+    outcome = runner.start(plan, answers=answers)
+    assert outcome.status == "success", outcome.errors
+    source = str(plan.exports[0].source)
+    node, alias = source.split(".", 1)
+    value = outcome.outputs[node][alias]
+    if isinstance(value, bytes) and value.startswith(b"PK"):
+        book = openpyxl.load_workbook(io.BytesIO(value))
+        page = book[book.sheetnames[-1]] if len(book.sheetnames) == 1 else book.worksheets[0]
+        rows = list(page.iter_rows(values_only=True))
+        return [dict(zip(rows[0], row, strict=False)) for row in rows[1:]]
+    if isinstance(value, bytes):
+        text = value.decode("utf-8-sig")
+        return [dict(row) for row in csv.DictReader(io.StringIO(text))]
+    return list(value)
+
+
+def test_filter_then_aggregate_to_excel(service: DesignService, tmp_path: Path) -> None:
+    rows = run(service, "経費.csv の金額が5,000円以上の行を部門別に金額を合計してExcelに出力", [("経費.csv", cp932_csv(EXPENSES))], tmp_path)
+    expected: dict[str, int] = defaultdict(int)
+    for row in EXPENSES:
+        if amount(row["金額"]) >= 5000:
+            expected[row["部門"]] += amount(row["金額"])
+    assert {r["部門"]: r["金額_sum"] for r in rows} == expected
+
+
+def test_two_conditions_and_csv_output(service: DesignService, tmp_path: Path) -> None:
+    rows = run(service, "経費.csv から勘定科目が交際費で、かつ金額が1万円を超えるものを抽出してCSVで出力", [("経費.csv", cp932_csv(EXPENSES))], tmp_path)
+    expected = [r for r in EXPENSES if r["勘定科目"] == "交際費" and amount(r["金額"]) > 10000]
+    assert [r["摘要"] for r in rows] == [r["摘要"] for r in expected]
+
+
+def test_count_per_group_sorted(service: DesignService, tmp_path: Path) -> None:
+    rows = run(service, "経費.csv を部門別に件数を数えて、件数の多い順に並べてExcelに出力", [("経費.csv", cp932_csv(EXPENSES))], tmp_path)
+    counts: dict[str, int] = defaultdict(int)
+    for row in EXPENSES:
+        counts[row["部門"]] += 1
+    assert [r["件数_sum"] for r in rows] == sorted(counts.values(), reverse=True)
+
+
+def test_contains_filter(service: DesignService, tmp_path: Path) -> None:
+    rows = run(service, "経費.csv の摘要に「タクシー」を含む行だけ抜き出してCSVで出力", [("経費.csv", cp932_csv(EXPENSES))], tmp_path)
+    assert [r["日付"] for r in rows] == ["2025-04-03", "2025-04-20"]
+
+
+def test_blank_cells_filter(service: DesignService, tmp_path: Path) -> None:
+    rows = run(service, "経費.csv で金額が空欄の行を洗い出してCSVで出力", [("経費.csv", cp932_csv(EXPENSES))], tmp_path)
+    assert len(rows) == sum(1 for r in EXPENSES if not r["金額"])
+
+
+def test_dedupe_on_keys(service: DesignService, tmp_path: Path) -> None:
+    rows = run(service, "経費.csv を日付と摘要で重複を除いてCSVで出力", [("経費.csv", cp932_csv(EXPENSES))], tmp_path)
+    assert len(rows) == len({(r["日付"], r["摘要"]) for r in EXPENSES})
+
+
+def test_date_range(service: DesignService, tmp_path: Path) -> None:
+    rows = run(service, "経費.csv の日付が2025年4月10日以降のものを勘定科目別に金額を合計してExcelに出力", [("経費.csv", cp932_csv(EXPENSES))], tmp_path)
+    expected: dict[str, int] = defaultdict(int)
+    for row in EXPENSES:
+        month, day = (int(part) for part in row["日付"].split("/")[1:])
+        if (month, day) >= (4, 10):
+            expected[row["勘定科目"]] += amount(row["金額"])
+    assert {r["勘定科目"]: r["金額_sum"] for r in rows} == expected
+
+
+def test_join_master_then_aggregate(service: DesignService, tmp_path: Path) -> None:
+    files = [("経費.csv", cp932_csv(EXPENSES)), ("部門マスタ.xlsx", xlsx(MASTER))]
+    rows = run(service, "経費.csv に部門マスタ.xlsx を部門で結合して、責任者別に金額を合計してExcelに出力", files, tmp_path)
+    owners = {row["部門"]: row["責任者"] for row in MASTER}
+    expected: dict[str, int] = defaultdict(int)
+    for row in EXPENSES:
+        expected[owners[row["部門"]]] += amount(row["金額"])
+    assert {r["責任者"]: r["金額_sum"] for r in rows} == expected
+
+
+def test_reconcile_writes_every_part(service: DesignService, tmp_path: Path) -> None:
+    files = [("請求一覧.xlsx", xlsx(INVOICES)), ("入金明細.csv", cp932_csv(PAYMENTS))]
+    result = service.generate(DesignRequest("請求一覧.xlsx と入金明細.csv を請求番号で照合して、差異をExcelに出力")).result
+    assert result.verdict == "ok"
+    plan = load_plan_text(result.yaml_text)
+    uploads = {f"file_{n}": {"name": name, "data": data} for n, (name, data) in enumerate(files, 1)}
+    runner = PlanRunner(service.engine.catalog, Settings(_env_file=None), runs_dir=tmp_path, env={})  # type: ignore[call-arg]
+    outcome = runner.start(plan, answers={"upload_files": uploads})
+    assert outcome.status == "success", outcome.errors
+    node, alias = str(plan.exports[0].source).split(".", 1)
+    book = openpyxl.load_workbook(io.BytesIO(outcome.outputs[node][alias]))
+    sheets = {name: [row[0] for row in list(book[name].iter_rows(values_only=True))[1:]] for name in book.sheetnames}
+    invoices = {row["請求番号"] for row in INVOICES}
+    payments = {row["請求番号"] for row in PAYMENTS}
+    assert set(sheets["一致"]) == invoices & payments
+    assert set(sheets["左のみ"]) == invoices - payments and set(sheets["右のみ"]) == payments - invoices
+
+
+def test_computed_column_then_filter(service: DesignService, tmp_path: Path) -> None:
+    rows = run(service, "請求一覧.xlsx の請求額に10%を上乗せした「税込額」列を追加して、税込額が10万円以上の行をCSVで出力", [("請求一覧.xlsx", xlsx(INVOICES))], tmp_path)
+    assert [r["請求番号"] for r in rows] == [r["請求番号"] for r in INVOICES if r["請求額"] * 1.1 >= 100000]
+
+
+def test_approval_gates_the_output(service: DesignService, tmp_path: Path) -> None:
+    result = service.generate(DesignRequest("経費.csv を部門別に金額を合計して、承認してからExcelに出力")).result
+    assert result.verdict == "ok"
+    plan = load_plan_text(result.yaml_text)
+    writer = next(node for node in plan.graph if getattr(node, "block", "") == "excel.write")
+    assert writer.when is not None and "approve.approved" in str(writer.when)
+    runner = PlanRunner(service.engine.catalog, Settings(_env_file=None), runs_dir=tmp_path, env={})  # type: ignore[call-arg]
+    upload = {"upload_files": {"file_1": {"name": "経費.csv", "data": cp932_csv(EXPENSES)}}}
+    declined = runner.start(plan, answers={**upload, "approve": {"approved": False}})
+    assert declined.outputs.get(writer.id, {}).get("workbook") is None
+
+
+# --------------------------------------------------------------------------- honesty
+
+
+@pytest.mark.parametrize(
+    ("instruction", "kind"),
+    [
+        ("部門別の経費実績を予算と比較して、予算超過の部門を出して。実績は経費実績.csv", "unsupported_action"),
+        ("経費.csv を部門別に金額を合計して、経理部長にメールで送信して", "unsupported_action"),
+        ("経費.csv から高額な経費を抽出してExcelに出力", "not_understood"),
+        ("入出金明細.csv を帳簿と照合してExcelに出力", "missing_source"),
+        ("領収書.pdf から日付と金額を読み取ってExcelにまとめて", "needs_llm"),
+        ("明細.csv の取引先を「A」「B」「C」に分類してExcelに出力", "needs_llm"),
+    ],
+)
+def test_parts_that_cannot_be_built_are_named_and_no_plan_is_made(
+    service: DesignService, instruction: str, kind: str
+) -> None:
+    result = service.generate(DesignRequest(instruction)).result
+    assert result.verdict == "cannot_build" and result.plan is None
+    assert kind in {gap.kind for gap in result.gaps}, [g.model_dump() for g in result.gaps]
+    assert all(gap.message for gap in result.gaps)
+
+
+def test_unnamed_columns_are_asked_not_guessed(service: DesignService) -> None:
+    result = service.generate(DesignRequest("経費精算CSVから交際費が5,000円を超える明細を抽出してExcelに出力")).result
+    assert result.verdict == "needs_answers"
+    assert len(result.questions) == 2 and "交際費" in result.questions[0]["question"]
+
+
+def test_coverage_finds_a_filter_that_does_not_feed_the_output() -> None:
+    procedure = read_procedure("経費.csv の金額が5万円以上の行をExcelに出力")
+    plan = {
+        "graph": [
+            {"id": "read", "block": "csv.read", "in": {"file": "${vars.f}"}},
+            {"id": "keep", "block": "table.filter", "in": {"records": "${read.records}", "conditions": [{"col": "金額", "op": ">=", "value": 50000}]}},
+            {"id": "write", "block": "excel.write", "in": {"workbook": None, "data": "${read.records}"}},
+            {"id": "extra", "block": "table.sort", "in": {"records": "${read.records}", "by": ["金額"]}},
+        ]
+    }
+    report = check_coverage(procedure, plan)
+    assert not report.ok
+    assert any(item.problem and "出力に使われていません" in item.problem for item in report.missing)
+    assert report.unrelated == ["extra"]
+
+
+def test_coverage_finds_a_wrong_parameter() -> None:
+    procedure = read_procedure("経費.csv の金額が5万円以上の行をExcelに出力")
+    plan = {
+        "graph": [
+            {"id": "read", "block": "csv.read", "in": {"file": "${vars.f}"}},
+            {"id": "keep", "block": "table.filter", "in": {"records": "${read.records}", "conditions": [{"col": "金額", "op": ">=", "value": 100000}]}},
+            {"id": "write", "block": "excel.write", "in": {"workbook": None, "data": "${keep.records}"}},
+        ]
+    }
+    report = check_coverage(procedure, plan)
+    assert [item.requirement for item in report.missing] == ["step:s1"]
