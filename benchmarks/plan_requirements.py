@@ -57,20 +57,44 @@ def expected_procedure(requirements: list[dict[str, Any]]) -> Procedure:
         number = len(steps) + 1
         if kind == "input":
             fmt = item.get("format", "csv")
-            inputs.append(InputSpec(id=f"in{len(inputs) + 1}", format=fmt, holds=item.get("holds", "")))
+            inputs.append(
+                InputSpec(id=f"in{len(inputs) + 1}", format=fmt, holds=item.get("holds", ""))
+            )
         elif kind == "output":
             if item.get("format") in ("excel", "csv"):
-                outputs.append(OutputSpec(format=item["format"], file_name=item.get("file_name"), sheet=item.get("sheet")))
+                outputs.append(
+                    OutputSpec(
+                        format=item["format"],
+                        file_name=item.get("file_name"),
+                        sheet=item.get("sheet"),
+                    )
+                )
             else:
                 steps.append(StepSpec(id=f"s{number}", kind="extract", fields=["docx"]))
         elif kind == "filter":
             condition = Condition(column=item.get("column"), op=item["op"], value=item.get("value"))
             steps.append(StepSpec(id=f"s{number}", kind="filter", conditions=[condition]))
         elif kind == "aggregate":
-            metrics = {(COUNT_ALL if k == "*" else k): v for k, v in (item.get("metrics") or {}).items()}
-            steps.append(StepSpec(id=f"s{number}", kind="aggregate", group_by=item.get("group_by") or [], metrics=metrics))
+            metrics = {
+                (COUNT_ALL if k == "*" else k): v for k, v in (item.get("metrics") or {}).items()
+            }
+            steps.append(
+                StepSpec(
+                    id=f"s{number}",
+                    kind="aggregate",
+                    group_by=item.get("group_by") or [],
+                    metrics=metrics,
+                )
+            )
         elif kind == "sort":
-            steps.append(StepSpec(id=f"s{number}", kind="sort", by=item.get("by") or [], descending=bool(item.get("descending"))))
+            steps.append(
+                StepSpec(
+                    id=f"s{number}",
+                    kind="sort",
+                    by=item.get("by") or [],
+                    descending=bool(item.get("descending")),
+                )
+            )
         elif kind in ("select", "normalize"):
             steps.append(StepSpec(id=f"s{number}", kind=kind, columns=item.get("columns") or []))
         elif kind in ("dedupe", "join"):
@@ -86,16 +110,31 @@ def expected_procedure(requirements: list[dict[str, Any]]) -> Procedure:
                 )
             )
         elif kind == "compute":
-            steps.append(StepSpec(id=f"s{number}", kind="compute", expressions={item["column"]: item["expression"]}))
+            steps.append(
+                StepSpec(
+                    id=f"s{number}",
+                    kind="compute",
+                    expressions={item["column"]: item["expression"]},
+                )
+            )
         elif kind in ("concat", "approval"):
             steps.append(StepSpec(id=f"s{number}", kind=kind))
         elif kind in ("extract", "classify"):
-            steps.append(StepSpec(id=f"s{number}", kind=kind, fields=item.get("fields") or [], labels=item.get("labels") or []))
+            steps.append(
+                StepSpec(
+                    id=f"s{number}",
+                    kind=kind,
+                    fields=item.get("fields") or [],
+                    labels=item.get("labels") or [],
+                )
+            )
     return Procedure(inputs=inputs, steps=steps, outputs=outputs)
 
 
 def score(path: Path, service: DesignService, details: bool) -> dict[str, Any]:
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     outcomes: Counter[str] = Counter()
     verdicts: Counter[str] = Counter()
     in_reach = 0
@@ -114,13 +153,24 @@ def score(path: Path, service: DesignService, details: bool) -> dict[str, Any]:
             outcome = "wrong_but_success"
             problems.append("should have been refused")
         else:
-            plan = json.loads(json.dumps(result.plan.model_dump(by_alias=True, exclude_none=True), default=str)) if result.plan else {}
+            plan = (
+                json.loads(
+                    json.dumps(
+                        result.plan.model_dump(by_alias=True, exclude_none=True), default=str
+                    )
+                )
+                if result.plan
+                else {}
+            )
             coverage = check_coverage(expected, plan)
             problems = [line for line in coverage.lines() if not line.startswith("✓")]
             outcome = "acceptable" if coverage.ok and not coverage.waiting else "wrong_but_success"
         outcomes[f"{reach}.{outcome}"] += 1
         if details:
-            print(f"-- {row['id']} [{reach}] {verdict} → {outcome}: {row['instruction']}", file=sys.stderr)
+            print(
+                f"-- {row['id']} [{reach}] {verdict} → {outcome}: {row['instruction']}",
+                file=sys.stderr,
+            )
             for line in problems:
                 print(f"     {line}", file=sys.stderr)
             for gap in result.gaps:

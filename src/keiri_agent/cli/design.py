@@ -39,7 +39,8 @@ VERDICT_EXIT_CODES = {"ok": 0, "needs_answers": 3, "cannot_build": 4, "incomplet
 VERDICT_WORDS = {
     "ok": "[green]指示のすべての項目を満たし、検証とドライランを通りました。[/green]",
     "needs_answers": "[yellow]質問に答えると完成します（下の「決める必要がある項目」）。[/yellow]",
-    "cannot_build": "[red]指示の一部を組み立てられないため、Plan は作りませんでした（理由は上の「作れない部分」）。[/red]",
+    "cannot_build": "[red]指示の一部を組み立てられないため、Plan は作りませんでした"
+    "（理由は上の「作れない部分」）。[/red]",
     "incomplete": "[red]指示の項目を満たしていない Plan です。登録しないでください。[/red]",
     "invalid": "[red]Plan にエラーがあります。直してから登録してください。[/red]",
 }

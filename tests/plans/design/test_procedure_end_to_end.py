@@ -24,12 +24,36 @@ from keiri_agent.plans.run import PlanRunner
 from keiri_agent.services.design import DesignRequest, DesignService
 
 EXPENSES = [
-    {"日付": "2025/4/3", "部門": "営業部", "勘定科目": "交際費", "金額": "￥12,000", "摘要": "タクシー代"},
+    {
+        "日付": "2025/4/3",
+        "部門": "営業部",
+        "勘定科目": "交際費",
+        "金額": "￥12,000",
+        "摘要": "タクシー代",
+    },
     {"日付": "2025/4/5", "部門": "総務部", "勘定科目": "消耗品費", "金額": "3,300", "摘要": "文具"},
     {"日付": "2025/4/9", "部門": "営業部", "勘定科目": "交際費", "金額": "4,800", "摘要": "会食"},
-    {"日付": "2025/4/12", "部門": "開発部", "勘定科目": "旅費交通費", "金額": "56,000", "摘要": "新幹線"},
-    {"日付": "2025/4/20", "部門": "営業部", "勘定科目": "会議費", "金額": "8,000", "摘要": "タクシー相乗り"},
-    {"日付": "2025/5/2", "部門": "総務部", "勘定科目": "交際費", "金額": "60,000", "摘要": "贈答品"},
+    {
+        "日付": "2025/4/12",
+        "部門": "開発部",
+        "勘定科目": "旅費交通費",
+        "金額": "56,000",
+        "摘要": "新幹線",
+    },
+    {
+        "日付": "2025/4/20",
+        "部門": "営業部",
+        "勘定科目": "会議費",
+        "金額": "8,000",
+        "摘要": "タクシー相乗り",
+    },
+    {
+        "日付": "2025/5/2",
+        "部門": "総務部",
+        "勘定科目": "交際費",
+        "金額": "60,000",
+        "摘要": "贈答品",
+    },
     {"日付": "2025/5/8", "部門": "開発部", "勘定科目": "消耗品費", "金額": "", "摘要": "未精算"},
     {"日付": "2025/5/8", "部門": "開発部", "勘定科目": "消耗品費", "金額": "", "摘要": "未精算"},
 ]
@@ -81,10 +105,16 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> DesignService:
     return DesignService(Settings(_env_file=None, provider="offline", home=home))  # type: ignore[call-arg]
 
 
-def run(service: DesignService, instruction: str, files: list[tuple[str, bytes]], tmp: Path) -> list[dict[str, Any]]:
+def run(
+    service: DesignService, instruction: str, files: list[tuple[str, bytes]], tmp: Path
+) -> list[dict[str, Any]]:
     """Generate, check the verdict and coverage, run, and read the exported table back."""
     result = service.generate(DesignRequest(instruction)).result
-    assert result.verdict == "ok", (result.verdict, [g.message for g in result.gaps], result.yaml_text)
+    assert result.verdict == "ok", (
+        result.verdict,
+        [g.message for g in result.gaps],
+        result.yaml_text,
+    )
     assert result.coverage is not None and result.coverage.ok, result.coverage.lines()
     plan = load_plan_text(result.yaml_text)
     uploads = {f"file_{n}": {"name": name, "data": data} for n, (name, data) in enumerate(files, 1)}
@@ -107,7 +137,12 @@ def run(service: DesignService, instruction: str, files: list[tuple[str, bytes]]
 
 
 def test_filter_then_aggregate_to_excel(service: DesignService, tmp_path: Path) -> None:
-    rows = run(service, "経費.csv の金額が5,000円以上の行を部門別に金額を合計してExcelに出力", [("経費.csv", cp932_csv(EXPENSES))], tmp_path)
+    rows = run(
+        service,
+        "経費.csv の金額が5,000円以上の行を部門別に金額を合計してExcelに出力",
+        [("経費.csv", cp932_csv(EXPENSES))],
+        tmp_path,
+    )
     expected: dict[str, int] = defaultdict(int)
     for row in EXPENSES:
         if amount(row["金額"]) >= 5000:
@@ -116,13 +151,23 @@ def test_filter_then_aggregate_to_excel(service: DesignService, tmp_path: Path) 
 
 
 def test_two_conditions_and_csv_output(service: DesignService, tmp_path: Path) -> None:
-    rows = run(service, "経費.csv から勘定科目が交際費で、かつ金額が1万円を超えるものを抽出してCSVで出力", [("経費.csv", cp932_csv(EXPENSES))], tmp_path)
+    rows = run(
+        service,
+        "経費.csv から勘定科目が交際費で、かつ金額が1万円を超えるものを抽出してCSVで出力",
+        [("経費.csv", cp932_csv(EXPENSES))],
+        tmp_path,
+    )
     expected = [r for r in EXPENSES if r["勘定科目"] == "交際費" and amount(r["金額"]) > 10000]
     assert [r["摘要"] for r in rows] == [r["摘要"] for r in expected]
 
 
 def test_count_per_group_sorted(service: DesignService, tmp_path: Path) -> None:
-    rows = run(service, "経費.csv を部門別に件数を数えて、件数の多い順に並べてExcelに出力", [("経費.csv", cp932_csv(EXPENSES))], tmp_path)
+    rows = run(
+        service,
+        "経費.csv を部門別に件数を数えて、件数の多い順に並べてExcelに出力",
+        [("経費.csv", cp932_csv(EXPENSES))],
+        tmp_path,
+    )
     counts: dict[str, int] = defaultdict(int)
     for row in EXPENSES:
         counts[row["部門"]] += 1
@@ -130,22 +175,42 @@ def test_count_per_group_sorted(service: DesignService, tmp_path: Path) -> None:
 
 
 def test_contains_filter(service: DesignService, tmp_path: Path) -> None:
-    rows = run(service, "経費.csv の摘要に「タクシー」を含む行だけ抜き出してCSVで出力", [("経費.csv", cp932_csv(EXPENSES))], tmp_path)
+    rows = run(
+        service,
+        "経費.csv の摘要に「タクシー」を含む行だけ抜き出してCSVで出力",
+        [("経費.csv", cp932_csv(EXPENSES))],
+        tmp_path,
+    )
     assert [r["日付"] for r in rows] == ["2025-04-03", "2025-04-20"]
 
 
 def test_blank_cells_filter(service: DesignService, tmp_path: Path) -> None:
-    rows = run(service, "経費.csv で金額が空欄の行を洗い出してCSVで出力", [("経費.csv", cp932_csv(EXPENSES))], tmp_path)
+    rows = run(
+        service,
+        "経費.csv で金額が空欄の行を洗い出してCSVで出力",
+        [("経費.csv", cp932_csv(EXPENSES))],
+        tmp_path,
+    )
     assert len(rows) == sum(1 for r in EXPENSES if not r["金額"])
 
 
 def test_dedupe_on_keys(service: DesignService, tmp_path: Path) -> None:
-    rows = run(service, "経費.csv を日付と摘要で重複を除いてCSVで出力", [("経費.csv", cp932_csv(EXPENSES))], tmp_path)
+    rows = run(
+        service,
+        "経費.csv を日付と摘要で重複を除いてCSVで出力",
+        [("経費.csv", cp932_csv(EXPENSES))],
+        tmp_path,
+    )
     assert len(rows) == len({(r["日付"], r["摘要"]) for r in EXPENSES})
 
 
 def test_date_range(service: DesignService, tmp_path: Path) -> None:
-    rows = run(service, "経費.csv の日付が2025年4月10日以降のものを勘定科目別に金額を合計してExcelに出力", [("経費.csv", cp932_csv(EXPENSES))], tmp_path)
+    rows = run(
+        service,
+        "経費.csv の日付が2025年4月10日以降のものを勘定科目別に金額を合計してExcelに出力",
+        [("経費.csv", cp932_csv(EXPENSES))],
+        tmp_path,
+    )
     expected: dict[str, int] = defaultdict(int)
     for row in EXPENSES:
         month, day = (int(part) for part in row["日付"].split("/")[1:])
@@ -156,7 +221,12 @@ def test_date_range(service: DesignService, tmp_path: Path) -> None:
 
 def test_join_master_then_aggregate(service: DesignService, tmp_path: Path) -> None:
     files = [("経費.csv", cp932_csv(EXPENSES)), ("部門マスタ.xlsx", xlsx(MASTER))]
-    rows = run(service, "経費.csv に部門マスタ.xlsx を部門で結合して、責任者別に金額を合計してExcelに出力", files, tmp_path)
+    rows = run(
+        service,
+        "経費.csv に部門マスタ.xlsx を部門で結合して、責任者別に金額を合計してExcelに出力",
+        files,
+        tmp_path,
+    )
     owners = {row["部門"]: row["責任者"] for row in MASTER}
     expected: dict[str, int] = defaultdict(int)
     for row in EXPENSES:
@@ -166,7 +236,9 @@ def test_join_master_then_aggregate(service: DesignService, tmp_path: Path) -> N
 
 def test_reconcile_writes_every_part(service: DesignService, tmp_path: Path) -> None:
     files = [("請求一覧.xlsx", xlsx(INVOICES)), ("入金明細.csv", cp932_csv(PAYMENTS))]
-    result = service.generate(DesignRequest("請求一覧.xlsx と入金明細.csv を請求番号で照合して、差異をExcelに出力")).result
+    result = service.generate(
+        DesignRequest("請求一覧.xlsx と入金明細.csv を請求番号で照合して、差異をExcelに出力")
+    ).result
     assert result.verdict == "ok"
     plan = load_plan_text(result.yaml_text)
     uploads = {f"file_{n}": {"name": name, "data": data} for n, (name, data) in enumerate(files, 1)}
@@ -175,20 +247,36 @@ def test_reconcile_writes_every_part(service: DesignService, tmp_path: Path) -> 
     assert outcome.status == "success", outcome.errors
     node, alias = str(plan.exports[0].source).split(".", 1)
     book = openpyxl.load_workbook(io.BytesIO(outcome.outputs[node][alias]))
-    sheets = {name: [row[0] for row in list(book[name].iter_rows(values_only=True))[1:]] for name in book.sheetnames}
+    sheets = {
+        name: [row[0] for row in list(book[name].iter_rows(values_only=True))[1:]]
+        for name in book.sheetnames
+    }
     invoices = {row["請求番号"] for row in INVOICES}
     payments = {row["請求番号"] for row in PAYMENTS}
     assert set(sheets["一致"]) == invoices & payments
-    assert set(sheets["左のみ"]) == invoices - payments and set(sheets["右のみ"]) == payments - invoices
+    assert (
+        set(sheets["左のみ"]) == invoices - payments
+        and set(sheets["右のみ"]) == payments - invoices
+    )
 
 
 def test_computed_column_then_filter(service: DesignService, tmp_path: Path) -> None:
-    rows = run(service, "請求一覧.xlsx の請求額に10%を上乗せした「税込額」列を追加して、税込額が10万円以上の行をCSVで出力", [("請求一覧.xlsx", xlsx(INVOICES))], tmp_path)
-    assert [r["請求番号"] for r in rows] == [r["請求番号"] for r in INVOICES if r["請求額"] * 1.1 >= 100000]
+    rows = run(
+        service,
+        "請求一覧.xlsx の請求額に10%を上乗せした「税込額」列を追加して、"
+        "税込額が10万円以上の行をCSVで出力",
+        [("請求一覧.xlsx", xlsx(INVOICES))],
+        tmp_path,
+    )
+    assert [r["請求番号"] for r in rows] == [
+        r["請求番号"] for r in INVOICES if r["請求額"] * 1.1 >= 100000
+    ]
 
 
 def test_approval_gates_the_output(service: DesignService, tmp_path: Path) -> None:
-    result = service.generate(DesignRequest("経費.csv を部門別に金額を合計して、承認してからExcelに出力")).result
+    result = service.generate(
+        DesignRequest("経費.csv を部門別に金額を合計して、承認してからExcelに出力")
+    ).result
     assert result.verdict == "ok"
     plan = load_plan_text(result.yaml_text)
     writer = next(node for node in plan.graph if getattr(node, "block", "") == "excel.write")
@@ -205,7 +293,10 @@ def test_approval_gates_the_output(service: DesignService, tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("instruction", "kind"),
     [
-        ("部門別の経費実績を予算と比較して、予算超過の部門を出して。実績は経費実績.csv", "unsupported_action"),
+        (
+            "部門別の経費実績を予算と比較して、予算超過の部門を出して。実績は経費実績.csv",
+            "unsupported_action",
+        ),
         ("経費.csv を部門別に金額を合計して、経理部長にメールで送信して", "unsupported_action"),
         ("経費.csv から高額な経費を抽出してExcelに出力", "not_understood"),
         ("入出金明細.csv を帳簿と照合してExcelに出力", "missing_source"),
@@ -223,7 +314,9 @@ def test_parts_that_cannot_be_built_are_named_and_no_plan_is_made(
 
 
 def test_unnamed_columns_are_asked_not_guessed(service: DesignService) -> None:
-    result = service.generate(DesignRequest("経費精算CSVから交際費が5,000円を超える明細を抽出してExcelに出力")).result
+    result = service.generate(
+        DesignRequest("経費精算CSVから交際費が5,000円を超える明細を抽出してExcelに出力")
+    ).result
     assert result.verdict == "needs_answers"
     assert len(result.questions) == 2 and "交際費" in result.questions[0]["question"]
 
@@ -233,9 +326,24 @@ def test_coverage_finds_a_filter_that_does_not_feed_the_output() -> None:
     plan = {
         "graph": [
             {"id": "read", "block": "csv.read", "in": {"file": "${vars.f}"}},
-            {"id": "keep", "block": "table.filter", "in": {"records": "${read.records}", "conditions": [{"col": "金額", "op": ">=", "value": 50000}]}},
-            {"id": "write", "block": "excel.write", "in": {"workbook": None, "data": "${read.records}"}},
-            {"id": "extra", "block": "table.sort", "in": {"records": "${read.records}", "by": ["金額"]}},
+            {
+                "id": "keep",
+                "block": "table.filter",
+                "in": {
+                    "records": "${read.records}",
+                    "conditions": [{"col": "金額", "op": ">=", "value": 50000}],
+                },
+            },
+            {
+                "id": "write",
+                "block": "excel.write",
+                "in": {"workbook": None, "data": "${read.records}"},
+            },
+            {
+                "id": "extra",
+                "block": "table.sort",
+                "in": {"records": "${read.records}", "by": ["金額"]},
+            },
         ]
     }
     report = check_coverage(procedure, plan)
@@ -249,8 +357,19 @@ def test_coverage_finds_a_wrong_parameter() -> None:
     plan = {
         "graph": [
             {"id": "read", "block": "csv.read", "in": {"file": "${vars.f}"}},
-            {"id": "keep", "block": "table.filter", "in": {"records": "${read.records}", "conditions": [{"col": "金額", "op": ">=", "value": 100000}]}},
-            {"id": "write", "block": "excel.write", "in": {"workbook": None, "data": "${keep.records}"}},
+            {
+                "id": "keep",
+                "block": "table.filter",
+                "in": {
+                    "records": "${read.records}",
+                    "conditions": [{"col": "金額", "op": ">=", "value": 100000}],
+                },
+            },
+            {
+                "id": "write",
+                "block": "excel.write",
+                "in": {"workbook": None, "data": "${keep.records}"},
+            },
         ]
     }
     report = check_coverage(procedure, plan)

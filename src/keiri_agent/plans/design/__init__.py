@@ -6,7 +6,8 @@
 * ``retrieval``   Top-K block candidates: BM25, embeddings (cached), hybrid; caps, pins
 * ``templates``   ``TemplateLibrary`` (bundled + designs/templates/), ``validate_template``
 * ``compose``     ``compose_templates``: templates joined by their import/export contracts
-* ``procedure``   the requirement model; ``procedure_rules`` reads it offline, ``procedure_plan`` builds it, ``coverage`` checks any Plan against it
+* ``procedure``   the requirement model of an instruction; ``procedure_rules`` reads it
+                  offline, ``procedure_plan`` builds it, ``coverage`` checks a Plan by it
 * ``design_model`` the shapes the model answers in, built per call, and ``to_plan_dict``
 * ``prompts``     the generator's prompts (system, skeleton, wiring, repair)
 * ``repair``      self-repair material: per-node diff, errors per node, spec excerpts

@@ -26,7 +26,7 @@ node; ``lines()`` says it in Japanese, one line per requirement.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -176,7 +176,9 @@ def _condition_met(conditions: Any, wanted: Condition) -> bool | None:
         column = True if wanted.column is None and _is_var(item.get("col")) else None
         if wanted.column is not None:
             column = _same(item.get("col"), wanted.column)
-        value = True if wanted.op in ("is_null", "not_null") else _same(item.get("value"), wanted.value)
+        value = (
+            True if wanted.op in ("is_null", "not_null") else _same(item.get("value"), wanted.value)
+        )
         result = _fold(iter((column, value)))
         if result is True:
             return True
@@ -206,10 +208,14 @@ def _columns_in(given: Any, wanted: list[str]) -> bool | None:
         given = list(given)
     if not isinstance(given, list):
         return False
-    names = [str(item) if not isinstance(item, Mapping) else str(item.get("left")) for item in given]
+    names = [
+        str(item) if not isinstance(item, Mapping) else str(item.get("left")) for item in given
+    ]
     if any(_is_var(name) for name in names) and len(names) >= len(wanted):
         return None
-    return all(any(name == column or name.startswith(f"{column}_") for name in names) for column in wanted)
+    return all(
+        any(name == column or name.startswith(f"{column}_") for name in names) for column in wanted
+    )
 
 
 def step_met(step: StepSpec, node: Mapping[str, Any]) -> bool | None:
@@ -220,7 +226,12 @@ def step_met(step: StepSpec, node: Mapping[str, Any]) -> bool | None:
         return _fold(_condition_met(inputs.get("conditions"), c) for c in step.conditions)
     if step.kind == "aggregate":
         return _fold(
-            iter((_same(inputs.get("group_by", []), step.group_by), _metrics_met(inputs.get("metrics"), step)))
+            iter(
+                (
+                    _same(inputs.get("group_by", []), step.group_by),
+                    _metrics_met(inputs.get("metrics"), step),
+                )
+            )
         )
     if step.kind == "sort":
         ascending = inputs.get("ascending", True)
@@ -229,17 +240,29 @@ def step_met(step: StepSpec, node: Mapping[str, Any]) -> bool | None:
     if step.kind == "select":
         return _columns_in(inputs.get("columns"), step.columns)
     if step.kind == "dedupe":
-        return _columns_in(inputs.get("keys", []), step.keys) if step.keys else "keys" not in inputs or not inputs["keys"]
+        return (
+            _columns_in(inputs.get("keys", []), step.keys)
+            if step.keys
+            else "keys" not in inputs or not inputs["keys"]
+        )
     if step.kind == "join":
         return _columns_in(inputs.get("on"), step.keys)
     if step.kind == "reconcile":
         checks: list[bool | None] = [_columns_in(inputs.get("keys"), step.keys)]
         if step.tolerance is not None:
             amount = inputs.get("amount")
-            checks.append(_same(amount.get("tolerance"), step.tolerance) if isinstance(amount, Mapping) else False)
+            checks.append(
+                _same(amount.get("tolerance"), step.tolerance)
+                if isinstance(amount, Mapping)
+                else False
+            )
         if step.date_window_days is not None:
             date = inputs.get("date")
-            checks.append(_same(date.get("window_days"), step.date_window_days) if isinstance(date, Mapping) else False)
+            checks.append(
+                _same(date.get("window_days"), step.date_window_days)
+                if isinstance(date, Mapping)
+                else False
+            )
         return _fold(iter(checks))
     if step.kind == "compute":
         columns = inputs.get("columns")
@@ -264,7 +287,11 @@ def _sheet_met(sheet: str | None, nodes: list[dict[str, Any]]) -> bool:
     if sheet is None:
         return True
     for node in nodes:
-        config = (node.get("in") or {}).get("output_config") if isinstance(node.get("in"), Mapping) else None
+        config = (
+            (node.get("in") or {}).get("output_config")
+            if isinstance(node.get("in"), Mapping)
+            else None
+        )
         if isinstance(config, Mapping) and str(config.get("sheet")) == sheet:
             return True
     return False
@@ -311,17 +338,24 @@ def check_coverage(procedure: Procedure, plan: Mapping[str, Any]) -> CoverageRep
     report = CoverageReport()
     chosen: dict[str, str] = {}
 
-    def pick(requirement: str, text: str, candidates: list[tuple[str, bool | None]]) -> None:
+    def pick(requirement: str, text: str, candidates: Sequence[tuple[str, bool | None]]) -> None:
         found = [(node_id, met) for node_id, met in candidates if met is not False]
         if not candidates:
-            report.items.append(RequirementCoverage(requirement, text, "missing", problem="この処理をするノードがありません"))
+            report.items.append(
+                RequirementCoverage(
+                    requirement, text, "missing", problem="この処理をするノードがありません"
+                )
+            )
             return
         if not found:
             report.items.append(
                 RequirementCoverage(
-                    requirement, text, "missing", candidates[0][0],
+                    requirement,
+                    text,
+                    "missing",
+                    candidates[0][0],
                     "ノードはありますが、指示の値（列・条件・キー）と違います",
-                )  # fmt: skip
+                )
             )
             return
         node_id, met = next(((n, m) for n, m in found if m is True), found[0])
@@ -330,9 +364,14 @@ def check_coverage(procedure: Procedure, plan: Mapping[str, Any]) -> CoverageRep
         report.items.append(RequirementCoverage(requirement, text, status, node_id))
 
     used_nodes: set[str] = set()
+    candidates: list[tuple[str, bool | None]]
     for item in procedure.inputs:
         blocks = READERS[item.format]
-        candidates = [(str(n["id"]), True) for n in nodes if n.get("block") in blocks and str(n["id"]) not in used_nodes]
+        candidates = [
+            (str(n["id"]), True)
+            for n in nodes
+            if n.get("block") in blocks and str(n["id"]) not in used_nodes
+        ]
         pick(f"input:{item.id}", input_text(item), candidates[:1])
         if candidates:
             used_nodes.add(candidates[0][0])
@@ -342,7 +381,9 @@ def check_coverage(procedure: Procedure, plan: Mapping[str, Any]) -> CoverageRep
         if step.kind == "approval":
             candidates = [(node_id, met) for node_id, met in candidates if met]
         pick(f"step:{step.id}", step_text(step), candidates)
-    exported = {str(item.get("as")) for item in plan.get("exports") or [] if isinstance(item, Mapping)}
+    exported = {
+        str(item.get("as")) for item in plan.get("exports") or [] if isinstance(item, Mapping)
+    }
     for number, output in enumerate(procedure.outputs, start=1):
         blocks = WRITERS[output.format]
         named = output.file_name is None or _stem(output.file_name) in exported
@@ -362,7 +403,9 @@ def check_coverage(procedure: Procedure, plan: Mapping[str, Any]) -> CoverageRep
         node_id = str(node.get("id"))
         if node_id in needed:
             continue
-        downstream = [other for other, sources in edges.items() if node_id in _ancestors(edges, other)]
+        downstream = [
+            other for other, sources in edges.items() if node_id in _ancestors(edges, other)
+        ]
         if node.get("block") in SUPPORT_BLOCKS and any(d in needed for d in downstream):
             continue
         report.unrelated.append(node_id)
@@ -370,12 +413,25 @@ def check_coverage(procedure: Procedure, plan: Mapping[str, Any]) -> CoverageRep
 
 
 def _check_flow(
-    procedure: Procedure, report: CoverageReport, chosen: dict[str, str], edges: Mapping[str, set[str]]
+    procedure: Procedure,
+    report: CoverageReport,
+    chosen: dict[str, str],
+    edges: Mapping[str, set[str]],
 ) -> None:
-    outputs = [chosen[f"output:{n}"] for n in range(1, len(procedure.outputs) + 1) if f"output:{n}" in chosen]
-    inputs = {chosen[f"input:{item.id}"] for item in procedure.inputs if f"input:{item.id}" in chosen}
+    outputs = [
+        chosen[f"output:{n}"]
+        for n in range(1, len(procedure.outputs) + 1)
+        if f"output:{n}" in chosen
+    ]
+    inputs = {
+        chosen[f"input:{item.id}"] for item in procedure.inputs if f"input:{item.id}" in chosen
+    }
     for index, item in enumerate(report.items):
-        if item.status == "missing" or not item.requirement.startswith("step:") or item.node is None:
+        if (
+            item.status == "missing"
+            or not item.requirement.startswith("step:")
+            or item.node is None
+        ):
             continue
         upstream = _ancestors(edges, item.node)
         problem = None
@@ -385,4 +441,6 @@ def _check_flow(
             if item.node != output and item.node not in _ancestors(edges, output):
                 problem = "この処理の結果が出力に使われていません"
         if problem:
-            report.items[index] = RequirementCoverage(item.requirement, item.text, "missing", item.node, problem)
+            report.items[index] = RequirementCoverage(
+                item.requirement, item.text, "missing", item.node, problem
+            )

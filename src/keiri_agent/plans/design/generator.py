@@ -34,6 +34,7 @@ import yaml
 
 from keiri_agent.errors import LLMError, UserInputError
 from keiri_agent.plans.design.compose import compose_templates
+from keiri_agent.plans.design.coverage import check_coverage
 from keiri_agent.plans.design.documents import digest_documents
 from keiri_agent.plans.design.fallback import build_fallback_plan
 from keiri_agent.plans.design.models import (
@@ -46,7 +47,6 @@ from keiri_agent.plans.design.models import (
     GeneratedPlan,
     TemplateSpec,
 )
-from keiri_agent.plans.design.coverage import check_coverage
 from keiri_agent.plans.design.procedure import Gap, Procedure
 from keiri_agent.plans.design.procedure_plan import plan_from_procedure
 from keiri_agent.plans.design.procedure_rules import read_procedure
@@ -271,7 +271,10 @@ def offline_gaps(procedure: Procedure) -> list[Gap]:
     documents = [item for item in procedure.inputs if item.format in ("zip", "pdf")]
     if llm_steps or documents:
         what = "、".join(
-            [*(f"「{step.source}」" for step in llm_steps), *(f"「{item.source}」" for item in documents)]
+            [
+                *(f"「{step.source}」" for step in llm_steps),
+                *(f"「{item.source}」" for item in documents),
+            ]
         )
         gaps.append(
             Gap(

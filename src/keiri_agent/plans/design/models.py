@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 if TYPE_CHECKING:
     from keiri_agent.config import Settings
+    from keiri_agent.plans.check.dry_run_report import DryRunReport
     from keiri_agent.plans.design.coverage import CoverageReport
     from keiri_agent.plans.design.procedure import Gap, Procedure
-    from keiri_agent.plans.check.dry_run_report import DryRunReport
     from keiri_agent.plans.dsl.models import Plan
     from keiri_agent.plans.issues import ValidationReport
 

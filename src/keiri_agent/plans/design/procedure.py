@@ -195,11 +195,14 @@ def step_text(step: StepSpec) -> str:
     if step.kind == "filter":
         return "行の絞り込み: " + "、かつ ".join(condition_text(c) for c in step.conditions)
     if step.kind == "aggregate":
-        metrics = "、".join(
-            ("件数" if column == COUNT_ALL else f"「{column}」の")
-            + ("" if column == COUNT_ALL else "・".join(METRIC_WORDS[m] for m in wanted))
-            for column, wanted in step.metrics.items()
-        ) or "（集計する列が未定）"
+        metrics = (
+            "、".join(
+                ("件数" if column == COUNT_ALL else f"「{column}」の")
+                + ("" if column == COUNT_ALL else "・".join(METRIC_WORDS[m] for m in wanted))
+                for column, wanted in step.metrics.items()
+            )
+            or "（集計する列が未定）"
+        )
         groups = f"「{names(step.group_by)}」別に" if step.group_by else "全体で"
         return f"集計: {groups}{metrics}"
     if step.kind == "sort":

@@ -27,9 +27,9 @@ from typing import Any
 
 from keiri_agent.plans.design.procedure import (
     COUNT_ALL,
+    FORMAT_WORDS,
     LLM_STEPS,
     METRIC_WORDS,
-    FORMAT_WORDS,
     InputSpec,
     Procedure,
     StepSpec,
@@ -86,7 +86,9 @@ class _Builder:
     tables: dict[str, str] = field(default_factory=dict)
     """Input id → the reference of its table."""
 
-    def ask(self, name: str, question: str, hint: str = "列の見出しをそのまま書いてください") -> str:
+    def ask(
+        self, name: str, question: str, hint: str = "列の見出しをそのまま書いてください"
+    ) -> str:
         self.vars[name] = None
         self.questions.append({"var": name, "question": question, "type": "text", "hint": hint})
         return f"${{vars.{name}}}"
@@ -101,9 +103,7 @@ class _Builder:
         return str(node["id"])
 
 
-def plan_from_procedure(
-    procedure: Procedure, *, plan_id: str, description: str = ""
-) -> BuiltPlan:
+def plan_from_procedure(procedure: Procedure, *, plan_id: str, description: str = "") -> BuiltPlan:
     """The Plan of ``procedure`` (see the module docstring)."""
     if any(step.kind in LLM_STEPS for step in procedure.steps):
         raise ValueError("steps that need a language model are not built by rules")
@@ -185,19 +185,23 @@ def _file_id(item: InputSpec) -> str:
     return f"file_{number}"
 
 
-def _column_or_ask(builder: _Builder, step: StepSpec, value: str | None, name: str, what: str) -> str:
+def _column_or_ask(
+    builder: _Builder, step: StepSpec, value: str | None, name: str, what: str
+) -> str:
     if value:
         return value
     return builder.ask(f"{step.id}_{name}", what)
 
 
-def _step(
+def _step(  # noqa: C901 (one branch per step kind)
     builder: _Builder,
     step: StepSpec,
     current: str | None,
     aggregate_columns: dict[str, str],
 ) -> tuple[str, str]:
-    records = current or builder.ask(f"{step.id}_table", "処理する表", hint="表のファイルを指定してください")
+    records = current or builder.ask(
+        f"{step.id}_table", "処理する表", hint="表のファイルを指定してください"
+    )
     block = STEP_BLOCKS[step.kind]
     title = step_text(step)
     inputs: dict[str, Any] = {"records": records}
@@ -206,7 +210,15 @@ def _step(
         conditions = []
         for number, condition in enumerate(step.conditions, start=1):
             value = condition.value
-            shown = (f"{value:,}" if isinstance(value, int | float) and not isinstance(value, bool) else f"「{value}」") if value is not None else ""
+            shown = (
+                (
+                    f"{value:,}"
+                    if isinstance(value, int | float) and not isinstance(value, bool)
+                    else f"「{value}」"
+                )
+                if value is not None
+                else ""
+            )
             column = _column_or_ask(
                 builder, step, condition.column, f"column_{number}",
                 f"絞り込みの条件 {number}（{shown}と比べる）に使う列は？",
@@ -240,7 +252,11 @@ def _step(
             for metric in wanted:
                 # 「合計の大きい順」: a metric's word names its result column
                 aggregate_columns.setdefault(METRIC_WORDS[metric], f"{column}_{metric}")
-        inputs = {"records": prelude or records, "group_by": list(step.group_by), "metrics": metrics}
+        inputs = {
+            "records": prelude or records,
+            "group_by": list(step.group_by),
+            "metrics": metrics,
+        }
     elif step.kind == "sort":
         by = [aggregate_columns.get(column, column) for column in step.by]
         if not by:
@@ -258,24 +274,48 @@ def _step(
         inputs["columns"] = {column: _normal_kind(column, step.source) for column in step.columns}
     elif step.kind in ("join", "reconcile"):
         left, right = _two_tables(builder, step)
-        keys = list(step.keys) or [builder.ask(f"{step.id}_key", "2 つの表を突き合わせるキーの列は？")]
+        keys = list(step.keys) or [
+            builder.ask(f"{step.id}_key", "2 つの表を突き合わせるキーの列は？")
+        ]
         inputs = {"left": left, "right": right}
         if step.kind == "join":
             inputs.update({"on": keys, "how": "left"})
         else:
             inputs["keys"] = keys
             if step.tolerance is not None or step.amount_column:
-                column = _column_or_ask(builder, step, step.amount_column, "amount", "比べる金額の列は？")
-                inputs["amount"] = {"left": column, "right": column, "tolerance": step.tolerance or 0}
+                column = _column_or_ask(
+                    builder, step, step.amount_column, "amount", "比べる金額の列は？"
+                )
+                inputs["amount"] = {
+                    "left": column,
+                    "right": column,
+                    "tolerance": step.tolerance or 0,
+                }
             if step.date_window_days is not None or step.date_column:
-                column = _column_or_ask(builder, step, step.date_column, "date", "比べる日付の列は？")
-                inputs["date"] = {"left": column, "right": column, "window_days": step.date_window_days or 0}
+                column = _column_or_ask(
+                    builder, step, step.date_column, "date", "比べる日付の列は？"
+                )
+                inputs["date"] = {
+                    "left": column,
+                    "right": column,
+                    "window_days": step.date_window_days or 0,
+                }
             outputs = {part: part for part in RECONCILE_PARTS}
     elif step.kind == "concat":
-        tables = [builder.tables[item.id] for item in builder.procedure.inputs if item.id in builder.tables]
+        tables = [
+            builder.tables[item.id]
+            for item in builder.procedure.inputs
+            if item.id in builder.tables
+        ]
         inputs = {"tables": tables}
     node_id = builder.node(
-        {"id": f"{step.kind}_{step.id}", "title": title, "block": block, "in": inputs, "out": outputs}
+        {
+            "id": f"{step.kind}_{step.id}",
+            "title": title,
+            "block": block,
+            "in": inputs,
+            "out": outputs,
+        }
     )
     main = "differences" if step.kind == "reconcile" else "records"
     return node_id, f"${{{node_id}.{main}}}"
@@ -310,7 +350,8 @@ def _approval(builder: _Builder, step: StepSpec, current: str | None) -> str:
             "block": "ui.interactive_input",
             "in": {
                 "mode": "confirm",
-                "message": "内容を確認し、問題なければ承認してください（承認されないと出力しません）",
+                "message": "内容を確認し、問題なければ承認してください"
+                "（承認されないと出力しません）",
                 "context": {"records": current} if current else {},
             },
             "out": {"approved": "approved"},
@@ -328,7 +369,9 @@ def _outputs(
         return [{"from": current.strip("${}"), "as": "結果"}] if current else []
     exports = []
     for number, output in enumerate(builder.procedure.outputs, start=1):
-        name = re.sub(r"\.(xlsx|xlsm|csv)$", "", output.file_name or "", flags=re.IGNORECASE) or "結果"
+        name = (
+            re.sub(r"\.(xlsx|xlsm|csv)$", "", output.file_name or "", flags=re.IGNORECASE) or "結果"
+        )
         if output.format == "csv":
             node: dict[str, Any] = {
                 "id": "write_csv",
@@ -357,7 +400,11 @@ def _outputs(
                     "in": {
                         "workbook": workbook,
                         "data": data,
-                        "output_config": {"sheet": sheet, "create_sheet": True, "mode": "overwrite"},
+                        "output_config": {
+                            "sheet": sheet,
+                            "create_sheet": True,
+                            "mode": "overwrite",
+                        },
                     },
                     "out": {"workbook": "workbook"},
                 }

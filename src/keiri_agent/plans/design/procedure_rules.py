@@ -64,7 +64,10 @@ _OP_WORDS: list[tuple[str, str]] = [
     (r"で(?:は)?ない|以外|じゃない", "!="),
     (r"ちょうど|と等しい|と同じ", "=="),
 ]
-_DATE = r"(?:\d{4}[/\-.]\d{1,2}[/\-.]\d{1,2}|\d{4}年\d{1,2}月\d{1,2}日|(?:令和|平成)(?:元|\d{1,2})年\d{1,2}月\d{1,2}日)"
+_DATE = (
+    r"(?:\d{4}[/\-.]\d{1,2}[/\-.]\d{1,2}|\d{4}年\d{1,2}月\d{1,2}日"
+    r"|(?:令和|平成)(?:元|\d{1,2})年\d{1,2}月\d{1,2}日)"
+)
 _DATE_OPS: list[tuple[str, str]] = [
     (r"以降|以後|から", ">="),
     (r"以前|まで", "<="),
@@ -73,18 +76,195 @@ _DATE_OPS: list[tuple[str, str]] = [
 ]
 
 _GLUE_ACTIONS = frozenset(
-    """する いる ある なる できる 行う おこなう ください くださる 下さい ほしい 欲しい もらう 貰う
-    頂く いただく お願い 願う 出す 作る 作成 まとめる 出力 書き出す 書き出し 保存 読む 読み込む
-    読込 読み込み 取り込む 取込 取り込み 使う 使用 利用 入れる 見る 見せる 表示 確認 知る 分かる
-    わかる 求める 出る 付ける 残す 並べる 並べ替える 並び替える 返す 渡す 置く 持つ 含む 受け取る
-    アップロード 添付 開く 与える 用意 準備 処理 実行 とる 取る 落とす 吐き出す 集める 抜き出す
-    抽出 絞る 絞り込む 絞り込み 探す 見つける 洗い出す 洗い出し 拾う 拾い出す 除く 除外 外す 省く 削除
-    消す 取り除く 集計 合計 平均 算出 計算 足す 掛ける かける 引く 割る 比べる 照合 突合
-    突き合わせる 突き合わせ 消込 消し込む 消し込み 結合 連結 つなぐ つなげる 紐付ける 紐づける
-    ひも付ける 参照 付与 統一 揃える そろえる 正規化 整える 判定 チェック 超える 上回る 下回る
-    満たす 満たない 該当 分ける 分類 仕分ける 推定 読み取る 取り出す 一致 重複 指定 基づく 沿う
-    従う 入力 記載 登録 更新 反映 越える 対象 ソート ならべる 以外 抜く 変換 出来る 整理 作れる
-    まとまる つく 許容 入る 来る 届く なる 違う 異なる 乗せる 上乗せ 作る バラバラ 残す 付く みなす 見なす 扱う 数える 加える 追加 求まる 言う 思う 考える 書く 記入 承認 決裁 レビュー 点検 残る""".split()
+    [
+        "する",
+        "いる",
+        "ある",
+        "なる",
+        "できる",
+        "行う",
+        "おこなう",
+        "ください",
+        "くださる",
+        "下さい",
+        "ほしい",
+        "欲しい",
+        "もらう",
+        "貰う",
+        "頂く",
+        "いただく",
+        "お願い",
+        "願う",
+        "出す",
+        "作る",
+        "作成",
+        "まとめる",
+        "出力",
+        "書き出す",
+        "書き出し",
+        "保存",
+        "読む",
+        "読み込む",
+        "読込",
+        "読み込み",
+        "取り込む",
+        "取込",
+        "取り込み",
+        "使う",
+        "使用",
+        "利用",
+        "入れる",
+        "見る",
+        "見せる",
+        "表示",
+        "確認",
+        "知る",
+        "分かる",
+        "わかる",
+        "求める",
+        "出る",
+        "付ける",
+        "残す",
+        "並べる",
+        "並べ替える",
+        "並び替える",
+        "返す",
+        "渡す",
+        "置く",
+        "持つ",
+        "含む",
+        "受け取る",
+        "アップロード",
+        "添付",
+        "開く",
+        "与える",
+        "用意",
+        "準備",
+        "処理",
+        "実行",
+        "とる",
+        "取る",
+        "落とす",
+        "吐き出す",
+        "集める",
+        "抜き出す",
+        "抽出",
+        "絞る",
+        "絞り込む",
+        "絞り込み",
+        "探す",
+        "見つける",
+        "洗い出す",
+        "洗い出し",
+        "拾う",
+        "拾い出す",
+        "除く",
+        "除外",
+        "外す",
+        "省く",
+        "削除",
+        "消す",
+        "取り除く",
+        "集計",
+        "合計",
+        "平均",
+        "算出",
+        "計算",
+        "足す",
+        "掛ける",
+        "かける",
+        "引く",
+        "割る",
+        "比べる",
+        "照合",
+        "突合",
+        "突き合わせる",
+        "突き合わせ",
+        "消込",
+        "消し込む",
+        "消し込み",
+        "結合",
+        "連結",
+        "つなぐ",
+        "つなげる",
+        "紐付ける",
+        "紐づける",
+        "ひも付ける",
+        "参照",
+        "付与",
+        "統一",
+        "揃える",
+        "そろえる",
+        "正規化",
+        "整える",
+        "判定",
+        "チェック",
+        "超える",
+        "上回る",
+        "下回る",
+        "満たす",
+        "満たない",
+        "該当",
+        "分ける",
+        "分類",
+        "仕分ける",
+        "推定",
+        "読み取る",
+        "取り出す",
+        "一致",
+        "重複",
+        "指定",
+        "基づく",
+        "沿う",
+        "従う",
+        "入力",
+        "記載",
+        "登録",
+        "更新",
+        "反映",
+        "越える",
+        "対象",
+        "ソート",
+        "ならべる",
+        "以外",
+        "抜く",
+        "変換",
+        "出来る",
+        "整理",
+        "作れる",
+        "まとまる",
+        "つく",
+        "許容",
+        "入る",
+        "来る",
+        "届く",
+        "なる",
+        "違う",
+        "異なる",
+        "乗せる",
+        "上乗せ",
+        "作る",
+        "バラバラ",
+        "残す",
+        "付く",
+        "みなす",
+        "見なす",
+        "扱う",
+        "数える",
+        "加える",
+        "追加",
+        "求まる",
+        "言う",
+        "思う",
+        "考える",
+        "書く",
+        "記入",
+        "承認",
+        "決裁",
+        "レビュー",
+        "点検",
+        "残る",
+    ]
 )
 """Action words that carry no step of their own (the step is found by its own words)."""
 
@@ -205,8 +385,12 @@ _FORMATS = (
     (r"pdf|PDF|Pdf", "pdf"),
 )
 _FORMAT_WORD = r"csv|CSV|Csv|Excel|EXCEL|excel|エクセル|xlsx|xlsm|XLSX|zip|ZIP|pdf|PDF"
-_FILE = re.compile(rf"(?:(?P<holds>{QNOUN})(?:の|\s)?)?\(?\s*(?P<fmt>{_FORMAT_WORD})(?:ファイル|ブック|データ)?")
-_FILE_NAME = re.compile(rf"(?P<name>[A-Za-z0-9_\-{_K}{_KATA}]+)\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)", re.I)
+_FILE = re.compile(
+    rf"(?:(?P<holds>{QNOUN})(?:の|\s)?)?\(?\s*(?P<fmt>{_FORMAT_WORD})(?:ファイル|ブック|データ)?"
+)
+_FILE_NAME = re.compile(
+    rf"(?P<name>[A-Za-z0-9_\-{_K}{_KATA}]+)\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)", re.I
+)
 _OUTPUT_VERB = (
     r"出力|書き出|保存|まとめ|出し|出す|出して|作成|作っ|落と|吐き出|ダウンロード|エクスポート|一覧|にして|にし|"
     r"して|する|結構|返し|返して|ください|下さい|お願い|で結構|がほしい|が欲しい|でほしい|で欲しい|化"
@@ -214,10 +398,16 @@ _OUTPUT_VERB = (
 _AS_OUTPUT_NAMED = re.compile(
     rf"^\s*\)?\s*(?:ファイル|ブック|形式|の?ファイル)?\s*(?:(?:で|に|へ|として)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})|出力|の?一覧(?:に|で)|という名前|の名前)"
 )
-_AS_OUTPUT = re.compile(_AS_OUTPUT_NAMED.pattern + r"|^\s*\)?\s*(?:で|に|へ)\s*(?:[。、]|$|\(|シート)")
-_AS_INPUT = re.compile(r"^\s*(?:ファイル|ブック|データ)?\s*(?:から|を読|の中|を取り込|を使|と|を|は|の|、|\)|,)")
+_AS_OUTPUT = re.compile(
+    _AS_OUTPUT_NAMED.pattern + r"|^\s*\)?\s*(?:で|に|へ)\s*(?:[。、]|$|\(|シート)"
+)
+_AS_INPUT = re.compile(
+    r"^\s*(?:ファイル|ブック|データ)?\s*(?:から|を読|の中|を取り込|を使|と|を|は|の|、|\)|,)"
+)
 _OUTPUT_BEFORE = re.compile(r"(?:出力|結果|出力先|出力形式|ファイル名)\s*(?:は|を|:)\s*$")
-_SHEET = re.compile(r"シート(?:名)?\s*(?:は|を|:)?\s*「(?P<a>[^」]+)」|「(?P<b>[^」]+)」\s*シート|シート(?:名)?\s*(?:は|:)\s*(?P<c>[^\s、。()「」]+?)\s*(?:で|に|\)|、|。|$)")
+_SHEET = re.compile(
+    r"シート(?:名)?\s*(?:は|を|:)?\s*「(?P<a>[^」]+)」|「(?P<b>[^」]+)」\s*シート|シート(?:名)?\s*(?:は|:)\s*(?P<c>[^\s、。()「」]+?)\s*(?:で|に|\)|、|。|$)"
+)
 _INPUT_SHEET = re.compile(r"^\s*\(\s*シート(?:名)?\s*(?:は|:)?\s*「?(?P<sheet>[^」)]+?)」?\s*\)")
 
 
@@ -246,13 +436,19 @@ def _add_input(reader: _Reader, fmt: str, holds: str, source: str, start: int, e
     reader.use(start, end)
 
 
-def _read_files(reader: _Reader) -> None:
+def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
     for match in _FILE_NAME.finditer(text):
         fmt = _format_of(match.group("ext").lower())
         inside = re.search(rf"(?:{_FORMAT_WORD})\s*\(\s*$", text[: match.start()])
-        if _is_output(text, match.start(), match.end(), named=True) or inside and _is_output(text, match.start(), match.end() + 1):
-            output = OutputSpec(format="csv" if fmt == "csv" else "excel", file_name=match.group(0), source=match.group(0))
+        if _is_output(text, match.start(), match.end(), named=True) or (
+            inside and _is_output(text, match.start(), match.end() + 1)
+        ):
+            output = OutputSpec(
+                format="csv" if fmt == "csv" else "excel",
+                file_name=match.group(0),
+                source=match.group(0),
+            )
             reader.outputs.append(output)
             reader.use(match.start() - (len(inside.group(0)) if inside else 0), match.end())
             continue
@@ -261,7 +457,11 @@ def _read_files(reader: _Reader) -> None:
         if reader.overlaps(match.start("fmt"), match.end("fmt")):
             continue
         fmt = _format_of(match.group("fmt"))
-        if fmt in ("csv", "excel") and not _AS_INPUT.match(text[match.end() :]) and _is_output(text, match.start("fmt"), match.end()):
+        if (
+            fmt in ("csv", "excel")
+            and not _AS_INPUT.match(text[match.end() :])
+            and _is_output(text, match.start("fmt"), match.end())
+        ):
             if not any(o.format == fmt for o in reader.outputs):
                 named = [o for o in reader.outputs if o.file_name and o.format == fmt]
                 if not named:
@@ -272,11 +472,19 @@ def _read_files(reader: _Reader) -> None:
         holds = _clean(match.group("holds") or "")
         if not holds or _GENERIC.fullmatch(holds):
             holds = {"csv": "CSV", "excel": "Excel", "zip": "ZIP", "pdf": "PDF"}[fmt]
-        if reader.inputs and re.match(r"^\s*(?:、|,|\))", text[match.end() :]) and match.group(0).startswith("("):
-            reader.use(match.start("fmt"), match.end())  # 「…データ（CSV、Shift_JIS）」: the format of a named input
+        if (
+            reader.inputs
+            and re.match(r"^\s*(?:、|,|\))", text[match.end() :])
+            and match.group(0).startswith("(")
+        ):
+            reader.use(
+                match.start("fmt"), match.end()
+            )  # 「…データ（CSV、Shift_JIS）」: the format of a named input
             continue
         _add_input(reader, fmt, holds, match.group(0), match.start(), match.end())
-    for match in re.finditer(r"\(\s*(?:Shift_JIS|SJIS|UTF-8|shift_jis|cp932|CP932)\s*\)|Shift_JIS|UTF-8", text):
+    for match in re.finditer(
+        r"\(\s*(?:Shift_JIS|SJIS|UTF-8|shift_jis|cp932|CP932)\s*\)|Shift_JIS|UTF-8", text
+    ):
         reader.use(match.start(), match.end())
     for output in reader.outputs:
         for sheet in _SHEET.finditer(text):
@@ -285,28 +493,32 @@ def _read_files(reader: _Reader) -> None:
             output.sheet = sheet.group("a") or sheet.group("b") or sheet.group("c")
             reader.use(sheet.start(), sheet.end())
             break
-    for match in re.finditer(r"(?:Word|WORD|word|ワード|docx|PDF|pdf|パワポ|PowerPoint)\s*(?:文書|ファイル|形式)?\s*(?:に|で|へ)\s*[ぁ-ん]{0,3}(?:出力|して|し|作成|まとめ|する)", text):
+    for match in re.finditer(
+        r"(?:Word|WORD|word|ワード|docx|PDF|pdf|パワポ|PowerPoint)\s*(?:文書|ファイル|形式)?\s*(?:に|で|へ)\s*[ぁ-ん]{0,3}(?:出力|して|し|作成|まとめ|する)",
+        text,
+    ):
         reader.gaps.append(
             Gap(
                 kind="unsupported_action",
-                message=f"「{match.group(0)}」: 表を Word・PDF などの文書にする出力は、規則だけでは作れません"
+                message=f"「{match.group(0)}」: 表を Word・PDF などの文書にする出力は、"
+                "規則だけでは作れません"
                 "（Excel か CSV への出力なら作れます）",
                 source=match.group(0),
             )
         )
         reader.use(match.start(), match.end())
     if not reader.outputs and not any(g.kind == "unsupported_action" for g in reader.gaps):
-        match = re.search(r"出力|書き出|エクスポート", text)
-        if match:
+        output_word = re.search(r"出力|書き出|エクスポート", text)
+        if output_word:
             reader.gaps.append(
                 Gap(
                     kind="not_understood",
                     message="出力の形式（Excel か CSV か）が指示にありません。"
                     "「Excelに出力」「CSVで出力」のように書いてください",
-                    source=_clause(text, match.start(), match.end()),
+                    source=_clause(text, output_word.start(), output_word.end()),
                 )
             )
-            reader.use(match.start(), match.end())
+            reader.use(output_word.start(), output_word.end())
 
 
 # --------------------------------------------------------------------------- table steps
@@ -329,16 +541,35 @@ _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空�
 _GENERIC = re.compile(r"(?:行|もの|明細|データ|列|レコード|件|分|項目|一覧|結果|ファイル)$")
 """Nouns that name rows or the file, never a value to filter on (「行だけ」「明細のみ」)."""
 _FILTER_ONLY = re.compile(rf"(?P<val>{QNOUN})\s*(?P<tail>だけ|のみ|以外)")
-_FILTER_CONTAINS = re.compile(rf"(?P<col>{NOUN})\s*(?:に|が)\s*(?P<val>{QNOUN})\s*(?:を|が)?\s*(?:含む|含まれる|含んでいる)")
+_FILTER_CONTAINS = re.compile(
+    rf"(?P<col>{NOUN})\s*(?:に|が)\s*(?P<val>{QNOUN})\s*(?:を|が)?\s*(?:含む|含まれる|含んでいる)"
+)
 _FILTER_NULL = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|の)\s*(?P<state>空欄|空白|未入力|ブランク|空|未記入|入っていない|入力されていない|記入されていない"
     r"|入力されている|入っている|記入されている|空欄でない|空白でない|空でない)"
 )
-_GROUP = re.compile(rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の組み合わせ|の組合せ)?\s*(?:別|ごと|毎)")
+_GROUP = re.compile(
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の組み合わせ|の組合せ)?\s*(?:別|ごと|毎)"
+)
 _METRIC_WORDS = {
-    "合計": "sum", "総合計": "sum", "総額": "sum", "合計額": "sum", "小計": "sum", "総計": "sum", "集計": None,
-    "平均": "mean", "平均値": "mean", "件数": "count", "総数": "count", "数": "count",
-    "最大": "max", "最大値": "max", "最高": "max", "最小": "min", "最小値": "min", "最低": "min",
+    "合計": "sum",
+    "総合計": "sum",
+    "総額": "sum",
+    "合計額": "sum",
+    "小計": "sum",
+    "総計": "sum",
+    "集計": None,
+    "平均": "mean",
+    "平均値": "mean",
+    "件数": "count",
+    "総数": "count",
+    "数": "count",
+    "最大": "max",
+    "最大値": "max",
+    "最高": "max",
+    "最小": "min",
+    "最小値": "min",
+    "最低": "min",
 }
 _METRIC = re.compile(
     rf"(?:(?P<col>{NOUN})\s*(?:の|を)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均|件数|総数|最大値|最大|最高|最小値|最小|最低|集計)"
@@ -356,12 +587,24 @@ _DEDUPE_KEYED = re.compile(
     + _DEDUPE_VERB
 )
 _DEDUPE = re.compile(_DEDUPE_VERB)
-_KEY = re.compile(rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:を|で|が)?\s*(?:キー|キーに|キーとして|をもとに|で|を基に|が一致)")
-_JOIN = re.compile(r"結合|紐付け|紐づけ|ひも付け|紐付|VLOOKUP|vlookup|参照して|付与|付け足|突き合わせて[^、。]{0,10}(?:付け|追加|加え)")
-_RECONCILE = re.compile(r"照合|突合|突き合わせ|突き合せ|付き合わせ|消込|消し込|マッチング|一致しない|不一致|差異")
-_CONCAT = re.compile(r"縦に(?:つな|結合|連結)|連結|1つに(?:まとめ|つな|結合)|ひとつに(?:まとめ|つな|結合)|一つに(?:まとめ|つな|結合)|合体|統合")
-_TOLERANCE = re.compile(rf"(?:差額|誤差|金額の差|差|ずれ)\s*(?:が|は)?\s*(?P<num>{AMOUNT})\s*(?:以内|まで|以下)")
-_WINDOW = re.compile(rf"(?:日付|日)?\s*(?:の差|のずれ|差)?\s*(?:が|は)?\s*(?:前後)?\s*(?P<num>\d+)\s*日\s*(?:以内|まで|以下)")
+_KEY = re.compile(
+    rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:を|で|が)?\s*(?:キー|キーに|キーとして|をもとに|で|を基に|が一致)"
+)
+_JOIN = re.compile(
+    r"結合|紐付け|紐づけ|ひも付け|紐付|VLOOKUP|vlookup|参照して|付与|付け足|突き合わせて[^、。]{0,10}(?:付け|追加|加え)"
+)
+_RECONCILE = re.compile(
+    r"照合|突合|突き合わせ|突き合せ|付き合わせ|消込|消し込|マッチング|一致しない|不一致|差異"
+)
+_CONCAT = re.compile(
+    r"縦に(?:つな|結合|連結)|連結|1つに(?:まとめ|つな|結合)|ひとつに(?:まとめ|つな|結合)|一つに(?:まとめ|つな|結合)|合体|統合"
+)
+_TOLERANCE = re.compile(
+    rf"(?:差額|誤差|金額の差|差|ずれ)\s*(?:が|は)?\s*(?P<num>{AMOUNT})\s*(?:以内|まで|以下)"
+)
+_WINDOW = re.compile(
+    r"(?:日付|日)?\s*(?:の差|のずれ|差)?\s*(?:が|は)?\s*(?:前後)?\s*(?P<num>\d+)\s*日\s*(?:以内|まで|以下)"
+)
 _COMPUTE_OP = r"[×*xX÷/＋+\-－−]"
 _COMPUTE_EXPR = rf"{NOUN}(?:\s*{_COMPUTE_OP}\s*(?:{NOUN}|{NUM}))+"
 _COMPUTE = re.compile(
@@ -378,10 +621,16 @@ _SELECT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})+)\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ)"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:だけ|のみ|に絞)"
 )
-_APPROVAL = re.compile(r"承認|決裁|確認してから|確認後|確認のうえ|確認の上|チェックしてもらって|チェックを受けて|OKをもらって|了承")
-_EXTRACT = re.compile(r"(?P<fields>[^。、「」]{0,40}?)\s*を?\s*(?:抽出|読み取|読みと|取り出|抜き出|拾い出|拾っ|転記)")
+_APPROVAL = re.compile(
+    r"承認|決裁|確認してから|確認後|確認のうえ|確認の上|チェックしてもらって|チェックを受けて|OKをもらって|了承"
+)
+_EXTRACT = re.compile(
+    r"(?P<fields>[^。、「」]{0,40}?)\s*を?\s*(?:抽出|読み取|読みと|取り出|抜き出|拾い出|拾っ|転記)"
+)
 _CLASSIFY = re.compile(r"分類|仕分け|振り分け|判定して|推定|推測|割り当て|判別")
-_FILTER_VERBS = re.compile(r"抽出|絞り込|絞込|抜き出|取り出|洗い出|拾い出|拾っ|探し|見つけ|選び|選ん|リストアップ|一覧に")
+_FILTER_VERBS = re.compile(
+    r"抽出|絞り込|絞込|抜き出|取り出|洗い出|拾い出|拾っ|探し|見つけ|選び|選ん|リストアップ|一覧に"
+)
 
 
 def _column(noun: str | None) -> str | None:
@@ -400,7 +649,11 @@ def _condition(
     else:
         step.source = f"{step.source} / {source}"
     if column is None and step.conditions and step.conditions[-1].column and reader.used:
-        previous_end = max(b for a, b in reader.used if b <= start) if any(b <= start for a, b in reader.used) else -1
+        previous_end = (
+            max(b for a, b in reader.used if b <= start)
+            if any(b <= start for a, b in reader.used)
+            else -1
+        )
         if previous_end >= 0 and re.fullmatch(r"[\s、,,〜~から]*", reader.text[previous_end:start]):
             column = step.conditions[-1].column
     step.conditions.append(Condition(column=column, op=op, value=value))  # type: ignore[arg-type]
@@ -410,24 +663,40 @@ def _condition(
     reader.use(start, end)
 
 
-def _read_filters(reader: _Reader) -> None:
+def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
     for match in _FILTER_DATE.finditer(text):
         op = next(o for words, o in _DATE_OPS if re.fullmatch(words, match.group("op")))
         column = _column(match.group("col"))
-        _condition(reader, column, op, _date_iso(match.group("date")), match.start(), match.end(), match.group(0))
+        _condition(
+            reader,
+            column,
+            op,
+            _date_iso(match.group("date")),
+            match.start(),
+            match.end(),
+            match.group(0),
+        )
     for match in _FILTER_NUM.finditer(text):
         if reader.overlaps(match.start("num"), match.end("num")):
             continue
-        if re.search(r"日$", match.group("num").strip()) and re.match(r"^\s*(?:以内|まで)", text[match.end("num") :]):
+        if re.search(r"日$", match.group("num").strip()) and re.match(
+            r"^\s*(?:以内|まで)", text[match.end("num") :]
+        ):
             continue  # a date window (照合), read by the reconcile rule
-        if re.search(r"(?:差額|誤差|差|ずれ)\s*(?:が|は)?\s*$", text[: match.start("num")]) and not match.group("col"):
+        if re.search(
+            r"(?:差額|誤差|差|ずれ)\s*(?:が|は)?\s*$", text[: match.start("num")]
+        ) and not match.group("col"):
             continue  # a tolerance
         op = next(o for words, o in _OP_WORDS if re.fullmatch(words, match.group("op")))
         value = amount_value(match.group("num"))
         noun = match.group("col")
         start = match.start()
-        if noun is not None and not is_amount_column(noun) and re.search(r"円\s*$", match.group("num")):
+        if (
+            noun is not None
+            and not is_amount_column(noun)
+            and re.search(r"円\s*$", match.group("num"))
+        ):
             # 「交際費が5,000円を超える」: 交際費 is a value of an unnamed column; the amount
             # column is not named either. Both are asked.
             _condition(reader, None, "==", _clean(noun), start, match.start("num"), match.group(0))
@@ -437,12 +706,32 @@ def _read_filters(reader: _Reader) -> None:
         if reader.overlaps(match.start(), match.end()):
             continue
         state = match.group("state")
-        op = "is_null" if re.search(r"空欄$|空白$|未入力|ブランク|^空$|未記入|ていない", state) else "not_null"
-        _condition(reader, _column(match.group("col")), op, None, match.start(), match.end(), match.group(0))
+        op = (
+            "is_null"
+            if re.search(r"空欄$|空白$|未入力|ブランク|^空$|未記入|ていない", state)
+            else "not_null"
+        )
+        _condition(
+            reader,
+            _column(match.group("col")),
+            op,
+            None,
+            match.start(),
+            match.end(),
+            match.group(0),
+        )
     for match in _FILTER_CONTAINS.finditer(text):
         if reader.overlaps(match.start(), match.end()):
             continue
-        _condition(reader, _column(match.group("col")), "contains", _clean(match.group("val")), match.start(), match.end(), match.group(0))
+        _condition(
+            reader,
+            _column(match.group("col")),
+            "contains",
+            _clean(match.group("val")),
+            match.start(),
+            match.end(),
+            match.group(0),
+        )
     for match in _FILTER_EQ.finditer(text):
         if reader.overlaps(match.start(), match.end()):
             continue
@@ -452,20 +741,33 @@ def _read_filters(reader: _Reader) -> None:
         if re.fullmatch(_DATE, raw):
             values = [_date_iso(raw)]
         else:
-            values = [_clean(v) for v in re.split(r"\s*(?:か|または|もしくは|・|、)\s*", raw) if _clean(v)]
+            values = [
+                _clean(v) for v in re.split(r"\s*(?:か|または|もしくは|・|、)\s*", raw) if _clean(v)
+            ]
         if any(v in _METRIC_WORDS or v in _NOT_VALUES for v in values):
             continue
-        values = [amount_value(v) if re.fullmatch(AMOUNT, v) else v for v in values]  # 「0円」 is a number
+        # 「0円」 is a number
+        typed: list[Any] = [amount_value(v) if re.fullmatch(AMOUNT, v) else v for v in values]
         tail = match.group("tail")
         op = "!=" if tail == "以外" else "=="
         if len(values) > 1:
             op = "in" if op == "==" else op
-        value: Any = values if op == "in" else values[0]
+        wanted: Any = typed if op == "in" else typed[0]
         if op == "!=" and len(values) > 1:
             for item in values:
-                _condition(reader, match.group("col"), "!=", item, match.start(), match.end(), match.group(0))
+                _condition(
+                    reader,
+                    match.group("col"),
+                    "!=",
+                    item,
+                    match.start(),
+                    match.end(),
+                    match.group(0),
+                )
             continue
-        _condition(reader, match.group("col"), op, value, match.start(), match.end(), match.group(0))
+        _condition(
+            reader, match.group("col"), op, wanted, match.start(), match.end(), match.group(0)
+        )
     for match in _FILTER_ONLY.finditer(text):
         if reader.overlaps(match.start(), match.end()):
             continue
@@ -476,8 +778,19 @@ def _read_filters(reader: _Reader) -> None:
         _condition(reader, None, op, noun, match.start(), match.end(), match.group(0))
 
 
-_NEGATE = {"==": "!=", "!=": "==", ">": "<=", ">=": "<", "<": ">=", "<=": ">", "is_null": "not_null", "not_null": "is_null"}
-_EXCLUDE = re.compile(r"^[^、。]{0,12}?(?:は|を|が)?\s*(?:不要|除外|除く|除い|除き|外し|外す|外して|削除|取り除|省)")
+_NEGATE = {
+    "==": "!=",
+    "!=": "==",
+    ">": "<=",
+    ">=": "<",
+    "<": ">=",
+    "<=": ">",
+    "is_null": "not_null",
+    "not_null": "is_null",
+}
+_EXCLUDE = re.compile(
+    r"^[^、。]{0,12}?(?:は|を|が)?\s*(?:不要|除外|除く|除い|除き|外し|外す|外して|削除|取り除|省)"
+)
 
 
 def _negate_excluded(reader: _Reader) -> None:
@@ -497,7 +810,15 @@ def _negate_excluded(reader: _Reader) -> None:
 def _names_a_file(reader: _Reader, noun: str) -> bool:
     """True when ``noun`` is how the instruction calls one of its files (売上データ)."""
     bare = re.sub(r"(?:データ|ファイル|ブック|シート)$", "", noun)
-    return any(noun and (noun == item.holds or bare == item.holds or bare == re.sub(r"(?:データ|ファイル)$", "", item.holds)) for item in reader.inputs)
+    return any(
+        noun
+        and (
+            noun == item.holds
+            or bare == item.holds
+            or bare == re.sub(r"(?:データ|ファイル)$", "", item.holds)
+        )
+        for item in reader.inputs
+    )
 
 
 def _read_aggregate(reader: _Reader) -> None:
@@ -525,7 +846,11 @@ def _read_aggregate(reader: _Reader) -> None:
         column = _clean(noun) if noun else None
         if column is not None and (_names_a_file(reader, column) or column in groups):
             column = None
-        if column is None and last is not None and re.fullmatch(r"\s*(?:と|・|、|や|及び|および)\s*", text[last[0] : match.start("m")]):
+        if (
+            column is None
+            and last is not None
+            and re.fullmatch(r"\s*(?:と|・|、|や|及び|および)\s*", text[last[0] : match.start("m")])
+        ):
             column = last[1]
         if metric == "count":
             column = column if column and column not in ("件", "全体") else None
@@ -548,7 +873,7 @@ def _read_aggregate(reader: _Reader) -> None:
         id="",
         kind="aggregate",
         group_by=list(dict.fromkeys(groups)),
-        metrics={k: list(dict.fromkeys(v)) for k, v in metrics.items()},  # type: ignore[misc]
+        metrics={k: list(dict.fromkeys(v)) for k, v in metrics.items()},  # type: ignore[arg-type]
         missing=list(dict.fromkeys(missing)),
         source=text[min(positions) : min(positions) + 40] if positions else "",
     )
@@ -576,7 +901,10 @@ def _read_dedupe(reader: _Reader) -> None:
         keys = _names(match.group("cols")) if keyed else []
         if not keys:
             before = reader.text[max(0, match.start() - 30) : match.start() + 1]
-            key = re.search(rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:をキーに|をキーとして|で|が同じ)\s*$", before)
+            key = re.search(
+                rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:をキーに|をキーとして|で|が同じ)\s*$",
+                before,
+            )
             if key:
                 keys = _names(key.group("keys"))
                 reader.use(match.start() - (len(before) - key.start()) + 1, match.start())
@@ -586,7 +914,10 @@ def _read_dedupe(reader: _Reader) -> None:
             for m in same:
                 reader.use(m.start(), m.end())
         step = StepSpec(id="", kind="dedupe", keys=keys, source=match.group(0))
-        keep_last = re.search(r"(?:最後|後ろ|最新|新しい方)の?(?:行|もの|データ)?を?残|残すのは(?:最後|後ろ|最新|新しい方)", reader.text)
+        keep_last = re.search(
+            r"(?:最後|後ろ|最新|新しい方)の?(?:行|もの|データ)?を?残|残すのは(?:最後|後ろ|最新|新しい方)",
+            reader.text,
+        )
         if keep_last:
             step.keep = "last"
             reader.use(keep_last.start(), keep_last.end())
@@ -647,7 +978,13 @@ def _read_two_tables(reader: _Reader) -> None:
 
 
 def _expression(text: str) -> str:
-    expression = text.replace("×", " * ").replace("÷", " / ").replace("＋", " + ").replace("－", " - ").replace("−", " - ")
+    expression = (
+        text.replace("×", " * ")
+        .replace("÷", " / ")
+        .replace("＋", " + ")
+        .replace("－", " - ")
+        .replace("−", " - ")
+    )
     expression = re.sub(r"(?<=[^\s])([*/+\-])(?=[^\s])", r" \1 ", expression)
     expression = re.sub(r"(?<=\s)[xX](?=\s)|(?<=[^\s])[xX](?=\d)", " * ", expression)
     return re.sub(r"\s+", " ", expression).strip()
@@ -668,7 +1005,9 @@ def _read_compute(reader: _Reader) -> None:
         else:
             new = groups.get("new") or groups.get("new2") or ""
             expression = _expression(groups.get("expr") or groups["expr2"])
-        step = StepSpec(id="", kind="compute", expressions={_clean(new): expression}, source=match.group(0))
+        step = StepSpec(
+            id="", kind="compute", expressions={_clean(new): expression}, source=match.group(0)
+        )
         reader.add_step(match.start(), step)
         reader.use(match.start(), match.end())
 
@@ -676,7 +1015,9 @@ def _read_compute(reader: _Reader) -> None:
 def _read_normalize(reader: _Reader) -> None:
     for match in _NORMALIZE.finditer(reader.text):
         columns = _names(match.group("cols"))
-        reader.add_step(match.start(), StepSpec(id="", kind="normalize", columns=columns, source=match.group(0)))
+        reader.add_step(
+            match.start(), StepSpec(id="", kind="normalize", columns=columns, source=match.group(0))
+        )
         reader.use(match.start(), match.end())
 
 
@@ -685,7 +1026,9 @@ def _read_select(reader: _Reader) -> None:
         if reader.overlaps(match.start(), match.end()):
             continue
         columns = _names(match.group("cols") or match.group("cols2"))
-        reader.add_step(match.start(), StepSpec(id="", kind="select", columns=columns, source=match.group(0)))
+        reader.add_step(
+            match.start(), StepSpec(id="", kind="select", columns=columns, source=match.group(0))
+        )
         reader.use(match.start(), match.end())
 
 
@@ -702,13 +1045,23 @@ def _read_llm_steps(reader: _Reader) -> None:
     if documents:
         match = _EXTRACT.search(text)
         if match and not reader.overlaps(match.end() - 2, match.end()):
-            fields = [f for f in _names(re.sub(r"^.*(?:から|より)", "", match.group("fields"))) if f]
-            reader.add_step(match.start(), StepSpec(id="", kind="extract", fields=fields, source=match.group(0)))
+            fields = [
+                f for f in _names(re.sub(r"^.*(?:から|より)", "", match.group("fields"))) if f
+            ]
+            reader.add_step(
+                match.start(), StepSpec(id="", kind="extract", fields=fields, source=match.group(0))
+            )
             reader.use(match.start(), match.end())
     classify = _CLASSIFY.search(text)
     if classify and not reader.overlaps(classify.start(), classify.end()):
-        labels = [_clean(q) for q in re.findall(r"「[^」]+」", text) if not reader.overlaps(*_span(text, q))]
-        target = re.search(rf"(?P<col>{NOUN})\s*(?:を|に)\s*[^、。]{{0,6}}$", text[: classify.start()])
+        labels = [
+            _clean(q)
+            for q in re.findall(r"「[^」]+」", text)
+            if not reader.overlaps(*_span(text, q))
+        ]
+        target = re.search(
+            rf"(?P<col>{NOUN})\s*(?:を|に)\s*[^、。]{{0,6}}$", text[: classify.start()]
+        )
         step = StepSpec(id="", kind="classify", labels=labels, source=classify.group(0))
         if target:
             step.columns = [_clean(target.group("col"))]
@@ -741,13 +1094,16 @@ def _threshold_from_documents(reader: _Reader, documents: Sequence[str]) -> None
         text = normalize(document)
         for name in names:
             for match in _FILTER_NUM.finditer(text):
-                sentence_start = max(text.rfind("。", 0, match.start()), text.rfind("\n", 0, match.start())) + 1
+                sentence_start = (
+                    max(text.rfind("。", 0, match.start()), text.rfind("\n", 0, match.start())) + 1
+                )
                 if name not in text[sentence_start : match.end()]:
                     continue
                 op = next(o for words, o in _OP_WORDS if re.fullmatch(words, match.group("op")))
-                step.conditions.append(Condition(column=None, op=op, value=amount_value(match.group("num"))))  # type: ignore[arg-type]
+                value = amount_value(match.group("num"))
+                step.conditions.append(Condition(column=None, op=op, value=value))  # type: ignore[arg-type]
                 step.missing.append(f"conditions.{len(step.conditions) - 1}.column")
-                step.source += f" / 参考資料: {text[sentence_start:match.end()].strip()}"
+                step.source += f" / 参考資料: {text[sentence_start : match.end()].strip()}"
                 return
 
 
@@ -769,9 +1125,9 @@ def _action_words(text: str) -> Iterator[tuple[int, int, str]]:
     for index, morpheme in enumerate(morphemes):
         pos = morpheme.part_of_speech()
         following = morphemes[index + 1].dictionary_form() if index + 1 < len(morphemes) else ""
-        if pos[0] == "動詞" and pos[1] != "非自立可能":
-            yield morpheme.begin(), morpheme.end(), morpheme.dictionary_form()
-        elif pos[0] == "名詞" and pos[2] == "サ変可能" and following in ("する", "できる", "願う"):
+        if (pos[0] == "動詞" and pos[1] != "非自立可能") or (
+            pos[0] == "名詞" and pos[2] == "サ変可能" and following in ("する", "できる", "願う")
+        ):
             yield morpheme.begin(), morpheme.end(), morpheme.dictionary_form()
 
 
@@ -782,7 +1138,7 @@ def _clause(text: str, start: int, end: int) -> str:
     return text[left : min(rights) if rights else len(text)].strip()
 
 
-def _read_leftovers(reader: _Reader) -> None:
+def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
     named: set[str] = set()
     kinds = {step.kind for _, step in reader.steps}
@@ -808,12 +1164,17 @@ def _read_leftovers(reader: _Reader) -> None:
         )
     for match in re.finditer(r"\([^()]*(?:など|のような|例)[^()]*\)", text):
         reader.use(match.start(), match.end())
-    for match in re.finditer(r"「[^」]*」\s*(?:のような|のように|など|といった)|[^、。()「」\s]+\s*(?:のような|のように|など|といった)", text):
+    for match in re.finditer(
+        r"「[^」]*」\s*(?:のような|のように|など|といった)|[^、。()「」\s]+\s*(?:のような|のように|など|といった)",
+        text,
+    ):
         reader.use(match.start(), match.end())
     for match in re.finditer(AMOUNT, text):
         if not match.group(0).strip() or reader.overlaps(match.start(), match.end()):
             continue
-        if re.fullmatch(r"\d{1,4}", match.group(0).strip()) and re.match(r"^\s*(?:月|年|期|つ|か月|ヶ月|行|列|項目|四半期)", text[match.end() :]):
+        if re.fullmatch(r"\d{1,4}", match.group(0).strip()) and re.match(
+            r"^\s*(?:月|年|期|つ|か月|ヶ月|行|列|項目|四半期)", text[match.end() :]
+        ):
             continue
         clause = _clause(text, match.start(), match.end())
         if clause in named or re.search(r"\.(?:csv|xlsx|xls|zip|pdf)", clause, re.I):
@@ -822,7 +1183,8 @@ def _read_leftovers(reader: _Reader) -> None:
         reader.gaps.append(
             Gap(
                 kind="not_understood",
-                message=f"「{clause}」の数値 {match.group(0).strip()} をどう使うか読み取れませんでした"
+                message=f"「{clause}」の数値 {match.group(0).strip()} を"
+                "どう使うか読み取れませんでした"
                 "（例: 「金額が5万円以上」のように、列と比べ方を書いてください）",
                 source=clause,
             )
@@ -866,9 +1228,16 @@ def _two_table_sources(reader: _Reader) -> None:
         if step.kind in ("join", "reconcile") and len(reader.inputs) < 2:
             nouns = [
                 _clean(m.group(0))
-                for m in re.finditer(QNOUN, reader.text[max(0, reader.text.find(step.source) - 25) : reader.text.find(step.source)])
+                for m in re.finditer(
+                    QNOUN,
+                    reader.text[
+                        max(0, reader.text.find(step.source) - 25) : reader.text.find(step.source)
+                    ],
+                )
             ]
-            other = next((n for n in reversed(nouns) if not _names_a_file(reader, n)), "照合・結合の相手")
+            other = next(
+                (n for n in reversed(nouns) if not _names_a_file(reader, n)), "照合・結合の相手"
+            )
             reader.gaps.append(
                 Gap(
                     kind="missing_source",
@@ -903,7 +1272,9 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
         step.id = f"s{number}"
     if not reader.inputs and ordered:
         reader.inputs.append(InputSpec(id="in1", format="table", holds="表", source=""))
-    return Procedure(inputs=reader.inputs, steps=ordered, outputs=reader.outputs[:1], gaps=reader.gaps)
+    return Procedure(
+        inputs=reader.inputs, steps=ordered, outputs=reader.outputs[:1], gaps=reader.gaps
+    )
 
 
 _STAGE = {
