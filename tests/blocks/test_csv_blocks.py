@@ -33,7 +33,7 @@ def test_read_matches_pandas_in_each_office_encoding(
     encoding: str, expected_encoding: str, bom: bool
 ) -> None:
     data = csv_bytes(ROWS, encoding)
-    out = run("csv.read", make_context(), file=data)
+    out = run("csv.read", make_context(), file=data, infer_types=False)
     frame = pd.read_csv(
         io.BytesIO(data), encoding="cp932" if encoding == "cp932" else "utf-8-sig", dtype=str
     )
@@ -44,6 +44,9 @@ def test_read_matches_pandas_in_each_office_encoding(
     assert out["columns"] == ROWS[0]
     assert out["summary"] == {"rows": 3, "encoding": expected_encoding, "bom": bom}
     assert out["records"][0]["備考"] == "=SUM(A1:A3)"  # formula text stays text
+    typed = run("csv.read", make_context(), file=data)["records"]
+    assert [row["請求額"] for row in typed] == [110000, 33000, -500]
+    assert [row["備考"] for row in typed] == [row["備考"] for row in expected]
 
 
 def test_uploaded_file_mapping_named_encoding_and_options() -> None:
@@ -58,10 +61,10 @@ def test_uploaded_file_mapping_named_encoding_and_options() -> None:
         delimiter=";",
         skip_rows=1,
     )
-    assert out["records"] == [{"取引先": "A社", "金額": "100"}, {"取引先": "B社", "金額": "200"}]
+    assert out["records"] == [{"取引先": "A社", "金額": 100}, {"取引先": "B社", "金額": 200}]
     assert out["summary"] == {"rows": 2, "encoding": "cp932", "bom": False}
     out = run("csv.read", make_context(), file=b"a\tb\r\n1\t2\r\n", delimiter="\t")
-    assert out["records"] == [{"a": "1", "b": "2"}]
+    assert out["records"] == [{"a": 1, "b": 2}]
 
 
 def test_header_names_short_rows_and_trailing_commas() -> None:
@@ -69,7 +72,7 @@ def test_header_names_short_rows_and_trailing_commas() -> None:
     out = run("csv.read", make_context(), file=data)
     assert out["columns"] == ["取引先", "列2", "取引先_2", "金額"]
     assert out["records"] == [
-        {"取引先": "A社", "列2": "x", "取引先_2": "y", "金額": "100"},
+        {"取引先": "A社", "列2": "x", "取引先_2": "y", "金額": 100},
         {"取引先": "B社", "列2": None, "取引先_2": None, "金額": None},
     ]
     error = failure("csv.read", make_context(), file=b"a,b\r\n1,2,3\r\n")
@@ -126,7 +129,8 @@ def test_write_round_trips_through_pandas_in_each_encoding() -> None:
 def test_write_then_read_gives_the_text_back() -> None:
     records = [{"a": '改行\nと"引用符"', "b": "1,234"}]
     written = run("csv.write", make_context(), records=records)["csv"]
-    assert run("csv.read", make_context(), file=written)["records"] == records
+    assert run("csv.read", make_context(), file=written, infer_types=False)["records"] == records
+    assert run("csv.read", make_context(), file=written)["records"] == [{**records[0], "b": 1234}]
 
 
 def test_cp932_unencodable_character_names_row_and_column() -> None:

@@ -90,6 +90,9 @@ def ids(records: list[dict[str, Any]]) -> list[int]:
             [1],
         ),
         ([{"col": "id", "op": "==", "value": 1.0}], [1]),
+        # a number column against number text (a form's answer, office notation)
+        ([{"col": "金額", "op": ">", "value": "300"}], [1, 4]),
+        ([{"col": "金額", "op": ">=", "value": "¥1,200"}], [1]),
     ],
 )
 def test_filter(ctx: BlockContext, conditions: list[dict[str, Any]], expected: list[int]) -> None:
@@ -143,6 +146,10 @@ def test_filter_on_no_records_returns_no_records(ctx: BlockContext) -> None:
     ("condition", "message"),
     [
         ({"col": "部門", "op": ">", "value": 1}, "文字列 '営業' と 数値 1 は比べられません"),
+        (
+            {"col": "金額", "op": ">", "value": "多い"},
+            "数値 1200 と 文字列 '多い' は比べられません",
+        ),
         ({"col": "金額", "op": "contains", "value": "1"}, "op 'contains' は列が文字列"),
         ({"col": "金額", "op": "in", "value": 1}, "value は候補のリスト"),
         ({"col": "金額", "op": ">", "value": None}, "value は数値か文字列"),

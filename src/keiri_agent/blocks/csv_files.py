@@ -1,9 +1,11 @@
 """``csv.read`` and ``csv.write``: CSV files as Japanese offices save them.
 
 ``csv.read`` decodes with :mod:`keiri_agent.textcodec` (``auto``: a BOM decides, then
-UTF-8, then CP932) or a named encoding (strict: no replacement characters), and returns
-every cell as text exactly as written (``=SUM(A1)`` stays text, numbers stay text such as
-``"1,234"``: later blocks read them), an empty cell as null. Blank lines are skipped.
+UTF-8, then CP932) or a named encoding (strict: no replacement characters). Each column
+is typed as :mod:`keiri_agent.files.column_types` says (``"1,234"`` becomes 1234,
+``2025/4/1`` becomes ``"2025-04-01"``, a code such as ``00123`` and any other text stays
+exactly as written, ``=SUM(A1)`` included; ``types`` / ``infer_types`` change that); an
+empty cell is null. Blank lines are skipped.
 With ``header`` the first row (after ``skip_rows``) names the columns: an empty name
 becomes ``列<n>`` and a repeated one gets ``_2``, ``_3``. A row shorter than the header
 is padded with null; a longer one is an error unless the extra cells are empty (Excel's
@@ -34,6 +36,7 @@ from keiri_agent.blocks.records import (
     invalid,
     records_input,
     string_list,
+    type_read_columns,
 )
 from keiri_agent.files.bounds import InputBoundsError, check_csv_text
 from keiri_agent.limits import current_input_limits
@@ -176,7 +179,7 @@ def _rows(text: str, delimiter: str, skip_rows: int) -> list[list[str | None]]:
 
 
 class ReadBlock(ProcessingBlock):
-    """``csv.read``: a CSV file as records of text cells."""
+    """``csv.read``: a CSV file as records, typed per column."""
 
     def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
         data = bytes_input(inputs, "file")
@@ -216,6 +219,8 @@ class ReadBlock(ProcessingBlock):
                     row=number,
                 )
             records.append({c: row[i] if i < len(row) else None for i, c in enumerate(columns)})
+        ctx.check_cancelled()
+        type_read_columns(records, columns, inputs)
         return {
             "records": records,
             "columns": columns,

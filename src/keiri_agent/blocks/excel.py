@@ -6,7 +6,9 @@ in ``details.error_code`` and the original hint.
 
 ``excel.read_data`` returns JSON-friendly records: dates become ISO text
 ("2024-03-31", "2024-03-31T10:00:00", "10:00:00"), which ``excel.write`` turns back
-into Excel dates. ``excel.write`` has no side effect: it returns the new workbook's
+into Excel dates; then each column is typed as :mod:`keiri_agent.files.column_types`
+says (numbers stored as text become numbers, date text ISO dates; ``types`` /
+``infer_types`` change that). ``excel.write`` has no side effect: it returns the new workbook's
 bytes; saving a file happens only when a surface (UI download, CLI) stores them.
 """
 
@@ -18,7 +20,7 @@ from typing import Any, Literal, cast
 
 from keiri_agent.blocks.base import BlockContext, ProcessingBlock
 from keiri_agent.blocks.files import bytes_input, from_user_error
-from keiri_agent.blocks.records import invalid, records_input
+from keiri_agent.blocks.records import invalid, records_input, type_read_columns
 from keiri_agent.files._excel_write import (
     EXCEL_MAX_CELL_CHARS,
     _existing_headers,
@@ -88,6 +90,8 @@ class ReadDataBlock(ProcessingBlock):
         except ExcelError as error:
             raise from_user_error(error, _READ_FIELDS.get(error.code, "workbook")) from error
         records = [{k: _plain(v) for k, v in row.items()} for row in table.records]
+        ctx.check_cancelled()
+        type_read_columns(records, table.columns, inputs)
         return {
             "records": records,
             "columns": table.columns,

@@ -12,6 +12,7 @@ from operator import itemgetter
 from typing import Any
 
 from keiri_agent.errors import BlockError, BlockErrorCode, closest_match
+from keiri_agent.files.column_types import ColumnTypeError, type_columns
 
 
 def invalid(message: str, *, hint: str | None = None, **details: Any) -> BlockError:
@@ -111,6 +112,22 @@ def check_columns(names: Iterable[str], records: Sequence[Mapping[str, Any]], fi
                 field=field,
                 column=name,
             )
+
+
+def type_read_columns(
+    records: list[dict[str, Any]], columns: Sequence[str], inputs: Mapping[str, Any]
+) -> None:
+    """The ``types`` / ``infer_types`` inputs of a reader (``csv.read``, ``excel.read_data``)
+    applied to its records in place (:mod:`keiri_agent.files.column_types`)."""
+    infer = inputs.get("infer_types")
+    if infer is not None and not isinstance(infer, bool):
+        raise invalid("infer_types は true か false で指定してください", field="infer_types")
+    try:
+        type_columns(records, columns, types=inputs.get("types"), infer=infer is not False)
+    except ColumnTypeError as error:
+        raise invalid(
+            error.message, hint=error.hint, **error.details, field="types", error_code=error.code
+        ) from None
 
 
 def is_null(value: Any) -> bool:

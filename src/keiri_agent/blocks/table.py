@@ -2,7 +2,9 @@
 
 ``table.filter``, ``table.sort``, ``table.select``, ``table.aggregate``,
 ``table.concat``. Inputs are never modified; outputs are plain Python values.
-Null handling follows pandas: nulls sort last, aggregates skip them.
+Null handling follows pandas: nulls sort last, aggregates skip them. ``table.filter``
+orders a number cell against text that reads as a number (``"50000"``, ``"¥50,000"``) as
+numbers, so a value typed into a form compares with a number column.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from keiri_agent.blocks.records import (
     sort_records,
     string_list,
 )
+from keiri_agent.files.column_types import number_value
 
 FILTER_OPS = ("==", "!=", ">", ">=", "<", "<=", "in", "contains", "is_null", "not_null")
 AGGREGATIONS = ("sum", "mean", "count", "min", "max")
@@ -106,6 +109,9 @@ def _matches(cell: Any, op: str, value: Any, field: str) -> bool:
             hint="数値の比較には ==, >, >= などを使ってください",
             field=field,
         )
+    if kind_of(cell) == "number" and isinstance(value, str):
+        number = number_value(value)  # "50000", "¥50,000": a number written as text
+        value = value if number is None else number
     if kind_of(cell) != kind_of(value):
         raise invalid(
             f"{field}: {kind_label(cell)} {cell!r} と "
