@@ -88,6 +88,10 @@ class IssueCode(StrEnum):
     UPSTREAM_FAILED = "UPSTREAM_FAILED"
     CONDITION_ERROR = "CONDITION_ERROR"
     UNKNOWN_VAR = "UNKNOWN_VAR"
+    # dry run only: what the plan says of its tables' columns (plans/check/table_schemas.py)
+    UNKNOWN_COLUMN = "UNKNOWN_COLUMN"
+    METRIC_NOT_NUMERIC = "METRIC_NOT_NUMERIC"
+    COMPARE_TYPE_MISMATCH = "COMPARE_TYPE_MISMATCH"
 
 
 @dataclass(frozen=True)

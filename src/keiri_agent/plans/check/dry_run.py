@@ -13,7 +13,9 @@ DRY_RUN_NO_SAMPLE, UNKNOWN_REFERENCE (also a reference into sample data that lac
 the key), UPSTREAM_FAILED, INPUT_TYPE_MISMATCH (a sample value that fails the port
 schema), MISSING_REQUIRED_INPUT, UNKNOWN_INPUT, UNKNOWN_BLOCK, OUTPUT_NOT_DECLARED,
 REF_UNRESOLVED, CONDITION_SYNTAX, CONDITION_ERROR, CYCLE, UNKNOWN_VAR,
-SUBFLOW_NOT_FOUND, SUBFLOW_INVALID, SUBFLOW_CYCLE, SUBFLOW_INPUT_UNKNOWN.
+SUBFLOW_NOT_FOUND, SUBFLOW_INVALID, SUBFLOW_CYCLE, SUBFLOW_INPUT_UNKNOWN; and, where the
+plan says what a table's columns are (``table_schemas``), UNKNOWN_COLUMN,
+METRIC_NOT_NUMERIC and COMPARE_TYPE_MISMATCH.
 
 ``when`` is evaluated on the sample data when it can be and the result recorded;
 nodes are checked whatever it says. A foreach body runs once with the first item
@@ -50,6 +52,7 @@ from keiri_agent.plans.check.dry_run_report import (
     summarize,
     value_summary,
 )
+from keiri_agent.plans.check.table_schemas import Lookup, TableSchema, table_step
 from keiri_agent.plans.dsl.conditions import ConditionSyntaxError, parse_when
 from keiri_agent.plans.dsl.dependencies import CycleError, dependencies, topological_order
 from keiri_agent.plans.dsl.models import (
@@ -176,8 +179,18 @@ class _Context:
         self.variables = variables
         self.outputs = outputs
         self.stack = stack
+        self.tables: dict[str, dict[str, TableSchema]] = {}
+        """Known table schemas of block nodes' outputs: node id → alias → schema."""
 
     # --- resolution -------------------------------------------------------------------
+
+    def table_lookup(self, local: Mapping[str, Any]) -> Lookup:
+        """The schema a whole reference ``${node.alias}`` names (a loop variable: none)."""
+
+        def lookup(root: str, alias: str) -> TableSchema | None:
+            return None if root in local else self.tables.get(root, {}).get(alias)
+
+        return lookup
 
     def resolver(
         self, local: Mapping[str, Any], unset: Mapping[str, None] | None = None
@@ -267,6 +280,9 @@ class _Context:
             if isinstance(node, BlockNode):
                 spec = spec_for(self.engine.catalog, node.block)
                 self.outputs[node.id] = run_block(node, spec, record, resolve, self.engine.ports)
+                if spec is not None:
+                    lookup = self.table_lookup(local)
+                    self.tables[node.id] = table_step(node, spec.id, record, lookup)
             elif isinstance(node, LoopNode):
                 self.outputs[node.id] = self._loop(node, record, local, prefix, records)
             else:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from keiri_agent.plans.issues import IssueCode
+from keiri_agent.plans.issues import NO_DETAILS, IssueCode, IssueDetails, ValidationIssue
 
 Status = Literal["ok", "failed", "skipped"]
 MAX_TEXT = 80
@@ -21,9 +21,28 @@ class DryRunProblem:
     message: str
     path: str | None = None
     hint: str | None = None
+    details: IssueDetails | None = None
+    """For programs, where the check knows more (the table checks: node, input, column,
+    its type, the expected type, the columns there are)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "code": str(self.code)}
+        return {
+            "code": str(self.code),
+            "message": self.message,
+            "path": self.path,
+            "hint": self.hint,
+            "details": self.details.to_dict() if self.details is not None else None,
+        }
+
+    def to_issue(self, node_id: str | None = None) -> ValidationIssue:
+        """The problem as an error of the shared issue vocabulary (``details.node`` is
+        ``node_id`` unless the problem names its node)."""
+        details = self.details or replace(NO_DETAILS, path=self.path)
+        if details.node is None and node_id is not None:
+            details = replace(details, node=node_id)
+        return ValidationIssue(
+            code=self.code, severity="error", message=self.message, hint=self.hint, details=details
+        )
 
 
 @dataclass
@@ -45,10 +64,15 @@ class NodeDryRun:
     side_effects: bool = False
 
     def fail(
-        self, code: IssueCode, message: str, path: str | None = None, hint: str | None = None
+        self,
+        code: IssueCode,
+        message: str,
+        path: str | None = None,
+        hint: str | None = None,
+        details: IssueDetails | None = None,
     ) -> None:
         """Record a problem (the node is then failed)."""
-        self.problems.append(DryRunProblem(code, message, path, hint))
+        self.problems.append(DryRunProblem(code, message, path, hint, details))
         self.status = "failed"
 
     def to_dict(self) -> dict[str, Any]:
@@ -96,6 +120,13 @@ class DryRunReport:
         """Every problem code, plan-level first."""
         problems = [*self.problems, *(p for n in self.nodes for p in n.problems)]
         return [str(problem.code) for problem in problems]
+
+    def issues(self) -> list[ValidationIssue]:
+        """Every problem as an error ``ValidationIssue``, plan-level first."""
+        return [
+            *(problem.to_issue() for problem in self.problems),
+            *(problem.to_issue(node.node_id) for node in self.nodes for problem in node.problems),
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         return {
