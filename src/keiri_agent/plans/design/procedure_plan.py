@@ -258,7 +258,7 @@ def _step(  # noqa: C901 (one branch per step kind)
             "metrics": metrics,
         }
     elif step.kind == "sort":
-        by = [aggregate_columns.get(column, column) for column in step.by]
+        by = [_result_column(column, aggregate_columns) for column in step.by]
         if not by:
             by = [builder.ask(f"{step.id}_by", "並べ替えに使う列は？")]
         inputs.update(by=by, ascending=not step.descending)
@@ -319,6 +319,19 @@ def _step(  # noqa: C901 (one branch per step kind)
     )
     main = "differences" if step.kind == "reconcile" else "records"
     return node_id, f"${{{node_id}.{main}}}"
+
+
+def _result_column(column: str, aggregate_columns: dict[str, str]) -> str:
+    """The column a sort names after an aggregation: the metric column of that name,
+    or the one metric column whose source ends with it (「残高の多い順」 after 未回収残高)."""
+    if column in aggregate_columns:
+        return aggregate_columns[column]
+    endings = {
+        v
+        for k, v in aggregate_columns.items()
+        if k.endswith(column) and k not in METRIC_WORDS.values()
+    }
+    return endings.pop() if len(endings) == 1 else column
 
 
 def _normal_kind(column: str, source: str) -> str:

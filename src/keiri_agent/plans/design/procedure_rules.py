@@ -44,12 +44,13 @@ from keiri_agent.plans.design.procedure import (
 _K = "\u4e00-\u9fff々〆ヵヶ"
 _KATA = "\u30a1-\u30faー"
 _NAME = rf"[A-Za-z_{_K}{_KATA}]+(?:\d+[A-Za-z_{_K}{_KATA}]+)*"
-NOUN = rf"(?:\d+(?=[A-Za-z_{_K}{_KATA}]))?{_NAME}(?:[いみめりしきえ][{_K}]+)*"
+NOUN = rf"(?:\d+(?=[A-Za-z_{_K}{_KATA}]))?{_NAME}(?:[いみめりしきえた]{{1,2}}[{_K}]+)*"
 """A column-like noun: kanji, katakana, Latin and digits; okurigana between kanji."""
 QNOUN = rf"(?:「[^」]{{1,40}}」|{NOUN})"
 LIST_SEP = r"(?:・|と|、|,|及び|および|並びに|や)"
 NUM = r"-?\d+(?:,\d{3})*(?:\.\d+)?"
-AMOUNT = rf"{NUM}\s*(?:億\s*(?:{NUM}\s*万)?|万\s*(?:{NUM}\s*千)?|千)?\s*(?:円|件|個|日|人|%|％)?"
+UNIT = r"(?:円|件|個|日|人|名|%|％|時間|分|泊|回|台|枚|本|ヶ月|か月|カ月|年|歳|kg|km|km/h)"
+AMOUNT = rf"{NUM}\s*(?:億\s*(?:{NUM}\s*万)?|万\s*(?:{NUM}\s*千)?|千)?\s*{UNIT}?"
 
 _AMOUNT_NOUN = re.compile(
     r"(額|金|価|価格|料|料金|代|代金|高|売上|残高|費用|単価|金額|報酬|賃金|給与|給料|手当|税)$"
@@ -69,10 +70,12 @@ _DATE = (
     r"|(?:令和|平成)(?:元|\d{1,2})年\d{1,2}月\d{1,2}日)"
 )
 _DATE_OPS: list[tuple[str, str]] = [
-    (r"以降|以後|から", ">="),
-    (r"以前|まで", "<="),
+    (r"以降|以後|から|以上", ">="),
+    (r"以前|まで|以下", "<="),
+    (r"未満", "<"),
+    (r"超|より後", ">"),
     (r"より前|前", "<"),
-    (r"より後|後", ">"),
+    (r"後", ">"),
 ]
 
 _GLUE_ACTIONS = frozenset(
@@ -233,6 +236,12 @@ _GLUE_ACTIONS = frozenset(
         "整理",
         "作れる",
         "まとまる",
+        "混在",
+        "混ざる",
+        "挟む",
+        "含める",
+        "超す",
+        "合う",
         "つく",
         "許容",
         "入る",
@@ -276,11 +285,11 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "合計": frozenset({"aggregate"}),
     "平均": frozenset({"aggregate"}),
     "数える": frozenset({"aggregate"}),
-    "抽出": frozenset({"filter", "select", "extract", "dedupe"}),
+    "抽出": frozenset({"filter", "select", "extract", "dedupe", "reconcile"}),
     "絞る": frozenset({"filter", "select"}),
     "絞り込む": frozenset({"filter", "select"}),
     "抜き出す": frozenset({"filter", "select", "extract"}),
-    "洗い出す": frozenset({"filter"}),
+    "洗い出す": frozenset({"filter", "reconcile"}),
     "拾う": frozenset({"filter"}),
     "除く": frozenset({"filter", "dedupe", "select"}),
     "除外": frozenset({"filter", "dedupe", "select"}),
@@ -345,7 +354,7 @@ def normalize(text: str) -> str:
 def amount_value(text: str) -> int | float:
     """``5,000円`` ``5万`` ``1万5千`` ``1.5万`` ``3億`` → the number."""
     text = text.replace(" ", "")
-    text = re.sub(r"[円件個日人%％]$", "", text)
+    text = re.sub(rf"{UNIT}$", "", text)
     total = 0.0
     rest = text
     for unit, scale in (("億", 100_000_000), ("万", 10_000), ("千", 1_000)):
@@ -408,7 +417,16 @@ _OUTPUT_BEFORE = re.compile(r"(?:出力|結果|出力先|出力形式|ファイ�
 _SHEET = re.compile(
     r"シート(?:名)?\s*(?:は|を|:)?\s*「(?P<a>[^」]+)」|「(?P<b>[^」]+)」\s*シート|シート(?:名)?\s*(?:は|:)\s*(?P<c>[^\s、。()「」]+?)\s*(?:で|に|\)|、|。|$)"
 )
-_INPUT_SHEET = re.compile(r"^\s*\(\s*シート(?:名)?\s*(?:は|:)?\s*「?(?P<sheet>[^」)]+?)」?\s*\)")
+_INPUT_SHEET = re.compile(
+    r"^\s*\(\s*シート(?:名)?\s*(?:は|:)?\s*「?(?P<sheet>[^」)]+?)」?\s*\)"
+    r"|^\s*の\s*「(?P<sheet2>[^」]+)」\s*シート"
+)
+_SHEET_OUTPUT = re.compile(
+    r"^\s*の\s*「(?P<sheet>[^」]+)」\s*シート\s*(?:に|へ)\s*[ぁ-ん]{0,3}(?:出力|書き出|まとめ|出し|保存)"
+)
+_BARE_SHEET_OUTPUT = re.compile(
+    r"「(?P<sheet>[^」]+)」\s*シート\s*(?:に|へ)\s*[ぁ-ん]{0,3}(?:出力|書き出|まとめ|出し|保存)"
+)
 
 
 def _is_output(text: str, start: int, end: int, *, named: bool = False) -> bool:
@@ -430,7 +448,7 @@ def _add_input(reader: _Reader, fmt: str, holds: str, source: str, start: int, e
     item = InputSpec(id=f"in{len(reader.inputs) + 1}", format=fmt, holds=holds, source=source)  # type: ignore[arg-type]
     sheet = _INPUT_SHEET.match(reader.text[end:])
     if sheet:
-        item.sheet = sheet.group("sheet").strip()
+        item.sheet = (sheet.group("sheet") or sheet.group("sheet2")).strip()
         end += sheet.end()
     reader.inputs.append(item)
     reader.use(start, end)
@@ -441,14 +459,20 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     for match in _FILE_NAME.finditer(text):
         fmt = _format_of(match.group("ext").lower())
         inside = re.search(rf"(?:{_FORMAT_WORD})\s*\(\s*$", text[: match.start()])
-        if _is_output(text, match.start(), match.end(), named=True) or (
-            inside and _is_output(text, match.start(), match.end() + 1)
+        to_sheet = _SHEET_OUTPUT.match(text[match.end() :])
+        if (
+            to_sheet
+            or _is_output(text, match.start(), match.end(), named=True)
+            or (inside and _is_output(text, match.start(), match.end() + 1))
         ):
             output = OutputSpec(
                 format="csv" if fmt == "csv" else "excel",
                 file_name=match.group(0),
+                sheet=to_sheet.group("sheet") if to_sheet else None,
                 source=match.group(0),
             )
+            if to_sheet:
+                reader.use(match.end(), match.end() + to_sheet.end())
             reader.outputs.append(output)
             reader.use(match.start() - (len(inside.group(0)) if inside else 0), match.end())
             continue
@@ -457,10 +481,13 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         if reader.overlaps(match.start("fmt"), match.end("fmt")):
             continue
         fmt = _format_of(match.group("fmt"))
-        if (
-            fmt in ("csv", "excel")
-            and not _AS_INPUT.match(text[match.end() :])
-            and _is_output(text, match.start("fmt"), match.end())
+        before = text[max(0, match.start("fmt") - 12) : match.start("fmt")]
+        if fmt in ("csv", "excel") and (
+            _OUTPUT_BEFORE.search(before)
+            or (
+                not _AS_INPUT.match(text[match.end() :])
+                and _is_output(text, match.start("fmt"), match.end())
+            )
         ):
             if not any(o.format == fmt for o in reader.outputs):
                 named = [o for o in reader.outputs if o.file_name and o.format == fmt]
@@ -486,7 +513,16 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         r"\(\s*(?:Shift_JIS|SJIS|UTF-8|shift_jis|cp932|CP932)\s*\)|Shift_JIS|UTF-8", text
     ):
         reader.use(match.start(), match.end())
+    if not reader.outputs:
+        bare = _BARE_SHEET_OUTPUT.search(text)
+        if bare:  # 「Q1実績」シートに出力: a sheet is an Excel output
+            reader.outputs.append(
+                OutputSpec(format="excel", sheet=bare.group("sheet"), source=bare.group(0))
+            )
+            reader.use(bare.start(), bare.end())
     for output in reader.outputs:
+        if output.sheet:
+            continue
         for sheet in _SHEET.finditer(text):
             if reader.overlaps(sheet.start(), sheet.end()) or output.format != "excel":
                 continue
@@ -534,8 +570,8 @@ _FILTER_DATE = re.compile(
     + ")"
 )
 _FILTER_EQ = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:が|は|=|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、)\s*{QNOUN})*)\s*"
-    rf"(?P<tail>以外|(?:の|である|となっている|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方))|で(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
+    rf"(?P<col>{NOUN})\s*(?:が|は|=|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、)\s*{QNOUN})*)\s*"
+    rf"(?P<tail>以外|(?:のいずれか|のどれか|のいずれかの|の|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方))|で(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
 _GENERIC = re.compile(r"(?:行|もの|明細|データ|列|レコード|件|分|項目|一覧|結果|ファイル)$")
@@ -562,6 +598,8 @@ _METRIC_WORDS = {
     "平均": "mean",
     "平均値": "mean",
     "件数": "count",
+    "人数": "count",
+    "社数": "count",
     "総数": "count",
     "数": "count",
     "最大": "max",
@@ -572,7 +610,7 @@ _METRIC_WORDS = {
     "最低": "min",
 }
 _METRIC = re.compile(
-    rf"(?:(?P<col>{NOUN})\s*(?:の|を)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均|件数|総数|最大値|最大|最高|最小値|最小|最低|集計)"
+    rf"(?:(?P<col>{NOUN})\s*(?:の|を)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均|件数|人数|社数|総数|最大値|最大|最高|最小値|最小|最低|集計)"
 )
 _SORT = re.compile(
     rf"(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|小さい|少ない|低い|昇順|古い|早い|遅い)\s*順"
@@ -591,11 +629,12 @@ _KEY = re.compile(
     rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:を|で|が)?\s*(?:キー|キーに|キーとして|をもとに|で|を基に|が一致)"
 )
 _JOIN = re.compile(
-    r"結合|紐付け|紐づけ|ひも付け|紐付|VLOOKUP|vlookup|参照して|付与|付け足|突き合わせて[^、。]{0,10}(?:付け|追加|加え)"
+    r"結合|紐付け|紐づけ|ひも付け|紐付|VLOOKUP|vlookup|参照して|付与|付け足|突き合わせて[^、。]{0,24}?(?:を付け|を追加|を加え|を付与)"
 )
 _RECONCILE = re.compile(
     r"照合|突合|突き合わせ|突き合せ|付き合わせ|消込|消し込|マッチング|一致しない|不一致|差異"
 )
+_MASTER_WORDS = re.compile(r"マスタ|マスター|台帳|master", re.IGNORECASE)
 _CONCAT = re.compile(
     r"縦に(?:つな|結合|連結)|連結|1つに(?:まとめ|つな|結合)|ひとつに(?:まとめ|つな|結合)|一つに(?:まとめ|つな|結合)|合体|統合"
 )
@@ -615,10 +654,11 @@ _COMPUTE = re.compile(
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?P<new4>{NOUN})"
 )
 _NORMALIZE = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の|を)?\s*(?:数値に|日付に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|表記を(?:統一|揃え|そろえ)|書き方を(?:統一|揃え|そろえ))"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:列)?\s*(?:の|を)?\s*(?:数値に|日付に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記を(?:統一|揃え|そろえ)|書き方を(?:統一|揃え|そろえ))"
 )
 _SELECT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})+)\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ)"
+    rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示)"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:だけ|のみ|に絞)"
 )
 _APPROVAL = re.compile(
@@ -741,9 +781,11 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         if re.fullmatch(_DATE, raw):
             values = [_date_iso(raw)]
         else:
-            values = [
-                _clean(v) for v in re.split(r"\s*(?:か|または|もしくは|・|、)\s*", raw) if _clean(v)
-            ]
+            quoted = re.findall(r"「([^」]+)」", raw)
+            parts = (
+                quoted if len(quoted) > 1 else re.split(r"\s*(?:か|または|もしくは|・|、)\s*", raw)
+            )
+            values = [_clean(v) for v in parts if _clean(v)]
         if any(v in _METRIC_WORDS or v in _NOT_VALUES for v in values):
             continue
         # 「0円」 is a number
@@ -853,7 +895,11 @@ def _read_aggregate(reader: _Reader) -> None:
         ):
             column = last[1]
         if metric == "count":
-            column = column if column and column not in ("件", "全体") else None
+            column = (
+                column
+                if column and column not in ("件", "全体") and word not in ("人数", "社数")
+                else None
+            )
             metrics.setdefault(COUNT_ALL if column is None else column, []).append("count")
         elif metric is None or column is None:
             if metrics or _SORT.match(text, match.start("m")):
@@ -925,11 +971,24 @@ def _read_dedupe(reader: _Reader) -> None:
         reader.use(match.start(), match.end())
 
 
+_EXPLICIT_KEY = re.compile(
+    rf"キー\s*(?:は|を|:|として)\s*(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)"
+)
+
+
 def _keys_near(reader: _Reader, start: int, end: int) -> list[str]:
+    explicit = _EXPLICIT_KEY.search(reader.text)
+    if explicit:
+        reader.use(explicit.start(), explicit.end())
+        return _names(explicit.group("keys"))
     window = reader.text[max(0, start - 40) : end + 30]
     offset = max(0, start - 40)
     for match in _KEY.finditer(window):
-        keys = [k for k in _names(match.group("keys")) if not _names_a_file(reader, k)]
+        keys = [
+            k
+            for k in _names(match.group("keys"))
+            if not _names_a_file(reader, k) and not _GENERIC.search(k)
+        ]
         if keys and not re.fullmatch(r"\d+", keys[0]):
             reader.use(offset + match.start(), offset + match.end())
             return keys
@@ -941,6 +1000,11 @@ def _read_two_tables(reader: _Reader) -> None:
     reconcile = _RECONCILE.search(text)
     join = _JOIN.search(text)
     concat = _CONCAT.search(text)
+    master = any(_MASTER_WORDS.search(item.holds) for item in reader.inputs)
+    if join and (master or not reconcile or join.start() <= reconcile.start()):
+        reconcile = (
+            None  # adding a master's columns (付けて, 紐付け) is a join, not a reconciliation
+        )
     if reconcile and not reader.is_used(reconcile.start(), reconcile.end()):
         step = StepSpec(id="", kind="reconcile", source=reconcile.group(0))
         step.keys = _keys_near(reader, reconcile.start(), reconcile.end())
@@ -950,6 +1014,18 @@ def _read_two_tables(reader: _Reader) -> None:
         if tolerance:
             step.tolerance = float(amount_value(tolerance.group("num")))
             reader.use(tolerance.start(), tolerance.end())
+            named = re.search(
+                rf"(?P<col>{NOUN})\s*の\s*(?:差|ずれ)\s*(?:が|は)?\s*$",
+                text[: tolerance.start("num")],
+            )
+            if named and is_amount_column(named.group("col")):
+                step.amount_column = _clean(named.group("col"))
+        no_tolerance = re.search(
+            r"(?:許容差|誤差|差額の許容)\s*(?:は|が)?\s*(?:なし|無し|ゼロ|0円?|認めない)", text
+        )
+        if no_tolerance and step.tolerance is None:
+            step.tolerance = 0.0
+            reader.use(no_tolerance.start(), no_tolerance.end())
         for mention in re.finditer(r"「(?P<col>[^」]+)」\s*列", text):
             column = mention.group("col").strip()
             if is_amount_column(column) and step.amount_column is None:
@@ -963,6 +1039,16 @@ def _read_two_tables(reader: _Reader) -> None:
         if window:
             step.date_window_days = int(window.group("num"))
             reader.use(window.start(), window.end())
+            named = re.search(
+                rf"(?P<col>{NOUN})\s*(?:は|の|が)\s*(?:差|ずれ)?\s*(?:が|は)?\s*(?:前後)?\s*$",
+                text[: window.start("num")],
+            )
+            if (
+                named
+                and re.search(r"(日|日付)$", _clean(named.group("col")))
+                and step.date_column is None
+            ):
+                step.date_column = _clean(named.group("col"))
         reader.add_step(reconcile.start(), step)
         reader.use(reconcile.start(), reconcile.end())
     elif join and not reader.is_used(join.start(), join.end()):
@@ -1025,7 +1111,7 @@ def _read_select(reader: _Reader) -> None:
     for match in _SELECT.finditer(reader.text):
         if reader.overlaps(match.start(), match.end()):
             continue
-        columns = _names(match.group("cols") or match.group("cols2"))
+        columns = _names(match.group("cols") or match.group("cols2") or match.group("cols3"))
         reader.add_step(
             match.start(), StepSpec(id="", kind="select", columns=columns, source=match.group(0))
         )
