@@ -61,7 +61,7 @@ def test_generate_and_validate_agree_on_a_composed_plan_with_an_open_var(
         ["plan", "generate", "--instruction", "高額の行を抜き出す", "--templates", "filter_rows",
          "--apply-mode", "compose", "--out", str(out), "--json"],
     )  # fmt: skip
-    assert generated.exit_code == 1, generated.output
+    assert generated.exit_code != 0, generated.output  # the verdict picks which code
     codes = [issue["code"] for issue in json.loads(generated.stdout)["validation"]["issues"]]
     assert "REQUIRED_INPUT_NULL_VAR" in codes
     validated = runner.invoke(app, ["plan", "validate", str(out), "--json"])

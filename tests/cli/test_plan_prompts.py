@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from keiri_agent.cli.app import app
@@ -176,6 +177,24 @@ def test_file_fields_read_real_files_from_paths(tmp_path: Path, keiri_home: Path
         ("evidence.txt", "証跡の中身".encode()),
     ]
     assert collected["where"] == str(docs.resolve())
+
+
+def test_a_file_over_the_upload_limit_is_asked_again(
+    tmp_path: Path, keiri_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEIRI_AGENT_MAX_UPLOAD_MB", "1")
+    plan = _write(tmp_path, "upload.yaml", FILE_PLAN)
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"x" * (2**20 + 1))
+    small = _write(tmp_path, "small.txt", "小さい")
+    lines = [str(big), str(small), "", ""]
+    result = runner.invoke(
+        app, ["plan", "run", str(plan), "--prompt"], input="\n".join(lines) + "\n"
+    )
+    assert result.exit_code == 0, result.output
+    assert "上限（1.0 MB）を超えています" in result.output
+    collected = _collected(keiri_home, _succeeded(result.output), "upload")
+    assert collected["doc"] == {"name": "small.txt", "data": "小さい".encode()}
 
 
 def test_eof_mid_prompt_keeps_the_run_paused_and_prints_the_resume_hint(

@@ -15,9 +15,12 @@ from keiri_agent.services.plan_inputs import (
     load_plan,
     locate_plan,
     node_owner,
+    parse_file_assignments,
     parse_var_assignments,
     parse_var_value,
+    plan_file_inputs,
     read_answers,
+    read_plan_files,
     read_plan_text,
     rerun_start,
     var_kind,
@@ -175,3 +178,78 @@ def test_rerun_start_maps_forms_in_loops_to_their_top_level_node() -> None:
     assert rerun_start(nodes, forms, edited, sent, "write_excel") == "per_client"
     assert rerun_start(nodes, [], {}, {}, "") == "per_client"
     assert rerun_start(nodes, ["write_excel"], {}, {}, "") == "write_excel"
+
+
+FILES_PLAN = """\
+apiVersion: v1
+id: files
+version: 1.0.0
+vars: {book: null, items: [1], note: null}
+graph:
+  - id: ask
+    block: ui.interactive_input
+    in:
+      requirements:
+        - {id: zip, type: file, label: 証跡, accept: .zip}
+        - {id: extra, type: files, label: 追加, required: false}
+        - {id: memo, type: text, label: メモ}
+  - id: each
+    type: loop
+    foreach: {input: "${vars.items}", itemVar: item}
+    body:
+      plan:
+        graph:
+          - id: read
+            block: excel.read_data
+            in: {workbook: "${vars.book}"}
+          - id: say
+            block: text.template
+            in: {template: "${vars.note}"}
+"""
+
+
+def test_the_file_inputs_of_a_plan_and_the_files_read_for_them(
+    engine: PlanEngine, tmp_path: Path
+) -> None:
+    plan = load_plan(engine, _raw(tmp_path / "files.yaml", FILES_PLAN))
+    inputs = plan_file_inputs(plan, engine.catalog)
+    # a var feeding a file port (inside a loop body too), never one feeding text
+    assert [(i.name, i.node_id, i.accept, i.multiple) for i in inputs] == [
+        ("book", None, None, False),
+        ("zip", "ask", ".zip", False),
+        ("extra", "ask", None, True),
+    ]
+    book = _raw(tmp_path / "book.xlsx", "x")
+    evidence = _raw(tmp_path / "evidence.zip", "z")
+    files = read_plan_files(
+        engine,
+        plan,
+        parse_file_assignments(
+            [f"book={book}", f"zip={evidence}", f"extra={book}", f"extra={evidence}"]
+        ),
+    )
+    assert files.vars == {"book": {"name": "book.xlsx", "data": b"x"}}
+    assert files.answers["ask"]["zip"] == {"name": "evidence.zip", "data": b"z"}
+    assert [item["name"] for item in files.answers["ask"]["extra"]] == [
+        "book.xlsx",
+        "evidence.zip",
+    ]
+    merged = files.answers_with({"ask": {"memo": "4 月分"}, "other": {"x": 1}})
+    assert merged["ask"]["memo"] == "4 月分" and merged["ask"]["zip"]["data"] == b"z"
+    assert merged["other"] == {"x": 1}
+    with pytest.raises(UserInputError) as raised:
+        read_plan_files(engine, plan, parse_file_assignments([f"note={book}"]))
+    assert raised.value.code == "FILE_UNKNOWN_INPUT"
+    assert raised.value.details["choices"] == ["book", "zip", "extra"]
+
+
+@pytest.mark.parametrize("item", ["book", "=a.xlsx", "book="])
+def test_file_assignments_need_a_name_and_a_path(item: str) -> None:
+    with pytest.raises(UserInputError) as raised:
+        parse_file_assignments([item])
+    assert raised.value.code == "FILE_SYNTAX"
+
+
+def _raw(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path

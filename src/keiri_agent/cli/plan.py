@@ -15,6 +15,11 @@ stopped and the exact ``plan resume`` command. A second Ctrl-C stops at once; th
 progress saved so far is kept (a run left ``running`` that way, or by a killed
 process, is resumed the same way).
 
+``run --file NAME=PATH`` (repeatable) hands a file to the Plan: to the var ``NAME`` that
+feeds a file input, or as the answer of the ``file``/``files`` requirement ``NAME`` of a
+``ui.interactive_input`` node (``services.plan_inputs.read_plan_files``: read within
+the upload limit as ``{name, data}``; an unknown name lists the Plan's file inputs).
+
 ``run`` / ``resume`` use the ``--inputs`` answers first. When the run still pauses
 and prompting is on (``--prompt``; by default when stdin and stdout are terminals
 and ``--json`` is not given), the waiting nodes' fields are asked on the terminal
@@ -74,6 +79,16 @@ VarsOption = Annotated[
     list[str] | None,
     typer.Option("--var", help="Plan の変数を上書きします: NAME=VALUE（値は YAML）。"),
 ]
+FilesOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--file",
+        metavar="NAME=PATH",
+        help="Plan にファイルを渡します（繰り返し可）: ファイルを受け取る変数 NAME、または"
+        "入力ノード（ui.interactive_input）のファイル項目 NAME へ。"
+        "上限は KEIRI_AGENT_MAX_UPLOAD_MB。",
+    ),
+]
 InputsOption = Annotated[
     Path | None,
     typer.Option("--inputs", help="入力ノードへの回答: YAML {node_id: {field: value}}。"),
@@ -123,6 +138,26 @@ def _vars(items: list[str] | None) -> dict[str, Any]:
     except UserInputError as error:
         message = f"{error.message}\nヒント: {error.hint}"
         raise typer.BadParameter(message, param_hint="--var") from None
+
+
+def _files(items: list[str] | None, run_vars: Mapping[str, Any]) -> list[tuple[str, Path]]:
+    """The --file assignments; without ``=``, or a name also given by --var, a usage
+    error (exit 2)."""
+    from keiri_agent.services.plan_inputs import parse_file_assignments
+
+    try:
+        assignments = parse_file_assignments(items)
+    except UserInputError as error:
+        message = f"{error.message}\nヒント: {error.hint}"
+        raise typer.BadParameter(message, param_hint="--file") from None
+    both = sorted({name for name, _ in assignments} & set(run_vars))
+    if both:
+        raise typer.BadParameter(
+            f"{', '.join(both)} は --var と --file の両方で指定されています。"
+            "どちらか一方にしてください",
+            param_hint="--file",
+        )
+    return assignments
 
 
 @plan_app.command()
@@ -439,6 +474,7 @@ def _answer_by_prompts(
 def run(
     plan: PlanArgument,
     var: VarsOption = None,
+    file: FilesOption = None,
     inputs: InputsOption = None,
     as_json: RunJsonOption = False,
     prompt: PromptOption = None,
@@ -448,18 +484,25 @@ def run(
 
     尋ねる設定のときは未回答の入力ノードを端末で尋ねて実行を続け、そうでなければ
     一時停止して再開方法を表示します。バイナリ出力（ブック・ファイル）は --out DIR
-    があればそこへ、なければ --json の base64 に含めます。
+    があればそこへ、なければ --json の base64 に含めます。ファイルの入力には
+    --file NAME=PATH で渡せます（例: --file sales_csv=売上.csv）。
     """
-    from keiri_agent.services.plan_inputs import load_plan, read_answers
+    from keiri_agent.services.plan_inputs import load_plan, read_answers, read_plan_files
 
     run_vars = _vars(var)
+    assignments = _files(file, run_vars)
 
     def call(engine: PlanEngine, interrupt: _Interrupt) -> RunResult:
         loaded = load_plan(engine, plan)
-        answers = read_answers(inputs)
+        files = read_plan_files(engine, loaded, assignments)
+        answers = files.answers_with(read_answers(inputs))
         on_event = interrupt.watch(_progress(as_json))
         result = engine.run(
-            loaded, vars=run_vars, answers=answers, on_event=on_event, cancel_event=interrupt.cancel
+            loaded,
+            vars={**run_vars, **files.vars},
+            answers=answers,
+            on_event=on_event,
+            cancel_event=interrupt.cancel,
         )
         if _prompting(prompt, as_json) and interrupt.signum is None:
             result = _answer_by_prompts(engine, result, answers, on_event)

@@ -11,7 +11,8 @@ are asked as text. Each value is read as its type and checked with
 
 - text / chat: the line; number: an int or float; boolean: y/n (はい/いいえ);
 - select: an option's number or the exact option (one choice: the block takes one);
-- file: a path, read as ``{"name", "data"}`` (must exist, be readable and fit ``accept``);
+- file: a path, read as ``{"name", "data"}`` (must exist, be readable, fit ``accept``
+  and the upload limit: ``services.plan_inputs.read_input_file``, as ``--file`` reads);
 - files: paths separated by commas or one per line (an empty line ends), globs allowed;
 - folder: an existing directory, answered as its absolute path (the block takes a path).
 
@@ -37,7 +38,9 @@ import click
 from rich.markup import escape
 
 from keiri_agent.blocks.requirements import REQUIREMENT_TYPES, accepted_extensions, check_value
-from keiri_agent.cli.common import err_console
+from keiri_agent.cli.common import err_console, settings
+from keiri_agent.errors import UserInputError
+from keiri_agent.services.plan_inputs import MIB, read_input_file
 
 __all__ = ["PromptAborted", "ask_node", "ask_waiting", "field_notes", "request_fields"]
 
@@ -263,10 +266,11 @@ def _file(path: Path, extensions: Sequence[str]) -> dict[str, Any]:
     if extensions and not path.name.lower().endswith(tuple(extensions)):
         raise _Invalid(f"{path.name} は受け付けない形式です（{', '.join(extensions)}）")
     try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise _Invalid(f"ファイルを読めません: {path} ({error.strerror or error})") from None
-    return {"name": path.name, "data": data}
+        return read_input_file(path, max_bytes=settings().max_upload_mb * MIB)
+    except UserInputError as error:
+        raise _Invalid(
+            f"{error.message}（{error.hint}）" if error.hint else error.message
+        ) from None
 
 
 def _files(first: str, extensions: Sequence[str]) -> Any:

@@ -1,4 +1,4 @@
-"""What a user hands a Plan: the plan itself, typed ``vars``, answers, a 再実行 point.
+"""What a user hands a Plan: the plan itself, typed ``vars``, files, answers, a 再実行 point.
 
 - The plan: a YAML file path or a plan id under ``designs/`` (the exact file, else
   its newest registered version ``<id>_<yyyymmddHHMM>.yaml``), resolved by
@@ -8,6 +8,16 @@
   naming the variable (code ``VAR_INVALID``) — never "run with the default" or with
   the raw text. ``NAME=VALUE`` assignments (``--var``) without ``=`` are
   ``VAR_SYNTAX``.
+- Files (``--file NAME=PATH``): ``NAME`` is a var that feeds a file input of a block
+  (a port without a JSON type: ``csv.read.file``, ``excel.read_data.workbook`` …) or the
+  id of a ``file``/``files`` requirement of a top-level ``ui.interactive_input`` node
+  (``plan_file_inputs``). The file is read within the upload limit
+  (``Settings.max_upload_mb``) as ``{"name": <base name>, "data": <bytes>}`` — the form
+  a file answer takes on the terminal and on the pages — and given to the var and/or
+  as that node's answer (``read_plan_files``). Mistakes raise ``UserInputError``:
+  FILE_SYNTAX (no ``=``), FILE_NOT_FOUND, FILE_IS_DIRECTORY, FILE_UNREADABLE,
+  FILE_TOO_LARGE, FILE_UNKNOWN_INPUT (listing the Plan's file inputs),
+  FILE_NOT_ACCEPTED (outside the requirement's ``accept``).
 - Answers for input nodes: a YAML/JSON file ``{node_id: {field: value}}``.
 - 再実行: where a re-run of a failed run starts (``rerun_start``); node paths
   (``per_client[0]/ask``) belong to their top-level node (``node_owner``).
@@ -15,21 +25,31 @@
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
-from keiri_agent.errors import KeiriAgentError, UserInputError
+from keiri_agent.blocks.requirements import accepted_extensions
+from keiri_agent.errors import KeiriAgentError, UserInputError, closest_match
 from keiri_agent.plans.dsl import load_plan_file
-from keiri_agent.plans.dsl.references import Scope, find_references, resolve_value
+from keiri_agent.plans.dsl.references import (
+    Scope,
+    find_references,
+    is_whole_reference,
+    parse_reference,
+    resolve_value,
+)
 from keiri_agent.plans.engine import PLAN_SUFFIXES
 from keiri_agent.services.user_files import read_text_file
 from keiri_agent.textcodec import TextDecodeError, decode_text
 
 if TYPE_CHECKING:
+    from keiri_agent.plans.catalog import BlockCatalog
     from keiri_agent.plans.dsl import Plan
     from keiri_agent.plans.dsl.models import BlockNode
     from keiri_agent.plans.engine import PlanEngine
@@ -244,6 +264,213 @@ def upfront_forms(plan: Plan, vars: Mapping[str, Any]) -> list[tuple[BlockNode, 
             continue
         forms.append((node, describe(mode, inputs.get("message"), mode_fields(inputs))))
     return forms
+
+
+# --------------------------------------------------------------------------- files
+
+MIB = 2**20
+FILE_REQUIREMENT_TYPES = ("file", "files")
+_TYPE_KEYS = ("type", "anyOf", "oneOf", "allOf", "$ref", "enum", "const")
+_FILE_HINT = "--file 名前=パス の形で書いてください（例: --file sales_csv=売上.csv）"
+
+
+@dataclass(frozen=True)
+class FileInput:
+    """Where a Plan takes a file: a var (``node_id`` None) or an interactive
+    requirement (``node_id`` its node); ``multiple`` for a ``files`` requirement."""
+
+    name: str
+    node_id: str | None = None
+    accept: str | None = None
+    multiple: bool = False
+
+
+@dataclass
+class PlanFiles:
+    """The files read for a run: the vars to give and the answers to add."""
+
+    vars: dict[str, Any] = field(default_factory=dict)
+    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def answers_with(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """``given`` answers (an answers file) with these files added to their nodes."""
+        merged = dict(given)
+        for node_id, fields in self.answers.items():
+            before = merged.get(node_id)
+            merged[node_id] = {**(before if isinstance(before, Mapping) else {}), **fields}
+        return merged
+
+
+def parse_file_assignments(items: Sequence[str] | None) -> list[tuple[str, Path]]:
+    """``["sales=a.csv"]`` → ``[("sales", Path("a.csv"))]``; FILE_SYNTAX without ``=``."""
+    found = []
+    for item in items or []:
+        name, separator, path = item.partition("=")
+        if not separator or not name.strip() or not path.strip():
+            raise UserInputError(
+                f"ファイルの指定 {item!r} は 名前=パス の形で書いてください",
+                code="FILE_SYNTAX",
+                hint=_FILE_HINT,
+                details={"item": item},
+            )
+        found.append((name.strip(), Path(os.path.expanduser(path.strip()))))
+    return found
+
+
+def plan_file_inputs(plan: Plan, catalog: BlockCatalog) -> list[FileInput]:
+    """Where ``plan`` takes files, in the order it meets them: vars whose whole value
+    feeds a block input without a JSON type (loop bodies included; blocks the catalog
+    does not know are skipped), then the ``file``/``files`` requirements of its
+    top-level ``ui.interactive_input`` nodes."""
+    from keiri_agent.plans.dsl.models import BlockNode
+
+    found: dict[tuple[str, str | None], FileInput] = {}
+    for node in _block_nodes(plan.graph):
+        try:
+            spec = catalog.resolve(node.block)
+        except KeiriAgentError:
+            continue
+        for port, value in node.inputs.items():
+            declared = spec.inputs.get(port)
+            if declared is None or any(key in declared for key in _TYPE_KEYS):
+                continue
+            if is_whole_reference(value):
+                reference = parse_reference(value)
+                if reference.root == "vars" and len(reference.path) == 1:
+                    name = str(reference.path[0])
+                    found.setdefault((name, None), FileInput(name))
+    for top in plan.graph:
+        if not isinstance(top, BlockNode) or top.block.split("@")[0] != INTERACTIVE_BLOCK:
+            continue
+        requirements = top.inputs.get("requirements")
+        for item in requirements if isinstance(requirements, list) else []:
+            if isinstance(item, Mapping) and item.get("type") in FILE_REQUIREMENT_TYPES:
+                name = str(item.get("id"))
+                accept = item.get("accept")
+                found.setdefault(
+                    (name, top.id),
+                    FileInput(
+                        name,
+                        top.id,
+                        accept=str(accept) if accept else None,
+                        multiple=item.get("type") == "files",
+                    ),
+                )
+    return list(found.values())
+
+
+def _block_nodes(graph: Sequence[Any]) -> Iterator[BlockNode]:
+    from keiri_agent.plans.dsl.models import BlockNode, LoopNode
+
+    for node in graph:
+        if isinstance(node, BlockNode):
+            yield node
+        elif isinstance(node, LoopNode):
+            yield from _block_nodes(node.body.plan.graph)
+
+
+def read_plan_files(
+    engine: PlanEngine, plan: Plan, assignments: Sequence[tuple[str, Path]]
+) -> PlanFiles:
+    """The files of ``assignments`` (``parse_file_assignments``) read for ``plan``: each
+    ``{name, data}`` given to the var of that name and/or as the answer of the
+    requirement of that id (a ``files`` requirement takes every file given to it).
+
+    ``UserInputError`` FILE_UNKNOWN_INPUT for a name the Plan does not take a file by
+    (listing those it does), FILE_NOT_ACCEPTED, and ``read_input_file``'s errors.
+    """
+    inputs = plan_file_inputs(plan, engine.catalog)
+    max_bytes = engine.settings.max_upload_mb * MIB
+    files = PlanFiles()
+    for name, path in assignments:
+        targets = [item for item in inputs if item.name == name]
+        if not targets:
+            raise _unknown_file_input(name, inputs)
+        value = read_input_file(path, max_bytes=max_bytes, what=f"--file {name} のファイル")
+        for target in targets:
+            if target.node_id is None:
+                files.vars[name] = value
+                continue
+            extensions = accepted_extensions(target.accept)
+            if extensions and not path.name.lower().endswith(tuple(extensions)):
+                raise UserInputError(
+                    f"--file {name} の {path.name} は受け付けない形式です"
+                    f"（受け付ける形式: {', '.join(extensions)}）",
+                    code="FILE_NOT_ACCEPTED",
+                    hint=f"{', '.join(extensions)} のファイルを指定してください",
+                    details={"name": name, "path": str(path), "accept": extensions},
+                )
+            fields = files.answers.setdefault(target.node_id, {})
+            if target.multiple:
+                fields.setdefault(name, []).append(value)
+            else:
+                fields[name] = value
+    return files
+
+
+def _unknown_file_input(name: str, inputs: Sequence[FileInput]) -> UserInputError:
+    names = list(dict.fromkeys(item.name for item in inputs))
+    if not names:
+        return UserInputError(
+            f"--file {name}: この Plan にはファイルを受け取る入力がありません",
+            code="FILE_UNKNOWN_INPUT",
+            hint="値は --var 名前=値 で、入力ノードへの回答は --inputs で渡してください",
+            details={"name": name, "choices": []},
+        )
+    suggestion = closest_match(name, names)
+    did_you_mean = f"。{suggestion} のことですか？" if suggestion else ""
+    return UserInputError(
+        f"--file {name}: この Plan に {name} というファイルの入力はありません{did_you_mean}"
+        f"（ファイルの入力: {', '.join(names)}）",
+        code="FILE_UNKNOWN_INPUT",
+        hint=f"名前をファイルの入力のどれかにしてください（例: --file {names[0]}=パス）",
+        details={"name": name, "choices": names, "closest": suggestion},
+    )
+
+
+def read_input_file(path: Path, *, max_bytes: int, what: str = "ファイル") -> dict[str, Any]:
+    """The file at ``path`` as ``{"name": <base name>, "data": <bytes>}``, refused over
+    ``max_bytes`` (the upload limit) before it is read. ``what`` names it in errors.
+
+    ``UserInputError`` FILE_NOT_FOUND, FILE_IS_DIRECTORY, FILE_UNREADABLE, FILE_TOO_LARGE.
+    """
+    details = {"path": str(path)}
+    if path.is_dir():
+        raise UserInputError(
+            f"{what} {path} はフォルダです",
+            code="FILE_IS_DIRECTORY",
+            hint="フォルダの中のファイルのパスを指定してください",
+            details=details,
+        )
+    try:
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            data = file.read(max_bytes + 1) if size <= max_bytes else b""
+    except FileNotFoundError:
+        raise UserInputError(
+            f"{what} {path} が見つかりません",
+            code="FILE_NOT_FOUND",
+            hint=f"パスを確かめてください（相対パスは今いるフォルダ {Path.cwd()} から）",
+            details=details,
+        ) from None
+    except OSError as error:
+        raise UserInputError(
+            f"{what} {path} を読めません: {error.strerror or error}",
+            code="FILE_UNREADABLE",
+            hint="ファイルの場所と読み取り権限を確かめてください",
+            details=details,
+        ) from None
+    if size > max_bytes or len(data) > max_bytes:
+        size = max(size, len(data))
+        raise UserInputError(
+            f"{what} {path.name} は {size / MIB:,.1f} MB あり、上限"
+            f"（{max_bytes / MIB:,.1f} MB）を超えています",
+            code="FILE_TOO_LARGE",
+            hint="必要な行や列に絞るか、ファイルを分けてください。上限を上げるには設定 "
+            "KEIRI_AGENT_MAX_UPLOAD_MB（MB 単位）を変更します",
+            details={**details, "size_bytes": size, "max_bytes": max_bytes},
+        )
+    return {"name": path.name, "data": data}
 
 
 # --------------------------------------------------------------------------- answers
