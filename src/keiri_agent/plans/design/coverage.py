@@ -30,6 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from keiri_agent.files.cells import date_value
 from keiri_agent.plans.design.procedure import (
     COUNT_ALL,
     Condition,
@@ -149,6 +150,10 @@ def _same(given: Any, wanted: Any) -> bool | None:
         return None
     if isinstance(wanted, list) and isinstance(given, list):
         return sorted(map(str, given)) == sorted(map(str, wanted))
+    if isinstance(wanted, str) and isinstance(given, str):
+        given_date, wanted_date = date_value(given), date_value(wanted)
+        if given_date is not None and wanted_date is not None:
+            return given_date == wanted_date  # 2024/11/30 and 2024-11-30 are one date
     if isinstance(wanted, int | float) and not isinstance(wanted, bool):
         try:
             return float(given) == float(wanted)
