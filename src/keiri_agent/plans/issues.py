@@ -105,8 +105,8 @@ class IssueDetails:
     ids, aliases, inputs, blocks, vars, fields); ``closest``: the choice closest to
     ``name``; ``expected``/``actual``: JSON types (``string``, ``array | object``);
     ``input``/``var``: the block input and the var feeding it (for
-    ``REQUIRED_INPUT_NULL_VAR``); ``cause``: the called plan's own issue (for
-    ``SUBFLOW_INVALID``).
+    ``REQUIRED_INPUT_NULL_VAR``; ``input`` also for the table checks, the input naming
+    the column); ``cause``: the called plan's own issue (for ``SUBFLOW_INVALID``).
     """
 
     node: str | None = None
