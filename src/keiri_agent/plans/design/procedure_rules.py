@@ -127,7 +127,6 @@ _GLUE_ACTIONS = frozenset(
         "求める",
         "出る",
         "付ける",
-        "残す",
         "並べる",
         "並べ替える",
         "並び替える",
@@ -200,7 +199,6 @@ _GLUE_ACTIONS = frozenset(
         "そろえる",
         "正規化",
         "整える",
-        "判定",
         "チェック",
         "超える",
         "上回る",
@@ -254,7 +252,6 @@ _GLUE_ACTIONS = frozenset(
         "上乗せ",
         "作る",
         "バラバラ",
-        "残す",
         "付く",
         "みなす",
         "見なす",
@@ -312,6 +309,10 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "揃える": frozenset({"normalize"}),
     "そろえる": frozenset({"normalize"}),
     "分類": frozenset({"classify"}),
+    "判定": frozenset({"classify", "filter"}),
+    "振り分ける": frozenset({"classify"}),
+    "追加": frozenset({"compute", "join"}),
+    "残す": frozenset({"filter", "select", "dedupe"}),
     "承認": frozenset({"approval"}),
 }
 """Action words that name a step: each needs a step of one of these kinds, or it is a gap."""
@@ -402,7 +403,7 @@ _FILE_NAME = re.compile(
 )
 _OUTPUT_VERB = (
     r"出力|書き出|保存|まとめ|出し|出す|出して|作成|作っ|落と|吐き出|ダウンロード|エクスポート|一覧|にして|にし|"
-    r"して|する|結構|返し|返して|ください|下さい|お願い|で結構|がほしい|が欲しい|でほしい|で欲しい|化"
+    r"して|する|結構|確認|返し|返して|ください|下さい|お願い|で結構|がほしい|が欲しい|でほしい|で欲しい|化"
 )
 _AS_OUTPUT_NAMED = re.compile(
     rf"^\s*\)?\s*(?:ファイル|ブック|形式|の?ファイル)?\s*(?:(?:で|に|へ|として)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})|出力|の?一覧(?:に|で)|という名前|の名前)"
@@ -413,7 +414,9 @@ _AS_OUTPUT = re.compile(
 _AS_INPUT = re.compile(
     r"^\s*(?:ファイル|ブック|データ)?\s*(?:から|を読|の中|を取り込|を使|と|を|は|の|、|\)|,)"
 )
-_OUTPUT_BEFORE = re.compile(r"(?:出力|結果|出力先|出力形式|ファイル名)\s*(?:は|を|:)\s*$")
+_OUTPUT_BEFORE = re.compile(
+    r"(?:(?:出力|結果|出力先|出力形式|ファイル名)\s*(?:は|を|:)\s*「?|[→⇒>]|[①-⑳]\s*)\s*$"
+)
 _SHEET = re.compile(
     r"シート(?:名)?\s*(?:は|を|:)?\s*「(?P<a>[^」]+)」|「(?P<b>[^」]+)」\s*シート|シート(?:名)?\s*(?:は|:)\s*(?P<c>[^\s、。()「」]+?)\s*(?:で|に|\)|、|。|$)"
 )
@@ -615,6 +618,7 @@ _METRIC = re.compile(
 _SORT = re.compile(
     rf"(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|小さい|少ない|低い|昇順|古い|早い|遅い)\s*順"
     r"|(?P<col2>" + QNOUN + r")\s*(?:の|で)?\s*(?P<dir2>降順|昇順)"
+    r"|(?P<dir3>降順|昇順)(?=\s*(?:に|で)\s*(?:並|ソート))"
 )
 _DEDUPE_VERB = (
     r"重複(?:している|した|する)?(?:行|データ|レコード|明細)?\s*(?:を|は)?\s*"
@@ -667,7 +671,7 @@ _APPROVAL = re.compile(
 _EXTRACT = re.compile(
     r"(?P<fields>[^。、「」]{0,40}?)\s*を?\s*(?:抽出|読み取|読みと|取り出|抜き出|拾い出|拾っ|転記)"
 )
-_CLASSIFY = re.compile(r"分類|仕分け|振り分け|判定して|推定|推測|割り当て|判別")
+_CLASSIFY = re.compile(r"分類|仕分け|振り分け|判定し|推定|推測|割り当て|判別")
 _FILTER_VERBS = re.compile(
     r"抽出|絞り込|絞込|抜き出|取り出|洗い出|拾い出|拾っ|探し|見つけ|選び|選ん|リストアップ|一覧に"
 )
@@ -931,7 +935,7 @@ def _read_sort(reader: _Reader) -> None:
         if reader.is_used(match.start(), match.end()):
             continue
         noun = match.group("col") or match.group("col2")
-        word = match.group("dir") or match.group("dir2")
+        word = match.group("dir") or match.group("dir2") or match.group("dir3")
         descending = word in ("大きい", "多い", "高い", "降順", "新しい", "遅い")
         by = [_clean(noun)] if noun else []
         step = StepSpec(id="", kind="sort", by=by, descending=descending, source=match.group(0))
@@ -961,7 +965,7 @@ def _read_dedupe(reader: _Reader) -> None:
                 reader.use(m.start(), m.end())
         step = StepSpec(id="", kind="dedupe", keys=keys, source=match.group(0))
         keep_last = re.search(
-            r"(?:最後|後ろ|最新|新しい方)の?(?:行|もの|データ)?を?残|残すのは(?:最後|後ろ|最新|新しい方)",
+            r"(?:最後|後ろ|最新|新しい方)の?(?:行|もの|データ)?(?:だけ|のみ)?を?残|残すのは(?:最後|後ろ|最新|新しい方)",
             reader.text,
         )
         if keep_last:
@@ -1217,24 +1221,67 @@ def _action_words(text: str) -> Iterator[tuple[int, int, str]]:
             yield morpheme.begin(), morpheme.end(), morpheme.dictionary_form()
 
 
-def _clause(text: str, start: int, end: int) -> str:
-    marks = [m.start() for m in re.finditer(r"[、。]|,(?!\d{3})", text)]
+_CLAUSE_MARK = re.compile(r"[、。→⇒>]|,(?!\d{3})|[①-⑳]")
+
+
+def _clause_span(text: str, start: int, end: int) -> tuple[int, int]:
+    marks = [m.start() for m in _CLAUSE_MARK.finditer(text)]
     left = max((i for i in marks if i < start), default=-1) + 1
     rights = [i for i in marks if i >= end]
-    return text[left : min(rights) if rights else len(text)].strip()
+    return left, min(rights) if rights else len(text)
+
+
+def _clause(text: str, start: int, end: int) -> str:
+    left, right = _clause_span(text, start, end)
+    return text[left:right].strip()
+
+
+def _explained(reader: _Reader, kinds: frozenset[str], start: int, end: int) -> bool:
+    """True when a step of one of ``kinds`` was read from the clause of ``start..end``
+    (a step word such as 抽出 or 合計 is explained only by its own clause)."""
+    if reader.is_used(start, end):
+        return True
+    left, right = _clause_span(reader.text, start, end)
+    clause = reader.text[left:right]
+    for _, step in reader.steps:
+        if step.kind not in kinds:
+            continue
+        if step.kind in ("reconcile", "join", "concat", "approval"):
+            return True  # their results are described in clauses of their own
+        if any(name and name in clause for name in _parameter_names(step)):
+            return True
+        for piece in step.source.split(" / "):
+            piece = piece.strip()
+            position = reader.text.find(piece, max(0, left - len(piece))) if piece else -1
+            if 0 <= position < right and position + len(piece) > left:
+                return True
+    return False
+
+
+def _parameter_names(step: StepSpec) -> list[str]:
+    return [
+        *(str(c.column) for c in step.conditions if c.column),
+        *step.group_by,
+        *(k for k in step.metrics if k != COUNT_ALL),
+        *step.by,
+        *step.columns,
+        *step.keys,
+        *step.expressions,
+    ]
+
+
+RESTRICTION_WORDS = re.compile(r"だけ|のみ|に限る|に限定|に絞")
+"""Words that restrict the rows: explained only by a filter / select read from the clause."""
 
 
 def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
     named: set[str] = set()
-    kinds = {step.kind for _, step in reader.steps}
     for start, end, base in _action_words(text):
-        if reader.is_used(start, end):
-            continue
         if base in STEP_VERBS:
-            if STEP_VERBS[base] & kinds:
+            if _explained(reader, STEP_VERBS[base], start, end):
                 continue
-        elif base in _GLUE_ACTIONS:
+        elif base in _GLUE_ACTIONS or reader.is_used(start, end):
             continue
         clause = _clause(text, start, end)
         if clause in named:
@@ -1245,6 +1292,29 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
                 kind="unsupported_action",
                 message=f"「{clause}」の部分は、使えるブロック（読込・絞り込み・集計・並べ替え・"
                 "重複除去・結合・照合・計算・表記の統一・承認・出力）では組み立てられません",
+                source=clause,
+            )
+        )
+    for match in re.finditer(
+        rf"{AMOUNT}\s*(?:あたり|当たり|につき)|\d+\s*(?:行|列)\s*(?:だけ|のみ)", text
+    ):
+        reader.use(match.start(), match.end())  # 「1泊あたり」, 「合計1行だけ」: a unit or a shape
+    for match in RESTRICTION_WORDS.finditer(text):
+        if reader.is_used(match.start(), match.end()):
+            continue
+        if _explained(
+            reader, frozenset({"filter", "select", "dedupe", "extract"}), match.start(), match.end()
+        ):
+            continue
+        clause = _clause(text, match.start(), match.end())
+        if clause in named:
+            continue
+        named.add(clause)
+        reader.gaps.append(
+            Gap(
+                kind="not_understood",
+                message=f"「{clause}」の、残す行（または列）の条件を読み取れませんでした"
+                "（例: 「店舗コードが S012 の行だけ」「金額が5万円以上の行だけ」）",
                 source=clause,
             )
         )
@@ -1259,11 +1329,12 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
         if not match.group(0).strip() or reader.overlaps(match.start(), match.end()):
             continue
         if re.fullmatch(r"\d{1,4}", match.group(0).strip()) and re.match(
-            r"^\s*(?:月|年|期|つ|か月|ヶ月|行|列|項目|四半期)", text[match.end() :]
+            r"^\s*(?:月|年|期|つ|か月|ヶ月|行|列|項目|四半期|ファイル|枚|通|シート)",
+            text[match.end() :],
         ):
             continue
         clause = _clause(text, match.start(), match.end())
-        if clause in named or re.search(r"\.(?:csv|xlsx|xls|zip|pdf)", clause, re.I):
+        if clause in named:
             continue
         named.add(clause)
         reader.gaps.append(
@@ -1334,6 +1405,46 @@ def _two_table_sources(reader: _Reader) -> None:
             )
 
 
+def _unused_inputs(reader: _Reader) -> None:
+    """A file the steps do not use is a part not understood (the chain reads the first
+    file; a join / reconcile the first two; a concat every file)."""
+    kinds = {step.kind for _, step in reader.steps}
+    used = len(reader.inputs) if "concat" in kinds else 2 if kinds & {"join", "reconcile"} else 1
+    for item in reader.inputs[used:]:
+        reader.gaps.append(
+            Gap(
+                kind="not_understood",
+                message=f"「{item.source}」をどう使うか読み取れませんでした"
+                "（2つの表なら「〇〇で結合」「〇〇で照合」、複数の表なら「縦につなげて」と書いてください）",
+                source=item.source,
+            )
+        )
+
+
+def _merged_outputs(outputs: list[OutputSpec]) -> list[OutputSpec]:
+    """One output: 「Excelで出力… ファイル名は「X.xlsx」」 names the same Excel output."""
+    if not outputs:
+        return []
+    first = outputs[0]
+    for other in outputs[1:]:
+        if other.format == first.format:
+            first.file_name = first.file_name or other.file_name
+            first.sheet = first.sheet or other.sheet
+    return [first]
+
+
+def _default_sort_column(steps: list[StepSpec]) -> None:
+    """「降順に並べて」 right after an aggregation with one result column sorts by it."""
+    for before, step in zip(steps, steps[1:], strict=False):
+        if step.kind == "sort" and not step.by and before.kind == "aggregate":
+            columns = [c for c in before.metrics if c != COUNT_ALL] or (
+                ["件数"] if before.metrics else []
+            )
+            if len(columns) == 1 and len(before.metrics) == 1:
+                step.by = columns
+                step.missing = [m for m in step.missing if m != "by"]
+
+
 def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure:
     """The requirement model of ``instruction`` by rules (see the module docstring)."""
     reader = _Reader(normalize(instruction))
@@ -1352,14 +1463,19 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     _read_filter_verbs(reader)
     _threshold_from_documents(reader, documents)
     _two_table_sources(reader)
+    _unused_inputs(reader)
     _read_leftovers(reader)
     ordered = [step for _, step in sorted(reader.steps, key=lambda item: _order_key(item))]
+    _default_sort_column(ordered)
     for number, step in enumerate(ordered, start=1):
         step.id = f"s{number}"
     if not reader.inputs and ordered:
         reader.inputs.append(InputSpec(id="in1", format="table", holds="表", source=""))
     return Procedure(
-        inputs=reader.inputs, steps=ordered, outputs=reader.outputs[:1], gaps=reader.gaps
+        inputs=reader.inputs,
+        steps=ordered,
+        outputs=_merged_outputs(reader.outputs),
+        gaps=reader.gaps,
     )
 
 
