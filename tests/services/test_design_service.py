@@ -17,7 +17,7 @@ from keiri_agent.plans.design.metrics import METRICS_FILE
 from keiri_agent.services.design import DesignRequest, DesignService
 from keiri_agent.services.jsonforms import design_check_json
 
-README_INSTRUCTION = "請求書ZIPと入金明細Excelを照合して差異をExcelに出力"
+README_INSTRUCTION = "請求一覧.xlsx と入金明細.csv を請求番号で照合して、差異をExcelに出力"
 SALES = "売上の Excel から金額 1,000 円以上の行を抜き出す"
 SKELETON: dict[str, Any] = {
     "steps": [
@@ -72,7 +72,7 @@ def test_offline_readme_example_is_valid_and_recorded(tmp_path: Path) -> None:
     assert service.check(result.yaml_text).ok
     assert generation.metrics_path == tmp_path / "logs" / METRICS_FILE
     (record,) = records(tmp_path)
-    assert record["ok"] is True and record["mode"] == "offline-compose"
+    assert record["ok"] is True and record["mode"] == "offline-rules" and record["verdict"] == "ok"
     assert "table.reconcile" in record["blocks"]
 
 
@@ -174,7 +174,7 @@ def test_metrics_summary_after_runs(tmp_path: Path) -> None:
     assert summary["count"] == 3
     assert summary["failed"] == 2  # the LLM error and the uncovered instruction
     assert summary["error_rate"] == pytest.approx(2 / 3, abs=1e-3)
-    assert summary["modes"] == {"error": 1, "offline-compose": 1, "offline": 1}
+    assert summary["modes"] == {"error": 1, "offline-rules": 1, "offline": 1}
     assert summary["blocks"]["table.reconcile"] == 1
 
 

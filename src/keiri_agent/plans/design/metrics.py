@@ -74,6 +74,7 @@ def generation_record(
         "apply_mode": result.apply_mode,
         "offline": result.offline,
         "ok": result.ok,
+        "verdict": result.verdict,
         "attempts": attempts,
         "repair_iterations": attempts - 1,
         "attempt_issues": [

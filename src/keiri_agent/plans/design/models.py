@@ -358,11 +358,15 @@ class GeneratedPlan:
             return "incomplete"
         if self.report is None:
             return "invalid"
+        from keiri_agent.plans.issues import IssueCode
+
         pending = self.pending_vars
         blocking = [
             issue
             for issue in self.report.errors
-            if not (issue.code == "REQUIRED_INPUT_NULL_VAR" and issue.details.var in pending)
+            if not (
+                issue.code == IssueCode.REQUIRED_INPUT_NULL_VAR and issue.details.var in pending
+            )
         ]
         if blocking or (self.dry_run is not None and not self.dry_run.ok):
             return "invalid"

@@ -24,6 +24,7 @@ the documents that names the same word with an amount and an operator (a 社内�
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -1435,7 +1436,7 @@ def _merged_outputs(outputs: list[OutputSpec]) -> list[OutputSpec]:
 
 def _default_sort_column(steps: list[StepSpec]) -> None:
     """「降順に並べて」 right after an aggregation with one result column sorts by it."""
-    for before, step in zip(steps, steps[1:], strict=False):
+    for before, step in itertools.pairwise(steps):
         if step.kind == "sort" and not step.by and before.kind == "aggregate":
             columns = [c for c in before.metrics if c != COUNT_ALL] or (
                 ["件数"] if before.metrics else []
