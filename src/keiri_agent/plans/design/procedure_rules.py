@@ -295,6 +295,7 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "取り除く": frozenset({"filter", "dedupe", "select"}),
     "外す": frozenset({"filter", "dedupe", "select"}),
     "並べる": frozenset({"sort"}),
+    "ソート": frozenset({"sort"}),
     "並べ替える": frozenset({"sort"}),
     "並び替える": frozenset({"sort"}),
     "照合": frozenset({"reconcile", "join"}),
@@ -534,7 +535,8 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             reader.use(sheet.start(), sheet.end())
             break
     for match in re.finditer(
-        r"(?:Word|WORD|word|ワード|docx|PDF|pdf|パワポ|PowerPoint)\s*(?:文書|ファイル|形式)?\s*(?:に|で|へ)\s*[ぁ-ん]{0,3}(?:出力|して|し|作成|まとめ|する)",
+        r"(?:Word|WORD|word|ワード|docx|パワポ|PowerPoint|pptx)[^、。]{0,12}|"
+        r"(?:PDF|pdf)\s*(?:文書|ファイル|形式)?\s*(?:に|で|へ)\s*[ぁ-ん]{0,3}(?:出力|して|し|作成|まとめ|する)",
         text,
     ):
         reader.gaps.append(
@@ -574,8 +576,8 @@ _FILTER_DATE = re.compile(
     + ")"
 )
 _FILTER_EQ = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:が|は|=|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、)\s*{QNOUN})*)\s*"
-    rf"(?P<tail>以外|(?:のいずれか|のどれか|のいずれかの|の|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方))|で(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
+    rf"(?P<col>{NOUN})\s*(?:が|は|=|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN})*)\s*"
+    rf"(?P<tail>以外|(?:の(?:いずれか|どれか)(?:に当たる|に該当する|の)?|の|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方))|で(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
 _GENERIC = re.compile(r"(?:行|もの|明細|データ|列|レコード|件|分|項目|一覧|結果|ファイル)$")
@@ -612,21 +614,32 @@ _METRIC_WORDS = {
     "最小": "min",
     "最小値": "min",
     "最低": "min",
+    "sum": "sum",
+    "total": "sum",
+    "mean": "mean",
+    "avg": "mean",
+    "average": "mean",
+    "count": "count",
+    "max": "max",
+    "min": "min",
 }
+"""Japanese words and the table.aggregate block's own metric names."""
 _METRIC = re.compile(
-    rf"(?:(?P<col>{NOUN})\s*(?:の|を)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均|件数|人数|社数|総数|最大値|最大|最高|最小値|最小|最低|集計)"
+    rf"(?:(?P<col>{NOUN})\s*(?:の|を)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均|件数|人数|社数|総数|最大値|最大|最高|最小値|最小|最低|集計"
+    r"|(?<![A-Za-z])(?:sum|total|mean|avg|average|count|max|min)(?![A-Za-z]))"
 )
 _SORT = re.compile(
     rf"(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|小さい|少ない|低い|昇順|古い|早い|遅い)\s*順"
     r"|(?P<col2>" + QNOUN + r")\s*(?:の|で)?\s*(?P<dir2>降順|昇順)"
     r"|(?P<dir3>降順|昇順)(?=\s*(?:に|で)\s*(?:並|ソート))"
+    r"|(?P<col4>" + QNOUN + r")\s*(?:の)?\s*(?P<dir4>desc|asc|descending|ascending|DESC|ASC)(?![A-Za-z])"
 )
 _DEDUPE_VERB = (
     r"重複(?:している|した|する)?(?:行|データ|レコード|明細)?\s*(?:を|は)?\s*"
     r"(?P<verb>除|削除|排除|取り除|まとめ|消|なく|1行に|一行に|1件に|一件に|省|チェック|除外)"
 )
 _DEDUPE_KEYED = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の組み合わせ|の組合せ)?\s*(?:が同じ|が一致する|をキーに(?:して)?|をキーとして|で|の|が)\s*"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の組み合わせ|の組合せ)?\s*(?:が同じ|が一致する|をキーに(?:して)?|をキーとして|で|の|が|(?<=[A-Za-z0-9{_K}{_KATA}])\s)\s*"
     + _DEDUPE_VERB
 )
 _DEDUPE = re.compile(_DEDUPE_VERB)
@@ -788,7 +801,7 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         else:
             quoted = re.findall(r"「([^」]+)」", raw)
             parts = (
-                quoted if len(quoted) > 1 else re.split(r"\s*(?:か|または|もしくは|・|、)\s*", raw)
+                quoted if len(quoted) > 1 else re.split(r"\s*(?:か|または|もしくは|・|、|/|／)\s*", raw)
             )
             values = [_clean(v) for v in parts if _clean(v)]
         if any(v in _METRIC_WORDS or v in _NOT_VALUES for v in values):
@@ -884,19 +897,29 @@ def _read_aggregate(reader: _Reader) -> None:
     metrics: dict[str, list[str]] = {}
     missing: list[str] = []
     last: tuple[int, str] | None = None
+    for match in re.finditer(r"\(\s*(?:sum|total|mean|avg|average|count|max|min)\s*\)", text):
+        reader.use(match.start(), match.end())  # 「合計(sum)」: the same metric twice
     for match in _METRIC.finditer(text):
         if reader.overlaps(match.start("m"), match.end("m")):
             continue
         word = match.group("m")
+        noun_word = _clean(match.group("col") or "")
+        if noun_word in _METRIC_WORDS and last is not None and _METRIC_WORDS[noun_word]:
+            # 「単価 の 最小 最大 平均」: a metric word read as the column is one more metric
+            metrics.setdefault(last[1], []).append(str(_METRIC_WORDS[noun_word]))
+            last = (match.start("m"), last[1])
         metric = _METRIC_WORDS[word]
         noun = match.group("col")
-        column = _clean(noun) if noun else None
+        column = _clean(noun) if noun and _clean(noun) not in _METRIC_WORDS else None
         if column is not None and (_names_a_file(reader, column) or column in groups):
             column = None
         if (
             column is None
             and last is not None
-            and re.fullmatch(r"\s*(?:と|・|、|や|及び|および)\s*", text[last[0] : match.start("m")])
+            and re.fullmatch(
+                r"\s*(?:と|・|、|や|及び|および|/|／|,)?\s*(?:それから|あと)?\s*",
+                text[last[0] : match.start("m")],
+            )
         ):
             column = last[1]
         if metric == "count":
@@ -907,7 +930,7 @@ def _read_aggregate(reader: _Reader) -> None:
             )
             metrics.setdefault(COUNT_ALL if column is None else column, []).append("count")
         elif metric is None or column is None:
-            if metrics or _SORT.match(text, match.start("m")):
+            if (metric is None and metrics) or _SORT.match(text, match.start("m")):
                 reader.use(match.start("m"), match.end("m"))
                 continue
             missing.append(f"metrics:{metric or 'sum'}")
@@ -935,9 +958,9 @@ def _read_sort(reader: _Reader) -> None:
     for match in _SORT.finditer(reader.text):
         if reader.is_used(match.start(), match.end()):
             continue
-        noun = match.group("col") or match.group("col2")
-        word = match.group("dir") or match.group("dir2") or match.group("dir3")
-        descending = word in ("大きい", "多い", "高い", "降順", "新しい", "遅い")
+        noun = match.group("col") or match.group("col2") or match.group("col4")
+        word = match.group("dir") or match.group("dir2") or match.group("dir3") or match.group("dir4")
+        descending = word.lower() in ("大きい", "多い", "高い", "降順", "新しい", "遅い", "desc", "descending")
         by = [_clean(noun)] if noun else []
         step = StepSpec(id="", kind="sort", by=by, descending=descending, source=match.group(0))
         if not by:
