@@ -15,7 +15,7 @@ from keiri_agent.config import Settings
 from keiri_agent.demo import sample_plan_path
 from keiri_agent.workspace import Workspace
 
-README_INSTRUCTION = "請求書ZIPと入金明細Excelを照合して差異をExcelに出力"
+README_INSTRUCTION = "請求一覧.xlsx と入金明細.csv を請求番号で照合して、差異をExcelに出力"
 INVALID = """\
 apiVersion: v1
 id: broken
@@ -125,7 +125,7 @@ def test_generate_offline_then_register_and_the_list_shows_it(client: httpx.Clie
     refused = client.post("/api/plans/register", json={"yaml": INVALID})
     listed = client.get("/api/plans").json()["plans"]
 
-    assert result["ok"] is True and result["offline"] is True
+    assert result["ok"] is True and result["offline"] is True and result["verdict"] == "ok"
     assert result["validation"]["ok"] is True and result["dry_run"]["ok"] is True
     blocks = {node["block"] for node in yaml.safe_load(result["yaml"])["graph"]}
     assert {"table.reconcile", "excel.write"} <= blocks

@@ -36,13 +36,12 @@ APPLY_MODES = ("hint", "compose", "llm-only")  # plans.design.models.APPLY_MODES
 CHANGE_WORDS = {"added": "追加", "removed": "削除", "changed": "変更"}
 VERDICT_EXIT_CODES = {"ok": 0, "needs_answers": 3, "cannot_build": 4, "incomplete": 1, "invalid": 1}
 """``GeneratedPlan.verdict`` → exit code (2 stays the usage error)."""
-VERDICT_WORDS = {
-    "ok": "[green]指示のすべての項目を満たし、検証とドライランを通りました。[/green]",
-    "needs_answers": "[yellow]質問に答えると完成します（下の「決める必要がある項目」）。[/yellow]",
-    "cannot_build": "[red]指示の一部を組み立てられないため、Plan は作りませんでした"
-    "（理由は上の「作れない部分」）。[/red]",
-    "incomplete": "[red]指示の項目を満たしていない Plan です。登録しないでください。[/red]",
-    "invalid": "[red]Plan にエラーがあります。直してから登録してください。[/red]",
+VERDICT_COLORS = {
+    "ok": "green",
+    "needs_answers": "yellow",
+    "cannot_build": "red",
+    "incomplete": "red",
+    "invalid": "red",
 }
 
 JsonOption = Annotated[bool, typer.Option("--json", help="結果を JSON で出力します。")]
@@ -190,7 +189,10 @@ def _print_generation(result: GeneratedPlan, written: Path | None) -> None:
     if result.dry_run is not None:
         state = "[green]OK[/green]" if result.dry_run.ok else "[red]問題あり[/red]"
         console.print(f"[bold]ドライラン:[/bold] {state}")
-    console.print(VERDICT_WORDS[result.verdict])
+    from keiri_agent.plans.design.models import VERDICT_MESSAGES
+
+    color = VERDICT_COLORS[result.verdict]
+    console.print(f"[{color}]{escape(VERDICT_MESSAGES[result.verdict])}[/{color}]")
     if written is not None:
         console.print(f"[bold]YAML:[/bold] {escape(str(written))} に書き出しました")
     elif result.yaml_text:

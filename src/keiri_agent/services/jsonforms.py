@@ -167,6 +167,7 @@ def generated_plan_json(result: GeneratedPlan) -> dict[str, Any]:
     ``verdict`` (``ok`` | ``needs_answers`` | ``cannot_build`` | ``incomplete`` |
     ``invalid``), ``checklist`` (the requirements in words), ``coverage`` and ``gaps``
     say whether the Plan does what the instruction asked (docs/design.md "Verdict")."""
+    from keiri_agent.plans.design.models import VERDICT_MESSAGES
     from keiri_agent.plans.design.procedure import checklist
 
     return dict(
@@ -174,6 +175,7 @@ def generated_plan_json(result: GeneratedPlan) -> dict[str, Any]:
             {
                 "ok": result.ok,
                 "verdict": result.verdict,
+                "verdict_message": VERDICT_MESSAGES[result.verdict],
                 "checklist": checklist(result.procedure) if result.procedure is not None else [],
                 "coverage": result.coverage.to_dict() if result.coverage is not None else None,
                 "gaps": [gap.model_dump() for gap in result.gaps],

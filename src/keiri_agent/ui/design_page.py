@@ -35,7 +35,13 @@ import streamlit as st
 
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.plans.design.design_chat import DesignChat
-from keiri_agent.plans.design.models import BlockCandidate, GeneratedPlan, TemplateSpec
+from keiri_agent.plans.design.models import (
+    VERDICT_MESSAGES,
+    BlockCandidate,
+    GeneratedPlan,
+    TemplateSpec,
+)
+from keiri_agent.plans.design.procedure import checklist
 from keiri_agent.services.design import DesignCheck, DesignRequest, DesignService, Generation
 from keiri_agent.services.jobs import Job
 from keiri_agent.services.jsonforms import json_value
@@ -173,7 +179,7 @@ def _request(service: DesignService) -> DesignRequest | None:
         "指示",
         key="design.instruction",
         default="",
-        placeholder="例: 請求書ZIPと入金明細Excelを照合して差異をExcelに出力",
+        placeholder="例: 経費.csv の金額が5万円以上の行を部門別に合計してExcelに出力",
         height=100,
     )
     documents = _documents()
@@ -326,7 +332,13 @@ def _follow(state: dict[str, Any]) -> None:
 
 def _how_made(generation: Generation) -> None:
     result = generation.result
-    label = "オフライン（テンプレートの機械的な組み合わせ）" if result.offline else "LLM"
+    label = "LLM"
+    if result.offline:
+        label = (
+            "オフライン（テンプレートの機械的な組み合わせ）"
+            if result.templates
+            else "オフライン（指示の言葉から規則で組み立て）"
+        )
     st.markdown(f"**生成の方法**: {label}・適用モード {result.apply_mode}")
     if result.reasoning:
         st.caption(f"根拠: {result.reasoning}")
@@ -366,6 +378,23 @@ def _attempts(result: GeneratedPlan) -> None:
                 st.dataframe(pd.DataFrame(rows), hide_index=True)
             elif attempt.number > 1:
                 st.caption("前の試行からの変更はありません。")
+
+
+def _verdict(result: GeneratedPlan) -> None:
+    """The verdict (as on the CLI and the API), each requirement with what covers it, and
+    the parts that cannot be built."""
+    message = VERDICT_MESSAGES[result.verdict]
+    {"ok": st.success, "needs_answers": st.info}.get(result.verdict, st.error)(message)
+    if result.coverage is not None:
+        st.markdown("**指示の項目**")
+        st.markdown("\n".join(f"- {line}" for line in result.coverage.lines()))
+    elif result.procedure is not None and result.procedure.requirement_ids():
+        st.markdown("**指示の項目**")
+        st.markdown("\n".join(f"- {line}" for line in checklist(result.procedure)))
+    if result.gaps:
+        st.markdown("**作れない部分**")
+        for gap in result.gaps:
+            st.error(gap.message)
 
 
 def _requirements(result: GeneratedPlan) -> None:
@@ -439,6 +468,7 @@ def _generation() -> None:
         return
     result = generation.result
     _how_made(generation)
+    _verdict(result)
     if result.plan is None:
         st.markdown("**検討した候補ブロック**")
         _candidate_table(result.candidates)

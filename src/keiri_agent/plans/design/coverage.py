@@ -178,7 +178,7 @@ def _condition_met(conditions: Any, wanted: Condition) -> bool | None:
     for item in conditions:
         if not isinstance(item, Mapping) or item.get("op") != wanted.op:
             continue
-        column = True if wanted.column is None and _is_var(item.get("col")) else None
+        column: bool | None = None  # a column still to answer (a var) is waiting
         if wanted.column is not None:
             column = _same(item.get("col"), wanted.column)
         value = (

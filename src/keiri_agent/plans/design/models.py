@@ -215,6 +215,16 @@ class ComposeResult:
 
 Verdict = Literal["ok", "needs_answers", "cannot_build", "incomplete", "invalid"]
 
+VERDICT_MESSAGES: dict[str, str] = {
+    "ok": "指示のすべての項目を満たし、検証とドライランを通りました。",
+    "needs_answers": "質問に答えると完成します（「決める必要がある項目」）。",
+    "cannot_build": "指示の一部を組み立てられないため、Plan は作りませんでした"
+    "（理由は「作れない部分」）。",
+    "incomplete": "指示の項目を満たしていない Plan です。登録しないでください。",
+    "invalid": "Plan にエラーがあります。直してから登録してください。",
+}
+"""``GeneratedPlan.verdict`` in words: the same sentence on the CLI, the 設計 page and the API."""
+
 RequirementType = Literal["text", "select", "boolean", "number", "file", "table", "enum"]
 
 FIELD_TYPE_OF: dict[str, str] = {

@@ -632,7 +632,9 @@ _SORT = re.compile(
     rf"(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|小さい|少ない|低い|昇順|古い|早い|遅い)\s*順"
     r"|(?P<col2>" + QNOUN + r")\s*(?:の|で)?\s*(?P<dir2>降順|昇順)"
     r"|(?P<dir3>降順|昇順)(?=\s*(?:に|で)\s*(?:並|ソート))"
-    r"|(?P<col4>" + QNOUN + r")\s*(?:の)?\s*(?P<dir4>desc|asc|descending|ascending|DESC|ASC)(?![A-Za-z])"
+    r"|(?P<col4>"
+    + QNOUN
+    + r")\s*(?:の)?\s*(?P<dir4>desc|asc|descending|ascending|DESC|ASC)(?![A-Za-z])"
 )
 _DEDUPE_VERB = (
     r"重複(?:している|した|する)?(?:行|データ|レコード|明細)?\s*(?:を|は)?\s*"
@@ -801,7 +803,9 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         else:
             quoted = re.findall(r"「([^」]+)」", raw)
             parts = (
-                quoted if len(quoted) > 1 else re.split(r"\s*(?:か|または|もしくは|・|、|/|／)\s*", raw)
+                quoted
+                if len(quoted) > 1
+                else re.split(r"\s*(?:か|または|もしくは|・|、|/|／)\s*", raw)
             )
             values = [_clean(v) for v in parts if _clean(v)]
         if any(v in _METRIC_WORDS or v in _NOT_VALUES for v in values):
@@ -959,8 +963,19 @@ def _read_sort(reader: _Reader) -> None:
         if reader.is_used(match.start(), match.end()):
             continue
         noun = match.group("col") or match.group("col2") or match.group("col4")
-        word = match.group("dir") or match.group("dir2") or match.group("dir3") or match.group("dir4")
-        descending = word.lower() in ("大きい", "多い", "高い", "降順", "新しい", "遅い", "desc", "descending")
+        word = (
+            match.group("dir") or match.group("dir2") or match.group("dir3") or match.group("dir4")
+        )
+        descending = word.lower() in (
+            "大きい",
+            "多い",
+            "高い",
+            "降順",
+            "新しい",
+            "遅い",
+            "desc",
+            "descending",
+        )
         by = [_clean(noun)] if noun else []
         step = StepSpec(id="", kind="sort", by=by, descending=descending, source=match.group(0))
         if not by:
@@ -1298,6 +1313,250 @@ RESTRICTION_WORDS = re.compile(r"だけ|のみ|に限る|に限定|に絞")
 """Words that restrict the rows: explained only by a filter / select read from the clause."""
 
 
+GENERIC_NOUNS = frozenset(
+    [
+        "行",
+        "列",
+        "明細",
+        "データ",
+        "一覧",
+        "リスト",
+        "表",
+        "ファイル",
+        "結果",
+        "件",
+        "分",
+        "もの",
+        "今月",
+        "先月",
+        "今期",
+        "前月",
+        "月次",
+        "毎月",
+        "確認",
+        "用",
+        "各",
+        "全体",
+        "全件",
+        "内容",
+        "情報",
+        "形式",
+        "名前",
+        "項目",
+        "値",
+        "条件",
+        "対象",
+        "以下",
+        "以上",
+        "未満",
+        "超",
+        "順",
+        "別",
+        "ごと",
+        "毎",
+        "とき",
+        "場合",
+        "際",
+        "それ",
+        "これ",
+        "その",
+        "この",
+        "方",
+        "ため",
+        "上",
+        "中",
+        "後",
+        "前",
+        "時",
+        "形",
+        "方法",
+        "手順",
+        "処理",
+        "作業",
+        "お願い",
+        "資料",
+        "元データ",
+        "元",
+        "シート",
+        "ブック",
+        "名",
+        "名称",
+        "集計表",
+        "一覧表",
+        "表示",
+        "出力",
+        "入力",
+        "読込",
+        "読み込み",
+        "取込",
+        "帳票",
+        "CSV",
+        "Excel",
+        "エクセル",
+        "xlsx",
+        "csv",
+        "xlsm",
+        "UTF",
+        "SJIS",
+        "Shift_JIS",
+        "JIS",
+        "文字コード",
+        "全角",
+        "半角",
+        "カナ",
+        "表記",
+        "書き方",
+        "ゆれ",
+        "バラバラ",
+        "大きい",
+        "多い",
+        "小さい",
+        "少ない",
+        "高い",
+        "低い",
+        "新しい",
+        "古い",
+        "早い",
+        "遅い",
+        "降順",
+        "昇順",
+        "レコード",
+        "件数",
+        "人数",
+        "合計",
+        "平均",
+        "最大",
+        "最小",
+        "いずれ",
+        "どれ",
+        "はい",
+        "いいえ",
+        "種類",
+        "セル",
+        "枠",
+        "列名",
+        "見出し",
+        "中身",
+        "本文",
+        "部分",
+        "全て",
+        "すべて",
+        "全部",
+        "ほか",
+        "他",
+        "残り",
+        "うち",
+        "もと",
+        "最初",
+        "最後",
+        "複数",
+        "片方",
+        "両方",
+        "必要",
+        "不要",
+        "一部",
+        "本日",
+        "当月",
+        "翌月",
+        "前年",
+        "期末",
+        "期首",
+        "年度",
+        "上期",
+        "下期",
+        "四半期",
+        "たび",
+        "都度",
+        "まま",
+        "そのまま",
+        "同士",
+        "同様",
+        "通り",
+        "次",
+        "以降",
+        "以前",
+        "合計額",
+        "総額",
+        "単位",
+        "ぶん",
+        "程度",
+        "分析",
+        "検討",
+    ]
+)
+"""Nouns that name rows, files, the steps or their wording: never a parameter on their own."""
+
+
+def _names_rows(reader: _Reader, start: int, end: int) -> bool:
+    """「45時間を超えた社員を抽出」: the noun right after a condition names the rows it keeps."""
+    before = reader.text[max(0, start - 4) : start]
+    after = reader.text[end : end + 3]
+    touches = any(b <= start and start - b <= 4 for _, b in reader.used)
+    return (
+        touches
+        and bool(re.search(r"(?:た|の|る|い)\s*$", before))
+        and bool(re.match(r"\s*(?:を|だけ|のみ|は|が|に)", after))
+    )
+
+
+def _unused_nouns(reader: _Reader, named: set[str]) -> None:
+    """A content noun no rule used, in a clause that asks for a step (a step word, a
+    restriction, 別 / ごと / 順), is named: a column or value the rules missed must not be
+    dropped silently. Remarks and purposes (clauses without a step) are not read."""
+    from sudachipy import tokenizer
+
+    text = reader.text
+    words: set[str] = set(GENERIC_NOUNS) | set(STEP_VERBS) | set(_GLUE_ACTIONS)
+    for item in reader.inputs:
+        words.update((item.holds, item.sheet or ""))
+    for _, step in reader.steps:
+        words.update(_parameter_names(step))
+        words.update(str(c.value) for c in step.conditions if c.value is not None)
+        words.update(step.labels + step.fields)
+    for output in reader.outputs:
+        words.update((output.file_name or "", output.sheet or ""))
+    working: set[tuple[int, int]] = {
+        _clause_span(text, start, end)
+        for start, end, base in _action_words(text)
+        if base in STEP_VERBS
+    }
+    for match in re.finditer(rf"{RESTRICTION_WORDS.pattern}|別|ごと|毎|順", text):
+        working.add(_clause_span(text, match.start(), match.end()))
+    parentheses = [(m.start(), m.end()) for m in re.finditer(r"\([^()]*\)", text)]
+    unused: dict[str, list[str]] = {}
+    for morpheme in _tokenizer().tokenize(text, tokenizer.Tokenizer.SplitMode.C):
+        pos = morpheme.part_of_speech()
+        surface = morpheme.surface().strip()
+        if pos[0] != "名詞" or pos[1] in ("数詞",) or pos[2] == "助数詞可能" or len(surface) < 2:
+            continue
+        start, end = morpheme.begin(), morpheme.end()
+        if _clause_span(text, start, end) not in working:
+            continue  # a remark or a purpose, not a processing clause
+        if any(a < start and end <= b for a, b in parentheses):
+            continue  # a remark in parentheses
+        if _names_rows(reader, start, end):
+            continue
+        if reader.overlaps(start, end) or surface in words:
+            continue
+        if any(surface in word for word in words if word):
+            continue
+        clause = _clause(text, start, end)
+        unused.setdefault(clause, []).append(surface)
+    for clause, nouns in unused.items():
+        if clause in named:
+            continue
+        named.add(clause)
+        shown = "」「".join(dict.fromkeys(nouns))
+        reader.gaps.append(
+            Gap(
+                kind="not_understood",
+                message=f"「{clause}」の「{shown}」をどう使うか読み取れませんでした"
+                "（列名なら「〇〇が」「〇〇別に」のように、何をするかと一緒に書いてください）",
+                source=clause,
+            )
+        )
+
+
 def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
     named: set[str] = set()
@@ -1489,6 +1748,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     _two_table_sources(reader)
     _unused_inputs(reader)
     _read_leftovers(reader)
+    _unused_nouns(reader, {gap.source for gap in reader.gaps})
     ordered = [step for _, step in sorted(reader.steps, key=lambda item: _order_key(item))]
     _default_sort_column(ordered)
     for number, step in enumerate(ordered, start=1):
