@@ -19,6 +19,17 @@ from keiri_agent.services.jsonforms import design_check_json
 
 README_INSTRUCTION = "請求一覧.xlsx と入金明細.csv を請求番号で照合して、差異をExcelに出力"
 SALES = "売上の Excel から金額 1,000 円以上の行を抜き出す"
+REQUIREMENTS: dict[str, Any] = {
+    "inputs": [{"id": "in1", "format": "excel", "holds": "売上", "sheet": "売上"}],
+    "steps": [
+        {
+            "id": "s1",
+            "kind": "filter",
+            "conditions": [{"column": "金額", "op": ">=", "value": 1000}],
+        }
+    ],
+}
+"""Stage 0: the requirement model of INSTRUCTION (a filter on the sales workbook)."""
 SKELETON: dict[str, Any] = {
     "steps": [
         {"block": "excel.read_data", "purpose": "売上の Excel を読む"},
@@ -110,7 +121,7 @@ def test_fallback_off_raises_and_records_the_error(tmp_path: Path) -> None:
 
 
 def test_stub_server_end_to_end(tmp_path: Path) -> None:
-    with StubOpenAIServer([SKELETON, GOOD]) as server:
+    with StubOpenAIServer([REQUIREMENTS, SKELETON, GOOD]) as server:
         settings = Settings(
             home=tmp_path,
             provider="openai-compatible",
@@ -124,10 +135,13 @@ def test_stub_server_end_to_end(tmp_path: Path) -> None:
         chats = [r for r in server.requests if r.path.endswith("/chat/completions")]
     result = generation.result
     assert result.ok, result.report
-    assert result.reasoning == "structured: skeleton: structured; wiring: structured"
-    assert len(chats) == 2
+    assert (
+        result.reasoning
+        == "structured: requirements: structured; skeleton: structured; wiring: structured"
+    )
+    assert len(chats) == 3
     assert chats[0].body["model"] == "stub-model"
-    offered = chats[0].body["tools"][0]["function"]["parameters"]["properties"]["steps"]
+    offered = chats[1].body["tools"][0]["function"]["parameters"]["properties"]["steps"]
     assert set(offered["items"]["properties"]["block"]["enum"]) == {
         c.block_id for c in result.candidates
     }

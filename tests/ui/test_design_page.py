@@ -22,6 +22,17 @@ CHAT_FORM = "design.chat.form.s1_column_1-s1_column_2-response"
 # A scripted LLM design (as in tests/plans/design/test_llm_designer.py): the wiring stage
 # answers with an unknown block and an unknown input key, the repair fixes both.
 INSTRUCTION_LLM = "売上の Excel から金額 1,000 円以上の行を抜き出す"
+REQUIREMENTS: dict[str, Any] = {
+    "inputs": [{"id": "in1", "format": "excel", "holds": "売上", "sheet": "売上"}],
+    "steps": [
+        {
+            "id": "s1",
+            "kind": "filter",
+            "conditions": [{"column": "金額", "op": ">=", "value": 1000}],
+        }
+    ],
+}
+"""Stage 0: the requirement model of INSTRUCTION (a filter on the sales workbook)."""
 SKELETON: dict[str, Any] = {
     "steps": [
         {"block": "excel.read_data", "purpose": "売上の Excel を読む", "ui": False},
@@ -221,7 +232,7 @@ def test_inputs_survive_a_visit_to_another_page(page: AppTest) -> None:
 
 
 def test_repair_attempts_show_their_per_node_diff(page: AppTest, keiri_home: Path) -> None:
-    model = ScriptedChatModel([SKELETON, BAD, BAD_FENCED, GOOD])
+    model = ScriptedChatModel([REQUIREMENTS, SKELETON, BAD, BAD_FENCED, GOOD])
     settings = Settings(home=keiri_home, provider="offline")
     page.session_state["design.service"] = DesignService(
         settings, model_factory=lambda _settings: model
@@ -233,7 +244,9 @@ def test_repair_attempts_show_their_per_node_diff(page: AppTest, keiri_home: Pat
     assert model.remaining == 0
     text = _texts(page)
     assert "**生成の方法**: LLM" in text
-    assert "**試行 1**: エラー UNKNOWN_BLOCK ×1, UNKNOWN_INPUT ×1" in text
+    assert (
+        "**試行 1**: エラー REQUIREMENT_NOT_COVERED ×1, UNKNOWN_BLOCK ×1, UNKNOWN_INPUT ×1" in text
+    )
     assert "**試行 2**: エラーなし" in text
     changes = [(row["ノード"], row["変更"], row["項目"]) for row in _frame_with(page, "変更")]
     assert changes == [("read", "変更", "block"), ("big", "変更", "in")]

@@ -285,7 +285,11 @@ def _generate(service: DesignService, request: DesignRequest) -> None:
     _follow(st.session_state[GENERATION])
 
 
-STAGE_LABELS = {"skeleton": "骨組み（流れ・画面）を作成中", "wiring": "入出力をつないでいます"}
+STAGE_LABELS = {
+    "requirements": "指示の要件を整理しています",
+    "skeleton": "骨組み（流れ・画面）を作成中",
+    "wiring": "入出力をつないでいます",
+}
 
 
 def _event_text(line: Mapping[str, Any]) -> str:

@@ -21,6 +21,17 @@ README_INSTRUCTION = "請求一覧.xlsx と入金明細.csv を請求番号で�
 UNCOVERED = "社員の誕生日にお祝いメールを送る"
 SALES = "売上の Excel から金額 1,000 円以上の行を抜き出す"
 
+REQUIREMENTS: dict[str, Any] = {
+    "inputs": [{"id": "in1", "format": "excel", "holds": "売上", "sheet": "売上"}],
+    "steps": [
+        {
+            "id": "s1",
+            "kind": "filter",
+            "conditions": [{"column": "金額", "op": ">=", "value": 1000}],
+        }
+    ],
+}
+"""Stage 0: the requirement model of INSTRUCTION (a filter on the sales workbook)."""
 SKELETON: dict[str, Any] = {
     "steps": [
         {"block": "excel.read_data", "purpose": "売上の Excel を読む"},
@@ -180,7 +191,7 @@ def test_llm_failure_without_fallback_raises(engine: PlanEngine, library: Templa
 def test_requirements_come_from_the_unresolved_vars_with_the_models_questions(
     engine: PlanEngine, library: TemplateLibrary
 ) -> None:
-    model = ScriptedChatModel([SKELETON, WIRED])
+    model = ScriptedChatModel([REQUIREMENTS, SKELETON, WIRED])
     result = generate(engine, library, SALES, model=model, apply_mode="llm-only")
     assert result.reasoning.startswith("structured")
     by_id = {requirement.id: requirement for requirement in result.requirements}

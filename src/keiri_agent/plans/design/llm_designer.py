@@ -2,11 +2,17 @@
 
 ``LLMDesigner.design`` runs:
 
+0. stage 0 (requirements): the instruction's requirement model (``procedure.Procedure``:
+   inputs, steps with the parameters the instruction or documents give, outputs, and the
+   parts that cannot be built). Gaps end the design there, with no Plan; otherwise the
+   checklist joins the context of every later stage;
 1. stage 1 (skeleton): the flow as steps over the candidate blocks (``DesignSkeleton``);
 2. stage 2 (wiring): ``LLMDesignModel`` limited to the skeleton's blocks, ``in``/``out``
    keys whitelisted (``design_model``);
 3. ``to_plan_dict`` → YAML → ``engine.check`` (loader + validator), then the dry run
-   when the check finds no error;
+   when the check finds no error, then the coverage check against the requirements
+   (``coverage.check_coverage``): a requirement not covered and a node no requirement
+   needs are errors too (``REQUIREMENT_NOT_COVERED``, ``UNRELATED_NODE``);
 4. while errors remain, at most ``options.max_attempts`` repair rounds: the errors per
    node, the spec excerpts of the blocks at fault, the template contracts and the
    per-node diff go back to the model (``prompts.repair_prompt``).
@@ -40,6 +46,7 @@ from keiri_agent.events import EventCallback, EventEmitter
 from keiri_agent.llm.structured import describe_validation_error, invoke_structured, model_errors
 from keiri_agent.plans.catalog.catalog import BlockSpec, CatalogError
 from keiri_agent.plans.design import prompts
+from keiri_agent.plans.design.coverage import CoverageReport, check_coverage
 from keiri_agent.plans.design.design_model import (
     build_design_model,
     build_skeleton_model,
@@ -54,6 +61,7 @@ from keiri_agent.plans.design.models import (
     GeneratedPlan,
     TemplateSpec,
 )
+from keiri_agent.plans.design.procedure import Procedure, checklist
 from keiri_agent.plans.design.repair import (
     blocks_at_fault,
     collect_errors,
@@ -68,6 +76,9 @@ from keiri_agent.plans.engine import PlanEngine
 from keiri_agent.plans.issues import IssueCode
 
 LLMApplyMode = Literal["hint", "llm-only"]
+REQUIREMENT_NOT_COVERED = "REQUIREMENT_NOT_COVERED"
+UNRELATED_NODE = "UNRELATED_NODE"
+"""Coverage problems sent to the repair round like check errors (not Plan issue codes)."""
 FENCED_JSON = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
 SUGGEST_CHAT = "解決できなかった項目は、設計チャットで不足項目に答えると Plan に反映されます。"
 SUGGEST_TEMPLATE = (
@@ -177,8 +188,30 @@ class LLMDesigner:
                 "ブロックをピン留めしてください",
             )
         system = SystemMessage(content=prompts.system_prompt(self.options))
-        context = prompts.context_prompt(instruction, digest.text, specs, used)
         memo: list[str] = []
+
+        events.emit("stage", {"stage": "requirements"})
+        answer, via = self._ask(
+            Procedure,
+            [system, HumanMessage(content=prompts.requirements_prompt(instruction, digest.text))],
+            lenient=False,
+        )
+        procedure = Procedure.model_validate(answer)
+        memo.append(f"requirements: {via}")
+        if procedure.gaps:
+            return GeneratedPlan(
+                plan=None,
+                yaml_text="",
+                reasoning="structured: " + "; ".join(memo) + "; gaps",
+                apply_mode=apply_mode,
+                candidates=list(candidates),
+                warnings=list(digest.warnings),
+                procedure=procedure,
+                gaps=list(procedure.gaps),
+            )
+        context = prompts.with_requirements(
+            prompts.context_prompt(instruction, digest.text, specs, used), checklist(procedure)
+        )
 
         events.emit("stage", {"stage": "skeleton", "blocks": [s.id for s in specs]})
         skeleton_schema = build_skeleton_model([spec.id for spec in specs])
@@ -216,7 +249,8 @@ class LLMDesigner:
                 started = time.perf_counter()
                 dry_run = self.engine.dry_run(checked.plan)
                 dry_run_seconds = time.perf_counter() - started
-            errors = collect_errors(report, dry_run)
+            coverage = check_coverage(procedure, plan_dict)
+            errors = collect_errors(report, dry_run) + coverage_errors(coverage)
             graph = plan_dict["graph"]
             changes = diff_nodes(previous_graph, graph) if previous_graph is not None else []
             attempt = DesignAttempt(number, yaml_text, error_codes(errors), errors, changes)
@@ -264,6 +298,8 @@ class LLMDesigner:
             warnings=warnings,
             questions=questions,
             dry_run_seconds=dry_run_seconds,
+            procedure=procedure,
+            coverage=coverage,
         )
 
     def _specs(self, block_ids: Sequence[str]) -> list[BlockSpec]:
@@ -325,6 +361,34 @@ class LLMDesigner:
                     "validation_error": describe_validation_error(invalid),
                 },
             ) from None
+
+
+def coverage_errors(coverage: CoverageReport) -> list[dict[str, Any]]:
+    """A requirement not covered and a node no requirement needs, as repair errors."""
+    errors: list[dict[str, Any]] = [
+        {
+            "code": REQUIREMENT_NOT_COVERED,
+            "severity": "error",
+            "message": f"要件「{item.text}」を満たしていません: {item.problem}",
+            "node_id": item.node,
+            "hint": "要件の列・条件・キーをそのまま使うノードを、"
+            "入力から出力への流れの中に置いてください",
+            "details": {"requirement": item.requirement},
+        }
+        for item in coverage.missing
+    ]
+    errors += [
+        {
+            "code": UNRELATED_NODE,
+            "severity": "error",
+            "message": "指示の要件に関係しない処理です",
+            "node_id": node,
+            "hint": "要件に無いノードは削除してください",
+            "details": {},
+        }
+        for node in coverage.unrelated
+    ]
+    return errors
 
 
 def _merge_questions(

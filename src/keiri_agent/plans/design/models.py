@@ -213,6 +213,9 @@ class ComposeResult:
     """``<template>.<import>`` → the reference it was bound to."""
 
 
+RUN_INPUT_TYPES = frozenset({"file", "table"})
+"""Question types a run supplies (a file), so they never hold a design back."""
+
 Verdict = Literal["ok", "needs_answers", "cannot_build", "incomplete", "invalid"]
 
 VERDICT_MESSAGES: dict[str, str] = {
@@ -348,8 +351,13 @@ class GeneratedPlan:
 
     @property
     def pending_vars(self) -> set[str]:
-        """Vars the generator asks a person for (its questions)."""
-        return {str(question["var"]) for question in self.questions if question.get("var")}
+        """Vars the generator asks a person to decide (its questions). A file or table is
+        what a run is given (``--file``, an upload), not a design decision."""
+        return {
+            str(question["var"])
+            for question in self.questions
+            if question.get("var") and question.get("type") not in RUN_INPUT_TYPES
+        }
 
     @property
     def verdict(self) -> Verdict:
