@@ -127,7 +127,6 @@ _GLUE_ACTIONS = frozenset(
         "わかる",
         "求める",
         "出る",
-        "付ける",
         "並べる",
         "並べ替える",
         "並び替える",
@@ -173,7 +172,6 @@ _GLUE_ACTIONS = frozenset(
         "平均",
         "算出",
         "計算",
-        "足す",
         "掛ける",
         "かける",
         "引く",
@@ -188,8 +186,6 @@ _GLUE_ACTIONS = frozenset(
         "消し込み",
         "結合",
         "連結",
-        "つなぐ",
-        "つなげる",
         "紐付ける",
         "紐づける",
         "ひも付ける",
@@ -314,6 +310,11 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "判定": frozenset({"classify", "filter"}),
     "振り分ける": frozenset({"classify"}),
     "追加": frozenset({"compute", "join"}),
+    "付ける": frozenset({"join", "compute", "classify"}),
+    "足す": frozenset({"compute", "join", "aggregate"}),
+    "くっつける": frozenset({"join", "concat"}),
+    "つなげる": frozenset({"concat", "join"}),
+    "つなぐ": frozenset({"concat", "join"}),
     "残す": frozenset({"filter", "select", "dedupe"}),
     "承認": frozenset({"approval"}),
 }
@@ -349,9 +350,15 @@ class _Reader:
 
 
 def normalize(text: str) -> str:
-    """NFKC (full-width digits and letters to ASCII) with 「」 kept and blanks single."""
+    """NFKC (full-width digits and letters to ASCII) with 「」 kept and blanks single; a
+    line break (with its bullet or step number: ・, -, 1., ①) ends a clause (。)."""
     folded = unicodedata.normalize("NFKC", text)
-    return re.sub(r"\s+", " ", folded).strip()
+    lines = [
+        re.sub(r"^\s*(?:[・\-*•]|\d{1,2}[.)]|\(\d{1,2}\))\s*", "", line).strip()
+        for line in folded.splitlines()
+    ]
+    joined = "。".join(line.rstrip("。") for line in lines if line)
+    return re.sub(r"\s+", " ", joined).strip()
 
 
 def amount_value(text: str) -> int | float:
@@ -463,7 +470,9 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
     for match in _FILE_NAME.finditer(text):
         fmt = _format_of(match.group("ext").lower())
-        inside = re.search(rf"(?:{_FORMAT_WORD})\s*\(\s*$", text[: match.start()])
+        inside = re.search(
+            rf"(?:{_FORMAT_WORD})\s*\(\s*(?:ファイル名\s*(?:は|:)?\s*)?$", text[: match.start()]
+        )
         to_sheet = _SHEET_OUTPUT.match(text[match.end() :])
         if (
             to_sheet
@@ -500,6 +509,9 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
                     reader.outputs.append(OutputSpec(format=fmt, source=match.group(0)))  # type: ignore[arg-type]
             after = _AS_OUTPUT.match(text[match.end() :])
             reader.use(match.start("fmt"), match.end() + (after.end() if after else 0))
+            continue
+        if re.match(r"^\s*\([^()]*\.(?:csv|xlsx|xlsm|xls|zip|pdf)", text[match.end() :], re.I):
+            reader.use(match.start(), match.end())  # 「売上CSV（a.csv と b.csv）」: the files named
             continue
         holds = _clean(match.group("holds") or "")
         if not holds or _GENERIC.fullmatch(holds):
@@ -577,14 +589,15 @@ _FILTER_DATE = re.compile(
 )
 _FILTER_EQ = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|は|=|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN})*)\s*"
-    rf"(?P<tail>以外|(?:の(?:いずれか|どれか)(?:に当たる|に該当する|の)?|の|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方))|で(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
+    rf"(?P<tail>以外|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に該当する|の)?|の|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方))|で(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
 _GENERIC = re.compile(r"(?:行|もの|明細|データ|列|レコード|件|分|項目|一覧|結果|ファイル)$")
 """Nouns that name rows or the file, never a value to filter on (「行だけ」「明細のみ」)."""
 _FILTER_ONLY = re.compile(rf"(?P<val>{QNOUN})\s*(?P<tail>だけ|のみ|以外)")
 _FILTER_CONTAINS = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:に|が)\s*(?P<val>{QNOUN})\s*(?:を|が)?\s*(?:含む|含まれる|含んでいる)"
+    rf"(?P<col>{NOUN})\s*(?:に|が)\s*(?P<val>{QNOUN})\s*(?:という(?:文字|文言|言葉|単語|語))?\s*(?:を|が)?\s*"
+    r"(?:含む|含まれ|含んで|入っている|入った|入る)"
 )
 _FILTER_NULL = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|の)\s*(?P<state>空欄|空白|未入力|ブランク|空|未記入|入っていない|入力されていない|記入されていない"
@@ -625,7 +638,7 @@ _METRIC_WORDS = {
 }
 """Japanese words and the table.aggregate block's own metric names."""
 _METRIC = re.compile(
-    rf"(?:(?P<col>{NOUN})\s*(?:の|を)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均|件数|人数|社数|総数|最大値|最大|最高|最小値|最小|最低|集計"
+    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN})+)\s*(?:の|を)\s*|(?P<col>{NOUN})\s*(?:の|を)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均|件数|人数|社数|総数|最大値|最大|最高|最小値|最小|最低|集計"
     r"|(?<![A-Za-z])(?:sum|total|mean|avg|average|count|max|min)(?![A-Za-z]))"
 )
 _SORT = re.compile(
@@ -638,25 +651,34 @@ _SORT = re.compile(
 )
 _DEDUPE_VERB = (
     r"重複(?:している|した|する)?(?:行|データ|レコード|明細)?\s*(?:を|は)?\s*"
-    r"(?P<verb>除|削除|排除|取り除|まとめ|消|なく|1行に|一行に|1件に|一件に|省|チェック|除外)"
+    r"(?P<verb>除|削除|排除|取り除|取|まとめ|消|なく|1行に|一行に|1件に|一件に|省|チェック|除外|カット|落と)"
 )
 _DEDUPE_KEYED = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の組み合わせ|の組合せ)?\s*(?:が同じ|が一致する|をキーに(?:して)?|をキーとして|で|の|が|(?<=[A-Za-z0-9{_K}{_KATA}])\s)\s*"
     + _DEDUPE_VERB
 )
 _DEDUPE = re.compile(_DEDUPE_VERB)
+_SAME_ROWS = re.compile(
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*が同じ(?:行|もの|データ|レコード|人)\s*(?:は|を)?\s*"
+    r"(?:1|ひと|一)(?:つ|行|件)に(?:まとめ|する|して)"
+)
 _KEY = re.compile(
     rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:を|で|が)?\s*(?:キー|キーに|キーとして|をもとに|で|を基に|が一致)"
 )
 _JOIN = re.compile(
-    r"結合|紐付け|紐づけ|ひも付け|紐付|VLOOKUP|vlookup|参照して|付与|付け足|突き合わせて[^、。]{0,24}?(?:を付け|を追加|を加え|を付与)"
+    r"結合|紐付け|紐づけ|ひも付け|紐付|VLOOKUP|vlookup|参照して|付与|付け足|くっつけ|引っ張|持ってく|引いてく|付け加え"
+    r"|突き合わせて[^、。]{0,24}?(?:を付け|を追加|を加え|を付与)"
 )
 _RECONCILE = re.compile(
-    r"照合|突合|突き合わせ|突き合せ|付き合わせ|消込|消し込|マッチング|一致しない|不一致|差異"
+    r"照合|突合|突き合わせ|突き合せ|付き合わせ|照らし合わせ|付け合わせ|消込|消し込|マッチング|一致しない|不一致|差異"
+)
+_COMPARED = re.compile(
+    rf"(?P<col>{NOUN})\s*が\s*(?:合わない|合っていない|食い違|違う|違って|異なる|一致しない)"
 )
 _MASTER_WORDS = re.compile(r"マスタ|マスター|台帳|master", re.IGNORECASE)
 _CONCAT = re.compile(
-    r"縦に(?:つな|結合|連結)|連結|1つに(?:まとめ|つな|結合)|ひとつに(?:まとめ|つな|結合)|一つに(?:まとめ|つな|結合)|合体|統合"
+    r"縦に[^、。]{0,6}?(?:つな|結合|連結|まとめ)|連結|(?:1|ひと|一)(?:つ|本)に(?:まとめ|つな|結合)"
+    r"|(?:\d|二|両方|全部|すべて)(?:つ|ファイル)?を?(?:つなげ|つない|つなぐ|合わせ)|合体|統合"
 )
 _TOLERANCE = re.compile(
     rf"(?:差額|誤差|金額の差|差|ずれ)\s*(?:が|は)?\s*(?P<num>{AMOUNT})\s*(?:以内|まで|以下)"
@@ -672,6 +694,7 @@ _COMPUTE = re.compile(
     rf"|(?P<col5>{NOUN})\s*に\s*(?:[{_K}{_KATA}]*?)\s*(?P<pct>{NUM})\s*[%％]\s*(?:を|分を)?\s*(?:上乗せ|乗せ|加算|足|加え)\s*し?\s*(?:た|て)\s*(?P<new5>{QNOUN})"
     rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{NOUN})"
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?P<new4>{NOUN})"
+    rf"|(?P<new6>{QNOUN})\s*\(\s*=?\s*(?P<expr6>{NOUN}(?:\s*[×*÷+\-−]\s*(?:{NOUN}|{NUM}))+)\s*\)"
 )
 _NORMALIZE = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:列)?\s*(?:の|を)?\s*(?:数値に|日付に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記を(?:統一|揃え|そろえ)|書き方を(?:統一|揃え|そろえ))"
@@ -679,6 +702,7 @@ _NORMALIZE = re.compile(
 _SELECT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})+)\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ)"
     rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示)"
+    rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN})+)\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:だけ|のみ|に絞)"
 )
 _APPROVAL = re.compile(
@@ -714,7 +738,9 @@ def _condition(
             if any(b <= start for a, b in reader.used)
             else -1
         )
-        if previous_end >= 0 and re.fullmatch(r"[\s、,,〜~から]*", reader.text[previous_end:start]):
+        if previous_end >= 0 and re.fullmatch(
+            r"[\s、,,〜~]*(?:から|かつ|且つ|で)?[\s、,]*", reader.text[previous_end:start]
+        ):
             column = step.conditions[-1].column
     step.conditions.append(Condition(column=column, op=op, value=value))  # type: ignore[arg-type]
     reader.condition_spans.append((start, end))
@@ -885,7 +911,7 @@ def _names_a_file(reader: _Reader, noun: str) -> bool:
     )
 
 
-def _read_aggregate(reader: _Reader) -> None:
+def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each metric form)
     text = reader.text
     groups: list[str] = []
     positions: list[int] = []
@@ -913,6 +939,16 @@ def _read_aggregate(reader: _Reader) -> None:
             metrics.setdefault(last[1], []).append(str(_METRIC_WORDS[noun_word]))
             last = (match.start("m"), last[1])
         metric = _METRIC_WORDS[word]
+        if match.group("cols") and metric not in (None, "count"):
+            # 「数量と金額を合計」: each listed column gets the metric
+            listed = [n for n in _names(match.group("cols")) if not _names_a_file(reader, n)]
+            for name in listed:
+                metrics.setdefault(name, []).append(str(metric))
+            if listed:
+                last = (match.end(), listed[-1])
+                positions.append(match.start())
+                reader.use(match.start(), match.end())
+                continue
         noun = match.group("col")
         column = _clean(noun) if noun and _clean(noun) not in _METRIC_WORDS else None
         if column is not None and (_names_a_file(reader, column) or column in groups):
@@ -985,7 +1021,7 @@ def _read_sort(reader: _Reader) -> None:
 
 
 def _read_dedupe(reader: _Reader) -> None:
-    keyed = list(_DEDUPE_KEYED.finditer(reader.text))
+    keyed = list(_DEDUPE_KEYED.finditer(reader.text)) or list(_SAME_ROWS.finditer(reader.text))
     for match in keyed or _DEDUPE.finditer(reader.text):
         keys = _names(match.group("cols")) if keyed else []
         if not keys:
@@ -1045,53 +1081,14 @@ def _read_two_tables(reader: _Reader) -> None:
     concat = _CONCAT.search(text)
     master = any(_MASTER_WORDS.search(item.holds) for item in reader.inputs)
     if join and (master or not reconcile or join.start() <= reconcile.start()):
-        reconcile = (
-            None  # adding a master's columns (付けて, 紐付け) is a join, not a reconciliation
-        )
+        reconcile = None  # adding a master's columns (付けて, 紐付け) is a join
     if reconcile and not reader.is_used(reconcile.start(), reconcile.end()):
         step = StepSpec(id="", kind="reconcile", source=reconcile.group(0))
         step.keys = _keys_near(reader, reconcile.start(), reconcile.end())
         if not step.keys:
             step.missing.append("keys")
-        tolerance = _TOLERANCE.search(text)
-        if tolerance:
-            step.tolerance = float(amount_value(tolerance.group("num")))
-            reader.use(tolerance.start(), tolerance.end())
-            named = re.search(
-                rf"(?P<col>{NOUN})\s*の\s*(?:差|ずれ)\s*(?:が|は)?\s*$",
-                text[: tolerance.start("num")],
-            )
-            if named and is_amount_column(named.group("col")):
-                step.amount_column = _clean(named.group("col"))
-        no_tolerance = re.search(
-            r"(?:許容差|誤差|差額の許容)\s*(?:は|が)?\s*(?:なし|無し|ゼロ|0円?|認めない)", text
-        )
-        if no_tolerance and step.tolerance is None:
-            step.tolerance = 0.0
-            reader.use(no_tolerance.start(), no_tolerance.end())
-        for mention in re.finditer(r"「(?P<col>[^」]+)」\s*列", text):
-            column = mention.group("col").strip()
-            if is_amount_column(column) and step.amount_column is None:
-                step.amount_column = column
-            elif re.search(r"(日|日付)$", column) and step.date_column is None:
-                step.date_column = column
-            else:
-                continue
-            reader.use(mention.start(), mention.end())
-        window = _WINDOW.search(text)
-        if window:
-            step.date_window_days = int(window.group("num"))
-            reader.use(window.start(), window.end())
-            named = re.search(
-                rf"(?P<col>{NOUN})\s*(?:は|の|が)\s*(?:差|ずれ)?\s*(?:が|は)?\s*(?:前後)?\s*$",
-                text[: window.start("num")],
-            )
-            if (
-                named
-                and re.search(r"(日|日付)$", _clean(named.group("col")))
-                and step.date_column is None
-            ):
-                step.date_column = _clean(named.group("col"))
+        _amount_compare(reader, step)
+        _date_compare(reader, step)
         reader.add_step(reconcile.start(), step)
         reader.use(reconcile.start(), reconcile.end())
     elif join and not reader.is_used(join.start(), join.end()):
@@ -1104,6 +1101,56 @@ def _read_two_tables(reader: _Reader) -> None:
     if concat and len(reader.inputs) >= 2 and not reader.overlaps(concat.start(), concat.end()):
         reader.add_step(concat.start(), StepSpec(id="", kind="concat", source=concat.group(0)))
         reader.use(concat.start(), concat.end())
+
+
+def _amount_compare(reader: _Reader, step: StepSpec) -> None:
+    """A reconciliation's amount column and tolerance (差額1,000円以内, 許容差なし,
+    「金額」列, 数量が合わない)."""
+    text = reader.text
+    tolerance = _TOLERANCE.search(text)
+    if tolerance:
+        step.tolerance = float(amount_value(tolerance.group("num")))
+        reader.use(tolerance.start(), tolerance.end())
+        named = re.search(
+            rf"(?P<col>{NOUN})\s*の\s*(?:差|ずれ)\s*(?:が|は)?\s*$", text[: tolerance.start("num")]
+        )
+        if named and is_amount_column(named.group("col")):
+            step.amount_column = _clean(named.group("col"))
+    no_tolerance = re.search(
+        r"(?:許容差|誤差|差額の許容)\s*(?:は|が)?\s*(?:なし|無し|ゼロ|0円?|認めない)", text
+    )
+    if no_tolerance and step.tolerance is None:
+        step.tolerance = 0.0
+        reader.use(no_tolerance.start(), no_tolerance.end())
+    compared = _COMPARED.search(text)
+    if compared and step.amount_column is None:
+        step.amount_column = _clean(compared.group("col"))
+        reader.use(compared.start(), compared.end())
+    for mention in re.finditer(r"「(?P<col>[^」]+)」\s*列", text):
+        column = mention.group("col").strip()
+        if is_amount_column(column) and step.amount_column is None:
+            step.amount_column = column
+        elif re.search(r"(日|日付)$", column) and step.date_column is None:
+            step.date_column = column
+        else:
+            continue
+        reader.use(mention.start(), mention.end())
+
+
+def _date_compare(reader: _Reader, step: StepSpec) -> None:
+    """A reconciliation's date window and column (日付は前後3日まで)."""
+    window = _WINDOW.search(reader.text)
+    if not window:
+        return
+    step.date_window_days = int(window.group("num"))
+    reader.use(window.start(), window.end())
+    named = re.search(
+        rf"(?P<col>{NOUN})\s*(?:は|の|が)\s*(?:差|ずれ)?\s*(?:が|は)?\s*(?:前後)?\s*$",
+        reader.text[: window.start("num")],
+    )
+    column = _clean(named.group("col")) if named else ""
+    if column and re.search(r"(日|日付)$", column) and step.date_column is None:
+        step.date_column = column
 
 
 def _expression(text: str) -> str:
@@ -1133,7 +1180,8 @@ def _read_compute(reader: _Reader) -> None:
             new, expression = groups["new4"], f"{groups['a']} - {groups['b']}"
         else:
             new = groups.get("new") or groups.get("new2") or ""
-            expression = _expression(groups.get("expr") or groups["expr2"])
+            new = groups.get("new") or groups.get("new2") or groups.get("new6") or ""
+            expression = _expression(groups.get("expr") or groups.get("expr2") or groups["expr6"])
         step = StepSpec(
             id="", kind="compute", expressions={_clean(new): expression}, source=match.group(0)
         )
@@ -1154,7 +1202,10 @@ def _read_select(reader: _Reader) -> None:
     for match in _SELECT.finditer(reader.text):
         if reader.overlaps(match.start(), match.end()):
             continue
-        columns = _names(match.group("cols") or match.group("cols2") or match.group("cols3"))
+        listed = match.group("cols") or match.group("cols2") or match.group("cols3")
+        columns = (
+            _names(listed) if listed else _names(re.sub(r"\s*[/／]\s*", "・", match.group("cols4")))
+        )
         reader.add_step(
             match.start(), StepSpec(id="", kind="select", columns=columns, source=match.group(0))
         )
@@ -1254,7 +1305,10 @@ def _action_words(text: str) -> Iterator[tuple[int, int, str]]:
     for index, morpheme in enumerate(morphemes):
         pos = morpheme.part_of_speech()
         following = morphemes[index + 1].dictionary_form() if index + 1 < len(morphemes) else ""
-        if (pos[0] == "動詞" and pos[1] != "非自立可能") or (
+        verb = pos[0] == "動詞" and (
+            pos[1] != "非自立可能" or morpheme.dictionary_form() in STEP_VERBS
+        )
+        if verb or (
             pos[0] == "名詞" and pos[2] == "サ変可能" and following in ("する", "できる", "願う")
         ):
             yield morpheme.begin(), morpheme.end(), morpheme.dictionary_form()
@@ -1309,7 +1363,7 @@ def _parameter_names(step: StepSpec) -> list[str]:
     ]
 
 
-RESTRICTION_WORDS = re.compile(r"だけ|のみ|に限る|に限定|に絞")
+RESTRICTION_WORDS = re.compile(r"(?<![るたてうだ])(?:だけ|のみ)|に限る|に限定|に絞")
 """Words that restrict the rows: explained only by a filter / select read from the clause."""
 
 
