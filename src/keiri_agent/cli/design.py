@@ -1,4 +1,4 @@
-"""``keiri-agent plan generate | register | templates``: Plan design from the terminal.
+"""``keiri-agent plan generate | design | register | templates``: Plan design from the terminal.
 
 The commands are registered on the ``plan`` app (``cli.plan``) and call
 ``services.design.DesignService`` (imported when a command runs, so that the CLI starts
@@ -13,8 +13,9 @@ covered and the Plan validates and dry-runs, 3 it needs answers (the questions a
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -143,23 +144,7 @@ def generate(
         if as_json:
             print_json(error_json(error))
         raise _fail(error) from None
-    result = generation.result
-    written: Path | None = None
-    if out is not None and result.yaml_text:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(result.yaml_text, encoding="utf-8")
-        written = out
-    if as_json:
-        form = generated_plan_json(result)
-        form["path"] = str(written) if written is not None else None
-        print_json(form)
-    else:
-        _print_generation(result, written)
-        if written is None and result.yaml_text:
-            print(result.yaml_text, end="" if result.yaml_text.endswith("\n") else "\n")
-    code = VERDICT_EXIT_CODES[result.verdict]
-    if code:
-        raise typer.Exit(code=code)
+    _finish(generation.result, out, as_json)
 
 
 def _print_generation(result: GeneratedPlan, written: Path | None) -> None:
@@ -253,6 +238,117 @@ def _print_requirements(result: GeneratedPlan) -> None:
             f"  - {escape(requirement.label or requirement.id)}{mark} "
             f"[dim]{escape(requirement.id)}: {requirement.type}[/dim]"
         )
+
+
+@design_app.command()
+def design(
+    instruction: Annotated[
+        str, typer.Option("--instruction", help="設計する業務手順の説明（文章で）。")
+    ],
+    docs: Annotated[
+        str | None,
+        typer.Option("--docs", help="参考資料（.txt .md .pdf .docx .xlsx）。カンマ区切り: a,b"),
+    ] = None,
+    sample: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--sample",
+            help="見本のデータ（CSV / Excel）。列を選ぶ質問の選択肢になります。"
+            "繰り返し指定できます。",
+        ),
+    ] = None,
+    answers: Annotated[
+        Path | None,
+        typer.Option(
+            "--answers",
+            help="質問への回答（YAML / JSON: 項目ID: 値）。指定しないと端末で順に質問します。",
+        ),
+    ] = None,
+    prompt: Annotated[
+        bool | None,
+        typer.Option(
+            "--prompt/--no-prompt",
+            help="端末で質問するか（既定: 端末で --json でなければ質問する）。",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Plan の YAML をこのファイルに書き出します。")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """指示から Plan を生成し、決める必要がある項目を質問して（--answers でも可）完成させます。
+
+    終了コード: 0 完成、3 回答が必要（質問を表示）、4 作れない部分がある、1 エラー。"""
+    from keiri_agent.services.design import DesignRequest
+    from keiri_agent.services.plan_inputs import read_answers, read_input_file
+
+    service = _service()
+    limit = service.settings.max_upload_mb * 1024 * 1024
+    try:
+        samples = [
+            (path.name, read_input_file(path, max_bytes=limit, what="見本のファイル")["data"])
+            for path in sample or ()
+        ]
+        request = DesignRequest(
+            instruction=instruction, documents=_documents(docs), samples=samples
+        )
+        result = service.generate(request).result
+        if result.verdict == "needs_answers":
+            given = read_answers(answers) if answers is not None else None
+            if given is None and _prompting(prompt, as_json):
+                given = _ask(result)
+            if given:
+                result = service.settle(request, result, given)
+    except KeiriAgentError as error:
+        if as_json:
+            print_json(error_json(error))
+        raise _fail(error) from None
+    _finish(result, out, as_json)
+
+
+def _prompting(prompt: bool | None, as_json: bool) -> bool:
+    if prompt is not None:
+        return prompt
+    return not as_json and sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _ask(result: GeneratedPlan) -> dict[str, Any]:
+    """Each open question on the terminal: a choice by its number or its text."""
+    console.print("[bold]決める必要がある項目に答えてください[/bold]（空欄で飛ばす）")
+    values: dict[str, Any] = {}
+    for item in result.requirements:
+        if item.type in ("file", "table"):
+            continue  # a file is given when the Plan runs (--file)
+        label = item.label or item.id
+        if item.options:
+            for number, option in enumerate(item.options, start=1):
+                console.print(f"  {number}. {escape(option)}")
+        answer = typer.prompt(label, default="", show_default=False).strip()
+        if item.options and answer.isdigit() and 1 <= int(answer) <= len(item.options):
+            answer = item.options[int(answer) - 1]
+        if answer:
+            values[item.id] = answer
+    return values
+
+
+def _finish(result: GeneratedPlan, out: Path | None, as_json: bool) -> None:
+    """Print the result, write the YAML, exit by the verdict."""
+    written: Path | None = None
+    if out is not None and result.yaml_text:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(result.yaml_text, encoding="utf-8")
+        written = out
+    if as_json:
+        form = generated_plan_json(result)
+        form["path"] = str(written) if written is not None else None
+        print_json(form)
+    else:
+        _print_generation(result, written)
+        if written is None and result.yaml_text:
+            print(result.yaml_text, end="" if result.yaml_text.endswith("\n") else "\n")
+    code = VERDICT_EXIT_CODES[result.verdict]
+    if code:
+        raise typer.Exit(code=code)
 
 
 @design_app.command()

@@ -11,14 +11,16 @@ these methods and render what comes back; none of them holds design logic.
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError, UserInputError
+from keiri_agent.plans.design.design_chat import DesignChat
 from keiri_agent.plans.design.documents import digest_documents, extract_design_documents
 from keiri_agent.plans.design.generator import generate_plan
 from keiri_agent.plans.design.metrics import (
@@ -48,6 +50,80 @@ if TYPE_CHECKING:
     from keiri_agent.plans.issues import ValidationReport
 
 ModelFactory = Callable[[Settings], "BaseChatModel"]
+MAX_SAMPLE_COLUMNS = 200
+
+
+def sample_columns(samples: Sequence[tuple[str, bytes]], settings: Settings) -> list[str]:
+    """The column names of sample CSV / Excel files, in order, each once."""
+    from keiri_agent.blocks.base import BlockContext
+    from keiri_agent.blocks.table_file import ReadBlock
+    from keiri_agent.errors import BlockError
+
+    columns: list[str] = []
+    for name, data in samples:
+        context = BlockContext("design", "design", "sample", settings, logging.getLogger(__name__))
+        try:
+            read = ReadBlock().run({"file": {"name": name, "data": data}}, context)
+        except BlockError as error:
+            raise UserInputError(
+                f"見本のファイル {name} の列を読めません（{error.message}）",
+                hint="見出しのある CSV か Excel（.xlsx）を指定してください",
+                code="DESIGN_SAMPLE_UNREADABLE",
+            ) from None
+        columns.extend(str(column) for column in read["columns"])
+    return list(dict.fromkeys(columns))[:MAX_SAMPLE_COLUMNS]
+
+
+def with_answers(instruction: str, result: GeneratedPlan, answers: Mapping[str, Any]) -> str:
+    """The instruction followed by the questions and the user's answers (for the model)."""
+    asked = {str(item.id): item.label or item.id for item in result.requirements}
+    lines = [f"- {asked.get(key, key)}: {value}" for key, value in answers.items()]
+    return instruction.rstrip() + "\n\n## 確認済みの回答\n" + "\n".join(lines)
+
+
+def rejudged(
+    yaml_text: str, result: GeneratedPlan, engine: PlanEngine, *, pending: Sequence[Any]
+) -> GeneratedPlan:
+    """``result`` after its answers were written into ``yaml_text``: checked, dry-run and
+    covered again; the questions still open stay."""
+    import yaml
+
+    from keiri_agent.plans.design.coverage import check_coverage, resolved_vars
+    from keiri_agent.plans.design.procedure_plan import answered
+    from keiri_agent.plans.design.requirements import build_requirements
+
+    loaded = check_plan_text(yaml_text)
+    report = engine.check(yaml_text)
+    still = {str(item.id) for item in pending}
+    questions = [q for q in result.questions if str(q.get("var")) in still]
+    ready = loaded.plan is not None and report.ok and not questions
+    dry_run = engine.dry_run(loaded.plan) if ready and loaded.plan is not None else None
+    plan_dict = yaml.safe_load(yaml_text) if loaded.plan is not None else {}
+    values = plan_dict.get("vars") or {} if isinstance(plan_dict, dict) else {}
+    procedure = (
+        answered(result.procedure, result.questions, values)
+        if result.procedure is not None
+        else None
+    )
+    return replace(
+        result,
+        plan=loaded.plan,
+        yaml_text=yaml_text,
+        report=report,
+        dry_run=dry_run,
+        questions=questions,
+        requirements=build_requirements(
+            yaml_text,
+            catalog=engine.catalog,
+            var_questions={str(q["var"]): q for q in questions},
+        ),
+        procedure=procedure,
+        coverage=(
+            check_coverage(procedure, resolved_vars(plan_dict))
+            if procedure is not None and isinstance(plan_dict, dict)
+            else result.coverage
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -64,6 +140,8 @@ class DesignRequest:
     fallback: bool | None = None
     """None: the setting (KEIRI_AGENT_LLM_FALLBACK)."""
     plan_id: str | None = None
+    samples: Sequence[tuple[str, bytes]] = ()
+    """Sample data files (name, bytes): a question about a column offers their columns."""
 
 
 @dataclass
@@ -200,6 +278,7 @@ class DesignService:
         candidates: list[BlockCandidate] = []
         try:
             candidates = self.candidates(request.instruction, request.pinned)
+            columns = sample_columns(request.samples, self.settings)
             result = generate_plan(
                 request.instruction,
                 digest,
@@ -213,6 +292,7 @@ class DesignService:
                 candidates=candidates,
                 plan_id=request.plan_id,
                 on_event=on_event,
+                columns=columns,
             )
         except KeiriAgentError as error:
             failed = GeneratedPlan(
@@ -243,6 +323,44 @@ class DesignService:
             return record_generation(self.workspace.ensure(self.workspace.logs), record)
         except OSError:
             return None  # metrics never stop a generation
+
+    def settle(
+        self,
+        request: DesignRequest,
+        result: GeneratedPlan,
+        answers: Mapping[str, Any],
+        *,
+        on_event: EventCallback | None = None,
+    ) -> GeneratedPlan:
+        """The generated Plan with the user's answers to its questions, judged again.
+
+        Offline the answers are written into the Plan (``DesignChat``) and the Plan is
+        checked, dry-run and covered against the same requirements; with a model the
+        answers go back to it with the instruction (a new generation). Answers that do
+        not fit their question raise ``UserInputError`` naming each one.
+        """
+        if not result.yaml_text:
+            raise UserInputError(
+                "答える質問のある Plan がありません",
+                hint="先に指示から Plan を生成してください",
+                code="DESIGN_NOTHING_TO_ANSWER",
+            )
+        if self.model() is not None:
+            return self.generate(
+                replace(request, instruction=with_answers(request.instruction, result, answers)),
+                on_event=on_event,
+            ).result
+        chat = DesignChat(result.yaml_text, result.requirements)
+        turn = chat.answer(dict(answers))
+        if turn.errors:
+            raise UserInputError(
+                "回答に使えない値があります: "
+                + "; ".join(f"{key}: {message}" for key, message in turn.errors.items()),
+                hint="質問の選択肢か、列の見出しをそのまま入力してください",
+                code="DESIGN_ANSWER_INVALID",
+                details={"errors": dict(turn.errors)},
+            )
+        return rejudged(chat.apply(), result, self.engine, pending=chat.pending)
 
     def check(self, yaml_text: str) -> DesignCheck:
         """検証/ドライラン of an edited Plan text (the dry run only when it validates)."""

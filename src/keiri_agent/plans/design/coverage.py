@@ -336,6 +336,27 @@ def _ancestors(edges: Mapping[str, set[str]], start: str) -> set[str]:
     return seen
 
 
+def resolved_vars(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """``plan`` with every value that is exactly ``${vars.x}`` replaced by the var's value
+    when it has one (an answered question); other references stay."""
+    declared = plan.get("vars") if isinstance(plan.get("vars"), Mapping) else {}
+    assert isinstance(declared, Mapping)
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            found = re.fullmatch(r"\$\{vars\.([A-Za-z_][\w]*)\}", value.strip())
+            if found and declared.get(found.group(1)) is not None:
+                return declared[found.group(1)]
+            return value
+        if isinstance(value, Mapping):
+            return {key: walk(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [walk(item) for item in value]
+        return value
+
+    return {**plan, "graph": walk(plan.get("graph") or [])}
+
+
 def check_coverage(procedure: Procedure, plan: Mapping[str, Any]) -> CoverageReport:
     """Each requirement of ``procedure`` covered by a node of ``plan`` (see module doc)."""
     nodes = _nodes(plan)

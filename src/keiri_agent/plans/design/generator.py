@@ -85,11 +85,13 @@ def generate_plan(
     candidates: Sequence[BlockCandidate] | None = None,
     plan_id: str | None = None,
     on_event: EventCallback | None = None,
+    columns: Sequence[str] = (),
 ) -> GeneratedPlan:
     """A checked Plan for ``instruction`` (see the module doc for the paths).
 
     ``documents_text`` is a ``DocumentDigest`` (from ``documents.digest_documents``) or
-    plain texts; ``model`` None means the offline provider.
+    plain texts; ``model`` None means the offline provider; ``columns`` are the columns of
+    sample files the user gave (a column question offers them; the model is told them).
 
     Raises:
         UserInputError: An empty or oversized instruction, an unknown apply mode or
@@ -128,11 +130,16 @@ def generate_plan(
         result = _composed(templates, registry, engine, plan_id, "compose", digest, candidates)
     elif model is None:
         chosen = templates if apply_mode != "llm-only" else []
-        result = _offline(instruction, chosen, library, registry, engine, plan_id, digest)
+        result = _offline(
+            instruction, chosen, library, registry, engine, plan_id, digest, columns
+        )  # fmt: skip
         result.candidates = candidates
     else:
+        told = instruction
+        if columns:
+            told = f"{instruction}\n\n見本のファイルの列: {'、'.join(columns)}"
         result = _with_llm(
-            instruction, digest, candidates, templates, apply_mode, options, engine, model,
+            told, digest, candidates, templates, apply_mode, options, engine, model,
             plan_id, on_event,
         )  # fmt: skip
     result.apply_mode = apply_mode
@@ -246,6 +253,7 @@ def _offline(
     engine: PlanEngine,
     plan_id: str | None,
     digest: DocumentDigest,
+    columns: Sequence[str] = (),
 ) -> GeneratedPlan:
     procedure = read_procedure(instruction, [d.text for d in digest.documents if d.text])
     if templates:
@@ -258,7 +266,7 @@ def _offline(
         result.procedure = procedure
         result.coverage = check_coverage(procedure, composed.plan)
         return result
-    result = _from_procedure(procedure, instruction, engine, plan_id, digest)
+    result = _from_procedure(procedure, instruction, engine, plan_id, digest, columns)
     result.offline = True
     return result
 
@@ -312,6 +320,7 @@ def _from_procedure(
     engine: PlanEngine,
     plan_id: str | None,
     digest: DocumentDigest,
+    columns: Sequence[str] = (),
 ) -> GeneratedPlan:
     gaps = offline_gaps(procedure)
     if gaps:
@@ -327,6 +336,7 @@ def _from_procedure(
         procedure,
         plan_id=plan_id or DEFAULT_PLAN_ID,
         description=instruction.strip()[:200],
+        columns=columns,
     )
     result = _checked(
         built.plan,

@@ -22,6 +22,7 @@ generator stops with the reason before calling this.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +66,7 @@ RECONCILE_PARTS: dict[str, str] = {
 _MASTER = re.compile(r"マスタ|マスター|台帳|一覧表|master", re.IGNORECASE)
 DEFAULT_SHEET = "結果"
 UPLOAD_NODE = "upload_files"
+COLUMN_HINT = "列の見出しをそのまま書いてください"
 
 
 @dataclass
@@ -86,11 +88,30 @@ class _Builder:
     tables: dict[str, str] = field(default_factory=dict)
     """Input id → the reference of its table."""
 
+    columns: tuple[str, ...] = ()
+    """The columns of the sample files the user gave: a column question offers them."""
+
     def ask(
-        self, name: str, question: str, hint: str = "列の見出しをそのまま書いてください"
+        self,
+        name: str,
+        question: str,
+        hint: str = "列の見出しをそのまま書いてください",
+        *,
+        target: str | None = None,
     ) -> str:
+        """A var asked of the user; ``target`` is where the answer goes in the
+        requirement model (``s1.conditions.0.column``), so coverage can be judged again."""
         self.vars[name] = None
-        self.questions.append({"var": name, "question": question, "type": "text", "hint": hint})
+        asked: dict[str, Any] = {"var": name, "question": question, "type": "text", "hint": hint}
+        if target:
+            asked["target"] = target
+        if self.columns and hint == COLUMN_HINT:
+            asked.update(
+                type="select",
+                options=list(self.columns),
+                hint="見本のファイルの列から選んでください",
+            )
+        self.questions.append(asked)
         return f"${{vars.{name}}}"
 
     def node(self, node: dict[str, Any]) -> str:
@@ -103,11 +124,14 @@ class _Builder:
         return str(node["id"])
 
 
-def plan_from_procedure(procedure: Procedure, *, plan_id: str, description: str = "") -> BuiltPlan:
-    """The Plan of ``procedure`` (see the module docstring)."""
+def plan_from_procedure(
+    procedure: Procedure, *, plan_id: str, description: str = "", columns: Sequence[str] = ()
+) -> BuiltPlan:
+    """The Plan of ``procedure`` (see the module docstring); ``columns`` (of sample files)
+    turn a column question into a choice among them."""
     if any(step.kind in LLM_STEPS for step in procedure.steps):
         raise ValueError("steps that need a language model are not built by rules")
-    builder = _Builder(procedure)
+    builder = _Builder(procedure, columns=tuple(columns))
     _read_inputs(builder)
     current = builder.tables[procedure.inputs[0].id] if procedure.inputs else None
     aggregate_columns: dict[str, str] = {}
@@ -180,17 +204,42 @@ def _read_inputs(builder: _Builder) -> None:
         builder.covers[f"input:{item.id}"] = node_id
 
 
+def answered(
+    procedure: Procedure, questions: Sequence[Mapping[str, Any]], values: Mapping[str, Any]
+) -> Procedure:
+    """``procedure`` with the answers to the builder's questions written where each
+    question's ``target`` points (a condition's column, sort keys, reconcile columns)."""
+    result = procedure.model_copy(deep=True)
+    steps = {step.id: step for step in result.steps}
+    for question in questions:
+        value = values.get(str(question.get("var")))
+        target = str(question.get("target") or "")
+        step_id, _, path = target.partition(".")
+        step = steps.get(step_id)
+        if step is None or value in (None, ""):
+            continue
+        parts = path.split(".")
+        if parts[0] == "conditions" and len(parts) == 3 and int(parts[1]) < len(step.conditions):
+            step.conditions[int(parts[1])].column = str(value)
+        elif parts[0] in ("by", "keys"):
+            setattr(step, parts[0], [str(value)])
+        elif parts[0] in ("amount_column", "date_column"):
+            setattr(step, parts[0], str(value))
+        step.missing = [m for m in step.missing if not m.startswith(path)]
+    return result
+
+
 def _file_id(item: InputSpec) -> str:
     number = re.sub(r"\D", "", item.id) or "1"
     return f"file_{number}"
 
 
 def _column_or_ask(
-    builder: _Builder, step: StepSpec, value: str | None, name: str, what: str
+    builder: _Builder, step: StepSpec, value: str | None, name: str, what: str, target: str
 ) -> str:
     if value:
         return value
-    return builder.ask(f"{step.id}_{name}", what)
+    return builder.ask(f"{step.id}_{name}", what, target=f"{step.id}.{target}")
 
 
 def _step(  # noqa: C901 (one branch per step kind)
@@ -222,6 +271,7 @@ def _step(  # noqa: C901 (one branch per step kind)
             column = _column_or_ask(
                 builder, step, condition.column, f"column_{number}",
                 f"絞り込みの条件 {number}（{shown}と比べる）に使う列は？",
+                f"conditions.{number - 1}.column",
             )  # fmt: skip
             item: dict[str, Any] = {"col": column, "op": condition.op}
             if condition.op not in ("is_null", "not_null"):
@@ -260,7 +310,7 @@ def _step(  # noqa: C901 (one branch per step kind)
     elif step.kind == "sort":
         by = [_result_column(column, aggregate_columns) for column in step.by]
         if not by:
-            by = [builder.ask(f"{step.id}_by", "並べ替えに使う列は？")]
+            by = [builder.ask(f"{step.id}_by", "並べ替えに使う列は？", target=f"{step.id}.by")]
         inputs.update(by=by, ascending=not step.descending)
     elif step.kind == "select":
         inputs["columns"] = [aggregate_columns.get(column, column) for column in step.columns]
@@ -275,7 +325,9 @@ def _step(  # noqa: C901 (one branch per step kind)
     elif step.kind in ("join", "reconcile"):
         left, right = _two_tables(builder, step)
         keys = list(step.keys) or [
-            builder.ask(f"{step.id}_key", "2 つの表を突き合わせるキーの列は？")
+            builder.ask(
+                f"{step.id}_key", "2 つの表を突き合わせるキーの列は？", target=f"{step.id}.keys"
+            )
         ]
         inputs = {"left": left, "right": right}
         if step.kind == "join":
@@ -284,7 +336,12 @@ def _step(  # noqa: C901 (one branch per step kind)
             inputs["keys"] = keys
             if step.tolerance is not None or step.amount_column:
                 column = _column_or_ask(
-                    builder, step, step.amount_column, "amount", "比べる金額の列は？"
+                    builder,
+                    step,
+                    step.amount_column,
+                    "amount",
+                    "比べる金額の列は？",
+                    "amount_column",
                 )
                 inputs["amount"] = {
                     "left": column,
@@ -293,7 +350,7 @@ def _step(  # noqa: C901 (one branch per step kind)
                 }
             if step.date_window_days is not None or step.date_column:
                 column = _column_or_ask(
-                    builder, step, step.date_column, "date", "比べる日付の列は？"
+                    builder, step, step.date_column, "date", "比べる日付の列は？", "date_column"
                 )
                 inputs["date"] = {
                     "left": column,

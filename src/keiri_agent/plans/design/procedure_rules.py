@@ -592,7 +592,9 @@ _FILTER_EQ = re.compile(
     rf"(?P<tail>以外|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に該当する|の)?|の|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方))|で(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
-_GENERIC = re.compile(r"(?:行|もの|明細|データ|列|レコード|件|分|項目|一覧|結果|ファイル)$")
+_GENERIC = re.compile(
+    r"(?:^|\d)(?:行|列|件|分)$|(?:もの|明細|データ|レコード|項目|一覧|結果|ファイル)$"
+)
 """Nouns that name rows or the file, never a value to filter on (「行だけ」「明細のみ」)."""
 _FILTER_ONLY = re.compile(rf"(?P<val>{QNOUN})\s*(?P<tail>だけ|のみ|以外)")
 _FILTER_CONTAINS = re.compile(
@@ -836,6 +838,8 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             values = [_clean(v) for v in parts if _clean(v)]
         if any(v in _METRIC_WORDS or v in _NOT_VALUES for v in values):
             continue
+        if match.group("col") in GENERIC_NOUNS or _GENERIC.search(match.group("col")):
+            continue  # 「結果は…」「データは…」 name no column
         # 「0円」 is a number
         typed: list[Any] = [amount_value(v) if re.fullmatch(AMOUNT, v) else v for v in values]
         tail = match.group("tail")
@@ -916,9 +920,17 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
     groups: list[str] = []
     positions: list[int] = []
     for match in _GROUP.finditer(text):
-        if reader.overlaps(match.start(), match.end()):
-            continue
-        names = [n for n in _names(match.group("cols")) if not _names_a_file(reader, n)]
+        offset = match.start("cols")
+        kept = [
+            m.group(0)
+            for m in re.finditer(QNOUN, match.group("cols"))
+            if not reader.overlaps(offset + m.start(), offset + m.end())
+        ]  # 「…の「4月」シート、外注先ごとに」: the sheet was read with its file
+        names = [
+            n
+            for n in _names("・".join(kept))
+            if not _names_a_file(reader, n) and n not in GENERIC_NOUNS and not _GENERIC.search(n)
+        ]
         if not names:
             continue
         groups.extend(names)
@@ -1553,6 +1565,23 @@ def _names_rows(reader: _Reader, start: int, end: int) -> bool:
     )
 
 
+def _compound_nouns(text: str, tokenizer: Any) -> Iterator[tuple[int, int]]:
+    """Spans of compound nouns: consecutive noun morphemes (外注 + 先 → 外注先), numbers
+    and counters left out."""
+    start = end = -1
+    for morpheme in _tokenizer().tokenize(text, tokenizer.Tokenizer.SplitMode.C):
+        pos = morpheme.part_of_speech()
+        noun = pos[0] == "名詞" and pos[1] != "数詞" and pos[2] != "助数詞可能"
+        if noun and morpheme.begin() == end:
+            end = morpheme.end()
+            continue
+        if start >= 0:
+            yield start, end
+        start, end = (morpheme.begin(), morpheme.end()) if noun else (-1, -1)
+    if start >= 0:
+        yield start, end
+
+
 def _unused_nouns(reader: _Reader, named: set[str]) -> None:
     """A content noun no rule used, in a clause that asks for a step (a step word, a
     restriction, 別 / ごと / 順), is named: a column or value the rules missed must not be
@@ -1578,12 +1607,10 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
         working.add(_clause_span(text, match.start(), match.end()))
     parentheses = [(m.start(), m.end()) for m in re.finditer(r"\([^()]*\)", text)]
     unused: dict[str, list[str]] = {}
-    for morpheme in _tokenizer().tokenize(text, tokenizer.Tokenizer.SplitMode.C):
-        pos = morpheme.part_of_speech()
-        surface = morpheme.surface().strip()
-        if pos[0] != "名詞" or pos[1] in ("数詞",) or pos[2] == "助数詞可能" or len(surface) < 2:
+    for start, end in _compound_nouns(text, tokenizer):
+        surface = text[start:end].strip()
+        if len(surface) < 2:
             continue
-        start, end = morpheme.begin(), morpheme.end()
         if _clause_span(text, start, end) not in working:
             continue  # a remark or a purpose, not a processing clause
         if any(a < start and end <= b for a, b in parentheses):
@@ -1791,8 +1818,8 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     _read_dedupe(reader)
     _read_two_tables(reader)
     _read_compute(reader)
-    _read_filters(reader)
     _read_select(reader)
+    _read_filters(reader)
     _read_aggregate(reader)
     _read_sort(reader)
     _read_approval(reader)
