@@ -139,3 +139,18 @@ def test_generate_offline_then_register_and_the_list_shows_it(client: httpx.Clie
     assert entry["files"][0]["registered_at"]
     assert refused.status_code == 400
     assert refused.json()["error"]["code"] == "DESIGN_NOT_VALID"
+
+
+def test_design_chat_over_the_api_answers_then_judges_again(client: httpx.Client) -> None:
+    instruction = "経費精算.csv から交際費が5,000円を超える明細を抽出してExcelに出力"
+    asked = client.post("/api/plans/generate", json={"instruction": instruction}).json()
+    assert asked["verdict"] == "needs_answers" and asked["ok"] is False
+    ids = [item["id"] for item in asked["requirements"]]
+    assert ids == ["s1_column_1", "s1_column_2"]
+    answers = {"s1_column_1": "勘定科目", "s1_column_2": "金額"}
+    done = client.post("/api/plans/generate", json={"instruction": instruction, "answers": answers})
+    assert done.status_code == 200, done.text
+    result = done.json()
+    assert result["verdict"] == "ok" and result["coverage"]["ok"] is True
+    assert yaml.safe_load(result["yaml"])["vars"] == answers
+    assert result["verdict_message"].startswith("指示のすべての項目を満たし")

@@ -12,7 +12,11 @@ import pytest
 from keiri_agent.config import Settings
 from keiri_agent.errors import LLMError, UserInputError
 from keiri_agent.llm.testing import ScriptedChatModel
-from keiri_agent.plans.design.generator import MAX_INSTRUCTION_CHARS, OFFLINE_NOTE, generate_plan
+from keiri_agent.plans.design.generator import (
+    MAX_INSTRUCTION_CHARS,
+    TEMPLATES_NOTE,
+    generate_plan,
+)
 from keiri_agent.plans.design.models import DesignEngineOptions, GeneratedPlan
 from keiri_agent.plans.design.templates import TemplateLibrary
 from keiri_agent.plans.engine import PlanEngine
@@ -139,9 +143,14 @@ def test_offline_with_selected_templates_composes_them_and_says_offline(
     result = generate(
         engine, library, SALES, templates=["upload_payments_workbook", "payments_read"]
     )
-    assert_valid(result)
+    # the selected templates read a workbook but filter nothing: a valid Plan that does
+    # not do what was asked is never reported as a success
+    assert result.report is not None and result.report.ok and result.dry_run is not None
+    assert result.verdict == "incomplete" and not result.ok
+    assert result.coverage is not None
+    assert [item.requirement for item in result.coverage.missing] == ["step:s1"]
     assert result.offline and result.reasoning == "offline-compose: selected templates"
-    assert OFFLINE_NOTE in result.warnings
+    assert TEMPLATES_NOTE in result.warnings
 
 
 def test_offline_llm_only_ignores_the_selected_templates(

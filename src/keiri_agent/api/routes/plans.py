@@ -52,6 +52,9 @@ class GenerateRequest(BaseModel):
     fallback: bool | None = None
     """Compose offline when the model fails; null: the server's setting."""
     plan_id: str | None = Field(default=None, max_length=200)
+    answers: dict[str, Any] = Field(default_factory=dict, max_length=100)
+    """Answers to the questions of an earlier generation of the same instruction
+    (requirement id → value): the Design chat over the API, one request per turn."""
 
 
 class RegisterRequest(BaseModel):
@@ -160,20 +163,24 @@ def dry_run_plan(body: PlanSource, context: Context) -> dict[str, Any]:
 @router.post("/generate")
 def generate_plan(body: GenerateRequest, context: Context) -> dict[str, Any]:
     """A generated, checked Plan (``plan generate --json``): its YAML, issues
-    (``validation``), dry run and build requirements."""
+    (``validation``), dry run, build requirements and ``verdict``; with ``answers`` the
+    questions the same instruction leaves open are answered and the Plan judged again
+    (``plan design --answers``)."""
     from keiri_agent.services.design import DesignRequest
 
-    generation = context.design.generate(
-        DesignRequest(
-            instruction=body.instruction,
-            templates=tuple(body.templates),
-            apply_mode=body.mode,
-            pinned=tuple(body.pinned),
-            fallback=body.fallback,
-            plan_id=body.plan_id,
-        )
+    request = DesignRequest(
+        instruction=body.instruction,
+        templates=tuple(body.templates),
+        apply_mode=body.mode,
+        pinned=tuple(body.pinned),
+        fallback=body.fallback,
+        plan_id=body.plan_id,
     )
-    return {**generated_plan_json(generation.result), "seconds": round(generation.seconds, 3)}
+    generation = context.design.generate(request)
+    result = generation.result
+    if body.answers and result.verdict == "needs_answers":
+        result = context.design.settle(request, result, body.answers)
+    return {**generated_plan_json(result), "seconds": round(generation.seconds, 3)}
 
 
 @router.post("/register")

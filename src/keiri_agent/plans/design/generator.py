@@ -64,6 +64,9 @@ if TYPE_CHECKING:
 
 MAX_INSTRUCTION_CHARS = 4_000
 DEFAULT_PLAN_ID = "generated_plan"
+TEMPLATES_NOTE = (
+    "LLM が設定されていないため、選んだテンプレートを機械的に組み合わせました（オフライン）。"
+)
 OFFLINE_NOTE = (
     "LLM が設定されていないため、指示の言葉から規則で読み取った手順を"
     " 1 ステップ 1 ブロックで組み立てました（オフライン）。"
@@ -260,7 +263,7 @@ def _offline(
         composed = compose_templates(templates, registry, plan_id=plan_id or DEFAULT_PLAN_ID)
         result = _from_compose(
             composed, engine, "offline-compose: selected templates", [t.id for t in templates],
-            digest, [], notes=[OFFLINE_NOTE],
+            digest, [], notes=[TEMPLATES_NOTE],
         )  # fmt: skip
         result.offline = True
         result.procedure = procedure

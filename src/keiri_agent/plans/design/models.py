@@ -353,10 +353,13 @@ class GeneratedPlan:
     def pending_vars(self) -> set[str]:
         """Vars the generator asks a person to decide (its questions). A file or table is
         what a run is given (``--file``, an upload), not a design decision."""
+        read = set(re.findall(r"\$\{vars\.([A-Za-z_][\w]*)", self.yaml_text))
         return {
             str(question["var"])
             for question in self.questions
-            if question.get("var") and question.get("type") not in RUN_INPUT_TYPES
+            if question.get("var")
+            and question.get("type") not in RUN_INPUT_TYPES
+            and str(question["var"]) in read  # a question no node reads holds nothing back
         }
 
     @property
@@ -396,10 +399,5 @@ class GeneratedPlan:
 
     @property
     def ok(self) -> bool:
-        """The Plan loads, validates without errors and dry-runs without problems."""
-        return (
-            self.plan is not None
-            and self.report is not None
-            and self.report.ok
-            and (self.dry_run is None or self.dry_run.ok)
-        )
+        """The Plan loads, validates, dry-runs and does what was asked (verdict ``ok``)."""
+        return self.verdict == "ok"
