@@ -64,8 +64,17 @@ _OP_WORDS: list[tuple[str, str]] = [
     (r"以下|以内|まで", "<="),
     (r"未満|を下回る|に満たない|より(?:小さい|少ない|低い|下)", "<"),
     (r"で(?:は)?ない|以外|じゃない", "!="),
-    (r"ちょうど|と等しい|と同じ", "=="),
+    (r"ちょうど|と等しい|と同じ|の(?=\s*(?:行|もの|データ|明細|取引|レコード))", "=="),
 ]
+
+
+def _op_of(word: str) -> str:
+    """The operator of a comparison word (「の」 before 行 / もの is equality)."""
+    if word == "の":
+        return "=="
+    return next(o for words, o in _OP_WORDS if re.fullmatch(words, word))
+
+
 _DATE = (
     r"(?:\d{4}[/\-.]\d{1,2}[/\-.]\d{1,2}|\d{4}年\d{1,2}月\d{1,2}日"
     r"|(?:令和|平成)(?:元|\d{1,2})年\d{1,2}月\d{1,2}日)"
@@ -81,6 +90,20 @@ _DATE_OPS: list[tuple[str, str]] = [
 
 _GLUE_ACTIONS = frozenset(
     [
+        "ダブる",
+        "だぶる",
+        "助かる",
+        "幸い",
+        "嬉しい",
+        "照らす",
+        "当てはまる",
+        "差し引く",
+        "ずれる",
+        "混ざる",
+        "混在",
+        "挟む",
+        "含める",
+        "合う",
         "する",
         "いる",
         "ある",
@@ -413,9 +436,11 @@ _FILE_NAME = re.compile(
 _OUTPUT_VERB = (
     r"出力|書き出|保存|まとめ|出し|出す|出して|作成|作っ|落と|吐き出|ダウンロード|エクスポート|一覧|にして|にし|"
     r"して|する|結構|確認|返し|返して|ください|下さい|お願い|で結構|がほしい|が欲しい|でほしい|で欲しい|化"
+    r"|output|export"
 )
 _AS_OUTPUT_NAMED = re.compile(
-    rf"^\s*\)?\s*(?:ファイル|ブック|形式|の?ファイル)?\s*(?:(?:で|に|へ|として)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})|出力|の?一覧(?:に|で)|という名前|の名前)"
+    rf"^\s*[)」』]?\s*(?:\(\s*シート名?\s*[:は]?\s*「?(?P<sheet>[^」)]+)」?\s*\))?\s*(?:ファイル|ブック|形式|の?ファイル)?\s*"
+    rf"(?:(?:で|に|へ|として)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})|出力|output|export|の?一覧(?:に|で)|という名前|の名前)"
 )
 _AS_OUTPUT = re.compile(
     _AS_OUTPUT_NAMED.pattern + r"|^\s*\)?\s*(?:で|に|へ)\s*(?:[。、]|$|\(|シート)"
@@ -503,11 +528,13 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
                 and _is_output(text, match.start("fmt"), match.end())
             )
         ):
+            after = _AS_OUTPUT.match(text[match.end() :])
+            sheet = after.group("sheet") if after else None
             if not any(o.format == fmt for o in reader.outputs):
                 named = [o for o in reader.outputs if o.file_name and o.format == fmt]
                 if not named:
-                    reader.outputs.append(OutputSpec(format=fmt, source=match.group(0)))  # type: ignore[arg-type]
-            after = _AS_OUTPUT.match(text[match.end() :])
+                    output = OutputSpec(format=fmt, sheet=sheet, source=match.group(0))  # type: ignore[arg-type]
+                    reader.outputs.append(output)
             reader.use(match.start("fmt"), match.end() + (after.end() if after else 0))
             continue
         if re.match(r"^\s*\([^()]*\.(?:csv|xlsx|xlsm|xls|zip|pdf)", text[match.end() :], re.I):
@@ -562,7 +589,10 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         )
         reader.use(match.start(), match.end())
     if not reader.outputs and not any(g.kind == "unsupported_action" for g in reader.gaps):
-        output_word = re.search(r"出力|書き出|エクスポート", text)
+        output_word = re.search(
+            r"(?:出力|書き出|エクスポート)(?!した|された|済み|済)(?=\s*(?:して|する|を|お願い|ください|で|。|$))",
+            text,
+        )
         if output_word:
             reader.gaps.append(
                 Gap(
@@ -589,7 +619,7 @@ _FILTER_DATE = re.compile(
 )
 _FILTER_EQ = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|は|=|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN})*)\s*"
-    rf"(?P<tail>以外|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に該当する|の)?|の|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方))|で(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
+    rf"(?P<tail>以外|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|の)?|の|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
 _GENERIC = re.compile(
@@ -660,6 +690,9 @@ _DEDUPE_KEYED = re.compile(
     + _DEDUPE_VERB
 )
 _DEDUPE = re.compile(_DEDUPE_VERB)
+_DOUBLED = re.compile(
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*が\s*(?:ダブ|だぶ|重複|二重)"
+)
 _SAME_ROWS = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*が同じ(?:行|もの|データ|レコード|人)\s*(?:は|を)?\s*"
     r"(?:1|ひと|一)(?:つ|行|件)に(?:まとめ|する|して)"
@@ -669,6 +702,7 @@ _KEY = re.compile(
 )
 _JOIN = re.compile(
     r"結合|紐付け|紐づけ|ひも付け|紐付|VLOOKUP|vlookup|参照して|付与|付け足|くっつけ|引っ張|持ってく|引いてく|付け加え"
+    r"|(?<![A-Za-z])(?:join|JOIN|merge)(?![A-Za-z])"
     r"|突き合わせて[^、。]{0,24}?(?:を付け|を追加|を加え|を付与)"
 )
 _RECONCILE = re.compile(
@@ -692,7 +726,7 @@ _COMPUTE_OP = r"[×*xX÷/＋+\-－−]"
 _COMPUTE_EXPR = rf"{NOUN}(?:\s*{_COMPUTE_OP}\s*(?:{NOUN}|{NUM}))+"
 _COMPUTE = re.compile(
     rf"(?P<new>{QNOUN})\s*(?:=|＝|は|を)\s*(?P<expr>{_COMPUTE_EXPR})"
-    rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として)\s*(?P<new2>{QNOUN})\s*(?:列)?\s*(?:を|として)?\s*(?:計算|算出|求め|出|追加|作)"
+    rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として)\s*(?P<new2>{QNOUN})\s*(?:という列|の列|列)?\s*(?:を|として|で)?\s*(?:計算|算出|求め|出|追加|作)"
     rf"|(?P<col5>{NOUN})\s*に\s*(?:[{_K}{_KATA}]*?)\s*(?P<pct>{NUM})\s*[%％]\s*(?:を|分を)?\s*(?:上乗せ|乗せ|加算|足|加え)\s*し?\s*(?:た|て)\s*(?P<new5>{QNOUN})"
     rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{NOUN})"
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?P<new4>{NOUN})"
@@ -705,7 +739,7 @@ _SELECT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})+)\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ)"
     rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示)"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN})+)\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
-    rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:だけ|のみ|に絞)"
+    rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞)"
 )
 _APPROVAL = re.compile(
     r"承認|決裁|確認してから|確認後|確認のうえ|確認の上|チェックしてもらって|チェックを受けて|OKをもらって|了承"
@@ -765,9 +799,12 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             match.end(),
             match.group(0),
         )
+    dates = [(m.start(), m.end()) for m in re.finditer(_DATE, text)]
     for match in _FILTER_NUM.finditer(text):
         if reader.overlaps(match.start("num"), match.end("num")):
             continue
+        if any(a < match.end("num") and match.start("num") < b for a, b in dates):
+            continue  # a part of a date (2024-07-31), read by the date and equality rules
         if re.search(r"日$", match.group("num").strip()) and re.match(
             r"^\s*(?:以内|まで)", text[match.end("num") :]
         ):
@@ -776,7 +813,7 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             r"(?:差額|誤差|差|ずれ)\s*(?:が|は)?\s*$", text[: match.start("num")]
         ) and not match.group("col"):
             continue  # a tolerance
-        op = next(o for words, o in _OP_WORDS if re.fullmatch(words, match.group("op")))
+        op = _op_of(match.group("op"))
         value = amount_value(match.group("num"))
         noun = match.group("col")
         start = match.start()
@@ -1045,6 +1082,10 @@ def _read_dedupe(reader: _Reader) -> None:
             if key:
                 keys = _names(key.group("keys"))
                 reader.use(match.start() - (len(before) - key.start()) + 1, match.start())
+        doubled = _DOUBLED.search(reader.text)
+        if not keys and doubled:
+            keys = _names(doubled.group("cols"))
+            reader.use(doubled.start(), doubled.end())
         if not keys:
             same = list(re.finditer(rf"同じ\s*(?P<col>{NOUN})", reader.text))
             keys = list(dict.fromkeys(_clean(m.group("col")) for m in same))
@@ -1052,7 +1093,7 @@ def _read_dedupe(reader: _Reader) -> None:
                 reader.use(m.start(), m.end())
         step = StepSpec(id="", kind="dedupe", keys=keys, source=match.group(0))
         keep_last = re.search(
-            r"(?:最後|後ろ|最新|新しい方)の?(?:行|もの|データ)?(?:だけ|のみ)?を?残|残すのは(?:最後|後ろ|最新|新しい方)",
+            r"(?:最後|後ろ|最新|新しい方|一番下|いちばん下)の?(?:\(最新\))?の?(?:行|もの|データ)?(?:だけ|のみ)?を?残|残すのは(?:最後|後ろ|最新|新しい方)",
             reader.text,
         )
         if keep_last:
@@ -1291,7 +1332,7 @@ def _threshold_from_documents(reader: _Reader, documents: Sequence[str]) -> None
                 )
                 if name not in text[sentence_start : match.end()]:
                     continue
-                op = next(o for words, o in _OP_WORDS if re.fullmatch(words, match.group("op")))
+                op = _op_of(match.group("op"))
                 value = amount_value(match.group("num"))
                 step.conditions.append(Condition(column=None, op=op, value=value))  # type: ignore[arg-type]
                 step.missing.append(f"conditions.{len(step.conditions) - 1}.column")
@@ -1381,6 +1422,13 @@ RESTRICTION_WORDS = re.compile(r"(?<![るたてうだ])(?:だけ|のみ)|に限�
 
 GENERIC_NOUNS = frozenset(
     [
+        "うえ",
+        "上で",
+        "とき",
+        "こと",
+        "やつ",
+        "規程",
+        "本",
         "行",
         "列",
         "明細",
