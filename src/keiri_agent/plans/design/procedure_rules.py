@@ -44,7 +44,8 @@ from keiri_agent.plans.design.procedure import (
 
 _K = "\u4e00-\u9fff々〆ヵヶ"
 _KATA = "\u30a1-\u30faー"
-_NAME = rf"[A-Za-z_{_K}{_KATA}]+(?:\d+[A-Za-z_{_K}{_KATA}]+)*"
+_NAME = rf"(?:[A-Za-z][A-Za-z0-9_]*|[_{_K}{_KATA}]+)(?:[A-Za-z][A-Za-z0-9_]*|[_{_K}{_KATA}]+)*"
+"""Digits belong to Latin runs (S012, amount2), never glue kanji to a number (金額10万)."""
 NOUN = rf"(?:\d+(?=[A-Za-z_{_K}{_KATA}]))?{_NAME}(?:[いみめりしきえた]{{1,2}}[{_K}]+)*"
 """A column-like noun: kanji, katakana, Latin and digits; okurigana between kanji."""
 QNOUN = rf"(?:「[^」]{{1,40}}」|{NOUN})"
@@ -608,7 +609,7 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
 # --------------------------------------------------------------------------- table steps
 
 _FILTER_NUM = re.compile(
-    rf"(?:(?P<col>{QNOUN})\s*(?:が|は|の|で|:|：)?\s*)?(?P<num>{AMOUNT})\s*(?P<op>"
+    rf"(?:(?P<col>{QNOUN})\s*(?:が|は|の|で|:|：)?\s*)?(?<![A-Za-z0-9_])(?P<num>{AMOUNT})\s*(?P<op>"
     + "|".join(f"(?:{words})" for words, _ in _OP_WORDS)
     + ")"
 )
@@ -677,6 +678,7 @@ _SORT = re.compile(
     rf"(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|小さい|少ない|低い|昇順|古い|早い|遅い)\s*順"
     r"|(?P<col2>" + QNOUN + r")\s*(?:の|で)?\s*(?P<dir2>降順|昇順)"
     r"|(?P<dir3>降順|昇順)(?=\s*(?:に|で)\s*(?:並|ソート))"
+    r"|(?P<col5>" + QNOUN + r")\s*順\s*(?:\(\s*(?P<dir5>昇順|降順)\s*\))?\s*に\s*(?=並|ソート)"
     r"|(?P<col4>"
     + QNOUN
     + r")\s*(?:の)?\s*(?P<dir4>desc|asc|descending|ascending|DESC|ASC)(?![A-Za-z])"
@@ -691,7 +693,8 @@ _DEDUPE_KEYED = re.compile(
 )
 _DEDUPE = re.compile(_DEDUPE_VERB)
 _DOUBLED = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*が\s*(?:ダブ|だぶ|重複|二重)"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*が\s*"
+    r"(?:ダブ|だぶ|重複|二重|(?:同じ|一致する)\s*(?:行|もの|データ|レコード|明細))"
 )
 _SAME_ROWS = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*が同じ(?:行|もの|データ|レコード|人)\s*(?:は|を)?\s*"
@@ -903,6 +906,8 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         if reader.overlaps(match.start(), match.end()):
             continue
         noun = _clean(match.group("val"))
+        if re.search(r"(?:その|この|あの|それらの)\s*$", text[: match.start()]):
+            continue  # 「その前後だけ」: a word pointing back, no value to keep
         if _names_a_file(reader, noun) or _GENERIC.search(noun) or noun in _NOT_VALUES:
             continue
         op = "!=" if match.group("tail") == "以外" else "=="
@@ -992,7 +997,11 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             # 「数量と金額を合計」: each listed column gets the metric
             listed = [n for n in _names(match.group("cols")) if not _names_a_file(reader, n)]
             for name in listed:
-                metrics.setdefault(name, []).append(str(metric))
+                if name in _METRIC_WORDS and _METRIC_WORDS[name] == "count":
+                    metrics.setdefault(COUNT_ALL, []).append("count")  # 「件数と金額の合計」
+                elif name not in _METRIC_WORDS:
+                    metrics.setdefault(name, []).append(str(metric))
+            listed = [n for n in listed if n not in _METRIC_WORDS]
             if listed:
                 last = (match.end(), listed[-1])
                 positions.append(match.start())
@@ -1047,9 +1056,16 @@ def _read_sort(reader: _Reader) -> None:
     for match in _SORT.finditer(reader.text):
         if reader.is_used(match.start(), match.end()):
             continue
-        noun = match.group("col") or match.group("col2") or match.group("col4")
+        noun = (
+            match.group("col") or match.group("col2") or match.group("col4") or match.group("col5")
+        )
         word = (
-            match.group("dir") or match.group("dir2") or match.group("dir3") or match.group("dir4")
+            match.group("dir")
+            or match.group("dir2")
+            or match.group("dir3")
+            or match.group("dir4")
+            or match.group("dir5")
+            or "昇順"  # 「申請者順に並べる」
         )
         descending = word.lower() in (
             "大きい",
@@ -1338,6 +1354,102 @@ def _threshold_from_documents(reader: _Reader, documents: Sequence[str]) -> None
                 step.missing.append(f"conditions.{len(step.conditions) - 1}.column")
                 step.source += f" / 参考資料: {text[sentence_start : match.end()].strip()}"
                 return
+
+
+_POLICY_REFERENCE = re.compile(
+    rf"(?:(?P<col>{QNOUN})\s*(?:が|の|で)\s*)?(?:社内規程|規程|規定|ルール|ポリシー)?の?\s*"
+    r"(?P<ref>基準額|基準|上限額|上限|限度額|限度|これ|それ)\s*(?P<op>"
+    + "|".join(f"(?:{words})" for words, _ in _OP_WORDS[:4])
+    + r"|を超え(?:る|た|て)?|に該当)"
+)
+
+
+def _policy_sentences(reader: _Reader, documents: Sequence[str]) -> list[tuple[str, int, int]]:
+    """Sentences that state a rule with an amount: 「…」 quotes of the instruction (their
+    span), then the reference documents' sentences (span -1)."""
+    found: list[tuple[str, int, int]] = []
+    for match in re.finditer(r"「([^」]{6,})」", reader.text):
+        if re.search(AMOUNT_WITH_UNIT, match.group(1)):
+            found.append((match.group(1), match.start(), match.end()))
+    for document in documents:
+        for sentence in re.split(r"[。\n]", normalize(document)):
+            if re.search(AMOUNT_WITH_UNIT, sentence):
+                found.append((sentence.strip(), -1, -1))
+    return found
+
+
+AMOUNT_WITH_UNIT = rf"{NUM}\s*(?:万|千)?\s*円"
+
+
+def _amounts(sentence: str) -> list[int | float]:
+    """The yen amounts of a rule, per-unit words (1件あたり) left out."""
+    return [
+        amount_value(m.group(0))
+        for m in re.finditer(AMOUNT_WITH_UNIT, sentence)
+        if not re.match(r"\s*(?:あたり|当たり|につき)", sentence[m.end() :])
+    ]
+
+
+def _read_policy_reference(reader: _Reader, documents: Sequence[str]) -> None:
+    """「税込金額が基準を超える」: the amount comes from a rule quoted in the instruction or
+    written in a reference document (「1件あたり5,000円を超える会議費は…」)."""
+    match = _POLICY_REFERENCE.search(reader.text)
+    if match is None or reader.overlaps(match.start("ref"), match.end("ref")):
+        return
+    from sudachipy import tokenizer
+
+    column = _column(match.group("col"))
+    sentences = _policy_sentences(reader, documents)
+    nouns = {
+        reader.text[a:b] for a, b in _compound_nouns(reader.text, tokenizer) if b - a >= 2
+    } - GENERIC_NOUNS
+    scored = sorted(
+        ((sum(1 for noun in nouns if noun in sentence[0]), -index, sentence)
+         for index, sentence in enumerate(sentences)),
+        reverse=True,
+    )  # fmt: skip
+    if (
+        len(scored) > 1
+        and scored[0][0] == scored[1][0]
+        and _amounts(scored[0][2][0]) != _amounts(scored[1][2][0])
+    ):
+        reader.gaps.append(
+            Gap(
+                kind="not_understood",
+                message=f"「{match.group(0)}」の基準に当たりそうな規程が複数あります"
+                f"（「{scored[0][2][0]}」「{scored[1][2][0]}」）。金額を指示に書いてください",
+                source=match.group(0),
+            )
+        )
+        reader.use(match.start(), match.end())
+        return
+    chosen = scored[0][2] if scored else None
+    if chosen is None:
+        reader.gaps.append(
+            Gap(
+                kind="not_understood",
+                message=f"「{match.group(0)}」の基準の金額が、指示にも参考資料にもありません"
+                "（「5,000円を超える」のように書くか、規程を参考資料として添付してください）",
+                source=match.group(0),
+            )
+        )
+        reader.use(match.start(), match.end())
+        return
+    sentence, start, end = chosen
+    if start >= 0:
+        reader.use(start, end)
+    amounts = _amounts(sentence)
+    if not amounts:
+        return
+    op = "==" if match.group("op") == "に該当" else _op_of(match.group("op"))
+    if op == "==":  # 「これに該当する」: the rule's own comparison
+        rule = re.search(
+            rf"{AMOUNT_WITH_UNIT}\s*(?P<op>" + "|".join(f"(?:{w})" for w, _ in _OP_WORDS[:4]) + ")",
+            sentence,
+        )
+        op = _op_of(rule.group("op")) if rule else ">"
+    _condition(reader, column, op, amounts[0], match.start(), match.end(), match.group(0))
+    reader.first_step("filter").source += f" / 規程: {sentence}"  # type: ignore[union-attr]
 
 
 # --------------------------------------------------------------------------- honesty
@@ -1708,7 +1820,7 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             )
         )
     for match in re.finditer(
-        rf"{AMOUNT}\s*(?:あたり|当たり|につき)|\d+\s*(?:行|列)\s*(?:だけ|のみ)", text
+        rf"{AMOUNT}\s*(?:あたり|当たり|につき)|\d+\s*(?:行|列|件|つ)\s*(?:だけ|のみ)", text
     ):
         reader.use(match.start(), match.end())  # 「1泊あたり」, 「合計1行だけ」: a unit or a shape
     for match in RESTRICTION_WORDS.finditer(text):
@@ -1741,7 +1853,7 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
         if not match.group(0).strip() or reader.overlaps(match.start(), match.end()):
             continue
         if re.fullmatch(r"\d{1,4}", match.group(0).strip()) and re.match(
-            r"^\s*(?:月|年|期|つ|か月|ヶ月|行|列|項目|四半期|ファイル|枚|通|シート)",
+            r"^\s*(?:月|年|期|つ|か月|ヶ月|行|列|項目|四半期|ファイル|枚|通|シート|条|項|号)",
             text[match.end() :],
         ):
             continue
@@ -1845,6 +1957,30 @@ def _merged_outputs(outputs: list[OutputSpec]) -> list[OutputSpec]:
     return [first]
 
 
+def _merged_sorts(steps: list[StepSpec], gaps: list[Gap]) -> list[StepSpec]:
+    """「部門 昇順、その中で 計上日 昇順」: sorts one after another are one sort by several
+    keys, the first named first (a later sort alone would undo the earlier order). Keys
+    in different directions are named as a gap (the sort step takes one direction)."""
+    merged: list[StepSpec] = []
+    for step in steps:
+        previous = merged[-1] if merged else None
+        if step.kind == "sort" and previous is not None and previous.kind == "sort":
+            if step.descending != previous.descending:
+                gaps.append(
+                    Gap(
+                        kind="not_understood",
+                        message=f"「{previous.source}」と「{step.source}」で並べ替えの向きが違います。"
+                        "複数の列で並べ替えるときは同じ向き（昇順か降順）にしてください",
+                        source=step.source,
+                    )
+                )
+            previous.by = [*previous.by, *(c for c in step.by if c not in previous.by)]
+            previous.source = f"{previous.source} / {step.source}"
+            continue
+        merged.append(step)
+    return merged
+
+
 def _default_sort_column(steps: list[StepSpec]) -> None:
     """「降順に並べて」 right after an aggregation with one result column sorts by it."""
     for before, step in itertools.pairwise(steps):
@@ -1867,6 +2003,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     _read_two_tables(reader)
     _read_compute(reader)
     _read_select(reader)
+    _read_policy_reference(reader, documents)
     _read_filters(reader)
     _read_aggregate(reader)
     _read_sort(reader)
@@ -1879,6 +2016,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     _read_leftovers(reader)
     _unused_nouns(reader, {gap.source for gap in reader.gaps})
     ordered = [step for _, step in sorted(reader.steps, key=lambda item: _order_key(item))]
+    ordered = _merged_sorts(ordered, reader.gaps)
     _default_sort_column(ordered)
     for number, step in enumerate(ordered, start=1):
         step.id = f"s{number}"
