@@ -46,6 +46,13 @@ VERDICT_COLORS = {
 }
 
 JsonOption = Annotated[bool, typer.Option("--json", help="結果を JSON で出力します。")]
+InstructionOption = Annotated[
+    str, typer.Option("--instruction", help="設計する業務手順の説明（文章で）。")
+]
+DocsOption = Annotated[
+    str | None,
+    typer.Option("--docs", help="参考資料（.txt .md .pdf .docx .xlsx）。カンマ区切り: a,b"),
+]
 
 
 def _service() -> DesignService:
@@ -88,13 +95,8 @@ def _fallback(value: str | None) -> bool | None:
 
 @design_app.command()
 def generate(
-    instruction: Annotated[
-        str, typer.Option("--instruction", help="設計する業務手順の説明（文章で）。")
-    ],
-    docs: Annotated[
-        str | None,
-        typer.Option("--docs", help="参考資料（.txt .md .pdf .docx .xlsx）。カンマ区切り: a,b"),
-    ] = None,
+    instruction: InstructionOption,
+    docs: DocsOption = None,
     templates: Annotated[
         str | None, typer.Option("--templates", help="使うテンプレートの ID。カンマ区切り: a,b")
     ] = None,
@@ -242,13 +244,8 @@ def _print_requirements(result: GeneratedPlan) -> None:
 
 @design_app.command()
 def design(
-    instruction: Annotated[
-        str, typer.Option("--instruction", help="設計する業務手順の説明（文章で）。")
-    ],
-    docs: Annotated[
-        str | None,
-        typer.Option("--docs", help="参考資料（.txt .md .pdf .docx .xlsx）。カンマ区切り: a,b"),
-    ] = None,
+    instruction: InstructionOption,
+    docs: DocsOption = None,
     sample: Annotated[
         list[Path] | None,
         typer.Option(

@@ -105,10 +105,11 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> DesignService:
     return DesignService(Settings(_env_file=None, provider="offline", home=home))  # type: ignore[call-arg]
 
 
-def run(
+def exported(
     service: DesignService, instruction: str, files: list[tuple[str, bytes]], tmp: Path
-) -> list[dict[str, Any]]:
-    """Generate, check the verdict and coverage, run, and read the exported table back."""
+) -> Any:
+    """Generate (verdict ok, every requirement covered), run with the files as the upload
+    answers and an approval, and return the exported value."""
     result = service.generate(DesignRequest(instruction)).result
     assert result.verdict == "ok", (
         result.verdict,
@@ -122,13 +123,18 @@ def run(
     runner = PlanRunner(service.engine.catalog, Settings(_env_file=None), runs_dir=tmp, env={})  # type: ignore[call-arg]
     outcome = runner.start(plan, answers=answers)
     assert outcome.status == "success", outcome.errors
-    source = str(plan.exports[0].source)
-    node, alias = source.split(".", 1)
-    value = outcome.outputs[node][alias]
+    node, alias = str(plan.exports[0].source).split(".", 1)
+    return outcome.outputs[node][alias]
+
+
+def run(
+    service: DesignService, instruction: str, files: list[tuple[str, bytes]], tmp: Path
+) -> list[dict[str, Any]]:
+    """The exported table read back (the first sheet of a workbook, or the CSV)."""
+    value = exported(service, instruction, files, tmp)
     if isinstance(value, bytes) and value.startswith(b"PK"):
         book = openpyxl.load_workbook(io.BytesIO(value))
-        page = book[book.sheetnames[-1]] if len(book.sheetnames) == 1 else book.worksheets[0]
-        rows = list(page.iter_rows(values_only=True))
+        rows = list(book.worksheets[0].iter_rows(values_only=True))
         return [dict(zip(rows[0], row, strict=False)) for row in rows[1:]]
     if isinstance(value, bytes):
         text = value.decode("utf-8-sig")
@@ -236,17 +242,8 @@ def test_join_master_then_aggregate(service: DesignService, tmp_path: Path) -> N
 
 def test_reconcile_writes_every_part(service: DesignService, tmp_path: Path) -> None:
     files = [("請求一覧.xlsx", xlsx(INVOICES)), ("入金明細.csv", cp932_csv(PAYMENTS))]
-    result = service.generate(
-        DesignRequest("請求一覧.xlsx と入金明細.csv を請求番号で照合して、差異をExcelに出力")
-    ).result
-    assert result.verdict == "ok"
-    plan = load_plan_text(result.yaml_text)
-    uploads = {f"file_{n}": {"name": name, "data": data} for n, (name, data) in enumerate(files, 1)}
-    runner = PlanRunner(service.engine.catalog, Settings(_env_file=None), runs_dir=tmp_path, env={})  # type: ignore[call-arg]
-    outcome = runner.start(plan, answers={"upload_files": uploads})
-    assert outcome.status == "success", outcome.errors
-    node, alias = str(plan.exports[0].source).split(".", 1)
-    book = openpyxl.load_workbook(io.BytesIO(outcome.outputs[node][alias]))
+    instruction = "請求一覧.xlsx と入金明細.csv を請求番号で照合して、差異をExcelに出力"
+    book = openpyxl.load_workbook(io.BytesIO(exported(service, instruction, files, tmp_path)))
     sheets = {
         name: [row[0] for row in list(book[name].iter_rows(values_only=True))[1:]]
         for name in book.sheetnames
