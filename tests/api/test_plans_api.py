@@ -154,3 +154,29 @@ def test_design_chat_over_the_api_answers_then_judges_again(client: httpx.Client
     assert result["verdict"] == "ok" and result["coverage"]["ok"] is True
     assert yaml.safe_load(result["yaml"])["vars"] == answers
     assert result["verdict_message"].startswith("指示のすべての項目を満たし")
+
+
+def test_a_generated_plan_runs_through_the_api_with_a_csv_upload(client: httpx.Client) -> None:
+    import base64
+    import time
+
+    instruction = "経費.csv の金額が5,000円以上の行を部門別に金額を合計してCSVで出力"
+    generated = client.post("/api/plans/generate", json={"instruction": instruction}).json()
+    assert generated["verdict"] == "ok", generated["gaps"]
+    registered = client.post("/api/plans/register", json={"yaml": generated["yaml"]}).json()
+    rows = '部門,金額\n営業部,"12,000"\n総務部,3000\n営業部,"￥8,000"\n開発部,5000\n'
+    upload = {"name": "経費.csv", "base64": base64.b64encode(rows.encode("cp932")).decode()}
+    started = client.post(
+        f"/api/plans/{registered['plan_id']}/runs",
+        json={"answers": {"upload_files": {"file_1": upload}}},
+    )
+    assert started.status_code == 202, started.text
+    deadline = time.monotonic() + 30
+    while (run := client.get(started.json()["run_url"]).json())["status"] == "running":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert run["status"] == "success", run["errors"]
+    written = run["outputs"]["write_csv"]["file"]
+    text = base64.b64decode(written["base64"]).decode("utf-8-sig")
+    totals = {line.split(",")[0]: line.split(",")[1] for line in text.splitlines()[1:]}
+    assert totals == {"営業部": "20000", "開発部": "5000"}
