@@ -224,3 +224,29 @@ def test_an_unknown_pinned_block_is_refused_and_still_recorded(tmp_path: Path) -
     assert "no.such" in raised.value.message
     (record,) = records(tmp_path)
     assert record["ok"] is False and record["mode"] == "error"
+
+
+def test_answers_go_back_to_the_model_with_the_instruction(tmp_path: Path) -> None:
+    asks = {**GOOD, "questions": [{"var": "limit", "question": "しきい値は？", "type": "number"}]}
+    asks["graph"] = [
+        GOOD["graph"][0],
+        {
+            **GOOD["graph"][1],
+            "in": {
+                **GOOD["graph"][1]["in"],
+                "conditions": [{"col": "金額", "op": ">=", "value": "${vars.limit}"}],
+            },
+        },
+    ]
+    model = ScriptedChatModel([REQUIREMENTS, SKELETON, asks, REQUIREMENTS, SKELETON, GOOD])
+    service = DesignService(
+        Settings(home=tmp_path, provider="offline"), model_factory=lambda _: model
+    )
+    request = DesignRequest(instruction=SALES)
+    first = service.generate(request).result
+    assert first.verdict == "needs_answers" and "limit" in [r.id for r in first.requirements]
+    settled = service.settle(request, first, {"limit": 1000})
+    assert model.remaining == 0 and settled.verdict == "ok"
+    second_requirements_prompt = model.prompts[3]
+    assert "## 確認済みの回答" in second_requirements_prompt
+    assert "しきい値は？: 1000" in second_requirements_prompt
