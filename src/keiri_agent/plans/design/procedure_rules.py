@@ -482,8 +482,15 @@ def _format_of(word: str) -> str:
     return "table"
 
 
+_FILE_DESCRIPTION = re.compile(rf"(?:{NOUN}\s*の\s*)*{NOUN}\s*(?:の|\()?\s*$")
+"""The words naming a file before its mention: 「先月分の請求データ（請求.csv）」."""
+
+
 def _add_input(reader: _Reader, fmt: str, holds: str, source: str, start: int, end: int) -> None:
     item = InputSpec(id=f"in{len(reader.inputs) + 1}", format=fmt, holds=holds, source=source)  # type: ignore[arg-type]
+    described = _FILE_DESCRIPTION.search(reader.text[max(0, start - 24) : start])
+    if described and described.group(0).strip():
+        reader.use(start - len(described.group(0)), start)
     sheet = _INPUT_SHEET.match(reader.text[end:])
     if sheet:
         item.sheet = (sheet.group("sheet") or sheet.group("sheet2")).strip()
@@ -1540,6 +1547,10 @@ GENERIC_NOUNS = frozenset(
         "こと",
         "やつ",
         "規程",
+        "社内規程",
+        "規定",
+        "ルール",
+        "いくつ",
         "本",
         "行",
         "列",
@@ -1742,13 +1753,8 @@ def _compound_nouns(text: str, tokenizer: Any) -> Iterator[tuple[int, int]]:
         yield start, end
 
 
-def _unused_nouns(reader: _Reader, named: set[str]) -> None:
-    """A content noun no rule used, in a clause that asks for a step (a step word, a
-    restriction, 別 / ごと / 順), is named: a column or value the rules missed must not be
-    dropped silently. Remarks and purposes (clauses without a step) are not read."""
-    from sudachipy import tokenizer
-
-    text = reader.text
+def _known_words(reader: _Reader) -> set[str]:
+    """The words the reading used: generic and step words, files, parameters, outputs."""
     words: set[str] = set(GENERIC_NOUNS) | set(STEP_VERBS) | set(_GLUE_ACTIONS)
     for item in reader.inputs:
         words.update((item.holds, item.sheet or ""))
@@ -1758,30 +1764,51 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
         words.update(step.labels + step.fields)
     for output in reader.outputs:
         words.update((output.file_name or "", output.sheet or ""))
-    working: set[tuple[int, int]] = {
+    return {word for word in words if word}
+
+
+def _working_clauses(text: str) -> set[tuple[int, int]]:
+    """Clauses that ask for a step (a step word, a restriction, 別 / ごと / 順), and a
+    clause that goes on into one (「資産区分 が 工具器具備品 で、取得価額 が…を抽出」)."""
+    working = {
         _clause_span(text, start, end)
         for start, end, base in _action_words(text)
         if base in STEP_VERBS
     }
     for match in re.finditer(rf"{RESTRICTION_WORDS.pattern}|別|ごと|毎|順", text):
         working.add(_clause_span(text, match.start(), match.end()))
+    for left, _right in sorted(working, reverse=True):
+        if left > 1 and text[left - 1] == "、":
+            before = _clause_span(text, left - 2, left - 1)
+            if re.search(r"(?:で|かつ|且つ)\s*$", text[before[0] : before[1]]):
+                working.add(before)
+    return working
+
+
+def _unused_nouns(reader: _Reader, named: set[str]) -> None:
+    """A content noun no rule used, in a clause that asks for a step, is named: a column
+    or value the rules missed must not be dropped silently. Remarks, purposes, reasons
+    (…なので) and asides in parentheses are not read."""
+    from sudachipy import tokenizer
+
+    text = reader.text
+    words = _known_words(reader)
+    working = _working_clauses(text)
     parentheses = [(m.start(), m.end()) for m in re.finditer(r"\([^()]*\)", text)]
     unused: dict[str, list[str]] = {}
     for start, end in _compound_nouns(text, tokenizer):
         surface = text[start:end].strip()
-        if len(surface) < 2:
-            continue
-        if _clause_span(text, start, end) not in working:
-            continue  # a remark or a purpose, not a processing clause
-        if any(a < start and end <= b for a, b in parentheses):
-            continue  # a remark in parentheses
-        if _names_rows(reader, start, end):
-            continue
-        if reader.overlaps(start, end) or surface in words:
-            continue
-        if any(surface in word for word in words if word):
-            continue
         clause = _clause(text, start, end)
+        if (
+            len(surface) < 2
+            or _clause_span(text, start, end) not in working
+            or re.search(r"(?:ので|ため)\s*$", clause)
+            or any(a < start and end <= b for a, b in parentheses)
+            or _names_rows(reader, start, end)
+            or reader.overlaps(start, end)
+            or any(surface in word for word in words)
+        ):
+            continue
         unused.setdefault(clause, []).append(surface)
     for clause, nouns in unused.items():
         if clause in named:
