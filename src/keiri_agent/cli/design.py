@@ -124,7 +124,9 @@ def generate(
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """指示（と資料・テンプレート）から Plan を生成し、検査と試行を行います。"""
+    """指示（と資料・テンプレート）から Plan を生成し、検査と試行を行います。
+
+    終了コード: 0 完成、3 回答が必要（質問を表示）、4 作れない部分がある、1 エラー。"""
     if apply_mode not in APPLY_MODES:
         raise typer.BadParameter(
             f"{apply_mode!r} は使えません。{' / '.join(APPLY_MODES)} のいずれかを指定してください",
