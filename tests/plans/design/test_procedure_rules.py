@@ -1,0 +1,135 @@
+"""read_procedure: the requirement model by rules, and the guards that name what was not
+understood instead of dropping it (wording here is the tests' own, not a benchmark's)."""
+
+from __future__ import annotations
+
+import pytest
+
+from keiri_agent.plans.design.procedure import COUNT_ALL, checklist
+from keiri_agent.plans.design.procedure_rules import amount_value, read_procedure
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("5,000円", 5000),
+        ("5万", 50000),
+        ("1万5千円", 15000),
+        ("1.5万円", 15000),
+        ("3億円", 3 * 10**8),
+    ],
+)
+def test_amounts_as_offices_write_them(text: str, value: int) -> None:
+    assert amount_value(text) == value
+
+
+def test_full_width_threshold_and_group() -> None:
+    procedure = read_procedure(
+        "売上.csv の金額が５万円以上の行を担当者別に金額を合計してExcelに出力"
+    )
+    (keep, total) = procedure.steps
+    assert (keep.conditions[0].column, keep.conditions[0].op, keep.conditions[0].value) == (
+        "金額",
+        ">=",
+        50000,
+    )
+    assert total.group_by == ["担当者"] and total.metrics == {"金額": ["sum"]}
+    assert procedure.outputs[0].format == "excel" and not procedure.gaps
+
+
+def test_a_value_is_not_taken_for_an_amount_column() -> None:
+    # 交際費 reads as an account (a value), not as the column holding the amount
+    procedure = read_procedure("経費.csv から交際費が5,000円を超える明細を抽出してCSVで出力")
+    conditions = procedure.steps[0].conditions
+    assert [(c.column, c.op, c.value) for c in conditions] == [
+        (None, "==", "交際費"),
+        (None, ">", 5000),
+    ]
+    assert procedure.steps[0].missing == ["conditions.0.column", "conditions.1.column"]
+
+
+def test_a_date_range_keeps_its_column() -> None:
+    procedure = read_procedure("仕訳.csv の計上日が2025/4/1以降、2025年6月30日以前の行をCSVで出力")
+    conditions = procedure.steps[0].conditions
+    assert [(c.column, c.op, c.value) for c in conditions] == [
+        ("計上日", ">=", "2025-04-01"),
+        ("計上日", "<=", "2025-06-30"),
+    ]
+
+
+def test_lines_and_bullets_are_clauses() -> None:
+    procedure = read_procedure("・読むファイル：売上.csv\n・店舗ごとに 売上額 の合計\n・CSVで出力")
+    assert procedure.steps[0].group_by == ["店舗"] and not procedure.gaps
+
+
+def test_count_rows_and_sum_in_one_list() -> None:
+    procedure = read_procedure("経費.csv を申請者ごとに件数と金額の合計を出してExcelに出力")
+    assert procedure.steps[0].metrics == {COUNT_ALL: ["count"], "金額": ["sum"]}
+
+
+def test_a_rule_quoted_in_the_instruction_gives_the_threshold() -> None:
+    procedure = read_procedure(
+        "規程「1件あたり10,000円を超える会議費は事前申請」に照らして、会議費.csv から"
+        "金額が基準を超える行を抽出してCSVで出力"
+    )
+    condition = procedure.steps[0].conditions[0]
+    assert (condition.column, condition.op, condition.value) == ("金額", ">", 10000)
+    assert not procedure.gaps
+
+
+def test_a_reference_document_gives_the_threshold_of_the_rule_it_names() -> None:
+    documents = ["会議費は1人あたり5,000円以下とする。交際費は1件20,000円を超える場合は事前承認。"]
+    procedure = read_procedure(
+        "経費.csv から勘定科目が交際費のもののうち、金額が社内規程の基準を超える明細をCSVで出力",
+        documents,
+    )
+    conditions = {(c.column, c.op, c.value) for c in procedure.steps[0].conditions}
+    assert conditions == {("勘定科目", "==", "交際費"), ("金額", ">", 20000)}
+
+
+def test_two_rules_that_fit_equally_are_not_guessed() -> None:
+    documents = ["通信費の上限は5,000円。交通費の上限は20,000円。"]
+    procedure = read_procedure("経費.csv から金額が規程の上限を超える明細をCSVで出力", documents)
+    assert any("規程が複数" in gap.message for gap in procedure.gaps)
+
+
+def test_a_threshold_nobody_stated_is_a_gap() -> None:
+    procedure = read_procedure("経費.csv から金額が基準を超える明細をCSVで出力")
+    assert any("基準の金額" in gap.message for gap in procedure.gaps)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "quoted"),
+    [
+        ("経費.csv を部門別に金額を合計して、部長にメールで送信して", "送信"),
+        ("経費.csv から金額が3万円の行と、部門が営業部の行をCSVで出力して、5日後に再実行", "5日"),
+        ("請求.csv の店舗コードが S012 か S013 の行と、その前後だけ残してCSVで出力", "前後"),
+        ("請求.csv と 入金.csv をCSVで出力", "入金.csv"),
+        ("売上.csv を前年と比較してExcelに出力", "比較"),
+    ],
+)
+def test_what_is_not_understood_is_named(instruction: str, quoted: str) -> None:
+    procedure = read_procedure(instruction)
+    assert procedure.gaps, checklist(procedure)
+    assert any(quoted in gap.message for gap in procedure.gaps), [g.message for g in procedure.gaps]
+
+
+def test_polite_and_reason_wording_is_not_a_step() -> None:
+    procedure = read_procedure(
+        "お疲れさまです。取込で二重に入ったので、申請番号が同じ行は最初の1件だけ残して"
+        "重複を除いていただけると助かります。結果はCSVで保存をお願いします。"
+    )
+    assert not procedure.gaps, [g.message for g in procedure.gaps]
+    assert procedure.steps[0].kind == "dedupe" and procedure.steps[0].keys == ["申請番号"]
+
+
+def test_an_exclusion_keeps_the_other_rows() -> None:
+    procedure = read_procedure("請求.csv のうち請求額が0円の行は除外してCSVで出力")
+    condition = procedure.steps[0].conditions[0]
+    assert (condition.column, condition.op, condition.value) == ("請求額", "!=", 0)
+
+
+def test_a_code_is_a_value_not_a_number() -> None:
+    procedure = read_procedure("請求.csv の店舗コードが S012 の行だけ残してCSVで出力")
+    condition = procedure.steps[0].conditions[0]
+    assert (condition.column, condition.op, condition.value) == ("店舗コード", "==", "S012")
