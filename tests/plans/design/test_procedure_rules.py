@@ -133,3 +133,22 @@ def test_a_code_is_a_value_not_a_number() -> None:
     procedure = read_procedure("請求.csv の店舗コードが S012 の行だけ残してCSVで出力")
     condition = procedure.steps[0].conditions[0]
     assert (condition.column, condition.op, condition.value) == ("店舗コード", "==", "S012")
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "経費.csv を部門別に金額を合計して、課長に確認してもらってからExcelに出力",
+        "経費.csv を部門別に金額を合計して、部長のチェックを受けてからExcelに出力",
+        "経費.csv を部門別に金額を合計して、承認後にExcelに出力",
+    ],
+)
+def test_an_approval_in_any_wording_guards_the_output(instruction: str) -> None:
+    procedure = read_procedure(instruction)
+    assert [step.kind for step in procedure.steps] == ["aggregate", "approval"]
+    assert not procedure.gaps
+
+
+def test_a_person_with_no_approval_read_is_named() -> None:
+    procedure = read_procedure("経費.csv を部門別に金額を合計して、課長に見てもらってExcelに出力")
+    assert any("課長に何をしてもらうか" in gap.message for gap in procedure.gaps)

@@ -752,8 +752,12 @@ _SELECT = re.compile(
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞)"
 )
 _APPROVAL = re.compile(
-    r"承認|決裁|確認してから|確認後|確認のうえ|確認の上|チェックしてもらって|チェックを受けて|OKをもらって|了承"
+    r"承認|決裁|了承"
+    r"|(?:確認|チェック|OK|ＯＫ|目視)\s*(?:を)?\s*(?:して|し|受けて|もらって|取って|得て|入れて)?\s*"
+    r"(?:もらって|いただいて|もらい|いただき|もらった|いただいた)?\s*(?:から|後|のうえ|の上|を経て)"
+    r"|(?:チェック|確認)\s*(?:を)?\s*(?:して)?\s*(?:もらって|受けて)"
 )
+"""A person's approval before the output: 承認, 課長に確認してもらってから, チェックを受けて."""
 _EXTRACT = re.compile(
     r"(?P<fields>[^。、「」]{0,40}?)\s*を?\s*(?:抽出|読み取|読みと|取り出|抜き出|拾い出|拾っ|転記)"
 )
@@ -1825,9 +1829,36 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
         )
 
 
+_PERSON = re.compile(
+    r"課長|部長|上長|上司|承認者|責任者|社長|所長|院長|店長|理事長|マネージャー|管理者"
+)
+"""People who approve: named in an instruction, they are there for an approval."""
+
+
+def _read_people(reader: _Reader, named: set[str]) -> None:
+    """A person named with no approval read (「課長に見てもらってから」) is a gap: an
+    approval asked for must never be dropped from the flow."""
+    if reader.first_step("approval") is not None:
+        return
+    for match in _PERSON.finditer(reader.text):
+        clause = _clause(reader.text, match.start(), match.end())
+        if clause in named or reader.is_used(match.start(), match.end()):
+            continue
+        named.add(clause)
+        reader.gaps.append(
+            Gap(
+                kind="not_understood",
+                message=f"「{clause}」で{match.group(0)}に何をしてもらうか読み取れませんでした"
+                "（承認なら「課長の承認を受けてから出力」のように書いてください）",
+                source=clause,
+            )
+        )
+
+
 def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
     named: set[str] = set()
+    _read_people(reader, named)
     for start, end, base in _action_words(text):
         if base in STEP_VERBS:
             if _explained(reader, STEP_VERBS[base], start, end):
