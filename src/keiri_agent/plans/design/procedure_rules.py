@@ -61,7 +61,10 @@ _AMOUNT_NOUN = re.compile(
 
 _OP_WORDS: list[tuple[str, str]] = [
     (r"以上", ">="),
-    (r"超(?:え(?:る|た|の)?)?|を超え(?:る|た|て)?|を上回る|より(?:大きい|多い|高い|上)", ">"),
+    (
+        r"超(?:え(?:る|た|の)?)?|を超え(?:る|た|て)?|を上回る|より(?:大きい|大きく|多い|多く|高い|高く|上)",
+        ">",
+    ),
     (r"以下|以内|まで", "<="),
     (r"未満|を下回る|に満たない|より(?:小さい|少ない|低い|下)", "<"),
     (r"で(?:は)?ない|以外|じゃない", "!="),
@@ -446,6 +449,10 @@ _AS_OUTPUT_NAMED = re.compile(
 _AS_OUTPUT = re.compile(
     _AS_OUTPUT_NAMED.pattern + r"|^\s*\)?\s*(?:で|に|へ)\s*(?:[。、]|$|\(|シート)"
 )
+_ASKED_FOR = re.compile(
+    r"^\s*(?:ファイル|ブック)?\s*(?:の\s*一覧\s*(?:に|で)|を\s*(?:ください|下さい|ちょうだい|お願い|作って|出して|もらえ))"
+)
+"""「…Excelの一覧にして」「…並べたCSVをください」: the format asked for is the output."""
 _AS_INPUT = re.compile(
     r"^\s*(?:ファイル|ブック|データ)?\s*(?:から|を読|の中|を取り込|を使|と|を|は|の|、|\)|,)"
 )
@@ -531,6 +538,7 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         before = text[max(0, match.start("fmt") - 12) : match.start("fmt")]
         if fmt in ("csv", "excel") and (
             _OUTPUT_BEFORE.search(before)
+            or _ASKED_FOR.match(text[match.end() :])
             or (
                 not _AS_INPUT.match(text[match.end() :])
                 and _is_output(text, match.start("fmt"), match.end())
@@ -698,7 +706,11 @@ _DEDUPE_KEYED = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の組み合わせ|の組合せ)?\s*(?:が同じ|が一致する|をキーに(?:して)?|をキーとして|で|の|が|(?<=[A-Za-z0-9{_K}{_KATA}])\s)\s*"
     + _DEDUPE_VERB
 )
-_DEDUPE = re.compile(_DEDUPE_VERB)
+_DEDUPE = re.compile(
+    _DEDUPE_VERB
+    + r"|(?:ダブ|だぶ|二重に?(?:登録|入))[^。]{0,30}?"
+    + r"(?P<one>(?:1|一)(?:件|行|つ)に(?:まとめ|して|する))"
+)
 _DOUBLED = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*が\s*"
     r"(?:ダブ|だぶ|重複|二重|(?:同じ|一致する)\s*(?:行|もの|データ|レコード|明細))"
@@ -736,7 +748,7 @@ _COMPUTE_OP = r"[×*xX÷/＋+\-－−]"
 _COMPUTE_EXPR = rf"{NOUN}(?:\s*{_COMPUTE_OP}\s*(?:{NOUN}|{NUM}))+"
 _COMPUTE = re.compile(
     rf"(?P<new>{QNOUN})\s*(?:=|＝|は|を)\s*(?P<expr>{_COMPUTE_EXPR})"
-    rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として)\s*(?P<new2>{QNOUN})\s*(?:という列|の列|列)?\s*(?:を|として|で)?\s*(?:計算|算出|求め|出|追加|作)"
+    rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として|の)\s*(?P<new2>{QNOUN})\s*(?:という列|の列|列)?\s*(?:を|として|で)?\s*(?:計算|算出|求め|出|追加|作)"
     rf"|(?P<col5>{NOUN})\s*に\s*(?:[{_K}{_KATA}]*?)\s*(?P<pct>{NUM})\s*[%％]\s*(?:を|分を)?\s*(?:上乗せ|乗せ|加算|足|加え)\s*し?\s*(?:た|て)\s*(?P<new5>{QNOUN})"
     rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{NOUN})"
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?P<new4>{NOUN})"
@@ -999,6 +1011,17 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             continue
         word = match.group("m")
         noun_word = _clean(match.group("col") or "")
+        if (
+            noun_word in _METRIC_WORDS
+            and _METRIC_WORDS[noun_word] == "count"
+            and _METRIC_WORDS[word] in (None, "count")
+        ):
+            metrics.setdefault(COUNT_ALL, []).append(
+                "count"
+            )  # 「件数集計」 (「人数合計」 sums 人数)
+            positions.append(match.start())
+            reader.use(match.start(), match.end())
+            continue
         if noun_word in _METRIC_WORDS and last is not None and _METRIC_WORDS[noun_word]:
             # 「単価 の 最小 最大 平均」: a metric word read as the column is one more metric
             metrics.setdefault(last[1], []).append(str(_METRIC_WORDS[noun_word]))
@@ -1048,6 +1071,11 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             last = (match.end(), column)
         positions.append(match.start())
         reader.use(match.start() if noun and column else match.start("m"), match.end())
+    counting = re.search(r"数え|カウント", text)
+    if groups and not metrics and counting and not reader.is_used(counting.start(), counting.end()):
+        metrics[COUNT_ALL] = ["count"]  # 「事業所ごとに数えて」: rows per group
+        reader.use(counting.start(), counting.end())
+        positions.append(counting.start())
     if not metrics and not missing and not groups:
         return
     if not metrics and not missing:
@@ -1120,7 +1148,8 @@ def _read_dedupe(reader: _Reader) -> None:
                 reader.use(m.start(), m.end())
         step = StepSpec(id="", kind="dedupe", keys=keys, source=match.group(0))
         keep_last = re.search(
-            r"(?:最後|後ろ|最新|新しい方|一番下|いちばん下)の?(?:\(最新\))?の?(?:行|もの|データ)?(?:だけ|のみ)?を?残|残すのは(?:最後|後ろ|最新|新しい方)",
+            r"(?:最後|後ろ|最新|新しい方|一番下|いちばん下)の?(?:\(最新\))?の?(?:行|もの|データ)?"
+            r"(?:\(最新\))?(?:だけ|のみ)?を?残|残すのは(?:最後|後ろ|最新|新しい方)",
             reader.text,
         )
         if keep_last:
@@ -1174,6 +1203,14 @@ def _read_two_tables(reader: _Reader) -> None:
     elif join and not reader.is_used(join.start(), join.end()):
         step = StepSpec(id="", kind="join", source=join.group(0))
         step.keys = _keys_near(reader, join.start(), join.end())
+        brought = re.search(
+            rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*を\s*(?:付け|付与|追加|持ってく|引いてく|くっつけ|引っ張)",
+            text[join.start() :],
+        )
+        if brought:  # 「部品区分 を付け」: the master's columns brought over (shown, not checked)
+            step.fields = _names(brought.group("cols"))
+            offset = join.start()
+            reader.use(offset + brought.start(), offset + brought.end("cols"))
         if not step.keys:
             step.missing.append("keys")
         reader.add_step(join.start(), step)
@@ -1858,13 +1895,17 @@ def _read_people(reader: _Reader, named: set[str]) -> None:
 def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
     named: set[str] = set()
-    _read_people(reader, named)
+    asides = [(m.start(), m.end()) for m in re.finditer(r"\([^()]*\)", text)]
     for start, end, base in _action_words(text):
         if base in STEP_VERBS:
             if _explained(reader, STEP_VERBS[base], start, end):
                 continue
         elif base in _GLUE_ACTIONS or reader.is_used(start, end):
             continue
+        if re.match(r"[ぁ-ん]{0,3}?(?:なくて|ないで|なくても|なく|ず)", text[end:]):
+            continue  # 「列名は変えなくて大丈夫」: what not to do asks for nothing
+        if any(a < start and end <= b for a, b in asides):
+            continue  # an aside in parentheses (銀行からダウンロードしたもの)
         clause = _clause(text, start, end)
         if clause in named:
             continue
@@ -2072,6 +2113,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     _two_table_sources(reader)
     _unused_inputs(reader)
     _read_leftovers(reader)
+    _read_people(reader, {gap.source for gap in reader.gaps})
     _unused_nouns(reader, {gap.source for gap in reader.gaps})
     ordered = [step for _, step in sorted(reader.steps, key=lambda item: _order_key(item))]
     ordered = _merged_sorts(ordered, reader.gaps)
