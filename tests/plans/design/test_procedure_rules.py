@@ -106,6 +106,7 @@ def test_a_threshold_nobody_stated_is_a_gap() -> None:
         ("請求.csv の店舗コードが S012 か S013 の行と、その前後だけ残してCSVで出力", "前後"),
         ("請求.csv と 入金.csv をCSVで出力", "入金.csv"),
         ("売上.csv を前年と比較してExcelに出力", "比較"),
+        ("売上.xlsx を商品ごとに売上金額を合計して、前年と比べた伸び率も出して", "伸び率"),
     ],
 )
 def test_what_is_not_understood_is_named(instruction: str, quoted: str) -> None:
