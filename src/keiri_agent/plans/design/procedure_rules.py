@@ -96,6 +96,10 @@ _GLUE_ACTIONS = frozenset(
     [
         "ダブる",
         "だぶる",
+        "混じる",
+        "食い違う",
+        "教える",
+        "載る",
         "助かる",
         "幸い",
         "嬉しい",
@@ -321,6 +325,8 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "並べ替える": frozenset({"sort"}),
     "並び替える": frozenset({"sort"}),
     "照合": frozenset({"reconcile", "join"}),
+    "引っ張る": frozenset({"join"}),
+    "持ってくる": frozenset({"join"}),
     "比べる": frozenset({"reconcile"}),
     "比較": frozenset({"reconcile"}),
     "突合": frozenset({"reconcile", "join"}),
@@ -381,8 +387,10 @@ def normalize(text: str) -> str:
     """NFKC (full-width digits and letters to ASCII) with 「」 kept and blanks single; a
     line break (with its bullet or step number: ・, -, 1., ①) ends a clause (。)."""
     folded = unicodedata.normalize("NFKC", text)
+    folded = re.sub(r"[『“]([^』”]{1,40})[』”]", r"「\1」", folded)
+    folded = re.sub(r'"([^"\n]{1,40})"', r"「\1」", folded)  # 『返品』, "East": one quoting
     lines = [
-        re.sub(r"^\s*(?:[・\-*•]|\d{1,2}[.)]|\(\d{1,2}\))\s*", "", line).strip()
+        re.sub(r"^\s*(?:[・\-*•■□◆◇●○▶]|\d{1,2}[.)]|\(\d{1,2}\))\s*", "", line).strip()
         for line in folded.splitlines()
     ]
     joined = "。".join(line.rstrip("。") for line in lines if line)
@@ -458,7 +466,7 @@ _AS_INPUT = re.compile(
     r"^\s*(?:ファイル|ブック|データ)?\s*(?:から|を読|の中|を取り込|を使|と|を|は|の|、|\)|,)"
 )
 _OUTPUT_BEFORE = re.compile(
-    r"(?:(?:出力|結果|出力先|出力形式|ファイル名)\s*(?:は|を|:)\s*「?|[→⇒>]|[①-⑳]\s*)\s*$"
+    r"(?:(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名)\s*(?:は|を|:)\s*「?|[→⇒>]|[①-⑳]\s*)\s*$"
 )
 _SHEET = re.compile(
     r"シート(?:名)?\s*(?:は|を|:)?\s*「(?P<a>[^」]+)」|「(?P<b>[^」]+)」\s*シート|シート(?:名)?\s*(?:は|:)\s*(?P<c>[^\s、。()「」]+?)\s*(?:で|に|\)|、|。|$)"
@@ -645,8 +653,8 @@ _GENERIC = re.compile(
 """Nouns that name rows or the file, never a value to filter on (「行だけ」「明細のみ」)."""
 _FILTER_ONLY = re.compile(rf"(?P<val>{QNOUN})\s*(?P<tail>だけ|のみ|以外)")
 _FILTER_CONTAINS = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:に|が)\s*(?P<val>{QNOUN})\s*(?:という(?:文字|文言|言葉|単語|語))?\s*(?:を|が)?\s*"
-    r"(?:含む|含まれ|含んで|入っている|入った|入る)"
+    rf"(?P<col>{NOUN})\s*(?:に|が)\s*(?P<val>{QNOUN})\s*(?:という(?:文字|文言|言葉|単語|語)|って)?\s*(?:を|が)?\s*"
+    r"(?:含む|含まれ|含んで|入っている|入ってる|入った|入る)"
 )
 _FILTER_NULL = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|の)\s*(?P<state>空欄|空白|未入力|ブランク|空|未記入|入っていない|入力されていない|記入されていない"
@@ -687,7 +695,7 @@ _METRIC_WORDS = {
 }
 """Japanese words and the table.aggregate block's own metric names."""
 _METRIC = re.compile(
-    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN})+)\s*(?:の|を)\s*|(?P<col>{NOUN})\s*(?:の|を)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均|件数|人数|社数|総数|最大値|最大|最高|最小値|最小|最低|集計"
+    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN})+)\s*(?:の|を)\s*(?:それぞれ|各々|両方)?\s*|(?P<col>{NOUN})\s*(?:の|を)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均|件数|人数|社数|総数|最大値|最大|最高|最小値|最小|最低|集計"
     r"|(?<![A-Za-z])(?:sum|total|mean|avg|average|count|max|min)(?![A-Za-z]))"
 )
 _SORT = re.compile(
@@ -729,7 +737,7 @@ _JOIN = re.compile(
     r"|突き合わせて[^、。]{0,24}?(?:を付け|を追加|を加え|を付与)"
 )
 _RECONCILE = re.compile(
-    r"照合|突合|突き合わせ|突き合せ|付き合わせ|照らし合わせ|付け合わせ|消込|消し込|マッチング|一致しない|不一致|差異"
+    r"照合|突合|突き合わせ|突き合せ|付き合わせ|照らし合わせ|付け合わせ|消込|消し込|マッチング|一致しない|不一致"
 )
 _COMPARED = re.compile(
     rf"(?P<col>{NOUN})\s*が\s*(?:合わない|合っていない|食い違|違う|違って|異なる|一致しない)"
@@ -740,10 +748,11 @@ _CONCAT = re.compile(
     r"|(?:\d|二|両方|全部|すべて)(?:つ|ファイル)?を?(?:つなげ|つない|つなぐ|合わせ)|合体|統合"
 )
 _TOLERANCE = re.compile(
-    rf"(?:差額|誤差|金額の差|差|ずれ)\s*(?:が|は)?\s*(?P<num>{AMOUNT})\s*(?:以内|まで|以下)"
+    rf"(?:差額|誤差|金額の差|差|ずれ|ズレ)\s*(?:が|は)?\s*(?P<num>{AMOUNT})\s*(?:以内|まで|以下)"
+    rf"|(?P<num2>{NUM}\s*(?:万|千)?\s*円)\s*(?:以内|まで|以下)\s*の\s*(?:差額|誤差|差|ずれ|ズレ)"
 )
 _WINDOW = re.compile(
-    r"(?:日付|日)?\s*(?:の差|のずれ|差)?\s*(?:が|は)?\s*(?:前後)?\s*(?P<num>\d+)\s*日\s*(?:以内|まで|以下)"
+    r"(?:日付|日)?\s*(?:の?(?:差|ずれ|ズレ))?\s*(?:が|は)?\s*(?:前後)?\s*(?P<num>\d+)\s*日\s*(?:以内|まで|以下)"
 )
 _COMPUTE_OP = r"[×*xX÷/＋+\-－−]"
 _COMPUTE_EXPR = rf"{NOUN}(?:\s*{_COMPUTE_OP}\s*(?:{NOUN}|{NUM}))+"
@@ -751,7 +760,7 @@ _COMPUTE = re.compile(
     rf"(?P<new>{QNOUN})\s*(?:=|＝|は|を)\s*(?P<expr>{_COMPUTE_EXPR})"
     rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として|の)\s*(?P<new2>{QNOUN})\s*(?:という列|の列|列)?\s*(?:を|として|で)?\s*(?:計算|算出|求め|出|追加|作)"
     rf"|(?P<col5>{NOUN})\s*に\s*(?:[{_K}{_KATA}]*?)\s*(?P<pct>{NUM})\s*[%％]\s*(?:を|分を)?\s*(?:上乗せ|乗せ|加算|足|加え)\s*し?\s*(?:た|て)\s*(?P<new5>{QNOUN})"
-    rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{NOUN})"
+    rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{QNOUN})"
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?P<new4>{NOUN})"
     rf"|(?P<new6>{QNOUN})\s*\(\s*=?\s*(?P<expr6>{NOUN}(?:\s*[×*÷+\-−]\s*(?:{NOUN}|{NUM}))+)\s*\)"
 )
@@ -761,6 +770,7 @@ _NORMALIZE = re.compile(
 _SELECT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})+)\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ)"
     rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示)"
+    rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})+)\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN})+)\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞)"
 )
@@ -769,6 +779,7 @@ _APPROVAL = re.compile(
     r"|(?:確認|チェック|OK|ＯＫ|目視)\s*(?:を)?\s*(?:して|し|受けて|もらって|取って|得て|入れて)?\s*"
     r"(?:もらって|いただいて|もらい|いただき|もらった|いただいた)?\s*(?:から|後|のうえ|の上|を経て)"
     r"|(?:チェック|確認)\s*(?:を)?\s*(?:して)?\s*(?:もらって|受けて)"
+    r"|(?:確認|承認|チェック)\s*(?:を|の)?\s*(?:ステップ)?\s*(?:を)?\s*(?:挟|入れ)"
 )
 """A person's approval before the output: 承認, 課長に確認してもらってから, チェックを受けて."""
 _EXTRACT = re.compile(
@@ -1072,8 +1083,13 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             last = (match.end(), column)
         positions.append(match.start())
         reader.use(match.start() if noun and column else match.start("m"), match.end())
-    counting = re.search(r"数え|カウント", text)
-    if groups and not metrics and counting and not reader.is_used(counting.start(), counting.end()):
+    counting = re.search(r"数え|カウント|何件", text)
+    if (
+        (groups or "何件" in text)
+        and not metrics
+        and counting
+        and not reader.is_used(counting.start(), counting.end())
+    ):
         metrics[COUNT_ALL] = ["count"]  # 「事業所ごとに数えて」: rows per group
         reader.use(counting.start(), counting.end())
         positions.append(counting.start())
@@ -1190,7 +1206,8 @@ def _read_two_tables(reader: _Reader) -> None:
     join = _JOIN.search(text)
     concat = _CONCAT.search(text)
     master = any(_MASTER_WORDS.search(item.holds) for item in reader.inputs)
-    if join and (master or not reconcile or join.start() <= reconcile.start()):
+    brings = re.search(r"を\s*(?:付け|付与|追加|持ってく|引いてく|くっつけ|引っ張|付け加え)", text)
+    if join and (not reconcile or brings or (master and join.start() <= reconcile.start())):
         reconcile = None  # adding a master's columns (付けて, 紐付け) is a join
     if reconcile and not reader.is_used(reconcile.start(), reconcile.end()):
         step = StepSpec(id="", kind="reconcile", source=reconcile.group(0))
@@ -1227,10 +1244,12 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
     text = reader.text
     tolerance = _TOLERANCE.search(text)
     if tolerance:
-        step.tolerance = float(amount_value(tolerance.group("num")))
+        number = tolerance.group("num") or tolerance.group("num2")
+        step.tolerance = float(amount_value(number))
         reader.use(tolerance.start(), tolerance.end())
         named = re.search(
-            rf"(?P<col>{NOUN})\s*の\s*(?:差|ずれ)\s*(?:が|は)?\s*$", text[: tolerance.start("num")]
+            rf"(?P<col>{NOUN})\s*の\s*(?:差|ずれ)\s*(?:が|は)?\s*$",
+            text[: tolerance.start("num") if tolerance.group("num") else tolerance.start()],
         )
         if named and is_amount_column(named.group("col")):
             step.amount_column = _clean(named.group("col"))
@@ -1320,7 +1339,12 @@ def _read_select(reader: _Reader) -> None:
     for match in _SELECT.finditer(reader.text):
         if reader.overlaps(match.start(), match.end()):
             continue
-        listed = match.group("cols") or match.group("cols2") or match.group("cols3")
+        listed = (
+            match.group("cols")
+            or match.group("cols2")
+            or match.group("cols3")
+            or match.group("cols5")
+        )
         columns = (
             _names(listed) if listed else _names(re.sub(r"\s*[/／]\s*", "・", match.group("cols4")))
         )
@@ -1817,7 +1841,9 @@ def _working_clauses(text: str) -> set[tuple[int, int]]:
         for start, end, base in _action_words(text)
         if base in STEP_VERBS
     }
-    for match in re.finditer(rf"{RESTRICTION_WORDS.pattern}|別|ごと|毎|順", text):
+    for match in re.finditer(
+        rf"{RESTRICTION_WORDS.pattern}|別|ごと|毎|順|の列|列を|列は|列で", text
+    ):
         working.add(_clause_span(text, match.start(), match.end()))
     for left, _right in sorted(working, reverse=True):
         if left > 1 and text[left - 1] == "、":
@@ -1953,7 +1979,7 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
         if not match.group(0).strip() or reader.overlaps(match.start(), match.end()):
             continue
         if re.fullmatch(r"\d{1,4}", match.group(0).strip()) and re.match(
-            r"^\s*(?:月|年|期|つ|か月|ヶ月|行|列|項目|四半期|ファイル|枚|通|シート|条|項|号)",
+            r"^\s*(?:月|年|期|つ|か月|ヶ月|行|列|項目|四半期|ファイル|枚|通|シート|条|項|号|点|本)",
             text[match.end() :],
         ):
             continue
