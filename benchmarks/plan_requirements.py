@@ -20,7 +20,7 @@ provider, as ``keiri-agent plan generate`` does) and scored:
 Prints ``<set>.<figure>: value`` lines; ``--details`` lists every instruction with its
 verdict and what was missed (only for sets already tuned on: pass ``--details`` knowingly).
 
-    uv run python benchmarks/plan_requirements.py [--set blind1] [--details]
+    uv run python benchmarks/plan_requirements.py [--set blindN] [--details]
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from keiri_agent.plans.design.procedure import (
 from keiri_agent.services.design import DesignRequest, DesignService
 
 DATA = Path(__file__).resolve().parent / "data"
-SETS = ("blind1", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9")
+SETS = ("blind1", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10")
 
 
 def expected_procedure(requirements: list[dict[str, Any]]) -> Procedure:
