@@ -46,7 +46,7 @@ from keiri_agent.plans.design.procedure import (
 from keiri_agent.services.design import DesignRequest, DesignService
 
 DATA = Path(__file__).resolve().parent / "data"
-SETS = ("blind1", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10")
+SETS = tuple(f"blind{n}" for n in range(1, 11))
 
 
 def expected_procedure(requirements: list[dict[str, Any]]) -> Procedure:

@@ -153,3 +153,19 @@ def test_an_approval_in_any_wording_guards_the_output(instruction: str) -> None:
 def test_a_person_with_no_approval_read_is_named() -> None:
     procedure = read_procedure("経費.csv を部門別に金額を合計して、課長に見てもらってExcelに出力")
     assert any("課長に何をしてもらうか" in gap.message for gap in procedure.gaps)
+
+
+def test_a_column_named_after_approval_is_no_approval() -> None:
+    procedure = read_procedure("経費精算.csv で承認日が空欄になっているものを一覧にしてCSVで出力")
+    assert [step.kind for step in procedure.steps] == ["filter"]
+    condition = procedure.steps[0].conditions[0]
+    assert (condition.column, condition.op) == ("承認日", "is_null")
+
+
+def test_the_compared_column_named_by_its_role_is_no_filter() -> None:
+    procedure = read_procedure(
+        "請求.csv と 入金.csv を請求番号で照合して、金額は賃料の列で比較、金額差の許容はなしで。"
+        "Excelで出力"
+    )
+    (step,) = procedure.steps
+    assert (step.kind, step.amount_column, step.tolerance) == ("reconcile", "賃料", 0.0)

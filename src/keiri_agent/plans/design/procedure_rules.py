@@ -644,7 +644,7 @@ _FILTER_DATE = re.compile(
 )
 _FILTER_EQ = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|は|=|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN})*)\s*"
-    rf"(?P<tail>以外|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|の)?|の|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
+    rf"(?P<tail>以外|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
 _GENERIC = re.compile(
@@ -775,7 +775,7 @@ _SELECT = re.compile(
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞)"
 )
 _APPROVAL = re.compile(
-    r"承認|決裁|了承"
+    r"(?<!未)承認(?!日|者|番号|状況|区分|ステータス|欄|フラグ|済|待ち|され|の有無)|決裁(?!日|者)|了承"
     r"|(?:確認|チェック|OK|ＯＫ|目視)\s*(?:を)?\s*(?:して|し|受けて|もらって|取って|得て|入れて)?\s*"
     r"(?:もらって|いただいて|もらい|いただき|もらった|いただいた)?\s*(?:から|後|のうえ|の上|を経て)"
     r"|(?:チェック|確認)\s*(?:を)?\s*(?:して)?\s*(?:もらって|受けて)"
@@ -1254,11 +1254,17 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
         if named and is_amount_column(named.group("col")):
             step.amount_column = _clean(named.group("col"))
     no_tolerance = re.search(
-        r"(?:許容差|誤差|差額の許容)\s*(?:は|が)?\s*(?:なし|無し|ゼロ|0円?|認めない)", text
+        r"(?:許容差|誤差|差額の許容|差の許容)\s*(?:は|が)?\s*(?:なし|無し|ゼロ|0円?|認めない)", text
     )
     if no_tolerance and step.tolerance is None:
         step.tolerance = 0.0
         reader.use(no_tolerance.start(), no_tolerance.end())
+    by_role = re.search(rf"(?P<role>金額|日付)\s*は\s*(?P<col>{QNOUN})\s*の?\s*列\s*で", text)
+    if by_role:  # 「金額は賃料の列で比較」: the compared column named by its role
+        field = "amount_column" if by_role.group("role") == "金額" else "date_column"
+        if getattr(step, field) is None:
+            setattr(step, field, _clean(by_role.group("col")))
+            reader.use(by_role.start(), by_role.end())
     compared = _COMPARED.search(text)
     if compared and step.amount_column is None:
         step.amount_column = _clean(compared.group("col"))
