@@ -49,6 +49,9 @@ JsonOption = Annotated[bool, typer.Option("--json", help="結果を JSON で出�
 InstructionOption = Annotated[
     str, typer.Option("--instruction", help="設計する業務手順の説明（文章で）。")
 ]
+OutOption = Annotated[
+    Path | None, typer.Option("--out", help="Plan の YAML をこのファイルに書き出します。")
+]
 DocsOption = Annotated[
     str | None,
     typer.Option("--docs", help="参考資料（.txt .md .pdf .docx .xlsx）。カンマ区切り: a,b"),
@@ -119,9 +122,7 @@ def generate(
     pin: Annotated[
         str | None, typer.Option("--pin", help="常にモデルへ提示するブロック。カンマ区切り: a,b")
     ] = None,
-    out: Annotated[
-        Path | None, typer.Option("--out", help="Plan の YAML をこのファイルに書き出します。")
-    ] = None,
+    out: OutOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """指示（と資料・テンプレート）から Plan を生成し、検査と試行を行います。
@@ -270,9 +271,7 @@ def design(
             help="端末で質問するか（既定: 端末で --json でなければ質問する）。",
         ),
     ] = None,
-    out: Annotated[
-        Path | None, typer.Option("--out", help="Plan の YAML をこのファイルに書き出します。")
-    ] = None,
+    out: OutOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """指示から Plan を生成し、決める必要がある項目を質問して（--answers でも可）完成させます。

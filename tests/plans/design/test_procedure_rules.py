@@ -169,3 +169,34 @@ def test_the_compared_column_named_by_its_role_is_no_filter() -> None:
     )
     (step,) = procedure.steps
     assert (step.kind, step.amount_column, step.tolerance) == ("reconcile", "賃料", 0.0)
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "漢字" * 2000,
+        "経費.csv の" + "部門・" * 1300 + "別に合計",
+        "経費.csv を" + "部門と" * 1300 + "で重複を除く",
+        "金額が" * 1300,
+        "経費.csv の" + "金額×単価" * 600,
+    ],
+)
+def test_a_long_or_repetitive_instruction_is_read_in_bounded_work(instruction: str) -> None:
+    # What is tested is that it returns: before the bounds each of these backtracked for
+    # minutes (nested, unbounded repetitions). The instruction limit is 4,000 characters.
+    procedure = read_procedure(instruction[:4000])
+    assert procedure.model_dump() == read_procedure(instruction[:4000]).model_dump()
+
+
+def test_reading_in_many_threads_at_once_gives_the_same_model() -> None:
+    # Sudachi tokenizers are not thread-safe; the API designs in worker threads
+    from concurrent.futures import ThreadPoolExecutor
+
+    instructions = [
+        "経費.csv の金額が5万円以上の行を部門別に合計してExcelに出力",
+        "請求一覧.xlsx と入金明細.csv を請求番号で照合して、差異をExcelに出力",
+    ] * 16
+    alone = [read_procedure(text).model_dump() for text in instructions]
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(lambda text: read_procedure(text).model_dump(), instructions))
+    assert together == alone

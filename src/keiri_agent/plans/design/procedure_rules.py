@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -44,9 +45,12 @@ from keiri_agent.plans.design.procedure import (
 
 _K = "\u4e00-\u9fff々〆ヵヶ"
 _KATA = "\u30a1-\u30faー"
-_NAME = rf"(?:[A-Za-z][A-Za-z0-9_]*|[_{_K}{_KATA}]+)(?:[A-Za-z][A-Za-z0-9_]*|[_{_K}{_KATA}]+)*"
-"""Digits belong to Latin runs (S012, amount2), never glue kanji to a number (金額10万)."""
-NOUN = rf"(?:\d+(?=[A-Za-z_{_K}{_KATA}]))?{_NAME}(?:[いみめりしきえた]{{1,2}}[{_K}]+)*"
+_NAME_CHAR = rf"[A-Za-z_{_K}{_KATA}]"
+_NAME = rf"{_NAME_CHAR}(?:{_NAME_CHAR}|(?<=[A-Za-z0-9])\d){{0,39}}"
+"""One character a step and at most 40, so no run can be split two ways or be retried at
+length on a long instruction (bounded backtracking); digits belong to Latin runs (S012,
+amount2), never glue kanji to a number (金額10万)."""
+NOUN = rf"(?:\d+(?=[A-Za-z_{_K}{_KATA}]))?{_NAME}(?:[いみめりしきえた]{{1,2}}[{_K}]{{1,20}}){{0,3}}"
 """A column-like noun: kanji, katakana, Latin and digits; okurigana between kanji."""
 QNOUN = rf"(?:「[^」]{{1,40}}」|{NOUN})"
 LIST_SEP = r"(?:・|と|、|,|及び|および|並びに|や)"
@@ -498,7 +502,7 @@ def _format_of(word: str) -> str:
     return "table"
 
 
-_FILE_DESCRIPTION = re.compile(rf"(?:{NOUN}\s*の\s*)*{NOUN}\s*(?:の|\()?\s*$")
+_FILE_DESCRIPTION = re.compile(rf"(?:{NOUN}\s*の\s*){{0,3}}{NOUN}\s*(?:の|\()?\s*$")
 """The words naming a file before its mention: 「先月分の請求データ（請求.csv）」."""
 
 
@@ -643,7 +647,7 @@ _FILTER_DATE = re.compile(
     + ")"
 )
 _FILTER_EQ = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:が|は|=|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN})*)\s*"
+    rf"(?P<col>{NOUN})\s*(?:が|は|=|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
     rf"(?P<tail>以外|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
@@ -661,7 +665,7 @@ _FILTER_NULL = re.compile(
     r"|入力されている|入っている|記入されている|空欄でない|空白でない|空でない)"
 )
 _GROUP = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の組み合わせ|の組合せ)?\s*(?:別|ごと|毎)"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の組み合わせ|の組合せ)?\s*(?:別|ごと|毎)"
 )
 _METRIC_WORDS = {
     "合計": "sum",
@@ -695,7 +699,7 @@ _METRIC_WORDS = {
 }
 """Japanese words and the table.aggregate block's own metric names."""
 _METRIC = re.compile(
-    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN})+)\s*(?:の|を)\s*(?:それぞれ|各々|両方)?\s*|(?P<col>{NOUN})\s*(?:の|を)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均|件数|人数|社数|総数|最大値|最大|最高|最小値|最小|最低|集計"
+    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN}){{1,19}})\s*(?:の|を)\s*(?:それぞれ|各々|両方)?\s*|(?P<col>{NOUN})\s*(?:の|を)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均|件数|人数|社数|総数|最大値|最大|最高|最小値|最小|最低|集計"
     r"|(?<![A-Za-z])(?:sum|total|mean|avg|average|count|max|min)(?![A-Za-z]))"
 )
 _SORT = re.compile(
@@ -712,7 +716,7 @@ _DEDUPE_VERB = (
     r"(?P<verb>除|削除|排除|取り除|取|まとめ|消|なく|1行に|一行に|1件に|一件に|省|チェック|除外|カット|落と)"
 )
 _DEDUPE_KEYED = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の組み合わせ|の組合せ)?\s*(?:が同じ|が一致する|をキーに(?:して)?|をキーとして|で|の|が|(?<=[A-Za-z0-9{_K}{_KATA}])\s)\s*"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の組み合わせ|の組合せ)?\s*(?:が同じ|が一致する|をキーに(?:して)?|をキーとして|で|の|が|(?<=[A-Za-z0-9{_K}{_KATA}])\s)\s*"
     + _DEDUPE_VERB
 )
 _DEDUPE = re.compile(
@@ -721,15 +725,15 @@ _DEDUPE = re.compile(
     + r"(?P<one>(?:1|一)(?:件|行|つ)に(?:まとめ|して|する))"
 )
 _DOUBLED = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*が\s*"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*が\s*"
     r"(?:ダブ|だぶ|重複|二重|(?:同じ|一致する)\s*(?:行|もの|データ|レコード|明細))"
 )
 _SAME_ROWS = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*が同じ(?:行|もの|データ|レコード|人)\s*(?:は|を)?\s*"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*が同じ(?:行|もの|データ|レコード|人)\s*(?:は|を)?\s*"
     r"(?:1|ひと|一)(?:つ|行|件)に(?:まとめ|する|して)"
 )
 _KEY = re.compile(
-    rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:を|で|が)?\s*(?:キー|キーに|キーとして|をもとに|で|を基に|が一致)"
+    rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:を|で|が)?\s*(?:キー|キーに|キーとして|をもとに|で|を基に|が一致)"
 )
 _JOIN = re.compile(
     r"結合|紐付け|紐づけ|ひも付け|紐付|VLOOKUP|vlookup|参照して|付与|付け足|くっつけ|引っ張|持ってく|引いてく|付け加え"
@@ -755,24 +759,24 @@ _WINDOW = re.compile(
     r"(?:日付|日)?\s*(?:の?(?:差|ずれ|ズレ))?\s*(?:が|は)?\s*(?:前後)?\s*(?P<num>\d+)\s*日\s*(?:以内|まで|以下)"
 )
 _COMPUTE_OP = r"[×*xX÷/＋+\-－−]"
-_COMPUTE_EXPR = rf"{NOUN}(?:\s*{_COMPUTE_OP}\s*(?:{NOUN}|{NUM}))+"
+_COMPUTE_EXPR = rf"{NOUN}(?:\s*{_COMPUTE_OP}\s*(?:{NOUN}|{NUM})){{1,9}}"
 _COMPUTE = re.compile(
     rf"(?P<new>{QNOUN})\s*(?:=|＝|は|を)\s*(?P<expr>{_COMPUTE_EXPR})"
     rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として|の)\s*(?P<new2>{QNOUN})\s*(?:という列|の列|列)?\s*(?:を|として|で)?\s*(?:計算|算出|求め|出|追加|作)"
     rf"|(?P<col5>{NOUN})\s*に\s*(?:[{_K}{_KATA}]*?)\s*(?P<pct>{NUM})\s*[%％]\s*(?:を|分を)?\s*(?:上乗せ|乗せ|加算|足|加え)\s*し?\s*(?:た|て)\s*(?P<new5>{QNOUN})"
     rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{QNOUN})"
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?P<new4>{NOUN})"
-    rf"|(?P<new6>{QNOUN})\s*\(\s*=?\s*(?P<expr6>{NOUN}(?:\s*[×*÷+\-−]\s*(?:{NOUN}|{NUM}))+)\s*\)"
+    rf"|(?P<new6>{QNOUN})\s*\(\s*=?\s*(?P<expr6>{NOUN}(?:\s*[×*÷+\-−]\s*(?:{NOUN}|{NUM})){{1,9}})\s*\)"
 )
 _NORMALIZE = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:列)?\s*(?:の|を)?\s*(?:数値に|日付に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記を(?:統一|揃え|そろえ)|書き方を(?:統一|揃え|そろえ))"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:列)?\s*(?:の|を)?\s*(?:数値に|日付に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記を(?:統一|揃え|そろえ)|書き方を(?:統一|揃え|そろえ))"
 )
 _SELECT = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})+)\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ)"
-    rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示)"
-    rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})+)\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧))"
-    rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN})+)\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
-    rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞)"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ)"
+    rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示)"
+    rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧))"
+    rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
+    rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞)"
 )
 _APPROVAL = re.compile(
     r"(?<!未)承認(?!日|者|番号|状況|区分|ステータス|欄|フラグ|済|待ち|され|の有無)|決裁(?!日|者)|了承"
@@ -1148,7 +1152,7 @@ def _read_dedupe(reader: _Reader) -> None:
         if not keys:
             before = reader.text[max(0, match.start() - 30) : match.start() + 1]
             key = re.search(
-                rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*(?:をキーに|をキーとして|で|が同じ)\s*$",
+                rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:をキーに|をキーとして|で|が同じ)\s*$",
                 before,
             )
             if key:
@@ -1177,7 +1181,7 @@ def _read_dedupe(reader: _Reader) -> None:
 
 
 _EXPLICIT_KEY = re.compile(
-    rf"キー\s*(?:は|を|:|として)\s*(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)"
+    rf"キー\s*(?:は|を|:|として)\s*(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})"
 )
 
 
@@ -1222,7 +1226,7 @@ def _read_two_tables(reader: _Reader) -> None:
         step = StepSpec(id="", kind="join", source=join.group(0))
         step.keys = _keys_near(reader, join.start(), join.end())
         brought = re.search(
-            rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN})*)\s*を\s*(?:付け|付与|追加|持ってく|引いてく|くっつけ|引っ張)",
+            rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*を\s*(?:付け|付与|追加|持ってく|引いてく|くっつけ|引っ張)",
             text[join.start() :],
         )
         if brought:  # 「部品区分 を付け」: the master's columns brought over (shown, not checked)
@@ -1535,10 +1539,22 @@ def _read_policy_reference(reader: _Reader, documents: Sequence[str]) -> None:
 
 
 @lru_cache(maxsize=1)
-def _tokenizer() -> Any:
+def _dictionary() -> Any:
     from sudachipy import dictionary
 
-    return dictionary.Dictionary().tokenizer()
+    return dictionary.Dictionary()
+
+
+_THREAD = threading.local()
+
+
+def _tokenizer() -> Any:
+    """A Sudachi tokenizer of this thread: they are not thread-safe (the API designs in
+    worker threads), the dictionary is shared."""
+    tokenizer = getattr(_THREAD, "tokenizer", None)
+    if tokenizer is None:
+        tokenizer = _THREAD.tokenizer = _dictionary().tokenizer()
+    return tokenizer
 
 
 def _action_words(text: str) -> Iterator[tuple[int, int, str]]:
