@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import psutil
 import pytest
-from process_support import live_children
+from process_support import children_ended, live_children
 
 from keiri_agent.agents.analysis.datasets import DatasetRegistry
 from keiri_agent.agents.analysis.runtime import isolation
@@ -171,7 +171,7 @@ def test_timeout_kills_the_child() -> None:
     assert 0.9 <= elapsed < 3.0
     assert info.value.details == {"timeout_s": 1.0}
     assert "KEIRI_AGENT_ANALYSIS_TIMEOUT_S" in (info.value.hint or "")
-    assert live_children() <= before
+    assert children_ended(before)
 
 
 def test_memory_limit_on_new_allocations() -> None:
@@ -182,7 +182,7 @@ def test_memory_limit_on_new_allocations() -> None:
     assert time.monotonic() - started < 5
     assert info.value.details["memory_mb"] == 200
     assert "KEIRI_AGENT_ANALYSIS_MEMORY_MB" in (info.value.hint or "")
-    assert live_children() <= before
+    assert children_ended(before)
 
 
 def test_memory_limit_on_memory_reserved_before_the_fork() -> None:
@@ -192,7 +192,7 @@ def test_memory_limit_on_memory_reserved_before_the_fork() -> None:
     with pytest.raises(ActionMemoryError) as info:
         run_isolated(lambda: reserved.fill(1.0), timeout_s=20, memory_mb=150)
     assert info.value.details["peak_growth_mb"] > 150
-    assert live_children() <= before
+    assert children_ended(before)
 
 
 def test_moderate_memory_is_allowed() -> None:
