@@ -180,6 +180,33 @@ def test_count_per_group_sorted(service: DesignService, tmp_path: Path) -> None:
     assert [r["件数_sum"] for r in rows] == sorted(counts.values(), reverse=True)
 
 
+def test_one_total_for_the_whole_table(service: DesignService, tmp_path: Path) -> None:
+    rows = run(
+        service,
+        "経費.csv の 金額 の合計と、全部で何件あるかだけCSVで出して。部門別は不要です",
+        [("経費.csv", cp932_csv(EXPENSES))],
+        tmp_path,
+    )
+    assert len(rows) == 1
+    assert float(rows[0]["金額_sum"]) == sum(amount(r["金額"]) for r in EXPENSES)
+    assert float(rows[0]["件数_sum"]) == len(EXPENSES)
+
+
+def test_sort_by_the_total_named_by_a_part_of_its_column(
+    service: DesignService, tmp_path: Path
+) -> None:
+    rows = run(
+        service,
+        "経費.csv を勘定科目ごとに金額を合計して、合計の大きい順に並べてExcelで",
+        [("経費.csv", cp932_csv(EXPENSES))],
+        tmp_path,
+    )
+    totals: dict[str, int] = defaultdict(int)
+    for row in EXPENSES:
+        totals[row["勘定科目"]] += amount(row["金額"])
+    assert [r["勘定科目"] for r in rows] == sorted(totals, key=lambda k: -totals[k])
+
+
 def test_contains_filter(service: DesignService, tmp_path: Path) -> None:
     rows = run(
         service,

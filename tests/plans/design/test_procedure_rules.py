@@ -200,3 +200,115 @@ def test_reading_in_many_threads_at_once_gives_the_same_model() -> None:
     with ThreadPoolExecutor(8) as pool:
         together = list(pool.map(lambda text: read_procedure(text).model_dump(), instructions))
     assert together == alone
+
+
+def _kinds(procedure) -> list[str]:  # type: ignore[no-untyped-def]
+    return [step.kind for step in procedure.steps]
+
+
+@pytest.mark.parametrize(
+    ("instruction", "by"),
+    [
+        ("売上.csv を店舗ごとに売上金額を合計して、金額の大きい順に並べてCSVで", ["売上金額"]),
+        ("売上.csv を店舗ごとに売上金額を合計して、合計の多い順に並べてCSVで", ["売上金額"]),
+        ("点検.csv を設備ごとに温度の平均と最大を出し、最大が高い順にCSVで", ["温度_max"]),
+    ],
+)
+def test_a_sort_after_a_total_names_its_result(instruction: str, by: list[str]) -> None:
+    procedure = read_procedure(instruction)
+    assert procedure.steps[-1].kind == "sort" and procedure.steps[-1].by == by
+    assert not procedure.gaps
+
+
+@pytest.mark.parametrize(
+    ("instruction", "metrics"),
+    [
+        ("経費.csv の金額の合計だけ出して。部門別は不要です", {"金額": ["sum"]}),
+        (
+            "経費.csv の 金額 の総額と、全部で何件あるかだけ教えて",
+            {"金額": ["sum"], COUNT_ALL: ["count"]},
+        ),
+        ("立替.csv の 精算額 列、全部足した合計だけ欲しい", {"精算額": ["sum"]}),
+    ],
+)
+def test_one_total_for_the_whole_table(instruction: str, metrics: dict[str, list[str]]) -> None:
+    procedure = read_procedure(instruction)
+    assert _kinds(procedure) == ["aggregate"], checklist(procedure)
+    assert procedure.steps[0].group_by == [] and procedure.steps[0].metrics == metrics
+    assert not procedure.gaps
+
+
+def test_a_bare_total_uses_the_one_amount_column_named() -> None:
+    procedure = read_procedure("受注.csv で受注額が10万円以上のものを担当者ごとに合計してExcelで")
+    assert procedure.steps[-1].metrics == {"受注額": ["sum"]} and not procedure.gaps
+
+
+@pytest.mark.parametrize(
+    ("instruction", "keys", "keep"),
+    [
+        ("名簿.csv で会員IDが同じ行は最後の1件を残して、ほかは消してください", ["会員ID"], "last"),
+        ("顧客.xlsx、顧客ID がダブっている行は先頭を残して消して", ["顧客ID"], "first"),
+        ("伝票.csv で同じ伝票番号が複数行あるときは一番上の行を残してCSVで", ["伝票番号"], "first"),
+    ],
+)
+def test_a_dedupe_said_by_its_rows(instruction: str, keys: list[str], keep: str) -> None:
+    procedure = read_procedure(instruction)
+    (dedupe,) = procedure.steps
+    assert (dedupe.kind, dedupe.keys, dedupe.keep) == ("dedupe", keys, keep)
+    assert not procedure.gaps
+
+
+def test_many_rows_of_one_key_is_no_count() -> None:
+    procedure = read_procedure("レジ.csv、同じ 伝票番号 が何行もあるので 伝票番号 で重複を除いて")
+    assert _kinds(procedure) == ["dedupe"]
+
+
+@pytest.mark.parametrize(
+    ("instruction", "columns"),
+    [
+        (
+            "店舗.csv の 店舗名 と 住所 に全角と半角が混ざっているので、揃えてからCSVで",
+            ["店舗名", "住所"],
+        ),
+        (
+            "入金.csv の 入金日 が「2024/4/1」「令和6年4月2日」などバラバラなので、日付を揃えて",
+            ["入金日"],
+        ),
+        (
+            "請求.csv は請求額が「1,000円」みたいに文字で入っています。"
+            "数値に直してから担当ごとに請求額を合計",
+            ["請求額"],
+        ),
+    ],
+)
+def test_columns_written_in_mixed_ways_are_normalised(instruction: str, columns: list[str]) -> None:
+    procedure = read_procedure(instruction)
+    assert procedure.steps[0].kind == "normalize" and procedure.steps[0].columns == columns
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+
+
+@pytest.mark.parametrize(
+    ("instruction", "condition"),
+    [
+        ("受付.csv で メモ 欄に何か入力されている行だけ抽出", ("メモ", "not_null", None)),
+        ("検収.csv で 検収日 が入力済みのものだけCSVで", ("検収日", "not_null", None)),
+        ("振込.csv で 摘要 に「振替」という文字が入っている行だけ", ("摘要", "contains", "振替")),
+    ],
+)
+def test_filled_and_containing_in_everyday_words(
+    instruction: str, condition: tuple[str, str, str | None]
+) -> None:
+    procedure = read_procedure(instruction)
+    (keep,) = procedure.steps
+    assert [(c.column, c.op, c.value) for c in keep.conditions] == [condition]
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "経費.csv の金額を部門ごとに合計して、予算との差異も出しておいてください",
+        "売上.csv を得意先ごとに売上額を合計して、その結果を会計ソフトに登録しておいてください",
+    ],
+)
+def test_a_result_or_action_beyond_the_blocks_is_named(instruction: str) -> None:
+    assert read_procedure(instruction).gaps

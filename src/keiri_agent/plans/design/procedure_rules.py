@@ -24,11 +24,10 @@ the documents that names the same word with an amount and an operator (a 社内�
 
 from __future__ import annotations
 
-import itertools
 import re
 import threading
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -50,8 +49,12 @@ _NAME = rf"{_NAME_CHAR}(?:{_NAME_CHAR}|(?<=[A-Za-z0-9])\d){{0,39}}"
 """One character a step and at most 40, so no run can be split two ways or be retried at
 length on a long instruction (bounded backtracking); digits belong to Latin runs (S012,
 amount2), never glue kanji to a number (金額10万)."""
-NOUN = rf"(?:\d+(?=[A-Za-z_{_K}{_KATA}]))?{_NAME}(?:[いみめりしきえた]{{1,2}}[{_K}]{{1,20}}){{0,3}}"
-"""A column-like noun: kanji, katakana, Latin and digits; okurigana between kanji."""
+NOUN = (
+    rf"(?<![.A-Za-z_])(?:\d+(?=[A-Za-z_{_K}{_KATA}]))?{_NAME}"
+    rf"(?:[いみめりしきえた]{{1,2}}[{_K}]{{1,20}}){{0,3}}"
+)
+"""A column-like noun: kanji, katakana, Latin and digits; okurigana between kanji. Never
+the tail of a Latin word or a file's extension (「経費.csv、金額」 names no column csv)."""
 QNOUN = rf"(?:「[^」]{{1,40}}」|{NOUN})"
 LIST_SEP = r"(?:・|と|、|,|及び|および|並びに|や)"
 NUM = r"-?\d+(?:,\d{3})*(?:\.\d+)?"
@@ -251,9 +254,6 @@ _GLUE_ACTIONS = frozenset(
         "従う",
         "入力",
         "記載",
-        "登録",
-        "更新",
-        "反映",
         "越える",
         "対象",
         "ソート",
@@ -313,6 +313,7 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "合計": frozenset({"aggregate"}),
     "平均": frozenset({"aggregate"}),
     "数える": frozenset({"aggregate"}),
+    "カウント": frozenset({"aggregate"}),
     "抽出": frozenset({"filter", "select", "extract", "dedupe", "reconcile"}),
     "絞る": frozenset({"filter", "select"}),
     "絞り込む": frozenset({"filter", "select"}),
@@ -420,8 +421,18 @@ def _clean(noun: str) -> str:
     return noun.strip().strip("「」").strip()
 
 
+def _column_name(noun: str) -> str:
+    """「金額列」「備考欄」 name the column 金額, 備考."""
+    name = _clean(noun)
+    return name[:-1] if len(name) >= 3 and name[-1] in "列欄" else name
+
+
 def _names(text: str) -> list[str]:
-    names = [_clean(part) for part in re.split(LIST_SEP, text) if _clean(part)]
+    names = [
+        _column_name(part)
+        for part in re.split(LIST_SEP, text)
+        if _clean(part) and not re.fullmatch(_FORMAT_WORD, _clean(part))  # 「…xlsx、取引先コード」
+    ]
     return list(dict.fromkeys(names))
 
 
@@ -452,7 +463,7 @@ _FILE_NAME = re.compile(
 )
 _OUTPUT_VERB = (
     r"出力|書き出|保存|まとめ|出し|出す|出して|作成|作っ|落と|吐き出|ダウンロード|エクスポート|一覧|にして|にし|"
-    r"して|する|結構|確認|返し|返して|ください|下さい|お願い|で結構|がほしい|が欲しい|でほしい|で欲しい|化"
+    r"して|する|結構|確認|返し|返して|戻し|戻して|ください|下さい|お願い|で結構|がほしい|が欲しい|でほしい|で欲しい|化"
     r"|output|export"
 )
 _AS_OUTPUT_NAMED = re.compile(
@@ -656,17 +667,27 @@ _GENERIC = re.compile(
 )
 """Nouns that name rows or the file, never a value to filter on (「行だけ」「明細のみ」)."""
 _FILTER_ONLY = re.compile(rf"(?P<val>{QNOUN})\s*(?P<tail>だけ|のみ|以外)")
+_ENDS_WITH_METRIC = re.compile(
+    r"(?:合計|総合計|総額|合計額|総計|平均|件数|人数|最大|最小|最高|最低)(?:値|額)?$"
+)
 _FILTER_CONTAINS = re.compile(
     rf"(?P<col>{NOUN})\s*(?:に|が)\s*(?P<val>{QNOUN})\s*(?:という(?:文字|文言|言葉|単語|語)|って)?\s*(?:を|が)?\s*"
     r"(?:含む|含まれ|含んで|入っている|入ってる|入った|入る)"
 )
 _FILTER_NULL = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:が|の)\s*(?P<state>空欄|空白|未入力|ブランク|空|未記入|入っていない|入力されていない|記入されていない"
-    r"|入力されている|入っている|記入されている|空欄でない|空白でない|空でない)"
+    rf"(?P<col>{NOUN})\s*(?:欄|列)?\s*(?:が|の|に|は)\s*(?:何か|なにか|何かしら)?\s*"
+    r"(?P<state>空欄|空白|未入力|ブランク|空|未記入|未記載|入っていない|入力されていない|記入されていない"
+    r"|入力されている|入力されてる|入力済み?|入っている|入ってる|記入されている|記入済み?|記載されている"
+    r"|埋まっている|埋まってる|空欄でない|空白でない|空でない)"
 )
 _GROUP = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の組み合わせ|の組合せ)?\s*(?:別|ごと|毎)"
 )
+_NOT_WANTED = re.compile(
+    r"\s*(?:とか|など|の集計|の内訳)?\s*(?:は|も)?\s*"
+    r"(?:要りません|いりません|要らない|いらない|不要|必要ありません|必要ない|なしで|無しで)"
+)
+"""「部署別とかは要りません」: what is not wanted asks for nothing."""
 _METRIC_WORDS = {
     "合計": "sum",
     "総合計": "sum",
@@ -699,7 +720,7 @@ _METRIC_WORDS = {
 }
 """Japanese words and the table.aggregate block's own metric names."""
 _METRIC = re.compile(
-    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN}){{1,19}})\s*(?:の|を)\s*(?:それぞれ|各々|両方)?\s*|(?P<col>{NOUN})\s*(?:の|を)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均|件数|人数|社数|総数|最大値|最大|最高|最小値|最小|最低|集計"
+    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN}){{1,19}})\s*(?:の|を)\s*(?:それぞれ|各々|両方)?\s*|(?P<col>{NOUN})\s*(?P<join>の|を|で)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均|件数|人数|社数|総数|最大値|最大|最高|最小値|最小|最低|集計"
     r"|(?<![A-Za-z])(?:sum|total|mean|avg|average|count|max|min)(?![A-Za-z]))"
 )
 _SORT = re.compile(
@@ -772,7 +793,7 @@ _NORMALIZE = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:列)?\s*(?:の|を)?\s*(?:数値に|日付に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記を(?:統一|揃え|そろえ)|書き方を(?:統一|揃え|そろえ))"
 )
 _SELECT = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ)"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ|に絞|に限)"
     rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示)"
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
@@ -798,7 +819,7 @@ _FILTER_VERBS = re.compile(
 def _column(noun: str | None) -> str | None:
     if noun is None:
         return None
-    name = _clean(noun)
+    name = _column_name(noun)
     return name or None
 
 
@@ -869,24 +890,6 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             _condition(reader, None, "==", _clean(noun), start, match.start("num"), match.group(0))
             noun = None
         _condition(reader, _column(noun), op, value, start, match.end(), match.group(0))
-    for match in _FILTER_NULL.finditer(text):
-        if reader.overlaps(match.start(), match.end()):
-            continue
-        state = match.group("state")
-        op = (
-            "is_null"
-            if re.search(r"空欄$|空白$|未入力|ブランク|^空$|未記入|ていない", state)
-            else "not_null"
-        )
-        _condition(
-            reader,
-            _column(match.group("col")),
-            op,
-            None,
-            match.start(),
-            match.end(),
-            match.group(0),
-        )
     for match in _FILTER_CONTAINS.finditer(text):
         if reader.overlaps(match.start(), match.end()):
             continue
@@ -895,6 +898,26 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             _column(match.group("col")),
             "contains",
             _clean(match.group("val")),
+            match.start(),
+            match.end(),
+            match.group(0),
+        )
+    for match in _FILTER_NULL.finditer(text):
+        if reader.overlaps(match.start(), match.end()):
+            continue
+        if _clean(match.group("col")) in GENERIC_NOUNS or _GENERIC.search(match.group("col")):
+            continue  # 「文字が入っている」: no column
+        state = match.group("state")
+        op = (
+            "is_null"
+            if re.search(r"空欄$|空白$|未入力|ブランク|^空$|未記入|未記載|ていない", state)
+            else "not_null"
+        )
+        _condition(
+            reader,
+            _column(match.group("col")),
+            op,
+            None,
             match.start(),
             match.end(),
             match.group(0),
@@ -949,6 +972,8 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             continue  # 「その前後だけ」: a word pointing back, no value to keep
         if _names_a_file(reader, noun) or _GENERIC.search(noun) or noun in _NOT_VALUES:
             continue
+        if _ENDS_WITH_METRIC.search(noun):
+            continue  # 「合計だけ」「総額と平均だけ」: the figure wanted, read by the aggregation
         op = "!=" if match.group("tail") == "以外" else "=="
         _condition(reader, None, op, noun, match.start(), match.end(), match.group(0))
 
@@ -1001,6 +1026,10 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
     groups: list[str] = []
     positions: list[int] = []
     for match in _GROUP.finditer(text):
+        refused = _NOT_WANTED.match(text, match.end())
+        if refused:  # 「部署別とかは要りません」: the grouping not wanted
+            reader.use(match.start(), refused.end())
+            continue
         offset = match.start("cols")
         kept = [
             m.group(0)
@@ -1059,6 +1088,8 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
                 continue
         noun = match.group("col")
         column = _clean(noun) if noun and _clean(noun) not in _METRIC_WORDS else None
+        if match.group("join") == "で" and column and not is_amount_column(column):
+            column = None  # 「部署で合計」 is no column to total (「支給額 で合計」 is)
         if column is not None and (_names_a_file(reader, column) or column in groups):
             column = None
         if (
@@ -1078,25 +1109,40 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             )
             metrics.setdefault(COUNT_ALL if column is None else column, []).append("count")
         elif metric is None or column is None:
-            if (metric is None and metrics) or _SORT.match(text, match.start("m")):
+            if (
+                (metric is None and metrics)
+                or _SORT.match(text, match.start("m"))
+                or any(metric in wanted for wanted in metrics.values())
+            ):  # 「集計」 of metrics read, 「合計の大きい順」, 「合計1行だけ」: said again
                 reader.use(match.start("m"), match.end("m"))
                 continue
-            missing.append(f"metrics:{metric or 'sum'}")
+            topic = (
+                (_topic_column(reader, match.start("m")) or _sole_amount_column(reader))
+                if metric
+                else None
+            )
+            if topic is None:
+                missing.append(f"metrics:{metric or 'sum'}")
+            else:
+                metrics.setdefault(topic, []).append(metric)  # type: ignore[arg-type]
+                last = (match.end(), topic)
         else:
             metrics.setdefault(column, []).append(metric)
             last = (match.end(), column)
         positions.append(match.start())
         reader.use(match.start() if noun and column else match.start("m"), match.end())
-    counting = re.search(r"数え|カウント|何件", text)
+    counting = re.search(r"何(?:件|人|名|社)(?!も)|数え|カウント", text)
     if (
-        (groups or "何件" in text)
-        and not metrics
-        and counting
+        counting
+        and (groups or metrics or counting.group(0).startswith("何"))
+        and COUNT_ALL not in metrics
         and not reader.is_used(counting.start(), counting.end())
     ):
-        metrics[COUNT_ALL] = ["count"]  # 「事業所ごとに数えて」: rows per group
+        metrics[COUNT_ALL] = ["count"]  # 「事業所ごとに数えて」「全部で何件」: rows (per group)
         reader.use(counting.start(), counting.end())
         positions.append(counting.start())
+    for match in _ONLY_FIGURES.finditer(text):
+        reader.use(match.start(), match.end())  # 「合計だけ」「何件あるかだけ」: only the figure
     if not metrics and not missing and not groups:
         return
     if not metrics and not missing:
@@ -1110,6 +1156,52 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         source=text[min(positions) : min(positions) + 40] if positions else "",
     )
     reader.add_step(min(positions) if positions else 0, step)
+
+
+_ONLY_FIGURES = re.compile(
+    r"(?:合計|総合計|総額|合計額|総計|平均|件数|人数|最大|最小|何(?:件|人|名|社)[ぁ-ん]{0,6}|いくら[ぁ-ん]{0,8})"
+    r"\s*(?:だけ|のみ)"
+)
+_TOPIC = re.compile(rf"(?P<col>{NOUN})\s*(?P<mark>列|欄)?\s*(?:、|は|について|を)")
+
+
+def _topic_column(reader: _Reader, before: int) -> str | None:
+    """The column a bare metric totals when the sentence names it first as its topic:
+    「交通費精算.csv の交通費、全部でいくらになるか合計だけ」「amount 列、全部足した合計」
+    (an amount noun or a noun called a column, not used by another rule)."""
+    sentence_start = reader.text.rfind("。", 0, before) + 1
+    found = None
+    for match in _TOPIC.finditer(reader.text, sentence_start, before):
+        noun = _clean(match.group("col"))
+        if (
+            reader.overlaps(match.start("col"), match.end("col"))
+            or _names_a_file(reader, noun)
+            or noun in GENERIC_NOUNS
+            or noun in _METRIC_WORDS
+            or not (match.group("mark") or is_amount_column(noun))
+        ):
+            continue
+        found = (match, noun)
+    if found is None:
+        return None
+    reader.use(found[0].start("col"), found[0].end("col"))
+    return found[1]
+
+
+def _sole_amount_column(reader: _Reader) -> str | None:
+    """The one amount column the other steps name (compared with a number, made numeric,
+    computed): 「売上額 10万以下は除いて、顧客名 ごとの合計」 totals 売上額."""
+    names: set[str] = set()
+    for _, step in reader.steps:
+        names.update(
+            str(c.column)
+            for c in step.conditions
+            if c.column and isinstance(c.value, int | float) and not isinstance(c.value, bool)
+        )
+        if step.kind == "normalize":
+            names.update(c for c in step.columns if is_amount_column(c))
+        names.update(step.expressions)
+    return names.pop() if len(names) == 1 else None
 
 
 def _read_sort(reader: _Reader) -> None:
@@ -1145,8 +1237,48 @@ def _read_sort(reader: _Reader) -> None:
         reader.use(match.start(), match.end())
 
 
+_SAME_KEY = re.compile(
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の組み合わせ|の組合せ)?\s*が\s*"
+    r"(?:同じ|重複|ダブ|だぶ|二重|かぶ|被)"
+    rf"|同じ\s*(?P<col>{QNOUN})\s*(?:の)?\s*(?:行|データ|レコード)?\s*が\s*(?:複数|\d+\s*行以上|何行も|いくつも|2つ以上)"
+)
+_KEEP_ONE = re.compile(
+    r"(?P<which>先頭|最初|先に出てくる|先に出る|上|一番上|いちばん上|古い|最後|後ろ|一番下|いちばん下|最新|新しい|後に出てくる)"
+    r"[^。]{0,16}?残|(?:消|除|削除|落と|まとめ)"
+)
+"""After rows said to share a key: which one to keep (先頭の1件だけ残して) or that the
+others go (消して, 除いて)."""
+
+
+def _read_same_key(reader: _Reader) -> bool:
+    """「会員番号が同じ行は先頭の1件だけ残して」「取引先コード がダブっている行は…消し」
+    「同じ伝票番号が複数行あったら、最後の行を…残して」: a dedupe said by its rows."""
+    text = reader.text
+    for match in _SAME_KEY.finditer(text):
+        sentence_end = text.find("。", match.end())
+        sentence_end = len(text) if sentence_end < 0 else sentence_end
+        keep = _KEEP_ONE.search(text, match.end(), sentence_end)
+        if keep is None:
+            continue
+        listed = match.group("cols") or match.group("col")
+        keys = [k for k in _names(listed) if not _names_a_file(reader, k)]
+        if not keys:
+            continue
+        step = StepSpec(id="", kind="dedupe", keys=keys, source=text[match.start() : keep.end()])
+        which = keep.group("which")
+        if which and re.match(r"最後|後ろ|一番下|いちばん下|最新|新しい|後に", which):
+            step.keep = "last"
+        reader.add_step(match.start(), step)
+        reader.use(match.start(), match.end())
+        reader.use(keep.start(), keep.end())
+        return True
+    return False
+
+
 def _read_dedupe(reader: _Reader) -> None:
     keyed = list(_DEDUPE_KEYED.finditer(reader.text)) or list(_SAME_ROWS.finditer(reader.text))
+    if not keyed and not _DEDUPE.search(reader.text) and _read_same_key(reader):
+        return
     for match in keyed or _DEDUPE.finditer(reader.text):
         keys = _names(match.group("cols")) if keyed else []
         if not keys:
@@ -1336,6 +1468,21 @@ def _read_compute(reader: _Reader) -> None:
         reader.use(match.start(), match.end())
 
 
+_MIXED = re.compile(
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の)?\s*(?:欄|列)?\s*(?:に|が|は|の|、)\s*"
+    r"(?:「[^」]*」|[^。、「」がは]){0,40}?"
+    r"(?:(?:書式|書き方|表記|形式|全角[・と]?半角)\s*(?:が|は|で)?\s*)?"
+    r"(?:混在|バラバラ|ばらばら|ぐちゃぐちゃ|混ざ|混じ|揺れ|ゆれ|不統一|統一されていない"
+    r"|そろっていない|揃っていない|(?:文字|文字列|テキスト)(?:で|に|として)\s*(?:入|なっ))"
+)
+"""Columns said to be written in mixed ways (「返品日 が「2024/5/1」「令和6年…」などバラバラ」,
+「顧客名 と フリガナ に全角・半角が混在」): what lies between names no other column."""
+_NORMALIZE_VERB = re.compile(
+    r"(?:(?:日付|数値|数字|表記|書式|形式|書き方)\s*(?:を|に|の形式に)?\s*)?"
+    r"(?:統一|揃え|そろえ|直し|直して|正規化|整え)"
+)
+
+
 def _read_normalize(reader: _Reader) -> None:
     for match in _NORMALIZE.finditer(reader.text):
         columns = _names(match.group("cols"))
@@ -1343,6 +1490,36 @@ def _read_normalize(reader: _Reader) -> None:
             match.start(), StepSpec(id="", kind="normalize", columns=columns, source=match.group(0))
         )
         reader.use(match.start(), match.end())
+    if reader.first_step("normalize") is None:
+        _read_mixed(reader)
+
+
+def _read_mixed(reader: _Reader) -> None:
+    """「顧客名 と フリガナ に全角・半角が混在しています。これを統一したあとで」: the
+    columns said to be written in mixed ways, made uniform by a later verb."""
+    text = reader.text
+    for match in _MIXED.finditer(text):
+        columns = [c for c in _names(match.group("cols")) if not _names_a_file(reader, c)]
+        columns = [
+            c
+            for c in columns
+            if c not in GENERIC_NOUNS and not re.search(r"全角|半角|表記|書式|書き方|形式", c)
+        ]
+        if not columns:
+            continue
+        after = text.find("。", text.find("。", match.end()) + 1)
+        verb = _NORMALIZE_VERB.search(text, match.end(), len(text) if after < 0 else after)
+        if verb is None:
+            continue
+        reader.add_step(
+            match.start(),
+            StepSpec(
+                id="", kind="normalize", columns=columns, source=text[match.start() : verb.end()]
+            ),
+        )
+        reader.use(match.start(), match.end())
+        reader.use(verb.start(), verb.end())
+        return
 
 
 def _read_select(reader: _Reader) -> None:
@@ -1566,7 +1743,9 @@ def _action_words(text: str) -> Iterator[tuple[int, int, str]]:
         pos = morpheme.part_of_speech()
         following = morphemes[index + 1].dictionary_form() if index + 1 < len(morphemes) else ""
         verb = pos[0] == "動詞" and (
-            pos[1] != "非自立可能" or morpheme.dictionary_form() in STEP_VERBS
+            pos[1] != "非自立可能"
+            or morpheme.dictionary_form() in STEP_VERBS
+            or morpheme.dictionary_form() in _PRODUCE_VERBS
         )
         if verb or (
             pos[0] == "名詞" and pos[2] == "サ変可能" and following in ("する", "できる", "願う")
@@ -1639,6 +1818,27 @@ GENERIC_NOUNS = frozenset(
         "規定",
         "ルール",
         "いくつ",
+        "いくら",
+        "流れ",
+        "かたち",
+        "形",
+        "OK",
+        "ＯＫ",
+        "あと",
+        "後",
+        "まず",
+        "数値",
+        "全角",
+        "半角",
+        "表記",
+        "書式",
+        "書き方",
+        "形式",
+        "文字列",
+        "文字",
+        "文言",
+        "言葉",
+        "単語",
         "本",
         "行",
         "列",
@@ -1850,9 +2050,22 @@ def _known_words(reader: _Reader) -> set[str]:
         words.update(_parameter_names(step))
         words.update(str(c.value) for c in step.conditions if c.value is not None)
         words.update(step.labels + step.fields)
+        for expression in step.expressions.values():  # 「単価 と 数量 から 小計(単価 × 数量)」
+            words.update(m.group(0) for m in re.finditer(NOUN, expression))
+        if step.kind == "approval":  # 「課長の承認を入れて」: the person who approves
+            words.update(m.group(0) for m in _PERSON.finditer(reader.text))
     for output in reader.outputs:
         words.update((output.file_name or "", output.sheet or ""))
     return {word for word in words if word}
+
+
+_PRODUCE_VERBS = frozenset({"出す", "求める", "作る", "作成", "出力", "書き出す", "まとめる"})
+"""Verbs that ask for a result: 「予算との差異も出して」 names what it wants by its nouns."""
+
+
+_DESCRIBES = re.compile(r"\s*(?:し)?(?:た(?![いら])|ている|てる|てある)\s*[^\s、。てでに]")
+"""「会計ソフトから出力した預金元帳.csv」「別々に出しているCSV」: a verb that describes a
+noun (past or ongoing, before it) asks for nothing."""
 
 
 def _working_clauses(text: str) -> set[tuple[int, int]]:
@@ -1861,7 +2074,7 @@ def _working_clauses(text: str) -> set[tuple[int, int]]:
     working = {
         _clause_span(text, start, end)
         for start, end, base in _action_words(text)
-        if base in STEP_VERBS
+        if base in STEP_VERBS or (base in _PRODUCE_VERBS and not _DESCRIBES.match(text, end))
     }
     for match in re.finditer(
         rf"{RESTRICTION_WORDS.pattern}|別|ごと|毎|順|の列|列を|列は|列で", text
@@ -1897,6 +2110,7 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             or _names_rows(reader, start, end)
             or reader.overlaps(start, end)
             or any(surface in word for word in words)
+            or _GENERIC.search(surface)
         ):
             continue
         unused.setdefault(clause, []).append(surface)
@@ -1941,6 +2155,13 @@ def _read_people(reader: _Reader, named: set[str]) -> None:
         )
 
 
+_DESCRIBED = re.compile(
+    r"\s*(?:さ(?:れ|せ)|され|されて|されてい|している|してる|してある|していま|した(?![いら])"
+    r"|(?<=[^\s])(?:た|ている|てる)(?![いら]))"
+)
+"""After an action word: a passive, a state or a past that describes the data."""
+
+
 def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
     named: set[str] = set()
@@ -1953,6 +2174,8 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             continue
         if re.match(r"[ぁ-ん]{0,3}?(?:なくて|ないで|なくても|なく|ず)", text[end:]):
             continue  # 「列名は変えなくて大丈夫」: what not to do asks for nothing
+        if base not in STEP_VERBS and _DESCRIBED.match(text, end):
+            continue  # 「二重に登録されている」「ダウンロードした明細」: a state, not a request
         if any(a < start and end <= b for a, b in asides):
             continue  # an aside in parentheses (銀行からダウンロードしたもの)
         clause = _clause(text, start, end)
@@ -1993,7 +2216,8 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
     for match in re.finditer(r"\([^()]*(?:など|のような|例)[^()]*\)", text):
         reader.use(match.start(), match.end())
     for match in re.finditer(
-        r"「[^」]*」\s*(?:のような|のように|など|といった)|[^、。()「」\s]+\s*(?:のような|のように|など|といった)",
+        r"(?:「[^」]*」\s*){1,5}(?:のような|のように|など|といった|みたいな|みたいに|とか)"
+        r"|[^、。()「」\s]+\s*(?:のような|のように|など|といった|みたいな|みたいに)",
         text,
     ):
         reader.use(match.start(), match.end())
@@ -2129,16 +2353,42 @@ def _merged_sorts(steps: list[StepSpec], gaps: list[Gap]) -> list[StepSpec]:
     return merged
 
 
-def _default_sort_column(steps: list[StepSpec]) -> None:
-    """「降順に並べて」 right after an aggregation with one result column sorts by it."""
-    for before, step in itertools.pairwise(steps):
-        if step.kind == "sort" and not step.by and before.kind == "aggregate":
-            columns = [c for c in before.metrics if c != COUNT_ALL] or (
-                ["件数"] if before.metrics else []
-            )
-            if len(columns) == 1 and len(before.metrics) == 1:
+def _sort_after_aggregate(steps: list[StepSpec]) -> None:
+    """A sort after an aggregation names its result by a metric word or a part of the
+    column: 「合計の大きい順」「平均が高い順」 (the one metric column with that metric),
+    「金額の大きい順」 after 見積金額 (the one metric column ending with it), and
+    「降順に並べて」 alone after one result column."""
+    aggregate: StepSpec | None = None
+    for step in steps:
+        if step.kind == "aggregate":
+            aggregate = step
+        if step.kind != "sort" or aggregate is None:
+            continue
+        metrics = {c: v for c, v in aggregate.metrics.items() if c != COUNT_ALL}
+        if not step.by:
+            columns = list(metrics) or (["件数"] if aggregate.metrics else [])
+            if len(columns) == 1 and len(aggregate.metrics) == 1:
                 step.by = columns
                 step.missing = [m for m in step.missing if m != "by"]
+            continue
+        step.by = [_result_name(column, aggregate, metrics) for column in step.by]
+
+
+def _result_name(column: str, aggregate: StepSpec, metrics: Mapping[str, Sequence[str]]) -> str:
+    if column in aggregate.group_by or column in metrics:
+        return column
+    function = _METRIC_WORDS.get(column)
+    if function == "count" and COUNT_ALL in aggregate.metrics:
+        return "件数"
+    if function:
+        having = [c for c, wanted in metrics.items() if function in wanted]
+        if len(having) != 1:
+            return column
+        # the result column of that metric (売上高_max) when the column has several
+        return having[0] if len(metrics[having[0]]) == 1 else f"{having[0]}_{function}"
+    bare = re.sub(r"^(?:合計|総)|(?:の?合計|合計額|総額)$", "", column) or column
+    ending = [c for c in metrics if c.endswith(bare)]
+    return ending[0] if len(ending) == 1 else column
 
 
 def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure:
@@ -2166,7 +2416,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     _unused_nouns(reader, {gap.source for gap in reader.gaps})
     ordered = [step for _, step in sorted(reader.steps, key=lambda item: _order_key(item))]
     ordered = _merged_sorts(ordered, reader.gaps)
-    _default_sort_column(ordered)
+    _sort_after_aggregate(ordered)
     for number, step in enumerate(ordered, start=1):
         step.id = f"s{number}"
     if not reader.inputs and ordered:
