@@ -312,3 +312,86 @@ def test_filled_and_containing_in_everyday_words(
 )
 def test_a_result_or_action_beyond_the_blocks_is_named(instruction: str) -> None:
     assert read_procedure(instruction).gaps
+
+
+def test_circled_and_plain_step_numbers_are_no_values() -> None:
+    procedure = read_procedure(
+        "①配送.csv を読み込む ②距離 が 300 を超える便に絞る ③運転手 別に 距離 を合計"
+    )
+    assert _kinds(procedure) == ["filter", "aggregate"] and not procedure.gaps
+    assert procedure.steps[0].conditions[0].column == "距離"
+    listed = read_procedure(
+        "配送.csv について\n1 区分 が「冷凍」のものだけ\n2 運転手 ごとに 距離 を合計"
+    )
+    assert _kinds(listed) == ["filter", "aggregate"] and not listed.gaps
+
+
+def test_a_title_saying_total_is_no_total_of_its_own() -> None:
+    procedure = read_procedure(
+        "【月次】燃料費の集計\n・入力：給油.csv\n・車両ごとに 給油額 の合計\n・出力はExcel"
+    )
+    (total,) = procedure.steps
+    assert total.metrics == {"給油額": ["sum"]} and not procedure.gaps
+
+
+@pytest.mark.parametrize(
+    ("instruction", "by", "descending"),
+    [
+        (
+            "料金.csv：店舗・月 別に 料金 を合計して、店舗→月 の順で昇順ソート",
+            ["店舗", "月"],
+            False,
+        ),
+        (
+            "勤怠.csv で部署ごとに残業時間の平均を出して、平均が多い部署から順に並べて",
+            ["残業時間"],
+            True,
+        ),
+        ("台帳.xlsx の 取得価額 が30万円以上の行を 部門名 の順に並べて", ["部門名"], False),
+    ],
+)
+def test_sorts_in_everyday_words(instruction: str, by: list[str], descending: bool) -> None:
+    procedure = read_procedure(instruction)
+    sort = procedure.steps[-1]
+    assert (sort.kind, sort.by, sort.descending) == ("sort", by, descending)
+    assert not procedure.gaps
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "車両.csv から価格が100万円以上の車両だけ抽出してCSVで",
+        "会費.csv のうち、入金日 が空欄になっている会員を抽出して",
+        "取引.csv から区分が「要確認」の取引先の伝票だけ抜き出して",
+    ],
+)
+def test_the_rows_named_after_a_condition_are_no_value(instruction: str) -> None:
+    procedure = read_procedure(instruction)
+    (keep,) = procedure.steps
+    assert len(keep.conditions) == 1 and keep.conditions[0].column is not None
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+
+
+def test_a_noun_another_step_names_as_a_column_is_compared_in() -> None:
+    procedure = read_procedure(
+        "注文.xlsx で 数量 × 単価 の 小計 列を作って、小計 が3万円以上の注文だけ残して"
+    )
+    keep = procedure.steps[-1]
+    assert [(c.column, c.op, c.value) for c in keep.conditions] == [("小計", ">=", 30000)]
+    assert keep.missing == []
+    # with no other step naming it, 交際費 may be a value of an account column: asked
+    asked = read_procedure("経費.csv から交際費が5,000円を超える明細を抽出してCSVで出力")
+    assert asked.steps[0].missing == ["conditions.0.column", "conditions.1.column"]
+
+
+def test_group_names_said_with_their_suffix() -> None:
+    both = read_procedure("原価.xlsx を工事番号別・費目別に 原価金額 を合計して")
+    assert both.steps[0].group_by == ["工事番号", "費目"]
+    kind = read_procedure("請求.csv を 診療月と保険種別の組み合わせごとに 点数 を合計して")
+    assert kind.steps[0].group_by == ["診療月", "保険種別"]
+
+
+def test_a_files_description_is_no_grouping_and_a_count_of_rows_is_no_column() -> None:
+    procedure = read_procedure("店舗ごとの売上一覧（Excel）について、店舗名ごとの申込件数を数えて")
+    (total,) = procedure.steps
+    assert total.group_by == ["店舗名"] and total.metrics == {COUNT_ALL: ["count"]}

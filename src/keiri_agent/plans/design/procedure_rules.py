@@ -370,6 +370,9 @@ class _Reader:
     gaps: list[Gap] = field(default_factory=list)
     condition_spans: list[tuple[int, int]] = field(default_factory=list)
     """Where each condition of the filter step was read (its index → span)."""
+    value_or_column: list[str] = field(default_factory=list)
+    """Nouns before an amount (「交際費が5,000円を超える」): a value of an unnamed column,
+    unless another step names a column so (then the amount is compared in it)."""
 
     def use(self, start: int, end: int) -> None:
         self.used.append((start, end))
@@ -391,11 +394,17 @@ class _Reader:
 def normalize(text: str) -> str:
     """NFKC (full-width digits and letters to ASCII) with 「」 kept and blanks single; a
     line break (with its bullet or step number: ・, -, 1., ①) ends a clause (。)."""
+    text = re.sub(r"\s*[①-⑳]\s*", "\n", text)  # step numbers (NFKC would make them digits)
+    text = re.sub(r"【([^】\n]{1,30})】", r"\1\n", text)  # 【依頼】 heads a request
     folded = unicodedata.normalize("NFKC", text)
     folded = re.sub(r"[『“]([^』”]{1,40})[』”]", r"「\1」", folded)
     folded = re.sub(r'"([^"\n]{1,40})"', r"「\1」", folded)  # 『返品』, "East": one quoting
     lines = [
-        re.sub(r"^\s*(?:[・\-*•■□◆◇●○▶]|\d{1,2}[.)]|\(\d{1,2}\))\s*", "", line).strip()
+        re.sub(
+            r"^\s*(?:[・\-*•■□◆◇●○▶]|\d{1,2}[.)]|\(\d{1,2}\)|\d{1,2}\s+(?=[^\d\s万千億円件%日年月時分人名個本枚回台]))\s*",
+            "",
+            line,
+        ).strip()
         for line in folded.splitlines()
     ]
     joined = "。".join(line.rstrip("。") for line in lines if line)
@@ -679,9 +688,14 @@ _FILTER_NULL = re.compile(
     r"(?P<state>空欄|空白|未入力|ブランク|空|未記入|未記載|入っていない|入力されていない|記入されていない"
     r"|入力されている|入力されてる|入力済み?|入っている|入ってる|記入されている|記入済み?|記載されている"
     r"|埋まっている|埋まってる|空欄でない|空白でない|空でない)"
+    r"(?:\s*(?:に|と)\s*なって(?:いる|る))?"
 )
 _GROUP = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の組み合わせ|の組合せ)?\s*(?:別|ごと|毎)"
+)
+_DESCRIBES_GROUP = re.compile(
+    r"\s*に?\s*[^\s、。]{0,4}?(?:管理|保存|作成|分け|分かれ|届|出力|集め|提出|記録)"
+    r"[^\s、。]{0,3}?(?:ている|てる|てある|た)(?![いら])\s*[^\s、。てで]"
 )
 _NOT_WANTED = re.compile(
     r"\s*(?:とか|など|の集計|の内訳)?\s*(?:は|も)?\s*"
@@ -724,10 +738,14 @@ _METRIC = re.compile(
     r"|(?<![A-Za-z])(?:sum|total|mean|avg|average|count|max|min)(?![A-Za-z]))"
 )
 _SORT = re.compile(
-    rf"(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|小さい|少ない|低い|昇順|古い|早い|遅い)\s*順"
+    rf"(?P<cols6>{QNOUN}(?:\s*(?:→|⇒|>|、|・)\s*{QNOUN}){{1,5}})\s*の\s*順\s*(?:番)?\s*(?:で|に)\s*(?:(?P<dir6>昇順|降順)\s*)?(?=並|ソート)"
+    rf"|(?P<col7>{QNOUN})\s*(?:が|の)\s*(?P<dir7>多い|大きい|高い|少ない|小さい|低い)\s*(?:{NOUN})?\s*から\s*順"
+    rf"|(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|小さい|少ない|低い|昇順|古い|早い|遅い)\s*順"
     r"|(?P<col2>" + QNOUN + r")\s*(?:の|で)?\s*(?P<dir2>降順|昇順)"
     r"|(?P<dir3>降順|昇順)(?=\s*(?:に|で)\s*(?:並|ソート))"
-    r"|(?P<col5>" + QNOUN + r")\s*順\s*(?:\(\s*(?P<dir5>昇順|降順)\s*\))?\s*に\s*(?=並|ソート)"
+    r"|(?P<col5>"
+    + QNOUN
+    + r")\s*(?:の)?\s*順\s*(?:\(\s*(?P<dir5>昇順|降順)\s*\))?\s*に\s*(?=並|ソート)"
     r"|(?P<col4>"
     + QNOUN
     + r")\s*(?:の)?\s*(?P<dir4>desc|asc|descending|ascending|DESC|ASC)(?![A-Za-z])"
@@ -848,6 +866,21 @@ def _condition(
     reader.use(start, end)
 
 
+def _after_condition(reader: _Reader, start: int) -> bool:
+    """True when a condition read just before ``start`` ends in 「の」 or a verb form
+    (「販売価格が150万円以上の車両」「空欄になっている学生」): the noun names the rows."""
+    ends = [b for a, b in reader.condition_spans if b <= start and start - b <= 12]
+    if not ends:
+        return False
+    end = max(ends)
+    between = reader.text[end:start]
+    rows = rf"\s*(?:{NOUN}\s*の\s*)?"
+    return bool(
+        re.fullmatch(rf"\s*(?:の|な|た|る|い){rows}", between)
+        or (reader.text[end - 1] in "のなたるい" and re.fullmatch(rows, between))
+    )
+
+
 def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
     for match in _FILTER_DATE.finditer(text):
@@ -888,6 +921,7 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             # 「交際費が5,000円を超える」: 交際費 is a value of an unnamed column; the amount
             # column is not named either. Both are asked.
             _condition(reader, None, "==", _clean(noun), start, match.start("num"), match.group(0))
+            reader.value_or_column.append(_clean(noun))
             noun = None
         _condition(reader, _column(noun), op, value, start, match.end(), match.group(0))
     for match in _FILTER_CONTAINS.finditer(text):
@@ -974,6 +1008,10 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             continue
         if _ENDS_WITH_METRIC.search(noun):
             continue  # 「合計だけ」「総額と平均だけ」: the figure wanted, read by the aggregation
+        if _after_condition(reader, match.start("val")):
+            condition_end = max(b for a, b in reader.condition_spans if b <= match.start("val"))
+            reader.use(condition_end, match.end())
+            continue  # 「…以上の車両だけ」「「要注意」の得意先の受注だけ」: the rows kept, named
         op = "!=" if match.group("tail") == "以外" else "=="
         _condition(reader, None, op, noun, match.start(), match.end(), match.group(0))
 
@@ -1037,17 +1075,25 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             if not reader.overlaps(offset + m.start(), offset + m.end())
         ]  # 「…の「4月」シート、外注先ごとに」: the sheet was read with its file
         names = [
-            n
+            re.sub(
+                r"(?<=..)(?<!種|性|区|個|特|判|識)(?:別|ごと|毎)$", "", n
+            )  # 「工事番号別・費目別」
             for n in _names("・".join(kept))
             if not _names_a_file(reader, n) and n not in GENERIC_NOUNS and not _GENERIC.search(n)
         ]
-        if not names:
-            continue
+        if not names or _DESCRIBES_GROUP.match(text, match.end()):
+            continue  # 「支店ごとに管理している顧客リスト」: how the data is kept, no grouping
+        described = re.compile(rf"\s*の\s*(?P<noun>{NOUN})").match(text, match.end())
+        if described and any(
+            item.holds.endswith(described.group("noun")) for item in reader.inputs
+        ):
+            continue  # 「現場ごとの資材発注一覧(Excel)」: the file's own description
         groups.extend(names)
         positions.append(match.start())
         reader.use(match.start(), match.end())
     metrics: dict[str, list[str]] = {}
     missing: list[str] = []
+    vague: list[tuple[int, int]] = []
     last: tuple[int, str] | None = None
     for match in re.finditer(r"\(\s*(?:sum|total|mean|avg|average|count|max|min)\s*\)", text):
         reader.use(match.start(), match.end())  # 「合計(sum)」: the same metric twice
@@ -1056,6 +1102,15 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             continue
         word = match.group("m")
         noun_word = _clean(match.group("col") or "")
+        if (
+            noun_word in ("人数", "件数", "社数")
+            and _METRIC_WORDS[word] in ("sum", "mean", "max", "min")
+            and not match.group("join")
+        ):  # 「人数合計」: the column 人数 summed
+            metrics.setdefault(noun_word, []).append(str(_METRIC_WORDS[word]))
+            positions.append(match.start())
+            reader.use(match.start(), match.end())
+            continue
         if (
             noun_word in _METRIC_WORDS
             and _METRIC_WORDS[noun_word] == "count"
@@ -1087,6 +1142,7 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
                 reader.use(match.start(), match.end())
                 continue
         noun = match.group("col")
+        shared = False
         column = _clean(noun) if noun and _clean(noun) not in _METRIC_WORDS else None
         if match.group("join") == "で" and column and not is_amount_column(column):
             column = None  # 「部署で合計」 is no column to total (「支給額 で合計」 is)
@@ -1096,15 +1152,20 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             column is None
             and last is not None
             and re.fullmatch(
-                r"\s*(?:と|・|、|や|及び|および|/|／|,)?\s*(?:それから|あと)?\s*",
+                r"\s*(?:\(\s*[a-z]+\s*\))?\s*(?:と|・|、|や|及び|および|/|／|,)?\s*"
+                r"(?:それから|あと)?\s*",
                 text[last[0] : match.start("m")],
             )
         ):
             column = last[1]
-        if metric == "count":
+            shared = True  # 「金額の合計と件数」: the metrics of one column
+        if metric == "count":  # 「申込件数」: rows; 「金額の合計と件数」「番号を数え」: the column
             column = (
                 column
-                if column and column not in ("件", "全体") and word not in ("人数", "社数")
+                if column
+                and column not in ("件", "全体")
+                and word not in ("人数", "社数")
+                and (shared or match.group("join") == "を" or word != "件数")
                 else None
             )
             metrics.setdefault(COUNT_ALL if column is None else column, []).append("count")
@@ -1116,15 +1177,14 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             ):  # 「集計」 of metrics read, 「合計の大きい順」, 「合計1行だけ」: said again
                 reader.use(match.start("m"), match.end("m"))
                 continue
-            topic = (
-                (_topic_column(reader, match.start("m")) or _sole_amount_column(reader))
-                if metric
-                else None
-            )
+            if metric is None:  # 「集計」 alone (a title, 「集計対象は…」): decided at the end
+                vague.append((match.start("m"), match.end("m")))
+                continue
+            topic = _topic_column(reader, match.start("m")) or _sole_amount_column(reader)
             if topic is None:
-                missing.append(f"metrics:{metric or 'sum'}")
+                missing.append(f"metrics:{metric}")
             else:
-                metrics.setdefault(topic, []).append(metric)  # type: ignore[arg-type]
+                metrics.setdefault(topic, []).append(metric)
                 last = (match.end(), topic)
         else:
             metrics.setdefault(column, []).append(metric)
@@ -1143,6 +1203,12 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         positions.append(counting.start())
     for match in _ONLY_FIGURES.finditer(text):
         reader.use(match.start(), match.end())  # 「合計だけ」「何件あるかだけ」: only the figure
+    if vague and metrics:
+        for start, end in vague:
+            reader.use(start, end)
+    elif vague:
+        missing.append("metrics:sum")
+        positions.append(vague[0][0])
     if not metrics and not missing and not groups:
         return
     if not metrics and not missing:
@@ -1209,7 +1275,11 @@ def _read_sort(reader: _Reader) -> None:
         if reader.is_used(match.start(), match.end()):
             continue
         noun = (
-            match.group("col") or match.group("col2") or match.group("col4") or match.group("col5")
+            match.group("col")
+            or match.group("col2")
+            or match.group("col4")
+            or match.group("col5")
+            or match.group("col7")
         )
         word = (
             match.group("dir")
@@ -1217,6 +1287,8 @@ def _read_sort(reader: _Reader) -> None:
             or match.group("dir3")
             or match.group("dir4")
             or match.group("dir5")
+            or match.group("dir6")
+            or match.group("dir7")
             or "昇順"  # 「申請者順に並べる」
         )
         descending = word.lower() in (
@@ -1230,6 +1302,8 @@ def _read_sort(reader: _Reader) -> None:
             "descending",
         )
         by = [_clean(noun)] if noun else []
+        if match.group("cols6"):  # 「拠点→月 の順で」: several keys, the first first
+            by = _names(re.sub(r"\s*(?:→|⇒|>)\s*", "・", match.group("cols6")))
         step = StepSpec(id="", kind="sort", by=by, descending=descending, source=match.group(0))
         if not by:
             step.missing.append("by")
@@ -2015,12 +2089,12 @@ GENERIC_NOUNS = frozenset(
 def _names_rows(reader: _Reader, start: int, end: int) -> bool:
     """「45時間を超えた社員を抽出」: the noun right after a condition names the rows it keeps."""
     before = reader.text[max(0, start - 4) : start]
-    after = reader.text[end : end + 3]
+    after = reader.text[end : end + 4]
     touches = any(b <= start and start - b <= 4 for _, b in reader.used)
     return (
         touches
         and bool(re.search(r"(?:た|の|る|い)\s*$", before))
-        and bool(re.match(r"\s*(?:を|だけ|のみ|は|が|に)", after))
+        and bool(re.match(r"\s*(?:さん|様|さま|たち)?\s*(?:を|だけ|のみ|は|が|に)", after))
     )
 
 
@@ -2391,6 +2465,35 @@ def _result_name(column: str, aggregate: StepSpec, metrics: Mapping[str, Sequenc
     return ending[0] if len(ending) == 1 else column
 
 
+def _columns_named_elsewhere(reader: _Reader, steps: list[StepSpec]) -> None:
+    """「小計 が3万円以上」 after 「小計 列を作って」: a noun another step names as a
+    column (computed, totalled, sorted, selected) is the column the amount is compared in."""
+    for step in steps:
+        if step.kind != "filter":
+            continue
+        others = {name for other in steps if other is not step for name in _parameter_names(other)}
+        merged: list[Condition] = []
+        for condition in step.conditions:
+            previous = merged[-1] if merged else None
+            if (
+                previous is not None
+                and previous.column is None
+                and previous.op == "=="
+                and previous.value in reader.value_or_column
+                and previous.value in others
+                and condition.column is None
+                and isinstance(condition.value, int | float)
+            ):
+                merged[-1] = condition.model_copy(update={"column": previous.value})
+                continue
+            merged.append(condition)
+        if len(merged) != len(step.conditions):
+            step.conditions = merged
+            step.missing = [m for m in step.missing if not m.startswith("conditions.")] + [
+                f"conditions.{i}.column" for i, c in enumerate(merged) if c.column is None
+            ]
+
+
 def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure:
     """The requirement model of ``instruction`` by rules (see the module docstring)."""
     reader = _Reader(normalize(instruction))
@@ -2417,6 +2520,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     ordered = [step for _, step in sorted(reader.steps, key=lambda item: _order_key(item))]
     ordered = _merged_sorts(ordered, reader.gaps)
     _sort_after_aggregate(ordered)
+    _columns_named_elsewhere(reader, ordered)
     for number, step in enumerate(ordered, start=1):
         step.id = f"s{number}"
     if not reader.inputs and ordered:
