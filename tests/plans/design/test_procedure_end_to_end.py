@@ -284,6 +284,33 @@ def test_reconcile_writes_every_part(service: DesignService, tmp_path: Path) -> 
     )
 
 
+def test_reconcile_with_a_column_of_each_table_and_a_named_sheet(
+    service: DesignService, tmp_path: Path
+) -> None:
+    billed = [
+        {"請求番号": "A-1", "請求日": "2025/4/1", "請求額": 110000},
+        {"請求番号": "A-2", "請求日": "2025/4/3", "請求額": 55000},
+        {"請求番号": "A-3", "請求日": "2025/4/5", "請求額": 33000},
+    ]
+    paid = [
+        {"請求番号": "A-1", "入金日": "2025/4/4", "入金額": "109,340"},  # fee deducted, in window
+        {"請求番号": "A-2", "入金日": "2025/4/20", "入金額": "55,000"},  # too late
+        {"請求番号": "A-3", "入金日": "2025/4/6", "入金額": "30,000"},  # short
+    ]
+    instruction = (
+        "請求一覧.xlsx と入金明細.csv を請求番号で照合して、請求額と入金額の差が1,000円以内、"
+        "請求日と入金日のずれは5日までなら一致。結果はExcelで、シート名は「差異一覧」"
+    )
+    files = [("請求一覧.xlsx", xlsx(billed)), ("入金明細.csv", cp932_csv(paid))]
+    book = openpyxl.load_workbook(io.BytesIO(exported(service, instruction, files, tmp_path)))
+    first_column = {
+        name: [row[0] for row in list(book[name].iter_rows(values_only=True))[1:]]
+        for name in book.sheetnames
+    }
+    assert first_column["一致"] == ["A-1"]
+    assert sorted(first_column["差異一覧"]) == ["A-2", "A-3"]
+
+
 def test_computed_column_then_filter(service: DesignService, tmp_path: Path) -> None:
     rows = run(
         service,

@@ -395,3 +395,67 @@ def test_a_files_description_is_no_grouping_and_a_count_of_rows_is_no_column() -
     procedure = read_procedure("店舗ごとの売上一覧（Excel）について、店舗名ごとの申込件数を数えて")
     (total,) = procedure.steps
     assert total.group_by == ["店舗名"] and total.metrics == {COUNT_ALL: ["count"]}
+
+
+@pytest.mark.parametrize(
+    ("instruction", "keys", "amount", "right_amount"),
+    [
+        (
+            "入金.csv と 予定.xlsx を突合。"
+            "照合キーは 依頼人名、金額は 入金額 で比較し、差額100円以内なら一致",
+            ["依頼人名"],
+            "入金額",
+            None,
+        ),
+        (
+            "請求.xlsx と入金.csv を照合。"
+            "キーは請求番号、金額は請求額同士で比べて、差額が100円以内なら一致",
+            ["請求番号"],
+            "請求額",
+            None,
+        ),
+        (
+            "自社.xlsx と先方.csv を、取引先コードと伝票番号の2つをキーに照合して。"
+            "金額は残高の列で比較",
+            ["取引先コード", "伝票番号"],
+            "残高",
+            None,
+        ),
+        (
+            "部品のチェックです。"
+            "先方.csv と 当社.xlsx を 発注番号 で照合し、請求金額 の差が100円以内なら一致扱い",
+            ["発注番号"],
+            "請求金額",
+            None,
+        ),
+    ],
+)
+def test_reconcile_keys_and_amount_in_everyday_words(
+    instruction: str, keys: list[str], amount: str, right_amount: str | None
+) -> None:
+    procedure = read_procedure(instruction)
+    (match,) = procedure.steps
+    assert (match.kind, match.keys, match.amount_column) == ("reconcile", keys, amount)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+
+
+def test_two_date_columns_compared_one_in_each_table() -> None:
+    procedure = read_procedure(
+        "入金.csv と 台帳.xlsx を取引先コードでひも付けて照合。入金日と予定日のズレは前後3日まで"
+    )
+    (match,) = procedure.steps
+    assert (match.date_column, match.right_date_column, match.date_window_days) == (
+        "入金日",
+        "予定日",
+        3,
+    )
+    assert "「入金日」と「予定日」の日付差 3 日まで" in checklist(procedure)[-1]
+
+
+def test_a_topic_remark_is_no_filter_and_names_the_compared_amount() -> None:
+    procedure = read_procedure(
+        "仕入先から届いた請求.xlsx と計上.csv を 伝票番号 で突き合わせて。"
+        "税込金額 は端数処理の違いがあるので1円までの差は許容します。Excelで"
+    )
+    assert _kinds(procedure) == ["reconcile"] and not procedure.gaps
+    assert (procedure.steps[0].amount_column, procedure.steps[0].tolerance) == ("税込金額", 1.0)

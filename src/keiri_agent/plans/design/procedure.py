@@ -117,8 +117,14 @@ class StepSpec(_Model):
     keys: list[str] = Field(default_factory=list)
     keep: Literal["first", "last"] = "first"
     amount_column: str | None = None
+    right_amount_column: str | None = Field(
+        default=None, description="reconcile: the second table's amount column, when named apart"
+    )
     tolerance: float | None = None
     date_column: str | None = None
+    right_date_column: str | None = Field(
+        default=None, description="reconcile: the second table's date column, when named apart"
+    )
     date_window_days: int | None = None
     expressions: dict[str, str] = Field(default_factory=dict)
     labels: list[str] = Field(default_factory=list)
@@ -189,6 +195,23 @@ def condition_text(condition: Condition) -> str:
     return f"{_column(condition.column)}{words}{_value_text(condition.value)}"
 
 
+def _pair(left: str | None, right: str | None) -> str:
+    return f"「{left}」と「{right}」" if right and right != left else f"「{left}」"
+
+
+def _reconcile_text(step: StepSpec) -> str:
+    keys = f"「{'・'.join(step.keys)}」" if step.keys else "（キーが未定）"
+    extra = ""
+    if step.amount_column:
+        extra += f"、金額は{_pair(step.amount_column, step.right_amount_column)}で比べる"
+    if step.tolerance is not None:
+        extra += f"、金額差 {_value_text(step.tolerance)} 円まで"
+    if step.date_window_days is not None:
+        dates = f"{_pair(step.date_column, step.right_date_column)}の" if step.date_column else ""
+        extra += f"、{dates}日付差 {step.date_window_days} 日まで"
+    return f"照合: {keys}で突き合わせ{extra}"
+
+
 def step_text(step: StepSpec) -> str:
     """One step in words (Japanese)."""
     names = "・".join
@@ -217,13 +240,7 @@ def step_text(step: StepSpec) -> str:
         keys = f"「{names(step.keys)}」" if step.keys else "（キーが未定）"
         return f"表の結合: {keys}で参照"
     if step.kind == "reconcile":
-        keys = f"「{names(step.keys)}」" if step.keys else "（キーが未定）"
-        extra = ""
-        if step.tolerance is not None:
-            extra += f"、金額差 {_value_text(step.tolerance)} 円まで"
-        if step.date_window_days is not None:
-            extra += f"、日付差 {step.date_window_days} 日まで"
-        return f"照合: {keys}で突き合わせ{extra}"
+        return _reconcile_text(step)
     if step.kind == "compute":
         return "列の計算: " + "、".join(f"{k} = {v}" for k, v in step.expressions.items())
     if step.kind == "normalize":

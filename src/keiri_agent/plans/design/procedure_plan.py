@@ -345,7 +345,7 @@ def _step(  # noqa: C901 (one branch per step kind)
                 )
                 inputs["amount"] = {
                     "left": column,
-                    "right": column,
+                    "right": step.right_amount_column or column,
                     "tolerance": step.tolerance or 0,
                 }
             if step.date_window_days is not None or step.date_column:
@@ -354,7 +354,7 @@ def _step(  # noqa: C901 (one branch per step kind)
                 )
                 inputs["date"] = {
                     "left": column,
-                    "right": column,
+                    "right": step.right_date_column or column,
                     "window_days": step.date_window_days or 0,
                 }
             outputs = {part: part for part in RECONCILE_PARTS}
@@ -456,7 +456,11 @@ def _outputs(
             exports.append({"from": f"{node_id}.file", "as": name})
         else:
             parts = (
-                [(f"${{{reconciled}.{part}}}", sheet) for part, sheet in RECONCILE_PARTS.items()]
+                [
+                    # 「シート名は「差異一覧」で」: the differences go to the sheet named
+                    (f"${{{reconciled}.{part}}}", (part == "differences" and output.sheet) or sheet)
+                    for part, sheet in RECONCILE_PARTS.items()
+                ]
                 if reconciled and current == f"${{{reconciled}.differences}}"
                 else [(current, output.sheet or DEFAULT_SHEET)]
             )

@@ -339,8 +339,10 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "消し込む": frozenset({"reconcile"}),
     "結合": frozenset({"join", "concat"}),
     "連結": frozenset({"concat", "join"}),
-    "紐付ける": frozenset({"join"}),
-    "紐づける": frozenset({"join"}),
+    "紐付ける": frozenset({"join", "reconcile"}),
+    "紐づける": frozenset({"join", "reconcile"}),
+    "ひも付ける": frozenset({"join", "reconcile"}),
+    "ひもづける": frozenset({"join", "reconcile"}),
     "正規化": frozenset({"normalize"}),
     "統一": frozenset({"normalize"}),
     "揃える": frozenset({"normalize"}),
@@ -349,7 +351,7 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "判定": frozenset({"classify", "filter"}),
     "振り分ける": frozenset({"classify"}),
     "追加": frozenset({"compute", "join"}),
-    "付ける": frozenset({"join", "compute", "classify"}),
+    "付ける": frozenset({"join", "compute", "classify", "reconcile"}),
     "足す": frozenset({"compute", "join", "aggregate"}),
     "くっつける": frozenset({"join", "concat"}),
     "つなげる": frozenset({"concat", "join"}),
@@ -772,7 +774,7 @@ _SAME_ROWS = re.compile(
     r"(?:1|ひと|一)(?:つ|行|件)に(?:まとめ|する|して)"
 )
 _KEY = re.compile(
-    rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:を|で|が)?\s*(?:キー|キーに|キーとして|をもとに|で|を基に|が一致)"
+    rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ)?\s*(?:を|で|が)?\s*(?:キー|キーに|キーとして|をもとに|で|を基に|が一致)(?!す|し|き|は|も|あ)"
 )
 _JOIN = re.compile(
     r"結合|紐付け|紐づけ|ひも付け|紐付|VLOOKUP|vlookup|参照して|付与|付け足|くっつけ|引っ張|持ってく|引いてく|付け加え"
@@ -795,7 +797,7 @@ _TOLERANCE = re.compile(
     rf"|(?P<num2>{NUM}\s*(?:万|千)?\s*円)\s*(?:以内|まで|以下)\s*の\s*(?:差額|誤差|差|ずれ|ズレ)"
 )
 _WINDOW = re.compile(
-    r"(?:日付|日)?\s*(?:の?(?:差|ずれ|ズレ))?\s*(?:が|は)?\s*(?:前後)?\s*(?P<num>\d+)\s*日\s*(?:以内|まで|以下)"
+    r"(?:日付|日)?\s*(?:の?(?:差|ずれ|ズレ))?\s*(?:が|は)?\s*(?:前後)?\s*(?P<num>\d+)\s*日\s*(?:の\s*(?:差|ずれ|ズレ)\s*)?(?:以内|まで|以下)"
 )
 _COMPUTE_OP = r"[×*xX÷/＋+\-－−]"
 _COMPUTE_EXPR = rf"{NOUN}(?:\s*{_COMPUTE_OP}\s*(?:{NOUN}|{NUM})){{1,9}}"
@@ -976,9 +978,17 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             continue
         if match.group("col") in GENERIC_NOUNS or _GENERIC.search(match.group("col")):
             continue  # 「結果は…」「データは…」 name no column
+        particle = text[match.end("col") : match.start("val")].strip()
+        tail = match.group("tail")
+        if (
+            particle == "は"
+            and "「" not in raw
+            and tail == "の"
+            and not re.match(r"\s*(?:もの|行|データ|明細|レコード|分|方)", text[match.end() :])
+        ):
+            continue  # 「税込金額 は端数処理の違いがあるので」: a topic and a remark, no value
         # 「0円」 is a number
         typed: list[Any] = [amount_value(v) if re.fullmatch(AMOUNT, v) else v for v in values]
-        tail = match.group("tail")
         op = "!=" if tail == "以外" else "=="
         if len(values) > 1:
             op = "in" if op == "==" else op
@@ -1387,8 +1397,9 @@ def _read_dedupe(reader: _Reader) -> None:
 
 
 _EXPLICIT_KEY = re.compile(
-    rf"キー\s*(?:は|を|:|として)\s*(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})"
+    rf"キー\s*(?:は|を|:|として)\s*(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}(?![A-Za-z0-9_{_K}{_KATA}])(?!\s*(?:は|が|を|で)(?!\d))){{0,19}})"
 )
+"""「キーは 請求番号」: the key list ends before a new topic (「、金額は 入金額」)."""
 
 
 def _keys_near(reader: _Reader, start: int, end: int) -> list[str]:
@@ -1396,13 +1407,21 @@ def _keys_near(reader: _Reader, start: int, end: int) -> list[str]:
     if explicit:
         reader.use(explicit.start(), explicit.end())
         return _names(explicit.group("keys"))
-    window = reader.text[max(0, start - 40) : end + 30]
     offset = max(0, start - 40)
-    for match in _KEY.finditer(window):
+    while offset > 0 and re.match(_NAME_CHAR, reader.text[offset - 1]):
+        offset -= 1  # never start inside a word (「チェック」 is no key 「ック」)
+    window = reader.text[offset : end + 30]
+    nearest = sorted(
+        _KEY.finditer(window), key=lambda m: abs(offset + m.end() - start)
+    )  # 「…チェックです。A.csv と B.xlsx を 発注番号 で照合」: the key said with the verb
+    for match in nearest:
         keys = [
             k
             for k in _names(match.group("keys"))
-            if not _names_a_file(reader, k) and not _GENERIC.search(k)
+            if not _names_a_file(reader, k)
+            and not _GENERIC.search(k)
+            and k not in STEP_VERBS
+            and k not in _GLUE_ACTIONS
         ]
         if keys and not re.fullmatch(r"\d+", keys[0]):
             reader.use(offset + match.start(), offset + match.end())
@@ -1417,7 +1436,10 @@ def _read_two_tables(reader: _Reader) -> None:
     concat = _CONCAT.search(text)
     master = any(_MASTER_WORDS.search(item.holds) for item in reader.inputs)
     brings = re.search(r"を\s*(?:付け|付与|追加|持ってく|引いてく|くっつけ|引っ張|付け加え)", text)
-    if join and (not reconcile or brings or (master and join.start() <= reconcile.start())):
+    compares = _TOLERANCE.search(text) or _WINDOW.search(text) or _COMPARED.search(text)
+    if join and (
+        not reconcile or brings or (master and join.start() <= reconcile.start() and not compares)
+    ):
         reconcile = None  # adding a master's columns (付けて, 紐付け) is a join
     if reconcile and not reader.is_used(reconcile.start(), reconcile.end()):
         step = StepSpec(id="", kind="reconcile", source=reconcile.group(0))
@@ -1448,10 +1470,28 @@ def _read_two_tables(reader: _Reader) -> None:
         reader.use(concat.start(), concat.end())
 
 
+_AMOUNT_PAIR = re.compile(
+    rf"(?P<a>{NOUN})\s*と\s*(?P<b>{NOUN})\s*(?:を\s*(?=比|照|突)|の\s*(?:差|差額|ずれ|ズレ)|が\s*(?:合わ|一致|違))"
+)
+"""Two amount columns compared, one in each table (「請求額と入金額の差」)."""
+
+
 def _amount_compare(reader: _Reader, step: StepSpec) -> None:
     """A reconciliation's amount column and tolerance (差額1,000円以内, 許容差なし,
     「金額」列, 数量が合わない)."""
     text = reader.text
+    pair = _AMOUNT_PAIR.search(text)
+    if (
+        pair
+        and step.amount_column is None
+        and is_amount_column(pair.group("a"))
+        and is_amount_column(pair.group("b"))
+    ):  # 「請求額と入金額の差が1,000円以内」
+        step.amount_column, step.right_amount_column = (
+            _clean(pair.group("a")),
+            _clean(pair.group("b")),
+        )
+        reader.use(pair.start(), pair.end())
     tolerance = _TOLERANCE.search(text)
     if tolerance:
         number = tolerance.group("num") or tolerance.group("num2")
@@ -1461,19 +1501,29 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
             rf"(?P<col>{NOUN})\s*の\s*(?:差|ずれ)\s*(?:が|は)?\s*$",
             text[: tolerance.start("num") if tolerance.group("num") else tolerance.start()],
         )
-        if named and is_amount_column(named.group("col")):
+        if named and is_amount_column(named.group("col")) and step.amount_column is None:
             step.amount_column = _clean(named.group("col"))
+        sentence = text[text.rfind("。", 0, tolerance.start()) + 1 : tolerance.start()]
+        topic = re.match(rf"\s*(?P<col>{NOUN})\s*(?:は|の|が)", sentence)
+        if step.amount_column is None and topic and is_amount_column(topic.group("col")):
+            step.amount_column = _clean(topic.group("col"))  # 「税込金額 は…1円までの差は許容」
     no_tolerance = re.search(
         r"(?:許容差|誤差|差額の許容|差の許容)\s*(?:は|が)?\s*(?:なし|無し|ゼロ|0円?|認めない)", text
     )
     if no_tolerance and step.tolerance is None:
         step.tolerance = 0.0
         reader.use(no_tolerance.start(), no_tolerance.end())
-    by_role = re.search(rf"(?P<role>金額|日付)\s*は\s*(?P<col>{QNOUN})\s*の?\s*列\s*で", text)
-    if by_role:  # 「金額は賃料の列で比較」: the compared column named by its role
-        field = "amount_column" if by_role.group("role") == "金額" else "date_column"
+    by_role = re.search(
+        rf"(?P<role>金額|日付)\s*(?:は|を)\s*(?P<col>{QNOUN})\s*(?:の?\s*列\s*で|同士\s*で|で\s*(?=比|照|突|見|チェック|判定))"
+        rf"|(?P<role2>金額|日付)\s*\(\s*[^()]{{0,10}}?列名\s*(?:は|が)\s*(?P<col2>{QNOUN})",
+        text,
+    )
+    if by_role:  # 「金額は賃料の列で比較」「金額は 入金額 で比べて」「金額(列名は 金額)」
+        role = by_role.group("role") or by_role.group("role2")
+        field = "amount_column" if role == "金額" else "date_column"
         if getattr(step, field) is None:
-            setattr(step, field, _clean(by_role.group("col")))
+            role_column = _clean(by_role.group("col") or by_role.group("col2"))
+            setattr(step, field, re.sub(r"(?<=.)同士$", "", role_column))  # 「請求額同士で」
             reader.use(by_role.start(), by_role.end())
     compared = _COMPARED.search(text)
     if compared and step.amount_column is None:
@@ -1490,6 +1540,12 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
         reader.use(mention.start(), mention.end())
 
 
+_DATE_PAIR = re.compile(
+    rf"(?P<a>{NOUN}(?:日|日付))\s*と\s*(?P<b>{NOUN}(?:日|日付))\s*(?:の|は|が)\s*(?:日付の)?\s*(?:差|ずれ|ズレ)"
+)
+"""Two date columns compared, one in each table (「請求日と入金日のズレ」)."""
+
+
 def _date_compare(reader: _Reader, step: StepSpec) -> None:
     """A reconciliation's date window and column (日付は前後3日まで)."""
     window = _WINDOW.search(reader.text)
@@ -1497,6 +1553,11 @@ def _date_compare(reader: _Reader, step: StepSpec) -> None:
         return
     step.date_window_days = int(window.group("num"))
     reader.use(window.start(), window.end())
+    sentence = reader.text[reader.text.rfind("。", 0, window.start()) + 1 : window.end()]
+    pair = _DATE_PAIR.search(sentence)
+    if pair and step.date_column is None:  # 「入金日と予定日のズレは前後3日まで」
+        step.date_column, step.right_date_column = _clean(pair.group("a")), _clean(pair.group("b"))
+
     named = re.search(
         rf"(?P<col>{NOUN})\s*(?:は|の|が)\s*(?:差|ずれ)?\s*(?:が|は)?\s*(?:前後)?\s*$",
         reader.text[: window.start("num")],
@@ -2115,6 +2176,22 @@ def _compound_nouns(text: str, tokenizer: Any) -> Iterator[tuple[int, int]]:
         yield start, end
 
 
+_RECONCILE_RESULTS = frozenset(
+    {
+        "未入金",
+        "入金漏れ",
+        "金額違い",
+        "差異",
+        "不一致",
+        "過不足",
+        "過入金",
+        "未消込",
+        "差額",
+        "一致",
+    }
+)
+
+
 def _known_words(reader: _Reader) -> set[str]:
     """The words the reading used: generic and step words, files, parameters, outputs."""
     words: set[str] = set(GENERIC_NOUNS) | set(STEP_VERBS) | set(_GLUE_ACTIONS)
@@ -2126,6 +2203,8 @@ def _known_words(reader: _Reader) -> set[str]:
         words.update(step.labels + step.fields)
         for expression in step.expressions.values():  # 「単価 と 数量 から 小計(単価 × 数量)」
             words.update(m.group(0) for m in re.finditer(NOUN, expression))
+        if step.kind == "reconcile":  # what a reconciliation shows (its sheets)
+            words.update(_RECONCILE_RESULTS)
         if step.kind == "approval":  # 「課長の承認を入れて」: the person who approves
             words.update(m.group(0) for m in _PERSON.finditer(reader.text))
     for output in reader.outputs:
@@ -2162,6 +2241,14 @@ def _working_clauses(text: str) -> set[tuple[int, int]]:
     return working
 
 
+_FROM_WHERE = re.compile(
+    r"\s*(?:から|より|で|が|に)\s*[^、。\s]{0,8}?(?:[っいきしれ]た|て(?:き|い|あ)[たる])"
+    r"(?![いら])\s*(?=[^\s、。てでにをがは])"
+)
+"""「仕入先から届いた請求明細」「会計ソフトから出力した元帳」: a noun in a clause that
+says where a file came from, not a parameter."""
+
+
 def _unused_nouns(reader: _Reader, named: set[str]) -> None:
     """A content noun no rule used, in a clause that asks for a step, is named: a column
     or value the rules missed must not be dropped silently. Remarks, purposes, reasons
@@ -2185,6 +2272,7 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             or reader.overlaps(start, end)
             or any(surface in word for word in words)
             or _GENERIC.search(surface)
+            or _FROM_WHERE.match(text, end)
         ):
             continue
         unused.setdefault(clause, []).append(surface)
@@ -2231,7 +2319,8 @@ def _read_people(reader: _Reader, named: set[str]) -> None:
 
 _DESCRIBED = re.compile(
     r"\s*(?:さ(?:れ|せ)|され|されて|されてい|している|してる|してある|していま|した(?![いら])"
-    r"|(?<=[^\s])(?:た|ている|てる)(?![いら]))"
+    r"|(?<=[^\s])(?:た|ている|てる)(?![いら])"
+    r"|[ぁ-ん]{1,4}?(?:た|ている|てる)(?![いらりろ])\s*(?=[^\s、。てでにをがは]))"
 )
 """After an action word: a passive, a state or a past that describes the data."""
 
@@ -2265,7 +2354,7 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             )
         )
     for match in re.finditer(
-        rf"{AMOUNT}\s*(?:あたり|当たり|につき)|\d+\s*(?:行|列|件|つ)\s*(?:だけ|のみ)", text
+        rf"{AMOUNT}\s*(?:あたり|当たり|につき|でも)|\d+\s*(?:行|列|件|つ)\s*(?:だけ|のみ)", text
     ):
         reader.use(match.start(), match.end())  # 「1泊あたり」, 「合計1行だけ」: a unit or a shape
     for match in RESTRICTION_WORDS.finditer(text):
