@@ -459,3 +459,54 @@ def test_a_topic_remark_is_no_filter_and_names_the_compared_amount() -> None:
     )
     assert _kinds(procedure) == ["reconcile"] and not procedure.gaps
     assert (procedure.steps[0].amount_column, procedure.steps[0].tolerance) == ("税込金額", 1.0)
+
+
+def test_a_format_in_parentheses_after_the_request_is_the_output() -> None:
+    procedure = read_procedure("保全.csv を設備名 別に 部品費 を合計して出してください（Excel）。")
+    assert [o.format for o in procedure.outputs] == ["excel"]
+    # after a file's name it is that file's format, not an output
+    named = read_procedure("入金明細（CSV）と売掛金一覧（Excel）を取引先コードで突き合わせて")
+    assert [i.format for i in named.inputs] == ["csv", "excel"] and not named.outputs
+
+
+def test_a_title_line_is_no_step() -> None:
+    procedure = read_procedure(
+        "【依頼】取引先別の発注額集計\n・発注明細.xlsx\n・仕入先名 ごとに 発注金額 を合計\n・CSVで"
+    )
+    (total,) = procedure.steps
+    assert total.group_by == ["仕入先名"] and not procedure.gaps
+
+
+@pytest.mark.parametrize(
+    ("instruction", "columns"),
+    [
+        (
+            "名簿.csv の 氏名カナ と 電話番号 が全角・半角ごちゃまぜなので、"
+            "この2列を正規化してCSVで",
+            ["氏名カナ", "電話番号"],
+        ),
+        (
+            "台帳.csv は 取引日 が「2024/4/1」「R6.4.1」などバラバラで、"
+            "金額 も「1,234円」のように文字で入っています。"
+            "この2列を正規化して",
+            ["取引日", "金額"],
+        ),
+        ("明細.csv の 金額と車両番号の列を正規化してからCSVで", ["金額", "車両番号"]),
+    ],
+)
+def test_columns_pointed_back_at_are_the_ones_named(instruction: str, columns: list[str]) -> None:
+    procedure = read_procedure(instruction)
+    assert procedure.steps[0].columns == columns and not procedure.gaps
+
+
+def test_a_column_only_pointed_at_is_asked() -> None:
+    procedure = read_procedure("顧客.csv の この列を正規化してCSVで")
+    assert any("どの列のことか" in gap.message for gap in procedure.gaps)
+
+
+def test_a_whole_table_total_of_the_columns_named_as_the_topic() -> None:
+    procedure = read_procedure(
+        "報酬.xlsx の 支払金額 と 源泉税額 について、全体の合計を1行で出して。Excelで"
+    )
+    (total,) = procedure.steps
+    assert total.group_by == [] and total.metrics == {"支払金額": ["sum"], "源泉税額": ["sum"]}

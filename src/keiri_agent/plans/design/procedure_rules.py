@@ -509,6 +509,11 @@ _BARE_SHEET_OUTPUT = re.compile(
 )
 
 
+_FORMAT_AFTER_VERB = re.compile(
+    rf"\(\s*(?P<fmt>{_FORMAT_WORD})\s*(?:で|形式|ファイル)?\s*(?:お願いします)?\s*\)"
+)
+
+
 def _is_output(text: str, start: int, end: int, *, named: bool = False) -> bool:
     after = text[end : end + 30]
     before = text[max(0, start - 12) : start]
@@ -566,6 +571,19 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             reader.use(match.start() - (len(inside.group(0)) if inside else 0), match.end())
             continue
         _add_input(reader, fmt, match.group("name"), match.group(0), match.start(), match.end())
+    for match in _FORMAT_AFTER_VERB.finditer(text):
+        fmt = _format_of(match.group("fmt"))
+        if (
+            fmt in ("csv", "excel")
+            and re.search(
+                r"(?:ください|下さい|出して|出力して|お願いします|ほしい|欲しい|保存して|もらえますか)\s*$",
+                text[max(0, match.start() - 12) : match.start()],
+            )
+            and re.match(r"\s*(?:。|$)", text[match.end() :])
+        ):  # 「…出してください（Excel）。」: the format of the result
+            if not any(o.format == fmt for o in reader.outputs):
+                reader.outputs.append(OutputSpec(format=fmt, source=match.group(0)))  # type: ignore[arg-type]
+            reader.use(match.start(), match.end())
     for match in _FILE.finditer(text):
         if reader.overlaps(match.start("fmt"), match.end("fmt")):
             continue
@@ -810,7 +828,7 @@ _COMPUTE = re.compile(
     rf"|(?P<new6>{QNOUN})\s*\(\s*=?\s*(?P<expr6>{NOUN}(?:\s*[×*÷+\-−]\s*(?:{NOUN}|{NUM})){{1,9}})\s*\)"
 )
 _NORMALIZE = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:列)?\s*(?:の|を)?\s*(?:数値に|日付に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記を(?:統一|揃え|そろえ)|書き方を(?:統一|揃え|そろえ))"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を)?\s*(?:数値に|日付に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記を(?:統一|揃え|そろえ)|書き方を(?:統一|揃え|そろえ))"
 )
 _SELECT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ|に絞|に限)"
@@ -1154,6 +1172,8 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         noun = match.group("col")
         shared = False
         column = _clean(noun) if noun and _clean(noun) not in _METRIC_WORDS else None
+        if column in _WHOLE:
+            column = None  # 「全体の合計」: of the whole table, the column said elsewhere
         if match.group("join") == "で" and column and not is_amount_column(column):
             column = None  # 「部署で合計」 is no column to total (「支給額 で合計」 is)
         if column is not None and (_names_a_file(reader, column) or column in groups):
@@ -1190,10 +1210,12 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             if metric is None:  # 「集計」 alone (a title, 「集計対象は…」): decided at the end
                 vague.append((match.start("m"), match.end("m")))
                 continue
-            topic = _topic_column(reader, match.start("m")) or _sole_amount_column(reader)
-            if topic is None:
+            topics = _topic_columns(reader, match.start("m"))
+            sole = _sole_amount_column(reader)
+            topics = topics or ([sole] if sole else [])
+            if not topics:
                 missing.append(f"metrics:{metric}")
-            else:
+            for topic in topics:
                 metrics.setdefault(topic, []).append(metric)
                 last = (match.end(), topic)
         else:
@@ -1234,33 +1256,36 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
     reader.add_step(min(positions) if positions else 0, step)
 
 
+_WHOLE = frozenset({"全体", "全部", "すべて", "全て", "総", "トータル"})
 _ONLY_FIGURES = re.compile(
     r"(?:合計|総合計|総額|合計額|総計|平均|件数|人数|最大|最小|何(?:件|人|名|社)[ぁ-ん]{0,6}|いくら[ぁ-ん]{0,8})"
     r"\s*(?:だけ|のみ)"
 )
-_TOPIC = re.compile(rf"(?P<col>{NOUN})\s*(?P<mark>列|欄)?\s*(?:、|は|について|を)")
+_TOPIC = re.compile(
+    rf"(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN}){{0,9}})\s*(?P<mark>列|欄)?\s*(?:、|は|について|を)"
+)
 
 
-def _topic_column(reader: _Reader, before: int) -> str | None:
-    """The column a bare metric totals when the sentence names it first as its topic:
+def _topic_columns(reader: _Reader, before: int) -> list[str]:
+    """The columns a bare metric totals when the sentence names them first as its topic:
     「交通費精算.csv の交通費、全部でいくらになるか合計だけ」「amount 列、全部足した合計」
-    (an amount noun or a noun called a column, not used by another rule)."""
+    「支払金額 と 源泉税額 について、全体の合計」 (amount nouns or nouns called columns,
+    not used by another rule)."""
     sentence_start = reader.text.rfind("。", 0, before) + 1
-    found = None
+    found: tuple[re.Match[str], list[str]] | None = None
     for match in _TOPIC.finditer(reader.text, sentence_start, before):
-        noun = _clean(match.group("col"))
+        nouns = [n for n in _names(match.group("cols")) if not _names_a_file(reader, n)]
         if (
-            reader.overlaps(match.start("col"), match.end("col"))
-            or _names_a_file(reader, noun)
-            or noun in GENERIC_NOUNS
-            or noun in _METRIC_WORDS
-            or not (match.group("mark") or is_amount_column(noun))
+            not nouns
+            or reader.overlaps(match.start("cols"), match.end("cols"))
+            or any(n in GENERIC_NOUNS or n in _METRIC_WORDS for n in nouns)
+            or not (match.group("mark") or all(is_amount_column(n) for n in nouns))
         ):
             continue
-        found = (match, noun)
+        found = (match, nouns)
     if found is None:
-        return None
-    reader.use(found[0].start("col"), found[0].end("col"))
+        return []
+    reader.use(found[0].start("cols"), found[0].end("cols"))
     return found[1]
 
 
@@ -1604,10 +1629,11 @@ def _read_compute(reader: _Reader) -> None:
 
 
 _MIXED = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の)?\s*(?:欄|列)?\s*(?:に|が|は|の|、)\s*"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の)?\s*(?:欄|列)?\s*(?:に|が|は|の|も|、)\s*"
     r"(?:「[^」]*」|[^。、「」がは]){0,40}?"
     r"(?:(?:書式|書き方|表記|形式|全角[・と]?半角)\s*(?:が|は|で)?\s*)?"
-    r"(?:混在|バラバラ|ばらばら|ぐちゃぐちゃ|混ざ|混じ|揺れ|ゆれ|不統一|統一されていない"
+    r"(?:混在|バラバラ|ばらばら|ぐちゃぐちゃ|ごちゃまぜ|ごちゃ混ぜ|ごちゃごちゃ|まちまち|不揃い"
+    r"|混ざ|混じ|揺れ|ゆれ|不統一|統一されていない|統一されてない"
     r"|そろっていない|揃っていない|(?:文字|文字列|テキスト)(?:で|に|として)\s*(?:入|なっ))"
 )
 """Columns said to be written in mixed ways (「返品日 が「2024/5/1」「令和6年…」などバラバラ」,
@@ -1618,15 +1644,40 @@ _NORMALIZE_VERB = re.compile(
 )
 
 
+_REFERENCE = re.compile(
+    r"^(?:\d*\s*(?:列|項目|カラム|欄|つ|個)|これ|それ|これら|それら|両方|全部|すべて|全て)$"
+)
+"""Words that point back at columns named elsewhere (「この2列」「両方」), never a name."""
+
+
 def _read_normalize(reader: _Reader) -> None:
     for match in _NORMALIZE.finditer(reader.text):
         columns = _names(match.group("cols"))
+        if columns and all(_REFERENCE.match(c) for c in columns):
+            columns = _mixed_columns(reader) or columns  # 「この2列を正規化」: the ones said mixed
         reader.add_step(
             match.start(), StepSpec(id="", kind="normalize", columns=columns, source=match.group(0))
         )
         reader.use(match.start(), match.end())
     if reader.first_step("normalize") is None:
         _read_mixed(reader)
+
+
+def _mixed_columns(reader: _Reader) -> list[str]:
+    """The columns the instruction says are written in mixed ways (without reading a
+    step): 「取引日 が…バラバラで、金額 も…文字で入っています」 names both."""
+    found: list[str] = []
+    for match in _MIXED.finditer(reader.text):
+        columns = [c for c in _names(match.group("cols")) if not _names_a_file(reader, c)]
+        columns = [
+            c
+            for c in columns
+            if c not in GENERIC_NOUNS and not re.search(r"全角|半角|表記|書式|書き方|形式", c)
+        ]
+        if columns:
+            reader.use(match.start(), match.end())
+            found.extend(c for c in columns if c not in found)
+    return found
 
 
 def _read_mixed(reader: _Reader) -> None:
@@ -2583,9 +2634,44 @@ def _columns_named_elsewhere(reader: _Reader, steps: list[StepSpec]) -> None:
             ]
 
 
+def _references_left(steps: list[StepSpec], gaps: list[Gap]) -> None:
+    """A parameter that only points back (「この2列」「両方」) names no column: asked."""
+    for step in steps:
+        for name in _parameter_names(step):
+            if _REFERENCE.match(name):
+                gaps.append(
+                    Gap(
+                        kind="not_understood",
+                        message=f"「{step.source}」の「{name}」がどの列のことか読み取れませんでした"
+                        "（列名をそのまま書いてください）",
+                        source=step.source,
+                    )
+                )
+
+
+def _heading(instruction: str) -> str:
+    """The first line of a request of several lines when it is a title (「仕入先別の発注額
+    集計」「【月次】修繕費の集計」): a noun phrase with no file, verb or case particle."""
+    lines = [line for line in instruction.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return ""
+    first = normalize(lines[0])
+    if (
+        len(first) > 40
+        or _FILE_NAME.search(first)
+        or re.search(r"[をにがはで]|から|まで", re.sub(r"^[^。]*。", "", first))
+        or any(True for _ in _action_words(first))
+    ):
+        return ""
+    return first
+
+
 def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure:
     """The requirement model of ``instruction`` by rules (see the module docstring)."""
     reader = _Reader(normalize(instruction))
+    heading = _heading(instruction)
+    if heading and reader.text.startswith(heading):
+        reader.use(0, len(heading))  # a title says what the steps below do; it is no step
     _read_files(reader)
     _read_llm_steps(reader)
     _read_normalize(reader)
@@ -2610,6 +2696,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     ordered = _merged_sorts(ordered, reader.gaps)
     _sort_after_aggregate(ordered)
     _columns_named_elsewhere(reader, ordered)
+    _references_left(ordered, reader.gaps)
     for number, step in enumerate(ordered, start=1):
         step.id = f"s{number}"
     if not reader.inputs and ordered:
