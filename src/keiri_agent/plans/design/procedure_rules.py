@@ -292,6 +292,8 @@ _GLUE_ACTIONS = frozenset(
         "追加",
         "求まる",
         "言う",
+        "いう",
+        "構う",
         "思う",
         "考える",
         "書く",
@@ -474,12 +476,13 @@ _FILE_NAME = re.compile(
 )
 _OUTPUT_VERB = (
     r"出力|書き出|保存|まとめ|出し|出す|出して|作成|作っ|落と|吐き出|ダウンロード|エクスポート|一覧|にして|にし|"
-    r"して|する|結構|確認|返し|返して|戻し|戻して|ください|下さい|お願い|で結構|がほしい|が欲しい|でほしい|で欲しい|化"
+    r"して|する|結構|大丈夫|構いません|かまいません|OK|いいです|よいです|助かります|いただけ"
+    r"|確認|返し|返して|戻し|戻して|ください|下さい|お願い|で結構|がほしい|が欲しい|でほしい|で欲しい|化"
     r"|output|export"
 )
 _AS_OUTPUT_NAMED = re.compile(
-    rf"^\s*[)」』]?\s*(?:\(\s*シート名?\s*[:は]?\s*「?(?P<sheet>[^」)]+)」?\s*\))?\s*(?:ファイル|ブック|形式|の?ファイル)?\s*"
-    rf"(?:(?:で|に|へ|として)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})|出力|output|export|の?一覧(?:に|で)|という名前|の名前)"
+    rf"^\s*[)」』]?\s*(?:\(\s*(?:シート名?|sheet)\s*[:は]?\s*「?(?P<sheet>[^」)]+)」?\s*\))?\s*(?:ファイル|ブック|形式|の?ファイル)?\s*"
+    rf"(?:(?:で|に|へ|として)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})|出力|output|export|の?一覧(?:に|で)|という(?:ファイル)?名前?|というファイル|の名前)"
 )
 _AS_OUTPUT = re.compile(
     _AS_OUTPUT_NAMED.pattern + r"|^\s*\)?\s*(?:で|に|へ)\s*(?:[。、]|$|\(|シート)"
@@ -492,7 +495,8 @@ _AS_INPUT = re.compile(
     r"^\s*(?:ファイル|ブック|データ)?\s*(?:から|を読|の中|を取り込|を使|と|を|は|の|、|\)|,)"
 )
 _OUTPUT_BEFORE = re.compile(
-    r"(?:(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名)\s*(?:は|を|:)\s*「?|[→⇒>]|[①-⑳]\s*)\s*$"
+    r"(?:(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名|アウトプット)\s*(?:は|を|:)?\s*「?"
+    r"|[→⇒>]|[①-⑳]\s*|\(\s*ファイル名\s*(?:は|:)?\s*)\s*$"
 )
 _SHEET = re.compile(
     r"シート(?:名)?\s*(?:は|を|:)?\s*「(?P<a>[^」]+)」|「(?P<b>[^」]+)」\s*シート|シート(?:名)?\s*(?:は|:)\s*(?P<c>[^\s、。()「」]+?)\s*(?:で|に|\)|、|。|$)"
@@ -509,6 +513,7 @@ _BARE_SHEET_OUTPUT = re.compile(
 )
 
 
+_ENCODING = re.compile(r"\s*\(\s*(?:Shift_JIS|SJIS|UTF-8|shift_jis|cp932|CP932|UTF8)\s*\)")
 _FORMAT_AFTER_VERB = re.compile(
     rf"\(\s*(?P<fmt>{_FORMAT_WORD})\s*(?:で|形式|ファイル)?\s*(?:お願いします)?\s*\)"
 )
@@ -589,22 +594,21 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             continue
         fmt = _format_of(match.group("fmt"))
         before = text[max(0, match.start("fmt") - 12) : match.start("fmt")]
+        encoding = _ENCODING.match(text, match.end())  # 「CSV（UTF-8）を作って」
+        end = encoding.end() if encoding else match.end()
         if fmt in ("csv", "excel") and (
             _OUTPUT_BEFORE.search(before)
-            or _ASKED_FOR.match(text[match.end() :])
-            or (
-                not _AS_INPUT.match(text[match.end() :])
-                and _is_output(text, match.start("fmt"), match.end())
-            )
+            or _ASKED_FOR.match(text[end:])
+            or (not _AS_INPUT.match(text[end:]) and _is_output(text, match.start("fmt"), end))
         ):
-            after = _AS_OUTPUT.match(text[match.end() :])
+            after = _AS_OUTPUT.match(text[end:])
             sheet = after.group("sheet") if after else None
             if not any(o.format == fmt for o in reader.outputs):
                 named = [o for o in reader.outputs if o.file_name and o.format == fmt]
                 if not named:
                     output = OutputSpec(format=fmt, sheet=sheet, source=match.group(0))  # type: ignore[arg-type]
                     reader.outputs.append(output)
-            reader.use(match.start("fmt"), match.end() + (after.end() if after else 0))
+            reader.use(match.start("fmt"), end + (after.end() if after else 0))
             continue
         if re.match(r"^\s*\([^()]*\.(?:csv|xlsx|xlsm|xls|zip|pdf)", text[match.end() :], re.I):
             reader.use(match.start(), match.end())  # 「売上CSV（a.csv と b.csv）」: the files named
@@ -1454,6 +1458,13 @@ def _keys_near(reader: _Reader, start: int, end: int) -> list[str]:
     return []
 
 
+_BROUGHT = re.compile(
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:情報|データ|項目|列))?\s*を\s*"
+    r"(?:横に|右に|隣に|列として)?\s*(?:付け|付与|追加|持ってく|引いてく|くっつけ|引っ張|取得)"
+)
+"""The master's columns a join brings (「業者名と振込口座を横に付けて」「振込先口座の情報を付け」)."""
+
+
 def _read_two_tables(reader: _Reader) -> None:
     text = reader.text
     reconcile = _RECONCILE.search(text)
@@ -1478,14 +1489,14 @@ def _read_two_tables(reader: _Reader) -> None:
     elif join and not reader.is_used(join.start(), join.end()):
         step = StepSpec(id="", kind="join", source=join.group(0))
         step.keys = _keys_near(reader, join.start(), join.end())
-        brought = re.search(
-            rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*を\s*(?:付け|付与|追加|持ってく|引いてく|くっつけ|引っ張)",
-            text[join.start() :],
+        sentence_start = text.rfind("。", 0, join.start()) + 1
+        sentence_end = text.find("。", join.end())
+        brought = _BROUGHT.search(
+            text, sentence_start, len(text) if sentence_end < 0 else sentence_end
         )
         if brought:  # 「部品区分 を付け」: the master's columns brought over (shown, not checked)
-            step.fields = _names(brought.group("cols"))
-            offset = join.start()
-            reader.use(offset + brought.start(), offset + brought.end("cols"))
+            step.fields = [n for n in _names(brought.group("cols")) if not _names_a_file(reader, n)]
+            reader.use(brought.start(), brought.end("cols"))
         if not step.keys:
             step.missing.append("keys")
         reader.add_step(join.start(), step)
@@ -1540,14 +1551,17 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
         reader.use(no_tolerance.start(), no_tolerance.end())
     by_role = re.search(
         rf"(?P<role>金額|日付)\s*(?:は|を)\s*(?P<col>{QNOUN})\s*(?:の?\s*列\s*で|同士\s*で|で\s*(?=比|照|突|見|チェック|判定))"
-        rf"|(?P<role2>金額|日付)\s*\(\s*[^()]{{0,10}}?列名\s*(?:は|が)\s*(?P<col2>{QNOUN})",
+        rf"|(?P<role2>金額|日付)\s*\(\s*[^()]{{0,10}}?列名\s*(?:は|が)\s*(?P<col2>{QNOUN})"
+        rf"|(?P<role3>金額|日付)\s*(?:の)?\s*(?:列名|列)\s*(?:は|が)\s*(?:どちらも|両方とも|いずれも|共通で)?\s*(?P<col3>{QNOUN})",
         text,
     )
     if by_role:  # 「金額は賃料の列で比較」「金額は 入金額 で比べて」「金額(列名は 金額)」
-        role = by_role.group("role") or by_role.group("role2")
+        role = by_role.group("role") or by_role.group("role2") or by_role.group("role3")
         field = "amount_column" if role == "金額" else "date_column"
         if getattr(step, field) is None:
-            role_column = _clean(by_role.group("col") or by_role.group("col2"))
+            role_column = _clean(
+                by_role.group("col") or by_role.group("col2") or by_role.group("col3")
+            )
             setattr(step, field, re.sub(r"(?<=.)同士$", "", role_column))  # 「請求額同士で」
             reader.use(by_role.start(), by_role.end())
     compared = _COMPARED.search(text)
