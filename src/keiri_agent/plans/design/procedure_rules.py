@@ -1353,10 +1353,10 @@ def _read_sort(reader: _Reader) -> None:
 _SAME_KEY = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の組み合わせ|の組合せ)?\s*が\s*"
     r"(?:同じ|重複|ダブ|だぶ|二重|かぶ|被)"
-    rf"|同じ\s*(?P<col>{QNOUN})\s*(?:の)?\s*(?:行|データ|レコード)?\s*が\s*(?:複数|\d+\s*行以上|何行も|いくつも|2つ以上)"
+    rf"|同じ\s*(?P<col>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,9}})\s*(?:の)?\s*(?:行|データ|レコード)?\s*が\s*(?:複数|\d+\s*行以上|何行も|いくつも|2つ以上|重複)"
 )
 _KEEP_ONE = re.compile(
-    r"(?P<which>先頭|最初|先に出てくる|先に出る|上|一番上|いちばん上|古い|最後|後ろ|一番下|いちばん下|最新|新しい|後に出てくる)"
+    r"(?:1|一)\s*(?:件|行|人|つ)\s*(?:に|として)|(?P<which>先頭|最初|先に出てくる|先に出る|上|一番上|いちばん上|古い|最後|後ろ|一番下|いちばん下|最新|新しい|後に出てくる)"
     r"[^。]{0,16}?残|(?:消|除|削除|落と|まとめ)"
 )
 """After rows said to share a key: which one to keep (先頭の1件だけ残して) or that the
@@ -1403,6 +1403,16 @@ def _read_dedupe(reader: _Reader) -> None:
             if key:
                 keys = _names(key.group("keys"))
                 reader.use(match.start() - (len(before) - key.start()) + 1, match.start())
+        if not keys:  # 「申請番号が同じ行は最初の1件だけ残すかたちで重複を除いて」
+            sentence_start = reader.text.rfind("。", 0, match.start()) + 1
+            same = _SAME_KEY.search(reader.text, sentence_start, match.start())
+            if same:
+                keys = [
+                    k
+                    for k in _names(same.group("cols") or same.group("col"))
+                    if not _names_a_file(reader, k)
+                ]
+                reader.use(same.start(), same.end())
         doubled = _DOUBLED.search(reader.text)
         if not keys and doubled:
             keys = _names(doubled.group("cols"))
@@ -2390,6 +2400,38 @@ _DESCRIBED = re.compile(
 """After an action word: a passive, a state or a past that describes the data."""
 
 
+_SHAPES = (
+    (r"(?:1|一)\s*(?:本|つ|枚|ファイル)\s*(?:に|の)", "concat"),  # 「1本のCSVにまとめて」
+    (r"(?:1|一)\s*(?:件|行|人|名)\s*(?:に|として|だけ)", "dedupe"),  # 「重複している人は1件に」
+    (r"(?:1|一)\s*回\s*を?\s*挟", "approval"),  # 「部長の確認を1回挟む」
+    (r"\d+\s*(?:名|人|件|社|つ)\s*分", "filter"),  # 「田中・佐藤・鈴木 の3名分」
+)
+"""Numbers that say the shape of a step read elsewhere, consumed only with that step."""
+
+
+def _number_of(text: str) -> float | None:
+    try:
+        return float(amount_value(text.strip()))
+    except ValueError:
+        return None
+
+
+def _values_read(reader: _Reader) -> set[float]:
+    """Every number a step took (condition values, tolerance, window, formula numbers)."""
+    values: set[float] = set()
+    for _, step in reader.steps:
+        for condition in step.conditions:
+            if isinstance(condition.value, int | float) and not isinstance(condition.value, bool):
+                values.add(float(condition.value))
+        if step.tolerance is not None:
+            values.add(float(step.tolerance))
+        if step.date_window_days is not None:
+            values.add(float(step.date_window_days))
+        for expression in step.expressions.values():
+            values.update(float(n.replace(",", "")) for n in re.findall(NUM, expression))
+    return values
+
+
 def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
     named: set[str] = set()
@@ -2419,7 +2461,9 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             )
         )
     for match in re.finditer(
-        rf"{AMOUNT}\s*(?:あたり|当たり|につき|でも)|\d+\s*(?:行|列|件|つ)\s*(?:だけ|のみ)", text
+        rf"{AMOUNT}\s*(?:あたり|当たり|につき|でも)|\d+\s*(?:行|列|件|つ)\s*(?:だけ|のみ)"
+        r"|(?<=[A-Za-z])\d+",
+        text,
     ):
         reader.use(match.start(), match.end())  # 「1泊あたり」, 「合計1行だけ」: a unit or a shape
     for match in RESTRICTION_WORDS.finditer(text):
@@ -2449,9 +2493,17 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
         text,
     ):
         reader.use(match.start(), match.end())
+    kinds = {step.kind for _, step in reader.steps}
+    for pattern, kind in _SHAPES:
+        if kind in kinds:
+            for match in re.finditer(pattern, text):
+                reader.use(match.start(), match.end())
+    values = _values_read(reader)
     for match in re.finditer(AMOUNT, text):
         if not match.group(0).strip() or reader.overlaps(match.start(), match.end()):
             continue
+        if _number_of(match.group(0)) in values:
+            continue  # 「1日ずれることがあるので、前後1日まで」: the same value, read once
         if re.fullmatch(r"\d{1,4}", match.group(0).strip()) and re.match(
             r"^\s*(?:月|年|期|つ|か月|ヶ月|行|列|項目|四半期|ファイル|枚|通|シート|条|項|号|点|本)",
             text[match.end() :],
