@@ -510,3 +510,73 @@ def test_a_whole_table_total_of_the_columns_named_as_the_topic() -> None:
     )
     (total,) = procedure.steps
     assert total.group_by == [] and total.metrics == {"支払金額": ["sum"], "源泉税額": ["sum"]}
+
+
+@pytest.mark.parametrize(
+    ("instruction", "condition"),
+    [
+        ("POS.csv 返品区分=1 の行だけ csvで", ("返品区分", "==", 1)),
+        ("工事.csv：工事区分＝公共、金額の大きい順に並べて", ("工事区分", "==", "公共")),
+        ('sales.csv → Region == "East" だけ → csv', ("Region", "==", "East")),
+        ("工事.csv から請負金額５千万円以上の行だけ", ("請負金額", ">=", 50_000_000)),
+    ],
+)
+def test_conditions_in_signs_months_and_large_units(
+    instruction: str, condition: tuple[str, str, object]
+) -> None:
+    procedure = read_procedure(instruction)
+    keep = procedure.steps[0]
+    assert [(c.column, c.op, c.value) for c in keep.conditions] == [condition]
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+
+
+def test_a_column_named_with_classification_is_no_llm_step() -> None:
+    procedure = read_procedure("発注.csv を資材分類ごとに発注金額を集計してExcelで")
+    (total,) = procedure.steps
+    assert total.group_by == ["資材分類"] and total.metrics == {"発注金額": ["sum"]}
+    assert not procedure.needs_llm and not procedure.gaps
+
+
+def test_metrics_said_before_their_column() -> None:
+    procedure = read_procedure("仕入.csv から車種別の平均仕入価格と、最低・最高の仕入価格を出して")
+    (total,) = procedure.steps
+    assert total.metrics == {"仕入価格": ["mean", "min", "max"]} and not procedure.gaps
+
+
+def test_a_column_name_cut_short_is_asked() -> None:
+    procedure = read_procedure("見積.csv を見積もり番号ごとに金額を合計して")
+    assert any("だけを列名として読みました" in gap.message for gap in procedure.gaps)
+
+
+def test_a_result_asked_with_teach_is_checked_for_unread_nouns() -> None:
+    procedure = read_procedure(
+        "支出.xlsx を 科目 別に 支出額 で集計して、予算をオーバーしている科目を教えて"
+    )
+    assert procedure.gaps
+
+
+def test_every_column_said_to_be_made_uniform_is_normalised_once() -> None:
+    procedure = read_procedure(
+        "料金.xlsxの金額欄が「12,500円」みたいな文字で入ってるので数値に直して、"
+        "作業日も日付の形式に揃えてから、作業日の古い順に並べ替えてExcelで"
+    )
+    assert _kinds(procedure) == ["normalize", "sort"] and not procedure.gaps
+    assert sorted(procedure.steps[0].columns) == ["作業日", "金額"]
+
+
+def test_a_column_added_by_a_formula_said_as_a_named_column() -> None:
+    procedure = read_procedure("勤務.csvに「支給額」という列を 勤務時間 × 時給 で追加して、CSVで")
+    assert procedure.steps[0].expressions == {"支給額": "勤務時間 * 時給"} and not procedure.gaps
+
+
+def test_a_sort_with_its_direction_in_parentheses() -> None:
+    procedure = read_procedure("給油.csv を給油日順（新しい順）に並べてCSVで")
+    assert (procedure.steps[0].by, procedure.steps[0].descending) == (["給油日"], True)
+
+
+def test_a_month_as_a_value_is_named_not_guessed() -> None:
+    # a column of dates, or of months written 2024/6, would keep no row: asked instead
+    procedure = read_procedure(
+        "成約.csv から成約月が 2024-06 かつ 手数料が80万円以上の案件を抜き出して"
+    )
+    assert any("2024" in gap.message for gap in procedure.gaps)

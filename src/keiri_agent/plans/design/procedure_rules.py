@@ -51,7 +51,7 @@ length on a long instruction (bounded backtracking); digits belong to Latin runs
 amount2), never glue kanji to a number (金額10万)."""
 NOUN = (
     rf"(?<![.A-Za-z_])(?:\d+(?=[A-Za-z_{_K}{_KATA}]))?{_NAME}"
-    rf"(?:[いみめりしきえた]{{1,2}}[{_K}]{{1,20}}){{0,3}}"
+    rf"(?:(?:[いみめりしきえた]{{1,2}}|わせ|合わせ)[{_K}]{{1,20}}){{0,3}}"
 )
 """A column-like noun: kanji, katakana, Latin and digits; okurigana between kanji. Never
 the tail of a Latin word or a file's extension (「経費.csv、金額」 names no column csv)."""
@@ -59,10 +59,11 @@ QNOUN = rf"(?:「[^」]{{1,40}}」|{NOUN})"
 LIST_SEP = r"(?:・|と|、|,|及び|および|並びに|や)"
 NUM = r"-?\d+(?:,\d{3})*(?:\.\d+)?"
 UNIT = r"(?:円|件|個|日|人|名|%|％|時間|分|泊|回|台|枚|本|ヶ月|か月|カ月|年|歳|kg|km|km/h)"
-AMOUNT = rf"{NUM}\s*(?:億\s*(?:{NUM}\s*万)?|万\s*(?:{NUM}\s*千)?|千)?\s*{UNIT}?"
+AMOUNT = rf"{NUM}\s*(?:億\s*(?:{NUM}\s*万)?|千\s*万|万\s*(?:{NUM}\s*千)?|千)?\s*{UNIT}?"
 
 _AMOUNT_NOUN = re.compile(
-    r"(額|金|価|価格|料|料金|代|代金|高|売上|残高|費用|単価|金額|報酬|賃金|給与|給料|手当|税)$"
+    r"(額|金|価|価格|料|料金|代|代金|高|売上|残高|費用|単価|金額|報酬|賃金|給与|給料|手当|税|賃"
+    r"|(?<=..)合計|(?<=..)小計)$"
 )
 """Nouns that name an amount column (word formation: 金額, 請求額, 単価, 残高 …)."""
 
@@ -348,6 +349,7 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "正規化": frozenset({"normalize"}),
     "統一": frozenset({"normalize"}),
     "揃える": frozenset({"normalize"}),
+    "直す": frozenset({"normalize"}),
     "そろえる": frozenset({"normalize"}),
     "分類": frozenset({"classify"}),
     "判定": frozenset({"classify", "filter"}),
@@ -419,6 +421,7 @@ def amount_value(text: str) -> int | float:
     """``5,000円`` ``5万`` ``1万5千`` ``1.5万`` ``3億`` → the number."""
     text = text.replace(" ", "")
     text = re.sub(rf"{UNIT}$", "", text)
+    text = re.sub(r"^(\d+(?:\.\d+)?)千万", lambda m: f"{float(m.group(1)) * 1000:g}万", text)
     total = 0.0
     rest = text
     for unit, scale in (("億", 100_000_000), ("万", 10_000), ("千", 1_000)):
@@ -472,7 +475,8 @@ _FILE = re.compile(
     rf"(?:(?P<holds>{QNOUN})(?:の|\s)?)?\(?\s*(?P<fmt>{_FORMAT_WORD})(?:ファイル|ブック|データ)?"
 )
 _FILE_NAME = re.compile(
-    rf"(?P<name>[A-Za-z0-9_\-{_K}{_KATA}]+)\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)", re.I
+    rf"(?P<name>[A-Za-z0-9_\-{_K}{_KATA}]+(?:・[A-Za-z0-9_\-{_K}{_KATA}]+)*)\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)",
+    re.I,
 )
 _OUTPUT_VERB = (
     r"出力|書き出|保存|まとめ|出し|出す|出して|作成|作っ|落と|吐き出|ダウンロード|エクスポート|一覧|にして|にし|"
@@ -690,8 +694,16 @@ _FILTER_DATE = re.compile(
     + "|".join(f"(?:{words})" for words, _ in _DATE_OPS)
     + ")"
 )
+_YEAR_MONTH = r"\d{4}[-/]\d{1,2}(?![\d/-])|\d{4}年\d{1,2}月(?!\d)"
+"""A month (「成約月が 2024-06」): not read as a value, since a column of dates or of months
+written another way (2024/6) would match no row without a word; named as not understood."""
+_FILTER_CODE = re.compile(
+    rf"(?P<col>{NOUN})\s*==?\s*(?:(?P<num>-?\d+(?:\.\d+)?)(?![\d.,万千円%/-])"
+    rf"|(?P<val>「[^」]{{1,40}}」|{NOUN})(?=\s*(?:[、,。)]|の|で|だけ|のみ|$)))"
+)
+"""「返品区分=1」「工事区分=公共」: a column equal to a code or a word, said with 「=」."""
 _FILTER_EQ = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:が|は|=|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
+    rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
     rf"(?P<tail>以外|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
@@ -769,7 +781,8 @@ _SORT = re.compile(
     r"|(?P<dir3>降順|昇順)(?=\s*(?:に|で)\s*(?:並|ソート))"
     r"|(?P<col5>"
     + QNOUN
-    + r")\s*(?:の)?\s*順\s*(?:\(\s*(?P<dir5>昇順|降順)\s*\))?\s*に\s*(?=並|ソート)"
+    + r")\s*(?:の)?\s*順\s*(?:\(\s*(?P<dir5>昇順|降順|古い|新しい|小さい|大きい|早い|遅い"
+    r"|少ない|多い)\s*(?:順)?\s*\))?\s*に\s*(?=並|ソート)"
     r"|(?P<col4>"
     + QNOUN
     + r")\s*(?:の)?\s*(?P<dir4>desc|asc|descending|ascending|DESC|ASC)(?![A-Za-z])"
@@ -829,13 +842,14 @@ _COMPUTE = re.compile(
     rf"|(?P<col5>{NOUN})\s*に\s*(?:[{_K}{_KATA}]*?)\s*(?P<pct>{NUM})\s*[%％]\s*(?:を|分を)?\s*(?:上乗せ|乗せ|加算|足|加え)\s*し?\s*(?:た|て)\s*(?P<new5>{QNOUN})"
     rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{QNOUN})"
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?P<new4>{NOUN})"
+    rf"|(?P<new7>{QNOUN})\s*(?:という|の)\s*列\s*を\s*(?P<expr7>{_COMPUTE_EXPR})\s*で\s*(?=追加|作|計算|算出|出)"
     rf"|(?P<new6>{QNOUN})\s*\(\s*=?\s*(?P<expr6>{NOUN}(?:\s*[×*÷+\-−]\s*(?:{NOUN}|{NUM})){{1,9}})\s*\)"
 )
 _NORMALIZE = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を)?\s*(?:数値に|日付に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記を(?:統一|揃え|そろえ)|書き方を(?:統一|揃え|そろえ))"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を|も)?\s*(?:数値に|日付に|(?:日付|数値)の(?:形式|書式)に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記を(?:統一|揃え|そろえ)|書き方を(?:統一|揃え|そろえ))"
 )
 _SELECT = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ|に絞|に限)"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ|に絞|に限|にして|にし(?=て|、))"
     rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示)"
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
@@ -852,7 +866,10 @@ _APPROVAL = re.compile(
 _EXTRACT = re.compile(
     r"(?P<fields>[^。、「」]{0,40}?)\s*を?\s*(?:抽出|読み取|読みと|取り出|抜き出|拾い出|拾っ|転記)"
 )
-_CLASSIFY = re.compile(r"分類|仕分け|振り分け|判定し|推定|推測|割り当て|判別")
+_CLASSIFY = re.compile(
+    r"(?:に|へ)\s*分類|分類\s*(?:する|して|し|され|でき)|仕分け|振り分け|判定し|推定|推測|割り当て|判別"
+)
+"""Sorting rows into labels (「…のどれかに分類して」); 「資材分類ごと」 names a column."""
 _FILTER_VERBS = re.compile(
     r"抽出|絞り込|絞込|抜き出|取り出|洗い出|拾い出|拾っ|探し|見つけ|選び|選ん|リストアップ|一覧に"
 )
@@ -897,7 +914,7 @@ def _after_condition(reader: _Reader, start: int) -> bool:
     if not ends:
         return False
     end = max(ends)
-    between = reader.text[end:start]
+    between = re.sub(r"\s*\([^()]*\)\s*", "", reader.text[end:start])
     rows = rf"\s*(?:{NOUN}\s*の\s*)?"
     return bool(
         re.fullmatch(rf"\s*(?:の|な|た|る|い){rows}", between)
@@ -907,6 +924,16 @@ def _after_condition(reader: _Reader, start: int) -> bool:
 
 def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
+    for match in _FILTER_CODE.finditer(text):
+        if reader.overlaps(match.start(), match.end()):
+            continue
+        value: Any = _clean(match.group("val") or "")
+        if match.group("num") is not None:
+            number = float(match.group("num"))
+            value = int(number) if number.is_integer() else number
+        _condition(
+            reader, match.group("col"), "==", value, match.start(), match.end(), match.group(0)
+        )
     for match in _FILTER_DATE.finditer(text):
         op = next(o for words, o in _DATE_OPS if re.fullmatch(words, match.group("op")))
         column = _column(match.group("col"))
@@ -919,7 +946,7 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             match.end(),
             match.group(0),
         )
-    dates = [(m.start(), m.end()) for m in re.finditer(_DATE, text)]
+    dates = [(m.start(), m.end()) for m in re.finditer(rf"{_DATE}|{_YEAR_MONTH}", text)]
     for match in _FILTER_NUM.finditer(text):
         if reader.overlaps(match.start("num"), match.end("num")):
             continue
@@ -1129,6 +1156,14 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
     last: tuple[int, str] | None = None
     for match in re.finditer(r"\(\s*(?:sum|total|mean|avg|average|count|max|min)\s*\)", text):
         reader.use(match.start(), match.end())  # 「合計(sum)」: the same metric twice
+    for match in _PREFIX_METRIC.finditer(text):
+        measured = _clean(match.group("col"))
+        if reader.overlaps(match.start(), match.end()) or not is_amount_column(measured):
+            continue  # 「平均仕入価格」「最低・最高の仕入価格」: the metric before its column
+        for word in re.findall(r"平均|最大|最小|最高|最低|合計", match.group("ms")):
+            metrics.setdefault(measured, []).append(str(_METRIC_WORDS[word]))
+        positions.append(match.start())
+        reader.use(match.start(), match.end())
     for match in _METRIC.finditer(text):
         if reader.overlaps(match.start("m"), match.end("m")):
             continue
@@ -1211,6 +1246,12 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             ):  # 「集計」 of metrics read, 「合計の大きい順」, 「合計1行だけ」: said again
                 reader.use(match.start("m"), match.end("m"))
                 continue
+            if metric is None and column and is_amount_column(column):
+                metrics.setdefault(column, []).append("sum")  # 「発注金額を集計」: its total
+                last = (match.end(), column)
+                positions.append(match.start())
+                reader.use(match.start(), match.end())
+                continue
             if metric is None:  # 「集計」 alone (a title, 「集計対象は…」): decided at the end
                 vague.append((match.start("m"), match.end("m")))
                 continue
@@ -1260,6 +1301,10 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
     reader.add_step(min(positions) if positions else 0, step)
 
 
+_PREFIX_METRIC = re.compile(
+    r"(?P<ms>(?:平均|最大|最小|最高|最低)(?:\s*(?:・|と|、)\s*(?:平均|最大|最小|最高|最低)){0,4})"
+    rf"\s*(?:の)?\s*(?P<col>{NOUN})"
+)
 _WHOLE = frozenset({"全体", "全部", "すべて", "全て", "総", "トータル"})
 _ONLY_FIGURES = re.compile(
     r"(?:合計|総合計|総額|合計額|総計|平均|件数|人数|最大|最小|何(?:件|人|名|社)[ぁ-ん]{0,6}|いくら[ぁ-ん]{0,8})"
@@ -1405,14 +1450,14 @@ def _read_dedupe(reader: _Reader) -> None:
                 reader.use(match.start() - (len(before) - key.start()) + 1, match.start())
         if not keys:  # 「申請番号が同じ行は最初の1件だけ残すかたちで重複を除いて」
             sentence_start = reader.text.rfind("。", 0, match.start()) + 1
-            same = _SAME_KEY.search(reader.text, sentence_start, match.start())
-            if same:
+            said = _SAME_KEY.search(reader.text, sentence_start, match.start())
+            if said:
                 keys = [
                     k
-                    for k in _names(same.group("cols") or same.group("col"))
+                    for k in _names(said.group("cols") or said.group("col"))
                     if not _names_a_file(reader, k)
                 ]
-                reader.use(same.start(), same.end())
+                reader.use(said.start(), said.end())
         doubled = _DOUBLED.search(reader.text)
         if not keys and doubled:
             keys = _names(doubled.group("cols"))
@@ -1472,7 +1517,7 @@ _BROUGHT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:情報|データ|項目|列))?\s*を\s*"
     r"(?:横に|右に|隣に|列として)?\s*(?:付け|付与|追加|持ってく|引いてく|くっつけ|引っ張|取得)"
 )
-"""The master's columns a join brings (「業者名と振込口座を横に付けて」「振込先口座の情報を付け」)."""
+"""The master's columns a join brings (「業者名と振込口座を横に付けて」「口座の情報を付け」)."""
 
 
 def _read_two_tables(reader: _Reader) -> None:
@@ -1554,7 +1599,9 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
         if step.amount_column is None and topic and is_amount_column(topic.group("col")):
             step.amount_column = _clean(topic.group("col"))  # 「税込金額 は…1円までの差は許容」
     no_tolerance = re.search(
-        r"(?:許容差|誤差|差額の許容|差の許容)\s*(?:は|が)?\s*(?:なし|無し|ゼロ|0円?|認めない)", text
+        r"(?:許容差|誤差|差額の許容|差の許容)\s*(?:は|が)?\s*(?:なし|無し|ゼロ|0円?|認めない"
+        r"|(?:一切)?\s*(?:認めない|認めません|許容しない|許容しません))",
+        text,
     )
     if no_tolerance and step.tolerance is None:
         step.tolerance = 0.0
@@ -1643,8 +1690,10 @@ def _read_compute(reader: _Reader) -> None:
             new, expression = groups["new4"], f"{groups['a']} - {groups['b']}"
         else:
             new = groups.get("new") or groups.get("new2") or ""
-            new = groups.get("new") or groups.get("new2") or groups.get("new6") or ""
-            expression = _expression(groups.get("expr") or groups.get("expr2") or groups["expr6"])
+            new = groups.get("new") or groups.get("new2") or groups.get("new6") or groups["new7"]
+            expression = _expression(
+                groups.get("expr") or groups.get("expr2") or groups.get("expr6") or groups["expr7"]
+            )
         step = StepSpec(
             id="", kind="compute", expressions={_clean(new): expression}, source=match.group(0)
         )
@@ -1655,7 +1704,7 @@ def _read_compute(reader: _Reader) -> None:
 _MIXED = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の)?\s*(?:欄|列)?\s*(?:に|が|は|の|も|、)\s*"
     r"(?:「[^」]*」|[^。、「」がは]){0,40}?"
-    r"(?:(?:書式|書き方|表記|形式|全角[・と]?半角)\s*(?:が|は|で)?\s*)?"
+    r"(?:(?:書式|書き方|表記|形式|全角[・と]?半角|文字|文字列|数字)\s*(?:が|は|で)?\s*)?"
     r"(?:混在|バラバラ|ばらばら|ぐちゃぐちゃ|ごちゃまぜ|ごちゃ混ぜ|ごちゃごちゃ|まちまち|不揃い"
     r"|混ざ|混じ|揺れ|ゆれ|不統一|統一されていない|統一されてない"
     r"|そろっていない|揃っていない|(?:文字|文字列|テキスト)(?:で|に|として)\s*(?:入|なっ))"
@@ -1683,8 +1732,7 @@ def _read_normalize(reader: _Reader) -> None:
             match.start(), StepSpec(id="", kind="normalize", columns=columns, source=match.group(0))
         )
         reader.use(match.start(), match.end())
-    if reader.first_step("normalize") is None:
-        _read_mixed(reader)
+    _read_mixed(reader)  # 「金額欄が…文字で入ってるので数値に直して、作業日も…揃えて」: both
 
 
 def _mixed_columns(reader: _Reader) -> list[str]:
@@ -1709,6 +1757,8 @@ def _read_mixed(reader: _Reader) -> None:
     columns said to be written in mixed ways, made uniform by a later verb."""
     text = reader.text
     for match in _MIXED.finditer(text):
+        if reader.overlaps(match.start("cols"), match.end("cols")):
+            continue
         columns = [c for c in _names(match.group("cols")) if not _names_a_file(reader, c)]
         columns = [
             c
@@ -1729,7 +1779,6 @@ def _read_mixed(reader: _Reader) -> None:
         )
         reader.use(match.start(), match.end())
         reader.use(verb.start(), verb.end())
-        return
 
 
 def _read_select(reader: _Reader) -> None:
@@ -2029,6 +2078,8 @@ GENERIC_NOUNS = frozenset(
         "ルール",
         "いくつ",
         "いくら",
+        "少額",
+        "高額",
         "流れ",
         "かたち",
         "形",
@@ -2263,6 +2314,12 @@ _RECONCILE_RESULTS = frozenset(
         "未消込",
         "差額",
         "一致",
+        "請求漏れ",
+        "過大請求",
+        "過少請求",
+        "未請求",
+        "二重請求",
+        "支払漏れ",
     }
 )
 
@@ -2278,6 +2335,10 @@ def _known_words(reader: _Reader) -> set[str]:
         words.update(step.labels + step.fields)
         for expression in step.expressions.values():  # 「単価 と 数量 から 小計(単価 × 数量)」
             words.update(m.group(0) for m in re.finditer(NOUN, expression))
+        if COUNT_ALL in step.metrics:  # 「夜勤回数を出して」: the count's own name
+            words.update(
+                m.group(0) for m in re.finditer(rf"{NOUN}(?:回数|件数|人数|者数)", reader.text)
+            )
         if step.kind == "reconcile":  # what a reconciliation shows (its sheets)
             words.update(_RECONCILE_RESULTS)
         if step.kind == "approval":  # 「課長の承認を入れて」: the person who approves
@@ -2287,11 +2348,15 @@ def _known_words(reader: _Reader) -> set[str]:
     return {word for word in words if word}
 
 
-_PRODUCE_VERBS = frozenset({"出す", "求める", "作る", "作成", "出力", "書き出す", "まとめる"})
+_PRODUCE_VERBS = frozenset(
+    {"出す", "求める", "作る", "作成", "出力", "書き出す", "まとめる", "教える", "知る"}
+)
 """Verbs that ask for a result: 「予算との差異も出して」 names what it wants by its nouns."""
 
 
-_DESCRIBES = re.compile(r"\s*(?:し)?(?:た(?![いら])|ている|てる|てある)\s*[^\s、。てでに]")
+_DESCRIBES = re.compile(
+    r"\s*(?:し)?(?:た(?![いら])|ている|てる|てある)\s*[^\s、。てでに]|\s*(?:し)?ます(?!か|ので)"
+)
 """「会計ソフトから出力した預金元帳.csv」「別々に出しているCSV」: a verb that describes a
 noun (past or ongoing, before it) asks for nothing."""
 
@@ -2305,7 +2370,8 @@ def _working_clauses(text: str) -> set[tuple[int, int]]:
         if base in STEP_VERBS or (base in _PRODUCE_VERBS and not _DESCRIBES.match(text, end))
     }
     for match in re.finditer(
-        rf"{RESTRICTION_WORDS.pattern}|別|ごと|毎|順|の列|列を|列は|列で", text
+        rf"{RESTRICTION_WORDS.pattern}|(?<![個特区差判識])別(?!々|途)|ごと|毎|順|の列|列を|列は|列で",
+        text,
     ):
         working.add(_clause_span(text, match.start(), match.end()))
     for left, _right in sorted(working, reverse=True):
@@ -2351,6 +2417,28 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
         ):
             continue
         unused.setdefault(clause, []).append(surface)
+    for start, end in _compound_nouns(text, tokenizer):
+        surface = text[start:end].strip()
+        chopped = [
+            name
+            for _, step in reader.steps
+            for name in _parameter_names(step)
+            if surface.endswith(name)
+            and surface != name
+            and re.search(rf"[{_K}][ぁ-ん]+$|[{_K}][ぁ-ん]+[{_K}]", surface[: -len(name)])
+            and surface not in words
+        ]
+        if chopped:  # 「問い合わせ経路」 read as 「経路」: a column name cut short is asked
+            clause = _clause(text, start, end)
+            named.add(clause)
+            reader.gaps.append(
+                Gap(
+                    kind="not_understood",
+                    message=f"「{surface}」のうち「{chopped[0]}」だけを列名として読みました。"
+                    f"列名が「{surface}」なら、かぎかっこで「{surface}」と書いてください",
+                    source=clause,
+                )
+            )
     for clause, nouns in unused.items():
         if clause in named:
             continue
@@ -2633,6 +2721,19 @@ def _merged_sorts(steps: list[StepSpec], gaps: list[Gap]) -> list[StepSpec]:
     return merged
 
 
+def _merged_normalize(steps: list[StepSpec]) -> list[StepSpec]:
+    """「金額を数値に直して、作業日も日付に揃えて」: one normalisation of every column named."""
+    first = next((step for step in steps if step.kind == "normalize"), None)
+    merged: list[StepSpec] = []
+    for step in steps:
+        if step.kind == "normalize" and first is not None and step is not first:
+            first.columns = [*first.columns, *(c for c in step.columns if c not in first.columns)]
+            first.source = f"{first.source} / {step.source}"
+            continue
+        merged.append(step)
+    return merged
+
+
 def _sort_after_aggregate(steps: list[StepSpec]) -> None:
     """A sort after an aggregation names its result by a metric word or a part of the
     column: 「合計の大きい順」「平均が高い順」 (the one metric column with that metric),
@@ -2760,6 +2861,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     _unused_nouns(reader, {gap.source for gap in reader.gaps})
     ordered = [step for _, step in sorted(reader.steps, key=lambda item: _order_key(item))]
     ordered = _merged_sorts(ordered, reader.gaps)
+    ordered = _merged_normalize(ordered)
     _sort_after_aggregate(ordered)
     _columns_named_elsewhere(reader, ordered)
     _references_left(ordered, reader.gaps)
