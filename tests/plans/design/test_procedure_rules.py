@@ -580,3 +580,34 @@ def test_a_month_as_a_value_is_named_not_guessed() -> None:
         "成約.csv から成約月が 2024-06 かつ 手数料が80万円以上の案件を抜き出して"
     )
     assert any("2024" in gap.message for gap in procedure.gaps)
+
+
+def test_a_qualifier_between_column_and_amount() -> None:
+    procedure = read_procedure("契約.xlsx から、保険料が月額１万円以上の契約だけを抜き出して")
+    assert [(c.column, c.op, c.value) for c in procedure.steps[0].conditions] == [
+        ("保険料", ">=", 10000)
+    ]
+
+
+def test_joining_two_files_of_one_kind_stacks_them() -> None:
+    procedure = read_procedure(
+        "本社分の取引先.csvと支店分の取引先.csvを結合し、取引先番号で重複を除いてExcelで"
+    )
+    assert _kinds(procedure) == ["concat", "dedupe"] and not procedure.gaps
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "規程第3条に「1件あたり3万円を超える交際費は部長の承認を要する」とあります。"
+        "経費.csv のうち、金額がこの基準を超えるものを抽出してExcelで",
+        "規約で「1回5万円以上の支出は理事長の承認を要する」と定めています。"
+        "支出.csv から、支出額がこれに該当するものを抽出してExcelで",
+    ],
+)
+def test_a_quoted_rule_gives_the_threshold_and_asks_no_approval(instruction: str) -> None:
+    procedure = read_procedure(instruction)
+    assert _kinds(procedure) == ["filter"], checklist(procedure)
+    (condition,) = procedure.steps[0].conditions
+    assert condition.value in (30000, 50000) and condition.op in (">", ">=")
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]

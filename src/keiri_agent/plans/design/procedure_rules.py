@@ -685,7 +685,9 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
 # --------------------------------------------------------------------------- table steps
 
 _FILTER_NUM = re.compile(
-    rf"(?:(?P<col>{QNOUN})\s*(?:が|は|の|で|:|：)?\s*)?(?<![A-Za-z0-9_])(?P<num>{AMOUNT})\s*(?P<op>"
+    rf"(?:(?P<col>{QNOUN})\s*(?:が|は|の|で|:|：)?\s*)?"
+    r"(?:(?:月額|年額|日額|時給|税込み?|税抜き?|1件|1回|1人|一件|一回)\s*(?:あたり|当たり)?\s*)?"
+    rf"(?<![A-Za-z0-9_])(?P<num>{AMOUNT})\s*(?P<op>"
     + "|".join(f"(?:{words})" for words, _ in _OP_WORDS)
     + ")"
 )
@@ -776,7 +778,7 @@ _METRIC = re.compile(
 _SORT = re.compile(
     rf"(?P<cols6>{QNOUN}(?:\s*(?:→|⇒|>|、|・)\s*{QNOUN}){{1,5}})\s*の\s*順\s*(?:番)?\s*(?:で|に)\s*(?:(?P<dir6>昇順|降順)\s*)?(?=並|ソート)"
     rf"|(?P<col7>{QNOUN})\s*(?:が|の)\s*(?P<dir7>多い|大きい|高い|少ない|小さい|低い)\s*(?:{NOUN})?\s*から\s*順"
-    rf"|(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|小さい|少ない|低い|昇順|古い|早い|遅い)\s*順"
+    rf"|(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|小さい|少ない|低い|安い|昇順|古い|早い|遅い)\s*順"
     r"|(?P<col2>" + QNOUN + r")\s*(?:の|で)?\s*(?P<dir2>降順|昇順)"
     r"|(?P<dir3>降順|昇順)(?=\s*(?:に|で)\s*(?:並|ソート))"
     r"|(?P<col5>"
@@ -824,7 +826,7 @@ _COMPARED = re.compile(
 )
 _MASTER_WORDS = re.compile(r"マスタ|マスター|台帳|master", re.IGNORECASE)
 _CONCAT = re.compile(
-    r"縦に[^、。]{0,6}?(?:つな|結合|連結|まとめ)|連結|(?:1|ひと|一)(?:つ|本)に(?:まとめ|つな|結合)"
+    r"縦に[^、。]{0,6}?(?:つな|繋|結合|連結|まとめ|積)|連結|(?:1|ひと|一)(?:つ|本)に(?:まとめ|つな|結合)"
     r"|(?:\d|二|両方|全部|すべて)(?:つ|ファイル)?を?(?:つなげ|つない|つなぐ|合わせ)|合体|統合"
 )
 _TOLERANCE = re.compile(
@@ -846,7 +848,7 @@ _COMPUTE = re.compile(
     rf"|(?P<new6>{QNOUN})\s*\(\s*=?\s*(?P<expr6>{NOUN}(?:\s*[×*÷+\-−]\s*(?:{NOUN}|{NUM})){{1,9}})\s*\)"
 )
 _NORMALIZE = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を|も)?\s*(?:数値に|日付に|(?:日付|数値)の(?:形式|書式)に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記を(?:統一|揃え|そろえ)|書き方を(?:統一|揃え|そろえ))"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を|も)?\s*(?:数値に|日付に|(?:日付|数値)の(?:形式|書式)に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記を(?:統一|揃え|そろえ|整え)|書き方を(?:統一|揃え|そろえ|整え))"
 )
 _SELECT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ|に絞|に限|にして|にし(?=て|、))"
@@ -1528,6 +1530,15 @@ def _read_two_tables(reader: _Reader) -> None:
     master = any(_MASTER_WORDS.search(item.holds) for item in reader.inputs)
     brings = re.search(r"を\s*(?:付け|付与|追加|持ってく|引いてく|くっつけ|引っ張|付け加え)", text)
     compares = _TOLERANCE.search(text) or _WINDOW.search(text) or _COMPARED.search(text)
+    kinds = {re.sub(r"^.*の", "", item.holds) for item in reader.inputs}
+    if (
+        join
+        and not concat
+        and re.fullmatch(r"結合|連結", join.group(0))
+        and len(reader.inputs) >= 2
+        and len(kinds) == 1
+    ):  # 「本庁分の債権者登録.csvと支所分の債権者登録.csvを結合」: tables of one kind, stacked
+        concat, join = join, None
     if join and (
         not reconcile or brings or (master and join.start() <= reconcile.start() and not compares)
     ):
@@ -1801,7 +1812,10 @@ def _read_select(reader: _Reader) -> None:
 
 
 def _read_approval(reader: _Reader) -> None:
-    match = _APPROVAL.search(reader.text)
+    match = next(
+        (m for m in _APPROVAL.finditer(reader.text) if not reader.is_used(m.start(), m.end())),
+        None,
+    )  # 「「…は理事長の承認を要する」と定めています」: a rule quoted, no approval asked
     if match:
         reader.add_step(match.start(), StepSpec(id="", kind="approval", source=match.group(0)))
         reader.use(match.start(), match.end())
@@ -1876,10 +1890,10 @@ def _threshold_from_documents(reader: _Reader, documents: Sequence[str]) -> None
 
 
 _POLICY_REFERENCE = re.compile(
-    rf"(?:(?P<col>{QNOUN})\s*(?:が|の|で)\s*)?(?:社内規程|規程|規定|ルール|ポリシー)?の?\s*"
-    r"(?P<ref>基準額|基準|上限額|上限|限度額|限度|これ|それ)\s*(?P<op>"
+    rf"(?:(?P<col>{QNOUN})\s*(?:が|の|で)\s*)?(?:この|その|上記の)?\s*(?:社内規程|規程|規定|規約|ルール|ポリシー)?の?\s*"
+    r"(?P<ref>基準額|基準|上限額|上限|限度額|限度|(?<=の)額|(?<=の)金額|これ|それ|該当)\s*(?P<op>"
     + "|".join(f"(?:{words})" for words, _ in _OP_WORDS[:4])
-    + r"|を超え(?:る|た|て)?|に該当)"
+    + r"|を超え(?:る|た|て)?|に該当|に当たる|に当てはまる|する)"
 )
 
 
@@ -1960,7 +1974,8 @@ def _read_policy_reference(reader: _Reader, documents: Sequence[str]) -> None:
     amounts = _amounts(sentence)
     if not amounts:
         return
-    op = "==" if match.group("op") == "に該当" else _op_of(match.group("op"))
+    rule_word = match.group("op") in ("に該当", "に当たる", "に当てはまる", "する")
+    op = "==" if rule_word else _op_of(match.group("op"))
     if op == "==":  # 「これに該当する」: the rule's own comparison
         rule = re.search(
             rf"{AMOUNT_WITH_UNIT}\s*(?P<op>" + "|".join(f"(?:{w})" for w, _ in _OP_WORDS[:4]) + ")",
@@ -2456,6 +2471,7 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
 
 _PERSON = re.compile(
     r"課長|部長|上長|上司|承認者|責任者|社長|所長|院長|店長|理事長|マネージャー|管理者"
+    r"|[\u4e00-\u9fff]{1,4}長(?![\u4e00-\u9fff])"
 )
 """People who approve: named in an instruction, they are there for an approval."""
 
@@ -2482,7 +2498,8 @@ def _read_people(reader: _Reader, named: set[str]) -> None:
 
 _DESCRIBED = re.compile(
     r"\s*(?:さ(?:れ|せ)|され|されて|されてい|している|してる|してある|していま|した(?![いら])"
-    r"|(?<=[^\s])(?:た|ている|てる)(?![いら])"
+    r"|(?<=[^\s])(?:た|ている|てる|ています|てます|ておりま)(?![いら])|しま(?:した|す)"
+    r"|(?:て|っ)(?:くる|きた|きて)\s*(?=[^\s、。てでにをがは])"
     r"|[ぁ-ん]{1,4}?(?:た|ている|てる)(?![いらりろ])\s*(?=[^\s、。てでにをがは]))"
 )
 """After an action word: a passive, a state or a past that describes the data."""
