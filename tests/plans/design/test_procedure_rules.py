@@ -611,3 +611,74 @@ def test_a_quoted_rule_gives_the_threshold_and_asks_no_approval(instruction: str
     (condition,) = procedure.steps[0].conditions
     assert condition.value in (30000, 50000) and condition.op in (">", ">=")
     assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+
+
+@pytest.mark.parametrize(
+    ("instruction", "keep"),
+    [
+        ("在庫.csv、伝票番号がダブってる行消して。最初の行残しでOK。CSVで", "first"),
+        ("棚卸.xlsx、ロケーションと品番で重複を消して（最後のカウントを採用）、Excelで", "last"),
+        ("応募.csv、メールアドレスで重複を除いて（一番最後の応募を残す）、CSVで", "last"),
+    ],
+)
+def test_which_row_a_dedupe_keeps_in_other_words(instruction: str, keep: str) -> None:
+    procedure = read_procedure(instruction)
+    assert procedure.steps[0].kind == "dedupe" and procedure.steps[0].keep == keep
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+
+
+@pytest.mark.parametrize(
+    ("instruction", "amount", "tolerance"),
+    [
+        (
+            "明細.csvと計上.xlsxを証券番号で照合して。手数料額を比較して、1円でもズレていれば差異",
+            "手数料額",
+            0.0,
+        ),
+        (
+            "明細(CSV)と命令(Excel)を照合。照合キーは支払先コード、比較する金額は支払金額とします",
+            "支払金額",
+            None,
+        ),
+    ],
+)
+def test_the_compared_amount_in_more_words(
+    instruction: str, amount: str, tolerance: float | None
+) -> None:
+    procedure = read_procedure(instruction)
+    (match,) = procedure.steps
+    assert (match.amount_column, match.tolerance) == (amount, tolerance)
+
+
+def test_a_join_said_by_attaching_a_masters_columns() -> None:
+    procedure = read_procedure(
+        "勤怠.csvに、社員マスタ.csvの店舗名と雇用区分を社員番号で付けてください。CSVで"
+    )
+    (join,) = procedure.steps
+    assert (join.kind, join.keys, join.fields) == ("join", ["社員番号"], ["店舗名", "雇用区分"])
+
+
+@pytest.mark.parametrize(
+    ("instruction", "expressions"),
+    [
+        (
+            "日報.csvに「作業時間 × 時給」で労務費って列を足して、CSVで",
+            {"労務費": "作業時間 * 時給"},
+        ),
+        (
+            "単価.xlsx で、請求単価から支払単価を引いた額を「粗利単価」として計算して",
+            {"粗利単価": "請求単価 - 支払単価"},
+        ),
+    ],
+)
+def test_computed_columns_in_more_words(instruction: str, expressions: dict[str, str]) -> None:
+    procedure = read_procedure(instruction)
+    assert procedure.steps[0].expressions == expressions and not procedure.gaps
+
+
+def test_a_reason_and_a_purpose_ask_for_nothing() -> None:
+    procedure = read_procedure(
+        "応募.csv、同じアドレスで何回も応募してくる人がいるので、アドレスで重複を除いて、"
+        "本部提出用のCSVを作ってください"
+    )
+    assert _kinds(procedure) == ["dedupe"] and not procedure.gaps

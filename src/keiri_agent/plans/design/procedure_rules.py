@@ -294,6 +294,9 @@ _GLUE_ACTIONS = frozenset(
         "求まる",
         "言う",
         "いう",
+        "出し直す",
+        "作り直す",
+        "保存し直す",
         "構う",
         "思う",
         "考える",
@@ -350,6 +353,7 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "統一": frozenset({"normalize"}),
     "揃える": frozenset({"normalize"}),
     "直す": frozenset({"normalize"}),
+    "整える": frozenset({"normalize"}),
     "そろえる": frozenset({"normalize"}),
     "分類": frozenset({"classify"}),
     "判定": frozenset({"classify", "filter"}),
@@ -560,13 +564,20 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     for match in _FILE_NAME.finditer(text):
         fmt = _format_of(match.group("ext").lower())
         inside = re.search(
-            rf"(?:{_FORMAT_WORD})\s*\(\s*(?:ファイル名\s*(?:は|:)?\s*)?$", text[: match.start()]
+            rf"(?:{_FORMAT_WORD})\s*(?:出力|保存|で出力|で保存)?\s*\(\s*(?:ファイル名\s*(?:は|:)?\s*)?$",
+            text[: match.start()],
         )
         to_sheet = _SHEET_OUTPUT.match(text[match.end() :])
         if (
             to_sheet
             or _is_output(text, match.start(), match.end(), named=True)
-            or (inside and _is_output(text, match.start(), match.end() + 1))
+            or (
+                inside
+                and (
+                    re.search("出力|保存", inside.group(0))
+                    or _is_output(text, match.start(), match.end() + 1)
+                )
+            )
         ):
             output = OutputSpec(
                 format="csv" if fmt == "csv" else "excel",
@@ -843,8 +854,10 @@ _COMPUTE = re.compile(
     rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として|の)\s*(?P<new2>{QNOUN})\s*(?:という列|の列|列)?\s*(?:を|として|で)?\s*(?:計算|算出|求め|出|追加|作)"
     rf"|(?P<col5>{NOUN})\s*に\s*(?:[{_K}{_KATA}]*?)\s*(?P<pct>{NUM})\s*[%％]\s*(?:を|分を)?\s*(?:上乗せ|乗せ|加算|足|加え)\s*し?\s*(?:た|て)\s*(?P<new5>{QNOUN})"
     rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{QNOUN})"
+    rf"|(?P<a9>{NOUN})\s*から\s*(?P<b9>{NOUN})\s*を\s*(?:引い|差し引い)\s*た\s*(?:額|金額|値|もの)\s*を\s*(?P<new9>{QNOUN})\s*(?=として|という列|の列)"
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?P<new4>{NOUN})"
     rf"|(?P<new7>{QNOUN})\s*(?:という|の)\s*列\s*を\s*(?P<expr7>{_COMPUTE_EXPR})\s*で\s*(?=追加|作|計算|算出|出)"
+    rf"|「(?P<expr8>{_COMPUTE_EXPR})」\s*で\s*(?P<new8>{QNOUN})\s*(?:って|という|の)\s*列\s*を\s*(?=足|追加|作)"
     rf"|(?P<new6>{QNOUN})\s*\(\s*=?\s*(?P<expr6>{NOUN}(?:\s*[×*÷+\-−]\s*(?:{NOUN}|{NUM})){{1,9}})\s*\)"
 )
 _NORMALIZE = re.compile(
@@ -852,7 +865,7 @@ _NORMALIZE = re.compile(
 )
 _SELECT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ|に絞|に限|にして|にし(?=て|、))"
-    rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示)"
+    rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル))"
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞)"
@@ -917,7 +930,7 @@ def _after_condition(reader: _Reader, start: int) -> bool:
         return False
     end = max(ends)
     between = re.sub(r"\s*\([^()]*\)\s*", "", reader.text[end:start])
-    rows = rf"\s*(?:{NOUN}\s*の\s*)?"
+    rows = rf"\s*(?:{NOUN}\s*の\s*)?(?:お|ご)?"
     return bool(
         re.fullmatch(rf"\s*(?:の|な|た|る|い){rows}", between)
         or (reader.text[end - 1] in "のなたるい" and re.fullmatch(rows, between))
@@ -1426,8 +1439,12 @@ def _read_same_key(reader: _Reader) -> bool:
             continue
         step = StepSpec(id="", kind="dedupe", keys=keys, source=text[match.start() : keep.end()])
         which = keep.group("which")
+        kept = _KEPT.search(text)
         if which and re.match(r"最後|後ろ|一番下|いちばん下|最新|新しい|後に", which):
             step.keep = "last"
+        elif kept:  # 「…行消して。最初の行残しでOK」
+            step.keep = "last" if re.search(r"最後|後ろ|最新|下", kept.group(1)) else "first"
+            reader.use(kept.start(), kept.end())
         reader.add_step(match.start(), step)
         reader.use(match.start(), match.end())
         reader.use(keep.start(), keep.end())
@@ -1475,13 +1492,23 @@ def _read_dedupe(reader: _Reader) -> None:
             r"(?:\(最新\))?(?:だけ|のみ)?を?残|残すのは(?:最後|後ろ|最新|新しい方)",
             reader.text,
         )
+        kept = _KEPT.search(reader.text)
         if keep_last:
             step.keep = "last"
             reader.use(keep_last.start(), keep_last.end())
+        elif kept:  # 「最初の行残しでOK」「最後のカウントを採用」「一番最後の応募を残す」
+            step.keep = (
+                "last" if re.match(r"[^先最初上]*(?:最後|後ろ|最新|下)", kept.group(1)) else "first"
+            )
+            reader.use(kept.start(), kept.end())
         reader.add_step(match.start(), step)
         reader.use(match.start(), match.end())
 
 
+_KEPT = re.compile(
+    r"((?:一番|いちばん)?(?:最初|先頭|先に出てくる|最後|後ろ|最新|下|上))\s*の?\s*[^\s、。()「」]{0,6}?"
+    r"\s*(?:だけ|のみ)?\s*を?\s*(?:残[しすさせ]?|採用)"
+)
 _EXPLICIT_KEY = re.compile(
     rf"キー\s*(?:は|を|:|として)\s*(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}(?![A-Za-z0-9_{_K}{_KATA}])(?!\s*(?:は|が|を|で)(?!\d))){{0,19}})"
 )
@@ -1517,6 +1544,7 @@ def _keys_near(reader: _Reader, start: int, end: int) -> list[str]:
 
 _BROUGHT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:情報|データ|項目|列))?\s*を\s*"
+    rf"(?:{QNOUN}\s*(?:で|をキーに)\s*)?"
     r"(?:横に|右に|隣に|列として)?\s*(?:付け|付与|追加|持ってく|引いてく|くっつけ|引っ張|取得)"
 )
 """The master's columns a join brings (「業者名と振込口座を横に付けて」「口座の情報を付け」)."""
@@ -1543,6 +1571,9 @@ def _read_two_tables(reader: _Reader) -> None:
         not reconcile or brings or (master and join.start() <= reconcile.start() and not compares)
     ):
         reconcile = None  # adding a master's columns (付けて, 紐付け) is a join
+    brought = _BROUGHT.search(text)
+    if not (join or reconcile or concat) and brought and len(reader.inputs) >= 2:
+        join = brought  # 「社員マスタ.csvの店舗名と雇用区分を社員番号で付けて」: a join
     if reconcile and not reader.is_used(reconcile.start(), reconcile.end()):
         step = StepSpec(id="", kind="reconcile", source=reconcile.group(0))
         step.keys = _keys_near(reader, reconcile.start(), reconcile.end())
@@ -1614,6 +1645,8 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
         r"|(?:一切)?\s*(?:認めない|認めません|許容しない|許容しません))",
         text,
     )
+    if no_tolerance is None:
+        no_tolerance = re.search(r"(?:1|一)\s*円\s*でも\s*(?:ずれ|ズレ|違|異な|差)", text)
     if no_tolerance and step.tolerance is None:
         step.tolerance = 0.0
         reader.use(no_tolerance.start(), no_tolerance.end())
@@ -1632,6 +1665,16 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
             )
             setattr(step, field, re.sub(r"(?<=.)同士$", "", role_column))  # 「請求額同士で」
             reader.use(by_role.start(), by_role.end())
+    named_compared = re.search(
+        rf"(?:比較|比べる)\s*(?:する|対象の)?\s*金額\s*(?:は|を)\s*(?P<col>{QNOUN})"
+        rf"|(?P<col2>{QNOUN})\s*を\s*(?:比較|比べ)",
+        text,
+    )
+    if named_compared and step.amount_column is None:  # 「手数料額を比較して」「比較する金額は X」
+        column = _clean(named_compared.group("col") or named_compared.group("col2"))
+        if named_compared.group("col") or is_amount_column(column):
+            step.amount_column = column
+            reader.use(named_compared.start(), named_compared.end())
     compared = _COMPARED.search(text)
     if compared and step.amount_column is None:
         step.amount_column = _clean(compared.group("col"))
@@ -1649,6 +1692,7 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
 
 _DATE_PAIR = re.compile(
     rf"(?P<a>{NOUN}(?:日|日付))\s*と\s*(?P<b>{NOUN}(?:日|日付))\s*(?:の|は|が)\s*(?:日付の)?\s*(?:差|ずれ|ズレ)"
+    rf"|(?P<a2>{NOUN}(?:日|日付))\s*(?:は|が)\s*(?P<b2>{NOUN}(?:日|日付))\s*(?:から|と)"
 )
 """Two date columns compared, one in each table (「請求日と入金日のズレ」)."""
 
@@ -1663,7 +1707,8 @@ def _date_compare(reader: _Reader, step: StepSpec) -> None:
     sentence = reader.text[reader.text.rfind("。", 0, window.start()) + 1 : window.end()]
     pair = _DATE_PAIR.search(sentence)
     if pair and step.date_column is None:  # 「入金日と予定日のズレは前後3日まで」
-        step.date_column, step.right_date_column = _clean(pair.group("a")), _clean(pair.group("b"))
+        step.date_column = _clean(pair.group("a") or pair.group("a2"))
+        step.right_date_column = _clean(pair.group("b") or pair.group("b2"))
 
     named = re.search(
         rf"(?P<col>{NOUN})\s*(?:は|の|が)\s*(?:差|ずれ)?\s*(?:が|は)?\s*(?:前後)?\s*$",
@@ -1699,11 +1744,22 @@ def _read_compute(reader: _Reader) -> None:
             new, expression = groups["new3"], f"{groups['col']} * {groups['num']}"
         elif groups.get("new4"):
             new, expression = groups["new4"], f"{groups['a']} - {groups['b']}"
+        elif groups.get("new9"):
+            new, expression = groups["new9"], f"{groups['a9']} - {groups['b9']}"
         else:
-            new = groups.get("new") or groups.get("new2") or ""
-            new = groups.get("new") or groups.get("new2") or groups.get("new6") or groups["new7"]
+            new = (
+                groups.get("new")
+                or groups.get("new2")
+                or groups.get("new6")
+                or groups.get("new7")
+                or groups["new8"]
+            )
             expression = _expression(
-                groups.get("expr") or groups.get("expr2") or groups.get("expr6") or groups["expr7"]
+                groups.get("expr")
+                or groups.get("expr2")
+                or groups.get("expr6")
+                or groups.get("expr7")
+                or groups["expr8"]
             )
         step = StepSpec(
             id="", kind="compute", expressions={_clean(new): expression}, source=match.group(0)
@@ -2290,9 +2346,10 @@ GENERIC_NOUNS = frozenset(
 
 def _names_rows(reader: _Reader, start: int, end: int) -> bool:
     """「45時間を超えた社員を抽出」: the noun right after a condition names the rows it keeps."""
-    before = reader.text[max(0, start - 4) : start]
+    head = re.sub(r"\s*\([^()]*\)\s*$", "", reader.text[:start])  # 「入っている（空欄でない）人」
+    before = head[-4:]
     after = reader.text[end : end + 4]
-    touches = any(b <= start and start - b <= 4 for _, b in reader.used)
+    touches = any(b <= len(head) and len(head) - b <= 4 for _, b in reader.used)
     return (
         touches
         and bool(re.search(r"(?:た|の|る|い)\s*$", before))
@@ -2429,6 +2486,7 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             or any(surface in word for word in words)
             or _GENERIC.search(surface)
             or _FROM_WHERE.match(text, end)
+            or re.search(r"(?:用|向け)$", surface)
         ):
             continue
         unused.setdefault(clause, []).append(surface)
@@ -2554,8 +2612,8 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
         if any(a < start and end <= b for a, b in asides):
             continue  # an aside in parentheses (銀行からダウンロードしたもの)
         clause = _clause(text, start, end)
-        if clause in named:
-            continue
+        if clause in named or re.search(r"(?:ので|ため)\s*$", clause):
+            continue  # 「同じ番号で何回も応募してくる人がいるので」: a reason, no request
         named.add(clause)
         reader.gaps.append(
             Gap(
@@ -2590,7 +2648,7 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
                 source=clause,
             )
         )
-    for match in re.finditer(r"\([^()]*(?:など|のような|例)[^()]*\)", text):
+    for match in re.finditer(r"\([^()]*(?:など|のような|例|ので|ため)[^()]*\)", text):
         reader.use(match.start(), match.end())
     for match in re.finditer(
         r"(?:「[^」]*」\s*){1,5}(?:のような|のように|など|といった|みたいな|みたいに|とか)"
