@@ -207,6 +207,20 @@ def test_sort_by_the_total_named_by_a_part_of_its_column(
     assert [r["勘定科目"] for r in rows] == sorted(totals, key=lambda k: -totals[k])
 
 
+def test_a_count_under_its_own_name_sorted_by_it(service: DesignService, tmp_path: Path) -> None:
+    rows = run(
+        service,
+        "1. 経費.csv を読み込む\n2. 部門ごとに申請件数を数える\n"
+        "3. 申請件数の多い順に並べる\n4. CSVで出力",
+        [("経費.csv", cp932_csv(EXPENSES))],
+        tmp_path,
+    )
+    counts: dict[str, int] = defaultdict(int)
+    for row in EXPENSES:
+        counts[row["部門"]] += 1
+    assert [float(r["申請件数_sum"]) for r in rows] == sorted(counts.values(), reverse=True)
+
+
 def test_contains_filter(service: DesignService, tmp_path: Path) -> None:
     rows = run(
         service,

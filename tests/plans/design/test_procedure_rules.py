@@ -682,3 +682,41 @@ def test_a_reason_and_a_purpose_ask_for_nothing() -> None:
         "本部提出用のCSVを作ってください"
     )
     assert _kinds(procedure) == ["dedupe"] and not procedure.gaps
+
+
+def test_kind_columns_are_no_grouping_but_kinds_are() -> None:
+    column = read_procedure("利用者.csv から保険種別が「医療保険」か「公費」の人だけ抜いてCSVで")
+    assert _kinds(column) == ["filter"] and not column.gaps
+    grouped = read_procedure("車両.csv を車種別に台数を数えてCSVで")
+    assert grouped.steps[0].group_by == ["車種"]
+
+
+def test_groupings_said_in_two_sentences_are_asked() -> None:
+    procedure = read_procedure(
+        "営業担当別の粗利を出したいです。売上.csvを担当者ごとに粗利を合計してExcelで"
+    )
+    assert any("別々の文" in gap.message for gap in procedure.gaps)
+
+
+def test_a_count_keeps_the_name_the_instruction_gives_it() -> None:
+    procedure = read_procedure(
+        "1. 訪問.csv を読み込む\n2. 担当ごとに訪問件数を数える\n3. 訪問件数の多い順に並べる"
+    )
+    total, order = procedure.steps
+    assert total.count_name == "訪問件数" and order.by == ["訪問件数"]
+    assert "訪問件数" in checklist(procedure)[1]
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "支出.csv 助成金名別 支出額合計 助成金名の昇順 Excel",
+        "参加.csvで、参加者ごとの参加時間を合計して、多い順に並べたExcelがほしいです",
+        "作業.csv、作業日・現場名・作業者の3列だけにしてCSVでちょうだい",
+    ],
+)
+def test_outputs_asked_in_terse_or_casual_words(instruction: str) -> None:
+    procedure = read_procedure(instruction)
+    assert len(procedure.outputs) == 1 and not procedure.gaps, [g.message for g in procedure.gaps]
+    # an input named at the end is no output
+    assert not read_procedure("・部門ごとに金額を合計\n・入力：経費CSV").outputs

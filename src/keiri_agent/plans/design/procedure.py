@@ -127,6 +127,9 @@ class StepSpec(_Model):
     )
     date_window_days: int | None = None
     expressions: dict[str, str] = Field(default_factory=dict)
+    count_name: str | None = Field(
+        default=None, description="aggregate: the instruction's name for the row count (訪問件数)"
+    )
     labels: list[str] = Field(default_factory=list)
     fields: list[str] = Field(default_factory=list)
     missing: list[str] = Field(
@@ -220,7 +223,7 @@ def step_text(step: StepSpec) -> str:
     if step.kind == "aggregate":
         metrics = (
             "、".join(
-                ("件数" if column == COUNT_ALL else f"「{column}」の")
+                ((step.count_name or "件数") if column == COUNT_ALL else f"「{column}」の")
                 + ("" if column == COUNT_ALL else "・".join(METRIC_WORDS[m] for m in wanted))
                 for column, wanted in step.metrics.items()
             )

@@ -281,19 +281,21 @@ def _step(  # noqa: C901 (one branch per step kind)
     elif step.kind == "aggregate":
         metrics: dict[str, list[str]] = {}
         prelude = current
+        count = step.count_name or "件数"  # 「訪問件数を数える」: the count under its own name
         if COUNT_ALL in step.metrics:
             prelude_id = builder.node(
                 {
                     "id": "count_rows",
                     "title": "件数を数えるための列（1 行 = 1）",
                     "block": "table.compute",
-                    "in": {"records": records, "columns": {"件数": "1"}},
+                    "in": {"records": records, "columns": {count: "1"}},
                     "out": {"records": "records"},
                 }
             )
             prelude = f"${{{prelude_id}.records}}"
-            metrics["件数"] = ["sum"]
-            aggregate_columns["件数"] = "件数_sum"
+            metrics[count] = ["sum"]
+            aggregate_columns[count] = f"{count}_sum"
+            aggregate_columns.setdefault("件数", f"{count}_sum")
         for column, wanted in step.metrics.items():
             if column == COUNT_ALL:
                 continue

@@ -59,7 +59,10 @@ QNOUN = rf"(?:「[^」]{{1,40}}」|{NOUN})"
 LIST_SEP = r"(?:・|と|、|,|及び|および|並びに|や)"
 NUM = r"-?\d+(?:,\d{3})*(?:\.\d+)?"
 UNIT = r"(?:円|件|個|日|人|名|%|％|時間|分|泊|回|台|枚|本|ヶ月|か月|カ月|年|歳|kg|km|km/h)"
-AMOUNT = rf"{NUM}\s*(?:億\s*(?:{NUM}\s*万)?|千\s*万|万\s*(?:{NUM}\s*千)?|千)?\s*{UNIT}?"
+AMOUNT = (
+    rf"(?:{NUM}\s*(?:億\s*(?:{NUM}\s*万)?|千\s*万|万\s*(?:{NUM}\s*千)?|千)?\s*{UNIT}?"
+    r"|(?<![\d万千億])(?:千|一千|一万|万)\s*円)"
+)
 
 _AMOUNT_NOUN = re.compile(
     r"(額|金|価|価格|料|料金|代|代金|高|売上|残高|費用|単価|金額|報酬|賃金|給与|給料|手当|税|賃"
@@ -294,6 +297,10 @@ _GLUE_ACTIONS = frozenset(
         "求まる",
         "言う",
         "いう",
+        "ちょうだい",
+        "頂戴",
+        "恐れ入る",
+        "恐縮",
         "出し直す",
         "作り直す",
         "保存し直す",
@@ -425,6 +432,7 @@ def amount_value(text: str) -> int | float:
     """``5,000円`` ``5万`` ``1万5千`` ``1.5万`` ``3億`` → the number."""
     text = text.replace(" ", "")
     text = re.sub(rf"{UNIT}$", "", text)
+    text = re.sub(r"^一?(?=[千万])", "1", text)  # 「千円未満」「一万円」
     text = re.sub(r"^(\d+(?:\.\d+)?)千万", lambda m: f"{float(m.group(1)) * 1000:g}万", text)
     total = 0.0
     rest = text
@@ -496,7 +504,8 @@ _AS_OUTPUT = re.compile(
     _AS_OUTPUT_NAMED.pattern + r"|^\s*\)?\s*(?:で|に|へ)\s*(?:[。、]|$|\(|シート)"
 )
 _ASKED_FOR = re.compile(
-    r"^\s*(?:ファイル|ブック)?\s*(?:の\s*一覧\s*(?:に|で)|を\s*(?:ください|下さい|ちょうだい|お願い|作って|出して|もらえ))"
+    r"^\s*(?:ファイル|ブック)?\s*(?:の\s*一覧\s*(?:に|で)|を\s*(?:ください|下さい|ちょうだい|お願い|作って|出して|もらえ)"
+    r"|が\s*(?:ほしい|欲しい|必要)|に\s*(?:しといて|しておいて|して)|で\s*(?:ちょうだい|いいです|よろしく))"
 )
 """「…Excelの一覧にして」「…並べたCSVをください」: the format asked for is the output."""
 _AS_INPUT = re.compile(
@@ -611,10 +620,20 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         before = text[max(0, match.start("fmt") - 12) : match.start("fmt")]
         encoding = _ENCODING.match(text, match.end())  # 「CSV（UTF-8）を作って」
         end = encoding.end() if encoding else match.end()
-        if fmt in ("csv", "excel") and (
-            _OUTPUT_BEFORE.search(before)
-            or _ASKED_FOR.match(text[end:])
-            or (not _AS_INPUT.match(text[end:]) and _is_output(text, match.start("fmt"), end))
+        if (
+            fmt in ("csv", "excel")
+            and (
+                (  # 「…助成金名の昇順 Excel」: a terse request ending in its format
+                    re.fullmatch(r"\s*。?\s*", text[end:])
+                    and not re.search(
+                        r"(?:入力|元データ|対象|読込|読み込み)\s*[:は]?\s*$",
+                        text[max(0, match.start() - 12) : match.start()],
+                    )
+                )
+                or _OUTPUT_BEFORE.search(before)
+                or _ASKED_FOR.match(text[end:])
+                or (not _AS_INPUT.match(text[end:]) and _is_output(text, match.start("fmt"), end))
+            )
         ):
             after = _AS_OUTPUT.match(text[end:])
             sheet = after.group("sheet") if after else None
@@ -717,7 +736,7 @@ _FILTER_CODE = re.compile(
 """「返品区分=1」「工事区分=公共」: a column equal to a code or a word, said with 「=」."""
 _FILTER_EQ = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
-    rf"(?P<tail>以外|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
+    rf"(?P<tail>以外|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?<=」)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
 _GENERIC = re.compile(
@@ -769,6 +788,9 @@ _METRIC_WORDS = {
     "最大": "max",
     "最大値": "max",
     "最高": "max",
+    "最高点": "max",
+    "最低点": "min",
+    "平均点": "mean",
     "最小": "min",
     "最小値": "min",
     "最低": "min",
@@ -783,7 +805,7 @@ _METRIC_WORDS = {
 }
 """Japanese words and the table.aggregate block's own metric names."""
 _METRIC = re.compile(
-    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN}){{1,19}})\s*(?:の|を)\s*(?:それぞれ|各々|両方)?\s*|(?P<col>{NOUN})\s*(?P<join>の|を|で)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均|件数|人数|社数|総数|最大値|最大|最高|最小値|最小|最低|集計"
+    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN}){{1,19}})\s*(?:の|を)\s*(?:それぞれ|各々|両方)?\s*|(?P<col>{NOUN})\s*(?P<join>の|を|で)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均点|平均|件数|人数|社数|総数|最大値|最大|最高点|最高|最小値|最小|最低点|最低|集計"
     r"|(?<![A-Za-z])(?:sum|total|mean|avg|average|count|max|min)(?![A-Za-z]))"
 )
 _SORT = re.compile(
@@ -854,6 +876,7 @@ _COMPUTE = re.compile(
     rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として|の)\s*(?P<new2>{QNOUN})\s*(?:という列|の列|列)?\s*(?:を|として|で)?\s*(?:計算|算出|求め|出|追加|作)"
     rf"|(?P<col5>{NOUN})\s*に\s*(?:[{_K}{_KATA}]*?)\s*(?P<pct>{NUM})\s*[%％]\s*(?:を|分を)?\s*(?:上乗せ|乗せ|加算|足|加え)\s*し?\s*(?:た|て)\s*(?P<new5>{QNOUN})"
     rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{QNOUN})"
+    rf"|(?P<m1>{NOUN})\s*と\s*(?P<m2>{NOUN})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new10>{QNOUN})\s*(?=列|の列|という列|を|として)"
     rf"|(?P<a9>{NOUN})\s*から\s*(?P<b9>{NOUN})\s*を\s*(?:引い|差し引い)\s*た\s*(?:額|金額|値|もの)\s*を\s*(?P<new9>{QNOUN})\s*(?=として|という列|の列)"
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?P<new4>{NOUN})"
     rf"|(?P<new7>{QNOUN})\s*(?:という|の)\s*列\s*を\s*(?P<expr7>{_COMPUTE_EXPR})\s*で\s*(?=追加|作|計算|算出|出)"
@@ -1025,8 +1048,10 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     for match in _FILTER_EQ.finditer(text):
         if reader.overlaps(match.start(), match.end()):
             continue
-        if re.search(r"(?:別|ごと|毎)$", match.group("col")):
-            continue
+        if re.search(r"(?:ごと|毎)$", match.group("col")) or (
+            match.group("col").endswith("別") and _suffix_betsu(match.group("col"))
+        ):
+            continue  # 「部門別」 is a grouping (「保険種別」 is a column)
         raw = match.group("val")
         if re.fullmatch(_DATE, raw):
             values = [_date_iso(raw)]
@@ -1133,6 +1158,21 @@ def _names_a_file(reader: _Reader, noun: str) -> bool:
     )
 
 
+_COUNT_NAME = re.compile(
+    rf"(?P<name>{NOUN}(?:件数|回数|人数|者数))\s*(?:を|の)?\s*(?:数え|カウント|出|求め|集計)"
+)
+"""「訪問件数を数える」「夜勤回数を出して」: the instruction's name for the row count."""
+
+
+def _suffix_betsu(words: str) -> bool:
+    """True when the last 「別」 is the suffix 「…ごとに」 (車種別, 部門別), not a part of a
+    noun (保険種別, 性別): told apart by Sudachi's shortest units."""
+    from sudachipy import tokenizer
+
+    units = [m.surface() for m in _tokenizer().tokenize(words, tokenizer.Tokenizer.SplitMode.A)]
+    return bool(units) and units[-1] == "別"
+
+
 def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each metric form)
     text = reader.text
     groups: list[str] = []
@@ -1148,10 +1188,10 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             for m in re.finditer(QNOUN, match.group("cols"))
             if not reader.overlaps(offset + m.start(), offset + m.end())
         ]  # 「…の「4月」シート、外注先ごとに」: the sheet was read with its file
+        if match.group(0).endswith("別") and not _suffix_betsu(match.group(0)):
+            continue  # 「保険種別」「性別」: a column named so, no grouping
         names = [
-            re.sub(
-                r"(?<=..)(?<!種|性|区|個|特|判|識)(?:別|ごと|毎)$", "", n
-            )  # 「工事番号別・費目別」
+            n[:-1] if n.endswith("別") and _suffix_betsu(n) else n  # 「工事番号別・費目別」
             for n in _names("・".join(kept))
             if not _names_a_file(reader, n) and n not in GENERIC_NOUNS and not _GENERIC.search(n)
         ]
@@ -1165,6 +1205,16 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         groups.extend(names)
         positions.append(match.start())
         reader.use(match.start(), match.end())
+    sentences = {text.count("。", 0, p) for p in positions}
+    if len(sentences) > 1:  # 「営業担当別の粗利を出したい。…担当者ごとに粗利を合計」
+        reader.gaps.append(
+            Gap(
+                kind="not_understood",
+                message=f"集計の単位（{'・'.join(dict.fromkeys(groups))}）が別々の文に書かれています。"
+                "同じものを指すなら、どちらか一方の書き方にそろえてください",
+                source="・".join(groups),
+            )
+        )
     metrics: dict[str, list[str]] = {}
     missing: list[str] = []
     vague: list[tuple[int, int]] = []
@@ -1305,9 +1355,11 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         return
     if not metrics and not missing:
         missing.append("metrics:any")
+    named_count = _COUNT_NAME.search(text) if COUNT_ALL in metrics else None
     step = StepSpec(
         id="",
         kind="aggregate",
+        count_name=_clean(named_count.group("name")) if named_count else None,
         group_by=list(dict.fromkeys(groups)),
         metrics={k: list(dict.fromkeys(v)) for k, v in metrics.items()},  # type: ignore[arg-type]
         missing=list(dict.fromkeys(missing)),
@@ -1412,7 +1464,7 @@ def _read_sort(reader: _Reader) -> None:
 
 _SAME_KEY = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の組み合わせ|の組合せ)?\s*が\s*"
-    r"(?:同じ|重複|ダブ|だぶ|二重|かぶ|被)"
+    r"(?:両方|ともに|どちらも|いずれも)?\s*(?:同じ|重複|ダブ|だぶ|二重|かぶ|被)"
     rf"|同じ\s*(?P<col>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,9}})\s*(?:の)?\s*(?:行|データ|レコード)?\s*が\s*(?:複数|\d+\s*行以上|何行も|いくつも|2つ以上|重複)"
 )
 _KEEP_ONE = re.compile(
@@ -1744,6 +1796,8 @@ def _read_compute(reader: _Reader) -> None:
             new, expression = groups["new3"], f"{groups['col']} * {groups['num']}"
         elif groups.get("new4"):
             new, expression = groups["new4"], f"{groups['a']} - {groups['b']}"
+        elif groups.get("new10"):
+            new, expression = groups["new10"], f"{groups['m1']} * {groups['m2']}"
         elif groups.get("new9"):
             new, expression = groups["new9"], f"{groups['a9']} - {groups['b9']}"
         else:
@@ -2083,7 +2137,7 @@ def _action_words(text: str) -> Iterator[tuple[int, int, str]]:
             yield morpheme.begin(), morpheme.end(), morpheme.dictionary_form()
 
 
-_CLAUSE_MARK = re.compile(r"[、。→⇒>]|,(?!\d{3})|[①-⑳]")
+_CLAUSE_MARK = re.compile(r"[、。→⇒>?!]|,(?!\d{3})|[①-⑳]")
 
 
 def _clause_span(text: str, start: int, end: int) -> tuple[int, int]:
@@ -2105,9 +2159,12 @@ def _explained(reader: _Reader, kinds: frozenset[str], start: int, end: int) -> 
         return True
     left, right = _clause_span(reader.text, start, end)
     clause = reader.text[left:right]
+    pointing = re.search(r"(?:以下|次|下記)\s*の", clause)  # 「以下の条件で抽出」: the lines below
     for _, step in reader.steps:
         if step.kind not in kinds:
             continue
+        if pointing:
+            return True
         if step.kind in ("reconcile", "join", "concat", "approval"):
             return True  # their results are described in clauses of their own
         if any(name and name in clause for name in _parameter_names(step)):
@@ -2565,6 +2622,10 @@ _DESCRIBED = re.compile(
 
 _SHAPES = (
     (r"(?:1|一)\s*(?:本|つ|枚|ファイル)\s*(?:に|の)", "concat"),  # 「1本のCSVにまとめて」
+    (
+        r"\d+\s*(?:店舗|拠点|ファイル|支店|部署|つ)\s*(?:分|とも)",
+        "concat",
+    ),  # 「3店舗分の実績を連結」
     (r"(?:1|一)\s*(?:件|行|人|名)\s*(?:に|として|だけ)", "dedupe"),  # 「重複している人は1件に」
     (r"(?:1|一)\s*回\s*を?\s*挟", "approval"),  # 「部長の確認を1回挟む」
     (r"\d+\s*(?:名|人|件|社|つ)\s*分", "filter"),  # 「田中・佐藤・鈴木 の3名分」
@@ -2834,8 +2895,10 @@ def _result_name(column: str, aggregate: StepSpec, metrics: Mapping[str, Sequenc
     if column in aggregate.group_by or column in metrics:
         return column
     function = _METRIC_WORDS.get(column)
-    if function == "count" and COUNT_ALL in aggregate.metrics:
-        return "件数"
+    if COUNT_ALL in aggregate.metrics and (
+        function == "count" or re.search(r"(?:件数|回数|人数|者数)$", column)
+    ):  # 「訪問件数の多い順」 after 「訪問件数を数える」: the count under its name
+        return aggregate.count_name or "件数"
     if function:
         having = [c for c, wanted in metrics.items() if function in wanted]
         if len(having) != 1:
