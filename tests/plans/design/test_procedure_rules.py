@@ -720,3 +720,54 @@ def test_outputs_asked_in_terse_or_casual_words(instruction: str) -> None:
     assert len(procedure.outputs) == 1 and not procedure.gaps, [g.message for g in procedure.gaps]
     # an input named at the end is no output
     assert not read_procedure("・部門ごとに金額を合計\n・入力：経費CSV").outputs
+
+
+def test_stacking_files_when_only_one_is_named_is_asked() -> None:
+    procedure = read_procedure(
+        "A園とB園の材料費.csv（2ファイルあります）を1つにまとめて、月ごとに金額を合計"
+    )
+    assert any(gap.kind == "missing_source" for gap in procedure.gaps)
+
+
+def test_a_reconcile_key_said_after_a_heading_sentence() -> None:
+    procedure = read_procedure(
+        "入金消込の件です。通帳.csv と 予定表.xlsx を取引先名で照合してください。Excelで"
+    )
+    assert procedure.steps[0].keys == ["取引先名"] and not procedure.gaps
+
+
+@pytest.mark.parametrize(
+    ("instruction", "condition"),
+    [
+        (
+            "仕入.csv に 粗利 = 売価 - 原価 の列を足して、粗利 がマイナス（0未満）の品目だけCSVで",
+            ("粗利", "<", 0),
+        ),
+        (
+            "申込.csv から 方面 が 北海道・沖縄・九州 のどれかになってるものだけ残して",
+            ("方面", "in", ["北海道", "沖縄", "九州"]),
+        ),
+    ],
+)
+def test_signs_and_one_of_in_everyday_words(
+    instruction: str, condition: tuple[str, str, object]
+) -> None:
+    procedure = read_procedure(instruction)
+    keep = procedure.steps[-1]
+    assert [(c.column, c.op, c.value) for c in keep.conditions] == [condition]
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+
+
+def test_a_quoted_rule_is_not_read_as_steps_of_its_own() -> None:
+    procedure = read_procedure(
+        "経理規程第12条に「1件10万円以上の物品購入は固定資産計上の検討対象とする」とあります。"
+        "購入明細.csv から購入金額が10万円以上のものを抜き出して、部署別に件数を出してExcelに"
+    )
+    keep = procedure.steps[0]
+    assert [(c.column, c.op, c.value) for c in keep.conditions] == [("購入金額", ">=", 100000)]
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+
+
+def test_columns_to_output_listed_after_a_label() -> None:
+    procedure = read_procedure("・対象：利用者.csv\n・出す列は 利用者番号・氏名・請求額\n・CSVで")
+    assert procedure.steps[0].columns == ["利用者番号", "氏名", "請求額"] and not procedure.gaps

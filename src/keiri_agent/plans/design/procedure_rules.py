@@ -51,7 +51,7 @@ length on a long instruction (bounded backtracking); digits belong to Latin runs
 amount2), never glue kanji to a number (金額10万)."""
 NOUN = (
     rf"(?<![.A-Za-z_])(?:\d+(?=[A-Za-z_{_K}{_KATA}]))?{_NAME}"
-    rf"(?:(?:[いみめりしきえた]{{1,2}}|わせ|合わせ)[{_K}]{{1,20}}){{0,3}}"
+    rf"(?:(?:[いみめりしきえたせ]{{1,2}}|わせ|合わせ)[{_K}]{{1,20}}){{0,3}}"
 )
 """A column-like noun: kanji, katakana, Latin and digits; okurigana between kanji. Never
 the tail of a Latin word or a file's extension (「経費.csv、金額」 names no column csv)."""
@@ -504,8 +504,9 @@ _AS_OUTPUT = re.compile(
     _AS_OUTPUT_NAMED.pattern + r"|^\s*\)?\s*(?:で|に|へ)\s*(?:[。、]|$|\(|シート)"
 )
 _ASKED_FOR = re.compile(
-    r"^\s*(?:ファイル|ブック)?\s*(?:の\s*一覧\s*(?:に|で)|を\s*(?:ください|下さい|ちょうだい|お願い|作って|出して|もらえ)"
-    r"|が\s*(?:ほしい|欲しい|必要)|に\s*(?:しといて|しておいて|して)|で\s*(?:ちょうだい|いいです|よろしく))"
+    r"^\s*(?:ファイル|ブック)?\s*(?:の\s*一覧\s*(?:に|で)|を\s*(?:ください|下さい|ちょうだい|お願い|作って|作成|出して|出力|もらえ)"
+    r"|が\s*(?:ほしい|欲しい|必要)|に\s*(?:しといて|しておいて|して|したい)"
+    r"|で\s*(?:ちょうだい|いいです|いいよ|いい|よろしく|OK|大丈夫)|で\s*\d+\s*行\s*で)"
 )
 """「…Excelの一覧にして」「…並べたCSVをください」: the format asked for is the output."""
 _AS_INPUT = re.compile(
@@ -736,7 +737,7 @@ _FILTER_CODE = re.compile(
 """「返品区分=1」「工事区分=公共」: a column equal to a code or a word, said with 「=」."""
 _FILTER_EQ = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
-    rf"(?P<tail>以外|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?<=」)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
+    rf"(?P<tail>以外|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?<=」)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
 _GENERIC = re.compile(
@@ -751,6 +752,10 @@ _FILTER_CONTAINS = re.compile(
     rf"(?P<col>{NOUN})\s*(?:に|が)\s*(?P<val>{QNOUN})\s*(?:という(?:文字|文言|言葉|単語|語)|って)?\s*(?:を|が)?\s*"
     r"(?:含む|含まれ|含んで|入っている|入ってる|入った|入る)"
 )
+_FILTER_SIGN = re.compile(
+    rf"(?P<col>{NOUN})\s*(?:が|は)\s*(?P<sign>マイナス|負|赤字|プラス|正)(?:の値)?\s*(?:\([^()]*\))?\s*(?=の|だけ|のみ|に|な|で)"
+)
+"""「粗利 がマイナス（0未満）の品目」: below or above zero."""
 _FILTER_NULL = re.compile(
     rf"(?P<col>{NOUN})\s*(?:欄|列)?\s*(?:が|の|に|は)\s*(?:何か|なにか|何かしら)?\s*"
     r"(?P<state>空欄|空白|未入力|ブランク|空|未記入|未記載|入っていない|入力されていない|記入されていない"
@@ -859,7 +864,7 @@ _COMPARED = re.compile(
 )
 _MASTER_WORDS = re.compile(r"マスタ|マスター|台帳|master", re.IGNORECASE)
 _CONCAT = re.compile(
-    r"縦に[^、。]{0,6}?(?:つな|繋|結合|連結|まとめ|積)|連結|(?:1|ひと|一)(?:つ|本)に(?:まとめ|つな|結合)"
+    r"縦に[^、。]{0,6}?(?:つな|繋|結合|連結|まとめ|積|くっつけ|合わせ)|連結|(?:1|ひと|一)(?:つ|本)に(?:まとめ|つな|結合)"
     r"|(?:\d|二|両方|全部|すべて)(?:つ|ファイル)?を?(?:つなげ|つない|つなぐ|合わせ)|合体|統合"
 )
 _TOLERANCE = re.compile(
@@ -891,6 +896,7 @@ _SELECT = re.compile(
     rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル))"
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
+    rf"|(?:出す|出力する|残す|必要な)\s*(?:列|項目)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞)"
 )
 _APPROVAL = re.compile(
@@ -971,6 +977,13 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             value = int(number) if number.is_integer() else number
         _condition(
             reader, match.group("col"), "==", value, match.start(), match.end(), match.group(0)
+        )
+    for match in _FILTER_SIGN.finditer(text):
+        if reader.overlaps(match.start("col"), match.end("col")):
+            continue
+        op = "<" if match.group("sign") in ("マイナス", "負", "赤字") else ">"
+        _condition(
+            reader, _column(match.group("col")), op, 0, match.start(), match.end(), match.group(0)
         )
     for match in _FILTER_DATE.finditer(text):
         op = next(o for words, o in _DATE_OPS if re.fullmatch(words, match.group("op")))
@@ -1558,7 +1571,7 @@ def _read_dedupe(reader: _Reader) -> None:
 
 
 _KEPT = re.compile(
-    r"((?:一番|いちばん)?(?:最初|先頭|先に出てくる|最後|後ろ|最新|下|上))\s*の?\s*[^\s、。()「」]{0,6}?"
+    r"((?:一番|いちばん)?(?:最初|先頭|先に出てくる|最後|後ろ|最新|下|上))\s*(?:\([^()]*\))?\s*の?\s*[^\s、。()「」]{0,6}?"
     r"\s*(?:だけ|のみ)?\s*を?\s*(?:残[しすさせ]?|採用)"
 )
 _EXPLICIT_KEY = re.compile(
@@ -1597,7 +1610,7 @@ def _keys_near(reader: _Reader, start: int, end: int) -> list[str]:
 _BROUGHT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:情報|データ|項目|列))?\s*を\s*"
     rf"(?:{QNOUN}\s*(?:で|をキーに)\s*)?"
-    r"(?:横に|右に|隣に|列として)?\s*(?:付け|付与|追加|持ってく|引いてく|くっつけ|引っ張|取得)"
+    r"(?:横に|右に|隣に|列として)?\s*(?:付け|付与|追加|持って[くき]|引いて[くき]|くっつけ|引っ張|取得)"
 )
 """The master's columns a join brings (「業者名と振込口座を横に付けて」「口座の情報を付け」)."""
 
@@ -1628,7 +1641,14 @@ def _read_two_tables(reader: _Reader) -> None:
         join = brought  # 「社員マスタ.csvの店舗名と雇用区分を社員番号で付けて」: a join
     if reconcile and not reader.is_used(reconcile.start(), reconcile.end()):
         step = StepSpec(id="", kind="reconcile", source=reconcile.group(0))
-        step.keys = _keys_near(reader, reconcile.start(), reconcile.end())
+        step.keys = next(
+            (
+                keys
+                for mention in _RECONCILE.finditer(text)
+                if (keys := _keys_near(reader, mention.start(), mention.end()))
+            ),
+            [],
+        )  # 「入金消込の件です。A.csv と B.xlsx を取引先名で照合」: the key said with a later word
         if not step.keys:
             step.missing.append("keys")
         _amount_compare(reader, step)
@@ -1650,6 +1670,17 @@ def _read_two_tables(reader: _Reader) -> None:
             step.missing.append("keys")
         reader.add_step(join.start(), step)
         reader.use(join.start(), join.end())
+    if concat and len(reader.inputs) < 2 and not reader.overlaps(concat.start(), concat.end()):
+        reader.gaps.append(  # 「A園とB園の給食材料費.csv（2ファイル）を1つにまとめて」
+            Gap(
+                kind="missing_source",
+                message=f"「{_clause(text, concat.start(), concat.end())}」でつなぐファイルが"
+                "1つしか読み取れませんでした。つなぐファイルの名前をそれぞれ書いてください"
+                "（例: 「A.csv と B.csv を縦につなげて」）",
+                source=concat.group(0),
+            )
+        )
+        reader.use(concat.start(), concat.end())
     if concat and len(reader.inputs) >= 2 and not reader.overlaps(concat.start(), concat.end()):
         reader.add_step(concat.start(), StepSpec(id="", kind="concat", source=concat.group(0)))
         reader.use(concat.start(), concat.end())
@@ -1908,6 +1939,7 @@ def _read_select(reader: _Reader) -> None:
             continue
         listed = (
             match.group("cols")
+            or match.group("cols7")
             or match.group("cols2")
             or match.group("cols3")
             or match.group("cols5")
@@ -2189,7 +2221,7 @@ def _parameter_names(step: StepSpec) -> list[str]:
     ]
 
 
-RESTRICTION_WORDS = re.compile(r"(?<![るたてうだ])(?:だけ|のみ)|に限る|に限定|に絞")
+RESTRICTION_WORDS = re.compile(r"(?<![るたてうだい])(?:だけ|のみ)|に限る|に限定|に絞")
 """Words that restrict the rows: explained only by a filter / select read from the clause."""
 
 
@@ -2206,6 +2238,11 @@ GENERIC_NOUNS = frozenset(
         "ルール",
         "いくつ",
         "いくら",
+        "それぞれ",
+        "各々",
+        "並び順",
+        "並び",
+        "順番",
         "少額",
         "高額",
         "流れ",
@@ -2686,6 +2723,7 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
         )
     for match in re.finditer(
         rf"{AMOUNT}\s*(?:あたり|当たり|につき|でも)|\d+\s*(?:行|列|件|つ)\s*(?:だけ|のみ)"
+        r"|(?<=[たる])\s*状態\s*で"  # 「列を付けた状態でExcelに」
         r"|(?<=[A-Za-z])\d+",
         text,
     ):
@@ -2746,9 +2784,10 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
                 source=clause,
             )
         )
+    known = _known_words(reader)
     for match in re.finditer(r"「[^」]+」", text):
-        if reader.overlaps(match.start(), match.end()):
-            continue
+        if reader.overlaps(match.start(), match.end()) or _clean(match.group(0)) in known:
+            continue  # 「「税込金額」列を足して。税込金額＝金額×1.1」: named by a step
         clause = _clause(text, match.start(), match.end())
         if clause in named:
             continue
@@ -2954,6 +2993,15 @@ def _references_left(steps: list[StepSpec], gaps: list[Gap]) -> None:
                 )
 
 
+_RULE_QUOTE = re.compile(
+    r"(?:規程|規定|規約|ルール|マニュアル|条)[^「」。]{0,12}?(?P<rule>「[^」]{6,}」)"
+    r"|(?P<rule2>「[^」]{6,}」)(?=\s*(?:と|って)\s*(?:あり|定め|され|なって|書い|決ま))"
+)
+"""A rule quoted in the instruction (「規程第12条に「1件10万円以上の…」とあります」): its
+conditions and verbs are the rule's, not steps; a step that refers to it (「これに該当」)
+takes its amount (``_read_policy_reference``)."""
+
+
 def _heading(instruction: str) -> str:
     """The first line of a request of several lines when it is a title (「仕入先別の発注額
     集計」「【月次】修繕費の集計」): a noun phrase with no file, verb or case particle."""
@@ -2977,6 +3025,9 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     heading = _heading(instruction)
     if heading and reader.text.startswith(heading):
         reader.use(0, len(heading))  # a title says what the steps below do; it is no step
+    for quote in _RULE_QUOTE.finditer(reader.text):
+        group = "rule" if quote.group("rule") else "rule2"
+        reader.use(quote.start(group), quote.end(group))  # a rule quoted: read as a rule only
     _read_files(reader)
     _read_llm_steps(reader)
     _read_normalize(reader)
