@@ -221,6 +221,19 @@ def test_a_count_under_its_own_name_sorted_by_it(service: DesignService, tmp_pat
     assert [float(r["申請件数_sum"]) for r in rows] == sorted(counts.values(), reverse=True)
 
 
+def test_groups_kept_by_their_total(service: DesignService, tmp_path: Path) -> None:
+    rows = run(
+        service,
+        "経費.csv を部門ごとに金額を合計して、合計が5万円以上の部門だけCSVで",
+        [("経費.csv", cp932_csv(EXPENSES))],
+        tmp_path,
+    )
+    totals: dict[str, int] = defaultdict(int)
+    for row in EXPENSES:
+        totals[row["部門"]] += amount(row["金額"])
+    assert {r["部門"] for r in rows} == {k for k, v in totals.items() if v >= 50000}
+
+
 def test_contains_filter(service: DesignService, tmp_path: Path) -> None:
     rows = run(
         service,

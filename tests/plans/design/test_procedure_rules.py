@@ -771,3 +771,24 @@ def test_a_quoted_rule_is_not_read_as_steps_of_its_own() -> None:
 def test_columns_to_output_listed_after_a_label() -> None:
     procedure = read_procedure("・対象：利用者.csv\n・出す列は 利用者番号・氏名・請求額\n・CSVで")
     assert procedure.steps[0].columns == ["利用者番号", "氏名", "請求額"] and not procedure.gaps
+
+
+@pytest.mark.parametrize(
+    ("instruction", "condition"),
+    [
+        (
+            "番組.csv：番組名別に制作費を合計 → 合計が50万円超のものだけ残す → 制作費の降順",
+            ("制作費", ">", 500000),
+        ),
+        ("取引.csv を取引先ごとに件数を数えて、件数が3件以上の取引先だけCSVで", ("件数", ">=", 3)),
+    ],
+)
+def test_a_condition_on_a_total_keeps_groups_after_the_aggregation(
+    instruction: str, condition: tuple[str, str, object]
+) -> None:
+    procedure = read_procedure(instruction)
+    kinds = _kinds(procedure)
+    assert kinds.index("filter") == kinds.index("aggregate") + 1, kinds
+    keep = procedure.steps[kinds.index("filter")]
+    assert [(c.column, c.op, c.value) for c in keep.conditions] == [condition]
+    assert not procedure.gaps

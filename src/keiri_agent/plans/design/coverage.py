@@ -180,7 +180,10 @@ def _condition_met(conditions: Any, wanted: Condition) -> bool | None:
             continue
         column: bool | None = None  # a column still to answer (a var) is waiting
         if wanted.column is not None:
-            column = _same(item.get("col"), wanted.column)
+            column = _same(item.get("col"), wanted.column) or (
+                # a total's result column (金額_sum) after an aggregation
+                isinstance(item.get("col"), str) and item["col"].startswith(f"{wanted.column}_")
+            )
         value = (
             True if wanted.op in ("is_null", "not_null") else _same(item.get("value"), wanted.value)
         )

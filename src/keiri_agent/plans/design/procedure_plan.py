@@ -273,6 +273,8 @@ def _step(  # noqa: C901 (one branch per step kind)
                 f"絞り込みの条件 {number}（{shown}と比べる）に使う列は？",
                 f"conditions.{number - 1}.column",
             )  # fmt: skip
+            if aggregate_columns and condition.column:  # after a total: its result column
+                column = _result_column(column, aggregate_columns)
             item: dict[str, Any] = {"col": column, "op": condition.op}
             if condition.op not in ("is_null", "not_null"):
                 item["value"] = value

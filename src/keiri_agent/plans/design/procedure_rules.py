@@ -2896,6 +2896,59 @@ def _merged_sorts(steps: list[StepSpec], gaps: list[Gap]) -> list[StepSpec]:
     return merged
 
 
+def _filters_of_totals(reader: _Reader, steps: list[StepSpec]) -> list[StepSpec]:
+    """「番組名別に制作費を合計 → 合計が50万円超のものだけ残す」: a condition on a total
+    (合計, 平均, 件数 compared with a number) keeps the groups after the aggregation, in
+    the total's column."""
+    aggregate = next((step for step in steps if step.kind == "aggregate"), None)
+    keep = next((step for step in steps if step.kind == "filter"), None)
+    if aggregate is None or keep is None:
+        return steps
+    later: list[Condition] = []
+    kept: list[Condition] = []
+    conditions = list(keep.conditions)
+    index = 0
+    while index < len(conditions):
+        word = conditions[index]
+        following = conditions[index + 1] if index + 1 < len(conditions) else None
+        if (
+            word.column in _METRIC_WORDS
+            and _METRIC_WORDS[word.column]
+            and isinstance(word.value, int | float)
+        ):  # 「件数が3件以上の取引先」: the count of each group
+            later.append(
+                word.model_copy(
+                    update={"column": _result_name(word.column, aggregate, aggregate.metrics)}
+                )
+            )
+            index += 1
+            continue
+        function = _METRIC_WORDS.get(str(word.value)) if word.column is None else None
+        if (
+            function
+            and word.op == "=="
+            and word.value in reader.value_or_column
+            and following is not None
+            and following.column is None
+            and isinstance(following.value, int | float)
+        ):
+            column = _result_name(str(word.value), aggregate, aggregate.metrics)
+            if column != word.value or function == "count":
+                later.append(following.model_copy(update={"column": column}))
+                index += 2
+                continue
+        kept.append(word)
+        index += 1
+    if not later:
+        return steps
+    having = StepSpec(id="", kind="filter", conditions=later, source=keep.source)
+    keep.conditions = kept
+    keep.missing = [f"conditions.{i}.column" for i, c in enumerate(kept) if c.column is None]
+    ordered = [step for step in steps if step is not keep or kept]
+    position = ordered.index(aggregate) + 1
+    return [*ordered[:position], having, *ordered[position:]]
+
+
 def _merged_normalize(steps: list[StepSpec]) -> list[StepSpec]:
     """「金額を数値に直して、作業日も日付に揃えて」: one normalisation of every column named."""
     first = next((step for step in steps if step.kind == "normalize"), None)
@@ -3051,6 +3104,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     ordered = [step for _, step in sorted(reader.steps, key=lambda item: _order_key(item))]
     ordered = _merged_sorts(ordered, reader.gaps)
     ordered = _merged_normalize(ordered)
+    ordered = _filters_of_totals(reader, ordered)
     _sort_after_aggregate(ordered)
     _columns_named_elsewhere(reader, ordered)
     _references_left(ordered, reader.gaps)
