@@ -691,11 +691,15 @@ def test_kind_columns_are_no_grouping_but_kinds_are() -> None:
     assert grouped.steps[0].group_by == ["車種"]
 
 
-def test_groupings_said_in_two_sentences_are_asked() -> None:
-    procedure = read_procedure(
+def test_groupings_said_in_two_sentences() -> None:
+    # a summary sentence and the step: the sentence that totals a column says the grouping
+    summary = read_procedure(
         "営業担当別の粗利を出したいです。売上.csvを担当者ごとに粗利を合計してExcelで"
     )
-    assert any("別々の文" in gap.message for gap in procedure.gaps)
+    assert summary.steps[0].group_by == ["担当者"] and not summary.gaps
+    # neither sentence totals a column: asked, never both groupings guessed
+    asked = read_procedure("売上.csvを部門別にお願いします。店舗ごとにも。金額を合計してExcelで")
+    assert any("別々の文" in gap.message for gap in asked.gaps)
 
 
 def test_a_count_keeps_the_name_the_instruction_gives_it() -> None:
@@ -792,3 +796,44 @@ def test_a_condition_on_a_total_keeps_groups_after_the_aggregation(
     keep = procedure.steps[kinds.index("filter")]
     assert [(c.column, c.op, c.value) for c in keep.conditions] == [condition]
     assert not procedure.gaps
+
+
+def test_two_output_formats_are_asked_and_a_file_name_before_につき_is_an_input() -> None:
+    procedure = read_procedure(
+        "執行データ（shikko.xlsx）につきまして、番号が同じ行は最初の行を残して除いてください。"
+        "CSVでの出力をお願いします。"
+    )
+    assert [i.format for i in procedure.inputs] == ["excel"]
+    assert [o.format for o in procedure.outputs] == ["csv"] and not procedure.gaps
+    both = read_procedure(
+        "経費.csv を部門ごとに金額を合計してExcelに出力。集計.csv というファイル名でCSV保存"
+    )
+    assert any("出力の形式が2つ" in gap.message for gap in both.gaps)
+
+
+def test_a_compound_with_a_reconcile_word_is_no_reconcile() -> None:
+    procedure = read_procedure(
+        "口座振替.csv のうち、届出印照合日が空欄になっているレコードを抽出してExcelで"
+    )
+    assert _kinds(procedure) == ["filter"] and not procedure.gaps
+
+
+def test_step_numbers_written_as_手順() -> None:
+    procedure = read_procedure(
+        "【作業手順】\n手順1:振込.csv を読み込む\n手順2:振込金額が100万円を超えるものに絞り込む"
+    )
+    assert _kinds(procedure) == ["filter"] and not procedure.gaps
+
+
+def test_judging_by_a_column_is_no_llm_step() -> None:
+    procedure = read_procedure(
+        "経費.xlsx から精算額が3万円以上のものを精算額で判定して抽出してください"
+    )
+    assert not procedure.needs_llm and _kinds(procedure) == ["filter"]
+
+
+def test_a_generic_column_word_named_by_its_owner() -> None:
+    procedure = read_procedure("交付.csv から廃棄物の種類が「廃プラスチック類」の行だけに絞る")
+    assert [(c.column, c.value) for c in procedure.steps[0].conditions] == [
+        ("廃棄物の種類", "廃プラスチック類")
+    ]

@@ -297,6 +297,7 @@ _GLUE_ACTIONS = frozenset(
         "求まる",
         "言う",
         "いう",
+        "経る",
         "ちょうだい",
         "頂戴",
         "恐れ入る",
@@ -325,6 +326,7 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "集計": frozenset({"aggregate"}),
     "合計": frozenset({"aggregate"}),
     "平均": frozenset({"aggregate"}),
+    "限る": frozenset({"filter", "select"}),
     "数える": frozenset({"aggregate"}),
     "カウント": frozenset({"aggregate"}),
     "抽出": frozenset({"filter", "select", "extract", "dedupe", "reconcile"}),
@@ -415,10 +417,12 @@ def normalize(text: str) -> str:
     text = re.sub(r"【([^】\n]{1,30})】", r"\1\n", text)  # 【依頼】 heads a request
     folded = unicodedata.normalize("NFKC", text)
     folded = re.sub(r"[『“]([^』”]{1,40})[』”]", r"「\1」", folded)
+    folded = re.sub(r"「([^」]{1,60}=[^」]{1,60})」", r"\1", folded)  # 「粗利 = 売価 - 原価」
     folded = re.sub(r'"([^"\n]{1,40})"', r"「\1」", folded)  # 『返品』, "East": one quoting
     lines = [
         re.sub(
-            r"^\s*(?:[・\-*•■□◆◇●○▶]|\d{1,2}[.)]|\(\d{1,2}\)|\d{1,2}\s+(?=[^\d\s万千億円件%日年月時分人名個本枚回台]))\s*",
+            r"^\s*(?:[・\-*•■□◆◇●○▶]|(?:手順|Step|STEP|ステップ)\s*\d{1,2}\s*[.:)]?|\d{1,2}[.)]"
+            r"|\(\d{1,2}\)|\d{1,2}\s+(?=[^\d\s万千億円件%日年月時分人名個本枚回台]))\s*",
             "",
             line,
         ).strip()
@@ -493,12 +497,12 @@ _FILE_NAME = re.compile(
 _OUTPUT_VERB = (
     r"出力|書き出|保存|まとめ|出し|出す|出して|作成|作っ|落と|吐き出|ダウンロード|エクスポート|一覧|にして|にし|"
     r"して|する|結構|大丈夫|構いません|かまいません|OK|いいです|よいです|助かります|いただけ"
-    r"|確認|返し|返して|戻し|戻して|ください|下さい|お願い|で結構|がほしい|が欲しい|でほしい|で欲しい|化"
+    r"|確認|返し|返して|戻し|戻して|抜き出|のまま|ください|下さい|お願い|で結構|がほしい|が欲しい|でほしい|で欲しい|化"
     r"|output|export"
 )
 _AS_OUTPUT_NAMED = re.compile(
     rf"^\s*[)」』]?\s*(?:\(\s*(?:シート名?|sheet)\s*[:は]?\s*「?(?P<sheet>[^」)]+)」?\s*\))?\s*(?:ファイル|ブック|形式|の?ファイル)?\s*"
-    rf"(?:(?:で|に|へ|として)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})|出力|output|export|の?一覧(?:に|で)|という(?:ファイル)?名前?|というファイル|の名前)"
+    rf"(?:(?:で|に(?!つき|つい|関し|より|基づ)|へ|として)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})|出力|output|export|の?一覧(?:に|で)|という(?:ファイル)?名前?|というファイル|の名前)"
 )
 _AS_OUTPUT = re.compile(
     _AS_OUTPUT_NAMED.pattern + r"|^\s*\)?\s*(?:で|に|へ)\s*(?:[。、]|$|\(|シート)"
@@ -521,7 +525,7 @@ _SHEET = re.compile(
 )
 _INPUT_SHEET = re.compile(
     r"^\s*\(\s*シート(?:名)?\s*(?:は|:)?\s*「?(?P<sheet>[^」)]+?)」?\s*\)"
-    r"|^\s*の\s*「(?P<sheet2>[^」]+)」\s*シート"
+    r"|^\s*\)?\s*の\s*「(?P<sheet2>[^」]+)」\s*シート"
 )
 _SHEET_OUTPUT = re.compile(
     r"^\s*の\s*「(?P<sheet>[^」]+)」\s*シート\s*(?:に|へ)\s*[ぁ-ん]{0,3}(?:出力|書き出|まとめ|出し|保存)"
@@ -817,7 +821,11 @@ _SORT = re.compile(
     rf"(?P<cols6>{QNOUN}(?:\s*(?:→|⇒|>|、|・)\s*{QNOUN}){{1,5}})\s*の\s*順\s*(?:番)?\s*(?:で|に)\s*(?:(?P<dir6>昇順|降順)\s*)?(?=並|ソート)"
     rf"|(?P<col7>{QNOUN})\s*(?:が|の)\s*(?P<dir7>多い|大きい|高い|少ない|小さい|低い)\s*(?:{NOUN})?\s*から\s*順"
     rf"|(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|小さい|少ない|低い|安い|昇順|古い|早い|遅い)\s*順"
-    r"|(?P<col2>" + QNOUN + r")\s*(?:の|で)?\s*(?P<dir2>降順|昇順)"
+    r"|(?P<col2>"
+    + QNOUN
+    + r"(?:\s*(?:・|と)\s*"
+    + QNOUN
+    + r"){0,5})\s*(?:の|で)?\s*(?P<dir2>降順|昇順)"
     r"|(?P<dir3>降順|昇順)(?=\s*(?:に|で)\s*(?:並|ソート))"
     r"|(?P<col5>"
     + QNOUN
@@ -857,7 +865,8 @@ _JOIN = re.compile(
     r"|突き合わせて[^、。]{0,24}?(?:を付け|を追加|を加え|を付与)"
 )
 _RECONCILE = re.compile(
-    r"照合|突合|突き合わせ|突き合せ|付き合わせ|照らし合わせ|付け合わせ|消込|消し込|マッチング|一致しない|不一致"
+    r"(?:照合|突合|消込)(?![日者番欄印])|突き合わせ|突き合せ|付き合わせ|照らし合わせ|付け合わせ|消し込"
+    r"|マッチング|一致しない|不一致"
 )
 _COMPARED = re.compile(
     rf"(?P<col>{NOUN})\s*が\s*(?:合わない|合っていない|食い違|違う|違って|異なる|一致しない)"
@@ -879,7 +888,7 @@ _COMPUTE_EXPR = rf"{NOUN}(?:\s*{_COMPUTE_OP}\s*(?:{NOUN}|{NUM})){{1,9}}"
 _COMPUTE = re.compile(
     rf"(?P<new>{QNOUN})\s*(?:=|＝|は|を)\s*(?P<expr>{_COMPUTE_EXPR})"
     rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として|の)\s*(?P<new2>{QNOUN})\s*(?:という列|の列|列)?\s*(?:を|として|で)?\s*(?:計算|算出|求め|出|追加|作)"
-    rf"|(?P<col5>{NOUN})\s*に\s*(?:[{_K}{_KATA}]*?)\s*(?P<pct>{NUM})\s*[%％]\s*(?:を|分を)?\s*(?:上乗せ|乗せ|加算|足|加え)\s*し?\s*(?:た|て)\s*(?P<new5>{QNOUN})"
+    rf"|(?P<col5>{NOUN})\s*に\s*(?:[{_K}{_KATA}]*?)\s*(?P<pct>{NUM})\s*[%％]\s*(?:を|分を)?\s*(?:上乗せ|乗せ|のせ|加算|足|加え)\s*し?\s*(?:た|て)\s*[、,]?\s*(?P<new5>{QNOUN})"
     rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{QNOUN})"
     rf"|(?P<m1>{NOUN})\s*と\s*(?P<m2>{NOUN})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new10>{QNOUN})\s*(?=列|の列|という列|を|として)"
     rf"|(?P<a9>{NOUN})\s*から\s*(?P<b9>{NOUN})\s*を\s*(?:引い|差し引い)\s*た\s*(?:額|金額|値|もの)\s*を\s*(?P<new9>{QNOUN})\s*(?=として|という列|の列)"
@@ -911,7 +920,7 @@ _EXTRACT = re.compile(
     r"(?P<fields>[^。、「」]{0,40}?)\s*を?\s*(?:抽出|読み取|読みと|取り出|抜き出|拾い出|拾っ|転記)"
 )
 _CLASSIFY = re.compile(
-    r"(?:に|へ)\s*分類|分類\s*(?:する|して|し|され|でき)|仕分け|振り分け|判定し|推定|推測|割り当て|判別"
+    r"(?:に|へ)\s*分類|分類\s*(?:する|して|し|され|でき)|仕分け|振り分け|推定|推測|割り当て|判別"
 )
 """Sorting rows into labels (「…のどれかに分類して」); 「資材分類ごと」 names a column."""
 _FILTER_VERBS = re.compile(
@@ -1078,7 +1087,11 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             values = [_clean(v) for v in parts if _clean(v)]
         if any(v in _METRIC_WORDS or v in _NOT_VALUES for v in values):
             continue
-        if match.group("col") in GENERIC_NOUNS or _GENERIC.search(match.group("col")):
+        column = match.group("col")
+        owner = re.search(rf"(?P<owner>{NOUN})\s*の\s*$", text[: match.start("col")])
+        if column in ("種類", "区分", "状態", "種別") and owner:
+            column = f"{owner.group('owner')}の{column}"  # 「廃棄物の種類が「廃プラ」」
+        elif column in GENERIC_NOUNS or _GENERIC.search(column):
             continue  # 「結果は…」「データは…」 name no column
         particle = text[match.end("col") : match.start("val")].strip()
         tail = match.group("tail")
@@ -1099,7 +1112,7 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             for item in values:
                 _condition(
                     reader,
-                    match.group("col"),
+                    column,
                     "!=",
                     item,
                     match.start(),
@@ -1107,9 +1120,7 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
                     match.group(0),
                 )
             continue
-        _condition(
-            reader, match.group("col"), op, wanted, match.start(), match.end(), match.group(0)
-        )
+        _condition(reader, column, op, wanted, match.start(), match.end(), match.group(0))
     for match in _FILTER_ONLY.finditer(text):
         if reader.overlaps(match.start(), match.end()):
             continue
@@ -1177,20 +1188,31 @@ _COUNT_NAME = re.compile(
 """「訪問件数を数える」「夜勤回数を出して」: the instruction's name for the row count."""
 
 
+_BETSU_NOUNS = frozenset(
+    {"種別", "性別", "区別", "個別", "特別", "判別", "識別", "類別", "差別", "選別", "格別", "送別"}
+)
+
+
 def _suffix_betsu(words: str) -> bool:
     """True when the last 「別」 is the suffix 「…ごとに」 (車種別, 部門別), not a part of a
     noun (保険種別, 性別): told apart by Sudachi's shortest units."""
     from sudachipy import tokenizer
 
     units = [m.surface() for m in _tokenizer().tokenize(words, tokenizer.Tokenizer.SplitMode.A)]
-    return bool(units) and units[-1] == "別"
+    return bool(units) and (
+        units[-1] == "別" or (units[-1].endswith("別") and units[-1] not in _BETSU_NOUNS)
+    )  # 「月別」「年別」 are one unit and still 「…ごとに」
 
 
 def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each metric form)
     text = reader.text
     groups: list[str] = []
     positions: list[int] = []
+    asides = [(m.start(), m.end()) for m in re.finditer(r"\([^()]*\)", text)]
+    by_sentence: dict[int, list[str]] = {}
     for match in _GROUP.finditer(text):
+        if any(a < match.start() and match.end() <= b for a, b in asides):
+            continue  # 「単価表.xlsx（品目コードごとのkg単価）」: a file described, no grouping
         refused = _NOT_WANTED.match(text, match.end())
         if refused:  # 「部署別とかは要りません」: the grouping not wanted
             reader.use(match.start(), refused.end())
@@ -1201,13 +1223,17 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             for m in re.finditer(QNOUN, match.group("cols"))
             if not reader.overlaps(offset + m.start(), offset + m.end())
         ]  # 「…の「4月」シート、外注先ごとに」: the sheet was read with its file
-        if match.group(0).endswith("別") and not _suffix_betsu(match.group(0)):
-            continue  # 「保険種別」「性別」: a column named so, no grouping
+        stem = kept[-1] if kept else ""
+        said = bool(stem) and re.search(rf"{re.escape(stem)}\s*(?:が|は|を)", text) is not None
+        if match.group(0).endswith("別") and not said and not _suffix_betsu(match.group(0)):
+            continue  # 「保険種別」「性別」: a column named so (「券種が…、券種別に」: a grouping)
         names = [
             n[:-1] if n.endswith("別") and _suffix_betsu(n) else n  # 「工事番号別・費目別」
             for n in _names("・".join(kept))
             if not _names_a_file(reader, n) and n not in GENERIC_NOUNS and not _GENERIC.search(n)
         ]
+        if len(names) > 1:  # 「0のデータは除外、車両番号ごとに」: an action word is no group
+            names = [n for n in names if n not in STEP_VERBS and n not in _GLUE_ACTIONS] or names
         if not names or _DESCRIBES_GROUP.match(text, match.end()):
             continue  # 「支店ごとに管理している顧客リスト」: how the data is kept, no grouping
         described = re.compile(rf"\s*の\s*(?P<noun>{NOUN})").match(text, match.end())
@@ -1215,19 +1241,32 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             item.holds.endswith(described.group("noun")) for item in reader.inputs
         ):
             continue  # 「現場ごとの資材発注一覧(Excel)」: the file's own description
-        groups.extend(names)
+        by_sentence.setdefault(text.count("。", 0, match.start()), []).extend(names)
         positions.append(match.start())
         reader.use(match.start(), match.end())
-    sentences = {text.count("。", 0, p) for p in positions}
-    if len(sentences) > 1:  # 「営業担当別の粗利を出したい。…担当者ごとに粗利を合計」
-        reader.gaps.append(
-            Gap(
-                kind="not_understood",
-                message=f"集計の単位（{'・'.join(dict.fromkeys(groups))}）が別々の文に書かれています。"
-                "同じものを指すなら、どちらか一方の書き方にそろえてください",
-                source="・".join(groups),
+    if len(by_sentence) > 1:
+        # 「営業担当別の粗利を出したい。…担当者ごとに粗利を合計」: a summary and the step say
+        # the grouping twice; the sentence that totals a column says it (else: asked)
+        totals = {
+            text.count("。", 0, m.start())
+            for m in _METRIC.finditer(text)
+            if m.group("col") or m.group("cols")
+        }
+        chosen = [sentence for sentence in by_sentence if sentence in totals]
+        if len(chosen) == 1:
+            by_sentence = {chosen[0]: by_sentence[chosen[0]]}
+        else:
+            named = "・".join(dict.fromkeys(n for names in by_sentence.values() for n in names))
+            reader.gaps.append(
+                Gap(
+                    kind="not_understood",
+                    message=f"集計の単位（{named}）が別々の文に書かれています。"
+                    "同じものを指すなら、どちらか一方の書き方にそろえてください",
+                    source=named,
+                )
             )
-        )
+    for names in by_sentence.values():
+        groups.extend(names)
     metrics: dict[str, list[str]] = {}
     missing: list[str] = []
     vague: list[tuple[int, int]] = []
@@ -1468,6 +1507,8 @@ def _read_sort(reader: _Reader) -> None:
         by = [_clean(noun)] if noun else []
         if match.group("cols6"):  # 「拠点→月 の順で」: several keys, the first first
             by = _names(re.sub(r"\s*(?:→|⇒|>)\s*", "・", match.group("cols6")))
+        elif match.group("col2"):  # 「取扱店・月の昇順」
+            by = _names(match.group("col2"))
         step = StepSpec(id="", kind="sort", by=by, descending=descending, source=match.group(0))
         if not by:
             step.missing.append("by")
@@ -2486,6 +2527,8 @@ _RECONCILE_RESULTS = frozenset(
         "未請求",
         "二重請求",
         "支払漏れ",
+        "金額差異",
+        "差異一覧",
     }
 )
 
@@ -2550,7 +2593,7 @@ def _working_clauses(text: str) -> set[tuple[int, int]]:
 
 _FROM_WHERE = re.compile(
     r"\s*(?:から|より|で|が|に)\s*[^、。\s]{0,8}?(?:[っいきしれ]た|て(?:き|い|あ)[たる])"
-    r"(?![いら])\s*(?=[^\s、。てでにをがは])"
+    r"(?![いら])\s*(?=[^\s、。てでにをがは])|\s*からの\s*(?=[^\s、。])"
 )
 """「仕入先から届いた請求明細」「会計ソフトから出力した元帳」: a noun in a clause that
 says where a file came from, not a parameter."""
@@ -2623,7 +2666,7 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
 
 _PERSON = re.compile(
     r"課長|部長|上長|上司|承認者|責任者|社長|所長|院長|店長|理事長|マネージャー|管理者"
-    r"|[\u4e00-\u9fff]{1,4}長(?![\u4e00-\u9fff])"
+    r"|[\u4e00-\u9fff]{1,4}長(?![\u4e00-\u9fff])|[\u30a1-\u30fa\u30fc]*(?:マネージャー|リーダー)"
 )
 """People who approve: named in an instruction, they are there for an approval."""
 
@@ -2860,8 +2903,9 @@ def _unused_inputs(reader: _Reader) -> None:
         )
 
 
-def _merged_outputs(outputs: list[OutputSpec]) -> list[OutputSpec]:
-    """One output: 「Excelで出力… ファイル名は「X.xlsx」」 names the same Excel output."""
+def _merged_outputs(outputs: list[OutputSpec], gaps: list[Gap]) -> list[OutputSpec]:
+    """One output: 「Excelで出力… ファイル名は「X.xlsx」」 names the same Excel output.
+    Two formats read (an Excel and a CSV) are asked, never one dropped silently."""
     if not outputs:
         return []
     first = outputs[0]
@@ -2869,6 +2913,15 @@ def _merged_outputs(outputs: list[OutputSpec]) -> list[OutputSpec]:
         if other.format == first.format:
             first.file_name = first.file_name or other.file_name
             first.sheet = first.sheet or other.sheet
+        else:
+            gaps.append(
+                Gap(
+                    kind="not_understood",
+                    message=f"出力の形式が2つ読み取れました（「{first.source}」と「{other.source}」）。"
+                    "Excel か CSV のどちらか一方にしてください",
+                    source=other.source,
+                )
+            )
     return [first]
 
 
@@ -3104,6 +3157,11 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     ordered = [step for _, step in sorted(reader.steps, key=lambda item: _order_key(item))]
     ordered = _merged_sorts(ordered, reader.gaps)
     ordered = _merged_normalize(ordered)
+    for step in ordered:
+        if step.count_name and not any(
+            step.count_name in _parameter_names(other) for other in ordered if other is not step
+        ):
+            step.count_name = None  # 「受付件数を出して、件数の多い順」: the plain 件数 column
     ordered = _filters_of_totals(reader, ordered)
     _sort_after_aggregate(ordered)
     _columns_named_elsewhere(reader, ordered)
@@ -3115,7 +3173,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     return Procedure(
         inputs=reader.inputs,
         steps=ordered,
-        outputs=_merged_outputs(reader.outputs),
+        outputs=_merged_outputs(reader.outputs, reader.gaps),
         gaps=reader.gaps,
     )
 
