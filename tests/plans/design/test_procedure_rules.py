@@ -837,3 +837,21 @@ def test_a_generic_column_word_named_by_its_owner() -> None:
     assert [(c.column, c.value) for c in procedure.steps[0].conditions] == [
         ("廃棄物の種類", "廃プラスチック類")
     ]
+
+
+def test_a_noun_with_化_is_an_action_word() -> None:
+    procedure = read_procedure(
+        "納品.csv ですが、取引先 の表記が全角・半角でぶれているので正規化したうえで、"
+        "取引先 別に 納品金額 の合計を出してExcelに"
+    )
+    assert _kinds(procedure) == ["normalize", "aggregate"] and not procedure.gaps
+    assert procedure.steps[0].columns == ["取引先"]
+
+
+def test_output_columns_listed_as_items() -> None:
+    procedure = read_procedure(
+        "名簿.csv のうち、資格取得日が未入力の職員を洗い出したいです。\n"
+        "出力項目は 社員番号、氏名、所属園 の３つで、CSVでお願いします。"
+    )
+    assert _kinds(procedure) == ["filter", "select"] and not procedure.gaps
+    assert procedure.steps[1].columns == ["社員番号", "氏名", "所属園"]

@@ -297,6 +297,12 @@ _GLUE_ACTIONS = frozenset(
         "求まる",
         "言う",
         "いう",
+        "一覧化",
+        "リスト化",
+        "表化",
+        "見える化",
+        "データ化",
+        "ファイル化",
         "経る",
         "ちょうだい",
         "頂戴",
@@ -905,7 +911,7 @@ _SELECT = re.compile(
     rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル))"
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
-    rf"|(?:出す|出力する|残す|必要な)\s*(?:列|項目)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})"
+    rf"|(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞)"
 )
 _APPROVAL = re.compile(
@@ -1897,8 +1903,9 @@ def _read_compute(reader: _Reader) -> None:
 _MIXED = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の)?\s*(?:欄|列)?\s*(?:に|が|は|の|も|、)\s*"
     r"(?:「[^」]*」|[^。、「」がは]){0,40}?"
-    r"(?:(?:書式|書き方|表記|形式|全角[・と]?半角|文字|文字列|数字)\s*(?:が|は|で)?\s*)?"
-    r"(?:混在|バラバラ|ばらばら|ぐちゃぐちゃ|ごちゃまぜ|ごちゃ混ぜ|ごちゃごちゃ|まちまち|不揃い"
+    r"(?:(?:書式|書き方|表記|形式|全角[・と]?半角|文字|文字列|数字)\s*(?:が|は|で)?\s*"
+    r"(?:「[^」]*」|[^。、「」がは]){0,20}?)?"
+    r"(?:混在|バラバラ|ばらばら|ぐちゃぐちゃ|ごちゃまぜ|ごちゃ混ぜ|ごちゃごちゃ|まちまち|不揃い|ぶれ|ブレ"
     r"|混ざ|混じ|揺れ|ゆれ|不統一|統一されていない|統一されてない"
     r"|そろっていない|揃っていない|(?:文字|文字列|テキスト)(?:で|に|として)\s*(?:入|なっ))"
 )
@@ -2205,9 +2212,19 @@ def _action_words(text: str) -> Iterator[tuple[int, int, str]]:
             or morpheme.dictionary_form() in _PRODUCE_VERBS
         )
         if verb or (
-            pos[0] == "名詞" and pos[2] == "サ変可能" and following in ("する", "できる", "願う")
+            pos[0] == "名詞"
+            and (pos[2] == "サ変可能" or morpheme.surface() in STEP_VERBS)  # 正規化
+            and following in ("する", "できる", "願う")
         ):
             yield morpheme.begin(), morpheme.end(), morpheme.dictionary_form()
+        elif (
+            morpheme.surface() == "化"
+            and index > 0
+            and following in ("する", "できる")
+            and morphemes[index - 1].part_of_speech()[0] == "名詞"
+        ):  # 「正規化したうえで」: a noun + 化 + する is one action
+            previous = morphemes[index - 1]
+            yield previous.begin(), morpheme.end(), previous.surface() + "化"
 
 
 _CLAUSE_MARK = re.compile(r"[、。→⇒>?!]|,(?!\d{3})|[①-⑳]")
@@ -2579,7 +2596,7 @@ def _working_clauses(text: str) -> set[tuple[int, int]]:
         if base in STEP_VERBS or (base in _PRODUCE_VERBS and not _DESCRIBES.match(text, end))
     }
     for match in re.finditer(
-        rf"{RESTRICTION_WORDS.pattern}|(?<![個特区差判識])別(?!々|途)|ごと|毎|順|の列|列を|列は|列で",
+        rf"{RESTRICTION_WORDS.pattern}|(?<![個特区差判識])別(?!々|途)|ごと|毎|順|の列|列を|列は|列で|項目は|項目を",
         text,
     ):
         working.add(_clause_span(text, match.start(), match.end()))
