@@ -855,3 +855,25 @@ def test_output_columns_listed_as_items() -> None:
     )
     assert _kinds(procedure) == ["filter", "select"] and not procedure.gaps
     assert procedure.steps[1].columns == ["社員番号", "氏名", "所属園"]
+
+
+def test_a_hyphenated_latin_word_is_no_formula_and_an_unknown_action_is_named() -> None:
+    procedure = read_procedure(
+        "算定基礎届の内容を e-Gov で電子申請しておいてください。データは算定基礎.xlsx です"
+    )
+    assert not procedure.steps
+    assert any(gap.kind == "unsupported_action" for gap in procedure.gaps)
+
+
+def test_units_counts_listed_and_honorific_names() -> None:
+    books = read_procedure("返本.csv から、発行部数が３万部超の書籍を抜いてExcelで")
+    assert [(c.column, c.op, c.value) for c in books.steps[0].conditions] == [
+        ("発行部数", ">", 30000)
+    ]
+    rentals = read_procedure(
+        "明細.csv を担当別にレンタル件数と月額料金の合計を出す。月額料金の合計が大きい順。Excelで"
+    )
+    total, order = rentals.steps
+    assert total.metrics == {COUNT_ALL: ["count"], "月額料金": ["sum"]} and order.by == ["月額料金"]
+    customers = read_procedure("顧客.csv、お客様番号で重複消して最初の行だけ残してCSVで")
+    assert customers.steps[0].keys == ["お客様番号"]

@@ -45,12 +45,12 @@ from keiri_agent.plans.design.procedure import (
 _K = "\u4e00-\u9fff々〆ヵヶ"
 _KATA = "\u30a1-\u30faー"
 _NAME_CHAR = rf"[A-Za-z_{_K}{_KATA}]"
-_NAME = rf"{_NAME_CHAR}(?:{_NAME_CHAR}|(?<=[A-Za-z0-9])\d){{0,39}}"
+_NAME = rf"{_NAME_CHAR}(?:{_NAME_CHAR}|(?<=[A-Za-z0-9])\d|(?<=[A-Za-z])-(?=[A-Za-z])){{0,39}}"
 """One character a step and at most 40, so no run can be split two ways or be retried at
 length on a long instruction (bounded backtracking); digits belong to Latin runs (S012,
 amount2), never glue kanji to a number (金額10万)."""
 NOUN = (
-    rf"(?<![.A-Za-z_])(?:\d+(?=[A-Za-z_{_K}{_KATA}]))?{_NAME}"
+    rf"(?<![.A-Za-z_])(?:\d+(?=[A-Za-z_{_K}{_KATA}])|(?<![ぁ-ん])[おご](?=[{_K}]))?{_NAME}"
     rf"(?:(?:[いみめりしきえたせ]{{1,2}}|わせ|合わせ)[{_K}]{{1,20}}){{0,3}}"
 )
 """A column-like noun: kanji, katakana, Latin and digits; okurigana between kanji. Never
@@ -58,7 +58,10 @@ the tail of a Latin word or a file's extension (「経費.csv、金額」 names 
 QNOUN = rf"(?:「[^」]{{1,40}}」|{NOUN})"
 LIST_SEP = r"(?:・|と|、|,|及び|および|並びに|や)"
 NUM = r"-?\d+(?:,\d{3})*(?:\.\d+)?"
-UNIT = r"(?:円|件|個|日|人|名|%|％|時間|分|泊|回|台|枚|本|ヶ月|か月|カ月|年|歳|kg|km|km/h)"
+UNIT = (
+    r"(?:円|件|個|日|人|名|%|％|時間|分|泊|回|台|枚|本|部|冊|箱|ヶ月|か月|カ月|年|歳|トン"
+    r"|kg|km|km/h)"
+)
 AMOUNT = (
     rf"(?:{NUM}\s*(?:億\s*(?:{NUM}\s*万)?|千\s*万|万\s*(?:{NUM}\s*千)?|千)?\s*{UNIT}?"
     r"|(?<![\d万千億])(?:千|一千|一万|万)\s*円)"
@@ -889,7 +892,8 @@ _TOLERANCE = re.compile(
 _WINDOW = re.compile(
     r"(?:日付|日)?\s*(?:の?(?:差|ずれ|ズレ))?\s*(?:が|は)?\s*(?:前後)?\s*(?P<num>\d+)\s*日\s*(?:の\s*(?:差|ずれ|ズレ)\s*)?(?:以内|まで|以下)"
 )
-_COMPUTE_OP = r"[×*xX÷/＋+\-－−]"
+_COMPUTE_OP = r"(?:[×*xX÷/＋+－−]|(?<![A-Za-z])-|-(?![A-Za-z]))"
+"""Operators of a formula; a hyphen inside a Latin word (e-Gov) is none."""
 _COMPUTE_EXPR = rf"{NOUN}(?:\s*{_COMPUTE_OP}\s*(?:{NOUN}|{NUM})){{1,9}}"
 _COMPUTE = re.compile(
     rf"(?P<new>{QNOUN})\s*(?:=|＝|は|を)\s*(?P<expr>{_COMPUTE_EXPR})"
@@ -1093,6 +1097,8 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             values = [_clean(v) for v in parts if _clean(v)]
         if any(v in _METRIC_WORDS or v in _NOT_VALUES for v in values):
             continue
+        if any(re.search(r"\d.*(?:超|以上|以下|未満|以内)$", v) for v in values):
+            continue  # 「3万部超」: a comparison the number rule could not read, not a value
         column = match.group("col")
         owner = re.search(rf"(?P<owner>{NOUN})\s*の\s*$", text[: match.start("col")])
         if column in ("種類", "区分", "状態", "種別") and owner:
@@ -1321,11 +1327,17 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             # 「数量と金額を合計」: each listed column gets the metric
             listed = [n for n in _names(match.group("cols")) if not _names_a_file(reader, n)]
             for name in listed:
-                if name in _METRIC_WORDS and _METRIC_WORDS[name] == "count":
-                    metrics.setdefault(COUNT_ALL, []).append("count")  # 「件数と金額の合計」
+                if (name in _METRIC_WORDS and _METRIC_WORDS[name] == "count") or re.search(
+                    r"(?<=.)(?:件数|回数)$", name
+                ):  # 「件数と金額の合計」「レンタル件数と月額料金の合計」: rows counted
+                    metrics.setdefault(COUNT_ALL, []).append("count")
                 elif name not in _METRIC_WORDS:
                     metrics.setdefault(name, []).append(str(metric))
-            listed = [n for n in listed if n not in _METRIC_WORDS]
+            listed = [
+                n
+                for n in listed
+                if n not in _METRIC_WORDS and not re.search(r"(?<=.)(?:件数|回数)$", n)
+            ]
             if listed:
                 last = (match.end(), listed[-1])
                 positions.append(match.start())
@@ -1511,6 +1523,16 @@ def _read_sort(reader: _Reader) -> None:
             "descending",
         )
         by = [_clean(noun)] if noun else []
+        owner = (
+            re.search(rf"(?P<owner>{NOUN})\s*の\s*$", reader.text[: match.start()])
+            if noun and _clean(noun) in _METRIC_WORDS and _METRIC_WORDS[_clean(noun)]
+            else None
+        )
+        if owner and noun:  # 「月額料金の合計が大きい順」: the total of 月額料金
+            function = _METRIC_WORDS[_clean(noun)]
+            by = [
+                owner.group("owner") if function == "sum" else f"{owner.group('owner')}_{function}"
+            ]
         if match.group("cols6"):  # 「拠点→月 の順で」: several keys, the first first
             by = _names(re.sub(r"\s*(?:→|⇒|>)\s*", "・", match.group("cols6")))
         elif match.group("col2"):  # 「取扱店・月の昇順」
@@ -2213,7 +2235,7 @@ def _action_words(text: str) -> Iterator[tuple[int, int, str]]:
         )
         if verb or (
             pos[0] == "名詞"
-            and (pos[2] == "サ変可能" or morpheme.surface() in STEP_VERBS)  # 正規化
+            and (pos[2] == "サ変可能" or pos[1] == "普通名詞")  # 正規化する, 電子申請する
             and following in ("する", "できる", "願う")
         ):
             yield morpheme.begin(), morpheme.end(), morpheme.dictionary_form()
