@@ -877,3 +877,27 @@ def test_units_counts_listed_and_honorific_names() -> None:
     assert total.metrics == {COUNT_ALL: ["count"], "月額料金": ["sum"]} and order.by == ["月額料金"]
     customers = read_procedure("顧客.csv、お客様番号で重複消して最初の行だけ残してCSVで")
     assert customers.steps[0].keys == ["お客様番号"]
+
+
+def test_findings_of_the_last_fresh_sets() -> None:
+    # the file is no dedupe key; the rows that share keys say them
+    orders = read_procedure(
+        "受注データの重複除去をお願いします。\n・入力：受注データ.csv\n"
+        "・得意先コードと品番が同じ行は重複扱い、最初の1件だけ残す\n・CSVで"
+    )
+    assert orders.steps[0].keys == ["得意先コード", "品番"]
+    # a number written with a thousands separator in a formula
+    allowance = read_procedure("出張.csv に日当の列を足して。日当＝出張日数×３，０００円ね。CSVで")
+    assert allowance.steps[0].expressions == {"日当": "出張日数 * 3000"}
+    # the column compared with a rule referred to by 同条
+    rule = read_procedure(
+        "社内規程第12条「1件あたり10万円以上の交際費は事前稟議を要する」に基づき、"
+        "明細.xlsxから金額が同条の基準に該当する行を抽出してExcelで"
+    )
+    assert [(c.column, c.value) for c in rule.steps[0].conditions] == [("金額", 100000)]
+    # 「Excelのシート名は…」 names the output, not a fourth input
+    quarter = read_procedure(
+        "明細_1月.csv、明細_2月.csv を1つにまとめ、科目別に金額を合計してください。"
+        "Excelのシート名は「集計」でお願いします。"
+    )
+    assert len(quarter.inputs) == 2 and [o.sheet for o in quarter.outputs] == ["集計"]

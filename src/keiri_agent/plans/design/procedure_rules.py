@@ -518,7 +518,7 @@ _AS_OUTPUT = re.compile(
 )
 _ASKED_FOR = re.compile(
     r"^\s*(?:ファイル|ブック)?\s*(?:の\s*一覧\s*(?:に|で)|を\s*(?:ください|下さい|ちょうだい|お願い|作って|作成|出して|出力|もらえ)"
-    r"|が\s*(?:ほしい|欲しい|必要)|に\s*(?:しといて|しておいて|して|したい)"
+    r"|が\s*(?:ほしい|欲しい|必要)|に\s*(?:しといて|しておいて|して|したい)|の\s*シート(?:名)?\s*(?:は|を|:)"
     r"|で\s*(?:ちょうだい|いいです|いいよ|いい|よろしく|OK|大丈夫)|で\s*\d+\s*行\s*で)"
 )
 """「…Excelの一覧にして」「…並べたCSVをください」: the format asked for is the output."""
@@ -1591,7 +1591,11 @@ def _read_dedupe(reader: _Reader) -> None:
     if not keyed and not _DEDUPE.search(reader.text) and _read_same_key(reader):
         return
     for match in keyed or _DEDUPE.finditer(reader.text):
-        keys = _names(match.group("cols")) if keyed else []
+        keys = (
+            [k for k in _names(match.group("cols")) if not _names_a_file(reader, k)]
+            if keyed
+            else []
+        )  # 「受注データの重複除去をお願いします」: the file, no key
         if not keys:
             before = reader.text[max(0, match.start() - 30) : match.start() + 1]
             key = re.search(
@@ -1879,6 +1883,7 @@ def _expression(text: str) -> str:
         .replace("－", " - ")
         .replace("−", " - ")
     )
+    expression = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", expression)  # 「3,000」 is 3000
     expression = re.sub(r"(?<=[^\s])([*/+\-])(?=[^\s])", r" \1 ", expression)
     expression = re.sub(r"(?<=\s)[xX](?=\s)|(?<=[^\s])[xX](?=\d)", " * ", expression)
     return re.sub(r"\s+", " ", expression).strip()
@@ -2102,7 +2107,8 @@ def _threshold_from_documents(reader: _Reader, documents: Sequence[str]) -> None
 
 
 _POLICY_REFERENCE = re.compile(
-    rf"(?:(?P<col>{QNOUN})\s*(?:が|の|で)\s*)?(?:この|その|上記の)?\s*(?:社内規程|規程|規定|規約|ルール|ポリシー)?の?\s*"
+    rf"(?:(?P<col>{QNOUN})\s*(?:が|の|で)\s*)?(?:この|その|上記の|同条の|同規程の|当該規程の|前記の)?\s*"
+    r"(?:社内規程|規程|規定|規約|ルール|ポリシー)?の?\s*"
     r"(?P<ref>基準額|基準|上限額|上限|限度額|限度|(?<=の)額|(?<=の)金額|これ|それ|該当)\s*(?P<op>"
     + "|".join(f"(?:{words})" for words, _ in _OP_WORDS[:4])
     + r"|を超え(?:る|た|て)?|に該当|に当たる|に当てはまる|する)"
