@@ -61,7 +61,7 @@ def expected_procedure(requirements: list[dict[str, Any]]) -> Procedure:
                 InputSpec(id=f"in{len(inputs) + 1}", format=fmt, holds=item.get("holds", ""))
             )
         elif kind == "output":
-            if item.get("format") in ("excel", "csv"):
+            if item.get("format") in ("excel", "csv", "docx"):
                 outputs.append(
                     OutputSpec(
                         format=item["format"],

@@ -234,6 +234,24 @@ def test_groups_kept_by_their_total(service: DesignService, tmp_path: Path) -> N
     assert {r["部門"] for r in rows} == {k for k, v in totals.items() if v >= 50000}
 
 
+def test_a_total_as_a_word_report(service: DesignService, tmp_path: Path) -> None:
+    import docx
+
+    value = exported(
+        service,
+        "経費.csv を部門ごとに金額を合計して、その結果をWordの報告書（部門別経費.docx）にまとめて",
+        [("経費.csv", cp932_csv(EXPENSES))],
+        tmp_path,
+    )
+    document = docx.Document(io.BytesIO(value))
+    rows = [[cell.text for cell in row.cells] for row in document.tables[0].rows]
+    totals: dict[str, int] = defaultdict(int)
+    for row in EXPENSES:
+        totals[row["部門"]] += amount(row["金額"])
+    assert rows[0] == ["部門", "金額_sum"]
+    assert {r[0]: int(float(r[1].replace(",", ""))) for r in rows[1:]} == totals
+
+
 def test_contains_filter(service: DesignService, tmp_path: Path) -> None:
     rows = run(
         service,

@@ -901,3 +901,14 @@ def test_findings_of_the_last_fresh_sets() -> None:
         "Excelのシート名は「集計」でお願いします。"
     )
     assert len(quarter.inputs) == 2 and [o.sheet for o in quarter.outputs] == ["集計"]
+
+
+def test_a_word_document_is_an_output_and_pdf_is_named_as_not_buildable() -> None:
+    word = read_procedure("経費.csv を部門ごとに金額を合計して、その結果をWord文書にしてください")
+    assert [o.format for o in word.outputs] == ["docx"] and not word.gaps
+    named = read_procedure(
+        "研修.csv を部署ごとに受講料を合計して、Wordの報告書（研修費報告.docx）にまとめて"
+    )
+    assert [(o.format, o.file_name) for o in named.outputs] == [("docx", "研修費報告.docx")]
+    pdf = read_procedure("経費.csv を部門ごとに金額を合計してPDFにして")
+    assert any(gap.kind == "unsupported_action" for gap in pdf.gaps)

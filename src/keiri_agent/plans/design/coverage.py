@@ -67,8 +67,11 @@ STEP_BLOCKS: dict[str, frozenset[str]] = {
 WRITERS: dict[str, frozenset[str]] = {
     "excel": frozenset({"excel.write"}),
     "csv": frozenset({"csv.write"}),
+    "docx": frozenset({"document.render"}),
 }
-SUPPORT_BLOCKS = frozenset({"ui.interactive_input", "table.compute", "document.extract_text"})
+SUPPORT_BLOCKS = frozenset(
+    {"ui.interactive_input", "table.compute", "document.extract_text", "table.to_markdown"}
+)
 """Blocks that may serve a covering node without covering a requirement themselves
 (the upload form, a helper column such as 件数 = 1, text extraction for a model)."""
 
@@ -288,7 +291,7 @@ def step_met(step: StepSpec, node: Mapping[str, Any]) -> bool | None:
 
 
 def _stem(name: str) -> str:
-    return re.sub(r"\.(xlsx|xlsm|xls|csv)$", "", name.strip(), flags=re.IGNORECASE)
+    return re.sub(r"\.(xlsx|xlsm|xls|csv|docx)$", "", name.strip(), flags=re.IGNORECASE)
 
 
 def _sheet_met(sheet: str | None, nodes: list[dict[str, Any]]) -> bool:

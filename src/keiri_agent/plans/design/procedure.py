@@ -41,7 +41,7 @@ StepKind = Literal[
     "extract",
     "classify",
 ]
-OutputFormat = Literal["excel", "csv"]
+OutputFormat = Literal["excel", "csv", "docx"]
 Operator = Literal["==", "!=", ">", ">=", "<", "<=", "in", "contains", "is_null", "not_null"]
 Metric = Literal["sum", "mean", "count", "min", "max"]
 GapKind = Literal["unsupported_action", "missing_source", "needs_llm", "not_understood"]
@@ -75,6 +75,7 @@ FORMAT_WORDS: dict[str, str] = {
     "excel": "Excel",
     "zip": "ZIP",
     "pdf": "PDF",
+    "docx": "Word 文書",
     "table": "表ファイル（CSV / Excel）",
 }
 

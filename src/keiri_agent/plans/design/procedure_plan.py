@@ -444,9 +444,35 @@ def _outputs(
     exports = []
     for number, output in enumerate(builder.procedure.outputs, start=1):
         name = (
-            re.sub(r"\.(xlsx|xlsm|csv)$", "", output.file_name or "", flags=re.IGNORECASE) or "結果"
+            re.sub(r"\.(xlsx|xlsm|csv|docx)$", "", output.file_name or "", flags=re.IGNORECASE)
+            or "結果"
         )
-        if output.format == "csv":
+        if output.format == "docx":  # 「Wordの報告書に」: the table as a Word document
+            table = builder.node(
+                {
+                    "id": "to_markdown",
+                    "title": "表を文書の形に",
+                    "block": "table.to_markdown",
+                    "in": {"records": current, "title": name},
+                    "out": {"markdown": "markdown"},
+                }
+            )
+            render: dict[str, Any] = {
+                "id": "write_word",
+                "title": "Word 文書に出力",
+                "block": "document.render",
+                "in": {
+                    "markdown": f"${{{table}.markdown}}",
+                    "title": name,
+                    "filename": f"{name}.docx",
+                },
+                "out": {"document": "document"},
+            }
+            if when:
+                render["when"] = when
+            node_id = builder.node(render)
+            exports.append({"from": f"{node_id}.document", "as": name})
+        elif output.format == "csv":
             node: dict[str, Any] = {
                 "id": "write_csv",
                 "title": "CSV に出力",

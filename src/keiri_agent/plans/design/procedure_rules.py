@@ -545,6 +545,12 @@ _BARE_SHEET_OUTPUT = re.compile(
 
 
 _ENCODING = re.compile(r"\s*\(\s*(?:Shift_JIS|SJIS|UTF-8|shift_jis|cp932|CP932|UTF8)\s*\)")
+_WORD_OUTPUT = re.compile(
+    r"(?:Word|WORD|word|ワード)\s*(?:の|で)?\s*(?:文書|ファイル|報告書|資料|形式)?"
+    r"[^、。]{0,16}?(?:に|で|へ)\s*[ぁ-ん]{0,4}(?:して|し|まとめ|出力|作|する|ほしい|お願い|ください)"
+    r"|[A-Za-z0-9_\-\u4e00-\u9fff\u30a1-\u30fa\u30fc]+\.docx"
+)
+"""A Word document asked for (「Word文書にして」「Wordの報告書（報告.docx）にまとめて」)."""
 _FORMAT_AFTER_VERB = re.compile(
     rf"\(\s*(?P<fmt>{_FORMAT_WORD})\s*(?:で|形式|ファイル)?\s*(?:お願いします)?\s*\)"
 )
@@ -694,17 +700,29 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             output.sheet = sheet.group("a") or sheet.group("b") or sheet.group("c")
             reader.use(sheet.start(), sheet.end())
             break
+    word = _WORD_OUTPUT.search(text)
+    if word and not reader.overlaps(word.start(), word.end()):  # 「その結果をWord文書に」
+        docx_name = re.search(rf"(?P<name>[A-Za-z0-9_\-{_K}{_KATA}]+\.docx)", text)
+        reader.outputs.append(
+            OutputSpec(
+                format="docx",
+                file_name=docx_name.group("name") if docx_name else None,
+                source=word.group(0),
+            )
+        )
+        reader.use(word.start(), word.end())
+        if docx_name:
+            reader.use(docx_name.start(), docx_name.end())
     for match in re.finditer(
-        r"(?:Word|WORD|word|ワード|docx|パワポ|PowerPoint|pptx)[^、。]{0,12}|"
+        r"(?:パワポ|PowerPoint|pptx)[^、。]{0,12}|"
         r"(?:PDF|pdf)\s*(?:文書|ファイル|形式)?\s*(?:に|で|へ)\s*[ぁ-ん]{0,3}(?:出力|して|し|作成|まとめ|する)",
         text,
     ):
         reader.gaps.append(
             Gap(
                 kind="unsupported_action",
-                message=f"「{match.group(0)}」: 表を Word・PDF などの文書にする出力は、"
-                "規則だけでは作れません"
-                "（Excel か CSV への出力なら作れます）",
+                message=f"「{match.group(0)}」: 表を PDF・PowerPoint にする出力は作れません"
+                "（Excel・CSV・Word 文書への出力なら作れます）",
                 source=match.group(0),
             )
         )
