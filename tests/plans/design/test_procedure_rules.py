@@ -912,3 +912,57 @@ def test_a_word_document_is_an_output_and_pdf_is_named_as_not_buildable() -> Non
     assert [(o.format, o.file_name) for o in named.outputs] == [("docx", "研修費報告.docx")]
     pdf = read_procedure("経費.csv を部門ごとに金額を合計してPDFにして")
     assert any(gap.kind == "unsupported_action" for gap in pdf.gaps)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "inputs", "output"),
+    [
+        (
+            "外注費.csv、プロジェクト名別に支払額の合計ちょうだい。Excelで！",
+            1,
+            ("excel", None, None),
+        ),
+        (
+            "前期.csv と後期.csv を1つにまとめ、購入日の古い順に並べて、"
+            "Excelファイル「通年.xlsx」のシート「通年」に出力してください",
+            2,
+            ("excel", "通年.xlsx", "通年"),
+        ),
+        (
+            "手順1：渋谷店.csv、新宿店.csv を1つの表にまとめる。\n"
+            "手順2：「店舗別.xlsx」としてExcelに出力する。",
+            2,
+            ("excel", "店舗別.xlsx", None),
+        ),
+    ],
+)
+def test_an_output_named_after_the_files_is_never_an_input(
+    instruction: str, inputs: int, output: tuple[str, str | None, str | None]
+) -> None:
+    procedure = read_procedure(instruction)
+    assert len(procedure.inputs) == inputs
+    assert [(o.format, o.file_name, o.sheet) for o in procedure.outputs] == [output]
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+
+
+def test_what_is_taken_back_asks_for_nothing() -> None:
+    procedure = read_procedure(
+        "原価.csv を部品番号 別に 加工費 の合計を出して、"
+        "加工費合計の大きい順…じゃなくて 部品番号 順（昇順）でCSVください"
+    )
+    assert procedure.steps[-1].by == ["部品番号"] and procedure.steps[-1].descending is False
+
+
+def test_a_master_matched_to_attach_a_column_is_a_join() -> None:
+    procedure = read_procedure(
+        "1. 工事台帳.xlsx を読み込む\n"
+        "2. 担当者マスタ.csv を担当者コードで突き合わせて、営業所を台帳に付ける"
+    )
+    assert procedure.steps[0].kind == "join" and procedure.steps[0].keys == ["担当者コード"]
+
+
+def test_a_latin_column_name_of_two_words() -> None:
+    procedure = read_procedure(
+        "Invoice.xlsx から Invoice No、取引先、金額の列だけ残したCSVをください"
+    )
+    assert procedure.steps[0].columns == ["Invoice No", "取引先", "金額"]

@@ -45,7 +45,11 @@ from keiri_agent.plans.design.procedure import (
 _K = "\u4e00-\u9fff々〆ヵヶ"
 _KATA = "\u30a1-\u30faー"
 _NAME_CHAR = rf"[A-Za-z_{_K}{_KATA}]"
-_NAME = rf"{_NAME_CHAR}(?:{_NAME_CHAR}|(?<=[A-Za-z0-9])\d|(?<=[A-Za-z])-(?=[A-Za-z])){{0,39}}"
+_NAME = (
+    rf"{_NAME_CHAR}(?:{_NAME_CHAR}|(?<=[A-Za-z0-9])\d|(?<=[A-Za-z])-(?=[A-Za-z])"
+    r"|(?<=[A-Za-z]) (?=[A-Z][a-z]))"  # 「Invoice No」
+    r"{0,39}"
+)
 """One character a step and at most 40, so no run can be split two ways or be retried at
 length on a long instruction (bounded backtracking); digits belong to Latin runs (S012,
 amount2), never glue kanji to a number (金額10万)."""
@@ -398,6 +402,8 @@ class _Reader:
     gaps: list[Gap] = field(default_factory=list)
     condition_spans: list[tuple[int, int]] = field(default_factory=list)
     """Where each condition of the filter step was read (its index → span)."""
+    input_positions: dict[str, int] = field(default_factory=dict)
+    """Where each input was mentioned (its id → offset)."""
     value_or_column: list[str] = field(default_factory=list)
     """Nouns before an amount (「交際費が5,000円を超える」): a value of an unnamed column,
     unless another step names a column so (then the amount is compared in it)."""
@@ -511,7 +517,8 @@ _OUTPUT_VERB = (
 )
 _AS_OUTPUT_NAMED = re.compile(
     rf"^\s*[)」』]?\s*(?:\(\s*(?:シート名?|sheet)\s*[:は]?\s*「?(?P<sheet>[^」)]+)」?\s*\))?\s*(?:ファイル|ブック|形式|の?ファイル)?\s*"
-    rf"(?:(?:で|に(?!つき|つい|関し|より|基づ)|へ|として)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})|出力|output|export|の?一覧(?:に|で)|という(?:ファイル)?名前?|というファイル|の名前)"
+    rf"(?:(?:で|に(?!つき|つい|関し|より|基づ)|へ|として)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})|出力|output|export|の?一覧(?:に|で)|という(?:ファイル)?名前?|というファイル|の名前"
+    rf"|として\s*(?:{_FORMAT_WORD})\s*(?:に|で|へ)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB}))"
 )
 _AS_OUTPUT = re.compile(
     _AS_OUTPUT_NAMED.pattern + r"|^\s*\)?\s*(?:で|に|へ)\s*(?:[。、]|$|\(|シート)"
@@ -519,6 +526,7 @@ _AS_OUTPUT = re.compile(
 _ASKED_FOR = re.compile(
     r"^\s*(?:ファイル|ブック)?\s*(?:の\s*一覧\s*(?:に|で)|を\s*(?:ください|下さい|ちょうだい|お願い|作って|作成|出して|出力|もらえ)"
     r"|が\s*(?:ほしい|欲しい|必要)|に\s*(?:しといて|しておいて|して|したい)|の\s*シート(?:名)?\s*(?:は|を|:)"
+    r"|「[^」]+\.(?:xlsx|xlsm|csv)」|の\s*「[^」]+」\s*シート"
     r"|で\s*(?:ちょうだい|いいです|いいよ|いい|よろしく|OK|大丈夫)|で\s*\d+\s*行\s*で)"
 )
 """「…Excelの一覧にして」「…並べたCSVをください」: the format asked for is the output."""
@@ -585,7 +593,30 @@ def _add_input(reader: _Reader, fmt: str, holds: str, source: str, start: int, e
         item.sheet = (sheet.group("sheet") or sheet.group("sheet2")).strip()
         end += sheet.end()
     reader.inputs.append(item)
+    reader.input_positions[item.id] = start
     reader.use(start, end)
+
+
+def _last_bare_format_is_the_output(reader: _Reader) -> None:
+    """「外注費.csv、…合計と件数ちょうだい。Excelで！」: with no output read, a bare format
+    word (no name, no description) mentioned after every named file is the output."""
+    bare = [
+        item
+        for item in reader.inputs
+        if item.format in ("csv", "excel")
+        and re.fullmatch(rf"\(?\s*(?:{_FORMAT_WORD})(?:ファイル|ブック|データ)?", item.source)
+    ]
+    named = [item for item in reader.inputs if item not in bare]
+    if not bare or not named:
+        return
+    last = bare[-1]
+    if reader.input_positions[last.id] < max(reader.input_positions[n.id] for n in named):
+        return
+    reader.inputs.remove(last)
+    reader.outputs.append(OutputSpec(format=last.format, source=last.source))  # type: ignore[arg-type]
+    for number, item in enumerate(reader.inputs, start=1):
+        reader.input_positions[f"in{number}"] = reader.input_positions.pop(item.id)
+        item.id = f"in{number}"
 
 
 def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
@@ -593,9 +624,18 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     for match in _FILE_NAME.finditer(text):
         fmt = _format_of(match.group("ext").lower())
         inside = re.search(
-            rf"(?:{_FORMAT_WORD})\s*(?:出力|保存|で出力|で保存)?\s*\(\s*(?:ファイル名\s*(?:は|:)?\s*)?$",
+            rf"(?:{_FORMAT_WORD})(?:ファイル|ブック)?\s*(?:出力|保存|で出力|で保存)?\s*[\(「]\s*"
+            r"(?:ファイル名\s*(?:は|:)?\s*)?$",
             text[: match.start()],
         )
+        if (
+            inside
+            and inside.group(0).rstrip().endswith("「")
+            and re.match(
+                r"^」?\s*(?:から|を読|の中|を取り込|を使|を元に|をもとに)", text[match.end() :]
+            )
+        ):
+            inside = None  # 「Excel「売上.xlsx」を読み込んで」: an input
         to_sheet = _SHEET_OUTPUT.match(text[match.end() :])
         if (
             to_sheet
@@ -603,8 +643,9 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             or (
                 inside
                 and (
-                    re.search("出力|保存", inside.group(0))
+                    re.search("出力|保存|「", inside.group(0))
                     or _is_output(text, match.start(), match.end() + 1)
+                    or _OUTPUT_BEFORE.search(text[: match.start() - len(inside.group(0))])
                 )
             )
         ):
@@ -684,6 +725,8 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         r"\(\s*(?:Shift_JIS|SJIS|UTF-8|shift_jis|cp932|CP932)\s*\)|Shift_JIS|UTF-8", text
     ):
         reader.use(match.start(), match.end())
+    if not reader.outputs:
+        _last_bare_format_is_the_output(reader)
     if not reader.outputs:
         bare = _BARE_SHEET_OUTPUT.search(text)
         if bare:  # 「Q1実績」シートに出力: a sheet is an Excel output
@@ -857,7 +900,7 @@ _SORT = re.compile(
     r"|(?P<col5>"
     + QNOUN
     + r")\s*(?:の)?\s*順\s*(?:\(\s*(?P<dir5>昇順|降順|古い|新しい|小さい|大きい|早い|遅い"
-    r"|少ない|多い)\s*(?:順)?\s*\))?\s*に\s*(?=並|ソート)"
+    r"|少ない|多い)\s*(?:順)?\s*\))?\s*(?:に\s*(?=並|ソート)|(?<=\))\s*(?=で|に|、|。|$))"
     r"|(?P<col4>"
     + QNOUN
     + r")\s*(?:の)?\s*(?P<dir4>desc|asc|descending|ascending|DESC|ASC)(?![A-Za-z])"
@@ -900,7 +943,8 @@ _COMPARED = re.compile(
 )
 _MASTER_WORDS = re.compile(r"マスタ|マスター|台帳|master", re.IGNORECASE)
 _CONCAT = re.compile(
-    r"縦に[^、。]{0,6}?(?:つな|繋|結合|連結|まとめ|積|くっつけ|合わせ)|連結|(?:1|ひと|一)(?:つ|本)に(?:まとめ|つな|結合)"
+    r"縦に[^、。]{0,6}?(?:つな|繋|結合|連結|まとめ|積|くっつけ|合わせ)|連結"
+    r"|(?:1|ひと|一)つ\s*の\s*(?:表|ファイル|一覧|リスト)\s*に|まとめて\s*(?:1|ひと|一)つ|(?:1|ひと|一)(?:つ|本)に(?:まとめ|つな|結合)"
     r"|(?:\d|二|両方|全部|すべて)(?:つ|ファイル)?を?(?:つなげ|つない|つなぐ|合わせ)|合体|統合"
 )
 _TOLERANCE = re.compile(
@@ -1297,6 +1341,9 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             )
     for names in by_sentence.values():
         groups.extend(names)
+    groups = [  # 「月次の部品別原価、…部品番号 別に」: 部品 restates 部品番号
+        g for g in groups if not any(o != g and o.startswith(g) for o in groups)
+    ]
     metrics: dict[str, list[str]] = {}
     missing: list[str] = []
     vague: list[tuple[int, int]] = []
@@ -1712,7 +1759,10 @@ def _read_two_tables(reader: _Reader) -> None:
     join = _JOIN.search(text)
     concat = _CONCAT.search(text)
     master = any(_MASTER_WORDS.search(item.holds) for item in reader.inputs)
-    brings = re.search(r"を\s*(?:付け|付与|追加|持ってく|引いてく|くっつけ|引っ張|付け加え)", text)
+    brings = re.search(
+        rf"を\s*(?:{NOUN}\s*に\s*)?(?:付け|付与|追加|持ってく|引いてく|くっつけ|引っ張|付け加え)",
+        text,
+    )  # 「営業所を台帳に付ける」
     compares = _TOLERANCE.search(text) or _WINDOW.search(text) or _COMPARED.search(text)
     kinds = {re.sub(r"^.*の", "", item.holds) for item in reader.inputs}
     if (
@@ -1723,6 +1773,8 @@ def _read_two_tables(reader: _Reader) -> None:
         and len(kinds) == 1
     ):  # 「本庁分の債権者登録.csvと支所分の債権者登録.csvを結合」: tables of one kind, stacked
         concat, join = join, None
+    if not join and reconcile and brings and master:
+        join, reconcile = reconcile, None  # 「マスタを担当者コードで突き合わせて、営業所を付ける」
     if join and (
         not reconcile or brings or (master and join.start() <= reconcile.start() and not compares)
     ):
@@ -3162,6 +3214,10 @@ def _references_left(steps: list[StepSpec], gaps: list[Gap]) -> None:
                 )
 
 
+_RETRACTED = re.compile(
+    r"[^、。]{1,40}?(?:…|\.{2,}|‥)?\s*(?:じゃなくて|じゃなく|ではなくて)(?=\s*[^、。])"
+)
+"""「加工費合計の大きい順…じゃなくて 部品番号 順」: what is taken back asks for nothing."""
 _RULE_QUOTE = re.compile(
     r"(?:規程|規定|規約|ルール|マニュアル|条)[^「」。]{0,12}?(?P<rule>「[^」]{6,}」)"
     r"|(?P<rule2>「[^」]{6,}」)(?=\s*(?:と|って)\s*(?:あり|定め|され|なって|書い|決ま))"
@@ -3191,6 +3247,8 @@ def _heading(instruction: str) -> str:
 def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure:
     """The requirement model of ``instruction`` by rules (see the module docstring)."""
     reader = _Reader(normalize(instruction))
+    for retracted in _RETRACTED.finditer(reader.text):
+        reader.use(retracted.start(), retracted.end())  # said, then taken back
     heading = _heading(instruction)
     if heading and reader.text.startswith(heading):
         reader.use(0, len(heading))  # a title says what the steps below do; it is no step
