@@ -232,13 +232,13 @@ def test_plan_run_out_writes_the_files(evidence: tuple[Path, bytes], keiri_home:
     assert result.exit_code == 0, result.output
     outputs = json.loads(result.stdout)["outputs"]
     workbook = outputs["write_report"]["workbook"]
-    assert Path(workbook["path"]) == out / "write_report.workbook.bin"
+    assert Path(workbook["path"]) == out / "write_report.workbook.xlsx"
     _check_workbook(Path(workbook["path"]).read_bytes())
     upload = outputs["collect_zip"]["collected"]["evidence_zip"]
     assert Path(upload["path"]) == out / "ev.zip"
     assert Path(upload["path"]).read_bytes() == zip_bytes
     assert "base64" not in result.stdout
-    assert sorted(p.name for p in out.iterdir()) == ["ev.zip", "write_report.workbook.bin"]
+    assert sorted(p.name for p in out.iterdir()) == ["ev.zip", "write_report.workbook.xlsx"]
 
 
 def test_plan_run_out_human_output_lists_the_paths(
@@ -251,7 +251,7 @@ def test_plan_run_out_human_output_lists_the_paths(
     )
     assert result.exit_code == 0, result.output
     assert "write_report.workbook" in result.stdout
-    assert (out / "write_report.workbook.bin").is_file()
+    assert (out / "write_report.workbook.xlsx").is_file()
 
 
 def test_plan_run_out_being_a_file_is_refused(tmp_path: Path) -> None:

@@ -84,6 +84,16 @@ def test_unnamed_bytes_are_named_after_where_they_are(tmp_path: Path) -> None:
     assert form["write_report"]["workbook"]["bytes"] == 4
 
 
+def test_unnamed_office_files_get_the_extension_their_bytes_show(tmp_path: Path) -> None:
+    import openpyxl
+
+    buffer = io.BytesIO()
+    openpyxl.Workbook().save(buffer)
+    writer = OutputWriter(tmp_path)
+    form = json_value({"write_excel": {"workbook": buffer.getvalue()}}, writer=writer)
+    assert Path(form["write_excel"]["workbook"]["path"]).name == "write_excel.workbook.xlsx"
+
+
 @pytest.mark.parametrize(("name", "safe"), [("a/b.txt", "b.txt"), ("..", ""), ("x?.md", "x_.md")])
 def test_safe_name(name: str, safe: str) -> None:
     assert safe_name(name) == safe

@@ -30,7 +30,8 @@ Binary outputs (a workbook, an uploaded file) are never printed as Python text
 (the bytes convention of ``services.jsonforms``): ``--json`` shows bytes as
 ``{"bytes": n, "base64": "..."}`` and a file value ``{name, data}`` as
 ``{"name", "bytes", "base64"}``. With ``--out DIR`` they are written to DIR instead
-(the file's own name, else ``<node>.<alias>.bin``) and the JSON / the summary show
+(the file's own name, else ``<node>.<alias>`` with the extension its bytes show —
+``.xlsx``, ``.docx``, ``.pdf``, ``.zip``, else ``.bin``) and the JSON / the summary show
 ``{"path", "bytes"}`` (plus ``"name"``).
 """
 
@@ -108,7 +109,8 @@ OutOption = Annotated[
     typer.Option(
         "--out",
         help="バイナリ出力（ブック・ファイル）の保存先フォルダー（なければ作成）。"
-        "ファイル名はファイル自身の名前、なければ <node>.<alias>.bin。"
+        "ファイル名はファイル自身の名前、なければ <node>.<alias> に中身に合った拡張子"
+        "（.xlsx・.docx・.pdf・.zip、それ以外は .bin）。"
         "JSON と要約にはデータの代わりにパスを示します。",
     ),
 ]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from keiri_agent.agents.analysis.artifacts import figure_path
 from keiri_agent.errors import UserInputError
+from keiri_agent.services.plan_outputs import file_kind
 
 if TYPE_CHECKING:
     from keiri_agent.agents.analysis.artifacts import Artifact
@@ -104,7 +105,8 @@ def safe_name(name: str | None) -> str:
 class OutputWriter:
     """Writes binary outputs into ``out_dir`` under unique, safe file names.
 
-    The file's own name when it has one, else ``<where>.bin`` (``node.alias.bin``);
+    The file's own name when it has one, else ``<where>`` with the extension its bytes
+    show (``write_excel.workbook.xlsx``, ``.docx``, ``.pdf``, ``.zip``; else ``.bin``);
     a name used twice, or taken by a file already in the folder (an earlier run's
     output), gets ``-2``, ``-3``...: nothing is ever overwritten, and ``written``
     lists (where, path) with the name each output really got.
@@ -115,7 +117,10 @@ class OutputWriter:
         self.written: list[tuple[str, Path]] = []
 
     def __call__(self, where: str, data: bytes, name: str | None) -> Path:
-        filename = safe_name(name) or safe_name(f"{where}.bin") or "output.bin"
+        extension, _ = file_kind(data)
+        if extension in (".txt",):  # text of unknown kind (CSV, JSON …) keeps .bin
+            extension = ".bin"
+        filename = safe_name(name) or safe_name(f"{where}{extension}") or f"output{extension}"
         stem, dot, suffix = filename.rpartition(".")
         if not dot:
             stem, suffix = filename, ""
