@@ -966,3 +966,27 @@ def test_a_latin_column_name_of_two_words() -> None:
         "Invoice.xlsx から Invoice No、取引先、金額の列だけ残したCSVをください"
     )
     assert procedure.steps[0].columns == ["Invoice No", "取引先", "金額"]
+
+
+def test_a_condition_on_what_was_totalled_keeps_groups_after_it() -> None:
+    procedure = read_procedure(
+        "・勤怠.csv を読み込む\n・現場名別、スタッフ番号別に実働時間を合計\n"
+        "・合計した実働時間が１６０時間以上の人だけ残す\n・Excelで出力"
+    )
+    assert _kinds(procedure) == ["aggregate", "filter"]
+    assert [(c.column, c.value) for c in procedure.steps[1].conditions] == [("実働時間", 160)]
+
+
+def test_more_everyday_findings() -> None:
+    sheet = read_procedure(
+        "発注（hatchu.xlsx、シート「発注」）で、発注額が１０万円を超える行をCSVで"
+    )
+    assert sheet.inputs[0].sheet == "発注" and not sheet.gaps
+    differs = read_procedure(
+        "POS.csv と会計.xlsx を伝票番号で照合して、売上金額に差異があるものを出して"
+    )
+    assert differs.steps[0].amount_column == "売上金額"
+    each = read_procedure("仕入.csv、仕入金額と関税額それぞれの総合計だけ出してほしい。CSVで")
+    assert each.steps[0].metrics == {"仕入金額": ["sum"], "関税額": ["sum"]} and not each.gaps
+    people = read_procedure("予約.csv を予約日ごとに人数を合計してCSVで")
+    assert people.steps[0].metrics == {"人数": ["sum"]}

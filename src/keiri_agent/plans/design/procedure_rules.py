@@ -55,7 +55,7 @@ length on a long instruction (bounded backtracking); digits belong to Latin runs
 amount2), never glue kanji to a number (金額10万)."""
 NOUN = (
     rf"(?<![.A-Za-z_])(?:\d+(?=[A-Za-z_{_K}{_KATA}])|(?<![ぁ-ん])[おご](?=[{_K}]))?{_NAME}"
-    rf"(?:(?:[いみめりしきえたせ]{{1,2}}|わせ|合わせ)[{_K}]{{1,20}}){{0,3}}"
+    rf"(?:(?:(?!した)[いみめりしきえたせ]{{1,2}}|わせ|合わせ)[{_K}]{{1,20}}){{0,3}}"
 )
 """A column-like noun: kanji, katakana, Latin and digits; okurigana between kanji. Never
 the tail of a Latin word or a file's extension (「経費.csv、金額」 names no column csv)."""
@@ -304,6 +304,7 @@ _GLUE_ACTIONS = frozenset(
         "求まる",
         "言う",
         "いう",
+        "済む",
         "一覧化",
         "リスト化",
         "表化",
@@ -347,7 +348,7 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "絞り込む": frozenset({"filter", "select"}),
     "抜き出す": frozenset({"filter", "select", "extract"}),
     "洗い出す": frozenset({"filter", "reconcile"}),
-    "拾う": frozenset({"filter"}),
+    "拾う": frozenset({"filter", "reconcile"}),
     "除く": frozenset({"filter", "dedupe", "select"}),
     "除外": frozenset({"filter", "dedupe", "select"}),
     "削除": frozenset({"filter", "dedupe", "select"}),
@@ -543,6 +544,7 @@ _SHEET = re.compile(
 _INPUT_SHEET = re.compile(
     r"^\s*\(\s*シート(?:名)?\s*(?:は|:)?\s*「?(?P<sheet>[^」)]+?)」?\s*\)"
     r"|^\s*\)?\s*の\s*「(?P<sheet2>[^」]+)」\s*シート"
+    r"|^\s*[、,]\s*シート(?:名)?\s*(?:は|:)?\s*「?(?P<sheet3>[^」)]+?)」?\s*\)"
 )
 _SHEET_OUTPUT = re.compile(
     r"^\s*の\s*「(?P<sheet>[^」]+)」\s*シート\s*(?:に|へ)\s*[ぁ-ん]{0,3}(?:出力|書き出|まとめ|出し|保存)"
@@ -590,7 +592,9 @@ def _add_input(reader: _Reader, fmt: str, holds: str, source: str, start: int, e
         reader.use(start - len(described.group(0)), start)
     sheet = _INPUT_SHEET.match(reader.text[end:])
     if sheet:
-        item.sheet = (sheet.group("sheet") or sheet.group("sheet2")).strip()
+        item.sheet = (
+            sheet.group("sheet") or sheet.group("sheet2") or sheet.group("sheet3")
+        ).strip()
         end += sheet.end()
     reader.inputs.append(item)
     reader.input_positions[item.id] = start
@@ -811,7 +815,7 @@ _FILTER_CODE = re.compile(
 """「返品区分=1」「工事区分=公共」: a column equal to a code or a word, said with 「=」."""
 _FILTER_EQ = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
-    rf"(?P<tail>以外|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?<=」)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
+    rf"(?P<tail>以外|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?<=」)(?=\s*(?:。|$))|の(?:いずれか|どれか)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
 _GENERIC = re.compile(
@@ -884,7 +888,7 @@ _METRIC_WORDS = {
 }
 """Japanese words and the table.aggregate block's own metric names."""
 _METRIC = re.compile(
-    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN}){{1,19}})\s*(?:の|を)\s*(?:それぞれ|各々|両方)?\s*|(?P<col>{NOUN})\s*(?P<join>の|を|で)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均点|平均|件数|人数|社数|総数|最大値|最大|最高点|最高|最小値|最小|最低点|最低|集計"
+    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN}){{1,19}})\s*(?:(?:の|を)\s*(?:それぞれ|各々|両方)?|(?:それぞれ|各々)\s*の)\s*|(?P<col>{NOUN})\s*(?P<join>の|を|で)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均点|平均|件数|人数|社数|総数|最大値|最大|最高点|最高|最小値|最小|最低点|最低|集計"
     r"|(?<![A-Za-z])(?:sum|total|mean|avg|average|count|max|min)(?![A-Za-z]))"
 )
 _SORT = re.compile(
@@ -940,6 +944,7 @@ _RECONCILE = re.compile(
 )
 _COMPARED = re.compile(
     rf"(?P<col>{NOUN})\s*が\s*(?:合わない|合っていない|食い違|違う|違って|異なる|一致しない)"
+    rf"|(?P<col2>{NOUN})\s*に\s*(?:差異|差|違い|ズレ|ずれ)\s*が\s*(?:ある|あり|出)"
 )
 _MASTER_WORDS = re.compile(r"マスタ|マスター|台帳|master", re.IGNORECASE)
 _CONCAT = re.compile(
@@ -1366,7 +1371,7 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         if (
             noun_word in ("人数", "件数", "社数")
             and _METRIC_WORDS[word] in ("sum", "mean", "max", "min")
-            and not match.group("join")
+            and match.group("join") in (None, "を")
         ):  # 「人数合計」: the column 人数 summed
             metrics.setdefault(noun_word, []).append(str(_METRIC_WORDS[word]))
             positions.append(match.start())
@@ -1709,7 +1714,7 @@ def _read_dedupe(reader: _Reader) -> None:
 
 
 _KEPT = re.compile(
-    r"((?:一番|いちばん)?(?:最初|先頭|先に出てくる|最後|後ろ|最新|下|上))\s*(?:\([^()]*\))?\s*の?\s*[^\s、。()「」]{0,6}?"
+    r"((?:一番|いちばん)?(?:最初|先頭|先に出てくる|最後|後ろ|最新|下|上))\s*(?:\([^()]*\))?\s*の?\s*[^\s、。()「」]{0,10}?"
     r"\s*(?:だけ|のみ)?\s*を?\s*(?:残[しすさせ]?|採用)"
 )
 _EXPLICIT_KEY = re.compile(
@@ -1902,8 +1907,8 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
             step.amount_column = column
             reader.use(named_compared.start(), named_compared.end())
     compared = _COMPARED.search(text)
-    if compared and step.amount_column is None:
-        step.amount_column = _clean(compared.group("col"))
+    if compared and step.amount_column is None:  # 「数量が合わない」「売上金額に差異がある」
+        step.amount_column = _clean(compared.group("col") or compared.group("col2"))
         reader.use(compared.start(), compared.end())
     for mention in re.finditer(r"「(?P<col>[^」]+)」\s*列", text):
         column = mention.group("col").strip()
@@ -2394,6 +2399,8 @@ GENERIC_NOUNS = frozenset(
         "ルール",
         "いくつ",
         "いくら",
+        "全部",
+        "全件",
         "それぞれ",
         "各々",
         "並び順",
@@ -2643,6 +2650,9 @@ _RECONCILE_RESULTS = frozenset(
         "二重請求",
         "支払漏れ",
         "金額差異",
+        "差額あり",
+        "片方だけ",
+        "片方のみ",
         "差異一覧",
     }
 )
@@ -3078,6 +3088,21 @@ def _filters_of_totals(reader: _Reader, steps: list[StepSpec]) -> list[StepSpec]
     index = 0
     while index < len(conditions):
         word = conditions[index]
+        span = reader.condition_spans[index] if index < len(reader.condition_spans) else None
+        if (
+            span is not None
+            and word.column in aggregate.metrics
+            and re.search(
+                r"(?:合計|集計|合算|平均)(?:した|後の|した後の)\s*$", reader.text[: span[0]]
+            )
+        ):  # 「合計した実働時間が160時間以上の人だけ」: the total, after the aggregation
+            later.append(
+                word.model_copy(
+                    update={"column": _result_name(word.column, aggregate, aggregate.metrics)}
+                )
+            )
+            index += 1
+            continue
         following = conditions[index + 1] if index + 1 < len(conditions) else None
         if (
             word.column in _METRIC_WORDS
