@@ -77,7 +77,7 @@ def test_plan_run_out_keeps_an_existing_file_of_the_same_name(keiri_home: Path) 
     (keiri_home / "ev.zip").write_bytes(upload)
     out = keiri_home / "出力"
     out.mkdir()
-    (out / "write_report.workbook.bin").write_bytes(b"last month")
+    (out / "write_report.workbook.xlsx").write_bytes(b"last month")
     (out / "ev.zip").write_bytes(b"an older upload")
 
     result = CliRunner().invoke(
@@ -85,10 +85,10 @@ def test_plan_run_out_keeps_an_existing_file_of_the_same_name(keiri_home: Path) 
     )
 
     assert result.exit_code == 0, result.output
-    assert (out / "write_report.workbook.bin").read_bytes() == b"last month"
+    assert (out / "write_report.workbook.xlsx").read_bytes() == b"last month"
     assert (out / "ev.zip").read_bytes() == b"an older upload"
-    assert (out / "write_report.workbook-2.bin").stat().st_size > 0
+    assert (out / "write_report.workbook-2.xlsx").stat().st_size > 0
     assert (out / "ev-2.zip").read_bytes() == upload
     outputs = json.loads(result.stdout)["outputs"]  # the names the files really got
-    assert outputs["write_report"]["workbook"]["path"] == str(out / "write_report.workbook-2.bin")
+    assert outputs["write_report"]["workbook"]["path"] == str(out / "write_report.workbook-2.xlsx")
     assert outputs["collect_zip"]["collected"]["evidence_zip"]["path"] == str(out / "ev-2.zip")

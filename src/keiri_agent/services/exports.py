@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 
 from keiri_agent.agents.analysis.artifacts import figure_path
 from keiri_agent.errors import UserInputError
-from keiri_agent.services.plan_outputs import file_kind
 
 if TYPE_CHECKING:
     from keiri_agent.agents.analysis.artifacts import Artifact
@@ -117,6 +116,8 @@ class OutputWriter:
         self.written: list[tuple[str, Path]] = []
 
     def __call__(self, where: str, data: bytes, name: str | None) -> Path:
+        from keiri_agent.services.plan_outputs import file_kind  # not at CLI start-up (yaml)
+
         extension, _ = file_kind(data)
         if extension in (".txt",):  # text of unknown kind (CSV, JSON …) keeps .bin
             extension = ".bin"
