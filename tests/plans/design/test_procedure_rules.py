@@ -990,3 +990,19 @@ def test_more_everyday_findings() -> None:
     assert each.steps[0].metrics == {"仕入金額": ["sum"], "関税額": ["sum"]} and not each.gaps
     people = read_procedure("予約.csv を予約日ごとに人数を合計してCSVで")
     assert people.steps[0].metrics == {"人数": ["sum"]}
+
+
+def test_yet_more_everyday_findings() -> None:
+    listed = read_procedure(
+        "在庫.xlsx から在庫数が10未満の商品を抜き出して、"
+        "品番・商品名・在庫数だけで大丈夫です。CSVで"
+    )
+    assert listed.steps[-1].columns == ["品番", "商品名", "在庫数"] and not listed.gaps
+    unit = read_procedure("水揚げ.csv を魚種名ごとに水揚げ量(kg)と金額を合計してExcelで")
+    assert unit.steps[0].metrics == {"水揚げ量": ["sum"], "金額": ["sum"]} and not unit.gaps
+    approval = read_procedure(
+        "値引.xlsx で値引率が0.2を超える行を抽出→課長に確認してもらう→OKが出たらCSVで出力"
+    )
+    assert "approval" in _kinds(approval) and not approval.gaps
+    formula = read_procedure("輸入.xlsx の「外貨金額 × 為替レート」で円換算額を計算して、CSVで")
+    assert formula.steps[0].expressions == {"円換算額": "外貨金額 * 為替レート"}
