@@ -1006,3 +1006,12 @@ def test_yet_more_everyday_findings() -> None:
     assert "approval" in _kinds(approval) and not approval.gaps
     formula = read_procedure("輸入.xlsx の「外貨金額 × 為替レート」で円換算額を計算して、CSVで")
     assert formula.steps[0].expressions == {"円換算額": "外貨金額 * 為替レート"}
+
+
+def test_the_input_sheet_is_never_taken_for_the_output_sheet() -> None:
+    procedure = read_procedure(
+        "① 入出庫明細.xlsx のシート「明細」を開く\n② 品目 別に 数量 を合計\n"
+        "③ シート名「品目別出庫数」でExcel保存"
+    )
+    assert procedure.inputs[0].sheet == "明細"
+    assert [o.sheet for o in procedure.outputs] == ["品目別出庫数"]

@@ -550,6 +550,7 @@ _INPUT_SHEET = re.compile(
     r"^\s*\(\s*シート(?:名)?\s*(?:は|:)?\s*「?(?P<sheet>[^」)]+?)」?\s*\)"
     r"|^\s*\)?\s*の\s*「(?P<sheet2>[^」]+)」\s*シート"
     r"|^\s*[、,]\s*シート(?:名)?\s*(?:は|:)?\s*「?(?P<sheet3>[^」)]+?)」?\s*\)"
+    r"|^\s*\)?\s*の\s*シート(?:名)?\s*「(?P<sheet4>[^」]+)」"
 )
 _SHEET_OUTPUT = re.compile(
     r"^\s*の\s*「(?P<sheet>[^」]+)」\s*シート\s*(?:に|へ)\s*[ぁ-ん]{0,3}(?:出力|書き出|まとめ|出し|保存)"
@@ -598,7 +599,10 @@ def _add_input(reader: _Reader, fmt: str, holds: str, source: str, start: int, e
     sheet = _INPUT_SHEET.match(reader.text[end:])
     if sheet:
         item.sheet = (
-            sheet.group("sheet") or sheet.group("sheet2") or sheet.group("sheet3")
+            sheet.group("sheet")
+            or sheet.group("sheet2")
+            or sheet.group("sheet3")
+            or sheet.group("sheet4")
         ).strip()
         end += sheet.end()
     reader.inputs.append(item)
