@@ -36,6 +36,7 @@ from keiri_agent.plans.design.procedure import (
     COUNT_ALL,
     Condition,
     Gap,
+    GapKind,
     InputSpec,
     OutputSpec,
     Procedure,
@@ -412,6 +413,11 @@ class _Reader:
     def use(self, start: int, end: int) -> None:
         self.used.append((start, end))
 
+    def refuse(self, kind: GapKind, message: str, match: re.Match[str]) -> None:
+        """Record that the matched words cannot be built, and mark them read."""
+        self.gaps.append(Gap(kind=kind, message=message, source=match.group(0)))
+        self.use(match.start(), match.end())
+
     def is_used(self, start: int, end: int) -> bool:
         return any(a <= start and end <= b for a, b in self.used)
 
@@ -774,15 +780,12 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         r"(?:PDF|pdf)\s*(?:文書|ファイル|形式)?\s*(?:に|で|へ)\s*[ぁ-ん]{0,3}(?:出力|して|し|作成|まとめ|する)",
         text,
     ):
-        reader.gaps.append(
-            Gap(
-                kind="unsupported_action",
-                message=f"「{match.group(0)}」: 表を PDF・PowerPoint にする出力は作れません"
-                "（Excel・CSV・Word 文書への出力なら作れます）",
-                source=match.group(0),
-            )
+        reader.refuse(
+            "unsupported_action",
+            f"「{match.group(0)}」: 表を PDF・PowerPoint にする出力は作れません"
+            "（Excel・CSV・Word 文書への出力なら作れます）",
+            match,
         )
-        reader.use(match.start(), match.end())
     if not reader.outputs and not any(g.kind == "unsupported_action" for g in reader.gaps):
         output_word = re.search(
             r"(?:出力|書き出|エクスポート)(?!した|された|済み|済)(?=\s*(?:して|する|を|お願い|ください|で|。|$))",
@@ -1829,16 +1832,13 @@ def _read_two_tables(reader: _Reader) -> None:
         reader.add_step(join.start(), step)
         reader.use(join.start(), join.end())
     if concat and len(reader.inputs) < 2 and not reader.overlaps(concat.start(), concat.end()):
-        reader.gaps.append(  # 「A園とB園の給食材料費.csv（2ファイル）を1つにまとめて」
-            Gap(
-                kind="missing_source",
-                message=f"「{_clause(text, concat.start(), concat.end())}」でつなぐファイルが"
-                "1つしか読み取れませんでした。つなぐファイルの名前をそれぞれ書いてください"
-                "（例: 「A.csv と B.csv を縦につなげて」）",
-                source=concat.group(0),
-            )
+        reader.refuse(  # 「A園とB園の給食材料費.csv（2ファイル）を1つにまとめて」
+            "missing_source",
+            f"「{_clause(text, concat.start(), concat.end())}」でつなぐファイルが"
+            "1つしか読み取れませんでした。つなぐファイルの名前をそれぞれ書いてください"
+            "（例: 「A.csv と B.csv を縦につなげて」）",
+            concat,
         )
-        reader.use(concat.start(), concat.end())
     if concat and len(reader.inputs) >= 2 and not reader.overlaps(concat.start(), concat.end()):
         reader.add_step(concat.start(), StepSpec(id="", kind="concat", source=concat.group(0)))
         reader.use(concat.start(), concat.end())
@@ -2249,27 +2249,21 @@ def _read_policy_reference(reader: _Reader, documents: Sequence[str]) -> None:
         and scored[0][0] == scored[1][0]
         and _amounts(scored[0][2][0]) != _amounts(scored[1][2][0])
     ):
-        reader.gaps.append(
-            Gap(
-                kind="not_understood",
-                message=f"「{match.group(0)}」の基準に当たりそうな規程が複数あります"
-                f"（「{scored[0][2][0]}」「{scored[1][2][0]}」）。金額を指示に書いてください",
-                source=match.group(0),
-            )
+        reader.refuse(
+            "not_understood",
+            f"「{match.group(0)}」の基準に当たりそうな規程が複数あります"
+            f"（「{scored[0][2][0]}」「{scored[1][2][0]}」）。金額を指示に書いてください",
+            match,
         )
-        reader.use(match.start(), match.end())
         return
     chosen = scored[0][2] if scored else None
     if chosen is None:
-        reader.gaps.append(
-            Gap(
-                kind="not_understood",
-                message=f"「{match.group(0)}」の基準の金額が、指示にも参考資料にもありません"
-                "（「5,000円を超える」のように書くか、規程を参考資料として添付してください）",
-                source=match.group(0),
-            )
+        reader.refuse(
+            "not_understood",
+            f"「{match.group(0)}」の基準の金額が、指示にも参考資料にもありません"
+            "（「5,000円を超える」のように書くか、規程を参考資料として添付してください）",
+            match,
         )
-        reader.use(match.start(), match.end())
         return
     sentence, start, end = chosen
     if start >= 0:
