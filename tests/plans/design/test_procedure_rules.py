@@ -1015,3 +1015,85 @@ def test_the_input_sheet_is_never_taken_for_the_output_sheet() -> None:
     )
     assert procedure.inputs[0].sheet == "明細"
     assert [o.sheet for o in procedure.outputs] == ["品目別出庫数"]
+
+
+@pytest.mark.parametrize(
+    ("instruction", "expressions"),
+    [
+        (
+            "給与.xlsx に、基本給と手当を足した「総支給額」の列を作ってExcelで",
+            {"総支給額": "基本給 + 手当"},
+        ),
+        (
+            "有給.xlsx で付与日数から取得日数を引いた「残日数」を計算してCSVで",
+            {"残日数": "付与日数 - 取得日数"},
+        ),
+        ("売上.csv の金額を数量で割った単価の列を追加してCSVで", {"単価": "金額 / 数量"}),
+        ("見積.csv の単価に1.1をかけた「税込単価」の列を追加してCSVで", {"税込単価": "単価 * 1.1"}),
+    ],
+)
+def test_formulas_said_in_words(instruction: str, expressions: dict[str, str]) -> None:
+    procedure = read_procedure(instruction)
+    assert procedure.steps[0].expressions == expressions and not procedure.gaps
+
+
+def test_a_formula_whose_particles_do_not_fit_its_verb_is_no_formula() -> None:
+    # 「AからBを足す」 names no formula: nothing is computed from it
+    procedure = read_procedure("売上.csv の金額から手数料を足した「合計」の列を作ってCSVで")
+    assert "compute" not in _kinds(procedure)
+
+
+def test_one_unnamed_file_of_each_listed_source_is_stacked() -> None:
+    procedure = read_procedure(
+        "新宿店・渋谷店・池袋店から来た販売日報CSV（3ファイル、列は同じ）を縦に結合し、"
+        "機種名ごとに販売台数を合計してCSVで"
+    )
+    assert [item.holds for item in procedure.inputs] == [
+        "新宿店の販売日報",
+        "渋谷店の販売日報",
+        "池袋店の販売日報",
+    ]
+    assert _kinds(procedure) == ["concat", "aggregate"] and not procedure.gaps
+    listed_after = read_procedure("社員名簿CSV（本社分と子会社分）を1つに結合してCSVで")
+    assert len(listed_after.inputs) == 2 and _kinds(listed_after) == ["concat"]
+
+
+def test_a_stated_file_count_that_disagrees_with_the_list_is_not_guessed() -> None:
+    procedure = read_procedure("新宿店・渋谷店から来た日報CSV（3ファイル）を縦に結合してCSVで")
+    assert len(procedure.inputs) == 1 and procedure.gaps
+
+
+def test_named_files_gathered_are_stacked() -> None:
+    procedure = read_procedure(
+        "本館_売上.csv と 別館_売上.csv をまとめて、日付ごとに売上を合計してExcelで"
+    )
+    assert _kinds(procedure) == ["concat", "aggregate"] and not procedure.gaps
+
+
+@pytest.mark.parametrize(
+    ("instruction", "file_name", "sheet"),
+    [
+        (
+            "受注.csv を担当者ごとに金額を合計し、Excelで「担当者別.xlsx」として出力",
+            "担当者別.xlsx",
+            None,
+        ),
+        (
+            "受注.csv を担当者ごとに金額を合計\n(5) 「集計.xlsx」、シート名「担当者」でExcel出力",
+            "集計.xlsx",
+            "担当者",
+        ),
+        (
+            "受注.csv を担当者ごとに金額を合計し、「集計.xlsx」のシート「担当者」に出力",
+            "集計.xlsx",
+            "担当者",
+        ),
+    ],
+)
+def test_named_outputs_said_around_their_format(
+    instruction: str, file_name: str, sheet: str | None
+) -> None:
+    procedure = read_procedure(instruction)
+    (output,) = procedure.outputs
+    assert (output.file_name, output.sheet) == (file_name, sheet)
+    assert len(procedure.inputs) == 1 and not procedure.gaps

@@ -528,8 +528,9 @@ _OUTPUT_VERB = (
     r"|output|export"
 )
 _AS_OUTPUT_NAMED = re.compile(
-    rf"^\s*[)」』]?\s*(?:\(\s*(?:シート名?|sheet)\s*[:は]?\s*「?(?P<sheet>[^」)]+)」?\s*\))?\s*(?:ファイル|ブック|形式|の?ファイル)?\s*"
-    rf"(?:(?:で|に(?!つき|つい|関し|より|基づ)|へ|として)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})|出力|output|export|の?一覧(?:に|で)|という(?:ファイル)?名前?|というファイル|の名前"
+    rf"^\s*[)」』]?\s*(?:\(\s*(?:シート名?|sheet)\s*[:は]?\s*「?(?P<sheet>[^」)]+)」?\s*\)"
+    rf"|[、,]\s*シート名?\s*(?:は|:)?\s*「(?P<sheet_b>[^」]+)」)?\s*(?:ファイル|ブック|形式|の?ファイル)?\s*"
+    rf"(?:(?:で|に(?!つき|つい|関し|より|基づ)|へ|として)\s*(?:{_FORMAT_WORD})?\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})|出力|output|export|の?一覧(?:に|で)|という(?:ファイル)?名前?|というファイル|の名前"
     rf"|として\s*(?:{_FORMAT_WORD})\s*(?:に|で|へ)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB}))"
 )
 _AS_OUTPUT = re.compile(
@@ -559,7 +560,8 @@ _INPUT_SHEET = re.compile(
     r"|^\s*\)?\s*の\s*シート(?:名)?\s*「(?P<sheet4>[^」]+)」"
 )
 _SHEET_OUTPUT = re.compile(
-    r"^\s*の\s*「(?P<sheet>[^」]+)」\s*シート\s*(?:に|へ)\s*[ぁ-ん]{0,3}(?:出力|書き出|まとめ|出し|保存)"
+    r"^\s*」?\s*の\s*(?:「(?P<sheet>[^」]+)」\s*シート|シート(?:名)?\s*「(?P<sheet2>[^」]+)」)"
+    r"\s*(?:に|へ)\s*[ぁ-ん]{0,3}(?:出力|書き出|まとめ|出し|保存)"
 )
 _BARE_SHEET_OUTPUT = re.compile(
     r"「(?P<sheet>[^」]+)」\s*シート\s*(?:に|へ)\s*[ぁ-ん]{0,3}(?:出力|書き出|まとめ|出し|保存)"
@@ -671,7 +673,7 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             output = OutputSpec(
                 format="csv" if fmt == "csv" else "excel",
                 file_name=match.group(0),
-                sheet=to_sheet.group("sheet") if to_sheet else None,
+                sheet=(to_sheet.group("sheet") or to_sheet.group("sheet2")) if to_sheet else None,
                 source=match.group(0),
             )
             if to_sheet:
@@ -700,6 +702,13 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         before = text[max(0, match.start("fmt") - 12) : match.start("fmt")]
         encoding = _ENCODING.match(text, match.end())  # 「CSV（UTF-8）を作って」
         end = encoding.end() if encoding else match.end()
+        lead = re.match(r"\s*(?:で|に|へ|形式で|ファイルで)?\s*[「(]?\s*", text[end:])
+        if any(
+            o.file_name and o.format == fmt and text.startswith(o.file_name, end + lead.end())
+            for o in reader.outputs
+        ):  # 「Excelで「集計.xlsx」として出力」: the format of the named output
+            reader.use(match.start("fmt"), end)
+            continue
         if (
             fmt in ("csv", "excel")
             and (
@@ -716,7 +725,7 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             )
         ):
             after = _AS_OUTPUT.match(text[end:])
-            sheet = after.group("sheet") if after else None
+            sheet = (after.group("sheet") or after.group("sheet_b")) if after else None
             if not any(o.format == fmt for o in reader.outputs):
                 named = [o for o in reader.outputs if o.file_name and o.format == fmt]
                 if not named:
@@ -947,8 +956,8 @@ _KEY = re.compile(
     rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ)?\s*(?:を|で|が)?\s*(?:キー|キーに|キーとして|をもとに|で|を基に|が一致)(?!す|し|き|は|も|あ)"
 )
 _JOIN = re.compile(
-    r"結合|紐付け|紐づけ|ひも付け|紐付|VLOOKUP|vlookup|参照して|付与|付け足|くっつけ|引っ張|持ってく|引いてく|付け加え"
-    r"|(?<![A-Za-z])(?:join|JOIN|merge)(?![A-Za-z])"
+    r"結合|紐付け|紐づけ|ひも付け|紐付|VLOOKUP|vlookup|参照して|付与(?![\u4e00-\u9fff\u30a1-\u30fa])|付け足|くっつけ|引っ張"
+    r"|持ってく|引いてく|付け加え|(?<![A-Za-z])(?:join|JOIN|merge)(?![A-Za-z])"
     r"|突き合わせて[^、。]{0,24}?(?:を付け|を追加|を加え|を付与)"
 )
 _RECONCILE = re.compile(
@@ -977,7 +986,7 @@ _COMPUTE_OP = r"(?:[×*xX÷/＋+－−]|(?<![A-Za-z])-|-(?![A-Za-z]))"
 _COMPUTE_EXPR = rf"{NOUN}(?:\s*{_COMPUTE_OP}\s*(?:{NOUN}|{NUM})){{1,9}}"
 _COMPUTE = re.compile(
     rf"(?P<new>{QNOUN})\s*(?:=|＝|は|を)\s*(?P<expr>{_COMPUTE_EXPR})"
-    rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として|の)\s*(?P<new2>{QNOUN})\s*(?:という列|の列|列)?\s*(?:を|として|で)?\s*(?:計算|算出|求め|出|追加|作)"
+    rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として|の)\s*(?P<new2>{QNOUN})\s*(?:(?:という列|の列|列)?\s*(?:を|として|で)?\s*(?:計算|算出|求め|出|追加|作|足|付け|加え)|(?:という列|の列|列)\s*と)"
     rf"|(?P<col5>{NOUN})\s*に\s*(?:[{_K}{_KATA}]*?)\s*(?P<pct>{NUM})\s*[%％]\s*(?:を|分を)?\s*(?:上乗せ|乗せ|のせ|加算|足|加え)\s*し?\s*(?:た|て)\s*[、,]?\s*(?P<new5>{QNOUN})"
     rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{QNOUN})"
     rf"|(?P<m1>{NOUN})\s*と\s*(?P<m2>{NOUN})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new10>{QNOUN})\s*(?=列|の列|という列|を|として)"
@@ -987,6 +996,34 @@ _COMPUTE = re.compile(
     rf"|「(?P<expr8>{_COMPUTE_EXPR})」\s*で\s*(?P<new8>{QNOUN})\s*(?:(?:って|という|の)\s*列\s*)?を\s*(?=足|追加|作|計算|算出|求め|出)"
     rf"|(?P<new6>{QNOUN})\s*\(\s*=?\s*(?P<expr6>{NOUN}(?:\s*[×*÷+\-−]\s*(?:{NOUN}|{NUM})){{1,9}})\s*\)"
 )
+_VERBAL_OPERATORS = (
+    (r"足し|足|加え|加算し|合算し|プラスし", "+"),
+    (r"引い|差し引い|控除し|マイナスし", "-"),
+    (r"掛け|かけ|乗じ", "*"),
+    (r"割っ|除し", "/"),
+)
+_VERBAL_COMPUTE = re.compile(
+    rf"(?:その\s*)?(?P<a>{QNOUN}|{NUM})\s*(?P<particle>と|に|から|を)\s*(?:その\s*)?(?P<b>{QNOUN}|{NUM})"
+    r"\s*(?:で|を)?\s*(?P<verb>足し|足|加え|加算し|合算し|プラスし|引い|差し引い|控除し|マイナスし"
+    r"|掛け|かけ|乗じ|割っ|除し)\s*(?:て|た)\s*(?:(?:額|金額|値|もの|数)\s*を\s*)?[、,]?\s*"
+    rf"(?P<new>{QNOUN})\s*(?=という列|って列|の列|列|欄|を|として|で(?:計算|算出|出|追加|作))"
+)
+"""A formula said in words: 「基本給と手当を足した「総支給額」」, 「付与日数から取得日数を引いた
+残日数を計算」, 「その請求額に1.1をかけた「税込請求額」の列」, 「金額を数量で割った単価列」."""
+
+
+def _verbal_expression(match: re.Match[str]) -> str | None:
+    """The formula of a verbal match, or ``None`` when its particles do not fit the verb
+    (「AからBを足す」 says no formula)."""
+    operator = next(o for words, o in _VERBAL_OPERATORS if re.fullmatch(words, match["verb"]))
+    particle = match["particle"]
+    fits = {"+": ("と", "に"), "-": ("から",), "*": ("と", "に"), "/": ("を",)}[operator]
+    if particle not in fits:
+        return None
+    operands = [_clean(match[name]).replace(",", "") for name in ("a", "b")]
+    return f"{operands[0]} {operator} {operands[1]}"
+
+
 _NORMALIZE = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を|も)?\s*(?:数値に|日付に|(?:日付|数値)の(?:形式|書式)に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記を(?:統一|揃え|そろえ|整え)|書き方を(?:統一|揃え|そろえ|整え))"
 )
@@ -1771,11 +1808,74 @@ _BROUGHT = re.compile(
 """The master's columns a join brings (「業者名と振込口座を横に付けて」「口座の情報を付け」)."""
 
 
+_SOURCE_ITEM = rf"(?:\d{{4}}\s*年度?|\d{{1,2}}\s*月分?|{NOUN})"
+_SOURCE_ITEMS = (
+    rf"(?P<items>{_SOURCE_ITEM}(?:\s*(?:・|と|、|,|及び|および)\s*{_SOURCE_ITEM}){{1,11}})"
+)
+_SOURCES_BEFORE = re.compile(
+    rf"{_SOURCE_ITEMS}\s*(?:から来た|から届いた|から受け取った|分の|の)\s*(?P<kind>{NOUN})?"
+    r"\s*(?:\([^()]{0,12})?$"
+)
+_SOURCES_AFTER = re.compile(rf"^\s*\(\s*{_SOURCE_ITEMS}\s*\)")
+_FILE_COUNT = re.compile(
+    r"(?P<n>\d+)\s*(?:ファイル|社分|店舗分|店分|拠点分|部署分|か月分|ヶ月分|カ月分|年度分|年分)"
+)
+_FILES_GATHERED = re.compile(
+    r"(?<=\.csv|xlsx|xlsm|\.xls)」?\s*を\s*(?:まとめ|合わせ|一緒にし|一つにし|ひとつにし)", re.I
+)
+"""「本館_売上.csv と 別館_売上.csv をまとめて」: the files themselves gathered."""
+
+
+def _enumerated_inputs(reader: _Reader) -> None:
+    """「新宿店・渋谷店・池袋店から来た販売日報CSV」, 「社員名簿CSV（本社分と子会社分）」,
+    「2023年度と2024年度の受注案件一覧（どちらもExcel）」: one file of each, unnamed. Read
+    only before stacking, and only when a stated file count (「3ファイル」) agrees."""
+    if len(reader.inputs) != 1 or _FILE_NAME.fullmatch(reader.inputs[0].source):
+        return
+    text = reader.text
+    (item,) = reader.inputs
+    start = reader.input_positions[item.id]
+    fmt_end = start + len(item.source)
+    fmt = re.search(rf"(?:{_FORMAT_WORD})(?:ファイル|ブック|データ)?$", item.source)
+    fmt_start = fmt_end - (len(fmt.group(0)) if fmt else 0)
+    clause_start = max(text.rfind(mark, 0, start) for mark in ("。", "\n", "!", "?")) + 1
+    clause_start = max([clause_start, *(m.end() for m in re.finditer(r"[①-⑳]", text[:start]))])
+    before = _SOURCES_BEFORE.search(text, clause_start, fmt_start)
+    after = _SOURCES_AFTER.match(text[fmt_end:])
+    found = before or after
+    if not found:
+        return
+    items = [name for name in re.split(r"\s*(?:・|と|、|,|及び|および)\s*", found["items"]) if name]
+    stated = _FILE_COUNT.search(text, clause_start, text.find("。", fmt_end) % (len(text) + 1))
+    if len(items) < 2 or (stated and int(stated["n"]) != len(items)):
+        return
+    kind = (before["kind"] if before and before["kind"] else "") or item.holds
+    if kind in ("CSV", "Excel") or _GENERIC.fullmatch(kind):
+        kind = ""
+    reader.inputs = [
+        InputSpec(
+            id=f"in{number}",
+            format=item.format,
+            holds=f"{name}の{kind}" if kind else name,
+            source=name,
+        )
+        for number, name in enumerate(items, start=1)
+    ]
+    reader.input_positions = {spec.id: start for spec in reader.inputs}
+    prefix = re.search(rf"[A-Za-z0-9{_K}{_KATA}・の]*$", text[clause_start : found.start()])
+    first = clause_start + (prefix.start() if prefix and before else found.start() - clause_start)
+    reader.use(first if before else min(first, start), fmt_end + (after.end() if after else 0))
+
+
 def _read_two_tables(reader: _Reader) -> None:
     text = reader.text
     reconcile = _RECONCILE.search(text)
     join = _JOIN.search(text)
     concat = _CONCAT.search(text)
+    if concat or (join and re.fullmatch(r"結合|連結", join.group(0))):
+        _enumerated_inputs(reader)
+    if concat and join and concat.start() <= join.start() < concat.end():
+        join = None  # 「縦に結合」: stacked, not joined
     master = any(_MASTER_WORDS.search(item.holds) for item in reader.inputs)
     brings = re.search(
         rf"を\s*(?:{NOUN}\s*に\s*)?(?:付け|付与|追加|持ってく|引いてく|くっつけ|引っ張|付け加え)",
@@ -1800,6 +1900,9 @@ def _read_two_tables(reader: _Reader) -> None:
     brought = _BROUGHT.search(text)
     if not (join or reconcile or concat) and brought and len(reader.inputs) >= 2:
         join = brought  # 「社員マスタ.csvの店舗名と雇用区分を社員番号で付けて」: a join
+    gathered = _FILES_GATHERED.search(text)
+    if not (join or reconcile or concat) and gathered and len(reader.inputs) >= 2:
+        concat = gathered
     if reconcile and not reader.is_used(reconcile.start(), reconcile.end()):
         step = StepSpec(id="", kind="reconcile", source=reconcile.group(0))
         step.keys = next(
@@ -2007,6 +2110,18 @@ def _read_compute(reader: _Reader) -> None:
             )
         step = StepSpec(
             id="", kind="compute", expressions={_clean(new): expression}, source=match.group(0)
+        )
+        reader.add_step(match.start(), step)
+        reader.use(match.start(), match.end())
+    for match in _VERBAL_COMPUTE.finditer(reader.text):
+        expression = _verbal_expression(match)
+        if expression is None or reader.overlaps(match.start(), match.end()):
+            continue
+        step = StepSpec(
+            id="",
+            kind="compute",
+            expressions={_clean(match["new"]): expression},
+            source=match.group(0),
         )
         reader.add_step(match.start(), step)
         reader.use(match.start(), match.end())
