@@ -702,9 +702,10 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         before = text[max(0, match.start("fmt") - 12) : match.start("fmt")]
         encoding = _ENCODING.match(text, match.end())  # 「CSV（UTF-8）を作って」
         end = encoding.end() if encoding else match.end()
-        lead = re.match(r"\s*(?:で|に|へ|形式で|ファイルで)?\s*[「(]?\s*", text[end:])
+        lead = re.compile(r"\s*(?:で|に|へ|形式で|ファイルで)?\s*[「(]?\s*").match(text, end)
+        at = lead.end() if lead else end
         if any(
-            o.file_name and o.format == fmt and text.startswith(o.file_name, end + lead.end())
+            o.file_name and o.format == fmt and text.startswith(o.file_name, at)
             for o in reader.outputs
         ):  # 「Excelで「集計.xlsx」として出力」: the format of the named output
             reader.use(match.start("fmt"), end)
@@ -2114,13 +2115,13 @@ def _read_compute(reader: _Reader) -> None:
         reader.add_step(match.start(), step)
         reader.use(match.start(), match.end())
     for match in _VERBAL_COMPUTE.finditer(reader.text):
-        expression = _verbal_expression(match)
-        if expression is None or reader.overlaps(match.start(), match.end()):
+        formula = _verbal_expression(match)
+        if formula is None or reader.overlaps(match.start(), match.end()):
             continue
         step = StepSpec(
             id="",
             kind="compute",
-            expressions={_clean(match["new"]): expression},
+            expressions={_clean(match["new"]): formula},
             source=match.group(0),
         )
         reader.add_step(match.start(), step)
