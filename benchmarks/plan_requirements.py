@@ -46,7 +46,7 @@ from keiri_agent.plans.design.procedure import (
 from keiri_agent.services.design import DesignRequest, DesignService
 
 DATA = Path(__file__).resolve().parent / "data"
-SETS = tuple(f"blind{n}" for n in range(1, 31))
+SETS = tuple(f"blind{n}" for n in range(1, 33))
 
 
 def expected_procedure(requirements: list[dict[str, Any]]) -> Procedure:
@@ -57,6 +57,7 @@ def expected_procedure(requirements: list[dict[str, Any]]) -> Procedure:
         number = len(steps) + 1
         if kind == "input":
             fmt = item.get("format", "csv")
+            fmt = "pdf" if fmt == "image" else fmt  # a scan: read like a PDF (by a model)
             inputs.append(
                 InputSpec(id=f"in{len(inputs) + 1}", format=fmt, holds=item.get("holds", ""))
             )
