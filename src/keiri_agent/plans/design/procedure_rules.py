@@ -64,7 +64,7 @@ QNOUN = rf"(?:「[^」]{{1,40}}」|{NOUN})"
 LIST_SEP = r"(?:・|と|、|,|及び|および|並びに|や)"
 NUM = r"-?\d+(?:,\d{3})*(?:\.\d+)?"
 UNIT = (
-    r"(?:円|件|個|日|人|名|%|％|時間|分|泊|回|台|枚|本|部|冊|箱|ヶ月|か月|カ月|年|歳|トン"
+    r"(?:円|件|個|日|人|名|%|％|時間|分|泊|回|台|枚|本|部|冊|箱|ヶ月|か月|カ月|年|歳|トン|点"
     r"|kg|km|km/h)"
 )
 AMOUNT = (
@@ -126,6 +126,9 @@ _GLUE_ACTIONS = frozenset(
         "当てはまる",
         "差し引く",
         "ずれる",
+        "許容",
+        "許す",
+        "認める",
         "混ざる",
         "混在",
         "挟む",
@@ -518,7 +521,8 @@ _FILE = re.compile(
     rf"(?:(?P<holds>{QNOUN})(?:の|\s)?)?\(?\s*(?P<fmt>{_FORMAT_WORD})(?:ファイル|ブック|データ)?"
 )
 _FILE_NAME = re.compile(
-    rf"(?P<name>[A-Za-z0-9_\-{_K}{_KATA}]+(?:・[A-Za-z0-9_\-{_K}{_KATA}]+)*)\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)",
+    rf"(?P<name>[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*)"
+    r"\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)",
     re.I,
 )
 _OUTPUT_VERB = (
@@ -571,7 +575,7 @@ _BARE_SHEET_OUTPUT = re.compile(
 _ENCODING = re.compile(r"\s*\(\s*(?:Shift_JIS|SJIS|UTF-8|shift_jis|cp932|CP932|UTF8)\s*\)")
 _WORD_OUTPUT = re.compile(
     r"(?:Word|WORD|word|ワード)\s*(?:の|で)?\s*(?:文書|ファイル|報告書|資料|形式)?"
-    r"[^、。]{0,16}?(?:に|で|へ)\s*[ぁ-ん]{0,4}(?:して|し|まとめ|出力|作|する|ほしい|お願い|ください)"
+    r"[^、。]{0,16}?(?:に|で|へ|として)\s*[ぁ-ん]{0,4}(?:して|し|まとめ|出力|作|する|ほしい|お願い|ください)"
     r"|[A-Za-z0-9_\-\u4e00-\u9fff\u30a1-\u30fa\u30fc]+\.docx"
 )
 """A Word document asked for (「Word文書にして」「Wordの報告書（報告.docx）にまとめて」)."""
@@ -933,7 +937,7 @@ _SORT = re.compile(
     + r")\s*(?:の)?\s*(?P<dir4>desc|asc|descending|ascending|DESC|ASC)(?![A-Za-z])"
 )
 _DEDUPE_VERB = (
-    r"重複(?:している|した|する)?(?:行|データ|レコード|明細)?\s*(?:を|は)?\s*"
+    r"重複(?:している|した|する)?(?:行|データ|レコード|明細)?\s*(?:を|は|も)?\s*"
     r"(?P<verb>除|削除|排除|取り除|取|まとめ|消|なく|1行に|一行に|1件に|一件に|省|チェック|除外|カット|落と)"
 )
 _DEDUPE_KEYED = re.compile(
@@ -950,7 +954,7 @@ _DOUBLED = re.compile(
     r"(?:ダブ|だぶ|重複|二重|(?:同じ|一致する)\s*(?:行|もの|データ|レコード|明細))"
 )
 _SAME_ROWS = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*が同じ(?:行|もの|データ|レコード|人)\s*(?:は|を)?\s*"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*が同じ\s*(?:{NOUN})?\s*(?:は|を)?\s*"
     r"(?:1|ひと|一)(?:つ|行|件)に(?:まとめ|する|して)"
 )
 _KEY = re.compile(
@@ -977,7 +981,7 @@ _CONCAT = re.compile(
 )
 _TOLERANCE = re.compile(
     rf"(?:差額|誤差|金額の差|差|ずれ|ズレ)\s*(?:が|は)?\s*(?P<num>{AMOUNT})\s*(?:以内|まで|以下)"
-    rf"|(?P<num2>{NUM}\s*(?:万|千)?\s*円)\s*(?:以内|まで|以下)\s*の\s*(?:差額|誤差|差|ずれ|ズレ)"
+    rf"|(?P<num2>{NUM}\s*(?:万|千)?\s*円)\s*(?:以内|まで|以下)\s*の\s*(?:差額|誤差|金額差|金額の差|差|ずれ|ズレ)"
 )
 _WINDOW = re.compile(
     r"(?:日付|日)?\s*(?:の?(?:差|ずれ|ズレ))?\s*(?:が|は)?\s*(?:前後)?\s*(?P<num>\d+)\s*日\s*(?:の\s*(?:差|ずれ|ズレ)\s*)?(?:以内|まで|以下)"
@@ -992,7 +996,7 @@ _COMPUTE = re.compile(
     rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{QNOUN})"
     rf"|(?P<m1>{NOUN})\s*と\s*(?P<m2>{NOUN})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new10>{QNOUN})\s*(?=列|の列|という列|を|として)"
     rf"|(?P<a9>{NOUN})\s*から\s*(?P<b9>{NOUN})\s*を\s*(?:引い|差し引い)\s*た\s*(?:額|金額|値|もの)\s*を\s*(?P<new9>{QNOUN})\s*(?=として|という列|の列)"
-    rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?P<new4>{NOUN})"
+    rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?!(?:差|差額|差分|結果|額|金額|値|もの)\s*を)(?P<new4>{NOUN})"
     rf"|(?P<new7>{QNOUN})\s*(?:という|の)\s*列\s*を\s*(?P<expr7>{_COMPUTE_EXPR})\s*で\s*(?=追加|作|計算|算出|出)"
     rf"|「(?P<expr8>{_COMPUTE_EXPR})」\s*で\s*(?P<new8>{QNOUN})\s*(?:(?:って|という|の)\s*列\s*)?を\s*(?=足|追加|作|計算|算出|求め|出)"
     rf"|(?P<new6>{QNOUN})\s*\(\s*=?\s*(?P<expr6>{NOUN}(?:\s*[×*÷+\-−]\s*(?:{NOUN}|{NUM})){{1,9}})\s*\)"
@@ -1006,7 +1010,7 @@ _VERBAL_OPERATORS = (
 _VERBAL_COMPUTE = re.compile(
     rf"(?:その\s*)?(?P<a>{QNOUN}|{NUM})\s*(?P<particle>と|に|から|を)\s*(?:その\s*)?(?P<b>{QNOUN}|{NUM})"
     r"\s*(?:で|を)?\s*(?P<verb>足し|足|加え|加算し|合算し|プラスし|引い|差し引い|控除し|マイナスし"
-    r"|掛け|かけ|乗じ|割っ|除し)\s*(?:て|た)\s*(?:(?:額|金額|値|もの|数)\s*を\s*)?[、,]?\s*"
+    r"|掛け|かけ|乗じ|割っ|除し)\s*(?:て|た)\s*(?:(?:額|金額|値|もの|数|差|差額|差分|和|積|商|結果)\s*を\s*)?[、,]?\s*"
     rf"(?P<new>{QNOUN})\s*(?=という列|って列|の列|列|欄|を|として|で(?:計算|算出|出|追加|作))"
 )
 """A formula said in words: 「基本給と手当を足した「総支給額」」, 「付与日数から取得日数を引いた
@@ -1703,8 +1707,27 @@ def _read_same_key(reader: _Reader) -> bool:
         reader.add_step(match.start(), step)
         reader.use(match.start(), match.end())
         reader.use(keep.start(), keep.end())
+        _use_rows_word(reader, match.end())
         return True
     return False
+
+
+def _use_rows_word(reader: _Reader, end: int) -> None:
+    """「電話番号が同じお客様は」: the rows' own word after a shared key names no column."""
+    rows = re.compile(rf"\s*[おご]?(?:{NOUN})\s*(?=は|が|を|の|も)").match(reader.text, end)
+    if rows:
+        reader.use(rows.start(), rows.end())
+
+
+def _points_back(text: str, end: int) -> bool:
+    """True when the words before ``end`` point back at columns just named (その2列, 両方の列)."""
+    return bool(
+        re.search(
+            r"(?:その\s*(?:\d+|二|両|2つ|二つ)\s*(?:列|項目|つ)|その両方|両方の\s*列|それらの\s*列)"
+            r"\s*(?:で|を|の)?\s*$",
+            text[max(0, end - 16) : end],
+        )
+    )
 
 
 def _read_dedupe(reader: _Reader) -> None:
@@ -1726,6 +1749,14 @@ def _read_dedupe(reader: _Reader) -> None:
             if key:
                 keys = _names(key.group("keys"))
                 reader.use(match.start() - (len(before) - key.start()) + 1, match.start())
+        if _points_back(reader.text, match.start() + (len(match.group("cols")) if keyed else 0)):
+            # 「氏名カナと生年月日を正規化してから、その2列で重複を削除」: the columns just named
+            previous = [
+                (position, step)
+                for position, step in reader.steps
+                if step.columns and position < match.start()
+            ]
+            keys = list(max(previous, key=lambda item: item[0])[1].columns) if previous else keys
         if not keys:  # 「申請番号が同じ行は最初の1件だけ残すかたちで重複を除いて」
             sentence_start = reader.text.rfind("。", 0, match.start()) + 1
             said = _SAME_KEY.search(reader.text, sentence_start, match.start())
@@ -1736,6 +1767,18 @@ def _read_dedupe(reader: _Reader) -> None:
                     if not _names_a_file(reader, k)
                 ]
                 reader.use(said.start(), said.end())
+        if not keys:  # 「…の重複を消したいです。電話番号が同じ人は最初の1件だけ残して」
+            for said in _SAME_KEY.finditer(reader.text):
+                sentence_end = reader.text.find("。", said.end()) % (len(reader.text) + 1)
+                if _KEEP_ONE.search(reader.text, said.end(), sentence_end):
+                    keys = [
+                        k
+                        for k in _names(said.group("cols") or said.group("col"))
+                        if not _names_a_file(reader, k)
+                    ]
+                    reader.use(said.start(), said.end())
+                    _use_rows_word(reader, said.end())
+                    break
         doubled = _DOUBLED.search(reader.text)
         if not keys and doubled:
             keys = _names(doubled.group("cols"))
@@ -1757,7 +1800,9 @@ def _read_dedupe(reader: _Reader) -> None:
             reader.use(keep_last.start(), keep_last.end())
         elif kept:  # 「最初の行残しでOK」「最後のカウントを採用」「一番最後の応募を残す」
             step.keep = (
-                "last" if re.match(r"[^先最初上]*(?:最後|後ろ|最新|下)", kept.group(1)) else "first"
+                "last"
+                if re.match(r"[^先最初上]*(?:最後|後ろ|最新|下|後から|あとから)", kept.group(1))
+                else "first"
             )
             reader.use(kept.start(), kept.end())
         reader.add_step(match.start(), step)
@@ -1765,8 +1810,9 @@ def _read_dedupe(reader: _Reader) -> None:
 
 
 _KEPT = re.compile(
-    r"((?:一番|いちばん)?(?:最初|先頭|先に出てくる|最後|後ろ|最新|下|上))\s*(?:\([^()]*\))?\s*の?\s*[^\s、。()「」]{0,10}?"
-    r"\s*(?:だけ|のみ)?\s*を?\s*(?:残[しすさせ]?|採用)"
+    r"((?:一番|いちばん)?(?:最初|先頭|先に出てくる|最後|後ろ|最新|下|上)"
+    r"|(?:後から|あとから|先に|前に)[^\s、。()「」]{0,8}?(?:され|し)た)\s*(?:\([^()]*\))?\s*の?\s*[^\s、。()「」]{0,10}?"
+    r"\s*(?:\([^()]*\))?\s*(?:だけ|のみ)?\s*を?\s*(?:残[しすさせ]?|採用)"
 )
 _EXPLICIT_KEY = re.compile(
     rf"キー\s*(?:は|を|:|として)\s*(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}(?![A-Za-z0-9_{_K}{_KATA}])(?!\s*(?:は|が|を|で)(?!\d))){{0,19}})"
@@ -1976,11 +2022,16 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
         step.tolerance = float(amount_value(number))
         reader.use(tolerance.start(), tolerance.end())
         named = re.search(
-            rf"(?P<col>{NOUN})\s*の\s*(?:差|ずれ)\s*(?:が|は)?\s*$",
+            rf"(?P<col>{QNOUN})\s*の\s*(?:差|差額|ずれ|ズレ|誤差)\s*(?:が|は)?\s*$",
             text[: tolerance.start("num") if tolerance.group("num") else tolerance.start()],
         )
-        if named and is_amount_column(named.group("col")) and step.amount_column is None:
+        if (
+            named
+            and (named.group("col").startswith("「") or is_amount_column(named.group("col")))
+            and step.amount_column is None
+        ):  # 「「金額」のずれは10円まで」
             step.amount_column = _clean(named.group("col"))
+            reader.use(named.start(), named.end("col"))
         sentence = text[text.rfind("。", 0, tolerance.start()) + 1 : tolerance.start()]
         topic = re.match(rf"\s*(?P<col>{NOUN})\s*(?:は|の|が)", sentence)
         if step.amount_column is None and topic and is_amount_column(topic.group("col")):
@@ -2020,6 +2071,24 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
         if named_compared.group("col") or is_amount_column(column):
             step.amount_column = column
             reader.use(named_compared.start(), named_compared.end())
+    present = re.search(
+        rf"(?:どちらの|両方の|双方の|いずれの)\s*(?:ファイル|表|データ|一覧)?\s*(?:に|にも)\s*"
+        rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,9}})\s*(?:の)?\s*(?:列|項目)?\s*(?:が|は)\s*"
+        r"(?:あり|ある|入って)[ぁ-ん]*"
+        rf"|(?P<role>金額|日付)\s*の\s*(?:列|項目)\s*(?:名)?\s*は\s*[^、。]{{0,16}}?(?:どちらも|両方とも|いずれも|共通で)\s*(?P<col>{QNOUN})\s*(?:です|だ|になって)?",
+        text,
+    )
+    if (
+        present
+    ):  # 「どちらのファイルにも販売店コード・金額・日付の列があります」: both tables' columns
+        for name in _names(present.group("cols") or present.group("col")):
+            if present.group("role") == "日付" or (
+                not present.group("role") and re.search(r"(日|日付)$", name)
+            ):
+                step.date_column = step.date_column or name
+            elif present.group("role") == "金額" or is_amount_column(name):
+                step.amount_column = step.amount_column or name
+        reader.use(present.start(), present.end())
     compared = _COMPARED.search(text)
     if compared and step.amount_column is None:  # 「数量が合わない」「売上金額に差異がある」
         step.amount_column = _clean(compared.group("col") or compared.group("col2"))
@@ -2310,7 +2379,7 @@ def _threshold_from_documents(reader: _Reader, documents: Sequence[str]) -> None
 _POLICY_REFERENCE = re.compile(
     rf"(?:(?P<col>{QNOUN})\s*(?:が|の|で)\s*)?(?:この|その|上記の|同条の|同規程の|当該規程の|前記の)?\s*"
     r"(?:社内規程|規程|規定|規約|ルール|ポリシー)?の?\s*"
-    r"(?P<ref>基準額|基準|上限額|上限|限度額|限度|(?<=の)額|(?<=の)金額|これ|それ|該当)\s*(?P<op>"
+    r"(?P<ref>基準額|基準|上限額|上限|限度額|限度|(?<=の)額|(?<=の)金額|これ|それ|(?<!どれかに|ずれかに|ちらかに)該当)\s*(?P<op>"
     + "|".join(f"(?:{words})" for words, _ in _OP_WORDS[:4])
     + r"|を超え(?:る|た|て)?|に該当|に当たる|に当てはまる|する)"
 )
@@ -2995,6 +3064,8 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             continue
         if re.match(r"[ぁ-ん]{0,3}?(?:なくて|ないで|なくても|なく|ず)", text[end:]):
             continue  # 「列名は変えなくて大丈夫」: what not to do asks for nothing
+        if re.match(r"[ぁ-ん]{0,6}?(?:ので|ため)(?![ぁ-ん])", text[end:]):
+            continue  # 「同じ子が何回も申し込んでるので 児童ID で…」: a reason, no request
         if base not in STEP_VERBS and _DESCRIBED.match(text, end):
             continue  # 「二重に登録されている」「ダウンロードした明細」: a state, not a request
         if any(a < start and end <= b for a, b in asides):
@@ -3056,6 +3127,10 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             continue
         if _number_of(match.group(0)) in values:
             continue  # 「1日ずれることがあるので、前後1日まで」: the same value, read once
+        if re.fullmatch(r"\d{1,2}\s*点", match.group(0).strip()) and re.match(
+            r"\s*(?:お願い|ご相談|相談|質問|ご確認|確認|ご連絡|連絡|だけ)", text[match.end() :]
+        ):
+            continue  # 「1点お願いです」: how many things the mail asks, no value
         if re.fullmatch(r"\d{1,4}", match.group(0).strip()) and re.match(
             r"^\s*(?:月|年|期|つ|か月|ヶ月|行|列|項目|四半期|ファイル|枚|通|シート|条|項|号|点|本)",
             text[match.end() :],
