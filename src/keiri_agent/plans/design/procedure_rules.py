@@ -444,7 +444,7 @@ def normalize(text: str) -> str:
     folded = re.sub(r"[『“]([^』”]{1,40})[』”]", r"「\1」", folded)
     folded = re.sub(r"「([^」]{1,60}=[^」]{1,60})」", r"\1", folded)  # 「粗利 = 売価 - 原価」
     folded = re.sub(  # 「水揚げ量(kg)」: the unit of a column, no aside
-        r"(?<=[\u4e00-\u9fff\u30a1-\u30fa\u30fcA-Za-z])\((?:kg|g|t|円|千円|万円|時間|分|日|件|個|人|%|m|km|L)\)",
+        r"(?<=[\u4e00-\u9fff\u30a1-\u30fa\u30fcA-Za-z」])\s?\((?:kg|g|t|円|千円|万円|時間|分|日|件|個|人|%|m|km|L)\)",
         "",
         folded,
     )
@@ -831,6 +831,11 @@ _FILTER_DATE = re.compile(
     + "|".join(f"(?:{words})" for words, _ in _DATE_OPS)
     + ")"
 )
+_FILTER_DATE_RANGE = re.compile(
+    rf"(?P<col>{QNOUN})\s*(?:が|は|の|:|：)\s*(?P<first>{_DATE})\s*(?:から|〜|~|～|-|－)\s*"
+    rf"(?P<last>{_DATE})\s*(?:まで)?(?:\s*\(\s*両端(?:を)?含む\s*\))?"
+)
+"""「出荷日が2024/5/1〜2024/5/31」: a period, both ends kept."""
 _YEAR_MONTH = r"\d{4}[-/]\d{1,2}(?![\d/-])|\d{4}年\d{1,2}月(?!\d)"
 """A month (「成約月が 2024-06」): not read as a value, since a column of dates or of months
 written another way (2024/6) would match no row without a word; named as not understood."""
@@ -841,7 +846,7 @@ _FILTER_CODE = re.compile(
 """「返品区分=1」「工事区分=公共」: a column equal to a code or a word, said with 「=」."""
 _FILTER_EQ = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
-    rf"(?P<tail>以外|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?<=」)(?=\s*(?:。|$))|の(?:いずれか|どれか)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
+    rf"(?P<tail>以外|(?:でない|ではない|じゃない)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ|だけ|のみ))|(?<=」)(?=\s*(?:。|$))|の(?:いずれか|どれか)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
 _GENERIC = re.compile(
@@ -881,6 +886,10 @@ _NOT_WANTED = re.compile(
 """「部署別とかは要りません」: what is not wanted asks for nothing."""
 _METRIC_WORDS = {
     "合計": "sum",
+    "足し上げ": "sum",
+    "足し合わせ": "sum",
+    "合算": "sum",
+    "足し": "sum",
     "総合計": "sum",
     "総額": "sum",
     "合計額": "sum",
@@ -915,7 +924,7 @@ _METRIC_WORDS = {
 }
 """Japanese words and the table.aggregate block's own metric names."""
 _METRIC = re.compile(
-    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN}){{1,19}})\s*(?:(?:の|を)\s*(?:それぞれ|各々|両方)?|(?:それぞれ|各々)\s*の)\s*|(?P<col>{NOUN})\s*(?P<join>の|を|で)?\s*)?(?P<m>合計額|総合計|合計|総額|小計|総計|平均値|平均点|平均|件数|者数|人数|社数|総数|最大値|最大|最高点|最高|最小値|最小|最低点|最低|集計"
+    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN}){{1,19}})\s*(?:(?:の|を)\s*(?:それぞれ|各々|両方)?|(?:それぞれ|各々)\s*の)\s*|(?P<col>{QNOUN})\s*(?:(?<=」)\s*(?:列|欄))?\s*(?P<join>の|を|で)?\s*)?(?P<m>足し上げ|足し合わせ|合算|足し(?=て|た|ます)|合計額|総合計|合計|総額|小計|総計|平均値|平均点|平均|件数|者数|人数|社数|総数|最大値|最大|最高点|最高|最小値|最小|最低点|最低|集計"
     r"|(?<![A-Za-z])(?:sum|total|mean|avg|average|count|max|min)(?![A-Za-z]))"
 )
 _SORT = re.compile(
@@ -946,6 +955,7 @@ _DEDUPE_KEYED = re.compile(
 )
 _DEDUPE = re.compile(
     _DEDUPE_VERB
+    + r"|二重(?:登録|入力|計上)(?:分|行|データ)?\s*(?:を|は|も)?\s*(?:除|削除|排除|取り除|消|なく|省|除外|落と)"
     + r"|(?:ダブ|だぶ|二重に?(?:登録|入))[^。]{0,30}?"
     + r"(?P<one>(?:1|一)(?:件|行|つ)に(?:まとめ|して|する))"
 )
@@ -961,7 +971,7 @@ _KEY = re.compile(
     rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ)?\s*(?:を|で|が)?\s*(?:キー|キーに|キーとして|をもとに|で|を基に|が一致)(?!す|し|き|は|も|あ)"
 )
 _JOIN = re.compile(
-    r"結合|紐付け|紐づけ|ひも付け|紐付|VLOOKUP|vlookup|参照して|付与(?![\u4e00-\u9fff\u30a1-\u30fa])|付け足|くっつけ|引っ張"
+    r"結合|紐付け|紐づけ|ひも付け|紐付|結び(?:つ|付)け|VLOOKUP|vlookup|参照して|付与(?![\u4e00-\u9fff\u30a1-\u30fa])|付け足|くっつけ|引っ張"
     r"|持ってく|引いてく|付け加え|(?<![A-Za-z])(?:join|JOIN|merge)(?![A-Za-z])"
     r"|突き合わせて[^、。]{0,24}?(?:を付け|を追加|を加え|を付与)"
 )
@@ -1126,7 +1136,21 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         _condition(
             reader, _column(match.group("col")), op, 0, match.start(), match.end(), match.group(0)
         )
+    for match in _FILTER_DATE_RANGE.finditer(text):
+        column = _column(match.group("col"))
+        for op, end in ((">=", "first"), ("<=", "last")):
+            _condition(
+                reader,
+                column,
+                op,
+                _date_iso(match.group(end)),
+                match.start(),
+                match.end(),
+                match.group(0),
+            )
     for match in _FILTER_DATE.finditer(text):
+        if reader.overlaps(match.start("date"), match.end("date")):
+            continue
         op = next(o for words, o in _DATE_OPS if re.fullmatch(words, match.group("op")))
         column = _column(match.group("col"))
         _condition(
@@ -1238,7 +1262,7 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             continue  # 「税込金額 は端数処理の違いがあるので」: a topic and a remark, no value
         # 「0円」 is a number
         typed: list[Any] = [amount_value(v) if re.fullmatch(AMOUNT, v) else v for v in values]
-        op = "!=" if tail == "以外" else "=="
+        op = "!=" if tail in ("以外", "でない", "ではない", "じゃない") else "=="
         if len(values) > 1:
             op = "in" if op == "==" else op
         wanted: Any = typed if op == "in" else typed[0]
@@ -1422,6 +1446,12 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         if reader.overlaps(match.start("m"), match.end("m")):
             continue
         word = match.group("m")
+        if word == "足し" and (
+            not groups
+            or not match.group("col")
+            or re.search(r"(?:列|欄|カラム|項目)$", _clean(match.group("col")))
+        ):
+            continue  # 「列を足して」 adds a column; 「顧客ごとに売上足して」 totals 売上
         noun_word = _clean(match.group("col") or "")
         if (
             noun_word in ("人数", "件数", "社数")
@@ -1506,7 +1536,7 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             ):  # 「集計」 of metrics read, 「合計の大きい順」, 「合計1行だけ」: said again
                 reader.use(match.start("m"), match.end("m"))
                 continue
-            if metric is None and column and is_amount_column(column):
+            if metric is None and column and (is_amount_column(column) or _MEASURE.search(column)):
                 metrics.setdefault(column, []).append("sum")  # 「発注金額を集計」: its total
                 last = (match.end(), column)
                 positions.append(match.start())
@@ -1567,6 +1597,8 @@ _PREFIX_METRIC = re.compile(
     r"(?P<ms>(?:平均|最大|最小|最高|最低)(?:\s*(?:・|と|、)\s*(?:平均|最大|最小|最高|最低)){0,4})"
     rf"\s*(?:の)?\s*(?P<col>{NOUN})"
 )
+_MEASURE = re.compile(r"(?<=.)(?:数量|数|量|時間|点数|日数|重量|距離|面積|容量|kg)$")
+"""Nouns that name a quantity column (処方数量, 稼働時間): 「…を集計」 totals them."""
 _WHOLE = frozenset({"全体", "全部", "すべて", "全て", "総", "トータル"})
 _ONLY_FIGURES = re.compile(
     r"(?:合計|総合計|総額|合計額|総計|平均|件数|人数|最大|最小|何(?:件|人|名|社)[ぁ-ん]{0,6}|いくら[ぁ-ん]{0,8})"
@@ -2198,12 +2230,12 @@ def _read_compute(reader: _Reader) -> None:
 
 
 _MIXED = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の)?\s*(?:欄|列)?\s*(?:に|が|は|の|も|、)\s*"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の)?\s*(?:欄|列)?\s*(?:に|が|は|の|も|で|、)\s*"
     r"(?:「[^」]*」|[^。、「」がは]){0,40}?"
     r"(?:(?:書式|書き方|表記|形式|全角[・と]?半角|文字|文字列|数字)\s*(?:が|は|で)?\s*"
     r"(?:「[^」]*」|[^。、「」がは]){0,20}?)?"
     r"(?:混在|バラバラ|ばらばら|ぐちゃぐちゃ|ごちゃまぜ|ごちゃ混ぜ|ごちゃごちゃ|まちまち|不揃い|ぶれ|ブレ"
-    r"|混ざ|混じ|揺れ|ゆれ|不統一|統一されていない|統一されてない"
+    r"|混ざ|混じ|まざ|まじ|揺れ|ゆれ|不統一|統一されていない|統一されてない"
     r"|そろっていない|揃っていない|(?:文字|文字列|テキスト)(?:で|に|として)\s*(?:入|なっ))"
 )
 """Columns said to be written in mixed ways (「返品日 が「2024/5/1」「令和6年…」などバラバラ」,
@@ -3024,6 +3056,7 @@ _SHAPES = (
     ),  # 「3店舗分の実績を連結」
     (r"(?:1|一)\s*(?:件|行|人|名)\s*(?:に|として|だけ)", "dedupe"),  # 「重複している人は1件に」
     (r"(?:1|一)\s*回\s*を?\s*挟", "approval"),  # 「部長の確認を1回挟む」
+    (r"ランキング\s*(?:に|で|形式|表)?", "sort"),  # 「多い順にランキングにして」
     (r"\d+\s*(?:名|人|件|社|つ)\s*分", "filter"),  # 「田中・佐藤・鈴木 の3名分」
 )
 """Numbers that say the shape of a step read elsewhere, consumed only with that step."""
