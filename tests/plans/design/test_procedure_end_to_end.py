@@ -312,6 +312,52 @@ def test_join_master_then_aggregate(service: DesignService, tmp_path: Path) -> N
     assert {r["責任者"]: r["金額_sum"] for r in rows} == expected
 
 
+def test_a_column_computed_before_a_join_feeds_the_join(
+    service: DesignService, tmp_path: Path
+) -> None:
+    files = [("経費.csv", cp932_csv(EXPENSES)), ("部門マスタ.xlsx", xlsx(MASTER))]
+    rows = run(
+        service,
+        "経費.csv の金額に1.1をかけた「税込額」の列を作り、部門マスタ.xlsx を部門で結合して、"
+        "責任者別に税込額を合計してExcelに出力",
+        files,
+        tmp_path,
+    )
+    owners = {row["部門"]: row["責任者"] for row in MASTER}
+    expected: dict[str, float] = defaultdict(float)
+    for row in EXPENSES:
+        expected[owners[row["部門"]]] += amount(row["金額"]) * 1.1
+    assert {r["責任者"]: pytest.approx(r["税込額_sum"]) for r in rows} == expected
+
+
+def test_a_formula_said_in_words(service: DesignService, tmp_path: Path) -> None:
+    rows = run(
+        service,
+        "入金.csv で、入金額から100を引いた「手取額」の列を作って、手取額が5万円以上の行をCSVで出力",
+        [("入金.csv", cp932_csv(PAYMENTS))],
+        tmp_path,
+    )
+    assert [r["請求番号"] for r in rows] == [
+        r["請求番号"] for r in PAYMENTS if amount(r["入金額"]) - 100 >= 50000
+    ]
+
+
+def test_unnamed_files_of_each_listed_source_are_stacked(
+    service: DesignService, tmp_path: Path
+) -> None:
+    april, may = EXPENSES[:4], EXPENSES[4:]
+    rows = run(
+        service,
+        "4月・5月の経費データ（月ごとにCSVが1つずつ）を縦につなげてから、部門ごとに金額を合計してCSVで",
+        [("4月.csv", cp932_csv(april)), ("5月.csv", cp932_csv(may))],
+        tmp_path,
+    )
+    expected: dict[str, int] = defaultdict(int)
+    for row in EXPENSES:
+        expected[row["部門"]] += amount(row["金額"])
+    assert {r["部門"]: amount(str(r["金額_sum"])) for r in rows} == expected
+
+
 def test_reconcile_writes_every_part(service: DesignService, tmp_path: Path) -> None:
     files = [("請求一覧.xlsx", xlsx(INVOICES)), ("入金明細.csv", cp932_csv(PAYMENTS))]
     instruction = "請求一覧.xlsx と入金明細.csv を請求番号で照合して、差異をExcelに出力"

@@ -1097,3 +1097,96 @@ def test_named_outputs_said_around_their_format(
     (output,) = procedure.outputs
     assert (output.file_name, output.sheet) == (file_name, sheet)
     assert len(procedure.inputs) == 1 and not procedure.gaps
+
+
+def test_a_period_between_two_dates_keeps_both_ends() -> None:
+    procedure = read_procedure("出荷.csv、出荷日が2024/5/1〜2024/5/31のやつだけにしてCSVで")
+    (step,) = procedure.steps
+    assert [(c.column, c.op, c.value) for c in step.conditions] == [
+        ("出荷日", ">=", "2024-05-01"),
+        ("出荷日", "<=", "2024-05-31"),
+    ]
+    assert not procedure.gaps
+
+
+@pytest.mark.parametrize(
+    ("instruction", "op", "value"),
+    [
+        ("経費.xlsx の区分が「役員」でない行だけにしてCSVで", "!=", "役員"),
+        ("入荷予定.csv、倉庫コードがW02のだけでCSVちょうだい", "==", "W02"),
+    ],
+)
+def test_conditions_said_with_a_short_tail(instruction: str, op: str, value: str) -> None:
+    procedure = read_procedure(instruction)
+    (step,) = procedure.steps
+    assert [(c.op, c.value) for c in step.conditions] == [(op, value)] and not procedure.gaps
+
+
+def test_a_remark_about_this_year_is_no_condition() -> None:
+    procedure = read_procedure(
+        "今年は天候不順で出荷量が例年より少なく、部会でも話題になっております。"
+        "出荷.xlsx から品目が「きゅうり」の行だけを取り出してExcelで"
+    )
+    (step,) = procedure.steps
+    assert [c.column for c in step.conditions] == ["品目"] and not procedure.gaps
+
+
+def test_a_remark_with_a_request_is_still_read() -> None:
+    # background is dropped only when it asks nothing: a request in it is never lost
+    procedure = read_procedure(
+        "いつも営業部で集計しています。経費.csv を部門別に金額を合計してExcelで"
+    )
+    assert _kinds(procedure) == ["aggregate"]
+    asked = read_procedure("郵送費の関係で対象を絞りたいです。寄付者.xlsx をCSVで出して")
+    assert asked.gaps
+
+
+@pytest.mark.parametrize(
+    ("instruction", "metrics"),
+    [
+        ("稼働.csv を顧客ごとに売上足してExcelで", {"売上": ["sum"]}),
+        ("出荷.xlsx を生産者コードごとに「出荷数量」列を足し上げてExcelで", {"出荷数量": ["sum"]}),
+        ("処方.xlsx を薬効分類ごとに処方数量を集計してCSVで", {"処方数量": ["sum"]}),
+        ("清掃.csv を担当者ごとに「清掃時間」（分）の平均を出してCSVで", {"清掃時間": ["mean"]}),
+    ],
+)
+def test_totals_in_more_words(instruction: str, metrics: dict[str, list[str]]) -> None:
+    procedure = read_procedure(instruction)
+    assert procedure.steps[-1].metrics == metrics and not procedure.gaps
+
+
+def test_a_column_added_is_no_total() -> None:
+    procedure = read_procedure(
+        "日報.csvに「作業時間 × 時給」で労務費って列を足して、圃場ごとの労務費の合計を出してExcelで"
+    )
+    assert procedure.steps[-1].metrics == {"労務費": ["sum"]} and not procedure.gaps
+
+
+def test_both_tables_columns_stated_name_the_compared_amount_and_date() -> None:
+    procedure = read_procedure(
+        "請求.csv と入金.csv を販売店コードで突き合わせてください。"
+        "どちらのファイルにも販売店コード・金額・日付の列があります。"
+        "660円までの金額差は一致扱い、日付は5日以内のずれならOK。Excelで"
+    )
+    (step,) = procedure.steps
+    assert (step.amount_column, step.date_column, step.tolerance, step.date_window_days) == (
+        "金額",
+        "日付",
+        660,
+        5,
+    )
+    assert not procedure.gaps
+
+
+def test_dedupe_said_by_the_rows_that_share_a_key() -> None:
+    procedure = read_procedure(
+        "顧客リスト.xlsxの重複を消したいです。電話番号が同じお客様は最初の1件だけ残してください。CSVで"
+    )
+    (step,) = procedure.steps
+    assert (step.keys, step.keep) == (["電話番号"], "first") and not procedure.gaps
+    pointed = read_procedure(
+        "名簿.csv の氏名カナと生年月日を正規化してから、その2列で重複を削除し、"
+        "後から登録された行（最後の行）を残してください。CSVで"
+    )
+    assert (pointed.steps[-1].keys, pointed.steps[-1].keep) == (["氏名カナ", "生年月日"], "last")
+    assert not pointed.gaps

@@ -124,6 +124,10 @@ class _Builder:
         return str(node["id"])
 
 
+TWO_TABLE_STEPS = frozenset({"join", "reconcile", "concat"})
+"""Steps that take the input tables rather than the table built so far."""
+
+
 def plan_from_procedure(
     procedure: Procedure, *, plan_id: str, description: str = "", columns: Sequence[str] = ()
 ) -> BuiltPlan:
@@ -137,12 +141,19 @@ def plan_from_procedure(
     aggregate_columns: dict[str, str] = {}
     reconciled: str | None = None
     approval: str | None = None
+    first_table = procedure.inputs[0].id if procedure.inputs else None
     for step in procedure.steps:
         if step.kind == "approval":
             approval = _approval(builder, step, current)
             continue
         node_id, current = _step(builder, step, current, aggregate_columns)
         builder.covers[f"step:{step.id}"] = node_id
+        if step.kind in TWO_TABLE_STEPS:
+            first_table = None
+        elif first_table is not None and current is not None:
+            # 「オーナー名を整えたうえで、物件一覧と紐付けて」: the first table, as changed so
+            # far, is the one a later join, reconcile or stack takes
+            builder.tables[first_table] = current
         if step.kind == "reconcile":
             reconciled = node_id
     exports = _outputs(builder, current, reconciled, approval)

@@ -126,7 +126,8 @@ _GLUE_ACTIONS = frozenset(
         "当てはまる",
         "差し引く",
         "ずれる",
-        "許容",
+        "込",
+        "込む",
         "許す",
         "認める",
         "混ざる",
@@ -529,6 +530,7 @@ _OUTPUT_VERB = (
     r"出力|書き出|保存|まとめ|出し|出す|出して|作成|作っ|落と|吐き出|ダウンロード|エクスポート|一覧|にして|にし|"
     r"して|する|結構|大丈夫|構いません|かまいません|OK|いいです|よいです|助かります|いただけ"
     r"|確認|返し|返して|戻し|戻して|抜き出|のまま|ください|下さい|お願い|で結構|がほしい|が欲しい|でほしい|で欲しい|化"
+    r"|共有|ご共有"
     r"|output|export"
 )
 _AS_OUTPUT_NAMED = re.compile(
@@ -853,6 +855,11 @@ _GENERIC = re.compile(
     r"(?:^|\d)(?:行|列|件|分)$|(?:もの|明細|データ|レコード|項目|一覧|結果|ファイル)$"
 )
 """Nouns that name rows or the file, never a value to filter on (「行だけ」「明細のみ」)."""
+_NOT_A_COLUMN = re.compile(
+    r"(?:今|昨|去|来|前|毎|例)(?:年度?|月|週|日|回)|本日|先月|先週|先日|当社|弊社|当法人|当院|当店|当方"
+)
+"""Times and the writer's own organisation: the topic of a remark (「今年は天候不順で」), no
+column to compare."""
 _FILTER_ONLY = re.compile(rf"(?P<val>{QNOUN})\s*(?P<tail>だけ|のみ|以外)")
 _ENDS_WITH_METRIC = re.compile(
     r"(?:合計|総合計|総額|合計額|総計|平均|件数|人数|最大|最小|最高|最低)(?:値|額)?$"
@@ -1249,8 +1256,8 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         owner = re.search(rf"(?P<owner>{NOUN})\s*の\s*$", text[: match.start("col")])
         if column in ("種類", "区分", "状態", "種別") and owner:
             column = f"{owner.group('owner')}の{column}"  # 「廃棄物の種類が「廃プラ」」
-        elif column in GENERIC_NOUNS or _GENERIC.search(column):
-            continue  # 「結果は…」「データは…」 name no column
+        elif column in GENERIC_NOUNS or _GENERIC.search(column) or _NOT_A_COLUMN.fullmatch(column):
+            continue  # 「結果は…」「データは…」「今年は…」 name no column
         particle = text[match.end("col") : match.start("val")].strip()
         tail = match.group("tail")
         if (
@@ -3482,6 +3489,35 @@ conditions and verbs are the rule's, not steps; a step that refers to it (「こ
 takes its amount (``_read_policy_reference``)."""
 
 
+_REQUEST_FORM = re.compile(
+    r"ください|下さい|お願い|願います|ほしい|欲しい|たい|もらえ|いただけ|頂け|ちょうだい|ますか|でしょうか"
+)
+_DESCRIPTIVE_END = re.compile(
+    r"(?:ております|ています|ていました|ておりました|てきました|あります|ありました|でした|です)\s*$"
+)
+
+
+def _background_sentences(reader: _Reader) -> None:
+    """「今年は天候不順で出荷量が例年より少なく、部会でも話題になっております。」: a sentence
+    before the first file is named that states how things are (nothing read from it, no
+    request, no step read from it, no number or quoted value) is background."""
+    first_file = min(reader.input_positions.values(), default=len(reader.text))
+    start = 0
+    for sentence in reader.text.split("。"):
+        end = start + len(sentence)
+        if (
+            end <= first_file
+            and sentence.strip()
+            and not any(start <= position < end for position, _ in reader.steps)
+            and not any(start <= a < end for a, _ in reader.condition_spans)
+            and not _REQUEST_FORM.search(sentence)
+            and _DESCRIPTIVE_END.search(sentence)
+            and not re.search(r"\d|「", sentence)
+        ):
+            reader.use(start, end)
+        start = end + 1
+
+
 def _heading(instruction: str) -> str:
     """The first line of a request of several lines when it is a title (「仕入先別の発注額
     集計」「【月次】修繕費の集計」): a noun phrase with no file, verb or case particle."""
@@ -3527,6 +3563,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     _threshold_from_documents(reader, documents)
     _two_table_sources(reader)
     _unused_inputs(reader)
+    _background_sentences(reader)
     _read_leftovers(reader)
     _read_people(reader, {gap.source for gap in reader.gaps})
     _unused_nouns(reader, {gap.source for gap in reader.gaps})
