@@ -333,7 +333,8 @@ def test_a_column_computed_before_a_join_feeds_the_join(
 def test_a_formula_said_in_words(service: DesignService, tmp_path: Path) -> None:
     rows = run(
         service,
-        "入金.csv で、入金額から100を引いた「手取額」の列を作って、手取額が5万円以上の行をCSVで出力",
+        "入金.csv で、入金額から100を引いた「手取額」の列を作って、"
+        "手取額が5万円以上の行をCSVで出力",
         [("入金.csv", cp932_csv(PAYMENTS))],
         tmp_path,
     )

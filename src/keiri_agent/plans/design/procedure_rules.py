@@ -962,7 +962,8 @@ _DEDUPE_KEYED = re.compile(
 )
 _DEDUPE = re.compile(
     _DEDUPE_VERB
-    + r"|二重(?:登録|入力|計上)(?:分|行|データ)?\s*(?:を|は|も)?\s*(?:除|削除|排除|取り除|消|なく|省|除外|落と)"
+    + r"|二重(?:登録|入力|計上)(?:分|行|データ)?\s*(?:を|は|も)?\s*"
+    + r"(?:除|削除|排除|取り除|消|なく|省|除外|落と)"
     + r"|(?:ダブ|だぶ|二重に?(?:登録|入))[^。]{0,30}?"
     + r"(?P<one>(?:1|一)(?:件|行|つ)に(?:まとめ|して|する))"
 )
@@ -1796,56 +1797,61 @@ def _read_dedupe(reader: _Reader) -> None:
                 if step.columns and position < match.start()
             ]
             keys = list(max(previous, key=lambda item: item[0])[1].columns) if previous else keys
-        if not keys:  # 「申請番号が同じ行は最初の1件だけ残すかたちで重複を除いて」
-            sentence_start = reader.text.rfind("。", 0, match.start()) + 1
-            said = _SAME_KEY.search(reader.text, sentence_start, match.start())
-            if said:
-                keys = [
-                    k
-                    for k in _names(said.group("cols") or said.group("col"))
-                    if not _names_a_file(reader, k)
-                ]
-                reader.use(said.start(), said.end())
-        if not keys:  # 「…の重複を消したいです。電話番号が同じ人は最初の1件だけ残して」
-            for said in _SAME_KEY.finditer(reader.text):
-                sentence_end = reader.text.find("。", said.end()) % (len(reader.text) + 1)
-                if _KEEP_ONE.search(reader.text, said.end(), sentence_end):
-                    keys = [
-                        k
-                        for k in _names(said.group("cols") or said.group("col"))
-                        if not _names_a_file(reader, k)
-                    ]
-                    reader.use(said.start(), said.end())
-                    _use_rows_word(reader, said.end())
-                    break
-        doubled = _DOUBLED.search(reader.text)
-        if not keys and doubled:
-            keys = _names(doubled.group("cols"))
-            reader.use(doubled.start(), doubled.end())
-        if not keys:
-            same = list(re.finditer(rf"同じ\s*(?P<col>{NOUN})", reader.text))
-            keys = list(dict.fromkeys(_clean(m.group("col")) for m in same))
-            for m in same:
-                reader.use(m.start(), m.end())
+        keys = keys or _keys_said_elsewhere(reader, match.start())
         step = StepSpec(id="", kind="dedupe", keys=keys, source=match.group(0))
-        keep_last = re.search(
-            r"(?:最後|後ろ|最新|新しい方|一番下|いちばん下)の?(?:\(最新\))?の?(?:行|もの|データ)?"
-            r"(?:\(最新\))?(?:だけ|のみ)?を?残|残すのは(?:最後|後ろ|最新|新しい方)",
-            reader.text,
-        )
-        kept = _KEPT.search(reader.text)
-        if keep_last:
-            step.keep = "last"
-            reader.use(keep_last.start(), keep_last.end())
-        elif kept:  # 「最初の行残しでOK」「最後のカウントを採用」「一番最後の応募を残す」
-            step.keep = (
-                "last"
-                if re.match(r"[^先最初上]*(?:最後|後ろ|最新|下|後から|あとから)", kept.group(1))
-                else "first"
-            )
-            reader.use(kept.start(), kept.end())
+        _read_kept_row(reader, step)
         reader.add_step(match.start(), step)
         reader.use(match.start(), match.end())
+
+
+def _said_keys(reader: _Reader, said: re.Match[str]) -> list[str]:
+    reader.use(said.start(), said.end())
+    listed = _names(said.group("cols") or said.group("col"))
+    return [k for k in listed if not _names_a_file(reader, k)]
+
+
+def _keys_said_elsewhere(reader: _Reader, start: int) -> list[str]:
+    """The keys of a dedupe word that names none (「重複を除いて」), said by the rows that
+    share them: in its sentence, then in another sentence with the row kept, then as
+    「取引先コードがダブって」, then as 「同じ伝票番号」."""
+    text = reader.text
+    sentence_start = text.rfind("。", 0, start) + 1
+    said = _SAME_KEY.search(text, sentence_start, start)
+    if said:  # 「申請番号が同じ行は最初の1件だけ残すかたちで重複を除いて」
+        return _said_keys(reader, said)
+    for said in _SAME_KEY.finditer(text):
+        sentence_end = text.find("。", said.end()) % (len(text) + 1)
+        if _KEEP_ONE.search(text, said.end(), sentence_end):
+            _use_rows_word(reader, said.end())  # 「…の重複を消したいです。電話番号が同じ人は…」
+            return _said_keys(reader, said)
+    doubled = _DOUBLED.search(text)
+    if doubled:
+        reader.use(doubled.start(), doubled.end())
+        return _names(doubled.group("cols"))
+    same = list(re.finditer(rf"同じ\s*(?P<col>{NOUN})", text))
+    for m in same:
+        reader.use(m.start(), m.end())
+    return list(dict.fromkeys(_clean(m.group("col")) for m in same))
+
+
+def _read_kept_row(reader: _Reader, step: StepSpec) -> None:
+    """Which row of a key a dedupe keeps: 最後の行を残す, 最初の行残しでOK, 後から登録された行."""
+    keep_last = re.search(
+        r"(?:最後|後ろ|最新|新しい方|一番下|いちばん下)の?(?:\(最新\))?の?(?:行|もの|データ)?"
+        r"(?:\(最新\))?(?:だけ|のみ)?を?残|残すのは(?:最後|後ろ|最新|新しい方)",
+        reader.text,
+    )
+    kept = _KEPT.search(reader.text)
+    if keep_last:
+        step.keep = "last"
+        reader.use(keep_last.start(), keep_last.end())
+    elif kept:  # 「最初の行残しでOK」「最後のカウントを採用」「一番最後の応募を残す」
+        step.keep = (
+            "last"
+            if re.match(r"[^先最初上]*(?:最後|後ろ|最新|下|後から|あとから)", kept.group(1))
+            else "first"
+        )
+        reader.use(kept.start(), kept.end())
 
 
 _KEPT = re.compile(
@@ -2085,6 +2091,14 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
     if no_tolerance and step.tolerance is None:
         step.tolerance = 0.0
         reader.use(no_tolerance.start(), no_tolerance.end())
+    _compared_columns_named(reader, step)
+
+
+def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
+    """A reconciliation's amount and date columns said by their role (「金額は 入金額 で
+    比べて」), as both tables' columns (「どちらのファイルにも…の列があります」), as the
+    thing compared (「手数料額を比較」「数量が合わない」) or as a quoted column (「金額」列)."""
+    text = reader.text
     by_role = re.search(
         rf"(?P<role>金額|日付)\s*(?:は|を)\s*(?P<col>{QNOUN})\s*(?:の?\s*列\s*で|同士\s*で|で\s*(?=比|照|突|見|チェック|判定))"
         rf"|(?P<role2>金額|日付)\s*\(\s*[^()]{{0,10}}?列名\s*(?:は|が)\s*(?P<col2>{QNOUN})"
