@@ -391,6 +391,9 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "足す": frozenset({"compute", "join", "aggregate"}),
     "くっつける": frozenset({"join", "concat"}),
     "つなげる": frozenset({"concat", "join"}),
+    "繋げる": frozenset({"concat", "join"}),
+    "繋ぐ": frozenset({"concat", "join"}),
+    "積む": frozenset({"concat"}),
     "つなぐ": frozenset({"concat", "join"}),
     "残す": frozenset({"filter", "select", "dedupe"}),
     "承認": frozenset({"approval"}),
@@ -1056,6 +1059,7 @@ _SELECT = re.compile(
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧|お願い|ください|下さい|にて|して|CSV|Excel|エクセル))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
     rf"|(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})"
+    rf"|(?<![がは])(?P<cols8>{QNOUN}(?:\s*(?:・|、)\s*{QNOUN}){{2,19}})\s*を\s*(?=出して|出力して|表示して|一覧にして|並べた(?:表|一覧))"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞)"
 )
 _APPROVAL = re.compile(
@@ -1838,7 +1842,7 @@ def _read_kept_row(reader: _Reader, step: StepSpec) -> None:
     """Which row of a key a dedupe keeps: 最後の行を残す, 最初の行残しでOK, 後から登録された行."""
     keep_last = re.search(
         r"(?:最後|後ろ|最新|新しい方|一番下|いちばん下)の?(?:\(最新\))?の?(?:行|もの|データ)?"
-        r"(?:\(最新\))?(?:だけ|のみ)?を?残|残すのは(?:最後|後ろ|最新|新しい方)",
+        r"(?:\(最新\))?(?:だけ|のみ)?を?残[しすさせっ]?|残すのは(?:最後|後ろ|最新|新しい方)",
         reader.text,
     )
     kept = _KEPT.search(reader.text)
@@ -1913,7 +1917,8 @@ _FILE_COUNT = re.compile(
     r"(?P<n>\d+)\s*(?:ファイル|社分|店舗分|店分|拠点分|部署分|か月分|ヶ月分|カ月分|年度分|年分)"
 )
 _FILES_GATHERED = re.compile(
-    r"(?<=\.csv|xlsx|xlsm|\.xls)」?\s*を\s*(?:まとめ|合わせ|一緒にし|一つにし|ひとつにし)", re.I
+    rf"(?<=\.csv|xlsx|xlsm|\.xls)」?\s*(?:の\s*{NOUN}\s*)?を\s*(?:まとめ|合わせ|一緒にし|一つにし|ひとつにし)",
+    re.I,
 )
 """「本館_売上.csv と 別館_売上.csv をまとめて」: the files themselves gathered."""
 
@@ -2061,6 +2066,7 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
             _clean(pair.group("b")),
         )
         reader.use(pair.start(), pair.end())
+    _compared_columns_named(reader, step)  # said outright, before any guess from a topic
     tolerance = _TOLERANCE.search(text)
     if tolerance:
         number = tolerance.group("num") or tolerance.group("num2")
@@ -2091,7 +2097,6 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
     if no_tolerance and step.tolerance is None:
         step.tolerance = 0.0
         reader.use(no_tolerance.start(), no_tolerance.end())
-    _compared_columns_named(reader, step)
 
 
 def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
@@ -2128,18 +2133,18 @@ def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
         rf"(?:どちらの|両方の|双方の|いずれの)\s*(?:ファイル|表|データ|一覧)?\s*(?:に|にも)\s*"
         rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,9}})\s*(?:の)?\s*(?:列|項目)?\s*(?:が|は)\s*"
         r"(?:あり|ある|入って)[ぁ-ん]*"
-        rf"|(?P<role>金額|日付)\s*の\s*(?:列|項目)\s*(?:名)?\s*は\s*[^、。]{{0,16}}?(?:どちらも|両方とも|いずれも|共通で)\s*(?P<col>{QNOUN})\s*(?:です|だ|になって)?",
+        rf"|(?P<role>金額|日付)\s*の\s*(?:列|項目)\s*(?:名)?\s*は\s*[^、。]{{0,16}}?(?:どちらも|両方とも|いずれも|共通で)\s*(?P<col>{QNOUN})\s*(?:です|だ|になって)?"
+        rf"|(?:どちらの|両方の|双方の|いずれの)\s*(?:ファイル|表|データ|一覧)?\s*も\s*(?P<role2>金額|日付)\s*の\s*(?:列|項目)\s*(?:名)?\s*(?:は|が)\s*(?P<col2>{QNOUN})\s*(?:です|だ|になって)?",
         text,
     )
     if (
         present
     ):  # 「どちらのファイルにも販売店コード・金額・日付の列があります」: both tables' columns
-        for name in _names(present.group("cols") or present.group("col")):
-            if present.group("role") == "日付" or (
-                not present.group("role") and re.search(r"(日|日付)$", name)
-            ):
+        role = present.group("role") or present.group("role2")
+        for name in _names(present.group("cols") or present.group("col") or present.group("col2")):
+            if role == "日付" or (not role and re.search(r"(日|日付)$", name)):
                 step.date_column = step.date_column or name
-            elif present.group("role") == "金額" or is_amount_column(name):
+            elif role == "金額" or is_amount_column(name):
                 step.amount_column = step.amount_column or name
         reader.use(present.start(), present.end())
     compared = _COMPARED.search(text)
@@ -2341,10 +2346,16 @@ def _read_select(reader: _Reader) -> None:
             or match.group("cols2")
             or match.group("cols3")
             or match.group("cols5")
+            or match.group("cols8")
         )
         columns = (
             _names(listed) if listed else _names(re.sub(r"\s*[/／]\s*", "・", match.group("cols4")))
         )
+        if match.group("cols8") and any(
+            _ENDS_WITH_METRIC.search(c) or c in _METRIC_WORDS or _names_a_file(reader, c)
+            for c in columns
+        ):
+            continue  # 「部門・件数・合計を出して」: figures of an aggregation, not columns kept
         reader.add_step(
             match.start(), StepSpec(id="", kind="select", columns=columns, source=match.group(0))
         )
@@ -2968,6 +2979,13 @@ _FROM_WHERE = re.compile(
 says where a file came from, not a parameter."""
 
 
+_DESCRIBING_VERB = re.compile(
+    r"\s*(?:し|さ)(?:た|ている|てる|ております|ておる|てある|れた|れている)(?![ぁ-ん])"
+)
+"""「銀行からダウンロードした入金明細」「こちらで管理している台帳」: a verbal noun that
+describes a file or its rows, no column."""
+
+
 def _unused_nouns(reader: _Reader, named: set[str]) -> None:
     """A content noun no rule used, in a clause that asks for a step, is named: a column
     or value the rules missed must not be dropped silently. Remarks, purposes, reasons
@@ -2993,6 +3011,7 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             or _GENERIC.search(surface)
             or _FROM_WHERE.match(text, end)
             or re.search(r"(?:用|向け)$", surface)
+            or _DESCRIBING_VERB.match(text, end)
         ):
             continue
         unused.setdefault(clause, []).append(surface)
