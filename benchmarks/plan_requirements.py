@@ -46,7 +46,7 @@ from keiri_agent.plans.design.procedure import (
 from keiri_agent.services.design import DesignRequest, DesignService
 
 DATA = Path(__file__).resolve().parent / "data"
-SETS = tuple(f"blind{n}" for n in range(1, 33))
+SETS = tuple(f"blind{n}" for n in range(1, 35))
 
 
 def expected_procedure(requirements: list[dict[str, Any]]) -> Procedure:
