@@ -1190,3 +1190,38 @@ def test_dedupe_said_by_the_rows_that_share_a_key() -> None:
     )
     assert (pointed.steps[-1].keys, pointed.steps[-1].keep) == (["氏名カナ", "生年月日"], "last")
     assert not pointed.gaps
+
+
+def test_a_recent_period_nobody_stated_is_asked() -> None:
+    procedure = read_procedure("最近入塾した生徒の一覧を生徒名簿.csv から作ってExcelで")
+    assert any("最近" in gap.message for gap in procedure.gaps)
+
+
+def test_a_verbal_noun_describing_a_file_asks_nothing() -> None:
+    procedure = read_procedure(
+        "銀行からダウンロードした入金明細.csv を取引先ごとに入金額を合計してExcelで"
+    )
+    assert _kinds(procedure) == ["aggregate"] and not procedure.gaps
+
+
+def test_a_negation_glued_to_the_value_is_read() -> None:
+    procedure = read_procedure(
+        "給油売上.csv、油種が灯油以外のデータで店舗別に販売数量を合計。CSVで"
+    )
+    condition = procedure.steps[0].conditions[0]
+    assert (condition.column, condition.op, condition.value) == ("油種", "!=", "灯油")
+
+
+def test_orders_in_more_words_and_an_unread_order_is_named() -> None:
+    procedure = read_procedure("作業日報.csv を担当者ごとに作業時間を合計→作業時間の長い順→CSV")
+    assert (procedure.steps[-1].kind, procedure.steps[-1].descending) == ("sort", True)
+    unread = read_procedure("作業日報.csv を担当者ごとに作業時間を合計、作業時間のえらい順でCSV")
+    assert any("えらい順" in gap.message for gap in unread.gaps)
+
+
+def test_a_dedupe_said_with_dabu() -> None:
+    procedure = read_procedure(
+        "依頼者リスト.csv の依頼者番号のダブりを消して、"
+        "依頼者番号・氏名・電話番号の列だけにしてCSVで"
+    )
+    assert _kinds(procedure) == ["dedupe", "select"] and procedure.steps[0].keys == ["依頼者番号"]

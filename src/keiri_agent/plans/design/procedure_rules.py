@@ -940,7 +940,7 @@ _METRIC = re.compile(
 _SORT = re.compile(
     rf"(?P<cols6>{QNOUN}(?:\s*(?:→|⇒|>|、|・)\s*{QNOUN}){{1,5}})\s*の\s*順\s*(?:番)?\s*(?:で|に)\s*(?:(?P<dir6>昇順|降順)\s*)?(?=並|ソート)"
     rf"|(?P<col7>{QNOUN})\s*(?:が|の)\s*(?P<dir7>多い|大きい|高い|少ない|小さい|低い)\s*(?:{NOUN})?\s*から\s*順"
-    rf"|(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|小さい|少ない|低い|安い|昇順|古い|早い|遅い)\s*順"
+    rf"|(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|長い|重い|小さい|少ない|低い|安い|昇順|古い|早い|遅い|短い|軽い)\s*順"
     r"|(?P<col2>"
     + QNOUN
     + r"(?:\s*(?:・|と)\s*"
@@ -956,7 +956,8 @@ _SORT = re.compile(
     + r")\s*(?:の)?\s*(?P<dir4>desc|asc|descending|ascending|DESC|ASC)(?![A-Za-z])"
 )
 _DEDUPE_VERB = (
-    r"重複(?:している|した|する)?(?:行|データ|レコード|明細)?\s*(?:を|は|も)?\s*"
+    r"(?:重複|ダブり|だぶり|ダブリ|ダブってる(?:行|もの|データ)?|ダブっている(?:行|もの|データ)?)"
+    r"(?:している|した|する)?(?:行|データ|レコード|明細)?\s*(?:を|は|も)?\s*"
     r"(?P<verb>除|削除|排除|取り除|取|まとめ|消|なく|1行に|一行に|1件に|一件に|省|チェック|除外|カット|落と)"
 )
 _DEDUPE_KEYED = re.compile(
@@ -1253,6 +1254,9 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
                 else re.split(r"\s*(?:か|または|もしくは|・|、|/|／)\s*", raw)
             )
             values = [_clean(v) for v in parts if _clean(v)]
+        negated = bool(values) and all(v.endswith("以外") and len(v) > 2 for v in values)
+        if negated:  # 「油種が灯油以外の」: the negation read as a part of the value
+            values = [v.removesuffix("以外") for v in values]
         if any(v in _METRIC_WORDS or v in _NOT_VALUES for v in values):
             continue
         if any(re.search(r"\d.*(?:超|以上|以下|未満|以内)$", v) for v in values):
@@ -1274,7 +1278,7 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             continue  # 「税込金額 は端数処理の違いがあるので」: a topic and a remark, no value
         # 「0円」 is a number
         typed: list[Any] = [amount_value(v) if re.fullmatch(AMOUNT, v) else v for v in values]
-        op = "!=" if tail in ("以外", "でない", "ではない", "じゃない") else "=="
+        op = "!=" if negated or tail in ("以外", "でない", "ではない", "じゃない") else "=="
         if len(values) > 1:
             op = "in" if op == "==" else op
         wanted: Any = typed if op == "in" else typed[0]
@@ -1685,6 +1689,8 @@ def _read_sort(reader: _Reader) -> None:
             "大きい",
             "多い",
             "高い",
+            "長い",
+            "重い",
             "降順",
             "新しい",
             "遅い",
@@ -2980,10 +2986,20 @@ says where a file came from, not a parameter."""
 
 
 _DESCRIBING_VERB = re.compile(
-    r"\s*(?:し|さ)(?:た|ている|てる|ております|ておる|てある|れた|れている)(?![ぁ-ん])"
+    r"\s*(?:し|さ)(?:た|ている|てる|ております|ておる|てある|れた|れている)(?![ぁ-ん])\s*"
+    rf"(?P<what>{NOUN}(?:\.[A-Za-z]+)?)"
 )
-"""「銀行からダウンロードした入金明細」「こちらで管理している台帳」: a verbal noun that
-describes a file or its rows, no column."""
+_FILE_WORD = re.compile(
+    r"(?:データ|明細|一覧|台帳|リスト|名簿|ファイル|記録|帳|表|CSV|Excel|xlsx|csv)$"
+)
+
+
+def _describes_a_file(reader: _Reader, end: int) -> bool:
+    """「銀行からダウンロードした入金明細」「こちらで管理している 発注台帳.xlsx」: a verbal
+    noun describing the file that follows, no column (「最近入塾した生徒」 describes rows: it
+    stays a question)."""
+    described = _DESCRIBING_VERB.match(reader.text, end)
+    return bool(described) and bool(_FILE_WORD.search(described["what"]))
 
 
 def _unused_nouns(reader: _Reader, named: set[str]) -> None:
@@ -3011,7 +3027,7 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             or _GENERIC.search(surface)
             or _FROM_WHERE.match(text, end)
             or re.search(r"(?:用|向け)$", surface)
-            or _DESCRIBING_VERB.match(text, end)
+            or _describes_a_file(reader, end)
         ):
             continue
         unused.setdefault(clause, []).append(surface)
@@ -3236,6 +3252,37 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
                 message=f"「{clause}」の {match.group(0)} をどう使うか読み取れませんでした",
                 source=clause,
             )
+        )
+
+
+_VAGUE_TIME = re.compile(r"最近|直近|近頃|このところ|ここ最近|新しめ|古め")
+
+
+def _vague_times(reader: _Reader) -> None:
+    """「最近入塾した生徒」: rows of a period nobody stated are asked, never all rows."""
+    for match in _VAGUE_TIME.finditer(reader.text):
+        if reader.is_used(match.start(), match.end()):
+            continue
+        reader.refuse(
+            "not_understood",
+            f"「{_clause(reader.text, match.start(), match.end())}」の「{match.group(0)}」が"
+            "いつからいつまでか指示にありません（「入塾日が2024年4月1日以降」のように、"
+            "列と日付で書いてください）",
+            match,
+        )
+
+
+def _unread_orders(reader: _Reader) -> None:
+    """「作業時間の手早い順」: an order no sort rule read is named, never dropped."""
+    for match in re.finditer(r"[\u4e00-\u9fffぁ-ん]{1,4}い\s*順", reader.text):
+        if reader.overlaps(match.start(), match.end()):
+            continue
+        reader.refuse(
+            "not_understood",
+            f"「{_clause(reader.text, match.start(), match.end())}」の並べ替えの向き"
+            f"（{match.group(0)}）を読み取れませんでした（「金額の大きい順」「日付の古い順」"
+            "のように書いてください）",
+            match,
         )
 
 
@@ -3593,6 +3640,8 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     _read_approval(reader)
     _negate_excluded(reader)
     _read_filter_verbs(reader)
+    _vague_times(reader)
+    _unread_orders(reader)
     _threshold_from_documents(reader, documents)
     _two_table_sources(reader)
     _unused_inputs(reader)
