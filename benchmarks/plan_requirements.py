@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 from collections import Counter
@@ -49,9 +50,29 @@ DATA = Path(__file__).resolve().parent / "data"
 SETS = tuple(f"blind{n}" for n in range(1, 35))
 
 
+_UNIT = re.compile(r"\s*[(（](?:kg|g|t|円|千円|万円|時間|分|日|件|個|人|%|m|km|L)[)）]$")
+
+
+def _without_units(value: Any) -> Any:
+    """A column name with its unit (「水揚げ量(kg)」) as the generator reads it: the unit in
+    parentheses is said of the column, not a part of its name (the run then names the
+    column it cannot find, if the file's header has the unit)."""
+    if isinstance(value, str):
+        return _UNIT.sub("", value)
+    if isinstance(value, list):
+        return [_without_units(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_units(key): item for key, item in value.items()}
+    return value
+
+
 def expected_procedure(requirements: list[dict[str, Any]]) -> Procedure:
     """The helpers' requirement list as a ``Procedure`` (one step per requirement)."""
     inputs, steps, outputs = [], [], []
+    requirements = [
+        {key: _without_units(value) if key != "holds" else value for key, value in item.items()}
+        for item in requirements
+    ]
     for item in requirements:
         kind = item["kind"]
         number = len(steps) + 1

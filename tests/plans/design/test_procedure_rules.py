@@ -1225,3 +1225,61 @@ def test_a_dedupe_said_with_dabu() -> None:
         "依頼者番号・氏名・電話番号の列だけにしてCSVで"
     )
     assert _kinds(procedure) == ["dedupe", "select"] and procedure.steps[0].keys == ["依頼者番号"]
+
+
+@pytest.mark.parametrize(
+    ("instruction", "column", "value"),
+    [
+        ("成績.xlsx の学年列が2の生徒だけにしてExcelで", "学年", 2),
+        ("貸切予約.xlsx、キャンセルフラグが1のやつ除外してExcelよろ", "キャンセルフラグ", 1),
+    ],
+)
+def test_a_column_equal_to_a_code_number(instruction: str, column: str, value: int) -> None:
+    procedure = read_procedure(instruction)
+    condition = procedure.steps[0].conditions[0]
+    assert (condition.column, condition.value) == (column, value) and not procedure.gaps
+
+
+def test_a_period_of_days_in_one_year() -> None:
+    procedure = read_procedure(
+        "ヒヤリハット.xlsx から、発生日が2024年の4/1〜4/30のものを抜き出してCSVで"
+    )
+    assert [c.value for c in procedure.steps[0].conditions] == ["2024-04-01", "2024-04-30"]
+    assert not procedure.gaps
+
+
+def test_a_comma_in_parentheses_ends_no_clause() -> None:
+    procedure = read_procedure(
+        "顧客名簿.csv の住所の表記ゆれ（全角・半角、ハイフンの違いなど）を統一してCSVで出力"
+    )
+    assert _kinds(procedure) == ["normalize"] and not procedure.gaps
+
+
+def test_unnamed_files_listed_inside_the_parentheses() -> None:
+    procedure = read_procedure(
+        "各店のPOSデータ（本店・駅前店・モール店の3ファイル、いずれもCSV）を縦に結合し、"
+        "商品名ごとに販売数を合計してExcelで"
+    )
+    assert [item.holds for item in procedure.inputs] == [
+        "本店のPOSデータ",
+        "駅前店のPOSデータ",
+        "モール店のPOSデータ",
+    ]
+    assert not procedure.gaps
+
+
+def test_the_description_of_named_files_asks_nothing() -> None:
+    procedure = read_procedure(
+        "推薦入試と一般入試の出願者リスト（出願者_推薦.xlsx、出願者_一般.xlsx）を一つにまとめ、"
+        "CSVで出力"
+    )
+    assert _kinds(procedure) == ["concat"] and not procedure.gaps
+
+
+def test_an_approver_and_a_word_report() -> None:
+    procedure = read_procedure(
+        "期日管理表.xlsx から、期日が2024/10/1以降の案件を抽出し、"
+        "担当弁護士の確認を挟んでからWordで出してください。"
+    )
+    assert _kinds(procedure) == ["filter", "approval"]
+    assert [o.format for o in procedure.outputs] == ["docx"] and not procedure.gaps

@@ -73,7 +73,7 @@ AMOUNT = (
 )
 
 _AMOUNT_NOUN = re.compile(
-    r"(額|金|価|価格|料|料金|代|代金|高|売上|残高|費用|単価|金額|報酬|賃金|給与|給料|手当|税|賃"
+    r"(額|金|価|価格|料|料金|代|代金|高|売上|残高|費用|単価|金額|報酬|賃金|給与|給料|手当|税|賃|給"
     r"|(?<=..)合計|(?<=..)小計)$"
 )
 """Nouns that name an amount column (word formation: 金額, 請求額, 単価, 残高 …)."""
@@ -580,7 +580,7 @@ _BARE_SHEET_OUTPUT = re.compile(
 _ENCODING = re.compile(r"\s*\(\s*(?:Shift_JIS|SJIS|UTF-8|shift_jis|cp932|CP932|UTF8)\s*\)")
 _WORD_OUTPUT = re.compile(
     r"(?:Word|WORD|word|ワード)\s*(?:の|で)?\s*(?:文書|ファイル|報告書|資料|形式)?"
-    r"[^、。]{0,16}?(?:に|で|へ|として)\s*[ぁ-ん]{0,4}(?:して|し|まとめ|出力|作|する|ほしい|お願い|ください)"
+    r"[^、。]{0,16}?(?:に|で|へ|として)\s*[ぁ-ん]{0,4}(?:して|し|まとめ|出力|出し|作|する|ほしい|お願い|ください)"
     r"|[A-Za-z0-9_\-\u4e00-\u9fff\u30a1-\u30fa\u30fc]+\.docx"
 )
 """A Word document asked for (「Word文書にして」「Wordの報告書（報告.docx）にまとめて」)."""
@@ -625,6 +625,26 @@ def _add_input(reader: _Reader, fmt: str, holds: str, source: str, start: int, e
     reader.inputs.append(item)
     reader.input_positions[item.id] = start
     reader.use(start, end)
+
+
+_NOUN_CHAIN = re.compile(
+    rf"(?:(?:{NOUN})[ぁ-ん]?\s*(?:と|・|の|や|及び|および|,)?\s*){{1,8}}"
+    rf"(?:{_FORMAT_WORD})?(?:ファイル|データ)?\s*$"
+)
+
+
+def _use_descriptions_of_named_inputs(reader: _Reader) -> None:
+    """「A教室とB教室の出欠記録（出欠_A.csv、出欠_B.csv）」: the nouns describing input files
+    named in the parentheses after them say what the files hold, no column."""
+    text = reader.text
+    named = [item.source for item in reader.inputs if _FILE_NAME.fullmatch(item.source)]
+    for aside in re.finditer(r"\(([^()]*)\)", text):
+        if not any(name in aside.group(1) for name in named):
+            continue
+        clause_start = max(text.rfind(mark, 0, aside.start()) for mark in "。、()") + 1
+        described = _NOUN_CHAIN.search(text, clause_start, aside.start())
+        if described and described.group(0).strip():
+            reader.use(described.start(), aside.start())
 
 
 def _last_bare_format_is_the_output(reader: _Reader) -> None:
@@ -763,6 +783,7 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         r"\(\s*(?:Shift_JIS|SJIS|UTF-8|shift_jis|cp932|CP932)\s*\)|Shift_JIS|UTF-8", text
     ):
         reader.use(match.start(), match.end())
+    _use_descriptions_of_named_inputs(reader)
     if not reader.outputs:
         _last_bare_format_is_the_output(reader)
     if not reader.outputs:
@@ -837,8 +858,10 @@ _FILTER_DATE = re.compile(
     + ")"
 )
 _FILTER_DATE_RANGE = re.compile(
-    rf"(?P<col>{QNOUN})\s*(?:が|は|の|:|：)\s*(?P<first>{_DATE})\s*(?:から|〜|~|～|-|－)\s*"
-    rf"(?P<last>{_DATE})\s*(?:まで)?(?:\s*\(\s*両端(?:を)?含む\s*\))?"
+    rf"(?P<col>{QNOUN})\s*(?:が|は|の|:|：)\s*(?:(?P<first>{_DATE})\s*(?:から|〜|~|～|-|－)\s*"
+    rf"(?P<last>{_DATE})|(?P<year>\d{{4}})\s*年\s*の?\s*(?P<m1>\d{{1,2}})\s*/\s*(?P<d1>\d{{1,2}})"
+    r"\s*(?:から|〜|~|～|-|－)\s*(?P<m2>\d{1,2})\s*/\s*(?P<d2>\d{1,2}))"
+    r"\s*(?:まで)?(?:\s*\(\s*両端(?:を)?含む\s*\))?"
 )
 """「出荷日が2024/5/1〜2024/5/31」: a period, both ends kept."""
 _YEAR_MONTH = r"\d{4}[-/]\d{1,2}(?![\d/-])|\d{4}年\d{1,2}月(?!\d)"
@@ -853,6 +876,11 @@ _FILTER_EQ = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
     rf"(?P<tail>以外|(?:でない|ではない|じゃない)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ|だけ|のみ))|(?<=」)(?=\s*(?:。|$))|の(?:いずれか|どれか)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
+_FILTER_SMALL_NUMBER = re.compile(
+    rf"(?P<col>{QNOUN})\s*(?:列|欄)?\s*(?:が|は)\s*(?P<num>\d{{1,4}})\s*(?:の|で)"
+    rf"(?=\s*(?:{NOUN}|もの|やつ|ヤツ|こと|方|だけ|のみ|を|は))"
+)
+"""「学年列が2の生徒」「キャンセルフラグが1のやつ」: a column equal to a code number."""
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
 _GENERIC = re.compile(
     r"(?:^|\d)(?:行|列|件|分)$|(?:もの|明細|データ|レコード|項目|一覧|結果|ファイル)$"
@@ -1151,12 +1179,18 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         )
     for match in _FILTER_DATE_RANGE.finditer(text):
         column = _column(match.group("col"))
-        for op, end in ((">=", "first"), ("<=", "last")):
+        year = match.group("year")
+        ends = (
+            (f"{year}/{match['m1']}/{match['d1']}", f"{year}/{match['m2']}/{match['d2']}")
+            if year
+            else (match.group("first"), match.group("last"))
+        )
+        for op, end in ((">=", ends[0]), ("<=", ends[1])):
             _condition(
                 reader,
                 column,
                 op,
-                _date_iso(match.group(end)),
+                _date_iso(end),
                 match.start(),
                 match.end(),
                 match.group(0),
@@ -1204,6 +1238,20 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             reader.value_or_column.append(_clean(noun))
             noun = None
         _condition(reader, _column(noun), op, value, start, match.end(), match.group(0))
+    for match in _FILTER_SMALL_NUMBER.finditer(text):
+        if reader.overlaps(match.start(), match.end()) or _NOT_A_COLUMN.fullmatch(
+            _clean(match.group("col"))
+        ):
+            continue
+        _condition(
+            reader,
+            _column(match.group("col")),
+            "==",
+            int(match.group("num")),
+            match.start(),
+            match.end("num"),
+            match.group(0),
+        )
     for match in _FILTER_CONTAINS.finditer(text):
         if reader.overlaps(match.start(), match.end()):
             continue
@@ -1338,8 +1386,10 @@ def _negate_excluded(reader: _Reader) -> None:
         if index >= len(reader.condition_spans):
             break
         words = reader.condition_spans[index]
-        if _EXCLUDE.match(text[words[1] :]) and condition.op in _NEGATE and condition.op != "in":
+        excluded = _EXCLUDE.match(text[words[1] :])
+        if excluded and condition.op in _NEGATE and condition.op != "in":
             step.conditions[index] = condition.model_copy(update={"op": _NEGATE[condition.op]})
+            reader.use(words[1], words[1] + excluded.end())  # 「…が1のやつ除外」
 
 
 def _names_a_file(reader: _Reader, noun: str) -> bool:
@@ -1919,11 +1969,16 @@ _SOURCES_BEFORE = re.compile(
     r"\s*(?:\([^()]{0,12})?$"
 )
 _SOURCES_AFTER = re.compile(rf"^\s*\(\s*{_SOURCE_ITEMS}\s*\)")
+_SOURCES_INSIDE = re.compile(
+    rf"(?P<kind>{NOUN})\s*\(\s*{_SOURCE_ITEMS}\s*(?:の\s*)?(?:\d+\s*(?:ファイル|つ))?\s*"
+    r"(?:[、,]\s*(?:いずれも|どれも|すべて|全て|どちらも))?\s*$"
+)
+"""「各店のPOSデータ（本店・駅前店・モール店の3ファイル、いずれもCSV）」."""
 _FILE_COUNT = re.compile(
     r"(?P<n>\d+)\s*(?:ファイル|社分|店舗分|店分|拠点分|部署分|か月分|ヶ月分|カ月分|年度分|年分)"
 )
 _FILES_GATHERED = re.compile(
-    rf"(?<=\.csv|xlsx|xlsm|\.xls)」?\s*(?:の\s*{NOUN}\s*)?を\s*(?:まとめ|合わせ|一緒にし|一つにし|ひとつにし)",
+    rf"(?<=\.csv|xlsx|xlsm|\.xls)[」)]?\s*(?:の\s*{NOUN}\s*)?を\s*(?:まとめ|合わせ|一緒にし|一つにし|ひとつにし)",
     re.I,
 )
 """「本館_売上.csv と 別館_売上.csv をまとめて」: the files themselves gathered."""
@@ -1943,7 +1998,9 @@ def _enumerated_inputs(reader: _Reader) -> None:
     fmt_start = fmt_end - (len(fmt.group(0)) if fmt else 0)
     clause_start = max(text.rfind(mark, 0, start) for mark in ("。", "\n", "!", "?")) + 1
     clause_start = max([clause_start, *(m.end() for m in re.finditer(r"[①-⑳]", text[:start]))])
-    before = _SOURCES_BEFORE.search(text, clause_start, fmt_start)
+    before = _SOURCES_BEFORE.search(text, clause_start, fmt_start) or _SOURCES_INSIDE.search(
+        text, clause_start, fmt_start
+    )
     after = _SOURCES_AFTER.match(text[fmt_end:])
     found = before or after
     if not found:
@@ -2111,7 +2168,7 @@ def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
     thing compared (「手数料額を比較」「数量が合わない」) or as a quoted column (「金額」列)."""
     text = reader.text
     by_role = re.search(
-        rf"(?P<role>金額|日付)\s*(?:は|を)\s*(?P<col>{QNOUN})\s*(?:の?\s*列\s*で|同士\s*で|で\s*(?=比|照|突|見|チェック|判定))"
+        rf"(?P<role>金額|日付)\s*(?:の\s*(?:比較|照合|突合|突き合わせ))?\s*(?:は|を)\s*(?P<col>{QNOUN})\s*(?:の?\s*列\s*で|同士\s*で|で\s*(?=比|照|突|見|チェック|判定|[、。,]|$))"
         rf"|(?P<role2>金額|日付)\s*\(\s*[^()]{{0,10}}?列名\s*(?:は|が)\s*(?P<col2>{QNOUN})"
         rf"|(?P<role3>金額|日付)\s*(?:の)?\s*(?:列名|列)\s*(?:は|が)\s*(?:どちらも|両方とも|いずれも|共通で)?\s*(?P<col3>{QNOUN})",
         text,
@@ -2376,6 +2433,9 @@ def _read_approval(reader: _Reader) -> None:
     if match:
         reader.add_step(match.start(), StepSpec(id="", kind="approval", source=match.group(0)))
         reader.use(match.start(), match.end())
+        approver = re.search(rf"{NOUN}\s*(?:の|に|から)\s*$", reader.text[: match.start()])
+        if approver:  # 「担当弁護士の確認を挟んで」: the approver, no column
+            reader.use(approver.start(), match.start())
 
 
 def _read_llm_steps(reader: _Reader) -> None:
@@ -2593,7 +2653,12 @@ _CLAUSE_MARK = re.compile(r"[、。→⇒>?!]|,(?!\d{3})|[①-⑳]")
 
 
 def _clause_span(text: str, start: int, end: int) -> tuple[int, int]:
-    marks = [m.start() for m in _CLAUSE_MARK.finditer(text)]
+    asides = [(m.start(), m.end()) for m in re.finditer(r"\([^()]*\)", text)]
+    marks = [
+        m.start()
+        for m in _CLAUSE_MARK.finditer(text)
+        if m.group(0) in "。" or not any(a < m.start() < b for a, b in asides)
+    ]  # 「（全角・半角、ハイフンの違いなど）を統一」: one clause
     left = max((i for i in marks if i < start), default=-1) + 1
     rights = [i for i in marks if i >= end]
     return left, min(rights) if rights else len(text)
@@ -2915,6 +2980,10 @@ _RECONCILE_RESULTS = frozenset(
         "片方だけ",
         "片方のみ",
         "差異一覧",
+        "差異リスト",
+        "差異チェック",
+        "突合結果",
+        "照合結果",
     }
 )
 
@@ -2999,7 +3068,7 @@ def _describes_a_file(reader: _Reader, end: int) -> bool:
     noun describing the file that follows, no column (「最近入塾した生徒」 describes rows: it
     stays a question)."""
     described = _DESCRIBING_VERB.match(reader.text, end)
-    return bool(described) and bool(_FILE_WORD.search(described["what"]))
+    return described is not None and bool(_FILE_WORD.search(described["what"]))
 
 
 def _unused_nouns(reader: _Reader, named: set[str]) -> None:
