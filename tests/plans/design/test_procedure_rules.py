@@ -1283,3 +1283,41 @@ def test_an_approver_and_a_word_report() -> None:
     )
     assert _kinds(procedure) == ["filter", "approval"]
     assert [o.format for o in procedure.outputs] == ["docx"] and not procedure.gaps
+
+
+def test_a_summary_grouping_yields_to_the_full_one() -> None:
+    procedure = read_procedure(
+        "営業店別の渉外活動件数を集計したく、ご相談です。渉外活動記録.xlsx から、"
+        "活動区分が「訪問」と「電話」のものを対象に、営業店・担当者ごとに何件あるか数えてください。"
+        "Excelで"
+    )
+    aggregate = procedure.steps[-1]
+    assert aggregate.group_by == ["営業店", "担当者"] and aggregate.metrics == {
+        COUNT_ALL: ["count"]
+    }
+    assert procedure.steps[0].conditions[0].value == ["訪問", "電話"] and not procedure.gaps
+
+
+@pytest.mark.parametrize(
+    ("instruction", "tolerance", "window"),
+    [
+        (
+            "供給記録.xlsx と請求.csv を船名コードで突合。金額の差は100円まで許容、"
+            "日付のずれは認めません（0日）。Excelで",
+            100,
+            0,
+        ),
+        (
+            "発注.csv と 納品.csv を発注番号で照合して、数量の差異をチェック。"
+            "数量の差は0（完全一致）。結果はExcelで",
+            0,
+            None,
+        ),
+    ],
+)
+def test_exact_matches_said_in_words(
+    instruction: str, tolerance: float, window: int | None
+) -> None:
+    procedure = read_procedure(instruction)
+    (step,) = procedure.steps
+    assert (step.tolerance, step.date_window_days) == (tolerance, window) and not procedure.gaps

@@ -390,6 +390,8 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "付ける": frozenset({"join", "compute", "classify", "reconcile"}),
     "足す": frozenset({"compute", "join", "aggregate"}),
     "くっつける": frozenset({"join", "concat"}),
+    "付け足す": frozenset({"join", "compute"}),
+    "付け加える": frozenset({"join", "compute"}),
     "つなげる": frozenset({"concat", "join"}),
     "繋げる": frozenset({"concat", "join"}),
     "繋ぐ": frozenset({"concat", "join"}),
@@ -873,7 +875,7 @@ _FILTER_CODE = re.compile(
 )
 """「返品区分=1」「工事区分=公共」: a column equal to a code or a word, said with 「=」."""
 _FILTER_EQ = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
+    rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,|(?<=」)と)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
     rf"(?P<tail>以外|(?:でない|ではない|じゃない)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ|だけ|のみ))|(?<=」)(?=\s*(?:。|$))|の(?:いずれか|どれか)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
 _FILTER_SMALL_NUMBER = re.compile(
@@ -1160,6 +1162,8 @@ def _after_condition(reader: _Reader, start: int) -> bool:
 
 def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
+    for match in re.finditer(r"(?:あわせて|併せて|合わせて)(?=\s*[、,])", text):
+        reader.use(match.start(), match.end())  # 「あわせて、…は除外してください」: also
     for match in _FILTER_CODE.finditer(text):
         if reader.overlaps(match.start(), match.end()):
             continue
@@ -1477,6 +1481,12 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             if m.group("col") or m.group("cols")
         }
         chosen = [sentence for sentence in by_sentence if sentence in totals]
+        widest = max(by_sentence.values(), key=len)
+        if all(set(names) <= set(widest) for names in by_sentence.values()) and any(
+            set(names) < set(widest) for names in by_sentence.values()
+        ):  # 「営業店別の件数を集計したく…営業店・担当者ごとに何件あるか」: the summary is
+            # a part of the grouping the step says in full
+            chosen = [next(k for k, names in by_sentence.items() if names == widest)]
         if len(chosen) == 1:
             by_sentence = {chosen[0]: by_sentence[chosen[0]]}
         else:
@@ -1663,7 +1673,9 @@ _PREFIX_METRIC = re.compile(
     r"(?P<ms>(?:平均|最大|最小|最高|最低)(?:\s*(?:・|と|、)\s*(?:平均|最大|最小|最高|最低)){0,4})"
     rf"\s*(?:の)?\s*(?P<col>{NOUN})"
 )
-_MEASURE = re.compile(r"(?<=.)(?:数量|数|量|時間|点数|日数|重量|距離|面積|容量|kg)$")
+_MEASURE = re.compile(
+    r"(?<=.)(?:数量|(?<![件人回者社])数|量|時間|点数|日数|重量|距離|面積|容量|kg)$"
+)
 """Nouns that name a quantity column (処方数量, 稼働時間): 「…を集計」 totals them."""
 _WHOLE = frozenset({"全体", "全部", "すべて", "全て", "総", "トータル"})
 _ONLY_FIGURES = re.compile(
@@ -2156,7 +2168,12 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
         text,
     )
     if no_tolerance is None:
-        no_tolerance = re.search(r"(?:1|一)\s*円\s*でも\s*(?:ずれ|ズレ|違|異な|差)", text)
+        no_tolerance = re.search(
+            r"(?:1|一)\s*円\s*でも\s*(?:ずれ|ズレ|違|異な|差)"
+            rf"|(?:金額|{NOUN}\s*の\s*(?:差|差額|ずれ))\s*(?:は|が)\s*(?:完全一致|0\s*円?)"
+            r"(?:\s*\(\s*(?:完全一致|許容差\s*なし)\s*\))?",
+            text,
+        )  # 「金額は完全一致（許容差なし）」「数量の差は0（完全一致）」
     if no_tolerance and step.tolerance is None:
         step.tolerance = 0.0
         reader.use(no_tolerance.start(), no_tolerance.end())
@@ -2210,6 +2227,12 @@ def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
             elif role == "金額" or is_amount_column(name):
                 step.amount_column = step.amount_column or name
         reader.use(present.start(), present.end())
+    checked = re.search(
+        rf"(?P<col>{NOUN})\s*の\s*(?:差異|差|違い|ズレ|ずれ)\s*を\s*(?:チェック|確認|比較|見)", text
+    )
+    if checked and step.amount_column is None:  # 「数量の差異をチェックして」
+        step.amount_column = _clean(checked.group("col"))
+        reader.use(checked.start(), checked.end("col"))
     compared = _COMPARED.search(text)
     if compared and step.amount_column is None:  # 「数量が合わない」「売上金額に差異がある」
         step.amount_column = _clean(compared.group("col") or compared.group("col2"))
@@ -2236,6 +2259,17 @@ def _date_compare(reader: _Reader, step: StepSpec) -> None:
     """A reconciliation's date window and column (日付は前後3日まで)."""
     window = _WINDOW.search(reader.text)
     if not window:
+        exact = re.search(
+            r"(?:日付|日)\s*の?\s*(?:ずれ|ズレ|差)\s*(?:は|が)?\s*"
+            r"(?:認めません|認めない|なし|無し|不可|許容しない|許容しません)(?:\s*\(\s*0\s*日\s*\))?",
+            reader.text,
+        )
+        if exact:  # 「日付のずれは認めません（0日）」
+            step.date_window_days = 0
+            reader.use(exact.start(), exact.end())
+        none = re.search(r"日付\s*の\s*条件\s*は\s*(?:なし|無し|不要)", reader.text)
+        if none:  # 「日付の条件はなしで大丈夫です」: no date compared
+            reader.use(none.start(), none.end())
         return
     step.date_window_days = int(window.group("num"))
     reader.use(window.start(), window.end())
@@ -2712,6 +2746,7 @@ RESTRICTION_WORDS = re.compile(r"(?<![るたてうだい])(?:だけ|のみ)|に�
 
 GENERIC_NOUNS = frozenset(
     [
+        "限定",
         "うえ",
         "上で",
         "とき",
