@@ -2170,7 +2170,7 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
     if no_tolerance is None:
         no_tolerance = re.search(
             r"(?:1|一)\s*円\s*でも\s*(?:ずれ|ズレ|違|異な|差)"
-            rf"|(?:金額|{NOUN}\s*の\s*(?:差|差額|ずれ))\s*(?:は|が)\s*(?:完全一致|0\s*円?)"
+            rf"|(?:金額|{NOUN}\s*の\s*(?:差|差額|ずれ))\s*(?:は|が)\s*(?:完全一致(?:のみ|だけ)?|0\s*円?)"
             r"(?:\s*\(\s*(?:完全一致|許容差\s*なし)\s*\))?",
             text,
         )  # 「金額は完全一致（許容差なし）」「数量の差は0（完全一致）」
