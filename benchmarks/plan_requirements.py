@@ -47,7 +47,7 @@ from keiri_agent.plans.design.procedure import (
 from keiri_agent.services.design import DesignRequest, DesignService
 
 DATA = Path(__file__).resolve().parent / "data"
-SETS = tuple(f"blind{n}" for n in range(1, 35))
+SETS = tuple(f"blind{n}" for n in range(1, 37))
 
 
 _UNIT = re.compile(r"\s*[(（](?:kg|g|t|円|千円|万円|時間|分|日|件|個|人|%|m|km|L)[)）]$")
