@@ -1321,3 +1321,32 @@ def test_exact_matches_said_in_words(
     procedure = read_procedure(instruction)
     (step,) = procedure.steps
     assert (step.tolerance, step.date_window_days) == (tolerance, window) and not procedure.gaps
+
+
+def test_a_column_named_with_a_metric_word_is_sorted_not_totalled() -> None:
+    # 「見積総額の高い順」 with no grouping: the rows sorted by the column 見積総額, never a
+    # total of the whole table (one row) sorted
+    procedure = read_procedure("見積明細.csv を見積総額の高い順に並べてCSVで")
+    assert _kinds(procedure) == ["sort"] and procedure.steps[0].by == ["見積総額"]
+    computed = read_procedure(
+        "通関費用.xlsx で関税額＋消費税額で「諸掛合計」列を作り、"
+        "諸掛合計が10万円を超える案件だけにして、諸掛合計の大きい順に並べてExcelに出力"
+    )
+    assert _kinds(computed) == ["compute", "filter", "sort"]
+    assert computed.steps[-1].by == ["諸掛合計"]
+
+
+def test_a_year_and_later_is_a_number_compared() -> None:
+    procedure = read_procedure("在庫車両.xlsx から年式が２０１５年以降の車だけ抜き出してExcelに")
+    condition = procedure.steps[0].conditions[0]
+    assert (condition.column, condition.op, condition.value) == ("年式", ">=", 2015)
+
+
+def test_a_condition_is_never_given_the_column_of_the_one_before() -> None:
+    procedure = read_procedure(
+        "来場者.csv から、来場日が令和7年8月1日以降、かつ希望予算が3,000万円以上の方を抽出してCSVで"
+    )
+    assert [(c.column, c.op) for c in procedure.steps[0].conditions] == [
+        ("来場日", ">="),
+        ("希望予算", ">="),
+    ]

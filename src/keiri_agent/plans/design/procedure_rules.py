@@ -74,17 +74,17 @@ AMOUNT = (
 
 _AMOUNT_NOUN = re.compile(
     r"(額|金|価|価格|料|料金|代|代金|高|売上|残高|費用|単価|金額|報酬|賃金|給与|給料|手当|税|賃|給"
-    r"|(?<=..)合計|(?<=..)小計)$"
+    r"|予算|原価|(?<=..)合計|(?<=..)小計)$"
 )
 """Nouns that name an amount column (word formation: 金額, 請求額, 単価, 残高 …)."""
 
 _OP_WORDS: list[tuple[str, str]] = [
-    (r"以上", ">="),
+    (r"以上|以降|以後", ">="),
     (
         r"超(?:え(?:る|た|の)?)?|を超え(?:る|た|て)?|を上回る|より(?:大きい|大きく|多い|多く|高い|高く|上)",
         ">",
     ),
-    (r"以下|以内|まで", "<="),
+    (r"以下|以内|まで|以前", "<="),
     (r"未満|を下回る|に満たない|より(?:小さい|少ない|低い|下)", "<"),
     (r"で(?:は)?ない|以外|じゃない", "!="),
     (r"ちょうど|と等しい|と同じ|の(?=\s*(?:行|もの|データ|明細|取引|レコード))", "=="),
@@ -1121,14 +1121,24 @@ def _column(noun: str | None) -> str | None:
 
 
 def _condition(
-    reader: _Reader, column: str | None, op: str, value: Any, start: int, end: int, source: str
+    reader: _Reader,
+    column: str | None,
+    op: str,
+    value: Any,
+    start: int,
+    end: int,
+    source: str,
+    *,
+    carry: bool = True,
 ) -> None:
+    """Add a condition to the filter step; with no column, one said just before with only
+    「、」「かつ」 between (「金額が1万円以上、5万円未満」) is carried over when ``carry``."""
     step = reader.first_step("filter")
     if step is None:
         step = reader.add_step(start, StepSpec(id="", kind="filter", source=source))
     else:
         step.source = f"{step.source} / {source}"
-    if column is None and step.conditions and step.conditions[-1].column and reader.used:
+    if carry and column is None and step.conditions and step.conditions[-1].column and reader.used:
         previous_end = (
             max(b for a, b in reader.used if b <= start)
             if any(b <= start for a, b in reader.used)
@@ -1238,7 +1248,16 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         ):
             # 「交際費が5,000円を超える」: 交際費 is a value of an unnamed column; the amount
             # column is not named either. Both are asked.
-            _condition(reader, None, "==", _clean(noun), start, match.start("num"), match.group(0))
+            _condition(
+                reader,
+                None,
+                "==",
+                _clean(noun),
+                start,
+                match.start("num"),
+                match.group(0),
+                carry=False,
+            )
             reader.value_or_column.append(_clean(noun))
             noun = None
         _condition(reader, _column(noun), op, value, start, match.end(), match.group(0))
@@ -1311,7 +1330,7 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             values = [v.removesuffix("以外") for v in values]
         if any(v in _METRIC_WORDS or v in _NOT_VALUES for v in values):
             continue
-        if any(re.search(r"\d.*(?:超|以上|以下|未満|以内)$", v) for v in values):
+        if any(re.search(r"\d.*(?:超|以上|以下|未満|以内|以降|以前|以後)$", v) for v in values):
             continue  # 「3万部超」: a comparison the number rule could not read, not a value
         column = match.group("col")
         owner = re.search(rf"(?P<owner>{NOUN})\s*の\s*$", text[: match.start("col")])
@@ -1522,6 +1541,9 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         if reader.overlaps(match.start("m"), match.end("m")):
             continue
         word = match.group("m")
+        glued = match.group("col") and match.group("join") is None and not match.group("cols")
+        if glued and _column_named_so(reader, match, groups):
+            continue  # 「見積総額の高い順」「諸掛合計が10万円を超える」: a column named so
         if word == "足し" and (
             not groups
             or not match.group("col")
@@ -1673,6 +1695,20 @@ _PREFIX_METRIC = re.compile(
     r"(?P<ms>(?:平均|最大|最小|最高|最低)(?:\s*(?:・|と|、)\s*(?:平均|最大|最小|最高|最低)){0,4})"
     rf"\s*(?:の)?\s*(?P<col>{NOUN})"
 )
+
+
+def _column_named_so(reader: _Reader, match: re.Match[str], groups: list[str]) -> bool:
+    """True when a noun glued to a metric word (見積総額, 諸掛合計) is itself a column: a
+    column another step names (computed, compared), or the key of an order with no
+    grouping said (a total of the whole table has no order)."""
+    name = _clean(match.group(0))
+    named = {n for _, step in reader.steps for n in _parameter_names(step)}
+    if name in named:
+        return True
+    ordered = re.compile(r"\s*(?:の|が)\s*(?:高い|大きい|多い|少ない|低い|小さい|安い)\s*順")
+    return not groups and bool(ordered.match(reader.text, match.end()))
+
+
 _MEASURE = re.compile(
     r"(?<=.)(?:数量|(?<![件人回者社])数|量|時間|点数|日数|重量|距離|面積|容量|kg)$"
 )
