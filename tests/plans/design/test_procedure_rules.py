@@ -1350,3 +1350,19 @@ def test_a_condition_is_never_given_the_column_of_the_one_before() -> None:
         ("来場日", ">="),
         ("希望予算", ">="),
     ]
+
+
+def test_a_formula_with_parentheses() -> None:
+    procedure = read_procedure(
+        "区画一覧.csv に「坪単価」列を追加。坪単価＝販売価格÷（土地面積÷3.3058）で計算し、CSVで出力"
+    )
+    assert procedure.steps[0].expressions == {"坪単価": "販売価格 / (土地面積 / 3.3058)"}
+    wrapped = read_procedure("外注費.csv に 税込 列を追加（税込 = 金額 * 1.1）してCSVで")
+    assert wrapped.steps[0].expressions == {"税込": "金額 * 1.1"}
+
+
+def test_a_period_whose_end_omits_the_year() -> None:
+    procedure = read_procedure(
+        "入港予定表.xlsx より、入港予定日が 2025年7月1日〜7月15日 の本船のみ抽出しCSVで"
+    )
+    assert [c.value for c in procedure.steps[0].conditions] == ["2025-07-01", "2025-07-15"]

@@ -582,7 +582,7 @@ _BARE_SHEET_OUTPUT = re.compile(
 _ENCODING = re.compile(r"\s*\(\s*(?:Shift_JIS|SJIS|UTF-8|shift_jis|cp932|CP932|UTF8)\s*\)")
 _WORD_OUTPUT = re.compile(
     r"(?:Word|WORD|word|ワード)\s*(?:の|で)?\s*(?:文書|ファイル|報告書|資料|形式)?"
-    r"[^、。]{0,16}?(?:に|で|へ|として)\s*[ぁ-ん]{0,4}(?:して|し|まとめ|出力|出し|作|する|ほしい|お願い|ください)"
+    r"[^、。]{0,16}?(?:に|で|へ|として)\s*[ぁ-ん]{0,4}(?:して|し|まとめ|出力|出し|書き出|作|する|ほしい|お願い|ください)"
     r"|[A-Za-z0-9_\-\u4e00-\u9fff\u30a1-\u30fa\u30fc]+\.docx"
 )
 """A Word document asked for (「Word文書にして」「Wordの報告書（報告.docx）にまとめて」)."""
@@ -861,7 +861,7 @@ _FILTER_DATE = re.compile(
 )
 _FILTER_DATE_RANGE = re.compile(
     rf"(?P<col>{QNOUN})\s*(?:が|は|の|:|：)\s*(?:(?P<first>{_DATE})\s*(?:から|〜|~|～|-|－)\s*"
-    rf"(?P<last>{_DATE})|(?P<year>\d{{4}})\s*年\s*の?\s*(?P<m1>\d{{1,2}})\s*/\s*(?P<d1>\d{{1,2}})"
+    rf"(?P<last>{_DATE}|\d{{1,2}}月\d{{1,2}}日)|(?P<year>\d{{4}})\s*年\s*の?\s*(?P<m1>\d{{1,2}})\s*/\s*(?P<d1>\d{{1,2}})"
     r"\s*(?:から|〜|~|～|-|－)\s*(?P<m2>\d{1,2})\s*/\s*(?P<d2>\d{1,2}))"
     r"\s*(?:まで)?(?:\s*\(\s*両端(?:を)?含む\s*\))?"
 )
@@ -898,7 +898,7 @@ _ENDS_WITH_METRIC = re.compile(
     r"(?:合計|総合計|総額|合計額|総計|平均|件数|人数|最大|最小|最高|最低)(?:値|額)?$"
 )
 _FILTER_CONTAINS = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:に|が)\s*(?P<val>{QNOUN})\s*(?:という(?:文字|文言|言葉|単語|語)|って)?\s*(?:を|が)?\s*"
+    rf"(?P<col>{QNOUN})\s*(?:欄|列)?\s*(?:に|が)\s*(?P<val>{QNOUN})\s*(?:という(?:文字|文言|言葉|単語|語)|って)?\s*(?:を|が)?\s*"
     r"(?:含む|含まれ|含んで|入っている|入ってる|入った|入る)"
 )
 _FILTER_SIGN = re.compile(
@@ -1040,7 +1040,9 @@ _WINDOW = re.compile(
 )
 _COMPUTE_OP = r"(?:[×*xX÷/＋+－−]|(?<![A-Za-z])-|-(?![A-Za-z]))"
 """Operators of a formula; a hyphen inside a Latin word (e-Gov) is none."""
-_COMPUTE_EXPR = rf"{NOUN}(?:\s*{_COMPUTE_OP}\s*(?:{NOUN}|{NUM})){{1,9}}"
+_COMPUTE_OPERAND = rf"\(?\s*(?:{NOUN}|{NUM})\s*\)?"
+_COMPUTE_EXPR = rf"\(?\s*{NOUN}\s*\)?(?:\s*{_COMPUTE_OP}\s*{_COMPUTE_OPERAND}){{1,9}}"
+"""A formula over columns and numbers, with parentheses (「販売価格÷(土地面積÷3.3058)」)."""
 _COMPUTE = re.compile(
     rf"(?P<new>{QNOUN})\s*(?:=|＝|は|を)\s*(?P<expr>{_COMPUTE_EXPR})"
     rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として|の)\s*(?P<new2>{QNOUN})\s*(?:(?:という列|の列|列)?\s*(?:を|として|で)?\s*(?:計算|算出|求め|出|追加|作|足|付け|加え)|(?:という列|の列|列)\s*と)"
@@ -1194,10 +1196,13 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     for match in _FILTER_DATE_RANGE.finditer(text):
         column = _column(match.group("col"))
         year = match.group("year")
+        first, last = match.group("first"), match.group("last")
+        if last and not re.match(r"\d{4}|令和|平成", last):  # 「2025年7月1日〜7月15日」
+            last = re.sub(r"\d{1,2}月\d{1,2}日$", "", first) + last
         ends = (
             (f"{year}/{match['m1']}/{match['d1']}", f"{year}/{match['m2']}/{match['d2']}")
             if year
-            else (match.group("first"), match.group("last"))
+            else (first, last)
         )
         for op, end in ((">=", ends[0]), ("<=", ends[1])):
             _condition(
@@ -1823,7 +1828,7 @@ _SAME_KEY = re.compile(
     rf"|同じ\s*(?P<col>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,9}})\s*(?:の)?\s*(?:行|データ|レコード)?\s*が\s*(?:複数|\d+\s*行以上|何行も|いくつも|2つ以上|重複)"
 )
 _KEEP_ONE = re.compile(
-    r"(?:1|一)\s*(?:件|行|人|つ)\s*(?:に|として)|(?P<which>先頭|最初|先に出てくる|先に出る|上|一番上|いちばん上|古い|最後|後ろ|一番下|いちばん下|最新|新しい|後に出てくる)"
+    r"(?:1|一)\s*(?:件|行|人|つ|回)\s*(?:に|として|だけ)|(?P<which>先頭|最初|先に出てくる|先に出る|上|一番上|いちばん上|古い|最後|後ろ|一番下|いちばん下|最新|新しい|後に出てくる)"
     r"[^。]{0,16}?残|(?:消|除|削除|落と|まとめ)"
 )
 """After rows said to share a key: which one to keep (先頭の1件だけ残して) or that the
@@ -2206,7 +2211,8 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
     if no_tolerance is None:
         no_tolerance = re.search(
             r"(?:1|一)\s*円\s*でも\s*(?:ずれ|ズレ|違|異な|差)"
-            rf"|(?:金額|{NOUN}\s*の\s*(?:差|差額|ずれ))\s*(?:は|が)\s*(?:完全一致(?:のみ|だけ)?|0\s*円?)"
+            rf"|(?:金額|{NOUN}\s*の\s*(?:差|差額|ずれ)|(?<![^\s、。,])(?:差|差額|ずれ))\s*(?:は|が)\s*"
+            r"(?:完全一致(?:のみ|だけ)?|0\s*円?)"
             r"(?:\s*\(\s*(?:完全一致|許容差\s*なし)\s*\))?",
             text,
         )  # 「金額は完全一致（許容差なし）」「数量の差は0（完全一致）」
@@ -2237,12 +2243,14 @@ def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
             reader.use(by_role.start(), by_role.end())
     named_compared = re.search(
         rf"(?:比較|比べる)\s*(?:する|対象の)?\s*金額\s*(?:は|を)\s*(?P<col>{QNOUN})"
-        rf"|(?P<col2>{QNOUN})\s*を\s*(?:比較|比べ)",
+        rf"|(?:比較|比べる)\s*(?:する|対象)?\s*の\s*は\s*(?P<col3>{QNOUN})\s*(?=で|です|。|、)"
+        rf"|(?P<col2>{QNOUN})\s*(?:を|で)\s*(?:比較|比べ)",
         text,
     )
     if named_compared and step.amount_column is None:  # 「手数料額を比較して」「比較する金額は X」
-        column = _clean(named_compared.group("col") or named_compared.group("col2"))
-        if named_compared.group("col") or is_amount_column(column):
+        said = named_compared.group("col") or named_compared.group("col3")
+        column = _clean(said or named_compared.group("col2"))
+        if said or is_amount_column(column):
             step.amount_column = column
             reader.use(named_compared.start(), named_compared.end())
     present = re.search(
@@ -2338,6 +2346,21 @@ def _expression(text: str) -> str:
     return re.sub(r"\s+", " ", expression).strip()
 
 
+def _balanced(expression: str) -> str:
+    """The formula without the parenthesis of the sentence around it (「（税込 = 金額 * 1.1）」),
+    or "" when its parentheses do not pair."""
+    while expression.count(")") > expression.count("(") and expression.endswith(")"):
+        expression = expression[:-1].rstrip()
+    while expression.count("(") > expression.count(")") and expression.startswith("("):
+        expression = expression[1:].lstrip()
+    depth = 0
+    for char in expression:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return ""
+    return expression if depth == 0 else ""
+
+
 def _read_compute(reader: _Reader) -> None:
     for match in _COMPUTE.finditer(reader.text):
         if reader.overlaps(match.start(), match.end()):
@@ -2369,6 +2392,9 @@ def _read_compute(reader: _Reader) -> None:
                 or groups.get("expr7")
                 or groups["expr8"]
             )
+        expression = _balanced(expression)
+        if not expression:
+            continue
         step = StepSpec(
             id="", kind="compute", expressions={_clean(new): expression}, source=match.group(0)
         )
@@ -3356,6 +3382,11 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             continue
         if _number_of(match.group(0)) in values:
             continue  # 「1日ずれることがあるので、前後1日まで」: the same value, read once
+        if re.fullmatch(r"\d{1,2}\s*(?:本|つ|枚|通)?", match.group(0).strip()) and re.match(
+            r"\s*(?:経路|系統|ファイル|本|つ|枚|通)?\s*(?:あり|ある|に分かれ|に分け|です|届い)",
+            text[match.end() :],
+        ):
+            continue  # 「…の3本あります」「予約が3経路に分かれてる」: how many, no value
         if re.fullmatch(r"\d{1,2}\s*点", match.group(0).strip()) and re.match(
             r"\s*(?:お願い|ご相談|相談|質問|ご確認|確認|ご連絡|連絡|だけ)", text[match.end() :]
         ):
