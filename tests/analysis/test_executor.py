@@ -437,6 +437,7 @@ def test_dict_specs_are_parsed(sales_frame: pd.DataFrame) -> None:
 
 
 ALL_OPS: list[dict[str, Any]] = [
+    {"op": "total", "metrics": {"売上": ["sum"]}},
     {"op": "dataset_overview"},
     {"op": "missingness"},
     {"op": "column_summary"},
@@ -480,3 +481,43 @@ def test_every_op_gives_a_table_and_japanese_titles_without_writing_files(
 )
 def test_count_distinct_matches_pandas_nunique(series: pd.Series) -> None:
     assert count_distinct(series) == series.nunique(dropna=True)
+
+
+def test_total_gives_one_headline_with_the_filter_in_words(sales_frame: pd.DataFrame) -> None:
+    spec = {
+        "type": "analysis",
+        "op": "total",
+        "metrics": {"売上": ["sum", "mean"]},
+        "filters": [
+            {"col": "地域", "op": "==", "value": "東京"},
+            {"col": "日付", "op": ">=", "value": "2025-03-01"},
+        ],
+    }
+    result = run_analysis(spec, sales_frame)
+    kept = sales_frame[(sales_frame["地域"] == "東京") & (sales_frame["日付"] >= "2025-03-01")]
+    headline = next(a for a in result.artifacts if a["kind"] == "text")["payload"]
+    assert headline.startswith(f"対象 {len(kept):,} 件（地域が東京・日付 2025-03-01以降）。")
+    counted = int(kept["売上"].notna().sum())
+    assert f"売上の合計: ¥{kept['売上'].sum():,.0f}（{counted:,} 件" in headline
+    table = next(a for a in result.artifacts if a["kind"] == "table")["payload"]
+    (row,) = table["records"]
+    assert row["件数"] == len(kept) and row["売上_sum"] == pytest.approx(kept["売上"].sum())
+    assert row["売上_mean"] == pytest.approx(kept["売上"].mean())
+    assert "==" not in headline and "total" not in headline
+
+
+def test_total_with_no_metric_counts_the_rows(sales_frame: pd.DataFrame) -> None:
+    spec = {
+        "type": "analysis",
+        "op": "total",
+        "filters": [{"col": "売上", "op": ">", "value": 1200}],
+    }
+    result = run_analysis(spec, sales_frame)
+    expected = int((sales_frame["売上"] > 1200).sum())
+    headline = next(a for a in result.artifacts if a["kind"] == "text")["payload"]
+    assert headline == f"対象 {expected:,} 件（売上 1,200超）。"
+
+
+def test_total_refuses_a_sum_of_text(sales_frame: pd.DataFrame) -> None:
+    with pytest.raises(SpecError):
+        run_analysis({"type": "analysis", "op": "total", "metrics": {"店舗": ["sum"]}}, sales_frame)

@@ -87,13 +87,13 @@ def test_a_group_word_before_a_qualified_or_counted_column_groups() -> None:
 
 def test_a_count_before_a_numeric_column_is_an_equality() -> None:
     spec = acted_spec("Median fare for rentals with 2 riders", BIKES)
-    assert spec["op"] == "column_summary" and spec["columns"] == ["fare_eur"]
+    assert spec["op"] == "total" and spec["metrics"] == {"fare_eur": ["median"]}
     assert spec["filters"] == [{"col": "riders", "op": "==", "value": 2}]
 
 
 def test_a_column_named_before_its_value_is_no_grouping() -> None:
     spec = acted_spec("Median fare for rows where bike model is Cargo", BIKES)
-    assert spec["op"] == "column_summary" and spec["columns"] == ["fare_eur"]
+    assert spec["op"] == "total" and spec["metrics"] == {"fare_eur": ["median"]}
     assert spec["filters"] == [{"col": "bikeModel", "op": "==", "value": "Cargo"}]
 
 
@@ -141,4 +141,4 @@ def test_japanese_purchase_and_overtime_words() -> None:
     spec = acted_spec("時間外労働の平均を診療科ごとに", CLINIC_VENDOR)
     assert spec["group_cols"] == ["診療科"] and spec["metrics"] == {"残業時間（h）": ["mean"]}
     spec = acted_spec("残業の平均は？", CLINIC)
-    assert spec["op"] == "column_summary" and spec["columns"] == ["残業時間（h）"]
+    assert spec["op"] == "total" and spec["metrics"] == {"残業時間（h）": ["mean"]}

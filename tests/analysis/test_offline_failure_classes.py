@@ -117,7 +117,7 @@ def test_abbreviated_column_words_are_reached_from_ordinary_words() -> None:
     # before: "number" did not reach benchNo, and "quantity" alone named no column
     spec = acted_spec("average labour amount for bench number 2", REPAIRS)
     assert spec["filters"] == [{"col": "benchNo", "op": "==", "value": 2}]
-    assert spec["columns"] == ["labourAmt"]
+    assert spec["metrics"] == {"labourAmt": ["mean"]}
     spec = acted_spec("total quantity by service type", REPAIRS)
     assert spec["group_cols"] == ["serviceType"] and spec["metrics"] == {"partsQty": ["sum"]}
     spec = acted_spec("total labour amount per bench number", REPAIRS)

@@ -140,9 +140,9 @@ def test_an_identifier_column_is_not_named_by_its_entity(
 )
 def test_equality_conditions(text: str, summary: dict[str, Any], column: str, value: int) -> None:
     spec = spec_of(decide(text, summary))
-    assert spec["op"] == "column_summary"
+    assert spec["op"] == "total"  # one number for the rows kept
     assert {"col": column, "op": "==", "value": value} in spec["filters"]
-    assert column not in spec["columns"]
+    assert column not in spec["metrics"]
 
 
 @pytest.mark.parametrize(
@@ -200,7 +200,7 @@ def test_headcount_is_a_count() -> None:
     [
         ("percentage of missing values in depot", FLEET, "missingness"),
         ("倉庫の欠損値の割合", WAREHOUSE, "missingness"),
-        ("What is the mean utilisation percentage?", FLEET, "column_summary"),
+        ("What is the mean utilisation percentage?", FLEET, "total"),
     ],
 )
 def test_missing_percentage_and_mean_percentage(

@@ -125,6 +125,10 @@ def _suggestion(spec: dict[str, Any]) -> str | None:
         column, aggs = next(iter(metrics.items()))
         what = f"{column}{AGG_LABELS.get(aggs[0], aggs[0]) if aggs else ''}"
         return f"{by}別の{what}を月ごとに見る（推移の折れ線グラフ）"
+    if op == "total":
+        column, aggs = next(iter(metrics.items()), ("", []))
+        what = f"{column}の{AGG_LABELS.get(aggs[0], aggs[0])}" if column and aggs else "件数"
+        return f"{what}を区分ごと（部署・取引先など）や月ごとに分けて見る"
     if op == "share_ratio":
         value = spec.get("value_col")
         whole = f"{value}合計" if value else "件数"

@@ -1,7 +1,7 @@
 """Run an analysis spec on an in-memory DataFrame with template code (seed 000 ``act``).
 
 ``run_analysis(spec, df)`` checks the spec's columns, applies its filters (one
-mask, only the columns the op needs) and runs one of the seven ops. Each op
+mask, only the columns the op needs) and runs one of the eight ops. Each op
 returns at least one table artifact and a short Japanese text with the key facts;
 ``run_log`` records the spec, the row counts and the elapsed time. Nothing is
 written to disk.
@@ -10,6 +10,7 @@ written to disk.
 from __future__ import annotations
 
 import numbers
+import re
 import time
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
@@ -18,11 +19,17 @@ import numpy as np
 import pandas as pd
 
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
-from keiri_agent.agents.analysis.formatting import agg_label, display_label, format_number
+from keiri_agent.agents.analysis.formatting import (
+    AGG_LABELS,
+    agg_label,
+    display_label,
+    format_number,
+)
 from keiri_agent.agents.analysis.ops.filters import apply_filters
 from keiri_agent.agents.analysis.ops.results import (
     TableDisplay,
     check_aggregation,
+    conditions_in_words,
     count_distinct,
     is_numeric_column,
     kind_label,
@@ -41,13 +48,15 @@ from keiri_agent.agents.analysis.ops.specs import (
     GroupbyAggSpec,
     MissingnessSpec,
     ShareRatioSpec,
+    TotalSpec,
     check_columns,
     parse_analysis_spec,
 )
 from keiri_agent.errors import SpecError, unknown_choice_message
 
 AnalysisSpecModel = (
-    DatasetOverviewSpec
+    TotalSpec
+    | DatasetOverviewSpec
     | MissingnessSpec
     | ColumnSummarySpec
     | DuplicateCheckSpec
@@ -127,6 +136,59 @@ def _needed_columns(spec: AnalysisSpecModel, df: pd.DataFrame) -> list[str] | No
     if isinstance(spec, MissingnessSpec | ColumnSummarySpec) and spec.columns:
         return list(spec.columns)
     return None
+
+
+_MONEY = re.compile(r"(?:金額|額|円|料金|代金|費|価格|価|単価|売上|給|手当|税|残高|jpy|yen)$", re.I)
+"""Columns of yen amounts: their sums, averages and extremes are shown as ¥1,234."""
+_COUNTED = ("count", "nunique")
+
+
+def _total_value(column: str, agg: str, value: Any) -> str:
+    shown = format_number(value)
+    if agg not in _COUNTED and _MONEY.search(column) and shown != "—":
+        return f"¥{shown}" if not shown.startswith("-") else f"-¥{shown[1:]}"
+    return shown
+
+
+def _total(spec: TotalSpec, data: pd.DataFrame) -> _Outcome:
+    """The row count and each metric over the (filtered) rows, as one headline: 「対象 53 件
+    （計上日 2025-04-01以降・金額 100,000超）」「金額の合計: ¥1,234,567（28 件）」."""
+    rows = len(data)
+    values: dict[str, Any] = {"件数": rows}
+    labels = {"件数": "件数"}
+    lines: list[str] = []
+    for column, aggs in spec.metrics.items():
+        for agg in dict.fromkeys(aggs):
+            check_aggregation(data[column], agg, f"metrics.{column}")
+            series = data[column]
+            value = series.nunique(dropna=True) if agg == "nunique" else series.agg(agg)
+            name = unique_name(values, f"{column}_{agg}")
+            values[name] = value.item() if isinstance(value, np.generic) else value
+            labels[name] = agg_label(column, agg)
+            counted = int(series.notna().sum())
+            blanks = (
+                f"、空欄 {rows - counted:,} 件を除く" if agg != "count" and counted < rows else ""
+            )
+            lines.append(
+                f"{column}の{AGG_LABELS.get(agg, agg)}: "
+                f"{_total_value(column, agg, values[name])}（{counted:,} 件{blanks}）。"
+            )
+    scope = (
+        f"対象 {rows:,} 件（{conditions_in_words(spec.filters)}）。"
+        if spec.filters
+        else (f"全 {rows:,} 件。")
+    )
+    table = pd.DataFrame([values])
+    return [
+        text_artifact(scope + "".join(lines), "total", "集計値"),
+        table_artifact(
+            table,
+            "total",
+            "集計値",
+            "条件に合う行の件数と集計値",
+            display=TableDisplay(labels=labels),
+        ),
+    ], {"rows": rows}
 
 
 def _dataset_overview(spec: DatasetOverviewSpec, data: pd.DataFrame) -> _Outcome:
@@ -483,6 +545,7 @@ def _pearson(arrays: list[np.ndarray]) -> np.ndarray:
 
 
 _HANDLERS: dict[str, Callable[[Any, pd.DataFrame], _Outcome]] = {
+    "total": _total,
     "dataset_overview": _dataset_overview,
     "missingness": _missingness,
     "column_summary": _column_summary,

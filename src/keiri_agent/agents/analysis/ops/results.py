@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 import time
 import uuid
 from collections.abc import Collection, Hashable, Sequence
@@ -18,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from keiri_agent.agents.analysis.artifacts import Artifact
+from keiri_agent.agents.analysis.formatting import format_number, format_value
 from keiri_agent.agents.analysis.ops.specs import Filter
 from keiri_agent.errors import SpecError
 
@@ -171,17 +173,47 @@ def check_aggregation(series: pd.Series, agg: str, field: str) -> None:
 
 
 def scope_text(rows_in: int, rows_after: int, filters: Sequence[Filter]) -> str:
-    """ "対象: 120 / 1,000 行（条件: 地域 == '東京'）。" for a description."""
+    """ "対象: 120 / 1,000 行（条件: 地域が東京・売上 10,000以上）。" for a description."""
     if not filters:
         return f"対象: {rows_in:,} 行。"
-    parts = []
-    for condition in filters:
-        if condition.op in ("is_null", "not_null"):
-            word = "が欠損" if condition.op == "is_null" else "が欠損でない"
-            parts.append(f"{condition.col} {word}")
-        else:
-            parts.append(f"{condition.col} {condition.op} {condition.value!r}")
-    return f"対象: {rows_after:,} / {rows_in:,} 行（条件: {' かつ '.join(parts)}）。"
+    return f"対象: {rows_after:,} / {rows_in:,} 行（条件: {conditions_in_words(filters)}）。"
+
+
+_DATE_VALUE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_WORDS = {
+    "==": "が{v}",
+    "!=": "が{v}以外",
+    ">": " {v}超",
+    ">=": " {v}以上",
+    "<": " {v}未満",
+    "<=": " {v}以下",
+    "in": "が{v}",
+    "contains": "に「{v}」を含む",
+    "is_null": "が空欄",
+    "not_null": "が入力済み",
+}
+_DATE_WORDS = {">": " {v}より後", ">=": " {v}以降", "<": " {v}より前", "<=": " {v}まで"}
+
+
+def condition_words(condition: Filter) -> str:
+    """One filter in the words of a back-office user: 「金額 100,000超」「部署が営業部」
+    「計上日 2025-04-01以降」「取引先が空欄」."""
+    value = condition.value
+    if condition.op == "in":
+        shown = "・".join(format_value(item) or "(空欄)" for item in value or [])
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        shown = format_number(value)
+    else:
+        shown = format_value(value)
+    words = _WORDS[condition.op]
+    if isinstance(value, str) and _DATE_VALUE.match(value):
+        words = _DATE_WORDS.get(condition.op, words)
+    return f"{condition.col}{words.format(v=shown)}"
+
+
+def conditions_in_words(filters: Sequence[Filter]) -> str:
+    """A spec's filters joined as one phrase (「計上日 2025-04-01以降・金額 100,000超」)."""
+    return "・".join(condition_words(condition) for condition in filters)
 
 
 def make_run_log(

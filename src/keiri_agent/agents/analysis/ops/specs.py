@@ -1,7 +1,7 @@
 """The spec vocabulary of the data-analysis agent (seed 000).
 
 ``reason`` turns a request into an ``analysis_spec`` or a ``plot_spec``; ``act``
-runs it with template code. These Pydantic models are that contract: seven
+runs it with template code. These Pydantic models are that contract: eight
 analysis ops, five plot kinds, AND-combined filters with ten operators.
 
 ``parse_analysis_spec`` / ``parse_plot_spec`` turn a dict (from the LLM, the
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from keiri_agent.errors import SpecError, unknown_choice_message
 
 ANALYSIS_OPS = (
+    "total",
     "dataset_overview",
     "missingness",
     "column_summary",
@@ -70,6 +71,15 @@ class _AnalysisBase(_Spec):
     type: Literal["analysis"] = "analysis"
     dataset_id: str | None = None
     filters: list[Filter] = Field(default_factory=list)
+
+
+class TotalSpec(_AnalysisBase):
+    """One number for the whole table or the rows the filters keep: the row count, and
+    each column of ``metrics`` aggregated over those rows (empty: the row count only).
+    Use it for every single-number question (how many, the total, the average of ...)."""
+
+    op: Literal["total"] = "total"
+    metrics: dict[str, list[Aggregation]] = Field(default_factory=dict)
 
 
 class DatasetOverviewSpec(_AnalysisBase):
@@ -136,7 +146,8 @@ class CorrelationMatrixSpec(_AnalysisBase):
 
 
 AnalysisSpec = Annotated[
-    DatasetOverviewSpec
+    TotalSpec
+    | DatasetOverviewSpec
     | MissingnessSpec
     | ColumnSummarySpec
     | DuplicateCheckSpec

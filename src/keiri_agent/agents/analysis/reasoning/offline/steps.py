@@ -9,6 +9,7 @@ Plots are built by the subclass in ``planner``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,14 @@ _AGG_EN = {
 FREQ_JA = {"D": "日別", "W": "週別", "M": "月別", "Q": "四半期別", "Y": "年別"}
 FREQ_EN = {"D": "Daily", "W": "Weekly", "M": "Monthly", "Q": "Quarterly", "Y": "Yearly"}
 CATEGORY_KINDS = ("categorical", "text", "boolean")
+_PER_GROUP = re.compile(
+    r"ごと|毎に|毎の|別に|別の|別で|\b(?:per|by|each|for every)\b"
+    r"(?!\s+(?:booking|row|record|order|ticket|transaction|visit|item|person|head|member"
+    r"|customer|guest|entry|invoice)s?\b)",
+    re.IGNORECASE,
+)
+"""A grouping said (「班ごとの」, "by branch"; "per booking" is an average per row, no
+grouping): a total of the whole table would drop it."""
 
 
 def first(*lists: list[str]) -> str | None:
@@ -349,24 +358,7 @@ class StepBuilder:
         if not group:
             if self.freq and (self.numeric or self.inherited):
                 return self.line()
-            simple = [a for a in self.aggs if a in ("mean", "median", "min", "max", "std")]
-            if simple and self.numeric:
-                self.assumptions.append(
-                    self.t(
-                        "グループ指定がないため全体の要約統計を表示",
-                        "no grouping given: whole-column statistics",
-                    )
-                )
-                return self.step(
-                    self.t("列の要約統計", "Column summary"),
-                    {"op": "column_summary", "columns": self.numeric},
-                )
-            return self.ask(
-                self.t("集計", "Aggregation"),
-                "どの列ごとに集計しますか？",
-                "Group by which column?",
-                CATEGORY_KINDS,
-            )
+            return self.total()
         value_aggs = [a for a in self.aggs if a not in ("count", "nunique")]
         metrics: dict[str, list[str]] = {}
         numeric = self.numeric or ([] if "count" in self.aggs else self.inherited)
@@ -421,6 +413,58 @@ class StepBuilder:
                 "top_k": top_k,
             },
         )
+
+    def total(self) -> Step:
+        """One number for the whole table or the filtered rows: 「交際費の合計は？」「金額が
+        10万円を超える明細は何件？」「残業時間の平均は？」. With no aggregation said and
+        nothing to count, the grouping is asked."""
+        said = self.aggregations_said()
+        value_aggs = [a for a in self.aggs if a != "count"]
+        counting = "count" in said or bool(vocab.ROW_NOUNS.search(self.c.text))
+        if _PER_GROUP.search(self.c.text) or (not value_aggs and not counting):
+            # 「班ごとの部品代の合計」 with no 班 column found: the grouping is asked, never
+            # dropped into a total of the whole table
+            return self.ask(
+                self.t("集計", "Aggregation"),
+                "どの列ごとに集計しますか？",
+                "Group by which column?",
+                CATEGORY_KINDS,
+            )
+        metrics: dict[str, list[str]] = {}
+        if value_aggs == ["nunique"] and not self.numeric and self.categorical:
+            metrics[self.categorical[0]] = ["nunique"]  # 「取引先は何社？」
+        elif value_aggs:
+            numeric = self.numeric
+            if not numeric:  # a total of a column another clause names is never assumed
+                return self.ask(
+                    self.t("集計", "Aggregation"),
+                    "どの列ごとに集計しますか？",
+                    "Group by which column?",
+                    CATEGORY_KINDS,
+                )
+            paired = self.paired_aggs(numeric, value_aggs)
+            for column in numeric:
+                metrics[column] = paired.get(column) or value_aggs
+        if metrics:
+            lead, aggs = next(iter(metrics.items()))
+            title = self.t(f"{lead}の{self.name_agg(aggs[0])}", f"{self.name_agg(aggs[0])} {lead}")
+        else:
+            title = self.t("件数", "Row count")
+        return self.step(title, {"op": "total", "metrics": metrics})
+
+    def aggregations_said(self) -> set[str]:
+        """The aggregation words of the clause outside the column names it mentions (the
+        人数 of a column 参加人数 asks no row count)."""
+        names = [
+            (m.start - self.c.start, m.end - self.c.start)
+            for m in self.c.mentions
+            if self.c.start <= m.start < self.c.end
+        ]
+        return {
+            agg
+            for start, end, agg in vocab.aggregation_spans(self.c.text)
+            if not any(a <= start and end <= b for a, b in names)
+        }
 
     def line(self) -> Step:
         """A line chart step (built by the plot subclass)."""

@@ -1,0 +1,97 @@
+"""Single-number answers (issue 28): one total, count or average for the whole table or
+the rows a request keeps, decided offline and run end to end on a CP932 file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pytest
+from tests.analysis.offline_support import acted_spec, dataset_summary, decide
+
+from keiri_agent.agents.analysis.ops.executor import run_analysis
+
+EXPENSES = dataset_summary(
+    400,
+    [
+        ("伝票番号", "text", ["E-0001", "E-0002"], 400),
+        ("計上日", "datetime", ["2025-04-01", "2026-03-31"], 250),
+        ("部署", "categorical", ["営業部", "総務部", "開発部"], 3),
+        ("勘定科目", "categorical", ["交際費", "旅費交通費", "消耗品費"], 3),
+        ("金額", "numeric", ["12000", "3300"], 300),
+        ("参加人数", "numeric", ["2", "5"], 10),
+    ],
+    "ds_expenses",
+)
+HOTEL = dataset_summary(
+    300,
+    [
+        ("booking_id", "text", ["B-1"], 300),
+        ("star_rating", "numeric", ["3", "5"], 5),
+        ("channel", "categorical", ["Direct", "Booking.com"], 2),
+        ("rate_jpy", "numeric", ["18000", "42000"], 200),
+    ],
+    "ds_hotel",
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "metrics", "filters"),
+    [
+        ("交際費だけの合計金額は？", {"金額": ["sum"]}, [("勘定科目", "==", "交際費")]),
+        ("金額が10万円を超える明細は何件？", {}, [("金額", ">", 100000)]),
+        ("金額の平均は？", {"金額": ["mean"]}, []),
+        ("how many bookings have a star rating of 5?", {}, [("star_rating", "==", 5)]),
+        (
+            "What is the total rate_jpy for Direct?",
+            {"rate_jpy": ["sum"]},
+            [("channel", "==", "Direct")],
+        ),
+    ],
+)
+def test_one_number_is_answered_not_asked(
+    text: str, metrics: dict[str, list[str]], filters: list[tuple[str, str, Any]]
+) -> None:
+    summary = HOTEL if text.isascii() else EXPENSES
+    spec = acted_spec(text, summary)
+    assert spec["op"] == "total" and spec["metrics"] == metrics
+    assert [(f["col"], f["op"], f["value"]) for f in spec["filters"]] == filters
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "部署ごとの件数は？",  # a grouping said: never a total of the whole table
+        "参加人数と金額の相関は？",  # 人数 is a part of a column name, not a count
+    ],
+)
+def test_no_total_when_the_request_is_something_else(text: str) -> None:
+    decision = decide(text, EXPENSES)
+    spec = decision.analysis_spec or decision.plot_spec or {}
+    assert spec.get("op") != "total"
+
+
+def test_a_grouping_word_without_a_column_is_asked() -> None:
+    decision = decide("班ごとの金額の合計は？", EXPENSES)
+    assert decision.next_action == "ask"
+
+
+def test_the_answer_is_one_headline_computed_from_the_file(tmp_path: Any) -> None:
+    frame = pd.DataFrame(
+        {
+            "勘定科目": ["交際費", "交際費", "消耗品費", "交際費"],
+            "金額": [12000, 48000, 3300, None],
+            "計上日": pd.to_datetime(["2025-04-01", "2025-05-10", "2025-05-11", "2025-06-01"]),
+        }
+    )
+    path = tmp_path / "経費.csv"
+    frame.to_csv(path, index=False, encoding="cp932")
+    loaded = pd.read_csv(path, encoding="cp932")
+    spec = acted_spec("交際費だけの合計金額は？", EXPENSES)
+    result = run_analysis(spec | {"dataset_id": None}, loaded)
+    headline = next(a for a in result.artifacts if a["kind"] == "text")["payload"]
+    kept = loaded[loaded["勘定科目"] == "交際費"]
+    assert headline == (
+        f"対象 {len(kept)} 件（勘定科目が交際費）。"
+        f"金額の合計: ¥{kept['金額'].sum():,.0f}（2 件、空欄 1 件を除く）。"
+    )
