@@ -37,6 +37,12 @@ Eight request sets, always reported separately:
   held-out sets' cases read) on four more made-up domains (training records, a
   property-tax roll, a restaurant POS log, a library loan log); its labels were
   committed before the reasoner first ran on it, and it is never edited after a run.
+- the fifth blind set, ``data/offline_requests_blind5.jsonl`` (issue 28): 141 requests
+  on four more made-up back-office datasets (an expense ledger, receivables, payroll,
+  hotel bookings) in the proportions a finance team asks them — single numbers,
+  follow-ups on a finished result (the earlier turns and the spec that answered each
+  given as ``history``), blank categories, named columns — written the same way and
+  scored before any rule was tuned to it.
 - the fourth blind set, ``data/offline_requests_blind4.jsonl``: a seventh held-out
   set, written the same way (neither the rules, their tests nor the other
   held-out sets' cases read) on four more made-up domains (an equipment
@@ -51,7 +57,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
     uv run python benchmarks/offline_reasoner_accuracy.py \\
-        [--set tuning|heldout|fresh|unseen|blind|blind2|blind3|blind4|all]
+        [--set tuning|heldout|fresh|unseen|blind|blind2|blind3|blind4|blind5|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
@@ -74,6 +80,7 @@ from keiri_agent.agents.analysis.ops.specs import (
     parse_plot_spec,
     referenced_columns,
 )
+from keiri_agent.agents.analysis.messages import agent_message
 from keiri_agent.agents.analysis.reasoning.decision import Decision, ReasonInput
 from keiri_agent.agents.analysis.reasoning.offline.parser import is_japanese
 from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReasoner
@@ -86,6 +93,7 @@ BLIND = Path(__file__).parent / "data" / "offline_requests_blind.jsonl"
 BLIND2 = Path(__file__).parent / "data" / "offline_requests_blind2.jsonl"
 BLIND3 = Path(__file__).parent / "data" / "offline_requests_blind3.jsonl"
 BLIND4 = Path(__file__).parent / "data" / "offline_requests_blind4.jsonl"
+BLIND5 = Path(__file__).parent / "data" / "offline_requests_blind5.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -96,6 +104,7 @@ SETS = {
     "blind2": BLIND2,
     "blind3": BLIND3,
     "blind4": BLIND4,
+    "blind5": BLIND5,
 }
 
 # (ja name, en name, kind, examples)
@@ -284,8 +293,13 @@ class Outcome:
 def run_case(case: dict[str, Any], reasoner: OfflineReasoner | None = None) -> Outcome:
     """Decide on one request and compare with the expectation."""
     data = case_summary(case)
+    messages: list[Any] = []
+    for turn in case.get("history") or []:  # a follow-up: the earlier turns, each answered
+        messages += [HumanMessage(turn["text"]), agent_message("（回答済み）", "report")]
     state = ReasonInput(
-        messages=[HumanMessage(case["text"])], dataset_id=data["dataset_id"], dataset_summary=data
+        messages=[*messages, HumanMessage(case["text"])],
+        dataset_id=data["dataset_id"],
+        dataset_summary=data,
     )
     decision = (reasoner or OfflineReasoner()).decide(state)
     spec = decision.analysis_spec or decision.plot_spec
