@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,13 +75,13 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
+from keiri_agent.agents.analysis.messages import agent_message
 from keiri_agent.agents.analysis.ops.specs import (
     check_columns,
     parse_analysis_spec,
     parse_plot_spec,
     referenced_columns,
 )
-from keiri_agent.agents.analysis.messages import agent_message
 from keiri_agent.agents.analysis.reasoning.decision import Decision, ReasonInput
 from keiri_agent.agents.analysis.reasoning.offline.parser import is_japanese
 from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReasoner
@@ -234,11 +235,56 @@ def _one_of(expected: Any) -> list[Any]:
     return expected if isinstance(expected, list) else [expected]
 
 
+_PARTIAL_DATE = re.compile(r"(\d{4})(?:-(\d{2}))?")
+
+
+def _expanded(conditions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``== "2025-07"`` as the executor runs it: the month [2025-07-01, 2025-08-01) (a
+    year likewise), so either way of writing a period is the same filter."""
+    out: list[dict[str, Any]] = []
+    for condition in conditions:
+        value = condition.get("value")
+        match = _PARTIAL_DATE.fullmatch(value) if isinstance(value, str) else None
+        if condition.get("op") != "==" or match is None:
+            out.append(condition)
+            continue
+        year, month = int(match[1]), int(match[2] or 0)
+        start = f"{year}-{month or 1:02d}-01"
+        end = f"{year + (month == 12 or not month)}-{(month % 12) + 1 if month else 1:02d}-01"
+        out += [
+            {"col": condition["col"], "op": ">=", "value": start},
+            {"col": condition["col"], "op": "<", "value": end},
+        ]
+    return out
+
+
 def _filter_key(condition: dict[str, Any]) -> str:
     value = condition.get("value")
     if isinstance(value, float) and value.is_integer():
         condition = {**condition, "value": int(value)}
     return json.dumps(condition, sort_keys=True, ensure_ascii=False)
+
+
+def as_expected(spec: dict[str, Any] | None, expected: dict[str, Any]) -> dict[str, Any] | None:
+    """``spec`` in the form the expectation is written in, when both answer the same:
+    one number of a column (``total`` with metrics) for its summary (``column_summary``),
+    the count of a column's blank cells as ``total`` with an ``is_null`` filter or as the
+    missing-values check of that column."""
+    if spec is None:
+        return None
+    wanted = _one_of(expected.get("op") or expected.get("kind"))
+    filters = list(spec.get("filters") or [])
+    blanks = [f["col"] for f in filters if f.get("op") == "is_null"]
+    if spec.get("op") == "total" and "column_summary" in wanted and spec.get("metrics"):
+        columns = list(spec["metrics"])
+        return {"type": "analysis", "op": "column_summary", "columns": columns, "filters": filters}
+    if spec.get("op") == "total" and "missingness" in wanted and blanks and not spec.get("metrics"):
+        others = [f for f in filters if f.get("op") != "is_null"]
+        return {"type": "analysis", "op": "missingness", "columns": blanks, "filters": others}
+    if spec.get("op") == "missingness" and "total" in wanted and spec.get("columns"):
+        blank_filters = [{"col": c, "op": "is_null"} for c in spec["columns"]]
+        return {"type": "analysis", "op": "total", "filters": filters + blank_filters}
+    return spec
 
 
 def compare(
@@ -258,17 +304,15 @@ def compare(
         except Exception:  # any failure makes the spec invalid
             valid = False
     if "op" in expected or "kind" in expected:
+        spec = as_expected(spec, expected)
         got = (spec or {}).get("op") or (spec or {}).get("kind")
-        wanted = _one_of(expected.get("op") or expected.get("kind"))
-        if got == "total" and "column_summary" in wanted and (spec or {}).get("metrics"):
-            got = "column_summary"  # one number asked of a column: its total answers it
-        checks["op_kind"] = got in wanted
+        checks["op_kind"] = got in _one_of(expected.get("op") or expected.get("kind"))
     if "columns" in expected:
         got_cols = spec_columns(spec) if spec and valid else set()
         checks["columns"] = spec is not None and got_cols == set(expected["columns"])
     if "filters" in expected:
-        got_filters = sorted(map(_filter_key, (spec or {}).get("filters") or []))
-        checks["filters"] = got_filters == sorted(map(_filter_key, expected["filters"]))
+        got_filters = sorted(map(_filter_key, _expanded((spec or {}).get("filters") or [])))
+        checks["filters"] = got_filters == sorted(map(_filter_key, _expanded(expected["filters"])))
     if "agg" in expected:
         checks["agg"] = bool(spec and valid and expected["agg"] in spec_aggregations(spec))
     if "top_k" in expected:

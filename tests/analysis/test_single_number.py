@@ -95,3 +95,39 @@ def test_the_answer_is_one_headline_computed_from_the_file(tmp_path: Any) -> Non
         f"対象 {len(kept)} 件（勘定科目が交際費）。"
         f"金額の合計: ¥{kept['金額'].sum():,.0f}（2 件、空欄 1 件を除く）。"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "filters"),
+    [
+        ("精算日が入っていない明細は何件ある？", [("精算日", "is_null", None)]),
+        ("精算日が入っている明細は何件？", [("精算日", "not_null", None)]),
+        ("金額が5万円を超えている明細は何件？", [("金額", ">", 50000)]),
+    ],
+)
+def test_counts_of_the_rows_a_condition_keeps(
+    text: str, filters: list[tuple[str, str, Any]]
+) -> None:
+    summary = dataset_summary(
+        120,
+        [
+            ("伝票番号", "text", ["E-1"], 120),
+            ("精算日", "datetime", ["2025-04-03"], 80),
+            ("金額", "numeric", ["12000"], 90),
+        ],
+        "ds_claims",
+    )
+    spec = acted_spec(text, summary)
+    assert spec["op"] == "total"
+    assert [(f["col"], f["op"], f.get("value")) for f in spec["filters"]] == filters
+
+
+def test_a_condition_no_rule_read_is_asked_never_the_count_of_every_row() -> None:
+    decision = decide("金額がだいぶ5万円超っぽい明細は何件？", EXPENSES)
+    spec = decision.analysis_spec or {}
+    assert decision.next_action == "ask" or spec.get("filters"), decision
+
+
+def test_the_share_of_blank_cells_is_the_missing_values_check() -> None:
+    spec = acted_spec("部署が空欄になっている割合を知りたい", EXPENSES)
+    assert spec["op"] == "missingness" and spec["columns"] == ["部署"] and not spec["filters"]

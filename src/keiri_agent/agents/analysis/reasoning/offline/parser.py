@@ -38,6 +38,7 @@ from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     condition_at,
     date_filters,
     money_column,
+    null_filters,
     numeric_filters,
     value_filters,
 )
@@ -843,6 +844,8 @@ def parse_request(
     scanned = sorted(scanned + _similar(norm, index, claimed, asked, family), key=_start)
     values = [m for m in scanned if m.value is not None]
     numeric, used, spans = numeric_filters(norm, scanned, index.kind)
+    blanks, blank_used, blank_spans = null_filters(norm, [m for m in scanned if m not in used])
+    numeric, used, spans = numeric + blanks, used | blank_used, spans + blank_spans
     for a, b in spans:
         claimed[a:b] = b"\x01" * (b - a)
     is_numeric = lambda name: index.kind(name) == "numeric"  # noqa: E731

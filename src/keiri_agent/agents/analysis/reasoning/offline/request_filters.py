@@ -57,7 +57,7 @@ _NUMBER = r"(\d[\d,]*(?:\.\d+)?)"
 _JA_COUNTER = r"(?:年|回|件|個|人|日|台|枚|本|歳|点|円|時間|か月|ヶ月|カ月|ヵ月|%)"
 _JA_COMPARE = re.compile(
     r"^\s*(?:が|は|の値が)?\s*" + _NUMBER + r"\s*(万)?\s*" + _JA_COUNTER + r"?\s*"
-    r"(以上|以下|未満|超|を超える|より大きい|より多い|より小さい|より少ない|を下回る|を上回る)"
+    r"(以上|以下|未満|超|を超え(?:る|た|ている|てる|ています|ました)?|より大きい|より多い|より小さい|より少ない|を下回(?:る|った|っている)|を上回(?:る|った|っている))"
 )
 _EN_COMPARE = re.compile(
     r"^\s*(?:is\s+|are\s+|of\s+)?(>=|<=|>|<|over|above|greater than|more than|at least|"
@@ -76,6 +76,14 @@ _COMPARE_OPS = {
     }.items()
     for word in words.split("|")
 }
+
+
+def compare_op(word: str) -> str:
+    """The operator of a comparison word, its verb in any form (を超えている → >)."""
+    verb = re.match(r"を(超え|下回|上回)", word)
+    if verb:
+        word = {"超え": "を超える", "下回": "を下回る", "上回": "を上回る"}[verb[1]]
+    return _COMPARE_OPS[word]
 
 
 def _next_start(year: int, month: int | None) -> str:
@@ -314,7 +322,7 @@ def _compare(rest: str) -> tuple[int | float, str, int] | None:
     else:
         return None
     value = number * scale
-    return (int(value) if value.is_integer() else value), _COMPARE_OPS[op], m.end()
+    return (int(value) if value.is_integer() else value), compare_op(op), m.end()
 
 
 # A count said before the numeric column it fixes: "bookings with 2 adults", "for 3 nights".
@@ -355,10 +363,55 @@ def numeric_filters(
     return filters, used, spans
 
 
+_NULL_AFTER = re.compile(
+    r"^\s*(?:欄|列)?\s*(?:が|は|の)?\s*(?P<null>空欄|空白|未入力|未記入|未記載|入って(?:い)?ない|"
+    r"入力されて(?:い)?ない|記入されて(?:い)?ない)"
+    r"|^\s*(?:欄|列)?\s*(?:が|は)\s*"
+    r"(?P<set>入って(?:いる|る)|入力されて(?:いる|る)|入力済み?|記入済み?)"
+    r"|^\s*(?:is|was|are|were)\s+(?P<null_en>empty|blank|not (?:recorded|given|set|entered))",
+    re.IGNORECASE,
+)
+"""Blank cells said of a column (not 「欠損」 / "missing": those ask for the missing-values
+check of the column)."""
+_NULL_BEFORE = re.compile(r"\bno\s+$", re.IGNORECASE)
+_SHARE_WORD = re.compile(
+    r"\s*(?:に)?(?:なって(?:いる|る))?\s*(?:の)?\s*(?:割合|率|比率|パーセント|%)"
+)
+_NULL_RECORDED = re.compile(r"^\s*(?:recorded|given|set|entered|listed)\b", re.IGNORECASE)
+
+
+def null_filters(
+    text: str, mentions: list[Mention]
+) -> tuple[list[dict[str, Any]], set[Mention], list[tuple[int, int]]]:
+    """Conditions on blank cells of a named column: 「精算日が入っていない」「部署が空欄の」
+    「入金日が入っている」, "no country recorded", "country is empty"."""
+    filters: list[dict[str, Any]] = []
+    used: set[Mention] = set()
+    spans: list[tuple[int, int]] = []
+    for mention in mentions:
+        if mention.value is not None:
+            continue
+        after = _NULL_AFTER.match(text[mention.end :])
+        if after and _SHARE_WORD.match(text[mention.end + after.end() :]):
+            continue  # 「承認者が空欄になっている割合」: the missing-values check of the column
+        before = _NULL_BEFORE.search(text[: mention.start])
+        if after:
+            op = "not_null" if after.group("set") else "is_null"
+            spans.append((mention.start, mention.end + after.end()))
+        elif before and _NULL_RECORDED.match(text[mention.end :]):
+            op = "is_null"
+            spans.append((mention.start - len(before.group(0)), mention.end))
+        else:
+            continue
+        filters.append({"col": mention.column, "op": op})
+        used.add(mention)
+    return filters, used, spans
+
+
 # A condition with no column: "10万円以上の取引", "orders over $1,000", "5個以上".
 _BARE_JA = re.compile(
     _NUMBER + r"\s*(万|千)?\s*(円|個|件|点|人|%)?\s*"
-    r"(以上|以下|未満|超|を超える|より大きい|より多い|より小さい|より少ない|を下回る|を上回る)"
+    r"(以上|以下|未満|超|を超え(?:る|た|ている|てる|ています|ました)?|より大きい|より多い|より小さい|より少ない|を下回(?:る|った|っている)|を上回(?:る|った|っている))"
 )
 _BARE_EN = re.compile(
     r"(?<![a-z])(>=|<=|>|<|over|above|greater than|more than|at least|at most|below|under"
@@ -404,7 +457,7 @@ def bare_thresholds(
         ja = m.re is _BARE_JA
         number = float((m.group(1) if ja else m.group(3)).replace(",", ""))
         value = number * {"万": 10_000, "千": 1_000, "k": 1_000}.get(scale, 1)
-        op = _COMPARE_OPS[m.group(4) if ja else m.group(1)]
+        op = compare_op(m.group(4) if ja else m.group(1))
         money = unit in ("円", "$", "¥") or (ja and scale == "万" and not unit)
         if money and money_column:
             filters.append(

@@ -45,6 +45,14 @@ _AGG_EN = {
 FREQ_JA = {"D": "日別", "W": "週別", "M": "月別", "Q": "四半期別", "Y": "年別"}
 FREQ_EN = {"D": "Daily", "W": "Weekly", "M": "Monthly", "Q": "Quarterly", "Y": "Yearly"}
 CATEGORY_KINDS = ("categorical", "text", "boolean")
+_CONDITION_SAID = re.compile(
+    r"超|以上|以下|未満|より(?:多|少|大|小|高|低|前|後)|を(?:超え|下回|上回)|入って(?:い)?ない"
+    r"|空欄|空白|未入力|未記入"
+    r"|\b(?:(?:more|less|fewer|greater) than|over|above|under|below|at (?:least|most))\s+[$¥]?\d"
+    r"|\bno \w+ (?:recorded|given|entered|set)\b",
+    re.IGNORECASE,
+)
+"""A condition said: a total must read it, else the rows it keeps are asked."""
 _PER_GROUP = re.compile(
     r"ごと|毎に|毎の|別に|別の|別で|\b(?:per|by|each|for every)\b"
     r"(?!\s+(?:booking|row|record|order|ticket|transaction|visit|item|person|head|member"
@@ -259,7 +267,12 @@ class StepBuilder:
         return self.step(self.t("データの概要", "Dataset overview"), {"op": "dataset_overview"})
 
     def missingness(self) -> Step:
-        cols = self.mentioned or None
+        blanks = [f["col"] for f in self.filters if f["op"] == "is_null"]
+        cols = self.mentioned or blanks or None
+        # 「滞納日数が空欄になっている件数」: the column checked, not a filter on it
+        self.filters = [
+            f for f in self.filters if not (f["op"] == "is_null" and f["col"] in blanks)
+        ]
         return self.step(
             self.t("欠損値の確認", "Missing values"), {"op": "missingness", "columns": cols}
         )
@@ -421,6 +434,20 @@ class StepBuilder:
         said = self.aggregations_said()
         value_aggs = [a for a in self.aggs if a != "count"]
         counting = "count" in said or bool(vocab.ROW_NOUNS.search(self.c.text))
+        if _CONDITION_SAID.search(self.c.text) and not self.filters:
+            # 「精算日が入っていない明細は何件？」 with no condition read: never the count of
+            # every row
+            return Step(
+                self.t("集計", "Aggregation"),
+                questions=[
+                    self.t(
+                        "どの行を数える（集計する）か、条件を読み取れませんでした。"
+                        "「金額が10万円を超える」「部署が空欄の」のように、列と条件を書いてください。",
+                        "I could not read which rows to count or total. Please name the column "
+                        "and the condition (e.g. 'amount over 100,000', 'country is empty').",
+                    )
+                ],
+            )
         if _PER_GROUP.search(self.c.text) or (not value_aggs and not counting):
             # 「班ごとの部品代の合計」 with no 班 column found: the grouping is asked, never
             # dropped into a total of the whole table
