@@ -340,10 +340,12 @@ def run_case(case: dict[str, Any], reasoner: OfflineReasoner | None = None) -> O
     messages: list[Any] = []
     for turn in case.get("history") or []:  # a follow-up: the earlier turns, each answered
         messages += [HumanMessage(turn["text"]), agent_message("（回答済み）", "report")]
+    history = case.get("history") or []
     state = ReasonInput(
         messages=[*messages, HumanMessage(case["text"])],
         dataset_id=data["dataset_id"],
         dataset_summary=data,
+        previous_specs=[history[-1]["spec"]] if history else [],
     )
     decision = (reasoner or OfflineReasoner()).decide(state)
     spec = decision.analysis_spec or decision.plot_spec

@@ -31,6 +31,20 @@ from keiri_agent.agents.analysis.runtime.actions import AnalysisActions, as_acti
 from keiri_agent.agents.analysis.state import AgentState
 
 
+def _previous_specs(state: AgentState) -> list[dict[str, Any]]:
+    """The specs that ran without error for the latest earlier request (a follow-up edits them)."""
+    turn = sum(isinstance(message, HumanMessage) for message in state.get("messages") or [])
+    earlier = [
+        action
+        for action in state.get("action_history") or []
+        if isinstance(action, dict) and action.get("ok") and (action.get("turn") or 0) < turn
+    ]
+    if not earlier:
+        return []
+    last = max(action.get("turn") or 0 for action in earlier)
+    return [action["spec"] for action in earlier if (action.get("turn") or 0) == last]
+
+
 def _turn_messages(messages: Any) -> list[BaseMessage]:
     """Messages since (and including) the latest human message."""
     items = list(messages or [])
@@ -105,6 +119,7 @@ def build_graph(parts: AnalysisGraphParts) -> StateGraph:
                 artifacts=list(state.get("artifacts") or []),
                 last_error=state.get("last_error"),
                 turn_actions=records,
+                previous_specs=_previous_specs(state),
             )
         )
         already_declined = any(message_kind(m) == "out_of_scope" for m in turn)

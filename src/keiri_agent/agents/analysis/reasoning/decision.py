@@ -57,7 +57,7 @@ class ActionRecord:
 @dataclass(frozen=True)
 class ReasonInput:
     """The state ``reason`` reads (seed: messages, dataset_id, dataset_summary, artifacts,
-    last_error), plus the actions already run in this turn."""
+    last_error), plus the actions already run in this turn and the previous request's."""
 
     messages: Sequence[BaseMessage]
     dataset_id: str | None
@@ -65,6 +65,9 @@ class ReasonInput:
     artifacts: Sequence[Artifact] = ()
     last_error: str | None = None
     turn_actions: Sequence[ActionRecord] = field(default_factory=tuple)
+    previous_specs: Sequence[dict[str, Any]] = field(default_factory=tuple)
+    """The specs that answered the previous request (its successful actions), which a
+    follow-up such as 「それを営業部だけで」 edits."""
 
 
 class Reasoner(Protocol):

@@ -23,10 +23,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from langchain_core.messages import HumanMessage
+
 import keiri_agent.agents.analysis.reasoning.offline.vocab as vocab
 from keiri_agent.agents.analysis.messages import message_kind, pending_request, request_start
 from keiri_agent.agents.analysis.ops.specs import parse_analysis_spec, parse_plot_spec
 from keiri_agent.agents.analysis.reasoning.decision import ActionRecord, Decision, ReasonInput
+from keiri_agent.agents.analysis.reasoning.offline.follow_up import edit_previous
 from keiri_agent.agents.analysis.reasoning.offline.parser import is_japanese
 from keiri_agent.agents.analysis.reasoning.offline.planner import Plan, Step, plan_request
 from keiri_agent.errors import SpecError
@@ -130,6 +133,15 @@ def repair(spec: dict[str, Any], error: str, columns: Sequence[str]) -> dict[str
     return fixed if fixed != spec else None
 
 
+def _after_a_result(messages: Sequence[Any]) -> bool:
+    """True when the latest user message comes right after a finished result (a report):
+    only then may it edit that result (「それを営業部だけで」); an answer to a question
+    completes its own request."""
+    latest = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+    before = [m for m in list(messages)[:latest] if not isinstance(m, HumanMessage)]
+    return bool(before) and message_kind(before[-1]) == "report"
+
+
 class OfflineReasoner:
     """Rule-based ``Reasoner`` for offline mode (no LLM key); Japanese and English."""
 
@@ -187,6 +199,24 @@ class OfflineReasoner:
                     + vocab.OUT_OF_SCOPE_REASONS["web"][1],
                 ),
             )
+        follow = (
+            edit_previous(request, state.previous_specs, summary, state.dataset_id)
+            if state.previous_specs and not declined and _after_a_result(state.messages)
+            else None
+        )
+        if follow is not None and follow.question:
+            return Decision(
+                next_action="ask",
+                rationale=_t(
+                    lang, "前回の結果の変更に確認が必要です。", "The change needs a detail."
+                ),
+                clarifying_questions=[follow.question],
+            )
+        if follow is not None and follow.spec is not None:
+            edited = Plan(
+                lang, [Step(follow.title, spec=follow.spec)], [], [], follow.assumptions, []
+            )
+            return self._next(edited, state)
         plan = plan_request(request, summary, state.dataset_id, skip_out_of_scope=declined)
         lang = plan.lang
         runnable = self._runnable(plan)

@@ -1,0 +1,285 @@
+"""Follow-ups on a finished result: the request edits the spec that answered the previous one.
+
+「それを営業部だけで」 adds a condition, 「交際費以外で」 a negated one, 「部署別に」 groups a
+total (or regroups a grouped result), 「それを月別に」 turns it into a monthly line,
+「グラフにして」 charts a grouped result; "now by channel", "only for 2025", "as a chart" in
+English. ``edit_previous`` returns the edited spec, or ``None`` when the request is a
+request of its own (it says what to compute) or changes nothing it can read; a follow-up
+that cannot be applied (a chart of one number, a month with no date column) is a question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import keiri_agent.agents.analysis.reasoning.offline.vocab as vocab
+from keiri_agent.agents.analysis.ops.specs import (
+    check_columns,
+    parse_analysis_spec,
+    parse_plot_spec,
+)
+from keiri_agent.agents.analysis.reasoning.offline.parser import ParsedRequest, parse_request
+from keiri_agent.errors import SpecError
+
+_POINTER = re.compile(
+    r"^\s*(?:それ|これ|さっきの|先ほどの|今の|その|この|同じ)|(?:は|なら|では|だと)\s*[？?]\s*$"
+    r"|にして\s*$|に変えて|に替えて|に直して"
+    r"|^\s*(?:now|then|and|same|also|just|only|what about|how about)\b"
+    r"|\b(?:that|it|this|instead)\b",
+    re.IGNORECASE,
+)
+"""Words that point at the result just shown."""
+_SHARE = re.compile(r"構成比|割合|シェア|内訳|比率|\bshares?\b|\bpercentages?\b", re.IGNORECASE)
+_TOP = re.compile(r"上位\s*(\d+)|トップ\s*(\d+)|\btop\s*(\d+)\b|(\d+)\s*(?:つ|件|社|位)まで", re.I)
+_CHART = re.compile(r"グラフ|図に|図で|チャート|\bcharts?\b|\bgraphs?\b|\bplots?\b", re.IGNORECASE)
+_EDITABLE = frozenset({"total", "groupby_agg", "share_ratio", "bar", "line"})
+_EQUALITIES = frozenset({"==", "!=", "in"})
+
+
+@dataclass
+class FollowUp:
+    """An edited spec to run, or a question when the edit cannot be applied."""
+
+    title: str
+    spec: dict[str, Any] | None = None
+    question: str | None = None
+    assumptions: list[str] = field(default_factory=list)
+
+
+def _t(lang: str, ja: str, en: str) -> str:
+    return ja if lang == "ja" else en
+
+
+def _base(previous: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The result a follow-up edits: the last spec of the previous request that can be."""
+    for spec in reversed(previous):
+        if (spec.get("op") or spec.get("kind")) in _EDITABLE:
+            return dict(spec)
+    return None
+
+
+def _measure(spec: dict[str, Any]) -> tuple[str | None, str]:
+    """The column and aggregation a spec shows (``None`` column: rows counted)."""
+    kind = spec.get("op") or spec.get("kind")
+    if kind in ("total", "groupby_agg"):
+        for column, aggs in (spec.get("metrics") or {}).items():
+            if aggs and aggs[0] != "count":
+                return column, aggs[0]
+        return None, "count"
+    if kind == "share_ratio":
+        return spec.get("value_col"), "sum" if spec.get("value_col") else "count"
+    return spec.get("y"), str(spec.get("agg") or "sum")
+
+
+def _groups(spec: dict[str, Any]) -> list[str]:
+    kind = spec.get("op") or spec.get("kind")
+    if kind == "groupby_agg":
+        return list(spec.get("group_cols") or [])
+    if kind == "share_ratio":
+        return [spec["group_col"]]
+    if kind == "bar":
+        return [spec["x"]]
+    if kind == "line" and spec.get("hue"):
+        return [spec["hue"]]
+    return []
+
+
+def _merged(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The previous filters with the new ones; a new equality on a column replaces the old
+    equality on it (「総務部は？」 after 「営業部だけで」)."""
+    replaced = {f["col"] for f in new if f["op"] in _EQUALITIES}
+    kept = [f for f in old if not (f["op"] in _EQUALITIES and f["col"] in replaced)]
+    return kept + [f for f in new if f not in kept]
+
+
+def _date_column(parsed: ParsedRequest, spec: dict[str, Any]) -> tuple[str | None, bool]:
+    """The date column of a monthly view — one the request or the filters name, else the
+    first of the table (a ledger's own date: 計上日, 請求日) — and whether that was chosen."""
+    dates = parsed.index.names("datetime")
+    said = [m.column for m in parsed.mentions if m.column in dates]
+    named = said or [f["col"] for f in spec.get("filters") or [] if f["col"] in dates]
+    if named:
+        return named[0], False
+    return (dates[0], len(dates) > 1) if dates else (None, False)
+
+
+def _grouped(base: dict[str, Any], groups: list[str]) -> dict[str, Any]:
+    """``base`` grouped by ``groups`` (a total split, a grouping replaced)."""
+    column, agg = _measure(base)
+    metrics = {column: [agg]} if column else {groups[0]: ["count"]}
+    lead = f"{column or groups[0]}_{agg}"
+    return {
+        "type": "analysis",
+        "op": "groupby_agg",
+        "group_cols": groups,
+        "metrics": metrics,
+        "sort": {"by": lead, "ascending": False},
+        "top_k": base.get("top_k"),
+        "filters": base.get("filters") or [],
+    }
+
+
+def _monthly(base: dict[str, Any], x: str, freq: str) -> dict[str, Any]:
+    column, agg = _measure(base)
+    groups = _groups(base)
+    return {
+        "type": "plot",
+        "kind": "line",
+        "x": x,
+        "y": column or x,
+        "agg": agg,
+        "freq": freq,
+        "hue": groups[0] if len(groups) == 1 else None,
+        "filters": base.get("filters") or [],
+    }
+
+
+def _chart(base: dict[str, Any]) -> dict[str, Any] | None:
+    groups = _groups(base)
+    if len(groups) != 1 or (base.get("op") or base.get("kind")) not in (
+        "groupby_agg",
+        "share_ratio",
+    ):
+        return None
+    column, agg = _measure(base)
+    return {
+        "type": "plot",
+        "kind": "bar",
+        "x": groups[0],
+        "y": column,
+        "agg": agg if column else "sum",
+        "top_k": base.get("top_k") or 30,
+        "filters": base.get("filters") or [],
+    }
+
+
+def _groups_said(parsed: ParsedRequest, text: str) -> list[str]:
+    """The columns the request groups by (「部署別に」, "now by channel"); a numeric column
+    right after "by" or before 別/ごと too ("split that by star rating")."""
+    groups = [
+        c
+        for clause in parsed.clauses
+        for c in clause.group_cols
+        if parsed.index.kind(c) != "datetime"
+    ]
+    if not groups:
+        groups = [
+            m.column
+            for m in parsed.mentions
+            if re.search(r"\bby\s+$", text[: m.start], re.IGNORECASE)
+            or re.match(r"\s*(?:別|ごと|毎)", text[m.end :])
+        ]
+    return list(dict.fromkeys(groups))
+
+
+def _reshaped(
+    spec: dict[str, Any], aggs: list[str], top: int | None, groups: list[str]
+) -> dict[str, Any]:
+    """Another aggregation ("what about the median?"), another top-N (「上位5つにして」) and
+    another grouping (「部署別に」: a total split, a grouping replaced, a line's series)."""
+    spec = dict(spec)
+    if aggs and spec.get("op") in ("total", "groupby_agg"):
+        spec["metrics"] = {column: aggs for column in spec.get("metrics") or {}}
+        if spec.get("sort") and spec["metrics"]:
+            lead = next(iter(spec["metrics"]))
+            spec["sort"] = {**spec["sort"], "by": f"{lead}_{aggs[0]}"}
+    if top and spec.get("op") in ("groupby_agg", "share_ratio"):
+        spec["top_k"] = top
+    if groups and (spec.get("op") or spec.get("kind")) == "line":
+        spec["hue"] = groups[0]
+    elif groups:
+        spec = _grouped(spec, groups)
+    return spec
+
+
+def _shares(spec: dict[str, Any]) -> dict[str, Any]:
+    column, _ = _measure(spec)
+    return {
+        "type": "analysis",
+        "op": "share_ratio",
+        "group_col": _groups(spec)[0],
+        "value_col": column,
+        "top_k": spec.get("top_k"),
+        "filters": spec.get("filters") or [],
+    }
+
+
+def edit_previous(
+    text: str,
+    previous: Sequence[dict[str, Any]],
+    summary: dict[str, Any],
+    dataset_id: str | None,
+) -> FollowUp | None:
+    """The previous result edited as ``text`` asks, or None when ``text`` is not a follow-up."""
+    base = _base(previous)
+    if base is None or not text.strip():
+        return None
+    parsed = parse_request(text, summary, vocab.family, vocab.phrase_spans)
+    lang = parsed.lang
+    own_measure = bool(vocab.aggregations(text)) or any(
+        parsed.index.kind(m.column) == "numeric" for m in parsed.mentions
+    )
+    if own_measure and not _POINTER.search(text):
+        return None  # 「部署別の件数」: a request of its own
+    filters = [f for clause in parsed.clauses for f in parsed.filters_for(clause)[0]]
+    filters = list({repr(sorted(f.items())): f for f in filters}.values())
+    groups = _groups_said(parsed, text)
+    freq = vocab.frequency(text)
+    chart = bool(_CHART.search(text))
+    share = bool(_SHARE.search(text))
+    top = _TOP.search(text)
+    aggs = [a for a in vocab.aggregations(text) if a != "count"]
+    if not (filters or groups or freq or chart or share or top or aggs):
+        return None
+    spec = {**base, "filters": _merged(list(base.get("filters") or []), filters)}
+    title = _t(lang, "前回の結果を変更", "The previous result, changed")
+    assumptions: list[str] = []
+    spec = _reshaped(spec, aggs, int(next(g for g in top.groups() if g)) if top else None, groups)
+    if share and not freq and len(_groups(spec)) == 1:  # 「構成比で見せて」
+        spec = _shares(spec)
+    if freq:
+        x, chosen = _date_column(parsed, spec)
+        if chosen:
+            assumptions.append(_t(lang, f"日付の列は「{x}」と仮定", f"date column assumed: {x}"))
+        if x is None:
+            return FollowUp(
+                title,
+                question=_t(
+                    lang,
+                    f"どの日付の列で{vocab_freq_ja(freq)}にしますか？（候補: "
+                    f"{', '.join(parsed.index.names('datetime')) or 'なし'}）",
+                    "Which date column should the periods follow? (candidates: "
+                    f"{', '.join(parsed.index.names('datetime')) or 'none'})",
+                ),
+            )
+        spec = _monthly(spec, x, freq)
+    if chart and not freq and (spec.get("op") or spec.get("kind")) != "line":
+        charted = _chart(spec)
+        if charted is None:
+            return FollowUp(
+                title,
+                question=_t(
+                    lang,
+                    "グラフにする区分（何別のグラフか）を教えてください。1つの数値はグラフにできません。",
+                    "Which category should the chart show? A single number cannot be charted.",
+                ),
+            )
+        spec = charted
+    if dataset_id:
+        spec["dataset_id"] = dataset_id
+    try:
+        model = (parse_plot_spec if spec.get("type") == "plot" else parse_analysis_spec)(spec)
+        check_columns(model, parsed.index.by_name)
+    except SpecError as error:
+        return FollowUp(
+            title, question=_t(lang, "指示を確認させてください: ", "Please check: ") + error.message
+        )
+    dumped = model.model_dump(mode="json", exclude_none=True)
+    return FollowUp(title, spec=dumped, assumptions=assumptions)
+
+
+def vocab_freq_ja(freq: str) -> str:
+    return {"D": "日別", "W": "週別", "M": "月別", "Q": "四半期別", "Y": "年別"}.get(freq, "期間別")

@@ -1,0 +1,92 @@
+"""Follow-ups on a finished result (issue 28): 「それを営業部だけで」「部署別に」「月別に」
+"now by channel" edit the spec that answered the previous request — through the real
+agent and its thread, each answer computed here independently."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from keiri_agent.agents.analysis import AnalysisAgent
+from keiri_agent.config import Settings
+
+EXPENSES = pd.DataFrame(
+    {
+        "計上日": pd.to_datetime(
+            ["2025-04-03", "2025-04-20", "2025-05-02", "2025-05-18", "2025-06-07", "2025-06-30"]
+        ),
+        "部署": ["営業部", "総務部", "営業部", "開発部", "営業部", "総務部"],
+        "勘定科目": ["交際費", "交際費", "旅費交通費", "交際費", "交際費", "消耗品費"],
+        "金額": [12000, 48000, 3300, 56000, 60000, 8000],
+    }
+)
+
+
+def _conversation(frame: pd.DataFrame, texts: list[str]) -> list[Any]:
+    with (
+        tempfile.TemporaryDirectory() as home,
+        AnalysisAgent(Settings(home=Path(home)), chat_model=None) as agent,
+    ):
+        dataset = agent.registry.add_frame(frame, "data.csv")
+        return [agent.ask(text, dataset_id=dataset, thread_id="t") for text in texts]
+
+
+def _spec(turn: Any) -> dict[str, Any]:
+    """The spec the turn ran (its last action)."""
+    return turn.actions[-1]["spec"]
+
+
+def test_japanese_follow_ups_over_four_turns() -> None:
+    turns = _conversation(
+        EXPENSES,
+        ["交際費の合計金額は？", "それを営業部だけで", "部署別に", "総務部以外で"],
+    )
+    first, only_sales, by_department, not_general = (_spec(t) for t in turns)
+    assert first["op"] == "total" and first["metrics"] == {"金額": ["sum"]}
+    entertainment = EXPENSES[EXPENSES["勘定科目"] == "交際費"]
+    assert f"¥{entertainment['金額'].sum():,}" in turns[0].report_md
+    sales = entertainment[entertainment["部署"] == "営業部"]
+    assert only_sales["op"] == "total"
+    assert f"¥{sales['金額'].sum():,}" in turns[1].report_md
+    # 「部署別に」 after a filter on 部署: the total split by 部署, the filters kept
+    assert by_department["op"] == "groupby_agg" and by_department["group_cols"] == ["部署"]
+    assert {"col": "勘定科目", "op": "==", "value": "交際費"} in by_department["filters"]
+    assert {"col": "部署", "op": "!=", "value": "総務部"} in not_general["filters"]
+    assert {"col": "部署", "op": "==", "value": "営業部"} not in not_general["filters"]
+
+
+def test_english_follow_ups_over_three_turns() -> None:
+    bookings = pd.DataFrame(
+        {
+            "check_in": pd.to_datetime(["2025-03-02", "2025-03-15", "2025-04-01", "2025-04-20"]),
+            "channel": ["Direct", "Expedia", "Direct", "Booking.com"],
+            "room_type": ["Suite", "Twin", "Twin", "Suite"],
+            "rate_jpy": [42000, 18000, 21000, 39000],
+        }
+    )
+    turns = _conversation(
+        bookings,
+        ["What is the total rate_jpy?", "now by channel", "only for Suite"],
+    )
+    total, by_channel, suites = (_spec(t) for t in turns)
+    assert total["op"] == "total"
+    assert by_channel["op"] == "groupby_agg" and by_channel["group_cols"] == ["channel"]
+    assert suites["group_cols"] == ["channel"]
+    assert suites["filters"] == [{"col": "room_type", "op": "==", "value": "Suite"}]
+    assert "Suite" in turns[2].report_md
+
+
+def test_a_chart_of_one_number_is_asked_not_drawn() -> None:
+    turns = _conversation(EXPENSES, ["交際費の合計金額は？", "グラフにして"])
+    assert turns[1].next_action == "ask"
+    assert "1つの数値はグラフにできません" in turns[1].reply
+
+
+def test_a_new_request_is_not_taken_as_a_follow_up() -> None:
+    turns = _conversation(EXPENSES, ["交際費の合計金額は？", "部署別の金額の平均"])
+    spec = _spec(turns[1])
+    assert spec["op"] == "groupby_agg" and spec["metrics"] == {"金額": ["mean"]}
+    assert spec["filters"] == []  # the earlier 交際費 is not carried into a new request
