@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import pandas as pd
 import pytest
 from api_support import LiveServer
 
@@ -147,3 +148,36 @@ def test_total_rows_are_excluded_unless_the_upload_keeps_them(
     assert kept.json()["summary"]["rows"] == 4
     assert any("指定により残しています" in n for n in kept.json()["summary"]["notes"])
     assert refused.status_code == 422
+
+
+def test_follow_ups_on_a_thread_over_http(
+    offline: Settings, serve: Callable[..., LiveServer]
+) -> None:
+    frame = pd.read_csv(sample_data_path())
+    with httpx.Client(base_url=serve(offline).url, timeout=120) as client:
+        dataset_id = _upload(client)["dataset_id"]
+
+        def ask(question: str) -> dict:
+            response = client.post(
+                "/api/analysis/turns",
+                json={"dataset_id": dataset_id, "question": question, "thread_id": "t-follow"},
+            )
+            assert response.status_code == 200, response.text
+            return response.json()
+
+        total = ask("売上の合計は？")
+        kanto = ask("それを関東だけで")
+        by_store = ask("店舗別に")
+        english = ask("now only for 法人")
+
+    def table(turn: dict) -> list[dict]:
+        return next(a for a in turn["artifacts"] if a["kind"] == "table")["records"]
+
+    assert table(total)[0]["売上_sum"] == frame["売上"].sum()
+    in_kanto = frame[frame["地域"] == "関東"]
+    assert table(kanto)[0]["売上_sum"] == in_kanto["売上"].sum()
+    stores = {row["店舗"]: row["売上_sum"] for row in table(by_store)}
+    assert stores == in_kanto.groupby("店舗")["売上"].sum().to_dict()
+    corporate = in_kanto[in_kanto["顧客区分"] == "法人"]
+    rows = {row["店舗"]: row["売上_sum"] for row in table(english)}
+    assert rows == corporate.groupby("店舗")["売上"].sum().to_dict()

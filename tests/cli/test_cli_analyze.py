@@ -230,3 +230,27 @@ def test_the_command_to_continue_is_one_line_that_runs_as_printed(tmp_path: Path
     line = next(x for x in result.stdout.splitlines() if x.startswith("続けるには: "))
     assert f"keiri-agent analyze '{data}' \"回答\" --thread " in line
     assert len(line.split("--thread ")[1].strip()) == 32  # the whole thread id on this line
+
+
+def test_follow_ups_on_the_same_thread_edit_the_result(sales_csv: Path) -> None:
+    def ask(text: str, thread: str | None = None) -> dict[str, object]:
+        args = ["analyze", str(sales_csv), text, "--json"]
+        result = runner.invoke(app, [*args, "--thread", thread] if thread else args)
+        assert result.exit_code == 0, result.output
+        return dict(json.loads(result.stdout))
+
+    first = ask("売上の合計は？")
+    thread = str(first["thread_id"])
+    headline = next(a for a in first["artifacts"] if a["kind"] == "text")["text"]  # type: ignore[attr-defined]
+    assert "売上の合計: ¥730" in headline
+    second = ask("それを関東だけで", thread)
+    spec = second["actions"][-1]["spec"]  # type: ignore[index]
+    assert spec["op"] == "total" and spec["filters"] == [
+        {"col": "地域", "op": "==", "value": "関東"}
+    ]
+    table = next(a for a in second["artifacts"] if a["kind"] == "table")  # type: ignore[attr-defined]
+    assert table["records"][0]["売上_sum"] == 400
+    third = ask("月別に", thread)
+    spec = third["actions"][-1]["spec"]  # type: ignore[index]
+    assert (spec["kind"], spec["x"], spec["y"], spec["freq"]) == ("line", "日付", "売上", "M")
+    assert spec["filters"] == [{"col": "地域", "op": "==", "value": "関東"}]

@@ -294,3 +294,18 @@ def test_opening_the_page_prunes_old_copies_no_conversation_uses(keiri_home: Pat
     left = sorted(p.name for p in folder.iterdir() if p.name != "threads")
     assert len(left) == 1, "the copy no conversation uses is pruned"
     assert left[0] != first.session_state["analysis.data_ref"], "the linked copy is kept"
+
+
+def test_follow_ups_edit_the_result_just_shown(page: AppTest) -> None:
+    page.file_uploader[0].upload("売上.csv", CSV, "text/csv")
+    page.run()
+    page.chat_input[0].set_value("売上の合計は？").run()
+    assert not page.exception, page.exception
+    assert "売上の合計: ¥900（6 件）" in _texts(page)
+    page.chat_input[0].set_value("それを関東だけで").run()
+    assert not page.exception, page.exception
+    assert "対象 3 件（地域が関東）。売上の合計: ¥520（3 件）" in _texts(page)
+    page.chat_input[0].set_value("月別に").run()
+    assert not page.exception, page.exception
+    assert len(page.get("image")) == 1, "the monthly line of 関東's 売上 is drawn"
+    assert "どの列ごとに集計しますか" not in _texts(page)
