@@ -328,3 +328,42 @@ def test_action_over_memory_limit_is_reported_and_dataset_survives(tmp_path: Pat
         assert error["code"] == "ACTION_MEMORY", error
         assert "列を絞りますか" in turn.reply
         assert agent.registry.get(dataset_id).equals(frame)
+
+
+def test_llm_single_number_and_follow_up_through_the_stub_server(
+    tmp_path: Path, sales: pd.DataFrame
+) -> None:
+    # the model is given the total op in its vocabulary and, on the follow-up, the spec
+    # that answered the previous request; its reply runs as written
+    total = {"type": "analysis", "op": "total", "metrics": {"売上": ["sum"]}}
+    kanto = {**total, "filters": [{"col": "地域", "op": "==", "value": "関東"}]}
+    replies = [
+        Decision(next_action="act", rationale="合計", analysis_spec=total),
+        Decision(next_action="finalize", rationale="完了"),
+        ReportProse(conclusions=["売上の合計は900"]),
+        Decision(next_action="act", rationale="前回の合計を関東に絞る", analysis_spec=kanto),
+        Decision(next_action="finalize", rationale="完了"),
+        ReportProse(conclusions=["関東の売上の合計は520"]),
+    ]
+    with StubOpenAIServer(replies) as server:
+        settings = Settings(
+            home=tmp_path,
+            provider="openai-compatible",
+            openai_api_base=server.base_url,
+            max_retries=0,
+        )
+        with AnalysisAgent(settings) as agent:
+            dataset_id = agent.registry.add_frame(sales, "sales.csv")
+            first = agent.ask("売上の合計は？", dataset_id=dataset_id, thread_id="t")
+            second = agent.ask("それを関東だけで", dataset_id=dataset_id, thread_id="t")
+        prompts = [
+            "\n".join(str(m.get("content")) for m in request.body["messages"])
+            for request in server.requests
+        ]
+    assert "- total: One number for the whole table" in prompts[0]  # the vocabulary
+    assert "is a \"total\"" in prompts[0]  # and the rule for one number
+    previous = prompts[3].split("Specs that answered the previous request")[1]
+    assert '"op": "total"' in previous.split("\n\n")[0].split("\n", 1)[1]
+    table = next(a for a in second.artifacts if a["kind"] == "table")["payload"]
+    assert table["records"][0]["売上_sum"] == sales[sales["地域"] == "関東"]["売上"].sum()
+    assert first.actions[-1]["spec"]["op"] == "total"

@@ -81,6 +81,7 @@ class LLMReasoner:
             if state.turn_actions
             else "none",
             last_error=state.last_error or "none",
+            previous_specs=_json(list(state.previous_specs)) if state.previous_specs else "none",
         )
         history = list(state.messages)[-HISTORY_MESSAGES:]
         return [SystemMessage(self._system), HumanMessage(context), *history]

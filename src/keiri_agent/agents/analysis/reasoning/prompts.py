@@ -33,6 +33,13 @@ Rules:
 - When last_error is set, read it: fix the spec (use the suggested column or op, relax filters, pick
   another plot or aggregation) or ask the user; never repeat the same failing spec.
 - Filters are combined with AND; dates are strings like "2025-01-01".
+- One number asked for (how many, the total, the average of the rows that ...) is a "total"
+  spec with the conditions as filters, never a grouping nobody asked for.
+- A message right after a finished result that only changes it ("それを営業部だけで",
+  "部署別に", "月別に", "グラフにして", "now by channel", "only for 2025") is a follow-up: take
+  the previous request's spec and change only what the message says (add or replace a
+  filter, split a total by the group, another aggregation or top_k, a line per month of
+  the same measure, a bar chart of a grouped result).
 - Answer (questions, rationale) in the language of the user's request.
 - A wide dataset's summary lists the columns that the request names or resembles in full
   ("columns") and the others by name under their kind ("other_columns"), with the values of
@@ -58,6 +65,9 @@ Artifacts produced so far (id, kind, title, description):
 
 Actions already run in this turn:
 {turn_actions}
+
+Specs that answered the previous request (a follow-up edits them):
+{previous_specs}
 
 last_error:
 {last_error}
