@@ -106,7 +106,7 @@ def test_spec_file_reproduces_a_result(sales_csv: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ({"type": "analysis", "op": "pivot"}, "指定できるもの: dataset_overview"),
+        ({"type": "analysis", "op": "pivot"}, "指定できるもの: total, dataset_overview"),
         ({"type": "plot", "kind": "hist", "x": "売り上げ"}, "もしかして '売上' ですか"),
         ("not json", "JSON として読めません"),
     ],

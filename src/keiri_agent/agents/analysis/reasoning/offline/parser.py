@@ -600,6 +600,14 @@ class ParsedRequest:
         return periods + self.filters, borrowed
 
 
+_AGGREGATION_WORD = re.compile(
+    r"合計|総額|小計|平均|件数|最大|最小|中央値|総計|sum|total|average|mean|count|max|min|median",
+    re.IGNORECASE,
+)
+_AUTO_NAMED = re.compile(r"(?:column|unnamed:?|列|項目|col)[\s_:]*\d+", re.IGNORECASE)
+"""A column a program named (column_3, Unnamed: 4, 列1): only its whole name names it."""
+
+
 def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
     """Column and value mentions, longest term first, never overlapping."""
     found: list[Mention] = []
@@ -607,6 +615,14 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
         for m in re.finditer(pattern, text):
             if any(claimed[m.start() : m.end()]):
                 continue
+            if (
+                value is None
+                and m.group(0).strip().lower() != column.lower()
+                and (
+                    _AGGREGATION_WORD.fullmatch(m.group(0).strip()) or _AUTO_NAMED.fullmatch(column)
+                )
+            ):
+                continue  # 「合計」 is no mention of 控除合計; "columns" none of column_3
             claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
             common = _COMMON_NOUN_BEFORE.search(text[: m.start()]) and (
                 value is not None or condition_at(text[m.end() :]) is None
@@ -909,7 +925,11 @@ def _similar(
     free = bytearray(claimed)
     for a, b in asked:
         free[a:b] = b"\x01" * (b - a)
-    columns = [(c.name, name_tokens(c.name) if c.name.isascii() else []) for c in index.columns]
+    columns = [
+        (c.name, name_tokens(c.name) if c.name.isascii() else [])
+        for c in index.columns
+        if not _AUTO_NAMED.fullmatch(c.name)  # only its whole name names column_3
+    ]
     # an identifier is a name ending like one whose values are (nearly) all distinct: a
     # numeric "shelf_no" with four values is a measure or a group, "shelf 3" a condition
     rows = max(len(index.columns) and max(c.unique for c in index.columns), 1)

@@ -365,6 +365,7 @@ def numeric_filters(
 
 _NULL_AFTER = re.compile(
     r"^\s*(?:欄|列)?\s*(?:が|は|の)?\s*(?P<null>空欄|空白|未入力|未記入|未記載|入って(?:い)?ない|"
+    r"(?:無い|ない)(?=\s*(?:もの|行|明細|分|データ))|"
     r"入力されて(?:い)?ない|記入されて(?:い)?ない)"
     r"|^\s*(?:欄|列)?\s*(?:が|は)\s*"
     r"(?P<set>入って(?:いる|る)|入力されて(?:いる|る)|入力済み?|記入済み?)"
@@ -374,6 +375,10 @@ _NULL_AFTER = re.compile(
 """Blank cells said of a column (not 「欠損」 / "missing": those ask for the missing-values
 check of the column)."""
 _NULL_BEFORE = re.compile(r"\bno\s+$", re.IGNORECASE)
+_EXCLUDED = re.compile(
+    r"\s*(?:に)?(?:なって(?:いる|る))?\s*(?:の)?\s*(?:もの|行|明細|分|データ)?\s*(?:は|を)?\s*"
+    r"(?:除いて|除く|除き|除外|外して|省いて|抜いて)"
+)
 _SHARE_WORD = re.compile(
     r"\s*(?:に)?(?:なって(?:いる|る))?\s*(?:の)?\s*(?:割合|率|比率|パーセント|%)"
 )
@@ -397,7 +402,12 @@ def null_filters(
         before = _NULL_BEFORE.search(text[: mention.start])
         if after:
             op = "not_null" if after.group("set") else "is_null"
-            spans.append((mention.start, mention.end + after.end()))
+            excluded = _EXCLUDED.match(text[mention.end + after.end() :])
+            if excluded:  # 「取引先が空欄のものは除いて」: the blanks dropped
+                op = "not_null" if op == "is_null" else "is_null"
+            spans.append(
+                (mention.start, mention.end + after.end() + (excluded.end() if excluded else 0))
+            )
         elif before and _NULL_RECORDED.match(text[mention.end :]):
             op = "is_null"
             spans.append((mention.start - len(before.group(0)), mention.end))

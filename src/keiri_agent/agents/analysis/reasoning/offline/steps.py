@@ -53,6 +53,10 @@ _CONDITION_SAID = re.compile(
     re.IGNORECASE,
 )
 """A condition said: a total must read it, else the rows it keeps are asked."""
+_DISTINCT = re.compile(
+    r"何(?:人|名|社|店|店舗|か所|カ所|種類)|\bhow many (?:different|distinct|unique)\b", re.I
+)
+"""How many different values of a named column (not how many rows)."""
 _PER_GROUP = re.compile(
     r"ごと|毎に|毎の|別に|別の|別で|\b(?:per|by|each|for every)\b"
     r"(?!\s+(?:booking|row|record|order|ticket|transaction|visit|item|person|head|member"
@@ -264,9 +268,23 @@ class StepBuilder:
 
     # --- analysis ops -------------------------------------------------------------------
     def overview(self) -> Step:
+        named = [
+            m.column
+            for m in self.c.mentions
+            if self.p.text[m.start : m.end].strip("「」\"'` ").lower() == m.column.lower()
+        ]
+        if named:  # 「列1 の中身を確認したい」: the columns named by name, not the whole table
+            return self.step(
+                self.t("列の要約統計", "Column summary"),
+                {"op": "column_summary", "columns": list(dict.fromkeys(named))},
+            )
         return self.step(self.t("データの概要", "Dataset overview"), {"op": "dataset_overview"})
 
-    def missingness(self) -> Step:
+    def missingness(self) -> Step | None:
+        if any(f["op"] == "not_null" for f in self.filters) or (
+            self.group and any(f["op"] == "is_null" for f in self.filters)
+        ):
+            return None  # 「取引先ごとの件数（空欄は除いて）」: blanks are a condition here
         blanks = [f["col"] for f in self.filters if f["op"] == "is_null"]
         cols = self.mentioned or blanks or None
         # 「滞納日数が空欄になっている件数」: the column checked, not a filter on it
@@ -368,6 +386,9 @@ class StepBuilder:
     def groupby(self) -> Step:
         group = self.group or self.categorical[:1] or ([self.contrast] if self.contrast else [])
         extra = [c for c in self.categorical if c not in group]
+        fixed = {f["col"] for f in self.filters if f["op"] == "=="}
+        if group and set(group) <= fixed and not self.top_n and not _PER_GROUP.search(self.c.text):
+            group = []  # 「鈴木さん担当の残高合計」: a column held to one value groups nothing
         if not group:
             if self.freq and (self.numeric or self.inherited):
                 return self.line()
@@ -433,6 +454,8 @@ class StepBuilder:
         nothing to count, the grouping is asked."""
         said = self.aggregations_said()
         value_aggs = [a for a in self.aggs if a != "count"]
+        if not value_aggs and _DISTINCT.search(self.c.text) and self.categorical:
+            value_aggs = ["nunique"]  # 「申請者は全部で何人？」: how many different 申請者
         counting = "count" in said or bool(vocab.ROW_NOUNS.search(self.c.text))
         if _CONDITION_SAID.search(self.c.text) and not self.filters:
             # 「精算日が入っていない明細は何件？」 with no condition read: never the count of
