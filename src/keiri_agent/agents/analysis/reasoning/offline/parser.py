@@ -665,6 +665,30 @@ def _blank_counted_group(clause: Clause) -> None:
     clause.text = text
 
 
+_GROUP_TAIL = re.compile(
+    r"([\u4e00-\u9fff\u30a1-\u30fa\u30fc]{1,4})(?=\s*(?:ごと|毎に|毎の|別に|別の|別で))"
+)
+
+
+def _group_tails(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
+    """「班ごとの」 with a column 担当班: a short word before a group mark that ends the name of
+    exactly one category column names it."""
+    found = []
+    for match in _GROUP_TAIL.finditer(text):
+        if any(claimed[match.start(1) : match.end(1)]):
+            continue
+        word = match.group(1)
+        owners = [
+            c.name
+            for c in index.columns
+            if c.kind in ("categorical", "text") and c.name != word and c.name.endswith(word)
+        ]
+        if len(owners) == 1:
+            claimed[match.start(1) : match.end(1)] = b"\x01" * len(word)
+            found.append(Mention(match.start(1), match.end(1), owners[0], None, False))
+    return found
+
+
 def _group_cols(text: str, clause: Clause, index: ColumnIndex) -> list[str]:
     """Columns the clause groups by: 「地域別」「地域と店舗ごと」, "by region and store"."""
     mentions = clause.mentions
@@ -858,6 +882,7 @@ def parse_request(
     asked = phrases(norm)
     scanned = _condition_values(_scan(norm, index, claimed), norm, asked, index, claimed)
     scanned = sorted(scanned + _similar(norm, index, claimed, asked, family), key=_start)
+    scanned = sorted(scanned + _group_tails(norm, index, claimed), key=_start)
     values = [m for m in scanned if m.value is not None]
     numeric, used, spans = numeric_filters(norm, scanned, index.kind)
     blanks, blank_used, blank_spans = null_filters(norm, [m for m in scanned if m not in used])

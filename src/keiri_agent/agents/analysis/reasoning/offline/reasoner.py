@@ -89,6 +89,17 @@ def _external_data(text: str, summary: dict[str, Any]) -> str | None:
     return None
 
 
+_PARTS = re.compile(r";|。|\bthen\b|\band then\b|、\s*(?:その後|それから|あと|ついでに)")
+
+
+def _without_part(request: str, word: str) -> str:
+    """The request without the parts (split at ; 。 then その後) that name ``word``: what
+    can run when one part asks for data the file does not have; "" when nothing is left."""
+    parts = [p.strip(" 、,") for p in _PARTS.split(request)]
+    kept = [p for p in parts if p and word.lower() not in p.lower()]
+    return "。".join(kept) if len(kept) < len(parts) else ""
+
+
 def _error_text(record: ActionRecord, last_error: str | None) -> str:
     if record.error:
         message = str(record.error.get("message") or record.error)
@@ -188,7 +199,11 @@ class OfflineReasoner:
             if not self._runnable(plan_request(rest.strip(), summary, state.dataset_id)):
                 return self._summary(lang, state)
             request = rest.strip()  # "地域別の売上合計をレポートにまとめて": run it, then report
-        if not declined and (external := _external_data(request, summary)):
+        external = None if declined else _external_data(request, summary)
+        rest = _without_part(request, external) if external else request
+        if external and (
+            not rest or not self._runnable(plan_request(rest, summary, state.dataset_id))
+        ):
             return Decision(
                 next_action="out_of_scope",
                 rationale=_t(
@@ -217,9 +232,14 @@ class OfflineReasoner:
                 lang, [Step(follow.title, spec=follow.spec)], [], [], follow.assumptions, []
             )
             return self._next(edited, state)
-        plan = plan_request(request, summary, state.dataset_id, skip_out_of_scope=declined)
+        plan = plan_request(rest, summary, state.dataset_id, skip_out_of_scope=declined)
         lang = plan.lang
         runnable = self._runnable(plan)
+        if external:  # "total fees by branch; then pull in weather data": the first part
+            plan.out_of_scope = [
+                *plan.out_of_scope,
+                _t(lang, f"{external}（ファイルにない外部データ）", f"{external} (external data)"),
+            ]
         if plan.out_of_scope and runnable:
             # one part that cannot be done does not hold up the parts that can
             refused = _t(lang, "対応できない部分: ", "not done: ") + _t(

@@ -505,15 +505,16 @@ class StepBuilder:
     def aggregations_said(self) -> set[str]:
         """The aggregation words of the clause outside the column names it mentions (the
         人数 of a column 参加人数 asks no row count)."""
-        names = [
-            (m.start - self.c.start, m.end - self.c.start)
-            for m in self.c.mentions
-            if self.c.start <= m.start < self.c.end
-        ]
+        mentions = [m for m in self.c.mentions if self.c.start <= m.start < self.c.end]
+        names = [(m.start - self.c.start, m.end - self.c.start) for m in mentions]
+        glued = {  # 「参加人数」 read as 参加 (参加者数): the 人数 is the rest of the name
+            m.end - self.c.start for m in mentions if self.index.kind(m.column) == "numeric"
+        }
         return {
             agg
             for start, end, agg in vocab.aggregation_spans(self.c.text)
             if not any(a <= start and end <= b for a, b in names)
+            and not (agg == "count" and start in glued)
         }
 
     def line(self) -> Step:

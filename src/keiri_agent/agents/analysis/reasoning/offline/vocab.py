@@ -19,7 +19,7 @@ INTENTS: dict[str, str] = {
     "hist": "ヒストグラム|度数分布|histogram|histograms",
     "line": "折れ線|時系列グラフ|line chart|line graph|line plot|line charts",
     "bar": "棒グラフ|バーチャート|bar chart|bar graph|bar plot|bar charts",
-    "correlation": "相関|~correlat",
+    "correlation": "相関|~correlat|~(related|relate|relates|linked) to",
     "missingness": "欠損|欠測|欠落|未入力|空欄|空白|missing|null|nulls|nan|nans|blank|blanks|empty",
     "share": "構成比|割合|シェア|比率|パレート|abc分析|abc|内訳|占め|円グラフ|share|shares"
     "|proportion|proportions|percentage|percentages|percent|pareto|composition|pie",
@@ -31,7 +31,8 @@ INTENTS: dict[str, str] = {
     "|項目一覧|列の一覧|何行|行数|先頭|プレビュー|overview|~what (kind of |sort of )?data"
     "|~looks? like|~what'?s in|~what is in|structure"
     "|~list (of )?(the |all )?(the )?columns|~what columns|column names|~how many rows"
-    "|shape|preview|~first (few )?rows|glimpse|~about (this|the) (data|dataset|file)",
+    "|shape|preview|~first (few )?rows|glimpse|~about (this|the) (data|dataset|file)"
+    "|~rows,? (and )?columns|~summari[sz]e (the |this )?(data|dataset|file)\\b",
     "hist_soft": "分布|distribution|distributions|~distributed",
     "line_soft": "推移|トレンド|時系列|経年|変化|動向|伸び|over time|trend|trends"
     "|time series|timeline|~changed? over|evolution|~how .* changed",
@@ -238,6 +239,9 @@ FREQ_RX = _compile(FREQS)
 OUT_OF_SCOPE_RX = _compile(OUT_OF_SCOPE)
 
 
+_WHOLE_DATA = re.compile(r"dataset|the data\b|the file|データ全体|このデータ|ファイル全体", re.I)
+
+
 def intents(text: str) -> list[str]:
     """Intent labels found in normalised text, in ``INTENTS`` order.
 
@@ -245,6 +249,8 @@ def intents(text: str) -> list[str]:
     missing values") or for a mean, median, ... ("mean humidity percentage").
     """
     found = [label for label, rx in INTENT_RX.items() if rx.search(text)]
+    if "summary" in found and "overview" in found and _WHOLE_DATA.search(text):
+        found.remove("summary")  # "summarise the dataset: rows, columns": its overview
     if "share" in found and ("missingness" in found or set(VALUE_AGGS) & set(aggregations(text))):
         found.remove("share")
     return found
