@@ -162,11 +162,17 @@ def test_groupby_agg_matches_pandas(sales_frame: pd.DataFrame, assert_table: Ass
         .reset_index()
         .sort_values("売上_sum", ascending=False)
     )
+    blank = expected[expected["地域"].isna()]
+    expected = expected[expected["地域"].notna()]  # a ranking leaves the blank group out
     assert tables(result)[0]["title"] == "地域別の集計"
+    blank_rows = int(sales_frame["地域"].isna().sum())
+    assert f"(欠損) {blank_rows} 件・売上（合計）={blank['売上_sum'].iloc[0]:,.0f}" in text_of(
+        result
+    )
     assert_table(payloads(result)[0], expected)
     top = expected.iloc[0]
     assert f"最大: {top['地域']}（売上（合計）=" in text_of(result)
-    assert result.run_log["details"]["groups"] == 5
+    assert result.run_log["details"]["groups"] == 4  # the named groups ranked
 
 
 def test_groupby_agg_several_keys_sort_ascending_and_top_k(
@@ -184,6 +190,7 @@ def test_groupby_agg_several_keys_sort_ascending_and_top_k(
         sales_frame.groupby(["店舗", "地域"], dropna=False)
         .agg(単価_std=("単価", "std"), 単価_min=("単価", "min"), 地域_nunique=("地域", "nunique"))
         .reset_index()
+        .dropna(subset=["店舗", "地域"])  # a ranking leaves the blank groups out
         .sort_values("単価_min", ascending=True)
         .head(4)
     )
@@ -266,13 +273,19 @@ def test_groupby_agg_sum_of_text_is_an_error(sales_frame: pd.DataFrame) -> None:
 
 def test_share_ratio_of_values(sales_frame: pd.DataFrame, assert_table: AssertTable) -> None:
     result = analyse(sales_frame, op="share_ratio", group_col="地域", value_col="売上")
-    sums = sales_frame.groupby("地域", dropna=False)["売上"].sum().sort_values(ascending=False)
-    expected = sums.rename("売上_sum").reset_index()
-    expected["構成比"] = sums.to_numpy() / sums.sum()
+    sums = sales_frame.groupby("地域", dropna=False)["売上"].sum()
+    whole = sums.sum()
+    named = sums[sums.index.notna()].sort_values(ascending=False)
+    blank = sums[sums.index.isna()].iloc[0]
+    expected = named.rename("売上_sum").reset_index()
+    expected["構成比"] = named.to_numpy() / whole
     expected["累積構成比"] = expected["構成比"].cumsum()
+    # the blank group last, beside the ranking: its share, no cumulative share
+    expected.loc[len(expected)] = [None, blank, blank / whole, None]
     assert_table(payloads(result)[0], expected)
-    assert expected["累積構成比"].iloc[-1] == pytest.approx(1.0)
-    assert f"{sums.index[0]} {sums.iloc[0] / sums.sum():.1%}" in text_of(result)
+    assert expected["構成比"].sum() == pytest.approx(1.0)
+    assert f"{named.index[0]} {named.iloc[0] / whole:.1%}" in text_of(result)
+    assert f"(欠損) {blank:,.0f}・{blank / whole:.1%} は順位から除いています" in text_of(result)
 
 
 def test_share_ratio_counts_rows_and_keeps_pareto_after_top_k(

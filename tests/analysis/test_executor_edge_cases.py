@@ -153,7 +153,7 @@ def test_share_ratio_allows_negative_rows_when_every_group_total_is_positive() -
 def test_share_ratio_text_labels_the_missing_group() -> None:
     frame = pd.DataFrame({"部門": ["営業", "営業", None], "金額": [100.0, 200.0, 50.0]})
     text = text_of(analyse(frame, op="share_ratio", group_col="部門", value_col="金額"))
-    assert f"{MISSING_LABEL} 14.3%" in text
+    assert f"{MISSING_LABEL} 50・14.3% は順位から除いています" in text  # beside, not ranked
     assert "nan" not in text and "None" not in text
 
 

@@ -361,7 +361,7 @@ def test_llm_single_number_and_follow_up_through_the_stub_server(
             for request in server.requests
         ]
     assert "- total: One number for the whole table" in prompts[0]  # the vocabulary
-    assert "is a \"total\"" in prompts[0]  # and the rule for one number
+    assert 'is a "total"' in prompts[0]  # and the rule for one number
     previous = prompts[3].split("Specs that answered the previous request")[1]
     assert '"op": "total"' in previous.split("\n\n")[0].split("\n", 1)[1]
     table = next(a for a in second.artifacts if a["kind"] == "table")["payload"]

@@ -21,6 +21,7 @@ import pandas as pd
 from keiri_agent.agents.analysis.artifacts import ActionResult, Artifact
 from keiri_agent.agents.analysis.formatting import (
     AGG_LABELS,
+    MISSING_LABEL,
     agg_label,
     display_label,
     format_number,
@@ -324,12 +325,23 @@ def _duplicate_check(spec: DuplicateCheckSpec, data: pd.DataFrame) -> _Outcome:
     ], {"duplicate_rows": extra_rows}
 
 
+def _blank_note(parts: list[str]) -> str:
+    """「(欠損) 5 件・金額（合計）=82,000 は順位から除いています。」: the blank group beside
+    a ranking, never in it."""
+    return f"{MISSING_LABEL} {'・'.join(parts)} は順位から除いています。"
+
+
 def _groupby_agg(spec: GroupbyAggSpec, data: pd.DataFrame) -> _Outcome:
     named: dict[str, tuple[str, str]] = {}
     for column, aggs in spec.metrics.items():
         for agg in dict.fromkeys(aggs):
             check_aggregation(data[column], agg, f"metrics.{column}")
             named[f"{column}_{agg}"] = (column, agg)
+    # a count of the grouped column counts the group's rows (a blank group has rows too)
+    measures = {
+        name: (column, "size" if agg == "count" and column in spec.group_cols else agg)
+        for name, (column, agg) in named.items()
+    }
     clash = set(named) & set(spec.group_cols)
     if clash:
         raise SpecError(
@@ -337,9 +349,14 @@ def _groupby_agg(spec: GroupbyAggSpec, data: pd.DataFrame) -> _Outcome:
             hint="別の列を集計するか、グループにする列を変えてください",
         )
     grouped = data.groupby(spec.group_cols, sort=False, observed=True, dropna=False)
-    result = grouped.agg(**named).reset_index()
+    result = grouped.agg(**measures).reset_index()
     result_columns = [str(c) for c in result.columns]
     metric_names = list(named)
+    blank = result[spec.group_cols].isna().any(axis=1)
+    ranked = spec.top_k is not None or (spec.sort is not None and spec.sort.by in named)
+    blank_values = result[blank]
+    if ranked:  # 「取引先別の金額上位5社」: a blank 取引先 is no 取引先 to rank
+        result = result[~blank]
     if spec.sort is not None:
         if spec.sort.by not in result_columns:
             same_column = [name for name in metric_names if name.startswith(f"{spec.sort.by}_")]
@@ -363,15 +380,31 @@ def _groupby_agg(spec: GroupbyAggSpec, data: pd.DataFrame) -> _Outcome:
     labels = {name: agg_label(*named[name]) for name in metric_names}
     focus = spec.sort.by if spec.sort is not None and spec.sort.by in named else metric_names[0]
     facts = [f"グループ数: {groups:,}。"]
-    if pd.api.types.is_numeric_dtype(result[focus].dtype) and result[focus].notna().any():
-        focus_values = result[focus].to_numpy(dtype="float64", na_value=np.nan)
+    # the conclusion never ranks a blank group
+    named_groups = result[~result[spec.group_cols].isna().any(axis=1)].reset_index(drop=True)
+    if pd.api.types.is_numeric_dtype(result[focus].dtype) and named_groups[focus].notna().any():
+        focus_values = named_groups[focus].to_numpy(dtype="float64", na_value=np.nan)
         for label, position in (
             ("最大", int(np.nanargmax(focus_values))),
             ("最小", int(np.nanargmin(focus_values))),
         ):
-            row = result.iloc[position]
+            row = named_groups.iloc[position]
             key = " / ".join(display_label(row[c]) for c in spec.group_cols)
             facts.append(f"{label}: {key}（{labels[focus]}={format_number(row[focus])}）。")
+    if ranked and len(blank_values):
+        blank_rows = int(data[spec.group_cols].isna().any(axis=1).sum())
+        facts.append(
+            _blank_note(
+                [
+                    f"{blank_rows:,} 件",
+                    *(
+                        f"{labels[m]}={format_number(blank_values[m].sum())}"
+                        for m in metric_names
+                        if named[m][1] != "count" or named[m][0] not in spec.group_cols
+                    ),
+                ],
+            )
+        )
     shown = f"上位 {spec.top_k} 件" if spec.top_k is not None and groups > spec.top_k else "全件"
     description = (
         f"{by}ごとの "
@@ -410,8 +443,10 @@ def _share_ratio(spec: ShareRatioSpec, data: pd.DataFrame) -> _Outcome:
             "groupby_agg で符号付きの合計を確かめてください",
             details={"field": "value_col", "value": spec.value_col},
         )
-    values = values.sort_values(ascending=False, kind="stable")
     total = float(values.sum())
+    missing = pd.Series(values.index.isna(), index=values.index)
+    blank = values[missing]  # a blank group is part of the whole, never ranked
+    values = values[~missing].sort_values(ascending=False, kind="stable")
     if len(values) and total == 0:
         raise SpecError(
             f"{value_name} の合計が 0 のため構成比を計算できません",
@@ -438,6 +473,14 @@ def _share_ratio(spec: ShareRatioSpec, data: pd.DataFrame) -> _Outcome:
         )
     if spec.top_k is not None:
         table = table.head(spec.top_k)
+    if len(blank):
+        share = float(blank.iloc[0]) / total if total else np.nan
+        label = "件" if spec.value_col is None else ""
+        text += _blank_note([f"{format_number(blank.iloc[0])}{label}", f"{share:.1%}"])
+        row = pd.DataFrame(
+            {spec.group_col: [None], value_name: [blank.iloc[0]], share_name: [share]}
+        )
+        table = pd.concat([table, row], ignore_index=True)
     description = (
         f"{whole}に占める各{spec.group_col}の割合（構成比）と累積の割合（大きい順）、"
         f"{groups:,} グループ"
