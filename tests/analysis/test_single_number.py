@@ -131,3 +131,42 @@ def test_a_condition_no_rule_read_is_asked_never_the_count_of_every_row() -> Non
 def test_the_share_of_blank_cells_is_the_missing_values_check() -> None:
     spec = acted_spec("部署が空欄になっている割合を知りたい", EXPENSES)
     assert spec["op"] == "missingness" and spec["columns"] == ["部署"] and not spec["filters"]
+
+
+INVENTORY = dataset_summary(
+    200,
+    [
+        ("品番", "text", ["P-1"], 200),
+        ("倉庫", "categorical", ["川崎第1倉庫", "大阪倉庫"], 2),
+        ("仕入先", "categorical", ["山田商事", "青葉物産"], 30),
+        ("在庫区分", "categorical", ["通常", "滞留"], 2),
+        ("在庫金額", "numeric", ["12000"], 180),
+    ],
+    "ds_inventory",
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "metrics"),
+    [
+        ("仕入先って何社ありますか", {"仕入先": ["nunique"]}),
+        ("滞留在庫の金額はどれくらい？", {"在庫金額": ["sum"]}),
+        ("在庫金額で一番小さいのはいくら", {"在庫金額": ["min"]}),
+    ],
+)
+def test_questions_of_quantity_are_one_number(text: str, metrics: dict[str, list[str]]) -> None:
+    spec = acted_spec(text, INVENTORY)
+    assert spec["op"] == "total" and spec["metrics"] == metrics
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "仕入先別の在庫金額トップ5。仕入先が空のものは除いて",
+        "仕入先（未入力は除く）ごとの在庫金額の合計",
+    ],
+)
+def test_blanks_left_out_of_a_grouping(text: str) -> None:
+    spec = acted_spec(text, INVENTORY)
+    assert spec["op"] == "groupby_agg" and spec["group_cols"] == ["仕入先"]
+    assert {"col": "仕入先", "op": "not_null"} in spec["filters"]

@@ -23,6 +23,7 @@ from keiri_agent.agents.analysis.reasoning.offline.steps import (
     CATEGORY_KINDS,
     FREQ_EN,
     FREQ_JA,
+    QUANTITY_ASKED,
     Step,
     StepBuilder,
     first,
@@ -236,6 +237,8 @@ class _Builder(StepBuilder):
             return self.groupby()  # "East vs West sales": the two values side by side
         if "overview_soft" in self.intents and (step := self.soft_overview()) is not None:
             return step
+        if QUANTITY_ASKED.search(self.c.text) and (self.mentioned or self.filters):
+            return self.total()  # 「合計額、全部でいくら？」「仕入先って何社？」
         if self.mentioned:
             self.assumptions.append(
                 self.t("指定された列の要約統計を表示", "summary statistics of the named columns")

@@ -364,7 +364,8 @@ def numeric_filters(
 
 
 _NULL_AFTER = re.compile(
-    r"^\s*(?:欄|列)?\s*(?:が|は|の)?\s*(?P<null>空欄|空白|未入力|未記入|未記載|入って(?:い)?ない|"
+    r"^\s*(?:欄|列)?\s*(?:\(\s*)?(?:が|は|の)?\s*(?P<null>空欄|空白|未入力|未記入|未記載|未登録|未設定"
+    r"|空(?=の)|入って(?:い)?ない|"
     r"(?:無い|ない)(?=\s*(?:もの|行|明細|分|データ))|"
     r"入力されて(?:い)?ない|記入されて(?:い)?ない)"
     r"|^\s*(?:欄|列)?\s*(?:が|は)\s*"
@@ -378,6 +379,9 @@ _NULL_BEFORE = re.compile(r"\bno\s+$", re.IGNORECASE)
 _EXCLUDED = re.compile(
     r"\s*(?:に)?(?:なって(?:いる|る))?\s*(?:の)?\s*(?:もの|行|明細|分|データ)?\s*(?:は|を)?\s*"
     r"(?:除いて|除く|除き|除外|外して|省いて|抜いて)"
+)
+_IGNORE_NONE = re.compile(
+    r"\b(?:ignore|exclude|leave out|skip|drop)\b[^.;?]{0,20}\bwith no\s+$", re.IGNORECASE
 )
 _SHARE_WORD = re.compile(
     r"\s*(?:に)?(?:なって(?:いる|る))?\s*(?:の)?\s*(?:割合|率|比率|パーセント|%)"
@@ -411,6 +415,9 @@ def null_filters(
         elif before and _NULL_RECORDED.match(text[mention.end :]):
             op = "is_null"
             spans.append((mention.start - len(before.group(0)), mention.end))
+        elif ignored := _IGNORE_NONE.search(text[: mention.start]):
+            op = "not_null"  # "ignore rows with no rep": the rows that have one
+            spans.append((ignored.start(), mention.end))
         else:
             continue
         filters.append({"col": mention.column, "op": op})

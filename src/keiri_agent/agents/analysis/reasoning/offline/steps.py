@@ -57,6 +57,17 @@ _DISTINCT = re.compile(
     r"何(?:人|名|社|店|店舗|か所|カ所|種類)|\bhow many (?:different|distinct|unique)\b", re.I
 )
 """How many different values of a named column (not how many rows)."""
+_BLANKS_OUT = re.compile(
+    r"(?:空欄|空白|未入力|未登録|空)(?:の(?:もの|行))?\s*(?:は|を)?\s*(?:除|外|省|抜)"
+    r"|\b(?:leave out|exclude|ignore|skip|drop|without) (?:the )?(?:blanks?|empty|missing)\b",
+    re.I,
+)
+_HOW_MUCH = re.compile(r"いくら|どれくらい|どのくらい|どれぐらい|\bhow much\b", re.I)
+_HOW_MANY = re.compile(r"いくつ|何個|何本|\bhow many\b", re.I)
+QUANTITY_ASKED = re.compile(
+    _HOW_MUCH.pattern + "|" + _HOW_MANY.pattern + r"|何件|何人|何名|何社|何種類", re.I
+)
+"""A question of quantity: 「いくら」「何件」「何社」, "how much", "how many"."""
 _PER_GROUP = re.compile(
     r"ごと|毎に|毎の|別に|別の|別で|\b(?:per|by|each|for every)\b"
     r"(?!\s+(?:booking|row|record|order|ticket|transaction|visit|item|person|head|member"
@@ -383,12 +394,25 @@ class StepBuilder:
             title, {"op": "share_ratio", "group_col": group, "value_col": None, "top_k": top}
         )
 
-    def groupby(self) -> Step:
+    def grouping(self) -> list[str]:
+        """The columns to group by: said, else the category named. Blanks said to be left
+        out become a condition on the first ("leave out blanks"); a column held to one
+        value with no group word groups nothing (「鈴木さん担当の残高合計」)."""
         group = self.group or self.categorical[:1] or ([self.contrast] if self.contrast else [])
-        extra = [c for c in self.categorical if c not in group]
+        if (
+            group
+            and _BLANKS_OUT.search(self.c.text)
+            and not any(f["op"] == "not_null" for f in self.filters)
+        ):
+            self.filters = [*self.filters, {"col": group[0], "op": "not_null"}]
         fixed = {f["col"] for f in self.filters if f["op"] == "=="}
         if group and set(group) <= fixed and not self.top_n and not _PER_GROUP.search(self.c.text):
-            group = []  # 「鈴木さん担当の残高合計」: a column held to one value groups nothing
+            return []
+        return group
+
+    def groupby(self) -> Step:
+        group = self.grouping()
+        extra = [c for c in self.categorical if c not in group]
         if not group:
             if self.freq and (self.numeric or self.inherited):
                 return self.line()
@@ -456,6 +480,10 @@ class StepBuilder:
         value_aggs = [a for a in self.aggs if a != "count"]
         if not value_aggs and _DISTINCT.search(self.c.text) and self.categorical:
             value_aggs = ["nunique"]  # 「申請者は全部で何人？」: how many different 申請者
+        if not value_aggs and _HOW_MUCH.search(self.c.text) and self.numeric:
+            value_aggs = ["sum"]  # 「滞留在庫の金額はどれくらい？」: the amount in all
+        if _HOW_MANY.search(self.c.text):
+            said = said | {"count"}
         counting = "count" in said or bool(vocab.ROW_NOUNS.search(self.c.text))
         if _CONDITION_SAID.search(self.c.text) and not self.filters:
             # 「精算日が入っていない明細は何件？」 with no condition read: never the count of

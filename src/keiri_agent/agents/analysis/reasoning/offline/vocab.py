@@ -52,9 +52,11 @@ AGGS: dict[str, str] = {
     "count": "件数|注文数|取引数|回数|何件|頻度|人数|数えて|数える|数えた|~(?<!ア)カウント"
     "|count|counts|~count(ed|ing)|number of|how many|frequency"
     "|headcount|head count",
-    "max": "最大|最大値|最高値|最高額|一番高い|一番高額|最も高い|最も高額|いちばん高い|max|maximum"
+    "max": "最大|最大値|最高値|最高額|一番高い|一番高額|最も高い|最も高額|いちばん高い|一番大きい"
+    "|最も大きい|max|maximum"
     "|~(longest|highest|largest|biggest|most expensive) (?!\\d)",
-    "min": "最小|最小値|最低値|最低額|一番安い|一番低い|最も安い|最も低い|いちばん安い|min|minimum"
+    "min": "最小|最小値|最低値|最低額|一番安い|一番低い|最も安い|最も低い|いちばん安い|一番小さい"
+    "|最も小さい|min|minimum"
     "|~(shortest|lowest|smallest|cheapest) (?!\\d)",
     "median": "中央値|メディアン|median|medians",
     "std": "標準偏差|ばらつき|バラツキ|散らばり|std|stdev|standard deviation|variability|variation",
@@ -89,7 +91,8 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|online|browse|~industry|competitor|competitors",
     "modify": "削除して|書き換|上書き|修正して|~delete|overwrite"
     "|~(modify|update|change) (the )?data"
-    "|~(change|update|set|modify|edit) (the )?\\w+ of .{1,40} to |に変更して|に更新して",
+    "|~(change|update|set|modify|edit) (the )?\\w+ of .{1,40} to |に変更して|に更新して"
+    "|に直して|に直しておいて|に書き換え",
     "impute": "埋めて|埋める|補完|穴埋め|補間|~fill (in )?(the )?(missing|blank|empty|null|gap)"
     "|~fill .{0,40} with|~imput|~interpolat|backfill|~forward[ -]?fill",
     "transform": "正規化|標準化|スケーリング|偏差値|対数変換|~z-?scores?|~normali[sz]"
