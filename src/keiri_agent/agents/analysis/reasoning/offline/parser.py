@@ -695,7 +695,10 @@ def _group_cols(text: str, clause: Clause, index: ColumnIndex) -> list[str]:
     groups: list[str] = []
     for position, mention in enumerate(mentions):
         before = text[max(clause.start, mention.start - 40) : mention.start]
-        ja_mark = _JA_GROUP_MARK.match(text[mention.end :]) or _JA_GROUP_BEFORE.search(before)
+        after = re.sub(
+            r"^\s*\([^()]{0,30}\)", "", text[mention.end :]
+        )  # 「支店（未入力は除く）ごと」
+        ja_mark = _JA_GROUP_MARK.match(after) or _JA_GROUP_BEFORE.search(before)
         en_mark = _EN_GROUP_MARK.search(before) or _qualified_group_mark(
             before, mention, index, mentions
         )

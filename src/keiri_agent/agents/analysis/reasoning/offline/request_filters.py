@@ -421,7 +421,8 @@ def null_filters(
         else:
             continue
         filters.append({"col": mention.column, "op": op})
-        used.add(mention)
+        if op == "is_null":  # 「取引先（空欄は除く）ごと」: the column still groups
+            used.add(mention)
     return filters, used, spans
 
 
