@@ -170,3 +170,11 @@ def test_blanks_left_out_of_a_grouping(text: str) -> None:
     spec = acted_spec(text, INVENTORY)
     assert spec["op"] == "groupby_agg" and spec["group_cols"] == ["仕入先"]
     assert {"col": "仕入先", "op": "not_null"} in spec["filters"]
+
+
+def test_one_column_is_both_the_condition_and_the_value() -> None:
+    spec = acted_spec("交際費で金額が5万円以上のものを部署別に合計して", EXPENSES)
+    assert spec["group_cols"] == ["部署"] and spec["metrics"] == {"金額": ["sum"]}
+    assert {"col": "金額", "op": ">=", "value": 50000} in spec["filters"]
+    total = acted_spec("金額が10万円を超える明細の合計は？", EXPENSES)
+    assert total["op"] == "total" and total["metrics"] == {"金額": ["sum"]}

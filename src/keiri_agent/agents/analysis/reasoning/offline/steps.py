@@ -394,6 +394,16 @@ class StepBuilder:
             title, {"op": "share_ratio", "group_col": group, "value_col": None, "top_k": top}
         )
 
+    def compared_measure(self) -> list[str]:
+        """The one numeric column the conditions compare, when nothing else is named to
+        total: 「金額が5万円以上のものを部署別に合計」 totals 金額 (filter and value both)."""
+        compared = {
+            f["col"]
+            for f in self.filters
+            if f["op"] in (">", ">=", "<", "<=") and self.index.kind(f["col"]) == "numeric"
+        }
+        return list(compared) if len(compared) == 1 else []
+
     def grouping(self) -> list[str]:
         """The columns to group by: said, else the category named. Blanks said to be left
         out become a condition on the first ("leave out blanks"); a column held to one
@@ -420,6 +430,8 @@ class StepBuilder:
         value_aggs = [a for a in self.aggs if a not in ("count", "nunique")]
         metrics: dict[str, list[str]] = {}
         numeric = self.numeric or ([] if "count" in self.aggs else self.inherited)
+        if not numeric and value_aggs:
+            numeric = self.compared_measure()
         if not numeric and not self.aggs and vocab.ROW_NOUNS.search(self.c.text):
             self.aggs = ["count"]  # "orders over 100k by store": count the rows
         if not self.numeric and not self.aggs and vocab.MOST_COMMON.search(self.c.text):
@@ -512,7 +524,7 @@ class StepBuilder:
         if value_aggs == ["nunique"] and not self.numeric and self.categorical:
             metrics[self.categorical[0]] = ["nunique"]  # 「取引先は何社？」
         elif value_aggs:
-            numeric = self.numeric
+            numeric = self.numeric or self.compared_measure()
             if not numeric:  # a total of a column another clause names is never assumed
                 return self.ask(
                     self.t("集計", "Aggregation"),
