@@ -90,3 +90,23 @@ def test_a_new_request_is_not_taken_as_a_follow_up() -> None:
     spec = _spec(turns[1])
     assert spec["op"] == "groupby_agg" and spec["metrics"] == {"金額": ["mean"]}
     assert spec["filters"] == []  # the earlier 交際費 is not carried into a new request
+
+
+def test_refusals_are_in_the_request_language_without_op_names() -> None:
+    turns = _conversation(EXPENSES, ["来月の金額を予測して", "Forecast next month's spending"])
+    japanese, english = turns[0].reply, turns[1].reply
+    assert "対応していません" in japanese and "代わりに" in japanese
+    assert english.startswith("Sorry, this request is out of scope.")
+    assert "Instead, the uploaded data can answer" in english
+    for reply in (japanese, english):
+        for op in ("groupby_agg", "line", "scatter", "correlation_matrix", "missingness"):
+            assert f"（{op}" not in reply and f"({op}" not in reply
+
+
+def test_the_share_of_missing_values_is_shown_as_a_percentage() -> None:
+    from keiri_agent.agents.analysis.formatting import display_rows
+
+    frame = EXPENSES.assign(部署=["営業部", None, "営業部", None, None, "総務部"])
+    turns = _conversation(frame, ["欠損値の割合を確認して"])
+    table = next(a for a in turns[0].artifacts if a["kind"] == "table")["payload"]
+    assert ["部署", "3", "50.0 %"] in display_rows(table)

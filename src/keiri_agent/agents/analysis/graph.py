@@ -19,7 +19,12 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 
-from keiri_agent.agents.analysis.messages import agent_message, message_kind
+from keiri_agent.agents.analysis.messages import (
+    agent_message,
+    is_japanese,
+    latest_user_text,
+    message_kind,
+)
 from keiri_agent.agents.analysis.reasoning.decision import (
     ActionRecord,
     Decision,
@@ -70,7 +75,8 @@ def _ask_text(decision: Decision) -> str:
     lines = list(decision.clarifying_questions) or [decision.rationale]
     text = "\n".join(f"- {line}" for line in lines) if len(lines) > 1 else lines[0]
     if decision.assumptions:
-        text += "\n\n仮定案: " + " / ".join(decision.assumptions)
+        label = "仮定案: " if is_japanese(text) else "Assumptions: "
+        text += "\n\n" + label + " / ".join(decision.assumptions)
     return text
 
 
@@ -194,7 +200,12 @@ def build_graph(parts: AnalysisGraphParts) -> StateGraph:
         }
 
     def out_of_scope(state: AgentState) -> dict[str, Any]:
-        text = out_of_scope_reply(state.get("rationale") or "", state.get("dataset_summary"))
+        request = latest_user_text(list(state.get("messages") or []))
+        text = out_of_scope_reply(
+            state.get("rationale") or "",
+            state.get("dataset_summary"),
+            "ja" if not request or is_japanese(request) else "en",
+        )
         return {
             "messages": [agent_message(text, "out_of_scope")],
             "logs": [f"out_of_scope: {state.get('rationale')}"],

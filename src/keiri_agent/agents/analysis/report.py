@@ -353,28 +353,48 @@ def _reproduce_block(name: str | None, actions: Sequence[dict[str, Any]]) -> str
     )
 
 
-def out_of_scope_reply(rationale: str, summary: dict[str, Any] | None) -> str:
-    """The refusal with alternatives that the data and the vocabulary can serve."""
+def out_of_scope_reply(rationale: str, summary: dict[str, Any] | None, lang: str = "ja") -> str:
+    """The refusal with alternatives that the data and the vocabulary can serve, in the
+    language of the request and in the user's words (no op names)."""
     columns = (summary or {}).get("columns", [])
     numeric = [c["name"] for c in columns if c.get("kind") == "numeric"][:2]
     dates = [c["name"] for c in columns if c.get("kind") == "datetime"][:1]
     groups = [c["name"] for c in columns if c.get("kind") == "categorical"][:1]
+    ja = lang == "ja"
     options = []
     if dates and numeric:
-        options.append(f"{dates[0]} ごとの {numeric[0]} の推移を折れ線グラフで見る（line）")
+        options.append(
+            f"{dates[0]} ごとの {numeric[0]} の推移を折れ線グラフで見る"
+            if ja
+            else f"the trend of {numeric[0]} over {dates[0]} as a line chart"
+        )
     if groups and numeric:
-        options.append(f"{groups[0]} 別の {numeric[0]} を集計する（groupby_agg）")
+        options.append(
+            f"{groups[0]} 別の {numeric[0]} を集計する"
+            if ja
+            else f"{numeric[0]} totalled by {groups[0]}"
+        )
     if len(numeric) >= 2:
         options.append(
             f"{numeric[0]} と {numeric[1]} の関係を散布図・相関で見る"
-            "（scatter / correlation_matrix）"
+            if ja
+            else f"how {numeric[0]} and {numeric[1]} relate, as a scatter plot and a correlation"
         )
     options.append(
-        "データの概要・欠損・重複を確認する（dataset_overview / missingness / duplicate_check）"
+        "データの概要・欠損・重複を確認する"
+        if ja
+        else "an overview of the data, its missing values and duplicate rows"
     )
-    reason = f"\n\n理由: {rationale}" if rationale else ""
+    if ja:
+        reason = f"\n\n理由: {rationale}" if rationale else ""
+        return (
+            f"申し訳ありませんが、このご依頼には対応していません（対応範囲外です）。{reason}\n\n"
+            "代わりに、アップロードされたデータで次のような分析ができます:\n"
+            + "\n".join(f"- {o}" for o in options)
+        )
+    reason = f"\n\nReason: {rationale}" if rationale else ""
     return (
-        f"申し訳ありませんが、このご依頼には対応していません（対応範囲外です）。{reason}\n\n"
-        "代わりに、アップロードされたデータで次のような分析ができます:\n"
+        f"Sorry, this request is out of scope.{reason}\n\n"
+        "Instead, the uploaded data can answer, for example:\n"
         + "\n".join(f"- {o}" for o in options)
     )

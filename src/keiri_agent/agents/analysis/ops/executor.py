@@ -235,7 +235,13 @@ def _missingness(spec: MissingnessSpec, data: pd.DataFrame) -> _Outcome:
             f"欠損を含む行: {any_rows:,} 行。"
         )
     return [
-        table_artifact(table, "missingness", "欠損値の状況", "列ごとの欠損数と欠損率（0〜1）"),
+        table_artifact(
+            table,
+            "missingness",
+            "欠損値の状況",
+            "列ごとの欠損数と欠損率",
+            display=TableDisplay(formats={"欠損率": "percent"}),
+        ),
         text_artifact(text, "missingness", "欠損値の要点"),
     ], {}
 
