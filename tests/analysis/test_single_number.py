@@ -178,3 +178,29 @@ def test_one_column_is_both_the_condition_and_the_value() -> None:
     assert {"col": "金額", "op": ">=", "value": 50000} in spec["filters"]
     total = acted_spec("金額が10万円を超える明細の合計は？", EXPENSES)
     assert total["op"] == "total" and total["metrics"] == {"金額": ["sum"]}
+
+
+def test_a_year_on_year_comparison_on_one_year_of_data_says_why() -> None:
+    summary = dataset_summary(
+        100,
+        [
+            ("計上日", "datetime", ["2025-04-01", "2026-03-31"], 300),
+            ("金額", "numeric", ["1000"], 90),
+        ],
+        "ds_fy",
+    )
+    decision = decide("前年同月比を出して", summary)
+    assert decision.next_action == "ask"
+    (question,) = decision.clarifying_questions
+    assert "2025-04-01〜2026-03-31" in question and "前年比は出せません" in question
+    two_years = dataset_summary(
+        100,
+        [
+            ("計上日", "datetime", ["2024-04-01", "2026-03-31"], 700),
+            ("金額", "numeric", ["1000"], 90),
+        ],
+        "ds_two",
+    )
+    assert "前年比は出せません" not in " ".join(
+        decide("前年同月比を出して", two_years).clarifying_questions
+    )

@@ -89,6 +89,31 @@ def _external_data(text: str, summary: dict[str, Any]) -> str | None:
     return None
 
 
+_YEAR_ON_YEAR = re.compile(
+    r"前年同月比|前年同期比|前年比|前年対比|昨対"
+    r"|\byear[- ]over[- ]year\b|\byoy\b|\bvs\.? last year\b",
+    re.IGNORECASE,
+)
+
+
+def _one_year_only(summary: dict[str, Any]) -> str | None:
+    """The period of the data ("2025-04-01〜2026-03-31") when every date column spans less
+    than thirteen months (no earlier year to compare with), else None."""
+    spans = []
+    for column in summary.get("columns", []):
+        if column.get("kind") != "datetime":
+            continue
+        dates = sorted(str(e)[:10] for e in column.get("examples") or [] if str(e)[:4].isdigit())
+        if len(dates) < 2:
+            return None
+        first, last = dates[0], dates[-1]
+        months = (int(last[:4]) - int(first[:4])) * 12 + int(last[5:7]) - int(first[5:7])
+        if months >= 12:
+            return None
+        spans.append(f"{first}〜{last}")
+    return spans[0] if spans else None
+
+
 _PARTS = re.compile(r";|。|\bthen\b|\band then\b|、\s*(?:その後|それから|あと|ついでに)")
 
 
@@ -199,6 +224,23 @@ class OfflineReasoner:
             if not self._runnable(plan_request(rest.strip(), summary, state.dataset_id)):
                 return self._summary(lang, state)
             request = rest.strip()  # "地域別の売上合計をレポートにまとめて": run it, then report
+        if _YEAR_ON_YEAR.search(request) and (span := _one_year_only(summary)):
+            return Decision(  # 「前年同月比を出して」 on one fiscal year: said, not asked
+                next_action="ask",
+                rationale=_t(
+                    lang, "前年と比べられる期間がデータにありません。", "No earlier year."
+                ),
+                clarifying_questions=[
+                    _t(
+                        lang,
+                        f"このデータの日付は {span} で、前年の同じ時期がないため"
+                        "前年比は出せません。代わりに月別の推移を見る場合は"
+                        "「月別の推移を見せて」のように依頼してください。",
+                        f"The data covers {span} only, so there is no earlier year to compare "
+                        "with. Ask for the monthly trend instead (e.g. 'monthly trend').",
+                    )
+                ],
+            )
         external = None if declined else _external_data(request, summary)
         rest = _without_part(request, external) if external else request
         if external and (
