@@ -204,3 +204,19 @@ def test_a_year_on_year_comparison_on_one_year_of_data_says_why() -> None:
     assert "前年比は出せません" not in " ".join(
         decide("前年同月比を出して", two_years).clarifying_questions
     )
+
+
+def test_a_status_value_wins_over_a_word_of_another_column() -> None:
+    billing = dataset_summary(
+        120,
+        [
+            ("invoice_id", "text", ["INV-1"], 120),
+            ("status", "categorical", ["paid", "overdue", "void"], 3),
+            ("days_overdue", "numeric", ["0", "14"], 40),
+            ("mrr_usd", "numeric", ["1200"], 100),
+        ],
+        "ds_billing",
+    )
+    spec = acted_spec("How many invoices are overdue?", billing)
+    assert spec["op"] == "total"
+    assert spec["filters"] == [{"col": "status", "op": "==", "value": "overdue"}]

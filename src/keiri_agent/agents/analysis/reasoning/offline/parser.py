@@ -513,6 +513,7 @@ class ColumnIndex:
         for info in self.columns:
             for term in SYNONYMS.get(info.concept or "", ()):
                 found.setdefault(term_pattern(term), (info.name, None, len(term)))
+        named = set(found)  # a whole name or a synonym: a value never takes it
         for pattern, column, size in name_aliases([c.name for c in self.columns]):
             found.setdefault(pattern, (column, None, size))
         for term, column in short_terms([c.name for c in self.columns]):
@@ -525,8 +526,20 @@ class ColumnIndex:
             for example in info.examples:
                 value = normalize(example)
                 if len(value) >= 2 and not re.fullmatch(r"[\d.,:/ -]+", value):
-                    found.setdefault(term_pattern(value), (info.name, example, len(value)))
-        ordered = sorted(found.items(), key=lambda item: (-item[1][2], item[1][1] is not None))
+                    pattern = term_pattern(value)
+                    existing = found.get(pattern)
+                    if existing is None or (existing[1] is None and pattern not in named):
+                        # "overdue" is a status, not the word of days_overdue
+                        found[pattern] = (info.name, example, len(value))
+        # longest first; at one length a value before a word of a longer column name
+        # ("overdue" is a status, not days_overdue), a whole name before a value
+        ordered = sorted(
+            found.items(),
+            key=lambda item: (
+                -item[1][2],
+                0 if item[0] in named else 2 if item[1][1] is None else 1,
+            ),
+        )
         return [(pattern, col, value) for pattern, (col, value, _) in ordered]
 
     def names(self, *kinds: str) -> list[str]:
