@@ -110,3 +110,13 @@ def test_the_share_of_missing_values_is_shown_as_a_percentage() -> None:
     turns = _conversation(frame, ["欠損値の割合を確認して"])
     table = next(a for a in turns[0].artifacts if a["kind"] == "table")["payload"]
     assert ["部署", "3", "50.0 %"] in display_rows(table)
+
+
+def test_follow_ups_that_change_the_aggregation_or_the_top_n() -> None:
+    turns = _conversation(
+        EXPENSES,
+        ["部署別の金額の合計を上位3つ", "合計じゃなくて平均で見たいです", "上位2つにして"],
+    )
+    mean, top2 = _spec(turns[1]), _spec(turns[2])
+    assert mean["metrics"] == {"金額": ["mean"]} and mean["group_cols"] == ["部署"]
+    assert top2["top_k"] == 2 and top2["metrics"] == {"金額": ["mean"]}

@@ -26,13 +26,15 @@ from keiri_agent.errors import SpecError
 
 _POINTER = re.compile(
     r"^\s*(?:それ|これ|さっきの|先ほどの|今の|その|この|同じ)|(?:は|なら|では|だと)\s*[？?]\s*$"
-    r"|にして\s*$|に変えて|に替えて|に直して"
+    r"|にして\s*$|に変えて|に替えて|に直して|じゃなく|ではなく|でなく|でも同じ|同じように"
     r"|^\s*(?:now|then|and|same|also|just|only|what about|how about)\b"
-    r"|\b(?:that|it|this|instead)\b",
+    r"|\b(?:that|it|this|instead|rather than|swap)\b",
     re.IGNORECASE,
 )
 """Words that point at the result just shown."""
-_SHARE = re.compile(r"構成比|割合|シェア|内訳|比率|\bshares?\b|\bpercentages?\b", re.IGNORECASE)
+_SHARE = re.compile(r"構成比|割合|シェア|比率|\bshares?\b|\bpercentages?\b", re.IGNORECASE)
+_NOT_THIS = re.compile(r"\s*(?:じゃなく|ではなく|でなく)")
+"""「合計じゃなくて平均で」: the aggregation said before it is the one to drop."""
 _TOP = re.compile(r"上位\s*(\d+)|トップ\s*(\d+)|\btop\s*(\d+)\b|(\d+)\s*(?:つ|件|社|位)まで", re.I)
 _CHART = re.compile(r"グラフ|図に|図で|チャート|\bcharts?\b|\bgraphs?\b|\bplots?\b", re.IGNORECASE)
 _EDITABLE = frozenset({"total", "groupby_agg", "share_ratio", "bar", "line"})
@@ -171,6 +173,9 @@ def _groups_said(parsed: ParsedRequest, text: str) -> list[str]:
             for m in parsed.mentions
             if re.search(r"\bby\s+$", text[: m.start], re.IGNORECASE)
             or re.match(r"\s*(?:別|ごと|毎)", text[m.end :])
+            or (  # 「カテゴリでも同じように」: the same, by another category
+                re.match(r"\s*でも", text[m.end :]) and parsed.index.kind(m.column) != "numeric"
+            )
         ]
     return list(dict.fromkeys(groups))
 
@@ -186,7 +191,7 @@ def _reshaped(
         if spec.get("sort") and spec["metrics"]:
             lead = next(iter(spec["metrics"]))
             spec["sort"] = {**spec["sort"], "by": f"{lead}_{aggs[0]}"}
-    if top and spec.get("op") in ("groupby_agg", "share_ratio"):
+    if top and (spec.get("op") or spec.get("kind")) in ("groupby_agg", "share_ratio", "bar"):
         spec["top_k"] = top
     if groups and (spec.get("op") or spec.get("kind")) == "line":
         spec["hue"] = groups[0]
@@ -231,7 +236,12 @@ def edit_previous(
     chart = bool(_CHART.search(text))
     share = bool(_SHARE.search(text))
     top = _TOP.search(text)
-    aggs = [a for a in vocab.aggregations(text) if a != "count"]
+    dropped = {
+        agg
+        for start, end, agg in vocab.aggregation_spans(text)
+        if _NOT_THIS.match(text[end:]) or re.match(r"\s*instead of\s*$", text[:start][-12:])
+    }
+    aggs = [a for a in vocab.aggregations(text) if a != "count" and a not in dropped]
     if not (filters or groups or freq or chart or share or top or aggs):
         return None
     spec = {**base, "filters": _merged(list(base.get("filters") or []), filters)}
