@@ -220,3 +220,21 @@ def test_a_status_value_wins_over_a_word_of_another_column() -> None:
     spec = acted_spec("How many invoices are overdue?", billing)
     assert spec["op"] == "total"
     assert spec["filters"] == [{"col": "status", "op": "==", "value": "overdue"}]
+
+
+@pytest.mark.parametrize(
+    ("text", "filters"),
+    [
+        ("金額がマイナスになってる明細、何件ある？", [("金額", "<", 0)]),
+        ("金額ゼロの明細はいくつある？", [("金額", "==", 0)]),
+    ],
+)
+def test_signs_said_in_words(text: str, filters: list[tuple[str, str, Any]]) -> None:
+    spec = acted_spec(text, EXPENSES)
+    assert spec["op"] == "total"
+    assert [(f["col"], f["op"], f["value"]) for f in spec["filters"]] == filters
+
+
+def test_how_many_of_a_category_is_a_distinct_count() -> None:
+    spec = acted_spec("How many distinct channel are in this data?", HOTEL)
+    assert spec["op"] == "total" and spec["metrics"] == {"channel": ["nunique"]}

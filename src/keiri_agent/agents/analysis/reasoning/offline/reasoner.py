@@ -56,7 +56,7 @@ _SUMMARY_REQUEST = re.compile(
 # Data from outside the uploaded file (weather, markets, the economy): out of scope unless
 # the file itself has a column of that name.
 _EXTERNAL_DATA = re.compile(
-    r"天気|天候|気温|降水量?|降雨|株価|為替|景気|日経平均|物価|金利|人口|GDP|気象"
+    r"天気|天候|気温|降水量?|降雨|株価|為替|景気|日経平均|物価|金利|人口|GDP|気象|\bfx\b"
     r"|\b(weather|temperature|rainfall|stock prices?|share prices?|exchange rates?"
     r"|interest rates?|inflation|population|gdp)\b",
     re.IGNORECASE,

@@ -302,7 +302,15 @@ def condition_at(rest: str) -> tuple[int | float, str, int] | None:
     if m := _JA_EQUAL.match(rest) or _EN_EQUAL.match(rest) or _EN_BARE_EQUAL.match(rest):
         value = float(m.group(1))
         return (int(value) if value.is_integer() else value), "==", m.end()
+    if m := _JA_SIGN.match(rest):  # 「粗利がマイナスになってる」「在庫数ゼロの」
+        op = {"マイナス": "<", "負": "<", "赤字": "<", "プラス": ">", "黒字": ">"}.get(m[1], "==")
+        return 0, op, m.end()
     return None
+
+
+_JA_SIGN = re.compile(
+    r"^\s*(?:が|は)?\s*(マイナス|負|赤字|プラス|黒字|ゼロ|0)(?=\s*(?:の|に|な|で|だ|に?なって|件|個))"
+)
 
 
 def _compare(rest: str) -> tuple[int | float, str, int] | None:

@@ -54,7 +54,9 @@ _CONDITION_SAID = re.compile(
 )
 """A condition said: a total must read it, else the rows it keeps are asked."""
 _DISTINCT = re.compile(
-    r"何(?:人|名|社|店|店舗|か所|カ所|種類)|\bhow many (?:different|distinct|unique)\b", re.I
+    r"何(?:人|名|社|店|店舗|か所|カ所|種類)|\bhow many (?:different|distinct|unique)\b"
+    r"|\bhow many \w+(?: \w+)? (?:are|is) (?:in here|there|in (?:the|this) (?:data|file|table))",
+    re.I,
 )
 """How many different values of a named column (not how many rows)."""
 _BLANKS_OUT = re.compile(
@@ -409,6 +411,8 @@ class StepBuilder:
         out become a condition on the first ("leave out blanks"); a column held to one
         value with no group word groups nothing (「鈴木さん担当の残高合計」)."""
         group = self.group or self.categorical[:1] or ([self.contrast] if self.contrast else [])
+        if not self.group and group and _DISTINCT.search(self.c.text):
+            return []  # "how many distinct customers": one number, not a count per customer
         if (
             group
             and _BLANKS_OUT.search(self.c.text)
