@@ -204,3 +204,24 @@ def test_unexpected_action_error_reaches_last_error(
             agent.run_specs([GROUPBY], dataset_id)
     assert caught.value.code == "ACTION_FAILED"
     assert isinstance(caught.value.__cause__, RuntimeError)
+
+
+def test_a_top_n_leaves_the_blank_group_out_and_reports_it_beside() -> None:
+    frame = pd.DataFrame(
+        {"取引先": ["A社", None, "B社", None, "C社", "A社"], "金額": [100, 500, 50, 300, 20, 10]}
+    )
+    result = analyse(
+        frame,
+        op="groupby_agg",
+        group_cols=["取引先"],
+        metrics={"金額": ["sum"], "取引先": ["count"]},
+        sort={"by": "金額_sum", "ascending": False},
+        top_k=2,
+    )
+    assert [r["取引先"] for r in records(result)] == ["A社", "B社"]
+    text = text_of(result)
+    assert "(欠損) 2 件・金額（合計）=800 は順位から除いています" in text
+    assert "最大: A社" in text
+    whole = analyse(frame, op="groupby_agg", group_cols=["取引先"], metrics={"取引先": ["count"]})
+    counts = {r["取引先"]: r["取引先_count"] for r in records(whole)}
+    assert counts[None] == 2  # the blank group's rows, not its non-null count

@@ -359,10 +359,9 @@ def _groupby_agg(spec: GroupbyAggSpec, data: pd.DataFrame) -> _Outcome:
     result_columns = [str(c) for c in result.columns]
     metric_names = list(named)
     blank = result[spec.group_cols].isna().any(axis=1)
-    ranked = spec.top_k is not None or (spec.sort is not None and spec.sort.by in named)
+    ranked = spec.top_k is not None
     blank_values = result[blank]
-    if ranked:  # 「取引先別の金額上位5社」: a blank 取引先 is no 取引先 to rank
-        result = result[~blank]
+    result = result[~blank]  # 「取引先別の金額上位5社」: a blank 取引先 is no 取引先 to rank
     if spec.sort is not None:
         if spec.sort.by not in result_columns:
             same_column = [name for name in metric_names if name.startswith(f"{spec.sort.by}_")]
@@ -381,6 +380,8 @@ def _groupby_agg(spec: GroupbyAggSpec, data: pd.DataFrame) -> _Outcome:
     groups = len(result)
     if spec.top_k is not None:
         result = result.head(spec.top_k)
+    elif len(blank_values):  # a whole table keeps the blank group, last and unranked
+        result = pd.concat([result, blank_values])
     result = result.reset_index(drop=True)
     by = "・".join(spec.group_cols)
     labels = {name: agg_label(*named[name]) for name in metric_names}
