@@ -238,3 +238,29 @@ def test_signs_said_in_words(text: str, filters: list[tuple[str, str, Any]]) -> 
 def test_how_many_of_a_category_is_a_distinct_count() -> None:
     spec = acted_spec("How many distinct channel are in this data?", HOTEL)
     assert spec["op"] == "total" and spec["metrics"] == {"channel": ["nunique"]}
+
+
+FISCAL = dataset_summary(
+    300,
+    [
+        ("売上日", "datetime", ["2024-04-01", "2025-03-31"], 300),
+        ("粗利", "numeric", ["1200"], 250),
+    ],
+    "ds_fiscal",
+)
+
+
+def test_a_month_of_a_fiscal_year_is_read_with_its_year() -> None:
+    spec = acted_spec("2月の粗利合計は？", FISCAL)  # February of this data is 2025's
+    assert spec["op"] == "total"
+    expanded = {(f["op"], f["value"]) for f in spec["filters"]}
+    assert expanded in ({("==", "2025-02")}, {(">=", "2025-02-01"), ("<", "2025-03-01")})
+
+
+def test_a_range_of_months_is_one_period() -> None:
+    spec = acted_spec("第3四半期（10〜12月）の粗利合計いくらになった？", FISCAL)
+    assert spec["op"] == "total" and spec["metrics"] == {"粗利": ["sum"]}
+    assert [(f["op"], f["value"]) for f in spec["filters"]] == [
+        (">=", "2024-10-01"),
+        ("<", "2025-01-01"),
+    ]

@@ -134,6 +134,9 @@ _EN_MONTH_RX = re.compile(
 )
 _YEAR_WORDS = sorted(_EN_START | _EN_END | _EN_BEFORE | {"in", "during", "for", "of"}, key=len)
 _EN_YEAR_RX = re.compile(r"(?<![a-z])(" + "|".join(reversed(_YEAR_WORDS)) + r")\s+(\d{4})(?![\d-])")
+_MONTH_RANGE_RX = re.compile(
+    r"(?<![\d年/])(\d{1,2})\s*月?\s*[〜~～\-－]\s*(\d{1,2})\s*月(?!別|ごと|毎)"
+)
 _MONTH_ONLY_RX = re.compile(
     rf"(?<![\d年])(\d{{1,2}})\s*月(?!別|ごと|毎|次|間)\s*({_PERIOD_START}|{_PERIOD_END})?"
 )
@@ -195,11 +198,12 @@ def date_filters(
         add(m, m.group(3), str(_MONTHS[m.group(2)]), None, _qualifier(m.group(1)))
     for m in _EN_YEAR_RX.finditer(text):
         add(m, m.group(2), None, None, _qualifier(m.group(1)))
+    months = _month_ranges(text, dates, date_examples, claimed)
     for m in _MONTH_ONLY_RX.finditer(text):
         month = m.group(1)
         if any(claimed[m.start() : m.end()]) or not 1 <= int(month) <= 12:
             continue
-        only = _only_year(date_examples)
+        only = _month_year(date_examples, int(month))
         if only is not None:
             add(m, only, month, None, _qualifier(m.group(2)))
             assumptions.append(_t(lang, f"{month}月は{only}年と仮定", f"month {month} is {only}"))
@@ -248,14 +252,43 @@ def date_filters(
         for _, _, year, _, _, _, fiscal in sorted(found)
         if fiscal
     ]
-    return filters, problems, assumptions
+    return filters + months, problems, assumptions
 
 
-def _only_year(date_examples: list[str]) -> str | None:
-    """The one year the date column's examples share, or None (none, several, no year)."""
-    years = {example[:4] for example in date_examples}
-    only = next(iter(years)) if len(years) == 1 else None
-    return only if only is not None and only.isdigit() else None
+def _month_ranges(
+    text: str, dates: list[str], date_examples: list[str], claimed: bytearray
+) -> list[PeriodFilter]:
+    """「10〜12月」: from the first month to the end of the last, each month's year read
+    from the period the data spans; unread when a year is not one (then asked as months)."""
+    found: list[PeriodFilter] = []
+    for m in _MONTH_RANGE_RX.finditer(text):
+        first, last = int(m.group(1)), int(m.group(2))
+        if any(claimed[m.start() : m.end()]) or not (1 <= first <= 12 and 1 <= last <= 12):
+            continue
+        year_first, year_last = _month_year(date_examples, first), _month_year(date_examples, last)
+        if year_first is None or year_last is None or not dates:
+            continue
+        claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+        end_year, end_month = (int(year_last) + 1, 1) if last == 12 else (int(year_last), last + 1)
+        start = {"col": dates[0], "op": ">=", "value": f"{year_first}-{first:02d}-01"}
+        end = {"col": dates[0], "op": "<", "value": f"{end_year}-{end_month:02d}-01"}
+        found += [(m.start(), m.end(), start), (m.start(), m.end(), end)]
+    return found
+
+
+def _month_year(date_examples: list[str], month: int) -> str | None:
+    """The one year in which ``month`` falls within the period the date examples span
+    (「6月」 in data of 2025-04〜2026-03 is June 2025), or None (no year, or several)."""
+    dated = sorted(e[:7] for e in date_examples if re.fullmatch(r"\d{4}-\d{2}", e[:7]))
+    if not dated:
+        return None
+    first, last = dated[0], dated[-1]
+    years = {
+        str(year)
+        for year in range(int(first[:4]), int(last[:4]) + 1)
+        if first <= f"{year}-{month:02d}" <= last
+    }
+    return years.pop() if len(years) == 1 else None
 
 
 def _fiscal_year_filters(column: str, year: int) -> list[dict[str, Any]]:

@@ -68,7 +68,7 @@ FREQS: dict[str, str] = {
     "D": "日別|日ごと|日毎|毎日|日次|日単位|daily|by day|per day|each day|day by day",
     "Y": "年別|年ごと|年毎|毎年|年次|年単位|年度別|経年|yearly|annual|annually|by year"
     "|per year|each year|year over year",
-    "Q": "四半期|quarterly|by quarter|per quarter|quarters",
+    "Q": "~(?<!第.)(?<!第)四半期(?!\\s*\\()|quarterly|by quarter|per quarter|quarters",
 }
 OUT_OF_SCOPE: dict[str, str] = {
     "predict": "予測|予想|将来|来月|来年|来期|来週|見通し|forecast|forecasts|forecasting"
