@@ -264,3 +264,9 @@ def test_a_range_of_months_is_one_period() -> None:
         (">=", "2024-10-01"),
         ("<", "2025-01-01"),
     ]
+
+
+def test_a_quarter_without_its_months_is_asked() -> None:
+    decision = decide("第1四半期の粗利合計は？", FISCAL)
+    assert decision.next_action == "ask"
+    assert "「第1四半期」はどの月からどの月までですか" in decision.clarifying_questions[0]

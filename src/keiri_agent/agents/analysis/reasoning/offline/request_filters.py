@@ -134,6 +134,7 @@ _EN_MONTH_RX = re.compile(
 )
 _YEAR_WORDS = sorted(_EN_START | _EN_END | _EN_BEFORE | {"in", "during", "for", "of"}, key=len)
 _EN_YEAR_RX = re.compile(r"(?<![a-z])(" + "|".join(reversed(_YEAR_WORDS)) + r")\s+(\d{4})(?![\d-])")
+_QUARTER = re.compile(r"第\s*[1-4]\s*四半期|\bq[1-4]\b", re.IGNORECASE)
 _MONTH_RANGE_RX = re.compile(
     r"(?<![\d年/])(\d{1,2})\s*月?\s*[〜~～\-－]\s*(\d{1,2})\s*月(?!別|ごと|毎)"
 )
@@ -215,6 +216,15 @@ def date_filters(
                     f"Which year is month {month}? (e.g. 2025-{int(month):02d})",
                 )
             )
+    if not months and (quarter := _QUARTER.search(text)):
+        # 「第1四半期」: fiscal or calendar? the months are asked, never guessed
+        problems.append(
+            _t(
+                lang,
+                f"「{quarter.group(0)}」はどの月からどの月までですか？（例: 4〜6月）",
+                f"Which months is {quarter.group(0).upper()}? (e.g. April to June)",
+            )
+        )
     if _RELATIVE.search(text):
         problems.append(
             _t(
