@@ -270,3 +270,19 @@ def test_a_quarter_without_its_months_is_asked() -> None:
     decision = decide("第1四半期の粗利合計は？", FISCAL)
     assert decision.next_action == "ask"
     assert "「第1四半期」はどの月からどの月までですか" in decision.clarifying_questions[0]
+
+
+def test_a_category_word_that_names_the_measure_groups_nothing() -> None:
+    tickets = dataset_summary(
+        200,
+        [
+            ("order_id", "text", ["O-1"], 200),
+            ("ticket_type", "categorical", ["standard", "vip", "student"], 3),
+            ("price_jpy", "numeric", ["8000"], 40),
+        ],
+        "ds_tickets",
+    )
+    spec = acted_spec("What's the average ticket price?", tickets)
+    assert spec["op"] == "total" and spec["metrics"] == {"price_jpy": ["mean"]}
+    by_type = acted_spec("average price per ticket type", tickets)
+    assert by_type["op"] == "groupby_agg" and by_type["group_cols"] == ["ticket_type"]

@@ -64,6 +64,10 @@ _BLANKS_OUT = re.compile(
     r"|\b(?:leave out|exclude|ignore|skip|drop|without) (?:the )?(?:blanks?|empty|missing)\b",
     re.I,
 )
+_EACH_OR_WHICH = re.compile(
+    r"それぞれ|ひとつひとつ|一つ一つ|各|どの|どれ|\b(?:which|each|every)\b", re.IGNORECASE
+)
+"""「それぞれの…について」, "which regions …": the category is asked about."""
 _HOW_MUCH = re.compile(r"いくら|どれくらい|どのくらい|どれぐらい|\bhow much\b", re.I)
 _HOW_MANY = re.compile(r"いくつ|何個|何本|\bhow many\b", re.I)
 QUANTITY_ASKED = re.compile(
@@ -406,6 +410,16 @@ class StepBuilder:
         }
         return list(compared) if len(compared) == 1 else []
 
+    def modifies_a_measure(self, column: str) -> bool:
+        """True when the category word is glued to a numeric word after it ("ticket price",
+        「品目単価」): it names the measure, not a grouping."""
+        starts = {m.start for m in self.c.mentions if self.index.kind(m.column) == "numeric"}
+        return any(
+            m.column == column
+            and (m.end in starts or (m.end + 1 in starts and self.p.text[m.end] == " "))
+            for m in self.c.mentions
+        )
+
     def grouping(self) -> list[str]:
         """The columns to group by: said, else the category named. Blanks said to be left
         out become a condition on the first ("leave out blanks"); a column held to one
@@ -413,6 +427,18 @@ class StepBuilder:
         group = self.group or self.categorical[:1] or ([self.contrast] if self.contrast else [])
         if not self.group and group and _DISTINCT.search(self.c.text):
             return []  # "how many distinct customers": one number, not a count per customer
+        if (
+            not self.group
+            and group
+            and not _PER_GROUP.search(self.c.text)
+            and not _EACH_OR_WHICH.search(self.c.text)
+            and "ranking" not in self.intents
+            and self.top_n is None
+            and ({"max", "min"} & set(self.aggs) or self.modifies_a_measure(group[0]))
+        ):
+            # 「単価がいちばん高い品目の単価は？」, "the average ticket price": one number,
+            # no grouping nobody asked for
+            return []
         if (
             group
             and _BLANKS_OUT.search(self.c.text)
