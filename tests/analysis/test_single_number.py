@@ -286,3 +286,21 @@ def test_a_category_word_that_names_the_measure_groups_nothing() -> None:
     assert spec["op"] == "total" and spec["metrics"] == {"price_jpy": ["mean"]}
     by_type = acted_spec("average price per ticket type", tickets)
     assert by_type["op"] == "groupby_agg" and by_type["group_cols"] == ["ticket_type"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "仕入先ごとの在庫金額合計を多い順に。仕入先が入っていない行は対象外でお願いします",
+        "仕入先別の在庫金額ランキング上位5社。仕入先が未入力の行は入れないでください",
+    ],
+)
+def test_blanks_left_out_in_other_words(text: str) -> None:
+    spec = acted_spec(text, INVENTORY)
+    assert {"col": "仕入先", "op": "not_null"} in spec["filters"]
+    assert spec["group_cols"] == ["仕入先"]
+
+
+def test_skip_the_rows_where_a_column_is_blank() -> None:
+    spec = acted_spec("total rate_jpy by channel, skip the rows where channel is blank", HOTEL)
+    assert {"col": "channel", "op": "not_null"} in spec["filters"]

@@ -429,7 +429,12 @@ check of the column)."""
 _NULL_BEFORE = re.compile(r"\bno\s+$", re.IGNORECASE)
 _EXCLUDED = re.compile(
     r"\s*(?:に)?(?:なって(?:いる|る))?\s*(?:の)?\s*(?:もの|行|明細|分|データ)?\s*(?:は|を)?\s*"
-    r"(?:除いて|除く|除き|除外|外して|省いて|抜いて)"
+    r"(?:除いて|除く|除き|除外|外して|省いて|抜いて|対象外|入れないで|含めないで|含めず|抜きで)"
+)
+_SKIP_WHERE = re.compile(
+    r"\b(?:skip|ignore|exclude|leave out|drop|without)\b[^.;?]{0,30}"
+    r"\b(?:where|whose)\s+(?:the\s+)?$",
+    re.IGNORECASE,
 )
 _IGNORE_NONE = re.compile(
     r"\b(?:ignore|exclude|leave out|skip|drop)\b[^.;?]{0,20}\bwith no\s+$", re.IGNORECASE
@@ -457,7 +462,9 @@ def null_filters(
         before = _NULL_BEFORE.search(text[: mention.start])
         if after:
             op = "not_null" if after.group("set") else "is_null"
-            excluded = _EXCLUDED.match(text[mention.end + after.end() :])
+            excluded = _EXCLUDED.match(text[mention.end + after.end() :]) or _SKIP_WHERE.search(
+                text[: mention.start]
+            )  # "skip the rows where city is blank"
             if excluded:  # 「取引先が空欄のものは除いて」: the blanks dropped
                 op = "not_null" if op == "is_null" else "is_null"
             spans.append(
