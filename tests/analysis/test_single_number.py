@@ -304,3 +304,17 @@ def test_blanks_left_out_in_other_words(text: str) -> None:
 def test_skip_the_rows_where_a_column_is_blank() -> None:
     spec = acted_spec("total rate_jpy by channel, skip the rows where channel is blank", HOTEL)
     assert {"col": "channel", "op": "not_null"} in spec["filters"]
+
+
+def test_units_sold_are_the_sum_of_the_quantity_column() -> None:
+    tickets = dataset_summary(
+        200,
+        [
+            ("order_id", "text", ["O-1"], 200),
+            ("ticket_type", "categorical", ["standard", "vip"], 2),
+            ("quantity", "numeric", ["2", "4"], 8),
+        ],
+        "ds_sold",
+    )
+    spec = acted_spec("How many tickets did we sell in total?", tickets)
+    assert spec["op"] == "total" and spec["metrics"] == {"quantity": ["sum"]}

@@ -68,6 +68,8 @@ _EACH_OR_WHICH = re.compile(
     r"それぞれ|ひとつひとつ|一つ一つ|各|どの|どれ|\b(?:which|each|every)\b", re.IGNORECASE
 )
 """「それぞれの…について」, "which regions …": the category is asked about."""
+_UNITS_SOLD = re.compile(r"\b(?:sold|sell|sells|selling)\b|売れ|販売(?:数|した|された)", re.I)
+"""Units sold: counted by a quantity column, not by rows."""
 _HOW_MUCH = re.compile(r"いくら|どれくらい|どのくらい|どれぐらい|\bhow much\b", re.I)
 _HOW_MANY = re.compile(r"いくつ|何個|何本|\bhow many\b", re.I)
 QUANTITY_ASKED = re.compile(
@@ -434,7 +436,11 @@ class StepBuilder:
             and not _EACH_OR_WHICH.search(self.c.text)
             and "ranking" not in self.intents
             and self.top_n is None
-            and ({"max", "min"} & set(self.aggs) or self.modifies_a_measure(group[0]))
+            and (
+                {"max", "min"} & set(self.aggs)
+                or self.modifies_a_measure(group[0])
+                or (_UNITS_SOLD.search(self.c.text) and self.index.concept_column("quantity"))
+            )
         ):
             # 「単価がいちばん高い品目の単価は？」, "the average ticket price": one number,
             # no grouping nobody asked for
@@ -524,6 +530,10 @@ class StepBuilder:
             value_aggs = ["nunique"]  # 「申請者は全部で何人？」: how many different 申請者
         if not value_aggs and _HOW_MUCH.search(self.c.text) and self.numeric:
             value_aggs = ["sum"]  # 「滞留在庫の金額はどれくらい？」: the amount in all
+        quantity = self.index.concept_column("quantity")
+        if quantity and not self.numeric and _UNITS_SOLD.search(self.c.text):
+            # "how many tickets did we sell": the units are the quantity column's sum
+            value_aggs, self.numeric = [a for a in value_aggs if a != "sum"] + ["sum"], [quantity]
         if _HOW_MANY.search(self.c.text):
             said = said | {"count"}
         counting = "count" in said or bool(vocab.ROW_NOUNS.search(self.c.text))
