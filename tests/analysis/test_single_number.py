@@ -318,3 +318,15 @@ def test_units_sold_are_the_sum_of_the_quantity_column() -> None:
     )
     spec = acted_spec("How many tickets did we sell in total?", tickets)
     assert spec["op"] == "total" and spec["metrics"] == {"quantity": ["sum"]}
+
+
+def test_a_number_said_before_its_column() -> None:
+    spec = acted_spec("Count of bookings with more than 4 star_rating", HOTEL)
+    assert spec["filters"] == [{"col": "star_rating", "op": ">", "value": 4}]
+
+
+def test_counters_ask_one_number() -> None:
+    decision = decide("交際費の明細は何枚ありますか", EXPENSES)
+    spec = decision.analysis_spec or {}
+    assert spec.get("op") == "total"
+    assert spec.get("filters") == [{"col": "勘定科目", "op": "==", "value": "交際費"}]

@@ -376,6 +376,10 @@ def _compare(rest: str) -> tuple[int | float, str, int] | None:
     return (int(value) if value.is_integer() else value), compare_op(op), m.end()
 
 
+_EN_COMPARE_BEFORE = re.compile(
+    r"(?<![a-z])(>=|<=|>|<|over|above|greater than|more than|at least|at most|below|under"
+    r"|less than|exceeding|no more than|no less than)\s*(\d[\d,]*(?:\.\d+)?)\s*(k)?\s+$"
+)
 # A count said before the numeric column it fixes: "bookings with 2 adults", "for 3 nights".
 _EN_COUNT_BEFORE = re.compile(r"(?<![a-z])(?:with|having|for|of)\s+(\d+(?:\.\d+)?)\s+$")
 
@@ -393,6 +397,19 @@ def numeric_filters(
         if mention.value is not None or kind(mention.column) != "numeric":
             continue
         found = condition_at(text[mention.end :])
+        compared = None if found else _EN_COMPARE_BEFORE.search(text[: mention.start])
+        if compared:  # "invoices with more than 50 seats": the number before its column
+            number = float(compared.group(2).replace(",", "")) * (1_000 if compared.group(3) else 1)
+            condition = {
+                "col": mention.column,
+                "op": compare_op(compared.group(1)),
+                "value": int(number) if number.is_integer() else number,
+            }
+            if condition not in filters:  # "a rate above 30,000 yen": read once
+                filters.append(condition)
+            used.add(mention)
+            spans.append((mention.start - len(compared.group(0)), mention.end))
+            continue
         if found is None and (before := _EN_COUNT_BEFORE.search(text[: mention.start])):
             number = float(before.group(1))
             filters.append(

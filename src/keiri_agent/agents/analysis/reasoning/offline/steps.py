@@ -71,7 +71,7 @@ _EACH_OR_WHICH = re.compile(
 _UNITS_SOLD = re.compile(r"\b(?:sold|sell|sells|selling)\b|売れ|販売(?:数|した|された)", re.I)
 """Units sold: counted by a quantity column, not by rows."""
 _HOW_MUCH = re.compile(r"いくら|どれくらい|どのくらい|どれぐらい|\bhow much\b", re.I)
-_HOW_MANY = re.compile(r"いくつ|何個|何本|\bhow many\b", re.I)
+_HOW_MANY = re.compile(r"いくつ|何(?:個|本|枚|台|回|通|冊|行)|延べ(?:で)?何日|\bhow many\b", re.I)
 QUANTITY_ASKED = re.compile(
     _HOW_MUCH.pattern + "|" + _HOW_MANY.pattern + r"|何件|何人|何名|何社|何種類", re.I
 )
