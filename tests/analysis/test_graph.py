@@ -229,6 +229,13 @@ def test_llm_failure_raises_and_keeps_the_conversation(tmp_path: Path, sales: pd
     assert humans == ["集計して", "地域別の売上"]
 
 
+def stub_settings(home: Path, server: StubOpenAIServer) -> Settings:
+    """Settings that send the agent's model calls to the stub server on loopback."""
+    return Settings(
+        home=home, provider="openai-compatible", openai_api_base=server.base_url, max_retries=0
+    )
+
+
 def test_stub_server_path_through_real_openai_client(tmp_path: Path, sales: pd.DataFrame) -> None:
     replies = [
         Decision(next_action="act", rationale="集計", analysis_spec=GROUPBY),
@@ -236,13 +243,7 @@ def test_stub_server_path_through_real_openai_client(tmp_path: Path, sales: pd.D
         ReportProse(conclusions=["関東が最大"]),
     ]
     with StubOpenAIServer(replies) as server:
-        settings = Settings(
-            home=tmp_path,
-            provider="openai-compatible",
-            openai_api_base=server.base_url,
-            max_retries=0,
-        )
-        with AnalysisAgent(settings) as agent:
+        with AnalysisAgent(stub_settings(tmp_path, server)) as agent:
             dataset_id = agent.registry.add_frame(sales, "sales.csv")
             turn = agent.ask("地域別の売上", dataset_id=dataset_id)
         paths = [request.path for request in server.requests]
@@ -346,13 +347,7 @@ def test_llm_single_number_and_follow_up_through_the_stub_server(
         ReportProse(conclusions=["関東の売上の合計は520"]),
     ]
     with StubOpenAIServer(replies) as server:
-        settings = Settings(
-            home=tmp_path,
-            provider="openai-compatible",
-            openai_api_base=server.base_url,
-            max_retries=0,
-        )
-        with AnalysisAgent(settings) as agent:
+        with AnalysisAgent(stub_settings(tmp_path, server)) as agent:
             dataset_id = agent.registry.add_frame(sales, "sales.csv")
             first = agent.ask("売上の合計は？", dataset_id=dataset_id, thread_id="t")
             second = agent.ask("それを関東だけで", dataset_id=dataset_id, thread_id="t")
