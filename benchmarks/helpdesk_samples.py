@@ -50,6 +50,16 @@ class KnowledgeBaseSample:
         return self.folder / "docs"
 
     @property
+    def faq_path(self) -> Path:
+        """The FAQ file: beside the folders, or among the documents (the blind set)."""
+        beside = self.folder / self.faq
+        return beside if beside.is_file() else self.docs / self.faq
+
+    def documents(self) -> list[Path]:
+        """The manuals and notes (every file of ``docs/`` but the FAQ), sorted."""
+        return sorted(p for p in self.docs.iterdir() if p.is_file() and p.name != self.faq)
+
+    @property
     def questions_file(self) -> Path:
         return self.folder / "questions.jsonl"
 
@@ -58,6 +68,17 @@ KNOWLEDGE_BASES = (
     KnowledgeBaseSample("xyz", SAMPLES / "helpdesk", "xyz_faq.csv", "XYZ"),
     KnowledgeBaseSample("keihi", SAMPLES / "helpdesk_expense", "keihi_faq.csv", "Keihi"),
 )
+BLIND_KNOWLEDGE_BASES = (
+    KnowledgeBaseSample(
+        "procura",
+        Path(__file__).resolve().parent / "data" / "helpdesk_blind1",
+        "procura_faq.csv",
+        "Procura",
+    ),
+)
+"""Knowledge bases written blind by helpers who never read the rules (issue 29): a public-
+style manual, release notes and FAQ with answerable, partly answerable and unanswerable
+questions. Asked with ``--kb procura``; not in the default run (never tuned on)."""
 
 
 def squash(text: str) -> str:
@@ -73,9 +94,9 @@ def load_questions(kb: KnowledgeBaseSample) -> list[dict[str, Any]]:
 def corpus(kb: KnowledgeBaseSample) -> list[Chunk]:
     """Every chunk of the knowledge base's manuals and FAQ, as the HelpDesk indexes them."""
     chunks: list[Chunk] = []
-    for path in sorted(kb.docs.iterdir()):
+    for path in kb.documents():
         chunks += chunk_document(path.name, path.read_bytes())
-    faq = kb.folder / kb.faq
+    faq = kb.faq_path
     return chunks + chunk_faq(faq.name, faq.read_bytes())
 
 

@@ -66,6 +66,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from helpdesk_samples import BLIND_KNOWLEDGE_BASES
 from keiri_agent.agents.helpdesk.desk import HelpDesk
 from keiri_agent.agents.research.agent import DeepResearchAgent
 from keiri_agent.agents.research.citations import CITATION
@@ -77,9 +78,14 @@ from keiri_agent.config import Settings
 from keiri_agent.events import Event
 from keiri_agent.llm.testing import ScriptedChatModel, ScriptedReply
 from keiri_agent.search.tokenize import content_terms, normalize_for_search
-from keiri_agent.services.research import ResearchService
+from keiri_agent.services.research import ResearchService, sample_corpus
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "research_questions.jsonl"
+BLIND_QUESTIONS = (
+    Path(__file__).resolve().parent / "data" / "helpdesk_blind1" / "research_questions.jsonl"
+)
+"""Research questions on the blind Procura manual (issue 29; written by a helper who never
+read the rules): ``--set blind``."""
 KEY_TERM_SHARE = 0.6
 """A passage "contains" a sentence's key terms when at least this share of them occur."""
 
@@ -259,6 +265,8 @@ class Scores:
     answerable: int = 0
     declined: int = 0
     answered: int = 0
+    conclusion_lines: int = 0
+    conclusion_supported: int = 0
     misses: list[str] = field(default_factory=list)
 
 
@@ -274,12 +282,23 @@ def score(question: dict[str, Any], result: ResearchResult, scores: Scores) -> N
             scores.precise += 1
         else:
             scores.misses.append(f"{question['id']} imprecise: {sentence}")
+    whole = declined(result.report_md)
+    for line in conclusion(result.report_md):
+        scores.conclusion_lines += 1
+        numbers = [int(n) for n in CITATION.findall(line)]
+        passages = " ".join(sources[n - 1].text for n in numbers if 1 <= n <= len(sources))
+        # a line may name its sub-question first (「登録番号: …」): the claim follows it
+        claim = line.split(": ", 1)[-1]
+        if whole or DECLINE in line or (numbers and contains_terms(passages, key_terms(claim))):
+            scores.conclusion_supported += 1
+        else:
+            scores.misses.append(f"{question['id']} 結論 unsupported: {line}")
     if not question["answerable"]:
-        if result.notes:
+        if declined(result.report_md):
+            scores.declined += 1
+        else:
             scores.answered += 1
             scores.misses.append(f"{question['id']} unanswerable but answered")
-        else:
-            scores.declined += 1
         return
     scores.answerable += 1
     cited = {n for _sentence, numbers in cited_sentences(result.report_md) for n in numbers}
@@ -294,19 +313,49 @@ def score(question: dict[str, Any], result: ResearchResult, scores: Scores) -> N
         scores.misses.append(f"{question['id']} no supporting source cited: {question['question']}")
 
 
-def quality(misses: bool) -> None:
-    questions = [
-        json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line
-    ]
+DECLINE = "記載がありません"
+DECLINED_WHOLE = "根拠になる資料が見つかりませんでした"
+
+
+def conclusion(report_md: str) -> list[str]:
+    """The lines of the report's 結論 section (list markers removed)."""
+    match = re.search(r"^## 結論\s*$(.*?)(?=^## |\Z)", report_md, re.MULTILINE | re.DOTALL)
+    if match is None:
+        return []
+    lines = [line.strip().removeprefix("- ").strip() for line in match.group(1).splitlines()]
+    return [line for line in lines if line and not line.startswith(">")]
+
+
+def declined(report_md: str) -> bool:
+    """The 結論 says the documents do not answer: the declined report, or every line of
+    the 結論 declines its part."""
+    lines = conclusion(report_md)
+    if any(DECLINED_WHOLE in line for line in lines):
+        return True
+    return bool(lines) and all(DECLINE in line for line in lines)
+
+
+def quality(misses: bool, which: str) -> None:
+    path = BLIND_QUESTIONS if which == "blind" else QUESTIONS
+    questions = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     scores = Scores()
     with tempfile.TemporaryDirectory() as folder:
         settings = Settings(provider="offline", home=Path(folder))
         service = ResearchService(settings)
-        service.index_sample()
-        HelpDesk(settings).index_sample()
+        if which == "blind":
+            kb = BLIND_KNOWLEDGE_BASES[0]
+            HelpDesk(settings, name=kb.name).index(kb.documents(), qa=[kb.faq_path])
+            kb_names = [kb.name]
+        else:
+            # the bundled corpus as a user's own knowledge base (the sample is searched
+            # only on its own), beside the HelpDesk's XYZ manual and FAQ
+            HelpDesk(settings, name="corpus").index([sample_corpus()])
+            HelpDesk(settings).index_sample()
+            kb_names = ["corpus", "helpdesk"]
         started = time.perf_counter()
         for question in questions:
-            score(question, service.research(question["question"]), scores)
+            result = service.research(question["question"], kb_names=kb_names)
+            score(question, result, scores)
         elapsed = time.perf_counter() - started
     unanswerable = scores.declined + scores.answered
     print(f"offline.questions: {len(questions)} ({scores.answerable} answerable)")
@@ -317,6 +366,12 @@ def quality(misses: bool) -> None:
     print(f"offline.support_listed_share: {scores.listed_support / scores.answerable:.3f}")
     print(f"offline.unanswerable_declined: {scores.declined}/{unanswerable}")
     print(f"offline.unanswerable_answered: {scores.answered}/{unanswerable}")
+    share = scores.conclusion_supported / max(1, scores.conclusion_lines)
+    print(
+        f"offline.conclusion_supported: {share:.3f}"
+        f" ({scores.conclusion_supported}/{scores.conclusion_lines} lines cited and precise,"
+        " or declining their part)"
+    )
     if misses:
         for line in scores.misses:
             print(f"miss: {line}")
@@ -327,9 +382,17 @@ def main() -> None:
     parser.add_argument("--delay-ms", type=float, default=300.0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--misses", action="store_true", help="list misses of the offline run")
+    parser.add_argument(
+        "--set",
+        choices=["sample", "blind"],
+        default="sample",
+        help="offline questions: the bundled corpus (sample) or the blind Procura set",
+    )
+    parser.add_argument("--quality-only", action="store_true", help="skip the timing runs")
     args = parser.parse_args()
-    parallelism(args.delay_ms / 1000, args.repeats)
-    quality(args.misses)
+    if not args.quality_only:
+        parallelism(args.delay_ms / 1000, args.repeats)
+    quality(args.misses, args.set)
 
 
 if __name__ == "__main__":

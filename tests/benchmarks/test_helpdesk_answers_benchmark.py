@@ -119,8 +119,28 @@ def test_a_citation_is_supported_only_by_the_page_or_row_holding_its_quote() -> 
     question = {"id": "t1", "answerable": True, "expected": [{"key_phrases": ["翌月末", "60日"]}]}
     score.add(question, ANSWER, texts("keihi"))
     figures = score.figures()
-    assert figures["citation_precision"] == 0.75
+    assert figures["quote_fidelity"] == 0.75
+    # relevant: only the first quote holds a key phrase, and no passage is expected by place
+    assert figures["citation_precision"] == 0.25
     assert figures["key_phrase_recall"] == 0.5
+
+
+def test_a_citation_is_relevant_at_an_expected_page_row_or_with_a_key_phrase() -> None:
+    bench = benchmark()
+    citations = bench.quoted_citations(ANSWER)
+    question = {
+        "id": "t2",
+        "answerable": True,
+        "expected": [
+            {"document": "keihi_manual.pdf", "page": 4, "key_phrases": ["領収書"]},
+            {"document": "keihi_faq.csv", "page": None, "row": 12, "key_phrases": ["振込手数料"]},
+        ],
+    }
+    # p.3 quote: neither the expected page nor a key phrase; p.4 twice: the expected page;
+    # FAQ row 11: not the expected row 12
+    assert [bench.relevant(c, question) for c in citations] == [False, True, False, True]
+    unanswerable = {"id": "u", "answerable": False, "expected": []}
+    assert not any(bench.relevant(c, unanswerable) for c in citations)
 
 
 def test_declines_count_for_unanswerable_and_against_answerable_questions() -> None:

@@ -187,7 +187,7 @@ def test_pdf_pages_and_numbered_headings() -> None:
         ["1. 概要 ........ 2", "2. 申込み ........ 2", "3. 解約 ........ 3"],
     ],
 )
-def test_table_of_contents_sets_no_heading(contents: list[str]) -> None:
+def test_table_of_contents_sets_no_heading_and_is_never_indexed(contents: list[str]) -> None:
     data = make_pdf(
         [
             ["会員サービス 利用ガイド", *contents],
@@ -203,8 +203,10 @@ def test_table_of_contents_sets_no_heading(contents: list[str]) -> None:
     )
     chunks = chunk_document("guide.pdf", data)
     headings = {chunk.source.heading for chunk in chunks}
-    assert chunks[0].source.heading is None  # the contents belong to no chapter
-    assert "3. 解約" in chunks[0].text
+    assert chunks[0].source.heading is None  # the cover belongs to no chapter
+    # issue 29: a table of contents page was quoted as evidence; its entries are no chunk text
+    assert "申込み" not in chunks[0].text and "解約" not in chunks[0].text
+    assert not any("1. 概要" in chunk.text and "3. 解約" in chunk.text for chunk in chunks)
     found = {
         (chunk.source.page, chunk.source.heading, chunk.text.split("\n")[-1]) for chunk in chunks
     }

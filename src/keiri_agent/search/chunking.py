@@ -21,7 +21,8 @@ was split. Sections:
   "第2章 経費精算", "第1節 …" — and short lines marked ■ □ ◆ ◇ ("■ 交通費") over body text,
   best effort (short, no sentence end, no table tabs). A table of contents (``_toc_lines``:
   entries under a 目次/Contents title, a run of three or more entries with repeated levels,
-  or entries ending in page numbers) is body text: it sets no heading and no chapter.
+  or entries ending in page numbers) is left out: it sets no heading and no chapter, and
+  is neither searched nor quoted (a list of titles is no evidence of what a section says).
 * XLSX: one section per sheet, the sheet name as heading.
 
 Text is NFKC-normalised. Chunk ids are ``"{name}#{ordinal}"`` (0-based, in document order),
@@ -405,7 +406,9 @@ def _numbered_sections(
     lines = list(lines)
     toc = _toc_lines(lines)
     for index, line in enumerate(lines):
-        heading = None if index in toc else _line_heading(lines, index, path)
+        if index in toc:
+            continue  # navigation, not content: never searched, never quoted as evidence
+        heading = _line_heading(lines, index, path)
         if heading is None:
             body.append(line)
             continue

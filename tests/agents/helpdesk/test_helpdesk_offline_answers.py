@@ -109,7 +109,7 @@ def test_quotes_keep_numbered_steps_and_label_value_lines_on_their_own_lines() -
     text, _ = subtask_answer("承認者と承認期限", [SearchOutput(file_name="m.pdf", content=content)])
     assert _quote(text) == "承認者：佐藤花子\n承認期限：申請から5営業日"
     steps = "1. 申請画面を開きます。\n2. 金額を入力します。\n3. 内容を確かめて送信します。"
-    text, _ = subtask_answer("申請画面と金額", [SearchOutput(file_name="m.pdf", content=steps)])
+    text, _ = subtask_answer("画面と金額", [SearchOutput(file_name="m.pdf", content=steps)])
     assert _quote(text) == "1. 申請画面を開きます。\n2. 金額を入力します。"
 
 

@@ -148,6 +148,8 @@ def test_a_related_answer_says_plainly_what_is_not_written() -> None:
         _passage("社用携帯は総務部が貸与します。", "5. 備品"),
         _passage("社用携帯の通話料は会社が負担します。", "5. 備品"),
     ]
-    text, _ = subtask_answer(question, passages)
-    assert "関連しそうな記述" in text
+    text, sources = subtask_answer(question, passages)
+    # declined, the related passage pointed to but not quoted (never both answered and declined)
     assert "記載がありません" in text
+    assert "という語は次の箇所に出てきます" in text
+    assert sources == [] and "【" not in text

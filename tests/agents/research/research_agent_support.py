@@ -13,6 +13,7 @@ from langchain_core.messages import BaseMessage
 
 from keiri_agent.agents.research.llm_reasoner import GapOutput, PlanOutput
 from keiri_agent.agents.research.models import DocSnippet, ResearchNote, SourceKind
+from keiri_agent.agents.research.offline_reasoner import key_phrases
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.llm.testing import ScriptedChatModel, ScriptedReply
@@ -102,7 +103,8 @@ class FixedSource:
         self.queries.append(query)
         if self.delay_s:
             time.sleep(self.delay_s)
-        words = query.split()
+        # a query in words (the offline planner's sub-questions) matches by its key phrases
+        words = [*query.split(), *key_phrases(query)]
         return [s for s in self.snippets if any(word in s.text for word in words)][:top]
 
 

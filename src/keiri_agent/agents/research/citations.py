@@ -4,7 +4,8 @@ The sources of a run are the snippets its notes kept, numbered once each in note
 (``number_sources``). A note's summary cites its own snippets ``[k]``; the writer sees the
 summaries renumbered over the run (``numbered_summaries``). After writing, every ``[n]``
 is checked against the numbered sources: an unknown one is removed and reported
-(``verify_citations``); the 出典 section lists the sources (``sources_section``).
+(``verify_citations``); the 出典 section lists the sources the report cites, renumbered in
+citation order (``keep_cited``, ``sources_section``).
 """
 
 from __future__ import annotations
@@ -66,6 +67,23 @@ def verify_citations(text: str, source_count: int) -> tuple[str, list[int]]:
     # a marker directly followed by "(" is a Markdown link's text, not a citation
     cleaned = re.sub(r"\[(\d{1,4})\](?!\()", check, text)
     return cleaned, sorted(unknown)
+
+
+def keep_cited(text: str, sources: Sequence[DocSnippet]) -> tuple[str, list[DocSnippet]]:
+    """Only the sources ``text`` cites, renumbered ``[1]``… in order of first citation.
+
+    A report lists under 出典 what it cites, once: a passage that was found but backs no
+    sentence is no source of the report. ``text``'s markers must all name a source
+    (:func:`verify_citations` first).
+    """
+    order = [n for n in cited_numbers(text) if 1 <= n <= len(sources)]
+    renumber = {old: new for new, old in enumerate(order, start=1)}
+
+    def replace(match: re.Match[str]) -> str:
+        return f"[{renumber[int(match.group(1))]}]"
+
+    cleaned = re.sub(r"\[(\d{1,4})\](?!\()", replace, text)
+    return cleaned, [sources[n - 1] for n in order]
 
 
 def cited_numbers(text: str) -> list[int]:

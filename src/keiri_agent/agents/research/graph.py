@@ -37,6 +37,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from keiri_agent.agents.research.citations import (
+    keep_cited,
     limitations_section,
     number_sources,
     numbered_summaries,
@@ -320,6 +321,7 @@ class ResearchRun:
                 limitations.append(
                     f"本文の引用番号 {listed} は調査で見つかった資料にないため削除しました。"
                 )
+            body, sources = keep_cited(body, sources)
         for gap in state.get("missing") or []:
             limitations.append(f"調べきれなかった点: {gap}")
         sections = [body.strip(), limitations_section(limitations)]

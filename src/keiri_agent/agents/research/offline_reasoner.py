@@ -1,11 +1,17 @@
 """``OfflineResearchReasoner``: the research decisions without a language model (seed §6).
 
-* plan: queries from the question's key phrases (the search layer's tokenizer): all of
-  them first, then each clause's own, at most ``MAX_QUERIES``;
-* summarize: extractive — the sentences of the snippets that carry the query's terms,
-  each with its snippet's ``[k]``, within the summary bound;
-* check_gaps: the question's key phrases no summary mentions become one more query;
-* write_report: the summaries assembled under 結論 and one section per query, labelled
+* plan: the question's parts as sub-questions in words (the HelpDesk's splitter, which
+  keeps brackets, lists and follow-ups whole), without the request and where to look
+  (「…を社内資料から調べて」 → 「インボイス制度で請求書に必要な記載事項」); each is one
+  query, at most ``MAX_QUERIES``;
+* summarize: the support check shared with the HelpDesk (``helpdesk.offline.support``):
+  only when the snippets answer the sub-question, the sentences of the supporting snippets
+  that carry its terms, best first, each with its snippet's ``[k]``; else nothing (the
+  step is left out and said so);
+* check_gaps: the sub-questions no step answered are named as missing (offline, a reworded
+  query would search the same terms again, so none is added);
+* write_report: 結論 answers each sub-question from its best supported sentence, or says
+  「資料には記載がありません」 for it; one section per answered sub-question; labelled
   オフライン.
 """
 
@@ -14,6 +20,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from keiri_agent.agents.helpdesk.models import SearchOutput
+from keiri_agent.agents.helpdesk.offline.answers import support
+from keiri_agent.agents.helpdesk.offline.split import split_question
 from keiri_agent.agents.research.models import DocSnippet
 from keiri_agent.agents.research.reasoner import (
     MAX_QUERIES,
@@ -47,7 +56,19 @@ REQUEST_WORDS = frozenset(
 )
 """Terms that ask for research rather than name its subject."""
 
-_CLAUSE = re.compile(r"[、。，．,.!?！？\n]+")
+_REQUEST = re.compile(
+    r"(?:について|に関して|に関する|って)?(?:を|は|が|も)?[、,\s]*"
+    r"(?:(?:[^、。？?をはがも]{0,30}?(?:資料|規程|規定|通知|マニュアル|文書|記録|ファイル|FAQ|ドキュメント)"
+    r"(?:など|等)?)から)?"
+    r"(?:調べ|しらべ|教え|まとめ|確認し|整理し|洗い出し|知りた|説明し|探し|お願い)"
+    r"[^、。？?]*[。？?！!]*$"
+)
+"""The request that ends a research question, with where to look (「…を社内資料から調べて」)."""
+_EN_REQUEST = re.compile(
+    r"^(?:please\s+)?(?:(?:can|could|would)\s+you\s+)?(?:find\s+out|research|look\s+up|"
+    r"check|tell\s+me|explain|summari[sz]e)\s+",
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"(?<=[。！？!?])|\n+")
 _CITATION = re.compile(r"\[\d+\]")
 
@@ -84,6 +105,33 @@ def cite_sentence(sentence: str, number: int) -> str:
     return f"{sentence} [{number}]"
 
 
+def sub_questions(question: str) -> list[str]:
+    """The question's parts in words, without the request (at most ``MAX_QUERIES``).
+
+    >>> sub_questions("インボイス制度で請求書に必要な記載事項を社内資料から調べて")
+    ['インボイス制度で請求書に必要な記載事項']
+    """
+    parts = []
+    asked = _EN_REQUEST.sub("", _REQUEST.sub("", question.strip())).strip() or question
+    for part in split_question(asked):
+        bare = _EN_REQUEST.sub("", _REQUEST.sub("", part.strip())).strip(" 、。,.?？")
+        parts.append(re.sub(r"\s+", " ", bare) or part.strip())
+    parts = list(dict.fromkeys(parts))
+    if len(parts) > MAX_QUERIES:
+        parts = [*parts[: MAX_QUERIES - 1], "、".join(parts[MAX_QUERIES - 1 :])]
+    return parts
+
+
+def _as_passage(snippet: DocSnippet) -> SearchOutput:
+    return SearchOutput(
+        file_name=snippet.document or snippet.title or snippet.ref,
+        content=snippet.text,
+        page=snippet.page,
+        heading=snippet.heading,
+        score=snippet.score,
+    )
+
+
 class OfflineResearchReasoner:
     """Research decisions by rules over the search layer's tokenizer.
 
@@ -97,51 +145,51 @@ class OfflineResearchReasoner:
         self.summary_chars = summary_chars
 
     async def plan(self, question: str) -> ResearchPlan:
-        terms = key_phrases(question)
-        if not terms:
+        if not key_phrases(question):
             return ResearchPlan(
                 False, "質問から調べる対象の語を取り出せなかったため、検索は行いません。"
             )
-        queries = [" ".join(terms)]
-        for clause in _CLAUSE.split(question):
-            clause_terms = key_phrases(clause)
-            query = " ".join(clause_terms)
-            if clause_terms and query not in queries and clause_terms != terms:
-                queries.append(query)
+        asked = sub_questions(question)
         return ResearchPlan(
-            True, "質問の主な語句から検索クエリを作りました（オフライン）。", queries[:MAX_QUERIES]
+            True,
+            f"質問を {len(asked)} つの問いに分けて調べます（オフライン）。",
+            asked,
         )
 
     async def summarize(self, question: str, query: str, snippets: Sequence[DocSnippet]) -> str:
-        terms = set(key_phrases(query))
+        judged = support(query, [_as_passage(snippet) for snippet in snippets])
+        if not judged.answered:
+            return ""
+        supporting = {p.content for p in judged.passages}
+        ranked: list[tuple[float, int, str]] = []
+        for number, snippet in enumerate(snippets, start=1):
+            if snippet.text not in supporting:
+                continue
+            for order, sentence in enumerate(sentences(snippet.text)):
+                found = set(content_terms(sentence)) & set(judged.terms)
+                if found:
+                    ranked.append(
+                        (-len(found), number * 1000 + order, cite_sentence(sentence, number))
+                    )
         picked: list[str] = []
         used = 0
-        for number, snippet in enumerate(snippets, start=1):
-            for sentence in sentences(snippet.text):
-                if not terms & set(content_terms(sentence)):
-                    continue
-                line = cite_sentence(sentence, number)
-                cost = len(line) + (1 if picked else 0)
-                if used + cost > self.summary_chars:
-                    return "\n".join(picked)
-                picked.append(line)
-                used += cost
+        for _score, _order, line in sorted(ranked):
+            cost = len(line) + (1 if picked else 0)
+            if used + cost > self.summary_chars:
+                break
+            picked.append(line)
+            used += cost
         return "\n".join(picked)
 
     async def check_gaps(
         self, question: str, steps: Sequence[StepSummary], budget: int
     ) -> GapCheck:
-        covered: set[str] = set()
-        for step in steps:
-            covered.update(content_terms(step.summary_md))
-        missing = [term for term in key_phrases(question) if term not in covered]
+        answered = {step.query for step in steps if step.summary_md.strip()}
+        missing = [asked for asked in sub_questions(question) if asked not in answered]
         if not missing:
             return GapCheck("")
-        described = "、".join(missing)
-        query = " ".join(missing)
-        asked = {step.query for step in steps}
-        queries = [query] if budget > 0 and query not in asked else []
-        return GapCheck(f"調査結果に「{described}」についての記述がありません。", queries)
+        listed = "」「".join(missing)
+        return GapCheck(f"資料には「{listed}」についての記載がありません。")
 
     async def write_report(
         self,
@@ -152,15 +200,23 @@ class OfflineResearchReasoner:
     ) -> str:
         sections: list[tuple[str, list[str]]] = []
         shown: set[str] = set()
+        found: dict[str, list[str]] = {}
         for step in steps:
             fresh = [line for line in sentences(step.summary_md) if line not in shown]
             shown.update(fresh)
             if fresh:
-                sections.append((_CITATION.sub("", step.query).strip(), fresh))
-        lead = [line for _query, lines in sections for line in lines][:3]
-        conclusion = (
-            "\n".join(f"- {line}" for line in lead) or "- 該当する記述は見つかりませんでした。"
-        )
+                query = _CITATION.sub("", step.query).strip()
+                sections.append((query, fresh))
+                found[query] = fresh
+        asked = sub_questions(question)
+        lines = []
+        for part in [*asked, *(q for q in found if q not in asked)]:
+            if part in found:
+                lead = found[part][0]
+                lines.append(f"- {part}: {lead}" if len(asked) > 1 else f"- {lead}")
+            else:
+                lines.append(f"- {part}: 資料には記載がありません。")
+        conclusion = "\n".join(lines) or "- 資料には記載がありません。"
         parts = [
             f"# 調査レポート（{OFFLINE_LABEL}）",
             f"質問: {question}",

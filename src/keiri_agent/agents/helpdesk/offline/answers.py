@@ -56,6 +56,10 @@ from keiri_agent.search.tokenize import normalize_for_search
 OFFLINE_LABEL = "（オフラインモード：LLMを使わず、検索結果の引用で回答しています）"
 MAX_QUOTES = 3
 MAX_LABEL_CHARS = 40
+SUPPORT_SHARE = 0.9
+"""A second passage is quoted only when its relevance reaches this share of the best one's."""
+MAX_POINTERS = 2
+"""How many places a declined part points to (where the part's words occur, unquoted)."""
 RESTATES_DICE = 0.6
 """Character-pair Dice similarity from which an FAQ question restates the part."""
 _FAQ_QUESTION = re.compile(r"\AQ[:：]\s*(.+)")
@@ -101,6 +105,15 @@ class _Verdict:
             return False
         every = {t for c in self.chosen for t in c.covered}
         return _accepts(len(self.terms), len(every)) and 2 * len(self.covered) >= len(self.topics)
+
+    def supporting(self) -> list[_Candidate]:
+        """The chosen passages that each support the answer on their own: the best one,
+        and any other that covers at least ``SUPPORT_SHARE`` of its relevance. A passage
+        sharing one word with the part is not quoted beside the one that answers it."""
+        if not self.chosen:
+            return []
+        best = self.chosen[0].relevance
+        return [c for c in self.chosen if c.relevance >= SUPPORT_SHARE * best]
 
     @property
     def missing(self) -> list[str]:
@@ -264,12 +277,12 @@ def subtask_answer(
     """
     text = require_text(subtask, "subtask")
     verdict = _judge(text, results, vocabulary)
-    if not verdict.chosen:
-        return _not_in_documents(text, verdict.terms, tools), []
+    if not verdict.answered:
+        return _declined(text, verdict, tools), []
     quotes: list[str] = []
     citations: list[str] = []
     items: list[str] = []
-    for candidate in verdict.chosen:
+    for candidate in verdict.supporting():
         # an FAQ row (Q + A) is quoted whole: its answer is the point
         whole = candidate.is_section or candidate.result.row is not None
         quote = trim(candidate.result.content, verdict.terms, vocabulary, section=whole)
@@ -279,30 +292,41 @@ def subtask_answer(
         items.append("- " + quote.replace("\n", "  \n  ") + f"【{citation}】")
         if citation not in citations:
             citations.append(citation)
+    # an FAQ row asking what the part asks is answered by its own answer
+    restated = answer_lead(quotes[0]) if verdict.chosen[0].restates else ""
+    lead = restated or lead_sentence(quotes, verdict.terms, vocabulary)
+    first = (
+        f"資料によると、{lead}"
+        if lead
+        else f"「{_label(text)}」について、検索で見つかった記述は次のとおりです。"
+    )
+    return "\n".join([first, *items]), citations
+
+
+def _declined(text: str, verdict: _Verdict, tools: Sequence[str]) -> str:
+    """A part the passages do not answer: 「資料には記載がありません」, what is missing, and
+    — unquoted, so nothing is presented as the answer — where the part's other words
+    occur, for a reader who wants to look."""
+    if not verdict.chosen:
+        return _not_in_documents(text, verdict.terms, tools)
     if verdict.absent:
-        first = (
-            f"「{_label(text)}」について、資料には記載がありません"
-            f"（「{verdict.absent}」についての記述は見つかりませんでした）。"
-            f"{'、'.join(verdict.covered)}を含む関連しそうな記述は次のとおりです。"
-        )
-    elif verdict.answered:
-        # an FAQ row asking what the part asks is answered by its own answer
-        restated = answer_lead(quotes[0]) if verdict.chosen[0].restates else ""
-        lead = restated or lead_sentence(quotes, verdict.terms, vocabulary)
-        first = (
-            f"資料によると、{lead}"
-            if lead
-            else f"「{_label(text)}」について、検索で見つかった記述は次のとおりです。"
-        )
+        why = f"「{verdict.absent}」についての記述は見つかりませんでした"
     else:
         missing = "、".join(f"「{t}」" for t in verdict.missing)
-        not_written = f"{missing}の記載がありません" if missing else "直接の記載がありません"
-        first = (
-            f"「{_label(text)}」に直接当てはまる記述は見つかりませんでした"
-            f"（資料には{not_written}）。"
-            f"{'、'.join(verdict.covered)}を含む関連しそうな記述は次のとおりです。"
+        why = (
+            f"{missing}についての記述は見つかりませんでした"
+            if missing
+            else "直接の記述は見つかりませんでした"
         )
-    return "\n".join([first, *items]), citations
+    places = list(dict.fromkeys(c.result.citation() for c in verdict.chosen))[:MAX_POINTERS]
+    words = "、".join(f"「{t}」" for t in verdict.covered)
+    pointer = (
+        f"\n{words}という語は次の箇所に出てきます（質問に答えているかは確認できませんでした）: "
+        + "／".join(places)
+        if words and places
+        else ""
+    )
+    return f"「{_label(text)}」について、資料には記載がありません（{why}）。{pointer}"
 
 
 def _accepts(n_terms: int, n_covered: int) -> bool:
@@ -419,3 +443,34 @@ def final_answer(question: str, subtasks: list[Subtask]) -> str:
         ]
         lines += [f"- {_short_label(s.task_name)}" for s in open_parts]
     return "\n".join(lines).rstrip() + "\n"
+
+
+# --------------------------------------------------------------------------- support check
+
+
+@dataclass(frozen=True)
+class Support:
+    """Whether passages answer a (sub)question, by the rule of :func:`subtask_answer`.
+
+    The one support check of the offline agents: the HelpDesk quotes ``passages`` only when
+    ``answered``, and the research agent summarises and concludes from them alike.
+    """
+
+    answered: bool
+    passages: list[SearchOutput]
+    """The passages that each support the answer (best first); empty when not answered."""
+    terms: list[str]
+    """The key terms of the question, as the passages were judged on them."""
+    missing: list[str]
+    """What the passages do not speak of: the absent noun, or the uncovered topic terms."""
+
+
+def support(
+    question: str, passages: Sequence[SearchOutput], vocabulary: Vocabulary = DEFAULT_VOCABULARY
+) -> Support:
+    """Judge ``passages`` against ``question`` (see the module docstring's rule)."""
+    verdict = _judge(require_text(question, "question"), passages, vocabulary)
+    missing = [verdict.absent] if verdict.absent else verdict.missing
+    if not verdict.answered:
+        return Support(False, [], verdict.terms, missing)
+    return Support(True, [c.result for c in verdict.supporting()], verdict.terms, [])

@@ -88,7 +88,7 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 
-def _nominal(term: str) -> bool:
+def is_nominal(term: str) -> bool:
     """A noun-like term: no hiragana (not a Japanese verb or adjective form), no English
     adverb or participle, not relational."""
     return (
@@ -123,7 +123,7 @@ def units(text: str, terms: Sequence[str]) -> list[tuple[str, ...]]:
 
     The tokenizer splits a compound noun (「有給休暇」 → 「有給」「休暇」); written side by
     side in the question, its parts name one thing, which a passage must mention as a whole.
-    Only noun-like topic terms (:func:`_nominal`) join; any other topic term is a unit alone.
+    Only noun-like topic terms (:func:`is_nominal`) join; any other topic term is a unit alone.
     Numbers (the value asked about or given) and relational nouns (「以外」「以内」) are no
     units.
 
@@ -146,7 +146,7 @@ def _placed_units(text: str, terms: Sequence[str]) -> list[tuple[tuple[str, ...]
     end = -2
     for position, term in placed:
         last = out[-1][0] if out else ()
-        if last and position == end and position >= 0 and _nominal(term) and _nominal(last[-1]):
+        if last and position == end and position >= 0 and is_nominal(term) and is_nominal(last[-1]):
             out[-1] = ((*last, term), out[-1][1], position + len(term))
         else:
             span = (position, position + len(term)) if position >= 0 else (-1, -1)
@@ -183,7 +183,9 @@ def most_specific(text: str, terms: Sequence[str]) -> list[tuple[str, ...]]:
     """
     if all(is_generic(t) for t in terms):
         return []
-    found = [u for u in units(text, terms) if all(map(_nominal, u)) and not all(map(is_generic, u))]
+    found = [
+        u for u in units(text, terms) if all(map(is_nominal, u)) and not all(map(is_generic, u))
+    ]
     if not found:
         return []
     best = max(_specificity(u, text) for u in found)
@@ -232,7 +234,7 @@ def aspects(text: str, terms: Sequence[str], topic: Sequence[str]) -> list[Aspec
     """
     norm = normalize_for_search(text)
     generic = sorted({t for t in terms if is_generic(t)}, key=len, reverse=True)
-    placed = [p for p in _placed_units(text, terms) if all(map(_nominal, p[0]))]
+    placed = [p for p in _placed_units(text, terms) if all(map(is_nominal, p[0]))]
     spans = [(start, end) for unit, start, end in placed if unit == tuple(topic) and start >= 0]
     out: list[Aspect] = []
     for unit, start, end in placed:

@@ -32,7 +32,9 @@ _NOUNISH_END = re.compile(
 _NOUNISH_START = re.compile(rf"^(?:{_NOUNISH}|「|『)")
 _ABOUT_END = re.compile(r"(?:について|に関して|に関する|に対して)(?:は|も)?$")
 # An adverbial clause ends in one of these before 「、」: not a new part.
-_CLAUSE_END = re.compile(r"(?:場合|時|とき|際|後|あと|前|ため|ところ|以外)(?:は|に|も|で)?$")
+_CLAUSE_END = re.compile(
+    r"(?:場合|時|とき|際|後|あと|前|ため|ところ|以外|の間|のうち)(?:は|に|も|で)?$"
+)
 # 「と」 followed by one of these is a quotation or a relation, not an enumeration.
 _TO_BLOCKED = re.compile(
     r"^(?:表示|出|言|い[うわ]|書|記載|入力|な[るっりら]|し[てた]|す[るれ]|思|呼|同|一緒|共|比|違|"
@@ -84,6 +86,42 @@ _REFERS_BACK = re.compile(
     re.IGNORECASE,
 )
 _EN_DIFFER_AFTER = re.compile(r"^\s*(?:\S+\s+){0,3}?(?:differ|different|compare)", re.IGNORECASE)
+_OPENERS = '（(「『【［[〔〈《“"'
+_CLOSERS = '）)」』】］]〕〉》”"'
+# A sentence that asks only for an amount (「何分で切れるの？」「最長何日？」"How many days?")
+# names no subject of its own: it asks about the sentence before.
+_ASKS_AMOUNT = re.compile(
+    r"何(?:分|秒|時間|日|週|か月|ヶ月|カ月|年|件|回|円|人|名|文字|桁|個|枚|MB|GB|%|％|割)"
+    r"|いくら|いくつ|いつまで|いつから|どのくらい|どれくらい|どれぐらい|どのぐらい"
+    r"|\bhow\s+(?:many|much|long|often|soon)\b",
+    re.IGNORECASE,
+)
+_AMOUNT_WORDS_TEXT = (
+    "最長 最大 最小 最短 最低 最高 上限 下限 分 秒 時間 日 週 月 年 件 回 円 人 名 文字 桁"
+    " 個 枚 many much long often soon after before until within second seconds minute"
+    " minutes hour hours day days week weeks month months year years time times"
+)
+_AMOUNT_WORDS = frozenset(_AMOUNT_WORDS_TEXT.split())
+
+
+def enclosed(text: str) -> list[bool]:
+    """For each character, whether it lies inside brackets or quotes (「…」（…）"…").
+
+    Separators and sentence ends inside them belong to what is quoted or bracketed:
+    「交通費（電車、バス）の精算方法」 is one part. An unclosed bracket encloses nothing
+    (a typo must not glue the rest of the question together).
+    """
+    inside = [False] * len(text)
+    stack: list[int] = []
+    for index, char in enumerate(text):
+        if char in _CLOSERS and stack and (char != '"' or text[stack[-1]] == '"'):
+            start = stack.pop()
+            if not stack:
+                for i in range(start + 1, index):
+                    inside[i] = True
+        elif char in _OPENERS:
+            stack.append(index)
+    return inside
 
 
 def _has_content(text: str, vocabulary: Vocabulary) -> bool:
@@ -118,7 +156,8 @@ def _protected_ja(sentence: str, matches: list[re.Match[str]]) -> set[int]:
 
 def _cuts_ja(sentence: str) -> list[tuple[int, int]]:
     """Where a Japanese sentence splits into parts: (start, end) of each separator."""
-    matches = list(_SEPARATOR.finditer(sentence))
+    inside = enclosed(sentence)
+    matches = [m for m in _SEPARATOR.finditer(sentence) if not inside[m.start()]]
     protected = _protected_ja(sentence, matches)
     cuts: list[tuple[int, int]] = []
     last = 0
@@ -152,12 +191,14 @@ def _cuts_ja(sentence: str) -> list[tuple[int, int]]:
 def _cuts_en(sentence: str) -> list[tuple[int, int]]:
     """Where an English sentence splits: ";" always, "and" before a new clause or object."""
     cuts: list[tuple[int, int]] = []
-    protected: set[int] = set()
+    protected: set[int] = {i for i, flag in enumerate(enclosed(sentence)) if flag}
     for hit in _EN_COMPARISON.finditer(sentence):
         first_and = re.search(r"\band\b", sentence[hit.end() :], re.IGNORECASE)
         if first_and:
             protected.add(hit.end() + first_and.start())
     for m in re.finditer(r"\s*;\s*|,?\s+\band\b\s+", sentence, re.IGNORECASE):
+        if m.start() in protected:
+            continue
         if ";" not in m.group(0):
             and_at = m.start() + m.group(0).lower().index("and")
             after = sentence[m.end() :]
@@ -241,10 +282,25 @@ def _split_sentence(
 
 
 def _sentences(text: str) -> list[str]:
+    """The sentences of ``text``: cut at line breaks and at end marks outside brackets."""
     out: list[str] = []
     for line in text.splitlines():
-        out.extend(s.strip() for s in _SENTENCE_END.split(line) if s and s.strip())
-    return out
+        inside = enclosed(line)
+        start = 0
+        for end in _SENTENCE_END.finditer(line):
+            if end.start() and inside[end.start() - 1]:
+                continue
+            out.append(line[start : end.start()])
+            start = end.end()
+        out.append(line[start:])
+    return [s.strip() for s in out if s.strip()]
+
+
+def _asks_only_amount(sentence: str, vocabulary: Vocabulary) -> bool:
+    """The sentence asks for an amount and names nothing else (「最長何日？」)."""
+    if not _ASKS_AMOUNT.search(sentence):
+        return False
+    return all(term.lower() in _AMOUNT_WORDS for term in key_terms(sentence, vocabulary))
 
 
 def _join(parts: Sequence[str]) -> str:
@@ -285,7 +341,10 @@ def split_question(question: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -
        part (itself).
     7. **Follow-ups stay with their context.** A sentence that refers back to the one
        before (「この場合、…」「それは…」「その際…」, "In that case, …", "If so, …",
-       "It …") is no part on its own: it is kept, whole, after the previous part.
+       "It …") or asks only for an amount (「何分で切れるの？」「最長何日？」) is no part
+       on its own: it is kept, whole, after the previous part.
+    8. **Brackets and quotes are never cut**: separators and end marks inside
+       「…」（…）"…" belong to what they enclose (「交通費（電車、バス）の精算方法」).
 
     >>> split_question("パスワードの条件と、ロックされた時の解除方法を教えて")
     ['パスワードの条件を教えて', 'ロックされた時の解除方法を教えて']
@@ -341,7 +400,9 @@ def _sentence_parts(text: str, vocabulary: Vocabulary) -> list[str]:
     """
     parts: list[str] = []
     for sentence in _sentences(text):
-        if parts and _REFERS_BACK.match(sentence.strip()):
+        if parts and (
+            _REFERS_BACK.match(sentence.strip()) or _asks_only_amount(sentence, vocabulary)
+        ):
             parts[-1] = _follow_up(parts[-1], sentence.strip())
             continue
         pieces = _split_sentence(sentence, vocabulary)
