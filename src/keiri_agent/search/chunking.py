@@ -62,7 +62,7 @@ DOCUMENT_SUFFIXES: tuple[str, ...] = (*SUPPORTED_SUFFIXES, ".markdown")
 FAQ_SUFFIXES: tuple[str, ...] = (".csv",)
 """Suffixes ``chunk_faq`` accepts."""
 
-CHUNKING_VERSION = 2
+CHUNKING_VERSION = 3
 """What the chunks of a file look like. Bump it whenever a change to extraction
 (``documents/``) or to this module changes the chunks an unchanged file yields: knowledge
 bases record it per document and re-index documents chunked by another version."""
