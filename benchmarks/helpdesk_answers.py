@@ -263,20 +263,16 @@ class Score:
         citations = quoted_citations(answer)
         for citation in citations:
             self.citations += 1
+            where = f"p.{citation.page}" if citation.page else f"行{citation.row}"
+            cited = f"{citation.document} {where}: {citation.quote[:60]!r}"
             if supported(citation, texts):
                 self.citations_supported += 1
             else:
-                where = f"p.{citation.page}" if citation.page else f"行{citation.row}"
-                self.misses.append(
-                    f"{qid} citation {citation.document} {where}: {citation.quote[:60]!r}"
-                )
+                self.misses.append(f"{qid} citation {cited}")
             if relevant(citation, question):
                 self.citations_relevant += 1
             else:
-                where = f"p.{citation.page}" if citation.page else f"行{citation.row}"
-                self.misses.append(
-                    f"{qid} irrelevant {citation.document} {where}: {citation.quote[:60]!r}"
-                )
+                self.misses.append(f"{qid} irrelevant {cited}")
         if not is_answerable(question):
             self.unanswerable += 1
             if declines(answer):
@@ -292,12 +288,9 @@ class Score:
                 self.misses.append(f"{qid} unanswerable part not declined")
         else:
             self.answerable += 1
-        if question.get("unanswerable_parts"):
-            pass
-        elif declines(answer):
-            if citations:
+            if declines(answer) and citations:
                 self.partly_declined += 1
-            else:
+            elif declines(answer):
                 self.wrongly_declined += 1
                 self.misses.append(f"{qid} answerable, declined")
         found = squash(answer)
