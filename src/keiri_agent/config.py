@@ -634,6 +634,15 @@ def without_credentials(url: str) -> str:
     return f"{scheme}://***@{authority.rsplit('@', 1)[1]}{slash}{path}"
 
 
+OFFLINE_NOTICE = (
+    "オフラインモード（LLM 未設定）: LLM を使わず、ルールベースで動作します。"
+    "LLM を使うには、設定ファイル .env（アプリを起動するフォルダにあります）か"
+    "環境変数 OPENAI_API_KEY に OpenAI の API キーを書き、アプリを起動し直してください。"
+    "Azure OpenAI などほかの接続先や、設定の変更ができない場合はシステム管理者に依頼してください。"
+)
+"""What every surface says, from the start, when no LLM is configured (``is_offline``):
+the Streamlit sidebar, and the web UI's pages through ``GET /api/health``."""
+
 SETTINGS_HINT = (
     "環境変数、または作業フォルダの .env ファイルの値を直すか削除してください"
     "（設定一覧: docs/configuration.md）"

@@ -20,7 +20,8 @@ saved as ``out_dir/generated_plan.yaml`` with what is still to be decided.
 
 Part 5, deep research: the bundled research corpus (a fictional company's 経理規程,
 経理部通知 and 請求書様式ガイド) is indexed and the README's research question answered
-with numbered sources; the report is saved as ``out_dir/research_report.md``.
+from it alone (the sample is searched only when chosen) with numbered sources; the
+report is saved as ``out_dir/research_report.md``.
 """
 
 from __future__ import annotations
@@ -134,19 +135,23 @@ def run_design_demo(*, out_dir: Path, console: Console, settings: Settings) -> P
 def run_research_demo(*, out_dir: Path, console: Console, settings: Settings) -> Path:
     """Index the bundled research corpus, research the README's question; returns the report."""
     from keiri_agent.agents.research.agent import progress_line
-    from keiri_agent.services.research import EXAMPLE_QUESTION, SAMPLE_KB, ResearchService
+    from keiri_agent.services.research import (
+        EXAMPLE_QUESTION,
+        SAMPLE_KB,
+        SAMPLE_NOTICE,
+        ResearchService,
+    )
 
     console.rule(f"[bold]リサーチ:[/bold] {EXAMPLE_QUESTION}")
     service = ResearchService(settings)
     console.print(f"索引: {service.index_sample().summary()}")
+    console.print(SAMPLE_NOTICE)
 
     def show(event: Event) -> None:
         line = progress_line(event)
         if line:
             console.print(f"· {line}")
 
-    # the question is about the research sample: searching it alone keeps the demo's other
-    # samples (the HelpDesk's XYZ manual in the same workspace) out of its sources
     result = service.research(EXAMPLE_QUESTION, kb_names=[SAMPLE_KB], on_event=show)
     render_markdown(console, result.report_md)
     path = out_dir / "research_report.md"

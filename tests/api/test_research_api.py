@@ -14,7 +14,12 @@ from api_support import LiveServer, stream_events
 from keiri_agent.agents.research.agent import DeepResearchAgent
 from keiri_agent.agents.research.sources.registry import search_tools
 from keiri_agent.config import Settings
-from keiri_agent.services.research import EXAMPLE_QUESTION, SAMPLE_KB, ResearchService
+from keiri_agent.services.research import (
+    EXAMPLE_QUESTION,
+    SAMPLE_KB,
+    ResearchService,
+    sample_corpus,
+)
 
 
 class SlowService(ResearchService):
@@ -189,3 +194,92 @@ def test_the_bundled_corpus_is_indexed_through_the_api_and_then_researched(
     assert indexed.status_code == 200 and indexed.json()["report"]["added"]
     assert again.json()["report"]["added"] == []
     assert events[-1].event == "done"
+
+
+AZURE_DOCS = [{"id": "az-1", "content": "インボイス制度では請求書に登録番号が必要です。"}]
+
+
+def _found(events: list[Any]) -> set[str]:
+    """The labels of every passage the run's searches found (its ``hits`` events)."""
+    return {label for e in events if e.event == "hits" for label in e.data["payload"]["sources"]}
+
+
+def test_knowledge_bases_are_listed_and_the_sample_is_searched_alone(
+    tmp_path: Path, serve: Callable[..., LiveServer]
+) -> None:
+    from api_support import research_workspace
+    from pydantic import SecretStr
+
+    from keiri_agent.agents.research.sources.testing import AzureSearchStub
+    from keiri_agent.search.knowledge_base import KnowledgeBase
+
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "請求書の規程.md").write_text(
+        "# 請求書の規程\n\nインボイス制度に合わせて請求書に登録番号を記載します。\n",
+        encoding="utf-8",
+    )
+    with AzureSearchStub([AzureSearchStub.documents(AZURE_DOCS) for _ in range(20)]) as stub:
+        settings = research_workspace(
+            tmp_path / "home",
+            research_azure_search_endpoint=stub.base_url,
+            research_azure_search_index="kitei-idx",
+            research_azure_search_api_key=SecretStr("azs-key-0123456789abcdef"),
+        )
+        KnowledgeBase.for_workspace(settings, "kitei").index_files([own], "manual")
+        server = serve(settings)
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            listed = client.get("/api/research/knowledge-bases").json()
+            sample = _start(client)  # kb: the sample
+            sample_found = _found(stream_events(client, sample["events_url"]))
+            sample_state = client.get(f"/api/research/{sample['run_id']}").json()
+            azure_calls = len(stub.requests)
+            default = client.post("/api/research", json={"question": EXAMPLE_QUESTION}).json()
+            default_found = _found(stream_events(client, default["events_url"]))
+            default_state = client.get(f"/api/research/{default['run_id']}").json()
+            mixed = client.post(
+                "/api/research", json={"question": EXAMPLE_QUESTION, "kb": [SAMPLE_KB, "kitei"]}
+            )
+            graphql_mixed = client.post(
+                "/graphql",
+                json={
+                    "query": 'mutation($kb: [String!]) { deepResearch(question: "請求書", '
+                    "kb: $kb) { runId } }",
+                    "variables": {"kb": [SAMPLE_KB, "kitei"]},
+                },
+            ).json()
+
+    assert [(kb["name"], kb["sample"]) for kb in listed["knowledge_bases"]] == [
+        ("kitei", False),
+        (SAMPLE_KB, True),
+    ]
+    assert listed["sample"]["name"] == SAMPLE_KB and listed["sample"]["indexed"] is True
+    assert "サンプル資料だけを検索します" in listed["sample"]["notice"]
+    sample_documents = {path.name for path in sample_corpus().iterdir()}
+    assert sample_state["status"] == "success" and sample_found
+    assert all(label.split()[0] in sample_documents for label in sample_found), sample_found
+    assert azure_calls == 0  # the sample alone: not Azure AI Search
+    assert default_state["status"] == "success"
+    assert not any(label.split()[0] in sample_documents for label in default_found)
+    assert any(label.startswith("請求書の規程.md") for label in default_found), default_found
+    assert len(stub.requests) > azure_calls  # the default: Azure AI Search too
+    assert mixed.status_code == 400 and mixed.json()["error"]["code"] == "SAMPLE_NOT_MIXED"
+    assert graphql_mixed["errors"][0]["extensions"]["code"] == "SAMPLE_NOT_MIXED"
+
+
+def test_health_says_from_the_start_when_no_language_model_is_configured(
+    tmp_path: Path, serve: Callable[..., LiveServer]
+) -> None:
+    from pydantic import SecretStr
+
+    from keiri_agent.config import OFFLINE_NOTICE
+
+    offline = serve(Settings(home=tmp_path / "a", provider="offline"))
+    key = "sk-test-0123456789abcdefghijklmnop"
+    online = serve(Settings(home=tmp_path / "b", provider="openai", openai_api_key=SecretStr(key)))
+    off = httpx.get(f"{offline.url}/api/health").json()
+    on = httpx.get(f"{online.url}/api/health")
+    assert off["offline"] is True and off["offline_notice"] == OFFLINE_NOTICE
+    assert "オフラインモード" in off["offline_notice"]
+    assert on.json()["offline"] is False and on.json()["offline_notice"] is None
+    assert key not in on.text

@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -109,6 +110,25 @@ def test_generate_reported_errors_exit_1_in_japanese(keiri_home: Path) -> None:
     )  # fmt: skip
     assert unknown.exit_code == 1 and "nope" in unknown.output
     assert "Traceback" not in unknown.output
+
+
+def test_generate_says_when_the_candidates_come_from_keywords_alone(
+    keiri_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KEIRI_AGENT_EMBEDDING_PROVIDER", "openai-compatible")
+    monkeypatch.setenv("KEIRI_AGENT_EMBEDDING_BASE_URL", "http://127.0.0.1:9/v1")  # refused
+    monkeypatch.setenv("KEIRI_AGENT_MAX_RETRIES", "0")
+    result = runner.invoke(app, ["plan", "generate", "--instruction", README_INSTRUCTION])
+    assert result.exit_code == 0, result.output
+    summary = "".join(result.stdout.partition("YAML:（以下）\n")[0].split())  # unwrapped
+    assert (
+        "注意:埋め込み検索に失敗したため、キーワード検索だけで候補ブロックを探しました" in summary
+    )
+    as_json = runner.invoke(
+        app, ["plan", "generate", "--instruction", README_INSTRUCTION, "--json"]
+    )
+    warnings = json.loads(as_json.stdout)["warnings"]
+    assert any(warning.startswith("埋め込み検索に失敗したため") for warning in warnings)
 
 
 def test_register_writes_the_design_and_prints_the_run_command(keiri_home: Path) -> None:

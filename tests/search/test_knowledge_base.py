@@ -14,11 +14,13 @@ from reportlab.pdfgen import canvas
 
 from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError
+from keiri_agent.llm.testing import TimingOutEmbeddings
 from keiri_agent.search import knowledge_base
 from keiri_agent.search.keyword import KeywordIndex
 from keiri_agent.search.knowledge_base import KnowledgeBase
-from keiri_agent.search.models import Chunk, Hit, Retriever, Source
+from keiri_agent.search.models import BatchProgress, Chunk, Hit, Retriever, Source
 from keiri_agent.search.tokenize import SudachiTokenizer
+from keiri_agent.search.vector import VectorIndex
 
 FONT = "HeiseiKakuGo-W5"
 pdfmetrics.registerFont(UnicodeCIDFont(FONT))
@@ -58,7 +60,9 @@ class MemoryVectorIndex:
         found = [c for chunks in self.chunks.values() for c in chunks if query in c.text]
         return [Hit(chunk=c, score=1.0, retriever="vector") for c in found[:k]]
 
-    def upsert(self, document: str, chunks: Sequence[Chunk]) -> None:
+    def upsert(
+        self, document: str, chunks: Sequence[Chunk], *, on_batch: BatchProgress | None = None
+    ) -> None:
         self.upserts.append(document)
         self.chunks[document] = list(chunks)
 
@@ -230,6 +234,52 @@ def test_faq_collection(tmp_path: Path, tokenizer: SudachiTokenizer) -> None:
     assert sorted(kb.collections()) == ["qa"]
 
 
+def _faq(tmp_path: Path, rows: int) -> Path:
+    faq = tmp_path / "faq.csv"
+    lines = [f"申請{n}の期限は？,申請{n}は翌月{n}日までです。" for n in range(1, rows + 1)]
+    faq.write_text("質問,回答\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    return faq
+
+
+def test_progress_moves_while_a_file_is_embedded_batch_by_batch(
+    tmp_path: Path, tokenizer: SudachiTokenizer
+) -> None:
+    embeddings = TimingOutEmbeddings(most=2)  # a slow server: batches of 4 time out
+    kb = KnowledgeBase(
+        tmp_path / "kb",
+        tokenizer=tokenizer,
+        vector_index_factory=lambda name: VectorIndex(name, embeddings, batch_size=4),
+    )
+    progress: list[tuple[int, int, str]] = []
+    report = kb.index_files(
+        [_faq(tmp_path, 5)], "qa", faq=True, on_progress=lambda *event: progress.append(event)
+    )
+    assert report.ok and report.chunks == 5
+    assert progress == [
+        (0, 1, "faq.csv（埋め込み 2/5 チャンク）"),
+        (0, 1, "faq.csv（埋め込み 4/5 チャンク）"),
+        (1, 1, "faq.csv"),
+    ]
+    assert embeddings.sizes == [4, 2, 2, 1]
+    assert kb.vectors_complete("qa")
+
+
+def test_a_text_the_embeddings_server_cannot_answer_in_time_is_reported(
+    tmp_path: Path, tokenizer: SudachiTokenizer
+) -> None:
+    embeddings = TimingOutEmbeddings(most=0)
+    kb = KnowledgeBase(
+        tmp_path / "kb",
+        tokenizer=tokenizer,
+        vector_index_factory=lambda name: VectorIndex(name, embeddings, batch_size=4),
+    )
+    [failure] = kb.index_files([_faq(tmp_path, 3)], "qa", faq=True).failed
+    assert failure.code == "LLM_ERROR"
+    assert "時間内に応答しませんでした" in failure.message
+    assert "KEIRI_AGENT_REQUEST_TIMEOUT_S" in (failure.hint or "")
+    assert kb.documents("qa") == {}
+
+
 def test_vector_index_factory(docs: Path, tmp_path: Path, tokenizer: SudachiTokenizer) -> None:
     vectors: dict[str, MemoryVectorIndex] = {}
 
@@ -254,7 +304,9 @@ def test_vector_failure_leaves_the_file_for_next_time(
     docs: Path, tmp_path: Path, tokenizer: SudachiTokenizer
 ) -> None:
     class Failing(MemoryVectorIndex):
-        def upsert(self, document: str, chunks: Sequence[Chunk]) -> None:
+        def upsert(
+            self, document: str, chunks: Sequence[Chunk], *, on_batch: BatchProgress | None = None
+        ) -> None:
             raise ConnectionError("qdrant is down")
 
     kb = KnowledgeBase(

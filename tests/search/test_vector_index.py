@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,13 @@ from qdrant_client import QdrantClient
 
 from keiri_agent.config import Settings
 from keiri_agent.errors import ConfigurationError, ExecutionError, LLMError
-from keiri_agent.llm.testing import HashEmbeddings, StubOpenAIServer
+from keiri_agent.llm.testing import (
+    HashEmbeddings,
+    LoopbackServer,
+    StubOpenAIServer,
+    TimingOutEmbeddings,
+    stub_embedding,
+)
 from keiri_agent.search import Chunk, ChunkIndex, Searcher, Source, vector
 from keiri_agent.search.models import PAGE_STARTS
 from keiri_agent.search.vector import (
@@ -130,6 +138,76 @@ def test_embeds_in_batches(folder: Path) -> None:
         assert [len(batch) for batch in embeddings.document_batches] == [3, 3, 2]
         assert len(index.search(texts[7], k=20)) == 8
         assert embeddings.queries == [texts[7]]
+
+
+def test_a_batch_that_times_out_is_embedded_in_halves(folder: Path) -> None:
+    embeddings = TimingOutEmbeddings(most=2)
+    texts = [f"{text} その{n}" for n in range(2) for text in TEXTS]  # 8 texts
+    progress: list[tuple[int, int]] = []
+    with VectorIndex("manuals", embeddings, path=folder, batch_size=8) as index:
+        index.upsert(
+            "rules.md",
+            chunks("rules.md", texts),
+            on_batch=lambda done, total: progress.append((done, total)),
+        )
+        for ordinal, text in enumerate(texts):  # each chunk stored with its own vector
+            assert index.search(text, k=1)[0].chunk.id == f"rules.md#{ordinal}"
+        index.upsert("faq.csv", chunks("faq.csv", texts[:4]))
+    assert embeddings.sizes == [8, 4, 2, 2, 2, 2, 2, 2]  # the smaller size is kept
+    assert progress == [(2, 8), (4, 8), (6, 8), (8, 8)]
+
+
+class _SlowEmbeddingsHandler(BaseHTTPRequestHandler):
+    """An OpenAI-compatible /v1/embeddings that never answers more than 2 texts."""
+
+    protocol_version = "HTTP/1.1"
+    sizes: list[int]
+    released: threading.Event
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Silence the access log."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        texts = body["input"]
+        self.sizes.append(len(texts))
+        if len(texts) > 2:  # too slow: the client gives up first
+            self.released.wait(timeout=30)
+            self.close_connection = True
+            return
+        data = [
+            {"object": "embedding", "index": index, "embedding": stub_embedding(text, 16)}
+            for index, text in enumerate(texts)
+        ]
+        payload = json.dumps({"object": "list", "data": data, "model": body["model"]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+def test_the_openai_client_s_timeout_halves_the_batch(folder: Path) -> None:
+    sizes: list[int] = []
+    released = threading.Event()
+    handler = type("Handler", (_SlowEmbeddingsHandler,), {"sizes": sizes, "released": released})
+    server = LoopbackServer(handler)
+    try:
+        settings = Settings(
+            provider="offline",
+            embedding_provider="openai-compatible",
+            embedding_base_url=f"{server.origin}/v1",
+            embedding_batch_size=4,
+            request_timeout_s=0.5,
+            max_retries=0,
+        )
+        with VectorIndex.from_settings(settings, "manuals", path=folder) as index:
+            index.upsert("rules.md", chunks("rules.md", [*TEXTS, "補足: 領収書は原本を保管"]))
+            assert index.documents() == {"rules.md"}
+    finally:
+        released.set()
+        server.stop()
+    assert sizes == [4, 2, 2, 1]
 
 
 def test_point_ids_are_uuid5_of_chunk_ids() -> None:

@@ -152,6 +152,44 @@ def test_stub_server_end_to_end(tmp_path: Path) -> None:
     assert record["tokens"] == result.tokens
 
 
+def test_when_the_embeddings_fail_candidates_come_from_keywords_and_say_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = Settings(
+        home=tmp_path,
+        provider="offline",
+        embedding_provider="openai-compatible",
+        embedding_base_url="http://127.0.0.1:9/v1",  # discard port: connection refused
+        max_retries=0,
+    )
+    service = DesignService(settings)
+    with caplog.at_level("WARNING", logger="keiri_agent.services.design"):
+        search = service.candidates(SALES)
+    assert search.keyword_fallback is not None
+    assert search.warning is not None
+    assert search.warning.startswith("埋め込み検索に失敗したため、キーワード検索だけで")
+    assert search.candidates and all(c.embedding is None for c in search.candidates)
+    assert "table.filter" in [c.block_id for c in search.candidates]
+    [logged] = [r.getMessage() for r in caplog.records if r.name == "keiri_agent.services.design"]
+    assert "embeddings failed" in logged and "keyword only" in logged
+
+    result = service.generate(DesignRequest(instruction=SALES)).result
+    assert search.warning in result.warnings
+
+
+def test_with_working_embeddings_nothing_is_said(tmp_path: Path) -> None:
+    with StubOpenAIServer() as server:
+        settings = Settings(
+            home=tmp_path,
+            provider="offline",
+            embedding_provider="openai-compatible",
+            embedding_base_url=server.base_url,
+        )
+        search = DesignService(settings).candidates(SALES)
+    assert search.keyword_fallback is None and search.warning is None
+    assert search.candidates and search.candidates[0].embedding is not None
+
+
 def test_register_refuses_an_invalid_plan_and_writes_nothing(tmp_path: Path) -> None:
     service = offline_service(tmp_path)
     invalid = "id: broken\ngraph:\n  - id: a\n    block: no.such_block\n"

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
 from keiri_agent.config import Settings
+from keiri_agent.search.knowledge_base import KnowledgeBase
 from keiri_agent.services.research import (
     EXAMPLE_QUESTION,
     SAMPLE_KB,
+    SAMPLE_SOURCE_NAME,
     ResearchService,
     sample_corpus,
 )
@@ -48,10 +51,12 @@ def test_sample_question_report_sources_notes_and_delete() -> None:
     assert "オフラインモード" in _texts(at)
     assert at.text_area(key="research.question").value == EXAMPLE_QUESTION
 
-    _click(at, "サンプル資料を登録")
+    _click(at, "サンプル資料を読み込む")
     assert any(f"追加 {len(SAMPLE_DOCUMENTS)}、" in s.value for s in at.success), _texts(at)
     assert "ナレッジベースがまだありません" not in _texts(at)
-    assert at.multiselect(key="research.kbs").options == [SAMPLE_KB]
+    assert at.multiselect(key="research.kbs").options == [SAMPLE_SOURCE_NAME]
+    assert at.multiselect(key="research.kbs").value == [SAMPLE_KB]  # asked for: chosen
+    assert "サンプル資料だけを検索します" in _texts(at)
 
     _click(at, "調査する")
     (status,) = at.status
@@ -95,6 +100,50 @@ def test_sample_question_report_sources_notes_and_delete() -> None:
     assert f"ノート {count} 件を削除しました" in _texts(at)
     assert _notes(at) == []
     assert at.selectbox(key="research.session").value == "（新しいセッション）"
+
+
+def test_a_step_without_a_summary_is_closed_and_the_queries_are_counted() -> None:
+    ResearchService(Settings()).index_sample()
+    at = _open()
+    at.multiselect(key="research.kbs").set_value([SAMPLE_KB]).run()
+    # three parts; the sample has passages for each, but not on all of them (offline)
+    at.text_area(key="research.question").input(
+        "請求書の登録番号と、出張旅費の精算期限と、宇宙旅行の規程を調べて"
+    )
+    _click(at, "調査する")
+
+    assert at.status[0].label == "完了"
+    lines = [m.value for m in at.markdown if m.value.startswith("- ")]
+    found = {line.split("]")[0] for line in lines if "件見つかりました" in line}
+    closed = {
+        line.split("]")[0] for line in lines if "要約しました" in line or "省きました" in line
+    }
+    assert found and found <= closed, lines
+    assert any("要約せずに省きました" in line for line in lines), lines
+    assert lines[-1].startswith("- 完了: 調べたクエリ 計 3 件"), lines  # 3 planned, none added
+
+
+def test_the_sample_is_searched_only_when_chosen(tmp_path: Path) -> None:
+    settings = Settings()
+    ResearchService(settings).index_sample()
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "請求書の規程.md").write_text(
+        "# 請求書の規程\n\nインボイス制度に合わせて請求書に登録番号を記載します。\n",
+        encoding="utf-8",
+    )
+    KnowledgeBase.for_workspace(settings, "kitei").index_files([own], "manual")
+    at = _open()
+    assert at.multiselect(key="research.kbs").options == ["kitei", SAMPLE_SOURCE_NAME]
+    assert at.multiselect(key="research.kbs").value == []
+    _click(at, "調査する")
+
+    assert at.status[0].label == "完了"
+    progress = "\n".join(m.value for m in at.markdown if m.value.startswith("- "))
+    found = re.findall(r"\] (\d+) 件見つかりました", progress)
+    assert found and set(found) == {"1"}, progress  # the one own passage, no sample passage
+    sources = [e.label for e in at.expander if e.label.startswith("[")]
+    assert all("請求書の規程" in label for label in sources), sources
 
 
 def test_an_empty_question_is_refused_in_japanese() -> None:

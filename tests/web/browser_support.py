@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable
@@ -109,9 +110,17 @@ def run_ids(page: Any) -> list[str]:
     return found
 
 
-def ask(page: Any, site: Site, question: str = QUESTION) -> None:
-    """Open the research page, type ``question`` and start."""
+SAMPLE_LABEL = re.compile("サンプル資料（架空の会社）")
+"""The sample corpus's checkbox on the research page."""
+
+
+def ask(page: Any, site: Site, question: str = QUESTION, *, sample: bool = True) -> None:
+    """Open the research page, choose the bundled sample (``sample``: the research
+    workspaces have it indexed; it is searched only when chosen), type ``question``
+    and start."""
     page.goto(site.url + "/")
+    if sample:
+        page.get_by_test_id("kb-choice").get_by_label(SAMPLE_LABEL).check()
     page.get_by_test_id("question").fill(question)
     page.get_by_test_id("start").click()
 

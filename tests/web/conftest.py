@@ -58,19 +58,35 @@ def page(chromium: Any) -> Iterator[Any]:
 
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[Callable[..., Site]]:
-    """``site(web_dir, delay_s=0.0, indexed=True)`` → a started ``Site``: the API and
-    the web UI of a research workspace (scripted model, ``delay_s`` per model call)
+    """``site(web_dir, delay_s=0.0, indexed=True, model_factory=None, prepare=None,
+    scripted=True)`` → a started ``Site``: the API and the web UI of a research workspace
+    (the sample corpus indexed unless ``indexed=False``; ``prepare(settings)`` runs before
+    the server starts; the scripted model, ``delay_s`` per model call, unless
+    ``model_factory`` is given, or no model at all with ``scripted=False``: the offline
+    provider's own rules)
     behind a ``CuttableProxy``; stopped after the test."""
     started: list[Site] = []
 
-    def start(web_dir: Path, *, delay_s: float = 0.0, indexed: bool = True) -> Site:
+    def start(
+        web_dir: Path,
+        *,
+        delay_s: float = 0.0,
+        indexed: bool = True,
+        model_factory: Callable[[Settings], Any] | None = None,
+        prepare: Callable[[Settings], None] | None = None,
+        scripted: bool = True,
+    ) -> Site:
         home = tmp_path / f"home{len(started)}"
         settings = (
             research_workspace(home, web_dir=web_dir)
             if indexed
             else Settings(home=home, provider="offline", web_dir=web_dir)
         )
-        app = create_app(settings, model_factory=research_model_factory(delay_s))
+        if prepare is not None:
+            prepare(settings)
+        if scripted and model_factory is None:
+            model_factory = research_model_factory(delay_s)
+        app = create_app(settings, model_factory=model_factory)
         server = LiveServer(app).start()
         proxy = CuttableProxy(server.port).start()
         running = Site(server=server, proxy=proxy)

@@ -101,7 +101,7 @@ def test_an_api_error_is_shown_with_its_japanese_message(
         assert refused.status_code == 400
         messages.append(refused.json()["error"]["message"])
 
-    ask(page, running)
+    ask(page, running, sample=False)
 
     shown = page.get_by_test_id("error-message")
     expect(shown).to_contain_text(re.compile("|".join(map(re.escape, messages))))

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import require_web_out
+from browser_support import SAMPLE_LABEL, require_web_out
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "api"))
@@ -51,6 +51,7 @@ def test_the_served_web_ui_runs_research_through_a_model_server(
         ).wait_ready()
         try:
             page.goto(server.url + "/")
+            page.get_by_test_id("kb-choice").get_by_label(SAMPLE_LABEL).check()
             page.get_by_test_id("question").fill(QUESTION)
             page.get_by_test_id("start").click()
             report = page.get_by_test_id("report")

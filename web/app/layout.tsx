@@ -3,6 +3,7 @@ import Link from "next/link";
 import "@fontsource/noto-sans-jp/400.css";
 import "@fontsource/noto-sans-jp/700.css";
 import "./globals.css";
+import OfflineNotice from "@/components/OfflineNotice";
 import TokenPrompt from "@/components/TokenPrompt";
 
 export const metadata: Metadata = {
@@ -45,7 +46,10 @@ export default function RootLayout({ children }: { children: React.ReactNode }) 
             </ul>
           </nav>
         </header>
-        <main id="main">{children}</main>
+        <main id="main">
+          <OfflineNotice />
+          {children}
+        </main>
         <TokenPrompt />
       </body>
     </html>

@@ -9,6 +9,12 @@ import ProgressList from "@/components/research/ProgressList";
 import SourcesPanel from "@/components/research/SourcesPanel";
 import { ApiError, apiFetch, apiJson, graphql, toApiError } from "@/lib/api";
 import {
+  keepListed,
+  type KnowledgeBaseList,
+  sampleLoadedMessage,
+  toggleKnowledgeBase,
+} from "@/lib/knowledgeBases";
+import {
   initialResearchState,
   parseResearchEvent,
   researchReducer,
@@ -35,13 +41,6 @@ const EMPTY_QUESTION = new ApiError(
   0,
 );
 
-function parseKb(text: string): string[] {
-  return text
-    .split(/[,、\s]+/)
-    .map((name) => name.trim())
-    .filter(Boolean);
-}
-
 function formatDate(iso: string): string {
   const date = new Date(iso);
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString("ja-JP");
@@ -50,7 +49,10 @@ function formatDate(iso: string): string {
 export default function ResearchPage() {
   const [state, dispatch] = useReducer(researchReducer, initialResearchState);
   const [question, setQuestion] = useState("");
-  const [kb, setKb] = useState("");
+  const [kbList, setKbList] = useState<KnowledgeBaseList | null>(null);
+  const [chosenKbs, setChosenKbs] = useState<string[]>([]);
+  const [loadingSample, setLoadingSample] = useState(false);
+  const [sampleMessage, setSampleMessage] = useState<string | null>(null);
   const [sessionId, setSessionId] = useState("");
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
   const [starting, setStarting] = useState(false);
@@ -64,6 +66,16 @@ export default function ResearchPage() {
       .then((body) => setSessions(body.sessions))
       .catch(() => setSessions([])); // the selector is optional; a start still works
   }, []);
+
+  const loadKnowledgeBases = useCallback(
+    () =>
+      apiJson<KnowledgeBaseList>("/api/research/knowledge-bases").then((list) => {
+        setKbList(list);
+        setChosenKbs((chosen) => keepListed(chosen, list));
+        return list;
+      }),
+    [],
+  );
 
   const follow = useCallback((run: StartedRun) => {
     streamRef.current?.abort();
@@ -104,8 +116,9 @@ export default function ResearchPage() {
         .catch((cause: unknown) => setError(toApiError(cause)));
     }
     loadSessions();
+    loadKnowledgeBases().catch((cause: unknown) => setError(toApiError(cause)));
     return () => streamRef.current?.abort();
-  }, [loadSessions, follow]);
+  }, [loadSessions, loadKnowledgeBases, follow]);
 
   // Events were lost (a gap): once the run has finished, the stored result is the truth.
   const { gap, status, runId } = state;
@@ -131,7 +144,7 @@ export default function ResearchPage() {
     setSelected(null);
     setStarting(true);
     try {
-      const kbNames = parseKb(kb);
+      const kbNames = chosenKbs;
       const data = await graphql<{
         deepResearch: { runId: string; sessionId: string; status: string; eventsUrl: string };
       }>(DEEP_RESEARCH, { question: text, sessionId: sessionId || null, kb: kbNames.length > 0 ? kbNames : null });
@@ -148,6 +161,25 @@ export default function ResearchPage() {
       setError(toApiError(cause));
     } finally {
       setStarting(false);
+    }
+  };
+
+  const loadSample = async () => {
+    setError(null);
+    setSampleMessage(null);
+    setLoadingSample(true);
+    try {
+      const body = await apiJson<{ kb: string; report: { added?: unknown; updated?: unknown; unchanged?: unknown } }>(
+        "/api/research/sample",
+        { method: "POST" },
+      );
+      await loadKnowledgeBases();
+      setChosenKbs([body.kb]); // asked for: the sample is chosen, alone
+      setSampleMessage(sampleLoadedMessage(body.report));
+    } catch (cause) {
+      setError(toApiError(cause));
+    } finally {
+      setLoadingSample(false);
     }
   };
 
@@ -203,16 +235,45 @@ export default function ResearchPage() {
           Ctrl+Enter でも調査を開始できます。
         </p>
         <div className="form-row">
-          <div>
-            <label htmlFor="kb">ナレッジベース（任意）</label>
-            <input
-              id="kb"
-              type="text"
-              value={kb}
-              placeholder="例: research, helpdesk（空欄なら登録済みのすべて）"
-              onChange={(event) => setKb(event.target.value)}
-            />
-          </div>
+          <fieldset className="kb-choice" data-testid="kb-choice">
+            <legend>検索するナレッジベース（何も選ばなければ、サンプル資料を除くすべて）</legend>
+            {kbList && kbList.knowledge_bases.length > 0 ? (
+              <ul className="kb-list">
+                {kbList.knowledge_bases.map((item) => (
+                  <li key={item.name}>
+                    <label>
+                      <input
+                        type="checkbox"
+                        name="kb"
+                        value={item.name}
+                        checked={chosenKbs.includes(item.name)}
+                        onChange={() => setChosenKbs((chosen) => toggleKnowledgeBase(chosen, item.name, kbList.sample.name))}
+                      />
+                      {item.label}
+                    </label>
+                  </li>
+                ))}
+              </ul>
+            ) : (
+              <p className="muted">ナレッジベースはまだありません。</p>
+            )}
+            <div className="actions">
+              <button type="button" data-testid="load-sample" onClick={() => void loadSample()} disabled={loadingSample || running}>
+                サンプル資料を読み込む
+              </button>
+              {loadingSample ? <Spinner label="サンプル資料を読み込んでいます…" /> : null}
+            </div>
+            {sampleMessage ? (
+              <p className="muted" role="status">
+                {sampleMessage}
+              </p>
+            ) : null}
+            {kbList && chosenKbs.includes(kbList.sample.name) ? (
+              <p className="notice" data-testid="sample-notice">
+                {kbList.sample.notice}
+              </p>
+            ) : null}
+          </fieldset>
           <div>
             <label htmlFor="session">セッション（任意）</label>
             <select id="session" value={sessionId} onChange={(event) => setSessionId(event.target.value)}>

@@ -1,7 +1,8 @@
 "use client";
 
 import { useCallback, useEffect, useRef, useState } from "react";
-import { apiJson, getToken, onUnauthorized, setToken } from "@/lib/api";
+import { getToken, onUnauthorized, setToken } from "@/lib/api";
+import { loadHealth } from "@/lib/health";
 
 /**
  * Asks for the API token when the server requires one (GET /api/health says token_required, or any
@@ -24,7 +25,7 @@ export default function TokenPrompt() {
   useEffect(() => {
     onUnauthorized(ask);
     let cancelled = false;
-    apiJson<{ token_required?: boolean }>("/api/health")
+    loadHealth()
       .then((health) => {
         if (!cancelled && health.token_required && !getToken()) setOpen(true);
       })

@@ -19,7 +19,8 @@ export interface ResearchEvent {
   payload: Record<string, unknown>;
 }
 
-export type QueryStatus = "searching" | "found" | "summarized" | "saved" | "failed";
+/** `skipped`: the step ended without a note (nothing found, or nothing relevant to summarise). */
+export type QueryStatus = "searching" | "found" | "summarized" | "saved" | "skipped" | "failed";
 
 export interface QueryProgress {
   stepNo: number;
@@ -30,6 +31,8 @@ export interface QueryProgress {
   summaryMd: string | null;
   /** The note came from an earlier run of the same session. */
   reused: boolean;
+  /** Why a skipped step has no note: "no_hits" or "no_summary" (`step_skipped`). */
+  skipReason: string | null;
   error: string | null;
 }
 
@@ -187,6 +190,7 @@ function upsertQuery(
     count: null,
     summaryMd: null,
     reused: false,
+    skipReason: null,
     error: null,
   };
   const updated = change({ ...base, query: query || base.query });
@@ -236,6 +240,17 @@ function applyEvent(state: ResearchState, event: ResearchEvent): ResearchState {
           ...q,
           status: q.status === "failed" ? q.status : "saved",
           reused: p.reused === true,
+        })),
+      };
+    case "step_skipped":
+      if (stepNo === null) return state;
+      return {
+        ...state,
+        queries: upsertQuery(state.queries, stepNo, query, (q) => ({
+          ...q,
+          status: "skipped",
+          count: num(p.count) ?? q.count,
+          skipReason: str(p.reason, "no_summary"),
         })),
       };
     case "gap_check":
@@ -321,6 +336,19 @@ export function researchReducer(state: ResearchState, action: ResearchAction): R
     default:
       return state;
   }
+}
+
+/**
+ * The progress header: how many queries the run searches — the plan's and those the gap checks
+ * added — so it matches the steps listed below it.
+ */
+export function planSummary(plan: Plan, gapChecks: GapCheck[]): string {
+  if (!plan.needsResearch) return `詳細調査は不要です: ${plan.reason}`;
+  const added = gapChecks.reduce((total, check) => total + check.queries.length, 0);
+  const total = plan.queries.length + added;
+  const offline = plan.offline ? "（オフライン）" : "";
+  const detail = added > 0 ? `（最初の計画 ${plan.queries.length} 件、不足の確認で追加 ${added} 件）` : "";
+  return `調査計画${offline}: クエリ ${total} 件${detail}`;
 }
 
 /** Parse one SSE data line into an event (null when it is not one). */

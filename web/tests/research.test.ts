@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   initialResearchState,
   parseResearchEvent,
+  planSummary,
   type ResearchAction,
   type ResearchEvent,
   researchReducer,
@@ -47,8 +48,8 @@ describe("researchReducer", () => {
     expect(state.status).toBe("success");
     expect(state.plan).toEqual({ needsResearch: true, reason: "制度の確認", queries: ["登録番号", "税率区分"], offline: true });
     expect(state.queries).toEqual([
-      { stepNo: 1, query: "登録番号", status: "saved", count: 3, summaryMd: "登録番号が必要[1]。", reused: false, error: null },
-      { stepNo: 2, query: "税率区分", status: "failed", count: 1, summaryMd: null, reused: false, error: "要約が時間内に終わりませんでした" },
+      { stepNo: 1, query: "登録番号", status: "saved", count: 3, summaryMd: "登録番号が必要[1]。", reused: false, skipReason: null, error: null },
+      { stepNo: 2, query: "税率区分", status: "failed", count: 1, summaryMd: null, reused: false, skipReason: null, error: "要約が時間内に終わりませんでした" },
     ]);
     expect(state.stepErrors).toEqual(["要約が時間内に終わりませんでした"]);
     expect(state.gapChecks).toEqual([{ cycle: 1, missing: "", queries: [], checked: true }]);
@@ -120,6 +121,47 @@ describe("researchReducer", () => {
     expect(after.reportMd).toBe("");
     expect(after.lastEventId).toBe(0);
     expect(after.status).toBe("running");
+  });
+});
+
+describe("steps that end without a note, and the query count", () => {
+  // the plan has one query, the gap check adds two: three steps run; step 2 finds passages but
+  // nothing relevant to summarise, step 3 finds nothing (the server closes both: step_skipped)
+  const GROWN_RUN: ResearchEvent[] = [
+    ev(1, "plan", { needs_research: true, reason: "", queries: ["登録番号"], offline: false }),
+    ev(2, "query_started", { step_no: 1, query: "登録番号" }),
+    ev(3, "hits", { step_no: 1, query: "登録番号", count: 2, sources: [] }),
+    ev(4, "partial_summary", { step_no: 1, query: "登録番号", summary_md: "必要です[1]。" }),
+    ev(5, "note_saved", { step_no: 1, query: "登録番号", note_id: 1 }),
+    ev(6, "gap_check", { cycle: 1, missing: "端数と出張", queries: ["出張旅費", "該当なし"], checked: true }),
+    ev(7, "query_started", { step_no: 2, query: "出張旅費" }),
+    ev(8, "query_started", { step_no: 3, query: "該当なし" }),
+    ev(9, "hits", { step_no: 2, query: "出張旅費", count: 4, sources: [] }),
+    ev(10, "hits", { step_no: 3, query: "該当なし", count: 0, sources: [] }),
+    ev(11, "step_skipped", { step_no: 3, query: "該当なし", count: 0, reason: "no_hits" }),
+    ev(12, "step_skipped", { step_no: 2, query: "出張旅費", count: 4, reason: "no_summary" }),
+    ev(13, "gap_check", { cycle: 2, missing: "", queries: [], checked: false }),
+  ];
+
+  it("closes a step that found passages but gave no summary, and one that found nothing", () => {
+    const state = run(GROWN_RUN);
+    expect(state.queries.map((q) => [q.stepNo, q.status, q.count, q.skipReason])).toEqual([
+      [1, "saved", 2, null],
+      [2, "skipped", 4, "no_summary"],
+      [3, "skipped", 0, "no_hits"],
+    ]);
+    expect(state.queries.some((q) => q.status === "searching" || q.status === "found")).toBe(false);
+  });
+
+  it("counts the planned and the added queries in the header", () => {
+    const state = run(GROWN_RUN);
+    expect(state.plan && planSummary(state.plan, state.gapChecks)).toBe(
+      "調査計画: クエリ 3 件（最初の計画 1 件、不足の確認で追加 2 件）",
+    );
+    const planned = run(FULL_RUN);
+    expect(planned.plan && planSummary(planned.plan, planned.gapChecks)).toBe("調査計画（オフライン）: クエリ 2 件");
+    const declined = { needsResearch: false, reason: "質問文だけで答えられます", queries: [], offline: false };
+    expect(planSummary(declined, [])).toBe("詳細調査は不要です: 質問文だけで答えられます");
   });
 });
 

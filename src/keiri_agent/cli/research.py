@@ -1,15 +1,18 @@
 """``keiri-agent research``: a research question → a cited Markdown report; the session's notes.
 
     keiri-agent research "インボイス制度で当社の請求書フォーマットに必要な変更点を調べて"
-    keiri-agent research "…" --kb research --session <id>    # named bases; continue a session
+    keiri-agent research --sample "…"                        # the bundled sample corpus only
+    keiri-agent research "…" --kb manuals --session <id>     # named bases; continue a session
     keiri-agent research notes list                          # sessions with their note counts
     keiri-agent research notes show <session>
     keiri-agent research notes delete <session>
 
-The first question on a workspace without any knowledge base indexes the bundled
-research corpus (a fictional company's 経理規程, 経理部通知 and 請求書様式ガイド) into the
-knowledge base ``research``, so the README's question works on a fresh clone;
-``--no-sample`` turns that off. Progress goes to stderr, the report to stdout.
+A question searches the workspace's knowledge bases (every one but the sample, or the
+``--kb`` ones) and Azure AI Search and the web when configured. ``--sample`` indexes the
+bundled research corpus (a fictional company's 経理規程, 経理部通知 and 請求書様式ガイド;
+knowledge base ``research``, changed files only) and searches it alone, nothing else;
+without it the sample is never searched. With nothing to search, the error says how to
+index documents or to try ``--sample``. Progress goes to stderr, the report to stdout.
 Exit codes: 0 success, 1 a reported failure, 2 a usage error.
 """
 
@@ -52,6 +55,12 @@ research_app = KeiriTyper(
 notes_app = KeiriTyper(name="notes", help="調査セッションが残したメモ。", no_args_is_help=True)
 research_app.add_typer(notes_app, name="notes")
 
+NO_SOURCE_HINT = (
+    "keiri-agent helpdesk index 文書のファイルかフォルダー --name ナレッジベース名 で"
+    "調べたい文書を登録してから、もう一度調査してください。試すだけなら、"
+    'keiri-agent research --sample "質問" で同梱のサンプル資料（架空の会社の資料）を使えます。'
+)
+"""What to do when there is nothing to search (the core's hint names no command)."""
 JsonOption = Annotated[bool, typer.Option("--json", help="結果を JSON で出力します。")]
 SessionArgument = Annotated[
     str, typer.Argument(help="調査セッションの ID（research notes list の表示どおり）")
@@ -69,7 +78,10 @@ def research(
     question: Annotated[str, typer.Argument(help="調査したい質問（日本語または英語）")],
     kb: Annotated[
         list[str] | None,
-        typer.Option("--kb", help="検索するナレッジベース（複数指定可。既定: 登録済みのすべて）。"),
+        typer.Option(
+            "--kb",
+            help="検索するナレッジベース（複数指定可。既定: サンプル資料を除く登録済みのすべて）。",
+        ),
     ] = None,
     session: Annotated[
         str | None, typer.Option("--session", help="このセッション（のメモ）から続けます。")
@@ -78,27 +90,33 @@ def research(
         bool,
         typer.Option(
             "--sample/--no-sample",
-            help="ナレッジベースがなければ、先に同梱の調査用資料を登録します。",
+            help="同梱のサンプル資料（架空の会社の経理規程・通知・請求書様式ガイド）を"
+            "読み込み、それだけを検索します（ほかの資料・Azure AI Search・Web は使いません）。"
+            "既定: 使わない。",
         ),
-    ] = True,
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """ナレッジベース（設定があれば Azure AI Search・Web も）で QUESTION を調べます。"""
+    """ナレッジベース（設定があれば Azure AI Search・Web も）で QUESTION を調べます。
+    --sample を付けると、同梱のサンプル資料だけで調べます。"""
     if not question.strip():
         err_console.print('調べたい内容を引数で指定してください（例: keiri-agent research "…"）')
         raise typer.Exit(code=2)
     try:
         service = _service()
-        if sample and not kb:
-            from keiri_agent.agents.research.sources.internal import knowledge_base_names
+        if sample:
+            from keiri_agent.services.research import SAMPLE_KB, SAMPLE_NOTICE
 
-            if not knowledge_base_names(service.settings):
-                report = service.index_sample()
-                err_console.print(f"サンプル資料を索引しました: {report.summary()}")
+            report = service.index_sample()
+            err_console.print(f"サンプル資料を読み込みました: {report.summary()}")
+            err_console.print(SAMPLE_NOTICE)
+            kb = [SAMPLE_KB, *(kb or [])]
         result = service.research(
             question, kb_names=kb, session_id=session, on_event=_progress(as_json)
         )
     except KeiriAgentError as error:
+        if error.code == "NO_RESEARCH_SOURCE":
+            error.hint = NO_SOURCE_HINT
         if as_json:
             from keiri_agent.services.jsonforms import error_json
 

@@ -2,9 +2,11 @@
 
 ``ScriptedChatModel`` is a LangChain chat model that answers from a script and
 records what it was asked. ``HashEmbeddings`` is deterministic LangChain
-embeddings without a server. ``StubOpenAIServer`` speaks the OpenAI HTTP wire
-format on loopback, so the real ``ChatOpenAI``/``OpenAIEmbeddings`` client path
-(serialisation, retries, tool-call parsing) runs in tests.
+embeddings without a server; ``TimingOutEmbeddings`` is the same behind a server too
+slow for large batches (it raises the openai SDK's timeout). ``StubOpenAIServer``
+speaks the OpenAI HTTP wire format on loopback, so the real
+``ChatOpenAI``/``OpenAIEmbeddings`` client path (serialisation, retries, tool-call
+parsing) runs in tests.
 
 A structured reply (a Pydantic instance or a dict) comes back as a tool call to
 the function the caller asked for, so LangChain's own parser validates it: a
@@ -24,7 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.embeddings import Embeddings
@@ -34,6 +36,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field, PrivateAttr
+
+if TYPE_CHECKING:  # the openai SDK's HTTP client, imported where a timeout is made
+    import httpx2
 
 ScriptedReply = str | AIMessage | BaseModel | dict[str, Any]
 """Text, a message as is (e.g. with tool_calls), or a structured object."""
@@ -378,6 +383,40 @@ class HashEmbeddings(Embeddings):
         with self._lock:
             self.queries.append(text)
         return stub_embedding(text, self.dim)
+
+
+def sdk_timeout(cause: type[httpx2.TimeoutException] | None = None) -> Exception:
+    """What the openai SDK raises when a request times out (after its retries):
+    ``openai.APITimeoutError`` caused by the HTTP client's ``ReadTimeout`` (or ``cause``,
+    e.g. ``httpx2.ConnectTimeout``)."""
+    import httpx2
+    import openai
+
+    request = httpx2.Request("POST", "http://127.0.0.1/v1/embeddings")
+    error = openai.APITimeoutError(request=request)
+    error.__cause__ = (cause or httpx2.ReadTimeout)("timed out", request=request)
+    return error
+
+
+class TimingOutEmbeddings(HashEmbeddings):
+    """``HashEmbeddings`` behind a server too slow for more than ``most`` texts at once.
+
+    ``embed_documents`` of more than ``most`` texts raises :func:`sdk_timeout` (``most=0``:
+    every call times out). ``sizes`` records the number of texts of every call, answered
+    or not.
+    """
+
+    def __init__(self, most: int, dim: int = 64) -> None:
+        super().__init__(dim)
+        self.most = most
+        self.sizes: list[int] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        with self._lock:
+            self.sizes.append(len(texts))
+        if len(texts) > self.most:
+            raise sdk_timeout()
+        return super().embed_documents(texts)
 
 
 class LoopbackServer:

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from keiri_agent.errors import UserInputError
-from keiri_agent.search.models import Chunk, Hit, Retriever, Source
+from keiri_agent.search.models import BatchProgress, Chunk, Hit, Retriever, Source
 from keiri_agent.search.stored import KeywordIndexFile, StoredChunk, read_stored
 from keiri_agent.search.tokenize import Tokenizer, default_tokenizer
 
@@ -106,8 +106,11 @@ class KeywordIndex:
             terms += self.tokenizer.terms(chunk.source.heading)
         return dict(Counter(terms))
 
-    def upsert(self, document: str, chunks: Sequence[Chunk]) -> None:
-        """Replace every chunk of ``document`` with ``chunks`` (an empty list deletes it)."""
+    def upsert(
+        self, document: str, chunks: Sequence[Chunk], *, on_batch: BatchProgress | None = None
+    ) -> None:
+        """Replace every chunk of ``document`` with ``chunks`` (an empty list deletes it);
+        all in one batch (``on_batch`` is called once, at the end)."""
         for chunk in chunks:
             if chunk.source.document != document:
                 raise ValueError(
@@ -119,6 +122,8 @@ class KeywordIndex:
             for chunk, terms in analysed:
                 self._add(chunk, terms)
             self._changed()
+        if on_batch is not None:
+            on_batch(len(chunks), len(chunks))
 
     def delete_documents(self, documents: Sequence[str]) -> None:
         with self._lock:

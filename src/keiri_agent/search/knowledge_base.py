@@ -51,7 +51,7 @@ from keiri_agent.search.chunking import (
     chunk_faq,
 )
 from keiri_agent.search.keyword import KeywordIndex
-from keiri_agent.search.models import Chunk, ChunkIndex
+from keiri_agent.search.models import BatchProgress, Chunk, ChunkIndex
 from keiri_agent.search.stored import ManifestFile, read_stored
 from keiri_agent.search.tokenize import Tokenizer, default_tokenizer
 from keiri_agent.workspace import Workspace
@@ -63,7 +63,12 @@ LOCK_TIMEOUT_S = 120.0
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
 
 ProgressCallback = Callable[[int, int, str], None]
-"""``on_progress(done, total, document)``: called after each file (done counts from 1)."""
+"""``on_progress(done, total, document)``: called after each file (done counts from 1).
+
+A file whose chunks are embedded in several requests (a long document; a slow server
+whose batches were halved) is also reported after each of its batches but the last,
+with ``done`` the files finished before it and ``document`` the file's name followed by
+how many of its chunks are embedded: ``manual.pdf（埋め込み 64/300 チャンク）``."""
 
 
 @dataclass(frozen=True)
@@ -404,7 +409,10 @@ class KnowledgeBase:
             vector = target.vector
             in_vector = vector.documents() if vector is not None else set()
             for done, (name, path) in enumerate(files, start=1):
-                self._index_one(target, name, path, kind, report, in_vector)
+                on_batch = None
+                if on_progress is not None:
+                    on_batch = _batch_progress(on_progress, done - 1, len(files), name)
+                self._index_one(target, name, path, kind, report, in_vector, on_batch)
                 if on_progress is not None:
                     on_progress(done, len(files), name)
         return report
@@ -417,6 +425,7 @@ class KnowledgeBase:
         kind: str,
         report: IndexReport,
         in_vector: set[str],
+        on_batch: BatchProgress | None = None,
     ) -> None:
         try:
             data = path.read_bytes()
@@ -448,7 +457,7 @@ class KnowledgeBase:
                 chunk_faq(name, data) if kind == "faq" else chunk_document(name, data)
             )
             if target.vector is not None:
-                target.vector.upsert(name, chunks)
+                target.vector.upsert(name, chunks, on_batch=on_batch)
             target.keyword.upsert(name, chunks)
             target.keyword.save()
         except KeiriAgentError as exc:
@@ -513,6 +522,19 @@ class KnowledgeBase:
             target.save_manifest()
             report.removed.extend(present)
         return report
+
+
+def _batch_progress(
+    on_progress: ProgressCallback, finished: int, total: int, document: str
+) -> BatchProgress:
+    """The ``on_batch`` of one file's vector upsert: ``on_progress`` after each batch but
+    the last (the file's own call follows that one; see ``ProgressCallback``)."""
+
+    def on_batch(embedded: int, chunks: int) -> None:
+        if embedded < chunks:
+            on_progress(finished, total, f"{document}（埋め込み {embedded}/{chunks} チャンク）")
+
+    return on_batch
 
 
 def _check_name(name: str, what: str) -> None:

@@ -8,11 +8,14 @@ answers can cite document, page and heading.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 Retriever = Literal["keyword", "vector", "hybrid"]
+
+BatchProgress = Callable[[int, int], None]
+"""``on_batch(done, total)``: ``done`` of a document's ``total`` chunks are indexed."""
 
 PAGE_STARTS = "page_starts"
 """``Chunk.metadata`` key of a chunk that spans pages: ``"0:3,118:4"`` — the offset in the
@@ -163,8 +166,10 @@ class ChunkIndex(Protocol):
     """A searcher whose content can be changed document by document.
 
     ``upsert`` replaces every chunk of the documents it is given (so a changed file
-    loses its old chunks); ``delete_documents`` removes documents by name.
-    Implementations persist their state themselves (or are in memory by choice).
+    loses its old chunks) and calls ``on_batch`` after each batch it indexed (a vector
+    index embeds a long document in many requests); ``delete_documents`` removes
+    documents by name. Implementations persist their state themselves (or are in memory
+    by choice).
     """
 
     @property
@@ -172,7 +177,9 @@ class ChunkIndex(Protocol):
 
     def search(self, query: str, k: int = 5) -> list[Hit]: ...
 
-    def upsert(self, document: str, chunks: Sequence[Chunk]) -> None: ...
+    def upsert(
+        self, document: str, chunks: Sequence[Chunk], *, on_batch: BatchProgress | None = None
+    ) -> None: ...
 
     def delete_documents(self, documents: Sequence[str]) -> None: ...
 

@@ -19,6 +19,10 @@ The collection is created lazily with the dimension of the first embedding
 embeddings' (the embedding model changed) is a :class:`ConfigurationError`
 asking to re-index. Point ids are UUID5s of the chunk ids; the payload holds
 the chunk (text, source, metadata) and the document name it was upserted under.
+
+Chunks are embedded ``batch_size`` texts per request; a request that times out is sent
+again in halves, and the smaller size is kept for the index's later requests
+(``llm.embedding_batches.BatchedEmbedder``: a slow CPU server still gets through).
 """
 
 from __future__ import annotations
@@ -41,7 +45,9 @@ from qdrant_client.http import models
 from qdrant_client.http.exceptions import ApiException, UnexpectedResponse
 
 from keiri_agent.errors import ConfigurationError, ExecutionError, KeiriAgentError, LLMError
-from keiri_agent.search.models import Chunk, Hit, Retriever, Source
+from keiri_agent.llm import embedding_batches
+from keiri_agent.llm.embedding_batches import BatchedEmbedder
+from keiri_agent.search.models import BatchProgress, Chunk, Hit, Retriever, Source
 from keiri_agent.search.stored import corrupt
 
 if TYPE_CHECKING:
@@ -49,8 +55,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-DEFAULT_BATCH_SIZE = 64
-"""Texts per ``embed_documents`` call (and points per upsert request) by default."""
+DEFAULT_BATCH_SIZE = embedding_batches.DEFAULT_BATCH_SIZE
+"""Texts per ``embed_documents`` call (halved on a timeout) and points per upsert request
+by default."""
 
 POINT_ID_NAMESPACE = uuid.UUID("6f1c2a8e-4b7d-5e3f-9a0b-1c2d3e4f5a6b")
 """Namespace of the UUID5 point ids derived from chunk ids (never change it)."""
@@ -158,7 +165,8 @@ class VectorIndex:
         path: Folder of a local, on-disk index (shared by collections).
         url: Qdrant server URL (exclusive with ``path``).
         api_key: Qdrant server API key.
-        batch_size: Texts per ``embed_documents`` call and points per upsert.
+        batch_size: Texts per ``embed_documents`` call (halved, for the rest of this
+            index's life, when a call times out) and points per upsert.
         timeout_s: Request timeout for a Qdrant server.
 
     Neither ``path`` nor ``url``: an in-memory index, gone when closed.
@@ -199,6 +207,7 @@ class VectorIndex:
         self.collection = collection
         self.embeddings = embeddings
         self.batch_size = batch_size
+        self._embedder = BatchedEmbedder(embeddings, batch_size)
         self._local_key: str | None = None
         self._closed = False
         self._dim: int | None = None
@@ -296,14 +305,17 @@ class VectorIndex:
             for point in response.points
         ]
 
-    def upsert(self, document: str, chunks: Sequence[Chunk]) -> None:
+    def upsert(
+        self, document: str, chunks: Sequence[Chunk], *, on_batch: BatchProgress | None = None
+    ) -> None:
         """Replace every chunk of ``document`` with ``chunks`` (embedded in batches).
 
         The texts are embedded first, so a failing embeddings service leaves the
-        document's old chunks in place.
+        document's old chunks in place. ``on_batch(embedded, total)`` is called after
+        each batch of texts is embedded.
         """
         self._check_open()
-        vectors = self._embed_documents([chunk.text for chunk in chunks])
+        vectors = self._embed_documents([chunk.text for chunk in chunks], on_batch)
         dim = self._ensure_collection(len(vectors[0])) if vectors else self._existing_dim()
         for vector in vectors:
             self._check_dim(len(vector), dim)
@@ -464,22 +476,11 @@ class VectorIndex:
         )
         self._client.delete(self.collection, points_selector=selector, wait=True)
 
-    def _embed_documents(self, texts: list[str]) -> list[list[float]]:
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), self.batch_size):
-            batch = texts[start : start + self.batch_size]
-            result = _embedding_call(
-                self.embeddings, functools.partial(self.embeddings.embed_documents, batch)
-            )
-            if len(result) != len(batch):
-                raise LLMError(
-                    f"埋め込みサービスが {len(batch)} 件の文章に {len(result)} 件の"
-                    "ベクトルを返しました",
-                    hint="管理者に埋め込みの接続先が OpenAI 互換のサービスかの確認を"
-                    "依頼してください。",
-                )
-            vectors.extend(_checked_vector(vector) for vector in result)
-        return vectors
+    def _embed_documents(
+        self, texts: list[str], on_batch: BatchProgress | None = None
+    ) -> list[list[float]]:
+        """One checked vector per text (``BatchedEmbedder``: halved batches on a timeout)."""
+        return [_checked_vector(vector) for vector in self._embedder.embed(texts, on_batch)]
 
     def _embed_query(self, query: str) -> list[float]:
         return _checked_vector(

@@ -3,7 +3,8 @@
 ``DesignService`` wires ``plans.design`` from the settings once per surface (the CLI
 command, a browser session, the API): the template library (bundled + the
 workspace's ``designs/templates/``), the block retriever (BM25; hybrid with the
-configured embeddings provider, the catalog's vectors cached under ``.keiri/design/``),
+configured embeddings provider, the catalog's vectors cached under ``.keiri/design/``;
+BM25 alone, with a warning the surfaces show, when the embeddings service fails),
 the chat model (none offline), the reference-document limits and the generation
 metrics (``logs/design_generations.jsonl``). The CLI, the 設計 page and the API call
 these methods and render what comes back; none of them holds design logic.
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from keiri_agent.config import Settings
-from keiri_agent.errors import KeiriAgentError, UserInputError
+from keiri_agent.errors import KeiriAgentError, LLMError, UserInputError
 from keiri_agent.plans.design.design_chat import DesignChat
 from keiri_agent.plans.design.documents import digest_documents, extract_design_documents
 from keiri_agent.plans.design.generator import generate_plan
@@ -51,6 +52,13 @@ if TYPE_CHECKING:
 
 ModelFactory = Callable[[Settings], "BaseChatModel"]
 MAX_SAMPLE_COLUMNS = 200
+KEYWORD_FALLBACK_WARNING = (
+    "埋め込み検索に失敗したため、キーワード検索だけで候補ブロックを探しました（{reason}）。"
+    "指示と違う言葉で説明されたブロックは候補に入っていないことがあります。"
+)
+"""Said with the candidates (and a generation's warnings) when the embeddings failed."""
+
+logger = logging.getLogger(__name__)
 
 
 def sample_columns(samples: Sequence[tuple[str, bytes]], settings: Settings) -> list[str]:
@@ -157,6 +165,22 @@ class DesignCheck:
         return self.report.ok and self.dry_run is not None and self.dry_run.ok
 
 
+@dataclass(frozen=True)
+class CandidateSearch:
+    """The candidate blocks of an instruction and, when the embeddings service failed and
+    keyword search (BM25) alone found them, ``keyword_fallback``: that error's message."""
+
+    candidates: list[BlockCandidate]
+    keyword_fallback: str | None = None
+
+    @property
+    def warning(self) -> str | None:
+        """What the user is told when the candidates come from keyword search alone."""
+        if self.keyword_fallback is None:
+            return None
+        return KEYWORD_FALLBACK_WARNING.format(reason=self.keyword_fallback)
+
+
 @dataclass
 class Generation:
     """A generation and what the surfaces show next to it."""
@@ -212,34 +236,43 @@ class DesignService:
                 self.engine.catalog,
                 embeddings=embeddings,
                 cache_dir=self.workspace.state / "design",
+                embedding_batch_size=self.settings.embedding_batch_size,
             )
         return self._retriever
 
-    def candidates(self, instruction: str, pinned: Sequence[str] = ()) -> list[BlockCandidate]:
+    def candidates(self, instruction: str, pinned: Sequence[str] = ()) -> CandidateSearch:
         """Top-K candidate blocks for ``instruction`` (pinned ones always), as the model
-        would see them. Keyword search alone when the embeddings service fails."""
+        would see them. Keyword search alone when the embeddings service fails, and then
+        the result says so (``CandidateSearch.warning``)."""
         options = self.options(pinned=pinned)
         text = instruction.strip()
         if not text and not pinned:
-            return []
+            return CandidateSearch([])
         retriever = self.retriever()
         try:
-            return retriever.search(
+            found = retriever.search(
                 text or " ".join(pinned),
                 per_category=options.topk_per_category,
                 total=options.topk_total,
                 pinned=tuple(pinned),
             )
-        except KeiriAgentError as error:
-            if error.code == "UNKNOWN_BLOCK" or retriever.embeddings is None:
+        except LLMError as error:
+            if retriever.embeddings is None:
                 raise
-            return retriever.search(
+            logger.warning(
+                "block retrieval: embeddings failed (%s, %s); searching by keyword only",
+                error.code,
+                error.details.get("error_type") or error.details.get("reason"),
+            )
+            found = retriever.search(
                 text,
                 per_category=options.topk_per_category,
                 total=options.topk_total,
                 pinned=tuple(pinned),
                 method="bm25",
             )
+            return CandidateSearch(found, keyword_fallback=error.message)
+        return CandidateSearch(found)
 
     def options(self, **overrides: Any) -> DesignEngineOptions:
         pinned = tuple(overrides.pop("pinned", ()) or ())
@@ -277,7 +310,8 @@ class DesignService:
             options = replace(options, fallback=request.fallback)
         candidates: list[BlockCandidate] = []
         try:
-            candidates = self.candidates(request.instruction, request.pinned)
+            search = self.candidates(request.instruction, request.pinned)
+            candidates = search.candidates
             columns = sample_columns(request.samples, self.settings)
             result = generate_plan(
                 request.instruction,
@@ -305,6 +339,8 @@ class DesignService:
             )
             self._record(failed, request, time.perf_counter() - started)
             raise
+        if search.warning is not None:
+            result.warnings.append(search.warning)
         seconds = time.perf_counter() - started
         path = self._record(result, request, seconds)
         return Generation(result=result, digest=digest, seconds=seconds, metrics_path=path)

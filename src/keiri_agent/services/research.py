@@ -6,17 +6,25 @@ workspace's knowledge bases, Azure AI Search and web search when configured), th
 note store (``research_notes`` in the application database, migrated on first use)
 and the chat model (none offline). ``index_sample`` indexes the bundled research
 corpus (a fictional company's 経理規程, 経理部通知 and 請求書様式ガイド) into the
-knowledge base ``SAMPLE_KB`` so the README's question works on a fresh clone.
+knowledge base ``SAMPLE_KB``; a question searches it only when it names it (``kb_names``
+``[SAMPLE_KB]``, what ``--sample`` and the pages' sample choice pass), and then nothing
+else (``search_tools``). ``knowledge_bases`` lists what a surface offers to choose.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from keiri_agent.agents.research.sources.registry import (
+    SAMPLE_KB,
+    SAMPLE_NOTICE,
+    SAMPLE_SOURCE_NAME,
+)
 from keiri_agent.config import Settings
 
 if TYPE_CHECKING:
@@ -28,12 +36,30 @@ if TYPE_CHECKING:
     from keiri_agent.events import EventCallback
     from keiri_agent.search.knowledge_base import IndexReport
 
-SAMPLE_KB = "research"
-"""The knowledge base the bundled research corpus is indexed into."""
 EXAMPLE_QUESTION = (
     "インボイス制度で当社の請求書フォーマットに必要な変更点を、社内規程と過去の通知から調べて"
 )
 ModelFactory = Callable[[Settings], "BaseChatModel"]
+
+__all__ = [
+    "EXAMPLE_QUESTION",
+    "SAMPLE_KB",
+    "SAMPLE_NOTICE",
+    "SAMPLE_SOURCE_NAME",
+    "KnowledgeBaseChoice",
+    "ResearchService",
+    "sample_corpus",
+]
+
+
+@dataclass(frozen=True)
+class KnowledgeBaseChoice:
+    """One knowledge base a surface offers to search: its name (what ``kb_names``
+    takes), how it is shown, and whether it is the bundled sample."""
+
+    name: str
+    label: str
+    sample: bool
 
 
 def sample_corpus() -> Path:
@@ -59,7 +85,8 @@ class ResearchService:
 
     def agent(self, kb_names: Sequence[str] | None = None) -> DeepResearchAgent:
         """The agent over the configured sources (``kb_names``: the knowledge bases to
-        search; default every indexed one)."""
+        search; default every indexed one but the sample; ``[SAMPLE_KB]``: the sample
+        alone)."""
         from keiri_agent.agents.research.agent import DeepResearchAgent
         from keiri_agent.agents.research.sources.registry import search_tools
 
@@ -79,6 +106,19 @@ class ResearchService:
         return self.agent(kb_names).research(
             question, session_id=session_id, on_event=on_event, run_id=run_id
         )
+
+    def knowledge_bases(self) -> list[KnowledgeBaseChoice]:
+        """The indexed knowledge bases (sorted by name), the sample labelled as such."""
+        from keiri_agent.agents.research.sources.internal import knowledge_base_names
+
+        return [
+            KnowledgeBaseChoice(
+                name=name,
+                label=SAMPLE_SOURCE_NAME if name == SAMPLE_KB else name,
+                sample=name == SAMPLE_KB,
+            )
+            for name in knowledge_base_names(self.settings)
+        ]
 
     def index_sample(self) -> IndexReport:
         """Index the bundled research corpus into ``SAMPLE_KB`` (changed files only)."""

@@ -11,7 +11,7 @@ import streamlit as st
 
 from keiri_agent.agents.analysis.artifacts import Artifact
 from keiri_agent.agents.analysis.formatting import display_frame
-from keiri_agent.config import Settings
+from keiri_agent.config import OFFLINE_NOTICE, Settings
 from keiri_agent.services.jsonforms import json_value
 
 T = TypeVar("T")
@@ -57,12 +57,7 @@ def accepted_types_caption(types: list[str] | None, *, sidebar: bool = False) ->
     target.caption(f"対応形式: {shown}（これ以外の形式のファイルは選べません）")
 
 
-OFFLINE_BANNER = (
-    "オフラインモード（LLM 未設定）: LLM を使わず、ルールベースで動作します。"
-    "LLM を使うには、設定ファイル .env（アプリを起動するフォルダにあります）か"
-    "環境変数 OPENAI_API_KEY に OpenAI の API キーを書き、アプリを起動し直してください。"
-    "Azure OpenAI などほかの接続先や、設定の変更ができない場合はシステム管理者に依頼してください。"
-)
+OFFLINE_BANNER = OFFLINE_NOTICE
 
 
 def provider_banner(settings: Settings, *, offline: bool | None = None) -> None:

@@ -267,7 +267,9 @@ def _candidates(service: DesignService, instruction: str) -> list[str]:
             return pinned
         cached = (cache_key, found)
         st.session_state["design.candidates"] = cached
-    _candidate_table(cached[1])
+    if cached[1].warning:
+        st.warning(cached[1].warning)
+    _candidate_table(cached[1].candidates)
     return pinned
 
 

@@ -5,7 +5,8 @@ The page only calls ``services.research.ResearchService``. What it keeps in
 
 - ``research.service``: one ``ResearchService`` per browser session (tests may set it
   before the first run, e.g. one built with a scripted chat model);
-- ``research.index``: the outcome of registering the sample corpus (counts or an error);
+- ``research.index``: the outcome of loading the sample corpus (counts or an error);
+  loading it also chooses it (the sample is searched only when chosen, and then alone);
 - ``research.running``: the question being researched and its ``services.jobs.Job``;
 - ``research.last``: the last run: ``question``, ``events`` (``keiri_agent.events.Event``)
   and ``result`` (``ResearchResult``) or ``error`` (``KeiriAgentError.to_dict()``);
@@ -35,11 +36,15 @@ import streamlit as st
 
 from keiri_agent.agents.research.agent import progress_line
 from keiri_agent.agents.research.models import DocSnippet, ResearchNote, ResearchResult
-from keiri_agent.agents.research.sources.internal import knowledge_base_names
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
 from keiri_agent.services.jobs import Job
-from keiri_agent.services.research import EXAMPLE_QUESTION, SAMPLE_KB, ResearchService
+from keiri_agent.services.research import (
+    EXAMPLE_QUESTION,
+    SAMPLE_KB,
+    SAMPLE_NOTICE,
+    ResearchService,
+)
 from keiri_agent.ui.components import persistent, provider_banner
 from keiri_agent.ui.session import session_settings
 
@@ -81,7 +86,7 @@ def _show_error(error: Mapping[str, Any], *, where: Any = st) -> None:
 
 
 def _register_sample(service: ResearchService) -> None:
-    with st.spinner("サンプル資料を登録中…"):
+    with st.spinner("サンプル資料を読み込み中…"):
         try:
             report = service.index_sample()
         except KeiriAgentError as error:
@@ -90,31 +95,27 @@ def _register_sample(service: ResearchService) -> None:
     data = report.to_dict()
     st.session_state[INDEX] = {
         "text": (
-            f"サンプル資料をナレッジベース「{SAMPLE_KB}」に登録しました: "
+            "サンプル資料を読み込み、検索するナレッジベースに選びました: "
             f"追加 {len(data['added'])}、更新 {len(data['updated'])}、"
             f"変更なし {len(data['unchanged'])}、失敗 {len(data['failed'])}"
         ),
         "failed": data["failed"],
     }
+    st.session_state[KBS] = [SAMPLE_KB]  # asked for: chosen (the multiselect comes next)
 
 
 def _knowledge_bases(service: ResearchService) -> list[str]:
-    """The knowledge-base multiselect (or the sample button when there is none)."""
-    names = knowledge_base_names(service.settings)
-    if not names:
-        slot = st.empty()
-        with slot.container():
-            st.info(
-                "ナレッジベースがまだありません。「サンプル資料を登録」で、架空の会社の経理規程・"
-                "経理部通知・請求書様式ガイドを登録できます（ヘルプデスクのページで索引した"
-                "資料も使えます）。"
-            )
-            clicked = st.button("サンプル資料を登録", key="research.sample")
-        if clicked:
-            _register_sample(service)
-            names = knowledge_base_names(service.settings)
-            if names:
-                slot.empty()
+    """The knowledge-base multiselect, and the button that loads the sample corpus."""
+    slot = st.empty()
+    if not service.knowledge_bases():
+        slot.info(
+            "ナレッジベースがまだありません。ヘルプデスクのページで資料を登録するか、"
+            "「サンプル資料を読み込む」で、架空の会社の経理規程・経理部通知・請求書様式ガイドを"
+            "試せます。"
+        )
+    if st.button("サンプル資料を読み込む", key="research.sample"):
+        _register_sample(service)
+        slot.empty()
     outcome = st.session_state.get(INDEX)
     if outcome:
         if outcome.get("error"):
@@ -123,16 +124,20 @@ def _knowledge_bases(service: ResearchService) -> list[str]:
             st.success(outcome["text"])
             for failure in outcome["failed"]:
                 _show_error(failure)
-    if not names:
+    choices = {choice.name: choice.label for choice in service.knowledge_bases()}
+    if not choices:
         return []
     chosen = persistent(
         st.multiselect,
-        "検索するナレッジベース（未選択ならすべて）",
-        names,
+        "検索するナレッジベース（未選択なら、サンプル資料を除くすべて）",
+        list(choices),
         key=KBS,
         default=[],
-        valid=lambda kept: all(name in names for name in kept),
+        format_func=lambda name: choices.get(name, name),
+        valid=lambda kept: all(name in choices for name in kept),
     )
+    if SAMPLE_KB in chosen:
+        st.info(SAMPLE_NOTICE)
     return list(chosen)
 
 

@@ -25,7 +25,7 @@ from keiri_agent.agents.research.sources.web import TavilySearch
 from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError
 from keiri_agent.search.knowledge_base import KnowledgeBase
-from keiri_agent.search.models import Chunk, Hit, Retriever
+from keiri_agent.search.models import BatchProgress, Chunk, Hit, Retriever
 
 MANUAL_PDF = SAMPLE_DOCUMENTS / "xyz_manual.pdf"
 
@@ -47,7 +47,9 @@ class _MemoryVectors:
         found = [c for cs in self.chunks.values() for c in cs if any(w in c.text for w in words)]
         return [Hit(chunk=c, score=1.0, retriever="vector") for c in found[:k]]
 
-    def upsert(self, document: str, chunks: Sequence[Chunk]) -> None:
+    def upsert(
+        self, document: str, chunks: Sequence[Chunk], *, on_batch: BatchProgress | None = None
+    ) -> None:
         self.chunks[document] = list(chunks)
 
     def delete_documents(self, documents: Sequence[str]) -> None:
@@ -208,8 +210,9 @@ def test_search_tools_picks_the_configured_sources(keiri_home: Path, tmp_path: P
 
 
 def test_search_tools_without_knowledge_bases(keiri_home: Path) -> None:
-    with pytest.raises(UserInputError, match="検索できるナレッジベースがありません"):
+    with pytest.raises(UserInputError, match="検索できる資料がありません") as nothing:
         search_tools(Settings(provider="offline"))
+    assert nothing.value.code == "NO_RESEARCH_SOURCE" and "サンプル資料" in str(nothing.value.hint)
     azure_only = Settings(
         provider="offline",
         research_azure_search_endpoint="http://127.0.0.1:9",

@@ -286,3 +286,33 @@ def test_summary_is_bounded_by_summary_tokens(tmp_path: Path) -> None:
     agent_for(tmp_path, model, research_summary_tokens=200).research(QUESTION)
     summary_prompt = next(p for p in model.prompts if "要約" in p)
     assert "約 200 トークン以内" in summary_prompt
+
+
+def test_every_step_is_closed_and_the_progress_counts_every_query(tmp_path: Path) -> None:
+    """A step with hits but no summary, and one without hits, each end with
+    ``step_skipped``; the progress counts the planned and the added queries."""
+    plan = PlanOutput(needs_research=True, reason="", queries=["登録番号"])
+    gaps = [GapOutput(missing="精算と期限", queries=["出張旅費", "該当なしの語"])]
+
+    def summarize(prompt: str) -> str:
+        return "" if query_of(prompt) == "出張旅費" else summary_for(prompt)
+
+    model = scripted(plan, summarize, "## 結論\n\n登録番号が必要です [1]。", gaps)
+    events: list[Event] = []
+    agent_for(tmp_path, model).research(QUESTION, on_event=events.append)
+
+    kinds = [event.kind for event in events]
+    skipped = {e.payload["query"]: e for e in events if e.kind == "step_skipped"}
+    assert skipped["出張旅費"].payload["reason"] == "no_summary"
+    assert skipped["出張旅費"].payload["count"] == 1
+    assert skipped["該当なしの語"].payload["reason"] == "no_hits"
+    assert kinds.index("step_skipped") < len(kinds) - 1 - kinds[::-1].index("gap_check")
+    started = {e.payload["step_no"] for e in events if e.kind == "query_started"}
+    closing = ("note_saved", "step_skipped")
+    assert {e.payload["step_no"] for e in events if e.kind in closing} == started
+    lines = [line for e in events if (line := progress_line(e))]
+    assert lines[0].startswith("計画: クエリ 1 件")
+    assert any("追加クエリ 2 件" in line for line in lines), lines
+    assert any("要約せずに省きました: 出張旅費" in line for line in lines), lines
+    assert any("見つからなかったため、省きました: 該当なしの語" in line for line in lines)
+    assert lines[-1] == "完了: 調べたクエリ 計 3 件、ノート 1 件"

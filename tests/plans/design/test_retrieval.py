@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from keiri_agent.errors import LLMError, UserInputError
-from keiri_agent.llm.testing import HashEmbeddings, stub_embedding
+from keiri_agent.llm.testing import HashEmbeddings, TimingOutEmbeddings, stub_embedding
 from keiri_agent.plans.catalog import BlockCatalog, BlockSpec
 from keiri_agent.plans.design import retrieval
 from keiri_agent.plans.design.retrieval import BlockRetriever, block_text, recall_at_k
@@ -256,6 +256,17 @@ def test_a_damaged_cache_file_is_rebuilt(tmp_path: Path) -> None:
     found = BlockRetriever(small_catalog(), embeddings=model, cache_dir=tmp_path).search("照合")
     assert len(model.document_batches) == 1 and found
     assert json.loads(cache.read_text(encoding="utf-8"))["format"] == retrieval.CACHE_FORMAT
+
+
+def test_block_vectors_reach_a_slow_server_in_smaller_batches() -> None:
+    model = TimingOutEmbeddings(most=1)
+    retriever = BlockRetriever(small_catalog(), embeddings=model, embedding_batch_size=4)
+    vectors = retriever.block_vectors()
+    assert model.sizes == [4, 2, 1, 1, 1, 1]
+    assert vectors == {
+        block_id: stub_embedding(block_text(small_catalog().resolve(block_id)))
+        for block_id in small_catalog().ids()
+    }
 
 
 class FailingEmbeddings(HashEmbeddings):

@@ -153,29 +153,9 @@ export default function HelpDeskPage() {
           {answer.offline ? (
             <p className="muted">言語モデルを使わない簡易モードの回答です。</p>
           ) : null}
+          {/* the answer ends with its own 見つからなかった点 and 出典 sections (the core adds
+              them, as on every surface): shown once, as written */}
           <Markdown text={answer.answer} sourceCount={answer.sources.length} />
-          <h3>出典</h3>
-          {answer.sources.length > 0 ? (
-            <ol className="sources">
-              {answer.sources.map((source, index) => (
-                <li key={index} data-testid="helpdesk-source">
-                  {source}
-                </li>
-              ))}
-            </ol>
-          ) : (
-            <p className="muted">出典はありません。</p>
-          )}
-          {answer.unanswered.length > 0 ? (
-            <>
-              <h3>見つからなかった点</h3>
-              <ul>
-                {answer.unanswered.map((item, index) => (
-                  <li key={index}>{item}</li>
-                ))}
-              </ul>
-            </>
-          ) : null}
         </section>
       ) : null}
     </>

@@ -1,4 +1,4 @@
-import type { GapCheck, Plan, QueryProgress } from "@/lib/research";
+import { type GapCheck, type Plan, planSummary, type QueryProgress } from "@/lib/research";
 import Markdown from "./Markdown";
 
 function statusLabel(query: QueryProgress): string {
@@ -11,6 +11,10 @@ function statusLabel(query: QueryProgress): string {
       return `${query.count ?? 0} 件・要約済み`;
     case "saved":
       return query.reused ? "このセッションのノートを再利用" : `${query.count ?? 0} 件・要約済み`;
+    case "skipped":
+      return query.skipReason === "no_hits"
+        ? "見つからなかったため省きました"
+        : `${query.count ?? 0} 件・質問に関係する記述がなく省きました`;
     case "failed":
       return "失敗";
   }
@@ -33,10 +37,8 @@ export default function ProgressList({
     <section className="panel" aria-labelledby="progress-title">
       <h2 id="progress-title">進捗</h2>
       {plan ? (
-        <p className="muted">
-          {plan.needsResearch
-            ? `調査計画: クエリ ${plan.queries.length} 件${plan.offline ? "（オフライン）" : ""}`
-            : `詳細調査は不要です: ${plan.reason}`}
+        <p className="muted" data-testid="plan-summary">
+          {planSummary(plan, gapChecks)}
         </p>
       ) : null}
       <ol className="progress-list" aria-live="polite" aria-relevant="additions text">

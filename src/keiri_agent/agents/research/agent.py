@@ -169,7 +169,7 @@ class DeepResearchAgent:
         async for event in self.events(question):
             if event.kind == "report_chunk":
                 yield str(event.payload["text"])
-            elif (line := progress_line(event)) is not None:
+            elif event.kind != "done" and (line := progress_line(event)) is not None:
                 yield line + "\n"
 
     def research(
@@ -193,7 +193,8 @@ def new_run_id() -> str:
 
 
 def progress_line(event: Event) -> str | None:
-    """A Japanese progress line for an event (``None`` for ``report_chunk`` and ``done``)."""
+    """A Japanese progress line for an event (``None`` for ``report_chunk``); ``done``
+    gives the total of the queries searched (the plan's and the gap checks' added ones)."""
     payload = event.payload
     step = f"[{payload.get('step_no')}] " if payload.get("step_no") is not None else ""
     if event.kind == "plan":
@@ -212,11 +213,26 @@ def progress_line(event: Event) -> str | None:
         if payload.get("reused"):
             return f"{step}このセッションのノートを再利用しました: {payload.get('query')}"
         return f"{step}ノートを保存しました"
+    if event.kind == "step_skipped":
+        if payload.get("reason") == "no_hits":
+            return f"{step}資料が見つからなかったため、省きました: {payload.get('query')}"
+        return (
+            f"{step}資料に質問に関係する記述がなかったため、要約せずに省きました: "
+            f"{payload.get('query')}"
+        )
     if event.kind == "gap_check":
         added = payload.get("queries") or []
         if added:
-            return f"不足の確認: {payload.get('missing') or ''} → 追加クエリ {' / '.join(added)}"
+            return (
+                f"不足の確認: {payload.get('missing') or ''} → "
+                f"追加クエリ {len(added)} 件 — {' / '.join(added)}"
+            )
         return "不足の確認: 追加の調査はありません"
+    if event.kind == "done":
+        if not payload.get("needs_research"):
+            return None
+        total = len(payload.get("queries") or [])
+        return f"完了: 調べたクエリ 計 {total} 件、ノート {payload.get('note_count', 0)} 件"
     if event.kind == "error":
         return f"{step}エラー: {payload.get('message')}"
     return None

@@ -348,6 +348,7 @@ class ResearchRun:
                 limitations.append(
                     f"「{step.query}」では該当する資料が見つからなかったため、省きました。"
                 )
+                self._skipped(step, "no_hits")
                 return
             summary = await asyncio.wait_for(
                 self.reasoner.summarize(question, step.query, step.hits),
@@ -357,6 +358,7 @@ class ResearchRun:
                 limitations.append(
                     f"「{step.query}」の資料には質問に関係する記述がなかったため、省きました。"
                 )
+                self._skipped(step, "no_summary")
                 return
             self.emitter.emit(
                 "partial_summary",
@@ -376,6 +378,18 @@ class ResearchRun:
                 "note_saved",
                 {"step_no": step.step_no, "query": step.query, "note_id": note.id},
             )
+
+    def _skipped(self, step: _Step, reason: str) -> None:
+        """Close a step that ends without a note, so every progress view can close it.
+
+        ``reason``: ``no_hits`` (nothing found) or ``no_summary`` (hits, but nothing
+        in them relevant to the question).
+        """
+        self.emitter.emit(
+            "step_skipped",
+            {"step_no": step.step_no, "query": step.query, "count": len(step.hits),
+             "reason": reason},
+        )  # fmt: skip
 
     async def _search(self, step: _Step, limitations: list[str]) -> list[DocSnippet]:
         """Every source's hits for the step's query (a failing source is reported and skipped)."""

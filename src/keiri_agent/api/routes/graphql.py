@@ -3,8 +3,10 @@
     mutation { deepResearch(question: "…", sessionId: null, kb: ["research"]) {
         runId sessionId status eventsUrl } }
 
-The mutation starts a run exactly like ``POST /api/research`` (the same service) and
-returns its id; the progress and the report stream from ``eventsUrl`` over SSE.
+The mutation starts a run exactly like ``POST /api/research`` (the same service, the
+same ``kb`` rules: none = every knowledge base but the bundled sample ``research``, which
+is searched only when named, and then alone) and returns its id; the progress and the
+report stream from ``eventsUrl`` over SSE.
 ``researchRun(runId)`` reads a run's state.
 """
 

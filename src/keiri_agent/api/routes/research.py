@@ -25,7 +25,8 @@ class ResearchRequest(BaseModel):
     session_id: str | None = Field(default=None, max_length=128)
     """Continue a session (its notes are reused); empty: a new session."""
     kb: list[str] = Field(default_factory=list, max_length=20)
-    """Knowledge bases to search; empty: every indexed one."""
+    """Knowledge bases to search (``GET /api/research/knowledge-bases``); empty: every
+    indexed one but the sample; the sample (``research``): the sample alone."""
 
 
 class ResearchRun(BaseModel):
@@ -66,12 +67,56 @@ def start_research(body: ResearchRequest, context: Context) -> ResearchRun:
 
 @router.post("/sample")
 def index_research_sample(context: Context) -> dict[str, Any]:
-    """Index the bundled research corpus into the knowledge base ``research`` (what the
-    CLI does before a first question on an empty workspace); changed files only."""
+    """Index the bundled research corpus (a fictional company's documents) into the
+    knowledge base ``research`` (changed files only). A run searches it only when ``kb``
+    names it, and then nothing else (what ``keiri-agent research --sample`` does)."""
     from keiri_agent.services.research import SAMPLE_KB
 
     report = context.research.index_sample()
     return {"kb": SAMPLE_KB, "report": report.to_dict()}
+
+
+class KnowledgeBaseItem(BaseModel):
+    name: str
+    """What ``kb`` takes."""
+    label: str
+    """How a page shows it (the sample: in words, not its name)."""
+    sample: bool
+    """The bundled sample corpus: searched only when chosen, and then alone."""
+
+
+class SampleInfo(BaseModel):
+    name: str
+    label: str
+    notice: str
+    """What a page says when the sample is chosen."""
+    indexed: bool
+
+
+class KnowledgeBases(BaseModel):
+    knowledge_bases: list[KnowledgeBaseItem]
+    """The indexed knowledge bases, by name; none chosen = every one but the sample."""
+    sample: SampleInfo
+
+
+@router.get("/knowledge-bases", response_model=KnowledgeBases)
+def knowledge_bases(context: Context) -> KnowledgeBases:
+    """The knowledge bases a run can search (``kb``), and the bundled sample."""
+    from keiri_agent.services.research import SAMPLE_KB, SAMPLE_NOTICE, SAMPLE_SOURCE_NAME
+
+    choices = context.research.knowledge_bases()
+    return KnowledgeBases(
+        knowledge_bases=[
+            KnowledgeBaseItem(name=choice.name, label=choice.label, sample=choice.sample)
+            for choice in choices
+        ],
+        sample=SampleInfo(
+            name=SAMPLE_KB,
+            label=SAMPLE_SOURCE_NAME,
+            notice=SAMPLE_NOTICE,
+            indexed=any(choice.sample for choice in choices),
+        ),
+    )
 
 
 @router.get("/sessions/{session_id}/notes")

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel
 
 from keiri_agent.api.context import ApiContext, get_context
+from keiri_agent.config import OFFLINE_NOTICE
 
 router = APIRouter(prefix="/api", tags=["system"])
 
@@ -16,13 +17,20 @@ class Health(BaseModel):
     status: Literal["ok"]
     offline: bool
     """True when no language model is configured (rule-based answers)."""
+    offline_notice: str | None
+    """What every page says from the start when ``offline`` (the Streamlit sidebar's
+    text: how to configure a model); None otherwise. Never a key or an address."""
     token_required: bool
 
 
 @router.get("/health", response_model=Health)
 def health(context: Annotated[ApiContext, Depends(get_context)]) -> Health:
-    """The server is up; whether it answers offline and whether a token is required."""
+    """The server is up; whether it answers offline (and the notice to show then) and
+    whether a token is required."""
     settings = context.settings
     return Health(
-        status="ok", offline=settings.is_offline, token_required=settings.api_token is not None
+        status="ok",
+        offline=settings.is_offline,
+        offline_notice=OFFLINE_NOTICE if settings.is_offline else None,
+        token_required=settings.api_token is not None,
     )

@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from keiri_agent.errors import LLMError, UserInputError
+from keiri_agent.errors import KeiriAgentError, LLMError, UserInputError
+from keiri_agent.llm.embedding_batches import DEFAULT_BATCH_SIZE, BatchedEmbedder
 from keiri_agent.plans.catalog import BlockCatalog, BlockSpec
 from keiri_agent.plans.design.models import BlockCandidate, RetrievalMethod
 from keiri_agent.search.keyword import KeywordIndex
@@ -106,11 +107,15 @@ class BlockRetriever:
         tokenizer: Tokenizer | None = None,
         bm25_weight: float = DEFAULT_BM25_WEIGHT,
         embedding_weight: float = DEFAULT_EMBEDDING_WEIGHT,
+        embedding_batch_size: int = DEFAULT_BATCH_SIZE,
     ) -> None:
         if bm25_weight < 0 or embedding_weight < 0 or bm25_weight + embedding_weight <= 0:
             raise ValueError("the hybrid weights must be >= 0 and not both 0")
         self.catalog = catalog
         self.embeddings = embeddings
+        self._embedder = (
+            BatchedEmbedder(embeddings, embedding_batch_size) if embeddings is not None else None
+        )
         self.cache_dir = cache_dir
         self.bm25_weight = bm25_weight
         self.embedding_weight = embedding_weight
@@ -146,8 +151,8 @@ class BlockRetriever:
 
     def block_vectors(self) -> dict[str, list[float]]:
         """One vector per block: from memory, the cache file, or the embeddings model."""
-        model = self.embeddings
-        if model is None:
+        embedder = self._embedder
+        if embedder is None:
             raise ValueError("this retriever has no embeddings model")
         key = self._cache_key()
         with _MEMORY_LOCK:
@@ -159,7 +164,7 @@ class BlockRetriever:
             if vectors is None:
                 ids = [spec.id for spec in self.specs]
                 texts = [self._texts[block_id] for block_id in ids]
-                embedded = _embed(lambda: model.embed_documents(texts))
+                embedded = _embed(lambda: embedder.embed(texts))
                 vectors = {
                     block_id: list(map(float, vector))
                     for block_id, vector in zip(ids, embedded, strict=True)
@@ -335,9 +340,12 @@ def _unique(values: Iterable[str]) -> list[str]:
 
 
 def _embed(call: Any) -> Any:
-    """Run an embeddings call; a failure of the service becomes an ``LLMError``."""
+    """Run an embeddings call; a failure of the service becomes an ``LLMError`` (one
+    already said in Japanese, e.g. a text that timed out alone, stays as it is)."""
     try:
         return call()
+    except KeiriAgentError:
+        raise
     except Exception as error:
         raise LLMError(
             f"埋め込みモデルの呼び出しに失敗しました（{type(error).__name__}）。",

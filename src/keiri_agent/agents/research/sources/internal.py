@@ -127,8 +127,11 @@ def knowledge_base_names(settings: Settings) -> list[str]:
     )
 
 
-def open_internal(settings: Settings, kb_names: Sequence[str] | None = None) -> InternalSearch:
-    """The workspace's knowledge bases ``kb_names`` (default: every indexed one) as one source.
+def open_internal(
+    settings: Settings, kb_names: Sequence[str] | None = None, *, source_name: str | None = None
+) -> InternalSearch:
+    """The workspace's knowledge bases ``kb_names`` (default: every indexed one) as one
+    source (``source_name``: how progress and limitations call it).
 
     Vectors are used when an embeddings endpoint is configured
     (``Settings.active_embedding_provider``, whatever the chat provider).
@@ -162,7 +165,7 @@ def open_internal(settings: Settings, kb_names: Sequence[str] | None = None) -> 
         )
         for name in names
     ]
-    return InternalSearch(bases, use_vectors=use_vectors)
+    return InternalSearch(bases, name=source_name, use_vectors=use_vectors)
 
 
 def _vector_factory(

@@ -1,0 +1,32 @@
+// GET /api/health, read once per page load and shared: whether a token is required (the token
+// prompt) and whether the server runs without a language model (the offline notice on every page).
+
+import { apiJson } from "@/lib/api";
+
+/** GET /api/health (src/keiri_agent/api/routes/system.py `Health`). */
+export interface Health {
+  status: string;
+  offline: boolean;
+  /** What every page says from the start when `offline` (the server's text); null otherwise. */
+  offline_notice: string | null;
+  token_required: boolean;
+}
+
+let pending: Promise<Health> | null = null;
+
+/** The server's health, fetched once (a failure is not kept: the next call asks again). */
+export function loadHealth(): Promise<Health> {
+  if (pending === null) {
+    pending = apiJson<Health>("/api/health").catch((error: unknown) => {
+      pending = null;
+      throw error;
+    });
+  }
+  return pending;
+}
+
+/** The notice to show on every page: the server's text when it runs offline, otherwise none. */
+export function offlineNotice(health: Partial<Health> | null): string | null {
+  if (!health || health.offline !== true) return null;
+  return typeof health.offline_notice === "string" && health.offline_notice ? health.offline_notice : null;
+}
