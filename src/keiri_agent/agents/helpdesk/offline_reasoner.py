@@ -30,6 +30,7 @@ from keiri_agent.agents.helpdesk.reasoner import (
     ToolSelection,
 )
 from keiri_agent.agents.helpdesk.tools import SearchTool
+from keiri_agent.search.similarity import Similarity
 
 
 class OfflineReasoner:
@@ -39,15 +40,21 @@ class OfflineReasoner:
         tools: The search tools; every attempt calls each of them with one query.
         vocabulary: The system name (not a key term) and the synonym groups of the
             knowledge base.
+        similarity: With embeddings configured, how close passages are in meaning to a
+            part (``search.similarity``): a quote must also be among the closest.
     """
 
     offline = True
 
     def __init__(
-        self, tools: Sequence[SearchTool], vocabulary: Vocabulary = DEFAULT_VOCABULARY
+        self,
+        tools: Sequence[SearchTool],
+        vocabulary: Vocabulary = DEFAULT_VOCABULARY,
+        similarity: Similarity | None = None,
     ) -> None:
         self.tool_names = [tool.name for tool in tools]
         self.vocabulary = vocabulary
+        self.similarity = similarity
 
     def plan(self, question: str) -> list[str]:
         return split_question(question, self.vocabulary)
@@ -67,12 +74,22 @@ class OfflineReasoner:
 
     def answer_subtask(self, step: SubtaskStep) -> SubtaskAnswer:
         answer, sources = subtask_answer(
-            step.subtask, _passages(step), self.vocabulary, tools=self.tool_names
+            step.subtask,
+            _passages(step),
+            self.vocabulary,
+            tools=self.tool_names,
+            similarity=self.similarity,
         )
         return SubtaskAnswer(answer, list(sources), list(step.messages))
 
     def reflect(self, step: SubtaskStep) -> Reflection:
-        result = reflect(step.subtask, _passages(step), step.attempt, self.vocabulary)
+        result = reflect(
+            step.subtask,
+            _passages(step),
+            step.attempt,
+            self.vocabulary,
+            similarity=self.similarity,
+        )
         return Reflection(result, list(step.messages))
 
     def final_answer(

@@ -37,6 +37,7 @@ from keiri_agent.config import Settings
 from keiri_agent.errors import ConfigurationError, UserInputError
 from keiri_agent.events import Event, EventCallback, EventEmitter
 from keiri_agent.llm.factory import chat_model as make_chat_model
+from keiri_agent.search.similarity import meaning_check
 
 
 def new_session_id() -> str:
@@ -77,7 +78,10 @@ class DeepResearchAgent:
         if chat_model is None and not settings.is_offline:
             chat_model = make_chat_model(settings)
         self.reasoner: ResearchReasoner = (
-            OfflineResearchReasoner(summary_chars=settings.research_summary_tokens)
+            OfflineResearchReasoner(
+                summary_chars=settings.research_summary_tokens,
+                similarity=meaning_check(settings),
+            )
             if chat_model is None
             else LLMResearchReasoner(settings, chat_model, prompts)
         )

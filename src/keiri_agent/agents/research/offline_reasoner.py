@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 
@@ -30,6 +31,7 @@ from keiri_agent.agents.research.reasoner import (
     ResearchPlan,
     StepSummary,
 )
+from keiri_agent.search.similarity import Similarity
 from keiri_agent.search.tokenize import content_terms
 
 OFFLINE_LABEL = "オフライン"
@@ -137,12 +139,15 @@ class OfflineResearchReasoner:
 
     Args:
         summary_chars: Upper bound of one summary in characters (about one per token).
+        similarity: With embeddings configured, how close passages are in meaning to a
+            query (``search.similarity``): the support check's second condition.
     """
 
     offline = True
 
-    def __init__(self, *, summary_chars: int = 512) -> None:
+    def __init__(self, *, summary_chars: int = 512, similarity: Similarity | None = None) -> None:
         self.summary_chars = summary_chars
+        self.similarity = similarity
 
     async def plan(self, question: str) -> ResearchPlan:
         if not key_phrases(question):
@@ -157,7 +162,9 @@ class OfflineResearchReasoner:
         )
 
     async def summarize(self, question: str, query: str, snippets: Sequence[DocSnippet]) -> str:
-        judged = support(query, [_as_passage(snippet) for snippet in snippets])
+        passages = [_as_passage(snippet) for snippet in snippets]
+        # the meaning check calls the embeddings service: off the event loop
+        judged = await asyncio.to_thread(support, query, passages, similarity=self.similarity)
         if not judged.answered:
             return ""
         supporting = {p.content for p in judged.passages}

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from keiri_agent.agents.helpdesk.models import ReflectionResult, SearchOutput, Subtask
 from keiri_agent.agents.helpdesk.offline.quotes import answer_lead, lead_sentence, trim
@@ -51,6 +51,7 @@ from keiri_agent.agents.helpdesk.offline.terms import (
     key_terms,
     require_text,
 )
+from keiri_agent.search.similarity import Similarity
 from keiri_agent.search.tokenize import normalize_for_search
 
 OFFLINE_LABEL = "（オフラインモード：LLMを使わず、検索結果の引用で回答しています）"
@@ -58,6 +59,15 @@ MAX_QUOTES = 3
 MAX_LABEL_CHARS = 40
 SUPPORT_SHARE = 0.9
 """A second passage is quoted only when its relevance reaches this share of the best one's."""
+SIMILARITY_MARGIN = 0.04
+"""With embeddings configured, a passage is quoted only when its similarity to the part is
+at most this much below the best similarity among the passages found for the part: the
+embeddings see a clearly closer passage, so this one is about something else. Relative,
+because a model's absolute similarities are compressed and differ by question
+(multilingual-e5-small: 0.80–0.93 for relevant and unrelated passages alike). Calibrated on
+the sample sets only (xyz, keihi and their development sets): at 0.04 the quoted passages
+about something else fall by about a quarter, the relevant ones by 3 of 129 (figures and
+the blind set's in docs/benchmarks.md)."""
 MAX_POINTERS = 2
 """How many places a declined part points to (where the part's words occur, unquoted)."""
 RESTATES_DICE = 0.6
@@ -77,6 +87,9 @@ class _Candidate:
     """The weights (``specificity.weight``) of the key terms it covers."""
     restates: bool = False
     """An FAQ row whose question says what the part asks (:func:`_restates`)."""
+    close: bool = True
+    """Among the passages closest in meaning to the part (``SIMILARITY_MARGIN``); always
+    true without embeddings."""
 
     @property
     def is_section(self) -> bool:
@@ -99,35 +112,49 @@ class _Verdict:
 
     @property
     def answered(self) -> bool:
-        """The module's rule: its most specific noun found, enough key terms, and at least
-        half of the topic terms."""
+        """The module's rule: its most specific noun found, enough key terms, at least
+        half of the topic terms, and (with embeddings) a supporting passage among the
+        closest in meaning."""
         if not self.chosen or self.absent:
             return False
         every = {t for c in self.chosen for t in c.covered}
-        return _accepts(len(self.terms), len(every)) and 2 * len(self.covered) >= len(self.topics)
+        enough = _accepts(len(self.terms), len(every)) and 2 * len(self.covered) >= len(self.topics)
+        return enough and bool(self.supporting())
+
+    @property
+    def off_meaning(self) -> bool:
+        """The words are covered, but no supporting passage is close in meaning."""
+        return bool(self.chosen) and not self.absent and not self.supporting()
 
     def supporting(self) -> list[_Candidate]:
         """The chosen passages that each support the answer on their own: the best one,
         and any other that covers at least ``SUPPORT_SHARE`` of its relevance. A passage
-        sharing one word with the part is not quoted beside the one that answers it."""
+        sharing one word with the part is not quoted beside the one that answers it; with
+        embeddings, nor is one that is not among the closest in meaning."""
         if not self.chosen:
             return []
         best = self.chosen[0].relevance
-        return [c for c in self.chosen if c.relevance >= SUPPORT_SHARE * best]
+        return [c for c in self.chosen if c.relevance >= SUPPORT_SHARE * best and c.close]
 
     @property
     def missing(self) -> list[str]:
         return [t for t in self.topics if t not in self.covered]
 
 
-def _judge(subtask: str, results: Sequence[SearchOutput], vocabulary: Vocabulary) -> _Verdict:
+def _judge(
+    subtask: str,
+    results: Sequence[SearchOutput],
+    vocabulary: Vocabulary,
+    similarity: Similarity | None = None,
+) -> _Verdict:
     """The passages to quote (up to ``MAX_QUOTES``, each with ≥ 1 topic term) and coverage.
 
     A part without key terms cannot be judged: its best-scored passage is quoted.
     Passages are deduplicated by (file, page, heading, row) and by text; they rank by
     the weight of the key terms they cover, then an FAQ row whose question restates the
     part (:func:`_restates`), then by how many the heading names (the section about the
-    topic), then the higher score, then the earlier result.
+    topic), then the higher score, then the earlier result. With ``similarity``, each is
+    also marked close or not in meaning (:func:`_close_in_meaning`).
     """
     terms = atomic_terms(key_terms(subtask, vocabulary))
     topics = topic_terms(terms)
@@ -148,6 +175,9 @@ def _judge(subtask: str, results: Sequence[SearchOutput], vocabulary: Vocabulary
         relevance = sum(weight(t) for t in covered)
         restates = _restates(subtask, result)
         candidates.append(_Candidate(result, order, covered, in_heading, relevance, restates))
+    if similarity is not None and candidates:
+        close = _close_in_meaning(subtask, results, similarity)
+        candidates = [replace(c, close=c.result.content in close) for c in candidates]
     chosen = sorted(
         candidates,
         key=lambda c: (-c.relevance, -c.restates, -len(c.in_heading), -c.result.score, c.order),
@@ -156,6 +186,18 @@ def _judge(subtask: str, results: Sequence[SearchOutput], vocabulary: Vocabulary
     return _Verdict(
         terms, topics, chosen, covered_topics, _absent(subtask, terms, results, vocabulary)
     )
+
+
+def _close_in_meaning(
+    subtask: str, results: Sequence[SearchOutput], similarity: Similarity
+) -> set[str]:
+    """The texts of the results within ``SIMILARITY_MARGIN`` of the best similarity."""
+    texts = list(dict.fromkeys(result.content for result in results))
+    scores = similarity(subtask, texts)
+    best = max(scores)
+    return {
+        text for text, score in zip(texts, scores, strict=True) if score >= best - SIMILARITY_MARGIN
+    }
 
 
 def _pairs(text: str) -> set[str]:
@@ -268,15 +310,17 @@ def subtask_answer(
     vocabulary: Vocabulary = DEFAULT_VOCABULARY,
     *,
     tools: Sequence[str] = (),
+    similarity: Similarity | None = None,
 ) -> tuple[str, list[str]]:
     """The part's answer (Japanese) and the citations it uses, in order.
 
     Answered: a lead sentence, then 1–3 quotes each followed by 【citation】; related:
     the quotes as 「関連しそうな記述」; not in the documents: 「資料には記載がありません」
     with the terms searched and ``tools`` (the search tools used), and no citation.
+    ``similarity`` (embeddings configured): see ``SIMILARITY_MARGIN``.
     """
     text = require_text(subtask, "subtask")
-    verdict = _judge(text, results, vocabulary)
+    verdict = _judge(text, results, vocabulary, similarity)
     if not verdict.answered:
         return _declined(text, verdict, tools), []
     quotes: list[str] = []
@@ -341,6 +385,8 @@ def reflect(
     results: list[SearchOutput],
     attempt: int,
     vocabulary: Vocabulary = DEFAULT_VOCABULARY,
+    *,
+    similarity: Similarity | None = None,
 ) -> ReflectionResult:
     """Is the part answered? Judged on the passages :func:`subtask_answer` quotes.
 
@@ -358,7 +404,7 @@ def reflect(
     text = require_text(subtask, "subtask")
     if attempt < 0:
         raise ValueError(f"attempt must be 0 or more, got {attempt}")
-    verdict = _judge(text, results, vocabulary)
+    verdict = _judge(text, results, vocabulary, similarity)
     if verdict.answered:
         return ReflectionResult(advice="", is_completed=True)
     missing = verdict.missing
@@ -466,10 +512,15 @@ class Support:
 
 
 def support(
-    question: str, passages: Sequence[SearchOutput], vocabulary: Vocabulary = DEFAULT_VOCABULARY
+    question: str,
+    passages: Sequence[SearchOutput],
+    vocabulary: Vocabulary = DEFAULT_VOCABULARY,
+    *,
+    similarity: Similarity | None = None,
 ) -> Support:
-    """Judge ``passages`` against ``question`` (see the module docstring's rule)."""
-    verdict = _judge(require_text(question, "question"), passages, vocabulary)
+    """Judge ``passages`` against ``question`` (see the module docstring's rule; with
+    ``similarity``, also ``SIMILARITY_MARGIN``)."""
+    verdict = _judge(require_text(question, "question"), passages, vocabulary, similarity)
     missing = [verdict.absent] if verdict.absent else verdict.missing
     if not verdict.answered:
         return Support(False, [], verdict.terms, missing)
