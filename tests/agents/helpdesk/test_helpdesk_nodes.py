@@ -213,11 +213,12 @@ def test_create_subtask_answer_cites_the_sources_it_used() -> None:
     assert isinstance(update["messages"][-1], AIMessage)
 
 
-def test_create_subtask_answer_without_citations_lists_what_was_available() -> None:
+def test_create_subtask_answer_without_citations_lists_no_source() -> None:
+    """A passage the answer does not cite is not presented as its source."""
     results = [ToolResult(tool_name="t", args="{}", results=[output("a.pdf", "A", 1)])]
     agent, _ = make_agent(["Aです。"])
     update = agent.create_subtask_answer(sub_state(tool_results=[results]))  # type: ignore[arg-type]
-    assert update["sources"] == ["a.pdf p.1"]
+    assert update["sources"] == []
 
 
 def test_reflect_subtask_records_the_judgement_and_counts_the_attempt() -> None:

@@ -150,14 +150,19 @@ class HelpDeskAgent:
         self.max_parallel_subtasks = max_parallel_subtasks
         if chat_model is None and not settings.is_offline:
             chat_model = make_chat_model(settings)
+        vocabulary = vocabulary or Vocabulary.build(system_name=settings.helpdesk_system_name)
+        similarity = meaning_check(settings)
         self.reasoner: HelpDeskReasoner = (
-            OfflineReasoner(
-                self.tools,
-                vocabulary or Vocabulary.build(system_name=settings.helpdesk_system_name),
-                meaning_check(settings),
-            )
+            OfflineReasoner(self.tools, vocabulary, similarity)
             if chat_model is None
-            else LLMReasoner(settings, chat_model, self.tools, prompts or HelpDeskAgentPrompts())
+            else LLMReasoner(
+                settings,
+                chat_model,
+                self.tools,
+                prompts or HelpDeskAgentPrompts(),
+                vocabulary,
+                similarity,
+            )
         )
         self.offline = self.reasoner.offline
         self._subgraph: CompiledStateGraph[Any, Any, Any, Any] | None = None

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from keiri_agent.agents.helpdesk.models import SearchOutput, Subtask, ToolResult
 
 _NUMBER = r"[0-9０-９]+"
-_CITATION = re.compile(rf"[\[［]({_NUMBER}(?:\s*(?:[,、，]|[-‐–~〜～])\s*{_NUMBER})*)[\]］]")
+CITATION_MARKER = re.compile(rf"[\[［]({_NUMBER}(?:\s*(?:[,、，]|[-‐–~〜～])\s*{_NUMBER})*)[\]］]")
 """``[1]``, ``[1, 2]``, ``[1-3]``, and the full-width ``［１］`` models write in Japanese."""
 _MAX_RANGE = 20
 _SOURCES_HEADING = re.compile(r"^\s*(?:#{1,6}\s*)?[【\[]?出典[】\]]?\s*[:：]?\s*$", re.MULTILINE)
@@ -78,7 +78,7 @@ def _marker_numbers(inside: str) -> list[int]:
 def cited_numbers(text: str) -> list[int]:
     """The numbers of the markers ``[1]``, ``[2, 3]``, ``[4-5]``, ``［６］`` in ``text``."""
     numbers: list[int] = []
-    for match in _CITATION.finditer(text):
+    for match in CITATION_MARKER.finditer(text):
         for number in _marker_numbers(match.group(1)):
             if number not in numbers:
                 numbers.append(number)
@@ -94,19 +94,17 @@ def renumber_citations(text: str, mapping: Mapping[int, int]) -> str:
         kept = [mapping[part] for part in parts if part in mapping]
         return "".join(f"[{number}]" for number in dict.fromkeys(kept))
 
-    return _CITATION.sub(replace, text)
+    return CITATION_MARKER.sub(replace, text)
 
 
 def cite(reply: str, numbered: Sequence[NumberedSource]) -> tuple[str, list[str]]:
     """The answer renumbered so ``[i]`` is ``sources[i-1]``, and those sources.
 
-    Cited numbers that match no passage are removed. When the answer cites
-    nothing, every available source is listed (in order) and the text is kept.
+    Cited numbers that match no passage are removed. An answer that cites nothing has
+    no sources: a passage the answer does not cite is not listed as its source.
     """
     by_number = {item.number: item.citation for item in numbered}
     cited = [number for number in cited_numbers(reply) if number in by_number]
-    if not cited:
-        return renumber_citations(reply, {}), [item.citation for item in numbered]
     mapping = {number: index for index, number in enumerate(cited, start=1)}
     return renumber_citations(reply, mapping), [by_number[number] for number in cited]
 

@@ -24,7 +24,9 @@ from keiri_agent.agents.helpdesk.citations import (
     subtask_summary,
     unanswered_subtasks,
 )
+from keiri_agent.agents.helpdesk.claims import check_claims
 from keiri_agent.agents.helpdesk.models import ReflectionResult, Subtask, SubtaskPlan
+from keiri_agent.agents.helpdesk.offline.terms import DEFAULT_VOCABULARY, Vocabulary
 from keiri_agent.agents.helpdesk.prompts import HelpDeskAgentPrompts
 from keiri_agent.agents.helpdesk.reasoner import (
     Reflection,
@@ -36,6 +38,7 @@ from keiri_agent.agents.helpdesk.tools import SearchTool
 from keiri_agent.config import Settings
 from keiri_agent.errors import LLMError
 from keiri_agent.llm.structured import invoke_structured, model_errors
+from keiri_agent.search.similarity import Similarity
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 
@@ -75,10 +78,14 @@ class LLMReasoner:
         chat_model: BaseChatModel,
         tools: Sequence[SearchTool],
         prompts: HelpDeskAgentPrompts,
+        vocabulary: Vocabulary = DEFAULT_VOCABULARY,
+        similarity: Similarity | None = None,
     ) -> None:
         self.settings = settings
         self.chat_model = chat_model
         self.prompts = prompts
+        self.vocabulary = vocabulary
+        self.similarity = similarity
         self._tool_model: Runnable[Any, BaseMessage] = chat_model.bind_tools(
             [tool.openai_schema() for tool in tools]
         )
@@ -130,7 +137,15 @@ class LLMReasoner:
         )
         response = _invoke(self.chat_model, [*step.messages, prompt], "create_subtask_answer")
         reply = response.text.strip()
-        answer, sources = cite(reply, numbered)
+        # every cited sentence is checked against its passages: one they do not say is
+        # marked and cites nothing (claims.py)
+        checked = check_claims(
+            reply,
+            {item.number: item.passages for item in numbered},
+            self.vocabulary,
+            similarity=self.similarity,
+        )
+        answer, sources = cite(checked.text, numbered)
         return SubtaskAnswer(answer, sources, [*step.messages, AIMessage(content=reply)])
 
     def reflect(self, step: SubtaskStep) -> Reflection:
