@@ -16,7 +16,7 @@ import pytest
 from api_support import LiveServer
 from langchain_core.language_models import BaseChatModel
 from proxy import CuttableProxy
-from research_agent_support import query_of, scripted
+from research_agent_support import cited_summaries, first_passage_sentence, scripted
 
 from keiri_agent.agents.research.llm_reasoner import PlanOutput
 from keiri_agent.api.web import default_web_dir
@@ -35,10 +35,18 @@ QUESTION = "インボイス制度で請求書フォーマットに必要な変�
 QUERIES = ["登録番号", "端数処理", "請求書 記載事項"]
 REPORT = (
     "## 結論\n\n"
-    "適格請求書には登録番号の記載が必要です [1]。"
-    "消費税の端数処理は税率ごとに一回です [2]。\n\n"
-    "## 対応\n\n- 請求書フォーマットに登録番号の欄を追加する [1]\n"
+    "適格請求書には登録番号の記載が必要です。\n\n"
+    "## 対応\n\n- 請求書フォーマットに登録番号の欄を追加する\n"
 )
+"""The scripted report's own text (its lead and its recommendation cite nothing); the
+writer adds the summaries' cited sentences under 根拠 (:func:`write_report`)."""
+
+
+def write_report(prompt: str) -> str:
+    """The scripted report: ``REPORT`` and the steps' cited sentences, as a faithful
+    model writes them (each says what its passage says, so the claim check keeps it)."""
+    cited = "\n".join(f"- {line}" for line in cited_summaries(prompt))
+    return f"{REPORT}\n## 根拠\n\n{cited}\n"
 
 
 def in_ci() -> bool:
@@ -65,12 +73,9 @@ def research_model_factory(delay_s: float) -> Callable[[Settings], BaseChatModel
     """A deterministic research model (plan, a summary per query, the report), each
     call ``delay_s`` slower: every run over the same corpus streams the same events."""
 
-    def summarize(prompt: str) -> str:
-        return f"{query_of(prompt)}について、社内資料の記載を要約しました [1]。"
-
     def factory(_settings: Settings) -> BaseChatModel:
         plan = PlanOutput(needs_research=True, reason="記載事項と端数処理", queries=QUERIES)
-        return scripted(plan, summarize, REPORT, delay_s=delay_s)
+        return scripted(plan, first_passage_sentence, write_report, delay_s=delay_s)
 
     return factory
 

@@ -100,3 +100,38 @@ def test_the_agent_marks_an_unsupported_claim_of_the_model_and_cites_only_suppor
         f"記号を2文字以上含める必要があります{UNSUPPORTED_MARK}。"
     )
     assert subtask.sources == ["manual.pdf p.4 「2.1 パスワードの条件」"]
+
+
+RULE = SearchOutput(
+    file_name="travel.pdf",
+    page=2,
+    heading="3 日当",
+    content=(
+        "2025年4月1日から国内出張の日当は1日2,500円とする。"
+        "在籍期間が3か月未満の場合は支給しない。"
+        "申請書は経理部へ提出しなければならない。"
+    ),
+)
+
+
+def _kept(claim: str) -> bool:
+    return not check_claims(claim.rstrip("。") + " [1]。", {1: [RULE]}).unsupported
+
+
+def test_a_value_the_passage_does_not_write_is_not_confirmed() -> None:
+    assert _kept("国内出張の日当は1日2500円です。")  # the thousands separator aside
+    assert not _kept("国内出張の日当は1日3,000円です。")
+    assert not _kept("2025年10月1日から国内出張の日当は1日2,500円です。")
+
+
+def test_a_thing_the_passage_does_not_name_is_not_confirmed() -> None:
+    assert not _kept("2025年4月1日から国内出張と海外出張の日当は1日2,500円です。")
+    assert _kept("国内出張の日当は、2025年4月1日から1日2,500円になります。")
+
+
+def test_a_claim_that_says_no_where_its_passage_says_yes_or_the_reverse_is_not_confirmed() -> None:
+    assert not _kept("在籍期間が3か月未満の場合も支給されます。")
+    assert _kept("在籍期間が3か月未満の場合は支給されません。")
+    # a must-do is written with a negation but says yes
+    assert _kept("申請書は経理部へ提出する必要があります。")
+    assert not _kept("申請書を経理部へ提出する必要はありません。")

@@ -11,7 +11,12 @@ from keiri_agent.agents.helpdesk.offline import (
     reflect,
     subtask_answer,
 )
-from keiri_agent.agents.helpdesk.offline.specificity import is_generic, topic_terms, weight
+from keiri_agent.agents.helpdesk.offline.specificity import (
+    compounds,
+    is_generic,
+    topic_terms,
+    weight,
+)
 
 SETTINGS = SearchOutput(
     file_name="guide.pdf",
@@ -205,3 +210,10 @@ def test_an_faq_row_that_restates_the_question_leads_the_answer() -> None:
     # a question that only shares the topic keeps the search order
     other, _ = subtask_answer("入館カードの期限はいつまで？", [manual, faq])
     assert other.splitlines()[0].startswith("資料によると、入館カードの有効期限は1年"), other
+
+
+def test_compounds_are_found_at_every_place_they_are_written() -> None:
+    assert compounds("国内出張の日当と海外出張の日当", ["国内", "出張", "日当", "海外"]) == [
+        ("国内", "出張"),
+        ("海外", "出張"),
+    ]

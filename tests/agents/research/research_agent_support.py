@@ -3,6 +3,7 @@ snippets, and a scripted model that answers each research step by its prompt."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -144,12 +145,13 @@ def last_text(messages: list[BaseMessage]) -> str:
 def scripted(
     plan: PlanOutput | dict[str, Any],
     summarize: Callable[[str], ScriptedReply],
-    report: str,
+    report: str | Callable[[str], str],
     gaps: list[GapOutput | dict[str, Any]] | None = None,
     **kwargs: Any,
 ) -> ScriptedChatModel:
     """A model that answers by step: the plan, a summary per query, gap checks in order,
-    the report. ``summarize`` gets the summariser's user prompt."""
+    the report. ``summarize`` gets the summariser's user prompt, a callable ``report``
+    the writer's."""
     pending_gaps = list(gaps or [])
 
     def respond(messages: list[BaseMessage], tools: list[str]) -> ScriptedReply:
@@ -160,7 +162,7 @@ def scripted(
             return summarize(last_text(messages))
         if "足りない情報" in system:
             return pending_gaps.pop(0) if pending_gaps else GapOutput()
-        return report
+        return report if isinstance(report, str) else report(last_text(messages))
 
     return ScriptedChatModel(respond=respond, **kwargs)
 
@@ -171,3 +173,17 @@ def query_of(prompt: str) -> str:
         if line.startswith("調査の観点（クエリ）: "):
             return line.split(": ", 1)[1]
     raise AssertionError(f"no query in {prompt!r}")
+
+
+def first_passage_sentence(prompt: str) -> str:
+    """The first sentence of passage ``[1]`` of a summariser prompt, cited: what a model
+    that summarises faithfully writes (the claim check keeps it)."""
+    listing = prompt.split("\n[1] ", 1)[1].split("\n", 1)[1]
+    sentence = re.split(r"(?<=[。．！？])", listing.strip(), maxsplit=1)[0].strip()
+    return f"{sentence.rstrip('。')} [1]。"
+
+
+def cited_summaries(prompt: str, most: int = 2) -> list[str]:
+    """The first ``most`` cited summary lines of a writer prompt (its 調査結果 section)."""
+    found = prompt.split("調査結果", 1)[1].split("資料一覧", 1)[0]
+    return [line.strip() for line in found.splitlines() if re.search(r"\[\d+\]", line)][:most]

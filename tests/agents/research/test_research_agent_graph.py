@@ -19,6 +19,7 @@ from research_agent_support import (
     system_text,
 )
 
+from keiri_agent.agents.helpdesk.claims import UNSUPPORTED_MARK
 from keiri_agent.agents.research.agent import DeepResearchAgent, progress_line
 from keiri_agent.agents.research.llm_reasoner import GapOutput, PlanOutput
 from keiri_agent.errors import LLMError, UserInputError
@@ -316,3 +317,24 @@ def test_every_step_is_closed_and_the_progress_counts_every_query(tmp_path: Path
     assert any("要約せずに省きました: 出張旅費" in line for line in lines), lines
     assert any("見つからなかったため、省きました: 該当なしの語" in line for line in lines)
     assert lines[-1] == "完了: 調べたクエリ 計 3 件、ノート 1 件"
+
+
+def test_a_report_sentence_its_cited_source_does_not_say_is_marked_and_cites_nothing(
+    tmp_path: Path,
+) -> None:
+    """The writer's claims are checked against the sources they cite: a supported one
+    keeps its citation; one the source does not say is marked, loses its number, the
+    source it alone cited leaves 出典, and the limitations say so."""
+    plan = PlanOutput(needs_research=True, reason="記載事項", queries=["登録番号", "端数処理"])
+    report = (
+        "## 結論\n\n"
+        "適格請求書には登録番号を記載する必要があります [1]。"
+        "請求書フォーマットの変更は2025年4月から義務になります [2]。"
+    )
+    model = scripted(plan, summary_for, report)
+    result = agent_for(tmp_path, model).research(QUESTION)
+
+    assert "適格請求書には登録番号を記載する必要があります [1]。" in result.report_md
+    assert f"2025年4月から義務になります{UNSUPPORTED_MARK}。" in result.report_md
+    assert [source.ref for source in result.sources] == ["invoice.pdf#1"]
+    assert any("確認できなかった記述 1 件" in line for line in result.limitations)

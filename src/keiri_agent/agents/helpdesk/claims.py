@@ -5,7 +5,10 @@ this". :func:`check_claims` splits the answer into sentences and judges every se
 that cites passages with the offline agents' support check
 (``offline.answers.support``: the sentence's content words and most specific noun must be
 in the cited passages, and, with embeddings configured, a cited passage must be close
-in meaning). A sentence its passages do not support keeps its text but loses its markers
+in meaning), and every value the sentence states — an amount, a count, a date or
+deadline, a percentage, a version (:data:`VALUE`) — must be written in them as well: a
+claim that changes 30日 into 14日 shares every other word with its passage. A sentence
+its passages do not support keeps its text but loses its markers
 and is marked :data:`UNSUPPORTED_MARK`, so the reader sees it was not confirmed and the
 出典 does not list a passage for it. A marker whose number names no passage counts as
 citing nothing. Sentences without markers (a lead-in, a heading) are left as written.
@@ -15,19 +18,35 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from keiri_agent.agents.helpdesk.citations import CITATION_MARKER, cited_numbers
 from keiri_agent.agents.helpdesk.models import SearchOutput
-from keiri_agent.agents.helpdesk.offline.answers import support
-from keiri_agent.agents.helpdesk.offline.terms import DEFAULT_VOCABULARY, Vocabulary
+from keiri_agent.agents.helpdesk.offline.answers import PASSAGE_SENTENCE as _PASSAGE_SENTENCE
+from keiri_agent.agents.helpdesk.offline.answers import names, support
+from keiri_agent.agents.helpdesk.offline.specificity import compounds, is_generic
+from keiri_agent.agents.helpdesk.offline.terms import (
+    DEFAULT_VOCABULARY,
+    PreparedText,
+    Vocabulary,
+    atomic_terms,
+    key_terms,
+)
 from keiri_agent.search.similarity import Similarity
 
 logger = logging.getLogger(__name__)
 
 UNSUPPORTED_MARK = "（※出典の記述では確認できませんでした）"
 """Appended to a sentence whose cited passages do not say it."""
+
+VALUE = re.compile(
+    r"[vV]?\d+(?:[.,]\d+)*"
+    r"(?:営業日|日間|か月|ヶ月|カ月|週間|時間|万円|千円|億円|文字|世代|ページ"
+    r"|[年月日週時分秒円件回桁社名人歳割倍枚部%]|MB|GB|KB)?"
+)
+"""A value a claim states: digits (``2,500``, ``10.21``, ``v3.2``) and their unit."""
 
 _SENTENCE = re.compile(rf"[^。！？!?\n]*(?:[。！？!?]+(?:[ \t]*{CITATION_MARKER.pattern})*|\Z)")
 """One sentence of a line: up to its end marks and the citation markers right after them
@@ -70,7 +89,10 @@ def check_claims(
             if (
                 words
                 and cited
-                and support(words, cited, vocabulary, similarity=similarity).answered
+                and _values_written(words, cited)
+                and _things_named(words, cited, vocabulary)
+                and _same_polarity(words, cited, vocabulary)
+                and support(words, cited, vocabulary, similarity=similarity, asked=False).answered
             ):
                 pieces.append(sentence)
                 continue
@@ -80,6 +102,65 @@ def check_claims(
     if unsupported:
         logger.info("claims: %d of %d cited sentences not supported", len(unsupported), checked)
     return ClaimCheck("\n".join(lines), checked, unsupported)
+
+
+def _values_written(claim: str, passages: Sequence[SearchOutput]) -> bool:
+    """Every value of ``claim`` is written in one of ``passages`` (NFKC, with its unit;
+    thousands separators and spaces ignored)."""
+    written = "".join(_plain(p.content) for p in passages)
+    return all(value in written for value in VALUE.findall(_plain(claim)))
+
+
+def _things_named(claim: str, passages: Sequence[SearchOutput], vocabulary: Vocabulary) -> bool:
+    """Every compound noun of ``claim`` (「居住者証明書」「海外出張」「経理部長」: two or more
+    noun terms written together, not all generic) is named by a sentence of ``passages``.
+    A claim that adds a thing to what its passage says names a thing the passage does not;
+    a paraphrase changes the words around the things."""
+    terms = atomic_terms(key_terms(claim, vocabulary))
+    sentences = [s for p in passages for s in _PASSAGE_SENTENCE.split(p.content) if s.strip()]
+    return all(
+        any(names(sentence, unit, vocabulary) for sentence in sentences)
+        for unit in compounds(claim, terms)
+        if not all(map(is_generic, unit))
+    )
+
+
+_OBLIGATION = re.compile(
+    r"(?:なければ|なくては|なくちゃ|ねば)(?:なら|なり|いけ)(?:ない|ず|ません)"
+    r"|ざるを得(?:ない|ません)"
+)
+"""Must-do forms, which are written with a negation but say something is required."""
+_NEGATION = re.compile(
+    r"ない|ません|ず(?=[、。にとも]|$)|不要(?!な)|不可(?!欠|能な)|禁止(?!事項)|要しない|できず|なく"
+)
+"""A predicate said in the negative: 「〜しない」「〜できません」「不要です」「〜せず」 (not
+「不要な権限」, a thing described)."""
+
+
+def _same_polarity(claim: str, passages: Sequence[SearchOutput], vocabulary: Vocabulary) -> bool:
+    """The claim says yes or no as the passage sentence closest to it in words does: a
+    claim that 「…は不要です」 where its passage says 「…を要する」 (or 「支給されます」 where
+    it says 「支給しない」) shares all its words and contradicts it."""
+    terms = atomic_terms(key_terms(claim, vocabulary))
+    sentences = [s for p in passages for s in _PASSAGE_SENTENCE.split(p.content) if s.strip()]
+    if not terms or not sentences:
+        return True
+    closest = max(
+        sentences, key=lambda s: sum(PreparedText.of(s, vocabulary).has(t) for t in terms)
+    )
+    return _negative(claim) == _negative(closest)
+
+
+def _negative(sentence: str) -> bool:
+    """The sentence's main predicate — its last clause, where Japanese puts it — is said
+    in the negative (a condition before it, 「…がないと、…提出してください」, is not)."""
+    text = _OBLIGATION.sub("", unicodedata.normalize("NFKC", sentence)).strip().rstrip("。.")
+    return bool(_NEGATION.search(re.split(r"[、,]", text)[-1]))
+
+
+def _plain(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    return re.sub(r"(?<=\d),(?=\d{3})|\s+", "", text)
 
 
 def _sentences(line: str) -> list[str]:
@@ -115,4 +196,4 @@ def _marked(claim: str) -> str:
     return f"{head.rstrip()}{UNSUPPORTED_MARK}{end}{trailing}"
 
 
-__all__ = ["UNSUPPORTED_MARK", "ClaimCheck", "check_claims"]
+__all__ = ["UNSUPPORTED_MARK", "VALUE", "ClaimCheck", "check_claims"]

@@ -36,6 +36,7 @@ from typing import Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from keiri_agent.agents.helpdesk.claims import UNSUPPORTED_MARK, check_claims
 from keiri_agent.agents.research.citations import (
     keep_cited,
     limitations_section,
@@ -50,6 +51,7 @@ from keiri_agent.agents.research.models import (
     ResearchNote,
     SearchTool,
 )
+from keiri_agent.agents.research.offline_reasoner import as_passage
 from keiri_agent.agents.research.reasoner import MAX_QUERIES, ResearchReasoner
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import EventEmitter
@@ -321,6 +323,8 @@ class ResearchRun:
                 limitations.append(
                     f"本文の引用番号 {listed} は調査で見つかった資料にないため削除しました。"
                 )
+            if not self.reasoner.offline:  # the offline report quotes supported passages
+                body = self._check_claims(body, sources, limitations)
             body, sources = keep_cited(body, sources)
         for gap in state.get("missing") or []:
             limitations.append(f"調べきれなかった点: {gap}")
@@ -329,6 +333,21 @@ class ResearchRun:
             sections.append(sources_section(sources))
         report = "\n\n".join(part for part in sections if part) + "\n"
         return {"report_md": report, "sources": sources, "limitations": limitations}
+
+    @staticmethod
+    def _check_claims(body: str, sources: Sequence[DocSnippet], limitations: list[str]) -> str:
+        """The model's report with every cited sentence checked against its sources (the
+        HelpDesk's ``claims.check_claims``): one they do not say is marked and cites
+        nothing, and the limitations say how many were."""
+        checked = check_claims(
+            body, {number: [as_passage(s)] for number, s in enumerate(sources, start=1)}
+        )
+        if checked.unsupported:
+            limitations.append(
+                f"引用した資料で確認できなかった記述 {len(checked.unsupported)} 件には"
+                f"「{UNSUPPORTED_MARK}」と記し、引用番号を外しました。"
+            )
+        return checked.text
 
     # ------------------------------------------------------------------ one step
     async def _run_step(self, question: str, step: _Step, limitations: list[str]) -> None:

@@ -124,7 +124,8 @@ def sub_questions(question: str) -> list[str]:
     return parts
 
 
-def _as_passage(snippet: DocSnippet) -> SearchOutput:
+def as_passage(snippet: DocSnippet) -> SearchOutput:
+    """The snippet as a passage of the support check."""
     return SearchOutput(
         file_name=snippet.document or snippet.title or snippet.ref,
         content=snippet.text,
@@ -162,7 +163,7 @@ class OfflineResearchReasoner:
         )
 
     async def summarize(self, question: str, query: str, snippets: Sequence[DocSnippet]) -> str:
-        passages = [_as_passage(snippet) for snippet in snippets]
+        passages = [as_passage(snippet) for snippet in snippets]
         # the meaning check calls the embeddings service: off the event loop
         judged = await asyncio.to_thread(support, query, passages, similarity=self.similarity)
         if not judged.answered:

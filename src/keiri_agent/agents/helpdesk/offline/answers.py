@@ -146,6 +146,8 @@ def _judge(
     results: Sequence[SearchOutput],
     vocabulary: Vocabulary,
     similarity: Similarity | None = None,
+    *,
+    asked: bool = True,
 ) -> _Verdict:
     """The passages to quote (up to ``MAX_QUOTES``, each with ≥ 1 topic term) and coverage.
 
@@ -184,7 +186,11 @@ def _judge(
     )[: MAX_QUOTES if terms else 1]
     covered_topics = [t for t in topics if any(t in c.covered for c in chosen)]
     return _Verdict(
-        terms, topics, chosen, covered_topics, _absent(subtask, terms, results, vocabulary)
+        terms,
+        topics,
+        chosen,
+        covered_topics,
+        _absent(subtask, terms, results, vocabulary) if asked else "",
     )
 
 
@@ -234,13 +240,13 @@ def _absent(
     contexts = [
         (r.heading or "", sentence)
         for r in results
-        for sentence in [*_SENTENCE_END.split(r.content), ""]
+        for sentence in [*PASSAGE_SENTENCE.split(r.content), ""]
         if sentence.strip() or r.heading
     ]
     named = [
         unit
         for unit in best
-        if any(_names(h, unit, vocabulary) or _names(s, unit, vocabulary) for h, s in contexts)
+        if any(names(h, unit, vocabulary) or names(s, unit, vocabulary) for h, s in contexts)
     ]
     if not named:
         return "".join(best[0])
@@ -266,21 +272,21 @@ def _unnamed_aspect(
         def says(text: str, aspect: Aspect = aspect) -> bool:
             if aspect.form:
                 return bool(text.strip()) and PreparedText.of(text, vocabulary).has(aspect.form)
-            return _names(text, aspect.unit, vocabulary)
+            return names(text, aspect.unit, vocabulary)
 
         if not any(
             (says(h) or says(s))
-            and (not aspect.linked or _names(h, topic, vocabulary) or _names(s, topic, vocabulary))
+            and (not aspect.linked or names(h, topic, vocabulary) or names(s, topic, vocabulary))
             for h, s in contexts
         ):
             return aspect.form or "".join(aspect.unit)
     return ""
 
 
-_SENTENCE_END = re.compile(r"(?<=[。．！？!?])|\n")
+PASSAGE_SENTENCE = re.compile(r"(?<=[。．！？!?])|\n")
 
 
-def _names(sentence: str, unit: Sequence[str], vocabulary: Vocabulary) -> bool:
+def names(sentence: str, unit: Sequence[str], vocabulary: Vocabulary) -> bool:
     """The sentence names the noun unit: its parts (or their synonyms) all in one sentence.
 
     Parts scattered over a passage (「申請」 here, 「フォーマット」 three sentences on) do not
@@ -517,10 +523,18 @@ def support(
     vocabulary: Vocabulary = DEFAULT_VOCABULARY,
     *,
     similarity: Similarity | None = None,
+    asked: bool = True,
 ) -> Support:
     """Judge ``passages`` against ``question`` (see the module docstring's rule; with
-    ``similarity``, also ``SIMILARITY_MARGIN``)."""
-    verdict = _judge(require_text(question, "question"), passages, vocabulary, similarity)
+    ``similarity``, also ``SIMILARITY_MARGIN``).
+
+    ``asked=False`` judges a statement instead of a question (a model's claim,
+    ``claims.py``): its words must be covered, but the question's topic rule (its most
+    specific noun and the aspects asked about it, :func:`_absent`) does not apply — a
+    claim's own rules name what it must not add."""
+    verdict = _judge(
+        require_text(question, "question"), passages, vocabulary, similarity, asked=asked
+    )
     missing = [verdict.absent] if verdict.absent else verdict.missing
     if not verdict.answered:
         return Support(False, [], verdict.terms, missing)

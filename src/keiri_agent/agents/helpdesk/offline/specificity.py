@@ -155,6 +155,41 @@ def _placed_units(text: str, terms: Sequence[str]) -> list[tuple[tuple[str, ...]
     return out
 
 
+def compounds(text: str, terms: Sequence[str]) -> list[tuple[str, ...]]:
+    """Every compound noun written in ``text``: runs of two or more noun-like topic terms
+    side by side, at every place they are written (:func:`units` looks at each term's
+    first place only, which is enough for a question but not for a sentence that names a
+    term twice: 「国内出張の日当…海外出張の日当」).
+
+    >>> compounds("国内出張と海外出張", ["国内", "出張", "海外"])
+    [('国内', '出張'), ('海外', '出張')]
+    """
+    norm = normalize_for_search(text)
+    nominal = [
+        t for t in topic_terms(terms) if not t.isdigit() and t not in _RELATIONAL and is_nominal(t)
+    ]
+    places = sorted(
+        (match.start(), -len(term), term)
+        for term in nominal
+        for match in re.finditer(re.escape(term), norm)
+    )
+    found: list[tuple[str, ...]] = []
+    run: list[str] = []
+    end = -1
+    for start, _, term in places:
+        if start < end:
+            continue  # inside a longer term written at the same place
+        if not (run and start == end):
+            if len(run) >= 2:
+                found.append(tuple(run))
+            run = []
+        run.append(term)
+        end = start + len(term)
+    if len(run) >= 2:
+        found.append(tuple(run))
+    return list(dict.fromkeys(found))
+
+
 def is_action(unit: Sequence[str]) -> bool:
     """True when every part of the unit is a noun naming an action (「修正」「登録申請」:
     ``tokenize.is_verbal_noun``): what is done, not what it is done to."""
