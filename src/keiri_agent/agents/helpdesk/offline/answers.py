@@ -14,11 +14,14 @@ reflection accepts it:
   reflection is done.
 * **not about its topic** — no passage names the part's most specific noun unit
   (``specificity.most_specific``: 「有給休暇」 in 「有給休暇の申請」): 「資料には記載が
-  ありません（「有給休暇」についての記述は見つかりませんでした）」, then the passages that
-  share its other topic terms as 「関連しそうな記述」; the reflection names the noun.
-* **related** — they cover some topic terms but not enough: 「直接当てはまる記述は見つ
-  かりませんでした」, then the quotes as 「関連しそうな記述」 naming the terms they contain;
-  the reflection asks for the missing terms.
+  ありません（「有給休暇」についての記述は見つかりませんでした）」, then — unquoted — where
+  its other topic terms occur; the reflection names the noun.
+* **related** — they cover some topic terms but not enough: 「資料には記載がありません
+  （「上限」についての記述は見つかりませんでした）」, then — unquoted — where the terms it
+  does contain occur; the reflection asks for the missing terms.
+* **not close in meaning** (embeddings configured) — the words are covered, but no such
+  passage is among the closest in meaning to the part (``SIMILARITY_MARGIN``): declined
+  (「直接の記述は見つかりませんでした」), pointed to, unquoted.
 * **not in the documents** — no passage contains a topic term (or nothing was found):
   「資料には記載がありません」 with the terms searched and the tools used, no quote.
 
@@ -321,7 +324,8 @@ def subtask_answer(
     """The part's answer (Japanese) and the citations it uses, in order.
 
     Answered: a lead sentence, then 1–3 quotes each followed by 【citation】; related:
-    the quotes as 「関連しそうな記述」; not in the documents: 「資料には記載がありません」
+    「資料には記載がありません」 naming what is missing and pointing (unquoted) to where the
+    part's other words occur; not in the documents: 「資料には記載がありません」
     with the terms searched and ``tools`` (the search tools used), and no citation.
     ``similarity`` (embeddings configured): see ``SIMILARITY_MARGIN``.
     """
