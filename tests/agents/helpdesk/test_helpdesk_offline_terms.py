@@ -16,6 +16,7 @@ from keiri_agent.agents.helpdesk.offline import (
     reflect,
     reformulate,
     split_question,
+    subtask_answer,
     synonyms,
 )
 from keiri_agent.agents.helpdesk.offline.terms import PreparedText, parse_synonym_groups
@@ -171,3 +172,22 @@ def test_a_file_that_is_not_utf8_is_a_japanese_error(tmp_path: Path) -> None:
 
 def test_a_filler_phrase_does_not_stop_its_content_word() -> None:
     assert key_terms("問題が発生した") == ["問題", "発生"]
+
+
+def test_a_date_is_one_key_term_and_another_year_does_not_answer_it() -> None:
+    assert key_terms("2025年4月から何が変わる？") == ["2025年4月", "変わる"]
+    assert key_terms("４月１日以降の申請は？")[0] == "4月1日"  # full-width digits too
+    old = SearchOutput(
+        file_name="notice.pdf",
+        page=1,
+        content="2024年4月から、交通費の精算方法が変わりました。",
+    )
+    new = SearchOutput(
+        file_name="notice.pdf",
+        page=2,
+        content="2025年4月から、出張旅費の日当が変わります。",
+    )
+    answer, sources = subtask_answer("2025年4月から何が変わる？", [old])
+    assert "資料には記載がありません" in answer and sources == []
+    answer, sources = subtask_answer("2025年4月から何が変わる？", [old, new])
+    assert "出張旅費の日当" in answer and "p.2" in sources[0]

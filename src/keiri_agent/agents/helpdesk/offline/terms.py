@@ -16,6 +16,7 @@ module (general business and IT words) plus the knowledge base's own ``synonyms.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -208,7 +209,20 @@ def key_terms(text: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -> list[st
     >>> key_terms("ABCシステムが不安定です", Vocabulary.build(system_name="ABC"))
     ['不安定']
     """
-    return [t for t in content_words(vocabulary.without_system_name(text)) if not _is_stop(t)]
+    text = unicodedata.normalize("NFKC", vocabulary.without_system_name(text))
+    terms: list[str] = []
+    start = 0
+    for date in _DATE.finditer(text):
+        terms += [t for t in content_words(text[start : date.start()]) if not _is_stop(t)]
+        terms.append(date.group())
+        start = date.end()
+    terms += [t for t in content_words(text[start:]) if not _is_stop(t)]
+    return list(dict.fromkeys(terms))
+
+
+_DATE = re.compile(r"\d{4}年\d{1,2}月(?:\d{1,2}日)?|\d{1,2}月\d{1,2}日")
+"""A date is one key term (「2025年4月」「4月1日」), never its numbers apart: a passage on
+「2024年4月」 has 「4」 and 「月」 but does not say 「2025年4月」."""
 
 
 def atomic_terms(terms: Sequence[str]) -> list[str]:
