@@ -44,6 +44,8 @@ export interface Source {
   document: string | null;
   page: number | null;
   heading: string | null;
+  /** 1-based row of an FAQ or table file (cited as 行N). */
+  row: number | null;
   url: string | null;
 }
 
@@ -156,6 +158,7 @@ export function toSource(raw: Record<string, unknown>, index: number): Source {
     document: typeof raw.document === "string" ? raw.document : null,
     page: num(raw.page),
     heading: typeof raw.heading === "string" ? raw.heading : null,
+    row: num(raw.row),
     url: typeof raw.url === "string" ? raw.url : null,
   };
 }

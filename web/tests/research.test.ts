@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  toSource,
   initialResearchState,
   parseResearchEvent,
   planSummary,
@@ -170,5 +171,13 @@ describe("parseResearchEvent", () => {
     expect(parseResearchEvent(JSON.stringify(ev(3, "hits", { count: 2 })))?.payload).toEqual({ count: 2 });
     expect(parseResearchEvent("not json")).toBeNull();
     expect(parseResearchEvent('{"kind":"hits"}')).toBeNull();
+  });
+});
+
+describe("toSource", () => {
+  it("keeps the row of an FAQ source (cited as 行N)", () => {
+    const faq = toSource({ ref: "faq.csv#4", text: "Q: A", title: "faq.csv", document: "faq.csv", page: null, row: 4 }, 0);
+    expect(faq.row).toBe(4);
+    expect(toSource(SOURCE_1, 0).row).toBeNull();
   });
 });

@@ -13,7 +13,7 @@ import pytest
 from pydantic import SecretStr
 
 from keiri_agent.agents.helpdesk.desk import SAMPLE_DOCUMENTS
-from keiri_agent.agents.research.models import SearchTool
+from keiri_agent.agents.research.models import DocSnippet, SearchTool
 from keiri_agent.agents.research.sources.azure_search import AzureAISearch
 from keiri_agent.agents.research.sources.internal import (
     InternalSearch,
@@ -222,3 +222,13 @@ def test_search_tools_without_knowledge_bases(keiri_home: Path) -> None:
     assert [type(tool) for tool in tools] == [AzureAISearch]
     with pytest.raises(UserInputError, match="「kitei」が見つかりません"):
         search_tools(azure_only, kb_names=["kitei"], azure_token_provider=lambda: "token")
+
+
+def test_an_faq_snippet_is_cited_with_its_row(keiri_home: Path) -> None:
+    settings = Settings(provider="offline")
+    faq = SAMPLE_DOCUMENTS.parent / "xyz_faq.csv"
+    assert KnowledgeBase.for_workspace(settings, "xyz").index_files([faq], "qa", faq=True).ok
+    (best, *_) = open_internal(settings, ["xyz"]).search("アカウント ロック", top=3)
+    assert best.document == "xyz_faq.csv" and isinstance(best.row, int)
+    assert best.label().startswith(f"xyz_faq.csv 行{best.row}")
+    assert DocSnippet.from_dict(best.to_dict()) == best

@@ -3,6 +3,7 @@ import type { Source } from "@/lib/research";
 function location(source: Source): string {
   const parts = [source.document ?? source.title];
   if (source.page !== null) parts.push(`${source.page} ページ`);
+  if (source.row !== null) parts.push(`${source.row} 行目`);
   return parts.filter(Boolean).join(" ");
 }
 

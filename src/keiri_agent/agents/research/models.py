@@ -34,14 +34,18 @@ class DocSnippet:
     score: float = 0.0
     origin: str = ""
     """Which search source found it: ``kb:<name>``, ``azure:<index>``, ``web:<provider>``."""
+    row: int | None = None
+    """1-based row of a table or FAQ file (CSV/XLSX), cited as ``行N``."""
 
     def label(self) -> str:
-        """A short citation: ``manual.pdf p.3 「2.1 パスワード」`` or the URL."""
+        """A short citation: ``manual.pdf p.3 「2.1 パスワード」``, ``faq.csv 行12`` or the URL."""
         if self.url and not self.document:
             return f"{self.title} <{self.url}>" if self.title else self.url
         parts = [self.document or self.title]
         if self.page is not None:
             parts.append(f"p.{self.page}")
+        if self.row is not None:
+            parts.append(f"行{self.row}")
         if self.heading:
             parts.append(f"「{self.heading}」")
         return " ".join(parts)
@@ -55,6 +59,7 @@ class DocSnippet:
             "document": self.document,
             "page": self.page,
             "heading": self.heading,
+            "row": self.row,
             "url": self.url,
             "score": self.score,
             "origin": self.origin,
@@ -70,6 +75,7 @@ class DocSnippet:
             document=data.get("document"),
             page=data.get("page"),
             heading=data.get("heading"),
+            row=data.get("row") if isinstance(data.get("row"), int) else None,
             url=data.get("url"),
             score=float(data.get("score") or 0.0),
             origin=str(data.get("origin") or ""),

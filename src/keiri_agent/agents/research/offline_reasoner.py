@@ -131,6 +131,7 @@ def as_passage(snippet: DocSnippet) -> SearchOutput:
         content=snippet.text,
         page=snippet.page,
         heading=snippet.heading,
+        row=snippet.row,
         score=snippet.score,
     )
 

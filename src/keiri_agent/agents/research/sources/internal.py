@@ -112,6 +112,7 @@ def _snippet(hit: Hit, origin: str, score: float) -> DocSnippet:
         heading=source.heading,
         score=score,
         origin=origin,
+        row=source.row,
     )
 
 
