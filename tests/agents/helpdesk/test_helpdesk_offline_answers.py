@@ -11,6 +11,7 @@ from keiri_agent.agents.helpdesk.offline import (
     reflect,
     subtask_answer,
 )
+from keiri_agent.agents.helpdesk.offline.asks import asked_value
 from keiri_agent.agents.helpdesk.offline.specificity import (
     compounds,
     is_generic,
@@ -217,3 +218,34 @@ def test_compounds_are_found_at_every_place_they_are_written() -> None:
         ("国内", "出張"),
         ("海外", "出張"),
     ]
+
+
+def test_a_part_asking_for_a_count_is_answered_only_by_a_passage_stating_one() -> None:
+    part = "パスワードを何回間違えるとアカウントがロックされますか"
+    vague = SearchOutput(
+        file_name="guide.pdf",
+        page=5,
+        heading="2.5 アカウントロック",
+        content="パスワードを続けて間違えると、アカウントがロックされます。解除は管理者に依頼します。",
+    )
+    counted = SearchOutput(
+        file_name="faq.csv",
+        row=13,
+        content="Q: ロックされました。 A: パスワードを5回続けて間違えるとロックされます。",
+    )
+    answer, sources = subtask_answer(part, [vague])
+    assert "資料には記載がありません（「回数」についての記述は見つかりませんでした）" in answer
+    assert sources == []
+    assert not reflect(part, [vague], 0).is_completed
+    answer, sources = subtask_answer(part, [vague, counted])
+    assert "5回" in answer and sources == [counted.citation()]
+
+
+def test_the_kind_of_value_asked_is_read_from_the_interrogative() -> None:
+    assert asked_value("添付は何MBまで？").stated_in("上限は10MBです")  # type: ignore[union-attr]
+    assert not asked_value("添付は何MBまで？").stated_in("容量の上限があります")  # type: ignore[union-attr]
+    assert asked_value("申請は何営業日前まで？").stated_in("5営業日前までに")  # type: ignore[union-attr]
+    assert asked_value("いくらまで使えますか").stated_in("5,000円以下")  # type: ignore[union-attr]
+    assert asked_value("How many times can I fail?").stated_in("5回")  # type: ignore[union-attr]
+    assert asked_value("いつ振り込まれますか") is None  # answered in too many forms
+    assert asked_value("パスワードの条件は？") is None

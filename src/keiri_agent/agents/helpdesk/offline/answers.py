@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from keiri_agent.agents.helpdesk.models import ReflectionResult, SearchOutput, Subtask
+from keiri_agent.agents.helpdesk.offline.asks import asked_value
 from keiri_agent.agents.helpdesk.offline.quotes import answer_lead, lead_sentence, trim
 from keiri_agent.agents.helpdesk.offline.specificity import (
     Aspect,
@@ -183,6 +184,11 @@ def _judge(
     if similarity is not None and candidates:
         close = _close_in_meaning(subtask, results, similarity)
         candidates = [replace(c, close=c.result.content in close) for c in candidates]
+    wanted = asked_value(subtask) if asked else None
+    unstated = ""  # 「何回」: only a passage stating a count answers it
+    if wanted is not None and candidates:
+        stating = [c for c in candidates if wanted.stated_in(c.result.content)]
+        candidates, unstated = (stating, "") if stating else (candidates, wanted.name)
     chosen = sorted(
         candidates,
         key=lambda c: (-c.relevance, -c.restates, -len(c.in_heading), -c.result.score, c.order),
@@ -193,7 +199,7 @@ def _judge(
         topics,
         chosen,
         covered_topics,
-        _absent(subtask, terms, results, vocabulary) if asked else "",
+        (_absent(subtask, terms, results, vocabulary) if asked else "") or unstated,
     )
 
 

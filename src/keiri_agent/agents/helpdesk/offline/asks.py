@@ -1,0 +1,77 @@
+"""What kind of value a part asks for, and whether a passage states one.
+
+「何回間違えるとロックされますか」 asks for a count, 「何MBまで」 for a size, 「何日以内」 for a
+number of days: a passage that shares the part's words but states no such value does not
+answer it (a section on two-factor authentication shares 「ログイン」 with the lockout
+question, but has no 「…回」). :func:`asked_value` reads the kind from the question's
+interrogative (「何」 + a counter, 「いくら」, "how many"); :meth:`AskedValue.stated_in`
+says whether a text states a value of that kind — digits with a counter of the kind
+(「5回」「10MB」「3営業日」), never the counter alone.
+
+Only interrogatives with a counter count: 「いつ」「どこ」「誰」 are answered in too many
+forms (「翌月10日」「月末」「次の営業日の朝」) to check by pattern.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+_NUMBER = r"(?:\d[\d,]*(?:\.\d+)?|[一二三四五六七八九十百千]+)"
+
+
+@dataclass(frozen=True)
+class AskedValue:
+    """A kind of value: its name in an answer (Japanese) and the counters that state it."""
+
+    name: str
+    counters: tuple[str, ...]
+
+    def stated_in(self, text: str) -> bool:
+        """``text`` states a value of this kind: a number followed by one of its counters."""
+        units = "|".join(re.escape(counter) for counter in sorted(self.counters, key=len)[::-1])
+        pattern = rf"{_NUMBER}\s*(?:{units})"
+        return re.search(pattern, unicodedata.normalize("NFKC", text), re.IGNORECASE) is not None
+
+
+COUNT = AskedValue("回数", ("回", "度"))
+DURATION = AskedValue("時間", ("分", "秒", "時間"))
+DAYS = AskedValue(
+    "日数・期間", ("日", "営業日", "日間", "週", "週間", "か月", "ヶ月", "カ月", "年")
+)
+SIZE = AskedValue("容量", ("MB", "GB", "KB", "メガ", "ギガ"))
+LENGTH = AskedValue("文字数", ("文字", "桁"))
+MONEY = AskedValue("金額", ("円", "万円", "千円"))
+ITEMS = AskedValue("数", ("件", "人", "名", "社", "枚", "個", "通"))
+SHARE = AskedValue("割合", ("%", "パーセント", "割"))
+
+_KINDS: tuple[tuple[re.Pattern[str], AskedValue], ...] = (
+    (re.compile(r"何\s*(?:回|度)|how\s+many\s+times|how\s+often", re.IGNORECASE), COUNT),
+    (re.compile(r"何\s*(?:分|秒|時間)|how\s+many\s+(?:minutes|hours)", re.I), DURATION),
+    (
+        re.compile(
+            r"何\s*(?:営業日|日間|日|週間|週|か月|ヶ月|カ月|年間|年)"
+            r"|how\s+many\s+(?:days|weeks|months|years)",
+            re.IGNORECASE,
+        ),
+        DAYS,
+    ),
+    (re.compile(r"何\s*(?:MB|GB|KB|メガ|ギガ)", re.IGNORECASE), SIZE),
+    (re.compile(r"何\s*(?:文字|桁)|how\s+many\s+characters", re.IGNORECASE), LENGTH),
+    (re.compile(r"いくら|何\s*(?:円|万円)|how\s+much", re.IGNORECASE), MONEY),
+    (re.compile(r"何\s*(?:件|人|名|社|枚|個|通)", re.IGNORECASE), ITEMS),
+    (re.compile(r"何\s*(?:%|％|パーセント|割)", re.IGNORECASE), SHARE),
+)
+
+
+def asked_value(question: str) -> AskedValue | None:
+    """The kind of value ``question`` asks for, or None (it asks for none we can check)."""
+    text = unicodedata.normalize("NFKC", question)
+    for pattern, kind in _KINDS:
+        if pattern.search(text):
+            return kind
+    return None
+
+
+__all__ = ["AskedValue", "asked_value"]
