@@ -128,7 +128,9 @@ def test_llm_path_with_an_injected_scripted_model() -> None:
                     {"name": "search_xyz_manual", "args": {"query": "パスワード 条件"}, "id": "a"}
                 ],
             ),
-            "パスワードは条件をすべて満たす必要があります [1]。",
+            # [2] is the manual's 2.2 (p.4), which says it ([1] is the error list, p.12);
+            # the answer cites only it, renumbered [1]
+            "パスワードは条件をすべて満たす必要があります [2]。",
             ReflectionResult(advice="", is_completed=True),
             "パスワードの条件はマニュアルのとおりです [1]。",
         ]

@@ -139,16 +139,17 @@ def test_the_built_in_groups_are_general_vocabulary() -> None:
 def test_a_knowledge_base_file_extends_the_groups(tmp_path: Path) -> None:
     file = tmp_path / "synonyms.txt"
     file.write_text(
-        "# 社内用語\n\n打刻, タイムカード, clock in  # 勤怠\n稟議 りんぎ 決裁書\n",
+        "# 社内用語\n\n打刻, タイムカード, clock in  # 勤怠\n伺い書 うかがいしょ 決裁書\n",
         encoding="utf-8",
     )
     groups = load_synonym_groups(file)
-    assert groups == (("打刻", "タイムカード", "clock in"), ("稟議", "りんぎ", "決裁書"))
+    assert groups == (("打刻", "タイムカード", "clock in"), ("伺い書", "うかがいしょ", "決裁書"))
     vocabulary = Vocabulary.build(synonym_groups=groups)
-    assert synonyms("打刻", vocabulary) == ("タイムカード", "clock in")
-    assert synonyms("打刻") == ()
-    assert PreparedText.of("タイムカードを修正する", vocabulary).has("打刻")
-    assert "タイムカード" in reformulate("打刻の修正", 1, "", vocabulary).split()
+    assert synonyms("伺い書", vocabulary) == ("うかがいしょ", "決裁書")
+    assert synonyms("伺い書") == ()  # not built in
+    assert "タイムカード" in synonyms("打刻", vocabulary)
+    assert PreparedText.of("決裁書を回す", vocabulary).has("伺い書")
+    assert "決裁書" in reformulate("伺い書の回し方", 1, "", vocabulary).split()
 
 
 def test_a_missing_knowledge_base_file_adds_nothing(tmp_path: Path) -> None:
@@ -191,3 +192,10 @@ def test_a_date_is_one_key_term_and_another_year_does_not_answer_it() -> None:
     assert "資料には記載がありません" in answer and sources == []
     answer, sources = subtask_answer("2025年4月から何が変わる？", [old, new])
     assert "出張旅費の日当" in answer and "p.2" in sources[0]
+
+
+def test_everyday_words_find_the_manuals_words() -> None:
+    """The general lexicon (``synonyms_general.txt``) is built in beside ``synonyms.txt``."""
+    assert "スマートフォン" in synonyms("スマホ")
+    assert "廃棄" in synonyms("捨てる")
+    assert PreparedText.of("領収書の原本は1か月保管した後に廃棄してください。").has("捨てる")

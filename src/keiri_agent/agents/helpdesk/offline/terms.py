@@ -116,9 +116,18 @@ def load_synonym_groups(path: Path) -> tuple[tuple[str, ...], ...]:
     return parse_synonym_groups(text, str(path))
 
 
+GENERAL_SYNONYMS_FILE = "synonyms_general.txt"
+"""Built-in groups of everyday ↔ manual words (スマホ / スマートフォン, 捨てる / 廃棄),
+written without looking at any sample question."""
+
+
 def _builtin_groups() -> tuple[tuple[str, ...], ...]:
-    resource = files(__package__ or "keiri_agent.agents.helpdesk.offline") / SYNONYMS_FILE
-    return parse_synonym_groups(resource.read_text(encoding="utf-8"), SYNONYMS_FILE)
+    package = files(__package__ or "keiri_agent.agents.helpdesk.offline")
+    return tuple(
+        group
+        for name in (SYNONYMS_FILE, GENERAL_SYNONYMS_FILE)
+        for group in parse_synonym_groups((package / name).read_text(encoding="utf-8"), name)
+    )
 
 
 SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = _builtin_groups()
