@@ -3,11 +3,11 @@
 Each line of ``data/claims_blind1.jsonl`` (``--set blind``, the default) or
 ``data/claims_dev1.jsonl`` (``--set dev``: the set the rules are tuned on) pairs a
 passage with one sentence a model might write citing it, labelled ``supported`` or not
-and by ``kind`` (verbatim, paraphrase, partial — supported; wrong_value, added_fact, other_topic, negated — not). Both sets were
-written by helpers who never read the product's rules; the blind set's misses are not
-read. The claim is checked as the
-HelpDesk checks a model's answer: the sentence with a ``[1]`` marker, passage 1 the cited
-one. Printed:
+and by ``kind`` (verbatim, paraphrase, partial — supported; wrong_value, added_fact,
+other_topic, negated — not). Both sets were written by helpers who never read the
+product's rules; the blind set's misses are not read. The claim is checked as the
+HelpDesk checks a model's answer: the sentence with a ``[1]`` marker, passage 1 the
+cited one. Printed:
 
 - ``claims.kept.<kind>`` — the share of supported claims left unmarked (a marked one is a
   false alarm: the reader is told a true sentence was not confirmed);
