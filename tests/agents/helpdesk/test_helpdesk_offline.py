@@ -551,3 +551,20 @@ def test_an_adverbial_while_clause_is_not_a_part() -> None:
     assert split_question("長い休みの間、承認を誰かに任せられる？最長何日？") == [
         "長い休みの間、承認を誰かに任せられる。最長何日？"
     ]
+
+
+def test_a_sentence_running_over_a_page_break_is_quoted_whole_with_both_pages() -> None:
+    """The quote starts at the sentence start on p.3, not at the page break, and cites
+    both pages it is on."""
+    page3 = "3.4 交通費\n交通費は利用日から1か月以内に申請します。定期券の区間と重なる部分は、"
+    page4 = "交通費として申請できません。"
+    passage = SearchOutput(
+        file_name="rules.pdf",
+        page=3,
+        heading="3.4 交通費",
+        content=page3 + page4,
+        page_starts=[(0, 3), (len(page3), 4)],
+    )
+    answer, sources = subtask_answer("定期券の区間と重なる交通費は申請できますか", [passage])
+    assert "定期券の区間と重なる部分は、交通費として申請できません。" in answer
+    assert sources == ["rules.pdf p.3–4 「3.4 交通費」"]

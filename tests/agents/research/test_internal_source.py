@@ -20,7 +20,7 @@ from keiri_agent.agents.research.sources.internal import (
     knowledge_base_names,
     open_internal,
 )
-from keiri_agent.agents.research.sources.registry import search_tools
+from keiri_agent.agents.research.sources.registry import SAMPLE_KB, SAMPLE_SOURCE_NAME, search_tools
 from keiri_agent.agents.research.sources.web import TavilySearch
 from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError
@@ -232,3 +232,27 @@ def test_an_faq_snippet_is_cited_with_its_row(keiri_home: Path) -> None:
     assert best.document == "xyz_faq.csv" and isinstance(best.row, int)
     assert best.label().startswith(f"xyz_faq.csv 行{best.row}")
     assert DocSnippet.from_dict(best.to_dict()) == best
+
+
+def test_the_sample_is_searched_alone_even_with_azure_and_the_web_configured(
+    keiri_home: Path, tmp_path: Path
+) -> None:
+    full = Settings(
+        provider="offline",
+        research_azure_search_endpoint="http://127.0.0.1:9",
+        research_azure_search_index="idx",
+        research_azure_search_api_key=SecretStr("azs-key-0123456789"),
+        research_web_provider="tavily",
+        research_web_api_key=SecretStr("tvly-key-0123456789"),
+    )
+    _index(full, SAMPLE_KB, _write(tmp_path / "s", {"a.md": "# a\n\n請求書\n"}))
+    _index(full, "kitei", _write(tmp_path / "k", {"b.md": "# b\n\n通知\n"}))
+    [sample] = search_tools(full, kb_names=[SAMPLE_KB])
+    assert isinstance(sample, InternalSearch) and sample.kb_names == [SAMPLE_KB]
+    assert sample.name == SAMPLE_SOURCE_NAME
+    default = search_tools(full)  # every knowledge base but the sample, and the others
+    assert [type(tool) for tool in default] == [InternalSearch, AzureAISearch, TavilySearch]
+    assert default[0].kb_names == ["kitei"]  # type: ignore[attr-defined]
+    with pytest.raises(UserInputError) as mixed:
+        search_tools(full, kb_names=[SAMPLE_KB, "kitei"])
+    assert mixed.value.code == "SAMPLE_NOT_MIXED"
