@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
-from keiri_agent.agents.helpdesk.desk import EXAMPLE_QUESTION
+from keiri_agent.agents.helpdesk.desk import EXAMPLE_QUESTION, HelpDesk
 from keiri_agent.cli.app import app
 
 runner = CliRunner()
@@ -117,3 +118,14 @@ def test_the_knowledge_base_synonyms_file_is_shown_used_and_checked(
     bad = runner.invoke(app, ["helpdesk", "ask", question])
     assert bad.exit_code == 1
     assert "1 行目" in bad.output and "SYNONYMS_FILE_INVALID" in bad.output
+
+
+def test_ask_shows_the_answer_s_warnings(keiri_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert runner.invoke(app, ["helpdesk", "index", "--sample"]).exit_code == 0
+    warning = "マニュアルはキーワード検索だけで検索しました（ベクトル検索を使えませんでした: …）"
+    monkeypatch.setattr(HelpDesk, "retrieval_warnings", lambda self: [warning])
+    answer = runner.invoke(app, ["helpdesk", "ask", EXAMPLE_QUESTION])
+    assert answer.exit_code == 0
+    assert f"注意: {warning}" in answer.stderr
+    as_json = runner.invoke(app, ["helpdesk", "ask", EXAMPLE_QUESTION, "--json"])
+    assert json.loads(as_json.stdout)["warnings"] == [warning]

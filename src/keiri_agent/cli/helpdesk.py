@@ -232,3 +232,5 @@ def ask(
     from rich.markdown import Markdown
 
     console.print(Markdown(result.answer))
+    for warning in result.warnings:
+        err_console.print(f"[bold yellow]注意[/bold yellow]: {warning}")

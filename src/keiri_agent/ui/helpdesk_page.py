@@ -402,6 +402,8 @@ def _past_answers(desk: HelpDesk, shown: AgentResult | None) -> None:
 
 def _show_result(result: AgentResult) -> None:
     st.subheader("回答")
+    for warning in result.warnings:  # searched by keywords although embeddings are set up
+        st.warning(warning)
     st.markdown(result.answer)  # ends with 見つからなかった点 when something was not found
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from keiri_agent.agents.helpdesk.desk import HelpDesk, RetrieverStatus
 from keiri_agent.config import Settings
 from keiri_agent.llm.testing import StubOpenAIServer
+from keiri_agent.services.jsonforms import helpdesk_answer_json
 
 MANUAL = """# Travel guide
 
@@ -86,3 +87,28 @@ def test_status_says_why_vectors_are_not_used(keiri_home: Path, tmp_path: Path) 
         desk.index([manual], qa=[faq])
         assert desk.retrievers()["qa"] == RetrieverStatus("hybrid")
         assert desk.retrievers()["manual"].retriever == "keyword"
+
+
+def test_an_answer_says_when_it_searched_by_keywords_although_embeddings_are_set_up(
+    keiri_home: Path, tmp_path: Path
+) -> None:
+    """Documents indexed while offline have no vectors: with embeddings configured the
+    desk still answers (by keywords) and the answer says so, with the fix; offline (no
+    embeddings) keyword search is the mode and nothing is said."""
+    manual, faq = _files(tmp_path)
+    offline = HelpDesk(Settings(provider="offline"))
+    offline.index([manual], qa=[faq])
+    assert offline.ask("When do refund requests close?").warnings == []
+
+    with StubOpenAIServer(embedding_dim=256) as server:
+        settings = Settings(
+            provider="offline",
+            embedding_provider="openai-compatible",
+            embedding_base_url=server.base_url,
+            max_retries=0,
+        )
+        result = HelpDesk(settings).ask("When do refund requests close?")
+    assert len(result.warnings) == 2
+    assert result.warnings[0].startswith("マニュアルはキーワード検索だけで検索しました")
+    assert all("再インデックスが必要です" in warning for warning in result.warnings)
+    assert helpdesk_answer_json(result)["warnings"] == result.warnings

@@ -13,6 +13,8 @@ interface Answer {
   sources: string[];
   unanswered: string[];
   offline: boolean;
+  /** How it was searched, when not as configured (keyword search although embeddings are set up). */
+  warnings?: string[];
 }
 
 const EMPTY_KB = "EMPTY_KNOWLEDGE_BASE";
@@ -153,6 +155,11 @@ export default function HelpDeskPage() {
           {answer.offline ? (
             <p className="muted">言語モデルを使わない簡易モードの回答です。</p>
           ) : null}
+          {(answer.warnings ?? []).map((warning, index) => (
+            <p key={index} className="notice" role="note" data-testid="helpdesk-warning">
+              {warning}
+            </p>
+          ))}
           {/* the answer ends with its own 見つからなかった点 and 出典 sections (the core adds
               them, as on every surface): shown once, as written */}
           <Markdown text={answer.answer} sourceCount={answer.sources.length} />

@@ -200,9 +200,29 @@ class HelpDesk:
         )
 
     def ask(self, question: str, *, on_event: EventCallback | None = None) -> AgentResult:
-        """Answer ``question`` (planned, searched per part in parallel, checked, cited)."""
-        return self.agent().run_agent(question, on_event=on_event)
+        """Answer ``question`` (planned, searched per part in parallel, checked, cited),
+        with :meth:`retrieval_warnings` in ``warnings``."""
+        warnings = self.retrieval_warnings()
+        result = self.agent().run_agent(question, on_event=on_event)
+        return result.model_copy(update={"warnings": warnings}) if warnings else result
 
+    def retrieval_warnings(self) -> list[str]:
+        """A warning (Japanese) per collection searched by keywords alone although an
+        embeddings endpoint is configured: the user expects vector search, so the answer
+        says it did not happen and why. None when embeddings are not configured (keyword
+        search is then the mode, which the offline notice already says)."""
+        if self.settings.active_embedding_provider is None:
+            return []
+        return [
+            f"{COLLECTION_LABELS.get(name, name)}はキーワード検索だけで検索しました"
+            f"（ベクトル検索を使えませんでした: {status.reason}）"
+            for name, status in self.retrievers().items()
+            if status.retriever == "keyword" and status.reason
+        ]
+
+
+COLLECTION_LABELS = {MANUAL: "マニュアル", QA: "FAQ"}
+"""How each collection is named to the user."""
 
 RETRIEVER_LABELS: dict[Retriever, str] = {
     "keyword": "キーワード検索",

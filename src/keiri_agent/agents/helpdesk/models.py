@@ -127,3 +127,8 @@ class AgentResult(BaseModel):
         default_factory=list, description="Subtasks that ended without a complete answer"
     )
     offline: bool = Field(default=False, description="Produced by the offline rules, no LLM")
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What the user should know about how it was searched (Japanese): a "
+        "collection searched by keywords alone although embeddings are configured",
+    )
