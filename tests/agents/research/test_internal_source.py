@@ -256,3 +256,14 @@ def test_the_sample_is_searched_alone_even_with_azure_and_the_web_configured(
     with pytest.raises(UserInputError) as mixed:
         search_tools(full, kb_names=[SAMPLE_KB, "kitei"])
     assert mixed.value.code == "SAMPLE_NOT_MIXED"
+
+
+def test_a_knowledge_base_without_vectors_is_named_when_vectors_are_on(
+    keiri_home: Path, tmp_path: Path
+) -> None:
+    settings = Settings(provider="offline")
+    base = _index(settings, "kitei", _write(tmp_path / "k", {"a.md": "# a\n\n請求書\n"}))
+    assert InternalSearch(base, use_vectors=False).retrieval_warnings() == []
+    [warning] = InternalSearch(base, use_vectors=True).retrieval_warnings()
+    assert warning.startswith("ナレッジベース「kitei」の一部はキーワード検索だけで検索しました")
+    assert "ベクトルのない資料が 1 件" in warning

@@ -338,3 +338,19 @@ def test_a_report_sentence_its_cited_source_does_not_say_is_marked_and_cites_not
     assert f"2025年4月から義務になります{UNSUPPORTED_MARK}。" in result.report_md
     assert [source.ref for source in result.sources] == ["invoice.pdf#1"]
     assert any("確認できなかった記述 1 件" in line for line in result.limitations)
+
+
+def test_a_source_searched_by_keywords_alone_is_named_in_the_limitations(
+    tmp_path: Path,
+) -> None:
+    class KeywordOnly(FixedSource):
+        def retrieval_warnings(self) -> list[str]:
+            return ["ナレッジベース「kitei」の一部はキーワード検索だけで検索しました。"]
+
+    plan = PlanOutput(needs_research=True, reason="記載事項", queries=["登録番号"])
+    model = scripted(
+        plan, summary_for, "## 結論\n\n適格請求書には登録番号を記載する必要があります [1]。"
+    )
+    result = agent_for(tmp_path, model, tools=[KeywordOnly(SNIPPETS)]).research(QUESTION)
+    assert "ナレッジベース「kitei」の一部はキーワード検索だけで検索しました。" in result.limitations
+    assert "キーワード検索だけで検索しました" in result.report_md

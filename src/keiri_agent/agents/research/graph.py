@@ -328,6 +328,8 @@ class ResearchRun:
             body, sources = keep_cited(body, sources)
         for gap in state.get("missing") or []:
             limitations.append(f"調べきれなかった点: {gap}")
+        for tool in self.tools:  # a source searched by keywords although vectors are on
+            limitations += getattr(tool, "retrieval_warnings", list)()
         sections = [body.strip(), limitations_section(limitations)]
         if sources:
             sections.append(sources_section(sources))

@@ -82,6 +82,27 @@ class InternalSearch:
         ordered = sorted(fused.values(), key=lambda item: (-item.score, item.best_rank))
         return [_snippet(item.hit, item.origin, item.score) for item in ordered[:top]]
 
+    def retrieval_warnings(self) -> list[str]:
+        """A limitation (Japanese) per knowledge base searched by keywords alone although
+        vectors are in use (``use_vectors``): some of its documents have no vectors yet."""
+        if not self.use_vectors:
+            return []
+        out = []
+        for base, kb_name in zip(self.knowledge_bases, self.kb_names, strict=True):
+            missing = sum(
+                1
+                for collection in base.collections()
+                for entry in base.documents(collection).values()
+                if not entry.get("vector")
+            )
+            if missing:
+                out.append(
+                    f"ナレッジベース「{kb_name}」の一部はキーワード検索だけで検索しました"
+                    f"（ベクトルのない資料が {missing} 件あります。keiri-agent helpdesk "
+                    f"index --name {kb_name} で登録し直すとベクトルが追加されます）。"
+                )
+        return out
+
     def _searcher(self, base: KnowledgeBase, collection: str) -> Searcher:
         keyword = base.keyword(collection)
         # the manifest says whether every document has vectors: only then is the vector
