@@ -183,3 +183,32 @@ def test_asking_an_empty_knowledge_base_is_a_400_with_a_hint_also_when_streamed(
         assert response.status_code == 400
         assert response.headers["content-type"].startswith("application/json")
         assert response.json()["error"]["code"] == "EMPTY_KNOWLEDGE_BASE"
+
+
+def test_indexing_streams_its_progress_then_the_reports(
+    offline: Settings, serve: Callable[..., LiveServer]
+) -> None:
+    """A CPU embeddings server takes minutes: with stream=true the sample's indexing
+    shows each file as it is done (helpdesk and research), then the same reports."""
+    with _client(serve(offline)) as client:
+        with client.stream("POST", "/api/helpdesk/kb/helpdesk/sample?stream=true") as response:
+            assert response.headers["content-type"].startswith("text/event-stream")
+            events = list(read_sse(response.iter_lines()))
+        with client.stream(
+            "POST", "/api/research/sample", headers={"Accept": "text/event-stream"}
+        ) as response:
+            research = list(read_sse(response.iter_lines()))
+        again = client.post("/api/helpdesk/kb/helpdesk/sample").json()
+
+    kinds = [event.event for event in events]
+    assert kinds[0] == "index_started" and kinds[-1] == "result"
+    progress = [e.data["payload"] for e in events if e.event == "index_progress"]
+    assert progress and all(p["done"] <= p["total"] for p in progress)
+    assert progress[-1]["done"] == progress[-1]["total"]
+    assert any(p["document"].endswith(".pdf") for p in progress)
+    assert [event.id for event in events] == list(range(1, len(events) + 1))
+    reports = events[-1].data["payload"]
+    assert set(reports) == set(again) == {"manual", "qa"}
+    assert research[-1].event == "result"
+    assert research[-1].data["payload"]["kb"] == "research"
+    assert any(e.event == "index_progress" for e in research)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from keiri_agent.agents.research.models import ResearchNote, ResearchResult
     from keiri_agent.agents.research.notes import SqlNoteStore
     from keiri_agent.events import EventCallback
-    from keiri_agent.search.knowledge_base import IndexReport
+    from keiri_agent.search.knowledge_base import IndexReport, ProgressCallback
 
 EXAMPLE_QUESTION = (
     "インボイス制度で当社の請求書フォーマットに必要な変更点を、社内規程と過去の通知から調べて"
@@ -120,12 +120,13 @@ class ResearchService:
             for name in knowledge_base_names(self.settings)
         ]
 
-    def index_sample(self) -> IndexReport:
-        """Index the bundled research corpus into ``SAMPLE_KB`` (changed files only)."""
+    def index_sample(self, on_progress: ProgressCallback | None = None) -> IndexReport:
+        """Index the bundled research corpus into ``SAMPLE_KB`` (changed files only);
+        ``on_progress`` as ``KnowledgeBase.index_files`` calls it."""
         from keiri_agent.search.knowledge_base import KnowledgeBase
 
         knowledge = KnowledgeBase.for_workspace(self.settings, SAMPLE_KB)
-        return knowledge.index_files([sample_corpus()], "manual")
+        return knowledge.index_files([sample_corpus()], "manual", on_progress=on_progress)
 
     def sessions(self) -> list[tuple[str, int, datetime]]:
         """(session id, note count, last note time), newest first."""

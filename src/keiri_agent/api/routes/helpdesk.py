@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, File, Form, Path, Request, UploadFile
@@ -25,14 +25,14 @@ from pydantic import BaseModel, Field
 from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import not_found
+from keiri_agent.api.job_stream import INDEX_RESPONSES, indexing_job, stream_job, wants_stream
 from keiri_agent.api.uploads import read_upload
-from keiri_agent.errors import KeiriAgentError
-from keiri_agent.events import Event, utc_timestamp
 from keiri_agent.services.jobs import Job
-from keiri_agent.services.jsonforms import helpdesk_answer_json, index_reports_json, json_value
+from keiri_agent.services.jsonforms import helpdesk_answer_json, index_reports_json
 
 if TYPE_CHECKING:
     from keiri_agent.agents.helpdesk.models import AgentResult
+    from keiri_agent.search.knowledge_base import IndexReport, ProgressCallback
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +56,6 @@ class AskRequest(BaseModel):
     """True (or ``Accept: text/event-stream``): the run's events as SSE, then ``result``."""
 
 
-def _wants_stream(body: AskRequest, request: Request) -> bool:
-    return body.stream or sse.MEDIA_TYPE in request.headers.get("accept", "")
-
-
 @router.post(
     "/ask",
     responses={
@@ -77,56 +73,17 @@ async def ask(body: AskRequest, request: Request, context: Context) -> Any:
     job: Job[AgentResult] = Job(
         lambda emit: desk.ask(question, on_event=emit), name="helpdesk-ask"
     ).start()
-    if not _wants_stream(body, request):
+    if not wants_stream(body.stream, request.headers.get("accept", "")):
         await asyncio.to_thread(job.wait)
         return helpdesk_answer_json(job.result())
-    # the response starts with the first event: a failure before it (an empty knowledge
-    # base) is answered with its own status instead of a stream holding only an error
-    first = await asyncio.to_thread(job.next_events, 0, None)
-    if not first and job.error is not None:
-        job.result()  # re-raises: rendered by api.errors
-    heartbeat = context.settings.api_heartbeat_s
-    return sse.stream(_ask_events(job, first, heartbeat), heartbeat)
-
-
-async def _ask_events(
-    job: Job[AgentResult], first: list[Event], heartbeat_s: float
-) -> AsyncIterator[Event | None]:
-    """The job's events as they arrive, then ``result`` (the answer JSON) or ``error``,
-    numbered next. Not ``answer``: the agent's own last event is already called so
-    (answer text and sources only)."""
-    batch, position, last = first, 0, None
-    while True:
-        for event in batch:
-            yield event
-            last = event
-        position += len(batch)
-        if job.done and position >= len(job.events()):
-            break
-        batch = await asyncio.to_thread(job.next_events, position, heartbeat_s)
-        if not batch:
-            yield None  # nothing new: lets sse.stream send a heartbeat
-    seq = last.seq + 1 if last is not None else 1
-    run_id = last.run_id if last is not None else ""
-    try:
-        result = job.result()
-    except KeiriAgentError as error:
-        payload = {"error": json_value(error.to_dict())}
-        kind = "error"
-    except Exception:  # logged here; the client gets the API's generic error
-        log.exception("helpdesk ask failed")
-        payload = {
-            "error": {
-                "code": "INTERNAL_ERROR",
-                "message": "サーバーで予期しないエラーが発生しました",
-                "hint": "もう一度お試しください。続く場合はサーバーのログを管理者に送ってください",
-                "details": {},
-            }
-        }
-        kind = "error"
-    else:
-        payload, kind, run_id = helpdesk_answer_json(result), "result", result.run_id
-    yield Event("helpdesk", kind, run_id, seq, utc_timestamp(), payload)
+    # not ``answer``: the agent's own last event is already called so (text and sources)
+    return await stream_job(
+        job,
+        context.settings.api_heartbeat_s,
+        source="helpdesk",
+        result_json=helpdesk_answer_json,
+        run_id=lambda result: result.run_id,
+    )
 
 
 # --------------------------------------------------------------------------- knowledge base
@@ -141,13 +98,15 @@ def knowledge_base_status(kb: KbName, context: Context) -> dict[str, Any]:
     return {"kb": kb, **knowledge_status(context.helpdesk(kb))}
 
 
-@router.post("/kb/{kb}/documents")
+@router.post("/kb/{kb}/documents", responses=INDEX_RESPONSES)
 async def upload_documents(
     kb: KbName,
     context: Context,
+    request: Request,
     files: Annotated[list[UploadFile], File(description="Manual files, or FAQ CSVs for qa")],
     collection: Annotated[Collection, Form()] = "manual",
-) -> dict[str, Any]:
+    stream: bool = False,
+) -> Any:
     """Index uploaded manuals (``collection=manual``) or FAQ CSVs (``qa``); changed
     documents only. The report per collection lists added, updated, unchanged and
     failed documents (a failed one: ``failed`` with its reason; the others are indexed)."""
@@ -156,18 +115,41 @@ async def upload_documents(
     desk = await run_in_threadpool(context.helpdesk, kb)
     uploads = [await read_upload(file, context.settings) for file in files]
     manuals, faqs = (uploads, []) if collection == "manual" else ([], uploads)
-    reports = await run_in_threadpool(
-        lambda: index_knowledge(desk, uploads=manuals, qa_uploads=faqs)
+    return await _indexed(
+        lambda on_progress: index_knowledge(
+            desk, uploads=manuals, qa_uploads=faqs, on_progress=on_progress
+        ),
+        wants_stream(stream, request.headers.get("accept", "")),
+        context,
     )
-    return index_reports_json(reports)
 
 
-@router.post("/kb/{kb}/sample")
-def index_sample(kb: KbName, context: Context) -> dict[str, Any]:
+@router.post("/kb/{kb}/sample", responses=INDEX_RESPONSES)
+async def index_sample(kb: KbName, context: Context, request: Request, stream: bool = False) -> Any:
     """Index the bundled XYZ system manual and FAQ into the knowledge base."""
     from keiri_agent.services.knowledge import index_knowledge
 
-    return index_reports_json(index_knowledge(context.helpdesk(kb), sample=True))
+    desk = await run_in_threadpool(context.helpdesk, kb)
+    return await _indexed(
+        lambda on_progress: index_knowledge(desk, sample=True, on_progress=on_progress),
+        wants_stream(stream, request.headers.get("accept", "")),
+        context,
+    )
+
+
+async def _indexed(
+    index: Callable[[ProgressCallback], dict[str, IndexReport]],
+    streaming: bool,
+    context: ApiContext,
+) -> Any:
+    """Run ``index`` in a worker: its reports as JSON, or its progress as SSE."""
+    job = indexing_job("helpdesk", index)
+    if not streaming:
+        await asyncio.to_thread(job.wait)
+        return index_reports_json(job.result())
+    return await stream_job(
+        job, context.settings.api_heartbeat_s, source="helpdesk", result_json=index_reports_json
+    )
 
 
 @router.delete("/kb/{kb}/documents/{name}")

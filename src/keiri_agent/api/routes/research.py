@@ -4,7 +4,8 @@ threads (``services.research_runs``), never inside a request."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import asyncio
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, status
 from fastapi.responses import StreamingResponse
@@ -13,7 +14,11 @@ from pydantic import BaseModel, Field
 from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import not_found
+from keiri_agent.api.job_stream import INDEX_RESPONSES, indexing_job, stream_job, wants_stream
 from keiri_agent.services.research_runs import MAX_QUESTION_CHARS, RunRecord
+
+if TYPE_CHECKING:
+    from keiri_agent.search.knowledge_base import IndexReport
 
 router = APIRouter(prefix="/api/research", tags=["research"])
 
@@ -65,15 +70,25 @@ def start_research(body: ResearchRequest, context: Context) -> ResearchRun:
     return run_json(record)
 
 
-@router.post("/sample")
-def index_research_sample(context: Context) -> dict[str, Any]:
+@router.post("/sample", responses=INDEX_RESPONSES)
+async def index_research_sample(context: Context, request: Request, stream: bool = False) -> Any:
     """Index the bundled research corpus (a fictional company's documents) into the
     knowledge base ``research`` (changed files only). A run searches it only when ``kb``
-    names it, and then nothing else (what ``keiri-agent research --sample`` does)."""
+    names it, and then nothing else (what ``keiri-agent research --sample`` does). With
+    ``stream=true`` (or ``Accept: text/event-stream``): its progress as SSE, then
+    ``result`` holding the same JSON."""
     from keiri_agent.services.research import SAMPLE_KB
 
-    report = context.research.index_sample()
-    return {"kb": SAMPLE_KB, "report": report.to_dict()}
+    def as_json(report: IndexReport) -> dict[str, Any]:
+        return {"kb": SAMPLE_KB, "report": report.to_dict()}
+
+    job = indexing_job("research", context.research.index_sample)
+    if not wants_stream(stream, request.headers.get("accept", "")):
+        await asyncio.to_thread(job.wait)
+        return as_json(job.result())
+    return await stream_job(
+        job, context.settings.api_heartbeat_s, source="research", result_json=as_json
+    )
 
 
 class KnowledgeBaseItem(BaseModel):
