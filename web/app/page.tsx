@@ -22,6 +22,7 @@ import {
   type StartedRun,
   TERMINAL_KINDS,
 } from "@/lib/research";
+import { postIndexing, progressLabel } from "@/lib/indexing";
 import { streamSse } from "@/lib/sse";
 
 const DEEP_RESEARCH = `mutation DeepResearch($question: String!, $sessionId: String, $kb: [String!]) {
@@ -52,6 +53,7 @@ export default function ResearchPage() {
   const [kbList, setKbList] = useState<KnowledgeBaseList | null>(null);
   const [chosenKbs, setChosenKbs] = useState<string[]>([]);
   const [loadingSample, setLoadingSample] = useState(false);
+  const [sampleProgress, setSampleProgress] = useState("");
   const [sampleMessage, setSampleMessage] = useState<string | null>(null);
   const [sessionId, setSessionId] = useState("");
   const [sessions, setSessions] = useState<SessionSummary[]>([]);
@@ -167,11 +169,12 @@ export default function ResearchPage() {
   const loadSample = async () => {
     setError(null);
     setSampleMessage(null);
+    setSampleProgress("");
     setLoadingSample(true);
     try {
-      const body = await apiJson<{ kb: string; report: { added?: unknown; updated?: unknown; unchanged?: unknown } }>(
+      const body = await postIndexing<{ kb: string; report: { added?: unknown; updated?: unknown; unchanged?: unknown } }>(
         "/api/research/sample",
-        { method: "POST" },
+        (progress) => setSampleProgress(progressLabel(progress)),
       );
       await loadKnowledgeBases();
       setChosenKbs([body.kb]); // asked for: the sample is chosen, alone
@@ -261,7 +264,7 @@ export default function ResearchPage() {
               <button type="button" data-testid="load-sample" onClick={() => void loadSample()} disabled={loadingSample || running}>
                 サンプル資料を読み込む
               </button>
-              {loadingSample ? <Spinner label="サンプル資料を読み込んでいます…" /> : null}
+              {loadingSample ? <Spinner label={sampleProgress || "サンプル資料を読み込んでいます…"} /> : null}
             </div>
             {sampleMessage ? (
               <p className="muted" role="status">

@@ -6,6 +6,7 @@ import ErrorBox from "@/components/ErrorBox";
 import Spinner from "@/components/Spinner";
 import Markdown from "@/components/research/Markdown";
 import { ApiError, apiJson, toApiError } from "@/lib/api";
+import { postIndexing, progressLabel } from "@/lib/indexing";
 
 interface Answer {
   question: string;
@@ -36,6 +37,7 @@ export default function HelpDeskPage() {
   const [answer, setAnswer] = useState<Answer | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [indexing, setIndexing] = useState(false);
+  const [indexProgress, setIndexProgress] = useState("");
   const [indexed, setIndexed] = useState("");
   const abortRef = useRef<AbortController | null>(null);
 
@@ -71,9 +73,12 @@ export default function HelpDeskPage() {
   };
 
   const indexSample = async () => {
+    setIndexProgress("");
     setIndexing(true);
     try {
-      await apiJson(`/api/helpdesk/kb/${encodeURIComponent(kb)}/sample`, { method: "POST" });
+      await postIndexing(`/api/helpdesk/kb/${encodeURIComponent(kb)}/sample`, (progress) =>
+        setIndexProgress(progressLabel(progress)),
+      );
       setError(null);
       setIndexed(`ナレッジベース「${kb}」にサンプルを登録しました。もう一度「質問する」を押してください。`);
     } catch (cause) {
@@ -141,7 +146,7 @@ export default function HelpDeskPage() {
           <button type="button" onClick={() => void indexSample()} disabled={indexing} data-testid="helpdesk-sample">
             サンプルを登録
           </button>
-          {indexing ? <Spinner label="サンプルを登録しています…" /> : null}
+          {indexing ? <Spinner label={indexProgress || "サンプルを登録しています…"} /> : null}
         </div>
       ) : null}
       {indexed ? (
