@@ -249,3 +249,20 @@ def test_the_kind_of_value_asked_is_read_from_the_interrogative() -> None:
     assert asked_value("How many times can I fail?").stated_in("5回")  # type: ignore[union-attr]
     assert asked_value("いつ振り込まれますか") is None  # answered in too many forms
     assert asked_value("パスワードの条件は？") is None
+
+
+def test_a_part_asking_to_do_what_no_passage_names_is_declined_naming_the_action() -> None:
+    """The documents speak of the IC card reader, but not of buying one: 「購入」 (a noun
+    naming an action) is named nowhere, so the part is declined, not answered from a
+    passage on using the reader."""
+    reader = SearchOutput(
+        file_name="guide.pdf",
+        page=8,
+        heading="3.4 交通費の申請",
+        content="交通系ICカードの利用履歴は、パソコンに接続したICカードリーダーで取り込めます。",
+    )
+    answer, sources = subtask_answer("ICカードリーダーはどこで購入できますか", [reader])
+    assert "資料には記載がありません（「購入」についての記述は見つかりませんでした）" in answer
+    assert sources == []
+    answer, sources = subtask_answer("ICカードリーダーで利用履歴を取り込めますか", [reader])
+    assert sources and "取り込めます" in answer

@@ -43,6 +43,8 @@ from keiri_agent.agents.helpdesk.offline.quotes import answer_lead, lead_sentenc
 from keiri_agent.agents.helpdesk.offline.specificity import (
     Aspect,
     aspects,
+    is_action,
+    is_generic,
     most_specific,
     topic_terms,
     weight,
@@ -259,12 +261,36 @@ def _absent(
     ]
     if not named:
         return "".join(best[0])
+    action = _asked_action(subtask, terms)
+    if action and not any(
+        PreparedText.of(h, vocabulary).has(action) or PreparedText.of(s, vocabulary).has(action)
+        for h, s in contexts
+        if (h or s).strip()
+    ):
+        return action
     missing = ""
     for unit in named:
         missing = _unnamed_aspect(subtask, terms, unit, contexts, vocabulary)
         if not missing:
             return ""
     return missing
+
+
+_DONE = re.compile(r"(?:する|し|でき|させ|され|を行|の(?:方法|手順|仕方)|方法|手順)")
+"""What follows a verbal noun the question asks to do (「購入できますか」「追加してもらう」
+「編集の方法」), unlike one it lists (「パスワードとロックと通知」)."""
+
+
+def _asked_action(subtask: str, terms: Sequence[str]) -> str:
+    """The action the part asks to do: its last non-generic verbal noun written as a
+    predicate (「購入できますか」「追加したい」), "" when it has none."""
+    text = normalize_for_search(subtask)
+    for term in reversed(terms):
+        if is_generic(term) or not is_action((term,)):
+            continue
+        if re.search(re.escape(term) + _DONE.pattern, text):
+            return term
+    return ""
 
 
 def _unnamed_aspect(
