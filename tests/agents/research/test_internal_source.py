@@ -188,6 +188,18 @@ def test_empty_query_or_top_finds_nothing(keiri_home: Path, tmp_path: Path) -> N
     assert tool.search("   ") == [] and tool.search("請求書", top=0) == []
 
 
+def _every_source() -> Settings:
+    """Offline settings with Azure AI Search and the web configured too."""
+    return Settings(
+        provider="offline",
+        research_azure_search_endpoint="http://127.0.0.1:9",
+        research_azure_search_index="idx",
+        research_azure_search_api_key=SecretStr("azs-key-0123456789"),
+        research_web_provider="tavily",
+        research_web_api_key=SecretStr("tvly-key-0123456789"),
+    )
+
+
 def test_search_tools_picks_the_configured_sources(keiri_home: Path, tmp_path: Path) -> None:
     base = Settings(provider="offline")
     _index(base, "kitei", _write(tmp_path / "k", {"a.md": "# a\n\n請求書\n"}))
@@ -196,14 +208,7 @@ def test_search_tools_picks_the_configured_sources(keiri_home: Path, tmp_path: P
     assert isinstance(internal, InternalSearch) and internal.kb_names == ["kitei", "tsuchi"]
     [only] = search_tools(base, kb_names=["tsuchi"])
     assert isinstance(only, InternalSearch) and only.kb_names == ["tsuchi"]
-    full = Settings(
-        provider="offline",
-        research_azure_search_endpoint="http://127.0.0.1:9",
-        research_azure_search_index="idx",
-        research_azure_search_api_key=SecretStr("azs-key-0123456789"),
-        research_web_provider="tavily",
-        research_web_api_key=SecretStr("tvly-key-0123456789"),
-    )
+    full = _every_source()
     tools = search_tools(full)
     assert [type(tool) for tool in tools] == [InternalSearch, AzureAISearch, TavilySearch]
     assert [tool.sources for tool in tools] == ["internal", "internal", "web"]
@@ -237,14 +242,7 @@ def test_an_faq_snippet_is_cited_with_its_row(keiri_home: Path) -> None:
 def test_the_sample_is_searched_alone_even_with_azure_and_the_web_configured(
     keiri_home: Path, tmp_path: Path
 ) -> None:
-    full = Settings(
-        provider="offline",
-        research_azure_search_endpoint="http://127.0.0.1:9",
-        research_azure_search_index="idx",
-        research_azure_search_api_key=SecretStr("azs-key-0123456789"),
-        research_web_provider="tavily",
-        research_web_api_key=SecretStr("tvly-key-0123456789"),
-    )
+    full = _every_source()
     _index(full, SAMPLE_KB, _write(tmp_path / "s", {"a.md": "# a\n\n請求書\n"}))
     _index(full, "kitei", _write(tmp_path / "k", {"b.md": "# b\n\n通知\n"}))
     [sample] = search_tools(full, kb_names=[SAMPLE_KB])
