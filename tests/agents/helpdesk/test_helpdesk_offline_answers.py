@@ -266,3 +266,18 @@ def test_a_part_asking_to_do_what_no_passage_names_is_declined_naming_the_action
     assert sources == []
     answer, sources = subtask_answer("ICカードリーダーで利用履歴を取り込めますか", [reader])
     assert sources and "取り込めます" in answer
+
+
+def test_a_section_quote_stops_at_the_next_numbered_heading() -> None:
+    passage = SearchOutput(
+        file_name="guide.pdf",
+        page=8,
+        heading="3.4 交通費の申請",
+        content=(
+            "3.4 交通費の申請\n交通費は、利用した日から1か月以内に申請してください。\n"
+            "3.5 宿泊費の申請\n宿泊費は1泊12,000円までです。"
+        ),
+    )
+    answer, sources = subtask_answer("交通費の申請", [passage])
+    assert "1か月以内に申請してください" in answer and sources
+    assert "宿泊費" not in answer

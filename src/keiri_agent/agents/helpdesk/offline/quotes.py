@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from keiri_agent.agents.helpdesk.offline.specificity import weight
@@ -185,9 +186,27 @@ def section_start(content: str, limit: int = MAX_SECTION_CHARS) -> str:
     return "\n".join(kept)
 
 
+_NEXT_HEADING = re.compile(
+    r"(?:第\s*[0-9一二三四五六七八九十]+\s*[章節条]|[0-9]+(?:[.．][0-9]+)+)[ 　]*[^。\n]{1,38}"
+)
+"""A numbered heading line (「3.5 宿泊費の申請」「第12条 交際費」): a new section starts."""
+
+
+def own_section(content: str) -> str:
+    """``content`` up to the next numbered heading after its first line: a passage that
+    runs into the next section is quoted as a section only up to it."""
+    lines = content.split("\n")
+    for index, line in enumerate(lines[1:], start=1):
+        if _NEXT_HEADING.fullmatch(unicodedata.normalize("NFKC", line).strip()):
+            return "\n".join(lines[:index]).rstrip()
+    return content
+
+
 def _section_quote(content: str, terms: Sequence[str], vocabulary: Vocabulary) -> str:
     """A section's start; when the section is longer, a shorter start and then its
-    sentences with the key terms (:func:`trim`) that the start does not hold."""
+    sentences with the key terms (:func:`trim`) that the start does not hold. Only the
+    passage's own section (:func:`own_section`)."""
+    content = own_section(content)
     head = section_start(content)
     if not head.endswith("…"):
         return head  # the whole section fits
