@@ -26,6 +26,7 @@ from keiri_agent.agents.helpdesk.citations import (
     number_sources,
     renumber_citations,
 )
+from keiri_agent.agents.helpdesk.claims import UNSUPPORTED_MARK
 from keiri_agent.agents.helpdesk.llm_reasoner import drop_tool_messages
 from keiri_agent.config import Settings
 from keiri_agent.errors import ConfigurationError, LLMError, UserInputError
@@ -240,10 +241,15 @@ def test_reflect_subtask_at_the_cap_says_nothing_sufficient_was_found() -> None:
 
 
 def test_create_answer_renumbers_citations_across_subtasks() -> None:
+    def found(*names: str) -> list[list[ToolResult]]:
+        """One attempt's results: a passage per source name, each saying 「まとめ」."""
+        passages = [output(name, f"{name}のまとめです。") for name in names]
+        return [[ToolResult(tool_name="t", args="{}", results=passages)]]
+
     subtasks = [
         Subtask(
             task_name="a",
-            tool_results=[],
+            tool_results=found("A", "B"),
             reflection_results=[],
             is_completed=True,
             subtask_answer="x [1][2]",
@@ -252,7 +258,7 @@ def test_create_answer_renumbers_citations_across_subtasks() -> None:
         ),
         Subtask(
             task_name="b",
-            tool_results=[],
+            tool_results=found("B", "C"),
             reflection_results=[],
             is_completed=False,
             subtask_answer="y [1][2]",
@@ -271,6 +277,28 @@ def test_create_answer_renumbers_citations_across_subtasks() -> None:
     assert answer.startswith("まとめ [1][3]。")
     assert "## 見つからなかった点\n- 「b」" in answer
     assert answer.endswith("## 出典\n[1] A\n[2] B\n[3] C")
+
+
+def test_create_answer_marks_a_joined_claim_its_sources_do_not_say() -> None:
+    """The joined answer is checked like each part: 「承認は部長が行います [1]」 is not what
+    source 1 says, so it is marked and cites nothing."""
+    passage = output("manual.pdf", "経費の締め日は毎月25日です。", page=3)
+    subtask = Subtask(
+        task_name="締め日",
+        tool_results=[[ToolResult(tool_name="t", args="{}", results=[passage])]],
+        reflection_results=[],
+        is_completed=True,
+        subtask_answer="締め日は毎月25日です [1]。",
+        challenge_count=1,
+        sources=[passage.citation()],
+    )
+    agent, _ = make_agent(["経費の締め日は毎月25日です [1]。承認は部長が行います [1]。"])
+    answer = agent.create_answer(
+        {"question": "締め日は？", "plan": ["締め日"], "subtask_results": [subtask]}
+    )["last_answer"]
+    assert answer.startswith(
+        f"経費の締め日は毎月25日です [1]。承認は部長が行います{UNSUPPORTED_MARK}。"
+    )
 
 
 # --------------------------------------------------------------------------- helpers

@@ -25,7 +25,12 @@ from keiri_agent.agents.helpdesk.citations import (
     unanswered_subtasks,
 )
 from keiri_agent.agents.helpdesk.claims import check_claims
-from keiri_agent.agents.helpdesk.models import ReflectionResult, Subtask, SubtaskPlan
+from keiri_agent.agents.helpdesk.models import (
+    ReflectionResult,
+    SearchOutput,
+    Subtask,
+    SubtaskPlan,
+)
 from keiri_agent.agents.helpdesk.offline.terms import DEFAULT_VOCABULARY, Vocabulary
 from keiri_agent.agents.helpdesk.prompts import HelpDeskAgentPrompts
 from keiri_agent.agents.helpdesk.reasoner import (
@@ -174,7 +179,16 @@ class LLMReasoner:
         ]
         text = _invoke(self.chat_model, messages, "create_answer").text.strip()
         valid = {number: number for number in range(1, len(sources) + 1)}
-        return renumber_citations(text, valid)
+        text = renumber_citations(text, valid)
+        # the joined answer's claims are checked like each part's, against the passages
+        # behind each source of the parts
+        passages: dict[str, list[SearchOutput]] = {}
+        for subtask in subtasks:
+            for results in subtask.tool_results:
+                for item in number_sources(results):
+                    passages.setdefault(item.citation, []).extend(item.passages)
+        by_number = {n: passages.get(source, []) for n, source in enumerate(sources, start=1)}
+        return check_claims(text, by_number, self.vocabulary, similarity=self.similarity).text
 
     def _structured(self, schema: type[SchemaT], messages: list[BaseMessage]) -> SchemaT:
         return invoke_structured(
