@@ -30,7 +30,7 @@ Similarity = Callable[[str, Sequence[str]], list[float]]
 """``similarity(question, passages)`` → one cosine similarity per passage, in order."""
 
 CACHE_SIZE = 4096
-"""Passage vectors kept (least recently used dropped first)."""
+"""Passage (and question) vectors kept (the oldest dropped first)."""
 
 
 class EmbeddingSimilarity:
@@ -45,16 +45,31 @@ class EmbeddingSimilarity:
         self.model = model
         self._embedder = BatchedEmbedder(model)
         self._cache: OrderedDict[str, list[float]] = OrderedDict()
+        self._queries: OrderedDict[str, list[float]] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
     def __call__(self, question: str, passages: Sequence[str]) -> list[float]:
         if not passages:
             return []
-        with model_errors(self.model):
-            asked = self.model.embed_query(question)
+        asked = self._query(question)
         vectors = self._vectors(passages)
         return [cosine(asked, vector) for vector in vectors]
+
+    def _query(self, question: str) -> list[float]:
+        """The question's vector (cached: the answer and the reflection judge the same
+        part on the same passages)."""
+        with self._lock:
+            cached = self._queries.get(question)
+        if cached is not None:
+            return cached
+        with model_errors(self.model):
+            vector = self.model.embed_query(question)
+        with self._lock:
+            self._queries[question] = vector
+            while len(self._queries) > self._cache_size:
+                self._queries.popitem(last=False)
+        return vector
 
     def _vectors(self, passages: Sequence[str]) -> list[list[float]]:
         unique = list(dict.fromkeys(passages))

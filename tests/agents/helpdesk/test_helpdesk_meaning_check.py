@@ -98,10 +98,15 @@ class CountingEmbeddings(HashEmbeddings):
     def __init__(self) -> None:
         super().__init__(dim=32)
         self.documents: list[str] = []
+        self.asked: list[str] = []
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         self.documents += texts
         return super().embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        self.asked.append(text)
+        return super().embed_query(text)
 
 
 def test_embedding_similarity_is_cosine_and_embeds_each_passage_once() -> None:
@@ -119,6 +124,7 @@ def test_embedding_similarity_is_cosine_and_embeds_each_passage_once() -> None:
     similarity("別の質問", ["振込日"])
     assert model.documents == ["締め日", "振込日", "申請", "承認", "振込日"]
     assert similarity("質問", []) == []
+    assert model.asked.count("別の質問") == 1  # the question's vector is kept too
     assert cosine([0.0, 0.0], [1.0, 0.0]) == 0.0
 
 
