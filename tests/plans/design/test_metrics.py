@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -89,20 +90,25 @@ def test_record_has_counts_and_no_text(tmp_path: Path) -> None:
     assert saved["total_seconds"] == 1.235
 
 
-def _append_many(logs: str, worker: int) -> None:
-    for index in range(50):
-        record_generation(Path(logs), {"worker": worker, "index": index, "pad": "x" * 5000})
+APPEND_MANY = """
+import sys
+from pathlib import Path
+from keiri_agent.plans.design.metrics import record_generation
+worker = int(sys.argv[2])
+for index in range(50):
+    record_generation(Path(sys.argv[1]), {"worker": worker, "index": index, "pad": "x" * 5000})
+"""
 
 
 def test_two_processes_never_interleave_lines(tmp_path: Path) -> None:
+    # two fresh interpreters (not multiprocessing's spawn, which re-runs the parent's
+    # __main__: after a Streamlit AppTest that can be the app itself)
     logs = tmp_path / "logs"
-    context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_append_many, args=(str(logs), n)) for n in (1, 2)]
-    for process in workers:
-        process.start()
-    for process in workers:
-        process.join(300)  # a spawned child imports the package first: slow on a busy machine
-    assert [process.exitcode for process in workers] == [0, 0]
+    workers = [
+        subprocess.Popen([sys.executable, "-c", APPEND_MANY, str(logs), str(n)]) for n in (1, 2)
+    ]
+    # each child imports the package first: slow on a busy machine
+    assert [process.wait(timeout=300) for process in workers] == [0, 0]
     lines = (logs / METRICS_FILE).read_text(encoding="utf-8").splitlines()
     assert len(lines) == 100
     assert sorted((r["worker"], r["index"]) for r in map(json.loads, lines)) == sorted(
