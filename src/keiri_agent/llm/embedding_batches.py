@@ -137,6 +137,18 @@ class BatchedEmbedder:
         )
 
 
+def checked_vector(vector: Sequence[float]) -> list[float]:
+    """``vector`` as floats; an empty one is an ``LLMError`` (a malformed reply)."""
+    values = [float(value) for value in vector]
+    if not values:
+        raise LLMError(
+            "埋め込みサービスが空のベクトルを返しました",
+            hint="管理者に埋め込みモデル KEIRI_AGENT_EMBEDDING_MODEL と接続先の確認を"
+            "依頼してください。",
+        )
+    return values
+
+
 def embedding_timeout_error(model: Embeddings, text: str, exc: BaseException) -> LLMError:
     """The error of a single text the embeddings service could not embed in time."""
     endpoint = endpoint_of(model)
@@ -156,4 +168,10 @@ def embedding_timeout_error(model: Embeddings, text: str, exc: BaseException) ->
     )
 
 
-__all__ = ["DEFAULT_BATCH_SIZE", "BatchedEmbedder", "embedding_timeout_error", "is_timeout"]
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "BatchedEmbedder",
+    "checked_vector",
+    "embedding_timeout_error",
+    "is_timeout",
+]

@@ -18,8 +18,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from keiri_agent.llm.embedding_batches import BatchedEmbedder
-from keiri_agent.llm.structured import model_errors
+from keiri_agent.errors import LLMError
+from keiri_agent.llm.embedding_batches import BatchedEmbedder, checked_vector
+from keiri_agent.llm.structured import endpoint_of, model_errors
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -38,7 +39,8 @@ class EmbeddingSimilarity:
 
     Raises (when called):
         LLMError: The embeddings service failed (translated by ``model_errors``, naming
-            the endpoint), or timed out on a single passage.
+            the endpoint), timed out on a single passage, or answered empty vectors or
+            vectors of different dimensions.
     """
 
     def __init__(self, model: Embeddings, cache_size: int = CACHE_SIZE) -> None:
@@ -54,6 +56,13 @@ class EmbeddingSimilarity:
             return []
         asked = self._query(question)
         vectors = self._vectors(passages)
+        if any(len(vector) != len(asked) for vector in vectors):
+            raise LLMError(
+                "埋め込みサービスが、質問と資料で次元の異なるベクトルを返しました",
+                hint="管理者に、埋め込みの接続先が 1 つのモデルだけを使っているかの確認を"
+                "依頼してください。",
+                details={"endpoint": endpoint_of(self.model), "reason": "vector_dimension"},
+            )
         return [cosine(asked, vector) for vector in vectors]
 
     def _query(self, question: str) -> list[float]:
@@ -64,7 +73,7 @@ class EmbeddingSimilarity:
         if cached is not None:
             return cached
         with model_errors(self.model):
-            vector = self.model.embed_query(question)
+            vector = checked_vector(self.model.embed_query(question))
         with self._lock:
             self._queries[question] = vector
             while len(self._queries) > self._cache_size:
@@ -79,7 +88,8 @@ class EmbeddingSimilarity:
                 self._cache.move_to_end(text)
         missing = [text for text in unique if text not in known]
         if missing:
-            known.update(zip(missing, self._embedder.embed(missing), strict=True))
+            embedded = [checked_vector(vector) for vector in self._embedder.embed(missing)]
+            known.update(zip(missing, embedded, strict=True))
             with self._lock:
                 for text in missing:
                     self._cache[text] = known[text]

@@ -44,9 +44,9 @@ from qdrant_client import QdrantClient
 from qdrant_client.http import models
 from qdrant_client.http.exceptions import ApiException, UnexpectedResponse
 
-from keiri_agent.errors import ConfigurationError, ExecutionError, KeiriAgentError, LLMError
+from keiri_agent.errors import ConfigurationError, ExecutionError, KeiriAgentError
 from keiri_agent.llm import embedding_batches
-from keiri_agent.llm.embedding_batches import BatchedEmbedder
+from keiri_agent.llm.embedding_batches import BatchedEmbedder, checked_vector
 from keiri_agent.search.models import BatchProgress, Chunk, Hit, Retriever, Source
 from keiri_agent.search.stored import corrupt
 
@@ -480,10 +480,10 @@ class VectorIndex:
         self, texts: list[str], on_batch: BatchProgress | None = None
     ) -> list[list[float]]:
         """One checked vector per text (``BatchedEmbedder``: halved batches on a timeout)."""
-        return [_checked_vector(vector) for vector in self._embedder.embed(texts, on_batch)]
+        return [checked_vector(vector) for vector in self._embedder.embed(texts, on_batch)]
 
     def _embed_query(self, query: str) -> list[float]:
-        return _checked_vector(
+        return checked_vector(
             _embedding_call(self.embeddings, lambda: self.embeddings.embed_query(query))
         )
 
@@ -522,17 +522,6 @@ def _embedding_call(model: Any, operation: Callable[[], T]) -> T:
 
     with model_errors(model):
         return operation()
-
-
-def _checked_vector(vector: Sequence[float]) -> list[float]:
-    values = [float(value) for value in vector]
-    if not values:
-        raise LLMError(
-            "埋め込みサービスが空のベクトルを返しました",
-            hint="管理者に埋め込みモデル KEIRI_AGENT_EMBEDDING_MODEL と接続先の確認を"
-            "依頼してください。",
-        )
-    return values
 
 
 def _payload(document: str, chunk: Chunk) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from keiri_agent.agents.helpdesk.models import SearchOutput
 from keiri_agent.agents.helpdesk.offline import reflect, subtask_answer
 from keiri_agent.agents.helpdesk.offline.answers import SIMILARITY_MARGIN, support
 from keiri_agent.config import Settings
+from keiri_agent.errors import LLMError
 from keiri_agent.llm.testing import HashEmbeddings
 from keiri_agent.search.similarity import EmbeddingSimilarity, cosine, meaning_check
 
@@ -138,3 +139,25 @@ def test_the_meaning_check_is_on_exactly_when_embeddings_are_configured(tmp_path
         embedding_model="multilingual-e5-small",
     )
     assert isinstance(meaning_check(configured), EmbeddingSimilarity)
+
+
+class MalformedEmbeddings(HashEmbeddings):
+    """Answers queries in one dimension and passages in another (or nothing at all)."""
+
+    def __init__(self, empty: bool = False) -> None:
+        super().__init__(dim=16)
+        self.empty = empty
+
+    def embed_query(self, text: str) -> list[float]:
+        return [] if self.empty else super().embed_query(text)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [[*vector, 0.0] for vector in super().embed_documents(texts)]
+
+
+def test_a_malformed_embeddings_reply_is_a_japanese_error_not_a_crash() -> None:
+    with pytest.raises(LLMError, match="次元の異なるベクトル") as mixed:
+        EmbeddingSimilarity(MalformedEmbeddings())("締め日", ["締め日は25日です"])
+    assert mixed.value.details["reason"] == "vector_dimension" and mixed.value.hint
+    with pytest.raises(LLMError, match="空のベクトル"):
+        EmbeddingSimilarity(MalformedEmbeddings(empty=True))("締め日", ["締め日は25日です"])
