@@ -86,12 +86,14 @@ def check_claims(
             claim = _MARKER_AND_SPACE.sub("", sentence)
             cited = [p for number in numbers for p in passages.get(number, ())]
             words = _claim_words(claim)
+            terms = atomic_terms(key_terms(words, vocabulary)) if words else []
+            sentences = [s for p in cited for s in _PASSAGE_SENTENCE.split(p.content) if s.strip()]
             if (
                 words
                 and cited
                 and _values_written(words, cited)
-                and _things_named(words, cited, vocabulary)
-                and _same_polarity(words, cited, vocabulary)
+                and _things_named(words, terms, sentences, vocabulary)
+                and _same_polarity(words, terms, sentences, vocabulary)
                 and support(words, cited, vocabulary, similarity=similarity, asked=False).answered
             ):
                 pieces.append(sentence)
@@ -111,13 +113,13 @@ def _values_written(claim: str, passages: Sequence[SearchOutput]) -> bool:
     return all(value in written for value in VALUE.findall(_plain(claim)))
 
 
-def _things_named(claim: str, passages: Sequence[SearchOutput], vocabulary: Vocabulary) -> bool:
+def _things_named(
+    claim: str, terms: Sequence[str], sentences: Sequence[str], vocabulary: Vocabulary
+) -> bool:
     """Every compound noun of ``claim`` (「居住者証明書」「海外出張」「経理部長」: two or more
-    noun terms written together, not all generic) is named by a sentence of ``passages``.
-    A claim that adds a thing to what its passage says names a thing the passage does not;
-    a paraphrase changes the words around the things."""
-    terms = atomic_terms(key_terms(claim, vocabulary))
-    sentences = [s for p in passages for s in _PASSAGE_SENTENCE.split(p.content) if s.strip()]
+    noun terms written together, not all generic) is named by one of the cited passages'
+    ``sentences``. A claim that adds a thing to what its passage says names a thing the
+    passage does not; a paraphrase changes the words around the things."""
     return all(
         any(names(sentence, unit, vocabulary) for sentence in sentences)
         for unit in compounds(claim, terms)
@@ -137,12 +139,12 @@ _NEGATION = re.compile(
 「不要な権限」, a thing described)."""
 
 
-def _same_polarity(claim: str, passages: Sequence[SearchOutput], vocabulary: Vocabulary) -> bool:
-    """The claim says yes or no as the passage sentence closest to it in words does: a
+def _same_polarity(
+    claim: str, terms: Sequence[str], sentences: Sequence[str], vocabulary: Vocabulary
+) -> bool:
+    """The claim says yes or no as the cited sentence closest to it in words does: a
     claim that 「…は不要です」 where its passage says 「…を要する」 (or 「支給されます」 where
     it says 「支給しない」) shares all its words and contradicts it."""
-    terms = atomic_terms(key_terms(claim, vocabulary))
-    sentences = [s for p in passages for s in _PASSAGE_SENTENCE.split(p.content) if s.strip()]
     if not terms or not sentences:
         return True
     closest = max(

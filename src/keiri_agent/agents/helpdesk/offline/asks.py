@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import cached_property
 
 _NUMBER = r"(?:\d[\d,]*(?:\.\d+)?|[一二三四五六七八九十百千]+)"
 
@@ -28,11 +29,14 @@ class AskedValue:
     name: str
     counters: tuple[str, ...]
 
+    @cached_property
+    def _stated(self) -> re.Pattern[str]:
+        units = "|".join(re.escape(counter) for counter in sorted(self.counters, key=len)[::-1])
+        return re.compile(rf"{_NUMBER}\s*(?:{units})", re.IGNORECASE)
+
     def stated_in(self, text: str) -> bool:
         """``text`` states a value of this kind: a number followed by one of its counters."""
-        units = "|".join(re.escape(counter) for counter in sorted(self.counters, key=len)[::-1])
-        pattern = rf"{_NUMBER}\s*(?:{units})"
-        return re.search(pattern, unicodedata.normalize("NFKC", text), re.IGNORECASE) is not None
+        return self._stated.search(unicodedata.normalize("NFKC", text)) is not None
 
 
 COUNT = AskedValue("回数", ("回", "度"))
