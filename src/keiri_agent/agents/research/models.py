@@ -88,6 +88,9 @@ class SearchTool(Protocol):
 
     Raises ``KeiriAgentError`` (a Japanese message and hint) when the source fails;
     the agent reports that in the report's limitations and goes on with the others.
+    A source may also offer ``retrieval_warnings() -> list[str]`` (Japanese): how it
+    searched less well than configured (``InternalSearch``: keywords alone where vectors
+    are missing); the report adds them to its limitations.
     """
 
     name: str
