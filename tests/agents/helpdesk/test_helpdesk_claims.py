@@ -135,3 +135,9 @@ def test_a_claim_that_says_no_where_its_passage_says_yes_or_the_reverse_is_not_c
     # a must-do is written with a negation but says yes
     assert _kept("申請書は経理部へ提出する必要があります。")
     assert not _kept("申請書を経理部へ提出する必要はありません。")
+
+
+def test_a_value_inside_a_longer_number_is_not_written() -> None:
+    """「2文字」 is not written in 「12文字」."""
+    checked = check_claims("パスワードは2文字以上64文字以内で設定します [1]。", {1: [LENGTH]})
+    assert checked.unsupported

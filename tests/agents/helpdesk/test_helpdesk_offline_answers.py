@@ -12,12 +12,14 @@ from keiri_agent.agents.helpdesk.offline import (
     subtask_answer,
 )
 from keiri_agent.agents.helpdesk.offline.asks import asked_value
+from keiri_agent.agents.helpdesk.offline.queries import reformulate
 from keiri_agent.agents.helpdesk.offline.specificity import (
     compounds,
     is_generic,
     topic_terms,
     weight,
 )
+from keiri_agent.agents.helpdesk.offline.terms import key_terms
 
 SETTINGS = SearchOutput(
     file_name="guide.pdf",
@@ -281,3 +283,48 @@ def test_a_section_quote_stops_at_the_next_numbered_heading() -> None:
     answer, sources = subtask_answer("交通費の申請", [passage])
     assert "1か月以内に申請してください" in answer and sources
     assert "宿泊費" not in answer
+
+
+def test_the_counter_of_the_interrogative_is_no_key_term_but_finds_the_passages() -> None:
+    part = "添付ファイルは何MBまで付けられますか"
+    assert "mb" not in key_terms(part)
+    assert "mb" in reformulate(part, 0, "").split()
+    limit = SearchOutput(
+        file_name="guide.pdf",
+        page=3,
+        heading="2.2 添付ファイル",
+        content="添付ファイルは1件あたり20MBまでです。",
+    )
+    answer, sources = subtask_answer(part, [limit])
+    assert "20MBまで" in answer and sources == [limit.citation()]
+
+
+def test_a_part_is_judged_on_its_nouns_not_on_how_its_verbs_are_said() -> None:
+    """「しくじる」「入れなくなる」 are everyday words for what the manual writes as 「間違える」
+    「ロック」: the part's noun (「サインイン」) and the count it asks for decide."""
+    part = "サインインを何回しくじると入れなくなりますか"
+    rule = SearchOutput(
+        file_name="guide.pdf",
+        page=4,
+        heading="1.3 サインインできないとき",
+        content="サインイン時にパスワードを3回続けて間違えると、アカウントが15分間ロックされます。",
+    )
+    answer, sources = subtask_answer(part, [rule])
+    assert "3回続けて間違える" in answer and sources == [rule.citation()]
+    assert reflect(part, [rule], 0).is_completed
+
+
+def test_the_asked_action_is_not_read_from_a_sentence_telling_what_happened() -> None:
+    """The first sentence reports what was done (「申請を修正した。」); the part asks about
+    the approval deadline, which the passage states without the word 「修正」."""
+    part = "昨日、出張申請を修正した。承認の期限は何日？"
+    rule = SearchOutput(
+        file_name="guide.pdf",
+        page=6,
+        heading="4.1 承認期限",
+        content="出張申請の承認期限は、申請日から5日以内です。",
+    )
+    answer, sources = subtask_answer(part, [rule])
+    assert "5日以内" in answer and sources == [rule.citation()]
+    asked = "出張申請を修正したい。承認の期限は何日？"  # the action asked: named nowhere
+    assert "「修正」についての記述は見つかりませんでした" in subtask_answer(asked, [rule])[0]

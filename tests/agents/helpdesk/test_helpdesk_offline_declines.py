@@ -153,3 +153,20 @@ def test_a_related_answer_says_plainly_what_is_not_written() -> None:
     assert "記載がありません" in text
     assert "という語は次の箇所に出てきます" in text
     assert sources == [] and "【" not in text
+
+
+def test_a_one_character_noun_beside_the_topic_is_no_aspect() -> None:
+    """「紙の領収書」: 「紙」 is too short to say what is asked (as for the topic itself);
+    the passage on keeping 領収書 answers."""
+    question = "紙の領収書は精算後に捨ててもいいですか"
+    terms = key_terms(question)
+    (topic,) = most_specific(question, terms)
+    assert all(len("".join(a.unit)) >= 2 for a in aspects(question, terms, topic))
+    rule = _passage("領収書の原本は、精算の承認後1か月間保管してから捨ててください。", "3. 領収書")
+    assert DECLINE not in subtask_answer(question, [rule])[0]
+
+
+def test_a_number_matches_only_the_whole_number() -> None:
+    assert PreparedText.of("2文字以上").has("2")
+    assert not PreparedText.of("12文字以上").has("2")
+    assert not PreparedText.of("2.1 パスワードの条件").has("2")

@@ -109,8 +109,11 @@ def check_claims(
 def _values_written(claim: str, passages: Sequence[SearchOutput]) -> bool:
     """Every value of ``claim`` is written in one of ``passages`` (NFKC, with its unit;
     thousands separators and spaces ignored)."""
-    written = "".join(_plain(p.content) for p in passages)
-    return all(value in written for value in VALUE.findall(_plain(claim)))
+    written = "\n".join(_plain(p.content) for p in passages)
+    return all(
+        re.search(r"(?<![\d.,])" + re.escape(value), written)  # 「2文字」 is not in 「12文字」
+        for value in VALUE.findall(_plain(claim))
+    )
 
 
 def _things_named(

@@ -11,7 +11,10 @@ reflection accepts it:
   of them, or ≥ 2/3 (rounded up) when there are 3 or more; a generic term counts here
   only beside a topic term — and at least half of its topic terms: a lead sentence (the
   most relevant quoted sentence, shortened) and the quotes with their citations; the
-  reflection is done.
+  reflection is done. Coverage counts the part's nouns (``specificity.is_nominal``) when
+  it has any: its verbs, adjectives and adverbs are said in many ways (「しくじる」 for
+  「間違える」), so they neither make nor break it; an action the part asks to do is
+  checked on its own (:func:`_asked_action`).
 * **not about its topic** — no passage names the part's most specific noun unit
   (``specificity.most_specific``: 「有給休暇」 in 「有給休暇の申請」): 「資料には記載が
   ありません（「有給休暇」についての記述は見つかりませんでした）」, then — unquoted — where
@@ -45,6 +48,7 @@ from keiri_agent.agents.helpdesk.offline.specificity import (
     aspects,
     is_action,
     is_generic,
+    is_nominal,
     most_specific,
     topic_terms,
     weight,
@@ -119,12 +123,16 @@ class _Verdict:
     @property
     def answered(self) -> bool:
         """The module's rule: its most specific noun found, enough key terms, at least
-        half of the topic terms, and (with embeddings) a supporting passage among the
-        closest in meaning."""
+        half of the topic terms (both counted on the nouns when the part has any), and
+        (with embeddings) a supporting passage among the closest in meaning."""
         if not self.chosen or self.absent:
             return False
         every = {t for c in self.chosen for t in c.covered}
-        enough = _accepts(len(self.terms), len(every)) and 2 * len(self.covered) >= len(self.topics)
+        counted = [t for t in self.terms if is_nominal(t)] or self.terms
+        topics = [t for t in self.topics if is_nominal(t)] or self.topics
+        enough = _accepts(len(counted), len(every & set(counted))) and 2 * len(
+            set(self.covered) & set(topics)
+        ) >= len(topics)
         return enough and bool(self.supporting())
 
     @property
@@ -281,10 +289,18 @@ _DONE = re.compile(r"(?:する|し|でき|させ|され|を行|の(?:方法|手�
 「編集の方法」), unlike one it lists (「パスワードとロックと通知」)."""
 
 
+_NARRATION = re.compile(r"(?:た|だ)(?:よ|ね|けど|のに)?[。．!！]?\s*$")
+"""A sentence that reports what happened (「勝手にログアウトされた。」): context, not the ask."""
+
+
 def _asked_action(subtask: str, terms: Sequence[str]) -> str:
     """The action the part asks to do: its last non-generic verbal noun written as a
-    predicate (「購入できますか」「追加したい」), "" when it has none."""
-    text = normalize_for_search(subtask)
+    predicate (「購入できますか」「追加したい」), "" when it has none. A sentence reporting
+    what happened (「放置してたらログアウトされた。何分で切れるの？」) is context: the
+    action is looked for in the others."""
+    sentences = [s for s in PASSAGE_SENTENCE.split(normalize_for_search(subtask)) if s.strip()]
+    asking = [s for s in sentences if not _NARRATION.search(s)] or sentences
+    text = " ".join(asking)
     for term in reversed(terms):
         if is_generic(term) or not is_action((term,)):
             continue

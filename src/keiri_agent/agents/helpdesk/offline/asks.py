@@ -78,4 +78,23 @@ def asked_value(question: str) -> AskedValue | None:
     return None
 
 
-__all__ = ["AskedValue", "asked_value"]
+def without_interrogatives(text: str) -> str:
+    """``text`` (NFKC) with each interrogative and its counter replaced by a space: 「何MB」
+    「何回」 "how many times" are question words, not words a passage must contain (the
+    value they ask for is checked by :meth:`AskedValue.stated_in`)."""
+    text = unicodedata.normalize("NFKC", text)
+    for pattern, _ in _KINDS:
+        text = pattern.sub(" ", text)
+    return text
+
+
+def asked_counters(question: str) -> list[str]:
+    """The counters the question asks with (「何回」 → 「回」, 「何MB」 → 「mb」), lowercased:
+    not words a passage must contain, but words that find the passages stating a count."""
+    text = unicodedata.normalize("NFKC", question)
+    counters = {c for _, kind in _KINDS for c in kind.counters}
+    pattern = "|".join(re.escape(c) for c in sorted(counters, key=len, reverse=True))
+    return list(dict.fromkeys(m.lower() for m in re.findall(rf"何\s*({pattern})", text, re.I)))
+
+
+__all__ = ["AskedValue", "asked_counters", "asked_value", "without_interrogatives"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from keiri_agent.agents.helpdesk.offline.asks import asked_counters
 from keiri_agent.agents.helpdesk.offline.terms import (
     DEFAULT_VOCABULARY,
     Vocabulary,
@@ -74,7 +75,7 @@ def reformulate(
     keys = key_terms(text, vocabulary)
     missing = missing_from_advice(advice)
     if attempt == 0:
-        words = keys
+        words = [*keys, *asked_counters(text)]  # 「何回」: passages stating 「…回」
     elif attempt >= 2 and missing:
         words = _with_synonyms(missing, vocabulary)
     else:

@@ -275,6 +275,8 @@ def aspects(text: str, terms: Sequence[str], topic: Sequence[str]) -> list[Aspec
     for unit, start, end in placed:
         if unit == tuple(topic) or start < 0 or all(map(is_generic, unit)):
             continue
+        if sum(map(len, unit)) < 2:
+            continue  # one character (「紙」「家」) is too short to say what is asked
         linked = any(
             _ties(norm[t_end:start], generic) or _ties(norm[end:t_start], generic)
             for t_start, t_end in spans

@@ -16,13 +16,13 @@ module (general business and IT words) plus the knowledge base's own ``synonyms.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
 
+from keiri_agent.agents.helpdesk.offline.asks import without_interrogatives
 from keiri_agent.errors import UserInputError
 from keiri_agent.search.tokenize import NEGATIVE_PREFIXES, content_words, normalize_for_search
 
@@ -218,7 +218,7 @@ def key_terms(text: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -> list[st
     >>> key_terms("ABCシステムが不安定です", Vocabulary.build(system_name="ABC"))
     ['不安定']
     """
-    text = unicodedata.normalize("NFKC", vocabulary.without_system_name(text))
+    text = without_interrogatives(vocabulary.without_system_name(text))
     terms: list[str] = []
     start = 0
     for date in _DATE.finditer(text):
@@ -277,6 +277,7 @@ class PreparedText:
         A term matches a word of the text (the tokenizer's words, a negative prefix kept
         on its word), or else:
 
+        * a number: the whole number (「2」 is not in 「12」 or 「2.1」);
         * ASCII: a word prefix ("rule" matches "rules"; "rules" matches "rule");
         * katakana: a substring not inside a longer katakana run (「ログ」 is in 「操作ログ」
           and 「ログ画面」 but not in 「ログイン」; Sudachi's words give 「カード」 of
@@ -292,7 +293,10 @@ class PreparedText:
         for word in (term, *synonyms(term, self.vocabulary)):
             if word in self.terms:
                 return True
-            if _ASCII_TERM.fullmatch(word):
+            if word.isdigit():
+                if re.search(rf"(?<![0-9.,]){word}(?![0-9]|[.,][0-9])", self.norm):
+                    return True  # a whole number: 「2」 is not in 「12」 nor in 「2.1」
+            elif _ASCII_TERM.fullmatch(word):
                 stem = word[:-1] if len(word) > 3 and word.endswith("s") else word
                 if re.search(r"(?<![0-9a-z])" + re.escape(stem), self.norm):
                     return True
