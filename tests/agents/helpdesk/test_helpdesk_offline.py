@@ -568,3 +568,15 @@ def test_a_sentence_running_over_a_page_break_is_quoted_whole_with_both_pages() 
     answer, sources = subtask_answer("定期券の区間と重なる交通費は申請できますか", [passage])
     assert "定期券の区間と重なる部分は、交通費として申請できません。" in answer
     assert sources == ["rules.pdf p.3–4 「3.4 交通費」"]
+
+
+def test_the_situation_of_the_first_listed_noun_is_carried_to_the_others() -> None:
+    assert split_question("取引先との契約を解除する場合の社内手続きと届出の期限は？") == [
+        "取引先との契約を解除する場合の社内手続き",
+        "取引先との契約を解除する場合の届出の期限は？",
+    ]
+    # a part naming its own situation keeps it
+    assert split_question("パスワードの条件と、ロックされた時の解除方法を教えて") == [
+        "パスワードの条件を教えて",
+        "ロックされた時の解除方法を教えて",
+    ]

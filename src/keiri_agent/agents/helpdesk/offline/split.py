@@ -249,6 +249,24 @@ def _carry_ja(parts: list[str], predicate: re.Match[str] | None) -> list[str]:
     return out
 
 
+_SITUATION = re.compile(r"^(?P<situation>.+?(?:場合|とき|時|際)の)(?=\S)")
+"""A first part that starts with the situation it asks about (「登録を取りやめる場合の社内
+手続き」): the situation applies to the nouns listed after it too."""
+
+
+def _carry_situation(parts: list[str]) -> list[str]:
+    """「…を取りやめる場合の社内手続きと届出の期限」: the second part is asked in the same
+    situation (「…を取りやめる場合の届出の期限」), unless it names a situation of its own."""
+    found = _SITUATION.match(parts[0]) if len(parts) >= 2 else None
+    if found is None:
+        return parts
+    situation = found.group("situation")
+    return [
+        parts[0],
+        *(p if re.search(r"場合|とき|時|際", p) else situation + p for p in parts[1:]),
+    ]
+
+
 def _carry_en(parts: list[str]) -> list[str]:
     prefix = _EN_PREFIX.match(parts[0]) if parts else None
     out: list[str] = []
@@ -272,7 +290,7 @@ def _split_sentence(
             _LEADING_CONNECTOR.sub("", p) for p in _pieces(sentence, _cuts_ja(sentence), vocabulary)
         ]
         predicate = _CARRY.search(parts[-1]) or shared
-        parts = _carry_ja(parts, predicate)
+        parts = _carry_ja(_carry_situation(parts), predicate)
     else:
         parts = [
             _LEADING_CONNECTOR.sub("", p) for p in _pieces(sentence, _cuts_en(sentence), vocabulary)
@@ -334,7 +352,9 @@ def split_question(question: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -
     4. **Comparisons stay one part**: 「承認と差戻しの違い」「AとBを比較」
        "the difference between X and Y".
     5. **The shared predicate** (「を教えて」「はどうすればいいですか」, "Tell me")
-       of the last part is carried to the parts that end in a noun.
+       of the last part is carried to the parts that end in a noun; **the situation**
+       the first part starts with (「…を解除する場合の社内手続きと届出の期限」) to the
+       parts that name none of their own.
     6. **Fragments without a content term** (「どうすればいいですか」) rejoin their
        neighbour; duplicates are dropped; more than ``MAX_PARTS`` parts → the tail
        is merged into the last part. A question with no content term at all is one
