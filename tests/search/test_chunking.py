@@ -348,16 +348,16 @@ def test_faq_explicit_columns() -> None:
     data = "項目,内容\n締め日,月末\n".encode()
     [chunk] = chunk_faq("faq.csv", data, question_column="項目", answer_column="内容")
     assert chunk.text == "Q: 締め日\nA: 月末"
-    with pytest.raises(UserInputError, match="'なし'") as caught:
+    with pytest.raises(UserInputError, match="「なし」") as caught:
         chunk_faq("faq.csv", data, question_column="なし", answer_column="内容")
-    assert "'項目'" in (caught.value.hint or "")
+    assert "「項目」" in (caught.value.hint or "")
 
 
 def test_faq_without_question_column_lists_headers_and_accepted_names() -> None:
     with pytest.raises(UserInputError) as caught:
         chunk_faq("faq.csv", "項目,内容\n締め日,月末\n".encode())
     error = caught.value
-    assert "faq.csv" in error.message and "'項目'" in error.message
+    assert "faq.csv" in error.message and "「項目」" in error.message
     assert "質問" in (error.hint or "") and "question" in (error.hint or "")
     assert error.details["headers"] == ["項目", "内容"]
 
@@ -368,10 +368,55 @@ def test_faq_empty(data: bytes) -> None:
         chunk_faq("faq.csv", data)
 
 
-def test_faq_only_csv() -> None:
+def test_faq_is_a_csv_or_a_workbook() -> None:
     with pytest.raises(UserInputError) as caught:
-        chunk_faq("faq.xlsx", b"data")
-    assert caught.value.details["supported"] == [".csv"]
+        chunk_faq("faq.txt", b"data")
+    assert caught.value.details["supported"] == [".csv", ".xlsx"]
+    assert "FAQとして登録できません" in caught.value.message
+
+
+def _workbook(*sheets: tuple[str, list[list[object]]]) -> bytes:
+    workbook = Workbook()
+    workbook.remove(workbook.active)  # type: ignore[arg-type]
+    for title, rows in sheets:
+        sheet = workbook.create_sheet(title)
+        for row in rows:
+            sheet.append(row)
+    out = io.BytesIO()
+    workbook.save(out)
+    return out.getvalue()
+
+
+def test_an_faq_workbook_is_read_from_the_sheet_whose_header_names_both_columns() -> None:
+    data = _workbook(
+        ("表紙", [["社内FAQ"], ["2025年4月版"]]),
+        (
+            "FAQ",
+            [
+                [None],
+                ["No", "分類", "質問", "回答"],
+                [1, "ログイン", "パスワードを忘れた", "再設定画面から変更してください"],
+                [2, "精算", "締め日は", None],
+                [None],
+                [4, "精算", "締め日はいつ", "毎月25日です"],
+            ],
+        ),
+    )
+    chunks = chunk_faq("faq.xlsx", data)
+    assert [(c.source.row, c.text) for c in chunks] == [
+        (1, "Q: パスワードを忘れた\nA: 再設定画面から変更してください"),
+        (4, "Q: 締め日はいつ\nA: 毎月25日です"),
+    ]
+    assert chunks[0].metadata["category"] == "ログイン" and chunks[0].metadata["id"] == "1"
+
+
+def test_an_faq_workbook_without_the_columns_or_damaged_is_a_clear_error() -> None:
+    with pytest.raises(UserInputError) as caught:
+        chunk_faq("faq.xlsx", _workbook(("一覧", [["項目", "内容"], ["締め日", "月末"]])))
+    assert caught.value.code == "FAQ_COLUMN_NOT_FOUND" and "「項目」" in caught.value.message
+    with pytest.raises(UserInputError) as caught:
+        chunk_faq("faq.xlsx", b"PK\x03\x04 not a workbook")
+    assert "faq.xlsx" in caught.value.message
 
 
 # --- pages: a chunk that runs onto the next page --------------------------------------------

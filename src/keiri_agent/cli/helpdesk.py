@@ -58,7 +58,7 @@ def index(
         ),
     ] = None,
     qa: Annotated[
-        list[Path] | None, typer.Option("--qa", help="FAQ の CSV（question・answer 列）。")
+        list[Path] | None, typer.Option("--qa", help="FAQ の CSV か Excel（質問・回答の列）。")
     ] = None,
     sample: Annotated[
         bool, typer.Option("--sample", help="同梱の XYZ システムのマニュアルと FAQ を登録します。")

@@ -14,7 +14,7 @@ from keiri_agent.files.bounds import (
     check_package,
     read_sheet_cells,
 )
-from keiri_agent.limits import current_input_limits
+from keiri_agent.limits import InputLimits, current_input_limits
 from keiri_agent.stopping import check_stop
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -111,6 +111,40 @@ def _table_lines(table: Any) -> list[str]:
         lines.append("\t".join(cells))
         lines += nested
     return lines
+
+
+def read_xlsx_rows(data: bytes, name: str) -> list[tuple[str, list[list[str]]]]:
+    """Each sheet's title and its filled rows as cell texts (cached values), read within
+    :mod:`keiri_agent.files.bounds` (rows past the limits are cut): a table such as an FAQ.
+    """
+    from openpyxl import load_workbook
+
+    check_zip(data, name, "xlsx")
+    try:
+        workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    except Exception as exc:
+        raise corrupt(name, "xlsx", exc) from None
+    limits = current_input_limits()
+    try:
+        return [(sheet.title, _sheet_rows(sheet, limits)) for sheet in workbook.worksheets]
+    except Exception as exc:
+        raise corrupt(name, "xlsx", exc) from None
+    finally:
+        workbook.close()
+
+
+def _sheet_rows(sheet: Any, limits: InputLimits) -> list[list[str]]:
+    """The sheet's rows from its first filled one to its last, an empty row as ``[]``: a
+    row keeps its place (a data row's number is the same as in a CSV export)."""
+    cells = read_sheet_cells(sheet, limits, area=_WHOLE_SHEET, cut_to_fit=True)
+    numbers = sorted(cells.cells)
+    filled = dict(zip(numbers, cells.filled_rows(), strict=True))
+    if not numbers:
+        return []
+    return [
+        [_cell_text(value) for value in filled.get(number, [])]
+        for number in range(numbers[0], numbers[-1] + 1)
+    ]
 
 
 def read_xlsx(

@@ -51,6 +51,7 @@ from keiri_agent.documents.normalize import (
     page_joint,
     unify_newlines,
 )
+from keiri_agent.documents.office import read_xlsx_rows
 from keiri_agent.errors import UserInputError
 from keiri_agent.files.bounds import InputBoundsError, check_csv_text
 from keiri_agent.files.header import HEADER_SCAN_ROWS
@@ -59,7 +60,7 @@ from keiri_agent.search.models import PAGE_STARTS, Chunk, Source, format_page_st
 
 DOCUMENT_SUFFIXES: tuple[str, ...] = (*SUPPORTED_SUFFIXES, ".markdown")
 """Suffixes ``chunk_document`` accepts."""
-FAQ_SUFFIXES: tuple[str, ...] = (".csv",)
+FAQ_SUFFIXES: tuple[str, ...] = (".csv", ".xlsx")
 """Suffixes ``chunk_faq`` accepts."""
 
 CHUNKING_VERSION = 3
@@ -507,8 +508,8 @@ def _check_suffix(name: str, supported: Sequence[str], what: str) -> str:
     if suffix not in supported:
         raise _fail(
             name,
-            f"files of type '{suffix or '(no extension)'}' cannot be indexed as {what}",
-            hint="use one of " + ", ".join(supported),
+            f"{suffix or '拡張子のない'} のファイルは{what}として登録できません",
+            hint="次の形式のファイルを指定してください: " + "、".join(supported),
             code="UNSUPPORTED_DOCUMENT",
             suffix=suffix,
             supported=list(supported),
@@ -517,7 +518,7 @@ def _check_suffix(name: str, supported: Sequence[str], what: str) -> str:
 
 
 def document_sections(name: str, data: bytes) -> list[_Section]:
-    suffix = _check_suffix(name, DOCUMENT_SUFFIXES, "a document")
+    suffix = _check_suffix(name, DOCUMENT_SUFFIXES, "文書")
     extract_name = name if suffix != ".markdown" else str(PurePath(name).with_suffix(".md"))
     if suffix == ".pdf":
         extracted = extract_text(
@@ -608,8 +609,9 @@ def chunk_document(name: str, data: bytes, *, size: int = 500, overlap: int = 10
     if not chunks:
         raise _fail(
             name,
-            "the file contains no text to index",
-            hint="check that the right file was chosen and that it is not empty",
+            "登録できる文字がファイルに含まれていません",
+            hint="正しいファイルを選んだか、中身が空でないか（画像だけの PDF でないか）を"
+            "確認してください",
             code="DOCUMENT_NO_TEXT",
         )
     return chunks
@@ -629,8 +631,8 @@ def _find_column(
             return keys.index(key)
         raise _fail(
             name,
-            f"the {role} column '{wanted}' is not in the header",
-            hint="the header has: " + ", ".join(repr(cell) for cell in header),
+            f"{role}の列「{wanted}」が見出し行にありません",
+            hint="見出し行にある列: " + "、".join(f"「{cell}」" for cell in header),
             code="FAQ_COLUMN_NOT_FOUND",
             column=wanted,
             headers=header,
@@ -641,6 +643,60 @@ def _find_column(
     return None
 
 
+def _faq_tables(name: str, data: bytes, suffix: str) -> list[list[list[str]]]:
+    """The tables of an FAQ file: a CSV's rows, or each sheet's filled rows of a workbook."""
+    if suffix == ".xlsx":
+        return [rows for _, rows in read_xlsx_rows(data, name)]
+    text, _ = decode_text(data, name)
+    try:
+        check_csv_text(text, ",", current_input_limits(), lines=HEADER_SCAN_ROWS + 1)
+    except InputBoundsError as exc:
+        raise _fail(name, exc.message, hint=exc.hint or "", code=exc.code, **exc.details) from None
+    return [list(csv.reader(io.StringIO(unify_newlines(text))))]
+
+
+_NO_ROWS_HINT = "見出し行（質問,回答）と、1 行に 1 つの質問と回答を書いてください"
+
+
+def _faq_columns(
+    name: str,
+    tables: Sequence[list[list[str]]],
+    question_column: str | None,
+    answer_column: str | None,
+) -> tuple[list[list[str]], list[str], dict[str, int | None]]:
+    """The first table whose header (its first filled row) names a question and an answer
+    column: its data rows, its header, and the column of each role."""
+    first: tuple[list[str], int | None, int | None] | None = None
+    for rows in tables:
+        header_index = next((i for i, row in enumerate(rows) if any(c.strip() for c in row)), None)
+        if header_index is None:
+            continue
+        header = [cell.strip() for cell in rows[header_index]]
+        question = _find_column(header, question_column, QUESTION_NAMES, name, "質問")
+        answer = _find_column(header, answer_column, ANSWER_NAMES, name, "回答")
+        if question is not None and answer is not None and question != answer:
+            columns = {
+                "question": question,
+                "answer": answer,
+                "category": _find_column(header, None, CATEGORY_NAMES, name, "分類"),
+                "id": _find_column(header, None, ID_NAMES, name, "番号"),
+            }
+            return rows[header_index + 1 :], header, columns
+        first = first or (header, question, answer)
+    if first is None:
+        raise _fail(name, "FAQ のファイルに行がありません", hint=_NO_ROWS_HINT, code="FAQ_EMPTY")
+    header, question, _ = first
+    role, accepted = ("質問", QUESTION_NAMES) if question is None else ("回答", ANSWER_NAMES)
+    raise _fail(
+        name,
+        f"見出し行（{'、'.join(f'「{cell}」' for cell in header)}）に{role}の列が見つかりません",
+        hint=f"{role}の列の見出しを次のいずれかにしてください: {'、'.join(accepted)}",
+        code="FAQ_COLUMN_NOT_FOUND",
+        headers=header,
+        accepted=list(accepted),
+    )
+
+
 def chunk_faq(
     name: str,
     data: bytes,
@@ -648,66 +704,34 @@ def chunk_faq(
     question_column: str | None = None,
     answer_column: str | None = None,
 ) -> list[Chunk]:
-    """One chunk per question/answer row of a CSV file (UTF-8, UTF-8 with BOM or CP932).
+    """One chunk per question/answer row of a CSV file (UTF-8, UTF-8 with BOM or CP932) or
+    of an Excel workbook (the first sheet whose header names both columns).
 
     The header row names the columns: question (question / 質問 / Q …), answer (answer /
     回答 / A …), and optionally category (category / カテゴリ / 分類) and id (id / No / 番号);
     ``question_column``/``answer_column`` name them explicitly. Rows without a question or an
     answer are skipped. ``Source.row`` is the 1-based data row (the row after the header is 1).
     """
-    _check_suffix(name, FAQ_SUFFIXES, "an FAQ")
+    suffix = _check_suffix(name, FAQ_SUFFIXES, "FAQ")
     if not data.strip():
-        raise _fail(
-            name,
-            "the FAQ file is empty",
-            hint="export the FAQ again with a header row (質問,回答) and one question per row",
-            code="FAQ_EMPTY",
-        )
-    text, _ = decode_text(data, name)
-    try:
-        check_csv_text(text, ",", current_input_limits(), lines=HEADER_SCAN_ROWS + 1)
-    except InputBoundsError as exc:
-        raise _fail(name, exc.message, hint=exc.hint or "", code=exc.code, **exc.details) from None
-    rows = [row for row in csv.reader(io.StringIO(unify_newlines(text)))]
-    header_index = next((i for i, row in enumerate(rows) if any(c.strip() for c in row)), None)
-    if header_index is None:
-        raise _fail(
-            name,
-            "the FAQ file has no rows",
-            hint="add a header row (質問,回答) and one question per row",
-            code="FAQ_EMPTY",
-        )
-    header = [cell.strip() for cell in rows[header_index]]
-    question = _find_column(header, question_column, QUESTION_NAMES, name, "question")
-    answer = _find_column(header, answer_column, ANSWER_NAMES, name, "answer")
-    if question is None or answer is None or question == answer:
-        missing = "question" if question is None else "answer"
-        accepted = QUESTION_NAMES if question is None else ANSWER_NAMES
-        raise _fail(
-            name,
-            f"no {missing} column found in the header ({', '.join(repr(cell) for cell in header)})",
-            hint=f"name the {missing} column one of: {', '.join(accepted)} "
-            f"(or pass {missing}_column=...)",
-            code="FAQ_COLUMN_NOT_FOUND",
-            headers=header,
-            accepted=list(accepted),
-        )
-    category = _find_column(header, None, CATEGORY_NAMES, name, "category")
-    identifier = _find_column(header, None, ID_NAMES, name, "id")
+        raise _fail(name, "FAQ のファイルが空です", hint=_NO_ROWS_HINT, code="FAQ_EMPTY")
+    tables = _faq_tables(name, data, suffix)
+    rows, header, columns = _faq_columns(name, tables, question_column, answer_column)
 
-    def cell(row: list[str], index: int | None) -> str:
+    def cell(row: list[str], role: str) -> str:
+        index = columns[role]
         if index is None or index >= len(row):
             return ""
         return _nfkc(row[index]).strip()
 
     chunks: list[Chunk] = []
-    for number, row in enumerate(rows[header_index + 1 :], start=1):
-        q, a = cell(row, question), cell(row, answer)
+    for number, row in enumerate(rows, start=1):
+        q, a = cell(row, "question"), cell(row, "answer")
         if not q or not a:
             continue
-        metadata = {"question": q, "answer": a, "category": cell(row, category)}
-        if identifier is not None:
-            metadata["id"] = cell(row, identifier)
+        metadata = {"question": q, "answer": a, "category": cell(row, "category")}
+        if columns["id"] is not None:
+            metadata["id"] = cell(row, "id")
         chunks.append(
             Chunk(
                 id=f"{name}#{len(chunks)}",
@@ -719,8 +743,8 @@ def chunk_faq(
     if not chunks:
         raise _fail(
             name,
-            "the FAQ file has a header but no row with both a question and an answer",
-            hint="fill in the question and answer columns",
+            "FAQ のファイルに、質問と回答の両方が入った行がありません",
+            hint="質問の列と回答の列を埋めてください",
             code="FAQ_EMPTY",
             headers=header,
         )

@@ -1,7 +1,7 @@
 """Indexing a HelpDesk knowledge base from files on disk and from uploaded bytes.
 
 ``index_knowledge`` takes paths (files or folders), uploads as ``(name, bytes)``
-pairs — manuals and FAQ CSVs — and/or the bundled sample, and indexes them with
+pairs — manuals and FAQs (CSV, XLSX) — and/or the bundled sample, and indexes them with
 ``HelpDesk.index`` (incremental: unchanged documents are skipped). Uploads are
 written to a temporary folder under their own names (one sub-folder each, so two
 uploads with one name are reported as a clash, not silently merged) and the folder
@@ -43,7 +43,7 @@ def index_knowledge(
     sample: bool = False,
     on_progress: ProgressCallback | None = None,
 ) -> dict[str, IndexReport]:
-    """Index manuals (``documents``, ``uploads``) and FAQ CSVs (``qa``, ``qa_uploads``),
+    """Index manuals (``documents``, ``uploads``) and FAQs (CSV, XLSX; ``qa``, ``qa_uploads``),
     plus the bundled XYZ sample when ``sample``; a report per collection given files."""
     manuals: list[Path | str] = [*documents, *([SAMPLE_DOCUMENTS] if sample else [])]
     faqs: list[Path | str] = [*qa, *([SAMPLE_FAQ] if sample else [])]

@@ -48,6 +48,7 @@ from keiri_agent.agents.helpdesk.desk import (
 from keiri_agent.agents.helpdesk.models import AgentResult
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
+from keiri_agent.search.chunking import FAQ_SUFFIXES
 from keiri_agent.search.knowledge_base import IndexReport
 from keiri_agent.services.answer_history import AnswerHistory
 from keiri_agent.services.jobs import Job
@@ -63,7 +64,7 @@ RUNNING = "helpdesk.running"
 LAST = "helpdesk.last"
 QUESTION = "helpdesk.question"
 MANUAL_TYPES = ["pdf", "md", "markdown", "docx", "txt", "xlsx"]
-FAQ_TYPES = ["csv"]
+FAQ_TYPES = [suffix.lstrip(".") for suffix in FAQ_SUFFIXES]
 COLLECTION_LABELS = {MANUAL: "マニュアル", QA: "FAQ"}
 TOP_PASSAGES = 3
 HISTORY_LIMIT = 20
@@ -201,7 +202,7 @@ def _knowledge_base_panel(desk: HelpDesk) -> None:
         )
         accepted_types_caption(MANUAL_TYPES)
         faqs = st.file_uploader(
-            "FAQ（CSV）", type=FAQ_TYPES, accept_multiple_files=True, key="helpdesk.faqs"
+            "FAQ（CSV・Excel）", type=FAQ_TYPES, accept_multiple_files=True, key="helpdesk.faqs"
         )
         accepted_types_caption(FAQ_TYPES)
         if st.button(

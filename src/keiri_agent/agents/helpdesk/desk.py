@@ -101,7 +101,7 @@ class HelpDesk:
         qa: Sequence[Path | str] = (),
         on_progress: ProgressCallback | None = None,
     ) -> dict[str, IndexReport]:
-        """Index manuals (files or folders) into ``manual`` and FAQ CSVs into ``qa``.
+        """Index manuals (files or folders) into ``manual`` and FAQs (CSV, XLSX) into ``qa``.
 
         Only files changed since the last run are re-read. Returns a report per
         collection that was given files.
@@ -109,8 +109,8 @@ class HelpDesk:
         if not documents and not qa:
             raise UserInputError(
                 "登録する文書が指定されていません",
-                hint="マニュアルのファイルかフォルダ、または --qa で FAQ の CSV を指定してください"
-                "（同梱のサンプルを登録するには --sample を付けます）。",
+                hint="マニュアルのファイルかフォルダ、または --qa で FAQ の CSV か Excel ファイルを"
+                "指定してください（同梱のサンプルを登録するには --sample を付けます）。",
             )
         reports: dict[str, IndexReport] = {}
         if documents:

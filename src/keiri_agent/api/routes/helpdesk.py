@@ -1,5 +1,5 @@
 """HelpDesk: ask a question (answer JSON, or its progress as SSE), and manage a
-knowledge base (status, upload manuals or FAQ CSVs, index the bundled sample, remove).
+knowledge base (status, upload manuals or FAQs, index the bundled sample, remove).
 
 The same operations as ``keiri-agent helpdesk`` and the ヘルプデスク page:
 ``HelpDesk.ask``, ``services.knowledge.index_knowledge`` / ``knowledge_status``,
@@ -40,7 +40,7 @@ router = APIRouter(prefix="/api/helpdesk", tags=["helpdesk"])
 
 Context = Annotated[ApiContext, Depends(get_context)]
 Collection = Literal["manual", "qa"]
-"""``manual``: manuals (PDF, Markdown, DOCX, TXT, XLSX); ``qa``: FAQ CSVs."""
+"""``manual``: manuals (PDF, Markdown, DOCX, TXT, XLSX); ``qa``: FAQs (CSV, XLSX)."""
 
 MAX_QUESTION_CHARS = 4000
 KbName = Annotated[
@@ -103,11 +103,13 @@ async def upload_documents(
     kb: KbName,
     context: Context,
     request: Request,
-    files: Annotated[list[UploadFile], File(description="Manual files, or FAQ CSVs for qa")],
+    files: Annotated[
+        list[UploadFile], File(description="Manual files, or FAQ files (CSV, XLSX) for qa")
+    ],
     collection: Annotated[Collection, Form()] = "manual",
     stream: bool = False,
 ) -> Any:
-    """Index uploaded manuals (``collection=manual``) or FAQ CSVs (``qa``); changed
+    """Index uploaded manuals (``collection=manual``) or FAQs (``qa``); changed
     documents only. The report per collection lists added, updated, unchanged and
     failed documents (a failed one: ``failed`` with its reason; the others are indexed)."""
     from keiri_agent.services.knowledge import index_knowledge
