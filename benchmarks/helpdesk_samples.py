@@ -75,10 +75,19 @@ BLIND_KNOWLEDGE_BASES = (
         "procura_faq.csv",
         "Procura",
     ),
+    KnowledgeBaseSample(
+        "harumo",
+        Path(__file__).resolve().parent / "data" / "helpdesk_blind2",
+        "harumo_kintai_faq.xlsx",
+        "ハルモ勤怠",
+    ),
 )
 """Knowledge bases written blind by helpers who never read the rules (issue 29): a public-
 style manual, release notes and FAQ with answerable, partly answerable and unanswerable
-questions. Asked with ``--kb procura``; not in the default run (never tuned on)."""
+questions: ``procura`` (a purchasing system: PDF manual, Markdown notes, CSV FAQ) and
+``harumo`` (an attendance system: DOCX manual, Markdown notes, XLSX FAQ; written later, so
+that ``procura`` could serve to check a change and ``harumo`` stay unread). Asked with
+``--kb procura`` / ``--kb harumo``; not in the default run (never tuned on)."""
 
 
 def squash(text: str) -> str:

@@ -82,11 +82,9 @@ from keiri_agent.search.tokenize import content_terms, normalize_for_search
 from keiri_agent.services.research import ResearchService, sample_corpus
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "research_questions.jsonl"
-BLIND_QUESTIONS = (
-    Path(__file__).resolve().parent / "data" / "helpdesk_blind1" / "research_questions.jsonl"
-)
-"""Research questions on the blind Procura manual (issue 29; written by a helper who never
-read the rules): ``--set blind``."""
+BLIND_SETS = {"blind": "procura", "blind2": "harumo"}
+"""Research questions on the blind knowledge bases (issue 29; written by helpers who never
+read the rules): ``--set blind`` (the Procura manual), ``--set blind2`` (Harumo)."""
 KEY_TERM_SHARE = 0.6
 """A passage "contains" a sentence's key terms when at least this share of them occur."""
 
@@ -346,16 +344,16 @@ def quality(misses: bool, which: str, hybrid: bool = False) -> None:
 
 
 def _quality(misses: bool, which: str, embeddings: dict[str, Any]) -> None:
-    path = BLIND_QUESTIONS if which == "blind" else QUESTIONS
+    blind = next((kb for kb in BLIND_KNOWLEDGE_BASES if kb.name == BLIND_SETS.get(which)), None)
+    path = QUESTIONS if blind is None else blind.folder / "research_questions.jsonl"
     questions = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     scores = Scores()
     with tempfile.TemporaryDirectory() as folder:
         settings = Settings(provider="offline", home=Path(folder), **embeddings)
         service = ResearchService(settings)
-        if which == "blind":
-            kb = BLIND_KNOWLEDGE_BASES[0]
-            HelpDesk(settings, name=kb.name).index(kb.documents(), qa=[kb.faq_path])
-            kb_names = [kb.name]
+        if blind is not None:
+            HelpDesk(settings, name=blind.name).index(blind.documents(), qa=[blind.faq_path])
+            kb_names = [blind.name]
         else:
             # the bundled corpus as a user's own knowledge base (the sample is searched
             # only on its own), beside the HelpDesk's XYZ manual and FAQ
@@ -394,9 +392,9 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true", help="list misses of the offline run")
     parser.add_argument(
         "--set",
-        choices=["sample", "blind"],
+        choices=["sample", *BLIND_SETS],
         default="sample",
-        help="offline questions: the bundled corpus (sample) or the blind Procura set",
+        help="offline questions: the bundled corpus (sample) or a blind set (Procura, Harumo)",
     )
     parser.add_argument("--quality-only", action="store_true", help="skip the timing runs")
     parser.add_argument(
