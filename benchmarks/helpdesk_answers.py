@@ -145,9 +145,10 @@ class SourceTexts:
         texts = cls()
         for path in kb.documents():
             extracted = extract_text(path.read_bytes(), path.name)
-            texts.documents[path.name] = squash(extracted.text)
+            # the answer's quotes lose Markdown emphasis (quoted_citations): so does the text
+            texts.documents[path.name] = squash(extracted.text.replace("**", ""))
             for number, page_text in extracted.pages:
-                texts.pages[(path.name, number)] = squash(page_text)
+                texts.pages[(path.name, number)] = squash(page_text.replace("**", ""))
         faq = kb.faq_path
         chunks = chunk_faq(faq.name, faq.read_bytes())
         for chunk in chunks:
