@@ -19,6 +19,7 @@ from keiri_agent.agents.helpdesk.offline.specificity import (
     topic_terms,
     weight,
 )
+from keiri_agent.agents.helpdesk.offline.split import split_question
 from keiri_agent.agents.helpdesk.offline.terms import key_terms
 
 SETTINGS = SearchOutput(
@@ -328,3 +329,46 @@ def test_the_asked_action_is_not_read_from_a_sentence_telling_what_happened() ->
     assert "5日以内" in answer and sources == [rule.citation()]
     asked = "出張申請を修正したい。承認の期限は何日？"  # the action asked: named nowhere
     assert "「修正」についての記述は見つかりませんでした" in subtask_answer(asked, [rule])[0]
+
+
+def test_a_value_the_user_gives_is_matched_by_a_value_of_the_same_kind() -> None:
+    """「15MBあるんですが」: the passage states the limit (「20MBまで」), not the user's figure."""
+    part = "請求書のPDFが15MBあるんですが、そのまま添付できますか"
+    limit = SearchOutput(
+        file_name="guide.pdf",
+        page=3,
+        heading="2.2 添付ファイル",
+        content="請求書などのPDFは、1ファイルあたり20MBまで添付できます。",
+    )
+    answer, sources = subtask_answer(part, [limit])
+    assert "20MBまで" in answer and sources == [limit.citation()]
+    unrelated = limit.model_copy(
+        update={"content": "請求書のPDFは、添付する前に内容を確認してください。"}
+    )
+    assert subtask_answer(part, [unrelated])[1] == []  # states no size
+
+
+def test_worth_after_a_counter_is_no_minutes() -> None:
+    assert key_terms("相見積もりは何社分必要ですか") == ["見積もり"]
+    assert key_terms("有給は何日分残っていますか") == ["有給", "残る"]
+
+
+def test_the_situation_told_before_the_question_picks_the_passage_not_the_words() -> None:
+    """The question's words (「相見積もり」) decide whether it is answered; the situation
+    (「40万円のPCを買う」) chooses, among the passages that answer, the one that fits it."""
+    part = "税込40万円のノートPCを購入する予定です。相見積もりは何社必要ですか？"
+    assert split_question(part) == [part]
+    rule = SearchOutput(
+        file_name="guide.pdf",
+        page=7,
+        heading="3.4 相見積もり",
+        content="税込30万円以上の購入では、相見積もりとして2社以上の見積書を添付します。",
+    )
+    other = SearchOutput(
+        file_name="faq.csv",
+        row=5,
+        content="Q: 相見積もりの様式は？ A: 相見積もりは任意の様式で2社以上から取得します。",
+        score=9.0,
+    )
+    answer, sources = subtask_answer(part, [other, rule])
+    assert sources == [rule.citation()] and "2社以上" in answer

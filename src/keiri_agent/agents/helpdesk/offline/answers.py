@@ -49,10 +49,13 @@ from keiri_agent.agents.helpdesk.offline.specificity import (
     is_action,
     is_generic,
     is_nominal,
+    is_value,
     most_specific,
+    states_like,
     topic_terms,
     weight,
 )
+from keiri_agent.agents.helpdesk.offline.split import asks, sentences
 from keiri_agent.agents.helpdesk.offline.terms import (
     DEFAULT_VOCABULARY,
     PreparedText,
@@ -119,6 +122,9 @@ class _Verdict:
     absent: str = ""
     """The part's most specific noun (``specificity.most_specific``) when no passage names
     it: the documents do not speak of what the part is about."""
+    framing: tuple[str, ...] = ()
+    """The nouns of the situation the part tells before asking (:func:`_question_and_situation`):
+    they pick the passages that fit and where a quote is cut, never the answer itself."""
 
     @property
     def answered(self) -> bool:
@@ -172,8 +178,14 @@ def _judge(
     topic), then the higher score, then the earlier result. With ``similarity``, each is
     also marked close or not in meaning (:func:`_close_in_meaning`).
     """
-    terms = atomic_terms(key_terms(subtask, vocabulary))
+    question, situation = _question_and_situation(subtask) if asked else (subtask, "")
+    terms = atomic_terms(key_terms(question, vocabulary))
     topics = topic_terms(terms)
+    framing = [
+        t
+        for t in (topic_terms(key_terms(situation, vocabulary)) if situation else [])
+        if t not in terms and is_nominal(t) and not is_value(t)
+    ]
     seen: set[tuple[object, ...]] = set()
     candidates: list[_Candidate] = []
     for order, result in enumerate(results):
@@ -185,7 +197,10 @@ def _judge(
         prepared = PreparedText.of(result.content, vocabulary)
         heading = PreparedText.of(result.heading or "", vocabulary)
         in_heading = frozenset(t for t in terms if heading.has(t))
-        covered = frozenset(t for t in terms if prepared.has(t)) | in_heading
+        covered = (
+            frozenset(t for t in terms if prepared.has(t) or states_like(t, result.content))
+            | in_heading
+        )
         if topics and not covered & set(topics):
             continue  # shares no topic term (or only generic ones): not about the part
         relevance = sum(weight(t) for t in covered)
@@ -194,11 +209,18 @@ def _judge(
     if similarity is not None and candidates:
         close = _close_in_meaning(subtask, results, similarity)
         candidates = [replace(c, close=c.result.content in close) for c in candidates]
-    wanted = asked_value(subtask) if asked else None
+    if framing:  # the passages about the user's situation, when some are
+        fitting = [c for c in candidates if _names_any(c.result, framing, vocabulary)]
+        candidates = fitting or candidates
+    wanted = asked_value(question) if asked else None
     unstated = ""  # 「何回」: only a passage stating a count answers it
     if wanted is not None and candidates:
         stating = [c for c in candidates if wanted.stated_in(c.result.content)]
         candidates, unstated = (stating, "") if stating else (candidates, wanted.name)
+    # 「15MBあるんですが」: only a passage stating a size (「上限は10MB」) speaks of it
+    for given in (t for t in terms if asked and is_value(t) and not t.isdigit()):
+        stating = [c for c in candidates if states_like(given, c.result.content)]
+        candidates, unstated = (stating, unstated) if stating else (candidates, unstated or given)
     chosen = sorted(
         candidates,
         key=lambda c: (-c.relevance, -c.restates, -len(c.in_heading), -c.result.score, c.order),
@@ -209,8 +231,26 @@ def _judge(
         topics,
         chosen,
         covered_topics,
-        (_absent(subtask, terms, results, vocabulary) if asked else "") or unstated,
+        (_absent(question, terms, results, vocabulary) if asked else "") or unstated,
+        tuple(framing),
     )
+
+
+def _question_and_situation(part: str) -> tuple[str, str]:
+    """The sentences of ``part`` that ask, and those before them that tell the situation
+    (「40万円のPCを購入する予定です。相見積もりは何社必要ですか？」: split.asks). The
+    question's words decide the answer; the situation picks among passages that fit.
+    """
+    every = sentences(part)
+    asking = [s for s in every if asks(s)]
+    if not asking or len(asking) == len(every):
+        return part, ""
+    return " ".join(asking), " ".join(s for s in every if not asks(s))
+
+
+def _names_any(result: SearchOutput, terms: Sequence[str], vocabulary: Vocabulary) -> bool:
+    text = PreparedText.of(f"{result.heading or ''}\n{result.content}", vocabulary)
+    return any(text.has(term) for term in terms)
 
 
 def _close_in_meaning(
@@ -289,18 +329,10 @@ _DONE = re.compile(r"(?:する|し|でき|させ|され|を行|の(?:方法|手�
 「編集の方法」), unlike one it lists (「パスワードとロックと通知」)."""
 
 
-_NARRATION = re.compile(r"(?:た|だ)(?:よ|ね|けど|のに)?[。．!！]?\s*$")
-"""A sentence that reports what happened (「勝手にログアウトされた。」): context, not the ask."""
-
-
 def _asked_action(subtask: str, terms: Sequence[str]) -> str:
     """The action the part asks to do: its last non-generic verbal noun written as a
-    predicate (「購入できますか」「追加したい」), "" when it has none. A sentence reporting
-    what happened (「放置してたらログアウトされた。何分で切れるの？」) is context: the
-    action is looked for in the others."""
-    sentences = [s for s in PASSAGE_SENTENCE.split(normalize_for_search(subtask)) if s.strip()]
-    asking = [s for s in sentences if not _NARRATION.search(s)] or sentences
-    text = " ".join(asking)
+    predicate (「購入できますか」「追加したい」), "" when it has none."""
+    text = normalize_for_search(subtask)
     for term in reversed(terms):
         if is_generic(term) or not is_action((term,)):
             continue
@@ -384,10 +416,11 @@ def subtask_answer(
     quotes: list[str] = []
     citations: list[str] = []
     items: list[str] = []
+    words = [*verdict.terms, *verdict.framing]  # where quotes are cut
     for candidate in verdict.supporting():
         # an FAQ row (Q + A) is quoted whole: its answer is the point
         whole = candidate.is_section or candidate.result.row is not None
-        quote = trim(candidate.result.content, verdict.terms, vocabulary, section=whole)
+        quote = trim(candidate.result.content, words, vocabulary, section=whole)
         citation = candidate.result.citation(quote)
         quotes.append(quote)
         # a quote of several lines stays one list item: hard breaks, indented
@@ -396,7 +429,7 @@ def subtask_answer(
             citations.append(citation)
     # an FAQ row asking what the part asks is answered by its own answer
     restated = answer_lead(quotes[0]) if verdict.chosen[0].restates else ""
-    lead = restated or lead_sentence(quotes, verdict.terms, vocabulary)
+    lead = restated or lead_sentence(quotes, words, vocabulary)
     first = (
         f"資料によると、{lead}"
         if lead

@@ -82,10 +82,16 @@ def without_interrogatives(text: str) -> str:
     """``text`` (NFKC) with each interrogative and its counter replaced by a space: 「何MB」
     「何回」 "how many times" are question words, not words a passage must contain (the
     value they ask for is checked by :meth:`AskedValue.stated_in`)."""
-    text = unicodedata.normalize("NFKC", text)
+    text = _WORTH.sub(r"\1", unicodedata.normalize("NFKC", text))  # 「何社分」: 「何社」
     for pattern, _ in _KINDS:
         text = pattern.sub(" ", text)
     return text
+
+
+_WORTH = re.compile(
+    r"(何\s*(?:件|人|名|社|枚|個|通|回|度|日|日間|週|週間|か月|ヶ月|カ月|年|年間))分"
+)
+"""「何社分」「何日分」: 「分」 after a counter means "worth of", not minutes."""
 
 
 def asked_counters(question: str) -> list[str]:

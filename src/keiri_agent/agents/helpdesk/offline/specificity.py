@@ -88,6 +88,28 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 
+_VALUE = re.compile(r"(\d[\d,.]*)([a-z%]*)")
+
+
+def is_value(term: str) -> bool:
+    """A number, with or without a Latin unit (「400000」「15mb」「10%」): a value the
+    question gives or asks about, not a thing it names."""
+    return _VALUE.fullmatch(term) is not None
+
+
+def states_like(term: str, text: str) -> bool:
+    """``text`` states a value like the value term: a number with the same unit (「10MB」
+    for 「15mb」), any number for a bare one. The user's own figure (「15MBあるんですが」)
+    is seldom the passage's (「上限は10MB」), but a passage with no such value does not
+    answer about it."""
+    found = _VALUE.fullmatch(term)
+    if found is None:
+        return False
+    unit = found.group(2)
+    norm = normalize_for_search(text)
+    return re.search(r"\d\s*" + re.escape(unit) if unit else r"\d", norm) is not None
+
+
 def is_nominal(term: str) -> bool:
     """A noun-like term: no hiragana (not a Japanese verb or adjective form), no English
     adverb or participle, not relational."""
@@ -140,7 +162,7 @@ def _placed_units(text: str, terms: Sequence[str]) -> list[tuple[tuple[str, ...]
     placed = sorted(
         (norm.find(term), term)
         for term in topic_terms(terms)
-        if not term.isdigit() and term not in _RELATIONAL
+        if not is_value(term) and term not in _RELATIONAL
     )
     out: list[tuple[tuple[str, ...], int, int]] = []
     end = -2
@@ -166,7 +188,7 @@ def compounds(text: str, terms: Sequence[str]) -> list[tuple[str, ...]]:
     """
     norm = normalize_for_search(text)
     nominal = [
-        t for t in topic_terms(terms) if not t.isdigit() and t not in _RELATIONAL and is_nominal(t)
+        t for t in topic_terms(terms) if not is_value(t) and t not in _RELATIONAL and is_nominal(t)
     ]
     places = sorted(
         (match.start(), -len(term), term)

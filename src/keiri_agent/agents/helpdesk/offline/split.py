@@ -314,6 +314,31 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in out if s.strip()]
 
 
+_ASKING_JA = re.compile(
+    r"[？?]\s*$|(?:か|の|かな|っけ|かしら)[。．!！]?\s*$"
+    r"|ください|下さい|教えて|知りた|聞きた|伺いた|たい[。．!！]?\s*$|ほしい|欲しい|お願い"
+    r"|何|どう|いつ|どこ|誰|どれ|どの|どちら|どっち|いくら|いくつ|なぜ|なんで|どんな|どのくらい"
+)
+_ASKING_EN = re.compile(
+    r"\?\s*$|^\s*(?:how|what|where|when|why|who|which|whether|can|could|do|does|is|are"
+    r"|should|will|would|please|tell|explain|show|describe)\b",
+    re.IGNORECASE,
+)
+
+
+def asks(sentence: str) -> bool:
+    """The sentence asks or requests something (a question mark, an interrogative, 「…か」
+    「…の？」, 「教えて」「…したい」); one that does not (「40万円のPCを購入する予定です。」
+    「ログアウトされた。」) tells the situation the question is asked in."""
+    pattern = _ASKING_JA if _JA_CHAR.search(sentence) else _ASKING_EN
+    return pattern.search(sentence.strip()) is not None
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a part or question (:func:`_sentences`)."""
+    return _sentences(text)
+
+
 def _asks_only_amount(sentence: str, vocabulary: Vocabulary) -> bool:
     """The sentence asks for an amount and names nothing else (「最長何日？」)."""
     if not _ASKS_AMOUNT.search(sentence):
@@ -359,7 +384,10 @@ def split_question(question: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -
        neighbour; duplicates are dropped; more than ``MAX_PARTS`` parts → the tail
        is merged into the last part. A question with no content term at all is one
        part (itself).
-    7. **Follow-ups stay with their context.** A sentence that refers back to the one
+    7. **A situation stays with its question.** A sentence that asks nothing
+       (「税込40万円のPCを購入する予定です。」) before one that asks is no part on its
+       own: it opens each part of the question it frames (:func:`asks`).
+       **Follow-ups stay with their context.** A sentence that refers back to the one
        before (「この場合、…」「それは…」「その際…」, "In that case, …", "If so, …",
        "It …") or asks only for an amount (「何分で切れるの？」「最長何日？」) is no part
        on its own: it is kept, whole, after the previous part.
@@ -419,18 +447,33 @@ def _sentence_parts(text: str, vocabulary: Vocabulary) -> list[str]:
     follow-up that refers back (「この場合、…」「それは…」, "In that case, …"), whole.
     """
     parts: list[str] = []
-    for sentence in _sentences(text):
+    situation = ""  # sentences telling the situation, waiting for the question they frame
+    every = _sentences(text)
+    for index, sentence in enumerate(every):
         if parts and (
             _REFERS_BACK.match(sentence.strip()) or _asks_only_amount(sentence, vocabulary)
         ):
             parts[-1] = _follow_up(parts[-1], sentence.strip())
             continue
+        if not asks(sentence) and any(asks(later) for later in every[index + 1 :]):
+            situation = _then(situation, sentence.strip()) if situation else sentence.strip()
+            continue
         pieces = _split_sentence(sentence, vocabulary)
+        if situation and pieces:
+            pieces = [_then(situation, piece) for piece in pieces]
+            situation = ""
         if parts and pieces and not _has_content(pieces[0], vocabulary) and len(pieces) == 1:
             parts[-1] = _join([parts[-1], pieces[0]])
         else:
             parts.extend(pieces)
     return parts
+
+
+def _then(first: str, second: str) -> str:
+    """Two sentences as one text: 「…です。…ですか？」, "… rejected. In that case, …"."""
+    if _JA_CHAR.search(first):
+        return first.rstrip("。．、,， ") + "。" + second
+    return first.rstrip() + " " + second
 
 
 def _follow_up(part: str, sentence: str) -> str:
