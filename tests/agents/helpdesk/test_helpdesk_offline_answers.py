@@ -372,3 +372,24 @@ def test_the_situation_told_before_the_question_picks_the_passage_not_the_words(
     )
     answer, sources = subtask_answer(part, [other, rule])
     assert sources == [rule.citation()] and "2社以上" in answer
+
+
+def test_an_english_question_finds_the_japanese_words_of_the_manual() -> None:
+    """The built-in English ↔ Japanese groups, also for inflected words (browsers, fixed)."""
+    notes = SearchOutput(
+        file_name="notes.md",
+        heading="v2.1.0 > 不具合修正",
+        content="v2.1.0 の不具合修正: 対応ブラウザで申請一覧が表示されない不具合を修正しました。",
+    )
+    answer, sources = subtask_answer("Which bugs were fixed in v2.1.0?", [notes])
+    assert sources == [notes.citation()] and "不具合を修正しました" in answer
+
+
+def test_an_english_part_needs_one_passage_with_each_of_its_words() -> None:
+    """「weekly」 named only by another passage does not make a weekly e-mail answered."""
+    send = SearchOutput(file_name="notice.md", content="申請が承認されると、メールを送信します。")
+    week = SearchOutput(
+        file_name="guide.pdf", page=3, content="毎週日曜日はメンテナンスのため利用できません。"
+    )
+    answer, sources = subtask_answer("Can it send me a weekly email?", [send, week])
+    assert sources == [] and "資料には記載がありません" in answer

@@ -14,7 +14,9 @@ reflection accepts it:
   reflection is done. Coverage counts the part's nouns (``specificity.is_nominal``) when
   it has any: its verbs, adjectives and adverbs are said in many ways (「しくじる」 for
   「間違える」), so they neither make nor break it; an action the part asks to do is
-  checked on its own (:func:`_asked_action`).
+  checked on its own (:func:`_asked_action`). An English part (its few words all it says,
+  matched through the English ↔ Japanese groups of ``terms``) needs one passage with
+  every one of its words.
 * **not about its topic** — no passage names the part's most specific noun unit
   (``specificity.most_specific``: 「有給休暇」 in 「有給休暇の申請」): 「資料には記載が
   ありません（「有給休暇」についての記述は見つかりませんでした）」, then — unquoted — where
@@ -134,6 +136,9 @@ class _Verdict:
         if not self.chosen or self.absent:
             return False
         every = {t for c in self.chosen for t in c.covered}
+        if all(t.isascii() for t in self.terms):
+            # an English part: its few words are all it says; one passage must have each
+            return any(set(self.terms) <= c.covered for c in self.supporting())
         counted = [t for t in self.terms if is_nominal(t)] or self.terms
         topics = [t for t in self.topics if is_nominal(t)] or self.topics
         enough = _accepts(len(counted), len(every & set(counted))) and 2 * len(

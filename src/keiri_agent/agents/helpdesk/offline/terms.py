@@ -119,13 +119,17 @@ def load_synonym_groups(path: Path) -> tuple[tuple[str, ...], ...]:
 GENERAL_SYNONYMS_FILE = "synonyms_general.txt"
 """Built-in groups of everyday ↔ manual words (スマホ / スマートフォン, 捨てる / 廃棄),
 written without looking at any sample question."""
+ENGLISH_SYNONYMS_FILE = "synonyms_en_ja.txt"
+"""Built-in groups of English ↔ Japanese manual words (browser / ブラウザ, approve / 承認),
+for a question asked in English of Japanese documents; written without looking at any
+question set."""
 
 
 def _builtin_groups() -> tuple[tuple[str, ...], ...]:
     package = files(__package__ or "keiri_agent.agents.helpdesk.offline")
     return tuple(
         group
-        for name in (SYNONYMS_FILE, GENERAL_SYNONYMS_FILE)
+        for name in (SYNONYMS_FILE, GENERAL_SYNONYMS_FILE, ENGLISH_SYNONYMS_FILE)
         for group in parse_synonym_groups((package / name).read_text(encoding="utf-8"), name)
     )
 
@@ -244,8 +248,43 @@ def atomic_terms(terms: Sequence[str]) -> list[str]:
 
 
 def synonyms(term: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -> tuple[str, ...]:
-    """The other members of every synonym group of ``vocabulary`` that contains ``term``."""
-    return vocabulary.synonym_index.get(normalize_for_search(term).strip(), ())
+    """The other members of every synonym group of ``vocabulary`` that contains ``term``;
+    an English word without a group of its own takes its stem's (browsers → browser,
+    submitted → submit, applied → apply)."""
+    word = normalize_for_search(term).strip()
+    found = vocabulary.synonym_index.get(word)
+    if found is not None or not _ENGLISH_WORD.fullmatch(word):
+        return found or ()
+    for stem in _english_stems(word):
+        if stem in vocabulary.synonym_index:
+            return (stem, *vocabulary.synonym_index[stem])
+    return ()
+
+
+_ENGLISH_WORD = re.compile(r"[a-z]{4,}")
+_INFLECTIONS = (
+    ("ies", "y"),
+    ("ied", "y"),
+    ("es", ""),
+    ("s", ""),
+    ("ed", ""),
+    ("ed", "e"),
+    ("ing", ""),
+    ("ing", "e"),
+)
+
+
+def _english_stems(word: str) -> list[str]:
+    """Candidate stems of an inflected English word, most likely first (no dictionary:
+    each is tried against the synonym groups)."""
+    stems: list[str] = []
+    for ending, replacement in _INFLECTIONS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            stem = word[: -len(ending)] + replacement
+            stems.append(stem)
+            if not replacement and len(stem) >= 4 and stem[-1] == stem[-2]:
+                stems.append(stem[:-1])  # submitted → submitt → submit
+    return stems
 
 
 _KATAKANA_CHARS = "\u30a1-\u30fa\u30fc"
