@@ -11,7 +11,7 @@ from keiri_agent.agents.helpdesk.offline import (
     reflect,
     subtask_answer,
 )
-from keiri_agent.agents.helpdesk.offline.asks import asked_value
+from keiri_agent.agents.helpdesk.offline.asks import MONEY, SHARE, asked_value
 from keiri_agent.agents.helpdesk.offline.queries import reformulate
 from keiri_agent.agents.helpdesk.offline.specificity import (
     compounds,
@@ -393,3 +393,23 @@ def test_an_english_part_needs_one_passage_with_each_of_its_words() -> None:
     )
     answer, sources = subtask_answer("Can it send me a weekly email?", [send, week])
     assert sources == [] and "資料には記載がありません" in answer
+
+
+def test_a_clause_telling_when_is_the_situation_not_the_question() -> None:
+    """「個人の講師に講演料を払うとき、」 frames the question; 「源泉徴収の税率」 is asked."""
+    part = "個人の講師に講演料を払うとき、源泉徴収の税率はいくらですか？"
+    rule = SearchOutput(
+        file_name="guide.pdf",
+        page=10,
+        heading="6.2 源泉徴収",
+        content="報酬の支払では源泉徴収を行います。税率は100万円以下の部分について10.21%です。",
+    )
+    answer, sources = subtask_answer(part, [rule])
+    assert "10.21%" in answer and sources == [rule.citation()]
+
+
+def test_a_rate_asked_with_ikura_is_a_share_not_an_amount() -> None:
+    assert asked_value("源泉徴収の税率はいくらですか") is SHARE
+    assert asked_value("交通費はいくらまで") is MONEY
+    assert asked_value("換算レートは何を使えばいい？") is None
+    assert key_terms("源泉徴収の税率はいくらですか") == ["源泉", "徴収", "税率"]

@@ -248,9 +248,22 @@ def _question_and_situation(part: str) -> tuple[str, str]:
     """
     every = sentences(part)
     asking = [s for s in every if asks(s)]
-    if not asking or len(asking) == len(every):
+    told = [s for s in every if not asks(s)]
+    if not asking:
         return part, ""
-    return " ".join(asking), " ".join(s for s in every if not asks(s))
+    questions: list[str] = []
+    for sentence in asking:  # 「講師に講演料を払うとき、源泉徴収の税率は？」
+        clause = _SITUATION_CLAUSE.match(sentence)
+        if clause and key_terms(sentence[clause.end() :]):
+            told.append(clause.group())
+            questions.append(sentence[clause.end() :])
+        else:
+            questions.append(sentence)
+    return (" ".join(questions), " ".join(told)) if told else (part, "")
+
+
+_SITUATION_CLAUSE = re.compile(r"^.+?(?:とき|時|場合|際)(?:は|に|には|でも)?[、,]\s*")
+"""A clause opening a question with the situation it is asked in (「…を払うとき、」)."""
 
 
 def _names_any(result: SearchOutput, terms: Sequence[str], vocabulary: Vocabulary) -> bool:

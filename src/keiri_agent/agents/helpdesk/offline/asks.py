@@ -63,6 +63,11 @@ _KINDS: tuple[tuple[re.Pattern[str], AskedValue], ...] = (
     ),
     (re.compile(r"何\s*(?:MB|GB|KB|メガ|ギガ)", re.IGNORECASE), SIZE),
     (re.compile(r"何\s*(?:文字|桁)|how\s+many\s+characters", re.IGNORECASE), LENGTH),
+    # 「税率はいくら」 asks for a rate, not an amount
+    (
+        re.compile(r"(?:(?<=率)|(?<=割合)|(?<=レート))\s*(?:は|って|が)?\s*いくら", re.I),
+        SHARE,
+    ),
     (re.compile(r"いくら|何\s*(?:円|万円)|how\s+much", re.IGNORECASE), MONEY),
     (re.compile(r"何\s*(?:件|人|名|社|枚|個|通)", re.IGNORECASE), ITEMS),
     (re.compile(r"何\s*(?:%|％|パーセント|割)", re.IGNORECASE), SHARE),
