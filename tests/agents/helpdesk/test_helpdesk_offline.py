@@ -580,3 +580,16 @@ def test_the_situation_of_the_first_listed_noun_is_carried_to_the_others() -> No
         "パスワードの条件を教えて",
         "ロックされた時の解除方法を教えて",
     ]
+
+
+def test_a_sentence_opening_with_soreto_adds_a_question() -> None:
+    """「それと、」「それから、」 add a question; 「それは」 refers back to the one before."""
+    assert split_question(
+        "添付できる形式を教えてください。それと、ウイルスチェックはありますか？"
+    ) == [
+        "添付できる形式を教えてください",
+        "ウイルスチェックはありますか？",
+    ]
+    assert split_question("申請が差し戻されました。それは誰が行いましたか？") == [
+        "申請が差し戻されました。それは誰が行いましたか？"
+    ]

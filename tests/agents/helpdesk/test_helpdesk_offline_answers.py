@@ -11,7 +11,7 @@ from keiri_agent.agents.helpdesk.offline import (
     reflect,
     subtask_answer,
 )
-from keiri_agent.agents.helpdesk.offline.asks import MONEY, SHARE, asked_value
+from keiri_agent.agents.helpdesk.offline.asks import DAYS, MONEY, SHARE, asked_value
 from keiri_agent.agents.helpdesk.offline.queries import reformulate
 from keiri_agent.agents.helpdesk.offline.specificity import (
     compounds,
@@ -413,3 +413,8 @@ def test_a_rate_asked_with_ikura_is_a_share_not_an_amount() -> None:
     assert asked_value("交通費はいくらまで") is MONEY
     assert asked_value("換算レートは何を使えばいい？") is None
     assert key_terms("源泉徴収の税率はいくらですか") == ["源泉", "徴収", "税率"]
+
+
+def test_how_many_with_a_word_before_the_unit_asks_for_that_unit() -> None:
+    assert asked_value("How many business days does an approver have?") is DAYS
+    assert key_terms("How many business days does an approver have?") == ["approver"]

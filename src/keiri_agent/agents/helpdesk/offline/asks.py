@@ -51,18 +51,18 @@ ITEMS = AskedValue("数", ("件", "人", "名", "社", "枚", "個", "通"))
 SHARE = AskedValue("割合", ("%", "パーセント", "割"))
 
 _KINDS: tuple[tuple[re.Pattern[str], AskedValue], ...] = (
-    (re.compile(r"何\s*(?:回|度)|how\s+many\s+times|how\s+often", re.IGNORECASE), COUNT),
-    (re.compile(r"何\s*(?:分|秒|時間)|how\s+many\s+(?:minutes|hours)", re.I), DURATION),
+    (re.compile(r"何\s*(?:回|度)|how\s+many\s+(?:\w+\s+)?times|how\s+often", re.IGNORECASE), COUNT),
+    (re.compile(r"何\s*(?:分|秒|時間)|how\s+many\s+(?:\w+\s+)?(?:minutes|hours)", re.I), DURATION),
     (
         re.compile(
             r"何\s*(?:営業日|日間|日|週間|週|か月|ヶ月|カ月|年間|年)"
-            r"|how\s+many\s+(?:days|weeks|months|years)",
+            r"|how\s+many\s+(?:\w+\s+)?(?:days|weeks|months|years)",
             re.IGNORECASE,
         ),
         DAYS,
     ),
     (re.compile(r"何\s*(?:MB|GB|KB|メガ|ギガ)", re.IGNORECASE), SIZE),
-    (re.compile(r"何\s*(?:文字|桁)|how\s+many\s+characters", re.IGNORECASE), LENGTH),
+    (re.compile(r"何\s*(?:文字|桁)|how\s+many\s+(?:\w+\s+)?characters", re.IGNORECASE), LENGTH),
     # 「税率はいくら」 asks for a rate, not an amount
     (
         re.compile(r"(?:(?<=率)|(?<=割合)|(?<=レート))\s*(?:は|って|が)?\s*いくら", re.I),

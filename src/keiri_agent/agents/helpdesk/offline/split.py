@@ -79,7 +79,8 @@ _EN_COMPARISON = re.compile(r"\b(?:between|compare|comparing|difference\s+of|vs\
 # 「その際…」「では…」, "In that case, …", "If so, …", "Then …", "It …". It is no part on
 # its own: it joins the previous part.
 _REFERS_BACK = re.compile(
-    r"^(?:この|その|あの|こう|そう|これ|それ|あれ|こちら|そちら|あちら|そこ|ここ|"
+    r"^(?!それ(?:と|から|に)[、,，\s])"  # 「それと、」「それから、」 add a question
+    r"(?:この|その|あの|こう|そう|これ|それ|あれ|こちら|そちら|あちら|そこ|ここ|"
     r"同じ|上記|前述|では|じゃあ|だとすると|だとしたら|だったら|なら)"
     r"|^(?:in\s+(?:that|this|such\s+a|which)\s+case|if\s+so|then|that|this|it|they|those"
     r"|these|what\s+about\s+(?:that|this|it))\b",
