@@ -80,6 +80,10 @@ def _is_ascii_piece(surface: str) -> bool:
     return bool(_ASCII_PIECE.fullmatch(surface))
 
 
+_SURU = "為る"
+"""Sudachi's normalized form of する, the light verb after a noun (「差戻しする」)."""
+
+
 class SudachiTokenizer:
     """SudachiPy morphological analysis; see the module docstring for what is kept."""
 
@@ -142,7 +146,12 @@ class SudachiTokenizer:
                     negation = surface
                     continue
                 prefix, negation = negation, ""
-                if keep_negation and pos[0] == "動詞" and morpheme.begin() == verb_end:
+                if (
+                    keep_negation
+                    and pos[0] == "動詞"
+                    and morpheme.begin() == verb_end
+                    and morpheme.normalized_form() != _SURU  # 差戻し|する: no compound
+                ):
                     # the second half of a compound verb (取り|下げる): one word, 取り下げる
                     out[-1] = verb_surfaces + morpheme.normalized_form().lower()
                     verb_surfaces += surface

@@ -593,3 +593,9 @@ def test_a_sentence_opening_with_soreto_adds_a_question() -> None:
     assert split_question("申請が差し戻されました。それは誰が行いましたか？") == [
         "申請が差し戻されました。それは誰が行いましたか？"
     ]
+
+
+def test_a_question_conditional_on_the_one_before_is_a_follow_up() -> None:
+    assert split_question("まとめて差戻しできますか？できるなら一度に何件まで？") == [
+        "まとめて差戻しできますか。できるなら一度に何件まで？"
+    ]

@@ -418,3 +418,21 @@ def test_a_rate_asked_with_ikura_is_a_share_not_an_amount() -> None:
 def test_how_many_with_a_word_before_the_unit_asks_for_that_unit() -> None:
     assert asked_value("How many business days does an approver have?") is DAYS
     assert key_terms("How many business days does an approver have?") == ["approver"]
+
+
+def test_a_count_asked_with_its_counter_needs_that_counter() -> None:
+    """「何段」 is answered by 「3段」, not by a passage stating 「30件」."""
+    part = "承認ルートは最大何段まで設定できますか"
+    assert asked_value(part).counters == ("段",)  # type: ignore[union-attr]
+    other = SearchOutput(
+        file_name="guide.pdf",
+        page=5,
+        heading="4.1 承認ルート",
+        content="承認ルートの設定では、最大30件の承認者を登録できます。",
+    )
+    answer, sources = subtask_answer(part, [other])
+    assert sources == [] and "資料には記載がありません" in answer
+
+
+def test_a_verbal_noun_with_suru_is_no_compound_verb() -> None:
+    assert "差戻す" in key_terms("申請をまとめて差戻しすることはできますか")

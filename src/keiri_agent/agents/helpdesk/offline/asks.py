@@ -47,7 +47,10 @@ DAYS = AskedValue(
 SIZE = AskedValue("容量", ("MB", "GB", "KB", "メガ", "ギガ"))
 LENGTH = AskedValue("文字数", ("文字", "桁"))
 MONEY = AskedValue("金額", ("円", "万円", "千円"))
-ITEMS = AskedValue("数", ("件", "人", "名", "社", "枚", "個", "通"))
+ITEMS = AskedValue(
+    "数",
+    ("件", "人", "名", "社", "枚", "個", "通", "段", "行", "列", "台", "本", "冊", "点", "ページ"),
+)
 SHARE = AskedValue("割合", ("%", "パーセント", "割"))
 
 _KINDS: tuple[tuple[re.Pattern[str], AskedValue], ...] = (
@@ -69,7 +72,7 @@ _KINDS: tuple[tuple[re.Pattern[str], AskedValue], ...] = (
         SHARE,
     ),
     (re.compile(r"いくら|何\s*(?:円|万円)|how\s+much", re.IGNORECASE), MONEY),
-    (re.compile(r"何\s*(?:件|人|名|社|枚|個|通)", re.IGNORECASE), ITEMS),
+    (re.compile(r"何\s*(?:件|人|名|社|枚|個|通|段|行|列|台|本|冊|点|ページ)", re.I), ITEMS),
     (re.compile(r"何\s*(?:%|％|パーセント|割)", re.IGNORECASE), SHARE),
 )
 
@@ -78,7 +81,10 @@ def asked_value(question: str) -> AskedValue | None:
     """The kind of value ``question`` asks for, or None (it asks for none we can check)."""
     text = unicodedata.normalize("NFKC", question)
     for pattern, kind in _KINDS:
-        if pattern.search(text):
+        found = pattern.search(text)
+        if found and kind is ITEMS:  # 「何社」 is answered by 「2社」, not by 「30件」
+            return AskedValue(kind.name, (found.group().lstrip("何").strip(),))
+        if found:
             return kind
     return None
 

@@ -81,7 +81,8 @@ _EN_COMPARISON = re.compile(r"\b(?:between|compare|comparing|difference\s+of|vs\
 _REFERS_BACK = re.compile(
     r"^(?!それ(?:と|から|に)[、,，\s])"  # 「それと、」「それから、」 add a question
     r"(?:この|その|あの|こう|そう|これ|それ|あれ|こちら|そちら|あちら|そこ|ここ|"
-    r"同じ|上記|前述|では|じゃあ|だとすると|だとしたら|だったら|なら)"
+    r"同じ|上記|前述|では|じゃあ|だとすると|だとしたら|だったら|なら"
+    r"|(?:でき|可能)(?:る|な)?(?:の)?(?:なら|ならば|れば|場合))"
     r"|^(?:in\s+(?:that|this|such\s+a|which)\s+case|if\s+so|then|that|this|it|they|those"
     r"|these|what\s+about\s+(?:that|this|it))\b",
     re.IGNORECASE,
@@ -98,7 +99,7 @@ _ASKS_AMOUNT = re.compile(
     re.IGNORECASE,
 )
 _AMOUNT_WORDS_TEXT = (
-    "最長 最大 最小 最短 最低 最高 上限 下限 分 秒 時間 日 週 月 年 件 回 円 人 名 文字 桁"
+    "最長 最大 最小 最短 最低 最高 上限 下限 分 秒 時間 日 週 月 年 件 回 円 人 名 文字 桁 一度"
     " 個 枚 many much long often soon after before until within second seconds minute"
     " minutes hour hours day days week weeks month months year years time times"
 )
@@ -317,7 +318,8 @@ def _sentences(text: str) -> list[str]:
 
 _ASKING_JA = re.compile(
     r"[？?]\s*$|(?:か|の|かな|っけ|かしら)[。．!！]?\s*$"
-    r"|ください|下さい|教えて|知りた|聞きた|伺いた|たい[。．!！]?\s*$|ほしい|欲しい|お願い"
+    r"|ください|下さい|教えて|知りた|聞きた|伺いた|たい(?:です|んです|のです)?[。．!！]?\s*$"
+    r"|ほしい|欲しい|お願い"
     r"|何|どう|いつ|どこ|誰|どれ|どの|どちら|どっち|いくら|いくつ|なぜ|なんで|どんな|どのくらい"
 )
 _ASKING_EN = re.compile(
