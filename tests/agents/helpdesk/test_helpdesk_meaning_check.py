@@ -29,8 +29,8 @@ DEADLINE = SearchOutput(
     content="経費精算の締め日は毎月25日です。締め日を過ぎた申請は翌月扱いになります。",
     score=3.0,
 )
-MENU = SearchOutput(
-    file_name="manual.pdf",
+MENU = SearchOutput(  # another document: the words alone cannot tell it from CLOSING
+    file_name="screens.pdf",
     page=3,
     heading="2.1 経費精算の画面",
     content="経費精算の画面では、締め日の一覧と申請の状況を表示します。",

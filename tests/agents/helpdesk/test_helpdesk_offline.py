@@ -599,3 +599,12 @@ def test_a_question_conditional_on_the_one_before_is_a_follow_up() -> None:
     assert split_question("まとめて差戻しできますか？できるなら一度に何件まで？") == [
         "まとめて差戻しできますか。できるなら一度に何件まで？"
     ]
+
+
+def test_a_question_in_generic_words_only_asks_about_the_one_before() -> None:
+    assert split_question("代理承認者を設定したいです。最長何日まで設定できますか？") == [
+        "代理承認者を設定したいです。最長何日まで設定できますか？"
+    ]
+    assert split_question("代理承認者を登録したい。設定メニューはどこ？") == [
+        "代理承認者を登録したい。設定メニューはどこ？"
+    ]

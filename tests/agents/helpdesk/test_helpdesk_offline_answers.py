@@ -436,3 +436,41 @@ def test_a_count_asked_with_its_counter_needs_that_counter() -> None:
 
 def test_a_verbal_noun_with_suru_is_no_compound_verb() -> None:
     assert "差戻す" in key_terms("申請をまとめて差戻しすることはできますか")
+
+
+def test_another_section_of_the_same_manual_is_quoted_only_as_much_about_the_part() -> None:
+    """The manual's own headings say which section is about the part: a sibling section
+    whose heading names fewer of its words is not quoted beside it."""
+    about = SearchOutput(
+        file_name="guide.pdf",
+        page=8,
+        heading="4.2 差戻しのコメント",
+        content="差戻しのときはコメントの入力が必須です。コメントは申請者に通知されます。",
+    )
+    sibling = SearchOutput(
+        file_name="guide.pdf",
+        page=9,
+        heading="4.3 承認の期限",
+        content="差戻しされた申請は、必須のコメントを確認して修正し、再申請してください。",
+    )
+    _, sources = subtask_answer("差戻しのコメントは必須ですか", [about, sibling])
+    assert sources == [about.citation()]
+
+
+def test_a_passage_naming_the_topic_only_to_send_the_reader_elsewhere_ranks_below() -> None:
+    """「代理承認については4.3を参照」 names 代理承認 without speaking of it."""
+    reference = SearchOutput(
+        file_name="guide.pdf",
+        page=5,
+        heading="2.3 代理申請者",
+        content="代理申請者は最長6か月まで指定できます。代理承認については「4.3 代理承認」を参照。",
+        score=9.0,
+    )
+    about = SearchOutput(
+        file_name="guide.pdf",
+        page=9,
+        heading="4.3 不在時の設定",
+        content="代理承認者は最長30日まで指定できます。",
+    )
+    answer, sources = subtask_answer("代理承認者は最長何日まで指定できますか", [reference, about])
+    assert sources[0] == about.citation() and "最長30日" in answer

@@ -55,6 +55,7 @@ from keiri_agent.agents.helpdesk.offline.specificity import (
     most_specific,
     states_like,
     topic_terms,
+    units,
     weight,
 )
 from keiri_agent.agents.helpdesk.offline.split import asks, sentences
@@ -102,6 +103,9 @@ class _Candidate:
     """The weights (``specificity.weight``) of the key terms it covers."""
     restates: bool = False
     """An FAQ row whose question says what the part asks (:func:`_restates`)."""
+    whole: int = 0
+    """How many of the part's compound nouns (「代理承認者」) the passage writes as such, not
+    in parts (「代理申請者」 … 「承認」)."""
     close: bool = True
     """Among the passages closest in meaning to the part (``SIMILARITY_MARGIN``); always
     true without embeddings."""
@@ -154,16 +158,35 @@ class _Verdict:
     def supporting(self) -> list[_Candidate]:
         """The chosen passages that each support the answer on their own: the best one,
         and any other that covers at least ``SUPPORT_SHARE`` of its relevance. A passage
-        sharing one word with the part is not quoted beside the one that answers it; with
-        embeddings, nor is one that is not among the closest in meaning."""
+        sharing one word with the part is not quoted beside the one that answers it, nor
+        another section of the same document whose heading is less about the part
+        (:func:`_sibling_section`); with embeddings, nor one that is not among the closest
+        in meaning."""
         if not self.chosen:
             return []
-        best = self.chosen[0].relevance
-        return [c for c in self.chosen if c.relevance >= SUPPORT_SHARE * best and c.close]
+        first = self.chosen[0]
+        return [
+            c
+            for c in self.chosen
+            if c.relevance >= SUPPORT_SHARE * first.relevance
+            and c.close
+            and (c is first or not _sibling_section(c, first))
+        ]
 
     @property
     def missing(self) -> list[str]:
         return [t for t in self.topics if t not in self.covered]
+
+
+def _sibling_section(other: _Candidate, first: _Candidate) -> bool:
+    """``other`` is another section of ``first``'s document whose heading names fewer of
+    the part's terms: the document's own structure says ``first`` is the section about it."""
+    return (
+        other.result.row is None
+        and first.result.row is None
+        and other.result.file_name == first.result.file_name
+        and len(other.in_heading) < len(first.in_heading)
+    )
 
 
 def _judge(
@@ -178,9 +201,11 @@ def _judge(
 
     A part without key terms cannot be judged: its best-scored passage is quoted.
     Passages are deduplicated by (file, page, heading, row) and by text; they rank by
-    the weight of the key terms they cover, then an FAQ row whose question restates the
-    part (:func:`_restates`), then by how many the heading names (the section about the
-    topic), then the higher score, then the earlier result. With ``similarity``, each is
+    the weight of the key terms they cover (cross-reference sentences aside:
+    :func:`_without_references`), then by how many of the part's compound nouns they
+    write whole, then an FAQ row whose question restates the part (:func:`_restates`),
+    then by how many the heading names (the section about the topic), then the higher
+    score, then the earlier result. With ``similarity``, each is
     also marked close or not in meaning (:func:`_close_in_meaning`).
     """
     question, situation = _question_and_situation(subtask) if asked else (subtask, "")
@@ -191,6 +216,7 @@ def _judge(
         for t in (topic_terms(key_terms(situation, vocabulary)) if situation else [])
         if t not in terms and is_nominal(t) and not is_value(t)
     ]
+    compounds = ["".join(unit) for unit in units(question, terms) if len(unit) >= 2]
     seen: set[tuple[object, ...]] = set()
     candidates: list[_Candidate] = []
     for order, result in enumerate(results):
@@ -199,7 +225,8 @@ def _judge(
         if key in seen or text_key in seen:
             continue
         seen.update({key, text_key})
-        prepared = PreparedText.of(result.content, vocabulary)
+        own = _without_references(result.content)
+        prepared = PreparedText.of(own, vocabulary)
         heading = PreparedText.of(result.heading or "", vocabulary)
         in_heading = frozenset(t for t in terms if heading.has(t))
         covered = (
@@ -210,7 +237,10 @@ def _judge(
             continue  # shares no topic term (or only generic ones): not about the part
         relevance = sum(weight(t) for t in covered)
         restates = _restates(subtask, result)
-        candidates.append(_Candidate(result, order, covered, in_heading, relevance, restates))
+        whole = sum(1 for unit in compounds if unit in normalize_for_search(own))
+        candidates.append(
+            _Candidate(result, order, covered, in_heading, relevance, restates, whole)
+        )
     if similarity is not None and candidates:
         close = _close_in_meaning(subtask, results, similarity)
         candidates = [replace(c, close=c.result.content in close) for c in candidates]
@@ -228,7 +258,14 @@ def _judge(
         candidates, unstated = (stating, unstated) if stating else (candidates, unstated or given)
     chosen = sorted(
         candidates,
-        key=lambda c: (-c.relevance, -c.restates, -len(c.in_heading), -c.result.score, c.order),
+        key=lambda c: (
+            -c.relevance,
+            -c.whole,
+            -c.restates,
+            -len(c.in_heading),
+            -c.result.score,
+            c.order,
+        ),
     )[: MAX_QUOTES if terms else 1]
     covered_topics = [t for t in topics if any(t in c.covered for c in chosen)]
     return _Verdict(
@@ -239,6 +276,16 @@ def _judge(
         (_absent(question, terms, results, vocabulary) if asked else "") or unstated,
         tuple(framing),
     )
+
+
+_REFERENCE = re.compile(r"参照|ご覧ください|をご確認ください|を見てください|\bsee\b", re.I)
+"""A sentence sending the reader elsewhere (「…については「4.3 代理承認」を参照」)."""
+
+
+def _without_references(text: str) -> str:
+    """``text`` without its cross-reference sentences: naming a topic to send the reader to
+    another section does not speak of it."""
+    return "".join(s for s in PASSAGE_SENTENCE.split(text) if not _REFERENCE.search(s))
 
 
 def _question_and_situation(part: str) -> tuple[str, str]:

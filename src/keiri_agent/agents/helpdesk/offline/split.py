@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from keiri_agent.agents.helpdesk.offline.specificity import is_generic
 from keiri_agent.agents.helpdesk.offline.terms import (
     DEFAULT_VOCABULARY,
     Vocabulary,
@@ -342,11 +343,15 @@ def sentences(text: str) -> list[str]:
     return _sentences(text)
 
 
-def _asks_only_amount(sentence: str, vocabulary: Vocabulary) -> bool:
-    """The sentence asks for an amount and names nothing else (「最長何日？」)."""
+def _names_no_subject(sentence: str, vocabulary: Vocabulary) -> bool:
+    """The sentence asks about no subject of its own: an amount (「最長何日？」) or only
+    generic words (「設定メニューはどこでしょう」) — it asks about the sentence before."""
+    terms = key_terms(sentence, vocabulary)
+    if terms and all(is_generic(term) for term in terms):
+        return asks(sentence)
     if not _ASKS_AMOUNT.search(sentence):
         return False
-    return all(term.lower() in _AMOUNT_WORDS for term in key_terms(sentence, vocabulary))
+    return all(term.lower() in _AMOUNT_WORDS or is_generic(term) for term in terms)
 
 
 def _join(parts: Sequence[str]) -> str:
@@ -454,7 +459,7 @@ def _sentence_parts(text: str, vocabulary: Vocabulary) -> list[str]:
     every = _sentences(text)
     for index, sentence in enumerate(every):
         if parts and (
-            _REFERS_BACK.match(sentence.strip()) or _asks_only_amount(sentence, vocabulary)
+            _REFERS_BACK.match(sentence.strip()) or _names_no_subject(sentence, vocabulary)
         ):
             parts[-1] = _follow_up(parts[-1], sentence.strip())
             continue
