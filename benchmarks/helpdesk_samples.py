@@ -81,13 +81,21 @@ BLIND_KNOWLEDGE_BASES = (
         "harumo_kintai_faq.xlsx",
         "ハルモ勤怠",
     ),
+    KnowledgeBaseSample(
+        "tsugumi",
+        Path(__file__).resolve().parent / "data" / "helpdesk_blind3",
+        "faq.csv",
+        "ツグミ固定資産",
+    ),
 )
 """Knowledge bases written blind by helpers who never read the rules (issue 29): a public-
 style manual, release notes and FAQ with answerable, partly answerable and unanswerable
-questions: ``procura`` (a purchasing system: PDF manual, Markdown notes, CSV FAQ) and
-``harumo`` (an attendance system: DOCX manual, Markdown notes, XLSX FAQ; written later, so
-that ``procura`` could serve to check a change and ``harumo`` stay unread). Asked with
-``--kb procura`` / ``--kb harumo``; not in the default run (never tuned on)."""
+questions, each written later than the one before: ``procura`` (a purchasing system: PDF
+manual, Markdown notes, CSV FAQ; its misses were read from 2026-11-28 (6) on, so it is a
+development set since), ``harumo`` (an attendance system: DOCX manual, Markdown notes, XLSX
+FAQ; figures only, used to check a change) and ``tsugumi`` (a fixed-asset register: PDF
+manual, Markdown notes, CP932 CSV FAQ; scored once, at the end). Asked with ``--kb NAME``;
+not in the default run."""
 
 
 def squash(text: str) -> str:

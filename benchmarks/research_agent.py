@@ -82,9 +82,10 @@ from keiri_agent.search.tokenize import content_terms, normalize_for_search
 from keiri_agent.services.research import ResearchService, sample_corpus
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "research_questions.jsonl"
-BLIND_SETS = {"blind": "procura", "blind2": "harumo"}
+BLIND_SETS = {"blind": "procura", "blind2": "harumo", "blind3": "tsugumi"}
 """Research questions on the blind knowledge bases (issue 29; written by helpers who never
-read the rules): ``--set blind`` (the Procura manual), ``--set blind2`` (Harumo)."""
+read the rules): ``--set blind`` (the Procura manual), ``blind2`` (Harumo), ``blind3``
+(Tsugumi)."""
 KEY_TERM_SHARE = 0.6
 """A passage "contains" a sentence's key terms when at least this share of them occur."""
 
@@ -394,7 +395,8 @@ def main() -> None:
         "--set",
         choices=["sample", *BLIND_SETS],
         default="sample",
-        help="offline questions: the bundled corpus (sample) or a blind set (Procura, Harumo)",
+        help="offline questions: the bundled corpus (sample) or a blind set (Procura, Harumo,"
+        " Tsugumi)",
     )
     parser.add_argument("--quality-only", action="store_true", help="skip the timing runs")
     parser.add_argument(
