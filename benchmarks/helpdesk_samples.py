@@ -87,15 +87,23 @@ BLIND_KNOWLEDGE_BASES = (
         "faq.csv",
         "ツグミ固定資産",
     ),
+    KnowledgeBaseSample(
+        "kaishu",
+        Path(__file__).resolve().parent / "data" / "helpdesk_blind4",
+        "kaishunavi_faq.csv",
+        "カイシュウナビ",
+    ),
 )
 """Knowledge bases written blind by helpers who never read the rules (issue 29): a public-
 style manual, release notes and FAQ with answerable, partly answerable and unanswerable
 questions, each written later than the one before: ``procura`` (a purchasing system: PDF
 manual, Markdown notes, CSV FAQ; its misses were read from 2026-11-28 (6) on, so it is a
 development set since), ``harumo`` (an attendance system: DOCX manual, Markdown notes, XLSX
-FAQ; figures only, used to check a change) and ``tsugumi`` (a fixed-asset register: PDF
-manual, Markdown notes, CP932 CSV FAQ; scored once, at the end). Asked with ``--kb NAME``;
-not in the default run."""
+FAQ; figures only, used to check a change), ``tsugumi`` (a fixed-asset register: PDF
+manual, Markdown notes, CP932 CSV FAQ; figures only: its first score showed a change that
+answered more of its unanswerable questions, which was then undone) and ``kaishu`` (a
+receivables and dunning service: DOCX manual, Markdown notes, CSV FAQ with BOM; scored once,
+at the end of the session that added it). Asked with ``--kb NAME``; not in the default run."""
 
 
 def squash(text: str) -> str:

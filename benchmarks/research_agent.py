@@ -82,10 +82,10 @@ from keiri_agent.search.tokenize import content_terms, normalize_for_search
 from keiri_agent.services.research import ResearchService, sample_corpus
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "research_questions.jsonl"
-BLIND_SETS = {"blind": "procura", "blind2": "harumo", "blind3": "tsugumi"}
+BLIND_SETS = {"blind": "procura", "blind2": "harumo", "blind3": "tsugumi", "blind4": "kaishu"}
 """Research questions on the blind knowledge bases (issue 29; written by helpers who never
 read the rules): ``--set blind`` (the Procura manual), ``blind2`` (Harumo), ``blind3``
-(Tsugumi)."""
+(Tsugumi), ``blind4`` (Kaishu)."""
 KEY_TERM_SHARE = 0.6
 """A passage "contains" a sentence's key terms when at least this share of them occur."""
 
@@ -396,7 +396,7 @@ def main() -> None:
         choices=["sample", *BLIND_SETS],
         default="sample",
         help="offline questions: the bundled corpus (sample) or a blind set (Procura, Harumo,"
-        " Tsugumi)",
+        " Tsugumi, Kaishu)",
     )
     parser.add_argument("--quality-only", action="store_true", help="skip the timing runs")
     parser.add_argument(
