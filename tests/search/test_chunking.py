@@ -190,7 +190,7 @@ def test_pdf_pages_and_numbered_headings() -> None:
 def test_table_of_contents_sets_no_heading_and_is_never_indexed(contents: list[str]) -> None:
     data = make_pdf(
         [
-            ["会員サービス 利用ガイド", *contents],
+            ["会員サービス 利用ガイド", "第2版 2025年4月 発行: 総務部", *contents],
             ["1. 概要", "本サービスは会員向けの予約サービスです。", "2. 申込み"],
             [
                 "2.1 申込みの手順",
@@ -203,9 +203,8 @@ def test_table_of_contents_sets_no_heading_and_is_never_indexed(contents: list[s
     )
     chunks = chunk_document("guide.pdf", data)
     headings = {chunk.source.heading for chunk in chunks}
-    assert chunks[0].source.heading is None  # the cover belongs to no chapter
-    # issue 29: a table of contents page was quoted as evidence; its entries are no chunk text
-    assert "申込み" not in chunks[0].text and "解約" not in chunks[0].text
+    # issue 29: a cover and a table of contents were quoted as evidence: they are no chunk
+    assert not any("利用ガイド" in chunk.text or "第2版" in chunk.text for chunk in chunks)
     assert not any("1. 概要" in chunk.text and "3. 解約" in chunk.text for chunk in chunks)
     found = {
         (chunk.source.page, chunk.source.heading, chunk.text.split("\n")[-1]) for chunk in chunks
@@ -214,7 +213,7 @@ def test_table_of_contents_sets_no_heading_and_is_never_indexed(contents: list[s
     assert (3, "2. 申込み > 2.1 申込みの手順", "申込みは受付画面から行います。") in found
     assert (3, "2. 申込み > 2.1 申込みの手順 > 支払方法", "支払はカードのみです。") in found
     assert (4, "3. 解約", "解約は月末までに届け出てください。") in found
-    assert len(headings) == 5
+    assert len(headings) == 4
 
 
 def test_heading_over_its_first_sub_heading_is_not_a_table_of_contents() -> None:
@@ -466,3 +465,19 @@ def test_page_starts_survive_a_small_chunk_size() -> None:
     assert last.text.endswith("月末までに行われます。")
     assert last.page_of(len(last.text) - 1) == 2
     assert all(chunk.page_of(0) == chunk.source.page for chunk in chunks)
+
+
+def test_a_back_of_book_index_is_never_indexed_but_a_table_of_amounts_is() -> None:
+    data = make_pdf(
+        [
+            ["1. 申請", "申請は所属長が承認します。", "2. 差戻し", "差戻しは理由を付けて行います。"],
+            ["3. 金額の上限", "交通費 1,000", "宿泊費 12,000", "日当 2,000", "会議費 5,000"],
+            ["索引", "あ", "承認 1, 3", "差戻し 1、2", "申請 1", "か行", "金額 3"],
+            ["上限 3, 4", "交通費 3, 5", "宿泊費 3, 6", "日当 3, 7", "会議費 3, 8"],
+        ]
+    )
+    chunks = chunk_document("guide.pdf", data)
+    text = "\n".join(chunk.text for chunk in chunks)
+    assert "承認 1, 3" not in text and "索引" not in text  # issue 29: navigation, no evidence
+    assert "交通費 3, 5" not in text  # the index continued on the next page
+    assert "宿泊費12,000" in text  # amounts with thousands separators are content

@@ -22,7 +22,10 @@ was split. Sections:
   best effort (short, no sentence end, no table tabs). A table of contents (``_toc_lines``:
   entries under a 目次/Contents title, a run of three or more entries with repeated levels,
   or entries ending in page numbers) is left out: it sets no heading and no chapter, and
-  is neither searched nor quoted (a list of titles is no evidence of what a section says).
+  is neither searched nor quoted (a list of titles is no evidence of what a section says);
+  so are a back-of-book index (``_index_lines``: terms with their pages after an 索引
+  title) and a PDF's cover (``_is_cover``: the first page of a document of three or more
+  pages, with no heading and little text besides its table of contents).
 * XLSX: one section per sheet, the sheet name as heading.
 
 Text is NFKC-normalised. Chunk ids are ``"{name}#{ordinal}"`` (0-based, in document order),
@@ -95,6 +98,23 @@ _TOC_TITLE = re.compile(r"^(?:目\s*次|もくじ|(?:table\s+of\s+)?contents)$",
 _TOC_PAGE = re.compile(r"(?:\s|\.{2,}|…+|‥+|・{2,}|･{2,})\s*\d{1,4}$")
 _TOC_LEADER = re.compile(r"\S.*?(?:\.{3,}|…+|‥+|・{3,}|･{3,})\s*\d{1,4}$")
 _MIN_TOC_RUN = 3
+_INDEX_TITLE = re.compile(r"^(?:索\s*引|さくいん|index)\s*\S{0,3}$", re.IGNORECASE)
+"""An index title, with the first letter group the extraction may put on its line."""
+_INDEX_ENTRY = re.compile(
+    r"^\S.{0,40}?(?<![\d,，.])(?:\s*|\.{2,}|…+|‥+)\d{1,4}(?P<more>(?:\s*[、，]\s*|,\s+)\d{1,4})*$"
+)
+"""A back-of-book index entry: a term and its pages (「承認 12, 15」「差戻し……8、9」)."""
+_INDEX_GROUP = re.compile(r"^(?:[ぁ-んァ-ンA-Za-z]|[ぁ-ん]行)$")
+"""A letter heading a group of index entries (「あ」「か行」「A」)."""
+_MIN_INDEX_RUN = 5
+_COVER_MAX_CHARS = 300
+"""A first page with no heading and at most this many characters (its table of contents
+aside) is a cover: title, version, date, publisher."""
+_COVER_MARK = re.compile(
+    r"第\s*[\d.]+\s*版|改訂|バージョン|version|ver\.|発行|文書番号|\d{4}\s*年\s*\d{1,2}\s*月",
+    re.IGNORECASE,
+)
+"""What a cover states: an edition, a version, a publisher or an issue date."""
 _SHORT_CONTINUATION = 120  # characters of a page's run-over kept with the page before
 
 
@@ -341,6 +361,47 @@ def _toc_lines(lines: Sequence[str]) -> set[int]:
     return found
 
 
+def _index_lines(lines: Sequence[str]) -> set[int]:
+    """Indexes of the lines of a back-of-book index (索引): the entries (and letter group
+    lines) after an 索引 / Index title, or a run of ``_MIN_INDEX_RUN`` entries of which
+    three list several pages (an index continued from the page before)."""
+    found: set[int] = set()
+    index = 0
+    while index < len(lines):
+        titled = bool(_INDEX_TITLE.match(lines[index].strip()))
+        start = index + 1 if titled else index
+        end, listed = start, 0
+        run: list[int] = []
+        while end < len(lines):
+            line = lines[end].strip()
+            entry = _INDEX_ENTRY.match(line) if line else None
+            if line and entry is None and not ((run or titled) and _INDEX_GROUP.match(line)):
+                break
+            if entry is not None:
+                run.append(end)
+                listed += bool(entry.group("more"))
+            end += 1
+        if run and (titled or (len(run) >= _MIN_INDEX_RUN and listed >= 3)):
+            found.update(range(index, end))
+            index = end
+        else:
+            index += 1
+    return found
+
+
+def _is_cover(page_text: str) -> bool:
+    """A document's first page that is a cover: no heading, at most ``_COVER_MAX_CHARS``
+    characters besides its table of contents, and an edition, version, publisher or
+    issue date (``_COVER_MARK``) — a short first page of text is no cover."""
+    lines = page_text.split("\n")
+    toc = _toc_lines(lines)
+    rest = [line for i, line in enumerate(lines) if i not in toc]
+    if any(detect_heading(line) is not None for line in rest):
+        return False
+    text = "".join("".join(rest).split())
+    return len(text) <= _COVER_MAX_CHARS and _COVER_MARK.search(text) is not None
+
+
 def _toc_titled(lines: Sequence[str], index: int) -> bool:
     """Whether the last non-blank line before ``index`` is a 目次 / Contents title."""
     for previous in reversed(lines[:index]):
@@ -405,7 +466,7 @@ def _numbered_sections(
         body.clear()
 
     lines = list(lines)
-    toc = _toc_lines(lines)
+    toc = _toc_lines(lines) | _index_lines(lines)
     for index, line in enumerate(lines):
         if index in toc:
             continue  # navigation, not content: never searched, never quoted as evidence
@@ -532,6 +593,8 @@ def document_sections(name: str, data: bytes) -> list[_Section]:
         for number, page_text in zip(numbers, texts, strict=True):
             if not page_text.strip():
                 continue
+            if not sections and not previous and len(numbers) >= 3 and _is_cover(page_text):
+                continue  # title, version, publisher: no evidence of what a section says
             drop, joint = page_joint(previous, page_text) if previous else (0, PAGE_BREAK)
             previous = page_text
             page_sections = _numbered_sections(page_text.split("\n"), path, number, join=True)
