@@ -132,9 +132,10 @@ class _Verdict:
 
     @property
     def answered(self) -> bool:
-        """The module's rule: its most specific noun found, enough key terms, at least
-        half of the topic terms (both counted on the nouns when the part has any), and
-        (with embeddings) a supporting passage among the closest in meaning."""
+        """The module's rule: its most specific noun found, enough key terms (a verb
+        weighing ``VERB_WEIGHT``), at least half of the topic nouns, and (with embeddings)
+        a supporting passage among the closest in meaning; an English part: one passage
+        with every one of its words."""
         if not self.chosen or self.absent:
             return False
         every = {t for c in self.chosen for t in c.covered}
