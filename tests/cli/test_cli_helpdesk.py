@@ -129,3 +129,28 @@ def test_ask_shows_the_answer_s_warnings(keiri_home: Path, monkeypatch: pytest.M
     assert f"注意: {warning}" in answer.stderr
     as_json = runner.invoke(app, ["helpdesk", "ask", EXAMPLE_QUESTION, "--json"])
     assert json.loads(as_json.stdout)["warnings"] == [warning]
+
+
+def test_an_faq_kept_in_excel_is_indexed_and_cited_by_row(keiri_home: Path, tmp_path: Path) -> None:
+    from openpyxl import Workbook
+
+    workbook = Workbook()
+    sheet = workbook.active
+    assert sheet is not None
+    sheet.append(["No", "分類", "質問", "回答"])
+    sheet.append([1, "精算", "経費の締め日はいつですか", "毎月25日が締め日です。"])
+    faq = tmp_path / "faq.xlsx"
+    workbook.save(faq)
+
+    result = runner.invoke(app, ["helpdesk", "index", "--qa", str(faq)])
+
+    assert result.exit_code == 0, result.output
+    assert "qa: 追加 1" in result.output
+    answer = runner.invoke(app, ["helpdesk", "ask", "経費の締め日はいつ？", "--json"])
+    assert answer.exit_code == 0, answer.output
+    assert "faq.xlsx 行1" in " ".join(json.loads(answer.stdout)["sources"])
+    wrong = tmp_path / "faq.txt"
+    wrong.write_text("質問,回答\n", encoding="utf-8")
+    refused = runner.invoke(app, ["helpdesk", "index", "--qa", str(wrong)])
+    assert refused.exit_code != 0
+    assert "FAQとして登録できません" in refused.output and ".xlsx" in refused.output
