@@ -474,3 +474,21 @@ def test_a_passage_naming_the_topic_only_to_send_the_reader_elsewhere_ranks_belo
     )
     answer, sources = subtask_answer("代理承認者は最長何日まで指定できますか", [reference, about])
     assert sources[0] == about.citation() and "最長30日" in answer
+
+
+def test_a_second_faq_row_asking_about_something_else_is_not_quoted() -> None:
+    """The FAQ row on 仮払金 mentions 精算 and 期限 in its answer; its question is not about
+    the part's topic, so it is not quoted beside the manual's section."""
+    rule = SearchOutput(
+        file_name="guide.pdf",
+        page=4,
+        heading="3.1 経費精算の期限",
+        content="経費精算の期限は、支払日の翌月10日です。",
+    )
+    other = SearchOutput(
+        file_name="faq.csv",
+        row=7,
+        content="Q: 仮払金はいつ返しますか。\nA: 経費精算の期限までに、残額を返してください。",
+    )
+    _, sources = subtask_answer("経費精算の期限はいつですか", [rule, other])
+    assert sources == [rule.citation()]

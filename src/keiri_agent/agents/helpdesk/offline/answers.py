@@ -101,6 +101,9 @@ class _Candidate:
     """The weights (``specificity.weight``) of the key terms it covers."""
     restates: bool = False
     """An FAQ row whose question says what the part asks (:func:`_restates`)."""
+    asks_about: bool = True
+    """An FAQ row whose question (its 「Q:」 line) names one of the part's topic terms: the
+    entry is about the part, not only its answer's wording."""
     whole: int = 0
     """How many of the part's compound nouns (「代理承認者」) the passage writes as such, not
     in parts (「代理申請者」 … 「承認」)."""
@@ -158,8 +161,8 @@ class _Verdict:
         and any other that covers at least ``SUPPORT_SHARE`` of its relevance. A passage
         sharing one word with the part is not quoted beside the one that answers it, nor
         another section of the same document whose heading is less about the part
-        (:func:`_sibling_section`); with embeddings, nor one that is not among the closest
-        in meaning."""
+        (:func:`_sibling_section`), nor an FAQ row whose question names none of the part's
+        topic nouns; with embeddings, nor one that is not among the closest in meaning."""
         if not self.chosen:
             return []
         first = self.chosen[0]
@@ -169,6 +172,7 @@ class _Verdict:
             if c.relevance >= SUPPORT_SHARE * first.relevance
             and c.close
             and (c is first or not _sibling_section(c, first))
+            and (c is first or c.result.row is None or c.asks_about or c.restates)
         ]
 
     @property
@@ -236,8 +240,12 @@ def _judge(
         relevance = sum(weight(t) for t in covered)
         restates = _restates(subtask, result)
         whole = sum(1 for unit in compounds if unit in normalize_for_search(own))
+        asks_about = True
+        if result.row is not None and (found := _FAQ_QUESTION.match(result.content.strip())):
+            asked_line = PreparedText.of(found.group(1).splitlines()[0], vocabulary)
+            asks_about = any(asked_line.has(t) for t in topics if is_nominal(t))
         candidates.append(
-            _Candidate(result, order, covered, in_heading, relevance, restates, whole)
+            _Candidate(result, order, covered, in_heading, relevance, restates, asks_about, whole)
         )
     if similarity is not None and candidates:
         close = _close_in_meaning(subtask, results, similarity)
