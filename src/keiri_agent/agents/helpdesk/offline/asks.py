@@ -72,7 +72,7 @@ _KINDS: tuple[tuple[re.Pattern[str], AskedValue], ...] = (
         SHARE,
     ),
     (re.compile(r"いくら|何\s*(?:円|万円)|how\s+much", re.IGNORECASE), MONEY),
-    (re.compile(r"何\s*(?:件|人|名|社|枚|個|通|段|行|列|台|本|冊|点|ページ)", re.I), ITEMS),
+    (re.compile(rf"何\s*(?:{'|'.join(ITEMS.counters)})", re.IGNORECASE), ITEMS),
     (re.compile(r"何\s*(?:%|％|パーセント|割)", re.IGNORECASE), SHARE),
 )
 
@@ -99,9 +99,8 @@ def without_interrogatives(text: str) -> str:
     return text
 
 
-_WORTH = re.compile(
-    r"(何\s*(?:件|人|名|社|枚|個|通|回|度|日|日間|週|週間|か月|ヶ月|カ月|年|年間))分"
-)
+_WORTH_COUNTERS = sorted({*ITEMS.counters, *COUNT.counters, *DAYS.counters}, key=len)[::-1]
+_WORTH = re.compile(rf"(何\s*(?:{'|'.join(_WORTH_COUNTERS)}))分")
 """「何社分」「何日分」: 「分」 after a counter means "worth of", not minutes."""
 
 
