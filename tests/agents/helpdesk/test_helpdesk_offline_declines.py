@@ -170,3 +170,13 @@ def test_a_number_matches_only_the_whole_number() -> None:
     assert PreparedText.of("2文字以上").has("2")
     assert not PreparedText.of("12文字以上").has("2")
     assert not PreparedText.of("2.1 パスワードの条件").has("2")
+
+
+def test_an_aspect_after_a_latin_name_and_a_space_is_tied_to_it() -> None:
+    """「Procura の導入費用」: the space before the particle does not untie 導入費用."""
+    question = "Procura の導入費用"
+    terms = key_terms(question)
+    (topic,) = most_specific(question, terms)
+    assert [a.unit for a in aspects(question, terms, topic) if a.linked] == [("導入", "費用")]
+    passage = _passage("Procura では、費用を計上する予算科目を申請に指定します。")
+    assert DECLINE in subtask_answer(question, [passage])[0]

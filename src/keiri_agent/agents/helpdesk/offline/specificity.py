@@ -310,8 +310,8 @@ def aspects(text: str, terms: Sequence[str], topic: Sequence[str]) -> list[Aspec
 
 
 def _ties(gap: str, generic: Sequence[str]) -> bool:
-    """``gap`` (the text between two nouns) is a particle, generic words aside
-    (「の利用」 in 「法人カードの利用限度額」)."""
+    """``gap`` (the text between two nouns) is a particle, generic words and spaces aside
+    (「の利用」 in 「法人カードの利用限度額」, 「 の」 in 「Procura の導入費用」)."""
     for word in generic:
         gap = gap.replace(word, "")
-    return bool(_LINK.fullmatch(gap))
+    return bool(_LINK.fullmatch("".join(gap.split())))
