@@ -194,7 +194,10 @@ def test_split_empty_question_is_an_error(question: str) -> None:
 def test_split_is_deterministic() -> None:
     question = "経費精算や領収書の提出期限を知りたい"
     assert split_question(question) == split_question(question)
-    assert split_question(question) == ["経費精算を知りたい", "領収書の提出期限を知りたい"]
+    assert split_question(question) == [
+        "経費精算の提出期限を知りたい",
+        "領収書の提出期限を知りたい",
+    ]
 
 
 # ----------------------------------------------------------------------------- key terms
@@ -608,3 +611,23 @@ def test_a_question_in_generic_words_only_asks_about_the_one_before() -> None:
     assert split_question("代理承認者を登録したい。設定メニューはどこ？") == [
         "代理承認者を登録したい。設定メニューはどこ？"
     ]
+
+
+def test_listed_bare_nouns_share_the_head_noun_of_the_last_one() -> None:
+    assert split_question("交通費と宿泊費の上限を教えて") == [
+        "交通費の上限を教えて",
+        "宿泊費の上限を教えて",
+    ]
+    assert split_question("日当や宿泊費の上限は？") == ["日当の上限は？", "宿泊費の上限は？"]
+    # a part with its own clause keeps its words
+    assert split_question("パスワードの条件と、ロックされた時の解除方法を教えて") == [
+        "パスワードの条件を教えて",
+        "ロックされた時の解除方法を教えて",
+    ]
+
+
+def test_a_thousands_separator_is_no_list_comma() -> None:
+    assert split_question("税込8,000円のマウスを買いたいんだけど、申請はいる？") == [
+        "税込8,000円のマウスを買いたいんだけど、申請はいる？"
+    ]
+    assert split_question("1,000円と2,000円の違いは？") == ["1,000円と2,000円の違いは？"]

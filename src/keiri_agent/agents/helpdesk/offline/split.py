@@ -48,8 +48,10 @@ _SEPARATOR = re.compile(
     r"|(?P<tocomma>(?<!こ)と\s*[、,，])"
     r"|(?P<to>(?<!こ)と(?!き|ころ))"
     r"|(?P<ya>や)"
-    r"|(?P<comma>[、,，])"
+    r"|(?P<comma>(?<!\d)[、,，]|(?<=\d)[、,，](?!\d))"  # _LIST_COMMA: not in 「8,000円」
 )
+_LIST_COMMA = re.compile(r"(?<!\d)[、,，]|(?<=\d)[、,，](?!\d)")
+"""A comma that may separate parts: not the thousands separator of 「8,000円」."""
 _COMPARISON_JA = re.compile(
     r"違い|違う|ちがい|ちがう|差異|相違|比較|比べ|くらべ|どちら|どっち|使い分け|区別|異な|の差(?![戻し])"
 )
@@ -141,7 +143,7 @@ def _protected_ja(sentence: str, matches: list[re.Match[str]]) -> set[int]:
     protected: set[int] = set()
     for hit in _COMPARISON_JA.finditer(sentence):
         pos = hit.start()
-        commas = [m.end() for m in re.finditer(r"[、,，]", sentence[:pos])]
+        commas = [m.end() for m in _LIST_COMMA.finditer(sentence[:pos])]
         region = commas[-1] if commas else 0
         inside = [
             m.start()
@@ -252,6 +254,25 @@ def _carry_ja(parts: list[str], predicate: re.Match[str] | None) -> list[str]:
     return out
 
 
+_PLAIN_NOUN = r"[\u30a0-\u30ff\u3400-\u9fffA-Za-z0-9ー・々\s]+"
+_BARE = re.compile(rf"^{_PLAIN_NOUN}$")
+_OF_HEAD = re.compile(rf"^{_PLAIN_NOUN}の(?P<head>.+)$")
+
+
+def _share_head(parts: list[str]) -> list[str]:
+    """「交通費と宿泊費の上限」: the listed bare nouns share the last part's head noun
+    (「交通費の上限」「宿泊費の上限」), not the bare noun alone (「交通費を教えて」)."""
+    if len(parts) < 2:
+        return parts
+    found = _OF_HEAD.match(parts[-1].strip())
+    if found is None:
+        return parts
+    head = found.group("head")
+    return [
+        part.strip() + "の" + head if _BARE.match(part.strip()) else part for part in parts[:-1]
+    ] + [parts[-1]]
+
+
 _SITUATION = re.compile(r"^(?P<situation>.+?(?:場合|とき|時|際)の)(?=\S)")
 """A first part that starts with the situation it asks about (「登録を取りやめる場合の社内
 手続き」): the situation applies to the nouns listed after it too."""
@@ -293,7 +314,7 @@ def _split_sentence(
             _LEADING_CONNECTOR.sub("", p) for p in _pieces(sentence, _cuts_ja(sentence), vocabulary)
         ]
         predicate = _CARRY.search(parts[-1]) or shared
-        parts = _carry_ja(_carry_situation(parts), predicate)
+        parts = _carry_ja(_carry_situation(_share_head(parts)), predicate)
     else:
         parts = [
             _LEADING_CONNECTOR.sub("", p) for p in _pieces(sentence, _cuts_en(sentence), vocabulary)
@@ -387,7 +408,9 @@ def split_question(question: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -
     5. **The shared predicate** (「を教えて」「はどうすればいいですか」, "Tell me")
        of the last part is carried to the parts that end in a noun; **the situation**
        the first part starts with (「…を解除する場合の社内手続きと届出の期限」) to the
-       parts that name none of their own.
+       parts that name none of their own; **the head noun** of the last part to the bare
+       nouns listed before it (「交通費と宿泊費の上限」 → 「交通費の上限」「宿泊費の上限」).
+       A thousands separator (「8,000円」) is no comma.
     6. **Fragments without a content term** (「どうすればいいですか」) rejoin their
        neighbour; duplicates are dropped; more than ``MAX_PARTS`` parts → the tail
        is merged into the last part. A question with no content term at all is one
