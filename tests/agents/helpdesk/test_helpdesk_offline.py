@@ -631,3 +631,11 @@ def test_a_thousands_separator_is_no_list_comma() -> None:
         "税込8,000円のマウスを買いたいんだけど、申請はいる？"
     ]
     assert split_question("1,000円と2,000円の違いは？") == ["1,000円と2,000円の違いは？"]
+
+
+def test_a_listed_part_referring_to_the_one_before_stays_with_it() -> None:
+    """「それを出力する手順」 is about the log: asked alone, it would be answered by any
+    passage on exporting something."""
+    assert split_question("ログイン履歴の保管期間と、それを出力する手順を教えて") == [
+        "ログイン履歴の保管期間と、それを出力する手順を教えて"
+    ]

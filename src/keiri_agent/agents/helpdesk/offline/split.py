@@ -291,6 +291,25 @@ def _carry_situation(parts: list[str]) -> list[str]:
     ]
 
 
+def _rejoin_references(sentence: str, pieces: list[str]) -> list[str]:
+    """A piece that refers to the one before (「…の保管期間と、それを出力する手順」: 「それ」
+    is the log) stays with it, as written in ``sentence``."""
+    out: list[str] = []
+    spans: list[tuple[int, int]] = []
+    position = 0
+    for piece in pieces:
+        start = sentence.find(piece, position)
+        end = start + len(piece) if start >= 0 else -1
+        position = max(position, end)
+        if out and start >= 0 and spans[-1][0] >= 0 and _REFERS_BACK.match(piece.strip()):
+            spans[-1] = (spans[-1][0], end)
+            out[-1] = sentence[spans[-1][0] : end]
+            continue
+        out.append(piece)
+        spans.append((start, end))
+    return out
+
+
 def _carry_en(parts: list[str]) -> list[str]:
     prefix = _EN_PREFIX.match(parts[0]) if parts else None
     out: list[str] = []
@@ -310,9 +329,8 @@ def _split_sentence(
     if not sentence:
         return []
     if _JA_CHAR.search(sentence):
-        parts = [
-            _LEADING_CONNECTOR.sub("", p) for p in _pieces(sentence, _cuts_ja(sentence), vocabulary)
-        ]
+        pieces = _pieces(sentence, _cuts_ja(sentence), vocabulary)
+        parts = [_LEADING_CONNECTOR.sub("", p) for p in _rejoin_references(sentence, pieces)]
         predicate = _CARRY.search(parts[-1]) or shared
         parts = _carry_ja(_carry_situation(_share_head(parts)), predicate)
     else:
@@ -410,7 +428,8 @@ def split_question(question: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -
        the first part starts with (「…を解除する場合の社内手続きと届出の期限」) to the
        parts that name none of their own; **the head noun** of the last part to the bare
        nouns listed before it (「交通費と宿泊費の上限」 → 「交通費の上限」「宿泊費の上限」).
-       A thousands separator (「8,000円」) is no comma.
+       A thousands separator (「8,000円」) is no comma; a listed part that refers to the
+       one before (「…の保管期間と、それを出力する手順」) stays with it.
     6. **Fragments without a content term** (「どうすればいいですか」) rejoin their
        neighbour; duplicates are dropped; more than ``MAX_PARTS`` parts → the tail
        is merged into the last part. A question with no content term at all is one
