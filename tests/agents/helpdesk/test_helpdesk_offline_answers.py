@@ -492,3 +492,16 @@ def test_a_second_faq_row_asking_about_something_else_is_not_quoted() -> None:
     )
     _, sources = subtask_answer("経費精算の期限はいつですか", [rule, other])
     assert sources == [rule.citation()]
+
+
+def test_rule_words_are_generic_like_method_words() -> None:
+    """「計算ルール」 asks how it is calculated: a passage on the calculation answers it."""
+    assert is_generic("ルール") and is_generic("仕組み")
+    rule = SearchOutput(
+        file_name="guide.pdf",
+        page=11,
+        heading="6.2 源泉徴収",
+        content="源泉徴収税額は、税抜金額を基準に計算します。",
+    )
+    answer, sources = subtask_answer("源泉徴収税額の計算ルール", [rule])
+    assert sources == [rule.citation()] and "税抜金額を基準に計算" in answer

@@ -31,6 +31,7 @@ _GENERIC_JA = (
     "サポート データ 設定 画面 機能 方法 情報 確認 利用 使用 使う 操作 管理 内容 項目"
     " 対応 表示 入力 処理 状態 一覧 詳細 ボタン メニュー ページ 問題 必要 可能 注意 ツール"
     " サービス 製品 ユーザー ユーザ 利用者 場所 手続き 対象 種類 有無 全般 基本"
+    " ルール 決まり 仕組み 流れ"
 )
 _GENERIC_EN = (
     "system systems data setting settings screen screens function functions feature features"
