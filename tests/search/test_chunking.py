@@ -416,6 +416,9 @@ def test_an_faq_workbook_without_the_columns_or_damaged_is_a_clear_error() -> No
     with pytest.raises(UserInputError) as caught:
         chunk_faq("faq.xlsx", b"PK\x03\x04 not a workbook")
     assert "faq.xlsx" in caught.value.message
+    with pytest.raises(UserInputError) as caught:
+        chunk_faq("faq.xlsx", _workbook(("空", [])))
+    assert caught.value.code == "FAQ_EMPTY" and "faq.xlsx" in caught.value.message
 
 
 # --- pages: a chunk that runs onto the next page --------------------------------------------

@@ -383,9 +383,7 @@ def _index_lines(lines: Sequence[str]) -> set[int]:
             end += 1
         if run and (titled or (len(run) >= _MIN_INDEX_RUN and listed >= 3)):
             found.update(range(index, end))
-            index = end
-        else:
-            index += 1
+        index = max(index + 1, end)  # a shorter run inside this one is no index either
     return found
 
 

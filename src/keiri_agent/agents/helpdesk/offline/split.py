@@ -41,6 +41,8 @@ _TO_BLOCKED = re.compile(
     r"^(?:表示|出|言|い[うわ]|書|記載|入力|な[るっりら]|し[てた]|す[るれ]|思|呼|同|一緒|共|比|違|"
     r"異な|連携|連動|接続|紐付|紐づ|関係|関連|一致|重複|混同|区別|交換|併用|同時|同様)"
 )
+_LIST_COMMA = re.compile(r"(?<!\d)[、,，]|(?<=\d)[、,，](?!\d)")
+"""A comma that may separate parts: not the thousands separator of 「8,000円」."""
 _SEPARATOR = re.compile(
     r"(?P<conn>[、,，]\s*(?:また|それから|あと|さらに|それと|加えて|ほかに|他に)\s*[、,，]?)"
     r"|(?P<and>\s*(?:および|及び|ならびに|並びに)\s*[、,，]?)"
@@ -48,10 +50,8 @@ _SEPARATOR = re.compile(
     r"|(?P<tocomma>(?<!こ)と\s*[、,，])"
     r"|(?P<to>(?<!こ)と(?!き|ころ))"
     r"|(?P<ya>や)"
-    r"|(?P<comma>(?<!\d)[、,，]|(?<=\d)[、,，](?!\d))"  # _LIST_COMMA: not in 「8,000円」
+    rf"|(?P<comma>{_LIST_COMMA.pattern})"
 )
-_LIST_COMMA = re.compile(r"(?<!\d)[、,，]|(?<=\d)[、,，](?!\d)")
-"""A comma that may separate parts: not the thousands separator of 「8,000円」."""
 _COMPARISON_JA = re.compile(
     r"違い|違う|ちがい|ちがう|差異|相違|比較|比べ|くらべ|どちら|どっち|使い分け|区別|異な|の差(?![戻し])"
 )
@@ -341,7 +341,7 @@ def _split_sentence(
     return [p.strip().rstrip("。．、,， ").strip() for p in parts if p.strip()]
 
 
-def _sentences(text: str) -> list[str]:
+def sentences(text: str) -> list[str]:
     """The sentences of ``text``: cut at line breaks and at end marks outside brackets."""
     out: list[str] = []
     for line in text.splitlines():
@@ -375,11 +375,6 @@ def asks(sentence: str) -> bool:
     「ログアウトされた。」) tells the situation the question is asked in."""
     pattern = _ASKING_JA if _JA_CHAR.search(sentence) else _ASKING_EN
     return pattern.search(sentence.strip()) is not None
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences of a part or question (:func:`_sentences`)."""
-    return _sentences(text)
 
 
 def _names_no_subject(sentence: str, vocabulary: Vocabulary) -> bool:
@@ -474,7 +469,7 @@ def split_question(question: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -
 
 def _list_parts(lines: list[str], items: list[int], vocabulary: Vocabulary) -> list[str]:
     """Rule 1: the parts of the lines before the list, then each item (and other lines)."""
-    head = [s for line in lines[: items[0]] for s in _sentences(line)]
+    head = [s for line in lines[: items[0]] for s in sentences(line)]
     shared = next((m for s in head if (m := _CARRY.search(s))), None)
     parts = [
         p
@@ -486,7 +481,7 @@ def _list_parts(lines: list[str], items: list[int], vocabulary: Vocabulary) -> l
         if i in items:
             parts.extend(_split_sentence(_LIST_ITEM.sub("", line, count=1), vocabulary, shared))
         else:
-            parts.extend(p for s in _sentences(line) for p in _split_sentence(s, vocabulary))
+            parts.extend(p for s in sentences(line) for p in _split_sentence(s, vocabulary))
     return parts
 
 
@@ -498,7 +493,7 @@ def _sentence_parts(text: str, vocabulary: Vocabulary) -> list[str]:
     """
     parts: list[str] = []
     situation = ""  # sentences telling the situation, waiting for the question they frame
-    every = _sentences(text)
+    every = sentences(text)
     for index, sentence in enumerate(every):
         if parts and (
             _REFERS_BACK.match(sentence.strip()) or _names_no_subject(sentence, vocabulary)
