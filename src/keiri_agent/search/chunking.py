@@ -567,7 +567,8 @@ def _check_suffix(name: str, supported: Sequence[str], what: str) -> str:
     if suffix not in supported:
         raise _fail(
             name,
-            f"{suffix or '拡張子のない'} のファイルは{what}として登録できません",
+            (f"{suffix} のファイル" if suffix else "拡張子のないファイル")
+            + f"は{what}として登録できません",
             hint="次の形式のファイルを指定してください: " + "、".join(supported),
             code="UNSUPPORTED_DOCUMENT",
             suffix=suffix,
