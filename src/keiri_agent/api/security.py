@@ -1,8 +1,9 @@
 """Who may call the API: the bearer token, the bind address, the request's origin.
 
-- ``check_bind(host, settings)``: listening beyond loopback without a token set is
-  refused before the server starts (anyone on the network could read the
-  knowledge bases and run Plans).
+- ``check_bind(host, settings)``: listening beyond loopback without a token of at
+  least 32 characters is refused before the server starts (anyone on the network
+  could read the knowledge bases and run Plans), and so is a blank token anywhere
+  (every request would be refused without a word why).
 - ``require_token``: the dependency every ``/api`` and ``/graphql`` route carries.
   With a token configured a request must send ``Authorization: Bearer <token>``,
   compared in constant time; without one (loopback only) nothing is asked.
@@ -58,16 +59,41 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+MIN_TOKEN_CHARS = 32
+"""The shortest token accepted beyond loopback (a guessable token is no lock)."""
+
+
 def check_bind(host: str, settings: Settings) -> None:
-    """Refuse to listen beyond loopback without a token (``ConfigurationError``)."""
-    if is_loopback(host) or settings.api_token is not None:
+    """Refuse to listen with a blank token anywhere, or beyond loopback without a token
+    of at least ``MIN_TOKEN_CHARS`` characters (``ConfigurationError``)."""
+    token = settings.api_token.get_secret_value() if settings.api_token is not None else None
+    if token is not None and not token.strip():
+        raise ConfigurationError(
+            "アクセス用トークン（KEIRI_AGENT_API_TOKEN）が空のため起動できません",
+            hint="空のままではすべての要求が拒否されます。.env の KEIRI_AGENT_API_TOKEN に"
+            f"{MIN_TOKEN_CHARS} 文字以上のランダムな文字列を設定するか、この行を消して"
+            "この PC だけで（--host 127.0.0.1）起動してください",
+            details={"host": host},
+        )
+    if is_loopback(host):
         return
-    raise ConfigurationError(
-        f"アクセス用トークンが未設定のため、{host} では起動できません",
-        hint="他の端末から使うには .env に KEIRI_AGENT_API_TOKEN=<十分に長いランダムな文字列> "
-        "を設定して再起動してください。この PC だけで使うなら --host 127.0.0.1 のまま起動します",
-        details={"host": host},
-    )
+    if token is None:
+        raise ConfigurationError(
+            f"アクセス用トークンが未設定のため、{host} では起動できません",
+            hint="他の端末から使うには .env に KEIRI_AGENT_API_TOKEN=<32 文字以上のランダムな"
+            "文字列> を設定して再起動してください。この PC だけで使うなら --host 127.0.0.1 の"
+            "まま起動します",
+            details={"host": host},
+        )
+    if len(token.strip()) < MIN_TOKEN_CHARS:
+        raise ConfigurationError(
+            f"アクセス用トークンが短すぎるため、{host} では起動できません"
+            f"（{MIN_TOKEN_CHARS} 文字以上が必要です）",
+            hint=f"推測されにくい {MIN_TOKEN_CHARS} 文字以上のランダムな文字列を .env の "
+            'KEIRI_AGENT_API_TOKEN に設定してください（例: python -c "import secrets; '
+            'print(secrets.token_urlsafe(32))" の出力）',
+            details={"host": host, "min_chars": MIN_TOKEN_CHARS},
+        )
 
 
 def _unauthorized(reason_ja: str, reason_en: str) -> ApiError:

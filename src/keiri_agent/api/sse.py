@@ -53,7 +53,7 @@ def last_event_id(request: Request, query_value: str | None) -> int:
     raw = raw.strip()
     if not raw:
         return 0
-    if not raw.isdigit() or len(raw) > 12:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 12:
         raise ApiError(
             400,
             "LAST_EVENT_ID_INVALID",

@@ -157,7 +157,9 @@ def analyze(
     except KeiriAgentError as error:
         raise _fail(error) from None
     _banner(settings, quiet=as_json)
-    sheet_choice: str | int | None = int(sheet) if sheet and sheet.isdigit() else sheet
+    sheet_choice: str | int | None = (
+        int(sheet) if sheet and sheet.isascii() and sheet.isdigit() else sheet
+    )
     try:
         with AnalysisAgent(settings) as agent:
             dataset_id = agent.load_file(file, sheet=sheet_choice, keep_total_rows=keep_total_rows)
@@ -277,13 +279,13 @@ def serve(
     ] = 1,
 ) -> None:
     """HTTP API と Web 画面（/）を起動します（画面は make web で作成、API の説明は /docs）。"""
-    from keiri_agent.api.security import check_bind
+    from keiri_agent.api.server import check_startup
     from keiri_agent.api.server import serve as run_server
 
     collect_as_usual()  # a server lives long: the usual collection rhythm
     try:
         settings = common_settings()
-        check_bind(host, settings)
+        check_startup(settings, host=host, workers=workers)
         err_console.print(
             f"API: http://{host}:{port}  （説明: http://{host}:{port}/docs ・ 終了: Ctrl+C）"
         )

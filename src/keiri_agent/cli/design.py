@@ -322,7 +322,12 @@ def _ask(result: GeneratedPlan) -> dict[str, Any]:
             for number, option in enumerate(item.options, start=1):
                 console.print(f"  {number}. {escape(option)}")
         answer = typer.prompt(label, default="", show_default=False).strip()
-        if item.options and answer.isdigit() and 1 <= int(answer) <= len(item.options):
+        if (
+            item.options
+            and answer.isascii()
+            and answer.isdigit()
+            and 1 <= int(answer) <= len(item.options)
+        ):
             answer = item.options[int(answer) - 1]
         if answer:
             values[item.id] = answer

@@ -248,7 +248,7 @@ def _option(options: Sequence[Any], text: str) -> Any:
     for option in options:
         if str(option) == text:
             return option
-    if text.isdigit() and 1 <= int(text) <= len(options):
+    if text.isascii() and text.isdigit() and 1 <= int(text) <= len(options):
         return options[int(text) - 1]
     raise _Invalid(f"1〜{len(options)} の番号か、選択肢そのものを入力してください")
 

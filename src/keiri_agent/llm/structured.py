@@ -225,7 +225,7 @@ def retry_after_s(exc: openai.APIError) -> float | None:
             seconds = float(milliseconds) / 1000
         elif value is None:
             return None
-        elif value.strip().replace(".", "", 1).isdigit():
+        elif value.strip().isascii() and value.strip().replace(".", "", 1).isdigit():
             seconds = float(value)
         else:
             parsed = email.utils.parsedate_to_datetime(value)

@@ -34,7 +34,7 @@ def parse_page_starts(value: str) -> tuple[tuple[int, int], ...]:
     starts: list[tuple[int, int]] = []
     for item in value.split(","):
         offset, _, page = item.partition(":")
-        if not (offset.strip().isdigit() and page.strip().isdigit()):
+        if not all(p.strip().isascii() and p.strip().isdigit() for p in (offset, page)):
             return ()
         starts.append((int(offset), int(page)))
     return tuple(sorted(starts))

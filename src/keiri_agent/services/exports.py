@@ -91,14 +91,36 @@ def write_failed(out: Path, error: OSError, *, what: str, kept: str) -> UserInpu
     )
 
 
+NAME_MAX_BYTES = 200
+"""The longest file name kept (UTF-8 bytes): file systems stop at 255, and a ``-2``
+suffix or a temporary prefix must still fit."""
+
+
 def safe_name(name: str | None) -> str:
     """The last component of ``name`` (no folders, never '.' or '..', no reserved
-    characters), or ''."""
+    characters, at most ``NAME_MAX_BYTES``: a longer stem is cut, the extension
+    kept), or ''."""
     if not name:
         return ""
     base = name.replace("\\", "/").rsplit("/", 1)[-1].strip()
     base = "".join("_" if ch in '<>:"|?*' or ord(ch) < 32 else ch for ch in base)
-    return "" if base in ("", ".", "..") else base
+    if base in ("", ".", ".."):
+        return ""
+    return _shortened(base)
+
+
+def _shortened(name: str) -> str:
+    """``name`` cut to ``NAME_MAX_BYTES`` UTF-8 bytes at a character boundary, its
+    extension (a short ASCII suffix) kept."""
+    if len(name.encode("utf-8")) <= NAME_MAX_BYTES:
+        return name
+    stem, dot, extension = name.rpartition(".")
+    suffix = (
+        f".{extension}" if dot and stem and extension.isascii() and len(extension) <= 10 else ""
+    )
+    stem = name[: len(name) - len(suffix)]
+    room = NAME_MAX_BYTES - len(suffix)
+    return stem.encode("utf-8")[:room].decode("utf-8", errors="ignore").rstrip() + suffix
 
 
 class OutputWriter:

@@ -42,12 +42,12 @@ import sqlalchemy
 from sqlalchemy import select, update
 
 from keiri_agent.agents.research.agent import new_run_id, new_session_id
+from keiri_agent.agents.research.notes import checked_session_id
 from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.events import Event, utc_timestamp
 from keiri_agent.masking import mask_secrets
 from keiri_agent.services.research import ResearchService
 from keiri_agent.storage.schema import (
-    SESSION_ID_MAX_LENGTH,
     research_events,
     research_runs,
 )
@@ -314,13 +314,7 @@ class ResearchRuns:
                 f"質問が長すぎます（{len(question)} 文字）",
                 hint=f"{MAX_QUESTION_CHARS} 文字以内にまとめてください",
             )
-        session_id = (session_id or "").strip() or new_session_id()
-        if len(session_id) > SESSION_ID_MAX_LENGTH or not session_id.isprintable():
-            raise UserInputError(
-                "セッション ID が正しくありません",
-                hint=f"{SESSION_ID_MAX_LENGTH} 文字以内の英数字にするか、"
-                "空にして新しく始めてください",
-            )
+        session_id = checked_session_id(session_id) or new_session_id()
         names = [name for name in kb_names if name]
         self.check_sources(names)
         run_id = new_run_id()
@@ -464,7 +458,12 @@ class ResearchRuns:
         recovered = 0
         for record in self.store.orphans(host):
             pid = record.worker.rsplit(":", 1)[-1]
-            sibling = record.worker != WORKER and pid.isdigit() and psutil.pid_exists(int(pid))
+            sibling = (
+                record.worker != WORKER
+                and pid.isascii()
+                and pid.isdigit()
+                and psutil.pid_exists(int(pid))
+            )
             if sibling or record.run_id in self._local:  # alive in another process, or here
                 continue
             error = {

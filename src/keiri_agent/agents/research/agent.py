@@ -30,6 +30,7 @@ from keiri_agent.agents.research.graph import (
 )
 from keiri_agent.agents.research.llm_reasoner import LLMResearchReasoner
 from keiri_agent.agents.research.models import NoteStore, ResearchResult, SearchTool
+from keiri_agent.agents.research.notes import checked_session_id
 from keiri_agent.agents.research.offline_reasoner import OfflineResearchReasoner
 from keiri_agent.agents.research.prompts import ResearchPrompts
 from keiri_agent.agents.research.reasoner import ResearchReasoner
@@ -107,12 +108,13 @@ class DeepResearchAgent:
         chooses it before the run starts so a client can follow it at once.
 
         Raises:
-            UserInputError: The question is empty.
+            UserInputError: The question is empty, or the session id cannot be one
+                (``notes.checked_session_id``).
         """
         question = (question or "").strip()
         if not question:
             raise UserInputError("質問が空です", hint="調べたい内容を文章で入力してください")
-        session_id = session_id or new_session_id()
+        session_id = checked_session_id(session_id) or new_session_id()
         run_id = run_id or new_run_id()
         emitter = EventEmitter("research", run_id, on_event)
         run = ResearchRun(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -29,6 +30,28 @@ from keiri_agent.storage.migrate import upgrade
 from keiri_agent.storage.schema import SESSION_ID_MAX_LENGTH, research_notes
 
 log = logging.getLogger(__name__)
+
+SESSION_ID = re.compile(r"[\w.\-]+")
+"""A session id: letters (Japanese too), digits, ``_``, ``.`` and ``-`` — it is one
+segment of the API's paths (``/api/research/sessions/<id>/notes``), so ``/``, ``?``,
+``#``, ``%`` and spaces would make its notes unreachable."""
+
+
+def checked_session_id(session_id: str | None) -> str | None:
+    """``session_id`` stripped (``None`` when empty); ``UserInputError`` when it is
+    longer than ``SESSION_ID_MAX_LENGTH`` or has a character outside ``SESSION_ID``."""
+    value = (session_id or "").strip()
+    if not value:
+        return None
+    if len(value) > SESSION_ID_MAX_LENGTH or not SESSION_ID.fullmatch(value):
+        raise UserInputError(
+            "セッション ID が正しくありません（使える文字: 英数字・かな漢字・_ . -）",
+            hint=f"{SESSION_ID_MAX_LENGTH} 文字以内で / ? # % や空白を含まない ID にするか、"
+            "空にして新しく始めてください",
+            details={"session_id": value[:SESSION_ID_MAX_LENGTH]},
+        )
+    return value
+
 
 MAX_SUMMARY_BYTES = 100_000
 """The largest ``summary_md`` a note keeps (UTF-8 bytes)."""

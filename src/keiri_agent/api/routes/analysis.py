@@ -132,7 +132,9 @@ async def upload_dataset(
     """Load a file; its ``dataset_id`` and summary (rows, columns with kinds, notes such as
     excluded total rows)."""
     name, data = await read_upload(file, context.settings)
-    sheet_choice: str | int | None = int(sheet) if sheet and sheet.isdigit() else sheet or None
+    sheet_choice: str | int | None = (
+        int(sheet) if sheet and sheet.isascii() and sheet.isdigit() else sheet or None
+    )
     agent = await run_in_threadpool(lambda: context.analysis)
     dataset_id = await run_in_threadpool(
         agent.load_bytes, data, name, sheet=sheet_choice, keep_total_rows=keep_total_rows

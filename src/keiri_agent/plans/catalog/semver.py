@@ -90,7 +90,9 @@ class Version:
 def _split_prerelease(text: str | None) -> tuple[int | str, ...]:
     if not text:
         return ()
-    return tuple(int(part) if part.isdigit() else part for part in text.split("."))
+    return tuple(
+        int(part) if part.isascii() and part.isdigit() else part for part in text.split(".")
+    )
 
 
 @dataclass(frozen=True)

@@ -235,7 +235,7 @@ def _page(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
         return int(value.strip())
     if isinstance(value, float) and value.is_integer():
         return int(value)
