@@ -93,6 +93,12 @@ BLIND_KNOWLEDGE_BASES = (
         "kaishunavi_faq.csv",
         "カイシュウナビ",
     ),
+    KnowledgeBaseSample(
+        "keiyaku",
+        Path(__file__).resolve().parent / "data" / "helpdesk_blind5",
+        "faq.csv",
+        "KeiyakuDock",
+    ),
 )
 """Knowledge bases written blind by helpers who never read the rules (issue 29): a public-
 style manual, release notes and FAQ with answerable, partly answerable and unanswerable
@@ -103,7 +109,10 @@ FAQ; figures only, used to check a change), ``tsugumi`` (a fixed-asset register:
 manual, Markdown notes, CP932 CSV FAQ; figures only: its first score showed a change that
 answered more of its unanswerable questions, which was then undone) and ``kaishu`` (a
 receivables and dunning service: DOCX manual, Markdown notes, CSV FAQ with BOM; scored once,
-at the end of the session that added it). Asked with ``--kb NAME``; not in the default run."""
+at the end of the session that added it; a rejected variant was scored on it too) and
+``keiyaku`` (a contract-management service: PDF manual with cover, 目次, running headers and
+paragraphs across page breaks, Markdown notes, CSV FAQ; scored once, on the code it met,
+before any change was made with it in view). Asked with ``--kb NAME``; not in the default run."""
 
 
 def squash(text: str) -> str:

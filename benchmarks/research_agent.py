@@ -82,10 +82,16 @@ from keiri_agent.search.tokenize import content_terms, normalize_for_search
 from keiri_agent.services.research import ResearchService, sample_corpus
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "research_questions.jsonl"
-BLIND_SETS = {"blind": "procura", "blind2": "harumo", "blind3": "tsugumi", "blind4": "kaishu"}
+BLIND_SETS = {
+    "blind": "procura",
+    "blind2": "harumo",
+    "blind3": "tsugumi",
+    "blind4": "kaishu",
+    "blind5": "keiyaku",
+}
 """Research questions on the blind knowledge bases (issue 29; written by helpers who never
 read the rules): ``--set blind`` (the Procura manual), ``blind2`` (Harumo), ``blind3``
-(Tsugumi), ``blind4`` (Kaishu)."""
+(Tsugumi), ``blind4`` (Kaishu), ``blind5`` (KeiyakuDock)."""
 KEY_TERM_SHARE = 0.6
 """A passage "contains" a sentence's key terms when at least this share of them occur."""
 
