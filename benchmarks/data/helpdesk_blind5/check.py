@@ -1,7 +1,7 @@
 # ruff: noqa
 """Verify the helpdesk_blind5 documents and labels.  Exits non-zero on any problem.
 
-    .venv/bin/python benchmarks/data/helpdesk_blind5/check.py
+.venv/bin/python benchmarks/data/helpdesk_blind5/check.py
 """
 
 import csv
@@ -81,7 +81,11 @@ reader = PdfReader(pdf_path)
 pdf_pages = [norm(pg.extract_text() or "") for pg in reader.pages]
 if len(pdf_pages) != PDF_PAGES:
     fail(f"{MANUAL}: {len(pdf_pages)} pages, expected {PDF_PAGES}")
-if not ("第3.0版" in pdf_pages[0] and "2024年10月1日" in pdf_pages[0] and "操作マニュアル" in pdf_pages[0]):
+if not (
+    "第3.0版" in pdf_pages[0]
+    and "2024年10月1日" in pdf_pages[0]
+    and "操作マニュアル" in pdf_pages[0]
+):
     fail("cover page lacks title / edition / issue date")
 if "目次" not in pdf_pages[1]:
     fail("page 2 is not the table of contents")
@@ -149,11 +153,17 @@ def passage(doc, page, row, where):
 def check_probes(qid, where):
     for term in PROBES.get(qid, []):
         if norm(term) in all_docs_n:
-            fail(f"{where}: probe term '{term}' occurs in the documents (question may be answerable)")
+            fail(
+                f"{where}: probe term '{term}' occurs in the documents (question may be answerable)"
+            )
 
 
 # ---------------------------------------------------------------- questions
-qs = [json.loads(line) for line in (HERE / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+qs = [
+    json.loads(line)
+    for line in (HERE / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    if line.strip()
+]
 ids = [q.get("id") for q in qs]
 if len(qs) != 60:
     fail(f"questions.jsonl: {len(qs)} lines, expected 60")
@@ -181,7 +191,9 @@ for q in qs:
             if not isinstance(up, list) or not up or not all(isinstance(x, str) and x for x in up):
                 fail(f"{where}: unanswerable_parts must be a non-empty list of strings")
             elif not isinstance(q.get("parts"), int) or q["parts"] < 2 or q["parts"] <= len(up):
-                fail(f"{where}: parts={q.get('parts')} inconsistent with {len(up)} unanswerable parts")
+                fail(
+                    f"{where}: parts={q.get('parts')} inconsistent with {len(up)} unanswerable parts"
+                )
             check_probes(qid, where)
         else:
             kinds["answerable"] += 1
@@ -204,7 +216,9 @@ for q in qs:
                 continue
             for k in kp:
                 if not norm(k) or norm(k) not in text:
-                    fail(f"{where}: key phrase '{k}' not in {e['document']} page={e['page']} row={e['row']}")
+                    fail(
+                        f"{where}: key phrase '{k}' not in {e['document']} page={e['page']} row={e['row']}"
+                    )
     elif q.get("answerable") is False:
         kinds["unanswerable"] += 1
         if set(q) != base_keys or q.get("expected") != []:
@@ -218,7 +232,11 @@ if english != 8:
     fail(f"questions.jsonl: {english} English questions, expected 8")
 
 # ---------------------------------------------------------------- research
-rs = [json.loads(line) for line in (HERE / "research_questions.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+rs = [
+    json.loads(line)
+    for line in (HERE / "research_questions.jsonl").read_text(encoding="utf-8").splitlines()
+    if line.strip()
+]
 rids = [r.get("id") for r in rs]
 if len(rs) != 12:
     fail(f"research_questions.jsonl: {len(rs)} lines, expected 12")
@@ -247,10 +265,15 @@ for r in rs:
                 continue
             text = passage(s["document"], s["page"], s["row"], where)
             if text is not None and (not norm(s["contains"]) or norm(s["contains"]) not in text):
-                fail(f"{where}: '{s['contains']}' not in {s['document']} page={s['page']} row={s['row']}")
+                fail(
+                    f"{where}: '{s['contains']}' not in {s['document']} page={s['page']} row={s['row']}"
+                )
     elif r.get("answerable") is False:
         rk["unanswerable"] += 1
-        if set(r) - {"kind"} != {"id", "question", "answerable", "support"} or r.get("support") != []:
+        if (
+            set(r) - {"kind"} != {"id", "question", "answerable", "support"}
+            or r.get("support") != []
+        ):
             fail(f"{where}: not-answerable must have support=[]")
         check_probes(rid, where)
     else:
@@ -262,11 +285,17 @@ for rid in PROBES:
         fail(f"probe id {rid} matches no question")
 
 # ---------------------------------------------------------------- report
-print(f"{MANUAL}: {len(pdf_pages)} pages; {RELNOTES}: {len(vers)} releases; {FAQ}: {len(faq_rows)} rows")
-print(f"questions.jsonl: {len(qs)} ({kinds['answerable']} answerable, {kinds['partial']} partly, "
-      f"{kinds['unanswerable']} unanswerable, {english} English)")
-print(f"research_questions.jsonl: {len(rs)} ({rk['answerable']} answerable, {rk['unanswerable']} not answerable; "
-      f"kinds {dict(Counter(r.get('kind') for r in rs if r.get('answerable')))})")
+print(
+    f"{MANUAL}: {len(pdf_pages)} pages; {RELNOTES}: {len(vers)} releases; {FAQ}: {len(faq_rows)} rows"
+)
+print(
+    f"questions.jsonl: {len(qs)} ({kinds['answerable']} answerable, {kinds['partial']} partly, "
+    f"{kinds['unanswerable']} unanswerable, {english} English)"
+)
+print(
+    f"research_questions.jsonl: {len(rs)} ({rk['answerable']} answerable, {rk['unanswerable']} not answerable; "
+    f"kinds {dict(Counter(r.get('kind') for r in rs if r.get('answerable')))})"
+)
 if problems:
     print(f"FAILED: {len(problems)} problem(s)")
     for m in problems:
