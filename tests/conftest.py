@@ -18,6 +18,8 @@
 * ``app_database_url`` (parametrised ``sqlite`` / ``postgresql``): the URL of an
   empty application database for the test, a SQLite file in the workspace or a
   fresh database on the ``postgres_url`` server (dropped afterwards).
+* ``serve``: ``serve(settings, **create_app_options)`` → the API app served by uvicorn
+  on loopback (``tests/api/api_support.LiveServer``), stopped after the test.
 """
 
 from __future__ import annotations
@@ -29,13 +31,16 @@ import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "api"))  # api_support, everywhere
 
 _ENV_PREFIXES = ("KEIRI_AGENT_", "AZURE_OPENAI_", "OPENAI_", "LANGCHAIN_", "LANGSMITH_")
 _ENV_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
@@ -201,3 +206,22 @@ def app_database_url(request: pytest.FixtureRequest, keiri_home: Path) -> Iterat
             connection.execute(sqlalchemy.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
     finally:
         admin.dispose()
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., Any]]:
+    """``serve(settings, **options)`` → a started ``LiveServer`` (stopped after)."""
+    from api_support import LiveServer
+
+    from keiri_agent.api.app import create_app
+
+    started: list[LiveServer] = []
+
+    def start(settings: Any, **options: Any) -> LiveServer:
+        server = LiveServer(create_app(settings, **options)).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

@@ -143,5 +143,5 @@ def test_an_unreachable_database_with_a_password_leaks_nothing_through_any_route
     exchanges = dict(_check_every_route(settings, serve, caplog))
     assert exchanges["start research"].status_code == 503, "the database was used"
     error = exchanges["start research"].json()["error"]
-    assert error["code"] == "DATABASE_UNAVAILABLE"
-    assert error["message"] == "データベースに接続できません"
+    assert error["code"] == "STORE_UNREACHABLE"
+    assert error["message"] == "データベースサーバー 127.0.0.1:1 に接続できませんでした"

@@ -156,7 +156,7 @@ def test_answers_files(tmp_path: Path) -> None:
     broken.write_text("a: [\n", encoding="utf-8")
     with pytest.raises(UserInputError, match="YAML として読めません"):
         read_answers(broken)
-    with pytest.raises(UserInputError, match="not found"):
+    with pytest.raises(UserInputError, match="が見つかりません"):
         read_answers(tmp_path / "missing.yaml")
 
 

@@ -17,18 +17,18 @@ TEXT = "締め日: 毎月25日\n"
 def test_text_in_the_usual_encodings(tmp_path: Path, encoding: str) -> None:
     path = tmp_path / "a.txt"
     path.write_text(TEXT, encoding=encoding)
-    assert read_text_file(path, "answers file") == TEXT
+    assert read_text_file(path, "回答ファイル") == TEXT
 
 
 def test_unreadable_files_name_the_path(tmp_path: Path) -> None:
-    with pytest.raises(UserInputError, match="answers file not found"):
-        read_text_file(tmp_path / "missing.yaml", "answers file")
+    with pytest.raises(UserInputError, match=r"回答ファイル .*missing\.yaml が見つかりません"):
+        read_text_file(tmp_path / "missing.yaml", "回答ファイル")
     with pytest.raises(UserInputError, match="フォルダです"):
-        read_text_file(tmp_path, "answers file")
+        read_text_file(tmp_path, "回答ファイル")
     binary = tmp_path / "b.bin"
     binary.write_bytes(b"\xff\xfe\x00\x81\xff")
     with pytest.raises(SpecError, match="文字コード") as caught:
-        read_text_file(binary, "spec file", error_class=SpecError)
+        read_text_file(binary, "分析指定ファイル", error_class=SpecError)
     assert caught.value.hint == "UTF-8 で保存してください"
 
 

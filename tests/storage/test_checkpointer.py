@@ -28,6 +28,7 @@ from keiri_agent.storage import (
     open_checkpointer,
     postgres_conninfo,
 )
+from keiri_agent.storage.errors import StoreUnreachableError
 from keiri_agent.workspace import Workspace
 
 
@@ -151,10 +152,13 @@ def test_postgres_conninfo_strips_the_driver() -> None:
 
 
 def test_postgres_url_opens_a_postgres_connection() -> None:
-    # Nothing listens on loopback port 1: reaching psycopg's connect proves the dispatch.
+    # Nothing listens on loopback port 1: reaching psycopg's connect proves the dispatch
+    # (its refusal is the store error that names the server, never the password).
     settings = Settings(database_url="postgresql+psycopg://u:p@127.0.0.1:1/keiri")
-    with pytest.raises(psycopg.OperationalError), open_checkpointer(settings):
+    with pytest.raises(StoreUnreachableError) as raised, open_checkpointer(settings):
         pass
+    assert raised.value.details["server"] == "127.0.0.1:1"
+    assert isinstance(raised.value.__context__, psycopg.OperationalError)
 
 
 def test_unsupported_url_fails_before_opening_anything() -> None:

@@ -36,6 +36,7 @@ from keiri_agent.errors import (
     UserInputError,
 )
 from keiri_agent.masking import mask_secrets, mask_text
+from keiri_agent.storage.errors import STORE_ERRORS
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,8 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         413: "The body or the upload is larger than the server's limit",
         422: "The request does not match the schema",
         500: "An unexpected server error (logged on the server)",
-        503: "The database cannot be reached (DATABASE_UNAVAILABLE)",
+        503: "A store of the server is damaged, locked or out of reach (STORE_CORRUPT, "
+        "STORE_LOCKED, STORE_UNREACHABLE)",
         502: "The language model service failed",
     }.items()
 }
@@ -147,6 +149,8 @@ def status_of(error: KeiriAgentError) -> int:
         return 404
     if isinstance(error, RunInProgressError):
         return 409
+    if isinstance(error, STORE_ERRORS):
+        return 503  # the server's own store, not the request, is at fault
     if isinstance(error, UserInputError):
         return 400
     if isinstance(error, LLMError):
@@ -241,58 +245,26 @@ class UnexpectedErrors:
 
         try:
             await self.app(scope, receive, tracked_send)
-        except Exception as error:
+        except Exception:
             request = Request(scope)
             log.exception("unexpected error on %s %s", request.method, request.url.path)
             if started:
                 raise
             english = request_language(request) == "en"
-            if _is_database_down(error):
-                response = JSONResponse(
-                    _body(
-                        "DATABASE_UNAVAILABLE",
-                        "The database cannot be reached"
-                        if english
-                        else "データベースに接続できません",
-                        "Ask your administrator to check that the database server "
-                        "(KEIRI_AGENT_DATABASE_URL) is running, then try again"
-                        if english
-                        else "少し待ってから、もう一度お試しください。続く場合は、データベース"
-                        "サーバー（KEIRI_AGENT_DATABASE_URL の接続先）が動いているか管理者に"
-                        "確認を依頼してください",
-                        {},
-                    ),
-                    status_code=503,
-                )
-            else:
-                response = JSONResponse(
-                    _body(
-                        "INTERNAL_ERROR",
-                        "An unexpected server error occurred"
-                        if english
-                        else "サーバーで予期しないエラーが発生しました",
-                        "Try again; if it persists, send the server log to your administrator"
-                        if english
-                        else "もう一度お試しください。続く場合はサーバーのログを管理者に送って"
-                        "ください",
-                        {},
-                    ),
-                    status_code=500,
-                )
+            response = JSONResponse(
+                _body(
+                    "INTERNAL_ERROR",
+                    "An unexpected server error occurred"
+                    if english
+                    else "サーバーで予期しないエラーが発生しました",
+                    "Try again; if it persists, send the server log to your administrator"
+                    if english
+                    else "もう一度お試しください。続く場合はサーバーのログを管理者に送ってください",
+                    {},
+                ),
+                status_code=500,
+            )
             await response(scope, receive, send)
-
-
-def _is_database_down(error: BaseException) -> bool:
-    """A connection failure of the application database (SQLAlchemy's
-    ``OperationalError`` / ``InterfaceError``), however deep in the cause chain."""
-    from sqlalchemy.exc import InterfaceError, OperationalError
-
-    seen: BaseException | None = error
-    while seen is not None:
-        if isinstance(seen, OperationalError | InterfaceError):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
 
 
 def error_response(error: ApiError, request: Request) -> JSONResponse:

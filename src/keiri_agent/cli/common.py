@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 import typer
@@ -15,6 +16,7 @@ from keiri_agent.services.jsonforms import dumps
 if TYPE_CHECKING:  # settings (pydantic-settings) load in the commands that read them
     from keiri_agent.config import Settings
 
+log = logging.getLogger("keiri_agent.cli")
 console = Console()
 err_console = Console(stderr=True, soft_wrap=True)
 _SETTINGS = "keiri_agent.settings"
@@ -49,4 +51,22 @@ def fail(error: KeiriAgentError) -> typer.Exit:
     err_console.print(f"[bold red]エラー[/bold red] \\[{error.code}] {escape(error.message)}")
     if error.hint:
         err_console.print(f"[yellow]ヒント:[/yellow] {escape(error.hint)}")
+    return typer.Exit(code=1)
+
+
+def last_resort(error: Exception) -> typer.Exit:
+    """An error no command caught: a core error is printed as usual (``fail``); anything
+    else is one Japanese line naming its kind, its traceback logged (shown with ``-v``)."""
+    if isinstance(error, KeiriAgentError):
+        return fail(error)
+    log.info("unexpected error", exc_info=error)
+    err_console.print(
+        f"[bold red]エラー[/bold red] \\[UNEXPECTED_ERROR] 予期しないエラーで処理を中断しました"
+        f"（{type(error).__name__}）"
+    )
+    err_console.print(
+        "[yellow]ヒント:[/yellow] 入力ファイルや設定を確かめてもう一度実行してください。"
+        "繰り返す場合は keiri-agent -v に続けて同じコマンドを実行し、表示された内容を"
+        "管理者に伝えてください"
+    )
     return typer.Exit(code=1)

@@ -21,7 +21,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from keiri_agent.cli.common import console, print_json, settings
+from keiri_agent.cli.common import console, err_console, print_json, settings
 from keiri_agent.cli.common import fail as _fail
 from keiri_agent.cli.usage import KeiriTyper
 from keiri_agent.errors import KeiriAgentError
@@ -49,8 +49,22 @@ JsonOption = Annotated[bool, typer.Option("--json", help="結果を JSON で出�
 InstructionOption = Annotated[
     str, typer.Option("--instruction", help="設計する業務手順の説明（文章で）。")
 ]
+
+
+def _out_file(value: Path | None) -> Path | None:
+    """--out must name a file: a folder is refused before anything is generated."""
+    if value is not None and value.is_dir():
+        raise typer.BadParameter(
+            f"{value} はフォルダです。書き出す YAML のファイル名を指定してください"
+            f"（例: {value / 'plan.yaml'}）",
+            param_hint="--out",
+        )
+    return value
+
+
 OutOption = Annotated[
-    Path | None, typer.Option("--out", help="Plan の YAML をこのファイルに書き出します。")
+    Path | None,
+    typer.Option("--out", help="Plan の YAML をこのファイルに書き出します。", callback=_out_file),
 ]
 DocsOption = Annotated[
     str | None,
@@ -337,10 +351,14 @@ def _ask(result: GeneratedPlan) -> dict[str, Any]:
 def _finish(result: GeneratedPlan, out: Path | None, as_json: bool) -> None:
     """Print the result, write the YAML, exit by the verdict."""
     written: Path | None = None
+    unwritten: OSError | None = None
     if out is not None and result.yaml_text:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(result.yaml_text, encoding="utf-8")
-        written = out
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(result.yaml_text, encoding="utf-8")
+            written = out
+        except OSError as error:  # the YAML is printed below instead: nothing is lost
+            unwritten = error
     if as_json:
         form = generated_plan_json(result)
         form["path"] = str(written) if written is not None else None
@@ -349,6 +367,13 @@ def _finish(result: GeneratedPlan, out: Path | None, as_json: bool) -> None:
         _print_generation(result, written)
         if written is None and result.yaml_text:
             print(result.yaml_text, end="" if result.yaml_text.endswith("\n") else "\n")
+    if unwritten is not None:
+        err_console.print(
+            f"[bold red]エラー[/bold red] Plan を {escape(str(out))} に書き出せませんでした"
+            f"（{escape(unwritten.strerror or type(unwritten).__name__)}）。"
+            "YAML は上に表示しました"
+        )
+        raise typer.Exit(code=1)
     code = VERDICT_EXIT_CODES[result.verdict]
     if code:
         raise typer.Exit(code=code)

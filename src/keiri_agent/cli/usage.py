@@ -425,6 +425,12 @@ class JapaneseGroup(_JapaneseHelp, TyperGroup):
             raise
         except click_errors.UsageError as error:
             raise japanese(error, ctx) from None
+        except (click_errors.ClickException, typer.Exit, typer.Abort):
+            raise
+        except Exception as error:  # what no command expected: one line, not a traceback
+            from keiri_agent.cli.common import last_resort
+
+            raise last_resort(error) from None
 
 
 class KeiriTyper(typer.Typer):

@@ -481,7 +481,7 @@ def read_answers(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        data = yaml.safe_load(read_text_file(path, "answers file"))
+        data = yaml.safe_load(read_text_file(path, "回答ファイル"))
     except yaml.YAMLError as error:
         raise UserInputError(
             f"回答ファイル {path} は YAML として読めません: {error}",

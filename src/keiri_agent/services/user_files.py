@@ -19,17 +19,22 @@ from keiri_agent.textcodec import TextDecodeError, decode_text
 def read_text_file(
     path: Path, what: str, *, error_class: type[UserInputError] = UserInputError
 ) -> str:
-    """The text of the file ``path``; ``what`` names it in errors ("answers file")."""
+    """The text of the file ``path``; ``what`` names it in errors (「回答ファイル」)."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise error_class(f"{what} not found: {path}") from None
+        raise error_class(
+            f"{what} {path} が見つかりません", hint="ファイルの場所と名前を確かめてください"
+        ) from None
     except IsADirectoryError:
         raise error_class(
             f"{what} {path} はフォルダです", hint="ファイルのパスを指定してください"
         ) from None
     except OSError as error:
-        raise error_class(f"cannot read the {what} {path}: {error.strerror or error}") from None
+        raise error_class(
+            f"{what} {path} を読めません（{error.strerror or type(error).__name__}）",
+            hint="ファイルの読み取り権限と、ほかのアプリで開いたままでないかを確かめてください",
+        ) from None
     try:
         return decode_text(raw).text
     except TextDecodeError:
@@ -42,7 +47,7 @@ def read_text_file(
 def read_specs(path: Path) -> list[dict[str, Any]]:
     """Analysis specs from a JSON file: one spec object or a non-empty list of them."""
     try:
-        data = json.loads(read_text_file(path, "spec file", error_class=SpecError))
+        data = json.loads(read_text_file(path, "分析指定ファイル", error_class=SpecError))
     except json.JSONDecodeError as error:
         raise SpecError(
             f"{path} は JSON として読めません（{error.lineno} 行目: {error.msg}）",

@@ -25,7 +25,8 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from keiri_agent.config import Settings
-from keiri_agent.errors import ConfigurationError, UserInputError
+from keiri_agent.errors import ConfigurationError
+from keiri_agent.storage.errors import StoreCorruptError, store_corrupt, store_error
 from keiri_agent.workspace import Workspace
 
 CheckpointerKind = Literal["sqlite", "postgres"]
@@ -48,24 +49,9 @@ _SCHEMA_ERRORS = ("no such table", "no such column", "has no column")
 """``sqlite3.OperationalError`` messages that mean the tables have another shape."""
 
 
-class StoreCorruptError(UserInputError):
-    """A state file on disk is damaged: move it aside (it is never deleted for the user)."""
-
-    code = "STORE_CORRUPT"
-
-
 def checkpoint_store_corrupt(file: object, error: BaseException) -> StoreCorruptError:
     """The error for a damaged checkpoint database ``file`` (``error``: what SQLite said)."""
-    return StoreCorruptError(
-        f"会話の保存ファイル {file} が壊れているため読み書きできません"
-        f"（{type(error).__name__}: {error}）",
-        hint=(
-            f"{file} を別の場所へ移動するか名前を変えてから、もう一度実行してください"
-            "（新しい保存ファイルが作られ、会話は最初からになります。"
-            "元のファイルは自動では削除しません）"
-        ),
-        details={"path": str(file), "error": type(error).__name__},
-    )
+    return store_corrupt(str(file), error, what="会話の保存ファイル")
 
 
 def _is_damage(error: sqlite3.Error) -> bool:
@@ -198,9 +184,18 @@ def _postgres_saver(
     from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg.rows import dict_row
 
-    with psycopg.Connection.connect(
-        conninfo, autocommit=True, prepare_threshold=0, row_factory=dict_row
-    ) as connection:
+    try:
+        connection = psycopg.Connection.connect(
+            conninfo, autocommit=True, prepare_threshold=0, row_factory=dict_row
+        )
+    except psycopg.Error as exc:
+        info = psycopg.conninfo.conninfo_to_dict(conninfo)
+        where = f"{info.get('host') or 'localhost'}:{info.get('port') or 5432}"
+        translated = store_error(exc, where)
+        if translated is None:
+            raise
+        raise translated from None
+    with connection:
         saver = PostgresSaver(connection, serde=serde)
         saver.setup()
         yield saver

@@ -2,7 +2,9 @@
 
 ``KEIRI_AGENT_DATABASE_URL`` selects the database; by default a SQLite file at
 ``<home>/.keiri/keiri.db``. SQLite connections run in WAL mode (readers do not
-block the writer) with foreign keys enforced.
+block the writer) with foreign keys enforced. A damaged file, a lock held too long
+or a server out of reach is raised as the store error it means
+(``storage.errors``), on connecting as on every statement.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 
 from keiri_agent.config import Settings
+from keiri_agent.storage.errors import store_error
 from keiri_agent.workspace import Workspace
 
 SQLITE_BUSY_TIMEOUT_MS = 5000
@@ -42,7 +45,18 @@ def create_engine(settings: Settings, **kwargs: Any) -> sqlalchemy.Engine:
     engine = sqlalchemy.create_engine(url, **kwargs)
     if url.get_backend_name() == "sqlite":
         event.listen(engine, "connect", _configure_sqlite)
+        where = url.database or ":memory:"
+    else:
+        where = f"{url.host or 'localhost'}:{url.port or 5432}"
+    event.listen(engine, "handle_error", lambda context: _raise_store_error(context, where))
     return engine
+
+
+def _raise_store_error(context: sqlalchemy.engine.ExceptionContext, where: str) -> None:
+    """``handle_error`` listener: a store fault becomes its ``storage.errors`` error."""
+    translated = store_error(context.original_exception, where)
+    if translated is not None:
+        raise translated from None
 
 
 def _configure_sqlite(dbapi_connection: Any, _connection_record: Any) -> None:

@@ -55,6 +55,7 @@ from keiri_agent.agents.research.offline_reasoner import as_passage
 from keiri_agent.agents.research.reasoner import MAX_QUERIES, ResearchReasoner
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import EventEmitter
+from keiri_agent.storage.errors import STORE_ERRORS
 
 logger = logging.getLogger("keiri_agent.research")
 
@@ -250,6 +251,8 @@ class ResearchRun:
         )
         notes = [*(state.get("notes") or []), *reused]
         for step, outcome in zip(steps, outcomes, strict=True):
+            if isinstance(outcome, STORE_ERRORS):
+                raise outcome  # its note could not be saved, nor could any other
             if isinstance(outcome, BaseException):
                 logger.warning("research step %r failed: %r", step.query, outcome)
                 limitations.append(f"「{step.query}」の調査が{describe_failure(outcome)}。")
