@@ -375,6 +375,19 @@ class Settings(BaseSettings):
         le=64,
         description="Research runs one server process executes at once; more wait their turn.",
     )
+    api_run_starts_per_minute: int = Field(
+        default=30,
+        ge=1,
+        le=10_000,
+        description="Runs (research, Plan runs and resumes) one client may start per minute "
+        "in one server process; more are answered 429.",
+    )
+    api_graphql_research_per_request: int = Field(
+        default=1,
+        ge=1,
+        le=20,
+        description="deepResearch mutations one GraphQL request may contain.",
+    )
     api_poll_interval_s: float = Field(
         default=0.2,
         gt=0,

@@ -39,6 +39,7 @@ from keiri_agent.api.routes import (
     research,
     system,
 )
+from keiri_agent.api.run_starts import RunStartLimiter
 from keiri_agent.api.security import OriginGuard, require_token
 from keiri_agent.config import Settings
 
@@ -73,12 +74,13 @@ def create_app(settings: Settings, *, model_factory: ModelFactory | None = None)
     )
     app.state.settings = settings
     app.state.context = context
+    app.state.run_starts = RunStartLimiter(settings.api_run_starts_per_minute)
     errors.install(app)
 
     protected = [Depends(require_token)]
     app.include_router(system.router)
     app.include_router(research.router, dependencies=protected)
-    app.include_router(graphql.router(), dependencies=protected)
+    app.include_router(graphql.router(settings), dependencies=protected)
     app.include_router(helpdesk.router, dependencies=protected)
     app.include_router(analysis.router, dependencies=protected)
     app.include_router(plan_runs.router, dependencies=protected)  # before plans' {plan_id:path}

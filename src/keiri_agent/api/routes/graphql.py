@@ -7,7 +7,9 @@ The mutation starts a run exactly like ``POST /api/research`` (the same service,
 same ``kb`` rules: none = every knowledge base but the bundled sample ``research``, which
 is searched only when named, and then alone) and returns its id; the progress and the
 report stream from ``eventsUrl`` over SSE.
-``researchRun(runId)`` reads a run's state.
+``researchRun(runId)`` reads a run's state. A request is bounded before it is parsed
+(``graphql_limits``: tokens, aliases, depth, ``deepResearch`` per request), and each
+``deepResearch`` counts as a run start (``run_starts``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from strawberry.types import ExecutionContext, Info
 
 from keiri_agent.api.context import ApiContext
 from keiri_agent.api.errors import ApiError
+from keiri_agent.api.graphql_limits import check_document
+from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.services.research_runs import RunRecord
 
@@ -64,11 +68,16 @@ def _context(info: Info[Any, Any]) -> ApiContext:
 
 
 class ResearchError(Exception):
-    """A core error as a GraphQL error (message and hint in Japanese, code in extensions)."""
+    """A core or API error as a GraphQL error (message and hint in Japanese, code in
+    extensions)."""
 
-    def __init__(self, error: KeiriAgentError) -> None:
-        super().__init__(error.message)
-        self.extensions = {"code": error.code, "hint": error.hint}
+    def __init__(self, error: KeiriAgentError | ApiError) -> None:
+        if isinstance(error, ApiError):
+            super().__init__(error.message_ja)
+            self.extensions = {"code": error.code, "hint": error.hint_ja}
+        else:
+            super().__init__(error.message)
+            self.extensions = {"code": error.code, "hint": error.hint}
 
 
 @strawberry.type
@@ -89,11 +98,13 @@ class Mutation:
         session_id: str | None = None,
         kb: list[str] | None = None,
     ) -> ResearchRunType:
+        request: Request = info.context["request"]
         try:
+            request.app.state.run_starts.take(request)
             record = _context(info).research_runs.start(
                 question, session_id=session_id, kb_names=kb or []
             )
-        except KeiriAgentError as error:
+        except (KeiriAgentError, ApiError) as error:
             raise ResearchError(error) from None
         return _run(record)
 
@@ -113,7 +124,18 @@ schema = Schema(query=Query, mutation=Mutation)
 
 class _Router(GraphQLRouter[Any, Any]):
     """Strawberry's router whose transport errors (no query, a body that is not JSON)
-    have the API's one error shape instead of Strawberry's plain text."""
+    have the API's one error shape instead of Strawberry's plain text, and whose
+    documents are checked against ``graphql_limits`` before they are parsed."""
+
+    def __init__(self, *args: Any, research_per_request: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.research_per_request = research_per_request
+
+    async def parse_http_body(self, request: Any) -> Any:
+        data = await super().parse_http_body(request)
+        for item in data if isinstance(data, list) else [data]:
+            check_document(item.query, research_per_request=self.research_per_request)
+        return data
 
     async def run(self, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -129,9 +151,14 @@ class _Router(GraphQLRouter[Any, Any]):
             ) from None
 
 
-def router() -> APIRouter:
+def router(settings: Settings) -> APIRouter:
     """A new ``/graphql`` router (GraphiQL in the browser at the same address)."""
-    graphql: APIRouter = _Router(schema, path="/graphql", tags=["graphql"])
+    graphql: APIRouter = _Router(
+        schema,
+        path="/graphql",
+        tags=["graphql"],
+        research_per_request=settings.api_graphql_research_per_request,
+    )
     for route in graphql.routes:  # GET answers the GraphiQL page, or a query's JSON result
         if isinstance(route, APIRoute) and "GET" in (route.methods or ()):
             route.responses[200]["content"] = {"text/html": {}, "application/json": {}}

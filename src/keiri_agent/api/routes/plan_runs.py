@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import ApiError, not_found
+from keiri_agent.api.run_starts import count_run_start
 from keiri_agent.errors import UserInputError
 from keiri_agent.plans.dsl.loader import load_plan_file
 from keiri_agent.services.jsonforms import is_file_value, run_result_json
@@ -86,7 +87,12 @@ def plan_run(run_id: str, context: Context) -> dict[str, Any]:
     }
 
 
-@router.post("/runs/{run_id}/resume", response_model=RunStarted, status_code=202)
+@router.post(
+    "/runs/{run_id}/resume",
+    response_model=RunStarted,
+    status_code=202,
+    dependencies=[Depends(count_run_start)],
+)
 def resume_plan_run(run_id: str, body: ResumeRequest, context: Context) -> RunStarted:
     """Continue a paused (or cancelled, interrupted) run with answers, in a worker;
     follow it at ``events_url`` with the last event id you received."""
@@ -186,7 +192,12 @@ def list_plan_runs(
     }
 
 
-@router.post("/{plan_id:path}/runs", response_model=RunStarted, status_code=202)
+@router.post(
+    "/{plan_id:path}/runs",
+    response_model=RunStarted,
+    status_code=202,
+    dependencies=[Depends(count_run_start)],
+)
 def start_plan_run(plan_id: str, body: RunRequest, context: Context) -> RunStarted:
     """Validate and start a run of a registered plan in a worker; follow it at
     ``events_url``. A ``ui.interactive_input`` node without answers pauses it."""

@@ -15,6 +15,7 @@ from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import not_found
 from keiri_agent.api.job_stream import INDEX_RESPONSES, indexing_job, stream_job, wants_stream
+from keiri_agent.api.run_starts import count_run_start
 from keiri_agent.services.research_runs import MAX_QUESTION_CHARS, RunRecord
 
 if TYPE_CHECKING:
@@ -61,7 +62,12 @@ def _record(context: ApiContext, run_id: str) -> RunRecord:
     return record
 
 
-@router.post("", response_model=ResearchRun, status_code=status.HTTP_202_ACCEPTED)
+@router.post(
+    "",
+    response_model=ResearchRun,
+    status_code=status.HTTP_202_ACCEPTED,
+    dependencies=[Depends(count_run_start)],
+)
 def start_research(body: ResearchRequest, context: Context) -> ResearchRun:
     """Start a research run; follow it at ``events_url``."""
     record = context.research_runs.start(
