@@ -254,6 +254,8 @@ def bench_research(args: argparse.Namespace) -> None:
             "KEIRI_AGENT_OPENAI_API_KEY": "stub-key",
             "KEIRI_AGENT_MODEL": "stub-model",
             "KEIRI_AGENT_MAX_RETRIES": "0",
+            # one client starts every run of the burst: above the per-client start limit
+            "KEIRI_AGENT_API_RUN_STARTS_PER_MINUTE": str(max(30, args.runs * 4)),
         }
         if args.database_url:
             env["KEIRI_AGENT_DATABASE_URL"] = args.database_url
