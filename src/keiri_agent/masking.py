@@ -3,8 +3,10 @@
 Values under secret-looking mapping keys (``SECRET_KEY``: API keys, passwords,
 tokens, personal and bank numbers) become ``***``; text that looks like a key
 (``SECRET_VALUE``: ``sk-...``, ``Bearer ...``, ``AKIA...``) is masked wherever it
-appears; and values registered with ``register_secret`` (every secret of
-``Settings``, whatever its shape) are masked literally.
+appears; values registered with ``register_secret`` (every secret of ``Settings``,
+whatever its shape) are masked literally, in the run state too; and the values of a
+Plan's secret vars (``register_value_secret``) are masked literally in everything
+shown, but kept in the run state so that the run can be resumed.
 
 Used by every channel: LLM errors (``llm.structured``), ``--json`` forms
 (``services.jsonforms``), the Plan run log, run states and errors.
@@ -36,7 +38,12 @@ SECRET_VALUE = re.compile(
 MASK: Final = "***"
 MIN_KNOWN_SECRET: Final = 8
 """Registered secrets shorter than this are not masked (they would mask ordinary text)."""
+MIN_VALUE_SECRET: Final = 4
+"""A Plan's secret var values shorter than this are not masked (``register_value_secret``)."""
+MAX_VALUE_SECRETS: Final = 1000
+"""The most recent secret var values kept for masking in one process."""
 _known_secrets: tuple[str, ...] = ()
+_value_secrets: dict[str, None] = {}
 
 
 def register_secret(value: str | SecretStr | None) -> None:
@@ -53,6 +60,23 @@ def register_secret(value: str | SecretStr | None) -> None:
         _known_secrets = (*_known_secrets, text)
 
 
+def register_value_secret(value: Any) -> None:
+    """Mask ``value`` (a Plan's secret var: ``ui.vars.<name>.secret`` or a secret-looking
+    name) wherever it appears in what is shown — logs, progress, results, errors —
+    but not in the run state, which must keep it to resume the run (the state is
+    readable by its owner only). Text (or a number, as written) of at least
+    ``MIN_VALUE_SECRET`` characters; the last ``MAX_VALUE_SECRETS`` values of the
+    process are kept."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        value = str(value)  # a number typed in (an account number read as one)
+    if not isinstance(value, str) or len(value.strip()) < MIN_VALUE_SECRET:
+        return
+    _value_secrets.pop(value, None)
+    _value_secrets[value] = None
+    while len(_value_secrets) > MAX_VALUE_SECRETS:
+        del _value_secrets[next(iter(_value_secrets))]
+
+
 def is_known_secret(text: str | None) -> bool:
     """True when ``text`` is a registered secret (``register_secret``)."""
     return text is not None and text in _known_secrets
@@ -66,11 +90,22 @@ def mask_known(text: str) -> str:
     return text
 
 
-def mask_text(text: str) -> str:
-    """``text`` with key-like substrings (``sk-...``, ``Bearer ...``) and registered
-    secrets replaced by ``***``."""
+def mask_shown(text: str) -> str:
+    """``text`` with every registered secret and secret var value replaced by ``***``:
+    what may be shown (the run state keeps the var values: ``mask_known``)."""
     if _known_secrets:
         text = mask_known(text)
+    if _value_secrets:
+        for secret in sorted(_value_secrets, key=len, reverse=True):  # longest first
+            if secret in text:
+                text = text.replace(secret, MASK)
+    return text
+
+
+def mask_text(text: str) -> str:
+    """``text`` with key-like substrings (``sk-...``, ``Bearer ...``), registered
+    secrets and secret var values replaced by ``***``."""
+    text = mask_shown(text)
     if "sk-" in text or "Bearer" in text or "AKIA" in text:
         return SECRET_VALUE.sub(MASK, text)
     return text

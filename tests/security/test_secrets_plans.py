@@ -104,3 +104,58 @@ def test_the_run_log_is_readable_by_its_owner_only(
     assert ran.exit_code == 0, ran.output
     log = Path(json.loads(ran.stdout)["log_path"])
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
+
+
+# --- issue 30: a secret var masked by its value, wherever it travels ----------------------
+
+SECRET_PLAN = """
+apiVersion: v1
+id: secret_vars
+version: 0.1.0
+vars:
+  password: ""
+  kouza: ""
+  memo: ""
+ui:
+  vars:
+    kouza: {title: 振込先口座番号, secret: true}
+graph:
+  - id: t
+    block: text.template
+    in:
+      template: "pw={p} / kouza={k} / memo={m}"
+      values: {p: "${vars.password}", k: "${vars.kouza}", m: "${vars.memo}"}
+    out: {text: text}
+"""
+
+
+def test_a_secret_var_is_masked_by_value_after_it_passes_through_a_node(
+    tmp_path: Path, keiri_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The value of a var named like a secret (``password``) or declared one
+    (``ui.vars.kouza.secret: true``) used to be masked only under its own key: once a
+    node had used it, the run log showed it in clear (``"outputs": {"out": "hunter2…"}``).
+    Now it is masked wherever it appears — the run log, ``--json``, progress — while
+    the run state (owner-only) keeps it, so that the run can be resumed."""
+    monkeypatch.setenv("KEIRI_AGENT_PROVIDER", "offline")
+    plan = tmp_path / "secret_vars.yaml"
+    plan.write_text(SECRET_PLAN, encoding="utf-8")
+    ran = CliRunner().invoke(
+        app,
+        [
+            "plan", "run", str(plan), "--json",
+            "--var", "password=hunter2hunter2",
+            "--var", "kouza=1234567",
+            "--var", "memo=ordinary words",
+        ],
+    )  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    printed = ran.stdout + ran.stderr
+    result = json.loads(ran.stdout)
+    log = Path(result["log_path"]).read_text(encoding="utf-8")
+    for shown in (printed, log):
+        assert "hunter2hunter2" not in shown and "1234567" not in shown
+        assert "ordinary words" in shown  # only secrets are masked
+    assert "pw=*** / kouza=*** / memo=ordinary words" in printed
+    states = list((keiri_home / "runs").rglob("*.state.json"))
+    assert states and "hunter2hunter2" in states[0].read_text(encoding="utf-8")

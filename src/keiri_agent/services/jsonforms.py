@@ -16,9 +16,9 @@ for (dates, paths, decimals) become their ``str``.
 Results covered: Plan ``RunResult`` (``run_result_json``), validation and dry-run
 reports, analysis turns and spec results with their artifacts, HelpDesk answers,
 knowledge-base index reports, generated Plans and design checks; ``dumps`` is the
-printed form. Every text passes through ``masking.mask_known``: a configured secret
-(an API key a Plan read with ``${env.*}``, a key a provider echoed) is printed as
-``***``.
+printed form. Every text passes through ``masking.mask_shown``: a configured secret
+(an API key a Plan read with ``${env.*}``, a key a provider echoed) and the value of a
+Plan's secret var are printed as ``***``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from keiri_agent.masking import mask_known
+from keiri_agent.masking import mask_shown
 
 if TYPE_CHECKING:
     from keiri_agent.agents.analysis import TurnResult
@@ -83,7 +83,8 @@ def json_value(
 ) -> Any:
     """``value`` made JSON-safe: bytes per the convention (inline, written by ``writer``,
     or size only with ``preview``); ``where`` (``node.alias.0``) names written files.
-    Text holding a configured secret (``masking.register_secret``) has it as ``***``."""
+    Text holding a configured secret (``masking.register_secret``) or a Plan's secret
+    var value (``masking.register_value_secret``) has it as ``***``."""
     if is_file_value(value):
         data = bytes(value["data"])
         rest = {
@@ -102,7 +103,7 @@ def json_value(
             for key, item in value.items()
         }
     if isinstance(value, str):
-        return mask_known(value)
+        return mask_shown(value)
     if isinstance(value, list | tuple):
         return [
             json_value(item, writer=writer, preview=preview, where=_join(where, index))

@@ -197,7 +197,7 @@ def parse_var_assignments(items: Sequence[str] | None) -> dict[str, Any]:
 
 def asked_inputs(plan: Plan) -> dict[str, Any]:
     """What a run of ``plan`` asks: ``{"vars": [{"name", "title", "description",
-    "default", "kind"}],
+    "default", "kind", "secret"}],
     "interactive": [{"node_id", "title", "mode", "message", "requirements"}]}`` — the
     vars (titled by ``ui.vars``, else their name) with their defaults (``var_kind``)
     and the top-level ``ui.interactive_input`` nodes (titled) with the requirements
@@ -225,6 +225,7 @@ def asked_inputs(plan: Plan) -> dict[str, Any]:
                 "description": info.description if info else None,
                 "default": default,
                 "kind": var_kind(default),
+                "secret": plan.is_secret_var(name),
             }
             for name, default in plan.vars.items()
             for info in [plan.ui.vars.get(name)]

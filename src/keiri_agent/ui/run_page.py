@@ -279,7 +279,12 @@ def _vars_inputs(plan: Plan, file_id: str) -> tuple[dict[str, Any], list[UserInp
                 )
             elif kind == "text":
                 values[name] = persistent(
-                    st.text_input, label, key=key, default=default or "", help=shown
+                    st.text_input,
+                    label,
+                    key=key,
+                    default=default or "",
+                    help=shown,
+                    type="password" if plan.is_secret_var(name) else "default",
                 )
             else:
                 text = persistent(

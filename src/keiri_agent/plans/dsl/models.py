@@ -226,7 +226,8 @@ class Policy(_Model):
 
 
 class VarInfo(_Model):
-    """``ui.vars.<name>``: how a var is shown in the 実行 page's form."""
+    """``ui.vars.<name>``: how a var is shown in the 実行 page's form, and whether its
+    value is a secret."""
 
     title: str | None = Field(
         default=None,
@@ -235,6 +236,11 @@ class VarInfo(_Model):
         description="what people see instead of the name",
     )
     description: str | None = Field(default=None, max_length=2000)
+    secret: bool = Field(
+        default=False,
+        description="the value is a secret (a password, an account number): masked as *** "
+        "wherever it appears in logs, progress and results, and entered as a password",
+    )
 
 
 class UIConfig(BaseModel):
@@ -274,6 +280,14 @@ class Plan(_Model):
                 f"version {value!r} は「メジャー.マイナー.パッチ」の形（例: 0.1.0）ではありません"
             )
         return value
+
+    def is_secret_var(self, name: str) -> bool:
+        """A var declared ``ui.vars.<name>.secret`` or named like a secret (``password``,
+        ``api_key``, ``口座番号`` …: ``masking.is_secret_key``)."""
+        from keiri_agent.masking import is_secret_key
+
+        info = self.ui.vars.get(name)
+        return (info is not None and info.secret) or is_secret_key(name)
 
 
 BodyPlan.model_rebuild()

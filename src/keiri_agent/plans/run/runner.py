@@ -51,7 +51,9 @@ Blocks may run on several threads at once and must be thread-safe.
 
 Security (seed 002 §12): every configured secret is registered with
 ``masking.register_secret`` when ``Settings`` are built, and never appears in the
-log, the state or an error; errors are kept and returned with secrets masked
+log, the state or an error; the values of a Plan's secret vars
+(``register_secret_vars``) never appear in the log, progress, results or errors (the
+state keeps them, to resume); errors are kept and returned with secrets masked
 (``masking.mask_secrets``); the state file, which keeps answers (uploaded files
 included) for ``resume``, is readable by its owner only.
 """
@@ -69,6 +71,7 @@ from typing import Any
 from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError
 from keiri_agent.events import EventCallback
+from keiri_agent.masking import MASK, register_value_secret
 from keiri_agent.plans.catalog.catalog import BlockCatalog
 from keiri_agent.plans.dsl.dependencies import dependencies
 from keiri_agent.plans.dsl.models import Plan
@@ -264,7 +267,9 @@ class PlanRunner:
         (saves replace the file atomically, so the copy read is always whole).
         """
         state = load_state(self.runs_dir, run_id)
-        return self._result(state, self._stored_plan(state), state.status)
+        plan = self._stored_plan(state)
+        register_secret_vars(plan, {**plan.vars, **state.vars})  # this process may be new
+        return self._result(state, plan, state.status)
 
     def _stored_plan(self, state: RunState) -> Plan:
         """The plan saved with the run; RUN_STATE_CORRUPT when it does not validate."""
@@ -284,6 +289,7 @@ class PlanRunner:
     def _checked_vars(self, plan: Plan, state: RunState) -> dict[str, Any]:
         """The run's resolved top-level vars, once the plan passed its pre-run checks."""
         check_plan(plan, self.catalog)  # also on resume: the catalog may have changed
+        register_secret_vars(plan, {**plan.vars, **state.vars})
         return build_vars(plan.vars, state.vars, dict(self.env), self.config)
 
     def _invoke(
@@ -318,7 +324,10 @@ class PlanRunner:
             )
             if mode == "start":
                 # the vars as written (env/config references unresolved): no secrets
-                logged_vars = {**plan.vars, **state.vars}
+                logged_vars = {
+                    name: MASK if value is not None and plan.is_secret_var(name) else value
+                    for name, value in {**plan.vars, **state.vars}.items()
+                }
                 log.emit("plan_start", **ids, plan_version=plan.version, vars=logged_vars)
             else:
                 log.emit("plan_resumed", **ids, mode=mode, from_node=from_node)
@@ -351,6 +360,14 @@ class PlanRunner:
 
     def _result(self, state: RunState, plan: Plan, status: str) -> RunResult:
         return result_of(state, plan, status, self.runs_dir)
+
+
+def register_secret_vars(plan: Plan, values: Mapping[str, Any]) -> None:
+    """Mask the values of ``plan``'s secret vars wherever they appear in what is shown
+    (``masking.register_value_secret``)."""
+    for name, value in values.items():
+        if plan.is_secret_var(name):
+            register_value_secret(value)
 
 
 def downstream(plan: Plan, node_id: str) -> set[str]:
