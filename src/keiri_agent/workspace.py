@@ -1,7 +1,8 @@
 """The workspace: where designs/, runs/, logs/ and the embedded database live.
 
 ``KEIRI_AGENT_HOME`` (``Settings.home``) is the root; the current directory by
-default. Folders are created on first use, never at import time.
+default. Folders are created on first use, never at import time, owner-only
+(``0700``, ``keiri_agent.private``): what they hold is business data.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from keiri_agent.config import Settings
+from keiri_agent.private import private_dir
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,5 @@ class Workspace:
         return self.state / "checkpoints.db"
 
     def ensure(self, path: Path) -> Path:
-        """Create ``path`` (a folder under the workspace) and return it."""
-        path.mkdir(parents=True, exist_ok=True)
-        return path
+        """Create ``path`` (a folder under the workspace) owner-only and return it."""
+        return private_dir(path)

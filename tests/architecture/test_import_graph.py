@@ -153,6 +153,7 @@ LAYERS: dict[str, int] = {
             "acyclic_json",
             "logs",
             "workspace",
+            "private",
             "lazy_exports",
             "deferred_packages",
         ),

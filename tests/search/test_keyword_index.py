@@ -205,7 +205,7 @@ def test_save_is_atomic_when_writing_fails(
     def broken(*_: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr("keiri_agent.search.keyword.os.replace", broken)
+    monkeypatch.setattr("keiri_agent.private.os.replace", broken)
     index.delete_documents(["faq.csv"])
     with pytest.raises(OSError, match="disk full"):
         index.save()

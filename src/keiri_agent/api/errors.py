@@ -66,8 +66,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         409: "Conflict with the current state (e.g. a run in progress)",
         413: "The body or the upload is larger than the server's limit",
         422: "The request does not match the schema",
-        429: "Too many runs started by this client in a minute (RATE_LIMITED; see "
-        "Retry-After)",
+        429: "Too many runs started by this client in a minute (RATE_LIMITED; see Retry-After)",
         500: "An unexpected server error (logged on the server)",
         503: "A store of the server is damaged, locked or out of reach (STORE_CORRUPT, "
         "STORE_LOCKED, STORE_UNREACHABLE)",

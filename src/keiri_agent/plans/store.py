@@ -26,6 +26,7 @@ from keiri_agent.errors import UserInputError
 from keiri_agent.plans.dsl.loader import load_plan_file
 from keiri_agent.plans.dsl.models import SEMVER, Plan
 from keiri_agent.plans.issues import unknown_choice_text
+from keiri_agent.private import private_dir, private_opener
 
 PLAN_SUFFIX = ".yaml"
 TEMPLATES_DIR = "templates"
@@ -108,15 +109,17 @@ class PlanStore:
 
     def register(self, plan: Plan, *, now: datetime | None = None) -> Path:
         """Write ``designs/<plan.id>_<yyyymmddHHMM>.yaml`` (``_2``, ``_3``... in the same
-        minute); never overwrites an existing file. Returns the path written."""
+        minute); never overwrites an existing file. Returns the path written.
+
+        The file is created owner-only (``0600``, new folders ``0700``)."""
         stamp = (now or datetime.now()).strftime(_STAMP_FORMAT)
         base = self.path_for(f"{plan.id}_{stamp}")
-        base.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(base.parent)
         text = dump_plan(plan)
         for sequence in range(1, _MAX_SAME_MINUTE + 1):
             path = base if sequence == 1 else base.with_name(f"{base.stem}_{sequence}.yaml")
             try:
-                with path.open("x", encoding="utf-8") as handle:
+                with open(path, "x", encoding="utf-8", opener=private_opener) as handle:
                     handle.write(text)
             except FileExistsError:
                 continue

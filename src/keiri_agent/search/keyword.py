@@ -16,17 +16,16 @@ Reads and writes are guarded by one lock; tokenising the query happens outside i
 Persistence: ``KeywordIndex.open(folder)`` loads ``folder/index.json`` (chunks with their
 term counts, the tokenizer name and the BM25 parameters; validated as
 ``search.stored.KeywordIndexFile``: a damaged file is ``KNOWLEDGE_BASE_CORRUPT``);
-``save()`` writes it atomically (temporary file + ``os.replace``). Opening with a
-different tokenizer is an ``IndexMismatchError`` unless ``rebuild=True`` (then the stored
-chunk texts are re-analysed).
+``save()`` writes it atomically and owner-only (``private.write_private``: a 0600
+temporary file + ``os.replace``). Opening with a different tokenizer is an
+``IndexMismatchError`` unless ``rebuild=True`` (then the stored chunk texts are
+re-analysed).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -36,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from keiri_agent.errors import UserInputError
+from keiri_agent.private import write_private
 from keiri_agent.search.models import BatchProgress, Chunk, Hit, Retriever, Source
 from keiri_agent.search.stored import KeywordIndexFile, StoredChunk, read_stored
 from keiri_agent.search.tokenize import Tokenizer, default_tokenizer
@@ -317,7 +317,6 @@ class KeywordIndex:
         folder = path if path is not None else self.path
         if folder is None:
             raise ValueError("this keyword index has no folder: pass save(path)")
-        folder.mkdir(parents=True, exist_ok=True)
         with self._lock:
             entries = [
                 {**chunk.to_dict(), "terms": self._terms[slot]}
@@ -334,16 +333,7 @@ class KeywordIndex:
                 "chunks": entries,
             }
             text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-        descriptor, temporary = tempfile.mkstemp(prefix=".index.", suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, folder / INDEX_FILE)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_private(folder / INDEX_FILE, text, fsync=True)
         if path is not None and self.path is None:
             self.path = path
         return folder

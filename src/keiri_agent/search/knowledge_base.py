@@ -7,6 +7,8 @@ Layout under ``root`` (default ``<workspace>/.keiri/knowledge/<name>``)::
     <collection>/keyword/          the collection's KeywordIndex
     (vector indexes live wherever ``vector_index_factory`` puts them)
 
+Every file and folder is created owner-only (``keiri_agent.private``: 0600 / 0700).
+
 ``index_files`` chunks each file (``chunk_document``, or ``chunk_faq`` with
 ``faq=True``), skips files whose content is unchanged since the last run (and were
 chunked by this version of extraction and chunking, ``CHUNKING_VERSION``: an upgrade
@@ -28,9 +30,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
 import re
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -43,6 +43,7 @@ import portalocker
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.files.archive import walk_folder
+from keiri_agent.private import private_dir, private_opener, write_private
 from keiri_agent.search.chunking import (
     CHUNKING_VERSION,
     DOCUMENT_SUFFIXES,
@@ -149,20 +150,6 @@ class IndexReport:
         return f"{self.collection}: " + "・".join(f"{word} {count}" for word, count in counts)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 VectorFactory = Callable[[str], ChunkIndex | None]
 """Builds a collection's vector index (None: that collection has keyword search only)."""
 
@@ -239,7 +226,7 @@ class _Collection:
     def save_manifest(self) -> None:
         payload = {"format": 1, "documents": self.manifest}
         file = self.folder / MANIFEST_FILE
-        _write_atomic(file, json.dumps(payload, ensure_ascii=False, indent=1))
+        write_private(file, json.dumps(payload, ensure_ascii=False, indent=1), fsync=True)
         self.stamp = _stamp(file)
         self.interrupted = [name for name in self.interrupted if name not in self.manifest]
 
@@ -327,12 +314,14 @@ class KnowledgeBase:
     def _writing(self, name: str) -> Iterator[_Collection]:
         """The collection, locked against other processes and re-read under the lock."""
         _check_name(name, "コレクション")
-        folder = self.root / name
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = private_dir(self.root / name)
         with self._lock:
             try:
                 lock = portalocker.Lock(
-                    str(folder / LOCK_FILE), timeout=LOCK_TIMEOUT_S, fail_when_locked=False
+                    str(folder / LOCK_FILE),
+                    timeout=LOCK_TIMEOUT_S,
+                    fail_when_locked=False,
+                    opener=private_opener,
                 )
                 lock.acquire()
             except portalocker.exceptions.LockException:

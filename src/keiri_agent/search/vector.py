@@ -10,6 +10,9 @@ Three storage modes, picked by the constructor arguments:
   a lock shared by its users, which makes searches thread-safe. A damaged folder
   (its ``meta.json`` or a collection's SQLite file) is ``KNOWLEDGE_BASE_CORRUPT``
   naming the folder to delete (``helpdesk index`` then embeds the documents again).
+  The folder is created owner-only (0700); Qdrant writes its files there with the
+  umask's bits, so they are narrowed to 0600 after each call that creates them
+  (opening the folder, creating a collection).
 * **server** (``url=...``, ``KEIRI_AGENT_QDRANT_URL``): a Qdrant server, any
   number of processes.
 * **memory** (neither): a throwaway index for tests and one-off use.
@@ -47,6 +50,7 @@ from qdrant_client.http.exceptions import ApiException, UnexpectedResponse
 from keiri_agent.errors import ConfigurationError, ExecutionError, KeiriAgentError
 from keiri_agent.llm import embedding_batches
 from keiri_agent.llm.embedding_batches import BatchedEmbedder, checked_vector
+from keiri_agent.private import private_dir, restrict_tree
 from keiri_agent.search.models import BatchProgress, Chunk, Hit, Retriever, Source
 from keiri_agent.search.stored import corrupt
 
@@ -104,7 +108,7 @@ def _acquire_local(path: Path) -> tuple[str, _LocalStore]:
     with _LOCAL_STORES_LOCK:
         store = _LOCAL_STORES.get(key)
         if store is None:
-            Path(key).mkdir(parents=True, exist_ok=True)
+            private_dir(Path(key))
             try:
                 # Access is serialised by ``store.lock``, so sqlite's same-thread
                 # check (on by default on some platforms) only gets in the way.
@@ -124,10 +128,18 @@ def _acquire_local(path: Path) -> tuple[str, _LocalStore]:
                 raise
             except Exception as exc:  # the folder's meta.json or SQLite file is damaged
                 raise corrupt(Path(key), Path(key), f"{type(exc).__name__}: {exc}") from None
+            _restrict(key)
             store = _LocalStore(client=client, lock=threading.RLock(), users=0)
             _LOCAL_STORES[key] = store
         store.users += 1
         return key, store
+
+
+def _restrict(key: str) -> None:
+    """Narrow the local folder ``key`` and what Qdrant wrote in it to their owner
+    (best effort: a file this user cannot change stays as it is)."""
+    with contextlib.suppress(OSError):
+        restrict_tree(Path(key))
 
 
 @atexit.register
@@ -455,6 +467,8 @@ class VectorIndex:
             self._client.create_payload_index(
                 self.collection, "document", models.PayloadSchemaType.KEYWORD
             )
+        elif self._local_key is not None:
+            _restrict(self._local_key)  # the collection's folder and SQLite file
 
     def _check_dim(self, dim: int, expected: int | None) -> None:
         if expected is not None and dim != expected:

@@ -1,8 +1,9 @@
 """The ヘルプデスク answers of a workspace, kept so they can be read again later.
 
 Each answer is one JSON line in ``<workspace>/.keiri/helpdesk_answers.jsonl``:
-``{"question", "answer", "asked_at"}`` (``asked_at`` ISO 8601 in UTC). ``recent``
-returns the newest first; a line that does not read (a torn write) is skipped.
+``{"question", "answer", "asked_at"}`` (``asked_at`` ISO 8601 in UTC); the file is
+created owner-only (0600). ``recent`` returns the newest first; a line that does not
+read (a torn write) is skipped.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import logging
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
+from keiri_agent.private import private_dir, private_opener
 from keiri_agent.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -35,8 +37,8 @@ class AnswerHistory:
     def append(self, question: str, answer: str) -> SavedAnswer:
         """Keep an answer (now); returns what was kept."""
         saved = SavedAnswer(question, answer, datetime.now(UTC).isoformat(timespec="seconds"))
-        self.file.parent.mkdir(parents=True, exist_ok=True)
-        with self.file.open("a", encoding="utf-8") as handle:
+        private_dir(self.file.parent)
+        with open(self.file, "a", encoding="utf-8", opener=private_opener) as handle:
             handle.write(json.dumps(asdict(saved), ensure_ascii=False) + "\n")
         return saved
 

@@ -10,8 +10,9 @@ page is therefore also saved here, under a stable *reference*, and a conversatio
     <workspace>/.keiri/datasets/threads/<thread_id>.json   {"ref": ...}
 
 The reference is the first 16 hex digits of a SHA-256 over the bytes and the load
-options, so the same upload is stored once. Files are written atomically (a temporary
-name, then ``os.replace``). A reference whose files are gone or damaged raises
+options, so the same upload is stored once. Files are written atomically and
+owner-only (``private.write_private``: a 0600 temporary file, then ``os.replace``;
+folders 0700). A reference whose files are gone or damaged raises
 ``SavedDatasetError`` with a Japanese message and what to do.
 
 Pruning (``prune``, run by the データ分析 page once per browser session): a copy is
@@ -36,6 +37,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from keiri_agent.errors import UserInputError
+from keiri_agent.private import write_private
 from keiri_agent.workspace import Workspace
 
 _REF = re.compile(r"^[0-9a-f]{16}$")
@@ -67,12 +69,6 @@ def _touch(folder: Path) -> None:
         os.utime(folder)
 
 
-def _write(path: Path, data: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
-
-
 class SavedDatasets:
     """The saved analysis files of one workspace (see the module docstring)."""
 
@@ -89,15 +85,14 @@ class SavedDatasets:
         if (folder / "meta.json").is_file():
             _touch(folder)
             return ref
-        folder.mkdir(parents=True, exist_ok=True)
-        _write(folder / "data", data)
+        write_private(folder / "data", data)
         meta = {
             "name": name,
             "sheet": sheet,
             "keep_total_rows": keep_total_rows,
             "saved_at": datetime.now(UTC).isoformat(),
         }
-        _write(folder / "meta.json", json.dumps(meta, ensure_ascii=False).encode())
+        write_private(folder / "meta.json", json.dumps(meta, ensure_ascii=False))
         return ref
 
     def load(self, ref: str) -> SavedDataset:
@@ -124,9 +119,7 @@ class SavedDatasets:
         """Record that the conversation ``thread_id`` is about the file ``ref``."""
         if not _THREAD.match(thread_id):
             return
-        threads = self.folder / "threads"
-        threads.mkdir(parents=True, exist_ok=True)
-        _write(threads / f"{thread_id}.json", json.dumps({"ref": ref}).encode())
+        write_private(self.folder / "threads" / f"{thread_id}.json", json.dumps({"ref": ref}))
 
     def ref_of(self, thread_id: str) -> str | None:
         """The file the conversation ``thread_id`` was last about, if recorded."""

@@ -1,7 +1,8 @@
 """The LangGraph checkpointer, chosen by the database URL.
 
 SQLite (the default, and any ``sqlite://`` database URL) keeps checkpoints in
-``<home>/.keiri/checkpoints.db``; a ``postgresql://`` or
+``<home>/.keiri/checkpoints.db`` (created ``0600``, its folder ``0700``, before SQLite
+opens it: SQLite gives its ``-wal`` / ``-shm`` files the same bits); a ``postgresql://`` or
 ``postgresql+psycopg://`` database URL keeps them in that PostgreSQL database.
 There is no in-memory default: state survives a restart.
 
@@ -15,6 +16,7 @@ database: the tables are created in it.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -26,6 +28,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from keiri_agent.config import Settings
 from keiri_agent.errors import ConfigurationError
+from keiri_agent.private import private_file
 from keiri_agent.storage.errors import StoreCorruptError, store_corrupt, store_error
 from keiri_agent.workspace import Workspace
 
@@ -148,6 +151,8 @@ def open_checkpointer(
     workspace = Workspace.from_settings(settings)
     workspace.ensure(workspace.checkpoint_file.parent)
     file = workspace.checkpoint_file
+    with contextlib.suppress(OSError):  # a folder it cannot write in: SQLite says so
+        private_file(file)
     connection = sqlite3.connect(file, check_same_thread=False)
     try:
         sqlite_saver = _CheckedSqliteSaver(connection, file, serde)

@@ -2,13 +2,16 @@
 
 ``KEIRI_AGENT_DATABASE_URL`` selects the database; by default a SQLite file at
 ``<home>/.keiri/keiri.db``. SQLite connections run in WAL mode (readers do not
-block the writer) with foreign keys enforced. A damaged file, a lock held too long
-or a server out of reach is raised as the store error it means
-(``storage.errors``), on connecting as on every statement.
+block the writer) with foreign keys enforced. A SQLite file is created owner-only
+(``0600``) before SQLite opens it, so its ``-wal`` / ``-shm`` files are too. A damaged
+file, a lock held too long or a server out of reach is raised as the store error it
+means (``storage.errors``), on connecting as on every statement.
 """
 
 from __future__ import annotations
 
+import contextlib
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy
@@ -16,6 +19,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 
 from keiri_agent.config import Settings
+from keiri_agent.private import private_file
 from keiri_agent.storage.errors import store_error
 from keiri_agent.workspace import Workspace
 
@@ -44,12 +48,24 @@ def create_engine(settings: Settings, **kwargs: Any) -> sqlalchemy.Engine:
         url = url.set(drivername="postgresql+psycopg")
     engine = sqlalchemy.create_engine(url, **kwargs)
     if url.get_backend_name() == "sqlite":
+        _create_private(url.database)
         event.listen(engine, "connect", _configure_sqlite)
         where = url.database or ":memory:"
     else:
         where = f"{url.host or 'localhost'}:{url.port or 5432}"
     event.listen(engine, "handle_error", lambda context: _raise_store_error(context, where))
     return engine
+
+
+def _create_private(database: str | None) -> None:
+    """Create a missing SQLite file ``0600`` (SQLite gives its side files the same bits).
+
+    Not for an in-memory database or a ``file:`` URI; when the folder is missing or not
+    writable, SQLite reports it on connecting, as before."""
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    with contextlib.suppress(OSError):
+        private_file(Path(database))
 
 
 def _raise_store_error(context: sqlalchemy.engine.ExceptionContext, where: str) -> None:

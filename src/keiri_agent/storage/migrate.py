@@ -4,8 +4,8 @@
 (``keiri_agent/storage/migrations``; the Alembic ``Config`` is built here, no
 ``alembic.ini``). It is idempotent and safe when several processes start at
 once: on PostgreSQL the migration runs in one transaction holding an advisory
-lock; on SQLite a lock file next to the database file serialises the processes
-(an in-memory database needs none). A database written by a newer keiri-agent
+lock; on SQLite a lock file next to the database file (created ``0600``) serialises
+the processes (an in-memory database needs none). A database written by a newer keiri-agent
 (a revision this code does not know) is a ``DatabaseVersionError`` telling the
 user to update, and nothing is changed.
 """
@@ -24,6 +24,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 from keiri_agent.errors import ConfigurationError
+from keiri_agent.private import private_opener
 from keiri_agent.storage.schema import VERSION_TABLE
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,9 @@ def upgrade(engine: sqlalchemy.Engine) -> None:
     lock: AbstractContextManager[object] = (
         nullcontext()
         if lock_file is None
-        else portalocker.Lock(str(lock_file), mode="a", timeout=SQLITE_LOCK_TIMEOUT_S)
+        else portalocker.Lock(
+            str(lock_file), mode="a", timeout=SQLITE_LOCK_TIMEOUT_S, opener=private_opener
+        )
     )
     with lock, engine.begin() as connection:
         _upgrade(connection, engine)

@@ -14,7 +14,8 @@ the last records back for the 設計 page's panel. A record holds::
 Never the text of the instruction or of a document (its length and a sha256 prefix
 only); every value passes ``masking.mask_secrets``. A line is written with one
 ``write`` on a file opened for appending (and, where the platform has it, under an
-exclusive ``flock``), so two processes never interleave lines.
+exclusive ``flock``), so two processes never interleave lines. The file is created
+owner-only (``0600``, the folder ``0700``), like every workspace file.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Any
 from keiri_agent.masking import mask_secrets
 from keiri_agent.plans.design.models import GeneratedPlan
 from keiri_agent.plans.design.requirements import iter_nodes
+from keiri_agent.private import private_dir, private_opener
 
 METRICS_FILE = "design_generations.jsonl"
 HASH_CHARS = 16
@@ -107,10 +109,9 @@ def _blocks(result: GeneratedPlan) -> list[str]:
 
 def record_generation(logs_dir: Path, record: Mapping[str, Any]) -> Path:
     """Append ``record`` as one line to ``logs_dir/design_generations.jsonl``."""
-    logs_dir.mkdir(parents=True, exist_ok=True)
-    path = logs_dir / METRICS_FILE
+    path = private_dir(logs_dir) / METRICS_FILE
     line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
-    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    descriptor = private_opener(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
         if fcntl is not None:
             fcntl.flock(descriptor, fcntl.LOCK_EX)

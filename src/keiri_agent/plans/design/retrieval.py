@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -39,6 +37,7 @@ from keiri_agent.errors import KeiriAgentError, LLMError, UserInputError
 from keiri_agent.llm.embedding_batches import DEFAULT_BATCH_SIZE, BatchedEmbedder
 from keiri_agent.plans.catalog import BlockCatalog, BlockSpec
 from keiri_agent.plans.design.models import BlockCandidate, RetrievalMethod
+from keiri_agent.private import write_private
 from keiri_agent.search.keyword import KeywordIndex
 from keiri_agent.search.models import Chunk, Source
 from keiri_agent.search.tokenize import Tokenizer, default_tokenizer
@@ -201,11 +200,7 @@ class BlockRetriever:
             "vectors": vectors,
         }
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            descriptor, temporary = tempfile.mkstemp(prefix=".emb.", suffix=".tmp", dir=path.parent)
-            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                json.dump(payload, handle)
-            os.replace(temporary, path)
+            write_private(path, json.dumps(payload))
         except OSError:
             return  # the cache is an optimisation: a read-only folder only costs a re-embed
 

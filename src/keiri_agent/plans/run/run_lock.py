@@ -22,10 +22,10 @@ What is locked, and why:
   open file handle, so it is freed when the holder releases it, closes the file or
   dies in any way (``kill -9`` included) — a crashed run never blocks a later one.
   Only a held lock counts: the file itself is left in place, empty, and its mere
-  existence means nothing. (Deleting it on release would let two processes lock
-  two different files of the same name: one that opened the old file before it
-  was deleted, one that created the new one.) Delete it together with the state
-  file to drop a run.
+  existence means nothing; it is created owner-only (``0600``) like the state.
+  (Deleting it on release would let two processes lock two different files of the
+  same name: one that opened the old file before it was deleted, one that created
+  the new one.) Delete it together with the state file to drop a run.
 * Locks are per open file, not per process, so two invocations of one run in the
   same process (two browser sessions of the Streamlit app) also exclude each other.
 """
@@ -39,6 +39,7 @@ from typing import IO, Any
 import portalocker
 
 from keiri_agent.errors import ExecutionError, RunInProgressError
+from keiri_agent.private import private_dir, private_opener
 
 LOCK_SUFFIX = ".lock"
 
@@ -58,9 +59,9 @@ class RunLock:
 
     def acquire(self) -> None:
         """Own the run, or raise RunInProgressError at once when another holds it."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         lock: portalocker.Lock[IO[Any]] = portalocker.Lock(
-            str(self.path), "a", timeout=0, fail_when_locked=True
+            str(self.path), "a", timeout=0, fail_when_locked=True, opener=private_opener
         )
         try:
             lock.acquire()

@@ -62,6 +62,7 @@ from typing import Any, Final
 from keiri_agent.acyclic_json import acyclic_dumps
 from keiri_agent.events import Event, EventCallback, EventEmitter
 from keiri_agent.masking import MASK, is_secret_key, mask_text
+from keiri_agent.private import private_dir, private_opener
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -215,10 +216,9 @@ class RunLog:
         self.path = path
         self._on_event = on_event
         self._emitter = EventEmitter("plan", run_id, self._deliver, start_after=start_after)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         # readable by its owner only, like the run state (it holds business data)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        self._file = os.fdopen(descriptor, "a", encoding="utf-8")
+        self._file = open(path, "a", encoding="utf-8", opener=private_opener)  # noqa: SIM115
         self._flushed = time.monotonic()
         self._armed = False
         """A late flush is due (``_LATE``; armed under the emitter's lock)."""

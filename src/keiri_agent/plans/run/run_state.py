@@ -46,7 +46,6 @@ import base64
 import datetime as dt
 import json
 import math
-import os
 import re
 import threading
 from collections import OrderedDict
@@ -62,6 +61,7 @@ from keiri_agent.events import utc_timestamp
 from keiri_agent.masking import mask_known
 from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.run.run_log import log_relative_path, safe_path_part
+from keiri_agent.private import write_private
 
 STATE_FORMAT = "keiri-agent/run-state"
 STATE_VERSION = 1
@@ -487,14 +487,13 @@ def state_path(runs_dir: Path, plan_id: str, run_id: str) -> Path:
 def save_state(runs_dir: Path, state: RunState) -> Path:
     """Write the state atomically (temporary file, then rename); return its path.
 
-    The file is created readable by its owner only (0600): it holds the answers,
-    uploaded files included, so that another process can resume the run. Registered
-    secrets (``masking.register_secret``: the configured API keys) are written as
-    ``***`` wherever they appear.
+    The file is created readable by its owner only (0600, new folders 0700): it holds
+    the answers, uploaded files included, so that another process can resume the run.
+    Registered secrets (``masking.register_secret``: the configured API keys) are
+    written as ``***`` wherever they appear.
     """
     state.updated_at = utc_timestamp()
     path = state_path(runs_dir, state.plan_id, state.run_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = state.to_dict(graph=False)
     del data["plan"]
     encoded = encode(data)
@@ -505,12 +504,7 @@ def save_state(runs_dir: Path, state: RunState) -> Path:
         raise
     rest = mask_known(_dumps(encoded))
     text = f'{rest[:-1]}, "plan": {state.plan_text()}}}'
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(temporary, path)
-    return path
+    return write_private(path, text)
 
 
 def find_state(runs_dir: Path, run_id: str) -> Path:
