@@ -13,7 +13,11 @@ Catalogue (attack → what used to happen → what happens now):
   value cost nothing: no row is padded to 16,384 columns;
 - a CSV that is one line of 1,000,000 commas (1 MB) → refused after 174 s at a 3.7 GB
   peak → refused at once by the column limit (``INPUT_TOO_MANY_COLUMNS``); the FAQ CSV
-  reader of the HelpDesk index shares the check.
+  reader of the HelpDesk index shares the check;
+- an .xlsx whose 3,000 records fill A:B and also column XFD → loaded as 3,000 行 × 2 列,
+  the XFD values dropped by the column limit without a word (the bound's note was lost
+  on the way to the dataset summary) → the summary's ``notes`` say which columns (rows,
+  for the row limit) were not read and how many value cells that was.
 
 The hostile calls run under :func:`run_isolated` (a child with a time and a memory
 limit), so on the old code a test fails quickly with ActionMemoryError/ActionTimeoutError
@@ -26,6 +30,7 @@ import io
 import re
 import zipfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,6 +41,7 @@ from keiri_agent.agents.analysis.runtime.isolation import isolation_available, r
 from keiri_agent.documents.extract import extract_text
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.files.excel import read_sheet
+from keiri_agent.limits import InputLimits
 
 pytestmark = pytest.mark.skipif(not isolation_available(), reason="needs fork")
 
@@ -165,3 +171,47 @@ def test_writing_into_a_sheet_with_a_far_styled_cell_stays_bounded() -> None:
         lambda: read_sheet(write_records(FAR_STYLED, [{"名前": "B社", "金額": 5}], sheet="売上"))
     )
     assert written.records[-1] == {"名前": "B社", "金額": 5}
+
+
+def _records_xlsx(path: Path, records: int, *, far_column: bool) -> Path:
+    """A real workbook: 名前/金額 in A:B for ``records`` rows, 備考 in column XFD if asked."""
+    book = Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "売上"
+    for row in range(1, records + 2):
+        sheet.cell(row, 1, "名前" if row == 1 else f"取引先{row}")
+        sheet.cell(row, 2, "金額" if row == 1 else row * 10)
+        if far_column:
+            sheet.cell(row, 16_384, "備考" if row == 1 else f"メモ{row}")
+    book.save(path)
+    return path
+
+
+def _loaded_summary(path: Path) -> dict[str, Any]:
+    from keiri_agent.agents.analysis.datasets.registry import DatasetRegistry
+
+    registry = DatasetRegistry(max_bytes=50 * 2**20)
+    return registry.summary(registry.load_path(path))
+
+
+def test_far_column_values_cut_by_the_column_limit_are_noted_in_the_summary(
+    tmp_path: Path,
+) -> None:
+    summary = _loaded_summary(_records_xlsx(tmp_path / "far.xlsx", 3_000, far_column=True))
+    assert summary["rows"] == 3_000
+    assert [column["name"] for column in summary["columns"]] == ["名前", "金額"]
+    notes = summary.get("notes", [])
+    assert any("XFD 列" in note and "3,001 セル" in note for note in notes), notes
+
+
+def test_rows_cut_by_the_row_limit_are_noted_in_the_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import keiri_agent.limits as limits
+
+    monkeypatch.setattr(limits, "_current", InputLimits(max_rows=1_000))
+    summary = _loaded_summary(_records_xlsx(tmp_path / "long.xlsx", 1_500, far_column=False))
+    assert summary["rows"] == 999  # the header is row 1
+    notes = summary.get("notes", [])
+    assert any("1,001〜1,501 行目" in note and "1,002 セル" in note for note in notes), notes

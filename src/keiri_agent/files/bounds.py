@@ -14,8 +14,9 @@ extraction, the FAQ CSV reader) goes through this module, so they share the same
   hold a value (styled-but-empty cells and the stored ``<dimension>`` are ignored), refuses
   more than ``input_max_cells`` value cells (text extraction stops there instead), then
   cuts the *real* used range to ``input_max_rows`` x ``input_max_columns`` with a
-  "truncated" note, and refuses a range whose grid would exceed ``input_max_cells``
-  before any grid is built (text extraction walks the filled rows only, never a grid);
+  "truncated" note (which rows/columns held the values not read, how many cells), and
+  refuses a range whose grid would exceed ``input_max_cells`` before any grid is built
+  (text extraction walks the filled rows only, never a grid);
 - :func:`check_csv_text`: the first lines of a CSV, where the header is searched (the
   header fixes the number of columns pandas builds; a longer data line is a parse error),
   have at most ``input_max_columns`` fields and ``input_max_line_chars`` characters.
@@ -240,19 +241,8 @@ def read_sheet_cells(
         return SheetCells({}, min_row, min_col, notes=notes)
     if area is not None:  # a requested area keeps its top-left corner
         top, left = min_row, min_col
-    rows, columns = bottom - top + 1, right - left + 1
-    if columns > limits.max_columns:
-        notes.append(
-            f"シート「{sheet.title}」は {columns:,} 列あるため、先頭の {limits.max_columns:,} 列"
-            "だけを読み込みました（上限 KEIRI_AGENT_INPUT_MAX_COLUMNS）。"
-        )
-        columns = limits.max_columns
-    if rows > limits.max_rows:
-        notes.append(
-            f"シート「{sheet.title}」は {rows:,} 行あるため、先頭の {limits.max_rows:,} 行"
-            "だけを読み込みました（上限 KEIRI_AGENT_INPUT_MAX_ROWS）。"
-        )
-        rows = limits.max_rows
+    total_rows, total_columns = bottom - top + 1, right - left + 1
+    rows, columns = min(total_rows, limits.max_rows), min(total_columns, limits.max_columns)
     if not cut_to_fit and rows * columns > limits.max_cells:
         raise InputBoundsError(
             f"シート「{sheet.title}」の使用範囲が {rows:,} 行 × {columns:,} 列"
@@ -262,7 +252,11 @@ def read_sheet_cells(
             code=InputBoundsCode.TOO_MANY_CELLS,
             details={"sheet": sheet.title, "rows": rows, "columns": columns},
         )
-    if rows < bottom - top + 1 or columns < right - left + 1:  # cut: drop what is outside
+    if columns < total_columns:
+        notes.append(_columns_cut_note(sheet.title, cells, left, total_columns, columns))
+    if rows < total_rows:
+        notes.append(_rows_cut_note(sheet.title, cells, top, total_rows, rows))
+    if rows < total_rows or columns < total_columns:  # cut: drop what is outside
         cells = {
             row_number: {c: cell for c, cell in line.items() if c - left < columns}
             for row_number, line in cells.items()
@@ -270,6 +264,37 @@ def read_sheet_cells(
         }
         cells = {row_number: line for row_number, line in cells.items() if line}
     return SheetCells(cells, top, left, rows, columns, notes)
+
+
+def _columns_cut_note(
+    title: str, cells: dict[int, dict[int, Any]], left: int, total: int, kept: int
+) -> str:
+    """The note on the columns the column limit cut: which ones held values, how many."""
+    from openpyxl.utils.cell import get_column_letter
+
+    dropped = [column for line in cells.values() for column in line if column - left >= kept]
+    first, last = get_column_letter(min(dropped)), get_column_letter(max(dropped))
+    where = f"{first} 列" if first == last else f"{first}〜{last} 列"
+    return (
+        f"シート「{title}」は {total:,} 列あるため、先頭の {kept:,} 列"
+        f"（{get_column_letter(left)}〜{get_column_letter(left + kept - 1)} 列）だけを"
+        f"読み込みました。{where}にある値 {len(dropped):,} セルは読み込んでいません"
+        "（上限 KEIRI_AGENT_INPUT_MAX_COLUMNS）。"
+    )
+
+
+def _rows_cut_note(
+    title: str, cells: dict[int, dict[int, Any]], top: int, total: int, kept: int
+) -> str:
+    """The note on the rows the row limit cut: which ones held values, how many."""
+    dropped = {row: len(line) for row, line in cells.items() if row - top >= kept}
+    first, last = min(dropped), max(dropped)
+    where = f"{first:,} 行目" if first == last else f"{first:,}〜{last:,} 行目"
+    return (
+        f"シート「{title}」は {total:,} 行あるため、先頭の {kept:,} 行"
+        f"（{top:,}〜{top + kept - 1:,} 行目）だけを読み込みました。{where}にある値 "
+        f"{sum(dropped.values()):,} セルは読み込んでいません（上限 KEIRI_AGENT_INPUT_MAX_ROWS）。"
+    )
 
 
 def check_csv_text(text: str, delimiter: str, limits: InputLimits, *, lines: int) -> None:

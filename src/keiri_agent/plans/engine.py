@@ -17,7 +17,8 @@ configured secret (an API key: ``masking.is_known_secret``), so no key enters a
 Plan's outputs, files or state: the validator reports any other name as
 ENV_NOT_ALLOWED, and the runner and the dry run never see it.
 
-``${config.*}`` references read ``<home>/config.yaml`` when it exists.
+``${config.*}`` references read ``<home>/config.yaml`` when it exists; the validator
+reports a path it lacks (UNKNOWN_REFERENCE), so ``plan validate`` catches it before a run.
 """
 
 from __future__ import annotations
@@ -135,6 +136,7 @@ class PlanEngine:
             self.store,
             env=dict(self.env),
             env_allow=self.env.readable(),
+            config=self.config,
             llm_configured=not self.settings.is_offline,
         ).validate(plan, vars=vars)
 

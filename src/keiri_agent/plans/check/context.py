@@ -55,6 +55,8 @@ class ValidationRun:
     env: Mapping[str, str]
     env_allow: frozenset[str] | None = None
     """Names ``${env.*}`` may read (``KEIRI_AGENT_PLAN_ENV_ALLOW``); None: any name."""
+    config: Mapping[str, Any] | None = None
+    """What ``${config.*}`` will read (``<home>/config.yaml``); None: not checked."""
     vars: Mapping[str, Any] = field(default_factory=dict)
     """The values the caller gives the checked plan's vars (``plan run --var``), over
     its declared ones; not the vars of the plans its subflows call."""

@@ -14,7 +14,7 @@ from typing import Any
 
 import keiri_agent.plans.check.rules as rules
 from keiri_agent.config import env_name
-from keiri_agent.errors import UserInputError
+from keiri_agent.errors import UserInputError, closest_match
 from keiri_agent.plans.catalog.catalog import CatalogError
 from keiri_agent.plans.catalog.port_types import (
     INTEGER,
@@ -39,6 +39,8 @@ from keiri_agent.plans.dsl.models import (
 )
 from keiri_agent.plans.dsl.references import (
     Reference,
+    ReferenceError_,
+    Scope,
     find_references,
     is_whole_reference,
     parse_reference,
@@ -48,6 +50,8 @@ from keiri_agent.plans.issues import IssueCode
 
 PLAN_ENV_ALLOW = env_name("plan_env_allow")
 """The setting naming what ``${env.*}`` may read (``KEIRI_AGENT_PLAN_ENV_ALLOW``)."""
+CONFIG_FILE = f"ワークスペース（{env_name('home')} のフォルダ）の config.yaml"
+"""Where ``${config.*}`` values come from, for messages."""
 
 
 class ReferenceChecker:
@@ -58,6 +62,7 @@ class ReferenceChecker:
         self.infos = check.infos
         self.env = check.run_state.env
         self.env_allow = check.run_state.env_allow
+        self.config = check.run_state.config
         self.edges: dict[tuple[str, ...], dict[str, set[str]]] = {}
         self.used_nodes: set[str] = set()
         self.used_aliases: set[tuple[str, str]] = set()
@@ -161,6 +166,7 @@ class ReferenceChecker:
                 )
             return {"type": "string"} if len(ref.path) == 1 else None
         if root == "config":
+            self._config(ref, node_id, path)
             return None
         if root in RESERVED_ROOTS:
             self._unknown(
@@ -221,6 +227,32 @@ class ReferenceChecker:
             graph = self.edges.setdefault(info.chain[:-1], {})
             graph.setdefault(dependent, set()).add(root)
         return self.use(info, ref, node_id, path, IssueCode.UNKNOWN_REFERENCE)
+
+    def _config(self, ref: Reference, node_id: str | None, path: str) -> None:
+        """UNKNOWN_REFERENCE when ``config.yaml`` lacks the path (resolved as the run does)."""
+        if self.config is None:
+            return
+        try:
+            Scope(nodes={}, vars={}, env={}, config=self.config, locals={}).lookup(ref)
+        except ReferenceError_ as error:
+            missing = error.details.get("missing")
+            available = [str(key) for key in error.details.get("available") or []]
+            hint = (
+                f"参照を config.yaml にあるキー（{', '.join(available)}）に直すか、"
+                f"{CONFIG_FILE} に書き足してください"
+                if available
+                else f"{CONFIG_FILE} に書き足すか（無ければ作ってください）、参照を直してください"
+            )
+            self.check.add(
+                IssueCode.UNKNOWN_REFERENCE,
+                f"config.yaml にない値を参照しています: {error.message}",
+                node_id=node_id,
+                path=path,
+                hint=hint,
+                name=None if missing is None else str(missing),
+                choices=available,
+                closest=closest_match(str(missing), available) if available else None,
+            )
 
     def _visible(self, chain: tuple[str, ...], scope: Locals) -> list[str]:
         """Every root a reference made at ``chain`` may use: visible nodes, loop

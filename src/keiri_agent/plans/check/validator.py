@@ -13,7 +13,8 @@ Codes are ``IssueCode`` members (docs/plans.md lists each with its ``details``):
   literal that fails the port schema), OUTPUT_NOT_DECLARED, DUPLICATE_ALIAS,
   REF_UNRESOLVED (a spec ``$ref`` that does not resolve)
 * ids and references: API_VERSION, DUPLICATE_NODE_ID (the whole plan, loop bodies
-  included), REFERENCE_SYNTAX, UNKNOWN_REFERENCE, ENV_NOT_SET (*warning*),
+  included), REFERENCE_SYNTAX, UNKNOWN_REFERENCE (also a ``${config.*}`` path the
+  config given to the validator lacks), ENV_NOT_SET (*warning*),
   TYPE_INCOMPATIBLE (an output port type that cannot feed the input port type),
   CONDITION_SYNTAX, CYCLE
 * loops: LOOP_EXPORT_UNKNOWN, LOOP_VAR_CONFLICT (an item/index variable that would
@@ -76,18 +77,22 @@ class PlanValidator:
         *,
         env: Mapping[str, str] | None = None,
         env_allow: Collection[str] | None = None,
+        config: Mapping[str, Any] | None = None,
         llm_configured: bool | None = None,
     ) -> None:
         """``env``: the environment ``${env.*}`` will read when the plan runs (ENV_NOT_SET
         warnings name what it lacks); none when not given (``PlanEngine`` passes it).
         ``env_allow``: the names ``${env.*}`` may read (ENV_NOT_ALLOWED for others);
         None: any name (``PlanEngine`` passes ``KEIRI_AGENT_PLAN_ENV_ALLOW``).
+        ``config``: what ``${config.*}`` will read (UNKNOWN_REFERENCE for a path it
+        lacks); None: not checked (``PlanEngine`` passes ``<home>/config.yaml``).
         ``llm_configured``: False reports LLM_NOT_CONFIGURED for the nodes that need an
         LLM (``PlanEngine`` passes whether its settings have one); None: not checked."""
         self.catalog = catalog
         self.store = store
         self.env: Mapping[str, str] = env if env is not None else {}
         self.env_allow = frozenset(env_allow) if env_allow is not None else None
+        self.config = config
         self.llm_configured = llm_configured
         self._specs: dict[str, tuple[BlockSpec | None, str | None]] = {}
         self.ports = PortSchemas()
@@ -97,7 +102,9 @@ class PlanValidator:
         """Every issue of ``plan`` (and of the plans its subflows call). ``vars``: the
         values a run gives the plan's vars (``plan run --var``), checked over the
         declared ones; none for ``plan validate``."""
-        run = ValidationRun(env=self.env, env_allow=self.env_allow, vars=dict(vars or {}))
+        run = ValidationRun(
+            env=self.env, env_allow=self.env_allow, config=self.config, vars=dict(vars or {})
+        )
         return self.validate_called(plan, (plan.id,), run)
 
     def validate_called(

@@ -348,7 +348,7 @@ def read_excel(
             "表示されたシートの中から選んでください。",
             sheets=sheets,
         )
-    raw = _sheet_frame(data, name, chosen)
+    raw, notes = _sheet_frame(data, name, chosen)
     if len(raw) == 0 or len(raw.columns) == 0:
         raise dataset_error(
             f"「{name}」のシート「{chosen}」は空です。", "データの入ったシートを選んでください。"
@@ -359,7 +359,7 @@ def read_excel(
     ]
     header = _header_index(scanned)
     note = _skipped_note(scanned, header)
-    notes = [note] if note else []
+    notes.extend([note] if note else [])
     frame = raw.iloc[header + 1 :].infer_objects()
     frame.columns = pd.Index(_header_names(list(raw.iloc[header])))
     return frame, notes, _sheet_row_numbers
@@ -370,8 +370,11 @@ def _sheet_row_numbers(labels: Sequence[int]) -> list[int]:
     return [label + 1 for label in labels]
 
 
-def _sheet_frame(data: bytes, name: str, sheet: str) -> pd.DataFrame:
+def _sheet_frame(data: bytes, name: str, sheet: str) -> tuple[pd.DataFrame, list[str]]:
     """The sheet's real used range from A1 as ``pd.read_excel(header=None, dtype=object)`` reads it.
+
+    With the notes on what the row/column limits cut (the summary must say what was not
+    read).
 
     The cells come from :func:`keiri_agent.files.bounds.read_sheet_cells` (bounded); they
     are converted as pandas' openpyxl reader converts them (error cells are NaN, whole
@@ -401,10 +404,10 @@ def _sheet_frame(data: bytes, name: str, sheet: str) -> pd.DataFrame:
     while rows and not rows[-1]:
         rows.pop()
     if not rows:
-        return pd.DataFrame()
+        return pd.DataFrame(), cells.notes
     width = max(len(row) for row in rows)
     rows = [row + [""] * (width - len(row)) for row in rows]
-    return TextParser(rows, header=None, dtype=object, skip_blank_lines=False).read()
+    return TextParser(rows, header=None, dtype=object, skip_blank_lines=False).read(), cells.notes
 
 
 def _pandas_cell(cell: tuple[Any, str] | None) -> Any:
