@@ -205,13 +205,13 @@ def test_register_refuses_an_invalid_plan_and_writes_nothing(tmp_path: Path) -> 
 def test_register_writes_the_timestamped_design_file(tmp_path: Path) -> None:
     service = offline_service(tmp_path)
     result = service.generate(DesignRequest(instruction=README_INSTRUCTION, plan_id="recon")).result
-    path = service.register(result.yaml_text)
+    path = service.register(result.yaml_text).path
     assert path.parent == service.engine.store.designs_dir
     assert re.fullmatch(r"recon_\d{12}\.yaml", path.name), path.name
     file_id = service.file_id(path)
     assert file_id == path.stem
     assert service.engine.store.path_for(file_id) == path
-    again = service.register(result.yaml_text)
+    again = service.register(result.yaml_text).path
     assert again != path and again.exists() and path.exists()  # never overwritten
 
 

@@ -382,29 +382,51 @@ def _finish(result: GeneratedPlan, out: Path | None, as_json: bool) -> None:
 @design_app.command()
 def register(
     path: Annotated[Path, typer.Argument(help="登録する Plan の YAML ファイル")],
+    accept_major: Annotated[
+        bool,
+        typer.Option(
+            "--accept-major",
+            help="登録済みの版と互換性のない変更（メジャーバージョンの更新、vars・exports の"
+            "削除）があっても登録します。",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Plan ファイルを designs/<plan_id>_<yyyymmddHHMM>.yaml として登録します
-    （不正なら登録しません）。"""
+    （不正なら登録しません。登録済みの版と互換性のない変更は --accept-major が必要です）。"""
     if not path.is_file():
         raise typer.BadParameter(
             f"ファイル {path} が見つかりません。パスを確かめてください", param_hint="PATH"
         )
     try:
         service = _service()
-        written = service.register(path.read_text(encoding="utf-8"))
+        registered = service.register(path.read_text(encoding="utf-8"), accept_major=accept_major)
+        written = registered.path
         file_id = service.file_id(written)
     except KeiriAgentError as error:
         if as_json:
             print_json(error_json(error))
-        if error.details and error.details.get("errors") and not as_json:
-            for issue in error.details["errors"]:
+        if error.details and not as_json:
+            for issue in error.details.get("errors") or []:
                 console.print(f"  [red]✗[/red] [{issue['code']}] {escape(str(issue['message']))}")
+            for change in error.details.get("changes") or []:
+                mark = "[red]✗[/red]" if change["breaking"] else "[yellow]![/yellow]"
+                console.print(f"  {mark} {escape(str(change['message']))}")
         raise _fail(error) from None
     command = f"keiri-agent plan run {file_id}"
     if as_json:
-        print_json({"ok": True, "path": str(written), "file_id": file_id, "run_command": command})
+        print_json(
+            {
+                "ok": True,
+                "path": str(written),
+                "file_id": file_id,
+                "run_command": command,
+                "warnings": registered.warnings,
+            }
+        )
         return
+    for warning in registered.warnings:
+        console.print(f"[yellow]注意:[/yellow] {escape(warning)}")
     console.print(f"[green]登録しました:[/green] {escape(str(written))}")
     console.print(f"ID: {escape(file_id)}")
     console.print(f"実行するには: {escape(command)}")

@@ -169,40 +169,92 @@ def dump_plan(plan: Plan) -> str:
     return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100)
 
 
-def compatibility(old: Plan, new: Plan) -> list[str]:
-    """Warnings for replacing ``old`` by ``new`` (seed 002 §13): apiVersion changes,
-    major version bumps, versions going backwards, removed vars and exports."""
-    warnings: list[str] = []
+@dataclass(frozen=True)
+class CompatibilityChange:
+    """One difference between a registered Plan and its new version (seed 002 §13).
+
+    ``breaking``: callers (subflows, people running it with saved vars) may rely on what
+    changed — registering it needs an explicit acceptance (``--accept-major``)."""
+
+    code: str
+    message: str
+    breaking: bool
+
+    def to_dict(self) -> dict[str, object]:
+        return {"code": self.code, "message": self.message, "breaking": self.breaking}
+
+
+def compatibility_changes(old: Plan, new: Plan) -> list[CompatibilityChange]:
+    """What replacing ``old`` by ``new`` changes: id or apiVersion changes, major version
+    bumps, removed vars and exports (breaking); versions going backwards or a changed
+    Plan under the same version (warnings only)."""
+    changes: list[CompatibilityChange] = []
     if old.id != new.id:
-        warnings.append(f"Plan id が {old.id!r} から {new.id!r} に変わりました")
+        changes.append(
+            CompatibilityChange(
+                "ID_CHANGED", f"Plan id が {old.id!r} から {new.id!r} に変わりました", True
+            )
+        )
     if old.api_version != new.api_version:
-        warnings.append(
-            f"apiVersion が {old.api_version} から {new.api_version} に変わりました: "
-            "実行や道具での Plan の読み方が変わることがあります"
+        changes.append(
+            CompatibilityChange(
+                "API_VERSION",
+                f"apiVersion が {old.api_version} から {new.api_version} に変わりました: "
+                "実行や道具での Plan の読み方が変わることがあります",
+                True,
+            )
         )
     old_version, new_version = _core(old.version), _core(new.version)
     if new_version < old_version:
-        warnings.append(f"バージョンが戻っています: {old.version} -> {new.version}")
+        changes.append(
+            CompatibilityChange(
+                "VERSION_BACKWARDS",
+                f"バージョンが戻っています: {old.version} -> {new.version}",
+                False,
+            )
+        )
     elif new_version[0] > old_version[0]:
-        warnings.append(
-            f"メジャーバージョンが上がりました {old.version} -> {new.version}:"
-            " 互換性のない変更です。"
-            "この Plan を呼ぶ側（サブフロー）を見直してください"
+        changes.append(
+            CompatibilityChange(
+                "MAJOR_VERSION",
+                f"メジャーバージョンが上がりました {old.version} -> {new.version}:"
+                " 互換性のない変更です。この Plan を呼ぶ側（サブフロー）を見直してください",
+                True,
+            )
         )
     elif new_version == old_version and old != new:
-        warnings.append(f"Plan が変わったのにバージョンが {new.version} のままです")
+        changes.append(
+            CompatibilityChange(
+                "VERSION_UNCHANGED",
+                f"Plan が変わったのにバージョンが {new.version} のままです",
+                False,
+            )
+        )
     removed_vars = sorted(set(old.vars) - set(new.vars))
     if removed_vars:
-        warnings.append(
-            "vars が消えました（サブフローとして呼ぶ側がまだ渡しているかもしれません）:"
-            f" {removed_vars}"
+        changes.append(
+            CompatibilityChange(
+                "VARS_REMOVED",
+                "vars が消えました（サブフローとして呼ぶ側がまだ渡しているかもしれません）:"
+                f" {removed_vars}",
+                True,
+            )
         )
     removed_exports = sorted({e.name for e in old.exports} - {e.name for e in new.exports})
     if removed_exports:
-        warnings.append(
-            f"exports が消えました（呼ぶ側がまだ使っているかもしれません）: {removed_exports}"
+        changes.append(
+            CompatibilityChange(
+                "EXPORTS_REMOVED",
+                f"exports が消えました（呼ぶ側がまだ使っているかもしれません）: {removed_exports}",
+                True,
+            )
         )
-    return warnings
+    return changes
+
+
+def compatibility(old: Plan, new: Plan) -> list[str]:
+    """The messages of ``compatibility_changes(old, new)``."""
+    return [change.message for change in compatibility_changes(old, new)]
 
 
 def _core(version: str) -> tuple[int, int, int]:

@@ -39,8 +39,10 @@ from keiri_agent.plans.design.models import (
 )
 from keiri_agent.plans.design.retrieval import BlockRetriever
 from keiri_agent.plans.design.templates import TemplateLibrary
-from keiri_agent.plans.dsl.loader import check_plan_text
+from keiri_agent.plans.dsl.loader import check_plan_text, load_plan_file
+from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.engine import PlanEngine
+from keiri_agent.plans.store import PlanStore, compatibility_changes
 from keiri_agent.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -190,6 +192,26 @@ class Generation:
     seconds: float
     metrics_path: Path | None = None
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Registered:
+    """A registered Plan file and what changed since the Plan's previous version."""
+
+    path: Path
+    warnings: list[str] = field(default_factory=list)
+
+
+def _latest_registered(store: PlanStore, plan_id: str) -> Plan | None:
+    """The last registered version of ``plan_id`` (``None``: none, or it no longer loads:
+    then there is nothing to compare with)."""
+    versions = store.versions(plan_id)
+    if not versions:
+        return None
+    try:
+        return load_plan_file(versions[-1].path)
+    except KeiriAgentError:
+        return None
 
 
 class DesignService:
@@ -409,12 +431,16 @@ class DesignService:
         except KeiriAgentError as error:
             return DesignCheck(report=report, dry_run_error=error.to_dict())
 
-    def register(self, yaml_text: str) -> Path:
-        """Save the Plan as ``designs/<plan_id>_<yyyymmddHHMM>.yaml`` (never overwriting).
+    def register(self, yaml_text: str, *, accept_major: bool = False) -> Registered:
+        """Save the Plan as ``designs/<plan_id>_<yyyymmddHHMM>.yaml`` (never overwriting),
+        with what changed since its last registered version
+        (``PlanStore.compatibility_changes``).
 
         Raises:
             UserInputError: The Plan does not validate (code DESIGN_NOT_VALID, the
-                errors in ``details``).
+                errors in ``details``), or it changes what callers may rely on — a
+                major version, removed vars or exports — and ``accept_major`` is not
+                given (code BREAKING_CHANGE, the changes in ``details``).
         """
         report = self.engine.check(yaml_text)
         loaded = check_plan_text(yaml_text)
@@ -425,7 +451,26 @@ class DesignService:
                 code="DESIGN_NOT_VALID",
                 details={"errors": [issue.to_dict() for issue in report.errors]},
             )
-        return self.engine.store.register(loaded.plan)
+        plan = loaded.plan
+        store = self.engine.store
+        previous = _latest_registered(store, plan.id)
+        changes = compatibility_changes(previous, plan) if previous is not None else []
+        breaking = [change for change in changes if change.breaking]
+        if breaking and not accept_major and previous is not None:
+            raise UserInputError(
+                f"Plan {plan.id} の登録済みの版（{previous.version}）と互換性のない変更が"
+                f" {len(breaking)} 件あるため登録しませんでした",
+                hint="この Plan を呼ぶ側（サブフロー・保存した設定）を見直したうえで、"
+                "--accept-major を付けて（画面では「互換性のない変更を承知で登録する」に"
+                "チェックして）登録してください",
+                code="BREAKING_CHANGE",
+                details={
+                    "previous_version": previous.version,
+                    "changes": [change.to_dict() for change in changes],
+                },
+            )
+        path = store.register(plan)
+        return Registered(path=path, warnings=[change.message for change in changes])
 
     def file_id(self, path: Path) -> str:
         """The id the 実行 page and ``plan run`` use for a registered file."""

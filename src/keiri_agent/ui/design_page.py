@@ -530,15 +530,25 @@ def _editor(service: DesignService) -> None:
     left, right = st.columns(2)
     if left.button("検証/ドライラン", key="design.check.button"):
         st.session_state[CHECK] = service.check(text)
+    accept_major = right.checkbox(
+        "互換性のない変更を承知で登録する",
+        key="design.accept_major",
+        help="登録済みの版からメジャーバージョンを上げる、vars・exports を消すなど、"
+        "この Plan を呼ぶ側に影響する変更も登録します",
+    )
     if right.button("登録", type="primary", key="design.register"):
         st.session_state.pop(REGISTERED, None)
         st.session_state.pop(REGISTER_PROBLEM, None)
         try:
-            path = service.register(text)
+            saved = service.register(text, accept_major=accept_major)
         except KeiriAgentError as error:
             st.session_state[REGISTER_PROBLEM] = error.to_dict()
         else:
-            st.session_state[REGISTERED] = {"file_id": service.file_id(path), "path": str(path)}
+            st.session_state[REGISTERED] = {
+                "file_id": service.file_id(saved.path),
+                "path": str(saved.path),
+                "warnings": saved.warnings,
+            }
     check: DesignCheck | None = st.session_state.get(CHECK)
     if check is not None:
         _check_view(check)
@@ -557,8 +567,12 @@ def _editor(service: DesignService) -> None:
                 for e in errors
             ]
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        for change in (problem.get("details") or {}).get("changes") or []:
+            (st.error if change.get("breaking") else st.warning)(change.get("message", ""))
     registered = st.session_state.get(REGISTERED)
     if registered:
+        for warning in registered.get("warnings") or []:
+            st.warning(warning)
         st.success(f"登録しました: {registered['file_id']}（{registered['path']}）")
         if st.button("実行ページで開く", key="design.open_run"):
             st.session_state[RUN_PLAN] = registered["file_id"]

@@ -59,6 +59,9 @@ class GenerateRequest(BaseModel):
 
 class RegisterRequest(BaseModel):
     yaml: str = Field(min_length=1)
+    accept_major: bool = False
+    """Register even when it changes what callers may rely on (a major version, removed
+    vars or exports); otherwise 400 BREAKING_CHANGE listing the changes."""
 
 
 def _summary(plan: Plan) -> dict[str, Any]:
@@ -185,12 +188,19 @@ def generate_plan(body: GenerateRequest, context: Context) -> dict[str, Any]:
 
 @router.post("/register")
 def register_plan(body: RegisterRequest, context: Context) -> dict[str, Any]:
-    """Save a valid Plan as a new version (``designs/<id>_<yyyymmddHHMM>.yaml``); 400
-    DESIGN_NOT_VALID listing the errors otherwise."""
+    """Save a valid Plan as a new version (``designs/<id>_<yyyymmddHHMM>.yaml``) with the
+    ``warnings`` of what changed since the previous one; 400 DESIGN_NOT_VALID listing
+    the errors, or BREAKING_CHANGE listing the changes callers may rely on (send
+    ``accept_major`` to register anyway)."""
     design = context.design
-    path = design.register(body.yaml)
-    plan = load_plan_file(path)
-    return {"plan_id": plan.id, "version": plan.version, "file_id": design.file_id(path)}
+    registered = design.register(body.yaml, accept_major=body.accept_major)
+    plan = load_plan_file(registered.path)
+    return {
+        "plan_id": plan.id,
+        "version": plan.version,
+        "file_id": design.file_id(registered.path),
+        "warnings": registered.warnings,
+    }
 
 
 @router.get("/{plan_id:path}")
