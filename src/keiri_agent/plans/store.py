@@ -198,7 +198,7 @@ def compatibility_changes(old: Plan, new: Plan) -> list[CompatibilityChange]:
     if old.api_version != new.api_version:
         changes.append(
             CompatibilityChange(
-                "API_VERSION",
+                "API_VERSION_CHANGED",
                 f"apiVersion が {old.api_version} から {new.api_version} に変わりました: "
                 "実行や道具での Plan の読み方が変わることがあります",
                 True,
