@@ -34,6 +34,8 @@ from pydantic_settings.exceptions import SettingsError
 from keiri_agent.errors import ConfigurationError
 from keiri_agent.limits import InputLimits, install_input_limits
 from keiri_agent.masking import mask_text, register_secret
+from keiri_agent.pii import KINDS as PII_KINDS
+from keiri_agent.pii import PiiKind
 
 Provider = Literal["openai", "azure", "openai-compatible", "offline"]
 PROVIDERS: tuple[Provider, ...] = ("openai", "azure", "openai-compatible", "offline")
@@ -159,6 +161,13 @@ class Settings(BaseSettings):
         description="SQLAlchemy URL; default SQLite under <home>/.keiri/. postgresql+psycopg://... "
         "for servers.",
     )
+    retention_days: int = Field(
+        default=30,
+        ge=1,
+        le=3650,
+        description="Days kept: Plan runs, saved uploads, conversations, research notes and "
+        "runs, answers older than this are deleted by `keiri-agent purge` and daily by `serve`.",
+    )
 
     # --- Search -------------------------------------------------------------
     qdrant_url: str | None = Field(
@@ -203,6 +212,12 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="WARNING",
         description="Log lines shown on stderr (keiri-agent -v / -vv: INFO / DEBUG).",
+    )
+    pii_filter: Annotated[tuple[PiiKind, ...], NoDecode] = Field(
+        default=PII_KINDS,
+        description="Personal data replaced by a placeholder in research notes and log "
+        "lines, comma-separated: my_number, phone, email, bank_account, card "
+        "(KEIRI_AGENT_PII_FILTER=phone,email); default all five, empty: none.",
     )
 
     # --- Plans --------------------------------------------------------------
@@ -403,6 +418,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "plan_env_allow",
+        "pii_filter",
         "api_cors_origins",
         "research_azure_search_select",
         "research_azure_search_vector_fields",

@@ -147,6 +147,7 @@ LAYERS: dict[str, int] = {
             "errors",
             "config",
             "masking",
+            "pii",
             "limits",
             "stopping",
             "textcodec",

@@ -24,11 +24,11 @@ def test_keiri_agent_ui_starts_streamlit_without_the_developer_toolbar(
 ) -> None:
     commands: list[list[str]] = []
 
-    def call(command: list[str], **_: Any) -> int:
+    def run_child(command: list[str], env: Any) -> int:
         commands.append(command)
         return 0
 
-    monkeypatch.setattr(cli_app.subprocess, "call", call)
+    monkeypatch.setattr(cli_app, "run_child", run_child)
     result = CliRunner().invoke(cli_app.app, ["ui", "--port", "8600"])
 
     assert result.exit_code == 0, result.output

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from keiri_agent.services.plan_runs import PlanRuns
     from keiri_agent.services.research import ResearchService
     from keiri_agent.services.research_runs import ResearchRuns
+    from keiri_agent.services.retention import PurgeSchedule
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,7 @@ class ApiContext:
         self._plans: PlanEngine | None = None
         self._design: DesignService | None = None
         self._plan_runs: PlanRuns | None = None
+        self._purge: PurgeSchedule | None = None
 
     @property
     def research(self) -> ResearchService:
@@ -131,17 +133,23 @@ class ApiContext:
     def start(self) -> None:
         """Server start-up: migrate the database, mark the research runs of dead
         processes failed, load the search sources — so the first request is not the
-        one that waits for it."""
+        one that waits for it; then start the daily purge (``services.retention``)."""
         try:
             runs = self.research_runs
         except Exception as error:  # e.g. the database is down: requests will say so
             log.warning("research runs not ready at start-up: %s", mask_text(str(error)))
-            return
-        with contextlib.suppress(KeiriAgentError):  # no knowledge base yet: said on use
-            runs.check_sources([])
+        else:
+            with contextlib.suppress(KeiriAgentError):  # no knowledge base yet: said on use
+                runs.check_sources([])
+        from keiri_agent.services.retention import PurgeSchedule
+
+        self._purge = PurgeSchedule(self.settings)
+        self._purge.start()
 
     def close(self) -> None:
         """Stop background work (server shutdown)."""
+        if self._purge is not None:
+            self._purge.stop()
         with self._lock:
             runs, analysis = self._research_runs, self._analysis
             plan_runs = self._plan_runs

@@ -1,5 +1,5 @@
-"""Commands: ``demo``, ``analyze``, ``ui``, ``serve``, and the groups ``helpdesk``, ``plan``,
-``research`` and ``blocks``.
+"""Commands: ``demo``, ``analyze``, ``ui``, ``serve``, ``purge``, and the groups ``helpdesk``,
+``plan``, ``research`` and ``blocks``.
 
 Exit codes: 0 success, 1 a reported failure (bad file, bad spec, LLM error),
 2 a usage error (in Japanese: cli/usage.py).
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,6 +18,7 @@ import typer
 from rich.markup import escape
 
 from keiri_agent.cli.blocks import blocks_app
+from keiri_agent.cli.child import run_child
 from keiri_agent.cli.collector import collect_as_usual
 from keiri_agent.cli.common import console, err_console, print_json
 from keiri_agent.cli.common import fail as _fail
@@ -41,6 +41,7 @@ from keiri_agent.services.user_files import read_specs
 if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
     from keiri_agent.agents.analysis import AnalysisAgent, TurnResult
     from keiri_agent.config import Settings
+    from keiri_agent.services.retention import PurgeReport
 
 app = KeiriTyper(
     name="keiri-agent",
@@ -65,13 +66,13 @@ def _options(
     """全コマンド共通のオプション。"""
     from keiri_agent.logs import configure_logging
 
-    if verbose:
-        configure_logging("INFO" if verbose == 1 else "DEBUG")
-        return
     try:
-        configure_logging(common_settings().log_level)
+        settings = common_settings()
     except (KeiriAgentError, ValueError):  # bad settings: the command itself reports them
-        configure_logging("WARNING")
+        configure_logging("INFO" if verbose == 1 else "DEBUG" if verbose else "WARNING")
+        return
+    level = ("INFO" if verbose == 1 else "DEBUG") if verbose else settings.log_level
+    configure_logging(level, pii_kinds=settings.pii_filter)
 
 
 def _banner(settings: Settings, *, quiet: bool) -> None:
@@ -331,7 +332,77 @@ def ui(
         "MKL_NUM_THREADS": "1",
         **os.environ,
     }
-    raise typer.Exit(subprocess.call(command, env=env))
+    raise typer.Exit(run_child(command, env))
+
+
+@app.command(epilog="例: keiri-agent purge（対象の確認だけ）、keiri-agent purge --yes（削除）")
+def purge(
+    days: Annotated[
+        int | None,
+        typer.Option(
+            help="保存期間（日数）。これより古いものが対象です。"
+            "既定: KEIRI_AGENT_RETENTION_DAYS（30 日）。"
+        ),
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="削除します。付けなければ、削除の対象を表示するだけです。")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="結果を JSON で出力します。")] = False,
+) -> None:
+    """保存期間を過ぎた実行記録・保存ファイル・会話・調査メモ・回答履歴を削除します。
+
+    --yes がなければ何も削除せず、種類ごとに削除の対象（件数・容量・最も古い日時）を
+    表示します。実行中の Plan の実行は削除しません。
+    """
+    from keiri_agent.services.retention import purge as purge_workspace
+
+    try:
+        report = purge_workspace(common_settings(), days=days, dry_run=not yes)
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        _show_purge(report)
+    errors = report.errors
+    if errors:
+        for problem in errors[:-1]:
+            _fail(problem)
+        raise _fail(errors[-1])
+
+
+def _show_purge(report: PurgeReport) -> None:
+    """The purge report in Japanese: per kind, how many, how large, the oldest."""
+    cutoff = f"{report.cutoff.astimezone():%Y-%m-%d %H:%M}"
+    console.print(f"保存期間 {report.days} 日: {cutoff} より前のものが対象です。", markup=False)
+    if report.total:
+        console.print(
+            "削除の対象（まだ削除していません）:" if report.dry_run else "削除しました:",
+            markup=False,
+        )
+    else:
+        console.print("保存期間を過ぎたものはありません。", markup=False)
+    for kind in report.kinds.values():
+        if not kind.count:
+            continue
+        size = "" if kind.bytes is None else f"、{_size_text(kind.bytes)}"
+        oldest = f"、最も古いもの {kind.oldest.astimezone():%Y-%m-%d}" if kind.oldest else ""
+        console.print(f"  {kind.label}: {kind.count} 件{size}{oldest}", markup=False)
+    if report.kept:
+        console.print("残したもの（保存期間を過ぎています）:", markup=False)
+        for item in report.kept:
+            label = report.kinds[item.kind].label
+            console.print(f"  {label} {item.item}: {item.message}", markup=False, soft_wrap=True)
+    if report.dry_run and report.total:
+        console.print("削除するには keiri-agent purge --yes を実行してください。", markup=False)
+
+
+def _size_text(size: int) -> str:
+    if size < 1024:
+        return f"{size} バイト"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
 
 
 app.add_typer(blocks_app, name="blocks")

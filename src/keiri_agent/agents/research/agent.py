@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -38,6 +38,7 @@ from keiri_agent.config import Settings
 from keiri_agent.errors import ConfigurationError, UserInputError
 from keiri_agent.events import Event, EventCallback, EventEmitter
 from keiri_agent.llm.factory import chat_model as make_chat_model
+from keiri_agent.pii import describe_counts
 from keiri_agent.search.similarity import meaning_check
 
 
@@ -151,6 +152,7 @@ class DeepResearchAgent:
                 "sources": [source.to_dict() for source in result.sources],
                 "limitations": result.limitations,
                 "offline": result.offline,
+                "pii_redacted": dict(run.pii_redacted),
             },
         )
         return result
@@ -216,9 +218,7 @@ def progress_line(event: Event) -> str | None:
     if event.kind == "partial_summary":
         return f"{step}要約しました: {payload['query']}"
     if event.kind == "note_saved":
-        if payload.get("reused"):
-            return f"{step}このセッションのノートを再利用しました: {payload.get('query')}"
-        return f"{step}ノートを保存しました"
+        return _saved_line(step, payload)
     if event.kind == "step_skipped":
         if payload.get("reason") == "no_hits":
             return f"{step}資料が見つからなかったため、省きました: {payload.get('query')}"
@@ -242,3 +242,14 @@ def progress_line(event: Event) -> str | None:
     if event.kind == "error":
         return f"{step}エラー: {payload.get('message')}"
     return None
+
+
+def _saved_line(step: str, payload: Mapping[str, Any]) -> str:
+    """The progress line of ``note_saved``: reused, or saved (with the personal data the
+    note store replaced, ``pii_redacted``)."""
+    if payload.get("reused"):
+        return f"{step}このセッションのノートを再利用しました: {payload.get('query')}"
+    redacted = describe_counts(payload.get("pii_redacted") or {})
+    if redacted:
+        return f"{step}ノートを保存しました（個人情報を伏せ字にしました: {redacted}）"
+    return f"{step}ノートを保存しました"

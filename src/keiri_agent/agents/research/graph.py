@@ -20,7 +20,10 @@
 
 Events (``source="research"``): ``plan``, ``query_started``, ``hits``,
 ``partial_summary``, ``note_saved``, ``gap_check``, ``report_chunk``, ``done``, ``error``
-(``docs/research.md`` lists their payloads).
+(``docs/research.md`` lists their payloads). A step's summary is emitted as the note
+store kept it (``partial_summary`` after the save, personal data replaced), and
+``note_saved`` / ``done`` carry ``pii_redacted``: how many of each kind of personal
+data (``pii.KINDS``) the store replaced in the note / the run.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from keiri_agent.agents.research.offline_reasoner import as_passage
 from keiri_agent.agents.research.reasoner import MAX_QUERIES, ResearchReasoner
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import EventEmitter
+from keiri_agent.pii import PiiKind, add_counts
 from keiri_agent.storage.errors import STORE_ERRORS
 
 logger = logging.getLogger("keiri_agent.research")
@@ -160,6 +164,8 @@ class ResearchRun:
         self._earlier = {_query_key(note.query): note for note in earlier if note.summary_md}
         """The session's notes by query: a query asked again in the session reuses its note
         (no new search or summary) — seed §7, notes kept for reuse."""
+        self.pii_redacted: dict[PiiKind, int] = {}
+        """Personal data the note store replaced in this run's new notes (kind → count)."""
 
     def build(self) -> CompiledStateGraph[Any, Any, Any, Any]:
         graph = StateGraph(ResearchState)
@@ -239,7 +245,7 @@ class ResearchRun:
                 self.emitter.emit(
                     "note_saved",
                     {"step_no": earlier.step_no, "query": query, "note_id": earlier.id,
-                     "reused": True},
+                     "reused": True, "pii_redacted": {}},
                 )  # fmt: skip
                 continue
             steps.append(_Step(query, self._next_step))
@@ -384,10 +390,6 @@ class ResearchRun:
                 )
                 self._skipped(step, "no_summary")
                 return
-            self.emitter.emit(
-                "partial_summary",
-                {"step_no": step.step_no, "query": step.query, "summary_md": summary},
-            )
             note = self.store.add(
                 ResearchNote(
                     session_id=self.session_id,
@@ -398,10 +400,17 @@ class ResearchRun:
                 )
             )
             step.note = note
+            self.pii_redacted = add_counts(self.pii_redacted, note.pii_redacted)
+            # the summary as stored: personal data replaced (events are kept too)
+            self.emitter.emit(
+                "partial_summary",
+                {"step_no": step.step_no, "query": step.query, "summary_md": note.summary_md},
+            )
             self.emitter.emit(
                 "note_saved",
-                {"step_no": step.step_no, "query": step.query, "note_id": note.id},
-            )
+                {"step_no": step.step_no, "query": step.query, "note_id": note.id,
+                 "pii_redacted": dict(note.pii_redacted)},
+            )  # fmt: skip
 
     def _skipped(self, step: _Step, reason: str) -> None:
         """Close a step that ends without a note, so every progress view can close it.

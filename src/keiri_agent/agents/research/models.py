@@ -7,10 +7,12 @@ The agent (planner, search, summariser, writer, the gap check), its search sourc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from keiri_agent.pii import PiiKind
 
 SourceKind = Literal["internal", "web"]
 
@@ -111,12 +113,17 @@ class ResearchNote:
     sources: Sequence[DocSnippet] = ()
     created_at: datetime | None = None
     id: int | None = None
+    pii_redacted: Mapping[PiiKind, int] = field(default_factory=dict, compare=False)
+    """What the store's PII filter replaced when it added this note (kind → count;
+    ``pii.redact``); not kept in the database, so empty on notes read back."""
 
 
 class NoteStore(Protocol):
     """Where notes live: ``research_notes`` in the application database."""
 
-    def add(self, note: ResearchNote) -> ResearchNote: ...
+    def add(self, note: ResearchNote) -> ResearchNote:
+        """Keep ``note``; the note as stored (personal data replaced, ``pii_redacted``)."""
+        ...
 
     def notes(self, session_id: str) -> list[ResearchNote]:
         """The session's notes in step order."""

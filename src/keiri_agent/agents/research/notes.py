@@ -7,6 +7,11 @@ number is assigned atomically per session when it is not given (``step_no`` 0),
 so concurrent adds from threads or processes never share a number. Sizes are
 bounded (``MAX_SUMMARY_BYTES``, ``MAX_SOURCES``); a row whose ``sources`` JSON is
 damaged is still listed, without sources, and a warning is logged.
+
+Personal data (``pii``: マイナンバー, phone numbers, e-mail addresses, bank account and
+card numbers — the kinds of the ``pii_filter`` setting) in a note's summary and in its
+sources' passages, titles and headings is replaced by typed placeholders before the
+note is stored; the stored note says how many of each kind (``pii_redacted``).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -25,6 +31,7 @@ from sqlalchemy.exc import IntegrityError
 from keiri_agent.agents.research.models import DocSnippet, ResearchNote
 from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError
+from keiri_agent.pii import KINDS, PiiKind, add_counts, checked_kinds, redact
 from keiri_agent.storage.engine import create_engine
 from keiri_agent.storage.migrate import upgrade
 from keiri_agent.storage.schema import SESSION_ID_MAX_LENGTH, research_notes
@@ -73,18 +80,20 @@ class SqlNoteStore:
     """``models.NoteStore`` over the ``research_notes`` table of ``engine``.
 
     The engine's database must be migrated (``storage.migrate.upgrade``);
-    ``from_settings`` does that.
+    ``from_settings`` does that. ``pii_kinds``: the personal data replaced before a
+    note is stored (default every kind of ``pii.KINDS``; empty: none).
     """
 
-    def __init__(self, engine: sqlalchemy.Engine) -> None:
+    def __init__(self, engine: sqlalchemy.Engine, *, pii_kinds: Iterable[str] = KINDS) -> None:
         self.engine = engine
+        self.pii_kinds = checked_kinds(pii_kinds)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SqlNoteStore:
         """The store of the configured application database, migrated to the head revision."""
         engine = create_engine(settings)
         upgrade(engine)
-        return cls(engine)
+        return cls(engine, pii_kinds=settings.pii_filter)
 
     def add(self, note: ResearchNote) -> ResearchNote:
         """Keep ``note``; the stored note (with ``id``, ``created_at`` and its step number).
@@ -92,8 +101,10 @@ class SqlNoteStore:
         ``step_no`` 0 (or less) takes the session's next number. Raises
         ``NoteRejectedError`` for a summary over ``MAX_SUMMARY_BYTES``, more than
         ``MAX_SOURCES`` sources, an empty or too long session id, or a step number
-        the session already has.
+        the session already has. The stored note has its personal data replaced
+        (``pii_kinds``) and counted in ``pii_redacted``.
         """
+        note = self.redacted(note)  # before the size check: a placeholder may be longer
         _check(note)
         created_at = _utc(note.created_at or datetime.now(UTC))
         values: dict[str, Any] = {
@@ -139,6 +150,30 @@ class SqlNoteStore:
             hint="少し待ってからもう一度実行してください",
             details={"session_id": note.session_id},
         )
+
+    def redacted(self, note: ResearchNote) -> ResearchNote:
+        """``note`` with the personal data of ``pii_kinds`` replaced in its summary and
+        its sources' passages, titles and headings; ``pii_redacted`` counts them."""
+        if not self.pii_kinds:
+            return note
+        counts: list[dict[PiiKind, int]] = []
+
+        def clean(text: str) -> str:
+            found = redact(text, self.pii_kinds)
+            counts.append(dict(found.counts))
+            return found.text
+
+        summary = clean(note.summary_md)
+        sources = tuple(
+            replace(
+                snippet,
+                text=clean(snippet.text),
+                title=clean(snippet.title),
+                heading=None if snippet.heading is None else clean(snippet.heading),
+            )
+            for snippet in note.sources
+        )
+        return replace(note, summary_md=summary, sources=sources, pii_redacted=add_counts(*counts))
 
     def notes(self, session_id: str) -> list[ResearchNote]:
         """The session's notes in step order."""
