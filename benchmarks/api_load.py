@@ -37,6 +37,13 @@ against an offline server over the bundled corpus: ``helpdesk.latency_p50_ms`` /
 ``helpdesk.errors`` and its ``server.peak_rss_mb``. Skipped with a message when the
 server has no such route.
 
+**Abuse.** ``/api/health`` polled every 10 ms while one client posts a 1.9 MiB GraphQL
+query of 110,000 aliases (under the body limit): ``abuse.health_quiet_p50_ms`` (the same
+polling with nothing else running: the baseline), ``abuse.health_max_ms`` and
+``abuse.health_max_over_quiet`` while the query is handled, ``abuse.query_ms`` and
+``abuse.query_status`` (400 ``GRAPHQL_LIMIT``: refused before it is parsed). Skipped with
+``--abuse 0``.
+
 Default run (50 runs, 200 asks) takes about two minutes on two cores;
 ``--runs 5 --asks 20`` for a quick check.
 """
@@ -55,7 +62,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -348,6 +355,58 @@ def bench_helpdesk(args: argparse.Namespace) -> None:
     print(f"helpdesk.server.peak_rss_mb: {peak:.0f}")
 
 
+def _health_latencies(url: str, during: Callable[[], object], settle_s: float) -> list[float]:
+    """``/api/health`` latencies (ms), polled every 10 ms while ``during()`` runs (with
+    ``settle_s`` of polling before and after it)."""
+    import httpx
+
+    latencies: list[float] = []
+    stop = threading.Event()
+
+    def poll() -> None:
+        with httpx.Client(base_url=url, timeout=60) as client:
+            while not stop.is_set():
+                started = time.perf_counter()
+                client.get("/api/health")
+                latencies.append((time.perf_counter() - started) * 1000)
+                time.sleep(0.01)
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    time.sleep(settle_s)
+    during()
+    time.sleep(settle_s)
+    stop.set()
+    poller.join()
+    return latencies
+
+
+def bench_abuse(args: argparse.Namespace) -> None:
+    import httpx
+
+    huge = "query { " + " ".join(f"a{n}: __typename" for n in range(110_000)) + " }"
+    answer: dict[str, float] = {}
+
+    def post_huge() -> None:
+        started = time.perf_counter()
+        response = httpx.post(f"{url}/graphql", json={"query": huge}, timeout=120)
+        answer["ms"] = (time.perf_counter() - started) * 1000
+        answer["status"] = response.status_code
+
+    with (
+        tempfile.TemporaryDirectory(prefix="keiri-api-load-") as folder,
+        serve(Path(folder), {"KEIRI_AGENT_PROVIDER": "offline"}) as (url, _pid),
+    ):
+        quiet = _health_latencies(url, lambda: None, 0.5)
+        busy = _health_latencies(url, post_huge, 0.2)
+    quiet_p50 = statistics.median(quiet)
+    print(f"abuse.health_quiet_p50_ms: {quiet_p50:.1f}")
+    print(f"abuse.health_max_ms: {max(busy):.1f}")
+    print(f"abuse.health_max_over_quiet: {max(busy) / quiet_p50:.1f}")
+    print(f"abuse.query_ms: {answer['ms']:.0f}")
+    print(f"abuse.query_status: {answer['status']:.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=50, help="concurrent research runs")
@@ -356,6 +415,9 @@ def main() -> None:
     parser.add_argument(
         "--cross-process", action="store_true", help="stream from a second server (PostgreSQL)"
     )
+    parser.add_argument(
+        "--abuse", type=int, default=1, help="1: /api/health during a huge GraphQL query"
+    )
     args = parser.parse_args()
     if args.cross_process and not args.database_url.startswith("postgresql"):
         parser.error("--cross-process needs --database-url postgresql+psycopg://…")
@@ -363,6 +425,8 @@ def main() -> None:
         bench_research(args)
     if args.asks > 0:
         bench_helpdesk(args)
+    if args.abuse:
+        bench_abuse(args)
 
 
 if __name__ == "__main__":
