@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from keiri_agent.cli.app import app
@@ -65,3 +66,67 @@ def test_a_breaking_new_version_is_registered_only_with_accept_major(keiri_home:
     assert accepted.exit_code == 0, accepted.output
     assert "メジャーバージョン" in accepted.output  # still said, as a warning
     assert len(list((keiri_home / "designs").glob("monthly_note_*.yaml"))) == 3
+
+
+ECHO_BLOCK = """
+from keiri_agent.blocks.base import ProcessingBlock
+
+class EchoBlock(ProcessingBlock):
+    def run(self, inputs, ctx):
+        return {"text": inputs["text"] * inputs.get("times", 1)}
+"""
+
+ECHO_PLAN = """
+apiVersion: v1
+id: echo_note
+version: 1.0.0
+graph:
+  - id: e
+    block: user.echo
+    in: {text: "月次"}
+    out: {text: text}
+"""
+
+
+def _echo_spec(folder: Path, version: str) -> None:
+    import yaml
+
+    folder.mkdir(exist_ok=True)
+    spec = {
+        "id": "user.echo",
+        "version": version,
+        "entrypoint": "echo.py:EchoBlock",
+        "description": "repeat text",
+        "inputs": {"text": {"type": "string", "required": True, "examples": ["hi"]}},
+        "outputs": {"text": {"type": "string"}},
+        "dry_run": {"samples": {"inputs": {"text": "hi"}, "outputs": {"text": "hi"}}},
+    }
+    (folder / "echo.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
+    (folder / "echo.py").write_text(ECHO_BLOCK, encoding="utf-8")
+
+
+def test_a_registered_plan_does_not_run_silently_on_a_new_major_version_of_a_block(
+    keiri_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30: a Plan names its blocks without a version (``block: user.echo``) and
+    the catalog gives the newest, so replacing a block's 1.x spec by 2.0.0 changed what
+    every registered Plan ran, silently. Now registration pins the major version each
+    block was validated with (``user.echo@^1.0.0``): after a major jump the registered
+    Plan is refused (``BLOCK_VERSION`` naming the block and the versions there are)
+    until someone reviews it and registers it again."""
+    monkeypatch.setenv("KEIRI_AGENT_BLOCK_SPEC_DIRS", '["my_blocks"]')
+    _echo_spec(keiri_home / "my_blocks", "1.0.0")
+    source = keiri_home / "echo.yaml"
+    source.write_text(ECHO_PLAN, encoding="utf-8")
+    registered = runner.invoke(app, ["plan", "register", str(source), "--json"])
+    assert registered.exit_code == 0, registered.output
+    written = Path(json.loads(registered.stdout)["path"])
+    assert "user.echo@^1.0.0" in written.read_text(encoding="utf-8")
+    file_id = json.loads(registered.stdout)["file_id"]
+    assert runner.invoke(app, ["plan", "run", file_id]).exit_code == 0
+
+    _echo_spec(keiri_home / "my_blocks", "2.0.0")  # the block's next major version
+    refused = runner.invoke(app, ["plan", "run", file_id, "--json"])
+    assert refused.exit_code == 1, refused.output
+    assert "BLOCK_VERSION" in refused.output and "2.0.0" in refused.output
+    assert runner.invoke(app, ["plan", "run", str(source)]).exit_code == 0  # the draft

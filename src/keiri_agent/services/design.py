@@ -42,6 +42,7 @@ from keiri_agent.plans.design.templates import TemplateLibrary
 from keiri_agent.plans.dsl.loader import check_plan_text, load_plan_file
 from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.engine import PlanEngine
+from keiri_agent.plans.pinning import pin_block_majors
 from keiri_agent.plans.store import PlanStore, compatibility_changes
 from keiri_agent.workspace import Workspace
 
@@ -434,7 +435,8 @@ class DesignService:
     def register(self, yaml_text: str, *, accept_major: bool = False) -> Registered:
         """Save the Plan as ``designs/<plan_id>_<yyyymmddHHMM>.yaml`` (never overwriting),
         with what changed since its last registered version
-        (``PlanStore.compatibility_changes``).
+        (``PlanStore.compatibility_changes``); each bare block id is written with the
+        major version it was validated with (``plans.pinning``).
 
         Raises:
             UserInputError: The Plan does not validate (code DESIGN_NOT_VALID, the
@@ -451,7 +453,7 @@ class DesignService:
                 code="DESIGN_NOT_VALID",
                 details={"errors": [issue.to_dict() for issue in report.errors]},
             )
-        plan = loaded.plan
+        plan = pin_block_majors(loaded.plan, self.engine.catalog)
         store = self.engine.store
         previous = _latest_registered(store, plan.id)
         changes = compatibility_changes(previous, plan) if previous is not None else []
