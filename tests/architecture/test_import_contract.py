@@ -120,3 +120,29 @@ def test_offline_helpdesk_ask_loads_no_llm_client(tmp_path: Path) -> None:
     assert _loaded(indexed, LLM_CLIENTS) == [], "offline helpdesk index loads an LLM client"
     leaked = _loaded(loaded, (*LLM_CLIENTS, "matplotlib", "sqlalchemy"))
     assert leaked == [], f"offline helpdesk ask loads {leaked[:20]}"
+
+
+# What an idle ``keiri-agent serve`` holds: the app built and started (the lifespan's
+# start-up: migrations, research runs, search sources), no request answered yet.
+_IDLE_SERVER = """
+import sys, tempfile
+from fastapi.testclient import TestClient
+from keiri_agent.api.app import create_app
+from keiri_agent.config import Settings
+app = create_app(Settings(home=tempfile.mkdtemp(), provider="offline"))
+with TestClient(app):
+    print("\\n".join(sorted(sys.modules)))
+"""
+IDLE_SERVER_FREE = ("pandas", "matplotlib", "openpyxl", "pypdf", "pdfminer", "docx")
+"""numpy is allowed: the keyword search (BM25 scoring) every knowledge base uses needs it."""
+
+
+def test_an_idle_server_loads_no_data_library() -> None:
+    """Issue 31 item 5: an idle ``serve`` held 218 MiB because the analysis routes
+    imported the result formatter, which imports pandas at load; data libraries load
+    when a route needs them (the first upload or table)."""
+    result = subprocess.run(
+        [sys.executable, "-c", _IDLE_SERVER], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert _loaded(result.stdout.split(), IDLE_SERVER_FREE) == []

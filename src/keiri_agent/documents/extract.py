@@ -22,8 +22,6 @@ from keiri_agent.documents.normalize import (
     normalize_text,
     unify_newlines,
 )
-from keiri_agent.documents.office import read_docx, read_xlsx
-from keiri_agent.documents.pdf import read_pdf
 
 DEFAULT_MAX_PAGES = 20
 """PDF pages read per file (seed 003 §2: 'PDF は先頭 20 ページ')."""
@@ -138,6 +136,8 @@ def extract_text(
     pages: list[tuple[int, str]] = []
     truncated = False
     if kind == "pdf":
+        from keiri_agent.documents.pdf import read_pdf  # pdfminer: only for a PDF
+
         pages, pdf_warnings = read_pdf(data, name, max_pages)
         warnings += pdf_warnings
         truncated = any(
@@ -148,10 +148,14 @@ def extract_text(
             pages = [(number, text) for (number, _), text in zip(pages, texts, strict=True)]
         text = join_pages([page for _, page in pages])
     elif kind == "docx":
+        from keiri_agent.documents.office import read_docx
+
         text, docx_warnings = read_docx(data, name, max_chars)
         warnings += docx_warnings
         text = normalize_text(text, join_lines=False) if normalize else text
     elif kind == "xlsx":
+        from keiri_agent.documents.office import read_xlsx
+
         text, pages, xlsx_warnings = read_xlsx(data, name, max_chars)
         warnings += xlsx_warnings
         truncated = bool(xlsx_warnings)

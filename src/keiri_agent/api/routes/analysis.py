@@ -29,7 +29,6 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
-from keiri_agent.agents.analysis.formatting import display_table
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import ApiError, not_found
 from keiri_agent.api.uploads import read_upload
@@ -93,6 +92,9 @@ def _figure_url(turn_id: str, artifact_id: str) -> str:
 
 def turn_response(turn: TurnResult, dataset_id: str) -> dict[str, Any]:
     """``jsonforms.turn_json`` with ids, figure URLs instead of base64 and report URLs."""
+    # pandas loads with the first answered turn, not with the server (an idle one stays lean)
+    from keiri_agent.agents.analysis.formatting import display_table
+
     form = turn_json(turn)
     payloads = {a["artifact_id"]: a["payload"] for a in turn.artifacts}
     for artifact in form["artifacts"]:
