@@ -9,6 +9,7 @@ VENV := .venv
 TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 STAMP := $(VENV)/.synced
+RUNTIME_STAMP := $(VENV)/.synced-runtime
 # The web UI (web/, Next.js) is built into web/out, which `keiri-agent serve` serves at /.
 WEB_STAMP := web/out/.keiri-built
 WEB_SOURCES := $(shell find web -path web/node_modules -prune -o -path web/out -prune \
@@ -30,9 +31,18 @@ $(STAMP): $(UV) pyproject.toml uv.lock
 	$(VENV)/bin/python -m compileall -q -j 0 src
 	touch $(STAMP)
 
+# What a user runs (demo, ui) needs the product's dependencies only, not the developer
+# tools (test, lint and type-check packages, Playwright, the local e5 model): --no-dev,
+# and --inexact so that a .venv the tests filled keeps its tools.
+$(RUNTIME_STAMP): $(UV) pyproject.toml uv.lock
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --frozen --quiet --compile-bytecode --no-dev \
+		--inexact --python $(PYTHON)
+	$(VENV)/bin/python -m compileall -q -j 0 src
+	touch $(RUNTIME_STAMP)
+
 install: $(STAMP)
 
-demo: $(STAMP)
+demo: $(RUNTIME_STAMP)
 	$(VENV)/bin/keiri-agent demo --out out/demo
 
 test: $(STAMP) web-test
@@ -64,7 +74,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-ui: $(STAMP)
+ui: $(RUNTIME_STAMP)
 	$(VENV)/bin/keiri-agent ui
 
 bench: $(STAMP)
