@@ -15,6 +15,7 @@ invalid value into a ``ConfigurationError`` naming the environment variable.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -227,6 +228,13 @@ class Settings(BaseSettings):
         "(KEIRI_AGENT_PLAN_ENV_ALLOW=NAME1,NAME2); empty: none.",
     )
 
+    closed_days: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=("12-29", "12-30", "12-31", "01-02", "01-03"),
+        description="The company's closed days every year (MM-DD, comma-separated): not "
+        "business days for schedules (年末年始 by default; national holidays always are "
+        "not); empty: none.",
+    )
+
     # --- Plan generation (seed 003) -------------------------------------------
     design_max_extract_chars: int = Field(
         default=100_000,
@@ -418,6 +426,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "plan_env_allow",
+        "closed_days",
         "pii_filter",
         "api_cors_origins",
         "research_azure_search_select",
@@ -428,6 +437,18 @@ class Settings(BaseSettings):
     def _split_names(cls, value: Any) -> Any:
         if isinstance(value, str):
             return tuple(name.strip() for name in value.split(",") if name.strip())
+        return value
+
+    @field_validator("closed_days", mode="after")
+    @classmethod
+    def _month_days(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for text in value:
+            try:
+                dt.datetime.strptime(f"2024-{text}", "%Y-%m-%d")  # a leap year: 02-29 is fine
+            except ValueError:
+                raise ValueError(
+                    f"休業日 {text!r} は月-日（MM-DD、例: 12-31）の形ではありません"
+                ) from None
         return value
 
     @field_validator(

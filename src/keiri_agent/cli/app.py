@@ -1,5 +1,5 @@
 """Commands: ``demo``, ``analyze``, ``ui``, ``serve``, ``purge``, and the groups ``helpdesk``,
-``plan``, ``research`` and ``blocks``.
+``plan``, ``research``, ``schedule`` and ``blocks``.
 
 Exit codes: 0 success, 1 a reported failure (bad file, bad spec, LLM error),
 2 a usage error (in Japanese: cli/usage.py).
@@ -26,6 +26,7 @@ from keiri_agent.cli.common import settings as common_settings
 from keiri_agent.cli.helpdesk import helpdesk_app
 from keiri_agent.cli.plan import plan_app
 from keiri_agent.cli.research import research_app
+from keiri_agent.cli.schedule import schedule_app
 from keiri_agent.cli.usage import KeiriTyper
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
@@ -409,3 +410,4 @@ app.add_typer(blocks_app, name="blocks")
 app.add_typer(plan_app, name="plan")
 app.add_typer(helpdesk_app, name="helpdesk")
 app.add_typer(research_app, name="research")
+app.add_typer(schedule_app, name="schedule")
