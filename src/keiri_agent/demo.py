@@ -187,12 +187,11 @@ def run_demo(
     *,
     out_dir: Path,
     data_path: Path | None = None,
+    settings: Settings,
     console: Console | None = None,
-    settings: Settings | None = None,
 ) -> Path:
     """Run the demo conversation; returns the path of the written report."""
     console = console or Console()
-    settings = settings or Settings()
     data_path = data_path or sample_data_path()
     mode = "オフライン（ルールベース）" if settings.is_offline else settings.describe()
     console.rule(f"keiri-agent デモ — {data_path.name} — {mode}")

@@ -6,10 +6,10 @@ settings, so every surface behaves the same.
 
 ``PlanEngine`` is the edge of the Plan platform: it receives ``Settings`` (built once
 by the surface) and the environment that ``${env.*}`` references read, and passes
-both down; nothing below it reads the process environment. For Python API users,
-``PlanEngine()`` builds ``Settings()`` once and reads ``os.environ`` (live, so a
-variable set later is seen by the next run) — the only place under ``plans/`` that
-does.
+both down; nothing below it reads the process environment. Without ``env`` it reads
+``os.environ`` (live, so a variable set later is seen by the next run) — the only place
+under ``plans/`` that does. The settings are always the caller's (``load_settings()``
+for a Python API user): no component builds its own.
 
 ``${env.*}`` reads only the names on the allow-list ``KEIRI_AGENT_PLAN_ENV_ALLOW``
 (``Settings.plan_env_allow``, empty by default), and never one whose value is a
@@ -100,11 +100,9 @@ class AllowedEnv(Mapping[str, str]):
 class PlanEngine:
     """Load, check, validate, dry-run, run and resume Plans of one workspace."""
 
-    def __init__(
-        self, settings: Settings | None = None, *, env: Mapping[str, str] | None = None
-    ) -> None:
-        """``settings``/``env`` from the surface; when None, built here once (see above)."""
-        self.settings = settings or Settings()
+    def __init__(self, settings: Settings, *, env: Mapping[str, str] | None = None) -> None:
+        """``settings`` and ``env`` from the surface (``env`` None: ``os.environ``)."""
+        self.settings = settings
         allow = frozenset(self.settings.plan_env_allow)
         self.env = AllowedEnv(os.environ if env is None else env, allow)
         self.workspace = Workspace.from_settings(self.settings)

@@ -2,8 +2,7 @@
 
 ``storage.migrate.upgrade`` builds the Alembic ``Config`` in code and puts an open
 connection (inside its transaction and lock) into ``config.attributes["connection"]``.
-Run by the ``alembic`` command line instead, the environment connects to the
-database the settings select.
+Without one it refuses: the settings (which database) are always the caller's.
 """
 
 from __future__ import annotations
@@ -27,18 +26,12 @@ def _run(connection: Connection) -> None:
 
 def run_migrations_online() -> None:
     connection = context.config.attributes.get("connection")
-    if connection is not None:
-        _run(connection)
-        return
-    from keiri_agent.config import Settings
-    from keiri_agent.storage.engine import create_engine
-
-    engine = create_engine(Settings())
-    try:
-        with engine.begin() as own_connection:
-            _run(own_connection)
-    finally:
-        engine.dispose()
+    if connection is None:  # the settings are the caller's: see keiri_agent.storage.migrate
+        raise RuntimeError(
+            "run the migrations with keiri_agent.storage.migrate.upgrade(engine), "
+            "which passes the connection of the configured database"
+        )
+    _run(connection)
 
 
 run_migrations_online()
