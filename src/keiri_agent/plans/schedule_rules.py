@@ -66,7 +66,6 @@ class ScheduleRule:
 def parse_rule(text: str) -> ScheduleRule:
     """The rule ``text`` states (``UserInputError`` SCHEDULE_RULE_INVALID otherwise)."""
     plain = _arabic(re.sub(r"\s+", "", unicodedata.normalize("NFKC", text or "")))
-    plain = plain.replace("の", "") if plain.startswith("毎月末の") else plain
     if match := _NTH.fullmatch(plain):
         number = int(match["a"] or match["b"])
         if not 1 <= number <= MAX_NTH:
@@ -139,7 +138,9 @@ def _shifted(day: dt.date, shift: Shift, calendar: BusinessCalendar) -> dt.date:
 
 
 def _shift(mark: str | None) -> Shift:
-    return {"翌": "next", "前": "previous"}.get(mark or "")  # type: ignore[return-value]
+    if mark == "翌":
+        return "next"
+    return "previous" if mark == "前" else None
 
 
 def _arabic(text: str) -> str:
