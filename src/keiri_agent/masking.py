@@ -44,6 +44,9 @@ MAX_VALUE_SECRETS: Final = 1000
 """The most recent secret var values kept for masking in one process."""
 _known_secrets: tuple[str, ...] = ()
 _value_secrets: dict[str, None] = {}
+_value_secrets_longest_first: tuple[str, ...] = ()
+"""``_value_secrets`` ordered for masking (a secret inside a longer one is masked after
+it), kept in step by ``register_value_secret`` so masking does not sort per text."""
 
 
 def register_secret(value: str | SecretStr | None) -> None:
@@ -71,10 +74,12 @@ def register_value_secret(value: Any) -> None:
         value = str(value)  # a number typed in (an account number read as one)
     if not isinstance(value, str) or len(value.strip()) < MIN_VALUE_SECRET:
         return
+    global _value_secrets_longest_first
     _value_secrets.pop(value, None)
     _value_secrets[value] = None
     while len(_value_secrets) > MAX_VALUE_SECRETS:
         del _value_secrets[next(iter(_value_secrets))]
+    _value_secrets_longest_first = tuple(sorted(_value_secrets, key=len, reverse=True))
 
 
 def is_known_secret(text: str | None) -> bool:
@@ -95,8 +100,8 @@ def mask_shown(text: str) -> str:
     what may be shown (the run state keeps the var values: ``mask_known``)."""
     if _known_secrets:
         text = mask_known(text)
-    if _value_secrets:
-        for secret in sorted(_value_secrets, key=len, reverse=True):  # longest first
+    if _value_secrets_longest_first:
+        for secret in _value_secrets_longest_first:
             if secret in text:
                 text = text.replace(secret, MASK)
     return text
