@@ -50,7 +50,8 @@ def checked_session_id(session_id: str | None) -> str | None:
     value = (session_id or "").strip()
     if not value:
         return None
-    if len(value) > SESSION_ID_MAX_LENGTH or not SESSION_ID.fullmatch(value):
+    only_dots = not value.strip(".")  # "." and ".." are path steps, not a segment
+    if len(value) > SESSION_ID_MAX_LENGTH or not SESSION_ID.fullmatch(value) or only_dots:
         raise UserInputError(
             "セッション ID が正しくありません（使える文字: 英数字・かな漢字・_ . -）",
             hint=f"{SESSION_ID_MAX_LENGTH} 文字以内で / ? # % や空白を含まない ID にするか、"
