@@ -392,11 +392,26 @@ class Settings(BaseSettings):
     api_heartbeat_s: float = Field(
         default=15.0, gt=0, le=300, description="Seconds between SSE heartbeat comments."
     )
-    api_research_concurrency: int = Field(
+    run_concurrency: int = Field(
         default=8,
         ge=1,
         le=64,
-        description="Research runs one server process executes at once; more wait their turn.",
+        description="Runs (research, Plan runs) one process executes at once; more wait "
+        "their turn (status queued).",
+    )
+    run_lease_s: float = Field(
+        default=30.0,
+        ge=1,
+        le=3600,
+        description="Seconds a worker owns a run without renewing it; a run whose worker "
+        "stopped renewing is continued by another worker after this.",
+    )
+    run_heartbeat_s: float = Field(
+        default=2.0,
+        gt=0,
+        le=600,
+        description="How often the worker executing a run renews its lease and reads the "
+        "cancel flag (seconds); at most a third of run_lease_s.",
     )
     api_run_starts_per_minute: int = Field(
         default=30,
@@ -488,6 +503,17 @@ class Settings(BaseSettings):
                 max_unpacked_bytes=self.input_max_unpacked_mb * 2**20,
             )
         )
+        return self
+
+    @model_validator(mode="after")
+    def _check_run_timing(self) -> Settings:
+        if self.run_heartbeat_s * 3 > self.run_lease_s:
+            raise ValueError(
+                f"実行の心拍の間隔（{self.run_heartbeat_s} 秒）が、実行を保持する時間"
+                f"（{self.run_lease_s} 秒）の3分の1より長くなっています。"
+                "KEIRI_AGENT_RUN_HEARTBEAT_S を小さくするか KEIRI_AGENT_RUN_LEASE_S を"
+                "大きくしてください"
+            )
         return self
 
     @model_validator(mode="after")

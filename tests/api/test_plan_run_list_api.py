@@ -72,7 +72,7 @@ def _settled(client: httpx.Client, run_id: str) -> str:
     deadline = time.monotonic() + 30
     while True:
         status = str(client.get(f"/api/plans/runs/{run_id}").json()["status"])
-        if status != "running" or time.monotonic() > deadline:
+        if status not in ("queued", "running") or time.monotonic() > deadline:
             return status
         time.sleep(0.05)
 

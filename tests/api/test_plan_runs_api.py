@@ -134,7 +134,8 @@ def test_run_events_read_to_the_end_then_resumed_after_a_drop_without_loss_or_re
     assert all(e.data and e.data["source"] == "plan" and e.data["seq"] == e.id for e in whole)
     union = first + rest
     assert [(e.id, e.event, e.data) for e in union] == [(e.id, e.event, e.data) for e in whole]
-    assert query[0].event == "plan_resumed"  # a resume continues the numbering
+    # a resume continues the numbering: queued again, then the runner resumes
+    assert [e.event for e in query[:2]] == ["run_continued", "plan_resumed"]
     assert [e.id for e in before_answers + query] == ids
 
 
@@ -262,10 +263,10 @@ def test_a_running_run_is_cancelled_through_the_api(
         done = _wait(client, run["run_id"], "cancelled")
         events = stream_events(client, run["events_url"])
 
-    assert run["status"] == "running"
+    assert run["status"] in ("queued", "running")
     assert cancel.status_code == 200, cancel.text
     assert done["status"] == "cancelled"
-    assert events[-1].event == "plan_complete"
+    assert events[-1].event == "cancelled"
     assert events[-1].data is not None and events[-1].data["payload"]["status"] == "cancelled"
 
 

@@ -150,8 +150,8 @@ def test_a_quiet_stream_sends_heartbeat_comments(
 
     settings = research_workspace(tmp_path, api_heartbeat_s=0.05, api_poll_interval_s=0.02)
     server = serve(settings)
-    runs = server.server.config.app.state.context.research_runs
-    runs.service = SlowService(settings)  # a slow source: quiet gaps in the stream
+    kinds = server.server.config.app.state.context.runs.kinds
+    kinds["research"].service = SlowService(settings)  # a slow source: quiet gaps in the stream
     with httpx.Client(base_url=server.url) as client:
         run = _start(client)
         with client.stream("GET", run["events_url"], timeout=60) as response:

@@ -30,13 +30,13 @@ from typer.testing import CliRunner
 
 from keiri_agent.cli.app import app
 from keiri_agent.config import Settings
-from keiri_agent.events import Event, utc_timestamp
+from keiri_agent.events import utc_timestamp
 from keiri_agent.plans.design.metrics import METRICS_FILE, record_generation
 from keiri_agent.plans.run.run_lock import RunLock
 from keiri_agent.plans.run.run_state import find_state
 from keiri_agent.services.answer_history import AnswerHistory
 from keiri_agent.services.saved_datasets import SavedDatasets
-from keiri_agent.storage.schema import research_events, research_notes, research_runs
+from keiri_agent.storage.schema import research_notes, run_events, runs
 from keiri_agent.workspace import Workspace
 
 runner = CliRunner()
@@ -128,11 +128,9 @@ def _rows(settings: Settings) -> dict[str, list[Any]]:
                     sqlalchemy.select(research_notes.c.session_id, research_notes.c.step_no)
                 ).all()
             ),
-            "runs": sorted(connection.execute(sqlalchemy.select(research_runs.c.run_id)).all()),
+            "runs": sorted(connection.execute(sqlalchemy.select(runs.c.run_id)).all()),
             "events": sorted(
-                connection.execute(
-                    sqlalchemy.select(research_events.c.run_id, research_events.c.seq)
-                ).all()
+                connection.execute(sqlalchemy.select(run_events.c.run_id, run_events.c.seq)).all()
             ),
         }
     engine.dispose()
@@ -149,13 +147,21 @@ def _files(home: Path) -> dict[str, bytes]:
 
 
 def _research_run(settings: Settings, run_id: str, events: int) -> None:
-    from keiri_agent.services.research_runs import RunStore
+    from keiri_agent.runs.store import NewEvent, RunStore
 
     store = RunStore(_engine(settings))
-    store.create(run_id, f"session_of_{run_id}", "インボイス制度の変更点", ["research"])
-    for seq in range(1, events + 1):
-        store.append(Event("research", "progress", run_id, seq, utc_timestamp(), {"n": seq}))
-    store.set_status(run_id, "success")
+    store.create(
+        run_id,
+        kind="research",
+        subject=f"session_of_{run_id}",
+        title="インボイス制度の変更点",
+        owner="",
+        inputs={"kb_names": ["research"]},
+    )
+    claimed = store.claim(run_id, "test:1", lease_s=60)
+    assert claimed is not None
+    progress = [NewEvent("research", "progress", {"n": seq}) for seq in range(1, events + 1)]
+    store.settle(run_id, claimed.attempt, "success", events=progress)
     store.engine.dispose()
 
 
@@ -219,9 +225,7 @@ def workspace(keiri_home: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, An
     _research_run(settings, "run_old", events=3)
     _research_run(settings, "run_new", events=2)
     with engine.begin() as connection:
-        connection.execute(
-            research_runs.update().where(research_runs.c.run_id == "run_old").values(updated_at=OLD)
-        )
+        connection.execute(runs.update().where(runs.c.run_id == "run_old").values(updated_at=OLD))
     engine.dispose()
 
     # helpdesk answers and Plan generation records (logs/)
@@ -261,8 +265,8 @@ def _expected_counts(built: dict[str, Any]) -> dict[str, int]:
         "datasets": 1,
         "conversations": 1,
         "research_notes": built["old_notes"],
-        "research_runs": 1,
-        "research_events": 3,
+        "runs": 1,
+        "run_events": 3,
         "helpdesk_answers": 1,
         "design_metrics": 1,
     }

@@ -53,7 +53,7 @@ def _limit_error(response: httpx.Response) -> dict[str, Any]:
 def _runs(settings: Settings) -> int:
     """How many research runs were recorded (started) in the workspace's database."""
     with sqlite3.connect(settings.home / ".keiri" / "keiri.db") as connection:
-        return int(connection.execute("SELECT count(*) FROM research_runs").fetchone()[0])
+        return int(connection.execute("SELECT count(*) FROM runs").fetchone()[0])
 
 
 def test_300_aliased_research_mutations_start_nothing(

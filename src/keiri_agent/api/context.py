@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from keiri_agent.agents.analysis import AnalysisAgent
     from keiri_agent.agents.helpdesk.desk import HelpDesk
     from keiri_agent.plans.engine import PlanEngine
+    from keiri_agent.runs.executors import LocalExecutor
+    from keiri_agent.runs.service import RunService
     from keiri_agent.services.design import DesignService
     from keiri_agent.services.plan_runs import PlanRuns
     from keiri_agent.services.research import ResearchService
@@ -47,6 +49,8 @@ class ApiContext:
         self._lock = threading.Lock()
         self._research: ResearchService | None = None
         self._research_runs: ResearchRuns | None = None
+        self._runs: RunService | None = None
+        self._executor: LocalExecutor | None = None
         self._desks: dict[str, HelpDesk] = {}
         self._analysis: AnalysisAgent | None = None
         self._plans: PlanEngine | None = None
@@ -64,14 +68,33 @@ class ApiContext:
             return self._research
 
     @property
+    def runs(self) -> RunService:
+        """The run service of this process: research and Plan runs, executed by a
+        pool of this process's threads, recovered when their process died."""
+        return self._run_parts()[0]
+
+    @property
+    def run_executor(self) -> LocalExecutor:
+        """What executes this process's runs (built with ``runs``)."""
+        return self._run_parts()[1]
+
+    def _run_parts(self) -> tuple[RunService, LocalExecutor]:
+        research, plans = self.research, self.plans
+        with self._lock:
+            if self._runs is None or self._executor is None:
+                from keiri_agent.runs.setup import local_run_service
+
+                self._runs, self._executor = local_run_service(self.settings, research, plans)
+            return self._runs, self._executor
+
+    @property
     def research_runs(self) -> ResearchRuns:
-        research = self.research
+        research, runs = self.research, self.runs
         with self._lock:
             if self._research_runs is None:
                 from keiri_agent.services.research_runs import ResearchRuns
 
-                self._research_runs = ResearchRuns(research)
-                self._research_runs.recover_orphans()
+                self._research_runs = ResearchRuns(research, runs)
             return self._research_runs
 
     def helpdesk(self, name: str = "helpdesk") -> HelpDesk:
@@ -119,28 +142,29 @@ class ApiContext:
 
     @property
     def plan_runs(self) -> PlanRuns:
-        """Plan runs executing in this process's workers (followed from their files)."""
-        engine = self.plans
+        """Plan runs through the run service."""
+        engine, runs = self.plans, self.runs
         with self._lock:
             if self._plan_runs is None:
                 from keiri_agent.services.plan_runs import PlanRuns
 
-                self._plan_runs = PlanRuns(
-                    engine, poll_interval_s=self.settings.api_poll_interval_s
-                )
+                self._plan_runs = PlanRuns(engine, runs)
             return self._plan_runs
 
     def start(self) -> None:
-        """Server start-up: migrate the database, mark the research runs of dead
-        processes failed, load the search sources — so the first request is not the
-        one that waits for it; then start the daily purge (``services.retention``)."""
+        """Server start-up: migrate the database, load the search sources — so the
+        first request is not the one that waits for it; continue the runs a dead
+        process left (and keep looking for them: ``runs.executors``); then start the
+        daily purge (``services.retention``)."""
         try:
-            runs = self.research_runs
+            executor = self.run_executor
+            research = self.research_runs
         except Exception as error:  # e.g. the database is down: requests will say so
-            log.warning("research runs not ready at start-up: %s", mask_text(str(error)))
+            log.warning("runs not ready at start-up: %s", mask_text(str(error)))
         else:
+            executor.start_recovery()
             with contextlib.suppress(KeiriAgentError):  # no knowledge base yet: said on use
-                runs.check_sources([])
+                research.check_sources([])
         from keiri_agent.services.retention import PurgeSchedule
 
         self._purge = PurgeSchedule(self.settings)
@@ -151,12 +175,9 @@ class ApiContext:
         if self._purge is not None:
             self._purge.stop()
         with self._lock:
-            runs, analysis = self._research_runs, self._analysis
-            plan_runs = self._plan_runs
-        if runs is not None:
-            runs.close()
-        if plan_runs is not None:
-            plan_runs.close()
+            executor, analysis = self._executor, self._analysis
+        if executor is not None:
+            executor.close()
         if analysis is not None:
             analysis.close()
 

@@ -194,6 +194,32 @@ class PlanEngine:
             plan, vars=vars, answers=answers, on_event=on_event, cancel_event=cancel_event
         )
 
+    def prepare(
+        self,
+        plan: Plan,
+        *,
+        vars: Mapping[str, Any] | None = None,
+        answers: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Validate with ``vars`` and save a new run ``queued`` (``continue_run``
+        executes it); its run id. PlanValidationError when the plan has errors."""
+        self.validate(plan, vars=vars).raise_for_errors()
+        return self.runner.prepare(plan, vars=vars, answers=answers)
+
+    def add_answers(self, run_id: str, answers: Mapping[str, Any]) -> None:
+        """Keep answers with a paused run for its ``continue_run``."""
+        self.runner.add_answers(run_id, answers)
+
+    def continue_run(
+        self,
+        run_id: str,
+        *,
+        on_event: EventCallback | None = None,
+        cancel_event: threading.Event | None = None,
+    ) -> RunResult:
+        """Execute a prepared, paused or interrupted run from where its state stands."""
+        return self.runner.continue_run(run_id, on_event=on_event, cancel_event=cancel_event)
+
     def resume(
         self,
         run_id: str,

@@ -1,32 +1,25 @@
-"""Plan runs that outlive a request: started or resumed in a worker thread, followed
-from the run's files by any process on the host.
+"""Plan runs through the run service (``keiri_agent.runs``): what the API's Plan run
+routes call.
 
-    runs = PlanRuns(engine)
-    run_id = runs.start(plan, vars={"month": "2025-01"})        # returns once it runs
+    runs = PlanRuns(engine, service)
+    run_id = runs.start(plan, vars={"month": "2025-01"})        # queued for a worker
     result = runs.result(run_id)                                # paused: result.waiting
-    runs.resume(run_id, answers={"collect": {"limit": 30000}})  # continues in a worker
+    runs.resume(run_id, answers={"collect": {"limit": 30000}})  # queued again
     async for event in runs.follow(run_id, after=0):            # None = nothing new yet
         ...
     runs.recent({"invoice"}, limit=20)                          # newest first
 
-- ``start`` / ``resume`` hand the engine's ``run`` / ``resume`` to a bounded pool of
-  worker threads and return once the run's state on disk says ``running`` (so any
-  reader sees it at once); an error before the run starts (an invalid plan, bad
-  vars or answers, a run that is not resumable or is running elsewhere) is raised
-  to the caller instead.
-- A run paused at a ``ui.interactive_input`` node is only its state file
-  (``runs/{plan_id}/{run_id}.state.json``): it waits there, across restarts, until
-  ``resume`` brings the answers, from this process or another.
-- ``follow(run_id, after)`` reads the run's JSONL run log (``plans.run.run_log``):
-  line *n* is the event numbered *n* (one line per event; a resumed invocation
-  appends after the last number), so the ``Last-Event-ID`` resume of the HTTP API
-  is "the lines after line ``after``"; it ends once the run is finished or paused
-  and every line was yielded (a later resume is a new stream from the last id). A
-  run whose process died still says ``running`` until it is resumed (the runner's
-  rule), so its stream only sends heartbeats until then.
-- At most ``workers`` invocations execute at once; a further ``start``/``resume``
-  waits for a free worker (the run id is made by the runner when it starts).
-- ``cancel`` stops a run executing in this process (the engine's cancel event).
+- ``start`` validates the plan and saves the run's state ``queued``
+  (``PlanEngine.prepare``) before it records the run of kind ``plan``
+  (``runs.plan_kind``), so an error of the plan or its vars is the caller's, and a
+  worker (a thread of the server, or a ``keiri-agent worker``) executes it.
+- A run paused at a ``ui.interactive_input`` node is ``waiting``: ``resume`` keeps the
+  answers with its state and queues it again, from any process.
+- ``follow`` reads the run's numbered events from the run service (any process);
+  it ends once the run is paused or finished and every event was yielded (a later
+  resume continues the numbering). A run whose worker died is continued by another
+  worker after its last settled node or loop item, in the same stream.
+- ``cancel`` asks the run to stop, from any process.
 - ``recent`` lists a plan's runs from their state files (``runs/{plan_id}/``), the
   most recently updated first: run id, status, started and updated time. A state
   file that cannot be read is left out (and logged), so one damaged file does not
@@ -35,53 +28,44 @@ from the run's files by any process on the host.
   (``{"name", "base64"}``, or ``{"bytes", "base64"}`` for bare bytes);
   ``decode_answers`` turns them into the file values ``{"name", "data"}`` (bytes)
   the input blocks take.
+- ``RunLogReader`` reads a run's own JSONL log (``plans.run.run_log``) as events, for
+  a page that shows a finished run's log.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import threading
-import time
-from collections.abc import AsyncIterator, Callable, Collection, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import AsyncIterator, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from keiri_agent.errors import UserInputError
-from keiri_agent.events import Event, EventCallback
+from keiri_agent.events import Event
 from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.engine import PlanEngine
 from keiri_agent.plans.run.run_log import safe_path_part
 from keiri_agent.plans.run.run_state import find_state, plan_from_dict, read_state
 from keiri_agent.plans.run.runner import RunResult
+from keiri_agent.runs.plan_kind import KIND
+from keiri_agent.runs.service import RunService
 from keiri_agent.services.jsonforms import decode_bytes
 
 log = logging.getLogger(__name__)
 
-PAUSED_OR_FINISHED = frozenset({"paused", "success", "failed", "cancelled"})
-STARTUP_TIMEOUT_S = 30.0
-"""How long ``start`` / ``resume`` wait for the run to record that it is running."""
-_STARTUP_POLL_S = 0.01
 RECENT_RUNS_LIMIT = 20
 _STATE_SUFFIX = ".state.json"
-
-Invocation = Callable[[EventCallback, threading.Event], RunResult]
+_PLAN_WORDS = {"waiting": "paused"}
+"""The run service's statuses in the words the Plan routes have always used."""
 
 
 class PlanRuns:
-    """The Plan runs of one process over one ``PlanEngine`` (see the module docstring)."""
+    """Plan runs of one ``PlanEngine`` over the run service (see the module docstring)."""
 
-    def __init__(
-        self, engine: PlanEngine, *, workers: int = 4, poll_interval_s: float = 0.2
-    ) -> None:
+    def __init__(self, engine: PlanEngine, service: RunService) -> None:
         self.engine = engine
-        self.poll_interval_s = poll_interval_s
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="plan-run")
-        self._cancels: dict[str, threading.Event] = {}
-        self._lock = threading.Lock()
+        self.service = service
 
     @property
     def runs_dir(self) -> Path:
@@ -96,89 +80,41 @@ class PlanRuns:
         vars: Mapping[str, Any] | None = None,
         answers: Mapping[str, Any] | None = None,
     ) -> str:
-        """Run ``plan`` in a worker; its run id once the run is recorded as running.
+        """Validate, save and queue a run of ``plan``; its run id.
 
         Raises what the engine raises before a run starts (``PlanValidationError``,
         ``UserInputError`` for vars/answers).
         """
-        checked = decode_answers(answers or {})
-
-        def invoke(on_event: EventCallback, cancel: threading.Event) -> RunResult:
-            return self.engine.run(
-                plan, vars=vars, answers=checked, on_event=on_event, cancel_event=cancel
-            )
-
-        return self._launch(invoke)
-
-    def resume(self, run_id: str, answers: Mapping[str, Any]) -> str:
-        """Continue a paused (cancelled, interrupted) run in a worker with ``answers``.
-
-        Raises ``UserInputError`` (unknown run, RUN_NOT_RESUMABLE) and
-        ``RunInProgressError`` (running elsewhere) before anything changes.
-        """
-        self.state_file(run_id)  # a bad or unknown id fails here
-        checked = decode_answers(answers)
-
-        def invoke(on_event: EventCallback, cancel: threading.Event) -> RunResult:
-            return self.engine.resume(
-                run_id, answers=checked, on_event=on_event, cancel_event=cancel
-            )
-
-        return self._launch(invoke)
-
-    def _launch(self, invoke: Invocation) -> str:
-        cancel = threading.Event()
-        started = threading.Event()
-        first: list[str] = []
-
-        def on_event(event: Event) -> None:
-            if not first:
-                first.append(event.run_id)
-                with self._lock:
-                    self._cancels[event.run_id] = cancel
-                started.set()
-
-        def work() -> RunResult:
-            try:
-                return invoke(on_event, cancel)
-            except BaseException:
-                if first:  # the run had started: its state and log say how it ended
-                    log.exception("plan run %s failed", first[0])
-                raise
-            finally:
-                started.set()
-                if first:
-                    with self._lock:
-                        self._cancels.pop(first[0], None)
-
-        future: Future[RunResult] = self._pool.submit(work)
-        started.wait()
-        if not first:  # it failed before its first event: the caller's error
-            return future.result().run_id  # raises the engine's error
-        run_id = first[0]
-        self._wait_running(run_id, future)
+        run_id = self.engine.prepare(plan, vars=vars, answers=decode_answers(answers or {}))
+        self.service.start(
+            KIND, run_id=run_id, subject=plan.id, title=plan.title or plan.id, inputs={}
+        )
         return run_id
 
-    def _wait_running(self, run_id: str, future: Future[RunResult]) -> None:
-        """Until the state on disk says running (it is saved just after the first
-        event), or the invocation has ended."""
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while not future.done() and time.monotonic() < deadline:
-            try:
-                if read_state(find_state(self.runs_dir, run_id)).status == "running":
-                    return
-            except UserInputError:
-                pass  # not written yet
-            time.sleep(_STARTUP_POLL_S)
+    def resume(self, run_id: str, answers: Mapping[str, Any]) -> str:
+        """Keep ``answers`` with a paused run and queue it again; its run id.
+
+        Raises ``UserInputError`` (unknown run, RUN_NOT_RESUMABLE) and
+        ``RunInProgressError`` (running) before anything changes.
+        """
+        self.state_file(run_id)  # a bad or unknown id fails here
+        self.engine.add_answers(run_id, decode_answers(answers))
+        if self.service.get(run_id) is None:  # paused before the run service kept runs
+            plan = self.plan(run_id)
+            self.service.start(
+                KIND, run_id=run_id, subject=plan.id, title=plan.title or plan.id, inputs={}
+            )
+        else:
+            self.service.continue_waiting(run_id)
+        return run_id
 
     def cancel(self, run_id: str) -> bool:
-        """Ask a run executing in this process to stop; False when it does not run here."""
+        """Ask the run to stop (any process); False when it had already settled."""
         self.state_file(run_id)
-        with self._lock:
-            cancel = self._cancels.get(run_id)
-        if cancel is None:
+        before = self.service.get(run_id)
+        if before is None or before.finished:
             return False
-        cancel.set()
+        self.service.cancel(run_id)
         return True
 
     # --- reading -----------------------------------------------------------------------
@@ -209,43 +145,21 @@ class PlanRuns:
         return plan_from_dict(read_state(self.state_file(run_id)).plan)
 
     def status(self, run_id: str) -> str:
-        return read_state(self.state_file(run_id)).status
-
-    def log_path(self, run_id: str) -> Path:
-        state = read_state(self.state_file(run_id))
-        return self.runs_dir / state.log_path
+        """``queued``, ``running``, ``paused``, ``success``, ``failed`` or ``cancelled``."""
+        run = self.service.get(run_id)
+        if run is None:  # a run from before the run service: its state says
+            return read_state(self.state_file(run_id)).status
+        return _PLAN_WORDS.get(run.status, run.status)
 
     def recent(self, plan_ids: Collection[str], limit: int = RECENT_RUNS_LIMIT) -> list[RunSummary]:
         """The runs of the plan known by ``plan_ids`` (its id in ``designs/`` and the id
         its YAML declares), most recently updated first, at most ``limit``."""
         return recent_runs(self.runs_dir, plan_ids, limit)
 
-    async def follow(self, run_id: str, after: int = 0) -> AsyncIterator[Event | None]:
-        """The run's events numbered after ``after``, as the run log grows; ``None``
-        when nothing new arrived for a poll interval. Ends once the run is paused or
-        finished and every event was yielded."""
-        path = await asyncio.to_thread(self.log_path, run_id)
-        reader = RunLogReader(path, run_id)
-        while True:
-            status = await asyncio.to_thread(self.status, run_id)
-            events = await asyncio.to_thread(reader.read)
-            for event in events:
-                if event.seq > after:
-                    yield event
-            if events:
-                continue
-            if status in PAUSED_OR_FINISHED:
-                return
-            await asyncio.sleep(self.poll_interval_s)
-            yield None
-
-    def close(self) -> None:
-        """Cancel the runs of this process (each saves its state as cancelled)."""
-        with self._lock:
-            cancels = list(self._cancels.values())
-        for cancel in cancels:
-            cancel.set()
-        self._pool.shutdown(wait=True, cancel_futures=True)
+    def follow(self, run_id: str, after: int = 0) -> AsyncIterator[Event | None]:
+        """The run's events numbered after ``after`` (see ``RunService.follow``)."""
+        self.state_file(run_id)
+        return self.service.follow(run_id, after)
 
 
 @dataclass(frozen=True)

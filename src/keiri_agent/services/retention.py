@@ -19,8 +19,8 @@ Each kind is aged by its own time (``KINDS`` names them, for programs and people
 - ``conversations``: the analysis conversations (LangGraph checkpoints), by their
   last checkpoint's time.
 - ``research_notes``: rows by ``created_at``.
-- ``research_runs`` / ``research_events``: runs by ``updated_at`` (a running run's
-  heartbeat, renewed every few seconds), each with all its events.
+- ``runs`` / ``run_events``: the run service's runs (research, Plan) by ``updated_at``
+  (a running run's heartbeat, renewed every few seconds), each with all its events.
 - ``helpdesk_answers``: lines of ``.keiri/helpdesk_answers.jsonl`` by ``asked_at``.
 - ``design_metrics``: lines of ``logs/design_generations.jsonl`` by ``timestamp``.
 
@@ -74,8 +74,8 @@ KINDS: dict[str, str] = {
     "datasets": "データ分析の保存ファイル",
     "conversations": "データ分析の会話",
     "research_notes": "調査メモ",
-    "research_runs": "調査の実行",
-    "research_events": "調査の実行イベント",
+    "runs": "実行の記録（調査・Plan）",
+    "run_events": "実行のイベント",
     "helpdesk_answers": "ヘルプデスクの回答履歴",
     "design_metrics": "Plan 生成の記録（logs/）",
 }
@@ -371,42 +371,42 @@ def _thread_ids(saver: BaseCheckpointSaver[Any]) -> list[str]:
 
 
 def _research(settings: Settings, report: PurgeReport) -> None:
-    """Research notes by ``created_at``; research runs by ``updated_at`` with their events."""
+    """Research notes by ``created_at``; runs by ``updated_at`` with their events."""
     database_file = Workspace.from_settings(settings).database_file
     if settings.database_url is None and not database_file.exists():
         return
     from sqlalchemy import func, select
 
     from keiri_agent.agents.research.notes import SqlNoteStore
-    from keiri_agent.storage.schema import research_events, research_notes, research_runs
+    from keiri_agent.storage.schema import research_notes, run_events, runs
 
     cutoff = report.cutoff
     old_notes = research_notes.c.created_at < cutoff
-    old_runs = research_runs.c.updated_at < cutoff
-    old_run_ids = select(research_runs.c.run_id).where(old_runs).scalar_subquery()
-    old_events = research_events.c.run_id.in_(old_run_ids)
+    old_runs = runs.c.updated_at < cutoff
+    old_run_ids = select(runs.c.run_id).where(old_runs).scalar_subquery()
+    old_events = run_events.c.run_id.in_(old_run_ids)
     engine = SqlNoteStore.from_settings(settings).engine
     try:
         with engine.begin() as connection:
             notes, notes_oldest = connection.execute(
                 select(func.count(), func.min(research_notes.c.created_at)).where(old_notes)
             ).one()
-            runs, runs_oldest = connection.execute(
-                select(func.count(), func.min(research_runs.c.updated_at)).where(old_runs)
+            run_count, runs_oldest = connection.execute(
+                select(func.count(), func.min(runs.c.updated_at)).where(old_runs)
             ).one()
             events = connection.execute(
-                select(func.count()).select_from(research_events).where(old_events)
+                select(func.count()).select_from(run_events).where(old_events)
             ).scalar_one()
             if not report.dry_run:
-                connection.execute(research_events.delete().where(old_events))
-                connection.execute(research_runs.delete().where(old_runs))
+                connection.execute(run_events.delete().where(old_events))
+                connection.execute(runs.delete().where(old_runs))
                 connection.execute(research_notes.delete().where(old_notes))
     finally:
         engine.dispose()
     for kind, count, oldest in (
         ("research_notes", notes, notes_oldest),
-        ("research_runs", runs, runs_oldest),
-        ("research_events", events, runs_oldest),
+        ("runs", run_count, runs_oldest),
+        ("run_events", events, runs_oldest),
     ):
         summary = report.kinds[kind]
         summary.bytes = None

@@ -12,6 +12,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
+    Float,
     Index,
     Integer,
     MetaData,
@@ -49,44 +50,57 @@ research_notes = Table(
 
 
 RUN_ID_MAX_LENGTH = 64
-"""The longest research run id (``run_`` + hex)."""
+"""The longest run id (``run_`` + hex)."""
 
-research_runs = Table(
-    "research_runs",
+runs = Table(
+    "runs",
     metadata,
     Column("run_id", String(RUN_ID_MAX_LENGTH), primary_key=True),
-    Column("session_id", String(SESSION_ID_MAX_LENGTH), nullable=False),
-    Column("question", Text, nullable=False),
-    Column("kb_names", JSON, nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("subject", String(SESSION_ID_MAX_LENGTH), nullable=False),
+    Column("title", Text, nullable=False),
+    Column("owner", String(128), nullable=False),
     Column("status", String(16), nullable=False),
+    Column("inputs", JSON, nullable=False),
     Column("result", JSON, nullable=True),
     Column("error", JSON, nullable=True),
     Column("last_seq", Integer, nullable=False),
-    Column("cancel_requested", Boolean, nullable=False, default=False),
+    Column("attempt", Integer, nullable=False),
+    Column("cancel_requested", Boolean, nullable=False),
     Column("worker", String(128), nullable=False),
+    Column("lease_until", Float, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
-    Index("ix_research_runs_session_id", "session_id"),
+    Index("ix_runs_subject", "subject"),
+    Index("ix_runs_status", "status"),
 )
-"""One deep-research run started through the API: what was asked, where it stands.
+"""Every long task started through the run service (``keiri_agent.runs``): research
+runs and Plan runs, whatever process or machine executes them.
 
-``status`` is ``running``, ``success``, ``failed`` or ``cancelled``; ``result`` the
-JSON form of the ``ResearchResult`` once it succeeded, ``error`` the error's
-``to_dict()`` once it failed. ``worker`` names the server process running it
-(host:pid) and ``updated_at`` is its heartbeat: a ``running`` run whose heartbeat is
-old lost its process. ``cancel_requested`` is how any process asks the owner to stop it.
+``kind`` names the executor (``research``, ``plan``); ``subject`` what the run belongs
+to (the research session id, the Plan id) and ``title`` how it is shown (the question,
+the Plan's name); ``owner`` who started it. ``status`` is ``queued``, ``running``,
+``waiting`` (a Plan paused for answers), ``success``, ``failed`` or ``cancelled``;
+``inputs`` what the executor needs to (re)start it, ``result`` / ``error`` how it
+ended. ``attempt`` counts the times a worker claimed the run; the worker holding
+attempt *n* owns it until ``lease_until`` (epoch seconds, renewed by its heartbeat),
+and every write it makes is checked against that attempt, so a worker that lost its
+lease can no longer change the run. ``cancel_requested`` is how any process asks the
+owner to stop it.
 """
 
-research_events = Table(
-    "research_events",
+run_events = Table(
+    "run_events",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("run_id", String(RUN_ID_MAX_LENGTH), nullable=False),
     Column("seq", Integer, nullable=False),
+    Column("source", String(16), nullable=False),
     Column("kind", String(64), nullable=False),
     Column("timestamp", String(32), nullable=False),
     Column("payload", JSON, nullable=False),
-    UniqueConstraint("run_id", "seq", name="uq_research_events_run_seq"),
+    UniqueConstraint("run_id", "seq", name="uq_run_events_run_seq"),
 )
-"""Every event of a research run, written once, read by any server process: what an
-SSE client that reconnects with ``Last-Event-ID`` is sent (the rows after that seq)."""
+"""Every event of a run, numbered 1, 2, … without gaps, written once, read by any
+process: what an SSE client that reconnects with ``Last-Event-ID`` is sent (the rows
+after that seq)."""

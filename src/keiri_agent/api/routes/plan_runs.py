@@ -1,8 +1,8 @@
 """Plan runs: a plan's recent runs, start, state, resume with answers, cancel, events
 (SSE, resumable), binary outputs. Runs execute in worker threads
-(``services.plan_runs``), never inside a request; a run paused at a
-``ui.interactive_input`` node waits on disk until ``resume`` brings its answers, from
-any server process on the host.
+(``services.plan_runs`` over the run service), never inside a request; a run paused at
+a ``ui.interactive_input`` node waits until ``resume`` brings its answers, from any
+server process.
 
 Binary outputs: the run's JSON form (``GET /api/plans/runs/{run_id}``) carries them in
 the bytes convention of ``services.jsonforms`` (``{"bytes", "base64"}``; a file
@@ -51,7 +51,8 @@ class ResumeRequest(BaseModel):
 class RunStarted(BaseModel):
     run_id: str
     status: str
-    """``running``, or how the run already ended (``paused``, ``success``, …)."""
+    """``queued`` (a worker takes it up), or where it already stands (``running``,
+    ``paused``, ``success``, …)."""
     events_url: str
     run_url: str
 
@@ -67,7 +68,7 @@ def _started(context: ApiContext, run_id: str) -> RunStarted:
 
 @router.get("/runs/{run_id}")
 def plan_run(run_id: str, context: Context) -> dict[str, Any]:
-    """The run as last saved: status (running, paused, success, failed, cancelled),
+    """The run as last saved: status (queued, running, paused, success, failed, cancelled),
     outputs (bytes inline as base64), errors, and ``waiting``: the nodes paused for
     input with what they ask and their ``title``. ``title`` is the Plan's title,
     ``node_titles`` every node id → its title (its id when it has none)."""
@@ -75,6 +76,7 @@ def plan_run(run_id: str, context: Context) -> dict[str, Any]:
     plan = context.plan_runs.plan(run_id)
     titles = node_titles(plan)
     payload = run_result_json(result)
+    payload["status"] = context.plan_runs.status(run_id)  # queued and cancelled-while-queued
     payload["waiting"] = [
         {**item, "title": node_title(titles, str(item.get("node_id", "")))}
         for item in payload["waiting"]
@@ -94,24 +96,24 @@ def plan_run(run_id: str, context: Context) -> dict[str, Any]:
     dependencies=[Depends(count_run_start)],
 )
 def resume_plan_run(run_id: str, body: ResumeRequest, context: Context) -> RunStarted:
-    """Continue a paused (or cancelled, interrupted) run with answers, in a worker;
-    follow it at ``events_url`` with the last event id you received."""
+    """Keep the answers with a paused run and queue it again for a worker; follow it
+    at ``events_url`` with the last event id you received."""
     return _started(context, context.plan_runs.resume(run_id, body.answers))
 
 
 @router.post("/runs/{run_id}/cancel")
 def cancel_plan_run(run_id: str, context: Context) -> dict[str, Any]:
-    """Stop a run executing in this server process (it ends ``cancelled``)."""
+    """Stop a queued, running or paused run, whichever process executes it (it ends
+    ``cancelled``)."""
     runs = context.plan_runs
     if not runs.cancel(run_id):
         raise ApiError(
             409,
-            "RUN_NOT_RUNNING_HERE",
-            f"実行 {run_id} はこのサーバーで実行中ではありません（状態: {runs.status(run_id)}）",
-            f"Run {run_id} is not executing in this server process",
-            "止まっている実行は取り消す必要はありません。別のサーバーで実行中なら、"
-            "そのサーバーに取り消しを送ってください",
-            "A paused or finished run needs no cancel; send it to the server running it",
+            "RUN_ALREADY_FINISHED",
+            f"実行 {run_id} はすでに終わっています（状態: {runs.status(run_id)}）",
+            f"Run {run_id} has already finished",
+            "終わった実行は取り消す必要はありません",
+            "A finished run needs no cancel",
             {"run_id": run_id},
         )
     return {"run_id": run_id, "cancel_requested": True}
@@ -128,8 +130,8 @@ def plan_run_events(
     context: Context,
     last_event_id: sse.LastEventIdQuery = None,
 ) -> StreamingResponse:
-    """The run's events (source ``plan``) as SSE from its run log; ``Last-Event-ID``
-    (header or query) resumes after it. Ends when the run is paused or finished."""
+    """The run's events (source ``plan``) as SSE; ``Last-Event-ID`` (header or query)
+    resumes after it. Ends when the run is paused or finished."""
     context.plan_runs.state_file(run_id)
     after = sse.last_event_id(request, last_event_id)
     events = context.plan_runs.follow(run_id, after)

@@ -93,6 +93,7 @@ from keiri_agent.plans.run.run_state import (
     plan_from_dict,
     plan_to_dict,
     read_state,
+    save_state,
     state_path,
     unsupported_value,
 )
@@ -189,6 +190,74 @@ class PlanRunner:
         top_vars = self._checked_vars(plan, state)  # a plan that cannot run leaves no file
         with RunLock(state_path(self.runs_dir, plan.id, run_id), run_id):
             return self._invoke(state, plan, top_vars, "start", on_event, cancel_event)
+
+    def prepare(
+        self,
+        plan: Plan,
+        *,
+        vars: Mapping[str, Any] | None = None,
+        answers: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Save a new run (status ``queued``) without running it; its run id.
+
+        ``continue_run`` executes it later, in this process or another one that reads
+        the same ``runs_dir`` (the run service's workers). Raises what ``start`` raises
+        before a run starts.
+        """
+        overrides = dict(vars or {})
+        _check_storable("vars", overrides)
+        checked_answers = _check_answers(answers)
+        run_id = f"run_{uuid.uuid4().hex[:12]}"
+        state = RunState(
+            run_id=run_id,
+            plan_id=plan.id,
+            plan=plan_to_dict(plan),
+            log_path=log_relative_path(plan.id, run_id),
+            status="queued",
+            vars=overrides,
+            answers=checked_answers,
+        )
+        self._checked_vars(plan, state)
+        path = state_path(self.runs_dir, plan.id, run_id)
+        with RunLock(path, run_id):
+            save_state(self.runs_dir, state)
+        return run_id
+
+    def add_answers(self, run_id: str, answers: Mapping[str, Any]) -> None:
+        """Keep ``answers`` with a paused run, for the ``continue_run`` that follows.
+
+        Raises RUN_NOT_RESUMABLE unless the run is paused, RunInProgressError when an
+        invocation owns it."""
+        with self._owned(run_id) as state:
+            if state.status != "paused":
+                raise UserInputError(
+                    f"実行 {run_id} は入力を待っていないため、回答を受け付けられません。",
+                    hint="状態が「入力待ち」の実行だけに回答を送れます",
+                    details={"run_id": run_id, "status": state.status},
+                    code="RUN_NOT_RESUMABLE",
+                )
+            state.answers.update(_check_answers(answers))
+            save_state(self.runs_dir, state)
+
+    def continue_run(
+        self,
+        run_id: str,
+        *,
+        on_event: EventCallback | None = None,
+        cancel_event: threading.Event | None = None,
+    ) -> RunResult:
+        """Execute the run from where its state stands: a ``queued`` run from the
+        start, a paused, cancelled (by a stopping process) or interrupted one after
+        its last finished node/iteration, with the answers it keeps. A run that
+        succeeded or failed is returned as it ended."""
+        with self._owned(run_id) as state:
+            plan = self._stored_plan(state)
+            if state.status in ("success", "failed"):
+                register_secret_vars(plan, {**plan.vars, **state.vars})
+                return self._result(state, plan, state.status)
+            top_vars = self._checked_vars(plan, state)
+            mode = "start" if state.status == "queued" else "resume"
+            return self._invoke(state, plan, top_vars, mode, on_event, cancel_event)
 
     def resume(
         self,

@@ -1,6 +1,7 @@
-"""Research runs recorded in the database (services.research_runs): the events written
-once and in order, a failure and a cancel ending the stream with their own event, the
-runs of a dead process recovered, a follower resuming after any id."""
+"""Research runs through the run service (services.research_runs over keiri_agent.runs):
+the events written once and in order, a failure and a cancel ending the stream with
+their own event, the runs of a dead process continued, a follower resuming after any
+id."""
 
 from __future__ import annotations
 
@@ -20,7 +21,11 @@ from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.events import Event
 from keiri_agent.services.research import ResearchService
-from keiri_agent.services.research_runs import ResearchRuns, RunStore
+from keiri_agent.runs.executors import LocalExecutor
+from keiri_agent.runs.research_kind import ResearchKind
+from keiri_agent.runs.service import RunService, Timing
+from keiri_agent.runs.store import NewEvent, RunStore
+from keiri_agent.services.research_runs import ResearchRuns
 
 QUESTION = "請求書の登録番号と端数処理について調べて"
 
@@ -40,11 +45,33 @@ class FixedService(ResearchService):
         return DeepResearchAgent(self.settings, tools=[source], store=self.store)
 
 
-def _runs(tmp_path: Path, **kwargs: Any) -> ResearchRuns:
+class Runs(ResearchRuns):
+    """Research runs executed by a local executor (``close`` stops it)."""
+
+    def __init__(self, research: ResearchService, *, worker: str | None = None) -> None:
+        self.executor = LocalExecutor(workers=4, recover_interval_s=60)
+        timing = Timing(lease_s=3.0, heartbeat_s=0.2, poll_interval_s=0.05)
+        service = RunService(
+            RunStore(research.store.engine),
+            {"research": ResearchKind(research)},
+            dispatch=self.executor.dispatch,
+            timing=timing,
+            **({"worker": worker} if worker else {}),
+        )
+        self.executor.bind(service)
+        super().__init__(research, service)
+        self.store = service.store
+
+    def check_sources(self, kb_names: list[str]) -> None:
+        pass  # fixed sources
+
+    def close(self) -> None:
+        self.executor.close()
+
+
+def _runs(tmp_path: Path, **kwargs: Any) -> Runs:
     settings = Settings(home=tmp_path, provider="offline", api_poll_interval_s=0.05)
-    runs = ResearchRuns(FixedService(settings, **kwargs))
-    runs.check_sources = lambda names: None  # type: ignore[method-assign]  # fixed sources
-    return runs
+    return Runs(FixedService(settings, **kwargs))
 
 
 def _follow(runs: ResearchRuns, run_id: str, after: int = 0) -> list[Event]:
@@ -117,26 +144,60 @@ def test_cancel_stops_a_running_run_with_a_cancelled_event(tmp_path: Path) -> No
         runs.close()
 
 
-def test_a_run_of_a_dead_process_is_marked_failed_when_a_server_starts(tmp_path: Path) -> None:
+def test_a_run_of_a_dead_process_is_continued_by_the_next_one(tmp_path: Path) -> None:
+    """A run left ``running`` by a process that died (kill -9) is not failed: the next
+    process puts it back in the queue and executes it; its stream goes on from the
+    last event with no gap or repeat."""
     runs = _runs(tmp_path)
     try:
         store = runs.store
-        store.create("run_orphan", "s1", QUESTION, [])
-        store.append(Event("research", "plan", "run_orphan", 1, "2026-01-01T00:00:00.000Z", {}))
-        from keiri_agent.services import research_runs
-
-        host = research_runs.WORKER.rsplit(":", 1)[0]
-        with store.engine.begin() as connection:
-            connection.execute(
-                research_runs.research_runs.update().values(status="running", worker=f"{host}:0")
-            )
-        assert runs.recover_orphans() == 1
-        final = runs.get("run_orphan")
-        assert final is not None and final.status == "failed"
-        assert final.error is not None and final.error["code"] == "RUN_INTERRUPTED"
+        store.create(
+            "run_orphan",
+            kind="research",
+            subject="s1",
+            title=QUESTION,
+            owner="",
+            inputs={"question": QUESTION, "session_id": "s1", "kb_names": []},
+        )
+        host = runs.service.worker.rsplit(":", 1)[0]
+        dead = f"{host}:999999999"  # no such process
+        claimed = store.claim("run_orphan", dead, lease_s=3600)
+        assert claimed is not None
+        store.append("run_orphan", claimed.attempt, [NewEvent("research", "plan", {})])
+        assert runs.service.recover() == ["run_orphan"]
+        assert _wait_finished(runs, "run_orphan") == "success"
         events = _follow(runs, "run_orphan")
-        assert [(e.seq, e.kind) for e in events] == [(1, "plan"), (2, "failed")]
-        assert runs.recover_orphans() == 0
+        assert [event.seq for event in events] == list(range(1, len(events) + 1))
+        assert [event.kind for event in events[:2]] == ["plan", "run_requeued"]
+        assert events[-1].kind == "done"
+        final = runs.get("run_orphan")
+        assert final is not None and final.result is not None and final.result["report_md"]
+        assert runs.service.recover() == []
+    finally:
+        runs.close()
+
+
+def test_a_stale_worker_can_write_nothing_once_another_claimed_the_run(tmp_path: Path) -> None:
+    runs = _runs(tmp_path)
+    try:
+        store = runs.store
+        store.create("run_x", kind="research", subject="s1", title=QUESTION, owner="", inputs={})
+        first = store.claim("run_x", "a:1", lease_s=0.0)
+        assert first is not None and first.attempt == 1
+        second = store.claim("run_x", "b:2", lease_s=60)  # the first lease has expired
+        assert second is not None and second.attempt == 2
+        assert store.claim("run_x", "c:3", lease_s=60) is None  # owned: nobody else
+        from keiri_agent.runs.store import LeaseLost
+
+        with pytest.raises(LeaseLost):
+            store.append("run_x", 1, [NewEvent("research", "late", {})])
+        with pytest.raises(LeaseLost):
+            store.settle("run_x", 1, "success")
+        with pytest.raises(LeaseLost):
+            store.beat("run_x", 1, 60)
+        written = store.append("run_x", 2, [NewEvent("research", "ok", {})])
+        assert [event.seq for event in written] == [1]
+        assert [event.kind for event in store.events_after("run_x", 0)] == ["ok"]
     finally:
         runs.close()
 
@@ -152,6 +213,6 @@ def test_bad_questions_and_session_ids_are_refused_before_anything_is_stored(
     try:
         with pytest.raises(UserInputError):
             runs.start(question, session_id=session_id)
-        assert runs.store.runs() == []
+        assert runs.store.find() == []
     finally:
         runs.close()

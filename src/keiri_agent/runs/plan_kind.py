@@ -1,0 +1,48 @@
+"""Plan runs as a kind of run, executed by the Plan runner (seed 002).
+
+The Plan's own state file (``plans.run.run_state``, in the workspace every worker
+reads) holds what a run needs: the plan, its vars, the answers given, every node's
+and loop item's result. The run service's inputs only name the run, so nothing
+secret or large (uploaded files) is stored twice. An attempt continues the run from
+where its state stands: a new run from the start, a run paused for answers (now
+given) or one whose worker died after its last settled node or loop item.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from keiri_agent.events import EventSource
+from keiri_agent.plans.engine import PlanEngine
+from keiri_agent.runs.records import Run, RunStatus
+from keiri_agent.runs.service import Outcome, RunContext
+
+KIND = "plan"
+
+_STATUS: dict[str, RunStatus] = {
+    "paused": "waiting",
+    "success": "success",
+    "failed": "failed",
+    "cancelled": "cancelled",
+}
+
+
+class PlanKind:
+    """Executes Plan runs with one ``PlanEngine``."""
+
+    source: EventSource = "plan"
+
+    def __init__(self, engine: PlanEngine) -> None:
+        self.engine = engine
+
+    def execute(self, run: Run, context: RunContext) -> Outcome:
+        result = self.engine.continue_run(
+            run.run_id, on_event=context.on_event, cancel_event=context.cancel_event
+        )
+        summary: dict[str, Any] = {
+            "plan_status": result.status,
+            "waiting": [item["node_id"] for item in result.waiting],
+            "outputs": sorted(result.outputs),
+        }
+        error = result.errors[0] if result.status == "failed" and result.errors else None
+        return Outcome(_STATUS[result.status], result=summary, error=error)

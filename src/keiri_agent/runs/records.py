@@ -1,0 +1,68 @@
+"""What the run service stores about one run (``Run``) and the words for its states."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from keiri_agent.events import utc_timestamp
+
+RunStatus = Literal["queued", "running", "waiting", "success", "failed", "cancelled"]
+FINISHED: frozenset[str] = frozenset({"success", "failed", "cancelled"})
+"""Statuses a run never leaves."""
+SETTLED: frozenset[str] = FINISHED | {"waiting"}
+"""Statuses in which nothing executes: finished, or waiting for a person's answers."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run as stored (``storage.schema.runs``)."""
+
+    run_id: str
+    kind: str
+    subject: str
+    title: str
+    owner: str
+    status: RunStatus
+    inputs: dict[str, Any]
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+    last_seq: int
+    attempt: int
+    cancel_requested: bool
+    worker: str
+    lease_until: float
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+    @property
+    def settled(self) -> bool:
+        """Finished or waiting: no worker executes it now."""
+        return self.status in SETTLED
+
+    def summary(self) -> dict[str, Any]:
+        """The fields every surface shows (no inputs: they may hold files)."""
+        return {
+            "run_id": self.run_id,
+            "kind": self.kind,
+            "subject": self.subject,
+            "title": self.title,
+            "owner": self.owner,
+            "status": self.status,
+            "attempt": self.attempt,
+            "last_event_id": self.last_seq,
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
+        }
+
+
+def iso(moment: datetime) -> str:
+    """UTC ISO text of a stored time (SQLite hands naive datetimes back: they are UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return utc_timestamp(moment)
