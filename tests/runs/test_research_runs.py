@@ -20,11 +20,11 @@ from keiri_agent.agents.research.agent import DeepResearchAgent
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.events import Event
-from keiri_agent.services.research import ResearchService
 from keiri_agent.runs.executors import LocalExecutor
 from keiri_agent.runs.research_kind import ResearchKind
 from keiri_agent.runs.service import RunService, Timing
 from keiri_agent.runs.store import NewEvent, RunStore
+from keiri_agent.services.research import ResearchService
 from keiri_agent.services.research_runs import ResearchRuns
 
 QUESTION = "請求書の登録番号と端数処理について調べて"
