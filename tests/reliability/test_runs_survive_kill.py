@@ -1,0 +1,187 @@
+"""Runs outlive the process executing them (the run service, issue 31).
+
+``kill -9`` of ``keiri-agent serve`` in the middle of a Plan run (a foreach over 8
+side-effecting items, ``rt.record``) and of a research run (a web source that answers
+slowly) → used to: the research run ended ``failed`` (RUN_INTERRUPTED, "start
+again"), the Plan run stayed ``running`` until someone resumed it by hand → now both
+finish by themselves:
+
+- embedded default (SQLite): after ``serve`` is started again;
+- PostgreSQL with two ``serve`` processes on one workspace: on the other process,
+  once the killed one's lease expired.
+
+Every Plan item ran exactly once; a client that reconnects with ``Last-Event-ID``
+(to the other process) gets each event once, numbered without a gap.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import sqlalchemy
+from api_support import ServeProcess, SseEvent, stream_events
+
+from keiri_agent.agents.research.sources.testing import StubAnswer, TavilyStub
+
+REPO = Path(__file__).resolve().parents[2]
+SPEC_DIR = REPO / "tests" / "plans" / "data" / "durable_blocks"
+ITEMS = 8
+GUARD_S = 120  # only a guard against a hang
+
+PLAN = """
+apiVersion: v1
+id: durable_each
+version: 0.1.0
+graph:
+  - id: each
+    type: loop
+    foreach: {{input: {items}, max_concurrency: 1}}
+    body:
+      plan:
+        graph:
+          - id: rec
+            block: rt.record
+            in: {{path: '{effects}', item: "${{item}}", delay_s: 0.5}}
+        exports:
+          - {{from: rec.value, as: v}}
+    out: {{collect: v}}
+  - id: after
+    block: rt.record
+    in: {{path: '{effects}', item: done, delay_s: 0}}
+"""
+
+WEB_RESULT = {
+    "title": "インボイス制度の概要",
+    "url": "https://example.jp/invoice",
+    "content": "適格請求書には登録番号を記載します。",
+    "score": 0.9,
+}
+
+
+def _slow_web(count: int) -> list[StubAnswer]:
+    answer = TavilyStub.results([WEB_RESULT])
+    return [StubAnswer(answer.body, delay_s=1.0) for _ in range(count)]
+
+
+def _wait(predicate: Any, what: str) -> None:
+    deadline = time.monotonic() + GUARD_S
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def _status(client: httpx.Client, url: str) -> str:
+    return str(client.get(url).json()["status"])
+
+
+@pytest.fixture
+def postgres_database(postgres_url: str) -> Iterator[str]:
+    """A fresh database on the throwaway PostgreSQL server (dropped afterwards)."""
+    server = sqlalchemy.make_url(postgres_url)
+    name = f"keiri_kill_{uuid.uuid4().hex[:12]}"
+    admin = sqlalchemy.create_engine(server, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.execute(sqlalchemy.text(f'CREATE DATABASE "{name}"'))
+        yield server.set(database=name).render_as_string(hide_password=False)
+        with admin.connect() as connection:
+            connection.execute(sqlalchemy.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()
+
+
+def test_kill_9_of_serve_then_restart_finishes_a_plan_run_and_a_research_run(
+    tmp_path: Path,
+) -> None:
+    _kill_and_finish(tmp_path, {}, restart=True)
+
+
+def test_kill_9_of_one_of_two_servers_on_postgres_the_other_finishes_both_runs(
+    tmp_path: Path, postgres_database: str
+) -> None:
+    _kill_and_finish(tmp_path, {"KEIRI_AGENT_DATABASE_URL": postgres_database}, restart=False)
+
+
+def _kill_and_finish(tmp_path: Path, database: dict[str, str], *, restart: bool) -> None:
+    effects = tmp_path / "effects.txt"
+    designs = tmp_path / "designs"
+    designs.mkdir()
+    items = json.dumps([f"item{i}" for i in range(ITEMS)])
+    (designs / "durable_each.yaml").write_text(
+        PLAN.format(items=items, effects=effects), encoding="utf-8"
+    )
+    with TavilyStub(_slow_web(60)) as web:
+        env = {
+            "KEIRI_AGENT_PROVIDER": "offline",
+            "KEIRI_AGENT_BLOCK_SPEC_DIRS": json.dumps([str(SPEC_DIR)]),
+            "KEIRI_AGENT_RUN_LEASE_S": "3",
+            "KEIRI_AGENT_RUN_HEARTBEAT_S": "0.5",
+            "KEIRI_AGENT_RESEARCH_WEB_PROVIDER": "tavily",
+            "KEIRI_AGENT_RESEARCH_WEB_API_KEY": "tvly-test-0123456789abcdef",
+            "KEIRI_AGENT_RESEARCH_WEB_BASE_URL": web.base_url,
+            **database,
+        }
+        first = ServeProcess(tmp_path, env).wait_ready()
+        other = None if restart else ServeProcess(tmp_path, env).wait_ready()
+        with httpx.Client(base_url=first.url, timeout=30) as client:
+            plan = client.post("/api/plans/durable_each/runs", json={})
+            assert plan.status_code == 202, plan.text
+            research = client.post("/api/research", json={"question": "インボイス制度の登録番号"})
+            assert research.status_code == 202, research.text
+            plan_run, research_run = plan.json(), research.json()
+            plan_url = f"/api/plans/runs/{plan_run['run_id']}"
+            research_url = f"/api/research/{research_run['run_id']}"
+            _wait(lambda: effects.exists() and len(effects.read_text().split()) >= 3, "items")
+            assert _status(client, research_url) == "running"
+            seen_plan = stream_events(client, plan_run["events_url"], limit=4)
+            seen_research = stream_events(client, research_run["events_url"], limit=2)
+        first.process.send_signal(signal.SIGKILL)
+        first.process.wait(timeout=30)
+        done_before = effects.read_text().split()
+        assert len(done_before) < ITEMS  # killed in the middle of the foreach
+
+        second = other or ServeProcess(tmp_path, env).wait_ready()
+        try:
+            with httpx.Client(base_url=second.url, timeout=60) as client:
+                _wait(lambda: _status(client, plan_url) == "success", "the Plan run")
+                _wait(lambda: _status(client, research_url) == "success", "the research run")
+                plan_rest = _resume(client, plan_run["events_url"], seen_plan)
+                research_rest = _resume(client, research_run["events_url"], seen_research)
+                plan_whole = stream_events(client, plan_run["events_url"])
+                research_whole = stream_events(client, research_run["events_url"])
+                report = client.get(research_url).json()["result"]["report_md"]
+        finally:
+            second.stop()
+
+    # every item exactly once, then the node after the loop
+    assert Counter(effects.read_text().split()) == Counter(
+        [f"item{i}" for i in range(ITEMS)] + ["done"]
+    )
+    for seen, rest, whole in (
+        (seen_plan, plan_rest, plan_whole),
+        (seen_research, research_rest, research_whole),
+    ):
+        ids = [event.id for event in whole]
+        assert ids == list(range(1, len(ids) + 1))  # no gap, no repeat
+        assert [_key(e) for e in seen + rest] == [_key(e) for e in whole]
+        assert "run_requeued" in [event.event for event in whole]  # taken up again
+    assert plan_whole[-1].event == "plan_complete"
+    assert research_whole[-1].event == "done"
+    assert report
+
+
+def _resume(client: httpx.Client, url: str, seen: list[SseEvent]) -> list[SseEvent]:
+    return stream_events(client, url, headers={"Last-Event-ID": str(seen[-1].id)})
+
+
+def _key(event: SseEvent) -> tuple[Any, ...]:
+    return (event.id, event.event, json.dumps(event.data, sort_keys=True))
