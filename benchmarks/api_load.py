@@ -21,7 +21,7 @@ once (httpx, asyncio). Prints:
 - ``research.api_s_per_run`` — wall time ÷ runs; ``research.inprocess_s_per_run`` — the
   same run through ``ResearchService`` in this process (the baseline, median of 5, one at
   a time); ``research.api_over_inprocess`` — their ratio (the server runs
-  ``api_research_concurrency`` runs at once, so below 1 means the API's concurrency pays
+  ``run_concurrency`` runs at once, so below 1 means the API's concurrency pays
   for its HTTP, database and SSE costs);
 - ``server.peak_rss_mb`` — the server process's peak resident memory (psutil, sampled
   every 50 ms, children included).

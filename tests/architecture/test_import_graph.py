@@ -165,7 +165,8 @@ LAYERS: dict[str, int] = {
     "blocks": 2,
     # the products' cores: siblings that never import each other
     **dict.fromkeys(("plans", "agents"), 3),
-    "services": 4,
+    # the services and the run service that executes their long tasks
+    **dict.fromkeys(("services", "runs"), 4),
     # surfaces
     **dict.fromkeys(("cli", "ui", "demo", "api"), 5),
 }

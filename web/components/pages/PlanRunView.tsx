@@ -90,7 +90,7 @@ export default function PlanRunView({ runId, onSettled }: { runId: string; onSet
         if (stopped) return;
         setRun(body);
         setError(null);
-        if (body.status === "running") timer = setTimeout(() => void load(false), POLL_MS);
+        if (body.status === "running" || body.status === "queued") timer = setTimeout(() => void load(false), POLL_MS);
         else if (!first) onSettled();
       } catch (cause) {
         if (!stopped) setError(toApiError(cause));
@@ -118,6 +118,7 @@ export default function PlanRunView({ runId, onSettled }: { runId: string; onSet
             </strong>
           </p>
           {run.status === "running" ? <Spinner label="実行しています…（自動で更新します）" /> : null}
+          {run.status === "queued" ? <Spinner label="実行の順番を待っています…（自動で更新します）" /> : null}
           {run.status === "paused" ? (
             <p className="notice">
               <a href={STREAMLIT_URL} target="_blank" rel="noopener noreferrer">

@@ -36,6 +36,7 @@ export function formatDateTime(value: string | null | undefined): string {
 }
 
 export const RUN_STATUS_LABELS: Record<string, string> = {
+  queued: "順番待ち",
   running: "実行中",
   paused: "入力待ち",
   success: "成功",
