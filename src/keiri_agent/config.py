@@ -399,6 +399,11 @@ class Settings(BaseSettings):
         description="Runs (research, Plan runs) one process executes at once; more wait "
         "their turn (status queued).",
     )
+    run_execute_in_serve: bool = Field(
+        default=True,
+        description="With PostgreSQL: keiri-agent serve executes queued runs too; false: "
+        "it only queues them for keiri-agent worker processes.",
+    )
     run_lease_s: float = Field(
         default=30.0,
         ge=1,

@@ -6,18 +6,24 @@ slowly) → used to: the research run ended ``failed`` (RUN_INTERRUPTED, "start
 again"), the Plan run stayed ``running`` until someone resumed it by hand → now both
 finish by themselves:
 
-- embedded default (SQLite): after ``serve`` is started again;
-- PostgreSQL with two ``serve`` processes on one workspace: on the other process,
-  once the killed one's lease expired.
+- embedded default (SQLite, ``serve`` executes runs on its own threads): after
+  ``serve`` is started again;
+- PostgreSQL with the job queue: ``serve`` only queues, two ``keiri-agent worker``
+  processes execute; ``kill -9`` of the worker executing both runs → the other worker
+  finishes them once the killed one's lease expired.
 
 Every Plan item ran exactly once; a client that reconnects with ``Last-Event-ID``
-(to the other process) gets each event once, numbered without a gap.
+gets each event once, numbered without a gap.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
+import subprocess
+import sys
 import time
 import uuid
 from collections import Counter
@@ -69,7 +75,7 @@ WEB_RESULT = {
 
 def _slow_web(count: int) -> list[StubAnswer]:
     answer = TavilyStub.results([WEB_RESULT])
-    return [StubAnswer(answer.body, delay_s=1.0) for _ in range(count)]
+    return [StubAnswer(answer.body, delay_s=3.0) for _ in range(count)]
 
 
 def _wait(predicate: Any, what: str) -> None:
@@ -102,16 +108,55 @@ def postgres_database(postgres_url: str) -> Iterator[str]:
 def test_kill_9_of_serve_then_restart_finishes_a_plan_run_and_a_research_run(
     tmp_path: Path,
 ) -> None:
-    _kill_and_finish(tmp_path, {}, restart=True)
+    _kill_and_finish(tmp_path, {}, workers=False)
 
 
-def test_kill_9_of_one_of_two_servers_on_postgres_the_other_finishes_both_runs(
+def test_kill_9_of_a_worker_on_postgres_another_worker_finishes_both_runs(
     tmp_path: Path, postgres_database: str
 ) -> None:
-    _kill_and_finish(tmp_path, {"KEIRI_AGENT_DATABASE_URL": postgres_database}, restart=False)
+    database = {
+        "KEIRI_AGENT_DATABASE_URL": postgres_database,
+        "KEIRI_AGENT_RUN_EXECUTE_IN_SERVE": "false",
+    }
+    _kill_and_finish(tmp_path, database, workers=True)
 
 
-def _kill_and_finish(tmp_path: Path, database: dict[str, str], *, restart: bool) -> None:
+class WorkerProcess:
+    """``keiri-agent worker`` in a child process (all output to a log file)."""
+
+    def __init__(self, home: Path, env: dict[str, str], name: str) -> None:
+        self.log = home / f"worker-{name}.log"
+        environment = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith(("KEIRI_AGENT_", "OPENAI_", "AZURE_OPENAI_"))
+        }
+        environment.update(KEIRI_AGENT_HOME=str(home), KEIRI_AGENT_LOG_LEVEL="INFO", **env)
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                [*_cli(), "worker", "--concurrency", "4"],
+                cwd=home,
+                env=environment,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+def _cli() -> list[str]:
+    script = shutil.which("keiri-agent", path=str(Path(sys.executable).parent))
+    return [script] if script else [sys.executable, "-m", "keiri_agent.cli"]
+
+
+def _kill_and_finish(tmp_path: Path, database: dict[str, str], *, workers: bool) -> None:
     effects = tmp_path / "effects.txt"
     designs = tmp_path / "designs"
     designs.mkdir()
@@ -131,7 +176,8 @@ def _kill_and_finish(tmp_path: Path, database: dict[str, str], *, restart: bool)
             **database,
         }
         first = ServeProcess(tmp_path, env).wait_ready()
-        other = None if restart else ServeProcess(tmp_path, env).wait_ready()
+        worker_a = WorkerProcess(tmp_path, env, "a") if workers else None
+        worker_b = None
         with httpx.Client(base_url=first.url, timeout=30) as client:
             plan = client.post("/api/plans/durable_each/runs", json={})
             assert plan.status_code == 202, plan.text
@@ -144,12 +190,16 @@ def _kill_and_finish(tmp_path: Path, database: dict[str, str], *, restart: bool)
             assert _status(client, research_url) == "running"
             seen_plan = stream_events(client, plan_run["events_url"], limit=4)
             seen_research = stream_events(client, research_run["events_url"], limit=2)
-        first.process.send_signal(signal.SIGKILL)
-        first.process.wait(timeout=30)
+            if worker_a is not None:  # a second worker joins; the first (owning both) dies
+                worker_b = WorkerProcess(tmp_path, env, "b")
+                time.sleep(2)
+        killed = worker_a.process if worker_a is not None else first.process
+        killed.send_signal(signal.SIGKILL)
+        killed.wait(timeout=30)
         done_before = effects.read_text().split()
         assert len(done_before) < ITEMS  # killed in the middle of the foreach
 
-        second = other or ServeProcess(tmp_path, env).wait_ready()
+        second = first if workers else ServeProcess(tmp_path, env).wait_ready()
         try:
             with httpx.Client(base_url=second.url, timeout=60) as client:
                 _wait(lambda: _status(client, plan_url) == "success", "the Plan run")
@@ -161,6 +211,9 @@ def _kill_and_finish(tmp_path: Path, database: dict[str, str], *, restart: bool)
                 report = client.get(research_url).json()["result"]["report_md"]
         finally:
             second.stop()
+            for worker in (worker_a, worker_b):
+                if worker is not None:
+                    worker.stop()
 
     # every item exactly once, then the node after the loop
     assert Counter(effects.read_text().split()) == Counter(

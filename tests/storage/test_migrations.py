@@ -51,7 +51,7 @@ def test_upgrade_creates_research_notes_with_its_session_index(engine: sqlalchem
 
     upgrade(engine)
 
-    assert current_revision(engine) == head_revision() == "0002"
+    assert current_revision(engine) == head_revision() == "0003"
     assert _columns(engine, "research_notes") == {
         "id", "session_id", "step_no", "query", "summary_md", "sources", "created_at",
     }  # fmt: skip
@@ -61,21 +61,66 @@ def test_upgrade_creates_research_notes_with_its_session_index(engine: sqlalchem
     ]
 
 
-def test_upgrade_creates_the_research_run_and_event_tables(engine: sqlalchemy.Engine) -> None:
+def test_upgrade_creates_the_run_and_event_tables(engine: sqlalchemy.Engine) -> None:
     upgrade(engine)
 
-    assert _columns(engine, "research_runs") == {
-        "run_id", "session_id", "question", "kb_names", "status", "result", "error",
-        "last_seq", "cancel_requested", "worker", "created_at", "updated_at",
+    assert _columns(engine, "runs") == {
+        "run_id", "kind", "subject", "title", "owner", "status", "inputs", "result", "error",
+        "last_seq", "attempt", "cancel_requested", "worker", "lease_until", "created_at",
+        "updated_at",
     }  # fmt: skip
-    assert _columns(engine, "research_events") == {
-        "id", "run_id", "seq", "kind", "timestamp", "payload",
+    assert _columns(engine, "run_events") == {
+        "id", "run_id", "seq", "source", "kind", "timestamp", "payload",
     }  # fmt: skip
+    names = set(sqlalchemy.inspect(engine).get_table_names())
+    assert not names & {"research_runs", "research_events"}  # merged into runs
     # the schema metadata the code writes with matches the migrated tables
     from keiri_agent.storage.schema import metadata
 
     for table in metadata.tables.values():
         assert _columns(engine, table.name) == {column.name for column in table.columns}
+
+
+def test_research_runs_of_revision_0002_are_carried_into_runs(engine: sqlalchemy.Engine) -> None:
+    """A database written before the run service: its research runs and their events
+    are runs of kind ``research`` afterwards; an unfinished one is taken up again."""
+    from alembic import command
+
+    from keiri_agent.storage.migrate import alembic_config
+
+    with engine.begin() as connection:
+        command.upgrade(alembic_config(connection), "0002")
+        connection.execute(
+            text(
+                "INSERT INTO research_runs (run_id, session_id, question, kb_names, status, "
+                "result, error, last_seq, cancel_requested, worker, created_at, updated_at) "
+                "VALUES ('run_a', 's1', '登録番号は？', '[\"research\"]', 'running', NULL, "
+                "NULL, 2, false, 'host:1', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+            )
+        )
+        for seq in (1, 2):
+            connection.execute(
+                text(
+                    "INSERT INTO research_events (run_id, seq, kind, timestamp, payload) "
+                    f"VALUES ('run_a', {seq}, 'plan', '2026-01-01T00:00:00.000Z', '{{}}')"
+                )
+            )
+
+    upgrade(engine)
+
+    from keiri_agent.runs.store import RunStore
+
+    store = RunStore(engine)
+    run = store.get("run_a")
+    assert run is not None
+    assert (run.kind, run.subject, run.title, run.status, run.last_seq) == (
+        "research", "s1", "登録番号は？", "running", 2,
+    )  # fmt: skip
+    assert run.inputs == {"question": "登録番号は？", "session_id": "s1", "kb_names": ["research"]}
+    assert [(e.seq, e.source, e.kind) for e in store.events_after("run_a", 0)] == [
+        (1, "research", "plan"), (2, "research", "plan"),
+    ]  # fmt: skip
+    assert [r.run_id for r in store.expired(now=10.0)] == ["run_a"]  # its lease has ended
 
 
 def test_upgrade_is_idempotent_and_keeps_rows(engine: sqlalchemy.Engine) -> None:
@@ -94,7 +139,7 @@ def test_upgrade_is_idempotent_and_keeps_rows(engine: sqlalchemy.Engine) -> None
     with engine.connect() as connection:
         assert connection.execute(text("SELECT count(*) FROM research_notes")).scalar() == 1
         versions = connection.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).all()
-    assert [row[0] for row in versions] == ["0002"]
+    assert [row[0] for row in versions] == ["0003"]
 
 
 def test_processes_starting_at_once_migrate_once(
@@ -126,7 +171,7 @@ def test_processes_starting_at_once_migrate_once(
         for process, (out, _) in zip(processes, results, strict=True)
     ]
     assert outcomes == [(0, "ok")] * 3, [err for _, err in results]
-    assert current_revision(engine) == "0002"
+    assert current_revision(engine) == "0003"
     assert "research_notes" in sqlalchemy.inspect(engine).get_table_names()
 
 

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from keiri_agent.agents.analysis import AnalysisAgent
     from keiri_agent.agents.helpdesk.desk import HelpDesk
     from keiri_agent.plans.engine import PlanEngine
-    from keiri_agent.runs.executors import LocalExecutor
     from keiri_agent.runs.service import RunService
+    from keiri_agent.runs.setup import ProcessRuns
     from keiri_agent.services.design import DesignService
     from keiri_agent.services.plan_runs import PlanRuns
     from keiri_agent.services.research import ResearchService
@@ -49,8 +49,7 @@ class ApiContext:
         self._lock = threading.Lock()
         self._research: ResearchService | None = None
         self._research_runs: ResearchRuns | None = None
-        self._runs: RunService | None = None
-        self._executor: LocalExecutor | None = None
+        self._runs: ProcessRuns | None = None
         self._desks: dict[str, HelpDesk] = {}
         self._analysis: AnalysisAgent | None = None
         self._plans: PlanEngine | None = None
@@ -69,23 +68,19 @@ class ApiContext:
 
     @property
     def runs(self) -> RunService:
-        """The run service of this process: research and Plan runs, executed by a
-        pool of this process's threads, recovered when their process died."""
-        return self._run_parts()[0]
+        """The run service of this process: research and Plan runs, executed by this
+        process's threads or the job queue's workers (``runs.setup``)."""
+        return self.process_runs.service
 
     @property
-    def run_executor(self) -> LocalExecutor:
-        """What executes this process's runs (built with ``runs``)."""
-        return self._run_parts()[1]
-
-    def _run_parts(self) -> tuple[RunService, LocalExecutor]:
+    def process_runs(self) -> ProcessRuns:
         research, plans = self.research, self.plans
         with self._lock:
-            if self._runs is None or self._executor is None:
-                from keiri_agent.runs.setup import local_run_service
+            if self._runs is None:
+                from keiri_agent.runs.setup import ProcessRuns
 
-                self._runs, self._executor = local_run_service(self.settings, research, plans)
-            return self._runs, self._executor
+                self._runs = ProcessRuns(self.settings, research, plans)
+            return self._runs
 
     @property
     def research_runs(self) -> ResearchRuns:
@@ -157,12 +152,12 @@ class ApiContext:
         process left (and keep looking for them: ``runs.executors``); then start the
         daily purge (``services.retention``)."""
         try:
-            executor = self.run_executor
+            runs = self.process_runs
             research = self.research_runs
         except Exception as error:  # e.g. the database is down: requests will say so
             log.warning("runs not ready at start-up: %s", mask_text(str(error)))
         else:
-            executor.start_recovery()
+            runs.start()
             with contextlib.suppress(KeiriAgentError):  # no knowledge base yet: said on use
                 research.check_sources([])
         from keiri_agent.services.retention import PurgeSchedule
@@ -175,9 +170,9 @@ class ApiContext:
         if self._purge is not None:
             self._purge.stop()
         with self._lock:
-            executor, analysis = self._executor, self._analysis
-        if executor is not None:
-            executor.close()
+            runs, analysis = self._runs, self._analysis
+        if runs is not None:
+            runs.close()
         if analysis is not None:
             analysis.close()
 

@@ -297,6 +297,31 @@ def serve(
 
 
 @app.command()
+def worker(
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            min=1, max=64, help="同時に実行する数（既定: KEIRI_AGENT_RUN_CONCURRENCY の値）。"
+        ),
+    ] = None,
+) -> None:
+    """実行キュー（PostgreSQL）の調査・Plan の実行を受け取って実行します（複数台で起動可）。"""
+    from keiri_agent.runs.worker import run_worker
+
+    collect_as_usual()
+    try:
+        settings = common_settings()
+        if concurrency is not None:
+            settings = settings.model_copy(update={"run_concurrency": concurrency})
+        err_console.print(
+            f"実行ワーカー: 同時に {settings.run_concurrency} 件まで実行します（終了: Ctrl+C）"
+        )
+        run_worker(settings)
+    except KeiriAgentError as error:
+        raise _fail(error) from None
+
+
+@app.command()
 def ui(
     port: Annotated[int, typer.Option(help="待ち受けるポート番号。")] = 8501,
     host: Annotated[str, typer.Option(help="待ち受けるアドレス。")] = "127.0.0.1",

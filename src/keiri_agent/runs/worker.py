@@ -1,0 +1,47 @@
+"""``keiri-agent worker``: a process that executes queued runs (PostgreSQL only).
+
+Start as many as the work needs, on any machine that reaches the application
+database and the workspace (``KEIRI_AGENT_HOME`` on a shared file system). Ctrl-C or
+SIGTERM stops taking runs; the runs executing here go back to the queue at once and
+another worker (or this one, started again) continues them.
+"""
+
+from __future__ import annotations
+
+import signal
+from types import FrameType
+
+from keiri_agent.config import Settings
+from keiri_agent.runs.queue import QueueDispatch, QueueWorker, queue_conninfo
+from keiri_agent.runs.service import RunService
+from keiri_agent.runs.setup import run_kinds, timing
+from keiri_agent.runs.store import RunStore
+
+
+def run_worker(settings: Settings) -> None:
+    """Execute queued runs until SIGINT/SIGTERM (``ConfigurationError`` on SQLite)."""
+    from keiri_agent.plans.engine import PlanEngine
+    from keiri_agent.services.research import ResearchService
+
+    conninfo = queue_conninfo(settings)
+    research = ResearchService(settings)
+    plans = PlanEngine(settings)
+    dispatch = QueueDispatch(conninfo)
+    service = RunService(
+        RunStore(research.store.engine),
+        run_kinds(research, plans),
+        dispatch=dispatch,
+        timing=timing(settings),
+    )
+    worker = QueueWorker(settings, service, conninfo)
+
+    def stop(_signum: int, _frame: FrameType | None) -> None:
+        worker.request_stop()
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        worker.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        dispatch.close()
