@@ -18,6 +18,7 @@
 * ``app_database_url`` (parametrised ``sqlite`` / ``postgresql``): the URL of an
   empty application database for the test, a SQLite file in the workspace or a
   fresh database on the ``postgres_url`` server (dropped afterwards).
+* ``postgres_database``: the URL of a fresh database on that server (dropped afterwards).
 * ``serve``: ``serve(settings, **create_app_options)`` → the API app served by uvicorn
   on loopback (``tests/api/api_support.LiveServer``), stopped after the test.
 """
@@ -197,6 +198,24 @@ def app_database_url(request: pytest.FixtureRequest, keiri_home: Path) -> Iterat
 
     server = sqlalchemy.make_url(request.getfixturevalue("postgres_url"))
     name = f"keiri_test_{uuid.uuid4().hex[:12]}"
+    admin = sqlalchemy.create_engine(server, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.execute(sqlalchemy.text(f'CREATE DATABASE "{name}"'))
+        yield server.set(database=name).render_as_string(hide_password=False)
+        with admin.connect() as connection:
+            connection.execute(sqlalchemy.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()
+
+
+@pytest.fixture
+def postgres_database(postgres_url: str) -> Iterator[str]:
+    """A fresh database on the throwaway PostgreSQL server (dropped afterwards)."""
+    import sqlalchemy
+
+    server = sqlalchemy.make_url(postgres_url)
+    name = f"keiri_db_{uuid.uuid4().hex[:12]}"
     admin = sqlalchemy.create_engine(server, isolation_level="AUTOCOMMIT")
     try:
         with admin.connect() as connection:

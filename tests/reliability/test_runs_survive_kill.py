@@ -25,15 +25,11 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
-import sqlalchemy
 from api_support import ServeProcess, SseEvent, stream_events
 
 from keiri_agent.agents.research.sources.testing import StubAnswer, TavilyStub
@@ -87,22 +83,6 @@ def _wait(predicate: Any, what: str) -> None:
 
 def _status(client: httpx.Client, url: str) -> str:
     return str(client.get(url).json()["status"])
-
-
-@pytest.fixture
-def postgres_database(postgres_url: str) -> Iterator[str]:
-    """A fresh database on the throwaway PostgreSQL server (dropped afterwards)."""
-    server = sqlalchemy.make_url(postgres_url)
-    name = f"keiri_kill_{uuid.uuid4().hex[:12]}"
-    admin = sqlalchemy.create_engine(server, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as connection:
-            connection.execute(sqlalchemy.text(f'CREATE DATABASE "{name}"'))
-        yield server.set(database=name).render_as_string(hide_password=False)
-        with admin.connect() as connection:
-            connection.execute(sqlalchemy.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-    finally:
-        admin.dispose()
 
 
 def test_kill_9_of_serve_then_restart_finishes_a_plan_run_and_a_research_run(

@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -75,27 +75,58 @@ def ensure_queue_schema(conninfo: str) -> None:
             connection.execute(SchemaManager.get_schema())
 
 
+@contextlib.contextmanager
+def store_errors(conninfo: str) -> Iterator[None]:
+    """A database that cannot be reached is ``STORE_UNREACHABLE`` (as for the
+    application's own tables), not a traceback: psycopg's error, or the one
+    procrastinate wraps."""
+    import psycopg
+    from procrastinate.exceptions import ConnectorException
+
+    from keiri_agent.storage.errors import store_error
+
+    try:
+        yield
+    except (psycopg.Error, ConnectorException) as error:
+        cause = error if isinstance(error, psycopg.Error) else error.__cause__
+        translated = None if cause is None else store_error(cause, _where(conninfo))
+        if translated is None:
+            raise
+        raise translated from None
+
+
+def _where(conninfo: str) -> str:
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        parts = conninfo_to_dict(conninfo)
+    except Exception:
+        return "PostgreSQL"
+    return f"{parts.get('host') or 'localhost'}:{parts.get('port') or 5432}"
+
+
 class QueueDispatch:
     """Puts runs in the queue from any thread (its own small connection pool)."""
 
     def __init__(self, conninfo: str) -> None:
         import procrastinate
 
-        ensure_queue_schema(conninfo)
+        self.conninfo = conninfo
+        with store_errors(conninfo):
+            ensure_queue_schema(conninfo)
         self._app = procrastinate.App(
             connector=procrastinate.SyncPsycopgConnector(
                 conninfo=conninfo, kwargs=_CONNECTION, min_size=1, max_size=4
             )
         )
         self._app.open()
-        self._lock = threading.Lock()
 
     def __call__(self, run_id: str) -> None:
         from procrastinate.exceptions import AlreadyEnqueued
 
         deferrer = self._app.configure_task(TASK, queue=QUEUE, queueing_lock=run_id)
-        with contextlib.suppress(AlreadyEnqueued):  # a job for it is already waiting
-            deferrer.defer(run_id=run_id)
+        with store_errors(self.conninfo), contextlib.suppress(AlreadyEnqueued):
+            deferrer.defer(run_id=run_id)  # AlreadyEnqueued: a job for it is waiting
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
