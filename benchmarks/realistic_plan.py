@@ -111,7 +111,7 @@ def make_files(folder: Path) -> tuple[Path, Path]:
                 f"2025/{row % 12 + 1}/{row % 28 + 1}",
                 departments[row % 5],
                 "旅費交通費",
-                f"¥{amount:,}",
+                f"￥{amount:,}",
             ]
         )
     expenses = folder / "経費.csv"

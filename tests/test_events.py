@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import threading
-
-import pytest
 
 from keiri_agent import events
 from keiri_agent.events import Event, EventEmitter
@@ -49,18 +48,13 @@ def test_payload_cannot_be_changed_after_emit() -> None:
     assert event.payload["x"] == 1
 
 
-def test_timestamps_reuse_their_text_only_within_the_same_millisecond(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    moments = iter([1767261600.2504, 1767261600.2509, 1767261600.9991, 1767261601.0004, 5.0])
-    monkeypatch.setattr(events.time, "time", lambda: next(moments))
-
-    stamps = [events.utc_timestamp() for _ in range(5)]
-
-    assert stamps == [
-        "2026-01-01T10:00:00.250Z",
-        "2026-01-01T10:00:00.250Z",
-        "2026-01-01T10:00:00.999Z",
-        "2026-01-01T10:00:01.000Z",
-        "1970-01-01T00:00:05.000Z",
-    ]
+def test_timestamps_are_utc_with_milliseconds() -> None:
+    jst = dt.timezone(dt.timedelta(hours=9))
+    assert events.utc_timestamp(dt.datetime(2026, 1, 1, 19, 0, 0, 250_400, tzinfo=jst)) == (
+        "2026-01-01T10:00:00.250Z"
+    )
+    assert events.utc_timestamp(dt.datetime(1970, 1, 1, 0, 0, 5, tzinfo=dt.UTC)) == (
+        "1970-01-01T00:00:05.000Z"
+    )
+    now = events.utc_timestamp()
+    assert len(now) == 24 and now.endswith("Z") and now[10] == "T"

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -35,27 +34,9 @@ from typing import Any, Literal
 EventSource = Literal["analysis", "design", "helpdesk", "plan", "research"]
 
 
-_last: tuple[int, str] = (-1, "")
-"""The last millisecond (since the epoch) ``utc_timestamp`` formatted, and its text:
-events come faster than one a millisecond, and formatting is the costly part."""
-
-
 def utc_timestamp(moment: dt.datetime | None = None) -> str:
     """``2026-01-01T10:00:01.250Z``: UTC, millisecond precision (now when no ``moment``)."""
-    global _last
-    if moment is None:
-        milli = int(time.time() * 1000)
-        last = _last  # one read: another thread may replace it meanwhile
-        if last[0] == milli:
-            return last[1]
-        if last[0] // 1000 == milli // 1000:
-            stamp = f"{last[1][:19]}.{milli % 1000:03d}Z"
-        else:
-            second = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(milli // 1000))
-            stamp = f"{second}.{milli % 1000:03d}Z"
-        _last = (milli, stamp)
-        return stamp
-    moment = moment.astimezone(dt.UTC)
+    moment = dt.datetime.now(dt.UTC) if moment is None else moment.astimezone(dt.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
@@ -81,8 +62,6 @@ class Event:
             "payload": dict(self.payload),
         }
 
-
-_new_event = object.__new__
 
 EventCallback = Callable[[Event], None]
 """Receives events; may be called from worker threads (keep it quick and thread-safe)."""
@@ -143,10 +122,7 @@ class EventEmitter:
         handed over as in ``emit_owned``. A producer that writes each event out as it
         numbers it (the Plan run log) saves a call per event this way."""
         self._last_seq += 1
-        # ``Event(...)`` without the frozen dataclass's per-field ``__setattr__``
-        # (the same attributes; a run emits two events per node)
-        event = _new_event(Event)
-        event.__dict__.update(
+        return Event(
             source=self.source,
             kind=kind,
             run_id=self.run_id,
@@ -154,4 +130,3 @@ class EventEmitter:
             timestamp=utc_timestamp(),
             payload=MappingProxyType(payload),
         )
-        return event

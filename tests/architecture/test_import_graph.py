@@ -151,7 +151,6 @@ LAYERS: dict[str, int] = {
             "limits",
             "stopping",
             "textcodec",
-            "acyclic_json",
             "logs",
             "workspace",
             "private",

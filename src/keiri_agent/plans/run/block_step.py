@@ -18,7 +18,6 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -135,28 +134,12 @@ def _ports(services: RunServices, spec: BlockSpec) -> _Ports:
     return found
 
 
-_SHARED_SIZE = 50_000
-_shared: OrderedDict[int, _Prepared] = OrderedDict()
-"""``_Prepared`` by ``id(node)`` across invocations (plans are frozen: the next run of
-the same Plan object finds its nodes' work done); the oldest entries go first (an
-``OrderedDict``: a plain dict's first key, once many were deleted before it, is found
-by scanning past every deleted slot, ≈ 15 µs a node once the cache is full)."""
-_shared_lock = threading.Lock()
-
-
 def _prepared(services: RunServices, node: BlockNode) -> _Prepared:
+    """The node's resolvers and ports, prepared once per invocation."""
     found: _Prepared | None = services.prepared.get(id(node))
     if found is None or found.node is not node:
-        spec = services.spec(node.block)
-        found = _shared.get(id(node))
-        # the same spec object: a run with another catalog prepares the node afresh
-        if found is None or found.node is not node or found.ports.spec is not spec:
-            found = _Prepared(node, _ports(services, spec))
-            with _shared_lock:
-                _shared[id(node)] = found  # holding the node: its id is not reused
-                while len(_shared) > _SHARED_SIZE:
-                    _shared.popitem(last=False)
-        services.prepared[id(node)] = found
+        found = _Prepared(node, _ports(services, services.spec(node.block)))
+        services.prepared[id(node)] = found  # holding the node: its id is not reused
     return found
 
 

@@ -59,7 +59,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from keiri_agent.acyclic_json import acyclic_dumps
 from keiri_agent.events import Event, EventCallback, EventEmitter
 from keiri_agent.masking import MASK, is_secret_key, mask_text
 from keiri_agent.private import private_dir, private_opener
@@ -182,8 +181,8 @@ def log_relative_path(plan_id: str, run_id: str, moment: dt.datetime | None = No
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
-_encode = acyclic_dumps(default=str, allow_nan=True)
-"""``_ENCODER.encode(value)`` for sanitised values (new containers of bounded depth)."""
+_encode = _ENCODER.encode
+"""The JSON text of a sanitised value."""
 
 
 _encode_text = json.encoder.encode_basestring

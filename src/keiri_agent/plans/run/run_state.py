@@ -55,7 +55,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from keiri_agent.acyclic_json import acyclic_dumps
 from keiri_agent.errors import UserInputError
 from keiri_agent.events import utc_timestamp
 from keiri_agent.masking import mask_known
@@ -241,9 +240,7 @@ def encode(value: Any) -> Any:
         ) from None
 
 
-_dumps = acyclic_dumps(
-    default=json.JSONEncoder(ensure_ascii=False, allow_nan=False).default, allow_nan=False
-)
+_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 """``json.dumps(encoded, ensure_ascii=False, allow_nan=False)`` of ``encode``'s result."""
 
 

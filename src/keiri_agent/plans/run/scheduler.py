@@ -43,7 +43,6 @@ from keiri_agent.plans.dsl.references import Scope
 from keiri_agent.plans.run.run_services import WORKERS, RunServices
 from keiri_agent.plans.run.run_state import FINISHED, GraphState, NodeState
 
-_new_scope = object.__new__
 POLL_S = 0.02
 """How often a waiting scheduler looks at cancellation and timeouts."""
 _LOGGER = logging.getLogger(__name__)
@@ -84,32 +83,6 @@ class Outcome:
     duration_ms: float | None = None
 
 
-_LAZY_LOCK = threading.Lock()
-
-
-class LazyEvent(threading.Event):
-    """A ``threading.Event`` whose condition is made on first ``set``/``wait``/``clear``.
-
-    An attempt's own cancel event is made for every node run under a timeout and is
-    almost never set or waited on; ``threading.Event()`` builds a ``Condition`` and
-    costs more than the rest of the attempt's bookkeeping. ``is_set`` reads the flag.
-    """
-
-    def __init__(self) -> None:  # no super().__init__(): the condition comes later
-        self._flag = False
-        self._lazy_cond: threading.Condition | None = None
-
-    @property
-    def _cond(self) -> threading.Condition:
-        cond = self._lazy_cond
-        if cond is None:
-            with _LAZY_LOCK:
-                if self._lazy_cond is None:
-                    self._lazy_cond = threading.Condition(threading.Lock())
-                cond = self._lazy_cond
-        return cond
-
-
 _SLOT_LOCK = threading.Lock()
 """Guards the hand-over of attempts' ``per_node`` slots (held for a swap only)."""
 
@@ -121,8 +94,8 @@ class Attempt:
     token: int
     node: Node
     retry: int
-    cancel: threading.Event = field(default_factory=LazyEvent)
-    stop: threading.Event = field(default_factory=LazyEvent)
+    cancel: threading.Event = field(default_factory=threading.Event)
+    stop: threading.Event = field(default_factory=threading.Event)
     started: float | None = None
     _slot: threading.BoundedSemaphore | None = field(default=None, repr=False)
 
@@ -230,17 +203,13 @@ class GraphRun:
 
     def scope(self, node_id: str) -> Scope:
         """The Scope references of ``node_id`` resolve against."""
-        # ``Scope(...)`` without the frozen dataclass's per-field ``__setattr__`` (the
-        # same attributes; built once per node attempt)
-        scope: Scope = _new_scope(Scope)
-        scope.__dict__.update(
+        return Scope(
             nodes=self.scope_nodes(node_id),
             vars=self.frame.vars,
             env=self.services.env,
             config=self.services.config,
             locals=self.frame.locals,
         )
-        return scope
 
     def emit(self, event: str, node_id: str | None = None, **data: Any) -> None:
         """Log an event of this graph (node ids become paths; a titled node's events
