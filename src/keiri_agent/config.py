@@ -234,6 +234,10 @@ class Settings(BaseSettings):
         "business days for schedules (年末年始 by default; national holidays always are "
         "not); empty: none.",
     )
+    schedule_timezone: str = Field(
+        default="Asia/Tokyo",
+        description="The time zone of schedules' times of day and dates (an IANA name).",
+    )
 
     # --- Plan generation (seed 003) -------------------------------------------
     design_max_extract_chars: int = Field(
@@ -457,6 +461,20 @@ class Settings(BaseSettings):
     def _split_names(cls, value: Any) -> Any:
         if isinstance(value, str):
             return tuple(name.strip() for name in value.split(",") if name.strip())
+        return value
+
+    @field_validator("schedule_timezone", mode="after")
+    @classmethod
+    def _time_zone(cls, value: str) -> str:
+        import zoneinfo
+
+        try:
+            zoneinfo.ZoneInfo(value)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                f"タイムゾーン {value!r} が見つかりません。"
+                "Asia/Tokyo のような名前で指定してください"
+            ) from None
         return value
 
     @field_validator("closed_days", mode="after")

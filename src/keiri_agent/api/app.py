@@ -37,6 +37,7 @@ from keiri_agent.api.routes import (
     plan_runs,
     plans,
     research,
+    schedules,
     system,
 )
 from keiri_agent.api.run_starts import RunStartLimiter
@@ -83,6 +84,7 @@ def create_app(settings: Settings, *, model_factory: ModelFactory | None = None)
     app.include_router(graphql.router(settings), dependencies=protected)
     app.include_router(helpdesk.router, dependencies=protected)
     app.include_router(analysis.router, dependencies=protected)
+    app.include_router(schedules.router, dependencies=protected)
     app.include_router(plan_runs.router, dependencies=protected)  # before plans' {plan_id:path}
     app.include_router(plans.router, dependencies=protected)
     web.mount(app, settings)  # last: every API route keeps priority

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from keiri_agent.agents.analysis import AnalysisAgent
     from keiri_agent.agents.helpdesk.desk import HelpDesk
     from keiri_agent.plans.engine import PlanEngine
+    from keiri_agent.runs.schedules import Schedules
     from keiri_agent.runs.service import RunService
     from keiri_agent.runs.setup import ProcessRuns
     from keiri_agent.services.design import DesignService
@@ -81,6 +82,13 @@ class ApiContext:
 
                 self._runs = ProcessRuns(self.settings, research, plans)
             return self._runs
+
+    @property
+    def schedules(self) -> Schedules:
+        """The schedules of Plans (in the application database)."""
+        from keiri_agent.runs.schedules import Schedules, ScheduleStore
+
+        return Schedules(ScheduleStore(self.research.store.engine), self.settings)
 
     @property
     def research_runs(self) -> ResearchRuns:

@@ -7,13 +7,14 @@ worker, so a run dispatched twice (a recovery racing a start) executes once.
 
 ``LocalExecutor`` also recovers: every ``recover_interval_s`` (and once when it
 starts) it puts back the runs whose worker is gone — after a restart, the runs the
-killed process was executing continue by themselves.
+killed process was executing continue by themselves — and starts due schedules.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from keiri_agent.errors import KeiriAgentError
@@ -26,9 +27,17 @@ log = logging.getLogger(__name__)
 class LocalExecutor:
     """Executes runs on a bounded pool of threads of this process."""
 
-    def __init__(self, *, workers: int, recover_interval_s: float) -> None:
+    def __init__(
+        self,
+        *,
+        workers: int,
+        recover_interval_s: float,
+        ticks: Sequence[Callable[[], object]] = (),
+    ) -> None:
+        """``ticks``: more work for each recovery pass (starting due schedules)."""
         self.service: RunService | None = None
         self.recover_interval_s = recover_interval_s
+        self.ticks = list(ticks)
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="run")
         self._pending: set[str] = set()
         self._lock = threading.Lock()
@@ -69,12 +78,13 @@ class LocalExecutor:
 
     def _recover_once(self) -> None:
         assert self.service is not None
-        try:
-            self.service.recover()
-        except KeiriAgentError as error:  # the store is out of reach: next time
-            log.warning("run recovery failed: %s", mask_text(str(error)))
-        except Exception:
-            log.exception("run recovery failed")
+        for step in (self.service.recover, *self.ticks):
+            try:
+                step()
+            except KeiriAgentError as error:  # the store is out of reach: next time
+                log.warning("run recovery failed: %s", mask_text(str(error)))
+            except Exception:
+                log.exception("run recovery failed")
 
     def close(self) -> None:
         """Stop taking runs; the running ones stop and go back to the queue (the

@@ -8,8 +8,9 @@ worker processes, on any machine that reaches the database and the workspace.
   ``KEIRI_AGENT_RUN_EXECUTE_IN_SERVE`` is false): procrastinate's worker takes jobs
   and calls ``RunService.execute`` on ``run_concurrency`` threads; every
   ``run_lease_s / 2`` it recovers — the jobs of workers whose procrastinate heartbeat
-  stopped are closed (they were only messages), and ``RunService.recover`` puts the
-  runs whose lease expired back in the queue, so another worker continues them.
+  stopped are closed (they were only messages), ``RunService.recover`` puts the
+  runs whose lease expired back in the queue, so another worker continues them, and
+  due schedules start (``runs.schedules``).
 
 The queue's tables live in their own PostgreSQL schema (``QUEUE_SCHEMA``), created
 when a worker or server first opens it, next to the application's tables.
@@ -21,7 +22,7 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -138,10 +139,19 @@ class QueueWorker:
     docstring). ``run`` blocks (``keiri-agent worker``); ``start`` runs it on a thread
     (``keiri-agent serve``)."""
 
-    def __init__(self, settings: Settings, service: RunService, conninfo: str) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        service: RunService,
+        conninfo: str,
+        *,
+        ticks: Sequence[Callable[[], object]] = (),
+    ) -> None:
+        """``ticks``: more work for each recovery pass (starting due schedules)."""
         self.settings = settings
         self.service = service
         self.conninfo = conninfo
+        self.ticks = list(ticks)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
         self._ready = threading.Event()
@@ -230,6 +240,8 @@ class QueueWorker:
                 for job in stalled:  # its worker died: the run is recovered below
                     await app.job_manager.finish_job(job, Status.FAILED, delete_job=True)
                 await asyncio.to_thread(self.service.recover)
+                for tick in self.ticks:
+                    await asyncio.to_thread(tick)
             except KeiriAgentError as error:
                 log.warning("run recovery failed: %s", mask_text(str(error)))
             except Exception:

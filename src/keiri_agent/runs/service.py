@@ -32,12 +32,13 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.events import Event, EventSource
+from keiri_agent.masking import mask_secrets
 from keiri_agent.runs.records import Run, RunStatus
 from keiri_agent.runs.store import EVENT_BATCH, LeaseLost, NewEvent, RunStore
 
@@ -154,8 +155,10 @@ class RunService:
         inputs: dict[str, Any],
         owner: str = "",
         run_id: str | None = None,
+        first_events: Sequence[NewEvent] = (),
     ) -> Run:
-        """Record a run (``queued``) and dispatch it; returns its record."""
+        """Record a run (``queued``, with ``first_events``: why it started) and
+        dispatch it; returns its record."""
         if kind not in self.kinds:
             raise ValueError(f"unknown run kind {kind!r}")
         run = self.store.create(
@@ -166,8 +169,35 @@ class RunService:
             owner=owner,
             inputs=inputs,
         )
+        for event in first_events:
+            self.store.transition(run.run_id, ["queued"], {}, event)
         self.dispatch(run.run_id)
-        return run
+        return self.require(run.run_id)
+
+    def record_failed(
+        self,
+        kind: str,
+        *,
+        subject: str,
+        title: str,
+        error: dict[str, Any],
+        first_events: Sequence[NewEvent] = (),
+        owner: str = "",
+    ) -> Run:
+        """Record a run that could not start (a scheduled Plan that no longer loads):
+        ``failed`` at once with its error, so the failure is seen where runs are."""
+        run = self.store.create(
+            new_run_id(), kind=kind, subject=subject, title=title, owner=owner, inputs={}
+        )
+        source = self.kinds[kind].source if kind in self.kinds else "plan"
+        for event in first_events:
+            self.store.transition(run.run_id, ["queued"], {}, event)
+        payload = {"status": "failed", "error": error}
+        failed = NewEvent(source, "failed", payload)
+        self.store.transition(
+            run.run_id, ["queued"], {"status": "failed", "error": mask_secrets(error)}, failed
+        )
+        return self.require(run.run_id)
 
     def get(self, run_id: str) -> Run | None:
         return self.store.get(run_id)

@@ -19,8 +19,11 @@ from keiri_agent.runs.service import RunKind, RunService, Timing
 from keiri_agent.runs.store import RunStore
 
 if TYPE_CHECKING:
+    import sqlalchemy
+
     from keiri_agent.plans.engine import PlanEngine
     from keiri_agent.runs.queue import QueueDispatch, QueueWorker
+    from keiri_agent.runs.schedules import Scheduler
     from keiri_agent.services.research import ResearchService
 
 
@@ -41,6 +44,16 @@ def run_kinds(research: ResearchService, plans: PlanEngine) -> dict[str, RunKind
     return {RESEARCH: ResearchKind(research), PLAN: PlanKind(plans)}
 
 
+def scheduler(
+    settings: Settings, engine: sqlalchemy.Engine, plans: PlanEngine, service: RunService
+) -> Scheduler:
+    """What starts the due schedules' Plan runs in a process that executes runs."""
+    from keiri_agent.runs.schedules import Scheduler, Schedules, ScheduleStore
+    from keiri_agent.services.plan_runs import PlanRuns
+
+    return Scheduler(Schedules(ScheduleStore(engine), settings), PlanRuns(plans, service))
+
+
 class ProcessRuns:
     """The run service of this process and what executes its runs here: ``start``
     begins executing (and recovering), ``close`` stops (the runs executing here go
@@ -49,7 +62,8 @@ class ProcessRuns:
     def __init__(self, settings: Settings, research: ResearchService, plans: PlanEngine) -> None:
         from keiri_agent.runs.queue import is_postgres
 
-        store = RunStore(research.store.engine)  # the notes' migrated database
+        engine = research.store.engine  # the notes' migrated database
+        store = RunStore(engine)
         kinds = run_kinds(research, plans)
         self.local: LocalExecutor | None = None
         self.dispatch: QueueDispatch | None = None
@@ -61,7 +75,8 @@ class ProcessRuns:
             self.dispatch = QueueDispatch(conninfo)
             self.service = RunService(store, kinds, dispatch=self.dispatch, timing=timing(settings))
             if settings.run_execute_in_serve:
-                self.worker = QueueWorker(settings, self.service, conninfo)
+                tick = scheduler(settings, engine, plans, self.service).tick
+                self.worker = QueueWorker(settings, self.service, conninfo, ticks=[tick])
         else:
             self.local = LocalExecutor(
                 workers=settings.run_concurrency, recover_interval_s=settings.run_lease_s / 2
@@ -70,6 +85,7 @@ class ProcessRuns:
                 store, kinds, dispatch=self.local.dispatch, timing=timing(settings)
             )
             self.local.bind(self.service)
+            self.local.ticks.append(scheduler(settings, engine, plans, self.service).tick)
 
     def start(self) -> None:
         if self.local is not None:

@@ -14,7 +14,7 @@ from types import FrameType
 from keiri_agent.config import Settings
 from keiri_agent.runs.queue import QueueDispatch, QueueWorker, queue_conninfo
 from keiri_agent.runs.service import RunService
-from keiri_agent.runs.setup import run_kinds, timing
+from keiri_agent.runs.setup import run_kinds, scheduler, timing
 from keiri_agent.runs.store import RunStore
 
 
@@ -33,7 +33,8 @@ def run_worker(settings: Settings) -> None:
         dispatch=dispatch,
         timing=timing(settings),
     )
-    worker = QueueWorker(settings, service, conninfo)
+    tick = scheduler(settings, research.store.engine, plans, service).tick
+    worker = QueueWorker(settings, service, conninfo, ticks=[tick])
 
     def stop(_signum: int, _frame: FrameType | None) -> None:
         worker.request_stop()

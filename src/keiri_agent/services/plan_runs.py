@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from keiri_agent.errors import UserInputError
+from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.events import Event
 from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.engine import PlanEngine
@@ -50,6 +50,7 @@ from keiri_agent.plans.run.run_state import find_state, plan_from_dict, read_sta
 from keiri_agent.plans.run.runner import RunResult
 from keiri_agent.runs.plan_kind import KIND
 from keiri_agent.runs.service import RunService
+from keiri_agent.runs.store import NewEvent
 from keiri_agent.services.jsonforms import decode_bytes
 
 log = logging.getLogger(__name__)
@@ -79,17 +80,39 @@ class PlanRuns:
         *,
         vars: Mapping[str, Any] | None = None,
         answers: Mapping[str, Any] | None = None,
+        scheduled: dict[str, Any] | None = None,
     ) -> str:
-        """Validate, save and queue a run of ``plan``; its run id.
+        """Validate, save and queue a run of ``plan``; its run id. ``scheduled``: the
+        schedule that started it (its first event, ``scheduled``).
 
         Raises what the engine raises before a run starts (``PlanValidationError``,
         ``UserInputError`` for vars/answers).
         """
         run_id = self.engine.prepare(plan, vars=vars, answers=decode_answers(answers or {}))
+        first = [NewEvent("plan", "scheduled", scheduled)] if scheduled is not None else []
         self.service.start(
-            KIND, run_id=run_id, subject=plan.id, title=plan.title or plan.id, inputs={}
+            KIND,
+            run_id=run_id,
+            subject=plan.id,
+            title=plan.title or plan.id,
+            inputs={},
+            first_events=first,
         )
         return run_id
+
+    def record_failed_start(
+        self, plan_id: str, error: KeiriAgentError, scheduled: dict[str, Any]
+    ) -> str:
+        """A scheduled run whose Plan could not start (no longer registered, invalid):
+        a failed run that says why; its run id."""
+        run = self.service.record_failed(
+            KIND,
+            subject=plan_id,
+            title=plan_id,
+            error=error.to_dict(),
+            first_events=[NewEvent("plan", "scheduled", scheduled)],
+        )
+        return run.run_id
 
     def resume(self, run_id: str, answers: Mapping[str, Any]) -> str:
         """Keep ``answers`` with a paused run and queue it again; its run id.

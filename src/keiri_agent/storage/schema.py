@@ -104,3 +104,29 @@ run_events = Table(
 """Every event of a run, numbered 1, 2, … without gaps, written once, read by any
 process: what an SSE client that reconnects with ``Last-Event-ID`` is sent (the rows
 after that seq)."""
+
+SCHEDULE_ID_MAX_LENGTH = 64
+
+schedules = Table(
+    "schedules",
+    metadata,
+    Column("schedule_id", String(SCHEDULE_ID_MAX_LENGTH), primary_key=True),
+    Column("plan_id", String(SESSION_ID_MAX_LENGTH), nullable=False),
+    Column("rule", Text, nullable=False),
+    Column("at", String(5), nullable=False),
+    Column("vars", JSON, nullable=False),
+    Column("paused", Boolean, nullable=False),
+    Column("next_at", Float, nullable=False),
+    Column("last_due_at", Float, nullable=True),
+    Column("last_run_id", String(RUN_ID_MAX_LENGTH), nullable=True),
+    Column("last_late", Boolean, nullable=False),
+    Column("owner", String(128), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Index("ix_schedules_next_at", "next_at"),
+)
+"""Plans that run by themselves (``runs.schedules``): the registered Plan, its rule (a
+business-day rule such as 「毎月第5営業日」 or a cron expression), the time of day
+(``HH:MM``, in ``schedule_timezone``; unused by cron), the vars of its runs, whether it
+is paused, when it is next due (``next_at``, epoch seconds) and its last run (when it
+was due, which run, whether it started late)."""
