@@ -39,6 +39,9 @@ export default function RootLayout({ children }: { children: React.ReactNode }) 
                 <Link href="/plans/">Plan</Link>
               </li>
               <li>
+                <Link href="/schedules/">予定</Link>
+              </li>
+              <li>
                 <a href={streamlitUrl} target="_blank" rel="noopener noreferrer">
                   データ分析・実行・設計（Streamlit）
                 </a>

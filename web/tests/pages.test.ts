@@ -1,3 +1,4 @@
+import { ruleLabel } from "@/components/pages/SchedulesView";
 import { describe, expect, it } from "vitest";
 import {
   confirmDeleteMessage,
@@ -85,5 +86,21 @@ describe("nodeTitle", () => {
     expect(nodeTitle(titles, "each[2]/check")).toBe("金額の確認");
     expect(nodeTitle(titles, "render")).toBe("render");
     expect(nodeTitle(undefined, "render")).toBe("render");
+  });
+});
+
+describe("ruleLabel", () => {
+  it("shows a business-day rule with its time, a cron expression as written", () => {
+    const base = {
+      schedule_id: "sch_1",
+      plan_id: "monthly",
+      paused: false,
+      next_at: "2026-12-07T09:30+09:00",
+      last_due_at: null,
+      last_run_id: null,
+      last_late: false,
+    };
+    expect(ruleLabel({ ...base, rule: "毎月第5営業日", at: "09:30" })).toBe("毎月第5営業日 09:30");
+    expect(ruleLabel({ ...base, rule: "0 9 * * 1-5", at: null })).toBe("0 9 * * 1-5（cron）");
   });
 });

@@ -1,0 +1,5 @@
+import SchedulesView from "@/components/pages/SchedulesView";
+
+export default function SchedulesPage() {
+  return <SchedulesView />;
+}
