@@ -104,3 +104,30 @@ def test_bad_schedules_are_refused_in_japanese_with_their_codes(
         assert "Traceback" not in answer.text
     assert missing.status_code == 404
     assert missing.json()["error"]["code"] == "SCHEDULE_NOT_FOUND"
+
+
+def test_a_scheduled_run_whose_plan_is_gone_is_shown_as_failed_saying_why(
+    tmp_path: Path, serve: Callable[..., LiveServer]
+) -> None:
+    settings = _workspace(tmp_path)
+    server = serve(settings)
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        schedule = client.post(
+            "/api/schedules", json={"plan_id": "greet", "rule": "毎月末営業日"}
+        ).json()
+        (tmp_path / "designs" / "greet.yaml").unlink()
+        engine = create_engine(settings)
+        ScheduleStore(engine).update(schedule["schedule_id"], next_at=time.time() - 1)
+        engine.dispose()
+        deadline = time.monotonic() + 30
+        while (shown := client.get("/api/schedules").json()["schedules"][0])["last_run_id"] is None:
+            assert time.monotonic() < deadline, "the due schedule never ran"
+            time.sleep(0.1)
+        run = client.get(f"/api/plans/runs/{shown['last_run_id']}")
+        events = stream_events(client, run.json()["events_url"])
+
+    assert run.status_code == 200, run.text
+    body = run.json()
+    assert body["status"] == "failed"
+    assert body["errors"][0]["code"] == "PLAN_NOT_FOUND"
+    assert [event.event for event in events] == ["scheduled", "failed"]

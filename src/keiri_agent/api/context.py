@@ -51,6 +51,7 @@ class ApiContext:
         self._research: ResearchService | None = None
         self._research_runs: ResearchRuns | None = None
         self._runs: ProcessRuns | None = None
+        self._started = False
         self._desks: dict[str, HelpDesk] = {}
         self._analysis: AnalysisAgent | None = None
         self._plans: PlanEngine | None = None
@@ -75,12 +76,17 @@ class ApiContext:
 
     @property
     def process_runs(self) -> ProcessRuns:
+        """Built on first use; once the server has started, also started then (a
+        database that was down at start-up does not leave runs without executor)."""
         research, plans = self.research, self.plans
         with self._lock:
             if self._runs is None:
                 from keiri_agent.runs.setup import ProcessRuns
 
-                self._runs = ProcessRuns(self.settings, research, plans)
+                runs = ProcessRuns(self.settings, research, plans)
+                if self._started:
+                    runs.start()
+                self._runs = runs
             return self._runs
 
     @property
@@ -159,13 +165,12 @@ class ApiContext:
         first request is not the one that waits for it; continue the runs a dead
         process left (and keep looking for them: ``runs.executors``); then start the
         daily purge (``services.retention``)."""
+        self._started = True
         try:
-            runs = self.process_runs
-            research = self.research_runs
-        except Exception as error:  # e.g. the database is down: requests will say so
+            research = self.research_runs  # builds and starts the run service
+        except Exception as error:  # e.g. the database is down: built on the next request
             log.warning("runs not ready at start-up: %s", mask_text(str(error)))
         else:
-            runs.start()
             with contextlib.suppress(KeiriAgentError):  # no knowledge base yet: said on use
                 research.check_sources([])
         from keiri_agent.services.retention import PurgeSchedule

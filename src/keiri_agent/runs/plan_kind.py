@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from keiri_agent.errors import RunInProgressError
 from keiri_agent.events import EventSource
 from keiri_agent.plans.engine import PlanEngine
 from keiri_agent.runs.records import Run, RunStatus
@@ -36,9 +37,12 @@ class PlanKind:
         self.engine = engine
 
     def execute(self, run: Run, context: RunContext) -> Outcome:
-        result = self.engine.continue_run(
-            run.run_id, on_event=context.on_event, cancel_event=context.cancel_event
-        )
+        try:
+            result = self.engine.continue_run(
+                run.run_id, on_event=context.on_event, cancel_event=context.cancel_event
+            )
+        except RunInProgressError:  # answers being saved, or a stale invocation: later
+            return Outcome("queued")
         summary: dict[str, Any] = {
             "plan_status": result.status,
             "waiting": [item["node_id"] for item in result.waiting],

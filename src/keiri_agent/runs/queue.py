@@ -3,7 +3,7 @@ worker processes, on any machine that reaches the database and the workspace.
 
 - ``QueueDispatch`` is the run service's ``dispatch`` where the application database
   is PostgreSQL: it puts a job naming the run in the queue (at most one waiting job
-  per run) and returns; ``keiri-agent serve`` only enqueues.
+  per run) and returns.
 - ``QueueWorker`` is what ``keiri-agent worker`` runs (and ``serve`` too, unless
   ``KEIRI_AGENT_RUN_EXECUTE_IN_SERVE`` is false): procrastinate's worker takes jobs
   and calls ``RunService.execute`` on ``run_concurrency`` threads; every
@@ -39,6 +39,8 @@ QUEUE = "keiri-runs"
 TASK = "keiri_agent.execute_run"
 FETCH_POLL_S = 1.0
 """How often an idle worker looks for jobs when no notification arrived."""
+RESTART_S = 5
+"""How long a worker whose connection failed waits before it starts again."""
 
 
 def is_postgres(settings: Settings) -> bool:
@@ -172,7 +174,10 @@ class QueueWorker:
             self._ready.set()
 
     def run(self) -> None:
-        asyncio.run(self._main())
+        """Execute runs until ``stop`` (a database out of reach at start-up is
+        STORE_UNREACHABLE; later outages are waited out)."""
+        with store_errors(self.conninfo):
+            asyncio.run(self._main())
 
     def request_stop(self) -> None:
         """Stop taking jobs, without waiting (a signal handler's part); the runs
@@ -204,29 +209,39 @@ class QueueWorker:
         )
         execute: Callable[[str], None] = self.service.execute
         app.task(name=TASK, queue=QUEUE)(_execute_run(execute))
+        stopped = asyncio.create_task(self._stopping.wait())
         async with app.open_async():
-            worker = asyncio.create_task(
-                app.run_worker_async(
-                    queues=[QUEUE],
-                    concurrency=concurrency,
-                    install_signal_handlers=False,
-                    update_heartbeat_interval=self.settings.run_heartbeat_s,
-                    stalled_worker_timeout=self.settings.run_lease_s,
-                    fetch_job_polling_interval=FETCH_POLL_S,
-                    delete_jobs="always",
-                    shutdown_graceful_timeout=self.settings.run_lease_s,
-                )
-            )
             recovery = asyncio.create_task(self._recover_loop(app))
             self._ready.set()
-            stopped = asyncio.create_task(self._stopping.wait())
-            await asyncio.wait({worker, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            while not stopped.done():
+                worker = asyncio.create_task(
+                    app.run_worker_async(
+                        queues=[QUEUE],
+                        concurrency=concurrency,
+                        install_signal_handlers=False,
+                        update_heartbeat_interval=self.settings.run_heartbeat_s,
+                        stalled_worker_timeout=self.settings.run_lease_s,
+                        fetch_job_polling_interval=FETCH_POLL_S,
+                        delete_jobs="always",
+                        shutdown_graceful_timeout=self.settings.run_lease_s,
+                    )
+                )
+                await asyncio.wait({worker, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                if not worker.done():
+                    worker.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await worker
+                    break
+                failure = None if worker.cancelled() else worker.exception()
+                if failure is not None:  # e.g. the database went away: start again
+                    log.warning(
+                        "the run queue worker stopped (%s); starting again in %d s",
+                        mask_text(str(failure)),
+                        RESTART_S,
+                    )
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(stopped), RESTART_S)
             recovery.cancel()
-            worker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await worker
-            if worker.done() and not worker.cancelled() and worker.exception() is not None:
-                raise worker.exception()  # type: ignore[misc]
 
     async def _recover_loop(self, app: Any) -> None:
         from procrastinate.jobs import Status

@@ -13,6 +13,16 @@ FINISHED: frozenset[str] = frozenset({"success", "failed", "cancelled"})
 """Statuses a run never leaves."""
 SETTLED: frozenset[str] = FINISHED | {"waiting"}
 """Statuses in which nothing executes: finished, or waiting for a person's answers."""
+STATUS_JA = {
+    "queued": "順番待ち",
+    "running": "実行中",
+    "waiting": "入力待ち",
+    "paused": "入力待ち",
+    "success": "成功",
+    "failed": "失敗",
+    "cancelled": "中止",
+}
+"""How a status is said to a user."""
 
 
 @dataclass(frozen=True)

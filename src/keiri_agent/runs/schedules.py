@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import re
 import time
 import uuid
@@ -40,6 +41,8 @@ from keiri_agent.storage.schema import schedules
 
 if TYPE_CHECKING:
     from keiri_agent.services.plan_runs import PlanRuns
+
+log = logging.getLogger(__name__)
 
 LATE_AFTER_S = 120.0
 """A run that starts this long after it was due says it was late."""
@@ -343,41 +346,59 @@ class Scheduler:
         moment = time.time() if now is None else now
         started = []
         for schedule in self.schedules.store.due(moment):
-            after = dt.datetime.fromtimestamp(moment, dt.UTC)
             try:
-                upcoming = self.schedules.next_due(schedule.rule, schedule.at, after).timestamp()
-            except UserInputError:  # a rule this version cannot read: pause it, say why
-                self.schedules.store.update(schedule.schedule_id, paused=True)
+                run_id = self._fire(schedule, moment)
+            except Exception:  # one schedule's failure does not stop the others
+                log.exception("schedule %s could not start its run", schedule.schedule_id)
                 continue
-            if not self.schedules.store.claim(schedule, upcoming):
-                continue  # another process started it
-            late_by = moment - schedule.next_at
-            late = late_by > LATE_AFTER_S
-            scheduled = {
-                "schedule_id": schedule.schedule_id,
-                "rule": schedule.rule,
-                "due_at": _local(schedule.next_at, self.schedules.tz),
-                "late": late,
-                "late_by_s": round(max(late_by, 0.0)),
-            }
-            run_id = self._start(schedule, scheduled)
-            self.schedules.store.update(
-                schedule.schedule_id,
-                last_due_at=schedule.next_at,
-                last_run_id=run_id,
-                last_late=late,
-            )
             if run_id is not None:
                 started.append(run_id)
         return started
 
-    def _start(self, schedule: Schedule, scheduled: dict[str, Any]) -> str | None:
+    def _fire(self, schedule: Schedule, moment: float) -> str | None:
+        """Start one due schedule's run (``None`` when another process did)."""
+        after = dt.datetime.fromtimestamp(moment, dt.UTC)
+        try:
+            upcoming = self.schedules.next_due(schedule.rule, schedule.at, after).timestamp()
+        except UserInputError as error:  # a rule this version cannot read: pause it
+            log.warning("schedule %s paused: %s", schedule.schedule_id, error.message)
+            self.schedules.store.update(schedule.schedule_id, paused=True)
+            return None
+        if not self.schedules.store.claim(schedule, upcoming):
+            return None  # another process started it
+        late_by = moment - schedule.next_at
+        late = late_by > LATE_AFTER_S
+        scheduled = {
+            "schedule_id": schedule.schedule_id,
+            "rule": schedule.rule,
+            "due_at": _local(schedule.next_at, self.schedules.tz),
+            "late": late,
+            "late_by_s": round(max(late_by, 0.0)),
+        }
+        run_id = self._start(schedule, scheduled)
+        self.schedules.store.update(
+            schedule.schedule_id,
+            last_due_at=schedule.next_at,
+            last_run_id=run_id,
+            last_late=late,
+        )
+        return run_id
+
+    def _start(self, schedule: Schedule, scheduled: dict[str, Any]) -> str:
         """The run of one due schedule; a Plan that cannot start is a failed run that
         says why (the schedule goes on)."""
-        from keiri_agent.errors import KeiriAgentError
+        from keiri_agent.errors import ExecutionError, KeiriAgentError
 
         try:
             plan = self.plan_runs.engine.store.load(schedule.plan_id)
             return self.plan_runs.start(plan, vars=schedule.vars, scheduled=scheduled)
         except KeiriAgentError as error:
             return self.plan_runs.record_failed_start(schedule.plan_id, error, scheduled)
+        except Exception as error:  # e.g. the disk is full: still a run that says so
+            log.exception("schedule %s: the run could not start", schedule.schedule_id)
+            failure = ExecutionError(
+                "予定の実行を開始できませんでした",
+                hint="サーバーのログを管理者に送ってください。次回の予定は通常どおり実行します",
+                details={"type": type(error).__name__},
+            )
+            return self.plan_runs.record_failed_start(schedule.plan_id, failure, scheduled)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import logging
 import os
 import socket
@@ -39,13 +40,24 @@ from typing import Any, Protocol
 from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.events import Event, EventSource
 from keiri_agent.masking import mask_secrets
-from keiri_agent.runs.records import Run, RunStatus
+from keiri_agent.runs.records import STATUS_JA, Run, RunStatus
 from keiri_agent.runs.store import EVENT_BATCH, LeaseLost, NewEvent, RunStore
 
 log = logging.getLogger(__name__)
 
-WORKER = f"{socket.gethostname()}:{os.getpid()}"
-"""This process, as recorded in ``runs.worker`` while it executes a run."""
+
+def _pid_namespace() -> str:
+    """This process's pid namespace (containers sharing a host name differ in it)."""
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return "0"
+
+
+WORKER = f"{socket.gethostname()}/{_pid_namespace()}:{os.getpid()}"
+"""This process, as recorded in ``runs.worker`` while it executes a run: host name and
+pid namespace, then pid — a process of the same host and namespace whose pid is gone
+is known dead at once (``recover``)."""
 
 Dispatch = Callable[[str], None]
 """Hands a run id to whatever executes runs (``runs.executors``)."""
@@ -63,7 +75,9 @@ class Timing:
 
 @dataclass
 class Outcome:
-    """How one attempt ended: a finished status, or ``waiting`` for answers."""
+    """How one attempt ended: a finished status, ``waiting`` for answers, or
+    ``queued``: the run could not be worked on now (its state is held elsewhere for a
+    moment) and goes back to the queue."""
 
     status: RunStatus
     result: dict[str, Any] | None = None
@@ -171,8 +185,16 @@ class RunService:
         )
         for event in first_events:
             self.store.transition(run.run_id, ["queued"], {}, event)
-        self.dispatch(run.run_id)
+        self._dispatch(run.run_id)
         return self.require(run.run_id)
+
+    def _dispatch(self, run_id: str) -> None:
+        """Hand the run over; when the queue cannot take it now, the run stays
+        ``queued`` and the next recovery pass dispatches it."""
+        try:
+            self.dispatch(run_id)
+        except KeiriAgentError as error:
+            log.warning("run %s: not dispatched yet (%s); recovery will", run_id, error.code)
 
     def record_failed(
         self,
@@ -243,13 +265,14 @@ class RunService:
         if self.store.transition(run_id, ["waiting"], {"status": "queued"}, event) is None:
             current = self.require(run_id)
             raise UserInputError(
-                f"実行 {run_id} は入力を待っていないため、再開できません（状態: {current.status}）",
+                f"実行 {run_id} は入力を待っていないため、再開できません"
+                f"（状態: {STATUS_JA.get(current.status, current.status)}）",
                 code="RUN_NOT_RESUMABLE",
                 hint="状態が「入力待ち」の実行だけに回答を送れます",
                 details={"run_id": run_id, "status": current.status},
             )
         self._waiters.wake(run_id)
-        self.dispatch(run_id)
+        self._dispatch(run_id)
         return self.require(run_id)
 
     # --- executing (what a worker calls) -------------------------------------------
@@ -258,8 +281,11 @@ class RunService:
         """Claim the run and execute one attempt of it; returns at once when another
         worker owns it or it has nothing left to do. Never raises for the run's own
         failure: the run's status and events say how it ended."""
+        if self._closing:
+            return  # this process stops: the run stays queued for the next one
         run = self.store.claim(run_id, self.worker, self.timing.lease_s)
         if run is None:
+            self._cancel_if_asked(run_id, ["queued"])
             return
         kind = self.kinds.get(run.kind)
         cancel = threading.Event()
@@ -278,8 +304,10 @@ class RunService:
                 outcome = self._attempt(kind, run, emitter, cancel)
             if emitter.lost:
                 pass  # another worker owns the run now
+            elif outcome.status == "queued":  # busy elsewhere for a moment: try again later
+                self._release(run, emitter, reason="busy")
             elif outcome.status == "cancelled" and self._closing and not self._user_cancelled(run):
-                self._release(run, emitter)
+                self._release(run, emitter, reason="shutdown")
             else:
                 self._settle(run, outcome, emitter)
         finally:
@@ -319,20 +347,35 @@ class RunService:
             )
         except LeaseLost:
             log.warning("run %s: lease lost before it settled", run.run_id)
+            return
+        if outcome.status == "waiting":
+            self._cancel_if_asked(run.run_id, ["waiting"])
+
+    def _cancel_if_asked(self, run_id: str, statuses: list[str]) -> None:
+        """A run that stopped in ``statuses`` after someone asked to cancel it (the
+        ask came while it was running) ends ``cancelled`` now."""
+        current = self.store.get(run_id)
+        if current is None or not current.cancel_requested or current.status not in statuses:
+            return
+        event = NewEvent(self._source(current), "cancelled", {"status": "cancelled"})
+        self.store.transition(run_id, statuses, {"status": "cancelled"}, event)
+        self._waiters.wake(run_id)
 
     def _user_cancelled(self, run: Run) -> bool:
         current = self.store.get(run.run_id)
         return current is None or current.cancel_requested
 
-    def _release(self, run: Run, emitter: _Emitter) -> None:
-        """This process is shutting down: the run goes back to the queue (the next
-        process or another worker continues it), it was not cancelled by anyone."""
-        event = NewEvent(
-            emitter.source, "run_requeued", {"attempt": run.attempt, "reason": "shutdown"}
-        )
+    def _release(self, run: Run, emitter: _Emitter, *, reason: str) -> None:
+        """The run goes back to the queue, not cancelled by anyone: this process is
+        shutting down (``shutdown``: the next process or another worker continues it),
+        or its state is held by another invocation for a moment (``busy``)."""
+        event = NewEvent(emitter.source, "run_requeued", {"attempt": run.attempt, "reason": reason})
         values = {"status": "queued", "worker": "", "lease_until": 0.0}
         if self.store.transition(run.run_id, ["running"], values, event, attempt=run.attempt):
-            log.info("run %s: queued again (this process stops)", run.run_id)
+            log.info("run %s: queued again (%s)", run.run_id, reason)
+            self._cancel_if_asked(run.run_id, ["queued"])
+            if reason == "shutdown":
+                self._dispatch(run.run_id)  # another worker may take it at once
 
     def _beat(self, run: Run, cancel: threading.Event, stop: threading.Event) -> None:
         while not stop.wait(self.timing.heartbeat_s):
@@ -344,7 +387,9 @@ class RunService:
                 cancel.set()
                 return
             except KeiriAgentError as error:  # the store is out of reach: try again
-                log.warning("run %s: heartbeat failed: %s", run.run_id, error)
+                log.warning("run %s: heartbeat failed: %s", run.run_id, error.code)
+            except Exception:  # never let the beat die while the run goes on
+                log.exception("run %s: heartbeat failed", run.run_id)
 
     # --- following ------------------------------------------------------------------
 
@@ -398,8 +443,14 @@ class RunService:
                 log.warning("run %s: its worker %s is gone; queued again", run.run_id, run.worker)
                 requeued.append(run.run_id)
                 self._waiters.wake(run.run_id)
-        for run in self.store.find(statuses=["queued"], limit=1000):
-            self.dispatch(run.run_id)
+        for run_id in requeued:
+            self._dispatch(run_id)
+        stale = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=self.timing.lease_s / 2)
+        for run in self.store.queued_before(stale):
+            if run.cancel_requested:
+                self._cancel_if_asked(run.run_id, ["queued"])
+            else:
+                self._dispatch(run.run_id)  # its dispatch was lost, or its process died
         return requeued
 
     def _expire_dead_local_workers(self) -> None:

@@ -249,6 +249,17 @@ class RunStore:
                 .values(lease_until=0.0)
             ).rowcount
 
+    def queued_before(self, moment: datetime, limit: int = 200) -> list[Run]:
+        """Runs queued and unchanged since before ``moment``, oldest first."""
+        query = (
+            select(runs)
+            .where(runs.c.status == "queued", runs.c.updated_at < moment)
+            .order_by(runs.c.created_at, runs.c.run_id)
+            .limit(limit)
+        )
+        with self.engine.connect() as connection:
+            return [_run(row._mapping) for row in connection.execute(query)]
+
     def expired(self, now: float) -> list[Run]:
         """Running runs whose lease ended before ``now``: their worker is gone."""
         with self.engine.connect() as connection:

@@ -34,6 +34,7 @@ routes call.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator, Collection, Mapping
@@ -49,6 +50,7 @@ from keiri_agent.plans.run.run_log import safe_path_part
 from keiri_agent.plans.run.run_state import find_state, plan_from_dict, read_state
 from keiri_agent.plans.run.runner import RunResult
 from keiri_agent.runs.plan_kind import KIND
+from keiri_agent.runs.records import STATUS_JA, iso
 from keiri_agent.runs.service import RunService
 from keiri_agent.runs.store import NewEvent
 from keiri_agent.services.jsonforms import decode_bytes
@@ -117,10 +119,19 @@ class PlanRuns:
     def resume(self, run_id: str, answers: Mapping[str, Any]) -> str:
         """Keep ``answers`` with a paused run and queue it again; its run id.
 
-        Raises ``UserInputError`` (unknown run, RUN_NOT_RESUMABLE) and
-        ``RunInProgressError`` (running) before anything changes.
+        Raises ``UserInputError`` (unknown run, RUN_NOT_RESUMABLE: not paused, or
+        cancelled while it waited) and ``RunInProgressError`` (running).
         """
         self.state_file(run_id)  # a bad or unknown id fails here
+        known = self.service.get(run_id)
+        if known is not None and known.status != "waiting":
+            raise UserInputError(
+                f"実行 {run_id} は入力を待っていないため、回答を受け付けられません"
+                f"（状態: {STATUS_JA.get(known.status, known.status)}）",
+                code="RUN_NOT_RESUMABLE",
+                hint="状態が「入力待ち」の実行だけに回答を送れます",
+                details={"run_id": run_id, "status": known.status},
+            )
         self.engine.add_answers(run_id, decode_answers(answers))
         if self.service.get(run_id) is None:  # paused before the run service kept runs
             plan = self.plan(run_id)
@@ -176,12 +187,49 @@ class PlanRuns:
 
     def recent(self, plan_ids: Collection[str], limit: int = RECENT_RUNS_LIMIT) -> list[RunSummary]:
         """The runs of the plan known by ``plan_ids`` (its id in ``designs/`` and the id
-        its YAML declares), most recently updated first, at most ``limit``."""
-        return recent_runs(self.runs_dir, plan_ids, limit)
+        its YAML declares), most recently updated first, at most ``limit``: from the
+        state files, with the run service's status where it knows the run (a run
+        cancelled while queued), and the runs that never got a state (a scheduled run
+        whose Plan could not start)."""
+        found = {run.run_id: run for run in recent_runs(self.runs_dir, plan_ids, limit)}
+        for run in self.service.store.find(kind=KIND, subjects=list(plan_ids), limit=limit):
+            status = _PLAN_WORDS.get(run.status, run.status)
+            known = found.get(run.run_id)
+            if known is not None:
+                found[run.run_id] = dataclasses.replace(known, status=status)
+            else:
+                found[run.run_id] = RunSummary(
+                    run.run_id, run.subject, status, iso(run.created_at), iso(run.updated_at)
+                )
+        ordered = sorted(
+            found.values(),
+            key=lambda run: (run.updated_at, run.started_at, run.run_id),
+            reverse=True,
+        )
+        return ordered[:limit]
+
+    def without_state(self, run_id: str) -> dict[str, Any] | None:
+        """A Plan run the run service knows but that never got a state file (a
+        scheduled run whose Plan could not start), in the JSON form of a run; None
+        for any other id."""
+        run = self.service.get(run_id)
+        if run is None or run.kind != KIND:
+            return None
+        return {
+            "run_id": run.run_id,
+            "plan_id": run.subject,
+            "status": _PLAN_WORDS.get(run.status, run.status),
+            "outputs": {},
+            "errors": [run.error] if run.error else [],
+            "waiting": [],
+            "title": run.title,
+            "node_titles": {},
+        }
 
     def follow(self, run_id: str, after: int = 0) -> AsyncIterator[Event | None]:
         """The run's events numbered after ``after`` (see ``RunService.follow``)."""
-        self.state_file(run_id)
+        if self.service.get(run_id) is None:
+            self.state_file(run_id)  # RUN_NOT_FOUND, or a run from before the run service
         return self.service.follow(run_id, after)
 
 

@@ -26,6 +26,7 @@ from keiri_agent.api.errors import ApiError, not_found
 from keiri_agent.api.run_starts import count_run_start
 from keiri_agent.errors import UserInputError
 from keiri_agent.plans.dsl.loader import load_plan_file
+from keiri_agent.runs.records import STATUS_JA
 from keiri_agent.services.jsonforms import is_file_value, run_result_json
 from keiri_agent.services.plan_inputs import locate_plan_id
 from keiri_agent.services.plan_outputs import node_title, node_titles
@@ -72,7 +73,13 @@ def plan_run(run_id: str, context: Context) -> dict[str, Any]:
     outputs (bytes inline as base64), errors, and ``waiting``: the nodes paused for
     input with what they ask and their ``title``. ``title`` is the Plan's title,
     ``node_titles`` every node id → its title (its id when it has none)."""
-    result = context.plan_runs.result(run_id)
+    try:
+        result = context.plan_runs.result(run_id)
+    except UserInputError as error:
+        unstarted = context.plan_runs.without_state(run_id)
+        if error.code != "RUN_NOT_FOUND" or unstarted is None:
+            raise
+        return {**unstarted, "events_url": f"/api/plans/runs/{run_id}/events"}
     plan = context.plan_runs.plan(run_id)
     titles = node_titles(plan)
     payload = run_result_json(result)
@@ -110,7 +117,8 @@ def cancel_plan_run(run_id: str, context: Context) -> dict[str, Any]:
         raise ApiError(
             409,
             "RUN_ALREADY_FINISHED",
-            f"実行 {run_id} はすでに終わっています（状態: {runs.status(run_id)}）",
+            f"実行 {run_id} はすでに終わっています"
+            f"（状態: {STATUS_JA.get(runs.status(run_id), runs.status(run_id))}）",
             f"Run {run_id} has already finished",
             "終わった実行は取り消す必要はありません",
             "A finished run needs no cancel",
@@ -132,7 +140,6 @@ def plan_run_events(
 ) -> StreamingResponse:
     """The run's events (source ``plan``) as SSE; ``Last-Event-ID`` (header or query)
     resumes after it. Ends when the run is paused or finished."""
-    context.plan_runs.state_file(run_id)
     after = sse.last_event_id(request, last_event_id)
     events = context.plan_runs.follow(run_id, after)
     return sse.stream(events, context.settings.api_heartbeat_s)
