@@ -194,19 +194,7 @@ def app_database_url(request: pytest.FixtureRequest, keiri_home: Path) -> Iterat
     if request.param == "sqlite":
         yield f"sqlite:///{keiri_home / 'app.db'}"
         return
-    import sqlalchemy
-
-    server = sqlalchemy.make_url(request.getfixturevalue("postgres_url"))
-    name = f"keiri_test_{uuid.uuid4().hex[:12]}"
-    admin = sqlalchemy.create_engine(server, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as connection:
-            connection.execute(sqlalchemy.text(f'CREATE DATABASE "{name}"'))
-        yield server.set(database=name).render_as_string(hide_password=False)
-        with admin.connect() as connection:
-            connection.execute(sqlalchemy.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-    finally:
-        admin.dispose()
+    yield request.getfixturevalue("postgres_database")
 
 
 @pytest.fixture

@@ -6,14 +6,12 @@ through B; ``--workers 2`` starts two processes that both answer."""
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 import httpx
 import pytest
-import sqlalchemy
 from api_support import (
     READY_S,
     ServeProcess,
@@ -27,19 +25,9 @@ from keiri_agent.services.research import EXAMPLE_QUESTION, SAMPLE_KB
 
 
 @pytest.fixture
-def database_url(postgres_url: str) -> Iterator[str]:
+def database_url(postgres_database: str) -> str:
     """A fresh database on the throwaway PostgreSQL server (dropped afterwards)."""
-    server = sqlalchemy.make_url(postgres_url)
-    name = f"keiri_multi_{uuid.uuid4().hex[:12]}"
-    admin = sqlalchemy.create_engine(server, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as connection:
-            connection.execute(sqlalchemy.text(f'CREATE DATABASE "{name}"'))
-        yield server.set(database=name).render_as_string(hide_password=False)
-        with admin.connect() as connection:
-            connection.execute(sqlalchemy.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-    finally:
-        admin.dispose()
+    return postgres_database
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from keiri_agent.errors import UserInputError
 from keiri_agent.events import utc_timestamp
 
 RunStatus = Literal["queued", "running", "waiting", "success", "failed", "cancelled"]
@@ -76,3 +77,13 @@ def iso(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return utc_timestamp(moment)
+
+
+def run_not_found(run_id: str) -> UserInputError:
+    """RUN_NOT_FOUND for an id that names no run."""
+    return UserInputError(
+        f"実行 {run_id!r} が見つかりません",
+        code="RUN_NOT_FOUND",
+        hint="開始したときに返された実行 ID（run_1a2b3c4d5e6f のような形）を指定してください",
+        details={"run_id": run_id},
+    )

@@ -40,7 +40,7 @@ from typing import Any, Protocol
 from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.events import Event, EventSource
 from keiri_agent.masking import mask_secrets
-from keiri_agent.runs.records import STATUS_JA, Run, RunStatus
+from keiri_agent.runs.records import STATUS_JA, Run, RunStatus, run_not_found
 from keiri_agent.runs.store import EVENT_BATCH, LeaseLost, NewEvent, RunStore
 
 log = logging.getLogger(__name__)
@@ -228,13 +228,7 @@ class RunService:
         """The run, or RUN_NOT_FOUND."""
         run = self.store.get(run_id)
         if run is None:
-            raise UserInputError(
-                f"実行 {run_id!r} が見つかりません",
-                code="RUN_NOT_FOUND",
-                hint="開始したときに返された実行 ID"
-                "（run_1a2b3c4d5e6f のような形）を指定してください",
-                details={"run_id": run_id},
-            )
+            raise run_not_found(run_id)
         return run
 
     def cancel(self, run_id: str) -> Run | None:

@@ -50,7 +50,7 @@ from keiri_agent.plans.run.run_log import safe_path_part
 from keiri_agent.plans.run.run_state import find_state, plan_from_dict, read_state
 from keiri_agent.plans.run.runner import RunResult
 from keiri_agent.runs.plan_kind import KIND
-from keiri_agent.runs.records import STATUS_JA, iso
+from keiri_agent.runs.records import STATUS_JA, iso, run_not_found
 from keiri_agent.runs.service import RunService
 from keiri_agent.runs.store import NewEvent
 from keiri_agent.services.jsonforms import decode_bytes
@@ -161,13 +161,7 @@ class PlanRuns:
         except UserInputError as error:
             if "runs_dir" not in error.details:
                 raise  # a malformed id
-            raise UserInputError(
-                f"実行 {run_id!r} が見つかりません",
-                code="RUN_NOT_FOUND",
-                hint="開始したときに返された実行 ID"
-                "（run_1a2b3c4d5e6f のような形）を指定してください",
-                details={"run_id": run_id},
-            ) from None
+            raise run_not_found(run_id) from None
 
     def result(self, run_id: str) -> RunResult:
         """The run as last saved: status, outputs, errors, the nodes waiting for input."""

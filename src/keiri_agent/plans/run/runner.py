@@ -123,6 +123,26 @@ def _check_answers(answers: Mapping[str, Any] | None) -> dict[str, Any]:
     return checked
 
 
+def _new_state(
+    plan: Plan, vars: Mapping[str, Any] | None, answers: Mapping[str, Any] | None, status: str
+) -> RunState:
+    """The state of a new run of ``plan`` (a new run id); StateEncodingError for vars or
+    answers the state cannot store."""
+    overrides = dict(vars or {})
+    _check_storable("vars", overrides)
+    checked_answers = _check_answers(answers)
+    run_id = f"run_{uuid.uuid4().hex[:12]}"
+    return RunState(
+        run_id=run_id,
+        plan_id=plan.id,
+        plan=plan_to_dict(plan),
+        log_path=log_relative_path(plan.id, run_id),
+        status=status,
+        vars=overrides,
+        answers=checked_answers,
+    )
+
+
 def _check_storable(what: str, value: Any) -> None:
     found = unsupported_value(value)
     if found:
@@ -175,20 +195,9 @@ class PlanRunner:
         StateEncodingError for vars/answers the state cannot store. The new run is
         owned (locked) before its state file first exists.
         """
-        overrides = dict(vars or {})
-        _check_storable("vars", overrides)
-        checked_answers = _check_answers(answers)
-        run_id = f"run_{uuid.uuid4().hex[:12]}"
-        state = RunState(
-            run_id=run_id,
-            plan_id=plan.id,
-            plan=plan_to_dict(plan),
-            log_path=log_relative_path(plan.id, run_id),
-            vars=overrides,
-            answers=checked_answers,
-        )
+        state = _new_state(plan, vars, answers, "running")
         top_vars = self._checked_vars(plan, state)  # a plan that cannot run leaves no file
-        with RunLock(state_path(self.runs_dir, plan.id, run_id), run_id):
+        with RunLock(state_path(self.runs_dir, plan.id, state.run_id), state.run_id):
             return self._invoke(state, plan, top_vars, "start", on_event, cancel_event)
 
     def prepare(
@@ -204,24 +213,11 @@ class PlanRunner:
         the same ``runs_dir`` (the run service's workers). Raises what ``start`` raises
         before a run starts.
         """
-        overrides = dict(vars or {})
-        _check_storable("vars", overrides)
-        checked_answers = _check_answers(answers)
-        run_id = f"run_{uuid.uuid4().hex[:12]}"
-        state = RunState(
-            run_id=run_id,
-            plan_id=plan.id,
-            plan=plan_to_dict(plan),
-            log_path=log_relative_path(plan.id, run_id),
-            status="queued",
-            vars=overrides,
-            answers=checked_answers,
-        )
+        state = _new_state(plan, vars, answers, "queued")
         self._checked_vars(plan, state)
-        path = state_path(self.runs_dir, plan.id, run_id)
-        with RunLock(path, run_id):
+        with RunLock(state_path(self.runs_dir, plan.id, state.run_id), state.run_id):
             save_state(self.runs_dir, state)
-        return run_id
+        return state.run_id
 
     def add_answers(self, run_id: str, answers: Mapping[str, Any]) -> None:
         """Keep ``answers`` with a paused run, for the ``continue_run`` that follows.
