@@ -306,11 +306,13 @@ def worker(
     ] = None,
 ) -> None:
     """実行キュー（PostgreSQL）の調査・Plan の実行を受け取って実行します（複数台で起動可）。"""
+    from keiri_agent.runs.queue import queue_conninfo
     from keiri_agent.runs.worker import run_worker
 
     collect_as_usual()
     try:
         settings = common_settings()
+        queue_conninfo(settings)  # no queue without PostgreSQL: said before anything starts
         if concurrency is not None:
             settings = settings.model_copy(update={"run_concurrency": concurrency})
         err_console.print(

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from keiri_agent.runs.schedules import Schedule, Schedules
 
 schedule_app = KeiriTyper(
-    name="schedule", help="Plan の実行予定（営業日のルール）。", no_args_is_help=True
+    name="schedule",
+    help="Plan を自動で実行する予定（営業日のルール・cron）。",
+    no_args_is_help=True,
 )
 
 
