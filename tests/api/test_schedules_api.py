@@ -89,8 +89,12 @@ def test_schedules_are_managed_and_a_due_one_runs_by_itself(
 def test_bad_schedules_are_refused_in_japanese_with_their_codes(
     tmp_path: Path, serve: Callable[..., LiveServer]
 ) -> None:
-    server = serve(_workspace(tmp_path))
+    settings = _workspace(tmp_path)
+    broken = PLAN.replace("id: greet", "id: broken").replace("text.template", "no.such_block")
+    (tmp_path / "designs" / "broken.yaml").write_text(broken, encoding="utf-8")
+    server = serve(settings)
     cases = [
+        ({"plan_id": "broken", "rule": "毎月末営業日"}, 400, "PLAN_INVALID"),
         ({"plan_id": "greet", "rule": "毎日"}, 400, "SCHEDULE_RULE_INVALID"),
         ({"plan_id": "greet", "rule": "毎月末営業日", "at": "9時"}, 400, "SCHEDULE_TIME_INVALID"),
         ({"plan_id": "nope", "rule": "毎月末営業日"}, 404, "PLAN_NOT_FOUND"),

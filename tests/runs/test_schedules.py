@@ -201,6 +201,7 @@ def test_the_cli_adds_lists_pauses_and_deletes_schedules(keiri_home: Path) -> No
         (["schedule", "add", "greet", "毎日"], "SCHEDULE_RULE_INVALID"),
         (["schedule", "add", "greet", "毎月末営業日", "--at", "9時"], "SCHEDULE_TIME_INVALID"),
         (["schedule", "pause", "sch_nope"], "SCHEDULE_NOT_FOUND"),
+        (["schedule", "add", "broken", "毎月末営業日"], "PLAN_INVALID"),
     ],
 )
 def test_bad_schedule_input_is_a_japanese_error_with_its_code(
@@ -208,6 +209,8 @@ def test_bad_schedule_input_is_a_japanese_error_with_its_code(
 ) -> None:
     (keiri_home / "designs").mkdir()
     (keiri_home / "designs" / "greet.yaml").write_text(PLAN, encoding="utf-8")
+    broken = PLAN.replace("id: greet", "id: broken").replace("text.template", "no.such_block")
+    (keiri_home / "designs" / "broken.yaml").write_text(broken, encoding="utf-8")
     result = CliRunner().invoke(app, [*args, "--json"])
     assert result.exit_code != 0
     assert json.loads(result.stdout)["error"]["code"] == code

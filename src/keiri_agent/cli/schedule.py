@@ -138,14 +138,15 @@ def add_command(
     as_json: JsonOption = False,
 ) -> None:
     """登録済みの Plan を、ルールに従って自動で実行する予定を追加します。"""
-    from keiri_agent.plans.store import PlanStore
+    from keiri_agent.plans.engine import PlanEngine
+    from keiri_agent.runs.schedules import check_plan
     from keiri_agent.services.plan_inputs import locate_plan_id, parse_var_assignments
-    from keiri_agent.workspace import Workspace
 
     try:
-        designs = Workspace.from_settings(settings()).designs
-        locate_plan_id(PlanStore(designs), plan)  # a Plan that is not registered: said now
+        engine = PlanEngine(settings())
+        locate_plan_id(engine.store, plan)  # a Plan that is not registered: said now
         values = parse_var_assignments(var)
+        check_plan(engine, plan, values)  # a Plan that would fail at its first date: now
         schedules = _schedules()
         schedule = schedules.add(plan, rule, at=at, vars=values)
     except KeiriAgentError as error:

@@ -40,6 +40,7 @@ from keiri_agent.plans.schedule_rules import next_dates, parse_rule
 from keiri_agent.storage.schema import schedules
 
 if TYPE_CHECKING:
+    from keiri_agent.plans.engine import PlanEngine
     from keiri_agent.services.plan_runs import PlanRuns
 
 log = logging.getLogger(__name__)
@@ -149,6 +150,13 @@ def _time_of_day(at: str) -> tuple[int, int]:
             details={"at": at},
         )
     return int(match["h"]), int(match["m"])
+
+
+def check_plan(engine: PlanEngine, plan_id: str, vars: Mapping[str, Any]) -> None:
+    """The registered Plan ``plan_id`` loads and validates with ``vars``, now — not at
+    its first due date (PLAN_NOT_FOUND, or the Plan's validation errors)."""
+    plan = engine.store.load(plan_id)
+    engine.validate(plan, vars=vars).raise_for_errors()
 
 
 class ScheduleStore:
@@ -277,7 +285,8 @@ class Schedules:
         vars: Mapping[str, Any] | None = None,
         owner: str = "",
     ) -> Schedule:
-        """A new schedule of the registered Plan ``plan_id`` (checked by the caller)."""
+        """A new schedule of the registered Plan ``plan_id`` (checked by the caller:
+        ``check_plan``)."""
         rule = (rule or "").strip()
         check_rule(rule)
         if not is_cron(rule):

@@ -252,10 +252,10 @@ class RunService:
         self._waiters.wake(run_id)
         return self.store.get(run_id)
 
-    def continue_waiting(self, run_id: str, *, payload: dict[str, Any] | None = None) -> Run:
+    def continue_waiting(self, run_id: str) -> Run:
         """Put a ``waiting`` run back in the queue (its answers are stored by its kind)."""
         run = self.require(run_id)
-        event = NewEvent(self._source(run), "run_continued", dict(payload or {}))
+        event = NewEvent(self._source(run), "run_continued", {})
         if self.store.transition(run_id, ["waiting"], {"status": "queued"}, event) is None:
             current = self.require(run_id)
             raise UserInputError(

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, Query, status
 from pydantic import BaseModel, Field
 
 from keiri_agent.api.context import ApiContext, get_context
+from keiri_agent.runs.schedules import check_plan
 from keiri_agent.services.plan_inputs import locate_plan_id
 
 router = APIRouter(prefix="/api/schedules", tags=["schedules"])
@@ -47,8 +48,10 @@ def list_schedules(
 @router.post("", status_code=status.HTTP_201_CREATED)
 def add_schedule(body: ScheduleRequest, context: Context) -> dict[str, Any]:
     """Add a schedule of a registered Plan (400 SCHEDULE_RULE_INVALID /
-    SCHEDULE_TIME_INVALID naming the forms; 404 for an unknown Plan)."""
+    SCHEDULE_TIME_INVALID naming the forms, or the Plan's validation errors with these
+    vars; 404 for an unknown Plan)."""
     locate_plan_id(context.plans.store, body.plan_id)
+    check_plan(context.plans, body.plan_id, body.vars)
     schedules = context.schedules
     added = schedules.add(body.plan_id, body.rule, at=body.at, vars=body.vars)
     return schedules.to_dict(added)
