@@ -25,7 +25,7 @@ from keiri_agent.api.app import create_app
 from keiri_agent.config import OFFLINE_NOTICE, Settings
 from keiri_agent.search.knowledge_base import KnowledgeBase
 
-PAGES = ["/", "/helpdesk/", "/sessions/", "/plans/"]
+PAGES = ["/", "/helpdesk/", "/sessions/", "/plans/", "/schedules/"]
 
 
 @pytest.fixture
