@@ -27,13 +27,18 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
+
+ErrorCategory = Literal["not_found", "conflict", "unavailable", "input", "model", "internal"]
+"""What kind of failure an error is (``error_category``): an unknown name, something
+owned by another invocation, a store out of reach, the input, the model, or ours."""
 
 
 class KeiriAgentError(Exception):
     """Base class: a message, a stable code, a hint and JSON-compatible details."""
 
     code = "KEIRI_AGENT_ERROR"
+    category: ErrorCategory = "internal"
 
     def __init__(
         self,
@@ -67,6 +72,7 @@ class UserInputError(KeiriAgentError):
     """The input is wrong; the same input will fail again."""
 
     code = "INPUT_ERROR"
+    category: ErrorCategory = "input"
 
 
 class ConfigurationError(UserInputError):
@@ -85,6 +91,7 @@ class UnknownDatasetError(UserInputError):
     """A dataset_id that the registry does not hold."""
 
     code = "UNKNOWN_DATASET"
+    category: ErrorCategory = "not_found"
 
 
 class SpecError(UserInputError):
@@ -121,6 +128,7 @@ class LLMError(ExecutionError):
     """The model service failed, or its answer could not be used after re-asks."""
 
     code = "LLM_ERROR"
+    category: ErrorCategory = "model"
 
 
 class PlanValidationError(UserInputError):
@@ -139,6 +147,14 @@ class RunInProgressError(KeiriAgentError):
     was changed; the same call succeeds once that invocation has ended."""
 
     code = "RUN_IN_PROGRESS"
+    category: ErrorCategory = "conflict"
+
+
+def error_category(error: KeiriAgentError) -> ErrorCategory:
+    """The error's category, for a caller that only keeps its ``to_dict()`` (a run's
+    stored error, answered later by the API with the right status): its class's, or
+    ``not_found`` for a code naming something not found."""
+    return "not_found" if error.code.endswith("NOT_FOUND") else error.category
 
 
 class BlockErrorCode:

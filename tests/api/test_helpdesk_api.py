@@ -57,7 +57,11 @@ def test_the_sample_indexed_through_the_api_answers_a_question_as_json(
     answer = response.json()
     assert answer["question"] == EXAMPLE_QUESTION and answer["offline"] is True
     assert answer["answer"] and answer["sources"]
-    assert answer["run_id"].startswith("helpdesk_")
+    assert answer["run_id"].startswith("run_")
+    with _client(serve(offline)) as client:  # the ask is a run of the run service
+        run = client.get(f"/api/runs/{answer['run_id']}").json()
+    assert run["kind"] == "helpdesk" and run["status"] == "success"
+    assert run["result"]["answer"] == answer["answer"]
 
 
 def test_a_streamed_ask_numbers_every_event_and_ends_with_the_answer_json(
@@ -89,12 +93,12 @@ def test_a_streamed_ask_numbers_every_event_and_ends_with_the_answer_json(
     assert answer["question"] == EXAMPLE_QUESTION and answer["answer"] and answer["sources"]
     run_ids = {event.data["run_id"] for event in events if event.data}
     assert run_ids == {answer["run_id"]}
-    assert [e.event for e in events if e.event in ("result", "error")] == ["result"]
+    assert [e.event for e in events if e.event in ("result", "failed")] == ["result"]
     assert by_accept[-1].event == "result"
 
 
 def test_an_uploaded_manual_is_found_by_a_question_and_then_removed(
-    offline: Settings, serve: Callable[..., LiveServer]
+    home: Path, offline: Settings, serve: Callable[..., LiveServer]
 ) -> None:
     with _client(serve(offline)) as client:
         uploaded = client.post(
@@ -116,6 +120,8 @@ def test_an_uploaded_manual_is_found_by_a_question_and_then_removed(
     assert removed.status_code == 200 and removed.json()["removed"] == ["zebra_guide.md"]
     assert again.status_code == 404 and again.json()["error"]["code"] == "NOT_FOUND"
     assert status["documents"]["manual"] == {}
+    uploads = home / ".keiri" / "uploads"  # staged for the indexing run, deleted after it
+    assert not uploads.exists() or not any(uploads.iterdir())
 
 
 def test_an_upload_over_the_limit_is_refused_with_413_in_the_one_error_shape(
@@ -212,3 +218,30 @@ def test_indexing_streams_its_progress_then_the_reports(
     assert research[-1].event == "result"
     assert research[-1].data["payload"]["kb"] == "research"
     assert any(e.event == "index_progress" for e in research)
+
+
+def test_a_streamed_ask_is_a_run_whose_stream_resumes_after_last_event_id(
+    offline: Settings, serve: Callable[..., LiveServer]
+) -> None:
+    """A client that lost the stream of an ask reconnects at /api/runs/{id}/events with
+    Last-Event-ID and gets the rest: no gap, no repeat, ending with the answer."""
+    with _client(serve(offline)) as client:
+        _index_sample(client)
+        with client.stream(
+            "POST", "/api/helpdesk/ask", json={"question": EXAMPLE_QUESTION, "stream": True}
+        ) as response:
+            events = list(read_sse(response.iter_lines()))
+        run_id = events[0].data["run_id"]
+        with client.stream(
+            "GET", f"/api/runs/{run_id}/events", headers={"Last-Event-ID": "2"}
+        ) as response:
+            rest = list(read_sse(response.iter_lines()))
+        state = client.get(f"/api/runs/{run_id}").json()
+        unknown = client.get("/api/runs/run_000000000000/events")
+
+    assert [(e.id, e.event) for e in rest] == [(e.id, e.event) for e in events[2:]]
+    assert rest[-1].event == "result"
+    assert state["status"] == "success" and state["kind"] == "helpdesk"
+    assert state["result"] == rest[-1].data["payload"]
+    assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "RUN_NOT_FOUND"
+

@@ -6,6 +6,7 @@ dispatch that fails leaves the run to recovery."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from pathlib import Path
@@ -13,6 +14,9 @@ from pathlib import Path
 import pytest
 import sqlalchemy
 
+from keiri_agent.api.errors import STATUS_OF_CATEGORY, run_error_response
+from keiri_agent.errors import LLMError, UserInputError
+from keiri_agent.events import Event, utc_timestamp
 from keiri_agent.runs.records import Run
 from keiri_agent.runs.service import Outcome, RunContext, RunService, Timing
 from keiri_agent.runs.store import RunStore
@@ -125,3 +129,78 @@ def test_a_failed_dispatch_leaves_the_run_queued_for_recovery(tmp_path: Path) ->
     service = _service(tmp_path, Scripted("success"), dispatch=unreachable)
     run = service.start("k", subject="s", title="t", inputs={})  # no error for the user
     assert service.require(run.run_id).status == "queued"
+
+
+class Raising:
+    """A kind whose attempt raises the error given."""
+
+    source = "plan"
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def execute(self, run: Run, context: RunContext) -> Outcome:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "category"),
+    [
+        (UserInputError("x"), "input"),
+        (UserInputError("x", code="KB_NOT_FOUND"), "not_found"),
+        (LLMError("x"), "model"),
+        (StoreUnreachableError("x"), "unavailable"),
+        (RuntimeError("bug"), "internal"),
+    ],
+)
+def test_a_failed_run_keeps_the_category_of_its_error(
+    tmp_path: Path, error: Exception, category: str
+) -> None:
+    """A request answered later from the stored error (the API's status) needs the
+    error's category, not only its code."""
+    service = _service(tmp_path, Raising(error))  # type: ignore[arg-type]
+    run = service.start("k", subject="s", title="t", inputs={})
+    service.execute(run.run_id)
+    failed = service.require(run.run_id)
+    assert failed.status == "failed" and failed.error is not None
+    assert failed.error["category"] == category
+    assert run_error_response(failed).status_code == STATUS_OF_CATEGORY[category]
+
+
+class Emitting(Scripted):
+    """Emits ``count`` events, one every 20 ms, then succeeds."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__("success")
+        self.count = count
+
+    def execute(self, run: Run, context: RunContext) -> Outcome:
+        self.hold.wait(10)
+        for number in range(self.count):
+            context.on_event(Event("plan", "step", run.run_id, 0, utc_timestamp(), {"n": number}))
+            time.sleep(0.02)
+        return Outcome("success")
+
+
+def test_a_synchronous_follower_gets_every_event_once_then_an_empty_batch(
+    tmp_path: Path,
+) -> None:
+    kind = Emitting(12)
+    service = _service(tmp_path, kind)
+    run = service.start("k", subject="s", title="t", inputs={})
+    assert service.next_events(run.run_id, 0, timeout=0.2) == []  # queued: nothing yet
+    thread = _execute_in_background(service, run.run_id)
+    kind.hold.set()
+    seen, after = [], 0
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        batch = service.next_events(run.run_id, after, timeout=1)
+        if not batch and service.require(run.run_id).settled:
+            break
+        seen += batch
+        after = batch[-1].seq if batch else after
+    thread.join(10)
+    assert [event.seq for event in seen] == list(range(1, 13))
+    assert [event.payload["n"] for event in seen] == list(range(12))
+    assert service.require(run.run_id).status == "success"
+    assert asyncio.run(service.settled(run.run_id)).status == "success"

@@ -35,7 +35,7 @@ function streamError(payload: unknown): ApiError {
 
 /**
  * POST `path` asking for the progress stream; `onProgress` per progress event; resolves with the
- * `result` payload. Rejects with an ApiError: the API's error (HTTP or an `error` event), a
+ * `result` payload. Rejects with an ApiError: the API's error (HTTP or a `failed` event), a
  * network failure, or a stream that ended without a result.
  */
 export async function postIndexing<T>(
@@ -81,8 +81,10 @@ export async function postIndexing<T>(
         });
       } else if (message.event === "result") {
         return payload as T;
-      } else if (message.event === "error") {
+      } else if (message.event === "failed") {
         throw streamError(payload);
+      } else if (message.event === "cancelled") {
+        throw new ApiError("RUN_CANCELLED", "資料の登録は途中で中止されました。", "必要ならもう一度登録してください。", 0);
       }
     }
   }

@@ -46,7 +46,7 @@ describe("postIndexing", () => {
 
   it("rejects with the server's error in Japanese", async () => {
     const { fetch } = fakeFetch(
-      sse([{ event: "error", payload: { error: { code: "LLM_ERROR", message: "埋め込みサービスが時間内に応答しませんでした", hint: "管理者に…" } } }]),
+      sse([{ event: "failed", payload: { status: "failed", error: { code: "LLM_ERROR", message: "埋め込みサービスが時間内に応答しませんでした", hint: "管理者に…" } } }]),
     );
     const failed = postIndexing("/api/research/sample", () => {}, {}, fetch);
     await expect(failed).rejects.toBeInstanceOf(ApiError);

@@ -28,7 +28,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from keiri_agent.api import errors, web
 from keiri_agent.api.body_limit import BodyLimit
-from keiri_agent.api.context import ApiContext, ModelFactory
+from keiri_agent.api.context import ApiContext
 from keiri_agent.api.errors import ERROR_RESPONSES
 from keiri_agent.api.routes import (
     analysis,
@@ -37,12 +37,14 @@ from keiri_agent.api.routes import (
     plan_runs,
     plans,
     research,
+    runs,
     schedules,
     system,
 )
 from keiri_agent.api.run_starts import RunStartLimiter
 from keiri_agent.api.security import OriginGuard, require_token
 from keiri_agent.config import Settings
+from keiri_agent.services.container import ModelFactory
 
 
 def _version() -> str:
@@ -85,6 +87,7 @@ def create_app(settings: Settings, *, model_factory: ModelFactory | None = None)
     app.include_router(helpdesk.router, dependencies=protected)
     app.include_router(analysis.router, dependencies=protected)
     app.include_router(schedules.router, dependencies=protected)
+    app.include_router(runs.router, dependencies=protected)
     app.include_router(plan_runs.router, dependencies=protected)  # before plans' {plan_id:path}
     app.include_router(plans.router, dependencies=protected)
     web.mount(app, settings)  # last: every API route keeps priority

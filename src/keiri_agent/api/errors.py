@@ -28,15 +28,9 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from keiri_agent.errors import (
-    KeiriAgentError,
-    LLMError,
-    RunInProgressError,
-    UnknownDatasetError,
-    UserInputError,
-)
+from keiri_agent.errors import KeiriAgentError, error_category
 from keiri_agent.masking import mask_secrets, mask_text
-from keiri_agent.storage.errors import STORE_ERRORS
+from keiri_agent.runs.records import Run
 
 log = logging.getLogger(__name__)
 
@@ -144,19 +138,45 @@ def _body(code: str, message: str, hint: str | None, details: dict[str, Any]) ->
     }
 
 
+STATUS_OF_CATEGORY: dict[str, int] = {
+    "not_found": 404,
+    "conflict": 409,
+    "unavailable": 503,  # the server's own store, not the request, is at fault
+    "input": 400,
+    "model": 502,
+    "internal": 500,
+}
+"""The HTTP status of each ``errors.error_category``."""
+
+
 def status_of(error: KeiriAgentError) -> int:
     """The HTTP status of a core error."""
-    if isinstance(error, UnknownDatasetError) or error.code.endswith("NOT_FOUND"):
-        return 404
-    if isinstance(error, RunInProgressError):
-        return 409
-    if isinstance(error, STORE_ERRORS):
-        return 503  # the server's own store, not the request, is at fault
-    if isinstance(error, UserInputError):
-        return 400
-    if isinstance(error, LLMError):
-        return 502
-    return 500
+    return STATUS_OF_CATEGORY[error_category(error)]
+
+
+def run_error_response(run: Run) -> JSONResponse:
+    """The answer to a request whose run did not succeed: its stored error with the
+    status of its category, or ``RUN_CANCELLED`` (409) for a cancelled run."""
+    error = run.error or {}
+    if run.status == "cancelled" or not error:
+        return JSONResponse(
+            _body(
+                "RUN_CANCELLED",
+                "処理は途中で中止されました",
+                "必要ならもう一度実行してください",
+                {"run_id": run.run_id},
+            ),
+            status_code=409,
+        )
+    return JSONResponse(
+        _body(
+            str(error.get("code") or "RUN_FAILED"),
+            str(error.get("message") or ""),
+            error.get("hint"),
+            dict(error.get("details") or {}),
+        ),
+        status_code=STATUS_OF_CATEGORY.get(str(error.get("category")), 500),
+    )
 
 
 def core_error_response(error: KeiriAgentError) -> JSONResponse:

@@ -37,7 +37,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from keiri_agent.errors import KeiriAgentError, UserInputError
+from keiri_agent.errors import KeiriAgentError, UserInputError, error_category
 from keiri_agent.events import Event, EventSource
 from keiri_agent.masking import mask_secrets
 from keiri_agent.runs.records import STATUS_JA, Run, RunStatus, run_not_found
@@ -318,7 +318,7 @@ class RunService:
         try:
             return kind.execute(run, context)
         except KeiriAgentError as error:
-            return Outcome("failed", error=error.to_dict())
+            return Outcome("failed", error={**error.to_dict(), "category": error_category(error)})
         except Exception as error:
             log.exception("%s run %s failed", run.kind, run.run_id)
             return Outcome("failed", error=_unexpected(error))
@@ -413,6 +413,29 @@ class RunService:
                         yield None
         finally:
             self._waiters.remove(run_id, entry)
+
+    async def settled(self, run_id: str) -> Run:
+        """Wait until the run has settled (finished or waiting); its record."""
+        async for _ in self.follow(run_id):
+            pass
+        return self.require(run_id)
+
+    def next_events(self, run_id: str, after: int, timeout: float | None = None) -> list[Event]:
+        """For a synchronous follower (a Streamlit page): the run's events after
+        ``after``, waiting up to ``timeout`` seconds for one (polling the store every
+        poll interval). ``[]`` when the wait timed out, or when the run has settled
+        and nothing is left after ``after``."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            run = self.store.get(run_id)
+            events = self.store.events_after(run_id, after)
+            if events or run is None or run.settled:
+                return events
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return []
+            pause = self.timing.poll_interval_s
+            time.sleep(pause if left is None else min(pause, left))
 
     # --- recovery -------------------------------------------------------------------
 
@@ -517,6 +540,7 @@ def _unknown_kind(kind: str) -> dict[str, Any]:
 def _unexpected(error: Exception) -> dict[str, Any]:
     return {
         "code": "RUN_FAILED",
+        "category": "internal",
         "message": "実行中に予期しないエラーが発生しました",
         "hint": "もう一度お試しください。続く場合はサーバーのログを管理者に送ってください",
         "details": {"type": type(error).__name__},

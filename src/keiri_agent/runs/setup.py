@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from keiri_agent.plans.engine import PlanEngine
     from keiri_agent.runs.queue import QueueDispatch, QueueWorker
     from keiri_agent.runs.schedules import Scheduler
-    from keiri_agent.services.research import ResearchService
+    from keiri_agent.services.container import Services
 
 
 def timing(settings: Settings) -> Timing:
@@ -35,13 +35,17 @@ def timing(settings: Settings) -> Timing:
     )
 
 
-def run_kinds(research: ResearchService, plans: PlanEngine) -> dict[str, RunKind]:
-    from keiri_agent.runs.plan_kind import KIND as PLAN
-    from keiri_agent.runs.plan_kind import PlanKind
-    from keiri_agent.runs.research_kind import KIND as RESEARCH
-    from keiri_agent.runs.research_kind import ResearchKind
+def run_kinds(services: Services) -> dict[str, RunKind]:
+    """Every kind of run, executed with the process's ``services``."""
+    from keiri_agent.runs import helpdesk_kind, index_kind, plan_kind, research_kind
 
-    return {RESEARCH: ResearchKind(research), PLAN: PlanKind(plans)}
+    return {
+        research_kind.KIND: research_kind.ResearchKind(services.research),
+        plan_kind.KIND: plan_kind.PlanKind(services.plans),
+        helpdesk_kind.KIND: helpdesk_kind.HelpDeskKind(services),
+        index_kind.HELPDESK_INDEX: index_kind.HelpDeskIndexKind(services),
+        index_kind.RESEARCH_INDEX: index_kind.ResearchIndexKind(services),
+    }
 
 
 def scheduler(
@@ -59,12 +63,13 @@ class ProcessRuns:
     begins executing (and recovering), ``close`` stops (the runs executing here go
     back to the queue)."""
 
-    def __init__(self, settings: Settings, research: ResearchService, plans: PlanEngine) -> None:
+    def __init__(self, services: Services) -> None:
         from keiri_agent.runs.queue import is_postgres
 
-        engine = research.store.engine  # the notes' migrated database
+        settings, plans = services.settings, services.plans
+        engine = services.research.store.engine  # the notes' migrated database
         store = RunStore(engine)
-        kinds = run_kinds(research, plans)
+        kinds = run_kinds(services)
         self.local: LocalExecutor | None = None
         self.dispatch: QueueDispatch | None = None
         self.worker: QueueWorker | None = None

@@ -20,20 +20,16 @@ from keiri_agent.runs.store import RunStore
 
 def run_worker(settings: Settings) -> None:
     """Execute queued runs until SIGINT/SIGTERM (``ConfigurationError`` on SQLite)."""
-    from keiri_agent.plans.engine import PlanEngine
-    from keiri_agent.services.research import ResearchService
+    from keiri_agent.services.container import Services
 
     conninfo = queue_conninfo(settings)
-    research = ResearchService(settings)
-    plans = PlanEngine(settings)
+    services = Services(settings)
+    engine = services.research.store.engine
     dispatch = QueueDispatch(conninfo)
     service = RunService(
-        RunStore(research.store.engine),
-        run_kinds(research, plans),
-        dispatch=dispatch,
-        timing=timing(settings),
+        RunStore(engine), run_kinds(services), dispatch=dispatch, timing=timing(settings)
     )
-    tick = scheduler(settings, research.store.engine, plans, service).tick
+    tick = scheduler(settings, engine, services.plans, service).tick
     worker = QueueWorker(settings, service, conninfo, ticks=[tick])
 
     def stop(_signum: int, _frame: FrameType | None) -> None:
@@ -46,3 +42,4 @@ def run_worker(settings: Settings) -> None:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         dispatch.close()
+        services.close()

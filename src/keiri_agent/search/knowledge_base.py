@@ -265,7 +265,7 @@ class KnowledgeBase:
         vector_index_factory: VectorFactory | None = None,
     ) -> KnowledgeBase:
         """The knowledge base ``name`` under the workspace's private state folder."""
-        _check_name(name, "ナレッジベース")
+        check_name(name, "ナレッジベース")
         root = Workspace.from_settings(settings).state / "knowledge" / name
         return cls(root, tokenizer=tokenizer, vector_index_factory=vector_index_factory)
 
@@ -283,7 +283,7 @@ class KnowledgeBase:
 
     def _collection(self, name: str, *, create: bool) -> _Collection:
         """The collection, re-read from disk when its manifest changed since last read."""
-        _check_name(name, "コレクション")
+        check_name(name, "コレクション")
         with self._lock:
             folder = self.root / name
             collection = self._collections.get(name)
@@ -313,7 +313,7 @@ class KnowledgeBase:
     @contextmanager
     def _writing(self, name: str) -> Iterator[_Collection]:
         """The collection, locked against other processes and re-read under the lock."""
-        _check_name(name, "コレクション")
+        check_name(name, "コレクション")
         folder = private_dir(self.root / name)
         with self._lock:
             try:
@@ -526,8 +526,9 @@ def _batch_progress(
     return on_batch
 
 
-def _check_name(name: str, what: str) -> None:
-
+def check_name(name: str, what: str) -> None:
+    """``INVALID_NAME`` unless ``name`` is letters, digits, ``_`` and ``-`` (at most 64):
+    a knowledge base's or collection's name never leads out of its folder."""
     if not _COLLECTION_NAME.match(name):
         raise UserInputError(
             f"'{name}' は{what}の名前として使えません",

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from keiri_agent.errors import ExecutionError, UserInputError
+from keiri_agent.errors import ErrorCategory, ExecutionError, UserInputError
 
 _SQLITE_DAMAGE = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_CANTOPEN"})
 _SQLITE_LOCK = frozenset({"SQLITE_BUSY", "SQLITE_LOCKED"})
@@ -33,18 +33,21 @@ class StoreCorruptError(UserInputError):
     """A state file on disk is damaged: move it aside (it is never deleted for the user)."""
 
     code = "STORE_CORRUPT"
+    category: ErrorCategory = "unavailable"  # the server's own store, not the request, is at fault
 
 
 class StoreLockedError(ExecutionError):
     """Another process held the store's write lock too long: the same call may succeed."""
 
     code = "STORE_LOCKED"
+    category: ErrorCategory = "unavailable"  # the server's own store, not the request, is at fault
 
 
 class StoreUnreachableError(ExecutionError):
     """The database server did not answer: nothing was read or written."""
 
     code = "STORE_UNREACHABLE"
+    category: ErrorCategory = "unavailable"  # the server's own store, not the request, is at fault
 
 
 STORE_ERRORS = (StoreCorruptError, StoreLockedError, StoreUnreachableError)

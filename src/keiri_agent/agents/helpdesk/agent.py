@@ -417,8 +417,11 @@ class HelpDeskAgent:
         workflow.set_finish_point("create_answer")
         return workflow.compile()
 
-    def run_agent(self, question: str, *, on_event: EventCallback | None = None) -> AgentResult:
-        """Answer ``question``; ``on_event`` receives the run's events (from worker threads).
+    def run_agent(
+        self, question: str, *, on_event: EventCallback | None = None, run_id: str | None = None
+    ) -> AgentResult:
+        """Answer ``question``; ``on_event`` receives the run's events (from worker threads);
+        ``run_id`` names them (a new ``helpdesk_…`` id when none).
 
         Raises:
             UserInputError: The question is empty.
@@ -430,7 +433,7 @@ class HelpDeskAgent:
             )
         if self._graph is None:
             self._graph = self.create_graph()
-        run_id = f"helpdesk_{uuid.uuid4().hex[:12]}"
+        run_id = run_id or f"helpdesk_{uuid.uuid4().hex[:12]}"
         config: Any = {
             "max_concurrency": self.max_parallel_subtasks,
             "configurable": {EMITTER_KEY: EventEmitter("helpdesk", run_id, on_event)},

@@ -133,6 +133,13 @@ class HelpDesk:
 
     def tools(self) -> list[SearchTool]:
         """The seed's two search tools over this knowledge base."""
+        self.check_ready()
+        manual: Searcher = self._searcher(MANUAL)
+        qa: Searcher = self._searcher(QA)
+        return default_tools(manual, qa, system_name=self.settings.helpdesk_system_name)
+
+    def check_ready(self) -> None:
+        """``EMPTY_KNOWLEDGE_BASE`` when nothing is indexed yet (said before an ask starts)."""
         collections = self.knowledge_base.collections()
         if MANUAL not in collections and QA not in collections:
             raise UserInputError(
@@ -142,9 +149,6 @@ class HelpDesk:
                 "keiri-agent helpdesk index --sample で付属の XYZ マニュアルを登録できます）",
                 code="EMPTY_KNOWLEDGE_BASE",
             )
-        manual: Searcher = self._searcher(MANUAL)
-        qa: Searcher = self._searcher(QA)
-        return default_tools(manual, qa, system_name=self.settings.helpdesk_system_name)
 
     def _searcher(self, collection: str) -> Searcher:
         """The collection's searcher; an empty stand-in when it was never indexed."""
@@ -199,11 +203,13 @@ class HelpDesk:
             vocabulary=self.vocabulary(),
         )
 
-    def ask(self, question: str, *, on_event: EventCallback | None = None) -> AgentResult:
+    def ask(
+        self, question: str, *, on_event: EventCallback | None = None, run_id: str | None = None
+    ) -> AgentResult:
         """Answer ``question`` (planned, searched per part in parallel, checked, cited),
-        with :meth:`retrieval_warnings` in ``warnings``."""
+        with :meth:`retrieval_warnings` in ``warnings``; ``run_id`` names its events."""
         warnings = self.retrieval_warnings()
-        result = self.agent().run_agent(question, on_event=on_event)
+        result = self.agent().run_agent(question, on_event=on_event, run_id=run_id)
         return result.model_copy(update={"warnings": warnings}) if warnings else result
 
     def retrieval_warnings(self) -> list[str]:

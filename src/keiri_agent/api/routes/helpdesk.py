@@ -3,8 +3,10 @@ knowledge base (status, upload manuals or FAQs, index the bundled sample, remove
 
 The same operations as ``keiri-agent helpdesk`` and the ヘルプデスク page:
 ``HelpDesk.ask``, ``services.knowledge.index_knowledge`` / ``knowledge_status``,
-``HelpDesk.remove``; answers in ``jsonforms.helpdesk_answer_json``. An ask runs in a
-worker thread (``services.jobs.Job``), never on the event loop. Knowledge-base names
+``HelpDesk.remove``; answers in ``jsonforms.helpdesk_answer_json``. An ask and an
+indexing are runs of the run service (``runs.helpdesk_kind``, ``runs.index_kind``),
+executed by this process's threads or a worker, never on the event loop; uploads are
+staged in the workspace for the worker (``services.staged_uploads``). Knowledge-base names
 are checked by ``KnowledgeBase`` (letters, digits, ``_`` and ``-``: a name never
 leads out of ``.keiri/knowledge``); document names are only looked up in the
 manifest, never opened as paths; uploads are written by ``index_knowledge`` under
@@ -13,10 +15,8 @@ their safe base names into a temporary folder.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, File, Form, Path, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
@@ -25,14 +25,12 @@ from pydantic import BaseModel, Field
 from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import not_found
-from keiri_agent.api.job_stream import INDEX_RESPONSES, indexing_job, stream_job, wants_stream
+from keiri_agent.api.run_answers import INDEX_RESPONSES, answer_run, wants_stream
 from keiri_agent.api.uploads import read_upload
-from keiri_agent.services.jobs import Job
-from keiri_agent.services.jsonforms import helpdesk_answer_json, index_reports_json
-
-if TYPE_CHECKING:
-    from keiri_agent.agents.helpdesk.models import AgentResult
-    from keiri_agent.search.knowledge_base import IndexReport, ProgressCallback
+from keiri_agent.runs import helpdesk_kind, index_kind
+from keiri_agent.runs.service import new_run_id
+from keiri_agent.services.staged_uploads import StagedUploads, Upload
+from keiri_agent.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -68,21 +66,18 @@ class AskRequest(BaseModel):
 )
 async def ask(body: AskRequest, request: Request, context: Context) -> Any:
     """Answer a question: plan, search each part in parallel, check, cite sources."""
-    desk = await run_in_threadpool(context.helpdesk, body.kb)
-    question = body.question
-    job: Job[AgentResult] = Job(
-        lambda emit: desk.ask(question, on_event=emit), name="helpdesk-ask"
-    ).start()
-    if not wants_stream(body.stream, request.headers.get("accept", "")):
-        await asyncio.to_thread(job.wait)
-        return helpdesk_answer_json(job.result())
-    # not ``answer``: the agent's own last event is already called so (text and sources)
-    return await stream_job(
-        job,
-        context.settings.api_heartbeat_s,
-        source="helpdesk",
-        result_json=helpdesk_answer_json,
-        run_id=lambda result: result.run_id,
+    inputs = helpdesk_kind.ask_inputs(body.question, body.kb)
+    desk = await run_in_threadpool(context.helpdesk, inputs["kb"])
+    await run_in_threadpool(desk.check_ready)  # a 400 now, not a failed run
+    run = await run_in_threadpool(
+        context.runs.start,
+        helpdesk_kind.KIND,
+        subject=inputs["kb"],
+        title=inputs["question"],
+        inputs=inputs,
+    )
+    return await answer_run(
+        context, run, wants_stream(body.stream, request.headers.get("accept", ""))
     )
 
 
@@ -112,46 +107,49 @@ async def upload_documents(
     """Index uploaded manuals (``collection=manual``) or FAQs (``qa``); changed
     documents only. The report per collection lists added, updated, unchanged and
     failed documents (a failed one: ``failed`` with its reason; the others are indexed)."""
-    from keiri_agent.services.knowledge import index_knowledge
-
-    desk = await run_in_threadpool(context.helpdesk, kb)
     uploads = [await read_upload(file, context.settings) for file in files]
-    manuals, faqs = (uploads, []) if collection == "manual" else ([], uploads)
-    return await _indexed(
-        lambda on_progress: index_knowledge(
-            desk, uploads=manuals, qa_uploads=faqs, on_progress=on_progress
-        ),
-        wants_stream(stream, request.headers.get("accept", "")),
-        context,
+    return await _index(
+        context, kb, collection, uploads, wants_stream(stream, request.headers.get("accept", ""))
     )
 
 
 @router.post("/kb/{kb}/sample", responses=INDEX_RESPONSES)
 async def index_sample(kb: KbName, context: Context, request: Request, stream: bool = False) -> Any:
     """Index the bundled XYZ system manual and FAQ into the knowledge base."""
-    from keiri_agent.services.knowledge import index_knowledge
-
-    desk = await run_in_threadpool(context.helpdesk, kb)
-    return await _indexed(
-        lambda on_progress: index_knowledge(desk, sample=True, on_progress=on_progress),
-        wants_stream(stream, request.headers.get("accept", "")),
-        context,
+    return await _index(
+        context, kb, "manual", [], wants_stream(stream, request.headers.get("accept", ""))
     )
 
 
-async def _indexed(
-    index: Callable[[ProgressCallback], dict[str, IndexReport]],
-    streaming: bool,
-    context: ApiContext,
+async def _index(
+    context: ApiContext, kb: str, collection: Collection, uploads: list[Upload], streaming: bool
 ) -> Any:
-    """Run ``index`` in a worker: its reports as JSON, or its progress as SSE."""
-    job = indexing_job("helpdesk", index)
-    if not streaming:
-        await asyncio.to_thread(job.wait)
-        return index_reports_json(job.result())
-    return await stream_job(
-        job, context.settings.api_heartbeat_s, source="helpdesk", result_json=index_reports_json
-    )
+    """Index ``uploads`` (none: the bundled sample) as a run: its reports as JSON, or
+    its progress as SSE."""
+    from keiri_agent.search.knowledge_base import check_name
+
+    check_name(kb, "ナレッジベース")
+    run_id = new_run_id()
+    staged = StagedUploads(Workspace.from_settings(context.settings))
+    inputs = {
+        "kb": kb,
+        "collection": collection,
+        "sample": not uploads,
+        "files": await run_in_threadpool(staged.stage, run_id, uploads),
+    }
+    try:
+        run = await run_in_threadpool(
+            context.runs.start,
+            index_kind.HELPDESK_INDEX,
+            subject=kb,
+            title=f"資料の登録（{kb}）",
+            inputs=inputs,
+            run_id=run_id,
+        )
+    except BaseException:
+        staged.discard(run_id)
+        raise
+    return await answer_run(context, run, streaming)
 
 
 @router.delete("/kb/{kb}/documents/{name}")

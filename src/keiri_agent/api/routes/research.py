@@ -4,22 +4,20 @@ threads (``services.research_runs``), never inside a request."""
 
 from __future__ import annotations
 
-import asyncio
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, status
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import not_found
-from keiri_agent.api.job_stream import INDEX_RESPONSES, indexing_job, stream_job, wants_stream
+from keiri_agent.api.run_answers import INDEX_RESPONSES, answer_run, wants_stream
 from keiri_agent.api.run_starts import count_run_start
+from keiri_agent.runs.index_kind import RESEARCH_INDEX
 from keiri_agent.services.research_runs import MAX_QUESTION_CHARS, RunRecord
-
-if TYPE_CHECKING:
-    from keiri_agent.search.knowledge_base import IndexReport
 
 router = APIRouter(prefix="/api/research", tags=["research"])
 
@@ -85,16 +83,14 @@ async def index_research_sample(context: Context, request: Request, stream: bool
     ``result`` holding the same JSON."""
     from keiri_agent.services.research import SAMPLE_KB
 
-    def as_json(report: IndexReport) -> dict[str, Any]:
-        return {"kb": SAMPLE_KB, "report": report.to_dict()}
-
-    job = indexing_job("research", context.research.index_sample)
-    if not wants_stream(stream, request.headers.get("accept", "")):
-        await asyncio.to_thread(job.wait)
-        return as_json(job.result())
-    return await stream_job(
-        job, context.settings.api_heartbeat_s, source="research", result_json=as_json
+    run = await run_in_threadpool(
+        context.runs.start,
+        RESEARCH_INDEX,
+        subject=SAMPLE_KB,
+        title="サンプル資料の登録",
+        inputs={},
     )
+    return await answer_run(context, run, wants_stream(stream, request.headers.get("accept", "")))
 
 
 class KnowledgeBaseItem(BaseModel):
