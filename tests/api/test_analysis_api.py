@@ -1,5 +1,8 @@
 """Data analysis over HTTP: uvicorn on loopback, a real HTTP client, the offline
-reasoner; the bundled sample CSV uploaded, a turn asked, its figure and report fetched."""
+reasoner; the bundled sample CSV uploaded, a turn asked (a run of kind ``analysis``,
+answered as JSON or streamed), its figure and report fetched — also across two servers
+(and two ``keiri-agent serve`` processes) sharing one workspace, with no sticky
+sessions."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from pathlib import Path
 import httpx
 import pandas as pd
 import pytest
-from api_support import LiveServer
+from api_support import LiveServer, ServeProcess, read_sse
 
 from keiri_agent.config import Settings
 from keiri_agent.demo import sample_data_path
@@ -181,3 +184,139 @@ def test_follow_ups_on_a_thread_over_http(
     corporate = in_kanto[in_kanto["顧客区分"] == "法人"]
     rows = {row["店舗"]: row["売上_sum"] for row in table(english)}
     assert rows == corporate.groupby("店舗")["売上"].sum().to_dict()
+
+
+def test_upload_on_one_server_ask_on_another_fetch_from_the_first(
+    offline: Settings, serve: Callable[..., LiveServer]
+) -> None:
+    """Two servers (each with its own services: agent, dataset registry, run executor)
+    over one workspace, no sticky sessions: the dataset uploaded through A, the turn
+    asked through B, its figure and report fetched through A, the thread continued
+    through A."""
+    a, b = serve(offline), serve(offline)
+    with (
+        httpx.Client(base_url=a.url, timeout=120) as on_a,
+        httpx.Client(base_url=b.url, timeout=120) as on_b,
+    ):
+        dataset = _upload(on_a)
+        summary_on_b = on_b.get(f"/api/analysis/datasets/{dataset['dataset_id']}")
+        asked = on_b.post(
+            "/api/analysis/turns",
+            json={"dataset_id": dataset["dataset_id"], "question": QUESTION, "thread_id": "t-ab"},
+        )
+        assert asked.status_code == 200, asked.text
+        turn = asked.json()
+        figure = next(a for a in turn["artifacts"] if a["kind"] == "figure")
+        png = on_a.get(figure["url"])
+        markdown = on_a.get(turn["report_url"])
+        archive = on_a.get(turn["report_zip_url"])
+        follow_up = on_a.post(
+            "/api/analysis/turns",
+            json={
+                "dataset_id": dataset["dataset_id"],
+                "question": "関東だけで",
+                "thread_id": "t-ab",
+            },
+        )
+
+    assert summary_on_b.status_code == 200 and summary_on_b.json() == dataset
+    assert dataset["summary"]["dataset_id"] == dataset["dataset_id"], "no process-local id"
+    assert turn["dataset_id"] == dataset["dataset_id"] and turn["thread_id"] == "t-ab"
+    assert png.status_code == 200 and png.content.startswith(PNG_SIGNATURE)
+    assert len(png.content) == figure["bytes"]
+    assert markdown.status_code == 200 and markdown.text == turn["report_md"]
+    assert archive.status_code == 200
+    with zipfile.ZipFile(io.BytesIO(archive.content)) as opened:
+        assert opened.read("report.md").decode("utf-8") == turn["report_md"]
+    assert follow_up.status_code == 200, follow_up.text
+    edited = follow_up.json()
+    assert edited["thread_id"] == "t-ab"
+    table = next(a for a in edited["artifacts"] if a["kind"] == "table")
+    assert [row["地域"] for row in table["records"]] == ["関東"], "the thread continued on A"
+
+
+def test_a_turn_streams_its_steps_then_the_result(
+    offline: Settings, serve: Callable[..., LiveServer]
+) -> None:
+    with httpx.Client(base_url=serve(offline).url, timeout=120) as client:
+        dataset_id = _upload(client)["dataset_id"]
+        with client.stream(
+            "POST",
+            "/api/analysis/turns",
+            json={"dataset_id": dataset_id, "question": QUESTION},
+            headers={"Accept": "text/event-stream"},
+        ) as response:
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+            events = list(read_sse(response.iter_lines()))
+        result = events[-1].data
+        assert result is not None
+        figure = next(a for a in result["payload"]["artifacts"] if a["kind"] == "figure")
+        png = client.get(figure["url"])
+        run = client.get(f"/api/runs/{result['run_id']}").json()
+
+    kinds = [event.event for event in events]
+    assert kinds[-1] == "result" and "reason" in kinds and "act" in kinds
+    assert [event.id for event in events] == list(range(1, len(events) + 1))
+    assert result["payload"]["dataset_id"] == dataset_id
+    assert png.status_code == 200
+    assert run["kind"] == "analysis" and run["status"] == "success"
+
+
+def test_a_kept_turn_whose_files_are_gone_is_404(
+    offline: Settings, serve: Callable[..., LiveServer]
+) -> None:
+    with httpx.Client(base_url=serve(offline).url, timeout=120) as client:
+        dataset_id = _upload(client)["dataset_id"]
+        turn = client.post(
+            "/api/analysis/turns", json={"dataset_id": dataset_id, "question": QUESTION}
+        ).json()
+        figure = next(a for a in turn["artifacts"] if a["kind"] == "figure")
+        folder = offline.home / ".keiri" / "analysis" / "turns" / turn["turn_id"]
+        for png in folder.glob("*.png"):
+            png.unlink()
+        gone_figure = client.get(figure["url"])
+        gone_zip = client.get(turn["report_zip_url"])
+        still_md = client.get(turn["report_url"])
+        (folder / "turn.json").write_text("{damaged", encoding="utf-8")
+        damaged = client.get(turn["report_url"])
+        for path in (offline.home / ".keiri" / "datasets" / dataset_id).iterdir():
+            path.unlink()
+        dataset_gone = client.get(f"/api/analysis/datasets/{dataset_id}")
+        turn_gone = client.post(
+            "/api/analysis/turns", json={"dataset_id": dataset_id, "question": QUESTION}
+        )
+
+    for response in (gone_figure, gone_zip, damaged, dataset_gone, turn_gone):
+        assert response.status_code == 404, response.text
+        assert not response.json()["error"]["message"].isascii()
+    assert still_md.status_code == 200
+    assert dataset_gone.json()["error"]["code"] == "UNKNOWN_DATASET"
+
+
+def test_two_serve_processes_share_datasets_turns_and_reports(tmp_path: Path) -> None:
+    """The same through two ``keiri-agent serve`` processes (separate interpreters)
+    on one workspace and its embedded database."""
+    env = {"KEIRI_AGENT_PROVIDER": "offline"}
+    a, b = ServeProcess(tmp_path, env), ServeProcess(tmp_path, env)
+    try:
+        a.wait_ready(), b.wait_ready()
+        with (
+            httpx.Client(base_url=a.url, timeout=120) as on_a,
+            httpx.Client(base_url=b.url, timeout=120) as on_b,
+        ):
+            dataset_id = _upload(on_a)["dataset_id"]
+            asked = on_b.post(
+                "/api/analysis/turns", json={"dataset_id": dataset_id, "question": QUESTION}
+            )
+            assert asked.status_code == 200, asked.text
+            turn = asked.json()
+            figure = next(a for a in turn["artifacts"] if a["kind"] == "figure")
+            png = on_a.get(figure["url"])
+            archive = on_a.get(turn["report_zip_url"])
+    finally:
+        a.stop()
+        b.stop()
+    assert a.process.pid != b.process.pid
+    assert png.status_code == 200 and png.content.startswith(PNG_SIGNATURE)
+    assert archive.status_code == 200 and archive.headers["content-type"] == "application/zip"

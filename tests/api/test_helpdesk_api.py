@@ -244,4 +244,3 @@ def test_a_streamed_ask_is_a_run_whose_stream_resumes_after_last_event_id(
     assert state["status"] == "success" and state["kind"] == "helpdesk"
     assert state["result"] == rest[-1].data["payload"]
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "RUN_NOT_FOUND"
-

@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from keiri_agent.agents.analysis import AnalysisAgent
+from keiri_agent.config import load_settings
+
 APP = str(Path(__file__).resolve().parents[2] / "src" / "keiri_agent" / "ui" / "app.py")
 CSV = (
     "日付,地域,売上,数量\n"
@@ -266,9 +269,9 @@ def test_an_artifact_that_is_gone_is_said_in_japanese(page: AppTest) -> None:
     page.file_uploader[0].upload("売上.csv", CSV, "text/csv")
     page.run()
     page.chat_input[0].set_value("地域別の売上の合計と平均を見せて").run()
-    agent = page.session_state["analysis.agent"]
     config = {"configurable": {"thread_id": page.session_state["analysis.thread_id"]}}
-    agent.graph.update_state(config, {"artifacts": []})  # damaged / deleted
+    with AnalysisAgent(load_settings()) as agent:  # the checkpointer every process reads
+        agent.graph.update_state(config, {"artifacts": []})  # damaged / deleted
     again = _reload(page)
     text = _texts(again) + "\n".join(w.value for w in again.warning)
     assert "地域別の売上の合計と平均を見せて" in text
@@ -309,3 +312,69 @@ def test_follow_ups_edit_the_result_just_shown(page: AppTest) -> None:
     assert not page.exception, page.exception
     assert len(page.get("image")) == 1, "the monthly line of 関東's 売上 is drawn"
     assert "どの列ごとに集計しますか" not in _texts(page)
+
+
+def _runs(home: Path) -> list[dict]:
+    import sqlalchemy
+
+    from keiri_agent.storage.schema import runs
+
+    engine = sqlalchemy.create_engine(f"sqlite:///{home / '.keiri' / 'keiri.db'}")
+    try:
+        with engine.connect() as connection:
+            rows = connection.execute(sqlalchemy.select(runs.c.kind, runs.c.status, runs.c.run_id))
+            return [dict(row._mapping) for row in rows]
+    finally:
+        engine.dispose()
+
+
+def test_a_turn_is_an_analysis_run_whose_figures_are_kept_in_the_workspace(
+    page: AppTest, keiri_home: Path
+) -> None:
+    page.file_uploader[0].upload("売上.csv", CSV, "text/csv")
+    page.run()
+    page.chat_input[0].set_value("売上の分布をヒストグラムで見せて").run()
+    assert not page.exception, page.exception
+    assert page.get("image")
+    item = page.session_state["analysis.turns"][-1]
+    assert [(r["kind"], r["status"], r["run_id"]) for r in _runs(keiri_home)] == [
+        ("analysis", "success", item["run_id"])
+    ]
+    turn_id = item["result"]["turn_id"]
+    folder = keiri_home / ".keiri" / "analysis" / "turns" / turn_id
+    assert list(folder.glob("*.png")), "the figure is kept in the workspace"
+    for png in folder.glob("*.png"):
+        png.unlink()
+    page.run()  # drawn again from the run's result: the figure is gone now
+    assert not page.exception, page.exception
+    assert not page.get("image")
+    assert any("読み込めないため表示できません" in w.value for w in page.warning)
+
+
+def test_the_page_follows_a_turn_run_executed_elsewhere(page: AppTest) -> None:
+    """A turn started before a rerun (here: by another process's services, which
+    execute it) is followed to its end and drawn from its result."""
+    from keiri_agent.runs import analysis_kind
+    from keiri_agent.services.container import Services
+
+    page.file_uploader[0].upload("売上.csv", CSV, "text/csv")
+    page.run()
+    ref = page.session_state["analysis.data_ref"]
+    elsewhere = Services(load_settings())
+    try:
+        elsewhere.process_runs.start()
+        thread_id = page.session_state["analysis.thread_id"]
+        question = "地域別の売上の合計と平均を見せて"
+        inputs = analysis_kind.turn_inputs(elsewhere.settings, ref, question, thread_id)
+        run = elsewhere.runs.start(analysis_kind.KIND, subject="s", title="t", inputs=inputs)
+        page.session_state["analysis.running"] = {
+            "question": inputs["question"],
+            "run_id": run.run_id,
+        }
+        page.run()
+    finally:
+        elsewhere.close()
+    assert not page.exception, page.exception
+    assert "## 結論" in _texts(page)
+    assert "analysis.running" not in page.session_state
+    assert page.session_state["analysis.turns"][-1]["run_id"] == run.run_id

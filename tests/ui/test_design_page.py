@@ -1,19 +1,26 @@
 """The 設計 page via AppTest (offline): instruction → 自動生成 → chat → 反映 → 検証 → 登録 →
-the 実行 page runs the registered Plan; an uncovered instruction; an invalid Plan."""
+the 実行 page runs the registered Plan; an uncovered instruction; an invalid Plan.
+
+自動生成 is a run of kind ``design``: the page keeps its id and follows its events, so
+a rerun while it generates keeps following the same run."""
 
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from langchain_core.messages import BaseMessage
 from streamlit.testing.v1 import AppTest
 
 from keiri_agent.config import Settings
-from keiri_agent.llm.testing import ScriptedChatModel
-from keiri_agent.services.design import DesignService
+from keiri_agent.llm.testing import ScriptedChatModel, ScriptedReply
+from keiri_agent.services.container import Services
+from keiri_agent.ui.session import SERVICES
 
 APP = str(Path(__file__).resolve().parents[2] / "src" / "keiri_agent" / "ui" / "app.py")
 INSTRUCTION = "経費精算.csv から交際費が5,000円を超える明細を抽出してExcelに出力"
@@ -236,12 +243,27 @@ def test_inputs_survive_a_visit_to_another_page(page: AppTest) -> None:
     assert "設計チャット" in _texts(page)
 
 
-def test_repair_attempts_show_their_per_node_diff(page: AppTest, keiri_home: Path) -> None:
+@pytest.fixture
+def scripted(keiri_home: Path) -> Iterator[list[Services]]:
+    """The services tests give their sessions (closed after the test)."""
+    built: list[Services] = []
+    yield built
+    for services in built:
+        services.close()
+
+
+def _scripted(built: list[Services], home: Path, model: ScriptedChatModel) -> Services:
+    settings = Settings(home=home, provider="offline")
+    services = Services(settings, model_factory=lambda _settings: model)
+    built.append(services)
+    return services
+
+
+def test_repair_attempts_show_their_per_node_diff(
+    page: AppTest, keiri_home: Path, scripted: list[Services]
+) -> None:
     model = ScriptedChatModel([REQUIREMENTS, SKELETON, BAD, BAD_FENCED, GOOD])
-    settings = Settings(home=keiri_home, provider="offline")
-    page.session_state["design.service"] = DesignService(
-        settings, model_factory=lambda _settings: model
-    )
+    page.session_state[SERVICES] = _scripted(scripted, keiri_home, model)
     page.run()
     assert "テンプレートの機械的な組み合わせ" not in _texts(page)  # an LLM is used
     page.multiselect(key="design.pinned").select("excel.read_data").select("table.filter")
@@ -272,3 +294,41 @@ def test_a_document_that_cannot_be_read_is_reported(page: AppTest) -> None:
     _generate(page, INSTRUCTION)
     assert "保持中のファイル: 社内規程.pdf" in _texts(page)
     assert any("社内規程.pdf" in w.value for w in page.warning)
+
+
+def test_a_rerun_while_generating_keeps_following_the_same_run(
+    page: AppTest, keiri_home: Path, scripted: list[Services]
+) -> None:
+    """The page is interrupted while the generation waits for the model (AppTest stops a
+    run that takes too long, as a click does in a browser); the next run of the page
+    follows the same run, and the generated Plan reaches the editor."""
+    gate = threading.Event()
+    script: list[ScriptedReply] = [REQUIREMENTS, SKELETON, BAD, BAD_FENCED, GOOD]
+    calls: list[int] = []
+
+    def respond(messages: list[BaseMessage], tools: list[str]) -> ScriptedReply:
+        calls.append(len(calls))
+        if len(calls) == 3:  # the wiring, after the first stages were shown
+            assert gate.wait(60), "the test never let the model answer"
+        return script[len(calls) - 1]
+
+    services = _scripted(scripted, keiri_home, ScriptedChatModel(respond=respond))
+    page.session_state[SERVICES] = services
+    page.run()
+    page.multiselect(key="design.pinned").select("excel.read_data").select("table.filter")
+    page.text_area(key="design.instruction").input(INSTRUCTION_LLM).run()
+    generate = next(b for b in page.button if b.label == "自動生成")
+    with pytest.raises(RuntimeError, match="timed out"):
+        generate.click().run(timeout=4)
+    run_id = page.session_state["design.generation"]["run_id"]
+    assert not services.runs.require(run_id).settled
+
+    gate.set()
+    page.run()
+    assert not page.exception, page.exception
+    assert page.status[0].label == "自動生成: 完了", _texts(page)
+    assert "**試行 2**: エラーなし" in _texts(page)
+    assert yaml.safe_load(page.text_area(key="design.editor").value)["id"] == "big_sales"
+    assert [run.run_id for run in services.runs.store.find(kind="design")] == [run_id]
+    assert len(calls) == len(script)  # generated once
+    assert not (keiri_home / ".keiri" / "uploads" / run_id).exists()

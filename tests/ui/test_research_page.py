@@ -1,14 +1,22 @@
-"""The リサーチ page via AppTest (offline): register the sample corpus → ask → report → notes."""
+"""The リサーチ page via AppTest (offline): register the sample corpus → ask → report → notes.
+
+A question is a research run of the run service: the page keeps its id and follows its
+events, so a rerun while it is researched keeps following the same run."""
 
 from __future__ import annotations
 
 import re
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from keiri_agent.config import Settings
 from keiri_agent.search.knowledge_base import KnowledgeBase
+from keiri_agent.services.container import Services
 from keiri_agent.services.research import (
     EXAMPLE_QUESTION,
     SAMPLE_KB,
@@ -16,13 +24,24 @@ from keiri_agent.services.research import (
     ResearchService,
     sample_corpus,
 )
+from keiri_agent.ui.session import SERVICES
 
 APP = str(Path(__file__).resolve().parents[2] / "src" / "keiri_agent" / "ui" / "app.py")
 SAMPLE_DOCUMENTS = {path.name for path in sample_corpus().iterdir() if path.is_file()}
 
 
-def _open() -> AppTest:
+@pytest.fixture
+def services() -> Iterator[Services]:
+    """Services a test gives the session (closed after the test)."""
+    given = Services(Settings())
+    yield given
+    given.close()
+
+
+def _open(services: Services | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
+    if services is not None:
+        at.session_state[SERVICES] = services
     at.run()
     at.switch_page("research_page.py").run()
     assert not at.exception, at.exception
@@ -157,21 +176,66 @@ def test_an_empty_question_is_refused_in_japanese() -> None:
     assert ResearchService(Settings()).sessions() == []
 
 
-def test_a_failing_run_shows_a_message_and_hint_not_a_traceback() -> None:
-    service = ResearchService(Settings())
-    service.index_sample()
+def test_a_failing_run_shows_a_message_and_hint_not_a_traceback(services: Services) -> None:
+    services.research.index_sample()
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("socket closed")
 
-    service.research = broken  # type: ignore[method-assign,assignment]
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["research.service"] = service
-    at.run()
-    at.switch_page("research_page.py").run()
+    services.research.agent = broken  # type: ignore[method-assign,assignment]
+    at = _open(services)
+    at.multiselect(key="research.kbs").set_value([SAMPLE_KB]).run()
     _click(at, "調査する")
 
     assert at.status[0].label == "エラー"
     assert any("予期しないエラー" in e.value for e in at.error)
     assert any(c.value.startswith("ヒント:") for c in at.caption)
     assert "socket closed" not in _texts(at)
+
+
+def test_a_rerun_while_researching_keeps_following_the_same_run(services: Services) -> None:
+    """The page is interrupted while the run searches (AppTest stops a run that takes
+    too long, as a click does in a browser); the next run of the page follows the same
+    run and shows its report; no second run is started."""
+    research = services.research
+    research.index_sample()
+    gate = threading.Event()
+    agent = research.agent
+
+    def gated_agent(kb_names: Any = None) -> Any:
+        built = agent(kb_names)
+        search = built.aresearch
+
+        async def aresearch(*args: Any, **kwargs: Any) -> Any:
+            on_event = kwargs["on_event"]
+            asked = 0
+
+            def held(event: Any) -> None:
+                nonlocal asked
+                on_event(event)
+                asked += 1
+                if asked == 2:  # the plan is shown; the search waits for the test
+                    assert gate.wait(60), "the test never let the research go on"
+
+            return await search(*args, **{**kwargs, "on_event": held})
+
+        built.aresearch = aresearch
+        return built
+
+    research.agent = gated_agent  # type: ignore[method-assign]
+    at = _open(services)
+    at.multiselect(key="research.kbs").set_value([SAMPLE_KB]).run()
+    ask = next(b for b in at.button if b.label == "調査する")
+    with pytest.raises(RuntimeError, match="timed out"):
+        ask.click().run(timeout=4)
+    run_id = at.session_state["research.running"]["run_id"]
+    assert not services.runs.require(run_id).settled
+
+    gate.set()
+    at.run()
+    assert not at.exception, at.exception
+    assert at.status[0].label == "完了"
+    assert at.subheader[0].value == "レポート"
+    assert any(e.label.startswith("[1] ") for e in at.expander)
+    assert at.session_state["research.last"]["run_id"] == run_id
+    assert [run.run_id for run in services.runs.store.find(kind="research")] == [run_id]

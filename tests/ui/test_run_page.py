@@ -1,15 +1,28 @@
-"""The 実行 page via AppTest: plan → 実行 → form → 送信 → outputs; error → fix → 再実行."""
+"""The 実行 page via AppTest: plan → 実行 → form → 送信 → outputs; error → fix → 再実行.
+
+Runs, resumes and re-runs go through the run service: the page keeps the run's id and
+follows its events, so a rerun of the page or a reload while the Plan runs keeps
+following the same run."""
 
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from keiri_agent.blocks.base import BlockContext
 from keiri_agent.blocks.requirements import session_key
+from keiri_agent.blocks.text import TemplateBlock
+from keiri_agent.runs.records import Run
+from keiri_agent.runs.service import RunService
+from keiri_agent.services.container import Services
+from keiri_agent.ui import run_follow, session
+from keiri_agent.ui.session import SETTINGS
 
 APP = str(Path(__file__).resolve().parents[2] / "src" / "keiri_agent" / "ui" / "app.py")
 GREET = """\
@@ -590,3 +603,76 @@ def test_an_unknown_run_in_the_url_is_said_in_japanese(keiri_home: Path) -> None
     fresh.switch_page("run_page.py").run()
     assert not fresh.exception, fresh.exception
     assert fresh.error, "a run that cannot be found is an error on the page"
+
+
+# --------------------------------------------------------------------------- the run service
+
+
+@pytest.fixture
+def held(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """``text.template`` waits until the test sets the returned event."""
+    gate = threading.Event()
+    run = TemplateBlock.run
+
+    def waiting(self: TemplateBlock, inputs: Mapping[str, Any], ctx: BlockContext) -> Any:
+        assert gate.wait(60), "the test never let the block finish"
+        return run(self, inputs, ctx)
+
+    monkeypatch.setattr(TemplateBlock, "run", waiting)
+    yield gate
+    gate.set()
+
+
+def _services(at: AppTest) -> Services:
+    return session._services(at.session_state[SETTINGS])
+
+
+def _interrupted_start(page: AppTest) -> str:
+    """Click 実行 on the vars_demo Plan and let AppTest stop the page while the run
+    waits in ``text.template`` (as a click does in a browser); the run's id."""
+    page.selectbox(key="run.plan").select("vars_demo").run()
+    with pytest.raises(RuntimeError, match="timed out"):
+        _start_button(page).click().run(timeout=4)
+    run_id: str = page.session_state["run.state"]["job"]["run_id"]
+    assert not _services(page).runs.require(run_id).settled
+    return run_id
+
+
+def test_a_rerun_while_the_plan_runs_keeps_following_the_same_run(
+    page: AppTest, held: threading.Event
+) -> None:
+    run_id = _interrupted_start(page)
+
+    held.set()
+    page.run()  # (AppTest sends the click of 実行 again: no second run starts)
+    assert not page.exception, page.exception
+    assert f"結果: 完了（{run_id}）" in _texts(page)
+    assert 'こんにちは ×2 ["a", "b"]' in _texts(page)
+    assert page.session_state["run.state"]["result"].run_id == run_id
+    assert [run.run_id for run in _services(page).runs.store.find(kind="plan")] == [run_id]
+
+
+def test_a_reload_while_the_plan_runs_follows_it(
+    page: AppTest, held: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_id = _interrupted_start(page)
+    followed: list[str] = []
+    follow = run_follow.follow_run
+
+    def following(runs: RunService, run_id: str, **options: Any) -> Run:
+        followed.append(run_id)
+        held.set()  # the run goes on once the new session follows it
+        return follow(runs, run_id, **options)
+
+    monkeypatch.setattr(run_follow, "follow_run", following)
+    again = AppTest.from_file(APP, default_timeout=60)  # F5 with the run in the URL
+    again.run()
+    again.query_params.clear()
+    again.query_params.update(plan="vars_demo", run=run_id)
+    again.switch_page("run_page.py").run()
+    assert not again.exception, again.exception
+    assert f"結果: 完了（{run_id}）" in _texts(again)
+    assert 'こんにちは ×2 ["a", "b"]' in _texts(again)
+    assert "message: 完了" in _texts(again)  # its progress, from the run's events
+    assert followed == [run_id]
+    assert [run.run_id for run in _services(again).runs.store.find(kind="plan")] == [run_id]

@@ -210,6 +210,13 @@ class PlanEngine:
         """Keep answers with a paused run for its ``continue_run``."""
         self.runner.add_answers(run_id, answers)
 
+    def prepare_rerun(
+        self, run_id: str, node_id: str, *, answers: Mapping[str, Any] | None = None
+    ) -> None:
+        """Save the run ``queued`` to re-run ``node_id`` and everything downstream of it
+        (``continue_run`` executes it), keeping other outputs."""
+        self.runner.prepare_rerun(run_id, node_id, answers=answers)
+
     def continue_run(
         self,
         run_id: str,

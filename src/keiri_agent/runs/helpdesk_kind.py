@@ -8,6 +8,7 @@ An attempt that follows a lost one asks again: an answer has no side effect.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from keiri_agent.errors import UserInputError
@@ -16,7 +17,7 @@ from keiri_agent.runs.records import Run
 from keiri_agent.runs.service import Outcome, RunContext
 
 if TYPE_CHECKING:
-    from keiri_agent.services.container import Services
+    from keiri_agent.agents.helpdesk.desk import HelpDesk
 
 KIND = "helpdesk"
 MAX_QUESTION_CHARS = 4000
@@ -40,17 +41,18 @@ def ask_inputs(question: str, kb: str) -> dict[str, Any]:
 
 
 class HelpDeskKind:
-    """Answers HelpDesk asks with the process's HelpDesk per knowledge base."""
+    """Answers HelpDesk asks with the process's HelpDesk per knowledge base (``desk``:
+    knowledge-base name → its HelpDesk)."""
 
     source: EventSource = "helpdesk"
 
-    def __init__(self, services: Services) -> None:
-        self.services = services
+    def __init__(self, desk: Callable[[str], HelpDesk]) -> None:
+        self.desk = desk
 
     def execute(self, run: Run, context: RunContext) -> Outcome:
         from keiri_agent.services.jsonforms import helpdesk_answer_json
 
-        desk = self.services.helpdesk(str(run.inputs.get("kb") or "helpdesk"))
+        desk = self.desk(str(run.inputs.get("kb") or "helpdesk"))
         question = str(run.inputs.get("question") or "")
         result = desk.ask(question, on_event=context.on_event, run_id=run.run_id)
         answer = helpdesk_answer_json(result)

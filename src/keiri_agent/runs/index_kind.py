@@ -23,8 +23,10 @@ from keiri_agent.services.staged_uploads import StagedUploads
 from keiri_agent.workspace import Workspace
 
 if TYPE_CHECKING:
+    from keiri_agent.agents.helpdesk.desk import HelpDesk
+    from keiri_agent.config import Settings
     from keiri_agent.search.knowledge_base import ProgressCallback
-    from keiri_agent.services.container import Services
+    from keiri_agent.services.research import ResearchService
 
 HELPDESK_INDEX = "helpdesk_index"
 RESEARCH_INDEX = "research_index"
@@ -53,19 +55,20 @@ class HelpDeskIndexKind:
 
     source: EventSource = "helpdesk"
 
-    def __init__(self, services: Services) -> None:
-        self.services = services
+    def __init__(self, settings: Settings, desk: Callable[[str], HelpDesk]) -> None:
+        self.settings = settings
+        self.desk = desk
 
     def execute(self, run: Run, context: RunContext) -> Outcome:
         from keiri_agent.services.jsonforms import index_reports_json
         from keiri_agent.services.knowledge import index_knowledge
 
         inputs = run.inputs
-        staged = StagedUploads(Workspace.from_settings(self.services.settings))
+        staged = StagedUploads(Workspace.from_settings(self.settings))
         try:
             uploads = staged.load(run.run_id, list(inputs.get("files") or []))
             manuals, faqs = (uploads, []) if inputs.get("collection") != "qa" else ([], uploads)
-            desk = self.services.helpdesk(str(inputs.get("kb") or "helpdesk"))
+            desk = self.desk(str(inputs.get("kb") or "helpdesk"))
             return _indexed(
                 self.source,
                 run,
@@ -89,13 +92,13 @@ class ResearchIndexKind:
 
     source: EventSource = "research"
 
-    def __init__(self, services: Services) -> None:
-        self.services = services
+    def __init__(self, research: ResearchService) -> None:
+        self.research = research
 
     def execute(self, run: Run, context: RunContext) -> Outcome:
         from keiri_agent.services.research import SAMPLE_KB
 
-        research = self.services.research
+        research = self.research
         return _indexed(
             self.source,
             run,

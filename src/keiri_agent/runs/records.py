@@ -11,7 +11,8 @@ from keiri_agent.events import utc_timestamp
 
 RunStatus = Literal["queued", "running", "waiting", "success", "failed", "cancelled"]
 FINISHED: frozenset[str] = frozenset({"success", "failed", "cancelled"})
-"""Statuses a run never leaves."""
+"""Statuses in which a run is done; it leaves them only when asked to run again
+(``RunService.run_again``: a Plan run rerun from a step)."""
 SETTLED: frozenset[str] = FINISHED | {"waiting"}
 """Statuses in which nothing executes: finished, or waiting for a person's answers."""
 STATUS_JA = {

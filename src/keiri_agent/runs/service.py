@@ -40,7 +40,7 @@ from typing import Any, Protocol
 from keiri_agent.errors import KeiriAgentError, UserInputError, error_category
 from keiri_agent.events import Event, EventSource
 from keiri_agent.masking import mask_secrets
-from keiri_agent.runs.records import STATUS_JA, Run, RunStatus, run_not_found
+from keiri_agent.runs.records import SETTLED, STATUS_JA, Run, RunStatus, run_not_found
 from keiri_agent.runs.store import EVENT_BATCH, LeaseLost, NewEvent, RunStore
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,9 @@ WORKER = f"{socket.gethostname()}/{_pid_namespace()}:{os.getpid()}"
 """This process, as recorded in ``runs.worker`` while it executes a run: host name and
 pid namespace, then pid — a process of the same host and namespace whose pid is gone
 is known dead at once (``recover``)."""
+
+SETTLED_POLL_MAX_S = 2.0
+"""The longest pause between two reads of a run awaited by ``settled``."""
 
 Dispatch = Callable[[str], None]
 """Hands a run id to whatever executes runs (``runs.executors``)."""
@@ -269,6 +272,25 @@ class RunService:
         self._dispatch(run_id)
         return self.require(run_id)
 
+    def run_again(self, run_id: str, event: NewEvent) -> Run | None:
+        """Put a settled run (finished, or waiting) back in the queue to execute again
+        — a Plan run rerun from a step, whose kind has made its state ready — with
+        ``event`` saying why; ``None`` when the run is not settled (another request
+        moved it first). Its events continue its numbering."""
+        values = {
+            "status": "queued",
+            "result": None,
+            "error": None,
+            "cancel_requested": False,
+            "worker": "",
+            "lease_until": 0.0,
+        }
+        if self.store.transition(run_id, [*SETTLED], values, event) is None:
+            return None
+        self._waiters.wake(run_id)
+        self._dispatch(run_id)
+        return self.require(run_id)
+
     # --- executing (what a worker calls) -------------------------------------------
 
     def execute(self, run_id: str) -> None:
@@ -415,10 +437,26 @@ class RunService:
             self._waiters.remove(run_id, entry)
 
     async def settled(self, run_id: str) -> Run:
-        """Wait until the run has settled (finished or waiting); its record."""
-        async for _ in self.follow(run_id):
-            pass
-        return self.require(run_id)
+        """Wait until the run has settled (finished or waiting); its record. Reads only
+        the run (not its events): woken at once when this process settles it; a run
+        executed elsewhere is polled, every poll interval at first, then less often
+        (up to ``SETTLED_POLL_MAX_S``: hundreds of waiting requests must not keep the
+        database busy)."""
+        entry = self._waiters.add(run_id)
+        _, flag = entry
+        interval = self.timing.poll_interval_s
+        try:
+            while True:
+                flag.clear()
+                run = await asyncio.to_thread(self.require, run_id)
+                if run.settled:
+                    return run
+                try:
+                    await asyncio.wait_for(flag.wait(), interval)
+                except TimeoutError:
+                    interval = min(interval * 2, max(SETTLED_POLL_MAX_S, interval))
+        finally:
+            self._waiters.remove(run_id, entry)
 
     def next_events(self, run_id: str, after: int, timeout: float | None = None) -> list[Event]:
         """For a synchronous follower (a Streamlit page): the run's events after

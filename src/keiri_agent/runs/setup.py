@@ -11,7 +11,7 @@ run store, the kinds of run, and what executes them.
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from keiri_agent.config import Settings
 from keiri_agent.runs.executors import LocalExecutor
@@ -21,10 +21,37 @@ from keiri_agent.runs.store import RunStore
 if TYPE_CHECKING:
     import sqlalchemy
 
+    from keiri_agent.agents.analysis import AnalysisAgent
+    from keiri_agent.agents.helpdesk.desk import HelpDesk
     from keiri_agent.plans.engine import PlanEngine
     from keiri_agent.runs.queue import QueueDispatch, QueueWorker
     from keiri_agent.runs.schedules import Scheduler
-    from keiri_agent.services.container import Services
+    from keiri_agent.services.design import DesignService
+    from keiri_agent.services.research import ResearchService
+
+
+class Services(Protocol):
+    """What the kinds of run use of a process's services (``services.container``)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def research(self) -> ResearchService: ...
+
+    @property
+    def plans(self) -> PlanEngine: ...
+
+    @property
+    def design(self) -> DesignService: ...
+
+    @property
+    def analysis(self) -> AnalysisAgent: ...
+
+    @property
+    def runs(self) -> RunService: ...
+
+    def helpdesk(self, name: str = "helpdesk") -> HelpDesk: ...
 
 
 def timing(settings: Settings) -> Timing:
@@ -37,14 +64,25 @@ def timing(settings: Settings) -> Timing:
 
 def run_kinds(services: Services) -> dict[str, RunKind]:
     """Every kind of run, executed with the process's ``services``."""
-    from keiri_agent.runs import helpdesk_kind, index_kind, plan_kind, research_kind
+    from keiri_agent.runs import (
+        analysis_kind,
+        design_kind,
+        helpdesk_kind,
+        index_kind,
+        plan_kind,
+        research_kind,
+    )
 
     return {
         research_kind.KIND: research_kind.ResearchKind(services.research),
         plan_kind.KIND: plan_kind.PlanKind(services.plans),
-        helpdesk_kind.KIND: helpdesk_kind.HelpDeskKind(services),
-        index_kind.HELPDESK_INDEX: index_kind.HelpDeskIndexKind(services),
-        index_kind.RESEARCH_INDEX: index_kind.ResearchIndexKind(services),
+        helpdesk_kind.KIND: helpdesk_kind.HelpDeskKind(services.helpdesk),
+        index_kind.HELPDESK_INDEX: index_kind.HelpDeskIndexKind(
+            services.settings, services.helpdesk
+        ),
+        index_kind.RESEARCH_INDEX: index_kind.ResearchIndexKind(services.research),
+        analysis_kind.KIND: analysis_kind.AnalysisKind(services),
+        design_kind.KIND: design_kind.DesignKind(services),
     }
 
 

@@ -14,8 +14,11 @@ machines of a deployment keep their clocks synchronised (NTP).
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
-from collections.abc import Sequence
+import weakref
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -27,6 +30,19 @@ from keiri_agent.events import Event, EventSource, utc_timestamp
 from keiri_agent.masking import mask_secrets
 from keiri_agent.runs.records import Run, RunStatus
 from keiri_agent.storage.schema import run_events, runs
+
+_WRITERS: weakref.WeakKeyDictionary[sqlalchemy.Engine, threading.Lock] = weakref.WeakKeyDictionary()
+_WRITERS_LOCK = threading.Lock()
+
+
+def _sqlite_writer(engine: sqlalchemy.Engine) -> threading.Lock:
+    """The lock the threads of this process take before writing to ``engine``."""
+    with _WRITERS_LOCK:
+        lock = _WRITERS.get(engine)
+        if lock is None:
+            lock = _WRITERS[engine] = threading.Lock()
+        return lock
+
 
 EVENT_BATCH = 500
 """The most events one read returns (a follower reads again for the rest)."""
@@ -53,6 +69,18 @@ class RunStore:
     def __init__(self, engine: sqlalchemy.Engine) -> None:
         self.engine = engine
 
+    @contextlib.contextmanager
+    def _begin(self) -> Iterator[sqlalchemy.Connection]:
+        """A write transaction. On SQLite the threads of this process take turns first:
+        SQLite admits one writer at a time and makes the others sleep and retry (its
+        busy handler), which under many concurrent runs costs more than the writes."""
+        if self.engine.dialect.name != "sqlite":
+            with self.engine.begin() as connection:
+                yield connection
+            return
+        with _sqlite_writer(self.engine), self.engine.begin() as connection:
+            yield connection
+
     # --- creating and reading ----------------------------------------------------
 
     def create(
@@ -66,7 +94,7 @@ class RunStore:
         inputs: dict[str, Any],
     ) -> Run:
         now = datetime.now(UTC)
-        with self.engine.begin() as connection:
+        with self._begin() as connection:
             connection.execute(
                 runs.insert().values(
                     run_id=run_id,
@@ -143,7 +171,7 @@ class RunStore:
         lease; the run (status ``running``, ``attempt`` raised) or ``None`` when
         another worker has it, it was cancelled or it has settled."""
         now = time.time()
-        with self.engine.begin() as connection:
+        with self._begin() as connection:
             claimed = connection.execute(
                 update(runs)
                 .where(
@@ -166,7 +194,7 @@ class RunStore:
         """Extend the lease; True when someone asked to cancel the run.
 
         Raises ``LeaseLost`` when the run is no longer this attempt's."""
-        with self.engine.begin() as connection:
+        with self._begin() as connection:
             row = connection.execute(
                 update(runs)
                 .where(_owned_by(run_id, attempt))
@@ -181,7 +209,7 @@ class RunStore:
         """Number and write ``events`` (in order) for the attempt owning the run."""
         if not events:
             return []
-        with self.engine.begin() as connection:
+        with self._begin() as connection:
             return self._write(connection, run_id, _owned_by(run_id, attempt), {}, events)
 
     def settle(
@@ -203,7 +231,7 @@ class RunStore:
             "worker": "",
             "lease_until": 0.0,
         }
-        with self.engine.begin() as connection:
+        with self._begin() as connection:
             return self._write(connection, run_id, _owned_by(run_id, attempt), values, events)
 
     # --- anyone's writes -------------------------------------------------------------
@@ -227,7 +255,7 @@ class RunStore:
             condition = and_(condition, runs.c.lease_until < expired_before)
         if attempt is not None:
             condition = and_(condition, runs.c.attempt == attempt)
-        with self.engine.begin() as connection:
+        with self._begin() as connection:
             try:
                 written = self._write(connection, run_id, condition, values, [event])
             except LeaseLost:
@@ -235,14 +263,14 @@ class RunStore:
         return written[0]
 
     def request_cancel(self, run_id: str) -> None:
-        with self.engine.begin() as connection:
+        with self._begin() as connection:
             connection.execute(
                 update(runs).where(runs.c.run_id == run_id).values(cancel_requested=True)
             )
 
     def expire_leases(self, worker: str) -> int:
         """End the leases held by ``worker`` (a process known to be dead) at once."""
-        with self.engine.begin() as connection:
+        with self._begin() as connection:
             return connection.execute(
                 update(runs)
                 .where(runs.c.worker == worker, runs.c.status == "running")

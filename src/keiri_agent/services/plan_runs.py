@@ -5,6 +5,7 @@ routes call.
     run_id = runs.start(plan, vars={"month": "2025-01"})        # queued for a worker
     result = runs.result(run_id)                                # paused: result.waiting
     runs.resume(run_id, answers={"collect": {"limit": 30000}})  # queued again
+    runs.rerun(run_id, "message", answers={...})                # failed: from a node
     async for event in runs.follow(run_id, after=0):            # None = nothing new yet
         ...
     runs.recent({"invoice"}, limit=20)                          # newest first
@@ -15,6 +16,11 @@ routes call.
   worker (a thread of the server, or a ``keiri-agent worker``) executes it.
 - A run paused at a ``ui.interactive_input`` node is ``waiting``: ``resume`` keeps the
   answers with its state and queues it again, from any process.
+- ``rerun`` runs a top-level node of a settled run (failed, typically) and everything
+  downstream of it again, other outputs kept: its state is made ready
+  (``PlanEngine.prepare_rerun``) and the same run is queued again (event
+  ``run_rerun``), so its events continue its numbering — the one way a finished run
+  of the run service executes again.
 - ``follow`` reads the run's numbered events from the run service (any process);
   it ends once the run is paused or finished and every event was yielded (a later
   resume continues the numbering). A run whose worker died is continued by another
@@ -42,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from keiri_agent.errors import KeiriAgentError, UserInputError
+from keiri_agent.errors import KeiriAgentError, RunInProgressError, UserInputError
 from keiri_agent.events import Event
 from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.engine import PlanEngine
@@ -140,6 +146,47 @@ class PlanRuns:
             )
         else:
             self.service.continue_waiting(run_id)
+        return run_id
+
+    def rerun(self, run_id: str, node_id: str, answers: Mapping[str, Any] | None = None) -> str:
+        """Run top-level ``node_id`` of a settled run and everything downstream of it
+        again (other outputs kept, ``answers`` replacing earlier ones): the run's state
+        is saved ready (``PlanEngine.prepare_rerun``) and the same run queued again for
+        a worker; its run id.
+
+        Raises ``UserInputError`` (unknown run or node) and ``RunInProgressError``
+        (the run is queued or running).
+        """
+        self.state_file(run_id)
+        known = self.service.get(run_id)
+        if known is not None and not known.settled:
+            raise RunInProgressError(
+                f"実行 {run_id} はまだ終わっていないため、再実行できません"
+                f"（状態: {STATUS_JA.get(known.status, known.status)}）",
+                hint="実行が終わってから、もう一度お試しください",
+                details={"run_id": run_id, "status": known.status},
+            )
+        self.engine.prepare_rerun(run_id, node_id, answers=decode_answers(answers or {}))
+        event = NewEvent("plan", "run_rerun", {"from_node": node_id})
+        if known is None:  # settled before the run service kept runs
+            plan = self.plan(run_id)
+            self.service.start(
+                KIND,
+                run_id=run_id,
+                subject=plan.id,
+                title=plan.title or plan.id,
+                inputs={},
+                first_events=[event],
+            )
+            return run_id
+        if self.service.run_again(run_id, event) is None:
+            current = self.service.require(run_id)
+            raise RunInProgressError(
+                f"実行 {run_id} は別の操作で再開されたため、再実行しませんでした"
+                f"（状態: {STATUS_JA.get(current.status, current.status)}）",
+                hint="実行が終わってから、もう一度お試しください",
+                details={"run_id": run_id, "status": current.status},
+            )
         return run_id
 
     def cancel(self, run_id: str) -> bool:

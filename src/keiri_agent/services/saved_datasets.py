@@ -1,9 +1,11 @@
-"""Analysis files kept in the workspace, so a conversation can load its file again.
+"""Analysis files kept in the workspace, so a conversation can load its file again,
+in any process.
 
-The dataset registry lives in one process (one browser session): after a reload
-(F5) or a restart its ``dataset_id`` means nothing. A file loaded on the データ分析
-page is therefore also saved here, under a stable *reference*, and a conversation
-(thread id) is linked to the reference of the file it was about:
+The dataset registry lives in one process: after a reload (F5) or a restart, or in
+another server process or worker, its ``dataset_id`` means nothing. A file loaded on
+the データ分析 page or uploaded through the API is therefore saved here, under a
+stable *reference* (the API's ``dataset_id``), and a conversation (thread id) is
+linked to the reference of the file it was about:
 
     <workspace>/.keiri/datasets/<ref>/data        the uploaded bytes
     <workspace>/.keiri/datasets/<ref>/meta.json   name, sheet, keep_total_rows, saved_at
@@ -21,6 +23,11 @@ was last saved or loaded more than ``PRUNE_AFTER`` (7 days) ago — time enough 
 reload a page or reopen a file the same week. A copy a conversation is linked to is
 never deleted, whatever its age, so reopening a kept conversation always finds its
 file. A damaged copy (no readable ``meta.json``) follows the same rule.
+
+``LoadedDatasets.of(agent)``: the references one analysis agent (one process) has
+loaded into its registry, each loaded from the workspace once (whichever process
+saved it) and then reused; a reference whose copy is gone (pruned, purged) is
+forgotten by every process alike (``UnknownDatasetError``, 404 in the API).
 """
 
 from __future__ import annotations
@@ -31,14 +38,20 @@ import json
 import os
 import re
 import shutil
+import threading
 import time
+import weakref
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from keiri_agent.errors import UserInputError
+from keiri_agent.errors import ExecutionError, UnknownDatasetError, UserInputError
 from keiri_agent.private import write_private
 from keiri_agent.workspace import Workspace
+
+if TYPE_CHECKING:
+    from keiri_agent.agents.analysis import AnalysisAgent
 
 _REF = re.compile(r"^[0-9a-f]{16}$")
 _THREAD = re.compile(r"^[0-9A-Za-z_-]{1,100}$")
@@ -59,7 +72,8 @@ class SavedDataset:
     ref: str
     name: str
     data: bytes
-    sheet: str | None
+    sheet: str | int | None
+    """A sheet name, or a 0-based sheet index (an API upload's ``sheet=0``)."""
     keep_total_rows: bool
 
 
@@ -75,7 +89,9 @@ class SavedDatasets:
     def __init__(self, workspace: Workspace) -> None:
         self.folder = workspace.state / "datasets"
 
-    def save(self, data: bytes, name: str, *, sheet: str | None, keep_total_rows: bool) -> str:
+    def save(
+        self, data: bytes, name: str, *, sheet: str | int | None, keep_total_rows: bool
+    ) -> str:
         """Keep ``data`` (loaded as ``name`` with these options); returns its reference."""
         digest = hashlib.sha256()
         digest.update(json.dumps([name, sheet, keep_total_rows], ensure_ascii=False).encode())
@@ -97,23 +113,39 @@ class SavedDatasets:
 
     def load(self, ref: str) -> SavedDataset:
         """The saved file ``ref``; ``SavedDatasetError`` when it is gone or damaged."""
-        folder = self.folder / ref
         try:
             if not _REF.match(ref):
                 raise ValueError(ref)
+            folder = self.folder / ref
             meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
             data = (folder / "data").read_bytes()
             _touch(folder)
-            return SavedDataset(
-                ref, str(meta["name"]), data, meta.get("sheet"), bool(meta["keep_total_rows"])
-            )
+            sheet = meta.get("sheet")
+            if not isinstance(sheet, str | int | None) or isinstance(sheet, bool):
+                raise TypeError(sheet)
+            return SavedDataset(ref, str(meta["name"]), data, sheet, bool(meta["keep_total_rows"]))
         except (OSError, ValueError, KeyError, TypeError):
-            raise SavedDatasetError(
-                "この会話で使っていたファイルが見つからないため、読み込み直せませんでした。",
-                hint="会話の内容は表示しています。続けて質問するには、同じファイルを"
-                "もう一度アップロードしてください。",
-                details={"ref": ref, "folder": str(folder)},
-            ) from None
+            raise self.missing(ref) from None
+
+    def missing(self, ref: str) -> SavedDatasetError:
+        """The error for a reference whose copy is gone or damaged (a conversation's file)."""
+        return SavedDatasetError(
+            "この会話で使っていたファイルが見つからないため、読み込み直せませんでした。",
+            hint="会話の内容は表示しています。続けて質問するには、同じファイルを"
+            "もう一度アップロードしてください。",
+            details={"ref": ref[:100], "folder": str(self.folder / ref[:100])},
+        )
+
+    def exists(self, ref: str) -> bool:
+        """Whether ``ref`` names a saved copy (its files are there; marked as used now,
+        so the copy a process keeps using is not aged out under it)."""
+        if not _REF.match(ref):
+            return False
+        folder = self.folder / ref
+        if not ((folder / "meta.json").is_file() and (folder / "data").is_file()):
+            return False
+        _touch(folder)
+        return True
 
     def link(self, thread_id: str, ref: str) -> None:
         """Record that the conversation ``thread_id`` is about the file ``ref``."""
@@ -163,3 +195,115 @@ class SavedDatasets:
                 continue
             pruned.append(folder.name)
         return pruned
+
+
+def unknown_dataset(ref: str) -> UnknownDatasetError:
+    """404 for a reference that names no saved copy (garbled, never uploaded, or gone)."""
+    return UnknownDatasetError(
+        f"データセット「{ref[:40]}」が見つかりません（保存期間を過ぎて削除されたか、"
+        "ID が正しくありません）",
+        hint="ファイルをもう一度アップロードして、返された dataset_id を指定してください",
+        details={"dataset_id": ref[:100]},
+    )
+
+
+_LOADED: weakref.WeakKeyDictionary[AnalysisAgent, LoadedDatasets] = weakref.WeakKeyDictionary()
+_LOADED_LOCK = threading.Lock()
+
+
+class LoadedDatasets:
+    """The saved copies one analysis agent has loaded: reference → its registry id.
+
+    ``of(agent)`` is the one map of that agent (a process's agent, or a page's), so
+    each reference is parsed at most once per agent; two threads asking for the same
+    reference at once wait for one load. Every use checks that the saved copy is
+    still there (``SavedDatasets.exists``), so all processes agree on what exists.
+    """
+
+    def __init__(self, agent: AnalysisAgent) -> None:
+        self.agent = agent
+        self.saved = SavedDatasets(Workspace.from_settings(agent.settings))
+        self._ids: dict[str, str] = {}
+        self._loading: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of(cls, agent: AnalysisAgent) -> LoadedDatasets:
+        with _LOADED_LOCK:
+            loaded = _LOADED.get(agent)
+            if loaded is None:
+                loaded = _LOADED[agent] = cls(agent)
+            return loaded
+
+    def upload(
+        self, data: bytes, name: str, *, sheet: str | int | None, keep_total_rows: bool
+    ) -> str:
+        """Load ``data`` (its ``DatasetError`` when it cannot be loaded: nothing is
+        saved then), save it in the workspace (``DATASET_NOT_SAVED`` when it cannot
+        be written); its reference."""
+        dataset_id = self.agent.load_bytes(data, name, sheet=sheet, keep_total_rows=keep_total_rows)
+        try:
+            ref = self.saved.save(data, name, sheet=sheet, keep_total_rows=keep_total_rows)
+        except OSError as error:
+            self.agent.registry.remove(dataset_id)
+            raise ExecutionError(
+                f"「{name}」を作業フォルダーに保存できませんでした: {error.strerror or error}",
+                hint="作業フォルダー（KEIRI_AGENT_HOME）の空き容量と権限を確認してから、"
+                "もう一度アップロードしてください",
+                code="DATASET_NOT_SAVED",
+            ) from error
+        except BaseException:
+            self.agent.registry.remove(dataset_id)
+            raise
+        with self._lock:
+            kept = self._ids.setdefault(ref, dataset_id)
+        if kept != dataset_id:  # the same file was loaded before: keep one copy
+            self.agent.registry.remove(dataset_id)
+        return ref
+
+    def dataset_id(self, ref: str) -> str:
+        """The registry id of ``ref`` in this agent, loaded from the workspace on first
+        use; ``UnknownDatasetError`` when no saved copy has that reference (or it is
+        damaged)."""
+        if not self.saved.exists(ref):
+            self._forget(ref)
+            raise unknown_dataset(ref)
+        with self._lock:
+            known = self._ids.get(ref)
+            if known is not None and known in self.agent.registry:
+                return known
+            loading = self._loading.setdefault(ref, threading.Lock())
+        with loading:
+            with self._lock:
+                known = self._ids.get(ref)
+            if known is not None and known in self.agent.registry:
+                return known
+            try:
+                found = self.saved.load(ref)
+                dataset_id = self.agent.load_bytes(
+                    found.data,
+                    found.name,
+                    sheet=found.sheet,
+                    keep_total_rows=found.keep_total_rows,
+                )
+            except SavedDatasetError:
+                raise unknown_dataset(ref) from None
+            finally:
+                with self._lock:
+                    self._loading.pop(ref, None)
+            with self._lock:
+                self._ids[ref] = dataset_id
+            return dataset_id
+
+    def summary(self, ref: str) -> dict[str, Any]:
+        """The summary of ``ref`` (its ``dataset_id`` is the reference, never the
+        registry id of this process)."""
+        summary = self.agent.registry.summary(self.dataset_id(ref))
+        summary["dataset_id"] = ref
+        return summary
+
+    def _forget(self, ref: str) -> None:
+        with self._lock:
+            dataset_id = self._ids.pop(ref, None)
+        if dataset_id is not None:
+            self.agent.registry.remove(dataset_id)

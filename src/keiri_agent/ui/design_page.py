@@ -1,28 +1,33 @@
 """設計 page: an instruction (and documents, templates) → a checked Plan → 登録 (seed 003).
 
-The page only calls ``services.design.DesignService`` and renders what comes back:
+The page calls the process's ``DesignService`` (``session.process_services().design``)
+and its run service, and renders what comes back:
 
 1. the request: 指示, 参考ドキュメント, テンプレート (keyword filter + multiselect),
    適用モード, 失敗時に代替 Plan を返す; offline, a note that templates found by the
    instruction are composed mechanically;
 2. 候補ブロック（Top-K）for the instruction, with the blocks to pin;
-3. 自動生成 as a ``services.jobs.Job`` followed in an ``st.status``; then how the Plan
-   was made, its warnings, each repair attempt with its per-node diff, the 不足項目
-   and the Design chat (``DesignChat``, its requests rendered by ``input_form``);
-   反映 puts the chat's Plan into the editor;
+3. 自動生成 as a run of kind ``design`` (``runs.design_kind``: the reference documents
+   staged in the workspace, never in the run's inputs), executed by the run service's
+   workers and followed in an ``st.status`` from its stored events (``ui.run_follow``);
+   then, from the run's result (``design_kind.generation_json``), how the Plan was
+   made, its warnings, each repair attempt with its per-node diff, the 不足項目 and
+   the Design chat (``DesignChat``, its requests rendered by ``input_form``); 反映 puts
+   the chat's Plan into the editor;
 4. the YAML editor with 検証/ドライラン and 登録 (then 実行ページで開く);
 5. 生成の記録: the generation metrics.
 
 What it keeps in ``st.session_state`` (nothing typed is lost on a rerun or a visit to
-another page): ``design.service`` (one ``DesignService`` per browser session);
-``design.instruction``, ``design.template_filter``, ``design.templates``,
-``design.apply_mode``, ``design.fallback``, ``design.pinned`` and ``design.editor``
-(widgets kept by ``components.persistent``); ``design.documents`` (the uploaded
-files as (name, bytes), kept until removed); ``design.generation`` (``job``,
-``result``: the ``Generation``, ``problem``: an error dict); ``design.chat``
+another page): ``design.instruction``, ``design.template_filter``,
+``design.templates``, ``design.apply_mode``, ``design.fallback``, ``design.pinned``
+and ``design.editor`` (widgets kept by ``components.persistent``);
+``design.documents`` (the uploaded files as (name, bytes), kept until removed);
+``design.generation`` (``run_id``: the generation's run while it is followed,
+``result``: its result JSON, ``problem``: an error dict); ``design.chat``
 (``DesignChat.to_dict()``) and ``design.chat.turn`` (the last ``ChatTurn``);
 ``design.check`` (the last 検証/ドライラン) and ``design.registered`` /
-``design.register_problem``.
+``design.register_problem``. A rerun while the generation runs (a click meanwhile)
+follows the same run again, so its result is not lost.
 """
 
 from __future__ import annotations
@@ -34,17 +39,16 @@ import pandas as pd
 import streamlit as st
 
 from keiri_agent.errors import KeiriAgentError
+from keiri_agent.events import Event
+from keiri_agent.plans.design.coverage import CoverageReport, RequirementCoverage
 from keiri_agent.plans.design.design_chat import DesignChat
-from keiri_agent.plans.design.models import (
-    VERDICT_MESSAGES,
-    BlockCandidate,
-    GeneratedPlan,
-    TemplateSpec,
-)
-from keiri_agent.plans.design.procedure import checklist
-from keiri_agent.services.design import DesignCheck, DesignRequest, DesignService, Generation
-from keiri_agent.services.jobs import Job
+from keiri_agent.plans.design.models import TemplateSpec
+from keiri_agent.runs import design_kind
+from keiri_agent.runs.service import new_run_id
+from keiri_agent.services.container import Services
+from keiri_agent.services.design import DesignCheck, DesignRequest, DesignService
 from keiri_agent.services.jsonforms import json_value
+from keiri_agent.services.staged_uploads import StagedUploads
 from keiri_agent.ui.components import (
     accepted_types_caption,
     persistent,
@@ -52,9 +56,10 @@ from keiri_agent.ui.components import (
     show_error,
 )
 from keiri_agent.ui.input_forms import input_form
-from keiri_agent.ui.session import session_settings
+from keiri_agent.ui.run_follow import OUTCOME_KINDS, RUN_EVENT_LABELS, follow_run, run_problem
+from keiri_agent.ui.session import process_services
+from keiri_agent.workspace import Workspace
 
-SERVICE = "design.service"
 GENERATION = "design.generation"
 CHAT = "design.chat"
 TURN = "design.chat.turn"
@@ -82,13 +87,6 @@ TYPE_LABELS = {
     "table": "表（ファイル）",
     "enum": "選択",
 }
-
-
-def _service() -> DesignService:
-    if SERVICE not in st.session_state:
-        st.session_state[SERVICE] = DesignService(session_settings())
-    service: DesignService = st.session_state[SERVICE]
-    return service
 
 
 # --- 1. the request ------------------------------------------------------------------
@@ -208,7 +206,9 @@ def _request(service: DesignService) -> DesignRequest | None:
             "機械的に組み合わせて Plan を作ります（テンプレートの機械的な組み合わせ）。"
         )
     pinned = _candidates(service, instruction)
-    if not st.button("自動生成", type="primary", key="design.generate"):
+    running = bool((st.session_state.get(GENERATION) or {}).get("run_id"))
+    clicked = st.button("自動生成", type="primary", key="design.generate", disabled=running)
+    if not clicked or running:
         return None
     if not instruction.strip():
         st.warning("指示を入力してください。")
@@ -226,15 +226,16 @@ def _request(service: DesignService) -> DesignRequest | None:
 # --- 2. candidate blocks -------------------------------------------------------------
 
 
-def _candidate_table(candidates: Sequence[BlockCandidate]) -> None:
+def _candidate_table(candidates: Sequence[Mapping[str, Any]]) -> None:
+    """Candidate blocks in their JSON form (``BlockCandidate.to_dict()``)."""
     rows = [
         {
-            "id": c.block_id + (" 📌" if c.pinned else ""),
-            "カテゴリ": c.category,
-            "入力": ", ".join(c.inputs),
-            "出力": ", ".join(c.outputs),
-            "説明": c.description,
-            "スコア": round(c.score, 3),
+            "id": str(c.get("block")) + (" 📌" if c.get("pinned") else ""),
+            "カテゴリ": c.get("category"),
+            "入力": ", ".join(c.get("inputs") or []),
+            "出力": ", ".join(c.get("outputs") or []),
+            "説明": c.get("description"),
+            "スコア": round(float(c.get("score") or 0.0), 3),
         }
         for c in candidates
     ]
@@ -269,22 +270,37 @@ def _candidates(service: DesignService, instruction: str) -> list[str]:
         st.session_state["design.candidates"] = cached
     if cached[1].warning:
         st.warning(cached[1].warning)
-    _candidate_table(cached[1].candidates)
+    _candidate_table([candidate.to_dict() for candidate in cached[1].candidates])
     return pinned
 
 
 # --- 3. generation -------------------------------------------------------------------
 
 
-def _generate(service: DesignService, request: DesignRequest) -> None:
-    job: Job[Generation] = Job(
-        lambda on_event: service.generate(request, on_event=on_event), name="design-generate"
-    )
-    st.session_state[GENERATION] = {"job": job, "result": None, "problem": None}
+def _generate(services: Services, request: DesignRequest) -> None:
+    """Start the generation as a run (its files staged for it); its id is kept in
+    ``GENERATION`` and followed from the page's next run."""
     for key in (CHAT, TURN, CHECK, REGISTERED, REGISTER_PROBLEM):
         st.session_state.pop(key, None)
-    job.start()
-    _follow(st.session_state[GENERATION])
+    run_id = new_run_id()
+    staged = StagedUploads(Workspace.from_settings(services.settings))
+    try:
+        inputs = design_kind.design_inputs(run_id, request, staged)
+        services.runs.start(
+            design_kind.KIND,
+            subject=request.plan_id or "",
+            title=request.instruction.strip()[:200],
+            inputs=inputs,
+            run_id=run_id,
+        )
+    except KeiriAgentError as error:
+        staged.discard(run_id)
+        st.session_state[GENERATION] = {"run_id": None, "result": None, "problem": error.to_dict()}
+        return
+    except BaseException:
+        staged.discard(run_id)
+        raise
+    st.session_state[GENERATION] = {"run_id": run_id, "result": None, "problem": None}
 
 
 STAGE_LABELS = {
@@ -294,8 +310,8 @@ STAGE_LABELS = {
 }
 
 
-def _event_text(line: Mapping[str, Any]) -> str:
-    """One progress line of the generation, in Japanese."""
+def _event_text(line: Mapping[str, Any]) -> str | None:
+    """One progress line of the generation, in Japanese (None: no line)."""
     payload = line.get("payload") or {}
     kind = line.get("kind")
     if kind == "stage":
@@ -305,118 +321,146 @@ def _event_text(line: Mapping[str, Any]) -> str:
     if kind == "check":
         codes = payload.get("error_codes") or payload.get("codes") or {}
         return "検証: " + (", ".join(map(str, codes)) if codes else "エラーなし")
-    return str(kind)
+    if kind in OUTCOME_KINDS:
+        return None  # said by the status box and the error below
+    return RUN_EVENT_LABELS.get(str(kind), str(kind))
 
 
-def _follow(state: dict[str, Any]) -> None:
-    """Show the generation's events until it ends; keep the result (or the error); a
-    generated Plan goes into the editor and its open items into the chat."""
-    job: Job[Generation] = state["job"]
-    with st.status("生成中…", expanded=True) as status:
-        for event in job.follow():
-            status.write(_event_text(event.to_dict()))
-        state["job"] = None
-        error = job.error
-        if isinstance(error, KeiriAgentError):
-            state["problem"] = error.to_dict()
+def _follow(services: Services, state: dict[str, Any]) -> None:
+    """Show the generation's events until its run has ended; keep the result (or the
+    error); a generated Plan goes into the editor and its open items into the chat."""
+    label = "生成中…"
+    with st.status(label, expanded=True) as status:
+
+        def waited(seconds: float) -> None:
+            status.update(label=f"{label}（{int(seconds)} 秒）")
+
+        def show(event: Event) -> None:
+            text = _event_text(event.to_dict())
+            if text is not None:
+                status.write(text)
+
+        run = follow_run(services.runs, state["run_id"], show=show, tick=waited)
+        state["run_id"] = None
+        problem = run_problem(run)
+        if problem is not None:
+            state["problem"] = problem
             status.update(label="自動生成: エラー", state="error")
             return
-        generation = job.result()  # re-raises anything unexpected
-        ok = generation.result.plan is not None
+        result = dict(run.result or {})
+        ok = result.get("plan_id") is not None
         status.update(
             label="自動生成: 完了" if ok else "自動生成: Plan を作れませんでした",
             state="complete" if ok else "error",
             expanded=False,
         )
-    state["result"] = generation
-    result = generation.result
-    if result.yaml_text and result.plan is not None:
-        st.session_state[EDITOR] = result.yaml_text
-        chat = DesignChat(result.yaml_text, result.requirements)
+    state["result"] = result
+    if result.get("yaml") and ok:
+        st.session_state[EDITOR] = result["yaml"]
+        chat = DesignChat.from_dict(
+            {"plan_yaml": result["yaml"], "requirements": result.get("requirements") or []}
+        )
         st.session_state[CHAT] = chat.to_dict()
 
 
-def _how_made(generation: Generation) -> None:
-    result = generation.result
+def _how_made(result: Mapping[str, Any]) -> None:
+    """How the Plan was made, from the generation's result JSON."""
     label = "LLM"
-    if result.offline:
+    if result.get("offline"):
         label = (
             "オフライン（テンプレートの機械的な組み合わせ）"
-            if result.templates
+            if result.get("templates")
             else "オフライン（指示の言葉から規則で組み立て）"
         )
-    st.markdown(f"**生成の方法**: {label}・適用モード {result.apply_mode}")
-    if result.reasoning:
-        st.caption(f"根拠: {result.reasoning}")
-    if result.templates:
-        st.caption("使ったテンプレート: " + ", ".join(result.templates))
-    st.caption(f"所要時間: {generation.seconds:.1f} 秒")
-    for warning in result.warnings:
+    st.markdown(f"**生成の方法**: {label}・適用モード {result.get('apply_mode')}")
+    if result.get("reasoning"):
+        st.caption(f"根拠: {result['reasoning']}")
+    if result.get("templates"):
+        st.caption("使ったテンプレート: " + ", ".join(result["templates"]))
+    st.caption(f"所要時間: {float(result.get('seconds') or 0.0):.1f} 秒")
+    for warning in result.get("warnings") or []:
         st.warning(warning)
-    for conflict in result.conflicts:
-        st.warning(f"テンプレートの競合（{conflict.code}）: {conflict.message}")
-    for warning in generation.digest.warnings:
+    for conflict in result.get("conflicts") or []:
+        st.warning(f"テンプレートの競合（{conflict.get('code')}）: {conflict.get('message')}")
+    digest = result.get("digest") or {}
+    for warning in digest.get("warnings") or []:
         st.warning(f"参考ドキュメント: {warning}")
-    for document in generation.digest.documents:
-        for warning in document.warnings:
-            st.warning(f"参考ドキュメント {document.name}: {warning}")
+    for document in digest.get("documents") or []:
+        for warning in document.get("warnings") or []:
+            st.warning(f"参考ドキュメント {document.get('name')}: {warning}")
 
 
-def _attempts(result: GeneratedPlan) -> None:
+def _attempts(result: Mapping[str, Any]) -> None:
     """Each attempt with its error codes and what it changed, node by node."""
-    if not result.attempts:
+    attempts = list(result.get("attempts") or [])
+    if not attempts:
         return
-    with st.expander(f"生成の試行（{len(result.attempts)} 回）"):
-        for attempt in result.attempts:
-            codes = ", ".join(f"{code} ×{n}" for code, n in attempt.error_codes.items())
-            st.markdown(
-                f"**試行 {attempt.number}**: " + (f"エラー {codes}" if codes else "エラーなし")
+    with st.expander(f"生成の試行（{len(attempts)} 回）"):
+        for attempt in attempts:
+            codes = ", ".join(
+                f"{code} ×{n}" for code, n in (attempt.get("error_codes") or {}).items()
             )
-            if attempt.changes:
+            st.markdown(
+                f"**試行 {attempt.get('number')}**: "
+                + (f"エラー {codes}" if codes else "エラーなし")
+            )
+            changes = list(attempt.get("changes") or [])
+            if changes:
                 rows = [
                     {
-                        "ノード": change.node_id,
-                        "変更": CHANGE_LABELS.get(change.change, change.change),
-                        "項目": ", ".join(change.fields),
+                        "ノード": change.get("node"),
+                        "変更": CHANGE_LABELS.get(change.get("change"), change.get("change")),
+                        "項目": ", ".join(change.get("fields") or []),
                     }
-                    for change in attempt.changes
+                    for change in changes
                 ]
                 st.dataframe(pd.DataFrame(rows), hide_index=True)
-            elif attempt.number > 1:
+            elif int(attempt.get("number") or 0) > 1:
                 st.caption("前の試行からの変更はありません。")
 
 
-def _verdict(result: GeneratedPlan) -> None:
+def _coverage_lines(coverage: Mapping[str, Any]) -> list[str]:
+    """The coverage report's lines (``CoverageReport.lines``) from its JSON form."""
+    report = CoverageReport(
+        items=[RequirementCoverage(**item) for item in coverage.get("items") or []],
+        unrelated=list(coverage.get("unrelated") or []),
+    )
+    return report.lines()
+
+
+def _verdict(result: Mapping[str, Any]) -> None:
     """The verdict (as on the CLI and the API), each requirement with what covers it, and
     the parts that cannot be built."""
-    message = VERDICT_MESSAGES[result.verdict]
-    {"ok": st.success, "needs_answers": st.info}.get(result.verdict, st.error)(message)
-    if result.coverage is not None:
+    message = str(result.get("verdict_message") or "")
+    {"ok": st.success, "needs_answers": st.info}.get(str(result.get("verdict")), st.error)(message)
+    if result.get("coverage") is not None:
         st.markdown("**指示の項目**")
-        st.markdown("\n".join(f"- {line}" for line in result.coverage.lines()))
-    elif result.procedure is not None and result.procedure.requirement_ids():
+        st.markdown("\n".join(f"- {line}" for line in _coverage_lines(result["coverage"])))
+    elif result.get("checklist"):
         st.markdown("**指示の項目**")
-        st.markdown("\n".join(f"- {line}" for line in checklist(result.procedure)))
-    if result.gaps:
+        st.markdown("\n".join(f"- {line}" for line in result["checklist"]))
+    gaps = list(result.get("gaps") or [])
+    if gaps:
         st.markdown("**作れない部分**")
-        for gap in result.gaps:
-            st.error(gap.message)
+        for gap in gaps:
+            st.error(str(gap.get("message") or ""))
 
 
-def _requirements(result: GeneratedPlan) -> None:
+def _requirements(result: Mapping[str, Any]) -> None:
     st.subheader("不足項目")
-    if not result.requirements:
+    requirements = list(result.get("requirements") or [])
+    if not requirements:
         st.caption("不足している項目はありません。")
         return
     rows = [
         {
-            "項目": item.label or item.id,
-            "種類": TYPE_LABELS.get(item.type, item.type),
-            "必須": "はい" if item.required else "いいえ",
-            "対象": item.target or "",
-            "説明": item.description or "",
+            "項目": item.get("label") or item.get("id"),
+            "種類": TYPE_LABELS.get(item.get("type"), item.get("type")),
+            "必須": "はい" if item.get("required") else "いいえ",
+            "対象": item.get("target") or "",
+            "説明": item.get("description") or "",
         }
-        for item in result.requirements
+        for item in requirements
     ]
     st.dataframe(pd.DataFrame(rows), hide_index=True)
 
@@ -461,23 +505,25 @@ def _chat() -> None:
         st.rerun()
 
 
-def _generation() -> None:
+def _generation(services: Services) -> None:
     state = st.session_state.get(GENERATION)
     if not state:
         return
-    if state.get("job"):  # a rerun interrupted following the job: keep following it
-        _follow(state)
+    if state.get("run_id"):  # started, or a rerun interrupted following it: follow it
+        try:
+            _follow(services, state)
+        except KeiriAgentError as error:  # the run is gone (deleted meanwhile)
+            state.update(run_id=None, problem=error.to_dict())
     if state.get("problem"):
         show_error(state["problem"])
-    generation: Generation | None = state.get("result")
-    if generation is None:
+    result: Mapping[str, Any] | None = state.get("result")
+    if result is None:
         return
-    result = generation.result
-    _how_made(generation)
+    _how_made(result)
     _verdict(result)
-    if result.plan is None:
+    if result.get("plan_id") is None:
         st.markdown("**検討した候補ブロック**")
-        _candidate_table(result.candidates)
+        _candidate_table(list(result.get("candidates") or []))
         return
     _attempts(result)
     _requirements(result)
@@ -612,15 +658,16 @@ def render_design_page() -> None:
     st.title("設計")
     st.caption("やりたいことを文章で書くと、実行できる Plan を組み立てます。")
     try:
-        service = _service()
+        services = process_services()
+        service = services.design
     except KeiriAgentError as error:
         show_error(error.to_dict())
         return
     provider_banner(service.settings)
     request = _request(service)
     if request is not None:
-        _generate(service, request)
-    _generation()
+        _generate(services, request)
+    _generation(services)
     _editor(service)
     _metrics(service)
 

@@ -1,28 +1,32 @@
 """ヘルプデスク page: index manuals and FAQs, ask a question, watch the agent work, read the answer.
 
-The page only calls ``HelpDesk``. What it keeps in ``st.session_state``:
+The page calls the process's ``HelpDesk`` (``session.process_services().helpdesk()``,
+shared by the sessions and the runs that answer) and its run service. What it keeps in
+``st.session_state``:
 
-- ``helpdesk.desk``: one ``HelpDesk`` per browser session (tests may set it before the
-  first run, e.g. one built with a scripted chat model);
 - ``helpdesk.index``: the last indexing's reports (``IndexReport.to_dict()`` per collection);
-- ``helpdesk.running``: the question being answered and its ``services.jobs.Job``
-  (which keeps the events received so far and the outcome);
-- ``helpdesk.last``: the last answered question: ``question``, ``events``
-  (``keiri_agent.events.Event``), and ``result`` (``AgentResult``) or ``error``
-  (``KeiriAgentError.to_dict()``);
+- ``helpdesk.running``: the question being answered and the id of its run;
+- ``helpdesk.last``: the last answered question: ``question``, ``run_id``, ``events``
+  (``keiri_agent.events.Event``), and ``result`` (``AgentResult``) or ``error`` (the
+  error dict: ``code``, ``message``, ``hint``, ``details``);
 - ``helpdesk.question``: the question box, kept across page switches by
   ``components.persistent`` (uploads cannot be restored: Streamlit does not allow
   setting a file uploader's value).
 
-Threads: ``HelpDesk.ask`` runs as a ``services.jobs.Job`` (a worker thread); its events
-(emitted from the agent's worker threads, several at once) are kept by the job. The
-script thread follows them and renders each into the per-subtask containers of an
-``st.status``, so Streamlit elements are created only from the script thread. The job
-lives in ``helpdesk.running``: when a rerun interrupts the drain (the user clicks
-something), the next run replays the events received so far and keeps following the
-same job, so no answer is lost. Indexing (samples, uploads) goes through
-``services.knowledge``; an error shown from before indexing (e.g. an empty
-knowledge base) is dropped once indexing succeeds.
+Asking: the question is checked (empty, too long, nothing indexed yet: said at once)
+and becomes a run of kind ``helpdesk`` (``runs.helpdesk_kind``), executed by the run
+service's workers (this process's threads, or the job queue's). The script thread
+follows the run's stored events (``ui.run_follow``) and renders each into the
+per-subtask containers of an ``st.status``, so Streamlit elements are created only from
+the script thread. Only the run id lives in ``helpdesk.running``: when a rerun
+interrupts the drain (the user clicks something), the next run replays the events
+stored so far and keeps following the same run, so no answer is lost. The run id is
+also in the URL (``?ask=<run id>``): a reload (a new session) follows the same run,
+or shows its answer when it has ended (kept in the history once). The answer is
+the run's result (``jsonforms.helpdesk_answer_json``, read back as an ``AgentResult``);
+a failed run shows its stored error. Indexing (samples, uploads) runs in the script
+thread through ``services.knowledge``; an error shown from before indexing (e.g. an
+empty knowledge base) is dropped once indexing succeeds.
 
 Every answer is kept in the workspace (``services.answer_history``) and listed under
 「これまでの回答」, newest first, each reopened in its expander. Times are local time.
@@ -48,17 +52,21 @@ from keiri_agent.agents.helpdesk.desk import (
 from keiri_agent.agents.helpdesk.models import AgentResult
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
+from keiri_agent.runs import helpdesk_kind
+from keiri_agent.runs.records import run_not_found
 from keiri_agent.search.chunking import FAQ_SUFFIXES
 from keiri_agent.search.knowledge_base import IndexReport
 from keiri_agent.services.answer_history import AnswerHistory
-from keiri_agent.services.jobs import Job
+from keiri_agent.services.container import Services
 from keiri_agent.services.knowledge import index_knowledge
 from keiri_agent.ui.components import accepted_types_caption, persistent, provider_banner
 from keiri_agent.ui.local_time import local_time
-from keiri_agent.ui.session import session_settings
+from keiri_agent.ui.run_follow import RUN_EVENT_LABELS, follow_run, run_problem
+from keiri_agent.ui.session import process_services
 from keiri_agent.workspace import Workspace
 
-DESK = "helpdesk.desk"
+KB = "helpdesk"  # the knowledge base the page indexes and asks (the HelpDesk's default)
+ASK_PARAM = "ask"  # the URL's run id of the last ask (restored after a reload)
 INDEX = "helpdesk.index"
 RUNNING = "helpdesk.running"
 LAST = "helpdesk.last"
@@ -73,13 +81,6 @@ EMPTY_HINT = (
     "このページの「ナレッジベース」で「サンプル（XYZシステム）を索引」を押すか、"
     "マニュアルや FAQ をアップロードして索引してください。"
 )
-
-
-def _desk() -> HelpDesk:
-    if DESK not in st.session_state:
-        st.session_state[DESK] = HelpDesk(session_settings())
-    desk: HelpDesk = st.session_state[DESK]
-    return desk
 
 
 def _show_error(error: Mapping[str, Any], *, where: Any = st) -> None:
@@ -249,11 +250,20 @@ class ProgressView:
     Call ``add`` from the script thread only (it creates Streamlit elements).
     """
 
-    def __init__(self, status: Any) -> None:
+    def __init__(self, status: Any, label: str) -> None:
         self.status = status
+        self.label = label
         self.plan: list[str] = []
         self.subtasks: dict[str, DeltaGenerator] = {}
         self.done = 0
+
+    def _label(self, label: str) -> None:
+        self.label = label
+        self.status.update(label=label)
+
+    def waited(self, seconds: float) -> None:
+        """Say how long the answer has taken so far (while no event arrives)."""
+        self.status.update(label=f"{self.label}（{int(seconds)} 秒）")
 
     def _box(self, name: str) -> DeltaGenerator:
         if name not in self.subtasks:
@@ -269,7 +279,7 @@ class ProgressView:
             self.plan = [str(item) for item in data.get("subtasks") or []]
             listed = "\n".join(f"{i}. {item}" for i, item in enumerate(self.plan, start=1))
             self.status.markdown(f"**計画**: 質問を {len(self.plan)} つに分けました\n\n{listed}")
-            self.status.update(label=f"計画: {len(self.plan)} 件のサブタスクを検索中…")
+            self._label(f"計画: {len(self.plan)} 件のサブタスクを検索中…")
             for item in self.plan:
                 self._box(item)
         elif kind == "tool_results":
@@ -293,7 +303,9 @@ class ProgressView:
         elif kind == "subtask_done":
             self._subtask_done(data.get("subtask") or {})
         elif kind == "answer":
-            self.status.update(label="最終回答を作成しました")
+            self._label("最終回答を作成しました")
+        elif kind in RUN_EVENT_LABELS:  # e.g. asked again after its worker stopped
+            self.status.caption(RUN_EVENT_LABELS[kind])
 
     def _tool_results(self, event: Mapping[str, Any]) -> None:
         box = self._box(str(event.get("subtask")))
@@ -325,61 +337,107 @@ class ProgressView:
         if subtask.get("sources"):
             box.caption("出典: " + " / ".join(str(s) for s in subtask["sources"]))
         total = len(self.plan) or self.done
-        self.status.update(label=f"サブタスク {self.done}/{total} 件完了")
+        self._label(f"サブタスク {self.done}/{total} 件完了")
 
 
 # --------------------------------------------------------------------------- asking
 
 
-def _start(desk: HelpDesk, question: str) -> None:
-    """Start ``desk.ask`` as a background job; its events are kept by the job."""
-    job: Job[AgentResult] = Job(
-        lambda emit: desk.ask(question, on_event=emit),
-        name="helpdesk-ask",
-    )
-    st.session_state[RUNNING] = {"question": question, "job": job, "desk": desk}
+def _start(services: Services, question: str) -> None:
+    """Start the ask as a run; its id is kept in ``RUNNING``. A question that cannot be
+    asked (empty, too long, nothing indexed yet) is said at once, without a run."""
     st.session_state.pop(LAST, None)
-    job.start()
+    try:
+        inputs = helpdesk_kind.ask_inputs(question, KB)
+        services.helpdesk(inputs["kb"]).check_ready()
+        run = services.runs.start(
+            helpdesk_kind.KIND, subject=inputs["kb"], title=inputs["question"], inputs=inputs
+        )
+    except KeiriAgentError as error:
+        st.session_state[LAST] = {
+            "question": question,
+            "run_id": None,
+            "events": [],
+            "result": None,
+            "error": error.to_dict(),
+        }
+        st.query_params.pop(ASK_PARAM, None)
+        return
+    st.session_state[RUNNING] = {"question": inputs["question"], "run_id": run.run_id}
+    st.query_params[ASK_PARAM] = run.run_id
 
 
-def _drain(running: dict[str, Any]) -> None:
-    """Render the job's events (those received before a rerun first) until it ends,
-    then keep the outcome in ``LAST``; an unexpected exception is re-raised here."""
-    job: Job[AgentResult] = running["job"]
-    with st.status("回答を作成中…", expanded=True) as status:
-        view = ProgressView(status)
-        for event in job.follow():
+def _follow_url(services: Services) -> None:
+    """An ask in the URL that this session does not know (a reload, a shared link):
+    follow it (an ended one is shown at once)."""
+    run_id = st.query_params.get(ASK_PARAM)
+    known = (st.session_state.get(RUNNING) or st.session_state.get(LAST) or {}).get("run_id")
+    if not run_id or run_id == known:
+        return
+    run = services.runs.get(run_id)
+    if run is None or run.kind != helpdesk_kind.KIND:
+        st.query_params.pop(ASK_PARAM, None)
+        _show_error(run_not_found(run_id).to_dict())
+        return
+    st.session_state.pop(LAST, None)
+    st.session_state[RUNNING] = {"question": run.title, "run_id": run_id, "restored": True}
+
+
+def _drain(services: Services, running: Mapping[str, Any]) -> None:
+    """Render the run's events (those stored before a rerun first) until it has ended,
+    then keep the outcome in ``LAST`` and the answer in the history."""
+    events: list[Event] = []
+    label = "回答を作成中…"
+    with st.status(label, expanded=True) as status:
+        view = ProgressView(status, label)
+
+        def show(event: Event) -> None:
+            events.append(event)
             view.add(event)
-        error = job.error
+
+        run = follow_run(services.runs, running["run_id"], show=show, tick=view.waited)
+        problem = run_problem(run)
         status.update(
-            label="エラー" if error else "完了",
-            state="error" if error else "complete",
+            label="エラー" if problem else "完了",
+            state="error" if problem else "complete",
             expanded=False,
         )
     st.session_state.pop(RUNNING, None)
-    if error is not None and not isinstance(error, KeiriAgentError):
-        raise error
+    result = None if problem else AgentResult.model_validate(run.result or {})
     st.session_state[LAST] = {
         "question": running["question"],
-        "events": job.events(),
-        "result": None if error else job.result(),
-        "error": error.to_dict() if isinstance(error, KeiriAgentError) else None,
+        "run_id": run.run_id,
+        "events": events,
+        "result": result,
+        "error": problem,
     }
-    if error is None:
-        try:
-            _history(running["desk"]).append(running["question"], job.result().answer)
-        except OSError as problem:  # the answer is shown; only the history misses it
-            log.warning("cannot keep the helpdesk answer: %s", problem)
+    if result is not None:
+        _keep(services, running, result)
+
+
+def _keep(services: Services, running: Mapping[str, Any], result: AgentResult) -> None:
+    """Keep the answer in the history, once: an ask restored from the URL may have been
+    kept by the session that started it."""
+    try:
+        history = _history(services.helpdesk(KB))
+        question = str(running["question"])
+        if running.get("restored") and any(
+            saved.question == question and saved.answer == result.answer
+            for saved in history.recent(HISTORY_LIMIT)
+        ):
+            return
+        history.append(question, result.answer)
+    except OSError as error:  # the answer is shown; only the history misses it
+        log.warning("cannot keep the helpdesk answer: %s", error)
 
 
 def _replay(events: Sequence[Event], failed: bool) -> None:
-    with st.status(
-        "検索と評価の過程", state="error" if failed else "complete", expanded=False
-    ) as status:
-        view = ProgressView(status)
+    label = "検索と評価の過程"
+    with st.status(label, state="error" if failed else "complete", expanded=False) as status:
+        view = ProgressView(status, label)
         for event in events:
             view.add(event)
-        status.update(label="検索と評価の過程")
+        status.update(label=label)
 
 
 def _history(desk: HelpDesk) -> AnswerHistory:
@@ -412,7 +470,8 @@ def render_helpdesk_page() -> None:
     """The page body (called by ``st.navigation``)."""
     st.title("ヘルプデスク")
     try:
-        desk = _desk()
+        services = process_services()
+        desk = services.helpdesk(KB)
     except KeiriAgentError as error:  # e.g. a provider configured without its key
         _show_error(error.to_dict())
         return
@@ -440,17 +499,20 @@ def render_helpdesk_page() -> None:
     question = persistent(
         st.text_area, "質問", key=QUESTION, default=EXAMPLE_QUESTION, placeholder=EXAMPLE_QUESTION
     )
+    _follow_url(services)
     running = st.session_state.get(RUNNING)
     asked = st.button("質問する", type="primary", key="helpdesk.ask", disabled=bool(running))
     if asked and not running:
-        _start(desk, str(question or ""))
-        running = st.session_state[RUNNING]
+        _start(services, str(question or ""))
+        running = st.session_state.get(RUNNING)
+    live = bool(running)
     if running:
         st.markdown(f"**質問**: {running['question']}")
-        _drain(running)
-        live = True
-    else:
-        live = False
+        try:
+            _drain(services, running)
+        except KeiriAgentError as error:  # the run is gone (deleted meanwhile)
+            st.session_state.pop(RUNNING, None)
+            _show_error(error.to_dict())
     last = st.session_state.get(LAST)
     if last:
         if not live:

@@ -1,15 +1,16 @@
 """リサーチ page: a research question → live progress per query → a cited report and its notes.
 
-The page only calls ``services.research.ResearchService``. What it keeps in
-``st.session_state`` (every key under ``research.``):
+The page calls the process's ``ResearchService`` and ``ResearchRuns``
+(``session.process_services()``). What it keeps in ``st.session_state`` (every key
+under ``research.``):
 
-- ``research.service``: one ``ResearchService`` per browser session (tests may set it
-  before the first run, e.g. one built with a scripted chat model);
 - ``research.index``: the outcome of loading the sample corpus (counts or an error);
   loading it also chooses it (the sample is searched only when chosen, and then alone);
-- ``research.running``: the question being researched and its ``services.jobs.Job``;
-- ``research.last``: the last run: ``question``, ``events`` (``keiri_agent.events.Event``)
-  and ``result`` (``ResearchResult``) or ``error`` (``KeiriAgentError.to_dict()``);
+- ``research.running``: the question being researched and the id of its run;
+- ``research.last``: the last run: ``question``, ``run_id``, ``events``
+  (``keiri_agent.events.Event``) and ``result`` (the run's result,
+  ``jsonforms.research_result_json``) or ``error`` (the error dict: ``code``,
+  ``message``, ``hint``, ``details``);
 - ``research.question``, ``research.kbs``, ``research.session``: the question box, the
   knowledge bases and the session selector, kept across page switches by
   ``components.persistent``; ``research.select`` is a session to select on the next run
@@ -18,10 +19,13 @@ The page only calls ``services.research.ResearchService``. What it keeps in
 - ``research.confirm_delete``: the checkbox that enables 削除 for the shown session;
 - ``research.flash``: a message shown once on the next run (e.g. after a deletion).
 
-Threads: ``ResearchService.research`` runs as a ``services.jobs.Job``; the script thread
-follows its events and writes one progress line per event into an ``st.status``, so
-Streamlit elements are created only from the script thread. A rerun during the run
-replays the events received so far and keeps following the same job.
+Running: a question becomes a research run (``ResearchRuns.start``: a run of kind
+``research``), executed by the run service's workers (this process's threads, or the
+job queue's). The script thread follows the run's stored events (``ui.run_follow``) and
+writes one progress line per event into an ``st.status``, so Streamlit elements are
+created only from the script thread. Only the run id lives in ``research.running``: a
+rerun during the run replays the events stored so far and keeps following the same
+run. The report is rendered from the run's result; a failed run shows its stored error.
 
 The report is the model's Markdown: it is rendered by ``st.markdown`` with HTML off.
 """
@@ -35,10 +39,10 @@ from typing import Any
 import streamlit as st
 
 from keiri_agent.agents.research.agent import progress_line
-from keiri_agent.agents.research.models import DocSnippet, ResearchNote, ResearchResult
+from keiri_agent.agents.research.models import DocSnippet, ResearchNote
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
-from keiri_agent.services.jobs import Job
+from keiri_agent.services.container import Services
 from keiri_agent.services.research import (
     EXAMPLE_QUESTION,
     SAMPLE_KB,
@@ -46,11 +50,11 @@ from keiri_agent.services.research import (
     ResearchService,
 )
 from keiri_agent.ui.components import persistent, provider_banner
-from keiri_agent.ui.session import session_settings
+from keiri_agent.ui.run_follow import RUN_EVENT_LABELS, follow_run, run_problem
+from keiri_agent.ui.session import process_services
 
 logger = logging.getLogger(__name__)
 
-SERVICE = "research.service"
 INDEX = "research.index"
 RUNNING = "research.running"
 LAST = "research.last"
@@ -62,18 +66,6 @@ FLASH = "research.flash"
 CONFIRM = "research.confirm_delete"
 NEW_SESSION = "（新しいセッション）"
 EMPTY_QUESTION = "質問が空です。調べたい内容を文章で入力してください。"
-UNEXPECTED = {
-    "code": "UNEXPECTED",
-    "message": "調査中に予期しないエラーが発生しました",
-    "hint": "もう一度お試しください。続く場合は管理者にログを確認してもらってください。",
-}
-
-
-def _service() -> ResearchService:
-    if SERVICE not in st.session_state:
-        st.session_state[SERVICE] = ResearchService(session_settings())
-    service: ResearchService = st.session_state[SERVICE]
-    return service
 
 
 def _show_error(error: Mapping[str, Any], *, where: Any = st) -> None:
@@ -162,21 +154,27 @@ def _session_selector(service: ResearchService) -> str | None:
 
 
 def _start(
-    service: ResearchService, question: str, kb_names: Sequence[str], session_id: str | None
+    services: Services, question: str, kb_names: Sequence[str], session_id: str | None
 ) -> None:
-    job: Job[ResearchResult] = Job(
-        lambda emit: service.research(
-            question, kb_names=kb_names or None, session_id=session_id, on_event=emit
-        ),
-        name="research",
-    )
-    st.session_state[RUNNING] = {"question": question, "job": job}
+    """Start the research as a run; its id is kept in ``RUNNING``. A question that
+    cannot be researched (too long, an unknown knowledge base) is said at once."""
     st.session_state.pop(LAST, None)
-    job.start()
+    try:
+        record = services.research_runs.start(question, session_id=session_id, kb_names=kb_names)
+    except KeiriAgentError as error:
+        st.session_state[LAST] = {
+            "question": question,
+            "run_id": None,
+            "events": [],
+            "result": None,
+            "error": error.to_dict(),
+        }
+        return
+    st.session_state[RUNNING] = {"question": record.question, "run_id": record.run_id}
 
 
 def _write_progress(status: Any, event: Event) -> None:
-    line = progress_line(event)
+    line = progress_line(event) or RUN_EVENT_LABELS.get(event.kind)
     if line is None:
         return
     if event.kind == "error":
@@ -185,32 +183,38 @@ def _write_progress(status: Any, event: Event) -> None:
         status.markdown(f"- {line}")
 
 
-def _drain(running: Mapping[str, Any]) -> None:
-    """Follow the job's events into a status box until it ends; keep the outcome in ``LAST``."""
-    job: Job[ResearchResult] = running["job"]
-    with st.status("調査中…", expanded=True) as status:
-        for event in job.follow():
+def _drain(services: Services, running: Mapping[str, Any]) -> None:
+    """Follow the run's events into a status box until it has ended; keep the outcome
+    in ``LAST``."""
+    events: list[Event] = []
+    label = "調査中…"
+    with st.status(label, expanded=True) as status:
+
+        def show(event: Event) -> None:
+            events.append(event)
             _write_progress(status, event)
-        error = job.error
+
+        def waited(seconds: float) -> None:
+            status.update(label=f"{label}（{int(seconds)} 秒）")
+
+        run = follow_run(services.runs, running["run_id"], show=show, tick=waited)
+        problem = run_problem(run)
         status.update(
-            label="エラー" if error else "完了",
-            state="error" if error else "complete",
+            label="エラー" if problem else "完了",
+            state="error" if problem else "complete",
             expanded=False,
         )
     st.session_state.pop(RUNNING, None)
-    if error is not None and not isinstance(error, KeiriAgentError):
-        logger.error("research failed", exc_info=error)
-    result = None if error else job.result()
+    result = None if problem else dict(run.result or {})
     st.session_state[LAST] = {
         "question": running["question"],
-        "events": job.events(),
+        "run_id": run.run_id,
+        "events": events,
         "result": result,
-        "error": (error.to_dict() if isinstance(error, KeiriAgentError) else UNEXPECTED)
-        if error
-        else None,
+        "error": problem,
     }
     if result is not None:
-        st.session_state[SELECT] = result.session_id
+        st.session_state[SELECT] = result.get("session_id")
 
 
 def _replay(events: Sequence[Event], failed: bool) -> None:
@@ -243,17 +247,20 @@ def _show_source(number: int, snippet: DocSnippet) -> None:
         st.text(snippet.text)
 
 
-def _show_result(result: ResearchResult) -> None:
+def _show_result(result: Mapping[str, Any]) -> None:
+    """The report of a run's result (``jsonforms.research_result_json``)."""
     st.subheader("レポート")
-    if result.offline:
+    if result.get("offline"):
         st.caption("オフライン: 検索した資料の文を抜き出して組み立てたレポートです。")
-    st.markdown(result.report_md)
-    if result.sources:
+    st.markdown(str(result.get("report_md") or ""))
+    sources = list(result.get("sources") or [])
+    if sources:
         st.markdown("**出典**（クリックすると引用した箇所を表示します）")
-        for number, snippet in enumerate(result.sources, start=1):
-            _show_source(number, snippet)
-    if result.limitations:
-        st.warning("この調査の制約:\n\n" + "\n".join(f"- {item}" for item in result.limitations))
+        for number, source in enumerate(sources, start=1):
+            _show_source(int(source.get("number") or number), DocSnippet.from_dict(source))
+    limitations = list(result.get("limitations") or [])
+    if limitations:
+        st.warning("この調査の制約:\n\n" + "\n".join(f"- {item}" for item in limitations))
 
 
 # --------------------------------------------------------------------------- notes
@@ -281,7 +288,8 @@ def _notes_panel(service: ResearchService, session_id: str) -> None:
         st.session_state[SELECT] = NEW_SESSION
         st.session_state.pop(CONFIRM, None)
         last = st.session_state.get(LAST)
-        if last and last.get("result") is not None and last["result"].session_id == session_id:
+        result = (last or {}).get("result")
+        if result is not None and result.get("session_id") == session_id:
             st.session_state.pop(LAST, None)
         st.rerun()
 
@@ -289,7 +297,8 @@ def _notes_panel(service: ResearchService, session_id: str) -> None:
 # --------------------------------------------------------------------------- the page
 
 
-def _body(service: ResearchService) -> None:
+def _body(services: Services) -> None:
+    service = services.research
     settings = service.settings
     provider_banner(settings)
     st.caption(
@@ -320,12 +329,16 @@ def _body(service: ResearchService) -> None:
         if not text:
             st.error(EMPTY_QUESTION)
         else:
-            _start(service, text, kb_names, session_id)
-            running = st.session_state[RUNNING]
+            _start(services, text, kb_names, session_id)
+            running = st.session_state.get(RUNNING)
     live = bool(running)
     if running:
         st.markdown(f"**質問**: {running['question']}")
-        _drain(running)
+        try:
+            _drain(services, running)
+        except KeiriAgentError:  # the run is gone (deleted meanwhile): said below
+            st.session_state.pop(RUNNING, None)
+            raise
     last = st.session_state.get(LAST)
     if last:
         if not live:
@@ -338,7 +351,7 @@ def _body(service: ResearchService) -> None:
             _show_result(last["result"])
     shown = session_id
     if last and last.get("result") is not None and (live or shown is None):
-        shown = last["result"].session_id
+        shown = last["result"].get("session_id") or shown
     if shown:
         _notes_panel(service, shown)
 
@@ -347,8 +360,7 @@ def render_research_page() -> None:
     """The page body (called by ``st.navigation``)."""
     st.title("リサーチ")
     try:
-        service = _service()
-        _body(service)
+        _body(process_services())
     except KeiriAgentError as error:  # e.g. an unreadable database or a missing key
         _show_error(error.to_dict())
 

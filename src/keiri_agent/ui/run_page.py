@@ -11,12 +11,14 @@ nodes' answers) and, when no LLM is configured, the pre-flight check
 (``plans.check.llm_needs``): a node that will call the LLM with these vars disables
 実行 and says what to do; one that may (its condition depends on the run) is a warning.
 
-The page only calls ``PlanEngine``. What it keeps in ``st.session_state``:
+The page calls the process's ``PlanEngine`` and ``PlanRuns``
+(``session.process_services()``: ``plans``, ``plan_runs``). What it keeps in
+``st.session_state``:
 
-- ``run.engine``: one ``PlanEngine`` per browser session;
 - ``run.state``: the current run (``file_id``, ``plan_id``, ``result``, ``events``
-  (``Event.to_dict()`` of the last run or resume), ``forms``: node id → the input
-  request last shown for it, ``job``: the run or resume still in progress);
+  (``Event.to_dict()`` of the last run, resume or re-run), ``forms``: node id → the
+  input request last shown for it, ``job``: the run, resume or re-run still followed:
+  ``action``, ``run_id`` and ``after``, the run's last event number before it);
 - ``plan:{plan_id}::node:{node_id}::v{version}`` (``requirements.session_key``): the
   values of one input form, initialised from its fields and never cleared on a
   rerun; only the リセット button clears them (seed 002 §3, §8.2).
@@ -32,29 +34,34 @@ values kept; when a form's values were edited since they were sent, it re-runs f
 the first edited form instead, so the new values are used (``state["sent"]`` holds
 what each form last sent; ``services.plan_inputs.rerun_start`` decides).
 
-Runs, resumes and re-runs are ``services.jobs.Job``s: the page follows their events
-into an ``st.status``; a rerun of the page (a click meanwhile) keeps following the
-same job. A var whose YAML text does not read is shown as an error naming it, and
-実行 does not start.
+Runs, resumes and re-runs go through the run service (``PlanRuns.start``, ``resume``,
+``rerun``): a worker (this process's threads, or the job queue's) executes the Plan,
+and the page follows the run's stored events into an ``st.status`` (``ui.run_follow``),
+then reads the Plan run's result as saved (``PlanRuns.result``). Only the run id is
+kept: a rerun of the page (a click meanwhile) keeps following the same run, and 実行
+is disabled until it has settled. A var whose YAML text does not read is shown as an
+error naming it, and 実行 does not start.
 
-The current run is in the URL (``?plan=<file id>&run=<run id>``). A session opened
-with a run that is not its current one (F5, 「最近の実行」 in the side panel) shows
-that run as last saved (``PlanRunner.result``): its status, progress (from its run
-log), forms, errors, outputs and downloads.
+The current run is in the URL (``?plan=<file id>&run=<run id>``) from the moment it
+starts. A session opened with a run that is not its current one (F5, 「最近の実行」 in
+the side panel) follows it while it runs, and otherwise shows it as last saved
+(``PlanRuns.result``): its status, progress (from its run log), forms, errors,
+outputs and downloads.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import streamlit as st
 
 from keiri_agent.blocks.requirements import session_key
 from keiri_agent.errors import KeiriAgentError, UserInputError
-from keiri_agent.events import EventCallback
+from keiri_agent.events import Event
 from keiri_agent.plans.check.llm_needs import (
     LLM_HINT,
     llm_needs,
@@ -64,8 +71,10 @@ from keiri_agent.plans.check.llm_needs import (
 from keiri_agent.plans.dsl import load_plan_file
 from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.engine import PlanEngine
+from keiri_agent.plans.run.outputs import RunStatus
 from keiri_agent.plans.run.runner import RunResult
-from keiri_agent.services.jobs import Job
+from keiri_agent.runs.records import Run
+from keiri_agent.services.container import Services
 from keiri_agent.services.jsonforms import json_value
 from keiri_agent.services.plan_inputs import (
     failed_node,
@@ -92,7 +101,8 @@ from keiri_agent.ui.components import (
     show_error,
 )
 from keiri_agent.ui.input_forms import input_form
-from keiri_agent.ui.session import session_settings
+from keiri_agent.ui.run_follow import OUTCOME_KINDS, RUN_EVENT_LABELS, follow_run, run_problem
+from keiri_agent.ui.session import process_services, shared_services
 
 STATE = "run.state"
 PLAN = "run.plan"
@@ -103,6 +113,7 @@ PLAN_PARAM = "plan"
 URL_RUN = "run.url_run"
 RUN_PARAM = "run"
 STATUS_LABELS = {
+    "queued": "順番待ち",
     "running": "実行中",
     "success": "完了",
     "failed": "エラー",
@@ -122,15 +133,13 @@ EVENT_LABELS = {
     "node_skipped": "スキップ（条件を満たさない）",
     "when_condition_false": "スキップ（条件を満たさない）",
     "loop_iteration": "繰り返し",
+    **RUN_EVENT_LABELS,
 }
 
 
 def run_engine() -> PlanEngine:
-    """This session's ``PlanEngine`` (created on first use)."""
-    if "run.engine" not in st.session_state:
-        st.session_state["run.engine"] = PlanEngine(session_settings())
-    engine: PlanEngine = st.session_state["run.engine"]
-    return engine
+    """The process's ``PlanEngine`` (the one its Plan runs execute with)."""
+    return shared_services().plans
 
 
 def _form_key(engine: PlanEngine, plan: Plan, node_id: str, block: str) -> str:
@@ -144,42 +153,81 @@ def _form_key(engine: PlanEngine, plan: Plan, node_id: str, block: str) -> str:
     return session_key(plan.id, node_id, str(version))
 
 
-def _invoke(action: str, call: Callable[[EventCallback], RunResult], plan: Plan) -> None:
-    """Start ``call(on_event)`` as a background job and follow it (``_follow``)."""
-    job: Job[RunResult] = Job(call, name="plan-run")
-    st.session_state[STATE]["job"] = {"action": action, "job": job}
-    job.start()
-    _follow(st.session_state[STATE], plan)
+def _last_seq(services: Services, run_id: str) -> int:
+    """The number of the run's last event (0 for a run the run service does not know)."""
+    run = services.runs.get(run_id)
+    return 0 if run is None else run.last_seq
 
 
-def _follow(state: dict[str, Any], plan: Plan) -> None:
-    """Show the running job's events under a status box until it ends; keep the
-    result and the events (or the error) in ``state``."""
-    action: str = state["job"]["action"]
-    job: Job[RunResult] = state["job"]["job"]
+def _invoke(action: str, start: Callable[[], str], after: int) -> None:
+    """Start a run, resume or re-run (``start()``: its run id) to be followed from the
+    page's next run (``_follow``); an error that stopped it from starting is kept."""
+    state = st.session_state[STATE]
+    try:
+        run_id = start()
+    except KeiriAgentError as error:
+        state["problem"] = error.to_dict()
+        return
+    state.update(job={"action": action, "run_id": run_id, "after": after}, problem=None)
+
+
+def _settled_result(services: Services, run: Run) -> tuple[RunResult, dict[str, Any] | None]:
+    """The Plan run as saved, with the run service's status where the Plan's state
+    could not say it (cancelled while queued, failed before the Plan ran), and then
+    the run's error."""
+    result = services.plan_runs.result(run.run_id)
+    status = "paused" if run.status == "waiting" else str(run.status)
+    if result.status == status:
+        return result, None
+    problem = run_problem(run) if run.status == "failed" else None
+    return dataclasses.replace(result, status=cast(RunStatus, status)), problem
+
+
+def _follow(services: Services, state: dict[str, Any], plan: Plan) -> None:
+    """Show the run's events (after ``job["after"]``) under a status box until it has
+    settled; keep the result and the events (or the error) in ``state``."""
+    job: dict[str, Any] = state["job"]
+    action = str(job["action"])
     titles = node_titles(plan)
-    with st.status("実行中…", expanded=True) as status:
-        for event in job.follow():
-            status.write(_event_text(event.to_dict(), titles))
-        state["job"] = None
-        error = job.error
-        if isinstance(error, KeiriAgentError):
-            state["problem"] = error.to_dict()
+    events: list[dict[str, Any]] = []
+    label = "実行中…"
+    with st.status(label, expanded=True) as status:
+
+        def show(event: Event) -> None:
+            line = event.to_dict()
+            events.append(line)
+            text = _event_text(line, titles)
+            if text is not None:
+                status.write(text)
+
+        def waited(seconds: float) -> None:
+            status.update(label=f"{label}（{int(seconds)} 秒）")
+
+        try:
+            run = follow_run(
+                services.runs, job["run_id"], after=int(job["after"]), show=show, tick=waited
+            )
+            result, problem = _settled_result(services, run)
+        except KeiriAgentError as error:
+            state.update(job=None, problem=error.to_dict())
             status.update(label=f"{action}: エラー", state="error")
             return
-        result = job.result()  # re-raises anything unexpected
+        state["job"] = None
         status.update(
             label=f"{action}: {STATUS_LABELS.get(result.status, result.status)}",
             state="error" if result.status == "failed" else "complete",
             expanded=False,
         )
-    state.update(result=result, events=[event.to_dict() for event in job.events()], problem=None)
+    state.update(result=result, events=events, problem=problem)
 
 
-def _event_text(line: Mapping[str, Any], titles: Mapping[str, str]) -> str:
-    """One progress line: the node's title and what happened, in Japanese."""
+def _event_text(line: Mapping[str, Any], titles: Mapping[str, str]) -> str | None:
+    """One progress line: the node's title and what happened, in Japanese (None: none;
+    the run service's last event of a failed or cancelled run is said by the result)."""
     payload = line.get("payload") or {}
     kind = str(line["kind"])
+    if kind in OUTCOME_KINDS:
+        return None
     label = EVENT_LABELS.get(kind, kind)
     status = payload.get("status")
     if status:
@@ -299,8 +347,13 @@ def _vars_inputs(plan: Plan, file_id: str) -> tuple[dict[str, Any], list[UserInp
 
 
 def _run_forms(state: Mapping[str, Any] | None, file_id: str) -> set[str]:
-    """The nodes whose forms the current run shows (``_forms``): not again up front."""
-    if not state or state["file_id"] != file_id or state.get("result") is None:
+    """The nodes whose forms the current run shows (``_forms``): not again up front
+    (while it is followed: the forms it was given)."""
+    if not state or state["file_id"] != file_id:
+        return set()
+    if state.get("job"):
+        return set(state["forms"])
+    if state.get("result") is None:
         return set()
     result: RunResult = state["result"]
     waiting = {str(waiting["node_id"]) for waiting in result.waiting}
@@ -344,7 +397,7 @@ def _llm_preflight(engine: PlanEngine, plan: Plan, run_vars: Mapping[str, Any]) 
 
 
 def _start(
-    engine: PlanEngine,
+    services: Services,
     plan: Plan,
     file_id: str,
     vars: Mapping[str, Any],
@@ -365,15 +418,11 @@ def _start(
     st.session_state[STATE] = state
     answers = _answers(state)
     _sent(state, answers)
-    _invoke(
-        "実行",
-        lambda on_event: engine.run(plan, vars=vars, answers=answers, on_event=on_event),
-        plan,
-    )
+    _invoke("実行", lambda: services.plan_runs.start(plan, vars=vars, answers=answers), 0)
 
 
 def _rerun_button(
-    engine: PlanEngine, plan: Plan, result: RunResult, failure: Mapping[str, Any], index: int
+    services: Services, plan: Plan, result: RunResult, failure: Mapping[str, Any], index: int
 ) -> None:
     """再実行 from the failed node, or from the first edited form (its new values apply)."""
     state = st.session_state[STATE]
@@ -392,10 +441,8 @@ def _rerun_button(
         _sent(state, answers)
         _invoke(
             "再実行",
-            lambda on_event: engine.rerun_from_node(
-                result.run_id, start, answers=answers, on_event=on_event
-            ),
-            plan,
+            lambda: services.plan_runs.rerun(result.run_id, start, answers),
+            _last_seq(services, result.run_id),
         )
         st.rerun()
 
@@ -468,43 +515,52 @@ def plan_files(engine: PlanEngine) -> dict[str, str]:
     return files
 
 
-def _follow_url(engine: PlanEngine) -> None:
-    """A run in the URL that is not the session's current run: show it as saved."""
+def _follow_url(services: Services) -> None:
+    """A run in the URL that is not the session's current run: follow it while it runs,
+    else show it as saved."""
     run_id = st.query_params.get(RUN_PARAM)
     file_id = st.query_params.get(PLAN_PARAM)
     if not run_id or not file_id or st.session_state.get(URL_RUN) == run_id:
         return  # nothing named, or the run this session put there itself
     st.session_state[URL_RUN] = run_id
     try:
-        result = engine.runner.result(run_id)
+        result = services.plan_runs.result(run_id)
+        run = services.runs.get(run_id)
     except KeiriAgentError as error:
         show_error(error.to_dict())
         st.query_params.clear()
         return
-    events = RunLogReader(result.log_path, run_id).read()
-    st.session_state[PLAN] = file_id
-    st.session_state[STATE] = {
+    state: dict[str, Any] = {
         "file_id": file_id,
         "plan_id": result.plan_id,
-        "result": result,
-        "events": [event.to_dict() for event in events],
+        "result": None,
+        "events": [],
         "forms": {},
         "keys": {},
         "sent": {},
         "problem": None,
         "job": None,
     }
+    if run is not None and not run.settled:  # still running: follow it from its start
+        state["job"] = {"action": "実行", "run_id": run_id, "after": 0}
+    else:
+        events = RunLogReader(result.log_path, run_id).read()
+        state.update(result=result, events=[event.to_dict() for event in events])
+    st.session_state[PLAN] = file_id
+    st.session_state[STATE] = state
 
 
 def _write_url(state: dict[str, Any] | None) -> None:
-    """The current run in the URL (restored after a reload)."""
+    """The current run in the URL (restored after a reload), from the moment it starts."""
     result: RunResult | None = (state or {}).get("result")
-    if state is None or result is None:
+    job: Mapping[str, Any] | None = (state or {}).get("job")
+    run_id = job["run_id"] if job else result.run_id if result is not None else None
+    if state is None or run_id is None:
         return
-    params = {PLAN_PARAM: state["file_id"], RUN_PARAM: result.run_id}
+    params = {PLAN_PARAM: state["file_id"], RUN_PARAM: run_id}
     if dict(st.query_params) != params:
         st.query_params.from_dict(params)
-    st.session_state[URL_RUN] = result.run_id
+    st.session_state[URL_RUN] = run_id
 
 
 def _load(engine: PlanEngine, file_id: str) -> Plan:
@@ -513,13 +569,13 @@ def _load(engine: PlanEngine, file_id: str) -> Plan:
     return load_plan(engine, file_id)
 
 
-def _forms(engine: PlanEngine, plan: Plan, result: RunResult) -> None:
+def _forms(services: Services, plan: Plan, result: RunResult) -> None:
     """The input forms of the waiting nodes (and those answered, until the run succeeds)."""
     state = st.session_state[STATE]
     titles = node_titles(plan)
     for waiting in result.waiting:
         node_id = str(waiting["node_id"])
-        key = _form_key(engine, plan, node_id, str(waiting.get("block", "")))
+        key = _form_key(services.plans, plan, node_id, str(waiting.get("block", "")))
         state["forms"][node_id] = waiting.get("request") or {}
         state["keys"][node_id] = key
     waiting_ids = [str(w["node_id"]) for w in result.waiting]
@@ -534,13 +590,13 @@ def _forms(engine: PlanEngine, plan: Plan, result: RunResult) -> None:
         _sent(state, answers)
         _invoke(
             "送信",
-            lambda on_event: engine.resume(result.run_id, answers=answers, on_event=on_event),
-            plan,
+            lambda: services.plan_runs.resume(result.run_id, answers),
+            _last_seq(services, result.run_id),
         )
         st.rerun()
 
 
-def _result(engine: PlanEngine, plan: Plan, result: RunResult) -> None:
+def _result(services: Services, plan: Plan, result: RunResult) -> None:
     """The run's status, progress, forms, errors (with 再実行), outputs and log."""
     state = st.session_state[STATE]
     st.subheader(f"結果: {STATUS_LABELS.get(result.status, result.status)}（{result.run_id}）")
@@ -548,11 +604,11 @@ def _result(engine: PlanEngine, plan: Plan, result: RunResult) -> None:
     with st.status("進捗", state="complete", expanded=False):
         for line in state["events"]:
             st.write(_event_text(line, titles))
-    _forms(engine, plan, result)
+    _forms(services, plan, result)
     for index, failure in enumerate(result.errors):
         show_error(failure)
         if failure.get("recoverable"):
-            _rerun_button(engine, plan, result, failure, index)
+            _rerun_button(services, plan, result, failure, index)
     if result.outputs:
         st.subheader("出力")
         _outputs(plan, result)
@@ -563,12 +619,13 @@ def render_run_page() -> None:
     """The page body (called by ``st.navigation``)."""
     st.title("実行")
     try:
-        engine = run_engine()
+        services = process_services()
+        engine = services.plans
     except KeiriAgentError as error:
         show_error(error.to_dict())
         return
     provider_banner(engine.settings)
-    _follow_url(engine)
+    _follow_url(services)
     file_id = _choose_plan(engine)
     if file_id is None:
         return
@@ -586,23 +643,26 @@ def render_run_page() -> None:
     run_vars, problems = _vars_inputs(plan, file_id)
     forms = _upfront(engine, plan, file_id, {**plan.vars, **run_vars})
     ready = _llm_preflight(engine, plan, {**plan.vars, **run_vars})
-    if st.button("実行", type="primary", key="run.start", disabled=not ready):
+    running = bool((st.session_state.get(STATE) or {}).get("job"))
+    if st.button("実行", type="primary", key="run.start", disabled=not ready or running):
         for problem in problems:  # a var that does not read: say so, run nothing
             show_error(problem.to_dict())
-        if not problems:
-            _start(engine, plan, file_id, run_vars, forms)
+        if not problems and not running:
+            _start(services, plan, file_id, run_vars, forms)
             st.rerun()  # the forms now belong to the run (shown with its result)
     state = st.session_state.get(STATE)
     if not state or state["file_id"] != file_id:
         return
-    if state.get("job"):  # a rerun interrupted following the run: keep following it
-        _follow(state, plan)
+    _write_url(state)
+    if state.get("job"):  # started, or a rerun interrupted following it: follow it
+        _follow(services, state, plan)
+        st.rerun()  # the forms, errors and outputs in their places
     if state.get("problem"):
         show_error(state["problem"])
     _write_url(state)
     result: RunResult | None = state.get("result")
     if result is not None:
-        _result(engine, plan, result)
+        _result(services, plan, result)
 
 
 if __name__ == "__main__":  # run as the 実行 page script by st.navigation

@@ -2,118 +2,58 @@
 
 The same operations as ``keiri-agent analyze`` and the データ分析 page:
 ``AnalysisAgent.load_bytes`` / ``ask``, ``jsonforms.turn_json``,
-``exports.report_zip``. A turn runs in a worker thread (the agent is synchronous).
+``exports.report_zip``. Nothing a later request needs stays in the process that
+answered, so any server process or ``keiri-agent worker`` serves any request (no
+sticky sessions):
 
-State lives in the process that received the upload: the datasets are in the
-analysis agent's registry (``ApiContext.analysis``) and the figures and reports of
-the last ``KEPT_TURNS`` turns in memory (``RecentTurns``, oldest forgotten first:
-its figure and report URLs then answer 404 — ask again). Threads themselves are
-checkpointed in the workspace's database, so a thread continues on any process that
-holds its dataset. A deployment with several workers must send one user to one
-process (sticky sessions) for analysis; research, HelpDesk and Plans have no such
-need.
+- an upload is loaded (checked, summarised) and saved in the workspace
+  (``services.saved_datasets``); its ``dataset_id`` is the saved copy's reference,
+  which every process loads from the workspace on first use (``LoadedDatasets``);
+- a turn is a run of the run service (``runs.analysis_kind``), executed by this
+  process's threads or a worker; the request waits for its result (JSON), or with
+  ``stream`` (or ``Accept: text/event-stream``) follows its events as SSE
+  (``api.run_answers``);
+- the figures and the report of each turn are kept in the workspace
+  (``services.analysis_turns``) for ``retention_days``; a turn that is not there
+  (never was, pruned, damaged) answers 404.
 
-A figure artifact carries ``url`` (``/api/analysis/artifacts/{turn_id}/{id}.png``)
-instead of its bytes in base64.
+Threads are checkpointed in the workspace's database, so a thread continues on any
+process. A figure artifact carries ``url``
+(``/api/analysis/artifacts/{turn_id}/{id}.png``) instead of its bytes in base64.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
+from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import ApiError, not_found
+from keiri_agent.api.run_answers import answer_run, wants_stream
 from keiri_agent.api.uploads import read_upload
+from keiri_agent.runs import analysis_kind
+from keiri_agent.services.analysis_turns import AnalysisTurns, StoredTurn
 from keiri_agent.services.exports import REPORT_FILE, report_zip
-from keiri_agent.services.jsonforms import FIGURE_MEDIA_TYPE, turn_json
-
-if TYPE_CHECKING:
-    from keiri_agent.agents.analysis import TurnResult
-    from keiri_agent.agents.analysis.artifacts import Artifact
+from keiri_agent.services.jsonforms import FIGURE_MEDIA_TYPE
+from keiri_agent.services.saved_datasets import LoadedDatasets
 
 router = APIRouter(prefix="/api/analysis", tags=["analysis"])
 
 Context = Annotated[ApiContext, Depends(get_context)]
 
-KEPT_TURNS = 100
-"""Turns whose figures and report this process keeps (in memory) for download."""
-MAX_QUESTION_CHARS = 4000
+MAX_QUESTION_CHARS = analysis_kind.MAX_QUESTION_CHARS
 
 
-class RecentTurns:
-    """The last ``limit`` turns of this process, by turn id (thread-safe)."""
-
-    def __init__(self, limit: int = KEPT_TURNS) -> None:
-        self.limit = limit
-        self._turns: OrderedDict[str, TurnResult] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def add(self, turn: TurnResult) -> None:
-        with self._lock:
-            self._turns[turn.turn_id] = turn
-            while len(self._turns) > self.limit:
-                self._turns.popitem(last=False)
-
-    def get(self, turn_id: str) -> TurnResult:
-        with self._lock:
-            turn = self._turns.get(turn_id)
-        if turn is None:
-            raise not_found("分析の回答", "Analysis turn", turn_id)
-        return turn
-
-
-_TURNS_LOCK = threading.Lock()
-
-
-def recent_turns(request: Request) -> RecentTurns:
-    """FastAPI dependency: the app's ``RecentTurns`` (made on first use)."""
-    state = request.app.state
-    with _TURNS_LOCK:
-        turns: RecentTurns | None = getattr(state, "analysis_turns", None)
-        if turns is None:
-            turns = state.analysis_turns = RecentTurns()
-        return turns
-
-
-Turns = Annotated[RecentTurns, Depends(recent_turns)]
-
-
-def _figure_url(turn_id: str, artifact_id: str) -> str:
-    return f"/api/analysis/artifacts/{turn_id}/{artifact_id}.png"
-
-
-def turn_response(turn: TurnResult, dataset_id: str) -> dict[str, Any]:
-    """``jsonforms.turn_json`` with ids, figure URLs instead of base64 and report URLs."""
-    # pandas loads with the first answered turn, not with the server (an idle one stays lean)
-    from keiri_agent.agents.analysis.formatting import display_table
-
-    form = turn_json(turn)
-    payloads = {a["artifact_id"]: a["payload"] for a in turn.artifacts}
-    for artifact in form["artifacts"]:
-        payload = payloads[artifact["artifact_id"]]
-        if artifact["kind"] == "table" and isinstance(payload, Mapping):
-            # machine names and values stay in columns/records; display is what people read
-            artifact["display"] = display_table(payload)
-        if artifact["kind"] == "figure":
-            artifact.pop("base64", None)
-            artifact["url"] = _figure_url(turn.turn_id, artifact["artifact_id"])
-    report = f"/api/analysis/turns/{turn.turn_id}/report"
-    has_report = turn.report_md is not None
-    return {
-        "turn_id": turn.turn_id,
-        "dataset_id": dataset_id,
-        **form,
-        "report_url": report if has_report else None,
-        "report_zip_url": f"{report}?format=zip" if has_report else None,
-    }
+def _turn(context: ApiContext, turn_id: str) -> StoredTurn:
+    turn = AnalysisTurns.from_settings(context.settings).load(turn_id)
+    if turn is None:
+        raise not_found("分析の回答", "Analysis turn", turn_id)
+    return turn
 
 
 # --------------------------------------------------------------------------- datasets
@@ -131,23 +71,28 @@ async def upload_dataset(
         Form(description="Keep 合計/小計 rows as data (by default they are excluded, noted)"),
     ] = False,
 ) -> dict[str, Any]:
-    """Load a file; its ``dataset_id`` and summary (rows, columns with kinds, notes such as
-    excluded total rows)."""
+    """Load a file and save it in the workspace; its ``dataset_id`` (the saved copy's
+    reference, valid in every server process) and summary (rows, columns with kinds,
+    notes such as excluded total rows)."""
     name, data = await read_upload(file, context.settings)
     sheet_choice: str | int | None = (
         int(sheet) if sheet and sheet.isascii() and sheet.isdigit() else sheet or None
     )
-    agent = await run_in_threadpool(lambda: context.analysis)
-    dataset_id = await run_in_threadpool(
-        agent.load_bytes, data, name, sheet=sheet_choice, keep_total_rows=keep_total_rows
-    )
-    return {"dataset_id": dataset_id, "summary": agent.registry.summary(dataset_id)}
+
+    def load() -> dict[str, Any]:
+        loaded = LoadedDatasets.of(context.analysis)
+        ref = loaded.upload(data, name, sheet=sheet_choice, keep_total_rows=keep_total_rows)
+        return {"dataset_id": ref, "summary": loaded.summary(ref)}
+
+    return await run_in_threadpool(load)
 
 
 @router.get("/datasets/{dataset_id}")
 def dataset(dataset_id: str, context: Context) -> dict[str, Any]:
-    """A loaded dataset's summary (404 when this process does not hold it)."""
-    return {"dataset_id": dataset_id, "summary": context.analysis.registry.summary(dataset_id)}
+    """A saved dataset's summary (loaded from the workspace by a process that has not
+    loaded it yet)."""
+    loaded = LoadedDatasets.of(context.analysis)
+    return {"dataset_id": dataset_id, "summary": loaded.summary(dataset_id)}
 
 
 # --------------------------------------------------------------------------- turns
@@ -155,30 +100,46 @@ def dataset(dataset_id: str, context: Context) -> dict[str, Any]:
 
 class TurnRequest(BaseModel):
     dataset_id: str = Field(min_length=1, max_length=200)
+    """The ``dataset_id`` an upload returned."""
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
-    thread_id: str | None = Field(default=None, min_length=1, max_length=200)
+    thread_id: str | None = Field(
+        default=None, min_length=1, max_length=analysis_kind.MAX_THREAD_CHARS
+    )
     """Continue a conversation (e.g. answer the agent's question); none: a new thread."""
+    stream: bool = False
+    """True (or ``Accept: text/event-stream``): the run's events as SSE, then ``result``."""
 
 
-@router.post("/turns")
-def ask(body: TurnRequest, context: Context, turns: Turns) -> dict[str, Any]:
+@router.post(
+    "/turns",
+    responses={
+        200: {
+            "description": "The turn (JSON), or with stream the run's events as SSE (one "
+            "per graph step: reason, act, out_of_scope, report) ending with a `result` "
+            "event holding the turn JSON (or `failed` holding the error)",
+            "content": {"application/json": {}, sse.MEDIA_TYPE: {}},
+        }
+    },
+)
+async def ask(body: TurnRequest, request: Request, context: Context) -> Any:
     """One turn: the reply, questions, artifacts (figures as PNG URLs), the report."""
-    agent = context.analysis
-    agent.registry.summary(body.dataset_id)  # 404 before any work when unknown
-    turn = agent.ask(body.question, dataset_id=body.dataset_id, thread_id=body.thread_id)
-    turns.add(turn)
-    return turn_response(turn, body.dataset_id)
-
-
-def _figure(turn: TurnResult, artifact_id: str) -> Artifact | None:
-    for artifact in [*turn.artifacts, *turn.report_artifacts]:
-        if (
-            artifact["artifact_id"] == artifact_id
-            and artifact["kind"] == "figure"
-            and isinstance(artifact["payload"], bytes)
-        ):
-            return artifact
-    return None
+    inputs = await run_in_threadpool(
+        analysis_kind.turn_inputs,
+        context.settings,
+        body.dataset_id,
+        body.question,
+        body.thread_id,
+    )
+    run = await run_in_threadpool(
+        context.runs.start,
+        analysis_kind.KIND,
+        subject=inputs["thread_id"],
+        title=inputs["question"],
+        inputs=inputs,
+    )
+    return await answer_run(
+        context, run, wants_stream(body.stream, request.headers.get("accept", ""))
+    )
 
 
 @router.get(
@@ -186,13 +147,11 @@ def _figure(turn: TurnResult, artifact_id: str) -> Artifact | None:
     response_class=Response,
     responses={200: {"content": {FIGURE_MEDIA_TYPE: {}}, "description": "The figure (PNG)"}},
 )
-def figure(turn_id: str, artifact_id: str, turns: Turns) -> Response:
-    """A figure of a recent turn, as PNG."""
-    artifact = _figure(turns.get(turn_id), artifact_id)
-    if artifact is None:
+def figure(turn_id: str, artifact_id: str, context: Context) -> Response:
+    """A figure of a turn (kept for ``retention_days``), as PNG."""
+    payload = _turn(context, turn_id).figure(artifact_id)
+    if payload is None:
         raise not_found("図", "Figure", artifact_id)
-    payload = artifact["payload"]
-    assert isinstance(payload, bytes)
     return Response(payload, media_type=FIGURE_MEDIA_TYPE)
 
 
@@ -206,10 +165,10 @@ def figure(turn_id: str, artifact_id: str, turns: Turns) -> Response:
         }
     },
 )
-def report(turn_id: str, turns: Turns, format: Literal["md", "zip"] = "md") -> Response:
-    """The report of a recent turn: ``report.md``, or a ZIP with its figures."""
-    turn = turns.get(turn_id)
-    if turn.report_md is None:
+def report(turn_id: str, context: Context, format: Literal["md", "zip"] = "md") -> Response:
+    """The report of a turn: ``report.md``, or a ZIP with its figures."""
+    turn = _turn(context, turn_id)
+    if not turn.has_report:
         raise ApiError(
             404,
             "REPORT_NOT_FOUND",
@@ -219,14 +178,18 @@ def report(turn_id: str, turns: Turns, format: Literal["md", "zip"] = "md") -> R
             "Ask for a report; that turn's report can then be downloaded",
             {"turn_id": turn_id},
         )
+    report_md = turn.report_md()
+    cited = turn.report_artifacts() if format == "zip" else []
+    if report_md is None or cited is None:  # a file of the kept turn is gone
+        raise not_found("分析の回答", "Analysis turn", turn_id)
     if format == "zip":
         return Response(
-            report_zip(turn.report_md, turn.report_artifacts),
+            report_zip(report_md, cited),
             media_type="application/zip",
             headers={"Content-Disposition": 'attachment; filename="report.zip"'},
         )
     return Response(
-        turn.report_md.encode("utf-8"),
+        report_md.encode("utf-8"),
         media_type="text/markdown; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="{REPORT_FILE}"'},
     )

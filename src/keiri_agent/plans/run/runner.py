@@ -252,7 +252,9 @@ class PlanRunner:
                 register_secret_vars(plan, {**plan.vars, **state.vars})
                 return self._result(state, plan, state.status)
             top_vars = self._checked_vars(plan, state)
-            mode = "start" if state.status == "queued" else "resume"
+            # queued and never run: from the start; queued again (``prepare_rerun``),
+            # paused, cancelled or interrupted: after its last finished node/iteration
+            mode = "start" if state.status == "queued" and not state.last_seq else "resume"
             return self._invoke(state, plan, top_vars, mode, on_event, cancel_event)
 
     def resume(
@@ -307,23 +309,31 @@ class PlanRunner:
         """
         with self._owned(run_id) as state:
             plan = self._stored_plan(state)
-            ids = [node.id for node in plan.graph]
-            if node_id not in ids:
-                raise UserInputError(
-                    unknown_choice_text("最上位のノード", node_id, ids),
-                    hint="ループやサブフローの中のノードは、それを含むノードから再実行してください",
-                    details={"run_id": run_id, "node_id": node_id},
-                )
-            overrides = dict(vars or {})
-            _check_storable("vars", overrides)
-            state.vars.update(overrides)
-            state.answers.update(_check_answers(answers))
-            for reset in sorted(downstream(plan, node_id)):
-                state.graph.nodes[reset] = NodeState()
+            _reset_for_rerun(state, plan, node_id, answers, vars)
             top_vars = self._checked_vars(plan, state)
             return self._invoke(
                 state, plan, top_vars, "rerun", on_event, cancel_event, from_node=node_id
             )
+
+    def prepare_rerun(
+        self,
+        run_id: str,
+        node_id: str,
+        *,
+        answers: Mapping[str, Any] | None = None,
+        vars: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Make the run ready to run top-level ``node_id`` and everything downstream of
+        it again, without running it: the changes ``rerun_from_node`` makes, saved with
+        the status ``queued``; ``continue_run`` executes it then (in this process or a
+        worker), after the nodes kept. Raises what ``rerun_from_node`` raises before
+        it runs."""
+        with self._owned(run_id) as state:
+            plan = self._stored_plan(state)
+            _reset_for_rerun(state, plan, node_id, answers, vars)
+            self._checked_vars(plan, state)
+            state.status = "queued"
+            save_state(self.runs_dir, state)
 
     def result(self, run_id: str) -> RunResult:
         """The last saved result of ``run_id`` (e.g. to show a paused run after a restart).
@@ -425,6 +435,30 @@ class PlanRunner:
 
     def _result(self, state: RunState, plan: Plan, status: str) -> RunResult:
         return result_of(state, plan, status, self.runs_dir)
+
+
+def _reset_for_rerun(
+    state: RunState,
+    plan: Plan,
+    node_id: str,
+    answers: Mapping[str, Any] | None,
+    vars: Mapping[str, Any] | None,
+) -> None:
+    """A re-run of top-level ``node_id``: ``vars`` merged over the run's, ``answers``
+    kept (replacing earlier ones), the node and everything downstream of it reset."""
+    ids = [node.id for node in plan.graph]
+    if node_id not in ids:
+        raise UserInputError(
+            unknown_choice_text("最上位のノード", node_id, ids),
+            hint="ループやサブフローの中のノードは、それを含むノードから再実行してください",
+            details={"run_id": state.run_id, "node_id": node_id},
+        )
+    overrides = dict(vars or {})
+    _check_storable("vars", overrides)
+    state.vars.update(overrides)
+    state.answers.update(_check_answers(answers))
+    for reset in sorted(downstream(plan, node_id)):
+        state.graph.nodes[reset] = NodeState()
 
 
 def register_secret_vars(plan: Plan, values: Mapping[str, Any]) -> None:
