@@ -296,7 +296,7 @@ def _body(service: ResearchService) -> None:
         "質問を最大 3 つの検索クエリに分け、社内のナレッジベースなどを並行して検索・要約し、"
         "出典つきのレポートにまとめます。各ステップはノートとして保存されます。"
     )
-    if settings.is_offline:
+    if settings.llm.is_offline:
         st.info(
             "オフラインモード: LLM を使わず、質問のキーワードで検索し、資料の文を抜き出して"
             "レポートを組み立てます（抽出型）。LLM を設定すると（設定のしかたはサイドバーの"

@@ -79,7 +79,7 @@ async def ask(body: AskRequest, request: Request, context: Context) -> Any:
     # not ``answer``: the agent's own last event is already called so (text and sources)
     return await stream_job(
         job,
-        context.settings.api_heartbeat_s,
+        context.settings.api.api_heartbeat_s,
         source="helpdesk",
         result_json=helpdesk_answer_json,
         run_id=lambda result: result.run_id,
@@ -150,7 +150,7 @@ async def _indexed(
         await asyncio.to_thread(job.wait)
         return index_reports_json(job.result())
     return await stream_job(
-        job, context.settings.api_heartbeat_s, source="helpdesk", result_json=index_reports_json
+        job, context.settings.api.api_heartbeat_s, source="helpdesk", result_json=index_reports_json
     )
 
 

@@ -93,7 +93,7 @@ async def index_research_sample(context: Context, request: Request, stream: bool
         await asyncio.to_thread(job.wait)
         return as_json(job.result())
     return await stream_job(
-        job, context.settings.api_heartbeat_s, source="research", result_json=as_json
+        job, context.settings.api.api_heartbeat_s, source="research", result_json=as_json
     )
 
 
@@ -196,4 +196,4 @@ def research_events(
     _record(context, run_id)
     after = sse.last_event_id(request, last_event_id)
     events = context.research_runs.follow(run_id, after)
-    return sse.stream(events, context.settings.api_heartbeat_s)
+    return sse.stream(events, context.settings.api.api_heartbeat_s)

@@ -70,12 +70,12 @@ class DesignEngineOptions:
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: Any) -> DesignEngineOptions:
         options = cls(
-            topk_per_category=settings.design_topk_per_category,
-            topk_total=settings.design_topk_total,
-            max_docs_chars=settings.design_max_docs_chars,
-            max_attempts=settings.design_max_attempts,
-            fallback=settings.llm_fallback,
-            max_output_tokens=settings.design_max_output_tokens,
+            topk_per_category=settings.design.design_topk_per_category,
+            topk_total=settings.design.design_topk_total,
+            max_docs_chars=settings.design.design_max_docs_chars,
+            max_attempts=settings.design.design_max_attempts,
+            fallback=settings.design.llm_fallback,
+            max_output_tokens=settings.design.design_max_output_tokens,
         )
         return replace(options, **overrides)
 

@@ -113,25 +113,25 @@ class AzureAISearch:
     ) -> AzureAISearch:
         """The index the ``research_azure_search_*`` settings describe."""
         return cls(
-            settings.research_azure_search_endpoint or "",
-            settings.research_azure_search_index or "",
-            api_key=settings.research_azure_search_api_key,
+            settings.research.research_azure_search_endpoint or "",
+            settings.research.research_azure_search_index or "",
+            api_key=settings.research.research_azure_search_api_key,
             token_provider=token_provider,
-            api_version=settings.research_azure_search_api_version,
+            api_version=settings.research.research_azure_search_api_version,
             fields=AzureSearchFields(
-                key=settings.research_azure_search_key_field,
-                text=settings.research_azure_search_text_field,
-                title=settings.research_azure_search_title_field or None,
-                url=settings.research_azure_search_url_field or None,
-                page=settings.research_azure_search_page_field or None,
-                document=settings.research_azure_search_document_field or None,
+                key=settings.research.research_azure_search_key_field,
+                text=settings.research.research_azure_search_text_field,
+                title=settings.research.research_azure_search_title_field or None,
+                url=settings.research.research_azure_search_url_field or None,
+                page=settings.research.research_azure_search_page_field or None,
+                document=settings.research.research_azure_search_document_field or None,
             ),
-            semantic_configuration=settings.research_azure_search_semantic_configuration,
-            top=settings.research_azure_search_top,
-            select=settings.research_azure_search_select,
-            vector_fields=settings.research_azure_search_vector_fields,
-            vector_k=settings.research_azure_search_vector_k,
-            timeout_s=settings.research_azure_search_timeout_s,
+            semantic_configuration=settings.research.research_azure_search_semantic_configuration,
+            top=settings.research.research_azure_search_top,
+            select=settings.research.research_azure_search_select,
+            vector_fields=settings.research.research_azure_search_vector_fields,
+            vector_k=settings.research.research_azure_search_vector_k,
+            timeout_s=settings.research.research_azure_search_timeout_s,
         )
 
     def request_body(self, query: str, top: int) -> dict[str, Any]:

@@ -36,7 +36,10 @@ SAMPLE_NOTICE = (
 
 def azure_search_configured(settings: Settings) -> bool:
     """An Azure AI Search endpoint and index are set."""
-    return bool(settings.research_azure_search_endpoint and settings.research_azure_search_index)
+    return bool(
+        settings.research.research_azure_search_endpoint
+        and settings.research.research_azure_search_index
+    )
 
 
 def search_tools(
@@ -65,7 +68,9 @@ def search_tools(
     if SAMPLE_KB in names:
         return [_sample_source(settings, names)]
     tools: list[SearchTool] = []
-    external = azure_search_configured(settings) or settings.research_web_provider is not None
+    external = (
+        azure_search_configured(settings) or settings.research.research_web_provider is not None
+    )
     if not names:
         names = [name for name in knowledge_base_names(settings) if name != SAMPLE_KB]
         if not names and not external:

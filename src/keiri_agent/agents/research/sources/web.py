@@ -122,10 +122,10 @@ def web_search(settings: Settings) -> WebSearch | None:
     Raises:
         ConfigurationError: A provider is chosen but its key is missing.
     """
-    provider = settings.research_web_provider
+    provider = settings.research.research_web_provider
     if provider is None:
         return None
-    key = settings.research_web_api_key
+    key = settings.research.research_web_api_key
     if key is None:
         raise ConfigurationError(
             f"Web 検索（{provider}）の API キーが設定されていません。",
@@ -135,7 +135,7 @@ def web_search(settings: Settings) -> WebSearch | None:
         )
     return TavilySearch(
         key,
-        base_url=settings.research_web_base_url,
-        max_results=settings.research_web_max_results,
-        timeout_s=settings.research_web_timeout_s,
+        base_url=settings.research.research_web_base_url,
+        max_results=settings.research.research_web_max_results,
+        timeout_s=settings.research.research_web_timeout_s,
     )
