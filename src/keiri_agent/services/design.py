@@ -299,7 +299,9 @@ class DesignService:
 
     def options(self, **overrides: Any) -> DesignEngineOptions:
         pinned = tuple(overrides.pop("pinned", ()) or ())
-        return DesignEngineOptions.from_settings(self.settings, pinned_blocks=pinned, **overrides)
+        return DesignEngineOptions.from_settings(
+            self.settings.design, pinned_blocks=pinned, **overrides
+        )
 
     def read_documents(self, files: Sequence[tuple[str, bytes]]) -> DocumentDigest:
         """Reference documents → the digest the prompt sees (never raises for a bad file)."""
