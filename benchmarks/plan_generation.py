@@ -208,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     catalog = BlockCatalog.from_settings(settings)
     embeddings = None
     methods: list[RetrievalMethod] = ["bm25"]
-    if not settings.is_offline:
+    if not settings.llm.is_offline:
         from keiri_agent.llm.factory import embeddings as make_embeddings
 
         embeddings = make_embeddings(settings)

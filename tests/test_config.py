@@ -12,16 +12,16 @@ from keiri_agent.errors import ConfigurationError
 
 def test_no_key_means_offline() -> None:
     settings = Settings()
-    assert settings.active_provider == "offline" and settings.is_offline
+    assert settings.llm.active_provider == "offline" and settings.llm.is_offline
     assert "オフライン" in settings.describe()
 
 
 def test_openai_key_selects_openai(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
     settings = Settings()
-    assert settings.active_provider == "openai"
+    assert settings.llm.active_provider == "openai"
     assert "sk-test" not in settings.describe()
-    settings.require_llm()
+    settings.llm.require_llm()
 
 
 def test_describe_hides_credentials_in_the_base_url() -> None:
@@ -35,17 +35,17 @@ def test_describe_hides_credentials_in_the_base_url() -> None:
 
 def test_azure_needs_key_and_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", "k")
-    assert Settings().active_provider == "offline"
+    assert Settings().llm.active_provider == "offline"
     monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://example.invalid")
-    assert Settings().active_provider == "azure"
+    assert Settings().llm.active_provider == "azure"
 
 
 def test_compatible_provider_needs_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KEIRI_AGENT_PROVIDER", "openai-compatible")
     with pytest.raises(ConfigurationError, match="接続先の URL がありません"):
-        Settings().require_llm()
+        Settings().llm.require_llm()
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-    Settings().require_llm()
+    Settings().llm.require_llm()
 
 
 def test_unknown_provider_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -57,10 +57,10 @@ def test_unknown_provider_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_workspace_is_not_taken_from_the_users_home(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("KEIRI_AGENT_HOME", raising=False)
     monkeypatch.setenv("HOME", "/somewhere/else")
-    assert Settings().home == Path(".")
+    assert Settings().storage.home == Path(".")
     monkeypatch.setenv("KEIRI_AGENT_HOME", "/data/keiri")
-    assert Settings().home == Path("/data/keiri")
-    assert Settings(home=Path("/explicit")).home == Path("/explicit")
+    assert Settings().storage.home == Path("/data/keiri")
+    assert Settings(home=Path("/explicit")).storage.home == Path("/explicit")
 
 
 def test_limits_are_validated(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -99,10 +99,10 @@ def test_embeddings_follow_the_chat_provider_unless_set_apart() -> None:
         embedding_provider="openai-compatible",
         embedding_base_url="http://127.0.0.1:9000/v1",
     )
-    assert apart.is_offline and apart.embeddings_configured
+    assert apart.llm.is_offline and apart.embeddings_configured
     assert apart.embedding_url == "http://127.0.0.1:9000/v1"
     assert apart.embed_manuals
-    assert not Settings(**{**apart.model_dump(), "helpdesk_embed_manuals": False}).embed_manuals
+    assert not apart.with_values(helpdesk_embed_manuals=False).embed_manuals
 
 
 def test_embedding_keys_fall_back_to_the_same_providers_chat_key_only() -> None:

@@ -25,7 +25,7 @@ def test_env_names_follow_the_prefix_or_the_first_alias() -> None:
 
 def test_valid_settings_load_as_before() -> None:
     assert isinstance(config.load_settings(), Settings)
-    assert config.load_settings(max_upload_mb=5).max_upload_mb == 5
+    assert config.load_settings(max_upload_mb=5).inputs.max_upload_mb == 5
 
 
 def test_bad_values_name_every_variable(monkeypatch: pytest.MonkeyPatch) -> None:

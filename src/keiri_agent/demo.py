@@ -193,7 +193,7 @@ def run_demo(
     """Run the demo conversation; returns the path of the written report."""
     console = console or Console()
     data_path = data_path or sample_data_path()
-    mode = "オフライン（ルールベース）" if settings.is_offline else settings.describe()
+    mode = "オフライン（ルールベース）" if settings.llm.is_offline else settings.describe()
     console.rule(f"keiri-agent デモ — {data_path.name} — {mode}")
     thread_id = f"demo-{uuid.uuid4().hex[:8]}"
     report_md: str | None = None

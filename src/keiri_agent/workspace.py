@@ -1,6 +1,6 @@
 """The workspace: where designs/, runs/, logs/ and the embedded database live.
 
-``KEIRI_AGENT_HOME`` (``Settings.home``) is the root; the current directory by
+``KEIRI_AGENT_HOME`` (``Settings.storage.home``) is the root; the current directory by
 default. Folders are created on first use, never at import time, owner-only
 (``0700``, ``keiri_agent.private``): what they hold is business data.
 """
@@ -22,7 +22,7 @@ class Workspace:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Workspace:
-        return cls(settings.home.expanduser().resolve())
+        return cls(settings.storage.home.expanduser().resolve())
 
     @property
     def designs(self) -> Path:

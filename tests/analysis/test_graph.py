@@ -204,7 +204,7 @@ def test_action_over_time_limit_is_reported_and_dataset_survives(
         turn = agent.ask("地域別の売上", dataset_id=dataset_id)
         assert json.loads(turn.last_error or "{}")["code"] == "ACTION_TIMEOUT"
         assert agent.registry.get(dataset_id).equals(sales)
-        agent.settings = agent.settings.model_copy(update={"analysis_timeout_s": 30.0})
+        agent.settings = agent.settings.with_values(analysis_timeout_s=30.0)
         agent.actions.settings = agent.settings
         result = agent.run_specs([GROUPBY], dataset_id)
     assert result[0].artifacts

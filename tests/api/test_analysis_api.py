@@ -272,7 +272,7 @@ def test_a_kept_turn_whose_files_are_gone_is_404(
             "/api/analysis/turns", json={"dataset_id": dataset_id, "question": QUESTION}
         ).json()
         figure = next(a for a in turn["artifacts"] if a["kind"] == "figure")
-        folder = offline.home / ".keiri" / "analysis" / "turns" / turn["turn_id"]
+        folder = offline.storage.home / ".keiri" / "analysis" / "turns" / turn["turn_id"]
         for png in folder.glob("*.png"):
             png.unlink()
         gone_figure = client.get(figure["url"])
@@ -280,7 +280,7 @@ def test_a_kept_turn_whose_files_are_gone_is_404(
         still_md = client.get(turn["report_url"])
         (folder / "turn.json").write_text("{damaged", encoding="utf-8")
         damaged = client.get(turn["report_url"])
-        for path in (offline.home / ".keiri" / "datasets" / dataset_id).iterdir():
+        for path in (offline.storage.home / ".keiri" / "datasets" / dataset_id).iterdir():
             path.unlink()
         dataset_gone = client.get(f"/api/analysis/datasets/{dataset_id}")
         turn_gone = client.post(

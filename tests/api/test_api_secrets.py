@@ -37,17 +37,15 @@ MUTATION = "mutation($q: String!) { deepResearch(question: $q) { runId eventsUrl
 
 def _secret_settings(home: Path, **overrides: object) -> Settings:
     settings = research_workspace(home)
-    return settings.model_copy(
-        update={
-            "openai_api_key": SecretStr(OPENAI),
-            "azure_openai_api_key": SecretStr(AZURE),
-            "azure_openai_endpoint": "http://127.0.0.1:1",
-            "api_token": SecretStr(TOKEN),
-            "research_web_api_key": SecretStr(WEB),
-            "qdrant_api_key": SecretStr(QDRANT),
-            "max_retries": 0,
-            **overrides,
-        }
+    return settings.with_values(
+        openai_api_key=SecretStr(OPENAI),
+        azure_openai_api_key=SecretStr(AZURE),
+        azure_openai_endpoint="http://127.0.0.1:1",
+        api_token=SecretStr(TOKEN),
+        research_web_api_key=SecretStr(WEB),
+        qdrant_api_key=SecretStr(QDRANT),
+        max_retries=0,
+        **overrides,
     )
 
 

@@ -41,7 +41,7 @@ def assert_error(response: httpx.Response, status: int, code: str) -> dict:
 def test_every_protected_route_refuses_a_missing_or_wrong_token_and_takes_the_right_one(
     settings: Settings, serve: Callable[..., LiveServer]
 ) -> None:
-    settings = settings.model_copy(update={"api_token": SecretStr(TOKEN)})
+    settings = settings.with_values(api_token=SecretStr(TOKEN))
     calls = list(protected_calls(settings))
     assert len(calls) >= 8 and ("POST", "/graphql") in calls
     server = serve(settings)
@@ -62,7 +62,7 @@ def test_every_protected_route_refuses_a_missing_or_wrong_token_and_takes_the_ri
 
 
 def test_the_graphql_websocket_refuses_a_missing_or_wrong_token(settings: Settings) -> None:
-    settings = settings.model_copy(update={"api_token": SecretStr(TOKEN)})
+    settings = settings.with_values(api_token=SecretStr(TOKEN))
     protocol = ["graphql-transport-ws"]
     with TestClient(create_app(settings)) as client:
         for headers in ({}, {"Authorization": "Bearer wrong"}):
@@ -86,7 +86,7 @@ def test_binding_beyond_loopback_needs_a_token(tmp_path: Path, host: str) -> Non
         check_bind(host, settings)
     assert "KEIRI_AGENT_API_TOKEN" in (raised.value.hint or "")
     assert "トークン" in raised.value.message
-    check_bind(host, settings.model_copy(update={"api_token": SecretStr(TOKEN)}))
+    check_bind(host, settings.with_values(api_token=SecretStr(TOKEN)))
     for loopback in ("127.0.0.1", "localhost", "::1"):
         check_bind(loopback, settings)
 
@@ -114,7 +114,7 @@ def test_serve_beyond_loopback_without_a_token_exits_with_a_japanese_message(
 def test_a_foreign_origin_is_refused_and_configured_ones_pass(
     settings: Settings, serve: Callable[..., LiveServer]
 ) -> None:
-    server = serve(settings.model_copy(update={"api_cors_origins": (UI,)}))
+    server = serve(settings.with_values(api_cors_origins=(UI,)))
     with httpx.Client(base_url=server.url, timeout=30) as client:
         refused = client.get("/api/research/sessions", headers={"Origin": EVIL})
         assert_error(refused, 403, "ORIGIN_REFUSED")
@@ -172,7 +172,7 @@ def _chunks(size: int) -> Iterator[bytes]:
 def test_a_body_over_the_limit_is_413_declared_or_chunked(
     settings: Settings, serve: Callable[..., LiveServer]
 ) -> None:
-    server = serve(settings.model_copy(update={"api_max_body_mb": 1}))
+    server = serve(settings.with_values(api_max_body_mb=1))
     big = b'{"question": "' + b"x" * (2 * 2**20) + b'"}'
     with httpx.Client(base_url=server.url, timeout=30) as client:
         for path in ("/api/research", "/graphql"):

@@ -151,7 +151,7 @@ def test_bad_run_ids_and_unknown_runs_are_refused(
         traversal = client.post("/api/plans/..%2F..%2Fetc%2Fpasswd/runs", json={})
 
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "RUN_NOT_FOUND"
-    assert "runs_dir" not in unknown.text and str(workspace.home) not in unknown.text
+    assert "runs_dir" not in unknown.text and str(workspace.storage.home) not in unknown.text
     assert malformed.status_code == 400
     assert events.status_code == 404 and resume.status_code == 404
     assert traversal.status_code in (400, 404)

@@ -105,7 +105,7 @@ def test_validate_and_dry_run_list_issues_and_refuse_only_unreadable_input(
 def test_ids_leaving_designs_are_refused_and_read_nothing(
     workspace: Settings, client: httpx.Client, plan_id: str
 ) -> None:
-    secret = workspace.home.parent / "secret.yaml"  # outside the workspace
+    secret = workspace.storage.home.parent / "secret.yaml"  # outside the workspace
     plan_id = plan_id.replace("<secret>", str(secret))
     shown = client.get(f"/api/plans/{plan_id}")
     validated = client.post("/api/plans/validate", json={"plan_id": plan_id.replace("%2F", "/")})

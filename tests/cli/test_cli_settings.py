@@ -27,7 +27,7 @@ def test_one_settings_object_per_invocation(monkeypatch: pytest.MonkeyPatch) -> 
     with click.Context(TyperGroup(name="keiri-agent")):
         again = settings()
     assert again is not first
-    assert (first.log_level, again.log_level) == ("DEBUG", "ERROR")
+    assert (first.logs.log_level, again.logs.log_level) == ("DEBUG", "ERROR")
 
 
 def test_a_real_invocation_loads_the_settings_once(

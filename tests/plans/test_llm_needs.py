@@ -84,7 +84,7 @@ def test_no_warning_when_an_llm_is_configured(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     engine = PlanEngine(Settings())
-    assert not engine.settings.is_offline
+    assert not engine.settings.llm.is_offline
     plan = load_plan_text(PLAN)
     assert IssueCode.LLM_NOT_CONFIGURED not in engine.validate(plan).codes()
     assert engine.dry_run(plan).warnings == []

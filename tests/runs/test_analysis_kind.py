@@ -41,7 +41,7 @@ def process(settings: Settings) -> Iterator[Services]:
 
 
 def _service(settings: Settings, services: Services) -> RunService:
-    engine = sqlalchemy.create_engine(f"sqlite:///{settings.home / 'runs-test.db'}")
+    engine = sqlalchemy.create_engine(f"sqlite:///{settings.storage.home / 'runs-test.db'}")
     upgrade(engine)
     kinds = {analysis_kind.KIND: analysis_kind.AnalysisKind(services)}
     return RunService(RunStore(engine), kinds, timing=Timing(poll_interval_s=0.05))
@@ -133,7 +133,7 @@ def test_a_copy_gone_before_the_turn_ran_fails_the_run_as_not_found(
         title="t",
         inputs=analysis_kind.turn_inputs(settings, ref, QUESTION, None),
     )
-    for path in (settings.home / ".keiri" / "datasets" / ref).iterdir():
+    for path in (settings.storage.home / ".keiri" / "datasets" / ref).iterdir():
         path.unlink()
     service.execute(run.run_id)
 

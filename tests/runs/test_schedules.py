@@ -167,7 +167,7 @@ def test_a_paused_schedule_does_not_run_and_resuming_skips_what_it_missed(world:
 
 def test_a_schedule_whose_plan_is_gone_records_a_failed_run_saying_why(world: World) -> None:
     schedule = world.schedules.add("greet", "0 9 * * *")
-    (world.settings.home / "designs" / "greet.yaml").unlink()
+    (world.settings.storage.home / "designs" / "greet.yaml").unlink()
     (started,) = world.schedulers[0].tick(now=schedule.next_at + 1)
     run = world.service.require(started)
     assert run.status == "failed" and run.error is not None

@@ -118,7 +118,7 @@ def test_a_session_id_that_cannot_be_a_path_segment_is_refused(
         assert graphql.status_code == 200
         errors = graphql.json()["errors"]
         assert errors and errors[0]["extensions"]["code"] == "INPUT_ERROR"
-    assert not list((settings.home / ".keiri").glob("**/a/b*"))
+    assert not list((settings.storage.home / ".keiri").glob("**/a/b*"))
 
 
 def test_a_session_id_in_japanese_words_still_works(
@@ -175,8 +175,8 @@ def test_a_short_or_blank_token_is_refused_before_listening(
     assert "トークン" in raised.value.message
     if len(token.strip()) > 3:  # the token itself is never shown
         assert token not in str(raised.value) and token not in str(raised.value.details)
-    check_bind("127.0.0.1", settings.model_copy(update={"api_token": SecretStr("short")}))
-    check_bind(host, settings.model_copy(update={"api_token": SecretStr(LONG_TOKEN)}))
+    check_bind("127.0.0.1", settings.with_values(api_token=SecretStr("short")))
+    check_bind(host, settings.with_values(api_token=SecretStr(LONG_TOKEN)))
 
 
 def _serve_cli(tmp_path: Path, env_extra: dict[str, str], *args: str) -> str:

@@ -52,7 +52,7 @@ def _limit_error(response: httpx.Response) -> dict[str, Any]:
 
 def _runs(settings: Settings) -> int:
     """How many research runs were recorded (started) in the workspace's database."""
-    with sqlite3.connect(settings.home / ".keiri" / "keiri.db") as connection:
+    with sqlite3.connect(settings.storage.home / ".keiri" / "keiri.db") as connection:
         return int(connection.execute("SELECT count(*) FROM runs").fetchone()[0])
 
 
@@ -76,7 +76,7 @@ def test_300_aliased_research_mutations_start_nothing(
 def test_a_setting_allows_more_research_per_request(
     settings: Settings, serve: Callable[..., LiveServer]
 ) -> None:
-    server = serve(settings.model_copy(update={"api_graphql_research_per_request": 2}))
+    server = serve(settings.with_values(api_graphql_research_per_request=2))
     two = "mutation { " + _research("a") + " " + _research("b") + " }"
     with httpx.Client(base_url=server.url, timeout=60) as client:
         response = _post(client, two)
@@ -122,7 +122,7 @@ def test_a_huge_query_is_refused_by_its_size_and_the_server_stays_responsive(
 def test_run_starts_are_limited_per_client_rest_and_graphql(
     settings: Settings, serve: Callable[..., LiveServer]
 ) -> None:
-    server = serve(settings.model_copy(update={"api_run_starts_per_minute": 3}))
+    server = serve(settings.with_values(api_run_starts_per_minute=3))
     body = {"question": QUESTION, "kb": [SAMPLE_KB]}
     with httpx.Client(base_url=server.url, timeout=60) as client:
         for _ in range(2):

@@ -309,11 +309,11 @@ def test_an_email_address_holding_digits_is_one_email() -> None:
 def test_the_setting_lists_kinds_comma_separated_and_empty_disables(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert Settings().pii_filter == KINDS
+    assert Settings().logs.pii_filter == KINDS
     monkeypatch.setenv("KEIRI_AGENT_PII_FILTER", "phone, email")
-    assert load_settings().pii_filter == ("phone", "email")
+    assert load_settings().logs.pii_filter == ("phone", "email")
     monkeypatch.setenv("KEIRI_AGENT_PII_FILTER", "")
-    assert load_settings().pii_filter == ()
+    assert load_settings().logs.pii_filter == ()
     monkeypatch.setenv("KEIRI_AGENT_PII_FILTER", "phone,address")
     with pytest.raises(ConfigurationError, match="KEIRI_AGENT_PII_FILTER"):
         load_settings()

@@ -24,7 +24,7 @@ from pydantic import SecretStr
 from typer.testing import CliRunner
 
 from keiri_agent.cli.app import app
-from keiri_agent.config import Settings, load_settings
+from keiri_agent.config import FIELDS, load_settings
 from keiri_agent.errors import ConfigurationError
 from keiri_agent.llm.testing import ECHO_KEY, StubError, StubOpenAIServer
 from keiri_agent.masking import MASK, mask_text
@@ -32,16 +32,12 @@ from keiri_agent.masking import MASK, mask_text
 
 def _secret_fields() -> list[str]:
     return [
-        name
-        for name, info in Settings.model_fields.items()
-        if info.annotation in (SecretStr, SecretStr | None)
+        name for name, info in FIELDS.items() if info.annotation in (SecretStr, SecretStr | None)
     ]
 
 
 def _string_fields() -> list[str]:
-    return [
-        name for name, info in Settings.model_fields.items() if info.annotation in (str, str | None)
-    ]
+    return [name for name, info in FIELDS.items() if info.annotation in (str, str | None)]
 
 
 def test_there_are_secret_fields_to_check() -> None:

@@ -47,6 +47,6 @@ def test_another_workspace_gets_its_own_services_and_closes_the_old(
     runs = services.process_runs
     other = session._services(Settings(home=tmp_path / "other"))
     assert other is not services
-    assert other.settings.home == tmp_path / "other"
+    assert other.settings.storage.home == tmp_path / "other"
     assert runs.local is not None
     assert runs.local._stop.is_set(), "the old run executor was closed"

@@ -33,7 +33,7 @@ def web_out() -> Any:
 
 
 def _register(settings: Settings) -> None:
-    designs = settings.home / "designs"
+    designs = settings.storage.home / "designs"
     designs.mkdir(parents=True, exist_ok=True)
     (designs / "monthly_close.yaml").write_text(PLAN, encoding="utf-8")
 

@@ -77,7 +77,7 @@ def create_app(settings: Settings, *, model_factory: ModelFactory | None = None)
     )
     app.state.settings = settings
     app.state.context = context
-    app.state.run_starts = RunStartLimiter(settings.api_run_starts_per_minute)
+    app.state.run_starts = RunStartLimiter(settings.api.api_run_starts_per_minute)
     errors.install(app)
 
     protected = [Depends(require_token)]
@@ -93,10 +93,10 @@ def create_app(settings: Settings, *, model_factory: ModelFactory | None = None)
     web.mount(app, settings)  # last: every API route keeps priority
 
     app.add_middleware(BodyLimit, settings=settings)
-    if settings.api_cors_origins:
+    if settings.api.api_cors_origins:
         app.add_middleware(
             CORSMiddleware,
-            allow_origins=list(settings.api_cors_origins),
+            allow_origins=list(settings.api.api_cors_origins),
             allow_methods=["GET", "POST", "DELETE", "PUT"],
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Accept-Language"],
         )

@@ -40,8 +40,8 @@ class BodyLimit:
 
     def __init__(self, app: ASGIApp, settings: Settings) -> None:
         self.app = app
-        self.body_limit = settings.api_max_body_mb * MIB
-        self.upload_limit = settings.max_upload_mb * MIB
+        self.body_limit = settings.api.api_max_body_mb * MIB
+        self.upload_limit = settings.inputs.max_upload_mb * MIB
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from fastapi.concurrency import run_in_threadpool
+
 from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext
 from keiri_agent.api.errors import run_error_response
@@ -39,8 +41,26 @@ async def answer_run(context: ApiContext, run: Run, streaming: bool) -> Any:
     """The run's events as SSE when ``streaming``; else, once it has settled, its
     result (or its error with the status of the error's category)."""
     if streaming:
-        return sse.stream(context.runs.follow(run.run_id), context.settings.api_heartbeat_s)
+        return sse.stream(context.runs.follow(run.run_id), context.settings.api.api_heartbeat_s)
     settled = await context.runs.settled(run.run_id)
     if settled.status == "success" and settled.result is not None:
         return settled.result
     return run_error_response(settled)
+
+
+async def start_and_answer(
+    context: ApiContext,
+    kind: str,
+    *,
+    subject: str,
+    title: str,
+    inputs: dict[str, Any],
+    streaming: bool,
+    run_id: str | None = None,
+) -> Any:
+    """Start a run of ``kind`` for the request (inputs checked by the caller) and
+    answer it (``answer_run``)."""
+    run = await run_in_threadpool(
+        lambda: context.runs.start(kind, subject=subject, title=title, inputs=inputs, run_id=run_id)
+    )
+    return await answer_run(context, run, streaming)

@@ -66,7 +66,9 @@ MIN_TOKEN_CHARS = 32
 def check_bind(host: str, settings: Settings) -> None:
     """Refuse to listen with a blank token anywhere, or beyond loopback without a token
     of at least ``MIN_TOKEN_CHARS`` characters (``ConfigurationError``)."""
-    token = settings.api_token.get_secret_value() if settings.api_token is not None else None
+    token = (
+        settings.api.api_token.get_secret_value() if settings.api.api_token is not None else None
+    )
     if token is not None and not token.strip():
         raise ConfigurationError(
             "アクセス用トークン（KEIRI_AGENT_API_TOKEN）が空のため起動できません",
@@ -116,7 +118,7 @@ def require_token(
     """The dependency on every protected route (see the module docstring); a WebSocket
     without the token is closed (policy violation) before it is accepted."""
     settings: Settings = connection.app.state.settings
-    expected = settings.api_token
+    expected = settings.api.api_token
     if expected is None:
         return
     refusal: ApiError | None = None
@@ -138,8 +140,8 @@ class OriginGuard:
 
     def __init__(self, app: ASGIApp, settings: Settings) -> None:
         self.app = app
-        self.allowed = {origin.rstrip("/").lower() for origin in settings.api_cors_origins}
-        self.token_set = settings.api_token is not None
+        self.allowed = {origin.rstrip("/").lower() for origin in settings.api.api_cors_origins}
+        self.token_set = settings.api.api_token is not None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

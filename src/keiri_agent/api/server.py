@@ -24,7 +24,7 @@ def check_startup(settings: Settings, *, host: str, workers: int) -> None:
     (``check_bind``), or several workers on SQLite (one file, one process: the workers
     would contend for its write lock)."""
     check_bind(host, settings)
-    url = settings.database_url or "sqlite:"
+    url = settings.storage.database_url or "sqlite:"
     if workers > 1 and url.startswith("sqlite"):
         raise ConfigurationError(
             f"SQLite のデータベースでは複数のプロセス（--workers {workers}）で起動できません",
@@ -49,7 +49,7 @@ def serve(settings: Settings, *, host: str, port: int, workers: int = 1) -> None
     options: dict[str, Any] = {
         "host": host,
         "port": port,
-        "log_level": settings.log_level.lower(),
+        "log_level": settings.logs.log_level.lower(),
         "timeout_graceful_shutdown": 10,
     }
     if workers > 1:

@@ -6,7 +6,7 @@ The name is the upload's base name (folders, ``..`` and control characters such 
 NUL removed: ``services.exports.safe_name``); an empty result is a 400. The content
 is read in chunks and refused with 413 ``BODY_TOO_LARGE`` (the shape
 ``body_limit.BodyTooLarge`` answers with) as soon as it goes over
-``settings.max_upload_mb``; the whole request is already limited by ``BodyLimit``,
+``settings.inputs.max_upload_mb``; the whole request is already limited by ``BodyLimit``,
 this limits each file.
 """
 
@@ -55,7 +55,7 @@ def upload_name(filename: str | None) -> str:
 async def read_upload(file: UploadFile, settings: Settings) -> tuple[str, bytes]:
     """(safe name, content) of ``file``; 400 for an unusable name, 413 over the limit."""
     name = upload_name(file.filename)
-    limit = settings.max_upload_mb * MIB
+    limit = settings.inputs.max_upload_mb * MIB
     chunks: list[bytes] = []
     total = 0
     while chunk := await file.read(CHUNK_BYTES):

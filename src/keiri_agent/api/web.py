@@ -1,7 +1,7 @@
 """The web UI at ``/``: the static export of ``web/`` (Next.js), served by the API's process.
 
 ``mount(app, settings)`` adds it as the app's LAST route, so ``/api``, ``/graphql``,
-``/docs`` and ``/openapi.json`` keep priority. The folder is ``settings.web_dir``
+``/docs`` and ``/openapi.json`` keep priority. The folder is ``settings.api.web_dir``
 (``KEIRI_AGENT_WEB_DIR``), by default the repository's ``web/out`` (``make web``).
 
 - Static files need no token: they hold no data (the page asks the API for it).
@@ -41,11 +41,11 @@ def default_web_dir() -> Path:
 
 
 def web_dir(settings: Settings) -> Path:
-    return settings.web_dir if settings.web_dir is not None else default_web_dir()
+    return settings.api.web_dir if settings.api.web_dir is not None else default_web_dir()
 
 
 def content_security_policy(settings: Settings) -> str:
-    connect = " ".join(["'self'", *(o.rstrip("/") for o in settings.api_cors_origins)])
+    connect = " ".join(["'self'", *(o.rstrip("/") for o in settings.api.api_cors_origins)])
     return "; ".join(
         [
             "default-src 'self'",

@@ -145,7 +145,7 @@ class ClassifyBlock(ProcessingBlock):
     Args:
         chat_model_factory: Builds the chat model from the run's settings;
             defaults to :func:`keiri_agent.llm.chat_model` (tests inject a scripted model).
-        reasks: Re-asks after an invalid reply; default ``settings.structured_output_reasks``.
+        reasks: Re-asks after an invalid reply; default ``settings.llm.structured_output_reasks``.
     """
 
     def __init__(
@@ -174,8 +174,8 @@ class ClassifyBlock(ProcessingBlock):
         if not records:
             return {"records": [], "summary": _summary(0, [], labels, [], output_column)}
         model = self._model(ctx)
-        reasks = ctx.settings.structured_output_reasks if self._reasks is None else self._reasks
-        method = ctx.settings.structured_output_method
+        reasks = ctx.settings.llm.structured_output_reasks if self._reasks is None else self._reasks
+        method = ctx.settings.llm.structured_output_method
         numbered = list(enumerate(records, start=1))
         batches = [numbered[i : i + BATCH_SIZE] for i in range(0, len(numbered), BATCH_SIZE)]
 

@@ -289,8 +289,8 @@ class ProcessLLMBlock(ProcessingBlock):
         chat_model_factory: Builds the chat model from the run's settings;
             defaults to :func:`keiri_agent.llm.chat_model`.
         reasks: Re-asks after an invalid structured reply (per unit); default
-            ``settings.structured_output_reasks``. The structured-output method is
-            ``settings.structured_output_method``.
+            ``settings.llm.structured_output_reasks``. The structured-output method is
+            ``settings.llm.structured_output_method``.
     """
 
     def __init__(
@@ -338,7 +338,7 @@ class ProcessLLMBlock(ProcessingBlock):
                 errors[index] = _extraction_error(unit)
 
         settings = ctx.settings
-        reasks = settings.structured_output_reasks if self._reasks is None else self._reasks
+        reasks = settings.llm.structured_output_reasks if self._reasks is None else self._reasks
 
         def call(unit: _Unit) -> dict[str, Any]:
             ctx.check_cancelled()
@@ -348,7 +348,7 @@ class ProcessLLMBlock(ProcessingBlock):
                 schema,
                 messages,
                 reasks=reasks,
-                method=settings.structured_output_method,
+                method=settings.llm.structured_output_method,
             )
             return answer.model_dump(mode="json", by_alias=True)
 

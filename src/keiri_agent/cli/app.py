@@ -72,14 +72,14 @@ def _options(
     except (KeiriAgentError, ValueError):  # bad settings: the command itself reports them
         configure_logging("INFO" if verbose == 1 else "DEBUG" if verbose else "WARNING")
         return
-    level = ("INFO" if verbose == 1 else "DEBUG") if verbose else settings.log_level
-    configure_logging(level, pii_kinds=settings.pii_filter)
+    level = ("INFO" if verbose == 1 else "DEBUG") if verbose else settings.logs.log_level
+    configure_logging(level, pii_kinds=settings.logs.pii_filter)
 
 
 def _banner(settings: Settings, *, quiet: bool) -> None:
     if quiet:
         return
-    if settings.is_offline:
+    if settings.llm.is_offline:
         err_console.print(
             "[bold yellow]オフラインモード[/bold yellow]（LLM 未設定: ルールベースで判断します）"
         )
@@ -314,9 +314,9 @@ def worker(
         settings = common_settings()
         queue_conninfo(settings)  # no queue without PostgreSQL: said before anything starts
         if concurrency is not None:
-            settings = settings.model_copy(update={"run_concurrency": concurrency})
+            settings = settings.with_values(run_concurrency=concurrency)
         err_console.print(
-            f"実行ワーカー: 同時に {settings.run_concurrency} 件まで実行します（終了: Ctrl+C）"
+            f"実行ワーカー: 同時に {settings.runs.run_concurrency} 件まで実行します（終了: Ctrl+C）"
         )
         run_worker(settings)
     except KeiriAgentError as error:
@@ -332,7 +332,7 @@ def ui(
     from keiri_agent.ui.components import TOOLBAR_MODE
 
     try:
-        upload_mb = common_settings().max_upload_mb
+        upload_mb = common_settings().inputs.max_upload_mb
     except KeiriAgentError as error:
         raise _fail(error) from None
     script = Path(__file__).resolve().parent.parent / "ui" / "app.py"

@@ -295,7 +295,7 @@ def design(
     from keiri_agent.services.plan_inputs import read_answers, read_input_file
 
     service = _service()
-    limit = service.settings.max_upload_mb * 1024 * 1024
+    limit = service.settings.inputs.max_upload_mb * 1024 * 1024
     try:
         samples = [
             (path.name, read_input_file(path, max_bytes=limit, what="見本のファイル")["data"])

@@ -218,7 +218,7 @@ def ask(
     """質問に答えます: 調べ方を決め、並行して検索し、確認して出典を示します。"""
     try:
         desk = _desk(name)
-        if desk.settings.is_offline and not as_json:
+        if desk.settings.llm.is_offline and not as_json:
             err_console.print(
                 "[bold yellow]オフラインモード[/bold yellow]"
                 "（LLM 未設定: 質問を分割し、検索結果を引用して回答します）"

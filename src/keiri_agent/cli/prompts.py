@@ -266,7 +266,7 @@ def _file(path: Path, extensions: Sequence[str]) -> dict[str, Any]:
     if extensions and not path.name.lower().endswith(tuple(extensions)):
         raise _Invalid(f"{path.name} は受け付けない形式です（{', '.join(extensions)}）")
     try:
-        return read_input_file(path, max_bytes=settings().max_upload_mb * MIB)
+        return read_input_file(path, max_bytes=settings().inputs.max_upload_mb * MIB)
     except UserInputError as error:
         raise _Invalid(
             f"{error.message}（{error.hint}）" if error.hint else error.message

@@ -64,7 +64,7 @@ def next_command(
 
     start = _date(after) if after is not None else dt.date.today()
     try:
-        calendar = BusinessCalendar.from_setting(settings().closed_days)
+        calendar = BusinessCalendar.from_setting(settings().plans.closed_days)
         parsed = parse_rule(rule)
         dates = next_dates(parsed, after=start, count=count, calendar=calendar)
         if not dates:

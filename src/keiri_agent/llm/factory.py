@@ -47,40 +47,40 @@ def chat_model(settings: Settings) -> BaseChatModel:
         ConfigurationError: The provider is ``offline`` or is missing a key,
             endpoint or base URL.
     """
-    settings.require_llm()
+    settings.llm.require_llm()
     from langchain_openai import AzureChatOpenAI, ChatOpenAI
 
     from keiri_agent.llm.async_http import async_client
 
     common: dict[str, Any] = {
-        "http_async_client": async_client(settings.request_timeout_s),
-        "timeout": settings.request_timeout_s,
-        "max_retries": settings.max_retries,
-        "temperature": settings.temperature,
+        "http_async_client": async_client(settings.llm.request_timeout_s),
+        "timeout": settings.llm.request_timeout_s,
+        "max_retries": settings.llm.max_retries,
+        "temperature": settings.llm.temperature,
     }
     model: ChatOpenAI | AzureChatOpenAI
-    if settings.active_provider == "azure":
+    if settings.llm.active_provider == "azure":
         model = AzureChatOpenAI(
-            model=settings.model,
-            azure_deployment=settings.azure_openai_deployment or settings.model,
-            azure_endpoint=settings.azure_openai_endpoint,
-            api_version=settings.azure_openai_api_version,
-            api_key=settings.azure_openai_api_key,
+            model=settings.llm.model,
+            azure_deployment=settings.llm.azure_openai_deployment or settings.llm.model,
+            azure_endpoint=settings.llm.azure_openai_endpoint,
+            api_version=settings.llm.azure_openai_api_version,
+            api_key=settings.llm.azure_openai_api_key,
             **common,
         )
     else:
-        compatible = settings.active_provider == "openai-compatible"
+        compatible = settings.llm.active_provider == "openai-compatible"
         model = ChatOpenAI(
-            model=settings.model,
+            model=settings.llm.model,
             api_key=_openai_key(settings),
-            base_url=settings.openai_api_base,
+            base_url=settings.llm.openai_api_base,
             # Compatible servers (vLLM, Ollama, ...) speak chat completions; never
             # route them to the Responses API, whatever the model name.
             use_responses_api=False if compatible else None,
             **common,
         )
     for client in (model.root_client, model.root_async_client):
-        install_backoff(client, settings.retry_backoff_s)
+        install_backoff(client, settings.llm.retry_backoff_s)
     return model
 
 
@@ -90,7 +90,7 @@ def embeddings(settings: Settings) -> Embeddings:
     The endpoint is ``settings.active_embedding_provider`` (``embedding_provider``,
     else the chat provider's) at ``settings.embedding_url`` with
     ``settings.embedding_key``; chat may be offline meanwhile.
-    ``settings.embedding_model`` is the model name (Azure: the deployment name).
+    ``settings.embeddings.embedding_model`` is the model name (Azure: the deployment name).
     For openai-compatible servers the texts are sent as strings, not tiktoken
     token arrays (``check_embedding_ctx_length=False``), which such servers expect.
     With query/passage prefixes or ``embedding_input_type`` the model is wrapped in
@@ -107,41 +107,41 @@ def embeddings(settings: Settings) -> Embeddings:
     from keiri_agent.llm.async_http import async_client
 
     common: dict[str, Any] = {
-        "http_async_client": async_client(settings.request_timeout_s),
-        "timeout": settings.request_timeout_s,
-        "max_retries": settings.max_retries,
+        "http_async_client": async_client(settings.llm.request_timeout_s),
+        "timeout": settings.llm.request_timeout_s,
+        "max_retries": settings.llm.max_retries,
     }
     provider = settings.active_embedding_provider
     model: OpenAIEmbeddings
     if provider == "azure":
         model = AzureOpenAIEmbeddings(
-            model=settings.embedding_model,
-            azure_deployment=settings.embedding_model,
+            model=settings.embeddings.embedding_model,
+            azure_deployment=settings.embeddings.embedding_model,
             azure_endpoint=settings.embedding_url,
-            api_version=settings.azure_openai_api_version,
+            api_version=settings.llm.azure_openai_api_version,
             api_key=settings.embedding_key,
             **common,
         )
     else:
         model = OpenAIEmbeddings(
-            model=settings.embedding_model,
+            model=settings.embeddings.embedding_model,
             api_key=settings.embedding_key or SecretStr(PLACEHOLDER_API_KEY),
             base_url=settings.embedding_url,
             check_embedding_ctx_length=provider != "openai-compatible",
             **common,
         )
     for resource in (model.client, model.async_client):
-        install_backoff(getattr(resource, "_client", None), settings.retry_backoff_s)
+        install_backoff(getattr(resource, "_client", None), settings.llm.retry_backoff_s)
     if (
-        settings.embedding_query_prefix
-        or settings.embedding_passage_prefix
-        or settings.embedding_input_type
+        settings.embeddings.embedding_query_prefix
+        or settings.embeddings.embedding_passage_prefix
+        or settings.embeddings.embedding_input_type
     ):
         return RoleEmbeddings(
             model,
-            query_prefix=settings.embedding_query_prefix,
-            passage_prefix=settings.embedding_passage_prefix,
-            input_type=settings.embedding_input_type,
+            query_prefix=settings.embeddings.embedding_query_prefix,
+            passage_prefix=settings.embeddings.embedding_passage_prefix,
+            input_type=settings.embeddings.embedding_input_type,
         )
     return model
 
@@ -171,6 +171,6 @@ def install_backoff(client: Any, initial_backoff_s: float) -> None:
 
 def _openai_key(settings: Settings) -> SecretStr:
     """The OpenAI key, or a placeholder for compatible servers that need none."""
-    if settings.openai_api_key is not None:
-        return settings.openai_api_key
+    if settings.llm.openai_api_key is not None:
+        return settings.llm.openai_api_key
     return SecretStr(PLACEHOLDER_API_KEY)

@@ -12,7 +12,7 @@ under ``plans/`` that does. The settings are always the caller's (``load_setting
 for a Python API user): no component builds its own.
 
 ``${env.*}`` reads only the names on the allow-list ``KEIRI_AGENT_PLAN_ENV_ALLOW``
-(``Settings.plan_env_allow``, empty by default), and never one whose value is a
+(``Settings.plans.plan_env_allow``, empty by default), and never one whose value is a
 configured secret (an API key: ``masking.is_known_secret``), so no key enters a
 Plan's outputs, files or state: the validator reports any other name as
 ENV_NOT_ALLOWED, and the runner and the dry run never see it.
@@ -103,7 +103,7 @@ class PlanEngine:
     def __init__(self, settings: Settings, *, env: Mapping[str, str] | None = None) -> None:
         """``settings`` and ``env`` from the surface (``env`` None: ``os.environ``)."""
         self.settings = settings
-        allow = frozenset(self.settings.plan_env_allow)
+        allow = frozenset(self.settings.plans.plan_env_allow)
         self.env = AllowedEnv(os.environ if env is None else env, allow)
         self.workspace = Workspace.from_settings(self.settings)
         self.catalog = BlockCatalog.from_settings(self.settings)
@@ -135,7 +135,7 @@ class PlanEngine:
             env=dict(self.env),
             env_allow=self.env.readable(),
             config=self.config,
-            llm_configured=not self.settings.is_offline,
+            llm_configured=not self.settings.llm.is_offline,
         ).validate(plan, vars=vars)
 
     def check(self, source: str | Path) -> ValidationReport:
@@ -170,7 +170,7 @@ class PlanEngine:
             env=dict(self.env),
             config=self.config,
         )
-        if self.settings.is_offline:
+        if self.settings.llm.is_offline:
             report.warnings += [
                 DryRunProblem(
                     IssueCode.LLM_NOT_CONFIGURED, llm_warning_text(need), need.path, LLM_HINT

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from keiri_agent.errors import ExecutionError, UserInputError
 from keiri_agent.events import Event, EventSource, utc_timestamp
-from keiri_agent.runs.records import Run
+from keiri_agent.runs.records import Run, checked_question
 from keiri_agent.runs.service import Outcome, RunContext
 from keiri_agent.services.saved_datasets import SavedDatasets, unknown_dataset
 from keiri_agent.workspace import Workspace
@@ -36,8 +36,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 KIND = "analysis"
-MAX_QUESTION_CHARS = 4000
-"""The longest question accepted."""
 MAX_THREAD_CHARS = 200
 
 
@@ -47,14 +45,7 @@ def turn_inputs(
     """The inputs of a turn, checked now (a 400 or 404 for the caller, not a failed
     run): a question, a dataset reference that names a saved copy, and the thread
     (a new one when none is given)."""
-    question = (question or "").strip()
-    if not question:
-        raise UserInputError("質問が空です", hint="知りたいことを文章で入力してください")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise UserInputError(
-            f"質問が長すぎます（{len(question)} 文字）",
-            hint=f"{MAX_QUESTION_CHARS} 文字以内にまとめてください",
-        )
+    question = checked_question(question, hint="知りたいことを文章で入力してください")
     if thread_id is not None and not 0 < len(thread_id) <= MAX_THREAD_CHARS:
         raise UserInputError(
             f"会話 ID（thread_id）は 1〜{MAX_THREAD_CHARS} 文字で指定してください",

@@ -11,31 +11,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from keiri_agent.errors import UserInputError
 from keiri_agent.events import Event, EventSource, utc_timestamp
-from keiri_agent.runs.records import Run
+from keiri_agent.runs.records import Run, checked_question
 from keiri_agent.runs.service import Outcome, RunContext
 
 if TYPE_CHECKING:
     from keiri_agent.agents.helpdesk.desk import HelpDesk
 
 KIND = "helpdesk"
-MAX_QUESTION_CHARS = 4000
-"""The longest question accepted."""
 
 
 def ask_inputs(question: str, kb: str) -> dict[str, Any]:
     """The inputs of an ask, checked now (a 400 for the caller, not a failed run)."""
     from keiri_agent.search.knowledge_base import check_name
 
-    question = (question or "").strip()
-    if not question:
-        raise UserInputError("質問が空です", hint="知りたいことを文章で入力してください")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise UserInputError(
-            f"質問が長すぎます（{len(question)} 文字）",
-            hint=f"{MAX_QUESTION_CHARS} 文字以内にまとめてください",
-        )
+    question = checked_question(question, hint="知りたいことを文章で入力してください")
     check_name(kb, "ナレッジベース")
     return {"question": question, "kb": kb}
 

@@ -44,7 +44,7 @@ RESTART_S = 5
 
 
 def is_postgres(settings: Settings) -> bool:
-    url = (settings.database_url or "").lower()
+    url = (settings.storage.database_url or "").lower()
     return url.startswith(("postgresql", "postgres"))
 
 
@@ -52,13 +52,13 @@ def queue_conninfo(settings: Settings) -> str:
     """The libpq connection string of the application database (PostgreSQL only)."""
     from keiri_agent.storage.checkpointer import postgres_conninfo
 
-    if not is_postgres(settings) or settings.database_url is None:
+    if not is_postgres(settings) or settings.storage.database_url is None:
         raise ConfigurationError(
             "実行キュー（keiri-agent worker）には PostgreSQL のデータベースが必要です",
             hint="KEIRI_AGENT_DATABASE_URL に PostgreSQL の接続先を設定してください。"
             "SQLite のままなら keiri-agent serve が実行まで行うため、worker は要りません",
         )
-    return postgres_conninfo(settings.database_url)
+    return postgres_conninfo(settings.storage.database_url)
 
 
 _CONNECTION = {"options": f"-c search_path={QUEUE_SCHEMA}"}
@@ -192,12 +192,12 @@ class QueueWorker:
         """``request_stop``, then wait for the worker's thread to end."""
         self.request_stop()
         if self._thread is not None:
-            self._thread.join(timeout=self.settings.run_lease_s * 2)
+            self._thread.join(timeout=self.settings.runs.run_lease_s * 2)
 
     async def _main(self) -> None:
         import procrastinate
 
-        concurrency = self.settings.run_concurrency
+        concurrency = self.settings.runs.run_concurrency
         self._loop = asyncio.get_running_loop()
         self._stopping = asyncio.Event()
         # sync jobs run on the loop's default executor: one thread per concurrent run
@@ -219,11 +219,11 @@ class QueueWorker:
                         queues=[QUEUE],
                         concurrency=concurrency,
                         install_signal_handlers=False,
-                        update_heartbeat_interval=self.settings.run_heartbeat_s,
-                        stalled_worker_timeout=self.settings.run_lease_s,
+                        update_heartbeat_interval=self.settings.runs.run_heartbeat_s,
+                        stalled_worker_timeout=self.settings.runs.run_lease_s,
                         fetch_job_polling_interval=FETCH_POLL_S,
                         delete_jobs="always",
-                        shutdown_graceful_timeout=self.settings.run_lease_s,
+                        shutdown_graceful_timeout=self.settings.runs.run_lease_s,
                     )
                 )
                 await asyncio.wait({worker, stopped}, return_when=asyncio.FIRST_COMPLETED)
@@ -246,11 +246,11 @@ class QueueWorker:
     async def _recover_loop(self, app: Any) -> None:
         from procrastinate.jobs import Status
 
-        interval = self.settings.run_lease_s / 2
+        interval = self.settings.runs.run_lease_s / 2
         while True:
             try:
                 stalled = await app.job_manager.get_stalled_jobs(
-                    queue=QUEUE, seconds_since_heartbeat=self.settings.run_lease_s
+                    queue=QUEUE, seconds_since_heartbeat=self.settings.runs.run_lease_s
                 )
                 for job in stalled:  # its worker died: the run is recovered below
                     await app.job_manager.finish_job(job, Status.FAILED, delete_job=True)

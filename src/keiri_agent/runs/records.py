@@ -88,3 +88,22 @@ def run_not_found(run_id: str) -> UserInputError:
         hint="開始したときに返された実行 ID（run_1a2b3c4d5e6f のような形）を指定してください",
         details={"run_id": run_id},
     )
+
+
+MAX_QUESTION_CHARS = 4000
+"""The longest question an agent's run accepts."""
+
+
+def checked_question(question: str, *, hint: str) -> str:
+    """``question`` stripped; ``UserInputError`` when it is empty (``hint``: what to
+    write) or longer than ``MAX_QUESTION_CHARS`` — a 400 for the caller before a run
+    starts, not a failed run."""
+    question = (question or "").strip()
+    if not question:
+        raise UserInputError("質問が空です", hint=hint)
+    if len(question) > MAX_QUESTION_CHARS:
+        raise UserInputError(
+            f"質問が長すぎます（{len(question)} 文字）",
+            hint=f"{MAX_QUESTION_CHARS} 文字以内にまとめてください",
+        )
+    return question

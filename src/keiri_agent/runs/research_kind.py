@@ -12,15 +12,12 @@ import asyncio
 import threading
 from typing import Any
 
-from keiri_agent.errors import UserInputError
 from keiri_agent.events import EventSource
-from keiri_agent.runs.records import Run
+from keiri_agent.runs.records import Run, checked_question
 from keiri_agent.runs.service import Outcome, RunContext
 from keiri_agent.services.research import ResearchService
 
 KIND = "research"
-MAX_QUESTION_CHARS = 4000
-"""The longest research question accepted."""
 CANCEL_POLL_S = 0.2
 """How often a running research attempt looks at its cancel flag."""
 
@@ -31,14 +28,7 @@ def research_inputs(question: str, session_id: str | None, kb_names: list[str]) 
     from keiri_agent.agents.research.agent import new_session_id
     from keiri_agent.agents.research.notes import checked_session_id
 
-    question = (question or "").strip()
-    if not question:
-        raise UserInputError("質問が空です", hint="調べたい内容を文章で入力してください")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise UserInputError(
-            f"質問が長すぎます（{len(question)} 文字）",
-            hint=f"{MAX_QUESTION_CHARS} 文字以内にまとめてください",
-        )
+    question = checked_question(question, hint="調べたい内容を文章で入力してください")
     session_id = checked_session_id(session_id) or new_session_id()
     names = [name for name in kb_names if name]
     return {"question": question, "session_id": session_id, "kb_names": names}

@@ -259,8 +259,8 @@ class Schedules:
 
     def __init__(self, store: ScheduleStore, settings: Settings) -> None:
         self.store = store
-        self.tz = zoneinfo.ZoneInfo(settings.schedule_timezone)
-        self.calendar = BusinessCalendar.from_setting(settings.closed_days)
+        self.tz = zoneinfo.ZoneInfo(settings.plans.schedule_timezone)
+        self.calendar = BusinessCalendar.from_setting(settings.plans.closed_days)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Schedules:

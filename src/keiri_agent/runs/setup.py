@@ -56,9 +56,9 @@ class Services(Protocol):
 
 def timing(settings: Settings) -> Timing:
     return Timing(
-        lease_s=settings.run_lease_s,
-        heartbeat_s=settings.run_heartbeat_s,
-        poll_interval_s=settings.api_poll_interval_s,
+        lease_s=settings.runs.run_lease_s,
+        heartbeat_s=settings.runs.run_heartbeat_s,
+        poll_interval_s=settings.api.api_poll_interval_s,
     )
 
 
@@ -117,12 +117,13 @@ class ProcessRuns:
             conninfo = queue_conninfo(settings)
             self.dispatch = QueueDispatch(conninfo)
             self.service = RunService(store, kinds, dispatch=self.dispatch, timing=timing(settings))
-            if settings.run_execute_in_serve:
+            if settings.runs.run_execute_in_serve:
                 tick = scheduler(settings, engine, plans, self.service).tick
                 self.worker = QueueWorker(settings, self.service, conninfo, ticks=[tick])
         else:
             self.local = LocalExecutor(
-                workers=settings.run_concurrency, recover_interval_s=settings.run_lease_s / 2
+                workers=settings.runs.run_concurrency,
+                recover_interval_s=settings.runs.run_lease_s / 2,
             )
             self.service = RunService(
                 store, kinds, dispatch=self.local.dispatch, timing=timing(settings)

@@ -80,7 +80,7 @@ _SERVER_HINT = (
 
 def default_qdrant_path(settings: Settings) -> Path:
     """Where local-mode indexes live: ``<home>/.keiri/qdrant``."""
-    return settings.home / ".keiri" / "qdrant"
+    return settings.storage.home / ".keiri" / "qdrant"
 
 
 def point_id(chunk_id: str) -> str:
@@ -250,7 +250,7 @@ class VectorIndex:
     ) -> VectorIndex:
         """The index of ``collection`` with the configured embeddings and Qdrant.
 
-        ``settings.qdrant_url`` set: that server. Otherwise local mode in ``path``
+        ``settings.storage.qdrant_url`` set: that server. Otherwise local mode in ``path``
         (default :func:`default_qdrant_path`).
 
         Raises:
@@ -268,21 +268,21 @@ class VectorIndex:
                 hint=hint,
                 details={"collection": collection, **exc.details},
             ) from exc
-        if settings.qdrant_url:
-            key = settings.qdrant_api_key
+        if settings.storage.qdrant_url:
+            key = settings.storage.qdrant_api_key
             return cls(
                 collection,
                 model,
-                url=settings.qdrant_url,
+                url=settings.storage.qdrant_url,
                 api_key=key.get_secret_value() if key is not None else None,
-                batch_size=settings.embedding_batch_size,
-                timeout_s=settings.request_timeout_s,
+                batch_size=settings.embeddings.embedding_batch_size,
+                timeout_s=settings.llm.request_timeout_s,
             )
         return cls(
             collection,
             model,
             path=path if path is not None else default_qdrant_path(settings),
-            batch_size=settings.embedding_batch_size,
+            batch_size=settings.embeddings.embedding_batch_size,
         )
 
     # --- ChunkIndex -------------------------------------------------------------

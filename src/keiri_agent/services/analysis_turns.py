@@ -168,7 +168,9 @@ class AnalysisTurns:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> AnalysisTurns:
-        return cls(Workspace.from_settings(settings), retention_days=settings.retention_days)
+        return cls(
+            Workspace.from_settings(settings), retention_days=settings.storage.retention_days
+        )
 
     def save(self, turn: TurnResult) -> None:
         """Keep the turn's figures and report (after pruning turns past the retention).

@@ -237,7 +237,7 @@ class DesignService:
     @property
     def offline(self) -> bool:
         """True when no chat model is used (the offline provider, no factory given)."""
-        return self._model_factory is None and self.settings.is_offline
+        return self._model_factory is None and self.settings.llm.is_offline
 
     @property
     def library(self) -> TemplateLibrary:
@@ -259,7 +259,7 @@ class DesignService:
                 self.engine.catalog,
                 embeddings=embeddings,
                 cache_dir=self.workspace.state / "design",
-                embedding_batch_size=self.settings.embedding_batch_size,
+                embedding_batch_size=self.settings.embeddings.embedding_batch_size,
             )
         return self._retriever
 
@@ -299,21 +299,23 @@ class DesignService:
 
     def options(self, **overrides: Any) -> DesignEngineOptions:
         pinned = tuple(overrides.pop("pinned", ()) or ())
-        return DesignEngineOptions.from_settings(self.settings, pinned_blocks=pinned, **overrides)
+        return DesignEngineOptions.from_settings(
+            self.settings.design, pinned_blocks=pinned, **overrides
+        )
 
     def read_documents(self, files: Sequence[tuple[str, bytes]]) -> DocumentDigest:
         """Reference documents → the digest the prompt sees (never raises for a bad file)."""
         documents = extract_design_documents(
             files,
-            max_chars=self.settings.design_max_extract_chars,
-            max_pdf_pages=self.settings.design_max_pdf_pages,
+            max_chars=self.settings.design.design_max_extract_chars,
+            max_pdf_pages=self.settings.design.design_max_pdf_pages,
         )
-        return digest_documents(documents, max_chars=self.settings.design_max_docs_chars)
+        return digest_documents(documents, max_chars=self.settings.design.design_max_docs_chars)
 
     def model(self) -> BaseChatModel | None:
         if self._model_factory is not None:
             return self._model_factory(self.settings)
-        if self.settings.is_offline:
+        if self.settings.llm.is_offline:
             return None
         from keiri_agent.llm.factory import chat_model
 

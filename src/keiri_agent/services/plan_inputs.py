@@ -12,7 +12,7 @@
   (a port without a JSON type: ``csv.read.file``, ``excel.read_data.workbook`` …) or the
   id of a ``file``/``files`` requirement of a top-level ``ui.interactive_input`` node
   (``plan_file_inputs``). The file is read within the upload limit
-  (``Settings.max_upload_mb``) as ``{"name": <base name>, "data": <bytes>}`` — the form
+  (``Settings.inputs.max_upload_mb``) as ``{"name": <base name>, "data": <bytes>}`` — the form
   a file answer takes on the terminal and on the pages — and given to the var and/or
   as that node's answer (``read_plan_files``). Mistakes raise ``UserInputError``:
   FILE_SYNTAX (no ``=``), FILE_NOT_FOUND, FILE_IS_DIRECTORY, FILE_UNREADABLE,
@@ -381,7 +381,7 @@ def read_plan_files(
     (listing those it does), FILE_NOT_ACCEPTED, and ``read_input_file``'s errors.
     """
     inputs = plan_file_inputs(plan, engine.catalog)
-    max_bytes = engine.settings.max_upload_mb * MIB
+    max_bytes = engine.settings.inputs.max_upload_mb * MIB
     files = PlanFiles()
     for name, path in assignments:
         targets = [item for item in inputs if item.name == name]

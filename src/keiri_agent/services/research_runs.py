@@ -21,8 +21,8 @@ from datetime import datetime
 from typing import Any
 
 from keiri_agent.events import Event
-from keiri_agent.runs.records import FINISHED, Run, iso
-from keiri_agent.runs.research_kind import KIND, MAX_QUESTION_CHARS, research_inputs
+from keiri_agent.runs.records import FINISHED, MAX_QUESTION_CHARS, Run, iso
+from keiri_agent.runs.research_kind import KIND, research_inputs
 from keiri_agent.runs.service import RunService
 from keiri_agent.services.research import ResearchService
 

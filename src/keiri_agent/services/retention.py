@@ -179,7 +179,7 @@ def purge(settings: Settings, *, days: int | None = None, dry_run: bool = True) 
     """List (``dry_run``) or delete what is older than ``days`` (default the setting
     ``retention_days``); see the module docstring. ``UserInputError`` for ``days``
     out of range; a kind that fails is reported in its ``KindSummary.error``."""
-    days = settings.retention_days if days is None else days
+    days = settings.storage.retention_days if days is None else days
     if not MIN_DAYS <= days <= MAX_DAYS:
         raise UserInputError(
             f"保存期間は {MIN_DAYS}〜{MAX_DAYS} 日で指定してください（指定: {days} 日）",
@@ -337,7 +337,7 @@ def _datasets(workspace: Workspace, report: PurgeReport, purged_threads: set[str
 def _conversations(settings: Settings, report: PurgeReport) -> set[str]:
     """Purge the analysis conversations; the ids of those purged (or to be)."""
     workspace = Workspace.from_settings(settings)
-    if settings.database_url is None and not workspace.checkpoint_file.exists():
+    if settings.storage.database_url is None and not workspace.checkpoint_file.exists():
         return set()
     from keiri_agent.storage.checkpointer import open_checkpointer
 
@@ -373,7 +373,7 @@ def _thread_ids(saver: BaseCheckpointSaver[Any]) -> list[str]:
 def _research(settings: Settings, report: PurgeReport) -> None:
     """Research notes by ``created_at``; runs by ``updated_at`` with their events."""
     database_file = Workspace.from_settings(settings).database_file
-    if settings.database_url is None and not database_file.exists():
+    if settings.storage.database_url is None and not database_file.exists():
         return
     from sqlalchemy import func, select
 

@@ -140,7 +140,7 @@ def open_checkpointer(
         StoreCorruptError: The SQLite file is damaged (also raised later, by the saver,
             when damage shows while reading or writing a conversation).
     """
-    url = settings.database_url
+    url = settings.storage.database_url
     kind = checkpointer_kind(url)
     serde = JsonPlusSerializer(allowed_msgpack_modules=list(state_types)) if state_types else None
     if kind == "postgres":

@@ -29,8 +29,8 @@ SQLITE_BUSY_TIMEOUT_MS = 5000
 
 def database_url(settings: Settings) -> str:
     """The configured database URL, or the workspace SQLite file (its folder created)."""
-    if settings.database_url:
-        return settings.database_url
+    if settings.storage.database_url:
+        return settings.storage.database_url
     workspace = Workspace.from_settings(settings)
     workspace.ensure(workspace.database_file.parent)
     return f"sqlite:///{workspace.database_file}"

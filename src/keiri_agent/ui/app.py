@@ -28,7 +28,7 @@ def main() -> None:
         hint = f"\n\nヒント: {error.hint}" if error.hint else ""
         st.error(f"設定エラー: {error.message}{hint}")
         st.stop()
-    configure_logging(settings.log_level, pii_kinds=settings.pii_filter)
+    configure_logging(settings.logs.log_level, pii_kinds=settings.logs.pii_filter)
     analysis = st.Page(render_analysis_page, title="データ分析", icon="📊", url_path="analysis")
     run = st.Page("run_page.py", title="実行", icon="▶️", url_path="run")
     pages = [

@@ -64,7 +64,7 @@ def provider_banner(settings: Settings, *, offline: bool | None = None) -> None:
     """Say plainly in the sidebar whether an LLM is used or the offline rules decide,
     and how to configure an LLM when none is (``offline`` overrides the settings' own
     answer, e.g. for a page given a chat model directly)."""
-    if settings.is_offline if offline is None else offline:
+    if settings.llm.is_offline if offline is None else offline:
         st.sidebar.warning(OFFLINE_BANNER, icon="⚠️")
     else:
         st.sidebar.success(f"LLM: {settings.describe()}")

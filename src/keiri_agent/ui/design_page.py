@@ -197,7 +197,7 @@ def _request(service: DesignService) -> DesignRequest | None:
         st.checkbox,
         "失敗時に代替 Plan を返す",
         key="design.fallback",
-        default=service.settings.llm_fallback,
+        default=service.settings.design.llm_fallback,
         help="LLM が失敗したとき、エラーの代わりに安全な代替 Plan を返します。",
     )
     if service.offline:

@@ -479,7 +479,7 @@ def render_helpdesk_page() -> None:
         "社内システムのマニュアルと FAQ を検索して、出典つきで回答します。"
         "質問は内容ごとに分けて、並行して検索します。"
     )
-    offline = desk.settings.is_offline and desk.chat_model is None
+    offline = desk.settings.llm.is_offline and desk.chat_model is None
     provider_banner(desk.settings, offline=offline)
     if offline:
         st.info(

@@ -384,7 +384,7 @@ def _upfront(
 
 def _llm_preflight(engine: PlanEngine, plan: Plan, run_vars: Mapping[str, Any]) -> bool:
     """Without an LLM configured: what would fail for it. True when 実行 may start."""
-    if not engine.settings.is_offline:
+    if not engine.settings.llm.is_offline:
         return True
     certain, possible = llm_preflight(llm_needs(plan, engine.catalog), run_vars)
     for need in certain:

@@ -64,7 +64,7 @@ def test_request_carries_every_setting_and_results_are_mapped() -> None:
             research_azure_search_vector_fields="chunk_vector, title_vector",
             research_azure_search_vector_k=12,
         )
-        tool = AzureAISearch.from_settings(settings)
+        tool = AzureAISearch.from_settings(settings.research)
         assert isinstance(tool, SearchTool)
         snippets = tool.search("インボイス 登録番号")
     [request] = stub.requests
@@ -116,7 +116,7 @@ def test_request_carries_every_setting_and_results_are_mapped() -> None:
 def test_plain_keyword_query_has_no_semantic_or_vector_part_and_honours_select_and_top() -> None:
     with AzureSearchStub([AzureSearchStub.documents(DOCS[:1])]) as stub:
         settings = _settings(stub.base_url, research_azure_search_select="chunk,doc_title")
-        snippets = AzureAISearch.from_settings(settings).search("登録番号", top=2)
+        snippets = AzureAISearch.from_settings(settings.research).search("登録番号", top=2)
     body = stub.requests[0].body
     assert body == {"search": "登録番号", "top": 2, "select": "chunk,doc_title"}
     assert [snippet.text for snippet in snippets] == [DOCS[0]["chunk"]]
@@ -142,7 +142,7 @@ def test_missing_credentials_or_endpoint_are_configuration_errors_in_japanese() 
         AzureAISearch("https://x.search.windows.net", "idx")
     assert no_key.value.hint and "KEIRI_AGENT_RESEARCH_AZURE_SEARCH_API_KEY" in no_key.value.hint
     with pytest.raises(ConfigurationError, match="エンドポイントとインデックス名"):
-        AzureAISearch.from_settings(Settings(provider="offline"))
+        AzureAISearch.from_settings(Settings(provider="offline").research)
 
 
 @pytest.mark.parametrize(
@@ -170,7 +170,7 @@ def test_http_errors_become_japanese_errors_without_the_key(
         caplog.at_level(logging.DEBUG),
         pytest.raises(error_type) as caught,
     ):
-        AzureAISearch.from_settings(_settings(stub.base_url)).search("請求書")
+        AzureAISearch.from_settings(_settings(stub.base_url).research).search("請求書")
     error = caught.value
     assert error.code == code
     assert words in error.message and f"HTTP {status}" in error.message
@@ -182,7 +182,7 @@ def test_timeout_is_an_execution_error(caplog: pytest.LogCaptureFixture) -> None
     slow = StubAnswer(AzureSearchStub.documents(DOCS).body, delay_s=1.0)
     with AzureSearchStub([slow]) as stub, caplog.at_level(logging.DEBUG):
         tool = AzureAISearch.from_settings(
-            _settings(stub.base_url, research_azure_search_timeout_s=0.2)
+            _settings(stub.base_url, research_azure_search_timeout_s=0.2).research
         )
         with pytest.raises(ExecutionError) as caught:
             tool.search("請求書")
@@ -197,7 +197,7 @@ def test_timeout_is_an_execution_error(caplog: pytest.LogCaptureFixture) -> None
 )
 def test_bad_json_is_an_execution_error(answer: StubAnswer) -> None:
     with AzureSearchStub([answer]) as stub, pytest.raises(ExecutionError) as caught:
-        AzureAISearch.from_settings(_settings(stub.base_url)).search("請求書")
+        AzureAISearch.from_settings(_settings(stub.base_url).research).search("請求書")
     assert caught.value.code == "SEARCH_BAD_RESPONSE"
     assert "応答" in caught.value.message
     _assert_no_key(caught.value, None)
@@ -207,7 +207,7 @@ def test_unreachable_endpoint_is_an_execution_error() -> None:
     with AzureSearchStub() as stub:
         url = stub.base_url  # the port is closed once the stub stops
     with pytest.raises(ExecutionError) as caught:
-        AzureAISearch.from_settings(_settings(url)).search("請求書")
+        AzureAISearch.from_settings(_settings(url).research).search("請求書")
     assert caught.value.code == "SEARCH_UNREACHABLE"
     assert "接続できませんでした" in caught.value.message
 

@@ -41,18 +41,18 @@ def _settings(base_url: str, **values: object) -> Settings:
 
 
 def test_no_web_search_by_default() -> None:
-    assert web_search(Settings(provider="offline")) is None
+    assert web_search(Settings(provider="offline").research) is None
 
 
 def test_provider_without_key_is_a_japanese_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="API キーが設定されていません") as caught:
-        web_search(Settings(provider="offline", research_web_provider="tavily"))
+        web_search(Settings(provider="offline", research_web_provider="tavily").research)
     assert caught.value.hint and "KEIRI_AGENT_RESEARCH_WEB_API_KEY" in caught.value.hint
 
 
 def test_tavily_request_and_result_mapping() -> None:
     with TavilyStub([TavilyStub.results(RESULTS)]) as stub:
-        tool = web_search(_settings(stub.base_url, research_web_max_results=4))
+        tool = web_search(_settings(stub.base_url, research_web_max_results=4).research)
         assert isinstance(tool, TavilySearch)
         assert isinstance(tool, WebSearch) and isinstance(tool, SearchTool)
         snippets = tool.search("インボイス 登録番号")
@@ -111,7 +111,7 @@ def test_errors_are_japanese_and_never_show_the_key(
 ) -> None:
     answer = StubAnswer({"detail": {"error": f"Unauthorized: {KEY}"}}, status=status)
     with TavilyStub([answer]) as stub, caplog.at_level(logging.DEBUG):
-        tool = web_search(_settings(stub.base_url))
+        tool = web_search(_settings(stub.base_url).research)
         assert tool is not None
         with pytest.raises(error_type) as caught:
             tool.search("請求書")
@@ -129,7 +129,7 @@ def test_timeout_and_bad_json() -> None:
         StubAnswer({"answer": "no results key"}),
     ]
     with TavilyStub(answers) as stub:
-        tool = web_search(_settings(stub.base_url, research_web_timeout_s=0.2))
+        tool = web_search(_settings(stub.base_url, research_web_timeout_s=0.2).research)
         assert tool is not None
         codes = []
         for _ in answers:

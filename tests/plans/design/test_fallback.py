@@ -67,7 +67,7 @@ def test_fallback_enabled(value: object, expected: bool) -> None:
 def test_fallback_enabled_matches_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     for text in ("1", "true", "yes", "0", "no"):
         monkeypatch.setenv("KEIRI_AGENT_LLM_FALLBACK", text)
-        assert Settings().llm_fallback is fallback_enabled(text)
+        assert Settings().design.llm_fallback is fallback_enabled(text)
 
 
 def test_fallback_enabled_rejects_other_text_in_japanese() -> None:

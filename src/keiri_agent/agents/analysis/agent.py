@@ -203,13 +203,13 @@ class AnalysisAgent:
         checkpointer: BaseCheckpointSaver[Any] | None = None,
     ) -> None:
         self.settings = settings
-        self.registry = registry or DatasetRegistry(max_bytes=settings.max_upload_mb * 2**20)
-        if chat_model is None and not self.settings.is_offline:
+        self.registry = registry or DatasetRegistry(max_bytes=settings.inputs.max_upload_mb * 2**20)
+        if chat_model is None and not self.settings.llm.is_offline:
             chat_model = make_chat_model(self.settings)
         self.chat_model = chat_model
         self.offline = chat_model is None
-        method = self.settings.structured_output_method
-        reasks = self.settings.structured_output_reasks
+        method = self.settings.llm.structured_output_method
+        reasks = self.settings.llm.structured_output_reasks
         self.actions: AnalysisActions = _DatasetActions(self.registry, self.settings)
         parts = AnalysisGraphParts(
             reasoner=OfflineReasoner()
@@ -217,7 +217,7 @@ class AnalysisAgent:
             else LLMReasoner(chat_model, method=method, reasks=reasks),
             actions=self.actions,
             report_writer=ReportWriter(chat_model, method=method, reasks=reasks),
-            max_steps_per_turn=self.settings.max_steps_per_turn,
+            max_steps_per_turn=self.settings.analysis.max_steps_per_turn,
         )
         self._resources = ExitStack()
         self._resources.callback(self.actions.close)
@@ -262,7 +262,7 @@ class AnalysisAgent:
         emitter = EventEmitter("analysis", turn_id, on_event)
         config: Any = {
             "configurable": {"thread_id": thread_id},
-            "recursion_limit": self.settings.max_steps_per_turn * 3 + 10,
+            "recursion_limit": self.settings.analysis.max_steps_per_turn * 3 + 10,
         }
         summary = self.registry.summary(dataset_id) if dataset_id else None
         before = self.graph.get_state(config).values.get("dataset_summary") or {}

@@ -148,9 +148,11 @@ class HelpDeskAgent:
         self.tool_map = tool_map(self.tools)
         self.max_challenge_count = max_challenge_count
         self.max_parallel_subtasks = max_parallel_subtasks
-        if chat_model is None and not settings.is_offline:
+        if chat_model is None and not settings.llm.is_offline:
             chat_model = make_chat_model(settings)
-        vocabulary = vocabulary or Vocabulary.build(system_name=settings.helpdesk_system_name)
+        vocabulary = vocabulary or Vocabulary.build(
+            system_name=settings.helpdesk.helpdesk_system_name
+        )
         similarity = meaning_check(settings)
         self.reasoner: HelpDeskReasoner = (
             OfflineReasoner(self.tools, vocabulary, similarity)

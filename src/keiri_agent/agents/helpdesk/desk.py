@@ -136,7 +136,7 @@ class HelpDesk:
         self.check_ready()
         manual: Searcher = self._searcher(MANUAL)
         qa: Searcher = self._searcher(QA)
-        return default_tools(manual, qa, system_name=self.settings.helpdesk_system_name)
+        return default_tools(manual, qa, system_name=self.settings.helpdesk.helpdesk_system_name)
 
     def check_ready(self) -> None:
         """``EMPTY_KNOWLEDGE_BASE`` when nothing is indexed yet (said before an ask starts)."""
@@ -187,13 +187,13 @@ class HelpDesk:
             UserInputError: ``synonyms_file`` has an invalid line (file and line named).
         """
         return Vocabulary.build(
-            system_name=self.settings.helpdesk_system_name,
+            system_name=self.settings.helpdesk.helpdesk_system_name,
             synonym_groups=load_synonym_groups(self.synonyms_file),
         )
 
     def agent(self) -> HelpDeskAgent:
         """The agent over this knowledge base, with the configured prompts and vocabulary."""
-        prompts_file = self.settings.helpdesk_prompts_file
+        prompts_file = self.settings.helpdesk.helpdesk_prompts_file
         prompts = HelpDeskAgentPrompts.from_yaml(prompts_file) if prompts_file else None
         return HelpDeskAgent(
             self.settings,

@@ -195,8 +195,8 @@ class LLMReasoner:
             self.chat_model,
             schema,
             messages,
-            method=self.settings.structured_output_method,
-            reasks=self.settings.structured_output_reasks,
+            method=self.settings.llm.structured_output_method,
+            reasks=self.settings.llm.structured_output_reasks,
         )
 
 

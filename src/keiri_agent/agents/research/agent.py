@@ -77,11 +77,11 @@ class DeepResearchAgent:
         self.settings = settings
         self.tools = list(tools)
         self.store = store
-        if chat_model is None and not settings.is_offline:
+        if chat_model is None and not settings.llm.is_offline:
             chat_model = make_chat_model(settings)
         self.reasoner: ResearchReasoner = (
             OfflineResearchReasoner(
-                summary_chars=settings.research_summary_tokens,
+                summary_chars=settings.research.research_summary_tokens,
                 similarity=meaning_check(settings),
             )
             if chat_model is None
@@ -89,10 +89,10 @@ class DeepResearchAgent:
         )
         self.offline = self.reasoner.offline
         self.limits = GraphLimits(
-            max_cycles=settings.research_max_cycles,
-            search_timeout_s=settings.research_search_timeout_s,
-            summary_timeout_s=settings.research_summary_timeout_s,
-            concurrency=settings.research_concurrency,
+            max_cycles=settings.research.research_max_cycles,
+            search_timeout_s=settings.research.research_search_timeout_s,
+            summary_timeout_s=settings.research.research_summary_timeout_s,
+            concurrency=settings.research.research_concurrency,
         )
 
     async def aresearch(

@@ -90,7 +90,7 @@ class LLMResearchReasoner:
         self.chat_model = chat_model
         self.prompts = prompts or ResearchPrompts()
         self._summary_model: Runnable[Any, BaseMessage] = chat_model.bind(
-            max_tokens=settings.research_summary_tokens
+            max_tokens=settings.research.research_summary_tokens
         )
 
     async def plan(self, question: str) -> ResearchPlan:
@@ -112,7 +112,8 @@ class LLMResearchReasoner:
         messages = [
             SystemMessage(
                 self.prompts.render(
-                    "summarizer_system", summary_tokens=self.settings.research_summary_tokens
+                    "summarizer_system",
+                    summary_tokens=self.settings.research.research_summary_tokens,
                 )
             ),
             HumanMessage(
@@ -164,8 +165,8 @@ class LLMResearchReasoner:
             self.chat_model,
             schema,
             messages,
-            method=self.settings.structured_output_method,
-            reasks=self.settings.structured_output_reasks,
+            method=self.settings.llm.structured_output_method,
+            reasks=self.settings.llm.structured_output_reasks,
         )
 
 

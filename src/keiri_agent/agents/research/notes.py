@@ -94,7 +94,7 @@ class SqlNoteStore:
         """The store of the configured application database, migrated to the head revision."""
         engine = create_engine(settings)
         upgrade(engine)
-        return cls(engine, pii_kinds=settings.pii_filter)
+        return cls(engine, pii_kinds=settings.logs.pii_filter)
 
     def add(self, note: ResearchNote) -> ResearchNote:
         """Keep ``note``; the stored note (with ``id``, ``created_at`` and its step number).

@@ -34,9 +34,10 @@ from pydantic import BaseModel, Field
 from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import ApiError, not_found
-from keiri_agent.api.run_answers import answer_run, wants_stream
+from keiri_agent.api.run_answers import start_and_answer, wants_stream
 from keiri_agent.api.uploads import read_upload
 from keiri_agent.runs import analysis_kind
+from keiri_agent.runs.records import MAX_QUESTION_CHARS
 from keiri_agent.services.analysis_turns import AnalysisTurns, StoredTurn
 from keiri_agent.services.exports import REPORT_FILE, report_zip
 from keiri_agent.services.jsonforms import FIGURE_MEDIA_TYPE
@@ -45,8 +46,6 @@ from keiri_agent.services.saved_datasets import LoadedDatasets
 router = APIRouter(prefix="/api/analysis", tags=["analysis"])
 
 Context = Annotated[ApiContext, Depends(get_context)]
-
-MAX_QUESTION_CHARS = analysis_kind.MAX_QUESTION_CHARS
 
 
 def _turn(context: ApiContext, turn_id: str) -> StoredTurn:
@@ -130,15 +129,13 @@ async def ask(body: TurnRequest, request: Request, context: Context) -> Any:
         body.question,
         body.thread_id,
     )
-    run = await run_in_threadpool(
-        context.runs.start,
+    return await start_and_answer(
+        context,
         analysis_kind.KIND,
         subject=inputs["thread_id"],
         title=inputs["question"],
         inputs=inputs,
-    )
-    return await answer_run(
-        context, run, wants_stream(body.stream, request.headers.get("accept", ""))
+        streaming=wants_stream(body.stream, request.headers.get("accept", "")),
     )
 
 

@@ -157,7 +157,7 @@ def router(settings: Settings) -> APIRouter:
         schema,
         path="/graphql",
         tags=["graphql"],
-        research_per_request=settings.api_graphql_research_per_request,
+        research_per_request=settings.api.api_graphql_research_per_request,
     )
     for route in graphql.routes:  # GET answers the GraphiQL page, or a query's JSON result
         if isinstance(route, APIRoute) and "GET" in (route.methods or ()):

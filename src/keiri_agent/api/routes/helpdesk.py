@@ -25,9 +25,15 @@ from pydantic import BaseModel, Field
 from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import not_found
-from keiri_agent.api.run_answers import INDEX_RESPONSES, answer_run, wants_stream
+from keiri_agent.api.run_answers import (
+    INDEX_RESPONSES,
+    answer_run,
+    start_and_answer,
+    wants_stream,
+)
 from keiri_agent.api.uploads import read_upload
 from keiri_agent.runs import helpdesk_kind, index_kind
+from keiri_agent.runs.records import MAX_QUESTION_CHARS
 from keiri_agent.runs.service import new_run_id
 from keiri_agent.services.staged_uploads import StagedUploads, Upload
 from keiri_agent.workspace import Workspace
@@ -40,7 +46,6 @@ Context = Annotated[ApiContext, Depends(get_context)]
 Collection = Literal["manual", "qa"]
 """``manual``: manuals (PDF, Markdown, DOCX, TXT, XLSX); ``qa``: FAQs (CSV, XLSX)."""
 
-MAX_QUESTION_CHARS = 4000
 KbName = Annotated[
     str, Path(description="Knowledge base name: letters, digits, '_' and '-' (at most 64)")
 ]
@@ -69,15 +74,13 @@ async def ask(body: AskRequest, request: Request, context: Context) -> Any:
     inputs = helpdesk_kind.ask_inputs(body.question, body.kb)
     desk = await run_in_threadpool(context.helpdesk, inputs["kb"])
     await run_in_threadpool(desk.check_ready)  # a 400 now, not a failed run
-    run = await run_in_threadpool(
-        context.runs.start,
+    return await start_and_answer(
+        context,
         helpdesk_kind.KIND,
         subject=inputs["kb"],
         title=inputs["question"],
         inputs=inputs,
-    )
-    return await answer_run(
-        context, run, wants_stream(body.stream, request.headers.get("accept", ""))
+        streaming=wants_stream(body.stream, request.headers.get("accept", "")),
     )
 
 

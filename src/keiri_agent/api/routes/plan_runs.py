@@ -142,7 +142,7 @@ def plan_run_events(
     resumes after it. Ends when the run is paused or finished."""
     after = sse.last_event_id(request, last_event_id)
     events = context.plan_runs.follow(run_id, after)
-    return sse.stream(events, context.settings.api_heartbeat_s)
+    return sse.stream(events, context.settings.api.api_heartbeat_s)
 
 
 @router.get(

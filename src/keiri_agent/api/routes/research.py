@@ -7,14 +7,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, status
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import not_found
-from keiri_agent.api.run_answers import INDEX_RESPONSES, answer_run, wants_stream
+from keiri_agent.api.run_answers import INDEX_RESPONSES, start_and_answer, wants_stream
 from keiri_agent.api.run_starts import count_run_start
 from keiri_agent.runs.index_kind import RESEARCH_INDEX
 from keiri_agent.services.research_runs import MAX_QUESTION_CHARS, RunRecord
@@ -83,14 +82,14 @@ async def index_research_sample(context: Context, request: Request, stream: bool
     ``result`` holding the same JSON."""
     from keiri_agent.services.research import SAMPLE_KB
 
-    run = await run_in_threadpool(
-        context.runs.start,
+    return await start_and_answer(
+        context,
         RESEARCH_INDEX,
         subject=SAMPLE_KB,
         title="サンプル資料の登録",
         inputs={},
+        streaming=wants_stream(stream, request.headers.get("accept", "")),
     )
-    return await answer_run(context, run, wants_stream(stream, request.headers.get("accept", "")))
 
 
 class KnowledgeBaseItem(BaseModel):
@@ -192,4 +191,4 @@ def research_events(
     _record(context, run_id)
     after = sse.last_event_id(request, last_event_id)
     events = context.research_runs.follow(run_id, after)
-    return sse.stream(events, context.settings.api_heartbeat_s)
+    return sse.stream(events, context.settings.api.api_heartbeat_s)

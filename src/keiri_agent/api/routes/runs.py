@@ -59,4 +59,4 @@ async def run_events(
     the ``lastEventId`` query); ends once the run has settled."""
     await run_in_threadpool(context.runs.require, run_id)
     after = sse.last_event_id(request, last_event_id)
-    return sse.stream(context.runs.follow(run_id, after), context.settings.api_heartbeat_s)
+    return sse.stream(context.runs.follow(run_id, after), context.settings.api.api_heartbeat_s)

@@ -30,7 +30,7 @@ def health(context: Annotated[ApiContext, Depends(get_context)]) -> Health:
     settings = context.settings
     return Health(
         status="ok",
-        offline=settings.is_offline,
-        offline_notice=OFFLINE_NOTICE if settings.is_offline else None,
-        token_required=settings.api_token is not None,
+        offline=settings.llm.is_offline,
+        offline_notice=OFFLINE_NOTICE if settings.llm.is_offline else None,
+        token_required=settings.api.api_token is not None,
     )

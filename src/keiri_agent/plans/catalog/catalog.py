@@ -251,8 +251,11 @@ class BlockCatalog:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> BlockCatalog:
-        """Built-ins plus ``settings.block_spec_dirs`` (relative dirs are under ``home``)."""
-        dirs = [d if d.is_absolute() else settings.home / d for d in settings.block_spec_dirs]
+        """Built-ins plus ``settings.plans.block_spec_dirs`` (relative dirs are under ``home``)."""
+        dirs = [
+            d if d.is_absolute() else settings.storage.home / d
+            for d in settings.plans.block_spec_dirs
+        ]
         return cls.discover(dirs)
 
     def resolve(self, reference: str) -> BlockSpec:

@@ -1,5 +1,5 @@
 """The fallback Plan (seed 003 §5.3): what generation returns when the LLM fails and
-``KEIRI_AGENT_LLM_FALLBACK`` is on (``Settings.llm_fallback``; off: the error is shown).
+``KEIRI_AGENT_LLM_FALLBACK`` is on (``Settings.design.llm_fallback``; off: the error is shown).
 
 The fallback never pretends to do the work: it has no side effects, validates and
 dry-runs. It asks for the inputs the candidate blocks need (a file per file-taking

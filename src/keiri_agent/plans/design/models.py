@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 if TYPE_CHECKING:
-    from keiri_agent.config import Settings
+    from keiri_agent.config import DesignSettings
     from keiri_agent.plans.check.dry_run_report import DryRunReport
     from keiri_agent.plans.design.coverage import CoverageReport
     from keiri_agent.plans.design.procedure import Gap, Procedure
@@ -68,14 +68,14 @@ class DesignEngineOptions:
     max_output_tokens: int = 4_000
 
     @classmethod
-    def from_settings(cls, settings: Settings, **overrides: Any) -> DesignEngineOptions:
+    def from_settings(cls, design: DesignSettings, **overrides: Any) -> DesignEngineOptions:
         options = cls(
-            topk_per_category=settings.design_topk_per_category,
-            topk_total=settings.design_topk_total,
-            max_docs_chars=settings.design_max_docs_chars,
-            max_attempts=settings.design_max_attempts,
-            fallback=settings.llm_fallback,
-            max_output_tokens=settings.design_max_output_tokens,
+            topk_per_category=design.design_topk_per_category,
+            topk_total=design.design_topk_total,
+            max_docs_chars=design.design_max_docs_chars,
+            max_attempts=design.design_max_attempts,
+            fallback=design.llm_fallback,
+            max_output_tokens=design.design_max_output_tokens,
         )
         return replace(options, **overrides)
 

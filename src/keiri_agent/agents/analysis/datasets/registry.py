@@ -89,7 +89,7 @@ class DatasetRegistry:
 
         Args:
             max_bytes: largest file accepted (the surface passes
-                ``Settings.max_upload_mb`` MiB; the registry reads no settings itself).
+                ``Settings.inputs.max_upload_mb`` MiB; the registry reads no settings itself).
         """
         self.max_bytes = max_bytes
         self._lock = threading.RLock()

@@ -112,10 +112,10 @@ class AnalysisActions:
     ) -> ActionResult:
         frame = self.registry.get(dataset_id)
         check_columns(model, frame.columns)
-        if not self.settings.analysis_isolation:
+        if not self.settings.analysis.analysis_isolation:
             return runner(model, frame)
-        timeout_s = self.settings.analysis_timeout_s
-        memory_mb = self.settings.analysis_memory_mb
+        timeout_s = self.settings.analysis.analysis_timeout_s
+        memory_mb = self.settings.analysis.analysis_memory_mb
         worker = self._worker(dataset_id, frame)
         if not worker.lock.acquire(blocking=False):  # another thread's action is running
             return run_isolated(runner, model, frame, timeout_s=timeout_s, memory_mb=memory_mb)

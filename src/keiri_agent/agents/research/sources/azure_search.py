@@ -21,7 +21,7 @@ from pydantic import SecretStr
 
 from keiri_agent.agents.research.models import DocSnippet, SourceKind
 from keiri_agent.agents.research.sources.http import post_json
-from keiri_agent.config import Settings
+from keiri_agent.config import ResearchSettings
 from keiri_agent.errors import ConfigurationError, ExecutionError
 
 TokenProvider = Callable[[], str]
@@ -109,29 +109,29 @@ class AzureAISearch:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, *, token_provider: TokenProvider | None = None
+        cls, research: ResearchSettings, *, token_provider: TokenProvider | None = None
     ) -> AzureAISearch:
-        """The index the ``research_azure_search_*`` settings describe."""
+        """The index the ``research_azure_search_*`` settings describe (``settings.research``)."""
         return cls(
-            settings.research_azure_search_endpoint or "",
-            settings.research_azure_search_index or "",
-            api_key=settings.research_azure_search_api_key,
+            research.research_azure_search_endpoint or "",
+            research.research_azure_search_index or "",
+            api_key=research.research_azure_search_api_key,
             token_provider=token_provider,
-            api_version=settings.research_azure_search_api_version,
+            api_version=research.research_azure_search_api_version,
             fields=AzureSearchFields(
-                key=settings.research_azure_search_key_field,
-                text=settings.research_azure_search_text_field,
-                title=settings.research_azure_search_title_field or None,
-                url=settings.research_azure_search_url_field or None,
-                page=settings.research_azure_search_page_field or None,
-                document=settings.research_azure_search_document_field or None,
+                key=research.research_azure_search_key_field,
+                text=research.research_azure_search_text_field,
+                title=research.research_azure_search_title_field or None,
+                url=research.research_azure_search_url_field or None,
+                page=research.research_azure_search_page_field or None,
+                document=research.research_azure_search_document_field or None,
             ),
-            semantic_configuration=settings.research_azure_search_semantic_configuration,
-            top=settings.research_azure_search_top,
-            select=settings.research_azure_search_select,
-            vector_fields=settings.research_azure_search_vector_fields,
-            vector_k=settings.research_azure_search_vector_k,
-            timeout_s=settings.research_azure_search_timeout_s,
+            semantic_configuration=research.research_azure_search_semantic_configuration,
+            top=research.research_azure_search_top,
+            select=research.research_azure_search_select,
+            vector_fields=research.research_azure_search_vector_fields,
+            vector_k=research.research_azure_search_vector_k,
+            timeout_s=research.research_azure_search_timeout_s,
         )
 
     def request_body(self, query: str, top: int) -> dict[str, Any]:

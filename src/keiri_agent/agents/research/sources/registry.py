@@ -19,7 +19,7 @@ from keiri_agent.agents.research.models import SearchTool
 from keiri_agent.agents.research.sources.azure_search import AzureAISearch, TokenProvider
 from keiri_agent.agents.research.sources.internal import knowledge_base_names, open_internal
 from keiri_agent.agents.research.sources.web import web_search
-from keiri_agent.config import Settings
+from keiri_agent.config import ResearchSettings, Settings
 from keiri_agent.errors import UserInputError
 
 SAMPLE_KB = "research"
@@ -34,9 +34,9 @@ SAMPLE_NOTICE = (
 """What every surface says when the sample is chosen."""
 
 
-def azure_search_configured(settings: Settings) -> bool:
+def azure_search_configured(research: ResearchSettings) -> bool:
     """An Azure AI Search endpoint and index are set."""
-    return bool(settings.research_azure_search_endpoint and settings.research_azure_search_index)
+    return bool(research.research_azure_search_endpoint and research.research_azure_search_index)
 
 
 def search_tools(
@@ -65,7 +65,10 @@ def search_tools(
     if SAMPLE_KB in names:
         return [_sample_source(settings, names)]
     tools: list[SearchTool] = []
-    external = azure_search_configured(settings) or settings.research_web_provider is not None
+    external = (
+        azure_search_configured(settings.research)
+        or settings.research.research_web_provider is not None
+    )
     if not names:
         names = [name for name in knowledge_base_names(settings) if name != SAMPLE_KB]
         if not names and not external:
@@ -80,9 +83,11 @@ def search_tools(
             )
     if names:
         tools.append(open_internal(settings, names))
-    if azure_search_configured(settings):
-        tools.append(AzureAISearch.from_settings(settings, token_provider=azure_token_provider))
-    web = web_search(settings)
+    if azure_search_configured(settings.research):
+        tools.append(
+            AzureAISearch.from_settings(settings.research, token_provider=azure_token_provider)
+        )
+    web = web_search(settings.research)
     if web is not None:
         tools.append(web)
     return tools

@@ -1,6 +1,6 @@
 """Web search as a plug-in: a ``WebSearch`` protocol, one provider (Tavily), chosen by settings.
 
-None is active by default: ``web_search(settings)`` returns a provider only when
+None is active by default: ``web_search(settings.research)`` returns a provider only when
 ``research_web_provider`` and ``research_web_api_key`` are both set. The provider's base
 URL is a setting too (tests point it at a loopback stub).
 
@@ -17,7 +17,7 @@ from pydantic import SecretStr
 
 from keiri_agent.agents.research.models import DocSnippet, SourceKind
 from keiri_agent.agents.research.sources.http import post_json
-from keiri_agent.config import Settings
+from keiri_agent.config import ResearchSettings
 from keiri_agent.errors import ConfigurationError, ExecutionError
 
 WEB_PROVIDERS = ("tavily",)
@@ -116,16 +116,16 @@ def _snippet(item: Any) -> DocSnippet | None:
     )
 
 
-def web_search(settings: Settings) -> WebSearch | None:
-    """The configured web search provider, or None (no provider, or no key).
+def web_search(research: ResearchSettings) -> WebSearch | None:
+    """The web search provider ``settings.research`` configures, or None (no provider).
 
     Raises:
         ConfigurationError: A provider is chosen but its key is missing.
     """
-    provider = settings.research_web_provider
+    provider = research.research_web_provider
     if provider is None:
         return None
-    key = settings.research_web_api_key
+    key = research.research_web_api_key
     if key is None:
         raise ConfigurationError(
             f"Web 検索（{provider}）の API キーが設定されていません。",
@@ -135,7 +135,7 @@ def web_search(settings: Settings) -> WebSearch | None:
         )
     return TavilySearch(
         key,
-        base_url=settings.research_web_base_url,
-        max_results=settings.research_web_max_results,
-        timeout_s=settings.research_web_timeout_s,
+        base_url=research.research_web_base_url,
+        max_results=research.research_web_max_results,
+        timeout_s=research.research_web_timeout_s,
     )
