@@ -1,0 +1,354 @@
+"""Payer names on bank statements matched to a customer master (入金消込).
+
+A bank prints the remitter of a transfer (振込依頼人名) in half-width katakana, in large
+kana only (ショウジ arrives as ｼﾖｳｼﾞ), with the legal form abbreviated in the 全銀 style
+before, after or inside the name (「ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ」, 「ﾔﾏﾀﾞｼﾖｳｼﾞ(ｶ」, 「ﾔﾏﾀﾞ(ｶ)ｼﾖｳｼﾞ」),
+sometimes followed by a branch or a person's name, sometimes cut at the field's
+length. A customer master holds the company's name in kanji, its reading in kana
+(with small kana and long vowels, usually without the legal form) and the transfer
+names already seen (aliases).
+
+Both sides are brought to one *key*: NFKC (half- to full-width, voiced marks
+composed), hiragana to katakana, small kana to large, long vowels, spaces and
+punctuation removed, and the legal form taken out and kept aside
+(``payer_key``). A payer is then compared with each customer's reading and aliases
+(``PayerMatcher.match``), by rules that each say what they saw:
+
+- ``exact``: the keys are equal;
+- ``first_word``: the payer's first word is the customer (the rest: a branch, a
+  department, a person);
+- ``prefix``: the payer starts with the customer's whole name;
+- ``truncated``: the payer is the start of a longer customer name and fills the
+  bank's field (``TRUNCATION_LENGTHS``);
+- ``similar``: otherwise, a similarity of the keys (never enough alone to match).
+
+A legal form on both sides that differs lowers the score (株式会社ミドリ is not
+有限会社ミドリ). A payer is matched only when its best score reaches the threshold and
+no other customer comes close (``MARGIN``); otherwise it is left for a person to
+decide, with the candidates and why — never a silent guess.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+
+LEGAL_FORMS: dict[str, tuple[str, ...]] = {
+    # the form's name: its 全銀 abbreviations (in key form), then its readings
+    "株式会社": ("カ", "カブシキガイシヤ", "カブシキカイシヤ"),
+    "有限会社": ("ユ", "ユウゲンガイシヤ", "ユウゲンカイシヤ"),
+    "合名会社": ("メ", "ゴウメイガイシヤ", "ゴウメイカイシヤ"),
+    "合資会社": ("シ", "ゴウシガイシヤ", "ゴウシカイシヤ"),
+    "合同会社": ("ド", "ゴウドウガイシヤ", "ゴウドウカイシヤ"),
+    "医療法人": ("イ", "イリヨウホウジンシヤダン", "イリヨウホウジンザイダン", "イリヨウホウジン"),
+    "財団法人": ("ザイ", "ザイダンホウジン"),
+    "社団法人": ("シヤ", "シヤダンホウジン"),
+    "宗教法人": ("シユウ", "シユウキヨウホウジン"),
+    "学校法人": ("ガク", "ガツコウホウジン"),
+    "社会福祉法人": ("フク", "シヤカイフクシホウジン"),
+    "特定非営利活動法人": ("トクヒ", "トクテイヒエイリカツドウホウジン", "NPOホウジン"),
+    "独立行政法人": ("ドク", "ドクリツギヨウセイホウジン"),
+    "弁護士法人": ("ベン", "ベンゴシホウジン"),
+    "税理士法人": ("ゼイ", "ゼイリシホウジン"),
+    "司法書士法人": ("シホウ", "シホウシヨシホウジン"),
+    "監査法人": ("カンサ", "カンサホウジン"),
+    "有限責任事業組合": ("ユウクミ", "ユウゲンセキニンジギヨウクミアイ"),
+    "協同組合": ("キヨウクミ", "キヨウドウクミアイ"),
+    "農業協同組合": ("ノウキヨウ", "ノウギヨウキヨウドウクミアイ"),
+    "生活協同組合": ("セイキヨウ", "セイカツキヨウドウクミアイ"),
+    "相互会社": ("ソ", "ソウゴガイシヤ"),
+}
+"""Legal forms, with how a bank abbreviates them and how they are read. 一般・公益
+社団/財団法人 read as 社団/財団法人 with a prefix word, which ``_PREFIX_WORDS`` drops."""
+
+_PREFIX_WORDS = ("イツパン", "コウエキ")
+"""一般 and 公益, read before 社団法人 / 財団法人."""
+
+_ABBREVIATION = {abbreviation: form for form, (abbreviation, *_) in LEGAL_FORMS.items()}
+_SPELLED = sorted(
+    (
+        (prefix + reading, form)
+        for form, (_, *readings) in LEGAL_FORMS.items()
+        for reading in readings
+        for prefix in ("", *_PREFIX_WORDS)
+    ),
+    key=lambda pair: -len(pair[0]),
+)
+_ABBREVIATIONS = "|".join(sorted(map(re.escape, _ABBREVIATION), key=len, reverse=True))
+_PREFIX = re.compile(rf"^\(?({_ABBREVIATIONS})\)")
+_SUFFIX = re.compile(rf"\(({_ABBREVIATIONS})\)?$")
+_MIDDLE = re.compile(rf"\(({_ABBREVIATIONS})\)")
+_KANJI_FORMS = sorted(LEGAL_FORMS, key=len, reverse=True)
+_REFERENCE = re.compile(r"^[0-9]+\s+(?=\S)")
+"""A customer or reference number a payer put before the name (「0012345 ｶ)ﾔﾏﾀﾞ…」)."""
+_KANA_NAME = re.compile(r"^[\u30a0-\u30ff\u3040-\u309f\sー・]+$")
+
+_SMALL_TO_LARGE = str.maketrans("ァィゥェォャュョッヮヵヶ", "アイウエオヤユヨツワカケ")
+_SAME_SOUND = str.maketrans("ヂヅヲ", "ジズオ")
+_DROPPED = re.compile(r"[\sー\-‐‑‒–—―−－・･.,，、。'\"’”/]")
+
+TRUNCATION_LENGTHS = (30, 48)
+"""Field lengths (characters) at which banks cut a payer name (the 全銀 振込依頼人名 is
+48 half-width characters; many internet banks show 30)."""
+
+SHORT_NAME = 5
+"""A customer key shorter than this (マルヤマ, ミドリ) is also a surname or a common word
+or the start of a longer name: a payer that only starts with it is not matched without
+a person, unless the name stands as its own word and the payer shows the customer's
+legal form."""
+
+THRESHOLD = 0.85
+"""The score a payer needs to be matched without a person."""
+MARGIN = 0.08
+"""How far ahead of the next customer the best one must be."""
+
+
+def _kana(text: str) -> str:
+    """NFKC, hiragana → katakana, small kana → large, upper-case letters."""
+    text = unicodedata.normalize("NFKC", text or "").upper()
+    text = "".join(chr(ord(ch) + 0x60) if "ぁ" <= ch <= "ゖ" else ch for ch in text)
+    return text.translate(_SMALL_TO_LARGE).translate(_SAME_SOUND)
+
+
+def _squeeze(text: str) -> str:
+    return _DROPPED.sub("", text)
+
+
+@dataclass(frozen=True)
+class PayerKey:
+    """A name brought to key form: ``core`` (the name without its legal form),
+    ``words`` (its space-separated words, keyed) and the ``legal_forms`` found."""
+
+    core: str
+    words: tuple[str, ...]
+    legal_forms: frozenset[str]
+
+
+def payer_key(text: str) -> PayerKey:
+    """The key of a payer name or a master's reading (see the module docstring)."""
+    kana = _kana(text).replace("（", "(").replace("）", ")").strip()
+    kana = _REFERENCE.sub("", kana)
+    forms: set[str] = set()
+    for pattern in (_PREFIX, _SUFFIX):
+        found = pattern.search(kana)
+        if found:
+            forms.add(_ABBREVIATION[found.group(1)])
+            kana = (kana[: found.start()] + " " + kana[found.end() :]).strip()
+    for found in list(_MIDDLE.finditer(kana)):
+        forms.add(_ABBREVIATION[found.group(1)])
+    kana = _MIDDLE.sub(" ", kana).replace("(", " ").replace(")", " ")
+    words = [_squeeze(word) for word in kana.split()]
+    words = [_strip_readings(word, forms) for word in words]
+    words = [word for word in words if word]
+    return PayerKey("".join(words), tuple(words), frozenset(forms))
+
+
+def _strip_readings(word: str, forms: set[str]) -> str:
+    """``word`` without a legal form read out in full (カブシキガイシヤ…), at either end;
+    the longest spelling first (コウエキザイダンホウジン before ザイダンホウジン)."""
+    for spelled, form in _SPELLED:
+        if word == spelled:
+            forms.add(form)
+            return ""
+        if word.startswith(spelled):
+            forms.add(form)
+            return word[len(spelled) :]
+        if word.endswith(spelled):
+            forms.add(form)
+            return word[: -len(spelled)]
+    return word
+
+
+def _kana_name(name: str) -> str:
+    """A name written in kana once its legal form is taken out is its own reading
+    (株式会社ニッポンパッケージ → ニッポンパッケージ); otherwise empty."""
+    rest = unicodedata.normalize("NFKC", name or "")
+    for form in _KANJI_FORMS:
+        rest = rest.replace(form, " ")
+    rest = re.sub(r"\(株\)|\(有\)|㈱|㈲", " ", rest).strip()
+    return rest if rest and _KANA_NAME.match(rest) else ""
+
+
+def kanji_legal_forms(name: str) -> frozenset[str]:
+    """The legal forms written in a name (株式会社山田商事 → 株式会社)."""
+    found: set[str] = set()
+    rest = unicodedata.normalize("NFKC", name or "")
+    for form in _KANJI_FORMS:
+        if form in rest:
+            found.add(form)
+            rest = rest.replace(form, "")
+    # (株) and ㈱ as written in kanji names
+    if re.search(r"\(株\)|㈱", name or ""):
+        found.add("株式会社")
+    if re.search(r"\(有\)|㈲", name or ""):
+        found.add("有限会社")
+    return frozenset(found)
+
+
+@dataclass(frozen=True)
+class Customer:
+    """One customer of the master: id, name (kanji), reading (kana), transfer names."""
+
+    id: str
+    name: str
+    kana: str = ""
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A customer a payer may be, with the score and the rule that gave it."""
+
+    customer: Customer
+    score: float
+    rule: str
+    reason: str
+    key: str = ""
+    """The customer's key (reading or alias) the rule compared with."""
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "customer_id": self.customer.id,
+            "name": self.customer.name,
+            "score": round(self.score, 3),
+            "rule": self.rule,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class PayerMatch:
+    """How a payer was matched: ``customer`` (None: for a person to decide), the
+    best ``candidates`` (at most three) and why."""
+
+    payer: str
+    customer: Customer | None
+    candidates: tuple[Candidate, ...] = field(default=())
+    reason: str = ""
+
+    @property
+    def matched(self) -> bool:
+        return self.customer is not None
+
+
+RULE_REASONS = {
+    "exact": "名義が読みと一致",
+    "alias": "登録済みの振込名義と一致",
+    "first_word": "名義の先頭の語が一致（後ろは支店名・部署名・担当者名など）",
+    "prefix": "名義が取引先名で始まる（後ろに支店名などが続く）",
+    "truncated": "銀行の文字数制限で途中までの名義が、取引先名の先頭と一致",
+    "similar": "名義が似ている",
+}
+"""Why a rule matched, in the words a person reads in 要確認."""
+
+
+class PayerMatcher:
+    """Matches payer names against a customer master (see the module docstring)."""
+
+    def __init__(
+        self, customers: Iterable[Customer], *, threshold: float = THRESHOLD, margin: float = MARGIN
+    ) -> None:
+        self.threshold = threshold
+        self.margin = margin
+        self._entries: list[tuple[Customer, PayerKey, frozenset[str], bool]] = []
+        for customer in customers:
+            forms = kanji_legal_forms(customer.name)
+            reading = customer.kana.strip() or _kana_name(customer.name)
+            if reading:
+                key = payer_key(reading)
+                self._entries.append((customer, key, forms | key.legal_forms, False))
+            for alias in customer.aliases:
+                key = payer_key(alias)
+                if key.core:
+                    self._entries.append((customer, key, forms | key.legal_forms, True))
+
+    def match(self, payer: str) -> PayerMatch:
+        """The customer ``payer`` is, or None with the candidates for a person."""
+        key = payer_key(payer)
+        if not key.core:
+            return PayerMatch(payer, None, (), "振込名義が空です")
+        best: dict[str, Candidate] = {}
+        for customer, known, forms, alias in self._entries:
+            candidate = self._score(payer, key, customer, known, forms, alias)
+            if candidate is None:
+                continue
+            held = best.get(customer.id)
+            if held is None or candidate.score > held.score:
+                best[customer.id] = candidate
+        ranked = sorted(best.values(), key=lambda c: (-c.score, c.customer.id))[:3]
+        if not ranked or ranked[0].score < self.threshold:
+            reason = "取引先マスタに十分一致する名義がありません"
+            return PayerMatch(payer, None, tuple(ranked), reason)
+        rivals = [c for c in ranked[1:] if not _extends(ranked[0], c)]
+        if rivals and ranked[0].score - rivals[0].score < self.margin:
+            reason = (
+                f"候補が複数あり区別できません（{ranked[0].customer.name}・"
+                f"{rivals[0].customer.name}）"
+            )
+            return PayerMatch(payer, None, tuple(ranked), reason)
+        top = ranked[0]
+        return PayerMatch(payer, top.customer, tuple(ranked), top.reason)
+
+    def _score(
+        self,
+        payer: str,
+        key: PayerKey,
+        customer: Customer,
+        known: PayerKey,
+        forms: frozenset[str],
+        alias: bool,
+    ) -> Candidate | None:
+        corroborated = bool(key.legal_forms & forms)
+        rule, score = _rule(payer, key, known, corroborated=corroborated)
+        if rule is None:
+            return None
+        if alias and rule == "exact":
+            rule = "alias"
+        reason = RULE_REASONS[rule]
+        if key.legal_forms and forms and not key.legal_forms & forms:
+            score *= 0.5
+            reason += f"。ただし法人格が違います（名義: {'・'.join(sorted(key.legal_forms))}、"
+            reason += f"マスタ: {'・'.join(sorted(forms))}）"
+        return Candidate(customer, score, rule, reason, known.core)
+
+
+def _rule(
+    payer: str, key: PayerKey, known: PayerKey, *, corroborated: bool
+) -> tuple[str | None, float]:
+    """The strongest rule that relates ``key`` to ``known`` and its score;
+    ``corroborated``: the payer shows the customer's legal form."""
+    core, name = key.core, known.core
+    if not name:
+        return None, 0.0
+    if core == name:
+        return "exact", 1.0
+    # a short name may be a surname or a common word: a separate first word is the
+    # customer when the legal form agrees; glued to more text it is likely the start of
+    # another, longer name (ミドリケンセツ is not ミドリ)
+    short = len(name) < SHORT_NAME
+    if len(key.words) > 1 and key.words[0] == name:
+        return "first_word", 0.95 * (0.85 if short and not corroborated else 1.0)
+    if core.startswith(name):
+        return "prefix", 0.9 * (0.85 if short else 1.0)
+    shown = len(payer.strip())  # as the bank counts: half-width characters, marks included
+    if len(core) >= 6 and name.startswith(core) and shown >= min(TRUNCATION_LENGTHS) - 2:
+        return "truncated", 0.88
+    ratio = SequenceMatcher(None, core, name, autojunk=False).ratio()
+    if ratio < 0.6:
+        return None, 0.0
+    return "similar", ratio * 0.8
+
+
+def _extends(best: Candidate, other: Candidate) -> bool:
+    """``best`` matched a longer name that starts with ``other``'s (サクラブツサンロジ…
+    over サクラブツサン): it explains more of the payer, so ``other`` is no rival."""
+    return len(best.key) > len(other.key) and best.key.startswith(other.key)
+
+
+def match_payers(payers: Sequence[str], customers: Iterable[Customer]) -> list[PayerMatch]:
+    """Every payer matched against one master."""
+    matcher = PayerMatcher(customers)
+    return [matcher.match(payer) for payer in payers]
