@@ -81,7 +81,6 @@ def test_a_payer_is_matched_by_the_rule_that_says_why(payer: str, expected: str,
         "ﾔﾏﾀｼﾖｳｼﾞ",  # one sound off: another company, or a typo — a person decides
         "ﾔﾏﾀﾞｼﾖｳｶｲ",
         "ｶ)ﾀﾅｶｹﾝｾﾂ",  # nobody in the master
-        "ｸｳﾗﾝ",  # the master has no reading for 株式会社空欄
         "ｶ)ﾉｰｽｳｴｽﾄｴﾝｼﾞﾆｱ",  # the start of a long name, but not cut by the bank
         "",
     ],
@@ -148,3 +147,31 @@ def test_a_short_name_needs_more_than_a_prefix(payer: str, expected: str | None)
     master = [Customer("C2", "株式会社ミドリ", "ミドリ")]
     match = PayerMatcher(master).match(payer)
     assert (match.customer.id if match.customer else None) == expected, match
+
+
+def test_a_master_without_kana_is_read_from_its_kanji_name_and_says_so() -> None:
+    master = [Customer("K1", "株式会社鈴木製作所", ""), Customer("K2", "株式会社空欄", "")]
+    match = PayerMatcher(master).match("ｶ)ｽｽﾞｷｾｲｻｸｼﾖ ﾊﾏﾏﾂｺｳｼﾞﾖｳ")
+    assert match.customer is not None and match.customer.id == "K1"
+    assert "推定" in match.reason
+    assert match.candidates[0].score < 1.0  # a guessed reading counts less
+
+
+@pytest.mark.parametrize(
+    "payer",
+    [
+        "ﾀｶﾊｼ",  # 株式会社タカハシ, or the start of 高橋誠's name
+        "ｶ)ﾐﾅﾄﾌｰｽﾞﾋｶﾞｼﾆﾎﾝ",  # another group company than the two on file
+    ],
+)
+def test_a_name_another_customer_goes_on_from_is_left_for_a_person(payer: str) -> None:
+    master = [
+        Customer("K1", "株式会社タカハシ", "タカハシ"),
+        Customer("K2", "高橋誠", "タカハシ マコト"),
+        Customer("K3", "株式会社ミナトフーズ", "ミナトフーズ"),
+        Customer("K4", "ミナトフーズ西日本株式会社", "ミナトフーズニシニホン"),
+    ]
+    match = PayerMatcher(master).match(payer)
+    assert match.customer is None, match
+    assert match.reason
+    assert PayerMatcher(master).match("ｶ)ﾀｶﾊｼ").customer.id == "K1"  # type: ignore[union-attr]

@@ -30,11 +30,14 @@ decide, with the candidates and why — never a silent guess.
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from typing import Any
 
 LEGAL_FORMS: dict[str, tuple[str, ...]] = {
     # the form's name: its 全銀 abbreviations (in key form), then its readings
@@ -43,13 +46,24 @@ LEGAL_FORMS: dict[str, tuple[str, ...]] = {
     "合名会社": ("メ", "ゴウメイガイシヤ", "ゴウメイカイシヤ"),
     "合資会社": ("シ", "ゴウシガイシヤ", "ゴウシカイシヤ"),
     "合同会社": ("ド", "ゴウドウガイシヤ", "ゴウドウカイシヤ"),
-    "医療法人": ("イ", "イリヨウホウジンシヤダン", "イリヨウホウジンザイダン", "イリヨウホウジン"),
+    "医療法人": (
+        "イ",
+        "シヤカイイリヨウホウジン",
+        "イリヨウホウジンシヤダン",
+        "イリヨウホウジンザイダン",
+        "イリヨウホウジン",
+    ),
     "財団法人": ("ザイ", "ザイダンホウジン"),
     "社団法人": ("シヤ", "シヤダンホウジン"),
     "宗教法人": ("シユウ", "シユウキヨウホウジン"),
     "学校法人": ("ガク", "ガツコウホウジン"),
     "社会福祉法人": ("フク", "シヤカイフクシホウジン"),
-    "特定非営利活動法人": ("トクヒ", "トクテイヒエイリカツドウホウジン", "NPOホウジン"),
+    "特定非営利活動法人": (
+        "トクヒ",
+        "トクテイヒエイリカツドウホウジン",
+        "NPOホウジン",
+        "エヌピオホウジン",
+    ),
     "独立行政法人": ("ドク", "ドクリツギヨウセイホウジン"),
     "弁護士法人": ("ベン", "ベンゴシホウジン"),
     "税理士法人": ("ゼイ", "ゼイリシホウジン"),
@@ -57,8 +71,8 @@ LEGAL_FORMS: dict[str, tuple[str, ...]] = {
     "監査法人": ("カンサ", "カンサホウジン"),
     "有限責任事業組合": ("ユウクミ", "ユウゲンセキニンジギヨウクミアイ"),
     "協同組合": ("キヨウクミ", "キヨウドウクミアイ"),
-    "農業協同組合": ("ノウキヨウ", "ノウギヨウキヨウドウクミアイ"),
-    "生活協同組合": ("セイキヨウ", "セイカツキヨウドウクミアイ"),
+    "農業協同組合": ("ノウキヨウ", "ノウギヨウキヨウドウクミアイ", "ノウキヨウ"),
+    "生活協同組合": ("セイキヨウ", "セイカツキヨウドウクミアイ", "セイキヨウ"),
     "相互会社": ("ソ", "ソウゴガイシヤ"),
 }
 """Legal forms, with how a bank abbreviates them and how they are read. 一般・公益
@@ -82,12 +96,16 @@ _PREFIX = re.compile(rf"^\(?({_ABBREVIATIONS})\)")
 _SUFFIX = re.compile(rf"\(({_ABBREVIATIONS})\)?$")
 _MIDDLE = re.compile(rf"\(({_ABBREVIATIONS})\)")
 _KANJI_FORMS = sorted(LEGAL_FORMS, key=len, reverse=True)
-_REFERENCE = re.compile(r"^[0-9]+\s+(?=\S)")
-"""A customer or reference number a payer put before the name (「0012345 ｶ)ﾔﾏﾀﾞ…」)."""
+_REFERENCE = re.compile(r"^(?:[0-9]+\s*|\S*[0-9]\S*\s+)(?=\S)")
+"""A customer or reference number a payer put before the name: digits, with or without
+a space (「0012345 ｶ)ﾔﾏﾀﾞ…」, 「0000120034ｶ)…」), or a first word holding digits
+(「ｺｷﾔｸNO.1042 ｶ)…」)."""
 _KANA_NAME = re.compile(r"^[\u30a0-\u30ff\u3040-\u309f\sー・]+$")
 
 _SMALL_TO_LARGE = str.maketrans("ァィゥェォャュョッヮヵヶ", "アイウエオヤユヨツワカケ")
 _SAME_SOUND = str.maketrans("ヂヅヲ", "ジズオ")
+_VU = (("ヴア", "バ"), ("ヴイ", "ビ"), ("ヴエ", "ベ"), ("ヴオ", "ボ"), ("ヴ", "ブ"))
+"""ヴ as banks without it print it (ルヴァン → ﾙﾊﾞﾝ), after small kana became large."""
 _DROPPED = re.compile(r"[\sー\-‐‑‒–—―−－・･.,，、。'\"’”/]")
 
 TRUNCATION_LENGTHS = (30, 48)
@@ -100,6 +118,10 @@ or the start of a longer name: a payer that only starts with it is not matched w
 a person, unless the name stands as its own word and the payer shows the customer's
 legal form."""
 
+GUESSED_READING = 0.9
+"""How much a reading guessed from a kanji name counts against a reading the master
+holds (a proper noun has readings a dictionary does not know: 緑野 リョクヤ or ミドリノ)."""
+
 THRESHOLD = 0.85
 """The score a payer needs to be matched without a person."""
 MARGIN = 0.08
@@ -110,7 +132,10 @@ def _kana(text: str) -> str:
     """NFKC, hiragana → katakana, small kana → large, upper-case letters."""
     text = unicodedata.normalize("NFKC", text or "").upper()
     text = "".join(chr(ord(ch) + 0x60) if "ぁ" <= ch <= "ゖ" else ch for ch in text)
-    return text.translate(_SMALL_TO_LARGE).translate(_SAME_SOUND)
+    text = text.translate(_SMALL_TO_LARGE).translate(_SAME_SOUND)
+    for written, said in _VU:
+        text = text.replace(written, said)
+    return text
 
 
 def _squeeze(text: str) -> str:
@@ -160,6 +185,39 @@ def _strip_readings(word: str, forms: set[str]) -> str:
             forms.add(form)
             return word[: -len(spelled)]
     return word
+
+
+@functools.lru_cache(maxsize=1)
+def _dictionary() -> Any:
+    from sudachipy import Dictionary
+
+    return Dictionary(dict="core")
+
+
+_READERS = threading.local()
+
+
+def _reader() -> Any:
+    """This thread's SudachiPy tokenizer (a tokenizer is not shared between threads)."""
+    reader = getattr(_READERS, "reader", None)
+    if reader is None:
+        from sudachipy import SplitMode
+
+        reader = _READERS.reader = _dictionary().tokenizer(mode=SplitMode.C)
+    return reader
+
+
+def guessed_reading(name: str) -> str:
+    """The reading of a kanji name as the dictionary reads it (SudachiPy, the
+    product's morphological analyser), its legal form taken out; empty when none."""
+    rest = unicodedata.normalize("NFKC", name or "")
+    for form in _KANJI_FORMS:
+        rest = rest.replace(form, " ")
+    rest = re.sub(r"\(株\)|\(有\)|㈱|㈲", " ", rest).strip()
+    if not rest:
+        return ""
+    words = [m.reading_form() for m in _reader().tokenize(rest)]
+    return " ".join(word for word in words if word.strip())
 
 
 def _kana_name(name: str) -> str:
@@ -245,6 +303,17 @@ RULE_REASONS = {
 """Why a rule matched, in the words a person reads in 要確認."""
 
 
+@dataclass(frozen=True)
+class _Entry:
+    """One key a customer is known by: its reading, a reading guessed from its kanji
+    name, or a registered transfer name."""
+
+    customer: Customer
+    key: PayerKey
+    forms: frozenset[str]
+    source: str  # "kana", "guessed" or "alias"
+
+
 class PayerMatcher:
     """Matches payer names against a customer master (see the module docstring)."""
 
@@ -253,17 +322,19 @@ class PayerMatcher:
     ) -> None:
         self.threshold = threshold
         self.margin = margin
-        self._entries: list[tuple[Customer, PayerKey, frozenset[str], bool]] = []
+        self._entries: list[_Entry] = []
         for customer in customers:
             forms = kanji_legal_forms(customer.name)
-            reading = customer.kana.strip() or _kana_name(customer.name)
+            reading, source = customer.kana.strip() or _kana_name(customer.name), "kana"
+            if not reading:
+                reading, source = guessed_reading(customer.name), "guessed"
             if reading:
                 key = payer_key(reading)
-                self._entries.append((customer, key, forms | key.legal_forms, False))
+                self._entries.append(_Entry(customer, key, forms | key.legal_forms, source))
             for alias in customer.aliases:
                 key = payer_key(alias)
                 if key.core:
-                    self._entries.append((customer, key, forms | key.legal_forms, True))
+                    self._entries.append(_Entry(customer, key, forms | key.legal_forms, "alias"))
 
     def match(self, payer: str) -> PayerMatch:
         """The customer ``payer`` is, or None with the candidates for a person."""
@@ -271,48 +342,66 @@ class PayerMatcher:
         if not key.core:
             return PayerMatch(payer, None, (), "振込名義が空です")
         best: dict[str, Candidate] = {}
-        for customer, known, forms, alias in self._entries:
-            candidate = self._score(payer, key, customer, known, forms, alias)
+        for entry in self._entries:
+            candidate = self._score(payer, key, entry)
             if candidate is None:
                 continue
-            held = best.get(customer.id)
+            held = best.get(entry.customer.id)
             if held is None or candidate.score > held.score:
-                best[customer.id] = candidate
+                best[entry.customer.id] = candidate
         ranked = sorted(best.values(), key=lambda c: (-c.score, c.customer.id))[:3]
         if not ranked or ranked[0].score < self.threshold:
             reason = "取引先マスタに十分一致する名義がありません"
             return PayerMatch(payer, None, tuple(ranked), reason)
-        rivals = [c for c in ranked[1:] if not _extends(ranked[0], c)]
-        if rivals and ranked[0].score - rivals[0].score < self.margin:
-            reason = (
-                f"候補が複数あり区別できません（{ranked[0].customer.name}・"
-                f"{rivals[0].customer.name}）"
-            )
-            return PayerMatch(payer, None, tuple(ranked), reason)
         top = ranked[0]
+        rivals = [c for c in ranked[1:] if not _extends(top, c)]
+        if rivals and top.score - rivals[0].score < self.margin:
+            names = f"{top.customer.name}・{rivals[0].customer.name}"
+            reason = f"候補が複数あり区別できません（{names}）"
+            return PayerMatch(payer, None, tuple(ranked), reason)
+        longer = self._longer_name(key, top)
+        if longer is not None:
+            return PayerMatch(payer, None, tuple(ranked), longer)
         return PayerMatch(payer, top.customer, tuple(ranked), top.reason)
 
-    def _score(
-        self,
-        payer: str,
-        key: PayerKey,
-        customer: Customer,
-        known: PayerKey,
-        forms: frozenset[str],
-        alias: bool,
-    ) -> Candidate | None:
-        corroborated = bool(key.legal_forms & forms)
-        rule, score = _rule(payer, key, known, corroborated=corroborated)
+    def _longer_name(self, key: PayerKey, top: Candidate) -> str | None:
+        """Why ``top`` is not sure when another customer's name goes on from what the
+        payer shows: a bare name (no legal form) that starts another customer's name
+        (タカハシ: 株式会社タカハシ or 高橋誠?), or a name glued to more text when another
+        customer's name extends the same stem (ミナトフーズヒガシニホン, with
+        ミナトフーズニシニホン on file: a group company not in the master)."""
+        for entry in self._entries:
+            other = entry.key.core
+            if entry.customer.id == top.customer.id or len(other) <= len(top.key):
+                continue
+            if not key.legal_forms and other.startswith(key.core):
+                return (
+                    f"名義に法人格がなく、{top.customer.name}とも{entry.customer.name}の"
+                    "略ともとれます"
+                )
+            if top.rule == "prefix" and other.startswith(top.key) and other != key.core:
+                return (
+                    f"名義は{top.customer.name}で始まりますが、同じ名前で始まる取引先"
+                    f"（{entry.customer.name}）があり、別の関連会社かもしれません"
+                )
+        return None
+
+    def _score(self, payer: str, key: PayerKey, entry: _Entry) -> Candidate | None:
+        corroborated = bool(key.legal_forms & entry.forms)
+        rule, score = _rule(payer, key, entry.key, corroborated=corroborated)
         if rule is None:
             return None
-        if alias and rule == "exact":
+        if entry.source == "alias" and rule == "exact":
             rule = "alias"
         reason = RULE_REASONS[rule]
-        if key.legal_forms and forms and not key.legal_forms & forms:
+        if entry.source == "guessed":
+            score *= GUESSED_READING
+            reason += "（マスタにカナがないため、読みは漢字の名前から推定）"
+        if key.legal_forms and entry.forms and not key.legal_forms & entry.forms:
             score *= 0.5
             reason += f"。ただし法人格が違います（名義: {'・'.join(sorted(key.legal_forms))}、"
-            reason += f"マスタ: {'・'.join(sorted(forms))}）"
-        return Candidate(customer, score, rule, reason, known.core)
+            reason += f"マスタ: {'・'.join(sorted(entry.forms))}）"
+        return Candidate(entry.customer, score, rule, reason, entry.key.core)
 
 
 def _rule(
