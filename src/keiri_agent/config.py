@@ -612,7 +612,8 @@ class ApiSettings(_Section):
 
 
 class RunSettings(_Section):
-    """The run service executing research and Plan runs, in the server or in workers."""
+    """The run service executing every long task (research, Plan runs, HelpDesk asks,
+    indexing, analysis turns, generation), in the server, the Streamlit app or workers."""
 
     run_concurrency: int = Field(
         default=8,

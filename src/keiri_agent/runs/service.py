@@ -1,4 +1,5 @@
-"""The run service: every long task (research, Plan runs) started, executed, followed,
+"""The run service: every long task (research, Plan runs, HelpDesk asks, indexing,
+analysis turns, Plan generation) started, executed, followed,
 cancelled and recovered the same way, whatever process or machine executes it.
 
     service = RunService(store, kinds={"research": ResearchKind(...)}, dispatch=executor)
