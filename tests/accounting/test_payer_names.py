@@ -175,3 +175,28 @@ def test_a_name_another_customer_goes_on_from_is_left_for_a_person(payer: str) -
     assert match.customer is None, match
     assert match.reason
     assert PayerMatcher(master).match("ｶ)ﾀｶﾊｼ").customer.id == "K1"  # type: ignore[union-attr]
+
+
+def test_a_cell_far_longer_than_any_bank_name_is_not_compared() -> None:
+    """A wrong column (a memo, a whole row) is said, not matched or compared slowly."""
+    match = PayerMatcher(MASTER).match("ﾔﾏﾀﾞｼﾖｳｼﾞ" * 10_000)
+    assert match.customer is None and "長すぎます" in match.reason
+    assert match.candidates == ()
+
+
+@pytest.mark.parametrize(
+    ("name", "rest", "forms"),
+    [
+        ("株式会社山田商事", "山田商事", {"株式会社"}),
+        ("山田商事㈱", "山田商事", {"株式会社"}),
+        ("(有)ミドリ", "ミドリ", {"有限会社"}),
+        ("医療法人社団 青葉会", "青葉会", {"医療法人"}),
+        ("一般社団法人日本経理実務協会", "日本経理実務協会", {"社団法人"}),
+        ("NPO法人みらいの森", "みらいの森", {"特定非営利活動法人"}),
+        ("", "", set()),
+    ],
+)
+def test_a_kanji_name_is_split_from_its_legal_form(name: str, rest: str, forms: set[str]) -> None:
+    from keiri_agent.accounting.payer_names import split_legal_form
+
+    assert split_legal_form(name) == (rest, frozenset(forms))

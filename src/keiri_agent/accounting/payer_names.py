@@ -34,7 +34,7 @@ import functools
 import re
 import threading
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
@@ -121,6 +121,9 @@ legal form."""
 GUESSED_READING = 0.9
 """How much a reading guessed from a kanji name counts against a reading the master
 holds (a proper noun has readings a dictionary does not know: 緑野 リョクヤ or ミドリノ)."""
+
+MAX_PAYER_CHARS = 200
+"""Longer than any bank prints (48): a wrong column, not a name; not compared."""
 
 THRESHOLD = 0.85
 """The score a payer needs to be matched without a person."""
@@ -210,10 +213,7 @@ def _reader() -> Any:
 def guessed_reading(name: str) -> str:
     """The reading of a kanji name as the dictionary reads it (SudachiPy, the
     product's morphological analyser), its legal form taken out; empty when none."""
-    rest = unicodedata.normalize("NFKC", name or "")
-    for form in _KANJI_FORMS:
-        rest = rest.replace(form, " ")
-    rest = re.sub(r"\(株\)|\(有\)|㈱|㈲", " ", rest).strip()
+    rest, _ = split_legal_form(name)
     if not rest:
         return ""
     words = [m.reading_form() for m in _reader().tokenize(rest)]
@@ -223,27 +223,35 @@ def guessed_reading(name: str) -> str:
 def _kana_name(name: str) -> str:
     """A name written in kana once its legal form is taken out is its own reading
     (株式会社ニッポンパッケージ → ニッポンパッケージ); otherwise empty."""
-    rest = unicodedata.normalize("NFKC", name or "")
-    for form in _KANJI_FORMS:
-        rest = rest.replace(form, " ")
-    rest = re.sub(r"\(株\)|\(有\)|㈱|㈲", " ", rest).strip()
+    rest, _ = split_legal_form(name)
     return rest if rest and _KANA_NAME.match(rest) else ""
 
 
-def kanji_legal_forms(name: str) -> frozenset[str]:
-    """The legal forms written in a name (株式会社山田商事 → 株式会社)."""
-    found: set[str] = set()
+_WRITTEN_FORMS = {
+    "(株)": "株式会社",  # NFKC turns ㈱ and ㈲ into these
+    "(有)": "有限会社",
+    "医療法人社団": "医療法人",
+    "医療法人財団": "医療法人",
+    "社会医療法人": "医療法人",
+    "一般社団法人": "社団法人",
+    "公益社団法人": "社団法人",
+    "一般財団法人": "財団法人",
+    "公益財団法人": "財団法人",
+    "NPO法人": "特定非営利活動法人",
+}
+"""Other ways a kanji name writes a legal form, and the form they are."""
+
+
+def split_legal_form(name: str) -> tuple[str, frozenset[str]]:
+    """A kanji name without its legal forms, and the forms (株式会社山田商事 → 山田商事,
+    {株式会社})."""
     rest = unicodedata.normalize("NFKC", name or "")
-    for form in _KANJI_FORMS:
-        if form in rest:
+    found: set[str] = set()
+    for written, form in [*_WRITTEN_FORMS.items(), *((form, form) for form in _KANJI_FORMS)]:
+        if written in rest:
             found.add(form)
-            rest = rest.replace(form, "")
-    # (株) and ㈱ as written in kanji names
-    if re.search(r"\(株\)|㈱", name or ""):
-        found.add("株式会社")
-    if re.search(r"\(有\)|㈲", name or ""):
-        found.add("有限会社")
-    return frozenset(found)
+            rest = rest.replace(written, " ")
+    return " ".join(rest.split()), frozenset(found)
 
 
 @dataclass(frozen=True)
@@ -287,10 +295,6 @@ class PayerMatch:
     candidates: tuple[Candidate, ...] = field(default=())
     reason: str = ""
 
-    @property
-    def matched(self) -> bool:
-        return self.customer is not None
-
 
 RULE_REASONS = {
     "exact": "名義が読みと一致",
@@ -324,7 +328,7 @@ class PayerMatcher:
         self.margin = margin
         self._entries: list[_Entry] = []
         for customer in customers:
-            forms = kanji_legal_forms(customer.name)
+            _, forms = split_legal_form(customer.name)
             reading, source = customer.kana.strip() or _kana_name(customer.name), "kana"
             if not reading:
                 reading, source = guessed_reading(customer.name), "guessed"
@@ -338,6 +342,9 @@ class PayerMatcher:
 
     def match(self, payer: str) -> PayerMatch:
         """The customer ``payer`` is, or None with the candidates for a person."""
+        if len(payer) > MAX_PAYER_CHARS:
+            reason = f"振込名義が長すぎます（{len(payer)} 文字）。銀行の明細の列を確かめてください"
+            return PayerMatch(payer[:MAX_PAYER_CHARS], None, (), reason)
         key = payer_key(payer)
         if not key.core:
             return PayerMatch(payer, None, (), "振込名義が空です")
@@ -435,9 +442,3 @@ def _extends(best: Candidate, other: Candidate) -> bool:
     """``best`` matched a longer name that starts with ``other``'s (サクラブツサンロジ…
     over サクラブツサン): it explains more of the payer, so ``other`` is no rival."""
     return len(best.key) > len(other.key) and best.key.startswith(other.key)
-
-
-def match_payers(payers: Sequence[str], customers: Iterable[Customer]) -> list[PayerMatch]:
-    """Every payer matched against one master."""
-    matcher = PayerMatcher(customers)
-    return [matcher.match(payer) for payer in payers]
