@@ -101,8 +101,14 @@ def _wait_lines(path: Path, count: int, process: subprocess.Popen[str]) -> None:
 
 
 def _counts(path: Path) -> Counter[str]:
-    """How many times each item's block really ran."""
-    return Counter(line for line in _lines(path) if line.startswith("item"))
+    """How many times each item's block really ran (``rt.record``'s ``<path>.runs``)."""
+    return Counter(line for line in _lines(Path(f"{path}.runs")) if line.startswith("item"))
+
+
+def _effects(path: Path) -> Counter[str]:
+    """How many times each item's effect was done (once per idempotency key)."""
+    items = (line.split("\t")[0] for line in _lines(path))
+    return Counter(item for item in items if item.startswith("item"))
 
 
 def _state(home: Path) -> RunState:
@@ -183,6 +189,8 @@ def test_a_run_killed_at_several_points_resumes_without_redoing_finished_items(
         for item in finished:
             assert counts[item] == at_kill[item], (item, at_kill, counts)
     assert sum(counts.values()) <= ITEMS + len(ran_after_kill)
+    # and an item that did run again found its idempotency key: its effect is once
+    assert _effects(effects) == Counter({f"item{i}": 1 for i in range(ITEMS)})
 
 
 @pytest.mark.slow
@@ -207,15 +215,16 @@ def test_ctrl_c_or_sigterm_saves_the_run_cancelled_and_says_how_to_resume(
     assert f"keiri-agent plan resume {state.run_id}" in err
     finished = _finished_items(state)
     assert len(finished) >= 3
-    recorded = Counter(_lines(effects))
+    recorded = _counts(effects)
 
     resumed = CliRunner().invoke(app, ["plan", "resume", state.run_id, "--json", "--no-prompt"])
     assert resumed.exit_code == 0, resumed.output
     assert json.loads(resumed.stdout)["status"] == "success"
-    counts = Counter(line for line in _lines(effects) if line.startswith("item"))
+    counts = _counts(effects)
     assert set(counts) == {f"item{i}" for i in range(ITEMS)}
     for item in finished:
         assert counts[item] == recorded[item] == 1
+    assert _effects(effects) == Counter({f"item{i}": 1 for i in range(ITEMS)})
 
 
 def test_resume_of_a_finished_run_names_the_rerun_command_which_runs_the_node_again(
@@ -237,7 +246,8 @@ def test_resume_of_a_finished_run_names_the_rerun_command_which_runs_the_node_ag
     rerun = CliRunner().invoke(app, ["plan", "rerun", run_id, "--from", "after", "--json"])
     assert rerun.exit_code == 0, rerun.output
     assert json.loads(rerun.stdout)["status"] == "success"
-    assert len(_lines(effects)) == before + 1  # only `after` ran again, not the loop
+    # only `after` ran again, not the loop, and a re-run does its effect again
+    assert len(_lines(effects)) == before + 1
 
     unknown = CliRunner().invoke(app, ["plan", "rerun", run_id, "--from", "nope", "--json"])
     assert unknown.exit_code == 1

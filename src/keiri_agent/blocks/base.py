@@ -25,6 +25,17 @@ class BlockContext:
     """What a running block may use: ids for logs, settings, a logger, cancellation.
 
     ``answers`` holds human input supplied for this node (UI blocks), or None.
+
+    ``idempotency_key`` names this execution of the node — the run, the node's path
+    (with the loop item: ``each[3]/send``) and how often the user re-ran part of the
+    run — and is the same when the node runs again because its process died or a
+    retry policy tried it again. A run continues after a crash from its last saved
+    progress, so a node whose effect was done just before the crash can run twice:
+    a block with an effect outside the run (a mail, a bank file, a line appended to
+    a ledger) hands this key to the system it calls, or records it with the effect
+    and skips the effect when the key is already there. That makes its effect
+    happen once. A user's re-run from a node gets new keys (the effect is wanted
+    again). Empty outside a Plan run (a block called directly).
     """
 
     run_id: str
@@ -35,6 +46,7 @@ class BlockContext:
     cancel_event: threading.Event = field(default_factory=threading.Event)
     dry_run: bool = False
     answers: Mapping[str, Any] | None = None
+    idempotency_key: str = ""
 
     def check_cancelled(self) -> None:
         """Raise a CANCELLED BlockError when the run was cancelled (call in long loops)."""

@@ -340,6 +340,7 @@ def run_block(run: GraphRun, node: BlockNode, attempt: Attempt) -> Outcome:
             logger=services.logger,
             cancel_event=attempt.cancel,
             answers=services.answers.get(path),
+            idempotency_key=f"{frame.run_id}/{services.reruns}/{path}",
         )
         stage_retryable = True
         block.validate(inputs, ctx)

@@ -85,6 +85,8 @@ class RunServices:
     cancel_event: threading.Event
     answers: Mapping[str, Any]
     counters: dict[str, int]
+    reruns: int = 0
+    """``RunState.reruns``: the generation of this run's block executions."""
     progress: Callable[[], None] = lambda: None
     """Called when a node or a loop iteration finished (``ProgressSaver.node_finished``)."""
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("keiri_agent.blocks"))

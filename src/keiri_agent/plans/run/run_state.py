@@ -414,6 +414,10 @@ class RunState:
     graph: GraphState = field(default_factory=GraphState)
     last_seq: int = 0
     """The ``seq`` of the last event of the run: a resumed invocation numbers after it."""
+    reruns: int = 0
+    """How many times a user re-ran part of the run (``rerun_from_node``): part of
+    every block's idempotency key, so a re-run does its effects again while a run
+    taken up after a crash does not repeat them."""
     created_at: str = field(default_factory=utc_timestamp)
     updated_at: str = field(default_factory=utc_timestamp)
     _plan_text: tuple[dict[str, Any], str] | None = field(
@@ -447,6 +451,7 @@ class RunState:
             "answers": self.answers,
             "counters": self.counters,
             "last_seq": self.last_seq,
+            "reruns": self.reruns,
         }
         if graph:
             data["graph"] = self.graph.to_dict()
@@ -471,6 +476,7 @@ class RunState:
             counters={key: int(value) for key, value in data.get("counters", {}).items()},
             graph=GraphState.from_dict(data["graph"]),
             last_seq=int(data.get("last_seq", 0)),
+            reruns=int(data.get("reruns", 0)),
             created_at=data["created_at"],
             updated_at=data["updated_at"],
         )
@@ -545,6 +551,7 @@ _STATE_KEYS: tuple[tuple[str, type | tuple[type, ...]], ...] = (
     ("answers", dict),
     ("counters", dict),
     ("last_seq", int),
+    ("reruns", int),
     ("graph", dict),
 )
 _LOG_NAME = re.compile(r"^\d{8}T\d{6}Z-(?P<run_id>[A-Za-z0-9_\-]{1,100})\.jsonl$")

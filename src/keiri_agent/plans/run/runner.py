@@ -395,6 +395,7 @@ class PlanRunner:
                 cancel_event=cancel_event or threading.Event(),
                 answers=state.answers,
                 counters=state.counters,
+                reruns=state.reruns,
                 progress=progress.node_finished,
             )
             if mode == "start":
@@ -457,6 +458,7 @@ def _reset_for_rerun(
     _check_storable("vars", overrides)
     state.vars.update(overrides)
     state.answers.update(_check_answers(answers))
+    state.reruns += 1
     for reset in sorted(downstream(plan, node_id)):
         state.graph.nodes[reset] = NodeState()
 
