@@ -32,15 +32,15 @@ MASTER = [
 @pytest.mark.parametrize(
     ("payer", "core", "forms"),
     [
-        ("ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ", "ヤマダシヨウジ", {"株式会社"}),
-        ("ﾔﾏﾀﾞｼﾖｳｼﾞ(ｶ", "ヤマダシヨウジ", {"株式会社"}),
-        ("ﾔﾏﾀﾞｼﾖｳｼﾞ(ｶ)", "ヤマダシヨウジ", {"株式会社"}),
-        ("ﾔﾏﾀﾞ(ｶ)ｼﾖｳｼﾞ", "ヤマダシヨウジ", {"株式会社"}),
+        ("ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ", "ヤマダシヨジ", {"株式会社"}),
+        ("ﾔﾏﾀﾞｼﾖｳｼﾞ(ｶ", "ヤマダシヨジ", {"株式会社"}),
+        ("ﾔﾏﾀﾞｼﾖｳｼﾞ(ｶ)", "ヤマダシヨジ", {"株式会社"}),
+        ("ﾔﾏﾀﾞ(ｶ)ｼﾖｳｼﾞ", "ヤマダシヨジ", {"株式会社"}),
         ("ﾕ)ﾐﾄﾞﾘ", "ミドリ", {"有限会社"}),
         ("ﾄﾞ)ﾊﾟﾚﾂﾄ", "パレツト", {"合同会社"}),
-        ("カブシキガイシャ　ヤマダショウジ", "ヤマダシヨウジ", {"株式会社"}),
-        ("やまだしょうじ", "ヤマダシヨウジ", set()),
-        ("ﾉｰｽ-ｳｴｽﾄ", "ノスウエスト", set()),
+        ("カブシキガイシャ　ヤマダショウジ", "ヤマダシヨジ", {"株式会社"}),
+        ("やまだしょうじ", "ヤマダシヨジ", set()),
+        ("ﾉｰｽ-ｳｴｽﾄ", "ノスエスト", set()),
     ],
 )
 def test_a_name_comes_to_one_key_with_its_legal_form_aside(
@@ -107,7 +107,7 @@ def test_a_different_legal_form_is_said_and_lowers_the_score() -> None:
 @pytest.mark.parametrize(
     ("payer", "core", "forms"),
     [
-        ("0012345 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ", "ヤマダシヨウジ", {"株式会社"}),  # a reference number first
+        ("0012345 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ", "ヤマダシヨジ", {"株式会社"}),  # a reference number first
         ("ｺｳｴｷｻﾞｲﾀﾞﾝﾎｳｼﾞﾝ ﾐﾅﾐﾌﾞﾝｶ", "ミナミブンカ", {"財団法人"}),
         ("ｲﾘﾖｳﾎｳｼﾞﾝｼﾔﾀﾞﾝ ｱｵﾊﾞｶｲ", "アオバカイ", {"医療法人"}),
         ("NPOﾎｳｼﾞﾝ ﾐﾗｲﾉﾓﾘ", "ミライノモリ", {"特定非営利活動法人"}),
@@ -200,3 +200,11 @@ def test_a_kanji_name_is_split_from_its_legal_form(name: str, rest: str, forms: 
     from keiri_agent.accounting.payer_names import split_legal_form
 
     assert split_legal_form(name) == (rest, frozenset(forms))
+
+
+@pytest.mark.parametrize(
+    ("typed", "printed"),
+    [("キョーエーサンギョウ", "ｷﾖｳｴｲｻﾝｷﾞﾖｳ"), ("オーサカ", "ｵｵｻｶ"), ("ユーゲン", "ﾕｳｹﾞﾝ")],
+)
+def test_long_vowels_written_with_a_bar_or_a_kana_are_one_key(typed: str, printed: str) -> None:
+    assert payer_key(typed).core == payer_key(printed).core

@@ -191,7 +191,7 @@ def test_memory_limit_on_memory_reserved_before_the_fork() -> None:
     reserved = np.empty(500 * 2**20 // 8)  # mapped, not touched: not resident yet
     with pytest.raises(ActionMemoryError) as info:
         run_isolated(lambda: reserved.fill(1.0), timeout_s=20, memory_mb=150)
-    assert info.value.details["peak_growth_mb"] > 150
+    assert info.value.details["peak_growth_mb"] >= 150  # rounded to 0.1 MiB: just over is 150.0
     assert children_ended(before)
 
 

@@ -34,6 +34,7 @@ BUILTIN_IDS = {
     "table.select",
     "table.aggregate",
     "table.concat",
+    "accounting.match_payments",
 }
 
 ECHO_BLOCK = """

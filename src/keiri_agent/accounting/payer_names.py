@@ -113,6 +113,9 @@ TRUNCATION_LENGTHS = (30, 48)
 48 half-width characters; many internet banks show 30)."""
 
 SHORT_NAME = 5
+LONG_PREFIX = 10
+"""A payer of this many key characters that starts a longer customer name (and is
+most of it) is taken as cut off by the bank, whatever the field length."""
 """A customer key shorter than this (マルヤマ, ミドリ) is also a surname or a common word
 or the start of a longer name: a payer that only starts with it is not matched without
 a person, unless the name stands as its own word and the payer shows the customer's
@@ -128,6 +131,10 @@ MAX_PAYER_CHARS = 200
 THRESHOLD = 0.85
 """The score a payer needs to be matched without a person."""
 MARGIN = 0.08
+POSITION_MISMATCH = 0.9
+"""A payer whose legal form stands on the other side of the name than in the master
+(ｶ)… for 山田商事株式会社): banks print the form where the company's name has it, so
+this is likely another company with the same name."""
 """How far ahead of the next customer the best one must be."""
 
 
@@ -145,6 +152,27 @@ def _squeeze(text: str) -> str:
     return _DROPPED.sub("", text)
 
 
+_O_ROW = set("オコソトノホモヨロゴゾドボポ")
+_U_ROW = set("ウクスツヌフムユルグズヅブプ")
+_E_ROW = set("エケセテネヘメレゲゼデベペ")
+
+
+def _long_vowels(word: str) -> str:
+    """One spelling of long vowels: キョウ, キョー and キヨウ alike (ー is already gone),
+    エイ as エ: a master typed キョーエー and a bank's ｷﾖｳｴｲ are one name."""
+    out: list[str] = []
+    for char in word:
+        last = out[-1] if out else ""
+        if (
+            (char == "ウ" and (last in _O_ROW or last in _U_ROW))
+            or (char == "イ" and last in _E_ROW)
+            or (char == "オ" and last in _O_ROW)
+        ):
+            continue
+        out.append(char)
+    return "".join(out)
+
+
 @dataclass(frozen=True)
 class PayerKey:
     """A name brought to key form: ``core`` (the name without its legal form),
@@ -153,6 +181,9 @@ class PayerKey:
     core: str
     words: tuple[str, ...]
     legal_forms: frozenset[str]
+    form_position: str | None = None
+    """Where the legal form stood: ``before`` the name (ｶ)…: 前株), ``after`` it
+    (…(ｶ: 後株), or None (in the middle, spelled out, or none)."""
 
 
 def payer_key(text: str) -> PayerKey:
@@ -160,18 +191,21 @@ def payer_key(text: str) -> PayerKey:
     kana = _kana(text).replace("（", "(").replace("）", ")").strip()
     kana = _REFERENCE.sub("", kana)
     forms: set[str] = set()
-    for pattern in (_PREFIX, _SUFFIX):
+    positions: list[str] = []
+    for pattern, where in ((_PREFIX, "before"), (_SUFFIX, "after")):
         found = pattern.search(kana)
         if found:
             forms.add(_ABBREVIATION[found.group(1)])
+            positions.append(where)
             kana = (kana[: found.start()] + " " + kana[found.end() :]).strip()
     for found in list(_MIDDLE.finditer(kana)):
         forms.add(_ABBREVIATION[found.group(1)])
     kana = _MIDDLE.sub(" ", kana).replace("(", " ").replace(")", " ")
     words = [_squeeze(word) for word in kana.split()]
     words = [_strip_readings(word, forms) for word in words]
-    words = [word for word in words if word]
-    return PayerKey("".join(words), tuple(words), frozenset(forms))
+    words = [_long_vowels(word) for word in words if word]
+    position = positions[0] if len(positions) == 1 else None
+    return PayerKey("".join(words), tuple(words), frozenset(forms), position)
 
 
 def _strip_readings(word: str, forms: set[str]) -> str:
@@ -242,6 +276,17 @@ _WRITTEN_FORMS = {
 """Other ways a kanji name writes a legal form, and the form they are."""
 
 
+def legal_form_position(name: str) -> str | None:
+    """``before`` for 株式会社山田商事 (前株), ``after`` for 山田商事株式会社 (後株), else None."""
+    text = unicodedata.normalize("NFKC", name or "").strip()
+    written = [*_WRITTEN_FORMS, *_KANJI_FORMS]
+    if any(text.startswith(form) for form in written):
+        return "before"
+    if any(text.endswith(form) for form in written):
+        return "after"
+    return None
+
+
 def split_legal_form(name: str) -> tuple[str, frozenset[str]]:
     """A kanji name without its legal forms, and the forms (株式会社山田商事 → 山田商事,
     {株式会社})."""
@@ -274,6 +319,8 @@ class Candidate:
     reason: str
     key: str = ""
     """The customer's key (reading or alias) the rule compared with."""
+    forms_agree: bool = False
+    """The payer shows the legal forms the customer has (none for none)."""
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -316,6 +363,8 @@ class _Entry:
     key: PayerKey
     forms: frozenset[str]
     source: str  # "kana", "guessed" or "alias"
+    position: str | None = None
+    """Where the master's name writes its legal form (``legal_form_position``)."""
 
 
 class PayerMatcher:
@@ -334,7 +383,10 @@ class PayerMatcher:
                 reading, source = guessed_reading(customer.name), "guessed"
             if reading:
                 key = payer_key(reading)
-                self._entries.append(_Entry(customer, key, forms | key.legal_forms, source))
+                position = legal_form_position(customer.name)
+                self._entries.append(
+                    _Entry(customer, key, forms | key.legal_forms, source, position)
+                )
             for alias in customer.aliases:
                 key = payer_key(alias)
                 if key.core:
@@ -362,10 +414,24 @@ class PayerMatcher:
             return PayerMatch(payer, None, tuple(ranked), reason)
         top = ranked[0]
         rivals = [c for c in ranked[1:] if not _extends(top, c)]
-        if rivals and top.score - rivals[0].score < self.margin:
-            names = f"{top.customer.name}・{rivals[0].customer.name}"
-            reason = f"候補が複数あり区別できません（{names}）"
-            return PayerMatch(payer, None, tuple(ranked), reason)
+        close = [c for c in rivals if top.score - c.score < self.margin]
+        if close:
+            # 株式会社松井工務店 or 松井工務店 (a sole trader)? banks print a company's legal
+            # form: the one candidate whose legal forms the payer shows is the one
+            agreeing = [c for c in (top, *close) if c.forms_agree]
+            if len(agreeing) != 1:
+                names = f"{top.customer.name}・{close[0].customer.name}"
+                reason = f"候補が複数あり区別できません（{names}）"
+                return PayerMatch(payer, None, tuple(ranked), reason)
+            top = agreeing[0]
+            top = Candidate(
+                top.customer,
+                top.score,
+                top.rule,
+                top.reason + "（同じ名前の取引先のうち、法人格の有無・種類が名義と合う方）",
+                top.key,
+                top.forms_agree,
+            )
         longer = self._longer_name(key, top)
         if longer is not None:
             return PayerMatch(payer, None, tuple(ranked), longer)
@@ -404,11 +470,15 @@ class PayerMatcher:
         if entry.source == "guessed":
             score *= GUESSED_READING
             reason += "（マスタにカナがないため、読みは漢字の名前から推定）"
+        if key.form_position and entry.position and key.form_position != entry.position:
+            score *= POSITION_MISMATCH
+            reason += "。ただし法人格の位置（前株・後株）が名義と違います"
         if key.legal_forms and entry.forms and not key.legal_forms & entry.forms:
             score *= 0.5
             reason += f"。ただし法人格が違います（名義: {'・'.join(sorted(key.legal_forms))}、"
             reason += f"マスタ: {'・'.join(sorted(entry.forms))}）"
-        return Candidate(entry.customer, score, rule, reason, entry.key.core)
+        agree = key.legal_forms == entry.forms
+        return Candidate(entry.customer, score, rule, reason, entry.key.core, agree)
 
 
 def _rule(
@@ -430,7 +500,12 @@ def _rule(
     if core.startswith(name):
         return "prefix", 0.9 * (0.85 if short else 1.0)
     shown = len(payer.strip())  # as the bank counts: half-width characters, marks included
-    if len(core) >= 6 and name.startswith(core) and shown >= min(TRUNCATION_LENGTHS) - 2:
+    # cut at a known field length, or long enough and most of the name: banks' and
+    # accounting packages' fields vary (20, 30, 48 characters)
+    cut = shown >= min(TRUNCATION_LENGTHS) - 2 or (
+        len(core) >= LONG_PREFIX and len(core) >= 0.6 * len(name)
+    )
+    if len(core) >= 6 and name.startswith(core) and cut:
         return "truncated", 0.88
     ratio = SequenceMatcher(None, core, name, autojunk=False).ratio()
     if ratio < 0.6:

@@ -1,0 +1,299 @@
+"""Bank statements as lines: date, deposit, withdrawal, payer (入出金明細).
+
+Three kinds of file are read (``read_statement``):
+
+- the CSV (or Excel) download of an internet-banking service, whatever its layout:
+  columns are found by their headers (``BANK_ROLES``; 入金金額 / お預り金額 / 入金額,
+  or one お取引金額 column with an 入払区分, or signed amounts), the header below any
+  preamble lines (account, period);
+- the 全銀協 fixed-length formats of 200-byte records (``zengin`` module):
+  入出金取引明細 (種別 03) and 振込入金通知 (種別 01);
+- records a Plan has already read (``lines_from_records``).
+
+The payer (振込依頼人名) is its own column when the bank has one; otherwise it is
+taken from the description (摘要: 「振込 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ」) without the transaction word in
+front. A deposit the bank itself made (interest) is marked as not a customer's
+payment (``BankLine.bank_entry``).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from keiri_agent.accounting import zengin
+from keiri_agent.accounting.bank_lines import BankLine, Statement
+from keiri_agent.accounting.columns import Role, find_columns
+from keiri_agent.accounting.tables import file_bytes, read_table
+from keiri_agent.errors import UserInputError
+from keiri_agent.files.cells import date_value, decimal_value
+
+TABLE = "入金明細"
+
+BANK_ROLES = (
+    Role(
+        "date",
+        "日付",
+        (
+            "取引日",
+            "お取引日",
+            "日付",
+            "年月日",
+            "勘定日",
+            "取扱日",
+            "入金日",
+            "取引年月日",
+            "起算日",
+        ),
+        required=True,
+    ),
+    Role(
+        "deposit",
+        "入金額",
+        (
+            "入金金額",
+            "入金額",
+            "お預り金額",
+            "お預入金額",
+            "預入金額",
+            "預り金額",
+            "受入金額",
+            "お預入れ",
+            "お預り",
+            "入金",
+        ),
+    ),
+    Role(
+        "withdrawal",
+        "出金額",
+        (
+            "出金金額",
+            "出金額",
+            "お引出金額",
+            "お引出し金額",
+            "引出金額",
+            "お支払金額",
+            "支払金額",
+            "払出金額",
+            "お引出し",
+            "出金",
+        ),
+    ),
+    Role("amount", "取引金額", ("取引金額", "お取引金額", "金額")),
+    Role("direction", "入出金の区分", ("入払区分", "入出金区分", "入出区分", "入出金", "区分")),
+    Role(
+        "payer",
+        "振込依頼人名",
+        (
+            "振込依頼人名",
+            "依頼人名",
+            "振込人名",
+            "振込依頼人",
+            "お振込人",
+            "振込名義",
+            "依頼人",
+            "名義",
+        ),
+    ),
+    Role(
+        "text",
+        "摘要",
+        (
+            "摘要",
+            "お取引内容",
+            "取引内容",
+            "摘要内容",
+            "内容",
+            "取引名",
+            "明細",
+            "備考",
+            "お取引",
+            "取引",
+        ),
+    ),
+    Role("balance", "残高", ("残高", "差引残高", "取引後残高", "現在高")),
+)
+"""The columns of a bank's CSV, by the words banks head them with."""
+
+_DEPOSIT_WORDS = ("入金", "入", "預入", "預り", "お預入れ", "お預り", "受入", "1")
+_WITHDRAWAL_WORDS = ("出金", "出", "払", "払出", "引出", "お引出し", "支払", "2")
+
+
+def _halfwidth_table() -> dict[str, str]:
+    """Full-width katakana → half-width (the form banks print), voiced ones included."""
+    table: dict[str, str] = {}
+    for code in range(0xFF66, 0xFF9E):
+        half = chr(code)
+        table.setdefault(unicodedata.normalize("NFKC", half), half)
+        for mark in ("\uff9e", "\uff9f"):
+            voiced = unicodedata.normalize("NFKC", half + mark)
+            if len(voiced) == 1:
+                table.setdefault(voiced, half + mark)
+    return table
+
+
+_HALFWIDTH = _halfwidth_table()
+
+
+def halfwidth_kana(text: str) -> str:
+    """``text`` with full-width katakana as half-width (ヤマダ → ﾔﾏﾀﾞ)."""
+    return "".join(_HALFWIDTH.get(char, char) for char in text)
+
+
+_TRANSFER_WORDS = (
+    "振込入金",
+    "振込み",
+    "振込",
+    "電信振込",
+    "テレ振込",
+    "他行振込",
+    "当行振込",
+    "ネット振込",
+    "フリコミ",
+    "フリコミニユウキン",
+    "デンシン",
+    "テレフリ",
+    "振替入金",
+)
+"""Words a bank writes before the payer in a description (振込 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ)."""
+_BANK_ENTRY_WORDS = (
+    "利息",
+    "決算利息",
+    "預金利息",
+    "受取利息",
+    "お利息",
+    "リソク",
+    "ケツサンリソク",
+    "還付",
+)
+"""Deposits that are not a customer's payment: interest the bank pays, tax refunds (還付金)."""
+
+
+def _alternatives(words: Sequence[str]) -> str:
+    forms = {form for word in words for form in (word, halfwidth_kana(word))}
+    return "|".join(sorted(map(re.escape, forms), key=len, reverse=True))
+
+
+_TRANSFER_PREFIX = re.compile(rf"^\s*(?:{_alternatives(_TRANSFER_WORDS)})[\s　:：]*")
+_BANK_ENTRY = re.compile(_alternatives(_BANK_ENTRY_WORDS))
+
+
+def payer_from_text(text: str) -> str:
+    """The payer in a description: the text without the transaction word in front."""
+    return _TRANSFER_PREFIX.sub("", text, count=1).strip()
+
+
+def read_statement(value: Any, overrides: Mapping[str, str] | None = None) -> Statement:
+    """A bank statement (file bytes, an upload, or records) as lines."""
+    data = file_bytes(value)
+    if data is not None:
+        if zengin.is_zengin(data):
+            return Statement(zengin.read_transactions(data), "zengin", {})
+        records = read_table(data, TABLE, BANK_ROLES)
+        kind = "excel" if data.startswith(b"PK\x03\x04") else "csv"
+        return lines_from_records(records, overrides, kind)
+    if isinstance(value, list) and all(isinstance(row, Mapping) for row in value):
+        return lines_from_records(value, overrides, "records")
+    raise UserInputError(
+        "入金明細には銀行の CSV・Excel・全銀形式のファイルか、"
+        "表（レコードのリスト）を渡してください",
+        hint="インターネットバンキングからダウンロードした入出金明細のファイルをつないでください",
+        details={"table": TABLE},
+    )
+
+
+def lines_from_records(
+    records: Sequence[Mapping[str, Any]],
+    overrides: Mapping[str, str] | None = None,
+    kind: str = "records",
+) -> Statement:
+    """Statement lines from records whose columns are found by their headers."""
+    if not records:
+        raise UserInputError(
+            "入金明細に行がありません", hint="期間を確かめて明細を出力し直してください"
+        )
+    headers = [str(name) for name in records[0]]
+    columns = find_columns(
+        headers, BANK_ROLES, table=TABLE, overrides=overrides, option="columns.bank"
+    )
+    if "direction" in columns and not _directions_readable(records, columns["direction"]):
+        del columns["direction"]  # e.g. 取引区分 holding 振込 / ATM: not a direction
+    if "deposit" not in columns and "amount" not in columns:
+        raise UserInputError(
+            "入金明細に「入金額」の列が見つかりません",
+            hint=(
+                f"入金明細の列: {', '.join(headers)}。入金額の列名を columns.bank の deposit に、"
+                "または金額の列を amount（入出金の区分の列を direction）に指定してください"
+            ),
+            details={"table": TABLE, "role": "deposit", "columns": headers},
+        )
+    lines = []
+    for row, record in enumerate(records, start=1):
+        lines.append(_line(row, record, columns))
+    return Statement(lines, kind, columns)
+
+
+def _directions_readable(records: Sequence[Mapping[str, Any]], column: str) -> bool:
+    values = {_text(record.get(column)) for record in records} - {""}
+    return bool(values) and all(_direction(value) is not None for value in values)
+
+
+def _direction(value: str) -> str | None:
+    text = unicodedata.normalize("NFKC", value).strip()
+    if any(text == word or text.startswith(word) for word in _DEPOSIT_WORDS):
+        return "deposit"
+    if any(text == word or text.startswith(word) for word in _WITHDRAWAL_WORDS):
+        return "withdrawal"
+    return None
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def _amount(value: Any, row: int, label: str) -> Decimal:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return Decimal(0)
+    number = decimal_value(value)
+    if number is None:
+        raise UserInputError(
+            f"入金明細の {row} 行目の{label} {value!r} を金額として読めません",
+            hint="金額の列に数字以外（注記など）が入っていないか確かめてください",
+            details={"table": TABLE, "row": row, "value": str(value)[:100]},
+        )
+    return number
+
+
+def _line(row: int, record: Mapping[str, Any], columns: Mapping[str, str]) -> BankLine:
+    deposit = withdrawal = Decimal(0)
+    if "deposit" in columns:
+        deposit = _amount(record.get(columns["deposit"]), row, "入金額")
+    if "withdrawal" in columns:
+        withdrawal = _amount(record.get(columns["withdrawal"]), row, "出金額")
+    if "deposit" not in columns and "amount" in columns:
+        amount = _amount(record.get(columns["amount"]), row, "金額")
+        direction = _direction(_text(record.get(columns.get("direction", ""))))
+        if direction == "withdrawal" or (direction is None and amount < 0):
+            withdrawal = abs(amount)
+        else:
+            deposit = abs(amount)
+    if deposit < 0:  # a correction written as a negative deposit
+        deposit, withdrawal = Decimal(0), withdrawal - deposit
+    raw_date = record.get(columns["date"])
+    date = date_value(raw_date)
+    if date is None and _text(raw_date):
+        raise UserInputError(
+            f"入金明細の {row} 行目の日付 {raw_date!r} を日付として読めません",
+            hint="日付は 2026/11/30・2026-11-30・2026年11月30日・令和8年11月30日 の形で"
+            "書いてください",
+            details={"table": TABLE, "row": row, "value": str(raw_date)[:100]},
+        )
+    text = _text(record.get(columns["text"])) if "text" in columns else ""
+    payer = _text(record.get(columns["payer"])) if "payer" in columns else ""
+    if not payer and deposit > 0:
+        payer = payer_from_text(text)
+    bank_entry = deposit > 0 and bool(_BANK_ENTRY.search(unicodedata.normalize("NFKC", text)))
+    return BankLine(row, date, deposit, withdrawal, payer, text, bank_entry, dict(record))

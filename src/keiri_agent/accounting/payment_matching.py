@@ -1,0 +1,409 @@
+"""入金消込: bank deposits matched to open invoices, the way an accountant does it.
+
+For each deposit the payer is first tied to one customer (``payer_names``); then the
+amount is explained by that customer's open invoices, oldest due first:
+
+- ``exact``: one invoice of the same amount (of several with that amount, the oldest);
+- ``combined``: several invoices adding up to the payment (合算入金; a bounded search
+  over the customer's oldest ``MAX_COMBINED_INVOICES`` invoices);
+- ``fee``: one invoice, or several, short by a transfer fee the customer deducted
+  (a shortfall in ``fee_table`` or up to ``fee_tolerance``, booked as 支払手数料);
+- ``partial``: less than the oldest open invoice (一部入金; its balance stays open);
+- ``overpaid``: more than everything the customer owes (過入金: all invoices paid,
+  the rest booked as 前受金).
+
+Exact and combined explanations come first; a fee is assumed only when no exact sum
+fits. When two different explanations fit equally (two invoice combinations, an exact
+sum and a fee), the line is not guessed: it goes to 要確認 with the candidates. Lines
+are matched in two passes so that a clear match of a later line is never taken by a
+partial or over-payment of an earlier one: first every exact/combined/fee explanation
+in statement order, then partial and over-payments against what is still open.
+
+Nothing is decided silently: a payer tied to no customer or to several, an amount no
+rule explains, a customer with nothing open — each goes to 要確認 with why and the
+candidates (customers by name, invoices by amount).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Literal
+
+from keiri_agent.accounting.bank_lines import BankLine
+from keiri_agent.accounting.payer_names import Customer, PayerMatch, PayerMatcher
+from keiri_agent.accounting.receivables import Invoice
+
+DEFAULT_FEE_TABLE = (110, 220, 330, 440, 550, 660, 770, 880)
+"""Transfer fees (税込) Japanese banks commonly charge a remitter."""
+DEFAULT_FEE_TOLERANCE = 880
+"""A shortfall up to this many yen is taken as a deducted transfer fee."""
+MAX_COMBINED_INVOICES = 16
+"""Combined payments are searched among this many oldest open invoices of a customer."""
+MAX_COMBINATIONS = 100_000
+"""Invoice combinations tried per line at most (then the line goes to 要確認)."""
+
+Kind = Literal["exact", "combined", "fee", "partial", "overpaid"]
+Status = Literal["matched", "review", "not_payment"]
+
+KIND_LABELS: dict[str, str] = {
+    "exact": "完全一致",
+    "combined": "合算入金",
+    "fee": "手数料差引",
+    "partial": "一部入金",
+    "overpaid": "過入金",
+}
+_CONFIDENCE = {"exact": 1.0, "combined": 0.95, "fee": 0.95, "partial": 0.7, "overpaid": 0.7}
+
+
+@dataclass(frozen=True)
+class FeeRule:
+    """Which shortfalls are transfer fees: any in ``table``, or up to ``tolerance``."""
+
+    table: tuple[int, ...] = DEFAULT_FEE_TABLE
+    tolerance: int = DEFAULT_FEE_TOLERANCE
+
+    def allows(self, shortfall: Decimal) -> bool:
+        return shortfall > 0 and (shortfall in self.table or shortfall <= self.tolerance)
+
+    @property
+    def largest(self) -> Decimal:
+        return Decimal(max((*self.table, self.tolerance)))
+
+
+@dataclass(frozen=True)
+class Application:
+    """Part of a payment applied to an invoice, and the invoice's balance after it."""
+
+    invoice: Invoice
+    amount: Decimal
+    balance_after: Decimal
+
+
+@dataclass(frozen=True)
+class LineResult:
+    """What became of one bank line."""
+
+    line: BankLine
+    status: Status
+    customer: Customer | None = None
+    kind: Kind | None = None
+    applications: tuple[Application, ...] = ()
+    fee: Decimal = Decimal(0)
+    overpaid: Decimal = Decimal(0)
+    name_reason: str = ""
+    amount_reason: str = ""
+    confidence: float = 0.0
+    reason: str = ""
+    """Why the line is in 要確認 or not a payment."""
+    candidates: str = ""
+    """The customers or invoices a person may choose from (要確認)."""
+
+
+@dataclass
+class MatchResult:
+    lines: list[LineResult]
+    invoices: list[Invoice]
+    balances: dict[str, Decimal]
+    """Invoice id → balance after every matched line."""
+    paid: dict[str, Decimal] = field(default_factory=dict)
+    """Invoice id → amount applied by the matched lines."""
+
+
+@dataclass(frozen=True)
+class _Explanation:
+    invoices: tuple[Invoice, ...]
+    fee: Decimal
+
+    @property
+    def kind(self) -> Kind:
+        if self.fee:
+            return "fee"
+        return "exact" if len(self.invoices) == 1 else "combined"
+
+
+def match_payments(
+    lines: Sequence[BankLine],
+    invoices: Sequence[Invoice],
+    customers: Sequence[Customer],
+    *,
+    fees: FeeRule | None = None,
+    matcher: PayerMatcher | None = None,
+) -> MatchResult:
+    """Match every deposit of ``lines`` (see the module docstring)."""
+    fees = fees or FeeRule()
+    matcher = matcher or PayerMatcher(customers)
+    balances = {invoice.id: invoice.balance for invoice in invoices}
+    by_customer: dict[str, list[Invoice]] = {}
+    for invoice in sorted(invoices, key=_age):
+        by_customer.setdefault(invoice.customer.id, []).append(invoice)
+    results: dict[int, LineResult] = {}
+    second_pass: list[tuple[BankLine, PayerMatch]] = []
+    for line in lines:
+        early = _not_a_payment(line)
+        if early is not None:
+            results[line.row] = early
+            continue
+        payer = matcher.match(line.payer)
+        if payer.customer is None:
+            results[line.row] = _unknown_payer(line, payer, invoices, balances)
+            continue
+        open_invoices = [i for i in by_customer.get(payer.customer.id, []) if balances[i.id] > 0]
+        found = _explanations(line.deposit, open_invoices, balances, fees)
+        if found is None:
+            results[line.row] = _review(
+                line, payer, "請求の組み合わせが多すぎて確かめきれません", open_invoices, balances
+            )
+            continue
+        chosen = _choose(found)
+        if chosen is None and found:
+            results[line.row] = _ambiguous(line, payer, found, balances)
+            continue
+        if chosen is None:
+            second_pass.append((line, payer))
+            continue
+        results[line.row] = _apply(line, payer, chosen, balances, fees)
+    for line, payer in second_pass:
+        assert payer.customer is not None
+        open_invoices = [i for i in by_customer.get(payer.customer.id, []) if balances[i.id] > 0]
+        results[line.row] = _partial_or_over(line, payer, open_invoices, balances, fees)
+    ordered = [results[line.row] for line in lines]
+    paid = {
+        invoice.id: invoice.balance - balances[invoice.id]
+        for invoice in invoices
+        if balances[invoice.id] != invoice.balance
+    }
+    return MatchResult(ordered, list(invoices), balances, paid)
+
+
+def _age(invoice: Invoice) -> tuple[dt.date, dt.date, str]:
+    return (invoice.due or dt.date.max, invoice.issued or dt.date.max, invoice.id)
+
+
+def _not_a_payment(line: BankLine) -> LineResult | None:
+    if line.deposit <= 0:
+        reason = "出金" if line.withdrawal > 0 else "金額がありません"
+        return LineResult(line, "not_payment", reason=reason)
+    if line.bank_entry:
+        return LineResult(line, "not_payment", reason="得意先の入金ではない（利息・還付金など）")
+    return None
+
+
+def _explanations(
+    amount: Decimal, open_invoices: Sequence[Invoice], balances: dict[str, Decimal], fees: FeeRule
+) -> list[_Explanation] | None:
+    """Every set of open invoices whose balances equal ``amount`` or exceed it by an
+    allowed fee (None: too many combinations to try)."""
+    found: list[_Explanation] = []
+    pool = list(open_invoices[:MAX_COMBINED_INVOICES])
+    ceiling = amount + fees.largest
+    tried = 0
+    for size in range(1, len(pool) + 1):
+        for group in itertools.combinations(pool, size):
+            tried += 1
+            if tried > MAX_COMBINATIONS:
+                return None
+            total = sum((balances[i.id] for i in group), Decimal(0))
+            if total > ceiling:
+                continue
+            shortfall = total - amount
+            if shortfall == 0 or fees.allows(shortfall):
+                found.append(_Explanation(group, shortfall))
+    return _without_twins(found, balances)
+
+
+def _without_twins(found: list[_Explanation], balances: dict[str, Decimal]) -> list[_Explanation]:
+    """Explanations that differ only by which of two equal invoices they take are one:
+    the oldest ones are kept (invoices are in age order)."""
+    kept: dict[tuple[tuple[Decimal, ...], Decimal], _Explanation] = {}
+    for explanation in found:
+        key = (tuple(sorted(balances[i.id] for i in explanation.invoices)), explanation.fee)
+        kept.setdefault(key, explanation)
+    return list(kept.values())
+
+
+def _choose(found: list[_Explanation]) -> _Explanation | None:
+    """The one explanation to apply: exact sums before fees, a single invoice before
+    combinations; None when none fits or two fit equally."""
+    for fits in (
+        [e for e in found if not e.fee and len(e.invoices) == 1],
+        [e for e in found if not e.fee],
+        [e for e in found if e.fee and len(e.invoices) == 1],
+        [e for e in found if e.fee],
+    ):
+        if len(fits) == 1:
+            return fits[0]
+        if len(fits) > 1:
+            return None
+    return None
+
+
+def _apply(
+    line: BankLine,
+    payer: PayerMatch,
+    chosen: _Explanation,
+    balances: dict[str, Decimal],
+    fees: FeeRule,
+) -> LineResult:
+    applications = []
+    for invoice in chosen.invoices:
+        amount = balances[invoice.id]
+        balances[invoice.id] = Decimal(0)
+        applications.append(Application(invoice, amount, Decimal(0)))
+    ids = "、".join(i.id for i in chosen.invoices)
+    if chosen.kind == "exact":
+        reason = f"請求 {ids} と金額が一致"
+    elif chosen.kind == "combined":
+        reason = f"請求 {len(chosen.invoices)} 件（{ids}）の合計と一致"
+    else:
+        listed = (
+            f"請求 {ids}"
+            if len(chosen.invoices) == 1
+            else f"請求 {len(chosen.invoices)} 件（{ids}）の合計"
+        )
+        reason = f"{listed} より {_yen(chosen.fee)} 少ない: 振込手数料の差引とみなしました"
+        if chosen.fee not in fees.table:
+            reason += f"（手数料表にない額ですが、許容額 {_yen(Decimal(fees.tolerance))} 以内）"
+    payer_score = payer.candidates[0].score if payer.candidates else 1.0
+    confidence = _CONFIDENCE[chosen.kind] * min(payer_score, 1.0)
+    if chosen.fee and chosen.fee not in fees.table:
+        confidence *= 0.9
+    return LineResult(
+        line,
+        "matched",
+        payer.customer,
+        chosen.kind,
+        tuple(applications),
+        fee=chosen.fee,
+        name_reason=payer.reason,
+        amount_reason=reason,
+        confidence=round(confidence, 3),
+    )
+
+
+def _partial_or_over(
+    line: BankLine,
+    payer: PayerMatch,
+    open_invoices: Sequence[Invoice],
+    balances: dict[str, Decimal],
+    fees: FeeRule,
+) -> LineResult:
+    amount = line.deposit
+    if not open_invoices:
+        return _review(
+            line,
+            payer,
+            "この取引先に未入金の請求がありません（前受け・二重払いの可能性）",
+            (),
+            balances,
+        )
+    owed = sum((balances[i.id] for i in open_invoices), Decimal(0))
+    oldest = open_invoices[0]
+    payer_score = payer.candidates[0].score if payer.candidates else 1.0
+    if amount > owed:
+        applications = []
+        for invoice in open_invoices:
+            applications.append(Application(invoice, balances[invoice.id], Decimal(0)))
+            balances[invoice.id] = Decimal(0)
+        over = amount - owed
+        reason = (
+            f"未入金の請求 {len(open_invoices)} 件の合計 {_yen(owed)} より {_yen(over)} 多い: "
+            "過入金（前受金）"
+        )
+        return LineResult(
+            line,
+            "matched",
+            payer.customer,
+            "overpaid",
+            tuple(applications),
+            overpaid=over,
+            name_reason=payer.reason,
+            amount_reason=reason,
+            confidence=round(_CONFIDENCE["overpaid"] * min(payer_score, 1.0), 3),
+        )
+    if amount < balances[oldest.id] - fees.largest:
+        left = balances[oldest.id] - amount
+        balances[oldest.id] = left
+        reason = (
+            f"最も期日の古い請求 {oldest.id}（{_yen(oldest.balance)}）の一部入金。残り {_yen(left)}"
+        )
+        return LineResult(
+            line,
+            "matched",
+            payer.customer,
+            "partial",
+            (Application(oldest, amount, left),),
+            name_reason=payer.reason,
+            amount_reason=reason,
+            confidence=round(_CONFIDENCE["partial"] * min(payer_score, 1.0), 3),
+        )
+    return _review(
+        line, payer, "金額が請求（その組み合わせ・手数料差引）と合いません", open_invoices, balances
+    )
+
+
+def _unknown_payer(
+    line: BankLine, payer: PayerMatch, invoices: Sequence[Invoice], balances: dict[str, Decimal]
+) -> LineResult:
+    same_amount = [i for i in invoices if balances[i.id] == line.deposit][:3]
+    names = "、".join(f"{c.customer.name}（{c.score:.2f}: {c.reason}）" for c in payer.candidates)
+    hints = []
+    if names:
+        hints.append(f"名義の候補: {names}")
+    if same_amount:
+        hints.append(
+            "金額が同じ請求: " + "、".join(f"{i.id} {i.customer.name}" for i in same_amount)
+        )
+    reason = payer.reason or "取引先を特定できません"
+    if not line.payer:
+        reason = "振込名義がありません"
+    return LineResult(
+        line, "review", reason=reason, candidates=" / ".join(hints), name_reason=payer.reason
+    )
+
+
+def _review(
+    line: BankLine,
+    payer: PayerMatch,
+    reason: str,
+    open_invoices: Iterable[Invoice],
+    balances: dict[str, Decimal],
+) -> LineResult:
+    listed = [
+        f"{i.id} {_yen(balances[i.id])}（期限 {i.due or '-'}）" for i in list(open_invoices)[:6]
+    ]
+    candidates = "未入金の請求: " + "、".join(listed) if listed else ""
+    return LineResult(
+        line,
+        "review",
+        payer.customer,
+        reason=reason,
+        candidates=candidates,
+        name_reason=payer.reason,
+    )
+
+
+def _ambiguous(
+    line: BankLine, payer: PayerMatch, found: list[_Explanation], balances: dict[str, Decimal]
+) -> LineResult:
+    options = []
+    for explanation in found[:4]:
+        ids = "+".join(i.id for i in explanation.invoices)
+        options.append(
+            f"{ids}" + (f"（手数料 {_yen(explanation.fee)}）" if explanation.fee else "")
+        )
+    return LineResult(
+        line,
+        "review",
+        payer.customer,
+        reason=f"金額に合う請求の組み合わせが {len(found)} 通りあり、どれか決められません",
+        candidates="候補: " + " / ".join(options),
+        name_reason=payer.reason,
+    )
+
+
+def _yen(amount: Decimal) -> str:
+    return f"{int(amount):,} 円" if amount == amount.to_integral_value() else f"{amount:,} 円"

@@ -1,0 +1,176 @@
+"""入金消込: amounts explained by a customer's open invoices, or sent to 要確認 with why."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+
+from keiri_agent.accounting.bank_lines import BankLine
+from keiri_agent.accounting.journal import Accounts, payment_entries
+from keiri_agent.accounting.payer_names import Customer
+from keiri_agent.accounting.payment_matching import FeeRule, LineResult, match_payments
+from keiri_agent.accounting.receivables import Invoice
+
+AOBA = Customer("C01", "株式会社あおば商事", "アオバショウジ")
+MINATO = Customer("C02", "ミナト印刷", "ミナトインサツ")
+SAKURA = Customer("C03", "有限会社さくら物産", "サクラブッサン")
+CUSTOMERS = [AOBA, MINATO, SAKURA]
+
+
+def invoice(id_: str, customer: Customer, amount: int, due: str) -> Invoice:
+    value = Decimal(amount)
+    return Invoice(id_, customer, value, value, dt.date.fromisoformat(due), None, 0)
+
+
+def deposit(row: int, payer: str, amount: int, text: str = "") -> BankLine:
+    return BankLine(row, dt.date(2026, 11, 10), Decimal(amount), Decimal(0), payer, text)
+
+
+def one(lines: list[BankLine], invoices: list[Invoice], **kwargs: object) -> LineResult:
+    return match_payments(lines, invoices, CUSTOMERS, **kwargs).lines[0]  # type: ignore[arg-type]
+
+
+def ids(result: LineResult) -> list[str]:
+    return [a.invoice.id for a in result.applications]
+
+
+def test_exact_amount_of_one_invoice() -> None:
+    invoices = [
+        invoice("A1", AOBA, 110_000, "2026-10-31"),
+        invoice("A2", AOBA, 55_000, "2026-11-30"),
+    ]
+    result = one([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", 55_000)], invoices)
+    assert (result.status, result.customer, result.kind, ids(result)) == (
+        "matched",
+        AOBA,
+        "exact",
+        ["A2"],
+    )
+    assert "一致" in result.amount_reason and result.name_reason
+
+
+def test_of_two_invoices_of_the_same_amount_the_oldest_due_is_paid() -> None:
+    invoices = [
+        invoice("A2", AOBA, 55_000, "2026-11-30"),
+        invoice("A1", AOBA, 55_000, "2026-10-31"),
+    ]
+    result = one([deposit(1, "ｱｵﾊﾞｼﾖｳｼﾞ(ｶ", 55_000)], invoices)
+    assert ids(result) == ["A1"]
+
+
+def test_transfer_fee_deducted_is_booked_as_fee() -> None:
+    invoices = [invoice("A1", AOBA, 110_000, "2026-10-31")]
+    result = one([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", 109_340)], invoices)
+    assert (result.kind, ids(result), result.fee) == ("fee", ["A1"], Decimal(660))
+    journal = payment_entries([result], Accounts())
+    assert [(r.debit, r.credit, r.amount) for r in journal] == [
+        ("普通預金", "売掛金", Decimal(109_340)),
+        ("支払手数料", "売掛金", Decimal(660)),
+    ]
+
+
+def test_a_shortfall_neither_a_fee_nor_a_partial_payment_goes_to_review() -> None:
+    # 50 yen short: not in the fee table (tolerance 0), too little to be a partial payment
+    invoices = [invoice("A1", AOBA, 110_000, "2026-10-31")]
+    result = one([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", 109_950)], invoices, fees=FeeRule(tolerance=0))
+    assert result.status == "review"
+    assert "合いません" in result.reason and "A1" in result.candidates
+
+
+def test_several_invoices_summing_to_the_payment_are_combined() -> None:
+    invoices = [
+        invoice("M1", MINATO, 33_000, "2026-09-30"),
+        invoice("M2", MINATO, 17_000, "2026-10-31"),
+        invoice("M3", MINATO, 40_000, "2026-11-30"),
+    ]
+    result = one([deposit(1, "ﾐﾅﾄｲﾝｻﾂ", 50_000)], invoices)
+    assert (result.kind, ids(result)) == ("combined", ["M1", "M2"])
+
+
+def test_combined_with_a_fee() -> None:
+    invoices = [
+        invoice("M1", MINATO, 33_000, "2026-09-30"),
+        invoice("M2", MINATO, 17_000, "2026-10-31"),
+    ]
+    result = one([deposit(1, "ﾐﾅﾄｲﾝｻﾂ", 49_560)], invoices)
+    assert (result.kind, ids(result), result.fee) == ("fee", ["M1", "M2"], Decimal(440))
+
+
+def test_two_different_combinations_fitting_go_to_review_with_both() -> None:
+    invoices = [
+        invoice("M1", MINATO, 30_000, "2026-09-30"),
+        invoice("M2", MINATO, 20_000, "2026-10-31"),
+        invoice("M3", MINATO, 25_000, "2026-11-30"),
+        invoice("M4", MINATO, 25_000, "2026-12-31"),
+    ]
+    result = one([deposit(1, "ﾐﾅﾄｲﾝｻﾂ", 50_000)], invoices)
+    assert result.status == "review"
+    assert "2 通り" in result.reason
+    assert "M1+M2" in result.candidates and "M3+M4" in result.candidates
+
+
+def test_partial_payment_leaves_the_oldest_invoice_open() -> None:
+    invoices = [
+        invoice("S1", SAKURA, 300_000, "2026-10-31"),
+        invoice("S2", SAKURA, 80_000, "2026-11-30"),
+    ]
+    result = match_payments([deposit(1, "ﾕ)ｻｸﾗﾌﾞﾂｻﾝ", 100_000)], invoices, CUSTOMERS)
+    line = result.lines[0]
+    assert (line.kind, ids(line)) == ("partial", ["S1"])
+    assert result.balances == {"S1": Decimal(200_000), "S2": Decimal(80_000)}
+
+
+def test_overpayment_pays_everything_and_books_the_rest_as_advance() -> None:
+    invoices = [invoice("S1", SAKURA, 50_000, "2026-10-31")]
+    result = one([deposit(1, "ﾕ)ｻｸﾗﾌﾞﾂｻﾝ", 60_000)], invoices)
+    assert (result.kind, ids(result), result.overpaid) == ("overpaid", ["S1"], Decimal(10_000))
+    rows = payment_entries([result], Accounts(advance="仮受金"))
+    assert [(r.debit, r.credit, r.amount) for r in rows] == [
+        ("普通預金", "売掛金", Decimal(50_000)),
+        ("普通預金", "仮受金", Decimal(10_000)),
+    ]
+
+
+def test_an_unknown_payer_is_never_matched_even_when_an_amount_is_unique() -> None:
+    invoices = [invoice("A1", AOBA, 77_000, "2026-10-31")]
+    result = one([deposit(1, "ﾀﾅｶ ｲﾁﾛｳ", 77_000)], invoices)
+    assert result.status == "review" and result.customer is None
+    assert "A1" in result.candidates  # shown to the person, not applied
+
+
+def test_a_clear_match_of_a_later_line_is_not_taken_by_an_earlier_partial_payment() -> None:
+    invoices = [
+        invoice("S1", SAKURA, 50_000, "2026-10-31"),
+        invoice("S2", SAKURA, 70_000, "2026-11-30"),
+    ]
+    lines = [deposit(1, "ﾕ)ｻｸﾗﾌﾞﾂｻﾝ", 20_000), deposit(2, "ﾕ)ｻｸﾗﾌﾞﾂｻﾝ", 50_000)]
+    first, second = match_payments(lines, invoices, CUSTOMERS).lines
+    assert (second.kind, ids(second)) == ("exact", ["S1"])
+    assert (first.kind, ids(first)) == ("partial", ["S2"])
+
+
+def test_withdrawals_and_interest_are_not_payments() -> None:
+    lines = [
+        BankLine(1, None, Decimal(0), Decimal(5_000), "", "ATM"),
+        BankLine(2, None, Decimal(12), Decimal(0), "", "利息", bank_entry=True),
+    ]
+    results = match_payments(lines, [], CUSTOMERS).lines
+    assert [r.status for r in results] == ["not_payment", "not_payment"]
+
+
+def test_a_customer_with_nothing_open_goes_to_review() -> None:
+    result = one([deposit(1, "ﾐﾅﾄｲﾝｻﾂ", 10_000)], [])
+    assert result.status == "review" and result.customer == MINATO
+    assert "未入金の請求がありません" in result.reason
+
+
+@pytest.mark.parametrize("amount", [110_000, 109_340, 100_000, 150_000])
+def test_every_journal_slip_balances(amount: int) -> None:
+    invoices = [invoice("A1", AOBA, 110_000, "2026-10-31")]
+    result = one([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", amount)], invoices)
+    rows = payment_entries([result], Accounts())
+    assert sum(r.amount for r in rows if r.debit == "普通預金") == amount
+    credited = sum(r.amount for r in rows if r.credit in ("売掛金", "前受金"))
+    assert credited == amount + result.fee

@@ -1,0 +1,292 @@
+"""Bank statements, invoice lists and customer masters read by their headers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+from decimal import Decimal
+
+import openpyxl
+import pytest
+
+from keiri_agent.accounting.bank_statements import read_statement
+from keiri_agent.accounting.columns import Role, find_columns
+from keiri_agent.accounting.receivables import read_customers, read_invoices
+from keiri_agent.accounting.zengin import wareki_date
+from keiri_agent.errors import UserInputError
+
+
+def test_a_download_with_preamble_lines_one_amount_column_and_a_direction() -> None:
+    text = (
+        "口座番号,普通 1234567\r\n"
+        "照会期間,2026/11/01～2026/11/30\r\n"
+        "\r\n"
+        "取引日,入払区分,お取引金額,残高,お取引内容\r\n"
+        '2026/11/05,入金,"109,340","1,109,340",振込 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ\r\n'
+        '2026/11/06,出金,"5,000","1,104,340",ATM\r\n'
+        '2026/11/07,入金,120,"1,104,460",ﾌﾘｺﾐ ﾕ)ｻｸﾗ\r\n'
+    )
+    statement = read_statement({"name": "bank.csv", "data": text.encode("cp932")})
+    lines = statement.lines
+    assert statement.format == "csv"
+    assert [(line.row, line.deposit, line.withdrawal) for line in lines] == [
+        (1, Decimal(109_340), Decimal(0)),
+        (2, Decimal(0), Decimal(5_000)),
+        (3, Decimal(120), Decimal(0)),
+    ]
+    assert lines[0].date == dt.date(2026, 11, 5)
+    assert lines[0].payer == "ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ"  # the transaction word taken off
+    assert lines[2].payer == "ﾕ)ｻｸﾗ"
+
+
+def test_separate_deposit_and_withdrawal_columns_and_a_payer_column() -> None:
+    records = [
+        {
+            "日付": "2026-11-05",
+            "摘要": "振込",
+            "出金金額": None,
+            "入金金額": "55,000",
+            "残高": 1,
+            "振込依頼人名": "ﾐﾅﾄｲﾝｻﾂ",
+        },
+        {
+            "日付": "2026-11-06",
+            "摘要": "決算お利息",
+            "出金金額": None,
+            "入金金額": "12",
+            "残高": 1,
+            "振込依頼人名": None,
+        },
+    ]
+    lines = read_statement(records).lines
+    assert (lines[0].payer, lines[0].deposit) == ("ﾐﾅﾄｲﾝｻﾂ", Decimal(55_000))
+    assert lines[1].bank_entry and not lines[0].bank_entry
+
+
+def test_an_excel_download_is_read_the_same_way() -> None:
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["入出金明細"])
+    sheet.append(["お取引日", "お預り金額", "お引出し金額", "摘要"])
+    sheet.append([dt.datetime(2026, 11, 5), 33_000, None, "振込 ｶ)ｱｵﾊﾞ"])
+    buffer = io.BytesIO()
+    book.save(buffer)
+    statement = read_statement(buffer.getvalue())
+    assert statement.format == "excel"
+    assert [(line.date, line.deposit, line.payer) for line in statement.lines] == [
+        (dt.date(2026, 11, 5), Decimal(33_000), "ｶ)ｱｵﾊﾞ")
+    ]
+
+
+def test_no_deposit_column_says_which_columns_there_are_and_how_to_name_it() -> None:
+    records = [{"日付": "2026-11-05", "ｵｱｽﾞｶﾘ": "100", "摘要": "x"}]
+    with pytest.raises(UserInputError) as raised:
+        read_statement(records)
+    assert "入金額" in raised.value.message
+    assert "ｵｱｽﾞｶﾘ" in (raised.value.hint or "") and "columns.bank" in (raised.value.hint or "")
+    named = read_statement(records, {"deposit": "ｵｱｽﾞｶﾘ"})
+    assert named.lines[0].deposit == Decimal(100)
+
+
+def test_an_unreadable_amount_names_the_row() -> None:
+    records = [{"日付": "2026-11-05", "入金額": "100"}, {"日付": "2026-11-06", "入金額": "百円"}]
+    with pytest.raises(UserInputError) as raised:
+        read_statement(records)
+    assert "2 行目" in raised.value.message
+
+
+def test_an_override_naming_a_missing_column_is_refused() -> None:
+    with pytest.raises(UserInputError) as raised:
+        find_columns(
+            ["日付"],
+            [Role("date", "日付", ("日付",))],
+            table="入金明細",
+            overrides={"date": "取引日"},
+        )
+    assert "取引日" in raised.value.message
+
+
+def test_a_compound_header_is_what_it_ends_with() -> None:
+    roles = [Role("name", "得意先名", ("得意先名",)), Role("kana", "カナ", ("カナ", "フリガナ"))]
+    assert find_columns(["得意先名カナ", "得意先名"], roles, table="t") == {
+        "kana": "得意先名カナ",
+        "name": "得意先名",
+    }
+
+
+def _zengin_record(fields: list[tuple[str, int]]) -> bytes:
+    """A 200-byte record from (text, width): numbers zero-filled right, text left."""
+    out = b""
+    for text, width in fields:
+        raw = text.encode("cp932")
+        out += raw.rjust(width, b"0") if text.isdigit() else raw.ljust(width, b" ")
+    assert len(out) == 200, len(out)
+    return out
+
+
+def test_a_zengin_transactions_file_入出金取引明細() -> None:
+    header = _zengin_record(
+        [
+            ("1", 1),
+            ("03", 2),
+            ("0", 1),
+            ("081201", 6),
+            ("081101", 6),
+            ("081130", 6),
+            ("0001", 4),
+            ("ﾐｽﾞﾎ", 15),
+            ("001", 3),
+            ("ﾎﾝﾃﾝ", 15),
+            ("000", 3),
+            ("1", 1),
+            ("1234567", 7),
+            ("ｶ)ｹｲﾘ", 40),
+            ("0", 1),
+            ("1", 1),
+            ("00000000000000", 14),
+            (" " * 74, 74),
+        ]
+    )
+
+    def data(reference: str, date: str, direction: str, amount: str, payer: str) -> bytes:
+        return _zengin_record(
+            [
+                ("2", 1),
+                (reference, 8),
+                (date, 6),
+                (date, 6),
+                (direction, 1),
+                ("11", 2),
+                (amount, 12),
+                ("0", 12),
+                ("000000", 6),
+                ("000000", 6),
+                ("0", 1),
+                ("0", 7),
+                ("000", 3),
+                ("0", 10),
+                (payer, 48),
+                ("ｻﾝﾜ", 15),
+                ("ｼﾝｼﾞﾕｸ", 15),
+                ("ﾌﾘｺﾐ", 20),
+                (" " * 20, 20),
+                (" ", 1),
+            ]
+        )
+
+    trailer = _zengin_record([("8", 1), (" " * 199, 199)])
+    end = _zengin_record([("9", 1), (" " * 199, 199)])
+    body = [
+        header,
+        data("1", "081105", "1", "109340", "ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ"),
+        data("2", "081106", "2", "5000", ""),
+        trailer,
+        end,
+    ]
+    for joined in (b"".join(body), b"\r\n".join(body) + b"\r\n"):
+        lines = read_statement(joined).lines
+        assert [(ln.row, ln.date, ln.deposit, ln.withdrawal, ln.payer) for ln in lines] == [
+            (1, dt.date(2026, 11, 5), Decimal(109_340), Decimal(0), "ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ"),
+            (2, dt.date(2026, 11, 6), Decimal(0), Decimal(5_000), ""),
+        ]
+
+
+def test_a_zengin_transfer_notice_振込入金通知() -> None:
+    header = _zengin_record(
+        [
+            ("1", 1),
+            ("01", 2),
+            ("0", 1),
+            ("081201", 6),
+            ("081101", 6),
+            ("081130", 6),
+            ("0172", 4),
+            ("ｱﾜｷﾞﾝｺｳ", 15),
+            ("101", 3),
+            ("ﾎﾝﾃﾝ", 15),
+            ("1", 1),
+            ("7654321", 7),
+            ("ｶ)ｹｲﾘ", 40),
+            (" " * 93, 93),
+        ]
+    )
+    notice = _zengin_record(
+        [
+            ("2", 1),
+            ("1", 6),
+            ("081110", 6),
+            ("081110", 6),
+            ("55000", 10),
+            ("0", 10),
+            ("0", 10),
+            ("ﾐﾅﾄｲﾝｻﾂ", 48),
+            ("ｻﾝﾜ", 15),
+            ("ｼﾝｼﾞﾕｸ", 15),
+            ("0", 1),
+            (" " * 20, 20),
+            (" " * 52, 52),
+        ]
+    )
+    statement = read_statement(header + notice)
+    assert statement.format == "zengin"
+    assert [(ln.date, ln.deposit, ln.payer) for ln in statement.lines] == [
+        (dt.date(2026, 11, 10), Decimal(55_000), "ﾐﾅﾄｲﾝｻﾂ")
+    ]
+
+
+def test_wareki_dates_in_zengin_files() -> None:
+    today = dt.date(2026, 11, 29)
+    assert wareki_date("081130", today) == dt.date(2026, 11, 30)
+    assert wareki_date("310430", today) == dt.date(2019, 4, 30)  # 平成31: 令和31 is 2049
+    assert wareki_date("000000", today) is None
+
+
+def test_customers_with_several_transfer_names_and_a_reading_column() -> None:
+    records = [
+        {
+            "得意先コード": "C1",
+            "得意先名": "株式会社山田商事",
+            "得意先名カナ": "ヤマダショウジ",
+            "振込名義": "ﾔﾏﾀﾞｼﾖｳｼﾞ ｹｲﾘ;ﾔﾏﾀﾞ ﾀﾛｳ",
+        },
+        {"得意先コード": "", "得意先名": "", "得意先名カナ": "", "振込名義": ""},
+    ]
+    (customer,) = read_customers(records)
+    assert (customer.id, customer.kana) == ("C1", "ヤマダショウジ")
+    assert customer.aliases == ("ﾔﾏﾀﾞｼﾖｳｼﾞ ｹｲﾘ", "ﾔﾏﾀﾞ ﾀﾛｳ")
+
+
+def test_invoices_use_the_balance_column_and_skip_paid_ones() -> None:
+    customers = read_customers([{"得意先コード": "C1", "得意先名": "山田商事"}])
+    records = [
+        {
+            "請求書番号": "I1",
+            "得意先名": "山田商事",
+            "請求金額(税込)": "110,000",
+            "未入金額": "10,000",
+            "支払期限": "2026/10/31",
+        },
+        {
+            "請求書番号": "I2",
+            "得意先名": "山田商事",
+            "請求金額(税込)": "50,000",
+            "未入金額": "0",
+            "支払期限": "2026/11/30",
+        },
+    ]
+    (only,) = read_invoices(records, customers)
+    assert (only.id, only.amount, only.balance, only.due) == (
+        "I1",
+        Decimal(110_000),
+        Decimal(10_000),
+        dt.date(2026, 10, 31),
+    )
+
+
+def test_an_invoice_of_a_customer_missing_from_the_master_is_an_error() -> None:
+    customers = read_customers([{"得意先コード": "C1", "得意先名": "山田商事"}])
+    records = [{"請求書番号": "I1", "得意先コード": "C9", "請求額": 1000}]
+    with pytest.raises(UserInputError) as raised:
+        read_invoices(records, customers)
+    assert "C9" in raised.value.message and "取引先マスタ" in raised.value.message
