@@ -27,21 +27,23 @@ from keiri_agent.files.cells import date_value, decimal_value
 CUSTOMERS = "取引先マスタ"
 INVOICES = "請求一覧"
 
+_CODE_WORDS = (
+    "得意先コード",
+    "取引先コード",
+    "顧客コード",
+    "得意先CD",
+    "取引先CD",
+    "得意先ID",
+    "顧客ID",
+    "取引先ID",
+)
+"""How lists head the customer's code (the master adds a bare コード)."""
+
 CUSTOMER_ROLES = (
     Role(
         "code",
         "得意先コード",
-        (
-            "得意先コード",
-            "取引先コード",
-            "顧客コード",
-            "得意先CD",
-            "取引先CD",
-            "得意先ID",
-            "顧客ID",
-            "取引先ID",
-            "コード",
-        ),
+        (*_CODE_WORDS, "コード"),
     ),
     Role(
         "name",
@@ -74,16 +76,7 @@ INVOICE_ROLES = (
     Role(
         "customer_code",
         "得意先コード",
-        (
-            "得意先コード",
-            "取引先コード",
-            "顧客コード",
-            "得意先CD",
-            "取引先CD",
-            "得意先ID",
-            "顧客ID",
-            "取引先ID",
-        ),
+        _CODE_WORDS,
     ),
     Role(
         "customer_name",

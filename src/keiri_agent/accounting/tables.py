@@ -18,7 +18,7 @@ from typing import Any
 from keiri_agent.accounting.columns import Role, header_row
 from keiri_agent.errors import UserInputError
 from keiri_agent.files.bounds import InputBoundsError, check_csv_text
-from keiri_agent.files.header import detect_header_row, is_filled
+from keiri_agent.files.header import detect_header_row, is_filled, unique_names
 from keiri_agent.limits import current_input_limits
 from keiri_agent.textcodec import TextDecodeError, decode_text
 
@@ -70,7 +70,7 @@ def read_table(data: bytes, table: str, roles: Sequence[Role] = ()) -> list[dict
             hint="1 行目（タイトル行があればその下）に列名を書いた CSV にしてください",
             details={"table": table},
         )
-    names = _names(rows[header])
+    names = unique_names(rows[header])
     records = []
     for row in rows[header + 1 :]:
         if not any(is_filled(cell) for cell in row):
@@ -123,14 +123,3 @@ def csv_rows(data: bytes, table: str) -> list[list[str | None]]:
             details={"table": table, "line": reader.line_num},
         ) from None
     return rows
-
-
-def _names(cells: list[str | None]) -> list[str]:
-    names: list[str] = []
-    for position, cell in enumerate(cells, start=1):
-        base = (cell or "").strip() or f"列{position}"
-        name, suffix = base, 2
-        while name in names:
-            name, suffix = f"{base}_{suffix}", suffix + 1
-        names.append(name)
-    return names

@@ -39,6 +39,7 @@ from keiri_agent.blocks.records import (
     type_read_columns,
 )
 from keiri_agent.files.bounds import InputBoundsError, check_csv_text
+from keiri_agent.files.header import unique_names
 from keiri_agent.limits import current_input_limits
 from keiri_agent.textcodec import TextDecodeError, decode_text
 
@@ -126,17 +127,6 @@ def _decode(data: bytes, encoding: str) -> tuple[str, str, bool]:
         ) from None
 
 
-def _header_names(cells: list[str | None]) -> list[str]:
-    names: list[str] = []
-    for position, cell in enumerate(cells, start=1):
-        base = (cell or "").strip() or f"列{position}"
-        name, suffix = base, 2
-        while name in names:
-            name, suffix = f"{base}_{suffix}", suffix + 1
-        names.append(name)
-    return names
-
-
 def _rows(text: str, delimiter: str, skip_rows: int) -> list[list[str | None]]:
     limits = current_input_limits()
     try:
@@ -195,7 +185,7 @@ class ReadBlock(ProcessingBlock):
         ctx.check_cancelled()
         rows = _rows(text, delimiter, skip_rows)
         if header:
-            columns = _header_names(rows.pop(0)) if rows else list(names or [])
+            columns = unique_names(rows.pop(0)) if rows else list(names or [])
             if names is not None and rows:
                 raise invalid(
                     "header: true のときは columns を指定しません（1 行目が列名になります）",

@@ -78,3 +78,15 @@ def _names_columns(row: Sequence[Any], width: int) -> bool:
         return False
     names = [cell.strip() for cell in filled]
     return len(names) >= max(1, math.ceil(width / 2)) and len(set(names)) == len(names)
+
+
+def unique_names(cells: Sequence[Any]) -> list[str]:
+    """Column names from a header row: blanks named 列1, 列2…, repeats given _2, _3."""
+    names: list[str] = []
+    for position, cell in enumerate(cells, start=1):
+        base = str(cell or "").strip() or f"列{position}"
+        name, suffix = base, 2
+        while name in names:
+            name, suffix = f"{base}_{suffix}", suffix + 1
+        names.append(name)
+    return names
