@@ -290,3 +290,25 @@ def test_an_invoice_of_a_customer_missing_from_the_master_is_an_error() -> None:
     with pytest.raises(UserInputError) as raised:
         read_invoices(records, customers)
     assert "C9" in raised.value.message and "取引先マスタ" in raised.value.message
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (b"\x00\x01\x02binary\xff\xfe" * 50, "CSV"),  # not text at all
+        ("日付,入金額\r\n2026/11/05,100\r\n".encode("utf-16-be"), "入金明細"),  # odd encoding
+        (b"103" + b"0" * 197 + b"2" + b"0" * 50, "200 バイト"),  # a 全銀 file cut short
+    ],
+)
+def test_a_damaged_or_foreign_bank_file_is_a_clear_error(data: bytes, said: str) -> None:
+    with pytest.raises(UserInputError) as raised:
+        read_statement({"name": "bank.csv", "data": data})
+    assert said in raised.value.message + (raised.value.hint or "")
+
+
+def test_an_unreadable_invoice_amount_names_the_row_and_how_to_write_it() -> None:
+    customers = read_customers([{"得意先コード": "C1", "得意先名": "山田商事"}])
+    records = [{"請求書番号": "I1", "得意先コード": "C1", "請求額": "十万円"}]
+    with pytest.raises(UserInputError) as raised:
+        read_invoices(records, customers)
+    assert "1 行目" in raised.value.message and "110,000" in (raised.value.hint or "")
