@@ -174,3 +174,64 @@ def test_every_journal_slip_balances(amount: int) -> None:
     assert sum(r.amount for r in rows if r.debit == "普通預金") == amount
     credited = sum(r.amount for r in rows if r.credit in ("売掛金", "前受金"))
     assert credited == amount + result.fee
+
+
+def issued_invoice(id_: str, customer: Customer, amount: int, due: str, issued: str) -> Invoice:
+    value = Decimal(amount)
+    return Invoice(
+        id_, customer, value, value, dt.date.fromisoformat(due), dt.date.fromisoformat(issued), 0
+    )
+
+
+def test_an_invoice_issued_after_the_payment_is_not_what_it_pays() -> None:
+    # paid 2026-11-10: the November invoice did not exist yet, so 97,850 is the October
+    # invoice and 500 more (過入金), not part of a later invoice
+    invoices = [
+        issued_invoice("N10", AOBA, 97_350, "2026-11-30", "2026-10-31"),
+        issued_invoice("N11", AOBA, 102_190, "2026-12-31", "2026-11-30"),
+    ]
+    result = match_payments([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", 97_850)], invoices, CUSTOMERS)
+    line = result.lines[0]
+    assert (line.kind, ids(line), line.overpaid) == ("overpaid", ["N10"], Decimal(500))
+    assert result.balances["N11"] == Decimal(102_190)
+    nothing_yet = one([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", 50_000)], invoices[1:])
+    assert nothing_yet.status == "review" and "未入金の請求がありません" in nothing_yet.reason
+
+
+def test_two_equal_invoices_due_the_same_day_are_not_told_apart_by_a_guess() -> None:
+    invoices = [
+        invoice("K1", AOBA, 132_000, "2026-11-30"),
+        invoice("K2", AOBA, 132_000, "2026-11-30"),
+    ]
+    result = one([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", 132_000)], invoices)
+    assert result.status == "review"
+    assert "K1" in result.candidates and "K2" in result.candidates
+
+
+def test_one_invoice_of_the_amount_and_others_adding_up_to_it_are_two_explanations() -> None:
+    invoices = [
+        invoice("B1", AOBA, 33_000, "2026-10-31"),
+        invoice("B2", AOBA, 22_000, "2026-10-31"),
+        invoice("B3", AOBA, 55_000, "2026-10-31"),
+    ]
+    result = one([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", 55_000)], invoices)
+    assert result.status == "review"
+    assert "B3" in result.candidates and "B1+B2" in result.candidates
+
+
+def test_a_gap_too_big_for_a_fee_and_too_small_for_a_partial_payment_is_asked() -> None:
+    invoices = [invoice("D1", AOBA, 275_880, "2026-10-31")]
+    short = one([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", 274_340)], invoices)  # 1,540 short (0.6 %)
+    assert short.status == "review" and "1,540 円 少ない" in short.reason
+    half = one([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", 137_940)], invoices)
+    assert (half.status, half.kind) == ("matched", "partial")
+
+
+def test_money_from_the_companys_own_account_is_not_a_payment() -> None:
+    invoices = [invoice("A1", AOBA, 3_000_000, "2026-10-31")]
+    lines = [deposit(1, "ｶ)ﾅﾆﾜｼﾖｸﾋﾝｼﾖｳｶｲ", 3_000_000), deposit(2, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", 3_000_000)]
+    result = match_payments(lines, invoices, CUSTOMERS, own_names=["ｶ)ﾅﾆﾜｼﾖｸﾋﾝｼﾖｳｶｲ"])
+    assert [line.status for line in result.lines] == ["not_payment", "matched"]
+    assert "自社" in result.lines[0].reason
+    without = match_payments(lines, invoices, CUSTOMERS)
+    assert without.lines[0].status == "review"

@@ -312,3 +312,24 @@ def test_an_unreadable_invoice_amount_names_the_row_and_how_to_write_it() -> Non
     with pytest.raises(UserInputError) as raised:
         read_invoices(records, customers)
     assert "1 行目" in raised.value.message and "110,000" in (raised.value.hint or "")
+
+
+def test_the_payer_is_in_the_摘要_when_お取引内容_holds_only_the_kind_of_transaction() -> None:
+    text = (
+        '"入出金明細照会"\r\n'
+        '"口座名義","ｶ)ﾅﾆﾜｼﾖｸﾋﾝｼﾖｳｶｲ"\r\n'
+        '"照会期間","令和8年11月1日～令和8年11月30日"\r\n'
+        "\r\n"
+        '"取引日","入出金区分","お取引内容","金額","残高","摘要"\r\n'
+        '"令和8年11月2日","入金","振込入金","66990","5199210","ｶ)ﾌｼﾞｲｼﾖｳﾃﾝ"\r\n'
+        '"令和8年11月5日","入金","振替入金","2000000","7199210","ﾃｲｷﾖｷﾝ ｶｲﾔｸ"\r\n'
+        '"令和8年11月10日","入金","振込入金","184600","7383810","ｺｸｾﾞｲｶﾝﾌﾟｷﾝ ﾅﾆﾜｾﾞｲﾑｼﾖ"\r\n'
+        '"令和8年11月11日","入金","振込資金返却","35200","7419010","ﾔｽﾀﾞ ｺｳｷ"\r\n'
+        '"令和8年11月12日","入金","振込 ｶ)ﾐﾅﾄｲﾝｻﾂ","5000","7424010",""\r\n'
+    )
+    statement = read_statement({"name": "bank.csv", "data": text.encode("cp932")})
+    assert statement.holder == "ｶ)ﾅﾆﾜｼﾖｸﾋﾝｼﾖｳｶｲ"
+    lines = statement.lines
+    assert lines[0].payer == "ｶ)ﾌｼﾞｲｼﾖｳﾃﾝ" and not lines[0].bank_entry
+    assert [line.bank_entry for line in lines[1:4]] == [True, True, True]
+    assert lines[4].payer == "ｶ)ﾐﾅﾄｲﾝｻﾂ"  # one column holding both: the kind taken off

@@ -28,8 +28,10 @@ class BankLine:
 
 @dataclass(frozen=True)
 class Statement:
-    """The lines of a statement, the file's format and the columns used (role → header)."""
+    """The lines of a statement, the file's format, the columns used (role → header)
+    and the account holder the download names (empty when it names none)."""
 
     lines: list[BankLine]
     format: str
     columns: dict[str, str]
+    holder: str = ""

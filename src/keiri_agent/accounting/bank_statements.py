@@ -12,12 +12,16 @@ Three kinds of file are read (``read_statement``):
 
 The payer (振込依頼人名) is its own column when the bank has one; otherwise it is
 taken from the description (摘要: 「振込 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ」) without the transaction word in
-front. A deposit the bank itself made (interest) is marked as not a customer's
-payment (``BankLine.bank_entry``).
+front, or from the お取引内容 column when the 摘要 holds nothing more. A deposit that
+is not a customer's payment (interest, a tax refund, a closed time deposit, a transfer
+of ours returned) is marked (``BankLine.bank_entry``); a CSV download's account holder
+(口座名義 above the header) is kept to recognise the company's own transfers.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -26,8 +30,8 @@ from typing import Any
 
 from keiri_agent.accounting import zengin
 from keiri_agent.accounting.bank_lines import BankLine, Statement
-from keiri_agent.accounting.columns import Role, find_columns
-from keiri_agent.accounting.tables import file_bytes, read_table
+from keiri_agent.accounting.columns import Role, find_columns, header_key, header_row
+from keiri_agent.accounting.tables import csv_rows, file_bytes, read_table
 from keiri_agent.errors import UserInputError
 from keiri_agent.files.cells import date_value, decimal_value
 
@@ -98,22 +102,8 @@ BANK_ROLES = (
             "名義",
         ),
     ),
-    Role(
-        "text",
-        "摘要",
-        (
-            "摘要",
-            "お取引内容",
-            "取引内容",
-            "摘要内容",
-            "内容",
-            "取引名",
-            "明細",
-            "備考",
-            "お取引",
-            "取引",
-        ),
-    ),
+    Role("kind", "お取引内容", ("お取引内容", "取引内容", "取引名", "お取引", "取引")),
+    Role("text", "摘要", ("摘要", "摘要内容", "内容", "明細", "備考")),
     Role("balance", "残高", ("残高", "差引残高", "取引後残高", "現在高")),
 )
 """The columns of a bank's CSV, by the words banks head them with."""
@@ -168,8 +158,20 @@ _BANK_ENTRY_WORDS = (
     "リソク",
     "ケツサンリソク",
     "還付",
+    "カンプキン",
+    "定期預金",
+    "テイキヨキン",
+    "解約",
+    "カイヤク",
+    "組戻",
+    "クミモドシ",
+    "資金返却",
+    "返却",
+    "ヘンキヤク",
 )
-"""Deposits that are not a customer's payment: interest the bank pays, tax refunds (還付金)."""
+"""Deposits that are not a customer's payment: interest the bank pays, tax refunds
+(還付金), a time deposit closed into the account (定期預金の解約), a transfer of ours
+coming back (組戻し・資金返却)."""
 
 
 def _alternatives(words: Sequence[str]) -> str:
@@ -186,6 +188,32 @@ def payer_from_text(text: str) -> str:
     return _TRANSFER_PREFIX.sub("", text, count=1).strip()
 
 
+def _payer_described(described: Sequence[str]) -> str:
+    """The payer of a line without a payer column: from the 摘要, else from the
+    お取引内容 — whichever holds more than the transaction word (one bank writes
+    「振込入金」 in お取引内容 and the payer in 摘要, another 「振込 ﾔﾏﾀﾞ」 in one column)."""
+    for part in reversed(described):
+        payer = payer_from_text(part)
+        if payer and payer_from_text(payer) == payer:
+            return payer
+    return ""
+
+
+_HOLDER_LABELS = ("口座名義", "名義人", "口座名", "名義", "お名前")
+
+
+def account_holder(rows: Sequence[Sequence[Any]]) -> str:
+    """The account holder a download names above its header (「口座名義,ｶ)ﾅﾆﾜ…」), or ""."""
+    header = header_row(rows, BANK_ROLES)
+    for row in rows[: header or 0]:
+        cells = [str(cell).strip() for cell in row if cell is not None and str(cell).strip()]
+        for label, value in itertools.pairwise(cells):
+            key = header_key(label)
+            if any(key == header_key(word) for word in _HOLDER_LABELS):
+                return value
+    return ""
+
+
 def read_statement(value: Any, overrides: Mapping[str, str] | None = None) -> Statement:
     """A bank statement (file bytes, an upload, or records) as lines."""
     data = file_bytes(value)
@@ -193,8 +221,10 @@ def read_statement(value: Any, overrides: Mapping[str, str] | None = None) -> St
         if zengin.is_zengin(data):
             return Statement(zengin.read_transactions(data), "zengin", {})
         records = read_table(data, TABLE, BANK_ROLES)
-        kind = "excel" if data.startswith(b"PK\x03\x04") else "csv"
-        return lines_from_records(records, overrides, kind)
+        if data.startswith(b"PK\x03\x04"):
+            return lines_from_records(records, overrides, "excel")
+        statement = lines_from_records(records, overrides, "csv")
+        return dataclasses.replace(statement, holder=account_holder(csv_rows(data, TABLE)))
     if isinstance(value, list) and all(isinstance(row, Mapping) for row in value):
         return lines_from_records(value, overrides, "records")
     raise UserInputError(
@@ -291,9 +321,10 @@ def _line(row: int, record: Mapping[str, Any], columns: Mapping[str, str]) -> Ba
             "書いてください",
             details={"table": TABLE, "row": row, "value": str(raw_date)[:100]},
         )
-    text = _text(record.get(columns["text"])) if "text" in columns else ""
+    described = [_text(record.get(columns[role])) for role in ("kind", "text") if role in columns]
+    text = " ".join(part for part in described if part)
     payer = _text(record.get(columns["payer"])) if "payer" in columns else ""
     if not payer and deposit > 0:
-        payer = payer_from_text(text)
+        payer = _payer_described(described)
     bank_entry = deposit > 0 and bool(_BANK_ENTRY.search(unicodedata.normalize("NFKC", text)))
     return BankLine(row, date, deposit, withdrawal, payer, text, bank_entry, dict(record))

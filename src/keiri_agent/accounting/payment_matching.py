@@ -43,6 +43,11 @@ DEFAULT_FEE_TOLERANCE = 880
 """A shortfall up to this many yen is taken as a deducted transfer fee."""
 MAX_COMBINED_INVOICES = 16
 """Combined payments are searched among this many oldest open invoices of a customer."""
+SHORT_PAYMENT_SHARE = Decimal("0.05")
+"""A payment short of the oldest invoice by more than a fee but less than this share of
+it is not taken as 一部入金: such a gap is a deduction to ask about (値引, 相殺)."""
+OWN = "__own__"
+"""The id the company's own names are matched under."""
 MAX_COMBINATIONS = 100_000
 """Invoice combinations tried per line at most (then the line goes to 要確認)."""
 
@@ -132,10 +137,15 @@ def match_payments(
     *,
     fees: FeeRule | None = None,
     matcher: PayerMatcher | None = None,
+    own_names: Sequence[str] = (),
 ) -> MatchResult:
-    """Match every deposit of ``lines`` (see the module docstring)."""
+    """Match every deposit of ``lines`` (see the module docstring). A deposit whose
+    payer is one of ``own_names`` (the company's own account names) moves money
+    between the company's accounts: not a customer's payment."""
     fees = fees or FeeRule()
     matcher = matcher or PayerMatcher(customers)
+    own = [name for name in own_names if name.strip()]
+    ours = PayerMatcher([Customer(OWN, own[0], aliases=tuple(own))]) if own else None
     balances = {invoice.id: invoice.balance for invoice in invoices}
     by_customer: dict[str, list[Invoice]] = {}
     for invoice in sorted(invoices, key=_age):
@@ -144,6 +154,10 @@ def match_payments(
     second_pass: list[tuple[BankLine, PayerMatch]] = []
     for line in lines:
         early = _not_a_payment(line)
+        if early is None and ours is not None and ours.match(line.payer).customer is not None:
+            early = LineResult(
+                line, "not_payment", reason="自社の口座からの振替（振込名義が自社名）"
+            )
         if early is not None:
             results[line.row] = early
             continue
@@ -151,7 +165,7 @@ def match_payments(
         if payer.customer is None:
             results[line.row] = _unknown_payer(line, payer, invoices, balances)
             continue
-        open_invoices = [i for i in by_customer.get(payer.customer.id, []) if balances[i.id] > 0]
+        open_invoices = _open_at(line, by_customer.get(payer.customer.id, []), balances)
         found = _explanations(line.deposit, open_invoices, balances, fees)
         if found is None:
             results[line.row] = _review(
@@ -168,7 +182,7 @@ def match_payments(
         results[line.row] = _apply(line, payer, chosen, balances, fees)
     for line, payer in second_pass:
         assert payer.customer is not None
-        open_invoices = [i for i in by_customer.get(payer.customer.id, []) if balances[i.id] > 0]
+        open_invoices = _open_at(line, by_customer.get(payer.customer.id, []), balances)
         results[line.row] = _partial_or_over(line, payer, open_invoices, balances, fees)
     ordered = [results[line.row] for line in lines]
     paid = {
@@ -177,6 +191,18 @@ def match_payments(
         if balances[invoice.id] != invoice.balance
     }
     return MatchResult(ordered, list(invoices), balances, paid)
+
+
+def _open_at(
+    line: BankLine, invoices: Sequence[Invoice], balances: dict[str, Decimal]
+) -> list[Invoice]:
+    """The invoices a deposit can pay: a balance left, and issued by the day of the
+    deposit (a payment cannot settle an invoice that did not exist yet)."""
+    return [
+        i
+        for i in invoices
+        if balances[i.id] > 0 and (i.issued is None or line.date is None or i.issued <= line.date)
+    ]
 
 
 def _age(invoice: Invoice) -> tuple[dt.date, dt.date, str]:
@@ -188,7 +214,11 @@ def _not_a_payment(line: BankLine) -> LineResult | None:
         reason = "出金" if line.withdrawal > 0 else "金額がありません"
         return LineResult(line, "not_payment", reason=reason)
     if line.bank_entry:
-        return LineResult(line, "not_payment", reason="得意先の入金ではない（利息・還付金など）")
+        return LineResult(
+            line,
+            "not_payment",
+            reason="得意先の入金ではない（利息・還付金・定期預金の解約・組戻しなど）",
+        )
     return None
 
 
@@ -217,19 +247,26 @@ def _explanations(
 
 def _without_twins(found: list[_Explanation], balances: dict[str, Decimal]) -> list[_Explanation]:
     """Explanations that differ only by which of two equal invoices they take are one:
-    the oldest ones are kept (invoices are in age order)."""
-    kept: dict[tuple[tuple[Decimal, ...], Decimal], _Explanation] = {}
+    the oldest ones are kept (invoices are in age order) — unless the other is just as
+    old (the same due dates): then nothing tells them apart and both stay."""
+    kept: dict[tuple[tuple[Decimal, ...], Decimal], list[_Explanation]] = {}
     for explanation in found:
         key = (tuple(sorted(balances[i.id] for i in explanation.invoices)), explanation.fee)
-        kept.setdefault(key, explanation)
-    return list(kept.values())
+        twins = kept.setdefault(key, [])
+        if not twins or _dues(twins[0]) == _dues(explanation):
+            twins.append(explanation)
+    return [explanation for twins in kept.values() for explanation in twins]
+
+
+def _dues(explanation: _Explanation) -> tuple[dt.date, ...]:
+    return tuple(sorted(i.due or dt.date.max for i in explanation.invoices))
 
 
 def _choose(found: list[_Explanation]) -> _Explanation | None:
     """The one explanation to apply: exact sums before fees, a single invoice before
-    combinations; None when none fits or two fit equally."""
+    combinations of a fee; None when none fits or two fit equally (one invoice of the
+    amount and other invoices adding up to it exactly are two explanations)."""
     for fits in (
-        [e for e in found if not e.fee and len(e.invoices) == 1],
         [e for e in found if not e.fee],
         [e for e in found if e.fee and len(e.invoices) == 1],
         [e for e in found if e.fee],
@@ -323,6 +360,16 @@ def _partial_or_over(
             name_reason=payer.reason,
             amount_reason=reason,
             confidence=round(_CONFIDENCE["overpaid"] * min(payer_score, 1.0), 3),
+        )
+    shortfall = balances[oldest.id] - amount
+    if fees.largest < shortfall < balances[oldest.id] * SHORT_PAYMENT_SHARE:
+        return _review(
+            line,
+            payer,
+            f"請求 {oldest.id} より {_yen(shortfall)} 少ない入金です。振込手数料にしては大きく、"
+            "一部入金にしては残りが小さすぎます（値引・返品・相殺の確認を）",
+            open_invoices,
+            balances,
         )
     if amount < balances[oldest.id] - fees.largest:
         left = balances[oldest.id] - amount

@@ -194,8 +194,16 @@ class MatchPaymentsBlock(ProcessingBlock):
         ctx.check_cancelled()
         threshold = inputs.get("name_threshold")
         matcher = PayerMatcher(customers, threshold=THRESHOLD if threshold is None else threshold)
+        own_names = [str(name) for name in inputs.get("own_names") or []]
+        if statement.holder:
+            own_names.append(statement.holder)
         result = match_payments(
-            statement.lines, invoices, customers, fees=_fees(inputs), matcher=matcher
+            statement.lines,
+            invoices,
+            customers,
+            fees=_fees(inputs),
+            matcher=matcher,
+            own_names=own_names,
         )
         as_of, as_of_source = _as_of(inputs, result)
         accounts = Accounts(**{k: v for k, v in (inputs.get("accounts") or {}).items() if v})
@@ -216,6 +224,7 @@ class MatchPaymentsBlock(ProcessingBlock):
             "未入金残高合計": sum(row["残高"] for row in open_rows),
             "基準日": as_of.isoformat(),
             "基準日の決め方": as_of_source,
+            "自社の名義": "、".join(own_names),
         }
         return {
             "matched": matched,
