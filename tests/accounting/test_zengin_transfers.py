@@ -236,7 +236,7 @@ def test_a_schedule_file_becomes_a_transfer_file_that_reads_back() -> None:
         "すずき設計,スズキ　イチロウ,0001,240,1,0012345,0,2026/11/30\n"
     ).encode("cp932")
     out = run({"name": "payments.csv", "data": text})
-    back = read_transfer_file(out["file"], year=2026)
+    back = read_transfer_file(out["file"]["data"], year=2026)
     assert [
         (t.account.bank_code, t.account.branch_code, t.name, t.amount) for t in back.transfers
     ] == [

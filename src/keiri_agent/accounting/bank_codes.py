@@ -4,7 +4,8 @@ The list is the ``zengin-code`` package (the zengin-code project's data of every
 Japanese bank and branch, released as a wheel with a date in its version). It is loaded
 once, on first use (about 1,100 banks and 30,000 branches). A code is looked up as
 given; a name is looked up only when it names exactly one bank (or one branch of the
-bank), after removing the words a name is written with (銀行, 支店, 本店営業部 stays).
+bank), after removing the words a name is written with (銀行, 支店) and shortening
+信用金庫 to 信金 as the list does.
 """
 
 from __future__ import annotations
@@ -15,8 +16,16 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-_BANK_WORDS = re.compile(r"(銀行|信用金庫|信用組合|農業協同組合|ギンコウ|ぎんこう)$")
-_BRANCH_WORDS = re.compile(r"(支店|支所|出張所|シテン|してん)$")
+_BANK_WORDS = re.compile(r"(銀行|ギンコウ|ぎんこう)$")
+_SHORT_FORMS = (
+    ("信用金庫", "信金"),
+    ("信用組合", "信組"),
+    ("農業協同組合", "農協"),
+    ("シンヨウキンコ", "シンキン"),
+    ("シンヨウクミアイ", "シンクミ"),
+)
+"""How the list shortens the kinds of banks (城南信用金庫 is 城南信金)."""
+_BRANCH_WORDS = re.compile(r"(支店|支所|出張所|店|シテン|してん)$")
 
 
 @dataclass(frozen=True)
@@ -30,6 +39,8 @@ class Place:
 
 def _key(name: str, words: re.Pattern[str]) -> str:
     text = re.sub(r"\s", "", unicodedata.normalize("NFKC", name))
+    for long, short in _SHORT_FORMS:
+        text = text.replace(long, short)
     return words.sub("", text)
 
 

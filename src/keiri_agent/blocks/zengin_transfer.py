@@ -6,7 +6,8 @@ names in the 全銀 character set, amounts), checks that the 振込指定日 is 
 (national holidays and the company's closed days), and writes the file
 (:mod:`keiri_agent.accounting.zengin_transfers`). The file is read back before it is
 returned and must give the same transfers: a file that would not parse never leaves.
-The block returns bytes; sending them to the bank is the user's step.
+The block returns the file (``{name, data}``: 総合振込_YYYYMMDD.txt); sending it to the
+bank is the user's step.
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ def transfer_row(row: ScheduleRow) -> dict[str, Any]:
         "預金種目": ACCOUNT_TYPES[account.account_type] if account else None,
         "口座番号": account.number if account else None,
         "支払金額": transfer.amount if transfer else None,
-        "備考": "、".join(row.notes),
+        "備考": "、".join(row.notes + row.problems),
     }
 
 
@@ -153,11 +154,11 @@ class ZenginTransferBlock(ProcessingBlock):
                 field="payments",
             )
         data = write_transfer_file(remitter, transfers, line_breaks=inputs.get("line_breaks", True))
-        if read_transfer_file(data, year=day.year).transfers != transfers:
+        if read_transfer_file(data, year=day.year).transfers != transfers:  # never ship a bad file
             raise RuntimeError("the 総合振込 file does not read back as written")
         skipped = [{**transfer_row(row), "理由": row.skipped} for row in rows if row.skipped]
         return {
-            "file": data,
+            "file": {"name": f"総合振込_{day:%Y%m%d}.txt", "data": data},
             "transfers": [transfer_row(row) for row in included],
             "skipped": skipped,
             "summary": {

@@ -157,8 +157,28 @@ def var_text(value: Any) -> str:
     return yaml.safe_dump(value, allow_unicode=True, sort_keys=False)
 
 
+class _VarLoader(yaml.SafeLoader):
+    """YAML as a person typing a value means it: a date stays the text typed
+    (``2026-11-30``), and digits with a leading zero stay text (a bank code ``0010``
+    is not the octal number 8, an account number ``0456789`` keeps its zero)."""
+
+
+_VarLoader.yaml_implicit_resolvers = {
+    first: [
+        (tag, regexp)
+        for tag, regexp in resolvers
+        if tag not in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:int")
+    ]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_VarLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?(?:0|[1-9][0-9_]*))$"), list("-+0123456789")
+)
+
+
 def parse_var_value(name: str, text: str) -> Any:
-    """The value of var ``name`` typed from ``text`` (YAML; empty text is ``""``).
+    """The value of var ``name`` typed from ``text`` (YAML; empty text is ``""``;
+    dates and zero-led digits stay text: ``_VarLoader``).
 
     ``UserInputError`` VAR_INVALID naming the variable, where and why, when the text
     is not valid YAML.
@@ -166,7 +186,7 @@ def parse_var_value(name: str, text: str) -> Any:
     if not text.strip():
         return ""
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_VarLoader)  # a SafeLoader
     except yaml.YAMLError as error:
         problem = str(getattr(error, "problem", None) or error).strip()
         mark = getattr(error, "problem_mark", None)
