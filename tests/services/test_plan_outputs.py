@@ -38,6 +38,10 @@ def test_download_names_carry_the_extension_the_bytes_show() -> None:
     assert download_name("a/b:c", b"%PDF-1.7")[0] == "a_b_c.pdf"
     assert download_name("メモ", "テキスト".encode())[0] == "メモ.txt"
     assert download_name("生データ", b"\xff\xfe\x00\x81")[0] == "生データ.bin"
+    shift_jis = "日付,摘要\r\n2026/11/10,振込 ｶ)ﾔﾏﾀﾞ\r\n".encode("cp932")
+    assert download_name("仕訳（弥生）", shift_jis) == ("仕訳（弥生）.csv", "text/csv")
+    fixed_width = "1210ｶ)ｹｲﾘ\r\n9   \r\n".encode("cp932")
+    assert download_name("総合振込", fixed_width)[0] == "総合振込.txt"
 
 
 def test_without_exports_the_nodes_nobody_reads_are_final_and_come_first() -> None:

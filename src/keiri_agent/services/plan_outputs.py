@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import re
 import zipfile
@@ -130,11 +131,37 @@ def file_kind(data: bytes) -> tuple[str, str]:
             if any(name.startswith(prefix) for name in names):
                 return extension, mime
         return ".zip", "application/zip"
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
+    text = _text(data)
+    if text is None:
         return ".bin", "application/octet-stream"
+    if _is_csv(text):
+        return ".csv", "text/csv"
     return ".txt", "text/plain"
+
+
+def _text(data: bytes) -> str | None:
+    """``data`` as text when it is UTF-8 or Shift_JIS (CP932: what Japanese banks and
+    accounting packages read) without control characters, else None."""
+    for encoding in ("utf-8", "cp932"):
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if not any(ord(char) < 32 and char not in "\r\n\t" for char in text[:10_000]):
+            return text
+    return None
+
+
+def _is_csv(text: str) -> bool:
+    """Two or more lines that read as CSV rows of one width (at least two columns)."""
+    lines = [line for line in text.splitlines()[:20] if line.strip()]
+    if len(lines) < 2:
+        return False
+    try:
+        widths = {len(row) for row in csv.reader(lines)}
+    except csv.Error:
+        return False
+    return len(widths) == 1 and widths.pop() >= 2
 
 
 def download_name(title: str, data: bytes) -> tuple[str, str]:

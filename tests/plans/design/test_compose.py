@@ -287,3 +287,14 @@ def test_no_template_is_a_user_error() -> None:
     with pytest.raises(UserInputError) as caught:
         compose_templates([], CATALOG, plan_id="p")
     assert "テンプレート" in caught.value.message
+
+
+def test_the_payment_matching_template_composes_into_a_plan_that_checks_and_dry_runs() -> None:
+    result = compose_templates([LIBRARY.get("payment_matching")], CATALOG, plan_id="shokomi")
+    assert result.unbound == [] and result.conflicts == []
+    assert_checks(result)
+    loaded = load_plan_text(dump(result))
+    assert ENGINE.dry_run(loaded).ok
+    blocks = [node["block"] for node in result.plan["graph"]]
+    assert blocks.count("accounting.match_payments") == 1
+    assert {export["as"] for export in result.plan["exports"]} >= {"workbook", "journal"}
