@@ -35,6 +35,9 @@ BUILTIN_IDS = {
     "table.aggregate",
     "table.concat",
     "accounting.match_payments",
+    "accounting.export_journal",
+    "accounting.zengin_transfer",
+    "date.business_day",
 }
 
 ECHO_BLOCK = """

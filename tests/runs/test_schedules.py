@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from keiri_agent.accounting.business_calendar import BusinessCalendar
 from keiri_agent.cli.app import app
 from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError
-from keiri_agent.plans.business_calendar import BusinessCalendar
 from keiri_agent.plans.engine import PlanEngine
 from keiri_agent.runs.executors import LocalExecutor
 from keiri_agent.runs.plan_kind import PlanKind

@@ -16,6 +16,7 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
+from keiri_agent.accounting.business_calendar import BusinessCalendar
 from keiri_agent.accounting.payment_schedule import (
     SCHEDULE,
     SCHEDULE_ROLES,
@@ -37,7 +38,6 @@ from keiri_agent.blocks.base import BlockContext, ProcessingBlock
 from keiri_agent.blocks.records import invalid
 from keiri_agent.errors import UserInputError
 from keiri_agent.files.cells import date_value
-from keiri_agent.plans.business_calendar import BusinessCalendar
 
 REMITTER_NAME_SIZE = 40
 """振込依頼人名 is C(40)."""

@@ -59,7 +59,7 @@ def next_command(
     ] = False,
 ) -> None:
     """RULE が次に実行される日を表示します（祝日と会社の休業日は営業日に数えません）。"""
-    from keiri_agent.plans.business_calendar import WEEKDAY_NAMES, BusinessCalendar
+    from keiri_agent.accounting.business_calendar import WEEKDAY_NAMES, BusinessCalendar
     from keiri_agent.plans.schedule_rules import next_dates, parse_rule
 
     start = _date(after) if after is not None else dt.date.today()

@@ -25,8 +25,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
+from keiri_agent.accounting.business_calendar import WEEKDAY_NAMES, BusinessCalendar, month_end
 from keiri_agent.errors import UserInputError
-from keiri_agent.plans.business_calendar import WEEKDAY_NAMES, BusinessCalendar, month_end
 
 Shift = Literal["next", "previous"] | None
 MAX_NTH = 23

@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy
 from sqlalchemy import select, update
 
+from keiri_agent.accounting.business_calendar import BusinessCalendar
 from keiri_agent.config import Settings
 from keiri_agent.errors import UserInputError
-from keiri_agent.plans.business_calendar import BusinessCalendar
 from keiri_agent.plans.schedule_rules import next_dates, parse_rule
 from keiri_agent.storage.schema import schedules
 
