@@ -35,6 +35,7 @@ BUILTIN_IDS = {
     "table.aggregate",
     "table.concat",
     "accounting.match_payments",
+    "accounting.check_invoice_tax",
     "accounting.export_journal",
     "accounting.zengin_transfer",
     "date.business_day",
