@@ -141,7 +141,7 @@ def test_candidates_follow_the_instruction_and_pins(page: AppTest) -> None:
 
 
 def test_template_filter_by_tag(page: AppTest) -> None:
-    page.text_input(key="design.template_filter").input("消込").run()
+    page.text_input(key="design.template_filter").input("突合").run()
     options = page.multiselect(key="design.templates").options
     assert options == ["請求書と入金の照合"]
 
