@@ -325,3 +325,10 @@ def test_a_missing_column_and_a_wrong_remitter_are_named() -> None:
         ZenginTransferBlock().run({"payments": [row()], "remitter": bad}, ctx)
     assert "委託者コード 'ABC'" in caught.value.message
     assert "支店コード 998" in caught.value.message
+
+
+def test_a_columns_input_that_is_not_role_to_header_is_refused() -> None:
+    with pytest.raises(BlockError, match=r"columns は 役割: 列名 の対応"):
+        run([row()], columns={"kana": 3})
+    out = run([{**row(), "振込先": "ヤマダ　タロウ"}], columns={"kana": "振込先"})
+    assert out["transfers"][0]["受取人名"] == "ﾔﾏﾀﾞ ﾀﾛｳ"

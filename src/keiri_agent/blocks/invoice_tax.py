@@ -36,7 +36,7 @@ from keiri_agent.accounting.invoice_tax import (
 )
 from keiri_agent.accounting.tables import records_of
 from keiri_agent.blocks.base import BlockContext, ProcessingBlock
-from keiri_agent.blocks.records import invalid
+from keiri_agent.blocks.records import column_overrides, invalid
 from keiri_agent.blocks.registration_number import registration_problem
 from keiri_agent.errors import UserInputError
 
@@ -62,20 +62,6 @@ def _choice(inputs: Mapping[str, Any], name: str, choices: tuple[str, ...], defa
             field=name,
         )
     return str(value)
-
-
-def _columns(inputs: Mapping[str, Any], table: str) -> dict[str, str] | None:
-    given = (inputs.get("columns") or {}).get(table)
-    if given is None:
-        return None
-    if not isinstance(given, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in given.items()
-    ):
-        raise invalid(
-            f"columns.{table} は 役割: 列名 の対応で書いてください（例: {{id: 請求No}}）",
-            field="columns",
-        )
-    return dict(given)
 
 
 def finding_row(finding: Finding) -> dict[str, Any]:
@@ -147,13 +133,16 @@ class CheckInvoiceTaxBlock(ProcessingBlock):
         try:
             table = read_invoices(
                 records_of(inputs.get("invoices"), INVOICES, INVOICE_ROLES),
-                _columns(inputs, "invoices"),
+                column_overrides(inputs, "id: 請求No", "invoices"),
             )
             given = inputs.get("lines")
             lines = (
                 None
                 if given is None
-                else read_lines(records_of(given, LINES, LINE_ROLES), _columns(inputs, "lines"))
+                else read_lines(
+                    records_of(given, LINES, LINE_ROLES),
+                    column_overrides(inputs, "id: 請求No", "lines"),
+                )
             )
             ctx.check_cancelled()
             result = check_invoices(

@@ -29,7 +29,7 @@ from keiri_agent.accounting.journal_export import (
 )
 from keiri_agent.accounting.tables import records_of
 from keiri_agent.blocks.base import BlockContext, ProcessingBlock
-from keiri_agent.blocks.records import invalid, unknown_choice_text
+from keiri_agent.blocks.records import column_overrides, invalid, unknown_choice_text
 from keiri_agent.errors import BlockError, UserInputError
 
 
@@ -59,20 +59,6 @@ def _encoding(inputs: Mapping[str, Any]) -> str | None:
     return str(value)
 
 
-def _columns(inputs: Mapping[str, Any]) -> dict[str, str] | None:
-    given = inputs.get("columns")
-    if given is None:
-        return None
-    if not isinstance(given, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in given.items()
-    ):
-        raise invalid(
-            "columns は 役割: 列名 の対応で書いてください（例: {debit_amount: 借方金額(円)}）",
-            field="columns",
-        )
-    return dict(given)
-
-
 def _invalid(error: UserInputError, field: str) -> BlockError:
     details = {"field": field, **(error.details or {})}
     return invalid(error.message, hint=error.hint, **details)
@@ -84,7 +70,7 @@ class ExportJournalBlock(ProcessingBlock):
     def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
         fmt = _format(inputs)
         encoding = _encoding(inputs)
-        columns = _columns(inputs)
+        columns = column_overrides(inputs, "debit_amount: 借方金額(円)")
         try:
             records = records_of(inputs.get("journal"), JOURNAL, JOURNAL_ROLES)
             slips = read_journal(records, columns)

@@ -36,7 +36,7 @@ from keiri_agent.accounting.receivables import (
 )
 from keiri_agent.accounting.tables import records_of
 from keiri_agent.blocks.base import BlockContext, ProcessingBlock
-from keiri_agent.blocks.records import invalid
+from keiri_agent.blocks.records import column_overrides, invalid
 from keiri_agent.errors import UserInputError
 from keiri_agent.files.cells import date_value
 
@@ -47,20 +47,6 @@ def _number(value: Decimal) -> int | float:
 
 def _iso(value: dt.date | None) -> str | None:
     return value.isoformat() if value else None
-
-
-def _columns(inputs: Mapping[str, Any], table: str) -> dict[str, str] | None:
-    given = (inputs.get("columns") or {}).get(table)
-    if given is None:
-        return None
-    if not isinstance(given, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in given.items()
-    ):
-        raise invalid(
-            f"columns.{table} は 役割: 列名 の対応で書いてください（例: {{deposit: 入金金額}}）",
-            field="columns",
-        )
-    return dict(given)
 
 
 def _fees(inputs: Mapping[str, Any]) -> FeeRule:
@@ -179,15 +165,17 @@ class MatchPaymentsBlock(ProcessingBlock):
 
     def run(self, inputs: Mapping[str, Any], ctx: BlockContext) -> dict[str, Any]:
         try:
-            statement = read_statement(inputs.get("bank"), _columns(inputs, "bank"))
+            statement = read_statement(
+                inputs.get("bank"), column_overrides(inputs, "deposit: 入金金額", "bank")
+            )
             customers = read_customers(
                 records_of(inputs.get("customers"), CUSTOMERS, CUSTOMER_ROLES),
-                _columns(inputs, "customers"),
+                column_overrides(inputs, "name: 得意先名", "customers"),
             )
             invoices = read_invoices(
                 records_of(inputs.get("invoices"), INVOICES, INVOICE_ROLES),
                 customers,
-                _columns(inputs, "invoices"),
+                column_overrides(inputs, "id: 請求No", "invoices"),
             )
         except UserInputError as error:
             raise invalid(error.message, hint=error.hint, **(error.details or {})) from None

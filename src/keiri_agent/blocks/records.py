@@ -20,6 +20,27 @@ def invalid(message: str, *, hint: str | None = None, **details: Any) -> BlockEr
     return BlockError(BlockErrorCode.INPUT_VALIDATION_FAILED, message, details=details, hint=hint)
 
 
+def column_overrides(
+    inputs: Mapping[str, Any], example: str, table: str | None = None
+) -> dict[str, str] | None:
+    """The ``columns`` input (role → header), or ``columns.<table>`` of a block that
+    reads several tables; None when not given. ``example`` shows one pair."""
+    given = inputs.get("columns")
+    where = "columns"
+    if table is not None:
+        given, where = (given or {}).get(table), f"columns.{table}"
+    if given is None:
+        return None
+    if not isinstance(given, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in given.items()
+    ):
+        raise invalid(
+            f"{where} は 役割: 列名 の対応で書いてください（例: {{{example}}}）",
+            field="columns",
+        )
+    return dict(given)
+
+
 _KIND_LABELS = {"number": "数値", "text": "文字列", "boolean": "真偽値"}
 
 

@@ -35,26 +35,12 @@ from keiri_agent.accounting.zengin_transfers import (
     write_transfer_file,
 )
 from keiri_agent.blocks.base import BlockContext, ProcessingBlock
-from keiri_agent.blocks.records import invalid
+from keiri_agent.blocks.records import column_overrides, invalid
 from keiri_agent.errors import UserInputError
 from keiri_agent.files.cells import date_value
 
 REMITTER_NAME_SIZE = 40
 """振込依頼人名 is C(40)."""
-
-
-def _columns(inputs: Mapping[str, Any]) -> dict[str, str] | None:
-    given = inputs.get("columns")
-    if given is None:
-        return None
-    if not isinstance(given, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in given.items()
-    ):
-        raise invalid(
-            "columns は 役割: 列名 の対応で書いてください（例: {kana: 口座名義カナ}）",
-            field="columns",
-        )
-    return dict(given)
 
 
 def _remitter(inputs: Mapping[str, Any], day: dt.date) -> Remitter:
@@ -138,7 +124,11 @@ class ZenginTransferBlock(ProcessingBlock):
             _check_business_day(given_day, ctx)
         try:
             records = records_of(inputs.get("payments"), SCHEDULE, SCHEDULE_ROLES)
-            rows, day = read_schedule(records, given_day, _columns(inputs))
+            rows, day = read_schedule(
+                records,
+                given_day,
+                column_overrides(inputs, "kana: 口座名義カナ"),
+            )
         except UserInputError as error:
             raise invalid(error.message, hint=error.hint, **(error.details or {})) from None
         _check_business_day(day, ctx)
