@@ -17,7 +17,6 @@ import datetime as dt
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 from keiri_agent.accounting import bank_codes
@@ -348,8 +347,3 @@ def _row(number: int, record: Mapping[str, Any], columns: Mapping[str, str]) -> 
     if not problems and account is not None and amount is not None:
         transfer = Transfer(account, name, amount, code)
     return ScheduleRow(number, payee or name, date, transfer, problems, notes)
-
-
-def total(rows: Sequence[ScheduleRow]) -> Decimal:
-    """The yen of the rows that go into the file."""
-    return Decimal(sum(row.transfer.amount for row in rows if row.transfer and not row.skipped))

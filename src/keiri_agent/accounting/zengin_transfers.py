@@ -114,11 +114,6 @@ def zengin_text(text: str) -> str:
     return converted
 
 
-def fit(text: str, size: int) -> str:
-    """``text`` cut to ``size`` characters (each one byte in the 全銀 set)."""
-    return text[:size]
-
-
 def _number(value: int | str, size: int) -> str:
     text = str(value)
     if not text.isdigit() or len(text) > size:
