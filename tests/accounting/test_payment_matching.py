@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 
 from keiri_agent.accounting.bank_lines import BankLine
+from keiri_agent.accounting.bank_statements import lines_from_records
 from keiri_agent.accounting.journal import Accounts, payment_entries
 from keiri_agent.accounting.payer_names import Customer
 from keiri_agent.accounting.payment_matching import FeeRule, LineResult, match_payments
@@ -235,3 +236,46 @@ def test_money_from_the_companys_own_account_is_not_a_payment() -> None:
     assert "自社" in result.lines[0].reason
     without = match_payments(lines, invoices, CUSTOMERS)
     assert without.lines[0].status == "review"
+
+
+HOKUSEI_FUDOSAN = Customer("C14", "株式会社北星不動産", "ホクセイフドウサン", ("ﾎｸｾｲﾎ-ﾙﾃﾞｲﾝｸﾞｽ(ｶ",))
+HOKUSEI_KANRI = Customer("C15", "北星管理株式会社", "ホクセイカンリ", ("ﾎｸｾｲﾎ-ﾙﾃﾞｲﾝｸﾞｽ(ｶ",))
+
+
+def test_a_parent_paying_for_two_subsidiaries_is_the_one_whose_invoice_fits() -> None:
+    group = [HOKUSEI_FUDOSAN, HOKUSEI_KANRI]
+    invoices = [
+        invoice("F1", HOKUSEI_FUDOSAN, 220_000, "2026-10-31"),
+        invoice("K1", HOKUSEI_KANRI, 55_000, "2026-10-31"),
+    ]
+    result = match_payments([deposit(1, "ﾎｸｾｲﾎ-ﾙﾃﾞｲﾝｸﾞｽ(ｶ", 220_000)], invoices, group).lines[0]
+    assert (result.status, result.customer, ids(result)) == ("matched", HOKUSEI_FUDOSAN, ["F1"])
+    assert "北星管理株式会社には金額の合う請求がなく" in result.name_reason
+
+
+@pytest.mark.parametrize(
+    ("amount", "why"),
+    [
+        (110_000, "both subsidiaries have a 110,000 invoice"),
+        (275_000, "220,000 + 55,000: it spans two customers"),
+        (219_340, "only with a fee deducted: not certain enough for a shared name"),
+    ],
+)
+def test_a_parent_payment_that_fits_both_or_neither_alone_is_asked(amount: int, why: str) -> None:
+    group = [HOKUSEI_FUDOSAN, HOKUSEI_KANRI]
+    invoices = [
+        invoice("F1", HOKUSEI_FUDOSAN, 220_000, "2026-10-31"),
+        invoice("F2", HOKUSEI_FUDOSAN, 110_000, "2026-10-31"),
+        invoice("K1", HOKUSEI_KANRI, 55_000, "2026-10-31"),
+        invoice("K2", HOKUSEI_KANRI, 110_000, "2026-10-31"),
+    ]
+    result = match_payments([deposit(1, "ﾎｸｾｲﾎ-ﾙﾃﾞｲﾝｸﾞｽ(ｶ", amount)], invoices, group).lines[0]
+    assert (result.status, result.customer) == ("review", None), why
+
+
+def test_a_refund_paid_to_us_is_not_a_customer_payment() -> None:
+    statement = lines_from_records(
+        [{"日付": "2026-11-10", "入金金額": "48400", "摘要": "振込 ｶ)ﾅｶﾞｾｼｼﾖｳ ﾍﾝｷﾝ"}]
+    )
+    invoices = [invoice("A1", AOBA, 48_400, "2026-10-31")]
+    assert one(statement.lines, invoices).status == "not_payment"

@@ -168,10 +168,12 @@ _BANK_ENTRY_WORDS = (
     "資金返却",
     "返却",
     "ヘンキヤク",
+    "返金",
+    "ヘンキン",
 )
 """Deposits that are not a customer's payment: interest the bank pays, tax refunds
 (還付金), a time deposit closed into the account (定期預金の解約), a transfer of ours
-coming back (組戻し・資金返却)."""
+coming back (組戻し・資金返却), money refunded to us (返金: a supplier's, an insurer's)."""
 
 
 def _alternatives(words: Sequence[str]) -> str:
@@ -219,7 +221,8 @@ def read_statement(value: Any, overrides: Mapping[str, str] | None = None) -> St
     data = file_bytes(value)
     if data is not None:
         if zengin.is_zengin(data):
-            return Statement(zengin.read_transactions(data), "zengin", {})
+            lines = [_zengin_entry(line) for line in zengin.read_transactions(data)]
+            return Statement(lines, "zengin", {}, holder=zengin.account_name(data))
         records = read_table(data, TABLE, BANK_ROLES)
         if data.startswith(b"PK\x03\x04"):
             return lines_from_records(records, overrides, "excel")
@@ -233,6 +236,16 @@ def read_statement(value: Any, overrides: Mapping[str, str] | None = None) -> St
         hint="インターネットバンキングからダウンロードした入出金明細のファイルをつないでください",
         details={"table": TABLE},
     )
+
+
+def _zengin_entry(line: BankLine) -> BankLine:
+    """A 全銀 line marked as the bank's own entry by its 摘要 (ﾘｿｸ, ｶｲﾔｸ, …), or a 振替
+    (取引区分 14) in with no remitter: money moved between the holder's own accounts."""
+    book_transfer = line.record.get("取引区分") == zengin.BOOK_TRANSFER_KIND and not line.payer
+    entry = bool(_BANK_ENTRY.search(unicodedata.normalize("NFKC", f"{line.text} {line.payer}")))
+    if line.deposit > 0 and (entry or book_transfer):
+        return dataclasses.replace(line, bank_entry=True)
+    return line
 
 
 def lines_from_records(

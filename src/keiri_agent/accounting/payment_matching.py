@@ -8,7 +8,9 @@ amount is explained by that customer's open invoices, oldest due first:
   over the customer's oldest ``MAX_COMBINED_INVOICES`` invoices);
 - ``fee``: one invoice, or several, short by a transfer fee the customer deducted
   (a shortfall in ``fee_table`` or up to ``fee_tolerance``, booked as 支払手数料);
-- ``partial``: less than the oldest open invoice (一部入金; its balance stays open);
+- ``partial``: less than the oldest open invoice (一部入金; its balance stays open) —
+  applied to the oldest due first, the order of 法定充当 (民法 488–489) when the payer
+  names none;
 - ``overpaid``: more than everything the customer owes (過入金: all invoices paid,
   the rest booked as 前受金).
 
@@ -163,6 +165,8 @@ def match_payments(
             continue
         payer = matcher.match(line.payer)
         if payer.customer is None:
+            payer = _group_payer(line, payer, by_customer, balances, fees)
+        if payer.customer is None:
             results[line.row] = _unknown_payer(line, payer, invoices, balances)
             continue
         open_invoices = _open_at(line, by_customer.get(payer.customer.id, []), balances)
@@ -191,6 +195,38 @@ def match_payments(
         if balances[invoice.id] != invoice.balance
     }
     return MatchResult(ordered, list(invoices), balances, paid)
+
+
+def _group_payer(
+    line: BankLine,
+    payer: PayerMatch,
+    by_customer: dict[str, list[Invoice]],
+    balances: dict[str, Decimal],
+    fees: FeeRule,
+) -> PayerMatch:
+    """A transfer name registered for several customers (a parent company paying for its
+    subsidiaries) is the one customer whose open invoices add up to the amount exactly,
+    when no other of them can explain it at all; otherwise still undecided."""
+    shared = [c for c in payer.candidates if c.rule == "alias" and c.score >= 1.0]
+    if len(shared) < 2:
+        return payer
+    fitting = []
+    for candidate in shared:
+        open_invoices = _open_at(line, by_customer.get(candidate.customer.id, []), balances)
+        found = _explanations(line.deposit, open_invoices, balances, fees)
+        if found is None:  # too many combinations to rule this customer out
+            return payer
+        if found:
+            fitting.append((candidate, _choose(found)))
+    if len(fitting) != 1 or fitting[0][1] is None or fitting[0][1].fee:
+        return payer
+    chosen = fitting[0][0]
+    others = "・".join(c.customer.name for c in shared if c is not chosen)
+    reason = (
+        f"{chosen.reason}（同じ振込名義の{others}には金額の合う請求がなく、"
+        "請求と金額が一致するのはこの取引先だけ）"
+    )
+    return PayerMatch(payer.payer, chosen.customer, payer.candidates, reason)
 
 
 def _open_at(

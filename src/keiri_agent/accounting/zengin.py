@@ -56,6 +56,12 @@ _FIELDS: dict[str, dict[str, tuple[int, int]]] = {
         "cancelled": (127, 1),
     },
 }
+_HOLDER: dict[str, tuple[int, int]] = {TRANSACTIONS: (73, 40), TRANSFER_NOTICE: (67, 40)}
+"""口座名 in the header record: after 預金種目 and 口座番号 (N10 in 03, after a ダミー N3 —
+some banks' 03 files give the number in 7 digits; N7 in 01)."""
+TRANSFER_KIND = "11"
+"""取引区分 of a 振込 in 入出金取引明細 (10 現金, 14 振替, 18 その他, 19 訂正)."""
+BOOK_TRANSFER_KIND = "14"
 _ERA_START = {"令和": 2018, "平成": 1988}
 
 
@@ -102,6 +108,18 @@ def wareki_date(text: str, today: dt.date | None = None) -> dt.date | None:
         if date <= today.replace(year=today.year + 1) or era == "平成":
             return date
     raise ValueError(f"not a date: {text!r}")
+
+
+def account_name(data: bytes) -> str:
+    """The account holder (口座名) the header record names, or ""."""
+    found = records(data)
+    kind = found[0][1:3].decode("ascii", "replace") if found else ""
+    if kind not in _HOLDER or len(found[0]) != RECORD:
+        return ""
+    start, size = _HOLDER[kind]
+    if kind == TRANSACTIONS and not found[0][70:73].isdigit():
+        start = 70  # 口座番号 N7: the name follows three bytes earlier
+    return _field(found[0], (start, size))
 
 
 def read_transactions(data: bytes) -> list[BankLine]:
@@ -153,4 +171,6 @@ def _line(
         "仕向店名": values["branch"],
         "摘要": text,
     }
+    if kind == TRANSACTIONS:
+        record_view["取引区分"] = values["kind"]
     return BankLine(row, date, deposit, withdrawal, values["payer"], text, False, record_view)
