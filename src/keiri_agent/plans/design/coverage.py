@@ -12,7 +12,10 @@ finds the node that covers it by the node's block and parameters, not by its id:
   each computed column, normalised columns, selected columns); a parameter that is a
   ``${vars.…}`` waiting for an answer counts as covered once answered, so it is
   reported as ``waiting``;
-- an output: an ``excel.write`` / ``csv.write`` node of that format.
+- an output: an ``excel.write`` / ``csv.write`` node of that format;
+- a task (入金消込, 総合振込): a node of its block, with the parameters the instruction
+  gave; its files are covered by that node taking them, the file it makes by an
+  export of that node.
 
 Then the flow: every covering step node must feed (through references) the output
 node, and read (through references) from a covering input node — a filter that
@@ -239,6 +242,27 @@ def _columns_in(given: Any, wanted: list[str]) -> bool | None:
     )
 
 
+def _given(node: Mapping[str, Any], port: str) -> Any:
+    """The value of ``node``'s input ``port`` (``remitter.code``: inside an object)."""
+    value: Any = node.get("in")
+    for part in port.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
+def _exports_output(plan: Mapping[str, Any], node: Mapping[str, Any], name: str | None) -> bool:
+    """Whether an export takes a file ``node`` makes (under ``name`` when one is given)."""
+    for item in plan.get("exports") or []:
+        if not isinstance(item, Mapping):
+            continue
+        source = str(item.get("from") or "")
+        if source.split(".")[0] == node.get("id") and (
+            name is None or _stem(name) == item.get("as")
+        ):
+            return True
+    return False
+
+
 def step_met(step: StepSpec, node: Mapping[str, Any]) -> bool | None:
     """Whether ``node`` does ``step`` with its parameters (None: waits for an answer)."""
     inputs = node.get("in") if isinstance(node.get("in"), Mapping) else {}
@@ -297,6 +321,8 @@ def step_met(step: StepSpec, node: Mapping[str, Any]) -> bool | None:
         return _columns_in(inputs.get("columns"), step.columns)
     if step.kind == "approval":
         return inputs.get("mode", "confirm") == "confirm" or node.get("block") == "ui.confirmation"
+    if step.kind == "task":
+        return _fold(_same(_given(node, port), value) for port, value in step.values.items())
     return True
 
 
@@ -407,7 +433,16 @@ def check_coverage(procedure: Procedure, plan: Mapping[str, Any]) -> CoverageRep
 
     used_nodes: set[str] = set()
     candidates: list[tuple[str, bool | None]]
+    task_blocks = {step.block for step in procedure.steps if step.kind == "task"}
     for item in procedure.inputs:
+        if item.format == "file":  # a task's file: its block takes it at the input so named
+            candidates = [
+                (str(n["id"]), True)
+                for n in nodes
+                if n.get("block") in task_blocks and _given(n, item.id)
+            ]
+            pick(f"input:{item.id}", input_text(item), candidates[:1])
+            continue
         blocks = READERS[item.format]
         candidates = [
             (str(n["id"]), True)
@@ -418,7 +453,7 @@ def check_coverage(procedure: Procedure, plan: Mapping[str, Any]) -> CoverageRep
         if candidates:
             used_nodes.add(candidates[0][0])
     for step in procedure.steps:
-        blocks = STEP_BLOCKS[step.kind]
+        blocks = frozenset({str(step.block)}) if step.kind == "task" else STEP_BLOCKS[step.kind]
         candidates = [(str(n["id"]), step_met(step, n)) for n in nodes if n.get("block") in blocks]
         if step.kind == "approval":
             candidates = [(node_id, met) for node_id, met in candidates if met]
@@ -427,6 +462,14 @@ def check_coverage(procedure: Procedure, plan: Mapping[str, Any]) -> CoverageRep
         str(item.get("as")) for item in plan.get("exports") or [] if isinstance(item, Mapping)
     }
     for number, output in enumerate(procedure.outputs, start=1):
+        if output.format == "file":  # the file a task makes, exported as it is
+            candidates = [
+                (str(n["id"]), _exports_output(plan, n, output.file_name))
+                for n in nodes
+                if n.get("block") in task_blocks
+            ]
+            pick(f"output:{number}", output_text(output), candidates[:1])
+            continue
         blocks = WRITERS[output.format]
         named = output.file_name is None or _stem(output.file_name) in exported
         candidates = [

@@ -13,6 +13,9 @@ covers.
   instruction did not give is ``None`` and listed in the step's ``missing``, so it is
   asked — never filled with a default;
 - ``outputs``: format and file / sheet name;
+- a ``task`` step: a whole accounting job one catalog block does (入金消込, 総合振込;
+  ``tasks.TASKS``), its files given to the block as they are (input format ``file``)
+  and, for a file the block makes, an output of format ``file``;
 - ``gaps``: parts that cannot be built (an action no block does, a source the
   instruction never names, a step that needs a language model when none is set).
 
@@ -23,9 +26,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-InputFormat = Literal["csv", "excel", "zip", "pdf", "table"]
+from keiri_agent.plans.design.tasks import task_of_block
+
+InputFormat = Literal["csv", "excel", "zip", "pdf", "table", "file"]
 StepKind = Literal[
     "filter",
     "aggregate",
@@ -40,8 +45,9 @@ StepKind = Literal[
     "approval",
     "extract",
     "classify",
+    "task",
 ]
-OutputFormat = Literal["excel", "csv", "docx"]
+OutputFormat = Literal["excel", "csv", "docx", "file"]
 Operator = Literal["==", "!=", ">", ">=", "<", "<=", "in", "contains", "is_null", "not_null"]
 Metric = Literal["sum", "mean", "count", "min", "max"]
 GapKind = Literal["unsupported_action", "missing_source", "needs_llm", "not_understood"]
@@ -77,6 +83,7 @@ FORMAT_WORDS: dict[str, str] = {
     "pdf": "PDF",
     "docx": "Word 文書",
     "table": "表ファイル（CSV / Excel）",
+    "file": "ファイル",
 }
 
 
@@ -133,11 +140,24 @@ class StepSpec(_Model):
     )
     labels: list[str] = Field(default_factory=list)
     fields: list[str] = Field(default_factory=list)
+    block: str | None = Field(
+        default=None, description="task: the catalog block that does the whole job"
+    )
+    values: dict[str, Any] = Field(
+        default_factory=dict,
+        description="task: the block inputs the instruction gave (remitter.code → value)",
+    )
     missing: list[str] = Field(
         default_factory=list,
         description="parameters the instruction does not give (asked, never defaulted)",
     )
     source: str = Field(default="", description="the words of the instruction")
+
+    @model_validator(mode="after")
+    def _known_task(self) -> StepSpec:
+        if self.kind == "task" and task_of_block(self.block) is None:
+            raise ValueError(f"a task step names no known task block: {self.block!r}")
+        return self
 
 
 class OutputSpec(_Model):
@@ -253,12 +273,22 @@ def step_text(step: StepSpec) -> str:
         return "表の連結（縦につなぐ）"
     if step.kind == "approval":
         return "承認: 担当者が確認してから出力"
+    if step.kind == "task":
+        task = task_of_block(step.block)
+        given = []
+        for port, value in step.values.items():
+            parameter = task.parameter(port) if task else None
+            given.append(f"{parameter.label if parameter else port} {_value_text(value)}")
+        title = task.title if task else str(step.block)
+        return title + (f"（{'、'.join(given)}）" if given else "")
     if step.kind == "extract":
         return "LLM による項目抽出: " + "・".join(step.fields)
     return "LLM による分類: " + "・".join(step.labels)
 
 
 def input_text(item: InputSpec) -> str:
+    if item.format == "file":
+        return f"入力: {item.holds}"
     return f"入力: {item.holds}（{FORMAT_WORDS[item.format]}）"
 
 

@@ -10,6 +10,9 @@ it, in flow order, and nothing else:
   / ``table.dedupe`` / ``table.join`` / ``table.reconcile`` / ``table.compute`` /
   ``text.normalize`` / ``table.concat``, with the parameters the instruction gave;
   a parameter it did not give becomes a Plan var with a question (never a default);
+- a task (入金消込, 総合振込): its block, given the uploaded files as they are and the
+  parameters the instruction gave (the others asked); its tables written one sheet
+  each and a file it makes exported as it is;
 - an approval: ``ui.interactive_input`` (confirm) showing the table, and the output's
   ``when`` waits for its answer (a data dependency, so nothing is written unapproved);
 - the output: ``excel.write`` / ``csv.write`` of the last table (a reconciliation:
@@ -36,6 +39,7 @@ from keiri_agent.plans.design.procedure import (
     StepSpec,
     step_text,
 )
+from keiri_agent.plans.design.tasks import Task, task_of_block
 
 READ_BLOCKS: dict[str, tuple[str, str, str]] = {
     "csv": ("csv.read", "file", ".csv,.txt"),
@@ -139,12 +143,20 @@ def plan_from_procedure(
     _read_inputs(builder)
     current = builder.tables[procedure.inputs[0].id] if procedure.inputs else None
     aggregate_columns: dict[str, str] = {}
-    reconciled: str | None = None
+    sheets: list[tuple[str, str]] = []
+    task_node: tuple[str, Task] | None = None
     approval: str | None = None
     first_table = procedure.inputs[0].id if procedure.inputs else None
     for step in procedure.steps:
         if step.kind == "approval":
             approval = _approval(builder, step, current)
+            continue
+        if step.kind == "task":
+            task_node = _task(builder, step)
+            node_id, task = task_node
+            sheets = [(f"${{{node_id}.{port}}}", sheet) for port, sheet in task.sheets]
+            current = sheets[0][0]
+            builder.covers[f"step:{step.id}"] = node_id
             continue
         node_id, current = _step(builder, step, current, aggregate_columns)
         builder.covers[f"step:{step.id}"] = node_id
@@ -155,8 +167,8 @@ def plan_from_procedure(
             # far, is the one a later join, reconcile or stack takes
             builder.tables[first_table] = current
         if step.kind == "reconcile":
-            reconciled = node_id
-    exports = _outputs(builder, current, reconciled, approval)
+            sheets = [(f"${{{node_id}.{part}}}", name) for part, name in RECONCILE_PARTS.items()]
+    exports = _outputs(builder, current, sheets, approval, task_node)
     plan: dict[str, Any] = {
         "apiVersion": "v1",
         "id": plan_id,
@@ -171,12 +183,29 @@ def plan_from_procedure(
     return BuiltPlan(plan, builder.covers, builder.questions)
 
 
+def _task_files(procedure: Procedure) -> dict[str, dict[str, str]]:
+    """Input id → the upload field of a task's file (its label and accepted types)."""
+    fields = {}
+    for step in procedure.steps:
+        task = task_of_block(step.block) if step.kind == "task" else None
+        for task_file in task.files if task else ():
+            fields[task_file.port] = {"label": task_file.label, "accept": task_file.accept}
+    return fields
+
+
 def _read_inputs(builder: _Builder) -> None:
-    files = [item for item in builder.procedure.inputs if item.format in READ_BLOCKS]
+    task_files = _task_files(builder.procedure)
+    files = [
+        item
+        for item in builder.procedure.inputs
+        if item.format in READ_BLOCKS or (item.format == "file" and item.id in task_files)
+    ]
     if not files:
         return
     fields = [
-        {
+        {"id": item.id, "type": "file", **task_files[item.id]}
+        if item.format == "file"
+        else {
             "id": _file_id(item),
             "type": "file",
             "label": f"{item.holds}（{FORMAT_WORDS[item.format]}）",
@@ -198,6 +227,9 @@ def _read_inputs(builder: _Builder) -> None:
         }
     )
     for number, item in enumerate(files, start=1):
+        if item.format == "file":  # a task's file goes to its block as it is
+            builder.tables[item.id] = f"${{{UPLOAD_NODE}.files.{item.id}}}"
+            continue
         block, port, _ = READ_BLOCKS[item.format]
         inputs: dict[str, Any] = {port: f"${{{UPLOAD_NODE}.files.{_file_id(item)}}}"}
         if item.sheet and block != "csv.read":
@@ -236,6 +268,9 @@ def answered(
             setattr(step, parts[0], [str(value)])
         elif parts[0] in ("amount_column", "date_column"):
             setattr(step, parts[0], str(value))
+        elif parts[0] == "values" and len(parts) >= 2:
+            step.values[".".join(parts[1:])] = value
+            path = ".".join(parts[1:])
         step.missing = [m for m in step.missing if not m.startswith(path)]
     return result
 
@@ -393,6 +428,47 @@ def _step(  # noqa: C901 (one branch per step kind)
     return node_id, f"${{{node_id}.{main}}}"
 
 
+def _task(builder: _Builder, step: StepSpec) -> tuple[str, Task]:
+    """The task's block: the uploaded files, the parameters given or asked."""
+    task = task_of_block(step.block)
+    if task is None:
+        raise ValueError(f"no task is done by block {step.block!r}")
+    inputs: dict[str, Any] = {}
+    for task_file in task.files:
+        inputs[task_file.port] = builder.tables.get(task_file.port) or builder.ask(
+            f"{step.id}_{task_file.port}", task_file.label, hint="ファイルを指定してください"
+        )
+    for parameter in task.parameters:
+        if parameter.port in step.values:
+            value = step.values[parameter.port]
+        else:
+            var = f"{step.id}_{parameter.port.replace('.', '_')}"
+            value = builder.ask(
+                var, parameter.question, parameter.hint, target=f"{step.id}.values.{parameter.port}"
+            )
+        *objects, name = parameter.port.split(".")
+        place = inputs
+        for part in objects:
+            place = place.setdefault(part, {})
+        place[name] = value
+    outputs = [port for port, _ in task.sheets]
+    if task.file_output:
+        outputs.append(task.file_output)
+    node_id = builder.node(
+        {
+            "id": task.id,
+            "title": task.title,
+            "block": task.block,
+            "in": inputs,
+            "out": {port: port for port in outputs},
+        }
+    )
+    for item in builder.procedure.inputs:
+        if item.format == "file":
+            builder.covers[f"input:{item.id}"] = node_id
+    return node_id, task
+
+
 def _result_column(column: str, aggregate_columns: dict[str, str]) -> str:
     """The column a sort names after an aggregation: the metric column of that name,
     or the one metric column whose source ends with it (「残高の多い順」 after 未回収残高)."""
@@ -447,17 +523,27 @@ def _approval(builder: _Builder, step: StepSpec, current: str | None) -> str:
 
 
 def _outputs(
-    builder: _Builder, current: str | None, reconciled: str | None, approval: str | None
+    builder: _Builder,
+    current: str | None,
+    sheets: list[tuple[str, str]],
+    approval: str | None,
+    task_node: tuple[str, Task] | None,
 ) -> list[dict[str, Any]]:
+    """The exports. ``sheets``: the tables of a reconciliation or a task, one sheet each,
+    when the last table is theirs (its first is the one a named sheet renames)."""
     when = {"expr": f"${{{approval}.approved}} == true"} if approval else None
     if not builder.procedure.outputs:
         return [{"from": current.strip("${}"), "as": "結果"}] if current else []
     exports = []
     for number, output in enumerate(builder.procedure.outputs, start=1):
-        name = (
-            re.sub(r"\.(xlsx|xlsm|csv|docx)$", "", output.file_name or "", flags=re.IGNORECASE)
-            or "結果"
-        )
+        name = re.sub(
+            r"\.(xlsx|xlsm|csv|docx|txt)$", "", output.file_name or "", flags=re.IGNORECASE
+        ) or (task_node[1].output_names[output.format == "file"] if task_node else "結果")
+        if output.format == "file" and task_node:  # the file a task makes, as it is
+            node_id, task = task_node
+            exports.append({"from": f"{node_id}.{task.file_output}", "as": name})
+            builder.covers[f"output:{number}"] = node_id
+            continue
         if output.format == "docx":  # 「Wordの報告書に」: the table as a Word document
             table = builder.node(
                 {
@@ -498,11 +584,11 @@ def _outputs(
         else:
             parts = (
                 [
-                    # 「シート名は「差異一覧」で」: the differences go to the sheet named
-                    (f"${{{reconciled}.{part}}}", (part == "differences" and output.sheet) or sheet)
-                    for part, sheet in RECONCILE_PARTS.items()
+                    # 「シート名は「差異一覧」で」: the first table goes to the sheet named
+                    (data, (index == 0 and output.sheet) or sheet)
+                    for index, (data, sheet) in enumerate(sheets)
                 ]
-                if reconciled and current == f"${{{reconciled}.differences}}"
+                if sheets and current == sheets[0][0]
                 else [(current, output.sheet or DEFAULT_SHEET)]
             )
             workbook: Any = None

@@ -41,7 +41,9 @@ from keiri_agent.plans.design.procedure import (
     OutputSpec,
     Procedure,
     StepSpec,
+    step_text,
 )
+from keiri_agent.plans.design.tasks import TASKS
 
 _K = "\u4e00-\u9fff々〆ヵヶ"
 _KATA = "\u30a1-\u30faー"
@@ -2080,6 +2082,83 @@ def _enumerated_inputs(reader: _Reader) -> None:
     reader.use(first if before else min(first, start), fmt_end + (after.end() if after else 0))
 
 
+def _read_task(reader: _Reader) -> None:
+    """An accounting job one block does (「入金消込をして」, 「総合振込のファイルを作って」):
+    its files (the ones the instruction names take the block's file inputs; one it does
+    not name is still asked), its parameters as given, and the words its outputs cover.
+    Read after the two-table steps: a reconciliation on keys the instruction names is
+    that, and a reconciliation without keys is the task's."""
+    text = reader.text
+    for task in TASKS:
+        named = task.named_in(text)
+        if named is None or any(
+            step.kind in ("join", "reconcile", "concat")
+            and any(not task.names_a_file(key) for key in step.keys)
+            for _, step in reader.steps
+        ):  # 「通帳.csv と予定表.xlsx を取引先名で照合」: two tables on a key, as said
+            continue
+        reader.steps = [item for item in reader.steps if item[1].kind != "reconcile"]
+        reader.use(named.start(), named.end())
+        step = StepSpec(id="", kind="task", block=task.block, source=named.group(0).strip())
+        others = list(reader.inputs)
+        files = []
+        for task_file in task.files:
+            read = next((item for item in others if re.search(task_file.words, item.holds)), None)
+            mention = next(
+                (
+                    found
+                    for found in re.finditer(task_file.words, text)
+                    if found.group(0).strip() and not reader.overlaps(found.start(), found.end())
+                ),
+                None,
+            )
+            if read is not None:
+                others.remove(read)
+                holds, source = read.holds, read.source
+            elif mention is not None:
+                reader.use(mention.start(), mention.end())
+                holds, source = _clean(mention.group(0)), mention.group(0).strip()
+            else:
+                holds, source = task_file.label, ""
+            files.append(InputSpec(id=task_file.port, format="file", holds=holds, source=source))
+        reader.inputs = [*files, *others]
+        for parameter in task.parameters:
+            given = re.search(parameter.pattern, text) if parameter.pattern else None
+            if given is None:
+                step.missing.append(parameter.port)
+                continue
+            value = given.group("value")
+            step.values[parameter.port] = _date_iso(value) if parameter.kind == "date" else value
+            reader.use(given.start(), given.end())
+        for covered in re.finditer(task.covers or r"(?!)", text):
+            reader.use(covered.start(), covered.end())
+        if task.file_output and not any(item.format == "file" for item in reader.outputs):
+            reader.outputs.append(OutputSpec(format="file"))  # what the task is for
+        if not any(item.format != "file" for item in reader.outputs):
+            reader.outputs.append(OutputSpec(format="excel"))  # its tables, one sheet each
+        reader.add_step(named.start(), step)
+        return
+
+
+def _task_alone(reader: _Reader, steps: list[StepSpec]) -> None:
+    """A task's block makes its own tables; a table step read beside it (a filter, a
+    total) would have no table of the instruction's to work on: said, not guessed."""
+    task = next((step for step in steps if step.kind == "task"), None)
+    if task is None:
+        return
+    title = step_text(StepSpec(id="", kind="task", block=task.block))
+    for step in steps:
+        if step.kind not in ("task", "approval"):
+            reader.gaps.append(
+                Gap(
+                    kind="unsupported_action",
+                    message=f"「{step.source}」は{title}と一緒には組み立てられません"
+                    f"（{title}の結果のファイルを開いて、別の指示で行ってください）",
+                    source=step.source,
+                )
+            )
+
+
 def _read_two_tables(reader: _Reader) -> None:
     text = reader.text
     reconcile = _RECONCILE.search(text)
@@ -3504,7 +3583,12 @@ def _unused_inputs(reader: _Reader) -> None:
     """A file the steps do not use is a part not understood (the chain reads the first
     file; a join / reconcile the first two; a concat every file)."""
     kinds = {step.kind for _, step in reader.steps}
-    used = len(reader.inputs) if "concat" in kinds else 2 if kinds & {"join", "reconcile"} else 1
+    if "task" in kinds:  # the task's files come first; it takes no other
+        used = sum(item.format == "file" for item in reader.inputs)
+    else:
+        used = (
+            len(reader.inputs) if "concat" in kinds else 2 if kinds & {"join", "reconcile"} else 1
+        )
     for item in reader.inputs[used:]:
         reader.gaps.append(
             Gap(
@@ -3518,9 +3602,12 @@ def _unused_inputs(reader: _Reader) -> None:
 
 def _merged_outputs(outputs: list[OutputSpec], gaps: list[Gap]) -> list[OutputSpec]:
     """One output: 「Excelで出力… ファイル名は「X.xlsx」」 names the same Excel output.
-    Two formats read (an Excel and a CSV) are asked, never one dropped silently."""
+    Two formats read (an Excel and a CSV) are asked, never one dropped silently. The file
+    a task makes is an output of its own."""
+    made = [item for item in outputs if item.format == "file"][:1]
+    outputs = [item for item in outputs if item.format != "file"]
     if not outputs:
-        return []
+        return made
     first = outputs[0]
     for other in outputs[1:]:
         if other.format == first.format:
@@ -3535,7 +3622,7 @@ def _merged_outputs(outputs: list[OutputSpec], gaps: list[Gap]) -> list[OutputSp
                     source=other.source,
                 )
             )
-    return [first]
+    return [*made, first]
 
 
 def _merged_sorts(steps: list[StepSpec], gaps: list[Gap]) -> list[StepSpec]:
@@ -3802,6 +3889,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     _read_normalize(reader)
     _read_dedupe(reader)
     _read_two_tables(reader)
+    _read_task(reader)
     _read_compute(reader)
     _read_select(reader)
     _read_policy_reference(reader, documents)
@@ -3832,6 +3920,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     _sort_after_aggregate(ordered)
     _columns_named_elsewhere(reader, ordered)
     _references_left(ordered, reader.gaps)
+    _task_alone(reader, ordered)
     for number, step in enumerate(ordered, start=1):
         step.id = f"s{number}"
     if not reader.inputs and ordered:
@@ -3857,6 +3946,7 @@ _STAGE = {
     "select": 7,
     "aggregate": 6,
     "sort": 8,
+    "task": 3,
     "approval": 9,
 }
 

@@ -20,6 +20,7 @@ from keiri_agent.plans.catalog.catalog import BlockSpec
 from keiri_agent.plans.design.design_model import LLM_BLOCK, port_type_label
 from keiri_agent.plans.design.models import DesignEngineOptions, NodeChange, TemplateSpec
 from keiri_agent.plans.design.repair import PLAN_LEVEL, first_line
+from keiri_agent.plans.design.tasks import TASKS
 
 EXAMPLE_CHARS = 300
 SNIPPET_CHARS = 1_500
@@ -77,6 +78,9 @@ REQUIREMENTS_PROMPT = """## 指示
   （列 → sum mean count min max。行数は "*": ["count"]）、by と descending、
   columns、keys と keep、tolerance・date_window_days、expressions（新しい列 → 式）、
   labels、fields。
+- 次の業務は 1 つのブロックが丸ごと行う: kind task と block、指示が与えた値だけ
+  values（ブロックの入力名 → 値）に。そのファイルは format file、id はブロックの
+  入力名: {tasks}
 - 指示にも参考文書にも無い値（列名・しきい値・キー）は推測せず null / 空にし、
   その項目名を missing に入れる。
 - outputs: 出力が求められていれば format（excel / csv）と、書かれていれば
@@ -227,10 +231,17 @@ def context_prompt(
 
 
 def requirements_prompt(instruction: str, documents: str) -> str:
+    tasks = "; ".join(
+        f"{task.title} = {task.block}（ファイル: "
+        + "、".join(f"{item.port}（{item.label}）" for item in task.files)
+        + "）"
+        for task in TASKS
+    )
     return render_prompt(
         REQUIREMENTS_PROMPT,
         instruction=instruction.strip(),
         documents=fence(documents.strip(), "text"),
+        tasks=tasks,
     )
 
 
