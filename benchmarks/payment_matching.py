@@ -41,12 +41,14 @@ def _run(folder: Path, as_of: str | None) -> dict[str, Any]:
     def upload(name: str) -> dict[str, Any]:
         return {"name": name, "data": (folder / name).read_bytes()}
 
-    bank = next(p.name for p in folder.iterdir() if p.name.startswith("bank"))
+    def named(stem: str) -> str:  # bank.csv / bank.txt, invoices.csv / invoices.xlsx, …
+        return next(p.name for p in sorted(folder.iterdir()) if p.stem == stem)
+
     ctx = BlockContext("bench", "bench", "match", Settings(), logging.getLogger("bench"))
     inputs = {
-        "bank": upload(bank),
-        "invoices": upload("invoices.csv"),
-        "customers": upload("customers.csv"),
+        "bank": upload(named("bank")),
+        "invoices": upload(named("invoices")),
+        "customers": upload(named("customers")),
         "as_of": as_of,
     }
     return MatchPaymentsBlock().run(inputs, ctx)
@@ -88,8 +90,13 @@ def score(folder: Path, details: bool) -> dict[str, Any]:
         if verdict != "right":
             misses.append((label, mine, verdict))
     balances = {row["請求書番号"]: row["残高"] for row in out["open_invoices"]}
-    wanted = {item["invoice"]: item["balance"] for item in expected.get("open_after", [])}
-    open_right = sum(1 for k, v in wanted.items() if balances.get(k) == v)
+    labelled = expected.get("open_after", [])
+    wanted = (  # [{invoice, balance}] or {invoice: balance}
+        dict(labelled)
+        if isinstance(labelled, dict)
+        else {item["invoice"]: item["balance"] for item in labelled}
+    )
+    open_right = sum(1 for k, v in wanted.items() if balances.get(k, 0) == v)
     open_right -= sum(1 for k in balances if k not in wanted)
     rows = len(expected["lines"])
     print(

@@ -112,15 +112,34 @@ def test_two_different_combinations_fitting_go_to_review_with_both() -> None:
     assert "M1+M2" in result.candidates and "M3+M4" in result.candidates
 
 
-def test_partial_payment_leaves_the_oldest_invoice_open() -> None:
+def test_partial_payment_leaves_the_one_open_invoice_open() -> None:
+    invoices = [invoice("S1", SAKURA, 300_000, "2026-10-31")]
+    result = match_payments([deposit(1, "ﾕ)ｻｸﾗﾌﾞﾂｻﾝ", 100_000)], invoices, CUSTOMERS)
+    line = result.lines[0]
+    assert (line.kind, ids(line)) == ("partial", ["S1"])
+    assert result.balances == {"S1": Decimal(200_000)}
+
+
+def test_a_partial_payment_with_several_invoices_open_asks_which_it_pays() -> None:
     invoices = [
         invoice("S1", SAKURA, 300_000, "2026-10-31"),
         invoice("S2", SAKURA, 80_000, "2026-11-30"),
     ]
     result = match_payments([deposit(1, "ﾕ)ｻｸﾗﾌﾞﾂｻﾝ", 100_000)], invoices, CUSTOMERS)
     line = result.lines[0]
-    assert (line.kind, ids(line)) == ("partial", ["S1"])
-    assert result.balances == {"S1": Decimal(200_000), "S2": Decimal(80_000)}
+    assert (line.status, line.customer) == ("review", SAKURA)
+    assert "法定充当では期日の最も古い S1" in line.reason
+    assert result.balances == {"S1": Decimal(300_000), "S2": Decimal(80_000)}
+
+
+def test_an_overpayment_by_another_customers_open_invoice_is_asked() -> None:
+    invoices = [
+        invoice("S1", SAKURA, 142_560, "2026-10-31"),
+        invoice("M1", MINATO, 63_720, "2026-10-31"),
+    ]
+    line = one([deposit(1, "ﾕ)ｻｸﾗﾌﾞﾂｻﾝ", 206_280)], invoices)
+    assert (line.status, line.customer) == ("review", SAKURA)
+    assert "M1" in line.reason
 
 
 def test_overpayment_pays_everything_and_books_the_rest_as_advance() -> None:

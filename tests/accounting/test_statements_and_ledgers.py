@@ -373,3 +373,36 @@ def test_a_zengin_file_names_its_holder_and_marks_the_banks_own_entries(width: i
     assert statement.holder == "ｶ)ﾎｸﾄｲﾝｻﾂ"
     assert [line.bank_entry for line in statement.lines] == [False, True, True, False, True]
     assert statement.lines[2].record["取引区分"] == "14"
+
+
+def _notice(reference: str, amount: str, payer: str, cancelled: str, edi: str = "") -> bytes:
+    return _zengin_record(
+        [
+            ("2", 1), (reference, 6), ("081110", 6), ("081110", 6), (amount, 10), ("0", 10),
+            ("0", 10), (payer, 48), ("ｻﾝﾜ", 15), ("ｼﾝｼﾞﾕｸ", 15), (cancelled, 1), (edi, 20),
+            (" " * 52, 52),
+        ]
+    )  # fmt: skip
+
+
+def test_a_cancelled_transfer_notice_takes_back_the_earlier_deposit_and_edi_is_read() -> None:
+    header = _zengin_record(
+        [
+            ("1", 1), ("01", 2), ("0", 1), ("081201", 6), ("081101", 6), ("081130", 6),
+            ("0172", 4), ("ｱﾜｷﾞﾝｺｳ", 15), ("101", 3), ("ﾎﾝﾃﾝ", 15), ("1", 1), ("7654321", 7),
+            ("ｶ)ｹｲﾘ", 40), (" " * 93, 93),
+        ]
+    )  # fmt: skip
+    body = [
+        header,
+        _notice("1", "97200", "ｶ)ｽｽﾞﾗﾝ", "0"),
+        _notice("2", "55000", "ﾐﾅﾄｲﾝｻﾂ", "0", "INV-0042"),
+        _notice("3", "97200", "ｶ)ｽｽﾞﾗﾝ", "1"),
+        _notice("4", "41300", "ｽｲﾀｼｶｲｹｲｶﾝﾘｼﾔ", "0", "ﾎｳｼﾞﾝｼﾐﾝｾﾞｲｶﾝﾌｷﾝ"),  # ﾌﾟ keyed as ﾌ
+    ]
+    statement = read_statement(b"".join(body))
+    assert statement.holder == "ｶ)ｹｲﾘ"
+    assert [line.deposit for line in statement.lines] == [0, 55_000, 0, 41_300]
+    assert statement.lines[0].record["取消"] == "照会番号 000003 で取消"
+    assert "INV-0042" in statement.lines[1].text
+    assert [line.bank_entry for line in statement.lines] == [False, False, False, True]

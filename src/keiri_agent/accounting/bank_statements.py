@@ -170,10 +170,20 @@ _BANK_ENTRY_WORDS = (
     "ヘンキヤク",
     "返金",
     "ヘンキン",
+    "返還",
+    "ヘンカン",
+    "カンプ",
+    "仮払",
+    "カリバライ",
+    "保険金",
+    "ホケンキン",
+    "税務署",
+    "ゼイムシヨ",
 )
 """Deposits that are not a customer's payment: interest the bank pays, tax refunds
 (還付金), a time deposit closed into the account (定期預金の解約), a transfer of ours
-coming back (組戻し・資金返却), money refunded to us (返金: a supplier's, an insurer's)."""
+coming back (組戻し・資金返却), money refunded or returned to us (返金, 敷金返還), an
+employee settling an advance (仮払精算), an insurance payout (保険金), the tax office."""
 
 
 def _alternatives(words: Sequence[str]) -> str:
@@ -182,7 +192,23 @@ def _alternatives(words: Sequence[str]) -> str:
 
 
 _TRANSFER_PREFIX = re.compile(rf"^\s*(?:{_alternatives(_TRANSFER_WORDS)})[\s　:：]*")
-_BANK_ENTRY = re.compile(_alternatives(_BANK_ENTRY_WORDS))
+
+
+def _unvoiced(text: str) -> str:
+    """``text`` in full-width kana without voicing marks (ｶﾝﾌｷﾝ = ｶﾝﾌﾟｷﾝ = カンフキン):
+    banks and the people keying a transfer drop them."""
+    decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text))
+    return "".join(char for char in decomposed if char not in "\u3099\u309a")
+
+
+_BANK_ENTRY = re.compile(
+    "|".join(sorted({re.escape(_unvoiced(w)) for w in _BANK_ENTRY_WORDS}, key=len, reverse=True))
+)
+
+
+def is_bank_entry(text: str) -> bool:
+    """Whether a line's words (摘要, EDI, remitter) say it is no customer's payment."""
+    return bool(_BANK_ENTRY.search(_unvoiced(text)))
 
 
 def payer_from_text(text: str) -> str:
@@ -242,7 +268,7 @@ def _zengin_entry(line: BankLine) -> BankLine:
     """A 全銀 line marked as the bank's own entry by its 摘要 (ﾘｿｸ, ｶｲﾔｸ, …), or a 振替
     (取引区分 14) in with no remitter: money moved between the holder's own accounts."""
     book_transfer = line.record.get("取引区分") == zengin.BOOK_TRANSFER_KIND and not line.payer
-    entry = bool(_BANK_ENTRY.search(unicodedata.normalize("NFKC", f"{line.text} {line.payer}")))
+    entry = is_bank_entry(f"{line.text} {line.payer}")
     if line.deposit > 0 and (entry or book_transfer):
         return dataclasses.replace(line, bank_entry=True)
     return line
@@ -339,5 +365,5 @@ def _line(row: int, record: Mapping[str, Any], columns: Mapping[str, str]) -> Ba
     payer = _text(record.get(columns["payer"])) if "payer" in columns else ""
     if not payer and deposit > 0:
         payer = _payer_described(described)
-    bank_entry = deposit > 0 and bool(_BANK_ENTRY.search(unicodedata.normalize("NFKC", text)))
+    bank_entry = deposit > 0 and is_bank_entry(text)
     return BankLine(row, date, deposit, withdrawal, payer, text, bank_entry, dict(record))

@@ -81,7 +81,20 @@ LEGAL_FORMS: dict[str, tuple[str, ...]] = {
 _PREFIX_WORDS = ("イツパン", "コウエキ")
 """一般 and 公益, read before 社団法人 / 財団法人."""
 
-_ABBREVIATION = {abbreviation: form for form, (abbreviation, *_) in LEGAL_FORMS.items()}
+OTHER_ABBREVIATIONS: dict[str, str] = {
+    "イリヨウ": "医療法人",
+    "ゴウ": "合同会社",
+    "シヤフク": "社会福祉法人",
+    "ザイダン": "財団法人",
+    "シヤダン": "社団法人",
+    "NPO": "特定非営利活動法人",
+}
+"""Abbreviations some banks print instead of the 全銀 one (ｲﾘﾖｳ) for ｲ), ｺﾞｳ) for ﾄﾞ))."""
+
+_ABBREVIATION = {
+    **{abbreviation: form for form, (abbreviation, *_) in LEGAL_FORMS.items()},
+    **OTHER_ABBREVIATIONS,
+}
 _SPELLED = sorted(
     (
         (prefix + reading, form)

@@ -8,11 +8,12 @@ amount is explained by that customer's open invoices, oldest due first:
   over the customer's oldest ``MAX_COMBINED_INVOICES`` invoices);
 - ``fee``: one invoice, or several, short by a transfer fee the customer deducted
   (a shortfall in ``fee_table`` or up to ``fee_tolerance``, booked as 支払手数料);
-- ``partial``: less than the oldest open invoice (一部入金; its balance stays open) —
-  applied to the oldest due first, the order of 法定充当 (民法 488–489) when the payer
-  names none;
+- ``partial``: less than the customer's one open invoice (一部入金; its balance stays
+  open). With several open, which one it pays is asked (法定充当 — 民法 488–489 — would
+  take the oldest due, but the customer may have meant another);
 - ``overpaid``: more than everything the customer owes (過入金: all invoices paid,
-  the rest booked as 前受金).
+  the rest booked as 前受金) — unless the rest is exactly another customer's open
+  invoice (one payment for two customers: asked).
 
 Exact and combined explanations come first; a fee is assumed only when no exact sum
 fits. When two different explanations fit equally (two invoice combinations, an exact
@@ -165,7 +166,7 @@ def match_payments(
             continue
         payer = matcher.match(line.payer)
         if payer.customer is None:
-            payer = _group_payer(line, payer, by_customer, balances, fees)
+            payer = _shared_name(line, payer, by_customer, balances, fees)
         if payer.customer is None:
             results[line.row] = _unknown_payer(line, payer, invoices, balances)
             continue
@@ -197,17 +198,18 @@ def match_payments(
     return MatchResult(ordered, list(invoices), balances, paid)
 
 
-def _group_payer(
+def _shared_name(
     line: BankLine,
     payer: PayerMatch,
     by_customer: dict[str, list[Invoice]],
     balances: dict[str, Decimal],
     fees: FeeRule,
 ) -> PayerMatch:
-    """A transfer name registered for several customers (a parent company paying for its
-    subsidiaries) is the one customer whose open invoices add up to the amount exactly,
-    when no other of them can explain it at all; otherwise still undecided."""
-    shared = [c for c in payer.candidates if c.rule == "alias" and c.score >= 1.0]
+    """A payer name several customers share in full — one reading (大和屋・大和家), or a
+    transfer name registered for each (a parent company paying for its subsidiaries) — is
+    the one customer whose open invoices add up to the amount exactly, when no other of
+    them can explain it at all; otherwise still undecided."""
+    shared = [c for c in payer.candidates if c.score >= 1.0]
     if len(shared) < 2:
         return payer
     fitting = []
@@ -223,7 +225,7 @@ def _group_payer(
     chosen = fitting[0][0]
     others = "・".join(c.customer.name for c in shared if c is not chosen)
     reason = (
-        f"{chosen.reason}（同じ振込名義の{others}には金額の合う請求がなく、"
+        f"{chosen.reason}（同じ名義に当たる{others}には金額の合う請求がなく、"
         "請求と金額が一致するのはこの取引先だけ）"
     )
     return PayerMatch(payer.payer, chosen.customer, payer.candidates, reason)
@@ -248,6 +250,8 @@ def _age(invoice: Invoice) -> tuple[dt.date, dt.date, str]:
 def _not_a_payment(line: BankLine) -> LineResult | None:
     if line.deposit <= 0:
         reason = "出金" if line.withdrawal > 0 else "金額がありません"
+        if line.record.get("取消区分") == "1" or line.record.get("取消"):
+            reason = f"取り消された振込（{line.record.get('取消') or '取消のレコード'}）"
         return LineResult(line, "not_payment", reason=reason)
     if line.bank_entry:
         return LineResult(
@@ -377,6 +381,20 @@ def _partial_or_over(
     oldest = open_invoices[0]
     payer_score = payer.candidates[0].score if payer.candidates else 1.0
     if amount > owed:
+        mine = {invoice.id for invoice in open_invoices}
+        elsewhere = sorted(
+            i for i, left in balances.items() if left == amount - owed and i not in mine
+        )
+        if elsewhere:  # 142,560 + 63,720 of another customer: one payment for two customers?
+            return _review(
+                line,
+                payer,
+                f"未入金の請求の合計 {_yen(owed)} を {_yen(amount - owed)} 超える入金で、超えた額が"
+                f"別の取引先の請求 {'、'.join(elsewhere[:3])} と同じです（2 社分をまとめた支払か、"
+                "取引先に確認してください）",
+                open_invoices,
+                balances,
+            )
         applications = []
         for invoice in open_invoices:
             applications.append(Application(invoice, balances[invoice.id], Decimal(0)))
@@ -404,6 +422,15 @@ def _partial_or_over(
             payer,
             f"請求 {oldest.id} より {_yen(shortfall)} 少ない入金です。振込手数料にしては大きく、"
             "一部入金にしては残りが小さすぎます（値引・返品・相殺の確認を）",
+            open_invoices,
+            balances,
+        )
+    if amount < balances[oldest.id] - fees.largest and len(open_invoices) > 1:
+        return _review(
+            line,
+            payer,
+            f"一部入金です。未入金の請求が {len(open_invoices)} 件あり、どれに充てるか決まりません"
+            f"（取引先の指定がなければ、法定充当では期日の最も古い {oldest.id}）",
             open_invoices,
             balances,
         )

@@ -21,6 +21,7 @@ Read here (種別コード in the header):
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from decimal import Decimal
 
@@ -45,6 +46,7 @@ _FIELDS: dict[str, dict[str, tuple[int, int]]] = {
         "bank": (129, 15),
         "branch": (144, 15),
         "text": (159, 20),
+        "edi": (179, 20),
     },
     TRANSFER_NOTICE: {
         "reference": (1, 6),
@@ -54,6 +56,7 @@ _FIELDS: dict[str, dict[str, tuple[int, int]]] = {
         "bank": (97, 15),
         "branch": (112, 15),
         "cancelled": (127, 1),
+        "edi": (128, 20),
     },
 }
 _HOLDER: dict[str, tuple[int, int]] = {TRANSACTIONS: (73, 40), TRANSFER_NOTICE: (67, 40)}
@@ -139,7 +142,32 @@ def read_transactions(data: bytes) -> list[BankLine]:
         if record[:1] != b"2":
             continue
         lines.append(_line(len(lines) + 1, number, record, kind, fields))
-    return lines
+    return _cancellations_applied(lines)
+
+
+def _cancellations_applied(lines: list[BankLine]) -> list[BankLine]:
+    """A 取消 record (取消区分 1) takes back an earlier notice of the same amount from the
+    same remitter: that deposit never stays in the account either."""
+    result = list(lines)
+    for cancel in lines:
+        if cancel.record.get("取消区分") != "1":
+            continue
+        original = next(
+            (
+                index
+                for index, line in enumerate(result)
+                if line.row < cancel.row
+                and line.deposit == cancel.record["金額"]
+                and line.payer == cancel.payer
+                and not line.record.get("取消")
+            ),
+            None,
+        )
+        if original is not None:
+            taken = result[original]
+            record = {**taken.record, "取消": f"照会番号 {cancel.record['照会番号']} で取消"}
+            result[original] = dataclasses.replace(taken, deposit=Decimal(0), record=record)
+    return result
 
 
 def _line(
@@ -160,7 +188,7 @@ def _line(
         deposit, withdrawal = Decimal(0), amount
     if values.get("cancelled") == "1":  # a cancelled notice moves no money
         deposit = Decimal(0)
-    text = values.get("text", "")
+    text = " ".join(part for part in (values.get("text", ""), values["edi"]) if part)
     record_view = {
         "照会番号": values["reference"],
         "勘定日": date.isoformat() if date else None,
@@ -169,8 +197,11 @@ def _line(
         "振込依頼人名": values["payer"],
         "仕向銀行名": values["bank"],
         "仕向店名": values["branch"],
-        "摘要": text,
+        "摘要": values.get("text", ""),
+        "EDI情報": values["edi"],
     }
     if kind == TRANSACTIONS:
         record_view["取引区分"] = values["kind"]
+    else:
+        record_view.update(取消区分=values["cancelled"], 金額=int(amount))
     return BankLine(row, date, deposit, withdrawal, values["payer"], text, False, record_view)
