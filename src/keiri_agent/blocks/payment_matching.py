@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from keiri_agent.accounting.bank_statements import read_statement
+from keiri_agent.accounting.business_calendar import BusinessCalendar
 from keiri_agent.accounting.journal import Accounts, payment_entries
 from keiri_agent.accounting.payer_names import THRESHOLD, PayerMatcher
 from keiri_agent.accounting.payment_matching import (
@@ -122,15 +123,21 @@ def other_row(result: LineResult) -> dict[str, Any]:
     }
 
 
-def open_invoice_rows(result: MatchResult, as_of: dt.date) -> list[dict[str, Any]]:
-    """Invoices with a balance after matching, the longest overdue first."""
+def open_invoice_rows(
+    result: MatchResult, as_of: dt.date, calendar: BusinessCalendar
+) -> list[dict[str, Any]]:
+    """Invoices with a balance after matching, the longest overdue first. A due date on
+    a day the banks or the company are closed moves to the next business day (民法 142:
+    a term ending on a holiday ends on the next day business is done), and the days
+    overdue count from there."""
     keyed: list[tuple[tuple[int, dt.date, str], dict[str, Any]]] = []
     for invoice in result.invoices:
         balance = result.balances[invoice.id]
         if balance <= 0:
             continue
         paid = result.paid.get(invoice.id, Decimal(0))
-        overdue = (as_of - invoice.due).days if invoice.due and as_of > invoice.due else 0
+        due = calendar.next_business_day(invoice.due) if invoice.due else None
+        overdue = (as_of - due).days if due and as_of > due else 0
         if invoice.due is None:
             state = "期限の記載なし"
         elif overdue:
@@ -149,6 +156,7 @@ def open_invoice_rows(result: MatchResult, as_of: dt.date) -> list[dict[str, Any
                     "得意先名": invoice.customer.name,
                     "請求日": _iso(invoice.issued),
                     "支払期限": _iso(invoice.due),
+                    "期限（営業日）": _iso(due),
                     "請求額": _number(invoice.amount),
                     "今回入金額": _number(paid),
                     "残高": _number(balance),
@@ -198,7 +206,8 @@ class MatchPaymentsBlock(ProcessingBlock):
         matched = [matched_row(r) for r in result.lines if r.status == "matched"]
         review = [review_row(r) for r in result.lines if r.status == "review"]
         others = [other_row(r) for r in result.lines if r.status == "not_payment"]
-        open_rows = open_invoice_rows(result, as_of)
+        calendar = BusinessCalendar.from_setting(ctx.settings.plans.closed_days)
+        open_rows = open_invoice_rows(result, as_of, calendar)
         journal = [row.to_record() for row in payment_entries(result.lines, accounts)]
         deposits = sum(1 for r in result.lines if r.status != "not_payment")
         summary = {
