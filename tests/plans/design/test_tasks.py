@@ -148,7 +148,7 @@ def test_transfer_file_generated_asks_then_runs_on_the_sample(
     assert result.verdict == "needs_answers"
     asked = {question["var"]: question["question"] for question in result.questions}
     assert asked["s1_remitter_code"].startswith("委託者コード")
-    assert "s1_transfer_date" in asked
+    assert "s1_transfer_date" not in asked  # optional: the table's 支払日 unless set
     values = {
         "s1_transfer_date": "2026-11-30",
         "s1_remitter_code": "1234567890",
@@ -169,3 +169,27 @@ def test_transfer_file_generated_asks_then_runs_on_the_sample(
     back = read_transfer_file(file["data"], year=2026)
     assert back.remitter.account.number == "7654321"
     assert back.total == 1_799_600  # rows 1–5 of the sample (tests/plans/test_example_zengin…)
+
+
+def test_answers_to_a_tasks_questions_are_its_values() -> None:
+    from keiri_agent.plans.design.coverage import check_coverage, resolved_vars
+    from keiri_agent.plans.design.procedure_plan import answered, plan_from_procedure
+
+    procedure = read_procedure("支払予定表から総合振込のファイルを作って")
+    built = plan_from_procedure(procedure, plan_id="t")
+    assert {item.status for item in check_coverage(procedure, built.plan).items} == {
+        "covered",
+        "waiting",
+    }
+    values = {"s1_remitter_code": "1234567890"}
+    done = answered(procedure, built.questions, values)
+    (step,) = done.steps
+    assert step.values == {"remitter.code": "1234567890"}
+    assert "remitter.code" not in step.missing and "remitter.name" in step.missing
+    plan = {**built.plan, "vars": {**built.plan["vars"], **values}}
+    coverage = check_coverage(done, resolved_vars(plan))
+    assert coverage.ok and "waiting" in {item.status for item in coverage.items}
+    every = {question["var"]: "x" for question in built.questions}
+    done = answered(procedure, built.questions, every)
+    plan = {**built.plan, "vars": {**built.plan["vars"], **every}}
+    assert {item.status for item in check_coverage(done, resolved_vars(plan)).items} == {"covered"}

@@ -321,8 +321,10 @@ def step_met(step: StepSpec, node: Mapping[str, Any]) -> bool | None:
         return _columns_in(inputs.get("columns"), step.columns)
     if step.kind == "approval":
         return inputs.get("mode", "confirm") == "confirm" or node.get("block") == "ui.confirmation"
-    if step.kind == "task":
-        return _fold(_same(_given(node, port), value) for port, value in step.values.items())
+    if step.kind == "task":  # the values given; one still to answer (a var) waits
+        given = (_same(_given(node, port), value) for port, value in step.values.items())
+        asked = (None if _is_var(_given(node, port)) else True for port in step.missing)
+        return _fold(iter([*given, *asked]))
     return True
 
 

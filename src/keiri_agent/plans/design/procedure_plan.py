@@ -439,10 +439,13 @@ def _task(builder: _Builder, step: StepSpec) -> tuple[str, Task]:
             f"{step.id}_{task_file.port}", task_file.label, hint="ファイルを指定してください"
         )
     for parameter in task.parameters:
+        var = f"{step.id}_{parameter.port.replace('.', '_')}"
         if parameter.port in step.values:
             value = step.values[parameter.port]
+        elif parameter.optional:  # its block's own rule applies unless set at run time
+            builder.vars[var] = None
+            value = f"${{vars.{var}}}"
         else:
-            var = f"{step.id}_{parameter.port.replace('.', '_')}"
             value = builder.ask(
                 var, parameter.question, parameter.hint, target=f"{step.id}.values.{parameter.port}"
             )

@@ -2125,7 +2125,8 @@ def _read_task(reader: _Reader) -> None:
         for parameter in task.parameters:
             given = re.search(parameter.pattern, text) if parameter.pattern else None
             if given is None:
-                step.missing.append(parameter.port)
+                if not parameter.optional:
+                    step.missing.append(parameter.port)
                 continue
             value = given.group("value")
             step.values[parameter.port] = _date_iso(value) if parameter.kind == "date" else value

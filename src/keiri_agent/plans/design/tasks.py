@@ -47,6 +47,9 @@ class TaskParameter:
     """Regex with a ``value`` group: the parameter as an instruction gives it."""
     kind: str = "text"
     """``date``: the value is read as a date (written YYYY-MM-DD)."""
+    optional: bool = False
+    """The block has a documented rule when it is not given (a Plan var left empty,
+    not a question): 振込指定日 is then the table's one 支払日, or the block says why not."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,7 @@ TASKS: tuple[Task, ...] = (
                 "2026-11-30 の形で書いてください",
                 pattern=rf"(?:振込|支払)\s*(?:指定)?\s*日\s*(?:は|を|:)?\s*(?P<value>{_DATE})",
                 kind="date",
+                optional=True,
             ),
             TaskParameter(
                 "remitter.code",
