@@ -208,3 +208,13 @@ def test_a_kanji_name_is_split_from_its_legal_form(name: str, rest: str, forms: 
 )
 def test_long_vowels_written_with_a_bar_or_a_kana_are_one_key(typed: str, printed: str) -> None:
     assert payer_key(typed).core == payer_key(printed).core
+
+
+def test_a_sole_traders_owner_paying_in_full_name_is_the_customer() -> None:
+    ota = Customer("C41", "太田塗装 太田勝", "オオタトソウ オオタマサル")
+    suzuki = Customer("C42", "鈴木造園", "スズキゾウエン")
+    matcher = PayerMatcher([ota, suzuki])
+    found = matcher.match("ｵｵﾀ ﾏｻﾙ")
+    assert found.customer == ota and "個人事業主" in found.reason
+    assert matcher.match("ｵｵﾀ").customer is None  # a surname alone is not the owner
+    assert matcher.match("ｽｽﾞｷ ﾀﾛｳ").customer is None

@@ -186,7 +186,7 @@ def test_a_customer_with_nothing_open_goes_to_review() -> None:
     assert "未入金の請求がありません" in result.reason
 
 
-@pytest.mark.parametrize("amount", [110_000, 109_340, 100_000, 150_000])
+@pytest.mark.parametrize("amount", [110_000, 109_340, 50_000, 115_000])
 def test_every_journal_slip_balances(amount: int) -> None:
     invoices = [invoice("A1", AOBA, 110_000, "2026-10-31")]
     result = one([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", amount)], invoices)
@@ -298,3 +298,26 @@ def test_a_refund_paid_to_us_is_not_a_customer_payment() -> None:
     )
     invoices = [invoice("A1", AOBA, 48_400, "2026-10-31")]
     assert one(statement.lines, invoices).status == "not_payment"
+
+
+def test_a_payment_equal_to_the_invoice_without_its_tax_is_asked() -> None:
+    invoices = [invoice("A1", AOBA, 418_000, "2026-10-31")]
+    line = one([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", 380_000)], invoices)
+    assert (line.status, line.customer) == ("review", AOBA)
+    assert "税抜額" in line.reason and "38,000 円" in line.reason
+
+
+@pytest.mark.parametrize(("paid", "status"), [(57_200, "matched"), (96_800, "review")])
+def test_a_large_excess_over_what_is_owed_is_asked_not_booked_as_advance(
+    paid: int, status: str
+) -> None:
+    invoices = [invoice("A1", AOBA, 52_800, "2026-10-31")]
+    assert one([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", paid)], invoices).status == status
+
+
+@pytest.mark.parametrize(("paid", "status"), [(60_500, "review"), (33_000, "matched")])
+def test_a_payment_leaving_under_a_tenth_is_a_deduction_to_ask_about(
+    paid: int, status: str
+) -> None:
+    invoices = [invoice("A1", AOBA, 66_000, "2026-10-31")]
+    assert one([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", paid)], invoices).status == status

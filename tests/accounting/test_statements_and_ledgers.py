@@ -406,3 +406,30 @@ def test_a_cancelled_transfer_notice_takes_back_the_earlier_deposit_and_edi_is_r
     assert statement.lines[0].record["取消"] == "照会番号 000003 で取消"
     assert "INV-0042" in statement.lines[1].text
     assert [line.bank_entry for line in statement.lines] == [False, False, False, True]
+
+
+def test_an_excel_download_with_account_lines_and_a_blank_row_above_its_header() -> None:
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    for row in [
+        ["入出金明細照会"],
+        ["金融機関名", "はまかぜ銀行"],
+        ["口座", "本店営業部 普通 1234567"],
+        ["口座名義", "ｶ)ﾐﾅﾄﾚﾝﾃﾂｸ"],
+        ["照会期間", "2025年08月01日～2025年08月31日"],
+        ["作成日時", "2025年09月01日 09:00"],
+        [],
+        ["照会口座", "番号", "勘定日", "出金金額(円)", "入金金額(円)", "残高(円)", "摘要"],
+        ["本店営業部 普通 1234567", 1, "2025年08月01日", None, 110_000, 2_110_000, "ｶ)ｱｵﾊﾞ"],
+        ["本店営業部 普通 1234567", 2, "2025年08月04日", 5_000, None, 2_105_000, "ｶ-ﾄﾞ"],
+    ]:
+        sheet.append(row)
+    buffer = io.BytesIO()
+    book.save(buffer)
+    statement = read_statement(buffer.getvalue())
+    assert statement.holder == "ｶ)ﾐﾅﾄﾚﾝﾃﾂｸ"
+    assert [(line.date, line.deposit, line.withdrawal) for line in statement.lines] == [
+        (dt.date(2025, 8, 1), Decimal(110_000), Decimal(0)),
+        (dt.date(2025, 8, 4), Decimal(0), Decimal(5_000)),
+    ]

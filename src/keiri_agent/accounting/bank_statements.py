@@ -31,7 +31,7 @@ from typing import Any
 from keiri_agent.accounting import zengin
 from keiri_agent.accounting.bank_lines import BankLine, Statement
 from keiri_agent.accounting.columns import Role, find_columns, header_key, header_row
-from keiri_agent.accounting.tables import csv_rows, file_bytes, read_table
+from keiri_agent.accounting.tables import file_bytes, read_table, table_rows
 from keiri_agent.errors import UserInputError
 from keiri_agent.files.cells import date_value, decimal_value
 
@@ -250,10 +250,9 @@ def read_statement(value: Any, overrides: Mapping[str, str] | None = None) -> St
             lines = [_zengin_entry(line) for line in zengin.read_transactions(data)]
             return Statement(lines, "zengin", {}, holder=zengin.account_name(data))
         records = read_table(data, TABLE, BANK_ROLES)
-        if data.startswith(b"PK\x03\x04"):
-            return lines_from_records(records, overrides, "excel")
-        statement = lines_from_records(records, overrides, "csv")
-        return dataclasses.replace(statement, holder=account_holder(csv_rows(data, TABLE)))
+        kind = "excel" if data.startswith(b"PK\x03\x04") else "csv"
+        statement = lines_from_records(records, overrides, kind)
+        return dataclasses.replace(statement, holder=account_holder(table_rows(data, TABLE)))
     if isinstance(value, list) and all(isinstance(row, Mapping) for row in value):
         return lines_from_records(value, overrides, "records")
     raise UserInputError(

@@ -20,6 +20,8 @@ punctuation removed, and the legal form taken out and kept aside
 - ``prefix``: the payer starts with the customer's whole name;
 - ``truncated``: the payer is the start of a longer customer name and fills the
   bank's field (``TRUNCATION_LENGTHS``);
+- ``owner``: a person's full name (family and given, no legal form) that is the last
+  word of a sole trader's name in the master (屋号 and owner: 「太田塗装 太田勝」);
 - ``similar``: otherwise, a similarity of the keys (never enough alone to match).
 
 A legal form on both sides that differs lowers the score (株式会社ミドリ is not
@@ -362,6 +364,7 @@ RULE_REASONS = {
     "first_word": "名義の先頭の語が一致（後ろは支店名・部署名・担当者名など）",
     "prefix": "名義が取引先名で始まる（後ろに支店名などが続く）",
     "truncated": "銀行の文字数制限で途中までの名義が、取引先名の先頭と一致",
+    "owner": "名義（姓と名）が取引先名の後ろの個人名と一致（個人事業主の本人名義）",
     "similar": "名義が似ている",
 }
 """Why a rule matched, in the words a person reads in 要確認."""
@@ -512,6 +515,8 @@ def _rule(
         return "first_word", 0.95 * (0.85 if short and not corroborated else 1.0)
     if core.startswith(name):
         return "prefix", 0.9 * (0.85 if short else 1.0)
+    if len(key.words) > 1 and not key.legal_forms and known.words[1:] and core == known.words[-1]:
+        return "owner", 0.9  # 「太田塗装 太田勝」 paid by ｵｵﾀ ﾏｻﾙ: the owner, in full
     shown = len(payer.strip())  # as the bank counts: half-width characters, marks included
     # cut at a known field length, or long enough and most of the name: banks' and
     # accounting packages' fields vary (20, 30, 48 characters)

@@ -46,9 +46,17 @@ DEFAULT_FEE_TOLERANCE = 880
 """A shortfall up to this many yen is taken as a deducted transfer fee."""
 MAX_COMBINED_INVOICES = 16
 """Combined payments are searched among this many oldest open invoices of a customer."""
-SHORT_PAYMENT_SHARE = Decimal("0.05")
-"""A payment short of the oldest invoice by more than a fee but less than this share of
-it is not taken as 一部入金: such a gap is a deduction to ask about (値引, 相殺)."""
+SHORT_PAYMENT_SHARE = Decimal("0.10")
+"""A payment short of the invoice by more than a fee but less than this share of it is
+not taken as 一部入金 (an instalment leaves a real balance): such a gap is a deduction
+to ask about (値引, 相殺, the consumption tax left out)."""
+OVERPAYMENT_SHARE = Decimal("0.20")
+"""A payment above everything owed by more than this share of it is not taken as 過入金
+(a double fee, a rounding): so large an excess is a prepayment or a transfer meant
+for another invoice or company, to ask about."""
+TAX_RATES = (Decimal("0.10"), Decimal("0.08"))
+"""Consumption tax rates (標準, 軽減): a payment equal to an invoice without its tax is
+a tax left unpaid, not a part payment."""
 OWN = "__own__"
 """The id the company's own names are matched under."""
 MAX_COMBINATIONS = 100_000
@@ -395,6 +403,15 @@ def _partial_or_over(
                 open_invoices,
                 balances,
             )
+        if amount - owed > owed * OVERPAYMENT_SHARE:
+            return _review(
+                line,
+                payer,
+                f"未入金の請求の合計 {_yen(owed)} より {_yen(amount - owed)} 多い入金です。"
+                "過入金にしては大きく、前払いか別の請求・別の会社宛ての振込かを取引先に確認してください",
+                open_invoices,
+                balances,
+            )
         applications = []
         for invoice in open_invoices:
             applications.append(Application(invoice, balances[invoice.id], Decimal(0)))
@@ -416,6 +433,16 @@ def _partial_or_over(
             confidence=round(_CONFIDENCE["overpaid"] * min(payer_score, 1.0), 3),
         )
     shortfall = balances[oldest.id] - amount
+    untaxed = [rate for rate in TAX_RATES if abs(balances[oldest.id] / (1 + rate) - amount) < 1]
+    if untaxed:
+        return _review(
+            line,
+            payer,
+            f"請求 {oldest.id}（{_yen(balances[oldest.id])}）の税抜額（税率 {untaxed[0]:.0%}）と"
+            f"同じ入金です。消費税 {_yen(shortfall)} の払い漏れか、取引先に確認してください",
+            open_invoices,
+            balances,
+        )
     if fees.largest < shortfall < balances[oldest.id] * SHORT_PAYMENT_SHARE:
         return _review(
             line,

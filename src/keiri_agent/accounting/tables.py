@@ -53,21 +53,17 @@ def records_of(value: Any, table: str, roles: Sequence[Role] = ()) -> list[dict[
 
 
 def read_table(data: bytes, table: str, roles: Sequence[Role] = ()) -> list[dict[str, Any]]:
-    """A CSV or Excel file as records. A CSV's header is the row whose cells name the
-    most of ``roles`` (``columns.header_row``: below any lines a download starts
-    with), else the row ``files.header`` detects."""
-    if data.startswith(ZIP_MAGIC):
-        from keiri_agent.files.excel import read_sheet
-
-        return read_sheet(data).records
-    rows = csv_rows(data, table)
+    """A CSV or Excel file as records. The header is the row whose cells name the most
+    of ``roles`` (``columns.header_row``: below any lines a download starts with — the
+    account, the period, the holder), else the row ``files.header`` detects."""
+    rows = table_rows(data, table)
     header = header_row(rows, roles) if roles else None
     if header is None:
         header = detect_header_row(rows)
     if header is None:
         raise UserInputError(
             f"{table}の見出し行（列名の行）が見つかりません",
-            hint="1 行目（タイトル行があればその下）に列名を書いた CSV にしてください",
+            hint="1 行目（タイトル行があればその下）に列名を書いた CSV か Excel にしてください",
             details={"table": table},
         )
     names = unique_names(rows[header])
@@ -77,6 +73,17 @@ def read_table(data: bytes, table: str, roles: Sequence[Role] = ()) -> list[dict
             continue
         records.append({name: row[i] if i < len(row) else None for i, name in enumerate(names)})
     return records
+
+
+def table_rows(data: bytes, table: str) -> list[list[Any]]:
+    """The rows of a CSV (text cells) or of an Excel file's first sheet (typed cells),
+    every row from the first, blank cells as None."""
+    if data.startswith(ZIP_MAGIC):
+        from keiri_agent.files.excel import read_sheet
+
+        sheet = read_sheet(data, header=None)
+        return [[None if cell == "" else cell for cell in row.values()] for row in sheet.records]
+    return csv_rows(data, table)
 
 
 def decoded(data: bytes, table: str) -> str:
