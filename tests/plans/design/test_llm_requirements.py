@@ -99,8 +99,8 @@ def engine(tmp_path: Path) -> PlanEngine:
     return PlanEngine(Settings(home=tmp_path, provider="offline"), env={})
 
 
-def candidates(engine: PlanEngine) -> list[BlockCandidate]:
-    specs = [engine.catalog.resolve(block) for block in BLOCKS]
+def candidates(engine: PlanEngine, blocks: list[str] = BLOCKS) -> list[BlockCandidate]:
+    specs = [engine.catalog.resolve(block) for block in blocks]
     return [
         BlockCandidate(
             block_id=spec.id,
@@ -187,3 +187,43 @@ def test_gaps_from_the_model_stop_before_the_skeleton(tmp_path: Path) -> None:
     assert calls == 1 and result.plan is None
     assert result.verdict == "cannot_build"
     assert [gap.source for gap in result.gaps] == ["経理部長にメールで送る"]
+
+
+def test_a_task_from_the_model_is_covered_by_its_block(engine: PlanEngine) -> None:
+    """「入金消込をして」 as the model writes it: one task step, its three files."""
+    requirements = {
+        "inputs": [
+            {"id": "bank", "format": "file", "holds": "銀行の入金明細"},
+            {"id": "invoices", "format": "file", "holds": "請求一覧"},
+            {"id": "customers", "format": "file", "holds": "取引先マスタ"},
+        ],
+        "steps": [{"id": "s1", "kind": "task", "block": "accounting.match_payments"}],
+        "outputs": [{"format": "excel"}],
+    }
+    skeleton = {
+        "steps": [
+            {"block": "accounting.match_payments", "purpose": "入金消込"},
+            {"block": "excel.write", "purpose": "結果を Excel に"},
+        ],
+        "questions": [],
+    }
+    files = {"bank": "${vars.bank}", "invoices": "${vars.invoices}"}
+    match = {
+        "id": "match",
+        "block": "accounting.match_payments",
+        "in": {**files, "customers": "${vars.customers}"},
+        "out": {"matched": "matched"},
+    }
+    plan = {
+        "id": "matching",
+        "vars": {"bank": None, "invoices": None, "customers": None},
+        "graph": [match, write("${match.matched}")],
+    }
+    offered = candidates(engine, [*BLOCKS, "accounting.match_payments"])
+    with StubOpenAIServer([requirements, skeleton, plan]) as server:
+        designer = LLMDesigner(chat(server), engine, DesignEngineOptions())
+        result = designer.design("銀行の入金明細と請求一覧で入金消込をして", DIGEST, offered)
+        first_prompt = str(server.chat_requests[0].body["messages"])
+    assert "入金消込 = accounting.match_payments" in first_prompt  # the model is told the tasks
+    assert result.coverage is not None and result.coverage.ok, result.coverage.lines()
+    assert [item.node for item in result.coverage.items] == ["match"] * 4 + ["write"]
