@@ -218,3 +218,8 @@ def test_a_sole_traders_owner_paying_in_full_name_is_the_customer() -> None:
     assert found.customer == ota and "個人事業主" in found.reason
     assert matcher.match("ｵｵﾀ").customer is None  # a surname alone is not the owner
     assert matcher.match("ｽｽﾞｷ ﾀﾛｳ").customer is None
+
+
+def test_a_name_in_latin_letters_matches_as_the_bank_prints_it() -> None:
+    ktc = Customer("C40", "株式会社KTCホールディングス", "ケーティーシーホールディングス")
+    assert PayerMatcher([ktc]).match("KTCﾎ-ﾙﾃﾞｲﾝｸﾞｽ(ｶ").customer == ktc

@@ -315,9 +315,21 @@ def test_a_large_excess_over_what_is_owed_is_asked_not_booked_as_advance(
     assert one([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", paid)], invoices).status == status
 
 
-@pytest.mark.parametrize(("paid", "status"), [(60_500, "review"), (33_000, "matched")])
-def test_a_payment_leaving_under_a_tenth_is_a_deduction_to_ask_about(
+@pytest.mark.parametrize(
+    ("paid", "status"), [(60_500, "review"), (55_000, "review"), (33_000, "matched")]
+)
+def test_a_payment_leaving_under_a_fifth_is_a_deduction_to_ask_about(
     paid: int, status: str
 ) -> None:
     invoices = [invoice("A1", AOBA, 66_000, "2026-10-31")]
     assert one([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", paid)], invoices).status == status
+
+
+def test_an_invoice_number_typed_with_the_name_picks_that_invoice() -> None:
+    invoices = [
+        invoice("2506-018", AOBA, 55_000, "2026-09-30"),
+        invoice("2507-018", AOBA, 55_000, "2026-10-31"),
+    ]
+    line = one([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ 2507018", 55_000)], invoices)
+    assert ids(line) == ["2507-018"] and "請求書番号" in line.amount_reason
+    assert ids(one([deposit(1, "ｶ)ｱｵﾊﾞｼﾖｳｼﾞ", 55_000)], invoices)) == ["2506-018"]

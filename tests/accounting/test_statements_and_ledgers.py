@@ -433,3 +433,18 @@ def test_an_excel_download_with_account_lines_and_a_blank_row_above_its_header()
         (dt.date(2025, 8, 1), Decimal(110_000), Decimal(0)),
         (dt.date(2025, 8, 4), Decimal(0), Decimal(5_000)),
     ]
+
+
+def test_okurigana_headers_and_the_payer_in_a_second_description_column() -> None:
+    """三菱UFJ's download: 支払い金額 / 預かり金額 (kana after the kanji), 摘要 holding the
+    kind of transfer and 摘要内容 the payer."""
+    text = (
+        '"日付","摘要","摘要内容","支払い金額","預かり金額","差引残高","メモ","入払区分"\r\n'
+        '"2025/8/1","手数料","ﾌﾘｺﾐﾃｽｳﾘﾖｳ","4,620","","5,569,735","","振替支払い"\r\n'
+        '"2025/8/1","振込１","ｻﾝﾜﾋﾞﾙｶﾝﾘ(ｶ","","395,450","5,965,185","","振替入金"\r\n'
+    )
+    lines = read_statement(text.encode("cp932")).lines
+    assert [(line.deposit, line.withdrawal, line.payer) for line in lines] == [
+        (Decimal(0), Decimal(4_620), ""),
+        (Decimal(395_450), Decimal(0), "ｻﾝﾜﾋﾞﾙｶﾝﾘ(ｶ"),
+    ]

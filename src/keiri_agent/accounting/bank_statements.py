@@ -179,11 +179,18 @@ _BANK_ENTRY_WORDS = (
     "ホケンキン",
     "税務署",
     "ゼイムシヨ",
+    "助成金",
+    "ジヨセイキン",
+    "補助金",
+    "ホジヨキン",
+    "給付金",
+    "キユウフキン",
 )
 """Deposits that are not a customer's payment: interest the bank pays, tax refunds
 (還付金), a time deposit closed into the account (定期預金の解約), a transfer of ours
 coming back (組戻し・資金返却), money refunded or returned to us (返金, 敷金返還), an
-employee settling an advance (仮払精算), an insurance payout (保険金), the tax office."""
+employee settling an advance (仮払精算), an insurance payout (保険金), the tax office,
+public grants (助成金・補助金・給付金)."""
 
 
 def _alternatives(words: Sequence[str]) -> str:
@@ -298,10 +305,27 @@ def lines_from_records(
             ),
             details={"table": TABLE, "role": "deposit", "columns": headers},
         )
+    described = _described_columns(headers, columns)
     lines = []
     for row, record in enumerate(records, start=1):
-        lines.append(_line(row, record, columns))
+        lines.append(_line(row, record, columns, described))
     return Statement(lines, kind, columns)
+
+
+_DESCRIPTION_ENDINGS = ("摘要", "内容")
+
+
+def _described_columns(headers: Sequence[str], columns: Mapping[str, str]) -> list[str]:
+    """The columns describing a line, in order: the kind of transaction, then every
+    摘要・内容 column as the file orders them (one bank writes 「振込１」 in 摘要 and the
+    payer in 摘要内容, another the payer in 摘要)."""
+    kind = columns.get("kind")
+    found = [kind] if kind else []
+    for header in headers:
+        key = header_key(header)
+        if header != kind and (header == columns.get("text") or key.endswith(_DESCRIPTION_ENDINGS)):
+            found.append(header)
+    return found
 
 
 def _directions_readable(records: Sequence[Mapping[str, Any]], column: str) -> bool:
@@ -335,7 +359,9 @@ def _amount(value: Any, row: int, label: str) -> Decimal:
     return number
 
 
-def _line(row: int, record: Mapping[str, Any], columns: Mapping[str, str]) -> BankLine:
+def _line(
+    row: int, record: Mapping[str, Any], columns: Mapping[str, str], described_columns: list[str]
+) -> BankLine:
     deposit = withdrawal = Decimal(0)
     if "deposit" in columns:
         deposit = _amount(record.get(columns["deposit"]), row, "入金額")
@@ -359,7 +385,7 @@ def _line(row: int, record: Mapping[str, Any], columns: Mapping[str, str]) -> Ba
             "書いてください",
             details={"table": TABLE, "row": row, "value": str(raw_date)[:100]},
         )
-    described = [_text(record.get(columns[role])) for role in ("kind", "text") if role in columns]
+    described = [_text(record.get(column)) for column in described_columns]
     text = " ".join(part for part in described if part)
     payer = _text(record.get(columns["payer"])) if "payer" in columns else ""
     if not payer and deposit > 0:

@@ -40,9 +40,16 @@ class Role:
     required: bool = False
 
 
+_OKURIGANA = re.compile(r"(?<=[\u4e00-\u9fff々])[\u3041-\u3096]+|^[おご](?=[\u4e00-\u9fff])")
+"""Kana written after a kanji (預かり / 預り, 支払い / 支払, 引き出し) and the polite お・ご
+in front: banks write one header several ways."""
+
+
 def header_key(header: str) -> str:
-    """A header as compared: NFKC, upper case, spaces, brackets and marks removed."""
-    return _NOISE.sub("", unicodedata.normalize("NFKC", str(header))).upper()
+    """A header as compared: NFKC, upper case, spaces, brackets and marks removed, and
+    okurigana and a polite prefix dropped (お預かり金額 = 預り金額 = 預金額)."""
+    text = _NOISE.sub("", unicodedata.normalize("NFKC", str(header)))
+    return _OKURIGANA.sub("", text).upper()
 
 
 def fit(header: str, role: Role) -> float:

@@ -276,6 +276,17 @@ def _kana_name(name: str) -> str:
     return rest if rest and _KANA_NAME.match(rest) else ""
 
 
+_LETTERS_AND_KANA = re.compile(r"^(?=.*[A-Za-z])[A-Za-z0-9&.\-\u30a0-\u30ff\sー・]+$")
+
+
+def _printed_name(name: str) -> str:
+    """A name in Latin letters (and kana) once its legal form is taken out, as a bank
+    prints it (株式会社KTCホールディングス → KTCホールディングス); otherwise empty."""
+    rest, _ = split_legal_form(name)
+    rest = unicodedata.normalize("NFKC", rest).strip()
+    return rest if rest and _LETTERS_AND_KANA.match(rest) else ""
+
+
 _WRITTEN_FORMS = {
     "(株)": "株式会社",  # NFKC turns ㈱ and ㈲ into these
     "(有)": "有限会社",
@@ -373,12 +384,13 @@ RULE_REASONS = {
 @dataclass(frozen=True)
 class _Entry:
     """One key a customer is known by: its reading, a reading guessed from its kanji
-    name, or a registered transfer name."""
+    name, its name as printed when written in Latin letters, or a registered transfer
+    name."""
 
     customer: Customer
     key: PayerKey
     forms: frozenset[str]
-    source: str  # "kana", "guessed" or "alias"
+    source: str  # "kana", "guessed", "name" or "alias"
     position: str | None = None
     """Where the master's name writes its legal form (``legal_form_position``)."""
 
@@ -403,6 +415,11 @@ class PayerMatcher:
                 self._entries.append(
                     _Entry(customer, key, forms | key.legal_forms, source, position)
                 )
+            printed = _printed_name(customer.name)
+            if printed:  # 株式会社KTCホールディングス: banks print the letters as they are
+                key = payer_key(printed)
+                position = legal_form_position(customer.name)
+                self._entries.append(_Entry(customer, key, forms, "name", position))
             for alias in customer.aliases:
                 key = payer_key(alias)
                 if key.core:

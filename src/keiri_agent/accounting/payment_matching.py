@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -46,10 +48,11 @@ DEFAULT_FEE_TOLERANCE = 880
 """A shortfall up to this many yen is taken as a deducted transfer fee."""
 MAX_COMBINED_INVOICES = 16
 """Combined payments are searched among this many oldest open invoices of a customer."""
-SHORT_PAYMENT_SHARE = Decimal("0.10")
+SHORT_PAYMENT_SHARE = Decimal("0.20")
 """A payment short of the invoice by more than a fee but less than this share of it is
 not taken as 一部入金 (an instalment leaves a real balance): such a gap is a deduction
-to ask about (値引, 相殺, the consumption tax left out)."""
+to ask about (値引, 相殺, the consumption tax left out) — the same fifth as
+``OVERPAYMENT_SHARE`` on the other side."""
 OVERPAYMENT_SHARE = Decimal("0.20")
 """A payment above everything owed by more than this share of it is not taken as 過入金
 (a double fee, a rounding): so large an excess is a prepayment or a transfer meant
@@ -179,7 +182,7 @@ def match_payments(
             results[line.row] = _unknown_payer(line, payer, invoices, balances)
             continue
         open_invoices = _open_at(line, by_customer.get(payer.customer.id, []), balances)
-        found = _explanations(line.deposit, open_invoices, balances, fees)
+        found = _explanations(line, open_invoices, balances, fees)
         if found is None:
             results[line.row] = _review(
                 line, payer, "請求の組み合わせが多すぎて確かめきれません", open_invoices, balances
@@ -223,7 +226,7 @@ def _shared_name(
     fitting = []
     for candidate in shared:
         open_invoices = _open_at(line, by_customer.get(candidate.customer.id, []), balances)
-        found = _explanations(line.deposit, open_invoices, balances, fees)
+        found = _explanations(line, open_invoices, balances, fees)
         if found is None:  # too many combinations to rule this customer out
             return payer
         if found:
@@ -271,10 +274,11 @@ def _not_a_payment(line: BankLine) -> LineResult | None:
 
 
 def _explanations(
-    amount: Decimal, open_invoices: Sequence[Invoice], balances: dict[str, Decimal], fees: FeeRule
+    line: BankLine, open_invoices: Sequence[Invoice], balances: dict[str, Decimal], fees: FeeRule
 ) -> list[_Explanation] | None:
-    """Every set of open invoices whose balances equal ``amount`` or exceed it by an
+    """Every set of open invoices whose balances equal the deposit or exceed it by an
     allowed fee (None: too many combinations to try)."""
+    amount = line.deposit
     found: list[_Explanation] = []
     pool = list(open_invoices[:MAX_COMBINED_INVOICES])
     ceiling = amount + fees.largest
@@ -290,20 +294,47 @@ def _explanations(
             shortfall = total - amount
             if shortfall == 0 or fees.allows(shortfall):
                 found.append(_Explanation(group, shortfall))
-    return _without_twins(found, balances)
+    return _without_twins(found, balances, _named_invoices(line, pool))
 
 
-def _without_twins(found: list[_Explanation], balances: dict[str, Decimal]) -> list[_Explanation]:
+def _without_twins(
+    found: list[_Explanation], balances: dict[str, Decimal], named: frozenset[str]
+) -> list[_Explanation]:
     """Explanations that differ only by which of two equal invoices they take are one:
-    the oldest ones are kept (invoices are in age order) — unless the other is just as
-    old (the same due dates): then nothing tells them apart and both stay."""
+    the one taking the invoices the payer named (a number typed into the name or the
+    EDI field), else the oldest (invoices are in age order) — unless the other is just
+    as old (the same due dates): then nothing tells them apart and both stay."""
     kept: dict[tuple[tuple[Decimal, ...], Decimal], list[_Explanation]] = {}
+
+    def mentioned(explanation: _Explanation) -> int:
+        return sum(invoice.id in named for invoice in explanation.invoices)
+
     for explanation in found:
         key = (tuple(sorted(balances[i.id] for i in explanation.invoices)), explanation.fee)
         twins = kept.setdefault(key, [])
-        if not twins or _dues(twins[0]) == _dues(explanation):
+        if twins and mentioned(explanation) > mentioned(twins[0]):
+            twins[:] = [explanation]
+        elif not twins or (
+            mentioned(explanation) == mentioned(twins[0]) and _dues(twins[0]) == _dues(explanation)
+        ):
             twins.append(explanation)
     return [explanation for twins in kept.values() for explanation in twins]
+
+
+def _reference_key(text: str) -> str:
+    return re.sub(r"[^0-9A-Z]", "", unicodedata.normalize("NFKC", text).upper())
+
+
+def _named_invoices(line: BankLine, invoices: Sequence[Invoice]) -> frozenset[str]:
+    """The invoices whose number the line carries (in the payer name, 摘要 or EDI情報;
+    2507-018 typed as 2507018): at least four characters with a digit."""
+    said = _reference_key(f"{line.payer} {line.text}")
+    found = set()
+    for invoice in invoices:
+        key = _reference_key(invoice.id)
+        if len(key) >= 4 and any(char.isdigit() for char in key) and key in said:
+            found.add(invoice.id)
+    return frozenset(found)
 
 
 def _dues(explanation: _Explanation) -> tuple[dt.date, ...]:
@@ -341,6 +372,8 @@ def _apply(
     ids = "、".join(i.id for i in chosen.invoices)
     if chosen.kind == "exact":
         reason = f"請求 {ids} と金額が一致"
+        if _named_invoices(line, chosen.invoices):
+            reason += "（請求書番号が振込名義・摘要にあります）"
     elif chosen.kind == "combined":
         reason = f"請求 {len(chosen.invoices)} 件（{ids}）の合計と一致"
     else:
