@@ -261,14 +261,18 @@ HOKUSEI_FUDOSAN = Customer("C14", "株式会社北星不動産", "ホクセイ�
 HOKUSEI_KANRI = Customer("C15", "北星管理株式会社", "ホクセイカンリ", ("ﾎｸｾｲﾎ-ﾙﾃﾞｲﾝｸﾞｽ(ｶ",))
 
 
-def test_a_parent_paying_for_two_subsidiaries_is_the_one_whose_invoice_fits() -> None:
+@pytest.mark.parametrize(("paid", "fee"), [(220_000, 0), (219_340, 660)])
+def test_a_parent_paying_for_two_subsidiaries_is_the_one_whose_invoice_fits(
+    paid: int, fee: int
+) -> None:
     group = [HOKUSEI_FUDOSAN, HOKUSEI_KANRI]
     invoices = [
         invoice("F1", HOKUSEI_FUDOSAN, 220_000, "2026-10-31"),
         invoice("K1", HOKUSEI_KANRI, 55_000, "2026-10-31"),
     ]
-    result = match_payments([deposit(1, "ﾎｸｾｲﾎ-ﾙﾃﾞｲﾝｸﾞｽ(ｶ", 220_000)], invoices, group).lines[0]
+    result = match_payments([deposit(1, "ﾎｸｾｲﾎ-ﾙﾃﾞｲﾝｸﾞｽ(ｶ", paid)], invoices, group).lines[0]
     assert (result.status, result.customer, ids(result)) == ("matched", HOKUSEI_FUDOSAN, ["F1"])
+    assert result.fee == fee
     assert "北星管理株式会社には金額の合う請求がなく" in result.name_reason
 
 
@@ -277,7 +281,7 @@ def test_a_parent_paying_for_two_subsidiaries_is_the_one_whose_invoice_fits() ->
     [
         (110_000, "both subsidiaries have a 110,000 invoice"),
         (275_000, "220,000 + 55,000: it spans two customers"),
-        (219_340, "only with a fee deducted: not certain enough for a shared name"),
+        (109_340, "110,000 less a fee: both have a 110,000 invoice"),
     ],
 )
 def test_a_parent_payment_that_fits_both_or_neither_alone_is_asked(amount: int, why: str) -> None:

@@ -218,8 +218,8 @@ def _shared_name(
 ) -> PayerMatch:
     """A payer name several customers share in full — one reading (大和屋・大和家), or a
     transfer name registered for each (a parent company paying for its subsidiaries) — is
-    the one customer whose open invoices add up to the amount exactly, when no other of
-    them can explain it at all; otherwise still undecided."""
+    the one customer whose open invoices explain the amount (exactly, or short by a
+    transfer fee), when no other of them can explain it at all; otherwise undecided."""
     shared = [c for c in payer.candidates if c.score >= 1.0]
     if len(shared) < 2:
         return payer
@@ -231,7 +231,7 @@ def _shared_name(
             return payer
         if found:
             fitting.append((candidate, _choose(found)))
-    if len(fitting) != 1 or fitting[0][1] is None or fitting[0][1].fee:
+    if len(fitting) != 1 or fitting[0][1] is None:
         return payer
     chosen = fitting[0][0]
     others = "・".join(c.customer.name for c in shared if c is not chosen)
