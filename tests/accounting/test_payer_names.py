@@ -223,3 +223,8 @@ def test_a_sole_traders_owner_paying_in_full_name_is_the_customer() -> None:
 def test_a_name_in_latin_letters_matches_as_the_bank_prints_it() -> None:
     ktc = Customer("C40", "株式会社KTCホールディングス", "ケーティーシーホールディングス")
     assert PayerMatcher([ktc]).match("KTCﾎ-ﾙﾃﾞｲﾝｸﾞｽ(ｶ").customer == ktc
+
+
+@pytest.mark.parametrize("payer", ["2505-048 ｶ)ｹｱﾌﾟﾗｽ", "0000104455ｶ)ｹｱﾌﾟﾗｽ", "ｺｷﾔｸNO.1042 ｶ)ｹｱﾌﾟﾗｽ"])
+def test_a_number_typed_before_the_name_is_not_part_of_it(payer: str) -> None:
+    assert payer_key(payer).core == payer_key("ケアプラス").core

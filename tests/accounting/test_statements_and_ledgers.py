@@ -448,3 +448,17 @@ def test_okurigana_headers_and_the_payer_in_a_second_description_column() -> Non
         (Decimal(0), Decimal(4_620), ""),
         (Decimal(395_450), Decimal(0), "ｻﾝﾜﾋﾞﾙｶﾝﾘ(ｶ"),
     ]
+
+
+def test_a_date_given_in_year_month_and_day_columns() -> None:
+    """PayPay銀行's download: 操作日(年), 操作日(月), 操作日(日) and no date column."""
+    text = (
+        '"操作日(年)","操作日(月)","操作日(日)","摘要","お支払金額","お預り金額","残高"\r\n'
+        '"2025","6","6","ｶ)ﾀｲﾖｳﾒﾃﾞｲｶﾙ","","36300","7503237"\r\n'
+    )
+    (line,) = read_statement(text.encode("cp932")).lines
+    assert (line.date, line.deposit, line.payer) == (
+        dt.date(2025, 6, 6),
+        Decimal(36_300),
+        "ｶ)ﾀｲﾖｳﾒﾃﾞｲｶﾙ",
+    )

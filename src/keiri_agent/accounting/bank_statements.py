@@ -290,6 +290,7 @@ def lines_from_records(
         raise UserInputError(
             "入金明細に行がありません", hint="期間を確かめて明細を出力し直してください"
         )
+    records = _joined_dates(records)
     headers = [str(name) for name in records[0]]
     columns = find_columns(
         headers, BANK_ROLES, table=TABLE, overrides=overrides, option="columns.bank"
@@ -326,6 +327,34 @@ def _described_columns(headers: Sequence[str], columns: Mapping[str, str]) -> li
         if header != kind and (header == columns.get("text") or key.endswith(_DESCRIPTION_ENDINGS)):
             found.append(header)
     return found
+
+
+_DATE_PART = re.compile(r"^(?P<stem>.*?)[\s(（]*(?P<part>年|月|日)[\s)）]*$")
+JOINED_DATE = "日付"
+"""The column a date given in three columns (操作日(年), 操作日(月), 操作日(日)) is read into."""
+
+
+def _joined_dates(records: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
+    """Records with a date given in three columns — year, month, day (PayPay銀行:
+    「操作日(年)」「操作日(月)」「操作日(日)」) — joined into one ``日付`` column."""
+    headers = [str(name) for name in records[0]]
+    if any(header_key(h) == header_key(JOINED_DATE) for h in headers):
+        return records
+    parts: dict[str, dict[str, str]] = {}
+    for header in headers:
+        found = _DATE_PART.match(header)
+        if found:
+            parts.setdefault(found.group("stem"), {})[found.group("part")] = header
+    stem = next((s for s, found in parts.items() if len(found) == 3), None)
+    if stem is None:
+        return records
+    year, month, day = (parts[stem][part] for part in ("年", "月", "日"))
+    joined = []
+    for record in records:
+        pieces = [_text(record.get(column)) for column in (year, month, day)]
+        date = "/".join(pieces) if all(pieces) else None
+        joined.append({JOINED_DATE: date, **record})
+    return joined
 
 
 def _directions_readable(records: Sequence[Mapping[str, Any]], column: str) -> bool:

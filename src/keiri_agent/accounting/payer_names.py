@@ -111,10 +111,10 @@ _PREFIX = re.compile(rf"^\(?({_ABBREVIATIONS})\)")
 _SUFFIX = re.compile(rf"\(({_ABBREVIATIONS})\)?$")
 _MIDDLE = re.compile(rf"\(({_ABBREVIATIONS})\)")
 _KANJI_FORMS = sorted(LEGAL_FORMS, key=len, reverse=True)
-_REFERENCE = re.compile(r"^(?:[0-9]+\s*|\S*[0-9]\S*\s+)(?=\S)")
-"""A customer or reference number a payer put before the name: digits, with or without
-a space (「0012345 ｶ)ﾔﾏﾀﾞ…」, 「0000120034ｶ)…」), or a first word holding digits
-(「ｺｷﾔｸNO.1042 ｶ)…」)."""
+_REFERENCE = re.compile(r"^(?:[0-9A-Z#./-]*[0-9][0-9A-Z#./-]*\s+|[0-9]+\s*|\S*[0-9]\S*\s+)(?=\S)")
+"""A customer or reference number a payer put before the name: a number such as an
+invoice number (「2505-048 ｶ)ｹｱ…」), digits with or without a space (「0012345 ｶ)ﾔﾏﾀﾞ…」,
+「0000120034ｶ)…」), or a first word holding digits (「ｺｷﾔｸNO.1042 ｶ)…」)."""
 _KANA_NAME = re.compile(r"^[\u30a0-\u30ff\u3040-\u309f\sー・]+$")
 
 _SMALL_TO_LARGE = str.maketrans("ァィゥェォャュョッヮヵヶ", "アイウエオヤユヨツワカケ")
