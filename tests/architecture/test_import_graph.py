@@ -160,7 +160,7 @@ LAYERS: dict[str, int] = {
         0,
     ),
     # infrastructure shared by every part, and domain logic the blocks build on
-    **dict.fromkeys(("files", "documents", "search", "storage", "llm", "accounting"), 1),
+    **dict.fromkeys(("files", "documents", "search", "storage", "llm", "accounting", "people"), 1),
     "blocks": 2,
     # the products' cores: siblings that never import each other
     **dict.fromkeys(("plans", "agents"), 3),

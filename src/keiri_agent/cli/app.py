@@ -28,6 +28,7 @@ from keiri_agent.cli.plan import plan_app
 from keiri_agent.cli.research import research_app
 from keiri_agent.cli.schedule import schedule_app
 from keiri_agent.cli.usage import KeiriTyper
+from keiri_agent.cli.users import audit_app, users_app
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
 from keiri_agent.services.exports import (
@@ -438,3 +439,5 @@ app.add_typer(plan_app, name="plan")
 app.add_typer(helpdesk_app, name="helpdesk")
 app.add_typer(research_app, name="research")
 app.add_typer(schedule_app, name="schedule")
+app.add_typer(users_app, name="users")
+app.add_typer(audit_app, name="audit")

@@ -130,3 +130,62 @@ business-day rule such as 「毎月第5営業日」 or a cron expression), the t
 (``HH:MM``, in ``schedule_timezone``; unused by cron), the vars of its runs, whether it
 is paused, when it is next due (``next_at``, epoch seconds) and its last run (when it
 was due, which run, whether it started late)."""
+
+
+USER_ID_MAX_LENGTH = 64
+LOGIN_MAX_LENGTH = 128
+
+users = Table(
+    "users",
+    metadata,
+    Column("user_id", String(USER_ID_MAX_LENGTH), primary_key=True),
+    Column("login", String(LOGIN_MAX_LENGTH), nullable=False),
+    Column("display_name", String(200), nullable=False),
+    Column("roles", JSON, nullable=False),
+    Column("password_hash", Text, nullable=True),
+    Column("source", String(16), nullable=False),
+    Column("disabled", Boolean, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("login", name="uq_users_login"),
+)
+"""The people of a team (``people.accounts``, issue 33): a login, a name, their roles
+(``people.roles``), an argon2 hash of their password (None: they sign in another way),
+where the account comes from (``local``, ``oidc``, ``service``) and whether it is
+disabled (kept, never deleted: the audit trail names it)."""
+
+user_tokens = Table(
+    "user_tokens",
+    metadata,
+    Column("token_id", String(32), primary_key=True),
+    Column("user_id", String(USER_ID_MAX_LENGTH), nullable=False),
+    Column("token_hash", String(64), nullable=False),
+    Column("label", String(200), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("last_used_at", DateTime(timezone=True), nullable=True),
+    Column("revoked", Boolean, nullable=False),
+    UniqueConstraint("token_hash", name="uq_user_tokens_hash"),
+    Index("ix_user_tokens_user_id", "user_id"),
+)
+"""Access tokens of machine clients (shown once; only their SHA-256 is kept)."""
+
+audit_log = Table(
+    "audit_log",
+    metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("actor", String(LOGIN_MAX_LENGTH), nullable=False),
+    Column("kind", String(64), nullable=False),
+    Column("subject", String(256), nullable=False),
+    Column("details", JSON, nullable=False),
+    Column("prev_hash", String(64), nullable=False),
+    Column("hash", String(64), nullable=False),
+    UniqueConstraint("prev_hash", name="uq_audit_log_prev_hash"),
+    Index("ix_audit_log_actor", "actor"),
+    Index("ix_audit_log_kind", "kind"),
+    Index("ix_audit_log_at", "at"),
+)
+"""The audit trail (``people.audit``): who did what, when, to what; each entry's hash
+covers the previous entry's hash, so an entry edited or removed is detected. One entry
+follows each hash (``uq_audit_log_prev_hash``): two writers appending at once cannot
+fork the chain — the second retries on the new head."""

@@ -1,0 +1,104 @@
+"""``keiri-agent users`` and ``audit`` from the command line, as the OS user: the first
+account must be a 管理者; afterwards only a 管理者 manages people and reads the trail;
+``audit verify`` exits 1 once an entry is edited in the database."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import sqlalchemy
+from typer.testing import CliRunner
+
+from keiri_agent.cli.app import app
+
+PASSWORD = "correct horse battery staple"
+
+
+def run(*arguments: str, input: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(arguments), input=input)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def as_user(monkeypatch: pytest.MonkeyPatch) -> object:
+    def become(login: str) -> None:
+        monkeypatch.setattr("keiri_agent.people.operator.os_login", lambda: login)
+
+    become("keiri")
+    return become
+
+
+def test_a_team_is_set_up_and_its_trail_verified(keiri_home: Path, as_user: object) -> None:
+    code, out, _ = run("users", "list")
+    assert code == 0 and "利用者はまだいません" in out
+    code, _, err = run("users", "add", "yamada", "--role", "実行者")
+    assert code == 1 and "最初の利用者は管理者にしてください" in err
+
+    assert run("users", "add", "keiri", "--role", "管理者", "--name", "経理 花子")[0] == 0
+    code, out, _ = run(
+        "users", "add", "yamada", "--role", "operator", "--password-stdin", "--json",
+        input=PASSWORD + "\n",
+    )  # fmt: skip
+    assert code == 0 and json.loads(out)["password"] is True
+    assert run("users", "add", "sato", "--role", "承認者", "--role", "閲覧者")[0] == 0
+    code, out, _ = run("users", "token", "yamada", "--label", "夜間バッチ", "--json")
+    assert code == 0 and json.loads(out)["access_token"].startswith("ka_")
+
+    code, out, _ = run("users", "list", "--json")
+    assert {item["login"]: item["roles"] for item in json.loads(out)} == {
+        "keiri": ["admin"],
+        "sato": ["approver", "viewer"],
+        "yamada": ["operator"],
+    }
+    code, out, _ = run("audit", "list", "--json")
+    entries = json.loads(out)
+    assert [(e["actor"], e["kind"], e["subject"]) for e in entries] == [
+        ("keiri", "user_added", "keiri"),
+        ("keiri", "user_added", "yamada"),
+        ("keiri", "user_added", "sato"),
+        ("keiri", "token_issued", "yamada"),
+    ]
+    assert PASSWORD not in out and "ka_" not in out  # no secret in the trail
+    code, out, _ = run("audit", "verify")
+    assert code == 0 and "4 件の記録はすべて元のままです" in out
+    export = keiri_home / "監査ログ.csv"
+    assert run("audit", "export", "--out", str(export), "--user", "keiri")[0] == 0
+    assert export.read_bytes().startswith(
+        b"\xef\xbb\xbf"
+    ) and "token_issued" not in export.read_text(encoding="utf-8-sig")
+
+    database = next(keiri_home.rglob("keiri.db"))
+    engine = sqlalchemy.create_engine(f"sqlite:///{database}")
+    with engine.begin() as connection:
+        connection.execute(sqlalchemy.text("UPDATE audit_log SET subject = 'x' WHERE seq = 2"))
+    engine.dispose()
+    code, out, _ = run("audit", "verify", "--json")
+    assert code == 1 and json.loads(out) == {
+        "ok": False,
+        "entries": 2,
+        "broken_at": 2,
+        "problem": "2 番の記録が書き換えられています",
+    }
+
+
+def test_only_an_admin_manages_people_and_reads_the_trail(
+    keiri_home: Path, as_user: object
+) -> None:
+    assert run("users", "add", "keiri", "--role", "管理者")[0] == 0
+    assert run("users", "add", "yamada", "--role", "実行者", "--name", "山田")[0] == 0
+    as_user("yamada")  # type: ignore[operator]
+    code, _, err = run("users", "add", "suzuki", "--role", "閲覧者")
+    assert code == 1
+    assert "[PERMISSION_DENIED] 山田 さんには「利用者を管理する」権限がありません" in err
+    assert "必要な役割: 管理者" in err
+    code, out, _ = run("audit", "verify", "--json")
+    assert code == 1 and json.loads(out)["error"]["code"] == "PERMISSION_DENIED"
+    as_user("stranger")  # type: ignore[operator]
+    assert run("users", "list")[0] == 1  # not registered: no role at all
+    as_user("keiri")  # type: ignore[operator]
+    code, _, err = run("users", "disable", "keiri")
+    assert code == 1 and "LAST_ADMIN" in err
+    code, out, _ = run("users", "roles", "yamada", "--role", "実行者", "--role", "設計者")
+    assert code == 0 and "役割を変えました: yamada" in out
