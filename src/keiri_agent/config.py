@@ -573,6 +573,12 @@ class ApiSettings(_Section):
         description="Bearer token every API request must carry; required when the server "
         "listens beyond loopback.",
     )
+    api_token_roles: Names = Field(
+        default=("admin", "designer", "operator", "approver", "viewer"),
+        description="Roles of the service account the shared api_token signs in as "
+        "(comma-separated: admin, designer, operator, approver, viewer); people use their "
+        "own accounts (keiri-agent users).",
+    )
     api_cors_origins: Names = Field(
         default=(),
         description="Origins allowed to call the API from a browser (comma-separated, "

@@ -29,9 +29,12 @@ import difflib
 from collections.abc import Iterable
 from typing import Any, Literal
 
-ErrorCategory = Literal["not_found", "conflict", "unavailable", "input", "model", "internal"]
+ErrorCategory = Literal[
+    "not_found", "conflict", "unavailable", "input", "forbidden", "model", "internal"
+]
 """What kind of failure an error is (``error_category``): an unknown name, something
-owned by another invocation, a store out of reach, the input, the model, or ours."""
+owned by another invocation, a store out of reach, the input, a person without the
+role, the model, or ours."""
 
 
 class KeiriAgentError(Exception):

@@ -78,7 +78,7 @@ def asked(catalog: BlockCatalog, block_id: str, answers: Any, **inputs: Any) -> 
 def test_spec_is_the_real_ui_block(catalog: BlockCatalog) -> None:
     spec = catalog.resolve("ui.interactive_input")
     assert spec.kind == "ui" and spec.version == "1.0.0"
-    assert set(spec.inputs) == {"mode", "requirements", "message", "context"}
+    assert set(spec.inputs) == {"mode", "requirements", "message", "context", "approval"}
     assert set(spec.outputs) == {"collected_data", "approved", "response", "metadata"}
     assert spec.sample_problems() == []
 
@@ -284,3 +284,11 @@ def test_a_plan_pauses_asks_again_for_missing_answers_then_succeeds(
         "rate": 0.1,
     }
     assert done.outputs["note"]["text"] == "関東: 1200"
+
+
+def test_an_approval_step_asks_for_an_optional_comment() -> None:
+    from keiri_agent.blocks.interactive_input import mode_fields
+
+    fields = mode_fields({"mode": "confirm", "approval": {"not_starter": True}})
+    assert [(f["id"], f["required"]) for f in fields] == [("approved", True), ("comment", False)]
+    assert [f["id"] for f in mode_fields({"mode": "confirm"})] == ["approved"]

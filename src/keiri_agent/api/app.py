@@ -10,7 +10,8 @@
     /docs, /openapi.json              OpenAPI documentation
     /                                 the web UI (``web``: the static export of web/)
 
-Every route under ``/api`` and ``/graphql`` carries ``security.require_token``;
+Every route under ``/api`` and ``/graphql`` carries ``security.authenticate`` (and
+``permit("view")``; a route that changes something asks its own role);
 ``security.OriginGuard`` and ``body_limit.BodyLimit`` wrap the whole app; errors have
 one JSON shape (``errors``). Routes parse the request, call a service and return its
 JSON form (``services.jsonforms``); they hold no logic a CLI command or a page would
@@ -42,7 +43,7 @@ from keiri_agent.api.routes import (
     system,
 )
 from keiri_agent.api.run_starts import RunStartLimiter
-from keiri_agent.api.security import OriginGuard, require_token
+from keiri_agent.api.security import OriginGuard, authenticate, permit
 from keiri_agent.config import Settings
 from keiri_agent.services.container import ModelFactory
 
@@ -80,7 +81,7 @@ def create_app(settings: Settings, *, model_factory: ModelFactory | None = None)
     app.state.run_starts = RunStartLimiter(settings.api.api_run_starts_per_minute)
     errors.install(app)
 
-    protected = [Depends(require_token)]
+    protected = [Depends(authenticate), Depends(permit("view"))]
     app.include_router(system.router)
     app.include_router(research.router, dependencies=protected)
     app.include_router(graphql.router(settings), dependencies=protected)

@@ -143,6 +143,7 @@ STATUS_OF_CATEGORY: dict[str, int] = {
     "conflict": 409,
     "unavailable": 503,  # the server's own store, not the request, is at fault
     "input": 400,
+    "forbidden": 403,
     "model": 502,
     "internal": 500,
 }

@@ -4,9 +4,10 @@
   least 32 characters is refused before the server starts (anyone on the network
   could read the knowledge bases and run Plans), and so is a blank token anywhere
   (every request would be refused without a word why).
-- ``require_token``: the dependency every ``/api`` and ``/graphql`` route carries.
-  With a token configured a request must send ``Authorization: Bearer <token>``,
-  compared in constant time; without one (loopback only) nothing is asked.
+- ``authenticate``: the dependency every ``/api`` and ``/graphql`` route carries: the
+  shared token (compared in constant time) signs in as a service account, a person's
+  own token as that person; without a shared token, on loopback and before anyone is
+  registered, nothing is asked. ``permit(action)`` then checks the caller's roles.
 - ``OriginGuard``: a browser page from another site may not drive the API (a form
   post or an upload needs no CORS pre-flight): a request whose ``Origin`` is neither
   the server itself nor a configured ``api_cors_origins`` entry is refused, and on
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+from collections.abc import Callable
 from typing import Annotated
 
 from fastapi import Depends, WebSocketException, status
@@ -28,6 +30,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from keiri_agent.api.errors import ApiError, error_response
 from keiri_agent.config import Settings
 from keiri_agent.errors import ConfigurationError
+from keiri_agent.people.operator import os_login
+from keiri_agent.people.roles import ROLES, Person, parse_roles, require
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
@@ -111,28 +115,79 @@ def _unauthorized(reason_ja: str, reason_en: str) -> ApiError:
     )
 
 
-def require_token(
-    connection: HTTPConnection,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> None:
-    """The dependency on every protected route (see the module docstring); a WebSocket
-    without the token is closed (policy violation) before it is accepted."""
+SERVICE_LOGIN = "api-token"
+"""The login the shared ``api_token`` signs in as (a service account, issue 33)."""
+
+
+def _service_person(settings: Settings) -> Person:
+    return Person(SERVICE_LOGIN, "共有トークン", parse_roles(settings.api.api_token_roles))
+
+
+def _person(connection: HTTPConnection, token: str | None) -> Person | None:
+    """Who the request is (see ``authenticate``), or None when it must be refused."""
     settings: Settings = connection.app.state.settings
     expected = settings.api.api_token
-    if expected is None:
-        return
-    refusal: ApiError | None = None
-    if credentials is None or credentials.scheme.lower() != "bearer":
-        refusal = _unauthorized("アクセス用トークンが必要です", "An access token is required")
-    elif not hmac.compare_digest(
-        credentials.credentials.encode("utf-8"), expected.get_secret_value().encode("utf-8")
+    if (
+        token is not None
+        and expected is not None
+        and hmac.compare_digest(token.encode("utf-8"), expected.get_secret_value().encode("utf-8"))
     ):
-        refusal = _unauthorized("アクセス用トークンが違います", "The access token is wrong")
-    if refusal is None:
-        return
+        return _service_person(settings)
+    accounts = connection.app.state.context.accounts
+    if token is not None:
+        account = accounts.by_token(token)
+        return account.person if account is not None else None
+    if expected is None and not accounts.any():  # one person's loopback server
+        return Person(os_login(), os_login(), frozenset(ROLES))
+    return None
+
+
+def authenticate(
+    connection: HTTPConnection,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Person:
+    """The dependency on every protected route: who is calling, kept as
+    ``connection.state.person``.
+
+    - the shared ``api_token``: the service account (``api_token_roles``);
+    - a person's access token (``keiri-agent users token``): that person;
+    - nothing, on a loopback server without a token and before anyone is registered:
+      the one local user, with every role (as before people existed);
+    - anything else is refused (401); a WebSocket is closed before it is accepted.
+    """
+    token = None
+    if credentials is not None and credentials.scheme.lower() == "bearer":
+        token = credentials.credentials
+    person = _person(connection, token)
+    if person is not None:
+        connection.state.person = person
+        return person
+    refusal = (
+        _unauthorized("アクセス用トークンが必要です", "An access token is required")
+        if token is None
+        else _unauthorized("アクセス用トークンが違います", "The access token is wrong")
+    )
     if connection.scope["type"] == "websocket":
         raise WebSocketException(status.WS_1008_POLICY_VIOLATION, refusal.message_en)
     raise refusal
+
+
+def permit(action: str) -> Callable[[HTTPConnection], Person]:
+    """A route dependency: the caller (``authenticate`` ran first) must hold a role that
+    may ``action`` (``people.roles``), else ``PERMISSION_DENIED`` (403)."""
+
+    def dependency(connection: HTTPConnection) -> Person:
+        person: Person = connection.state.person
+        require(person, action)
+        return person
+
+    return dependency
+
+
+def caller(connection: HTTPConnection) -> Person:
+    """The person ``authenticate`` found for this request."""
+    person: Person = connection.state.person
+    return person
 
 
 class OriginGuard:

@@ -32,6 +32,13 @@ MODE_FIELDS: dict[str, dict[str, Any]] = {
     "inquire": {"id": "response", "type": "text", "label": "回答", "required": True},
 }
 """The field each mode adds to the requirements (its answer is the mode's output)."""
+APPROVAL_COMMENT: dict[str, Any] = {
+    "id": "comment",
+    "type": "text",
+    "label": "コメント（差戻しの理由など）",
+    "required": False,
+}
+"""The field an approval step adds: the approver's comment, shown to the starter."""
 
 
 def field_of(requirement: Mapping[str, Any]) -> dict[str, Any]:
@@ -44,11 +51,14 @@ def field_of(requirement: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def mode_fields(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every field the node asks for: its requirements, then its mode's field."""
+    """Every field the node asks for: its requirements, then its mode's field, then —
+    for an approval step — an optional comment."""
     fields = [field_of(item) for item in inputs.get("requirements") or []]
     extra = MODE_FIELDS.get(str(inputs.get("mode") or "collect"))
     if extra is not None:
         fields.append(dict(extra))
+    if inputs.get("approval") is not None and not any(f.get("id") == "comment" for f in fields):
+        fields.append(dict(APPROVAL_COMMENT))
     return fields
 
 

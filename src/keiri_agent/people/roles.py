@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from keiri_agent.errors import KeiriAgentError, UserInputError
+from keiri_agent.errors import ErrorCategory, KeiriAgentError, UserInputError
 
 Role = Literal["admin", "designer", "operator", "approver", "viewer"]
 ROLE_LABELS: dict[str, str] = {
@@ -66,7 +66,7 @@ class PermissionDeniedError(KeiriAgentError):
     """The person lacks the role an action needs (or an approval rule forbids it)."""
 
     code = "PERMISSION_DENIED"
-    category = "input"
+    category: ErrorCategory = "forbidden"
 
 
 @dataclass(frozen=True)

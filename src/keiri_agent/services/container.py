@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
     from keiri_agent.agents.analysis import AnalysisAgent
     from keiri_agent.agents.helpdesk.desk import HelpDesk
+    from keiri_agent.people.accounts import Accounts
+    from keiri_agent.people.audit import AuditTrail
     from keiri_agent.plans.engine import PlanEngine
     from keiri_agent.runs.schedules import Schedules
     from keiri_agent.runs.service import RunService
@@ -95,6 +97,20 @@ class Services:
         from keiri_agent.runs.schedules import Schedules, ScheduleStore
 
         return Schedules(ScheduleStore(self.research.store.engine), self.settings)
+
+    @property
+    def accounts(self) -> Accounts:
+        """The team's accounts (in the application database)."""
+        from keiri_agent.people.accounts import Accounts
+
+        return Accounts(self.research.store.engine)
+
+    @property
+    def audit(self) -> AuditTrail:
+        """The audit trail (in the application database)."""
+        from keiri_agent.people.audit import AuditTrail
+
+        return AuditTrail(self.research.store.engine)
 
     @property
     def research_runs(self) -> ResearchRuns:

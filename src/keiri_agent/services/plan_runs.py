@@ -50,7 +50,9 @@ from typing import Any
 
 from keiri_agent.errors import KeiriAgentError, RunInProgressError, UserInputError
 from keiri_agent.events import Event
-from keiri_agent.plans.dsl.models import Plan
+from keiri_agent.people.approvals import ApprovalRule, check_approver
+from keiri_agent.people.roles import Person, require
+from keiri_agent.plans.dsl.models import BlockNode, Plan
 from keiri_agent.plans.engine import PlanEngine
 from keiri_agent.plans.run.run_log import safe_path_part
 from keiri_agent.plans.run.run_state import find_state, plan_from_dict, read_state
@@ -89,9 +91,11 @@ class PlanRuns:
         vars: Mapping[str, Any] | None = None,
         answers: Mapping[str, Any] | None = None,
         scheduled: dict[str, Any] | None = None,
+        started_by: str = "",
     ) -> str:
         """Validate, save and queue a run of ``plan``; its run id. ``scheduled``: the
-        schedule that started it (its first event, ``scheduled``).
+        schedule that started it (its first event, ``scheduled``); ``started_by``: the
+        login of the person who started it (the run's owner: who may not approve it).
 
         Raises what the engine raises before a run starts (``PlanValidationError``,
         ``UserInputError`` for vars/answers).
@@ -104,6 +108,7 @@ class PlanRuns:
             subject=plan.id,
             title=plan.title or plan.id,
             inputs={},
+            owner=started_by,
             first_events=first,
         )
         return run_id
@@ -122,14 +127,20 @@ class PlanRuns:
         )
         return run.run_id
 
-    def resume(self, run_id: str, answers: Mapping[str, Any]) -> str:
-        """Keep ``answers`` with a paused run and queue it again; its run id.
+    def resume(self, run_id: str, answers: Mapping[str, Any], by: Person | None = None) -> str:
+        """Keep ``answers`` with a paused run and queue it again; its run id. ``by``:
+        the person answering — an answer to an approval step (a node with ``approval``)
+        must come from someone its rule allows (``people.approvals``), any other from a
+        person who may run Plans; None (one person's install) checks nothing.
 
         Raises ``UserInputError`` (unknown run, RUN_NOT_RESUMABLE: not paused, or
-        cancelled while it waited) and ``RunInProgressError`` (running).
+        cancelled while it waited), ``RunInProgressError`` (running) and
+        ``PermissionDeniedError``.
         """
         self.state_file(run_id)  # a bad or unknown id fails here
         known = self.service.get(run_id)
+        if by is not None:
+            self._check_answerer(run_id, answers, by, known.owner if known else "")
         if known is not None and known.status != "waiting":
             raise UserInputError(
                 f"実行 {run_id} は入力を待っていないため、回答を受け付けられません"
@@ -147,6 +158,30 @@ class PlanRuns:
         else:
             self.service.continue_waiting(run_id)
         return run_id
+
+    def approvals(self, run_id: str, answers: Mapping[str, Any]) -> list[tuple[str, bool]]:
+        """The approval steps ``answers`` answer: (node id, approved) for each node with
+        an ``approval`` rule (what the audit trail records)."""
+        nodes = _block_nodes(self.plan(run_id))
+        found = []
+        for node_id, answer in answers.items():
+            node = nodes.get(node_id)
+            if node is not None and ApprovalRule.of(node.inputs.get("approval")) is not None:
+                approved = isinstance(answer, Mapping) and answer.get("approved") is True
+                found.append((node_id, approved))
+        return found
+
+    def _check_answerer(
+        self, run_id: str, answers: Mapping[str, Any], by: Person, starter: str
+    ) -> None:
+        nodes = _block_nodes(self.plan(run_id))
+        for node_id in answers:
+            node = nodes.get(node_id)
+            rule = ApprovalRule.of(node.inputs.get("approval")) if node is not None else None
+            if rule is None:
+                require(by, "run")
+            else:
+                check_approver(by, rule, starter)
 
     def rerun(self, run_id: str, node_id: str, answers: Mapping[str, Any] | None = None) -> str:
         """Run top-level ``node_id`` of a settled run and everything downstream of it
@@ -404,3 +439,39 @@ def _decoded(node: str, value: Any) -> Any:
     if isinstance(value, list):
         return [_decoded(node, item) for item in value]
     return value
+
+
+def _block_nodes(plan: Plan) -> dict[str, BlockNode]:
+    """The plan's top-level block nodes by id (input nodes are top-level)."""
+    return {node.id: node for node in plan.graph if isinstance(node, BlockNode)}
+
+
+def answered_files(answers: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The files among ``answers`` (the bytes convention): node, field, name, size and
+    SHA-256 — what the audit trail keeps of a run's inputs (never their content)."""
+    import hashlib
+
+    found: list[dict[str, Any]] = []
+
+    def walk(node: str, field: str, value: Any) -> None:
+        if isinstance(value, Mapping) and isinstance(value.get("data"), bytes | bytearray):
+            data = bytes(value["data"])
+            found.append(
+                {
+                    "node": node,
+                    "field": field,
+                    "name": str(value.get("name") or ""),
+                    "bytes": len(data),
+                    "sha256": hashlib.sha256(data).hexdigest(),
+                }
+            )
+        elif isinstance(value, Mapping):
+            for key, item in value.items():
+                walk(node, field or str(key), item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(node, field, item)
+
+    for node, value in decode_answers(answers).items():
+        walk(node, "", value)
+    return found

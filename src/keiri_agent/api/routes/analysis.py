@@ -35,6 +35,7 @@ from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import ApiError, not_found
 from keiri_agent.api.run_answers import start_and_answer, wants_stream
+from keiri_agent.api.security import permit
 from keiri_agent.api.uploads import read_upload
 from keiri_agent.runs import analysis_kind
 from keiri_agent.runs.records import MAX_QUESTION_CHARS
@@ -58,7 +59,7 @@ def _turn(context: ApiContext, turn_id: str) -> StoredTurn:
 # --------------------------------------------------------------------------- datasets
 
 
-@router.post("/datasets", status_code=201)
+@router.post("/datasets", status_code=201, dependencies=[Depends(permit("run"))])
 async def upload_dataset(
     context: Context,
     file: Annotated[UploadFile, File(description="CSV, TSV or Excel (xlsx, xlsm)")],
@@ -111,6 +112,7 @@ class TurnRequest(BaseModel):
 
 @router.post(
     "/turns",
+    dependencies=[Depends(permit("run"))],
     responses={
         200: {
             "description": "The turn (JSON), or with stream the run's events as SSE (one "

@@ -31,6 +31,7 @@ from keiri_agent.api.run_answers import (
     start_and_answer,
     wants_stream,
 )
+from keiri_agent.api.security import permit
 from keiri_agent.api.uploads import read_upload
 from keiri_agent.runs import helpdesk_kind, index_kind
 from keiri_agent.runs.records import MAX_QUESTION_CHARS
@@ -61,6 +62,7 @@ class AskRequest(BaseModel):
 
 @router.post(
     "/ask",
+    dependencies=[Depends(permit("run"))],
     responses={
         200: {
             "description": "The answer (JSON), or with stream the run's events as SSE "
@@ -96,7 +98,11 @@ def knowledge_base_status(kb: KbName, context: Context) -> dict[str, Any]:
     return {"kb": kb, **knowledge_status(context.helpdesk(kb))}
 
 
-@router.post("/kb/{kb}/documents", responses=INDEX_RESPONSES)
+@router.post(
+    "/kb/{kb}/documents",
+    responses=INDEX_RESPONSES,
+    dependencies=[Depends(permit("design"))],
+)
 async def upload_documents(
     kb: KbName,
     context: Context,
@@ -116,7 +122,11 @@ async def upload_documents(
     )
 
 
-@router.post("/kb/{kb}/sample", responses=INDEX_RESPONSES)
+@router.post(
+    "/kb/{kb}/sample",
+    responses=INDEX_RESPONSES,
+    dependencies=[Depends(permit("design"))],
+)
 async def index_sample(kb: KbName, context: Context, request: Request, stream: bool = False) -> Any:
     """Index the bundled XYZ system manual and FAQ into the knowledge base."""
     return await _index(
@@ -155,7 +165,7 @@ async def _index(
     return await answer_run(context, run, streaming)
 
 
-@router.delete("/kb/{kb}/documents/{name}")
+@router.delete("/kb/{kb}/documents/{name}", dependencies=[Depends(permit("design"))])
 def remove_document(
     kb: KbName, name: str, context: Context, collection: Collection = "manual"
 ) -> dict[str, Any]:

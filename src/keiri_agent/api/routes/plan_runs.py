@@ -24,17 +24,21 @@ from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import ApiError, not_found
 from keiri_agent.api.run_starts import count_run_start
+from keiri_agent.api.security import caller, permit
 from keiri_agent.errors import UserInputError
+from keiri_agent.people.roles import Person
 from keiri_agent.plans.dsl.loader import load_plan_file
 from keiri_agent.runs.records import STATUS_JA
 from keiri_agent.services.jsonforms import is_file_value, run_result_json
 from keiri_agent.services.plan_inputs import locate_plan_id
 from keiri_agent.services.plan_outputs import node_title, node_titles
-from keiri_agent.services.plan_runs import RECENT_RUNS_LIMIT
+from keiri_agent.services.plan_runs import RECENT_RUNS_LIMIT, answered_files
 
 router = APIRouter(prefix="/api/plans", tags=["plan runs"])
 
 Context = Annotated[ApiContext, Depends(get_context)]
+Caller = Annotated[Person, Depends(caller)]
+Runner = Annotated[Person, Depends(permit("run"))]
 
 
 class RunRequest(BaseModel):
@@ -102,13 +106,34 @@ def plan_run(run_id: str, context: Context) -> dict[str, Any]:
     status_code=202,
     dependencies=[Depends(count_run_start)],
 )
-def resume_plan_run(run_id: str, body: ResumeRequest, context: Context) -> RunStarted:
+def resume_plan_run(
+    run_id: str, body: ResumeRequest, context: Context, person: Caller
+) -> RunStarted:
     """Keep the answers with a paused run and queue it again for a worker; follow it
-    at ``events_url`` with the last event id you received."""
-    return _started(context, context.plan_runs.resume(run_id, body.answers))
+    at ``events_url`` with the last event id you received. An approval step answers
+    only from someone its rule allows (403 PERMISSION_DENIED: e.g. the person who
+    started the run, under 職務分掌); every approval is written to the audit trail."""
+    runs = context.plan_runs
+    answerer = person if _team_controls(context) else None
+    runs.resume(run_id, body.answers, by=answerer)
+    for node_id, approved in runs.approvals(run_id, body.answers):
+        answer = body.answers.get(node_id) or {}
+        context.audit.append(
+            person.login,
+            "approval_given" if approved else "approval_refused",
+            run_id,
+            {"node": node_id, "comment": str(answer.get("comment") or "")},
+        )
+    return _started(context, run_id)
 
 
-@router.post("/runs/{run_id}/cancel")
+def _team_controls(context: ApiContext) -> bool:
+    """Whether who answers matters: people are registered, or the server is shared with
+    a token. A loopback server of one person before anyone is registered checks nothing."""
+    return context.settings.api.api_token is not None or context.accounts.any()
+
+
+@router.post("/runs/{run_id}/cancel", dependencies=[Depends(permit("run"))])
 def cancel_plan_run(run_id: str, context: Context) -> dict[str, Any]:
     """Stop a queued, running or paused run, whichever process executes it (it ends
     ``cancelled``)."""
@@ -150,8 +175,11 @@ def plan_run_events(
     response_class=Response,
     responses={200: {"content": {"application/octet-stream": {}}, "description": "The bytes"}},
 )
-def plan_run_output(run_id: str, node_id: str, alias: str, context: Context) -> Response:
-    """One binary output (a workbook, a document) of a finished node, as a download."""
+def plan_run_output(
+    run_id: str, node_id: str, alias: str, context: Context, person: Caller
+) -> Response:
+    """One binary output (a workbook, a document) of a finished node, as a download
+    (written to the audit trail: who downloaded which file)."""
     outputs = context.plan_runs.result(run_id).outputs
     value: Any = (outputs.get(node_id) or {}).get(alias)
     name = f"{node_id}.{alias}"
@@ -161,6 +189,12 @@ def plan_run_output(run_id: str, node_id: str, alias: str, context: Context) -> 
         data = bytes(value)
     else:
         raise not_found("ファイルの出力", "Binary output", f"{node_id}.{alias}")
+    context.audit.append(
+        person.login,
+        "output_downloaded",
+        run_id,
+        {"node": node_id, "alias": alias, "name": name, "bytes": len(data)},
+    )
     return Response(
         data,
         media_type="application/octet-stream",
@@ -207,9 +241,23 @@ def list_plan_runs(
     status_code=202,
     dependencies=[Depends(count_run_start)],
 )
-def start_plan_run(plan_id: str, body: RunRequest, context: Context) -> RunStarted:
+def start_plan_run(plan_id: str, body: RunRequest, context: Context, person: Runner) -> RunStarted:
     """Validate and start a run of a registered plan in a worker; follow it at
-    ``events_url``. A ``ui.interactive_input`` node without answers pauses it."""
+    ``events_url``. A ``ui.interactive_input`` node without answers pauses it. The
+    caller is the run's starter (who may not approve it where an approval says so);
+    the start, with its files' names and SHA-256, is written to the audit trail."""
     plan = load_plan_file(locate_plan_id(context.plans.store, plan_id))
-    run_id = context.plan_runs.start(plan, vars=body.vars, answers=body.answers)
+    run_id = context.plan_runs.start(
+        plan, vars=body.vars, answers=body.answers, started_by=person.login
+    )
+    context.audit.append(
+        person.login,
+        "run_started",
+        run_id,
+        {
+            "plan": plan.id,
+            "vars": sorted(body.vars),
+            "files": answered_files(body.answers),
+        },
+    )
     return _started(context, run_id)

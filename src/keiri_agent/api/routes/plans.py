@@ -8,6 +8,7 @@ a path, ``..`` or a ``.yaml`` name is refused (400 PLAN_PATH) before any file is
 
 from __future__ import annotations
 
+import hashlib
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
@@ -15,7 +16,9 @@ from pydantic import BaseModel, Field
 
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import ApiError
+from keiri_agent.api.security import permit
 from keiri_agent.errors import UserInputError
+from keiri_agent.people.roles import Person
 from keiri_agent.plans.dsl.loader import check_plan_text, load_plan_file
 from keiri_agent.plans.dsl.models import BlockNode, Plan
 from keiri_agent.services.jsonforms import (
@@ -163,7 +166,7 @@ def dry_run_plan(body: PlanSource, context: Context) -> dict[str, Any]:
     return dry_run_json(context.plans.dry_run(_plan(context, body), vars=body.vars))
 
 
-@router.post("/generate")
+@router.post("/generate", dependencies=[Depends(permit("design"))])
 def generate_plan(body: GenerateRequest, context: Context) -> dict[str, Any]:
     """A generated, checked Plan (``plan generate --json``): its YAML, issues
     (``validation``), dry run, build requirements and ``verdict``; with ``answers`` the
@@ -187,7 +190,11 @@ def generate_plan(body: GenerateRequest, context: Context) -> dict[str, Any]:
 
 
 @router.post("/register")
-def register_plan(body: RegisterRequest, context: Context) -> dict[str, Any]:
+def register_plan(
+    body: RegisterRequest,
+    context: Context,
+    person: Annotated[Person, Depends(permit("design"))],
+) -> dict[str, Any]:
     """Save a valid Plan as a new version (``designs/<id>_<yyyymmddHHMM>.yaml``) with the
     ``warnings`` of what changed since the previous one; 400 DESIGN_NOT_VALID listing
     the errors, or BREAKING_CHANGE listing the changes callers may rely on (send
@@ -195,6 +202,17 @@ def register_plan(body: RegisterRequest, context: Context) -> dict[str, Any]:
     design = context.design
     registered = design.register(body.yaml, accept_major=body.accept_major)
     plan = load_plan_file(registered.path)
+    context.audit.append(
+        person.login,
+        "plan_registered",
+        plan.id,
+        {
+            "version": plan.version,
+            "file": design.file_id(registered.path),
+            "sha256": hashlib.sha256(body.yaml.encode("utf-8")).hexdigest(),
+            "changes": registered.warnings,
+        },
+    )
     return {
         "plan_id": plan.id,
         "version": plan.version,

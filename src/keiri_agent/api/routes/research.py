@@ -15,6 +15,7 @@ from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import not_found
 from keiri_agent.api.run_answers import INDEX_RESPONSES, start_and_answer, wants_stream
 from keiri_agent.api.run_starts import count_run_start
+from keiri_agent.api.security import permit
 from keiri_agent.runs.index_kind import RESEARCH_INDEX
 from keiri_agent.services.research_runs import MAX_QUESTION_CHARS, RunRecord
 
@@ -63,7 +64,7 @@ def _record(context: ApiContext, run_id: str) -> RunRecord:
     "",
     response_model=ResearchRun,
     status_code=status.HTTP_202_ACCEPTED,
-    dependencies=[Depends(count_run_start)],
+    dependencies=[Depends(permit("run")), Depends(count_run_start)],
 )
 def start_research(body: ResearchRequest, context: Context) -> ResearchRun:
     """Start a research run; follow it at ``events_url``."""
@@ -73,7 +74,7 @@ def start_research(body: ResearchRequest, context: Context) -> ResearchRun:
     return run_json(record)
 
 
-@router.post("/sample", responses=INDEX_RESPONSES)
+@router.post("/sample", responses=INDEX_RESPONSES, dependencies=[Depends(permit("design"))])
 async def index_research_sample(context: Context, request: Request, stream: bool = False) -> Any:
     """Index the bundled research corpus (a fictional company's documents) into the
     knowledge base ``research`` (changed files only). A run searches it only when ``kb``
@@ -144,7 +145,7 @@ def session_notes(session_id: str, context: Context) -> dict[str, Any]:
     return {"session_id": session_id, "notes": [research_note_json(note) for note in notes]}
 
 
-@router.delete("/sessions/{session_id}/notes")
+@router.delete("/sessions/{session_id}/notes", dependencies=[Depends(permit("run"))])
 def delete_session_notes(session_id: str, context: Context) -> dict[str, Any]:
     """Delete every note of a session."""
     return {"session_id": session_id, "deleted": context.research.delete_session(session_id)}
@@ -167,7 +168,7 @@ def research_run(run_id: str, context: Context) -> ResearchRun:
     return run_json(_record(context, run_id))
 
 
-@router.post("/{run_id}/cancel", response_model=ResearchRun)
+@router.post("/{run_id}/cancel", response_model=ResearchRun, dependencies=[Depends(permit("run"))])
 def cancel_research(run_id: str, context: Context) -> ResearchRun:
     """Ask a run to stop (it ends with a ``cancelled`` event)."""
     _record(context, run_id)

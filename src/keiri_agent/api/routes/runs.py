@@ -16,6 +16,7 @@ from fastapi.responses import StreamingResponse
 
 from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
+from keiri_agent.api.security import permit
 from keiri_agent.runs.records import Run
 
 router = APIRouter(prefix="/api/runs", tags=["runs"])
@@ -39,7 +40,7 @@ def run_state(run_id: str, context: Context) -> dict[str, Any]:
     return run_json(context.runs.require(run_id))
 
 
-@router.post("/{run_id}/cancel")
+@router.post("/{run_id}/cancel", dependencies=[Depends(permit("run"))])
 def cancel_run(run_id: str, context: Context) -> dict[str, Any]:
     """Ask the run to stop: a queued or waiting one at once, a running one within a
     heartbeat (it ends with a ``cancelled`` event). A finished run stays as it is."""

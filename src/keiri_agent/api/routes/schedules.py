@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, Query, status
 from pydantic import BaseModel, Field
 
 from keiri_agent.api.context import ApiContext, get_context
+from keiri_agent.api.security import permit
 from keiri_agent.runs.schedules import check_plan
 from keiri_agent.services.plan_inputs import locate_plan_id
 
@@ -45,7 +46,7 @@ def list_schedules(
     return {"schedules": [schedules.to_dict(item) for item in schedules.list(plan_id)]}
 
 
-@router.post("", status_code=status.HTTP_201_CREATED)
+@router.post("", status_code=status.HTTP_201_CREATED, dependencies=[Depends(permit("run"))])
 def add_schedule(body: ScheduleRequest, context: Context) -> dict[str, Any]:
     """Add a schedule of a registered Plan (400 SCHEDULE_RULE_INVALID /
     SCHEDULE_TIME_INVALID naming the forms, or the Plan's validation errors with these
@@ -57,21 +58,21 @@ def add_schedule(body: ScheduleRequest, context: Context) -> dict[str, Any]:
     return schedules.to_dict(added)
 
 
-@router.post("/{schedule_id}/pause")
+@router.post("/{schedule_id}/pause", dependencies=[Depends(permit("run"))])
 def pause_schedule(schedule_id: str, context: Context) -> dict[str, Any]:
     """Stop a schedule from starting runs until it is resumed."""
     schedules = context.schedules
     return schedules.to_dict(schedules.pause(schedule_id))
 
 
-@router.post("/{schedule_id}/resume")
+@router.post("/{schedule_id}/resume", dependencies=[Depends(permit("run"))])
 def resume_schedule(schedule_id: str, context: Context) -> dict[str, Any]:
     """Resume a paused schedule; its next date is counted from now."""
     schedules = context.schedules
     return schedules.to_dict(schedules.resume(schedule_id))
 
 
-@router.delete("/{schedule_id}")
+@router.delete("/{schedule_id}", dependencies=[Depends(permit("run"))])
 def delete_schedule(schedule_id: str, context: Context) -> dict[str, Any]:
     """Delete a schedule (the runs it started stay)."""
     context.schedules.delete(schedule_id)

@@ -1,0 +1,169 @@
+"""People over HTTP (issue 33): uvicorn on loopback, a real client, each person with
+their own access token. The starter cannot approve their own run (職務分掌), the
+approver can, the viewer can look but neither start nor approve; every step is in the
+audit trail under the right person, and the chain verifies."""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from api_support import LiveServer
+from pydantic import SecretStr
+
+from keiri_agent.config import Settings
+from keiri_agent.people.accounts import Accounts
+from keiri_agent.people.audit import AuditTrail
+from keiri_agent.storage.engine import create_engine
+from keiri_agent.storage.migrate import upgrade
+from keiri_agent.workspace import Workspace
+
+PLAN = """\
+apiVersion: v1
+id: team/payments
+version: 0.1.0
+description: 支払一覧を受け取り、承認者の承認を得てから出力する
+graph:
+  - id: upload
+    block: ui.interactive_input
+    in:
+      mode: collect
+      requirements:
+        - {id: list, type: file, label: 支払一覧, accept: .csv}
+    out: {collected_data: files}
+  - id: approve
+    block: ui.interactive_input
+    in:
+      mode: confirm
+      message: 支払一覧を確認して承認してください
+      approval: {roles: [approver], not_starter: true}
+    out: {approved: approved}
+  - id: note
+    block: text.template
+    when: {expr: "${approve.approved} == true"}
+    in:
+      template: "承認済み"
+      values: {}
+    out: {text: text}
+"""
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> tuple[Settings, dict[str, str]]:
+    settings = Settings(home=tmp_path, provider="offline")
+    designs = Workspace.from_settings(settings).designs
+    (designs / "team").mkdir(parents=True)
+    (designs / "team" / "payments.yaml").write_text(PLAN, encoding="utf-8")
+    engine = create_engine(settings)
+    upgrade(engine)
+    accounts = Accounts(engine)
+    accounts.add("keiri", ["admin"])
+    accounts.add("yamada", ["operator", "approver"], display_name="山田")
+    accounts.add("sato", ["approver"], display_name="佐藤")
+    accounts.add("suzuki", ["viewer"], display_name="鈴木")
+    tokens = {login: accounts.issue_token(login) for login in ("yamada", "sato", "suzuki")}
+    engine.dispose()
+    return settings, tokens
+
+
+def _client(server: LiveServer, token: str | None) -> httpx.Client:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.Client(base_url=server.url, timeout=30, headers=headers)
+
+
+def _wait(client: httpx.Client, run_id: str, status: str) -> dict:
+    deadline = time.monotonic() + 30
+    while True:
+        run = client.get(f"/api/plans/runs/{run_id}").json()
+        if run["status"] == status or time.monotonic() > deadline:
+            return run
+        time.sleep(0.05)
+
+
+def test_starter_approver_and_viewer(
+    team: tuple[Settings, dict[str, str]], serve: Callable[..., LiveServer]
+) -> None:
+    settings, tokens = team
+    server = serve(settings)
+    csv = base64.b64encode("支払先,金額\r\nA社,1000\r\n".encode("cp932")).decode()
+    upload = {"upload": {"list": {"name": "支払一覧.csv", "base64": csv}}}
+
+    with _client(server, None) as anonymous:
+        refused = anonymous.get("/api/plans")
+        assert refused.status_code == 401  # people are registered: who is asking?
+
+    with _client(server, tokens["suzuki"]) as viewer:
+        assert viewer.get("/api/plans").status_code == 200
+        denied = viewer.post("/api/plans/team/payments/runs", json={"answers": upload})
+        assert denied.status_code == 403
+        error = denied.json()["error"]
+        assert error["code"] == "PERMISSION_DENIED"
+        assert (
+            "鈴木 さんには「Plan を実行し、エージェントを使う」権限がありません" in error["message"]
+        )
+
+    with _client(server, tokens["yamada"]) as starter:
+        started = starter.post("/api/plans/team/payments/runs", json={"answers": upload})
+        assert started.status_code == 202, started.text
+        run_id = started.json()["run_id"]
+        paused = _wait(starter, run_id, "paused")
+        assert [item["node_id"] for item in paused["waiting"]] == ["approve"]
+        own = starter.post(
+            f"/api/plans/runs/{run_id}/resume", json={"answers": {"approve": {"approved": True}}}
+        )
+        assert own.status_code == 403
+        assert "実行を始めた人のため、承認できません（職務分掌）" in own.json()["error"]["message"]
+
+    with _client(server, tokens["suzuki"]) as viewer:
+        assert viewer.get(f"/api/plans/runs/{run_id}").status_code == 200
+        tried = viewer.post(
+            f"/api/plans/runs/{run_id}/resume", json={"answers": {"approve": {"approved": True}}}
+        )
+        assert (
+            tried.status_code == 403 and "承認できる人: 承認者" in tried.json()["error"]["message"]
+        )
+
+    with _client(server, tokens["sato"]) as approver:
+        approved = approver.post(
+            f"/api/plans/runs/{run_id}/resume",
+            json={"answers": {"approve": {"approved": True, "comment": "金額を確認しました"}}},
+        )
+        assert approved.status_code == 202, approved.text
+        done = _wait(approver, run_id, "success")
+        assert done["status"] == "success"
+
+    engine = create_engine(settings)
+    trail = AuditTrail(engine)
+    entries = [(e.actor, e.kind, e.subject) for e in trail.entries(subject=run_id)]
+    assert entries == [("yamada", "run_started", run_id), ("sato", "approval_given", run_id)]
+    started_entry, approval = trail.entries(subject=run_id)
+    (file,) = started_entry.details["files"]
+    assert file["name"] == "支払一覧.csv" and len(file["sha256"]) == 64
+    assert approval.details == {"node": "approve", "comment": "金額を確認しました"}
+    assert trail.verify().ok
+    engine.dispose()
+
+
+def test_the_shared_token_is_a_service_account_with_its_roles(
+    team: tuple[Settings, dict[str, str]], serve: Callable[..., LiveServer]
+) -> None:
+    settings, _ = team
+    shared = "s" * 40
+    server = serve(
+        settings.model_copy(
+            update={
+                "api": settings.api.model_copy(
+                    update={"api_token": SecretStr(shared), "api_token_roles": ("viewer",)}
+                )
+            }
+        )
+    )
+    with _client(server, shared) as service:
+        assert service.get("/api/plans").status_code == 200
+        denied = service.post("/api/plans/team/payments/runs", json={})
+        assert denied.status_code == 403
+        assert "共有トークン さんには" in denied.json()["error"]["message"]
