@@ -167,3 +167,34 @@ def test_the_shared_token_is_a_service_account_with_its_roles(
         denied = service.post("/api/plans/team/payments/runs", json={})
         assert denied.status_code == 403
         assert "共有トークン さんには" in denied.json()["error"]["message"]
+
+
+def test_a_refused_approval_stops_the_run_with_its_comment(
+    team: tuple[Settings, dict[str, str]], serve: Callable[..., LiveServer]
+) -> None:
+    settings, tokens = team
+    server = serve(settings)
+    csv = base64.b64encode("支払先,金額\r\nA社,1000\r\n".encode("cp932")).decode()
+    upload = {"upload": {"list": {"name": "支払一覧.csv", "base64": csv}}}
+    with _client(server, tokens["yamada"]) as starter:
+        run_id = starter.post("/api/plans/team/payments/runs", json={"answers": upload}).json()[
+            "run_id"
+        ]
+        _wait(starter, run_id, "paused")
+    with _client(server, tokens["sato"]) as approver:
+        refused = approver.post(
+            f"/api/plans/runs/{run_id}/resume",
+            json={"answers": {"approve": {"approved": False, "comment": "A社の金額が違います"}}},
+        )
+        assert refused.status_code == 202
+    with _client(server, tokens["yamada"]) as starter:
+        stopped = _wait(starter, run_id, "failed")
+    assert stopped["status"] == "failed"
+    (error,) = stopped["errors"]
+    assert error["code"] == "APPROVAL_REFUSED"
+    assert "差し戻されました（コメント: A社の金額が違います）" in error["message"]
+    assert "note" not in stopped["outputs"]
+    engine = create_engine(settings)
+    kinds = [(e.actor, e.kind) for e in AuditTrail(engine).entries(subject=run_id)]
+    assert kinds == [("yamada", "run_started"), ("sato", "approval_refused")]
+    engine.dispose()

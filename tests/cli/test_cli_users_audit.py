@@ -102,3 +102,44 @@ def test_only_an_admin_manages_people_and_reads_the_trail(
     assert code == 1 and "LAST_ADMIN" in err
     code, out, _ = run("users", "roles", "yamada", "--role", "実行者", "--role", "設計者")
     assert code == 0 and "役割を変えました: yamada" in out
+
+
+SMALL_PLAN = """\
+apiVersion: v1
+id: cli/hello
+version: 0.1.0
+description: 挨拶の文を作る
+graph:
+  - id: hello
+    block: text.template
+    in:
+      template: "こんにちは"
+      values: {}
+    out: {text: text}
+"""
+
+
+def test_plan_commands_check_the_os_users_roles_and_registering_is_audited(
+    keiri_home: Path, as_user: object
+) -> None:
+    plan = keiri_home / "hello.yaml"
+    plan.write_text(SMALL_PLAN, encoding="utf-8")
+    assert run("plan", "run", str(plan), "--json")[0] == 0  # nobody registered: as before
+    assert run("users", "add", "keiri", "--role", "管理者")[0] == 0
+    assert run("users", "add", "suzuki", "--role", "閲覧者", "--name", "鈴木")[0] == 0
+    assert run("users", "add", "tanaka", "--role", "設計者", "--role", "実行者")[0] == 0
+
+    as_user("suzuki")  # type: ignore[operator]
+    code, _, err = run("plan", "run", str(plan))
+    assert code == 1 and "鈴木 さんには「Plan を実行し、エージェントを使う」権限がありません" in err
+    code, _, err = run("plan", "register", str(plan))
+    assert code == 1 and "PERMISSION_DENIED" in err
+
+    as_user("tanaka")  # type: ignore[operator]
+    assert run("plan", "run", str(plan), "--json")[0] == 0
+    assert run("plan", "register", str(plan))[0] == 0
+    as_user("keiri")  # type: ignore[operator]
+    code, out, _ = run("audit", "list", "--kind", "plan_registered", "--json")
+    (entry,) = json.loads(out)
+    assert (entry["actor"], entry["subject"]) == ("tanaka", "cli/hello")
+    assert len(entry["details"]["sha256"]) == 64

@@ -179,6 +179,16 @@ class InteractiveInputBlock(UIBlock):
         request = self.request(inputs, ctx)
         mode = request["mode"]
         values, answered = collect_answers(request, ctx.answers)
+        if inputs.get("approval") is not None and values.get("approved") is False:
+            comment = str(values.get("comment") or "").strip()
+            raise BlockError(
+                "APPROVAL_REFUSED",
+                "差し戻されました"
+                + (f"（コメント: {comment}）" if comment else "（コメントなし）"),
+                details={"comment": comment},
+                hint="コメントの内容を直してから、もう一度実行してください",
+                recoverable=False,
+            )
         extra = MODE_FIELDS.get(mode, {}).get("id")
         return {
             "collected_data": {key: value for key, value in values.items() if key != extra},

@@ -13,6 +13,7 @@ covered and the Plan validates and dry-runs, 3 it needs answers (the questions a
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -398,11 +399,31 @@ def register(
         raise typer.BadParameter(
             f"ファイル {path} が見つかりません。パスを確かめてください", param_hint="PATH"
         )
+    from keiri_agent.people.operator import at_command_line
+    from keiri_agent.people.roles import require
+    from keiri_agent.plans.dsl.loader import load_plan_file
+
     try:
+        found = at_command_line(settings())
+        if found is not None:
+            require(found[0], "design")
+        text = path.read_text(encoding="utf-8")
         service = _service()
-        registered = service.register(path.read_text(encoding="utf-8"), accept_major=accept_major)
+        registered = service.register(text, accept_major=accept_major)
         written = registered.path
         file_id = service.file_id(written)
+        if found is not None:
+            person, trail = found
+            trail.append(
+                person.login,
+                "plan_registered",
+                load_plan_file(written).id,
+                {
+                    "file": file_id,
+                    "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                    "changes": registered.warnings,
+                },
+            )
     except KeiriAgentError as error:
         if as_json:
             print_json(error_json(error))

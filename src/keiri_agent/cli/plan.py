@@ -522,9 +522,12 @@ def _interruptible_run(
 ) -> None:
     """``call(engine, interrupt)`` under SIGINT/SIGTERM handling, then the report: what
     ``plan run``, ``resume`` and ``rerun`` share."""
+    from keiri_agent.people.operator import require_at_command_line
+
     with _interruptible() as interrupt:
         interrupt.run_id = run_id
         try:
+            require_at_command_line(settings(), "run")
             check_out_folder(out)
             result = call(_engine(), interrupt)
         except KeiriAgentError as error:

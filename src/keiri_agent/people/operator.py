@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import getpass
 
+from keiri_agent.config import Settings
 from keiri_agent.people.accounts import Accounts
-from keiri_agent.people.roles import ROLES, Person
+from keiri_agent.people.audit import AuditTrail
+from keiri_agent.people.roles import ROLES, Person, require
 
 
 def os_login() -> str:
@@ -32,3 +34,26 @@ def operator(accounts: Accounts) -> Person:
     if account is None or account.disabled:
         return Person(login, login, frozenset())
     return account.person
+
+
+def at_command_line(settings: Settings) -> tuple[Person, AuditTrail] | None:
+    """The OS user's person and the audit trail, or None before the application
+    database exists (nobody is registered then, and a command costs nothing more: the
+    database is opened only when it is there — a PostgreSQL URL, or the SQLite file)."""
+    if not settings.storage.database_url:
+        from keiri_agent.workspace import Workspace
+
+        if not Workspace.from_settings(settings).database_file.exists():
+            return None
+    accounts = Accounts.from_settings(settings)
+    return operator(accounts), AuditTrail(accounts.engine)
+
+
+def require_at_command_line(settings: Settings, action: str) -> Person | None:
+    """Refuse (``PERMISSION_DENIED``) a command the OS user's account may not do; the
+    person, or None before the application database exists."""
+    found = at_command_line(settings)
+    if found is None:
+        return None
+    require(found[0], action)
+    return found[0]
