@@ -579,6 +579,12 @@ class ApiSettings(_Section):
         "(comma-separated: admin, designer, operator, approver, viewer); people use their "
         "own accounts (keiri-agent users).",
     )
+    api_session_hours: float = Field(
+        default=8.0,
+        gt=0,
+        le=720,
+        description="How long a browser sign-in lasts (hours); then the person signs in again.",
+    )
     api_cors_origins: Names = Field(
         default=(),
         description="Origins allowed to call the API from a browser (comma-separated, "

@@ -128,6 +128,17 @@ def test_starter_approver_and_viewer(
         )
 
     with _client(server, tokens["sato"]) as approver:
+        (waiting,) = approver.get("/api/plans/approvals").json()["approvals"]
+        assert (waiting["run_id"], waiting["started_by"], waiting["node_id"]) == (
+            run_id,
+            "yamada",
+            "approve",
+        )
+        assert waiting["message"] == "支払一覧を確認して承認してください" and waiting["can_answer"]
+    with _client(server, tokens["yamada"]) as starter:  # their own run: listed, not theirs
+        (waiting,) = starter.get("/api/plans/approvals").json()["approvals"]
+        assert waiting["can_answer"] is False
+    with _client(server, tokens["sato"]) as approver:
         approved = approver.post(
             f"/api/plans/runs/{run_id}/resume",
             json={"answers": {"approve": {"approved": True, "comment": "金額を確認しました"}}},
@@ -198,3 +209,77 @@ def test_a_refused_approval_stops_the_run_with_its_comment(
     kinds = [(e.actor, e.kind) for e in AuditTrail(engine).entries(subject=run_id)]
     assert kinds == [("yamada", "run_started"), ("sato", "approval_refused")]
     engine.dispose()
+
+
+PASSWORD = "correct horse battery staple"
+
+
+def test_a_browser_signs_in_uses_its_csrf_token_and_signs_out(
+    team: tuple[Settings, dict[str, str]], serve: Callable[..., LiveServer], tmp_path: Path
+) -> None:
+    settings, _ = team
+    engine = create_engine(settings)
+    Accounts(engine).reset_password("yamada", PASSWORD)
+    engine.dispose()
+    server = serve(settings)
+    with httpx.Client(base_url=server.url, timeout=30) as browser:
+        wrong = browser.post("/api/auth/sign-in", json={"login": "yamada", "password": "x" * 12})
+        assert wrong.status_code == 401
+        assert wrong.json()["error"]["message"] == "ログイン名かパスワードが違います"
+        unknown = browser.post("/api/auth/sign-in", json={"login": "nobody", "password": "x"})
+        assert unknown.json()["error"] == wrong.json()["error"]  # says nothing more
+
+        signed = browser.post("/api/auth/sign-in", json={"login": "yamada", "password": PASSWORD})
+        assert signed.status_code == 200, signed.text
+        cookie = signed.headers["set-cookie"]
+        assert "keiri_session=" in cookie and "HttpOnly" in cookie
+        assert "samesite=strict" in cookie.lower()
+        body = signed.json()
+        assert (body["login"], body["display_name"], body["roles"]) == (
+            "yamada",
+            "山田",
+            ["approver", "operator"],
+        )
+        assert browser.get("/api/auth/me").json()["login"] == "yamada"
+
+        no_csrf = browser.post("/api/plans/team/payments/runs", json={})
+        assert no_csrf.status_code == 403 and no_csrf.json()["error"]["code"] == "CSRF_FAILED"
+        headers = {"X-CSRF-Token": body["csrf_token"]}
+        started = browser.post("/api/plans/team/payments/runs", json={}, headers=headers)
+        assert started.status_code == 202, started.text
+
+        out = browser.post("/api/auth/sign-out", headers=headers)
+        assert out.json() == {"signed_out": True}
+        browser.cookies.set("keiri_session", cookie.split("=", 1)[1].split(";")[0])
+        assert browser.get("/api/auth/me").status_code == 401  # the old cookie is dead
+
+    engine = create_engine(settings)
+    kinds = [(e.actor, e.kind) for e in AuditTrail(engine).entries() if "sign" in e.kind]
+    assert kinds == [
+        ("yamada", "sign_in_failed"),
+        ("nobody", "sign_in_failed"),
+        ("yamada", "sign_in"),
+        ("yamada", "sign_out"),
+    ]
+    engine.dispose()
+
+
+def test_a_session_ends_at_its_expiry(
+    team: tuple[Settings, dict[str, str]], serve: Callable[..., LiveServer]
+) -> None:
+    settings, _ = team
+    engine = create_engine(settings)
+    Accounts(engine).reset_password("sato", PASSWORD)
+    engine.dispose()
+    short = settings.model_copy(
+        update={"api": settings.api.model_copy(update={"api_session_hours": 1 / 3600})}
+    )
+    server = serve(short)
+    with httpx.Client(base_url=server.url, timeout=30) as browser:
+        signed = browser.post("/api/auth/sign-in", json={"login": "sato", "password": PASSWORD})
+        assert signed.status_code == 200
+        assert browser.get("/api/auth/me").status_code == 200
+        token = signed.headers["set-cookie"].split("=", 1)[1].split(";")[0]
+        time.sleep(1.2)
+        browser.cookies.set("keiri_session", token)  # kept by the client all the same
+        assert browser.get("/api/auth/me").status_code == 401  # the server says it ended

@@ -7,6 +7,7 @@
     /api/analysis …                   data analysis: datasets, turns, figures, report
     /api/plans …                      Plans: list, show, validate, dry-run, generate, register;
                                       runs: start, state, resume with answers, cancel, SSE events
+    /api/auth/sign-in, sign-out, me   browser sign-in (a session cookie and a CSRF token)
     /docs, /openapi.json              OpenAPI documentation
     /                                 the web UI (``web``: the static export of web/)
 
@@ -33,6 +34,7 @@ from keiri_agent.api.context import ApiContext
 from keiri_agent.api.errors import ERROR_RESPONSES
 from keiri_agent.api.routes import (
     analysis,
+    auth,
     graphql,
     helpdesk,
     plan_runs,
@@ -83,6 +85,7 @@ def create_app(settings: Settings, *, model_factory: ModelFactory | None = None)
 
     protected = [Depends(authenticate), Depends(permit("view"))]
     app.include_router(system.router)
+    app.include_router(auth.router)
     app.include_router(research.router, dependencies=protected)
     app.include_router(graphql.router(settings), dependencies=protected)
     app.include_router(helpdesk.router, dependencies=protected)

@@ -115,6 +115,11 @@ def _unauthorized(reason_ja: str, reason_en: str) -> ApiError:
     )
 
 
+SESSION_COOKIE = "keiri_session"
+"""The cookie of a browser sign-in (HttpOnly, SameSite=Strict)."""
+CSRF_HEADER = "X-CSRF-Token"
+"""The header a signed-in browser sends its CSRF token in, on every request that changes
+something."""
 SERVICE_LOGIN = "api-token"
 """The login the shared ``api_token`` signs in as (a service account, issue 33)."""
 
@@ -133,13 +138,38 @@ def _person(connection: HTTPConnection, token: str | None) -> Person | None:
         and hmac.compare_digest(token.encode("utf-8"), expected.get_secret_value().encode("utf-8"))
     ):
         return _service_person(settings)
-    accounts = connection.app.state.context.accounts
+    context = connection.app.state.context
     if token is not None:
-        account = accounts.by_token(token)
+        account = context.accounts.by_token(token)
         return account.person if account is not None else None
-    if expected is None and not accounts.any():  # one person's loopback server
+    cookie = connection.cookies.get(SESSION_COOKIE)
+    if cookie:
+        account = context.sign_in_sessions.account(cookie)
+        if account is None:
+            return None
+        if _changes_something(connection) and not context.sign_in_sessions.csrf_ok(
+            cookie, connection.headers.get(CSRF_HEADER)
+        ):
+            raise ApiError(
+                403,
+                "CSRF_FAILED",
+                "画面を読み込み直してから、もう一度操作してください（確認用の値がありません）",
+                "Reload the page and try again (the CSRF token is missing or wrong)",
+                f"サインインで受け取った csrf_token を {CSRF_HEADER} ヘッダーで送ってください",
+                f"Send the csrf_token from the sign-in as the {CSRF_HEADER} header",
+            )
+        return account.person
+    if expected is None and not context.accounts.any():  # one person's loopback server
         return Person(os_login(), os_login(), frozenset(ROLES))
     return None
+
+
+def _changes_something(connection: HTTPConnection) -> bool:
+    return connection.scope["type"] == "http" and connection.scope.get("method") not in (
+        "GET",
+        "HEAD",
+        "OPTIONS",
+    )
 
 
 def authenticate(
@@ -151,6 +181,8 @@ def authenticate(
 
     - the shared ``api_token``: the service account (``api_token_roles``);
     - a person's access token (``keiri-agent users token``): that person;
+    - a browser's sign-in cookie (``routes.auth``): that person while the session lives,
+      with the CSRF token on every request that changes something (403 CSRF_FAILED);
     - nothing, on a loopback server without a token and before anyone is registered:
       the one local user, with every role (as before people existed);
     - anything else is refused (401); a WebSocket is closed before it is accepted.

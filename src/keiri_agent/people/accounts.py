@@ -80,12 +80,12 @@ class Accounts:
     def list(self) -> list[Account]:
         with self.engine.connect() as connection:
             rows = connection.execute(select(users).order_by(users.c.login)).all()
-        return [_account(row._mapping) for row in rows]
+        return [account_of_row(row._mapping) for row in rows]
 
     def find(self, login: str) -> Account | None:
         with self.engine.connect() as connection:
             row = connection.execute(select(users).where(users.c.login == login)).first()
-        return None if row is None else _account(row._mapping)
+        return None if row is None else account_of_row(row._mapping)
 
     def get(self, login: str) -> Account:
         account = self.find(login)
@@ -245,7 +245,7 @@ class Accounts:
                 .where(user_tokens.c.token_id == row._mapping["token_id"])
                 .values(last_used_at=_now())
             )
-        account = _account(row._mapping)
+        account = account_of_row(row._mapping)
         return None if account.disabled else account
 
     # --- helpers -----------------------------------------------------------------
@@ -305,7 +305,8 @@ def _hasher_burn(password: str) -> None:
         _hasher.verify(_burn_hash(), password)
 
 
-def _account(row: Any) -> Account:
+def account_of_row(row: Any) -> Account:
+    """An account from a row of `users` (joined rows too)."""
     return Account(
         user_id=str(row["user_id"]),
         login=str(row["login"]),

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from keiri_agent.agents.helpdesk.desk import HelpDesk
     from keiri_agent.people.accounts import Accounts
     from keiri_agent.people.audit import AuditTrail
+    from keiri_agent.people.sessions import SignInSessions
     from keiri_agent.plans.engine import PlanEngine
     from keiri_agent.runs.schedules import Schedules
     from keiri_agent.runs.service import RunService
@@ -104,6 +105,13 @@ class Services:
         from keiri_agent.people.accounts import Accounts
 
         return Accounts(self.research.store.engine)
+
+    @property
+    def sign_in_sessions(self) -> SignInSessions:
+        """Browser sign-ins (in the application database)."""
+        from keiri_agent.people.sessions import SignInSessions
+
+        return SignInSessions(self.research.store.engine)
 
     @property
     def audit(self) -> AuditTrail:

@@ -51,7 +51,7 @@ from typing import Any
 from keiri_agent.errors import KeiriAgentError, RunInProgressError, UserInputError
 from keiri_agent.events import Event
 from keiri_agent.people.approvals import ApprovalRule, check_approver
-from keiri_agent.people.roles import Person, require
+from keiri_agent.people.roles import PermissionDeniedError, Person, require
 from keiri_agent.plans.dsl.models import BlockNode, Plan
 from keiri_agent.plans.engine import PlanEngine
 from keiri_agent.plans.run.run_log import safe_path_part
@@ -169,6 +169,44 @@ class PlanRuns:
             if node is not None and ApprovalRule.of(node.inputs.get("approval")) is not None:
                 approved = isinstance(answer, Mapping) and answer.get("approved") is True
                 found.append((node_id, approved))
+        return found
+
+    def waiting_approvals(self, person: Person, limit: int = 100) -> list[dict[str, Any]]:
+        """The runs paused at an approval step (a node with ``approval``), newest first:
+        run, Plan, who started it, the step, its message and context (what is approved),
+        and whether ``person`` may answer it (the 承認待ち list)."""
+        found = []
+        for run in self.service.store.find(kind=KIND, statuses=["waiting"], limit=limit):
+            try:
+                result = self.result(run.run_id)
+                nodes = _block_nodes(self.plan(run.run_id))
+            except KeiriAgentError:
+                continue  # a damaged state is reported on the run itself
+            for waiting in result.waiting:
+                node = nodes.get(str(waiting.get("node_id")))
+                rule = ApprovalRule.of(node.inputs.get("approval")) if node is not None else None
+                if node is None or rule is None:
+                    continue
+                try:
+                    check_approver(person, rule, run.owner)
+                    may = True
+                except PermissionDeniedError:
+                    may = False
+                request = waiting.get("request") or {}
+                found.append(
+                    {
+                        "run_id": run.run_id,
+                        "plan_id": run.subject,
+                        "title": run.title,
+                        "started_by": run.owner,
+                        "waiting_since": iso(run.updated_at),
+                        "node_id": node.id,
+                        "step": node.title or node.id,
+                        "message": request.get("message"),
+                        "context": request.get("context"),
+                        "can_answer": may,
+                    }
+                )
         return found
 
     def _check_answerer(

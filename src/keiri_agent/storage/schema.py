@@ -189,3 +189,19 @@ audit_log = Table(
 covers the previous entry's hash, so an entry edited or removed is detected. One entry
 follows each hash (``uq_audit_log_prev_hash``): two writers appending at once cannot
 fork the chain — the second retries on the new head."""
+
+sign_in_sessions = Table(
+    "sign_in_sessions",
+    metadata,
+    Column("session_id", String(32), primary_key=True),
+    Column("user_id", String(USER_ID_MAX_LENGTH), nullable=False),
+    Column("token_hash", String(64), nullable=False),
+    Column("csrf_hash", String(64), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("revoked", Boolean, nullable=False),
+    UniqueConstraint("token_hash", name="uq_sign_in_sessions_token"),
+    Index("ix_sign_in_sessions_user_id", "user_id"),
+)
+"""Browser sign-ins (``people.sessions``): only the SHA-256 of the cookie's token and of
+the CSRF token are kept; a session ends at ``expires_at`` or when signed out."""

@@ -71,6 +71,14 @@ def _started(context: ApiContext, run_id: str) -> RunStarted:
     )
 
 
+@router.get("/approvals")
+def waiting_approvals(context: Context, person: Caller) -> dict[str, Any]:
+    """承認待ち: the runs paused at an approval step, newest first — run, Plan, who
+    started it, the step, its message and what it shows (``context``), and
+    ``can_answer``: whether the caller may answer it (a 承認者 who did not start it)."""
+    return {"approvals": context.plan_runs.waiting_approvals(person)}
+
+
 @router.get("/runs/{run_id}")
 def plan_run(run_id: str, context: Context) -> dict[str, Any]:
     """The run as last saved: status (queued, running, paused, success, failed, cancelled),
