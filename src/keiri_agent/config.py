@@ -585,6 +585,32 @@ class ApiSettings(_Section):
         le=720,
         description="How long a browser sign-in lasts (hours); then the person signs in again.",
     )
+    oidc_issuer: str | None = Field(
+        default=None,
+        description="OpenID Connect issuer URL (Microsoft Entra ID, Google Workspace, any "
+        "OIDC provider); set it to offer 「会社のアカウントでサインイン」.",
+    )
+    oidc_client_id: str | None = Field(
+        default=None, description="The client id registered with the OIDC provider."
+    )
+    oidc_client_secret: SecretStr | None = Field(
+        default=None, description="The client secret registered with the OIDC provider."
+    )
+    oidc_login_claim: str = Field(
+        default="email", description="The ID-token claim that is the person's login."
+    )
+    oidc_role_claim: str = Field(
+        default="roles", description="The ID-token claim listing the person's groups or roles."
+    )
+    oidc_role_map: Names = Field(
+        default=(),
+        description="Claim values → roles (comma-separated VALUE=ROLE, e.g. "
+        "keiri-approvers=approver); a person with none of them may not sign in unless "
+        "oidc_default_roles is set.",
+    )
+    oidc_default_roles: Names = Field(
+        default=(), description="Roles of anyone the provider signs in (comma-separated)."
+    )
     api_cors_origins: Names = Field(
         default=(),
         description="Origins allowed to call the API from a browser (comma-separated, "

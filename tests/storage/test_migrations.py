@@ -51,7 +51,7 @@ def test_upgrade_creates_research_notes_with_its_session_index(engine: sqlalchem
 
     upgrade(engine)
 
-    assert current_revision(engine) == head_revision() == "0006"
+    assert current_revision(engine) == head_revision() == "0007"
     assert _columns(engine, "research_notes") == {
         "id", "session_id", "step_no", "query", "summary_md", "sources", "created_at",
     }  # fmt: skip
@@ -139,7 +139,7 @@ def test_upgrade_is_idempotent_and_keeps_rows(engine: sqlalchemy.Engine) -> None
     with engine.connect() as connection:
         assert connection.execute(text("SELECT count(*) FROM research_notes")).scalar() == 1
         versions = connection.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).all()
-    assert [row[0] for row in versions] == ["0006"]
+    assert [row[0] for row in versions] == ["0007"]
 
 
 def test_processes_starting_at_once_migrate_once(
@@ -171,7 +171,7 @@ def test_processes_starting_at_once_migrate_once(
         for process, (out, _) in zip(processes, results, strict=True)
     ]
     assert outcomes == [(0, "ok")] * 3, [err for _, err in results]
-    assert current_revision(engine) == "0006"
+    assert current_revision(engine) == "0007"
     assert "research_notes" in sqlalchemy.inspect(engine).get_table_names()
 
 

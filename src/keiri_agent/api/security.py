@@ -117,6 +117,8 @@ def _unauthorized(reason_ja: str, reason_en: str) -> ApiError:
 
 SESSION_COOKIE = "keiri_session"
 """The cookie of a browser sign-in (HttpOnly, SameSite=Strict)."""
+CSRF_COOKIE = "keiri_csrf"
+"""The CSRF token as a cookie the page's script reads (SameSite=Strict, not HttpOnly)."""
 CSRF_HEADER = "X-CSRF-Token"
 """The header a signed-in browser sends its CSRF token in, on every request that changes
 something."""
@@ -159,8 +161,8 @@ def _person(connection: HTTPConnection, token: str | None) -> Person | None:
                 f"Send the csrf_token from the sign-in as the {CSRF_HEADER} header",
             )
         return account.person
-    if expected is None and not context.accounts.any():  # one person's loopback server
-        return Person(os_login(), os_login(), frozenset(ROLES))
+    if expected is None and not settings.api.oidc_issuer and not context.accounts.any():
+        return Person(os_login(), os_login(), frozenset(ROLES))  # one person's loopback server
     return None
 
 
@@ -183,8 +185,8 @@ def authenticate(
     - a person's access token (``keiri-agent users token``): that person;
     - a browser's sign-in cookie (``routes.auth``): that person while the session lives,
       with the CSRF token on every request that changes something (403 CSRF_FAILED);
-    - nothing, on a loopback server without a token and before anyone is registered:
-      the one local user, with every role (as before people existed);
+    - nothing, on a loopback server without a token or a sign-in provider, before
+      anyone is registered: the one local user, with every role (as before people);
     - anything else is refused (401); a WebSocket is closed before it is accepted.
     """
     token = None

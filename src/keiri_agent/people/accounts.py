@@ -207,6 +207,26 @@ class Accounts:
             )
         return token
 
+    def signed_in_elsewhere(self, login: str, display_name: str, roles: Iterable[str]) -> Account:
+        """The account of a person the company's identity provider signed in: created
+        on the first sign-in (source ``oidc``), its name and roles taken from the
+        provider each time; a disabled account stays disabled (``ACCOUNT_DISABLED``)."""
+        account = self.find(login)
+        if account is None:
+            return self.add(login, roles, display_name=display_name, source="oidc")
+        if account.disabled:
+            raise UserInputError(
+                f"利用者「{login}」は無効にされています",
+                hint="管理者に有効にしてもらってください（keiri-agent users enable）",
+                details={"login": login},
+                code="ACCOUNT_DISABLED",
+            )
+        granted = parse_roles(roles)
+        if "admin" in account.roles and "admin" not in granted:
+            self._keep_an_admin(account)
+        self._update(login, roles=sorted(granted), display_name=display_name or login)
+        return self.get(login)
+
     # --- signing in --------------------------------------------------------------
 
     def sign_in(self, login: str, password: str) -> Account | None:

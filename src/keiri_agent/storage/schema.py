@@ -205,3 +205,14 @@ sign_in_sessions = Table(
 )
 """Browser sign-ins (``people.sessions``): only the SHA-256 of the cookie's token and of
 the CSRF token are kept; a session ends at ``expires_at`` or when signed out."""
+
+oidc_pending = Table(
+    "oidc_pending",
+    metadata,
+    Column("state_hash", String(64), primary_key=True),
+    Column("nonce", String(128), nullable=False),
+    Column("code_verifier", String(128), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+"""OpenID Connect sign-ins under way (``people.oidc``): the state (its SHA-256), nonce
+and PKCE verifier of an authorization request, used once by its callback."""

@@ -6,6 +6,9 @@ Each sign-in, failed sign-in and sign-out is written to the audit trail.
 - ``POST /api/auth/sign-in`` {login, password} → the person, ``csrf_token``, ``expires_at``
   (401 SIGN_IN_FAILED, the same for an unknown login, a wrong password or a disabled
   account);
+- ``GET /api/auth/oidc/start`` → the company's identity provider (OpenID Connect);
+  ``GET /api/auth/oidc/callback`` signs the person in (roles from the ID token) and
+  returns to the web UI;
 - ``POST /api/auth/sign-out`` ends the session and clears the cookie;
 - ``GET /api/auth/me`` → who the request is (any way it signed in).
 """
@@ -15,12 +18,16 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, Field
 
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import ApiError
-from keiri_agent.api.security import SESSION_COOKIE, authenticate, caller
+from keiri_agent.api.security import CSRF_COOKIE, SESSION_COOKIE, authenticate, caller
+from keiri_agent.people.accounts import Account
+from keiri_agent.people.oidc import OidcSignIn
 from keiri_agent.people.roles import Person
+from keiri_agent.people.sessions import StartedSession
 
 router = APIRouter(prefix="/api/auth", tags=["auth"])
 Context = Annotated[ApiContext, Depends(get_context)]
@@ -49,22 +56,56 @@ def sign_in(body: SignIn, request: Request, response: Response, context: Context
             "入力を確かめてください。忘れたときは管理者にパスワードの再設定を依頼してください",
             "Check what you typed; ask an administrator to reset a forgotten password",
         )
-    started = context.sign_in_sessions.start(account, context.settings.api.api_session_hours)
-    response.set_cookie(
-        SESSION_COOKIE,
-        started.token,
-        max_age=int(context.settings.api.api_session_hours * 3600),
-        httponly=True,
-        samesite="strict",
-        secure=request.url.scheme == "https",
-        path="/",
-    )
-    context.audit.append(account.login, "sign_in", account.login, {"via": "password"})
+    started = _open_session(request, response, context, account, "password")
     return {
         **_person(account.person),
         "csrf_token": started.csrf_token,
         "expires_at": started.expires_at.isoformat(timespec="seconds"),
     }
+
+
+def _open_session(
+    request: Request, response: Response, context: ApiContext, account: Account, via: str
+) -> StartedSession:
+    """A new session for ``account``: the HttpOnly session cookie, and the CSRF token
+    also as a cookie the page's script can read (``keiri_csrf``), both SameSite=Strict."""
+    started = context.sign_in_sessions.start(account, context.settings.api.api_session_hours)
+    common: dict[str, Any] = {
+        "max_age": int(context.settings.api.api_session_hours * 3600),
+        "samesite": "strict",
+        "secure": request.url.scheme == "https",
+        "path": "/",
+    }
+    response.set_cookie(SESSION_COOKIE, started.token, httponly=True, **common)
+    response.set_cookie(CSRF_COOKIE, started.csrf_token, httponly=False, **common)
+    context.audit.append(account.login, "sign_in", account.login, {"via": via})
+    return started
+
+
+@router.get("/oidc/start")
+def oidc_start(request: Request, context: Context) -> RedirectResponse:
+    """Go to the company's identity provider to sign in (OpenID Connect)."""
+    flow = OidcSignIn(context.settings, context.accounts.engine)
+    url = flow.begin(str(request.url_for("oidc_callback")))
+    return RedirectResponse(url, status_code=302)
+
+
+@router.get("/oidc/callback", name="oidc_callback")
+def oidc_callback(
+    request: Request, context: Context, code: str = "", state: str = ""
+) -> RedirectResponse:
+    """Where the identity provider sends the person back: the ID token is checked, the
+    person's account is created or its roles updated from the token, a session opened,
+    and the browser goes to the web UI."""
+    flow = OidcSignIn(context.settings, context.accounts.engine)
+    claims = flow.finish(code, state, str(request.url_for("oidc_callback")))
+    identity = flow.identity(claims)
+    account = context.accounts.signed_in_elsewhere(
+        identity.login, identity.display_name, identity.roles
+    )
+    redirect = RedirectResponse("/", status_code=302)
+    _open_session(request, redirect, context, account, "oidc")
+    return redirect
 
 
 @router.post("/sign-out", dependencies=[Depends(authenticate)])
@@ -78,6 +119,7 @@ def sign_out(
     cookie = request.cookies.get(SESSION_COOKIE)
     ended = bool(cookie) and context.sign_in_sessions.end(str(cookie))
     response.delete_cookie(SESSION_COOKIE, path="/")
+    response.delete_cookie(CSRF_COOKIE, path="/")
     if ended:
         context.audit.append(person.login, "sign_out", person.login)
     return {"signed_out": ended}
