@@ -120,12 +120,18 @@ def stream_events(
         return list(read_sse(response.iter_lines(), limit))
 
 
+PUBLIC_ROUTES = frozenset(
+    {"/api/health", "/api/auth/sign-in", "/api/auth/oidc/start", "/api/auth/oidc/callback"}
+)
+"""The routes a request reaches before it is anyone: liveness and signing in."""
+
+
 def protected_calls(settings: Settings) -> Iterator[tuple[str, str]]:
-    """(method, path) of every route under /api (except /api/health) and /graphql, with
-    dummy path parameters."""
+    """(method, path) of every route under /api (except ``PUBLIC_ROUTES``) and /graphql,
+    with dummy path parameters."""
     for context in iter_route_contexts(create_app(settings).routes):
         route, path = context.original_route, context.path or ""
-        if not isinstance(route, APIRoute) or path == "/api/health":
+        if not isinstance(route, APIRoute) or path in PUBLIC_ROUTES:
             continue
         if not (path.startswith("/api/") or path == "/graphql"):
             continue
