@@ -8,8 +8,10 @@ own content in one canonical JSON form, so ``verify()`` detects an entry that wa
 edited, removed or inserted out of order — the 電子帳簿保存法's 真実性 and J-SOX's
 trail of changes ask for exactly that of systems handling payments and 証憑.
 
-Two writers appending at once cannot fork the chain: each entry's ``prev_hash`` is
-unique in the table, so the second insert fails and is retried on the new head.
+Two writers appending at once cannot fork the chain: on PostgreSQL they take an
+advisory lock in turn; on SQLite (one writer at a time anyway) each entry's
+``prev_hash`` is unique in the table, so a second insert on the same head fails and is
+retried on the new one.
 Secrets never enter an entry: ``append`` refuses details holding a key that names
 one (password, token, secret).
 """
@@ -21,6 +23,8 @@ import datetime as dt
 import hashlib
 import io
 import json
+import random
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,8 +38,11 @@ from keiri_agent.storage.schema import audit_log
 
 GENESIS = "0" * 64
 """The ``prev_hash`` of the first entry."""
-APPEND_ATTEMPTS = 20
-"""Times an append is retried when another writer took the head first."""
+APPEND_ATTEMPTS = 100
+"""Times an append is retried when another writer took the head first (SQLite; on
+PostgreSQL appenders wait for each other on ``AUDIT_LOCK_KEY``)."""
+AUDIT_LOCK_KEY = 0x6B6569726901
+"""The PostgreSQL advisory lock appenders take in turn."""
 KINDS: dict[str, str] = {
     "sign_in": "サインイン",
     "sign_in_failed": "サインイン失敗",
@@ -127,16 +134,22 @@ class AuditTrail:
             raise ValueError(f"unknown audit kind {kind!r}")
         content = json.loads(json.dumps(dict(details or {}), ensure_ascii=False, default=str))
         _refuse_secrets(content)
-        for _ in range(APPEND_ATTEMPTS):
-            at = dt.datetime.now(dt.UTC)
-            with self.engine.connect() as connection:
-                head = connection.execute(
-                    select(audit_log.c.hash).order_by(audit_log.c.seq.desc()).limit(1)
-                ).first()
-            prev_hash = head[0] if head is not None else GENESIS
-            digest = entry_hash(prev_hash, at, actor, kind, subject, content)
+        for attempt in range(APPEND_ATTEMPTS):
+            if attempt:
+                time.sleep(random.uniform(0, 0.01 * attempt))  # let the other writer finish
             try:
                 with self.engine.begin() as connection:
+                    if connection.dialect.name == "postgresql":  # one appender at a time
+                        connection.execute(
+                            sqlalchemy.text("SELECT pg_advisory_xact_lock(:key)"),
+                            {"key": AUDIT_LOCK_KEY},
+                        )
+                    head = connection.execute(
+                        select(audit_log.c.hash).order_by(audit_log.c.seq.desc()).limit(1)
+                    ).first()
+                    prev_hash = head[0] if head is not None else GENESIS
+                    at = dt.datetime.now(dt.UTC)
+                    digest = entry_hash(prev_hash, at, actor, kind, subject, content)
                     inserted = connection.execute(
                         audit_log.insert().values(
                             at=at,
