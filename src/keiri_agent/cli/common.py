@@ -54,6 +54,15 @@ def fail(error: KeiriAgentError) -> typer.Exit:
     return typer.Exit(code=1)
 
 
+def fail_json(error: KeiriAgentError, as_json: bool) -> typer.Exit:
+    """``fail``, after printing the error's JSON form to stdout when ``--json`` was given."""
+    if as_json:
+        from keiri_agent.services.jsonforms import error_json
+
+        print_json(error_json(error))
+    return fail(error)
+
+
 def last_resort(error: Exception) -> typer.Exit:
     """An error no command caught: a core error is printed as usual (``fail``); anything
     else is one Japanese line naming its kind, its traceback logged (shown with ``-v``)."""

@@ -18,6 +18,7 @@ import typer
 
 from keiri_agent.cli.common import console, print_json, settings
 from keiri_agent.cli.common import fail as _fail
+from keiri_agent.cli.common import fail_json as _fail_json
 from keiri_agent.cli.usage import KeiriTyper
 from keiri_agent.errors import KeiriAgentError, UserInputError
 
@@ -104,14 +105,6 @@ def _show(schedules: Schedules, schedule: Schedule, as_json: bool, verb: str) ->
         f"{' ' + schedule.at if schedule.at else ''}  次回 {data['next_at']}{state}",
         markup=False,
     )
-
-
-def _fail_json(error: KeiriAgentError, as_json: bool) -> typer.Exit:
-    if as_json:
-        from keiri_agent.services.jsonforms import error_json
-
-        print_json(error_json(error))
-    return _fail(error)
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="結果を JSON で出力します。")]

@@ -22,6 +22,7 @@ import typer
 
 from keiri_agent.cli.common import console, print_json, settings
 from keiri_agent.cli.common import fail as _fail
+from keiri_agent.cli.common import fail_json as _fail_json
 from keiri_agent.cli.usage import KeiriTyper
 from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.people.roles import Person
@@ -51,14 +52,6 @@ RoleOption = Annotated[
         "（admin, designer, operator, approver, viewer でも可）。",
     ),
 ]
-
-
-def _fail_json(error: KeiriAgentError, as_json: bool) -> typer.Exit:
-    if as_json:
-        from keiri_agent.services.jsonforms import error_json
-
-        print_json(error_json(error))
-    return _fail(error)
 
 
 def _team() -> tuple[Accounts, AuditTrail, Person]:
