@@ -98,7 +98,7 @@ def test_a_person_without_a_mapped_role_is_refused_and_a_code_is_used_once(
     server = serve(settings_for(tmp_path, provider))
     with httpx.Client(base_url=server.url, timeout=30) as browser:
         refused = sign_in(server, browser, provider, "guest")
-        assert refused.status_code == 400
+        assert refused.status_code == 403
         error = refused.json()["error"]
         assert error["code"] == "OIDC_NO_ROLE"
         assert (

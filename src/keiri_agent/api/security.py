@@ -146,12 +146,12 @@ def _person(connection: HTTPConnection, token: str | None) -> Person | None:
         return account.person if account is not None else None
     cookie = connection.cookies.get(SESSION_COOKIE)
     if cookie:
-        account = context.sign_in_sessions.account(cookie)
+        account, csrf_ok = context.sign_in_sessions.check(
+            cookie, connection.headers.get(CSRF_HEADER)
+        )
         if account is None:
             return None
-        if _changes_something(connection) and not context.sign_in_sessions.csrf_ok(
-            cookie, connection.headers.get(CSRF_HEADER)
-        ):
+        if _changes_something(connection) and not csrf_ok:
             raise ApiError(
                 403,
                 "CSRF_FAILED",

@@ -32,6 +32,8 @@ from keiri_agent.storage.schema import LOGIN_MAX_LENGTH, user_tokens, users
 MIN_PASSWORD_CHARS = 12
 """The shortest password accepted (a passphrase, not a PIN)."""
 TOKEN_PREFIX = "ka_"
+LAST_USED_EVERY = dt.timedelta(minutes=1)
+"""How fresh a token's ``last_used_at`` is kept (written at most this often)."""
 _LOGIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]*$")
 _hasher = PasswordHasher()
 
@@ -232,12 +234,10 @@ class Accounts:
     def sign_in(self, login: str, password: str) -> Account | None:
         """The account when ``password`` is its password and it is enabled, else None
         (the same None whatever was wrong: an unknown login says nothing more)."""
-        account = self.find(login)
         with self.engine.connect() as connection:
-            row = connection.execute(
-                select(users.c.password_hash).where(users.c.login == login)
-            ).first()
-        stored = row[0] if row is not None else None
+            row = connection.execute(select(users).where(users.c.login == login)).first()
+        account = account_of_row(row._mapping) if row is not None else None
+        stored = row._mapping["password_hash"] if row is not None else None
         if account is None or account.disabled or not stored:
             _hasher_burn(password)
             return None
@@ -254,17 +254,21 @@ class Accounts:
         digest = token_digest(token)
         with self.engine.begin() as connection:
             row = connection.execute(
-                select(user_tokens.c.token_id, users)
+                select(user_tokens.c.token_id, user_tokens.c.last_used_at, users)
                 .join(users, users.c.user_id == user_tokens.c.user_id)
                 .where(user_tokens.c.token_hash == digest, user_tokens.c.revoked.is_(False))
             ).first()
             if row is None:
                 return None
-            connection.execute(
-                update(user_tokens)
-                .where(user_tokens.c.token_id == row._mapping["token_id"])
-                .values(last_used_at=_now())
-            )
+            used = row._mapping["last_used_at"]
+            if used is not None and used.tzinfo is None:
+                used = used.replace(tzinfo=dt.UTC)
+            if used is None or _now() - used > LAST_USED_EVERY:  # not a write per request
+                connection.execute(
+                    update(user_tokens)
+                    .where(user_tokens.c.token_id == row._mapping["token_id"])
+                    .values(last_used_at=_now())
+                )
         account = account_of_row(row._mapping)
         return None if account.disabled else account
 

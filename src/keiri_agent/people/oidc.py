@@ -36,7 +36,7 @@ from joserfc.jwk import KeySet
 from sqlalchemy import delete, select
 
 from keiri_agent.config import Settings
-from keiri_agent.errors import KeiriAgentError
+from keiri_agent.errors import ErrorCategory, KeiriAgentError
 from keiri_agent.people.roles import parse_roles, role_names
 from keiri_agent.storage.schema import oidc_pending
 
@@ -47,7 +47,14 @@ TIMEOUT_S = 10.0
 
 class OidcError(KeiriAgentError):
     code = "OIDC_FAILED"
-    category = "input"
+    category: ErrorCategory = "input"
+
+
+class OidcRoleError(OidcError):
+    """The provider signed the person in, but no role here is theirs (403)."""
+
+    code = "OIDC_NO_ROLE"
+    category: ErrorCategory = "forbidden"
 
 
 @dataclass(frozen=True)
@@ -203,13 +210,12 @@ class OidcSignIn:
         roles = set(parse_roles(mapping[v].strip() for v in values if v in mapping))
         roles |= parse_roles(api.oidc_default_roles)
         if not roles:
-            raise OidcError(
+            raise OidcRoleError(
                 f"{login} さんには keiri-agent の役割が割り当てられていません",
                 hint="管理者に、ID プロバイダーのグループ（"
                 f"{api.oidc_role_claim}）と役割（{role_names(['operator'])}など）の対応を"
                 "設定してもらってください",
                 details={"login": login, "claim": api.oidc_role_claim, "values": values},
-                code="OIDC_NO_ROLE",
             )
         name = str(claims.get("name") or login)
         return Identity(login, name, frozenset(roles))

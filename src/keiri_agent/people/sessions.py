@@ -2,8 +2,8 @@
 
 ``start`` returns the cookie's token and a CSRF token, both random and shown once; only
 their SHA-256 is kept. A request carrying the cookie is that person while the session
-lives (``person``); a request that changes something must also send the CSRF token
-(``csrf_ok``), which a page of another site cannot read. Disabling an account ends its
+lives (``check``); a request that changes something must also send the CSRF token
+(``check``), which a page of another site cannot read. Disabling an account ends its
 sessions at their next use.
 """
 
@@ -72,19 +72,17 @@ class SignInSessions:
             return None
         return mapping
 
-    def account(self, token: str) -> Account | None:
-        """The enabled account of a live session, else None (expired, signed out)."""
+    def check(self, token: str, csrf_token: str | None = None) -> tuple[Account | None, bool]:
+        """The enabled account of a live session (None: expired, signed out, disabled)
+        and whether ``csrf_token`` is the session's — one lookup for both."""
         row = self._row(token)
         if row is None:
-            return None
+            return None, False
         account = account_of_row(row)
-        return None if account.disabled else account
-
-    def csrf_ok(self, token: str, csrf_token: str | None) -> bool:
-        row = self._row(token)
-        if row is None or not csrf_token:
-            return False
-        return hmac.compare_digest(str(row["csrf_hash"]), token_digest(csrf_token))
+        csrf_ok = bool(csrf_token) and hmac.compare_digest(
+            str(row["csrf_hash"]), token_digest(str(csrf_token))
+        )
+        return (None if account.disabled else account), csrf_ok
 
     def end(self, token: str) -> bool:
         with self.engine.begin() as connection:
