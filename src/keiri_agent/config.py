@@ -340,6 +340,14 @@ class StorageSettings(_Section):
         description="Days kept: Plan runs, saved uploads, conversations, research notes and "
         "runs, answers older than this are deleted by `keiri-agent purge` and daily by `serve`.",
     )
+    audit_retention_days: int = Field(
+        default=2555,
+        ge=365,
+        le=36500,
+        description="Days the audit trail is kept (7 years by default, the period 帳簿書類 are "
+        "kept); older entries are deleted by `keiri-agent purge` and daily by `serve`, the "
+        "chain staying verifiable.",
+    )
     qdrant_url: str | None = Field(
         default=None,
         description="Qdrant server URL (http://host:6333); unset = local mode, an on-disk "
@@ -579,6 +587,12 @@ class ApiSettings(_Section):
         "(comma-separated: admin, designer, operator, approver, viewer); people use their "
         "own accounts (keiri-agent users).",
     )
+    team_sharing: bool = Field(
+        default=False,
+        description="Let everyone signed in see everyone's runs, conversations, research and "
+        "uploads (acting on another's still needs admin); off: each person sees their own, "
+        "admins everything, approvers and viewers every Plan run.",
+    )
     api_session_hours: float = Field(
         default=8.0,
         gt=0,
@@ -610,6 +624,32 @@ class ApiSettings(_Section):
     )
     oidc_default_roles: Names = Field(
         default=(), description="Roles of anyone the provider signs in (comma-separated)."
+    )
+    public_url: str | None = Field(
+        default=None,
+        description="The web UI's address as people open it (https://keiri.example.co.jp); "
+        "links in notifications point there.",
+    )
+    notify_webhook_url: Key = Field(
+        default=None,
+        description="Chat incoming-webhook URL (Slack, Microsoft Teams, Google Chat) told when "
+        "a run waits for approval or is sent back; unset: no chat notice.",
+    )
+    notify_smtp_host: str | None = Field(
+        default=None, description="SMTP server for e-mail notices; unset: no e-mail."
+    )
+    notify_smtp_port: int = Field(default=587, ge=1, le=65535, description="SMTP port.")
+    notify_smtp_starttls: bool = Field(
+        default=True, description="Upgrade the SMTP connection with STARTTLS."
+    )
+    notify_smtp_user: str | None = Field(default=None, description="SMTP login, if needed.")
+    notify_smtp_password: Key = Field(default=None, description="SMTP password, if needed.")
+    notify_email_from: str | None = Field(
+        default=None, description="Sender address of e-mail notices."
+    )
+    notify_email_to: Names = Field(
+        default=(),
+        description="Recipients of e-mail notices (comma-separated; e.g. the approvers' list).",
     )
     api_cors_origins: Names = Field(
         default=(),

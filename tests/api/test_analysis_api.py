@@ -281,7 +281,8 @@ def test_a_kept_turn_whose_files_are_gone_is_404(
         (folder / "turn.json").write_text("{damaged", encoding="utf-8")
         damaged = client.get(turn["report_url"])
         for path in (offline.storage.home / ".keiri" / "datasets" / dataset_id).iterdir():
-            path.unlink()
+            if path.is_file():  # the data and its description; who uploaded it stays
+                path.unlink()
         dataset_gone = client.get(f"/api/analysis/datasets/{dataset_id}")
         turn_gone = client.post(
             "/api/analysis/turns", json={"dataset_id": dataset_id, "question": QUESTION}

@@ -143,3 +143,41 @@ def test_plan_commands_check_the_os_users_roles_and_registering_is_audited(
     (entry,) = json.loads(out)
     assert (entry["actor"], entry["subject"]) == ("tanaka", "cli/hello")
     assert len(entry["details"]["sha256"]) == 64
+
+
+APPROVAL_PLAN = """\
+apiVersion: v1
+id: cli/approval
+version: 0.1.0
+graph:
+  - id: approve
+    block: ui.interactive_input
+    in:
+      mode: confirm
+      message: 支払一覧を承認してください
+      approval: {roles: [approver], not_starter: true}
+    out: {approved: approved}
+"""
+
+
+def test_an_approval_at_the_command_line_follows_the_same_rule(
+    keiri_home: Path, as_user: object
+) -> None:
+    plan = keiri_home / "approval.yaml"
+    plan.write_text(APPROVAL_PLAN, encoding="utf-8")
+    approve = keiri_home / "approve.json"
+    approve.write_text(json.dumps({"approve": {"approved": True}}), encoding="utf-8")
+    assert run("users", "add", "keiri", "--role", "管理者")[0] == 0
+    assert run("users", "add", "yamada", "--role", "実行者", "--role", "承認者")[0] == 0
+    assert run("users", "add", "sato", "--role", "承認者", "--role", "実行者")[0] == 0
+
+    as_user("yamada")  # type: ignore[operator]
+    code, _, err = run("plan", "run", str(plan), "--inputs", str(approve), "--no-prompt")
+    assert code == 1 and "実行を始めた人のため、承認できません（職務分掌）" in err
+    code, out, _ = run("plan", "run", str(plan), "--json", "--no-prompt")
+    assert code == 0, out
+    run_id = json.loads(out)["run_id"]
+
+    as_user("sato")  # type: ignore[operator]
+    code, _, err = run("plan", "resume", run_id, "--inputs", str(approve), "--no-prompt")
+    assert code == 1 and "始めた人の記録がない" in err  # started here: not recorded

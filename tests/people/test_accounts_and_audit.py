@@ -150,3 +150,40 @@ def test_secrets_never_enter_the_trail_and_export_is_csv(engine: sqlalchemy.Engi
     header, row = exported.splitlines()[:2]
     assert header.startswith("番号,日時（UTC）,利用者,操作,対象,内容")
     assert ",admin,利用者の追加,yamada," in row and PASSWORD not in exported
+
+
+def test_retention_prunes_old_entries_and_the_chain_still_verifies(
+    engine: sqlalchemy.Engine,
+) -> None:
+    import datetime as dt
+    import time
+
+    trail = AuditTrail(engine)
+    for index in range(3):
+        trail.append("keiri", "sign_in", f"old{index}")
+    time.sleep(0.01)
+    middle = dt.datetime.now(dt.UTC)
+    time.sleep(0.01)
+    kept = [trail.append("yamada", "run_started", f"run_{index}") for index in range(2)]
+
+    assert trail.prune(middle, "ops") == 3
+    assert trail.prune(middle, "ops") == 0
+    entries = trail.entries()
+    assert [e.subject for e in entries] == ["run_0", "run_1", ""]
+    pruned = entries[-1]
+    assert (pruned.kind, pruned.details["entries"], pruned.details["through_seq"]) == (
+        "audit_pruned",
+        3,
+        kept[0].seq - 1,
+    )
+    assert trail.verify().ok
+
+    time.sleep(0.01)
+    assert trail.prune(dt.datetime.now(dt.UTC), "ops") == 3  # the prune entry goes too
+    assert trail.verify().ok and [e.kind for e in trail.entries()] == ["audit_pruned"]
+
+    trail.append("sato", "approval_given", "run_9")
+    with engine.begin() as connection:  # the oldest kept entry removed by hand
+        connection.execute(text("DELETE FROM audit_log WHERE kind = 'audit_pruned'"))
+    result = trail.verify()
+    assert not result.ok and "削除" in (result.problem or "")

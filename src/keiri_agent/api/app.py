@@ -102,7 +102,13 @@ def create_app(settings: Settings, *, model_factory: ModelFactory | None = None)
             CORSMiddleware,
             allow_origins=list(settings.api.api_cors_origins),
             allow_methods=["GET", "POST", "DELETE", "PUT"],
-            allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Accept-Language"],
+            allow_headers=[
+                "Authorization",
+                "Content-Type",
+                "Last-Event-ID",
+                "Accept-Language",
+                "X-CSRF-Token",
+            ],
         )
     app.add_middleware(OriginGuard, settings=settings)
     return app

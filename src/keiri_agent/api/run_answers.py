@@ -56,11 +56,14 @@ async def start_and_answer(
     title: str,
     inputs: dict[str, Any],
     streaming: bool,
+    owner: str,
     run_id: str | None = None,
 ) -> Any:
-    """Start a run of ``kind`` for the request (inputs checked by the caller) and
-    answer it (``answer_run``)."""
+    """Start a run of ``kind`` for the request (inputs checked by the caller), owned by
+    ``owner`` (the caller's login), and answer it (``answer_run``)."""
     run = await run_in_threadpool(
-        lambda: context.runs.start(kind, subject=subject, title=title, inputs=inputs, run_id=run_id)
+        lambda: context.runs.start(
+            kind, subject=subject, title=title, inputs=inputs, owner=owner, run_id=run_id
+        )
     )
     return await answer_run(context, run, streaming)

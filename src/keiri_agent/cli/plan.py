@@ -64,6 +64,8 @@ from keiri_agent.services.jsonforms import (
 
 if TYPE_CHECKING:  # imported when a command runs: keeps other commands' start-up lean
     from keiri_agent.events import Event
+    from keiri_agent.people.roles import Person
+    from keiri_agent.plans.dsl.models import Plan
     from keiri_agent.plans.engine import PlanEngine
     from keiri_agent.plans.run.runner import RunResult
 
@@ -450,8 +452,27 @@ def _prompting(prompt: bool | None, as_json: bool) -> bool:
     return not as_json and sys.stdin.isatty() and sys.stdout.isatty()
 
 
+Answerer = tuple["Person", str] | None
+"""Who answers at the command line and who started the run, when people are registered
+(``people.operator.answerer_at_command_line``); None on one person's install."""
+
+
+def _check_answers(plan: Plan, run_id: str, answers: dict[str, Any], answerer: Answerer) -> None:
+    """Refuse answers the person at the command line may not give (an approval step
+    under its rule, another person's run): the same check as the API's."""
+    if answerer is None or not answers:
+        return
+    from keiri_agent.services.plan_runs import check_answerer
+
+    check_answerer(plan, run_id, answers, *answerer)
+
+
 def _answer_by_prompts(
-    engine: PlanEngine, result: RunResult, given: dict[str, Any], on_event: Any
+    engine: PlanEngine,
+    result: RunResult,
+    given: dict[str, Any],
+    on_event: Any,
+    answerer: Answerer,
 ) -> RunResult:
     """Ask the waiting nodes on the terminal and resume until the run is not paused."""
     from keiri_agent.cli.prompts import PromptAborted, ask_waiting
@@ -468,6 +489,7 @@ def _answer_by_prompts(
         if not answers:
             return result
         known.update(answers)
+        _check_answers(engine.saved_plan(result.run_id), result.run_id, answers, answerer)
         result = engine.resume(result.run_id, answers=answers, on_event=on_event)
     return result
 
@@ -495,9 +517,13 @@ def run(
     assignments = _files(file, run_vars)
 
     def call(engine: PlanEngine, interrupt: _Interrupt) -> RunResult:
+        from keiri_agent.people.operator import answerer_at_command_line
+
         loaded = load_plan(engine, plan)
         files = read_plan_files(engine, loaded, assignments)
         answers = files.answers_with(read_answers(inputs))
+        answerer = answerer_at_command_line(settings(), None)
+        _check_answers(loaded, "", answers, answerer)
         on_event = interrupt.watch(_progress(as_json))
         result = engine.run(
             loaded,
@@ -507,7 +533,7 @@ def run(
             cancel_event=interrupt.cancel,
         )
         if _prompting(prompt, as_json) and interrupt.signum is None:
-            result = _answer_by_prompts(engine, result, answers, on_event)
+            result = _answer_by_prompts(engine, result, answers, on_event, answerer)
         return result
 
     _interruptible_run(call, run_id=None, as_json=as_json, out=out)
@@ -563,13 +589,17 @@ def resume(
     from keiri_agent.services.plan_inputs import read_answers
 
     def call(engine: PlanEngine, interrupt: _Interrupt) -> RunResult:
+        from keiri_agent.people.operator import answerer_at_command_line
+
         answers = read_answers(inputs)
+        answerer = answerer_at_command_line(settings(), run_id)
+        _check_answers(engine.saved_plan(run_id), run_id, answers, answerer)
         on_event = _progress(as_json)
         result = engine.resume(
             run_id, answers=answers, on_event=on_event, cancel_event=interrupt.cancel
         )
         if _prompting(prompt, as_json) and interrupt.signum is None:
-            result = _answer_by_prompts(engine, result, answers, on_event)
+            result = _answer_by_prompts(engine, result, answers, on_event, answerer)
         return result
 
     _interruptible_run(call, run_id=run_id, as_json=as_json, out=out)

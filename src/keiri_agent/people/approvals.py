@@ -35,8 +35,17 @@ class ApprovalRule:
 
 
 def check_approver(person: Person, rule: ApprovalRule, starter: str) -> None:
-    """Refuse (``PERMISSION_DENIED``) unless ``person`` may answer under ``rule``."""
-    if rule.not_starter and starter and person.login == starter:
+    """Refuse (``PERMISSION_DENIED``) unless ``person`` may answer under ``rule``.
+    ``starter``: the login of who started the run; empty when nobody recorded it (a run
+    started at the command line), which a "not the starter" rule cannot accept."""
+    if rule.not_starter and not starter:
+        raise PermissionDeniedError(
+            "この実行は始めた人の記録がないため、職務分掌（始めた人以外の承認）を確かめられず、"
+            "承認できません",
+            hint="承認が必要な Plan は、Web 画面か API で各自サインインして実行を始めてください",
+            details={"login": person.login, "starter": "", "reason": "starter_unknown"},
+        )
+    if rule.not_starter and person.login == starter:
         raise PermissionDeniedError(
             f"{person.name} さんはこの実行を始めた人のため、承認できません（職務分掌）",
             hint="実行を始めた人以外の承認者に承認を依頼してください",

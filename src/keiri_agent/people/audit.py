@@ -14,6 +14,11 @@ advisory lock in turn; on SQLite (one writer at a time anyway) each entry's
 retried on the new one.
 Secrets never enter an entry: ``append`` refuses details holding a key that names
 one (password, token, secret).
+
+Entries are kept for ``audit_retention_days`` (7 years by default, the 法人税法's
+period for 帳簿書類): ``prune`` deletes older ones after recording, in an
+``audit_pruned`` entry, the last deleted entry's number and hash, so ``verify`` accepts
+the shortened chain and still detects entries removed any other way.
 """
 
 from __future__ import annotations
@@ -25,9 +30,9 @@ import io
 import json
 import random
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy
 from sqlalchemy import select
@@ -35,6 +40,8 @@ from sqlalchemy.exc import IntegrityError
 
 from keiri_agent.errors import UserInputError
 from keiri_agent.storage.schema import audit_log
+
+_T = TypeVar("_T")
 
 GENESIS = "0" * 64
 """The ``prev_hash`` of the first entry."""
@@ -55,7 +62,9 @@ KINDS: dict[str, str] = {
     "approval_given": "承認",
     "approval_refused": "差戻し",
     "output_downloaded": "出力のダウンロード",
+    "file_uploaded": "ファイルのアップロード",
     "settings_changed": "設定の変更",
+    "audit_pruned": "保存期間を過ぎた監査ログの削除",
     "permission_denied": "権限がなく拒否",
 }
 """The kinds of entry, with how the 履歴 and an export name them."""
@@ -130,10 +139,41 @@ class AuditTrail:
     def append(
         self, actor: str, kind: str, subject: str = "", details: Mapping[str, Any] | None = None
     ) -> AuditEntry:
-        if kind not in KINDS:
-            raise ValueError(f"unknown audit kind {kind!r}")
-        content = json.loads(json.dumps(dict(details or {}), ensure_ascii=False, default=str))
-        _refuse_secrets(content)
+        content = _content(kind, details)
+        return self._write(lambda connection: _insert(connection, actor, kind, subject, content))
+
+    def prune(self, before: dt.datetime, actor: str) -> int:
+        """Delete the entries written before ``before`` (the retention setting); how many.
+        The chain stays verifiable: first an ``audit_pruned`` entry records the last
+        deleted entry's number and hash, which the first kept entry chains to — so
+        ``verify`` tells a retention prune from entries removed by hand."""
+
+        def work(connection: sqlalchemy.Connection) -> int:
+            last = connection.execute(
+                select(audit_log.c.seq, audit_log.c.hash)
+                .where(audit_log.c.at < before)
+                .order_by(audit_log.c.seq.desc())
+                .limit(1)
+            ).first()
+            if last is None:
+                return 0
+            count = connection.execute(
+                select(sqlalchemy.func.count()).where(audit_log.c.seq <= last.seq)
+            ).scalar_one()
+            details = {
+                "through_seq": int(last.seq),
+                "anchor": str(last.hash),
+                "before": _utc(before).isoformat(timespec="seconds"),
+                "entries": int(count),
+            }
+            _insert(connection, actor, "audit_pruned", "", _content("audit_pruned", details))
+            connection.execute(audit_log.delete().where(audit_log.c.seq <= last.seq))
+            return int(count)
+
+        return self._write(work)
+
+    def _write(self, work: Callable[[sqlalchemy.Connection], _T]) -> _T:
+        """``work`` in a transaction that may append: one appender at a time."""
         for attempt in range(APPEND_ATTEMPTS):
             if attempt:
                 time.sleep(random.uniform(0, 0.01 * attempt))  # let the other writer finish
@@ -144,27 +184,9 @@ class AuditTrail:
                             sqlalchemy.text("SELECT pg_advisory_xact_lock(:key)"),
                             {"key": AUDIT_LOCK_KEY},
                         )
-                    head = connection.execute(
-                        select(audit_log.c.hash).order_by(audit_log.c.seq.desc()).limit(1)
-                    ).first()
-                    prev_hash = head[0] if head is not None else GENESIS
-                    at = dt.datetime.now(dt.UTC)
-                    digest = entry_hash(prev_hash, at, actor, kind, subject, content)
-                    inserted = connection.execute(
-                        audit_log.insert().values(
-                            at=at,
-                            actor=actor[:128],
-                            kind=kind,
-                            subject=subject[:256],
-                            details=content,
-                            prev_hash=prev_hash,
-                            hash=digest,
-                        )
-                    ).inserted_primary_key
-                    seq = inserted[0] if inserted is not None else 0
+                    return work(connection)
             except IntegrityError:
                 continue  # another writer appended on this head: chain on the new one
-            return AuditEntry(int(seq), at, actor, kind, subject, content, prev_hash, digest)
         raise RuntimeError("the audit trail is too busy to append to")
 
     def entries(
@@ -206,6 +228,8 @@ class AuditTrail:
         count = 0
         for entry in self._all():
             count += 1
+            if count == 1 and entry.prev_hash != GENESIS and self._pruned_to(entry):
+                prev_hash = entry.prev_hash  # the entries before were pruned by retention
             if entry.prev_hash != prev_hash:
                 return Verification(
                     count,
@@ -222,6 +246,17 @@ class AuditTrail:
                 )
             prev_hash = entry.hash
         return Verification(count, True)
+
+    def _pruned_to(self, first: AuditEntry) -> bool:
+        """Whether an ``audit_pruned`` entry vouches for ``first`` being the first kept:
+        it deleted up to the entry before it and names that entry's hash."""
+        for entry in self.entries(kind="audit_pruned"):
+            details = entry.details
+            if details.get("through_seq") == first.seq - 1 and details.get("anchor") == (
+                first.prev_hash
+            ):
+                return True
+        return False
 
     def export_csv(self, entries: list[AuditEntry]) -> bytes:
         """Entries as CSV (UTF-8 with BOM, for Excel): one row each, details as JSON."""
@@ -241,6 +276,42 @@ class AuditTrail:
                 ]
             )
         return buffer.getvalue().encode("utf-8-sig")
+
+
+def _content(kind: str, details: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``details`` as the JSON an entry keeps (secrets refused)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown audit kind {kind!r}")
+    content: dict[str, Any] = json.loads(
+        json.dumps(dict(details or {}), ensure_ascii=False, default=str)
+    )
+    _refuse_secrets(content)
+    return content
+
+
+def _insert(
+    connection: sqlalchemy.Connection, actor: str, kind: str, subject: str, content: dict[str, Any]
+) -> AuditEntry:
+    """Append one entry chained to the current head (inside ``AuditTrail._write``)."""
+    head = connection.execute(
+        select(audit_log.c.hash).order_by(audit_log.c.seq.desc()).limit(1)
+    ).first()
+    prev_hash = head[0] if head is not None else GENESIS
+    at = dt.datetime.now(dt.UTC)
+    digest = entry_hash(prev_hash, at, actor, kind, subject, content)
+    inserted = connection.execute(
+        audit_log.insert().values(
+            at=at,
+            actor=actor[:128],
+            kind=kind,
+            subject=subject[:256],
+            details=content,
+            prev_hash=prev_hash,
+            hash=digest,
+        )
+    ).inserted_primary_key
+    seq = inserted[0] if inserted is not None else 0
+    return AuditEntry(int(seq), at, actor, kind, subject, content, prev_hash, digest)
 
 
 def _refuse_secrets(details: Any, path: str = "") -> None:

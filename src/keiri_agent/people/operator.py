@@ -36,15 +36,21 @@ def operator(accounts: Accounts) -> Person:
     return account.person
 
 
+def _database_exists(settings: Settings) -> bool:
+    """A PostgreSQL URL is configured, or the workspace's SQLite file is there."""
+    if settings.storage.database_url:
+        return True
+    from keiri_agent.workspace import Workspace
+
+    return Workspace.from_settings(settings).database_file.exists()
+
+
 def at_command_line(settings: Settings) -> tuple[Person, AuditTrail] | None:
     """The OS user's person and the audit trail, or None before the application
     database exists (nobody is registered then, and a command costs nothing more: the
     database is opened only when it is there — a PostgreSQL URL, or the SQLite file)."""
-    if not settings.storage.database_url:
-        from keiri_agent.workspace import Workspace
-
-        if not Workspace.from_settings(settings).database_file.exists():
-            return None
+    if not _database_exists(settings):
+        return None
     accounts = Accounts.from_settings(settings)
     return operator(accounts), AuditTrail(accounts.engine)
 
@@ -57,3 +63,22 @@ def require_at_command_line(settings: Settings, action: str) -> Person | None:
         return None
     require(found[0], action)
     return found[0]
+
+
+def answerer_at_command_line(settings: Settings, run_id: str | None) -> tuple[Person, str] | None:
+    """When people are registered: the OS user's person and the login of who started
+    the run ``run_id`` (as the run service recorded it; empty when not recorded — a run
+    started at the command line). ``run_id`` None: a run about to start, whose starter
+    is the OS user. None on one person's install: answers are not checked there."""
+    if not _database_exists(settings):
+        return None
+    accounts = Accounts.from_settings(settings)
+    if not accounts.any():
+        return None
+    person = operator(accounts)
+    if run_id is None:
+        return person, person.login
+    from keiri_agent.runs.store import RunStore
+
+    known = RunStore(accounts.engine).get(run_id)
+    return person, known.owner if known is not None else ""

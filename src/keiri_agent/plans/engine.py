@@ -206,6 +206,13 @@ class PlanEngine:
         self.validate(plan, vars=vars).raise_for_errors()
         return self.runner.prepare(plan, vars=vars, answers=answers)
 
+    def saved_plan(self, run_id: str) -> Plan:
+        """The plan saved with the run ``run_id`` (what it runs, even if the file in
+        ``designs/`` changed since); ``UserInputError`` for an unknown run."""
+        from keiri_agent.plans.run.run_state import find_state, plan_from_dict, read_state
+
+        return plan_from_dict(read_state(find_state(self.runner.runs_dir, run_id)).plan)
+
     def add_answers(self, run_id: str, answers: Mapping[str, Any]) -> None:
         """Keep answers with a paused run for its ``continue_run``."""
         self.runner.add_answers(run_id, answers)

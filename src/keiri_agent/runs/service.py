@@ -228,6 +228,12 @@ class RunService:
     def get(self, run_id: str) -> Run | None:
         return self.store.get(run_id)
 
+    def subject_owner(self, kind: str, subject: str) -> str | None:
+        """Who made the conversation or session ``subject`` of ``kind`` (the owner of
+        its latest run); None when no run has it yet."""
+        found = self.store.find(kind=kind, subjects=[subject], limit=1)
+        return found[0].owner if found else None
+
     def require(self, run_id: str) -> Run:
         """The run, or RUN_NOT_FOUND."""
         run = self.store.get(run_id)

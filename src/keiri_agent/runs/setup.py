@@ -64,6 +64,7 @@ def timing(settings: Settings) -> Timing:
 
 def run_kinds(services: Services) -> dict[str, RunKind]:
     """Every kind of run, executed with the process's ``services``."""
+    from keiri_agent.people.notifications import Notifier
     from keiri_agent.runs import (
         analysis_kind,
         design_kind,
@@ -75,7 +76,7 @@ def run_kinds(services: Services) -> dict[str, RunKind]:
 
     return {
         research_kind.KIND: research_kind.ResearchKind(services.research),
-        plan_kind.KIND: plan_kind.PlanKind(services.plans),
+        plan_kind.KIND: plan_kind.PlanKind(services.plans, Notifier(services.settings)),
         helpdesk_kind.KIND: helpdesk_kind.HelpDeskKind(services.helpdesk),
         index_kind.HELPDESK_INDEX: index_kind.HelpDeskIndexKind(
             services.settings, services.helpdesk

@@ -108,6 +108,8 @@ class StoredTurn:
     """A turn as the workspace holds it (see the module docstring)."""
 
     turn_id: str
+    thread_id: str
+    """The conversation the turn belongs to (its runs' owner owns the turn)."""
     folder: Path
     figures: dict[str, StoredFigure]
     """artifact id → the figure (the turn's own and the ones its report cites)."""
@@ -223,11 +225,16 @@ class AnalysisTurns:
             }
             cited = [str(artifact_id) for artifact_id in manifest["report_figures"]]
             has_report = manifest["report"]
-            if manifest["turn_id"] != turn_id or not isinstance(has_report, bool):
+            thread_id = manifest["thread_id"]
+            if (
+                manifest["turn_id"] != turn_id
+                or not isinstance(has_report, bool)
+                or not isinstance(thread_id, str)
+            ):
                 raise ValueError(turn_id)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
-        return StoredTurn(turn_id, folder, figures, has_report, cited)
+        return StoredTurn(turn_id, thread_id, folder, figures, has_report, cited)
 
     def prune(self, *, now: float | None = None) -> list[str]:
         """Delete the turns written more than ``retention_days`` ago; their ids. A

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from keiri_agent.agents.helpdesk.desk import HelpDesk
     from keiri_agent.people.accounts import Accounts
     from keiri_agent.people.audit import AuditTrail
+    from keiri_agent.people.ownership import Ownership
     from keiri_agent.people.sessions import SignInSessions
     from keiri_agent.plans.engine import PlanEngine
     from keiri_agent.runs.schedules import Schedules
@@ -114,6 +115,13 @@ class Services:
         return SignInSessions(self.research.store.engine)
 
     @property
+    def ownership(self) -> Ownership:
+        """Who sees and acts on what someone made (``people.ownership``)."""
+        from keiri_agent.people.ownership import Ownership
+
+        return Ownership(team_sharing=self.settings.api.team_sharing)
+
+    @property
     def audit(self) -> AuditTrail:
         """The audit trail (in the application database)."""
         from keiri_agent.people.audit import AuditTrail
@@ -197,10 +205,22 @@ class Services:
         else:
             with contextlib.suppress(KeiriAgentError):  # no knowledge base yet: said on use
                 research.check_sources([])
+            self._record_settings()
         from keiri_agent.services.retention import PurgeSchedule
 
         self._purge = PurgeSchedule(self.settings)
         self._purge.start()
+
+    def _record_settings(self) -> None:
+        """A ``settings_changed`` audit entry when the settings changed since the last
+        start (``people.settings_record``)."""
+        from keiri_agent.people.operator import os_login
+        from keiri_agent.people.settings_record import record_settings
+
+        try:
+            record_settings(self.settings, self.audit, os_login())
+        except Exception as error:  # the server still starts; the next start records it
+            log.warning("settings not recorded in the audit trail: %s", type(error).__name__)
 
     def close(self) -> None:
         """Stop background work (server shutdown)."""

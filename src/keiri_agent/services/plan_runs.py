@@ -51,6 +51,7 @@ from typing import Any
 from keiri_agent.errors import KeiriAgentError, RunInProgressError, UserInputError
 from keiri_agent.events import Event
 from keiri_agent.people.approvals import ApprovalRule, check_approver
+from keiri_agent.people.ownership import Ownership
 from keiri_agent.people.roles import PermissionDeniedError, Person, require
 from keiri_agent.plans.dsl.models import BlockNode, Plan
 from keiri_agent.plans.engine import PlanEngine
@@ -140,7 +141,7 @@ class PlanRuns:
         self.state_file(run_id)  # a bad or unknown id fails here
         known = self.service.get(run_id)
         if by is not None:
-            self._check_answerer(run_id, answers, by, known.owner if known else "")
+            check_answerer(self.plan(run_id), run_id, answers, by, known.owner if known else "")
         if known is not None and known.status != "waiting":
             raise UserInputError(
                 f"実行 {run_id} は入力を待っていないため、回答を受け付けられません"
@@ -208,18 +209,6 @@ class PlanRuns:
                     }
                 )
         return found
-
-    def _check_answerer(
-        self, run_id: str, answers: Mapping[str, Any], by: Person, starter: str
-    ) -> None:
-        nodes = _block_nodes(self.plan(run_id))
-        for node_id in answers:
-            node = nodes.get(node_id)
-            rule = ApprovalRule.of(node.inputs.get("approval")) if node is not None else None
-            if rule is None:
-                require(by, "run")
-            else:
-                check_approver(by, rule, starter)
 
     def rerun(self, run_id: str, node_id: str, answers: Mapping[str, Any] | None = None) -> str:
         """Run top-level ``node_id`` of a settled run and everything downstream of it
@@ -310,10 +299,15 @@ class PlanRuns:
             status = _PLAN_WORDS.get(run.status, run.status)
             known = found.get(run.run_id)
             if known is not None:
-                found[run.run_id] = dataclasses.replace(known, status=status)
+                found[run.run_id] = dataclasses.replace(known, status=status, started_by=run.owner)
             else:
                 found[run.run_id] = RunSummary(
-                    run.run_id, run.subject, status, iso(run.created_at), iso(run.updated_at)
+                    run.run_id,
+                    run.subject,
+                    status,
+                    iso(run.created_at),
+                    iso(run.updated_at),
+                    run.owner,
                 )
         ordered = sorted(
             found.values(),
@@ -356,6 +350,8 @@ class RunSummary:
     status: str
     started_at: str
     updated_at: str
+    started_by: str = ""
+    """The login of who started it (empty: not recorded — a run from before people)."""
 
 
 def recent_runs(
@@ -477,6 +473,23 @@ def _decoded(node: str, value: Any) -> Any:
     if isinstance(value, list):
         return [_decoded(node, item) for item in value]
     return value
+
+
+def check_answerer(
+    plan: Plan, run_id: str, answers: Mapping[str, Any], by: Person, starter: str
+) -> None:
+    """Refuse (``PERMISSION_DENIED``) answers ``by`` may not give to the run ``run_id``
+    of ``plan`` started by ``starter``: an approval step's under its rule
+    (``people.approvals``), any other step's from its starter or 管理者 who may run Plans."""
+    nodes = _block_nodes(plan)
+    for node_id in answers:
+        node = nodes.get(node_id)
+        rule = ApprovalRule.of(node.inputs.get("approval")) if node is not None else None
+        if rule is None:
+            require(by, "run")
+            Ownership().check_act(by, starter, "plan", run_id)
+        else:
+            check_approver(by, rule, starter)
 
 
 def _block_nodes(plan: Plan) -> dict[str, BlockNode]:

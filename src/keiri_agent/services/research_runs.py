@@ -37,6 +37,7 @@ class RunRecord:
     session_id: str
     question: str
     kb_names: list[str]
+    owner: str
     status: str
     result: dict[str, Any] | None
     error: dict[str, Any] | None
@@ -55,6 +56,7 @@ class RunRecord:
             session_id=run.subject,
             question=run.title,
             kb_names=list(run.inputs.get("kb_names") or []),
+            owner=run.owner,
             status=run.status,
             result=run.result,
             error=run.error,
@@ -69,6 +71,7 @@ class RunRecord:
             "session_id": self.session_id,
             "question": self.question,
             "kb_names": list(self.kb_names),
+            "owner": self.owner,
             "status": self.status,
             "result": self.result,
             "error": self.error,
@@ -86,9 +89,15 @@ class ResearchRuns:
         self.service = service
 
     def start(
-        self, question: str, *, session_id: str | None = None, kb_names: Sequence[str] = ()
+        self,
+        question: str,
+        *,
+        session_id: str | None = None,
+        kb_names: Sequence[str] = (),
+        owner: str = "",
     ) -> RunRecord:
-        """Record a run and queue it; returns its record (status ``queued``).
+        """Record a run of ``owner`` (a login; empty: nobody in particular) and queue
+        it; returns its record (status ``queued``).
 
         Raises:
             UserInputError: empty or too long question, bad session id, unknown
@@ -97,9 +106,13 @@ class ResearchRuns:
         inputs = research_inputs(question, session_id, list(kb_names))
         self.check_sources(inputs["kb_names"])
         run = self.service.start(
-            KIND, subject=inputs["session_id"], title=inputs["question"], inputs=inputs
+            KIND, subject=inputs["session_id"], title=inputs["question"], inputs=inputs, owner=owner
         )
         return RunRecord.of(run)
+
+    def session_owner(self, session_id: str) -> str | None:
+        """Who made the session (None: no run has it yet)."""
+        return self.service.subject_owner(KIND, session_id)
 
     def check_sources(self, kb_names: list[str]) -> None:
         """Fail now (400), not in the worker, when the sources cannot be built."""

@@ -78,6 +78,7 @@ KINDS: dict[str, str] = {
     "run_events": "実行のイベント",
     "helpdesk_answers": "ヘルプデスクの回答履歴",
     "design_metrics": "Plan 生成の記録（logs/）",
+    "audit_log": "監査ログ（保存期間は audit_retention_days）",
 }
 """Each kind purged: its machine name and how it is shown."""
 
@@ -197,6 +198,7 @@ def purge(settings: Settings, *, days: int | None = None, dry_run: bool = True) 
         ("research_notes", lambda: _research(settings, report)),
         ("helpdesk_answers", lambda: _helpdesk_answers(workspace, report)),
         ("design_metrics", lambda: _design_metrics(workspace, report)),
+        ("audit_log", lambda: _audit_log(settings, report)),
     ]
     for kind, step in steps:
         try:
@@ -412,6 +414,38 @@ def _research(settings: Settings, report: PurgeReport) -> None:
         summary.bytes = None
         summary.count = int(count)
         summary.oldest = _utc(oldest) if count and oldest is not None else None
+
+
+def _audit_log(settings: Settings, report: PurgeReport) -> None:
+    """Audit entries older than ``audit_retention_days`` (not ``days``: the trail is
+    kept for years), pruned so the chain stays verifiable (``AuditTrail.prune``)."""
+    database_file = Workspace.from_settings(settings).database_file
+    if settings.storage.database_url is None and not database_file.exists():
+        return
+    from sqlalchemy import func, select
+
+    from keiri_agent.people.audit import AuditTrail
+    from keiri_agent.people.operator import os_login
+    from keiri_agent.storage.engine import create_engine
+    from keiri_agent.storage.migrate import upgrade
+    from keiri_agent.storage.schema import audit_log
+
+    cutoff = datetime.now(UTC) - timedelta(days=settings.storage.audit_retention_days)
+    engine = create_engine(settings)
+    try:
+        upgrade(engine)
+        with engine.connect() as connection:
+            count, oldest = connection.execute(
+                select(func.count(), func.min(audit_log.c.at)).where(audit_log.c.at < cutoff)
+            ).one()
+        if count and not report.dry_run:
+            AuditTrail(engine).prune(cutoff, os_login())
+    finally:
+        engine.dispose()
+    summary = report.kinds["audit_log"]
+    summary.bytes = None
+    summary.count = int(count)
+    summary.oldest = _utc(oldest) if count and oldest is not None else None
 
 
 # --- JSONL files -----------------------------------------------------------------------

@@ -77,6 +77,10 @@ class SavedDataset:
     keep_total_rows: bool
 
 
+def _login_digest(login: str) -> str:
+    return hashlib.sha256(login.encode("utf-8")).hexdigest()[:32]
+
+
 def _touch(folder: Path) -> None:
     """Mark a copy as used now (its age for ``prune``); a read-only folder stays as it is."""
     with contextlib.suppress(OSError):
@@ -146,6 +150,26 @@ class SavedDatasets:
             return False
         _touch(folder)
         return True
+
+    def add_owner(self, ref: str, login: str) -> None:
+        """Record that ``login`` uploaded ``ref`` (one marker file per person, named by
+        a digest of the login: two people uploading the same file at once both keep it)."""
+        if login and _REF.match(ref):
+            write_private(self.folder / ref / "owners" / _login_digest(login), "")
+
+    def owned_by(self, ref: str, login: str) -> bool | None:
+        """Whether ``login`` uploaded ``ref``; None when no uploader was recorded (a
+        file saved by one person's install, before anyone was registered)."""
+        if not _REF.match(ref):
+            return None
+        owners = self.folder / ref / "owners"
+        try:
+            recorded = any(owners.iterdir())
+        except OSError:
+            return None
+        if not recorded:
+            return None
+        return bool(login) and (owners / _login_digest(login)).is_file()
 
     def link(self, thread_id: str, ref: str) -> None:
         """Record that the conversation ``thread_id`` is about the file ``ref``."""

@@ -24,6 +24,7 @@ process. A figure artifact carries ``url``
 
 from __future__ import annotations
 
+import hashlib
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
@@ -34,9 +35,11 @@ from pydantic import BaseModel, Field
 from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import ApiError, not_found
+from keiri_agent.api.owned import continued_subject, seen_dataset, seen_subject
 from keiri_agent.api.run_answers import start_and_answer, wants_stream
-from keiri_agent.api.security import permit
+from keiri_agent.api.security import caller, permit
 from keiri_agent.api.uploads import read_upload
+from keiri_agent.people.roles import Person
 from keiri_agent.runs import analysis_kind
 from keiri_agent.runs.records import MAX_QUESTION_CHARS
 from keiri_agent.services.analysis_turns import AnalysisTurns, StoredTurn
@@ -47,21 +50,26 @@ from keiri_agent.services.saved_datasets import LoadedDatasets
 router = APIRouter(prefix="/api/analysis", tags=["analysis"])
 
 Context = Annotated[ApiContext, Depends(get_context)]
+Caller = Annotated[Person, Depends(caller)]
+Analyst = Annotated[Person, Depends(permit("run"))]
 
 
-def _turn(context: ApiContext, turn_id: str) -> StoredTurn:
+def _turn(context: ApiContext, turn_id: str, person: Person) -> StoredTurn:
+    """The stored turn, when ``person`` may see its conversation."""
     turn = AnalysisTurns.from_settings(context.settings).load(turn_id)
     if turn is None:
         raise not_found("分析の回答", "Analysis turn", turn_id)
+    seen_subject(context, person, analysis_kind.KIND, turn.thread_id)
     return turn
 
 
 # --------------------------------------------------------------------------- datasets
 
 
-@router.post("/datasets", status_code=201, dependencies=[Depends(permit("run"))])
+@router.post("/datasets", status_code=201)
 async def upload_dataset(
     context: Context,
+    person: Analyst,
     file: Annotated[UploadFile, File(description="CSV, TSV or Excel (xlsx, xlsm)")],
     sheet: Annotated[
         str | None, Form(max_length=100, description="Excel sheet name or 0-based index")
@@ -73,7 +81,8 @@ async def upload_dataset(
 ) -> dict[str, Any]:
     """Load a file and save it in the workspace; its ``dataset_id`` (the saved copy's
     reference, valid in every server process) and summary (rows, columns with kinds,
-    notes such as excluded total rows)."""
+    notes such as excluded total rows). The file is the uploader's (others reach it
+    through a role or team sharing); the upload, with its SHA-256, is audited."""
     name, data = await read_upload(file, context.settings)
     sheet_choice: str | int | None = (
         int(sheet) if sheet and sheet.isascii() and sheet.isdigit() else sheet or None
@@ -82,15 +91,26 @@ async def upload_dataset(
     def load() -> dict[str, Any]:
         loaded = LoadedDatasets.of(context.analysis)
         ref = loaded.upload(data, name, sheet=sheet_choice, keep_total_rows=keep_total_rows)
+        loaded.saved.add_owner(ref, person.login)
+        context.audit.append(
+            person.login,
+            "file_uploaded",
+            ref,
+            {
+                "purpose": "analysis",
+                "files": [{"name": name, "sha256": hashlib.sha256(data).hexdigest()}],
+            },
+        )
         return {"dataset_id": ref, "summary": loaded.summary(ref)}
 
     return await run_in_threadpool(load)
 
 
 @router.get("/datasets/{dataset_id}")
-def dataset(dataset_id: str, context: Context) -> dict[str, Any]:
+def dataset(dataset_id: str, context: Context, person: Caller) -> dict[str, Any]:
     """A saved dataset's summary (loaded from the workspace by a process that has not
     loaded it yet)."""
+    seen_dataset(context, person, dataset_id)
     loaded = LoadedDatasets.of(context.analysis)
     return {"dataset_id": dataset_id, "summary": loaded.summary(dataset_id)}
 
@@ -112,7 +132,6 @@ class TurnRequest(BaseModel):
 
 @router.post(
     "/turns",
-    dependencies=[Depends(permit("run"))],
     responses={
         200: {
             "description": "The turn (JSON), or with stream the run's events as SSE (one "
@@ -122,8 +141,14 @@ class TurnRequest(BaseModel):
         }
     },
 )
-async def ask(body: TurnRequest, request: Request, context: Context) -> Any:
-    """One turn: the reply, questions, artifacts (figures as PNG URLs), the report."""
+async def ask(body: TurnRequest, request: Request, context: Context, person: Analyst) -> Any:
+    """One turn: the reply, questions, artifacts (figures as PNG URLs), the report. A
+    conversation is continued only by who started it (or 管理者), on a file they may see."""
+    await run_in_threadpool(seen_dataset, context, person, body.dataset_id)
+    if body.thread_id:
+        await run_in_threadpool(
+            continued_subject, context, person, analysis_kind.KIND, body.thread_id
+        )
     inputs = await run_in_threadpool(
         analysis_kind.turn_inputs,
         context.settings,
@@ -138,6 +163,7 @@ async def ask(body: TurnRequest, request: Request, context: Context) -> Any:
         title=inputs["question"],
         inputs=inputs,
         streaming=wants_stream(body.stream, request.headers.get("accept", "")),
+        owner=person.login,
     )
 
 
@@ -146,9 +172,9 @@ async def ask(body: TurnRequest, request: Request, context: Context) -> Any:
     response_class=Response,
     responses={200: {"content": {FIGURE_MEDIA_TYPE: {}}, "description": "The figure (PNG)"}},
 )
-def figure(turn_id: str, artifact_id: str, context: Context) -> Response:
+def figure(turn_id: str, artifact_id: str, context: Context, person: Caller) -> Response:
     """A figure of a turn (kept for ``retention_days``), as PNG."""
-    payload = _turn(context, turn_id).figure(artifact_id)
+    payload = _turn(context, turn_id, person).figure(artifact_id)
     if payload is None:
         raise not_found("図", "Figure", artifact_id)
     return Response(payload, media_type=FIGURE_MEDIA_TYPE)
@@ -164,9 +190,11 @@ def figure(turn_id: str, artifact_id: str, context: Context) -> Response:
         }
     },
 )
-def report(turn_id: str, context: Context, format: Literal["md", "zip"] = "md") -> Response:
+def report(
+    turn_id: str, context: Context, person: Caller, format: Literal["md", "zip"] = "md"
+) -> Response:
     """The report of a turn: ``report.md``, or a ZIP with its figures."""
-    turn = _turn(context, turn_id)
+    turn = _turn(context, turn_id, person)
     if not turn.has_report:
         raise ApiError(
             404,

@@ -27,8 +27,10 @@ from strawberry.types import ExecutionContext, Info
 from keiri_agent.api.context import ApiContext
 from keiri_agent.api.errors import ApiError
 from keiri_agent.api.graphql_limits import check_document
+from keiri_agent.api.owned import continued_subject, seen_run
 from keiri_agent.config import Settings
 from keiri_agent.errors import KeiriAgentError
+from keiri_agent.people.roles import Person, require
 from keiri_agent.services.research_runs import RunRecord
 
 
@@ -67,6 +69,12 @@ def _context(info: Info[Any, Any]) -> ApiContext:
     return context
 
 
+def _person(info: Info[Any, Any]) -> Person:
+    request: Request = info.context["request"]
+    person: Person = request.state.person
+    return person
+
+
 class ResearchError(Exception):
     """A core or API error as a GraphQL error (message and hint in Japanese, code in
     extensions)."""
@@ -84,7 +92,12 @@ class ResearchError(Exception):
 class Query:
     @strawberry.field
     def research_run(self, info: Info[Any, Any], run_id: str) -> ResearchRunType | None:
-        record = _context(info).research_runs.get(run_id)
+        context = _context(info)
+        try:
+            seen_run(context, _person(info), run_id)
+        except KeiriAgentError as error:
+            raise ResearchError(error) from None
+        record = context.research_runs.get(run_id)
         return None if record is None else _run(record)
 
 
@@ -99,10 +112,14 @@ class Mutation:
         kb: list[str] | None = None,
     ) -> ResearchRunType:
         request: Request = info.context["request"]
+        context, person = _context(info), _person(info)
         try:
+            require(person, "run")
+            if session_id:
+                continued_subject(context, person, "research", session_id)
             request.app.state.run_starts.take(request)
-            record = _context(info).research_runs.start(
-                question, session_id=session_id, kb_names=kb or []
+            record = context.research_runs.start(
+                question, session_id=session_id, kb_names=kb or [], owner=person.login
             )
         except (KeiriAgentError, ApiError) as error:
             raise ResearchError(error) from None

@@ -15,6 +15,7 @@ their safe base names into a temporary folder.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from typing import Annotated, Any, Literal
 
@@ -33,6 +34,7 @@ from keiri_agent.api.run_answers import (
 )
 from keiri_agent.api.security import permit
 from keiri_agent.api.uploads import read_upload
+from keiri_agent.people.roles import Person
 from keiri_agent.runs import helpdesk_kind, index_kind
 from keiri_agent.runs.records import MAX_QUESTION_CHARS
 from keiri_agent.runs.service import new_run_id
@@ -44,6 +46,8 @@ log = logging.getLogger(__name__)
 router = APIRouter(prefix="/api/helpdesk", tags=["helpdesk"])
 
 Context = Annotated[ApiContext, Depends(get_context)]
+Asker = Annotated[Person, Depends(permit("run"))]
+Designer = Annotated[Person, Depends(permit("design"))]
 Collection = Literal["manual", "qa"]
 """``manual``: manuals (PDF, Markdown, DOCX, TXT, XLSX); ``qa``: FAQs (CSV, XLSX)."""
 
@@ -62,7 +66,6 @@ class AskRequest(BaseModel):
 
 @router.post(
     "/ask",
-    dependencies=[Depends(permit("run"))],
     responses={
         200: {
             "description": "The answer (JSON), or with stream the run's events as SSE "
@@ -71,8 +74,9 @@ class AskRequest(BaseModel):
         }
     },
 )
-async def ask(body: AskRequest, request: Request, context: Context) -> Any:
-    """Answer a question: plan, search each part in parallel, check, cite sources."""
+async def ask(body: AskRequest, request: Request, context: Context, person: Asker) -> Any:
+    """Answer a question: plan, search each part in parallel, check, cite sources (the
+    answer, a run, is the asker's)."""
     inputs = helpdesk_kind.ask_inputs(body.question, body.kb)
     desk = await run_in_threadpool(context.helpdesk, inputs["kb"])
     await run_in_threadpool(desk.check_ready)  # a 400 now, not a failed run
@@ -83,6 +87,7 @@ async def ask(body: AskRequest, request: Request, context: Context) -> Any:
         title=inputs["question"],
         inputs=inputs,
         streaming=wants_stream(body.stream, request.headers.get("accept", "")),
+        owner=person.login,
     )
 
 
@@ -98,15 +103,12 @@ def knowledge_base_status(kb: KbName, context: Context) -> dict[str, Any]:
     return {"kb": kb, **knowledge_status(context.helpdesk(kb))}
 
 
-@router.post(
-    "/kb/{kb}/documents",
-    responses=INDEX_RESPONSES,
-    dependencies=[Depends(permit("design"))],
-)
+@router.post("/kb/{kb}/documents", responses=INDEX_RESPONSES)
 async def upload_documents(
     kb: KbName,
     context: Context,
     request: Request,
+    person: Designer,
     files: Annotated[
         list[UploadFile], File(description="Manual files, or FAQ files (CSV, XLSX) for qa")
     ],
@@ -115,33 +117,43 @@ async def upload_documents(
 ) -> Any:
     """Index uploaded manuals (``collection=manual``) or FAQs (``qa``); changed
     documents only. The report per collection lists added, updated, unchanged and
-    failed documents (a failed one: ``failed`` with its reason; the others are indexed)."""
+    failed documents (a failed one: ``failed`` with its reason; the others are indexed).
+    The upload (names and SHA-256) is written to the audit trail."""
     uploads = [await read_upload(file, context.settings) for file in files]
-    return await _index(
-        context, kb, collection, uploads, wants_stream(stream, request.headers.get("accept", ""))
-    )
+    streaming = wants_stream(stream, request.headers.get("accept", ""))
+    return await _index(context, kb, collection, uploads, streaming, person)
 
 
-@router.post(
-    "/kb/{kb}/sample",
-    responses=INDEX_RESPONSES,
-    dependencies=[Depends(permit("design"))],
-)
-async def index_sample(kb: KbName, context: Context, request: Request, stream: bool = False) -> Any:
+@router.post("/kb/{kb}/sample", responses=INDEX_RESPONSES)
+async def index_sample(
+    kb: KbName, context: Context, request: Request, person: Designer, stream: bool = False
+) -> Any:
     """Index the bundled XYZ system manual and FAQ into the knowledge base."""
-    return await _index(
-        context, kb, "manual", [], wants_stream(stream, request.headers.get("accept", ""))
-    )
+    streaming = wants_stream(stream, request.headers.get("accept", ""))
+    return await _index(context, kb, "manual", [], streaming, person)
 
 
 async def _index(
-    context: ApiContext, kb: str, collection: Collection, uploads: list[Upload], streaming: bool
+    context: ApiContext,
+    kb: str,
+    collection: Collection,
+    uploads: list[Upload],
+    streaming: bool,
+    person: Person,
 ) -> Any:
-    """Index ``uploads`` (none: the bundled sample) as a run: its reports as JSON, or
-    its progress as SSE."""
+    """Index ``uploads`` (none: the bundled sample) as a run of ``person``: its reports
+    as JSON, or its progress as SSE."""
     from keiri_agent.search.knowledge_base import check_name
 
     check_name(kb, "ナレッジベース")
+    if uploads:
+        await run_in_threadpool(
+            context.audit.append,
+            person.login,
+            "file_uploaded",
+            kb,
+            {"purpose": "knowledge_base", "collection": collection, "files": _digests(uploads)},
+        )
     run_id = new_run_id()
     staged = StagedUploads(Workspace.from_settings(context.settings))
     inputs = {
@@ -157,12 +169,17 @@ async def _index(
             subject=kb,
             title=f"資料の登録（{kb}）",
             inputs=inputs,
+            owner=person.login,
             run_id=run_id,
         )
     except BaseException:
         staged.discard(run_id)
         raise
     return await answer_run(context, run, streaming)
+
+
+def _digests(uploads: list[Upload]) -> list[dict[str, str]]:
+    return [{"name": name, "sha256": hashlib.sha256(data).hexdigest()} for name, data in uploads]
 
 
 @router.delete("/kb/{kb}/documents/{name}", dependencies=[Depends(permit("design"))])

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import ApiError, not_found
+from keiri_agent.api.owned import acted_run, seen_run
 from keiri_agent.api.run_starts import count_run_start
 from keiri_agent.api.security import caller, permit
 from keiri_agent.errors import UserInputError
@@ -73,18 +74,27 @@ def _started(context: ApiContext, run_id: str) -> RunStarted:
 
 @router.get("/approvals")
 def waiting_approvals(context: Context, person: Caller) -> dict[str, Any]:
-    """承認待ち: the runs paused at an approval step, newest first — run, Plan, who
-    started it, the step, its message and what it shows (``context``), and
-    ``can_answer``: whether the caller may answer it (a 承認者 who did not start it)."""
-    return {"approvals": context.plan_runs.waiting_approvals(person)}
+    """承認待ち: the runs paused at an approval step that the caller may see, newest
+    first — run, Plan, who started it, the step, its message and what it shows
+    (``context``), and ``can_answer``: whether the caller may answer it (a 承認者 who
+    did not start it)."""
+    waiting = context.plan_runs.waiting_approvals(person)
+    ownership = context.ownership
+    return {
+        "approvals": [
+            item for item in waiting if ownership.may_see(person, item["started_by"], "plan")
+        ]
+    }
 
 
 @router.get("/runs/{run_id}")
-def plan_run(run_id: str, context: Context) -> dict[str, Any]:
+def plan_run(run_id: str, context: Context, person: Caller) -> dict[str, Any]:
     """The run as last saved: status (queued, running, paused, success, failed, cancelled),
     outputs (bytes inline as base64), errors, and ``waiting``: the nodes paused for
     input with what they ask and their ``title``. ``title`` is the Plan's title,
-    ``node_titles`` every node id → its title (its id when it has none)."""
+    ``node_titles`` every node id → its title (its id when it has none), ``started_by``
+    the login of who started it."""
+    known = seen_run(context, person, run_id)
     try:
         result = context.plan_runs.result(run_id)
     except UserInputError as error:
@@ -103,6 +113,7 @@ def plan_run(run_id: str, context: Context) -> dict[str, Any]:
     return {
         **payload,
         "title": plan.title,
+        "started_by": known.owner if known is not None else "",
         "node_titles": titles,
         "events_url": f"/api/plans/runs/{run_id}/events",
     }
@@ -122,6 +133,7 @@ def resume_plan_run(
     only from someone its rule allows (403 PERMISSION_DENIED: e.g. the person who
     started the run, under 職務分掌); every approval is written to the audit trail."""
     runs = context.plan_runs
+    seen_run(context, person, run_id)
     answerer = person if _team_controls(context) else None
     runs.resume(run_id, body.answers, by=answerer)
     for node_id, approved in runs.approvals(run_id, body.answers):
@@ -141,10 +153,11 @@ def _team_controls(context: ApiContext) -> bool:
     return context.settings.api.api_token is not None or context.accounts.any()
 
 
-@router.post("/runs/{run_id}/cancel", dependencies=[Depends(permit("run"))])
-def cancel_plan_run(run_id: str, context: Context) -> dict[str, Any]:
+@router.post("/runs/{run_id}/cancel")
+def cancel_plan_run(run_id: str, context: Context, person: Runner) -> dict[str, Any]:
     """Stop a queued, running or paused run, whichever process executes it (it ends
-    ``cancelled``)."""
+    ``cancelled``); its starter or 管理者."""
+    acted_run(context, person, run_id)
     runs = context.plan_runs
     if not runs.cancel(run_id):
         raise ApiError(
@@ -169,10 +182,12 @@ def plan_run_events(
     run_id: str,
     request: Request,
     context: Context,
+    person: Caller,
     last_event_id: sse.LastEventIdQuery = None,
 ) -> StreamingResponse:
     """The run's events (source ``plan``) as SSE; ``Last-Event-ID`` (header or query)
     resumes after it. Ends when the run is paused or finished."""
+    seen_run(context, person, run_id)
     after = sse.last_event_id(request, last_event_id)
     events = context.plan_runs.follow(run_id, after)
     return sse.stream(events, context.settings.api.api_heartbeat_s)
@@ -188,6 +203,7 @@ def plan_run_output(
 ) -> Response:
     """One binary output (a workbook, a document) of a finished node, as a download
     (written to the audit trail: who downloaded which file)."""
+    seen_run(context, person, run_id)
     outputs = context.plan_runs.result(run_id).outputs
     value: Any = (outputs.get(node_id) or {}).get(alias)
     name = f"{node_id}.{alias}"
@@ -214,26 +230,33 @@ def plan_run_output(
 def list_plan_runs(
     plan_id: str,
     context: Context,
+    person: Caller,
     limit: Annotated[int, Query(ge=1, le=100, description="How many runs at most")] = (
         RECENT_RUNS_LIMIT
     ),
 ) -> dict[str, Any]:
-    """The plan's recent runs, most recently updated first: run id, status (running,
-    paused, success, failed, cancelled), started and updated time. 404 for an
-    unknown plan."""
+    """The plan's recent runs the caller may see, most recently updated first: run id,
+    status (running, paused, success, failed, cancelled), who started it, started and
+    updated time. 404 for an unknown plan."""
     path = locate_plan_id(context.plans.store, plan_id)
     ids = {plan_id}
     # Runs are saved under the id the YAML declares; a file that no longer loads
     # still lists its runs saved under the store's id.
     with contextlib.suppress(UserInputError):
         ids.add(load_plan_file(path).id)
-    runs = context.plan_runs.recent(ids, limit)
+    ownership = context.ownership
+    runs = [
+        run
+        for run in context.plan_runs.recent(ids, limit)
+        if ownership.may_see(person, run.started_by, "plan")
+    ]
     return {
         "plan_id": plan_id,
         "runs": [
             {
                 "run_id": run.run_id,
                 "status": run.status,
+                "started_by": run.started_by,
                 "started_at": run.started_at,
                 "updated_at": run.updated_at,
                 "run_url": f"/api/plans/runs/{run.run_id}",

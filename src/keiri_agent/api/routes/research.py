@@ -13,15 +13,19 @@ from pydantic import BaseModel, Field
 from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import not_found
+from keiri_agent.api.owned import acted_run, continued_subject, seen_run, seen_subject
 from keiri_agent.api.run_answers import INDEX_RESPONSES, start_and_answer, wants_stream
 from keiri_agent.api.run_starts import count_run_start
-from keiri_agent.api.security import permit
+from keiri_agent.api.security import caller, permit
+from keiri_agent.people.roles import Person
 from keiri_agent.runs.index_kind import RESEARCH_INDEX
 from keiri_agent.services.research_runs import MAX_QUESTION_CHARS, RunRecord
 
 router = APIRouter(prefix="/api/research", tags=["research"])
 
 Context = Annotated[ApiContext, Depends(get_context)]
+Caller = Annotated[Person, Depends(caller)]
+Researcher = Annotated[Person, Depends(permit("run"))]
 
 
 class ResearchRequest(BaseModel):
@@ -38,6 +42,8 @@ class ResearchRun(BaseModel):
     session_id: str
     question: str
     kb_names: list[str]
+    owner: str
+    """The login of who started it."""
     status: str
     """queued, running, success, failed or cancelled."""
     result: dict[str, Any] | None
@@ -53,7 +59,8 @@ def run_json(record: RunRecord) -> ResearchRun:
     return ResearchRun(**record.to_dict(), events_url=f"/api/research/{record.run_id}/events")
 
 
-def _record(context: ApiContext, run_id: str) -> RunRecord:
+def _record(context: ApiContext, run_id: str, person: Person) -> RunRecord:
+    seen_run(context, person, run_id)
     record = context.research_runs.get(run_id)
     if record is None:
         raise not_found("調査", "Research run", run_id)
@@ -64,18 +71,26 @@ def _record(context: ApiContext, run_id: str) -> RunRecord:
     "",
     response_model=ResearchRun,
     status_code=status.HTTP_202_ACCEPTED,
-    dependencies=[Depends(permit("run")), Depends(count_run_start)],
+    dependencies=[Depends(count_run_start)],
 )
-def start_research(body: ResearchRequest, context: Context) -> ResearchRun:
-    """Start a research run; follow it at ``events_url``."""
+def start_research(body: ResearchRequest, context: Context, person: Researcher) -> ResearchRun:
+    """Start a research run; follow it at ``events_url``. Continuing a session is for
+    whoever started it (or 管理者)."""
+    if body.session_id:
+        continued_subject(context, person, "research", body.session_id)
     record = context.research_runs.start(
-        body.question, session_id=body.session_id, kb_names=body.kb
+        body.question, session_id=body.session_id, kb_names=body.kb, owner=person.login
     )
     return run_json(record)
 
 
-@router.post("/sample", responses=INDEX_RESPONSES, dependencies=[Depends(permit("design"))])
-async def index_research_sample(context: Context, request: Request, stream: bool = False) -> Any:
+@router.post("/sample", responses=INDEX_RESPONSES)
+async def index_research_sample(
+    context: Context,
+    request: Request,
+    person: Annotated[Person, Depends(permit("design"))],
+    stream: bool = False,
+) -> Any:
     """Index the bundled research corpus (a fictional company's documents) into the
     knowledge base ``research`` (changed files only). A run searches it only when ``kb``
     names it, and then nothing else (what ``keiri-agent research --sample`` does). With
@@ -90,6 +105,7 @@ async def index_research_sample(context: Context, request: Request, stream: bool
         title="サンプル資料の登録",
         inputs={},
         streaming=wants_stream(stream, request.headers.get("accept", "")),
+        owner=person.login,
     )
 
 
@@ -137,41 +153,51 @@ def knowledge_bases(context: Context) -> KnowledgeBases:
 
 
 @router.get("/sessions/{session_id}/notes")
-def session_notes(session_id: str, context: Context) -> dict[str, Any]:
+def session_notes(session_id: str, context: Context, person: Caller) -> dict[str, Any]:
     """The notes of a session, in step order."""
     from keiri_agent.services.jsonforms import research_note_json
 
+    seen_subject(context, person, "research", session_id)
     notes = context.research.notes(session_id)
     return {"session_id": session_id, "notes": [research_note_json(note) for note in notes]}
 
 
-@router.delete("/sessions/{session_id}/notes", dependencies=[Depends(permit("run"))])
-def delete_session_notes(session_id: str, context: Context) -> dict[str, Any]:
-    """Delete every note of a session."""
+@router.delete("/sessions/{session_id}/notes")
+def delete_session_notes(session_id: str, context: Context, person: Researcher) -> dict[str, Any]:
+    """Delete every note of a session (its owner or 管理者)."""
+    continued_subject(context, person, "research", session_id)
     return {"session_id": session_id, "deleted": context.research.delete_session(session_id)}
 
 
 @router.get("/sessions")
-def sessions(context: Context) -> dict[str, Any]:
-    """Sessions with notes, newest first."""
-    return {
-        "sessions": [
-            {"session_id": session_id, "notes": count, "last_note_at": last.isoformat()}
-            for session_id, count, last in context.research.sessions()
-        ]
-    }
+def sessions(context: Context, person: Caller) -> dict[str, Any]:
+    """Sessions with notes the caller may see, newest first, with who started each."""
+    found = []
+    for session_id, count, last in context.research.sessions():
+        owner = context.runs.subject_owner("research", session_id) or ""
+        if context.ownership.may_see(person, owner, "research"):
+            found.append(
+                {
+                    "session_id": session_id,
+                    "owner": owner,
+                    "notes": count,
+                    "last_note_at": last.isoformat(),
+                }
+            )
+    return {"sessions": found}
 
 
 @router.get("/{run_id}", response_model=ResearchRun)
-def research_run(run_id: str, context: Context) -> ResearchRun:
+def research_run(run_id: str, context: Context, person: Caller) -> ResearchRun:
     """A run's state; its result once it succeeded."""
-    return run_json(_record(context, run_id))
+    return run_json(_record(context, run_id, person))
 
 
-@router.post("/{run_id}/cancel", response_model=ResearchRun, dependencies=[Depends(permit("run"))])
-def cancel_research(run_id: str, context: Context) -> ResearchRun:
-    """Ask a run to stop (it ends with a ``cancelled`` event)."""
-    _record(context, run_id)
+@router.post("/{run_id}/cancel", response_model=ResearchRun)
+def cancel_research(run_id: str, context: Context, person: Researcher) -> ResearchRun:
+    """Ask a run to stop (it ends with a ``cancelled`` event); its owner or 管理者."""
+    _record(context, run_id, person)
+    acted_run(context, person, run_id)
     record = context.research_runs.cancel(run_id)
     assert record is not None
     return run_json(record)
@@ -186,10 +212,11 @@ def research_events(
     run_id: str,
     request: Request,
     context: Context,
+    person: Caller,
     last_event_id: sse.LastEventIdQuery = None,
 ) -> StreamingResponse:
     """The run's events as SSE; ``Last-Event-ID`` (header or query) resumes after it."""
-    _record(context, run_id)
+    _record(context, run_id, person)
     after = sse.last_event_id(request, last_event_id)
     events = context.research_runs.follow(run_id, after)
     return sse.stream(events, context.settings.api.api_heartbeat_s)

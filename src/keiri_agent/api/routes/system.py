@@ -21,16 +21,26 @@ class Health(BaseModel):
     """What every page says from the start when ``offline`` (the Streamlit sidebar's
     text: how to configure a model); None otherwise. Never a key or an address."""
     token_required: bool
+    """True when a request must say who it is: a shared token is set, people are
+    registered, or a company sign-in is configured."""
+    password_sign_in: bool
+    """People are registered: a page offers their login and password."""
+    oidc_sign_in: bool
+    """A company sign-in (OpenID Connect) is configured: a page offers it."""
 
 
 @router.get("/health", response_model=Health)
 def health(context: Annotated[ApiContext, Depends(get_context)]) -> Health:
-    """The server is up; whether it answers offline (and the notice to show then) and
-    whether a token is required."""
+    """The server is up; whether it answers offline (and the notice to show then), and
+    how a person says who they are."""
     settings = context.settings
+    people = context.accounts.any()
+    oidc = bool(settings.api.oidc_issuer)
     return Health(
         status="ok",
         offline=settings.llm.is_offline,
         offline_notice=OFFLINE_NOTICE if settings.llm.is_offline else None,
-        token_required=settings.api.api_token is not None,
+        token_required=settings.api.api_token is not None or people or oidc,
+        password_sign_in=people,
+        oidc_sign_in=oidc,
     )
