@@ -4,7 +4,8 @@ import "@fontsource/noto-sans-jp/400.css";
 import "@fontsource/noto-sans-jp/700.css";
 import "./globals.css";
 import OfflineNotice from "@/components/OfflineNotice";
-import TokenPrompt from "@/components/TokenPrompt";
+import SignInPrompt from "@/components/SignInPrompt";
+import WhoAmI from "@/components/WhoAmI";
 
 export const metadata: Metadata = {
   title: "経理エージェント",
@@ -42,18 +43,22 @@ export default function RootLayout({ children }: { children: React.ReactNode }) 
                 <Link href="/schedules/">予定</Link>
               </li>
               <li>
+                <Link href="/approvals/">承認待ち</Link>
+              </li>
+              <li>
                 <a href={streamlitUrl} target="_blank" rel="noopener noreferrer">
                   データ分析・実行・設計（Streamlit）
                 </a>
               </li>
             </ul>
           </nav>
+          <WhoAmI />
         </header>
         <main id="main">
           <OfflineNotice />
           {children}
         </main>
-        <TokenPrompt />
+        <SignInPrompt />
       </body>
     </html>
   );

@@ -74,7 +74,22 @@ export function authHeaders(extra?: HeadersInit): Headers {
   if (!headers.has("Accept-Language")) headers.set("Accept-Language", "ja");
   const token = getToken();
   if (token && !headers.has("Authorization")) headers.set("Authorization", `Bearer ${token}`);
+  const csrf = csrfToken();
+  if (csrf && !headers.has(CSRF_HEADER)) headers.set(CSRF_HEADER, csrf);
   return headers;
+}
+
+/** The cookie a password or company sign-in sets for the page's script (api/security.py). */
+export const CSRF_COOKIE = "keiri_csrf";
+export const CSRF_HEADER = "X-CSRF-Token";
+
+/** The signed-in browser's CSRF token (sent back on every request), or null. */
+export function csrfToken(cookies: string = typeof document === "undefined" ? "" : document.cookie): string | null {
+  for (const part of cookies.split(";")) {
+    const [name, ...value] = part.trim().split("=");
+    if (name === CSRF_COOKIE && value.length > 0) return decodeURIComponent(value.join("="));
+  }
+  return null;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

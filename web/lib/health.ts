@@ -9,7 +9,12 @@ export interface Health {
   offline: boolean;
   /** What every page says from the start when `offline` (the server's text); null otherwise. */
   offline_notice: string | null;
+  /** A request must say who it is (a shared token, registered people or a company sign-in). */
   token_required: boolean;
+  /** People are registered: the sign-in asks for a login and password. */
+  password_sign_in: boolean;
+  /** A company sign-in (OpenID Connect) is configured. */
+  oidc_sign_in: boolean;
 }
 
 let pending: Promise<Health> | null = null;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ApiError, authHeaders, errorFromResponse } from "@/lib/api";
+import { ApiError, authHeaders, csrfToken, errorFromResponse } from "@/lib/api";
 
 describe("errorFromResponse", () => {
   it("reads the API's error shape", async () => {
@@ -28,5 +28,13 @@ describe("authHeaders", () => {
   it("asks the API for Japanese messages whatever the browser's language", () => {
     expect(authHeaders().get("Accept-Language")).toBe("ja");
     expect(authHeaders({ Accept: "text/event-stream" }).get("Accept")).toBe("text/event-stream");
+  });
+});
+
+describe("csrfToken", () => {
+  it("reads the sign-in's CSRF cookie among others", () => {
+    expect(csrfToken("a=1; keiri_csrf=abc%3D; b=2")).toBe("abc=");
+    expect(csrfToken("keiri_csrfx=1; a=2")).toBeNull();
+    expect(csrfToken("")).toBeNull();
   });
 });

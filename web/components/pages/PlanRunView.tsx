@@ -3,6 +3,7 @@
 import { useEffect, useState } from "react";
 import ErrorBox from "@/components/ErrorBox";
 import Spinner from "@/components/Spinner";
+import DataTable from "@/components/pages/DataTable";
 import DownloadLink from "@/components/pages/DownloadLink";
 import PlainText from "@/components/pages/PlainText";
 import { formatBytes, nodeTitle, outputView, runStatusLabel } from "@/components/pages/format";
@@ -45,30 +46,7 @@ function OutputValue({ runId, node, alias, value }: { runId: string; node: strin
         />
       );
     case "table":
-      return (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                {view.columns.map((column) => (
-                  <th key={column} scope="col">
-                    {column}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {view.rows.map((row, index) => (
-                <tr key={index}>
-                  {row.map((cell, column) => (
-                    <td key={column}>{cell}</td>
-                  ))}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      );
+      return <DataTable columns={view.columns} rows={view.rows} />;
     case "json":
       return <pre className="output-json">{view.text}</pre>;
   }

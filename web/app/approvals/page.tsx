@@ -1,0 +1,5 @@
+import ApprovalsView from "@/components/pages/ApprovalsView";
+
+export default function ApprovalsPage() {
+  return <ApprovalsView />;
+}
