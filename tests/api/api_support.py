@@ -198,3 +198,35 @@ class ServeProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
+
+
+PAYMENTS_PLAN = """\
+apiVersion: v1
+id: team/payments
+version: 0.1.0
+description: 支払一覧を受け取り、承認者の承認を得てから出力する
+graph:
+  - id: upload
+    block: ui.interactive_input
+    in:
+      mode: collect
+      requirements:
+        - {id: list, type: file, label: 支払一覧, accept: .csv}
+    out: {collected_data: files}
+  - id: approve
+    block: ui.interactive_input
+    in:
+      mode: confirm
+      message: 支払一覧を確認して承認してください
+      approval: {roles: [approver], not_starter: true}
+    out: {approved: approved}
+  - id: note
+    block: text.template
+    when: {expr: "${approve.approved} == true"}
+    in:
+      template: "承認済み"
+      values: {}
+    out: {text: text}
+"""
+"""A Plan whose run waits for a file, then for an approval by someone other than its
+starter (the people tests)."""

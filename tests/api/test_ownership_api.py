@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from api_support import PAYMENTS_PLAN as PLAN
 from api_support import LiveServer
 
 from keiri_agent.config import Settings
@@ -24,27 +25,6 @@ from keiri_agent.storage.engine import create_engine
 from keiri_agent.storage.migrate import upgrade
 from keiri_agent.workspace import Workspace
 
-PLAN = """\
-apiVersion: v1
-id: team/payments
-version: 0.1.0
-description: 支払一覧を受け取り、承認者の承認を得てから出力する
-graph:
-  - id: upload
-    block: ui.interactive_input
-    in:
-      mode: collect
-      requirements:
-        - {id: list, type: file, label: 支払一覧, accept: .csv}
-    out: {collected_data: files}
-  - id: approve
-    block: ui.interactive_input
-    in:
-      mode: confirm
-      message: 支払一覧を確認して承認してください
-      approval: {roles: [approver], not_starter: true}
-    out: {approved: approved}
-"""
 PEOPLE = {
     "keiri": ["admin"],
     "yamada": ["operator"],
@@ -264,3 +244,41 @@ def test_a_research_session_is_its_starters(
     assert listed("tanaka") == []
     assert listed("yamada") == listed("keiri") == [(session, "yamada")]
     assert listed("suzuki") == []  # viewers oversee Plan runs, not someone's research
+
+
+def test_the_audit_trail_is_read_searched_checked_and_exported_by_an_admin(
+    clients: Callable[..., dict[str, httpx.Client]],
+) -> None:
+    people = clients()
+    run_id = _paused_run(people["yamada"])
+    _paused_run(people["tanaka"])
+    people["sato"].post(
+        f"/api/plans/runs/{run_id}/resume",
+        json={"answers": {"approve": {"approved": False, "comment": "金額違い"}}},
+    )
+
+    assert "監査ログを見る" in _denied(people["sato"].get("/api/audit"))
+    _denied(people["suzuki"].get("/api/audit/verify"))
+
+    admin = people["keiri"]
+    listed = admin.get("/api/audit", params={"plan": "team/payments"}).json()
+    assert [(e["actor"], e["kind_label"]) for e in listed["entries"]] == [
+        ("sato", "差戻し"),
+        ("tanaka", "実行の開始"),
+        ("yamada", "実行の開始"),
+    ]
+    assert listed["entries"][0]["details"]["comment"] == "金額違い"
+    only = admin.get("/api/audit", params={"actor": "yamada", "kind": "run_started"}).json()
+    assert [e["subject"] for e in only["entries"]] == [run_id]
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    assert admin.get("/api/audit", params={"until": "2020-01-01"}).json()["entries"] == []
+    assert len(admin.get("/api/audit", params={"since": today}).json()["entries"]) >= 3
+    bad_day = admin.get("/api/audit", params={"since": "昨日"})
+    assert bad_day.status_code == 422
+
+    assert admin.get("/api/audit/verify").json()["ok"] is True
+    csv = admin.get("/api/audit/export", params={"plan": "team/payments"})
+    assert csv.headers["content-type"].startswith("text/csv")
+    text = csv.content.decode("utf-8-sig")
+    assert text.splitlines()[0].startswith("番号,日時（UTC）,利用者,操作")
+    assert len(text.splitlines()) == 4 and "差戻し" in text

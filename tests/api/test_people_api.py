@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from api_support import PAYMENTS_PLAN as PLAN
 from api_support import LiveServer
 from pydantic import SecretStr
 
@@ -21,35 +22,6 @@ from keiri_agent.people.audit import AuditTrail
 from keiri_agent.storage.engine import create_engine
 from keiri_agent.storage.migrate import upgrade
 from keiri_agent.workspace import Workspace
-
-PLAN = """\
-apiVersion: v1
-id: team/payments
-version: 0.1.0
-description: 支払一覧を受け取り、承認者の承認を得てから出力する
-graph:
-  - id: upload
-    block: ui.interactive_input
-    in:
-      mode: collect
-      requirements:
-        - {id: list, type: file, label: 支払一覧, accept: .csv}
-    out: {collected_data: files}
-  - id: approve
-    block: ui.interactive_input
-    in:
-      mode: confirm
-      message: 支払一覧を確認して承認してください
-      approval: {roles: [approver], not_starter: true}
-    out: {approved: approved}
-  - id: note
-    block: text.template
-    when: {expr: "${approve.approved} == true"}
-    in:
-      template: "承認済み"
-      values: {}
-    out: {text: text}
-"""
 
 
 @pytest.fixture
@@ -154,7 +126,11 @@ def test_starter_approver_and_viewer(
     started_entry, approval = trail.entries(subject=run_id)
     (file,) = started_entry.details["files"]
     assert file["name"] == "支払一覧.csv" and len(file["sha256"]) == 64
-    assert approval.details == {"node": "approve", "comment": "金額を確認しました"}
+    assert approval.details == {
+        "plan": "team/payments",
+        "node": "approve",
+        "comment": "金額を確認しました",
+    }
     assert trail.verify().ok
     engine.dispose()
 

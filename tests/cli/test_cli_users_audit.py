@@ -143,6 +143,19 @@ def test_plan_commands_check_the_os_users_roles_and_registering_is_audited(
     (entry,) = json.loads(out)
     assert (entry["actor"], entry["subject"]) == ("tanaka", "cli/hello")
     assert len(entry["details"]["sha256"]) == 64
+    assert entry["details"]["previous"] is None and "+    template: こんにちは" in (
+        entry["details"]["diff"]
+    )
+
+    as_user("tanaka")  # type: ignore[operator]
+    plan.write_text(SMALL_PLAN.replace("こんにちは", "おはようございます"), encoding="utf-8")
+    assert run("plan", "register", str(plan))[0] == 0
+    as_user("keiri")  # type: ignore[operator]
+    code, out, _ = run("audit", "list", "--kind", "plan_registered", "--json")
+    changed = json.loads(out)[-1]["details"]
+    assert changed["previous"] == entry["details"]["file"].rsplit("/", 1)[-1] + ".yaml"
+    assert "-    template: こんにちは" in changed["diff"]
+    assert "+    template: おはようございます" in changed["diff"]
 
 
 APPROVAL_PLAN = """\

@@ -676,3 +676,49 @@ def test_a_reload_while_the_plan_runs_follows_it(
     assert "message: 完了" in _texts(again)  # its progress, from the run's events
     assert followed == [run_id]
     assert [run.run_id for run in _services(again).runs.store.find(kind="plan")] == [run_id]
+
+
+APPROVAL = """\
+apiVersion: v1
+id: approval
+version: 0.1.0
+graph:
+  - id: approve
+    block: ui.interactive_input
+    in:
+      mode: confirm
+      message: 支払一覧を承認してください
+      approval: {roles: [approver], not_starter: true}
+    out: {approved: approved}
+"""
+APPROVAL_KEY = session_key("approval", "approve", "1.0.0")
+
+
+def test_a_registered_os_user_is_checked_like_at_the_command_line(
+    keiri_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from keiri_agent.config import Settings
+    from keiri_agent.people.accounts import Accounts
+
+    designs = keiri_home / "designs"
+    designs.mkdir()
+    (designs / "approval.yaml").write_text(APPROVAL, encoding="utf-8")
+    accounts = Accounts.from_settings(Settings())
+    accounts.add("keiri", ["admin"])
+    accounts.add("yamada", ["operator", "approver"], display_name="山田")
+    accounts.add("suzuki", ["viewer"], display_name="鈴木")
+    accounts.engine.dispose()
+
+    monkeypatch.setattr("keiri_agent.people.operator.os_login", lambda: "suzuki")
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("run_page.py").run()
+    _button(at, "実行")
+    assert "鈴木 さんには「Plan を実行し、エージェントを使う」権限がありません" in _texts(at)
+
+    monkeypatch.setattr("keiri_agent.people.operator.os_login", lambda: "yamada")
+    _button(at, "実行")
+    assert "入力待ち" in _texts(at)
+    at.checkbox(key=f"{APPROVAL_KEY}::approved").check()
+    _button(at, "送信")
+    assert "実行を始めた人のため、承認できません（職務分掌）" in _texts(at)

@@ -163,6 +163,23 @@ def test_starter_approver_and_viewer_in_the_browser(
         time.sleep(0.1)
     assert run["outputs"]["note"]["text"] == "承認済み"
 
+    approver.goto(running.url + "/audit/")
+    expect(approver.get_by_test_id("error-message")).to_contain_text("監査ログを見る")
+
+    admin = person("keiri")
+    admin.goto(running.url + "/audit/")
+    admin.get_by_test_id("audit-plan").fill("payments")
+    admin.get_by_test_id("audit-search").click()
+    rows = admin.get_by_test_id("audit-row")
+    expect(rows).to_have_count(2)
+    expect(rows.first).to_contain_text("承認")
+    expect(rows.first).to_contain_text("sato")
+    expect(rows.first).to_contain_text("コメント: 請求書と照合済み")
+    expect(rows.nth(1)).to_contain_text("実行の開始")
+    admin.get_by_test_id("audit-verify").click()
+    expect(admin.get_by_test_id("audit-verification")).to_contain_text("問題ありません")
+    admin.context.close()
+
     approver.get_by_test_id("sign-out").click()
     expect(approver.get_by_test_id("token-dialog")).to_be_visible()
     assert approver.request.get(f"{running.url}/api/plans/approvals").status == 401
@@ -172,13 +189,14 @@ def test_starter_approver_and_viewer_in_the_browser(
     engine = create_engine(homes[0])
     try:
         trail = AuditTrail(engine)
-        steps = [(e.actor, e.kind) for e in trail.entries() if e.kind != "sign_in_failed"]
+        steps = [(e.actor, e.kind) for e in trail.entries() if e.kind != "settings_changed"]
         assert steps == [
             ("yamada", "sign_in"),
             ("yamada", "run_started"),
             ("suzuki", "sign_in"),
             ("sato", "sign_in"),
             ("sato", "approval_given"),
+            ("keiri", "sign_in"),
             ("sato", "sign_out"),
         ]
         given = next(e for e in trail.entries() if e.kind == "approval_given")

@@ -46,6 +46,9 @@ export default function RootLayout({ children }: { children: React.ReactNode }) 
                 <Link href="/approvals/">承認待ち</Link>
               </li>
               <li>
+                <Link href="/audit/">監査ログ</Link>
+              </li>
+              <li>
                 <a href={streamlitUrl} target="_blank" rel="noopener noreferrer">
                   データ分析・実行・設計（Streamlit）
                 </a>

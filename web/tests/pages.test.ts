@@ -1,3 +1,4 @@
+import { auditQuery, detailSummary } from "@/components/pages/AuditView";
 import { ruleLabel } from "@/components/pages/SchedulesView";
 import { describe, expect, it } from "vitest";
 import {
@@ -102,5 +103,21 @@ describe("ruleLabel", () => {
     };
     expect(ruleLabel({ ...base, rule: "毎月第5営業日", at: "09:30" })).toBe("毎月第5営業日 09:30");
     expect(ruleLabel({ ...base, rule: "0 9 * * 1-5", at: null })).toBe("0 9 * * 1-5（cron）");
+  });
+});
+
+describe("audit page helpers", () => {
+  it("puts only the filled-in filters in the query", () => {
+    expect(auditQuery({ actor: " sato ", kind: "", plan: "team/payments", subject: "", since: "2026-11-01", until: "" })).toBe(
+      "?actor=sato&plan=team%2Fpayments&since=2026-11-01",
+    );
+    expect(auditQuery({ actor: "", kind: "", plan: "", subject: "", since: "", until: "" })).toBe("");
+  });
+
+  it("says what an entry's details hold in one line", () => {
+    expect(
+      detailSummary({ plan: "payments", comment: "金額違い", files: [{ name: "支払一覧.csv", sha256: "ab" }] }),
+    ).toBe("Plan: payments・ファイル: 支払一覧.csv・コメント: 金額違い");
+    expect(detailSummary({})).toBe("");
   });
 });

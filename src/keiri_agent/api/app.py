@@ -34,6 +34,7 @@ from keiri_agent.api.context import ApiContext
 from keiri_agent.api.errors import ERROR_RESPONSES
 from keiri_agent.api.routes import (
     analysis,
+    audit,
     auth,
     graphql,
     helpdesk,
@@ -94,6 +95,7 @@ def create_app(settings: Settings, *, model_factory: ModelFactory | None = None)
     app.include_router(runs.router, dependencies=protected)
     app.include_router(plan_runs.router, dependencies=protected)  # before plans' {plan_id:path}
     app.include_router(plans.router, dependencies=protected)
+    app.include_router(audit.router, dependencies=protected)
     web.mount(app, settings)  # last: every API route keeps priority
 
     app.add_middleware(BodyLimit, settings=settings)

@@ -13,7 +13,6 @@ covered and the Plan validates and dry-runs, 3 it needs answers (the questions a
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -414,15 +413,12 @@ def register(
         file_id = service.file_id(written)
         if found is not None:
             person, trail = found
+            plan = load_plan_file(written)
             trail.append(
                 person.login,
                 "plan_registered",
-                load_plan_file(written).id,
-                {
-                    "file": file_id,
-                    "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
-                    "changes": registered.warnings,
-                },
+                plan.id,
+                registered.audit_details(file_id, plan.version),
             )
     except KeiriAgentError as error:
         if as_json:

@@ -453,18 +453,39 @@ def _prompting(prompt: bool | None, as_json: bool) -> bool:
 
 
 Answerer = tuple["Person", str] | None
-"""Who answers at the command line and who started the run, when people are registered
-(``people.operator.answerer_at_command_line``); None on one person's install."""
+"""Who answers at the command line and who started the run, when people are registered;
+None on one person's install (nothing is checked there)."""
 
 
-def _check_answers(plan: Plan, run_id: str, answers: dict[str, Any], answerer: Answerer) -> None:
+def _answerer(run_id: str | None) -> Answerer:
+    """The OS user's person and the login of who started ``run_id`` as the run service
+    recorded it (empty when not recorded: a run started at the command line); for a run
+    about to start (``run_id`` None), the OS user."""
+    from keiri_agent.people.operator import team_at_command_line
+    from keiri_agent.runs.store import RunStore
+
+    found = team_at_command_line(settings())
+    if found is None:
+        return None
+    person, accounts = found
+    if run_id is None:
+        return person, person.login
+    known = RunStore(accounts.engine).get(run_id)
+    return person, known.owner if known is not None else ""
+
+
+def _check_answers(
+    engine: PlanEngine, plan: Plan | None, run_id: str, answers: dict[str, Any], answerer: Answerer
+) -> None:
     """Refuse answers the person at the command line may not give (an approval step
-    under its rule, another person's run): the same check as the API's."""
+    under its rule, another person's run): the same check as the API's. ``plan``: the
+    run's (None: read from its saved state, only when there is something to check)."""
     if answerer is None or not answers:
         return
     from keiri_agent.services.plan_runs import check_answerer
 
-    check_answerer(plan, run_id, answers, *answerer)
+    checked = plan if plan is not None else engine.saved_plan(run_id)
+    check_answerer(checked, run_id, answers, *answerer)
 
 
 def _answer_by_prompts(
@@ -489,7 +510,7 @@ def _answer_by_prompts(
         if not answers:
             return result
         known.update(answers)
-        _check_answers(engine.saved_plan(result.run_id), result.run_id, answers, answerer)
+        _check_answers(engine, None, result.run_id, answers, answerer)
         result = engine.resume(result.run_id, answers=answers, on_event=on_event)
     return result
 
@@ -517,13 +538,11 @@ def run(
     assignments = _files(file, run_vars)
 
     def call(engine: PlanEngine, interrupt: _Interrupt) -> RunResult:
-        from keiri_agent.people.operator import answerer_at_command_line
-
         loaded = load_plan(engine, plan)
         files = read_plan_files(engine, loaded, assignments)
         answers = files.answers_with(read_answers(inputs))
-        answerer = answerer_at_command_line(settings(), None)
-        _check_answers(loaded, "", answers, answerer)
+        answerer = _answerer(None)
+        _check_answers(engine, loaded, "", answers, answerer)
         on_event = interrupt.watch(_progress(as_json))
         result = engine.run(
             loaded,
@@ -589,11 +608,9 @@ def resume(
     from keiri_agent.services.plan_inputs import read_answers
 
     def call(engine: PlanEngine, interrupt: _Interrupt) -> RunResult:
-        from keiri_agent.people.operator import answerer_at_command_line
-
         answers = read_answers(inputs)
-        answerer = answerer_at_command_line(settings(), run_id)
-        _check_answers(engine.saved_plan(run_id), run_id, answers, answerer)
+        answerer = _answerer(run_id)
+        _check_answers(engine, None, run_id, answers, answerer)
         on_event = _progress(as_json)
         result = engine.resume(
             run_id, answers=answers, on_event=on_event, cancel_event=interrupt.cancel

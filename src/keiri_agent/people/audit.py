@@ -197,9 +197,21 @@ class AuditTrail:
         subject: str | None = None,
         since: dt.datetime | None = None,
         until: dt.datetime | None = None,
+        plan: str | None = None,
         limit: int | None = None,
     ) -> list[AuditEntry]:
-        """Entries in order, filtered by person, kind, subject and time."""
+        """Entries in order, filtered by person, kind, subject, time and Plan (an entry
+        about the Plan itself, or about one of its runs: ``details["plan"]``); with
+        ``limit``, the newest that many."""
+        if plan:
+            found = [
+                entry
+                for entry in self.entries(
+                    actor=actor, kind=kind, subject=subject, since=since, until=until
+                )
+                if plan in (entry.subject, entry.details.get("plan"))
+            ]
+            return found[-limit:] if limit else found
         query = select(audit_log).order_by(audit_log.c.seq)
         if actor:
             query = query.where(audit_log.c.actor == actor)

@@ -36,6 +36,12 @@ def operator(accounts: Accounts) -> Person:
     return account.person
 
 
+def team_operator(accounts: Accounts) -> Person | None:
+    """The OS user's person when people are registered (their roles and the approval
+    rules apply to them, as at the command line); None on one person's install."""
+    return operator(accounts) if accounts.any() else None
+
+
 def _database_exists(settings: Settings) -> bool:
     """A PostgreSQL URL is configured, or the workspace's SQLite file is there."""
     if settings.storage.database_url:
@@ -65,20 +71,12 @@ def require_at_command_line(settings: Settings, action: str) -> Person | None:
     return found[0]
 
 
-def answerer_at_command_line(settings: Settings, run_id: str | None) -> tuple[Person, str] | None:
-    """When people are registered: the OS user's person and the login of who started
-    the run ``run_id`` (as the run service recorded it; empty when not recorded — a run
-    started at the command line). ``run_id`` None: a run about to start, whose starter
-    is the OS user. None on one person's install: answers are not checked there."""
+def team_at_command_line(settings: Settings) -> tuple[Person, Accounts] | None:
+    """When people are registered: the OS user's person (their roles and the approval
+    rules apply at the command line) and the accounts (the application database); None
+    on one person's install, where answers are not checked."""
     if not _database_exists(settings):
         return None
     accounts = Accounts.from_settings(settings)
-    if not accounts.any():
-        return None
-    person = operator(accounts)
-    if run_id is None:
-        return person, person.login
-    from keiri_agent.runs.store import RunStore
-
-    known = RunStore(accounts.engine).get(run_id)
-    return person, known.owner if known is not None else ""
+    person = team_operator(accounts)
+    return None if person is None else (person, accounts)

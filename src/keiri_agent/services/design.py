@@ -12,6 +12,8 @@ these methods and render what comes back; none of them holds design logic.
 
 from __future__ import annotations
 
+import difflib
+import hashlib
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -201,6 +203,37 @@ class Registered:
 
     path: Path
     warnings: list[str] = field(default_factory=list)
+    previous: Path | None = None
+    """The file of the version it replaces (None: its first version)."""
+
+    def audit_details(self, file_id: str, version: str) -> dict[str, Any]:
+        """What the audit trail keeps of the registration: the file, its version and
+        SHA-256, what changed for callers, and the line diff against the previous
+        version (at most ``MAX_DIFF_LINES`` lines; ``diff_truncated`` says when cut)."""
+        text = self.path.read_text(encoding="utf-8")
+        before = self.previous.read_text(encoding="utf-8") if self.previous is not None else ""
+        diff = list(
+            difflib.unified_diff(
+                before.splitlines(),
+                text.splitlines(),
+                self.previous.name if self.previous is not None else "(なし)",
+                self.path.name,
+                lineterm="",
+            )
+        )
+        return {
+            "file": file_id,
+            "version": version,
+            "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            "previous": self.previous.name if self.previous is not None else None,
+            "changes": self.warnings,
+            "diff": "\n".join(diff[:MAX_DIFF_LINES]),
+            "diff_truncated": len(diff) > MAX_DIFF_LINES,
+        }
+
+
+MAX_DIFF_LINES = 400
+"""The longest Plan diff one audit entry keeps."""
 
 
 def _latest_registered(store: PlanStore, plan_id: str) -> Plan | None:
@@ -457,6 +490,7 @@ class DesignService:
             )
         plan = pin_block_majors(loaded.plan, self.engine.catalog)
         store = self.engine.store
+        versions = store.versions(plan.id)
         previous = _latest_registered(store, plan.id)
         changes = compatibility_changes(previous, plan) if previous is not None else []
         breaking = [change for change in changes if change.breaking]
@@ -474,7 +508,11 @@ class DesignService:
                 },
             )
         path = store.register(plan)
-        return Registered(path=path, warnings=[change.message for change in changes])
+        return Registered(
+            path=path,
+            warnings=[change.message for change in changes],
+            previous=versions[-1].path if versions else None,
+        )
 
     def file_id(self, path: Path) -> str:
         """The id the 実行 page and ``plan run`` use for a registered file."""

@@ -62,6 +62,7 @@ import streamlit as st
 from keiri_agent.blocks.requirements import session_key
 from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.events import Event
+from keiri_agent.people.roles import Person
 from keiri_agent.plans.check.llm_needs import (
     LLM_HINT,
     llm_needs,
@@ -92,7 +93,7 @@ from keiri_agent.services.plan_outputs import (
     node_titles,
     shown_outputs,
 )
-from keiri_agent.services.plan_runs import RunLogReader
+from keiri_agent.services.plan_runs import RunLogReader, check_answerer
 from keiri_agent.ui.components import (
     download_button,
     persistent,
@@ -418,7 +419,28 @@ def _start(
     st.session_state[STATE] = state
     answers = _answers(state)
     _sent(state, answers)
-    _invoke("実行", lambda: services.plan_runs.start(plan, vars=vars, answers=answers), 0)
+    _invoke("実行", lambda: _start_as_os_user(services, plan, vars, answers), 0)
+
+
+def _start_as_os_user(services: Services, plan: Plan, vars: Mapping[str, Any], answers: Any) -> str:
+    """Start the run as the OS user: where people are registered, their account's roles
+    and the approval rules apply here as at the command line (``people.operator``)."""
+    from keiri_agent.people.operator import os_login, team_operator
+    from keiri_agent.people.roles import require
+
+    person = team_operator(services.accounts)
+    if person is not None:
+        require(person, "run")
+        check_answerer(plan, "", answers, person, person.login)
+    return services.plan_runs.start(
+        plan, vars=vars, answers=answers, started_by=person.login if person else os_login()
+    )
+
+
+def _team_person(services: Services) -> Person | None:
+    from keiri_agent.people.operator import team_operator
+
+    return team_operator(services.accounts)
 
 
 def _rerun_button(
@@ -590,7 +612,7 @@ def _forms(services: Services, plan: Plan, result: RunResult) -> None:
         _sent(state, answers)
         _invoke(
             "送信",
-            lambda: services.plan_runs.resume(result.run_id, answers),
+            lambda: services.plan_runs.resume(result.run_id, answers, by=_team_person(services)),
             _last_seq(services, result.run_id),
         )
         st.rerun()

@@ -142,7 +142,11 @@ def resume_plan_run(
             person.login,
             "approval_given" if approved else "approval_refused",
             run_id,
-            {"node": node_id, "comment": str(answer.get("comment") or "")},
+            {
+                "plan": runs.plan(run_id).id,
+                "node": node_id,
+                "comment": str(answer.get("comment") or ""),
+            },
         )
     return _started(context, run_id)
 
@@ -217,7 +221,13 @@ def plan_run_output(
         person.login,
         "output_downloaded",
         run_id,
-        {"node": node_id, "alias": alias, "name": name, "bytes": len(data)},
+        {
+            "plan": context.plan_runs.plan(run_id).id,
+            "node": node_id,
+            "alias": alias,
+            "name": name,
+            "bytes": len(data),
+        },
     )
     return Response(
         data,

@@ -8,7 +8,6 @@ a path, ``..`` or a ``.yaml`` name is refused (400 PLAN_PATH) before any file is
 
 from __future__ import annotations
 
-import hashlib
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
@@ -206,12 +205,7 @@ def register_plan(
         person.login,
         "plan_registered",
         plan.id,
-        {
-            "version": plan.version,
-            "file": design.file_id(registered.path),
-            "sha256": hashlib.sha256(body.yaml.encode("utf-8")).hexdigest(),
-            "changes": registered.warnings,
-        },
+        registered.audit_details(design.file_id(registered.path), plan.version),
     )
     return {
         "plan_id": plan.id,

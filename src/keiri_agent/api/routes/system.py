@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.config import OFFLINE_NOTICE
+from keiri_agent.errors import KeiriAgentError
 
 router = APIRouter(prefix="/api", tags=["system"])
 
@@ -34,7 +35,10 @@ def health(context: Annotated[ApiContext, Depends(get_context)]) -> Health:
     """The server is up; whether it answers offline (and the notice to show then), and
     how a person says who they are."""
     settings = context.settings
-    people = context.accounts.any()
+    try:
+        people = context.accounts.any()
+    except KeiriAgentError:  # the store is down: liveness still answers; requests say why
+        people = False
     oidc = bool(settings.api.oidc_issuer)
     return Health(
         status="ok",

@@ -1,0 +1,5 @@
+import AuditView from "@/components/pages/AuditView";
+
+export default function AuditPage() {
+  return <AuditView />;
+}
