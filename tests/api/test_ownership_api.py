@@ -241,6 +241,11 @@ def test_a_research_session_is_its_starters(
         sessions = people[login].get("/api/research/sessions").json()["sessions"]
         return [(item["session_id"], item["owner"]) for item in sessions]
 
+    continued = people["keiri"].post(
+        "/api/research",
+        json={"question": EXAMPLE_QUESTION, "kb": [SAMPLE_KB], "session_id": session},
+    )
+    assert continued.status_code == 202  # 管理者 may continue it: it stays yamada's
     assert listed("tanaka") == []
     assert listed("yamada") == listed("keiri") == [(session, "yamada")]
     assert listed("suzuki") == []  # viewers oversee Plan runs, not someone's research
@@ -282,3 +287,88 @@ def test_the_audit_trail_is_read_searched_checked_and_exported_by_an_admin(
     text = csv.content.decode("utf-8-sig")
     assert text.splitlines()[0].startswith("番号,日時（UTC）,利用者,操作")
     assert len(text.splitlines()) == 4 and "差戻し" in text
+
+
+def test_a_starter_cannot_approve_by_answering_up_front(
+    clients: Callable[..., dict[str, httpx.Client]],
+) -> None:
+    people = clients()
+    answers = {**UPLOAD, "approve": {"approved": True}}
+    started = people["yamada"].post("/api/plans/team/payments/runs", json={"answers": answers})
+    assert "職務分掌" in _denied(started)
+
+
+def test_an_approval_waits_for_its_step_and_a_resume_is_the_starters(
+    clients: Callable[..., dict[str, httpx.Client]],
+) -> None:
+    people = clients()
+    started = people["yamada"].post("/api/plans/team/payments/runs", json={})
+    run_id = started.json()["run_id"]
+    deadline = time.monotonic() + 30
+    while people["yamada"].get(f"/api/plans/runs/{run_id}").json()["status"] != "paused":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    early = people["sato"].post(
+        f"/api/plans/runs/{run_id}/resume", json={"answers": {"approve": {"approved": True}}}
+    )
+    assert early.status_code == 400, early.text
+    assert early.json()["error"]["code"] == "APPROVAL_NOT_WAITING"
+    requeued = people["tanaka"].post(f"/api/plans/runs/{run_id}/resume", json={"answers": {}})
+    assert "始めた本人" in _denied(requeued)
+    assert "権限がありません" in _denied(
+        people["sato"].post(f"/api/plans/runs/{run_id}/resume", json={"answers": {}})
+    )
+
+
+def test_a_short_run_list_still_holds_the_callers_own_runs(
+    clients: Callable[..., dict[str, httpx.Client]],
+) -> None:
+    people = clients()
+    own = _paused_run(people["yamada"])
+    _paused_run(people["tanaka"])  # newer, and not yamada's to see
+    listed = people["yamada"].get("/api/plans/team/payments/runs", params={"limit": 1}).json()
+    assert [run["run_id"] for run in listed["runs"]] == [own]
+
+
+def test_a_person_the_rule_names_sees_and_answers_the_approval(
+    clients: Callable[..., dict[str, httpx.Client]], tmp_path: Path
+) -> None:
+    people = clients()
+    named = PLAN.replace("id: team/payments", "id: team/named").replace(
+        "approval: {roles: [approver], not_starter: true}",
+        "approval: {people: [tanaka], not_starter: true}",
+    )
+    (tmp_path / "designs" / "team" / "named.yaml").write_text(named, encoding="utf-8")
+    started = people["yamada"].post("/api/plans/team/named/runs", json={"answers": UPLOAD})
+    run_id = started.json()["run_id"]
+    deadline = time.monotonic() + 30
+    while people["yamada"].get(f"/api/plans/runs/{run_id}").json()["status"] != "paused":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    waiting = people["tanaka"].get("/api/plans/approvals").json()["approvals"]
+    assert [(item["run_id"], item["can_answer"]) for item in waiting] == [(run_id, True)]
+    approved = people["tanaka"].post(
+        f"/api/plans/runs/{run_id}/resume", json={"answers": {"approve": {"approved": True}}}
+    )
+    assert approved.status_code == 202, approved.text
+
+
+def test_a_schedule_and_its_runs_belong_to_who_added_it(
+    clients: Callable[..., dict[str, httpx.Client]],
+) -> None:
+    people = clients()
+    added = people["yamada"].post(
+        "/api/schedules", json={"plan_id": "team/payments", "rule": "毎月1日", "at": "09:00"}
+    )
+    assert added.status_code == 201, added.text
+    assert added.json()["owner"] == "yamada"
+
+
+def test_an_audit_search_beyond_the_calendar_is_refused_not_a_crash(
+    clients: Callable[..., dict[str, httpx.Client]],
+) -> None:
+    people = clients()
+    for params in ({"until": "9999-12-31"}, {"since": "0001-01-01"}):
+        refused = people["keiri"].get("/api/audit", params=params)
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["error"]["code"] == "REQUEST_INVALID"

@@ -80,6 +80,8 @@ def test_a_team_is_set_up_and_its_trail_verified(keiri_home: Path, as_user: obje
         "entries": 2,
         "broken_at": 2,
         "problem": "2 番の記録が書き換えられています",
+        "head_seq": None,
+        "head_hash": None,
     }
 
 
@@ -143,8 +145,9 @@ def test_plan_commands_check_the_os_users_roles_and_registering_is_audited(
     (entry,) = json.loads(out)
     assert (entry["actor"], entry["subject"]) == ("tanaka", "cli/hello")
     assert len(entry["details"]["sha256"]) == 64
-    assert entry["details"]["previous"] is None and "+    template: こんにちは" in (
-        entry["details"]["diff"]
+    assert (
+        entry["details"]["previous"] is None
+        and "+    template: こんにちは" in (entry["details"]["diff"])
     )
 
     as_user("tanaka")  # type: ignore[operator]
@@ -156,6 +159,15 @@ def test_plan_commands_check_the_os_users_roles_and_registering_is_audited(
     assert changed["previous"] == entry["details"]["file"].rsplit("/", 1)[-1] + ".yaml"
     assert "-    template: こんにちは" in changed["diff"]
     assert "+    template: おはようございます" in changed["diff"]
+
+    as_user("tanaka")  # type: ignore[operator]
+    secret = SMALL_PLAN.replace("graph:", 'vars: {bank_account: "9876543"}\ngraph:')
+    plan.write_text(secret, encoding="utf-8")
+    assert run("plan", "register", str(plan))[0] == 0
+    as_user("keiri")  # type: ignore[operator]
+    code, out, _ = run("audit", "list", "--kind", "plan_registered", "--json")
+    diff = json.loads(out)[-1]["details"]["diff"]
+    assert "bank_account" in diff and "9876543" not in diff  # a secret var's value
 
 
 APPROVAL_PLAN = """\
@@ -191,6 +203,34 @@ def test_an_approval_at_the_command_line_follows_the_same_rule(
     assert code == 0, out
     run_id = json.loads(out)["run_id"]
 
-    as_user("sato")  # type: ignore[operator]
     code, _, err = run("plan", "resume", run_id, "--inputs", str(approve), "--no-prompt")
-    assert code == 1 and "始めた人の記録がない" in err  # started here: not recorded
+    assert code == 1 and "職務分掌" in err  # the run's state knows who started it
+
+    as_user("sato")  # type: ignore[operator]
+    code, out, err = run("plan", "resume", run_id, "--inputs", str(approve), "--json")
+    assert code == 0, err
+    assert json.loads(out)["status"] == "success"
+
+
+def test_every_command_that_changes_or_uses_the_agents_checks_the_role(
+    keiri_home: Path, as_user: object
+) -> None:
+    assert run("users", "add", "keiri", "--role", "管理者")[0] == 0
+    assert run("users", "add", "suzuki", "--role", "閲覧者", "--name", "鈴木")[0] == 0
+    as_user("suzuki")  # type: ignore[operator]
+    refused = {
+        ("analyze", "sales.csv", "地域別の売上"): "Plan を実行し、エージェントを使う",
+        ("helpdesk", "ask", "経費の締め日は？"): "Plan を実行し、エージェントを使う",
+        ("helpdesk", "index", "manual.md"): "Plan を作成・変更・登録する",
+        ("research", "ask", "インボイス制度"): "Plan を実行し、エージェントを使う",
+        ("schedule", "add", "monthly", "毎月1日"): "Plan を実行し、エージェントを使う",
+        ("plan", "generate", "--instruction", "売上を集計して"): "Plan を作成・変更・登録する",
+        ("purge", "--yes"): "設定を変える",
+    }
+    for arguments, action in refused.items():
+        code, _, err = run(*arguments)
+        assert code == 1 and f"鈴木 さんには「{action}」権限がありません" in err, (arguments, err)
+    code, out, _ = run("schedule", "pause", "sch_1", "--json")
+    assert code == 1 and json.loads(out)["error"]["code"] == "PERMISSION_DENIED"
+    assert run("purge")[0] == 1  # even the dry run: it lists what people kept
+    assert run("schedule", "list")[0] == 0  # reading stays open to every role

@@ -27,7 +27,7 @@ def test_who_sees_another_persons_work(roles: tuple[str, ...], plan: bool, analy
     assert rules.may_see(someone, "yamada", "plan") is plan
     assert rules.may_see(someone, "yamada", "analysis") is analysis
     assert rules.may_see(someone, "tanaka", "analysis")  # their own
-    assert rules.may_see(someone, "", "analysis")  # nobody's: from before people
+    assert rules.may_see(someone, "", "analysis") is analysis  # nobody's: overseers only
 
 
 def test_only_the_owner_and_an_admin_act_even_with_team_sharing() -> None:

@@ -54,6 +54,6 @@ def test_a_password_in_the_database_url_is_not_recorded(trail: AuditTrail, tmp_p
     entry = record_settings(Settings(home=tmp_path, database_url=url), trail, "ops")
     assert entry is not None
     assert dict(entry.details["settings"])["database_url"] == (
-        "postgresql+psycopg://keiri:***@db.example:5432/keiri"
+        "postgresql+psycopg://***@db.example:5432/keiri"
     )
     assert "hunter2" not in json.dumps(entry.details)

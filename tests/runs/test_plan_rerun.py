@@ -122,3 +122,60 @@ def test_a_run_not_settled_or_an_unknown_node_is_refused(runs: PlanRuns) -> None
         runs.rerun(run_id, "nowhere")
     assert runs.service.require(run_id).status == "failed"
     assert runs.result(run_id).status == "failed"  # its state untouched
+
+
+APPROVED_PAYMENTS = """\
+apiVersion: v1
+id: payments
+version: 0.1.0
+graph:
+  - id: amounts
+    block: ui.interactive_input
+    in:
+      mode: collect
+      requirements:
+        - {id: total, type: number, label: 合計, required: true}
+    out: {collected_data: collected}
+  - id: approve
+    block: ui.interactive_input
+    in:
+      mode: confirm
+      message: 支払を承認してください
+      approval: {roles: [approver], not_starter: true}
+    out: {approved: approved}
+  - id: output
+    block: text.template
+    when: {expr: "${approve.approved} == true"}
+    in: {template: "支払 {total}", values: "${amounts.collected}"}
+    out: {text: text}
+"""
+
+
+def test_a_rerun_asks_every_approval_again(runs: PlanRuns) -> None:
+    from keiri_agent.errors import KeiriAgentError
+    from keiri_agent.people.roles import Person
+
+    plan = check_plan_text(APPROVED_PAYMENTS).plan
+    assert plan is not None
+    yamada = Person("yamada", "山田", frozenset({"operator", "approver"}))
+    sato = Person("sato", "佐藤", frozenset({"approver"}))
+    run_id = runs.start(plan, answers={"amounts": {"total": 100}}, started_by="yamada", by=yamada)
+    runs.service.execute(run_id)
+    runs.resume(run_id, {"approve": {"approved": True}}, by=sato)
+    runs.service.execute(run_id)
+    assert runs.result(run_id).outputs["output"]["text"] == "支払 100"
+
+    # The approval has no data dependency, yet a new amount is not output on the old one.
+    runs.rerun(run_id, "amounts", {"amounts": {"total": 900}}, by=yamada)
+    runs.service.execute(run_id)
+    result = runs.result(run_id)
+    assert result.status == "paused" and [w["node_id"] for w in result.waiting] == ["approve"]
+    assert "output" not in result.outputs or result.outputs["output"] is None
+
+    # Nor can the starter give the approval with the re-run, or start with it given.
+    with pytest.raises(KeiriAgentError) as refused:
+        runs.rerun(run_id, "amounts", {"approve": {"approved": True}}, by=yamada)
+    assert refused.value.code == "PERMISSION_DENIED"
+    with pytest.raises(KeiriAgentError) as up_front:
+        runs.start(plan, answers={"approve": {"approved": True}}, started_by="yamada", by=yamada)
+    assert "職務分掌" in up_front.value.message

@@ -36,7 +36,9 @@ graph:
     in:
       mode: confirm
       message: 今月の支払一覧を確認して承認してください
-      context: {件数: 2, 合計金額: 150000}
+      context:
+        records: [{支払先: A社, 金額: 100000}, {支払先: B社, 金額: 50000}]
+        合計: {件数: 2, 合計金額: 150000}
       approval: {roles: [approver], not_starter: true}
     out: {approved: approved}
   - id: note
@@ -151,6 +153,7 @@ def test_starter_approver_and_viewer_in_the_browser(
     approver.goto(running.url + "/approvals/")
     item = approver.get_by_test_id("approval-item")
     expect(item.get_by_test_id("approval-totals")).to_contain_text("150,000")
+    expect(item.locator("table")).to_contain_text("B社")  # the rows that are paid
     item.get_by_test_id("approval-comment").fill("請求書と照合済み")
     item.get_by_test_id("approve").click()
     expect(approver.get_by_test_id("approval-done")).to_contain_text("承認しました")

@@ -1,7 +1,7 @@
 // Who is using the page: sign-in with a login and password or the company's provider, sign-out,
 // and the roles the page shows (src/keiri_agent/api/routes/auth.py, people/roles.py).
 
-import { apiJson } from "@/lib/api";
+import { apiJson, setToken } from "@/lib/api";
 
 /** GET /api/auth/me and POST /api/auth/sign-in. */
 export interface Me {
@@ -31,8 +31,13 @@ export function signIn(login: string, password: string): Promise<Me> {
   return apiJson<Me>("/api/auth/sign-in", { method: "POST", body: JSON.stringify({ login, password }) });
 }
 
+/** End the browser's sign-in and forget an access token this tab kept. */
 export async function signOut(): Promise<void> {
-  await apiJson("/api/auth/sign-out", { method: "POST" });
+  try {
+    await apiJson("/api/auth/sign-out", { method: "POST" });
+  } finally {
+    setToken(null);
+  }
 }
 
 /** Where the company sign-in starts (the API redirects to the provider). */

@@ -27,19 +27,46 @@ def acted_run(context: ApiContext, person: Person, run_id: str) -> Run | None:
     return run
 
 
+def seen_plan_run(context: ApiContext, person: Person, run_id: str) -> str:
+    """Refuse unless ``person`` may see the Plan run ``run_id``; who started it (the run
+    service's owner, or the login its state recorded at the command line)."""
+    starter = context.plan_runs.starter(run_id)
+    context.ownership.check_see(person, starter, "plan", run_id)
+    return starter
+
+
+def acted_plan_run(context: ApiContext, person: Person, run_id: str) -> str:
+    """``seen_plan_run``, and ``person`` may also act on it (its starter or 管理者)."""
+    starter = seen_plan_run(context, person, run_id)
+    context.ownership.check_act(person, starter, "plan", run_id)
+    return starter
+
+
+def _subject_owner(context: ApiContext, kind: str, subject: str) -> str | None:
+    """Who made the conversation or session: its first run's owner; "" (nobody's) for
+    research notes no run made (asked at the command line); None when nothing is there
+    yet (a new one, whoever names it)."""
+    owner = context.runs.subject_owner(kind, subject)
+    if owner is None and kind == "research" and context.research.notes(subject):
+        return ""
+    return owner
+
+
 def seen_subject(context: ApiContext, person: Person, kind: str, subject: str) -> None:
     """Refuse unless ``person`` may see the conversation or session ``subject`` of
-    ``kind`` (an unknown one is nobody's yet)."""
-    owner = context.runs.subject_owner(kind, subject) or ""
-    context.ownership.check_see(person, owner, kind, subject)
+    ``kind``."""
+    owner = _subject_owner(context, kind, subject)
+    if owner is not None:
+        context.ownership.check_see(person, owner, kind, subject)
 
 
 def continued_subject(context: ApiContext, person: Person, kind: str, subject: str) -> None:
     """Refuse unless ``person`` may continue the conversation or session ``subject``
     (its owner or 管理者; a new one is theirs)."""
-    owner = context.runs.subject_owner(kind, subject) or ""
-    context.ownership.check_see(person, owner, kind, subject)
-    context.ownership.check_act(person, owner, kind, subject)
+    owner = _subject_owner(context, kind, subject)
+    if owner is not None:
+        context.ownership.check_see(person, owner, kind, subject)
+        context.ownership.check_act(person, owner, kind, subject)
 
 
 def seen_dataset(context: ApiContext, person: Person, ref: str) -> None:
@@ -47,4 +74,4 @@ def seen_dataset(context: ApiContext, person: Person, ref: str) -> None:
     from keiri_agent.services.saved_datasets import LoadedDatasets
 
     owned = LoadedDatasets.of(context.analysis).saved.owned_by(ref, person.login)
-    context.ownership.check_see_owned(person, owned is not False, "dataset", ref)
+    context.ownership.check_see_owned(person, owned is True, "dataset", ref)

@@ -20,7 +20,7 @@ from rich.markup import escape
 from keiri_agent.cli.blocks import blocks_app
 from keiri_agent.cli.child import run_child
 from keiri_agent.cli.collector import collect_as_usual
-from keiri_agent.cli.common import console, err_console, print_json
+from keiri_agent.cli.common import console, err_console, needs, print_json
 from keiri_agent.cli.common import fail as _fail
 from keiri_agent.cli.common import settings as common_settings
 from keiri_agent.cli.helpdesk import helpdesk_app
@@ -122,6 +122,7 @@ def _progress_printer(quiet: bool) -> Any:
 
 
 @app.command(epilog='例: keiri-agent analyze sales.csv "地域別の売上合計"')
+@needs("run")
 def analyze(
     file: Annotated[Path, typer.Argument(help="分析するファイル（CSV・TSV・XLSX）")],
     question: Annotated[str | None, typer.Argument(help="依頼内容（日本語または英語）")] = None,
@@ -365,6 +366,7 @@ def ui(
 
 
 @app.command(epilog="例: keiri-agent purge（対象の確認だけ）、keiri-agent purge --yes（削除）")
+@needs("change_settings")
 def purge(
     days: Annotated[
         int | None,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -15,6 +17,8 @@ from keiri_agent.services.jsonforms import dumps
 
 if TYPE_CHECKING:  # settings (pydantic-settings) load in the commands that read them
     from keiri_agent.config import Settings
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
 
 log = logging.getLogger("keiri_agent.cli")
 console = Console()
@@ -79,3 +83,25 @@ def last_resort(error: Exception) -> typer.Exit:
         "管理者に伝えてください"
     )
     return typer.Exit(code=1)
+
+
+def needs(action: str) -> Callable[[_Command], _Command]:
+    """A command decorator (under ``@app.command()``): once people are registered, the
+    operating-system user's account must hold a role that may ``action``
+    (``people.roles``), else ``PERMISSION_DENIED`` naming the role (with ``--json``, also
+    as JSON on stdout). One person's install checks nothing."""
+
+    def decorate(command: _Command) -> _Command:
+        @functools.wraps(command)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            from keiri_agent.people.operator import require_at_command_line
+
+            try:
+                require_at_command_line(settings(), action)
+            except KeiriAgentError as error:
+                raise fail_json(error, bool(kwargs.get("as_json"))) from None
+            return command(*args, **kwargs)
+
+        return checked  # type: ignore[return-value]
+
+    return decorate

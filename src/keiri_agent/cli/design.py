@@ -21,7 +21,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from keiri_agent.cli.common import console, err_console, print_json, settings
+from keiri_agent.cli.common import console, err_console, needs, print_json, settings
 from keiri_agent.cli.common import fail as _fail
 from keiri_agent.cli.usage import KeiriTyper
 from keiri_agent.errors import KeiriAgentError
@@ -111,6 +111,7 @@ def _fallback(value: str | None) -> bool | None:
 
 
 @design_app.command()
+@needs("design")
 def generate(
     instruction: InstructionOption,
     docs: DocsOption = None,
@@ -260,6 +261,7 @@ def _print_requirements(result: GeneratedPlan) -> None:
 
 
 @design_app.command()
+@needs("design")
 def design(
     instruction: InstructionOption,
     docs: DocsOption = None,

@@ -21,7 +21,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from keiri_agent.cli.common import console, err_console, print_json, settings
+from keiri_agent.cli.common import console, err_console, needs, print_json, settings
 from keiri_agent.cli.common import fail as _fail
 from keiri_agent.cli.usage import KeiriTyper
 from keiri_agent.errors import KeiriAgentError
@@ -50,6 +50,7 @@ def _desk(name: str) -> HelpDesk:
 
 
 @helpdesk_app.command()
+@needs("design")
 def index(
     paths: Annotated[
         list[Path] | None,
@@ -102,6 +103,7 @@ def index(
 
 
 @helpdesk_app.command()
+@needs("design")
 def remove(
     documents: Annotated[list[str], typer.Argument(help="削除する文書名（status の表示どおり）")],
     collection: Annotated[
@@ -210,6 +212,7 @@ def _progress_printer(quiet: bool) -> Any:
 
 
 @helpdesk_app.command()
+@needs("run")
 def ask(
     question: Annotated[str, typer.Argument(help="質問（日本語または英語）")],
     name: NameOption = "helpdesk",

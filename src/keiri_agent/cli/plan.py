@@ -457,10 +457,10 @@ Answerer = tuple["Person", str] | None
 None on one person's install (nothing is checked there)."""
 
 
-def _answerer(run_id: str | None) -> Answerer:
-    """The OS user's person and the login of who started ``run_id`` as the run service
-    recorded it (empty when not recorded: a run started at the command line); for a run
-    about to start (``run_id`` None), the OS user."""
+def _answerer(engine: PlanEngine, run_id: str | None) -> Answerer:
+    """The OS user's person and the login of who started ``run_id`` (as the run service
+    or the run's state recorded it); for a run about to start (``run_id`` None), the OS
+    user."""
     from keiri_agent.people.operator import team_at_command_line
     from keiri_agent.runs.store import RunStore
 
@@ -471,7 +471,9 @@ def _answerer(run_id: str | None) -> Answerer:
     if run_id is None:
         return person, person.login
     known = RunStore(accounts.engine).get(run_id)
-    return person, known.owner if known is not None else ""
+    if known is not None and known.owner:
+        return person, known.owner
+    return person, engine.saved_state(run_id).started_by
 
 
 def _check_answers(
@@ -482,10 +484,12 @@ def _check_answers(
     run's (None: read from its saved state, only when there is something to check)."""
     if answerer is None or not answers:
         return
-    from keiri_agent.services.plan_runs import check_answerer
+    from keiri_agent.services.plan_runs import check_answerer, refuse_early_approvals
 
     checked = plan if plan is not None else engine.saved_plan(run_id)
     check_answerer(checked, run_id, answers, *answerer)
+    waiting = {str(w["node_id"]) for w in engine.runner.result(run_id).waiting} if run_id else set()
+    refuse_early_approvals(checked, answers, waiting)
 
 
 def _answer_by_prompts(
@@ -541,7 +545,9 @@ def run(
         loaded = load_plan(engine, plan)
         files = read_plan_files(engine, loaded, assignments)
         answers = files.answers_with(read_answers(inputs))
-        answerer = _answerer(None)
+        from keiri_agent.people.operator import os_login
+
+        answerer = _answerer(engine, None)
         _check_answers(engine, loaded, "", answers, answerer)
         on_event = interrupt.watch(_progress(as_json))
         result = engine.run(
@@ -550,6 +556,7 @@ def run(
             answers=answers,
             on_event=on_event,
             cancel_event=interrupt.cancel,
+            started_by=answerer[1] if answerer is not None else os_login(),
         )
         if _prompting(prompt, as_json) and interrupt.signum is None:
             result = _answer_by_prompts(engine, result, answers, on_event, answerer)
@@ -609,7 +616,7 @@ def resume(
 
     def call(engine: PlanEngine, interrupt: _Interrupt) -> RunResult:
         answers = read_answers(inputs)
-        answerer = _answerer(run_id)
+        answerer = _answerer(engine, run_id)
         _check_answers(engine, None, run_id, answers, answerer)
         on_event = _progress(as_json)
         result = engine.resume(
@@ -644,10 +651,12 @@ def rerun(
     run_vars = _vars(var)
 
     def call(engine: PlanEngine, interrupt: _Interrupt) -> RunResult:
+        answers = read_answers(inputs)
+        _check_answers(engine, None, run_id, answers, _answerer(engine, run_id))
         return engine.runner.rerun_from_node(
             run_id,
             from_node,
-            answers=read_answers(inputs),
+            answers=answers,
             vars=run_vars,
             on_event=_progress(as_json),
             cancel_event=interrupt.cancel,

@@ -25,7 +25,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from keiri_agent.cli.common import console, err_console, print_json, settings
+from keiri_agent.cli.common import console, err_console, needs, print_json, settings
 from keiri_agent.cli.common import fail as _fail
 from keiri_agent.cli.usage import JapaneseGroup, KeiriTyper
 from keiri_agent.errors import KeiriAgentError, UserInputError
@@ -74,6 +74,7 @@ def _service() -> ResearchService:
 
 
 @research_app.command("ask")
+@needs("run")
 def research(
     question: Annotated[str, typer.Argument(help="調査したい質問（日本語または英語）")],
     kb: Annotated[
@@ -200,6 +201,7 @@ def show_session(session_id: SessionArgument, as_json: JsonOption = False) -> No
 
 
 @notes_app.command("delete")
+@needs("run")
 def delete_session(session_id: SessionArgument, as_json: JsonOption = False) -> None:
     """SESSION_ID のメモをすべて削除します。"""
     try:

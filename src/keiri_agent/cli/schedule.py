@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from keiri_agent.cli.common import console, print_json, settings
+from keiri_agent.cli.common import console, needs, print_json, settings
 from keiri_agent.cli.common import fail as _fail
 from keiri_agent.cli.common import fail_json as _fail_json
 from keiri_agent.cli.usage import KeiriTyper
@@ -88,6 +88,13 @@ def next_command(
         console.print(f"  {day.isoformat()}（{WEEKDAY_NAMES[day.weekday()]}）", markup=False)
 
 
+def _login() -> str:
+    """Who adds a schedule: the OS user (its runs are theirs, as at the command line)."""
+    from keiri_agent.people.operator import os_login
+
+    return os_login()
+
+
 def _schedules() -> Schedules:
     from keiri_agent.runs.schedules import Schedules
 
@@ -112,6 +119,7 @@ IdArgument = Annotated[str, typer.Argument(help="予定の ID（sch_… の形�
 
 
 @schedule_app.command("add")
+@needs("run")
 def add_command(
     plan: Annotated[str, typer.Argument(help="登録済みの Plan の ID（designs/ の中の名前）")],
     rule: Annotated[
@@ -141,7 +149,7 @@ def add_command(
         values = parse_var_assignments(var)
         check_plan(engine, plan, values)  # a Plan that would fail at its first date: now
         schedules = _schedules()
-        schedule = schedules.add(plan, rule, at=at, vars=values)
+        schedule = schedules.add(plan, rule, at=at, vars=values, owner=_login())
     except KeiriAgentError as error:
         raise _fail_json(error, as_json) from None
     _show(schedules, schedule, as_json, "追加しました")
@@ -184,18 +192,21 @@ def _change(schedule_id: str, action: str, as_json: bool) -> None:
 
 
 @schedule_app.command("pause")
+@needs("run")
 def pause_command(schedule_id: IdArgument, as_json: JsonOption = False) -> None:
     """予定を一時停止します（再開するまで実行しません）。"""
     _change(schedule_id, "pause", as_json)
 
 
 @schedule_app.command("resume")
+@needs("run")
 def resume_command(schedule_id: IdArgument, as_json: JsonOption = False) -> None:
     """一時停止した予定を再開します（止めていた間の分は実行しません）。"""
     _change(schedule_id, "resume", as_json)
 
 
 @schedule_app.command("delete")
+@needs("run")
 def delete_command(schedule_id: IdArgument, as_json: JsonOption = False) -> None:
     """予定を削除します（実行済みの記録は残ります）。"""
     _change(schedule_id, "delete", as_json)

@@ -346,16 +346,16 @@ def audit_verify_command(as_json: JsonOption = False) -> None:
     except KeiriAgentError as error:
         raise _fail_json(error, as_json) from None
     if as_json:
-        print_json(
-            {
-                "ok": result.ok,
-                "entries": result.entries,
-                "broken_at": result.broken_at,
-                "problem": result.problem,
-            }
-        )
+        print_json(result.to_dict())
     elif result.ok:
         console.print(f"OK: {result.entries} 件の記録はすべて元のままです", markup=False)
+        if result.head_seq is not None:
+            console.print(
+                f"最新の記録: {result.head_seq} 番（ハッシュ {result.head_hash}）。"
+                "この番号とハッシュを控えておけば、後から最新の記録が消されていないかを"
+                "確かめられます（audit list --json でその番号の記録を見ます）",
+                markup=False,
+            )
     else:
         console.print(f"問題があります: {result.problem}", markup=False, style="bold red")
     if not result.ok:

@@ -104,6 +104,21 @@ class Verification:
     ok: bool
     broken_at: int | None = None
     problem: str | None = None
+    head_seq: int | None = None
+    head_hash: str | None = None
+    """The newest entry's number and hash when ``ok``: noted down (or exported), they
+    let a later check see that newest entries were removed, which the chain alone
+    cannot show."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "entries": self.entries,
+            "broken_at": self.broken_at,
+            "problem": self.problem,
+            "head_seq": self.head_seq,
+            "head_hash": self.head_hash,
+        }
 
 
 def entry_hash(
@@ -238,8 +253,10 @@ class AuditTrail:
         """Recompute the chain from the first entry (see the module docstring)."""
         prev_hash = GENESIS
         count = 0
+        head: AuditEntry | None = None
         for entry in self._all():
             count += 1
+            head = entry
             if count == 1 and entry.prev_hash != GENESIS and self._pruned_to(entry):
                 prev_hash = entry.prev_hash  # the entries before were pruned by retention
             if entry.prev_hash != prev_hash:
@@ -257,15 +274,21 @@ class AuditTrail:
                     count, False, entry.seq, f"{entry.seq} 番の記録が書き換えられています"
                 )
             prev_hash = entry.hash
-        return Verification(count, True)
+        if head is None:
+            return Verification(0, True)
+        return Verification(count, True, head_seq=head.seq, head_hash=head.hash)
 
     def _pruned_to(self, first: AuditEntry) -> bool:
         """Whether an ``audit_pruned`` entry vouches for ``first`` being the first kept:
-        it deleted up to the entry before it and names that entry's hash."""
+        it deleted entries before it, the last of them the one whose hash ``first``
+        chains to (numbers may skip: a database's counter can)."""
         for entry in self.entries(kind="audit_pruned"):
             details = entry.details
-            if details.get("through_seq") == first.seq - 1 and details.get("anchor") == (
-                first.prev_hash
+            through = details.get("through_seq")
+            if (
+                isinstance(through, int)
+                and through < first.seq
+                and details.get("anchor") == first.prev_hash
             ):
                 return True
         return False

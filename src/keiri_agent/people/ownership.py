@@ -12,8 +12,9 @@ record their uploader. ``Ownership`` decides who else may see and act on them:
   with the approval rule (``people.approvals``);
 - with team sharing on (``KEIRI_AGENT_TEAM_SHARING=true``) everyone signed in sees
   everything; acting on another's still needs 管理者;
-- a run with no owner (made before anyone was registered) is the team's: everyone
-  sees it and whoever may run Plans acts on it.
+- a run whose owner was never recorded (made before this was built, or a research
+  session asked at the command line) is nobody's: only the roles that oversee its kind
+  see it, and only 管理者 acts on it.
 
 A refusal is ``PermissionDeniedError`` naming the roles (or the setting) that would
 allow it; the API answers 403 ``PERMISSION_DENIED``.
@@ -53,18 +54,18 @@ class Ownership:
     team_sharing: bool = False
 
     def may_see(self, person: Person, owner: str, kind: str) -> bool:
-        return self._sees(person, not owner or owner == person.login, kind)
+        return self._sees(person, bool(owner) and owner == person.login, kind)
 
     def _sees(self, person: Person, owns: bool, kind: str) -> bool:
         return owns or self.team_sharing or bool(person.roles & _overseers(kind))
 
     def may_act(self, person: Person, owner: str) -> bool:
-        return not owner or owner == person.login or bool(person.roles & ACTING_ROLES)
+        return (bool(owner) and owner == person.login) or bool(person.roles & ACTING_ROLES)
 
     def check_see(self, person: Person, owner: str, kind: str, ref: str) -> None:
         """Refuse (``PERMISSION_DENIED``) unless ``person`` may see ``ref`` of ``kind``
         made by ``owner``."""
-        self.check_see_owned(person, not owner or owner == person.login, kind, ref)
+        self.check_see_owned(person, bool(owner) and owner == person.login, kind, ref)
 
     def check_see_owned(self, person: Person, owns: bool, kind: str, ref: str) -> None:
         """``check_see`` when whether ``person`` owns ``ref`` is already known (a file

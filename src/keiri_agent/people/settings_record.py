@@ -6,23 +6,21 @@ change is made by whoever edits them and restarts the server. So at every server
 recorded and, when they differ, appends a ``settings_changed`` entry naming each
 setting that changed, with its value before and after. Secrets are never recorded:
 a secret shows only whether it is set (``設定あり``), and text is masked
-(``masking.mask_text``), and a password in a URL (a database URL) is replaced by ``***``.
+(``masking.mask_text``), and the user and password in a URL (a database URL) are
+replaced by ``***``.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import SecretStr
 
-from keiri_agent.config import SECTIONS, Settings
+from keiri_agent.config import SECTIONS, Settings, without_credentials
 from keiri_agent.masking import is_secret_key, mask_text
 from keiri_agent.people.audit import AuditEntry, AuditTrail
 
 SECRET_SET = "設定あり"
-_URL_PASSWORD = re.compile(r"(\w[\w+.-]*://[^:/@\s]*:)[^@\s]*@")
-"""The password in ``scheme://user:password@host`` (a database URL)."""
 
 
 def settings_snapshot(settings: Settings) -> list[list[Any]]:
@@ -43,7 +41,7 @@ def _shown(name: str, value: Any) -> Any:
         return value
     if isinstance(value, list | tuple | frozenset | set):
         return [_shown("", item) for item in value]
-    return _URL_PASSWORD.sub(r"\1***@", mask_text(str(value)))
+    return without_credentials(mask_text(str(value)))
 
 
 def record_settings(settings: Settings, trail: AuditTrail, actor: str) -> AuditEntry | None:

@@ -43,6 +43,7 @@ from keiri_agent.plans.check.validator import PlanValidator
 from keiri_agent.plans.dsl.loader import check_plan_file, check_plan_text, load_plan_file
 from keiri_agent.plans.dsl.models import Plan
 from keiri_agent.plans.issues import IssueCode, ValidationReport
+from keiri_agent.plans.run.run_state import RunState
 from keiri_agent.plans.run.runner import PlanRunner, RunResult
 from keiri_agent.plans.store import PlanStore
 from keiri_agent.workspace import Workspace
@@ -187,11 +188,18 @@ class PlanEngine:
         answers: Mapping[str, Any] | None = None,
         on_event: EventCallback | None = None,
         cancel_event: threading.Event | None = None,
+        started_by: str = "",
     ) -> RunResult:
-        """Validate with ``vars``, then run; PlanValidationError when the plan has errors."""
+        """Validate with ``vars``, then run; PlanValidationError when the plan has errors.
+        ``started_by``: the login of who starts it (kept in the run's state)."""
         self.validate(plan, vars=vars).raise_for_errors()
         return self.runner.start(
-            plan, vars=vars, answers=answers, on_event=on_event, cancel_event=cancel_event
+            plan,
+            vars=vars,
+            answers=answers,
+            on_event=on_event,
+            cancel_event=cancel_event,
+            started_by=started_by,
         )
 
     def prepare(
@@ -200,18 +208,26 @@ class PlanEngine:
         *,
         vars: Mapping[str, Any] | None = None,
         answers: Mapping[str, Any] | None = None,
+        started_by: str = "",
     ) -> str:
         """Validate with ``vars`` and save a new run ``queued`` (``continue_run``
         executes it); its run id. PlanValidationError when the plan has errors."""
         self.validate(plan, vars=vars).raise_for_errors()
-        return self.runner.prepare(plan, vars=vars, answers=answers)
+        return self.runner.prepare(plan, vars=vars, answers=answers, started_by=started_by)
+
+    def saved_state(self, run_id: str) -> RunState:
+        """The saved state of the run ``run_id``; ``UserInputError`` for an unknown run
+        (``RunStateCorruptError`` for a damaged one)."""
+        from keiri_agent.plans.run.run_state import find_state, read_state
+
+        return read_state(find_state(self.runner.runs_dir, run_id))
 
     def saved_plan(self, run_id: str) -> Plan:
         """The plan saved with the run ``run_id`` (what it runs, even if the file in
         ``designs/`` changed since); ``UserInputError`` for an unknown run."""
-        from keiri_agent.plans.run.run_state import find_state, plan_from_dict, read_state
+        from keiri_agent.plans.run.run_state import plan_from_dict
 
-        return plan_from_dict(read_state(find_state(self.runner.runs_dir, run_id)).plan)
+        return plan_from_dict(self.saved_state(run_id).plan)
 
     def add_answers(self, run_id: str, answers: Mapping[str, Any]) -> None:
         """Keep answers with a paused run for its ``continue_run``."""

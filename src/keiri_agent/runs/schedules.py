@@ -400,9 +400,13 @@ class Scheduler:
 
         try:
             plan = self.plan_runs.engine.store.load(schedule.plan_id)
-            return self.plan_runs.start(plan, vars=schedule.vars, scheduled=scheduled)
+            return self.plan_runs.start(
+                plan, vars=schedule.vars, scheduled=scheduled, started_by=schedule.owner
+            )
         except KeiriAgentError as error:
-            return self.plan_runs.record_failed_start(schedule.plan_id, error, scheduled)
+            return self.plan_runs.record_failed_start(
+                schedule.plan_id, error, scheduled, owner=schedule.owner
+            )
         except Exception as error:  # e.g. the disk is full: still a run that says so
             log.exception("schedule %s: the run could not start", schedule.schedule_id)
             failure = ExecutionError(

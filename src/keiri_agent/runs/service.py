@@ -230,8 +230,9 @@ class RunService:
 
     def subject_owner(self, kind: str, subject: str) -> str | None:
         """Who made the conversation or session ``subject`` of ``kind`` (the owner of
-        its latest run); None when no run has it yet."""
-        found = self.store.find(kind=kind, subjects=[subject], limit=1)
+        its first run: 管理者 continuing it does not take it over); None when no run has
+        it yet."""
+        found = self.store.find(kind=kind, subjects=[subject], limit=1, oldest_first=True)
         return found[0].owner if found else None
 
     def require(self, run_id: str) -> Run:

@@ -131,9 +131,12 @@ class RunStore:
         subjects: Sequence[str] | None = None,
         statuses: Sequence[str] | None = None,
         limit: int = 50,
+        oldest_first: bool = False,
     ) -> list[Run]:
-        """The newest runs first, filtered by kind, subject and status when given."""
-        query = select(runs).order_by(runs.c.created_at.desc(), runs.c.run_id).limit(limit)
+        """The newest runs first (``oldest_first``: the oldest), filtered by kind, subject
+        and status when given."""
+        created = runs.c.created_at.asc() if oldest_first else runs.c.created_at.desc()
+        query = select(runs).order_by(created, runs.c.run_id).limit(limit)
         if kind is not None:
             query = query.where(runs.c.kind == kind)
         if subjects is not None:

@@ -212,6 +212,9 @@ class Registered:
         version (at most ``MAX_DIFF_LINES`` lines; ``diff_truncated`` says when cut)."""
         text = self.path.read_text(encoding="utf-8")
         before = self.previous.read_text(encoding="utf-8") if self.previous is not None else ""
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        for secret in _secret_values(self.path, self.previous):  # e.g. a bank account
+            text, before = text.replace(secret, "***"), before.replace(secret, "***")
         diff = list(
             difflib.unified_diff(
                 before.splitlines(),
@@ -224,7 +227,7 @@ class Registered:
         return {
             "file": file_id,
             "version": version,
-            "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            "sha256": digest,
             "previous": self.previous.name if self.previous is not None else None,
             "changes": self.warnings,
             "diff": "\n".join(diff[:MAX_DIFF_LINES]),
@@ -234,6 +237,23 @@ class Registered:
 
 MAX_DIFF_LINES = 400
 """The longest Plan diff one audit entry keeps."""
+
+
+def _secret_values(*paths: Path | None) -> list[str]:
+    """The values of the secret vars (``Plan.is_secret_var``) of the Plans in ``paths``,
+    longest first: they never enter a diff the audit trail keeps."""
+    found: set[str] = set()
+    for path in paths:
+        if path is None:
+            continue
+        try:
+            plan = load_plan_file(path)
+        except KeiriAgentError:
+            continue
+        for name, value in plan.vars.items():
+            if plan.is_secret_var(name) and isinstance(value, str | int) and len(str(value)) >= 4:
+                found.add(str(value))
+    return sorted(found, key=len, reverse=True)
 
 
 def _latest_registered(store: PlanStore, plan_id: str) -> Plan | None:

@@ -43,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import AsyncIterator, Collection, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,15 +93,23 @@ class PlanRuns:
         answers: Mapping[str, Any] | None = None,
         scheduled: dict[str, Any] | None = None,
         started_by: str = "",
+        by: Person | None = None,
     ) -> str:
         """Validate, save and queue a run of ``plan``; its run id. ``scheduled``: the
         schedule that started it (its first event, ``scheduled``); ``started_by``: the
-        login of the person who started it (the run's owner: who may not approve it).
+        login of the person who started it (the run's owner: who may not approve it);
+        ``by``: that person where team controls apply — answers given up front are
+        checked as ``resume``'s (an approval step cannot be answered by its starter).
 
         Raises what the engine raises before a run starts (``PlanValidationError``,
         ``UserInputError`` for vars/answers).
         """
-        run_id = self.engine.prepare(plan, vars=vars, answers=decode_answers(answers or {}))
+        if by is not None:
+            check_answerer(plan, "", answers or {}, by, started_by)
+            refuse_early_approvals(plan, answers or {}, set())
+        run_id = self.engine.prepare(
+            plan, vars=vars, answers=decode_answers(answers or {}), started_by=started_by
+        )
         first = [NewEvent("plan", "scheduled", scheduled)] if scheduled is not None else []
         self.service.start(
             KIND,
@@ -115,16 +123,17 @@ class PlanRuns:
         return run_id
 
     def record_failed_start(
-        self, plan_id: str, error: KeiriAgentError, scheduled: dict[str, Any]
+        self, plan_id: str, error: KeiriAgentError, scheduled: dict[str, Any], owner: str = ""
     ) -> str:
         """A scheduled run whose Plan could not start (no longer registered, invalid):
-        a failed run that says why; its run id."""
+        a failed run of the schedule's ``owner`` that says why; its run id."""
         run = self.service.record_failed(
             KIND,
             subject=plan_id,
             title=plan_id,
             error=error.to_dict(),
             first_events=[NewEvent("plan", "scheduled", scheduled)],
+            owner=owner,
         )
         return run.run_id
 
@@ -141,7 +150,13 @@ class PlanRuns:
         self.state_file(run_id)  # a bad or unknown id fails here
         known = self.service.get(run_id)
         if by is not None:
-            check_answerer(self.plan(run_id), run_id, answers, by, known.owner if known else "")
+            plan, starter = self.plan(run_id), self.starter(run_id)
+            if not answers:  # only re-queues the run: its starter's or 管理者's to do
+                require(by, "run")
+                Ownership().check_act(by, starter, KIND, run_id)
+            check_answerer(plan, run_id, answers, by, starter)
+            waiting = {str(item["node_id"]) for item in self.result(run_id).waiting}
+            refuse_early_approvals(plan, answers, waiting)
         if known is not None and known.status != "waiting":
             raise UserInputError(
                 f"実行 {run_id} は入力を待っていないため、回答を受け付けられません"
@@ -151,10 +166,15 @@ class PlanRuns:
                 details={"run_id": run_id, "status": known.status},
             )
         self.engine.add_answers(run_id, decode_answers(answers))
-        if self.service.get(run_id) is None:  # paused before the run service kept runs
+        if self.service.get(run_id) is None:  # paused at the command line, or long ago
             plan = self.plan(run_id)
             self.service.start(
-                KIND, run_id=run_id, subject=plan.id, title=plan.title or plan.id, inputs={}
+                KIND,
+                run_id=run_id,
+                subject=plan.id,
+                title=plan.title or plan.id,
+                inputs={},
+                owner=self.starter(run_id),
             )
         else:
             self.service.continue_waiting(run_id)
@@ -210,17 +230,30 @@ class PlanRuns:
                 )
         return found
 
-    def rerun(self, run_id: str, node_id: str, answers: Mapping[str, Any] | None = None) -> str:
+    def rerun(
+        self,
+        run_id: str,
+        node_id: str,
+        answers: Mapping[str, Any] | None = None,
+        by: Person | None = None,
+    ) -> str:
         """Run top-level ``node_id`` of a settled run and everything downstream of it
-        again (other outputs kept, ``answers`` replacing earlier ones): the run's state
-        is saved ready (``PlanEngine.prepare_rerun``) and the same run queued again for
-        a worker; its run id.
+        again (other outputs kept, ``answers`` replacing earlier ones; every approval
+        step asked again): the run's state is saved ready (``PlanEngine.prepare_rerun``)
+        and the same run queued again for a worker; its run id. ``by``: the person
+        re-running (the run's starter or 管理者; their answers checked as ``resume``'s);
+        None (one person's install) checks nothing.
 
-        Raises ``UserInputError`` (unknown run or node) and ``RunInProgressError``
-        (the run is queued or running).
+        Raises ``UserInputError`` (unknown run or node), ``RunInProgressError`` (the
+        run is queued or running) and ``PermissionDeniedError``.
         """
         self.state_file(run_id)
         known = self.service.get(run_id)
+        if by is not None:
+            starter = self.starter(run_id)
+            require(by, "run")
+            Ownership().check_act(by, starter, KIND, run_id)
+            check_answerer(self.plan(run_id), run_id, answers or {}, by, starter)
         if known is not None and not known.settled:
             raise RunInProgressError(
                 f"実行 {run_id} はまだ終わっていないため、再実行できません"
@@ -277,6 +310,19 @@ class PlanRuns:
         self.state_file(run_id)
         return self.engine.runner.result(run_id)
 
+    def starter(self, run_id: str) -> str:
+        """The login of who started the run: the run service's owner, else the one its
+        state recorded (a run started at the command line); empty when neither did."""
+        known = self.service.get(run_id)
+        if known is not None and known.owner:
+            return known.owner
+        try:
+            return read_state(self.state_file(run_id)).started_by
+        except UserInputError:
+            if known is not None:  # a scheduled run whose Plan could not start
+                return ""
+            raise
+
     def plan(self, run_id: str) -> Plan:
         """The plan saved with the run (read ``result`` first: it reports a damaged one)."""
         return plan_from_dict(read_state(self.state_file(run_id)).plan)
@@ -288,18 +334,27 @@ class PlanRuns:
             return read_state(self.state_file(run_id)).status
         return _PLAN_WORDS.get(run.status, run.status)
 
-    def recent(self, plan_ids: Collection[str], limit: int = RECENT_RUNS_LIMIT) -> list[RunSummary]:
+    def recent(
+        self,
+        plan_ids: Collection[str],
+        limit: int = RECENT_RUNS_LIMIT,
+        keep: Callable[[RunSummary], bool] | None = None,
+    ) -> list[RunSummary]:
         """The runs of the plan known by ``plan_ids`` (its id in ``designs/`` and the id
         its YAML declares), most recently updated first, at most ``limit``: from the
         state files, with the run service's status where it knows the run (a run
         cancelled while queued), and the runs that never got a state (a scheduled run
-        whose Plan could not start)."""
-        found = {run.run_id: run for run in recent_runs(self.runs_dir, plan_ids, limit)}
-        for run in self.service.store.find(kind=KIND, subjects=list(plan_ids), limit=limit):
+        whose Plan could not start). ``keep``: only the runs it keeps (e.g. the ones a
+        person may see), chosen before the list is cut to ``limit``."""
+        window = limit if keep is None else min(max(limit * 10, 200), 2000)
+        found = {run.run_id: run for run in recent_runs(self.runs_dir, plan_ids, window)}
+        for run in self.service.store.find(kind=KIND, subjects=list(plan_ids), limit=window):
             status = _PLAN_WORDS.get(run.status, run.status)
             known = found.get(run.run_id)
             if known is not None:
-                found[run.run_id] = dataclasses.replace(known, status=status, started_by=run.owner)
+                found[run.run_id] = dataclasses.replace(
+                    known, status=status, started_by=run.owner or known.started_by
+                )
             else:
                 found[run.run_id] = RunSummary(
                     run.run_id,
@@ -310,7 +365,7 @@ class PlanRuns:
                     run.owner,
                 )
         ordered = sorted(
-            found.values(),
+            (run for run in found.values() if keep is None or keep(run)),
             key=lambda run: (run.updated_at, run.started_at, run.run_id),
             reverse=True,
         )
@@ -389,7 +444,12 @@ def recent_runs(
         if state.plan_id in plan_ids:
             found.append(
                 RunSummary(
-                    state.run_id, state.plan_id, state.status, state.created_at, state.updated_at
+                    state.run_id,
+                    state.plan_id,
+                    state.status,
+                    state.created_at,
+                    state.updated_at,
+                    state.started_by,
                 )
             )
     found.sort(key=lambda run: (run.updated_at, run.started_at, run.run_id), reverse=True)
@@ -490,6 +550,28 @@ def check_answerer(
             Ownership().check_act(by, starter, "plan", run_id)
         else:
             check_approver(by, rule, starter)
+
+
+def refuse_early_approvals(plan: Plan, answers: Mapping[str, Any], waiting: set[str]) -> None:
+    """An approval answers what its step shows: refuse one for a step the run is not
+    waiting at yet (given up front, or before the steps it follows have run)."""
+    early = sorted((set(answers) & approval_steps(plan)) - waiting)
+    if early:
+        raise UserInputError(
+            f"承認のステップ（{'、'.join(early)}）は、まだ承認を待っていません",
+            code="APPROVAL_NOT_WAITING",
+            hint="実行がそのステップで止まり、承認する内容が表示されてから承認してください",
+            details={"nodes": early, "waiting": sorted(waiting)},
+        )
+
+
+def approval_steps(plan: Plan) -> set[str]:
+    """The ids of the plan's approval steps (top-level nodes with an ``approval`` rule)."""
+    return {
+        node.id
+        for node in _block_nodes(plan).values()
+        if ApprovalRule.of(node.inputs.get("approval")) is not None
+    }
 
 
 def _block_nodes(plan: Plan) -> dict[str, BlockNode]:

@@ -70,6 +70,7 @@ from keiri_agent.ui.components import (
     provider_banner,
     render_artifact,
 )
+from keiri_agent.ui.people import starter_login
 from keiri_agent.ui.run_follow import OUTCOME_KINDS, RUN_EVENT_LABELS, follow_run, run_problem
 from keiri_agent.ui.session import process_services, session_settings, shared_services
 
@@ -483,6 +484,7 @@ def _start(services: Services, question: str) -> dict[str, Any] | None:
             subject=inputs["thread_id"],
             title=inputs["question"],
             inputs=inputs,
+            owner=starter_login(services, "run"),
         )
     except KeiriAgentError as error:
         item["error"] = error.to_dict()

@@ -56,6 +56,7 @@ from keiri_agent.ui.components import (
     show_error,
 )
 from keiri_agent.ui.input_forms import input_form
+from keiri_agent.ui.people import starter_login
 from keiri_agent.ui.run_follow import OUTCOME_KINDS, RUN_EVENT_LABELS, follow_run, run_problem
 from keiri_agent.ui.session import process_services
 from keiri_agent.workspace import Workspace
@@ -291,6 +292,7 @@ def _generate(services: Services, request: DesignRequest) -> None:
             subject=request.plan_id or "",
             title=request.instruction.strip()[:200],
             inputs=inputs,
+            owner=starter_login(services, "design"),
             run_id=run_id,
         )
     except KeiriAgentError as error:

@@ -61,6 +61,7 @@ from keiri_agent.services.container import Services
 from keiri_agent.services.knowledge import index_knowledge
 from keiri_agent.ui.components import accepted_types_caption, persistent, provider_banner
 from keiri_agent.ui.local_time import local_time
+from keiri_agent.ui.people import starter_login
 from keiri_agent.ui.run_follow import RUN_EVENT_LABELS, follow_run, run_problem
 from keiri_agent.ui.session import process_services
 from keiri_agent.workspace import Workspace
@@ -351,7 +352,11 @@ def _start(services: Services, question: str) -> None:
         inputs = helpdesk_kind.ask_inputs(question, KB)
         services.helpdesk(inputs["kb"]).check_ready()
         run = services.runs.start(
-            helpdesk_kind.KIND, subject=inputs["kb"], title=inputs["question"], inputs=inputs
+            helpdesk_kind.KIND,
+            subject=inputs["kb"],
+            title=inputs["question"],
+            inputs=inputs,
+            owner=starter_login(services, "run"),
         )
     except KeiriAgentError as error:
         st.session_state[LAST] = {

@@ -50,6 +50,7 @@ from keiri_agent.services.research import (
     ResearchService,
 )
 from keiri_agent.ui.components import persistent, provider_banner
+from keiri_agent.ui.people import starter_login
 from keiri_agent.ui.run_follow import RUN_EVENT_LABELS, follow_run, run_problem
 from keiri_agent.ui.session import process_services
 
@@ -160,7 +161,12 @@ def _start(
     cannot be researched (too long, an unknown knowledge base) is said at once."""
     st.session_state.pop(LAST, None)
     try:
-        record = services.research_runs.start(question, session_id=session_id, kb_names=kb_names)
+        record = services.research_runs.start(
+            question,
+            session_id=session_id,
+            kb_names=kb_names,
+            owner=starter_login(services, "run"),
+        )
     except KeiriAgentError as error:
         st.session_state[LAST] = {
             "question": question,

@@ -62,7 +62,6 @@ import streamlit as st
 from keiri_agent.blocks.requirements import session_key
 from keiri_agent.errors import KeiriAgentError, UserInputError
 from keiri_agent.events import Event
-from keiri_agent.people.roles import Person
 from keiri_agent.plans.check.llm_needs import (
     LLM_HINT,
     llm_needs,
@@ -93,7 +92,7 @@ from keiri_agent.services.plan_outputs import (
     node_titles,
     shown_outputs,
 )
-from keiri_agent.services.plan_runs import RunLogReader, check_answerer
+from keiri_agent.services.plan_runs import RunLogReader, approval_steps
 from keiri_agent.ui.components import (
     download_button,
     persistent,
@@ -102,6 +101,7 @@ from keiri_agent.ui.components import (
     show_error,
 )
 from keiri_agent.ui.input_forms import input_form
+from keiri_agent.ui.people import acting_person, starter_login
 from keiri_agent.ui.run_follow import OUTCOME_KINDS, RUN_EVENT_LABELS, follow_run, run_problem
 from keiri_agent.ui.session import process_services, shared_services
 
@@ -424,23 +424,11 @@ def _start(
 
 def _start_as_os_user(services: Services, plan: Plan, vars: Mapping[str, Any], answers: Any) -> str:
     """Start the run as the OS user: where people are registered, their account's roles
-    and the approval rules apply here as at the command line (``people.operator``)."""
-    from keiri_agent.people.operator import os_login, team_operator
-    from keiri_agent.people.roles import require
-
-    person = team_operator(services.accounts)
-    if person is not None:
-        require(person, "run")
-        check_answerer(plan, "", answers, person, person.login)
+    and the approval rules apply here as at the command line (``ui.people``)."""
+    login = starter_login(services, "run")
     return services.plan_runs.start(
-        plan, vars=vars, answers=answers, started_by=person.login if person else os_login()
+        plan, vars=vars, answers=answers, started_by=login, by=acting_person(services)
     )
-
-
-def _team_person(services: Services) -> Person | None:
-    from keiri_agent.people.operator import team_operator
-
-    return team_operator(services.accounts)
 
 
 def _rerun_button(
@@ -459,11 +447,14 @@ def _rerun_button(
         + ("（失敗したノード、入力はそのまま）" if start == failed else "（入力が変更されたため）")
     )
     if st.button("再実行", key=f"run.rerun.{index}"):
-        answers = _answers(state)
+        approvals = approval_steps(plan)  # asked again: not the earlier approval
+        answers = {k: v for k, v in _answers(state).items() if k not in approvals}
         _sent(state, answers)
         _invoke(
             "再実行",
-            lambda: services.plan_runs.rerun(result.run_id, start, answers),
+            lambda: services.plan_runs.rerun(
+                result.run_id, start, answers, by=acting_person(services)
+            ),
             _last_seq(services, result.run_id),
         )
         st.rerun()
@@ -612,7 +603,7 @@ def _forms(services: Services, plan: Plan, result: RunResult) -> None:
         _sent(state, answers)
         _invoke(
             "送信",
-            lambda: services.plan_runs.resume(result.run_id, answers, by=_team_person(services)),
+            lambda: services.plan_runs.resume(result.run_id, answers, by=acting_person(services)),
             _last_seq(services, result.run_id),
         )
         st.rerun()

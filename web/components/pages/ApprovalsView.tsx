@@ -32,8 +32,25 @@ function isScalarRecord(value: unknown): value is Record<string, string | number
   );
 }
 
-/** What is approved: a table, totals (名前 → 値), a text, a file's name. */
-function WhatIsApproved({ value }: { value: unknown }) {
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && !("base64" in value);
+}
+
+/** What is approved: a table, totals (名前 → 値), a text, a file's name — or several of
+ * them by name ({"records": [...], "合計": {...}}), each under its name. */
+function WhatIsApproved({ value, depth = 0 }: { value: unknown; depth?: number }) {
+  if (depth === 0 && isPlainRecord(value) && !isScalarRecord(value)) {
+    return (
+      <>
+        {Object.entries(value).map(([name, item]) => (
+          <div key={name} data-testid="approval-part">
+            <h3>{name === "records" ? "対象の行" : name}</h3>
+            <WhatIsApproved value={item} depth={1} />
+          </div>
+        ))}
+      </>
+    );
+  }
   if (isScalarRecord(value) && !("base64" in value)) {
     return (
       <dl className="outputs" data-testid="approval-totals">

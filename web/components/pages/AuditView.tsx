@@ -24,6 +24,8 @@ interface Verification {
   entries: number;
   broken_at: number | null;
   problem: string | null;
+  head_seq: number | null;
+  head_hash: string | null;
 }
 
 const FILTERS = ["actor", "kind", "plan", "subject", "since", "until"] as const;
@@ -148,7 +150,10 @@ export default function AuditView() {
       {verification ? (
         <p className={verification.ok ? "notice" : "error-message"} role="status" data-testid="audit-verification">
           {verification.ok
-            ? `問題ありません: ${verification.entries} 件の記録はすべて元のままです。`
+            ? `問題ありません: ${verification.entries} 件の記録はすべて元のままです。` +
+              (verification.head_seq !== null
+                ? `最新の記録は ${verification.head_seq} 番（ハッシュ ${verification.head_hash ?? ""}）です。控えておけば、後から最新の記録が消されていないかを確かめられます。`
+                : "")
             : `問題があります: ${verification.problem ?? ""}`}
         </p>
       ) : null}

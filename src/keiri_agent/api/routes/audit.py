@@ -20,6 +20,8 @@ router = APIRouter(
 
 Context = Annotated[ApiContext, Depends(get_context)]
 MAX_ENTRIES = 1000
+FIRST_DAY, LAST_DAY = dt.date(2000, 1, 1), dt.date(9998, 12, 31)
+"""The days a search may name (beyond, 422: the day after LAST_DAY still exists)."""
 
 
 class _Filters:
@@ -35,8 +37,12 @@ class _Filters:
         plan: Annotated[
             str | None, Query(max_length=256, description="A Plan and its runs")
         ] = None,
-        since: Annotated[dt.date | None, Query(description="From this day (UTC)")] = None,
-        until: Annotated[dt.date | None, Query(description="To this day (UTC)")] = None,
+        since: Annotated[
+            dt.date | None, Query(ge=FIRST_DAY, le=LAST_DAY, description="From this day (UTC)")
+        ] = None,
+        until: Annotated[
+            dt.date | None, Query(ge=FIRST_DAY, le=LAST_DAY, description="To this day (UTC)")
+        ] = None,
     ) -> None:
         self.values: dict[str, Any] = {
             "actor": actor or None,
@@ -73,15 +79,10 @@ def audit_entries(
 
 @router.get("/verify")
 def verify_audit(context: Context) -> dict[str, Any]:
-    """Whether no entry was edited, removed or inserted out of order (``ok``); otherwise
-    the first broken entry's number and why."""
-    result = context.audit.verify()
-    return {
-        "ok": result.ok,
-        "entries": result.entries,
-        "broken_at": result.broken_at,
-        "problem": result.problem,
-    }
+    """Whether no entry was edited, removed or inserted out of order (``ok``, with the
+    newest entry's number and hash to note down); otherwise the first broken entry's
+    number and why."""
+    return context.audit.verify().to_dict()
 
 
 @router.get(

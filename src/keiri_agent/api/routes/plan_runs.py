@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from keiri_agent.api import sse
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.errors import ApiError, not_found
-from keiri_agent.api.owned import acted_run, seen_run
+from keiri_agent.api.owned import acted_plan_run, seen_plan_run
 from keiri_agent.api.run_starts import count_run_start
 from keiri_agent.api.security import caller, permit
 from keiri_agent.errors import UserInputError
@@ -74,15 +74,17 @@ def _started(context: ApiContext, run_id: str) -> RunStarted:
 
 @router.get("/approvals")
 def waiting_approvals(context: Context, person: Caller) -> dict[str, Any]:
-    """承認待ち: the runs paused at an approval step that the caller may see, newest
-    first — run, Plan, who started it, the step, its message and what it shows
-    (``context``), and ``can_answer``: whether the caller may answer it (a 承認者 who
-    did not start it)."""
+    """承認待ち: the runs paused at an approval step that the caller may see or answer
+    (a person an approval rule names sees what they approve), newest first — run, Plan,
+    who started it, the step, its message and what it shows (``context``), and
+    ``can_answer``: whether the caller may answer it (a 承認者 who did not start it)."""
     waiting = context.plan_runs.waiting_approvals(person)
     ownership = context.ownership
     return {
         "approvals": [
-            item for item in waiting if ownership.may_see(person, item["started_by"], "plan")
+            item
+            for item in waiting
+            if item["can_answer"] or ownership.may_see(person, item["started_by"], "plan")
         ]
     }
 
@@ -94,14 +96,16 @@ def plan_run(run_id: str, context: Context, person: Caller) -> dict[str, Any]:
     input with what they ask and their ``title``. ``title`` is the Plan's title,
     ``node_titles`` every node id → its title (its id when it has none), ``started_by``
     the login of who started it."""
-    known = seen_run(context, person, run_id)
     try:
         result = context.plan_runs.result(run_id)
     except UserInputError as error:
         unstarted = context.plan_runs.without_state(run_id)
         if error.code != "RUN_NOT_FOUND" or unstarted is None:
             raise
+        known = context.runs.require(run_id)
+        context.ownership.check_see(person, known.owner, "plan", run_id)
         return {**unstarted, "events_url": f"/api/plans/runs/{run_id}/events"}
+    starter = seen_plan_run(context, person, run_id)
     plan = context.plan_runs.plan(run_id)
     titles = node_titles(plan)
     payload = run_result_json(result)
@@ -113,7 +117,7 @@ def plan_run(run_id: str, context: Context, person: Caller) -> dict[str, Any]:
     return {
         **payload,
         "title": plan.title,
-        "started_by": known.owner if known is not None else "",
+        "started_by": starter,
         "node_titles": titles,
         "events_url": f"/api/plans/runs/{run_id}/events",
     }
@@ -133,7 +137,6 @@ def resume_plan_run(
     only from someone its rule allows (403 PERMISSION_DENIED: e.g. the person who
     started the run, under 職務分掌); every approval is written to the audit trail."""
     runs = context.plan_runs
-    seen_run(context, person, run_id)
     answerer = person if _team_controls(context) else None
     runs.resume(run_id, body.answers, by=answerer)
     for node_id, approved in runs.approvals(run_id, body.answers):
@@ -161,7 +164,7 @@ def _team_controls(context: ApiContext) -> bool:
 def cancel_plan_run(run_id: str, context: Context, person: Runner) -> dict[str, Any]:
     """Stop a queued, running or paused run, whichever process executes it (it ends
     ``cancelled``); its starter or 管理者."""
-    acted_run(context, person, run_id)
+    acted_plan_run(context, person, run_id)
     runs = context.plan_runs
     if not runs.cancel(run_id):
         raise ApiError(
@@ -191,7 +194,7 @@ def plan_run_events(
 ) -> StreamingResponse:
     """The run's events (source ``plan``) as SSE; ``Last-Event-ID`` (header or query)
     resumes after it. Ends when the run is paused or finished."""
-    seen_run(context, person, run_id)
+    seen_plan_run(context, person, run_id)
     after = sse.last_event_id(request, last_event_id)
     events = context.plan_runs.follow(run_id, after)
     return sse.stream(events, context.settings.api.api_heartbeat_s)
@@ -207,7 +210,7 @@ def plan_run_output(
 ) -> Response:
     """One binary output (a workbook, a document) of a finished node, as a download
     (written to the audit trail: who downloaded which file)."""
-    seen_run(context, person, run_id)
+    seen_plan_run(context, person, run_id)
     outputs = context.plan_runs.result(run_id).outputs
     value: Any = (outputs.get(node_id) or {}).get(alias)
     name = f"{node_id}.{alias}"
@@ -255,11 +258,9 @@ def list_plan_runs(
     with contextlib.suppress(UserInputError):
         ids.add(load_plan_file(path).id)
     ownership = context.ownership
-    runs = [
-        run
-        for run in context.plan_runs.recent(ids, limit)
-        if ownership.may_see(person, run.started_by, "plan")
-    ]
+    runs = context.plan_runs.recent(
+        ids, limit, keep=lambda run: ownership.may_see(person, run.started_by, "plan")
+    )
     return {
         "plan_id": plan_id,
         "runs": [
@@ -289,7 +290,11 @@ def start_plan_run(plan_id: str, body: RunRequest, context: Context, person: Run
     the start, with its files' names and SHA-256, is written to the audit trail."""
     plan = load_plan_file(locate_plan_id(context.plans.store, plan_id))
     run_id = context.plan_runs.start(
-        plan, vars=body.vars, answers=body.answers, started_by=person.login
+        plan,
+        vars=body.vars,
+        answers=body.answers,
+        started_by=person.login,
+        by=person if _team_controls(context) else None,
     )
     context.audit.append(
         person.login,

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.security import permit
+from keiri_agent.people.roles import Person
 from keiri_agent.runs.schedules import check_plan
 from keiri_agent.services.plan_inputs import locate_plan_id
 
@@ -46,15 +47,17 @@ def list_schedules(
     return {"schedules": [schedules.to_dict(item) for item in schedules.list(plan_id)]}
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, dependencies=[Depends(permit("run"))])
-def add_schedule(body: ScheduleRequest, context: Context) -> dict[str, Any]:
-    """Add a schedule of a registered Plan (400 SCHEDULE_RULE_INVALID /
-    SCHEDULE_TIME_INVALID naming the forms, or the Plan's validation errors with these
-    vars; 404 for an unknown Plan)."""
+@router.post("", status_code=status.HTTP_201_CREATED)
+def add_schedule(
+    body: ScheduleRequest, context: Context, person: Annotated[Person, Depends(permit("run"))]
+) -> dict[str, Any]:
+    """Add a schedule of a registered Plan, owned by the caller: its runs are theirs
+    (400 SCHEDULE_RULE_INVALID / SCHEDULE_TIME_INVALID naming the forms, or the Plan's
+    validation errors with these vars; 404 for an unknown Plan)."""
     locate_plan_id(context.plans.store, body.plan_id)
     check_plan(context.plans, body.plan_id, body.vars)
     schedules = context.schedules
-    added = schedules.add(body.plan_id, body.rule, at=body.at, vars=body.vars)
+    added = schedules.add(body.plan_id, body.rule, at=body.at, vars=body.vars, owner=person.login)
     return schedules.to_dict(added)
 
 

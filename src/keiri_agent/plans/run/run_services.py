@@ -21,6 +21,7 @@ from jsonschema import Draft202012Validator
 from keiri_agent.config import Settings
 from keiri_agent.plans.catalog.catalog import BlockCatalog, BlockSpec, schema_problems
 from keiri_agent.plans.dsl.models import Node, Plan
+from keiri_agent.plans.run.approval_order import approvals_last
 from keiri_agent.plans.run.preflight import cached_dependencies
 from keiri_agent.plans.run.run_log import RunLog
 
@@ -167,9 +168,10 @@ class RunServices:
         cached = self._validators[(spec.id, spec.version, direction, name)] = (schema, validator)
         return cached
 
-    def dependencies(self, graph: Sequence[Node]) -> dict[str, set[str]]:
-        """``plans.dsl.dependencies.dependencies`` of a graph, computed once per graph object."""
-        return cached_dependencies(graph)
+    def dependencies(self, graph: Sequence[Node]) -> Mapping[str, set[str]]:
+        """``plans.dsl.dependencies.dependencies`` of a graph, computed once per graph
+        object, with approval steps after what they do not gate (``approval_order``)."""
+        return approvals_last(graph, cached_dependencies(graph))
 
 
 _ANNOTATIONS = frozenset(

@@ -418,6 +418,9 @@ class RunState:
     """How many times a user re-ran part of the run (``rerun_from_node``): part of
     every block's idempotency key, so a re-run does its effects again while a run
     taken up after a crash does not repeat them."""
+    started_by: str = ""
+    """The login of the person who started the run (empty: not recorded): who owns it
+    and who may not approve it (issue 33)."""
     created_at: str = field(default_factory=utc_timestamp)
     updated_at: str = field(default_factory=utc_timestamp)
     _plan_text: tuple[dict[str, Any], str] | None = field(
@@ -452,6 +455,7 @@ class RunState:
             "counters": self.counters,
             "last_seq": self.last_seq,
             "reruns": self.reruns,
+            "started_by": self.started_by,
         }
         if graph:
             data["graph"] = self.graph.to_dict()
@@ -477,6 +481,7 @@ class RunState:
             graph=GraphState.from_dict(data["graph"]),
             last_seq=int(data.get("last_seq", 0)),
             reruns=int(data.get("reruns", 0)),
+            started_by=str(data.get("started_by") or ""),
             created_at=data["created_at"],
             updated_at=data["updated_at"],
         )

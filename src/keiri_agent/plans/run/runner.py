@@ -74,9 +74,10 @@ from keiri_agent.events import EventCallback
 from keiri_agent.masking import MASK, register_value_secret
 from keiri_agent.plans.catalog.catalog import BlockCatalog
 from keiri_agent.plans.dsl.dependencies import dependencies
-from keiri_agent.plans.dsl.models import Plan
+from keiri_agent.plans.dsl.models import BlockNode, Plan
 from keiri_agent.plans.dsl.scope import build_vars
 from keiri_agent.plans.issues import unknown_choice_text
+from keiri_agent.plans.run.approval_order import approvals_last
 from keiri_agent.plans.run.outputs import RunResult, RunStatus, result_of
 from keiri_agent.plans.run.preflight import check_plan
 from keiri_agent.plans.run.progress import ProgressSaver
@@ -124,7 +125,11 @@ def _check_answers(answers: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _new_state(
-    plan: Plan, vars: Mapping[str, Any] | None, answers: Mapping[str, Any] | None, status: str
+    plan: Plan,
+    vars: Mapping[str, Any] | None,
+    answers: Mapping[str, Any] | None,
+    status: str,
+    started_by: str = "",
 ) -> RunState:
     """The state of a new run of ``plan`` (a new run id); StateEncodingError for vars or
     answers the state cannot store."""
@@ -140,6 +145,7 @@ def _new_state(
         status=status,
         vars=overrides,
         answers=checked_answers,
+        started_by=started_by,
     )
 
 
@@ -187,15 +193,17 @@ class PlanRunner:
         answers: Mapping[str, Any] | None = None,
         on_event: EventCallback | None = None,
         cancel_event: threading.Event | None = None,
+        started_by: str = "",
     ) -> RunResult:
-        """Run ``plan`` from the beginning (a new run id).
+        """Run ``plan`` from the beginning (a new run id); ``started_by``: the login of
+        who starts it (kept in its state).
 
         Raises PlanValidationError when a block is unknown or the graph has a cycle,
         ReferenceError_ when a plan var names a missing env/config entry, and
         StateEncodingError for vars/answers the state cannot store. The new run is
         owned (locked) before its state file first exists.
         """
-        state = _new_state(plan, vars, answers, "running")
+        state = _new_state(plan, vars, answers, "running", started_by)
         top_vars = self._checked_vars(plan, state)  # a plan that cannot run leaves no file
         with RunLock(state_path(self.runs_dir, plan.id, state.run_id), state.run_id):
             return self._invoke(state, plan, top_vars, "start", on_event, cancel_event)
@@ -206,6 +214,7 @@ class PlanRunner:
         *,
         vars: Mapping[str, Any] | None = None,
         answers: Mapping[str, Any] | None = None,
+        started_by: str = "",
     ) -> str:
         """Save a new run (status ``queued``) without running it; its run id.
 
@@ -213,7 +222,7 @@ class PlanRunner:
         the same ``runs_dir`` (the run service's workers). Raises what ``start`` raises
         before a run starts.
         """
-        state = _new_state(plan, vars, answers, "queued")
+        state = _new_state(plan, vars, answers, "queued", started_by)
         self._checked_vars(plan, state)
         with RunLock(state_path(self.runs_dir, plan.id, state.run_id), state.run_id):
             save_state(self.runs_dir, state)
@@ -446,7 +455,11 @@ def _reset_for_rerun(
     vars: Mapping[str, Any] | None,
 ) -> None:
     """A re-run of top-level ``node_id``: ``vars`` merged over the run's, ``answers``
-    kept (replacing earlier ones), the node and everything downstream of it reset."""
+    kept (replacing earlier ones), the node and everything downstream of it reset.
+
+    Every approval step (a node with ``approval``) not answered anew is asked again,
+    with everything downstream of it: an approval covers what the earlier run showed,
+    not what the re-run will output."""
     ids = [node.id for node in plan.graph]
     if node_id not in ids:
         raise UserInputError(
@@ -457,9 +470,15 @@ def _reset_for_rerun(
     overrides = dict(vars or {})
     _check_storable("vars", overrides)
     state.vars.update(overrides)
-    state.answers.update(_check_answers(answers))
+    given = _check_answers(answers)
+    state.answers.update(given)
     state.reruns += 1
-    for reset in sorted(downstream(plan, node_id)):
+    resets = downstream(plan, node_id)
+    for node in plan.graph:
+        if node.id not in given and isinstance(node, BlockNode) and node.inputs.get("approval"):
+            state.answers.pop(node.id, None)
+            resets |= downstream(plan, node.id)
+    for reset in sorted(resets):
         state.graph.nodes[reset] = NodeState()
 
 
@@ -472,8 +491,9 @@ def register_secret_vars(plan: Plan, values: Mapping[str, Any]) -> None:
 
 
 def downstream(plan: Plan, node_id: str) -> set[str]:
-    """``node_id`` and every top-level node that depends on it, directly or not."""
-    deps = dependencies(plan.graph)
+    """``node_id`` and every top-level node that depends on it, directly or not (an
+    approval step depends on what it does not gate: ``approval_order``)."""
+    deps = approvals_last(plan.graph, dependencies(plan.graph))
     found = {node_id}
     changed = True
     while changed:
