@@ -1,3 +1,5 @@
+import { fieldLabel, fieldProblem } from "@/components/pages/InputForm";
+import { type PlanVar, varField, varValues } from "@/components/pages/PlansView";
 import { auditQuery, detailSummary } from "@/components/pages/AuditView";
 import { ruleLabel } from "@/components/pages/SchedulesView";
 import { describe, expect, it } from "vitest";
@@ -119,5 +121,38 @@ describe("audit page helpers", () => {
       detailSummary({ plan: "payments", comment: "金額違い", files: [{ name: "支払一覧.csv", sha256: "ab" }] }),
     ).toBe("Plan: payments・ファイル: 支払一覧.csv・コメント: 金額違い");
     expect(detailSummary({})).toBe("");
+  });
+});
+
+describe("input forms", () => {
+  it("labels a field by its label, never by its id", () => {
+    expect(fieldLabel({ id: "expenses", type: "file", label: "経費CSV" }, 0)).toBe("経費CSV");
+    expect(fieldLabel({ id: "csv_file", type: "file" }, 1)).toBe("項目 2");
+  });
+
+  it("puts the step's own message, or 「入力してください」, next to a field", () => {
+    const request = { fields: [], missing: ["a"], errors: { b: "数値を入力してください" } };
+    expect(fieldProblem(request, { id: "a", type: "text" })).toBe("入力してください（必須）");
+    expect(fieldProblem(request, { id: "b", type: "number" })).toBe("数値を入力してください");
+    expect(fieldProblem(request, { id: "c", type: "text" })).toBeNull();
+  });
+
+  it("turns a Plan's vars into typed fields and back", () => {
+    const vars: PlanVar[] = [
+      { name: "min_amount", title: "下限金額", description: null, default: 50000, kind: "integer", secret: false },
+      { name: "groups", title: "集計する列", description: null, default: ["部署"], kind: "yaml", secret: false },
+      { name: "bank_account", title: "口座番号", description: null, default: "", kind: "text", secret: true },
+    ];
+    expect(vars.map(varField).map((field) => [field.type, field.label])).toEqual([
+      ["number", "下限金額"],
+      ["chat", "集計する列"],
+      ["secret", "口座番号"],
+    ]);
+    expect(varValues(vars, { min_amount: 100000, groups: '["部署", "科目"]', bank_account: "1234567" })).toEqual({
+      min_amount: 100000,
+      groups: ["部署", "科目"],
+      bank_account: "1234567",
+    });
+    expect(() => varValues(vars, { groups: "[部署" })).toThrow("「集計する列」を JSON として読めません。");
   });
 });

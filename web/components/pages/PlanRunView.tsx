@@ -7,7 +7,7 @@ import DataTable from "@/components/pages/DataTable";
 import DownloadLink from "@/components/pages/DownloadLink";
 import PlainText from "@/components/pages/PlainText";
 import { formatBytes, nodeTitle, outputView, runStatusLabel } from "@/components/pages/format";
-import { NEEDS_INPUT_TEXT, STREAMLIT_URL } from "@/components/pages/streamlit";
+import InputForm, { type InputRequest } from "@/components/pages/InputForm";
 import { apiJson, toApiError, type ApiError } from "@/lib/api";
 
 interface RunError {
@@ -23,7 +23,7 @@ interface PlanRun {
   status: string;
   outputs: Record<string, Record<string, unknown> | null>;
   errors: RunError[];
-  waiting: { node_id: string; title?: string }[];
+  waiting: { node_id: string; title?: string; approval?: boolean; request?: InputRequest }[];
   /** Every node id → its title (its id when it has none). */
   node_titles?: Record<string, string>;
 }
@@ -56,6 +56,15 @@ function OutputValue({ runId, node, alias, value }: { runId: string; node: strin
 export default function PlanRunView({ runId, onSettled }: { runId: string; onSettled: () => void }) {
   const [run, setRun] = useState<PlanRun | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
+  const [answered, setAnswered] = useState(0);
+
+  const answer = async (nodeId: string, values: Record<string, unknown>) => {
+    await apiJson(`/api/plans/runs/${encodeURIComponent(runId)}/resume`, {
+      method: "POST",
+      body: JSON.stringify({ answers: { [nodeId]: values } }),
+    });
+    setAnswered((count) => count + 1);
+  };
 
   useEffect(() => {
     let stopped = false;
@@ -79,7 +88,7 @@ export default function PlanRunView({ runId, onSettled }: { runId: string; onSet
       stopped = true;
       if (timer) clearTimeout(timer);
     };
-  }, [runId, onSettled]);
+  }, [runId, onSettled, answered]);
 
   return (
     <section className="panel" aria-labelledby="run-title" data-testid="plan-run">
@@ -97,14 +106,24 @@ export default function PlanRunView({ runId, onSettled }: { runId: string; onSet
           </p>
           {run.status === "running" ? <Spinner label="実行しています…（自動で更新します）" /> : null}
           {run.status === "queued" ? <Spinner label="実行の順番を待っています…（自動で更新します）" /> : null}
-          {run.status === "paused" ? (
-            <p className="notice">
-              <a href={STREAMLIT_URL} target="_blank" rel="noopener noreferrer">
-                {NEEDS_INPUT_TEXT}
-              </a>
-              {run.waiting.length > 0 ? `（入力を待っているステップ: ${run.waiting.map((w) => w.title ?? nodeTitle(run.node_titles, w.node_id)).join("、")}）` : null}
-            </p>
-          ) : null}
+          {run.status === "paused"
+            ? run.waiting.map((item) =>
+                item.approval ? (
+                  <p className="notice" key={item.node_id} data-testid="run-awaits-approval">
+                    「{item.title ?? nodeTitle(run.node_titles, item.node_id)}」は承認を待っています。承認者が
+                    <a href="/approvals/">承認待ち</a>の一覧から承認すると続きます。
+                  </p>
+                ) : item.request ? (
+                  <InputForm
+                    key={`${item.node_id}-${answered}`}
+                    formId={`run-${item.node_id}`}
+                    title={`入力: ${item.title ?? nodeTitle(run.node_titles, item.node_id)}`}
+                    request={item.request}
+                    onSubmit={(values) => answer(item.node_id, values)}
+                  />
+                ) : null,
+              )
+            : null}
           {run.errors.length > 0 ? (
             <>
               <h3>エラー</h3>

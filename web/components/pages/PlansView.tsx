@@ -8,8 +8,8 @@ import ErrorBox from "@/components/ErrorBox";
 import Spinner from "@/components/Spinner";
 import PlanRunView from "@/components/pages/PlanRunView";
 import { formatDateTime, planPath, runStatusLabel } from "@/components/pages/format";
-import { NEEDS_INPUT_TEXT, STREAMLIT_URL } from "@/components/pages/streamlit";
-import { apiJson, toApiError, type ApiError } from "@/lib/api";
+import InputForm, { type InputField } from "@/components/pages/InputForm";
+import { ApiError, apiJson, toApiError } from "@/lib/api";
 
 interface PlanSummary {
   plan_id: string;
@@ -25,16 +25,70 @@ interface RunSummary {
   updated_at: string;
 }
 
+/** A var a run takes (services.plan_inputs.asked_inputs). */
+export interface PlanVar {
+  name: string;
+  title: string;
+  description: string | null;
+  default: unknown;
+  kind: "boolean" | "integer" | "number" | "text" | "yaml";
+  secret: boolean;
+}
+
 interface PlanInputs {
-  vars: { name: string }[];
+  vars: PlanVar[];
   interactive: { node_id: string }[];
 }
 
 interface PlanDetail {
   runs: RunSummary[] | null;
-  asksInput: boolean | null;
-  hasVars: boolean;
+  vars: PlanVar[] | null;
   error: ApiError | null;
+}
+
+/** A var as a form field: its title as the label, typed by its default (lists and tables as JSON). */
+export function varField(item: PlanVar): InputField {
+  const type = item.secret
+    ? "secret"
+    : item.kind === "boolean"
+      ? "boolean"
+      : item.kind === "integer" || item.kind === "number"
+        ? "number"
+        : item.kind === "yaml"
+          ? "chat"
+          : "text";
+  const shown = item.kind === "yaml" ? JSON.stringify(item.default, null, 2) : item.default;
+  return {
+    id: item.name,
+    type,
+    label: item.title,
+    description: item.description ?? (item.kind === "yaml" ? "JSON で書いてください" : undefined),
+    required: false,
+    default: shown ?? undefined,
+  };
+}
+
+/** The form's values as the run's vars (JSON text parsed back for lists and tables). */
+export function varValues(vars: PlanVar[], values: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const item of vars) {
+    const value = values[item.name];
+    if (item.kind === "yaml" && typeof value === "string") {
+      try {
+        out[item.name] = JSON.parse(value);
+      } catch {
+        throw new ApiError(
+          "VAR_INVALID",
+          `「${item.title}」を JSON として読めません。`,
+          '例: ["A", "B"] や {"部門": "営業"} のように書いてください。',
+          0,
+        );
+      }
+    } else if (value !== null && value !== undefined) {
+      out[item.name] = value;
+    }
+  }
+  return out;
 }
 
 function runHref(runId: string): string {
@@ -52,8 +106,9 @@ function PlanCard({
   currentRun: string | null;
   onStarted: (runId: string) => void;
 }) {
-  const [detail, setDetail] = useState<PlanDetail>({ runs: null, asksInput: null, hasVars: false, error: null });
+  const [detail, setDetail] = useState<PlanDetail>({ runs: null, vars: null, error: null });
   const [starting, setStarting] = useState(false);
+  const [settingVars, setSettingVars] = useState(false);
   const [startError, setStartError] = useState<ApiError | null>(null);
 
   useEffect(() => {
@@ -65,28 +120,23 @@ function PlanCard({
     ])
       .then(([runs, shown]) => {
         if (stopped) return;
-        setDetail({
-          runs: runs.runs,
-          asksInput: shown ? shown.inputs.interactive.length > 0 : null,
-          hasVars: shown ? shown.inputs.vars.length > 0 : false,
-          error: null,
-        });
+        setDetail({ runs: runs.runs, vars: shown ? shown.inputs.vars : null, error: null });
       })
       .catch((cause: unknown) => {
-        if (!stopped) setDetail({ runs: [], asksInput: null, hasVars: false, error: toApiError(cause) });
+        if (!stopped) setDetail({ runs: [], vars: null, error: toApiError(cause) });
       });
     return () => {
       stopped = true;
     };
   }, [plan.plan_id, plan.error, refresh]);
 
-  const start = async () => {
+  const start = async (vars: Record<string, unknown> = {}) => {
     setStarting(true);
     setStartError(null);
     try {
       const started = await apiJson<{ run_id: string }>(`/api/plans/${planPath(plan.plan_id)}/runs`, {
         method: "POST",
-        body: JSON.stringify({}),
+        body: JSON.stringify({ vars }),
       });
       onStarted(started.run_id);
     } catch (cause) {
@@ -112,27 +162,33 @@ function PlanCard({
       ) : null}
       <ErrorBox error={detail.error} />
       <div className="actions">
-        {detail.asksInput === true ? (
-          <a href={STREAMLIT_URL} target="_blank" rel="noopener noreferrer" data-testid="plan-open-streamlit">
-            {NEEDS_INPUT_TEXT}
-          </a>
-        ) : detail.asksInput === false ? (
+        {detail.vars !== null ? (
           <>
             <button
               type="button"
               className="primary"
-              onClick={() => void start()}
+              onClick={() => (detail.vars && detail.vars.length > 0 ? setSettingVars(true) : void start())}
               disabled={starting}
               aria-describedby={headingId}
               data-testid="plan-start"
             >
               実行する
             </button>
-            {detail.hasVars ? <span className="muted">変数は Plan の既定値で実行します。</span> : null}
             {starting ? <Spinner label="実行を開始しています…" /> : null}
           </>
         ) : null}
       </div>
+      {settingVars && detail.vars ? (
+        <InputForm
+          formId={`${headingId}-vars`}
+          title="実行の設定"
+          request={{ fields: detail.vars.map(varField) }}
+          onSubmit={async (values) => {
+            await start(varValues(detail.vars ?? [], values));
+            setSettingVars(false);
+          }}
+        />
+      ) : null}
       <ErrorBox error={startError} testId="plan-start-error" />
       <h3>最近の実行</h3>
       {detail.runs === null ? (
@@ -201,7 +257,7 @@ export default function PlansView() {
     <>
       <h1>Plan</h1>
       <p className="muted">
-        登録された業務 Plan と最近の実行を確認できます。入力が必要な Plan は Streamlit の実行ページで開きます。
+        登録された業務 Plan を実行し、最近の実行を確認できます。入力が必要なステップでは、この画面にフォームが出ます。
       </p>
       {runId ? (
         <>

@@ -33,7 +33,7 @@ from keiri_agent.runs.records import STATUS_JA
 from keiri_agent.services.jsonforms import is_file_value, run_result_json
 from keiri_agent.services.plan_inputs import locate_plan_id
 from keiri_agent.services.plan_outputs import node_title, node_titles
-from keiri_agent.services.plan_runs import RECENT_RUNS_LIMIT, answered_files
+from keiri_agent.services.plan_runs import RECENT_RUNS_LIMIT, answered_files, approval_steps
 
 router = APIRouter(prefix="/api/plans", tags=["plan runs"])
 
@@ -93,7 +93,8 @@ def waiting_approvals(context: Context, person: Caller) -> dict[str, Any]:
 def plan_run(run_id: str, context: Context, person: Caller) -> dict[str, Any]:
     """The run as last saved: status (queued, running, paused, success, failed, cancelled),
     outputs (bytes inline as base64), errors, and ``waiting``: the nodes paused for
-    input with what they ask and their ``title``. ``title`` is the Plan's title,
+    input with what they ask, their ``title`` and ``approval`` (an approval step: answered
+    from 承認待ち by someone its rule allows). ``title`` is the Plan's title,
     ``node_titles`` every node id → its title (its id when it has none), ``started_by``
     the login of who started it."""
     try:
@@ -110,8 +111,13 @@ def plan_run(run_id: str, context: Context, person: Caller) -> dict[str, Any]:
     titles = node_titles(plan)
     payload = run_result_json(result)
     payload["status"] = context.plan_runs.status(run_id)  # queued and cancelled-while-queued
+    approvals = approval_steps(plan)
     payload["waiting"] = [
-        {**item, "title": node_title(titles, str(item.get("node_id", "")))}
+        {
+            **item,
+            "title": node_title(titles, str(item.get("node_id", ""))),
+            "approval": str(item.get("node_id", "")) in approvals,
+        }
         for item in payload["waiting"]
     ]
     return {

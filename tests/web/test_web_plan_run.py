@@ -1,0 +1,105 @@
+"""A Plan that asks for a file, run from the web UI alone (issue 34): 実行する → the run
+waits at its input step and shows the step's form (the field's label, what it accepts);
+送信 without the file puts 「入力してください」 next to the field; a CP932 CSV uploaded
+→ the run goes on, its table is shown and its workbook downloads; after a reload the
+run is still there (its id is in the address). Skipped (failed under CI=true) when
+Chromium or the built web UI is missing."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_support import Site, require_web_out
+from openpyxl import load_workbook
+from playwright.sync_api import expect
+
+from keiri_agent.config import Settings
+
+PLAN = """\
+apiVersion: v1
+id: expenses
+version: 0.1.0
+title: 部署別の経費集計
+graph:
+  - id: upload
+    block: ui.interactive_input
+    title: 経費データの受け取り
+    in:
+      mode: collect
+      message: 経費の CSV を選んでください
+      requirements:
+        - {id: expenses, type: file, label: 経費CSV, accept: .csv}
+    out: {collected_data: collected}
+  - id: read
+    block: csv.read
+    title: CSV の読み込み
+    in: {file: "${upload.collected.expenses}"}
+    out: {records: rows}
+  - id: total
+    block: table.aggregate
+    title: 部署別の合計
+    in:
+      records: "${read.rows}"
+      group_by: [部署]
+      metrics: {金額: [sum]}
+    out: {records: totals}
+  - id: book
+    block: excel.write
+    title: 集計表の作成
+    in:
+      workbook: null
+      data: "${total.totals}"
+      output_config: {sheet: 部署別, create_sheet: true, mode: overwrite}
+    out: {workbook: workbook}
+"""
+
+
+@pytest.fixture
+def web_out() -> Any:
+    return require_web_out()
+
+
+def _register(settings: Settings) -> None:
+    designs = settings.storage.home / "designs"
+    designs.mkdir(parents=True, exist_ok=True)
+    (designs / "expenses.yaml").write_text(PLAN, encoding="utf-8")
+
+
+def test_a_plan_that_asks_for_a_csv_runs_in_the_web_ui(
+    web_out: Path, site: Callable[..., Site], page: Any, tmp_path: Path
+) -> None:
+    csv = tmp_path / "経費.csv"
+    csv.write_bytes('部署,金額\r\n営業部,"1,200"\r\n総務部,300\r\n営業部,800\r\n'.encode("cp932"))
+    running = site(web_out, indexed=False, prepare=_register)
+
+    page.goto(running.url + "/plans/")
+    page.get_by_test_id("plan-start").click()
+    form = page.get_by_test_id("input-form")
+    expect(form).to_contain_text("入力: 経費データの受け取り")
+    expect(form).to_contain_text("経費の CSV を選んでください")
+    field = form.get_by_label("経費CSV")
+    assert field.get_attribute("accept") == ".csv"
+    assert "run=run_" in page.url
+
+    form.get_by_test_id("input-submit").click()
+    expect(page.get_by_test_id("input-problem")).to_have_text("入力してください（必須）")
+
+    page.get_by_test_id("input-form").get_by_label("経費CSV").set_input_files(str(csv))
+    page.get_by_test_id("input-form").get_by_test_id("input-submit").click()
+    expect(page.get_by_test_id("run-status")).to_have_text("成功", timeout=30_000)
+    outputs = page.get_by_test_id("plan-run")
+    expect(outputs.locator("table").first).to_contain_text("1200")  # "1,200" in CP932, read
+    expect(outputs.locator("table", has_text="2000")).to_have_count(1)  # 営業部's total
+
+    with page.expect_download() as download:
+        page.get_by_role("link", name="ダウンロード").first.click()
+    book = load_workbook(io.BytesIO(Path(download.value.path()).read_bytes()))
+    rows = list(book["部署別"].iter_rows(values_only=True))
+    assert rows[0] == ("部署", "金額_sum") and ("営業部", 2000) in rows
+
+    page.reload()
+    expect(page.get_by_test_id("run-status")).to_have_text("成功")
