@@ -146,3 +146,50 @@ def test_a_missing_export_answers_a_japanese_page_saying_how_to_build_it(
 
 def test_the_default_export_is_the_repositorys_web_out() -> None:
     assert default_web_dir() == Path(__file__).resolve().parents[2] / "web" / "out"
+
+
+def test_precompressed_copies_are_sent_to_browsers_that_accept_them(
+    tmp_path: Path,
+) -> None:
+    import gzip
+
+    out = _export(tmp_path)
+    script = out / "_next" / "static" / "chunks" / "app.js"
+    script.write_text("console.log('経理');\n" * 200, encoding="utf-8")
+    script.with_name("app.js.gz").write_bytes(gzip.compress(script.read_bytes()))
+    page = out / "sessions" / "index.html"
+    (out / "sessions" / "index.html.gz").write_bytes(gzip.compress(page.read_bytes()))
+    live = LiveServer(
+        create_app(Settings(home=tmp_path / "home", provider="offline", web_dir=out))
+    ).start()
+    try:
+        with httpx.Client(base_url=live.url) as client:  # decodes gzip itself
+            zipped = client.get("/_next/static/chunks/app.js", headers={"Accept-Encoding": "gzip"})
+            plain = client.get(
+                "/_next/static/chunks/app.js", headers={"Accept-Encoding": "identity"}
+            )
+            refused = client.get(
+                "/_next/static/chunks/app.js", headers={"Accept-Encoding": "gzip;q=0"}
+            )
+            html = client.get("/sessions/", headers={"Accept-Encoding": "br, gzip"})
+            raw = http.client.HTTPConnection("127.0.0.1", live.port)
+            raw.request("GET", "/_next/static/chunks/app.js", headers={"Accept-Encoding": "gzip"})
+            on_the_wire = raw.getresponse().read()
+            raw.close()
+    finally:
+        live.stop()
+
+    assert zipped.headers["content-encoding"] == "gzip"
+    assert zipped.content == plain.content == script.read_bytes()
+    assert len(on_the_wire) < len(script.read_bytes()) / 5  # what travels is the copy
+    assert zipped.headers["content-type"].split(";")[0] in (
+        "text/javascript",
+        "application/javascript",
+    )
+    assert zipped.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert zipped.headers["vary"] == "Accept-Encoding"
+    assert "content-encoding" not in plain.headers and "content-encoding" not in refused.headers
+    assert html.headers["content-encoding"] == "gzip" and "セッション一覧" in html.text
+    assert html.headers["cache-control"] == "no-cache"
+    assert html.headers["content-type"].startswith("text/html")
+    assert "content-security-policy" in html.headers

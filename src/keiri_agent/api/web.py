@@ -15,16 +15,24 @@
   ``Referrer-Policy: no-referrer``; HTML ones a Content-Security-Policy that fits a
   Next.js static export (its bootstrap scripts are inline) and no framing.
 - Starlette's ``StaticFiles`` refuses paths that leave the folder (``..``, symlinks).
+- Compressed and cached: ``npm run build`` writes a Brotli (``.br``) and a gzip
+  (``.gz``) copy of each text file (``web/scripts/compress.mjs``); a browser that
+  accepts one gets it (``Content-Encoding``, ``Vary: Accept-Encoding``). Files under
+  ``/_next/static/`` have content hashes in their names: cached for a year
+  (``immutable``); pages are revalidated on every load (``no-cache``).
 """
 
 from __future__ import annotations
 
+import mimetypes
+import stat
 from html import escape
 from pathlib import Path
 
 from fastapi import FastAPI
+from fastapi.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive, Scope, Send
 
@@ -33,6 +41,27 @@ from keiri_agent.config import Settings
 
 API_PREFIXES = ("/api", "/graphql")
 """Paths the web UI never answers: they belong to the API (its JSON 404)."""
+HASHED = "/_next/static/"
+"""Where the export's file names carry their content hash: cached for good."""
+ENCODINGS = (("br", ".br"), ("gzip", ".gz"))
+"""The precompressed copies, in the order preferred."""
+
+
+def cache_control(path: str) -> bytes:
+    return b"public, max-age=31536000, immutable" if path.startswith(HASHED) else b"no-cache"
+
+
+def accepted_encodings(scope: Scope) -> set[str]:
+    """The content codings the request accepts (``Accept-Encoding``, q=0 left out)."""
+    for key, value in scope.get("headers", []):
+        if key == b"accept-encoding":
+            found = set()
+            for part in value.decode("latin-1").split(","):
+                name, _, params = part.strip().partition(";")
+                if params.replace(" ", "") not in ("q=0", "q=0.0", "q=0.00", "q=0.000"):
+                    found.add(name.strip().lower())
+            return found
+    return set()
 
 
 def default_web_dir() -> Path:
@@ -120,6 +149,8 @@ class WebUI:
                 headers += [
                     (b"x-content-type-options", b"nosniff"),
                     (b"referrer-policy", b"no-referrer"),
+                    (b"cache-control", cache_control(path)),
+                    (b"vary", b"Accept-Encoding"),
                 ]
                 content_type = dict(headers).get(b"content-type", b"")
                 if content_type.startswith(b"text/html"):
@@ -136,7 +167,38 @@ class WebUI:
             response = HTMLResponse(not_built_page(self.directory), status_code=503)
             await response(scope, receive, with_headers)
             return
+        compressed = await run_in_threadpool(self._precompressed, path, accepted_encodings(scope))
+        if compressed is not None:
+            await compressed(scope, receive, with_headers)
+            return
         await self.files(scope, receive, with_headers)
+
+    def _precompressed(self, path: str, accepted: set[str]) -> FileResponse | None:
+        """The precompressed copy of the file at ``path`` that the request accepts
+        (a folder: its ``index.html``); None to serve the file as it is."""
+        wanted = [(coding, suffix) for coding, suffix in ENCODINGS if coding in accepted]
+        if not wanted:
+            return None
+        relative = path.lstrip("/")
+        full, found = self.files.lookup_path(relative)
+        if found is not None and stat.S_ISDIR(found.st_mode):
+            relative = f"{relative.rstrip('/')}/index.html".lstrip("/")
+            full, found = self.files.lookup_path(relative)
+        if found is None or not stat.S_ISREG(found.st_mode):
+            return None
+        media_type = mimetypes.guess_type(full)[0] or "application/octet-stream"
+        if media_type.startswith("text/") or media_type in ("application/javascript",):
+            media_type += "; charset=utf-8"
+        for coding, suffix in wanted:
+            copy, copied = self.files.lookup_path(relative + suffix)
+            if copied is not None and stat.S_ISREG(copied.st_mode):
+                return FileResponse(
+                    copy,
+                    stat_result=copied,
+                    media_type=media_type,
+                    headers={"Content-Encoding": coding},
+                )
+        return None
 
 
 def mount(app: FastAPI, settings: Settings) -> None:
