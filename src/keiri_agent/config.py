@@ -392,12 +392,13 @@ class PlanSettings(_Section):
         "business days for schedules (年末年始 by default; national holidays always are "
         "not); empty: none.",
     )
-    schedule_timezone: str = Field(
+    time_zone: str = Field(
         default="Asia/Tokyo",
-        description="The time zone of schedules' times of day and dates (an IANA name).",
+        description="The time zone of every time shown (web UI, Streamlit, command line: "
+        "2026/11/28 13:02) and of schedules' times of day and dates (an IANA name).",
     )
 
-    @field_validator("schedule_timezone", mode="after")
+    @field_validator("time_zone", mode="after")
     @classmethod
     def _time_zone(cls, value: str) -> str:
         import zoneinfo

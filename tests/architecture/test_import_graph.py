@@ -156,6 +156,7 @@ LAYERS: dict[str, int] = {
             "private",
             "lazy_exports",
             "deferred_packages",
+            "shown_time",
         ),
         0,
     ),

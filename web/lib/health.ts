@@ -1,6 +1,7 @@
 // GET /api/health, read once per page load and shared: whether a token is required (the token
 // prompt) and whether the server runs without a language model (the offline notice on every page).
 
+import { setTimeZone } from "@/components/pages/format";
 import { apiJson } from "@/lib/api";
 
 /** GET /api/health (src/keiri_agent/api/routes/system.py `Health`). */
@@ -15,6 +16,8 @@ export interface Health {
   password_sign_in: boolean;
   /** A company sign-in (OpenID Connect) is configured. */
   oidc_sign_in: boolean;
+  /** The time zone every page shows times in (the server's setting). */
+  time_zone: string;
 }
 
 let pending: Promise<Health> | null = null;
@@ -22,10 +25,15 @@ let pending: Promise<Health> | null = null;
 /** The server's health, fetched once (a failure is not kept: the next call asks again). */
 export function loadHealth(): Promise<Health> {
   if (pending === null) {
-    pending = apiJson<Health>("/api/health").catch((error: unknown) => {
-      pending = null;
-      throw error;
-    });
+    pending = apiJson<Health>("/api/health")
+      .then((health) => {
+        if (typeof health.time_zone === "string") setTimeZone(health.time_zone);
+        return health;
+      })
+      .catch((error: unknown) => {
+        pending = null;
+        throw error;
+      });
   }
   return pending;
 }

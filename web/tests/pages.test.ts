@@ -8,6 +8,7 @@ import {
   deletedMessage,
   formatBytes,
   formatDateTime,
+  setTimeZone,
   nodeTitle,
   outputView,
   planPath,
@@ -43,7 +44,12 @@ describe("messages and formats", () => {
   });
 
   it("shows times in Japan time and keeps what it cannot read", () => {
-    expect(formatDateTime("2026-01-05T00:30:00Z")).toBe("2026/01/05 09:30:00");
+    expect(formatDateTime("2026-01-05T00:30:00Z")).toBe("2026/01/05 09:30");
+    setTimeZone("America/New_York");
+    expect(formatDateTime("2026-01-05T00:30:00Z")).toBe("2026/01/04 19:30");
+    setTimeZone("Mars/Olympus_Mons"); // unknown: the last zone stays
+    expect(formatDateTime("2026-01-05T00:30:00Z")).toBe("2026/01/04 19:30");
+    setTimeZone("Asia/Tokyo");
     expect(formatDateTime(null)).toBe("—");
     expect(formatDateTime("昨日")).toBe("昨日");
   });

@@ -404,7 +404,10 @@ def purge(
 
 def _show_purge(report: PurgeReport) -> None:
     """The purge report in Japanese: per kind, how many, how large, the oldest."""
-    cutoff = f"{report.cutoff.astimezone():%Y-%m-%d %H:%M}"
+    from keiri_agent.shown_time import shown_day, shown_time
+
+    zone = common_settings().plans.time_zone
+    cutoff = shown_time(report.cutoff, zone)
     console.print(f"保存期間 {report.days} 日: {cutoff} より前のものが対象です。", markup=False)
     if report.total:
         console.print(
@@ -417,7 +420,7 @@ def _show_purge(report: PurgeReport) -> None:
         if not kind.count:
             continue
         size = "" if kind.bytes is None else f"、{_size_text(kind.bytes)}"
-        oldest = f"、最も古いもの {kind.oldest.astimezone():%Y-%m-%d}" if kind.oldest else ""
+        oldest = f"、最も古いもの {shown_day(kind.oldest, zone)}" if kind.oldest else ""
         console.print(f"  {kind.label}: {kind.count} 件{size}{oldest}", markup=False)
     if report.kept:
         console.print("残したもの（保存期間を過ぎています）:", markup=False)

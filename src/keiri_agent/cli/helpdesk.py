@@ -12,7 +12,6 @@ not be indexed, an LLM error), 2 a usage error.
 
 from __future__ import annotations
 
-import datetime as dt
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -175,11 +174,10 @@ def status(name: NameOption = "helpdesk", as_json: JsonOption = False) -> None:
 
 
 def _when(stamp: Any) -> str:
-    """An ISO 8601 time as ``2026-11-27 13:00`` in the machine's time zone."""
-    try:
-        return f"{dt.datetime.fromisoformat(str(stamp)).astimezone():%Y-%m-%d %H:%M}"
-    except ValueError:
-        return str(stamp)
+    """An ISO 8601 time as ``2026/11/27 13:00`` in the configured time zone."""
+    from keiri_agent.shown_time import shown_time
+
+    return shown_time(str(stamp), settings().plans.time_zone)
 
 
 def _progress_printer(quiet: bool) -> Any:

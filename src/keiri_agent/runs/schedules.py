@@ -6,7 +6,7 @@
 
 - A rule is one of the business-day forms of ``plans.schedule_rules`` (「毎月第5営業日」,
   「毎月末営業日」, 「毎週月曜（祝日なら翌営業日）」 …) at a time of day ``at`` (``HH:MM``),
-  or a cron expression of five fields (``0 9 * * 1-5``), both in ``schedule_timezone``.
+  or a cron expression of five fields (``0 9 * * 1-5``), both in ``time_zone``.
   Business days skip national holidays and ``closed_days`` (年末年始).
 - ``Scheduler.tick`` runs in every process that executes runs (``serve``'s recovery
   pass, each ``keiri-agent worker``): a due schedule is claimed by moving its
@@ -259,7 +259,7 @@ class Schedules:
 
     def __init__(self, store: ScheduleStore, settings: Settings) -> None:
         self.store = store
-        self.tz = zoneinfo.ZoneInfo(settings.plans.schedule_timezone)
+        self.tz = zoneinfo.ZoneInfo(settings.plans.time_zone)
         self.calendar = BusinessCalendar.from_setting(settings.plans.closed_days)
 
     @classmethod
@@ -273,7 +273,7 @@ class Schedules:
         return cls(ScheduleStore(engine), settings)
 
     def to_dict(self, schedule: Schedule) -> dict[str, Any]:
-        """The JSON form of a schedule, its times in ``schedule_timezone``."""
+        """The JSON form of a schedule, its times in ``time_zone``."""
         return schedule.to_dict(self.tz)
 
     def add(

@@ -127,7 +127,7 @@ schedules = Table(
 )
 """Plans that run by themselves (``runs.schedules``): the registered Plan, its rule (a
 business-day rule such as 「毎月第5営業日」 or a cron expression), the time of day
-(``HH:MM``, in ``schedule_timezone``; unused by cron), the vars of its runs, whether it
+(``HH:MM``, in ``time_zone``; unused by cron), the vars of its runs, whether it
 is paused, when it is next due (``next_at``, epoch seconds) and its last run (when it
 was due, which run, whether it started late)."""
 

@@ -17,22 +17,35 @@ export function sourceLabel(source: SourceRef): string {
   return parts.join(" ");
 }
 
-const dateTimeFormat = new Intl.DateTimeFormat("ja-JP", {
-  year: "numeric",
-  month: "2-digit",
-  day: "2-digit",
-  hour: "2-digit",
-  minute: "2-digit",
-  second: "2-digit",
-  timeZone: "Asia/Tokyo",
-});
+function dateTimeFormat(timeZone: string): Intl.DateTimeFormat {
+  return new Intl.DateTimeFormat("ja-JP", {
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    hourCycle: "h23",
+    timeZone,
+  });
+}
 
-/** An ISO time as 日本時間 (「2026/01/05 09:30:00」); "—" when missing, the text itself when unreadable. */
+let shownIn = dateTimeFormat("Asia/Tokyo");
+
+/** Show times in the server's one time zone (GET /api/health `time_zone`); an unknown name keeps the last. */
+export function setTimeZone(timeZone: string): void {
+  try {
+    shownIn = dateTimeFormat(timeZone);
+  } catch {
+    // RangeError: a zone this browser does not know; Asia/Tokyo (or the last one) stays
+  }
+}
+
+/** An ISO time in the server's time zone (「2026/01/05 09:30」); "—" when missing, the text itself when unreadable. */
 export function formatDateTime(value: string | null | undefined): string {
   if (!value) return "—";
   const moment = new Date(value);
   if (Number.isNaN(moment.getTime())) return value;
-  return dateTimeFormat.format(moment);
+  return shownIn.format(moment);
 }
 
 export const RUN_STATUS_LABELS: Record<string, string> = {

@@ -31,7 +31,7 @@ class ScheduleRequest(BaseModel):
     """「毎月第5営業日」, 「毎月末営業日」, 「毎週月曜（祝日なら翌営業日）」 … or a cron
     expression of five fields (``0 9 * * 1-5``)."""
     at: str = Field(default="09:00", max_length=5)
-    """The time of day (``HH:MM``, ``schedule_timezone``); unused by cron."""
+    """The time of day (``HH:MM``, ``time_zone``); unused by cron."""
     vars: dict[str, Any] = Field(default_factory=dict)
     """The vars of every run it starts."""
 
@@ -42,7 +42,7 @@ def list_schedules(
     plan_id: Annotated[str | None, Query(max_length=128, description="Only this Plan's")] = None,
 ) -> dict[str, Any]:
     """Every schedule, the next due first: rule, time, next and last run (times in
-    ``schedule_timezone``, ISO 8601 with their offset)."""
+    ``time_zone``, ISO 8601 with their offset)."""
     schedules = context.schedules
     return {"schedules": [schedules.to_dict(item) for item in schedules.list(plan_id)]}
 

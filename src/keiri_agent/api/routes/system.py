@@ -28,6 +28,8 @@ class Health(BaseModel):
     """People are registered: a page offers their login and password."""
     oidc_sign_in: bool
     """A company sign-in (OpenID Connect) is configured: a page offers it."""
+    time_zone: str
+    """The one time zone every page shows times in (``KEIRI_AGENT_TIME_ZONE``)."""
 
 
 @router.get("/health", response_model=Health)
@@ -47,4 +49,5 @@ def health(context: Annotated[ApiContext, Depends(get_context)]) -> Health:
         token_required=settings.api.api_token is not None or people or oidc,
         password_sign_in=people,
         oidc_sign_in=oidc,
+        time_zone=settings.plans.time_zone,
     )
