@@ -626,6 +626,11 @@ class ApiSettings(_Section):
     oidc_default_roles: Names = Field(
         default=(), description="Roles of anyone the provider signs in (comma-separated)."
     )
+    streamlit_url: str | None = Field(
+        default=None,
+        description="The Streamlit app's address as people open it (http://keiri.example:8501); "
+        "the web UI links to it for データ分析 and 設計; unset: no link.",
+    )
     public_url: str | None = Field(
         default=None,
         description="The web UI's address as people open it (https://keiri.example.co.jp); "

@@ -8,6 +8,7 @@ Chromium or the built web UI is missing."""
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,9 @@ graph:
       data: "${total.totals}"
       output_config: {sheet: 部署別, create_sheet: true, mode: overwrite}
     out: {workbook: workbook}
+exports:
+  - {from: total.totals, as: totals, title: 部署別の合計}
+  - {from: book.workbook, as: workbook, title: 部署別集計表}
 """
 
 
@@ -92,14 +96,64 @@ def test_a_plan_that_asks_for_a_csv_runs_in_the_web_ui(
     page.get_by_test_id("input-form").get_by_test_id("input-submit").click()
     expect(page.get_by_test_id("run-status")).to_have_text("成功", timeout=30_000)
     outputs = page.get_by_test_id("plan-run")
-    expect(outputs.locator("table").first).to_contain_text("1200")  # "1,200" in CP932, read
-    expect(outputs.locator("table", has_text="2000")).to_have_count(1)  # 営業部's total
+    expect(outputs.locator("dt").first).to_have_text("部署別の合計")
+    expect(outputs.locator("table").first).to_contain_text("2000")  # 営業部's total
+    page.get_by_text("途中の結果").click()
+    expect(outputs.locator("table", has_text="1200")).to_have_count(1)  # "1,200" in CP932
 
     with page.expect_download() as download:
-        page.get_by_role("link", name="ダウンロード").first.click()
+        page.get_by_role("link", name="部署別集計表.xlsx").click()
+    assert download.value.suggested_filename == "部署別集計表.xlsx"
     book = load_workbook(io.BytesIO(Path(download.value.path()).read_bytes()))
     rows = list(book["部署別"].iter_rows(values_only=True))
     assert rows[0] == ("部署", "金額_sum") and ("営業部", 2000) in rows
 
     page.reload()
     expect(page.get_by_test_id("run-status")).to_have_text("成功")
+
+
+IDS = re.compile(r"\brun_[0-9a-f]{12}\b|\bresearch_[0-9a-f]{12}\b")
+CODES = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]{2,}\b")
+NODE_IDS = ("upload", "read", "total", "book", "expenses", "collected", "totals", "rows")
+
+
+def visible_text(page: Any) -> str:
+    """What a person reads on the page: ``innerText`` leaves closed ``<details>`` out.
+    The offline notice is left out too: the setting it names is how to configure a model."""
+    return str(
+        page.evaluate(
+            """() => {
+                const notice = document.querySelector('[data-testid="offline-notice"]');
+                const text = document.body.innerText;
+                return notice ? text.replace(notice.innerText, "") : text;
+            }"""
+        )
+    )
+
+
+def test_pages_speak_in_words_not_ids(
+    web_out: Path, site: Callable[..., Site], page: Any, tmp_path: Path
+) -> None:
+    import base64
+
+    import httpx
+
+    running = site(web_out, indexed=False, prepare=_register)
+    data = base64.b64encode("部署,金額\r\n営業部,100\r\n".encode("cp932")).decode()
+    answers = {"upload": {"expenses": {"name": "経費.csv", "base64": data}}}
+    started = httpx.post(
+        f"{running.server.url}/api/plans/expenses/runs", json={"answers": answers}, timeout=30
+    )
+    run_id = started.json()["run_id"]
+
+    for path in ("/plans/", f"/plans/?run={run_id}", "/approvals/", "/schedules/"):
+        page.goto(running.url + path)
+        page.wait_for_load_state("networkidle")
+        if "run=" in path:
+            expect(page.get_by_test_id("run-status")).to_have_text("成功", timeout=30_000)
+            expect(page.get_by_test_id("run-output").first).to_be_visible()
+        text = visible_text(page)
+        assert not IDS.findall(text), (path, IDS.findall(text))
+        assert not CODES.findall(text), (path, CODES.findall(text))
+        words = set(re.findall(r"[A-Za-z_]+", text))
+        assert not words & set(NODE_IDS), (path, words & set(NODE_IDS))

@@ -5,6 +5,7 @@ import "@fontsource/noto-sans-jp/700.css";
 import "./globals.css";
 import OfflineNotice from "@/components/OfflineNotice";
 import SignInPrompt from "@/components/SignInPrompt";
+import StreamlitLink from "@/components/StreamlitLink";
 import WhoAmI from "@/components/WhoAmI";
 
 export const metadata: Metadata = {
@@ -12,7 +13,6 @@ export const metadata: Metadata = {
   description: "経理・バックオフィス業務のためのリサーチ、ヘルプデスク、Plan 実行",
 };
 
-const streamlitUrl = process.env.NEXT_PUBLIC_STREAMLIT_URL ?? "http://localhost:8501";
 
 export default function RootLayout({ children }: { children: React.ReactNode }) {
   return (
@@ -48,11 +48,7 @@ export default function RootLayout({ children }: { children: React.ReactNode }) 
               <li>
                 <Link href="/audit/">監査ログ</Link>
               </li>
-              <li>
-                <a href={streamlitUrl} target="_blank" rel="noopener noreferrer">
-                  データ分析・実行・設計（Streamlit）
-                </a>
-              </li>
+              <StreamlitLink />
             </ul>
           </nav>
           <WhoAmI />

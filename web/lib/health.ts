@@ -18,6 +18,8 @@ export interface Health {
   oidc_sign_in: boolean;
   /** The time zone every page shows times in (the server's setting). */
   time_zone: string;
+  /** Where the Streamlit app is (the server's setting); null: no link. */
+  streamlit_url: string | null;
 }
 
 let pending: Promise<Health> | null = null;

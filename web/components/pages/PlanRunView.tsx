@@ -6,7 +6,7 @@ import Spinner from "@/components/Spinner";
 import DataTable from "@/components/pages/DataTable";
 import DownloadLink from "@/components/pages/DownloadLink";
 import PlainText from "@/components/pages/PlainText";
-import { formatBytes, nodeTitle, outputView, runStatusLabel } from "@/components/pages/format";
+import { formatBytes, formatDateTime, nodeTitle, outputView, runStatusLabel } from "@/components/pages/format";
 import InputForm, { type InputRequest } from "@/components/pages/InputForm";
 import { apiJson, toApiError, type ApiError } from "@/lib/api";
 
@@ -26,6 +26,12 @@ interface PlanRun {
   waiting: { node_id: string; title?: string; approval?: boolean; request?: InputRequest }[];
   /** Every node id → its title (its id when it has none). */
   node_titles?: Record<string, string>;
+  /** The Plan's title (its id when it has none). */
+  title?: string;
+  started_at?: string | null;
+  started_by?: string;
+  /** The outputs in reading order, final ones first (services.plan_outputs). */
+  shown?: ShownOutput[];
 }
 
 const POLL_MS = 1000;
@@ -50,6 +56,57 @@ function OutputValue({ runId, node, alias, value }: { runId: string; node: strin
     case "json":
       return <pre className="output-json">{view.text}</pre>;
   }
+}
+
+/** One shown output (GET /api/plans/runs/{id} `shown`): where it is, its title, final or not. */
+interface ShownOutput {
+  node_id: string;
+  alias: string;
+  title: string;
+  description?: string | null;
+  final: boolean;
+}
+
+function OutputItem({ run, item }: { run: PlanRun; item: ShownOutput }) {
+  const value = run.outputs[item.node_id]?.[item.alias];
+  return (
+    <div data-testid="run-output">
+      <dt>{item.title}</dt>
+      <dd>
+        {item.description ? <p className="muted">{item.description}</p> : null}
+        <OutputValue runId={run.run_id} node={item.node_id} alias={item.alias} value={value} />
+      </dd>
+    </div>
+  );
+}
+
+/** The run's results: the final ones by their titles, the steps' intermediate ones folded away. */
+function Outputs({ run }: { run: PlanRun }) {
+  const shown = run.shown ?? [];
+  if (shown.length === 0) return <p className="muted">まだ出力はありません。</p>;
+  const finals = shown.filter((item) => item.final);
+  const steps = shown.filter((item) => !item.final);
+  return (
+    <>
+      {finals.length > 0 ? (
+        <dl className="outputs">
+          {finals.map((item) => (
+            <OutputItem key={`${item.node_id}.${item.alias}`} run={run} item={item} />
+          ))}
+        </dl>
+      ) : null}
+      {steps.length > 0 ? (
+        <details data-testid="run-steps-outputs">
+          <summary>途中の結果（{steps.length} 件）</summary>
+          <dl className="outputs">
+            {steps.map((item) => (
+              <OutputItem key={`${item.node_id}.${item.alias}`} run={run} item={item} />
+            ))}
+          </dl>
+        </details>
+      ) : null}
+    </>
+  );
 }
 
 /** One Plan run: its status (polled while running), outputs, errors, and where to answer its inputs. */
@@ -92,18 +149,27 @@ export default function PlanRunView({ runId, onSettled }: { runId: string; onSet
 
   return (
     <section className="panel" aria-labelledby="run-title" data-testid="plan-run">
-      <h2 id="run-title">実行 {runId}</h2>
+      <h2 id="run-title">
+        {run ? `${run.title ?? "Plan"} — ${run.started_at ? `${formatDateTime(run.started_at)} 開始` : "実行"}` : "実行"}
+      </h2>
       <ErrorBox error={error} />
       {run === null ? (
         error ? null : <Spinner label="実行の状態を読み込んでいます…" />
       ) : (
         <>
           <p>
-            Plan: {run.plan_id}・状態:{" "}
+            状態:{" "}
             <strong className={`status status-${run.status}`} data-testid="run-status">
               {runStatusLabel(run.status)}
             </strong>
+            {run.started_by ? `・開始した人: ${run.started_by}` : null}
           </p>
+          <details className="muted">
+            <summary>識別子</summary>
+            <p>
+              実行 <code>{run.run_id}</code>・Plan <code>{run.plan_id}</code>
+            </p>
+          </details>
           {run.status === "running" ? <Spinner label="実行しています…（自動で更新します）" /> : null}
           {run.status === "queued" ? <Spinner label="実行の順番を待っています…（自動で更新します）" /> : null}
           {run.status === "paused"
@@ -139,31 +205,7 @@ export default function PlanRunView({ runId, onSettled }: { runId: string; onSet
             </>
           ) : null}
           <h3>出力</h3>
-          {Object.keys(run.outputs).length === 0 ? (
-            <p className="muted">まだ出力はありません。</p>
-          ) : (
-            <dl className="outputs">
-              {Object.entries(run.outputs).map(([node, values]) =>
-                values === null ? (
-                  <div key={node}>
-                    <dt>{nodeTitle(run.node_titles, node)}</dt>
-                    <dd className="muted">（出力なし）</dd>
-                  </div>
-                ) : (
-                  Object.entries(values).map(([alias, value]) => (
-                    <div key={`${node}.${alias}`} data-testid="run-output">
-                      <dt>
-                        {nodeTitle(run.node_titles, node)}: {alias}
-                      </dt>
-                      <dd>
-                        <OutputValue runId={run.run_id} node={node} alias={alias} value={value} />
-                      </dd>
-                    </div>
-                  ))
-                ),
-              )}
-            </dl>
-          )}
+          <Outputs run={run} />
         </>
       )}
     </section>

@@ -13,6 +13,7 @@ import { ApiError, apiJson, toApiError } from "@/lib/api";
 
 interface PlanSummary {
   plan_id: string;
+  title: string;
   version: string | null;
   description: string | null;
   error: { message?: string; hint?: string } | null;
@@ -23,6 +24,7 @@ interface RunSummary {
   status: string;
   started_at: string;
   updated_at: string;
+  started_by?: string;
 }
 
 /** A var a run takes (services.plan_inputs.asked_inputs). */
@@ -47,7 +49,7 @@ interface PlanDetail {
 }
 
 /** A var as a form field: its title as the label, typed by its default (lists and tables as JSON). */
-export function varField(item: PlanVar): InputField {
+export function varField(item: PlanVar, index = 0): InputField {
   const type = item.secret
     ? "secret"
     : item.kind === "boolean"
@@ -61,7 +63,7 @@ export function varField(item: PlanVar): InputField {
   return {
     id: item.name,
     type,
-    label: item.title,
+    label: item.title && item.title !== item.name ? item.title : `設定 ${index + 1}`,
     description: item.description ?? (item.kind === "yaml" ? "JSON で書いてください" : undefined),
     required: false,
     default: shown ?? undefined,
@@ -150,9 +152,13 @@ function PlanCard({
   return (
     <li className="panel plan" data-testid="plan-item" data-plan-id={plan.plan_id}>
       <h2 id={headingId}>
-        {plan.plan_id}
+        {plan.title}
         {plan.version ? <span className="item-meta">（バージョン {plan.version}）</span> : null}
       </h2>
+      <details className="muted">
+        <summary>Plan の識別子</summary>
+        <code>{plan.plan_id}</code>
+      </details>
       {plan.description ? <p>{plan.description}</p> : null}
       {plan.error ? (
         <div className="error-box" role="alert">
@@ -182,7 +188,7 @@ function PlanCard({
         <InputForm
           formId={`${headingId}-vars`}
           title="実行の設定"
-          request={{ fields: detail.vars.map(varField) }}
+          request={{ fields: detail.vars.map((item, index) => varField(item, index)) }}
           onSubmit={async (values) => {
             await start(varValues(detail.vars ?? [], values));
             setSettingVars(false);
@@ -200,9 +206,9 @@ function PlanCard({
           <table>
             <thead>
               <tr>
-                <th scope="col">実行 ID</th>
-                <th scope="col">状態</th>
                 <th scope="col">開始</th>
+                <th scope="col">状態</th>
+                <th scope="col">開始した人</th>
                 <th scope="col">最終更新</th>
               </tr>
             </thead>
@@ -211,11 +217,11 @@ function PlanCard({
                 <tr key={run.run_id} data-testid="plan-run-item">
                   <td>
                     <Link href={runHref(run.run_id)} aria-current={currentRun === run.run_id ? "true" : undefined}>
-                      {run.run_id}
+                      {formatDateTime(run.started_at)} の実行
                     </Link>
                   </td>
                   <td>{runStatusLabel(run.status)}</td>
-                  <td>{formatDateTime(run.started_at)}</td>
+                  <td>{run.started_by || "—"}</td>
                   <td>{formatDateTime(run.updated_at)}</td>
                 </tr>
               ))}

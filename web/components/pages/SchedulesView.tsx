@@ -27,7 +27,13 @@ export function ruleLabel(schedule: Schedule): string {
   return schedule.at ? `${schedule.rule} ${schedule.at}` : `${schedule.rule}（cron）`;
 }
 
-function AddForm({ plans, onAdded }: { plans: string[]; onAdded: () => void }) {
+/** A registered Plan as the page names it: its title (its id when it has none). */
+interface NamedPlan {
+  plan_id: string;
+  title: string;
+}
+
+function AddForm({ plans, onAdded }: { plans: NamedPlan[]; onAdded: () => void }) {
   const [planId, setPlanId] = useState("");
   const [rule, setRule] = useState("");
   const [at, setAt] = useState("09:00");
@@ -40,7 +46,7 @@ function AddForm({ plans, onAdded }: { plans: string[]; onAdded: () => void }) {
     try {
       await apiJson("/api/schedules", {
         method: "POST",
-        body: JSON.stringify({ plan_id: planId || plans[0], rule, at }),
+        body: JSON.stringify({ plan_id: planId || plans[0]?.plan_id, rule, at }),
       });
       setRule("");
       onAdded();
@@ -63,10 +69,10 @@ function AddForm({ plans, onAdded }: { plans: string[]; onAdded: () => void }) {
       <h2>予定を追加</h2>
       <label>
         Plan
-        <select value={planId || plans[0] || ""} onChange={(event) => setPlanId(event.target.value)}>
+        <select value={planId || plans[0]?.plan_id || ""} onChange={(event) => setPlanId(event.target.value)}>
           {plans.map((plan) => (
-            <option key={plan} value={plan}>
-              {plan}
+            <option key={plan.plan_id} value={plan.plan_id}>
+              {plan.title}
             </option>
           ))}
         </select>
@@ -99,7 +105,7 @@ function AddForm({ plans, onAdded }: { plans: string[]; onAdded: () => void }) {
 
 export default function SchedulesView() {
   const [schedules, setSchedules] = useState<Schedule[] | null>(null);
-  const [plans, setPlans] = useState<string[]>([]);
+  const [plans, setPlans] = useState<NamedPlan[]>([]);
   const [error, setError] = useState<ApiError | null>(null);
   const [deleting, setDeleting] = useState<Schedule | null>(null);
   const [busy, setBusy] = useState(false);
@@ -108,10 +114,10 @@ export default function SchedulesView() {
     try {
       const [found, registered] = await Promise.all([
         apiJson<{ schedules: Schedule[] }>("/api/schedules"),
-        apiJson<{ plans: { plan_id: string; error: unknown }[] }>("/api/plans"),
+        apiJson<{ plans: (NamedPlan & { error: unknown })[] }>("/api/plans"),
       ]);
       setSchedules(found.schedules);
-      setPlans(registered.plans.filter((plan) => !plan.error).map((plan) => plan.plan_id));
+      setPlans(registered.plans.filter((plan) => !plan.error).map(({ plan_id, title }) => ({ plan_id, title })));
       setError(null);
     } catch (cause) {
       setError(toApiError(cause));
@@ -156,7 +162,7 @@ export default function SchedulesView() {
           {schedules.map((schedule) => (
             <li key={schedule.schedule_id} className="panel" data-testid="schedule-item">
               <h2>
-                {schedule.plan_id}
+                {plans.find((plan) => plan.plan_id === schedule.plan_id)?.title ?? schedule.plan_id}
                 {schedule.paused ? <span className="item-meta">（一時停止中）</span> : null}
               </h2>
               <p data-testid="schedule-rule-shown">{ruleLabel(schedule)}</p>

@@ -29,10 +29,15 @@ from keiri_agent.api.security import caller, permit
 from keiri_agent.errors import UserInputError
 from keiri_agent.people.roles import Person
 from keiri_agent.plans.dsl.loader import load_plan_file
-from keiri_agent.runs.records import STATUS_JA
+from keiri_agent.runs.records import STATUS_JA, iso
 from keiri_agent.services.jsonforms import is_file_value, run_result_json
 from keiri_agent.services.plan_inputs import locate_plan_id
-from keiri_agent.services.plan_outputs import node_title, node_titles
+from keiri_agent.services.plan_outputs import (
+    download_name,
+    node_title,
+    node_titles,
+    shown_outputs,
+)
 from keiri_agent.services.plan_runs import RECENT_RUNS_LIMIT, answered_files, approval_steps
 
 router = APIRouter(prefix="/api/plans", tags=["plan runs"])
@@ -95,16 +100,18 @@ def plan_run(run_id: str, context: Context, person: Caller) -> dict[str, Any]:
     outputs (bytes inline as base64), errors, and ``waiting``: the nodes paused for
     input with what they ask, their ``title`` and ``approval`` (an approval step: answered
     from 承認待ち by someone its rule allows). ``title`` is the Plan's title,
-    ``node_titles`` every node id → its title (its id when it has none), ``started_by``
-    the login of who started it."""
+    ``node_titles`` every node id → its title (its id when it has none), ``started_at``
+    and ``started_by`` when and by whom it was started, ``shown`` the outputs in the
+    order a person reads them (final ones first, titled; a file without a name is
+    given one from its title and content)."""
     try:
         result = context.plan_runs.result(run_id)
     except UserInputError as error:
         unstarted = context.plan_runs.without_state(run_id)
         if error.code != "RUN_NOT_FOUND" or unstarted is None:
             raise
-        known = context.runs.require(run_id)
-        context.ownership.check_see(person, known.owner, "plan", run_id)
+        recorded = context.runs.require(run_id)
+        context.ownership.check_see(person, recorded.owner, "plan", run_id)
         return {**unstarted, "events_url": f"/api/plans/runs/{run_id}/events"}
     starter = seen_plan_run(context, person, run_id)
     plan = context.plan_runs.plan(run_id)
@@ -120,9 +127,27 @@ def plan_run(run_id: str, context: Context, person: Caller) -> dict[str, Any]:
         }
         for item in payload["waiting"]
     ]
+    shown = shown_outputs(plan, result.outputs)
+    for item in shown:  # a file without a name is named by its title and its content
+        value = (payload["outputs"].get(item.node_id) or {}).get(item.alias)
+        raw = (result.outputs.get(item.node_id) or {}).get(item.alias)
+        if isinstance(value, dict) and "name" not in value and isinstance(raw, bytes | bytearray):
+            value["name"] = download_name(item.title, bytes(raw))[0]
+    known = context.runs.get(run_id)
     return {
         **payload,
-        "title": plan.title,
+        "shown": [
+            {
+                "node_id": item.node_id,
+                "alias": item.alias,
+                "title": item.title,
+                "description": item.description,
+                "final": item.final,
+            }
+            for item in shown
+        ],
+        "title": plan.title or plan.id,
+        "started_at": iso(known.created_at) if known is not None else None,
         "started_by": starter,
         "node_titles": titles,
         "events_url": f"/api/plans/runs/{run_id}/events",
@@ -224,6 +249,16 @@ def plan_run_output(
         name, data = str(value["name"]), bytes(value["data"])
     elif isinstance(value, bytes | bytearray):
         data = bytes(value)
+        plan = context.plan_runs.plan(run_id)
+        title = next(
+            (
+                item.title
+                for item in shown_outputs(plan, outputs)
+                if (item.node_id, item.alias) == (node_id, alias)
+            ),
+            node_title(node_titles(plan), node_id),
+        )
+        name = download_name(title, data)[0]
     else:
         raise not_found("ファイルの出力", "Binary output", f"{node_id}.{alias}")
     context.audit.append(

@@ -116,7 +116,8 @@ def _exactly_one(source: PlanSource) -> None:
 @router.get("")
 def list_plans(context: Context) -> dict[str, Any]:
     """The registered plans: each id with its files (versions), newest version's
-    number and description (``error`` when that file does not load)."""
+    number, title (its id when it has none) and description (``error`` when that file
+    does not load)."""
     store = context.plans.store
     grouped: dict[str, list[Any]] = {}
     for entry in store.list():
@@ -135,12 +136,15 @@ def list_plans(context: Context) -> dict[str, Any]:
                 for entry in entries
             ],
             "version": None,
+            "title": plan_id,
             "description": None,
             "error": None,
         }
         try:
             plan = load_plan_file(locate_plan_id(store, plan_id))
-            item.update(version=plan.version, description=plan.description)
+            item.update(
+                version=plan.version, title=plan.title or plan_id, description=plan.description
+            )
         except UserInputError as error:
             item["error"] = json_value(error.to_dict())
         plans.append(item)

@@ -30,6 +30,8 @@ class Health(BaseModel):
     """A company sign-in (OpenID Connect) is configured: a page offers it."""
     time_zone: str
     """The one time zone every page shows times in (``KEIRI_AGENT_TIME_ZONE``)."""
+    streamlit_url: str | None
+    """Where the Streamlit app is (``KEIRI_AGENT_STREAMLIT_URL``); None: no link."""
 
 
 @router.get("/health", response_model=Health)
@@ -50,4 +52,5 @@ def health(context: Annotated[ApiContext, Depends(get_context)]) -> Health:
         password_sign_in=people,
         oidc_sign_in=oidc,
         time_zone=settings.plans.time_zone,
+        streamlit_url=settings.api.streamlit_url,
     )
