@@ -60,6 +60,10 @@ def test_the_sample_indexed_through_the_api_answers_a_question_as_json(
     assert answer["run_id"].startswith("run_")
     with _client(serve(offline)) as client:  # the ask is a run of the run service
         run = client.get(f"/api/runs/{answer['run_id']}").json()
+        asked = client.get("/api/helpdesk/answers").json()["answers"]
+    assert [(item["run_id"], item["question"], item["status"]) for item in asked] == [
+        (answer["run_id"], EXAMPLE_QUESTION, "success")
+    ]
     assert run["kind"] == "helpdesk" and run["status"] == "success"
     assert run["result"]["answer"] == answer["answer"]
 

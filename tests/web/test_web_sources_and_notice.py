@@ -176,3 +176,17 @@ def test_a_helpdesk_answer_shows_its_sources_and_what_was_not_found_once(
     expect(answer.get_by_role("heading", name="出典", exact=True)).to_have_count(1)
     expect(answer.get_by_role("heading", name="見つからなかった点", exact=True)).to_have_count(1)
     expect(answer).to_contain_text("資料には記載がありません")
+
+    # the answer survives a reload (its run is in the address) and is listed to open again
+    assert "answer=run_" in page.url
+    first = re.sub(r"\s+", "", answer.inner_text())
+    page.reload()
+    expect(page.get_by_test_id("helpdesk-answer")).to_contain_text("出典", timeout=30_000)
+    assert re.sub(r"\s+", "", page.get_by_test_id("helpdesk-answer").inner_text()) == first
+    past = page.get_by_test_id("past-answers")
+    expect(past).to_contain_text("パスワードを忘れたときはどうすればよいですか")
+    page.goto(running.url + "/helpdesk/")
+    expect(page.get_by_test_id("helpdesk-answer")).to_have_count(0)
+    page.get_by_test_id("past-answers").get_by_role("link").first.click()
+    expect(page.get_by_test_id("helpdesk-answer")).to_contain_text("出典")
+    assert re.sub(r"\s+", "", page.get_by_test_id("helpdesk-answer").inner_text()) == first

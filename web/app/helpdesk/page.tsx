@@ -1,14 +1,18 @@
 "use client";
 
-import { useRef, useState } from "react";
+import Link from "next/link";
+import { useRouter, useSearchParams } from "next/navigation";
+import { Suspense, useCallback, useEffect, useRef, useState } from "react";
 import "@/components/pages/pages.css";
 import ErrorBox from "@/components/ErrorBox";
 import Spinner from "@/components/Spinner";
 import Markdown from "@/components/research/Markdown";
+import { formatDateTime } from "@/components/pages/format";
 import { ApiError, apiJson, toApiError } from "@/lib/api";
 import { postIndexing, progressLabel } from "@/lib/indexing";
 
 interface Answer {
+  run_id?: string;
   question: string;
   answer: string;
   sources: string[];
@@ -30,7 +34,58 @@ function emptyKbError(kb: string): ApiError {
   );
 }
 
+/** A question asked before (GET /api/helpdesk/answers). */
+interface PastAnswer {
+  run_id: string;
+  question: string;
+  status: string;
+  asked_at: string;
+}
+
+function answerHref(runId: string): string {
+  return `/helpdesk/?answer=${encodeURIComponent(runId)}`;
+}
+
+/** 最近の質問: the person's earlier questions, each opening its answer again. */
+function PastAnswers({ refresh, current }: { refresh: number; current: string | null }) {
+  const [items, setItems] = useState<PastAnswer[] | null>(null);
+
+  useEffect(() => {
+    apiJson<{ answers: PastAnswer[] }>("/api/helpdesk/answers")
+      .then((body) => setItems(body.answers.filter((item) => item.status === "success")))
+      .catch(() => setItems([]));
+  }, [refresh]);
+
+  if (!items || items.length === 0) return null;
+  return (
+    <section className="panel" aria-labelledby="past-answers-title">
+      <h2 id="past-answers-title">最近の質問</h2>
+      <ul className="item-list" data-testid="past-answers">
+        {items.map((item) => (
+          <li key={item.run_id}>
+            <Link href={answerHref(item.run_id)} aria-current={current === item.run_id ? "true" : undefined}>
+              {item.question}
+            </Link>
+            <span className="item-meta">{formatDateTime(item.asked_at)}</span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
 export default function HelpDeskPage() {
+  return (
+    <Suspense fallback={<Spinner label="読み込んでいます…" />}>
+      <HelpDeskView />
+    </Suspense>
+  );
+}
+
+function HelpDeskView() {
+  const router = useRouter();
+  const shownAnswer = useSearchParams().get("answer");
+  const [refresh, setRefresh] = useState(0);
   const [question, setQuestion] = useState("");
   const [kb, setKb] = useState("helpdesk");
   const [asking, setAsking] = useState(false);
@@ -42,6 +97,22 @@ export default function HelpDeskPage() {
   const abortRef = useRef<AbortController | null>(null);
 
   const kbValid = KB_NAME.test(kb);
+
+  const reopen = useCallback(async (runId: string) => {
+    try {
+      const run = await apiJson<{ status: string; result: Answer | null }>(`/api/runs/${encodeURIComponent(runId)}`);
+      if (run.result) {
+        setAnswer(run.result);
+        setQuestion((typed) => typed || run.result?.question || "");
+      }
+    } catch (cause) {
+      setError(toApiError(cause));
+    }
+  }, []);
+
+  useEffect(() => {
+    if (shownAnswer && answer?.run_id !== shownAnswer) void reopen(shownAnswer);
+  }, [shownAnswer, answer?.run_id, reopen]);
 
   const ask = async (event: React.FormEvent) => {
     event.preventDefault();
@@ -60,6 +131,8 @@ export default function HelpDeskPage() {
         signal: controller.signal,
       });
       setAnswer(result);
+      setRefresh((count) => count + 1);
+      if (result.run_id) router.replace(answerHref(result.run_id)); // a reload shows it again
     } catch (cause) {
       if (cause instanceof DOMException && cause.name === "AbortError") return;
       const apiError = toApiError(cause);
@@ -170,6 +243,7 @@ export default function HelpDeskPage() {
           <Markdown text={answer.answer} sourceCount={answer.sources.length} />
         </section>
       ) : null}
+      <PastAnswers refresh={refresh} current={shownAnswer} />
     </>
   );
 }

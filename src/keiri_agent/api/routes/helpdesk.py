@@ -19,7 +19,7 @@ import hashlib
 import logging
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, File, Form, Path, Request, UploadFile
+from fastapi import APIRouter, Depends, File, Form, Path, Query, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field
 
@@ -32,11 +32,11 @@ from keiri_agent.api.run_answers import (
     start_and_answer,
     wants_stream,
 )
-from keiri_agent.api.security import permit
+from keiri_agent.api.security import caller, permit
 from keiri_agent.api.uploads import read_upload
 from keiri_agent.people.roles import Person
 from keiri_agent.runs import helpdesk_kind, index_kind
-from keiri_agent.runs.records import MAX_QUESTION_CHARS
+from keiri_agent.runs.records import MAX_QUESTION_CHARS, iso
 from keiri_agent.runs.service import new_run_id
 from keiri_agent.services.staged_uploads import StagedUploads, Upload
 from keiri_agent.workspace import Workspace
@@ -89,6 +89,36 @@ async def ask(body: AskRequest, request: Request, context: Context, person: Aske
         streaming=wants_stream(body.stream, request.headers.get("accept", "")),
         owner=person.login,
     )
+
+
+@router.get("/answers")
+def recent_answers(
+    context: Context,
+    person: Annotated[Person, Depends(caller)],
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+) -> dict[str, Any]:
+    """The caller's recent questions (and those their role shows), newest first: the
+    answer's ``run_id`` (``GET /api/runs/{run_id}`` gives it again), the question, the
+    knowledge base, the status and when it was asked."""
+    ownership = context.ownership
+    found = [
+        run
+        for run in context.runs.store.find(kind=helpdesk_kind.KIND, limit=max(limit * 10, 200))
+        if ownership.may_see(person, run.owner, helpdesk_kind.KIND)
+    ][:limit]
+    return {
+        "answers": [
+            {
+                "run_id": run.run_id,
+                "question": run.title,
+                "kb": run.subject,
+                "status": run.status,
+                "asked_at": iso(run.created_at),
+                "asked_by": run.owner,
+            }
+            for run in found
+        ]
+    }
 
 
 # --------------------------------------------------------------------------- knowledge base
