@@ -142,3 +142,14 @@ def wait_for_report(page: Any, timeout_s: float = 90.0) -> str:
             raise AssertionError("the research run did not finish on the page")
         time.sleep(0.1)
     return str(report.inner_text())
+
+
+def registering(file_name: str, text: str) -> Callable[[Settings], None]:
+    """A ``site(prepare=…)`` step that registers the Plan ``text`` as ``designs/file_name``."""
+
+    def prepare(settings: Settings) -> None:
+        designs = settings.storage.home / "designs"
+        designs.mkdir(parents=True, exist_ok=True)
+        (designs / file_name).write_text(text, encoding="utf-8")
+
+    return prepare

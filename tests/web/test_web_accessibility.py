@@ -10,9 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import Site, require_web_out, unavailable
-
-from keiri_agent.config import Settings
+from browser_support import Site, registering, require_web_out, unavailable
 
 AXE = Path(__file__).resolve().parents[2] / "web" / "node_modules" / "axe-core" / "axe.min.js"
 PAGES = ("/", "/sessions/", "/helpdesk/", "/plans/", "/schedules/", "/approvals/", "/audit/")
@@ -37,10 +35,7 @@ def web_out() -> Any:
     return require_web_out()
 
 
-def _register(settings: Settings) -> None:
-    designs = settings.storage.home / "designs"
-    designs.mkdir(parents=True, exist_ok=True)
-    (designs / "monthly_close.yaml").write_text(PLAN, encoding="utf-8")
+_register = registering("monthly_close.yaml", PLAN)
 
 
 def _violations(page: Any) -> list[str]:

@@ -14,11 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import Site, require_web_out
+from browser_support import Site, registering, require_web_out
 from openpyxl import load_workbook
 from playwright.sync_api import expect
-
-from keiri_agent.config import Settings
 
 PLAN = """\
 apiVersion: v1
@@ -67,10 +65,7 @@ def web_out() -> Any:
     return require_web_out()
 
 
-def _register(settings: Settings) -> None:
-    designs = settings.storage.home / "designs"
-    designs.mkdir(parents=True, exist_ok=True)
-    (designs / "expenses.yaml").write_text(PLAN, encoding="utf-8")
+_register = registering("expenses.yaml", PLAN)
 
 
 def test_a_plan_that_asks_for_a_csv_runs_in_the_web_ui(

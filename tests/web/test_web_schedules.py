@@ -11,10 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import Site, require_web_out
+from browser_support import Site, registering, require_web_out
 from playwright.sync_api import expect
-
-from keiri_agent.config import Settings
 
 PLAN = """\
 apiVersion: v1
@@ -33,10 +31,7 @@ def web_out() -> Any:
     return require_web_out()
 
 
-def _register(settings: Settings) -> None:
-    designs = settings.storage.home / "designs"
-    designs.mkdir(parents=True, exist_ok=True)
-    (designs / "monthly_close.yaml").write_text(PLAN, encoding="utf-8")
+_register = registering("monthly_close.yaml", PLAN)
 
 
 def test_a_schedule_is_added_paused_and_deleted_in_the_browser(
