@@ -372,3 +372,29 @@ def test_an_audit_search_beyond_the_calendar_is_refused_not_a_crash(
         refused = people["keiri"].get("/api/audit", params=params)
         assert refused.status_code == 422, refused.text
         assert refused.json()["error"]["code"] == "REQUEST_INVALID"
+
+
+def test_a_run_is_rerun_by_its_starter_and_asks_its_approval_again(
+    clients: Callable[..., dict[str, httpx.Client]],
+) -> None:
+    people = clients()
+    run_id = _paused_run(people["yamada"])
+    people["sato"].post(
+        f"/api/plans/runs/{run_id}/resume", json={"answers": {"approve": {"approved": True}}}
+    )
+    deadline = time.monotonic() + 30
+    while people["yamada"].get(f"/api/plans/runs/{run_id}").json()["status"] != "success":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+    assert "別の人のもの" in _denied(
+        people["tanaka"].post(f"/api/plans/runs/{run_id}/rerun", json={"from_node": "upload"})
+    )
+    rerun = people["yamada"].post(f"/api/plans/runs/{run_id}/rerun", json={"from_node": "upload"})
+    assert rerun.status_code == 202, rerun.text
+    while (state := people["yamada"].get(f"/api/plans/runs/{run_id}").json())["status"] != (
+        "paused"
+    ):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert [item["node_id"] for item in state["waiting"]] == ["approve"]  # asked again

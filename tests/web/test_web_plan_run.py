@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from browser_support import Site, registering, require_web_out
 from openpyxl import load_workbook
@@ -105,6 +106,16 @@ def test_a_plan_that_asks_for_a_csv_runs_in_the_web_ui(
 
     page.reload()
     expect(page.get_by_test_id("run-status")).to_have_text("成功")
+
+    run_id = page.url.split("run=")[1]
+    before = httpx.get(f"{running.server.url}/api/runs/{run_id}").json()["attempt"]
+    page.get_by_test_id("run-rerun").get_by_label("やり直すステップ").select_option(
+        label="部署別の合計"
+    )
+    page.get_by_test_id("run-rerun-button").click()
+    expect(page.get_by_test_id("run-status")).to_have_text("成功", timeout=30_000)
+    after = httpx.get(f"{running.server.url}/api/runs/{run_id}").json()
+    assert after["attempt"] == before + 1 and after["status"] == "success"
 
 
 IDS = re.compile(r"\brun_[0-9a-f]{12}\b|\bresearch_[0-9a-f]{12}\b")

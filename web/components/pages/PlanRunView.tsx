@@ -109,6 +109,53 @@ function Outputs({ run }: { run: PlanRun }) {
   );
 }
 
+const SETTLED = new Set(["success", "failed", "cancelled"]);
+
+/** やり直す: run a settled run again from a step (the failed one first), as the same run. */
+function Rerun({ run, onRerun }: { run: PlanRun; onRerun: () => void }) {
+  const failed = run.errors.find((item) => item.details?.node_id)?.details?.node_id ?? null;
+  const steps = Object.entries(run.node_titles ?? {});
+  const [step, setStep] = useState<string>(failed ?? steps[0]?.[0] ?? "");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+
+  const rerun = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await apiJson(`/api/plans/runs/${encodeURIComponent(run.run_id)}/rerun`, {
+        method: "POST",
+        body: JSON.stringify({ from_node: step }),
+      });
+      onRerun();
+    } catch (cause) {
+      setError(toApiError(cause));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (steps.length === 0) return null;
+  return (
+    <div className="panel" data-testid="run-rerun">
+      <label htmlFor={`rerun-${run.run_id}`}>やり直すステップ（その後のステップもやり直します）</label>
+      <select id={`rerun-${run.run_id}`} value={step} onChange={(event) => setStep(event.target.value)}>
+        {steps.map(([id, title]) => (
+          <option key={id} value={id}>
+            {title}
+          </option>
+        ))}
+      </select>
+      <div className="actions">
+        <button type="button" onClick={() => void rerun()} disabled={busy || !step} data-testid="run-rerun-button">
+          このステップからやり直す
+        </button>
+      </div>
+      <ErrorBox error={error} testId="run-rerun-error" />
+    </div>
+  );
+}
+
 /** One Plan run: its status (polled while running), outputs, errors, and where to answer its inputs. */
 export default function PlanRunView({ runId, onSettled }: { runId: string; onSettled: () => void }) {
   const [run, setRun] = useState<PlanRun | null>(null);
@@ -206,6 +253,7 @@ export default function PlanRunView({ runId, onSettled }: { runId: string; onSet
           ) : null}
           <h3>出力</h3>
           <Outputs run={run} />
+          {SETTLED.has(run.status) ? <Rerun run={run} onRerun={() => setAnswered((count) => count + 1)} /> : null}
         </>
       )}
     </section>

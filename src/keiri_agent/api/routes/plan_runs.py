@@ -191,6 +191,30 @@ def _team_controls(context: ApiContext) -> bool:
     return context.settings.api.api_token is not None or context.accounts.any()
 
 
+class RerunRequest(BaseModel):
+    from_node: str = Field(min_length=1, max_length=200)
+    """The top-level step to run again, with everything after it."""
+    answers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """New answers for input steps (an approval step is asked again, never answered here
+    by its starter)."""
+
+
+@router.post(
+    "/runs/{run_id}/rerun",
+    response_model=RunStarted,
+    status_code=202,
+    dependencies=[Depends(count_run_start)],
+)
+def rerun_plan_run(run_id: str, body: RerunRequest, context: Context, person: Runner) -> RunStarted:
+    """Run a finished or paused run again from ``from_node`` (the steps before keep
+    their results; every approval step is asked again), as the same run; its starter
+    or 管理者."""
+    acted_plan_run(context, person, run_id)
+    answerer = person if _team_controls(context) else None
+    context.plan_runs.rerun(run_id, body.from_node, body.answers, by=answerer)
+    return _started(context, run_id)
+
+
 @router.post("/runs/{run_id}/cancel")
 def cancel_plan_run(run_id: str, context: Context, person: Runner) -> dict[str, Any]:
     """Stop a queued, running or paused run, whichever process executes it (it ends
