@@ -112,7 +112,7 @@ function Outputs({ run }: { run: PlanRun }) {
 const SETTLED = new Set(["success", "failed", "cancelled"]);
 
 /** やり直す: run a settled run again from a step (the failed one first), as the same run. */
-function Rerun({ run, onRerun }: { run: PlanRun; onRerun: () => void }) {
+function Rerun({ run, onRerun }: { run: PlanRun; onRerun: (status: string) => void }) {
   const failed = run.errors.find((item) => item.details?.node_id)?.details?.node_id ?? null;
   const steps = Object.entries(run.node_titles ?? {});
   const [step, setStep] = useState<string>(failed ?? steps[0]?.[0] ?? "");
@@ -123,11 +123,11 @@ function Rerun({ run, onRerun }: { run: PlanRun; onRerun: () => void }) {
     setBusy(true);
     setError(null);
     try {
-      await apiJson(`/api/plans/runs/${encodeURIComponent(run.run_id)}/rerun`, {
+      const started = await apiJson<{ status: string }>(`/api/plans/runs/${encodeURIComponent(run.run_id)}/rerun`, {
         method: "POST",
         body: JSON.stringify({ from_node: step }),
       });
-      onRerun();
+      onRerun(started.status);
     } catch (cause) {
       setError(toApiError(cause));
     } finally {
@@ -253,7 +253,13 @@ export default function PlanRunView({ runId, onSettled }: { runId: string; onSet
           ) : null}
           <h3>出力</h3>
           <Outputs run={run} />
-          {SETTLED.has(run.status) ? <Rerun run={run} onRerun={() => setAnswered((count) => count + 1)} /> : null}
+          {SETTLED.has(run.status) ? <Rerun
+              run={run}
+              onRerun={(status) => {
+                setRun({ ...run, status });
+                setAnswered((count) => count + 1);
+              }}
+            /> : null}
         </>
       )}
     </section>
