@@ -315,5 +315,14 @@ def test_the_run_and_its_events_carry_the_titles_the_plan_gives(
         if e.data and e.event == "node_start"
     }
     assert starts["collect"]["title"] == "上限金額の入力"
+    steps = [(step["title"], step["kind"]) for step in shown["diagram"]["steps"]]
+    assert steps == [("上限金額の入力", "input"), ("報告文の作成", "step"), ("ステップ 3", "step")]
+    assert shown["diagram"]["edges"] == [
+        {"source": "collect", "target": "report"},
+        {"source": "report", "target": "render"},
+    ]
+    assert paused["diagram"] == shown["diagram"]
+    assert paused["step_states"] == {"collect": "waiting", "report": "pending", "render": "pending"}
+    assert done["step_states"] == dict.fromkeys(("collect", "report", "render"), "success")
     assert starts["report"]["title"] == "報告文の作成"
     assert "title" not in starts["render"]  # no title in the Plan: none in the event

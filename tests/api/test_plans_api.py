@@ -129,6 +129,9 @@ def test_generate_offline_then_register_and_the_list_shows_it(client: httpx.Clie
     assert result["validation"]["ok"] is True and result["dry_run"]["ok"] is True
     blocks = {node["block"] for node in yaml.safe_load(result["yaml"])["graph"]}
     assert {"table.reconcile", "excel.write"} <= blocks
+    graph = yaml.safe_load(result["yaml"])["graph"]
+    assert [step["id"] for step in result["diagram"]["steps"]] == [node["id"] for node in graph]
+    assert result["diagram"]["edges"]  # the steps hand their results on
     assert isinstance(result["requirements"], list)
     assert registered.status_code == 200, registered.text
     body = registered.json()

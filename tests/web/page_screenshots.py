@@ -1,7 +1,9 @@
 """Save a screenshot of the web UI's Plan pages to docs/ (1280×900, full page):
 
-- ``web-plan-form.png``: a Plan run paused at its input step, with the step's form;
-- ``web-plan-run.png``: the same run finished — its results by title, the workbook;
+- ``web-plan-form.png``: a Plan run paused at its input step — the diagram with the
+  step highlighted, and the step's form;
+- ``web-plan-run.png``: the same run finished — its diagram, its results by title, the
+  workbook;
 - ``web-plans.png``: the Plans list with the run;
 - ``web-approvals.png``: 承認待ち with a run waiting for approval (totals and table);
 - ``web-audit.png``: 監査ログ.
@@ -63,12 +65,14 @@ def main(folder: Path) -> int:
                 page.goto(server.url + "/plans/")
                 page.locator('[data-plan-id="expenses"]').get_by_test_id("plan-start").click()
                 expect(page.get_by_test_id("input-form")).to_be_visible()
+                page.locator(".react-flow__node").first.wait_for()
                 shot("web-plan-form.png")
                 page.get_by_test_id("input-form").get_by_label("経費CSV").set_input_files(
                     str(Path(home) / "経費.csv")
                 )
                 page.get_by_test_id("input-submit").click()
                 expect(page.get_by_test_id("run-status")).to_have_text("成功", timeout=30_000)
+                page.locator(".react-flow__node").first.wait_for()
                 shot("web-plan-run.png")
                 page.goto(server.url + "/plans/")
                 page.get_by_test_id("plan-run-item").first.wait_for()

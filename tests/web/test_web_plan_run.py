@@ -85,6 +85,16 @@ def test_a_plan_that_asks_for_a_csv_runs_in_the_web_ui(
     field = form.get_by_label("経費CSV")
     assert field.get_attribute("accept") == ".csv"
     assert "run=run_" in page.url
+    steps = page.get_by_test_id("plan-diagram-steps").locator("li")
+    expect(steps).to_have_count(4)
+    expect(steps.first).to_have_attribute("data-step-state", "waiting")  # the paused step
+    expect(steps.first).to_contain_text("経費データの受け取り")
+    expect(steps.nth(2)).to_contain_text("「CSV の読み込み」の結果を使います")
+    expect(steps.nth(3)).to_have_attribute("data-step-state", "pending")
+    boxes = page.get_by_test_id("plan-diagram").locator(".react-flow__node")
+    expect(boxes).to_have_count(4)
+    expect(page.get_by_test_id("plan-diagram").locator(".react-flow__edge")).to_have_count(3)
+    expect(boxes.first).to_contain_text("入力待ち")
 
     form.get_by_test_id("input-submit").click()
     expect(page.get_by_test_id("input-problem")).to_have_text("入力してください（必須）")
@@ -92,6 +102,8 @@ def test_a_plan_that_asks_for_a_csv_runs_in_the_web_ui(
     page.get_by_test_id("input-form").get_by_label("経費CSV").set_input_files(str(csv))
     page.get_by_test_id("input-form").get_by_test_id("input-submit").click()
     expect(page.get_by_test_id("run-status")).to_have_text("成功", timeout=30_000)
+    for index in range(4):  # followed live: no reload
+        expect(steps.nth(index)).to_have_attribute("data-step-state", "success")
     outputs = page.get_by_test_id("plan-run")
     expect(outputs.locator("dt").first).to_have_text("部署別の合計")
     expect(outputs.locator("table").first).to_contain_text("2000")  # 営業部's total

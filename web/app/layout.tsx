@@ -37,6 +37,12 @@ export default function RootLayout({ children }: { children: React.ReactNode }) 
                 <Link href="/helpdesk/">ヘルプデスク</Link>
               </li>
               <li>
+                <Link href="/analysis/">データ分析</Link>
+              </li>
+              <li>
+                <Link href="/design/">設計</Link>
+              </li>
+              <li>
                 <Link href="/plans/">Plan</Link>
               </li>
               <li>
@@ -44,6 +50,9 @@ export default function RootLayout({ children }: { children: React.ReactNode }) 
               </li>
               <li>
                 <Link href="/approvals/">承認待ち</Link>
+              </li>
+              <li>
+                <Link href="/history/">履歴</Link>
               </li>
               <li>
                 <Link href="/audit/">監査ログ</Link>

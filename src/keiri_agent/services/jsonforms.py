@@ -132,7 +132,8 @@ def dumps(data: Any) -> str:
 
 def run_result_json(result: RunResult, *, writer: BytesWriter | None = None) -> dict[str, Any]:
     """A Plan run (start, resume or rerun): status, outputs (bytes per the convention),
-    errors, the nodes waiting for input and the run log's path."""
+    errors, the nodes waiting for input, where each top-level step stands and the run
+    log's path."""
     return {
         "run_id": result.run_id,
         "plan_id": result.plan_id,
@@ -140,6 +141,7 @@ def run_result_json(result: RunResult, *, writer: BytesWriter | None = None) -> 
         "outputs": json_value(result.outputs, writer=writer),
         "errors": json_value(result.errors),
         "waiting": json_value(result.waiting),
+        "step_states": dict(result.step_states),
         "log_path": str(result.log_path),
     }
 

@@ -1,5 +1,6 @@
 "use client";
 
+import dynamic from "next/dynamic";
 import { useEffect, useState } from "react";
 import ErrorBox from "@/components/ErrorBox";
 import Spinner from "@/components/Spinner";
@@ -9,6 +10,14 @@ import PlainText from "@/components/pages/PlainText";
 import { formatBytes, formatDateTime, nodeTitle, outputView, runStatusLabel } from "@/components/pages/format";
 import InputForm, { type InputRequest } from "@/components/pages/InputForm";
 import { apiJson, toApiError, type ApiError } from "@/lib/api";
+import { applyRunEvent, type Diagram, type StepState } from "@/lib/diagram";
+import { streamSse } from "@/lib/sse";
+
+/** React Flow is loaded with the first run shown, not with the page. */
+const PlanDiagram = dynamic(() => import("@/components/pages/PlanDiagram"), {
+  ssr: false,
+  loading: () => <Spinner label="図を読み込んでいます…" />,
+});
 
 interface RunError {
   code?: string;
@@ -32,6 +41,11 @@ interface PlanRun {
   started_by?: string;
   /** The outputs in reading order, final ones first (services.plan_outputs). */
   shown?: ShownOutput[];
+  /** The Plan's steps in words and their connections (services/plan_diagram.py). */
+  diagram?: Diagram;
+  /** Where each top-level step stands, as last saved. */
+  step_states?: Record<string, StepState>;
+  events_url?: string;
 }
 
 const POLL_MS = 1000;
@@ -156,9 +170,18 @@ function Rerun({ run, onRerun }: { run: PlanRun; onRerun: (status: string) => vo
   );
 }
 
-/** One Plan run: its status (polled while running), outputs, errors, and where to answer its inputs. */
+const LIVE = new Set(["running", "queued"]);
+
+/**
+ * One Plan run: its status, its diagram with where each step stands (live from the run's
+ * events while it runs), outputs, errors, and where to answer its inputs. While the run goes
+ * on, its events are followed from the first (replayed in order, they end at where each step
+ * stands now); when they end (paused or finished) the run is read again. If the event stream
+ * fails, the run is read every second instead.
+ */
 export default function PlanRunView({ runId, onSettled }: { runId: string; onSettled: () => void }) {
   const [run, setRun] = useState<PlanRun | null>(null);
+  const [states, setStates] = useState<Record<string, StepState>>({});
   const [error, setError] = useState<ApiError | null>(null);
   const [answered, setAnswered] = useState(0);
 
@@ -173,23 +196,60 @@ export default function PlanRunView({ runId, onSettled }: { runId: string; onSet
   useEffect(() => {
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    const following = new AbortController();
     setRun(null);
     setError(null);
-    const load = async (first: boolean) => {
+    const read = async (): Promise<PlanRun | null> => {
       try {
         const body = await apiJson<PlanRun>(`/api/plans/runs/${encodeURIComponent(runId)}`);
-        if (stopped) return;
+        if (stopped) return null;
         setRun(body);
+        setStates(body.step_states ?? {});
         setError(null);
-        if (body.status === "running" || body.status === "queued") timer = setTimeout(() => void load(false), POLL_MS);
-        else if (!first) onSettled();
+        return body;
       } catch (cause) {
         if (!stopped) setError(toApiError(cause));
+        return null;
       }
     };
-    void load(true);
+    const poll = async () => {
+      const body = await read();
+      if (body && LIVE.has(body.status)) timer = setTimeout(() => void poll(), POLL_MS);
+      else if (body) onSettled();
+    };
+    const follow = async (body: PlanRun) => {
+      const diagram = body.diagram ?? { steps: [], edges: [] };
+      try {
+        await streamSse({
+          url: body.events_url ?? `/api/plans/runs/${encodeURIComponent(runId)}/events`,
+          signal: following.signal,
+          onMessage: (message) => {
+            let event: { payload?: Record<string, unknown> } = {};
+            try {
+              event = JSON.parse(message.data);
+            } catch {
+              return; // not an event of ours: the diagram stays as it is
+            }
+            const payload = event.payload;
+            if (!payload) return;
+            setStates((current) => applyRunEvent(current, diagram, message.event, payload));
+            if (message.event === "node_start") {
+              setRun((current) => (current && current.status === "queued" ? { ...current, status: "running" } : current));
+            }
+          },
+        });
+      } catch {
+        if (stopped) return;
+      }
+      if (!stopped) void poll();
+    };
+    void (async () => {
+      const body = await read();
+      if (body && LIVE.has(body.status)) void follow(body);
+    })();
     return () => {
       stopped = true;
+      following.abort();
       if (timer) clearTimeout(timer);
     };
   }, [runId, onSettled, answered]);
@@ -217,6 +277,9 @@ export default function PlanRunView({ runId, onSettled }: { runId: string; onSet
               実行 <code>{run.run_id}</code>・Plan <code>{run.plan_id}</code>
             </p>
           </details>
+          {run.diagram && run.diagram.steps.length > 0 ? (
+            <PlanDiagram diagram={run.diagram} states={states} caption="ステップの進み具合" />
+          ) : null}
           {run.status === "running" ? <Spinner label="実行しています…（自動で更新します）" /> : null}
           {run.status === "queued" ? <Spinner label="実行の順番を待っています…（自動で更新します）" /> : null}
           {run.status === "paused"

@@ -31,6 +31,7 @@ from keiri_agent.people.roles import Person
 from keiri_agent.plans.dsl.loader import load_plan_file
 from keiri_agent.runs.records import STATUS_JA, iso
 from keiri_agent.services.jsonforms import is_file_value, run_result_json
+from keiri_agent.services.plan_diagram import plan_diagram
 from keiri_agent.services.plan_inputs import locate_plan_id
 from keiri_agent.services.plan_outputs import (
     download_name,
@@ -103,7 +104,8 @@ def plan_run(run_id: str, context: Context, person: Caller) -> dict[str, Any]:
     ``node_titles`` every node id → its title (its id when it has none), ``started_at``
     and ``started_by`` when and by whom it was started, ``shown`` the outputs in the
     order a person reads them (final ones first, titled; a file without a name is
-    given one from its title and content)."""
+    given one from its title and content), ``diagram`` the Plan's steps and their
+    connections, and ``step_states`` where each step stands."""
     try:
         result = context.plan_runs.result(run_id)
     except UserInputError as error:
@@ -150,6 +152,7 @@ def plan_run(run_id: str, context: Context, person: Caller) -> dict[str, Any]:
         "started_at": iso(known.created_at) if known is not None else None,
         "started_by": starter,
         "node_titles": titles,
+        "diagram": plan_diagram(plan),
         "events_url": f"/api/plans/runs/{run_id}/events",
     }
 

@@ -26,6 +26,7 @@ from keiri_agent.services.jsonforms import (
     json_value,
     validation_json,
 )
+from keiri_agent.services.plan_diagram import plan_diagram
 from keiri_agent.services.plan_inputs import asked_inputs, locate_plan_id, read_plan_text
 
 router = APIRouter(prefix="/api/plans", tags=["plans"])
@@ -174,7 +175,8 @@ def generate_plan(body: GenerateRequest, context: Context) -> dict[str, Any]:
     """A generated, checked Plan (``plan generate --json``): its YAML, issues
     (``validation``), dry run, build requirements and ``verdict``; with ``answers`` the
     questions the same instruction leaves open are answered and the Plan judged again
-    (``plan design --answers``)."""
+    (``plan design --answers``); ``diagram``: its steps and their connections (null
+    without a Plan)."""
     from keiri_agent.services.design import DesignRequest
 
     request = DesignRequest(
@@ -189,7 +191,12 @@ def generate_plan(body: GenerateRequest, context: Context) -> dict[str, Any]:
     result = generation.result
     if body.answers and result.verdict == "needs_answers":
         result = context.design.settle(request, result, body.answers)
-    return {**generated_plan_json(result), "seconds": round(generation.seconds, 3)}
+    diagram = plan_diagram(result.plan) if result.plan is not None else None
+    return {
+        **generated_plan_json(result),
+        "diagram": diagram,
+        "seconds": round(generation.seconds, 3),
+    }
 
 
 @router.post("/register")
@@ -221,7 +228,8 @@ def register_plan(
 
 @router.get("/{plan_id:path}")
 def show_plan(plan_id: str, context: Context) -> dict[str, Any]:
-    """A plan's YAML, its summary and what a run asks (vars, interactive inputs)."""
+    """A plan's YAML, its summary, what a run asks (vars, interactive inputs) and its
+    ``diagram``: the steps in words and their connections."""
     store = context.plans.store
     path, text = read_plan_text(store, locate_plan_id(store, plan_id))
     plan = load_plan_file(path)
@@ -231,4 +239,5 @@ def show_plan(plan_id: str, context: Context) -> dict[str, Any]:
         "yaml": text,
         "summary": json_value(_summary(plan)),
         "inputs": json_value(asked_inputs(plan)),
+        "diagram": plan_diagram(plan),
     }

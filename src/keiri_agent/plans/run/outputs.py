@@ -41,6 +41,9 @@ class RunResult:
     """Top-level nodes that have not finished, in plan order: ``{"node_id",
     "iterations_done"}`` (a loop's finished iterations, else None) — where a
     cancelled or interrupted run stopped."""
+    step_states: dict[str, str] = field(default_factory=dict, compare=False)
+    """Every top-level node id → where it stands: ``pending``, ``running``, ``waiting``,
+    ``success``, ``skipped`` or ``failed`` (what a diagram of the run shows)."""
 
 
 def collect_errors(graph: GraphState) -> list[dict[str, Any]]:
@@ -99,9 +102,11 @@ def result_of(state: RunState, plan: Plan, status: str, runs_dir: Path) -> RunRe
         status = "failed"
     outputs: dict[str, dict[str, Any]] = {}
     unfinished: list[dict[str, Any]] = []
+    step_states: dict[str, str] = {}
     for node in plan.graph:
         node_id = node.id
         found = nodes.get(node_id)
+        step_states[node_id] = found.status if found is not None else "pending"
         if found is not None and found.status in FINISHED:
             if found.outputs is not None:
                 outputs[node_id] = dict(found.outputs)
@@ -121,6 +126,7 @@ def result_of(state: RunState, plan: Plan, status: str, runs_dir: Path) -> RunRe
         log_path=runs_dir / state.log_path,
         state_path=state_path(runs_dir, state.plan_id, state.run_id),
         unfinished=unfinished,
+        step_states=step_states,
     )
 
 
