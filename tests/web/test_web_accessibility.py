@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from browser_support import Site, registering, require_web_out, unavailable
 
@@ -61,9 +62,15 @@ def test_no_page_has_a_serious_accessibility_violation(
     try:
         page = context.new_page()
         problems: dict[str, list[str]] = {}
-        for path in PAGES:
+        runs = f"{running.server.url}/api/plans/monthly_close/runs"
+        started = httpx.post(runs, json={}, timeout=30)
+        assert started.status_code == 202, started.text
+        run_page = f"/plans/?run={started.json()['run_id']}"  # a run with its diagram
+        for path in (*PAGES, run_page):
             page.goto(running.url + path)
             page.wait_for_load_state("networkidle")
+            if path == run_page:
+                page.locator(".react-flow__node").first.wait_for()
             found = _violations(page)
             overflow = page.evaluate(
                 "document.documentElement.scrollWidth - document.documentElement.clientWidth"

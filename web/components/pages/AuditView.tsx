@@ -163,7 +163,7 @@ export default function AuditView() {
       ) : entries.length === 0 ? (
         <p data-testid="audit-empty">該当する記録はありません。</p>
       ) : (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label="監査ログの記録">
           <table data-testid="audit-table">
             <thead>
               <tr>

@@ -50,7 +50,19 @@ interface PlanRun {
 
 const POLL_MS = 1000;
 
-function OutputValue({ runId, node, alias, value }: { runId: string; node: string; alias: string; value: unknown }) {
+function OutputValue({
+  runId,
+  node,
+  alias,
+  value,
+  label,
+}: {
+  runId: string;
+  node: string;
+  alias: string;
+  value: unknown;
+  label: string;
+}) {
   const view = outputView(value, `${node}.${alias}`);
   switch (view.kind) {
     case "empty":
@@ -66,7 +78,7 @@ function OutputValue({ runId, node, alias, value }: { runId: string; node: strin
         />
       );
     case "table":
-      return <DataTable columns={view.columns} rows={view.rows} />;
+      return <DataTable columns={view.columns} rows={view.rows} label={label} />;
     case "json":
       return <pre className="output-json">{view.text}</pre>;
   }
@@ -88,7 +100,7 @@ function OutputItem({ run, item }: { run: PlanRun; item: ShownOutput }) {
       <dt>{item.title}</dt>
       <dd>
         {item.description ? <p className="muted">{item.description}</p> : null}
-        <OutputValue runId={run.run_id} node={item.node_id} alias={item.alias} value={value} />
+        <OutputValue runId={run.run_id} node={item.node_id} alias={item.alias} value={value} label={item.title} />
       </dd>
     </div>
   );

@@ -202,7 +202,7 @@ function PlanCard({
       ) : detail.runs.length === 0 ? (
         <p className="muted">まだ実行されていません。</p>
       ) : (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label={`${plan.title ?? "Plan"} の最近の実行`}>
           <table>
             <thead>
               <tr>
