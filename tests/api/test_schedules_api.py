@@ -4,6 +4,7 @@ when it was due; bad rules, times and Plans answered in Japanese with their code
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -53,10 +54,15 @@ def test_schedules_are_managed_and_a_due_one_runs_by_itself(
         assert added.status_code == 201, added.text
         schedule = added.json()
         assert schedule["next_at"].endswith("09:30+09:00")
+        upcoming = [dt.datetime.fromisoformat(moment) for moment in schedule["upcoming"]]
+        assert schedule["upcoming"][0] == schedule["next_at"] and len(upcoming) == 5
+        assert len({(moment.year, moment.month) for moment in upcoming}) == 5  # one a month
+        assert upcoming == sorted(upcoming) and all(m.weekday() < 5 for m in upcoming)
+        assert all(5 <= moment.day <= 11 for moment in upcoming)  # the 5th business day
         listed = client.get("/api/schedules").json()["schedules"]
         assert [item["schedule_id"] for item in listed] == [schedule["schedule_id"]]
         paused = client.post(f"/api/schedules/{schedule['schedule_id']}/pause").json()
-        assert paused["paused"] is True
+        assert paused["paused"] is True and paused["upcoming"] == []
         resumed = client.post(f"/api/schedules/{schedule['schedule_id']}/resume").json()
         assert resumed["paused"] is False
 

@@ -54,6 +54,11 @@ def test_a_schedule_is_added_paused_and_deleted_in_the_browser(
     expect(item).to_contain_text("monthly_close")
     expect(item).to_contain_text("毎月第5営業日 09:30")
     expect(item).to_contain_text(re.compile(r"\d{4}/\d{2}/\d{2} 09:30"))  # next, in 日本時間
+    upcoming = item.get_by_test_id("schedule-upcoming").locator("li")
+    expect(upcoming).to_have_count(4)
+    shown = upcoming.all_inner_texts()
+    assert all(re.fullmatch(r"\d{4}/\d{2}/\d{2} 09:30", text) for text in shown), shown
+    assert len({text[:7] for text in shown}) == 4 and shown == sorted(shown)  # one a month
 
     page.get_by_test_id("schedule-pause").click()
     expect(item).to_contain_text("一時停止中")

@@ -47,6 +47,8 @@ log = logging.getLogger(__name__)
 
 LATE_AFTER_S = 120.0
 """A run that starts this long after it was due says it was late."""
+UPCOMING = 5
+"""How many of a schedule's next due times its JSON lists (``upcoming``)."""
 _TIME = re.compile(r"(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)")
 _CRON = re.compile(r"[\d*/,\-A-Za-z?]+(\s+[\d*/,\-A-Za-z?]+){4}")
 
@@ -273,8 +275,20 @@ class Schedules:
         return cls(ScheduleStore(engine), settings)
 
     def to_dict(self, schedule: Schedule) -> dict[str, Any]:
-        """The JSON form of a schedule, its times in ``time_zone``."""
-        return schedule.to_dict(self.tz)
+        """The JSON form of a schedule, its times in ``time_zone``; ``upcoming``: the
+        next ``UPCOMING`` times it is due from ``next_at`` on (none while paused)."""
+        data = schedule.to_dict(self.tz)
+        data["upcoming"] = [] if schedule.paused else self.upcoming(schedule)
+        return data
+
+    def upcoming(self, schedule: Schedule, count: int = UPCOMING) -> list[str]:
+        """The next ``count`` times ``schedule`` is due, from ``next_at`` on."""
+        moment = dt.datetime.fromtimestamp(schedule.next_at, self.tz)
+        found = [moment]
+        while len(found) < count:
+            moment = self.next_due(schedule.rule, schedule.at, moment)
+            found.append(moment)
+        return [item.astimezone(self.tz).isoformat(timespec="minutes") for item in found]
 
     def add(
         self,

@@ -17,6 +17,8 @@ export interface Schedule {
   at: string | null;
   paused: boolean;
   next_at: string;
+  /** The next times it is due, `next_at` first (none while paused). */
+  upcoming?: string[];
   last_due_at: string | null;
   last_run_id: string | null;
   last_late: boolean;
@@ -169,6 +171,16 @@ export default function SchedulesView() {
               <p>
                 次回: {schedule.paused ? "—（一時停止中）" : formatDateTime(schedule.next_at)}
               </p>
+              {!schedule.paused && (schedule.upcoming ?? []).length > 1 ? (
+                <div>
+                  <p id={`upcoming-${schedule.schedule_id}`}>その後の予定:</p>
+                  <ul className="upcoming" aria-labelledby={`upcoming-${schedule.schedule_id}`} data-testid="schedule-upcoming">
+                    {(schedule.upcoming ?? []).slice(1).map((moment) => (
+                      <li key={moment}>{formatDateTime(moment)}</li>
+                    ))}
+                  </ul>
+                </div>
+              ) : null}
               {schedule.last_run_id ? (
                 <p>
                   前回: {formatDateTime(schedule.last_due_at)}{" "}
