@@ -14,7 +14,18 @@ import pytest
 from browser_support import Site, registering, require_web_out, unavailable
 
 AXE = Path(__file__).resolve().parents[2] / "web" / "node_modules" / "axe-core" / "axe.min.js"
-PAGES = ("/", "/sessions/", "/helpdesk/", "/plans/", "/schedules/", "/approvals/", "/audit/")
+PAGES = (
+    "/",
+    "/sessions/",
+    "/helpdesk/",
+    "/analysis/",
+    "/design/",
+    "/plans/",
+    "/schedules/",
+    "/approvals/",
+    "/history/",
+    "/audit/",
+)
 PLAN = """\
 apiVersion: v1
 id: monthly_close

@@ -171,7 +171,8 @@ def test_pages_speak_in_words_not_ids(
     )
     run_id = started.json()["run_id"]
 
-    for path in ("/plans/", f"/plans/?run={run_id}", "/approvals/", "/schedules/"):
+    pages = ("/plans/", f"/plans/?run={run_id}", "/approvals/", "/schedules/", "/history/")
+    for path in (*pages, "/analysis/", "/design/", "/helpdesk/", "/sessions/", "/audit/"):
         page.goto(running.url + path)
         page.wait_for_load_state("networkidle")
         if "run=" in path:

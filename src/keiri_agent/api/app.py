@@ -6,7 +6,12 @@
     /api/helpdesk …                   HelpDesk: ask (JSON or SSE), knowledge base
     /api/analysis …                   data analysis: datasets, turns, figures, report
     /api/plans …                      Plans: list, show, validate, dry-run, generate, register;
-                                      runs: start, state, resume with answers, cancel, SSE events
+                                      runs: start, state, resume with answers, cancel, SSE events;
+                                      drafts: 設計 drafts kept per person
+    /api/schedules, /api/runs …       schedules; any run: state, SSE events, cancel
+    /api/audit …                      the audit trail: entries, verify, export
+    /api/history                      履歴: every run, answer, conversation and research run
+                                      the caller may see (filters, cursor)
     /api/auth/sign-in, sign-out, me   browser sign-in (a session cookie and a CSRF token)
     /docs, /openapi.json              OpenAPI documentation
     /                                 the web UI (``web``: the static export of web/)
@@ -38,6 +43,8 @@ from keiri_agent.api.routes import (
     auth,
     graphql,
     helpdesk,
+    history,
+    plan_drafts,
     plan_runs,
     plans,
     research,
@@ -94,8 +101,10 @@ def create_app(settings: Settings, *, model_factory: ModelFactory | None = None)
     app.include_router(schedules.router, dependencies=protected)
     app.include_router(runs.router, dependencies=protected)
     app.include_router(plan_runs.router, dependencies=protected)  # before plans' {plan_id:path}
+    app.include_router(plan_drafts.router, dependencies=protected)  # before plans' too
     app.include_router(plans.router, dependencies=protected)
     app.include_router(audit.router, dependencies=protected)
+    app.include_router(history.router, dependencies=protected)
     web.mount(app, settings)  # last: every API route keeps priority
 
     app.add_middleware(BodyLimit, settings=settings)
