@@ -275,6 +275,9 @@ def test_the_audit_trail_is_read_searched_checked_and_exported_by_an_admin(
     assert listed["entries"][0]["details"]["comment"] == "金額違い"
     only = admin.get("/api/audit", params={"actor": "yamada", "kind": "run_started"}).json()
     assert [e["subject"] for e in only["entries"]] == [run_id]
+    run_title = admin.get(f"/api/runs/{run_id}").json()["title"]
+    assert only["entries"][0]["subject_title"] == run_title  # the run in words
+    assert only["entries"][0]["plan_title"] is None  # the Plan has no title
     today = time.strftime("%Y-%m-%d", time.gmtime())
     assert admin.get("/api/audit", params={"until": "2020-01-01"}).json()["entries"] == []
     assert len(admin.get("/api/audit", params={"since": today}).json()["entries"]) >= 3

@@ -111,9 +111,11 @@ def test_design_a_plan_answer_its_questions_reload_register_and_run_it_from_the_
     expect(steps.nth(1)).to_contain_text("使うデータ: 「ファイルのアップロード」の結果")
     expect(steps.nth(2)).to_contain_text("使うデータ: 「経費精算の読込」の結果")
     expect(steps.nth(2).get_by_test_id("design-step-waiting")).to_contain_text(QUESTION_1)
-    expect(page.get_by_test_id("design-steps").get_by_test_id("design-diagram-slot")).to_have_count(
-        1
-    )
+    diagram = page.get_by_test_id("design-steps").get_by_test_id("plan-diagram")
+    expect(diagram.locator(".react-flow__node")).to_have_count(len(STEPS))
+    for title in STEPS:  # each box named in words
+        expect(diagram.locator(".react-flow__node", has_text=title)).to_have_count(1)
+    expect(diagram.locator(".react-flow__edge").first).to_be_attached()
     expect(page.get_by_test_id("design-register-blocked")).to_contain_text("すべて答えると登録")
     expect(page.get_by_test_id("design-check-summary")).to_contain_text(
         "ドライラン（見本のデータでの試し運転）は、質問にすべて答えてから行います"
@@ -164,10 +166,14 @@ def test_design_a_plan_answer_its_questions_reload_register_and_run_it_from_the_
         "「交際費の明細抽出」を登録しました"
     )
     page.get_by_role("link", name="Plan のページで「交際費の明細抽出」を実行する").click()
-    page.wait_for_url("**/plans/")
+    page.wait_for_url("**/plans/?plan=*")
     plan = page.get_by_test_id("plan-item").filter(has_text="交際費の明細抽出")
     expect(plan.locator("h2")).to_have_text("交際費の明細抽出（バージョン 0.1.0）")
     expect(plan.get_by_role("button", name="実行する")).to_be_visible()
+    expect(plan).to_have_class(re.compile(r"\bplan-focused\b"))  # where the link leads
+    expect(plan.locator("h2")).to_be_focused()
+    plan.get_by_text("手順の図を見る（4 ステップ）").click()
+    expect(plan.get_by_test_id("plan-diagram").locator(".react-flow__node")).to_have_count(4)
 
     listed = httpx.get(f"{running.server.url}/api/plans", timeout=30).json()["plans"]
     draft_id = draft_url.split("draft=")[1]
@@ -372,7 +378,7 @@ def test_at_390px_by_keyboard_alone_with_no_serious_accessibility_violation(
         problems["registered"] = _problems(page)
         _tab_to(page, '[data-testid="design-run-link"]')
         page.keyboard.press("Enter")
-        page.wait_for_url("**/plans/")
+        page.wait_for_url("**/plans/?plan=*")
         assert {key: found for key, found in problems.items() if found} == {}
     finally:
         context.close()

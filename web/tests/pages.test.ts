@@ -127,6 +127,7 @@ describe("audit page helpers", () => {
       detailSummary({ plan: "payments", comment: "金額違い", files: [{ name: "支払一覧.csv", sha256: "ab" }] }),
     ).toBe("Plan: payments・ファイル: 支払一覧.csv・コメント: 金額違い");
     expect(detailSummary({})).toBe("");
+    expect(detailSummary({ plan: "expenses" }, "部署別の経費集計")).toBe("Plan: 部署別の経費集計");
   });
 });
 

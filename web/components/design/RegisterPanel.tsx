@@ -133,7 +133,7 @@ export default function RegisterPanel({
             </p>
           ))}
           <p>
-            <Link href="/plans/" data-testid="design-run-link">
+            <Link href={`/plans/?plan=${encodeURIComponent(registered.plan_id)}`} data-testid="design-run-link">
               Plan のページで「{registered.title}」を実行する
             </Link>
           </p>

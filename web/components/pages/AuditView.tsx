@@ -17,6 +17,10 @@ export interface AuditEntry {
   kind_label: string;
   subject: string;
   details: Record<string, unknown>;
+  /** What people call the subject (a run's or Plan's title), when the server knows it. */
+  subject_title?: string | null;
+  /** The title of the Plan in `details.plan`, when the server knows it. */
+  plan_title?: string | null;
 }
 
 interface Verification {
@@ -40,9 +44,10 @@ export function auditQuery(filters: Filters): string {
 }
 
 /** What an entry's details say, in a line: the comment, the files, the version, the Plan. */
-export function detailSummary(details: Record<string, unknown>): string {
+export function detailSummary(details: Record<string, unknown>, planTitle?: string | null): string {
   const parts: string[] = [];
-  if (typeof details.plan === "string") parts.push(`Plan: ${details.plan}`);
+  if (planTitle) parts.push(`Plan: ${planTitle}`);
+  else if (typeof details.plan === "string") parts.push(`Plan: ${details.plan}`);
   if (typeof details.version === "string") parts.push(`版: ${details.version}`);
   if (Array.isArray(details.files)) {
     const names = details.files
@@ -55,6 +60,21 @@ export function detailSummary(details: Record<string, unknown>): string {
   if (typeof details.via === "string") parts.push(details.via === "oidc" ? "会社のアカウント" : "パスワード");
   if (Array.isArray(details.changed)) parts.push(`変更された設定: ${details.changed.length} 件`);
   return parts.join("・");
+}
+
+/** The subject in words (a run or Plan by its title), its identifier in a details toggle. */
+function Subject({ entry }: { entry: AuditEntry }) {
+  if (!entry.subject) return null;
+  if (!entry.subject_title) return <>{entry.subject}</>;
+  return (
+    <>
+      {entry.subject_title}
+      <details className="muted">
+        <summary>識別子</summary>
+        <code>{entry.subject}</code>
+      </details>
+    </>
+  );
 }
 
 /** 監査ログ: who did what and when, searchable, checked for tampering, exportable as CSV (管理者). */
@@ -182,8 +202,10 @@ export default function AuditView() {
                   <td>{formatDateTime(entry.at)}</td>
                   <td>{entry.actor}</td>
                   <td>{entry.kind_label}</td>
-                  <td>{entry.subject}</td>
-                  <td>{detailSummary(entry.details)}</td>
+                  <td>
+                    <Subject entry={entry} />
+                  </td>
+                  <td>{detailSummary(entry.details, entry.plan_title)}</td>
                 </tr>
               ))}
             </tbody>

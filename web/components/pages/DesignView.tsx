@@ -1,5 +1,6 @@
 "use client";
 
+import dynamic from "next/dynamic";
 import Link from "next/link";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
@@ -13,6 +14,12 @@ import RegisterPanel from "@/components/design/RegisterPanel";
 import StepsList from "@/components/design/StepsList";
 import { formatDateTime } from "@/components/pages/format";
 import { ApiError, toApiError } from "@/lib/api";
+
+/** React Flow is loaded with the first Plan shown, not with the page. */
+const PlanDiagram = dynamic(() => import("@/components/pages/PlanDiagram"), {
+  ssr: false,
+  loading: () => <Spinner label="図を読み込んでいます…" />,
+});
 import {
   answerErrors,
   answersToSend,
@@ -493,8 +500,9 @@ export default function DesignView() {
             <section className="panel" aria-labelledby="design-steps-title" data-testid="design-steps">
               <h2 id="design-steps-title">Plan の手順</h2>
               <StepsList outline={draft.outline} titles={titles} questions={questions} openIds={openIds} />
-              {/* The Plan diagram goes here (a later component). */}
-              <div data-testid="design-diagram-slot" />
+              {result?.diagram && result.diagram.steps.length > 0 ? (
+                <PlanDiagram diagram={result.diagram} caption="Plan の図" withList={false} />
+              ) : null}
             </section>
           ) : null}
 

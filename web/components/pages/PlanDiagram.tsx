@@ -64,16 +64,20 @@ const ARIA_LABELS = {
 
 /**
  * `states`: where each step stands (a run); none for a Plan not running (設計). The paused
- * step (`waiting`) is highlighted.
+ * step (`waiting`) is highlighted. The steps are also listed in words below the drawing,
+ * unless the page lists them itself (`withList`).
  */
 export default function PlanDiagram({
   diagram,
   states,
   caption = "Plan の図",
+  withList = true,
 }: {
   diagram: Diagram;
   states?: Record<string, StepState>;
   caption?: string;
+  /** False where the page lists the steps in words already (設計). */
+  withList?: boolean;
 }) {
   const placed = useMemo(() => layoutDiagram(diagram), [diagram]);
   const nodes: StepNode[] = useMemo(
@@ -124,25 +128,27 @@ export default function PlanDiagram({
           <Controls showInteractive={false} />
         </ReactFlow>
       </div>
-      <ol className="diagram-steps" data-testid="plan-diagram-steps">
-        {diagram.steps.map((step) => {
-          const state = states ? (states[step.id] ?? "pending") : null;
-          const from = diagram.edges
-            .filter((edge) => edge.target === step.id)
-            .map((edge) => diagram.steps.find((item) => item.id === edge.source)?.title)
-            .filter((title): title is string => Boolean(title));
-          return (
-            <li key={step.id} className={state ? `diagram-state-${state}` : undefined} data-step-state={state ?? undefined}>
-              <span className="diagram-step-title">{step.title}</span>
-              <span className="diagram-step-meta">
-                {kindLabel(step.kind)}
-                {state ? `・${stateLabel(state, step.kind)}` : ""}
-                {from.length > 0 ? `・${from.map((title) => `「${title}」`).join("")}の結果を使います` : ""}
-              </span>
-            </li>
-          );
-        })}
-      </ol>
+      {withList ? (
+        <ol className="diagram-steps" data-testid="plan-diagram-steps">
+          {diagram.steps.map((step) => {
+            const state = states ? (states[step.id] ?? "pending") : null;
+            const from = diagram.edges
+              .filter((edge) => edge.target === step.id)
+              .map((edge) => diagram.steps.find((item) => item.id === edge.source)?.title)
+              .filter((title): title is string => Boolean(title));
+            return (
+              <li key={step.id} className={state ? `diagram-state-${state}` : undefined} data-step-state={state ?? undefined}>
+                <span className="diagram-step-title">{step.title}</span>
+                <span className="diagram-step-meta">
+                  {kindLabel(step.kind)}
+                  {state ? `・${stateLabel(state, step.kind)}` : ""}
+                  {from.length > 0 ? `・${from.map((title) => `「${title}」`).join("")}の結果を使います` : ""}
+                </span>
+              </li>
+            );
+          })}
+        </ol>
+      ) : null}
     </figure>
   );
 }

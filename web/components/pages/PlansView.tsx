@@ -1,8 +1,9 @@
 "use client";
 
+import dynamic from "next/dynamic";
 import Link from "next/link";
 import { useRouter, useSearchParams } from "next/navigation";
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import "@/components/pages/pages.css";
 import ErrorBox from "@/components/ErrorBox";
 import Spinner from "@/components/Spinner";
@@ -10,6 +11,13 @@ import PlanRunView from "@/components/pages/PlanRunView";
 import { formatDateTime, planPath, runStatusLabel } from "@/components/pages/format";
 import InputForm, { type InputField } from "@/components/pages/InputForm";
 import { ApiError, apiJson, toApiError } from "@/lib/api";
+import type { Diagram } from "@/lib/diagram";
+
+/** React Flow is loaded when a diagram is opened, not with the page. */
+const PlanDiagram = dynamic(() => import("@/components/pages/PlanDiagram"), {
+  ssr: false,
+  loading: () => <Spinner label="図を読み込んでいます…" />,
+});
 
 interface PlanSummary {
   plan_id: string;
@@ -45,6 +53,7 @@ interface PlanInputs {
 interface PlanDetail {
   runs: RunSummary[] | null;
   vars: PlanVar[] | null;
+  diagram?: Diagram | null;
   error: ApiError | null;
 }
 
@@ -101,14 +110,25 @@ function PlanCard({
   plan,
   refresh,
   currentRun,
+  focused,
   onStarted,
 }: {
   plan: PlanSummary;
   refresh: number;
   currentRun: string | null;
+  /** The Plan the address names (?plan=…, e.g. just registered on 設計): scrolled to. */
+  focused: boolean;
   onStarted: (runId: string) => void;
 }) {
   const [detail, setDetail] = useState<PlanDetail>({ runs: null, vars: null, error: null });
+  const [diagramOpen, setDiagramOpen] = useState(false);
+  const heading = useRef<HTMLHeadingElement>(null);
+
+  useEffect(() => {
+    if (!focused || !heading.current) return;
+    heading.current.scrollIntoView({ block: "start" });
+    heading.current.focus();
+  }, [focused]);
   const [starting, setStarting] = useState(false);
   const [settingVars, setSettingVars] = useState(false);
   const [startError, setStartError] = useState<ApiError | null>(null);
@@ -118,11 +138,16 @@ function PlanCard({
     const path = `/api/plans/${planPath(plan.plan_id)}`;
     Promise.all([
       apiJson<{ runs: RunSummary[] }>(`${path}/runs`),
-      plan.error ? Promise.resolve(null) : apiJson<{ inputs: PlanInputs }>(path),
+      plan.error ? Promise.resolve(null) : apiJson<{ inputs: PlanInputs; diagram?: Diagram }>(path),
     ])
       .then(([runs, shown]) => {
         if (stopped) return;
-        setDetail({ runs: runs.runs, vars: shown ? shown.inputs.vars : null, error: null });
+        setDetail({
+          runs: runs.runs,
+          vars: shown ? shown.inputs.vars : null,
+          diagram: shown?.diagram ?? null,
+          error: null,
+        });
       })
       .catch((cause: unknown) => {
         if (!stopped) setDetail({ runs: [], vars: null, error: toApiError(cause) });
@@ -150,8 +175,8 @@ function PlanCard({
 
   const headingId = `plan-${plan.plan_id.replace(/[^A-Za-z0-9_-]/g, "_")}`;
   return (
-    <li className="panel plan" data-testid="plan-item" data-plan-id={plan.plan_id}>
-      <h2 id={headingId}>
+    <li className={`panel plan${focused ? " plan-focused" : ""}`} data-testid="plan-item" data-plan-id={plan.plan_id}>
+      <h2 id={headingId} ref={heading} tabIndex={-1}>
         {plan.title}
         {plan.version ? <span className="item-meta">（バージョン {plan.version}）</span> : null}
       </h2>
@@ -196,6 +221,15 @@ function PlanCard({
         />
       ) : null}
       <ErrorBox error={startError} testId="plan-start-error" />
+      {detail.diagram && detail.diagram.steps.length > 0 ? (
+        <details
+          className="plan-diagram-toggle"
+          onToggle={(event) => setDiagramOpen((event.target as HTMLDetailsElement).open)}
+        >
+          <summary>手順の図を見る（{detail.diagram.steps.length} ステップ）</summary>
+          {diagramOpen ? <PlanDiagram diagram={detail.diagram} caption={`${plan.title} の手順`} /> : null}
+        </details>
+      ) : null}
       <h3>最近の実行</h3>
       {detail.runs === null ? (
         <Spinner label="実行履歴を読み込んでいます…" />
@@ -236,7 +270,9 @@ function PlanCard({
 /** The Plans page: every registered Plan with its recent runs; ?run=… shows one run. */
 export default function PlansView() {
   const router = useRouter();
-  const runId = useSearchParams().get("run");
+  const params = useSearchParams();
+  const runId = params.get("run");
+  const focusPlan = params.get("plan");
   const [plans, setPlans] = useState<PlanSummary[] | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
   const [refresh, setRefresh] = useState(0);
@@ -277,11 +313,20 @@ export default function PlansView() {
       {plans === null ? (
         <Spinner label="Plan を読み込んでいます…" />
       ) : plans.length === 0 && !error ? (
-        <p className="muted">登録された Plan はありません。Streamlit の設計ページで作成・登録できます。</p>
+        <p className="muted">
+          登録された Plan はありません。<Link href="/design/">設計</Link>のページで、やりたいことを文章で書いて作成・登録できます。
+        </p>
       ) : (
         <ul className="plan-list">
           {plans.map((plan) => (
-            <PlanCard key={plan.plan_id} plan={plan} refresh={refresh} currentRun={runId} onStarted={started} />
+            <PlanCard
+              key={plan.plan_id}
+              plan={plan}
+              refresh={refresh}
+              currentRun={runId}
+              focused={plan.plan_id === focusPlan}
+              onStarted={started}
+            />
           ))}
         </ul>
       )}

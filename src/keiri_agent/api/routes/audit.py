@@ -4,6 +4,7 @@ same operations as ``keiri-agent audit list|verify|export`` (``people.audit``)."
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from typing import Annotated, Any
 
@@ -12,7 +13,10 @@ from fastapi.responses import Response
 
 from keiri_agent.api.context import ApiContext, get_context
 from keiri_agent.api.security import permit
+from keiri_agent.errors import UserInputError
 from keiri_agent.people.audit import KINDS, AuditEntry
+from keiri_agent.plans.dsl.loader import load_plan_file
+from keiri_agent.services.plan_inputs import locate_plan_id
 
 router = APIRouter(
     prefix="/api/audit", tags=["audit"], dependencies=[Depends(permit("view_audit"))]
@@ -61,8 +65,41 @@ def _start_of(day: dt.date | None) -> dt.datetime | None:
     return dt.datetime.combine(day, dt.time(), dt.UTC) if day else None
 
 
-def _json(entry: AuditEntry) -> dict[str, Any]:
-    return {**entry.to_dict(), "kind_label": KINDS.get(entry.kind, entry.kind)}
+def _json(entry: AuditEntry, names: _Names) -> dict[str, Any]:
+    plan = entry.details.get("plan")
+    return {
+        **entry.to_dict(),
+        "kind_label": KINDS.get(entry.kind, entry.kind),
+        "subject_title": names.run(entry.subject) or names.plan(entry.subject),
+        "plan_title": names.plan(plan) if isinstance(plan, str) else None,
+    }
+
+
+class _Names:
+    """What people call an entry's subject and Plan: a run by its title (the Plan's
+    title, the question), a Plan by its title; None for what is not known (removed, or
+    not a run or Plan). Each looked up once per request."""
+
+    def __init__(self, context: ApiContext) -> None:
+        self.context = context
+        self.runs: dict[str, str | None] = {}
+        self.plans: dict[str, str | None] = {}
+
+    def run(self, subject: str) -> str | None:
+        if subject not in self.runs:
+            found = self.context.runs.get(subject) if subject.startswith("run_") else None
+            self.runs[subject] = found.title if found is not None and found.title else None
+        return self.runs[subject]
+
+    def plan(self, plan_id: str) -> str | None:
+        if plan_id not in self.plans:
+            title = None
+            if plan_id and not plan_id.startswith("run_"):
+                with contextlib.suppress(UserInputError):
+                    store = self.context.plans.store
+                    title = load_plan_file(locate_plan_id(store, plan_id)).title
+            self.plans[plan_id] = title
+        return self.plans[plan_id]
 
 
 @router.get("")
@@ -72,9 +109,11 @@ def audit_entries(
     limit: Annotated[int, Query(ge=1, le=MAX_ENTRIES)] = 200,
 ) -> dict[str, Any]:
     """The newest ``limit`` entries that match, newest first, and every kind with its
-    Japanese name (``kinds``)."""
+    Japanese name (``kinds``); each entry with what people call its subject
+    (``subject_title``: a run's or Plan's title) and its Plan (``plan_title``), when known."""
     found = context.audit.entries(**filters.values, limit=limit)
-    return {"entries": [_json(entry) for entry in reversed(found)], "kinds": KINDS}
+    names = _Names(context)
+    return {"entries": [_json(entry, names) for entry in reversed(found)], "kinds": KINDS}
 
 
 @router.get("/verify")
