@@ -156,6 +156,9 @@ def test_design_chat_over_the_api_answers_then_judges_again(client: httpx.Client
     result = done.json()
     assert result["verdict"] == "ok" and result["coverage"]["ok"] is True
     assert yaml.safe_load(result["yaml"])["vars"] == answers
+    titles = yaml.safe_load(result["yaml"])["ui"]["vars"]  # what a run's form calls them
+    assert titles["s1_column_1"]["title"] == "絞り込みの条件 1（「交際費」と比べる）に使う列"
+    assert titles["s1_column_2"]["title"] == "絞り込みの条件 2（5,000と比べる）に使う列"
     assert result["verdict_message"].startswith("指示のすべての項目を満たし")
 
 

@@ -180,7 +180,20 @@ def plan_from_procedure(
     }
     if not builder.vars:
         del plan["vars"]
+    else:  # a run asks what is still open in the words the design asked it
+        plan["ui"] = {"vars": _var_titles(builder.questions)}
     return BuiltPlan(plan, builder.covers, builder.questions)
+
+
+def _var_titles(questions: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """``ui.vars`` for the asked vars: the question as the field's title (without its
+    closing 「は？」), its hint as the description."""
+    titles = {}
+    for asked in questions:
+        question = str(asked["question"])
+        title = re.sub(r"(は|を)?[？?]$", "", question) or question
+        titles[str(asked["var"])] = {"title": title, "description": str(asked.get("hint") or "")}
+    return titles
 
 
 def _task_files(procedure: Procedure) -> dict[str, dict[str, str]]:
