@@ -18,8 +18,10 @@ sticky sessions):
   (never was, pruned, damaged) answers 404.
 
 Threads are checkpointed in the workspace's database, so a thread continues on any
-process. A figure artifact carries ``url``
-(``/api/analysis/artifacts/{turn_id}/{id}.png``) instead of its bytes in base64.
+process; ``GET /threads/{thread_id}`` reads one back (its file and its turns, from the
+run service: ``services.analysis_threads``) for a page reopened after a reload. A
+figure artifact carries ``url`` (``/api/analysis/artifacts/{turn_id}/{id}.png``)
+instead of its bytes in base64.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from __future__ import annotations
 import hashlib
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+from fastapi import APIRouter, Depends, File, Form, Path, Request, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
@@ -42,10 +44,12 @@ from keiri_agent.api.uploads import read_upload
 from keiri_agent.people.roles import Person
 from keiri_agent.runs import analysis_kind
 from keiri_agent.runs.records import MAX_QUESTION_CHARS
+from keiri_agent.services.analysis_threads import thread_json
 from keiri_agent.services.analysis_turns import AnalysisTurns, StoredTurn
 from keiri_agent.services.exports import REPORT_FILE, report_zip
 from keiri_agent.services.jsonforms import FIGURE_MEDIA_TYPE
-from keiri_agent.services.saved_datasets import LoadedDatasets
+from keiri_agent.services.saved_datasets import LoadedDatasets, SavedDatasets
+from keiri_agent.workspace import Workspace
 
 router = APIRouter(prefix="/api/analysis", tags=["analysis"])
 
@@ -165,6 +169,21 @@ async def ask(body: TurnRequest, request: Request, context: Context, person: Ana
         streaming=wants_stream(body.stream, request.headers.get("accept", "")),
         owner=person.login,
     )
+
+
+@router.get("/threads/{thread_id}")
+def thread(
+    thread_id: Annotated[str, Path(max_length=analysis_kind.MAX_THREAD_CHARS)],
+    context: Context,
+    person: Caller,
+) -> dict[str, Any]:
+    """A conversation read back: its file's ``dataset_id`` and its turns, oldest first
+    (each its question, status, and once settled the turn JSON or the error; a running
+    one is followed at ``/api/runs/{run_id}/events``). Seen by who started it, and by
+    whom ownership lets see it; 404 ``ANALYSIS_THREAD_NOT_FOUND`` for one without turns."""
+    seen_subject(context, person, analysis_kind.KIND, thread_id)
+    saved = SavedDatasets(Workspace.from_settings(context.settings))
+    return thread_json(context.runs, saved, thread_id)
 
 
 @router.get(
