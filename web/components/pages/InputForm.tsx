@@ -98,8 +98,8 @@ function Field({
           multiple={field.type !== "file"}
           onChange={(event) => {
             const files = Array.from(event.target.files ?? []);
-            void Promise.all(files.map(readFile)).then((read) =>
-              onChange(field.type === "file" ? (read[0] ?? null) : read),
+            onChange(
+              Promise.all(files.map(readFile)).then((read) => (field.type === "file" ? (read[0] ?? null) : read)),
             );
           }}
         />
@@ -193,7 +193,11 @@ export default function InputForm({
     setBusy(true);
     setError(null);
     try {
-      await onSubmit(values);
+      // A file is read when it is chosen; 送信 pressed at once waits for the reading.
+      const entries = await Promise.all(
+        Object.entries(values).map(async ([id, value]) => [id, value instanceof Promise ? await value : value] as const),
+      );
+      await onSubmit(Object.fromEntries(entries));
     } catch (cause) {
       setError(toApiError(cause));
       setBusy(false);
