@@ -27,7 +27,18 @@ from urllib.parse import urlsplit
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from api_load import serve
 
-PAGES = ("/", "/sessions/", "/helpdesk/", "/plans/", "/schedules/", "/approvals/", "/audit/")
+PAGES = (
+    "/",
+    "/sessions/",
+    "/helpdesk/",
+    "/analysis/",
+    "/design/",
+    "/plans/",
+    "/schedules/",
+    "/approvals/",
+    "/history/",
+    "/audit/",
+)
 BROWSER = "gzip, deflate, br, zstd"
 ASSET = re.compile(r'(?:src|href)="(/_next/static/[^"]+\.(?:js|css))"')
 
