@@ -7,7 +7,9 @@ Japanese, naming the field."""
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -358,6 +360,12 @@ def test_runs_started_at_the_same_moment_are_paged_in_turn(team: Team) -> None:
     assert walked == [f"run_b0000000000{n}" for n in reversed(range(5))]
 
 
+OVERFLOWING_CURSOR = base64.urlsafe_b64encode(
+    json.dumps({"t": "0001-01-01T00:00:00+01:00", "k": "x"}).encode()
+).decode()
+"""A cursor whose time cannot be put in UTC (before year 1 there)."""
+
+
 @pytest.mark.parametrize(
     ("params", "field", "words"),
     [
@@ -368,6 +376,7 @@ def test_runs_started_at_the_same_moment_are_paged_in_turn(team: Team) -> None:
         ({"since": "1900-01-01"}, "since", "扱える範囲の外"),
         ({"since": "2025-03-05", "until": "2025-03-01"}, "until", "始まり（2025-03-05）より前"),
         ({"cursor": "not-a-cursor"}, "cursor", "続きの位置が読み取れません"),
+        ({"cursor": OVERFLOWING_CURSOR}, "cursor", "続きの位置が読み取れません"),
         ({"q": " ".join("あいうえおかきくけこさ")}, "q", "言葉が長すぎます"),
     ],
 )

@@ -211,3 +211,28 @@ def test_titled_sets_the_plan_title_and_keeps_the_rest_of_the_text() -> None:
 def test_every_block_has_words_for_the_steps_list(team: Settings) -> None:
     blocks = {block_id.split("@")[0] for block_id in PlanEngine(team).catalog.ids()}
     assert blocks - set(BLOCK_WORDS) == set(), "say in BLOCK_WORDS what these blocks do"
+
+
+def test_a_draft_with_odd_yaml_or_an_odd_id_never_breaks(
+    clients: dict[str, httpx.Client], team: Settings
+) -> None:
+    yamada = clients["yamada"]
+    odd = """\
+apiVersion: v1
+id: odd
+version: 0.1.0
+graph:
+  - id: ask
+    block: ui.interactive_input
+    in: {mode: collect, requirements: 5}
+    out: {collected_data: files}
+"""
+    saved = yamada.put(f"/api/plans/drafts/{DRAFT}", json={"instruction": "x", "yaml": odd})
+    shown = yamada.get(f"/api/plans/drafts/{DRAFT}")
+    newline = yamada.put("/api/plans/drafts/abcdefgh%0A", json={"instruction": "x"})
+
+    assert saved.status_code == 200, saved.text
+    assert shown.status_code == 200 and shown.json()["yaml"] == odd  # kept, still opens
+    assert newline.status_code == 400 and newline.json()["error"]["code"] == "DESIGN_DRAFT_ID"
+    folder = Workspace.from_settings(team).state / "design_drafts"
+    assert sorted(path.name for path in folder.glob("*.json")) == [f"{DRAFT}.json"]

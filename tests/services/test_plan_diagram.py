@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from keiri_agent.plans.dsl.loader import load_plan_text
+from keiri_agent.plans.run.outputs import result_of
+from keiri_agent.plans.run.run_state import RunState
 from keiri_agent.services.plan_diagram import plan_diagram
 
 PLAN = """\
@@ -75,3 +79,22 @@ def test_steps_are_named_in_words_and_connected_by_what_they_read() -> None:
         ("totals", "book"),
     }
     assert len(diagram["edges"]) == len(edges)  # each once
+
+
+def test_a_run_says_where_each_step_stands_a_waiting_loop_included(tmp_path: Path) -> None:
+    plan = load_plan_text(PLAN)
+    state = RunState(run_id="run_0123456789ab", plan_id="diagram", plan={}, log_path="x.jsonl")
+    for node_id, status in (("upload", "success"), ("rows", "success"), ("each", "paused")):
+        state.graph.node(node_id).status = status
+    state.graph.node("totals").status = "cancelled"
+
+    steps = result_of(state, plan, "paused", tmp_path).step_states
+
+    assert steps == {
+        "upload": "success",
+        "rows": "success",
+        "totals": "cancelled",
+        "approve": "pending",  # not reached
+        "each": "waiting",  # its body waits for an answer
+        "book": "pending",
+    }

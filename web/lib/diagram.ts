@@ -12,7 +12,7 @@ export interface Diagram {
 }
 
 /** Where a step stands: the run state's node statuses, plus `running` from live events. */
-export type StepState = "pending" | "running" | "waiting" | "success" | "skipped" | "failed";
+export type StepState = "pending" | "running" | "waiting" | "success" | "skipped" | "failed" | "cancelled";
 
 export const STEP_STATE_LABELS: Record<StepState, string> = {
   pending: "これから",
@@ -21,6 +21,7 @@ export const STEP_STATE_LABELS: Record<StepState, string> = {
   success: "完了",
   skipped: "省略",
   failed: "失敗",
+  cancelled: "中止",
 };
 
 const KIND_LABELS: Record<StepKind, string> = {

@@ -111,13 +111,14 @@ class Cursor:
             key = data["k"]
             if moment.tzinfo is None or not isinstance(key, str):
                 raise ValueError("not a cursor")
-        except (ValueError, KeyError, TypeError, UnicodeError, binascii.Error):
+            moment = moment.astimezone(dt.UTC)
+        except (ValueError, KeyError, TypeError, UnicodeError, OverflowError, binascii.Error):
             raise _invalid(
                 "cursor",
                 "続きの位置が読み取れません",
                 "一覧を最初から表示し直して、「さらに表示」を押してください",
             ) from None
-        return cls(moment.astimezone(dt.UTC), key)
+        return cls(moment, key)
 
 
 @dataclass(frozen=True)

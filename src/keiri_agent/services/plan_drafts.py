@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +42,9 @@ from keiri_agent.errors import ErrorCategory, KeiriAgentError, UserInputError
 from keiri_agent.private import write_private
 from keiri_agent.workspace import Workspace
 
-DRAFT_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+log = logging.getLogger(__name__)
+
+DRAFT_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 MAX_INSTRUCTION_CHARS = 4000
 MAX_TITLE_CHARS = 200
 MAX_ANSWERS = 100
@@ -92,7 +95,7 @@ def _now() -> datetime:
 
 def check_draft_id(draft_id: str) -> str:
     """``draft_id`` when it is a draft id (8–64 of A–Z, a–z, 0–9, ``_``, ``-``)."""
-    if not DRAFT_ID.match(draft_id):
+    if not DRAFT_ID.fullmatch(draft_id):
         raise UserInputError(
             "下書きの番号が正しくありません",
             hint="設計ページの「新しい下書き」から始め直してください",
@@ -277,7 +280,8 @@ class PlanDrafts:
         caller checked that ``owner`` may change an existing one."""
         _checked(changes)
         now = _now().isoformat()
-        draft = self.find(draft_id) or Draft(draft_id=draft_id, owner=owner, created_at=now)
+        found = self.find(draft_id)
+        draft = found or Draft(draft_id=draft_id, owner=owner, created_at=now)
         if changes.instruction is not None:
             draft.instruction = changes.instruction
         if changes.answers is not None:
@@ -305,13 +309,14 @@ class PlanDrafts:
         if len(text.encode("utf-8")) > MAX_DRAFT_BYTES:
             raise _too_long("下書き", f"{MAX_DRAFT_BYTES // (1024 * 1024)} MB")
         write_private(self._path(draft_id), text)
-        self._prune(owner=draft.owner, keep=draft_id)
+        if found is None:  # a new draft: the owner's oldest may go (not on every keystroke)
+            self._prune(owner=draft.owner, keep=draft_id)
         return draft
 
     def _files(self) -> list[Path]:
         if not self.folder.is_dir():
             return []
-        return [path for path in self.folder.glob("*.json") if DRAFT_ID.match(path.stem)]
+        return [path for path in self.folder.glob("*.json") if DRAFT_ID.fullmatch(path.stem)]
 
     def of(self, owner: str) -> list[Draft]:
         """``owner``'s drafts, the most recently changed first (damaged files skipped)."""
@@ -424,9 +429,10 @@ def _block_words(block: str, inputs: Mapping[str, Any]) -> str:
     base = _base(block)
     if base == "ui.interactive_input":
         words = _INPUT_MODES.get(str(inputs.get("mode")), BLOCK_WORDS[base])
+        requirements = inputs.get("requirements")
         asked = [
             str(item.get("label") or "")
-            for item in inputs.get("requirements") or []
+            for item in (requirements if isinstance(requirements, list) else [])
             if isinstance(item, Mapping) and item.get("label")
         ]
         return f"{words}（{'、'.join(asked)}）" if asked else words
@@ -509,9 +515,14 @@ def plan_outline(yaml_text: str) -> dict[str, Any] | None:
     if loaded.plan is None:
         return None
     plan = loaded.plan
+    try:
+        steps = _steps(plan.graph)
+    except (TypeError, ValueError, AttributeError, KeyError):  # a draft's odd YAML
+        log.warning("a draft's Plan could not be put in words", exc_info=True)
+        return None
     return {
         "title": plan.title,
         "description": plan.description,
-        "steps": _steps(plan.graph),
+        "steps": steps,
         "outputs": [{"name": item.name, "title": item.title} for item in plan.exports],
     }

@@ -208,6 +208,7 @@ export default function AnalysisView() {
     if (conversationRef.current.threadId === threadId) return;
     stopStreams();
     setThreadError(null);
+    setThreadLoading(false); // a load left behind (Back before it arrived) shows nothing
     if (!threadId) {
       setConversation({ threadId: null, turns: [] });
       return;
@@ -236,10 +237,14 @@ export default function AnalysisView() {
       .finally(() => {
         if (!controller.signal.aborted) setThreadLoading(false);
       });
-    return () => controller.abort();
+    return () => {
+      controller.abort();
+      setThreadLoading(false);
+    };
   }, [threadId, follow, router, setConversation, stopStreams]);
 
-  const busy = conversation.turns.some((item) => item.status === "running");
+  // a question waits for the conversation it continues to have loaded
+  const busy = threadLoading || conversation.turns.some((item) => item.status === "running");
 
   const uploaded = (next: Dataset) => {
     const previous = datasetRef.current;

@@ -62,13 +62,15 @@ export function detailSummary(details: Record<string, unknown>, planTitle?: stri
   return parts.join("・");
 }
 
-/** The subject in words (a run or Plan by its title), its identifier in a details toggle. */
+/**
+ * The subject in words (a run or Plan by its title) when the server knows them; its
+ * identifier only in a details toggle (a removed run, a schedule, an uploaded file).
+ */
 function Subject({ entry }: { entry: AuditEntry }) {
   if (!entry.subject) return null;
-  if (!entry.subject_title) return <>{entry.subject}</>;
   return (
     <>
-      {entry.subject_title}
+      {entry.subject_title ?? null}
       <details className="muted">
         <summary>識別子</summary>
         <code>{entry.subject}</code>

@@ -204,7 +204,10 @@ export default function DesignView() {
     const merged = { ...pending.current, ...changes };
     pending.current = {};
     const saved = chain.current.then(() => saveDraft(id, merged));
-    chain.current = saved.catch(() => undefined);
+    chain.current = saved.catch(() => {
+      // not saved: kept for the next save (newer changes win), so nothing typed or generated is lost
+      pending.current = { ...merged, ...pending.current };
+    });
     return saved.then((result) => {
       if (heldId.current === id) {
         setDraft(result);
@@ -267,14 +270,24 @@ export default function DesignView() {
       const id = ensureId();
       await persist(id, { instruction, answers });
       const generated = await generate(text, draftPlanId(id), answers);
-      await persist(id, {
+      const made = {
         generated_instruction: text,
         questions: mergeQuestions(earlier, generated.requirements),
         answers,
         yaml: generated.yaml ?? "",
         result: kept(generated),
-        clear_registered: true,
-      });
+      };
+      try {
+        await persist(id, { ...made, clear_registered: true });
+      } catch (cause) {
+        // the Plan was made but not saved: show it, and save it again with the next change
+        if (heldId.current === id) {
+          setDraft((shown) => (shown ? { ...shown, ...made, registered: null } : shown));
+          setSaveError(toApiError(cause));
+          saveSoon({ clear_registered: true });
+        }
+        return;
+      }
       if (heldId.current === id) resultRef.current?.focus();
     } catch (cause) {
       setAnswerProblems(answerErrors(cause));

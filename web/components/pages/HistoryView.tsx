@@ -100,7 +100,12 @@ export default function HistoryView() {
     try {
       const page = await apiJson<HistoryPage>(historyApiPath(applied, current.next));
       focusRow.current = current.entries.length;
-      setLoaded({ ...current, entries: [...current.entries, ...page.entries], next: page.next_cursor });
+      // the list may have been searched anew meanwhile: this page belongs to the old one
+      setLoaded((shown) =>
+        shown?.search === current.search
+          ? { ...shown, entries: [...shown.entries, ...page.entries], next: page.next_cursor }
+          : shown,
+      );
     } catch (cause) {
       setMoreError(toApiError(cause));
     } finally {

@@ -42,8 +42,9 @@ class RunResult:
     "iterations_done"}`` (a loop's finished iterations, else None) — where a
     cancelled or interrupted run stopped."""
     step_states: dict[str, str] = field(default_factory=dict, compare=False)
-    """Every top-level node id → where it stands: ``pending``, ``running``, ``waiting``,
-    ``success``, ``skipped`` or ``failed`` (what a diagram of the run shows)."""
+    """Every top-level node id → where it stands: ``pending``, ``running``, ``waiting``
+    (a loop or subflow whose body waits too), ``success``, ``skipped``, ``failed`` or
+    ``cancelled`` (what a diagram of the run shows)."""
 
 
 def collect_errors(graph: GraphState) -> list[dict[str, Any]]:
@@ -67,6 +68,10 @@ def collect_waiting(graph: GraphState, prefix: str = "") -> list[dict[str, Any]]
         elif node.status not in FINISHED:
             found += _inner_waiting(node, path)
     return found
+
+
+_STEP_STATES = {"paused": "waiting", "queued": "pending"}
+"""A loop or subflow whose body waits for input is ``paused``: to a person, it waits."""
 
 
 def result_of(state: RunState, plan: Plan, status: str, runs_dir: Path) -> RunResult:
@@ -106,7 +111,9 @@ def result_of(state: RunState, plan: Plan, status: str, runs_dir: Path) -> RunRe
     for node in plan.graph:
         node_id = node.id
         found = nodes.get(node_id)
-        step_states[node_id] = found.status if found is not None else "pending"
+        step_states[node_id] = (
+            _STEP_STATES.get(found.status, found.status) if found is not None else "pending"
+        )
         if found is not None and found.status in FINISHED:
             if found.outputs is not None:
                 outputs[node_id] = dict(found.outputs)
