@@ -331,7 +331,7 @@ def ui(
     host: Annotated[str, typer.Option(help="待ち受けるアドレス。")] = "127.0.0.1",
 ) -> None:
     """Streamlit アプリ（データ分析・ヘルプデスク・実行）を起動します。"""
-    from keiri_agent.ui.components import TOOLBAR_MODE
+    from keiri_agent.ui import TOOLBAR_MODE
 
     try:
         upload_mb = common_settings().inputs.max_upload_mb

@@ -47,20 +47,13 @@ import logging
 import re
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import streamlit as st
 
-from keiri_agent.agents.analysis import AnalysisAgent, Artifact
-from keiri_agent.agents.analysis.datasets import excel_sheet_names
-from keiri_agent.agents.analysis.formatting import column_kind_label
-from keiri_agent.demo import sample_data_path
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
-from keiri_agent.runs import analysis_kind
 from keiri_agent.services.analysis_turns import AnalysisTurns, StoredTurn
-from keiri_agent.services.container import Services
 from keiri_agent.services.exports import report_zip
 from keiri_agent.services.saved_datasets import LoadedDatasets, SavedDatasets
 from keiri_agent.ui.components import (
@@ -73,6 +66,11 @@ from keiri_agent.ui.components import (
 from keiri_agent.ui.people import starter_login
 from keiri_agent.ui.run_follow import OUTCOME_KINDS, RUN_EVENT_LABELS, follow_run, run_problem
 from keiri_agent.ui.session import process_services, session_settings, shared_services
+from keiri_agent.workspace import Workspace
+
+if TYPE_CHECKING:
+    from keiri_agent.agents.analysis import AnalysisAgent, Artifact
+    from keiri_agent.services.container import Services
 
 FIGURE_LINK = re.compile(r"!\[([^\]]*)\]\(figures/[^)]+\)")
 FILE_TYPES = ["csv", "tsv", "txt", "xlsx", "xlsm"]
@@ -95,22 +93,31 @@ FIGURE_GONE = (
 log = logging.getLogger(__name__)
 
 
+def start_conversation() -> None:
+    """On a session's first use: start its conversation and prune the saved files no
+    conversation uses (see ``services.saved_datasets``)."""
+    if "analysis.turns" in st.session_state:
+        return
+    st.session_state["analysis.turns"] = []
+    st.session_state["analysis.thread_id"] = uuid.uuid4().hex
+    try:
+        pruned = SavedDatasets(Workspace.from_settings(shared_services().settings)).prune()
+    except OSError as error:
+        log.warning("cannot prune the saved analysis files: %s", error)
+    else:
+        if pruned:
+            log.info("pruned %d saved analysis files no conversation uses", len(pruned))
+
+
 def analysis_agent() -> AnalysisAgent:
-    """The process's analysis agent (``session.shared_services().analysis``). On a
-    session's first use this also starts its conversation and prunes the saved files
-    no conversation uses (see ``services.saved_datasets``)."""
-    agent = shared_services().analysis
-    if "analysis.turns" not in st.session_state:
-        st.session_state["analysis.turns"] = []
-        st.session_state["analysis.thread_id"] = uuid.uuid4().hex
-        try:
-            pruned = _saved(agent).prune()
-        except OSError as error:
-            log.warning("cannot prune the saved analysis files: %s", error)
-        else:
-            if pruned:
-                log.info("pruned %d saved analysis files no conversation uses", len(pruned))
-    return agent
+    """The process's analysis agent (``session.shared_services().analysis``), the
+    session's conversation started (``start_conversation``).
+
+    Built on first use: importing it loads pandas, LangChain and LangGraph, so the page
+    draws its widgets first and asks for the agent when something needs it.
+    """
+    start_conversation()
+    return shared_services().analysis
 
 
 def _loaded(agent: AnalysisAgent) -> LoadedDatasets:
@@ -171,11 +178,11 @@ def open_conversation(agent: AnalysisAgent, thread_id: str, ref: str | None) -> 
     st.session_state["analysis.data_ref"] = ref
 
 
-def _follow_url(agent: AnalysisAgent) -> None:
+def _follow_url() -> None:
     """A ``thread`` in the URL that is not this session's conversation: open it."""
     wanted = st.query_params.get(THREAD_PARAM)
     if wanted and wanted != st.session_state["analysis.thread_id"]:
-        open_conversation(agent, wanted, st.query_params.get(DATA_PARAM))
+        open_conversation(analysis_agent(), wanted, st.query_params.get(DATA_PARAM))
 
 
 def _write_url() -> None:
@@ -252,15 +259,17 @@ def _load_failed(error: KeiriAgentError) -> None:
     st.session_state["analysis.load_error"] = error.to_dict()
 
 
-def _dataset_section(agent: AnalysisAgent) -> None:
+def _dataset_section() -> None:
     st.sidebar.header("データ")
-    _upload_section(agent)
+    _upload_section()
     if st.sidebar.button("サンプルデータを使う", key="analysis.sample"):
+        from keiri_agent.demo import sample_data_path
+
         sample = sample_data_path()
         chosen = ("sample", str(sample))
         if chosen != st.session_state.get("analysis.identity"):
-            _load(agent, sample.read_bytes(), sample.name, chosen)
-    _dataset_status(agent)
+            _load(analysis_agent(), sample.read_bytes(), sample.name, chosen)
+    _dataset_status()
     if st.sidebar.button("会話をリセット", key="analysis.reset"):
         st.session_state["analysis.turns"] = []
         st.session_state["analysis.thread_id"] = uuid.uuid4().hex
@@ -268,7 +277,7 @@ def _dataset_section(agent: AnalysisAgent) -> None:
         st.session_state.pop("analysis.notice_error", None)
 
 
-def _upload_section(agent: AnalysisAgent) -> None:
+def _upload_section() -> None:
     """The uploader, the sheet and 「合計行を残す」; loads a new upload (or records its error)."""
     upload = st.sidebar.file_uploader(
         "CSV / TSV / Excel ファイル", type=FILE_TYPES, key="analysis.upload"
@@ -277,6 +286,8 @@ def _upload_section(agent: AnalysisAgent) -> None:
     sheet: str | None = None
     sheets: list[str] = []
     if upload is not None and upload.name.lower().endswith((".xlsx", ".xlsm")):
+        from keiri_agent.agents.analysis.datasets import excel_sheet_names
+
         try:
             sheets = excel_sheet_names(upload.getvalue())
         except KeiriAgentError as error:
@@ -307,11 +318,12 @@ def _upload_section(agent: AnalysisAgent) -> None:
             data = upload.getvalue()
             identity = (upload.name, hashlib.sha256(data).hexdigest(), sheet, keep_totals)
             if identity != st.session_state.get("analysis.identity"):
+                agent = analysis_agent()
                 _load(agent, data, upload.name, identity, sheet=sheet, keep_totals=keep_totals)
             st.session_state["analysis.loaded"] = marker
 
 
-def _dataset_status(agent: AnalysisAgent) -> None:
+def _dataset_status() -> None:
     """The loaded dataset (size, what loading did, its columns), or the last load's error."""
     current: str | None = st.session_state.get("analysis.dataset_id")
     load_error: dict[str, Any] | None = st.session_state.get("analysis.load_error")
@@ -320,13 +332,15 @@ def _dataset_status(agent: AnalysisAgent) -> None:
         if load_error.get("hint"):
             st.sidebar.caption(f"ヒント: {load_error['hint']}")
     if current:
-        summary = _summary(agent, current)
+        summary = _summary(analysis_agent(), current)
         if summary is None:  # its saved copy is gone (pruned, deleted) since it was loaded
             st.session_state.pop("analysis.dataset_id", None)
             st.session_state["analysis.data_ref"] = None
             st.sidebar.error("読み込んだファイルの保存されたコピーが見つかりません。")
             st.sidebar.caption("ヒント: 同じファイルをもう一度アップロードしてください。")
             return
+        from keiri_agent.agents.analysis.formatting import column_kind_label
+
         st.sidebar.success(
             f"{summary['name']}: {summary['rows']:,} 行 × {len(summary['columns'])} 列"
         )
@@ -405,6 +419,8 @@ def _render_result_artifact(artifact: Mapping[str, Any], stored: StoredTurn | No
         st.caption(str(artifact["description"]))
     kind = artifact.get("kind")
     if kind == "table":
+        import pandas as pd
+
         display = artifact.get("display") or {}
         columns = _unique([str(label) for label in display.get("columns") or []])
         frame = pd.DataFrame(display.get("rows") or [], columns=columns)
@@ -475,6 +491,8 @@ def _start(services: Services, question: str) -> dict[str, Any] | None:
     if not ref:
         item["reply"] = NO_DATASET
         return item
+    from keiri_agent.runs import analysis_kind
+
     try:
         inputs = analysis_kind.turn_inputs(
             services.settings, ref, question, st.session_state["analysis.thread_id"]
@@ -537,23 +555,37 @@ def _drain(services: Services, running: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def render_analysis_page() -> None:
-    """The page body (called by ``st.navigation``)."""
+    """The page body (called by ``st.navigation``).
+
+    The title, the uploader and the chat are drawn before anything is built: they need
+    neither the analysis agent nor the run service, whose first build in a process
+    takes seconds (pandas, LangGraph, the Plan catalog, the database). A step asks for
+    them where it needs them (a conversation in the URL, a file loaded, a question);
+    then the end of the page does, so that the next step finds them ready and the
+    process's run executor starts on the first visit. An error building them (e.g. a
+    provider configured without its key) is shown on the page where it occurs.
+    """
     provider_banner(session_settings())
-    try:
-        agent = analysis_agent()
-        services = process_services()
-    except KeiriAgentError as error:  # e.g. a provider configured without its key
-        st.error(f"[{error.code}] {error.message}")
-        if error.hint:
-            st.caption(f"ヒント: {error.hint}")
-        return
+    start_conversation()
     st.title("データ分析")
     st.caption(
         "CSV / Excel をアップロードして、日本語または英語で質問してください。"
         "例: 「地域別の売上の合計と平均を見せて」"
     )
-    _follow_url(agent)
-    _dataset_section(agent)
+    try:
+        _body()
+        analysis_agent()
+        process_services()
+    except KeiriAgentError as error:  # e.g. a provider configured without its key
+        st.error(f"[{error.code}] {error.message}")
+        if error.hint:
+            st.caption(f"ヒント: {error.hint}")
+
+
+def _body() -> None:
+    """The conversation: its file in the sidebar, its turns, the chat."""
+    _follow_url()
+    _dataset_section()
     _write_url()
     notice: str | None = st.session_state.get("analysis.notice")
     if notice:
@@ -568,13 +600,14 @@ def render_analysis_page() -> None:
         _render_turn(index, earlier)
     running: dict[str, Any] | None = st.session_state.get(RUNNING)
     if running is not None:  # a rerun while a turn is answered: follow it again
-        turns.append(_drain(services, running))
+        turns.append(_drain(process_services(), running))
         _render_turn(len(turns) - 1, turns[-1])
     question = st.chat_input("質問を入力", key="analysis.chat")
     if not question:
         return
     st.session_state.pop("analysis.notice", None)
     st.session_state.pop("analysis.notice_error", None)
+    services = process_services()
     item = _start(services, question)
     if item is None:
         item = _drain(services, st.session_state[RUNNING])

@@ -1,24 +1,28 @@
 """Widgets shared by the pages: the provider banner, errors, artifact rendering, kept widget
-values."""
+values.
+
+pandas, and the analysis formatting built on it, are imported by the functions that
+draw tables: the first screen draws none, and loads neither.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import pandas as pd
 import streamlit as st
 
-from keiri_agent.agents.analysis.artifacts import Artifact
-from keiri_agent.agents.analysis.formatting import display_frame
 from keiri_agent.config import OFFLINE_NOTICE, Settings
 from keiri_agent.services.jsonforms import json_value
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from keiri_agent.agents.analysis.artifacts import Artifact
 
 T = TypeVar("T")
 KEEP_PREFIX = "_keep."
 _UNSET: Any = object()
-TOOLBAR_MODE = "minimal"
-"""Streamlit's ``client.toolbarMode`` (``keiri-agent ui``): no developer toolbar (Deploy, ⋮)."""
 UPLOAD_BUTTON = "ファイルを選択"
 
 
@@ -86,6 +90,8 @@ def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     """A table of ``records`` that Streamlit can show as it is: a column whose values are
     of several kinds (``1200`` and ``"不明"``, or lists) is shown as text, so Streamlit's
     Arrow conversion does not fail and log a traceback before fixing it itself."""
+    import pandas as pd
+
     frame = pd.DataFrame.from_records(records)
     for column in frame.columns:
         values = frame[column]
@@ -104,6 +110,8 @@ def render_artifact(artifact: Artifact) -> None:
     if artifact["description"]:
         st.caption(artifact["description"])
     if artifact["kind"] == "table" and isinstance(payload, dict):
+        from keiri_agent.agents.analysis.formatting import display_frame
+
         frame = display_frame(payload)  # as people read it: 売上（合計）, 1,234, 37.7 %
         st.dataframe(frame, hide_index=True, width="stretch")
         total = payload.get("total_rows", len(frame))

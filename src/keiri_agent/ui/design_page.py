@@ -6,7 +6,7 @@ and its run service, and renders what comes back:
 1. the request: 指示, 参考ドキュメント, テンプレート (keyword filter + multiselect),
    適用モード, 失敗時に代替 Plan を返す; offline, a note that templates found by the
    instruction are composed mechanically;
-2. 候補ブロック（Top-K）for the instruction, with the blocks to pin;
+2. the candidate blocks (top K) for the instruction, with the blocks to pin;
 3. 自動生成 as a run of kind ``design`` (``runs.design_kind``: the reference documents
    staged in the workspace, never in the run's inputs), executed by the run service's
    workers and followed in an ``st.status`` from its stored events (``ui.run_follow``);
@@ -245,13 +245,15 @@ def _candidate_table(candidates: Sequence[Mapping[str, Any]]) -> None:
 
 
 def _candidates(service: DesignService, instruction: str) -> list[str]:
-    """候補ブロック（Top-K）for the instruction and the pin multiselect; the pinned ids."""
-    st.subheader("候補ブロック（Top-K）")
+    """The candidate blocks for the instruction (top K) and the pin multiselect; the
+    pinned ids."""
+    st.subheader("使えそうなブロック（上位の候補）")
     ids = service.engine.catalog.ids()
     pinned: list[str] = persistent(
         st.multiselect,
         "固定するブロック（必ず LLM に渡します）",
         ids,
+        placeholder="ブロックを選んでください",
         key="design.pinned",
         default=[],
         valid=lambda kept: all(item in ids for item in kept),

@@ -6,7 +6,9 @@ title = the first request, the file name), runs from the workspace's runs folder
 click opens the データ分析 page with ``?thread=…`` or the 実行 page with
 ``?plan=…&run=…``; those pages restore what the URL names (a reload does the same).
 A part that cannot be read (e.g. a provider configured without its key) is left out
-of the panel: the page itself shows that error.
+of the panel: the page itself shows that error. The panel is drawn after the page, so
+the modules that read the runs (the Plan engine's) are imported when it draws them,
+not when the app script imports this module before its first screen.
 """
 
 from __future__ import annotations
@@ -17,10 +19,8 @@ import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
 from keiri_agent.errors import KeiriAgentError
-from keiri_agent.services.plan_runs import recent_runs
 from keiri_agent.ui.analysis_page import THREAD_PARAM, analysis_agent
 from keiri_agent.ui.local_time import local_time
-from keiri_agent.ui.run_page import PLAN_PARAM, RUN_PARAM, STATUS_LABELS, plan_files, run_engine
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,15 @@ def _conversations(analysis: StreamlitPage) -> None:
 
 
 def _runs(run: StreamlitPage) -> None:
+    from keiri_agent.services.plan_runs import recent_runs
+    from keiri_agent.ui.run_page import (
+        PLAN_PARAM,
+        RUN_PARAM,
+        STATUS_LABELS,
+        plan_files,
+        run_engine,
+    )
+
     try:
         engine = run_engine()
         files = plan_files(engine)

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from keiri_agent.events import Event
 from keiri_agent.runs.records import Run
-from keiri_agent.runs.service import RunService
+
+if TYPE_CHECKING:  # the run store's modules (SQLAlchemy) load with the run service
+    from keiri_agent.runs.service import RunService
 
 TICK_S = 1.0
 """How long to wait for an event before ``tick`` (seconds)."""
