@@ -7,6 +7,7 @@ a rerun while it generates keeps following the same run."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,9 @@ from streamlit.testing.v1 import AppTest
 from keiri_agent.config import Settings
 from keiri_agent.llm.testing import ScriptedChatModel, ScriptedReply
 from keiri_agent.services.container import Services
+from keiri_agent.services.plan_drafts import DraftChanges, PlanDrafts
 from keiri_agent.ui.session import SERVICES
+from keiri_agent.workspace import Workspace
 
 APP = str(Path(__file__).resolve().parents[2] / "src" / "keiri_agent" / "ui" / "app.py")
 INSTRUCTION = "経費精算.csv から交際費が5,000円を超える明細を抽出してExcelに出力"
@@ -332,3 +335,164 @@ def test_a_rerun_while_generating_keeps_following_the_same_run(
     assert [run.run_id for run in services.runs.store.find(kind="design")] == [run_id]
     assert len(calls) == len(script)  # generated once
     assert not (keiri_home / ".keiri" / "uploads" / run_id).exists()
+
+
+# --- the draft: a reload (a new session) finds the page's work again -------------------
+
+DRAFTS = Path(".keiri") / "design_drafts"
+
+
+def _reloaded(params: dict[str, str], services: Services | None = None) -> AppTest:
+    """A new session (a browser reload) opening the 設計 page with ``params`` in its
+    address. AppTest starts on the default page (データ分析, which writes its own
+    address), so the address is set when the 設計 page is switched to."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    if services is not None:
+        at.session_state[SERVICES] = services
+    at.run()
+    at.switch_page("design_page.py")
+    at.query_params = dict(params)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _draft_file(home: Path, draft_id: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((home / DRAFTS / f"{draft_id}.json").read_text("utf-8"))
+    return data
+
+
+def test_a_reload_restores_the_instruction_the_plan_and_the_answers(
+    page: AppTest, keiri_home: Path
+) -> None:
+    page.text_area(key="design.instruction").input(INSTRUCTION).run()
+    draft_id = page.query_params["draft"]  # made with the first instruction typed
+    assert re.fullmatch(r"d-[0-9a-f]{20}", draft_id)
+    assert _draft_file(keiri_home, draft_id)["instruction"] == INSTRUCTION
+    _button(page, "自動生成")
+    assert page.query_params == {"draft": draft_id}  # the same draft; no run left running
+    editor = page.text_area(key="design.editor").value
+    page.text_input(key=f"{CHAT_FORM}::s1_column_1").input("勘定科目")
+    page.text_input(key=f"{CHAT_FORM}::s1_column_2").input("金額")
+    _button(page, "回答する")
+    saved = _draft_file(keiri_home, draft_id)
+    assert saved["owner"] and saved["yaml"] == editor
+    assert saved["answers"] == {"s1_column_1": "勘定科目", "s1_column_2": "金額"}
+    assert saved["result"]["verdict"] == "needs_answers"
+
+    again = _reloaded({"draft": draft_id})
+    assert again.text_area(key="design.instruction").value == INSTRUCTION
+    assert again.text_area(key="design.editor").value == editor
+    text = _texts(again)
+    assert "質問に答えると完成します" in text  # the last generation's verdict
+    assert "すべての項目が確定しました" in text  # the chat with its answers
+    _button(again, "反映")
+    applied = yaml.safe_load(again.text_area(key="design.editor").value)
+    assert applied["vars"] == {"s1_column_1": "勘定科目", "s1_column_2": "金額"}
+    assert again.query_params == {"draft": draft_id}
+    assert yaml.safe_load(_draft_file(keiri_home, draft_id)["yaml"]) == applied  # saved
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "この下書きのファイルが壊れているため開けません"),
+        (None, "この下書きは見つかりません"),
+    ],
+    ids=["damaged", "unknown"],
+)
+def test_a_damaged_or_unknown_draft_is_reported_and_the_page_starts_fresh(
+    keiri_home: Path, content: str | None, message: str
+) -> None:
+    draft_id = "d-0123456789abcdef0123"
+    if content is not None:
+        (keiri_home / DRAFTS).mkdir(parents=True)
+        (keiri_home / DRAFTS / f"{draft_id}.json").write_text(content, encoding="utf-8")
+    at = _reloaded({"draft": draft_id})
+    assert message in _texts(at)
+    assert "「新しい下書き」から作り直してください" in "\n".join(i.value for i in at.info)
+    assert at.text_area(key="design.instruction").value == ""
+    assert "draft" not in at.query_params
+    at.text_area(key="design.instruction").input(INSTRUCTION).run()
+    assert not at.exception, at.exception
+    assert at.query_params["draft"] != draft_id  # a new draft
+    if content is not None:  # never overwritten
+        assert (keiri_home / DRAFTS / f"{draft_id}.json").read_text("utf-8") == content
+
+
+def test_a_draft_id_that_is_not_one_is_reported(keiri_home: Path) -> None:
+    at = _reloaded({"draft": "../../etc"})
+    assert "下書きの番号が正しくありません" in _texts(at)
+    assert "draft" not in at.query_params
+
+
+def test_another_persons_draft_is_not_shown(
+    keiri_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from keiri_agent.people.accounts import Accounts
+
+    accounts = Accounts.from_settings(Settings())
+    accounts.add("keiri", ["admin"])
+    accounts.add("yamada", ["designer"], display_name="山田")
+    accounts.add("suzuki", ["designer"], display_name="鈴木")
+    accounts.engine.dispose()
+    drafts = PlanDrafts(Workspace.from_settings(Settings()))
+    drafts.save("d-00000000000000000001", "suzuki", DraftChanges(instruction="鈴木の指示"))
+
+    monkeypatch.setattr("keiri_agent.people.operator.os_login", lambda: "yamada")
+    at = _reloaded({"draft": "d-00000000000000000001"})
+    assert "このPlan の設計は別の人のものです" in _texts(at)
+    assert at.text_area(key="design.instruction").value == ""
+    assert "draft" not in at.query_params
+
+    monkeypatch.setattr("keiri_agent.people.operator.os_login", lambda: "suzuki")
+    at = _reloaded({"draft": "d-00000000000000000001"})
+    assert at.text_area(key="design.instruction").value == "鈴木の指示"  # the owner's own
+
+
+def test_a_reload_while_generating_follows_the_same_run(
+    page: AppTest, keiri_home: Path, scripted: list[Services]
+) -> None:
+    """The page is left while the generation waits for the model (AppTest stops the
+    run, as a reload does); a new session opened with the same address follows the
+    same run, and its result reaches the editor and the draft."""
+    gate = threading.Event()
+    script: list[ScriptedReply] = [REQUIREMENTS, SKELETON, BAD, BAD_FENCED, GOOD]
+    calls: list[int] = []
+
+    def respond(messages: list[BaseMessage], tools: list[str]) -> ScriptedReply:
+        calls.append(len(calls))
+        if len(calls) == 3:
+            assert gate.wait(60), "the test never let the model answer"
+        return script[len(calls) - 1]
+
+    services = _scripted(scripted, keiri_home, ScriptedChatModel(respond=respond))
+    page.session_state[SERVICES] = services
+    page.run()
+    page.multiselect(key="design.pinned").select("excel.read_data").select("table.filter")
+    page.text_area(key="design.instruction").input(INSTRUCTION_LLM).run()
+    generate = next(b for b in page.button if b.label == "自動生成")
+    with pytest.raises(RuntimeError, match="timed out"):
+        generate.click().run(timeout=4)
+    run_id = page.session_state["design.generation"]["run_id"]
+    draft_id = page.session_state["design.draft"]["id"]
+    assert not services.runs.require(run_id).settled
+    assert _draft_file(keiri_home, draft_id)["instruction"] == INSTRUCTION_LLM
+    earlier = {"id": "earlier", "type": "text", "label": "前の生成の質問", "target": "vars.x"}
+    PlanDrafts(Workspace.from_settings(services.settings)).save(  # a generation before
+        draft_id, "", DraftChanges(answers={"earlier": "前の回答"}, questions=[earlier])
+    )
+
+    gate.set()
+    again = _reloaded({"draft": draft_id, "design_run": run_id}, services)
+    assert again.status[0].label == "自動生成: 完了", _texts(again)
+    assert yaml.safe_load(again.text_area(key="design.editor").value)["id"] == "big_sales"
+    assert again.query_params == {"draft": draft_id}  # the run has ended
+    assert len(calls) == len(script)  # generated once
+    saved = _draft_file(keiri_home, draft_id)
+    assert yaml.safe_load(saved["yaml"])["id"] == "big_sales"
+    assert saved["result"]["plan_id"] == "big_sales"
+    assert saved["generated_instruction"] == INSTRUCTION_LLM
+    chat = again.session_state["design.chat"]  # the chat over the new Plan, saved with it
+    assert chat["requirements"] and saved["questions"] == chat["requirements"]
+    assert saved["answers"] == {}  # the earlier generation's answers went with it

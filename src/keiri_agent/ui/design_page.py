@@ -28,10 +28,27 @@ and ``design.editor`` (widgets kept by ``components.persistent``);
 ``design.check`` (the last 検証/ドライラン) and ``design.registered`` /
 ``design.register_problem``. A rerun while the generation runs (a click meanwhile)
 follows the same run again, so its result is not lost.
+
+A browser reload starts a new session, so the work is also kept server-side as a
+design draft (``services.plan_drafts``, the web 設計 page's drafts, one file per
+draft, its owner the person the page acts as) named in the address: ``?draft=<id>``
+(``d-`` and 20 hex digits, as the web makes them). The draft is made the first time
+there is something to keep (an instruction, a YAML, a generation) and saved when the
+page's work changed, after the run of the page that changed it (``design.draft``
+holds its id and what was saved): the instruction, the editor's YAML, the chat's
+answers and questions, and the last generation's result (what ``RESULT_KEYS`` keeps;
+``generated_instruction``: the instruction it was made from). A page opened with a
+``?draft=`` its session does not hold restores them into the widgets' Session State
+(and the chat over the draft's YAML). While a generation runs its run id is in the
+address too (``?design_run=<id>``): a reload follows the same run and saves its
+result to the draft when it ends. A draft that is missing, damaged, or another
+person's (``people.ownership``, kind ``design``: seen and changed by its owner or
+管理者) is a Japanese error and a fresh page; a damaged file is never overwritten.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,14 +57,17 @@ import streamlit as st
 
 from keiri_agent.errors import KeiriAgentError
 from keiri_agent.events import Event
+from keiri_agent.people.operator import operator
 from keiri_agent.plans.design.coverage import CoverageReport, RequirementCoverage
-from keiri_agent.plans.design.design_chat import DesignChat
+from keiri_agent.plans.design.design_chat import DesignChat, requirement_from_dict
 from keiri_agent.plans.design.models import TemplateSpec
 from keiri_agent.runs import design_kind
+from keiri_agent.runs.records import run_not_found
 from keiri_agent.runs.service import new_run_id
 from keiri_agent.services.container import Services
 from keiri_agent.services.design import DesignCheck, DesignRequest, DesignService
 from keiri_agent.services.jsonforms import json_value
+from keiri_agent.services.plan_drafts import Draft, DraftChanges, PlanDrafts, check_draft_id
 from keiri_agent.services.staged_uploads import StagedUploads
 from keiri_agent.ui.components import (
     accepted_types_caption,
@@ -71,6 +91,12 @@ REGISTER_PROBLEM = "design.register_problem"
 DOCUMENTS = "design.documents"
 RUN_PLAN = "run.plan"  # the 実行 page's Plan selector (run_page.PLAN), set by 実行ページで開く
 RUN_PAGE = "run_page.py"
+INSTRUCTION = "design.instruction"
+DRAFT = "design.draft"  # {"id": the draft's id, "saved": what the page last saved to it}
+DRAFT_FAILED = "design.draft.failed"  # the page's work a save failed on (not retried)
+DRAFT_PARAM = "draft"  # the draft's id in the address, as on the web 設計 page
+RUN_PARAM = "design_run"  # the generation's run id in the address while it runs
+DRAFT_KIND = "design"  # people.ownership's kind of a design draft
 
 DOCUMENT_TYPES = ["txt", "md", "pdf", "docx", "xlsx"]
 APPLY_MODES = {
@@ -176,7 +202,7 @@ def _request(service: DesignService) -> DesignRequest | None:
     instruction = persistent(
         st.text_area,
         "指示",
-        key="design.instruction",
+        key=INSTRUCTION,
         default="",
         placeholder="例: 経費.csv の金額が5万円以上の行を部門別に合計してExcelに出力",
         height=100,
@@ -304,7 +330,13 @@ def _generate(services: Services, request: DesignRequest) -> None:
     except BaseException:
         staged.discard(run_id)
         raise
-    st.session_state[GENERATION] = {"run_id": run_id, "result": None, "problem": None}
+    st.session_state[GENERATION] = {
+        "run_id": run_id,
+        "result": None,
+        "problem": None,
+        "instruction": request.instruction,
+    }
+    _write_url()  # before following it: a reload meanwhile follows the same run
 
 
 STAGE_LABELS = {
@@ -526,8 +558,9 @@ def _generation(services: Services) -> None:
     _how_made(result)
     _verdict(result)
     if result.get("plan_id") is None:
-        st.markdown("**検討した候補ブロック**")
-        _candidate_table(list(result.get("candidates") or []))
+        if "candidates" in result:  # not kept in a draft (RESULT_KEYS)
+            st.markdown("**検討した候補ブロック**")
+            _candidate_table(list(result.get("candidates") or []))
         return
     _attempts(result)
     _requirements(result)
@@ -657,6 +690,202 @@ def _metrics(service: DesignService) -> None:
             st.dataframe(frame, hide_index=True)
 
 
+# --- 6. the draft: the page's work kept server-side (a reload finds it) ---------------
+
+# What a new draft holds (what the page's work is compared with before its first save).
+SAVED_EMPTY: dict[str, Any] = {
+    "instruction": "",
+    "yaml": "",
+    "answers": {},
+    "questions": [],
+    "result": None,
+    "generated_instruction": "",
+}
+
+
+def _drafts(services: Services) -> PlanDrafts:
+    settings = services.settings
+    return PlanDrafts(Workspace.from_settings(settings), keep_days=settings.storage.retention_days)
+
+
+def _new_draft_id() -> str:
+    """A new draft's id, as the web 設計 page makes them: ``d-`` and 20 random hex digits."""
+    return check_draft_id(f"d-{secrets.token_hex(10)}")
+
+
+def _draft_id() -> str | None:
+    draft_id: str | None = (st.session_state.get(DRAFT) or {}).get("id")
+    return draft_id
+
+
+def _write_url() -> None:
+    """The draft in the address, and the generation's run while it runs."""
+    params: dict[str, str] = {}
+    draft_id = _draft_id()
+    if draft_id:
+        params[DRAFT_PARAM] = draft_id
+        run_id = (st.session_state.get(GENERATION) or {}).get("run_id")
+        if run_id:
+            params[RUN_PARAM] = str(run_id)
+    if dict(st.query_params) != params:
+        st.query_params.from_dict(params)
+
+
+def _page_work() -> dict[str, Any]:
+    """What the page holds that its draft keeps (the generation's result once its run
+    has ended: while it runs, the draft keeps the one before)."""
+    chat: Mapping[str, Any] = st.session_state.get(CHAT) or {}
+    generation: Mapping[str, Any] = st.session_state.get(GENERATION) or {}
+    work: dict[str, Any] = {
+        "instruction": str(st.session_state.get(INSTRUCTION) or ""),
+        "yaml": str(st.session_state.get(EDITOR) or ""),
+        "answers": dict(chat.get("values") or {}),
+        "questions": list(chat.get("requirements") or []),
+    }
+    if not generation.get("run_id"):
+        work["result"] = generation.get("result")
+        work["generated_instruction"] = str(generation.get("instruction") or "")
+    return work
+
+
+def _changes(work: Mapping[str, Any], saved: Mapping[str, Any]) -> DraftChanges | None:
+    """What a save sets so that the draft holds ``work`` (None: it does already)."""
+    changed = {key for key, value in work.items() if value != saved.get(key, SAVED_EMPTY[key])}
+    if not changed:
+        return None
+    fields: dict[str, Any] = {
+        key: work[key] for key in ("instruction", "yaml", "answers", "questions") if key in changed
+    }
+    if changed & {"result", "generated_instruction"}:
+        if work["result"] is None:
+            fields["clear_result"] = True
+        else:
+            fields.update(
+                result=work["result"],
+                generated_instruction=work["generated_instruction"],
+                clear_registered=True,
+            )
+    return DraftChanges(**fields)
+
+
+def _keep_draft(services: Services) -> None:
+    """Save what changed on the page to its draft — a new one the first time there is
+    something to keep (an instruction or a YAML) — and put the draft in the address.
+    A save that fails is reported once, and tried again when the work changes."""
+    work = _page_work()
+    held: Mapping[str, Any] = st.session_state.get(DRAFT) or {}
+    keep = bool(held) or bool(work["instruction"].strip() or work["yaml"].strip())
+    changes = _changes(work, held.get("saved") or {}) if keep else None
+    if changes is not None and st.session_state.get(DRAFT_FAILED) != work:
+        draft_id = str(held.get("id") or _new_draft_id())
+        try:
+            _drafts(services).save(draft_id, starter_login(services, "design"), changes)
+        except KeiriAgentError as error:
+            st.session_state[DRAFT_FAILED] = work
+            show_error(error.to_dict())
+        except OSError:
+            st.session_state[DRAFT_FAILED] = work
+            show_error(
+                {
+                    "message": "下書きを保存できませんでした（ワークスペースに書き込めません）",
+                    "hint": "ディスクの空きとワークスペースのフォルダの権限を確認してください",
+                }
+            )
+        else:
+            st.session_state.pop(DRAFT_FAILED, None)
+            st.session_state[DRAFT] = {
+                "id": draft_id,
+                "saved": {**(held.get("saved") or {}), **work},
+            }
+    _write_url()
+
+
+def _draft_chat(draft: Draft) -> dict[str, Any] | None:
+    """The Design chat over the draft's YAML with its questions and answers (None: the
+    draft has no generated Plan, or its questions cannot be read)."""
+    if not draft.questions or not draft.yaml.strip():
+        return None
+    if (draft.result or {}).get("plan_id") is None:
+        return None
+    try:
+        requirements = [requirement_from_dict(item) for item in draft.questions]
+    except (KeyError, TypeError, ValueError):
+        return None
+    return DesignChat(draft.yaml, requirements, values=draft.answers).to_dict()
+
+
+def _restore(draft: Draft) -> None:
+    """The draft's work into the page's Session State (what the widgets show)."""
+    for key in (GENERATION, CHAT, TURN, CHECK, REGISTERED, REGISTER_PROBLEM, DRAFT_FAILED):
+        st.session_state.pop(key, None)
+    st.session_state[INSTRUCTION] = draft.instruction
+    st.session_state[EDITOR] = draft.yaml
+    if draft.result is not None:
+        st.session_state[GENERATION] = {
+            "run_id": None,
+            "result": draft.result,
+            "problem": None,
+            "instruction": draft.generated_instruction,
+        }
+        chat = _draft_chat(draft)
+        if chat is not None:
+            st.session_state[CHAT] = chat
+
+
+def _follow_draft_run(services: Services, run_id: str, draft: Draft) -> bool:
+    """The draft's generation that was running at the reload: followed again (its
+    result then goes to the draft); a run that is gone or not the person's: an error
+    (False)."""
+    try:
+        run = services.runs.require(run_id)
+        if run.kind != design_kind.KIND:
+            raise run_not_found(run_id)
+        services.ownership.check_see(operator(services.accounts), run.owner, DRAFT_KIND, run_id)
+    except KeiriAgentError as error:
+        show_error(error.to_dict())
+        return False
+    for key in (CHAT, TURN):
+        st.session_state.pop(key, None)
+    st.session_state[GENERATION] = {
+        "run_id": run_id,
+        "result": None,
+        "problem": None,
+        "instruction": draft.instruction,
+    }
+    return True
+
+
+def _open_draft(services: Services) -> None:
+    """A draft in the address that the session does not hold (a reload, a link): its
+    work restored into the page, its running generation followed. One that is missing,
+    damaged or another person's: the error, and a fresh page."""
+    wanted = st.query_params.get(DRAFT_PARAM)
+    if not wanted or wanted == _draft_id():
+        return
+    try:
+        draft = _drafts(services).get(check_draft_id(wanted))
+        person = operator(services.accounts)
+        services.ownership.check_see(person, draft.owner, DRAFT_KIND, wanted)
+        services.ownership.check_act(person, draft.owner, DRAFT_KIND, wanted)
+    except KeiriAgentError as error:
+        for key in (DRAFT_PARAM, RUN_PARAM):
+            st.query_params.pop(key, None)
+        show_error(error.to_dict())
+        return
+    _restore(draft)
+    # what the draft holds, as the page now shows it (so that only a change is saved)
+    saved: dict[str, Any] = {
+        "result": draft.result,
+        "generated_instruction": draft.generated_instruction,
+        **_page_work(),
+    }
+    run_id = st.query_params.get(RUN_PARAM)
+    if run_id and _follow_draft_run(services, run_id, draft):
+        # the chat of the draft's last result is not shown: the run's replaces it
+        saved.update(answers=draft.answers, questions=draft.questions)
+    st.session_state[DRAFT] = {"id": draft.draft_id, "saved": saved}
+
+
 def render_design_page() -> None:
     """The page body (called by ``st.navigation``)."""
     st.title("設計")
@@ -668,11 +897,14 @@ def render_design_page() -> None:
         show_error(error.to_dict())
         return
     provider_banner(service.settings)
+    _open_draft(services)
     request = _request(service)
     if request is not None:
+        _keep_draft(services)  # the draft is in the address before the generation starts
         _generate(services, request)
     _generation(services)
     _editor(service)
+    _keep_draft(services)
     _metrics(service)
 
 
