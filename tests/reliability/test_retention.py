@@ -35,6 +35,7 @@ from keiri_agent.plans.design.metrics import METRICS_FILE, record_generation
 from keiri_agent.plans.run.run_lock import RunLock
 from keiri_agent.plans.run.run_state import find_state
 from keiri_agent.services.answer_history import AnswerHistory
+from keiri_agent.services.plan_drafts import DraftChanges, PlanDrafts
 from keiri_agent.services.saved_datasets import SavedDatasets
 from keiri_agent.storage.schema import research_notes, run_events, runs
 from keiri_agent.workspace import Workspace
@@ -241,6 +242,13 @@ def workspace(keiri_home: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, An
     record_generation(logs, {"timestamp": OLD.isoformat(timespec="seconds"), "plan_id": "old"})
     record_generation(logs, {"timestamp": utc_timestamp(), "plan_id": "new"})
 
+    # 設計 drafts: one last saved long ago
+    drafts = PlanDrafts(Workspace(home))
+    for draft_id in ("d-00000000000000000old", "d-00000000000000000new"):
+        drafts.save(draft_id, "yamada", DraftChanges(instruction="経費を部署別に集計"))
+    old_draft = drafts.folder / "d-00000000000000000old.json"
+    os.utime(old_draft, (old_time, old_time))
+
     return {
         "home": home,
         "settings": settings,
@@ -269,6 +277,7 @@ def _expected_counts(built: dict[str, Any]) -> dict[str, int]:
         "run_events": 3,
         "helpdesk_answers": 1,
         "design_metrics": 1,
+        "design_drafts": 1,
     }
 
 
@@ -371,6 +380,10 @@ def test_yes_deletes_exactly_the_old_items_and_the_new_ones_still_work(
     assert [answer.question for answer in AnswerHistory(Workspace(home)).recent()] == ["新しい質問"]
     metrics = (Workspace(home).logs / METRICS_FILE).read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["plan_id"] for line in metrics] == ["new"]
+
+    # 設計 drafts: the old one is gone, the new one opens
+    drafts = PlanDrafts(Workspace(home))
+    assert [draft.draft_id for draft in drafts.of("yamada")] == ["d-00000000000000000new"]
 
     # once the lock is free, the old locked run goes too; nothing else is left to delete
     again = runner.invoke(app, ["purge", "--yes", "--json"])

@@ -23,6 +23,9 @@ Each kind is aged by its own time (``KINDS`` names them, for programs and people
   (a running run's heartbeat, renewed every few seconds), each with all its events.
 - ``helpdesk_answers``: lines of ``.keiri/helpdesk_answers.jsonl`` by ``asked_at``.
 - ``design_metrics``: lines of ``logs/design_generations.jsonl`` by ``timestamp``.
+- ``design_drafts``: the 設計 drafts (``.keiri/design_drafts/<id>.json``,
+  ``services.plan_drafts``), by when each was last saved (the file's modification
+  time: every save rewrites it).
 
 What a user registered to keep (Plans in ``designs/``, knowledge bases and their
 indexes) and caches without business data (``.keiri/design/``) are not purged.
@@ -78,6 +81,7 @@ KINDS: dict[str, str] = {
     "run_events": "実行のイベント",
     "helpdesk_answers": "ヘルプデスクの回答履歴",
     "design_metrics": "Plan 生成の記録（logs/）",
+    "design_drafts": "設計の下書き",
     "audit_log": "監査ログ（保存期間は audit_retention_days）",
 }
 """Each kind purged: its machine name and how it is shown."""
@@ -198,6 +202,7 @@ def purge(settings: Settings, *, days: int | None = None, dry_run: bool = True) 
         ("research_notes", lambda: _research(settings, report)),
         ("helpdesk_answers", lambda: _helpdesk_answers(workspace, report)),
         ("design_metrics", lambda: _design_metrics(workspace, report)),
+        ("design_drafts", lambda: _design_drafts(workspace, report)),
         ("audit_log", lambda: _audit_log(settings, report)),
     ]
     for kind, step in steps:
@@ -459,6 +464,25 @@ def _design_metrics(workspace: Workspace, report: PurgeReport) -> None:
     from keiri_agent.plans.design.metrics import METRICS_FILE
 
     _lines(workspace.logs / METRICS_FILE, "timestamp", report.kinds["design_metrics"], report)
+
+
+def _design_drafts(workspace: Workspace, report: PurgeReport) -> None:
+    from keiri_agent.services.plan_drafts import DRAFT_ID, FOLDER
+
+    summary = report.kinds["design_drafts"]
+    for path in sorted((workspace.state / FOLDER).glob("*.json")):
+        if not DRAFT_ID.fullmatch(path.stem):
+            continue
+        try:
+            stat = path.stat()
+        except FileNotFoundError:  # another process purged it
+            continue
+        moment = datetime.fromtimestamp(stat.st_mtime, UTC)
+        if moment >= report.cutoff:
+            continue
+        summary.add(moment, stat.st_size)
+        if not report.dry_run:
+            path.unlink(missing_ok=True)
 
 
 def _lines(path: Path, time_field: str, summary: KindSummary, report: PurgeReport) -> None:
