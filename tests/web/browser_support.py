@@ -153,3 +153,49 @@ def registering(file_name: str, text: str) -> Callable[[Settings], None]:
         (designs / file_name).write_text(text, encoding="utf-8")
 
     return prepare
+
+
+AXE = Path(__file__).resolve().parents[2] / "web" / "node_modules" / "axe-core" / "axe.min.js"
+"""axe-core from the web UI's npm packages (``npm ci`` in web/)."""
+PAGES = (
+    "/",
+    "/sessions/",
+    "/helpdesk/",
+    "/analysis/",
+    "/design/",
+    "/plans/",
+    "/schedules/",
+    "/approvals/",
+    "/history/",
+    "/audit/",
+)
+"""Every page of the web UI (the accessibility and keyboard tests visit each)."""
+
+
+def visible_text(page: Any) -> str:
+    """What a person reads: ``innerText`` leaves closed ``<details>`` out (the offline
+    notice too: the setting it names is how to configure a model)."""
+    return str(
+        page.evaluate(
+            """() => {
+                const notice = document.querySelector('[data-testid="offline-notice"]');
+                const text = document.body.innerText;
+                return notice ? text.replace(notice.innerText, "") : text;
+            }"""
+        )
+    )
+
+
+def serious_violations(page: Any) -> list[str]:
+    """What axe-core finds serious or critical on the page as it stands."""
+    page.add_script_tag(path=str(AXE))
+    found = page.evaluate(
+        """async () => {
+            const result = await axe.run(document, {resultTypes: ["violations"]});
+            return result.violations
+                .filter((v) => v.impact === "serious" || v.impact === "critical")
+                .map((v) => `${v.id} (${v.impact}): ` +
+                    v.nodes.map((n) => n.target.join(" ")).join(", "));
+        }"""
+    )
+    return [str(item) for item in found]

@@ -11,21 +11,16 @@ from typing import Any
 
 import httpx
 import pytest
-from browser_support import Site, registering, require_web_out, unavailable
-
-AXE = Path(__file__).resolve().parents[2] / "web" / "node_modules" / "axe-core" / "axe.min.js"
-PAGES = (
-    "/",
-    "/sessions/",
-    "/helpdesk/",
-    "/analysis/",
-    "/design/",
-    "/plans/",
-    "/schedules/",
-    "/approvals/",
-    "/history/",
-    "/audit/",
+from browser_support import (
+    AXE,
+    PAGES,
+    Site,
+    registering,
+    require_web_out,
+    serious_violations,
+    unavailable,
 )
+
 PLAN = """\
 apiVersion: v1
 id: monthly_close
@@ -50,20 +45,6 @@ def web_out() -> Any:
 _register = registering("monthly_close.yaml", PLAN)
 
 
-def _violations(page: Any) -> list[str]:
-    page.add_script_tag(path=str(AXE))
-    found = page.evaluate(
-        """async () => {
-            const result = await axe.run(document, {resultTypes: ["violations"]});
-            return result.violations
-                .filter((v) => v.impact === "serious" || v.impact === "critical")
-                .map((v) => `${v.id} (${v.impact}): ` +
-                    v.nodes.map((n) => n.target.join(" ")).join(", "));
-        }"""
-    )
-    return [str(item) for item in found]
-
-
 @pytest.mark.parametrize("width", [1280, 390])
 def test_no_page_has_a_serious_accessibility_violation(
     web_out: Path, site: Callable[..., Site], chromium: Any, width: int
@@ -82,7 +63,7 @@ def test_no_page_has_a_serious_accessibility_violation(
             page.wait_for_load_state("networkidle")
             if path == run_page:
                 page.locator(".react-flow__node").first.wait_for()
-            found = _violations(page)
+            found = serious_violations(page)
             overflow = page.evaluate(
                 "document.documentElement.scrollWidth - document.documentElement.clientWidth"
             )
@@ -101,4 +82,4 @@ def test_the_check_sees_a_violation_when_there_is_one(
     running = site(web_out, indexed=False)
     page.goto(running.url + "/")
     page.evaluate("document.querySelector('main').append(document.createElement('button'))")
-    assert any(item.startswith("button-name (critical)") for item in _violations(page))
+    assert any(item.startswith("button-name (critical)") for item in serious_violations(page))

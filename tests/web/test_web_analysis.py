@@ -22,10 +22,16 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from browser_support import Site, require_web_out, unavailable
+from browser_support import (
+    AXE,
+    Site,
+    require_web_out,
+    serious_violations,
+    unavailable,
+    visible_text,
+)
 from playwright.sync_api import expect
 
-AXE = Path(__file__).resolve().parents[2] / "web" / "node_modules" / "axe-core" / "axe.min.js"
 ROWS = [
     ("2024-04-01", "営業部", "旅費交通費", 12000),
     ("2024-04-02", "総務部", "消耗品費", 3500),
@@ -58,20 +64,6 @@ def _csv(tmp_path: Path) -> Path:
 @pytest.fixture
 def web_out() -> Any:
     return require_web_out()
-
-
-def visible_text(page: Any) -> str:
-    """What a person reads: ``innerText`` leaves closed ``<details>`` out (the offline
-    notice too: the setting it names is how to configure a model)."""
-    return str(
-        page.evaluate(
-            """() => {
-                const notice = document.querySelector('[data-testid="offline-notice"]');
-                const text = document.body.innerText;
-                return notice ? text.replace(notice.innerText, "") : text;
-            }"""
-        )
-    )
 
 
 def _load(page: Any, path: Path) -> None:
@@ -239,20 +231,6 @@ def test_a_file_that_cannot_be_read_is_refused_in_japanese_next_to_the_field(
     expect(page.get_by_test_id("analysis-turn")).to_have_count(0)
 
 
-def _violations(page: Any) -> list[str]:
-    page.add_script_tag(path=str(AXE))
-    found = page.evaluate(
-        """async () => {
-            const result = await axe.run(document, {resultTypes: ["violations"]});
-            return result.violations
-                .filter((v) => v.impact === "serious" || v.impact === "critical")
-                .map((v) => `${v.id} (${v.impact}): ` +
-                    v.nodes.map((n) => n.target.join(" ")).join(", "));
-        }"""
-    )
-    return [str(item) for item in found]
-
-
 def _tab_to(page: Any, locator: Any, presses: int = 60) -> None:
     """Press Tab until ``locator`` has the focus (keyboard only)."""
     for _ in range(presses):
@@ -275,7 +253,7 @@ def test_by_keyboard_alone_and_without_serious_accessibility_violations(
         page = context.new_page()
         page.goto(running.url + "/analysis/")
         page.wait_for_load_state("networkidle")
-        assert _violations(page) == []
+        assert serious_violations(page) == []
 
         field = page.get_by_label("分析するファイル")
         _tab_to(page, field)
@@ -300,7 +278,7 @@ def test_by_keyboard_alone_and_without_serious_accessibility_violations(
         expect(follow_ups.first).to_be_visible()  # the report's 深掘り提案, as next questions
         page.wait_for_load_state("networkidle")
 
-        problems = _violations(page)
+        problems = serious_violations(page)
         overflow = page.evaluate(
             "document.documentElement.scrollWidth - document.documentElement.clientWidth"
         )

@@ -16,10 +16,16 @@ from typing import Any
 
 import httpx
 import pytest
-from browser_support import Site, require_web_out, unavailable
+from browser_support import (
+    AXE,
+    Site,
+    require_web_out,
+    serious_violations,
+    unavailable,
+    visible_text,
+)
 from playwright.sync_api import expect
 
-AXE = Path(__file__).resolve().parents[2] / "web" / "node_modules" / "axe-core" / "axe.min.js"
 INSTRUCTION = "経費精算.csv から交際費が5,000円を超える明細を抽出してExcelに出力"
 STEPS = [
     "ファイルのアップロード",
@@ -66,20 +72,6 @@ def web_out() -> Any:
     if not AXE.is_file():
         unavailable("axe-core is not installed: cd web && npm ci")
     return require_web_out()
-
-
-def visible_text(page: Any) -> str:
-    """What a person reads: ``innerText`` leaves closed ``<details>`` out (the offline
-    notice too: the setting it names is how to configure a model)."""
-    return str(
-        page.evaluate(
-            """() => {
-                const notice = document.querySelector('[data-testid="offline-notice"]');
-                const text = document.body.innerText;
-                return notice ? text.replace(notice.innerText, "") : text;
-            }"""
-        )
-    )
 
 
 def assert_words_not_ids(page: Any) -> None:
@@ -304,22 +296,8 @@ def test_questions_are_typed_fields_and_their_answers_survive_a_reload(
     assert _problems(page) == []
 
 
-def _violations(page: Any) -> list[str]:
-    page.add_script_tag(path=str(AXE))
-    found = page.evaluate(
-        """async () => {
-            const result = await axe.run(document, {resultTypes: ["violations"]});
-            return result.violations
-                .filter((v) => v.impact === "serious" || v.impact === "critical")
-                .map((v) => `${v.id} (${v.impact}): ` +
-                    v.nodes.map((n) => n.target.join(" ")).join(", "));
-        }"""
-    )
-    return [str(item) for item in found]
-
-
 def _problems(page: Any) -> list[str]:
-    found = _violations(page)
+    found = serious_violations(page)
     overflow = page.evaluate(
         "document.documentElement.scrollWidth - document.documentElement.clientWidth"
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from browser_support import Site, registering, require_web_out, unavailable
+from browser_support import AXE, Site, registering, require_web_out, serious_violations, unavailable
 from playwright.sync_api import expect
 from sqlalchemy import update
 
@@ -25,7 +25,6 @@ from keiri_agent.storage.engine import create_engine
 from keiri_agent.storage.migrate import upgrade
 from keiri_agent.storage.schema import runs
 
-AXE = Path(__file__).resolve().parents[2] / "web" / "node_modules" / "axe-core" / "axe.min.js"
 PLAN = """\
 apiVersion: v1
 id: monthly_close
@@ -226,20 +225,6 @@ def test_more_entries_are_read_a_page_at_a_time(
     expect(page.get_by_role("link", name="質問 3 番")).to_be_focused()  # the first new one
 
 
-def _violations(page: Any) -> list[str]:
-    page.add_script_tag(path=str(AXE))
-    found = page.evaluate(
-        """async () => {
-            const result = await axe.run(document, {resultTypes: ["violations"]});
-            return result.violations
-                .filter((v) => v.impact === "serious" || v.impact === "critical")
-                .map((v) => `${v.id} (${v.impact}): ` +
-                    v.nodes.map((n) => n.target.join(" ")).join(", "));
-        }"""
-    )
-    return [str(item) for item in found]
-
-
 def test_the_history_page_with_entries_has_no_serious_accessibility_violation(
     web_out: Path, site: Callable[..., Site], chromium: Any
 ) -> None:
@@ -254,12 +239,12 @@ def test_the_history_page_with_entries_has_no_serious_accessibility_violation(
                 _run_the_plan(page, running)
             page.goto(running.url + "/history/")
             expect(_rows(page)).to_have_count(1)
-            problems = _violations(page)
+            problems = serious_violations(page)
             page.get_by_label("この日から").fill("2026-05-02")
             page.get_by_label("この日まで").fill("2026-05-01")
             page.get_by_test_id("history-search").click()
             expect(page.get_by_test_id("history-until-problem")).to_be_visible()
-            problems += _violations(page)  # with a problem next to its field
+            problems += serious_violations(page)  # with a problem next to its field
             overflow = page.evaluate(
                 "document.documentElement.scrollWidth - document.documentElement.clientWidth"
             )

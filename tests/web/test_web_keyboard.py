@@ -11,22 +11,9 @@ from typing import Any
 
 import httpx
 import pytest
-from browser_support import Site, registering, require_web_out
+from browser_support import PAGES, Site, registering, require_web_out
 from playwright.sync_api import expect
 from test_web_plan_run import PLAN
-
-PAGES = (
-    "/",
-    "/sessions/",
-    "/helpdesk/",
-    "/analysis/",
-    "/design/",
-    "/plans/",
-    "/schedules/",
-    "/approvals/",
-    "/history/",
-    "/audit/",
-)
 
 FOCUSED = """() => {
     const element = document.activeElement;

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from browser_support import Site, registering, require_web_out
+from browser_support import Site, registering, require_web_out, visible_text
 from openpyxl import load_workbook
 from playwright.sync_api import expect
 
@@ -140,20 +140,6 @@ def test_a_plan_that_asks_for_a_csv_runs_in_the_web_ui(
 IDS = re.compile(r"\brun_[0-9a-f]{12}\b|\bresearch_[0-9a-f]{12}\b")
 CODES = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]{2,}\b")
 NODE_IDS = ("upload", "read", "total", "book", "expenses", "collected", "totals", "rows")
-
-
-def visible_text(page: Any) -> str:
-    """What a person reads on the page: ``innerText`` leaves closed ``<details>`` out.
-    The offline notice is left out too: the setting it names is how to configure a model."""
-    return str(
-        page.evaluate(
-            """() => {
-                const notice = document.querySelector('[data-testid="offline-notice"]');
-                const text = document.body.innerText;
-                return notice ? text.replace(notice.innerText, "") : text;
-            }"""
-        )
-    )
 
 
 def test_pages_speak_in_words_not_ids(
