@@ -186,3 +186,29 @@ def test_a_generated_plan_runs_through_the_api_with_a_csv_upload(client: httpx.C
     text = base64.b64decode(written["base64"]).decode("utf-8-sig")
     totals = {line.split(",")[0]: line.split(",")[1] for line in text.splitlines()[1:]}
     assert totals == {"営業部": "20000", "開発部": "5000"}
+
+
+def test_a_sample_file_turns_a_column_question_into_a_choice_of_its_columns(
+    client: httpx.Client,
+) -> None:
+    import base64
+
+    instruction = "経費精算.csv から交際費が5,000円を超える明細を抽出してExcelに出力"
+    sample = "日付,部署,勘定科目,金額\r\n2026/04/01,営業部,交際費,8000\r\n".encode("cp932")
+    samples = [{"name": "経費精算.csv", "base64": base64.b64encode(sample).decode()}]
+    asked = client.post(
+        "/api/plans/generate", json={"instruction": instruction, "samples": samples}
+    )
+    broken = client.post(
+        "/api/plans/generate",
+        json={"instruction": instruction, "samples": [{"name": "x.csv", "base64": "%%%"}]},
+    )
+
+    assert asked.status_code == 200, asked.text
+    questions = {item["id"]: item for item in asked.json()["requirements"]}
+    column = questions["s1_column_1"]
+    assert column["type"] == "select"
+    assert column["options"] == ["日付", "部署", "勘定科目", "金額"]
+    assert broken.status_code == 400
+    error = broken.json()["error"]
+    assert error["code"] == "DESIGN_SAMPLE_INVALID" and "x.csv" in error["message"]

@@ -45,6 +45,13 @@ class PlanSource(BaseModel):
     """Values for the plan's vars (dry-run only)."""
 
 
+class SampleFile(BaseModel):
+    name: str = Field(min_length=1, max_length=255)
+    """The file's name (its extension says CSV or Excel)."""
+    base64: str
+    """Its bytes in base64."""
+
+
 class GenerateRequest(BaseModel):
     instruction: str = Field(min_length=1, max_length=MAX_INSTRUCTION_CHARS)
     templates: list[str] = Field(default_factory=list, max_length=20)
@@ -58,6 +65,9 @@ class GenerateRequest(BaseModel):
     answers: dict[str, Any] = Field(default_factory=dict, max_length=100)
     """Answers to the questions of an earlier generation of the same instruction
     (requirement id → value): the Design chat over the API, one request per turn."""
+    samples: list[SampleFile] = Field(default_factory=list, max_length=5)
+    """Sample CSV / Excel files like the ones the Plan will get: a question about a
+    column offers their columns as choices (``plan design --sample``)."""
 
 
 class RegisterRequest(BaseModel):
@@ -186,6 +196,7 @@ def generate_plan(body: GenerateRequest, context: Context) -> dict[str, Any]:
         pinned=tuple(body.pinned),
         fallback=body.fallback,
         plan_id=body.plan_id,
+        samples=[_sample(item, context) for item in body.samples],
     )
     generation = context.design.generate(request)
     result = generation.result
@@ -197,6 +208,32 @@ def generate_plan(body: GenerateRequest, context: Context) -> dict[str, Any]:
         "diagram": diagram,
         "seconds": round(generation.seconds, 3),
     }
+
+
+def _sample(item: SampleFile, context: ApiContext) -> tuple[str, bytes]:
+    """A sample file's name and bytes; 400 for base64 that does not decode or a file
+    over the upload limit."""
+    import base64
+    import binascii
+
+    try:
+        data = base64.b64decode(item.base64, validate=True)
+    except (binascii.Error, ValueError):
+        raise UserInputError(
+            f"見本のファイル「{item.name}」を読み取れません（base64 が正しくありません）",
+            code="DESIGN_SAMPLE_INVALID",
+            hint="ファイルの中身を base64 で送ってください",
+            details={"name": item.name},
+        ) from None
+    limit_mb = context.settings.inputs.max_upload_mb
+    if len(data) > limit_mb * 1024 * 1024:
+        raise UserInputError(
+            f"見本のファイル「{item.name}」が大きすぎます（上限 {limit_mb} MB）",
+            code="DESIGN_SAMPLE_TOO_LARGE",
+            hint="先頭の数十行だけを残した見本のファイルを送ってください（列の見出しが分かれば十分です）",
+            details={"name": item.name, "limit_mb": limit_mb},
+        )
+    return item.name, data
 
 
 @router.post("/register")
