@@ -326,7 +326,7 @@ def test_at_390px_by_keyboard_alone_with_no_serious_accessibility_violation(
 
         _tab_to(page, "#design-instruction")
         page.keyboard.type(CANNOT)
-        page.keyboard.press("Tab")
+        _tab_to(page, '[data-testid="design-generate"]')  # past 見本のファイル
         page.keyboard.press("Enter")  # Plan を作る
         expect(page.get_by_test_id("design-gaps")).to_contain_text("Slack に通知する")
         expect(page.get_by_test_id("design-verdict")).to_contain_text("組み立てられないため")
@@ -336,7 +336,7 @@ def test_at_390px_by_keyboard_alone_with_no_serious_accessibility_violation(
         _tab_to(page, "#design-instruction", back=True)  # from 作った Plan, where the focus went
         page.keyboard.press("Control+A")
         page.keyboard.type(INSTRUCTION)
-        page.keyboard.press("Tab")
+        _tab_to(page, '[data-testid="design-generate"]')
         page.keyboard.press("Enter")
         expect(page.get_by_test_id("design-verdict")).to_contain_text("質問に答えると完成します")
         _tab_to(page, "#design-question-0")
@@ -360,3 +360,26 @@ def test_at_390px_by_keyboard_alone_with_no_serious_accessibility_violation(
         assert {key: found for key, found in problems.items() if found} == {}
     finally:
         context.close()
+
+
+def test_a_sample_file_offers_its_columns_as_the_answers(
+    web_out: Path, site: Callable[..., Site], page: Any, tmp_path: Path
+) -> None:
+    sample = tmp_path / "経費精算.csv"
+    sample.write_bytes(
+        "日付,部署,勘定科目,金額\r\n2026/04/01,営業部,交際費,8000\r\n".encode("cp932")
+    )
+    running = site(web_out, indexed=False, scripted=False)
+    page.goto(running.url + "/design/")
+    page.get_by_label("やりたいこと（文章で）").fill(INSTRUCTION)
+    page.get_by_label("見本のファイル（任意）").set_input_files(str(sample))
+    page.get_by_role("button", name="Plan を作る").click()
+
+    questions = page.get_by_test_id("design-questions")
+    first = questions.get_by_role("group", name=re.compile(re.escape(QUESTION_1)))
+    expect(first.get_by_role("radio")).to_have_count(4)  # the sample's four columns
+    first.get_by_role("radio", name="勘定科目").check()
+    second = questions.get_by_role("group", name=re.compile(re.escape(QUESTION_2)))
+    second.get_by_role("radio", name="金額").check()
+    questions.get_by_role("button", name="回答して Plan を作り直す").click()
+    expect(page.get_by_test_id("design-verdict")).to_contain_text("指示のすべての項目を満たし")

@@ -166,15 +166,21 @@ export async function listDrafts(): Promise<DraftSummary[]> {
   return (await apiJson<{ drafts: DraftSummary[] }>("/api/plans/drafts")).drafts;
 }
 
+/**
+ * Generate the Plan of `instruction` (with the answers given so far). `samples`: files like
+ * the ones the Plan will get ({name, base64}); a question about a column then offers their
+ * columns as choices.
+ */
 export function generate(
   instruction: string,
   planId: string,
   answers: Record<string, unknown>,
+  samples: { name: string; base64: string }[] = [],
   signal?: AbortSignal,
 ): Promise<Generation> {
   return apiJson<Generation>("/api/plans/generate", {
     method: "POST",
-    body: JSON.stringify({ instruction, plan_id: planId, answers }),
+    body: JSON.stringify({ instruction, plan_id: planId, answers, samples }),
     signal,
   });
 }

@@ -13,6 +13,7 @@ import QuestionsForm from "@/components/design/QuestionsForm";
 import RegisterPanel from "@/components/design/RegisterPanel";
 import StepsList from "@/components/design/StepsList";
 import { formatDateTime } from "@/components/pages/format";
+import { type FileAnswer, readFile } from "@/components/pages/InputForm";
 import { ApiError, toApiError } from "@/lib/api";
 
 /** React Flow is loaded with the first Plan shown, not with the page. */
@@ -125,6 +126,8 @@ export default function DesignView() {
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
   const chain = useRef<Promise<unknown>>(Promise.resolve());
   const instructionRef = useRef<HTMLTextAreaElement>(null);
+  /** The sample files chosen, read (a Plan made at once waits for the reading). */
+  const samples = useRef<Promise<FileAnswer[]>>(Promise.resolve([]));
   const resultRef = useRef<HTMLHeadingElement>(null);
   const flushRef = useRef<() => void>(() => undefined);
 
@@ -269,7 +272,7 @@ export default function DesignView() {
     try {
       const id = ensureId();
       await persist(id, { instruction, answers });
-      const generated = await generate(text, draftPlanId(id), answers);
+      const generated = await generate(text, draftPlanId(id), answers, await samples.current);
       const made = {
         generated_instruction: text,
         questions: mergeQuestions(earlier, generated.requirements),
@@ -415,6 +418,24 @@ export default function DesignView() {
                     {instructionProblem}
                   </p>
                 ) : null}
+              </div>
+              <div className="input-field">
+                <label htmlFor="design-samples">見本のファイル（任意）</label>
+                <input
+                  id="design-samples"
+                  type="file"
+                  multiple
+                  accept=".csv,.tsv,.txt,.xlsx,.xlsm"
+                  aria-describedby="design-samples-note"
+                  onChange={(event) => {
+                    const files = Array.from(event.target.files ?? []).slice(0, 5);
+                    samples.current = Promise.all(files.map(readFile));
+                  }}
+                  data-testid="design-samples"
+                />
+                <p className="muted" id="design-samples-note">
+                  Plan で使うのと同じ形の CSV・Excel を選ぶと、列についての質問がその列からの選択になります（最大 5 件。ファイルは下書きに保存しません）。
+                </p>
               </div>
               <div className="actions">
                 <button type="submit" className="primary" disabled={generating} data-testid="design-generate">

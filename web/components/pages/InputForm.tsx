@@ -44,7 +44,8 @@ export function fieldProblem(request: InputRequest, field: InputField): string |
   return request.missing?.includes(field.id) ? "入力してください（必須）" : null;
 }
 
-async function readFile(file: File): Promise<FileAnswer> {
+/** A chosen file as the API takes it ({"name", "base64"}). */
+export async function readFile(file: File): Promise<FileAnswer> {
   const buffer = new Uint8Array(await file.arrayBuffer());
   let binary = "";
   for (let start = 0; start < buffer.length; start += 0x8000) {
