@@ -410,7 +410,7 @@ def test_a_damaged_or_unknown_draft_is_reported_and_the_page_starts_fresh(
         (keiri_home / DRAFTS / f"{draft_id}.json").write_text(content, encoding="utf-8")
     at = _reloaded({"draft": draft_id})
     assert message in _texts(at)
-    assert "「新しい下書き」から作り直してください" in "\n".join(i.value for i in at.info)
+    assert "新しい下書きとして作り直してください" in "\n".join(i.value for i in at.info)
     assert at.text_area(key="design.instruction").value == ""
     assert "draft" not in at.query_params
     at.text_area(key="design.instruction").input(INSTRUCTION).run()

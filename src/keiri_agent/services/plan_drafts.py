@@ -51,6 +51,8 @@ MAX_ANSWERS = 100
 MAX_DRAFT_BYTES = 4 * 1024 * 1024
 MAX_DRAFTS_PER_PERSON = 100
 FOLDER = "design_drafts"
+NEW_DRAFT_HINT = "メニューの「設計」を開き直して、新しい下書きとして作り直してください"
+"""What to do about a draft that cannot be opened, on the web and the Streamlit page alike."""
 RESULT_KEYS = frozenset(
     {
         "ok",
@@ -98,7 +100,7 @@ def check_draft_id(draft_id: str) -> str:
     if not DRAFT_ID.fullmatch(draft_id):
         raise UserInputError(
             "下書きの番号が正しくありません",
-            hint="設計ページの「新しい下書き」から始め直してください",
+            hint=NEW_DRAFT_HINT,
             code="DESIGN_DRAFT_ID",
             details={"draft_id": draft_id[:80]},
         )
@@ -242,7 +244,7 @@ class PlanDrafts:
         except FileNotFoundError:
             raise DraftNotFoundError(
                 "この下書きは見つかりません（削除されたか、保存期間を過ぎています）",
-                hint="「新しい下書き」から作り直してください",
+                hint=NEW_DRAFT_HINT,
                 details={"draft_id": draft_id},
             ) from None
         except OSError:
@@ -264,7 +266,7 @@ class PlanDrafts:
     def _damaged(draft_id: str) -> DraftDamagedError:
         return DraftDamagedError(
             "この下書きのファイルが壊れているため開けません",
-            hint="「新しい下書き」から作り直してください（壊れた下書きは上書きしません）",
+            hint=f"{NEW_DRAFT_HINT}（壊れた下書きは上書きしません）",
             details={"draft_id": draft_id},
         )
 
