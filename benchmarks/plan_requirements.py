@@ -47,7 +47,16 @@ from keiri_agent.plans.design.procedure import (
 from keiri_agent.services.design import DesignRequest, DesignService
 
 DATA = Path(__file__).resolve().parent / "data"
-SETS = tuple(f"blind{n}" for n in range(1, 37))
+SETS = tuple(
+    sorted(
+        (
+            path.stem.removeprefix("plan_requirements_")
+            for path in DATA.glob("plan_requirements_blind*.jsonl")
+        ),
+        key=lambda name: int(name.removeprefix("blind")),
+    )
+)
+"""Every set in ``benchmarks/data``, in the order they were written."""
 
 
 _UNIT = re.compile(r"\s*[(（](?:kg|g|t|円|千円|万円|時間|分|日|件|個|人|%|m|km|L)[)）]$")

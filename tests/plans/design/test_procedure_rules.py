@@ -1366,3 +1366,159 @@ def test_a_period_whose_end_omits_the_year() -> None:
         "入港予定表.xlsx より、入港予定日が 2025年7月1日〜7月15日 の本船のみ抽出しCSVで"
     )
     assert [c.value for c in procedure.steps[0].conditions] == ["2025-07-01", "2025-07-15"]
+
+
+@pytest.mark.parametrize(
+    ("instruction", "keys", "keep"),
+    [
+        ("顧客.csv を 顧客コード で重複除去してCSVで", ["顧客コード"], "first"),
+        ("取引先.csv、取引先コードかぶってる行は最後のだけ残してcsvで", ["取引先コード"], "last"),
+        (
+            "受付.csv で受付日・氏名・電話番号の3つが同じ行は1行だけ残して、CSVで",
+            ["受付日", "氏名", "電話番号"],
+            "first",
+        ),
+        ("申込.csvの申込番号の重複を最後の行を残して消して、CSVで", ["申込番号"], "last"),
+        ("在籍.csv、社員番号の重複は後の行を残して消して。CSVで", ["社員番号"], "last"),
+    ],
+)
+def test_a_dedupe_said_in_chat_words(instruction: str, keys: list[str], keep: str) -> None:
+    procedure = read_procedure(instruction)
+    assert _kinds(procedure) == ["dedupe"] and not procedure.gaps
+    assert (procedure.steps[0].keys, procedure.steps[0].keep) == (keys, keep)
+
+
+def test_a_date_window_is_never_an_amount_tolerance() -> None:
+    procedure = read_procedure(
+        "支払.csv と 請求.xlsx を 伝票番号 で照合。金額は「支払額」列を使い、"
+        "日付のずれは3日まで許容。Excelで"
+    )
+    (step,) = procedure.steps
+    assert (step.amount_column, step.tolerance, step.date_window_days) == ("支払額", None, 3)
+
+
+def test_a_tolerance_in_dollars_and_a_window_said_as_allowed() -> None:
+    procedure = read_procedure(
+        "請求一覧.xlsx と 支払予定.csv を取引番号で突合してください。"
+        "為替の関係で2ドルまでの差は許容、日付は2日ずれてもOKです。Excelで"
+    )
+    (step,) = procedure.steps
+    assert (step.tolerance, step.date_window_days) == (2, 2) and not procedure.gaps
+
+
+@pytest.mark.parametrize(
+    ("instruction", "file_name", "sheet"),
+    [
+        (
+            "台帳.xlsxのうち区分が「完成」のものを抽出して、完成分.csvというCSVで出力",
+            "完成分.csv",
+            None,
+        ),
+        (
+            "台帳.csv から金額が30万円以上を抽出し、高額.xlsx というExcelファイルにして",
+            "高額.xlsx",
+            None,
+        ),
+        (
+            "実績.xlsx を担当者ごとに件数集計。Excel、ファイル名は 担当別.xlsx です。",
+            "担当別.xlsx",
+            None,
+        ),
+        ("実績.xlsx を担当者ごとに件数集計し、担当別.xlsx（Excel）として出力", "担当別.xlsx", None),
+        (
+            "■対象：実績.csv\n■集計：担当者 別に 件数\n■出力：担当別.xlsx（シート名 Q1）",
+            "担当別.xlsx",
+            "Q1",
+        ),
+    ],
+)
+def test_the_output_file_said_with_its_format(
+    instruction: str, file_name: str, sheet: str | None
+) -> None:
+    procedure = read_procedure(instruction)
+    assert [(o.file_name, o.sheet) for o in procedure.outputs] == [(file_name, sheet)]
+    assert len(procedure.inputs) == 1 and not procedure.gaps
+
+
+def test_a_column_added_with_its_formula_in_parentheses() -> None:
+    procedure = read_procedure(
+        "奨学金.xlsx に「減免後授業料」列を追加（年間授業料 − 奨学金額）。Excelで出力。"
+    )
+    assert procedure.steps[0].expressions == {"減免後授業料": "年間授業料 - 奨学金額"}
+
+
+def test_a_formula_is_not_taken_for_columns_a_join_brings() -> None:
+    procedure = read_procedure(
+        "出来高.xlsx と 台帳.xlsx を「工事番号」で結合し、"
+        "出来高率＝累計出来高÷請負金額 の列を追加して、Excelで出力"
+    )
+    assert _kinds(procedure) == ["join", "compute"]
+    assert procedure.steps[0].fields == []
+    assert procedure.steps[1].expressions == {"出来高率": "累計出来高 / 請負金額"}
+
+
+def test_a_formula_that_names_no_column_is_asked() -> None:
+    procedure = read_procedure("見積.csv で単価×数量を出してExcelに")
+    assert [gap.kind for gap in procedure.gaps] == ["not_understood"]
+    assert "単価×数量" in procedure.gaps[0].message
+
+
+@pytest.mark.parametrize(
+    ("instruction", "condition"),
+    [
+        (
+            "手順1 納付.csv を読み込む\n手順2 「入金日」が空欄の行を抽出\n手順3 CSVで出力",
+            ("入金日", "is_null", None),
+        ),
+        ("実績.csv の等級「秀」だけで、品目ごとに単価の平均。Excelで", ("等級", "==", "秀")),
+        (
+            "入金.csv のうち、摘要に「授業料」を含み、金額の大きい順に。CSVで",
+            ("摘要", "contains", "授業料"),
+        ),
+        ("工事台帳.xlsx\n→ 着工日 ２０２４/４/１以降\n→ CSV", ("着工日", ">=", "2024-04-01")),
+    ],
+)
+def test_conditions_said_tersely(instruction: str, condition: tuple[object, ...]) -> None:
+    procedure = read_procedure(instruction)
+    (first,) = procedure.steps[0].conditions
+    assert (first.column, first.op, first.value) == condition and not procedure.gaps
+
+
+def test_tables_joined_by_a_key_with_tsunagu() -> None:
+    procedure = read_procedure("名簿.xlsx と 申請.csv を学籍番号でつないで、CSVで出力")
+    assert _kinds(procedure) == ["join"] and procedure.steps[0].keys == ["学籍番号"]
+    assert not procedure.gaps
+
+
+def test_a_unit_in_parentheses_is_no_part_of_the_name_and_a_quoted_name_no_action() -> None:
+    procedure = read_procedure(
+        "漏水.xlsx で区域名別に「推定漏水量」列（単位：㎥/日）の合計と"
+        "「単価（円/kg）」の平均。Excelで"
+    )
+    assert _kinds(procedure) == ["aggregate"]
+    assert procedure.steps[0].metrics == {"推定漏水量": ["sum"], "単価": ["mean"]}
+
+
+def test_the_count_beside_a_metric_counts_rows() -> None:
+    procedure = read_procedure("出荷.csv を品目ごとに単価の平均と件数を出して。Excelで")
+    assert procedure.steps[0].metrics == {"単価": ["mean"], COUNT_ALL: ["count"]}
+
+
+def test_a_tie_break_in_parentheses_and_a_key_said_short() -> None:
+    tie = read_procedure("支払.xlsx を支払予定日が早い順（同日は業者名順）に並べ、CSVで出力")
+    assert tie.steps[0].by == ["支払予定日", "業者名"] and not tie.gaps
+    short = read_procedure(
+        "台帳.xlsx から認定有効期間終了日が2025/8/31以前の人を抽出し、終了日の早い順に並べてCSVで"
+    )
+    assert short.steps[-1].by == ["認定有効期間終了日"]
+
+
+def test_data_to_be_fetched_from_a_system_is_refused() -> None:
+    procedure = read_procedure(
+        "基幹システムから先月分の購買データを落としてきて、組合員別に購買金額を合計しておいてください。"
+    )
+    assert "missing_source" in [gap.kind for gap in procedure.gaps]
+    exported = read_procedure(
+        "基幹システムから落とした購買.csv を組合員別に購買金額を合計してExcelで"
+    )
+    assert not exported.gaps

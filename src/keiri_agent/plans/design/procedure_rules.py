@@ -66,7 +66,7 @@ QNOUN = rf"(?:「[^」]{{1,40}}」|{NOUN})"
 LIST_SEP = r"(?:・|と|、|,|及び|および|並びに|や)"
 NUM = r"-?\d+(?:,\d{3})*(?:\.\d+)?"
 UNIT = (
-    r"(?:円|件|個|日|人|名|%|％|時間|分|泊|回|台|枚|本|部|冊|箱|ヶ月|か月|カ月|年|歳|トン|点"
+    r"(?:円|件|個|日|人|名|%|％|時間|分|泊|回|台|枚|本|部|冊|箱|ヶ月|か月|カ月|年|歳|トン|点|ドル|ユーロ"
     r"|kg|km|km/h)"
 )
 AMOUNT = (
@@ -359,6 +359,7 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "除く": frozenset({"filter", "dedupe", "select"}),
     "除外": frozenset({"filter", "dedupe", "select"}),
     "削除": frozenset({"filter", "dedupe", "select"}),
+    "除去": frozenset({"filter", "dedupe", "select"}),
     "取り除く": frozenset({"filter", "dedupe", "select"}),
     "外す": frozenset({"filter", "dedupe", "select"}),
     "並べる": frozenset({"sort"}),
@@ -443,6 +444,10 @@ class _Reader:
         return next((step for _, step in self.steps if step.kind == kind), None)
 
 
+_COLUMN_UNIT = r"(?:kg|g|t|円|千円|万円|時間|分|日|件|個|人|%|m|m3|km|L|本|台|枚|回|月|年|ドル|USD)"
+"""Units said of a column in parentheses (「重量(kg)」): not part of its name."""
+
+
 def normalize(text: str) -> str:
     """NFKC (full-width digits and letters to ASCII) with 「」 kept and blanks single; a
     line break (with its bullet or step number: ・, -, 1., ①) ends a clause (。)."""
@@ -451,8 +456,9 @@ def normalize(text: str) -> str:
     folded = unicodedata.normalize("NFKC", text)
     folded = re.sub(r"[『“]([^』”]{1,40})[』”]", r"「\1」", folded)
     folded = re.sub(r"「([^」]{1,60}=[^」]{1,60})」", r"\1", folded)  # 「粗利 = 売価 - 原価」
-    folded = re.sub(  # 「水揚げ量(kg)」: the unit of a column, no aside
-        r"(?<=[\u4e00-\u9fff\u30a1-\u30fa\u30fcA-Za-z」])\s?\((?:kg|g|t|円|千円|万円|時間|分|日|件|個|人|%|m|km|L)\)",
+    folded = re.sub(  # 「水揚げ量(kg)」「単価(円/kg)」「年収(単位:万円)」: a column's unit
+        rf"(?<=[\u4e00-\u9fff\u30a1-\u30fa\u30fcA-Za-z」])\s?"
+        rf"\((?:単位\s*:\s*)?{_COLUMN_UNIT}(?:/{_COLUMN_UNIT})?\)",
         "",
         folded,
     )
@@ -542,8 +548,9 @@ _OUTPUT_VERB = (
 )
 _AS_OUTPUT_NAMED = re.compile(
     rf"^\s*[)」』]?\s*(?:\(\s*(?:シート名?|sheet)\s*[:は]?\s*「?(?P<sheet>[^」)]+)」?\s*\)"
-    rf"|[、,]\s*シート名?\s*(?:は|:)?\s*「(?P<sheet_b>[^」]+)」)?\s*(?:ファイル|ブック|形式|の?ファイル)?\s*"
+    rf"|[、,]\s*シート名?\s*(?:は|:)?\s*「(?P<sheet_b>[^」]+)」)?\s*(?:\(\s*(?:{_FORMAT_WORD})\s*(?:ファイル|形式)?\s*\))?\s*(?:ファイル|ブック|形式|の?ファイル)?\s*"
     rf"(?:(?:で|に(?!つき|つい|関し|より|基づ)|へ|として)\s*(?:{_FORMAT_WORD})?\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})|出力|output|export|の?一覧(?:に|で)|という(?:ファイル)?名前?|というファイル|の名前"
+    rf"|という\s*(?:{_FORMAT_WORD})\s*(?:ファイル|ブック|形式)?\s*(?:で|に|として)"
     rf"|として\s*(?:{_FORMAT_WORD})\s*(?:に|で|へ)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB}))"
 )
 _AS_OUTPUT = re.compile(
@@ -552,7 +559,7 @@ _AS_OUTPUT = re.compile(
 _ASKED_FOR = re.compile(
     r"^\s*(?:ファイル|ブック)?\s*(?:の\s*一覧\s*(?:に|で)|を\s*(?:ください|下さい|ちょうだい|お願い|作って|作成|出して|出力|もらえ)"
     r"|が\s*(?:ほしい|欲しい|必要)|に\s*(?:しといて|しておいて|して|したい)|の\s*シート(?:名)?\s*(?:は|を|:)"
-    r"|「[^」]+\.(?:xlsx|xlsm|csv)」|の\s*「[^」]+」\s*シート"
+    r"|「[^」]+\.(?:xlsx|xlsm|csv)」|の\s*「[^」]+」\s*シート|[、,]\s*(?:ファイル名|シート名?)\s*(?:は|:)"
     r"|で\s*(?:ちょうだい|いいです|いいよ|いい|よろしく|OK|大丈夫)|で\s*\d+\s*行\s*で)"
 )
 """「…Excelの一覧にして」「…並べたCSVをください」: the format asked for is the output."""
@@ -703,14 +710,24 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
                 )
             )
         ):
+            aside = None if to_sheet else _INPUT_SHEET.match(text[match.end() :])
+            if aside and not aside.group("sheet"):
+                aside = None  # only 「（シート名 Q1）」 right after the file's name
             output = OutputSpec(
                 format="csv" if fmt == "csv" else "excel",
                 file_name=match.group(0),
-                sheet=(to_sheet.group("sheet") or to_sheet.group("sheet2")) if to_sheet else None,
+                sheet=(
+                    (to_sheet.group("sheet") or to_sheet.group("sheet2"))
+                    if to_sheet
+                    else aside.group("sheet").strip()
+                    if aside
+                    else None
+                ),
                 source=match.group(0),
             )
-            if to_sheet:
-                reader.use(match.end(), match.end() + to_sheet.end())
+            said_sheet = to_sheet or aside
+            if said_sheet:
+                reader.use(match.end(), match.end() + said_sheet.end())
             reader.outputs.append(output)
             reader.use(match.start() - (len(inside.group(0)) if inside else 0), match.end())
             continue
@@ -857,7 +874,7 @@ _FILTER_NUM = re.compile(
     + ")"
 )
 _FILTER_DATE = re.compile(
-    rf"(?:(?P<col>{QNOUN})\s*(?:が|は|の|:|：)\s*)?(?P<date>{_DATE})\s*(?P<op>"
+    rf"(?:(?P<col>{QNOUN})(?:\s*(?:が|は|の|:|：)|(?<=[日付時期])(?=\s))\s*)?(?P<date>{_DATE})\s*(?P<op>"
     + "|".join(f"(?:{words})" for words, _ in _DATE_OPS)
     + ")"
 )
@@ -877,7 +894,7 @@ _FILTER_CODE = re.compile(
 )
 """「返品区分=1」「工事区分=公共」: a column equal to a code or a word, said with 「=」."""
 _FILTER_EQ = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：)\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,|(?<=」)と)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
+    rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：|(?<!シート)(?<!ファイル)(?<!ブック)(?=「[^」]{{1,40}}」\s*(?:だけ|のみ|以外)))\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,|(?<=」)と)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
     rf"(?P<tail>以外|(?:でない|ではない|じゃない)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ|だけ|のみ))|(?<=」)(?=\s*(?:。|$))|の(?:いずれか|どれか)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
 _FILTER_SMALL_NUMBER = re.compile(
@@ -901,14 +918,14 @@ _ENDS_WITH_METRIC = re.compile(
 )
 _FILTER_CONTAINS = re.compile(
     rf"(?P<col>{QNOUN})\s*(?:欄|列)?\s*(?:に|が)\s*(?P<val>{QNOUN})\s*(?:という(?:文字|文言|言葉|単語|語)|って)?\s*(?:を|が)?\s*"
-    r"(?:含む|含まれ|含んで|入っている|入ってる|入った|入る)"
+    r"(?:含む|含まれ|含んで|含み|入っている|入ってる|入った|入る)"
 )
 _FILTER_SIGN = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|は)\s*(?P<sign>マイナス|負|赤字|プラス|正)(?:の値)?\s*(?:\([^()]*\))?\s*(?=の|だけ|のみ|に|な|で)"
 )
 """「粗利 がマイナス（0未満）の品目」: below or above zero."""
 _FILTER_NULL = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:欄|列)?\s*(?:が|の|に|は)\s*(?:何か|なにか|何かしら)?\s*"
+    rf"(?P<col>{QNOUN})\s*(?:欄|列)?\s*(?:が|の|に|は)\s*(?:何か|なにか|何かしら)?\s*"
     r"(?P<state>空欄|空白|未入力|ブランク|空|未記入|未記載|入っていない|入力されていない|記入されていない"
     r"|入力されている|入力されてる|入力済み?|入っている|入ってる|記入されている|記入済み?|記載されている"
     r"|埋まっている|埋まってる|空欄でない|空白でない|空でない)"
@@ -970,7 +987,9 @@ _METRIC = re.compile(
     r"|(?<![A-Za-z])(?:sum|total|mean|avg|average|count|max|min)(?![A-Za-z]))"
 )
 _SORT = re.compile(
-    rf"(?P<cols6>{QNOUN}(?:\s*(?:→|⇒|>|、|・)\s*{QNOUN}){{1,5}})\s*の\s*順\s*(?:番)?\s*(?:で|に)\s*(?:(?P<dir6>昇順|降順)\s*)?(?=並|ソート)"
+    rf"\(\s*(?:同日|同額|同点|同値|同順位|同じ[^()、。]{{0,8}}?)\s*(?:の場合|のとき|の時|なら)?\s*(?:は|なら)?\s*"
+    rf"(?P<col8>{QNOUN})\s*(?:の)?\s*(?:(?P<dir8>昇順|降順)|(?P<dir9>大きい|多い|高い|新しい|遅い|小さい|少ない|低い|古い|早い)\s*順|順)\s*\)"
+    rf"|(?P<cols6>{QNOUN}(?:\s*(?:→|⇒|>|、|・)\s*{QNOUN}){{1,5}})\s*の\s*順\s*(?:番)?\s*(?:で|に)\s*(?:(?P<dir6>昇順|降順)\s*)?(?=並|ソート)"
     rf"|(?P<col7>{QNOUN})\s*(?:が|の)\s*(?P<dir7>多い|大きい|高い|少ない|小さい|低い)\s*(?:{NOUN})?\s*から\s*順"
     rf"|(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|長い|重い|小さい|少ない|低い|安い|昇順|古い|早い|遅い|短い|軽い)\s*順"
     r"|(?P<col2>"
@@ -990,8 +1009,10 @@ _SORT = re.compile(
 _DEDUPE_VERB = (
     r"(?:重複|ダブり|だぶり|ダブリ|ダブってる(?:行|もの|データ)?|ダブっている(?:行|もの|データ)?)"
     r"(?:している|した|する)?(?:行|データ|レコード|明細)?\s*(?:を|は|も)?\s*"
-    r"(?P<verb>除|削除|排除|取り除|取|まとめ|消|なく|1行に|一行に|1件に|一件に|省|チェック|除外|カット|落と)"
+    r"(?:(?:最後|最初|先頭|後|前|最新|古い|新しい|一番下|一番上)[^、。]{0,8}?残して\s*)?"
+    r"(?P<verb>除去|除|削除|排除|取り除|取|まとめ|消|なく|1行に|一行に|1件に|一件に|省|チェック|除外|カット|落と)"
 )
+"""「申込番号の重複を最後の行を残して消して」: the row kept may be said before the verb."""
 _DEDUPE_KEYED = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の組み合わせ|の組合せ)?\s*(?:が同じ|が一致する|をキーに(?:して)?|をキーとして|で|の|が|(?<=[A-Za-z0-9{_K}{_KATA}])\s)\s*"
     + _DEDUPE_VERB
@@ -1018,7 +1039,9 @@ _JOIN = re.compile(
     r"結合|紐付け|紐づけ|ひも付け|紐付|結び(?:つ|付)け|VLOOKUP|vlookup|参照して|付与(?![\u4e00-\u9fff\u30a1-\u30fa])|付け足|くっつけ|引っ張"
     r"|持ってく|引いてく|付け加え|(?<![A-Za-z])(?:join|JOIN|merge)(?![A-Za-z])"
     r"|突き合わせて[^、。]{0,24}?(?:を付け|を追加|を加え|を付与)"
+    r"|(?<=[^\s、。])\s*(?:で|をキーに(?:して)?|をキーとして)\s*(?:つな|繋)(?:い|げ|ぐ)"
 )
+"""A table added beside another by a key (「学籍番号でつないで」: a key, so not stacked)."""
 _RECONCILE = re.compile(
     r"(?:照合|突合|消込)(?![日者番欄印])|突き合わせ|突き合せ|付き合わせ|照らし合わせ|付け合わせ|消し込"
     r"|マッチング|一致しない|不一致"
@@ -1034,12 +1057,16 @@ _CONCAT = re.compile(
     r"|(?:\d|二|両方|全部|すべて)(?:つ|ファイル)?を?(?:つなげ|つない|つなぐ|合わせ)|合体|統合"
 )
 _TOLERANCE = re.compile(
-    rf"(?:差額|誤差|金額の差|差|ずれ|ズレ)\s*(?:が|は)?\s*(?P<num>{AMOUNT})\s*(?:以内|まで|以下)"
-    rf"|(?P<num2>{NUM}\s*(?:万|千)?\s*円)\s*(?:以内|まで|以下)\s*の\s*(?:差額|誤差|金額差|金額の差|差|ずれ|ズレ)"
+    rf"(?:差額|誤差|金額の差|差|ずれ|ズレ)\s*(?:が|は)?\s*(?P<num>{AMOUNT})(?<![日月年分間])\s*(?:以内|まで|以下)"
+    rf"|(?P<num2>{NUM}\s*(?:(?:万|千)?\s*円|ドル|ユーロ))\s*(?:以内|まで|以下)\s*の\s*(?:差額|誤差|金額差|金額の差|差|ずれ|ズレ)"
 )
+"""An amount tolerance (差額1,000円以内, 1ドルまでの差); a number of days is a date window."""
 _WINDOW = re.compile(
     r"(?:日付|日)?\s*(?:の?(?:差|ずれ|ズレ))?\s*(?:が|は)?\s*(?:前後)?\s*(?P<num>\d+)\s*日\s*(?:の\s*(?:差|ずれ|ズレ)\s*)?(?:以内|まで|以下)"
+    r"|(?:日付|日)\s*(?:は|が|も)?\s*(?:前後)?\s*(?P<num2>\d+)\s*日\s*(?:ずれ|ズレ)て\s*も\s*"
+    r"(?:OK|ok|可|大丈夫|構わ|かまわ|問題な|よい|良い|いい|許容|同じ|同一)"
 )
+"""A date window: 日付は前後3日まで, 日付のずれは5日以内, 日付は2日ずれてもOK."""
 _COMPUTE_OP = r"(?:[×*xX÷/＋+－−]|(?<![A-Za-z])-|-(?![A-Za-z]))"
 """Operators of a formula; a hyphen inside a Latin word (e-Gov) is none."""
 _COMPUTE_OPERAND = rf"\(?\s*(?:{NOUN}|{NUM})\s*\)?"
@@ -1055,6 +1082,7 @@ _COMPUTE = re.compile(
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?!(?:差|差額|差分|結果|額|金額|値|もの)\s*を)(?P<new4>{NOUN})"
     rf"|(?P<new7>{QNOUN})\s*(?:という|の)\s*列\s*を\s*(?P<expr7>{_COMPUTE_EXPR})\s*で\s*(?=追加|作|計算|算出|出)"
     rf"|「(?P<expr8>{_COMPUTE_EXPR})」\s*で\s*(?P<new8>{QNOUN})\s*(?:(?:って|という|の)\s*列\s*)?を\s*(?=足|追加|作|計算|算出|求め|出)"
+    rf"|(?P<new11>{QNOUN})\s*(?:という列|の列|列)\s*を\s*(?:追加|作成|作|足|付け|加え)[ぁ-ん]{{0,4}}\s*\(\s*=?\s*(?P<expr11>{_COMPUTE_EXPR})\s*\)"
     rf"|(?P<new6>{QNOUN})\s*\(\s*=?\s*(?P<expr6>{NOUN}(?:\s*[×*÷+\-−]\s*(?:{NOUN}|{NUM})){{1,9}})\s*\)"
 )
 _VERBAL_OPERATORS = (
@@ -1109,7 +1137,7 @@ _EXTRACT = re.compile(
     r"(?P<fields>[^。、「」]{0,40}?)\s*を?\s*(?:抽出|読み取|読みと|取り出|抜き出|拾い出|拾っ|転記)"
 )
 _CLASSIFY = re.compile(
-    r"(?:に|へ)\s*分類|分類\s*(?:する|して|し|され|でき)|仕分け|振り分け|推定|推測|割り当て|判別"
+    rf"(?:に|へ)\s*分類|分類\s*(?:する|して|し|され|でき)|仕分け|振り分け|(?:推定|推測)(?![{_K}{_KATA}])|割り当て|判別"
 )
 """Sorting rows into labels (「…のどれかに分類して」); 「資材分類ごと」 names a column."""
 _FILTER_VERBS = re.compile(
@@ -1604,7 +1632,6 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
                 reader.use(match.start(), match.end())
                 continue
         noun = match.group("col")
-        shared = False
         column = _clean(noun) if noun and _clean(noun) not in _METRIC_WORDS else None
         if column in _WHOLE:
             column = None  # 「全体の合計」: of the whole table, the column said elsewhere
@@ -1621,15 +1648,11 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
                 text[last[0] : match.start("m")],
             )
         ):
-            column = last[1]
-            shared = True  # 「金額の合計と件数」: the metrics of one column
-        if metric == "count":  # 「申込件数」: rows; 「金額の合計と件数」「番号を数え」: the column
+            column = last[1]  # 「金額の合計と平均」: the metrics of one column
+        if metric == "count":  # 「申込件数」「金額の合計と件数」: rows; 「番号を数え」: the column
             column = (
                 column
-                if column
-                and column not in ("件", "全体")
-                and word not in ("人数", "社数")
-                and (shared or match.group("join") == "を" or word != "件数")
+                if column and column not in ("件", "全体") and word not in ("人数", "社数", "件数")
                 else None
             )
             metrics.setdefault(COUNT_ALL if column is None else column, []).append("count")
@@ -1779,6 +1802,7 @@ def _read_sort(reader: _Reader) -> None:
             or match.group("col4")
             or match.group("col5")
             or match.group("col7")
+            or match.group("col8")
         )
         word = (
             match.group("dir")
@@ -1788,6 +1812,8 @@ def _read_sort(reader: _Reader) -> None:
             or match.group("dir5")
             or match.group("dir6")
             or match.group("dir7")
+            or match.group("dir8")
+            or match.group("dir9")
             or "昇順"  # 「申請者順に並べる」
         )
         descending = word.lower() in (
@@ -1825,8 +1851,9 @@ def _read_sort(reader: _Reader) -> None:
 
 
 _SAME_KEY = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の組み合わせ|の組合せ)?\s*が\s*"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の組み合わせ|の組合せ|の\s*(?:\d|[二三四五])\s*つ)?\s*が\s*"
     r"(?:両方|ともに|どちらも|いずれも)?\s*(?:同じ|重複|ダブ|だぶ|二重|かぶ|被)"
+    rf"|(?P<cols2>{QNOUN})\s*(?:かぶ|ダブ|だぶ)(?:って|った|る)"
     rf"|同じ\s*(?P<col>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,9}})\s*(?:の)?\s*(?:行|データ|レコード)?\s*が\s*(?:複数|\d+\s*行以上|何行も|いくつも|2つ以上|重複)"
 )
 _KEEP_ONE = re.compile(
@@ -1847,7 +1874,7 @@ def _read_same_key(reader: _Reader) -> bool:
         keep = _KEEP_ONE.search(text, match.end(), sentence_end)
         if keep is None:
             continue
-        listed = match.group("cols") or match.group("col")
+        listed = match.group("cols") or match.group("cols2") or match.group("col")
         keys = [k for k in _names(listed) if not _names_a_file(reader, k)]
         if not keys:
             continue
@@ -1921,7 +1948,7 @@ def _read_dedupe(reader: _Reader) -> None:
 
 def _said_keys(reader: _Reader, said: re.Match[str]) -> list[str]:
     reader.use(said.start(), said.end())
-    listed = _names(said.group("cols") or said.group("col"))
+    listed = _names(said.group("cols") or said.group("cols2") or said.group("col"))
     return [k for k in listed if not _names_a_file(reader, k)]
 
 
@@ -1952,7 +1979,7 @@ def _keys_said_elsewhere(reader: _Reader, start: int) -> list[str]:
 def _read_kept_row(reader: _Reader, step: StepSpec) -> None:
     """Which row of a key a dedupe keeps: 最後の行を残す, 最初の行残しでOK, 後から登録された行."""
     keep_last = re.search(
-        r"(?:最後|後ろ|最新|新しい方|一番下|いちばん下)の?(?:\(最新\))?の?(?:行|もの|データ)?"
+        r"(?:最後|後ろ|最新|新しい方|一番下|いちばん下|(?<![前以今直午最])後)の?(?:\(最新\))?の?(?:行|もの|データ)?"
         r"(?:\(最新\))?(?:だけ|のみ)?を?残[しすさせっ]?|残すのは(?:最後|後ろ|最新|新しい方)",
         reader.text,
     )
@@ -2008,7 +2035,7 @@ def _keys_near(reader: _Reader, start: int, end: int) -> list[str]:
 
 
 _BROUGHT = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:情報|データ|項目|列))?\s*を\s*"
+    rf"(?<![=÷×*/+−\-A-Za-z0-9_{_K}{_KATA}])(?<![=÷×*/+−\-]\s)(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:情報|データ|項目|列))?\s*を\s*"
     rf"(?:{QNOUN}\s*(?:で|をキーに)\s*)?"
     r"(?:横に|右に|隣に|列として)?\s*(?:付け|付与|追加|持って[くき]|引いて[くき]|くっつけ|引っ張|取得)"
 )
@@ -2221,7 +2248,11 @@ def _read_two_tables(reader: _Reader) -> None:
             text, sentence_start, len(text) if sentence_end < 0 else sentence_end
         )
         if brought:  # 「部品区分 を付け」: the master's columns brought over (shown, not checked)
-            step.fields = [n for n in _names(brought.group("cols")) if not _names_a_file(reader, n)]
+            step.fields = [
+                n
+                for n in _names(brought.group("cols"))
+                if not _names_a_file(reader, n) and not _REFERENCE.match(n)
+            ]
             reader.use(brought.start(), brought.end("cols"))
         if not step.keys:
             step.missing.append("keys")
@@ -2395,7 +2426,7 @@ def _date_compare(reader: _Reader, step: StepSpec) -> None:
         if none:  # 「日付の条件はなしで大丈夫です」: no date compared
             reader.use(none.start(), none.end())
         return
-    step.date_window_days = int(window.group("num"))
+    step.date_window_days = int(window.group("num") or window.group("num2"))
     reader.use(window.start(), window.end())
     sentence = reader.text[reader.text.rfind("。", 0, window.start()) + 1 : window.end()]
     pair = _DATE_PAIR.search(sentence)
@@ -2405,7 +2436,7 @@ def _date_compare(reader: _Reader, step: StepSpec) -> None:
 
     named = re.search(
         rf"(?P<col>{NOUN})\s*(?:は|の|が)\s*(?:差|ずれ)?\s*(?:が|は)?\s*(?:前後)?\s*$",
-        reader.text[: window.start("num")],
+        reader.text[: window.start("num" if window.group("num") else "num2")],
     )
     column = _clean(named.group("col")) if named else ""
     if column and re.search(r"(日|日付)$", column) and step.date_column is None:
@@ -2463,6 +2494,7 @@ def _read_compute(reader: _Reader) -> None:
                 or groups.get("new2")
                 or groups.get("new6")
                 or groups.get("new7")
+                or groups.get("new11")
                 or groups["new8"]
             )
             expression = _expression(
@@ -2470,11 +2502,12 @@ def _read_compute(reader: _Reader) -> None:
                 or groups.get("expr2")
                 or groups.get("expr6")
                 or groups.get("expr7")
+                or groups.get("expr11")
                 or groups["expr8"]
             )
         expression = _balanced(expression)
-        if not expression:
-            continue
+        if not expression or _clean(new) in STEP_VERBS:
+            continue  # 「列を追加（A − B）」: 追加 names no column; the formula is left unread
         step = StepSpec(
             id="", kind="compute", expressions={_clean(new): expression}, source=match.group(0)
         )
@@ -2627,7 +2660,15 @@ def _read_llm_steps(reader: _Reader) -> None:
                 match.start(), StepSpec(id="", kind="extract", fields=fields, source=match.group(0))
             )
             reader.use(match.start(), match.end())
-    classify = _CLASSIFY.search(text)
+    quoted_spans = [(m.start(), m.end()) for m in re.finditer(r"「[^」]*」", text)]
+    classify = next(
+        (
+            m
+            for m in _CLASSIFY.finditer(text)
+            if not any(a < m.start() < b for a, b in quoted_spans)  # 「推定漏水量」: a name
+        ),
+        None,
+    )
     if classify and not reader.overlaps(classify.start(), classify.end()):
         labels = [
             _clean(q)
@@ -3489,6 +3530,21 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
                 source=clause,
             )
         )
+    for match in re.finditer(rf"{NOUN}\s*(?P<op>[×÷*])\s*(?:{NOUN}|{NUM})", text):
+        if reader.is_used(match.start("op"), match.end("op")):
+            continue
+        clause = _clause(text, match.start(), match.end())
+        if clause in named:
+            continue
+        named.add(clause)
+        reader.gaps.append(  # a formula nobody used: never a Plan without the column asked for
+            Gap(
+                kind="not_understood",
+                message=f"「{clause}」の計算式 {match.group(0)} で"
+                "何の列を作るか読み取れませんでした（「粗利＝売上−原価」のように、作る列の名前と式を書いてください）",
+                source=clause,
+            )
+        )
     known = _known_words(reader)
     for match in re.finditer(r"「[^」]+」", text):
         if reader.overlaps(match.start(), match.end()) or _clean(match.group(0)) in known:
@@ -3578,6 +3634,27 @@ def _two_table_sources(reader: _Reader) -> None:
                     source=step.source,
                 )
             )
+
+
+_FETCH = re.compile(
+    r"(?P<place>(?:[^、。\s]{0,12}?(?:システム|サイト|ホームページ|HP|ウェブ|Web|web|WEB|ネット|クラウド|サーバー?"
+    r"|ポータル|データベース|DB|基幹|会計ソフト|e-Stat|API)))\s*(?:上|内)?\s*(?:から|より)\s*[^、。]{0,30}?"
+    r"(?:落とし|ダウンロードし|取得し|取り込ん|取っ|持っ|引っ張っ|抜い|出し|拾っ|集め)\s*て\s*"
+    r"(?:き|来|くだ|下さ|ほし|欲し|もら|いただ|頂|お(?:いて|く|き))"
+)
+"""「基幹システムから先月分の購買データを落としてきて」: the data is to be fetched from a system
+or a site the Plan cannot reach (a file exported by the user is named, not fetched)."""
+
+
+def _fetch_requests(reader: _Reader) -> None:
+    for match in _FETCH.finditer(reader.text):
+        clause = _clause(reader.text, match.start(), match.end())
+        reader.refuse(
+            "missing_source",
+            f"「{clause}」: {match.group('place')}からデータを取ってくることはできません。"
+            "書き出したファイル（CSV や Excel）を添付して、そのファイル名を指示に書いてください",
+            match,
+        )
 
 
 def _unused_inputs(reader: _Reader) -> None:
@@ -3800,6 +3877,22 @@ def _columns_named_elsewhere(reader: _Reader, steps: list[StepSpec]) -> None:
             ]
 
 
+def _sort_keys_said_short(steps: list[StepSpec]) -> None:
+    """「認定有効期間終了日が…以前の人を抽出し、終了日の早い順に」: an order key that is the
+    tail of exactly one column another step names is that column, said short."""
+    for step in steps:
+        if step.kind != "sort":
+            continue
+        others = {name for other in steps if other is not step for name in _parameter_names(other)}
+        resolved = []
+        for key in step.by:
+            longer = [
+                name for name in others if len(key) >= 2 and name.endswith(key) and name != key
+            ]
+            resolved.append(longer[0] if key not in others and len(longer) == 1 else key)
+        step.by = list(dict.fromkeys(resolved))
+
+
 def _references_left(steps: list[StepSpec], gaps: list[Gap]) -> None:
     """A parameter that only points back (「この2列」「両方」) names no column: asked."""
     for step in steps:
@@ -3904,6 +3997,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     _unread_orders(reader)
     _threshold_from_documents(reader, documents)
     _two_table_sources(reader)
+    _fetch_requests(reader)
     _unused_inputs(reader)
     _background_sentences(reader)
     _read_leftovers(reader)
@@ -3920,6 +4014,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     ordered = _filters_of_totals(reader, ordered)
     _sort_after_aggregate(ordered)
     _columns_named_elsewhere(reader, ordered)
+    _sort_keys_said_short(ordered)
     _references_left(ordered, reader.gaps)
     _task_alone(reader, ordered)
     for number, step in enumerate(ordered, start=1):
