@@ -1522,3 +1522,82 @@ def test_data_to_be_fetched_from_a_system_is_refused() -> None:
         "基幹システムから落とした購買.csv を組合員別に購買金額を合計してExcelで"
     )
     assert not exported.gaps
+
+
+@pytest.mark.parametrize(
+    ("instruction", "by"),
+    [
+        ("納付.csv を学年、クラスの順で昇順に並べ替えてCSVで", ["学年", "クラス"]),
+        ("名簿.xlsx を担当者の五十音順（昇順）で並べてExcelで", ["担当者"]),
+    ],
+)
+def test_orders_said_as_a_list_or_in_kana_order(instruction: str, by: list[str]) -> None:
+    procedure = read_procedure(instruction)
+    assert [(s.kind, s.by, s.descending) for s in procedure.steps] == [("sort", by, False)]
+    assert not procedure.gaps
+
+
+def test_words_of_context_ask_for_nothing() -> None:
+    also = read_procedure(
+        "注文.csv で注文番号が同じものは1件にして、"
+        "あわせて品名の表記ゆれ（全角/半角、スペース）も直した上でExcelに出してください。"
+    )
+    assert _kinds(also) == ["normalize", "dedupe"] and not also.gaps
+    state = read_procedure(
+        "名簿が本部用（名簿_本部.xlsx）と支所用（名簿_支所.xlsx）の2つに分かれてしまっていて困っています。"
+        "縦に結合して社員番号の重複を削除し、Excelで出力"
+    )
+    assert _kinds(state) == ["concat", "dedupe"] and not state.gaps
+    practice = read_procedure(
+        "毎月、利用者ごとの報酬の合計を確認しています。"
+        "実績.csv について、利用者番号ごとに請求額を合計したものをCSVで作っていただけますか。"
+    )
+    assert [(s.group_by, s.metrics) for s in practice.steps] == [
+        (["利用者番号"], {"請求額": ["sum"]})
+    ]
+    assert not practice.gaps
+
+
+def test_a_step_referred_back_to_asks_for_nothing_more() -> None:
+    procedure = read_procedure(
+        "台帳.xlsx で要介護度が「要介護3」の人だけに絞れますか？"
+        "絞ったあと地区ごとの人数を出して、CSVでほしいです。"
+    )
+    assert _kinds(procedure) == ["filter", "aggregate"] and not procedure.gaps
+
+
+def test_condition_lines_pointed_at_by_the_request() -> None:
+    procedure = read_procedure(
+        "出荷.csv\n品目：トマト、ミニトマト\n出荷量（ｋｇ）：１００以上\n上記条件で抽出し、CSV出力"
+    )
+    conditions = [(c.column, c.op, c.value) for c in procedure.steps[0].conditions]
+    assert sorted(conditions, key=str) == sorted(
+        [("出荷量", ">=", 100), ("品目", "in", ["トマト", "ミニトマト"])], key=str
+    )
+    assert not procedure.gaps
+    unpointed = read_procedure("出荷.csv\n品目：トマト\n出荷量の合計を出してCSV出力")
+    assert "filter" not in _kinds(unpointed)
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "A.xlsx と B.csv → 業者コードで突合 → 金額は「支払額」、差額1千円までは一致扱い → Excelで",
+        "・元：A.xlsx\n・先：B.csv\n・キー：業者コード\n・照合する金額：支払額（差額1000円まで）\n・出力：Excel",
+    ],
+)
+def test_the_amount_compared_said_by_its_role(instruction: str) -> None:
+    (step,) = read_procedure(instruction).steps
+    assert (step.keys, step.amount_column, step.tolerance) == (["業者コード"], "支払額", 1000)
+
+
+def test_a_key_with_a_slash_is_one_name() -> None:
+    (step,) = read_procedure("請求.xlsx と 支払.csv を B/L番号 で突合してExcelで").steps
+    assert step.keys == ["B/L番号"]
+
+
+def test_columns_kept_said_with_nokosu() -> None:
+    procedure = read_procedure("申込.csv の学籍番号・氏名・クラスの列を残してCSVにしてください")
+    assert [(s.kind, s.columns) for s in procedure.steps] == [
+        ("select", ["学籍番号", "氏名", "クラス"])
+    ]

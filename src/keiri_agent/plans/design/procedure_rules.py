@@ -49,13 +49,13 @@ _K = "\u4e00-\u9fff々〆ヵヶ"
 _KATA = "\u30a1-\u30faー"
 _NAME_CHAR = rf"[A-Za-z_{_K}{_KATA}]"
 _NAME = (
-    rf"{_NAME_CHAR}(?:{_NAME_CHAR}|(?<=[A-Za-z0-9])\d|(?<=[A-Za-z])-(?=[A-Za-z])"
+    rf"{_NAME_CHAR}(?:{_NAME_CHAR}|(?<=[A-Za-z0-9])\d|(?<=[A-Za-z])[-/](?=[A-Za-z])"
     r"|(?<=[A-Za-z]) (?=[A-Z][a-z]))"  # 「Invoice No」
     r"{0,39}"
 )
 """One character a step and at most 40, so no run can be split two ways or be retried at
 length on a long instruction (bounded backtracking); digits belong to Latin runs (S012,
-amount2), never glue kanji to a number (金額10万)."""
+amount2), never glue kanji to a number (金額10万); B/L番号 and e-Gov are one name."""
 NOUN = (
     rf"(?<![.A-Za-z_])(?:\d+(?=[A-Za-z_{_K}{_KATA}])|(?<![ぁ-ん])[おご](?=[{_K}]))?{_NAME}"
     rf"(?:(?:(?!した)[いみめりしきえたせげけち]{{1,2}}|わせ|合わせ)[{_K}]{{1,20}}){{0,3}}"
@@ -989,7 +989,8 @@ _METRIC = re.compile(
 _SORT = re.compile(
     rf"\(\s*(?:同日|同額|同点|同値|同順位|同じ[^()、。]{{0,8}}?)\s*(?:の場合|のとき|の時|なら)?\s*(?:は|なら)?\s*"
     rf"(?P<col8>{QNOUN})\s*(?:の)?\s*(?:(?P<dir8>昇順|降順)|(?P<dir9>大きい|多い|高い|新しい|遅い|小さい|少ない|低い|古い|早い)\s*順|順)\s*\)"
-    rf"|(?P<cols6>{QNOUN}(?:\s*(?:→|⇒|>|、|・)\s*{QNOUN}){{1,5}})\s*の\s*順\s*(?:番)?\s*(?:で|に)\s*(?:(?P<dir6>昇順|降順)\s*)?(?=並|ソート)"
+    rf"|(?P<col10>{QNOUN})\s*(?:の|を)?\s*(?:五十音|50音|あいうえお|アイウエオ|アルファベット|ABC|abc|辞書)\s*順"
+    rf"|(?P<cols6>{QNOUN}(?:\s*(?:→|⇒|>|、|・)\s*{QNOUN}){{1,5}})\s*の\s*順\s*(?:番)?\s*(?:で|に)\s*(?:(?P<dir6>昇順|降順)\s*(?:に|で)?\s*)?(?=並|ソート)"
     rf"|(?P<col7>{QNOUN})\s*(?:が|の)\s*(?P<dir7>多い|大きい|高い|少ない|小さい|低い)\s*(?:{NOUN})?\s*から\s*順"
     rf"|(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|長い|重い|小さい|少ない|低い|安い|昇順|古い|早い|遅い|短い|軽い)\s*順"
     r"|(?P<col2>"
@@ -1117,7 +1118,7 @@ _NORMALIZE = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を|も)?\s*(?:数値に|日付に|(?:日付|数値)の(?:形式|書式)に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記を(?:統一|揃え|そろえ|整え)|書き方を(?:統一|揃え|そろえ|整え))"
 )
 _SELECT = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ|に絞|に限|にして|にし(?=て|、))"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ|に絞|に限|にして|にし(?=て|、)|を\s*残[しす])"
     rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル)|で\s*(?:大丈夫|OK|結構|いい|お願い|構いません))"
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧|お願い|ください|下さい|にて|して|CSV|Excel|エクセル))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
@@ -1185,6 +1186,38 @@ def _condition(
     if column is None:
         step.missing.append(f"conditions.{len(step.conditions) - 1}.column")
     reader.use(start, end)
+
+
+_CONDITIONS_POINTED = re.compile(r"(?:上記|前記|以下|下記|次)\s*の?\s*(?:条件|とおり|通り)")
+_CONDITION_LINE = re.compile(
+    rf"(?:^|(?<=。))\s*(?P<col>{NOUN})\s*:\s*(?P<vals>{NOUN}(?:\s*[、,・/]\s*{NOUN}){{0,19}})\s*(?=。|$)"
+)
+_NOT_CONDITION_HEADS = re.compile(
+    r"^(?:出力|入力|対象|ファイル|ファイル名|シート|シート名|キー|期間|集計|並び順|並べ替え|ソート|形式"
+    r"|条件|作業|手順|目的|依頼|件名|宛先|担当|備考|結果|期限|納期|形|方法|単位|抽出|保存|読込|読み込み)$"
+)
+
+
+def _read_condition_lines(reader: _Reader) -> None:
+    """「品目:トマト、ミニトマト / 出荷量:100以上 / 上記条件で抽出」: with the conditions pointed
+    at, a line 「column: values」 keeps the rows whose column is one of the values."""
+    if not _CONDITIONS_POINTED.search(reader.text):
+        return
+    for match in _CONDITION_LINE.finditer(reader.text):
+        column = _clean(match.group("col"))
+        values = [v for v in _names(match.group("vals").replace("/", "・")) if v]
+        if (
+            reader.overlaps(match.start("col"), match.end())
+            or _NOT_CONDITION_HEADS.match(column)
+            or not values
+            or any(_FILE_NAME.search(v) or re.fullmatch(_FORMAT_WORD, v) for v in values)
+        ):
+            continue
+        op, value = ("==", values[0]) if len(values) == 1 else ("in", values)
+        _condition(reader, column, op, value, match.start("col"), match.end(), match.group(0))
+    if reader.first_step("filter") is not None:
+        for pointer in _CONDITIONS_POINTED.finditer(reader.text):
+            reader.use(pointer.start(), pointer.end())
 
 
 def _after_condition(reader: _Reader, start: int) -> bool:
@@ -1803,6 +1836,7 @@ def _read_sort(reader: _Reader) -> None:
             or match.group("col5")
             or match.group("col7")
             or match.group("col8")
+            or match.group("col10")
         )
         word = (
             match.group("dir")
@@ -2340,20 +2374,29 @@ def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
     by_role = re.search(
         rf"(?P<role>金額|日付)\s*(?:の\s*(?:比較|照合|突合|突き合わせ))?\s*(?:は|を)\s*(?P<col>{QNOUN})\s*(?:の?\s*列\s*で|同士\s*で|で\s*(?=比|照|突|見|チェック|判定|[、。,]|$))"
         rf"|(?P<role2>金額|日付)\s*\(\s*[^()]{{0,10}}?列名\s*(?:は|が)\s*(?P<col2>{QNOUN})"
-        rf"|(?P<role3>金額|日付)\s*(?:の)?\s*(?:列名|列)\s*(?:は|が)\s*(?:どちらも|両方とも|いずれも|共通で)?\s*(?P<col3>{QNOUN})",
+        rf"|(?P<role3>金額|日付)\s*(?:の)?\s*(?:列名|列)\s*(?:は|が)\s*(?:どちらも|両方とも|いずれも|共通で)?\s*(?P<col3>{QNOUN})"
+        r"|(?P<role4>金額|日付)\s*(?:は|:)\s*(?P<col4>「[^」]+」)\s*(?:列)?\s*(?:を使[いう]|で)?\s*(?=[、,。→]|$)",
         text,
     )
     if by_role:  # 「金額は賃料の列で比較」「金額は 入金額 で比べて」「金額(列名は 金額)」
-        role = by_role.group("role") or by_role.group("role2") or by_role.group("role3")
+        role = (
+            by_role.group("role")
+            or by_role.group("role2")
+            or by_role.group("role3")
+            or by_role.group("role4")
+        )
         field = "amount_column" if role == "金額" else "date_column"
         if getattr(step, field) is None:
             role_column = _clean(
-                by_role.group("col") or by_role.group("col2") or by_role.group("col3")
+                by_role.group("col")
+                or by_role.group("col2")
+                or by_role.group("col3")
+                or by_role.group("col4")
             )
             setattr(step, field, re.sub(r"(?<=.)同士$", "", role_column))  # 「請求額同士で」
             reader.use(by_role.start(), by_role.end())
     named_compared = re.search(
-        rf"(?:比較|比べる)\s*(?:する|対象の)?\s*金額\s*(?:は|を)\s*(?P<col>{QNOUN})"
+        rf"(?:比較|比べる|照合|突合|突き合わせ)\s*(?:する|対象の?)?\s*金額\s*(?:は|を|:)\s*(?P<col>{QNOUN})"
         rf"|(?:比較|比べる)\s*(?:する|対象)?\s*の\s*は\s*(?P<col3>{QNOUN})\s*(?=で|です|。|、)"
         rf"|(?P<col2>{QNOUN})\s*(?:を|で)\s*(?:比較|比べ)",
         text,
@@ -2866,6 +2909,29 @@ def _action_words(text: str) -> Iterator[tuple[int, int, str]]:
             yield previous.begin(), morpheme.end(), previous.surface() + "化"
 
 
+_POTENTIAL_ENDINGS = {
+    "れ": "る",
+    "せ": "す",
+    "け": "く",
+    "げ": "ぐ",
+    "て": "つ",
+    "め": "む",
+    "べ": "ぶ",
+    "ね": "ぬ",
+    "え": "う",
+}
+
+
+def _plain_verb(base: str) -> str:
+    """A step verb said in its potential form (絞れる, 抜き出せる, 並べられる) as the verb."""
+    if base in STEP_VERBS or not base.endswith("る"):
+        return base
+    candidates = [base[:-3] + "る"] if base.endswith("られる") else []
+    if len(base) >= 3 and base[-2] in _POTENTIAL_ENDINGS:
+        candidates.append(base[:-2] + _POTENTIAL_ENDINGS[base[-2]])
+    return next((c for c in candidates if c in STEP_VERBS), base)
+
+
 _CLAUSE_MARK = re.compile(r"[、。→⇒>?!]|,(?!\d{3})|[①-⑳]")
 
 
@@ -2893,12 +2959,15 @@ def _explained(reader: _Reader, kinds: frozenset[str], start: int, end: int) -> 
         return True
     left, right = _clause_span(reader.text, start, end)
     clause = reader.text[left:right]
-    pointing = re.search(r"(?:以下|次|下記)\s*の", clause)  # 「以下の条件で抽出」: the lines below
-    for _, step in reader.steps:
+    pointing = re.search(  # 「以下の条件で抽出」「上記条件で抽出」: the lines below or above
+        r"(?:以下|次|下記)\s*の|(?:上記|前記|上)\s*の?\s*(?:条件|内容|とおり|通り)", clause
+    )
+    after = re.match(r"[ぁ-ん]{0,3}?(?:あと|後|うえで|上で|てから)", reader.text[end:])
+    for position, step in reader.steps:
         if step.kind not in kinds:
             continue
-        if pointing:
-            return True
+        if pointing or (after and position < start):
+            return True  # 「絞ったあと…」: the step said before, referred back to
         if step.kind in ("reconcile", "join", "concat", "approval"):
             return True  # their results are described in clauses of their own
         if any(name and name in clause for name in _parameter_names(step)):
@@ -3386,6 +3455,7 @@ _DESCRIBED = re.compile(
     r"\s*(?:さ(?:れ|せ)|され|されて|されてい|している|してる|してある|していま|した(?![いら])"
     r"|(?<=[^\s])(?:た|ている|てる|ています|てます|ておりま)(?![いら])|しま(?:した|す)"
     r"|(?:て|っ)(?:くる|きた|きて)\s*(?=[^\s、。てでにをがは])"
+    r"|[ぁ-ん]{0,2}?てしまって(?:いて|いる|います|おり|いま)?"
     r"|[ぁ-ん]{1,4}?(?:た|ている|てる)(?![いらりろ])\s*(?=[^\s、。てでにをがは]))"
 )
 """After an action word: a passive, a state or a past that describes the data."""
@@ -3433,11 +3503,16 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
     named: set[str] = set()
     asides = [(m.start(), m.end()) for m in re.finditer(r"\([^()]*\)", text)]
     for start, end, base in _action_words(text):
+        base = _plain_verb(base)
         if base in STEP_VERBS:
             if _explained(reader, STEP_VERBS[base], start, end):
                 continue
         elif base in _GLUE_ACTIONS or reader.is_used(start, end):
             continue
+        if re.fullmatch(r"あわせ|併せ|合わせ", text[start:end]) and re.match(
+            r"て(?![ぁ-ん])", text[end:]
+        ):
+            continue  # 「あわせて品名も直して」: also, no action
         if re.match(r"[ぁ-ん]{0,3}?(?:なくて|ないで|なくても|なく|ず)", text[end:]):
             continue  # 「列名は変えなくて大丈夫」: what not to do asks for nothing
         if re.match(r"[ぁ-ん]{0,6}?(?:ので|ため)(?![ぁ-ん])", text[end:]):
@@ -3950,6 +4025,31 @@ def _background_sentences(reader: _Reader) -> None:
         start = end + 1
 
 
+_PRACTICE_END = re.compile(r"(?:ております|ています|ていました|ておりました)\s*$")
+
+
+def _practice_before_request(reader: _Reader) -> None:
+    """「毎月、利用者ごとの介護報酬の合計を確認しています。添付の実績.csv について、利用者番号
+    ごとに…合計し…作っていただけますか」: a sentence before the first file that tells what
+    the writer usually does (no request, no number, no quoted value), followed by the
+    request itself, is context: its words are not read as steps (the request says them)."""
+    first_file = min(reader.input_positions.values(), default=0)
+    start = 0
+    sentences = reader.text.split("。")
+    for index, sentence in enumerate(sentences):
+        end = start + len(sentence)
+        if (
+            end <= first_file
+            and sentence.strip()
+            and _PRACTICE_END.search(sentence)
+            and not _REQUEST_FORM.search(sentence)
+            and not re.search(r"\d|「", sentence)
+            and any(_REQUEST_FORM.search(later) for later in sentences[index + 1 :])
+        ):
+            reader.use(start, end)
+        start = end + 1
+
+
 def _heading(instruction: str) -> str:
     """The first line of a request of several lines when it is a title (「仕入先別の発注額
     集計」「【月次】修繕費の集計」): a noun phrase with no file, verb or case particle."""
@@ -3979,6 +4079,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
         group = "rule" if quote.group("rule") else "rule2"
         reader.use(quote.start(group), quote.end(group))  # a rule quoted: read as a rule only
     _read_files(reader)
+    _practice_before_request(reader)
     _read_llm_steps(reader)
     _read_normalize(reader)
     _read_dedupe(reader)
@@ -3988,6 +4089,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     _read_select(reader)
     _read_policy_reference(reader, documents)
     _read_filters(reader)
+    _read_condition_lines(reader)
     _read_aggregate(reader)
     _read_sort(reader)
     _read_approval(reader)
