@@ -1601,3 +1601,68 @@ def test_columns_kept_said_with_nokosu() -> None:
     assert [(s.kind, s.columns) for s in procedure.steps] == [
         ("select", ["学籍番号", "氏名", "クラス"])
     ]
+
+
+def test_the_soonest_first_and_units_or_tax_notes_in_parentheses() -> None:
+    soon = read_procedure("受注.xlsx 納期が近い順に並べ替えてエクセルで")
+    assert [(s.by, s.descending) for s in soon.steps] == [(["納期"], False)] and not soon.gaps
+    unit = read_procedure(
+        "在庫.xlsx で在庫数（連）が２０以下、費用（税込）が1万円以上の用紙。CSVで"
+    )
+    columns = [c.column for c in unit.steps[0].conditions]
+    assert columns == ["在庫数", "費用"] and not unit.gaps
+
+
+def test_a_formula_said_beside_its_column() -> None:
+    after = read_procedure(
+        "日報.csvに「燃費」という列を作ってもらえますか（走行距離÷給油量）。CSVで"
+    )
+    assert after.steps[0].expressions == {"燃費": "走行距離 / 給油量"} and not after.gaps
+    apart = read_procedure(
+        "返還.xlsx に「返還額」の列を足してください。計算は 敷金 − 修繕費 です。Excelで"
+    )
+    assert apart.steps[0].expressions == {"返還額": "敷金 - 修繕費"} and not apart.gaps
+
+
+def test_kept_columns_listed_with_slashes_are_no_formula() -> None:
+    procedure = read_procedure("修繕.xlsx\n・残す列は 物件名／部屋番号／費用\n・CSVで出力")
+    assert [(s.kind, s.columns) for s in procedure.steps] == [
+        ("select", ["物件名", "部屋番号", "費用"])
+    ]
+
+
+def test_wishes_told_as_context_and_a_filter_said_before_its_verb() -> None:
+    wish = read_procedure(
+        "経費の見直しを進めており、まずは車両ごとの実態を把握したいと考えています。"
+        "給油.xlsx のうち燃料種別が軽油のものに限定し、車両番号ごとに給油金額を合計してください。"
+        "Excelで"
+    )
+    assert _kinds(wish) == ["filter", "aggregate"] and not wish.gaps
+    assert wish.steps[1].group_by == ["車両番号"]
+    reason = read_procedure(
+        "受注金額500千円以上の案件だけ確認したいので、受注.xlsxから絞り込んでExcelに出力してください。"
+    )
+    assert _kinds(reason) == ["filter"] and not reason.gaps
+
+
+def test_a_file_named_for_its_month_and_a_file_name_with_okurigana() -> None:
+    month = read_procedure("令和7年3月分の入金.csvです。号棟ごとの未収額の合計を出してCSVで")
+    assert _kinds(month) == ["aggregate"] and not month.gaps
+    named = read_procedure("検品.csv で検品者が空欄の行を、「検品漏れ.csv」というCSVで出して")
+    assert [o.file_name for o in named.outputs] == ["検品漏れ.csv"] and len(named.inputs) == 1
+
+
+def test_not_equal_sign_and_keys_joined_with_plus() -> None:
+    sign = read_procedure("勤怠.xlsx：勤務区分≠公休の行のみ → csv")
+    (condition,) = sign.steps[0].conditions
+    assert (condition.column, condition.op, condition.value) == ("勤務区分", "!=", "公休")
+    plus = read_procedure("名簿.xlsx でオーナー名＋電話番号が同じ行を1件にまとめて。Excelで")
+    assert plus.steps[0].keys == ["オーナー名", "電話番号"]
+
+
+def test_an_amount_column_compared_between_both_files() -> None:
+    (step,) = read_procedure(
+        "発注.xlsx と 請求.csv を発注番号で照合し、"
+        "両方にある「外注費」の列を比べてください。Excelで"
+    ).steps
+    assert step.amount_column == "外注費"

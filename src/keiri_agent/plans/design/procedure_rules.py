@@ -63,7 +63,7 @@ NOUN = (
 """A column-like noun: kanji, katakana, Latin and digits; okurigana between kanji. Never
 the tail of a Latin word or a file's extension (「経費.csv、金額」 names no column csv)."""
 QNOUN = rf"(?:「[^」]{{1,40}}」|{NOUN})"
-LIST_SEP = r"(?:・|と|、|,|及び|および|並びに|や)"
+LIST_SEP = r"(?:・|と|、|,|及び|および|並びに|や|\+)"
 NUM = r"-?\d+(?:,\d{3})*(?:\.\d+)?"
 UNIT = (
     r"(?:円|件|個|日|人|名|%|％|時間|分|泊|回|台|枚|本|部|冊|箱|ヶ月|か月|カ月|年|歳|トン|点|ドル|ユーロ"
@@ -348,6 +348,7 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "合計": frozenset({"aggregate"}),
     "平均": frozenset({"aggregate"}),
     "限る": frozenset({"filter", "select"}),
+    "限定": frozenset({"filter", "select"}),
     "数える": frozenset({"aggregate"}),
     "カウント": frozenset({"aggregate"}),
     "抽出": frozenset({"filter", "select", "extract", "dedupe", "reconcile"}),
@@ -444,7 +445,10 @@ class _Reader:
         return next((step for _, step in self.steps if step.kind == kind), None)
 
 
-_COLUMN_UNIT = r"(?:kg|g|t|円|千円|万円|時間|分|日|件|個|人|%|m|m3|km|L|本|台|枚|回|月|年|ドル|USD)"
+_COLUMN_UNIT = (
+    r"(?:kg|g|t|mm|cm|m|m3|km|L|ml|mL|kWh|円|千円|万円|百万円|時間|分|日|件|個|人|名|%|本|台|枚|回|月|年"
+    r"|連|袋|箱|ケース|冊|ドル|USD|税込|税込み|税抜|税抜き|税別)"
+)
 """Units said of a column in parentheses (「重量(kg)」): not part of its name."""
 
 
@@ -535,7 +539,8 @@ _FILE = re.compile(
     rf"(?:(?P<holds>{QNOUN})(?:の|\s)?)?\(?\s*(?P<fmt>{_FORMAT_WORD})(?:ファイル|ブック|データ)?"
 )
 _FILE_NAME = re.compile(
-    rf"(?P<name>[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*)"
+    rf"(?P<name>[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*"
+    rf"(?:(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん]{{1,2}}(?=\.))?)"
     r"\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)",
     re.I,
 )
@@ -888,6 +893,10 @@ _FILTER_DATE_RANGE = re.compile(
 _YEAR_MONTH = r"\d{4}[-/]\d{1,2}(?![\d/-])|\d{4}年\d{1,2}月(?!\d)"
 """A month (「成約月が 2024-06」): not read as a value, since a column of dates or of months
 written another way (2024/6) would match no row without a word; named as not understood."""
+_FILTER_NOT_EQUAL = re.compile(
+    rf"(?P<col>{NOUN})\s*(?:≠|!=|<>)\s*(?P<val>「[^」]{{1,40}}」|{NOUN}|-?\d+(?:\.\d+)?)"
+)
+"""「勤務区分≠公休」: a column that is not the value."""
 _FILTER_CODE = re.compile(
     rf"(?P<col>{NOUN})\s*==?\s*(?:(?P<num>-?\d+(?:\.\d+)?)(?![\d.,万千円%/-])"
     rf"|(?P<val>「[^」]{{1,40}}」|{NOUN})(?=\s*(?:[、,。)]|の|で|だけ|のみ|$)))"
@@ -992,7 +1001,7 @@ _SORT = re.compile(
     rf"|(?P<col10>{QNOUN})\s*(?:の|を)?\s*(?:五十音|50音|あいうえお|アイウエオ|アルファベット|ABC|abc|辞書)\s*順"
     rf"|(?P<cols6>{QNOUN}(?:\s*(?:→|⇒|>|、|・)\s*{QNOUN}){{1,5}})\s*の\s*順\s*(?:番)?\s*(?:で|に)\s*(?:(?P<dir6>昇順|降順)\s*(?:に|で)?\s*)?(?=並|ソート)"
     rf"|(?P<col7>{QNOUN})\s*(?:が|の)\s*(?P<dir7>多い|大きい|高い|少ない|小さい|低い)\s*(?:{NOUN})?\s*から\s*順"
-    rf"|(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|長い|重い|小さい|少ない|低い|安い|昇順|古い|早い|遅い|短い|軽い)\s*順"
+    rf"|(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|長い|重い|遠い|小さい|少ない|低い|安い|昇順|古い|早い|近い|遅い|短い|軽い)\s*順"
     r"|(?P<col2>"
     + QNOUN
     + r"(?:\s*(?:・|と)\s*"
@@ -1083,9 +1092,17 @@ _COMPUTE = re.compile(
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?!(?:差|差額|差分|結果|額|金額|値|もの)\s*を)(?P<new4>{NOUN})"
     rf"|(?P<new7>{QNOUN})\s*(?:という|の)\s*列\s*を\s*(?P<expr7>{_COMPUTE_EXPR})\s*で\s*(?=追加|作|計算|算出|出)"
     rf"|「(?P<expr8>{_COMPUTE_EXPR})」\s*で\s*(?P<new8>{QNOUN})\s*(?:(?:って|という|の)\s*列\s*)?を\s*(?=足|追加|作|計算|算出|求め|出)"
-    rf"|(?P<new11>{QNOUN})\s*(?:という列|の列|列)\s*を\s*(?:追加|作成|作|足|付け|加え)[ぁ-ん]{{0,4}}\s*\(\s*=?\s*(?P<expr11>{_COMPUTE_EXPR})\s*\)"
+    rf"|(?P<new11>{QNOUN})\s*(?:という列|の列|列)\s*を\s*(?:追加|作成|作|足|付け|加え)[ぁ-ん]{{0,10}}\s*\(\s*=?\s*(?P<expr11>{_COMPUTE_EXPR})\s*\)"
     rf"|(?P<new6>{QNOUN})\s*\(\s*=?\s*(?P<expr6>{NOUN}(?:\s*[×*÷+\-−]\s*(?:{NOUN}|{NUM})){{1,9}})\s*\)"
 )
+_COLUMN_ADDED = re.compile(
+    rf"(?P<new>{QNOUN})\s*(?:の|という|って)?\s*列\s*を\s*(?:足|追加|作|付け|加え|設け)"
+)
+_FORMULA_SAID_APART = re.compile(
+    rf"(?:計算|計算式|式|算式|求め方|出し方)\s*(?:は|:)\s*(?P<expr>{_COMPUTE_EXPR})"
+    r"\s*(?:です|でお願い|で計算|とします|とする|で|。|$)"
+)
+"""「「返還額」の列を足して。計算は 敷金 − 原状回復費 です」: the column, then its formula."""
 _VERBAL_OPERATORS = (
     (r"足し|足|加え|加算し|合算し|プラスし", "+"),
     (r"引い|差し引い|控除し|マイナスし", "-"),
@@ -1122,7 +1139,7 @@ _SELECT = re.compile(
     rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル)|で\s*(?:大丈夫|OK|結構|いい|お願い|構いません))"
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧|お願い|ください|下さい|にて|して|CSV|Excel|エクセル))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
-    rf"|(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})"
+    rf"|(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})"
     rf"|(?<![がは])(?P<cols8>{QNOUN}(?:\s*(?:・|、)\s*{QNOUN}){{2,19}})\s*を\s*(?=出して|出力して|表示して|一覧にして|並べた(?:表|一覧))"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞)"
 )
@@ -1239,6 +1256,21 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
     for match in re.finditer(r"(?:あわせて|併せて|合わせて)(?=\s*[、,])", text):
         reader.use(match.start(), match.end())  # 「あわせて、…は除外してください」: also
+    for match in _FILTER_NOT_EQUAL.finditer(text):
+        if not reader.overlaps(match.start(), match.end()):
+            said = match.group("val")
+            unequal: Any = _clean(said)
+            if re.fullmatch(r"-?\d+(?:\.\d+)?", said):
+                unequal = int(float(said)) if float(said).is_integer() else float(said)
+            _condition(
+                reader,
+                match.group("col"),
+                "!=",
+                unequal,
+                match.start(),
+                match.end(),
+                match.group(0),
+            )
     for match in _FILTER_CODE.finditer(text):
         if reader.overlaps(match.start(), match.end()):
             continue
@@ -1859,6 +1891,7 @@ def _read_sort(reader: _Reader) -> None:
             "降順",
             "新しい",
             "遅い",
+            "遠い",
             "desc",
             "descending",
         )
@@ -2398,13 +2431,14 @@ def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
     named_compared = re.search(
         rf"(?:比較|比べる|照合|突合|突き合わせ)\s*(?:する|対象の?)?\s*金額\s*(?:は|を|:)\s*(?P<col>{QNOUN})"
         rf"|(?:比較|比べる)\s*(?:する|対象)?\s*の\s*は\s*(?P<col3>{QNOUN})\s*(?=で|です|。|、)"
-        rf"|(?P<col2>{QNOUN})\s*(?:を|で)\s*(?:比較|比べ)",
+        rf"|(?P<col2>{QNOUN})\s*(?:の?\s*列)?\s*(?:を|で)\s*(?:比較|比べ)",
         text,
     )
     if named_compared and step.amount_column is None:  # 「手数料額を比較して」「比較する金額は X」
         said = named_compared.group("col") or named_compared.group("col3")
         column = _clean(said or named_compared.group("col2"))
-        if said or is_amount_column(column):
+        quoted = (named_compared.group("col2") or "").startswith("「")
+        if said or quoted or is_amount_column(column):  # 「「外注費」の列を比べて」: said so
             step.amount_column = column
             reader.use(named_compared.start(), named_compared.end())
     present = re.search(
@@ -2549,12 +2583,28 @@ def _read_compute(reader: _Reader) -> None:
                 or groups["expr8"]
             )
         expression = _balanced(expression)
-        if not expression or _clean(new) in STEP_VERBS:
+        if not expression or _clean(new) in STEP_VERBS or _REFERENCE.match(_clean(new)):
             continue  # 「列を追加（A − B）」: 追加 names no column; the formula is left unread
         step = StepSpec(
             id="", kind="compute", expressions={_clean(new): expression}, source=match.group(0)
         )
         reader.add_step(match.start(), step)
+        reader.use(match.start(), match.end())
+    for match in _FORMULA_SAID_APART.finditer(reader.text):
+        if reader.overlaps(match.start("expr"), match.end("expr")):
+            continue
+        added = [
+            m
+            for m in _COLUMN_ADDED.finditer(reader.text, 0, match.start())
+            if not reader.overlaps(m.start("new"), m.end("new"))
+        ]
+        expression = _balanced(_expression(match.group("expr")))
+        if not added or not expression:
+            continue
+        new = _clean(added[-1].group("new"))
+        step = StepSpec(id="", kind="compute", expressions={new: expression}, source=match.group(0))
+        reader.add_step(added[-1].start(), step)
+        reader.use(added[-1].start(), added[-1].end())
         reader.use(match.start(), match.end())
     for match in _VERBAL_COMPUTE.finditer(reader.text):
         formula = _verbal_expression(match)
@@ -2657,7 +2707,7 @@ def _read_select(reader: _Reader) -> None:
             continue
         listed = (
             match.group("cols")
-            or match.group("cols7")
+            or (match.group("cols7") and re.sub(r"\s*/\s*", "・", match.group("cols7")))
             or match.group("cols2")
             or match.group("cols3")
             or match.group("cols5")
@@ -2963,11 +3013,17 @@ def _explained(reader: _Reader, kinds: frozenset[str], start: int, end: int) -> 
         r"(?:以下|次|下記)\s*の|(?:上記|前記|上)\s*の?\s*(?:条件|内容|とおり|通り)", clause
     )
     after = re.match(r"[ぁ-ん]{0,3}?(?:あと|後|うえで|上で|てから)", reader.text[end:])
+    sentence = (
+        reader.text.rfind("。", 0, start) + 1,
+        reader.text.find("。", end) % (len(reader.text) + 1),
+    )
     for position, step in reader.steps:
         if step.kind not in kinds:
             continue
         if pointing or (after and position < start):
             return True  # 「絞ったあと…」: the step said before, referred back to
+        if step.kind == "filter" and sentence[0] <= position < start:
+            return True  # 「金額500千円以上だけ見たいので、一覧.xlsxから絞り込んで」
         if step.kind in ("reconcile", "join", "concat", "approval"):
             return True  # their results are described in clauses of their own
         if any(name and name in clause for name in _parameter_names(step)):
@@ -3028,6 +3084,10 @@ GENERIC_NOUNS = frozenset(
         "ＯＫ",
         "あと",
         "後",
+        "先",
+        "前",
+        "次",
+        "最初",
         "まず",
         "数値",
         "全角",
@@ -3592,6 +3652,13 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             text[match.end() :],
         ):
             continue
+        if re.fullmatch(r"\d{1,4}\s*年", match.group(0).strip()) and (
+            re.search(
+                r"(?:令和|平成|昭和|R|H)\s*$", text[max(0, match.start() - 3) : match.start()]
+            )
+            or re.match(r"\s*度?\s*(?:\d{1,2}\s*月)?\s*(?:度|分|の)", text[match.end() :])
+        ):
+            continue  # 「令和7年3月分の共益費入金.csv」: which data a file holds, no value
         clause = _clause(text, match.start(), match.end())
         if clause in named:
             continue
@@ -4026,6 +4093,8 @@ def _background_sentences(reader: _Reader) -> None:
 
 
 _PRACTICE_END = re.compile(r"(?:ております|ています|ていました|ておりました)\s*$")
+_WISH_STATED = re.compile(r"たいと\s*(?:考え|思っ|存じ)\s*て\s*(?:おり|い)ます$")
+"""「…を把握したいと考えています」: a wish told as context, not the request itself."""
 
 
 def _practice_before_request(reader: _Reader) -> None:
@@ -4042,7 +4111,7 @@ def _practice_before_request(reader: _Reader) -> None:
             end <= first_file
             and sentence.strip()
             and _PRACTICE_END.search(sentence)
-            and not _REQUEST_FORM.search(sentence)
+            and not _REQUEST_FORM.search(_WISH_STATED.sub("", sentence))
             and not re.search(r"\d|「", sentence)
             and any(_REQUEST_FORM.search(later) for later in sentences[index + 1 :])
         ):
