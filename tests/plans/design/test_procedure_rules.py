@@ -1666,3 +1666,68 @@ def test_an_amount_column_compared_between_both_files() -> None:
         "両方にある「外注費」の列を比べてください。Excelで"
     ).steps
     assert step.amount_column == "外注費"
+
+
+def test_a_threshold_before_a_dedupe_is_kept_and_the_order_is_the_instructions() -> None:
+    procedure = read_procedure("寄付.csv → 寄付金額 10,000円以上 → 寄付者IDで重複削除 → xlsx")
+    assert _kinds(procedure) == ["filter", "dedupe"]
+    (condition,) = procedure.steps[0].conditions
+    assert (condition.column, condition.op, condition.value) == ("寄付金額", ">=", 10000)
+    later = read_procedure("寄付.csv を寄付者IDで重複削除してから寄付金額が1万円以上の行をxlsxで")
+    assert _kinds(later) == ["dedupe", "filter"]
+
+
+def test_a_group_key_said_short_after_the_full_name() -> None:
+    procedure = read_procedure(
+        "販売チャネル の表記がバラバラなので正規化してから、チャネルごとの件数を出して。CSVで"
+    )
+    assert procedure.steps[-1].group_by == ["販売チャネル"]
+
+
+def test_a_photo_of_papers_is_a_document_read_by_a_model() -> None:
+    procedure = read_procedure(
+        "宿泊者名簿（手書きを撮った画像）から氏名・国籍を読み取って、国籍が日本以外の人だけエクセルに"
+    )
+    assert procedure.inputs[0].format == "pdf" and _kinds(procedure)[0] == "extract"
+
+
+def test_a_period_ending_in_month_and_day() -> None:
+    procedure = read_procedure("予約.csv でチェックイン日が2025/8/1～8/31のものをxlsxで")
+    conditions = [(c.op, c.value) for c in procedure.steps[0].conditions]
+    assert conditions == [(">=", "2025-08-01"), ("<=", "2025-08-31")] and not procedure.gaps
+
+
+def test_a_computed_column_after_a_join_and_a_title_naming_the_step() -> None:
+    joined = read_procedure(
+        "「勤怠.csv」と「単価.xlsx」をスタッフIDで結合し、"
+        "実働時間(h)×請求単価(円)で「請求額」という列を追加してください。Excelで"
+    )
+    assert _kinds(joined) == ["join", "compute"] and not joined.gaps
+    assert joined.steps[1].expressions == {"請求額": "実働時間 * 請求単価"}
+    titled = read_procedure(
+        "精算の突合手順\n1. 予約.csv と 精算.xlsx を読み込む\n"
+        "2. 予約番号をキーに突合。金額は両方にある「宿泊料金」で比べる\n"
+        "3. 差額が100円以内なら一致扱い\n4. Excelで保存"
+    )
+    (step,) = titled.steps
+    assert (step.kind, step.keys, step.amount_column, step.tolerance) == (
+        "reconcile",
+        ["予約番号"],
+        "宿泊料金",
+        100,
+    )
+
+
+def test_what_is_going_to_happen_and_a_signature_ask_for_nothing() -> None:
+    procedure = read_procedure(
+        "来月から部門別の点検を月次で回すことになり、その準備のお願いです。"
+        "経費.csv を部門ごとに金額を合計してExcelで。\n経理課 田村\n内線 2214"
+    )
+    assert _kinds(procedure) == ["aggregate"] and not procedure.gaps
+
+
+def test_a_column_made_with_tsukuru_and_its_formula_in_parentheses() -> None:
+    procedure = read_procedure(
+        "管理表.xlsx に「未執行額」列をつくりたいです（採択額 − 執行済額）。Excelで"
+    )
+    assert procedure.steps[0].expressions == {"未執行額": "採択額 - 執行済額"}

@@ -446,7 +446,7 @@ class _Reader:
 
 
 _COLUMN_UNIT = (
-    r"(?:kg|g|t|mm|cm|m|m3|km|L|ml|mL|kWh|円|千円|万円|百万円|時間|分|日|件|個|人|名|%|本|台|枚|回|月|年"
+    r"(?:kg|g|t|mm|cm|m|m3|km|L|ml|mL|kWh|h|H|円|千円|万円|百万円|時間|分|日|件|個|人|名|%|本|台|枚|回|月|年"
     r"|連|袋|箱|ケース|冊|ドル|USD|税込|税込み|税抜|税抜き|税別)"
 )
 """Units said of a column in parentheses (「重量(kg)」): not part of its name."""
@@ -620,6 +620,12 @@ def _format_of(word: str) -> str:
     return "table"
 
 
+_IMAGES = re.compile(
+    rf"(?:(?P<holds>{NOUN})\s*(?:\(\s*[^()]{{0,16}}?|の\s*))?"
+    r"(?P<img>画像|写真|スキャン(?:データ|した(?:もの|ファイル)?)?|JPE?G|PNG|jpe?g|png)(?:\s*\))?"
+    r"(?=\s*(?:から|を|の|で|、|\)|など))"
+)
+"""Photos and scans of papers (「名簿（手書きを撮った画像）から」): documents, read by a model."""
 _FILE_DESCRIPTION = re.compile(rf"(?:{NOUN}\s*の\s*){{0,3}}{NOUN}\s*(?:の|\()?\s*$")
 """The words naming a file before its mention: 「先月分の請求データ（請求.csv）」."""
 
@@ -809,6 +815,13 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         r"\(\s*(?:Shift_JIS|SJIS|UTF-8|shift_jis|cp932|CP932)\s*\)|Shift_JIS|UTF-8", text
     ):
         reader.use(match.start(), match.end())
+    for match in _IMAGES.finditer(text):
+        if reader.overlaps(match.start("img"), match.end("img")) or any(
+            item.format == "pdf" for item in reader.inputs
+        ):
+            continue  # 「宿泊者名簿（手書きを撮った画像）から」: documents read like a scan
+        holds = _clean(match.group("holds") or "") or "画像"
+        _add_input(reader, "pdf", holds, match.group(0), match.start(), match.end())
     _use_descriptions_of_named_inputs(reader)
     if not reader.outputs:
         _last_bare_format_is_the_output(reader)
@@ -885,7 +898,7 @@ _FILTER_DATE = re.compile(
 )
 _FILTER_DATE_RANGE = re.compile(
     rf"(?P<col>{QNOUN})\s*(?:が|は|の|:|：)\s*(?:(?P<first>{_DATE})\s*(?:から|〜|~|～|-|－)\s*"
-    rf"(?P<last>{_DATE}|\d{{1,2}}月\d{{1,2}}日)|(?P<year>\d{{4}})\s*年\s*の?\s*(?P<m1>\d{{1,2}})\s*/\s*(?P<d1>\d{{1,2}})"
+    rf"(?P<last>{_DATE}|\d{{1,2}}月\d{{1,2}}日|\d{{1,2}}/\d{{1,2}}(?![\d/]))|(?P<year>\d{{4}})\s*年\s*の?\s*(?P<m1>\d{{1,2}})\s*/\s*(?P<d1>\d{{1,2}})"
     r"\s*(?:から|〜|~|～|-|－)\s*(?P<m2>\d{1,2})\s*/\s*(?P<d2>\d{1,2}))"
     r"\s*(?:まで)?(?:\s*\(\s*両端(?:を)?含む\s*\))?"
 )
@@ -1092,7 +1105,7 @@ _COMPUTE = re.compile(
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?!(?:差|差額|差分|結果|額|金額|値|もの)\s*を)(?P<new4>{NOUN})"
     rf"|(?P<new7>{QNOUN})\s*(?:という|の)\s*列\s*を\s*(?P<expr7>{_COMPUTE_EXPR})\s*で\s*(?=追加|作|計算|算出|出)"
     rf"|「(?P<expr8>{_COMPUTE_EXPR})」\s*で\s*(?P<new8>{QNOUN})\s*(?:(?:って|という|の)\s*列\s*)?を\s*(?=足|追加|作|計算|算出|求め|出)"
-    rf"|(?P<new11>{QNOUN})\s*(?:という列|の列|列)\s*を\s*(?:追加|作成|作|足|付け|加え)[ぁ-ん]{{0,10}}\s*\(\s*=?\s*(?P<expr11>{_COMPUTE_EXPR})\s*\)"
+    rf"|(?P<new11>{QNOUN})\s*(?:という列|の列|列)\s*を\s*(?:追加|作成|作|つく|足|付け|加え)[ぁ-ん]{{0,10}}\s*\(\s*=?\s*(?P<expr11>{_COMPUTE_EXPR})\s*\)"
     rf"|(?P<new6>{QNOUN})\s*\(\s*=?\s*(?P<expr6>{NOUN}(?:\s*[×*÷+\-−]\s*(?:{NOUN}|{NUM})){{1,9}})\s*\)"
 )
 _COLUMN_ADDED = re.compile(
@@ -1292,7 +1305,9 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         column = _column(match.group("col"))
         year = match.group("year")
         first, last = match.group("first"), match.group("last")
-        if last and not re.match(r"\d{4}|令和|平成", last):  # 「2025年7月1日〜7月15日」
+        if last and re.fullmatch(r"\d{1,2}/\d{1,2}", last):  # 「2025/8/1〜8/31」
+            last = re.sub(r"\d{1,2}[/\-.]\d{1,2}$", "", first) + last
+        elif last and not re.match(r"\d{4}|令和|平成", last):  # 「2025年7月1日〜7月15日」
             last = re.sub(r"\d{1,2}月\d{1,2}日$", "", first) + last
         ends = (
             (f"{year}/{match['m1']}/{match['d1']}", f"{year}/{match['m2']}/{match['d2']}")
@@ -1495,8 +1510,9 @@ _NEGATE = {
     "not_null": "is_null",
 }
 _EXCLUDE = re.compile(
-    r"^[^、。]{0,12}?(?:は|を|が)?\s*(?:不要|除外|除く|除い|除き|外し|外す|外して|削除|取り除|省)"
+    r"^[^、。→⇒>]{0,12}?(?:は|を|が)?\s*(?<!重複)(?<!ダブり)(?:不要|除外|除く|除い|除き|外し|外す|外して|削除|取り除|省)"
 )
+"""After a condition, in its clause: the rows it names are dropped (「重複削除」 is a dedupe)."""
 
 
 def _negate_excluded(reader: _Reader) -> None:
@@ -2254,11 +2270,37 @@ def _task_alone(reader: _Reader, steps: list[StepSpec]) -> None:
             )
 
 
+def _first_unread(reader: _Reader, pattern: re.Pattern[str]) -> re.Match[str] | None:
+    """The first mention outside a title (「精算の突合手順」 heads the steps below it)."""
+    return next((m for m in pattern.finditer(reader.text) if not reader.is_used(*m.span())), None)
+
+
+def _add_join(reader: _Reader, join: re.Match[str]) -> None:
+    text = reader.text
+    step = StepSpec(id="", kind="join", source=join.group(0))
+    step.keys = _keys_near(reader, join.start(), join.end())
+    sentence_start = text.rfind("。", 0, join.start()) + 1
+    sentence_end = text.find("。", join.end())
+    brought = _BROUGHT.search(text, sentence_start, len(text) if sentence_end < 0 else sentence_end)
+    if brought:  # 「部品区分 を付け」: the master's columns brought over (shown, not checked)
+        step.fields = [
+            n
+            for n in _names(brought.group("cols"))
+            if not _names_a_file(reader, n) and not _REFERENCE.match(n)
+        ]
+        if step.fields:  # 「「請求額」という列を追加」 adds a computed column, no field
+            reader.use(brought.start(), brought.end("cols"))
+    if not step.keys:
+        step.missing.append("keys")
+    reader.add_step(join.start(), step)
+    reader.use(join.start(), join.end())
+
+
 def _read_two_tables(reader: _Reader) -> None:
     text = reader.text
-    reconcile = _RECONCILE.search(text)
-    join = _JOIN.search(text)
-    concat = _CONCAT.search(text)
+    reconcile = _first_unread(reader, _RECONCILE)
+    join = _first_unread(reader, _JOIN)
+    concat = _first_unread(reader, _CONCAT)
     if concat or (join and re.fullmatch(r"結合|連結", join.group(0))):
         _enumerated_inputs(reader)
     if concat and join and concat.start() <= join.start() < concat.end():
@@ -2307,24 +2349,7 @@ def _read_two_tables(reader: _Reader) -> None:
         reader.add_step(reconcile.start(), step)
         reader.use(reconcile.start(), reconcile.end())
     elif join and not reader.is_used(join.start(), join.end()):
-        step = StepSpec(id="", kind="join", source=join.group(0))
-        step.keys = _keys_near(reader, join.start(), join.end())
-        sentence_start = text.rfind("。", 0, join.start()) + 1
-        sentence_end = text.find("。", join.end())
-        brought = _BROUGHT.search(
-            text, sentence_start, len(text) if sentence_end < 0 else sentence_end
-        )
-        if brought:  # 「部品区分 を付け」: the master's columns brought over (shown, not checked)
-            step.fields = [
-                n
-                for n in _names(brought.group("cols"))
-                if not _names_a_file(reader, n) and not _REFERENCE.match(n)
-            ]
-            reader.use(brought.start(), brought.end("cols"))
-        if not step.keys:
-            step.missing.append("keys")
-        reader.add_step(join.start(), step)
-        reader.use(join.start(), join.end())
+        _add_join(reader, join)
     if concat and len(reader.inputs) < 2 and not reader.overlaps(concat.start(), concat.end()):
         reader.refuse(  # 「A園とB園の給食材料費.csv（2ファイル）を1つにまとめて」
             "missing_source",
@@ -2405,7 +2430,7 @@ def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
     thing compared (「手数料額を比較」「数量が合わない」) or as a quoted column (「金額」列)."""
     text = reader.text
     by_role = re.search(
-        rf"(?P<role>金額|日付)\s*(?:の\s*(?:比較|照合|突合|突き合わせ))?\s*(?:は|を)\s*(?P<col>{QNOUN})\s*(?:の?\s*列\s*で|同士\s*で|で\s*(?=比|照|突|見|チェック|判定|[、。,]|$))"
+        rf"(?P<role>金額|日付)\s*(?:の\s*(?:比較|照合|突合|突き合わせ))?\s*(?:は|を)\s*(?:(?:両方|双方|どちら|両ファイル)\s*(?:に|にも|の)\s*(?:ある\s*)?)?(?P<col>{QNOUN})\s*(?:の?\s*列\s*で|同士\s*で|で\s*(?=比|照|突|見|チェック|判定|[、。,]|$))"
         rf"|(?P<role2>金額|日付)\s*\(\s*[^()]{{0,10}}?列名\s*(?:は|が)\s*(?P<col2>{QNOUN})"
         rf"|(?P<role3>金額|日付)\s*(?:の)?\s*(?:列名|列)\s*(?:は|が)\s*(?:どちらも|両方とも|いずれも|共通で)?\s*(?P<col3>{QNOUN})"
         r"|(?P<role4>金額|日付)\s*(?:は|:)\s*(?P<col4>「[^」]+」)\s*(?:列)?\s*(?:を使[いう]|で)?\s*(?=[、,。→]|$)",
@@ -3577,6 +3602,9 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             continue  # 「列名は変えなくて大丈夫」: what not to do asks for nothing
         if re.match(r"[ぁ-ん]{0,6}?(?:ので|ため)(?![ぁ-ん])", text[end:]):
             continue  # 「同じ子が何回も申し込んでるので 児童ID で…」: a reason, no request
+        if re.match(r"[ぁ-ん]{0,3}?ことに\s*(?:なり|なった|なって|なりまし)", text[end:]):
+            reader.use(*_clause_span(text, start, end))  # 「来月から…回すことになり」: context
+            continue
         if base not in STEP_VERBS and _DESCRIBED.match(text, end):
             continue  # 「二重に登録されている」「ダウンロードした明細」: a state, not a request
         if any(a < start and end <= b for a, b in asides):
@@ -3652,6 +3680,11 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             text[match.end() :],
         ):
             continue
+        if re.search(
+            r"(?:内線|TEL|Tel|tel|電話|FAX|Fax|ext\.?)\s*[:.]?\s*$",
+            text[max(0, match.start() - 6) : match.start()],
+        ):
+            continue  # 「内線 2214」: a signature, no value
         if re.fullmatch(r"\d{1,4}\s*年", match.group(0).strip()) and (
             re.search(
                 r"(?:令和|平成|昭和|R|H)\s*$", text[max(0, match.start() - 3) : match.start()]
@@ -4019,20 +4052,24 @@ def _columns_named_elsewhere(reader: _Reader, steps: list[StepSpec]) -> None:
             ]
 
 
-def _sort_keys_said_short(steps: list[StepSpec]) -> None:
-    """「認定有効期間終了日が…以前の人を抽出し、終了日の早い順に」: an order key that is the
-    tail of exactly one column another step names is that column, said short."""
-    for step in steps:
-        if step.kind != "sort":
-            continue
+def _keys_said_short(steps: list[StepSpec]) -> None:
+    """「認定有効期間終了日が…以前の人を抽出し、終了日の早い順に」「販売チャネルを正規化して、
+    チャネルごとに」: an order or group key that is the tail of exactly one column another
+    step names is that column, said short."""
+
+    def resolved(keys: list[str], step: StepSpec) -> list[str]:
         others = {name for other in steps if other is not step for name in _parameter_names(other)}
-        resolved = []
-        for key in step.by:
-            longer = [
-                name for name in others if len(key) >= 2 and name.endswith(key) and name != key
-            ]
-            resolved.append(longer[0] if key not in others and len(longer) == 1 else key)
-        step.by = list(dict.fromkeys(resolved))
+        named = []
+        for key in keys:
+            longer = [n for n in others if len(key) >= 2 and n.endswith(key) and n != key]
+            named.append(longer[0] if key not in others and len(longer) == 1 else key)
+        return list(dict.fromkeys(named))
+
+    for step in steps:
+        if step.kind == "sort":
+            step.by = resolved(step.by, step)
+        elif step.kind == "aggregate":
+            step.group_by = resolved(step.group_by, step)
 
 
 def _references_left(steps: list[StepSpec], gaps: list[Gap]) -> None:
@@ -4185,7 +4222,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     ordered = _filters_of_totals(reader, ordered)
     _sort_after_aggregate(ordered)
     _columns_named_elsewhere(reader, ordered)
-    _sort_keys_said_short(ordered)
+    _keys_said_short(ordered)
     _references_left(ordered, reader.gaps)
     _task_alone(reader, ordered)
     for number, step in enumerate(ordered, start=1):
@@ -4208,7 +4245,7 @@ _STAGE = {
     "compute": 3,
     "join": 3,
     "reconcile": 3,
-    "dedupe": 4,
+    "dedupe": 5,
     "filter": 5,
     "select": 7,
     "aggregate": 6,
@@ -4219,7 +4256,8 @@ _STAGE = {
 
 
 def _order_key(item: tuple[int, StepSpec]) -> tuple[int, int]:
-    """Steps run in the data's natural order (read → clean → combine → filter → total →
-    sort → approve); steps of one stage keep the instruction's order."""
+    """Steps run in the data's natural order (read → clean → combine → filter and dedupe →
+    total → sort → approve); steps of one stage keep the instruction's order (a dedupe before
+    or after a filter keeps different rows, so the instruction says which)."""
     position, step = item
     return (_STAGE[step.kind], position)
