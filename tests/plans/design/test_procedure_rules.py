@@ -1731,3 +1731,43 @@ def test_a_column_made_with_tsukuru_and_its_formula_in_parentheses() -> None:
         "管理表.xlsx に「未執行額」列をつくりたいです（採択額 − 執行済額）。Excelで"
     )
     assert procedure.steps[0].expressions == {"未執行額": "採択額 - 執行済額"}
+
+
+def test_a_noun_with_okurigana_and_latin_letters_is_one_name() -> None:
+    (step,) = read_procedure("予約.csv で予約日・飼い主IDの2つが同じ行は1行だけ残して、CSVで").steps
+    assert step.keys == ["予約日", "飼い主ID"]
+
+
+def test_a_mail_subject_signature_and_notation_words_ask_for_nothing() -> None:
+    procedure = read_procedure(
+        "件名：漏水調査の集計について\n\n各位\n\n漏水.xlsx を用い、区域名別に件数を出すこと。"
+        "地区名と業者名の表記（全角半角、大文字小文字など）を統一すること。\n"
+        "結果はExcel形式にて提出願います。\n\n給水課　係長　田村"
+    )
+    assert _kinds(procedure) == ["normalize", "aggregate"] and not procedure.gaps
+    assert procedure.steps[0].columns == ["地区名", "業者名"]
+    assert procedure.outputs[0].format == "excel"
+
+
+def test_a_file_returned_and_a_file_read_with_a_word_like_return() -> None:
+    returned = read_procedure(
+        "寄港.xlsx と 港コード.csv を港名で結合し、"
+        "港コード・港名の列だけ残してExcelで返却してください"
+    )
+    assert _kinds(returned) == ["join", "select"] and not returned.gaps
+    read = read_procedure(
+        "貸出台帳.xlsx で返却日が入っているものについて、部署ごとの件数をお願いします。"
+    )
+    assert read.outputs == [] and [i.source for i in read.inputs] == ["貸出台帳.xlsx"]
+
+
+def test_stacked_said_twice_and_a_column_made_with_its_formula_after_retsu() -> None:
+    stacked = read_procedure(
+        "北.xlsx、南.xlsx、東.xlsx を1つの表に縦結合したうえで、"
+        "受付日が2025/4/1以降のものだけ。Excelで"
+    )
+    assert _kinds(stacked) == ["concat", "filter"] and not stacked.gaps
+    formula = read_procedure(
+        "検針.csv の「使用量比」列を 今回使用水量 ÷ 前回使用水量 で計算してCSVで"
+    )
+    assert formula.steps[0].expressions == {"使用量比": "今回使用水量 / 前回使用水量"}

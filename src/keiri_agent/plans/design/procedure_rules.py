@@ -58,7 +58,7 @@ length on a long instruction (bounded backtracking); digits belong to Latin runs
 amount2), never glue kanji to a number (金額10万); B/L番号 and e-Gov are one name."""
 NOUN = (
     rf"(?<![.A-Za-z_])(?:\d+(?=[A-Za-z_{_K}{_KATA}])|(?<![ぁ-ん])[おご](?=[{_K}]))?{_NAME}"
-    rf"(?:(?:(?!した)[いみめりしきえたせげけち]{{1,2}}|わせ|合わせ)[{_K}]{{1,20}}){{0,3}}"
+    rf"(?:(?:(?!した)[いみめりしきえたせげけち]{{1,2}}|わせ|合わせ)[{_K}](?:[{_K}{_KATA}A-Za-z]|(?<=[A-Za-z])\d){{0,19}}){{0,3}}"
 )
 """A column-like noun: kanji, katakana, Latin and digits; okurigana between kanji. Never
 the tail of a Latin word or a file's extension (「経費.csv、金額」 names no column csv)."""
@@ -171,6 +171,7 @@ _GLUE_ACTIONS = frozenset(
         "取込",
         "取り込み",
         "使う",
+        "用いる",
         "使用",
         "利用",
         "入れる",
@@ -548,7 +549,7 @@ _OUTPUT_VERB = (
     r"出力|書き出|保存|まとめ|出し|出す|出して|作成|作っ|落と|吐き出|ダウンロード|エクスポート|一覧|にして|にし|"
     r"して|する|結構|大丈夫|構いません|かまいません|OK|いいです|よいです|助かります|いただけ"
     r"|確認|返し|返して|戻し|戻して|抜き出|のまま|ください|下さい|お願い|で結構|がほしい|が欲しい|でほしい|で欲しい|化"
-    r"|共有|ご共有"
+    r"|共有|ご共有|提出|返却(?=\s*(?:して|し|願|お願|くだ|下さ))"
     r"|output|export"
 )
 _AS_OUTPUT_NAMED = re.compile(
@@ -1075,7 +1076,7 @@ _COMPARED = re.compile(
 )
 _MASTER_WORDS = re.compile(r"マスタ|マスター|台帳|master", re.IGNORECASE)
 _CONCAT = re.compile(
-    r"縦に[^、。]{0,6}?(?:つな|繋|結合|連結|まとめ|積|くっつけ|合わせ)|連結"
+    r"縦に?[^、。]{0,6}?(?:つな|繋|結合|連結|まとめ|積|くっつけ|合わせ)|連結"
     r"|(?:1|ひと|一)つ\s*の\s*(?:表|ファイル|一覧|リスト)\s*に|まとめて\s*(?:1|ひと|一)つ|(?:1|ひと|一)(?:つ|本)に(?:まとめ|つな|結合)"
     r"|(?:\d|二|両方|全部|すべて)(?:つ|ファイル)?を?(?:つなげ|つない|つなぐ|合わせ)|合体|統合"
 )
@@ -1103,7 +1104,7 @@ _COMPUTE = re.compile(
     rf"|(?P<m1>{NOUN})\s*と\s*(?P<m2>{NOUN})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new10>{QNOUN})\s*(?=列|の列|という列|を|として)"
     rf"|(?P<a9>{NOUN})\s*から\s*(?P<b9>{NOUN})\s*を\s*(?:引い|差し引い)\s*た\s*(?:額|金額|値|もの)\s*を\s*(?P<new9>{QNOUN})\s*(?=として|という列|の列)"
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?!(?:差|差額|差分|結果|額|金額|値|もの)\s*を)(?P<new4>{NOUN})"
-    rf"|(?P<new7>{QNOUN})\s*(?:という|の)\s*列\s*を\s*(?P<expr7>{_COMPUTE_EXPR})\s*で\s*(?=追加|作|計算|算出|出)"
+    rf"|(?P<new7>{QNOUN})\s*(?:という|の)?\s*列\s*を\s*(?P<expr7>{_COMPUTE_EXPR})\s*で\s*(?=追加|作|計算|算出|出)"
     rf"|「(?P<expr8>{_COMPUTE_EXPR})」\s*で\s*(?P<new8>{QNOUN})\s*(?:(?:って|という|の)\s*列\s*)?を\s*(?=足|追加|作|計算|算出|求め|出)"
     rf"|(?P<new11>{QNOUN})\s*(?:という列|の列|列)\s*を\s*(?:追加|作成|作|つく|足|付け|加え)[ぁ-ん]{{0,10}}\s*\(\s*=?\s*(?P<expr11>{_COMPUTE_EXPR})\s*\)"
     rf"|(?P<new6>{QNOUN})\s*\(\s*=?\s*(?P<expr6>{NOUN}(?:\s*[×*÷+\-−]\s*(?:{NOUN}|{NUM})){{1,9}})\s*\)"
@@ -1145,7 +1146,7 @@ def _verbal_expression(match: re.Match[str]) -> str | None:
 
 
 _NORMALIZE = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を|も)?\s*(?:数値に|日付に|(?:日付|数値)の(?:形式|書式)に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記を(?:統一|揃え|そろえ|整え)|書き方を(?:統一|揃え|そろえ|整え))"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を|も)?\s*(?:数値に|日付に|(?:日付|数値)の(?:形式|書式)に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記\s*(?:\([^()]{{0,30}}\))?\s*を(?:統一|揃え|そろえ|整え)|書き方を(?:統一|揃え|そろえ|整え))"
 )
 _SELECT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ|に絞|に限|にして|にし(?=て|、)|を\s*残[しす])"
@@ -1159,7 +1160,7 @@ _SELECT = re.compile(
 _APPROVAL = re.compile(
     r"(?<!未)承認(?!日|者|番号|状況|区分|ステータス|欄|フラグ|済|待ち|され|の有無)|決裁(?!日|者)|了承"
     r"|(?:確認|チェック|OK|ＯＫ|目視)\s*(?:を)?\s*(?:して|し|受けて|もらって|取って|得て|入れて)?\s*"
-    r"(?:もらって|いただいて|もらい|いただき|もらった|いただいた)?\s*(?:から|後|のうえ|の上|を経て)"
+    r"(?:もらって|いただいて|もらい|いただき|もらった|いただいた)?\s*(?:から|後|のうえ|の上|を経て|のち)"
     r"|(?:チェック|確認)\s*(?:を)?\s*(?:して)?\s*(?:もらって|受けて|もらう|もらい)"
     r"|(?:確認|承認|チェック)\s*(?:を|の)?\s*(?:ステップ)?\s*(?:を)?\s*(?:挟|入れ)"
 )
@@ -1261,7 +1262,7 @@ def _after_condition(reader: _Reader, start: int) -> bool:
     rows = rf"\s*(?:{NOUN}\s*の\s*)?(?:お|ご)?"
     return bool(
         re.fullmatch(rf"\s*(?:の|な|た|る|い){rows}", between)
-        or (reader.text[end - 1] in "のなたるい" and re.fullmatch(rows, between))
+        or (reader.text[end - 1] in "のなたるいむうくすつぐぶぬ" and re.fullmatch(rows, between))
     )
 
 
@@ -2305,6 +2306,8 @@ def _read_two_tables(reader: _Reader) -> None:
         _enumerated_inputs(reader)
     if concat and join and concat.start() <= join.start() < concat.end():
         join = None  # 「縦に結合」: stacked, not joined
+    if join and re.search(r"縦に?\s*$", text[: join.start()]):
+        join = None  # 「1つの表に縦結合」
     master = any(_MASTER_WORDS.search(item.holds) for item in reader.inputs)
     brings = re.search(
         rf"を\s*(?:{NOUN}\s*に\s*)?(?:付け|付与|追加|持ってく|引いてく|くっつけ|引っ張|付け加え)",
@@ -2361,6 +2364,8 @@ def _read_two_tables(reader: _Reader) -> None:
     if concat and len(reader.inputs) >= 2 and not reader.overlaps(concat.start(), concat.end()):
         reader.add_step(concat.start(), StepSpec(id="", kind="concat", source=concat.group(0)))
         reader.use(concat.start(), concat.end())
+        for said in re.finditer(r"縦に?\s*(?:結合|連結|つな[いげぐ]|繋[いげぐ]|積[みん])", text):
+            reader.use(*said.span())  # 「1つの表に縦結合」: the same stacking said twice
 
 
 _AMOUNT_PAIR = re.compile(
@@ -2680,17 +2685,19 @@ def _read_normalize(reader: _Reader) -> None:
     _read_mixed(reader)  # 「金額欄が…文字で入ってるので数値に直して、作業日も…揃えて」: both
 
 
+_NOTATION_WORDS = re.compile(
+    r"全角|半角|表記|書式|書き方|形式|大文字|小文字|スペース|空白|ハイフン"
+)
+"""Words for how values are written (「大文字小文字が混在」), never a column."""
+
+
 def _mixed_columns(reader: _Reader) -> list[str]:
     """The columns the instruction says are written in mixed ways (without reading a
     step): 「取引日 が…バラバラで、金額 も…文字で入っています」 names both."""
     found: list[str] = []
     for match in _MIXED.finditer(reader.text):
         columns = [c for c in _names(match.group("cols")) if not _names_a_file(reader, c)]
-        columns = [
-            c
-            for c in columns
-            if c not in GENERIC_NOUNS and not re.search(r"全角|半角|表記|書式|書き方|形式", c)
-        ]
+        columns = [c for c in columns if c not in GENERIC_NOUNS and not _NOTATION_WORDS.search(c)]
         if columns:
             reader.use(match.start(), match.end())
             found.extend(c for c in columns if c not in found)
@@ -2705,11 +2712,7 @@ def _read_mixed(reader: _Reader) -> None:
         if reader.overlaps(match.start("cols"), match.end("cols")):
             continue
         columns = [c for c in _names(match.group("cols")) if not _names_a_file(reader, c)]
-        columns = [
-            c
-            for c in columns
-            if c not in GENERIC_NOUNS and not re.search(r"全角|半角|表記|書式|書き方|形式", c)
-        ]
+        columns = [c for c in columns if c not in GENERIC_NOUNS and not _NOTATION_WORDS.search(c)]
         if not columns:
             continue
         after = text.find("。", text.find("。", match.end()) + 1)
@@ -2728,8 +2731,16 @@ def _read_mixed(reader: _Reader) -> None:
 
 def _read_select(reader: _Reader) -> None:
     for match in _SELECT.finditer(reader.text):
-        if reader.overlaps(match.start(), match.end()):
-            continue
+        named = match.group("cols") or match.group("cols3") or match.group("cols5")
+        tail = (
+            match.end(next(g for g in ("cols", "cols3", "cols5") if match.group(g)))
+            if named
+            else None
+        )
+        if (reader.overlaps(match.start(), match.end()) and tail is None) or (
+            tail is not None and reader.overlaps(tail, match.end())
+        ):
+            continue  # 「港名で結合し、港コード・港名の列だけ残して」: 港名 read twice is fine
         listed = (
             match.group("cols")
             or (match.group("cols7") and re.sub(r"\s*/\s*", "・", match.group("cols7")))
@@ -4156,6 +4167,18 @@ def _practice_before_request(reader: _Reader) -> None:
         start = end + 1
 
 
+def _signature(instruction: str) -> str:
+    """The last line of a mail when it only names its writer (「給水課　係長　田村」): words
+    with no particle or verb, after a request of several lines."""
+    lines = [line.strip() for line in instruction.splitlines() if line.strip()]
+    if len(lines) < 3:
+        return ""
+    last = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", lines[-1]))
+    if len(last) <= 24 and re.fullmatch(rf"[{_K}{_KATA}A-Za-z ・]+", last):
+        return last
+    return ""
+
+
 def _heading(instruction: str) -> str:
     """The first line of a request of several lines when it is a title (「仕入先別の発注額
     集計」「【月次】修繕費の集計」): a noun phrase with no file, verb or case particle."""
@@ -4181,6 +4204,12 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     heading = _heading(instruction)
     if heading and reader.text.startswith(heading):
         reader.use(0, len(heading))  # a title says what the steps below do; it is no step
+    signature = _signature(instruction)
+    if signature and reader.text.endswith(signature):
+        reader.use(len(reader.text) - len(signature), len(reader.text))  # 「給水課 係長 田村」
+    subject = re.match(r"\s*(?:件名|Subject|subject|Re|RE|Fw|FW)\s*:[^。]*", reader.text)
+    if subject:
+        reader.use(subject.start(), subject.end())  # 「件名:…の集計について」: a mail's subject
     for quote in _RULE_QUOTE.finditer(reader.text):
         group = "rule" if quote.group("rule") else "rule2"
         reader.use(quote.start(group), quote.end(group))  # a rule quoted: read as a rule only
