@@ -1771,3 +1771,44 @@ def test_stacked_said_twice_and_a_column_made_with_its_formula_after_retsu() -> 
         "検針.csv の「使用量比」列を 今回使用水量 ÷ 前回使用水量 で計算してCSVで"
     )
     assert formula.steps[0].expressions == {"使用量比": "今回使用水量 / 前回使用水量"}
+
+
+def test_columns_kept_said_with_ni_suru() -> None:
+    procedure = read_procedure("出庫.csv\n1）施行番号、品名、出庫数 の3列にする\n2）Excelで保存")
+    assert [(s.kind, s.columns) for s in procedure.steps] == [
+        ("select", ["施行番号", "品名", "出庫数"])
+    ]
+
+
+def test_the_result_file_named_after_its_format_is_no_input() -> None:
+    procedure = read_procedure(
+        "台帳_本店.xlsx、台帳_支店.xlsx を1つにまとめたい。施行番号で重複を消して。"
+        "エクセル１ファイルで「台帳_全社.xlsx」。"
+    )
+    assert [i.source for i in procedure.inputs] == ["台帳_本店.xlsx", "台帳_支店.xlsx"]
+    assert [o.file_name for o in procedure.outputs] == ["台帳_全社.xlsx"]
+
+
+def test_a_payment_asked_for_is_refused() -> None:
+    procedure = read_procedure(
+        "供花注文.csv の金額を花店名ごとに合計して、そのまま振込まで済ませておいてもらえますか。"
+    )
+    assert "unsupported_action" in [gap.kind for gap in procedure.gaps]
+
+
+def test_a_settings_block_is_read_as_the_sentences_it_stands_for() -> None:
+    procedure = read_procedure(
+        "【設定】\n入力ファイル：返品.csv\n対象期間：2025年4月1日～2025年9月30日（返品日）\n"
+        "除外：返品理由が「期限切れ」のもの\n集計単位：得意先コード、商品コード\n"
+        "集計値：返品数量の合計、返品金額の合計\n並び順：返品金額 降順\n出力形式：CSV"
+    )
+    filtered, totalled, ordered = procedure.steps
+    assert [(c.column, c.op, c.value) for c in filtered.conditions] == [
+        ("返品日", ">=", "2025-04-01"),
+        ("返品日", "<=", "2025-09-30"),
+        ("返品理由", "!=", "期限切れ"),
+    ]
+    assert totalled.group_by == ["得意先コード", "商品コード"]
+    assert totalled.metrics == {"返品数量": ["sum"], "返品金額": ["sum"]}
+    assert (ordered.by, ordered.descending) == (["返品金額"], True)
+    assert procedure.outputs[0].format == "csv" and not procedure.gaps

@@ -697,7 +697,8 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     for match in _FILE_NAME.finditer(text):
         fmt = _format_of(match.group("ext").lower())
         inside = re.search(
-            rf"(?:{_FORMAT_WORD})(?:ファイル|ブック)?\s*(?:出力|保存|で出力|で保存)?\s*[\(「]\s*"
+            rf"(?:{_FORMAT_WORD})\s*(?:(?:1|一|ひと)\s*(?:つ|ファイル)\s*)?(?:ファイル|ブック)?\s*"
+            r"(?:出力|保存|で出力|で保存|で|に)?\s*[\(「]\s*"
             r"(?:ファイル名\s*(?:は|:)?\s*)?$",
             text[: match.start()],
         )
@@ -1149,7 +1150,7 @@ _NORMALIZE = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を|も)?\s*(?:数値に|日付に|(?:日付|数値)の(?:形式|書式)に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記\s*(?:\([^()]{{0,30}}\))?\s*を(?:統一|揃え|そろえ|整え)|書き方を(?:統一|揃え|そろえ|整え))"
 )
 _SELECT = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ|に絞|に限|にして|にし(?=て|、)|を\s*残[しす])"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ|に絞|に限|にして|にする|にし(?=て|、)|を\s*残[しす])"
     rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル)|で\s*(?:大丈夫|OK|結構|いい|お願い|構いません))"
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧|お願い|ください|下さい|にて|して|CSV|Excel|エクセル))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
@@ -3832,6 +3833,26 @@ _FETCH = re.compile(
 or a site the Plan cannot reach (a file exported by the user is named, not fetched)."""
 
 
+_EFFECT_REQUEST = re.compile(
+    r"(?:振込|振り込み|振込み|支払い?|送金|送付|郵送|発送|印刷|メール送信|送信|入金処理|決済)"
+    r"\s*(?:まで|を|も)?\s*(?:済ませ|済まし|すませ|やって|やっと|して(?:おいて|おいてください|ください|もらえ|ほし)|しといて"
+    r"|お願い|実行|完了させ|かけて)"
+)
+"""「そのまま振込まで済ませておいて」: an effect outside the tables, which no step does."""
+
+
+def _effect_requests(reader: _Reader) -> None:
+    for match in _EFFECT_REQUEST.finditer(reader.text):
+        clause = _clause(reader.text, match.start(), match.end())
+        reader.refuse(
+            "unsupported_action",
+            f"「{clause}」の部分は、使えるブロック（読込・絞り込み・集計・並べ替え・重複除去・"
+            "結合・照合・計算・表記の統一・承認・出力）では組み立てられません"
+            "（振込・送付・印刷などは、出力したファイルを使って別に行ってください）",
+            match,
+        )
+
+
 def _fetch_requests(reader: _Reader) -> None:
     for match in _FETCH.finditer(reader.text):
         clause = _clause(reader.text, match.start(), match.end())
@@ -4196,9 +4217,46 @@ def _heading(instruction: str) -> str:
     return first
 
 
+_SETTING = re.compile(r"^\s*(?P<key>[^\s:。]{1,8})\s*:\s*(?P<value>[^。]+?)\s*$")
+_SETTING_WORDS: tuple[tuple[str, str], ...] = (
+    (r"集計(?:単位|キー|の単位|軸)|グループ(?:化)?(?:キー)?|集計する単位", "{names}別に集計"),
+    (r"集計(?:値|項目|内容|する値|する項目)", "{value}"),
+    (r"除外(?:条件|対象)?|除く(?:もの)?", "{value}は除外"),
+    (r"(?:抽出|絞り込み|絞込)(?:条件)?|条件", "{value}の行だけ"),
+    (r"並び順|並べ替え|並べ順|ソート(?:順)?|並び", "{value}に並べる"),
+    (r"出力形式|出力|形式", "{value}で出力"),
+)
+"""Lines of a settings block (「集計単位：得意先コード、商品コード」「除外：返品理由が「期限切れ」
+のもの」) said as the sentence they stand for; other keys are left as written."""
+
+
+def _settings_said_as_sentences(text: str) -> str:
+    clauses = text.split("。")
+    if sum(1 for clause in clauses if _SETTING.match(clause)) < 3:
+        return text  # a settings block has several lines; one 「X:Y」 is read as written
+    said = []
+    for clause in clauses:
+        setting = _SETTING.match(clause)
+        if setting is None:
+            said.append(clause)
+            continue
+        key, value = setting.group("key"), setting.group("value")
+        period = re.fullmatch(rf"(?P<range>.+?)\s*\(\s*(?P<col>{NOUN})\s*\)", value)
+        if re.fullmatch(r"(?:対象)?期間", key) and period:  # 「対象期間:4月1日〜9月30日(返品日)」
+            said.append(f"{period.group('col')}が{period.group('range')}")
+            continue
+        form = next((f for words, f in _SETTING_WORDS if re.fullmatch(words, key)), None)
+        if form is None:
+            said.append(clause)
+            continue
+        names = "・".join(re.split(r"\s*(?:、|,|・|/)\s*", value))
+        said.append(form.format(value=value, names=names))
+    return "。".join(said)
+
+
 def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure:
     """The requirement model of ``instruction`` by rules (see the module docstring)."""
-    reader = _Reader(normalize(instruction))
+    reader = _Reader(_settings_said_as_sentences(normalize(instruction)))
     for retracted in _RETRACTED.finditer(reader.text):
         reader.use(retracted.start(), retracted.end())  # said, then taken back
     heading = _heading(instruction)
@@ -4235,6 +4293,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     _threshold_from_documents(reader, documents)
     _two_table_sources(reader)
     _fetch_requests(reader)
+    _effect_requests(reader)
     _unused_inputs(reader)
     _background_sentences(reader)
     _read_leftovers(reader)
