@@ -1812,3 +1812,45 @@ def test_a_settings_block_is_read_as_the_sentences_it_stands_for() -> None:
     assert totalled.metrics == {"返品数量": ["sum"], "返品金額": ["sum"]}
     assert (ordered.by, ordered.descending) == (["返品金額"], True)
     assert procedure.outputs[0].format == "csv" and not procedure.gaps
+
+
+def test_words_of_a_first_time_user_ask_for_nothing() -> None:
+    procedure = read_procedure(
+        "すみません、こういうツールは初めてで…。申込.xlsx に同じ人が何回も申し込んでいて"
+        "重複しているんですが、会員番号が同じ行を1つにまとめて、Excelで出してもらえますか。"
+    )
+    assert _kinds(procedure) == ["dedupe"] and not procedure.gaps
+
+
+def test_a_column_said_with_tte_and_the_output_format_said_before_its_name() -> None:
+    computed = read_procedure(
+        "受注.csv に 単価×数量 で「受注金額」って列を足してエクセルで出して～"
+    )
+    assert computed.steps[0].expressions == {"受注金額": "単価 * 数量"} and not computed.gaps
+    named = read_procedure(
+        "記録.csv で指導員ごとの評価の平均って出せます？ "
+        "エクセルでほしいです、ファイル名は 評価.xlsx で。"
+    )
+    assert [i.source for i in named.inputs] == ["記録.csv"] and not named.gaps
+    assert [o.file_name for o in named.outputs] == ["評価.xlsx"]
+
+
+def test_conditions_with_a_per_unit_amount_an_adverb_a_space_and_plus_minus() -> None:
+    per_kg = read_procedure("競り.xlsx のうち落札単価が1kgあたり3,000円を超えるものをExcelで")
+    assert [(c.column, c.op, c.value) for c in per_kg.steps[0].conditions] == [
+        ("落札単価", ">", 3000)
+    ]
+    still = read_procedure("名簿.xlsx で在籍状況がまだ「在籍」の人を、期限が近い順でcsvに")
+    assert still.steps[0].conditions[0].value == "在籍" and not still.gaps
+    blank = read_procedure("名簿.xlsx、担当指導員 空欄の人のみ。入所日順(新→古)。csv。")
+    assert [(c.column, c.op) for c in blank.steps[0].conditions] == [("担当指導員", "is_null")]
+    assert (blank.steps[1].by, blank.steps[1].descending) == (["入所日"], True)
+    tolerance = read_procedure(
+        "競り.xlsx と 入金.csv を買受人コードで突合。±1千円までは許容。CSVで"
+    )
+    assert tolerance.steps[0].tolerance == 1000
+
+
+def test_units_and_tax_together_in_parentheses() -> None:
+    procedure = read_procedure("台帳.xlsx を担当者別に、件数と施行金額（税込・円）の合計。Excelで")
+    assert procedure.steps[0].metrics == {COUNT_ALL: ["count"], "施行金額": ["sum"]}

@@ -313,6 +313,10 @@ _GLUE_ACTIONS = frozenset(
         "言う",
         "いう",
         "済む",
+        "すむ",
+        "存ずる",
+        "存じる",
+        "点る",
         "一覧化",
         "リスト化",
         "表化",
@@ -463,7 +467,7 @@ def normalize(text: str) -> str:
     folded = re.sub(r"「([^」]{1,60}=[^」]{1,60})」", r"\1", folded)  # 「粗利 = 売価 - 原価」
     folded = re.sub(  # 「水揚げ量(kg)」「単価(円/kg)」「年収(単位:万円)」: a column's unit
         rf"(?<=[\u4e00-\u9fff\u30a1-\u30fa\u30fcA-Za-z」])\s?"
-        rf"\((?:単位\s*:\s*)?{_COLUMN_UNIT}(?:/{_COLUMN_UNIT})?\)",
+        rf"\((?:単位\s*:\s*)?{_COLUMN_UNIT}(?:\s*[/・、,]\s*{_COLUMN_UNIT})*\)",
         "",
         folded,
     )
@@ -692,6 +696,28 @@ def _last_bare_format_is_the_output(reader: _Reader) -> None:
         item.id = f"in{number}"
 
 
+def _bare_format_of_the_output(reader: _Reader) -> None:
+    """「エクセルでほしいです、ファイル名は 評価.xlsx で」「Excel形式（ファイル名：実績.xlsx）」:
+    a bare format word after every named file, of the named output's format, is that
+    output said twice, not one more file to read."""
+    named = [item for item in reader.inputs if _FILE_NAME.fullmatch(item.source)]
+    for item in list(reader.inputs):
+        bare = re.fullmatch(
+            rf"\(?\s*(?:{_FORMAT_WORD})(?:ファイル|ブック|データ|形式)?", item.source
+        )
+        if (
+            bare
+            and named
+            and any(o.format == item.format and o.file_name for o in reader.outputs)
+            and reader.input_positions[item.id] > max(reader.input_positions[n.id] for n in named)
+        ):
+            reader.inputs.remove(item)
+            reader.input_positions.pop(item.id)
+    for number, item in enumerate(reader.inputs, start=1):
+        reader.input_positions[f"in{number}"] = reader.input_positions.pop(item.id)
+        item.id = f"in{number}"
+
+
 def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
     for match in _FILE_NAME.finditer(text):
@@ -827,6 +853,8 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     _use_descriptions_of_named_inputs(reader)
     if not reader.outputs:
         _last_bare_format_is_the_output(reader)
+    else:
+        _bare_format_of_the_output(reader)
     if not reader.outputs:
         bare = _BARE_SHEET_OUTPUT.search(text)
         if bare:  # 「Q1実績」シートに出力: a sheet is an Excel output
@@ -888,7 +916,8 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
 
 _FILTER_NUM = re.compile(
     rf"(?:(?P<col>{QNOUN})\s*(?:が|は|の|で|:|：)?\s*)?"
-    r"(?:(?:月額|年額|日額|時給|税込み?|税抜き?|1件|1回|1人|一件|一回)\s*(?:あたり|当たり)?\s*)?"
+    r"(?:(?:月額|年額|日額|時給|税込み?|税抜き?|1件|1回|1人|一件|一回)\s*(?:あたり|当たり)?\s*"
+    r"|(?:1|一)\s*(?:kg|g|個|本|枚|台|人|件|回|泊|日|時間|箱|ケース|L|m)\s*(?:あたり|当たり)\s*)?"
     rf"(?<![A-Za-z0-9_])(?P<num>{AMOUNT})\s*(?P<op>"
     + "|".join(f"(?:{words})" for words, _ in _OP_WORDS)
     + ")"
@@ -918,7 +947,7 @@ _FILTER_CODE = re.compile(
 )
 """「返品区分=1」「工事区分=公共」: a column equal to a code or a word, said with 「=」."""
 _FILTER_EQ = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：|(?<!シート)(?<!ファイル)(?<!ブック)(?=「[^」]{{1,40}}」\s*(?:だけ|のみ|以外)))\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,|(?<=」)と)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
+    rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：|(?<!シート)(?<!ファイル)(?<!ブック)(?=「[^」]{{1,40}}」\s*(?:だけ|のみ|以外)))\s*(?:まだ|すでに|既に|現在|今も|今でも|いまだに)?\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,|(?<=」)と)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
     rf"(?P<tail>以外|(?:でない|ではない|じゃない)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ|だけ|のみ))|(?<=」)(?=\s*(?:。|$))|の(?:いずれか|どれか)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
 _FILTER_SMALL_NUMBER = re.compile(
@@ -949,7 +978,7 @@ _FILTER_SIGN = re.compile(
 )
 """「粗利 がマイナス（0未満）の品目」: below or above zero."""
 _FILTER_NULL = re.compile(
-    rf"(?P<col>{QNOUN})\s*(?:欄|列)?\s*(?:が|の|に|は)\s*(?:何か|なにか|何かしら)?\s*"
+    rf"(?P<col>{QNOUN})\s*(?:欄|列)?(?:\s*(?:が|の|に|は)|\s)\s*(?:何か|なにか|何かしら)?\s*"
     r"(?P<state>空欄|空白|未入力|ブランク|空|未記入|未記載|入っていない|入力されていない|記入されていない"
     r"|入力されている|入力されてる|入力済み?|入っている|入ってる|記入されている|記入済み?|記載されている"
     r"|埋まっている|埋まってる|空欄でない|空白でない|空でない)"
@@ -1026,7 +1055,7 @@ _SORT = re.compile(
     r"|(?P<col5>"
     + QNOUN
     + r")\s*(?:の)?\s*順\s*(?:\(\s*(?P<dir5>昇順|降順|古い|新しい|小さい|大きい|早い|遅い"
-    r"|少ない|多い)\s*(?:順)?\s*\))?\s*(?:に\s*(?=並|ソート)|(?<=\))\s*(?=で|に|、|。|$))"
+    r"|少ない|多い|古\s*(?:→|⇒|->)\s*新|新\s*(?:→|⇒|->)\s*古|小\s*(?:→|⇒|->)\s*大|大\s*(?:→|⇒|->)\s*小)\s*(?:順)?\s*\))?\s*(?:に\s*(?=並|ソート)|(?<=\))\s*(?=で|に|、|。|$))"
     r"|(?P<col4>"
     + QNOUN
     + r")\s*(?:の)?\s*(?P<dir4>desc|asc|descending|ascending|DESC|ASC)(?![A-Za-z])"
@@ -1068,7 +1097,7 @@ _JOIN = re.compile(
 )
 """A table added beside another by a key (「学籍番号でつないで」: a key, so not stacked)."""
 _RECONCILE = re.compile(
-    r"(?:照合|突合|消込)(?![日者番欄印])|突き合わせ|突き合せ|付き合わせ|照らし合わせ|付け合わせ|消し込"
+    r"(?:照合|突合|消込)(?![日者番欄印])|突き合わせ|突き合せ|付き合わせ|つき合わせ|つきあわせ|照らし合わせ|付け合わせ|消し込"
     r"|マッチング|一致しない|不一致"
 )
 _COMPARED = re.compile(
@@ -1084,6 +1113,7 @@ _CONCAT = re.compile(
 _TOLERANCE = re.compile(
     rf"(?:差額|誤差|金額の差|差|ずれ|ズレ)\s*(?:が|は)?\s*(?P<num>{AMOUNT})(?<![日月年分間])\s*(?:以内|まで|以下)"
     rf"|(?P<num2>{NUM}\s*(?:(?:万|千)?\s*円|ドル|ユーロ))\s*(?:以内|まで|以下)\s*の\s*(?:差額|誤差|金額差|金額の差|差|ずれ|ズレ)"
+    rf"|(?:±|\+-|プラスマイナス)\s*(?P<num3>{NUM}\s*(?:(?:万|千)?\s*円|ドル|ユーロ))\s*(?:以内|まで)"
 )
 """An amount tolerance (差額1,000円以内, 1ドルまでの差); a number of days is a date window."""
 _WINDOW = re.compile(
@@ -1099,7 +1129,7 @@ _COMPUTE_EXPR = rf"\(?\s*{NOUN}\s*\)?(?:\s*{_COMPUTE_OP}\s*{_COMPUTE_OPERAND}){{
 """A formula over columns and numbers, with parentheses (「販売価格÷(土地面積÷3.3058)」)."""
 _COMPUTE = re.compile(
     rf"(?P<new>{QNOUN})\s*(?:=|＝|は|を)\s*(?P<expr>{_COMPUTE_EXPR})"
-    rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として|の)\s*(?P<new2>{QNOUN})\s*(?:(?:という列|の列|列)?\s*(?:を|として|で)?\s*(?:計算|算出|求め|出|追加|作|足|付け|加え)|(?:という列|の列|列)\s*と)"
+    rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として|の)\s*(?P<new2>{QNOUN})\s*(?:(?:という列|って列|の列|列)?\s*(?:を|として|で)?\s*(?:計算|算出|求め|出|追加|作|足|付け|加え)|(?:という列|の列|列)\s*と)"
     rf"|(?P<col5>{NOUN})\s*に\s*(?:[{_K}{_KATA}]*?)\s*(?P<pct>{NUM})\s*[%％]\s*(?:を|分を)?\s*(?:上乗せ|乗せ|のせ|加算|足|加え)\s*し?\s*(?:た|て)\s*[、,]?\s*(?P<new5>{QNOUN})"
     rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{QNOUN})"
     rf"|(?P<m1>{NOUN})\s*と\s*(?P<m2>{NOUN})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new10>{QNOUN})\s*(?=列|の列|という列|を|として)"
@@ -1912,7 +1942,7 @@ def _read_sort(reader: _Reader) -> None:
             "遠い",
             "desc",
             "descending",
-        )
+        ) or bool(re.fullmatch(r"[新大]\s*(?:→|⇒|->)\s*[古小]", word))  # 「(新→古)」
         by = [_clean(noun)] if noun else []
         owner = (
             re.search(rf"(?P<owner>{NOUN})\s*の\s*$", reader.text[: match.start()])
@@ -2394,7 +2424,7 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
     _compared_columns_named(reader, step)  # said outright, before any guess from a topic
     tolerance = _TOLERANCE.search(text)
     if tolerance:
-        number = tolerance.group("num") or tolerance.group("num2")
+        number = tolerance.group("num") or tolerance.group("num2") or tolerance.group("num3")
         step.tolerance = float(amount_value(number))
         reader.use(tolerance.start(), tolerance.end())
         named = re.search(
@@ -3553,6 +3583,7 @@ _DESCRIBED = re.compile(
     r"|(?<=[^\s])(?:た|ている|てる|ています|てます|ておりま)(?![いら])|しま(?:した|す)"
     r"|(?:て|っ)(?:くる|きた|きて)\s*(?=[^\s、。てでにをがは])"
     r"|[ぁ-ん]{0,2}?てしまって(?:いて|いる|います|おり|いま)?"
+    r"|[んっ]?[でて]いて(?![ぁ-ん]*(?:ください|下さい|ほしい|欲しい))"
     r"|[ぁ-ん]{1,4}?(?:た|ている|てる)(?![いらりろ])\s*(?=[^\s、。てでにをがは]))"
 )
 """After an action word: a passive, a state or a past that describes the data."""
