@@ -1854,3 +1854,29 @@ def test_conditions_with_a_per_unit_amount_an_adverb_a_space_and_plus_minus() ->
 def test_units_and_tax_together_in_parentheses() -> None:
     procedure = read_procedure("台帳.xlsx を担当者別に、件数と施行金額（税込・円）の合計。Excelで")
     assert procedure.steps[0].metrics == {COUNT_ALL: ["count"], "施行金額": ["sum"]}
+
+
+def test_what_is_done_today_is_context_not_the_step() -> None:
+    procedure = read_procedure(
+        "お疲れ様です。毎月末、得意先ごとの請求と入金を目視で突き合わせており、"
+        "時間がかかっているためご相談させてください。"
+        "添付の「請求.csv」と「入金.csv」を、得意先コードと請求番号をキーにして"
+        "照合していただけますでしょうか。結果はExcelで。"
+    )
+    assert [(s.kind, s.keys) for s in procedure.steps] == [
+        ("reconcile", ["得意先コード", "請求番号"])
+    ]
+    assert not procedure.gaps
+
+
+def test_how_a_file_was_made_describes_it() -> None:
+    stacked = read_procedure(
+        "本館と別館で別々に出している売上CSV（honkan.csv と bekkan.csv）を縦に1本にまとめて、"
+        "品目ごとに金額を合計してExcelで"
+    )
+    assert _kinds(stacked) == ["concat", "aggregate"] and not stacked.gaps
+    kept = read_procedure(
+        "一覧.xlsx で通貨がUSDのものを、請求日の新しい順に並べ、"
+        "取引先、金額、請求日の列だけ残したCSVをください"
+    )
+    assert _kinds(kept) == ["filter", "select", "sort"]

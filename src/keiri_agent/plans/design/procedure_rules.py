@@ -660,6 +660,23 @@ _NOUN_CHAIN = re.compile(
 )
 
 
+_RELATIVE_CLAUSE = re.compile(
+    rf"(?P<desc>[^、。()「」]{{1,40}}?(?:している|してる|した|ている|てる|った|んだ|めた|えた|いた|した))"
+    rf"\s*(?:{NOUN})?\s*[(「]?\s*$"
+)
+"""「本館と別館で別々に出しているミニバー売上CSV」「全店の売上をまとめたExcel」: a clause
+before a file that tells how it was made describes the file; its words are no columns."""
+
+
+def _use_relative_clauses_of_inputs(reader: _Reader) -> None:
+    text = reader.text
+    for position in reader.input_positions.values():
+        start = max(text.rfind(mark, 0, position) for mark in "、。") + 1
+        described = _RELATIVE_CLAUSE.search(text, start, position)
+        if described:
+            reader.use(described.start("desc"), described.end("desc"))
+
+
 def _use_descriptions_of_named_inputs(reader: _Reader) -> None:
     """「A教室とB教室の出欠記録（出欠_A.csv、出欠_B.csv）」: the nouns describing input files
     named in the parentheses after them say what the files hold, no column."""
@@ -690,6 +707,7 @@ def _last_bare_format_is_the_output(reader: _Reader) -> None:
     if reader.input_positions[last.id] < max(reader.input_positions[n.id] for n in named):
         return
     reader.inputs.remove(last)
+    reader.input_positions.pop(last.id)
     reader.outputs.append(OutputSpec(format=last.format, source=last.source))  # type: ignore[arg-type]
     for number, item in enumerate(reader.inputs, start=1):
         reader.input_positions[f"in{number}"] = reader.input_positions.pop(item.id)
@@ -855,6 +873,7 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         _last_bare_format_is_the_output(reader)
     else:
         _bare_format_of_the_output(reader)
+    _use_relative_clauses_of_inputs(reader)
     if not reader.outputs:
         bare = _BARE_SHEET_OUTPUT.search(text)
         if bare:  # 「Q1実績」シートに出力: a sheet is an Excel output
@@ -961,7 +980,7 @@ _GENERIC = re.compile(
 )
 """Nouns that name rows or the file, never a value to filter on (「行だけ」「明細のみ」)."""
 _NOT_A_COLUMN = re.compile(
-    r"(?:今|昨|去|来|前|毎|例)(?:年度?|月|週|日|回)|本日|先月|先週|先日|当社|弊社|当法人|当院|当店|当方"
+    r"(?:今|昨|去|来|前|毎|例)(?:年度?|月|週|日|回)(?:末|初|頭)?|本日|先月|先週|先日|当社|弊社|当法人|当院|当店|当方"
 )
 """Times and the writer's own organisation: the topic of a remark (「今年は天候不順で」), no
 column to compare."""
@@ -1625,7 +1644,10 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         names = [
             n[:-1] if n.endswith("別") and _suffix_betsu(n) else n  # 「工事番号別・費目別」
             for n in _names("・".join(kept))
-            if not _names_a_file(reader, n) and n not in GENERIC_NOUNS and not _GENERIC.search(n)
+            if not _names_a_file(reader, n)
+            and n not in GENERIC_NOUNS
+            and not _GENERIC.search(n)
+            and not _NOT_A_COLUMN.fullmatch(n)  # 「毎月末、得意先ごとに」: a time, no group
         ]
         if len(names) > 1:  # 「0のデータは除外、車両番号ごとに」: an action word is no group
             names = [n for n in names if n not in STEP_VERBS and n not in _GLUE_ACTIONS] or names
@@ -2303,8 +2325,23 @@ def _task_alone(reader: _Reader, steps: list[StepSpec]) -> None:
 
 
 def _first_unread(reader: _Reader, pattern: re.Pattern[str]) -> re.Match[str] | None:
-    """The first mention outside a title (「精算の突合手順」 heads the steps below it)."""
-    return next((m for m in pattern.finditer(reader.text) if not reader.is_used(*m.span())), None)
+    """The first mention outside a title (「精算の突合手順」 heads the steps below it) and not
+    telling what is done today (「毎月、目視で突き合わせており」)."""
+    return next(
+        (
+            m
+            for m in pattern.finditer(reader.text)
+            if not reader.is_used(*m.span()) and not _PRACTICE_AFTER.match(reader.text, m.end())
+        ),
+        None,
+    )
+
+
+_PRACTICE_AFTER = re.compile(
+    r"[ぁ-ん]{0,3}?[てで](?:おり|いる|います|いました|いた(?!だ)|おります)"
+    r"(?=\s*(?:[、。,]|$|が|けど|けれど|ので|ため))"
+)
+"""After a step word: what is done today (突き合わせており), not what is asked."""
 
 
 def _add_join(reader: _Reader, join: re.Match[str]) -> None:
@@ -2371,7 +2408,7 @@ def _read_two_tables(reader: _Reader) -> None:
         step.keys = next(
             (
                 keys
-                for mention in _RECONCILE.finditer(text)
+                for mention in [reconcile, *_RECONCILE.finditer(text)]
                 if (keys := _keys_near(reader, mention.start(), mention.end()))
             ),
             [],
@@ -3632,6 +3669,9 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
     asides = [(m.start(), m.end()) for m in re.finditer(r"\([^()]*\)", text)]
     for start, end, base in _action_words(text):
         base = _plain_verb(base)
+        if _PRACTICE_AFTER.match(text, end) and not _REQUEST_FORM.search(_clause(text, start, end)):
+            reader.use(*_clause_span(text, start, end))  # 「毎月、目視で突き合わせており」
+            continue
         if base in STEP_VERBS:
             if _explained(reader, STEP_VERBS[base], start, end):
                 continue
@@ -4216,6 +4256,12 @@ def _practice_before_request(reader: _Reader) -> None:
             and any(_REQUEST_FORM.search(later) for later in sentences[index + 1 :])
         ):
             reader.use(start, end)
+        elif end <= first_file:
+            for clause in re.finditer(
+                r"[^、。]+?[てで](?:おり|おります|います|いました)(?=[、。]|$)", sentence
+            ):
+                if not re.search(r"\d|「", clause.group(0)):  # 「毎月末、目視で突き合わせており、」
+                    reader.use(start + clause.start(), start + clause.end())
         start = end + 1
 
 
