@@ -1880,3 +1880,52 @@ def test_how_a_file_was_made_describes_it() -> None:
         "取引先、金額、請求日の列だけ残したCSVをください"
     )
     assert _kinds(kept) == ["filter", "select", "sort"]
+
+
+def test_undecided_said_blank_in_parentheses_keeps_the_blank_rows() -> None:
+    procedure = read_procedure(
+        "手配表.xlsx で、担当ガイドが未定（空欄）のツアーを出発日の早い順でExcelに"
+    )
+    (condition,) = procedure.steps[0].conditions
+    assert (condition.column, condition.op) == ("担当ガイド", "is_null")
+
+
+def test_a_question_how_many_is_read_or_named_never_dropped() -> None:
+    procedure = read_procedure(
+        "手配表.xlsx で、担当者が保留扱いのツアーってどれくらいある？Excelにして"
+    )
+    assert procedure.gaps
+
+
+def test_columns_said_as_what_is_needed() -> None:
+    procedure = read_procedure(
+        "予約.xlsx から見積金額が30万円以上を拾って。"
+        "必要なのは団体名、人数、見積金額の3項目。CSVに。"
+    )
+    assert _kinds(procedure) == ["filter", "select"]
+    assert procedure.steps[1].columns == ["団体名", "人数", "見積金額"]
+
+
+def test_an_approval_said_twice_and_the_output_it_gates() -> None:
+    procedure = read_procedure(
+        "精算表を作る前に課長の承認を挟みたいです。"
+        "精算.csv を添乗員コードごとに立替金額を合計して、"
+        "エクセルで出力。ただし出力は営業課長がOKしてから。"
+    )
+    assert _kinds(procedure) == ["aggregate", "approval"] and not procedure.gaps
+
+
+def test_a_grouping_said_short_in_a_summary_and_in_full_as_grouped() -> None:
+    procedure = read_procedure(
+        "コース別・月別の平均乗車率を見たいです。運行.xlsx をコース名と運行月でグループ化して、"
+        "乗車率(%)の平均を出してください。Excelで。"
+    )
+    assert procedure.steps[0].group_by == ["コース名", "運行月"] and not procedure.gaps
+
+
+def test_one_row_each_and_notation_words() -> None:
+    procedure = read_procedure(
+        "得意先.csv の医院名と電話番号の全角半角・スペースの揺れを揃えてから、"
+        "医院名＋電話番号で重複を消して、1件ずつにしてください。CSVで"
+    )
+    assert _kinds(procedure) == ["normalize", "dedupe"] and not procedure.gaps

@@ -350,6 +350,7 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "算出": frozenset({"compute", "aggregate"}),
     "求める": frozenset({"compute", "aggregate"}),
     "集計": frozenset({"aggregate"}),
+    "グループ化": frozenset({"aggregate"}),
     "合計": frozenset({"aggregate"}),
     "平均": frozenset({"aggregate"}),
     "限る": frozenset({"filter", "select"}),
@@ -661,7 +662,7 @@ _NOUN_CHAIN = re.compile(
 
 
 _RELATIVE_CLAUSE = re.compile(
-    rf"(?P<desc>[^、。()「」]{{1,40}}?(?:している|してる|した|ている|てる|った|んだ|めた|えた|いた|した))"
+    rf"(?P<desc>[^、。()「」]{{1,40}}?(?:ている|てる|ております|た))"
     rf"\s*(?:{NOUN})?\s*[(「]?\s*$"
 )
 """「本館と別館で別々に出しているミニバー売上CSV」「全店の売上をまとめたExcel」: a clause
@@ -998,13 +999,15 @@ _FILTER_SIGN = re.compile(
 """「粗利 がマイナス（0未満）の品目」: below or above zero."""
 _FILTER_NULL = re.compile(
     rf"(?P<col>{QNOUN})\s*(?:欄|列)?(?:\s*(?:が|の|に|は)|\s)\s*(?:何か|なにか|何かしら)?\s*"
-    r"(?P<state>空欄|空白|未入力|ブランク|空|未記入|未記載|入っていない|入力されていない|記入されていない"
+    r"(?P<state>(?:未定|未設定|未登録|未記入|なし)\s*\(\s*(?:空欄|空白|未入力|ブランク)\s*\)"
+    r"|空欄|空白|未入力|ブランク|空|未記入|未記載|入っていない|入力されていない|記入されていない"
     r"|入力されている|入力されてる|入力済み?|入っている|入ってる|記入されている|記入済み?|記載されている"
     r"|埋まっている|埋まってる|空欄でない|空白でない|空でない)"
     r"(?:\s*(?:に|と)\s*なって(?:いる|る))?"
 )
 _GROUP = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の組み合わせ|の組合せ)?\s*(?:別|ごと|毎)"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の組み合わせ|の組合せ)?\s*"
+    r"(?:別|ごと|毎|(?:で|を|を\s*キーに)\s*(?=グループ化|グルーピング|グループ分け))"
 )
 _DESCRIBES_GROUP = re.compile(
     r"\s*に?\s*[^\s、。]{0,4}?(?:管理|保存|作成|分け|分かれ|届|出力|集め|提出|記録)"
@@ -1203,7 +1206,7 @@ _SELECT = re.compile(
     rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル)|で\s*(?:大丈夫|OK|結構|いい|お願い|構いません))"
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧|お願い|ください|下さい|にて|して|CSV|Excel|エクセル))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
-    rf"|(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})"
+    rf"|(?:(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)|(?:必要な|欲しい|ほしい|残したい|出してほしい)\s*の)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})"
     rf"|(?<![がは])(?P<cols8>{QNOUN}(?:\s*(?:・|、)\s*{QNOUN}){{2,19}})\s*を\s*(?=出して|出力して|表示して|一覧にして|並べた(?:表|一覧))"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞)"
 )
@@ -1461,7 +1464,7 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         state = match.group("state")
         op = (
             "is_null"
-            if re.search(r"空欄$|空白$|未入力|ブランク|^空$|未記入|未記載|ていない", state)
+            if re.search(r"空欄\)?$|空白\)?$|未入力|ブランク|^空$|未記入|未記載|ていない", state)
             else "not_null"
         )
         _condition(
@@ -1676,6 +1679,17 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         ):  # 「営業店別の件数を集計したく…営業店・担当者ごとに何件あるか」: the summary is
             # a part of the grouping the step says in full
             chosen = [next(k for k, names in by_sentence.items() if names == widest)]
+        fuller = [
+            sentence
+            for sentence, names in by_sentence.items()
+            if all(
+                any(other in name for name in names)
+                for others in by_sentence.values()
+                for other in others
+            )
+        ]  # 「コース別・月別の平均を見たい。…コース名と運行月でグループ化」: said in full once
+        if len(chosen) != 1 and len(fuller) == 1:
+            chosen = fuller
         if len(chosen) == 1:
             by_sentence = {chosen[0]: by_sentence[chosen[0]]}
         else:
@@ -2838,10 +2852,18 @@ def _read_approval(reader: _Reader) -> None:
     )  # 「「…は理事長の承認を要する」と定めています」: a rule quoted, no approval asked
     if match:
         reader.add_step(match.start(), StepSpec(id="", kind="approval", source=match.group(0)))
-        reader.use(match.start(), match.end())
-        approver = re.search(rf"{NOUN}\s*(?:の|に|から)\s*$", reader.text[: match.start()])
-        if approver:  # 「担当弁護士の確認を挟んで」: the approver, no column
-            reader.use(approver.start(), match.start())
+        for said in _APPROVAL.finditer(reader.text, match.start()):
+            if reader.is_used(*said.span()):
+                continue  # 「承認を挟みたい。…ただし出力は課長がOKしてから」: one gate, said twice
+            reader.use(said.start(), said.end())
+            approver = re.search(rf"{NOUN}\s*(?:の|に|から|が)\s*$", reader.text[: said.start()])
+            if approver:  # 「担当弁護士の確認を挟んで」: the approver, no column
+                reader.use(approver.start(), said.start())
+        for before in re.finditer(
+            rf"{NOUN}\s*を\s*(?:作る|作成する|出す|出力する|保存する|提出する|渡す)\s*前に",
+            reader.text,
+        ):
+            reader.use(*before.span())  # 「精算表を作る前に課長の承認を」: the output, gated
 
 
 def _read_llm_steps(reader: _Reader) -> None:
@@ -3294,6 +3316,10 @@ GENERIC_NOUNS = frozenset(
         "文字コード",
         "全角",
         "半角",
+        "スペース",
+        "揺れ",
+        "ゆれ",
+        "ブレ",
         "カナ",
         "表記",
         "書き方",
@@ -3485,7 +3511,8 @@ def _working_clauses(text: str) -> set[tuple[int, int]]:
         if base in STEP_VERBS or (base in _PRODUCE_VERBS and not _DESCRIBES.match(text, end))
     }
     for match in re.finditer(
-        rf"{RESTRICTION_WORDS.pattern}|(?<![個特区差判識])別(?!々|途)|ごと|毎|順|の列|列を|列は|列で|項目は|項目を",
+        rf"{RESTRICTION_WORDS.pattern}|(?<![個特区差判識])別(?!々|途)|ごと|毎|順|の列|列を|列は|列で|項目は|項目を"
+        r"|どれくらい|どのくらい|どれぐらい|何件|何人|何社|いくつ",  # 「…ってどれくらいある？」
         text,
     ):
         working.add(_clause_span(text, match.start(), match.end()))
@@ -3758,6 +3785,10 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             r"\s*(?:お願い|ご相談|相談|質問|ご確認|確認|ご連絡|連絡|だけ)", text[match.end() :]
         ):
             continue  # 「1点お願いです」: how many things the mail asks, no value
+        if re.fullmatch(r"(?:1|一)\s*(?:件|行|つ)", match.group(0).strip()) and re.match(
+            r"\s*ずつ", text[match.end() :]
+        ):
+            continue  # 「1件ずつにして」: one row each, no value
         if re.fullmatch(r"\d{1,4}", match.group(0).strip()) and re.match(
             r"^\s*(?:月|年|期|つ|か月|ヶ月|行|列|項目|四半期|ファイル|枚|通|シート|条|項|号|点|本)",
             text[match.end() :],
