@@ -1929,3 +1929,38 @@ def test_one_row_each_and_notation_words() -> None:
         "医院名＋電話番号で重複を消して、1件ずつにしてください。CSVで"
     )
     assert _kinds(procedure) == ["normalize", "dedupe"] and not procedure.gaps
+
+
+def test_a_wish_told_before_asking_for_advice_is_context() -> None:
+    procedure = read_procedure(
+        "お疲れ様です。来月のツアー別の予約状況をまとめたく、ご相談です。\n"
+        "添付の「予約.xlsx」について、ツアーコードごとに予約人数を合計してください。Excelで。"
+    )
+    assert [s.group_by for s in procedure.steps] == [["ツアーコード"]] and not procedure.gaps
+
+
+def test_how_many_values_were_listed_is_no_threshold() -> None:
+    procedure = read_procedure(
+        "利用.csv から、クラスが「ひよこ」「うさぎ」「きりん」の3クラスのもので、"
+        "保育料が3,000円以上の園児を出してください。CSVで"
+    )
+    columns = [(c.column, c.op) for c in procedure.steps[0].conditions]
+    assert sorted(columns) == [("クラス", "in"), ("保育料", ">=")] and not procedure.gaps
+
+
+def test_a_column_whose_name_ends_like_a_file_word_with_a_quoted_value() -> None:
+    procedure = read_procedure("振替.csv で振替結果が「不能」の行だけにして、Excelで")
+    (condition,) = procedure.steps[0].conditions
+    assert (condition.column, condition.value) == ("振替結果", "不能")
+
+
+def test_formulas_in_parentheses_named_after_and_said_with_mo() -> None:
+    procedure = read_procedure(
+        "収支.xlsx の（参加費 − 宿泊原価 − バス原価）を「粗利」として計算、"
+        "さらに 粗利 ÷ 参加費 で「粗利率」も。Excelで"
+    )
+    assert [s.expressions for s in procedure.steps] == [
+        {"粗利": "参加費 - 宿泊原価 - バス原価"},
+        {"粗利率": "粗利 / 参加費"},
+    ]
+    assert not procedure.gaps

@@ -1159,6 +1159,8 @@ _COMPUTE = re.compile(
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?!(?:差|差額|差分|結果|額|金額|値|もの)\s*を)(?P<new4>{NOUN})"
     rf"|(?P<new7>{QNOUN})\s*(?:という|の)?\s*列\s*を\s*(?P<expr7>{_COMPUTE_EXPR})\s*で\s*(?=追加|作|計算|算出|出)"
     rf"|「(?P<expr8>{_COMPUTE_EXPR})」\s*で\s*(?P<new8>{QNOUN})\s*(?:(?:って|という|の)\s*列\s*)?を\s*(?=足|追加|作|計算|算出|求め|出)"
+    rf"|\(\s*(?P<expr12>{_COMPUTE_EXPR})\s*\)\s*を\s*(?P<new12>{QNOUN})\s*として\s*(?=計算|算出|求め|出)"
+    rf"|(?<![=÷×*/+−\-])(?P<expr13>{_COMPUTE_EXPR})\s*で\s*(?P<new13>「[^」]+」)\s*も(?=[、。]|$)"
     rf"|(?P<new11>{QNOUN})\s*(?:という列|の列|列)\s*を\s*(?:追加|作成|作|つく|足|付け|加え)[ぁ-ん]{{0,10}}\s*\(\s*=?\s*(?P<expr11>{_COMPUTE_EXPR})\s*\)"
     rf"|(?P<new6>{QNOUN})\s*\(\s*=?\s*(?P<expr6>{NOUN}(?:\s*[×*÷+\-−]\s*(?:{NOUN}|{NUM})){{1,9}})\s*\)"
 )
@@ -1505,8 +1507,12 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         owner = re.search(rf"(?P<owner>{NOUN})\s*の\s*$", text[: match.start("col")])
         if column in ("種類", "区分", "状態", "種別") and owner:
             column = f"{owner.group('owner')}の{column}"  # 「廃棄物の種類が「廃プラ」」
-        elif column in GENERIC_NOUNS or _GENERIC.search(column) or _NOT_A_COLUMN.fullmatch(column):
-            continue  # 「結果は…」「データは…」「今年は…」 name no column
+        elif (
+            column in GENERIC_NOUNS
+            or (_GENERIC.search(column) and not ("「" in raw and len(column) > 2))
+            or _NOT_A_COLUMN.fullmatch(column)
+        ):
+            continue  # 「結果は…」「今年は…」 name no column (「振替結果が「不能」」 does)
         particle = text[match.end("col") : match.start("val")].strip()
         tail = match.group("tail")
         if (
@@ -2658,7 +2664,21 @@ def _balanced(expression: str) -> str:
         depth += {"(": 1, ")": -1}.get(char, 0)
         if depth < 0:
             return ""
-    return expression if depth == 0 else ""
+    if depth:
+        return ""
+    return _unwrapped(expression)
+
+
+def _unwrapped(expression: str) -> str:
+    """「(参加費 - 原価)」: one pair of parentheses around the whole formula says nothing."""
+    if not (expression.startswith("(") and expression.endswith(")")):
+        return expression
+    depth = 0
+    for index, char in enumerate(expression):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and index < len(expression) - 1:
+            return expression  # 「(A + B) * (C + D)」: two groups, kept
+    return _unwrapped(expression[1:-1].strip())
 
 
 def _read_compute(reader: _Reader) -> None:
@@ -2684,6 +2704,8 @@ def _read_compute(reader: _Reader) -> None:
                 or groups.get("new6")
                 or groups.get("new7")
                 or groups.get("new11")
+                or groups.get("new12")
+                or groups.get("new13")
                 or groups["new8"]
             )
             expression = _expression(
@@ -2692,6 +2714,8 @@ def _read_compute(reader: _Reader) -> None:
                 or groups.get("expr6")
                 or groups.get("expr7")
                 or groups.get("expr11")
+                or groups.get("expr12")
+                or groups.get("expr13")
                 or groups["expr8"]
             )
         expression = _balanced(expression)
@@ -3785,6 +3809,11 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             r"\s*(?:お願い|ご相談|相談|質問|ご確認|確認|ご連絡|連絡|だけ)", text[match.end() :]
         ):
             continue  # 「1点お願いです」: how many things the mail asks, no value
+        listed = re.search(
+            r"(?:「[^」]+」\s*(?:[、,・と]\s*)?){2,}\s*の\s*$", text[: match.start()]
+        )
+        if listed and len(re.findall(r"「[^」]+」", listed.group(0))) == _number_of(match.group(0)):
+            continue  # 「「ひよこ」「うさぎ」「きりん」の3クラス」: how many values were listed
         if re.fullmatch(r"(?:1|一)\s*(?:件|行|つ)", match.group(0).strip()) and re.match(
             r"\s*ずつ", text[match.end() :]
         ):
@@ -4263,7 +4292,11 @@ def _background_sentences(reader: _Reader) -> None:
         start = end + 1
 
 
-_PRACTICE_END = re.compile(r"(?:ております|ています|ていました|ておりました)\s*$")
+_PRACTICE_END = re.compile(
+    r"(?:ております|ています|ていました|ておりました)\s*$"
+    r"|(?:たく|たいので|たいため)\s*[、,]?\s*(?:ご相談|相談|ご依頼|依頼|お願い)"
+    r"(?:です|させてください|させて下さい|いたします|があります)\s*$"
+)
 _WISH_STATED = re.compile(r"たいと\s*(?:考え|思っ|存じ)\s*て\s*(?:おり|い)ます$")
 """「…を把握したいと考えています」: a wish told as context, not the request itself."""
 
@@ -4282,7 +4315,7 @@ def _practice_before_request(reader: _Reader) -> None:
             end <= first_file
             and sentence.strip()
             and _PRACTICE_END.search(sentence)
-            and not _REQUEST_FORM.search(_WISH_STATED.sub("", sentence))
+            and not _REQUEST_FORM.search(_PRACTICE_END.sub("", _WISH_STATED.sub("", sentence)))
             and not re.search(r"\d|「", sentence)
             and any(_REQUEST_FORM.search(later) for later in sentences[index + 1 :])
         ):
