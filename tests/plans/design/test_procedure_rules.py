@@ -1964,3 +1964,59 @@ def test_formulas_in_parentheses_named_after_and_said_with_mo() -> None:
         {"粗利率": "粗利 / 参加費"},
     ]
     assert not procedure.gaps
+
+
+def test_the_first_and_last_date_per_group() -> None:
+    procedure = read_procedure(
+        "教習記録.xlsx から、教習生番号ごとに最初の教習日と最後の教習日、"
+        "あと時限数の合計を出して。CSVで"
+    )
+    assert procedure.steps[0].metrics == {"教習日": ["min", "max"], "時限数": ["sum"]}
+    assert not procedure.gaps
+
+
+def test_a_result_referred_back_to_and_a_master_attached_by_a_key() -> None:
+    procedure = read_procedure(
+        "返品.csv から返品理由が「破損」のものを抜き出してください。"
+        "抜き出したものに、商品マスタ.xlsx を商品コードで付けてほしいです。Excelで"
+    )
+    assert _kinds(procedure) == ["join", "filter"] and not procedure.gaps
+    assert procedure.steps[0].keys == ["商品コード"]
+
+
+def test_a_column_just_computed_totalled_per_group_and_the_group_keyed_by_a_column() -> None:
+    procedure = read_procedure(
+        "競り.csv の落札単価と数量をかけて金額を出して、"
+        "それを買受人ごとに足す、みたいなことってできますか。"
+        "新しい列の名前は「金額」、買受人は買受人コードでまとめてください。CSVで"
+    )
+    assert [(s.kind, s.group_by, s.metrics) for s in procedure.steps][1] == (
+        "aggregate",
+        ["買受人コード"],
+        {"金額": ["sum"]},
+    )
+
+
+def test_a_file_described_per_group_is_no_grouping() -> None:
+    procedure = read_procedure(
+        "教習生ごとの請求データ（請求.xlsx）と入金データ（入金.csv）を教習生番号で照合して。Excelで"
+    )
+    assert _kinds(procedure) == ["reconcile"] and not procedure.gaps
+
+
+def test_a_list_alone_is_kept_columns_when_one_is_a_column_elsewhere() -> None:
+    kept = read_procedure("名簿.xlsx、入所日順(古→新)。教習生番号・氏名・入所日・車種だけ。csv。")
+    assert [(s.kind, s.columns) for s in kept.steps if s.kind == "select"] == [
+        ("select", ["教習生番号", "氏名", "入所日", "車種"])
+    ]
+    values = read_procedure("売上.xlsx、東京・大阪・福岡だけ。csv。")
+    assert "select" not in _kinds(values)
+
+
+def test_a_side_of_a_table_names_no_column_and_the_output_said_by_its_name() -> None:
+    procedure = read_procedure(
+        "得意先マスタ.xlsx・受注明細.csv 受注明細側の得意先名にゆれあり → 得意先名をそろえる → "
+        "得意先名で結合 → xlsx、名前は 名寄せ.xlsx"
+    )
+    assert procedure.steps[0].columns == ["得意先名"]
+    assert [o.file_name for o in procedure.outputs] == ["名寄せ.xlsx"] and not procedure.gaps

@@ -578,7 +578,7 @@ _AS_INPUT = re.compile(
     r"^\s*(?:ファイル|ブック|データ)?\s*(?:から|を読|の中|を取り込|を使|と|を|は|の|、|\)|,)"
 )
 _OUTPUT_BEFORE = re.compile(
-    r"(?:(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名|アウトプット)\s*(?:は|を|:)?\s*「?"
+    r"(?:(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名|名前|アウトプット)\s*(?:は|を|:)?\s*「?"
     r"|[→⇒>]|[①-⑳]\s*|\(\s*ファイル名\s*(?:は|:)?\s*)\s*$"
 )
 _SHEET = re.compile(
@@ -1116,6 +1116,7 @@ _JOIN = re.compile(
     r"|持ってく|引いてく|付け加え|(?<![A-Za-z])(?:join|JOIN|merge)(?![A-Za-z])"
     r"|突き合わせて[^、。]{0,24}?(?:を付け|を追加|を加え|を付与)"
     r"|(?<=[^\s、。])\s*(?:で|をキーに(?:して)?|をキーとして)\s*(?:つな|繋)(?:い|げ|ぐ)"
+    r"|(?<=[^\s、。])\s*(?:で|をキーに(?:して)?|をキーとして)\s*(?:付け|つけ)(?=て|る|た|ま)"
 )
 """A table added beside another by a key (「学籍番号でつないで」: a key, so not stacked)."""
 _RECONCILE = re.compile(
@@ -1662,11 +1663,14 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             names = [n for n in names if n not in STEP_VERBS and n not in _GLUE_ACTIONS] or names
         if not names or _DESCRIBES_GROUP.match(text, match.end()):
             continue  # 「支店ごとに管理している顧客リスト」: how the data is kept, no grouping
-        described = re.compile(rf"\s*の\s*(?P<noun>{NOUN})").match(text, match.end())
-        if described and any(
-            item.holds.endswith(described.group("noun")) for item in reader.inputs
+        described = re.compile(
+            rf"\s*の\s*(?P<noun>{NOUN})\s*(?P<file>\([^()]*\.(?:csv|xlsx|xls|xlsm)\s*\))?"
+        ).match(text, match.end())
+        if described and (
+            described.group("file")
+            or any(item.holds.endswith(described.group("noun")) for item in reader.inputs)
         ):
-            continue  # 「現場ごとの資材発注一覧(Excel)」: the file's own description
+            continue  # 「現場ごとの資材発注一覧(Excel)」「教習生ごとの請求データ(請求.xlsx)」
         by_sentence.setdefault(text.count("。", 0, match.start()), []).extend(names)
         positions.append(match.start())
         reader.use(match.start(), match.end())
@@ -1710,6 +1714,11 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             )
     for names in by_sentence.values():
         groups.extend(names)
+    for keyed in _GROUP_KEYED_BY.finditer(text):
+        worded, key = _clean(keyed.group("said")), _clean(keyed.group("key"))
+        if worded in groups:  # 「買受人ごとに足す…買受人は買受人コードでまとめて」: the key column
+            groups = [key if g == worded else g for g in groups]
+            reader.use(keyed.start(), keyed.end())
     groups = [  # 「月次の部品別原価、…部品番号 別に」: 部品 restates 部品番号
         g for g in groups if not any(o != g and o.startswith(g) for o in groups)
     ]
@@ -1719,6 +1728,15 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
     last: tuple[int, str] | None = None
     for match in re.finditer(r"\(\s*(?:sum|total|mean|avg|average|count|max|min)\s*\)", text):
         reader.use(match.start(), match.end())  # 「合計(sum)」: the same metric twice
+    for match in _FIRST_LAST_DATE.finditer(text):
+        if reader.overlaps(match.start(), match.end()):
+            continue  # 「最初の教習日と最後の教習日」: the earliest and the latest date
+        for word, column in ((match["w1"], match["c1"]), (match["w2"], match["c2"])):
+            if word and column:
+                function = "min" if re.match(r"最初|最古|一番早い|最も早い", word) else "max"
+                metrics.setdefault(_clean(column), []).append(function)
+        positions.append(match.start())
+        reader.use(match.start(), match.end())
     for match in _PREFIX_METRIC.finditer(text):
         measured = _clean(match.group("col"))
         if reader.overlaps(match.start(), match.end()) or not is_amount_column(measured):
@@ -1859,6 +1877,15 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
     elif vague:
         missing.append("metrics:sum")
         positions.append(vague[0][0])
+    computed = [
+        name for _, step in reader.steps if step.kind == "compute" for name in step.expressions
+    ]
+    summed_back = _SUMMED_BACK.search(text)
+    if computed and summed_back and not any(m for m in metrics if m != COUNT_ALL):
+        metrics[computed[-1]] = ["sum"]  # 「金額を出して、それを買受人ごとに足す」: the new column
+        missing = [m for m in missing if not m.startswith("metrics")]
+        positions.append(summed_back.start())
+        reader.use(summed_back.start("verb"), summed_back.end())
     if not metrics and not missing and not groups:
         return
     if not metrics and not missing:
@@ -1876,6 +1903,21 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
     reader.add_step(min(positions) if positions else 0, step)
 
 
+_GROUP_KEYED_BY = re.compile(
+    rf"(?P<said>{NOUN})\s*は\s*(?P<key>{QNOUN})\s*で\s*(?:まとめ|集計|グループ化|区切|分け)"
+)
+"""「買受人は買受人コードでまとめてください」: the column a grouping said in words is keyed by."""
+_SUMMED_BACK = re.compile(
+    r"(?:それ|これ|その結果|その金額)\s*を\s*[^、。]{0,16}?(?:ごと|別|毎)\s*に\s*"
+    r"(?P<verb>足|合計|合算|集計|足し上げ)"
+)
+"""「…をかけて金額を出して、それを買受人ごとに足す」: the column just computed, totalled."""
+_FIRST_LAST = r"最初|最後|最古|最新|一番早い|一番遅い|最も早い|最も遅い"
+_FIRST_LAST_DATE = re.compile(
+    rf"(?P<w1>{_FIRST_LAST})\s*の\s*(?P<c1>{NOUN}(?:日|日付|日時))"
+    rf"(?:\s*(?:と|、|・)\s*(?P<w2>{_FIRST_LAST})\s*の\s*(?P<c2>{NOUN}(?:日|日付|日時)))?"
+)
+"""「教習生番号ごとに最初の教習日と最後の教習日」: per group, a date's earliest and latest."""
 _PREFIX_METRIC = re.compile(
     r"(?P<ms>(?:平均|最大|最小|最高|最低)(?:\s*(?:・|と|、)\s*(?:平均|最大|最小|最高|最低)){0,4})"
     rf"\s*(?:の)?\s*(?P<col>{NOUN})"
@@ -2817,7 +2859,12 @@ def _read_mixed(reader: _Reader) -> None:
     for match in _MIXED.finditer(text):
         if reader.overlaps(match.start("cols"), match.end("cols")):
             continue
-        columns = [c for c in _names(match.group("cols")) if not _names_a_file(reader, c)]
+        side = re.match(rf"\s*の\s*(?P<col>{NOUN})", text[match.end("cols") :])
+        if match.group("cols").endswith("側") and side:  # 「受注明細側の得意先名にゆれ」
+            columns = [_clean(side.group("col"))]
+            reader.use(match.end("cols"), match.end("cols") + side.end())
+        else:
+            columns = [c for c in _names(match.group("cols")) if not _names_a_file(reader, c)]
         columns = [c for c in columns if c not in GENERIC_NOUNS and not _NOTATION_WORDS.search(c)]
         if not columns:
             continue
@@ -2835,7 +2882,35 @@ def _read_mixed(reader: _Reader) -> None:
         reader.use(verb.start(), verb.end())
 
 
+_LISTED_ONLY = re.compile(
+    rf"(?<![がはをにで])(?P<cols>{QNOUN}(?:\s*(?:・|、|,)\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?=[。→>]|$)"
+)
+"""「教習生番号・氏名・入所日・車種だけ。」: a list of three or more names, on its own."""
+
+
+def _listed_columns_kept(reader: _Reader) -> None:
+    """A list alone (no verb) of names, one of which the instruction also uses as a
+    column elsewhere (「入所日順」), keeps those columns; values of one column are never
+    named elsewhere as a column."""
+    text = reader.text
+    for match in _LISTED_ONLY.finditer(text):
+        if reader.overlaps(match.start(), match.end()):
+            continue
+        columns = _names(match.group("cols"))
+        elsewhere = text[: match.start()] + " " + text[match.end() :]
+        if not any(
+            re.search(rf"{re.escape(c)}\s*(?:が|は|を|で|の順|順|ごと|別|の昇順|の降順)", elsewhere)
+            for c in columns
+        ):
+            continue
+        reader.add_step(
+            match.start(), StepSpec(id="", kind="select", columns=columns, source=match.group(0))
+        )
+        reader.use(match.start(), match.end())
+
+
 def _read_select(reader: _Reader) -> None:
+    _listed_columns_kept(reader)
     for match in _SELECT.finditer(reader.text):
         named = match.group("cols") or match.group("cols3") or match.group("cols5")
         tail = (
@@ -3162,7 +3237,10 @@ def _explained(reader: _Reader, kinds: frozenset[str], start: int, end: int) -> 
     pointing = re.search(  # 「以下の条件で抽出」「上記条件で抽出」: the lines below or above
         r"(?:以下|次|下記)\s*の|(?:上記|前記|上)\s*の?\s*(?:条件|内容|とおり|通り)", clause
     )
-    after = re.match(r"[ぁ-ん]{0,3}?(?:あと|後|うえで|上で|てから)", reader.text[end:])
+    after = re.match(
+        r"[ぁ-ん]{0,3}?(?:あと|後|うえで|上で|てから)|た\s*(?:もの|結果|データ|行|一覧|リスト|表)",
+        reader.text[end:],
+    )
     sentence = (
         reader.text.rfind("。", 0, start) + 1,
         reader.text.find("。", end) % (len(reader.text) + 1),
