@@ -27,11 +27,18 @@ from keiri_agent.errors import SpecError
 _POINTER = re.compile(
     r"^\s*(?:それ|これ|さっきの|先ほどの|今の|その|この|同じ)|(?:は|なら|では|だと)\s*[？?]\s*$"
     r"|にして\s*$|に変えて|に替えて|に直して|じゃなく|ではなく|でなく|でも同じ|同じように"
+    r"|^[^。、]{0,12}(?:だと|なら)"
     r"|^\s*(?:now|then|and|same|also|just|only|what about|how about)\b"
     r"|\b(?:that|it|this|instead|rather than|swap)\b",
     re.IGNORECASE,
 )
 """Words that point at the result just shown."""
+_SWAP = re.compile(
+    r"\b(?:swap|switch|replace|instead|rather than|change)\b|じゃなく|ではなく|でなく|に変え|に替え"
+    r"|→|->",
+    re.IGNORECASE,
+)
+"""A value swapped for another: the value already held is the one that goes."""
 _SHARE = re.compile(r"構成比|割合|シェア|比率|\bshares?\b|\bpercentages?\b", re.IGNORECASE)
 _NOT_THIS = re.compile(r"\s*(?:じゃなく|ではなく|でなく)")
 """「合計じゃなくて平均で」: the aggregation said before it is the one to drop."""
@@ -193,11 +200,82 @@ def _reshaped(
             spec["sort"] = {**spec["sort"], "by": f"{lead}_{aggs[0]}"}
     if top and (spec.get("op") or spec.get("kind")) in ("groupby_agg", "share_ratio", "bar"):
         spec["top_k"] = top
-    if groups and (spec.get("op") or spec.get("kind")) == "line":
+    kind = spec.get("op") or spec.get("kind")
+    if groups and kind == "line":
         spec["hue"] = groups[0]
+    elif groups and kind == "share_ratio" and len(groups) == 1:
+        spec["group_col"] = groups[0]  # 「カテゴリでも同じように」: the same shares, regrouped
+    elif groups and kind == "bar" and len(groups) == 1:
+        spec["x"] = groups[0]
     elif groups:
         spec = _grouped(spec, groups)
     return spec
+
+
+def _remeasured(spec: dict[str, Any], measures: list[str], aggs: list[str]) -> dict[str, Any]:
+    """The same result of another measure: 「件数じゃなくて発注金額の合計で」, "show revenue
+    instead" (the aggregation said, else the previous one unless it counted rows, else sum)."""
+    spec = dict(spec)
+    kind = spec.get("op") or spec.get("kind")
+    _, previous = _measure(spec)
+    agg = (aggs or [previous if previous not in ("count", "nunique") else "sum"])[0]
+    if kind in ("total", "groupby_agg"):
+        spec["metrics"] = {column: aggs or [agg] for column in measures}
+        if kind == "groupby_agg":
+            spec["sort"] = {
+                **(spec.get("sort") or {"ascending": False}),
+                "by": f"{measures[0]}_{agg}",
+            }
+    elif kind == "share_ratio":
+        spec["value_col"] = measures[0]
+    elif kind in ("bar", "line"):
+        spec["y"], spec["agg"] = measures[0], agg
+    return spec
+
+
+def _counted(spec: dict[str, Any]) -> dict[str, Any]:
+    """The same result counting rows instead: 「件数だと何件？」, "and how many rows?"."""
+    spec = dict(spec)
+    kind = spec.get("op") or spec.get("kind")
+    groups = _groups(spec)
+    if kind == "total":
+        spec["metrics"] = {}
+    elif kind == "groupby_agg" and groups:
+        spec["metrics"] = {groups[0]: ["count"]}
+        spec["sort"] = {**(spec.get("sort") or {"ascending": False}), "by": f"{groups[0]}_count"}
+    elif kind == "share_ratio":
+        spec["value_col"] = None
+    elif kind == "bar":
+        spec["y"], spec["agg"] = None, "count"
+    elif kind == "line":
+        spec["agg"] = "count"
+    return spec
+
+
+def _swapped(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """New conditions of a swap ("swap Enterprise for Business", 「AじゃなくてBで」): on a
+    column already held to a value, the values said that are not held yet replace it."""
+    held: dict[str, set[Any]] = {}
+    for f in old:
+        if f["op"] == "==":
+            held.setdefault(f["col"], set()).add(f["value"])
+        elif f["op"] == "in":
+            held.setdefault(f["col"], set()).update(f["value"])
+    swapped = []
+    for f in new:
+        values = f["value"] if f["op"] == "in" else [f["value"]] if f["op"] == "==" else None
+        if values is None or f["col"] not in held:
+            swapped.append(f)
+            continue
+        fresh = [v for v in values if v not in held[f["col"]]]
+        if not fresh or len(fresh) == len(values):
+            swapped.append(f)
+        else:
+            value: Any = fresh[0] if len(fresh) == 1 else fresh
+            swapped.append(
+                {"col": f["col"], "op": "==" if len(fresh) == 1 else "in", "value": value}
+            )
+    return swapped
 
 
 def _shares(spec: dict[str, Any]) -> dict[str, Any]:
@@ -242,11 +320,24 @@ def edit_previous(
         if _NOT_THIS.match(text[end:]) or re.match(r"\s*instead of\s*$", text[:start][-12:])
     }
     aggs = [a for a in vocab.aggregations(text) if a != "count" and a not in dropped]
-    if not (filters or groups or freq or chart or share or top or aggs):
+    measures = list(
+        dict.fromkeys(m.column for m in parsed.mentions if parsed.index.kind(m.column) == "numeric")
+    )
+    measures = [c for c in measures if c not in groups and not any(f["col"] == c for f in filters)]
+    counted = not measures and not aggs and "count" in vocab.aggregations(text)
+    counted = counted and "count" not in dropped
+    if not (filters or groups or freq or chart or share or top or aggs or measures or counted):
         return None
+    if _SWAP.search(text):
+        filters = _swapped(list(base.get("filters") or []), filters)
     spec = {**base, "filters": _merged(list(base.get("filters") or []), filters)}
     title = _t(lang, "前回の結果を変更", "The previous result, changed")
     assumptions: list[str] = []
+    if measures:
+        spec = _remeasured(spec, measures, aggs)
+        aggs = []
+    elif counted:
+        spec = _counted(spec)
     spec = _reshaped(spec, aggs, int(next(g for g in top.groups() if g)) if top else None, groups)
     if share and not freq and len(_groups(spec)) == 1:  # 「構成比で見せて」
         spec = _shares(spec)

@@ -33,6 +33,7 @@ from keiri_agent.agents.analysis.reasoning.offline.ja_column_words import (
 )
 from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
+    LACKING_BEFORE,
     PeriodFilter,
     bare_thresholds,
     condition_at,
@@ -107,8 +108,16 @@ _EN_NUMERIC_GROUP_MARK = re.compile(
 # column or the category value of the same spelling; a value "also included" restricts nothing.
 _COMMON_NOUN_BEFORE = re.compile(r"(?<![a-z])(?:a|an)\s+$")
 _INCLUDING_AFTER = re.compile(r"^\s*(?:も含め|も含む|を含め|を含む|も入れ)")
-_NEG_AFTER = re.compile(r"^\s*(?:以外|を除く|を除いた|を除いて|除く)")
-_NEG_BEFORE = re.compile(r"(?:except|excluding|other than|not|without|exclude)\s+(?:the\s+)?$")
+_NEG_AFTER = re.compile(
+    r"^\s*(?:以外|を除く|を除いた|を除いて|除く"
+    r"|(?:の(?:もの|分|行|明細|データ))?\s*(?:は|を)\s*(?:除外|除いて|除き|対象外|入れないで|入れず"
+    r"|含めないで|含めず|抜いて|外して|省いて)|抜きで)"
+)
+_NEG_BEFORE = re.compile(
+    r"(?<![a-z])(?:except(?: for)?|excluding|exclude|other than|not|without|but not|apart from"
+    r"|aside from|leave out|leaving out|omit|omitting|skip|skipping|ignore|ignoring|drop|dropping"
+    r"|minus)\s+(?:the\s+|all\s+|any\s+)?$"
+)
 
 
 def normalize(text: str) -> str:
@@ -313,8 +322,25 @@ def name_aliases(names: list[str]) -> list[tuple[str, str, int]]:
                     and not (len(run) == 1 and run[0] in MEASURE_SHORT_FORMS)
                 ):
                     continue
-                found.append((_alias_pattern(run, True, others[name]), name, len(" ".join(run))))
+                pattern = _alias_pattern(run, True, others[name])
+                found.append(
+                    (_not_a_word_of_another(pattern, words, tokens), name, len(" ".join(run)))
+                )
     return found
+
+
+def _not_a_word_of_another(pattern: str, words: list[str], tokens: dict[str, list[str]]) -> str:
+    """``pattern`` (a run of a name's words, possibly cut short: "orde" ~ "ordered") never
+    matching a whole word of another column's name that is no word of this one: "order"
+    is the word of ``order_id`` (the rows), not ``ordered_at`` cut short."""
+    own = set(words)
+    theirs = sorted(
+        {w for ws in tokens.values() for w in ws if w not in own and len(w) >= 3 and w.isalpha()}
+    )
+    if not theirs:
+        return pattern
+    blocked = "|".join(re.escape(w) for w in theirs)
+    return rf"(?!(?:{blocked})(?:e?s)?(?![a-z0-9])){pattern}"
 
 
 # Generic words that say how a value is aggregated: a run of generic words naming a
@@ -446,6 +472,10 @@ def short_terms(names: list[str]) -> list[tuple[str, str]]:
     ]
 
 
+_YES_NO = (("yes", "no"), ("true", "false"), ("y", "n"), ("1", "0"), ("あり", "なし"), ("有", "無"))
+"""The pairs of values of a yes/no column, the "yes" first."""
+
+
 @dataclass(frozen=True)
 class ColumnInfo:
     """One column of the dataset summary."""
@@ -551,6 +581,35 @@ class ColumnIndex:
         info = self.by_name.get(column)
         return info.kind if info else "text"
 
+    def yes_value(self, column: str) -> str | None:
+        """The "yes" of a column holding a yes/no pair (Yes/No, true/false, あり/なし), or
+        None for any other column."""
+        info = self.by_name.get(column)
+        if info is None or info.kind not in ("categorical", "boolean") or len(info.examples) != 2:
+            return None
+        said = {normalize(e): e for e in info.examples}
+        for yes, no in _YES_NO:
+            if set(said) == {yes, no}:
+                return said[yes]
+        return None
+
+    def row_nouns(self) -> list[str]:
+        """The data's words for its rows, read from its identifier columns: "transfer" of
+        ``transfer_id``, 「請求書」 of 請求書番号 (a name ending like an identifier whose
+        values are all, or nearly all, distinct)."""
+        most = max((c.unique for c in self.columns), default=0)
+        found = []
+        for info in self.columns:
+            if info.kind == "numeric" or not most or info.unique < 0.9 * most:
+                continue
+            if info.name.isascii():
+                words = name_tokens(info.name)
+                if len(words) >= 2 and words[-1] in _ID_TOKENS and len(words[0]) >= 3:
+                    found.append(words[0])
+            elif (cut := _JA_ID_NAME.sub("", info.name)) != info.name and len(cut) >= 2:
+                found.append(normalize(cut))
+        return found
+
     def concept_column(self, concept: str) -> str | None:
         """The column holding a concept (e.g. 'sales'), if any."""
         return next((c.name for c in self.columns if c.concept == concept), None)
@@ -637,9 +696,12 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
             ):
                 continue  # 「合計」 is no mention of 控除合計; "columns" none of column_3
             claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
-            common = _COMMON_NOUN_BEFORE.search(text[: m.start()]) and (
-                value is not None or condition_at(text[m.end() :]) is None
-            )  # "a grade of 2" is a condition on the column grade
+            common = (
+                _COMMON_NOUN_BEFORE.search(text[: m.start()])
+                and not LACKING_BEFORE.search(text[: m.start()])  # "don't have a city"
+                and (value is not None or condition_at(text[m.end() :]) is None)
+                and not (value is not None and _names_its_column(text[m.end() :], column))
+            )  # "a grade of 2" is a condition on the column grade; so is "a student ticket"
             if common or (value is not None and _INCLUDING_AFTER.match(text[m.end() :])):
                 continue  # "the price a shop charges", 「札幌も含めて」: not a condition
             negated = bool(
@@ -647,6 +709,16 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
             )
             found.append(Mention(m.start(), m.end(), column, value, negated and value is not None))
     return sorted(found, key=lambda mention: mention.start)
+
+
+def _names_its_column(after: str, column: str) -> bool:
+    """True when the word after a value is a word of its column's name ("a student
+    ticket" with ``ticket_type``): the value says which kind of the column's thing."""
+    word = re.match(r"\s+([a-z]+)", after)
+    if word is None or not column.isascii():
+        return False
+    said = word.group(1)
+    return any(said in (token, token + "s", token + "es") for token in name_tokens(column))
 
 
 def _qualified_group_mark(
@@ -1091,7 +1163,17 @@ def _condition_values(
             )
             if rows and claimed is not None:
                 claimed[mention.start : mention.end] = bytes(mention.end - mention.start)
-            if inside or common or verb or rows:
+            flag = (
+                index is not None
+                and index.yes_value(mention.column) is not None
+                and not any(
+                    m.value is None
+                    and m.column == mention.column
+                    and _adjacent_value(m, [mention], text)
+                    for m in scanned
+                )
+            )  # "no country recorded": "no" of a yes/no column is a word, not a condition
+            if inside or common or verb or rows or flag:
                 continue
         kept.append(mention)
     return kept

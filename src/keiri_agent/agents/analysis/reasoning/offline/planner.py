@@ -9,6 +9,7 @@ step carries a question instead of a spec.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,10 +27,15 @@ from keiri_agent.agents.analysis.reasoning.offline.steps import (
     QUANTITY_ASKED,
     Step,
     StepBuilder,
+    blanks_only,
     first,
 )
 
 __all__ = ["Plan", "Step", "plan_request"]
+
+
+_GENERIC_DATE = re.compile(r"日付|日時|年月日|(?<![a-z])dates?(?![a-z])")
+"""A date said in general: names no date column of its own."""
 
 
 @dataclass
@@ -108,7 +114,16 @@ class _Builder(StepBuilder):
         dates = self.dates or [
             m.column for m in self.c.mentions if self.index.kind(m.column) == "datetime"
         ]
-        dates = dates or self.index.names("datetime")
+        every = self.index.names("datetime")
+        if not dates and len(every) > 1 and _GENERIC_DATE.search(self.c.text):
+            # 「日付ごとの件数推移」 with 発注日 and 納期: which date is meant is asked
+            return self.ask(
+                self.t("推移", "Trend"),
+                "どの日付の列を時間軸にしますか？",
+                "Which date column is the time axis?",
+                ("datetime",),
+            )
+        dates = dates or every
         if not dates:
             return self.ask(
                 self.t("推移", "Trend"),
@@ -298,6 +313,8 @@ def plan_request(
         if labels := vocab.out_of_scope(clause.text) or ratio:
             declined += [label for label in labels if label not in declined]
             continue
+        if blanks_only(clause) and len(parsed.clauses) > 1:
+            continue  # "…? leave out blanks": said of the grouping of the other clauses
         step = _Builder(parsed, clause, dataset_id).build()
         if step is not None and all(step.spec is None or step.spec != s.spec for s in steps):
             steps.append(step)

@@ -132,6 +132,17 @@ _ISO_RX = re.compile(
 _EN_MONTH_RX = re.compile(
     _EN_QUAL + r"(?<![a-z])(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?\s+(\d{4})"
 )
+# A month said without its year ("in November", "during March"): the year is read from
+# the period the data spans; a short name ("nov") only after a word that says a period.
+_EN_MONTH_ONLY = (
+    r"(?<![a-z])(?:(since|from|after|starting|until|till|through|up to|before|prior to|in"
+    r"|during|for|of)\s+)?(?<![a-z])(" + _MONTH_LONG.replace(" ", "|") + r")(?![a-z])",
+    r"(?<![a-z])(since|from|after|until|till|through|before|in|during|for|of)\s+("
+    + "|".join(n for n in _MONTHS if len(n) <= 4 and n != "may")
+    + r")\.?(?![a-z])",
+)
+_FUTURE = re.compile(r"(?<![a-z])(?:forecast|predict|projection|next)", re.IGNORECASE)
+_EN_MONTH_ONLY_RX = [re.compile(rx + r"(?!\.?\s*,?\s*\d)") for rx in _EN_MONTH_ONLY]
 _YEAR_WORDS = sorted(_EN_START | _EN_END | _EN_BEFORE | {"in", "during", "for", "of"}, key=len)
 _EN_YEAR_RX = re.compile(r"(?<![a-z])(" + "|".join(reversed(_YEAR_WORDS)) + r")\s+(\d{4})(?![\d-])")
 _QUARTER = re.compile(r"第\s*[1-4]\s*四半期|\bq[1-4]\b", re.IGNORECASE)
@@ -216,23 +227,13 @@ def date_filters(
                     f"Which year is month {month}? (e.g. 2025-{int(month):02d})",
                 )
             )
-    if not months and (quarter := _QUARTER.search(text)):
-        # 「第1四半期」: fiscal or calendar? the months are asked, never guessed
-        problems.append(
-            _t(
-                lang,
-                f"「{quarter.group(0)}」はどの月からどの月までですか？（例: 4〜6月）",
-                f"Which months is {quarter.group(0).upper()}? (e.g. April to June)",
-            )
+    for m, year in _english_months(text, date_examples, claimed, problems, lang):
+        said = m.group(2).capitalize()
+        add(m, year, str(_MONTHS[m.group(2)]), None, _qualifier(m.group(1)))
+        assumptions.append(
+            _t(lang, f"{_MONTHS[m.group(2)]}月は{year}年と仮定", f"{said} taken as {year}")
         )
-    if _RELATIVE.search(text):
-        problems.append(
-            _t(
-                lang,
-                "期間を具体的な日付で指定してください（例: 2025年1月以降、2024年）",
-                "Please give the period as dates (e.g. since 2025-01, in 2024).",
-            )
-        )
+    problems += _vague_periods(text, bool(months), lang)
     if found and not dates:
         problems.append(
             _t(
@@ -263,6 +264,55 @@ def date_filters(
         if fiscal
     ]
     return filters + months, problems, assumptions
+
+
+def _vague_periods(text: str, months_read: bool, lang: str) -> list[str]:
+    """Questions for periods no date pins down: a quarter (fiscal or calendar?) when no
+    months were read, and a relative period (「直近3ヶ月」, "last year")."""
+    problems: list[str] = []
+    if not months_read and (quarter := _QUARTER.search(text)):
+        # 「第1四半期」: fiscal or calendar? the months are asked, never guessed
+        problems.append(
+            _t(
+                lang,
+                f"「{quarter.group(0)}」はどの月からどの月までですか？（例: 4〜6月）",
+                f"Which months is {quarter.group(0).upper()}? (e.g. April to June)",
+            )
+        )
+    if _RELATIVE.search(text):
+        problems.append(
+            _t(
+                lang,
+                "期間を具体的な日付で指定してください（例: 2025年1月以降、2024年）",
+                "Please give the period as dates (e.g. since 2025-01, in 2024).",
+            )
+        )
+    return problems
+
+
+def _english_months(
+    text: str, date_examples: list[str], claimed: bytearray, problems: list[str], lang: str
+) -> list[tuple[re.Match[str], str]]:
+    """English months said without a year ("in November") with the one year the data's
+    dates give each; a month the data cannot place is asked (``problems``), unless the
+    request asks a forecast ("forecast October": the refusal answers it)."""
+    found = []
+    for m in (m for rx in _EN_MONTH_ONLY_RX for m in rx.finditer(text)):
+        if any(claimed[m.start() : m.end()]) or (m.group(2) == "may" and not m.group(1)):
+            continue  # "may" without "in"/"during" is the verb
+        month = _MONTHS[m.group(2)]
+        only = _month_year(date_examples, month)
+        if only is not None:
+            found.append((m, only))
+        elif not _FUTURE.search(text):
+            problems.append(
+                _t(
+                    lang,
+                    f"{month}月は何年の{month}月ですか？（例: 2025年{month}月）",
+                    f"Which year is {m.group(2).capitalize()}? (e.g. {m.group(2)} 2025)",
+                )
+            )
+    return found
 
 
 def _month_ranges(
@@ -436,14 +486,20 @@ _NULL_AFTER = re.compile(
     r"|空(?=の)|入って(?:い)?ない|"
     r"(?:無い|ない)(?=\s*(?:もの|行|明細|分|データ))|"
     r"入力されて(?:い)?ない|記入されて(?:い)?ない)"
-    r"|^\s*(?:欄|列)?\s*(?:が|は)\s*"
-    r"(?P<set>入って(?:いる|る)|入力されて(?:いる|る)|入力済み?|記入済み?)"
+    r"|^\s*[」』\"']?\s*(?:欄|列)?\s*(?:が|は|に)\s*(?:何か|なにか|値が)?\s*"
+    r"(?P<set>入って(?:いる|る)|入力されて(?:いる|る)|入力済み?|記入済み?|記入されて(?:いる|る))"
     r"|^\s*(?:is|was|are|were)\s+(?P<null_en>empty|blank|not (?:recorded|given|set|entered))",
     re.IGNORECASE,
 )
 """Blank cells said of a column (not 「欠損」 / "missing": those ask for the missing-values
 check of the column)."""
 _NULL_BEFORE = re.compile(r"\bno\s+$", re.IGNORECASE)
+# "orders that don't have a city", "rows without any region": the column left blank.
+LACKING_BEFORE = re.compile(
+    r"(?<![a-z])(?:(?:do|does|did)(?: not|n't) have|(?:has|have|had)(?:n't| not)(?: got)?"
+    r"|(?:has|have|with) no) (?:a |an |any )?$|(?<![a-z])(?:without|lacking) (?:a |an |any )$",
+    re.IGNORECASE,
+)
 _EXCLUDED = re.compile(
     r"\s*(?:に)?(?:なって(?:いる|る))?\s*(?:の)?\s*(?:もの|行|明細|分|データ)?\s*(?:は|を)?\s*"
     r"(?:除いて|除く|除き|除外|外して|省いて|抜いて|対象外|入れないで|含めないで|含めず|抜きで)"
@@ -493,6 +549,9 @@ def null_filters(
         elif ignored := _IGNORE_NONE.search(text[: mention.start]):
             op = "not_null"  # "ignore rows with no rep": the rows that have one
             spans.append((ignored.start(), mention.end))
+        elif lacking := LACKING_BEFORE.search(text[: mention.start]):
+            op = "is_null"  # "orders that don't have a city"
+            spans.append((lacking.start(), mention.end))
         else:
             continue
         filters.append({"col": mention.column, "op": op})
@@ -511,7 +570,10 @@ _BARE_EN = re.compile(
     r"|less than|exceeding|no more than|no less than)\s*([$¥])?\s*" + _NUMBER + r"\s*(k)?"
     r"(?!\s*(?:%|percent|rows|columns|products|stores|items|times|days|months|years))"
 )
-_MONEY_NAME = re.compile(r"金額|売上|額|円|amount|sales|revenue|price|cost|total", re.IGNORECASE)
+_MONEY_NAME = re.compile(
+    r"金額|売上|額|円|料|費|代金|価格|給|手当|amount|sales|revenue|price|cost|total|fee|jpy|yen|usd",
+    re.IGNORECASE,
+)
 # Left after reading: a year or a number compared ("24年度", "10以上") no rule turned into a filter.
 _LEFT_YEAR = re.compile(r"(?:令和|平成|昭和)?\s*\d+\s*年度?|(?:令和|平成|昭和)")
 

@@ -31,13 +31,32 @@ _BRACKETS = re.compile(r"[(\[（【].*?[)\]）】]")
 JA_THRESHOLD = 0.6
 
 
+_ENDINGS = (
+    ("ations", ""),
+    ("ation", ""),
+    ("ies", "y"),
+    ("ing", ""),
+    ("ed", ""),
+    ("es", ""),
+    ("er", ""),
+    ("s", ""),
+)
+
+
+def _without_ending(word: str) -> str:
+    """The word without its first ending of ``_ENDINGS`` that leaves three letters."""
+    for suffix, repl in _ENDINGS:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)] + repl
+    return word
+
+
 def stem(word: str) -> str:
-    """A crude English stem: plural, -ing, -ed and -er endings dropped."""
+    """A crude English stem: plural, -ation and -al ("cancellations" ~ "cancelled",
+    "reversal" ~ "reversed"), -ing, -ed and -er endings dropped."""
     w = word.lower()
-    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("er", ""), ("s", "")):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            w = w[: -len(suffix)] + repl
-            break
+    # "reversals" ~ "reversed", "approval" ~ "approved"
+    w = w.rstrip("s")[:-2] if re.fullmatch(r"[a-z]{5,}als?", w) else _without_ending(w)
     if len(w) >= 4 and w[-1] == w[-2]:  # "shipped" → "shipp" → "ship"
         w = w[:-1]
     return w.rstrip("e") if len(w) > 4 else w
@@ -107,7 +126,10 @@ def similar_mentions(
     for name, words in columns:
         for word in words:
             if len(word) >= 4 and word not in stop_words:
-                owners.setdefault(stem(word), set()).add(name)
+                # "order" (order_id) stems to "ord" but "orders" to "order": a name's word
+                # owns the stem of its plural too, so "orders" stays shared with ordered_at
+                for form in (word, word + "s"):
+                    owners.setdefault(stem(form), set()).add(name)
     for m in _EN_WORD.finditer(text):
         a, b, word = m.start(), m.end(), m.group()
         if any(claimed[a:b]) or word in stop_words:

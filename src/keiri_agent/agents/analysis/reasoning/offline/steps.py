@@ -20,6 +20,7 @@ from keiri_agent.agents.analysis.ops.specs import (
     parse_plot_spec,
 )
 from keiri_agent.agents.analysis.reasoning.offline.parser import Clause, ParsedRequest
+from keiri_agent.agents.analysis.reasoning.offline.request_filters import money_column
 from keiri_agent.errors import SpecError
 
 _AGG_JA = {
@@ -64,12 +65,24 @@ _BLANKS_OUT = re.compile(
     r"|\b(?:leave out|exclude|ignore|skip|drop|without) (?:the )?(?:blanks?|empty|missing)\b",
     re.I,
 )
+_MONEY_ASKED = re.compile(
+    r"いくら|何円|使っ|(?<![a-z])(?:how much|spent|spend|spending|cost us)(?![a-z])", re.I
+)
+"""An amount of money asked, with no measure named."""
+_CROSS_TAB = re.compile(r"クロス集計|クロス表|ピボット|\b(?:cross[- ]?tab\w*|pivot)\b", re.I)
+"""A table of one category against another."""
+_ROWS_ASKED = re.compile(r"何件|何行|(?<![a-z])how many (?:rows|records|entries|lines)(?![a-z])")
+"""How many rows: one count."""
 _EACH_OR_WHICH = re.compile(
     r"それぞれ|ひとつひとつ|一つ一つ|各|どの|どれ|\b(?:which|each|every)\b", re.IGNORECASE
 )
 """「それぞれの…について」, "which regions …": the category is asked about."""
 _UNITS_SOLD = re.compile(r"\b(?:sold|sell|sells|selling)\b|売れ|販売(?:数|した|された)", re.I)
 """Units sold: counted by a quantity column, not by rows."""
+_SOLD_AFTER = re.compile(r"\s+(?:were\s+|was\s+|we\s+|have\s+been\s+)?sold\b", re.I)
+_SELLS_BEFORE = re.compile(
+    r"\b(?:sells?|selling|sold)\s+(?:the\s+)?(?:most|more|fewest|fewer|least|many)?\s*$", re.I
+)
 _HOW_MUCH = re.compile(r"いくら|どれくらい|どのくらい|どれぐらい|\bhow much\b", re.I)
 _HOW_MANY = re.compile(r"いくつ|何(?:個|本|枚|台|回|通|冊|行)|延べ(?:で)?何日|\bhow many\b", re.I)
 QUANTITY_ASKED = re.compile(
@@ -84,6 +97,12 @@ _PER_GROUP = re.compile(
 )
 """A grouping said (「班ごとの」, "by branch"; "per booking" is an average per row, no
 grouping): a total of the whole table would drop it."""
+
+
+def blanks_only(clause: Clause) -> bool:
+    """A clause that only says to leave the blanks out ("leave out blanks", 「空欄は除いて」):
+    an instruction for the grouping of the other clauses, nothing asked for itself."""
+    return not clause.mentions and _BLANKS_OUT.search(clause.text) is not None
 
 
 def first(*lists: list[str]) -> str | None:
@@ -119,7 +138,9 @@ class StepBuilder:
         self.aggs = vocab.aggregations(clause.text) or self._said_in_names(parsed, clause)
         self.freq = vocab.frequency(clause.text) or ("D" if self.dates else None)
         self.intents = vocab.intents(clause.text)
+        self.units_sold = self._units_sold()
         self.filters, self.borrowed = parsed.filters_for(clause)
+        self._yes_no_predicates()
         self.assumptions: list[str] = []
         if self.borrowed:
             self.assumptions.append(
@@ -141,6 +162,46 @@ class StepBuilder:
             said = count.group(1) or count.group(2)
             self.top_n = vocab.NUMBER_WORDS.get(said) or int(said) or None
         self.ascending = bool(vocab.ASCENDING.search(clause.text))
+
+    def _yes_no_predicates(self) -> None:
+        """A yes/no column named with no value and no grouping ("how many bookings were
+        cancelled", "the most cancellations") holds the rows where it is yes: a condition,
+        not a category to group by. A share or a missing-values check of it stays as is."""
+        self.predicates: list[str] = []  # "cancellations": the rows counted
+        if {"share", "missingness", "duplicate", "summary", "overview"} & set(self.intents):
+            return
+        for column in list(self.categorical):
+            yes = self.index.yes_value(column)
+            if yes is None or any(f["col"] == column for f in self.filters):
+                continue
+            self.filters = [*self.filters, {"col": column, "op": "==", "value": yes}]
+            self.predicates.append(column)
+            self.categorical = [c for c in self.categorical if c != column]
+            self.mentioned = [c for c in self.mentioned if c != column]
+
+    def _units_sold(self) -> str | None:
+        """The quantity column when the clause counts units sold and names no measure
+        ("tickets sold per venue", "which channel sells the most tickets"): the units are
+        the quantity column's sum, not the rows. The category word said as the thing sold
+        ("tickets" of ``ticket_type``) is what is counted, so it groups nothing."""
+        quantity = self.index.concept_column("quantity")
+        said = self.p.text[self.c.start : self.c.end]  # "sold" may name a column sold_at
+        if quantity is None or self.numeric or not _UNITS_SOLD.search(said):
+            return None
+        sold = {
+            m.column
+            for m in self.c.mentions
+            if _SOLD_AFTER.match(self.p.text[m.end :])
+            or _SELLS_BEFORE.search(self.p.text[: m.start])
+            or _UNITS_SOLD.fullmatch(self.p.text[m.start : m.end])
+        }
+        if sold and (set(self.mentioned) | set(self.group)) - sold:
+            self.group = [c for c in self.group if c not in sold]
+            self.categorical = [c for c in self.categorical if c not in sold]
+            self.mentioned = [c for c in self.mentioned if c not in sold]
+        self.numeric = [quantity]
+        self.aggs = [a for a in self.aggs if a != "count"]
+        return quantity
 
     @staticmethod
     def _said_in_names(parsed: ParsedRequest, clause: Clause) -> list[str]:
@@ -287,6 +348,10 @@ class StepBuilder:
 
     # --- analysis ops -------------------------------------------------------------------
     def overview(self) -> Step:
+        """The dataset overview; the columns named by name (「列1 の中身」) summarised; the
+        count of the rows a condition keeps when one is said (「…以上の明細って何行ある？」)."""
+        if _ROWS_ASKED.search(self.c.text) and self.filters:
+            return self.total()
         named = [
             m.column
             for m in self.c.mentions
@@ -422,19 +487,107 @@ class StepBuilder:
             for m in self.c.mentions
         )
 
+    def _row_noun_pattern(self) -> str | None:
+        """The data's English words for its rows, as a pattern of whole words (a Japanese
+        one, 「契約」 of 契約番号, is inside too many other words: 「契約している」)."""
+        words = [w for w in self.index.row_nouns() if w.isascii()]
+        if not words:
+            return None
+        return "|".join(rf"(?<![a-z]){re.escape(w)}(?:e?s)?(?![a-z])" for w in words)
+
+    def per_group_said(self) -> bool:
+        """A grouping word said (``_PER_GROUP``), not "per <a row of the data>": "median
+        amount per transfer" on a log with ``transfer_id`` is an average over the rows."""
+        rows = self._row_noun_pattern()
+        text = self.c.text
+        if rows:
+            text = re.sub(rf"(?<![a-z])(?:per|each|by)\s+(?:{rows})", " ", text)
+        return bool(_PER_GROUP.search(text))
+
+    def counts_rows(self) -> bool:
+        """The clause counts the rows: it names them by a word for rows in general
+        (``vocab.ROW_NOUNS``: 注文, "orders") or by the data's own word for its rows
+        ("the most invoices" on a table with ``invoice_no``), or as the yes of a yes/no
+        column read as a condition ("the most cancellations")."""
+        if vocab.ROW_NOUNS.search(self.c.text) or self.predicates:
+            return True
+        rows = self._row_noun_pattern()
+        return bool(rows and re.search(rows, self.c.text))
+
+    def extreme_date(self, aggs: list[str]) -> list[str]:
+        """The date column named when the clause asks only its latest or earliest value
+        (「納期で一番遅いのはいつ？」, "the earliest order date"): max/min of a date."""
+        if not aggs or not set(aggs) <= {"max", "min"}:
+            return []
+        dates = [c for c in self.mentioned if self.index.kind(c) == "datetime"]
+        return dates[:1]
+
+    def money_asked(self) -> list[str]:
+        """The data's amount column when the clause asks an amount of money and names no
+        measure (「交際費、合計でいくら使ってる？」「…を合わせるといくら？」, "how much did we
+        spend"): the sales/amount column, else the only numeric column named like money."""
+        if self.numeric or not _MONEY_ASKED.search(self.c.text):
+            return []
+        names = self.index.names("numeric")
+        sales = self.index.concept_column("sales")
+        found = money_column(names, lambda n: n in names, None, sales)
+        if found is None:
+            return []
+        self.assumptions.append(
+            self.t(f"金額の列は「{found}」と仮定", f"amount column assumed: {found}")
+        )
+        return [found]
+
+    def asks_one_row_count(self) -> bool:
+        """「…は何件？」「何行ある？」: the question is how many rows, one number, unless the
+        clause groups, ranks or asks which/each (「部署ごとに何件」「どの部署が何件」)."""
+        return bool(
+            _ROWS_ASKED.search(self.c.text)
+            and not self.per_group_said()
+            and not _EACH_OR_WHICH.search(self.c.text)
+            and not self.ranks_beyond_extremes()
+            and self.top_n is None
+        )
+
+    def blanks_left_out(self) -> bool:
+        """Blanks said to be left out, in this clause or in one of their own that names no
+        column ("Which region has the most invoices? leave out blanks")."""
+        return _BLANKS_OUT.search(self.c.text) is not None or any(
+            blanks_only(clause) for clause in self.p.clauses if clause is not self.c
+        )
+
+    def ranks_beyond_extremes(self) -> bool:
+        """True when the clause ranks with a word that is not its maximum or minimum: in
+        「単価がいちばん高い品目の単価は？」 or "lowest ticket price at …" the superlative is the
+        aggregation (max, min), one number; 「上位」「ランキング」"rank" rank groups."""
+        if "ranking" not in self.intents:
+            return False
+        text = self.c.text
+        for start, end, agg in vocab.aggregation_spans(text):
+            if agg in ("max", "min"):
+                text = text[:start] + " " * (end - start) + text[end:]
+        return bool(vocab.INTENT_RX["ranking"].search(text))
+
     def grouping(self) -> list[str]:
         """The columns to group by: said, else the category named. Blanks said to be left
         out become a condition on the first ("leave out blanks"); a column held to one
         value with no group word groups nothing (「鈴木さん担当の残高合計」)."""
         group = self.group or self.categorical[:1] or ([self.contrast] if self.contrast else [])
+        if _CROSS_TAB.search(self.c.text) and len(group) < 2:
+            # 「部門×勘定科目でクロス集計」: the categories named are both axes
+            group = list(dict.fromkeys(group + self.categorical))[:2]
         if not self.group and group and _DISTINCT.search(self.c.text):
             return []  # "how many distinct customers": one number, not a count per customer
+        if not self.group and group and self.aggs == ["nunique"] and not self.per_group_said():
+            return []  # 「仕入先コードのユニーク数」: how many different values, one number
+        if not self.group and group and self.asks_one_row_count():
+            return []  # 「差戻しになっている申請は今何件？」: one count, no grouping said
         if (
             not self.group
             and group
-            and not _PER_GROUP.search(self.c.text)
+            and not self.per_group_said()
             and not _EACH_OR_WHICH.search(self.c.text)
-            and "ranking" not in self.intents
+            and not self.ranks_beyond_extremes()
             and self.top_n is None
             and (
                 {"max", "min"} & set(self.aggs)
@@ -447,12 +600,12 @@ class StepBuilder:
             return []
         if (
             group
-            and _BLANKS_OUT.search(self.c.text)
+            and self.blanks_left_out()
             and not any(f["op"] == "not_null" for f in self.filters)
         ):
             self.filters = [*self.filters, {"col": group[0], "op": "not_null"}]
         fixed = {f["col"] for f in self.filters if f["op"] == "=="}
-        if group and set(group) <= fixed and not self.top_n and not _PER_GROUP.search(self.c.text):
+        if group and set(group) <= fixed and not self.top_n and not self.per_group_said():
             return []
         return group
 
@@ -468,7 +621,7 @@ class StepBuilder:
         numeric = self.numeric or ([] if "count" in self.aggs else self.inherited)
         if not numeric and value_aggs:
             numeric = self.compared_measure()
-        if not numeric and not self.aggs and vocab.ROW_NOUNS.search(self.c.text):
+        if not numeric and not self.aggs and self.counts_rows():
             self.aggs = ["count"]  # "orders over 100k by store": count the rows
         if not self.numeric and not self.aggs and vocab.MOST_COMMON.search(self.c.text):
             # "the three most common X", 「一番多いX」: X's values ranked by their row count
@@ -528,15 +681,18 @@ class StepBuilder:
         value_aggs = [a for a in self.aggs if a != "count"]
         if not value_aggs and _DISTINCT.search(self.c.text) and self.categorical:
             value_aggs = ["nunique"]  # 「申請者は全部で何人？」: how many different 申請者
-        if not value_aggs and _HOW_MUCH.search(self.c.text) and self.numeric:
+        if (
+            not value_aggs
+            and _HOW_MUCH.search(self.c.text)
+            and (self.numeric or self.money_asked())
+        ):
             value_aggs = ["sum"]  # 「滞留在庫の金額はどれくらい？」: the amount in all
-        quantity = self.index.concept_column("quantity")
-        if quantity and not self.numeric and _UNITS_SOLD.search(self.c.text):
+        if self.units_sold:
             # "how many tickets did we sell": the units are the quantity column's sum
-            value_aggs, self.numeric = [a for a in value_aggs if a != "sum"] + ["sum"], [quantity]
+            value_aggs = [a for a in value_aggs if a != "sum"] + ["sum"]
         if _HOW_MANY.search(self.c.text):
             said = said | {"count"}
-        counting = "count" in said or bool(vocab.ROW_NOUNS.search(self.c.text))
+        counting = "count" in said or self.counts_rows()
         if _CONDITION_SAID.search(self.c.text) and not self.filters:
             # 「精算日が入っていない明細は何件？」 with no condition read: never the count of
             # every row
@@ -551,7 +707,7 @@ class StepBuilder:
                     )
                 ],
             )
-        if _PER_GROUP.search(self.c.text) or (not value_aggs and not counting):
+        if self.per_group_said() or (not value_aggs and not counting):
             # 「班ごとの部品代の合計」 with no 班 column found: the grouping is asked, never
             # dropped into a total of the whole table
             return self.ask(
@@ -564,7 +720,12 @@ class StepBuilder:
         if value_aggs == ["nunique"] and not self.numeric and self.categorical:
             metrics[self.categorical[0]] = ["nunique"]  # 「取引先は何社？」
         elif value_aggs:
-            numeric = self.numeric or self.compared_measure()
+            numeric = (
+                self.numeric
+                or self.compared_measure()
+                or self.extreme_date(value_aggs)
+                or self.money_asked()
+            )
             if not numeric:  # a total of a column another clause names is never assumed
                 return self.ask(
                     self.t("集計", "Aggregation"),

@@ -28,6 +28,7 @@ INTENTS: dict[str, str] = {
     "summary": "要約|統計量|基本統計|記述統計|統計情報|サマリ|サマリー|summary|summaries"
     "|~summari[sz]e|describe|descriptive|statistics|stats",
     "overview": "概要|全体像|どんなデータ|データの中身|中身|データ構造|列一覧|カラム一覧"
+    "|~(どんな|どういう|どのような)(項目|列|カラム)"
     "|項目一覧|列の一覧|何行|行数|先頭|プレビュー|overview|~what (kind of |sort of )?data"
     "|~looks? like|~what'?s in|~what is in|structure"
     "|~list (of )?(the |all )?(the )?columns|~what columns|column names|~how many rows"
@@ -54,10 +55,12 @@ AGGS: dict[str, str] = {
     "|headcount|head count",
     "max": "最大|最大値|最高値|最高額|一番高い|一番高額|最も高い|最も高額|いちばん高い|一番大きい"
     "|最も大きい|max|maximum"
-    "|~(longest|highest|largest|biggest|most expensive) (?!\\d)",
+    "|~(longest|highest|largest|biggest|most expensive|latest) (?!\\d)"
+    "|~(一番|最も|いちばん)[_\\s]*(が|の)?[_\\s]*(高い|大きい|遅い|新しい|長い)",
     "min": "最小|最小値|最低値|最低額|一番安い|一番低い|最も安い|最も低い|いちばん安い|一番小さい"
     "|最も小さい|min|minimum"
-    "|~(shortest|lowest|smallest|cheapest) (?!\\d)",
+    "|~(shortest|lowest|smallest|cheapest|earliest) (?!\\d)"
+    "|~(一番|最も|いちばん)[_\\s]*(が|の)?[_\\s]*(小さい|安い|低い|早い|古い|短い)",
     "median": "中央値|メディアン|median|medians",
     "std": "標準偏差|ばらつき|バラツキ|散らばり|std|stdev|standard deviation|variability|variation",
 }
@@ -201,7 +204,7 @@ RANKED_COUNT = re.compile(
 # the ranking or share next to it, it is nothing asked for on its own.
 _TOP_ONLY = re.compile(
     rf"^\W*(?:(?:show|keep|list|just|only|the|please)\s+)*(?:top|bottom|上位|下位|トップ|ワースト)"
-    rf"\s*{_NUMBER}\s*(?:only|だけ|のみ|まで|つ|件|位|で|に|して|を|表示|please|\s)*\W*$"
+    rf"\s*{_NUMBER}\s*(?:only|だけ|のみ|まで|つ|件|位|社|人|名|店|品|個|で|に|して|を|表示|please|\s)*\W*$"
 )
 # Aggregations of a value: "the mean percentage" is a mean, not a share.
 VALUE_AGGS = ("mean", "median", "min", "max", "std")

@@ -1,0 +1,287 @@
+"""Failure classes of the later blind sets (issue 28), each shown on made-up data of
+domains no benchmark uses: a bank's transfer log and a bakery's sales (English), a
+municipal facility-booking ledger and a fleet of rental cars (Japanese)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from offline_support import acted_spec, dataset_summary, decide, spec_of
+
+from keiri_agent.agents.analysis.messages import agent_message
+from keiri_agent.agents.analysis.reasoning.decision import ReasonInput
+from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReasoner
+
+ROWS = 800
+
+FACILITIES = dataset_summary(
+    ROWS,
+    [
+        ("予約番号", "text", ["R-0001", "R-0002"], ROWS),
+        ("申込日", "datetime", ["2025-04-01", "2025-09-30"], 150),
+        ("利用日", "datetime", ["2025-04-10", "2025-10-31"], 170),
+        ("施設名", "categorical", ["市民ホール", "体育館", "会議室A"], 3),
+        ("利用者区分", "categorical", ["市民", "市外", "団体"], 3),
+        ("予約状態", "categorical", ["確定", "取消", "仮予約"], 3),
+        ("利用人数", "numeric", ["5", "300"], 120),
+        ("使用料", "numeric", ["1200", "48000"], 90),
+        ("列3", "text", ["要連絡", "鍵返却済"], 6),
+    ],
+    "ds_facilities",
+)
+TRANSFERS = dataset_summary(
+    ROWS,
+    [
+        ("transfer_id", "text", ["TR-0001", "TR-0002"], ROWS),
+        ("transferred_on", "datetime", ["2025-01-04", "2025-03-28"], 80),
+        ("bank", "categorical", ["Mizuho", "MUFG", "Resona"], 3),
+        ("purpose", "categorical", ["payroll", "rent", "supplier"], 3),
+        ("fee_jpy", "numeric", ["0", "440", "880"], 3),
+        ("amount", "numeric", ["1200", "980000"], 700),
+        ("reversed", "categorical", ["No", "Yes"], 2),
+        ("payee_city", "categorical", ["Tokyo", "Osaka"], 40),
+    ],
+    "ds_transfers",
+)
+BAKERY = dataset_summary(
+    ROWS,
+    [
+        ("sale_id", "text", ["S-1", "S-2"], ROWS),
+        ("sold_at", "datetime", ["2025-05-02 08:10:00", "2025-08-30 18:00:00"], 700),
+        ("shop", "categorical", ["Ebisu", "Nakameguro", "Daikanyama"], 3),
+        ("bread_type", "categorical", ["baguette", "croissant", "melonpan"], 3),
+        ("units", "numeric", ["1", "2", "6"], 6),
+        ("unit_price_jpy", "numeric", ["180", "320"], 12),
+    ],
+    "ds_bakery",
+)
+
+
+def test_a_word_of_the_rows_is_not_another_column_cut_short() -> None:
+    # before: "transfers" / "transfer" named transferred_on (stemmed, or cut to "transf…"),
+    # so "by number of transfers" grouped by a date and "per transfer" drew a daily line
+    spec = acted_spec("Top 2 banks by number of transfers", TRANSFERS)
+    assert spec["op"] in ("groupby_agg", "share_ratio") and spec["top_k"] == 2
+    assert spec.get("group_cols", [spec.get("group_col")]) == ["bank"]
+    spec = acted_spec("Median amount per transfer for Resona", TRANSFERS)
+    assert spec["op"] == "total" and spec["metrics"] == {"amount": ["median"]}
+    assert spec["filters"] == [{"col": "bank", "op": "==", "value": "Resona"}]
+
+
+def test_units_sold_are_the_quantity_summed_per_group() -> None:
+    # before: the grouping asked which numeric column, or a bar counted rows
+    spec = acted_spec("Plot the loaves sold per shop as a bar graph", BAKERY)
+    assert (spec["kind"], spec["x"], spec["y"], spec["agg"]) == ("bar", "shop", "units", "sum")
+    spec = acted_spec("Which shop sells the most croissants?", BAKERY)
+    assert spec["op"] == "groupby_agg" and spec["group_cols"] == ["shop"]
+    assert spec["metrics"] == {"units": ["sum"]}
+
+
+def test_a_superlative_that_is_the_maximum_groups_nothing() -> None:
+    # before: "highest"/"lowest" read as a ranking: a top-10 table per category
+    spec = acted_spec("What is the lowest bread price at Ebisu?", BAKERY)
+    assert spec["op"] == "total" and spec["metrics"] == {"unit_price_jpy": ["min"]}
+    assert spec["filters"] == [{"col": "shop", "op": "==", "value": "Ebisu"}]
+
+
+def test_a_value_before_its_columns_word_is_a_condition_after_an_article() -> None:
+    # before: "a croissant bread" read as a common noun after "a": the filter was lost
+    spec = acted_spec("Highest price ever charged for a melonpan bread", BAKERY)
+    assert spec["metrics"] == {"unit_price_jpy": ["max"]}
+    assert spec["filters"] == [{"col": "bread_type", "op": "==", "value": "melonpan"}]
+
+
+def test_an_english_month_without_a_year_takes_the_year_of_the_data() -> None:
+    # before: "in July" was no period at all: every row counted
+    spec = acted_spec("How many sales happened in July?", BAKERY)
+    assert spec["filters"] == [{"col": "sold_at", "op": "==", "value": "2025-07"}]
+    decision = decide("How many transfers were made in October?", TRANSFERS)
+    assert decision.next_action == "ask"  # October is not in the data's span: which year?
+    assert "October" in decision.clarifying_questions[0]
+
+
+def test_the_datas_word_for_its_rows_counts_them() -> None:
+    # before: "the most transfers" asked which numeric column to total
+    spec = acted_spec("Which purpose has the most transfers?", TRANSFERS)
+    assert spec["group_cols"] == ["purpose"] and spec["metrics"] == {"purpose": ["count"]}
+
+
+def test_leave_out_blanks_said_on_its_own_applies_to_the_grouping() -> None:
+    # before: the second sentence was its own clause (a missing-values check) and the
+    # grouping kept its blank group
+    decision = decide("Which bank handles the most transfers? Drop blanks.", TRANSFERS)
+    assert decision.next_action == "act"
+    spec = decision.analysis_spec or {}
+    assert spec["group_cols"] == ["bank"]
+    assert spec["filters"] == [{"col": "bank", "op": "not_null"}]
+    assert "(1 of" not in decision.rationale  # one step: no missing-values check after it
+
+
+def test_a_date_said_in_general_is_asked_when_the_data_has_several() -> None:
+    # before: the first date column (申込日) was taken without a word
+    decision = decide("日付単位で予約件数を折れ線グラフにして", FACILITIES)
+    assert decision.next_action == "ask"
+    assert "申込日" in decision.clarifying_questions[0]
+    assert "利用日" in decision.clarifying_questions[0]
+
+
+def test_how_many_rows_is_one_count_when_no_grouping_is_said() -> None:
+    # before: the category named in passing (利用者区分) grouped the count
+    spec = acted_spec("仮予約のままの利用者区分の申込は何件ある？", FACILITIES)
+    assert spec["op"] == "total" and spec["metrics"] == {}
+    assert spec["filters"] == [{"col": "予約状態", "op": "==", "value": "仮予約"}]
+    # 「何行」 with a condition: the rows it keeps, not the overview of the table
+    spec = acted_spec("利用人数が100人以上の予約は何行ある？", FACILITIES)
+    assert spec["op"] == "total"
+    assert spec["filters"] == [{"col": "利用人数", "op": ">=", "value": 100}]
+
+
+def test_how_much_money_totals_the_amount_column() -> None:
+    # before: 「いくら」 with no amount named asked for a grouping
+    spec = acted_spec("体育館と会議室Aで合わせていくら入った？", FACILITIES)
+    assert spec["op"] == "total" and spec["metrics"] == {"使用料": ["sum"]}
+    assert spec["filters"] == [{"col": "施設名", "op": "in", "value": ["体育館", "会議室A"]}]
+
+
+def test_asking_which_columns_there_are_is_the_overview() -> None:
+    # before: 「どういう列がある」 asked what to analyse
+    spec = acted_spec("このファイルにはどういう列が入っているか知りたい", FACILITIES)
+    assert spec["op"] == "dataset_overview"
+
+
+def test_a_superlative_split_by_its_column_and_the_latest_date() -> None:
+    # before: 「一番…が少ない」 split by the column was no minimum; a date's latest asked
+    spec = acted_spec("市民ホールで、一番利用人数が小さいのは何人？", FACILITIES)
+    assert spec["op"] == "total" and spec["metrics"] == {"利用人数": ["min"]}
+    spec = acted_spec("利用日で最も新しいのはいつ？", FACILITIES)
+    assert spec["op"] == "total" and spec["metrics"] == {"利用日": ["max"]}
+
+
+def _follow_up(earlier: str, spec: dict[str, Any], text: str, data: dict[str, Any]) -> Any:
+    """The decision on ``text`` right after ``earlier`` was answered by ``spec``."""
+    return OfflineReasoner().decide(
+        ReasonInput(
+            messages=[
+                HumanMessage(earlier),
+                agent_message("（回答済み）", "report"),
+                HumanMessage(text),
+            ],
+            dataset_id=data["dataset_id"],
+            dataset_summary=data,
+            previous_specs=[spec],
+        )
+    )
+
+
+_BY_FACILITY = {
+    "type": "analysis",
+    "op": "groupby_agg",
+    "group_cols": ["施設名"],
+    "metrics": {"施設名": ["count"]},
+    "filters": [],
+}
+
+
+def test_a_follow_up_naming_another_measure_replaces_it() -> None:
+    # before: the count's metrics were emptied and the spec rejected
+    spec = spec_of(
+        _follow_up("施設ごとの予約件数", _BY_FACILITY, "件数ではなく使用料の平均にして", FACILITIES)
+    )
+    assert spec["group_cols"] == ["施設名"] and spec["metrics"] == {"使用料": ["mean"]}
+
+
+def test_a_follow_up_asking_the_count_keeps_the_conditions() -> None:
+    # before: 「件数なら？」 was a request of its own: every row counted
+    earlier = {
+        "type": "analysis",
+        "op": "total",
+        "metrics": {"使用料": ["sum"]},
+        "filters": [{"col": "施設名", "op": "==", "value": "体育館"}],
+    }
+    spec = spec_of(_follow_up("体育館の使用料の合計", earlier, "件数なら何件？", FACILITIES))
+    assert spec["op"] == "total" and spec["metrics"] == {}
+    assert spec["filters"] == earlier["filters"]
+
+
+def test_a_swapped_value_replaces_the_one_held() -> None:
+    # before: both values were kept ("in")
+    earlier = {
+        "type": "analysis",
+        "op": "groupby_agg",
+        "group_cols": ["purpose"],
+        "metrics": {"amount": ["sum"]},
+        "filters": [{"col": "bank", "op": "==", "value": "MUFG"}],
+    }
+    spec = spec_of(
+        _follow_up("amount by purpose for MUFG", earlier, "replace MUFG with Resona", TRANSFERS)
+    )
+    assert spec["filters"] == [{"col": "bank", "op": "==", "value": "Resona"}]
+
+
+def test_regrouping_a_share_keeps_it_a_share() -> None:
+    # before: the shares became a grouped sum
+    earlier = {
+        "type": "analysis",
+        "op": "share_ratio",
+        "group_col": "施設名",
+        "value_col": "使用料",
+        "filters": [],
+    }
+    spec = spec_of(
+        _follow_up("施設別の使用料の割合", earlier, "利用者区分でも同じように", FACILITIES)
+    )
+    assert (spec["op"], spec["group_col"], spec["value_col"]) == (
+        "share_ratio",
+        "利用者区分",
+        "使用料",
+    )
+
+
+def test_values_left_out_in_other_words_are_negated() -> None:
+    # before: "ignore"/「は対象外」 before or after a value kept only that value
+    spec = acted_spec("Total amount by purpose, ignoring MUFG", TRANSFERS)
+    assert spec["filters"] == [{"col": "bank", "op": "!=", "value": "MUFG"}]
+    spec = acted_spec("施設別の使用料合計、取消は対象外で", FACILITIES)
+    assert spec["filters"] == [{"col": "予約状態", "op": "!=", "value": "取消"}]
+
+
+def test_blank_cells_said_in_other_words() -> None:
+    # before: "don't have a payee city" lost the column after "a"; 「に何か入力されている」
+    # was no condition
+    spec = acted_spec("How many transfers don't have a payee city?", TRANSFERS)
+    assert spec["filters"] == [{"col": "payee_city", "op": "is_null"}]
+    spec = acted_spec("「列3」に何か記入されている予約は何件？", FACILITIES)
+    assert spec["filters"] == [{"col": "列3", "op": "not_null"}]
+
+
+def test_a_yes_no_column_named_as_a_predicate_is_its_yes() -> None:
+    # before: grouped by the yes/no column, or asked for a numeric column; "no" in
+    # "no payee city" was a condition reversed = No
+    spec = acted_spec("How many transfers were reversed?", TRANSFERS)
+    assert spec["op"] == "total"
+    assert spec["filters"] == [{"col": "reversed", "op": "==", "value": "Yes"}]
+    spec = acted_spec("Which bank has the most reversals?", TRANSFERS)
+    assert spec["group_cols"] == ["bank"]
+    assert spec["filters"] == [{"col": "reversed", "op": "==", "value": "Yes"}]
+    spec = acted_spec("How many transfers have no payee city recorded?", TRANSFERS)
+    assert spec["filters"] == [{"col": "payee_city", "op": "is_null"}]
+
+
+def test_distinct_count_of_the_named_category_is_one_number() -> None:
+    # before: a row count per value of the column
+    spec = acted_spec("施設名のユニーク数は？", FACILITIES)
+    assert spec["op"] == "total" and spec["metrics"] == {"施設名": ["nunique"]}
+
+
+def test_how_many_to_keep_said_with_a_counter_after_a_comma() -> None:
+    # before: 「上位3施設」… 「上位2件」 worked but 「上位2名」 after a comma was dropped
+    spec = acted_spec("利用者区分別の使用料シェア、上位2名", FACILITIES)
+    assert spec["op"] == "share_ratio" and spec["top_k"] == 2
+
+
+def test_a_cross_tabulation_groups_by_both_categories() -> None:
+    # before: only the first category grouped
+    spec = acted_spec("施設名と利用者区分で使用料をクロス集計", FACILITIES)
+    assert spec["group_cols"] == ["施設名", "利用者区分"]
+    assert spec["metrics"] == {"使用料": ["sum"]}
