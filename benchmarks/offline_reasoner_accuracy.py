@@ -50,6 +50,11 @@ Eight request sets, always reported separately:
 - the seventh blind set, ``data/offline_requests_blind7.jsonl``: 136 requests on four more
   datasets (purchase orders, payables, attendance, event tickets), written after the rules
   were tuned on the sixth and scored once before any change was made for it.
+- the eighth blind set, ``data/offline_requests_blind8.jsonl``: 120 requests on four more
+  datasets (a fixed-asset register, commuting allowances, deposits, an English donor
+  ledger), written while the rules were tuned on the seventh by someone who read neither
+  the rules nor their tests nor any other set, and scored once before any change was made
+  for it.
 - the fourth blind set, ``data/offline_requests_blind4.jsonl``: a seventh held-out
   set, written the same way (neither the rules, their tests nor the other
   held-out sets' cases read) on four more made-up domains (an equipment
@@ -64,7 +69,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
     uv run python benchmarks/offline_reasoner_accuracy.py \\
-        [--set tuning|heldout|fresh|unseen|blind|blind2|blind3|blind4|blind5|blind6|blind7|all]
+        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind8|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
@@ -104,6 +109,7 @@ BLIND4 = Path(__file__).parent / "data" / "offline_requests_blind4.jsonl"
 BLIND5 = Path(__file__).parent / "data" / "offline_requests_blind5.jsonl"
 BLIND6 = Path(__file__).parent / "data" / "offline_requests_blind6.jsonl"
 BLIND7 = Path(__file__).parent / "data" / "offline_requests_blind7.jsonl"
+BLIND8 = Path(__file__).parent / "data" / "offline_requests_blind8.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -117,6 +123,7 @@ SETS = {
     "blind5": BLIND5,
     "blind6": BLIND6,
     "blind7": BLIND7,
+    "blind8": BLIND8,
 }
 
 # (ja name, en name, kind, examples)
