@@ -2020,3 +2020,39 @@ def test_a_side_of_a_table_names_no_column_and_the_output_said_by_its_name() -> 
     )
     assert procedure.steps[0].columns == ["得意先名"]
     assert [o.file_name for o in procedure.outputs] == ["名寄せ.xlsx"] and not procedure.gaps
+
+
+@pytest.mark.parametrize(
+    ("instruction", "groups", "metrics"),
+    [
+        (
+            "利用.xlsxの請求額、居室タイプ別に合計してエクセルで",
+            ["居室タイプ"],
+            {"請求額": ["sum"]},
+        ),
+        ("交通費.csv の交通費、総額だけ出してもらえる？", [], {"交通費": ["sum"]}),
+        (
+            "客単価.csvで店舗別に客単価の平均・最小・最大出してCSVで",
+            ["店舗"],
+            {"客単価": ["mean", "min", "max"]},
+        ),
+        (
+            "模試.xlsx から、クラス別に得点の平均・最高点・最低点を出して。Excelで",
+            ["クラス"],
+            {"得点": ["mean", "max", "min"]},
+        ),
+    ],
+)
+def test_the_measured_column_said_as_a_topic_or_with_a_list_of_metrics(
+    instruction: str, groups: list[str], metrics: dict[str, list[str]]
+) -> None:
+    procedure = read_procedure(instruction)
+    assert [(s.group_by, s.metrics) for s in procedure.steps] == [(groups, metrics)]
+    assert not procedure.gaps
+
+
+def test_a_small_code_number_at_a_clause_end_and_a_dedupe_keyed_per_column() -> None:
+    code = read_procedure("成績.xlsx から学年が2、かつ出席率が80未満の学生をCSVで")
+    assert ("学年", "==", 2) in [(c.column, c.op, c.value) for c in code.steps[0].conditions]
+    per = read_procedure("名簿.xlsx、会員番号ごとに最後の行を残す形で重複を削除し、Excelで")
+    assert [(s.kind, s.keys, s.keep) for s in per.steps] == [("dedupe", ["会員番号"], "last")]

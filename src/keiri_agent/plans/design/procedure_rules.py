@@ -971,8 +971,8 @@ _FILTER_EQ = re.compile(
     rf"(?P<tail>以外|(?:でない|ではない|じゃない)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ|だけ|のみ))|(?<=」)(?=\s*(?:。|$))|の(?:いずれか|どれか)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ)"
 )
 _FILTER_SMALL_NUMBER = re.compile(
-    rf"(?P<col>{QNOUN})\s*(?:列|欄)?\s*(?:が|は)\s*(?P<num>\d{{1,4}})\s*(?:の|で)"
-    rf"(?=\s*(?:{NOUN}|もの|やつ|ヤツ|こと|方|だけ|のみ|を|は))"
+    rf"(?P<col>{QNOUN})\s*(?:列|欄)?\s*(?:が|は)\s*(?P<num>\d{{1,4}})\s*"
+    rf"(?:(?:の|で)(?=\s*(?:{NOUN}|もの|やつ|ヤツ|こと|方|だけ|のみ|を|は))|(?=\s*(?:[、。,]|$|かつ)))"
 )
 """「学年列が2の生徒」「キャンセルフラグが1のやつ」: a column equal to a code number."""
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
@@ -1728,6 +1728,14 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
     last: tuple[int, str] | None = None
     for match in re.finditer(r"\(\s*(?:sum|total|mean|avg|average|count|max|min)\s*\)", text):
         reader.use(match.start(), match.end())  # 「合計(sum)」: the same metric twice
+    for match in _METRIC_LIST.finditer(text):
+        if reader.overlaps(match.start(), match.end()):
+            continue  # 「客単価の平均・最小・最大」: several metrics of one column
+        measured = _clean(match.group("col"))
+        for word in re.findall(r"平均|最大|最小|最高|最低|合計", match.group("ms")):
+            metrics.setdefault(measured, []).append(str(_METRIC_WORDS[word]))
+        positions.append(match.start())
+        reader.use(match.start(), match.end())
     for match in _FIRST_LAST_DATE.finditer(text):
         if reader.overlaps(match.start(), match.end()):
             continue  # 「最初の教習日と最後の教習日」: the earliest and the latest date
@@ -1877,6 +1885,16 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
     elif vague:
         missing.append("metrics:sum")
         positions.append(vague[0][0])
+    measured_first = _TOPIC_MEASURED.search(text)
+    if measured_first and any(m.startswith("metrics:") for m in missing) and not metrics:
+        measured = _clean(measured_first.group("col"))
+        if is_amount_column(measured) or _MEASURE.search(measured) or measured.endswith("費"):
+            function = _METRIC_WORDS.get(measured_first.group("m")) or "sum"
+            metrics[measured] = [str(function)]
+            groups = [g for g in groups if g != measured]
+            missing = [m for m in missing if not m.startswith("metrics")]
+            positions.append(measured_first.start())
+            reader.use(measured_first.start("col"), measured_first.end("col"))
     computed = [
         name for _, step in reader.steps if step.kind == "compute" for name in step.expressions
     ]
@@ -1907,6 +1925,16 @@ _GROUP_KEYED_BY = re.compile(
     rf"(?P<said>{NOUN})\s*は\s*(?P<key>{QNOUN})\s*で\s*(?:まとめ|集計|グループ化|区切|分け)"
 )
 """「買受人は買受人コードでまとめてください」: the column a grouping said in words is keyed by."""
+_LISTED_METRIC = r"(?:平均値|平均点|平均|最大値|最大|最小値|最小|最高点|最高|最低点|最低|合計)"
+_METRIC_LIST = re.compile(
+    rf"(?<![と・、{_K}{_KATA}A-Za-z])\s*(?P<col>{QNOUN})\s*の\s*(?P<ms>{_LISTED_METRIC}"
+    rf"(?:\s*(?:・|、|と|/)\s*{_LISTED_METRIC}){{1,4}})(?![値点額])"
+)
+_TOPIC_MEASURED = re.compile(
+    rf"(?P<col>{NOUN})\s*[、,]\s*[^。]{{0,24}}?(?P<m>合計|総額|総計|平均|最大|最小)"
+)
+"""「請求額、居室タイプ別に合計して」「交通費、総額だけ」: the measured column said first, as a
+topic, then how it is totalled."""
 _SUMMED_BACK = re.compile(
     r"(?:それ|これ|その結果|その金額)\s*を\s*[^、。]{0,16}?(?:ごと|別|毎)\s*に\s*"
     r"(?P<verb>足|合計|合算|集計|足し上げ)"
@@ -2139,10 +2167,21 @@ def _read_dedupe(reader: _Reader) -> None:
             ]
             keys = list(max(previous, key=lambda item: item[0])[1].columns) if previous else keys
         keys = keys or _keys_said_elsewhere(reader, match.start())
+        per = _DEDUPE_PER.search(
+            reader.text, reader.text.rfind("。", 0, match.start()) + 1, match.start()
+        )
+        if per and (not keys or all(k in _MANNER_NOUNS for k in keys)):
+            keys = _names(per.group("cols"))  # 「会員番号ごとに最後の行を残す形で重複を削除」
+            reader.use(per.start(), per.end())
         step = StepSpec(id="", kind="dedupe", keys=keys, source=match.group(0))
         _read_kept_row(reader, step)
         reader.add_step(match.start(), step)
         reader.use(match.start(), match.end())
+
+
+_DEDUPE_PER = re.compile(rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,9}})\s*(?:ごと|毎)\s*に")
+_MANNER_NOUNS = frozenset({"形", "感じ", "方法", "やり方", "形式", "方向", "方針"})
+"""Nouns saying how something is done (「最後の行を残す形で」), never a key."""
 
 
 def _said_keys(reader: _Reader, said: re.Match[str]) -> list[str]:
