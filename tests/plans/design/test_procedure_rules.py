@@ -2056,3 +2056,41 @@ def test_a_small_code_number_at_a_clause_end_and_a_dedupe_keyed_per_column() -> 
     assert ("学年", "==", 2) in [(c.column, c.op, c.value) for c in code.steps[0].conditions]
     per = read_procedure("名簿.xlsx、会員番号ごとに最後の行を残す形で重複を削除し、Excelで")
     assert [(s.kind, s.keys, s.keep) for s in per.steps] == [("dedupe", ["会員番号"], "last")]
+
+
+def test_a_step_said_as_a_noun_is_read_or_named_never_dropped() -> None:
+    extracted = read_procedure(
+        "出荷.xlsx から、品目区分が 野菜・果物 のうち何か のものを抽出、出荷日昇順のExcelに。"
+    )
+    assert extracted.gaps or any(s.kind == "filter" for s in extracted.steps)
+    ordered = read_procedure("実績.xlsx で、担当者で並べ替え（昇順）してCSVに出力して下さい。")
+    assert [(s.kind, s.by) for s in ordered.steps] == [("sort", ["担当者"])]
+    pointed = read_procedure("成績.xlsx から以下を抽出\n・学年が2\n・CSVで出力")
+    assert not pointed.gaps
+
+
+def test_settings_lines_for_a_reconciliation() -> None:
+    procedure = read_procedure(
+        "照合してください。\n・入出金.csv\n・台帳.xlsx\n突合キー＝案件番号\n金額列＝金額\n"
+        "金額の許容差＝0円\n日付のずれ＝5日以内\n結果はExcelで"
+    )
+    (step,) = procedure.steps
+    assert (step.keys, step.amount_column, step.tolerance, step.date_window_days) == (
+        ["案件番号"],
+        "金額",
+        0,
+        5,
+    )
+
+
+def test_groups_said_with_tani_and_de_matomete_and_a_count_of_people() -> None:
+    procedure = read_procedure(
+        "区域ごとに、部数の合計と読者数を出したい。ファイル→明細.xlsx。区域コードでまとめてください、Excelで"
+    )
+    (step,) = procedure.steps
+    assert step.group_by == ["区域コード"] and step.metrics == {
+        "部数": ["sum"],
+        COUNT_ALL: ["count"],
+    }
+    unit = read_procedure("作業.csv、物件コード単位で作業時間（分）の平均。CSVで")
+    assert unit.steps[0].group_by == ["物件コード"]

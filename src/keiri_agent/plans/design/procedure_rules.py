@@ -578,7 +578,7 @@ _AS_INPUT = re.compile(
     r"^\s*(?:ファイル|ブック|データ)?\s*(?:から|を読|の中|を取り込|を使|と|を|は|の|、|\)|,)"
 )
 _OUTPUT_BEFORE = re.compile(
-    r"(?:(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名|名前|アウトプット)\s*(?:は|を|:)?\s*「?"
+    r"(?:(?<![\u4e00-\u9fff\u30a1-\u30fa])(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名|名前|アウトプット)\s*(?:は|を|:)?\s*「?"
     r"|[→⇒>]|[①-⑳]\s*|\(\s*ファイル名\s*(?:は|:)?\s*)\s*$"
 )
 _SHEET = re.compile(
@@ -1007,7 +1007,8 @@ _FILTER_NULL = re.compile(
 )
 _GROUP = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の組み合わせ|の組合せ)?\s*"
-    r"(?:別|ごと|毎|(?:で|を|を\s*キーに)\s*(?=グループ化|グルーピング|グループ分け))"
+    r"(?:別|ごと|毎|単位(?=\s*(?:で|に|の))|(?:で|を|を\s*キーに)\s*(?=グループ化|グルーピング|グループ分け)"
+    r"|で\s*(?=まとめ(?:て|る)))"
 )
 _DESCRIBES_GROUP = re.compile(
     r"\s*に?\s*[^\s、。]{0,4}?(?:管理|保存|作成|分け|分かれ|届|出力|集め|提出|記録)"
@@ -1062,7 +1063,9 @@ _METRIC = re.compile(
     r"|(?<![A-Za-z])(?:sum|total|mean|avg|average|count|max|min)(?![A-Za-z]))"
 )
 _SORT = re.compile(
-    rf"\(\s*(?:同日|同額|同点|同値|同順位|同じ[^()、。]{{0,8}}?)\s*(?:の場合|のとき|の時|なら)?\s*(?:は|なら)?\s*"
+    rf"(?P<col11>{QNOUN})\s*(?:で|を)\s*(?:並べ替え|並び替え|ソート|並べ)[ぁ-ん]{{0,2}}\s*\(\s*(?P<dir11>昇順|降順)\s*\)"
+    rf"|(?P<col12>{QNOUN})(?<!順)\s*\(\s*(?P<dir12>新しい|古い|大きい|小さい|多い|少ない|早い|遅い|高い|低い)\s*順\s*\)"
+    rf"|\(\s*(?:同日|同額|同点|同値|同順位|同じ[^()、。]{{0,8}}?)\s*(?:の場合|のとき|の時|なら)?\s*(?:は|なら)?\s*"
     rf"(?P<col8>{QNOUN})\s*(?:の)?\s*(?:(?P<dir8>昇順|降順)|(?P<dir9>大きい|多い|高い|新しい|遅い|小さい|少ない|低い|古い|早い)\s*順|順)\s*\)"
     rf"|(?P<col10>{QNOUN})\s*(?:の|を)?\s*(?:五十音|50音|あいうえお|アイウエオ|アルファベット|ABC|abc|辞書)\s*順"
     rf"|(?P<cols6>{QNOUN}(?:\s*(?:→|⇒|>|、|・)\s*{QNOUN}){{1,5}})\s*の\s*順\s*(?:番)?\s*(?:で|に)\s*(?:(?P<dir6>昇順|降順)\s*(?:に|で)?\s*)?(?=並|ソート)"
@@ -1698,7 +1701,7 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
                 for other in others
             )
         ]  # 「コース別・月別の平均を見たい。…コース名と運行月でグループ化」: said in full once
-        if len(chosen) != 1 and len(fuller) == 1:
+        if len(fuller) == 1:
             chosen = fuller
         if len(chosen) == 1:
             by_sentence = {chosen[0]: by_sentence[chosen[0]]}
@@ -1732,7 +1735,9 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         if reader.overlaps(match.start(), match.end()):
             continue  # 「客単価の平均・最小・最大」: several metrics of one column
         measured = _clean(match.group("col"))
-        for word in re.findall(r"平均|最大|最小|最高|最低|合計", match.group("ms")):
+        for word in re.findall(
+            r"平均|最大|最小|最高|最低|合計|max|min|sum|mean|average", match.group("ms")
+        ):
             metrics.setdefault(measured, []).append(str(_METRIC_WORDS[word]))
         positions.append(match.start())
         reader.use(match.start(), match.end())
@@ -1833,7 +1838,9 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         if metric == "count":  # 「申込件数」「金額の合計と件数」: rows; 「番号を数え」: the column
             column = (
                 column
-                if column and column not in ("件", "全体") and word not in ("人数", "社数", "件数")
+                if column
+                and column not in ("件", "全体")
+                and word not in ("人数", "社数", "件数", "者数")
                 else None
             )
             metrics.setdefault(COUNT_ALL if column is None else column, []).append("count")
@@ -1904,6 +1911,11 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         missing = [m for m in missing if not m.startswith("metrics")]
         positions.append(summed_back.start())
         reader.use(summed_back.start("verb"), summed_back.end())
+    missing = [  # 「物件ごとの平均作業時間…作業時間の平均」: the metric said twice, read once
+        m
+        for m in missing
+        if not (m.startswith("metrics:") and any(m[8:] in wanted for wanted in metrics.values()))
+    ]
     if not metrics and not missing and not groups:
         return
     if not metrics and not missing:
@@ -1925,7 +1937,10 @@ _GROUP_KEYED_BY = re.compile(
     rf"(?P<said>{NOUN})\s*は\s*(?P<key>{QNOUN})\s*で\s*(?:まとめ|集計|グループ化|区切|分け)"
 )
 """「買受人は買受人コードでまとめてください」: the column a grouping said in words is keyed by."""
-_LISTED_METRIC = r"(?:平均値|平均点|平均|最大値|最大|最小値|最小|最高点|最高|最低点|最低|合計)"
+_LISTED_METRIC = (
+    r"(?:平均値|平均点|平均|最大値|最大|最小値|最小|最高点|最高|最低点|最低|合計"
+    r"|max|min|sum|mean|average)"
+)
 _METRIC_LIST = re.compile(
     rf"(?<![と・、{_K}{_KATA}A-Za-z])\s*(?P<col>{QNOUN})\s*の\s*(?P<ms>{_LISTED_METRIC}"
     rf"(?:\s*(?:・|、|と|/)\s*{_LISTED_METRIC}){{1,4}})(?![値点額])"
@@ -2029,6 +2044,8 @@ def _read_sort(reader: _Reader) -> None:
             or match.group("col7")
             or match.group("col8")
             or match.group("col10")
+            or match.group("col11")
+            or match.group("col12")
         )
         word = (
             match.group("dir")
@@ -2040,6 +2057,8 @@ def _read_sort(reader: _Reader) -> None:
             or match.group("dir7")
             or match.group("dir8")
             or match.group("dir9")
+            or match.group("dir11")
+            or match.group("dir12")
             or "昇順"  # 「申請者順に並べる」
         )
         descending = word.lower() in (
@@ -2240,7 +2259,7 @@ _KEPT = re.compile(
     r"\s*(?:\([^()]*\))?\s*(?:だけ|のみ)?\s*を?\s*(?:残[しすさせ]?|採用)"
 )
 _EXPLICIT_KEY = re.compile(
-    rf"キー\s*(?:は|を|:|として)\s*(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}(?![A-Za-z0-9_{_K}{_KATA}])(?!\s*(?:は|が|を|で)(?!\d))){{0,19}})"
+    rf"キー\s*(?:は|を|:|=|として)\s*(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}(?![A-Za-z0-9_{_K}{_KATA}])(?!\s*(?:は|が|を|で)(?!\d))){{0,19}})"
 )
 """「キーは 請求番号」: the key list ends before a new topic (「、金額は 入金額」)."""
 
@@ -3213,6 +3232,10 @@ def _action_words(text: str) -> Iterator[tuple[int, int, str]]:
             and following in ("する", "できる", "願う")
         ):
             yield morpheme.begin(), morpheme.end(), morpheme.dictionary_form()
+        elif pos[0] == "名詞" and _verbal_noun(morphemes, index):
+            # 「…のものを抽出、」「担当者で並べ替え（昇順）」: a step said as a noun ends a clause
+            base = morpheme.dictionary_form()
+            yield morpheme.begin(), morpheme.end(), base if base in STEP_VERBS else base + "る"
         elif (
             morpheme.surface() == "化"
             and index > 0
@@ -3221,6 +3244,16 @@ def _action_words(text: str) -> Iterator[tuple[int, int, str]]:
         ):  # 「正規化したうえで」: a noun + 化 + する is one action
             previous = morphemes[index - 1]
             yield previous.begin(), morpheme.end(), previous.surface() + "化"
+
+
+def _verbal_noun(morphemes: Sequence[Any], index: int) -> bool:
+    """True when a noun naming a step (抽出, 並べ替え) follows を/で and ends its clause."""
+    base = morphemes[index].dictionary_form()
+    if base not in STEP_VERBS and base + "る" not in STEP_VERBS:
+        return False
+    before = morphemes[index - 1].surface() if index > 0 else ""
+    after = morphemes[index + 1].surface() if index + 1 < len(morphemes) else "。"
+    return before in ("を", "で") and after[:1] in "、。,(（→>⇒"
 
 
 _POTENTIAL_ENDINGS = {
@@ -3274,7 +3307,8 @@ def _explained(reader: _Reader, kinds: frozenset[str], start: int, end: int) -> 
     left, right = _clause_span(reader.text, start, end)
     clause = reader.text[left:right]
     pointing = re.search(  # 「以下の条件で抽出」「上記条件で抽出」: the lines below or above
-        r"(?:以下|次|下記)\s*の|(?:上記|前記|上)\s*の?\s*(?:条件|内容|とおり|通り)", clause
+        r"(?:以下|次|下記)\s*(?:の|を|に)|(?:上記|前記|上)\s*の?\s*(?:条件|内容|とおり|通り)",
+        clause,
     )
     after = re.match(
         r"[ぁ-ん]{0,3}?(?:あと|後|うえで|上で|てから)|た\s*(?:もの|結果|データ|行|一覧|リスト|表)",
@@ -4475,7 +4509,7 @@ def _heading(instruction: str) -> str:
     return first
 
 
-_SETTING = re.compile(r"^\s*(?P<key>[^\s:。]{1,8})\s*:\s*(?P<value>[^。]+?)\s*$")
+_SETTING = re.compile(r"^\s*(?P<key>[^\s:=。]{1,8})\s*[:=]\s*(?P<value>[^。]+?)\s*$")
 _SETTING_WORDS: tuple[tuple[str, str], ...] = (
     (r"集計(?:単位|キー|の単位|軸)|グループ(?:化)?(?:キー)?|集計する単位", "{names}別に集計"),
     (r"集計(?:値|項目|内容|する値|する項目)", "{value}"),
@@ -4483,6 +4517,9 @@ _SETTING_WORDS: tuple[tuple[str, str], ...] = (
     (r"(?:抽出|絞り込み|絞込)(?:条件)?|条件", "{value}の行だけ"),
     (r"並び順|並べ替え|並べ順|ソート(?:順)?|並び", "{value}に並べる"),
     (r"出力形式|出力|形式", "{value}で出力"),
+    (r"金額(?:の)?列|比較(?:する)?列|比較対象", "金額は{value}で比べる"),
+    (r"(?:金額の)?許容差|誤差|差額(?:の許容)?", "許容差は{value}"),
+    (r"日付(?:の)?(?:ずれ|ズレ|許容|差)", "日付のずれは{value}"),
 )
 """Lines of a settings block (「集計単位：得意先コード、商品コード」「除外：返品理由が「期限切れ」
 のもの」) said as the sentence they stand for; other keys are left as written."""
