@@ -290,6 +290,34 @@ def _shares(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _own_request(parsed: ParsedRequest, text: str) -> bool:
+    """True when the request says what to compute by itself: a numeric column, or an
+    aggregation of a column it names (「部署別の件数」), with no word pointing back at the
+    result. An aggregation alone (「平均で見たいです」, "as a median") names nothing to
+    aggregate: it changes how the result just shown is aggregated."""
+    if _POINTER.search(text):
+        return False
+    if any(parsed.index.kind(m.column) == "numeric" for m in parsed.mentions):
+        return True
+    return bool(vocab.aggregations(text)) and bool(parsed.mentions or parsed.value_mentions)
+
+
+def _yes_no_conditions(
+    parsed: ParsedRequest, groups: list[str], filters: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """A yes/no column named with no value and not grouped by ("only restricted gifts",
+    「返品ありだけ」 said as the column) keeps the rows where it is yes, as in a request
+    of its own (``StepBuilder._yes_no_predicates``)."""
+    held = {f["col"] for f in filters}
+    found = []
+    for mention in parsed.mentions:
+        yes = parsed.index.yes_value(mention.column)
+        if yes is not None and mention.column not in groups and mention.column not in held:
+            found.append({"col": mention.column, "op": "==", "value": yes})
+            held.add(mention.column)
+    return found
+
+
 def edit_previous(
     text: str,
     previous: Sequence[dict[str, Any]],
@@ -302,14 +330,12 @@ def edit_previous(
         return None
     parsed = parse_request(text, summary, vocab.family, vocab.phrase_spans)
     lang = parsed.lang
-    own_measure = bool(vocab.aggregations(text)) or any(
-        parsed.index.kind(m.column) == "numeric" for m in parsed.mentions
-    )
-    if own_measure and not _POINTER.search(text):
+    if _own_request(parsed, text):
         return None  # 「部署別の件数」: a request of its own
-    filters = [f for clause in parsed.clauses for f in parsed.filters_for(clause)[0]]
-    filters = list({repr(sorted(f.items())): f for f in filters}.values())
     groups = _groups_said(parsed, text)
+    filters = [f for clause in parsed.clauses for f in parsed.filters_for(clause)[0]]
+    filters += _yes_no_conditions(parsed, groups, filters)
+    filters = list({repr(sorted(f.items())): f for f in filters}.values())
     freq = vocab.frequency(text)
     chart = bool(_CHART.search(text))
     share = bool(_SHARE.search(text))

@@ -141,6 +141,21 @@ def term_pattern(term: str) -> str:
     return body
 
 
+def value_pattern(value: str) -> str:
+    """Regex for a category value: ``term_pattern``, and an English value ending in a
+    letter in the plural too ("foundations" ~ Foundation, "individuals" ~ Individual,
+    "agencies" ~ Agency): a request counts or totals the rows of a kind in the plural."""
+    pattern = term_pattern(value)
+    if not (value.isascii() and value[-1:].isalpha() and pattern.endswith("(?![a-z0-9])")):
+        return pattern
+    body = pattern[: -len("(?![a-z0-9])")]
+    plural = "(?:e?s)?"
+    if value.endswith("y") and len(value) >= 3:
+        plural = "(?:e?s)?|" + body[:-1] + "ies"  # "agency" ~ "agencies"
+        return f"(?:{body}{plural})(?![a-z0-9])"
+    return f"{body}{plural}(?![a-z0-9])"
+
+
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
 # Words of a column name that say nothing about which column it is ("account_name" is
 # named by "account", never by "name"); a column is never named by these alone.
@@ -556,7 +571,7 @@ class ColumnIndex:
             for example in info.examples:
                 value = normalize(example)
                 if len(value) >= 2 and not re.fullmatch(r"[\d.,:/ -]+", value):
-                    pattern = term_pattern(value)
+                    pattern = value_pattern(value)
                     existing = found.get(pattern)
                     if existing is None or (existing[1] is None and pattern not in named):
                         # "overdue" is a status, not the word of days_overdue
@@ -813,10 +828,27 @@ def _group_cols(text: str, clause: Clause, index: ColumnIndex) -> list[str]:
                 break
             chain.append(mentions[other])
             other += step
+        if ja_mark and _measure_to_aggregate(text, mention, index, mentions):
+            continue
         for item in sorted(chain, key=lambda m: m.start):
             if item.column not in groups:
                 groups.append(item.column)
     return groups
+
+
+_BY_GROUP_WORD = re.compile(r"^\s*(?:別|ごと|毎|単位)")
+
+
+def _measure_to_aggregate(
+    text: str, mention: Mention, index: ColumnIndex, mentions: list[Mention]
+) -> bool:
+    """「資産区分別に期末帳簿価額で集計して」: a numeric column marked only by 「で集計」 is what
+    is aggregated, not a grouping, when another column of the clause is grouped by 別/ごと."""
+    if index.kind(mention.column) != "numeric" or _BY_GROUP_WORD.match(text[mention.end :]):
+        return False
+    return any(
+        other is not mention and _BY_GROUP_WORD.match(text[other.end :]) for other in mentions
+    )
 
 
 _SEPARATOR = re.compile(
@@ -993,11 +1025,9 @@ def parse_request(
         and m not in used
         and not _names_the_rows(m, norm, index, rows)
         and not (m.column in filtered_cols and _adjacent_value(m, values, norm))
+        and not _money_word(m, norm, index)
     ]
-    chars = list(norm)
-    for m in scanned:
-        chars[m.start : m.end] = "_" * (m.end - m.start)
-    masked = "".join(chars)
+    masked = _masked(norm, [(m.start, m.end) for m in scanned] + blank_spans)
     clauses = []
     for a, b in split_clauses(masked, family, lang):
         clause = Clause(a, b, masked[a:b], [m for m in mentions if a <= m.start < b])
@@ -1017,6 +1047,17 @@ def parse_request(
         assumptions=assumptions,
         periods=periods,
     )
+
+
+def _masked(text: str, spans: list[tuple[int, int]]) -> str:
+    """The text with the columns and values it names, and the blank conditions it states
+    (「設置場所が未入力の」, "where region is blank"), blanked out ("_"): what is left says
+    what is asked for. A blank read as a condition on a column restricts the rows; it no
+    longer asks for the missing-values check (「…が未入力の資産の取得価額合計」 is a total)."""
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = "_" * (end - start)
+    return "".join(chars)
 
 
 _JA_ID_NAME = re.compile(r"(?:ID|ＩＤ|id|番号|コード|No\.?|NO\.?)$")
@@ -1055,7 +1096,9 @@ def _similar(
     stop = _GENERIC_TOKENS | _AGGREGATE_TOKENS
     found = [
         m
-        for m in similar_mentions(text, columns, free, stop, identifiers)
+        for m in similar_mentions(
+            text, columns, free, stop, identifiers, frozenset(index.names("numeric"))
+        )
         if family(text[m.start : m.end]) is None
     ]
     for m in found:
@@ -1094,15 +1137,22 @@ _FUNCTION_WORDS = frozenset(
 )
 
 
-# "Group the bookings by …", "Sort all rows": a value word that starts a sentence and is
-# followed by a determiner is the verb of the request, not a condition.
+# "Group the bookings by …", "Sort all rows", "Check for missing values": a value word
+# that starts a sentence and is followed by a determiner, or by a word that opens what
+# the verb asks about (for, if, whether, how, which), is the verb of the request, not a
+# condition.
 _VERB_START = re.compile(r"(?:^|[.!?;:]\s*|(?<![a-z])(?:please|then|and|also)\s+)$")
-_DETERMINER_AFTER = re.compile(r"\s+(?:the|a|an|all|each|every|my|our|these|those|this|that)\s")
+_DETERMINER_AFTER = re.compile(
+    r"\s+(?:the|a|an|all|each|every|my|our|these|those|this|that|for|if|whether|how|which"
+    r"|what)\s"
+)
 
 
 def _entity_value(mention: Mention, index: ColumnIndex) -> bool:
     """A value that also starts other columns' names (請求 of 請求日, 請求額（円）; "order"
-    of orderDate, orderTotal) is the dataset's word for its rows."""
+    of orderDate, orderTotal) is the dataset's word for its rows. One other column
+    starting with it says nothing of the rows (振込 of 入金方法 and 振込手数料: 「振込だけ」
+    keeps the transfers) unless that column identifies the rows (請求 of 請求番号)."""
     said = normalize(str(mention.value))
     if len(said) < 2:
         return False
@@ -1113,7 +1163,11 @@ def _entity_value(mention: Mention, index: ColumnIndex) -> bool:
             return words[0] if words else ""
         return normalize(name)[: len(said)]
 
-    return any(c.name != mention.column and first_word(c.name) == said for c in index.columns)
+    starting = [
+        c.name for c in index.columns if c.name != mention.column and first_word(c.name) == said
+    ]
+    rows = index.row_nouns()
+    return len(starting) >= 2 or any(said == noun[: len(said)] for noun in rows if starting)
 
 
 def _condition_values(
@@ -1177,6 +1231,17 @@ def _condition_values(
                 continue
         kept.append(mention)
     return kept
+
+
+_MONEY_SUFFIX = re.compile(r"(?:費|代(?!表|理|替)|料(?!理))")
+
+
+def _money_word(mention: Mention, text: str, index: ColumnIndex) -> bool:
+    """「会場費」「交通費」: a column's word with 費/代/料 glued after it is a word for money
+    (an expense), never the category column it starts (開催会場, 交通機関)."""
+    return index.kind(mention.column) != "numeric" and bool(
+        _MONEY_SUFFIX.match(text[mention.end :])
+    )
 
 
 def _names_the_rows(mention: Mention, text: str, index: ColumnIndex, rows: int) -> bool:

@@ -65,11 +65,21 @@ _EN_COMPARE = re.compile(
     + _NUMBER
     + r"\s*(k)?"
 )
+# "$10,000 or more", "5 nights or fewer": the comparison said after the number.
+_EN_OR_MORE = (
+    r"(or more|or above|or higher|or over|or greater|and up|and above|and over|or less"
+    r"|or below|or lower|or under|or fewer|and under|and below)(?![a-z])"
+)
+_EN_COMPARE_AFTER = re.compile(
+    r"^\s*(?:is\s+|are\s+|of\s+)?[$¥]?\s*" + _NUMBER + r"\s*(k)?\s+" + _EN_OR_MORE
+)
 _COMPARE_OPS = {
     word: op
     for op, words in {
-        ">=": "以上|>=|at least|no less than",
-        "<=": "以下|<=|at most|no more than",
+        ">=": "以上|>=|at least|no less than|or more|or above|or higher|or over|or greater|and up"
+        "|and above|and over",
+        "<=": "以下|<=|at most|no more than|or less|or below|or lower|or under|or fewer"
+        "|and under|and below",
         "<": "未満|より小さい|より少ない|を下回る|<|below|under|less than",
         ">": "超|を超える|より大きい|より多い|を上回る|>|over|above|greater than|more than"
         "|exceeding",
@@ -150,8 +160,14 @@ _MONTH_RANGE_RX = re.compile(
     r"(?<![\d年/])(\d{1,2})\s*月?\s*[〜~～\-－]\s*(\d{1,2})\s*月(?!別|ごと|毎)"
 )
 _MONTH_ONLY_RX = re.compile(
-    rf"(?<![\d年])(\d{{1,2}})\s*月(?!別|ごと|毎|次|間)\s*({_PERIOD_START}|{_PERIOD_END})?"
+    rf"(?<![\d年])(\d{{1,2}})\s*月(?!別|ごと|毎|次|間)(?:\s*(\d{{1,2}})\s*日)?"
+    rf"\s*({_PERIOD_START}|{_PERIOD_END})?"
 )
+# "since 1/1/2025", "through 3/31/2025": a date written month first, as in English.
+_US_DATE_RX = re.compile(_EN_QUAL + r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])")
+# Two dates joined as a range: 「2024/4/1〜2025/3/31」, "2025-01-01 to 2025-03-31",
+# "between March 2025 and June 2025".
+_RANGE_JOIN = re.compile(r"\s*(?:[〜~～\-–—]|to|through|until|till|and)\s*")
 
 
 def _year(text: str) -> str:
@@ -166,6 +182,8 @@ def _year(text: str) -> str:
 
 # (start, end, filter): a period filter and the span of the text that states it.
 PeriodFilter = tuple[int, int, dict[str, Any]]
+# (start, end, year, month, day, qualifier, fiscal year?): a period as read, before filters.
+_Found = tuple[int, int, int, int | None, int | None, str, bool]
 
 
 def date_filters(
@@ -184,7 +202,7 @@ def date_filters(
     """
     problems: list[str] = []
     assumptions: list[str] = []
-    found: list[tuple[int, int, int, int | None, int | None, str, bool]] = []
+    found: list[_Found] = []
 
     def add(
         m: re.Match[str], y: str, mo: str | None, d: str | None, q: str, fy: bool = False
@@ -210,6 +228,9 @@ def date_filters(
         add(m, m.group(3), str(_MONTHS[m.group(2)]), None, _qualifier(m.group(1)))
     for m in _EN_YEAR_RX.finditer(text):
         add(m, m.group(2), None, None, _qualifier(m.group(1)))
+    for m in _US_DATE_RX.finditer(text):
+        month, day = (m.group(2), m.group(3)) if int(m.group(2)) <= 12 else (m[3], m[2])
+        add(m, m.group(4), month, day, _qualifier(m.group(1)))
     months = _month_ranges(text, dates, date_examples, claimed)
     for m in _MONTH_ONLY_RX.finditer(text):
         month = m.group(1)
@@ -217,7 +238,7 @@ def date_filters(
             continue
         only = _month_year(date_examples, int(month))
         if only is not None:
-            add(m, only, month, None, _qualifier(m.group(2)))
+            add(m, only, month, m.group(2), _qualifier(m.group(3)))
             assumptions.append(_t(lang, f"{month}月は{only}年と仮定", f"month {month} is {only}"))
         else:
             problems.append(
@@ -233,6 +254,7 @@ def date_filters(
         assumptions.append(
             _t(lang, f"{_MONTHS[m.group(2)]}月は{year}年と仮定", f"{said} taken as {year}")
         )
+    found = _as_ranges(text, sorted(found))
     problems += _vague_periods(text, bool(months), lang)
     if found and not dates:
         problems.append(
@@ -264,6 +286,23 @@ def date_filters(
         if fiscal
     ]
     return filters + months, problems, assumptions
+
+
+def _as_ranges(text: str, found: list[_Found]) -> list[_Found]:
+    """Two periods joined by 〜 / "to" / "and" (``_RANGE_JOIN``), neither said with a
+    qualifier of its own, are one range: from the first (``>=``) to the end of the
+    second (「2024/4/1〜2025/3/31」 → on or after April 1 and on or before March 31)."""
+    ranged = list(found)
+    for i in range(len(ranged) - 1):
+        first, last = ranged[i], ranged[i + 1]
+        if (
+            first[5] == last[5] == "within"
+            and not (first[6] or last[6])
+            and _RANGE_JOIN.fullmatch(text[first[1] : last[0]])
+        ):
+            ranged[i] = (*first[:5], "start", False)
+            ranged[i + 1] = (*last[:5], "end", False)
+    return ranged
 
 
 def _vague_periods(text: str, months_read: bool, lang: str) -> list[str]:
@@ -420,6 +459,12 @@ def _compare(rest: str) -> tuple[int | float, str, int] | None:
             1_000 if m.group(3) else 1,
             m.group(1),
         )
+    elif m := _EN_COMPARE_AFTER.match(rest):
+        number, scale, op = (
+            float(m.group(1).replace(",", "")),
+            1_000 if m.group(2) else 1,
+            m.group(3),
+        )
     else:
         return None
     value = number * scale
@@ -481,14 +526,20 @@ def numeric_filters(
     return filters, used, spans
 
 
+_CLOSE = r"[」』】\]）)\"']?"
+"""A column name may be written in brackets or quotes (「[摘要] が」「『精算メモ』に」)."""
 _NULL_AFTER = re.compile(
-    r"^\s*(?:欄|列)?\s*(?:\(\s*)?(?:が|は|の)?\s*(?P<null>空欄|空白|未入力|未記入|未記載|未登録|未設定"
-    r"|空(?=の)|入って(?:い)?ない|"
+    r"^\s*" + _CLOSE + r"\s*(?:欄|列)?\s*(?:\(\s*)?(?:が|は|の)?\s*"
+    r"(?P<null>空欄|空白|未入力|未記入|未記載|未登録|未設定|ブランク"
+    r"|空(?=の)|入って(?:い)?ない|書かれて(?:い)?ない|書いて(?:い)?ない|"
     r"(?:無い|ない)(?=\s*(?:もの|行|明細|分|データ))|"
     r"入力されて(?:い)?ない|記入されて(?:い)?ない)"
-    r"|^\s*[」』\"']?\s*(?:欄|列)?\s*(?:が|は|に)\s*(?:何か|なにか|値が)?\s*"
-    r"(?P<set>入って(?:いる|る)|入力されて(?:いる|る)|入力済み?|記入済み?|記入されて(?:いる|る))"
-    r"|^\s*(?:is|was|are|were)\s+(?P<null_en>empty|blank|not (?:recorded|given|set|entered))",
+    r"|^\s*" + _CLOSE + r"\s*(?:欄|列)?\s*(?:が|は|に)\s*(?:何か|なにか|値が)?\s*"
+    r"(?P<set>入って(?:いる|る)|入力されて(?:いる|る)|入力済み?|記入済み?|記入されて(?:いる|る)"
+    r"|書いて(?:ある|いる|る)|書かれて(?:いる|る)|記載(?:されて(?:いる|る)|が?ある|あり))"
+    r"|^\s*" + _CLOSE + r"\s*(?:is|was|are|were)\s+(?:(?P<null_en>empty|blank"
+    r"|not (?:recorded|given|set|entered|filled(?: in)?))"
+    r"|(?P<set_en>filled(?: in)?|populated|not (?:empty|blank)))",
     re.IGNORECASE,
 )
 """Blank cells said of a column (not 「欠損」 / "missing": those ask for the missing-values
@@ -497,7 +548,16 @@ _NULL_BEFORE = re.compile(r"\bno\s+$", re.IGNORECASE)
 # "orders that don't have a city", "rows without any region": the column left blank.
 LACKING_BEFORE = re.compile(
     r"(?<![a-z])(?:(?:do|does|did)(?: not|n't) have|(?:has|have|had)(?:n't| not)(?: got)?"
-    r"|(?:has|have|with) no) (?:a |an |any )?$|(?<![a-z])(?:without|lacking) (?:a |an |any )$",
+    r"|(?:has|have|with) no) (?:a |an |any )?$|(?<![a-z])(?:without|lacking) (?:a |an |any )$"
+    r"|(?<![a-z])(?:is|are|was|were) missing (?:a |an |any |the |their |its )?$"
+    r"|(?<![a-z])(?:with|having|has|have|had) (?:a |an )?(?:blank|empty|missing) $",
+    re.IGNORECASE,
+)
+# "rows that have a value in [grant_officer]", "entries with something under notes".
+_HAVING_BEFORE = re.compile(
+    r"(?<![a-z])(?:has|have|had|having|with|contains?|containing) (?:a |an |any |some )?"
+    r"(?:value|entry|entries|values|something|anything|data|text) (?:in|for|under|as) "
+    r"(?:the )?[\[\"'(]?$",
     re.IGNORECASE,
 )
 _EXCLUDED = re.compile(
@@ -529,12 +589,14 @@ def null_filters(
     for mention in mentions:
         if mention.value is not None:
             continue
+        excluded: re.Match[str] | None = None
+        ignored: re.Match[str] | None = None
         after = _NULL_AFTER.match(text[mention.end :])
         if after and _SHARE_WORD.match(text[mention.end + after.end() :]):
             continue  # 「承認者が空欄になっている割合」: the missing-values check of the column
         before = _NULL_BEFORE.search(text[: mention.start])
         if after:
-            op = "not_null" if after.group("set") else "is_null"
+            op = "not_null" if after.group("set") or after.group("set_en") else "is_null"
             excluded = _EXCLUDED.match(text[mention.end + after.end() :]) or _SKIP_WHERE.search(
                 text[: mention.start]
             )  # "skip the rows where city is blank"
@@ -552,10 +614,16 @@ def null_filters(
         elif lacking := LACKING_BEFORE.search(text[: mention.start]):
             op = "is_null"  # "orders that don't have a city"
             spans.append((lacking.start(), mention.end))
+        elif having := _HAVING_BEFORE.search(text[: mention.start]):
+            op = "not_null"  # "rows that have a value in [grant_officer]"
+            closed = re.match(r"[\]\"')]?", text[mention.end :])
+            spans.append((having.start(), mention.end + (closed.end() if closed else 0)))
         else:
             continue
         filters.append({"col": mention.column, "op": op})
-        if op == "is_null":  # 「取引先（空欄は除く）ごと」: the column still groups
+        if op == "is_null" or not (excluded or ignored):
+            # the column is only the condition's; blanks said to be left out (「取引先
+            # （空欄は除く）ごと」, "ignore rows with no rep") leave it free to group
             used.add(mention)
     return filters, used, spans
 
@@ -570,8 +638,12 @@ _BARE_EN = re.compile(
     r"|less than|exceeding|no more than|no less than)\s*([$¥])?\s*" + _NUMBER + r"\s*(k)?"
     r"(?!\s*(?:%|percent|rows|columns|products|stores|items|times|days|months|years))"
 )
+_BARE_EN_AFTER = re.compile(
+    r"(?<![\w$¥])([$¥])?\s*" + _NUMBER + r"\s*(k)?\s+" + _EN_OR_MORE + r"(?!\s*(?:%|percent))"
+)
 _MONEY_NAME = re.compile(
-    r"金額|売上|額|円|料|費|代金|価格|給|手当|amount|sales|revenue|price|cost|total|fee|jpy|yen|usd",
+    r"金額|売上|額|円|料|費|代金|価格|給|手当|amount|amt|sales|revenue|price|cost|costs|total"
+    r"|fee|fees|fare|jpy|yen|usd|eur|gbp",
     re.IGNORECASE,
 )
 # Left after reading: a year or a number compared ("24年度", "10以上") no rule turned into a filter.
@@ -602,17 +674,28 @@ def bare_thresholds(
     filters: list[dict[str, Any]] = []
     problems: list[str] = []
     assumptions: list[str] = []
-    hits = [(m, m.group(2) or "", m.group(3) or "") for m in _BARE_JA.finditer(text)]
-    hits += [(m, "k" if m.group(4) else "", m.group(2) or "") for m in _BARE_EN.finditer(text)]
-    for m, scale, unit in sorted(hits, key=lambda hit: hit[0].start()):
+    # (match, number, scale, unit, comparison word) of each condition said without a column
+    hits = [
+        (m, m.group(1), m.group(2) or "", m.group(3) or "", m.group(4))
+        for m in _BARE_JA.finditer(text)
+    ]
+    hits += [
+        (m, m.group(3), "k" if m.group(4) else "", m.group(2) or "", m.group(1))
+        for m in _BARE_EN.finditer(text)
+    ]
+    hits += [
+        (m, m.group(2), "k" if m.group(3) else "", m.group(1) or "", m.group(4))
+        for m in _BARE_EN_AFTER.finditer(text)
+    ]
+    for m, said_number, scale, unit, word in sorted(hits, key=lambda hit: hit[0].start()):
         if any(taken[m.start() : m.end()]):
             continue
         taken[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
         said = m.group(0).strip()
         ja = m.re is _BARE_JA
-        number = float((m.group(1) if ja else m.group(3)).replace(",", ""))
+        number = float(said_number.replace(",", ""))
         value = number * {"万": 10_000, "千": 1_000, "k": 1_000}.get(scale, 1)
-        op = compare_op(m.group(4) if ja else m.group(1))
+        op = compare_op(word)
         money = unit in ("円", "$", "¥") or (ja and scale == "万" and not unit)
         if money and money_column:
             filters.append(
@@ -661,5 +744,17 @@ def money_column(
     for candidate in (metric, sales):
         if candidate and numeric(candidate):
             return candidate
-    money = [n for n in names if numeric(n) and _MONEY_NAME.search(n)]
+    money = [n for n in names if numeric(n) and money_named(n)]
     return money[0] if len(money) == 1 else None
+
+
+_ASCII_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def money_named(name: str) -> bool:
+    """True when a column's name says it holds money: a word of it (「金額」「交通費」;
+    ``amount_usd``, ``fare_eur``), not a few letters inside another word (the "fee" of
+    ``feedbackScore``)."""
+    if not name.isascii():
+        return bool(_MONEY_NAME.search(name))
+    return any(_MONEY_NAME.fullmatch(w.lower()) for w in _ASCII_WORDS.findall(name))

@@ -7,7 +7,9 @@ every column name:
 - Japanese: a run of kanji/katakana the scan did not claim ("資産の種類" → 資産; "計上部署"
   → 計上部署) is compared with each column name (brackets and units dropped) by the
   characters they share; a column is taken when the run's characters are mostly in the
-  name, at least two of them are shared, and no other column scores as well.
+  name, at least two of them are shared, and no other column scores as well. A word
+  for money (its head, the last character, 費/代/料/額/金: 「交通費」) names only a
+  numeric column, never the category 交通機関.
 - English: a content word the scan did not claim is stemmed (plural, -ing, -ed, -er
   endings: "booking" ~ "booked" ~ "book") and compared with the stemmed words of each
   name (camelCase/snake_case split), never with a generic word ("total", "count") or
@@ -27,6 +29,7 @@ from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
 _JA_RUN = re.compile(r"[\u3400-\u9fff\u30a0-\u30ffー々]{2,}")
 _EN_WORD = re.compile(r"(?<![a-z0-9])[a-z]{4,}(?![a-z0-9])")
 _BRACKETS = re.compile(r"[(\[（【].*?[)\]）】]")
+_MONEY_HEAD = re.compile(r"(?:費|代|料|額|金)$")
 # The share of a run's characters that must be in the column name.
 JA_THRESHOLD = 0.6
 
@@ -92,6 +95,7 @@ def similar_mentions(
     claimed: bytearray,
     stop_words: frozenset[str],
     identifiers: frozenset[str] = frozenset(),
+    numeric: frozenset[str] = frozenset(),
 ) -> list[Mention]:
     """Mentions of columns the exact scan missed, scored by lexical similarity.
 
@@ -102,6 +106,7 @@ def similar_mentions(
         stop_words: Words that never name a column (generic and aggregation words).
         identifiers: Identifier columns: never named by similarity ("社員" are the rows,
             not 社員ID), but a word they share with another column leaves it unnamed.
+        numeric: The numeric columns: the only ones a word for money may name.
     """
     found: list[Mention] = []
     ja_names = [name for name, _ in columns if not name.isascii()]
@@ -117,6 +122,7 @@ def similar_mentions(
         if (
             best >= JA_THRESHOLD
             and shared >= 2
+            and not (_MONEY_HEAD.search(run) and name not in numeric)
             and (best, shared) > runner_up
             and name not in identifiers
         ):

@@ -19,7 +19,11 @@ from keiri_agent.agents.analysis.ops.specs import (
     parse_analysis_spec,
     parse_plot_spec,
 )
-from keiri_agent.agents.analysis.reasoning.offline.parser import Clause, ParsedRequest
+from keiri_agent.agents.analysis.reasoning.offline.parser import (
+    Clause,
+    ParsedRequest,
+    name_tokens,
+)
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import money_column
 from keiri_agent.errors import SpecError
 
@@ -69,6 +73,18 @@ _MONEY_ASKED = re.compile(
     r"いくら|何円|使っ|(?<![a-z])(?:how much|spent|spend|spending|cost us)(?![a-z])", re.I
 )
 """An amount of money asked, with no measure named."""
+_MONEY_NOUN = re.compile(
+    r"[\u4e00-\u9fff_]{1,6}(?:費|代金|料金)(?![\u4e00-\u9fff])|総額|金額|売上|入金|支払"
+    r"|(?<![a-z])(?:giving|raised|donations?|donated|contributions?|proceeds|income|takings"
+    r"|payments?|paid|collected|earned|earnings|brought in|came in|money|revenues?|sales"
+    r"|turnover|value|amounts?)(?![a-z])",
+    re.I,
+)
+"""A word for money the data holds that names no column (「交通費」 on a commuting-allowance
+ledger, "giving" on a donor ledger, 「総額」): the amount column is meant."""
+_PER_ROW_AGGS = ("mean", "median", "min", "max")
+"""Aggregations that, said of the rows themselves ("the average gift", 「最大の入金」), take
+the amount of each row; a total of rows is their count."""
 _CROSS_TAB = re.compile(r"クロス集計|クロス表|ピボット|\b(?:cross[- ]?tab\w*|pivot)\b", re.I)
 """A table of one category against another."""
 _ROWS_ASKED = re.compile(r"何件|何行|(?<![a-z])how many (?:rows|records|entries|lines)(?![a-z])")
@@ -84,7 +100,9 @@ _SELLS_BEFORE = re.compile(
     r"\b(?:sells?|selling|sold)\s+(?:the\s+)?(?:most|more|fewest|fewer|least|many)?\s*$", re.I
 )
 _HOW_MUCH = re.compile(r"いくら|どれくらい|どのくらい|どれぐらい|\bhow much\b", re.I)
-_HOW_MANY = re.compile(r"いくつ|何(?:個|本|枚|台|回|通|冊|行)|延べ(?:で)?何日|\bhow many\b", re.I)
+_HOW_MANY = re.compile(
+    r"いくつ|何(?:個|本|枚|台|回|通|冊|行|人|名)|延べ(?:で)?何日|\bhow many\b", re.I
+)
 QUANTITY_ASKED = re.compile(
     _HOW_MUCH.pattern + "|" + _HOW_MANY.pattern + r"|何件|何人|何名|何社|何種類", re.I
 )
@@ -97,6 +115,16 @@ _PER_GROUP = re.compile(
 )
 """A grouping said (「班ごとの」, "by branch"; "per booking" is an average per row, no
 grouping): a total of the whole table would drop it."""
+_THINGS_COUNTED = re.compile(
+    r"(?<=[\u4e00-\u9fff])(?<![点日係倍分少多複半整変関指桁総])数(?![\u4e00-\u9fff])"
+)
+"""「品目数」「社員数」 per group, no column of that name: how many rows each group has."""
+_HOW_WORDS = frozenset(
+    {"total", "sum", "average", "avg", "mean", "median", "count", "max", "min", "the", "and"}
+)
+"""Words that say how a value is aggregated, never which column holds it."""
+_BY_BEFORE = re.compile(r"(?<![a-z])by\s+(?:the\s+)?$", re.IGNORECASE)
+""""by" right before a category value ("paid by wire"): how, not a grouping."""
 
 
 def blanks_only(clause: Clause) -> bool:
@@ -281,6 +309,8 @@ class StepBuilder:
         """
         if self.numeric or self.inherited:
             return (self.numeric or self.inherited)[0]
+        if money := self.money_asked():
+            return money[0]
         if named := self.named_measure():
             self.notes.append(
                 self.t(
@@ -443,6 +473,8 @@ class StepBuilder:
                     f"パレート分析の指標は「{sales}」と仮定", f"Pareto analysis assumed on {sales}"
                 )
             )
+        elif value is None and (money := self.money_asked()):
+            value = money[0]  # "what share of total giving": the amount's shares
         elif value is None:
             self.assumptions.append(
                 self.t("行数（件数）ベースの構成比と仮定", "share of row counts assumed")
@@ -502,6 +534,10 @@ class StepBuilder:
         text = self.c.text
         if rows:
             text = re.sub(rf"(?<![a-z])(?:per|each|by)\s+(?:{rows})", " ", text)
+        for value in self.p.value_mentions:  # "paid by wire": a value says how, not a group
+            at = value.start - self.c.start
+            if 0 <= at <= len(text) and (by := _BY_BEFORE.search(text[:at])):
+                text = text[: by.start()] + " " * (at - by.start()) + text[at:]
         return bool(_PER_GROUP.search(text))
 
     def counts_rows(self) -> bool:
@@ -524,12 +560,21 @@ class StepBuilder:
 
     def money_asked(self) -> list[str]:
         """The data's amount column when the clause asks an amount of money and names no
-        measure (「交際費、合計でいくら使ってる？」「…を合わせるといくら？」, "how much did we
-        spend"): the sales/amount column, else the only numeric column named like money."""
-        if self.numeric or not _MONEY_ASKED.search(self.c.text):
+        measure: 「交際費、合計でいくら使ってる？」「…を合わせるといくら？」, "how much did we
+        spend", a word for money that names no column (``_MONEY_NOUN``: 「交通費の総額」,
+        "total giving") or an average, median, largest or smallest of the rows themselves
+        ("the average gift" on a ledger of gifts). The sales/amount column, else the one
+        numeric column a word of the request belongs to ("order value" ~ ``orderTotal``,
+        "pipeline value" ~ ``dealValue``), else the only numeric column named like money."""
+        if self.numeric or not (
+            _MONEY_ASKED.search(self.c.text)
+            or _MONEY_NOUN.search(self.c.text)
+            or (set(self.aggs) & set(_PER_ROW_AGGS) and self.counts_rows())
+        ):
             return []
         names = self.index.names("numeric")
         sales = self.index.concept_column("sales")
+        sales = sales if sales in names else self.numeric_sharing_a_word()
         found = money_column(names, lambda n: n in names, None, sales)
         if found is None:
             return []
@@ -537,6 +582,18 @@ class StepBuilder:
             self.t(f"金額の列は「{found}」と仮定", f"amount column assumed: {found}")
         )
         return [found]
+
+    def numeric_sharing_a_word(self) -> str | None:
+        """The one numeric column with an English name of which a word of the clause is a
+        word ("order value" ~ ``orderTotal``; "value" ~ ``dealValue``), aggregation words
+        aside ("total" says how, not what)."""
+        said = set(re.findall(r"[a-z]{3,}", self.c.text)) - _HOW_WORDS
+        owners = [
+            name
+            for name in self.index.names("numeric")
+            if name.isascii() and said & set(name_tokens(name))
+        ]
+        return owners[0] if len(owners) == 1 else None
 
     def asks_one_row_count(self) -> bool:
         """「…は何件？」「何行ある？」: the question is how many rows, one number, unless the
@@ -620,9 +677,15 @@ class StepBuilder:
         metrics: dict[str, list[str]] = {}
         numeric = self.numeric or ([] if "count" in self.aggs else self.inherited)
         if not numeric and value_aggs:
-            numeric = self.compared_measure()
-        if not numeric and not self.aggs and self.counts_rows():
-            self.aggs = ["count"]  # "orders over 100k by store": count the rows
+            numeric = self.compared_measure() or self.money_asked()
+        if (
+            not numeric
+            and not self.aggs
+            and (self.counts_rows() or _THINGS_COUNTED.search(self.c.text))
+        ):
+            self.aggs = [
+                "count"
+            ]  # "orders over 100k by store", 「カテゴリごとの品目数」: count the rows
         if not self.numeric and not self.aggs and vocab.MOST_COMMON.search(self.c.text):
             # "the three most common X", 「一番多いX」: X's values ranked by their row count
             if len(group) == 1 and not extra:
@@ -690,6 +753,8 @@ class StepBuilder:
         if self.units_sold:
             # "how many tickets did we sell": the units are the quantity column's sum
             value_aggs = [a for a in value_aggs if a != "sum"] + ["sum"]
+        elif self.total_is_how_many():
+            value_aggs = [a for a in value_aggs if a != "sum"]
         if _HOW_MANY.search(self.c.text):
             said = said | {"count"}
         counting = "count" in said or self.counts_rows()
@@ -742,6 +807,14 @@ class StepBuilder:
         else:
             title = self.t("件数", "Row count")
         return self.step(title, {"op": "total", "metrics": metrics})
+
+    def total_is_how_many(self) -> bool:
+        """True when "total" only says "in all" of a how-many question that names no
+        measure ("how many invoices do we have in total", 「合計で何件？」): the rows are
+        counted, nothing is summed."""
+        return bool(_HOW_MANY.search(self.c.text) or _ROWS_ASKED.search(self.c.text)) and not (
+            self.numeric or _MONEY_ASKED.search(self.c.text)
+        )
 
     def aggregations_said(self) -> set[str]:
         """The aggregation words of the clause outside the column names it mentions (the

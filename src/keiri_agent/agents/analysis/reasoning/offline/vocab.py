@@ -51,6 +51,7 @@ AGGS: dict[str, str] = {
     "sum": "合計|総額|総計|総和|合算|トータル|sum|sums|total|totals|summed",
     "mean": "平均|平均値|average|averages|avg|mean|means",
     "count": "件数|注文数|取引数|回数|何件|頻度|人数|数えて|数える|数えた|~(?<!ア)カウント"
+    "|~の数(?![値量字式])"
     "|count|counts|~count(ed|ing)|number of|how many|frequency"
     "|headcount|head count",
     "max": "最大|最大値|最高値|最高額|一番高い|一番高額|最も高い|最も高額|いちばん高い|一番大きい"
@@ -85,6 +86,7 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|xgboost|k-means|kmeans|sklearn|scikit-learn",
     "file": "メール|送信|送って|保存|エクスポート|書き出|ダウンロード|ファイルに出力"
     "|csvに出力|excelに出力|pdf|~e-?mails?|~send|export"
+    "|~提出(し|す)|申告書|届出書|~e-?tax|~submit|~file (a |the |our )?(tax )?returns?\\b"
     "|~save (it|this|that|the|to|as|into)|~write (it |this |the |that )?(to|into)"
     "|download|slack",
     "web": "web検索|ウェブ検索|ネット検索|ネットで|インターネット|検索して|google"
@@ -106,7 +108,7 @@ OUT_OF_SCOPE: dict[str, str] = {
     "derived": "~(平均|中央値)[^、。,.\\d０-９]{0,8}?(より|以上|以下|未満|を超|を上回|を下回)"
     "|~(greater|more|higher|less|lower|bigger|smaller|larger|longer|shorter|older|younger"
     "|[a-z]{3,}er than|above|below|over|under|exceeds?|exceeding)( than)? (the |an? )?"
-    "([a-z]+ ){0,2}(average|mean|median)(?! of)",
+    "([a-z_]+ ){0,2}(average|mean|median)(?! of)",
     "ratio": "~(?<![a-z])per (100 |1,?000 |one |each |a )?(km|kms|kilomet(re|er)s?|miles?"
     "|lit(re|er)s?"
     "|gallons?|kg|kgs|kilos?|kilograms?|tons?|tonnes?)(?![a-z])"
@@ -123,8 +125,10 @@ OUT_OF_SCOPE_REASONS: dict[str, tuple[str, str]] = {
         "building machine-learning models (regression, classification, clustering) is out of scope",
     ),
     "file": (
-        "ファイル出力・メール送信など外部への書き出しは行えません（結果は画面表示のみ）",
-        "writing files or sending e-mail is not possible (results are shown on screen only)",
+        "ファイル出力・メール送信・書類の作成や提出など外部への書き出しは行えません"
+        "（結果は画面表示のみ）",
+        "writing files, sending e-mail or preparing and submitting documents is not possible "
+        "(results are shown on screen only)",
     ),
     "web": (
         "Web検索や外部データの取得は行えません（アップロードされたデータのみ分析します）",
