@@ -55,6 +55,10 @@ Eight request sets, always reported separately:
   ledger), written while the rules were tuned on the seventh by someone who read neither
   the rules nor their tests nor any other set, and scored once before any change was made
   for it.
+- the ninth blind set, ``data/offline_requests_blind9.jsonl``: 120 requests on four more
+  datasets (a lease register, overtime, petty cash, an English vendor invoice register),
+  written the same way while the rules were tuned on the eighth, and scored once before any
+  change was made for it.
 - the fourth blind set, ``data/offline_requests_blind4.jsonl``: a seventh held-out
   set, written the same way (neither the rules, their tests nor the other
   held-out sets' cases read) on four more made-up domains (an equipment
@@ -69,7 +73,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
     uv run python benchmarks/offline_reasoner_accuracy.py \\
-        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind8|all]
+        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind9|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
@@ -110,6 +114,7 @@ BLIND5 = Path(__file__).parent / "data" / "offline_requests_blind5.jsonl"
 BLIND6 = Path(__file__).parent / "data" / "offline_requests_blind6.jsonl"
 BLIND7 = Path(__file__).parent / "data" / "offline_requests_blind7.jsonl"
 BLIND8 = Path(__file__).parent / "data" / "offline_requests_blind8.jsonl"
+BLIND9 = Path(__file__).parent / "data" / "offline_requests_blind9.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -124,6 +129,7 @@ SETS = {
     "blind6": BLIND6,
     "blind7": BLIND7,
     "blind8": BLIND8,
+    "blind9": BLIND9,
 }
 
 # (ja name, en name, kind, examples)
