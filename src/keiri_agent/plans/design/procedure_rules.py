@@ -428,6 +428,11 @@ class _Reader:
     value_or_column: list[str] = field(default_factory=list)
     """Nouns before an amount (「交際費が5,000円を超える」): a value of an unnamed column,
     unless another step names a column so (then the amount is compared in it)."""
+    context_rules: bool = True
+    """Whether sentences telling what is done today are read as context, not steps."""
+    context_used: bool = False
+    """Set when such a sentence was passed over (the reading is retried without if no step
+    is left: 「いつも担当者ごとに合計しています。今月分も同様にお願いします」)."""
 
     def use(self, start: int, end: int) -> None:
         self.used.append((start, end))
@@ -526,10 +531,17 @@ def is_amount_column(noun: str) -> bool:
     return bool(_AMOUNT_NOUN.search(_clean(noun)))
 
 
+class _DateNotReadable(ValueError):
+    """A date the instruction states that does not exist (「2025/2/30」): its message says so."""
+
+
 def _date_iso(text: str) -> str:
     from keiri_agent.files.cells import parse_date
 
-    return parse_date(text).isoformat()
+    try:
+        return parse_date(text).isoformat()
+    except ValueError as error:
+        raise _DateNotReadable(str(error)) from error
 
 
 # --------------------------------------------------------------------------- inputs / outputs
@@ -561,7 +573,7 @@ _AS_OUTPUT_NAMED = re.compile(
     rf"^\s*[)」』]?\s*(?:\(\s*(?:シート名?|sheet)\s*[:は]?\s*「?(?P<sheet>[^」)]+)」?\s*\)"
     rf"|[、,]\s*シート名?\s*(?:は|:)?\s*「(?P<sheet_b>[^」]+)」)?\s*(?:\(\s*(?:{_FORMAT_WORD})\s*(?:ファイル|形式)?\s*\))?\s*(?:ファイル|ブック|形式|の?ファイル)?\s*"
     rf"(?:(?:で|に(?!つき|つい|関し|より|基づ)|へ|として)\s*(?:{_FORMAT_WORD})?\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})|出力|output|export|の?一覧(?:に|で)|という(?:ファイル)?名前?|というファイル|の名前"
-    rf"|という\s*(?:{_FORMAT_WORD})\s*(?:ファイル|ブック|形式)?\s*(?:で|に|として)"
+    rf"|という\s*(?:{_FORMAT_WORD})\s*(?:ファイル|ブック|形式)?\s*(?:で|に|として)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})"
     rf"|として\s*(?:{_FORMAT_WORD})\s*(?:に|で|へ)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB}))"
 )
 _AS_OUTPUT = re.compile(
@@ -578,7 +590,7 @@ _AS_INPUT = re.compile(
     r"^\s*(?:ファイル|ブック|データ)?\s*(?:から|を読|の中|を取り込|を使|と|を|は|の|、|\)|,)"
 )
 _OUTPUT_BEFORE = re.compile(
-    r"(?:(?<![\u4e00-\u9fff\u30a1-\u30fa])(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名|名前|アウトプット)\s*(?:は|を|:)?\s*「?"
+    r"(?:(?<![\u4e00-\u9fff\u30a1-\u30fa])(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名|アウトプット)\s*(?:は|を|:)?\s*「?"
     r"|[→⇒>]|[①-⑳]\s*|\(\s*ファイル名\s*(?:は|:)?\s*)\s*$"
 )
 _SHEET = re.compile(
@@ -674,7 +686,10 @@ def _use_relative_clauses_of_inputs(reader: _Reader) -> None:
     for position in reader.input_positions.values():
         start = max(text.rfind(mark, 0, position) for mark in "、。") + 1
         described = _RELATIVE_CLAUSE.search(text, start, position)
-        if described:
+        if described and not re.search(
+            r"\d|「|だけ|のみ|以上|以下|未満|超|除|絞|抜き出|抽出|合計|集計|並べ",
+            described.group("desc"),
+        ):  # 「金額が1万円以上のものに絞った売上.csv」 says a step: read, not passed over
             reader.use(described.start("desc"), described.end("desc"))
 
 
@@ -724,9 +739,11 @@ def _bare_format_of_the_output(reader: _Reader) -> None:
         bare = re.fullmatch(
             rf"\(?\s*(?:{_FORMAT_WORD})(?:ファイル|ブック|データ|形式)?", item.source
         )
+        after = reader.text[reader.input_positions[item.id] + len(item.source) :]
         if (
             bare
             and named
+            and not re.match(r"\s*(?:ファイル|データ)?\s*(?:を|と|から|の中|にある)", after)
             and any(o.format == item.format and o.file_name for o in reader.outputs)
             and reader.input_positions[item.id] > max(reader.input_positions[n.id] for n in named)
         ):
@@ -743,7 +760,7 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         fmt = _format_of(match.group("ext").lower())
         inside = re.search(
             rf"(?:{_FORMAT_WORD})\s*(?:(?:1|一|ひと)\s*(?:つ|ファイル)\s*)?(?:ファイル|ブック)?\s*"
-            r"(?:出力|保存|で出力|で保存|で|に)?\s*[\(「]\s*"
+            r"(?:(?:出力|保存|で出力|で保存|で|に)?\s*[\(「]|[、,]\s*(?:ファイル名|名前)\s*(?:は|:)?)\s*"
             r"(?:ファイル名\s*(?:は|:)?\s*)?$",
             text[: match.start()],
         )
@@ -958,12 +975,13 @@ _YEAR_MONTH = r"\d{4}[-/]\d{1,2}(?![\d/-])|\d{4}年\d{1,2}月(?!\d)"
 """A month (「成約月が 2024-06」): not read as a value, since a column of dates or of months
 written another way (2024/6) would match no row without a word; named as not understood."""
 _FILTER_NOT_EQUAL = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:≠|!=|<>)\s*(?P<val>「[^」]{{1,40}}」|{NOUN}|-?\d+(?:\.\d+)?)"
+    rf"(?P<col>{NOUN})\s*(?:≠|!=|<>)\s*(?P<val>「[^」]{{1,40}}」|{NOUN}|{NUM})"
+    rf"(?![{_K}{_KATA}A-Za-z0-9,.])(?!\s*(?:または|か|、|・|/))"
 )
 """「勤務区分≠公休」: a column that is not the value."""
 _FILTER_CODE = re.compile(
     rf"(?P<col>{NOUN})\s*==?\s*(?:(?P<num>-?\d+(?:\.\d+)?)(?![\d.,万千円%/-])"
-    rf"|(?P<val>「[^」]{{1,40}}」|{NOUN})(?=\s*(?:[、,。)]|の|で|だけ|のみ|$)))"
+    rf"|(?P<val>「[^」]{{1,40}}」|{NOUN}|[A-Za-z0-9{_K}{_KATA}ー\-]{{1,15}}?)(?=\s*(?:[、,。)]|の|で|だけ|のみ|$)))"
 )
 """「返品区分=1」「工事区分=公共」: a column equal to a code or a word, said with 「=」."""
 _FILTER_EQ = re.compile(
@@ -972,7 +990,7 @@ _FILTER_EQ = re.compile(
 )
 _FILTER_SMALL_NUMBER = re.compile(
     rf"(?P<col>{QNOUN})\s*(?:列|欄)?\s*(?:が|は)\s*(?P<num>\d{{1,4}})\s*"
-    rf"(?:(?:の|で)(?=\s*(?:{NOUN}|もの|やつ|ヤツ|こと|方|だけ|のみ|を|は))|(?=\s*(?:[、。,]|$|かつ)))"
+    rf"(?:(?:の|で)(?=\s*(?:{NOUN}|もの|やつ|ヤツ|こと|方|だけ|のみ|を|は))|(?![\d,.])(?=\s*(?:、(?!\s*\d)|。|$|かつ)))"
 )
 """「学年列が2の生徒」「キャンセルフラグが1のやつ」: a column equal to a code number."""
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
@@ -1007,7 +1025,7 @@ _FILTER_NULL = re.compile(
 )
 _GROUP = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の組み合わせ|の組合せ)?\s*"
-    r"(?:別|ごと|毎|単位(?=\s*(?:で|に|の))|(?:で|を|を\s*キーに)\s*(?=グループ化|グルーピング|グループ分け)"
+    r"(?:別|ごと|毎|(?<!円)(?<!ケース)(?<!個)(?<!千)(?<!万)単位(?=\s*(?:で|に|の))|(?:で|を|を\s*キーに)\s*(?=グループ化|グルーピング|グループ分け)"
     r"|で\s*(?=まとめ(?:て|る)))"
 )
 _DESCRIBES_GROUP = re.compile(
@@ -1064,12 +1082,14 @@ _METRIC = re.compile(
 )
 _SORT = re.compile(
     rf"(?P<col11>{QNOUN})\s*(?:で|を)\s*(?:並べ替え|並び替え|ソート|並べ)[ぁ-ん]{{0,2}}\s*\(\s*(?P<dir11>昇順|降順)\s*\)"
+    rf"|(?P<cols13>{QNOUN}(?:\s*(?:と|・|、)\s*{QNOUN}){{1,4}})\s*(?:で|の順に?)\s*(?:並べ|並び替え|ソート)[ぁ-ん]{{0,2}}"
+    r"\s*\(\s*(?:どちらも|いずれも|両方とも?|すべて|全て)?\s*(?P<dir13>昇順|降順)\s*\)"
     rf"|(?P<col12>{QNOUN})(?<!順)\s*\(\s*(?P<dir12>新しい|古い|大きい|小さい|多い|少ない|早い|遅い|高い|低い)\s*順\s*\)"
     rf"|\(\s*(?:同日|同額|同点|同値|同順位|同じ[^()、。]{{0,8}}?)\s*(?:の場合|のとき|の時|なら)?\s*(?:は|なら)?\s*"
     rf"(?P<col8>{QNOUN})\s*(?:の)?\s*(?:(?P<dir8>昇順|降順)|(?P<dir9>大きい|多い|高い|新しい|遅い|小さい|少ない|低い|古い|早い)\s*順|順)\s*\)"
     rf"|(?P<col10>{QNOUN})\s*(?:の|を)?\s*(?:五十音|50音|あいうえお|アイウエオ|アルファベット|ABC|abc|辞書)\s*順"
     rf"|(?P<cols6>{QNOUN}(?:\s*(?:→|⇒|>|、|・)\s*{QNOUN}){{1,5}})\s*の\s*順\s*(?:番)?\s*(?:で|に)\s*(?:(?P<dir6>昇順|降順)\s*(?:に|で)?\s*)?(?=並|ソート)"
-    rf"|(?P<col7>{QNOUN})\s*(?:が|の)\s*(?P<dir7>多い|大きい|高い|少ない|小さい|低い)\s*(?:{NOUN})?\s*から\s*順"
+    rf"|(?P<col7>{QNOUN})\s*(?:が|の)\s*(?P<dir7>多い|大きい|高い|少ない|小さい|低い|古い|新しい|早い|遅い)\s*(?:{NOUN}|もの|ほう|方)?\s*から\s*(?:順|並べ)"
     rf"|(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|長い|重い|遠い|小さい|少ない|低い|安い|昇順|古い|早い|近い|遅い|短い|軽い)\s*順"
     r"|(?P<col2>"
     + QNOUN
@@ -1080,7 +1100,8 @@ _SORT = re.compile(
     r"|(?P<col5>"
     + QNOUN
     + r")\s*(?:の)?\s*順\s*(?:\(\s*(?P<dir5>昇順|降順|古い|新しい|小さい|大きい|早い|遅い"
-    r"|少ない|多い|古\s*(?:→|⇒|->)\s*新|新\s*(?:→|⇒|->)\s*古|小\s*(?:→|⇒|->)\s*大|大\s*(?:→|⇒|->)\s*小)\s*(?:順)?\s*\))?\s*(?:に\s*(?=並|ソート)|(?<=\))\s*(?=で|に|、|。|$))"
+    r"|少ない|多い|古(?:い)?\s*(?:→|⇒|->)\s*新(?:しい)?|新(?:しい)?\s*(?:→|⇒|->)\s*古(?:い)?"
+    r"|小(?:さい)?\s*(?:→|⇒|->)\s*大(?:きい)?|大(?:きい)?\s*(?:→|⇒|->)\s*小(?:さい)?)\s*(?:順)?\s*\))?\s*(?:に\s*(?=並|ソート)|(?<=\))\s*(?=で|に|、|。|$))"
     r"|(?P<col4>"
     + QNOUN
     + r")\s*(?:の)?\s*(?P<dir4>desc|asc|descending|ascending|DESC|ASC)(?![A-Za-z])"
@@ -1118,7 +1139,7 @@ _JOIN = re.compile(
     r"結合|紐付け|紐づけ|ひも付け|紐付|結び(?:つ|付)け|VLOOKUP|vlookup|参照して|付与(?![\u4e00-\u9fff\u30a1-\u30fa])|付け足|くっつけ|引っ張"
     r"|持ってく|引いてく|付け加え|(?<![A-Za-z])(?:join|JOIN|merge)(?![A-Za-z])"
     r"|突き合わせて[^、。]{0,24}?(?:を付け|を追加|を加え|を付与)"
-    r"|(?<=[^\s、。])\s*(?:で|をキーに(?:して)?|をキーとして)\s*(?:つな|繋)(?:い|げ|ぐ)"
+    r"|(?<=[^\s、。順まま])\s*(?:で|をキーに(?:して)?|をキーとして)\s*(?:つな|繋)(?:い|げ|ぐ)"
     r"|(?<=[^\s、。])\s*(?:で|をキーに(?:して)?|をキーとして)\s*(?:付け|つけ)(?=て|る|た|ま)"
 )
 """A table added beside another by a key (「学籍番号でつないで」: a key, so not stacked)."""
@@ -1208,11 +1229,11 @@ _NORMALIZE = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を|も)?\s*(?:数値に|日付に|(?:日付|数値)の(?:形式|書式)に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記\s*(?:\([^()]{{0,30}}\))?\s*を(?:統一|揃え|そろえ|整え)|書き方を(?:統一|揃え|そろえ|整え))"
 )
 _SELECT = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*(?:だけ|のみ|に絞|に限|にして|にする|にし(?=て|、)|を\s*残[しす])"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム|つ)\s*(?:だけ|のみ|に絞|に限|にして|にする|にし(?=て|、)|を\s*残[しす])"
     rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル)|で\s*(?:大丈夫|OK|結構|いい|お願い|構いません))"
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧|お願い|ください|下さい|にて|して|CSV|Excel|エクセル))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
-    rf"|(?:(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)|(?:必要な|欲しい|ほしい|残したい|出してほしい)\s*の)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})"
+    rf"|(?:(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)|(?:必要な|欲しい|ほしい|残したい|残す|出してほしい)\s*の)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})"
     rf"|(?<![がは])(?P<cols8>{QNOUN}(?:\s*(?:・|、)\s*{QNOUN}){{2,19}})\s*を\s*(?=出して|出力して|表示して|一覧にして|並べた(?:表|一覧))"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞)"
 )
@@ -1278,13 +1299,14 @@ def _condition(
     reader.use(start, end)
 
 
-_CONDITIONS_POINTED = re.compile(r"(?:上記|前記|以下|下記|次)\s*の?\s*(?:条件|とおり|通り)")
+_CONDITIONS_POINTED = re.compile(r"(?:上記|前記|以下|下記|次)\s*の?\s*(?:抽出)?条件")
 _CONDITION_LINE = re.compile(
     rf"(?:^|(?<=。))\s*(?P<col>{NOUN})\s*:\s*(?P<vals>{NOUN}(?:\s*[、,・/]\s*{NOUN}){{0,19}})\s*(?=。|$)"
 )
 _NOT_CONDITION_HEADS = re.compile(
     r"^(?:出力|入力|対象|ファイル|ファイル名|シート|シート名|キー|期間|集計|並び順|並べ替え|ソート|形式"
-    r"|条件|作業|手順|目的|依頼|件名|宛先|担当|備考|結果|期限|納期|形|方法|単位|抽出|保存|読込|読み込み)$"
+    r"|条件|作業|手順|目的|依頼|件名|宛先|担当|備考|結果|期限|納期|形|方法|単位|抽出|保存|読込|読み込み"
+    r"|氏名|名前|所属|部署|連絡先|電話|電話番号|メール|依頼者|差出人|担当者|内線)$"
 )
 
 
@@ -1333,8 +1355,11 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         if not reader.overlaps(match.start(), match.end()):
             said = match.group("val")
             unequal: Any = _clean(said)
-            if re.fullmatch(r"-?\d+(?:\.\d+)?", said):
-                unequal = int(float(said)) if float(said).is_integer() else float(said)
+            if re.fullmatch(NUM, said):
+                unequal = amount_value(said)
+            if unequal in ("空欄", "空白", "未入力", "ブランク"):  # 「担当≠空欄」: filled
+                _condition(reader, match.group("col"), "not_null", None, *match.span(), said)
+                continue
             _condition(
                 reader,
                 match.group("col"),
@@ -1366,7 +1391,10 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         year = match.group("year")
         first, last = match.group("first"), match.group("last")
         if last and re.fullmatch(r"\d{1,2}/\d{1,2}", last):  # 「2025/8/1〜8/31」
-            last = re.sub(r"\d{1,2}[/\-.]\d{1,2}$", "", first) + last
+            first_year, first_month = re.match(r"(\d{4})[/\-.](\d{1,2})", first).groups()  # type: ignore[union-attr]
+            if int(last.split("/")[0]) < int(first_month):  # 「2025/12/20〜1/10」: next year
+                first_year = str(int(first_year) + 1)
+            last = f"{first_year}/{last}"
         elif last and not re.match(r"\d{4}|令和|平成", last):  # 「2025年7月1日〜7月15日」
             last = re.sub(r"\d{1,2}月\d{1,2}日$", "", first) + last
         ends = (
@@ -1501,6 +1529,16 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             )
             values = [_clean(v) for v in parts if _clean(v)]
         negated = bool(values) and all(v.endswith("以外") and len(v) > 2 for v in values)
+        negated = (
+            negated
+            or bool(  # 「ステータスが「完了」のもの以外」「すでに「完了」になっているもの以外」
+                re.match(
+                    r"\s*(?:の|に\s*なって(?:いる|る)|と\s*なって(?:いる|る)|である)?\s*"
+                    r"(?:もの|行|データ|方|人|分|案件|明細)?\s*以外",
+                    text[match.end("val") :],
+                )
+            )
+        )
         if negated:  # 「油種が灯油以外の」: the negation read as a part of the value
             values = [v.removesuffix("以外") for v in values]
         if any(v in _METRIC_WORDS or v in _NOT_VALUES for v in values):
@@ -1574,9 +1612,11 @@ _NEGATE = {
     "not_null": "is_null",
 }
 _EXCLUDE = re.compile(
-    r"^[^、。→⇒>]{0,12}?(?:は|を|が)?\s*(?<!重複)(?<!ダブり)(?:不要|除外|除く|除い|除き|外し|外す|外して|削除|取り除|省)"
+    r"^(?:(?!だけ|のみ)[^、。(（]){0,12}?(?:は|を|が)?\s*(?<!重複)(?<!ダブり)"
+    r"(?:不要|除外|除く|除い|除き|外し|外す|外して|削除|取り除|省)"
 )
-"""After a condition, in its clause: the rows it names are dropped (「重複削除」 is a dedupe)."""
+"""After a condition, in its clause: the rows it names are dropped (「重複削除」 is a dedupe;
+「入っている物件だけ（空白は除外）」 keeps them and says so twice)."""
 
 
 def _negate_excluded(reader: _Reader) -> None:
@@ -1719,7 +1759,9 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         groups.extend(names)
     for keyed in _GROUP_KEYED_BY.finditer(text):
         worded, key = _clean(keyed.group("said")), _clean(keyed.group("key"))
-        if worded in groups:  # 「買受人ごとに足す…買受人は買受人コードでまとめて」: the key column
+        # 「買受人ごとに足す…買受人は買受人コードでまとめて」: the key column (「月は売上日で
+        # 集計」 names a grain, not a key: left as it is)
+        if worded in groups and worded in key:
             groups = [key if g == worded else g for g in groups]
             reader.use(keyed.start(), keyed.end())
     groups = [  # 「月次の部品別原価、…部品番号 別に」: 部品 restates 部品番号
@@ -1742,8 +1784,8 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         positions.append(match.start())
         reader.use(match.start(), match.end())
     for match in _FIRST_LAST_DATE.finditer(text):
-        if reader.overlaps(match.start(), match.end()):
-            continue  # 「最初の教習日と最後の教習日」: the earliest and the latest date
+        if reader.overlaps(match.start(), match.end()) or not groups:
+            continue  # 「…ごとに最初の教習日と最後の教習日」 (with no group: an order, no total)
         for word, column in ((match["w1"], match["c1"]), (match["w2"], match["c2"])):
             if word and column:
                 function = "min" if re.match(r"最初|最古|一番早い|最も早い", word) else "max"
@@ -1893,6 +1935,14 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         missing.append("metrics:sum")
         positions.append(vague[0][0])
     measured_first = _TOPIC_MEASURED.search(text)
+    if (
+        measured_first
+        and not re.fullmatch(  # 「営業部の交通費、…」 is a qualified topic: asked
+            r"(?:[^、。\s]*\.(?:csv|xlsx|xlsm|xls)\s*の)?\s*",
+            text[_clause_span(text, *measured_first.span("col"))[0] : measured_first.start("col")],
+        )
+    ):
+        measured_first = None
     if measured_first and any(m.startswith("metrics:") for m in missing) and not metrics:
         measured = _clean(measured_first.group("col"))
         if is_amount_column(measured) or _MEASURE.search(measured) or measured.endswith("費"):
@@ -2059,6 +2109,7 @@ def _read_sort(reader: _Reader) -> None:
             or match.group("dir9")
             or match.group("dir11")
             or match.group("dir12")
+            or match.group("dir13")
             or "昇順"  # 「申請者順に並べる」
         )
         descending = word.lower() in (
@@ -2073,7 +2124,7 @@ def _read_sort(reader: _Reader) -> None:
             "遠い",
             "desc",
             "descending",
-        ) or bool(re.fullmatch(r"[新大]\s*(?:→|⇒|->)\s*[古小]", word))  # 「(新→古)」
+        ) or bool(re.fullmatch(r"(?:新|大)\S*\s*(?:→|⇒|->)\s*\S+", word))  # 「(新→古)」
         by = [_clean(noun)] if noun else []
         owner = (
             re.search(rf"(?P<owner>{NOUN})\s*の\s*$", reader.text[: match.start()])
@@ -2087,6 +2138,8 @@ def _read_sort(reader: _Reader) -> None:
             ]
         if match.group("cols6"):  # 「拠点→月 の順で」: several keys, the first first
             by = _names(re.sub(r"\s*(?:→|⇒|>)\s*", "・", match.group("cols6")))
+        elif match.group("cols13"):  # 「作業日と物件コードで並べて（どちらも昇順）」
+            by = _names(match.group("cols13"))
         elif match.group("col2"):  # 「取扱店・月の昇順」
             by = _names(match.group("col2"))
         step = StepSpec(id="", kind="sort", by=by, descending=descending, source=match.group(0))
@@ -2236,8 +2289,9 @@ def _keys_said_elsewhere(reader: _Reader, start: int) -> list[str]:
 def _read_kept_row(reader: _Reader, step: StepSpec) -> None:
     """Which row of a key a dedupe keeps: 最後の行を残す, 最初の行残しでOK, 後から登録された行."""
     keep_last = re.search(
-        r"(?:最後|後ろ|最新|新しい方|一番下|いちばん下|(?<![前以今直午最])後)の?(?:\(最新\))?の?(?:行|もの|データ)?"
-        r"(?:\(最新\))?(?:だけ|のみ)?を?残[しすさせっ]?|残すのは(?:最後|後ろ|最新|新しい方)",
+        r"(?:最後|後ろ|最新|新しい(?:方|ほう)?|一番下|いちばん下|(?<![前以今直午最])後(?:の(?:方|ほう))?"
+        r"|(?<![前以今直午最])後に[^\s、。]{0,8}?た)の?(?:\(最新\))?の?(?:行|もの|データ|方|ほう)?"
+        r"(?:\(最新\))?(?:だけ|のみ)?を?残[しすさせっ]?|残すのは(?:最後|後ろ|最新|新しい(?:方|ほう)?)",
         reader.text,
     )
     kept = _KEPT.search(reader.text)
@@ -2264,7 +2318,21 @@ _EXPLICIT_KEY = re.compile(
 """「キーは 請求番号」: the key list ends before a new topic (「、金額は 入金額」)."""
 
 
+_KEY_PHRASE = re.compile(
+    rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,9}})\s*(?:を\s*キー\s*(?:に|として)|が\s*共通)"
+)
+"""「作業番号をキーにして金額で照合」「案件番号が共通なのでそれで結合」: the key said outright."""
+
+
 def _keys_near(reader: _Reader, start: int, end: int) -> list[str]:
+    sentence = (
+        reader.text.rfind("。", 0, start) + 1,
+        reader.text.find("。", end) % (len(reader.text) + 1),
+    )
+    phrase = _KEY_PHRASE.search(reader.text, *sentence)
+    if phrase and not reader.overlaps(*phrase.span("keys")):
+        reader.use(*phrase.span())
+        return [k for k in _names(phrase.group("keys")) if not _names_a_file(reader, k)]
     explicit = _EXPLICIT_KEY.search(reader.text)
     if explicit:
         reader.use(explicit.start(), explicit.end())
@@ -3823,6 +3891,7 @@ _DESCRIBED = re.compile(
     r"|(?:て|っ)(?:くる|きた|きて)\s*(?=[^\s、。てでにをがは])"
     r"|[ぁ-ん]{0,2}?てしまって(?:いて|いる|います|おり|いま)?"
     r"|[んっ]?[でて]いて(?![ぁ-ん]*(?:ください|下さい|ほしい|欲しい))"
+    r"|[んっ]?でい(?:る|た|ます)(?![いらりろ])\s*(?=[^\s、。てでにをがは])"
     r"|[ぁ-ん]{1,4}?(?:た|ている|てる)(?![いらりろ])\s*(?=[^\s、。てでにをがは]))"
 )
 """After an action word: a passive, a state or a past that describes the data."""
@@ -3871,8 +3940,13 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
     asides = [(m.start(), m.end()) for m in re.finditer(r"\([^()]*\)", text)]
     for start, end, base in _action_words(text):
         base = _plain_verb(base)
-        if _PRACTICE_AFTER.match(text, end) and not _REQUEST_FORM.search(_clause(text, start, end)):
+        if (
+            reader.context_rules
+            and _PRACTICE_AFTER.match(text, end)
+            and not _REQUEST_FORM.search(_clause(text, start, end))
+        ):
             reader.use(*_clause_span(text, start, end))  # 「毎月、目視で突き合わせており」
+            reader.context_used = True
             continue
         if base in STEP_VERBS:
             if _explained(reader, STEP_VERBS[base], start, end):
@@ -3887,8 +3961,14 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             continue  # 「列名は変えなくて大丈夫」: what not to do asks for nothing
         if re.match(r"[ぁ-ん]{0,6}?(?:ので|ため)(?![ぁ-ん])", text[end:]):
             continue  # 「同じ子が何回も申し込んでるので 児童ID で…」: a reason, no request
-        if re.match(r"[ぁ-ん]{0,3}?ことに\s*(?:なり|なった|なって|なりまし)", text[end:]):
-            reader.use(*_clause_span(text, start, end))  # 「来月から…回すことになり」: context
+        if base not in STEP_VERBS and re.match(
+            r"[ぁ-ん]{0,3}?ことに\s*(?:なり|なった|なって|なりまし)", text[end:]
+        ):
+            left, right = _clause_span(text, start, end)
+            if not any(b in STEP_VERBS for _, _, b in _action_words(text[left:right])):
+                reader.use(
+                    left, right
+                )  # 「来月から…回すことになり」 (「除外することになり」 is asked)
             continue
         if base not in STEP_VERBS and _DESCRIBED.match(text, end):
             continue  # 「二重に登録されている」「ダウンロードした明細」: a state, not a request
@@ -3999,6 +4079,21 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
                 source=clause,
             )
         )
+    for match in re.finditer(r"≠|!=|<>", text):
+        if reader.is_used(match.start(), match.end()):
+            continue
+        clause = _clause(text, match.start(), match.end())
+        if clause in named:
+            continue
+        named.add(clause)
+        reader.gaps.append(  # 「勤務区分≠公休または有休」: a condition never dropped silently
+            Gap(
+                kind="not_understood",
+                message=f"「{clause}」の条件を読み取れませんでした"
+                "（「勤務区分が公休以外」のように、列と値を一つずつ書いてください）",
+                source=clause,
+            )
+        )
     for match in re.finditer(rf"{NOUN}\s*(?P<op>[×÷*])\s*(?:{NOUN}|{NUM})", text):
         if reader.is_used(match.start("op"), match.end("op")):
             continue
@@ -4062,6 +4157,26 @@ def _unread_orders(reader: _Reader) -> None:
         )
 
 
+def _unread_order_words(reader: _Reader) -> None:
+    """「入所日順(古→新)」 that no sort rule read: an order is named, never dropped."""
+    for match in re.finditer(
+        r"(?<![手語道昇降び不])(?<!以下の)(?<!次の)(?<!この)(?<!上記の)(?<!下記の)順(?![番調位次序路当])",
+        reader.text,
+    ):
+        if reader.overlaps(match.start(), match.end()):
+            continue
+        left, right = _clause_span(reader.text, match.start(), match.end())
+        if any(step.kind == "sort" and left <= position < right for position, step in reader.steps):
+            continue  # 「使用期限 の順で並べる(どちらも昇順)」: the order was read
+        clause = reader.text[left:right].strip()
+        reader.refuse(
+            "not_understood",
+            f"「{clause}」の並べ替え（どの列を、どちらの向きに）を読み取れませんでした"
+            "（「金額の大きい順」「日付の古い順」のように書いてください）",
+            match,
+        )
+
+
 def _read_filter_verbs(reader: _Reader) -> None:
     """A 抽出 / 絞り込み with no condition found: the condition is not in the instruction."""
     match = _FILTER_VERBS.search(reader.text)
@@ -4109,7 +4224,7 @@ _FETCH = re.compile(
     r"(?P<place>(?:[^、。\s]{0,12}?(?:システム|サイト|ホームページ|HP|ウェブ|Web|web|WEB|ネット|クラウド|サーバー?"
     r"|ポータル|データベース|DB|基幹|会計ソフト|e-Stat|API)))\s*(?:上|内)?\s*(?:から|より)\s*[^、。]{0,30}?"
     r"(?:落とし|ダウンロードし|取得し|取り込ん|取っ|持っ|引っ張っ|抜い|出し|拾っ|集め)\s*て\s*"
-    r"(?:き|来|くだ|下さ|ほし|欲し|もら|いただ|頂|お(?:いて|く|き))"
+    r"(?:きて|来て|ください|下さい|ほしい|欲しい|もらえ|もらいたい|いただけ|いただき|頂け|おいて|おく)"
 )
 """「基幹システムから先月分の購買データを落としてきて」: the data is to be fetched from a system
 or a site the Plan cannot reach (a file exported by the user is named, not fetched)."""
@@ -4117,8 +4232,9 @@ or a site the Plan cannot reach (a file exported by the user is named, not fetch
 
 _EFFECT_REQUEST = re.compile(
     r"(?:振込|振り込み|振込み|支払い?|送金|送付|郵送|発送|印刷|メール送信|送信|入金処理|決済)"
-    r"\s*(?:まで|を|も)?\s*(?:済ませ|済まし|すませ|やって|やっと|して(?:おいて|おいてください|ください|もらえ|ほし)|しといて"
-    r"|お願い|実行|完了させ|かけて)"
+    r"\s*(?:まで|を|も)?\s*(?:済ませて(?:おいて|ください|もらえ|ほし)|済ませといて|すませて(?:おいて|ください)"
+    r"|やって(?:おいて|ください|もらえ|ほし)|やっといて|して(?:おいて|ください|もらえ|ほし)|しといて"
+    r"|お願い(?:します|したい|できますか|いたします)(?!\s*(?:る|する)?\s*前)|実行して|完了させて|かけて(?:ください|おいて))"
 )
 """「そのまま振込まで済ませておいて」: an effect outside the tables, which no step does."""
 
@@ -4366,24 +4482,24 @@ def _columns_named_elsewhere(reader: _Reader, steps: list[StepSpec]) -> None:
             ]
 
 
-def _keys_said_short(steps: list[StepSpec]) -> None:
-    """「認定有効期間終了日が…以前の人を抽出し、終了日の早い順に」「販売チャネルを正規化して、
-    チャネルごとに」: an order or group key that is the tail of exactly one column another
-    step names is that column, said short."""
-
-    def resolved(keys: list[str], step: StepSpec) -> list[str]:
+def _keys_said_short(steps: list[StepSpec], gaps: list[Gap]) -> None:
+    """「認定有効期間終了日が…以前の人を、終了日の早い順に」: an order or group key that is the
+    tail of exactly one column another step names may be that column said short, or a
+    column of its own (部門 / 上位部門): asked, never guessed."""
+    for step in steps:
+        keys = step.by if step.kind == "sort" else step.group_by if step.kind == "aggregate" else []
         others = {name for other in steps if other is not step for name in _parameter_names(other)}
-        named = []
         for key in keys:
             longer = [n for n in others if len(key) >= 2 and n.endswith(key) and n != key]
-            named.append(longer[0] if key not in others and len(longer) == 1 else key)
-        return list(dict.fromkeys(named))
-
-    for step in steps:
-        if step.kind == "sort":
-            step.by = resolved(step.by, step)
-        elif step.kind == "aggregate":
-            step.group_by = resolved(step.group_by, step)
+            if key not in others and len(longer) == 1:
+                gaps.append(
+                    Gap(
+                        kind="not_understood",
+                        message=f"「{key}」は「{longer[0]}」と同じ列ですか。同じ列なら"
+                        f"「{longer[0]}」にそろえて、別の列ならそのまま書き直してください",
+                        source=key,
+                    )
+                )
 
 
 def _references_left(steps: list[StepSpec], gaps: list[Gap]) -> None:
@@ -4457,6 +4573,8 @@ def _practice_before_request(reader: _Reader) -> None:
     ごとに…合計し…作っていただけますか」: a sentence before the first file that tells what
     the writer usually does (no request, no number, no quoted value), followed by the
     request itself, is context: its words are not read as steps (the request says them)."""
+    if not reader.context_rules:
+        return
     first_file = min(reader.input_positions.values(), default=0)
     start = 0
     sentences = reader.text.split("。")
@@ -4471,12 +4589,14 @@ def _practice_before_request(reader: _Reader) -> None:
             and any(_REQUEST_FORM.search(later) for later in sentences[index + 1 :])
         ):
             reader.use(start, end)
+            reader.context_used = True
         elif end <= first_file:
             for clause in re.finditer(
                 r"[^、。]+?[てで](?:おり|おります|います|いました)(?=[、。]|$)", sentence
             ):
                 if not re.search(r"\d|「", clause.group(0)):  # 「毎月末、目視で突き合わせており、」
                     reader.use(start + clause.start(), start + clause.end())
+                    reader.context_used = True
         start = end + 1
 
 
@@ -4512,14 +4632,14 @@ def _heading(instruction: str) -> str:
 _SETTING = re.compile(r"^\s*(?P<key>[^\s:=。]{1,8})\s*[:=]\s*(?P<value>[^。]+?)\s*$")
 _SETTING_WORDS: tuple[tuple[str, str], ...] = (
     (r"集計(?:単位|キー|の単位|軸)|グループ(?:化)?(?:キー)?|集計する単位", "{names}別に集計"),
-    (r"集計(?:値|項目|内容|する値|する項目)", "{value}"),
-    (r"除外(?:条件|対象)?|除く(?:もの)?", "{value}は除外"),
+    (r"集計(?:値|項目|内容|する値|する項目)", "{value}を集計"),
+    (r"除外(?:条件|対象)?|除く(?:もの)?", "{value}は除外して"),
     (r"(?:抽出|絞り込み|絞込)(?:条件)?|条件", "{value}の行だけ"),
     (r"並び順|並べ替え|並べ順|ソート(?:順)?|並び", "{value}に並べる"),
-    (r"出力形式|出力|形式", "{value}で出力"),
+    (r"出力形式|形式", "{value}で出力"),
     (r"金額(?:の)?列|比較(?:する)?列|比較対象", "金額は{value}で比べる"),
-    (r"(?:金額の)?許容差|誤差|差額(?:の許容)?", "許容差は{value}"),
-    (r"日付(?:の)?(?:ずれ|ズレ|許容|差)", "日付のずれは{value}"),
+    (r"(?:金額の)?許容差|誤差|差額(?:の許容)?", "許容差は{value}{within}"),
+    (r"日付(?:の)?(?:ずれ|ズレ|許容|差)", "日付のずれは{value}{within}"),
 )
 """Lines of a settings block (「集計単位：得意先コード、商品コード」「除外：返品理由が「期限切れ」
 のもの」) said as the sentence they stand for; other keys are left as written."""
@@ -4527,7 +4647,9 @@ _SETTING_WORDS: tuple[tuple[str, str], ...] = (
 
 def _settings_said_as_sentences(text: str) -> str:
     clauses = text.split("。")
-    if sum(1 for clause in clauses if _SETTING.match(clause)) < 3:
+    settings = [m for clause in clauses if (m := _SETTING.match(clause))]
+    known = [m for m in settings if any(re.fullmatch(w, m.group("key")) for w, _ in _SETTING_WORDS)]
+    if len(settings) < 2 or not known:
         return text  # a settings block has several lines; one 「X:Y」 is read as written
     said = []
     for clause in clauses:
@@ -4536,6 +4658,11 @@ def _settings_said_as_sentences(text: str) -> str:
             said.append(clause)
             continue
         key, value = setting.group("key"), setting.group("value")
+        if re.fullmatch(r"(?:特に)?(?:なし|無し|不要|指定なし)", value):
+            continue  # 「条件：なし」: nothing asked
+        if _VAGUE_TIME.search(value) or re.search(r"(?:直近|過去)\s*\d", value):
+            said.append(clause)  # 「条件：直近3か月」: a period nobody dated is asked as written
+            continue
         period = re.fullmatch(rf"(?P<range>.+?)\s*\(\s*(?P<col>{NOUN})\s*\)", value)
         if re.fullmatch(r"(?:対象)?期間", key) and period:  # 「対象期間:4月1日〜9月30日(返品日)」
             said.append(f"{period.group('col')}が{period.group('range')}")
@@ -4544,14 +4671,34 @@ def _settings_said_as_sentences(text: str) -> str:
         if form is None:
             said.append(clause)
             continue
+        if form == "{value}を集計" and re.search(
+            r"合計|平均|件数|最大|最小|最高|最低|総額|数$", value
+        ):
+            form = "{value}"  # 「集計値：売上の平均」: the metric is said
         names = "・".join(re.split(r"\s*(?:、|,|・|/)\s*", value))
-        said.append(form.format(value=value, names=names))
+        within = "" if re.search(r"以内|まで|以下|なし|無し|認め", value) else "以内"
+        said.append(form.format(value=value, names=names, within=within))
     return "。".join(said)
 
 
 def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure:
     """The requirement model of ``instruction`` by rules (see the module docstring)."""
-    reader = _Reader(_settings_said_as_sentences(normalize(instruction)))
+    try:
+        procedure, context_used = _read(instruction, documents, context_rules=True)
+        if context_used and not procedure.steps:  # the context was the request (「同様に」)
+            procedure, _ = _read(instruction, documents, context_rules=False)
+    except _DateNotReadable as error:  # 「2025/2/30以降」: named, never a traceback
+        gap = Gap(kind="not_understood", message=str(error), source="")
+        return Procedure(inputs=[], steps=[], outputs=[], gaps=[gap])
+    return procedure
+
+
+def _read(
+    instruction: str, documents: Sequence[str], *, context_rules: bool
+) -> tuple[Procedure, bool]:
+    reader = _Reader(
+        _settings_said_as_sentences(normalize(instruction)), context_rules=context_rules
+    )
     for retracted in _RETRACTED.finditer(reader.text):
         reader.use(retracted.start(), retracted.end())  # said, then taken back
     heading = _heading(instruction)
@@ -4585,6 +4732,7 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     _read_filter_verbs(reader)
     _vague_times(reader)
     _unread_orders(reader)
+    _unread_order_words(reader)
     _threshold_from_documents(reader, documents)
     _two_table_sources(reader)
     _fetch_requests(reader)
@@ -4605,19 +4753,36 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
     ordered = _filters_of_totals(reader, ordered)
     _sort_after_aggregate(ordered)
     _columns_named_elsewhere(reader, ordered)
-    _keys_said_short(ordered)
+    _keys_said_short(ordered, reader.gaps)
     _references_left(ordered, reader.gaps)
     _task_alone(reader, ordered)
+    if _DEDUPE_FIRST.search(reader.text):  # 「抽出の前に重複は削除しておいて」
+        ordered = _dedupe_before_filters(ordered)
     for number, step in enumerate(ordered, start=1):
         step.id = f"s{number}"
     if not reader.inputs and ordered:
         reader.inputs.append(InputSpec(id="in1", format="table", holds="表", source=""))
-    return Procedure(
+    procedure = Procedure(
         inputs=reader.inputs,
         steps=ordered,
         outputs=_merged_outputs(reader.outputs, reader.gaps),
         gaps=reader.gaps,
     )
+    return procedure, reader.context_used
+
+
+_DEDUPE_FIRST = re.compile(
+    r"(?:抽出|絞り込み|絞込|フィルタ)\s*(?:の|する)?\s*前に"
+    r"|(?:重複|ダブ)[^。]{0,24}?(?:削除|除去|除い|消し|まとめ)[^。]{0,6}?(?:あと|後)で?[^。]{0,16}?(?:抽出|絞)"
+)
+"""「抽出の前に会員番号の重複は削除して」: the dedupe runs first although said second."""
+
+
+def _dedupe_before_filters(steps: list[StepSpec]) -> list[StepSpec]:
+    dedupes = [s for s in steps if s.kind == "dedupe"]
+    rest = [s for s in steps if s.kind != "dedupe"]
+    first_filter = next((i for i, s in enumerate(rest) if s.kind == "filter"), len(rest))
+    return rest[:first_filter] + dedupes + rest[first_filter:]
 
 
 _STAGE = {
