@@ -2271,3 +2271,13 @@ def test_a_fetch_refusal_is_only_for_a_request_to_fetch() -> None:
         "販売管理システムからダウンロードしてきた売上.csvを店舗別に金額を合計してExcelで"
     )
     assert not procedure.gaps
+
+
+def test_a_column_said_to_hold_a_date_is_filled_not_the_word() -> None:
+    procedure = read_procedure(
+        "会員名簿.xlsx で退会日に日付が入っている人（空欄じゃない人）だけにしてCSVで"
+    )
+    (condition,) = procedure.steps[0].conditions
+    assert (condition.column, condition.op) == ("退会日", "not_null")
+    word = read_procedure("顧客.csv で備考に「返品」が入っている行をCSVで")
+    assert [(c.op, c.value) for c in word.steps[0].conditions] == [("contains", "返品")]

@@ -1481,11 +1481,15 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     for match in _FILTER_CONTAINS.finditer(text):
         if reader.overlaps(match.start(), match.end()):
             continue
-        _condition(
+        said = _clean(match.group("val"))
+        filled = re.fullmatch(
+            r"日付|値|数字|数値|データ|何か|なにか|文字|金額|番号|入力|記入|日にち", said
+        )
+        _condition(  # 「退会日に日付が入っている人」: filled, not the text 「日付」
             reader,
             _column(match.group("col")),
-            "contains",
-            _clean(match.group("val")),
+            "not_null" if filled else "contains",
+            None if filled else said,
             match.start(),
             match.end(),
             match.group(0),
