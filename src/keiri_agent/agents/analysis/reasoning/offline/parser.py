@@ -14,6 +14,7 @@ start a new one). What each clause asks for is decided in ``planner``.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable
@@ -39,6 +40,7 @@ from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     condition_at,
     date_filters,
     money_column,
+    money_named,
     null_filters,
     numeric_filters,
     value_filters,
@@ -107,7 +109,46 @@ _EN_NUMERIC_GROUP_MARK = re.compile(
 # A word after an indefinite article is a common noun ("an item a shop sells"), not the
 # column or the category value of the same spelling; a value "also included" restricts nothing.
 _COMMON_NOUN_BEFORE = re.compile(r"(?<![a-z])(?:a|an)\s+$")
-_INCLUDING_AFTER = re.compile(r"^\s*(?:も含め|も含む|を含め|を含む|も入れ)")
+_INCLUDING_AFTER = re.compile(
+    r"^\s*(?:も含め|も含む|を含め|を含む|も入れ|(?:か|か\s*どうか)?\s*(?:に関係なく|に関わらず"
+    r"|にかかわらず|を問わず))"
+)
+# "regardless of whether it was Used", "whether or not Cancelled": the value is not a
+# condition, every row counts.
+_INCLUDING_BEFORE = re.compile(
+    r"(?<![a-z])(?:regardless of|irrespective of|whether or not|no matter)\s+(?:whether\s+)?"
+    r"(?:(?:it|they|the \w+)\s+(?:is|are|was|were)\s+)?$"
+)
+# English words a short value in capitals (US, IT, NO, OR) is spelled like: written in
+# lower case ("show us", "is it"), they are the word, not the value.
+_FUNCTION_SPELLINGS = frozenset(
+    [
+        "us",
+        "it",
+        "no",
+        "or",
+        "in",
+        "on",
+        "at",
+        "me",
+        "we",
+        "be",
+        "do",
+        "go",
+        "so",
+        "up",
+        "an",
+        "as",
+        "is",
+        "to",
+        "of",
+        "by",
+        "he",
+        "my",
+        "am",
+        "if",
+    ]
+)
 _NEG_AFTER = re.compile(
     r"^\s*(?:以外|を除く|を除いた|を除いて|除く"
     r"|(?:の(?:もの|分|行|明細|データ))?\s*(?:は|を)\s*(?:除外|除いて|除き|対象外|入れないで|入れず"
@@ -256,11 +297,15 @@ def _alias_pattern(
     return rf"(?<![a-z0-9])(?:{body})(?![a-z0-9])"
 
 
-def _other_words(tokens: dict[str, list[str]]) -> dict[str, dict[str, tuple[str, ...]]]:
+def _other_words(
+    tokens: dict[str, list[str]], whole: bool = False
+) -> dict[str, dict[str, tuple[str, ...]]]:
     """Per column, the ordinary words its name's words may be said with: the synonyms of
     ``WORD_SYNONYMS`` that are no word of another column's name, and for the unit at the
-    end of a name ("fuel_l", "distance_km") the words of ``UNIT_WORDS``."""
-    used = {w for words in tokens.values() for w in words}
+    end of a name ("fuel_l", "distance_km") the words of ``UNIT_WORDS``. Said of the
+    whole name (``whole``), a synonym in another name is no clash: "invoice number" is
+    ``invoice_no`` although ``po_number`` holds "number"."""
+    used = set() if whole else {w for words in tokens.values() for w in words}
     found: dict[str, dict[str, tuple[str, ...]]] = {}
     for name, words in tokens.items():
         mine: dict[str, tuple[str, ...]] = {}
@@ -319,10 +364,12 @@ def name_aliases(names: list[str]) -> list[tuple[str, str, int]]:
             for j in range(i + 1, len(words) + 1):
                 runs.setdefault(tuple(words[i:j]), set()).add(name)
     others = _other_words(tokens)
+    whole = _other_words(tokens, whole=True)
     found = _unit_aliases(tokens, others)
     for name, words in tokens.items():
         several = len(words) > 1
-        found.append((_alias_pattern(words, several, others[name]), name, len(" ".join(words))))
+        said = whole[name] if several else others[name]
+        found.append((_alias_pattern(words, several, said), name, len(" ".join(words))))
         if several and words[-1] in _COUNT_TOKENS:
             rest = _alias_pattern(words[:-1], True)
             found.append((rf"(?<![a-z])number of (?:the )?{rest}", name, len(name) + 10))
@@ -416,6 +463,9 @@ def _base_name(name: str) -> str:
 _GROUP_AFTER = r"(?=\s*(?:ごと|毎|別|単位))"
 
 
+_DATE_TAIL = re.compile(r"(?:年月日|日付|日時|日)$")
+
+
 def everyday_terms(names: list[str]) -> list[tuple[str, str, int]]:
     """(regex, column, length) for the everyday words of a Japanese column name
     (``ja_column_words``): the name with one of its words said otherwise (請求額 →
@@ -432,7 +482,8 @@ def everyday_terms(names: list[str]) -> list[tuple[str, str, int]]:
         for word, others in JA_WORD_SYNONYMS.items():
             if word not in base:
                 continue
-            whole = base.startswith(word) or base.endswith(word)
+            stem = _DATE_TAIL.sub("", base) or base  # 契約終了日: 終了 ends what it dates
+            whole = stem.startswith(word) or stem.endswith(word)
             for other in others:
                 owners.setdefault(base.replace(word, other, 1), set()).add(name)
                 if whole:
@@ -500,6 +551,7 @@ class ColumnInfo:
     examples: tuple[str, ...] = ()
     concept: str | None = None
     unique: int = 0
+    missing: int = 0
 
 
 class ColumnIndex:
@@ -513,6 +565,7 @@ class ColumnIndex:
                 # every distinct value when the summary lists them (≤ 50), else examples
                 examples=tuple(str(e) for e in item.get("values") or item.get("examples") or ()),
                 unique=int(item.get("unique") or 0),
+                missing=int(item.get("missing") or 0),
             )
             for item in summary.get("columns") or []
         ]
@@ -521,27 +574,44 @@ class ColumnIndex:
         self.terms = self._terms()
 
     def _assign_concepts(self) -> None:
-        chosen: dict[str, tuple[int, int, str]] = {}
+        """Give each concept (``SYNONYMS``) the column that holds it: the one named by a
+        term of it, else the one whose name holds the longest term; of two alike, the one
+        with fewer blank cells (入金額 and 出金額 both hold 金額: the amount a ledger is
+        about is the one filled in on most rows)."""
+        chosen: dict[str, tuple[int, int, int, str]] = {}
         for info in self.columns:
             key = normalize(info.name).replace("_", " ")
             key = re.sub(r"[(\[（].*?[)\]）]", "", key).strip()
             for concept, terms in SYNONYMS.items():
                 if key in terms:
-                    rank = (0, len(key))
+                    rank = (0, len(key), info.missing)
                 else:
                     inside = [t for t in terms if len(t) >= 2 and t in key]
                     if not inside:
                         continue
-                    rank = (1, len(key) - max(len(t) for t in inside))
+                    rank = (1, len(key) - max(len(t) for t in inside), info.missing)
                 best = chosen.get(concept)
-                if best is None or rank < best[:2]:
+                if best is None or rank < best[:3]:
                     chosen[concept] = (*rank, info.name)
-        owner = {value[2]: concept for concept, value in chosen.items()}
+        owner = {value[3]: concept for concept, value in chosen.items()}
+        self.contained = {value[3] for value in chosen.values() if value[0] == 1}
         self.columns = [
-            ColumnInfo(c.name, c.kind, c.examples, owner.get(c.name), c.unique)
+            ColumnInfo(c.name, c.kind, c.examples, owner.get(c.name), c.unique, c.missing)
             for c in self.columns
         ]
         self.by_name = {c.name: c for c in self.columns}
+
+    def synonyms_name(self, info: ColumnInfo) -> bool:
+        """True when the words of a column's concept name it. A numeric column that holds
+        its concept only by a word inside its name (総支払額 holds 支払額) is not what a
+        general word of the concept (「金額」, "amount") means when another numeric column
+        is named like money too (月額リース料, 残債額): which one is meant is asked."""
+        if info.name not in self.contained or info.kind != "numeric":
+            return True
+        return not any(
+            c.name != info.name and c.kind == "numeric" and money_named(c.name)
+            for c in self.columns
+        )
 
     def _terms(self) -> list[tuple[str, str, str | None]]:
         """(regex, column, example value or None), longest phrase first.
@@ -556,6 +626,8 @@ class ColumnIndex:
                 if term:
                     found.setdefault(term_pattern(term), (info.name, None, len(term)))
         for info in self.columns:
+            if not self.synonyms_name(info):
+                continue
             for term in SYNONYMS.get(info.concept or "", ()):
                 found.setdefault(term_pattern(term), (info.name, None, len(term)))
         named = set(found)  # a whole name or a synonym: a value never takes it
@@ -607,6 +679,14 @@ class ColumnIndex:
             if set(said) == {yes, no}:
                 return said[yes]
         return None
+
+    def no_value(self, column: str) -> str | None:
+        """The "no" of a column holding a yes/no pair (No, false, なし, 無), or None."""
+        yes = self.yes_value(column)
+        info = self.by_name.get(column)
+        if yes is None or info is None:
+            return None
+        return next(e for e in info.examples if e != yes)
 
     def row_nouns(self) -> list[str]:
         """The data's words for its rows, read from its identifier columns: "transfer" of
@@ -717,7 +797,11 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
                 and (value is not None or condition_at(text[m.end() :]) is None)
                 and not (value is not None and _names_its_column(text[m.end() :], column))
             )  # "a grade of 2" is a condition on the column grade; so is "a student ticket"
-            if common or (value is not None and _INCLUDING_AFTER.match(text[m.end() :])):
+            including = value is not None and bool(
+                _INCLUDING_AFTER.match(text[m.end() :])
+                or _INCLUDING_BEFORE.search(text[: m.start()])
+            )
+            if common or including:
                 continue  # "the price a shop charges", 「札幌も含めて」: not a condition
             negated = bool(
                 _NEG_AFTER.match(text[m.end() :]) or _NEG_BEFORE.search(text[: m.start()])
@@ -737,16 +821,24 @@ def _names_its_column(after: str, column: str) -> bool:
 
 
 def _qualified_group_mark(
-    before: str, mention: Mention, index: ColumnIndex, mentions: list[Mention]
+    before: str,
+    mention: Mention,
+    index: ColumnIndex,
+    mentions: list[Mention],
+    masked: str | None = None,
+    start: int = 0,
 ) -> re.Match[str] | None:
-    """ "per booking channel": a group word, one plain word that names nothing, then a
-    category column."""
+    """ "per booking channel": a group word, one plain word that names nothing (neither a
+    column nor a category value: ``masked``, the clause's text from ``start`` with both
+    blanked out), then a category column."""
     if index.kind(mention.column) == "numeric":
         return None
     found = _EN_GROUP_MARK_QUALIFIED.search(before)
     if found is None or found.group(1) in _FUNCTION_WORDS:
         return None
     word = mention.start - len(before) + found.start(1)
+    if masked is not None and masked[word - start : word - start + 1] == "_":
+        return None  # "billed by EMEA vendors": a value between, "by" says who billed
     return None if any(m.start <= word < m.end for m in mentions) else found
 
 
@@ -800,7 +892,7 @@ def _group_cols(text: str, clause: Clause, index: ColumnIndex) -> list[str]:
         )  # 「支店（未入力は除く）ごと」
         ja_mark = _JA_GROUP_MARK.match(after) or _JA_GROUP_BEFORE.search(before)
         en_mark = _EN_GROUP_MARK.search(before) or _qualified_group_mark(
-            before, mention, index, mentions
+            before, mention, index, mentions, clause.text, clause.start
         )
         if not ja_mark and not en_mark:
             continue
@@ -983,7 +1075,8 @@ def parse_request(
     named_years = bytearray(len(norm))
     # A condition on a numeric column (「耐用年数が5年の」) is no period either.
     conditions = bytearray(len(norm))
-    for m in _scan(norm, index, bytearray(len(norm))):
+    first_read = _scan(norm, index, bytearray(len(norm)))
+    for m in first_read:
         if m.value is None and re.search(r"\d{4}", norm[m.start : m.end]):
             named_years[m.start : m.end] = b"\x01" * (m.end - m.start)
         elif m.value is None and index.kind(m.column) == "numeric":
@@ -993,7 +1086,7 @@ def parse_request(
     taken = bytearray(n | c for n, c in zip(named_years, conditions, strict=True))
     periods, problems, assumptions = date_filters(
         norm,
-        index.names("datetime"),
+        _dates_named_first(first_read, index),
         [e for c in index.columns if c.kind == "datetime" for e in c.examples],
         taken,
         lang,
@@ -1001,6 +1094,8 @@ def parse_request(
     claimed = bytearray(int(t and not n) for t, n in zip(taken, named_years, strict=True))
     asked = phrases(norm)
     scanned = _condition_values(_scan(norm, index, claimed), norm, asked, index, claimed)
+    scanned = [m for m in scanned if not _lowercase_acronym(m, text, norm)]
+    scanned = _negated_flags(norm, index, scanned, claimed)
     scanned = sorted(scanned + _similar(norm, index, claimed, asked, family), key=_start)
     scanned = sorted(scanned + _group_tails(norm, index, claimed), key=_start)
     values = [m for m in scanned if m.value is not None]
@@ -1034,6 +1129,10 @@ def parse_request(
         clause.group_cols = _group_cols(norm, clause, index)
         _blank_counted_group(clause)
         clauses.append(clause)
+    asides = _aside_spans(masked, family) + [
+        (c.start, c.end) for c in clauses if family(c.text) == "oos"
+    ]
+    values = [v for v in values if not any(a <= v.start < b for a, b in asides)]
     return ParsedRequest(
         text=norm,
         lang=lang,
@@ -1047,6 +1146,110 @@ def parse_request(
         assumptions=assumptions,
         periods=periods,
     )
+
+
+# Where a part of the request ends: a sentence ("質問です。", "…; I need it tomorrow",
+# "… - median by stage") or a reason or purpose said before the request (「…に報告するので、」
+# 「…に出す資料として、」).
+_SENTENCE_END = re.compile(r"[。．!?？！;；]|\.(?:\s|$)|\s[-–—]\s")
+_REASON_END = re.compile(r"(?:ので|ため(?:に)?|として)\s*[、,，]")
+# Words that restrict the rows: a part saying one of them is a condition, wherever it stands.
+_RESTRICTS = re.compile(
+    r"だけ|のみ|限定|絞|以外|除|抜き|対象|について|に関し"
+    r"|(?<![a-z])(?:only|just|exclud\w*|except|limit\w*|restrict\w*|where|whose|with|without)"
+    r"(?![a-z])"
+)
+_QUESTION = re.compile(
+    r"[?？]|何|いくら|どれ|どの|どこ|いつ|(?<![a-z])(?:how|what|which|who|when|where)(?![a-z])"
+)
+
+
+def _aside_spans(masked: str, family: Callable[[str], str | None]) -> list[tuple[int, int]]:
+    """The parts of the request that only say why or when the user needs it: a reason or
+    purpose before the request (「本社経理に報告するので、」「本社の役員会に出す資料として、」)
+    or a sentence of its own that asks for nothing ("質問です。", "I need it before lunch
+    tomorrow"), when another part asks for something. A category value said there (本社,
+    "lunch") is who the result is for, not a condition; a part with a word that
+    restricts (だけ, 以外, "only") or a question (「正社員は何人いる？」) stays a condition."""
+    cuts = sorted(
+        {0, len(masked)}
+        | {m.end() for m in _SENTENCE_END.finditer(masked)}
+        | {m.end() for m in _REASON_END.finditer(masked)}
+    )
+    parts = [(a, b) for a, b in itertools.pairwise(cuts) if masked[a:b].strip()]
+    if len(parts) < 2:
+        return []
+    quiet = [
+        (a, b)
+        for a, b in parts
+        if family(masked[a:b]) is None
+        and not _GROUP_WORD.search(masked[a:b])
+        and not _RESTRICTS.search(masked[a:b])
+        and not _QUESTION.search(masked[a:b])
+    ]
+    return quiet if len(quiet) < len(parts) else []
+
+
+# A yes/no column said with a negation: 「領収書なし」「休日出勤がない」「未承認」, "unapproved",
+# "not approved", "non-billable".
+_JA_LACKS_AFTER = re.compile(r"^\s*(?:が|の)?\s*(?:なし|無し|無い|ない|無(?![\u3400-\u9fff]))")
+_JA_NOT_YET_BEFORE = re.compile(r"未\s*$")
+_EN_NOT_BEFORE = re.compile(r"(?<![a-z])(?:un|non-?|not\s+|never\s+)$")
+
+
+def _negated_flags(
+    text: str, index: ColumnIndex, scanned: list[Mention], claimed: bytearray
+) -> list[Mention]:
+    """A yes/no column named with a negation holds the rows where it is "no": 「領収書なしの
+    支出」 (領収書 有/無) → 領収書 == 無, "unapproved invoices" (approved Y/N) → approved == N.
+    Named with no negation it is "yes" (``StepBuilder._yes_no_predicates``)."""
+    found = list(scanned)
+    for i, mention in enumerate(scanned):
+        no = index.no_value(mention.column)
+        if mention.value is not None or no is None:
+            continue
+        after = _JA_LACKS_AFTER.match(text[mention.end :])
+        before = _JA_NOT_YET_BEFORE.search(text[: mention.start]) or _EN_NOT_BEFORE.search(
+            text[: mention.start]
+        )
+        if after:
+            found[i] = Mention(mention.start, mention.end + after.end(), mention.column, no)
+        elif before:
+            found[i] = Mention(
+                mention.start - len(before.group(0)), mention.end, mention.column, no
+            )
+    for info in index.columns:  # "unapproved": the prefix hides the word from the scan
+        no = index.no_value(info.name)
+        words = name_tokens(info.name) if info.name.isascii() else []
+        if no is None or len(words) != 1:
+            continue
+        for m in re.finditer(rf"(?<![a-z])(?:un|non-?)({re.escape(words[0])})(?![a-z])", text):
+            if not any(claimed[m.start() : m.end()]):
+                claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+                found.append(Mention(m.start(), m.end(), info.name, no))
+    return sorted(found, key=_start)
+
+
+def _dates_named_first(mentions: list[Mention], index: ColumnIndex) -> list[str]:
+    """The date columns, those the request names first, in the order it names them: a
+    period applies to the date it is said of (「3月末までに満了する契約」 with 契約開始日 and
+    契約終了日: 満了 is the end date's word; "paid in 2025": ``paid_date``), else to the
+    first date column of the table."""
+    dates = index.names("datetime")
+    named = [m.column for m in mentions if m.value is None and m.column in dates]
+    return list(dict.fromkeys(named + dates))
+
+
+def _lowercase_acronym(mention: Mention, text: str, norm: str) -> bool:
+    """A value the data writes in capitals ("US", "IT") that the request writes in lower
+    case as an English word ("show us the number", "is it"): the word, not the value."""
+    value = str(mention.value or "")
+    if not (value.isascii() and value.isupper() and value.lower() in _FUNCTION_SPELLINGS):
+        return False
+    cased = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text)).strip()
+    if len(cased) != len(norm):
+        return False
+    return cased[mention.start : mention.end].islower()
 
 
 def _masked(text: str, spans: list[tuple[int, int]]) -> str:

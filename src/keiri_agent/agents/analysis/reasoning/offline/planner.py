@@ -214,12 +214,22 @@ class _Builder(StepBuilder):
             return self.box()
         return None
 
+    def soft_bar(self) -> Step | None:
+        """「比べて」/"compare": bars of the categories, unless the clause says how each is
+        aggregated (「雇用区分ごとに残業代の平均を比べたい」): then the figures side by side in a
+        table, read exactly (a grouped aggregation)."""
+        if self.group and self.aggs and not self.freq:
+            return None
+        return self.bar()
+
     def soft_overview(self) -> Step | None:
         """「ざっくり見たい」/"a quick look": the overview, unless columns are named."""
         return None if self.mentioned else self.overview()
 
     def build(self) -> Step | None:
         """The step for this clause, or None when the clause asks for nothing known."""
+        if (question := self.vague_reference()) is not None:
+            return question
         order: dict[str, Callable[[], Step | None]] = {
             "box": self.box,
             "scatter": self.scatter,
@@ -235,7 +245,7 @@ class _Builder(StepBuilder):
             "hist_soft": self.hist,
             "line_soft": self.line,
             "scatter_soft": self.soft_scatter,
-            "bar_soft": self.bar,
+            "bar_soft": self.soft_bar,
         }
         for intent in self.intents:
             if intent in order and (step := order[intent]()) is not None:

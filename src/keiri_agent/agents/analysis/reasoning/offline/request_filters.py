@@ -135,6 +135,8 @@ _QUAL_JA = rf"({_PERIOD_START}|{_PERIOD_END}|{_PERIOD_BEFORE})?"
 _YEAR = r"(\d{4}|(?:令和|平成|(?<![a-z])[rh])\s*(?:\d{1,2}|元)(?!\d))"
 _ERA_START = {"令和": 2018, "r": 2018, "平成": 1988, "h": 1988}
 _FISCAL_RX = re.compile(_YEAR + r"\s*年度")
+# "FY2024", "fy 2024": the fiscal year said in English (April to March, as 年度).
+_EN_FISCAL_RX = re.compile(r"(?<![a-z])fy\s*'?(\d{4})(?!\d)")
 _JA_DATE_RX = re.compile(_YEAR + r"\s*年(?:\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*日)?)?\s*" + _QUAL_JA)
 _ISO_RX = re.compile(
     _EN_QUAL + r"(?<!\d)(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?(?!\d)\s*" + _QUAL_JA
@@ -218,7 +220,7 @@ def date_filters(
             (m.start(), m.end(), int(year), int(mo) if mo else None, int(d) if d else None, q, fy)
         )
 
-    for m in _FISCAL_RX.finditer(text):
+    for m in [*_FISCAL_RX.finditer(text), *_EN_FISCAL_RX.finditer(text)]:
         add(m, m.group(1), None, None, "within", fy=True)
     for m in _JA_DATE_RX.finditer(text):
         add(m, m.group(1), m.group(2), m.group(3), _qualifier(m.group(4)))
@@ -285,7 +287,19 @@ def date_filters(
         for _, _, year, _, _, _, fiscal in sorted(found)
         if fiscal
     ]
-    return filters + months, problems, assumptions
+    return _said_once(filters + months), problems, assumptions
+
+
+def _said_once(filters: list[PeriodFilter]) -> list[PeriodFilter]:
+    """Each period condition once: "FY2024 (Apr 2024 - Mar 2025)" states the same span
+    twice."""
+    seen: list[dict[str, Any]] = []
+    kept = []
+    for start, end, condition in filters:
+        if condition not in seen:
+            seen.append(condition)
+            kept.append((start, end, condition))
+    return kept
 
 
 def _as_ranges(text: str, found: list[_Found]) -> list[_Found]:

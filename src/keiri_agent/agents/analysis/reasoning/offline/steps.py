@@ -19,10 +19,13 @@ from keiri_agent.agents.analysis.ops.specs import (
     parse_analysis_spec,
     parse_plot_spec,
 )
+from keiri_agent.agents.analysis.reasoning.offline.column_words import UNIT_WORDS
 from keiri_agent.agents.analysis.reasoning.offline.parser import (
+    SYNONYMS,
     Clause,
     ParsedRequest,
     name_tokens,
+    normalize,
 )
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import money_column
 from keiri_agent.errors import SpecError
@@ -64,11 +67,6 @@ _DISTINCT = re.compile(
     re.I,
 )
 """How many different values of a named column (not how many rows)."""
-_BLANKS_OUT = re.compile(
-    r"(?:空欄|空白|未入力|未登録|空)(?:の(?:もの|行))?\s*(?:は|を)?\s*(?:除|外|省|抜)"
-    r"|\b(?:leave out|exclude|ignore|skip|drop|without) (?:the )?(?:blanks?|empty|missing)\b",
-    re.I,
-)
 _MONEY_ASKED = re.compile(
     r"いくら|何円|使っ|(?<![a-z])(?:how much|spent|spend|spending|cost us)(?![a-z])", re.I
 )
@@ -119,6 +117,22 @@ _THINGS_COUNTED = re.compile(
     r"(?<=[\u4e00-\u9fff])(?<![点日係倍分少多複半整変関指桁総])数(?![\u4e00-\u9fff])"
 )
 """「品目数」「社員数」 per group, no column of that name: how many rows each group has."""
+_ROWS_AFTER = re.compile(
+    r"\s*(?:records?|rows?|entries|entry|lines?|レコード|データ|明細|行(?![\u3400-\u9fff]))(?![a-z])",
+    re.I,
+)
+"""A row word right after a column word: "refuel records" are rows, not a key."""
+_SAME = re.compile(
+    r"(?<![a-z])same\s+([^.;:()?!]{1,60})|同じ\s*([^\s、。・,()（）？?がにでのをとはも]{1,12})",
+    re.I,
+)
+"""What is said to be the same: the keys of a duplicate check."""
+_ID_WORDS = ("id", "no", "nr", "number", "code")
+_POINTING_BEFORE = re.compile(
+    r"(?:(?<![a-z])(?:that|those)\s+|(?:その|あの|例の|さっきの)\s*)$", re.I
+)
+_HOW_MANY_BEFORE = re.compile(r"(?<![a-z])how many\s+(?:different\s+|distinct\s+)?$", re.I)
+_JA_ID_TAIL = re.compile(r"(?:id|番号|コード|no\.?)$")
 _HOW_WORDS = frozenset(
     {"total", "sum", "average", "avg", "mean", "median", "count", "max", "min", "the", "and"}
 )
@@ -130,7 +144,7 @@ _BY_BEFORE = re.compile(r"(?<![a-z])by\s+(?:the\s+)?$", re.IGNORECASE)
 def blanks_only(clause: Clause) -> bool:
     """A clause that only says to leave the blanks out ("leave out blanks", 「空欄は除いて」):
     an instruction for the grouping of the other clauses, nothing asked for itself."""
-    return not clause.mentions and _BLANKS_OUT.search(clause.text) is not None
+    return not clause.mentions and vocab.BLANKS_OUT.search(clause.text) is not None
 
 
 def first(*lists: list[str]) -> str | None:
@@ -169,6 +183,7 @@ class StepBuilder:
         self.units_sold = self._units_sold()
         self.filters, self.borrowed = parsed.filters_for(clause)
         self._yes_no_predicates()
+        self._unit_values()
         self.assumptions: list[str] = []
         if self.borrowed:
             self.assumptions.append(
@@ -206,6 +221,40 @@ class StepBuilder:
             self.predicates.append(column)
             self.categorical = [c for c in self.categorical if c != column]
             self.mentioned = [c for c in self.mentioned if c != column]
+
+    def _unit_values(self) -> None:
+        """A category value that is the unit of a numeric column's name ("JPY" of
+        ``currency`` and ``amount_jpy``), said where an amount is asked ("the average
+        invoice in JPY", "Total JPY billed", "how much (JPY)"), names the column the
+        amount is read in, not a condition; counted ("how many invoices are in USD") it
+        stays a condition."""
+        if self.numeric or not (
+            {"sum", "mean", "median", "min", "max"} & set(self.aggs)
+            or _HOW_MUCH.search(self.c.text)
+        ):
+            return
+        for condition in self.filters:
+            if condition["op"] != "==" or not isinstance(condition["value"], str):
+                continue
+            column = self.unit_column(condition["value"])
+            if column is not None:
+                self.filters = [f for f in self.filters if f is not condition]
+                self.numeric, self.mentioned = [column], [*self.mentioned, column]
+                return
+
+    def unit_column(self, value: str) -> str | None:
+        """The one numeric column whose name ends in the unit ``value`` says ("jpy" ~
+        ``amount_jpy``, "usd" ~ ``cost_usd``), or None."""
+        said = normalize(value)
+        owners = [
+            name
+            for name in self.index.names("numeric")
+            if name.isascii()
+            and (words := name_tokens(name))
+            and len(words) > 1
+            and (said == words[-1] or said in UNIT_WORDS.get(words[-1], ()))
+        ]
+        return owners[0] if len(owners) == 1 else None
 
     def _units_sold(self) -> str | None:
         """The quantity column when the clause counts units sold and names no measure
@@ -268,6 +317,32 @@ class StepBuilder:
         listed = self.candidates(kinds)
         suffix = self.t(f"（候補: {listed}）", f" (candidates: {listed})") if listed else ""
         return Step(title, questions=["".join(self.notes) + self.t(ja, en) + suffix])
+
+    def vague_reference(self) -> Step | None:
+        """A question when the request points at one value of a category without naming it
+        ("show me that vendor's numbers", 「その取引先の合計」): which one is asked, with
+        examples of its values, never all of them summarised."""
+        held = {f["col"] for f in self.filters}
+        for mention in self.c.mentions:
+            info = self.index.by_name.get(mention.column)
+            if (
+                info is None
+                or info.kind not in CATEGORY_KINDS
+                or info.name in held
+                or not _POINTING_BEFORE.search(self.p.text[: mention.start])
+            ):
+                continue
+            examples = ", ".join(info.examples[:5])
+            return Step(
+                self.t("対象の確認", "Which one"),
+                questions=[
+                    self.t(
+                        f"どの{info.name}ですか？（例: {examples}）",
+                        f"Which {info.name}? (e.g. {examples})",
+                    )
+                ],
+            )
+        return None
 
     def scoped_filters(self, spec: dict[str, Any]) -> list[dict[str, Any]]:
         """The request's filters minus ``==`` on a column this step groups by when the
@@ -400,7 +475,7 @@ class StepBuilder:
         ):
             return None  # 「取引先ごとの件数（空欄は除いて）」: blanks are a condition here
         blanks = [f["col"] for f in self.filters if f["op"] == "is_null"]
-        cols = self.mentioned or blanks or None
+        cols = self.checked_columns() or blanks or None
         # 「滞納日数が空欄になっている件数」: the column checked, not a filter on it
         self.filters = [
             f for f in self.filters if not (f["op"] == "is_null" and f["col"] in blanks)
@@ -409,8 +484,48 @@ class StepBuilder:
             self.t("欠損値の確認", "Missing values"), {"op": "missingness", "columns": cols}
         )
 
+    def same_identifiers(self) -> list[str]:
+        """The identifier columns whose row word is said after "same"/「同じ」 ("the same
+        meter and date" with ``meter_id``: readings of one meter)."""
+        said = " ".join(m.group(1) or m.group(2) for m in _SAME.finditer(self.c.text))
+        found = []
+        for info in self.index.columns:
+            if info.name.isascii():
+                words = name_tokens(info.name)
+                word = words[0] if len(words) >= 2 and words[-1] in _ID_WORDS else ""
+                pattern = rf"(?<![a-z]){re.escape(word)}s?(?![a-z])"
+            else:
+                word = _JA_ID_TAIL.sub("", normalize(info.name))
+                word = word if word != normalize(info.name) else ""
+                pattern = rf"(?<![\u3400-\u9fff]){re.escape(word)}(?![\u3400-\u9fff\u30a0-\u30ff])"
+            if len(word) >= 2 and re.search(pattern, said):
+                found.append(info.name)
+        return found
+
+    def checked_columns(self) -> list[str]:
+        """The columns a missing-values check names: not one named only by the word for
+        the form of the answer (「割合」 of 保留割合, "percentage" of ``discountPct``:
+        「満足度の欠損はどれくらいの割合？」 asks the share of 満足度's blanks)."""
+        share = vocab.INTENT_RX["share"]
+        kept = [
+            m.column
+            for m in self.c.mentions
+            if m.column in self.mentioned
+            and not share.fullmatch(self.p.text[m.start : m.end].strip())
+        ]
+        return list(dict.fromkeys(kept))
+
     def duplicate(self) -> Step:
-        cols = self.mentioned or None
+        """The duplicate check on the key columns named: the columns said (「請求番号の
+        重複」), the things said the same ("same meter and date": ``meter_id``, the data's
+        word for its rows, names its identifier), never a column word that only qualifies
+        the rows ("refuel records", 「入金データ」)."""
+        keys = [
+            m.column
+            for m in self.c.mentions
+            if m.column in self.mentioned and not _ROWS_AFTER.match(self.p.text[m.end :])
+        ]
+        cols = list(dict.fromkeys(self.same_identifiers() + keys)) or None
         return self.step(
             self.t("重複の確認", "Duplicate check"), {"op": "duplicate_check", "subset": cols}
         )
@@ -452,8 +567,13 @@ class StepBuilder:
             {"op": "correlation_matrix", "columns": cols, "method": method},
         )
 
-    def share(self) -> Step:
+    def share(self) -> Step | None:
+        """The share of each value of a category (of row counts or of an amount); the share
+        of blank cells of a column when the clause states only a blank condition and no
+        category (「入金日が入っていない行はどのくらいの割合？」: its missing-values check)."""
         group = self.category()
+        if group is None and any(f["op"] == "is_null" for f in self.filters):
+            return self.missingness()
         if group is None and self.p.value_mentions:
             group = self.p.value_mentions[0].column  # "share of corporate customers"
             self.filters = [f for f in self.filters if f["col"] != group]
@@ -519,6 +639,36 @@ class StepBuilder:
             for m in self.c.mentions
         )
 
+    def asks_distinct(self) -> bool:
+        """True when the clause asks how many different values a category has: said so
+        (``_DISTINCT``: 「何社」, "how many different"), or "how many" said right before a
+        category column that is not the data's word for its rows ("how many vendors did
+        we get invoices from" with ``vendor_name``: vendors, not invoices)."""
+        if _DISTINCT.search(self.c.text):
+            return True
+        return any(
+            m.column in self.categorical
+            and _HOW_MANY_BEFORE.search(self.p.text[: m.start])
+            and not _ROWS_AFTER.match(self.p.text[m.end :])
+            for m in self.c.mentions
+        )
+
+    def qualified_by_value(self, column: str) -> bool:
+        """True when the category word comes right after a value of another column
+        ("billed by EMEA vendors", 「本社社員」): the value says which
+        of them, the rows of one kind, not a grouping by the column."""
+        return any(
+            m.column == column
+            and any(
+                v.column != column
+                and v.end <= m.start
+                and not self.p.text[v.end : m.start].strip()
+                and not v.negated
+                for v in self.p.value_mentions
+            )
+            for m in self.c.mentions
+        )
+
     def _row_noun_pattern(self) -> str | None:
         """The data's English words for its rows, as a pattern of whole words (a Japanese
         one, 「契約」 of 契約番号, is inside too many other words: 「契約している」)."""
@@ -568,7 +718,10 @@ class StepBuilder:
         "pipeline value" ~ ``dealValue``), else the only numeric column named like money."""
         if self.numeric or not (
             _MONEY_ASKED.search(self.c.text)
-            or _MONEY_NOUN.search(self.c.text)
+            or any(
+                not self.amount_word_withheld(m.group(0))
+                for m in _MONEY_NOUN.finditer(self.values_said())
+            )
             or (set(self.aggs) & set(_PER_ROW_AGGS) and self.counts_rows())
         ):
             return []
@@ -582,6 +735,27 @@ class StepBuilder:
             self.t(f"金額の列は「{found}」と仮定", f"amount column assumed: {found}")
         )
         return [found]
+
+    def values_said(self) -> str:
+        """The clause with the column names blanked out but its category values as said:
+        a value may be a word for money (「会議費の合計」: 会議費 of 勘定科目 is an expense)."""
+        chars = list(self.p.text[self.c.start : self.c.end])
+        for m in self.c.mentions:
+            a, b = m.start - self.c.start, m.end - self.c.start
+            chars[max(a, 0) : b] = "_" * (b - max(a, 0))
+        return "".join(chars)
+
+    def amount_word_withheld(self, word: str) -> bool:
+        """True when ``word`` is a general word for the amount (「金額」, "amount") that names
+        no column because several numeric columns are named like money and none is the
+        amount by its name (月額リース料, 総支払額, 残債額): which one is meant is asked."""
+        sales = self.index.concept_column("sales")
+        return (
+            normalize(word) in SYNONYMS["sales"]
+            and sales is not None
+            and sales in self.index.contained
+            and not self.index.synonyms_name(self.index.by_name[sales])
+        )
 
     def numeric_sharing_a_word(self) -> str | None:
         """The one numeric column with an English name of which a word of the clause is a
@@ -609,7 +783,7 @@ class StepBuilder:
     def blanks_left_out(self) -> bool:
         """Blanks said to be left out, in this clause or in one of their own that names no
         column ("Which region has the most invoices? leave out blanks")."""
-        return _BLANKS_OUT.search(self.c.text) is not None or any(
+        return vocab.BLANKS_OUT.search(self.c.text) is not None or any(
             blanks_only(clause) for clause in self.p.clauses if clause is not self.c
         )
 
@@ -633,7 +807,7 @@ class StepBuilder:
         if _CROSS_TAB.search(self.c.text) and len(group) < 2:
             # 「部門×勘定科目でクロス集計」: the categories named are both axes
             group = list(dict.fromkeys(group + self.categorical))[:2]
-        if not self.group and group and _DISTINCT.search(self.c.text):
+        if not self.group and group and self.asks_distinct():
             return []  # "how many distinct customers": one number, not a count per customer
         if not self.group and group and self.aggs == ["nunique"] and not self.per_group_said():
             return []  # 「仕入先コードのユニーク数」: how many different values, one number
@@ -649,6 +823,7 @@ class StepBuilder:
             and (
                 {"max", "min"} & set(self.aggs)
                 or self.modifies_a_measure(group[0])
+                or self.qualified_by_value(group[0])
                 or (_UNITS_SOLD.search(self.c.text) and self.index.concept_column("quantity"))
             )
         ):
@@ -742,7 +917,7 @@ class StepBuilder:
         nothing to count, the grouping is asked."""
         said = self.aggregations_said()
         value_aggs = [a for a in self.aggs if a != "count"]
-        if not value_aggs and _DISTINCT.search(self.c.text) and self.categorical:
+        if not value_aggs and self.asks_distinct() and self.categorical:
             value_aggs = ["nunique"]  # 「申請者は全部で何人？」: how many different 申請者
         if (
             not value_aggs
@@ -794,9 +969,8 @@ class StepBuilder:
             if not numeric:  # a total of a column another clause names is never assumed
                 return self.ask(
                     self.t("集計", "Aggregation"),
-                    "どの列ごとに集計しますか？",
-                    "Group by which column?",
-                    CATEGORY_KINDS,
+                    f"どの数値列の{self.name_agg(value_aggs[0])}を出しますか？",
+                    f"The {self.name_agg(value_aggs[0])} of which numeric column?",
                 )
             paired = self.paired_aggs(numeric, value_aggs)
             for column in numeric:

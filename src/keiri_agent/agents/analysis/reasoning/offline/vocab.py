@@ -88,9 +88,13 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|csvに出力|excelに出力|pdf|~e-?mails?|~send|export"
     "|~提出(し|す)|申告書|届出書|~e-?tax|~submit|~file (a |the |our )?(tax )?returns?\\b"
     "|~save (it|this|that|the|to|as|into)|~write (it |this |the |that )?(to|into)"
-    "|download|slack",
+    "|download|slack"
+    # into another system: an accounting package, journal entries
+    "|~(に|へ)(取り込|取込|インポート|連携して|登録して)|~仕訳を?(起こ|切|作成|作って|入力|登録|計上)|起票"
+    "|~import (it |this |them |the \\w+ )?(in)?to|~post (the |these )?(journal )?entries"
+    "|~(create|book|make) (the )?journal entries",
     "web": "web検索|ウェブ検索|ネット検索|ネットで|インターネット|検索して|google"
-    "|外部データ|外部の統計|公的統計|業界平均|競合"
+    "|外部データ|外部の統計|~外部の[^、。]{0,12}データ|公的統計|業界平均|競合"
     "|~(external|official|public) (data|figures|statistics|sources)|~latest (figures|statistics)"
     "|~search (the )?(web|internet|online)|web search|internet"
     "|online|browse|~industry|competitor|competitors",
@@ -177,12 +181,16 @@ MEASURE_NAME = re.compile(
 )
 # "the three most common X", 「多い値を上位3つ」: rank the values by how often they occur.
 MOST_COMMON = re.compile(
-    r"(?<![a-z])(?:most|least) (?:common|frequent|popular|often|frequently)|commonest|多い|頻出"
+    r"(?<![a-z])(?:most|least) (?:common|frequent|popular|often|frequently)|commonest"
+    r"|多い|多く(?!の)|頻出"
     r"|よく(?=[\u3400-\u9fff])"
 )
-# "the most common room type", 「最も多い区分」: one value, not a ranking of several.
+# "the most common room type", "which region is the most common?", 「最も多い区分」: one value,
+# not a ranking of several.
 MOST_COMMON_ONE = re.compile(
     r"(?<![a-z])the (?:most|least) (?:common|frequent|popular) [a-z_]+(?<!s)(?![a-z_])"
+    r"|(?<![a-z])(?:which|what) [a-z_ ]{1,60}?(?<!s) (?:is|was) (?:the )?(?:most|least) "
+    r"(?:common|frequent|popular)"
     r"|(?:最も|一番|いちばん)多い"
 )
 NUMBER_WORDS = {
@@ -249,16 +257,28 @@ FREQ_RX = _compile(FREQS)
 OUT_OF_SCOPE_RX = _compile(OUT_OF_SCOPE)
 
 
+# Blanks said to be left out (「空白は除いて」「空欄のは除いて」, "ignore blanks"): a condition on
+# the rows, not the missing-values check.
+BLANKS_OUT = re.compile(
+    r"(?:空欄|空白|未入力|未記入|未登録|ブランク|欠損値?|空)(?:の(?:もの|行|分)?)?\s*(?:は|を)?\s*"
+    r"(?:除|外|省|抜)"
+    r"|\b(?:leave out|leaving out|exclude|excluding|ignore|ignoring|skip|skipping|drop|dropping"
+    r"|without) (?:the |any |all )?(?:blanks?|empty|missing|nulls?)\b",
+    re.I,
+)
 _WHOLE_DATA = re.compile(r"dataset|the data\b|the file|データ全体|このデータ|ファイル全体", re.I)
 
 
 def intents(text: str) -> list[str]:
     """Intent labels found in normalised text, in ``INTENTS`` order.
 
+    Blanks said to be left out (``BLANKS_OUT``) ask for no missing-values check.
     A share is not asked for when the text asks for missing values ("percentage of
     missing values") or for a mean, median, ... ("mean humidity percentage").
     """
     found = [label for label, rx in INTENT_RX.items() if rx.search(text)]
+    if "missingness" in found and not INTENT_RX["missingness"].search(BLANKS_OUT.sub(" ", text)):
+        found.remove("missingness")  # 「空白は除いて集計」: blanks left out, no check asked
     if "summary" in found and "overview" in found and _WHOLE_DATA.search(text):
         found.remove("summary")  # "summarise the dataset: rows, columns": its overview
     if "share" in found and ("missingness" in found or set(VALUE_AGGS) & set(aggregations(text))):
