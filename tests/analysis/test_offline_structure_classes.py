@@ -226,3 +226,23 @@ def test_a_value_pointed_at_but_not_named_is_asked() -> None:
     decision = decide("その保険種目の月額保険料の合計は？", POLICIES)
     assert decision.next_action == "ask"
     assert "火災" in decision.clarifying_questions[0]
+
+
+def test_a_question_ending_on_the_category_asks_which_one() -> None:
+    """「仕入額が最も大きい仕入先は？」 asks which supplier (a ranking), while 「…品目の単価は？」
+    asks the price (one number)."""
+    suppliers = dataset_summary(
+        40,
+        [
+            ("伝票番号", "text", ["P-001", "P-002"], 40),
+            ("仕入先", "categorical", ["山川商事", "海野産業"], 5),
+            ("品目", "categorical", ["紙", "インク"], 4),
+            ("仕入額", "numeric", ["12000", "8000"], 38),
+            ("単価", "numeric", ["120", "80"], 30),
+        ],
+        "purchases",
+    )
+    which = decide("仕入額が最も大きい仕入先は？", suppliers).analysis_spec
+    assert which is not None and which["op"] == "groupby_agg" and which["group_cols"] == ["仕入先"]
+    amount = decide("単価がいちばん高い品目の単価は？", suppliers).analysis_spec
+    assert amount is not None and amount["op"] == "total"

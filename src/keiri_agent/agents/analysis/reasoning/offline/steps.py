@@ -91,6 +91,10 @@ _EACH_OR_WHICH = re.compile(
     r"それぞれ|ひとつひとつ|一つ一つ|各|どの|どれ|\b(?:which|each|every)\b", re.IGNORECASE
 )
 """「それぞれの…について」, "which regions …": the category is asked about."""
+_ASKED_HEAD = re.compile(
+    r"\s*(?:は|って)\s*(?:どこ|どれ|誰|だれ|何|なに)?\s*(?:です|でしょう)?か?\s*[?？]?\s*"
+)
+"""What follows the noun a question ends on (「…取引先は？」): that noun is what is asked for."""
 _UNITS_SOLD = re.compile(r"\b(?:sold|sell|sells|selling)\b|売れ|販売(?:数|した|された)", re.I)
 """Units sold: counted by a quantity column, not by rows."""
 _SOLD_AFTER = re.compile(r"\s+(?:were\s+|was\s+|we\s+|have\s+been\s+)?sold\b", re.I)
@@ -787,6 +791,18 @@ class StepBuilder:
             blanks_only(clause) for clause in self.p.clauses if clause is not self.c
         )
 
+    def asks_for_the_category(self, column: str) -> bool:
+        """「請求額が最も大きい取引先は？」: the question ends on the category, so the answer is
+        which one (a ranking), not the largest amount alone (「…品目の単価は？」 asks the
+        amount)."""
+        named = [m for m in self.c.mentions if m.value is None]
+        if not named:
+            return False
+        last = max(named, key=lambda m: m.end)
+        return last.column == column and bool(
+            _ASKED_HEAD.fullmatch(self.c.text[last.end - self.c.start :])
+        )
+
     def ranks_beyond_extremes(self) -> bool:
         """True when the clause ranks with a word that is not its maximum or minimum: in
         「単価がいちばん高い品目の単価は？」 or "lowest ticket price at …" the superlative is the
@@ -818,6 +834,7 @@ class StepBuilder:
             and group
             and not self.per_group_said()
             and not _EACH_OR_WHICH.search(self.c.text)
+            and not self.asks_for_the_category(group[0])
             and not self.ranks_beyond_extremes()
             and self.top_n is None
             and (
