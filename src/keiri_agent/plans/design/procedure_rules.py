@@ -725,6 +725,11 @@ def _last_bare_format_is_the_output(reader: _Reader) -> None:
     reader.inputs.remove(last)
     reader.input_positions.pop(last.id)
     reader.outputs.append(OutputSpec(format=last.format, source=last.source))  # type: ignore[arg-type]
+    _renumber_inputs(reader)
+
+
+def _renumber_inputs(reader: _Reader) -> None:
+    """Ids in1, in2… again after an input was taken for the output."""
     for number, item in enumerate(reader.inputs, start=1):
         reader.input_positions[f"in{number}"] = reader.input_positions.pop(item.id)
         item.id = f"in{number}"
@@ -749,9 +754,7 @@ def _bare_format_of_the_output(reader: _Reader) -> None:
         ):
             reader.inputs.remove(item)
             reader.input_positions.pop(item.id)
-    for number, item in enumerate(reader.inputs, start=1):
-        reader.input_positions[f"in{number}"] = reader.input_positions.pop(item.id)
-        item.id = f"in{number}"
+    _renumber_inputs(reader)
 
 
 def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
@@ -3938,6 +3941,13 @@ def _values_read(reader: _Reader) -> set[float]:
     return values
 
 
+def _named_once(reader: _Reader, named: set[str], clause: str, message: str) -> None:
+    """Name what ``clause`` says that could not be read, once per clause."""
+    if clause not in named:
+        named.add(clause)
+        reader.gaps.append(Gap(kind="not_understood", message=message, source=clause))
+
+
 def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
     named: set[str] = set()
@@ -4005,16 +4015,12 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
         ):
             continue
         clause = _clause(text, match.start(), match.end())
-        if clause in named:
-            continue
-        named.add(clause)
-        reader.gaps.append(
-            Gap(
-                kind="not_understood",
-                message=f"「{clause}」の、残す行（または列）の条件を読み取れませんでした"
-                "（例: 「店舗コードが S012 の行だけ」「金額が5万円以上の行だけ」）",
-                source=clause,
-            )
+        _named_once(
+            reader,
+            named,
+            clause,
+            f"「{clause}」の、残す行（または列）の条件を読み取れませんでした"
+            "（例: 「店舗コードが S012 の行だけ」「金額が5万円以上の行だけ」）",
         )
     for match in re.finditer(r"\([^()]*(?:など|のような|例|ので|ため)[^()]*\)", text):
         reader.use(match.start(), match.end())
@@ -4071,62 +4077,48 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
         ):
             continue  # 「令和7年3月分の共益費入金.csv」: which data a file holds, no value
         clause = _clause(text, match.start(), match.end())
-        if clause in named:
-            continue
-        named.add(clause)
-        reader.gaps.append(
-            Gap(
-                kind="not_understood",
-                message=f"「{clause}」の数値 {match.group(0).strip()} を"
-                "どう使うか読み取れませんでした"
-                "（例: 「金額が5万円以上」のように、列と比べ方を書いてください）",
-                source=clause,
-            )
+        _named_once(
+            reader,
+            named,
+            clause,
+            f"「{clause}」の数値 {match.group(0).strip()} を"
+            "どう使うか読み取れませんでした"
+            "（例: 「金額が5万円以上」のように、列と比べ方を書いてください）",
         )
     for match in re.finditer(r"≠|!=|<>", text):
         if reader.is_used(match.start(), match.end()):
             continue
         clause = _clause(text, match.start(), match.end())
-        if clause in named:
-            continue
-        named.add(clause)
-        reader.gaps.append(  # 「勤務区分≠公休または有休」: a condition never dropped silently
-            Gap(
-                kind="not_understood",
-                message=f"「{clause}」の条件を読み取れませんでした"
-                "（「勤務区分が公休以外」のように、列と値を一つずつ書いてください）",
-                source=clause,
-            )
+        # 「勤務区分≠公休または有休」: a condition never dropped silently
+        _named_once(
+            reader,
+            named,
+            clause,
+            f"「{clause}」の条件を読み取れませんでした"
+            "（「勤務区分が公休以外」のように、列と値を一つずつ書いてください）",
         )
     for match in re.finditer(rf"{NOUN}\s*(?P<op>[×÷*])\s*(?:{NOUN}|{NUM})", text):
         if reader.is_used(match.start("op"), match.end("op")):
             continue
         clause = _clause(text, match.start(), match.end())
-        if clause in named:
-            continue
-        named.add(clause)
-        reader.gaps.append(  # a formula nobody used: never a Plan without the column asked for
-            Gap(
-                kind="not_understood",
-                message=f"「{clause}」の計算式 {match.group(0)} で"
-                "何の列を作るか読み取れませんでした（「粗利＝売上−原価」のように、作る列の名前と式を書いてください）",
-                source=clause,
-            )
+        # a formula nobody used: never a Plan without the column asked for
+        _named_once(
+            reader,
+            named,
+            clause,
+            f"「{clause}」の計算式 {match.group(0)} で"
+            "何の列を作るか読み取れませんでした（「粗利＝売上−原価」のように、作る列の名前と式を書いてください）",
         )
     known = _known_words(reader)
     for match in re.finditer(r"「[^」]+」", text):
         if reader.overlaps(match.start(), match.end()) or _clean(match.group(0)) in known:
             continue  # 「「税込金額」列を足して。税込金額＝金額×1.1」: named by a step
         clause = _clause(text, match.start(), match.end())
-        if clause in named:
-            continue
-        named.add(clause)
-        reader.gaps.append(
-            Gap(
-                kind="not_understood",
-                message=f"「{clause}」の {match.group(0)} をどう使うか読み取れませんでした",
-                source=clause,
-            )
+        _named_once(
+            reader,
+            named,
+            clause,
+            f"「{clause}」の {match.group(0)} をどう使うか読み取れませんでした",
         )
 
 
