@@ -87,7 +87,8 @@ def expected_procedure(requirements: list[dict[str, Any]]) -> Procedure:
         number = len(steps) + 1
         if kind == "input":
             fmt = item.get("format", "csv")
-            fmt = "pdf" if fmt == "image" else fmt  # a scan: read like a PDF (by a model)
+            # a scan or a Word document: read like a PDF (by a model)
+            fmt = "pdf" if fmt in ("image", "docx") else fmt
             inputs.append(
                 InputSpec(id=f"in{len(inputs) + 1}", format=fmt, holds=item.get("holds", ""))
             )

@@ -2281,3 +2281,84 @@ def test_a_column_said_to_hold_a_date_is_filled_not_the_word() -> None:
     assert (condition.column, condition.op) == ("退会日", "not_null")
     word = read_procedure("顧客.csv で備考に「返品」が入っている行をCSVで")
     assert [(c.op, c.value) for c in word.steps[0].conditions] == [("contains", "返品")]
+
+
+def test_blank_negated_keeps_the_filled_rows_and_the_next_condition() -> None:
+    procedure = read_procedure(
+        "予約台帳.csvのうち、キャンセル日が空欄でない行で、かつ区分が「初診」のものを"
+        "抽出してください。CSVで出してください。"
+    )
+    assert [(c.column, c.op, c.value) for c in procedure.steps[0].conditions] == [
+        ("キャンセル日", "not_null", None),
+        ("区分", "==", "初診"),
+    ]
+    for said in ("空欄ではない", "未入力じゃない"):
+        (condition,) = (
+            read_procedure(f"台帳.csvのキャンセル日が{said}行をCSVで").steps[0].conditions
+        )
+        assert condition.op == "not_null"
+    (blank,) = read_procedure("台帳.csvのキャンセル日が空欄の行をCSVで").steps[0].conditions
+    assert blank.op == "is_null"
+
+
+def test_quoted_values_said_mixed_in_a_column_normalize_that_column() -> None:
+    procedure = read_procedure(
+        "得意先リスト.xlsxの得意先名に「株式会社」と「(株)」、全角と半角が混ざっているので、"
+        "表記を揃えてから得意先名で重複を削除してください。CSVで出力。"
+    )
+    assert [(s.kind, s.columns or s.keys) for s in procedure.steps] == [
+        ("normalize", ["得意先名"]),
+        ("dedupe", ["得意先名"]),
+    ]
+
+
+def test_a_file_name_without_extension_names_the_output_or_asks_its_format() -> None:
+    named = read_procedure(
+        "出荷実績.csvを地区ごとに販売金額を合計して、Excel出力、ファイル名は「地区別出荷実績」で。"
+    )
+    assert [o.file_name for o in named.outputs] == ["地区別出荷実績.xlsx"] and not named.gaps
+    no_format = read_procedure("売上.csvを部門別に金額を合計、ファイル名は「部門別集計」で")
+    assert no_format.gaps and "部門別集計" in no_format.gaps[0].message
+
+
+def test_a_count_of_rows_named_by_the_writer_and_two_keys_said_as_a_unit() -> None:
+    counted = read_procedure(
+        "送迎記録.csvを利用者ごとに集計して、送迎回数（行数）と走行距離（km）の合計を出して。Excelで"
+    )
+    assert counted.steps[0].metrics == {"*": ["count"], "走行距離": ["sum"]}
+    unit = read_procedure("売上明細.csvを得意先コードと商品区分の単位で売上金額を合計してExcelで")
+    assert unit.steps[0].group_by == ["得意先コード", "商品区分"] and not unit.gaps
+    display = read_procedure("売上.csvを千円の単位で表示して部門別に金額を合計")
+    assert display.steps[0].group_by == ["部門"] and display.gaps  # a display unit: asked
+    column = read_procedure("発注一覧.xlsxを業者ごと（協力業者列）の発注額合計をCSVで頼む")
+    assert column.steps[0].group_by == ["協力業者"] and not column.gaps
+
+
+def test_names_kept_said_without_the_word_column() -> None:
+    for said in ("生産者番号・生産者名・数量だけにして", "生産者番号・生産者名・数量を残し"):
+        procedure = read_procedure(f"集荷一覧.csvから、{said}、数量の多い順にExcel出力。")
+        assert [s.columns for s in procedure.steps if s.kind == "select"] == [
+            ["生産者番号", "生産者名", "数量"]
+        ]
+
+
+def test_an_approval_said_as_a_check_before_writing_or_a_pause() -> None:
+    check = read_procedure(
+        "売上.xlsxを担当医ごとに売上金額を合計して。Excelに書き出す前に、一度私に確認させて"
+        "ください（院長に出す資料なので）。"
+    )
+    assert [s.kind for s in check.steps] == ["aggregate", "approval"] and not check.gaps
+    pause = read_procedure(
+        "退去者一覧.xlsxから退去日が2025年3月1日以降の方を抽出してください。ファイル出力の前に"
+        "課長の承認をもらいたいので、一旦止めてください。出力はExcelで。"
+    )
+    assert [s.kind for s in pause.steps] == ["filter", "approval"] and not pause.gaps
+    question = read_procedure("売上.csvを部門別に金額を合計してExcelで。1点確認させてください。")
+    assert "approval" not in [s.kind for s in question.steps]
+
+
+def test_a_sheet_named_after_a_quoted_file_name() -> None:
+    procedure = read_procedure(
+        "利用実績.csvを利用者番号ごとに自己負担額の合計を出し、Excel「実績.xlsx」シート「集計」で出力。"
+    )
+    assert [(o.file_name, o.sheet) for o in procedure.outputs] == [("実績.xlsx", "集計")]

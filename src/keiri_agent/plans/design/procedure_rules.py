@@ -146,6 +146,8 @@ _GLUE_ACTIONS = frozenset(
         "おこなう",
         "ください",
         "くださる",
+        "頼む",
+        "組む",
         "下さい",
         "ほしい",
         "欲しい",
@@ -478,6 +480,12 @@ def normalize(text: str) -> str:
         folded,
     )
     folded = re.sub(r'"([^"\n]{1,40})"', r"「\1」", folded)  # 『返品』, "East": one quoting
+    folded = re.sub(  # 「業者ごと（協力業者列）」: the column a word stands for, said beside it
+        rf"{NOUN}(\s*(?:ごと|別|毎)?)\s*\(\s*「?({NOUN})」?\s*(?:列|欄)\s*\)", r"\2\1", folded
+    )
+    folded = re.sub(  # 「送迎回数（行数）」: a count of rows, named by the writer
+        rf"{NOUN}\s*\(\s*(?:行数|行の数|レコード数|件数)\s*\)", "件数", folded
+    )
     lines = [
         re.sub(
             r"^\s*(?:[・\-*•■□◆◇●○▶]|(?:手順|Step|STEP|ステップ)\s*\d{1,2}\s*[.:)]?|\d{1,2}[.)]"
@@ -594,7 +602,7 @@ _OUTPUT_BEFORE = re.compile(
     r"|[→⇒>]|[①-⑳]\s*|\(\s*ファイル名\s*(?:は|:)?\s*)\s*$"
 )
 _SHEET = re.compile(
-    r"シート(?:名)?\s*(?:は|を|:)?\s*「(?P<a>[^」]+)」|「(?P<b>[^」]+)」\s*シート|シート(?:名)?\s*(?:は|:)\s*(?P<c>[^\s、。()「」]+?)\s*(?:で|に|\)|、|。|$)"
+    r"シート(?:名)?\s*(?:は|を|:)?\s*「(?P<a>[^」]+)」|「(?P<b>[^」.]+)」\s*シート|シート(?:名)?\s*(?:は|:)\s*(?P<c>[^\s、。()「」]+?)\s*(?:で|に|\)|、|。|$)"
 )
 _INPUT_SHEET = re.compile(
     r"^\s*\(\s*シート(?:名)?\s*(?:は|:)?\s*「?(?P<sheet>[^」)]+?)」?\s*\)"
@@ -755,6 +763,43 @@ def _bare_format_of_the_output(reader: _Reader) -> None:
             reader.inputs.remove(item)
             reader.input_positions.pop(item.id)
     _renumber_inputs(reader)
+
+
+_NAME_WITHOUT_EXTENSION = re.compile(
+    r"(?:出力|保存)?\s*(?:ファイル名|ファイルの名前)\s*(?:は|を|:)?\s*「(?P<name>[^」.。]{1,60})」"
+)
+
+
+def _output_named_without_extension(reader: _Reader) -> None:
+    """「Excel出力、ファイル名は「地区別出荷実績」で」: a file name without its extension
+    names the one output (of the one format asked for); its words are no steps
+    (「地区別」 inside it is no grouping). With no output format, or two, the format is
+    asked."""
+    formats = {output.format for output in reader.outputs}
+    for match in _NAME_WITHOUT_EXTENSION.finditer(reader.text):
+        if reader.overlaps(match.start(), match.end()):
+            continue
+        if len(formats) != 1:
+            said = match.group("name").strip()
+            reader.gaps.append(
+                Gap(
+                    kind="not_understood",
+                    message=f"ファイル名「{said}」を、どの形式（Excel か CSV）で出力するか"
+                    f"読み取れませんでした。「{said}.xlsx」のように拡張子を付けるか、"
+                    "「Excelで出力」と書いてください",
+                    source=match.group(0),
+                )
+            )
+            reader.use(match.start(), match.end())
+            continue
+        extension = ".csv" if formats == {"csv"} else ".xlsx"
+        name = match.group("name").strip() + extension
+        unnamed = [output for output in reader.outputs if not output.file_name]
+        if len(unnamed) != len(reader.outputs):
+            continue  # another name was given (「売上.xlsx」): two names are asked, not merged
+        for output in unnamed:
+            output.file_name = name
+        reader.use(match.start(), match.end())
 
 
 def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
@@ -1021,14 +1066,15 @@ _FILTER_SIGN = re.compile(
 _FILTER_NULL = re.compile(
     rf"(?P<col>{QNOUN})\s*(?:欄|列)?(?:\s*(?:が|の|に|は)|\s)\s*(?:何か|なにか|何かしら)?\s*"
     r"(?P<state>(?:未定|未設定|未登録|未記入|なし)\s*\(\s*(?:空欄|空白|未入力|ブランク)\s*\)"
+    r"|(?:空欄|空白|空|ブランク|未入力)\s*(?:で(?:は)?\s*ない|じゃ\s*ない|ではありません|でない)"
     r"|空欄|空白|未入力|ブランク|空|未記入|未記載|入っていない|入力されていない|記入されていない"
     r"|入力されている|入力されてる|入力済み?|入っている|入ってる|記入されている|記入済み?|記載されている"
-    r"|埋まっている|埋まってる|空欄でない|空白でない|空でない)"
+    r"|埋まっている|埋まってる)"
     r"(?:\s*(?:に|と)\s*なって(?:いる|る))?"
 )
 _GROUP = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の組み合わせ|の組合せ)?\s*"
-    r"(?:別|ごと|毎|(?<!円)(?<!ケース)(?<!個)(?<!千)(?<!万)単位(?=\s*(?:で|に|の))|(?:で|を|を\s*キーに)\s*(?=グループ化|グルーピング|グループ分け)"
+    r"(?:別|ごと|毎|(?<!円)(?<!ケース)(?<!個)(?<!千)(?<!万)(?:の\s*)?単位(?=\s*(?:で|に|の))|(?:で|を|を\s*キーに)\s*(?=グループ化|グルーピング|グループ分け)"
     r"|で\s*(?=まとめ(?:て|る)))"
 )
 _DESCRIBES_GROUP = re.compile(
@@ -1233,11 +1279,11 @@ _NORMALIZE = re.compile(
 )
 _SELECT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム|つ)\s*(?:だけ|のみ|に絞|に限|にして|にする|にし(?=て|、)|を\s*残[しす])"
-    rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル)|で\s*(?:大丈夫|OK|結構|いい|お願い|構いません))"
+    rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|して|する|し[、,]|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル)|で\s*(?:大丈夫|OK|結構|いい|お願い|構いません))"
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧|お願い|ください|下さい|にて|して|CSV|Excel|エクセル))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
     rf"|(?:(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)|(?:必要な|欲しい|ほしい|残したい|残す|出してほしい)\s*の)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})"
-    rf"|(?<![がは])(?P<cols8>{QNOUN}(?:\s*(?:・|、)\s*{QNOUN}){{2,19}})\s*を\s*(?=出して|出力して|表示して|一覧にして|並べた(?:表|一覧))"
+    rf"|(?<![がは])(?P<cols8>{QNOUN}(?:\s*(?:・|、)\s*{QNOUN}){{2,19}})\s*を\s*(?=出して|出力して|表示して|一覧にして|並べた(?:表|一覧)|残し|残す)"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞)"
 )
 _APPROVAL = re.compile(
@@ -1246,6 +1292,8 @@ _APPROVAL = re.compile(
     r"(?:もらって|いただいて|もらい|いただき|もらった|いただいた)?\s*(?:から|後|のうえ|の上|を経て|のち)"
     r"|(?:チェック|確認)\s*(?:を)?\s*(?:して)?\s*(?:もらって|受けて|もらう|もらい)"
     r"|(?:確認|承認|チェック)\s*(?:を|の)?\s*(?:ステップ)?\s*(?:を)?\s*(?:挟|入れ)"
+    # 「書き出す前に、一度私に確認させて」
+    r"|(?<=前に)[、,]?[^。]{0,12}?(?:確認|チェック)\s*させて"
 )
 """A person's approval before the output: 承認, 課長に確認してもらってから, チェックを受けて."""
 _EXTRACT = re.compile(
@@ -1505,7 +1553,7 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         state = match.group("state")
         op = (
             "is_null"
-            if re.search(r"空欄\)?$|空白\)?$|未入力|ブランク|^空$|未記入|未記載|ていない", state)
+            if re.search(r"空欄\)?$|空白\)?$|未入力$|ブランク$|^空$|未記入|未記載|ていない", state)
             else "not_null"
         )
         _condition(
@@ -2985,6 +3033,14 @@ def _mixed_columns(reader: _Reader) -> list[str]:
     return found
 
 
+def _only_quoted_values(listed: str) -> bool:
+    """True when a list names only quoted values and notation words (「「株式会社」と
+    「(株)」、全角」): examples of how values are written, no column among them."""
+    return bool(re.search(r"「[^」]+」", listed)) and all(
+        _NOTATION_WORDS.search(name) or f"「{name}」" in listed for name in _names(listed)
+    )
+
+
 def _read_mixed(reader: _Reader) -> None:
     """「顧客名 と フリガナ に全角・半角が混在しています。これを統一したあとで」: the
     columns said to be written in mixed ways, made uniform by a later verb."""
@@ -2993,9 +3049,17 @@ def _read_mixed(reader: _Reader) -> None:
         if reader.overlaps(match.start("cols"), match.end("cols")):
             continue
         side = re.match(rf"\s*の\s*(?P<col>{NOUN})", text[match.end("cols") :])
+        holder = re.search(
+            rf"(?P<col>{NOUN})\s*(?:欄|列)?\s*(?:に|で|には|では)\s*$", text[: match.start()]
+        )
         if match.group("cols").endswith("側") and side:  # 「受注明細側の得意先名にゆれ」
             columns = [_clean(side.group("col"))]
             reader.use(match.end("cols"), match.end("cols") + side.end())
+        elif holder and _only_quoted_values(match.group("cols")):
+            # 「得意先名に「株式会社」と「(株)」、全角と半角が混ざって」: quoted values said to
+            # be mixed in the column before them, never columns themselves
+            columns = [_column_name(holder.group("col"))]
+            reader.use(match.start() - len(holder.group(0)), match.start())
         else:
             columns = [c for c in _names(match.group("cols")) if not _names_a_file(reader, c)]
         columns = [c for c in columns if c not in GENERIC_NOUNS and not _NOTATION_WORDS.search(c)]
@@ -3096,6 +3160,11 @@ def _read_approval(reader: _Reader) -> None:
             reader.text,
         ):
             reader.use(*before.span())  # 「精算表を作る前に課長の承認を」: the output, gated
+        for pause in re.finditer(
+            r"(?:一旦|いったん|一度|そこで)\s*(?:止め|とめ|ストップ|待っ|まっ)[ぁ-ん]{0,8}",
+            reader.text,
+        ):
+            reader.use(*pause.span())  # 「承認をもらいたいので、一旦止めてください」: the gate
 
 
 def _read_llm_steps(reader: _Reader) -> None:
@@ -4710,6 +4779,7 @@ def _read(
         group = "rule" if quote.group("rule") else "rule2"
         reader.use(quote.start(group), quote.end(group))  # a rule quoted: read as a rule only
     _read_files(reader)
+    _output_named_without_extension(reader)
     _practice_before_request(reader)
     _read_llm_steps(reader)
     _read_normalize(reader)
