@@ -163,6 +163,33 @@ def expected_procedure(requirements: list[dict[str, Any]]) -> Procedure:
     return Procedure(inputs=inputs, steps=steps, outputs=outputs)
 
 
+_SAME_SENSE = {"in": "==", "not_in": "!=", "==": "==", "!=": "!="}
+
+
+def extra_conditions(expected: Procedure, plan: dict[str, Any]) -> list[str]:
+    """Filter conditions in the Plan that no expected condition asks for (a column and a
+    comparison of the same sense): coverage checks that each requirement is met, not that
+    nothing else narrows the rows (「3千円未満」 read from a reason beside 「3千円以上」)."""
+    wanted = {
+        (condition.column, _SAME_SENSE.get(condition.op, condition.op))
+        for step in expected.steps
+        if step.kind == "filter"
+        for condition in step.conditions
+    }
+    extra = []
+    for node in plan.get("graph", []):
+        if node.get("block") != "table.filter":
+            continue
+        for item in (node.get("in") or {}).get("conditions") or []:
+            column = item.get("col")
+            if isinstance(column, str):  # a total's column (制作費_sum) is the expected 制作費
+                column = re.sub(r"_(?:sum|mean|count|min|max)$", "", column)
+            said = (column, _SAME_SENSE.get(item.get("op"), item.get("op")))
+            if isinstance(said[0], str) and not said[0].startswith("$") and said not in wanted:
+                extra.append(f"✗ 指示に無い条件: {said[0]} {item.get('op')} {item.get('value')!r}")
+    return extra
+
+
 def score(path: Path, service: DesignService, details: bool) -> dict[str, Any]:
     rows = [
         json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
@@ -196,7 +223,9 @@ def score(path: Path, service: DesignService, details: bool) -> dict[str, Any]:
             )
             coverage = check_coverage(expected, plan)
             problems = [line for line in coverage.lines() if not line.startswith("✓")]
-            outcome = "acceptable" if coverage.ok and not coverage.waiting else "wrong_but_success"
+            problems += extra_conditions(expected, plan)
+            acceptable = coverage.ok and not coverage.waiting and not problems
+            outcome = "acceptable" if acceptable else "wrong_but_success"
         outcomes[f"{reach}.{outcome}"] += 1
         if details:
             print(

@@ -81,6 +81,10 @@ def ids(records: list[dict[str, Any]]) -> list[int]:
         ([{"col": "担当", "op": "contains", "value": "藤"}], [1, 4]),
         ([{"col": "タグ", "op": "contains", "value": "至急"}], [1]),
         ([{"col": "タグ", "op": "is_null"}], [4]),
+        # the complements keep blank cells: a blank is none of the values and holds no text
+        ([{"col": "担当", "op": "not_in", "value": ["佐藤", "高橋"]}], [2, 5]),
+        ([{"col": "担当", "op": "not_contains", "value": "藤"}], [2, 3, 5]),
+        ([{"col": "タグ", "op": "not_contains", "value": "至急"}], [2, 3, 4, 5]),
         ([{"col": "日付", "op": ">=", "value": "2025-02-01"}], [2, 4, 5]),
         (
             [
@@ -152,6 +156,8 @@ def test_filter_on_no_records_returns_no_records(ctx: BlockContext) -> None:
         ),
         ({"col": "金額", "op": "contains", "value": "1"}, "op 'contains' は列が文字列"),
         ({"col": "金額", "op": "in", "value": 1}, "value は候補のリスト"),
+        ({"col": "金額", "op": "not_in", "value": "営業"}, "value は候補のリスト"),
+        ({"col": "金額", "op": "not_contains", "value": "1"}, "op 'not_contains' は列が文字列"),
         ({"col": "金額", "op": ">", "value": None}, "value は数値か文字列"),
         ({"col": "金額", "op": "~", "value": 1}, "op '~' は使えません"),
         ({"op": "==", "value": 1}, "col（列名）と op"),

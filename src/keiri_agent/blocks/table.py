@@ -30,7 +30,20 @@ from keiri_agent.blocks.records import (
 )
 from keiri_agent.files.column_types import number_value
 
-FILTER_OPS = ("==", "!=", ">", ">=", "<", "<=", "in", "contains", "is_null", "not_null")
+FILTER_OPS = (
+    "==",
+    "!=",
+    ">",
+    ">=",
+    "<",
+    "<=",
+    "in",
+    "not_in",
+    "contains",
+    "not_contains",
+    "is_null",
+    "not_null",
+)
 AGGREGATIONS = ("sum", "mean", "count", "min", "max")
 _ORDER: dict[str, Callable[[Any, Any], bool]] = {
     ">": operator.gt,
@@ -64,9 +77,9 @@ def _conditions(inputs: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
                 hint="使える op: " + ", ".join(FILTER_OPS),
                 field=field,
             )
-        if op == "in" and not isinstance(value, list):
+        if op in ("in", "not_in") and not isinstance(value, list):
             raise invalid(
-                f"{field}: op 'in' の value は候補のリストにしてください",
+                f"{field}: op {op!r} の value は候補のリストにしてください",
                 hint="例: value: [東京, 大阪]",
                 field=field,
             )
@@ -76,13 +89,26 @@ def _conditions(inputs: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
                 f"（指定されたのは {kind_label(value)}）",
                 field=field,
             )
-        if op == "contains" and is_null(value):
+        if op in ("contains", "not_contains") and is_null(value):
             raise invalid(
-                f"{field}: op 'contains' には value（含まれているか調べる文字列）が必要です",
+                f"{field}: op {op!r} には value（含まれているか調べる文字列）が必要です",
                 field=field,
             )
         checked.append((item["col"], op, value))
     return checked
+
+
+def _contains(cell: Any, value: Any, op: str, field: str) -> bool:
+    if isinstance(cell, str) and isinstance(value, str):
+        return value in cell
+    if isinstance(cell, list):
+        return any(same_value(item, value) for item in cell)
+    raise invalid(
+        f"{field}: op {op!r} は列が文字列（またはリスト）、value が文字列のときに使えます"
+        f"（列の値は {kind_label(cell)}、value は {kind_label(value)}）",
+        hint="数値の比較には ==, >, >= などを使ってください",
+        field=field,
+    )
 
 
 def _matches(cell: Any, op: str, value: Any, field: str) -> bool:
@@ -96,19 +122,12 @@ def _matches(cell: Any, op: str, value: Any, field: str) -> bool:
         return not same_value(cell, value)
     if op == "in":
         return any(same_value(cell, option) for option in value)
+    if op == "not_in":  # 「A社・B社以外」: a blank is none of them, so it is kept
+        return not any(same_value(cell, option) for option in value)
+    if op in ("contains", "not_contains"):  # a blank contains nothing
+        return (op == "not_contains") != (not is_null(cell) and _contains(cell, value, op, field))
     if is_null(cell):
         return False
-    if op == "contains":
-        if isinstance(cell, str) and isinstance(value, str):
-            return value in cell
-        if isinstance(cell, list):
-            return any(same_value(item, value) for item in cell)
-        raise invalid(
-            f"{field}: op 'contains' は列が文字列（またはリスト）、value が文字列のときに使えます"
-            f"（列の値は {kind_label(cell)}、value は {kind_label(value)}）",
-            hint="数値の比較には ==, >, >= などを使ってください",
-            field=field,
-        )
     if kind_of(cell) == "number" and isinstance(value, str):
         number = number_value(value)  # "50000", "¥50,000": a number written as text
         value = value if number is None else number
@@ -172,7 +191,17 @@ class SortBlock(ProcessingBlock):
             )
         for column in by:
             check_comparable((row.get(column) for row in records), column, "by")
-        return {"records": sort_records(records, by, flags)}
+        limit = inputs.get("limit")
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
+        ):
+            raise invalid(
+                f"limit は 1 以上の整数で指定してください（指定されたのは {limit!r}）",
+                hint="上位 10 件なら limit: 10。すべての行を残すなら limit を書かないでください",
+                field="limit",
+            )
+        ordered = sort_records(records, by, flags)
+        return {"records": ordered if limit is None else ordered[:limit]}
 
 
 class SelectBlock(ProcessingBlock):

@@ -262,6 +262,36 @@ def test_contains_filter(service: DesignService, tmp_path: Path) -> None:
     assert [r["日付"] for r in rows] == ["2025-04-03", "2025-04-20"]
 
 
+def test_excluded_values_and_words_drop_those_rows(service: DesignService, tmp_path: Path) -> None:
+    rows = run(
+        service,
+        "経費.csvから、勘定科目が「交際費」「会議費」の行と摘要に「未精算」を含む行を除外して"
+        "CSVで出力",
+        [("経費.csv", cp932_csv(EXPENSES))],
+        tmp_path,
+    )
+    kept = [
+        r
+        for r in EXPENSES
+        if r["勘定科目"] not in ("交際費", "会議費") and "未精算" not in r["摘要"]
+    ]
+    assert [r["摘要"] for r in rows] == [r["摘要"] for r in kept] == ["文具", "新幹線"]
+
+
+def test_a_denied_comparison_and_the_top_rows(service: DesignService, tmp_path: Path) -> None:
+    rows = run(
+        service,
+        "経費.csvで、金額が5万円を超えない行を金額の大きい順に並べて上位3件をExcelで",
+        [("経費.csv", cp932_csv(EXPENSES))],
+        tmp_path,
+    )
+    small = sorted(
+        (amount(r["金額"]) for r in EXPENSES if r["金額"] and amount(r["金額"]) <= 50000),
+        reverse=True,
+    )
+    assert [r["金額"] for r in rows] == small[:3] == [12000, 8000, 4800]
+
+
 def test_blank_cells_filter(service: DesignService, tmp_path: Path) -> None:
     rows = run(
         service,

@@ -2362,3 +2362,135 @@ def test_a_sheet_named_after_a_quoted_file_name() -> None:
         "利用実績.csvを利用者番号ごとに自己負担額の合計を出し、Excel「実績.xlsx」シート「集計」で出力。"
     )
     assert [(o.file_name, o.sheet) for o in procedure.outputs] == [("実績.xlsx", "集計")]
+
+
+def conditions_of(instruction: str) -> list[tuple[str | None, str, object]]:
+    (step,) = [s for s in read_procedure(instruction).steps if s.kind == "filter"]
+    return [(c.column, c.op, c.value) for c in step.conditions]
+
+
+@pytest.mark.parametrize(
+    ("instruction", "expected"),
+    [
+        # rows said to be dropped, in each way an office writes it
+        ("経費.csvで、区分が「仮払」の行は消して、残りをExcelに", [("区分", "!=", "仮払")]),
+        ("経費.csvで、区分が「仮払」の行は抜いて、Excelで出力", [("区分", "!=", "仮払")]),
+        ("経費.csvで、区分が「仮払」のデータは落としてからExcelで出力", [("区分", "!=", "仮払")]),
+        (
+            "売上.csvのステータスが「取消」の行は出力しないでください。CSVで",
+            [("ステータス", "!=", "取消")],
+        ),
+        (
+            "経費.csvで、金額が0円の明細は対象外として部門別に金額を合計しExcelで",
+            [("金額", "!=", 0)],
+        ),
+        (
+            "売上.csvの、金額が1000円未満のものは集計に入れないで、店舗別に金額を合計しExcelで",
+            [("金額", ">=", 1000)],
+        ),
+        (
+            "売上.csvから金額が10万円以上の行を抽出。ただし、取引先区分が「社内」のものは含めないでください。Excel出力。",
+            [("金額", ">=", 100000), ("取引先区分", "!=", "社内")],
+        ),
+        (
+            "売上.csvから、取引先が「A社」「B社」の行を除外してExcelで出力",
+            [("取引先", "not_in", ["A社", "B社"])],
+        ),
+        (
+            "請求.csvで、備考に「テスト」を含む行を除外して、Excel出力",
+            [("備考", "not_contains", "テスト")],
+        ),
+        (
+            "経費.csvの摘要に「会議」が含まれていない明細を抽出してExcelで",
+            [("摘要", "not_contains", "会議")],
+        ),
+        # conditions listed for one exclusion all drop (whatever rule read them first)
+        (
+            "請求.csvで、金額が0円の行と備考に「テスト」を含む行を除外して、Excel出力",
+            [("備考", "not_contains", "テスト"), ("金額", "!=", 0)],
+        ),
+        (
+            "在庫.csvから、在庫数が0のものと、廃番フラグが1のものを除いて、Excelで",
+            [("在庫数", "!=", 0), ("廃番フラグ", "!=", 1)],
+        ),
+        # 「で、」 joins a kept condition to a dropped one: only the second is dropped
+        (
+            "広告費.csv、媒体 が「自社」以外で、出稿額 が２千円以下の細かいものは除外。CSVで",
+            [("媒体", "!=", "自社"), ("出稿額", ">", 2000)],
+        ),
+        # a comparison said and then denied
+        ("売上.csvで、金額が５万円を超えない行を抽出してCSV", [("金額", "<=", 50000)]),
+        ("売上.csvで、金額が５万円以上でない行を抽出してCSV", [("金額", "<", 50000)]),
+        ("売上.csvで、金額が5万円を超えないものを除外してExcelで", [("金額", ">", 50000)]),
+        ("請求.csvで備考欄が空欄以外の行だけを抽出してExcelで", [("備考", "not_null", None)]),
+        (
+            "請求.csvから請求番号が空欄でなく、かつ金額が0円でない行を抽出してExcel",
+            [("金額", "!=", 0), ("請求番号", "not_null", None)],
+        ),
+        # 「抜いて」 with を: pulled out (kept)
+        ("返本.csv から、発行部数が３万部超の書籍を抜いてExcelで", [("発行部数", ">", 30000)]),
+    ],
+)
+def test_rows_said_to_be_dropped_or_denied(
+    instruction: str, expected: list[tuple[str | None, str, object]]
+) -> None:
+    assert sorted(map(repr, conditions_of(instruction))) == sorted(map(repr, expected))
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "勤怠.csvから、遅刻回数が3回以上または欠勤日数が2日以上の社員を抽出してExcelで出力",
+        "売上.csvから、部門が「営業部」で金額が10万円以上、または部門が「企画部」で金額が5万円以上の行を抽出してExcelで",
+        "請求.csvで請求金額が50万円を超えるものは部長承認が必要なので、承認を挟んでからExcelで出力してください",
+        "売上.csvで、取引区分が「返品」のものは金額をマイナスとして扱い、商品別に金額を合計してExcelで",
+        "売上.csvで、取引日が土日のものを除外してExcelに出力",
+        "売上.csvで、金額が5万円前後の行を抽出してCSV",
+        "経費.csvで金額が3千円未満で、金額が3千円以上の行をCSVで",
+        "売上.csvから、取引日が令和6年12月1日〜1月31日の行を抽出してExcel",
+        "経費.csvのうち、営業部の交通費について、社員別に金額を合計してExcelで",
+        "売上.csvの上位10件をExcelで",
+    ],
+)
+def test_conditions_no_and_filter_builds_are_asked(instruction: str) -> None:
+    assert read_procedure(instruction).gaps
+
+
+def test_a_date_heading_a_sentence_and_a_range_into_the_next_year() -> None:
+    (condition,) = conditions_of(
+        "経費.csvの金額を部門別に合計。対象は2025年4月1日以降の申請分です。"
+    )
+    assert condition[0] is None  # which date column is asked
+    assert conditions_of("売上.csvから、取引日が2025年12月1日から1月31日までの行をExcelで") == [
+        ("取引日", ">=", "2025-12-01"),
+        ("取引日", "<=", "2026-01-31"),
+    ]
+
+
+def test_the_first_rows_after_the_sort_and_steps_said_in_sequence() -> None:
+    for said, count in (("先頭100行", 100), ("上から3件だけ", 3), ("上位10件", 10)):
+        (sort,) = read_procedure(f"売上.csvを金額の大きい順に並べて{said}をCSVで").steps
+        assert (sort.by, sort.descending, sort.limit) == (["金額"], True, count)
+    first = read_procedure(
+        "請求.csvを請求番号で重複除去してから、入金.csvと請求番号で照合し、差異をExcelに出力"
+    )
+    assert [s.kind for s in first.steps] == ["dedupe", "reconcile"]
+
+
+def test_what_is_not_wanted_is_not_built() -> None:
+    (groups,) = read_procedure(
+        "売上.csvを、担当者別ではなく支店別に、売上金額を合計してExcelで"
+    ).steps
+    assert groups.group_by == ["支店"]
+    (metrics,) = read_procedure(
+        "売上.csvの税込金額を部門別に合計してExcelで出力。税抜金額の合計は不要です。"
+    ).steps
+    assert metrics.metrics == {"税込金額": ["sum"]}
+
+
+def test_rows_said_doubled_are_no_condition() -> None:
+    procedure = read_procedure(
+        "出荷実績.csvに同じ伝票番号の行が二重に入っているようです。伝票番号が同じものは最初の行"
+        "だけ残して、CSVで出し直してください。"
+    )
+    assert [s.kind for s in procedure.steps] == ["dedupe"]

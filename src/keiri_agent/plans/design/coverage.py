@@ -281,7 +281,8 @@ def step_met(step: StepSpec, node: Mapping[str, Any]) -> bool | None:
     if step.kind == "sort":
         ascending = inputs.get("ascending", True)
         direction = ascending is not step.descending if isinstance(ascending, bool) else None
-        return _fold(iter((_columns_in(inputs.get("by"), step.by), direction)))
+        limit = inputs.get("limit") == step.limit  # 「上位10件」 kept, or no limit either side
+        return _fold(iter((_columns_in(inputs.get("by"), step.by), direction, limit)))
     if step.kind == "select":
         return _columns_in(inputs.get("columns"), step.columns)
     if step.kind == "dedupe":

@@ -48,7 +48,20 @@ StepKind = Literal[
     "task",
 ]
 OutputFormat = Literal["excel", "csv", "docx", "file"]
-Operator = Literal["==", "!=", ">", ">=", "<", "<=", "in", "contains", "is_null", "not_null"]
+Operator = Literal[
+    "==",
+    "!=",
+    ">",
+    ">=",
+    "<",
+    "<=",
+    "in",
+    "not_in",
+    "contains",
+    "not_contains",
+    "is_null",
+    "not_null",
+]
 Metric = Literal["sum", "mean", "count", "min", "max"]
 GapKind = Literal["unsupported_action", "missing_source", "needs_llm", "not_understood"]
 
@@ -65,7 +78,9 @@ OPERATOR_WORDS: dict[str, str] = {
     "<": "が次未満:",
     "<=": "が次以下:",
     "in": "が次のいずれか:",
+    "not_in": "が次のいずれでもない:",
     "contains": "が次を含む:",
+    "not_contains": "が次を含まない:",
     "is_null": "が空欄",
     "not_null": "が空欄でない",
 }
@@ -121,6 +136,9 @@ class StepSpec(_Model):
     metrics: dict[str, list[Metric]] = Field(default_factory=dict)
     by: list[str] = Field(default_factory=list)
     descending: bool = False
+    limit: int | None = Field(
+        default=None, description="sort: keep only the first N rows (上位10件)", ge=1
+    )
     columns: list[str] = Field(default_factory=list)
     keys: list[str] = Field(default_factory=list)
     keep: Literal["first", "last"] = "first"
@@ -254,7 +272,10 @@ def step_text(step: StepSpec) -> str:
         return f"集計: {groups}{metrics}"
     if step.kind == "sort":
         order = "大きい順" if step.descending else "小さい順"
-        return f"並べ替え: 「{names(step.by)}」の{order}" if step.by else "並べ替え（列が未定）"
+        top = f"、先頭 {step.limit} 件だけ" if step.limit else ""
+        return (
+            f"並べ替え: 「{names(step.by)}」の{order}{top}" if step.by else "並べ替え（列が未定）"
+        )
     if step.kind == "select":
         return f"列の選択: 「{names(step.columns)}」"
     if step.kind == "dedupe":

@@ -375,6 +375,8 @@ def _step(  # noqa: C901 (one branch per step kind)
         if not by:
             by = [builder.ask(f"{step.id}_by", "並べ替えに使う列は？", target=f"{step.id}.by")]
         inputs.update(by=by, ascending=not step.descending)
+        if step.limit:
+            inputs["limit"] = step.limit
     elif step.kind == "select":
         inputs["columns"] = [aggregate_columns.get(column, column) for column in step.columns]
     elif step.kind == "dedupe":

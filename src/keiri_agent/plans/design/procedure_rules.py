@@ -1066,7 +1066,7 @@ _FILTER_SIGN = re.compile(
 _FILTER_NULL = re.compile(
     rf"(?P<col>{QNOUN})\s*(?:欄|列)?(?:\s*(?:が|の|に|は)|\s)\s*(?:何か|なにか|何かしら)?\s*"
     r"(?P<state>(?:未定|未設定|未登録|未記入|なし)\s*\(\s*(?:空欄|空白|未入力|ブランク)\s*\)"
-    r"|(?:空欄|空白|空|ブランク|未入力)\s*(?:で(?:は)?\s*ない|じゃ\s*ない|ではありません|でない)"
+    r"|(?:空欄|空白|空|ブランク|未入力)\s*(?:で(?:は)?\s*な[いく]|じゃ\s*ない|ではありません|以外)"
     r"|空欄|空白|未入力|ブランク|空|未記入|未記載|入っていない|入力されていない|記入されていない"
     r"|入力されている|入力されてる|入力済み?|入っている|入ってる|記入されている|記入済み?|記載されている"
     r"|埋まっている|埋まってる)"
@@ -1083,7 +1083,8 @@ _DESCRIBES_GROUP = re.compile(
 )
 _NOT_WANTED = re.compile(
     r"\s*(?:とか|など|の集計|の内訳)?\s*(?:は|も)?\s*"
-    r"(?:要りません|いりません|要らない|いらない|不要|必要ありません|必要ない|なしで|無しで)"
+    r"(?:要りません|いりません|要らない|いらない|不要|必要ありません|必要ない|なしで|無しで"
+    r"|ではなく|じゃなくて?|でなく)"
 )
 """「部署別とかは要りません」: what is not wanted asks for nothing."""
 _METRIC_WORDS = {
@@ -1315,6 +1316,10 @@ def _column(noun: str | None) -> str | None:
     return name or None
 
 
+_NOT_A_CONDITION_COLUMN = frozenset({"対象", "対象期間", "範囲", "条件", "抽出条件", "期間"})
+"""Words that head a condition in a sentence (「対象は…以降」) but name no column."""
+
+
 def _condition(
     reader: _Reader,
     column: str | None,
@@ -1343,6 +1348,8 @@ def _condition(
             r"[\s、,,〜~]*(?:から|かつ|且つ|で)?[\s、,]*", reader.text[previous_end:start]
         ):
             column = step.conditions[-1].column
+    if column in _NOT_A_CONDITION_COLUMN:
+        column = None  # 「対象は2025年4月1日以降の申請分」: which date column is asked
     step.conditions.append(Condition(column=column, op=op, value=value))  # type: ignore[arg-type]
     reader.condition_spans.append((start, end))
     if column is None:
@@ -1448,11 +1455,25 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             last = f"{first_year}/{last}"
         elif last and not re.match(r"\d{4}|令和|平成", last):  # 「2025年7月1日〜7月15日」
             last = re.sub(r"\d{1,2}月\d{1,2}日$", "", first) + last
+            first_month = re.search(r"(\d{1,2})月\d{1,2}日$", first)
+            last_month = re.match(r"(?:.*年)?(\d{1,2})月", last)
+            western = re.match(r"(\d{4})年", last)
+            if first_month and last_month and western and int(last_month[1]) < int(first_month[1]):
+                # 「2025年12月1日から1月31日まで」: the end falls in the next year
+                last = f"{int(western[1]) + 1}年" + last[western.end() :]
         ends = (
             (f"{year}/{match['m1']}/{match['d1']}", f"{year}/{match['m2']}/{match['d2']}")
             if year
             else (first, last)
         )
+        if _date_iso(ends[1]) < _date_iso(ends[0]):  # no row can fall in it: asked, not run
+            reader.refuse(
+                "not_understood",
+                f"「{match.group(0)}」の期間は、終わりが始まりより前になっています。"
+                "終わりの日付にも年を付けて書いてください（例: 「2025年12月1日〜2026年1月31日」）",
+                match,
+            )
+            continue
         for op, end in ((">=", ends[0]), ("<=", ends[1])):
             _condition(
                 reader,
@@ -1495,6 +1516,11 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         value = amount_value(match.group("num"))
         noun = match.group("col")
         start = match.start()
+        end = match.end()
+        denial = _NEGATED_COMPARISON.match(text, end)
+        if denial and op in (">", ">=", "<", "<="):  # 「5万円を超えない」「5万円以上でない」
+            op = _NEGATE[op]
+            end = denial.end()
         if (
             noun is not None
             and not is_amount_column(noun)
@@ -1514,7 +1540,7 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             )
             reader.value_or_column.append(_clean(noun))
             noun = None
-        _condition(reader, _column(noun), op, value, start, match.end(), match.group(0))
+        _condition(reader, _column(noun), op, value, start, end, text[start:end])
     for match in _FILTER_SMALL_NUMBER.finditer(text):
         if reader.overlaps(match.start(), match.end()) or _NOT_A_COLUMN.fullmatch(
             _clean(match.group("col"))
@@ -1536,20 +1562,33 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         filled = re.fullmatch(
             r"日付|値|数字|数値|データ|何か|なにか|文字|金額|番号|入力|記入|日にち", said
         )
+        end = match.end()
+        denied = re.match(r"[ぁ-ん]{0,3}?(?:ない|なかった|ず(?!つ))", text[end:])
+        if denied and not re.match(r"[ぁ-ん]{0,3}?ないで", text[end:]):
+            end += denied.end()  # 「摘要に「会議」が含まれていない」「入っていない」
+        op = (
+            ("is_null" if denied else "not_null")
+            if filled
+            else ("not_contains" if denied else "contains")
+        )
         _condition(  # 「退会日に日付が入っている人」: filled, not the text 「日付」
             reader,
             _column(match.group("col")),
-            "not_null" if filled else "contains",
+            op,
             None if filled else said,
             match.start(),
-            match.end(),
-            match.group(0),
+            end,
+            text[match.start() : end],
         )
     for match in _FILTER_NULL.finditer(text):
         if reader.overlaps(match.start(), match.end()):
             continue
         if _clean(match.group("col")) in GENERIC_NOUNS or _GENERIC.search(match.group("col")):
             continue  # 「文字が入っている」: no column
+        if re.fullmatch(
+            r"二重|2重|重複|二度|2度|何度も|何回も|同じ|ダブり", _clean(match.group("col"))
+        ):
+            continue  # 「伝票番号の行が二重に入っている」: rows doubled, said of no column
         state = match.group("state")
         op = (
             "is_null"
@@ -1665,29 +1704,175 @@ _NEGATE = {
     "<=": ">",
     "is_null": "not_null",
     "not_null": "is_null",
+    "in": "not_in",
+    "not_in": "in",
+    "contains": "not_contains",
+    "not_contains": "contains",
 }
+_NEGATED_COMPARISON = re.compile(
+    r"\s*(?:ない|なかった|ず(?!つ)|で(?:は)?\s*ない|でなく|ではなく|じゃ\s*ない|ではありません)"
+)
+"""「5万円を超えない」「5万円以上でない」: a comparison said and then denied."""
 _EXCLUDE = re.compile(
     r"^(?:(?!だけ|のみ)[^、。(（]){0,12}?(?:は|を|が)?\s*(?<!重複)(?<!ダブり)"
-    r"(?:不要|除外|除く|除い|除き|外し|外す|外して|削除|取り除|省)"
+    r"(?:不要|除外|除く|除い|除き|外し|外す|外して|削除|取り除|省|(?<=は)\s*抜(?:いて|く|き(?!出))|落と(?!し込)"
+    r"|消し|消す|対象外|含めない|含めず|入れない|入れず|出力しない|出さない|いらない|要らない"
+    r"|要りません|いりません|無視)"
 )
 """After a condition, in its clause: the rows it names are dropped (「重複削除」 is a dedupe;
 「入っている物件だけ（空白は除外）」 keeps them and says so twice)."""
+_LISTED_CONDITIONS = re.compile(
+    r"\s*(?:の)?\s*(?:行|もの|データ|明細|取引|分|人|方|レコード)?\s*"
+    r"(?:と|や|、|,|および|及び|または|又は|か)\s*[、,]?\s*"
+)
+"""What lies between two conditions listed for one verb (「金額が0円の行と、備考に…」)."""
 
 
 def _negate_excluded(reader: _Reader) -> None:
-    """「請求額が0円の行は除外」: a condition on the rows to drop keeps the others."""
+    """「請求額が0円の行は除外」: a condition on the rows to drop keeps the others; 「在庫数が0の
+    ものと、廃番フラグが1のものを除いて」: conditions listed for one exclusion all drop."""
     step = reader.first_step("filter")
     if step is None:
         return
     text = reader.text
-    for index, condition in enumerate(step.conditions):
-        if index >= len(reader.condition_spans):
-            break
-        words = reader.condition_spans[index]
-        excluded = _EXCLUDE.match(text[words[1] :])
-        if excluded and condition.op in _NEGATE and condition.op != "in":
-            step.conditions[index] = condition.model_copy(update={"op": _NEGATE[condition.op]})
-            reader.use(words[1], words[1] + excluded.end())  # 「…が1のやつ除外」
+    spans = reader.condition_spans[: len(step.conditions)]
+    in_text_order = sorted(range(len(spans)), key=lambda index: spans[index])
+    dropped: list[int] = []
+    for place in reversed(range(len(in_text_order))):
+        index = in_text_order[place]
+        end = spans[index][1]
+        excluded = _EXCLUDE.match(text[end:])
+        if excluded:
+            reader.use(end, end + excluded.end())  # 「…が1のやつ除外」
+            dropped.append(index)
+        elif (
+            dropped
+            and step.conditions[index].op not in ("!=", "not_in", "not_contains")
+            and place + 1 < len(in_text_order)
+            and dropped[-1] == in_text_order[place + 1]
+            and _LISTED_CONDITIONS.fullmatch(text, end, spans[dropped[-1]][0])
+        ):
+            dropped.append(index)
+    for index in dropped:
+        condition = step.conditions[index]
+        step.conditions[index] = condition.model_copy(update={"op": _NEGATE[condition.op]})
+
+
+_OR_BETWEEN = re.compile(
+    r"\s*(?:の|で)?\s*(?:行|もの|データ|明細|取引|人|方|社員)?\s*[、,]?\s*"
+    r"(?:または|又は|もしくは|若しくは|あるいは|或いは|か(?=\s*[、,]|\s*「|\s*[^\s]{1,12}が)|OR\b|or\b)"
+)
+_SCOPE_OF_APPROVAL = re.compile(
+    r"[^。、]{0,12}?(?:は|には|なら|であれば|の場合は?|のときは?)\s*[^。]{0,12}?"
+    r"(?:承認|決裁|稟議|了承)"
+)
+_TREATED_AS = re.compile(
+    r"[^。、]{0,12}?(?:は|を)\s*[^。]{0,16}?"
+    r"(?:として扱|扱い|扱う|扱って|とみなし|みなして|に置き換|に変換|に読み替|に直し)"
+)
+_CALENDAR_WORDS = re.compile(r"土日|平日|週末|土曜|日曜|祝日|祝祭日|休日|月末|月初|営業日|曜日")
+_VAGUE_VALUE = re.compile(r"(?:前後|くらい|ぐらい|程度|ほど|近く|付近|あたり|位)$")
+
+
+def _conditions_not_filters(reader: _Reader) -> None:
+    """Conditions read that no AND filter of column values can build, named instead of
+    built: 「…以上または…以上」 (either), 「50万円を超えるものは部長承認」 (the rows an
+    approval is for, not the rows kept), 「返品のものはマイナスとして扱い」 (rows changed, not
+    kept), 「取引日が土日」 (a calendar word), 「5万円前後」 (no value)."""
+    step = reader.first_step("filter")
+    if step is None:
+        return
+    text = reader.text
+    spans = reader.condition_spans[: len(step.conditions)]
+    order = sorted(range(len(spans)), key=lambda index: spans[index])
+
+    def name(start: int, end: int, message: str) -> None:
+        clause = _clause(text, start, end)
+        reader.gaps.append(
+            Gap(kind="not_understood", message=f"「{clause}」{message}", source=clause)
+        )
+
+    for place, index in enumerate(order):
+        start, end = spans[index]
+        condition = step.conditions[index]
+        after = text[end : text.find("。", end) if "。" in text[end:] else len(text)]
+        dropped = ("!=", "not_in", "not_contains")
+        if (
+            place + 1 < len(order)
+            and _OR_BETWEEN.match(text, end, spans[order[place + 1]][0])
+            and not (condition.op in dropped and step.conditions[order[place + 1]].op in dropped)
+        ):  # 「AまたはBを除いて」 drops both: kept as two conditions
+            name(
+                start,
+                spans[order[place + 1]][1],
+                "の「または」（どちらかに当てはまる行）は作れません。条件はすべてを満たす行"
+                "（かつ）だけ絞り込めます。別々の絞り込みに分けて指示してください",
+            )
+        if _SCOPE_OF_APPROVAL.match(after) and reader.first_step("approval"):
+            name(
+                start,
+                end,
+                "は、承認が要る行の説明のように読めます。一部の行だけを承認に回す処理は作れません"
+                "（承認は出力全体にかかります）。その行だけを出すなら「…の行だけ抽出して」と"
+                "書いてください",
+            )
+        elif _TREATED_AS.match(after):
+            name(
+                start,
+                end,
+                "の行の値を変える処理は作れません（絞り込みは行を残すか除くかだけです）",
+            )
+        values = condition.value if isinstance(condition.value, list) else [condition.value]
+        if condition.op in ("==", "!=", "in", "not_in") and any(
+            isinstance(v, str) and _CALENDAR_WORDS.search(v) for v in values
+        ):
+            name(
+                start,
+                end,
+                "の曜日・月末などでの絞り込みは作れません。日付の範囲"
+                "（例: 「取引日が2025年4月1日〜4月30日」）で書いてください",
+            )
+        elif any(isinstance(v, str) and _VAGUE_VALUE.search(v) for v in values):
+            name(
+                start,
+                end,
+                "の値がはっきりしません。「5万円以上」のように、比べる値を書いてください",
+            )
+    for column in {c.column for c in step.conditions if c.column}:
+        said = [i for i in order if step.conditions[i].column == column]
+        if not _can_hold_together([step.conditions[i] for i in said]):
+            name(
+                spans[said[0]][0],
+                spans[said[-1]][1],
+                f"の「{column}」の条件は、同時に満たす行がありません（すべてを満たす行だけが"
+                "残るため、結果が空になります）。どちらかに当てはまる行なら、別々に指示してください",
+            )
+
+
+def _can_hold_together(conditions: list[Condition]) -> bool:
+    """False when no one value meets every condition on a column (「金額が3千円未満」 and
+    「金額が3千円以上」; 「部門が営業部」 and 「部門が企画部」)."""
+    equal = {repr(c.value) for c in conditions if c.op == "=="}
+    if len(equal) > 1:
+        return False
+
+    def kind(value: Any) -> str:
+        return "number" if isinstance(value, int | float) else type(value).__name__
+
+    low: tuple[Any, bool] | None = None  # (bound, inclusive)
+    high: tuple[Any, bool] | None = None
+    for condition in conditions:
+        value = condition.value
+        if condition.op not in (">", ">=", "<", "<=") or isinstance(value, bool):
+            continue
+        if condition.op in (">", ">="):
+            if low is None or kind(low[0]) != kind(value) or value > low[0]:
+                low = (value, condition.op == ">=")
+        elif high is None or kind(high[0]) != kind(value) or value < high[0]:
+            high = (value, condition.op == "<=")
+    if low is None or high is None or kind(low[0]) != kind(high[0]):
+        return True
+    return bool(low[0] < high[0] or (low[0] == high[0] and low[1] and high[1]))
 
 
 def _names_a_file(reader: _Reader, noun: str) -> bool:
@@ -1857,6 +2042,10 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         reader.use(match.start(), match.end())
     for match in _METRIC.finditer(text):
         if reader.overlaps(match.start("m"), match.end("m")):
+            continue
+        refused = _NOT_WANTED.match(text, match.end())
+        if refused:  # 「税抜金額の合計は不要です」: the metric not wanted
+            reader.use(match.start(), refused.end())
             continue
         word = match.group("m")
         glued = match.group("col") and match.group("join") is None and not match.group("cols")
@@ -3141,6 +3330,37 @@ def _read_select(reader: _Reader) -> None:
         reader.use(match.start(), match.end())
 
 
+_LIMIT = re.compile(
+    r"(?:上位|先頭|上から|トップ|TOP|Top|top|ベスト|最初の|頭から)\s*(?P<n>\d{1,5})\s*"
+    r"(?:件|行|位|社|名|人|個|つ|品目|店舗|店)?(?:まで)?(?:\s*(?:だけ|のみ))?"
+    r"|(?P<m>\d{1,5})\s*位\s*まで"
+)
+"""「上位10件」「先頭100行」「上から3件だけ」: the first rows after the sort, no value."""
+
+
+def _read_limit(reader: _Reader) -> None:
+    """A count of rows to keep after the sort (上位 N 件): the sort's limit; with no order
+    said, which order is asked (never a guessed column)."""
+    for match in _LIMIT.finditer(reader.text):
+        if reader.overlaps(match.start(), match.end()):
+            continue
+        sorts = [step for _, step in reader.steps if step.kind == "sort"]
+        count = int(match.group("n") or match.group("m"))
+        reader.use(match.start(), match.end())
+        if len(sorts) == 1 and count >= 1 and sorts[0].limit in (None, count):
+            sorts[0].limit = count
+            continue
+        clause = _clause(reader.text, match.start(), match.end())
+        reader.gaps.append(
+            Gap(
+                kind="not_understood",
+                message=f"「{clause}」の「{match.group(0).strip()}」を、どの列の順に数えるか"
+                "読み取れませんでした（例: 「金額の大きい順に上位10件」）",
+                source=clause,
+            )
+        )
+
+
 def _read_approval(reader: _Reader) -> None:
     match = next(
         (m for m in _APPROVAL.finditer(reader.text) if not reader.is_used(m.start(), m.end())),
@@ -3838,8 +4058,15 @@ def _working_clauses(text: str) -> set[tuple[int, int]]:
     for left, _right in sorted(working, reverse=True):
         if left > 1 and text[left - 1] == "、":
             before = _clause_span(text, left - 2, left - 1)
-            if re.search(r"(?:で|かつ|且つ)\s*$", text[before[0] : before[1]]):
-                working.add(before)
+            said = text[before[0] : before[1]]
+            if re.search(r"(?:で|かつ|且つ)\s*$", said) or (
+                re.search(r"(?:について|に関して|のうち|の中で)\s*$", said)
+                and not _FILE_NAME.search(said)  # 「売上一覧.csvについて」: the file
+                and not re.search(
+                    r"(?:各|全|すべての|全ての)\s*[^、。]{1,12}(?:について|に関して)$", said
+                )
+            ):
+                working.add(before)  # 「営業部の交通費について、社員別に…」: the rows it is about
     return working
 
 
@@ -4793,8 +5020,10 @@ def _read(
     _read_condition_lines(reader)
     _read_aggregate(reader)
     _read_sort(reader)
+    _read_limit(reader)
     _read_approval(reader)
     _negate_excluded(reader)
+    _conditions_not_filters(reader)
     _read_filter_verbs(reader)
     _vague_times(reader)
     _unread_orders(reader)
@@ -4808,7 +5037,7 @@ def _read(
     _read_leftovers(reader)
     _read_people(reader, {gap.source for gap in reader.gaps})
     _unused_nouns(reader, {gap.source for gap in reader.gaps})
-    ordered = [step for _, step in sorted(reader.steps, key=lambda item: _order_key(item))]
+    ordered = _said_in_sequence(reader, sorted(reader.steps, key=lambda item: _order_key(item)))
     ordered = _merged_sorts(ordered, reader.gaps)
     ordered = _merged_normalize(ordered)
     for step in ordered:
@@ -4867,6 +5096,40 @@ _STAGE = {
     "task": 3,
     "approval": 9,
 }
+
+
+_THEN = re.compile(
+    r"てから|でから|た\s*(?:あと|後)|したうえで|した上で|その\s*(?:あと|後)|それから|次に|→|⇒"
+)
+"""Words that put one step after another (「重複除去してから照合」)."""
+
+
+def _said_in_sequence(reader: _Reader, staged: list[tuple[int, StepSpec]]) -> list[StepSpec]:
+    """The natural order, except where the instruction says a step comes first (「請求番号で
+    重複除去してから、入金.csvと照合」「取引日の新しい順に並べて…その後重複を除いて」): a
+    step said before a sequence word runs before the step said after it."""
+    order = list(staged)
+    for _ in range(len(order) ** 2):
+        moved = False
+        for i, (later_position, later) in enumerate(order):
+            for j in range(i + 1, len(order)):
+                earlier_position, earlier = order[j]
+                between = reader.text[earlier_position:later_position]
+                if (
+                    earlier_position < later_position
+                    and "。" not in between  # one sentence: 「ファイル→…。…に限定」 is no sequence
+                    and _THEN.search(between)
+                    and later.kind != "approval"
+                    and (earlier.kind, later.kind) != ("aggregate", "filter")  # totals: below
+                ):
+                    order.insert(i, order.pop(j))  # said first, with 「…てから」 between
+                    moved = True
+                    break
+            if moved:
+                break
+        if not moved:
+            break
+    return [step for _, step in order]
 
 
 def _order_key(item: tuple[int, StepSpec]) -> tuple[int, int]:
