@@ -2494,3 +2494,32 @@ def test_rows_said_doubled_are_no_condition() -> None:
         "だけ残して、CSVで出し直してください。"
     )
     assert [s.kind for s in procedure.steps] == ["dedupe"]
+
+
+def test_metrics_and_orders_said_apart_and_what_used_to_be_done() -> None:
+    apart = read_procedure(
+        "売上.csvの金額を部門別に合計してExcelで出力。合計は税込金額でお願いします。"
+    )
+    assert apart.steps[0].metrics == {"税込金額": ["sum"]}
+    again = read_procedure("経費.csvの部門別合計を出してください。金額の合計です。Excelで。")
+    assert again.steps[0].metrics == {"金額": ["sum"]}
+    overall = read_procedure(
+        "売上.csvで、店舗ごとに金額の合計を出し、さらに全店舗の平均も出してExcelで"
+    )
+    assert overall.gaps
+    order = read_procedure("売上.csvを担当者ごとに売上金額の合計を出してExcelで。担当者は昇順で。")
+    assert [(s.kind, s.by, s.descending) for s in order.steps][-1] == ("sort", ["担当者"], False)
+    past = read_procedure(
+        "今月も経費の集計をお願いします。先月は部門ごとに金額を出していましたが、今月は勘定科目"
+        "ごとにお願いします。添付の経費.csvから、金額の合計を勘定科目別に出してExcelにしてください。"
+    )
+    assert past.steps[0].group_by == ["勘定科目"]
+
+
+def test_a_formula_said_as_a_noun_and_one_over_its_own_column() -> None:
+    named = read_procedure(
+        "給与.csvで基本給と手当の合計を「総支給額」として計算し、部署別に総支給額の平均を出して"
+    )
+    assert named.steps[0].expressions == {"総支給額": "基本給 + 手当"}
+    itself = read_procedure("売上.csvで金額（税込）＝金額（税抜）×1.1を計算してExcelで出力")
+    assert itself.gaps  # 金額 = 金額 * 1.1 would overwrite what it reads

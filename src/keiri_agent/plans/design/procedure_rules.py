@@ -34,6 +34,7 @@ from typing import Any
 
 from keiri_agent.plans.design.procedure import (
     COUNT_ALL,
+    METRIC_WORDS,
     Condition,
     Gap,
     GapKind,
@@ -1145,7 +1146,7 @@ _SORT = re.compile(
     + QNOUN
     + r"(?:\s*(?:・|と)\s*"
     + QNOUN
-    + r"){0,5})\s*(?:の|で)?\s*(?P<dir2>降順|昇順)"
+    + r"){0,5})\s*(?:の|で|は)?\s*(?P<dir2>降順|昇順)"
     r"|(?P<dir3>降順|昇順)(?=\s*(?:に|で)\s*(?:並|ソート))"
     r"|(?P<col5>"
     + QNOUN
@@ -1261,6 +1262,34 @@ _VERBAL_COMPUTE = re.compile(
 )
 """A formula said in words: 「基本給と手当を足した「総支給額」」, 「付与日数から取得日数を引いた
 残日数を計算」, 「その請求額に1.1をかけた「税込請求額」の列」, 「金額を数量で割った単価列」."""
+
+
+def _computed_over_itself(reader: _Reader) -> None:
+    """「金額（税込）＝金額（税抜）×1.1」 read as 金額 = 金額 * 1.1 would overwrite the column
+    it reads (the two names differ only in what the rules strip): the new name is asked."""
+    for _, step in reader.steps:
+        if step.kind != "compute":
+            continue
+        for target, expression in step.expressions.items():
+            operands = re.split(r"\s*[-+*/()]\s*", expression)
+            if target in operands:
+                reader.gaps.append(
+                    Gap(
+                        kind="not_understood",
+                        message=f"「{step.source}」は、列「{target}」を同じ列を使った式で"
+                        "上書きすることになります。作る列に別の名前を付けてください"
+                        "（例: 「税込金額＝金額×1.1」）",
+                        source=step.source,
+                    )
+                )
+
+
+_NOUN_COMPUTE = re.compile(
+    rf"(?P<a>{QNOUN})\s*と\s*(?P<b>{QNOUN})\s*の\s*(?P<what>合計|和|差額|差|積)\s*(?:額)?\s*を\s*"
+    rf"(?P<new>「[^」]{{1,40}}」|{NOUN})\s*(?=という列|って列|の列|列|欄|として|で(?:計算|算出|追加|作))"
+)
+"""A formula said as a noun of two columns, named: 「基本給と手当の合計を「総支給額」として
+計算」."""
 
 
 def _verbal_expression(match: re.Match[str]) -> str | None:
@@ -1909,6 +1938,45 @@ def _suffix_betsu(words: str) -> bool:
     return bool(units) and (
         units[-1] == "別" or (units[-1].endswith("別") and units[-1] not in _BETSU_NOUNS)
     )  # 「月別」「年別」 are one unit and still 「…ごとに」
+
+
+_METRIC_COLUMN_SAID = re.compile(
+    rf"(?P<m>合計|平均|最大|最小)\s*(?:する列|の列|の対象)?\s*は\s*(?P<col>{QNOUN})\s*(?:の列|列)?\s*(?:で|を|に)"
+)
+"""「合計は税込金額でお願いします」: the column a total is taken of, said apart from it."""
+
+
+def _metric_columns_said_apart(reader: _Reader) -> None:
+    """The column of a metric said in its own sentence replaces the one read beside the
+    metric (「金額を部門別に合計…。合計は税込金額で」); a grouping word read as a metric column
+    (「部門別合計」) is no column; 「全店舗の平均」 (a figure over all groups) is asked."""
+    aggregates = [step for _, step in reader.steps if step.kind == "aggregate"]
+    if len(aggregates) != 1:
+        return
+    step = aggregates[0]
+    for column in list(step.metrics):
+        stem = re.sub(r"(?:別|ごと|毎)$", "", column)
+        if stem != column and stem in step.group_by:
+            del step.metrics[column]  # 「部門別合計」: the grouping said again
+        elif column.startswith("全") and column != COUNT_ALL:
+            reader.gaps.append(
+                Gap(
+                    kind="not_understood",
+                    message=f"「{column}」の"
+                    + "・".join(METRIC_WORDS[m] for m in step.metrics[column])
+                    + "（グループをまたいだ全体の値）は、グループ別の集計と同じ表には作れません。"
+                    "別の指示に分けてください",
+                    source=step.source,
+                )
+            )
+    for match in _METRIC_COLUMN_SAID.finditer(reader.text):
+        if reader.overlaps(match.start("col"), match.end("col")):
+            continue
+        wanted = _METRIC_WORDS[match["m"]]
+        measured = [c for c, ms in step.metrics.items() if c != COUNT_ALL and wanted in ms]
+        if len(measured) == 1:
+            step.metrics[_clean(match["col"])] = step.metrics.pop(measured[0])
+            reader.use(match.start(), match.end())
 
 
 def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each metric form)
@@ -3093,6 +3161,24 @@ def _unwrapped(expression: str) -> str:
     return _unwrapped(expression[1:-1].strip())
 
 
+def _read_noun_formulas(reader: _Reader) -> None:
+    """「基本給と手当の合計を「総支給額」として計算」: a named column of two others."""
+    for match in _NOUN_COMPUTE.finditer(reader.text):
+        if reader.overlaps(match.start(), match.end()):
+            continue
+        operator = {"合計": "+", "和": "+", "差": "-", "差額": "-", "積": "*"}[match["what"]]
+        step = StepSpec(
+            id="",
+            kind="compute",
+            expressions={
+                _clean(match["new"]): f"{_clean(match['a'])} {operator} {_clean(match['b'])}"
+            },
+            source=match.group(0),
+        )
+        reader.add_step(match.start(), step)
+        reader.use(match.start(), match.end())
+
+
 def _read_compute(reader: _Reader) -> None:
     for match in _COMPUTE.finditer(reader.text):
         if reader.overlaps(match.start(), match.end()):
@@ -3154,6 +3240,7 @@ def _read_compute(reader: _Reader) -> None:
         reader.add_step(added[-1].start(), step)
         reader.use(added[-1].start(), added[-1].end())
         reader.use(match.start(), match.end())
+    _read_noun_formulas(reader)
     for match in _VERBAL_COMPUTE.finditer(reader.text):
         formula = _verbal_expression(match)
         if formula is None or reader.overlaps(match.start(), match.end()):
@@ -4884,7 +4971,8 @@ def _practice_before_request(reader: _Reader) -> None:
             reader.context_used = True
         elif end <= first_file:
             for clause in re.finditer(
-                r"[^、。]+?[てで](?:おり|おります|います|いました)(?=[、。]|$)", sentence
+                r"[^、。]+?[てで](?:おり|おります|います|いました|おりました|いた)(?:が)?(?=[、。]|$)",
+                sentence,
             ):
                 if not re.search(r"\d|「", clause.group(0)):  # 「毎月末、目視で突き合わせており、」
                     reader.use(start + clause.start(), start + clause.end())
@@ -5014,11 +5102,13 @@ def _read(
     _read_two_tables(reader)
     _read_task(reader)
     _read_compute(reader)
+    _computed_over_itself(reader)
     _read_select(reader)
     _read_policy_reference(reader, documents)
     _read_filters(reader)
     _read_condition_lines(reader)
     _read_aggregate(reader)
+    _metric_columns_said_apart(reader)
     _read_sort(reader)
     _read_limit(reader)
     _read_approval(reader)
