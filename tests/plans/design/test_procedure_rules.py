@@ -2523,3 +2523,33 @@ def test_a_formula_said_as_a_noun_and_one_over_its_own_column() -> None:
     assert named.steps[0].expressions == {"総支給額": "基本給 + 手当"}
     itself = read_procedure("売上.csvで金額（税込）＝金額（税抜）×1.1を計算してExcelで出力")
     assert itself.gaps  # 金額 = 金額 * 1.1 would overwrite what it reads
+
+
+def test_comparisons_in_symbols_amounts_with_thousands_and_settings_on_one_line() -> None:
+    assert conditions_of(
+        "設定:\n入力: 請求データ.csv\n抽出条件: 請求金額 >= 100000\n出力: CSV"
+    ) == [("請求金額", ">=", 100000)]
+    assert conditions_of("経費.csvで、条件：金額＞＝30000 の行をCSVで") == [("金額", ">=", 30000)]
+    assert conditions_of("売上.csvで、金額が2千500円以上の取引を抽出してExcelで") == [
+        ("金額", ">=", 2500)
+    ]
+    (reconcile,) = read_procedure(
+        "銀行明細.csvと入金予定.csvを照合。キー：取引先コード、金額列：金額、許容差：0円、"
+        "日付のずれ：3日。Excel出力。"
+    ).steps
+    assert (reconcile.keys, reconcile.amount_column, reconcile.tolerance) == (
+        ["取引先コード"],
+        "金額",
+        0,
+    )
+    assert reconcile.date_window_days == 3
+
+
+def test_a_condition_said_again_as_a_reason_and_a_range_of_days() -> None:
+    assert conditions_of(
+        "経費.csvで、金額が5万円以上の明細を抽出してExcelに出力。5万円以上は稟議が必要なため確認用です。"
+    ) == [("金額", ">=", 50000)]
+    assert conditions_of("売上.csvから、取引日が2025年4月1日〜30日の行を抽出してExcel") == [
+        ("取引日", ">=", "2025-04-01"),
+        ("取引日", "<=", "2025-04-30"),
+    ]

@@ -71,7 +71,8 @@ UNIT = (
     r"|kg|km|km/h)"
 )
 AMOUNT = (
-    rf"(?:{NUM}\s*(?:億\s*(?:{NUM}\s*万)?|千\s*万|万\s*(?:{NUM}\s*千)?|千)?\s*{UNIT}?"
+    rf"(?:{NUM}\s*(?:億\s*(?:{NUM}\s*万)?|千\s*万|万(?:{NUM}\s*千(?:\d{{1,3}}(?![\d,]))?|\d{{1,4}}(?![\d,]))?"
+    rf"|万\s*(?:{NUM}\s*千)?|千(?:\d{{1,3}}(?![\d,]))?)?\s*{UNIT}?"
     r"|(?<![\d万千億])(?:千|一千|一万|万)\s*円)"
 )
 
@@ -1015,7 +1016,7 @@ _FILTER_DATE = re.compile(
 )
 _FILTER_DATE_RANGE = re.compile(
     rf"(?P<col>{QNOUN})\s*(?:が|は|の|:|：)\s*(?:(?P<first>{_DATE})\s*(?:から|〜|~|～|-|－)\s*"
-    rf"(?P<last>{_DATE}|\d{{1,2}}月\d{{1,2}}日|\d{{1,2}}/\d{{1,2}}(?![\d/]))|(?P<year>\d{{4}})\s*年\s*の?\s*(?P<m1>\d{{1,2}})\s*/\s*(?P<d1>\d{{1,2}})"
+    rf"(?P<last>{_DATE}|\d{{1,2}}月\d{{1,2}}日|\d{{1,2}}/\d{{1,2}}(?![\d/])|\d{{1,2}}日)|(?P<year>\d{{4}})\s*年\s*の?\s*(?P<m1>\d{{1,2}})\s*/\s*(?P<d1>\d{{1,2}})"
     r"\s*(?:から|〜|~|～|-|－)\s*(?P<m2>\d{1,2})\s*/\s*(?P<d2>\d{1,2}))"
     r"\s*(?:まで)?(?:\s*\(\s*両端(?:を)?含む\s*\))?"
 )
@@ -1028,6 +1029,25 @@ _FILTER_NOT_EQUAL = re.compile(
     rf"(?![{_K}{_KATA}A-Za-z0-9,.])(?!\s*(?:または|か|、|・|/))"
 )
 """「勤務区分≠公休」: a column that is not the value."""
+_SYMBOLS = {
+    ">=": ">=",
+    "=>": ">=",
+    "≧": ">=",
+    "<=": "<=",
+    "=<": "<=",
+    "≦": "<=",
+    ">": ">",
+    "<": "<",
+    "!=": "!=",
+    "≠": "!=",
+    "<>": "!=",
+}
+_FILTER_SYMBOL = re.compile(
+    rf"(?P<col>{QNOUN})\s*(?P<op>>=|=>|≧|<=|=<|≦|<>|!=|≠|>|<)\s*"
+    rf"(?:(?P<date>{_DATE})|(?P<num>{AMOUNT}))(?![\d/])"
+)
+"""「請求金額 >= 100000」「金額＞＝30000」「請求日 >= 2025/4/1」: a comparison said in symbols
+(NFKC makes ＞＝ >=)."""
 _FILTER_CODE = re.compile(
     rf"(?P<col>{NOUN})\s*==?\s*(?:(?P<num>-?\d+(?:\.\d+)?)(?![\d.,万千円%/-])"
     rf"|(?P<val>「[^」]{{1,40}}」|{NOUN}|[A-Za-z0-9{_K}{_KATA}ー\-]{{1,15}}?)(?=\s*(?:[、,。)]|の|で|だけ|のみ|$)))"
@@ -1212,12 +1232,14 @@ _TOLERANCE = re.compile(
     rf"(?:差額|誤差|金額の差|差|ずれ|ズレ)\s*(?:が|は)?\s*(?P<num>{AMOUNT})(?<![日月年分間])\s*(?:以内|まで|以下)"
     rf"|(?P<num2>{NUM}\s*(?:(?:万|千)?\s*円|ドル|ユーロ))\s*(?:以内|まで|以下)\s*の\s*(?:差額|誤差|金額差|金額の差|差|ずれ|ズレ)"
     rf"|(?:±|\+-|プラスマイナス)\s*(?P<num3>{NUM}\s*(?:(?:万|千)?\s*円|ドル|ユーロ))\s*(?:以内|まで)"
+    rf"|(?:許容差|許容誤差|許容額|差額の上限|金額の許容差)\s*(?:は|:)\s*(?P<num4>{NUM}\s*(?:(?:万|千)?\s*円|ドル|ユーロ))"
 )
 """An amount tolerance (差額1,000円以内, 1ドルまでの差); a number of days is a date window."""
 _WINDOW = re.compile(
     r"(?:日付|日)?\s*(?:の?(?:差|ずれ|ズレ))?\s*(?:が|は)?\s*(?:前後)?\s*(?P<num>\d+)\s*日\s*(?:の\s*(?:差|ずれ|ズレ)\s*)?(?:以内|まで|以下)"
     r"|(?:日付|日)\s*(?:は|が|も)?\s*(?:前後)?\s*(?P<num2>\d+)\s*日\s*(?:ずれ|ズレ)て\s*も\s*"
     r"(?:OK|ok|可|大丈夫|構わ|かまわ|問題な|よい|良い|いい|許容|同じ|同一)"
+    r"|(?:日付の?(?:ずれ|ズレ|差)|日付の許容差?|許容日数)\s*(?:は|:)\s*(?:前後)?\s*(?P<num3>\d+)\s*日(?![付])"
 )
 """A date window: 日付は前後3日まで, 日付のずれは5日以内, 日付は2日ずれてもOK."""
 _COMPUTE_OP = r"(?:[×*xX÷/＋+－−]|(?<![A-Za-z])-|-(?![A-Za-z]))"
@@ -1379,6 +1401,14 @@ def _condition(
             column = step.conditions[-1].column
     if column in _NOT_A_CONDITION_COLUMN:
         column = None  # 「対象は2025年4月1日以降の申請分」: which date column is asked
+    if (
+        column is None
+        and not re.search(r"合計|総額|平均|件数|小計", reader.text[max(0, start - 6) : end])
+        and any(c.column and c.op == op and c.value == value for c in step.conditions)
+    ):  # 「金額が5万円以上…。5万円以上は稟議が必要なため」: the same condition said again
+        # (「合計が10万円を超えるもの」 is a condition on totals, read apart)
+        reader.use(start, end)
+        return
     step.conditions.append(Condition(column=column, op=op, value=value))  # type: ignore[arg-type]
     reader.condition_spans.append((start, end))
     if column is None:
@@ -1456,6 +1486,16 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
                 match.end(),
                 match.group(0),
             )
+    for match in _FILTER_SYMBOL.finditer(text):
+        if reader.overlaps(match.start(), match.end()):
+            continue
+        op = _SYMBOLS[match["op"]]
+        said: Any = _date_iso(match["date"]) if match["date"] else amount_value(match["num"])
+        if op == "!=" and match["date"]:
+            continue
+        _condition(
+            reader, _column(match["col"]), op, said, match.start(), match.end(), match.group(0)
+        )
     for match in _FILTER_CODE.finditer(text):
         if reader.overlaps(match.start(), match.end()):
             continue
@@ -1482,6 +1522,8 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             if int(last.split("/")[0]) < int(first_month):  # 「2025/12/20〜1/10」: next year
                 first_year = str(int(first_year) + 1)
             last = f"{first_year}/{last}"
+        elif last and re.fullmatch(r"\d{1,2}日", last):  # 「2025年4月1日〜30日」: same month
+            last = re.sub(r"\d{1,2}日$", "", first) + last
         elif last and not re.match(r"\d{4}|令和|平成", last):  # 「2025年7月1日〜7月15日」
             last = re.sub(r"\d{1,2}月\d{1,2}日$", "", first) + last
             first_month = re.search(r"(\d{1,2})月\d{1,2}日$", first)
@@ -2961,7 +3003,12 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
     _compared_columns_named(reader, step)  # said outright, before any guess from a topic
     tolerance = _TOLERANCE.search(text)
     if tolerance:
-        number = tolerance.group("num") or tolerance.group("num2") or tolerance.group("num3")
+        number = (
+            tolerance.group("num")
+            or tolerance.group("num2")
+            or tolerance.group("num3")
+            or tolerance.group("num4")
+        )
         step.tolerance = float(amount_value(number))
         reader.use(tolerance.start(), tolerance.end())
         named = re.search(
@@ -3101,7 +3148,7 @@ def _date_compare(reader: _Reader, step: StepSpec) -> None:
         if none:  # 「日付の条件はなしで大丈夫です」: no date compared
             reader.use(none.start(), none.end())
         return
-    step.date_window_days = int(window.group("num") or window.group("num2"))
+    step.date_window_days = int(window.group("num") or window.group("num2") or window.group("num3"))
     reader.use(window.start(), window.end())
     sentence = reader.text[reader.text.rfind("。", 0, window.start()) + 1 : window.end()]
     pair = _DATE_PAIR.search(sentence)
@@ -5026,7 +5073,14 @@ _SETTING_WORDS: tuple[tuple[str, str], ...] = (
 
 
 def _settings_said_as_sentences(text: str) -> str:
-    clauses = text.split("。")
+    clauses = []
+    for clause in text.split(
+        "。"
+    ):  # 「キー：取引先コード、許容差：0円、日付のずれ：3日」: one each
+        if clause.count(":") >= 2:
+            clauses.extend(re.split(r"\s*[、,]\s*(?=[^\s、,:。]{1,8}\s*:)", clause))
+        else:
+            clauses.append(clause)
     settings = [m for clause in clauses if (m := _SETTING.match(clause))]
     known = [m for m in settings if any(re.fullmatch(w, m.group("key")) for w, _ in _SETTING_WORDS)]
     if len(settings) < 2 or not known:
