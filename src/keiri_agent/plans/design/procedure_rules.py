@@ -1490,11 +1490,11 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         if reader.overlaps(match.start(), match.end()):
             continue
         op = _SYMBOLS[match["op"]]
-        said: Any = _date_iso(match["date"]) if match["date"] else amount_value(match["num"])
+        compared: Any = _date_iso(match["date"]) if match["date"] else amount_value(match["num"])
         if op == "!=" and match["date"]:
             continue
         _condition(
-            reader, _column(match["col"]), op, said, match.start(), match.end(), match.group(0)
+            reader, _column(match["col"]), op, compared, match.start(), match.end(), match.group(0)
         )
     for match in _FILTER_CODE.finditer(text):
         if reader.overlaps(match.start(), match.end()):
