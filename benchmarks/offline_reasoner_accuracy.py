@@ -63,6 +63,10 @@ Eight request sets, always reported separately:
   datasets (social-insurance, rent, corporate cards, an English payroll register), written
   the same way while the rules were tuned on the ninth and scored once after; the tuner saw
   four of its duplicate-check requests by accident (a grep), so those four are not blind.
+- the eleventh blind set, ``data/offline_requests_blind11.jsonl``: 120 requests on four more
+  datasets (outsourcing costs, an entertainment-expense ledger, advertising spend, an English
+  phone-line bill), written by someone who read only this script, the spec vocabulary and
+  one dataset summary, and scored once before any rule was tuned to it.
 - the fourth blind set, ``data/offline_requests_blind4.jsonl``: a seventh held-out
   set, written the same way (neither the rules, their tests nor the other
   held-out sets' cases read) on four more made-up domains (an equipment
@@ -77,7 +81,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
     uv run python benchmarks/offline_reasoner_accuracy.py \\
-        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind10|all]
+        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind11|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
@@ -120,6 +124,7 @@ BLIND7 = Path(__file__).parent / "data" / "offline_requests_blind7.jsonl"
 BLIND8 = Path(__file__).parent / "data" / "offline_requests_blind8.jsonl"
 BLIND9 = Path(__file__).parent / "data" / "offline_requests_blind9.jsonl"
 BLIND10 = Path(__file__).parent / "data" / "offline_requests_blind10.jsonl"
+BLIND11 = Path(__file__).parent / "data" / "offline_requests_blind11.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -136,6 +141,7 @@ SETS = {
     "blind8": BLIND8,
     "blind9": BLIND9,
     "blind10": BLIND10,
+    "blind11": BLIND11,
 }
 
 # (ja name, en name, kind, examples)
