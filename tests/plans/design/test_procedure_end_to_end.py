@@ -312,6 +312,25 @@ def test_dedupe_on_keys(service: DesignService, tmp_path: Path) -> None:
     assert len(rows) == len({(r["日付"], r["摘要"]) for r in EXPENSES})
 
 
+def test_a_duplicate_check_exports_the_repeated_rows(
+    service: DesignService, tmp_path: Path
+) -> None:
+    rows = run(
+        service,
+        "経費.csv の日付と摘要の重複をチェックして、重複している行を一覧でCSVに出力",
+        [("経費.csv", cp932_csv(EXPENSES))],
+        tmp_path,
+    )
+    seen: set[tuple[str, str]] = set()
+    repeated = []
+    for row in EXPENSES:
+        key = (row["日付"], row["摘要"])
+        if key in seen:
+            repeated.append(row["摘要"])
+        seen.add(key)
+    assert [r["摘要"] for r in rows] == repeated == ["未精算"]
+
+
 def test_date_range(service: DesignService, tmp_path: Path) -> None:
     rows = run(
         service,
@@ -404,6 +423,29 @@ def test_reconcile_writes_every_part(service: DesignService, tmp_path: Path) -> 
         set(sheets["左のみ"]) == invoices - payments
         and set(sheets["右のみ"]) == payments - invoices
     )
+
+
+def test_reconcile_to_csv_writes_one_file_per_part(service: DesignService, tmp_path: Path) -> None:
+    """「一致しなかったもの」 are the rows of one side only: a CSV holds one table, so each
+    part of the reconciliation is its own file (the differences alone would be empty)."""
+    files = [("請求一覧.xlsx", xlsx(INVOICES)), ("入金明細.csv", cp932_csv(PAYMENTS))]
+    instruction = "請求一覧.xlsx と入金明細.csv を請求番号で消し込みして、一致しなかったものをCSVで"
+    result = service.generate(DesignRequest(instruction)).result
+    assert result.verdict == "ok", [g.message for g in result.gaps]
+    plan = load_plan_text(result.yaml_text)
+    uploads = {f"file_{n}": {"name": name, "data": data} for n, (name, data) in enumerate(files, 1)}
+    runner = PlanRunner(service.engine.catalog, Settings(_env_file=None), runs_dir=tmp_path, env={})  # type: ignore[call-arg]
+    outcome = runner.start(plan, answers={"upload_files": uploads})
+    assert outcome.status == "success", outcome.errors
+    tables = {}
+    for export in plan.exports:
+        node, alias = str(export.source).split(".", 1)
+        text = outcome.outputs[node][alias].decode("utf-8-sig")
+        tables[export.name] = [row["請求番号"] for row in csv.DictReader(io.StringIO(text))]
+    invoices = {row["請求番号"] for row in INVOICES}
+    payments = {row["請求番号"] for row in PAYMENTS}
+    assert set(tables["結果_左のみ"]) == invoices - payments
+    assert set(tables["結果_右のみ"]) == payments - invoices
 
 
 def test_reconcile_with_a_column_of_each_table_and_a_named_sheet(

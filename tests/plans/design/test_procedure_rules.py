@@ -2553,3 +2553,39 @@ def test_a_condition_said_again_as_a_reason_and_a_range_of_days() -> None:
         ("取引日", ">=", "2025-04-01"),
         ("取引日", "<=", "2025-04-30"),
     ]
+
+
+def test_second_probe_misreads() -> None:
+    returns = read_procedure(
+        "売上明細.csvの数量がマイナスの行（返品）を除外して、商品別に数量を合計"
+    )
+    assert [(c.column, c.op, c.value) for c in returns.steps[0].conditions] == [("数量", ">=", 0)]
+    assert conditions_of(
+        "顧客.xlsxから都道府県が東京都・神奈川県・埼玉県以外の顧客を抽出してCSVで"
+    ) == [
+        ("都道府県", "!=", "東京都"),
+        ("都道府県", "!=", "神奈川県"),
+        ("都道府県", "!=", "埼玉県"),
+    ]
+    small_too = read_procedure(
+        "経費精算一覧.xlsxの申請額を部署別に合計してください。なお、金額が1万円未満の少額経費も"
+        "含めてください。"
+    )
+    assert [s.kind for s in small_too.steps] == ["aggregate"]
+    (whole,) = read_procedure("発注書一覧.csvの重複行（全列が同じ）を削除してCSVで").steps
+    assert whole.keys == []
+    (notation,) = read_procedure("売上一覧.xlsxの金額列の△（マイナス）表記を数値に変換して").steps
+    assert notation.columns == ["金額"]
+    (by_person, _) = read_procedure(
+        "売上.csvの担当者別売上合計を出して、合計500万円以上の担当者だけCSVで"
+    ).steps
+    assert by_person.metrics == {"売上": ["sum"]}
+
+
+def test_a_duplicate_check_lists_the_repeated_rows() -> None:
+    (listed,) = read_procedure(
+        "請求書一覧.csvの請求書番号の重複をチェックして、重複している行を一覧で出してください。"
+    ).steps
+    assert (listed.keys, listed.duplicates_listed) == (["請求書番号"], True)
+    (removed,) = read_procedure("顧客.csvの顧客番号の重複を削除してCSVで").steps
+    assert not removed.duplicates_listed

@@ -72,6 +72,7 @@ WRITERS: dict[str, frozenset[str]] = {
     "csv": frozenset({"csv.write"}),
     "docx": frozenset({"document.render"}),
 }
+WRITER_BLOCKS = frozenset().union(*WRITERS.values())
 SUPPORT_BLOCKS = frozenset(
     {"ui.interactive_input", "table.compute", "document.extract_text", "table.to_markdown"}
 )
@@ -474,7 +475,7 @@ def check_coverage(procedure: Procedure, plan: Mapping[str, Any]) -> CoverageRep
             pick(f"output:{number}", output_text(output), candidates[:1])
             continue
         blocks = WRITERS[output.format]
-        named = output.file_name is None or _stem(output.file_name) in exported
+        named = _exported_as(output.file_name, exported)
         candidates = [
             (str(n["id"]), named and _sheet_met(output.sheet, nodes))
             for n in nodes
@@ -484,6 +485,7 @@ def check_coverage(procedure: Procedure, plan: Mapping[str, Any]) -> CoverageRep
         pick(f"output:{number}", output_text(output), candidates[-1:])
     _check_flow(procedure, report, chosen, edges)
     covering = set(chosen.values())
+    covering |= _exported_writers(plan, nodes, chosen)  # a CSV per reconciliation part
     needed = set(covering)
     for node_id in covering:
         needed |= _ancestors(edges, node_id)
@@ -498,6 +500,29 @@ def check_coverage(procedure: Procedure, plan: Mapping[str, Any]) -> CoverageRep
             continue
         report.unrelated.append(node_id)
     return report
+
+
+def _exported_as(file_name: str | None, exported: set[str]) -> bool:
+    """True when an output named so is exported (a reconciliation to CSV: one file per
+    part, 差異_左のみ); an output with no name is always."""
+    if file_name is None:
+        return True
+    stem = _stem(file_name)
+    return any(name == stem or name.startswith(f"{stem}_") for name in exported)
+
+
+def _exported_writers(
+    plan: Mapping[str, Any], nodes: list[dict[str, Any]], chosen: Mapping[str, str]
+) -> set[str]:
+    """Every writer node whose file the Plan exports, once an output was covered."""
+    if not any(key.startswith("output:") for key in chosen):
+        return set()
+    writers = {str(n.get("id")) for n in nodes if n.get("block") in WRITER_BLOCKS}
+    return {
+        str(item.get("from")).split(".")[0]
+        for item in plan.get("exports") or []
+        if isinstance(item, Mapping) and str(item.get("from")).split(".")[0] in writers
+    }
 
 
 def _check_flow(

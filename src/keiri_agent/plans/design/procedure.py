@@ -142,6 +142,10 @@ class StepSpec(_Model):
     columns: list[str] = Field(default_factory=list)
     keys: list[str] = Field(default_factory=list)
     keep: Literal["first", "last"] = "first"
+    duplicates_listed: bool = Field(
+        default=False,
+        description="dedupe: the rows that repeat a key are the result (重複している行の一覧)",
+    )
     amount_column: str | None = None
     right_amount_column: str | None = Field(
         default=None, description="reconcile: the second table's amount column, when named apart"
@@ -279,8 +283,7 @@ def step_text(step: StepSpec) -> str:
     if step.kind == "select":
         return f"列の選択: 「{names(step.columns)}」"
     if step.kind == "dedupe":
-        keys = f"「{names(step.keys)}」が同じ行" if step.keys else "すべての列が同じ行"
-        return f"重複の除去: {keys}を1行に"
+        return _dedupe_text(step)
     if step.kind == "join":
         keys = f"「{names(step.keys)}」" if step.keys else "（キーが未定）"
         return f"表の結合: {keys}で参照"
@@ -305,6 +308,13 @@ def step_text(step: StepSpec) -> str:
     if step.kind == "extract":
         return "LLM による項目抽出: " + "・".join(step.fields)
     return "LLM による分類: " + "・".join(step.labels)
+
+
+def _dedupe_text(step: StepSpec) -> str:
+    keys = f"「{'・'.join(step.keys)}」が同じ行" if step.keys else "すべての列が同じ行"
+    if step.duplicates_listed:
+        return f"重複の確認: {keys}のうち、2行目以降の一覧"
+    return f"重複の除去: {keys}を1行に"
 
 
 def input_text(item: InputSpec) -> str:

@@ -383,6 +383,8 @@ def _step(  # noqa: C901 (one branch per step kind)
         if step.keys:
             inputs["keys"] = list(step.keys)
         inputs["keep"] = step.keep
+        if step.duplicates_listed:  # 「重複している行を一覧で」: the repeats, with their rows
+            outputs = {"duplicates": "duplicates"}
     elif step.kind == "compute":
         inputs["columns"] = dict(step.expressions)
     elif step.kind == "normalize":
@@ -439,7 +441,13 @@ def _step(  # noqa: C901 (one branch per step kind)
             "out": outputs,
         }
     )
-    main = "differences" if step.kind == "reconcile" else "records"
+    main = (
+        "differences"
+        if step.kind == "reconcile"
+        else "duplicates"
+        if step.duplicates_listed
+        else "records"
+    )
     return node_id, f"${{{node_id}.{main}}}"
 
 
@@ -550,7 +558,10 @@ def _outputs(
     """The exports. ``sheets``: the tables of a reconciliation or a task, one sheet each,
     when the last table is theirs (its first is the one a named sheet renames)."""
     when = {"expr": f"${{{approval}.approved}} == true"} if approval else None
+    parted = bool(sheets) and current == sheets[0][0]  # a reconciliation's (or task's) parts
     if not builder.procedure.outputs:
+        if parted:  # 「一致しなかったものを一覧に」: every part, not the differences alone
+            return [{"from": data.strip("${}"), "as": sheet} for data, sheet in sheets]
         return [{"from": current.strip("${}"), "as": "結果"}] if current else []
     exports = []
     for number, output in enumerate(builder.procedure.outputs, start=1):
@@ -588,25 +599,30 @@ def _outputs(
             node_id = builder.node(render)
             exports.append({"from": f"{node_id}.document", "as": name})
         elif output.format == "csv":
-            node: dict[str, Any] = {
-                "id": "write_csv",
-                "title": "CSV に出力",
-                "block": "csv.write",
-                "in": {"records": current},
-                "out": {"csv": "file"},
-            }
-            if when:
-                node["when"] = when
-            node_id = builder.node(node)
-            exports.append({"from": f"{node_id}.file", "as": name})
+            # a CSV holds one table: a reconciliation writes one file per part
+            tables: list[tuple[str | None, str]] = (
+                [(data, f"{name}_{sheet}") for data, sheet in sheets] if parted else []
+            )
+            for data, file_name in tables or [(current, name)]:
+                node: dict[str, Any] = {
+                    "id": "write_csv",
+                    "title": f"CSV に出力（{file_name}）" if tables else "CSV に出力",
+                    "block": "csv.write",
+                    "in": {"records": data},
+                    "out": {"csv": "file"},
+                }
+                if when:
+                    node["when"] = when
+                node_id = builder.node(node)
+                exports.append({"from": f"{node_id}.file", "as": file_name})
         else:
-            parts = (
+            parts: list[tuple[str | None, str]] = (
                 [
                     # 「シート名は「差異一覧」で」: the first table goes to the sheet named
                     (data, (index == 0 and output.sheet) or sheet)
                     for index, (data, sheet) in enumerate(sheets)
                 ]
-                if sheets and current == sheets[0][0]
+                if parted
                 else [(current, output.sheet or DEFAULT_SHEET)]
             )
             workbook: Any = None

@@ -1694,6 +1694,9 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             )
             values = [_clean(v) for v in parts if _clean(v)]
         negated = bool(values) and all(v.endswith("以外") and len(v) > 2 for v in values)
+        negated = negated or (  # 「東京都・神奈川県・埼玉県以外」: 以外 said once, of the list
+            len(values) > 1 and values[-1].endswith("以外") and len(values[-1]) > 2
+        )
         negated = (
             negated
             or bool(  # 「ステータスが「完了」のもの以外」「すでに「完了」になっているもの以外」
@@ -1785,7 +1788,7 @@ _NEGATED_COMPARISON = re.compile(
 )
 """「5万円を超えない」「5万円以上でない」: a comparison said and then denied."""
 _EXCLUDE = re.compile(
-    r"^(?:(?!だけ|のみ)[^、。(（]){0,12}?(?:は|を|が)?\s*(?<!重複)(?<!ダブり)"
+    r"^(?:(?!だけ|のみ)(?:\([^()]{0,20}\)|[^、。(（])){0,12}?(?:は|を|が)?\s*(?<!重複)(?<!ダブり)"
     r"(?:不要|除外|除く|除い|除き|外し|外す|外して|削除|取り除|省|(?<=は)\s*抜(?:いて|く|き(?!出))|落と(?!し込)"
     r"|消し|消す|対象外|含めない|含めず|入れない|入れず|出力しない|出さない|いらない|要らない"
     r"|要りません|いりません|無視)"
@@ -1797,6 +1800,34 @@ _LISTED_CONDITIONS = re.compile(
     r"(?:と|や|、|,|および|及び|または|又は|か)\s*[、,]?\s*"
 )
 """What lies between two conditions listed for one verb (「金額が0円の行と、備考に…」)."""
+
+
+_INCLUDED_TOO = re.compile(
+    r"^(?:\([^()]{0,20}\)|[^、。(（]){0,14}?も\s*(?:含め|含む|含ん|入れ|対象に|対象と|集計に入れ)"
+)
+"""「金額が1万円未満の少額経費も含めてください」: rows said to be kept too, no condition."""
+
+
+def _included_too(reader: _Reader) -> None:
+    """A condition on rows said to be included as well keeps every row: it is dropped."""
+    step = reader.first_step("filter")
+    if step is None:
+        return
+    spans = reader.condition_spans[: len(step.conditions)]
+    keep = [i for i, (_, end) in enumerate(spans) if not _INCLUDED_TOO.match(reader.text[end:])]
+    if len(keep) == len(step.conditions):
+        return
+    for index, (_, end) in enumerate(spans):
+        said = _INCLUDED_TOO.match(reader.text[end:])
+        if index not in keep and said:
+            reader.use(end, end + said.end())
+    step.conditions = [step.conditions[i] for i in keep]
+    step.missing = [m for m in step.missing if not m.startswith("conditions.")] + [
+        f"conditions.{n}.column" for n, c in enumerate(step.conditions) if c.column is None
+    ]
+    reader.condition_spans = [spans[i] for i in keep]
+    if not step.conditions:
+        reader.steps = [(p, s) for p, s in reader.steps if s is not step]
 
 
 def _negate_excluded(reader: _Reader) -> None:
@@ -1998,8 +2029,11 @@ def _metric_columns_said_apart(reader: _Reader) -> None:
     step = aggregates[0]
     for column in list(step.metrics):
         stem = re.sub(r"(?:別|ごと|毎)$", "", column)
+        grouped = re.fullmatch(r"(?P<g>.+?)(?:別|ごと|毎)(?P<m>.+)", column)
         if stem != column and stem in step.group_by:
             del step.metrics[column]  # 「部門別合計」: the grouping said again
+        elif grouped and grouped["g"] in step.group_by and grouped["m"] not in step.metrics:
+            step.metrics[grouped["m"]] = step.metrics.pop(column)  # 「担当者別売上合計」
         elif column.startswith("全") and column != COUNT_ALL:
             reader.gaps.append(
                 Gap(
@@ -2531,6 +2565,8 @@ def _read_same_key(reader: _Reader) -> bool:
         keys = [k for k in _names(listed) if not _names_a_file(reader, k)]
         if not keys:
             continue
+        if all(_WHOLE_ROW.fullmatch(k) for k in keys):
+            keys = []  # 「重複行（全列が同じ）」: whole rows, no key column
         step = StepSpec(id="", kind="dedupe", keys=keys, source=text[match.start() : keep.end()])
         which = keep.group("which")
         kept = _KEPT.search(text)
@@ -2599,10 +2635,37 @@ def _read_dedupe(reader: _Reader) -> None:
         if per and (not keys or all(k in _MANNER_NOUNS for k in keys)):
             keys = _names(per.group("cols"))  # 「会員番号ごとに最後の行を残す形で重複を削除」
             reader.use(per.start(), per.end())
+        if keys and all(_WHOLE_ROW.fullmatch(k) for k in keys):
+            keys = []  # 「重複行（全列が同じ）」: whole rows, no key column
         step = StepSpec(id="", kind="dedupe", keys=keys, source=match.group(0))
+        step.duplicates_listed = _duplicates_listed(reader, match)
         _read_kept_row(reader, step)
         reader.add_step(match.start(), step)
         reader.use(match.start(), match.end())
+
+
+_WHOLE_ROW = re.compile(r"全列|全て?の列|すべての列|全項目|全カラム|全部")
+"""Words for every column (「全列が同じ」): the whole row is the key."""
+_DUPLICATES_LISTED = re.compile(
+    r"重複(?:している|した|する)?\s*(?:行|もの|データ|明細|レコード|分)\s*(?:を|の|だけ)?\s*"
+    r"(?:一覧|リスト|抽出|洗い出|出して|出力|見せ|確認|表示)"
+)
+"""「重複している行を一覧で出して」: the repeated rows are what is asked for."""
+
+
+def _duplicates_listed(reader: _Reader, match: re.Match[str]) -> bool:
+    """True when the sentence asks for the repeated rows (a check), not the table without
+    them: 「重複をチェックして、重複している行を一覧で」 (「重複を削除」 removes them)."""
+    start = reader.text.rfind("。", 0, match.start()) + 1
+    end = reader.text.find("。", match.end())
+    sentence = reader.text[start : len(reader.text) if end < 0 else end]
+    if re.search(r"削除|除去|除い|除く|除外|取り除|消し|消す|まとめ|1行に|一行に|省", sentence):
+        return False
+    listed = _DUPLICATES_LISTED.search(sentence)
+    if listed:
+        reader.use(start + listed.start(), start + listed.end())
+    checked = "verb" in match.re.groupindex and match.group("verb") == "チェック"
+    return bool(listed) or checked  # 「重複をチェックして」: a check shows what repeats
 
 
 _DEDUPE_PER = re.compile(rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,9}})\s*(?:ごと|毎)\s*に")
@@ -3328,6 +3391,11 @@ _REFERENCE = re.compile(
 def _read_normalize(reader: _Reader) -> None:
     for match in _NORMALIZE.finditer(reader.text):
         columns = _names(match.group("cols"))
+        owner = re.search(
+            rf"(?P<col>{NOUN})\s*(?:列|欄)?\s*の\s*[^、。\s]{{0,12}}$", reader.text[: match.start()]
+        )
+        if columns and all(_NOTATION_WORDS.search(c) for c in columns) and owner:
+            columns = [_column_name(owner.group("col"))]  # 「金額列の△表記を数値に」: 金額
         if columns and all(_REFERENCE.match(c) for c in columns):
             columns = _mixed_columns(reader) or columns  # 「この2列を正規化」: the ones said mixed
         reader.add_step(
@@ -5166,6 +5234,7 @@ def _read(
     _read_sort(reader)
     _read_limit(reader)
     _read_approval(reader)
+    _included_too(reader)
     _negate_excluded(reader)
     _conditions_not_filters(reader)
     _read_filter_verbs(reader)
