@@ -285,3 +285,53 @@ def test_a_cross_tabulation_groups_by_both_categories() -> None:
     spec = acted_spec("施設名と利用者区分で使用料をクロス集計", FACILITIES)
     assert spec["group_cols"] == ["施設名", "利用者区分"]
     assert spec["metrics"] == {"使用料": ["sum"]}
+
+
+_JUNE_FEES = {
+    "type": "analysis",
+    "op": "total",
+    "metrics": {"使用料": ["sum"]},
+    "filters": [
+        {"col": "利用日", "op": ">=", "value": "2025-06-01"},
+        {"col": "利用日", "op": "<", "value": "2025-07-01"},
+    ],
+}
+
+
+def test_a_follow_up_month_replaces_the_period_and_another_measure_keeps_it() -> None:
+    # before: July was added to June (an empty answer), and 「利用人数のほうは？」 dropped
+    # the period (the whole table's total)
+    spec = spec_of(_follow_up("6月分の使用料の合計", _JUNE_FEES, "7月分もお願いします", FACILITIES))
+    dates = [f for f in spec["filters"] if f["col"] == "利用日"]
+    assert dates in (
+        [{"col": "利用日", "op": "==", "value": "2025-07"}],
+        [
+            {"col": "利用日", "op": ">=", "value": "2025-07-01"},
+            {"col": "利用日", "op": "<", "value": "2025-08-01"},
+        ],
+    )
+    spec = spec_of(
+        _follow_up(
+            "6月分の使用料の合計",
+            _JUNE_FEES,
+            "同じ月で利用人数のほうも合計お願いします",
+            FACILITIES,
+        )
+    )
+    assert spec["metrics"] == {"利用人数": ["sum"]} and spec["filters"] == _JUNE_FEES["filters"]
+
+
+def test_shares_years_of_ranges_blanks_left_out_and_values_taken_together() -> None:
+    spec = acted_spec("施設名ごとの使用料、全体の何％ずつか知りたい", FACILITIES)
+    assert spec["op"] == "share_ratio" and spec["group_col"] == "施設名"
+    spec = acted_spec("2025年4月から6月までの使用料の合計は？", FACILITIES)
+    assert {f["value"] for f in spec["filters"]} == {"2025-04-01", "2025-07-01"}
+    spec = acted_spec("Units sold from May to July 2025?", BAKERY)
+    assert {f["value"] for f in spec["filters"]} >= {"2025-05-01"}
+    spec = acted_spec("Leaving out rows with a blank bank, total amount by bank", TRANSFERS)
+    assert spec["filters"] == [{"col": "bank", "op": "not_null"}]
+    spec = acted_spec("市民ホールと体育館、2施設あわせた使用料の合計は？", FACILITIES)
+    assert spec["op"] == "total" and spec["metrics"] == {"使用料": ["sum"]}
+    assert spec["filters"] == [{"col": "施設名", "op": "in", "value": ["市民ホール", "体育館"]}]
+    spec = acted_spec("What was the amount altogether for Mizuho?", TRANSFERS)
+    assert spec["op"] == "total" and spec["metrics"] == {"amount": ["sum"]}

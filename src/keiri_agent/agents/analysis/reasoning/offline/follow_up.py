@@ -29,7 +29,8 @@ _POINTER = re.compile(
     r"|にして\s*$|に変えて|に替えて|に直して|じゃなく|ではなく|でなく|でも同じ|同じように"
     r"|^[^。、]{0,12}(?:だと|なら)"
     r"|^\s*(?:now|then|and|same|also|just|only|what about|how about)\b"
-    r"|\b(?:that|it|this|instead|rather than|swap)\b",
+    r"|\b(?:that|it|this|instead|rather than|swap|their|them|those|these|same)\b"
+    r"|(?:の\s*)?(?:ほう|方)\s*(?:は|も)|同じ(?:月|条件|期間|範囲|ところ|対象)|のほうも",
     re.IGNORECASE,
 )
 """Words that point at the result just shown."""
@@ -96,12 +97,50 @@ def _groups(spec: dict[str, Any]) -> list[str]:
     return []
 
 
+_DATE_VALUE = re.compile(r"\d{4}-\d{2}(?:-\d{2})?(?:[ T].*)?")
+
+
 def _merged(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The previous filters with the new ones; a new equality on a column replaces the old
-    equality on it (「総務部は？」 after 「営業部だけで」)."""
+    equality on it (「総務部は？」 after 「営業部だけで」), and a new period on a date column
+    replaces the old period on it (「7月分も」 after 「6月分の合計」: never both at once)."""
     replaced = {f["col"] for f in new if f["op"] in _EQUALITIES}
-    kept = [f for f in old if not (f["op"] in _EQUALITIES and f["col"] in replaced)]
+    periods = {
+        f["col"]
+        for f in new
+        if isinstance(f.get("value"), str) and _DATE_VALUE.fullmatch(f["value"])
+    }
+    kept = [
+        f
+        for f in old
+        if not (f["op"] in _EQUALITIES and f["col"] in replaced) and f["col"] not in periods
+    ]
     return kept + [f for f in new if f not in kept]
+
+
+def _on_the_same_dates(
+    old: list[dict[str, Any]], new: list[dict[str, Any]], parsed: ParsedRequest
+) -> list[dict[str, Any]]:
+    """A period said again (「7月分も」) is on the date column the previous period was on,
+    unless the request names another date column (the first of the table is a guess)."""
+    before = {
+        f["col"]
+        for f in old
+        if isinstance(f.get("value"), str) and _DATE_VALUE.fullmatch(f["value"])
+    }
+    named = {m.column for m in parsed.mentions}
+    if len(before) != 1:
+        return new
+    (column,) = before
+    return [
+        {**f, "col": column}
+        if isinstance(f.get("value"), str)
+        and _DATE_VALUE.fullmatch(f["value"])
+        and f["col"] != column
+        and f["col"] not in named
+        else f
+        for f in new
+    ]
 
 
 def _date_column(parsed: ParsedRequest, spec: dict[str, Any]) -> tuple[str | None, bool]:
@@ -354,6 +393,7 @@ def edit_previous(
     counted = counted and "count" not in dropped
     if not (filters or groups or freq or chart or share or top or aggs or measures or counted):
         return None
+    filters = _on_the_same_dates(list(base.get("filters") or []), filters, parsed)
     if _SWAP.search(text):
         filters = _swapped(list(base.get("filters") or []), filters)
     spec = {**base, "filters": _merged(list(base.get("filters") or []), filters)}

@@ -234,23 +234,12 @@ def date_filters(
         month, day = (m.group(2), m.group(3)) if int(m.group(2)) <= 12 else (m[3], m[2])
         add(m, m.group(4), month, day, _qualifier(m.group(1)))
     months = _month_ranges(text, dates, date_examples, claimed)
-    for m in _MONTH_ONLY_RX.finditer(text):
-        month = m.group(1)
-        if any(claimed[m.start() : m.end()]) or not 1 <= int(month) <= 12:
-            continue
-        only = _month_year(date_examples, int(month))
-        if only is not None:
-            add(m, only, month, m.group(2), _qualifier(m.group(3)))
-            assumptions.append(_t(lang, f"{month}月は{only}年と仮定", f"month {month} is {only}"))
-        else:
-            problems.append(
-                _t(
-                    lang,
-                    f"{month}月は何年の{month}月ですか？（例: 2025年{month}月）",
-                    f"Which year is month {month}? (e.g. 2025-{int(month):02d})",
-                )
-            )
-    for m, year in _english_months(text, date_examples, claimed, problems, lang):
+    alone_problems, alone_assumed = _months_said_alone(
+        text, found, date_examples, claimed, lang, add
+    )
+    problems += alone_problems
+    assumptions += alone_assumed
+    for m, year in _english_months(text, date_examples, claimed, problems, lang, found):
         said = m.group(2).capitalize()
         add(m, year, str(_MONTHS[m.group(2)]), None, _qualifier(m.group(1)))
         assumptions.append(
@@ -343,8 +332,74 @@ def _vague_periods(text: str, months_read: bool, lang: str) -> list[str]:
     return problems
 
 
+def _months_said_alone(
+    text: str,
+    found: list[_Found],
+    date_examples: list[str],
+    claimed: bytearray,
+    lang: str,
+    add: Any,
+) -> tuple[list[str], list[str]]:
+    """Months said without a year (「3月分」): each read with the year of its range or of
+    the data (``add``), else asked. Returns (questions, assumptions)."""
+    problems: list[str] = []
+    assumptions: list[str] = []
+    for m in _MONTH_ONLY_RX.finditer(text):
+        month = m.group(1)
+        if any(claimed[m.start() : m.end()]) or not 1 <= int(month) <= 12:
+            continue
+        year, assumed = _year_of_month(text, found, date_examples, m, int(month))
+        if year is None:
+            problems.append(
+                _t(
+                    lang,
+                    f"{month}月は何年の{month}月ですか？（例: 2025年{month}月）",
+                    f"Which year is month {month}? (e.g. 2025-{int(month):02d})",
+                )
+            )
+            continue
+        add(m, year, month, m.group(2), _qualifier(m.group(3)))
+        if assumed:
+            assumptions.append(_t(lang, f"{month}月は{year}年と仮定", f"month {month} is {year}"))
+    return problems, assumptions
+
+
+def _year_of_month(
+    text: str, found: list[_Found], date_examples: list[str], m: re.Match[str], month: int
+) -> tuple[str | None, bool]:
+    """The year of a month said alone, and whether it was assumed from the data: the
+    range's year (「2025年1月から3月まで」) first, else the one year the data gives it."""
+    joined = _year_of_range(text, found, m.start(), m.end(), month)
+    if joined is not None:
+        return str(joined), False
+    only = _month_year(date_examples, month)
+    return only, only is not None
+
+
+_RANGE_SAID = re.compile(r"\s*(?:から|より|[〜~～\-–—]|to|through|until|till)?\s*")
+
+
+def _year_of_range(text: str, found: list[_Found], start: int, end: int, month: int) -> int | None:
+    """The year of a month said without one at an end of a range whose other end has it:
+    「2025年1月から3月まで」 (2025), "January to March 2025" (2025), 「2024年11月〜2月」 (2025)."""
+    for other in found:
+        other_start, other_end, year, other_month = other[0], other[1], other[2], other[3]
+        if other_month is None:
+            continue
+        if other_end <= start and _RANGE_SAID.fullmatch(text, other_end, start):
+            return year + 1 if month < other_month else year
+        if end <= other_start and _RANGE_SAID.fullmatch(text, end, other_start):
+            return year - 1 if month > other_month else year
+    return None
+
+
 def _english_months(
-    text: str, date_examples: list[str], claimed: bytearray, problems: list[str], lang: str
+    text: str,
+    date_examples: list[str],
+    claimed: bytearray,
+    problems: list[str],
+    lang: str,
+    found_so_far: list[_Found],
 ) -> list[tuple[re.Match[str], str]]:
     """English months said without a year ("in November") with the one year the data's
     dates give each; a month the data cannot place is asked (``problems``), unless the
@@ -355,7 +410,10 @@ def _english_months(
             continue  # "may" without "in"/"during" is the verb
         month = _MONTHS[m.group(2)]
         only = _month_year(date_examples, month)
-        if only is not None:
+        joined = _year_of_range(text, found_so_far, m.start(), m.end(), month)
+        if joined is not None:  # "from January to March 2025"
+            found.append((m, str(joined)))
+        elif only is not None:
             found.append((m, only))
         elif not _FUTURE.search(text):
             problems.append(
@@ -583,6 +641,12 @@ _SKIP_WHERE = re.compile(
     r"\b(?:where|whose)\s+(?:the\s+)?$",
     re.IGNORECASE,
 )
+_LEFT_OUT_BEFORE = re.compile(
+    r"\b(?:leave out|leaving out|exclude|excluding|ignore|ignoring|skip|skipping|drop|dropping"
+    r"|omit|omitting|remove|removing|without)\b[^.;?,]{0,30}$",
+    re.IGNORECASE,
+)
+"""A leave-out verb before a blank condition in its clause: the blank rows go."""
 _IGNORE_NONE = re.compile(
     r"\b(?:ignore|exclude|leave out|skip|drop)\b[^.;?]{0,20}\bwith no\s+$", re.IGNORECASE
 )
@@ -634,6 +698,10 @@ def null_filters(
             spans.append((having.start(), mention.end + (closed.end() if closed else 0)))
         else:
             continue
+        left_out = _LEFT_OUT_BEFORE.search(text[: mention.start])
+        if op == "is_null" and not excluded and left_out:
+            op = "not_null"  # "Leaving out rows with a blank department": the others kept
+            excluded = left_out
         filters.append({"col": mention.column, "op": op})
         if op == "is_null" or not (excluded or ignored):
             # the column is only the condition's; blanks said to be left out (「取引先

@@ -83,6 +83,12 @@ ledger, "giving" on a donor ledger, 「総額」): the amount column is meant.""
 _PER_ROW_AGGS = ("mean", "median", "min", "max")
 """Aggregations that, said of the rows themselves ("the average gift", 「最大の入金」), take
 the amount of each row; a total of rows is their count."""
+_COMBINED = re.compile(
+    r"あわせ(?:た|て)|合わせ(?:た|て)|合算|全部で|トータルで|\bcombined\b|\btogether\b"
+    r"|\baltogether\b|\bin total\b",
+    re.IGNORECASE,
+)
+"""Values said to be taken together: one total over them, not one per value."""
 _CROSS_TAB = re.compile(r"クロス集計|クロス表|ピボット|\b(?:cross[- ]?tab\w*|pivot)\b", re.I)
 """A table of one category against another."""
 _ROWS_ASKED = re.compile(r"何件|何行|(?<![a-z])how many (?:rows|records|entries|lines)(?![a-z])")
@@ -829,6 +835,8 @@ class StepBuilder:
             return []  # 「仕入先コードのユニーク数」: how many different values, one number
         if not self.group and group and self.asks_one_row_count():
             return []  # 「差戻しになっている申請は今何件？」: one count, no grouping said
+        if not self.group and group and _COMBINED.search(self.c.text) and not self.per_group_said():
+            return []  # 「2物件あわせた請求額の合計」, "Sales and Finance combined": one total
         if (
             not self.group
             and group

@@ -22,6 +22,7 @@ INTENTS: dict[str, str] = {
     "correlation": "相関|~correlat|~(related|relate|relates|linked) to",
     "missingness": "欠損|欠測|欠落|未入力|空欄|空白|missing|null|nulls|nan|nans|blank|blanks|empty",
     "share": "構成比|割合|シェア|比率|パレート|abc分析|abc|内訳|占め|円グラフ|share|shares"
+    "|~全体の\\s*何\\s*(?:[%％]|パーセント|割)|~何\\s*(?:[%％]|パーセント)\\s*(?:ずつ|を占め)"
     "|proportion|proportions|percentage|percentages|percent|pareto|composition|pie",
     "duplicate": "重複|ダブり|ダブって|二重|複数回|何度も|~duplicat|dupe|dupes|dedupe"
     "|~repeat(ed|s)?|twice",
@@ -48,7 +49,8 @@ INTENTS: dict[str, str] = {
 AGGS: dict[str, str] = {
     "nunique": "ユニーク数|種類数|何種類|distinct|unique|nunique|number of unique"
     "|number of distinct|how many unique|how many distinct|how many different",
-    "sum": "合計|総額|総計|総和|合算|トータル|sum|sums|total|totals|summed",
+    "sum": "合計|総額|総計|総和|合算|トータル|sum|sums|total|totals|summed|altogether|all together"
+    "|in total",
     "mean": "平均|平均値|average|averages|avg|mean|means",
     "count": "件数|注文数|取引数|回数|何件|頻度|人数|数えて|数える|数えた|~(?<!ア)カウント"
     "|~の数(?![値量字式])"
