@@ -335,3 +335,60 @@ def test_shares_years_of_ranges_blanks_left_out_and_values_taken_together() -> N
     assert spec["filters"] == [{"col": "施設名", "op": "in", "value": ["市民ホール", "体育館"]}]
     spec = acted_spec("What was the amount altogether for Mizuho?", TRANSFERS)
     assert spec["op"] == "total" and spec["metrics"] == {"amount": ["sum"]}
+
+
+EXPENSES = dataset_summary(
+    ROWS,
+    [
+        ("伝票番号", "text", ["E-1", "E-2"], ROWS),
+        ("支出日", "datetime", ["2024-04-01", "2025-03-31"], 300),
+        ("所属部門", "categorical", ["総務部", "営業部", "開発部"], 3),
+        ("区分", "categorical", ["接待", "慶弔", "贈答"], 3),
+        ("店名", "categorical", ["タクシー東京", "料亭さくら", "花屋"], 80),
+        ("支出額", "numeric", ["3000", "180000"], 500),
+        ("一人当たり金額", "numeric", ["1000", "30000"], 400),
+        ("一人1万円以下", "boolean", ["True", "False"], 2),
+    ],
+    "ds_expenses",
+)
+
+
+def test_amount_words_name_no_column_and_a_per_head_amount_is_not_the_amount() -> None:
+    # before: 「1件5万円以上」 was read as the yes/no column 一人1万円以下 (「万円以」 shared),
+    # then as 一人当たり金額 (the ledger's amount is 支出額)
+    spec = acted_spec("１件５万円以上の支出は何件ありますか", EXPENSES)
+    assert spec["filters"] == [{"col": "支出額", "op": ">=", "value": 50000}]
+
+
+def test_a_word_held_in_a_text_column() -> None:
+    # before: 「店名に「タクシー」を含む」 had no reading: a total per 店名 of every row
+    spec = acted_spec("店名に「タクシー」を含むものの支出額の合計は？", EXPENSES)
+    assert spec["op"] == "total" and spec["metrics"] == {"支出額": ["sum"]}
+    assert spec["filters"] == [{"col": "店名", "op": "contains", "value": "タクシー"}]
+
+
+def test_a_follow_up_widened_to_every_value_drops_the_condition() -> None:
+    earlier = {
+        "type": "analysis",
+        "op": "total",
+        "metrics": {"支出額": ["sum"]},
+        "filters": [
+            {"col": "区分", "op": "==", "value": "慶弔"},
+            {"col": "所属部門", "op": "==", "value": "総務部"},
+        ],
+    }
+    spec = spec_of(
+        _follow_up(
+            "総務部の慶弔の合計", earlier, "総務部だけじゃなくて全部門だとどうなりますか", EXPENSES
+        )
+    )
+    assert spec["filters"] == [{"col": "区分", "op": "==", "value": "慶弔"}]
+
+
+def test_actions_outside_the_data_are_refused() -> None:
+    for text, data in (
+        ("この台帳の内容で年金事務所に電子申請までしておいてください", EXPENSES),
+        ("Please cancel the unused SIM contracts with the carriers for me", TRANSFERS),
+    ):
+        assert decide(text, data).next_action == "out_of_scope"
+    assert decide("総務部は何回発注している？", EXPENSES).next_action != "out_of_scope"

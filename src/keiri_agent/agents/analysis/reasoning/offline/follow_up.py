@@ -118,6 +118,29 @@ def _merged(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[s
     return kept + [f for f in new if f not in kept]
 
 
+_ALL_OF = re.compile(
+    r"全(?:部門|部署|社|店舗?|支店|拠点|員|件|体|部|国|地域|区分|商品|顧客)|すべての|全ての|全部の"
+    r"|\ball (?:the )?(?:departments|stores|branches|regions|customers|products|categories)\b"
+    r"|\bevery (?:department|store|branch|region|customer|product|category)\b",
+    re.IGNORECASE,
+)
+_NOT_ONLY = re.compile(
+    r"だけ\s*(?:じゃ|では|で)\s*なく|のみ\s*(?:じゃ|では|で)\s*なく|\bnot just\b|\bnot only\b", re.I
+)
+
+
+def _widened(
+    base: dict[str, Any], filters: list[dict[str, Any]], parsed: ParsedRequest, text: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A follow-up widened to all the values of a column (「総務部だけじゃなくて全部門だと」,
+    "not just Sales, all departments"): its conditions are dropped, not swapped."""
+    if not (_ALL_OF.search(text) and _NOT_ONLY.search(text)):
+        return base, filters
+    widened = {m.column for m in parsed.value_mentions}
+    kept = [f for f in base.get("filters") or [] if f["col"] not in widened]
+    return {**base, "filters": kept}, [f for f in filters if f["col"] not in widened]
+
+
 def _on_the_same_dates(
     old: list[dict[str, Any]], new: list[dict[str, Any]], parsed: ParsedRequest
 ) -> list[dict[str, Any]]:
@@ -394,6 +417,7 @@ def edit_previous(
     if not (filters or groups or freq or chart or share or top or aggs or measures or counted):
         return None
     filters = _on_the_same_dates(list(base.get("filters") or []), filters, parsed)
+    base, filters = _widened(base, filters, parsed, text)
     if _SWAP.search(text):
         filters = _swapped(list(base.get("filters") or []), filters)
     spec = {**base, "filters": _merged(list(base.get("filters") or []), filters)}

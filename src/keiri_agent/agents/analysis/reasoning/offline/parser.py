@@ -38,6 +38,7 @@ from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     PeriodFilter,
     bare_thresholds,
     condition_at,
+    contains_filters,
     date_filters,
     money_column,
     money_named,
@@ -50,10 +51,12 @@ from keiri_agent.agents.analysis.reasoning.offline.similarity import similar_men
 _JA_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _HIRAGANA = "\u3040-\u309f"
 
+_PER_UNIT = re.compile(r"当たり|あたり|単価|平均|率|\bper\b|/人|毎", re.IGNORECASE)
+"""Words of a per-unit figure (一人当たり金額, amount per head): never the amount itself."""
 # Concept → terms ("|"-separated). A column takes the terms of the concept its name belongs to.
 _SYNONYM_TEXT = {
     "sales": "売上|売上高|売上金額|売上額|売り上げ|売上げ|金額|購入額|購入金額|仕入額|仕入金額"
-    "|発注額|発注金額|支払額|支払金額|sales|revenue|revenues|amount"
+    "|発注額|発注金額|支払額|支払金額|支出額|支出金額|sales|revenue|revenues|amount"
     "|amounts|sales amount|turnover",
     "region": "地域|エリア|地方|地区|region|regions|area|areas",
     "date": "日付|日時|年月日|注文日|売上日|date|dates|order date",
@@ -583,6 +586,8 @@ class ColumnIndex:
             key = normalize(info.name).replace("_", " ")
             key = re.sub(r"[(\[（].*?[)\]）]", "", key).strip()
             for concept, terms in SYNONYMS.items():
+                if concept == "sales" and _PER_UNIT.search(key):
+                    continue  # 「一人当たり金額」: an amount per head, not what the ledger totals
                 if key in terms:
                     rank = (0, len(key), info.missing)
                 else:
@@ -1102,6 +1107,10 @@ def parse_request(
     numeric, used, spans = numeric_filters(norm, scanned, index.kind)
     blanks, blank_used, blank_spans = null_filters(norm, [m for m in scanned if m not in used])
     numeric, used, spans = numeric + blanks, used | blank_used, spans + blank_spans
+    held, held_used, held_spans = contains_filters(
+        norm, [m for m in scanned if m not in used], index.kind
+    )
+    numeric, used, spans = numeric + held, used | held_used, spans + held_spans
     for a, b in spans:
         claimed[a:b] = b"\x01" * (b - a)
     is_numeric = lambda name: index.kind(name) == "numeric"  # noqa: E731

@@ -710,6 +710,37 @@ def null_filters(
     return filters, used, spans
 
 
+_CONTAINS_JA = re.compile(
+    r"^\s*(?:欄|列)?\s*(?:に|が|で)\s*「(?P<value>[^」]{1,40})」\s*(?:という(?:文字|言葉|文言|単語))?"
+    r"\s*(?:を|が)?\s*(?:含む|含まれ(?!てい?ない|ない)|含んで|含んだ|入っている|入ってる|入った)"
+)
+_CONTAINS_EN = re.compile(
+    r"^\s*(?:contains?|containing|includes?|including|with)\s+(?:the\s+(?:word|text)\s+)?"
+    r"[\"“'‘](?P<value>[^\"”'’]{1,40})[\"”'’]",
+    re.IGNORECASE,
+)
+
+
+def contains_filters(
+    text: str, mentions: list[Mention], kind: Callable[[str], str | None]
+) -> tuple[list[dict[str, Any]], set[Mention], list[tuple[int, int]]]:
+    """Conditions on a text column holding a word: 「利用先に「タクシー」を含む」,
+    'vendor contains "Taxi"'. A word said not to be held (「含まない」) is left unread."""
+    filters: list[dict[str, Any]] = []
+    used: set[Mention] = set()
+    spans: list[tuple[int, int]] = []
+    for mention in mentions:
+        if mention.value is not None or kind(mention.column) not in ("text", "categorical"):
+            continue
+        said = _CONTAINS_JA.match(text[mention.end :]) or _CONTAINS_EN.match(text[mention.end :])
+        if said is None:
+            continue
+        filters.append({"col": mention.column, "op": "contains", "value": said.group("value")})
+        used.add(mention)
+        spans.append((mention.start, mention.end + said.end()))
+    return filters, used, spans
+
+
 # A condition with no column: "10万円以上の取引", "orders over $1,000", "5個以上".
 _BARE_JA = re.compile(
     _NUMBER + r"\s*(万|千)?\s*(円|個|件|点|人|%)?\s*"

@@ -69,11 +69,19 @@ def _ja_key(name: str) -> str:
     return _BRACKETS.sub("", name).strip()
 
 
+_AMOUNT_CHARS = frozenset("万千億円以上下未満超")
+"""Characters of amounts and comparisons (「5万円以上」): they name no column by themselves,
+so 「万円以上」 never names 「一人1万円以下」."""
+
+
 def _ja_score(run: str, name: str) -> tuple[float, int]:
-    """(share of the run's characters found in the name, characters shared)."""
+    """(share of the run's content characters found in the name, characters shared)."""
     key = _ja_key(name)
-    shared = sum(1 for c in set(run) if c in key)
-    return shared / len(set(run)), shared
+    content = set(run) - _AMOUNT_CHARS
+    if not content:
+        return 0.0, 0
+    shared = sum(1 for c in content if c in key)
+    return shared / len(content), shared
 
 
 def _spans(text: str, claimed: bytearray, pattern: re.Pattern[str]) -> Iterable[tuple[int, int]]:

@@ -100,6 +100,16 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|~(external|official|public) (data|figures|statistics|sources)|~latest (figures|statistics)"
     "|~search (the )?(web|internet|online)|web search|internet"
     "|online|browse|~industry|competitor|competitors",
+    "action": "~(電子)?申請(まで)?(して|を)\\s*"
+    "(おいて|おく|ください|下さい|ほしい|欲しい|もらえ|くれ|いただ|お願い)"
+    "|~(に|へ)\\s*(連絡|電話|依頼|問い合わせ)して"
+    "|~(手配|解約|振込|振り込み|支払い|発注|注文)\\s*(して|しといて|を)\\s*"
+    "(おいて|おく|ください|下さい|ほしい|欲しい|もらえ|くれ|いただ|お願い)"
+    "|~(上げて|下げて)もら"
+    "|~cancel (the |our |my |these |those )?\\w*\\s*"
+    "(contracts?|lines?|sims?|subscriptions?|orders?)"
+    "|~(contact|call|e-?mail|phone) (the |our )?(carriers?|vendors?|suppliers?|bank|customers?)"
+    "|~place (an |the )?orders?|~pay (the |these |those |our )?(invoices?|bills?|vendors?)",
     "modify": "削除して|書き換|上書き|修正して|~delete|overwrite"
     "|~(modify|update|change) (the )?data"
     "|~(change|update|set|modify|edit) (the )?\\w+ of .{1,40} to |に変更して|に更新して"
@@ -139,6 +149,11 @@ OUT_OF_SCOPE_REASONS: dict[str, tuple[str, str]] = {
     "web": (
         "Web検索や外部データの取得は行えません（アップロードされたデータのみ分析します）",
         "web search and external data are not available (only the uploaded data is analysed)",
+    ),
+    "action": (
+        "申請・連絡・解約・支払いなど、データの外での手続きは行えません（データの集計・確認のみ）",
+        "actions outside the data (applications, contacting someone, cancelling, paying) are "
+        "not possible (only analysis of the uploaded data)",
     ),
     "modify": (
         "データの変更・削除は行えません（読み取りによる分析のみ）",
