@@ -67,6 +67,10 @@ Eight request sets, always reported separately:
   datasets (outsourcing costs, an entertainment-expense ledger, advertising spend, an English
   phone-line bill), written by someone who read only this script, the spec vocabulary and
   one dataset summary, and scored once before any rule was tuned to it.
+- the twelfth blind set, ``data/offline_requests_blind12.jsonl``: 120 requests on four more
+  datasets (advisory-fee billing, health-check records, school-lunch fee collection, an
+  English contract register), written the same way while the rules were tuned on the tenth
+  and eleventh, and scored once before any change was made for it.
 - the fourth blind set, ``data/offline_requests_blind4.jsonl``: a seventh held-out
   set, written the same way (neither the rules, their tests nor the other
   held-out sets' cases read) on four more made-up domains (an equipment
@@ -81,7 +85,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
     uv run python benchmarks/offline_reasoner_accuracy.py \\
-        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind11|all]
+        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind12|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
@@ -125,6 +129,7 @@ BLIND8 = Path(__file__).parent / "data" / "offline_requests_blind8.jsonl"
 BLIND9 = Path(__file__).parent / "data" / "offline_requests_blind9.jsonl"
 BLIND10 = Path(__file__).parent / "data" / "offline_requests_blind10.jsonl"
 BLIND11 = Path(__file__).parent / "data" / "offline_requests_blind11.jsonl"
+BLIND12 = Path(__file__).parent / "data" / "offline_requests_blind12.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -142,6 +147,7 @@ SETS = {
     "blind9": BLIND9,
     "blind10": BLIND10,
     "blind11": BLIND11,
+    "blind12": BLIND12,
 }
 
 # (ja name, en name, kind, examples)
