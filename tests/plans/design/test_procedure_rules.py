@@ -2589,3 +2589,28 @@ def test_a_duplicate_check_lists_the_repeated_rows() -> None:
     assert (listed.keys, listed.duplicates_listed) == (["請求書番号"], True)
     (removed,) = read_procedure("顧客.csvの顧客番号の重複を削除してCSVで").steps
     assert not removed.duplicates_listed
+
+
+def test_blind45_misreads() -> None:
+    assert sorted(
+        map(
+            repr,
+            conditions_of(
+                "仕訳データ.csvより、勘定科目が交際費、金額５万円以上、日付が令和６年４月１日以降の"
+                "仕訳を抽出し、金額の大きい順に並べてExcelで出してください。"
+            ),
+        )
+    ) == sorted(
+        map(
+            repr,
+            [("勘定科目", "==", "交際費"), ("金額", ">=", 50000), ("日付", ">=", "2024-04-01")],
+        )
+    )
+    named = read_procedure(
+        "売上.csv を得意先ごとに売上金額を合計して、「得意先別月次」というシート名でExcelに出して。"
+    )
+    assert [o.sheet for o in named.outputs] == ["得意先別月次"]
+    fetched = read_procedure(
+        "楽天トラベルの管理画面から今月の予約データを取ってきて、プラン別に件数を集計して"
+    )
+    assert fetched.gaps
