@@ -392,3 +392,52 @@ def test_actions_outside_the_data_are_refused() -> None:
     ):
         assert decide(text, data).next_action == "out_of_scope"
     assert decide("総務部は何回発注している？", EXPENSES).next_action != "out_of_scope"
+
+
+FEES = dataset_summary(
+    ROWS,
+    [
+        ("請求番号", "text", ["F-1", "F-2"], ROWS),
+        ("請求月", "datetime", ["2024-04-01", "2025-03-01"], 12),
+        ("入金日", "datetime", ["2024-04-20", "2025-04-30"], 300),
+        ("顧問先", "categorical", ["A社", "B社", "C社"], 40),
+        ("事務担当", "categorical", ["佐藤", "鈴木"], 2),
+        ("顧問料", "numeric", ["30000", "150000"], 30),
+        ("入金額", "numeric", ["30000", "150000"], 30),
+        ("源泉徴収対象", "boolean", ["True", "False"], 2),
+    ],
+    "ds_fees",
+)
+
+
+def test_true_false_columns_dates_by_their_event_and_months_as_a_table() -> None:
+    spec = acted_spec("源泉徴収の対象になっている請求は何件ありますか？", FEES)
+    assert spec["filters"] == [{"col": "源泉徴収対象", "op": "==", "value": True}]
+    # before: the first date column (請求月) took a period said of the payment
+    spec = acted_spec("令和７年１月に入金があった分の入金額、合計でいくらでしょうか", FEES)
+    assert {f["col"] for f in spec["filters"]} == {"入金日"}
+    # before: a line per day of 請求月 instead of the table asked for
+    spec = acted_spec("請求月別の顧問料の合計を一覧で出してもらえますか", FEES)
+    assert spec["op"] == "groupby_agg" and spec["group_cols"] == ["請求月"]
+    # before: 「決まっていない」 was no blank: every row counted
+    spec = acted_spec("事務担当が決まっていない行、何件ある？", FEES)
+    assert spec["filters"] == [{"col": "事務担当", "op": "is_null"}]
+
+
+def test_english_scales_mailing_and_a_grouping_added() -> None:
+    spec = acted_spec("Total amount of the transfers worth 5 million or more?", TRANSFERS)
+    assert spec["filters"] == [{"col": "amount", "op": ">=", "value": 5_000_000}]
+    assert decide("Please mail reminder letters to the payees.", TRANSFERS).next_action == (
+        "out_of_scope"
+    )
+    earlier = {
+        "type": "analysis",
+        "op": "groupby_agg",
+        "group_cols": ["施設名"],
+        "metrics": {"使用料": ["sum"]},
+        "filters": [],
+    }
+    spec = spec_of(
+        _follow_up("施設別の使用料", earlier, "それを利用者区分ごとにも分けて", FACILITIES)
+    )
+    assert spec["group_cols"] == ["施設名", "利用者区分"]

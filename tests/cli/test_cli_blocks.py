@@ -74,7 +74,7 @@ def test_list_json() -> None:
     sort = by_id["table.sort"]
     assert sort["version"] == "1.0.0" and sort["kind"] == "processing"
     assert sort["side_effects"] is False and sort["required_inputs"] == ["records", "by"]
-    assert set(sort["inputs"]) == {"records", "by", "ascending"}
+    assert set(sort["inputs"]) == {"records", "by", "ascending", "limit"}
 
 
 def test_list_includes_user_blocks_with_every_version(user_dir: Path) -> None:

@@ -22,6 +22,7 @@ from keiri_agent.agents.analysis.ops.specs import (
     parse_plot_spec,
 )
 from keiri_agent.agents.analysis.reasoning.offline.parser import ParsedRequest, parse_request
+from keiri_agent.agents.analysis.reasoning.offline.request_filters import typed_boolean
 from keiri_agent.errors import SpecError
 
 _POINTER = re.compile(
@@ -118,6 +119,11 @@ def _merged(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[s
     return kept + [f for f in new if f not in kept]
 
 
+_ALSO_BY = re.compile(
+    r"(?:ごと|別|単位)\s*に?\s*も|でも\s*(?:分け|割|区切)"
+    r"|\b(?:as well|too|also by|additionally by)\b",
+    re.IGNORECASE,
+)
 _ALL_OF = re.compile(
     r"全(?:部門|部署|社|店舗?|支店|拠点|員|件|体|部|国|地域|区分|商品|顧客)|すべての|全ての|全部の"
     r"|\ball (?:the )?(?:departments|stores|branches|regions|customers|products|categories)\b"
@@ -127,6 +133,14 @@ _ALL_OF = re.compile(
 _NOT_ONLY = re.compile(
     r"だけ\s*(?:じゃ|では|で)\s*なく|のみ\s*(?:じゃ|では|で)\s*なく|\bnot just\b|\bnot only\b", re.I
 )
+
+
+def _with_groups_kept(base: dict[str, Any], groups: list[str], text: str) -> list[str]:
+    """「それを組ごとにも分けて」, "by region as well": a grouping added to the one shown,
+    not put in its place."""
+    if groups and _ALSO_BY.search(text) and base.get("op") == "groupby_agg":
+        return list(dict.fromkeys([*(base.get("group_cols") or []), *groups]))
+    return groups
 
 
 def _widened(
@@ -394,7 +408,7 @@ def edit_previous(
     lang = parsed.lang
     if _own_request(parsed, text):
         return None  # 「部署別の件数」: a request of its own
-    groups = _groups_said(parsed, text)
+    groups = _with_groups_kept(base, _groups_said(parsed, text), text)
     filters = [f for clause in parsed.clauses for f in parsed.filters_for(clause)[0]]
     filters += _yes_no_conditions(parsed, groups, filters)
     filters = list({repr(sorted(f.items())): f for f in filters}.values())
@@ -420,7 +434,8 @@ def edit_previous(
     base, filters = _widened(base, filters, parsed, text)
     if _SWAP.search(text):
         filters = _swapped(list(base.get("filters") or []), filters)
-    spec = {**base, "filters": _merged(list(base.get("filters") or []), filters)}
+    merged = _merged(list(base.get("filters") or []), filters)
+    spec = {**base, "filters": [typed_boolean(f, parsed.index) for f in merged]}
     title = _t(lang, "前回の結果を変更", "The previous result, changed")
     assumptions: list[str] = []
     if measures:

@@ -1089,9 +1089,15 @@ def parse_request(
             if found is not None:
                 conditions[m.end : m.end + found[2]] = b"\x01" * found[2]
     taken = bytearray(n | c for n, c in zip(named_years, conditions, strict=True))
+    dated = _dates_named_first(first_read, index)
+    by_event = _dates_said_by_their_event(norm, index.names("datetime"))
+    if len(by_event) == 1 and not any(
+        m.value is None and m.column in index.names("datetime") for m in first_read
+    ):
+        dated = list(dict.fromkeys(by_event + dated))
     periods, problems, assumptions = date_filters(
         norm,
-        _dates_named_first(first_read, index),
+        dated,
         [e for c in index.columns if c.kind == "datetime" for e in c.examples],
         taken,
         lang,
@@ -1247,6 +1253,21 @@ def _dates_named_first(mentions: list[Mention], index: ColumnIndex) -> list[str]
     dates = index.names("datetime")
     named = [m.column for m in mentions if m.value is None and m.column in dates]
     return list(dict.fromkeys(named + dates))
+
+
+def _dates_said_by_their_event(text: str, dates: list[str]) -> list[str]:
+    """Date columns whose event the request says (「1月に入金があった分」 names 入金日,
+    「納付があった」 納付日): the name without its date word, said as a word of its own."""
+    said = []
+    for name in dates:
+        event = re.sub(r"(?:年月日|日付|日時|年月|日|月)$", "", name)
+        if (
+            len(event) >= 2
+            and event != name
+            and re.search(rf"{re.escape(event)}(?:が|の|を|が?あっ|され|した|日)", text)
+        ):
+            said.append(name)
+    return said
 
 
 def _lowercase_acronym(mention: Mention, text: str, norm: str) -> bool:

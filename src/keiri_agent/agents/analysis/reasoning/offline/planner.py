@@ -181,6 +181,17 @@ class _Builder(StepBuilder):
             for a in self.assumptions
         ]
 
+    def month_columns_grouped(self) -> list[str]:
+        """Date columns that hold a month (請求月, 対象月) said with 別 / ごと: a grouping
+        by the column as it is, a table (no trend word was said)."""
+        return [
+            m.column
+            for m in self.c.mentions
+            if self.index.kind(m.column) == "datetime"
+            and m.column.endswith("月")
+            and re.match(r"\s*(?:別|ごと|毎)", self.p.text[m.end :])
+        ]
+
     def bar(self) -> Step:
         """Bars of the metric (or row count) per category."""
         x = self.category()
@@ -255,6 +266,10 @@ class _Builder(StepBuilder):
             and not self.group
             and (self.numeric or self.inherited or "count" in self.aggs)
         ):
+            months = self.month_columns_grouped()
+            if months:  # 「請求月別の顧問料の合計を一覧で」: a table per month of the column
+                self.group = months
+                return self.groupby()
             return self.line()
         if {"ranking", "aggregate"} & set(self.intents) or self.aggs or self.group:
             return self.groupby()

@@ -602,7 +602,8 @@ _CLOSE = r"[」』】\]）)\"']?"
 """A column name may be written in brackets or quotes (「[摘要] が」「『精算メモ』に」)."""
 _NULL_AFTER = re.compile(
     r"^\s*" + _CLOSE + r"\s*(?:欄|列)?\s*(?:\(\s*)?(?:が|は|の)?\s*"
-    r"(?P<null>空欄|空白|未入力|未記入|未記載|未登録|未設定|ブランク"
+    r"(?P<null>空欄|空白|未入力|未記入|未記載|未登録|未設定|未定|ブランク"
+    r"|決まって(?:い)?ない|決まってない|割り当てられて(?:い)?ない|割り振られて(?:い)?ない"
     r"|空(?=の)|入って(?:い)?ない|書かれて(?:い)?ない|書いて(?:い)?ない|"
     r"(?:無い|ない)(?=\s*(?:もの|行|明細|分|データ))|"
     r"入力されて(?:い)?ない|記入されて(?:い)?ない)"
@@ -741,6 +742,32 @@ def contains_filters(
     return filters, used, spans
 
 
+_BOOLEAN_WORDS = {"true": True, "false": False}
+
+
+def typed_boolean(condition: dict[str, Any], index: Any) -> dict[str, Any]:
+    """A condition on a true/false column compares with a boolean (``True``), not the
+    text the data summary shows it as ("True")."""
+    value = condition.get("value")
+    if (
+        isinstance(value, str)
+        and value.lower() in _BOOLEAN_WORDS
+        and index.kind(condition.get("col")) == "boolean"
+    ):
+        return {**condition, "value": _BOOLEAN_WORDS[value.lower()]}
+    return condition
+
+
+_EN_SCALE = r"\s*(k|thousand|million|mn|m|billion|bn)?(?![a-z])"
+_EN_SCALES = {
+    "k": 1_000,
+    "thousand": 1_000,
+    "million": 1_000_000,
+    "mn": 1_000_000,
+    "m": 1_000_000,
+    "billion": 1_000_000_000,
+    "bn": 1_000_000_000,
+}
 # A condition with no column: "10万円以上の取引", "orders over $1,000", "5個以上".
 _BARE_JA = re.compile(
     _NUMBER + r"\s*(万|千)?\s*(円|個|件|点|人|%)?\s*"
@@ -748,11 +775,13 @@ _BARE_JA = re.compile(
 )
 _BARE_EN = re.compile(
     r"(?<![a-z])(>=|<=|>|<|over|above|greater than|more than|at least|at most|below|under"
-    r"|less than|exceeding|no more than|no less than)\s*([$¥])?\s*" + _NUMBER + r"\s*(k)?"
-    r"(?!\s*(?:%|percent|rows|columns|products|stores|items|times|days|months|years))"
+    r"|less than|exceeding|no more than|no less than)\s*([$¥])?\s*"
+    + _NUMBER
+    + _EN_SCALE
+    + r"(?!\s*(?:%|percent|rows|columns|products|stores|items|times|days|months|years))"
 )
 _BARE_EN_AFTER = re.compile(
-    r"(?<![\w$¥])([$¥])?\s*" + _NUMBER + r"\s*(k)?\s+" + _EN_OR_MORE + r"(?!\s*(?:%|percent))"
+    r"(?<![\w$¥])([$¥])?\s*" + _NUMBER + _EN_SCALE + r"\s+" + _EN_OR_MORE + r"(?!\s*(?:%|percent))"
 )
 _MONEY_NAME = re.compile(
     r"金額|売上|額|円|料|費|代金|価格|給|手当|amount|amt|sales|revenue|price|cost|costs|total"
@@ -793,11 +822,11 @@ def bare_thresholds(
         for m in _BARE_JA.finditer(text)
     ]
     hits += [
-        (m, m.group(3), "k" if m.group(4) else "", m.group(2) or "", m.group(1))
+        (m, m.group(3), (m.group(4) or "").lower(), m.group(2) or "", m.group(1))
         for m in _BARE_EN.finditer(text)
     ]
     hits += [
-        (m, m.group(2), "k" if m.group(3) else "", m.group(1) or "", m.group(4))
+        (m, m.group(2), (m.group(3) or "").lower(), m.group(1) or "", m.group(4))
         for m in _BARE_EN_AFTER.finditer(text)
     ]
     for m, said_number, scale, unit, word in sorted(hits, key=lambda hit: hit[0].start()):
@@ -807,9 +836,13 @@ def bare_thresholds(
         said = m.group(0).strip()
         ja = m.re is _BARE_JA
         number = float(said_number.replace(",", ""))
-        value = number * {"万": 10_000, "千": 1_000, "k": 1_000}.get(scale, 1)
+        value = number * {"万": 10_000, "千": 1_000, **_EN_SCALES}.get(scale, 1)
         op = compare_op(word)
-        money = unit in ("円", "$", "¥") or (ja and scale == "万" and not unit)
+        money = (
+            unit in ("円", "$", "¥")
+            or (ja and scale == "万" and not unit)
+            or (not ja and scale in _EN_SCALES and scale != "m")  # "worth 5 million or more"
+        )
         if money and money_column:
             filters.append(
                 {

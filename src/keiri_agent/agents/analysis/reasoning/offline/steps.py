@@ -27,7 +27,10 @@ from keiri_agent.agents.analysis.reasoning.offline.parser import (
     name_tokens,
     normalize,
 )
-from keiri_agent.agents.analysis.reasoning.offline.request_filters import money_column
+from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
+    money_column,
+    typed_boolean,
+)
 from keiri_agent.errors import SpecError
 
 _AGG_JA = {
@@ -371,7 +374,8 @@ class StepBuilder:
     def step(self, title: str, spec: dict[str, Any]) -> Step:
         """A step for the spec (with filters, dataset_id and a plot title), validated."""
         kind = "plot" if "kind" in spec else "analysis"
-        full: dict[str, Any] = {"type": kind, **spec, "filters": self.scoped_filters(spec)}
+        filters = [typed_boolean(f, self.index) for f in self.scoped_filters(spec)]
+        full: dict[str, Any] = {"type": kind, **spec, "filters": filters}
         if self.dataset_id:
             full["dataset_id"] = self.dataset_id
         if kind == "plot":

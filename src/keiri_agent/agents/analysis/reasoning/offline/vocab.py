@@ -109,7 +109,10 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|~cancel (the |our |my |these |those )?\\w*\\s*"
     "(contracts?|lines?|sims?|subscriptions?|orders?)"
     "|~(contact|call|e-?mail|phone) (the |our )?(carriers?|vendors?|suppliers?|bank|customers?)"
-    "|~place (an |the )?orders?|~pay (the |these |those |our )?(invoices?|bills?|vendors?)",
+    "|~place (an |the )?orders?|~pay (the |these |those |our )?(invoices?|bills?|vendors?)"
+    "|~(mail|post) (out )?(the |these |our )?(reminder |payment |dunning )?"
+    "(letters?|reminders?|notices?|postcards?)"
+    "|~(郵送|送付|発送)\\s*(して|しといて|を)\\s*(おいて|おく|ください|下さい|ほしい|もらえ|くれ|お願い)",
     "modify": "削除して|書き換|上書き|修正して|~delete|overwrite"
     "|~(modify|update|change) (the )?data"
     "|~(change|update|set|modify|edit) (the )?\\w+ of .{1,40} to |に変更して|に更新して"
