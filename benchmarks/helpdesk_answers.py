@@ -104,7 +104,7 @@ AT_MOST = {"answerable_declined"}
 MARKER = re.compile(r"【([^】]+)】")
 LABEL = re.compile(
     r"^(?P<document>.+?)(?: p\.(?P<page>\d+)(?:[–-](?P<last_page>\d+))?)?(?: 行(?P<row>\d+))?"
-    r"(?: 「.*」)?$"
+    r"(?: 「(?P<section>.*)」)?$"
 )
 
 
@@ -128,6 +128,9 @@ def relevant(citation: Citation, question: dict[str, Any]) -> bool:
             if citation.page <= page <= last:
                 return True
         elif row is not None and citation.row == row:
+            return True
+        section = entry.get("section")  # a DOCX has no pages: its labels name the section
+        if section and citation.section and squash(section) in squash(citation.section):
             return True
     return False
 
@@ -174,6 +177,8 @@ class Citation:
     row: int | None
     last_page: int | None = None
     """The last page of a passage cited as running onto the next page (``p.4–5``)."""
+    section: str | None = None
+    """The heading path the citation names (「第3章 … > 3.1 来訪予約を登録する」)."""
 
 
 def quoted_citations(answer: str) -> list[Citation]:
@@ -201,6 +206,7 @@ def quoted_citations(answer: str) -> list[Citation]:
                 page=int(page) if page else None,
                 row=int(row) if row else None,
                 last_page=int(last) if last else None,
+                section=label.group("section"),
             )
         )
     return out

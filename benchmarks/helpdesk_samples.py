@@ -99,6 +99,12 @@ BLIND_KNOWLEDGE_BASES = (
         "faq.csv",
         "KeiyakuDock",
     ),
+    KnowledgeBaseSample(
+        "guestgate",
+        Path(__file__).resolve().parent / "data" / "helpdesk_blind6",
+        "faq.xlsx",
+        "GuestGate",
+    ),
 )
 """Knowledge bases written blind by helpers who never read the rules (issue 29): a public-
 style manual, release notes and FAQ with answerable, partly answerable and unanswerable
@@ -112,7 +118,10 @@ receivables and dunning service: DOCX manual, Markdown notes, CSV FAQ with BOM; 
 at the end of the session that added it; a rejected variant was scored on it too) and
 ``keiyaku`` (a contract-management service: PDF manual with cover, 目次, running headers and
 paragraphs across page breaks, Markdown notes, CSV FAQ; scored once, on the code it met,
-before any change was made with it in view). Asked with ``--kb NAME``; not in the default run."""
+before any change was made with it in view) and ``guestgate`` (a visitor-registration and
+building-entry service: DOCX manual labelled by section, Markdown notes superseding eleven
+facts, XLSX FAQ; scored once on the code it met). Asked with ``--kb NAME``; not in the default
+run."""
 
 
 def squash(text: str) -> str:
