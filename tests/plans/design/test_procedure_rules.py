@@ -2614,3 +2614,30 @@ def test_blind45_misreads() -> None:
         "楽天トラベルの管理画面から今月の予約データを取ってきて、プラン別に件数を集計して"
     )
     assert fetched.gaps
+
+
+def test_third_probe_misreads() -> None:
+    assert sorted(
+        map(
+            repr,
+            conditions_of(
+                "支払データ.csv のうち、金額が1円未満のもの（端数処理エラー）と、支払先コードが"
+                "空欄のものを除外してCSVで"
+            ),
+        )
+    ) == sorted(map(repr, [("金額", ">=", 1), ("支払先コード", "not_null", None)]))
+    (kept,) = read_procedure(
+        "患者マスタ.csv を患者番号で重複削除して（後に出てくる行を残す）、CSVで出力"
+    ).steps
+    assert kept.keep == "last"
+    (both,) = read_procedure(
+        "科研費支出.csv の費目別に支出額を合計してもらえますか。研究者番号ごとにも分けてください。"
+    ).steps
+    assert both.group_by == ["費目", "研究者番号"]
+    assert conditions_of(
+        "経費精算.csv の申請日が令和7年1月〜3月のうち、科目が旅費交通費のものを抽出"
+    ) == [
+        ("申請日", ">=", "2025-01-01"),
+        ("申請日", "<=", "2025-03-31"),
+        ("科目", "==", "旅費交通費"),
+    ]

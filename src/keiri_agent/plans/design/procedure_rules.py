@@ -24,6 +24,7 @@ the documents that names the same word with an amount and an operator (a 社内�
 
 from __future__ import annotations
 
+import calendar
 import re
 import threading
 import unicodedata
@@ -1021,6 +1022,13 @@ _FILTER_DATE_RANGE = re.compile(
     r"\s*(?:まで)?(?:\s*\(\s*両端(?:を)?含む\s*\))?"
 )
 """「出荷日が2024/5/1〜2024/5/31」: a period, both ends kept."""
+_ERA_YEAR = r"(?:\d{4}|(?:令和|平成)(?:元|\d{1,2}))"
+_FILTER_MONTH_RANGE = re.compile(
+    rf"(?P<col>{QNOUN})\s*(?:が|は|の|:)\s*(?P<y>{_ERA_YEAR})\s*年\s*(?P<m1>\d{{1,2}})\s*月\s*"
+    rf"(?:から|〜|~|～|-|－)\s*(?:(?P<y2>{_ERA_YEAR})\s*年\s*)?(?P<m2>\d{{1,2}})\s*月(?!\s*\d)\s*(?:まで|末まで)?"
+)
+"""「申請日が令和7年1月〜3月」「計上月が2024年10月から2025年3月まで」: whole months, both
+ends kept."""
 _YEAR_MONTH = r"\d{4}[-/]\d{1,2}(?![\d/-])|\d{4}年\d{1,2}月(?!\d)"
 """A month (「成約月が 2024-06」): not read as a value, since a column of dates or of months
 written another way (2024/6) would match no row without a word; named as not understood."""
@@ -1556,6 +1564,18 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
                 match.end(),
                 match.group(0),
             )
+    for match in _FILTER_MONTH_RANGE.finditer(text):
+        if reader.overlaps(match.start(), match.end()):
+            continue
+        first = _date_iso(f"{match['y']}年{match['m1']}月1日")
+        year = int(first[:4]) + (1 if int(match["m2"]) < int(match["m1"]) else 0)
+        if match["y2"]:
+            year = int(_date_iso(f"{match['y2']}年{match['m2']}月1日")[:4])
+        last_day = calendar.monthrange(year, int(match["m2"]))[1]
+        for op, end in ((">=", first), ("<=", f"{year:04d}-{int(match['m2']):02d}-{last_day:02d}")):
+            _condition(
+                reader, _column(match["col"]), op, end, match.start(), match.end(), match.group(0)
+            )
     for match in _FILTER_DATE.finditer(text):
         if reader.overlaps(match.start("date"), match.end("date")):
             continue
@@ -1797,7 +1817,7 @@ _EXCLUDE = re.compile(
 """After a condition, in its clause: the rows it names are dropped (「重複削除」 is a dedupe;
 「入っている物件だけ（空白は除外）」 keeps them and says so twice)."""
 _LISTED_CONDITIONS = re.compile(
-    r"\s*(?:の)?\s*(?:行|もの|データ|明細|取引|分|人|方|レコード)?\s*"
+    r"\s*(?:の)?\s*(?:行|もの|データ|明細|取引|分|人|方|レコード)?\s*(?:\([^()]{0,20}\))?\s*"
     r"(?:と|や|、|,|および|及び|または|又は|か)\s*[、,]?\s*"
 )
 """What lies between two conditions listed for one verb (「金額が0円の行と、備考に…」)."""
@@ -2056,6 +2076,12 @@ def _metric_columns_said_apart(reader: _Reader) -> None:
             reader.use(match.start(), match.end())
 
 
+def _share_a_word(first: str, second: str) -> bool:
+    """True when two names share two characters in a row (営業担当 / 担当者): the same
+    grouping said twice, not two groupings."""
+    return any(first[i : i + 2] in second for i in range(len(first) - 1))
+
+
 def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each metric form)
     text = reader.text
     groups: list[str] = []
@@ -2128,7 +2154,26 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         ]  # 「コース別・月別の平均を見たい。…コース名と運行月でグループ化」: said in full once
         if len(fuller) == 1:
             chosen = fuller
-        if len(chosen) == 1:
+        unrelated = [
+            sentence
+            for sentence, names in by_sentence.items()
+            if chosen
+            and sentence not in chosen
+            and not any(_share_a_word(n, c) for n in names for c in by_sentence[chosen[0]])
+            and re.search(  # said as one more: 「…ごとにも分けて」「さらに…別に」
+                r"(?:ごと|別|毎)\s*に?\s*も|分けて|加えて|さらに|追加で",
+                text.split("。")[sentence] if sentence < len(text.split("。")) else "",
+            )
+        ]
+        if len(chosen) == 1 and unrelated:
+            # 「費目別に支出額を合計…。研究者番号ごとにも分けてください」: a grouping said in
+            # a sentence of its own is one more grouping, never a restatement to drop
+            by_sentence = {
+                sentence: names
+                for sentence, names in by_sentence.items()
+                if sentence in chosen or sentence in unrelated
+            }
+        elif len(chosen) == 1:
             by_sentence = {chosen[0]: by_sentence[chosen[0]]}
         else:
             named = "・".join(dict.fromkeys(n for names in by_sentence.values() for n in names))
@@ -2574,7 +2619,11 @@ def _read_same_key(reader: _Reader) -> bool:
         if which and re.match(r"最後|後ろ|一番下|いちばん下|最新|新しい|後に", which):
             step.keep = "last"
         elif kept:  # 「…行消して。最初の行残しでOK」
-            step.keep = "last" if re.search(r"最後|後ろ|最新|下", kept.group(1)) else "first"
+            step.keep = (
+                "last"
+                if re.search(r"最後|後ろ|最新|下|後に出|あとに出", kept.group(1))
+                else "first"
+            )
             reader.use(kept.start(), kept.end())
         reader.add_step(match.start(), step)
         reader.use(match.start(), match.end())
@@ -2719,14 +2768,16 @@ def _read_kept_row(reader: _Reader, step: StepSpec) -> None:
     elif kept:  # 「最初の行残しでOK」「最後のカウントを採用」「一番最後の応募を残す」
         step.keep = (
             "last"
-            if re.match(r"[^先最初上]*(?:最後|後ろ|最新|下|後から|あとから)", kept.group(1))
+            if re.match(
+                r"[^先最初上]*(?:最後|後ろ|最新|下|後から|あとから|後に出|あとに出)", kept.group(1)
+            )
             else "first"
         )
         reader.use(kept.start(), kept.end())
 
 
 _KEPT = re.compile(
-    r"((?:一番|いちばん)?(?:最初|先頭|先に出てくる|最後|後ろ|最新|下|上)"
+    r"((?:一番|いちばん)?(?:最初|先頭|先に出てくる|後に出てくる|あとに出てくる|後から出てくる|最後|後ろ|最新|下|上)"
     r"|(?:後から|あとから|先に|前に)[^\s、。()「」]{0,8}?(?:され|し)た)\s*(?:\([^()]*\))?\s*の?\s*[^\s、。()「」]{0,10}?"
     r"\s*(?:\([^()]*\))?\s*(?:だけ|のみ)?\s*を?\s*(?:残[しすさせ]?|採用)"
 )
@@ -4440,6 +4491,10 @@ def _values_read(reader: _Reader) -> set[float]:
     return values
 
 
+_KEEPING_VERBS = frozenset({"含める", "入れる", "載せる", "残す", "出す", "出力", "表示"})
+"""Verbs whose negation drops rows (「返品の行は含めないで」): never nothing asked."""
+
+
 def _named_once(reader: _Reader, named: set[str], clause: str, message: str) -> None:
     """Name what ``clause`` says that could not be read, once per clause."""
     if clause not in named:
@@ -4470,7 +4525,9 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             r"て(?![ぁ-ん])", text[end:]
         ):
             continue  # 「あわせて品名も直して」: also, no action
-        if re.match(r"[ぁ-ん]{0,3}?(?:なくて|ないで|なくても|なく|ず)", text[end:]):
+        if re.match(
+            r"[ぁ-ん]{0,3}?(?:なくて|ないで|なくても|なく|ず)", text[end:]
+        ) and base not in (_KEEPING_VERBS):
             continue  # 「列名は変えなくて大丈夫」: what not to do asks for nothing
         if re.match(r"[ぁ-ん]{0,6}?(?:ので|ため)(?![ぁ-ん])", text[end:]):
             continue  # 「同じ子が何回も申し込んでるので 児童ID で…」: a reason, no request
