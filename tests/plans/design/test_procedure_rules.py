@@ -2641,3 +2641,15 @@ def test_third_probe_misreads() -> None:
         ("申請日", "<=", "2025-03-31"),
         ("科目", "==", "旅費交通費"),
     ]
+
+
+def test_a_compared_column_that_is_no_amount_is_never_the_total() -> None:
+    # before: 年齢 (compared with 3) was summed per クラス when the metric was not read
+    (_, total) = read_procedure(
+        "保育料.csv から年齢が3歳以上の園児を除外して、クラス別に合計"
+    ).steps
+    assert "年齢" not in total.metrics and total.missing
+    (_, amount) = read_procedure(
+        "売上.csv 売上額 10万以下は除いて、顧客名 ごとの合計ちょうだい"
+    ).steps
+    assert amount.metrics == {"売上額": ["sum"]}

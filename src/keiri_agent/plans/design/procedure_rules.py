@@ -2508,7 +2508,10 @@ def _sole_amount_column(reader: _Reader) -> str | None:
         names.update(
             str(c.column)
             for c in step.conditions
-            if c.column and isinstance(c.value, int | float) and not isinstance(c.value, bool)
+            if c.column
+            and isinstance(c.value, int | float)
+            and not isinstance(c.value, bool)
+            and is_amount_column(c.column)  # 「年齢が3歳以上」: compared, but no amount to total
         )
         if step.kind == "normalize":
             names.update(c for c in step.columns if is_amount_column(c))
