@@ -331,6 +331,23 @@ def test_a_duplicate_check_exports_the_repeated_rows(
     assert [r["摘要"] for r in rows] == repeated == ["未精算"]
 
 
+def test_a_loose_dedupe_treats_full_and_half_width_as_one(
+    service: DesignService, tmp_path: Path
+) -> None:
+    staff = [
+        {"スタッフID": "ＡＢ１", "氏名": "佐藤"},
+        {"スタッフID": "AB1", "氏名": "佐藤（重複）"},
+        {"スタッフID": "CD2", "氏名": "鈴木"},
+    ]
+    rows = run(
+        service,
+        "スタッフ.csvをスタッフIDで重複除去、ただし全角半角の違いは同じとみなす。CSVで出力",
+        [("スタッフ.csv", cp932_csv(staff))],
+        tmp_path,
+    )
+    assert [r["氏名"] for r in rows] == ["佐藤", "鈴木"]
+
+
 def test_date_range(service: DesignService, tmp_path: Path) -> None:
     rows = run(
         service,

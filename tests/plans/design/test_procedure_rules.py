@@ -2653,3 +2653,13 @@ def test_a_compared_column_that_is_no_amount_is_never_the_total() -> None:
         "売上.csv 売上額 10万以下は除いて、顧客名 ごとの合計ちょうだい"
     ).steps
     assert amount.metrics == {"売上額": ["sum"]}
+
+
+def test_a_dedupe_told_to_ignore_how_keys_are_written() -> None:
+    # before: 「全角半角の違いは同じとみなす」 was dropped: 「ＡＢＣ」 and 「ABC」 stayed two
+    (loose,) = read_procedure(
+        "スタッフ.csvをスタッフIDで重複除去、ただし全角半角の違いは同じとみなす。CSVで"
+    ).steps
+    assert loose.loose_match and loose.keys == ["スタッフID"]
+    (strict,) = read_procedure("スタッフ.csvをスタッフIDで重複除去してCSVで").steps
+    assert not strict.loose_match

@@ -142,6 +142,10 @@ class StepSpec(_Model):
     columns: list[str] = Field(default_factory=list)
     keys: list[str] = Field(default_factory=list)
     keep: Literal["first", "last"] = "first"
+    loose_match: bool = Field(
+        default=False,
+        description="dedupe: values equal apart from 全角/半角, case and spaces are the same",
+    )
     duplicates_listed: bool = Field(
         default=False,
         description="dedupe: the rows that repeat a key are the result (重複している行の一覧)",
@@ -312,9 +316,10 @@ def step_text(step: StepSpec) -> str:
 
 def _dedupe_text(step: StepSpec) -> str:
     keys = f"「{'・'.join(step.keys)}」が同じ行" if step.keys else "すべての列が同じ行"
+    loose = "（全角半角・大文字小文字・空白の違いは同じとみなす）" if step.loose_match else ""
     if step.duplicates_listed:
-        return f"重複の確認: {keys}のうち、2行目以降の一覧"
-    return f"重複の除去: {keys}を1行に"
+        return f"重複の確認: {keys}のうち、2行目以降の一覧{loose}"
+    return f"重複の除去: {keys}を1行に{loose}"
 
 
 def input_text(item: InputSpec) -> str:

@@ -383,6 +383,8 @@ def _step(  # noqa: C901 (one branch per step kind)
         if step.keys:
             inputs["keys"] = list(step.keys)
         inputs["keep"] = step.keep
+        if step.loose_match:  # 「全角半角の違いは同じとみなす」
+            inputs["normalize"] = True
         if step.duplicates_listed:  # 「重複している行を一覧で」: the repeats, with their rows
             outputs = {"duplicates": "duplicates"}
     elif step.kind == "compute":

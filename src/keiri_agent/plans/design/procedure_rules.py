@@ -2617,6 +2617,7 @@ def _read_same_key(reader: _Reader) -> bool:
         if all(_WHOLE_ROW.fullmatch(k) for k in keys):
             keys = []  # 「重複行（全列が同じ）」: whole rows, no key column
         step = StepSpec(id="", kind="dedupe", keys=keys, source=text[match.start() : keep.end()])
+        step.loose_match = _loosely_equal(reader, match.start())
         which = keep.group("which")
         kept = _KEPT.search(text)
         if which and re.match(r"最後|後ろ|一番下|いちばん下|最新|新しい|後に", which):
@@ -2692,9 +2693,28 @@ def _read_dedupe(reader: _Reader) -> None:
             keys = []  # 「重複行（全列が同じ）」: whole rows, no key column
         step = StepSpec(id="", kind="dedupe", keys=keys, source=match.group(0))
         step.duplicates_listed = _duplicates_listed(reader, match)
+        step.loose_match = _loosely_equal(reader, match.start())
         _read_kept_row(reader, step)
         reader.add_step(match.start(), step)
         reader.use(match.start(), match.end())
+
+
+_LOOSE = re.compile(
+    r"(?:全角|半角|大文字|小文字|表記|スペース|空白)[^。]{0,24}?"
+    r"(?:同じ|区別しない|区別せず|無視|問わない|同一|一緒)(?:と|として)?\s*(?:みな|扱|見な)?[ぁ-ん]{0,6}"
+)
+"""「全角半角の違いは同じとみなす」「大文字小文字は区別しない」: loosely equal keys."""
+
+
+def _loosely_equal(reader: _Reader, at: int) -> bool:
+    """True when the sentence of a dedupe says keys differing only in how they are written
+    are the same (the block's ``normalize``)."""
+    start = reader.text.rfind("。", 0, at) + 1
+    end = reader.text.find("。", at)
+    said = _LOOSE.search(reader.text, start, len(reader.text) if end < 0 else end)
+    if said:
+        reader.use(said.start(), said.end())
+    return said is not None
 
 
 _WHOLE_ROW = re.compile(r"全列|全て?の列|すべての列|全項目|全カラム|全部")
