@@ -152,3 +152,13 @@ def test_a_var_feeding_a_block_input_is_labelled_by_the_contract_and_optional_if
     assert "read" in (by_id["book_sheet"].description or "")
     # a var inside a structure (not a whole input) keeps its readable label and stays required
     assert by_id["limit"].required is True and by_id["limit"].label == "上限"
+
+
+def test_the_requirement_model_knows_every_operator_of_the_filter_block() -> None:
+    """A condition the model can state is one ``table.filter`` can run, and back."""
+    from typing import get_args
+
+    from keiri_agent.blocks.table import FILTER_OPS
+    from keiri_agent.plans.design.procedure import OPERATOR_WORDS, Operator
+
+    assert set(get_args(Operator)) == set(FILTER_OPS) == set(OPERATOR_WORDS)
