@@ -2663,3 +2663,18 @@ def test_a_dedupe_told_to_ignore_how_keys_are_written() -> None:
     assert loose.loose_match and loose.keys == ["スタッフID"]
     (strict,) = read_procedure("スタッフ.csvをスタッフIDで重複除去してCSVで").steps
     assert not strict.loose_match
+
+
+def test_a_quoted_file_at_the_end_is_where_the_result_goes() -> None:
+    # before: 「…、「集計.xlsx」へ」 was read as a second input and the instruction refused
+    named = read_procedure(
+        "物品購入.csv で単価が3万円以上の備品だけを取り出して、課別に件数を出して、「集計.xlsx」へ"
+    )
+    assert [(o.format, o.file_name) for o in named.outputs] == [("excel", "集計.xlsx")]
+    assert len(named.inputs) == 1 and not named.gaps
+    sheet = read_procedure(
+        "未収金一覧.xlsx → 督促回数が3回以上 → 「督促対象.xlsx」の「対象者」シートへ"
+    )
+    assert [(o.file_name, o.sheet) for o in sheet.outputs] == [("督促対象.xlsx", "対象者")]
+    read = read_procedure("「売上.xlsx」で部門別に金額を合計してCSVで")
+    assert [i.source for i in read.inputs] == ["売上.xlsx"]
