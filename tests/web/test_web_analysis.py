@@ -118,6 +118,8 @@ def test_load_a_cp932_csv_ask_choose_download_and_reload(
     _load(page, _csv(tmp_path))
     _check_summary(page)
     expect(page.get_by_role("heading", name="読み込んだデータ")).to_be_focused()
+    # the address is updated after the summary shows (a client-side replace): wait for it
+    expect(page).to_have_url(re.compile(r"[?&]data="), timeout=TIMEOUT)
     assert parse_qs(urlparse(page.url).query).get("data")
 
     # the agent asks back; its choices are buttons, the chosen one answers in the same thread
