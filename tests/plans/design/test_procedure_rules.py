@@ -2678,3 +2678,11 @@ def test_a_quoted_file_at_the_end_is_where_the_result_goes() -> None:
     assert [(o.file_name, o.sheet) for o in sheet.outputs] == [("督促対象.xlsx", "対象者")]
     read = read_procedure("「売上.xlsx」で部門別に金額を合計してCSVで")
     assert [i.source for i in read.inputs] == ["売上.xlsx"]
+
+
+def test_a_month_range_with_a_month_that_does_not_exist_is_named() -> None:
+    # before: 「2025年1月〜14月」 raised calendar.IllegalMonthError (a traceback)
+    procedure = read_procedure("経費.csv の申請日が2025年1月〜14月の行をCSVで")
+    assert not procedure.steps and "14月" in procedure.gaps[0].message
+    across = read_procedure("経費.csv の申請日が2025年11月〜2月の行をCSVで")
+    assert [c.value for c in across.steps[0].conditions] == ["2025-11-01", "2026-02-28"]

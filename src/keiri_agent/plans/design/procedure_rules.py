@@ -1569,9 +1569,11 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         if reader.overlaps(match.start(), match.end()):
             continue
         first = _date_iso(f"{match['y']}年{match['m1']}月1日")
-        year = int(first[:4]) + (1 if int(match["m2"]) < int(match["m1"]) else 0)
-        if match["y2"]:
-            year = int(_date_iso(f"{match['y2']}年{match['m2']}月1日")[:4])
+        # the last month as a date first: 「1月〜14月」 is named, never a traceback
+        last_month = _date_iso(f"{match['y2'] or match['y']}年{match['m2']}月1日")
+        year = int(last_month[:4])
+        if not match["y2"] and int(match["m2"]) < int(match["m1"]):
+            year += 1  # 「2025年11月〜2月」: into the next year
         last_day = calendar.monthrange(year, int(match["m2"]))[1]
         for op, end in ((">=", first), ("<=", f"{year:04d}-{int(match['m2']):02d}-{last_day:02d}")):
             _condition(
