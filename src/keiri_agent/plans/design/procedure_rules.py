@@ -1570,8 +1570,8 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             continue
         first = _date_iso(f"{match['y']}年{match['m1']}月1日")
         # the last month as a date first: 「1月〜14月」 is named, never a traceback
-        last_month = _date_iso(f"{match['y2'] or match['y']}年{match['m2']}月1日")
-        year = int(last_month[:4])
+        closing = _date_iso(f"{match['y2'] or match['y']}年{match['m2']}月1日")
+        year = int(closing[:4])
         if not match["y2"] and int(match["m2"]) < int(match["m1"]):
             year += 1  # 「2025年11月〜2月」: into the next year
         last_day = calendar.monthrange(year, int(match["m2"]))[1]
