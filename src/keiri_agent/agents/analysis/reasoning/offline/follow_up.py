@@ -435,7 +435,7 @@ def edit_previous(
     if _SWAP.search(text):
         filters = _swapped(list(base.get("filters") or []), filters)
     merged = _merged(list(base.get("filters") or []), filters)
-    spec = {**base, "filters": [typed_boolean(f, parsed.index) for f in merged]}
+    spec = {**base, "filters": [typed_boolean(f, parsed.index.kind) for f in merged]}
     title = _t(lang, "前回の結果を変更", "The previous result, changed")
     assumptions: list[str] = []
     if measures:

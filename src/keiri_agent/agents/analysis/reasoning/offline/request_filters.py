@@ -745,14 +745,14 @@ def contains_filters(
 _BOOLEAN_WORDS = {"true": True, "false": False}
 
 
-def typed_boolean(condition: dict[str, Any], index: Any) -> dict[str, Any]:
+def typed_boolean(condition: dict[str, Any], kind: Callable[[str], str | None]) -> dict[str, Any]:
     """A condition on a true/false column compares with a boolean (``True``), not the
     text the data summary shows it as ("True")."""
     value = condition.get("value")
     if (
         isinstance(value, str)
         and value.lower() in _BOOLEAN_WORDS
-        and index.kind(condition.get("col")) == "boolean"
+        and kind(str(condition.get("col"))) == "boolean"
     ):
         return {**condition, "value": _BOOLEAN_WORDS[value.lower()]}
     return condition

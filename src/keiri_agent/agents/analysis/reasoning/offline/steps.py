@@ -374,7 +374,7 @@ class StepBuilder:
     def step(self, title: str, spec: dict[str, Any]) -> Step:
         """A step for the spec (with filters, dataset_id and a plot title), validated."""
         kind = "plot" if "kind" in spec else "analysis"
-        filters = [typed_boolean(f, self.index) for f in self.scoped_filters(spec)]
+        filters = [typed_boolean(f, self.index.kind) for f in self.scoped_filters(spec)]
         full: dict[str, Any] = {"type": kind, **spec, "filters": filters}
         if self.dataset_id:
             full["dataset_id"] = self.dataset_id
