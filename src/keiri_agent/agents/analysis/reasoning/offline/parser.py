@@ -641,7 +641,8 @@ class ColumnIndex:
         for term, column in short_terms([c.name for c in self.columns]):
             found.setdefault(term_pattern(term), (column, None, len(term)))
         for pattern, column, size in everyday_terms([c.name for c in self.columns]):
-            found.setdefault(pattern, (column, None, size))
+            # not inside a count word: 「何種類」「種類数」 ask how many, of another column
+            found.setdefault(rf"(?<!何){pattern}(?!数)", (column, None, size))
         for info in self.columns:
             if info.kind not in ("categorical", "boolean", "text"):
                 continue
@@ -1205,11 +1206,16 @@ def _aside_spans(masked: str, family: Callable[[str], str | None]) -> list[tuple
     return quiet if len(quiet) < len(parts) else []
 
 
-# A yes/no column said with a negation: 「領収書なし」「休日出勤がない」「未承認」, "unapproved",
-# "not approved", "non-billable".
-_JA_LACKS_AFTER = re.compile(r"^\s*(?:が|の)?\s*(?:なし|無し|無い|ない|無(?![\u3400-\u9fff]))")
+# A yes/no column said with a negation: 「領収書なし」「休日出勤がない」「未承認」「源泉徴収対象
+# じゃない／ではない／外／になっていない」「課税対象に該当しない」, "unapproved", "not approved",
+# "non-billable".
+_JA_LACKS_AFTER = re.compile(
+    r"^\s*(?:が|の)?\s*(?:の?対象|に該当)?\s*"
+    r"(?:(?:じゃ|では|で|に(?:なって(?:い)?|は)?)?(?:なし|無し|無い|ない|ありません)"
+    r"|無(?![\u3400-\u9fff])|外(?![\u3400-\u9fff])|以外|しない|しません)"
+)
 _JA_NOT_YET_BEFORE = re.compile(r"未\s*$")
-_EN_NOT_BEFORE = re.compile(r"(?<![a-z])(?:un|non-?|not\s+|never\s+)$")
+_EN_NOT_BEFORE = re.compile(r"(?<![a-z])(?:un|non-?|not\s+|never\s+|without\s+|with\s+no\s+)$")
 
 
 def _negated_flags(
@@ -1495,7 +1501,9 @@ def _names_the_rows(mention: Mention, text: str, index: ColumnIndex, rows: int) 
 
 
 # "fuel type is Diesel", "status = Cancelled", 「区分が在宅」: the column names its value.
-_COPULA = re.compile(r"\s*(?:is|are|was|equals|equal to|of|==?|:|が|は)?\s*")
+_COPULA = re.compile(
+    r"\s*(?:is|are|was|equals|equal to|of|(?:is\s+|are\s+)?set to|marked(?: as)?|==?|:|が|は)?\s*"
+)
 
 
 def _adjacent_value(mention: Mention, values: list[Mention], text: str = "") -> bool:

@@ -192,6 +192,16 @@ class _Builder(StepBuilder):
             and re.match(r"\s*(?:別|ごと|毎)", self.p.text[m.end :])
         ]
 
+    def month_columns_said(self) -> list[str]:
+        """Date columns grouped by that hold one month per value (計上月, billing_month:
+        every example the first of a month), which a table can group by as they are."""
+        return [
+            c
+            for c in self.dates
+            if (examples := self.index.by_name[c].examples)
+            and all(re.fullmatch(r"\d{4}-\d{2}-01(?:[ T]00:00(?::00)?)?", e) for e in examples)
+        ]
+
     def bar(self) -> Step:
         """Bars of the metric (or row count) per category."""
         x = self.category()
@@ -271,6 +281,13 @@ class _Builder(StepBuilder):
                 self.group = months
                 return self.groupby()
             return self.line()
+        if self.group and (self.dates or vocab.frequency(self.c.text)):
+            if months := self.month_columns_said():
+                # 「委託区分と計上月ごとの支払金額」: a column of months groups like the others
+                said = self.c.group_cols
+                self.group = [c for c in said if c in self.group or c in months]
+                return self.groupby()
+            return self.line()  # 「委託区分別・月別の支払金額」: each category's line per period
         if {"ranking", "aggregate"} & set(self.intents) or self.aggs or self.group:
             return self.groupby()
         if self.contrast and (self.numeric or self.inherited):

@@ -130,7 +130,8 @@ def _qualifier(word: str | None) -> str:
     return "within"
 
 
-_QUAL_JA = rf"({_PERIOD_START}|{_PERIOD_END}|{_PERIOD_BEFORE})?"
+# 「12月分まで」: the bill or pay of a month (分) keeps the qualifier after it.
+_QUAL_JA = rf"(?:分\s*)?({_PERIOD_START}|{_PERIOD_END}|{_PERIOD_BEFORE})?"
 # A year: 4 digits or a Japanese era year (令和6, 平成30, 令和元, R6, H30; NFKC + lower case).
 _YEAR = r"(\d{4}|(?:令和|平成|(?<![a-z])[rh])\s*(?:\d{1,2}|元)(?!\d))"
 _ERA_START = {"令和": 2018, "r": 2018, "平成": 1988, "h": 1988}
@@ -163,7 +164,7 @@ _MONTH_RANGE_RX = re.compile(
 )
 _MONTH_ONLY_RX = re.compile(
     rf"(?<![\d年])(\d{{1,2}})\s*月(?!別|ごと|毎|次|間)(?:\s*(\d{{1,2}})\s*日)?"
-    rf"\s*({_PERIOD_START}|{_PERIOD_END})?"
+    rf"\s*(?:分\s*)?({_PERIOD_START}|{_PERIOD_END})?"
 )
 # "since 1/1/2025", "through 3/31/2025": a date written month first, as in English.
 _US_DATE_RX = re.compile(_EN_QUAL + r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])")

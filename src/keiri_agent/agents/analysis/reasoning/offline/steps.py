@@ -92,8 +92,10 @@ _COMBINED = re.compile(
     re.IGNORECASE,
 )
 """Values said to be taken together: one total over them, not one per value."""
-_CROSS_TAB = re.compile(r"クロス集計|クロス表|ピボット|\b(?:cross[- ]?tab\w*|pivot)\b", re.I)
-"""A table of one category against another."""
+_CROSS_TAB = re.compile(
+    r"クロス集計|クロス表|ピボット|[×✕](?=\s*\S)|\b(?:cross[- ]?tab\w*|pivot)\b", re.I
+)
+"""A table of one category against another (「部門×勘定科目」)."""
 _ROWS_ASKED = re.compile(r"何件|何行|(?<![a-z])how many (?:rows|records|entries|lines)(?![a-z])")
 """How many rows: one count."""
 _EACH_OR_WHICH = re.compile(
@@ -115,7 +117,7 @@ _HOW_MANY = re.compile(
     r"いくつ|何(?:個|本|枚|台|回|通|冊|行|人|名)|延べ(?:で)?何日|\bhow many\b", re.I
 )
 QUANTITY_ASKED = re.compile(
-    _HOW_MUCH.pattern + "|" + _HOW_MANY.pattern + r"|何件|何人|何名|何社|何種類", re.I
+    _HOW_MUCH.pattern + "|" + _HOW_MANY.pattern + "|" + _DISTINCT.pattern + r"|何件", re.I
 )
 """A question of quantity: 「いくら」「何件」「何社」, "how much", "how many"."""
 _PER_GROUP = re.compile(
@@ -145,6 +147,12 @@ _POINTING_BEFORE = re.compile(
     r"(?:(?<![a-z])(?:that|those)\s+|(?:その|あの|例の|さっきの)\s*)$", re.I
 )
 _HOW_MANY_BEFORE = re.compile(r"(?<![a-z])how many\s+(?:different\s+|distinct\s+)?$", re.I)
+# 「媒体はいくつありますか」「キャンペーンって全部でいくつ」「受診機関の数は？」: how many
+# different values of the category just named.
+_JA_HOW_MANY_AFTER = re.compile(
+    r"\s*(?:は|って|が)?\s*(?:全部で|全体で|合計で|いったい|ぜんぶで)?\s*"
+    r"(?:いくつ|何個|何種類|何か所|何カ所|何ヶ所|何社|何人|何名|の\s*数(?!値|量|字))"
+)
 _JA_ID_TAIL = re.compile(r"(?:id|番号|コード|no\.?)$")
 _HOW_WORDS = frozenset(
     {"total", "sum", "average", "avg", "mean", "median", "count", "max", "min", "the", "and"}
@@ -657,13 +665,23 @@ class StepBuilder:
         """True when the clause asks how many different values a category has: said so
         (``_DISTINCT``: 「何社」, "how many different"), or "how many" said right before a
         category column that is not the data's word for its rows ("how many vendors did
-        we get invoices from" with ``vendor_name``: vendors, not invoices)."""
+        we get invoices from" with ``vendor_name``: vendors, not invoices), or a category
+        followed by a count word (「媒体はいくつ」「受診機関の数は？」)."""
         if _DISTINCT.search(self.c.text):
             return True
+        nouns = self.index.row_nouns()
         return any(
             m.column in self.categorical
-            and _HOW_MANY_BEFORE.search(self.p.text[: m.start])
-            and not _ROWS_AFTER.match(self.p.text[m.end :])
+            and (
+                (
+                    _HOW_MANY_BEFORE.search(self.p.text[: m.start])
+                    and not _ROWS_AFTER.match(self.p.text[m.end :])
+                )
+                or (
+                    _JA_HOW_MANY_AFTER.match(self.p.text[m.end :])
+                    and normalize(self.p.text[m.start : m.end]) not in nouns
+                )
+            )
             for m in self.c.mentions
         )
 

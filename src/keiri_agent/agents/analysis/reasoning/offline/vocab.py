@@ -69,7 +69,7 @@ AGGS: dict[str, str] = {
 }
 FREQS: dict[str, str] = {
     "M": "月別|月ごと|月毎|毎月|月次|月単位|年月別|monthly|by month|per month|each month"
-    "|month by month|month-by-month|month over month",
+    "|month by month|month-by-month|month over month|~by [a-z_]+ (and|&) (by )?months?(?![a-z])",
     "W": "週別|週ごと|週毎|毎週|週次|週単位|weekly|by week|per week|each week",
     "D": "日別|日ごと|日毎|毎日|日次|日単位|daily|by day|per day|each day|day by day",
     "Y": "年別|年ごと|年毎|毎年|年次|年単位|年度別|経年|yearly|annual|annually|by year"
