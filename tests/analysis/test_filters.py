@@ -291,3 +291,16 @@ def test_filters_do_not_modify_the_input(frame: pd.DataFrame) -> None:
     before = frame.copy()
     run(frame, {"col": "伝票日", "op": ">=", "value": "2025-01-01"})
     pd.testing.assert_frame_equal(frame, before)
+
+
+@pytest.mark.parametrize("dtype", ["object", "string", "category"])
+def test_contains_is_blind_to_full_and_half_width(dtype: str) -> None:
+    # bank statements write kana half width: 「デンキ」 must find 「ﾃﾞﾝｷﾘｮｳｷﾝ」 and back
+    memo = pd.Series(["ﾃﾞﾝｷﾘｮｳｷﾝ 4ｶﾞﾂ", "ガス代", None, "デンキ代", "ＡＢＣ商事"], dtype=dtype)
+    frame = pd.DataFrame({"摘要": memo})
+    kept = apply_filters(frame, [{"col": "摘要", "op": "contains", "value": "デンキ"}])
+    assert list(kept.index) == [0, 3]
+    kept = apply_filters(frame, [{"col": "摘要", "op": "contains", "value": "ﾃﾞﾝｷ"}])
+    assert list(kept.index) == [0, 3]
+    kept = apply_filters(frame, [{"col": "摘要", "op": "contains", "value": "ABC"}])
+    assert list(kept.index) == [4]

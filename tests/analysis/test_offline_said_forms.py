@@ -5,7 +5,7 @@ register (English)."""
 
 from __future__ import annotations
 
-from offline_support import acted_spec, dataset_summary
+from offline_support import acted_spec, dataset_summary, decide
 
 ROWS = 900
 
@@ -22,6 +22,8 @@ DUES = dataset_summary(
         ("入金額", "numeric", ["0", "30000"], 9),
         ("口座振替", "boolean", ["True", "False"], 2),
         ("集金担当", "categorical", ["小川", "松田"], 2),
+        ("前年度会費額", "numeric", ["6000", "30000"], 5),
+        ("摘要", "text", ["ｶｲﾋ ｱｵﾊﾞｼｮｳﾃﾝ", "会費 4月分"], 700),
     ],
     "ds_dues",
 )
@@ -30,9 +32,11 @@ GRANTS = dataset_summary(
     [
         ("grant_id", "text", ["G-001", "G-002"], ROWS),
         ("program", "categorical", ["Youth", "Culture", "Sports"], 3),
-        ("awarded_on", "datetime", ["2024-01-10", "2024-12-20"], 300),
+        ("applied_on", "datetime", ["2023-11-01", "2024-11-30"], 300),
+        ("decision_date", "datetime", ["2024-01-10", "2025-02-20"], 300),
         ("amount", "numeric", ["50000", "2000000"], 400),
         ("reported", "boolean", ["True", "False"], 2),
+        ("department", "categorical", ["Sales", "Planning"], 2),
     ],
     "ds_grants",
 )
@@ -97,3 +101,61 @@ def test_how_many_different_values_of_a_category() -> None:
         assert spec["op"] == "total" and spec["metrics"] == {column: ["nunique"]}, text
     spec = acted_spec("支部ごとの件数", DUES)
     assert spec["op"] == "groupby_agg"
+
+
+def test_a_period_applies_to_the_date_whose_event_is_said() -> None:
+    # before: the first date column (請求月 / applied_on) took the period
+    spec = acted_spec("2024年中に入金した分の入金額、合計いくら？", DUES)
+    assert {f["col"] for f in spec["filters"]} == {"入金日"}
+    spec = acted_spec("Total amount of grants decided in 2024?", GRANTS)
+    assert {f["col"] for f in spec["filters"]} == {"decision_date"}
+
+
+def test_month_ranges_led_by_a_year_or_joined_by_and() -> None:
+    # before: 「6月」 was asked for its year
+    spec = acted_spec("2024年10〜12月分の会費額の合計", DUES)
+    assert spec["filters"] == [
+        {"col": "請求月", "op": ">=", "value": "2024-10-01"},
+        {"col": "請求月", "op": "<", "value": "2025-01-01"},
+    ]
+    spec = acted_spec("How many grants were decided between March and May 2024?", GRANTS)
+    assert spec["filters"] == [
+        {"col": "decision_date", "op": ">=", "value": "2024-03-01"},
+        {"col": "decision_date", "op": "<", "value": "2024-06-01"},
+    ]
+
+
+def test_a_column_name_holding_a_relative_period_is_no_period() -> None:
+    # before: 「前年」 in the name asked for dates
+    spec = acted_spec("「前年度会費額」の平均を教えて", DUES)
+    assert spec["op"] == "total" and spec["metrics"] == {"前年度会費額": ["mean"]}
+
+
+def test_duplicates_left_out_of_a_count_and_said_in_english() -> None:
+    # before: 「重複なしで」 ran the duplicate check, of the first 会員 column
+    spec = acted_spec("会員って何社？会費番号の重複なしで数えてください", DUES)
+    assert spec["op"] == "total" and spec["metrics"] == {"会費番号": ["nunique"]}
+    spec = acted_spec("Check whether any grant_id appears more than once", GRANTS)
+    assert spec["op"] == "duplicate_check" and spec["subset"] == ["grant_id"]
+
+
+def test_data_said_in_the_past_is_no_action_to_refuse() -> None:
+    # before: "submitted" / 「提出した」 refused as sending documents out
+    spec = acted_spec("Bar chart of how many grants each department submitted", GRANTS)
+    assert spec["kind"] == "bar" and spec["x"] == "department"
+    assert acted_spec("支部ごとに提出した件数", DUES)["group_cols"] == ["支部"]
+    assert decide("この集計を本部に提出して", DUES).next_action == "out_of_scope"
+
+
+def test_all_of_a_category_is_one_total() -> None:
+    # before: 「全支部」 grouped by 支部
+    spec = acted_spec("2025年3月分の会費額、全支部の合計でいくら？", DUES)
+    assert spec["op"] == "total" and spec["metrics"] == {"会費額": ["sum"]}
+    assert acted_spec("支部ごとの会費額の合計", DUES)["op"] == "groupby_agg"
+
+
+def test_a_quoted_column_holding_a_quoted_word() -> None:
+    # before: 「摘要」 closed by 」 hid the condition and 摘要 became a grouping
+    spec = acted_spec("「摘要」に「ｱｵﾊﾞ」が含まれる行の入金額を合計して", DUES)
+    assert spec["op"] == "total"
+    assert spec["filters"] == [{"col": "摘要", "op": "contains", "value": "アオバ"}]

@@ -170,3 +170,38 @@ def test_a_wrong_label_is_caught() -> None:
     assert valid and not checks["filters"]
     unknown = {**case["reference"], "columns": ["no_such_column"]}
     assert not BENCH.compare(case["expected"], "act", unknown, columns)[1]
+
+
+# The blind sets of issue 28 from the eighth on (written with this script's checks at
+# hand; the fifth to seventh are kept as they were first scored, a few of their references
+# short of their expectations): requests in the proportions a finance team asks them,
+# follow-ups with the earlier turns and the spec that answered each.
+ISSUE28_SETS = [f"blind{n}" for n in range(8, 14)]
+ISSUE28_FAMILIES = ("single_number", "follow_up", "blank_category", "named_column")
+ISSUE28_CASES = [case for name in ISSUE28_SETS for case in BENCH.load_cases(BENCH.SETS[name])]
+
+
+@pytest.mark.parametrize("set_name", ISSUE28_SETS)
+def test_issue28_set_is_large_and_has_each_family(set_name: str) -> None:
+    cases = BENCH.load_cases(BENCH.SETS[set_name])
+    assert len(cases) >= 100 and len({c["dataset"] for c in cases}) >= 4
+    families = Counter(c["covers"] for c in cases)
+    assert families["single_number"] >= 0.25 * len(cases)
+    for family in ISSUE28_FAMILIES:
+        assert families[family] >= 10, family
+    follow_ups = [c for c in cases if c["covers"] == "follow_up"]
+    assert all(c["history"] and all("spec" in turn for turn in c["history"]) for c in follow_ups)
+    assert len({c["text"] for c in cases}) == len(cases), "duplicate request"
+
+
+@pytest.mark.parametrize("case", [c for c in ISSUE28_CASES if "reference" in c], ids=_id)
+def test_issue28_reference_is_valid_and_meets_the_expectation(case: dict[str, Any]) -> None:
+    test_reference_spec_is_valid_and_meets_the_expectation(case)
+    data = BENCH.case_summary(case)
+    for turn in case.get("history") or []:
+        model = (
+            BENCH.parse_plot_spec(turn["spec"])
+            if "kind" in turn["spec"]
+            else (BENCH.parse_analysis_spec(turn["spec"]))
+        )
+        BENCH.check_columns(model, [c["name"] for c in data["columns"]])

@@ -8,8 +8,9 @@ Values are coerced to the column's type before comparing:
   indexing does: ``== "2025-01"`` is all of January, ``<= "2025-01-31"``
   includes the whole of that day. A value that does not parse is a SpecError.
 - numeric columns: numbers or numeric strings ("1,000"); anything else is a SpecError.
-- text columns: strings; ``contains`` is a plain substring match (case-sensitive)
-  and works on the string form of any column.
+- text columns: strings; ``contains`` is a substring match (case-sensitive) on the
+  string form of any column, blind to full/half width (NFKC: 「ﾃﾞﾝｷ」 finds 「デンキ」,
+  「ＡＢＣ」 finds "ABC"), as bank statements write kana half width.
 
 Missing values follow pandas: they never satisfy ``==``, ``<`` ... ``in``
 (unless None is listed) and always satisfy ``!=``.
@@ -256,13 +257,15 @@ def _contains(column: pd.Series, condition: Filter, index: int) -> np.ndarray:
         raise _error(
             condition, index, "needs one text value", 'e.g. {"op": "contains", "value": "株式会社"}'
         )
-    needle = str(value)
-    if isinstance(column.dtype, pd.StringDtype):
-        return _to_bool_array(column.str.contains(needle, regex=False, na=False))
-    text = column.astype("str")
-    return _to_bool_array(text.str.contains(needle, regex=False, na=False)) & _to_bool_array(
-        column.notna()
-    )
+    needle = unicodedata.normalize("NFKC", str(value))
+    present = column.dropna()
+    held = {
+        text: needle in unicodedata.normalize("NFKC", text)
+        for text in present.astype("str").unique()
+    }
+    found = pd.Series(False, index=column.index)
+    found[present.index] = present.astype("str").map(held).to_numpy(dtype=bool)
+    return _to_bool_array(found)
 
 
 def _categorical(column: pd.Series, condition: Filter, index: int) -> np.ndarray:

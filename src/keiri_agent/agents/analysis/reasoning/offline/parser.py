@@ -35,6 +35,7 @@ from keiri_agent.agents.analysis.reasoning.offline.ja_column_words import (
 from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     LACKING_BEFORE,
+    RELATIVE_PERIOD,
     PeriodFilter,
     bare_thresholds,
     condition_at,
@@ -1082,8 +1083,11 @@ def parse_request(
     # A condition on a numeric column (「耐用年数が5年の」) is no period either.
     conditions = bytearray(len(norm))
     first_read = _scan(norm, index, bytearray(len(norm)))
-    for m in first_read:
-        if m.value is None and re.search(r"\d{4}", norm[m.start : m.end]):
+    for m in first_read:  # a year or a relative period in a column's name is no period
+        if m.value is None and (
+            re.search(r"\d{4}", norm[m.start : m.end])
+            or RELATIVE_PERIOD.search(norm[m.start : m.end])
+        ):
             named_years[m.start : m.end] = b"\x01" * (m.end - m.start)
         elif m.value is None and index.kind(m.column) == "numeric":
             found = condition_at(norm[m.end :])
@@ -1263,17 +1267,39 @@ def _dates_named_first(mentions: list[Mention], index: ColumnIndex) -> list[str]
 
 def _dates_said_by_their_event(text: str, dates: list[str]) -> list[str]:
     """Date columns whose event the request says (「1月に入金があった分」 names 入金日,
-    「納付があった」 納付日): the name without its date word, said as a word of its own."""
+    「納付があった」 納付日, 「2024年中に支払った分」 支払日): the name without its date word,
+    said as a word or verb of its own; in English a verb in the past said of a word of
+    the name ("decided in 2025": ``decision_date``, "approved": ``approval_date``)."""
     said = []
+    verbs = {_EN_IRREGULAR.get(w, w[:-2]) for w in re.findall(r"[a-z]{4,}ed\b|paid\b", text)}
     for name in dates:
+        if name.isascii():
+            events = [t for t in name_tokens(name) if t not in _EN_DATE_WORDS]
+            if any(_common_prefix(t, v) >= min(4, len(t), len(v)) for t in events for v in verbs):
+                said.append(name)
+            continue
         event = re.sub(r"(?:年月日|日付|日時|年月|日|月)$", "", name)
         if (
             len(event) >= 2
             and event != name
-            and re.search(rf"{re.escape(event)}(?:が|の|を|が?あっ|され|した|日)", text)
+            and re.search(
+                rf"{re.escape(event)}い?(?:が|の|を|が?あっ|され|した|し済|済|日|った|われ|って)",
+                text,
+            )
         ):
             said.append(name)
     return said
+
+
+_EN_DATE_WORDS = frozenset({"date", "on", "at", "day", "dt", "time", "timestamp"})
+_EN_IRREGULAR = {"paid": "pay"}
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many leading letters two words share."""
+    return next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
 
 
 def _lowercase_acronym(mention: Mention, text: str, norm: str) -> bool:

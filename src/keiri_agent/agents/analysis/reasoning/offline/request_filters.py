@@ -47,7 +47,7 @@ _EN_QUAL = (
     r"(since|from|after|starting|until|till|through|to|up to|by|before|prior to|in|during|for|of)?"
     r"\s*"
 )
-_RELATIVE = re.compile(
+RELATIVE_PERIOD = _RELATIVE = re.compile(
     r"直近|過去\s*\d+\s*(?:ヶ月|か月|カ月|ヵ月|年|週|日)|先月|今月|今年|昨年|去年|前年(?!比)|先週|"
     r"(?<![a-z])(?:last|past|previous|this)\s+(?:\d+\s+)?(?:months?|years?|weeks?|days?|quarters?)"
 )
@@ -138,6 +138,9 @@ _ERA_START = {"令和": 2018, "r": 2018, "平成": 1988, "h": 1988}
 _FISCAL_RX = re.compile(_YEAR + r"\s*年度")
 # "FY2024", "fy 2024": the fiscal year said in English (April to March, as 年度).
 _EN_FISCAL_RX = re.compile(r"(?<![a-z])fy\s*'?(\d{4})(?!\d)")
+_JA_YEAR_MONTHS_RX = re.compile(
+    _YEAR + r"\s*年\s*(\d{1,2})\s*[〜~～\-－]\s*(\d{1,2})\s*月(?!別|ごと|毎)(?:\s*分)?(?:\s*まで)?"
+)
 _JA_DATE_RX = re.compile(_YEAR + r"\s*年(?:\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*日)?)?\s*" + _QUAL_JA)
 _ISO_RX = re.compile(
     _EN_QUAL + r"(?<!\d)(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?(?!\d)\s*" + _QUAL_JA
@@ -223,6 +226,13 @@ def date_filters(
 
     for m in [*_FISCAL_RX.finditer(text), *_EN_FISCAL_RX.finditer(text)]:
         add(m, m.group(1), None, None, "within", fy=True)
+    for m in _JA_YEAR_MONTHS_RX.finditer(text):  # 「2025年1〜6月」: both months in that year
+        first, last = int(m.group(2)), int(m.group(3))
+        if not (1 <= first <= 12 and 1 <= last <= 12) or any(claimed[m.start() : m.end()]):
+            continue
+        add(m, m.group(1), str(first), None, "start")
+        end_year = int(_year(m.group(1))) + (last < first)
+        found.append((m.end(), m.end(), end_year, last, None, "end", False))
     for m in _JA_DATE_RX.finditer(text):
         add(m, m.group(1), m.group(2), m.group(3), _qualifier(m.group(4)))
     for m in _ISO_RX.finditer(text):
@@ -247,7 +257,7 @@ def date_filters(
             _t(lang, f"{_MONTHS[m.group(2)]}月は{year}年と仮定", f"{said} taken as {year}")
         )
     found = _as_ranges(text, sorted(found))
-    problems += _vague_periods(text, bool(months), lang)
+    problems += _vague_periods(text, bool(months), lang, claimed)
     if found and not dates:
         problems.append(
             _t(
@@ -309,9 +319,10 @@ def _as_ranges(text: str, found: list[_Found]) -> list[_Found]:
     return ranged
 
 
-def _vague_periods(text: str, months_read: bool, lang: str) -> list[str]:
+def _vague_periods(text: str, months_read: bool, lang: str, claimed: bytearray) -> list[str]:
     """Questions for periods no date pins down: a quarter (fiscal or calendar?) when no
-    months were read, and a relative period (「直近3ヶ月」, "last year")."""
+    months were read, and a relative period (「直近3ヶ月」, "last year") that is not part of
+    a column's name (「前年同月請求額」: ``claimed``)."""
     problems: list[str] = []
     if not months_read and (quarter := _QUARTER.search(text)):
         # 「第1四半期」: fiscal or calendar? the months are asked, never guessed
@@ -322,7 +333,7 @@ def _vague_periods(text: str, months_read: bool, lang: str) -> list[str]:
                 f"Which months is {quarter.group(0).upper()}? (e.g. April to June)",
             )
         )
-    if _RELATIVE.search(text):
+    if any(not any(claimed[m.start() : m.end()]) for m in _RELATIVE.finditer(text)):
         problems.append(
             _t(
                 lang,
@@ -377,7 +388,7 @@ def _year_of_month(
     return only, only is not None
 
 
-_RANGE_SAID = re.compile(r"\s*(?:から|より|[〜~～\-–—]|to|through|until|till)?\s*")
+_RANGE_SAID = re.compile(r"\s*(?:から|より|[〜~～\-–—]|to|through|until|till|and)?\s*")
 
 
 def _year_of_range(text: str, found: list[_Found], start: int, end: int, month: int) -> int | None:
@@ -713,7 +724,7 @@ def null_filters(
 
 
 _CONTAINS_JA = re.compile(
-    r"^\s*(?:欄|列)?\s*(?:に|が|で)\s*「(?P<value>[^」]{1,40})」\s*(?:という(?:文字|言葉|文言|単語))?"
+    r"^\s*[」\"]?\s*(?:欄|列)?\s*(?:に|が|で)\s*「(?P<value>[^」]{1,40})」\s*(?:という(?:文字|言葉|文言|単語))?"
     r"\s*(?:を|が)?\s*(?:含む|含まれ(?!てい?ない|ない)|含んで|含んだ|入っている|入ってる|入った)"
 )
 _CONTAINS_EN = re.compile(

@@ -86,6 +86,9 @@ ledger, "giving" on a donor ledger, 「総額」): the amount column is meant.""
 _PER_ROW_AGGS = ("mean", "median", "min", "max")
 """Aggregations that, said of the rows themselves ("the average gift", 「最大の入金」), take
 the amount of each row; a total of rows is their count."""
+_ALL_BEFORE = re.compile(
+    r"(?:(?<![\u3400-\u9fff])全|すべての|全ての|(?<![a-z])(?:across )?all (?:the )?)$"
+)
 _COMBINED = re.compile(
     r"あわせ(?:た|て)|合わせ(?:た|て)|合算|全部で|トータルで|\bcombined\b|\btogether\b"
     r"|\baltogether\b|\bin total\b",
@@ -661,6 +664,16 @@ class StepBuilder:
             for m in self.c.mentions
         )
 
+    def said_as_all(self, column: str) -> bool:
+        """The category is said as all of its values (「全拠点」「すべての部署」, "all
+        departments"), not as a grouping."""
+        return any(
+            m.column == column
+            and _ALL_BEFORE.search(self.p.text[: m.start])
+            and not _PER_GROUP.match(self.p.text[m.end :])
+            for m in self.c.mentions
+        )
+
     def asks_distinct(self) -> bool:
         """True when the clause asks how many different values a category has: said so
         (``_DISTINCT``: 「何社」, "how many different"), or "how many" said right before a
@@ -859,6 +872,8 @@ class StepBuilder:
             return []  # 「差戻しになっている申請は今何件？」: one count, no grouping said
         if not self.group and group and _COMBINED.search(self.c.text) and not self.per_group_said():
             return []  # 「2物件あわせた請求額の合計」, "Sales and Finance combined": one total
+        if not self.group and group and self.said_as_all(group[0]):
+            return []  # 「全拠点の合計」, "across all sites": one total over every value
         if (
             not self.group
             and group
@@ -1005,7 +1020,13 @@ class StepBuilder:
             )
         metrics: dict[str, list[str]] = {}
         if value_aggs == ["nunique"] and not self.numeric and self.categorical:
-            metrics[self.categorical[0]] = ["nunique"]  # 「取引先は何社？」
+            # 「取引先は何社？」; 「支払先は何人？支払先コードの重複なしで」: the key said wins
+            keyed = [
+                m.column
+                for m in self.c.mentions
+                if m.column in self.categorical and re.match(r"\s*の?\s*重複", self.p.text[m.end :])
+            ]
+            metrics[(keyed or self.categorical)[0]] = ["nunique"]
         elif value_aggs:
             numeric = (
                 self.numeric

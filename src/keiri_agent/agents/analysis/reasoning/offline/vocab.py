@@ -24,8 +24,9 @@ INTENTS: dict[str, str] = {
     "share": "構成比|割合|シェア|比率|パレート|abc分析|abc|内訳|占め|円グラフ|share|shares"
     "|~全体の\\s*何\\s*(?:[%％]|パーセント|割)|~何\\s*(?:[%％]|パーセント)\\s*(?:ずつ|を占め)"
     "|proportion|proportions|percentage|percentages|percent|pareto|composition|pie",
-    "duplicate": "重複|ダブり|ダブって|二重|複数回|何度も|~duplicat|dupe|dupes|dedupe"
-    "|~repeat(ed|s)?|twice",
+    "duplicate": "~重複(?!\\s*(?:なし|無し|なく|を?除|は除|を省|は省|分?を?数えない))"
+    "|ダブり|ダブって|二重|複数回|何度も|~duplicat|dupe|dupes|dedupe|~repeat(ed|s)?|twice"
+    "|more than once",
     "summary": "要約|統計量|基本統計|記述統計|統計情報|サマリ|サマリー|summary|summaries"
     "|~summari[sz]e|describe|descriptive|statistics|stats",
     "overview": "概要|全体像|どんなデータ|データの中身|中身|データ構造|列一覧|カラム一覧"
@@ -48,6 +49,7 @@ INTENTS: dict[str, str] = {
 }
 AGGS: dict[str, str] = {
     "nunique": "ユニーク数|種類数|何種類|distinct|unique|nunique|number of unique"
+    "|~重複\\s*(?:なし|無し|なく|を?除|は除|を省|は省|分?を?数えない)"
     "|number of distinct|how many unique|how many distinct|how many different",
     "sum": "合計|総額|総計|総和|合算|トータル|sum|sums|total|totals|summed|altogether|all together"
     "|in total",
@@ -88,7 +90,8 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|xgboost|k-means|kmeans|sklearn|scikit-learn",
     "file": "メール|送信|送って|保存|エクスポート|書き出|ダウンロード|ファイルに出力"
     "|csvに出力|excelに出力|pdf|~e-?mails?|~send|export"
-    "|~提出(し|す)|申告書|届出書|~e-?tax|~submit|~file (a |the |our )?(tax )?returns?\\b"
+    "|~提出(して(?!い|る)|する|しといて)|申告書|届出書|~e-?tax|~submit(?!ted|s\\b)"
+    "|~file (a |the |our )?(tax )?returns?\\b"
     "|~save (it|this|that|the|to|as|into)|~write (it |this |the |that )?(to|into)"
     "|download|slack"
     # into another system: an accounting package, journal entries
