@@ -159,3 +159,46 @@ def test_a_quoted_column_holding_a_quoted_word() -> None:
     spec = acted_spec("「摘要」に「ｱｵﾊﾞ」が含まれる行の入金額を合計して", DUES)
     assert spec["op"] == "total"
     assert spec["filters"] == [{"col": "摘要", "op": "contains", "value": "アオバ"}]
+
+
+BILLS = dataset_summary(
+    400,
+    [
+        ("請求番号", "text", ["UB-0001", "UB-0002"], 400),
+        ("拠点", "categorical", ["東京本社", "名古屋支店", "札幌営業所", "横浜倉庫"], 4),
+        ("種別", "categorical", ["電気", "ガス", "水道"], 3),
+        ("供給会社", "categorical", ["札幌ガス", "東邦ガス", "東京電力"], 3),
+        ("使用月", "datetime", ["2024-04-01", "2025-03-01"], 12),
+        ("請求金額", "numeric", ["12000", "480000"], 300),
+        ("源泉徴収税額", "numeric", ["0", "10210"], 20),
+        ("仕訳済", "boolean", ["True", "False"], 2),
+    ],
+    "ds_bills",
+)
+
+
+def test_a_value_said_by_its_first_word() -> None:
+    # before: 「名古屋」 was read as nothing: the total of every site
+    spec = acted_spec("名古屋のガスの請求金額合計", BILLS)
+    assert {(f["col"], f["value"]) for f in spec["filters"]} == {
+        ("拠点", "名古屋支店"),
+        ("種別", "ガス"),
+    }
+    # 「札幌」 begins a site and a supplier: asked, never guessed
+    decision = decide("札幌の請求金額の合計", BILLS)
+    assert decision.next_action == "ask"
+    assert any("札幌営業所" in q and "札幌ガス" in q for q in decision.clarifying_questions)
+
+
+def test_english_reaches_japanese_columns_and_values() -> None:
+    # before: every one of these asked which column was meant, or dropped the value
+    spec = acted_spec("What's the total withholding tax for the Nagoya branch?", BILLS)
+    assert spec["metrics"] == {"源泉徴収税額": ["sum"]}
+    assert spec["filters"] == [{"col": "拠点", "op": "==", "value": "名古屋支店"}]
+    spec = acted_spec("How many bills are not journalized yet?", BILLS)
+    assert spec["filters"] == [{"col": "仕訳済", "op": "==", "value": False}]
+    spec = acted_spec("Total 請求金額 for electricity at the Tokyo head office", BILLS)
+    assert {(f["col"], f["value"]) for f in spec["filters"]} == {
+        ("拠点", "東京本社"),
+        ("種別", "電気"),
+    }

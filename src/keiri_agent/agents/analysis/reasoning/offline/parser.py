@@ -32,6 +32,7 @@ from keiri_agent.agents.analysis.reasoning.offline.ja_column_words import (
 from keiri_agent.agents.analysis.reasoning.offline.ja_column_words import (
     WORD_SYNONYMS as JA_WORD_SYNONYMS,
 )
+from keiri_agent.agents.analysis.reasoning.offline.ja_value_words import english_readings
 from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     LACKING_BEFORE,
@@ -84,6 +85,21 @@ _SYNONYM_TEXT = {
     "|payees|counterparty",
     "overtime": "残業時間|残業|時間外労働|時間外勤務|時間外|overtime|overtime hours",
     "salary": "月給|給与|給料|基本給|賃金|salary|salaries|wage|wages",
+    # bank, tax and site words, so an English request reaches a Japanese ledger's columns
+    "withholding": "源泉徴収税額|源泉徴収税|源泉税|源泉所得税|源泉徴収額|withholding"
+    "|withholding tax|withholding taxes|tax withheld|withheld tax",
+    "bank_fee": "手数料|振込手数料|bank fee|bank fees|transfer fee|transfer fees|commission"
+    "|commissions",
+    "balance": "残高|残額|balance|balances",
+    "deposit": "入金額|deposit|deposits|deposit amount|deposit amounts|money in",
+    "withdrawal": "出金額|withdrawal|withdrawals|withdrawal amount|withdrawal amounts|money out",
+    "usage": "使用量|usage|consumption",
+    "site": "拠点|事業所|site|sites|location|locations|facility|facilities",
+    "project": "プロジェクト|案件|project|projects",
+    "journalized": "仕訳済|仕訳済み|記帳済|記帳済み|journalized|journalised|posted to the ledger",
+    "reconciled": "照合日|消込日|reconciliation date|reconciled date|date reconciled",
+    "consumption_tax": "消費税額|消費税|consumption tax|sales tax|vat",
+    "payment_method": "支払方法|支払い方法|payment method|payment methods",
 }
 SYNONYMS: dict[str, tuple[str, ...]] = {k: tuple(v.split("|")) for k, v in _SYNONYM_TEXT.items()}
 
@@ -599,7 +615,11 @@ class ColumnIndex:
                 best = chosen.get(concept)
                 if best is None or rank < best[:3]:
                     chosen[concept] = (*rank, info.name)
-        owner = {value[3]: concept for concept, value in chosen.items()}
+        owner: dict[str, str] = {}  # a column's first concept (出金額: sales before withdrawal)
+        self.concepts: dict[str, list[str]] = {}  # every concept a column holds, for its words
+        for concept, value in chosen.items():
+            owner.setdefault(value[3], concept)
+            self.concepts.setdefault(value[3], []).append(concept)
         self.contained = {value[3] for value in chosen.values() if value[0] == 1}
         self.columns = [
             ColumnInfo(c.name, c.kind, c.examples, owner.get(c.name), c.unique, c.missing)
@@ -634,8 +654,9 @@ class ColumnIndex:
         for info in self.columns:
             if not self.synonyms_name(info):
                 continue
-            for term in SYNONYMS.get(info.concept or "", ()):
-                found.setdefault(term_pattern(term), (info.name, None, len(term)))
+            for concept in self.concepts.get(info.name, []):
+                for term in SYNONYMS[concept]:
+                    found.setdefault(term_pattern(term), (info.name, None, len(term)))
         named = set(found)  # a whole name or a synonym: a value never takes it
         for pattern, column, size in name_aliases([c.name for c in self.columns]):
             found.setdefault(pattern, (column, None, size))
@@ -644,6 +665,21 @@ class ColumnIndex:
         for pattern, column, size in everyday_terms([c.name for c in self.columns]):
             # not inside a count word: 「何種類」「種類数」 ask how many, of another column
             found.setdefault(rf"(?<!何){pattern}(?!数)", (column, None, size))
+        self._value_terms(found, named)
+        self._english_value_terms(found)
+        # longest first; at one length a value before a word of a longer column name
+        # ("overdue" is a status, not days_overdue), a whole name before a value
+        ordered = sorted(
+            found.items(),
+            key=lambda item: (
+                -item[1][2],
+                0 if item[0] in named else 2 if item[1][1] is None else 1,
+            ),
+        )
+        return [(pattern, col, value) for pattern, (col, value, _) in ordered]
+
+    def _value_terms(self, found: dict[str, tuple[str, str | None, int]], named: set[str]) -> None:
+        """The values of category columns, each naming its column and itself."""
         for info in self.columns:
             if info.kind not in ("categorical", "boolean", "text"):
                 continue
@@ -655,16 +691,23 @@ class ColumnIndex:
                     if existing is None or (existing[1] is None and pattern not in named):
                         # "overdue" is a status, not the word of days_overdue
                         found[pattern] = (info.name, example, len(value))
-        # longest first; at one length a value before a word of a longer column name
-        # ("overdue" is a status, not days_overdue), a whole name before a value
-        ordered = sorted(
-            found.items(),
-            key=lambda item: (
-                -item[1][2],
-                0 if item[0] in named else 2 if item[1][1] is None else 1,
-            ),
-        )
-        return [(pattern, col, value) for pattern, (col, value, _) in ordered]
+
+    def _english_value_terms(self, found: dict[str, tuple[str, str | None, int]]) -> None:
+        """English for Japanese category values (``ja_value_words``): "nagoya branch" for
+        名古屋支店, "gas" for ガス; a reading two values share, or one that is already a
+        column's word, names neither."""
+        readings: dict[str, set[tuple[str, str]]] = {}
+        for info in self.columns:
+            if info.kind != "categorical":
+                continue
+            for example in info.examples:
+                for reading in english_readings(normalize(example)):
+                    readings.setdefault(reading, set()).add((info.name, example))
+        for reading, owners in readings.items():
+            pattern = term_pattern(reading)
+            if len(owners) == 1 and pattern not in found:
+                column, example = next(iter(owners))
+                found[pattern] = (column, example, len(reading))
 
     def names(self, *kinds: str) -> list[str]:
         """Column names of the given kinds, in dataset order."""
@@ -1112,6 +1155,10 @@ def parse_request(
     scanned = _condition_values(_scan(norm, index, claimed), norm, asked, index, claimed)
     scanned = [m for m in scanned if not _lowercase_acronym(m, text, norm)]
     scanned = _negated_flags(norm, index, scanned, claimed)
+    prefixed, unsure, read_as = _value_prefixes(norm, index, claimed, lang)
+    problems += unsure
+    assumptions += read_as
+    scanned = sorted(scanned + prefixed, key=_start)
     scanned = sorted(scanned + _similar(norm, index, claimed, asked, family), key=_start)
     scanned = sorted(scanned + _group_tails(norm, index, claimed), key=_start)
     values = [m for m in scanned if m.value is not None]
@@ -1253,6 +1300,53 @@ def _negated_flags(
                 claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
                 found.append(Mention(m.start(), m.end(), info.name, no))
     return sorted(found, key=_start)
+
+
+_JA_WORD = re.compile(r"[\u3400-\u9fff\u30a0-\u30ffー々]{2,}")
+
+
+def _value_prefixes(
+    text: str, index: ColumnIndex, claimed: bytearray, lang: str
+) -> tuple[list[Mention], list[str], list[str]]:
+    """Category values said by their first word (「名古屋のガス代」 with 拠点 名古屋支店): a
+    word no term claimed that begins exactly one value of the columns whose every value
+    the summary lists is that value; one that begins values of several columns is asked
+    (「札幌」: 拠点 札幌営業所 or 供給会社 札幌市水道局?), never dropped. Returns the
+    values read, the questions and how each word was read (an assumption shown)."""
+    found: list[Mention] = []
+    problems: list[str] = []
+    read_as: list[str] = []
+    listed = [
+        c for c in index.columns if c.kind == "categorical" and 0 < c.unique <= len(c.examples)
+    ]
+    names = [normalize(c.name) for c in index.columns]
+    for m in _JA_WORD.finditer(text):
+        word = m.group(0)
+        if any(claimed[m.start() : m.end()]) or any(word in name for name in names):
+            continue
+        begun = [
+            (c.name, value)
+            for c in listed
+            for value in c.examples
+            if normalize(value).startswith(word) and normalize(value) != word
+        ]
+        if len(begun) == 1:
+            claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+            found.append(Mention(m.start(), m.end(), begun[0][0], begun[0][1]))
+            column, value = begun[0]
+            read_as.append(
+                f"「{word}」は{column}「{value}」と解釈"
+                if lang == "ja"
+                else f"'{word}' read as {column} '{value}'"
+            )
+        elif len(begun) > 1:
+            choices = "、".join(f"{column}「{value}」" for column, value in begun[:4])
+            problems.append(
+                f"「{word}」はどれのことですか？（候補: {choices}）"
+                if lang == "ja"
+                else f"Which one is '{word}'? (candidates: {choices})"
+            )
+    return found, problems, read_as
 
 
 def _dates_named_first(mentions: list[Mention], index: ColumnIndex) -> list[str]:
