@@ -5,7 +5,14 @@ register (English)."""
 
 from __future__ import annotations
 
-from offline_support import acted_spec, dataset_summary, decide
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from offline_support import acted_spec, dataset_summary, decide, spec_of
+
+from keiri_agent.agents.analysis.messages import agent_message
+from keiri_agent.agents.analysis.reasoning.decision import Decision, ReasonInput
+from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReasoner
 
 ROWS = 900
 
@@ -202,3 +209,48 @@ def test_english_reaches_japanese_columns_and_values() -> None:
         ("拠点", "東京本社"),
         ("種別", "電気"),
     }
+
+
+def _after(earlier: str, spec: dict[str, Any], text: str, data: dict[str, Any]) -> Decision:
+    """The decision on ``text`` right after ``earlier`` was answered by ``spec``."""
+    return OfflineReasoner().decide(
+        ReasonInput(
+            messages=[
+                HumanMessage(earlier),
+                agent_message("（回答済み）", "report"),
+                HumanMessage(text),
+            ],
+            dataset_id=data["dataset_id"],
+            dataset_summary=data,
+            previous_specs=[spec],
+        )
+    )
+
+
+def test_follow_ups_keep_a_chart_and_the_year_of_the_period() -> None:
+    bars = {"type": "plot", "kind": "bar", "x": "種別", "y": None, "agg": "count", "filters": []}
+    # before: 「同じグラフ」 on a chart asked which category to chart
+    spec = spec_of(
+        _after("種別ごとの件数を棒グラフで", bars, "ガス以外で同じグラフを作って", BILLS)
+    )
+    assert spec["kind"] == "bar" and spec["x"] == "種別"
+    assert spec["filters"] == [{"col": "種別", "op": "!=", "value": "ガス"}]
+    august = {
+        "type": "analysis",
+        "op": "total",
+        "metrics": {"請求金額": ["sum"]},
+        "filters": [
+            {"col": "使用月", "op": ">=", "value": "2024-08-01"},
+            {"col": "使用月", "op": "<", "value": "2024-09-01"},
+        ],
+    }
+    spanning = {
+        **BILLS,
+        "columns": [
+            {**c, "examples": ["2023-10-01", "2025-03-01"]} if c["name"] == "使用月" else c
+            for c in BILLS["columns"]
+        ],
+    }
+    # before: the data holds two Septembers, so the month's year was asked
+    spec = spec_of(_after("Total 請求金額 for August 2024", august, "and September?", spanning))
+    assert spec["filters"] == [{"col": "使用月", "op": "==", "value": "2024-09"}]

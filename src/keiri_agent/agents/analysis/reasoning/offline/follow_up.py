@@ -378,6 +378,21 @@ def _own_request(parsed: ParsedRequest, text: str) -> bool:
     return bool(vocab.aggregations(text)) and bool(parsed.mentions or parsed.value_mentions)
 
 
+def _year_of(filters: list[dict[str, Any]]) -> int | None:
+    """The one year the date conditions of a result fall in (August 2024: 2024), so that
+    a month said alone in its follow-up ("and September?") is of that year."""
+    years = set()
+    for condition in filters:
+        value = condition.get("value")
+        if not isinstance(value, str) or not _DATE_VALUE.fullmatch(value):
+            continue
+        year, month_day = int(value[:4]), value[5:10]
+        if condition.get("op") == "<" and month_day in ("01", "01-01"):
+            year -= 1  # 「< 2025-01-01」 ends December 2024
+        years.add(year)
+    return years.pop() if len(years) == 1 else None
+
+
 def _yes_no_conditions(
     parsed: ParsedRequest, groups: list[str], filters: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
@@ -404,7 +419,9 @@ def edit_previous(
     base = _base(previous)
     if base is None or not text.strip():
         return None
-    parsed = parse_request(text, summary, vocab.family, vocab.phrase_spans)
+    parsed = parse_request(
+        text, summary, vocab.family, vocab.phrase_spans, _year_of(base.get("filters") or [])
+    )
     lang = parsed.lang
     if _own_request(parsed, text):
         return None  # 「部署別の件数」: a request of its own
@@ -462,7 +479,8 @@ def edit_previous(
                 ),
             )
         spec = _monthly(spec, x, freq)
-    if chart and not freq and (spec.get("op") or spec.get("kind")) != "line":
+    if chart and not freq and (spec.get("op") or spec.get("kind")) not in ("line", "bar"):
+        # 「現金以外で同じグラフを」 on a bar chart: the chart is kept, its rows changed
         charted = _chart(spec)
         if charted is None:
             return FollowUp(

@@ -1107,6 +1107,7 @@ def parse_request(
     summary: dict[str, Any],
     family: Callable[[str], str | None],
     phrases: Callable[[str], list[tuple[int, int]]],
+    year_hint: int | None = None,
 ) -> ParsedRequest:
     """Read the request: columns, values, filters and clauses.
 
@@ -1149,6 +1150,7 @@ def parse_request(
         [e for c in index.columns if c.kind == "datetime" for e in c.examples],
         taken,
         lang,
+        year_hint,
     )
     claimed = bytearray(int(t and not n) for t, n in zip(taken, named_years, strict=True))
     asked = phrases(norm)

@@ -193,7 +193,12 @@ _Found = tuple[int, int, int, int | None, int | None, str, bool]
 
 
 def date_filters(
-    text: str, dates: list[str], date_examples: list[str], claimed: bytearray, lang: str
+    text: str,
+    dates: list[str],
+    date_examples: list[str],
+    claimed: bytearray,
+    lang: str,
+    year_hint: int | None = None,
 ) -> tuple[list[PeriodFilter], list[str], list[str]]:
     """Period filters on the date column (with the span stating each), questions for
     periods that cannot be pinned down, and assumptions made (a fiscal year, an era
@@ -205,6 +210,8 @@ def date_filters(
         date_examples: Example values of those columns.
         claimed: Per-character flags; the spans read as periods are set.
         lang: "ja" or "en" (for the questions and assumptions).
+        year_hint: The year of the period a follow-up edits: a month said alone there
+            ("and September?") is of that year.
     """
     problems: list[str] = []
     assumptions: list[str] = []
@@ -246,11 +253,11 @@ def date_filters(
         add(m, m.group(4), month, day, _qualifier(m.group(1)))
     months = _month_ranges(text, dates, date_examples, claimed)
     alone_problems, alone_assumed = _months_said_alone(
-        text, found, date_examples, claimed, lang, add
+        text, found, date_examples, claimed, lang, add, year_hint
     )
     problems += alone_problems
     assumptions += alone_assumed
-    for m, year in _english_months(text, date_examples, claimed, problems, lang, found):
+    for m, year in _english_months(text, date_examples, claimed, problems, lang, found, year_hint):
         said = m.group(2).capitalize()
         add(m, year, str(_MONTHS[m.group(2)]), None, _qualifier(m.group(1)))
         assumptions.append(
@@ -351,6 +358,7 @@ def _months_said_alone(
     claimed: bytearray,
     lang: str,
     add: Any,
+    year_hint: int | None,
 ) -> tuple[list[str], list[str]]:
     """Months said without a year (「3月分」): each read with the year of its range or of
     the data (``add``), else asked. Returns (questions, assumptions)."""
@@ -360,7 +368,7 @@ def _months_said_alone(
         month = m.group(1)
         if any(claimed[m.start() : m.end()]) or not 1 <= int(month) <= 12:
             continue
-        year, assumed = _year_of_month(text, found, date_examples, m, int(month))
+        year, assumed = _year_of_month(text, found, date_examples, m, int(month), year_hint)
         if year is None:
             problems.append(
                 _t(
@@ -377,14 +385,20 @@ def _months_said_alone(
 
 
 def _year_of_month(
-    text: str, found: list[_Found], date_examples: list[str], m: re.Match[str], month: int
+    text: str,
+    found: list[_Found],
+    date_examples: list[str],
+    m: re.Match[str],
+    month: int,
+    year_hint: int | None,
 ) -> tuple[str | None, bool]:
-    """The year of a month said alone, and whether it was assumed from the data: the
-    range's year (「2025年1月から3月まで」) first, else the one year the data gives it."""
+    """The year of a month said alone, and whether it was assumed: the range's year
+    (「2025年1月から3月まで」) first, else the one year the data gives it, else the year
+    of the period a follow-up edits."""
     joined = _year_of_range(text, found, m.start(), m.end(), month)
     if joined is not None:
         return str(joined), False
-    only = _month_year(date_examples, month)
+    only = _month_year(date_examples, month) or (str(year_hint) if year_hint else None)
     return only, only is not None
 
 
@@ -412,6 +426,7 @@ def _english_months(
     problems: list[str],
     lang: str,
     found_so_far: list[_Found],
+    year_hint: int | None,
 ) -> list[tuple[re.Match[str], str]]:
     """English months said without a year ("in November") with the one year the data's
     dates give each; a month the data cannot place is asked (``problems``), unless the
@@ -427,6 +442,8 @@ def _english_months(
             found.append((m, str(joined)))
         elif only is not None:
             found.append((m, only))
+        elif year_hint is not None:  # "and September?" after August 2024
+            found.append((m, str(year_hint)))
         elif not _FUTURE.search(text):
             problems.append(
                 _t(
