@@ -254,3 +254,33 @@ def test_follow_ups_keep_a_chart_and_the_year_of_the_period() -> None:
     # before: the data holds two Septembers, so the month's year was asked
     spec = spec_of(_after("Total 請求金額 for August 2024", august, "and September?", spanning))
     assert spec["filters"] == [{"col": "使用月", "op": "==", "value": "2024-09"}]
+
+
+def test_blank_said_in_more_words_and_a_guessed_word_does_not_group() -> None:
+    # before: 「記録されていない」 was no blank; 「会費分」 (~ 会員種別? no: guessed) grouped
+    spec = acted_spec("集金担当が記録されていない会費分の入金額、合計でいくら？", DUES)
+    assert spec["op"] == "total" and spec["filters"] == [{"col": "集金担当", "op": "is_null"}]
+    spec = acted_spec("What's the average amount where no department is assigned?", GRANTS)
+    assert spec["filters"] == [{"col": "department", "op": "is_null"}]
+
+
+def test_a_year_and_its_month_and_the_same_month_of_another_year() -> None:
+    spec = acted_spec("2025年の3月の会費額合計", DUES)
+    assert spec["filters"] == [{"col": "請求月", "op": "==", "value": "2025-03"}]
+    july = {
+        "type": "analysis",
+        "op": "total",
+        "metrics": {"請求金額": ["sum"]},
+        "filters": [{"col": "使用月", "op": "==", "value": "2024-07"}],
+    }
+    # before: the whole of 2025 was added to July 2024: no row could match
+    spec = spec_of(_after("2024年7月分の請求金額合計", july, "2025年の同じ月は？", BILLS))
+    assert spec["filters"] == [{"col": "使用月", "op": "==", "value": "2025-07"}]
+
+
+def test_english_around_a_japanese_value_and_plural_readings() -> None:
+    # before: "the 支部 rows" read 東支部 as a common noun; "sole proprietors" read nothing
+    spec = acted_spec("Total 会費額 for only the 東支部 rows", DUES)
+    assert spec["filters"] == [{"col": "支部", "op": "==", "value": "東支部"}]
+    spec = acted_spec("How many bills are for Nagoya branches?", BILLS)
+    assert spec["filters"] == [{"col": "拠点", "op": "==", "value": "名古屋支店"}]

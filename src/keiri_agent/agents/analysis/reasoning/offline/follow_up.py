@@ -180,6 +180,33 @@ def _on_the_same_dates(
     ]
 
 
+_SAME_MONTH = re.compile(r"同じ月|同月|\bsame month\b", re.IGNORECASE)
+
+
+def _same_month_of(
+    old: list[dict[str, Any]], new: list[dict[str, Any]], text: str
+) -> list[dict[str, Any]]:
+    """「2025年の同じ月は？」 after July 2024: the month of the previous period, in the year
+    said (a year alone would replace the month with the whole year)."""
+    if not _SAME_MONTH.search(text):
+        return new
+    months = {
+        (f["col"], f["value"][5:7])
+        for f in old
+        if f.get("op") in ("==", ">=")
+        and isinstance(f.get("value"), str)
+        and re.fullmatch(r"\d{4}-\d{2}(?:-01)?", f["value"])
+    }
+    out = []
+    for condition in new:
+        value = condition.get("value")
+        said = [m for c, m in months if c == condition["col"]]
+        if condition.get("op") == "==" and isinstance(value, str) and len(value) == 4 and said:
+            condition = {**condition, "value": f"{value}-{said[0]}"}
+        out.append(condition)
+    return out
+
+
 def _date_column(parsed: ParsedRequest, spec: dict[str, Any]) -> tuple[str | None, bool]:
     """The date column of a monthly view — one the request or the filters name, else the
     first of the table (a ledger's own date: 計上日, 請求日) — and whether that was chosen."""
@@ -448,6 +475,7 @@ def edit_previous(
     if not (filters or groups or freq or chart or share or top or aggs or measures or counted):
         return None
     filters = _on_the_same_dates(list(base.get("filters") or []), filters, parsed)
+    filters = _same_month_of(list(base.get("filters") or []), filters, text)
     base, filters = _widened(base, filters, parsed, text)
     if _SWAP.search(text):
         filters = _swapped(list(base.get("filters") or []), filters)

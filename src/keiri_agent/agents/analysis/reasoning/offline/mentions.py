@@ -8,10 +8,12 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Mention:
-    """A column named in the text; ``value`` is set when the text names one of its values."""
+    """A column named in the text; ``value`` is set when the text names one of its values.
+    ``guessed``: read by similarity (「支給分」 ~ 支給区分), not by a term of the column."""
 
     start: int
     end: int
     column: str
     value: str | None = None
     negated: bool = False
+    guessed: bool = False

@@ -14,6 +14,7 @@ start a new one). What each clause asks for is decided in ``planner``.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 import unicodedata
@@ -704,10 +705,11 @@ class ColumnIndex:
                 for reading in english_readings(normalize(example)):
                     readings.setdefault(reading, set()).add((info.name, example))
         for reading, owners in readings.items():
-            pattern = term_pattern(reading)
-            if len(owners) == 1 and pattern not in found:
-                column, example = next(iter(owners))
-                found[pattern] = (column, example, len(reading))
+            for said in (reading, reading + ("es" if reading.endswith(("s", "x", "ch")) else "s")):
+                pattern = term_pattern(said)
+                if len(owners) == 1 and pattern not in found:
+                    column, example = next(iter(owners))
+                    found[pattern] = (column, example, len(said))
 
     def names(self, *kinds: str) -> list[str]:
         """Column names of the given kinds, in dataset order."""
@@ -846,6 +848,7 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
                 and not LACKING_BEFORE.search(text[: m.start()])  # "don't have a city"
                 and (value is not None or condition_at(text[m.end() :]) is None)
                 and not (value is not None and _names_its_column(text[m.end() :], column))
+                and not (value is not None and not value.isascii())  # "the 会社負担 rows"
             )  # "a grade of 2" is a condition on the column grade; so is "a student ticket"
             including = value is not None and bool(
                 _INCLUDING_AFTER.match(text[m.end() :])
@@ -1456,7 +1459,7 @@ def _similar(
     )
     stop = _GENERIC_TOKENS | _AGGREGATE_TOKENS
     found = [
-        m
+        dataclasses.replace(m, guessed=True)
         for m in similar_mentions(
             text, columns, free, stop, identifiers, frozenset(index.names("numeric"))
         )
@@ -1561,6 +1564,7 @@ def _condition_values(
             after = _NEXT_WORD.match(text[mention.end :])
             common = bool(
                 _BARE_THE.search(before)
+                and mention.value.isascii()  # "the 会社負担 rows" names the value
                 and after
                 and after.start(1) + mention.end not in starts
                 and after.group(1) not in _FUNCTION_WORDS

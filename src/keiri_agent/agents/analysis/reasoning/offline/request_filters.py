@@ -141,7 +141,9 @@ _EN_FISCAL_RX = re.compile(r"(?<![a-z])fy\s*'?(\d{4})(?!\d)")
 _JA_YEAR_MONTHS_RX = re.compile(
     _YEAR + r"\s*年\s*(\d{1,2})\s*[〜~～\-－]\s*(\d{1,2})\s*月(?!別|ごと|毎)(?:\s*分)?(?:\s*まで)?"
 )
-_JA_DATE_RX = re.compile(_YEAR + r"\s*年(?:\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*日)?)?\s*" + _QUAL_JA)
+_JA_DATE_RX = re.compile(
+    _YEAR + r"\s*年(?:\s*(?:の\s*)?(\d{1,2})\s*月(?:\s*(\d{1,2})\s*日)?)?\s*" + _QUAL_JA
+)
 _ISO_RX = re.compile(
     _EN_QUAL + r"(?<!\d)(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?(?!\d)\s*" + _QUAL_JA
 )
@@ -635,12 +637,12 @@ _NULL_AFTER = re.compile(
     r"|決まって(?:い)?ない|決まってない|割り当てられて(?:い)?ない|割り振られて(?:い)?ない"
     r"|空(?=の)|入って(?:い)?ない|書かれて(?:い)?ない|書いて(?:い)?ない|"
     r"(?:無い|ない)(?=\s*(?:もの|行|明細|分|データ))|"
-    r"入力されて(?:い)?ない|記入されて(?:い)?ない)"
+    r"(?:入力|記入|記録|登録|設定|指定|記載)されて(?:い)?ない|付いて(?:い)?ない)"
     r"|^\s*" + _CLOSE + r"\s*(?:欄|列)?\s*(?:が|は|に)\s*(?:何か|なにか|値が)?\s*"
     r"(?P<set>入って(?:いる|る)|入力されて(?:いる|る)|入力済み?|記入済み?|記入されて(?:いる|る)"
     r"|書いて(?:ある|いる|る)|書かれて(?:いる|る)|記載(?:されて(?:いる|る)|が?ある|あり))"
     r"|^\s*" + _CLOSE + r"\s*(?:is|was|are|were)\s+(?:(?P<null_en>empty|blank"
-    r"|not (?:recorded|given|set|entered|filled(?: in)?))"
+    r"|not (?:recorded|given|set|entered|assigned|specified|filled(?: in)?))"
     r"|(?P<set_en>filled(?: in)?|populated|not (?:empty|blank)))",
     re.IGNORECASE,
 )
@@ -683,7 +685,11 @@ _IGNORE_NONE = re.compile(
 _SHARE_WORD = re.compile(
     r"\s*(?:に)?(?:なって(?:いる|る))?\s*(?:の)?\s*(?:割合|率|比率|パーセント|%)"
 )
-_NULL_RECORDED = re.compile(r"^\s*(?:recorded|given|set|entered|listed)\b", re.IGNORECASE)
+_NULL_RECORDED = re.compile(
+    r"^\s*(?:(?:is|are|was|were|has been|have been)\s+)?"
+    r"(?:recorded|given|set|entered|listed|assigned|specified)\b",
+    re.IGNORECASE,
+)
 
 
 def null_filters(

@@ -860,7 +860,17 @@ class StepBuilder:
         """The columns to group by: said, else the category named. Blanks said to be left
         out become a condition on the first ("leave out blanks"); a column held to one
         value with no group word groups nothing (「鈴木さん担当の残高合計」)."""
-        group = self.group or self.categorical[:1] or ([self.contrast] if self.contrast else [])
+        # a column only guessed by similarity (「支給分」 ~ 支給区分) is no grouping unless said so
+        guessed = {m.column for m in self.c.mentions if m.guessed} - {
+            m.column for m in self.c.mentions if not m.guessed
+        }
+        said_per = (
+            self.per_group_said()
+            or vocab.MOST_COMMON.search(self.c.text)
+            or _PER_GROUP.search(self.p.text[self.c.start : self.c.end])  # 「講座別」 read whole
+        )
+        named = [c for c in self.categorical if c not in guessed or said_per]
+        group = self.group or named[:1] or ([self.contrast] if self.contrast else [])
         if _CROSS_TAB.search(self.c.text) and len(group) < 2:
             # 「部門×勘定科目でクロス集計」: the categories named are both axes
             group = list(dict.fromkeys(group + self.categorical))[:2]
