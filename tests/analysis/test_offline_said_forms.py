@@ -284,3 +284,52 @@ def test_english_around_a_japanese_value_and_plural_readings() -> None:
     assert spec["filters"] == [{"col": "支部", "op": "==", "value": "東支部"}]
     spec = acted_spec("How many bills are for Nagoya branches?", BILLS)
     assert spec["filters"] == [{"col": "拠点", "op": "==", "value": "名古屋支店"}]
+
+
+TOLLS = dataset_summary(
+    1200,
+    [
+        ("明細番号", "text", ["T-0001", "T-0002"], 1200),
+        ("車両番号", "text", ["品川 300 あ 12-34", "練馬 400 さ 56-78"], 30),
+        ("顧客コード", "text", ["C001", "C002"], 300),
+        ("利用部署", "categorical", ["営業部", "物流部"], 2),
+        ("精算区分", "categorical", ["会社負担", "本人負担"], 2),
+        ("評価", "categorical", ["A", "B", "C", "D"], 4),
+        ("確認ステータス", "categorical", ["済", "未"], 2),
+        ("延滞金", "numeric", ["0", "500"], 3),
+        ("総支給額", "numeric", ["100000", "900000"], 300),
+        ("差引支給額", "numeric", ["80000", "700000"], 300),
+        ("請求額", "numeric", ["300", "9800"], 400),
+    ],
+    "ds_tolls",
+)
+
+
+def test_counts_of_things_an_identifier_names_and_charges_incurred() -> None:
+    # before: the rows were counted, not the vehicles; 「かかった」 read no condition
+    spec = acted_spec("物流部が使った車両は何台？", TOLLS)
+    assert spec["metrics"] == {"車両番号": ["nunique"]}
+    assert spec["filters"] == [{"col": "利用部署", "op": "==", "value": "物流部"}]
+    spec = acted_spec("延滞金がかかった明細は何件？", TOLLS)
+    assert spec["op"] == "total" and spec["filters"] == [{"col": "延滞金", "op": ">", "value": 0}]
+    assert acted_spec("車両ごとの請求額合計", TOLLS)["group_cols"] == ["車両番号"]
+
+
+def test_groupings_said_as_a_combination_and_identifiers_never_implied() -> None:
+    spec = acted_spec("精算区分と利用部署の組み合わせで請求額を合計して", TOLLS)
+    assert spec["group_cols"] == ["精算区分", "利用部署"]
+    spec = acted_spec("車両番号と利用部署の組み合わせで重複がないか調べて", TOLLS)
+    assert spec["op"] == "duplicate_check" and spec["subset"] == ["車両番号", "利用部署"]
+    # before: a table per 顧客コード; the one-letter value was not read
+    spec = acted_spec("評価がＤの顧客の請求額合計", TOLLS)
+    assert spec["op"] == "total" and spec["filters"] == [{"col": "評価", "op": "==", "value": "D"}]
+
+
+def test_pay_words_a_verb_beside_a_key_and_writing_to_a_system() -> None:
+    assert acted_spec("営業部は平均いくら？額面で", TOLLS)["metrics"] == {"総支給額": ["mean"]}
+    assert acted_spec("手取りの最低額は？", TOLLS)["metrics"] == {"差引支給額": ["min"]}
+    # before: 「確認」 made 確認ステータス a second key
+    spec = acted_spec("明細番号がダブってないか確認お願いします", TOLLS)
+    assert spec["subset"] == ["明細番号"]
+    decision = decide("Update the toll amounts in our ERP with these figures", TOLLS)
+    assert decision.next_action == "out_of_scope"

@@ -86,6 +86,10 @@ _SYNONYM_TEXT = {
     "|payees|counterparty",
     "overtime": "残業時間|残業|時間外労働|時間外勤務|時間外|overtime|overtime hours",
     "salary": "月給|給与|給料|基本給|賃金|salary|salaries|wage|wages",
+    "gross_pay": "総支給額|支給総額|額面|gross pay|gross amount|gross bonus|gross salary",
+    "net_pay": "差引支給額|手取り|手取|手取り額|net pay|net amount|net bonus|net salary"
+    "|take-home|take home|take-home pay",
+    "stamp_duty": "印紙税額|印紙税|印紙代|stamp duty|stamp duties|stamp tax|revenue stamp",
     # bank, tax and site words, so an English request reaches a Japanese ledger's columns
     "withholding": "源泉徴収税額|源泉徴収税|源泉税|源泉所得税|源泉徴収額|withholding"
     "|withholding tax|withholding taxes|tax withheld|withheld tax",
@@ -106,7 +110,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {k: tuple(v.split("|")) for k, v in _SYNO
 
 _JOINERS = {"と", "・", "、", ",", "や", "および", "及び", "×", "x", "/", "&", "and", ",and"}
 _JA_GROUP_MARK = re.compile(
-    r"^\s*(?:別|ごと|毎|単位|の別|で(?:の)?(?:集計|グループ|分け|色分け|比較|区切)|を軸|をキー|間で)"
+    r"^\s*(?:別|ごと|毎|単位|の別|で(?:の)?(?:集計|グループ|分け|色分け|比較|区切)|を軸|をキー|間で"
+    r"|の組み?合わせ(?:で|ごと|別|ごと))"
 )
 _EN_GROUP_MARK = re.compile(
     r"(?:(?<![a-z])(?:by|per|each|every|across|among|between|grouped by|group by|"
@@ -666,6 +671,7 @@ class ColumnIndex:
         for pattern, column, size in everyday_terms([c.name for c in self.columns]):
             # not inside a count word: 「何種類」「種類数」 ask how many, of another column
             found.setdefault(rf"(?<!何){pattern}(?!数)", (column, None, size))
+        self._identifier_stems(found)
         self._value_terms(found, named)
         self._english_value_terms(found)
         # longest first; at one length a value before a word of a longer column name
@@ -678,6 +684,24 @@ class ColumnIndex:
             ),
         )
         return [(pattern, col, value) for pattern, (col, value, _) in ordered]
+
+    def _identifier_stems(self, found: dict[str, tuple[str, str | None, int]]) -> None:
+        """「車両」 for 車両番号, 「社員」 for 社員コード: the thing an identifier column names,
+        unless it is the data's word for its rows (明細 of 明細番号) or is in another name."""
+        rows = set(self.row_nouns())
+        names = [normalize(c.name) for c in self.columns]
+        for info in self.columns:
+            stem = _JA_ID_NAME.sub("", normalize(info.name))
+            if (
+                info.kind == "numeric"
+                or stem == normalize(info.name)
+                or len(stem) < 2
+                or not is_japanese(stem)
+                or stem in rows
+                or sum(stem in name for name in names) > 1
+            ):
+                continue
+            found.setdefault(term_pattern(stem), (info.name, None, len(stem)))
 
     def _value_terms(self, found: dict[str, tuple[str, str | None, int]], named: set[str]) -> None:
         """The values of category columns, each naming its column and itself."""
@@ -1166,6 +1190,7 @@ def parse_request(
     scanned = sorted(scanned + prefixed, key=_start)
     scanned = sorted(scanned + _similar(norm, index, claimed, asked, family), key=_start)
     scanned = sorted(scanned + _group_tails(norm, index, claimed), key=_start)
+    scanned = sorted(scanned + _one_letter_values(norm, index, scanned, claimed), key=_start)
     values = [m for m in scanned if m.value is not None]
     numeric, used, spans = numeric_filters(norm, scanned, index.kind)
     blanks, blank_used, blank_spans = null_filters(norm, [m for m in scanned if m not in used])
@@ -1305,6 +1330,31 @@ def _negated_flags(
                 claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
                 found.append(Mention(m.start(), m.end(), info.name, no))
     return sorted(found, key=_start)
+
+
+_ONE_LETTER_AFTER = re.compile(
+    r"\s*(?:が|は|=|:|is\s+|was\s+|of\s+)?\s*([a-z0-9\u30a0-\u30ff])(?![a-z0-9\u30a0-\u30ff])"
+)
+
+
+def _one_letter_values(
+    text: str, index: ColumnIndex, scanned: list[Mention], claimed: bytearray
+) -> list[Mention]:
+    """A one-letter value said right after its column (「判定がＤの人」, "rated D",
+    "rank = A"): too short to be read anywhere else, it is read there."""
+    found = []
+    for mention in scanned:
+        info = index.by_name.get(mention.column)
+        if mention.value is not None or info is None or info.kind != "categorical":
+            continue
+        said = _ONE_LETTER_AFTER.match(text, mention.end)
+        if said is None or any(claimed[said.start(1) : said.end(1)]):
+            continue
+        value = next((e for e in info.examples if normalize(e) == said.group(1)), None)
+        if value is not None:
+            claimed[said.start(1) : said.end(1)] = b"\x01"
+            found.append(Mention(said.start(1), said.end(1), mention.column, value))
+    return found
 
 
 _JA_WORD = re.compile(r"[\u3400-\u9fff\u30a0-\u30ffー々]{2,}")

@@ -582,6 +582,13 @@ _EN_COMPARE_BEFORE = re.compile(
 _EN_COUNT_BEFORE = re.compile(r"(?<![a-z])(?:with|having|for|of)\s+(\d+(?:\.\d+)?)\s+$")
 
 
+# 「過怠税がかかった」「手数料が発生した」「割引が付いた」: an amount there is, above zero.
+_INCURRED_AFTER = re.compile(
+    r"^\s*(?:が|の)\s*(?:かかった|かかって(?:い)?る|発生した|発生して(?:い)?る|付いた|ついた"
+    r"|付いて(?:い)?る|ついて(?:い)?る|あった|ある(?!か))"
+)
+
+
 def numeric_filters(
     text: str, mentions: list[Mention], kind: Callable[[str], str]
 ) -> tuple[list[dict[str, Any]], set[Mention], list[tuple[int, int]]]:
@@ -620,6 +627,8 @@ def numeric_filters(
             used.add(mention)
             spans.append((mention.start - len(before.group(0)) + before.start(1), mention.end))
             continue
+        if found is None and (incurred := _INCURRED_AFTER.match(text[mention.end :])):
+            found = (0, ">", incurred.end())  # 「過怠税がかかった文書」: a charge above zero
         if found is None:
             continue
         value, op, length = found

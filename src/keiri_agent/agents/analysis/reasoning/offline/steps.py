@@ -65,7 +65,8 @@ _CONDITION_SAID = re.compile(
 )
 """A condition said: a total must read it, else the rows it keeps are asked."""
 _DISTINCT = re.compile(
-    r"何(?:人|名|社|店|店舗|か所|カ所|種類)|\bhow many (?:different|distinct|unique)\b"
+    r"何(?:人|名|社|店|店舗|か所|カ所|種類|台)|\bhow many (?:different|distinct|unique)\b"
+    r"|\bcount(?:ing)? each \w+ (?:only )?once\b"
     r"|\bhow many \w+(?: \w+)? (?:are|is) (?:in here|there|in (?:the|this) (?:data|file|table))",
     re.I,
 )
@@ -154,7 +155,7 @@ _HOW_MANY_BEFORE = re.compile(r"(?<![a-z])how many\s+(?:different\s+|distinct\s+
 # different values of the category just named.
 _JA_HOW_MANY_AFTER = re.compile(
     r"\s*(?:は|って|が)?\s*(?:全部で|全体で|合計で|いったい|ぜんぶで)?\s*"
-    r"(?:いくつ|何個|何種類|何か所|何カ所|何ヶ所|何社|何人|何名|の\s*数(?!値|量|字))"
+    r"(?:いくつ|何個|何種類|何か所|何カ所|何ヶ所|何社|何人|何名|何台|の\s*数(?!値|量|字))"
 )
 _JA_ID_TAIL = re.compile(r"(?:id|番号|コード|no\.?)$")
 _HOW_WORDS = frozenset(
@@ -546,11 +547,16 @@ class StepBuilder:
         word for its rows, names its identifier), never a column word that only qualifies
         the rows ("refuel records", 「入金データ」)."""
         keys = [
-            m.column
+            m
             for m in self.c.mentions
-            if m.column in self.mentioned and not _ROWS_AFTER.match(self.p.text[m.end :])
+            if (
+                m.column in self.mentioned or m.column in self.c.group_cols
+            )  # 「AとBの組み合わせで」
+            and not _ROWS_AFTER.match(self.p.text[m.end :])
         ]
-        cols = list(dict.fromkeys(self.same_identifiers() + keys)) or None
+        if any(not m.guessed for m in keys):  # 「文書番号がダブってないか確認」: 確認 is a verb
+            keys = [m for m in keys if not m.guessed]
+        cols = list(dict.fromkeys(self.same_identifiers() + [m.column for m in keys])) or None
         return self.step(
             self.t("重複の確認", "Duplicate check"), {"op": "duplicate_check", "subset": cols}
         )
@@ -663,6 +669,17 @@ class StepBuilder:
             and (m.end in starts or (m.end + 1 in starts and self.p.text[m.end] == " "))
             for m in self.c.mentions
         )
+
+    def identifier(self, column: str) -> bool:
+        """A column naming each row (請求番号, customer_code: a text column of nearly as
+        many values as the data has rows, or one named like an identifier): no grouping
+        unless one is said ("customers rated D" are rows, not a table per customer)."""
+        info = self.index.by_name[column]
+        most = max((c.unique for c in self.index.columns), default=0)
+        named_so = bool(_JA_ID_TAIL.search(normalize(column))) or (
+            column.isascii() and name_tokens(column)[-1:] in (["id"], ["code"], ["no"], ["number"])
+        )
+        return info.kind == "text" and (named_so or (most > 0 and info.unique >= 0.5 * most))
 
     def said_as_all(self, column: str) -> bool:
         """The category is said as all of its values (「全拠点」「すべての部署」, "all
@@ -869,7 +886,11 @@ class StepBuilder:
             or vocab.MOST_COMMON.search(self.c.text)
             or _PER_GROUP.search(self.p.text[self.c.start : self.c.end])  # 「講座別」 read whole
         )
-        named = [c for c in self.categorical if c not in guessed or said_per]
+        named = [
+            c
+            for c in self.categorical
+            if (c not in guessed or said_per) and (said_per or not self.identifier(c))
+        ]
         group = self.group or named[:1] or ([self.contrast] if self.contrast else [])
         if _CROSS_TAB.search(self.c.text) and len(group) < 2:
             # 「部門×勘定科目でクロス集計」: the categories named are both axes

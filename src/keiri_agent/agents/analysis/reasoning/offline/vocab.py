@@ -93,6 +93,8 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|~提出(して(?!い|る)|する|しといて)|申告書|届出書|~e-?tax|~submit(?!ted|s\\b)"
     "|~file (a |the |our )?(tax )?returns?\\b"
     "|~save (it|this|that|the|to|as|into)|~write (it |this |the |that )?(to|into)"
+    "|~(update|import|upload|post|register|enter|push) [^.?!]{0,40}(?<![a-z])(in|into|to) "
+    "(our |the )?(erp|accounting system|core system|freee|sap)(?![a-z])"
     "|download|slack"
     # into another system: an accounting package, journal entries
     "|~(に|へ)(取り込|取込|インポート|連携して|登録して)|~仕訳を?(起こ|切|作成|作って|入力|登録|計上)|起票"
