@@ -333,3 +333,19 @@ def test_pay_words_a_verb_beside_a_key_and_writing_to_a_system() -> None:
     assert spec["subset"] == ["明細番号"]
     decision = decide("Update the toll amounts in our ERP with these figures", TOLLS)
     assert decision.next_action == "out_of_scope"
+
+
+def test_an_english_identifier_names_the_things_it_counts() -> None:
+    trips = dataset_summary(
+        3000,
+        [
+            ("trip_no", "text", ["T1", "T2"], 3000),
+            ("vehicle_id", "categorical", ["V01", "V02"], 40),
+            ("depot", "categorical", ["North", "South"], 2),
+            ("distance_km", "numeric", ["12", "480"], 900),
+        ],
+        "ds_trips",
+    )
+    # before: "vehicles" named no column, so the grouping was asked
+    spec = acted_spec("Top 10 vehicles by distance driven", trips)
+    assert spec["group_cols"] == ["vehicle_id"] and spec["top_k"] == 10

@@ -690,6 +690,21 @@ class ColumnIndex:
         unless it is the data's word for its rows (明細 of 明細番号) or is in another name."""
         rows = set(self.row_nouns())
         names = [normalize(c.name) for c in self.columns]
+        rows_said = max((c.unique for c in self.columns), default=0)
+        for info in self.columns:  # "vehicles" for vehicle_id (not an id of every row)
+            words = name_tokens(info.name) if info.name.isascii() else []
+            if (
+                info.kind != "numeric"
+                and info.unique < 0.5 * rows_said
+                and len(words) == 2
+                and words[-1] in _ID_TOKENS
+                and len(words[0]) >= 3
+                and words[0] not in rows
+                and sum(words[0] in name_tokens(c.name) for c in self.columns if c.name.isascii())
+                == 1
+            ):
+                for said in (words[0], words[0] + "s"):
+                    found.setdefault(term_pattern(said), (info.name, None, len(said)))
         for info in self.columns:
             stem = _JA_ID_NAME.sub("", normalize(info.name))
             if (
