@@ -349,3 +349,24 @@ def test_an_english_identifier_names_the_things_it_counts() -> None:
     # before: "vehicles" named no column, so the grouping was asked
     spec = acted_spec("Top 10 vehicles by distance driven", trips)
     assert spec["group_cols"] == ["vehicle_id"] and spec["top_k"] == 10
+
+
+def test_japanese_reaches_english_columns() -> None:
+    reviews = dataset_summary(
+        700,
+        [
+            ("review_id", "text", ["R1", "R2"], 700),
+            ("industry", "categorical", ["Retail", "Construction"], 2),
+            ("approved_limit", "numeric", ["0", "50000000"], 300),
+            ("requested_limit", "numeric", ["0", "80000000"], 300),
+            ("collateral_held", "boolean", ["True", "False"], 2),
+            ("data_used_gb", "numeric", ["0.5", "40"], 300),
+        ],
+        "ds_reviews",
+    )
+    # before: 担保 named nothing, so every review was counted
+    spec = acted_spec("担保なしの審査って何件ありますか？", reviews)
+    assert spec["filters"] == [{"col": "collateral_held", "op": "==", "value": False}]
+    assert acted_spec("承認限度額の合計は？", reviews)["metrics"] == {"approved_limit": ["sum"]}
+    assert acted_spec("業種別の申請限度額の平均", reviews)["group_cols"] == ["industry"]
+    assert acted_spec("データ使用量の合計は何GB？", reviews)["metrics"] == {"data_used_gb": ["sum"]}

@@ -27,6 +27,7 @@ from keiri_agent.agents.analysis.reasoning.offline.column_words import (
     UNIT_WORDS,
     WORD_SYNONYMS,
 )
+from keiri_agent.agents.analysis.reasoning.offline.en_column_words_ja import japanese_readings
 from keiri_agent.agents.analysis.reasoning.offline.ja_column_words import (
     GROUP_ONLY as JA_GROUP_ONLY,
 )
@@ -672,6 +673,7 @@ class ColumnIndex:
             # not inside a count word: 「何種類」「種類数」 ask how many, of another column
             found.setdefault(rf"(?<!何){pattern}(?!数)", (column, None, size))
         self._identifier_stems(found)
+        self._japanese_name_terms(found)
         self._value_terms(found, named)
         self._english_value_terms(found)
         # longest first; at one length a value before a word of a longer column name
@@ -717,6 +719,19 @@ class ColumnIndex:
             ):
                 continue
             found.setdefault(term_pattern(stem), (info.name, None, len(stem)))
+
+    def _japanese_name_terms(self, found: dict[str, tuple[str, str | None, int]]) -> None:
+        """Japanese for English column names (``en_column_words_ja``): 「承認限度額」 for
+        approved_limit, 「担保」 for collateral_held; a reading two columns share names
+        neither, and a word the data already uses is left to it."""
+        readings: dict[str, set[str]] = {}
+        for info in self.columns:
+            if info.name.isascii():
+                for reading in japanese_readings(name_tokens(info.name)):
+                    readings.setdefault(reading, set()).add(info.name)
+        for reading, owners in readings.items():
+            if len(owners) == 1 and len(reading) >= 2:
+                found.setdefault(term_pattern(reading), (next(iter(owners)), None, len(reading)))
 
     def _value_terms(self, found: dict[str, tuple[str, str | None, int]], named: set[str]) -> None:
         """The values of category columns, each naming its column and itself."""

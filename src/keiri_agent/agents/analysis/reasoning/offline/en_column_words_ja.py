@@ -1,0 +1,129 @@
+"""Japanese words for the words of English column names, as data.
+
+Exports from accounting and business systems often carry English headers
+(``approved_limit``, ``collateral_held``, ``due_date``) while the team asks in
+Japanese: 「承認限度額の合計」「担保ありの件数」「支払期日が3月の請求」. ``TOKEN_JA`` says,
+for a word of an English column name (``parser.name_tokens``), the Japanese a request
+may use; ``japanese_readings`` joins them into readings of the whole name
+(approved_limit → 承認限度額, 承認限度, 承認枠). A name with a word outside the table
+has no reading: nothing is guessed. Words that only mark a state or a unit
+(``is``, ``held``, ``flag``, ``jpy``) are left out of the reading.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+# A word of an English column name → Japanese words for it (the usual one first).
+TOKEN_JA: dict[str, tuple[str, ...]] = {
+    # money
+    "amount": ("金額", "額"),
+    "amt": ("金額", "額"),
+    "price": ("価格", "単価"),
+    "cost": ("費用", "コスト", "原価"),
+    "fee": ("手数料", "料金"),
+    "charge": ("料金", "請求額"),
+    "tax": ("税額", "税"),
+    "balance": ("残高",),
+    "limit": ("限度額", "限度", "枠"),
+    "budget": ("予算",),
+    "revenue": ("売上", "収益"),
+    "sales": ("売上",),
+    "salary": ("給与",),
+    "bonus": ("賞与", "ボーナス"),
+    "discount": ("値引", "割引"),
+    "total": ("合計", "総額"),
+    "net": ("差引", "正味"),
+    "gross": ("総", "額面"),
+    "value": ("金額", "価額"),
+    "payment": ("支払", "支払い"),
+    "paid": ("支払", "支払済"),
+    "invoice": ("請求書", "請求"),
+    "billing": ("請求",),
+    "deposit": ("入金", "預り金"),
+    "refund": ("返金",),
+    "credit": ("与信", "信用"),
+    "score": ("スコア", "点数"),
+    "rate": ("率",),
+    "ratio": ("比率",),
+    # actions and states
+    "approved": ("承認", "承認済"),
+    "approval": ("承認",),
+    "requested": ("申請", "依頼"),
+    "request": ("申請", "依頼"),
+    "applied": ("申請",),
+    "application": ("申請",),
+    "received": ("受領", "入金"),
+    "issued": ("発行",),
+    "signed": ("締結", "署名"),
+    "current": ("現在", "現行"),
+    "overdue": ("延滞", "期限超過"),
+    "collateral": ("担保",),
+    "reporting": ("報告",),
+    "renewal": ("更新",),
+    "status": ("ステータス", "状態"),
+    "decision": ("決定", "判定"),
+    "review": ("審査", "レビュー"),
+    "reviewer": ("審査担当", "審査者"),
+    "rating": ("格付", "評価"),
+    # people and organisations
+    "customer": ("顧客", "取引先"),
+    "client": ("顧客", "クライアント"),
+    "vendor": ("仕入先", "取引先"),
+    "supplier": ("仕入先",),
+    "counterparty": ("取引先", "相手先"),
+    "employee": ("社員", "従業員"),
+    "staff": ("担当者", "スタッフ"),
+    "owner": ("担当者", "担当"),
+    "manager": ("管理者", "マネージャー"),
+    "department": ("部署", "部門"),
+    "dept": ("部署", "部門"),
+    "division": ("事業部",),
+    "branch": ("支店",),
+    "region": ("地域", "エリア"),
+    "industry": ("業種",),
+    "agency": ("機関", "代理店"),
+    "program": ("制度", "プログラム"),
+    "project": ("プロジェクト", "案件"),
+    "contract": ("契約",),
+    "product": ("商品", "製品"),
+    "item": ("品目", "明細"),
+    "category": ("カテゴリ", "区分", "分類"),
+    "type": ("種別", "区分", "種類"),
+    "method": ("方法",),
+    "account": ("勘定科目", "口座"),
+    "currency": ("通貨",),
+    "quantity": ("数量",),
+    "qty": ("数量",),
+    "count": ("件数", "数"),
+    "data": ("データ",),
+    "used": ("使用量", "使用"),
+    "usage": ("使用量", "利用量"),
+    "minutes": ("分数", "時間"),
+    "days": ("日数",),
+    "hours": ("時間",),
+    "notes": ("備考", "メモ"),
+    "memo": ("摘要", "メモ"),
+    # dates
+    "date": ("日", "日付"),
+    "due": ("期日", "期限"),
+    "start": ("開始",),
+    "end": ("終了",),
+    "month": ("月",),
+    "year": ("年", "年度"),
+}
+# Words that only mark a state or a unit: left out of a reading (collateral_held → 担保).
+SILENT: frozenset[str] = frozenset(
+    {"is", "has", "held", "flag", "required", "yn", "jpy", "yen", "usd", "pct", "percent", "gb"}
+)
+_MAX_READINGS = 16
+
+
+def japanese_readings(words: list[str]) -> list[str]:
+    """Japanese readings of an English name's words (approved, limit → 承認限度額, 承認限度,
+    承認枠 …); none when a word has no Japanese or only silent words are left."""
+    kept = [w for w in words if w not in SILENT]
+    if not kept or any(w not in TOKEN_JA for w in kept):
+        return []
+    readings = ("".join(parts) for parts in itertools.product(*(TOKEN_JA[w] for w in kept)))
+    return list(itertools.islice(readings, _MAX_READINGS))
