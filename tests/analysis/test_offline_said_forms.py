@@ -370,3 +370,70 @@ def test_japanese_reaches_english_columns() -> None:
     assert acted_spec("承認限度額の合計は？", reviews)["metrics"] == {"approved_limit": ["sum"]}
     assert acted_spec("業種別の申請限度額の平均", reviews)["group_cols"] == ["industry"]
     assert acted_spec("データ使用量の合計は何GB？", reviews)["metrics"] == {"data_used_gb": ["sum"]}
+
+
+PARCELS = dataset_summary(
+    2000,
+    [
+        ("発送番号", "text", ["P-0001", "P-0002"], 2000),
+        ("配送業者", "categorical", ["佐川急便", "ヤマト運輸", "日本郵便"], 3),
+        ("宛先区分", "categorical", ["取引先", "個人顧客", "官公庁"], 3),
+        ("承認状況", "categorical", ["承認待ち", "承認済", "却下"], 3),
+        ("至急", "boolean", ["True", "False"], 2),
+        ("重量(g)", "numeric", ["20", "9000"], 900),
+        ("見積金額", "numeric", ["500", "90000"], 800),
+        ("合計料金", "numeric", ["84", "3000"], 300),
+        ("売上（千円）", "numeric", ["1", "9000"], 800),
+        ("作業時間_分", "numeric", ["5", "300"], 200),
+    ],
+    "ds_parcels",
+)
+
+
+def test_a_number_said_in_a_unit_is_read_in_the_column_unit() -> None:
+    # before: 500万円 compared with a column in 千円 as 5,000,000; kg and 時間 were unread
+    for text, column, value in (
+        ("売上が500万円以上の発送は何件？", "売上（千円）", 5000),
+        ("500万円以上の売上の発送は何件？", "売上（千円）", 5000),
+        ("重さが1kg以上の発送は何件？", "重量(g)", 1000),
+        ("重量が2キロ以上は何件？", "重量(g)", 2000),
+        ("作業時間が2時間を超える発送は何件？", "作業時間_分", 120),
+        ("How many with 見積金額 over 2 million yen?", "見積金額", 2_000_000),
+    ):
+        spec = acted_spec(text, PARCELS)
+        assert [(f["col"], f["value"]) for f in spec["filters"]] == [(column, value)], text
+    # a bare number is in the column's unit already
+    spec = acted_spec("売上（千円）が5000以上の件数", PARCELS)
+    assert spec["filters"][0]["value"] == 5000
+
+
+def test_english_reaches_japanese_names_values_and_carriers() -> None:
+    spec = acted_spec("What's the highest estimated amount?", PARCELS)
+    assert spec["metrics"] == {"見積金額": ["max"]}
+    spec = acted_spec("How many urgent parcels are still waiting for approval?", PARCELS)
+    assert {(f["col"], f["value"]) for f in spec["filters"]} == {
+        ("至急", True),
+        ("承認状況", "承認待ち"),
+    }
+    spec = acted_spec("Average weight of the parcels sent via Sagawa?", PARCELS)
+    assert spec["metrics"] == {"重量(g)": ["mean"]}
+    assert spec["filters"] == [{"col": "配送業者", "op": "==", "value": "佐川急便"}]
+    # a value beats a word only inside another column's name (取引先 ~ 配送業者)
+    spec = acted_spec("取引先宛ての合計料金の合計", PARCELS)
+    assert spec["filters"] == [{"col": "宛先区分", "op": "==", "value": "取引先"}]
+
+
+def test_past_extremes_added_exclusions_and_actions_on_records() -> None:
+    # before: 「いちばん高かった」 summed
+    spec = acted_spec("官公庁宛てで、いちばん高かった合計料金はいくら？", PARCELS)
+    assert spec["metrics"] == {"合計料金": ["max"]}
+    # before: 「…のものも除外」 kept only those rows
+    spec = acted_spec("承認状況が却下のものも除外して合計料金の合計", PARCELS)
+    assert spec["filters"] == [{"col": "承認状況", "op": "!=", "value": "却下"}]
+    assert decide("Please approve all the pending parcels", PARCELS).next_action == "out_of_scope"
+    assert decide("How many parcels were sent by email as PDF?", PARCELS).next_action != (
+        "out_of_scope"
+    )
+    decision = decide("How many different people handled parcels?", PARCELS)
+    assert decision.next_action == "ask"
+    assert "of of" not in decision.clarifying_questions[0]

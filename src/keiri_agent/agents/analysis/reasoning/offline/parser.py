@@ -34,7 +34,7 @@ from keiri_agent.agents.analysis.reasoning.offline.ja_column_words import (
 from keiri_agent.agents.analysis.reasoning.offline.ja_column_words import (
     WORD_SYNONYMS as JA_WORD_SYNONYMS,
 )
-from keiri_agent.agents.analysis.reasoning.offline.ja_value_words import english_readings
+from keiri_agent.agents.analysis.reasoning.offline.ja_english_words import english_readings
 from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     LACKING_BEFORE,
@@ -178,7 +178,7 @@ _FUNCTION_SPELLINGS = frozenset(
 )
 _NEG_AFTER = re.compile(
     r"^\s*(?:以外|を除く|を除いた|を除いて|除く"
-    r"|(?:の(?:もの|分|行|明細|データ))?\s*(?:は|を)\s*(?:除外|除いて|除き|対象外|入れないで|入れず"
+    r"|(?:の(?:もの|分|行|明細|データ))?\s*(?:は|を|も)\s*(?:除外|除いて|除き|対象外|入れないで|入れず"
     r"|含めないで|含めず|抜いて|外して|省いて)|抜きで)"
 )
 _NEG_BEFORE = re.compile(
@@ -658,13 +658,19 @@ class ColumnIndex:
             for term in (own, re.sub(r"[(\[（].*?[)\]）]", "", own).strip()):
                 if term:
                     found.setdefault(term_pattern(term), (info.name, None, len(term)))
+        loose: set[str] = set()  # a synonym of a column holding its concept only inside
         for info in self.columns:
             if not self.synonyms_name(info):
                 continue
             for concept in self.concepts.get(info.name, []):
                 for term in SYNONYMS[concept]:
-                    found.setdefault(term_pattern(term), (info.name, None, len(term)))
-        named = set(found)  # a whole name or a synonym: a value never takes it
+                    pattern = term_pattern(term)
+                    if pattern not in found and info.name in self.contained:
+                        loose.add(pattern)
+                    found.setdefault(pattern, (info.name, None, len(term)))
+        # a whole name or a synonym: a value never takes it, unless the synonym only
+        # reaches a column by a word inside its name (取引先 ~ 配送業者, 宛先区分 取引先)
+        named = set(found) - loose
         for pattern, column, size in name_aliases([c.name for c in self.columns]):
             found.setdefault(pattern, (column, None, size))
         for term, column in short_terms([c.name for c in self.columns]):
@@ -748,11 +754,15 @@ class ColumnIndex:
                         found[pattern] = (info.name, example, len(value))
 
     def _english_value_terms(self, found: dict[str, tuple[str, str | None, int]]) -> None:
-        """English for Japanese category values (``ja_value_words``): "nagoya branch" for
-        名古屋支店, "gas" for ガス; a reading two values share, or one that is already a
-        column's word, names neither."""
-        readings: dict[str, set[tuple[str, str]]] = {}
+        """English for Japanese column names and category values (``ja_english_words``):
+        "estimated amount" for 見積金額, "nagoya branch" for 名古屋支店, "gas" for ガス; a
+        reading two names or values share, or one that is already a word of the data,
+        names neither."""
+        readings: dict[str, set[tuple[str, str | None]]] = {}
         for info in self.columns:
+            name = re.sub(r"[(\[（].*?[)\]）]", "", normalize(info.name)).strip()
+            for reading in english_readings(name) if is_japanese(name) else []:
+                readings.setdefault(reading, set()).add((info.name, None))
             if info.kind != "categorical":
                 continue
             for example in info.examples:
@@ -762,8 +772,8 @@ class ColumnIndex:
             for said in (reading, reading + ("es" if reading.endswith(("s", "x", "ch")) else "s")):
                 pattern = term_pattern(said)
                 if len(owners) == 1 and pattern not in found:
-                    column, example = next(iter(owners))
-                    found[pattern] = (column, example, len(said))
+                    owner, value = next(iter(owners))
+                    found[pattern] = (owner, value, len(said))
 
     def names(self, *kinds: str) -> list[str]:
         """Column names of the given kinds, in dataset order."""
@@ -995,8 +1005,8 @@ def _group_cols(text: str, clause: Clause, index: ColumnIndex) -> list[str]:
     for position, mention in enumerate(mentions):
         before = text[max(clause.start, mention.start - 40) : mention.start]
         after = re.sub(
-            r"^\s*\([^()]{0,30}\)", "", text[mention.end :]
-        )  # 「支店（未入力は除く）ごと」
+            r"^\s*\([^()]{0,30}\)|^\s*[)\]」』】]", "", text[mention.end :]
+        )  # 「支店（未入力は除く）ごと」, 「メニュー（benefit_type）別」
         ja_mark = _JA_GROUP_MARK.match(after) or _JA_GROUP_BEFORE.search(before)
         en_mark = _EN_GROUP_MARK.search(before) or _qualified_group_mark(
             before, mention, index, mentions, clause.text, clause.start

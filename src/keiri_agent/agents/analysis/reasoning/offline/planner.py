@@ -352,6 +352,8 @@ def plan_request(
     for clause in parsed.clauses:
         said = parsed.text[clause.start : clause.end]  # "per km": the unit may name a column
         ratio = [label for label in vocab.out_of_scope(said) if label == "ratio"]
+        if vocab.WRITE_BACK.search(said):  # the verb may have been read as a column word
+            ratio = [*ratio, "file"]
         if labels := vocab.out_of_scope(clause.text) or ratio:
             declined += [label for label in labels if label not in declined]
             continue

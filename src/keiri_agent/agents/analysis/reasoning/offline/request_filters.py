@@ -55,15 +55,24 @@ _NUMBER = r"(\d[\d,]*(?:\.\d+)?)"
 # 「耐用年数が5年の」「訪問回数が3回の」: a counter unit after the number is the
 # column's own unit, so the condition is an equality (not a period of five years).
 _JA_COUNTER = r"(?:年|回|件|個|人|日|台|枚|本|歳|点|円|時間|か月|ヶ月|カ月|ヵ月|%)"
+# Units of measure a number may be said in (「1kg以上」「30分を超える」), read against the
+# unit in the column's name (``in_column_unit``).
+_MEASURE = r"(?:kg|g|t|km|m|キロ(?:グラム|メートル)?|グラム|メートル|トン|分)"
 _JA_COMPARE = re.compile(
-    r"^\s*(?:が|は|の値が)?\s*" + _NUMBER + r"\s*(万)?\s*" + _JA_COUNTER + r"?\s*"
+    r"^\s*(?:が|は|の値が)?\s*"
+    + _NUMBER
+    + r"\s*(万)?\s*(?:"
+    + _JA_COUNTER
+    + "|"
+    + _MEASURE
+    + r")?\s*"
     r"(以上|以下|未満|超|を超え(?:る|た|ている|てる|ています|ました)?|より大きい|より多い|より小さい|より少ない|を下回(?:る|った|っている)|を上回(?:る|った|っている))"
 )
 _EN_COMPARE = re.compile(
     r"^\s*(?:is\s+|are\s+|of\s+)?(>=|<=|>|<|over|above|greater than|more than|at least|"
     r"at most|below|under|less than|exceeding|no more than|no less than)\s*[$¥]?\s*"
     + _NUMBER
-    + r"\s*(k)?"
+    + r"\s*(k|thousand|million|mn|billion|bn)?(?![a-z])(?:\s*(?:yen|jpy))?"
 )
 # "$10,000 or more", "5 nights or fewer": the comparison said after the number.
 _EN_OR_MORE = (
@@ -71,7 +80,10 @@ _EN_OR_MORE = (
     r"|or below|or lower|or under|or fewer|and under|and below)(?![a-z])"
 )
 _EN_COMPARE_AFTER = re.compile(
-    r"^\s*(?:is\s+|are\s+|of\s+)?[$¥]?\s*" + _NUMBER + r"\s*(k)?\s+" + _EN_OR_MORE
+    r"^\s*(?:is\s+|are\s+|of\s+)?[$¥]?\s*"
+    + _NUMBER
+    + r"\s*(k|thousand|million|mn|billion|bn)?(?:\s*(?:yen|jpy))?\s+"
+    + _EN_OR_MORE
 )
 _COMPARE_OPS = {
     word: op
@@ -559,13 +571,13 @@ def _compare(rest: str) -> tuple[int | float, str, int] | None:
     elif m := _EN_COMPARE.match(rest):
         number, scale, op = (
             float(m.group(2).replace(",", "")),
-            1_000 if m.group(3) else 1,
+            _EN_SCALES.get(m.group(3) or "", 1),
             m.group(1),
         )
     elif m := _EN_COMPARE_AFTER.match(rest):
         number, scale, op = (
             float(m.group(1).replace(",", "")),
-            1_000 if m.group(2) else 1,
+            _EN_SCALES.get(m.group(2) or "", 1),
             m.group(3),
         )
     else:
@@ -580,6 +592,56 @@ _EN_COMPARE_BEFORE = re.compile(
 )
 # A count said before the numeric column it fixes: "bookings with 2 adults", "for 3 nights".
 _EN_COUNT_BEFORE = re.compile(r"(?<![a-z])(?:with|having|for|of)\s+(\d+(?:\.\d+)?)\s+$")
+
+
+# The unit a column's name declares: 売上（千円）, 重量(g), distance_km, 所要時間_分.
+_NAME_UNITS = (
+    (re.compile(r"(?:単位[:：]?)?百万円"), "money", 1_000_000),
+    (re.compile(r"(?:単位[:：]?)?千円"), "money", 1_000),
+    (re.compile(r"(?:単位[:：]?)?万円"), "money", 10_000),
+    (re.compile(r"kg|キログラム|キロ"), "weight", 1_000),
+    (re.compile(r"g|グラム"), "weight", 1),
+    (re.compile(r"t|トン"), "weight", 1_000_000),
+    (re.compile(r"km|キロメートル"), "length", 1_000),
+    (re.compile(r"m|メートル"), "length", 1),
+    (re.compile(r"h|hours?|hrs?|時間"), "time", 60),
+    (re.compile(r"min|mins|minutes?|分"), "time", 1),
+)
+# The unit a number is said in; キロ is a kilogram or a kilometre, as the column measures.
+_SAID_UNITS = (
+    (re.compile(r"円|yen|¥"), "money", 1),
+    (re.compile(r"kg|キログラム"), "weight", 1_000),
+    (re.compile(r"km|キロメートル"), "length", 1_000),
+    (re.compile(r"キロ"), "kilo", 1_000),
+    (re.compile(r"(?<![a-z])g(?![a-z])|グラム"), "weight", 1),
+    (re.compile(r"トン|(?<![a-z])t(?![a-z])"), "weight", 1_000_000),
+    (re.compile(r"(?<![a-z])m(?![a-z])|メートル"), "length", 1),
+    (re.compile(r"時間"), "time", 60),
+    (re.compile(r"分"), "time", 1),
+)
+
+
+def in_column_unit(value: int | float, said: str, column: str) -> int | float:
+    """A number said in a unit (「500万円以上」「1kg以上」「2時間を超える」) in the unit the
+    column's name declares (売上（千円） → 5000, 重量(g) → 1000, 所要時間_分 → 120); a number
+    said bare is in the column's unit already, and units of another kind are left alone."""
+    name = column.lower()
+    bracket = re.search(r"[(\[（]([^()\[\]（）]+)[)\]）]\s*$", name)
+    tail = bracket.group(1) if bracket else re.split(r"[_\s]", name)[-1]
+    declared = next(
+        ((kind, size) for rx, kind, size in _NAME_UNITS if rx.fullmatch(tail)),
+        None,
+    )
+    spoken = next(((kind, size) for rx, kind, size in _SAID_UNITS if rx.search(said)), None)
+    if declared is None or spoken is None:
+        return value
+    kind, size = spoken
+    if kind == "kilo" and declared[0] in ("weight", "length"):
+        kind = declared[0]
+    if kind != declared[0]:
+        return value
+    converted = value * size / declared[1]
+    return int(converted) if float(converted).is_integer() else converted
 
 
 # 「過怠税がかかった」「手数料が発生した」「割引が付いた」: an amount there is, above zero.
@@ -632,6 +694,7 @@ def numeric_filters(
         if found is None:
             continue
         value, op, length = found
+        value = in_column_unit(value, text[mention.end : mention.end + length], mention.column)
         filters.append({"col": mention.column, "op": op, "value": value})
         used.add(mention)
         spans.append((mention.start, mention.end + length))
@@ -888,11 +951,14 @@ def bare_thresholds(
             or (not ja and scale in _EN_SCALES and scale != "m")  # "worth 5 million or more"
         )
         if money and money_column:
+            yen = int(value) if value.is_integer() else value
             filters.append(
                 {
                     "col": money_column,
                     "op": op,
-                    "value": int(value) if value.is_integer() else value,
+                    "value": in_column_unit(
+                        yen, "円", money_column
+                    ),  # 売上（千円）: 500万円 → 5000
                 }
             )
             assumptions.append(

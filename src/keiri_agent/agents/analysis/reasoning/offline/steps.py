@@ -1065,6 +1065,13 @@ class StepBuilder:
                 or self.extreme_date(value_aggs)
                 or self.money_asked()
             )
+            if not numeric and value_aggs == ["nunique"]:  # "how many different people"
+                return self.ask(
+                    self.t("集計", "Aggregation"),
+                    "どの列の種類数（異なる値の数）を数えますか？",
+                    "Count the different values of which column?",
+                    CATEGORY_KINDS,
+                )
             if not numeric:  # a total of a column another clause names is never assumed
                 return self.ask(
                     self.t("集計", "Aggregation"),

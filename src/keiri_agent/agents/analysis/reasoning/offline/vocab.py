@@ -56,16 +56,16 @@ AGGS: dict[str, str] = {
     "mean": "平均|平均値|average|averages|avg|mean|means",
     "count": "件数|注文数|取引数|回数|何件|頻度|人数|数えて|数える|数えた|~(?<!ア)カウント"
     "|~の数(?![値量字式])"
-    "|count|counts|~count(ed|ing)|number of|how many|frequency"
+    "|count|counts|~count(ed|ing)(?! (only|just) )|number of|how many|frequency"
     "|headcount|head count",
     "max": "最大|最大値|最高値|最高額|一番高い|一番高額|最も高い|最も高額|いちばん高い|一番大きい"
     "|最も大きい|max|maximum"
     "|~(longest|highest|largest|biggest|most expensive|latest) (?!\\d)"
-    "|~(一番|最も|いちばん)[_\\s]*(が|の)?[_\\s]*(高い|大きい|遅い|新しい|長い)",
+    "|~(一番|最も|いちばん)[_\\s]*(が|の)?[_\\s]*(高|大き|遅|新し|長)(い|かった)",
     "min": "最小|最小値|最低値|最低額|一番安い|一番低い|最も安い|最も低い|いちばん安い|一番小さい"
     "|最も小さい|min|minimum"
     "|~(shortest|lowest|smallest|cheapest|earliest) (?!\\d)"
-    "|~(一番|最も|いちばん)[_\\s]*(が|の)?[_\\s]*(小さい|安い|低い|早い|古い|短い)",
+    "|~(一番|最も|いちばん)[_\\s]*(が|の)?[_\\s]*(小さ|安|低|早|古|短)(い|かった)",
     "median": "中央値|メディアン|median|medians",
     "std": "標準偏差|ばらつき|バラツキ|散らばり|std|stdev|standard deviation|variability|variation",
 }
@@ -89,7 +89,10 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|~train(ing)? (a |the )?(\\w+ )?model|~build (a |the )?(\\w+ )?model|random forest"
     "|xgboost|k-means|kmeans|sklearn|scikit-learn",
     "file": "メール|送信|送って|保存|エクスポート|書き出|ダウンロード|ファイルに出力"
-    "|csvに出力|excelに出力|pdf|~e-?mails?|~send|export"
+    "|csvに出力|excelに出力|~pdf\\s*(に|で|化|へ|を)"
+    "|~(export|save|output|download|convert|turn|make)[^.?!]{0,25}(?<![a-z])pdf(?![a-z])"
+    "|~e-?mail (it|this|that|these|them|the|me|us|to|each|every|all|our)|~send(?!t\\b)|export"
+    "|~(please )?approve (all|the|these|those|every)"
     "|~提出(して(?!い|る)|する|しといて)|申告書|届出書|~e-?tax|~submit(?!ted|s\\b)"
     "|~file (a |the |our )?(tax )?returns?\\b"
     "|~save (it|this|that|the|to|as|into)|~write (it |this |the |that )?(to|into)"
@@ -339,6 +342,15 @@ def frequency(text: str) -> str | None:
     """The time granularity named in the text ("M", "W", "D", "Q", "Y"), or None."""
     hits = [(m.start(), label) for label, rx in FREQ_RX.items() if (m := rx.search(text))]
     return min(hits)[1] if hits else None
+
+
+# "Please approve all the pending claims", "update the limits in our ERP": an action on
+# the records themselves, said with words that may also name a column (approved_amount).
+WRITE_BACK = re.compile(
+    r"(?<![a-z])(?:approve|reject|update|delete|cancel|register|post)\s+"
+    r"(?:all|the|these|those|every|each|them|it)(?![a-z])",
+    re.IGNORECASE,
+)
 
 
 def out_of_scope(text: str) -> list[str]:

@@ -1,12 +1,13 @@
-"""English words for the words of Japanese category values, as data.
+"""English words for the words of Japanese category values and column names, as data.
 
-A colleague may ask in English about a ledger whose values are Japanese: "the Nagoya
-branch" for 名古屋支店, "electricity" for 電気, "payments to sole proprietors" for
-個人事業主. ``WORD_ENGLISH`` says, for a word a value may be made of (places, kinds of
-utility, payment means, counterparties, offices, statuses), the English a request may
-use; ``english_readings`` reads a whole value as those words (名古屋支店 → "nagoya
-branch"). A value with a word outside the table has no English reading: nothing is
-guessed.
+A colleague may ask in English about a ledger whose headers and values are Japanese:
+"the Nagoya branch" for 名古屋支店, "electricity" for 電気, "payments to sole
+proprietors" for 個人事業主, "the estimated amount" for 見積金額, "urgent requests" for
+至急. ``WORD_ENGLISH`` says, for a word a value or a name may be made of (places, kinds
+of utility, payment means, counterparties, offices, statuses, the words of back-office
+column names), the English a request may use; ``english_readings`` reads a whole value
+or name as those words (名古屋支店 → "nagoya branch", 見積金額 → "estimated amount"). One
+with a word outside the table has no English reading: nothing is guessed.
 """
 
 from __future__ import annotations
@@ -70,6 +71,48 @@ WORD_ENGLISH: dict[str, tuple[str, ...]] = {
     "支払済み": ("paid",),
     "入金済": ("received",),
     "完了": ("completed", "done"),
+    "承認待ち": ("waiting for approval", "awaiting approval", "pending approval"),
+    "未承認": ("unapproved", "not approved"),
+    # carriers
+    "佐川急便": ("sagawa", "sagawa express"),
+    "ヤマト運輸": ("yamato", "yamato transport", "kuroneko"),
+    "日本郵便": ("japan post",),
+    "西濃運輸": ("seino",),
+    # words of column names
+    "見積": ("estimated", "estimate", "quoted"),
+    "金額": ("amount",),
+    "額": ("amount",),
+    "重量": ("weight",),
+    "重さ": ("weight",),
+    "至急": ("urgent", "rush"),
+    "担当者": ("person in charge", "staff member", "handler"),
+    "担当営業": ("sales rep", "salesperson", "account manager"),
+    "営業担当": ("sales rep", "salesperson", "account manager"),
+    "税抜": ("pre-tax", "tax-exclusive", "tax-excluded", "net of tax"),
+    "税込": ("tax-inclusive", "tax-included", "gross"),
+    "消費税": ("consumption tax", "sales tax"),
+    "実支払": ("actual payment", "actually paid"),
+    "支払": ("payment",),
+    "入金": ("received", "receipt"),
+    "請求": ("invoiced", "billed"),
+    "発行": ("issuing", "issue"),
+    "依頼": ("request",),
+    "納品": ("delivery",),
+    "数量": ("quantity",),
+    "単価": ("unit price",),
+    "料金": ("charge", "fee"),
+    "基本": ("base", "basic"),
+    "加算": ("extra", "surcharge"),
+    "合計": ("total",),
+    "配送業者": ("carrier", "courier", "delivery company", "shipping company"),
+    "宛先": ("destination", "recipient"),
+    "都道府県": ("prefecture",),
+    "部門": ("department", "office", "division"),
+    "部署": ("department",),
+    "方法": ("method",),
+    "購入先": ("supplier", "vendor"),
+    "勘定科目": ("account", "account title"),
+    "日": ("date",),
 }
 _LONGEST_FIRST = sorted(WORD_ENGLISH, key=len, reverse=True)
 _MAX_READINGS = 12
