@@ -437,3 +437,40 @@ def test_past_extremes_added_exclusions_and_actions_on_records() -> None:
     decision = decide("How many different people handled parcels?", PARCELS)
     assert decision.next_action == "ask"
     assert "of of" not in decision.clarifying_questions[0]
+
+
+def test_an_amount_said_with_a_verb_and_a_thing_not_tied_to_anything() -> None:
+    claims = dataset_summary(
+        900,
+        [
+            ("claim_id", "text", ["C1", "C2"], 900),
+            ("benefit_type", "categorical", ["Medical", "Childcare"], 2),
+            ("project", "categorical", ["P1", "P2"], 2),
+            ("claimed_amount", "numeric", ["1000", "90000"], 500),
+            ("approved_amount", "numeric", ["0", "90000"], 500),
+        ],
+        "ds_claims",
+    )
+    # before: asked which column (the yen amount was unread), then took the main amount
+    spec = acted_spec("Median approved amount where more than 10,000 yen was claimed", claims)
+    assert spec["metrics"] == {"approved_amount": ["median"]}
+    assert spec["filters"] == [{"col": "claimed_amount", "op": ">", "value": 10000}]
+    spec = acted_spec("How many claims that aren't tied to any project?", claims)
+    assert spec["filters"] == [{"col": "project", "op": "is_null"}]
+    spec = acted_spec(
+        "プロジェクトに紐づいていない支払の件数",
+        TOLLS
+        | {
+            "columns": [
+                *TOLLS["columns"],
+                {
+                    "name": "プロジェクト",
+                    "kind": "categorical",
+                    "missing": 40,
+                    "unique": 3,
+                    "examples": ["A", "B", "C"],
+                },
+            ]
+        },
+    )
+    assert spec["filters"] == [{"col": "プロジェクト", "op": "is_null"}]

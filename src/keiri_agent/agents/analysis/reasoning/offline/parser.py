@@ -1244,10 +1244,18 @@ def parse_request(
     is_numeric = lambda name: index.kind(name) == "numeric"  # noqa: E731
     named = next((m.column for m in scanned if m not in used and is_numeric(m.column)), None)
     money = money_column(index.names("numeric"), is_numeric, named, index.concept_column("sales"))
-    bare, left, guessed = bare_thresholds(norm, claimed, money, lang)
+    bare, left, guessed = bare_thresholds(norm, claimed, money, lang, index.names("numeric"))
     numeric += bare
     problems += left
     assumptions += guessed
+    # "where more than 10,000 yen was claimed": the verb named the condition's column only
+    used |= {
+        m
+        for m in scanned
+        if m.value is None
+        and any(f["col"] == m.column for f in bare)
+        and re.search(r"[a-z]ed$", norm[m.start : m.end])
+    }
     filtered_cols = {m.column for m in values}
     rows = int(summary.get("rows") or 0)
     mentions = [

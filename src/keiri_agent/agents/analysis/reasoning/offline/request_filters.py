@@ -18,7 +18,7 @@ unfiltered result.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -621,6 +621,39 @@ _SAID_UNITS = (
 )
 
 
+_EN_VERB_SYNONYMS = {"asked": "request", "paid": "pay", "spent": "spend", "sent": "send"}
+_JA_MONEY_TAIL = re.compile(r"(?:金額|額|金|代|費)$")
+
+
+def _column_of_verb(window: str, columns: Sequence[str]) -> str | None:
+    """The one numeric column whose verb is said around an amount: "was claimed" →
+    ``claimed_amount``, "asked for" → ``requested_limit``, 「申請した」 → 申請額."""
+    verbs = [
+        _EN_VERB_SYNONYMS.get(w, w[:-2] if w.endswith("ed") else w)
+        for w in re.findall(r"(?<![a-z])(?:[a-z]{3,}ed|asked|paid|spent|sent)(?![a-z])", window)
+    ]
+    found = set()
+    for column in columns:
+        if column.isascii():
+            words = re.split(r"[_\s]+", column.lower())
+            if any(_shared(w, v) >= 4 for w in words for v in verbs):
+                found.add(column)
+        elif (
+            (stem := _JA_MONEY_TAIL.sub("", column)) != column
+            and len(stem) >= 2
+            and re.search(rf"{re.escape(stem)}(?:し|され|済|って|った|われ)", window)
+        ):
+            found.add(column)
+    return found.pop() if len(found) == 1 else None
+
+
+def _shared(a: str, b: str) -> int:
+    """How many leading letters two words share."""
+    return next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+
+
 def in_column_unit(value: int | float, said: str, column: str) -> int | float:
     """A number said in a unit (「500万円以上」「1kg以上」「2時間を超える」) in the unit the
     column's name declares (売上（千円） → 5000, 重量(g) → 1000, 所要時間_分 → 120); a number
@@ -709,7 +742,8 @@ _NULL_AFTER = re.compile(
     r"|決まって(?:い)?ない|決まってない|割り当てられて(?:い)?ない|割り振られて(?:い)?ない"
     r"|空(?=の)|入って(?:い)?ない|書かれて(?:い)?ない|書いて(?:い)?ない|"
     r"(?:無い|ない)(?=\s*(?:もの|行|明細|分|データ))|"
-    r"(?:入力|記入|記録|登録|設定|指定|記載)されて(?:い)?ない|付いて(?:い)?ない)"
+    r"(?:入力|記入|記録|登録|設定|指定|記載)されて(?:い)?ない|付いて(?:い)?ない"
+    r"|(?:に|と)?紐(?:づ|付)(?:い|け(?:られ|され)?)て(?:い)?ない)"
     r"|^\s*" + _CLOSE + r"\s*(?:欄|列)?\s*(?:が|は|に)\s*(?:何か|なにか|値が)?\s*"
     r"(?P<set>入って(?:いる|る)|入力されて(?:いる|る)|入力済み?|記入済み?|記入されて(?:いる|る)"
     r"|書いて(?:ある|いる|る)|書かれて(?:いる|る)|記載(?:されて(?:いる|る)|が?ある|あり))"
@@ -726,7 +760,9 @@ LACKING_BEFORE = re.compile(
     r"(?<![a-z])(?:(?:do|does|did)(?: not|n't) have|(?:has|have|had)(?:n't| not)(?: got)?"
     r"|(?:has|have|with) no) (?:a |an |any )?$|(?<![a-z])(?:without|lacking) (?:a |an |any )$"
     r"|(?<![a-z])(?:is|are|was|were) missing (?:a |an |any |the |their |its )?$"
-    r"|(?<![a-z])(?:with|having|has|have|had) (?:a |an )?(?:blank|empty|missing) $",
+    r"|(?<![a-z])(?:with|having|has|have|had) (?:a |an )?(?:blank|empty|missing) $"
+    r"|(?<![a-z])(?:(?:is|are|was|were)(?:n't| not)|not) (?:tied|linked|assigned|attached"
+    r"|allocated|charged) to (?:a |an |any )?$",
     re.IGNORECASE,
 )
 # "rows that have a value in [grant_officer]", "entries with something under notes".
@@ -885,6 +921,7 @@ _BARE_EN = re.compile(
     r"|less than|exceeding|no more than|no less than)\s*([$¥])?\s*"
     + _NUMBER
     + _EN_SCALE
+    + r"(?P<yen>\s*(?:yen|jpy)(?![a-z]))?"
     + r"(?!\s*(?:%|percent|rows|columns|products|stores|items|times|days|months|years))"
 )
 _BARE_EN_AFTER = re.compile(
@@ -904,6 +941,7 @@ def bare_thresholds(
     taken: bytearray,
     money_column: str | None,
     lang: str,
+    numeric_columns: Sequence[str] = (),
 ) -> tuple[list[dict[str, Any]], list[str], list[str]]:
     """Amount conditions without a column and questions for conditions left unread.
 
@@ -919,6 +957,9 @@ def bare_thresholds(
             conditions on named columns); updated with the conditions read here.
         money_column: The column an amount condition applies to, or None.
         lang: "ja" or "en".
+        numeric_columns: The numeric columns: an amount said with the verb of one of
+            them ("where more than 10,000 yen was claimed", 「10万円以上申請した」) is a
+            condition on that one (``claimed_amount``, 申請額).
     """
     filters: list[dict[str, Any]] = []
     problems: list[str] = []
@@ -929,7 +970,7 @@ def bare_thresholds(
         for m in _BARE_JA.finditer(text)
     ]
     hits += [
-        (m, m.group(3), (m.group(4) or "").lower(), m.group(2) or "", m.group(1))
+        (m, m.group(3), (m.group(4) or "").lower(), m.group(2) or ("円" if m["yen"] else ""), m[1])
         for m in _BARE_EN.finditer(text)
     ]
     hits += [
@@ -950,22 +991,20 @@ def bare_thresholds(
             or (ja and scale == "万" and not unit)
             or (not ja and scale in _EN_SCALES and scale != "m")  # "worth 5 million or more"
         )
-        if money and money_column:
+        column = (  # the verb after the amount first: "…10,000 yen was claimed"
+            _column_of_verb(text[m.end() : m.end() + 30], numeric_columns)
+            or _column_of_verb(text[max(0, m.start() - 30) : m.start()], numeric_columns)
+            or money_column
+        )
+        if money and column:
             yen = int(value) if value.is_integer() else value
-            filters.append(
-                {
-                    "col": money_column,
-                    "op": op,
-                    "value": in_column_unit(
-                        yen, "円", money_column
-                    ),  # 売上（千円）: 500万円 → 5000
-                }
-            )
+            # 売上（千円）: 500万円 → 5000
+            filters.append({"col": column, "op": op, "value": in_column_unit(yen, "円", column)})
             assumptions.append(
                 _t(
                     lang,
-                    f"「{said}」は「{money_column}」の条件と仮定",
-                    f"'{said}' taken as a condition on {money_column}",
+                    f"「{said}」は「{column}」の条件と仮定",
+                    f"'{said}' taken as a condition on {column}",
                 )
             )
         else:
