@@ -84,6 +84,10 @@ Eight request sets, always reported separately:
   more datasets (supply requisitions, a postage log, an invoice issuance log, an English
   welfare-benefit claims register), written the same way while the rules were changed
   for the fourteenth, and scored once before any change was made for it.
+- the sixteenth blind set, ``data/offline_requests_blind16.jsonl``: 120 requests on four
+  more datasets (recruitment costs, customer advance receipts, warranty claims, an English
+  software-licence register), written the same way while the rules were changed for the
+  fifteenth, and scored once before any change was made for it.
 - the fourth blind set, ``data/offline_requests_blind4.jsonl``: a seventh held-out
   set, written the same way (neither the rules, their tests nor the other
   held-out sets' cases read) on four more made-up domains (an equipment
@@ -98,7 +102,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
     uv run python benchmarks/offline_reasoner_accuracy.py \\
-        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind15|all]
+        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind16|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
@@ -147,6 +151,7 @@ BLIND12 = Path(__file__).parent / "data" / "offline_requests_blind12.jsonl"
 BLIND13 = Path(__file__).parent / "data" / "offline_requests_blind13.jsonl"
 BLIND14 = Path(__file__).parent / "data" / "offline_requests_blind14.jsonl"
 BLIND15 = Path(__file__).parent / "data" / "offline_requests_blind15.jsonl"
+BLIND16 = Path(__file__).parent / "data" / "offline_requests_blind16.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -168,6 +173,7 @@ SETS = {
     "blind13": BLIND13,
     "blind14": BLIND14,
     "blind15": BLIND15,
+    "blind16": BLIND16,
 }
 
 # (ja name, en name, kind, examples)

@@ -474,3 +474,85 @@ def test_an_amount_said_with_a_verb_and_a_thing_not_tied_to_anything() -> None:
         },
     )
     assert spec["filters"] == [{"col": "プロジェクト", "op": "is_null"}]
+
+
+ADVANCES = dataset_summary(
+    900,
+    [
+        ("前受番号", "text", ["AR-001", "AR-002"], 900),
+        ("得意先コード", "text", ["C001", "C002"], 120),
+        ("得意先名", "categorical", ["青葉商事", "北斗物産"], 118),
+        ("取引区分", "categorical", ["保守契約", "工事着手金"], 2),
+        ("入金日", "datetime", ["2024-04-01", "2025-09-30"], 300),
+        ("入金額", "numeric", ["10000", "9000000"], 600),
+        ("前受残高", "numeric", ["0", "9000000"], 600),
+        ("返金有無", "boolean", ["True", "False"], 2),
+        ("支払済", "boolean", ["True", "False"], 2),
+        ("出張費", "numeric", ["0", "8000"], 4),
+        ("経理担当", "categorical", ["小林", "森"], 2),
+    ],
+    "ds_advances",
+)
+
+
+def test_done_columns_said_as_not_yet_and_flags_said_by_their_thing() -> None:
+    # before: 「支払いが済んでない」「未払い」 counted the paid rows
+    for text in (
+        "まだ支払いが済んでない案件って何件？",
+        "未払いの入金額の合計",
+        "逆に未払いのほうは何件？",
+    ):
+        spec = acted_spec(text, ADVANCES)
+        assert {"col": "支払済", "op": "==", "value": False} in spec["filters"], text
+    # before: 「返金」 named no column
+    spec = acted_spec("返金が発生した案件はいくつありますか", ADVANCES)
+    assert spec["filters"] == [{"col": "返金有無", "op": "==", "value": True}]
+    spec = acted_spec("経理担当が未割当になってる分の入金額を合計して", ADVANCES)
+    assert spec["op"] == "total" and spec["filters"] == [{"col": "経理担当", "op": "is_null"}]
+
+
+def test_guessed_measures_keys_and_quoted_equalities() -> None:
+    # before: 「前受金」 (~ 前受残高) was summed beside 入金額, or instead of counting
+    assert acted_spec("2025年3月に入金された前受金の入金額合計", ADVANCES)["metrics"] == {
+        "入金額": ["sum"]
+    }
+    spec = acted_spec("保守契約の前受、件数はどれくらい？", ADVANCES)
+    assert spec["metrics"] == {} and spec["op"] == "total"
+    # before: 得意先名 was counted, not the code said
+    spec = acted_spec("得意先の数を、得意先コードで数えてもらえますか", ADVANCES)
+    assert spec["metrics"] == {"得意先コード": ["nunique"]}
+    # before: the 」 hid the condition
+    spec = acted_spec("「出張費」が８０００円の件数は？", ADVANCES)
+    assert spec["filters"] == [{"col": "出張費", "op": "==", "value": 8000}]
+    assert decide("前受残高を会計システムに仕訳として登録しておいて", ADVANCES).next_action == (
+        "out_of_scope"
+    )
+
+
+def test_a_verb_of_a_date_with_its_period_is_no_measure() -> None:
+    licences = dataset_summary(
+        480,
+        [
+            ("licence_id", "text", ["L1", "L2"], 480),
+            ("purchase_date", "datetime", ["2023-01-05", "2025-06-30"], 300),
+            ("seats_purchased", "numeric", ["1", "500"], 80),
+            ("annual_cost_jpy", "numeric", ["1000", "9000000"], 300),
+            ("offer_salary", "numeric", ["300", "900"], 50),
+        ],
+        "ds_licences",
+    )
+    spec = acted_spec("Sum of annual cost for licences purchased in 2024", licences)
+    assert spec["metrics"] == {"annual_cost_jpy": ["sum"]}
+    assert acted_spec("total seats purchased", licences)["metrics"] == {"seats_purchased": ["sum"]}
+    assert acted_spec("年額コストが100万円以上は何件？", licences)["filters"] == [
+        {"col": "annual_cost_jpy", "op": ">=", "value": 1_000_000}
+    ]
+    offers = dataset_summary(
+        50,
+        [("ID", "text", ["1", "2"], 50), ("提示年収（万円）", "numeric", ["300", "900"], 40)],
+        "o",
+    )
+    # before: 600万 was compared as 6,000,000 with a column in 万円
+    assert acted_spec("提示年収600万以上のオファーは何件？", offers)["filters"] == [
+        {"col": "提示年収（万円）", "op": ">=", "value": 600}
+    ]

@@ -420,6 +420,14 @@ def _year_of(filters: list[dict[str, Any]]) -> int | None:
     return years.pop() if len(years) == 1 else None
 
 
+def _without_values(parsed: ParsedRequest) -> str:
+    """The request with the category values it names blanked out."""
+    chars = list(parsed.text)
+    for mention in parsed.value_mentions:
+        chars[mention.start : mention.end] = "_" * (mention.end - mention.start)
+    return "".join(chars)
+
+
 def _yes_no_conditions(
     parsed: ParsedRequest, groups: list[str], filters: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
@@ -456,7 +464,7 @@ def edit_previous(
     filters = [f for clause in parsed.clauses for f in parsed.filters_for(clause)[0]]
     filters += _yes_no_conditions(parsed, groups, filters)
     filters = list({repr(sorted(f.items())): f for f in filters}.values())
-    freq = vocab.frequency(text)
+    freq = vocab.frequency(_without_values(parsed))  # "only the annual licences": a value
     chart = bool(_CHART.search(text))
     share = bool(_SHARE.search(text))
     top = _TOP.search(text)

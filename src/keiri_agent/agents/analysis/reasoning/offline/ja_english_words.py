@@ -80,6 +80,12 @@ WORD_ENGLISH: dict[str, tuple[str, ...]] = {
     "西濃運輸": ("seino",),
     # words of column names
     "見積": ("estimated", "estimate", "quoted"),
+    "承認": ("approved",),
+    "申請": ("requested", "claimed"),
+    "部品": ("parts",),
+    "部品代": ("parts cost", "parts"),
+    "工賃": ("labour", "labor", "labour cost", "labor cost"),
+    "出張費": ("call-out fee", "travel cost", "travel expense"),
     "金額": ("amount",),
     "額": ("amount",),
     "重量": ("weight",),

@@ -679,6 +679,7 @@ class ColumnIndex:
             # not inside a count word: 「何種類」「種類数」 ask how many, of another column
             found.setdefault(rf"(?<!何){pattern}(?!数)", (column, None, size))
         self._identifier_stems(found)
+        self._flag_stems(found)
         self._japanese_name_terms(found)
         self._value_terms(found, named)
         self._english_value_terms(found)
@@ -721,6 +722,22 @@ class ColumnIndex:
                 or len(stem) < 2
                 or not is_japanese(stem)
                 or stem in rows
+                or sum(stem in name for name in names) > 1
+            ):
+                continue
+            found.setdefault(term_pattern(stem), (info.name, None, len(stem)))
+
+    def _flag_stems(self, found: dict[str, tuple[str, str | None, int]]) -> None:
+        """「返金」 for 返金有無, 「至急」 for 至急フラグ: the thing a yes/no column says is there,
+        unless another column's name holds it too."""
+        names = [normalize(c.name) for c in self.columns]
+        for info in self.columns:
+            if self.yes_value(info.name) is None:
+                continue
+            stem = re.sub(r"(?:の?有無|フラグ|flag|有り無し|あり/なし)$", "", normalize(info.name))
+            if (
+                stem == normalize(info.name)
+                or len(stem) < 2
                 or sum(stem in name for name in names) > 1
             ):
                 continue
@@ -1248,6 +1265,21 @@ def parse_request(
     numeric += bare
     problems += left
     assumptions += guessed
+    # "licences purchased in 2024": the verb of a date column's event, said with its period,
+    # is no measure (seats_purchased)
+    used |= {
+        m
+        for m in scanned
+        if m.value is None
+        and index.kind(m.column) == "numeric"
+        and re.fullmatch(r"[a-z]+ed", norm[m.start : m.end])
+        and any(p[0] >= m.end and p[0] - m.end <= 12 for p in periods)
+        and any(
+            _common_prefix(token, norm[m.start : m.end]) >= 4
+            for date in index.names("datetime")
+            for token in name_tokens(date)
+        )
+    }
     # "where more than 10,000 yen was claimed": the verb named the condition's column only
     used |= {
         m
@@ -1368,6 +1400,26 @@ def _negated_flags(
             found[i] = Mention(
                 mention.start - len(before.group(0)), mention.end, mention.column, no
             )
+    for info in index.columns:  # 「未払い」「支払いが済んでない」 of 支払済; 「未入金」 of 入金済
+        no, yes = index.no_value(info.name), index.yes_value(info.name)
+        stem = re.sub(r"済み?$", "", normalize(info.name))
+        if no is None or yes is None or stem == normalize(info.name) or len(stem) < 2:
+            continue
+        shorter = "|".join(re.escape(stem[i:]) for i in range(len(stem)))  # 支払 → 払
+        patterns = (
+            rf"未(?:{shorter})い?",
+            rf"{re.escape(stem)}い?\s*(?:が|は)?\s*(?:済んで(?:い)?ない|済んでません|終わって(?:い)?ない"
+            r"|まだ|未了|未済)",
+        )
+        for m in (m for rx in patterns for m in re.finditer(rx, text)):
+            if not any(claimed[m.start() : m.end()]):
+                claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+                found = [
+                    f
+                    for f in found
+                    if not (f.column == info.name and f.start < m.end() and m.start() < f.end)
+                ]
+                found.append(Mention(m.start(), m.end(), info.name, no))
     for info in index.columns:  # "unapproved": the prefix hides the word from the scan
         no = index.no_value(info.name)
         words = name_tokens(info.name) if info.name.isascii() else []

@@ -59,7 +59,7 @@ _JA_COUNTER = r"(?:年|回|件|個|人|日|台|枚|本|歳|点|円|時間|か月
 # unit in the column's name (``in_column_unit``).
 _MEASURE = r"(?:kg|g|t|km|m|キロ(?:グラム|メートル)?|グラム|メートル|トン|分)"
 _JA_COMPARE = re.compile(
-    r"^\s*(?:が|は|の値が)?\s*"
+    r"^\s*[」』\"]?\s*(?:が|は|の値が)?\s*"
     + _NUMBER
     + r"\s*(万)?\s*(?:"
     + _JA_COUNTER
@@ -537,7 +537,7 @@ _EN_EQUAL = re.compile(
 # "for room 3, …": a bare number right after the column's name, ending the phrase.
 _EN_BARE_EQUAL = re.compile(r"^\s+(-?\d+(?:\.\d+)?)(?=\s*(?:[,;:?!]|\.(?!\d)|$|only\b))")
 _JA_EQUAL = re.compile(
-    r"^\s*(?:が|は|=|:)\s*(-?\d+(?:\.\d+)?)(?![\d.])\s*" + _JA_COUNTER + r"?\s*"
+    r"^\s*[」』\"]?\s*(?:が|は|=|:)\s*(-?\d+(?:\.\d+)?)(?![\d.])\s*" + _JA_COUNTER + r"?\s*"
     r"(?=の|で|と|です|である|に等しい|[、,。?]|$)"
 )
 
@@ -609,7 +609,7 @@ _NAME_UNITS = (
 )
 # The unit a number is said in; キロ is a kilogram or a kilometre, as the column measures.
 _SAID_UNITS = (
-    (re.compile(r"円|yen|¥"), "money", 1),
+    (re.compile(r"円|yen|¥|万"), "money", 1),
     (re.compile(r"kg|キログラム"), "weight", 1_000),
     (re.compile(r"km|キロメートル"), "length", 1_000),
     (re.compile(r"キロ"), "kilo", 1_000),
@@ -740,6 +740,7 @@ _NULL_AFTER = re.compile(
     r"^\s*" + _CLOSE + r"\s*(?:欄|列)?\s*(?:\(\s*)?(?:が|は|の)?\s*"
     r"(?P<null>空欄|空白|未入力|未記入|未記載|未登録|未設定|未定|ブランク"
     r"|決まって(?:い)?ない|決まってない|割り当てられて(?:い)?ない|割り振られて(?:い)?ない"
+    r"|未割(?:り)?当(?:て)?|未割り振り|未アサイン"
     r"|空(?=の)|入って(?:い)?ない|書かれて(?:い)?ない|書いて(?:い)?ない|"
     r"(?:無い|ない)(?=\s*(?:もの|行|明細|分|データ))|"
     r"(?:入力|記入|記録|登録|設定|指定|記載)されて(?:い)?ない|付いて(?:い)?ない"

@@ -203,6 +203,7 @@ class StepBuilder:
         request_numeric = [m.column for m in parsed.mentions if kind(m.column) == "numeric"]
         self.inherited = [c for c in dict.fromkeys(request_numeric) if c not in clause.group_cols]
         self.aggs = vocab.aggregations(clause.text) or self._said_in_names(parsed, clause)
+        self._unguessed_measures()
         self.freq = vocab.frequency(clause.text) or ("D" if self.dates else None)
         self.intents = vocab.intents(clause.text)
         self.units_sold = self._units_sold()
@@ -230,6 +231,21 @@ class StepBuilder:
             said = count.group(1) or count.group(2)
             self.top_n = vocab.NUMBER_WORDS.get(said) or int(said) or None
         self.ascending = bool(vocab.ASCENDING.search(clause.text))
+
+    def _unguessed_measures(self) -> None:
+        """A numeric column only guessed by similarity (「前受金」 ~ 前受残高) is no measure
+        beside one named by its terms (「入金された前受金の入金額」) or when rows are counted
+        (「保守契約の前受、件数は？」)."""
+        guessed = {m.column for m in self.c.mentions if m.guessed} - {
+            m.column for m in self.c.mentions if not m.guessed
+        }
+        if not guessed & set(self.numeric):
+            return
+        named = [c for c in self.numeric if c not in guessed]
+        if named or self.aggs == ["count"]:
+            dropped = set(self.numeric) - set(named)
+            self.numeric = named
+            self.mentioned = [c for c in self.mentioned if c not in dropped]
 
     def _yes_no_predicates(self) -> None:
         """A yes/no column named with no value and no grouping ("how many bookings were
@@ -1055,7 +1071,8 @@ class StepBuilder:
             keyed = [
                 m.column
                 for m in self.c.mentions
-                if m.column in self.categorical and re.match(r"\s*の?\s*重複", self.p.text[m.end :])
+                if m.column in self.categorical
+                and re.match(r"\s*(?:の?\s*重複|で数え|でカウント|単位で)", self.p.text[m.end :])
             ]
             metrics[(keyed or self.categorical)[0]] = ["nunique"]
         elif value_aggs:
