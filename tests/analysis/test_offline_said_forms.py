@@ -556,3 +556,18 @@ def test_a_verb_of_a_date_with_its_period_is_no_measure() -> None:
     assert acted_spec("提示年収600万以上のオファーは何件？", offers)["filters"] == [
         {"col": "提示年収（万円）", "op": ">=", "value": 600}
     ]
+
+
+def test_a_two_digit_year_is_read_only_where_the_data_has_it() -> None:
+    # before: 「24年4月～25年3月」 was asked although the data runs through 2024 and 2025
+    spec = acted_spec("2024年度（24年4月～25年3月）の入金額っていくら？", ADVANCES)
+    assert spec["filters"] == [
+        {"col": "入金日", "op": ">=", "value": "2024-04-01"},
+        {"col": "入金日", "op": "<", "value": "2025-04-01"},
+    ]
+    assert acted_spec("24年10月以降の入金額合計", ADVANCES)["filters"] == [
+        {"col": "入金日", "op": ">=", "value": "2024-10-01"}
+    ]
+    # no date in 2030, and 「24年度」 alone stays a question
+    assert decide("30年4月の入金額合計", ADVANCES).next_action == "ask"
+    assert decide("24年度の入金額合計", ADVANCES).next_action == "ask"

@@ -144,8 +144,11 @@ def _qualifier(word: str | None) -> str:
 
 # 「12月分まで」: the bill or pay of a month (分) keeps the qualifier after it.
 _QUAL_JA = rf"(?:分\s*)?({_PERIOD_START}|{_PERIOD_END}|{_PERIOD_BEFORE})?"
-# A year: 4 digits or a Japanese era year (令和6, 平成30, 令和元, R6, H30; NFKC + lower case).
-_YEAR = r"(\d{4}|(?:令和|平成|(?<![a-z])[rh])\s*(?:\d{1,2}|元)(?!\d))"
+# A year: 4 digits, a Japanese era year (令和6, 平成30, 令和元, R6, H30; NFKC + lower case) or
+# 2 digits before 年 (「24年4月」: 2024 only when the data has dates in 2024, ``date_filters``).
+_YEAR = (
+    r"(\d{4}|(?<![\d.,])\d{2}(?=\s*年(?!度))|(?:令和|平成|(?<![a-z])[rh])\s*(?:\d{1,2}|元)(?!\d))"
+)
 _ERA_START = {"令和": 2018, "r": 2018, "平成": 1988, "h": 1988}
 _FISCAL_RX = re.compile(_YEAR + r"\s*年度")
 # "FY2024", "fy 2024": the fiscal year said in English (April to March, as 年度).
@@ -234,12 +237,15 @@ def date_filters(
     def add(
         m: re.Match[str], y: str, mo: str | None, d: str | None, q: str, fy: bool = False
     ) -> None:
-        year = _year(y)
+        short = y.isdigit() and len(y) == 2
+        if short and not any(e.startswith(f"20{y}") for e in date_examples):
+            return  # 「24年」 with no date in 2024: left unread, so it is asked
+        year = _year(f"20{y}" if short else y)
         if any(claimed[m.start() : m.end()]) or not 1900 <= int(year) <= 2100:
             return
         claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
         if year != y:
-            said = m.group(1).replace(" ", "")
+            said = y.replace(" ", "")
             assumptions.append(_t(lang, f"{said}年は{year}年", f"{said} is {year}"))
         found.append(
             (m.start(), m.end(), int(year), int(mo) if mo else None, int(d) if d else None, q, fy)
