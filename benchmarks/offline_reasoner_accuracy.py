@@ -102,7 +102,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
     uv run python benchmarks/offline_reasoner_accuracy.py \\
-        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind16|all]
+        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind17|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
@@ -152,6 +152,7 @@ BLIND13 = Path(__file__).parent / "data" / "offline_requests_blind13.jsonl"
 BLIND14 = Path(__file__).parent / "data" / "offline_requests_blind14.jsonl"
 BLIND15 = Path(__file__).parent / "data" / "offline_requests_blind15.jsonl"
 BLIND16 = Path(__file__).parent / "data" / "offline_requests_blind16.jsonl"
+BLIND17 = Path(__file__).parent / "data" / "offline_requests_blind17.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -174,6 +175,7 @@ SETS = {
     "blind14": BLIND14,
     "blind15": BLIND15,
     "blind16": BLIND16,
+    "blind17": BLIND17,
 }
 
 # (ja name, en name, kind, examples)

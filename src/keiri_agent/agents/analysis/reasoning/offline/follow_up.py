@@ -268,6 +268,12 @@ def _chart(base: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
+_BY_BEFORE = re.compile(
+    r"\b(?:by|per|grouping to|grouping by|group by|grouped by|regroup by)\s+(?:the\s+)?$",
+    re.IGNORECASE,
+)
+
+
 def _groups_said(parsed: ParsedRequest, text: str) -> list[str]:
     """The columns the request groups by (「部署別に」, "now by channel"); a numeric column
     right after "by" or before 別/ごと too ("split that by star rating")."""
@@ -281,7 +287,7 @@ def _groups_said(parsed: ParsedRequest, text: str) -> list[str]:
         groups = [
             m.column
             for m in parsed.mentions
-            if re.search(r"\bby\s+$", text[: m.start], re.IGNORECASE)
+            if _BY_BEFORE.search(text[: m.start])
             or re.match(r"\s*(?:別|ごと|毎)", text[m.end :])
             or (  # 「カテゴリでも同じように」: the same, by another category
                 re.match(r"\s*でも", text[m.end :]) and parsed.index.kind(m.column) != "numeric"

@@ -162,6 +162,13 @@ _JA_DATE_RX = re.compile(
 _ISO_RX = re.compile(
     _EN_QUAL + r"(?<!\d)(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?(?!\d)\s*" + _QUAL_JA
 )
+_EN_MONTH_SPAN_RX = re.compile(
+    r"(?<![a-z])("
+    + "|".join(sorted(_MONTHS, key=len, reverse=True))
+    + r")\.?\s*[–—\-~〜]\s*("
+    + "|".join(sorted(_MONTHS, key=len, reverse=True))
+    + r")\.?\s+(\d{4})(?!\d)"
+)
 _EN_MONTH_RX = re.compile(
     _EN_QUAL + r"(?<![a-z])(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?\s+(\d{4})"
 )
@@ -264,6 +271,7 @@ def date_filters(
         add(m, m.group(1), m.group(2), m.group(3), _qualifier(m.group(4)))
     for m in _ISO_RX.finditer(text):
         add(m, m.group(2), m.group(3), m.group(4), _qualifier(m.group(5) or m.group(1)))
+    found += _english_month_spans(text, claimed, add)
     for m in _EN_MONTH_RX.finditer(text):
         add(m, m.group(3), str(_MONTHS[m.group(2)]), None, _qualifier(m.group(1)))
     for m in _EN_YEAR_RX.finditer(text):
@@ -369,6 +377,19 @@ def _vague_periods(text: str, months_read: bool, lang: str, claimed: bytearray) 
             )
         )
     return problems
+
+
+def _english_month_spans(text: str, claimed: bytearray, add: Any) -> list[_Found]:
+    """ "Oct–Dec 2024", "Nov-Feb 2025": from the first month (``add``) to the end of the last,
+    the year said after the last one; returns the end of each span."""
+    ends: list[_Found] = []
+    for m in _EN_MONTH_SPAN_RX.finditer(text):
+        first, last = _MONTHS[m.group(1)], _MONTHS[m.group(2)]
+        if any(claimed[m.start() : m.end()]):
+            continue
+        add(m, str(int(m.group(3)) - (first > last)), str(first), None, "start")
+        ends.append((m.end(), m.end(), int(m.group(3)), last, None, "end", False))
+    return ends
 
 
 def _months_said_alone(
@@ -555,12 +576,19 @@ def condition_at(rest: str) -> tuple[int | float, str, int] | None:
     if m := _JA_EQUAL.match(rest) or _EN_EQUAL.match(rest) or _EN_BARE_EQUAL.match(rest):
         value = float(m.group(1))
         return (int(value) if value.is_integer() else value), "==", m.end()
+    if m := _JA_NOT_EQUAL.match(rest):  # 「過不足額が０じゃない」「数量が1以外の」
+        value = float(m.group(1))
+        return (int(value) if value.is_integer() else value), "!=", m.end()
     if m := _JA_SIGN.match(rest):  # 「粗利がマイナスになってる」「在庫数ゼロの」
         op = {"マイナス": "<", "負": "<", "赤字": "<", "プラス": ">", "黒字": ">"}.get(m[1], "==")
         return 0, op, m.end()
     return None
 
 
+_JA_NOT_EQUAL = re.compile(
+    r"^\s*[」』\"]?\s*(?:が|は)\s*(-?\d+(?:\.\d+)?)(?![\d.])\s*" + _JA_COUNTER + r"?\s*"
+    r"(?:じゃない|ではない|でない|じゃありません|ではありません|以外)"
+)
 _JA_SIGN = re.compile(
     r"^\s*(?:が|は)?\s*(マイナス|負|赤字|プラス|黒字|ゼロ|0)(?=\s*(?:の|に|な|で|だ|に?なって|件|個))"
 )
@@ -797,6 +825,12 @@ _LEFT_OUT_BEFORE = re.compile(
 _IGNORE_NONE = re.compile(
     r"\b(?:ignore|exclude|leave out|skip|drop)\b[^.;?]{0,20}\bwith no\s+$", re.IGNORECASE
 )
+# 「空欄のぶんも含めて」「未設定の分も一緒に」「ブランクも含めて」「空欄のものも１行で」: kept.
+_INCLUDED = re.compile(
+    r"\s*(?:に)?(?:なって(?:いる|る))?\s*(?:の)?\s*(?:もの|行|明細|分|ぶん|データ|案件)?\s*も\s*"
+    r"(?:含め|含む|含んで|一緒|いっしょ|入れ|出し|表示|見せ|見た|[1１一]\s*行)"
+)
+_INCLUDED_EN = re.compile(r"\s*(?:included|too|as well|kept)(?![a-z])", re.IGNORECASE)
 _SHARE_WORD = re.compile(
     r"\s*(?:に)?(?:なって(?:いる|る))?\s*(?:の)?\s*(?:割合|率|比率|パーセント|%)"
 )
@@ -823,6 +857,10 @@ def null_filters(
         after = _NULL_AFTER.match(text[mention.end :])
         if after and _SHARE_WORD.match(text[mention.end + after.end() :]):
             continue  # 「承認者が空欄になっている割合」: the missing-values check of the column
+        if after and _INCLUDED.match(text[mention.end + after.end() :]):
+            continue  # 「担当が空欄のぶんも含めて」: the blanks kept beside the others
+        if _INCLUDED_EN.match(text[mention.end :]) and LACKING_BEFORE.search(text[: mention.start]):
+            continue  # "with blank departments included"
         before = _NULL_BEFORE.search(text[: mention.start])
         if after:
             op = "not_null" if after.group("set") or after.group("set_en") else "is_null"
