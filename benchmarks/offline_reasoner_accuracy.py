@@ -102,7 +102,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
     uv run python benchmarks/offline_reasoner_accuracy.py \\
-        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind17|all]
+        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind18|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
@@ -111,6 +111,7 @@ importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import re
 import unicodedata
@@ -153,6 +154,7 @@ BLIND14 = Path(__file__).parent / "data" / "offline_requests_blind14.jsonl"
 BLIND15 = Path(__file__).parent / "data" / "offline_requests_blind15.jsonl"
 BLIND16 = Path(__file__).parent / "data" / "offline_requests_blind16.jsonl"
 BLIND17 = Path(__file__).parent / "data" / "offline_requests_blind17.jsonl"
+BLIND18 = Path(__file__).parent / "data" / "offline_requests_blind18.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -176,6 +178,7 @@ SETS = {
     "blind15": BLIND15,
     "blind16": BLIND16,
     "blind17": BLIND17,
+    "blind18": BLIND18,
 }
 
 # (ja name, en name, kind, examples)
@@ -310,10 +313,16 @@ _PARTIAL_DATE = re.compile(r"(\d{4})(?:-(\d{2}))?")
 
 def _expanded(conditions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``== "2025-07"`` as the executor runs it: the month [2025-07-01, 2025-08-01) (a
-    year likewise), so either way of writing a period is the same filter."""
+    year likewise), and ``<= "2025-04-30"`` the whole of that day (``< "2025-05-01"``), so
+    either way of writing a period is the same filter."""
     out: list[dict[str, Any]] = []
     for condition in conditions:
         value = condition.get("value")
+        day = re.fullmatch(r"\d{4}-\d{2}-\d{2}", value) if isinstance(value, str) else None
+        if condition.get("op") == "<=" and day:  # a day without a time is the whole day
+            after = dt.date.fromisoformat(value) + dt.timedelta(days=1)
+            out.append({"col": condition["col"], "op": "<", "value": after.isoformat()})
+            continue
         match = _PARTIAL_DATE.fullmatch(value) if isinstance(value, str) else None
         if condition.get("op") != "==" or match is None:
             out.append(condition)

@@ -571,3 +571,69 @@ def test_a_two_digit_year_is_read_only_where_the_data_has_it() -> None:
     # no date in 2030, and 「24年度」 alone stays a question
     assert decide("30年4月の入金額合計", ADVANCES).next_action == "ask"
     assert decide("24年度の入金額合計", ADVANCES).next_action == "ask"
+
+
+SEMINARS = dataset_summary(
+    2400,
+    [
+        ("申込番号", "text", ["S-1", "S-2"], 2400),
+        ("紹介経路", "categorical", ["展示会", "Web広告", "紹介"], 3),
+        ("年度", "categorical", ["2023年度", "2024年度", "2025年度"], 3),
+        ("リスク評価", "categorical", ["高", "中", "低"], 3),
+        ("対応期限", "datetime", ["2024-04-30", "2025-09-30"], 40),
+        ("入金日", "datetime", ["2024-04-01", "2025-09-30"], 400),
+        ("セミナー名", "text", ["インボイス入門", "電帳法実務"], 60),
+        ("受講料", "numeric", ["0", "30000"], 5),
+        ("入金額", "numeric", ["0", "30000"], 50),
+        ("owner", "categorical", ["Ito", "Mori"], 2),
+    ],
+    "ds_seminars",
+)
+
+
+def test_blanks_of_the_grouping_are_a_group_of_their_own() -> None:
+    # before: each of these kept only the blank rows
+    for text in (
+        "紹介経路別の入金額合計を多い順に。紹介経路が未入力のものも分かるようにしてほしいです",
+        "紹介経路ごとの入金額合計（紹介経路が空欄のものも一つの区分として見たいです）",
+        "Rank owners by total 入金額. Lines without an owner should show up as their own group.",
+    ):
+        spec = acted_spec(text, SEMINARS)
+        assert spec["op"] == "groupby_agg" and spec["filters"] == [], text
+    # said to be the only rows, the blanks stay a condition
+    spec = acted_spec("紹介経路が空欄のものだけ、紹介経路別の入金額合計", SEMINARS)
+    assert spec["filters"] == [{"col": "紹介経路", "op": "is_null"}]
+
+
+def test_values_ends_of_months_free_and_period_like_categories() -> None:
+    spec = acted_spec("リスク評価が高で、入金額の合計は？", SEMINARS)
+    assert spec["filters"] == [{"col": "リスク評価", "op": "==", "value": "高"}]
+    spec = acted_spec("対応期限が2025年3月末までの件数", SEMINARS)
+    assert spec["filters"] == [{"col": "対応期限", "op": "<", "value": "2025-04-01"}]
+    spec = acted_spec("受講料が無料（0円）の申込は何件？", SEMINARS)
+    assert spec["filters"] == [{"col": "受講料", "op": "==", "value": 0}]
+    # before: read as the fiscal year's dates of the first date column
+    spec = acted_spec("2024年度分の入金額の合計", SEMINARS)
+    assert spec["filters"] == [{"col": "年度", "op": "==", "value": "2024年度"}]
+    spec = acted_spec("列「セミナー名」に『インボイス』が含まれる申込の件数", SEMINARS)
+    assert spec["filters"] == [{"col": "セミナー名", "op": "contains", "value": "インボイス"}]
+
+
+def test_the_next_month_and_a_conditional_to() -> None:
+    may = {
+        "type": "analysis",
+        "op": "total",
+        "metrics": {"入金額": ["sum"]},
+        "filters": [
+            {"col": "入金日", "op": ">=", "value": "2024-05-01"},
+            {"col": "入金日", "op": "<", "value": "2024-06-01"},
+        ],
+    }
+    spec = spec_of(_after("2024年5月の入金額合計", may, "翌月の分もお願いします", SEMINARS))
+    assert spec["filters"] == [
+        {"col": "入金日", "op": ">=", "value": "2024-06-01"},
+        {"col": "入金日", "op": "<", "value": "2024-07-01"},
+    ]
+    # before: 「…別だと、」 split the request and the average was lost
+    spec = acted_spec("紹介経路別だと、入金額の平均はどうなってますか", SEMINARS)
+    assert spec["metrics"] == {"入金額": ["mean"]}

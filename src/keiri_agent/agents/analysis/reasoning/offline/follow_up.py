@@ -180,6 +180,37 @@ def _on_the_same_dates(
     ]
 
 
+_NEXT_MONTH = re.compile(r"翌月|次の月|その次の月|\b(?:the )?(?:next|following) month\b", re.I)
+_PREVIOUS_MONTH = re.compile(r"前月|前の月|その前の月|\b(?:the )?(?:previous|prior) month\b", re.I)
+
+
+def _next_or_previous_month(
+    old: list[dict[str, Any]], new: list[dict[str, Any]], text: str
+) -> list[dict[str, Any]]:
+    """「翌月の分も」「前の月は？」 after one month's result, with no month said: that month
+    moved by one (the new period replaces the old one, ``_merged``)."""
+    if any(isinstance(f.get("value"), str) and _DATE_VALUE.fullmatch(f["value"]) for f in new):
+        return []  # 「前の月（12月）は？」: the month said is the one
+    step = 1 if _NEXT_MONTH.search(text) else -1 if _PREVIOUS_MONTH.search(text) else 0
+    starts = [
+        f
+        for f in old
+        if f.get("op") in (">=", "==")
+        and isinstance(f.get("value"), str)
+        and re.fullmatch(r"\d{4}-\d{2}(?:-01)?", f["value"])
+    ]
+    if not step or len(starts) != 1:
+        return []
+    year, month = int(starts[0]["value"][:4]), int(starts[0]["value"][5:7]) + step
+    year, month = year + (month - 1) // 12, (month - 1) % 12 + 1
+    after_year, after = year + month // 12, month % 12 + 1
+    column = starts[0]["col"]
+    return [
+        {"col": column, "op": ">=", "value": f"{year}-{month:02d}-01"},
+        {"col": column, "op": "<", "value": f"{after_year}-{after:02d}-01"},
+    ]
+
+
 _SAME_MONTH = re.compile(r"同じ月|同月|\bsame month\b", re.IGNORECASE)
 
 
@@ -470,6 +501,7 @@ def edit_previous(
     filters = [f for clause in parsed.clauses for f in parsed.filters_for(clause)[0]]
     filters += _yes_no_conditions(parsed, groups, filters)
     filters = list({repr(sorted(f.items())): f for f in filters}.values())
+    filters += _next_or_previous_month(list(base.get("filters") or []), filters, text)
     freq = vocab.frequency(_without_values(parsed))  # "only the annual licences": a value
     chart = bool(_CHART.search(text))
     share = bool(_SHARE.search(text))

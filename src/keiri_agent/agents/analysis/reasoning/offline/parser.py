@@ -1092,8 +1092,8 @@ _GROUP_WORD = re.compile(r"別|ごと|毎|(?<![a-z])(?:by|per|each|across)(?![a-
 # parts on either side are never glued together, whatever each asks for.
 _HARD_SEPARATOR = re.compile(
     rf"(?<![{_HIRAGANA}])(?:あと(?:は)?|それと|それから|さらに|加えて|あわせて|併せて|また(?!は))"
-    rf"(?![{_HIRAGANA}])|(?<=[^\s])(?:と|も)\s*[、,，]"
-)
+    rf"(?![{_HIRAGANA}])|(?<=[^\s{_HIRAGANA}])と\s*[、,，]|(?<=[^\s])も\s*[、,，]"
+)  # 「関東と、」 starts another request; 「規模別だと、」「比べると、」 (と after kana) do not
 
 
 def split_clauses(
@@ -1212,7 +1212,10 @@ def parse_request(
     conditions = bytearray(len(norm))
     first_read = _scan(norm, index, bytearray(len(norm)))
     for m in first_read:  # a year or a relative period in a column's name is no period
-        if m.value is None and (
+        if m.value is not None and re.search(r"\d", m.value) and m.end - m.start >= 4:
+            # 「2024年度分」 with a 年度 column holding 「2024年度」: the value, not dates
+            named_years[m.start : m.end] = b"\x01" * (m.end - m.start)
+        elif m.value is None and (
             re.search(r"\d{4}", norm[m.start : m.end])
             or RELATIVE_PERIOD.search(norm[m.start : m.end])
         ):
@@ -1433,7 +1436,8 @@ def _negated_flags(
 
 
 _ONE_LETTER_AFTER = re.compile(
-    r"\s*(?:が|は|=|:|is\s+|was\s+|of\s+)?\s*([a-z0-9\u30a0-\u30ff])(?![a-z0-9\u30a0-\u30ff])"
+    r"\s*(?:が|は|=|:|is\s+|was\s+|of\s+)?\s*([a-z0-9\u30a0-\u30ff\u3400-\u9fff])"
+    r"(?![a-z0-9\u30a0-\u30ff\u3400-\u9fff])"
 )
 
 

@@ -157,7 +157,7 @@ _JA_YEAR_MONTHS_RX = re.compile(
     _YEAR + r"\s*年\s*(\d{1,2})\s*[〜~～\-－]\s*(\d{1,2})\s*月(?!別|ごと|毎)(?:\s*分)?(?:\s*まで)?"
 )
 _JA_DATE_RX = re.compile(
-    _YEAR + r"\s*年(?:\s*(?:の\s*)?(\d{1,2})\s*月(?:\s*(\d{1,2})\s*日)?)?\s*" + _QUAL_JA
+    _YEAR + r"\s*年(?:\s*(?:の\s*)?(\d{1,2})\s*月(?:\s*(\d{1,2})\s*日|\s*末)?)?\s*" + _QUAL_JA
 )
 _ISO_RX = re.compile(
     _EN_QUAL + r"(?<!\d)(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?(?!\d)\s*" + _QUAL_JA
@@ -190,7 +190,7 @@ _MONTH_RANGE_RX = re.compile(
     r"(?<![\d年/])(\d{1,2})\s*月?\s*[〜~～\-－]\s*(\d{1,2})\s*月(?!別|ごと|毎)"
 )
 _MONTH_ONLY_RX = re.compile(
-    rf"(?<![\d年])(\d{{1,2}})\s*月(?!別|ごと|毎|次|間)(?:\s*(\d{{1,2}})\s*日)?"
+    rf"(?<![\d年])(\d{{1,2}})\s*月(?!別|ごと|毎|次|間)(?:\s*(\d{{1,2}})\s*日|\s*末)?"
     rf"\s*(?:分\s*)?({_PERIOD_START}|{_PERIOD_END})?"
 )
 # "since 1/1/2025", "through 3/31/2025": a date written month first, as in English.
@@ -590,7 +590,8 @@ _JA_NOT_EQUAL = re.compile(
     r"(?:じゃない|ではない|でない|じゃありません|ではありません|以外)"
 )
 _JA_SIGN = re.compile(
-    r"^\s*(?:が|は)?\s*(マイナス|負|赤字|プラス|黒字|ゼロ|0)(?=\s*(?:の|に|な|で|だ|に?なって|件|個))"
+    r"^\s*(?:が|は)?\s*(マイナス|負|赤字|プラス|黒字|ゼロ|0|無料|タダ)(?:\s*[(（][^)）]{0,8}[)）])?"
+    r"(?=\s*(?:の|に|な|で|だ|に?なって|件|個))"
 )
 
 
@@ -869,8 +870,14 @@ def null_filters(
             )  # "skip the rows where city is blank"
             if excluded:  # 「取引先が空欄のものは除いて」: the blanks dropped
                 op = "not_null" if op == "is_null" else "is_null"
+            aside = re.match(r"\s*[(（][^)）]{0,12}[)）]", text[mention.end + after.end() :])
             spans.append(
-                (mention.start, mention.end + after.end() + (excluded.end() if excluded else 0))
+                (
+                    mention.start,
+                    mention.end
+                    + after.end()
+                    + (excluded.end() if excluded else aside.end() if aside else 0),
+                )
             )
         elif before and _NULL_RECORDED.match(text[mention.end :]):
             op = "is_null"
@@ -888,6 +895,16 @@ def null_filters(
         else:
             continue
         left_out = _LEFT_OUT_BEFORE.search(text[: mention.start])
+        if (
+            left_out
+            and LACKING_BEFORE.search(text[: mention.start])
+            and not re.search(
+                r"\b(?:leave|leaving|exclude|excluding|ignore|ignoring|skip|skipping|drop|dropping"
+                r"|omit|omitting|remove|removing)\b",
+                left_out.group(0),
+            )
+        ):
+            left_out = None  # "lines without an owner": the blank rows themselves
         if op == "is_null" and not excluded and left_out:
             op = "not_null"  # "Leaving out rows with a blank department": the others kept
             excluded = left_out
@@ -900,7 +917,8 @@ def null_filters(
 
 
 _CONTAINS_JA = re.compile(
-    r"^\s*[」\"]?\s*(?:欄|列)?\s*(?:に|が|で)\s*「(?P<value>[^」]{1,40})」\s*(?:という(?:文字|言葉|文言|単語))?"
+    r"^\s*[」』\"]?\s*(?:欄|列)?\s*(?:に|が|で)\s*[「『\"](?P<value>[^」』\"]{1,40})[」』\"]\s*"
+    r"(?:という(?:文字|言葉|文言|単語))?"
     r"\s*(?:を|が)?\s*(?:含む|含まれ(?!てい?ない|ない)|含んで|含んだ|入っている|入ってる|入った)"
 )
 _CONTAINS_EN = re.compile(

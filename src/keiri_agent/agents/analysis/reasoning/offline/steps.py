@@ -90,6 +90,7 @@ the amount of each row; a total of rows is their count."""
 _ALL_BEFORE = re.compile(
     r"(?:(?<![\u3400-\u9fff])全|すべての|全ての|(?<![a-z])(?:across )?all (?:the )?)$"
 )
+_ONLY = re.compile(r"だけ|のみ|に限|限定|(?<![a-z])(?:only|just)(?![a-z])", re.IGNORECASE)
 _COMBINED = re.compile(
     r"あわせ(?:た|て)|合わせ(?:た|て)|合算|全部で|トータルで|\bcombined\b|\btogether\b"
     r"|\baltogether\b|\bin total\b",
@@ -950,8 +951,17 @@ class StepBuilder:
             return []
         return group
 
+    def _blanks_as_a_group(self, group: list[str]) -> None:
+        """「紹介経路が未入力のものも分かるように」 said of the grouping column: its blank rows
+        are a group of their own, not the only rows kept (unless 「だけ」/"only" is said)."""
+        if not _ONLY.search(self.p.text):
+            self.filters = [
+                f for f in self.filters if not (f["op"] == "is_null" and f["col"] in group)
+            ]
+
     def groupby(self) -> Step:
         group = self.grouping()
+        self._blanks_as_a_group(group)
         extra = [c for c in self.categorical if c not in group]
         if not group:
             if self.freq and (self.numeric or self.inherited):

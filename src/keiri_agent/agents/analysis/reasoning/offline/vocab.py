@@ -107,8 +107,9 @@ OUT_OF_SCOPE: dict[str, str] = {
     "web": "web検索|ウェブ検索|ネット検索|ネットで|インターネット|検索して|google"
     "|外部データ|外部の統計|~外部の[^、。]{0,12}データ|公的統計|業界平均|競合"
     "|~(external|official|public) (data|figures|statistics|sources)|~latest (figures|statistics)"
-    "|~search (the )?(web|internet|online)|web search|internet"
-    "|online|browse|~industry|competitor|competitors",
+    "|~search (the )?(web|internet|online)|web search|internet(?! banking)"
+    "|~(look|search|check|find)[a-z]* (it |this |that |them )?(up )?online|browse|~industry"
+    "|competitor|competitors",
     "action": "~(電子)?申請(まで)?(して|を)\\s*"
     "(おいて|おく|ください|下さい|ほしい|欲しい|もらえ|くれ|いただ|お願い)"
     "|~(に|へ)\\s*(連絡|電話|依頼|問い合わせ)して"
