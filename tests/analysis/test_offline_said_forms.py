@@ -637,3 +637,19 @@ def test_the_next_month_and_a_conditional_to() -> None:
     # before: 「…別だと、」 split the request and the average was lost
     spec = acted_spec("紹介経路別だと、入金額の平均はどうなってますか", SEMINARS)
     assert spec["metrics"] == {"入金額": ["mean"]}
+
+
+def test_the_bare_word_for_money_is_asked_when_two_columns_hold_money() -> None:
+    findings = dataset_summary(
+        400,
+        [
+            ("指摘番号", "text", ["F-1", "F-2"], 400),
+            ("対象部署", "categorical", ["経理部", "購買部"], 2),
+            ("影響額（千円）", "numeric", ["0", "9000"], 300),
+            ("是正費用（千円）", "numeric", ["0", "800"], 200),
+        ],
+        "ds_findings",
+    )
+    # before: 「金額」 silently named 影響額 (its 額) although 是正費用 is money too
+    assert decide("部署別に指摘の金額を合計してほしい", findings).next_action == "ask"
+    assert acted_spec("部署別に影響額を合計", findings)["metrics"] == {"影響額（千円）": ["sum"]}

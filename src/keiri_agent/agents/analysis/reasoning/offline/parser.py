@@ -493,6 +493,9 @@ _GROUP_AFTER = r"(?=\s*(?:ごと|毎|別|単位))"
 _DATE_TAIL = re.compile(r"(?:年月日|日付|日時|日)$")
 
 
+_GENERIC_MONEY = frozenset({"金額", "額", "代金"})
+
+
 def everyday_terms(names: list[str]) -> list[tuple[str, str, int]]:
     """(regex, column, length) for the everyday words of a Japanese column name
     (``ja_column_words``): the name with one of its words said otherwise (請求額 →
@@ -511,9 +514,12 @@ def everyday_terms(names: list[str]) -> list[tuple[str, str, int]]:
                 continue
             stem = _DATE_TAIL.sub("", base) or base  # 契約終了日: 終了 ends what it dates
             whole = stem.startswith(word) or stem.endswith(word)
+            rivals = any(money_named(n) for n in names if n != name)
             for other in others:
                 owners.setdefault(base.replace(word, other, 1), set()).add(name)
-                if whole:
+                if whole and not (other in _GENERIC_MONEY and rivals):
+                    # 「金額」 alone names 影響額 only when no other column holds money
+                    # (是正費用): else which one is meant is asked
                     owners.setdefault(other, set()).add(name)
     found = []
     for term, cols in owners.items():
