@@ -102,7 +102,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
     uv run python benchmarks/offline_reasoner_accuracy.py \\
-        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind18|all]
+        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind20|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
@@ -155,6 +155,8 @@ BLIND15 = Path(__file__).parent / "data" / "offline_requests_blind15.jsonl"
 BLIND16 = Path(__file__).parent / "data" / "offline_requests_blind16.jsonl"
 BLIND17 = Path(__file__).parent / "data" / "offline_requests_blind17.jsonl"
 BLIND18 = Path(__file__).parent / "data" / "offline_requests_blind18.jsonl"
+BLIND19 = Path(__file__).parent / "data" / "offline_requests_blind19.jsonl"
+BLIND20 = Path(__file__).parent / "data" / "offline_requests_blind20.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -179,6 +181,8 @@ SETS = {
     "blind16": BLIND16,
     "blind17": BLIND17,
     "blind18": BLIND18,
+    "blind19": BLIND19,
+    "blind20": BLIND20,
 }
 
 # (ja name, en name, kind, examples)

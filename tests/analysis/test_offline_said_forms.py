@@ -653,3 +653,71 @@ def test_the_bare_word_for_money_is_asked_when_two_columns_hold_money() -> None:
     # before: 「金額」 silently named 影響額 (its 額) although 是正費用 is money too
     assert decide("部署別に指摘の金額を合計してほしい", findings).next_action == "ask"
     assert acted_spec("部署別に影響額を合計", findings)["metrics"] == {"影響額（千円）": ["sum"]}
+
+
+SCRAP = dataset_summary(
+    960,
+    [
+        ("伝票番号", "text", ["D-1", "D-2"], 960),
+        ("加盟店コード", "text", ["F01", "F02"], 120),
+        ("品目", "categorical", ["鉄くず", "銅線"], 2),
+        ("機種区分", "categorical", ["飲料", "食品・菓子"], 2),
+        ("担当SV", "categorical", ["小野", "井上"], 2),
+        ("貸付日", "datetime", ["2023-04-01", "2025-09-30"], 300),
+        ("重量(kg)", "numeric", ["10", "9000"], 800),
+        ("単価(円/kg)", "numeric", ["20", "900"], 80),
+        ("稼働時間", "numeric", ["0.5", "40"], 80),
+        ("貸付額", "numeric", ["10000", "3000000"], 300),
+        ("報酬区分", "categorical", ["着手金", "タイムチャージ"], 2),
+        ("報酬額（税抜）", "numeric", ["10000", "900000"], 300),
+        ("支払額", "numeric", ["10000", "990000"], 300),
+        ("計量証明書あり", "boolean", ["True", "False"], 2),
+    ],
+    "ds_scrap",
+)
+
+
+def test_counters_units_and_verbs_name_the_measure() -> None:
+    # before: 「何店舗」 named 店舗…; 「何kg」「何時間」 counted rows; 「貸し付けた総額」 was asked
+    spec = acted_spec("鉄くずって全部で何kg売りました？", SCRAP)
+    assert spec["metrics"] == {"重量(kg)": ["sum"]}
+    spec = acted_spec("タイムチャージの稼働時間って全部で何時間？", SCRAP)
+    assert spec["metrics"] == {"稼働時間": ["sum"]}
+    spec = acted_spec("2024年に貸し付けた総額っていくらでしたっけ", SCRAP)
+    assert spec["metrics"] == {"貸付額": ["sum"]}
+    assert {f["col"] for f in spec["filters"]} == {"貸付日"}
+    # before: 支払額 (the data's amount) instead of the 報酬額（税抜） said
+    spec = acted_spec("着手金の報酬（税抜）は合計でいくら？", SCRAP)
+    assert spec["metrics"] == {"報酬額（税抜）": ["sum"]}
+
+
+def test_keys_latin_parts_and_things_attached() -> None:
+    spec = acted_spec("SV未割当ての加盟店って何店舗あります？", SCRAP)
+    assert spec["metrics"] == {"加盟店コード": ["nunique"]}
+    assert spec["filters"] == [{"col": "担当SV", "op": "is_null"}]
+    spec = acted_spec("加盟店コードベースで、加盟店は何件ある？", SCRAP)
+    assert spec["metrics"] == {"加盟店コード": ["nunique"]}
+    spec = acted_spec("計量証明書が付いてない取引って何件ある？", SCRAP)
+    assert spec["filters"] == [{"col": "計量証明書あり", "op": "==", "value": False}]
+    spec = acted_spec("食品・菓子の機種は除いて重量の合計", SCRAP)
+    assert spec["filters"] == [{"col": "機種区分", "op": "!=", "value": "食品・菓子"}]
+    spec = acted_spec("同じ伝票番号で同じ貸付日のものが2件ないかチェック", SCRAP)
+    assert spec["op"] == "duplicate_check"
+
+
+def test_follow_ups_of_a_year_and_a_top_n_in_full_width() -> None:
+    year = {
+        "type": "analysis",
+        "op": "total",
+        "metrics": {},
+        "filters": [
+            {"col": "貸付日", "op": ">=", "value": "2023-01-01"},
+            {"col": "貸付日", "op": "<", "value": "2024-01-01"},
+        ],
+    }
+    # before: 2025 was added to 2023: no row could match
+    spec = spec_of(_after("2023年に貸し付けた件数は？", year, "2025年だと？", SCRAP))
+    assert spec["filters"] == [{"col": "貸付日", "op": "==", "value": "2025"}]
+    total = {"type": "analysis", "op": "total", "metrics": {"支払額": ["sum"]}, "filters": []}
+    spec = spec_of(_after("支払額の合計", total, "それを品目別に。上位３つだけでいいです", SCRAP))
+    assert spec["group_cols"] == ["品目"] and spec["top_k"] == 3

@@ -98,7 +98,7 @@ def _groups(spec: dict[str, Any]) -> list[str]:
     return []
 
 
-_DATE_VALUE = re.compile(r"\d{4}-\d{2}(?:-\d{2})?(?:[ T].*)?")
+_DATE_VALUE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?(?:[ T].*)?)?")
 
 
 def _merged(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -349,6 +349,8 @@ def _reshaped(
         spec["x"] = groups[0]
     elif groups:
         spec = _grouped(spec, groups)
+        if top:  # 「それを品目別に。上位３つだけ」: the top-N of the new grouping
+            spec["top_k"] = top
     return spec
 
 
@@ -505,7 +507,7 @@ def edit_previous(
     freq = vocab.frequency(_without_values(parsed))  # "only the annual licences": a value
     chart = bool(_CHART.search(text))
     share = bool(_SHARE.search(text))
-    top = _TOP.search(text)
+    top = _TOP.search(parsed.text)  # normalised: 「上位３つ」
     dropped = {
         agg
         for start, end, agg in vocab.aggregation_spans(text)

@@ -48,6 +48,7 @@ from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     money_named,
     null_filters,
     numeric_filters,
+    okurigana,
     value_filters,
 )
 from keiri_agent.agents.analysis.reasoning.offline.similarity import similar_mentions
@@ -178,7 +179,8 @@ _FUNCTION_SPELLINGS = frozenset(
 )
 _NEG_AFTER = re.compile(
     r"^\s*(?:以外|を除く|を除いた|を除いて|除く"
-    r"|(?:の(?:もの|分|行|明細|データ))?\s*(?:は|を|も)\s*(?:除外|除いて|除き|対象外|入れないで|入れず"
+    r"|(?:(?:した|している|済み?)?の(?:もの|分|行|明細|データ|[\u3400-\u9fff\u30a0-\u30ff]{1,6}))?"
+    r"\s*(?:は|を|も)\s*(?:除外|除いて|除き|対象外|入れないで|入れず"
     r"|含めないで|含めず|抜いて|外して|省いて)|抜きで)"
 )
 _NEG_BEFORE = re.compile(
@@ -661,7 +663,8 @@ class ColumnIndex:
         found: dict[str, tuple[str, str | None, int]] = {}
         for info in self.columns:
             own = normalize(info.name)
-            for term in (own, re.sub(r"[(\[（].*?[)\]）]", "", own).strip()):
+            bracketed = re.sub(r"(?:金額|額)(?=\s*[(\[（])", "", own)  # 報酬(税抜) of 報酬額(税抜)
+            for term in (own, re.sub(r"[(\[（].*?[)\]）]", "", own).strip(), bracketed):
                 if term:
                     found.setdefault(term_pattern(term), (info.name, None, len(term)))
         loose: set[str] = set()  # a synonym of a column holding its concept only inside
@@ -685,6 +688,7 @@ class ColumnIndex:
             # not inside a count word: 「何種類」「種類数」 ask how many, of another column
             found.setdefault(rf"(?<!何){pattern}(?!数)", (column, None, size))
         self._identifier_stems(found)
+        self._latin_parts(found)
         self._flag_stems(found)
         self._japanese_name_terms(found)
         self._value_terms(found, named)
@@ -733,6 +737,19 @@ class ColumnIndex:
                 continue
             found.setdefault(term_pattern(stem), (info.name, None, len(stem)))
 
+    def _latin_parts(self, found: dict[str, tuple[str, str | None, int]]) -> None:
+        """「SV」 for 担当SV, 「PC」 for PC台数: the Latin letters of a Japanese name name it
+        when no other column has them (not ID / No, which every identifier has)."""
+        parts: dict[str, set[str]] = {}
+        for info in self.columns:
+            name = normalize(info.name)
+            if is_japanese(name):
+                for part in re.findall(r"[a-z]{2,}", name):
+                    parts.setdefault(part, set()).add(info.name)
+        for part, owners in parts.items():
+            if len(owners) == 1 and part not in ("id", "no", "cd"):
+                found.setdefault(term_pattern(part), (next(iter(owners)), None, len(part)))
+
     def _flag_stems(self, found: dict[str, tuple[str, str | None, int]]) -> None:
         """「返金」 for 返金有無, 「至急」 for 至急フラグ: the thing a yes/no column says is there,
         unless another column's name holds it too."""
@@ -740,7 +757,9 @@ class ColumnIndex:
         for info in self.columns:
             if self.yes_value(info.name) is None:
                 continue
-            stem = re.sub(r"(?:の?有無|フラグ|flag|有り無し|あり/なし)$", "", normalize(info.name))
+            stem = re.sub(
+                r"(?:の?有無|フラグ|flag|有り無し|あり/なし|あり|有り)$", "", normalize(info.name)
+            )
             if (
                 stem == normalize(info.name)
                 or len(stem) < 2
@@ -921,6 +940,8 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
         for m in re.finditer(pattern, text):
             if any(claimed[m.start() : m.end()]):
                 continue
+            if value is None and text[max(0, m.start() - 1) : m.start()] == "何":
+                continue  # 「何店舗」「何件」: a counter, not 店舗売上
             if (
                 value is None
                 and m.group(0).strip().lower() != column.lower()
@@ -936,7 +957,8 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
                 and (value is not None or condition_at(text[m.end() :]) is None)
                 and not (value is not None and _names_its_column(text[m.end() :], column))
                 and not (value is not None and not value.isascii())  # "the 会社負担 rows"
-            )  # "a grade of 2" is a condition on the column grade; so is "a student ticket"
+                and not (value is not None and re.match(r"\s*(?:[?.!,]|$)", text[m.end() :]))
+            )  # "a grade of 2", "a student ticket", "on a truck?": conditions
             including = value is not None and bool(
                 _INCLUDING_AFTER.match(text[m.end() :])
                 or _INCLUDING_BEFORE.search(text[: m.start()])
@@ -1381,7 +1403,8 @@ def _aside_spans(masked: str, family: Callable[[str], str | None]) -> list[tuple
 # "non-billable".
 _JA_LACKS_AFTER = re.compile(
     r"^\s*(?:が|の)?\s*(?:の?対象|に該当)?\s*"
-    r"(?:(?:じゃ|では|で|に(?:なって(?:い)?|は)?)?(?:なし|無し|無い|ない|ありません)"
+    r"(?:(?:じゃ|では|で|に(?:なって(?:い)?|は)?|(?:が|の)?付いて(?:い)?|がついて(?:い)?)?"
+    r"(?:なし|無し|無い|ない|ありません)"
     r"|無(?![\u3400-\u9fff])|外(?![\u3400-\u9fff])|以外|しない|しません)"
 )
 _JA_NOT_YET_BEFORE = re.compile(r"未\s*$")
@@ -1542,7 +1565,7 @@ def _dates_said_by_their_event(text: str, dates: list[str]) -> list[str]:
             len(event) >= 2
             and event != name
             and re.search(
-                rf"{re.escape(event)}い?(?:が|の|を|が?あっ|され|した|し済|済|日|った|われ|って)",
+                rf"{okurigana(event)}[いけ]?(?:が|の|を|が?あっ|され|した|し済|済|日|った|われ|って|た)",
                 text,
             )
         ):
@@ -1623,7 +1646,7 @@ def _similar(
         for m in similar_mentions(
             text, columns, free, stop, identifiers, frozenset(index.names("numeric"))
         )
-        if family(text[m.start : m.end]) is None
+        if family(text[m.start : m.end]) is None and "何" not in text[max(0, m.start - 1) : m.end]
     ]
     for m in found:
         claimed[m.start : m.end] = b"\x01" * (m.end - m.start)

@@ -676,10 +676,29 @@ def _column_of_verb(window: str, columns: Sequence[str]) -> str | None:
         elif (
             (stem := _JA_MONEY_TAIL.sub("", column)) != column
             and len(stem) >= 2
-            and re.search(rf"{re.escape(stem)}(?:し|され|済|って|った|われ)", window)
+            and re.search(rf"{okurigana(stem)}(?:し|され|済|って|った|われ|た)", window)
         ):
             found.add(column)
     return found.pop() if len(found) == 1 else None
+
+
+def okurigana(stem: str) -> str:
+    """A pattern of a kanji word said as a verb with its kana endings between the kanji:
+    貸付 ~ 貸し付け, 振込 ~ 振り込み, 支払 ~ 支払い."""
+    return "[ぁ-ん]{0,2}".join(re.escape(ch) for ch in stem)
+
+
+def verb_column(text: str, columns: Sequence[str]) -> str | None:
+    """The one money column whose word is said as a verb done (「2024年に貸し付けた総額」 →
+    貸付額, 「振り込んだ金額」 → 振込額), or None."""
+    found = [
+        c
+        for c in columns
+        if (stem := _JA_MONEY_TAIL.sub("", c)) != c
+        and len(stem) >= 2
+        and re.search(rf"{okurigana(stem)}[ぁ-ん]{{0,2}}(?:た|だ)(?:総額|金額|額|分|の)", text)
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def _shared(a: str, b: str) -> int:

@@ -30,6 +30,7 @@ from keiri_agent.agents.analysis.reasoning.offline.parser import (
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     money_column,
     typed_boolean,
+    verb_column,
 )
 from keiri_agent.errors import SpecError
 
@@ -58,7 +59,7 @@ FREQ_EN = {"D": "Daily", "W": "Weekly", "M": "Monthly", "Q": "Quarterly", "Y": "
 CATEGORY_KINDS = ("categorical", "text", "boolean")
 _CONDITION_SAID = re.compile(
     r"超|以上|以下|未満|より(?:多|少|大|小|高|低|前|後)|を(?:超え|下回|上回)|入って(?:い)?ない"
-    r"|空欄|空白|未入力|未記入"
+    r"|空欄|空白|未入力|未記入|未設定|未登録|未割り?当|未アサイン|決まって(?:い)?ない"
     r"|\b(?:(?:more|less|fewer|greater) than|over|above|under|below|at (?:least|most))\s+[$¥]?\d"
     r"|\bno \w+ (?:recorded|given|entered|set)\b",
     re.IGNORECASE,
@@ -119,7 +120,8 @@ _SELLS_BEFORE = re.compile(
 )
 _HOW_MUCH = re.compile(r"いくら|どれくらい|どのくらい|どれぐらい|\bhow much\b", re.I)
 _HOW_MANY = re.compile(
-    r"いくつ|何(?:個|本|枚|台|回|通|冊|行|人|名)|延べ(?:で)?何日|\bhow many\b", re.I
+    r"いくつ|何(?:個|本|枚|台|回|通|冊|行|人|名|時間|kg|キロ|トン)|延べ(?:で)?何日|\bhow many\b",
+    re.I,
 )
 QUANTITY_ASKED = re.compile(
     _HOW_MUCH.pattern + "|" + _HOW_MANY.pattern + "|" + _DISTINCT.pattern + r"|何件", re.I
@@ -154,6 +156,7 @@ _POINTING_BEFORE = re.compile(
 _HOW_MANY_BEFORE = re.compile(r"(?<![a-z])how many\s+(?:different\s+|distinct\s+)?$", re.I)
 # 「媒体はいくつありますか」「キャンペーンって全部でいくつ」「受診機関の数は？」: how many
 # different values of the category just named.
+_HOW_MANY_UNIT = re.compile(r"何\s*(時間|kg|キログラム|キロ|トン|t|本|枚|台|個|冊|人|名|件)")
 _JA_HOW_MANY_AFTER = re.compile(
     r"\s*(?:は|って|が)?\s*(?:全部で|全体で|合計で|いったい|ぜんぶで)?\s*"
     r"(?:いくつ|何個|何種類|何か所|何カ所|何ヶ所|何社|何人|何名|何台|の\s*数(?!値|量|字))"
@@ -698,6 +701,32 @@ class StepBuilder:
         )
         return info.kind == "text" and (named_so or (most > 0 and info.unique >= 0.5 * most))
 
+    def counted_in_its_unit(self) -> str | None:
+        """「稼働時間って全部で何時間？」「鉄くずは何kg売った？」: a quantity asked in the unit a
+        numeric column is measured in is that column's total, not a count of rows (the
+        column named, else the one numeric column whose name has the unit)."""
+        said = _HOW_MANY_UNIT.search(self.p.text[self.c.start : self.c.end])
+        if said is None:
+            return None
+        unit = {"キロ": "kg", "キログラム": "kg", "トン": "t"}.get(said.group(1), said.group(1))
+        holds = [  # measured in it: 重量(kg), 稼働時間 (not 単価(円/kg))
+            c
+            for c in self.index.names("numeric")
+            if re.search(rf"(?:[(_]{re.escape(unit)}\)?|{re.escape(unit)})$", normalize(c))
+        ]
+        named = [c for c in self.numeric if c in holds]
+        if named:
+            return named[0]
+        return holds[0] if len(holds) == 1 and unit not in ("人", "名", "件") else None
+
+    def key_said(self) -> bool:
+        """A column said to be what is counted by (「案件番号ベースで」「社員番号で数えて」)."""
+        return any(
+            m.column in self.categorical
+            and re.match(r"\s*(?:ベースで|ベース|で数え|単位で数え)", self.p.text[m.end :])
+            for m in self.c.mentions
+        )
+
     def said_as_all(self, column: str) -> bool:
         """The category is said as all of its values (「全拠点」「すべての部署」, "all
         departments"), not as a grouping."""
@@ -805,6 +834,8 @@ class StepBuilder:
         ):
             return []
         names = self.index.names("numeric")
+        if done := verb_column(self.p.text[self.c.start : self.c.end], names):
+            return [done]  # 「2024年に貸し付けた総額」: the amount of what was done
         sales = self.index.concept_column("sales")
         sales = sales if sales in names else self.numeric_sharing_a_word()
         found = money_column(names, lambda n: n in names, None, sales)
@@ -1036,8 +1067,10 @@ class StepBuilder:
         nothing to count, the grouping is asked."""
         said = self.aggregations_said()
         value_aggs = [a for a in self.aggs if a != "count"]
-        if not value_aggs and self.asks_distinct() and self.categorical:
-            value_aggs = ["nunique"]  # 「申請者は全部で何人？」: how many different 申請者
+        if not value_aggs and (measured := self.counted_in_its_unit()):
+            self.numeric, value_aggs, said = [measured], ["sum"], said - {"count"}
+        if not value_aggs and self.categorical and (self.asks_distinct() or self.key_said()):
+            value_aggs = ["nunique"]  # 「申請者は全部で何人？」「案件番号ベースで何件」
         if (
             not value_aggs
             and _HOW_MUCH.search(self.c.text)
@@ -1082,7 +1115,10 @@ class StepBuilder:
                 m.column
                 for m in self.c.mentions
                 if m.column in self.categorical
-                and re.match(r"\s*(?:の?\s*重複|で数え|でカウント|単位で)", self.p.text[m.end :])
+                and re.match(
+                    r"\s*(?:の?\s*重複|で数え|でカウント|単位で|ベースで|ベース)",
+                    self.p.text[m.end :],
+                )
             ]
             metrics[(keyed or self.categorical)[0]] = ["nunique"]
         elif value_aggs:

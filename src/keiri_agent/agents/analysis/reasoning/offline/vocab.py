@@ -25,6 +25,7 @@ INTENTS: dict[str, str] = {
     "|~全体の\\s*何\\s*(?:[%％]|パーセント|割)|~何\\s*(?:[%％]|パーセント)\\s*(?:ずつ|を占め)"
     "|proportion|proportions|percentage|percentages|percent|pareto|composition|pie",
     "duplicate": "~重複(?!\\s*(?:なし|無し|なく|を?除|は除|を省|は省|分?を?数えない))"
+    "|~同じ[^。？?]{1,15}同じ"
     "|ダブり|ダブって|二重|複数回|何度も|~duplicat|dupe|dupes|dedupe|~repeat(ed|s)?|twice"
     "|more than once",
     "summary": "要約|統計量|基本統計|記述統計|統計情報|サマリ|サマリー|summary|summaries"
