@@ -721,3 +721,30 @@ def test_follow_ups_of_a_year_and_a_top_n_in_full_width() -> None:
     total = {"type": "analysis", "op": "total", "metrics": {"支払額": ["sum"]}, "filters": []}
     spec = spec_of(_after("支払額の合計", total, "それを品目別に。上位３つだけでいいです", SCRAP))
     assert spec["group_cols"] == ["品目"] and spec["top_k"] == 3
+
+
+def test_generic_money_words_exclusions_said_as_done_and_regrouping() -> None:
+    scrap = dataset_summary(
+        900,
+        [
+            ("伝票番号", "text", ["D-1", "D-2"], 900),
+            ("品目", "categorical", ["鉄くず", "銅線"], 2),
+            ("状態", "categorical", ["完済", "返済中", "延滞"], 3),
+            ("事務所名", "categorical", ["青葉法律事務所", "北斗総合法律事務所"], 2),
+            ("売却額", "numeric", ["100", "90000"], 500),
+            ("運搬費", "numeric", ["0", "5000"], 50),
+            ("差引入金額", "numeric", ["100", "90000"], 500),
+            ("入金額", "numeric", ["100", "90000"], 500),
+        ],
+        "ds_scrap2",
+    )
+    # before: 「金額」 was guessed as 差引入金額 among three money columns
+    assert decide("品目別に金額を合計して", scrap).next_action == "ask"
+    assert acted_spec("品目別に入ってきた金額を合計して", scrap)["metrics"] == {"入金額": ["sum"]}
+    # before: 「完済したものは除いて」 kept only the repaid rows
+    spec = acted_spec("完済したものは除いて売却額の合計", scrap)
+    assert spec["filters"] == [{"col": "状態", "op": "!=", "value": "完済"}]
+    total = {"type": "analysis", "op": "total", "metrics": {"売却額": ["sum"]}, "filters": []}
+    # before: 「事務所別」 read whole by similarity was no grouping: the request ran alone
+    spec = spec_of(_after("売却額の合計は？", total, "それを事務所別に", scrap))
+    assert spec["op"] == "groupby_agg" and spec["group_cols"] == ["事務所名"]

@@ -320,6 +320,9 @@ def _groups_said(parsed: ParsedRequest, text: str) -> list[str]:
             for m in parsed.mentions
             if _BY_BEFORE.search(text[: m.start])
             or re.match(r"\s*(?:別|ごと|毎)", text[m.end :])
+            or re.search(
+                r"(?:別|ごと|毎)$", parsed.text[m.start : m.end]
+            )  # 「事務所別」 read whole
             or (  # 「カテゴリでも同じように」: the same, by another category
                 re.match(r"\s*でも", text[m.end :]) and parsed.index.kind(m.column) != "numeric"
             )

@@ -179,7 +179,8 @@ _FUNCTION_SPELLINGS = frozenset(
 )
 _NEG_AFTER = re.compile(
     r"^\s*(?:以外|を除く|を除いた|を除いて|除く"
-    r"|(?:(?:した|している|済み?)?の(?:もの|分|行|明細|データ|[\u3400-\u9fff\u30a0-\u30ff]{1,6}))?"
+    r"|(?:(?:した|している|済み?)(?:もの|分|行|データ)"
+    r"|の(?:もの|分|行|明細|データ|[\u3400-\u9fff\u30a0-\u30ff]{1,6}))?"
     r"\s*(?:は|を|も)\s*(?:除外|除いて|除き|対象外|入れないで|入れず"
     r"|含めないで|含めず|抜いて|外して|省いて)|抜きで)"
 )
@@ -304,7 +305,8 @@ def _token_pattern(token: str, abbreviated: bool, others: tuple[str, ...] = ()) 
             tail = f"(?:{gap}{char}{tail})?"
         cut = "|" + gap.join(chars[:4]) + tail + "(?![a-z])"
     if abbreviated and len(token) >= 3:
-        own = body + "[a-z]*" + cut
+        plural = "|" + gap.join(chars[:-1]) + "ies" if token.endswith("y") else ""
+        own = body + "[a-z]*" + plural + cut  # injury ~ injuries
     elif token.endswith("y"):  # salary ~ salaries
         own = body + "|" + gap.join(chars[:-1]) + "ies" + cut
     else:
@@ -693,6 +695,7 @@ class ColumnIndex:
         self._japanese_name_terms(found)
         self._value_terms(found, named)
         self._english_value_terms(found)
+        self._withhold_generic_money(found)
         # longest first; at one length a value before a word of a longer column name
         # ("overdue" is a status, not days_overdue), a whole name before a value
         ordered = sorted(
@@ -780,6 +783,21 @@ class ColumnIndex:
         for reading, owners in readings.items():
             if len(owners) == 1 and len(reading) >= 2:
                 found.setdefault(term_pattern(reading), (next(iter(owners)), None, len(reading)))
+
+    def _withhold_generic_money(self, found: dict[str, tuple[str, str | None, int]]) -> None:
+        """「金額」 alone names no column that only holds it inside its name (差引入金額) while
+        another column holds money too (売却額, 運搬費): which one is meant is asked."""
+        money = [c.name for c in self.columns if c.kind == "numeric" and money_named(c.name)]
+        for word in _GENERIC_MONEY:
+            pattern = term_pattern(word)
+            owner = found.get(pattern)
+            if (
+                owner is not None
+                and owner[1] is None
+                and normalize(owner[0]) != word
+                and any(m != owner[0] for m in money)
+            ):
+                del found[pattern]
 
     def _value_terms(self, found: dict[str, tuple[str, str | None, int]], named: set[str]) -> None:
         """The values of category columns, each naming its column and itself."""
@@ -1646,7 +1664,9 @@ def _similar(
         for m in similar_mentions(
             text, columns, free, stop, identifiers, frozenset(index.names("numeric"))
         )
-        if family(text[m.start : m.end]) is None and "何" not in text[max(0, m.start - 1) : m.end]
+        if family(text[m.start : m.end]) is None
+        and "何" not in text[max(0, m.start - 1) : m.end]
+        and text[m.start : m.end] not in _GENERIC_MONEY  # 「金額」 alone is asked, not guessed
     ]
     for m in found:
         claimed[m.start : m.end] = b"\x01" * (m.end - m.start)

@@ -657,7 +657,6 @@ _SAID_UNITS = (
 
 
 _EN_VERB_SYNONYMS = {"asked": "request", "paid": "pay", "spent": "spend", "sent": "send"}
-_JA_MONEY_TAIL = re.compile(r"(?:金額|額|金|代|費)$")
 
 
 def _column_of_verb(window: str, columns: Sequence[str]) -> str | None:
@@ -673,10 +672,8 @@ def _column_of_verb(window: str, columns: Sequence[str]) -> str | None:
             words = re.split(r"[_\s]+", column.lower())
             if any(_shared(w, v) >= 4 for w in words for v in verbs):
                 found.add(column)
-        elif (
-            (stem := _JA_MONEY_TAIL.sub("", column)) != column
-            and len(stem) >= 2
-            and re.search(rf"{okurigana(stem)}(?:し|され|済|って|った|われ|た)", window)
+        elif (stem := _money_stem(column)) and re.search(
+            rf"{okurigana(stem)}(?:し|され|済|って|った|われ|た)", window
         ):
             found.add(column)
     return found.pop() if len(found) == 1 else None
@@ -694,11 +691,33 @@ def verb_column(text: str, columns: Sequence[str]) -> str | None:
     found = [
         c
         for c in columns
-        if (stem := _JA_MONEY_TAIL.sub("", c)) != c
-        and len(stem) >= 2
-        and re.search(rf"{okurigana(stem)}[ぁ-ん]{{0,2}}(?:た|だ)(?:総額|金額|額|分|の)", text)
+        if (stem := _money_stem(c))
+        and re.search(
+            rf"(?:{okurigana(stem)}[ぁ-ん]{{0,2}}|{_JA_VERBS.get(stem, '(?!)')})(?:た|だ)"
+            r"(?:総額|金額|額|分|の)",
+            text,
+        )
     ]
     return found[0] if len(found) == 1 else None
+
+
+def _money_stem(column: str) -> str | None:
+    """The thing a money column is the amount of: 貸付 of 貸付額, 支払 of 支払金額, 入金 of
+    入金額 (金 kept when taking it would leave one character)."""
+    for tail in (r"(?:金額|額|金|代|費)$", r"(?:額|代|費)$"):
+        stem = re.sub(tail, "", column)
+        if stem != column and len(stem) >= 2:
+            return stem
+    return None
+
+
+# Everyday verbs for the money words of column names: 「入ってきた金額」 is 入金額.
+_JA_VERBS = {
+    "入金": r"入って(?:き|来)|入金され|振り込まれ|振込まれ",
+    "支払": r"払っ|支払われ|払い込ん",
+    "出金": r"出て(?:い|行)っ|引き出し|引き落とされ",
+    "売上": r"売れ|売り上げ",
+}
 
 
 def _shared(a: str, b: str) -> int:

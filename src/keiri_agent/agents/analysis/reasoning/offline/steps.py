@@ -824,6 +824,11 @@ class StepBuilder:
         ("the average gift" on a ledger of gifts). The sales/amount column, else the one
         numeric column a word of the request belongs to ("order value" ~ ``orderTotal``,
         "pipeline value" ~ ``dealValue``), else the only numeric column named like money."""
+        done = verb_column(self.p.text[self.c.start : self.c.end], self.index.names("numeric"))
+        if not self.numeric and done:
+            return [
+                done
+            ]  # 「2024年に貸し付けた総額」「入ってきた金額」: the amount of what was done
         if self.numeric or not (
             _MONEY_ASKED.search(self.c.text)
             or any(
@@ -834,8 +839,6 @@ class StepBuilder:
         ):
             return []
         names = self.index.names("numeric")
-        if done := verb_column(self.p.text[self.c.start : self.c.end], names):
-            return [done]  # 「2024年に貸し付けた総額」: the amount of what was done
         sales = self.index.concept_column("sales")
         sales = sales if sales in names else self.numeric_sharing_a_word()
         found = money_column(names, lambda n: n in names, None, sales)
