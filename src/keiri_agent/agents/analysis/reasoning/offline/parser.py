@@ -794,9 +794,9 @@ class ColumnIndex:
             if (
                 owner is not None
                 and owner[1] is None
-                and normalize(owner[0]) != word
+                and re.sub(r"[(\[（].*?[)\]）]", "", normalize(owner[0])).strip() != word
                 and any(m != owner[0] for m in money)
-            ):
+            ):  # 金額(税込) is named 金額 itself: kept (and its twin 金額(税抜) asked)
                 del found[pattern]
 
     def _value_terms(self, found: dict[str, tuple[str, str | None, int]], named: set[str]) -> None:
