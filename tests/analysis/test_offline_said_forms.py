@@ -748,3 +748,59 @@ def test_generic_money_words_exclusions_said_as_done_and_regrouping() -> None:
     # before: 「事務所別」 read whole by similarity was no grouping: the request ran alone
     spec = spec_of(_after("売却額の合計は？", total, "それを事務所別に", scrap))
     assert spec["op"] == "groupby_agg" and spec["group_cols"] == ["事務所名"]
+
+
+ADVANCES2 = dataset_summary(
+    1300,
+    [
+        ("仮払番号", "text", ["K-1", "K-2"], 1300),
+        ("社員番号", "text", ["E001", "E002"], 240),
+        ("所属部門", "categorical", ["営業部", "総務部"], 2),
+        ("資格名", "categorical", ["税理士", "簿記1級"], 2),
+        ("物件名", "categorical", ["天神ビル", "博多ビル"], 2),
+        ("支給月", "datetime", ["2024-04-01", "2025-09-01"], 18),
+        ("仮払日", "datetime", ["2024-04-03", "2025-09-28"], 400),
+        ("仮払額", "numeric", ["1000", "300000"], 800),
+        ("精算額", "numeric", ["1000", "300000"], 800),
+        ("手当月額", "numeric", ["5000", "30000"], 6),
+        ("戻入済", "boolean", ["True", "False"], 2),
+    ],
+    "ds_advances2",
+)
+
+
+def test_people_money_nouns_and_amounts_to_compare() -> None:
+    # before: rows were counted, or 手当月額's distinct values
+    spec = acted_spec("税理士の手当をもらってる人って何人？", ADVANCES2)
+    assert spec["metrics"] == {"社員番号": ["nunique"]}
+    # before: 「仮払い」 asked which column beside 精算額
+    spec = acted_spec("営業部の仮払いって平均いくらくらい？", ADVANCES2)
+    assert spec["metrics"] == {"仮払額": ["mean"]}
+    # before: a bar of row counts for 「金額を比べたい」
+    assert decide("物件ごとの金額を比べたい", ADVANCES2).next_action == "ask"
+    spec = acted_spec("仮払データって全部で何行ある？", ADVANCES2)
+    assert spec["op"] == "total" and spec["metrics"] == {}
+    spec = acted_spec("まだ戻入していないものの仮払額合計", ADVANCES2)
+    assert spec["filters"] == [{"col": "戻入済", "op": "==", "value": False}]
+    assert decide("この結果を会計システムに仕訳として登録しといて", ADVANCES2).next_action == (
+        "out_of_scope"
+    )
+
+
+def test_follow_ups_that_replace_or_add_a_grouping_or_draw_a_line() -> None:
+    by_dept = {
+        "type": "analysis",
+        "op": "groupby_agg",
+        "group_cols": ["所属部門"],
+        "metrics": {"仮払額": ["sum"]},
+        "filters": [],
+    }
+    spec = spec_of(
+        _after("部門別の仮払額", by_dept, "部門ごとじゃなくて、資格名ごとで見せて", ADVANCES2)
+    )
+    assert spec["group_cols"] == ["資格名"]
+    spec = spec_of(_after("部門別の仮払額", by_dept, "物件名も加えて分けてください", ADVANCES2))
+    assert spec["group_cols"] == ["所属部門", "物件名"]
+    by_month = {**by_dept, "group_cols": ["支給月"], "metrics": {"手当月額": ["sum"]}}
+    spec = spec_of(_after("支給月ごとの手当月額", by_month, "それを折れ線グラフにして", ADVANCES2))
+    assert spec["kind"] == "line" and spec["x"] == "支給月" and spec["y"] == "手当月額"

@@ -11,7 +11,7 @@ that cannot be applied (a chart of one number, a month with no date column) is a
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,7 @@ _SHARE = re.compile(r"構成比|割合|シェア|比率|\bshares?\b|\bpercentage
 _NOT_THIS = re.compile(r"\s*(?:じゃなく|ではなく|でなく)")
 """「合計じゃなくて平均で」: the aggregation said before it is the one to drop."""
 _TOP = re.compile(r"上位\s*(\d+)|トップ\s*(\d+)|\btop\s*(\d+)\b|(\d+)\s*(?:つ|件|社|位)まで", re.I)
+_LINE_SAID = re.compile(r"折れ線|推移|\bline\b|\btrend\b", re.IGNORECASE)
 _CHART = re.compile(r"グラフ|図に|図で|チャート|\bcharts?\b|\bgraphs?\b|\bplots?\b", re.IGNORECASE)
 _EDITABLE = frozenset({"total", "groupby_agg", "share_ratio", "bar", "line"})
 _EQUALITIES = frozenset({"==", "!=", "in"})
@@ -120,7 +121,7 @@ def _merged(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[s
 
 
 _ALSO_BY = re.compile(
-    r"(?:ごと|別|単位)\s*に?\s*も|でも\s*(?:分け|割|区切)"
+    r"(?:ごと|別|単位)\s*に?\s*も|でも\s*(?:分け|割|区切)|も\s*(?:加え|追加|入れ)"
     r"|\b(?:as well|too|also by|additionally by)\b",
     re.IGNORECASE,
 )
@@ -280,7 +281,11 @@ def _monthly(base: dict[str, Any], x: str, freq: str) -> dict[str, Any]:
     }
 
 
-def _chart(base: dict[str, Any]) -> dict[str, Any] | None:
+def _chart(
+    base: dict[str, Any], line: bool = False, kind: Callable[[str], str] | None = None
+) -> dict[str, Any] | None:
+    """The grouped result as bars; as a line over the months when a line is asked of a
+    grouping by a date column (「支給月ごとの合計」 then 「折れ線グラフにして」)."""
     groups = _groups(base)
     if len(groups) != 1 or (base.get("op") or base.get("kind")) not in (
         "groupby_agg",
@@ -288,6 +293,16 @@ def _chart(base: dict[str, Any]) -> dict[str, Any] | None:
     ):
         return None
     column, agg = _measure(base)
+    if line and kind is not None and kind(groups[0]) == "datetime":
+        return {
+            "type": "plot",
+            "kind": "line",
+            "x": groups[0],
+            "y": column or groups[0],
+            "agg": agg if column else "count",
+            "freq": "M",
+            "filters": base.get("filters") or [],
+        }
     return {
         "type": "plot",
         "kind": "bar",
@@ -320,9 +335,8 @@ def _groups_said(parsed: ParsedRequest, text: str) -> list[str]:
             for m in parsed.mentions
             if _BY_BEFORE.search(text[: m.start])
             or re.match(r"\s*(?:別|ごと|毎)", text[m.end :])
-            or re.search(
-                r"(?:別|ごと|毎)$", parsed.text[m.start : m.end]
-            )  # 「事務所別」 read whole
+            or re.search(r"(?:別|ごと|毎)$", parsed.text[m.start : m.end])  # 「事務所別」
+            or re.match(r"\s*も\s*(?:加え|追加|入れ)", text[m.end :])  # 「雇用区分も加えて」
             or (  # 「カテゴリでも同じように」: the same, by another category
                 re.match(r"\s*でも", text[m.end :]) and parsed.index.kind(m.column) != "numeric"
             )
@@ -502,7 +516,13 @@ def edit_previous(
     lang = parsed.lang
     if _own_request(parsed, text):
         return None  # 「部署別の件数」: a request of its own
-    groups = _with_groups_kept(base, _groups_said(parsed, text), text)
+    dropped = {  # 「部門ごとじゃなくて」: the grouping said to be replaced
+        m.column
+        for m in parsed.mentions
+        if re.match(r"\s*(?:ごと|別|毎)?\s*(?:じゃなく|ではなく|でなく)", parsed.text[m.end :])
+    }
+    said = [g for g in _groups_said(parsed, text) if g not in dropped]
+    groups = _with_groups_kept(base, said, text)
     filters = [f for clause in parsed.clauses for f in parsed.filters_for(clause)[0]]
     filters += _yes_no_conditions(parsed, groups, filters)
     filters = list({repr(sorted(f.items())): f for f in filters}.values())
@@ -560,7 +580,7 @@ def edit_previous(
         spec = _monthly(spec, x, freq)
     if chart and not freq and (spec.get("op") or spec.get("kind")) not in ("line", "bar"):
         # 「現金以外で同じグラフを」 on a bar chart: the chart is kept, its rows changed
-        charted = _chart(spec)
+        charted = _chart(spec, _LINE_SAID.search(text) is not None, parsed.index.kind)
         if charted is None:
             return FollowUp(
                 title,

@@ -1458,6 +1458,7 @@ def _negated_flags(
         shorter = "|".join(re.escape(stem[i:]) for i in range(len(stem)))  # 支払 → 払
         patterns = (
             rf"未(?:{shorter})い?",
+            rf"{re.escape(stem)}(?:して(?:い)?ない|されて(?:い)?ない|してません)",
             rf"{re.escape(stem)}い?\s*(?:が|は)?\s*(?:済んで(?:い)?ない|済んでません|終わって(?:い)?ない"
             r"|まだ|未了|未済)",
         )

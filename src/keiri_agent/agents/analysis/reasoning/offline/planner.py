@@ -33,6 +33,9 @@ from keiri_agent.agents.analysis.reasoning.offline.steps import (
 
 __all__ = ["Plan", "Step", "plan_request"]
 
+# A general word for an amount that named no column: 「金額」「コスト」「費用」, "amount", "cost".
+_AMOUNT_WORD = re.compile(r"金額|コスト|費用|料金|(?<![a-z])(?:amounts?|costs?|spend)(?![a-z])")
+
 
 _GENERIC_DATE = re.compile(r"日付|日時|年月日|(?<![a-z])dates?(?![a-z])")
 """A date said in general: names no date column of its own."""
@@ -216,6 +219,14 @@ class _Builder(StepBuilder):
                 CATEGORY_KINDS,
             )
         y = first(self.numeric, [] if "count" in self.aggs else self.inherited)
+        if y is None and "count" not in self.aggs and _AMOUNT_WORD.search(self.values_said()):
+            # 「物件ごとの金額を比べたい」 with several amounts: which one, never a row count
+            return self.ask(
+                self.t("棒グラフ", "Bar chart"),
+                "どの金額の列を比べますか？",
+                "Which amount column should be compared?",
+                ("numeric",),
+            )
         agg = next((a for a in self.aggs if a != "count"), "sum") if y else "count"
         spec: dict[str, Any] = {"kind": "bar", "x": x, "y": y, "agg": agg}
         if self.top_n:

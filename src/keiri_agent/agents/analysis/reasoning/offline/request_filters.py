@@ -688,17 +688,25 @@ def okurigana(stem: str) -> str:
 def verb_column(text: str, columns: Sequence[str]) -> str | None:
     """The one money column whose word is said as a verb done (「2024年に貸し付けた総額」 →
     貸付額, 「振り込んだ金額」 → 振込額), or None."""
+    asked = _MONEY_QUESTION.search(text)
     found = [
         c
         for c in columns
         if (stem := _money_stem(c))
-        and re.search(
-            rf"(?:{okurigana(stem)}[ぁ-ん]{{0,2}}|{_JA_VERBS.get(stem, '(?!)')})(?:た|だ)"
-            r"(?:総額|金額|額|分|の)",
-            text,
+        and (
+            re.search(
+                rf"(?:{okurigana(stem)}[ぁ-ん]{{0,2}}|{_JA_VERBS.get(stem, '(?!)')})(?:た|だ)"
+                r"(?:総額|金額|額|分|の)",
+                text,
+            )
+            # 「営業部の仮払いって平均いくら」「仮払金、合計で」: the thing said, money asked
+            or (asked and re.search(rf"{okurigana(stem)}(?:い|金)?(?:って|は|の|を|が|、|,)", text))
         )
     ]
     return found[0] if len(found) == 1 else None
+
+
+_MONEY_QUESTION = re.compile(r"いくら|合計|総額|平均|金額")
 
 
 def _money_stem(column: str) -> str | None:

@@ -156,6 +156,11 @@ _POINTING_BEFORE = re.compile(
 _HOW_MANY_BEFORE = re.compile(r"(?<![a-z])how many\s+(?:different\s+|distinct\s+)?$", re.I)
 # 「媒体はいくつありますか」「キャンペーンって全部でいくつ」「受診機関の数は？」: how many
 # different values of the category just named.
+_PEOPLE_ASKED = re.compile(r"何\s*(?:人|名)|\bhow many (?:people|employees|staff|members)\b", re.I)
+_PERSON_ID = re.compile(
+    r"(?:社員|従業員|職員|会員|employee|staff|member)[_\s]*(?:番号|id|コード|no)"
+)
+_PERSON_NAME = re.compile(r"社員|従業員|職員|会員|氏名|担当|employee|staff|member")
 _HOW_MANY_UNIT = re.compile(r"何\s*(時間|kg|キログラム|キロ|トン|t|本|枚|台|個|冊|人|名|件)")
 _JA_HOW_MANY_AFTER = re.compile(
     r"\s*(?:は|って|が)?\s*(?:全部で|全体で|合計で|いったい|ぜんぶで)?\s*"
@@ -500,8 +505,11 @@ class StepBuilder:
     # --- analysis ops -------------------------------------------------------------------
     def overview(self) -> Step:
         """The dataset overview; the columns named by name (「列1 の中身」) summarised; the
-        count of the rows a condition keeps when one is said (「…以上の明細って何行ある？」)."""
-        if _ROWS_ASKED.search(self.c.text) and self.filters:
+        count of the rows (kept by a condition, if one is said) when how many rows is asked
+        (「…以上の明細って何行ある？」「支給データって全部で何行？」)."""
+        if _ROWS_ASKED.search(self.c.text) and (
+            self.filters or not re.search(r"列|カラム|項目|\bcolumns?\b", self.c.text, re.I)
+        ):  # 「支給データって全部で何行ある？」: one count (with the columns: the overview)
             return self.total()
         named = [
             m.column
@@ -718,6 +726,34 @@ class StepBuilder:
         if named:
             return named[0]
         return holds[0] if len(holds) == 1 and unit not in ("人", "名", "件") else None
+
+    def distinct_asked(self) -> list[str]:
+        """``["nunique"]`` when the different values of a column are counted: the people of
+        「…もらってる人って何人？」 by their identifier, 「申請者は全部で何人？」, 「案件番号ベース
+        で何件」."""
+        if person := self.people_counted():
+            self.categorical = [person, *[c for c in self.categorical if c != person]]
+            self.numeric = []  # 「手当をもらってる人」: the allowance only says which people
+            return ["nunique"]
+        if self.categorical and (self.asks_distinct() or self.key_said()):
+            return ["nunique"]
+        return []
+
+    def people_counted(self) -> str | None:
+        """「税理士の手当をもらってる人って何人？」 with no column of people named: the people
+        are counted by the one column that identifies them (社員番号, 従業員ID), not by rows
+        (one person may have several)."""
+        if not _PEOPLE_ASKED.search(self.c.text):
+            return None
+        if self.categorical:  # a column of people named (「申請者は何人」) is counted itself
+            named = [c for c in self.categorical if _PERSON_NAME.search(normalize(c))]
+            return named[0] if named else None
+        people = [
+            c.name
+            for c in self.index.columns
+            if c.kind in ("text", "categorical") and _PERSON_ID.search(normalize(c.name))
+        ]
+        return people[0] if len(people) == 1 else None
 
     def key_said(self) -> bool:
         """A column said to be what is counted by (「案件番号ベースで」「社員番号で数えて」)."""
@@ -1072,8 +1108,8 @@ class StepBuilder:
         value_aggs = [a for a in self.aggs if a != "count"]
         if not value_aggs and (measured := self.counted_in_its_unit()):
             self.numeric, value_aggs, said = [measured], ["sum"], said - {"count"}
-        if not value_aggs and self.categorical and (self.asks_distinct() or self.key_said()):
-            value_aggs = ["nunique"]  # 「申請者は全部で何人？」「案件番号ベースで何件」
+        if not value_aggs:
+            value_aggs = self.distinct_asked()
         if (
             not value_aggs
             and _HOW_MUCH.search(self.c.text)

@@ -350,8 +350,9 @@ def frequency(text: str) -> str | None:
 # "Please approve all the pending claims", "update the limits in our ERP": an action on
 # the records themselves, said with words that may also name a column (approved_amount).
 WRITE_BACK = re.compile(
-    r"(?<![a-z])(?:approve|reject|update|delete|cancel|register|post)\s+"
-    r"(?:all|the|these|those|every|each|them|it)(?![a-z])",
+    r"(?<![a-z])(?:approve|reject|update|delete|cancel|register|post|close|reopen|mark)\s+"
+    r"(?:all|the|these|those|every|each|them|it)(?![a-z])"
+    r"|(?:システム|freee|弥生|奉行|erp|crm)(?:に|へ|上で)[^。?？]{0,20}(?:登録|入力|反映|取り込|計上|更新)",
     re.IGNORECASE,
 )
 
