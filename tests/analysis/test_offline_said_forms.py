@@ -804,3 +804,27 @@ def test_follow_ups_that_replace_or_add_a_grouping_or_draw_a_line() -> None:
     by_month = {**by_dept, "group_cols": ["支給月"], "metrics": {"手当月額": ["sum"]}}
     spec = spec_of(_after("支給月ごとの手当月額", by_month, "それを折れ線グラフにして", ADVANCES2))
     assert spec["kind"] == "line" and spec["x"] == "支給月" and spec["y"] == "手当月額"
+
+
+def test_japanese_on_an_english_export_and_english_superlatives() -> None:
+    exports = dataset_summary(
+        960,
+        [
+            ("shipment_id", "text", ["X-1", "X-2"], 960),
+            ("destination_country", "categorical", ["Mexico", "Vietnam"], 2),
+            ("forwarder", "categorical", ["Nippon Express", "Kintetsu"], 2),
+            ("gross_weight_kg", "numeric", ["10", "9000"], 800),
+            ("freight_jpy", "numeric", ["1000", "900000"], 800),
+            ("invoice_value_jpy", "numeric", ["1000", "9000000"], 800),
+            ("approver", "categorical", ["Ito", "Mori"], 2),
+        ],
+        "ds_exports",
+    )
+    assert acted_spec("フォワーダー別に総重量を合計して", exports)["group_cols"] == ["forwarder"]
+    spec = acted_spec("仕向国別のインボイス金額の合計", exports)
+    assert spec["group_cols"] == ["destination_country"]
+    assert spec["metrics"] == {"invoice_value_jpy": ["sum"]}
+    spec = acted_spec("What's the heaviest single shipment we sent, in kg?", exports)
+    assert spec["metrics"] == {"gross_weight_kg": ["max"]}
+    spec = acted_spec("Count the entries where the approver field has been filled in", exports)
+    assert spec["filters"] == [{"col": "approver", "op": "not_null"}]

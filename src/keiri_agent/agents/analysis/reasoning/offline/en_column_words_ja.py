@@ -38,7 +38,7 @@ TOKEN_JA: dict[str, tuple[str, ...]] = {
     "value": ("金額", "価額"),
     "payment": ("支払", "支払い"),
     "paid": ("支払", "支払済"),
-    "invoice": ("請求書", "請求"),
+    "invoice": ("請求書", "請求", "インボイス"),
     "billing": ("請求",),
     "billed": ("請求額", "請求"),
     "invoiced": ("請求額", "請求"),
@@ -89,7 +89,6 @@ TOKEN_JA: dict[str, tuple[str, ...]] = {
     "program": ("制度", "プログラム"),
     "project": ("プロジェクト", "案件"),
     "contract": ("契約",),
-    "product": ("商品", "製品"),
     "item": ("品目", "明細"),
     "category": ("カテゴリ", "区分", "分類"),
     "type": ("種別", "区分", "種類", "種"),
@@ -100,6 +99,19 @@ TOKEN_JA: dict[str, tuple[str, ...]] = {
     "qty": ("数量",),
     "count": ("件数", "数"),
     "data": ("データ",),
+    "destination": ("仕向", "輸出先", "仕向け"),
+    "country": ("国",),
+    "freight": ("運賃",),
+    "forwarder": ("フォワーダー",),
+    "weight": ("重量", "重さ"),
+    "duties": ("関税",),
+    "duty": ("関税",),
+    "insurance": ("保険料", "保険"),
+    "transport": ("輸送",),
+    "mode": ("手段", "モード"),
+    "compensation": ("補償額", "補償"),
+    "handler": ("担当者", "対応者"),
+    "product": ("商品", "製品"),
     "channel": ("チャネル", "チャンネル", "経路"),
     "member": ("会員",),
     "tier": ("ランク", "区分"),
@@ -130,7 +142,21 @@ TOKEN_JA: dict[str, tuple[str, ...]] = {
 }
 # Words that only mark a state or a unit: left out of a reading (collateral_held → 担保).
 SILENT: frozenset[str] = frozenset(
-    {"is", "has", "held", "flag", "required", "yn", "jpy", "yen", "usd", "pct", "percent", "gb"}
+    {
+        "is",
+        "has",
+        "held",
+        "flag",
+        "required",
+        "yn",
+        "jpy",
+        "yen",
+        "usd",
+        "pct",
+        "percent",
+        "gb",
+        "kg",
+    }
 )
 _MAX_READINGS = 16
 

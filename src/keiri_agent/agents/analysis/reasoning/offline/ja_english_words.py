@@ -80,6 +80,9 @@ WORD_ENGLISH: dict[str, tuple[str, ...]] = {
     "西濃運輸": ("seino",),
     # words of column names
     "見積": ("estimated", "estimate", "quoted"),
+    "登録": ("registration",),
+    "番号": ("number", "numbers", "no"),
+    "戻入済": ("reversed",),
     "承認": ("approved",),
     "申請": ("requested", "claimed"),
     "部品": ("parts",),

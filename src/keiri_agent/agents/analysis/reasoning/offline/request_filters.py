@@ -831,7 +831,10 @@ _NULL_AFTER = re.compile(
     r"|書いて(?:ある|いる|る)|書かれて(?:いる|る)|記載(?:されて(?:いる|る)|が?ある|あり))"
     r"|^\s*" + _CLOSE + r"\s*(?:is|was|are|were)\s+(?:(?P<null_en>empty|blank"
     r"|not (?:recorded|given|set|entered|assigned|specified|filled(?: in)?))"
-    r"|(?P<set_en>filled(?: in)?|populated|not (?:empty|blank)))",
+    r"|(?P<set_en>filled(?: in)?|populated|not (?:empty|blank)))"
+    r"|^\s*"
+    + _CLOSE
+    + r"\s*(?:field\s+)?(?:has|have) been (?P<set_en2>filled(?: in)?|populated|entered)",
     re.IGNORECASE,
 )
 """Blank cells said of a column (not 「欠損」 / "missing": those ask for the missing-values
@@ -910,7 +913,11 @@ def null_filters(
             continue  # "with blank departments included"
         before = _NULL_BEFORE.search(text[: mention.start])
         if after:
-            op = "not_null" if after.group("set") or after.group("set_en") else "is_null"
+            op = (
+                "not_null"
+                if after.group("set") or after.group("set_en") or after.group("set_en2")
+                else "is_null"
+            )
             excluded = _EXCLUDED.match(text[mention.end + after.end() :]) or _SKIP_WHERE.search(
                 text[: mention.start]
             )  # "skip the rows where city is blank"

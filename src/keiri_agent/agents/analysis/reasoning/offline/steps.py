@@ -156,7 +156,11 @@ _POINTING_BEFORE = re.compile(
 _HOW_MANY_BEFORE = re.compile(r"(?<![a-z])how many\s+(?:different\s+|distinct\s+)?$", re.I)
 # 「媒体はいくつありますか」「キャンペーンって全部でいくつ」「受診機関の数は？」: how many
 # different values of the category just named.
-_PEOPLE_ASKED = re.compile(r"何\s*(?:人|名)|\bhow many (?:people|employees|staff|members)\b", re.I)
+_PEOPLE_ASKED = re.compile(
+    r"何\s*(?:人|名)"
+    r"|\bhow many (?:different |distinct |unique )?(?:people|employees|staff|members)\b",
+    re.I,
+)
 _PERSON_ID = re.compile(
     r"(?:社員|従業員|職員|会員|employee|staff|member)[_\s]*(?:番号|id|コード|no)"
 )
