@@ -828,3 +828,26 @@ def test_japanese_on_an_english_export_and_english_superlatives() -> None:
     assert spec["metrics"] == {"gross_weight_kg": ["max"]}
     spec = acted_spec("Count the entries where the approver field has been filled in", exports)
     assert spec["filters"] == [{"col": "approver", "op": "not_null"}]
+
+
+def test_english_loanwords_reach_katakana_values_and_names() -> None:
+    from keiri_agent.agents.analysis.reasoning.offline.katakana import skeleton
+
+    assert skeleton("operator") == skeleton("オペレーター")
+    assert skeleton("referral") == skeleton("リファラル")
+    hires = dataset_summary(
+        640,
+        [
+            ("採用番号", "text", ["H-1", "H-2"], 640),
+            ("採用チャネル", "categorical", ["リファラル", "求人広告", "人材紹介"], 3),
+            ("オペレーター", "categorical", ["北斗サービス", "青葉ベンディング"], 2),
+            ("採用人数", "numeric", ["1", "3"], 3),
+            ("手数料額", "numeric", ["0", "900000"], 300),
+        ],
+        "ds_hires",
+    )
+    # before: "through referrals" was dropped and every row counted
+    spec = acted_spec("How many hires came through referrals?", hires)
+    assert spec["filters"] == [{"col": "採用チャネル", "op": "==", "value": "リファラル"}]
+    spec = acted_spec("Average commission amount per operator", hires)
+    assert spec["group_cols"] == ["オペレーター"] and spec["metrics"] == {"手数料額": ["mean"]}

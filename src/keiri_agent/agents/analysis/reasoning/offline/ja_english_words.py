@@ -81,6 +81,7 @@ WORD_ENGLISH: dict[str, tuple[str, ...]] = {
     # words of column names
     "見積": ("estimated", "estimate", "quoted"),
     "登録": ("registration",),
+    "手数料": ("commission", "fee", "fees"),
     "番号": ("number", "numbers", "no"),
     "戻入済": ("reversed",),
     "承認": ("approved",),

@@ -35,6 +35,7 @@ from keiri_agent.agents.analysis.reasoning.offline.ja_column_words import (
     WORD_SYNONYMS as JA_WORD_SYNONYMS,
 )
 from keiri_agent.agents.analysis.reasoning.offline.ja_english_words import english_readings
+from keiri_agent.agents.analysis.reasoning.offline.katakana import katakana_words, skeleton
 from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     LACKING_BEFORE,
@@ -1290,6 +1291,7 @@ def parse_request(
     scanned = _condition_values(_scan(norm, index, claimed), norm, asked, index, claimed)
     scanned = [m for m in scanned if not _lowercase_acronym(m, text, norm)]
     scanned = _negated_flags(norm, index, scanned, claimed)
+    scanned = sorted(scanned + _loanwords(norm, index, claimed), key=_start)
     prefixed, unsure, read_as = _value_prefixes(norm, index, claimed, lang)
     problems += unsure
     assumptions += read_as
@@ -1506,6 +1508,33 @@ def _one_letter_values(
         if value is not None:
             claimed[said.start(1) : said.end(1)] = b"\x01"
             found.append(Mention(said.start(1), said.end(1), mention.column, value))
+    return found
+
+
+def _loanwords(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
+    """English words said for katakana words of the data (``katakana``): "royalty" for
+    ロイヤリティ額, "operator" for オペレーター, "referrals" for the value リファラル; taken
+    only when one column or value shares the word's consonants."""
+    targets: dict[str, set[tuple[str, str | None]]] = {}
+    for info in index.columns:
+        for word in katakana_words(info.name):
+            targets.setdefault(skeleton(word), set()).add((info.name, None))
+        if info.kind == "categorical":
+            for value in info.examples:
+                for word in katakana_words(value):
+                    if word == value or len(katakana_words(value)) == 1:
+                        targets.setdefault(skeleton(word), set()).add((info.name, value))
+    found = []
+    for m in re.finditer(r"(?<![a-z])[a-z]{5,}(?![a-z])", text):
+        if any(claimed[m.start() : m.end()]):
+            continue
+        word = m.group(0)
+        key = skeleton(word[:-1] if word.endswith("s") and not word.endswith("ss") else word)
+        owners = targets.get(key, set())
+        if len(owners) == 1 and (len(key) >= 3 or len(word) >= 6):
+            owner, said = next(iter(owners))
+            claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+            found.append(Mention(m.start(), m.end(), owner, said))
     return found
 
 
