@@ -102,7 +102,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
     uv run python benchmarks/offline_reasoner_accuracy.py \\
-        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind22|all]
+        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind24|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
@@ -159,6 +159,8 @@ BLIND19 = Path(__file__).parent / "data" / "offline_requests_blind19.jsonl"
 BLIND20 = Path(__file__).parent / "data" / "offline_requests_blind20.jsonl"
 BLIND21 = Path(__file__).parent / "data" / "offline_requests_blind21.jsonl"
 BLIND22 = Path(__file__).parent / "data" / "offline_requests_blind22.jsonl"
+BLIND23 = Path(__file__).parent / "data" / "offline_requests_blind23.jsonl"
+BLIND24 = Path(__file__).parent / "data" / "offline_requests_blind24.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -187,6 +189,8 @@ SETS = {
     "blind20": BLIND20,
     "blind21": BLIND21,
     "blind22": BLIND22,
+    "blind23": BLIND23,
+    "blind24": BLIND24,
 }
 
 # (ja name, en name, kind, examples)

@@ -851,3 +851,48 @@ def test_english_loanwords_reach_katakana_values_and_names() -> None:
     assert spec["filters"] == [{"col": "採用チャネル", "op": "==", "value": "リファラル"}]
     spec = acted_spec("Average commission amount per operator", hires)
     assert spec["group_cols"] == ["オペレーター"] and spec["metrics"] == {"手数料額": ["mean"]}
+
+
+def test_litres_counters_curly_quotes_and_yen_first() -> None:
+    fuel = dataset_summary(
+        2000,
+        [
+            ("利用番号", "text", ["U-1", "U-2"], 2000),
+            ("カード番号", "text", ["C-1", "C-2"], 60),
+            ("車両番号", "text", ["品川 1", "品川 2"], 40),
+            ("油種", "categorical", ["軽油", "レギュラー"], 2),
+            ("協賛先", "categorical", ["市民マラソン実行委員会", "商店会"], 80),
+            ("イベント名", "text", ["春のマラソン", "夏祭り"], 200),
+            ("勘定科目", "categorical", ["広告宣伝費", "寄付金"], 2),
+            ("給油量（L）", "numeric", ["10", "80"], 500),
+            ("利用金額", "numeric", ["1000", "12000"], 900),
+        ],
+        "ds_fuel",
+    )
+    assert acted_spec("軽油の給油量って全部で何リットル？", fuel)["metrics"] == {
+        "給油量（L）": ["sum"]
+    }
+    spec = acted_spec("1回あたりの給油量が50L以上だった件数", fuel)
+    assert spec["filters"] == [{"col": "給油量（L）", "op": ">=", "value": 50}]
+    assert acted_spec("カードを使った車両は何台ありますか？", fuel)["metrics"] == {
+        "車両番号": ["nunique"]
+    }
+    assert acted_spec("協賛先は全部で何団体？", fuel)["metrics"] == {"協賛先": ["nunique"]}
+    spec = acted_spec("「イベント名」に“マラソン”が入っている件数", fuel)
+    assert spec["filters"] == [{"col": "イベント名", "op": "contains", "value": "マラソン"}]
+    spec = acted_spec("勘定科目がまだ付いていない利用金額の合計", fuel)
+    assert spec["filters"] == [{"col": "勘定科目", "op": "is_null"}]
+    remit = dataset_summary(
+        800,
+        [
+            ("remittance_id", "text", ["R-1", "R-2"], 800),
+            ("amount_fc", "numeric", ["100", "90000"], 700),
+            ("amount_jpy", "numeric", ["10000", "9000000"], 700),
+            ("bank_fee_jpy", "numeric", ["2500", "4000"], 3),
+            ("beneficiary_country", "categorical", ["TH", "US"], 2),
+        ],
+        "ds_remit",
+    )
+    assert acted_spec("total yen amount", remit)["metrics"] == {"amount_jpy": ["sum"]}
+    assert decide("How much did we send to TH in total?", remit).next_action != "out_of_scope"
+    assert decide("Release the pending remittances today", remit).next_action == "out_of_scope"

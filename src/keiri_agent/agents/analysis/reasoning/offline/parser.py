@@ -354,8 +354,9 @@ def _other_words(
 def _unit_aliases(
     tokens: dict[str, list[str]], others: dict[str, dict[str, tuple[str, ...]]]
 ) -> list[tuple[str, str, int]]:
-    """A measure named with its unit: "fuel litres", "litres of fuel" (``fuel_l``) and the
-    unit word alone when one column has that unit ("dollars" ~ ``fuel_cost_usd``)."""
+    """A measure named with its unit: "fuel litres", "litres of fuel", "yen amount"
+    (``fuel_l``, ``amount_jpy``) and the unit word alone when one column has that unit
+    ("dollars" ~ ``fuel_cost_usd``)."""
     units: dict[str, set[str]] = {}
     for name, words in tokens.items():
         if len(words) > 1 and words[-1] in UNIT_WORDS:
@@ -373,6 +374,8 @@ def _unit_aliases(
             (rf"(?<![a-z0-9])(?:{unit})\s+of\s+(?:the\s+)?(?:{base})(?![a-z0-9])", name, size)
         )
         found.append((rf"(?<![a-z0-9])(?:{base})\s+(?:in\s+)?(?:{unit})(?![a-z0-9])", name, size))
+        # "yen amount", "JPY amount", "dollar cost": the unit said first
+        found.append((rf"(?<![a-z0-9])(?:{unit})\s+(?:{base})(?![a-z0-9])", name, size))
         if units[words[-1]] == {name}:
             found.append((rf"(?<![a-z0-9])(?:{unit})(?![a-z0-9])", name, 3))
     return found

@@ -57,7 +57,7 @@ _NUMBER = r"(\d[\d,]*(?:\.\d+)?)"
 _JA_COUNTER = r"(?:年|回|件|個|人|日|台|枚|本|歳|点|円|時間|か月|ヶ月|カ月|ヵ月|%)"
 # Units of measure a number may be said in (「1kg以上」「30分を超える」), read against the
 # unit in the column's name (``in_column_unit``).
-_MEASURE = r"(?:kg|g|t|km|m|キロ(?:グラム|メートル)?|グラム|メートル|トン|分)"
+_MEASURE = r"(?:kg|g|t|km|m|l|キロ(?:グラム|メートル)?|グラム|メートル|トン|リットル|分)"
 _JA_COMPARE = re.compile(
     r"^\s*[」』\"]?\s*(?:が|は|の値が)?\s*"
     + _NUMBER
@@ -639,6 +639,7 @@ _NAME_UNITS = (
     (re.compile(r"t|トン"), "weight", 1_000_000),
     (re.compile(r"km|キロメートル"), "length", 1_000),
     (re.compile(r"m|メートル"), "length", 1),
+    (re.compile(r"l|リットル"), "volume", 1),
     (re.compile(r"h|hours?|hrs?|時間"), "time", 60),
     (re.compile(r"min|mins|minutes?|分"), "time", 1),
 )
@@ -651,6 +652,7 @@ _SAID_UNITS = (
     (re.compile(r"(?<![a-z])g(?![a-z])|グラム"), "weight", 1),
     (re.compile(r"トン|(?<![a-z])t(?![a-z])"), "weight", 1_000_000),
     (re.compile(r"(?<![a-z])m(?![a-z])|メートル"), "length", 1),
+    (re.compile(r"(?<![a-z])l(?![a-z])|リットル"), "volume", 1),
     (re.compile(r"時間"), "time", 60),
     (re.compile(r"分"), "time", 1),
 )
@@ -818,7 +820,7 @@ def numeric_filters(
 _CLOSE = r"[」』】\]）)\"']?"
 """A column name may be written in brackets or quotes (「[摘要] が」「『精算メモ』に」)."""
 _NULL_AFTER = re.compile(
-    r"^\s*" + _CLOSE + r"\s*(?:欄|列)?\s*(?:\(\s*)?(?:が|は|の)?\s*"
+    r"^\s*" + _CLOSE + r"\s*(?:欄|列)?\s*(?:\(\s*)?(?:が|は|の)?\s*(?:まだ\s*)?"
     r"(?P<null>空欄|空白|未入力|未記入|未記載|未登録|未設定|未定|ブランク"
     r"|決まって(?:い)?ない|決まってない|割り当てられて(?:い)?ない|割り振られて(?:い)?ない"
     r"|未割(?:り)?当(?:て)?|未割り振り|未アサイン"
@@ -970,7 +972,7 @@ def null_filters(
 
 
 _CONTAINS_JA = re.compile(
-    r"^\s*[」』\"]?\s*(?:欄|列)?\s*(?:に|が|で)\s*[「『\"](?P<value>[^」』\"]{1,40})[」』\"]\s*"
+    r"^\s*[」』\"]?\s*(?:欄|列)?\s*(?:に|が|で)\s*[「『\"“‘](?P<value>[^」』\"”’]{1,40})[」』\"”’]\s*"
     r"(?:という(?:文字|言葉|文言|単語))?"
     r"\s*(?:を|が)?\s*(?:含む|含まれ(?!てい?ない|ない)|含んで|含んだ|入っている|入ってる|入った)"
 )

@@ -66,7 +66,8 @@ _CONDITION_SAID = re.compile(
 )
 """A condition said: a total must read it, else the rows it keeps are asked."""
 _DISTINCT = re.compile(
-    r"何(?:人|名|社|店|店舗|か所|カ所|種類|台)|\bhow many (?:different|distinct|unique)\b"
+    r"何(?:人|名|社|店|店舗|か所|カ所|種類|台|団体|校|か国|カ国|ヶ国|拠点|部署|施設|銀行|業者)"
+    r"|\bhow many (?:different|distinct|unique)\b"
     r"|\bcount(?:ing)? each \w+ (?:only )?once\b"
     r"|\bhow many \w+(?: \w+)? (?:are|is) (?:in here|there|in (?:the|this) (?:data|file|table))",
     re.I,
@@ -120,7 +121,8 @@ _SELLS_BEFORE = re.compile(
 )
 _HOW_MUCH = re.compile(r"いくら|どれくらい|どのくらい|どれぐらい|\bhow much\b", re.I)
 _HOW_MANY = re.compile(
-    r"いくつ|何(?:個|本|枚|台|回|通|冊|行|人|名|時間|kg|キロ|トン)|延べ(?:で)?何日|\bhow many\b",
+    r"いくつ|何(?:個|本|枚|台|回|通|冊|行|人|名|時間|kg|キロ|トン|リットル)|延べ(?:で)?何日"
+    r"|\bhow many\b",
     re.I,
 )
 QUANTITY_ASKED = re.compile(
@@ -165,7 +167,9 @@ _PERSON_ID = re.compile(
     r"(?:社員|従業員|職員|会員|employee|staff|member)[_\s]*(?:番号|id|コード|no)"
 )
 _PERSON_NAME = re.compile(r"社員|従業員|職員|会員|氏名|担当|employee|staff|member")
-_HOW_MANY_UNIT = re.compile(r"何\s*(時間|kg|キログラム|キロ|トン|t|本|枚|台|個|冊|人|名|件)")
+_HOW_MANY_UNIT = re.compile(
+    r"何\s*(時間|kg|キログラム|キロ|トン|t|リットル|l|本|枚|台|個|冊|人|名|件)"
+)
 _JA_HOW_MANY_AFTER = re.compile(
     r"\s*(?:は|って|が)?\s*(?:全部で|全体で|合計で|いったい|ぜんぶで)?\s*"
     r"(?:いくつ|何個|何種類|何か所|何カ所|何ヶ所|何社|何人|何名|何台|の\s*数(?!値|量|字))"
@@ -720,7 +724,9 @@ class StepBuilder:
         said = _HOW_MANY_UNIT.search(self.p.text[self.c.start : self.c.end])
         if said is None:
             return None
-        unit = {"キロ": "kg", "キログラム": "kg", "トン": "t"}.get(said.group(1), said.group(1))
+        unit = {"キロ": "kg", "キログラム": "kg", "トン": "t", "リットル": "l"}.get(
+            said.group(1), said.group(1)
+        )
         holds = [  # measured in it: 重量(kg), 稼働時間 (not 単価(円/kg))
             c
             for c in self.index.names("numeric")
@@ -1163,7 +1169,12 @@ class StepBuilder:
                     self.p.text[m.end :],
                 )
             ]
-            metrics[(keyed or self.categorical)[0]] = ["nunique"]
+            counted = [  # 「車両は何台」: the thing the count word follows
+                m.column
+                for m in self.c.mentions
+                if m.column in self.categorical and _JA_HOW_MANY_AFTER.match(self.p.text[m.end :])
+            ]
+            metrics[(keyed or counted or self.categorical)[0]] = ["nunique"]
         elif value_aggs:
             numeric = (
                 self.numeric

@@ -92,7 +92,8 @@ OUT_OF_SCOPE: dict[str, str] = {
     "file": "メール|送信|送って|保存|エクスポート|書き出|ダウンロード|ファイルに出力"
     "|csvに出力|excelに出力|~pdf\\s*(に|で|化|へ|を)"
     "|~(export|save|output|download|convert|turn|make)[^.?!]{0,25}(?<![a-z])pdf(?![a-z])"
-    "|~e-?mail (it|this|that|these|them|the|me|us|to|each|every|all|our)|~send(?!t\\b)|export"
+    "|~e-?mail (it|this|that|these|them|the|me|us|to|each|every|all|our)"
+    "|~(?<!did we )(?<!we )(?<!was )(?<!were )send(?!t\\b)|export"
     "|~(please )?approve (all|the|these|those|every)"
     "|~提出(して(?!い|る)|する|しといて)|申告書|届出書|~e-?tax|~submit(?!ted|s\\b)"
     "|~file (a |the |our )?(tax )?returns?\\b"
@@ -350,7 +351,8 @@ def frequency(text: str) -> str | None:
 # "Please approve all the pending claims", "update the limits in our ERP": an action on
 # the records themselves, said with words that may also name a column (approved_amount).
 WRITE_BACK = re.compile(
-    r"(?<![a-z])(?:approve|reject|update|delete|cancel|register|post|close|reopen|mark)\s+"
+    r"(?<![a-z])(?:approve|reject|update|delete|cancel|register|post|close|reopen|mark|release"
+    r"|book|execute)\s+"
     r"(?:all|the|these|those|every|each|them|it)(?![a-z])"
     r"|(?:システム|freee|弥生|奉行|erp|crm)(?:に|へ|上で)[^。?？]{0,20}(?:登録|入力|反映|取り込|計上|更新)",
     re.IGNORECASE,
