@@ -88,6 +88,16 @@ Eight request sets, always reported separately:
   more datasets (recruitment costs, customer advance receipts, warranty claims, an English
   software-licence register), written the same way while the rules were changed for the
   fifteenth, and scored once before any change was made for it.
+- the seventeenth to twenty-fourth blind sets, ``data/offline_requests_blind17.jsonl`` …
+  ``blind24.jsonl``: 120 requests each on four more datasets each (trip allowances,
+  register closing, company housing, translation orders; seminars, audit findings, dues,
+  cloud costs; condolence payments, vending commissions, staff loans, vehicle claims;
+  royalties, scrap sales, legal fees, coupons; expense advances, common-area fees,
+  equipment inspections, export charges; accruals, IP fees, qualification allowances,
+  complaints; fuel cards, sponsorships, cleaning contracts, FX remittances; research
+  grants, staffing invoices, printing costs, storage fees), written two at a time the
+  same way while the rules were changed for the sets before them, each scored once
+  before any change was made for it.
 - the fourth blind set, ``data/offline_requests_blind4.jsonl``: a seventh held-out
   set, written the same way (neither the rules, their tests nor the other
   held-out sets' cases read) on four more made-up domains (an equipment
