@@ -896,3 +896,21 @@ def test_litres_counters_curly_quotes_and_yen_first() -> None:
     assert acted_spec("total yen amount", remit)["metrics"] == {"amount_jpy": ["sum"]}
     assert decide("How much did we send to TH in total?", remit).next_action != "out_of_scope"
     assert decide("Release the pending remittances today", remit).next_action == "out_of_scope"
+
+
+def test_the_amount_word_is_asked_between_two_filled_money_columns() -> None:
+    cards = dataset_summary(
+        900,
+        [
+            ("利用番号", "text", ["U-1", "U-2"], 900),
+            ("区分", "categorical", ["見舞金", "祝い金"], 2),
+            ("利用金額", "numeric", ["1000", "90000"], 800),
+            ("請求金額", "numeric", ["1000", "90000"], 800),
+            ("包み金額", "numeric", ["5000", "30000"], 6),
+        ],
+        "ds_cards2",
+    )
+    # before: 利用金額 was assumed although 請求金額 is as filled in
+    assert decide("金額の合計っていくら？", cards).next_action == "ask"
+    spec = acted_spec("見舞金で包んだ金額の最小はいくら", cards)
+    assert spec["metrics"] == {"包み金額": ["min"]}

@@ -792,13 +792,12 @@ class ColumnIndex:
         """「金額」 alone names no column that only holds it inside its name (差引入金額) while
         another column holds money too (売却額, 運搬費): which one is meant is asked."""
         money = [c.name for c in self.columns if c.kind == "numeric" and money_named(c.name)]
-        for word in _GENERIC_MONEY:
-            pattern = term_pattern(word)
-            owner = found.get(pattern)
+        for pattern, owner in list(found.items()):
+            said = next((w for w in _GENERIC_MONEY if re.fullmatch(pattern, w)), None)
             if (
-                owner is not None
+                said is not None
                 and owner[1] is None
-                and re.sub(r"[(\[（].*?[)\]）]", "", normalize(owner[0])).strip() != word
+                and re.sub(r"[(\[（].*?[)\]）]", "", normalize(owner[0])).strip() != said
                 and any(m != owner[0] for m in money)
             ):  # 金額(税込) is named 金額 itself: kept (and its twin 金額(税抜) asked)
                 del found[pattern]

@@ -683,8 +683,11 @@ def _column_of_verb(window: str, columns: Sequence[str]) -> str | None:
 
 def okurigana(stem: str) -> str:
     """A pattern of a kanji word said as a verb with its kana endings between the kanji:
-    貸付 ~ 貸し付け, 振込 ~ 振り込み, 支払 ~ 支払い."""
-    return "[ぁ-ん]{0,2}".join(re.escape(ch) for ch in stem)
+    貸付 ~ 貸し付け, 振込 ~ 振り込み, 支払 ~ 支払い; a stem ending in kana ends in any
+    kana (包み ~ 包んだ)."""
+    core = re.sub(r"[ぁ-ん]+$", "", stem) or stem
+    tail = "[ぁ-ん]{0,2}" if core != stem else ""
+    return "[ぁ-ん]{0,2}".join(re.escape(ch) for ch in core) + tail
 
 
 def verb_column(text: str, columns: Sequence[str]) -> str | None:

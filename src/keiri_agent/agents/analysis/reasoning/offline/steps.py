@@ -29,6 +29,7 @@ from keiri_agent.agents.analysis.reasoning.offline.parser import (
 )
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     money_column,
+    money_named,
     typed_boolean,
     verb_column,
 )
@@ -884,6 +885,10 @@ class StepBuilder:
             or (set(self.aggs) & set(_PER_ROW_AGGS) and self.counts_rows())
         ):
             return []
+        if self.filled_rivals() and any(
+            self.amount_word_withheld(m.group(0)) for m in _MONEY_NOUN.finditer(self.values_said())
+        ):
+            return []  # 「金額の合計っていくら？」 beside 利用金額 and 請求金額: which one is asked
         names = self.index.names("numeric")
         sales = self.index.concept_column("sales")
         sales = sales if sales in names else self.numeric_sharing_a_word()
@@ -894,6 +899,22 @@ class StepBuilder:
             self.t(f"金額の列は「{found}」と仮定", f"amount column assumed: {found}")
         )
         return [found]
+
+    def filled_rivals(self) -> bool:
+        """Another column named like money is as filled in as the data's amount (請求金額
+        beside 利用金額), not mostly blank (外貨金額 beside 利用金額)."""
+        sales = self.index.concept_column("sales")
+        if sales is None:
+            return False
+        rows = max((c.unique for c in self.index.columns), default=0) or 1
+        blanks = self.index.by_name[sales].missing
+        return any(
+            c.name != sales
+            and c.kind == "numeric"
+            and money_named(c.name)
+            and abs(c.missing - blanks) <= 0.1 * rows
+            for c in self.index.columns
+        )
 
     def values_said(self) -> str:
         """The clause with the column names blanked out but its category values as said:
