@@ -88,14 +88,16 @@ Eight request sets, always reported separately:
   more datasets (recruitment costs, customer advance receipts, warranty claims, an English
   software-licence register), written the same way while the rules were changed for the
   fifteenth, and scored once before any change was made for it.
-- the seventeenth to twenty-fourth blind sets, ``data/offline_requests_blind17.jsonl`` …
-  ``blind24.jsonl``: 120 requests each on four more datasets each (trip allowances,
+- the seventeenth to twenty-sixth blind sets, ``data/offline_requests_blind17.jsonl`` …
+  ``blind26.jsonl``: 120 requests each on four more datasets each (trip allowances,
   register closing, company housing, translation orders; seminars, audit findings, dues,
   cloud costs; condolence payments, vending commissions, staff loans, vehicle claims;
   royalties, scrap sales, legal fees, coupons; expense advances, common-area fees,
   equipment inspections, export charges; accruals, IP fees, qualification allowances,
   complaints; fuel cards, sponsorships, cleaning contracts, FX remittances; research
-  grants, staffing invoices, printing costs, storage fees), written two at a time the
+  grants, staffing invoices, printing costs, storage fees; branch rent, refunds, trade
+  shows, raw materials; maintenance renewals, relocation allowances, water bills, product
+  returns), written two at a time the
   same way while the rules were changed for the sets before them, each scored once
   before any change was made for it.
 - the fourth blind set, ``data/offline_requests_blind4.jsonl``: a seventh held-out
@@ -112,7 +114,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
     uv run python benchmarks/offline_reasoner_accuracy.py \\
-        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind24|all]
+        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind26|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
@@ -171,6 +173,8 @@ BLIND21 = Path(__file__).parent / "data" / "offline_requests_blind21.jsonl"
 BLIND22 = Path(__file__).parent / "data" / "offline_requests_blind22.jsonl"
 BLIND23 = Path(__file__).parent / "data" / "offline_requests_blind23.jsonl"
 BLIND24 = Path(__file__).parent / "data" / "offline_requests_blind24.jsonl"
+BLIND25 = Path(__file__).parent / "data" / "offline_requests_blind25.jsonl"
+BLIND26 = Path(__file__).parent / "data" / "offline_requests_blind26.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -201,6 +205,8 @@ SETS = {
     "blind22": BLIND22,
     "blind23": BLIND23,
     "blind24": BLIND24,
+    "blind25": BLIND25,
+    "blind26": BLIND26,
 }
 
 # (ja name, en name, kind, examples)

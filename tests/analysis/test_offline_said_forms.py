@@ -914,3 +914,35 @@ def test_the_amount_word_is_asked_between_two_filled_money_columns() -> None:
     assert decide("金額の合計っていくら？", cards).next_action == "ask"
     spec = acted_spec("見舞金で包んだ金額の最小はいくら", cards)
     assert spec["metrics"] == {"包み金額": ["min"]}
+
+
+def test_a_yes_no_column_is_no_condition_when_only_its_shared_word_is_said() -> None:
+    refunds = dataset_summary(
+        2300,
+        [
+            ("返金番号", "text", ["R-1", "R-2"], 2300),
+            ("販売チャネル", "categorical", ["楽天市場", "自社EC"], 2),
+            ("一部返金", "boolean", ["True", "False"], 2),
+            ("返金額", "numeric", ["100", "90000"], 900),
+        ],
+        "ds_refunds",
+    )
+    purchases = dataset_summary(
+        1500,
+        [
+            ("line_id", "text", ["L1", "L2"], 1500),
+            ("is_spot_purchase", "boolean", ["True", "False"], 2),
+            ("weight_kg", "numeric", ["1", "900"], 700),
+        ],
+        "ds_purchases",
+    )
+    # before: 「返金」 kept only the partial refunds; "purchase" only the spot purchases
+    assert acted_spec("チャネル別の返金件数を棒グラフで", refunds)["filters"] == []
+    spec = acted_spec("Show the distribution of purchase weights as a histogram", purchases)
+    assert spec["filters"] == []
+    assert acted_spec("一部返金の件数は？", refunds)["filters"] == [
+        {"col": "一部返金", "op": "==", "value": True}
+    ]
+    assert acted_spec("How many spot purchases?", purchases)["filters"] == [
+        {"col": "is_spot_purchase", "op": "==", "value": True}
+    ]

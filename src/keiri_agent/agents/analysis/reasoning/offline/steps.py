@@ -276,10 +276,31 @@ class StepBuilder:
             yes = self.index.yes_value(column)
             if yes is None or any(f["col"] == column for f in self.filters):
                 continue
+            if not self.flag_named(column):
+                continue  # 「返金」 of 一部返金, "purchase" of is_spot_purchase: no predicate
             self.filters = [*self.filters, {"col": column, "op": "==", "value": yes}]
             self.predicates.append(column)
             self.categorical = [c for c in self.categorical if c != column]
             self.mentioned = [c for c in self.mentioned if c != column]
+
+    def flag_named(self, column: str) -> bool:
+        """True when a yes/no column is named by its own word, not only by a word its
+        name shares with the rows (一部返金 by 「一部返金」, not by 「返金」; is_spot_purchase
+        by "spot purchases", not by "purchase")."""
+        said = [
+            normalize(self.p.text[m.start : m.end]) for m in self.c.mentions if m.column == column
+        ]
+        name, text = normalize(column), self.p.text[self.c.start : self.c.end]
+        if name.isascii():  # its first word said somewhere in the clause (or its Japanese)
+            words = [w for w in name_tokens(column) if w not in ("is", "has", "flag", "yn")]
+            return not words or words[0][:4] in text or any(not p.isascii() for p in said)
+        return any(
+            part.isascii()  # "reversed" for 戻入済: its reading in English
+            or name.startswith(part)
+            or part.startswith(name)
+            or name[:2] in text
+            for part in said
+        )
 
     def _unit_values(self) -> None:
         """A category value that is the unit of a numeric column's name ("JPY" of
