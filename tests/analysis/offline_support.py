@@ -1,5 +1,5 @@
 """What the offline-reasoner tests share: a made-up dataset's summary, the reasoner's
-first decision on a request, and the spec it acts on."""
+first decision on a request (or on a follow-up), and the spec it acts on."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
+from keiri_agent.agents.analysis.messages import agent_message
 from keiri_agent.agents.analysis.reasoning.decision import Decision, ReasonInput
 from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReasoner
 
@@ -49,3 +50,21 @@ def spec_of(decision: Decision) -> dict[str, Any]:
 def acted_spec(text: str, dataset: dict[str, Any]) -> dict[str, Any]:
     """The spec the reasoner acts on for ``text`` (it must act)."""
     return spec_of(decide(text, dataset))
+
+
+def decide_after(
+    earlier: str, spec: dict[str, Any], text: str, dataset: dict[str, Any]
+) -> Decision:
+    """The decision on ``text`` right after ``earlier`` was answered by ``spec``."""
+    return OfflineReasoner().decide(
+        ReasonInput(
+            messages=[
+                HumanMessage(earlier),
+                agent_message("（回答済み）", "report"),
+                HumanMessage(text),
+            ],
+            dataset_id=dataset["dataset_id"],
+            dataset_summary=dataset,
+            previous_specs=[spec],
+        )
+    )

@@ -4,14 +4,7 @@ municipal facility-booking ledger and a fleet of rental cars (Japanese)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from langchain_core.messages import HumanMessage
-from offline_support import acted_spec, dataset_summary, decide, spec_of
-
-from keiri_agent.agents.analysis.messages import agent_message
-from keiri_agent.agents.analysis.reasoning.decision import ReasonInput
-from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReasoner
+from offline_support import acted_spec, dataset_summary, decide, decide_after, spec_of
 
 ROWS = 800
 
@@ -158,22 +151,6 @@ def test_a_superlative_split_by_its_column_and_the_latest_date() -> None:
     assert spec["op"] == "total" and spec["metrics"] == {"利用日": ["max"]}
 
 
-def _follow_up(earlier: str, spec: dict[str, Any], text: str, data: dict[str, Any]) -> Any:
-    """The decision on ``text`` right after ``earlier`` was answered by ``spec``."""
-    return OfflineReasoner().decide(
-        ReasonInput(
-            messages=[
-                HumanMessage(earlier),
-                agent_message("（回答済み）", "report"),
-                HumanMessage(text),
-            ],
-            dataset_id=data["dataset_id"],
-            dataset_summary=data,
-            previous_specs=[spec],
-        )
-    )
-
-
 _BY_FACILITY = {
     "type": "analysis",
     "op": "groupby_agg",
@@ -186,7 +163,9 @@ _BY_FACILITY = {
 def test_a_follow_up_naming_another_measure_replaces_it() -> None:
     # before: the count's metrics were emptied and the spec rejected
     spec = spec_of(
-        _follow_up("施設ごとの予約件数", _BY_FACILITY, "件数ではなく使用料の平均にして", FACILITIES)
+        decide_after(
+            "施設ごとの予約件数", _BY_FACILITY, "件数ではなく使用料の平均にして", FACILITIES
+        )
     )
     assert spec["group_cols"] == ["施設名"] and spec["metrics"] == {"使用料": ["mean"]}
 
@@ -199,7 +178,7 @@ def test_a_follow_up_asking_the_count_keeps_the_conditions() -> None:
         "metrics": {"使用料": ["sum"]},
         "filters": [{"col": "施設名", "op": "==", "value": "体育館"}],
     }
-    spec = spec_of(_follow_up("体育館の使用料の合計", earlier, "件数なら何件？", FACILITIES))
+    spec = spec_of(decide_after("体育館の使用料の合計", earlier, "件数なら何件？", FACILITIES))
     assert spec["op"] == "total" and spec["metrics"] == {}
     assert spec["filters"] == earlier["filters"]
 
@@ -214,7 +193,7 @@ def test_a_swapped_value_replaces_the_one_held() -> None:
         "filters": [{"col": "bank", "op": "==", "value": "MUFG"}],
     }
     spec = spec_of(
-        _follow_up("amount by purpose for MUFG", earlier, "replace MUFG with Resona", TRANSFERS)
+        decide_after("amount by purpose for MUFG", earlier, "replace MUFG with Resona", TRANSFERS)
     )
     assert spec["filters"] == [{"col": "bank", "op": "==", "value": "Resona"}]
 
@@ -229,7 +208,7 @@ def test_regrouping_a_share_keeps_it_a_share() -> None:
         "filters": [],
     }
     spec = spec_of(
-        _follow_up("施設別の使用料の割合", earlier, "利用者区分でも同じように", FACILITIES)
+        decide_after("施設別の使用料の割合", earlier, "利用者区分でも同じように", FACILITIES)
     )
     assert (spec["op"], spec["group_col"], spec["value_col"]) == (
         "share_ratio",
@@ -301,7 +280,9 @@ _JUNE_FEES = {
 def test_a_follow_up_month_replaces_the_period_and_another_measure_keeps_it() -> None:
     # before: July was added to June (an empty answer), and 「利用人数のほうは？」 dropped
     # the period (the whole table's total)
-    spec = spec_of(_follow_up("6月分の使用料の合計", _JUNE_FEES, "7月分もお願いします", FACILITIES))
+    spec = spec_of(
+        decide_after("6月分の使用料の合計", _JUNE_FEES, "7月分もお願いします", FACILITIES)
+    )
     dates = [f for f in spec["filters"] if f["col"] == "利用日"]
     assert dates in (
         [{"col": "利用日", "op": "==", "value": "2025-07"}],
@@ -311,7 +292,7 @@ def test_a_follow_up_month_replaces_the_period_and_another_measure_keeps_it() ->
         ],
     )
     spec = spec_of(
-        _follow_up(
+        decide_after(
             "6月分の使用料の合計",
             _JUNE_FEES,
             "同じ月で利用人数のほうも合計お願いします",
@@ -378,7 +359,7 @@ def test_a_follow_up_widened_to_every_value_drops_the_condition() -> None:
         ],
     }
     spec = spec_of(
-        _follow_up(
+        decide_after(
             "総務部の慶弔の合計", earlier, "総務部だけじゃなくて全部門だとどうなりますか", EXPENSES
         )
     )
@@ -438,6 +419,6 @@ def test_english_scales_mailing_and_a_grouping_added() -> None:
         "filters": [],
     }
     spec = spec_of(
-        _follow_up("施設別の使用料", earlier, "それを利用者区分ごとにも分けて", FACILITIES)
+        decide_after("施設別の使用料", earlier, "それを利用者区分ごとにも分けて", FACILITIES)
     )
     assert spec["group_cols"] == ["施設名", "利用者区分"]

@@ -5,14 +5,7 @@ register (English)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from langchain_core.messages import HumanMessage
-from offline_support import acted_spec, dataset_summary, decide, spec_of
-
-from keiri_agent.agents.analysis.messages import agent_message
-from keiri_agent.agents.analysis.reasoning.decision import Decision, ReasonInput
-from keiri_agent.agents.analysis.reasoning.offline.reasoner import OfflineReasoner
+from offline_support import acted_spec, dataset_summary, decide, decide_after, spec_of
 
 ROWS = 900
 
@@ -211,27 +204,11 @@ def test_english_reaches_japanese_columns_and_values() -> None:
     }
 
 
-def _after(earlier: str, spec: dict[str, Any], text: str, data: dict[str, Any]) -> Decision:
-    """The decision on ``text`` right after ``earlier`` was answered by ``spec``."""
-    return OfflineReasoner().decide(
-        ReasonInput(
-            messages=[
-                HumanMessage(earlier),
-                agent_message("（回答済み）", "report"),
-                HumanMessage(text),
-            ],
-            dataset_id=data["dataset_id"],
-            dataset_summary=data,
-            previous_specs=[spec],
-        )
-    )
-
-
 def test_follow_ups_keep_a_chart_and_the_year_of_the_period() -> None:
     bars = {"type": "plot", "kind": "bar", "x": "種別", "y": None, "agg": "count", "filters": []}
     # before: 「同じグラフ」 on a chart asked which category to chart
     spec = spec_of(
-        _after("種別ごとの件数を棒グラフで", bars, "ガス以外で同じグラフを作って", BILLS)
+        decide_after("種別ごとの件数を棒グラフで", bars, "ガス以外で同じグラフを作って", BILLS)
     )
     assert spec["kind"] == "bar" and spec["x"] == "種別"
     assert spec["filters"] == [{"col": "種別", "op": "!=", "value": "ガス"}]
@@ -252,7 +229,9 @@ def test_follow_ups_keep_a_chart_and_the_year_of_the_period() -> None:
         ],
     }
     # before: the data holds two Septembers, so the month's year was asked
-    spec = spec_of(_after("Total 請求金額 for August 2024", august, "and September?", spanning))
+    spec = spec_of(
+        decide_after("Total 請求金額 for August 2024", august, "and September?", spanning)
+    )
     assert spec["filters"] == [{"col": "使用月", "op": "==", "value": "2024-09"}]
 
 
@@ -274,7 +253,7 @@ def test_a_year_and_its_month_and_the_same_month_of_another_year() -> None:
         "filters": [{"col": "使用月", "op": "==", "value": "2024-07"}],
     }
     # before: the whole of 2025 was added to July 2024: no row could match
-    spec = spec_of(_after("2024年7月分の請求金額合計", july, "2025年の同じ月は？", BILLS))
+    spec = spec_of(decide_after("2024年7月分の請求金額合計", july, "2025年の同じ月は？", BILLS))
     assert spec["filters"] == [{"col": "使用月", "op": "==", "value": "2025-07"}]
 
 
@@ -629,7 +608,7 @@ def test_the_next_month_and_a_conditional_to() -> None:
             {"col": "入金日", "op": "<", "value": "2024-06-01"},
         ],
     }
-    spec = spec_of(_after("2024年5月の入金額合計", may, "翌月の分もお願いします", SEMINARS))
+    spec = spec_of(decide_after("2024年5月の入金額合計", may, "翌月の分もお願いします", SEMINARS))
     assert spec["filters"] == [
         {"col": "入金日", "op": ">=", "value": "2024-06-01"},
         {"col": "入金日", "op": "<", "value": "2024-07-01"},
@@ -716,10 +695,12 @@ def test_follow_ups_of_a_year_and_a_top_n_in_full_width() -> None:
         ],
     }
     # before: 2025 was added to 2023: no row could match
-    spec = spec_of(_after("2023年に貸し付けた件数は？", year, "2025年だと？", SCRAP))
+    spec = spec_of(decide_after("2023年に貸し付けた件数は？", year, "2025年だと？", SCRAP))
     assert spec["filters"] == [{"col": "貸付日", "op": "==", "value": "2025"}]
     total = {"type": "analysis", "op": "total", "metrics": {"支払額": ["sum"]}, "filters": []}
-    spec = spec_of(_after("支払額の合計", total, "それを品目別に。上位３つだけでいいです", SCRAP))
+    spec = spec_of(
+        decide_after("支払額の合計", total, "それを品目別に。上位３つだけでいいです", SCRAP)
+    )
     assert spec["group_cols"] == ["品目"] and spec["top_k"] == 3
 
 
@@ -746,7 +727,7 @@ def test_generic_money_words_exclusions_said_as_done_and_regrouping() -> None:
     assert spec["filters"] == [{"col": "状態", "op": "!=", "value": "完済"}]
     total = {"type": "analysis", "op": "total", "metrics": {"売却額": ["sum"]}, "filters": []}
     # before: 「事務所別」 read whole by similarity was no grouping: the request ran alone
-    spec = spec_of(_after("売却額の合計は？", total, "それを事務所別に", scrap))
+    spec = spec_of(decide_after("売却額の合計は？", total, "それを事務所別に", scrap))
     assert spec["op"] == "groupby_agg" and spec["group_cols"] == ["事務所名"]
 
 
@@ -796,13 +777,17 @@ def test_follow_ups_that_replace_or_add_a_grouping_or_draw_a_line() -> None:
         "filters": [],
     }
     spec = spec_of(
-        _after("部門別の仮払額", by_dept, "部門ごとじゃなくて、資格名ごとで見せて", ADVANCES2)
+        decide_after("部門別の仮払額", by_dept, "部門ごとじゃなくて、資格名ごとで見せて", ADVANCES2)
     )
     assert spec["group_cols"] == ["資格名"]
-    spec = spec_of(_after("部門別の仮払額", by_dept, "物件名も加えて分けてください", ADVANCES2))
+    spec = spec_of(
+        decide_after("部門別の仮払額", by_dept, "物件名も加えて分けてください", ADVANCES2)
+    )
     assert spec["group_cols"] == ["所属部門", "物件名"]
     by_month = {**by_dept, "group_cols": ["支給月"], "metrics": {"手当月額": ["sum"]}}
-    spec = spec_of(_after("支給月ごとの手当月額", by_month, "それを折れ線グラフにして", ADVANCES2))
+    spec = spec_of(
+        decide_after("支給月ごとの手当月額", by_month, "それを折れ線グラフにして", ADVANCES2)
+    )
     assert spec["kind"] == "line" and spec["x"] == "支給月" and spec["y"] == "手当月額"
 
 
