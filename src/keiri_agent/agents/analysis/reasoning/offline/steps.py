@@ -157,8 +157,7 @@ _POINTING_BEFORE = re.compile(
     r"(?:(?<![a-z])(?:that|those)\s+|(?:その|あの|例の|さっきの)\s*)$", re.I
 )
 _HOW_MANY_BEFORE = re.compile(r"(?<![a-z])how many\s+(?:different\s+|distinct\s+)?$", re.I)
-# 「媒体はいくつありますか」「キャンペーンって全部でいくつ」「受診機関の数は？」: how many
-# different values of the category just named.
+# How many people (counted by their identifier, ``StepBuilder.people_counted``).
 _PEOPLE_ASKED = re.compile(
     r"何\s*(?:人|名)"
     r"|\bhow many (?:different |distinct |unique )?(?:people|employees|staff|members)\b",
@@ -168,9 +167,12 @@ _PERSON_ID = re.compile(
     r"(?:社員|従業員|職員|会員|employee|staff|member)[_\s]*(?:番号|id|コード|no)"
 )
 _PERSON_NAME = re.compile(r"社員|従業員|職員|会員|氏名|担当|employee|staff|member")
+# A quantity asked in a unit (「何kg」「何時間」): the total of the column measured in it.
 _HOW_MANY_UNIT = re.compile(
     r"何\s*(時間|kg|キログラム|キロ|トン|t|リットル|l|本|枚|台|個|冊|人|名|件)"
 )
+# 「媒体はいくつありますか」「キャンペーンって全部でいくつ」「受診機関の数は？」: how many
+# different values of the category just named.
 _JA_HOW_MANY_AFTER = re.compile(
     r"\s*(?:は|って|が)?\s*(?:全部で|全体で|合計で|いったい|ぜんぶで)?\s*"
     r"(?:いくつ|何個|何種類|何か所|何カ所|何ヶ所|何社|何人|何名|何台|の\s*数(?!値|量|字))"
