@@ -42,6 +42,7 @@ from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     RELATIVE_PERIOD,
     PeriodFilter,
     bare_thresholds,
+    common_prefix,
     condition_at,
     contains_filters,
     date_filters,
@@ -1328,7 +1329,7 @@ def parse_request(
         and re.fullmatch(r"[a-z]+ed", norm[m.start : m.end])
         and any(p[0] >= m.end and p[0] - m.end <= 12 for p in periods)
         and any(
-            _common_prefix(token, norm[m.start : m.end]) >= 4
+            common_prefix(token, norm[m.start : m.end]) >= 4
             for date in index.names("datetime")
             for token in name_tokens(date)
         )
@@ -1607,7 +1608,7 @@ def _dates_said_by_their_event(text: str, dates: list[str]) -> list[str]:
     for name in dates:
         if name.isascii():
             events = [t for t in name_tokens(name) if t not in _EN_DATE_WORDS]
-            if any(_common_prefix(t, v) >= min(4, len(t), len(v)) for t in events for v in verbs):
+            if any(common_prefix(t, v) >= min(4, len(t), len(v)) for t in events for v in verbs):
                 said.append(name)
             continue
         event = re.sub(r"(?:年月日|日付|日時|年月|日|月)$", "", name)
@@ -1625,13 +1626,6 @@ def _dates_said_by_their_event(text: str, dates: list[str]) -> list[str]:
 
 _EN_DATE_WORDS = frozenset({"date", "on", "at", "day", "dt", "time", "timestamp"})
 _EN_IRREGULAR = {"paid": "pay"}
-
-
-def _common_prefix(a: str, b: str) -> int:
-    """How many leading letters two words share."""
-    return next(
-        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
-    )
 
 
 def _lowercase_acronym(mention: Mention, text: str, norm: str) -> bool:

@@ -672,7 +672,7 @@ def _column_of_verb(window: str, columns: Sequence[str]) -> str | None:
     for column in columns:
         if column.isascii():
             words = re.split(r"[_\s]+", column.lower())
-            if any(_shared(w, v) >= 4 for w in words for v in verbs):
+            if any(common_prefix(w, v) >= 4 for w in words for v in verbs):
                 found.add(column)
         elif (stem := _money_stem(column)) and re.search(
             rf"{okurigana(stem)}(?:し|され|済|って|った|われ|た)", window
@@ -733,7 +733,7 @@ _JA_VERBS = {
 }
 
 
-def _shared(a: str, b: str) -> int:
+def common_prefix(a: str, b: str) -> int:
     """How many leading letters two words share."""
     return next(
         (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
