@@ -2157,6 +2157,7 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         ]  # 「コース別・月別の平均を見たい。…コース名と運行月でグループ化」: said in full once
         if len(fuller) == 1:
             chosen = fuller
+        sentences = text.split("。")  # by_sentence is keyed by the count of 「。」 before
         unrelated = [
             sentence
             for sentence, names in by_sentence.items()
@@ -2164,8 +2165,7 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             and sentence not in chosen
             and not any(_share_a_word(n, c) for n in names for c in by_sentence[chosen[0]])
             and re.search(  # said as one more: 「…ごとにも分けて」「さらに…別に」
-                r"(?:ごと|別|毎)\s*に?\s*も|分けて|加えて|さらに|追加で",
-                text.split("。")[sentence] if sentence < len(text.split("。")) else "",
+                r"(?:ごと|別|毎)\s*に?\s*も|分けて|加えて|さらに|追加で", sentences[sentence]
             )
         ]
         if len(chosen) == 1 and unrelated:
@@ -4551,9 +4551,10 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             r"て(?![ぁ-ん])", text[end:]
         ):
             continue  # 「あわせて品名も直して」: also, no action
-        if re.match(
-            r"[ぁ-ん]{0,3}?(?:なくて|ないで|なくても|なく|ず)", text[end:]
-        ) and base not in (_KEEPING_VERBS):
+        if (
+            re.match(r"[ぁ-ん]{0,3}?(?:なくて|ないで|なくても|なく|ず)", text[end:])
+            and base not in _KEEPING_VERBS
+        ):
             continue  # 「列名は変えなくて大丈夫」: what not to do asks for nothing
         if re.match(r"[ぁ-ん]{0,6}?(?:ので|ため)(?![ぁ-ん])", text[end:]):
             continue  # 「同じ子が何回も申し込んでるので 児童ID で…」: a reason, no request

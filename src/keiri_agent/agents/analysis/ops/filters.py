@@ -258,13 +258,11 @@ def _contains(column: pd.Series, condition: Filter, index: int) -> np.ndarray:
             condition, index, "needs one text value", 'e.g. {"op": "contains", "value": "株式会社"}'
         )
     needle = unicodedata.normalize("NFKC", str(value))
-    present = column.dropna()
-    held = {
-        text: needle in unicodedata.normalize("NFKC", text)
-        for text in present.astype("str").unique()
-    }
+    present = column.dropna().astype("str")
+    # each distinct text normalised once: a column repeats few values over many rows
+    held = {text: needle in unicodedata.normalize("NFKC", text) for text in present.unique()}
     found = pd.Series(False, index=column.index)
-    found[present.index] = present.astype("str").map(held).to_numpy(dtype=bool)
+    found[present.index] = present.map(held).to_numpy(dtype=bool)
     return _to_bool_array(found)
 
 

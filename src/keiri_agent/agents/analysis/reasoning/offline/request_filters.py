@@ -47,7 +47,7 @@ _EN_QUAL = (
     r"(since|from|after|starting|until|till|through|to|up to|by|before|prior to|in|during|for|of)?"
     r"\s*"
 )
-RELATIVE_PERIOD = _RELATIVE = re.compile(
+RELATIVE_PERIOD = re.compile(
     r"直近|過去\s*\d+\s*(?:ヶ月|か月|カ月|ヵ月|年|週|日)|先月|今月|今年|昨年|去年|前年(?!比)|先週|"
     r"(?<![a-z])(?:last|past|previous|this)\s+(?:\d+\s+)?(?:months?|years?|weeks?|days?|quarters?)"
 )
@@ -368,7 +368,7 @@ def _vague_periods(text: str, months_read: bool, lang: str, claimed: bytearray) 
                 f"Which months is {quarter.group(0).upper()}? (e.g. April to June)",
             )
         )
-    if any(not any(claimed[m.start() : m.end()]) for m in _RELATIVE.finditer(text)):
+    if any(not any(claimed[m.start() : m.end()]) for m in RELATIVE_PERIOD.finditer(text)):
         problems.append(
             _t(
                 lang,
@@ -1137,7 +1137,7 @@ def bare_thresholds(
                 )
             )
     for m in _LEFT_YEAR.finditer(text):
-        if any(taken[m.start() : m.end()]) or _RELATIVE.search(
+        if any(taken[m.start() : m.end()]) or RELATIVE_PERIOD.search(
             text[max(0, m.start() - 3) : m.end()]
         ):
             continue

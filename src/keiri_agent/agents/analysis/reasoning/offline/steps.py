@@ -256,9 +256,7 @@ class StepBuilder:
         """A numeric column only guessed by similarity (「前受金」 ~ 前受残高) is no measure
         beside one named by its terms (「入金された前受金の入金額」) or when rows are counted
         (「保守契約の前受、件数は？」)."""
-        guessed = {m.column for m in self.c.mentions if m.guessed} - {
-            m.column for m in self.c.mentions if not m.guessed
-        }
+        guessed = self.only_guessed()
         if not guessed & set(self.numeric):
             return
         named = [c for c in self.numeric if c not in guessed]
@@ -266,6 +264,11 @@ class StepBuilder:
             dropped = set(self.numeric) - set(named)
             self.numeric = named
             self.mentioned = [c for c in self.mentioned if c not in dropped]
+
+    def only_guessed(self) -> set[str]:
+        """The columns the clause reaches only by a similar word, never by their own."""
+        said = {m.column for m in self.c.mentions if not m.guessed}
+        return {m.column for m in self.c.mentions if m.guessed} - said
 
     def _yes_no_predicates(self) -> None:
         """A yes/no column named with no value and no grouping ("how many bookings were
@@ -895,10 +898,8 @@ class StepBuilder:
         numeric column a word of the request belongs to ("order value" ~ ``orderTotal``,
         "pipeline value" ~ ``dealValue``), else the only numeric column named like money."""
         done = verb_column(self.p.text[self.c.start : self.c.end], self.index.names("numeric"))
-        if not self.numeric and done:
-            return [
-                done
-            ]  # 「2024年に貸し付けた総額」「入ってきた金額」: the amount of what was done
+        if not self.numeric and done:  # 「2024年に貸し付けた総額」「入ってきた金額」
+            return [done]  # the amount of what was done
         if self.numeric or not (
             _MONEY_ASKED.search(self.c.text)
             or any(
@@ -1019,9 +1020,7 @@ class StepBuilder:
         out become a condition on the first ("leave out blanks"); a column held to one
         value with no group word groups nothing (「鈴木さん担当の残高合計」)."""
         # a column only guessed by similarity (「支給分」 ~ 支給区分) is no grouping unless said so
-        guessed = {m.column for m in self.c.mentions if m.guessed} - {
-            m.column for m in self.c.mentions if not m.guessed
-        }
+        guessed = self.only_guessed()
         said_per = (
             self.per_group_said()
             or vocab.MOST_COMMON.search(self.c.text)
@@ -1204,6 +1203,8 @@ class StepBuilder:
         metrics: dict[str, list[str]] = {}
         if value_aggs == ["nunique"] and not self.numeric and self.categorical:
             # 「取引先は何社？」; 「支払先は何人？支払先コードの重複なしで」: the key said wins
+            # (wider than ``key_said``: a distinct count is already asked, so 「…単位で」
+            # names its key here, where alone it would be a grouping)
             keyed = [
                 m.column
                 for m in self.c.mentions
