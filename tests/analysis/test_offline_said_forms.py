@@ -931,3 +931,38 @@ def test_a_yes_no_column_is_no_condition_when_only_its_shared_word_is_said() -> 
     assert acted_spec("How many spot purchases?", purchases)["filters"] == [
         {"col": "is_spot_purchase", "op": "==", "value": True}
     ]
+
+
+FREIGHT = dataset_summary(
+    50,
+    [
+        ("伝票番号", "text", ["A1", "A2"], 50),
+        ("出荷元倉庫", "categorical", ["東京倉庫", "大阪倉庫"], 2),
+        ("出荷先倉庫", "categorical", ["福岡倉庫", "札幌倉庫"], 2),
+        ("運賃", "numeric", ["1000", "2000"], 40),
+        ("保険加入", "boolean", ["True", "False"], 2),
+    ],
+    "ds_freight",
+)
+
+
+def test_a_yes_no_column_said_with_its_verb_negated_or_not() -> None:
+    # before: 「保険に入ってない」 kept the insured rows, 「入っている」 every row (not blank)
+    for text in ("保険に入ってない分の運賃合計", "保険加入していない分の運賃合計"):
+        assert acted_spec(text, FREIGHT)["filters"] == [
+            {"col": "保険加入", "op": "==", "value": False}
+        ], text
+    for text in ("保険に入っている分の運賃合計", "保険加入の運賃合計"):
+        assert acted_spec(text, FREIGHT)["filters"] == [
+            {"col": "保険加入", "op": "==", "value": True}
+        ], text
+
+
+def test_a_grouping_word_naming_two_columns_is_asked_with_no_aggregation_said() -> None:
+    # before: 「倉庫別の運賃は？」 showed the summary of 運賃 over every warehouse
+    decision = decide("倉庫別の運賃は？", FREIGHT)
+    assert decision.next_action == "ask"
+    assert "出荷元倉庫" in decision.clarifying_questions[0]
+    assert "出荷先倉庫" in decision.clarifying_questions[0]
+    spec = acted_spec("出荷先倉庫別の運賃は？", FREIGHT)
+    assert spec["group_cols"] == ["出荷先倉庫"]

@@ -505,6 +505,14 @@ _DATE_TAIL = re.compile(r"(?:年月日|日付|日時|日)$")
 _GENERIC_MONEY = frozenset({"金額", "額", "代金"})
 
 
+def _without_brackets(name: str) -> str:
+    """The name without what it says in brackets (売上（千円） → 売上, 金額(税込) → 金額)."""
+    return _BRACKETED.sub("", name).strip()
+
+
+_BRACKETED = re.compile(r"[(\[（].*?[)\]）]")
+
+
 def everyday_terms(names: list[str]) -> list[tuple[str, str, int]]:
     """(regex, column, length) for the everyday words of a Japanese column name
     (``ja_column_words``): the name with one of its words said otherwise (請求額 →
@@ -515,7 +523,7 @@ def everyday_terms(names: list[str]) -> list[tuple[str, str, int]]:
     taken = {normalize(n) for n in names} | {_base_name(n) for n in names}
     spelled = {n: normalize(n) for n in names}
     for name in names:
-        base = re.sub(r"[(\[（].*?[)\]）]", "", _base_name(name)).strip()
+        base = _without_brackets(_base_name(name))
         if not base or not is_japanese(base):
             continue
         for word, others in JA_WORD_SYNONYMS.items():
@@ -623,7 +631,7 @@ class ColumnIndex:
         chosen: dict[str, tuple[int, int, int, str]] = {}
         for info in self.columns:
             key = normalize(info.name).replace("_", " ")
-            key = re.sub(r"[(\[（].*?[)\]）]", "", key).strip()
+            key = _without_brackets(key)
             for concept, terms in SYNONYMS.items():
                 if concept == "sales" and _PER_UNIT.search(key):
                     continue  # 「一人当たり金額」: an amount per head, not what the ledger totals
@@ -671,7 +679,7 @@ class ColumnIndex:
         for info in self.columns:
             own = normalize(info.name)
             bracketed = re.sub(r"(?:金額|額)(?=\s*[(\[（])", "", own)  # 報酬(税抜) of 報酬額(税抜)
-            for term in (own, re.sub(r"[(\[（].*?[)\]）]", "", own).strip(), bracketed):
+            for term in (own, _without_brackets(own), bracketed):
                 if term:
                     found.setdefault(term_pattern(term), (info.name, None, len(term)))
         loose: set[str] = set()  # a synonym of a column holding its concept only inside
@@ -798,7 +806,7 @@ class ColumnIndex:
             if (
                 said is not None
                 and owner[1] is None
-                and re.sub(r"[(\[（].*?[)\]）]", "", normalize(owner[0])).strip() != said
+                and _without_brackets(normalize(owner[0])) != said
                 and any(m != owner[0] for m in money)
             ):  # 金額(税込) is named 金額 itself: kept (and its twin 金額(税抜) asked)
                 del found[pattern]
@@ -824,7 +832,7 @@ class ColumnIndex:
         names neither."""
         readings: dict[str, set[tuple[str, str | None]]] = {}
         for info in self.columns:
-            name = re.sub(r"[(\[（].*?[)\]）]", "", normalize(info.name)).strip()
+            name = _without_brackets(normalize(info.name))
             for reading in english_readings(name) if is_japanese(name) else []:
                 readings.setdefault(reading, set()).add((info.name, None))
             if info.kind != "categorical":
@@ -1302,9 +1310,11 @@ def parse_request(
     scanned = sorted(scanned + _similar(norm, index, claimed, asked, family), key=_start)
     scanned = sorted(scanned + _group_tails(norm, index, claimed), key=_start)
     scanned = sorted(scanned + _one_letter_values(norm, index, scanned, claimed), key=_start)
+    scanned = _negated_mentions(norm, index, scanned)  # those read since (「保険に入ってない」)
     values = [m for m in scanned if m.value is not None]
     numeric, used, spans = numeric_filters(norm, scanned, index.kind)
     blanks, blank_used, blank_spans = null_filters(norm, [m for m in scanned if m not in used])
+    blanks = [_yes_when_filled(f, index) for f in blanks]
     numeric, used, spans = numeric + blanks, used | blank_used, spans + blank_spans
     held, held_used, held_spans = contains_filters(
         norm, [m for m in scanned if m not in used], index.kind
@@ -1428,20 +1438,20 @@ _JA_LACKS_AFTER = re.compile(
     r"^\s*(?:が|の)?\s*(?:の?対象|に該当)?\s*"
     r"(?:(?:じゃ|では|で|に(?:なって(?:い)?|は)?|(?:が|の)?付いて(?:い)?|がついて(?:い)?)?"
     r"(?:なし|無し|無い|ない|ありません)"
-    r"|無(?![\u3400-\u9fff])|外(?![\u3400-\u9fff])|以外|しない|しません)"
+    r"|無(?![\u3400-\u9fff])|外(?![\u3400-\u9fff])|以外|しない|しません"
+    # a verb of it negated: 「保険に入ってない」「社宅を使っていない」「保険加入していない」
+    r"|(?:に|を|が|は)?\s*[\u3400-\u9fff]{0,3}[ぁ-ん]{0,3}?"
+    r"(?:(?:て|で)(?:い|は)?(?:ない|ません|なかった)|(?:[わらかさたなまばが]|し|され)(?:ない|ず|なかった)))"
 )
 _JA_NOT_YET_BEFORE = re.compile(r"未\s*$")
 _EN_NOT_BEFORE = re.compile(r"(?<![a-z])(?:un|non-?|not\s+|never\s+|without\s+|with\s+no\s+)$")
 
 
-def _negated_flags(
-    text: str, index: ColumnIndex, scanned: list[Mention], claimed: bytearray
-) -> list[Mention]:
-    """A yes/no column named with a negation holds the rows where it is "no": 「領収書なしの
-    支出」 (領収書 有/無) → 領収書 == 無, "unapproved invoices" (approved Y/N) → approved == N.
-    Named with no negation it is "yes" (``StepBuilder._yes_no_predicates``)."""
-    found = list(scanned)
-    for i, mention in enumerate(scanned):
+def _negated_mentions(text: str, index: ColumnIndex, mentions: list[Mention]) -> list[Mention]:
+    """The mentions of yes/no columns said with a negation before or after them, read as
+    the column's "no" value (the others as they are)."""
+    found = list(mentions)
+    for i, mention in enumerate(mentions):
         no = index.no_value(mention.column)
         if mention.value is not None or no is None:
             continue
@@ -1450,11 +1460,31 @@ def _negated_flags(
             text[: mention.start]
         )
         if after:
-            found[i] = Mention(mention.start, mention.end + after.end(), mention.column, no)
+            found[i] = dataclasses.replace(mention, end=mention.end + after.end(), value=no)
         elif before:
-            found[i] = Mention(
-                mention.start - len(before.group(0)), mention.end, mention.column, no
+            found[i] = dataclasses.replace(
+                mention, start=mention.start - len(before.group(0)), value=no
             )
+    return found
+
+
+def _yes_when_filled(condition: dict[str, Any], index: ColumnIndex) -> dict[str, Any]:
+    """「保険に入っている」 of a yes/no column with no blank cell: its yes, not "filled in"
+    (which every row is)."""
+    column = str(condition["col"])
+    yes, info = index.yes_value(column), index.by_name.get(column)
+    if condition["op"] == "not_null" and yes is not None and info is not None and not info.missing:
+        return {"col": column, "op": "==", "value": yes}
+    return condition
+
+
+def _negated_flags(
+    text: str, index: ColumnIndex, scanned: list[Mention], claimed: bytearray
+) -> list[Mention]:
+    """A yes/no column named with a negation holds the rows where it is "no": 「領収書なしの
+    支出」 (領収書 有/無) → 領収書 == 無, "unapproved invoices" (approved Y/N) → approved == N.
+    Named with no negation it is "yes" (``StepBuilder._yes_no_predicates``)."""
+    found = _negated_mentions(text, index, scanned)
     for info in index.columns:  # 「未払い」「支払いが済んでない」 of 支払済; 「未入金」 of 入金済
         no, yes = index.no_value(info.name), index.yes_value(info.name)
         stem = re.sub(r"済み?$", "", normalize(info.name))
@@ -1524,8 +1554,9 @@ def _loanwords(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mentio
             targets.setdefault(skeleton(word), set()).add((info.name, None))
         if info.kind == "categorical":
             for value in info.examples:
-                for word in katakana_words(value):
-                    if word == value or len(katakana_words(value)) == 1:
+                words = katakana_words(value)
+                for word in words:
+                    if word == value or len(words) == 1:
                         targets.setdefault(skeleton(word), set()).add((info.name, value))
     found = []
     for m in re.finditer(r"(?<![a-z])[a-z]{5,}(?![a-z])", text):

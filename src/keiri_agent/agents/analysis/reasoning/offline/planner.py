@@ -301,6 +301,8 @@ class _Builder(StepBuilder):
             return self.line()  # 「委託区分別・月別の支払金額」: each category's line per period
         if {"ranking", "aggregate"} & set(self.intents) or self.aggs or self.group:
             return self.groupby()
+        if self.numeric and self.per_group_said():
+            return self.groupby()  # 「倉庫別の運賃は？」 naming no column: which one is asked
         if self.contrast and (self.numeric or self.inherited):
             return self.groupby()  # "East vs West sales": the two values side by side
         if "overview_soft" in self.intents and (step := self.soft_overview()) is not None:
