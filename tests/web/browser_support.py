@@ -135,9 +135,11 @@ def wait_for_report(page: Any, timeout_s: float = 90.0) -> str:
     arrived and the cancel button is gone, hidden or disabled."""
     report = page.get_by_test_id("report")
     report.get_by_text("登録番号の欄を追加する").wait_for(timeout=timeout_s * 1000)
-    cancel = page.get_by_test_id("cancel")
+    # one query for all three states: the button may go between two separate checks, and a
+    # check on a gone element waits for it (a 30 s timeout seen in a CI run)
+    running = page.locator('[data-testid="cancel"]:enabled').filter(visible=True)
     deadline = time.monotonic() + timeout_s
-    while cancel.count() and cancel.first.is_visible() and cancel.first.is_enabled():
+    while running.count():
         if time.monotonic() > deadline:
             raise AssertionError("the research run did not finish on the page")
         time.sleep(0.1)
