@@ -1065,8 +1065,11 @@ _FILTER_CODE = re.compile(
 _FILTER_EQ = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：|(?<!シート)(?<!ファイル)(?<!ブック)(?=「[^」]{{1,40}}」\s*(?:だけ|のみ|以外)))\s*(?:まだ|すでに|既に|現在|今も|今でも|いまだに)?\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,|(?<=」)と)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
     rf"(?P<tail>以外|(?:でない|ではない|じゃない)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ|だけ|のみ))|(?<=」)(?=\s*(?:。|$))|の(?:いずれか|どれか)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ"
-    rf"|(?=\s*[、,]\s*{NOUN}\s*(?:が|は)?\s*\d)|(?=\s*[、,]\s*{NOUN}\s*が\s*(?:「|{NOUN}\s*(?:の|で|、))))"
+    rf"|(?=\s*[、,]\s*{NOUN}\s*(?:が|は)?\s*\d)|(?=\s*[、,]\s*{NOUN}\s*が\s*(?:「|{NOUN}\s*(?:の|で|、)))"
+    r"|(?P<chain>(?=\s*(?:[→⇒>]|。|$))))"
 )
+"""「都道府県が東京都か神奈川県 → …」: a step of an arrow chain that is only a condition keeps
+those rows (the ``chain`` tail: accepted only between arrows, see ``_chain_step``)."""
 _FILTER_SMALL_NUMBER = re.compile(
     rf"(?P<col>{QNOUN})\s*(?:列|欄)?\s*(?:が|は)\s*(?P<num>\d{{1,4}})\s*"
     rf"(?:(?:の|で)(?=\s*(?:{NOUN}|もの|やつ|ヤツ|こと|方|だけ|のみ|を|は))|(?![\d,.])(?=\s*(?:、(?!\s*\d)|。|$|かつ)))"
@@ -1133,6 +1136,7 @@ _METRIC_WORDS = {
     "平均": "mean",
     "平均値": "mean",
     "件数": "count",
+    "回数": "count",
     "者数": "count",
     "人数": "count",
     "社数": "count",
@@ -1142,6 +1146,10 @@ _METRIC_WORDS = {
     "最大値": "max",
     "最高": "max",
     "最高点": "max",
+    "最高額": "max",
+    "最大額": "max",
+    "最低額": "min",
+    "最小額": "min",
     "最低点": "min",
     "平均点": "mean",
     "最小": "min",
@@ -1158,7 +1166,7 @@ _METRIC_WORDS = {
 }
 """Japanese words and the table.aggregate block's own metric names."""
 _METRIC = re.compile(
-    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN}){{1,19}})\s*(?:(?:の|を)\s*(?:それぞれ|各々|両方)?|(?:それぞれ|各々)\s*の)\s*|(?P<col>{QNOUN})\s*(?:(?<=」)\s*(?:列|欄))?\s*(?P<join>の|を|で)?\s*)?(?P<m>足し上げ|足し合わせ|合算|足し(?=て|た|ます)|合計額|総合計|合計|総額|小計|総計|平均値|平均点|平均|件数|者数|人数|社数|総数|最大値|最大|最高点|最高|最小値|最小|最低点|最低|集計"
+    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN}){{1,19}})\s*(?:(?:の|を)\s*(?:それぞれ|各々|両方)?|(?:それぞれ|各々)\s*の)\s*|(?P<col>{QNOUN})\s*(?:(?<=」)\s*(?:列|欄))?\s*(?P<join>の|を|で)?\s*)?(?P<m>足し上げ|足し合わせ|合算|足し(?=て|た|ます)|合計額|総合計|合計|総額|小計|総計|平均値|平均点|平均|件数|回数|者数|人数|社数|総数|最大値|最大額|最大|最高点|最高額|最高|最小値|最小額|最小|最低点|最低額|最低|集計"
     r"|(?<![A-Za-z])(?:sum|total|mean|avg|average|count|max|min)(?![A-Za-z]))"
 )
 _SORT = re.compile(
@@ -1182,7 +1190,7 @@ _SORT = re.compile(
     + QNOUN
     + r")\s*(?:の)?\s*順\s*(?:\(\s*(?P<dir5>昇順|降順|古い|新しい|小さい|大きい|早い|遅い"
     r"|少ない|多い|古(?:い)?\s*(?:→|⇒|->)\s*新(?:しい)?|新(?:しい)?\s*(?:→|⇒|->)\s*古(?:い)?"
-    r"|小(?:さい)?\s*(?:→|⇒|->)\s*大(?:きい)?|大(?:きい)?\s*(?:→|⇒|->)\s*小(?:さい)?)\s*(?:順)?\s*\))?\s*(?:に\s*(?=並|ソート)|(?<=\))\s*(?=で|に|、|。|$))"
+    r"|小(?:さい)?\s*(?:→|⇒|->)\s*大(?:きい)?|大(?:きい)?\s*(?:→|⇒|->)\s*小(?:さい)?)\s*(?:順)?\s*\))?\s*(?:(?:に|で)\s*(?=並|ソート)|(?<=\))\s*(?=で|に|、|。|$)|(?<=順)\s*(?:で|に)\s*(?=[、。,，]|$))"
     r"|(?P<col4>"
     + QNOUN
     + r")\s*(?:の)?\s*(?P<dir4>desc|asc|descending|ascending|DESC|ASC)(?![A-Za-z])"
@@ -1340,8 +1348,8 @@ _NORMALIZE = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を|も)?\s*(?:数値に|日付に|(?:日付|数値)の(?:形式|書式)に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記\s*(?:\([^()]{{0,30}}\))?\s*を(?:統一|揃え|そろえ|整え)|書き方を(?:統一|揃え|そろえ|整え))"
 )
 _SELECT = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム|つ)\s*(?:だけ|のみ|に絞|に限|にして|にする|にし(?=て|、)|を\s*残[しす])"
-    rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|して|する|し[、,]|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル)|で\s*(?:大丈夫|OK|結構|いい|お願い|構いません))"
+    rf"(?P<cols>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム|つ)\s*(?:だけ|のみ|に絞|に限|にして|にする|にし(?=て|、)|を\s*残[しす])"
+    rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|して|する|し[、,]|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル)|で\s*(?:大丈夫|OK|結構|いい|お願い|構いません)|(?:CSV|csv|Excel|excel|エクセル)\s*(?:に|で|へ)|\s*(?:[＞>→⇒]|$))"
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧|お願い|ください|下さい|にて|して|CSV|Excel|エクセル))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
     rf"|(?:(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)|(?:必要な|欲しい|ほしい|残したい|残す|出してほしい)\s*の)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})"
@@ -1749,6 +1757,12 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             continue  # 「結果は…」「今年は…」 name no column (「振替結果が「不能」」 does)
         particle = text[match.end("col") : match.start("val")].strip()
         tail = match.group("tail")
+        if match.group("chain") is not None and not (
+            particle in ("が", ":", "=", "==")
+            and _chain_step(text, match.start(), match.end())
+            and not re.search(r"確認|承認|チェック|決裁|集計|抽出|出力|保存|作成", raw)
+        ):
+            continue  # 「出力はExcel」「→ 課長が確認 →」: no condition
         if (
             particle == "は"
             and "「" not in raw
@@ -2227,7 +2241,11 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         reader.use(match.start(), match.end())
     for match in _PREFIX_METRIC.finditer(text):
         measured = _clean(match.group("col"))
-        if reader.overlaps(match.start(), match.end()) or not is_amount_column(measured):
+        if (
+            reader.overlaps(match.start(), match.end())
+            or not is_amount_column(measured)
+            or measured in ("額", "値", "点")  # 「最高額」「最大値」: one metric word
+        ):
             continue  # 「平均仕入価格」「最低・最高の仕入価格」: the metric before its column
         for word in re.findall(r"平均|最大|最小|最高|最低|合計", match.group("ms")):
             metrics.setdefault(measured, []).append(str(_METRIC_WORDS[word]))
@@ -2319,7 +2337,7 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
                 column
                 if column
                 and column not in ("件", "全体")
-                and word not in ("人数", "社数", "件数", "者数")
+                and word not in ("人数", "社数", "件数", "回数", "者数")
                 else None
             )
             metrics.setdefault(COUNT_ALL if column is None else column, []).append("count")
@@ -3590,15 +3608,14 @@ def _read_select(reader: _Reader) -> None:
             continue  # 「港名で結合し、港コード・港名の列だけ残して」: 港名 read twice is fine
         listed = (
             match.group("cols")
-            or (match.group("cols7") and re.sub(r"\s*/\s*", "・", match.group("cols7")))
+            or match.group("cols7")
             or match.group("cols2")
             or match.group("cols3")
             or match.group("cols5")
             or match.group("cols8")
+            or match.group("cols4")
         )
-        columns = (
-            _names(listed) if listed else _names(re.sub(r"\s*[/／]\s*", "・", match.group("cols4")))
-        )
+        columns = _names(re.sub(r"\s*[/／]\s*", "・", listed))  # 「受講者名／クラス名」
         if match.group("cols8") and any(
             _ENDS_WITH_METRIC.search(c) or c in _METRIC_WORDS or _names_a_file(reader, c)
             for c in columns
@@ -3999,6 +4016,7 @@ RESTRICTION_WORDS = re.compile(r"(?<![るたてうだい])(?:だけ|のみ)|に�
 
 GENERIC_NOUNS = frozenset(
     [
+        "あり",  # 「得意先名にゆれあり」: a remark on the data
         "限定",
         "うえ",
         "上で",
@@ -4321,6 +4339,22 @@ _DESCRIBES = re.compile(
 noun (past or ongoing, before it) asks for nothing."""
 
 
+_CHAIN_ARROW = re.compile(r"[→⇒>]")
+
+
+def _chain_step(text: str, start: int, end: int) -> bool:
+    """True when ``start..end`` is a whole step of an arrow chain (「名簿.xlsx → 地域が関東 →
+    CSV」): an arrow before or after its clause, nothing else in it."""
+    left, right = _clause_span(text, start, end)
+    before = text[:left].rstrip()
+    after = text[right:]
+    return (
+        not text[left:start].strip()
+        and not text[end:right].strip()
+        and (bool(_CHAIN_ARROW.search(before[-1:])) or bool(_CHAIN_ARROW.match(after)))
+    )
+
+
 def _working_clauses(text: str) -> set[tuple[int, int]]:
     """Clauses that ask for a step (a step word, a restriction, 別 / ごと / 順), and a
     clause that goes on into one (「資産区分 が 工具器具備品 で、取得価額 が…を抽出」)."""
@@ -4335,6 +4369,10 @@ def _working_clauses(text: str) -> set[tuple[int, int]]:
         text,
     ):
         working.add(_clause_span(text, match.start(), match.end()))
+    for arrow in _CHAIN_ARROW.finditer(text):  # each step of 「A → B → C」 asks for something
+        working.add(_clause_span(text, arrow.start() - 1, arrow.start() - 1))
+        if arrow.end() < len(text):
+            working.add(_clause_span(text, arrow.end(), arrow.end()))
     for left, _right in sorted(working, reverse=True):
         if left > 1 and text[left - 1] == "、":
             before = _clause_span(text, left - 2, left - 1)
