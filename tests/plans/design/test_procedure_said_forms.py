@@ -75,3 +75,102 @@ def test_a_chain_step_said_as_a_topic_is_named_not_dropped() -> None:
 def test_a_person_checking_in_a_chain_is_no_condition() -> None:
     procedure = read_procedure("車両.xlsx → 所長が確認 → CSV")
     assert not [s for s in procedure.steps if s.kind == "filter"]
+
+
+def test_an_output_named_last_with_he_or_ni_is_the_result() -> None:
+    procedure = read_procedure("会費.csv を地区ごとに会費を合計して、地区別_会費.xlsx へ。")
+    assert [o.file_name for o in procedure.outputs] == ["地区別_会費.xlsx"]
+    assert not procedure.gaps
+    procedure = read_procedure("会費.csv で地区が「東町」の行だけ、東町会費.csv に。")
+    assert [o.file_name for o in procedure.outputs] == ["東町会費.csv"]
+    assert len(procedure.inputs) == 1 and not procedure.gaps
+
+
+def test_an_output_named_after_hozonsaki() -> None:
+    procedure = read_procedure(
+        "・会費.xlsx\n・地区ごとに会費を合計\n・保存先：会費集計_R7.xlsx の「集計」シート"
+    )
+    assert [(o.file_name, o.sheet) for o in procedure.outputs] == [("会費集計_R7.xlsx", "集計")]
+    assert not procedure.gaps
+
+
+def test_a_column_name_order_sorts_by_that_column() -> None:
+    assert ("sort", (["講師"], False)) in _steps(
+        "授業.csv を講師ごとにコマ数を合計して、講師の名前順で Excel に"
+    )
+
+
+def test_an_order_said_before_a_comma() -> None:
+    assert ("sort", (["受付番号"], False)) in _steps(
+        "相談記録.csv で区分が「継続」の行だけ、受付番号順、CSVで 継続.csv に。"
+    )
+
+
+def test_a_settings_block_said_with_equals_and_numbered_files() -> None:
+    procedure = read_procedure(
+        "設定:\nファイル1 = 注文.xlsx\nファイル2 = 出荷.csv\n突合キー = 注文番号\n"
+        "金額列 = 金額\n許容差 = 100円\n出力 = 注文出荷差異.xlsx"
+    )
+    assert [i.holds for i in procedure.inputs] == ["注文", "出荷"]
+    (reconcile,) = procedure.steps
+    assert (reconcile.kind, reconcile.keys, reconcile.tolerance) == ("reconcile", ["注文番号"], 100)
+    assert [o.file_name for o in procedure.outputs] == ["注文出荷差異.xlsx"] and not procedure.gaps
+
+
+def test_a_settings_line_of_values_keeps_those_rows() -> None:
+    procedure = read_procedure(
+        "設定:\n入力ファイル: 出荷.csv\n期間（出荷日）: 2025-04-01 〜 2025-04-30\n"
+        "品目: 白菜、大根、人参 の3つ\n集計単位: 農家 × 品目\n集計項目: 出荷量 の合計\n"
+        "出力: 出荷集計.xlsx"
+    )
+    (keep, total) = procedure.steps
+    conditions = {(c.column, c.op, str(c.value)) for c in keep.conditions}
+    assert conditions == {
+        ("出荷日", ">=", "2025-04-01"),
+        ("出荷日", "<=", "2025-04-30"),
+        ("品目", "in", "['白菜', '大根', '人参']"),
+    }
+    assert total.group_by == ["農家", "品目"] and not procedure.gaps
+
+
+def test_a_settings_key_line_is_no_condition() -> None:
+    procedure = read_procedure(
+        "設定:\n入力ファイル: 注文.xlsx\n入力ファイル: 出荷.csv\n照合キー: 注文番号\n"
+        "許容差: 0円\n出力: 差異.xlsx"
+    )
+    assert [s.kind for s in procedure.steps] == ["reconcile"]
+
+
+def test_a_short_era_date() -> None:
+    assert _steps("申請.xlsx から申請日が R7.4.1 以降の行を CSV に") == [
+        ("filter", [("申請日", ">=", "2025-04-01")])
+    ]
+
+
+def test_a_number_inside_a_quoted_value_is_that_value() -> None:
+    assert _steps("成績.xlsx で学年が「小6」の行だけ CSV に") == [
+        ("filter", [("学年", "==", "小6")])
+    ]
+
+
+def test_a_purpose_said_with_ni_tsukau_is_no_column() -> None:
+    assert ("sort", (["走行距離"], True)) in _steps(
+        "運行.csv を車両ごとに走行距離を合計。整備の段取りに使うから走行距離の多い順で。Excelで"
+    )
+
+
+def test_an_approval_before_handing_on_or_settling() -> None:
+    for said in (
+        "振込処理に回す前に課長の承認を挟むこと",
+        "支払を確定する前に課長の承認を挟むこと",
+    ):
+        procedure = read_procedure(f"支払.xlsx で状態が「承認待ち」の行だけ。{said}。Excelで")
+        assert "approval" in [s.kind for s in procedure.steps] and not procedure.gaps, said
+
+
+def test_a_value_named_in_a_reason_is_no_condition() -> None:
+    procedure = read_procedure(
+        "申込.csv で、受講料が3千円未満のは見学だけの申込なので除いて、教室ごとの件数を Excel に"
+    )
+    (keep, _total) = procedure.steps
+    assert [(c.column, c.op, c.value) for c in keep.conditions] == [("受講料", ">=", 3000)]

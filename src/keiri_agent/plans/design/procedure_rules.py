@@ -474,6 +474,11 @@ def normalize(text: str) -> str:
     text = re.sub(r"\s*[①-⑳]\s*", "\n", text)  # step numbers (NFKC would make them digits)
     text = re.sub(r"【([^】\n]{1,30})】", r"\1\n", text)  # 【依頼】 heads a request
     folded = unicodedata.normalize("NFKC", text)
+    folded = re.sub(  # 「R6.11.1」「H31.4.1」: an era and a date said short
+        r"(?<![A-Za-z0-9])([RH])\s?(\d{1,2})[./](\d{1,2})[./](\d{1,2})(?![\d./])",
+        lambda m: f"{'令和' if m[1] == 'R' else '平成'}{m[2]}年{m[3]}月{m[4]}日",
+        folded,
+    )
     folded = re.sub(r"[『“]([^』”]{1,40})[』”]", r"「\1」", folded)
     folded = re.sub(r"「([^」]{1,60}=[^」]{1,60})」", r"\1", folded)  # 「粗利 = 売価 - 原価」
     folded = re.sub(  # 「水揚げ量(kg)」「単価(円/kg)」「年収(単位:万円)」: a column's unit
@@ -586,7 +591,7 @@ _AS_OUTPUT_NAMED = re.compile(
     rf"(?:(?:で|に(?!つき|つい|関し|より|基づ)|へ|として)\s*(?:{_FORMAT_WORD})?\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})|出力|output|export|の?一覧(?:に|で)|という(?:ファイル)?名前?|というファイル|の名前"
     rf"|という\s*(?:{_FORMAT_WORD})\s*(?:ファイル|ブック|形式)?\s*(?:で|に|として)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})"
     rf"|として\s*(?:{_FORMAT_WORD})\s*(?:に|で|へ)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})"
-    r"|(?<=[」』])\s*(?:へ|に|で)\s*(?:[。!！]|$))"  # 「…を合計、「集計.xlsx」へ」: the destination
+    r"|\s*(?:へ|に|で)\s*(?:[。!！~〜]|$))"  # 「…を合計、「集計.xlsx」へ」「…順で 集計.csv に。」
 )
 _AS_OUTPUT = re.compile(
     _AS_OUTPUT_NAMED.pattern + r"|^\s*\)?\s*(?:で|に|へ)\s*(?:[。、]|$|\(|シート)"
@@ -602,7 +607,7 @@ _AS_INPUT = re.compile(
     r"^\s*(?:ファイル|ブック|データ)?\s*(?:から|を読|の中|を取り込|を使|と|を|は|の|、|\)|,)"
 )
 _OUTPUT_BEFORE = re.compile(
-    r"(?:(?<![\u4e00-\u9fff\u30a1-\u30fa])(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名|アウトプット)\s*(?:は|を|:)?\s*「?"
+    r"(?:(?<![\u4e00-\u9fff\u30a1-\u30fa])(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名|アウトプット|保存先|保存ファイル名?)\s*(?:は|を|:)?\s*「?"
     r"|[→⇒>]|[①-⑳]\s*|\(\s*ファイル名\s*(?:は|:)?\s*)\s*$"
 )
 _SHEET = re.compile(
@@ -1176,7 +1181,7 @@ _SORT = re.compile(
     rf"|(?P<col12>{QNOUN})(?<!順)\s*\(\s*(?P<dir12>新しい|古い|大きい|小さい|多い|少ない|早い|遅い|高い|低い)\s*順\s*\)"
     rf"|\(\s*(?:同日|同額|同点|同値|同順位|同じ[^()、。]{{0,8}}?)\s*(?:の場合|のとき|の時|なら)?\s*(?:は|なら)?\s*"
     rf"(?P<col8>{QNOUN})\s*(?:の)?\s*(?:(?P<dir8>昇順|降順)|(?P<dir9>大きい|多い|高い|新しい|遅い|小さい|少ない|低い|古い|早い)\s*順|順)\s*\)"
-    rf"|(?P<col10>{QNOUN})\s*(?:の|を)?\s*(?:五十音|50音|あいうえお|アイウエオ|アルファベット|ABC|abc|辞書)\s*順"
+    rf"|(?P<col10>{QNOUN})\s*(?:の|を)?\s*(?:五十音|50音|あいうえお|アイウエオ|アルファベット|ABC|abc|辞書|名前)\s*順"
     rf"|(?P<cols6>{QNOUN}(?:\s*(?:→|⇒|>|、|・)\s*{QNOUN}){{1,5}})\s*の\s*順\s*(?:番)?\s*(?:で|に)\s*(?:(?P<dir6>昇順|降順)\s*(?:に|で)?\s*)?(?=並|ソート)"
     rf"|(?P<col7>{QNOUN})\s*(?:が|の)\s*(?P<dir7>多い|大きい|高い|少ない|小さい|低い|古い|新しい|早い|遅い)\s*(?:{NOUN}|もの|ほう|方)?\s*から\s*(?:順|並べ)"
     rf"|(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|長い|重い|遠い|小さい|少ない|低い|安い|昇順|古い|早い|近い|遅い|短い|軽い)\s*順"
@@ -1190,7 +1195,7 @@ _SORT = re.compile(
     + QNOUN
     + r")\s*(?:の)?\s*順\s*(?:\(\s*(?P<dir5>昇順|降順|古い|新しい|小さい|大きい|早い|遅い"
     r"|少ない|多い|古(?:い)?\s*(?:→|⇒|->)\s*新(?:しい)?|新(?:しい)?\s*(?:→|⇒|->)\s*古(?:い)?"
-    r"|小(?:さい)?\s*(?:→|⇒|->)\s*大(?:きい)?|大(?:きい)?\s*(?:→|⇒|->)\s*小(?:さい)?)\s*(?:順)?\s*\))?\s*(?:(?:に|で)\s*(?=並|ソート)|(?<=\))\s*(?=で|に|、|。|$)|(?<=順)\s*(?:で|に)\s*(?=[、。,，]|$))"
+    r"|小(?:さい)?\s*(?:→|⇒|->)\s*大(?:きい)?|大(?:きい)?\s*(?:→|⇒|->)\s*小(?:さい)?)\s*(?:順)?\s*\))?\s*(?:(?:に|で)\s*(?=並|ソート)|(?<=\))\s*(?=で|に|、|。|$)|(?<=順)\s*(?:で|に)?\s*(?=[、。,，]|$))"
     r"|(?P<col4>"
     + QNOUN
     + r")\s*(?:の)?\s*(?P<dir4>desc|asc|descending|ascending|DESC|ASC)(?![A-Za-z])"
@@ -1795,6 +1800,9 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         noun = _clean(match.group("val"))
         if re.search(r"(?:その|この|あの|それらの)\s*$", text[: match.start()]):
             continue  # 「その前後だけ」: a word pointing back, no value to keep
+        reason = rf"\s*(?:の\s*{NOUN}\s*)?(?:なので|だから|のため|ですので)"
+        if re.match(reason, text[match.end() :]):
+            continue  # 「…のは教材だけの申込なので除いて」: a reason, no value to keep
         if _names_a_file(reader, noun) or _GENERIC.search(noun) or noun in _NOT_VALUES:
             continue
         if _ENDS_WITH_METRIC.search(noun):
@@ -1826,13 +1834,15 @@ _NEGATED_COMPARISON = re.compile(
 )
 """「5万円を超えない」「5万円以上でない」: a comparison said and then denied."""
 _EXCLUDE = re.compile(
-    r"^(?:(?!だけ|のみ)(?:\([^()]{0,20}\)|[^、。(（])){0,12}?(?:は|を|が)?\s*(?<!重複)(?<!ダブり)"
+    r"^(?:(?:\([^()]{0,20}\)|[^、。(（]){0,30}?(?:なので|ですので|のため|だから)\s*[、,]?\s*)?"
+    r"(?:(?!だけ|のみ)(?:\([^()]{0,20}\)|[^、。(（])){0,12}?(?:は|を|が)?\s*(?<!重複)(?<!ダブり)"
     r"(?:不要|除外|除く|除い|除き|外し|外す|外して|削除|取り除|省|(?<=は)\s*抜(?:いて|く|き(?!出))|落と(?!し込)"
     r"|消し|消す|対象外|含めない|含めず|入れない|入れず|出力しない|出さない|いらない|要らない"
     r"|要りません|いりません|無視)"
 )
-"""After a condition, in its clause: the rows it names are dropped (「重複削除」 is a dedupe;
-「入っている物件だけ（空白は除外）」 keeps them and says so twice)."""
+"""After a condition, in its clause (a reason may stand between: 「…未満のは教材だけの申込
+なので除いて」): the rows it names are dropped (「重複削除」 is a dedupe; 「入っている物件だけ
+（空白は除外）」 keeps them and says so twice)."""
 _LISTED_CONDITIONS = re.compile(
     r"\s*(?:の)?\s*(?:行|もの|データ|明細|取引|分|人|方|レコード)?\s*(?:\([^()]{0,20}\))?\s*"
     r"(?:と|や|、|,|および|及び|または|又は|か)\s*[、,]?\s*"
@@ -3673,7 +3683,7 @@ def _read_approval(reader: _Reader) -> None:
             if approver:  # 「担当弁護士の確認を挟んで」: the approver, no column
                 reader.use(approver.start(), said.start())
         for before in re.finditer(
-            rf"{NOUN}\s*を\s*(?:作る|作成する|出す|出力する|保存する|提出する|渡す)\s*前に",
+            rf"{NOUN}\s*(?:を\s*(?:作る|作成する|出す|出力する|保存する|提出する|渡す|確定する)|に\s*回す)\s*前に",
             reader.text,
         ):
             reader.use(*before.span())  # 「精算表を作る前に課長の承認を」: the output, gated
@@ -4438,6 +4448,11 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             or _GENERIC.search(surface)
             or _FROM_WHERE.match(text, end)
             or re.search(r"(?:用|向け)$", surface)
+            or re.match(  # 「点検の順番決めに使うから」: a purpose
+                r"\s*(?:の\s*[^\s、。をがは]{1,8}?\s*)?(?:に|で)\s*使(?:う|います|いたい)"
+                r"\s*(?:から|ので|ため|予定|つもり|。|$)",
+                text[end:],
+            )
             or _describes_a_file(reader, end)
         ):
             continue
@@ -4657,9 +4672,21 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             for match in re.finditer(pattern, text):
                 reader.use(match.start(), match.end())
     values = _values_read(reader)
+    values_said = {
+        str(value)
+        for _, step in reader.steps
+        for condition in step.conditions
+        for value in (condition.value if isinstance(condition.value, list) else [condition.value])
+    }
     for match in re.finditer(AMOUNT, text):
         if not match.group(0).strip() or reader.overlaps(match.start(), match.end()):
             continue
+        quote = next(
+            (q for q in re.finditer(r"「([^」]*)」", text) if q.start() < match.start() < q.end()),
+            None,
+        )
+        if quote and quote.group(1) in values_said:
+            continue  # 「学年が「中3」」: a part of a value read
         if _number_of(match.group(0)) in values:
             continue  # 「1日ずれることがあるので、前後1日まで」: the same value, read once
         if re.fullmatch(r"\d{1,2}\s*(?:本|つ|枚|通)?", match.group(0).strip()) and re.match(
@@ -5248,9 +5275,11 @@ def _heading(instruction: str) -> str:
     return first
 
 
-_SETTING = re.compile(r"^\s*(?P<key>[^\s:=。]{1,8})\s*[:=]\s*(?P<value>[^。]+?)\s*$")
+_SETTING = re.compile(
+    r"^\s*(?P<key>[^\s:=。()]{1,8}(?:\s*\([^()]{1,10}\))?)\s*[:=]\s*(?P<value>[^。]+?)\s*$"
+)
 _SETTING_WORDS: tuple[tuple[str, str], ...] = (
-    (r"集計(?:単位|キー|の単位|軸)|グループ(?:化)?(?:キー)?|集計する単位", "{names}別に集計"),
+    (r"集計(?:単位|キー|の単位|軸)|グループ(?:化)?(?:キー)?|集計する単位", "{names}ごとに集計"),
     (r"集計(?:値|項目|内容|する値|する項目)", "{value}を集計"),
     (r"除外(?:条件|対象)?|除く(?:もの)?", "{value}は除外して"),
     (r"(?:抽出|絞り込み|絞込)(?:条件)?|条件", "{value}の行だけ"),
@@ -5293,15 +5322,42 @@ def _settings_said_as_sentences(text: str) -> str:
         if re.fullmatch(r"(?:対象)?期間", key) and period:  # 「対象期間:4月1日〜9月30日(返品日)」
             said.append(f"{period.group('col')}が{period.group('range')}")
             continue
+        keyed = re.fullmatch(rf"(?:対象)?期間\s*\(\s*(?P<col>{NOUN})\s*\)", key)
+        if keyed:  # 「期間(水揚日): 2024-06-01 〜 2024-08-31」
+            said.append(f"{keyed.group('col')}が{value}")
+            continue
+        if re.fullmatch(r"(?:入力|元)?(?:ファイル|データ)\s*(?:\d{1,2}|[A-Za-z])", key):
+            key = "入力ファイル"  # 「ファイル1 = 見積一覧.xlsx」: one of the files read
         form = next((f for words, f in _SETTING_WORDS if re.fullmatch(words, key)), None)
-        if form is None:
-            said.append(clause)
+        listed = re.fullmatch(
+            rf"(?P<values>{NOUN}(?:\s*[、,・/]\s*{NOUN}){{0,19}})\s*(?:の\s*\d{{1,2}}\s*(?:つ|種類?|品目))?",
+            value,
+        )
+        if (
+            form is None
+            and listed
+            and re.fullmatch(NOUN, key)
+            and not _NOT_CONDITION_HEADS.match(key)
+            and not re.search(  # 「突合キー: 案件番号」「金額列: 請求額」: a setting, no rows
+                r"(?:キー|列|項目|単位|順|形式|ファイル|名|先|条件|期間|方法|目的|備考|メモ|用途"
+                r"|理由|件名|差|ずれ|ズレ|者|日|時|軸|値)$",
+                key,
+            )
+            and not _FILE_NAME.search(value)
+            and not re.fullmatch(_FORMAT_WORD, value)
+        ):  # 「魚種: スルメイカ、マアジ、サバ の3つ」: the rows of those values
+            values = re.split(r"\s*[、,・/]\s*", listed.group("values"))
+            said.append(f"{key}が" + "か".join(f"「{v}」" for v in values) + "の行だけ")
+            continue
+        if form is None:  # 「出力 = 差異.xlsx」 → 「出力: 差異.xlsx」; 「粗利 = 売上 - 原価」 stays
+            arithmetic = re.search(r"[-+*/×÷−]\s*[^\s]", value) and "=" in clause
+            said.append(clause if arithmetic else f"{key}: {value}")
             continue
         if form == "{value}を集計" and re.search(
             r"合計|平均|件数|最大|最小|最高|最低|総額|数$", value
         ):
             form = "{value}"  # 「集計値：売上の平均」: the metric is said
-        names = "・".join(re.split(r"\s*(?:、|,|・|/)\s*", value))
+        names = "・".join(re.split(r"\s*(?:、|,|・|/|×)\s*", value))  # 「船名 × 魚種」
         within = "" if re.search(r"以内|まで|以下|なし|無し|認め", value) else "以内"
         said.append(form.format(value=value, names=names, within=within))
     return "。".join(said)
