@@ -174,3 +174,29 @@ def test_a_value_named_in_a_reason_is_no_condition() -> None:
     )
     (keep, _total) = procedure.steps
     assert [(c.column, c.op, c.value) for c in keep.conditions] == [("受講料", ">=", 3000)]
+
+
+def test_a_file_name_with_okurigana_before_an_underscore_is_whole() -> None:
+    procedure = read_procedure("会員.csv を地区ごとに件数を出して、申込み_4月分.xlsx で保存して")
+    assert [o.file_name for o in procedure.outputs] == ["申込み_4月分.xlsx"]
+
+
+def test_an_exclusion_said_in_a_remark_in_parentheses_is_read() -> None:
+    procedure = read_procedure(
+        "会費.csv で未納額が0より大きい人を出してください。"
+        "（退会した人は 会員区分 が「退会」になっているので、それは除いてください）Excelで"
+    )
+    (keep,) = procedure.steps
+    assert {(c.column, c.op, c.value) for c in keep.conditions} == {
+        ("未納額", ">", 0),
+        ("会員区分", "!=", "退会"),
+    }
+    assert not procedure.gaps
+
+
+def test_a_remark_in_parentheses_asking_to_exclude_is_named_when_not_read() -> None:
+    procedure = read_procedure(
+        "会費.csv で未納額が0より大きい人を Excel に。"
+        "（OBの方は記念会員なので対象外にしてください）"
+    )
+    assert procedure.gaps

@@ -573,7 +573,7 @@ _FILE = re.compile(
     rf"(?:(?P<holds>{QNOUN})(?:の|\s)?)?\(?\s*(?P<fmt>{_FORMAT_WORD})(?:ファイル|ブック|データ)?"
 )
 _FILE_NAME = re.compile(
-    rf"(?P<name>[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*"
+    rf"(?P<name>[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}_\-]))[A-Za-z0-9_\-{_K}{_KATA}]+)*"
     rf"(?:(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん]{{1,2}}(?=\.))?)"
     r"\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)",
     re.I,
@@ -1070,6 +1070,7 @@ _FILTER_CODE = re.compile(
 _FILTER_EQ = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：|(?<!シート)(?<!ファイル)(?<!ブック)(?=「[^」]{{1,40}}」\s*(?:だけ|のみ|以外)))\s*(?:まだ|すでに|既に|現在|今も|今でも|いまだに)?\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,|(?<=」)と)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
     rf"(?P<tail>以外|(?:でない|ではない|じゃない)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ|だけ|のみ))|(?<=」)(?=\s*(?:。|$))|の(?:いずれか|どれか)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ"
+    r"|(?:になっている|となっている|になってる|である)(?=\s*(?:ので|から|ため)\s*[、,]?\s*(?:それ|これ|そちら)\s*(?:は|を|も)\s*(?:除|外|抜|省))"
     rf"|(?=\s*[、,]\s*{NOUN}\s*(?:が|は)?\s*\d)|(?=\s*[、,]\s*{NOUN}\s*が\s*(?:「|{NOUN}\s*(?:の|で|、)))"
     r"|(?P<chain>(?=\s*(?:[→⇒>]|。|$))))"
 )
@@ -1834,7 +1835,7 @@ _NEGATED_COMPARISON = re.compile(
 )
 """「5万円を超えない」「5万円以上でない」: a comparison said and then denied."""
 _EXCLUDE = re.compile(
-    r"^(?:(?:\([^()]{0,20}\)|[^、。(（]){0,30}?(?:なので|ですので|のため|だから)\s*[、,]?\s*)?"
+    r"^(?:(?:\([^()]{0,20}\)|[^、。(（]){0,30}?(?:ので|のため|だから)\s*[、,]?\s*(?:それ|これ)?)?"
     r"(?:(?!だけ|のみ)(?:\([^()]{0,20}\)|[^、。(（])){0,12}?(?:は|を|が)?\s*(?<!重複)(?<!ダブり)"
     r"(?:不要|除外|除く|除い|除き|外し|外す|外して|削除|取り除|省|(?<=は)\s*抜(?:いて|く|き(?!出))|落と(?!し込)"
     r"|消し|消す|対象外|含めない|含めず|入れない|入れず|出力しない|出さない|いらない|要らない"
@@ -4374,7 +4375,8 @@ def _working_clauses(text: str) -> set[tuple[int, int]]:
         if base in STEP_VERBS or (base in _PRODUCE_VERBS and not _DESCRIBES.match(text, end))
     }
     for match in re.finditer(
-        rf"{RESTRICTION_WORDS.pattern}|(?<![個特区差判識])別(?!々|途)|ごと|毎|順|の列|列を|列は|列で|項目は|項目を"
+        rf"{RESTRICTION_WORDS.pattern}|{_ASKS_IN_ASIDE.pattern}"
+        r"|(?<![個特区差判識])別(?!々|途)|ごと|毎|順|の列|列を|列は|列で|項目は|項目を"
         r"|どれくらい|どのくらい|どれぐらい|何件|何人|何社|いくつ",  # 「…ってどれくらいある？」
         text,
     ):
@@ -4423,6 +4425,22 @@ def _describes_a_file(reader: _Reader, end: int) -> bool:
     return described is not None and bool(_FILE_WORD.search(described["what"]))
 
 
+_ASKS_IN_ASIDE = re.compile(r"除[いくき外]|外し|外す|抜いて|だけ|のみ|含めない|対象外")
+"""An aside in parentheses that asks to drop or keep rows (「(退所の人は除いて)」)."""
+
+
+def _aside_asks_unread(reader: _Reader, aside: re.Match[str]) -> bool:
+    """True when an aside asks to drop or keep rows and no condition was read in it or right
+    before it (「(OBの方は対象外に)」 is checked word by word; 「冷凍・冷蔵のもの(常温は除く)」
+    and 「(…は 在籍区分 が「退所」なので、それは除いて)」 were read)."""
+    if not _ASKS_IN_ASIDE.search(aside.group(0)):
+        return False
+    return not any(
+        aside.start() <= start < aside.end() or 0 <= aside.start() - end <= 6
+        for start, end in reader.condition_spans
+    )
+
+
 def _unused_nouns(reader: _Reader, named: set[str]) -> None:
     """A content noun no rule used, in a clause that asks for a step, is named: a column
     or value the rules missed must not be dropped silently. Remarks, purposes, reasons
@@ -4432,7 +4450,11 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
     text = reader.text
     words = _known_words(reader)
     working = _working_clauses(text)
-    parentheses = [(m.start(), m.end()) for m in re.finditer(r"\([^()]*\)", text)]
+    parentheses = [
+        (m.start(), m.end())
+        for m in re.finditer(r"\([^()]*\)", text)
+        if not _aside_asks_unread(reader, m)
+    ]
     unused: dict[str, list[str]] = {}
     for start, end in _compound_nouns(text, tokenizer):
         surface = text[start:end].strip()
@@ -4659,7 +4681,8 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             "（例: 「店舗コードが S012 の行だけ」「金額が5万円以上の行だけ」）",
         )
     for match in re.finditer(r"\([^()]*(?:など|のような|例|ので|ため)[^()]*\)", text):
-        reader.use(match.start(), match.end())
+        if not _aside_asks_unread(reader, match):
+            reader.use(match.start(), match.end())
     for match in re.finditer(
         r"(?:「[^」]*」\s*){1,5}(?:のような|のように|など|といった|みたいな|みたいに|とか)"
         r"|[^、。()「」\s]+\s*(?:のような|のように|など|といった|みたいな|みたいに)",
