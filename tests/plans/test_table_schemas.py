@@ -79,6 +79,7 @@ AFTER_AGGREGATE = {
     "table.select": "columns: [部門, 金額]",
     "table.dedupe": "keys: [金額]",
     "table.aggregate": "group_by: [部門], metrics: {金額: [sum]}",
+    "table.compute": "columns: {税込: '金額 * 1.1'}",
 }
 
 

@@ -606,3 +606,27 @@ def test_coverage_finds_a_wrong_parameter() -> None:
     }
     report = check_coverage(procedure, plan)
     assert [item.requirement for item in report.missing] == ["step:s1"]
+
+
+def test_numbered_steps_run_in_the_order_written(service: DesignService, tmp_path: Path) -> None:
+    """A total before a join and a column computed from both (the natural order would join
+    first and compute a column the total then drops)."""
+    lessons = [
+        {"講師名": "田中", "授業区分": "通常", "コマ数": "3"},
+        {"講師名": "田中", "授業区分": "振替", "コマ数": "1"},
+        {"講師名": "佐藤", "授業区分": "通常", "コマ数": "2"},
+        {"講師名": "田中", "授業区分": "通常", "コマ数": "2"},
+        {"講師名": "佐藤", "授業区分": "欠席", "コマ数": "1"},
+    ]
+    rates = [{"講師名": "田中", "時給": 2000}, {"講師名": "佐藤", "時給": 3000}]
+    rows = run(
+        service,
+        "1) 授業実績.csv を読み込み、授業区分 が「振替」「欠席」以外の行だけ残す\n"
+        "2) 講師名 ごとに コマ数 を合計\n"
+        "3) 講師マスタ.xlsx と 講師名 でつないで 時給 を持ってくる\n"
+        "4) 支給額 ＝ コマ数 × 時給\n"
+        "5) 支給額の多い順で 講師給与.xlsx に出力",
+        [("授業実績.csv", cp932_csv(lessons)), ("講師マスタ.xlsx", xlsx(rates))],
+        tmp_path,
+    )
+    assert [(r["講師名"], r["支給額"]) for r in rows] == [("田中", 10000), ("佐藤", 6000)]

@@ -24,10 +24,11 @@ Where a schema comes from:
   every column. Never from a reader's declared sample outputs: they show a made-up file,
   not the user's, so their columns would give false errors;
 - the table blocks: filter, sort and dedupe keep the schema; select gives the chosen
-  (renamed) columns; compute adds its columns (of a type not known); aggregate gives the
-  group_by columns and one number ``{col}_{metric}`` per metric (min/max: the column's
-  type); join adds the right table's columns (a clash gets the suffix); reconcile gives
-  what it documents (``右_<列名>``, 金額差, 日付差_日, 理由).
+  (renamed) columns; compute checks the columns its expressions name and adds its columns
+  (of a type not known); aggregate gives the group_by columns and one number
+  ``{col}_{metric}`` per metric (min/max: the column's type); join adds the right table's
+  columns (a clash gets the suffix); reconcile gives what it documents (``右_<列名>``,
+  金額差, 日付差_日, 理由).
 
 Anything else — a table from vars, a loop variable, another block's output, a reference
 inside an argument — is unknown, and what is unknown is never an error. A node that fails
@@ -369,12 +370,27 @@ def _select(step: _Step) -> dict[str, TableSchema | None]:
 
 
 def _compute(step: _Step) -> dict[str, TableSchema | None]:
+    """table.compute: each expression's columns must be in the table (or made by an earlier
+    expression: they apply in order); the new columns are added."""
+    # the block's own parser, loaded only when a Plan computes (plans import no block)
+    from keiri_agent.blocks.expressions import ExpressionSyntaxError, parse_expression
+
     schema = step.table("records")
     columns = step.get("columns")
     if schema is None or not isinstance(columns, Mapping):
         return {}
-    added = {str(name): ANY for name in columns}
-    return {"records": TableSchema({**schema.columns, **added}, schema.closed, schema.other)}
+    known = dict(schema.columns)
+    for name, source in columns.items():
+        if isinstance(source, str):
+            try:
+                referenced = parse_expression(source).columns
+            except ExpressionSyntaxError:
+                referenced = ()  # the block names the syntax error itself
+            current = TableSchema(dict(known), schema.closed, schema.other)
+            for column in referenced:
+                step.column(current, column, "columns", f"columns.{name}")
+        known[str(name)] = ANY
+    return {"records": TableSchema(known, schema.closed, schema.other)}
 
 
 def _aggregate(step: _Step) -> dict[str, TableSchema | None]:

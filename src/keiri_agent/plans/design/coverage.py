@@ -179,6 +179,17 @@ def _fold(results: Iterator[bool | None]) -> bool | None:
 
 
 def _condition_met(conditions: Any, wanted: Condition) -> bool | None:
+    met = _condition_met_as_said(conditions, wanted)
+    if met is False and wanted.op == "not_in" and isinstance(wanted.value, list):
+        # 「振替・欠席以外」 built as one 「!=」 per value keeps the same rows
+        return _fold(
+            _condition_met_as_said(conditions, wanted.model_copy(update={"op": "!=", "value": v}))
+            for v in wanted.value
+        )
+    return met
+
+
+def _condition_met_as_said(conditions: Any, wanted: Condition) -> bool | None:
     if not isinstance(conditions, list):
         return None if _is_var(conditions) else False
     best: bool | None = False
@@ -349,7 +360,9 @@ def _sheet_met(sheet: str | None, nodes: list[dict[str, Any]]) -> bool:
 
 
 def _formula(text: Any) -> str:
-    return "".join(str(text).split())
+    """A formula without blanks, a total's result column (コマ数_sum) as the column it totals."""
+    compact = "".join(str(text).split())
+    return re.sub(r"_(?:sum|mean|count|min|max)(?![^\s+\-*/%(),<>=!'\]])", "", compact)
 
 
 # --------------------------------------------------------------------------- flow

@@ -388,7 +388,10 @@ def _step(  # noqa: C901 (one branch per step kind)
         if step.duplicates_listed:  # 「重複している行を一覧で」: the repeats, with their rows
             outputs = {"duplicates": "duplicates"}
     elif step.kind == "compute":
-        inputs["columns"] = dict(step.expressions)
+        inputs["columns"] = {
+            name: _after_totals(expression, aggregate_columns)
+            for name, expression in step.expressions.items()
+        }
     elif step.kind == "normalize":
         inputs["columns"] = {column: _normal_kind(column, step.source) for column in step.columns}
     elif step.kind in ("join", "reconcile"):
@@ -495,6 +498,18 @@ def _task(builder: _Builder, step: StepSpec) -> tuple[str, Task]:
         if item.format == "file":
             builder.covers[f"input:{item.id}"] = node_id
     return node_id, task
+
+
+def _after_totals(expression: str, aggregate_columns: dict[str, str]) -> str:
+    """A formula after an aggregation names the totals' columns (「支給額 = コマ数 × 時給」
+    after コマ数 was totalled: コマ数_sum); other names (時給 joined after) stay."""
+    if not aggregate_columns:
+        return expression
+    return re.sub(
+        r"\[[^\]]+\]|[^\s+\-*/%(),<>=!']+",
+        lambda m: aggregate_columns.get(m.group(0), m.group(0)),
+        expression,
+    )
 
 
 def _result_column(column: str, aggregate_columns: dict[str, str]) -> str:

@@ -435,6 +435,8 @@ class _Reader:
     unless another step names a column so (then the amount is compared in it)."""
     context_rules: bool = True
     """Whether sentences telling what is done today are read as context, not steps."""
+    numbered_joins: set[int] = field(default_factory=set)
+    """Where one numbered step of the instruction ends and the next begins (「1) … 2) …」)."""
     context_used: bool = False
     """Set when such a sentence was passed over (the reading is retried without if no step
     is left: 「いつも担当者ごとに合計しています。今月分も同様にお願いします」)."""
@@ -471,7 +473,11 @@ _COLUMN_UNIT = (
 def normalize(text: str) -> str:
     """NFKC (full-width digits and letters to ASCII) with 「」 kept and blanks single; a
     line break (with its bullet or step number: ・, -, 1., ①) ends a clause (。)."""
-    text = re.sub(r"\s*[①-⑳]\s*", "\n", text)  # step numbers (NFKC would make them digits)
+    return "。".join(line for line, _ in _lines(_fold(text)))
+
+
+def _fold(text: str) -> str:
+    text = re.sub(r"\s*[①-⑳]\s*", "\n\x00", text)  # step numbers (NFKC would make them digits)
     text = re.sub(r"【([^】\n]{1,30})】", r"\1\n", text)  # 【依頼】 heads a request
     folded = unicodedata.normalize("NFKC", text)
     folded = re.sub(  # 「R6.11.1」「H31.4.1」: an era and a date said short
@@ -494,17 +500,40 @@ def normalize(text: str) -> str:
     folded = re.sub(  # 「送迎回数（行数）」: a count of rows, named by the writer
         rf"{NOUN}\s*\(\s*(?:行数|行の数|レコード数|件数)\s*\)", "件数", folded
     )
-    lines = [
-        re.sub(
-            r"^\s*(?:[・\-*•■□◆◇●○▶]|(?:手順|Step|STEP|ステップ)\s*\d{1,2}\s*[.:)]?|\d{1,2}[.)]"
-            r"|\(\d{1,2}\)|\d{1,2}\s+(?=[^\d\s万千億円件%日年月時分人名個本枚回台]))\s*",
-            "",
-            line,
-        ).strip()
-        for line in folded.splitlines()
-    ]
-    joined = "。".join(line.rstrip("。") for line in lines if line)
-    return re.sub(r"\s+", " ", joined).strip()
+    return folded
+
+
+def _lines(folded: str) -> list[tuple[str, bool]]:
+    """Each non-empty line without its bullet or step number, and whether it was numbered."""
+    said = []
+    for line in folded.splitlines():
+        numbered = bool(_STEP_NUMBER.match(line))
+        line = re.sub(r"\s+", " ", _BULLET.sub("", _STEP_NUMBER.sub("", line))).strip()
+        line = line.rstrip("。")
+        if line:
+            said.append((line, numbered))
+    return said
+
+
+def numbered_joins(text: str) -> set[int]:
+    """Where in ``normalize(text)`` one numbered step ends and the next begins (the 。
+    between them): 「1) … 2) …」 says the order the steps run in."""
+    joins, offset, previous = set(), 0, False
+    for index, (line, numbered) in enumerate(_lines(_fold(text))):
+        if index:
+            if numbered and previous:
+                joins.add(offset)
+            offset += 1
+        offset += len(line)
+        previous = numbered
+    return joins
+
+
+_STEP_NUMBER = re.compile(
+    r"^\s*(?:(?:手順|Step|STEP|ステップ)\s*\d{1,2}\s*[.:)]?|\d{1,2}[.)]|\(\d{1,2}\)"
+    r"|\d{1,2}\s+(?=[^\d\s万千億円件%日年月時分人名個本枚回台])|\x00)\s*"
+)
+_BULLET = re.compile(r"^\s*[・\-*•■□◆◇●○▶]\s*")
 
 
 def amount_value(text: str) -> int | float:
@@ -1370,6 +1399,8 @@ _APPROVAL = re.compile(
     r"|(?:確認|承認|チェック)\s*(?:を|の)?\s*(?:ステップ)?\s*(?:を)?\s*(?:挟|入れ)"
     # 「書き出す前に、一度私に確認させて」
     r"|(?<=前に)[、,]?[^。]{0,12}?(?:確認|チェック)\s*させて"
+    # 「承認待ちにしておいて」「結果を塾長に見ていただいてから」
+    r"|(?:確認|承認)待ち|(?:見て|目を通して)\s*(?:いただいて|もらって|いただき|もらい)\s*から"
 )
 """A person's approval before the output: 承認, 課長に確認してもらってから, チェックを受けて."""
 _EXTRACT = re.compile(
@@ -3684,12 +3715,14 @@ def _read_approval(reader: _Reader) -> None:
             if approver:  # 「担当弁護士の確認を挟んで」: the approver, no column
                 reader.use(approver.start(), said.start())
         for before in re.finditer(
-            rf"{NOUN}\s*(?:を\s*(?:作る|作成する|出す|出力する|保存する|提出する|渡す|確定する)|に\s*回す)\s*前に",
+            r"[^\s、。]{1,12}?\s*(?:を\s*(?:作る|作成する|出す|出力する|保存する|提出する|渡す|確定する)"
+            r"|に\s*回す)\s*前に|[^\s、。]{1,12}?\s*に\s*回さない\s*(?:よう|ように)",
             reader.text,
         ):
             reader.use(*before.span())  # 「精算表を作る前に課長の承認を」: the output, gated
         for pause in re.finditer(
-            r"(?:一旦|いったん|一度|そこで)\s*(?:止め|とめ|ストップ|待っ|まっ)[ぁ-ん]{0,8}",
+            r"(?:一旦|いったん|一度|そこで)\s*(?:止め|とめ|ストップ|待っ|まっ)[ぁ-ん]{0,8}"
+            r"|(?:承認|確認)待ち\s*(?:に|で)\s*(?:して|し|止め|とめ)[ぁ-ん]{0,8}",
             reader.text,
         ):
             reader.use(*pause.span())  # 「承認をもらいたいので、一旦止めてください」: the gate
@@ -4380,6 +4413,8 @@ def _working_clauses(text: str) -> set[tuple[int, int]]:
         r"|どれくらい|どのくらい|どれぐらい|何件|何人|何社|いくつ",  # 「…ってどれくらいある？」
         text,
     ):
+        if _in_file_only(text, match.start()):
+            continue
         working.add(_clause_span(text, match.start(), match.end()))
     for arrow in _CHAIN_ARROW.finditer(text):  # each step of 「A → B → C」 asks for something
         working.add(_clause_span(text, arrow.start() - 1, arrow.start() - 1))
@@ -4426,6 +4461,16 @@ def _describes_a_file(reader: _Reader, end: int) -> bool:
 
 
 _ASKS_IN_ASIDE = re.compile(r"除[いくき外]|外し|外す|抜いて|だけ|のみ|含めない|対象外")
+_FILE_ONLY = re.compile(
+    r"(?:データ|ファイル|一覧|リスト|表)\s*(?:だけ|のみ)\s*で\s*(?:大丈夫|いい|OK|結構|構いません|十分)"
+)
+"""「データだけで大丈夫です」: the file is all that is wanted; no rows are kept or dropped."""
+
+
+def _in_file_only(text: str, at: int) -> bool:
+    return any(m.start() <= at < m.end() for m in _FILE_ONLY.finditer(text))
+
+
 """An aside in parentheses that asks to drop or keep rows (「(退所の人は除いて)」)."""
 
 
@@ -4433,7 +4478,7 @@ def _aside_asks_unread(reader: _Reader, aside: re.Match[str]) -> bool:
     """True when an aside asks to drop or keep rows and no condition was read in it or right
     before it (「(OBの方は対象外に)」 is checked word by word; 「冷凍・冷蔵のもの(常温は除く)」
     and 「(…は 在籍区分 が「退所」なので、それは除いて)」 were read)."""
-    if not _ASKS_IN_ASIDE.search(aside.group(0)):
+    if not _ASKS_IN_ASIDE.search(_FILE_ONLY.sub("", aside.group(0))):
         return False
     return not any(
         aside.start() <= start < aside.end() or 0 <= aside.start() - end <= 6
@@ -4532,6 +4577,9 @@ def _read_people(reader: _Reader, named: set[str]) -> None:
         clause = _clause(reader.text, match.start(), match.end())
         if clause in named or reader.is_used(match.start(), match.end()):
             continue
+        own_task = r"\s*(?:が|で)\s*(?:やり|やる|行い|行う|対応|入力|担当)"
+        if re.match(own_task, reader.text[match.end() :]):
+            continue  # 「（給与ソフトへの入力は教室長がやります）」: their own task, after the flow
         named.add(clause)
         reader.gaps.append(
             Gap(
@@ -4668,6 +4716,8 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
     for match in RESTRICTION_WORDS.finditer(text):
         if reader.is_used(match.start(), match.end()):
             continue
+        if _in_file_only(text, match.start()):
+            continue  # 「データだけで大丈夫です」: the file alone, no rows kept
         if _explained(
             reader, frozenset({"filter", "select", "dedupe", "extract"}), match.start(), match.end()
         ):
@@ -5401,9 +5451,10 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
 def _read(
     instruction: str, documents: Sequence[str], *, context_rules: bool
 ) -> tuple[Procedure, bool]:
-    reader = _Reader(
-        _settings_said_as_sentences(normalize(instruction)), context_rules=context_rules
-    )
+    text = normalize(instruction)
+    reader = _Reader(_settings_said_as_sentences(text), context_rules=context_rules)
+    if reader.text == text:  # (a settings block said as sentences moved the offsets)
+        reader.numbered_joins = numbered_joins(instruction)
     for retracted in _RETRACTED.finditer(reader.text):
         reader.use(retracted.start(), retracted.end())  # said, then taken back
     heading = _heading(instruction)
@@ -5531,10 +5582,13 @@ def _said_in_sequence(reader: _Reader, staged: list[tuple[int, StepSpec]]) -> li
             for j in range(i + 1, len(order)):
                 earlier_position, earlier = order[j]
                 between = reader.text[earlier_position:later_position]
+                stops = {earlier_position + m.start() for m in re.finditer("。", between)}
                 if (
                     earlier_position < later_position
-                    and "。" not in between  # one sentence: 「ファイル→…。…に限定」 is no sequence
-                    and _THEN.search(between)
+                    and (  # one sentence: 「ファイル→…。…に限定」 is no sequence
+                        ("。" not in between and _THEN.search(between))
+                        or (stops and stops <= reader.numbered_joins)  # 「1) … 2) …」
+                    )
                     and later.kind != "approval"
                     and (earlier.kind, later.kind) != ("aggregate", "filter")  # totals: below
                 ):
