@@ -200,3 +200,24 @@ def test_a_remark_in_parentheses_asking_to_exclude_is_named_when_not_read() -> N
         "（OBの方は記念会員なので対象外にしてください）"
     )
     assert procedure.gaps
+
+
+def test_an_approval_said_as_waiting_for_it() -> None:
+    for said in (
+        "照合できなかったものは、確定する前に私の確認待ちにしておいてください",
+        "不一致のものは部長の確認が済むまで支払に回さないよう、承認待ちにしておいてください",
+        "連絡は照合結果を所長に見ていただいてからにしたいので、承認待ちで止めておいてください",
+    ):
+        procedure = read_procedure(
+            f"請求.xlsx と 入金.csv を 請求番号 で照合してください。{said}。結果は 照合.xlsx に。"
+        )
+        assert [s.kind for s in procedure.steps] == ["reconcile", "approval"], said
+        assert not procedure.gaps, (said, procedure.gaps)
+
+
+def test_a_persons_own_task_and_the_file_alone_ask_nothing() -> None:
+    procedure = read_procedure(
+        "案内状の準備です（発送は事務長がやるのでデータだけで大丈夫です）。"
+        "名簿.csv で地区が「東町」の行だけ、案内.xlsx に出力"
+    )
+    assert [s.kind for s in procedure.steps] == ["filter"] and not procedure.gaps

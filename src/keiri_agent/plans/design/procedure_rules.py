@@ -3715,8 +3715,8 @@ def _read_approval(reader: _Reader) -> None:
             if approver:  # 「担当弁護士の確認を挟んで」: the approver, no column
                 reader.use(approver.start(), said.start())
         for before in re.finditer(
-            r"[^\s、。]{1,12}?\s*(?:を\s*(?:作る|作成する|出す|出力する|保存する|提出する|渡す|確定する)"
-            r"|に\s*回す)\s*前に|[^\s、。]{1,12}?\s*に\s*回さない\s*(?:よう|ように)",
+            r"(?:[^\s、。]{1,12}?\s*を\s*)?(?:作る|作成する|出す|出力する|保存する|提出する|渡す|確定する)"
+            r"\s*前に|[^\s、。]{1,12}?\s*に\s*回(?:す\s*前に|さない\s*(?:よう|ように))",
             reader.text,
         ):
             reader.use(*before.span())  # 「精算表を作る前に課長の承認を」: the output, gated
