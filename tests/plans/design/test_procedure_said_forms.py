@@ -221,3 +221,52 @@ def test_a_persons_own_task_and_the_file_alone_ask_nothing() -> None:
         "名簿.csv で地区が「東町」の行だけ、案内.xlsx に出力"
     )
     assert [s.kind for s in procedure.steps] == ["filter"] and not procedure.gaps
+
+
+def test_a_condition_before_katsu_and_a_contains_condition() -> None:
+    (keep,) = [
+        s
+        for s in read_procedure(
+            "模試.xlsx で、学年が「中2」かつ コース に「選抜」を含む生徒について、CSVで"
+        ).steps
+    ]
+    assert {(c.column, c.op, c.value) for c in keep.conditions} == {
+        ("学年", "==", "中2"),
+        ("コース", "contains", "選抜"),
+    }
+
+
+def test_saiyasu_is_the_minimum() -> None:
+    assert _steps("相場.csv で、品目ごとに単価の平均・最高・最安を出して Excel に") == [
+        ("aggregate", (["品目"], {"単価": ["mean", "max", "min"]}))
+    ]
+
+
+def test_files_of_one_layout_gathered_as_both() -> None:
+    procedure = read_procedure(
+        "申込データが代理店2社から来ています（申込_東.csv、申込_西.csv、列は同じ）。"
+        "両方をまとめて、申込日の早い順で 申込_統合.xlsx に出力。"
+    )
+    assert [s.kind for s in procedure.steps] == ["concat", "sort"] and not procedure.gaps
+
+
+def test_an_output_named_after_namae_wa() -> None:
+    procedure = read_procedure(
+        "未収.xlsx、未収額が1万円以上の人だけCSVで出しといて。名前は 督促.csv で"
+    )
+    assert [o.file_name for o in procedure.outputs] == ["督促.csv"] and not procedure.gaps
+
+
+def test_a_generic_word_said_as_a_column_with_a_quoted_value() -> None:
+    assert ("filter", [("結果", "==", "合格")]) in _steps(
+        "進路.csv で 結果 が「合格」の行だけにして、高校ごとに人数を数え、合格.xlsx に。"
+    )
+
+
+def test_columns_said_mixed_in_the_last_sentence_are_normalised() -> None:
+    procedure = read_procedure(
+        "出荷.csv を使います。船名が「第３丸」「第3丸」みたいに全角半角バラバラなので揃えてから、"
+        "船名ごとに 数量 を合計して 集計.xlsx へ"
+    )
+    assert (procedure.steps[0].kind, procedure.steps[0].columns) == ("normalize", ["船名"])
+    assert not procedure.gaps

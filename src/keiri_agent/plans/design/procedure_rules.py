@@ -636,7 +636,7 @@ _AS_INPUT = re.compile(
     r"^\s*(?:ファイル|ブック|データ)?\s*(?:から|を読|の中|を取り込|を使|と|を|は|の|、|\)|,)"
 )
 _OUTPUT_BEFORE = re.compile(
-    r"(?:(?<![\u4e00-\u9fff\u30a1-\u30fa])(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名|アウトプット|保存先|保存ファイル名?)\s*(?:は|を|:)?\s*「?"
+    r"(?:(?<![\u4e00-\u9fff\u30a1-\u30fa])(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名|アウトプット|保存先|保存ファイル名?|名前)\s*(?:は|を|:)?\s*「?"
     r"|[→⇒>]|[①-⑳]\s*|\(\s*ファイル名\s*(?:は|:)?\s*)\s*$"
 )
 _SHEET = re.compile(
@@ -1098,13 +1098,26 @@ _FILTER_CODE = re.compile(
 """「返品区分=1」「工事区分=公共」: a column equal to a code or a word, said with 「=」."""
 _FILTER_EQ = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：|(?<!シート)(?<!ファイル)(?<!ブック)(?=「[^」]{{1,40}}」\s*(?:だけ|のみ|以外)))\s*(?:まだ|すでに|既に|現在|今も|今でも|いまだに)?\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,|(?<=」)と)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
-    rf"(?P<tail>以外|(?:でない|ではない|じゃない)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ|だけ|のみ))|(?<=」)(?=\s*(?:。|$))|の(?:いずれか|どれか)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は))|だけ|のみ"
+    rf"(?P<tail>以外|(?:でない|ではない|じゃない)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ|だけ|のみ))|(?<=」)(?=\s*(?:。|$))|の(?:いずれか|どれか)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は|に\s*「))|だけ|のみ"
     r"|(?:になっている|となっている|になってる|である)(?=\s*(?:ので|から|ため)\s*[、,]?\s*(?:それ|これ|そちら)\s*(?:は|を|も)\s*(?:除|外|抜|省))"
     rf"|(?=\s*[、,]\s*{NOUN}\s*(?:が|は)?\s*\d)|(?=\s*[、,]\s*{NOUN}\s*が\s*(?:「|{NOUN}\s*(?:の|で|、)))"
     r"|(?P<chain>(?=\s*(?:[→⇒>]|。|$))))"
 )
 """「都道府県が東京都か神奈川県 → …」: a step of an arrow chain that is only a condition keeps
 those rows (the ``chain`` tail: accepted only between arrows, see ``_chain_step``)."""
+
+
+def _quoted_value_of(column: str, raw: str, after: str) -> bool:
+    """「結果 が「合格」」「区分が「返品」」: a word said as a column with が and a quoted value,
+    whatever the word (the rows and the file are never said so)."""
+    return (
+        "「" in raw
+        and bool(re.match(r"\s*が", after))
+        and column
+        not in ("行", "列", "件", "分", "もの", "データ", "ファイル", "一覧", "表", "明細")
+    )
+
+
 _FILTER_SMALL_NUMBER = re.compile(
     rf"(?P<col>{QNOUN})\s*(?:列|欄)?\s*(?:が|は)\s*(?P<num>\d{{1,4}})\s*"
     rf"(?:(?:の|で)(?=\s*(?:{NOUN}|もの|やつ|ヤツ|こと|方|だけ|のみ|を|は))|(?![\d,.])(?=\s*(?:、(?!\s*\d)|。|$|かつ)))"
@@ -1122,7 +1135,7 @@ _NOT_A_COLUMN = re.compile(
 column to compare."""
 _FILTER_ONLY = re.compile(rf"(?P<val>{QNOUN})\s*(?P<tail>だけ|のみ|以外)")
 _ENDS_WITH_METRIC = re.compile(
-    r"(?:合計|総合計|総額|合計額|総計|平均|件数|人数|最大|最小|最高|最低)(?:値|額)?$"
+    r"(?:合計|総合計|総額|合計額|総計|平均|件数|人数|最大|最小|最高|最低|最安)(?:値|額)?$"
 )
 _FILTER_CONTAINS = re.compile(
     rf"(?P<col>{QNOUN})\s*(?:欄|列)?\s*(?:に|が)\s*(?P<val>{QNOUN})\s*(?:という(?:文字|文言|言葉|単語|語)|って)?\s*(?:を|が)?\s*"
@@ -1184,6 +1197,9 @@ _METRIC_WORDS = {
     "最高額": "max",
     "最大額": "max",
     "最低額": "min",
+    "最安": "min",
+    "最安値": "min",
+    "最高値": "max",
     "最小額": "min",
     "最低点": "min",
     "平均点": "mean",
@@ -1201,7 +1217,7 @@ _METRIC_WORDS = {
 }
 """Japanese words and the table.aggregate block's own metric names."""
 _METRIC = re.compile(
-    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN}){{1,19}})\s*(?:(?:の|を)\s*(?:それぞれ|各々|両方)?|(?:それぞれ|各々)\s*の)\s*|(?P<col>{QNOUN})\s*(?:(?<=」)\s*(?:列|欄))?\s*(?P<join>の|を|で)?\s*)?(?P<m>足し上げ|足し合わせ|合算|足し(?=て|た|ます)|合計額|総合計|合計|総額|小計|総計|平均値|平均点|平均|件数|回数|者数|人数|社数|総数|最大値|最大額|最大|最高点|最高額|最高|最小値|最小額|最小|最低点|最低額|最低|集計"
+    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN}){{1,19}})\s*(?:(?:の|を)\s*(?:それぞれ|各々|両方)?|(?:それぞれ|各々)\s*の)\s*|(?P<col>{QNOUN})\s*(?:(?<=」)\s*(?:列|欄))?\s*(?P<join>の|を|で)?\s*)?(?P<m>足し上げ|足し合わせ|合算|足し(?=て|た|ます)|合計額|総合計|合計|総額|小計|総計|平均値|平均点|平均|件数|回数|者数|人数|社数|総数|最大値|最大額|最大|最高点|最高額|最高値|最高|最小値|最小額|最小|最低点|最低額|最低|最安値|最安|集計"
     r"|(?<![A-Za-z])(?:sum|total|mean|avg|average|count|max|min)(?![A-Za-z]))"
 )
 _SORT = re.compile(
@@ -1786,7 +1802,7 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         owner = re.search(rf"(?P<owner>{NOUN})\s*の\s*$", text[: match.start("col")])
         if column in ("種類", "区分", "状態", "種別") and owner:
             column = f"{owner.group('owner')}の{column}"  # 「廃棄物の種類が「廃プラ」」
-        elif (
+        elif not _quoted_value_of(column, raw, text[match.end("col") :]) and (
             column in GENERIC_NOUNS
             or (_GENERIC.search(column) and not ("「" in raw and len(column) > 2))
             or _NOT_A_COLUMN.fullmatch(column)
@@ -2266,9 +2282,7 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         if reader.overlaps(match.start(), match.end()):
             continue  # 「客単価の平均・最小・最大」: several metrics of one column
         measured = _clean(match.group("col"))
-        for word in re.findall(
-            r"平均|最大|最小|最高|最低|合計|max|min|sum|mean|average", match.group("ms")
-        ):
+        for word in re.findall(_LISTED_METRIC, match.group("ms")):
             metrics.setdefault(measured, []).append(str(_METRIC_WORDS[word]))
         positions.append(match.start())
         reader.use(match.start(), match.end())
@@ -2485,8 +2499,8 @@ _GROUP_KEYED_BY = re.compile(
 )
 """「買受人は買受人コードでまとめてください」: the column a grouping said in words is keyed by."""
 _LISTED_METRIC = (
-    r"(?:平均値|平均点|平均|最大値|最大|最小値|最小|最高点|最高|最低点|最低|合計"
-    r"|max|min|sum|mean|average)"
+    r"(?:平均値|平均点|平均|最大値|最大額|最大|最小値|最小額|最小|最高点|最高額|最高値|最高"
+    r"|最低点|最低額|最低|最安値|最安|合計|max|min|sum|mean|average)"
 )
 _METRIC_LIST = re.compile(
     rf"(?<![と・、{_K}{_KATA}A-Za-z])\s*(?P<col>{QNOUN})\s*の\s*(?P<ms>{_LISTED_METRIC}"
@@ -2944,6 +2958,11 @@ _FILES_GATHERED = re.compile(
     re.I,
 )
 """「本館_売上.csv と 別館_売上.csv をまとめて」: the files themselves gathered."""
+_ALL_GATHERED = re.compile(
+    r"(?:両方|全部|すべて|全て|それら|これら|\d\s*(?:つ|本|ファイル))\s*を?\s*"
+    r"(?:まとめ|合わせ|一緒にし|一つにし|ひとつにし|1つにし)"
+)
+"""「両方をまとめて」「3つを1つにして」 said of files of one format and no master."""
 
 
 def _enumerated_inputs(reader: _Reader) -> None:
@@ -3108,6 +3127,19 @@ def _add_join(reader: _Reader, join: re.Match[str]) -> None:
     reader.use(join.start(), join.end())
 
 
+def _files_gathered(reader: _Reader, *, master: bool) -> re.Match[str] | None:
+    """The files themselves gathered, with no join or reconciliation said (「a.csv と b.csv を
+    まとめて」; 「（申込_A社.csv、申込_B社.csv、列は同じ）。両方をまとめて」 of one format)."""
+    if len(reader.inputs) < 2:
+        return None
+    gathered = _FILES_GATHERED.search(reader.text)
+    if gathered:
+        return gathered
+    if master or len({item.format for item in reader.inputs}) != 1:
+        return None
+    return _ALL_GATHERED.search(reader.text)
+
+
 def _read_two_tables(reader: _Reader) -> None:
     text = reader.text
     reconcile = _first_unread(reader, _RECONCILE)
@@ -3143,9 +3175,8 @@ def _read_two_tables(reader: _Reader) -> None:
     brought = _BROUGHT.search(text)
     if not (join or reconcile or concat) and brought and len(reader.inputs) >= 2:
         join = brought  # 「社員マスタ.csvの店舗名と雇用区分を社員番号で付けて」: a join
-    gathered = _FILES_GATHERED.search(text)
-    if not (join or reconcile or concat) and gathered and len(reader.inputs) >= 2:
-        concat = gathered
+    if not (join or reconcile or concat):
+        concat = _files_gathered(reader, master=master)
     if reconcile and not reader.is_used(reconcile.start(), reconcile.end()):
         step = StepSpec(id="", kind="reconcile", source=reconcile.group(0))
         step.keys = next(
@@ -3594,7 +3625,8 @@ def _read_mixed(reader: _Reader) -> None:
         columns = [c for c in columns if c not in GENERIC_NOUNS and not _NOTATION_WORDS.search(c)]
         if not columns:
             continue
-        after = text.find("。", text.find("。", match.end()) + 1)
+        stop = text.find("。", match.end())  # the verb: in this sentence or the next
+        after = -1 if stop < 0 else text.find("。", stop + 1)
         verb = _NORMALIZE_VERB.search(text, match.end(), len(text) if after < 0 else after)
         if verb is None:
             continue
@@ -4293,7 +4325,7 @@ def _names_rows(reader: _Reader, start: int, end: int) -> bool:
     touches = any(b <= len(head) and len(head) - b <= 4 for _, b in reader.used)
     return (
         touches
-        and bool(re.search(r"(?:た|の|る|い)\s*$", before))
+        and bool(re.search(r"(?:た|の|い|[うくぐすつぬぶむる])\s*$", before))  # 「…を含む生徒」
         and bool(re.match(r"\s*(?:さん|様|さま|たち)?\s*(?:を|だけ|のみ|は|が|に)", after))
     )
 
@@ -4436,7 +4468,8 @@ def _working_clauses(text: str) -> set[tuple[int, int]]:
 
 
 _FROM_WHERE = re.compile(
-    r"\s*(?:から|より|で|が|に)\s*[^、。\s]{0,8}?(?:[っいきしれ]た|て(?:き|い|あ)[たる])"
+    r"\s*(?:\d{1,2}\s*(?:社|店舗?|拠点|か所|箇所|校|園))?\s*(?:から|より|で|が|に)\s*[^、。\s]{0,8}?"
+    r"(?:[っいきしれ]た|て(?:き|い|あ)[たる]|て(?:い|おり)ます)"
     r"(?![いら])\s*(?=[^\s、。てでにをがは])|\s*からの\s*(?=[^\s、。])"
 )
 """「仕入先から届いた請求明細」「会計ソフトから出力した元帳」: a noun in a clause that
@@ -4763,10 +4796,11 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
         if _number_of(match.group(0)) in values:
             continue  # 「1日ずれることがあるので、前後1日まで」: the same value, read once
         if re.fullmatch(r"\d{1,2}\s*(?:本|つ|枚|通)?", match.group(0).strip()) and re.match(
-            r"\s*(?:経路|系統|ファイル|本|つ|枚|通)?\s*(?:あり|ある|に分かれ|に分け|です|届い)",
+            r"\s*(?:経路|系統|ファイル|本|つ|枚|通|社|店舗?|拠点|か所|箇所|カ所|校|園)?\s*(?:分)?\s*"
+            r"(?:あり|ある|に分かれ|に分け|です|届い|から(?:来|届|送|上が))",
             text[match.end() :],
         ):
-            continue  # 「…の3本あります」「予約が3経路に分かれてる」: how many, no value
+            continue  # 「…の3本あります」「予約が3経路に分かれてる」「2社から来ています」: how many
         if re.fullmatch(r"\d{1,2}\s*点", match.group(0).strip()) and re.match(
             r"\s*(?:お願い|ご相談|相談|質問|ご確認|確認|ご連絡|連絡|だけ)", text[match.end() :]
         ):
