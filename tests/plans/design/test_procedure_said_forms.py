@@ -270,3 +270,54 @@ def test_columns_said_mixed_in_the_last_sentence_are_normalised() -> None:
     )
     assert (procedure.steps[0].kind, procedure.steps[0].columns) == ("normalize", ["船名"])
     assert not procedure.gaps
+
+
+def test_wakai_jun_is_ascending() -> None:
+    assert ("sort", (["車両番号"], False)) in _steps(
+        "給油.xlsx で車両番号ごとに給油量を合計してCSVで。車両番号の若い順でおねがい"
+    )
+
+
+def test_no_tolerance_said_of_a_column_names_the_amount_compared() -> None:
+    procedure = read_procedure(
+        "月末締めで、レジ.csv と 会計.xlsx を会計番号で照合して、"
+        "請求額が1円でも違うものは差異として出してください。Excelで"
+    )
+    (reconcile,) = procedure.steps
+    assert (reconcile.amount_column, reconcile.tolerance) == ("請求額", 0) and not procedure.gaps
+
+
+def test_an_approval_said_as_having_it_seen() -> None:
+    procedure = read_procedure(
+        "販売.csv で金額が3万円以上の行だけにしといて。"
+        "保存前に院長に見てもらうから、確認とれたらExcelで保存で"
+    )
+    assert [s.kind for s in procedure.steps] == ["filter", "approval"] and not procedure.gaps
+
+
+def test_an_input_sheet_said_as_quoted_sheet_in_parentheses() -> None:
+    procedure = read_procedure("出荷.xlsx（「5月」シート）で、銘柄ごとに本数を合計してCSVに")
+    assert [(i.holds, i.sheet) for i in procedure.inputs] == [("出荷", "5月")]
+
+
+def test_a_settings_line_with_a_comparison() -> None:
+    procedure = read_procedure(
+        "設定：\nファイル＝仕込.csv\n精米歩合＝６０以下\n並び順＝仕込日の新しい順\n出力＝Excel"
+    )
+    (keep, _order) = procedure.steps
+    assert [(c.column, c.op, c.value) for c in keep.conditions] == [("精米歩合", "<=", 60)]
+
+
+def test_a_date_window_between_two_columns_is_no_condition() -> None:
+    procedure = read_procedure(
+        "入金.csv と 請求.xlsx を契約番号で照合。"
+        "入金日が請求日の前後3日以内なら同じとみなす。Excelで"
+    )
+    assert [s.kind for s in procedure.steps] == ["reconcile"]
+    assert procedure.steps[0].date_window_days == 3
+
+
+def test_metrics_listed_for_several_columns_apply_to_each() -> None:
+    assert _steps("給油.xlsx で車番ごとに給油量と燃料代の合計・平均を出してCSVで") == [
+        ("aggregate", (["車番"], {"給油量": ["sum", "mean"], "燃料代": ["sum", "mean"]}))
+    ]

@@ -83,6 +83,7 @@ _AMOUNT_NOUN = re.compile(
 )
 """Nouns that name an amount column (word formation: 金額, 請求額, 単価, 残高 …)."""
 
+ORDERING_OPS = (">=", ">", "<=", "<")
 _OP_WORDS: list[tuple[str, str]] = [
     (r"以上|以降|以後", ">="),
     (
@@ -465,7 +466,7 @@ class _Reader:
 
 _COLUMN_UNIT = (
     r"(?:kg|g|t|mm|cm|m|m3|km|L|ml|mL|kWh|h|H|円|千円|万円|百万円|時間|分|日|件|個|人|名|%|本|台|枚|回|月|年"
-    r"|連|袋|箱|ケース|冊|ドル|USD|税込|税込み|税抜|税抜き|税別)"
+    r"|連|袋|箱|ケース|冊|ドル|USD|税込|税込み|税抜|税抜き|税別|リットル|キロ|グラム|トン|メートル)"
 )
 """Units said of a column in parentheses (「重量(kg)」): not part of its name."""
 
@@ -480,6 +481,7 @@ def _fold(text: str) -> str:
     text = re.sub(r"\s*[①-⑳]\s*", "\n\x00", text)  # step numbers (NFKC would make them digits)
     text = re.sub(r"【([^】\n]{1,30})】", r"\1\n", text)  # 【依頼】 heads a request
     folded = unicodedata.normalize("NFKC", text)
+    folded = folded.replace("おねがい", "お願い")  # 「CSVでおねがい」
     folded = re.sub(  # 「R6.11.1」「H31.4.1」: an era and a date said short
         r"(?<![A-Za-z0-9])([RH])\s?(\d{1,2})[./](\d{1,2})[./](\d{1,2})(?![\d./])",
         lambda m: f"{'令和' if m[1] == 'R' else '平成'}{m[2]}年{m[3]}月{m[4]}日",
@@ -647,6 +649,7 @@ _INPUT_SHEET = re.compile(
     r"|^\s*\)?\s*の\s*「(?P<sheet2>[^」]+)」\s*シート"
     r"|^\s*[、,]\s*シート(?:名)?\s*(?:は|:)?\s*「?(?P<sheet3>[^」)]+?)」?\s*\)"
     r"|^\s*\)?\s*の\s*シート(?:名)?\s*「(?P<sheet4>[^」]+)」"
+    r"|^\s*\(\s*「(?P<sheet5>[^」]+)」\s*シート\s*\)"  # 「出荷実績.xlsx（「出荷」シート）」
 )
 _SHEET_OUTPUT = re.compile(
     r"^\s*」?\s*の\s*(?:「(?P<sheet>[^」]+)」\s*シート|シート(?:名)?\s*「(?P<sheet2>[^」]+)」)"
@@ -706,6 +709,7 @@ def _add_input(reader: _Reader, fmt: str, holds: str, source: str, start: int, e
             or sheet.group("sheet2")
             or sheet.group("sheet3")
             or sheet.group("sheet4")
+            or sheet.group("sheet5")
         ).strip()
         end += sheet.end()
     reader.inputs.append(item)
@@ -1230,7 +1234,7 @@ _SORT = re.compile(
     rf"|(?P<col10>{QNOUN})\s*(?:の|を)?\s*(?:五十音|50音|あいうえお|アイウエオ|アルファベット|ABC|abc|辞書|名前)\s*順"
     rf"|(?P<cols6>{QNOUN}(?:\s*(?:→|⇒|>|、|・)\s*{QNOUN}){{1,5}})\s*の\s*順\s*(?:番)?\s*(?:で|に)\s*(?:(?P<dir6>昇順|降順)\s*(?:に|で)?\s*)?(?=並|ソート)"
     rf"|(?P<col7>{QNOUN})\s*(?:が|の)\s*(?P<dir7>多い|大きい|高い|少ない|小さい|低い|古い|新しい|早い|遅い)\s*(?:{NOUN}|もの|ほう|方)?\s*から\s*(?:順|並べ)"
-    rf"|(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|長い|重い|遠い|小さい|少ない|低い|安い|昇順|古い|早い|近い|遅い|短い|軽い)\s*順"
+    rf"|(?:(?P<col>{QNOUN})\s*(?:の|が|で|を)?\s*)?(?P<dir>大きい|多い|高い|降順|新しい|長い|重い|遠い|小さい|少ない|低い|安い|昇順|古い|早い|近い|遅い|短い|軽い|若い)\s*順"
     r"|(?P<col2>"
     + QNOUN
     + r"(?:\s*(?:・|と)\s*"
@@ -1417,6 +1421,9 @@ _APPROVAL = re.compile(
     r"|(?<=前に)[、,]?[^。]{0,12}?(?:確認|チェック)\s*させて"
     # 「承認待ちにしておいて」「結果を塾長に見ていただいてから」
     r"|(?:確認|承認)待ち|(?:見て|目を通して)\s*(?:いただいて|もらって|いただき|もらい)\s*から"
+    # 「保存前に院長に見てもらうから、確認とれたら保存」
+    r"|(?<=に)\s*(?:見て|目を通して)\s*(?:もらう|いただく)|確認\s*(?:が)?\s*(?:とれ|取れ)(?:たら|次第)"
+    r"|(?:出力|保存|書き出し)\s*の?\s*前\s*で\s*(?:止め|とめ|ストップ)"
 )
 """A person's approval before the output: 承認, 課長に確認してもらってから, チェックを受けて."""
 _EXTRACT = re.compile(
@@ -1768,6 +1775,8 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         ):
             continue  # 「部門別」 is a grouping (「保険種別」 is a column)
         raw = match.group("val")
+        if re.match(r"\s*の?\s*(?:前後|から)\s*\d+\s*日", text[match.end("val") :]):
+            continue  # 「入金日が請求日の前後5日以内」: a date window between two columns
         if re.fullmatch(_DATE, raw):
             values = [_date_iso(raw)]
         else:
@@ -2281,9 +2290,14 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
     for match in _METRIC_LIST.finditer(text):
         if reader.overlaps(match.start(), match.end()):
             continue  # 「客単価の平均・最小・最大」: several metrics of one column
-        measured = _clean(match.group("col"))
-        for word in re.findall(_LISTED_METRIC, match.group("ms")):
-            metrics.setdefault(measured, []).append(str(_METRIC_WORDS[word]))
+        listed = _names(match.group("col"))
+        if len(listed) > 1 and any(n in _METRIC_WORDS for n in listed):
+            continue  # 「客数の平均、売上の平均と最大」: a list of metrics, read one by one
+        if len(listed) > 1:  # 「売上.csvと原価の…」 names a file, no column
+            listed = [n for n in listed if not _names_a_file(reader, n)]
+        for measured in listed:  # 「給油量と燃料代の合計・平均」: each metric of each column
+            for word in re.findall(_LISTED_METRIC, match.group("ms")):
+                metrics.setdefault(measured, []).append(str(_METRIC_WORDS[word]))
         positions.append(match.start())
         reader.use(match.start(), match.end())
     for match in _FIRST_LAST_DATE.finditer(text):
@@ -2503,7 +2517,7 @@ _LISTED_METRIC = (
     r"|最低点|最低額|最低|最安値|最安|合計|max|min|sum|mean|average)"
 )
 _METRIC_LIST = re.compile(
-    rf"(?<![と・、{_K}{_KATA}A-Za-z])\s*(?P<col>{QNOUN})\s*の\s*(?P<ms>{_LISTED_METRIC}"
+    rf"(?<![と・、{_K}{_KATA}A-Za-z])\s*(?P<col>{QNOUN}(?:\s*(?:と|・|、)\s*{QNOUN}){{0,5}})\s*の\s*(?P<ms>{_LISTED_METRIC}"
     rf"(?:\s*(?:・|、|と|/)\s*{_LISTED_METRIC}){{1,4}})(?![値点額])"
 )
 _TOPIC_MEASURED = re.compile(
@@ -3274,6 +3288,10 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
     if no_tolerance and step.tolerance is None:
         step.tolerance = 0.0
         reader.use(no_tolerance.start(), no_tolerance.end())
+        said = re.search(rf"(?P<col>{QNOUN})\s*(?:が|は)\s*$", text[: no_tolerance.start()])
+        if said and step.amount_column is None and is_amount_column(_clean(said.group("col"))):
+            step.amount_column = _clean(said.group("col"))  # 「請求額が1円でも違うもの」
+            reader.use(said.start(), said.end("col"))
 
 
 def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
@@ -4548,6 +4566,7 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             or _GENERIC.search(surface)
             or _FROM_WHERE.match(text, end)
             or re.search(r"(?:用|向け)$", surface)
+            or re.match(r"\s*締め", text[end:])  # 「月末締めで」: when the books close
             or re.match(  # 「点検の順番決めに使うから」: a purpose
                 r"\s*(?:の\s*[^\s、。をがは]{1,8}?\s*)?(?:に|で)\s*使(?:う|います|いたい)"
                 r"\s*(?:から|ので|ため|予定|つもり|。|$)",
@@ -5436,6 +5455,18 @@ def _settings_said_as_sentences(text: str) -> str:
         if re.fullmatch(r"(?:入力|元)?(?:ファイル|データ)\s*(?:\d{1,2}|[A-Za-z])", key):
             key = "入力ファイル"  # 「ファイル1 = 見積一覧.xlsx」: one of the files read
         form = next((f for words, f in _SETTING_WORDS if re.fullmatch(words, key)), None)
+        compared = re.fullmatch(
+            rf"{AMOUNT}\s*(?:" + "|".join(w for w, op in _OP_WORDS if op in ORDERING_OPS) + ")",
+            value,
+        )
+        if (
+            form is None
+            and compared
+            and re.fullmatch(NOUN, key)
+            and not _NOT_CONDITION_HEADS.match(key)
+        ):
+            said.append(f"{key}が{value}")  # 「精米歩合 = 50以下」
+            continue
         listed = re.fullmatch(
             rf"(?P<values>{NOUN}(?:\s*[、,・/]\s*{NOUN}){{0,19}})\s*(?:の\s*\d{{1,2}}\s*(?:つ|種類?|品目))?",
             value,
