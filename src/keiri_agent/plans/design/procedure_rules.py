@@ -639,6 +639,7 @@ _AS_INPUT = re.compile(
 )
 _OUTPUT_BEFORE = re.compile(
     r"(?:(?<![\u4e00-\u9fff\u30a1-\u30fa])(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名|アウトプット|保存先|保存ファイル名?|名前)\s*(?:は|を|:)?\s*「?"
+    r"|(?:出力ファイル名?|出力先|保存先|ファイル名)\s*\(\s*"  # 「出力ファイル（未収一覧.xlsx）は」
     r"|[→⇒>]|[①-⑳]\s*|\(\s*ファイル名\s*(?:は|:)?\s*)\s*$"
 )
 _SHEET = re.compile(
@@ -693,7 +694,9 @@ _IMAGES = re.compile(
     r"(?=\s*(?:から|を|の|で|、|\)|など))"
 )
 """Photos and scans of papers (「名簿（手書きを撮った画像）から」): documents, read by a model."""
-_FILE_DESCRIPTION = re.compile(rf"(?:{NOUN}\s*の\s*){{0,3}}{NOUN}\s*(?:の|\()?\s*$")
+_FILE_DESCRIPTION = re.compile(
+    rf"(?:{NOUN}\s*(?:さん|様|さま)?\s*の\s*){{0,3}}{NOUN}\s*(?:の|\()?\s*$"
+)
 """The words naming a file before its mention: 「先月分の請求データ（請求.csv）」."""
 
 
@@ -1310,6 +1313,7 @@ _TOLERANCE = re.compile(
 """An amount tolerance (差額1,000円以内, 1ドルまでの差); a number of days is a date window."""
 _WINDOW = re.compile(
     r"(?:日付|日)?\s*(?:の?(?:差|ずれ|ズレ))?\s*(?:が|は)?\s*(?:前後)?\s*(?P<num>\d+)\s*日\s*(?:の\s*(?:差|ずれ|ズレ)\s*)?(?:以内|まで|以下)"
+    r"(?:\s*の\s*(?:差|ずれ|ズレ)\s*(?:なら|は)\s*(?:OK|ok|可|大丈夫|許容|一致)?\s*(?:扱い)?)?"
     r"|(?:日付|日)\s*(?:は|が|も)?\s*(?:前後)?\s*(?P<num2>\d+)\s*日\s*(?:ずれ|ズレ)て\s*も\s*"
     r"(?:OK|ok|可|大丈夫|構わ|かまわ|問題な|よい|良い|いい|許容|同じ|同一)"
     r"|(?:日付の?(?:ずれ|ズレ|差)|日付の許容差?|許容日数)\s*(?:は|:)\s*(?:前後)?\s*(?P<num3>\d+)\s*日(?![付])"
@@ -3554,6 +3558,8 @@ def _read_compute(reader: _Reader) -> None:
 
 _MIXED = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の)?\s*(?:欄|列)?\s*(?:に|が|は|の|も|で|、)\s*"
+    # 「船名と氏名のカナが全角半角まざってる」: what of the columns is mixed
+    r"(?:(?<=の)[\u30a1-\u30fa\u30fc\u4e00-\u9fff]{1,6}\s*が\s*(?=全角|半角|表記|書式|書き方))?"
     r"(?:「[^」]*」|[^。、「」がは]){0,40}?"
     r"(?:(?:書式|書き方|表記|形式|全角[・と]?半角|文字|文字列|数字)\s*(?:が|は|で)?\s*"
     r"(?:「[^」]*」|[^。、「」がは]){0,20}?)?"
@@ -4062,7 +4068,8 @@ def _explained(reader: _Reader, kinds: frozenset[str], start: int, end: int) -> 
     left, right = _clause_span(reader.text, start, end)
     clause = reader.text[left:right]
     pointing = re.search(  # 「以下の条件で抽出」「上記条件で抽出」: the lines below or above
-        r"(?:以下|次|下記)\s*(?:の|を|に)|(?:上記|前記|上)\s*の?\s*(?:条件|内容|とおり|通り)",
+        r"(?:以下|次|下記)\s*(?:の|を|に)|(?:上記|前記|上)\s*の?\s*(?:条件|内容|とおり|通り)"
+        r"|^\s*(?:で|の条件で|これらで|以上で)\s*(?=絞|抽出|抜き出|取り出)",  # 「・…。で絞って」
         clause,
     )
     after = re.match(
@@ -4111,6 +4118,7 @@ RESTRICTION_WORDS = re.compile(r"(?<![るたてうだい])(?:だけ|のみ)|に�
 GENERIC_NOUNS = frozenset(
     [
         "あり",  # 「得意先名にゆれあり」: a remark on the data
+        "列追加",  # 「…を計算して列追加」: the computed column
         "限定",
         "うえ",
         "上で",
