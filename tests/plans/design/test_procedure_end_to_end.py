@@ -630,3 +630,32 @@ def test_numbered_steps_run_in_the_order_written(service: DesignService, tmp_pat
         tmp_path,
     )
     assert [(r["講師名"], r["支給額"]) for r in rows] == [("田中", 10000), ("佐藤", 6000)]
+
+
+def test_a_join_on_the_table_said_as_its_base_and_an_inner_join(
+    service: DesignService, tmp_path: Path
+) -> None:
+    customers = [
+        {"顧客ID": "C1", "顧客名": "山田商店"},
+        {"顧客ID": "C2", "顧客名": "青葉物産"},
+        {"顧客ID": "C3", "顧客名": "東和産業"},
+    ]
+    orders = [
+        {"注文番号": "A-1", "顧客ID": "C2", "金額": "5,000"},
+        {"注文番号": "A-2", "顧客ID": "C9", "金額": "7,000"},
+    ]
+    files = [("顧客.csv", cp932_csv(customers)), ("注文.csv", cp932_csv(orders))]
+    based = run(
+        service,
+        "顧客.csvと注文.csvを顧客IDで結合（注文側を基準に左結合）して、注文_顧客.xlsxに出してください",
+        files,
+        tmp_path / "left",
+    )
+    assert [(r["注文番号"], r["顧客名"]) for r in based] == [("A-1", "青葉物産"), ("A-2", None)]
+    inner = run(
+        service,
+        "注文.csvと顧客.csvを顧客IDで内部結合して、注文_顧客.xlsxに出してください",
+        [files[1], files[0]],
+        tmp_path / "inner",
+    )
+    assert [(r["注文番号"], r["顧客名"]) for r in inner] == [("A-1", "青葉物産")]

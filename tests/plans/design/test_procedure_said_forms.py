@@ -321,3 +321,81 @@ def test_metrics_listed_for_several_columns_apply_to_each() -> None:
     assert _steps("給油.xlsx で車番ごとに給油量と燃料代の合計・平均を出してCSVで") == [
         ("aggregate", (["車番"], {"給油量": ["sum", "mean"], "燃料代": ["sum", "mean"]}))
     ]
+
+
+def test_a_denied_exact_amount_keeps_the_other_rows() -> None:
+    assert _steps("会費.csvで納入額が3000円ちょうどでない行を、要確認.csvへ出力") == [
+        ("filter", [("納入額", "!=", 3000)])
+    ]
+
+
+def test_a_condition_before_a_comma_and_katsu_is_kept() -> None:
+    assert _steps("経費.csvで、部門が総務部、かつ金額が1万円超の行を抜き出してExcelに") == [
+        ("filter", [("金額", ">", 10000), ("部門", "==", "総務部")])
+    ]
+
+
+def test_a_condition_before_a_comma_and_katsu_is_named_when_not_read() -> None:
+    procedure = read_procedure("経費.csvで、部門が総務部、かつ承認済みの行を抜き出してExcelに")
+    assert any("総務部" in gap.message for gap in procedure.gaps)
+
+
+def test_a_file_name_with_hiragana_after_an_underscore_is_whole() -> None:
+    procedure = read_procedure("出荷.csvで業者が「ヤマト」以外の行を、出荷_その他業者.xlsxへ出力。")
+    assert [o.file_name for o in procedure.outputs] == ["出荷_その他業者.xlsx"]
+
+
+def test_a_comparison_with_another_column_is_named() -> None:
+    procedure = read_procedure("在庫.csvで在庫数が発注点以下の品番だけ、発注.xlsxに出力")
+    assert not [s for s in procedure.steps if s.kind == "filter"]
+    assert [g.kind for g in procedure.gaps] == ["unsupported_action"]
+
+
+def test_spaces_trimmed_from_a_column_are_a_normalisation_not_a_condition() -> None:
+    assert _steps(
+        "請求.csvの取引先名の前後の空白を除去して、取引先名で重複を削除し、一覧.csvに"
+    ) == [
+        ("normalize", None),
+        ("dedupe", None),
+    ]
+
+
+def test_a_group_said_short_of_a_name_column_is_asked() -> None:
+    procedure = read_procedure(
+        "社員.csvの部署名を正規化してから部署ごとの人数を数え、人数.xlsxに保存。"
+    )
+    assert any("部署名" in gap.message for gap in procedure.gaps)
+
+
+def test_the_base_and_the_kind_of_a_join() -> None:
+    base = read_procedure(
+        "顧客.csvと注文.csvを顧客IDで結合（注文側を基準に左結合）して、注文_顧客.xlsxに出して"
+    )
+    (join,) = base.steps
+    assert (join.input, join.how) == ("in2", "left") and not base.gaps
+    inner = read_procedure(
+        "明細.csvと仕入先マスタ.csvを仕入先コードで内部結合して、結果.xlsxに出して"
+    )
+    assert inner.steps[0].how == "inner" and not inner.gaps
+
+
+def test_the_amount_compared_as_a_key_with_a_tolerance_is_asked() -> None:
+    procedure = read_procedure(
+        "銀行.csvと仕訳.csvを、日付と金額で照合（金額の差は10円まで許容）して、照合.xlsxに"
+    )
+    assert procedure.gaps
+
+
+def test_a_key_list_stops_before_the_amount_of_a_tolerance() -> None:
+    procedure = read_procedure(
+        "請求.csvと配送.csvを突き合わせて。キーは送り状番号、運賃の差は100円まで許容。Excelで"
+    )
+    (reconcile,) = procedure.steps
+    assert (reconcile.keys, reconcile.amount_column) == (["送り状番号"], "運賃")
+
+
+def test_a_condition_on_the_difference_a_reconciliation_finds_is_named() -> None:
+    procedure = read_procedure(
+        "前月.csvと当月.csvを口座番号で突き合わせて、残高の差額が5万円以上のものを変動.xlsxへ"
+    )
+    assert [g.kind for g in procedure.gaps] == ["unsupported_action"]

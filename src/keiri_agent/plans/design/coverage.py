@@ -304,7 +304,8 @@ def step_met(step: StepSpec, node: Mapping[str, Any]) -> bool | None:
             else "keys" not in inputs or not inputs["keys"]
         )
     if step.kind == "join":
-        return _columns_in(inputs.get("on"), step.keys)
+        how = _same(inputs.get("how", "left"), step.how)
+        return _fold(iter([_columns_in(inputs.get("on"), step.keys), how]))
     if step.kind == "reconcile":
         checks: list[bool | None] = [_columns_in(inputs.get("keys"), step.keys)]
         if step.tolerance is not None:

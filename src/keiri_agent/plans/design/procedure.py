@@ -142,6 +142,11 @@ class StepSpec(_Model):
     columns: list[str] = Field(default_factory=list)
     keys: list[str] = Field(default_factory=list)
     keep: Literal["first", "last"] = "first"
+    how: Literal["left", "inner"] = Field(
+        default="left",
+        description="join: left keeps every row of the first table (input); inner keeps only "
+        "rows found in both (内部結合)",
+    )
     loose_match: bool = Field(
         default=False,
         description="dedupe: values equal apart from 全角/半角, case and spaces are the same",
@@ -290,7 +295,8 @@ def step_text(step: StepSpec) -> str:
         return _dedupe_text(step)
     if step.kind == "join":
         keys = f"「{names(step.keys)}」" if step.keys else "（キーが未定）"
-        return f"表の結合: {keys}で参照"
+        kept = "、両方にある行だけ" if step.how == "inner" else ""
+        return f"表の結合: {keys}で参照{kept}"
     if step.kind == "reconcile":
         return _reconcile_text(step)
     if step.kind == "compute":

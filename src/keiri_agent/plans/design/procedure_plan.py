@@ -403,7 +403,7 @@ def _step(  # noqa: C901 (one branch per step kind)
         ]
         inputs = {"left": left, "right": right}
         if step.kind == "join":
-            inputs.update({"on": keys, "how": "left"})
+            inputs.update({"on": keys, "how": step.how})
         else:
             inputs["keys"] = keys
             if step.tolerance is not None or step.amount_column:
@@ -542,6 +542,8 @@ def _two_tables(builder: _Builder, step: StepSpec) -> tuple[str, str]:
     items = [item for item in builder.procedure.inputs if item.id in builder.tables]
     if step.kind == "join":
         items.sort(key=lambda item: bool(_MASTER.search(item.holds)))
+        # 「注文側を基準に左結合」: the table said to be the base is the left one
+        items.sort(key=lambda item: item.id != step.input)
     left, right = items[0], items[1]
     return builder.tables[left.id], builder.tables[right.id]
 

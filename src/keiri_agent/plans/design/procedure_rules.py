@@ -43,6 +43,7 @@ from keiri_agent.plans.design.procedure import (
     OutputSpec,
     Procedure,
     StepSpec,
+    condition_text,
     step_text,
 )
 from keiri_agent.plans.design.tasks import TASKS
@@ -604,7 +605,7 @@ _FILE = re.compile(
     rf"(?:(?P<holds>{QNOUN})(?:の|\s)?)?\(?\s*(?P<fmt>{_FORMAT_WORD})(?:ファイル|ブック|データ)?"
 )
 _FILE_NAME = re.compile(
-    rf"(?P<name>[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}_\-]))[A-Za-z0-9_\-{_K}{_KATA}]+)*"
+    rf"(?P<name>[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}_\-])|(?<=[_\-])[ぁ-ん]{{1,4}}(?=[{_K}{_KATA}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*"
     rf"(?:(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん]{{1,2}}(?=\.))?)"
     r"\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)",
     re.I,
@@ -1107,7 +1108,7 @@ _FILTER_EQ = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：|(?<!シート)(?<!ファイル)(?<!ブック)(?=「[^」]{{1,40}}」\s*(?:だけ|のみ|以外)))\s*(?:まだ|すでに|既に|現在|今も|今でも|いまだに)?\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,|(?<=」)と)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
     rf"(?P<tail>以外|(?:でない|ではない|じゃない)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ|だけ|のみ))|(?<=」)(?=\s*(?:。|$))|の(?:いずれか|どれか)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は|に\s*「))|だけ|のみ"
     r"|(?:になっている|となっている|になってる|である)(?=\s*(?:ので|から|ため)\s*[、,]?\s*(?:それ|これ|そちら)\s*(?:は|を|も)\s*(?:除|外|抜|省))"
-    rf"|(?=\s*[、,]\s*{NOUN}\s*(?:が|は)?\s*\d)|(?=\s*[、,]\s*{NOUN}\s*が\s*(?:「|{NOUN}\s*(?:の|で|、)))"
+    rf"|(?=\s*[、,]\s*(?:かつ|且つ|および|及び)?\s*{NOUN}\s*(?:が|は)?\s*\d)|(?=\s*[、,]\s*(?:かつ|且つ|および|及び)?\s*{NOUN}\s*が\s*(?:「|{NOUN}\s*(?:の|で|、)))"
     r"|(?P<chain>(?=\s*(?:[→⇒>]|。|$))))"
 )
 """「都道府県が東京都か神奈川県 → …」: a step of an arrow chain that is only a condition keeps
@@ -1153,7 +1154,7 @@ _FILTER_SIGN = re.compile(
 )
 """「粗利 がマイナス（0未満）の品目」: below or above zero."""
 _FILTER_NULL = re.compile(
-    rf"(?P<col>{QNOUN})\s*(?:欄|列)?(?:\s*(?:が|の|に|は)|\s)\s*(?:何か|なにか|何かしら)?\s*"
+    rf"(?!(?:前後|先頭|末尾|両端)\s*の\s*(?:空白|スペース))(?P<col>{QNOUN})\s*(?:欄|列)?(?:\s*(?:が|の|に|は)|\s)\s*(?:何か|なにか|何かしら)?\s*"
     r"(?P<state>(?:未定|未設定|未登録|未記入|なし)\s*\(\s*(?:空欄|空白|未入力|ブランク)\s*\)"
     r"|(?:空欄|空白|空|ブランク|未入力)\s*(?:で(?:は)?\s*な[いく]|じゃ\s*ない|ではありません|以外)"
     r"|空欄|空白|未入力|ブランク|空|未記入|未記載|入っていない|入力されていない|記入されていない"
@@ -1404,7 +1405,8 @@ def _verbal_expression(match: re.Match[str]) -> str | None:
 
 
 _NORMALIZE = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を|も)?\s*(?:数値に|日付に|(?:日付|数値)の(?:形式|書式)に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記\s*(?:\([^()]{{0,30}}\))?\s*を(?:統一|揃え|そろえ|整え)|書き方を(?:統一|揃え|そろえ|整え))"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を|も)?\s*(?:数値に|日付に|(?:日付|数値)の(?:形式|書式)に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記\s*(?:\([^()]{{0,30}}\))?\s*を(?:統一|揃え|そろえ|整え)|書き方を(?:統一|揃え|そろえ|整え)"
+    r"|(?:前後|先頭|末尾|両端)\s*の\s*(?:空白|スペース)\s*を?\s*(?:除去|削除|取り除|消|取っ|取り|トリム))"
 )
 _SELECT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム|つ)\s*(?:だけ|のみ|に絞|に限|にして|にする|にし(?=て|、)|を\s*残[しす])"
@@ -1685,7 +1687,7 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         start = match.start()
         end = match.end()
         denial = _NEGATED_COMPARISON.match(text, end)
-        if denial and op in (">", ">=", "<", "<="):  # 「5万円を超えない」「5万円以上でない」
+        if denial and op in (">", ">=", "<", "<=", "=="):  # 「5万円を超えない」「ちょうどでない」
             op = _NEGATE[op]
             end = denial.end()
         if (
@@ -1809,7 +1811,22 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             values = [v.removesuffix("以外") for v in values]
         if any(v in _METRIC_WORDS or v in _NOT_VALUES for v in values):
             continue
-        if any(re.search(r"\d.*(?:超|以上|以下|未満|以内|以降|以前|以後)$", v) for v in values):
+        compared = next(
+            (v for v in values if re.search(r"(?:超|以上|以下|未満|以内|以降|以前|以後)$", v)), None
+        )
+        if compared and not re.search(r"\d", compared):  # 「在庫数が発注点以下」
+            said = f"{match.group('col')}が{compared}"
+            reader.gaps.append(
+                Gap(
+                    kind="unsupported_action",
+                    message=f"「{said}」のような列どうしの比較で行を絞り込むことはできません"
+                    "（「在庫数が10以下」のように、数や日付と比べる条件で書いてください）",
+                    source=said,
+                )
+            )
+            reader.use(match.start(), _clause_span(text, match.start(), match.end())[1])
+            continue
+        if compared:
             continue  # 「3万部超」: a comparison the number rule could not read, not a value
         column = match.group("col")
         owner = re.search(rf"(?P<owner>{NOUN})\s*の\s*$", text[: match.start("col")])
@@ -1983,6 +2000,29 @@ _TREATED_AS = re.compile(
 )
 _CALENDAR_WORDS = re.compile(r"土日|平日|週末|土曜|日曜|祝日|祝祭日|休日|月末|月初|営業日|曜日")
 _VAGUE_VALUE = re.compile(r"(?:前後|くらい|ぐらい|程度|ほど|近く|付近|あたり|位)$")
+
+
+def _differences_of_a_reconciliation(reader: _Reader) -> None:
+    """「口座番号で突き合わせて、残高の差額が5万円以上のもの」: a condition on the difference a
+    reconciliation finds cannot be built (its sign — grew or fell — is not said, and the
+    block gives the difference as 金額差): named, never kept as a column nobody has."""
+    if reader.first_step("reconcile") is None:
+        return
+    step = reader.first_step("filter")
+    if step is None:
+        return
+    for condition in step.conditions:
+        column = condition.column or ""
+        if re.fullmatch(r"(?:.{1,10}の)?(?:差額|差|差異|金額差|ずれ|ズレ)", column):
+            reader.gaps.append(
+                Gap(
+                    kind="unsupported_action",
+                    message=f"「{condition_text(condition)}」: 照合で見つかった差額で行を"
+                    "絞り込む処理は作れません（増えた・減ったのどちらか決められないため）。照合結果の"
+                    "「金額差」の列で確かめてください",
+                    source=column,
+                )
+            )
 
 
 def _conditions_not_filters(reader: _Reader) -> None:
@@ -2922,8 +2962,16 @@ def _keys_near(reader: _Reader, start: int, end: int) -> list[str]:
         return [k for k in _names(phrase.group("keys")) if not _names_a_file(reader, k)]
     explicit = _EXPLICIT_KEY.search(reader.text)
     if explicit:
-        reader.use(explicit.start(), explicit.end())
-        return _names(explicit.group("keys"))
+        keys = _names(explicit.group("keys"))
+        if len(keys) > 1 and re.match(
+            r"\s*の?\s*(?:差|差額|ずれ|ズレ|誤差)", reader.text[explicit.end("keys") :]
+        ):  # 「キーは送り状番号、運賃の差は100円まで」: 運賃 begins the next setting
+            dropped = explicit.start("keys") + explicit.group("keys").rfind(keys[-1])
+            keys = keys[:-1]
+            reader.use(explicit.start(), dropped)
+        else:
+            reader.use(explicit.start(), explicit.end())
+        return keys
     offset = max(0, start - 40)
     while offset > 0 and re.match(_NAME_CHAR, reader.text[offset - 1]):
         offset -= 1  # never start inside a word (「チェック」 is no key 「ック」)
@@ -3141,8 +3189,35 @@ def _add_join(reader: _Reader, join: re.Match[str]) -> None:
             reader.use(brought.start(), brought.end("cols"))
     if not step.keys:
         step.missing.append("keys")
+    base = _JOIN_BASE.search(text)
+    said = base and _clean(base.group("base") or base.group("target"))
+    based = next((item for item in reader.inputs if said in (item.holds, f"{item.holds}側")), None)
+    if base and based:  # 「（注文側を基準に左結合）」「顧客名を注文に付けて」
+        step.input = based.id
+        if base.group("base"):
+            reader.use(base.start(), base.end())
+    inner = _INNER_JOIN.search(text)
+    if inner:  # 「内部結合」「両方にあるものだけ」
+        step.how = "inner"
+        reader.use(inner.start(), inner.end())
+    left = re.search(r"左(?:外部)?結合|left\s*join", text, re.I)
+    if left:
+        reader.use(left.start(), left.end())
     reader.add_step(join.start(), step)
     reader.use(join.start(), join.end())
+
+
+_JOIN_BASE = re.compile(
+    rf"(?P<base>{NOUN})\s*(?:側|の方)?\s*(?:を|が)\s*(?:基準|ベース|主|左)\s*(?:に|と|として)?"
+    rf"|を\s*(?P<target>{NOUN})\s*(?:側|の方)?\s*に\s*(?:付け|付与|追加|くっつけ|持って)"
+)
+"""「注文側を基準に」「売上をベースに」「顧客名を注文に付けて」: the table whose rows a join
+keeps (its left)."""
+_INNER_JOIN = re.compile(
+    r"内部結合|inner\s*join|(?:両方|双方)\s*に\s*(?:ある|存在する|あった)\s*(?:もの|行|データ)\s*(?:だけ|のみ)",
+    re.I,
+)
+"""A join that keeps only rows found in both tables."""
 
 
 def _files_gathered(reader: _Reader, *, master: bool) -> re.Match[str] | None:
@@ -3156,6 +3231,22 @@ def _files_gathered(reader: _Reader, *, master: bool) -> re.Match[str] | None:
     if master or len({item.format for item in reader.inputs}) != 1:
         return None
     return _ALL_GATHERED.search(reader.text)
+
+
+def _amount_not_a_key(reader: _Reader, step: StepSpec, source: str) -> None:
+    """「日付と金額で照合（金額の差は10円まで）」: an amount compared with a tolerance cannot
+    also be a key (rows that differ never pair): asked, never built."""
+    compared = step.amount_column or "金額"
+    if step.tolerance and compared in step.keys:
+        reader.gaps.append(
+            Gap(
+                kind="not_understood",
+                message=f"「{compared}」を突き合わせのキーにすると、金額に差のある行は組に"
+                "なりません（許容差が使われません）。キー（請求番号など）と、比べる金額の列を"
+                "分けて書いてください",
+                source=source,
+            )
+        )
 
 
 def _read_two_tables(reader: _Reader) -> None:
@@ -3209,6 +3300,7 @@ def _read_two_tables(reader: _Reader) -> None:
             step.missing.append("keys")
         _amount_compare(reader, step)
         _date_compare(reader, step)
+        _amount_not_a_key(reader, step, reconcile.group(0))
         reader.add_step(reconcile.start(), step)
         reader.use(reconcile.start(), reconcile.end())
     elif join and not reader.is_used(join.start(), join.end()):
@@ -4482,11 +4574,16 @@ def _working_clauses(text: str) -> set[tuple[int, int]]:
         if left > 1 and text[left - 1] == "、":
             before = _clause_span(text, left - 2, left - 1)
             said = text[before[0] : before[1]]
-            if re.search(r"(?:で|かつ|且つ)\s*$", said) or (
-                re.search(r"(?:について|に関して|のうち|の中で)\s*$", said)
-                and not _FILE_NAME.search(said)  # 「売上一覧.csvについて」: the file
-                and not re.search(
-                    r"(?:各|全|すべての|全ての)\s*[^、。]{1,12}(?:について|に関して)$", said
+            joined = re.match(r"\s*(?:かつ|且つ|および|及び|または|又は|もしくは)", text[left:])
+            if (
+                joined
+                or re.search(r"(?:で|かつ|且つ)\s*$", said)
+                or (
+                    re.search(r"(?:について|に関して|のうち|の中で)\s*$", said)
+                    and not _FILE_NAME.search(said)  # 「売上一覧.csvについて」: the file
+                    and not re.search(
+                        r"(?:各|全|すべての|全ての)\s*[^、。]{1,12}(?:について|に関して)$", said
+                    )
                 )
             ):
                 working.add(before)  # 「営業部の交通費について、社員別に…」: the rows it is about
@@ -5269,7 +5366,13 @@ def _keys_said_short(steps: list[StepSpec], gaps: list[Gap]) -> None:
         keys = step.by if step.kind == "sort" else step.group_by if step.kind == "aggregate" else []
         others = {name for other in steps if other is not step for name in _parameter_names(other)}
         for key in keys:
-            longer = [n for n in others if len(key) >= 2 and n.endswith(key) and n != key]
+            longer = [  # 「…終了日」 of 認定有効期間終了日; 「部署」 of 部署名
+                n
+                for n in others
+                if len(key) >= 2
+                and n != key
+                and (n.endswith(key) or n in (f"{key}名", f"{key}名称"))
+            ]
             if key not in others and len(longer) == 1:
                 gaps.append(
                     Gap(
@@ -5564,6 +5667,7 @@ def _read(
     _included_too(reader)
     _negate_excluded(reader)
     _conditions_not_filters(reader)
+    _differences_of_a_reconciliation(reader)
     _read_filter_verbs(reader)
     _vague_times(reader)
     _unread_orders(reader)
