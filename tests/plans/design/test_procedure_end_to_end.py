@@ -659,3 +659,28 @@ def test_a_join_on_the_table_said_as_its_base_and_an_inner_join(
         tmp_path / "inner",
     )
     assert [(r["注文番号"], r["顧客名"]) for r in inner] == [("A-1", "青葉物産")]
+
+
+def test_a_formula_over_totals_and_one_side_of_a_reconciliation(
+    service: DesignService, tmp_path: Path
+) -> None:
+    pos = [
+        {"店舗": "本店", "売上": "10,000", "客数": "4"},
+        {"店舗": "本店", "売上": "8,000", "客数": "2"},
+        {"店舗": "駅前", "売上": "9,000", "客数": "3"},
+    ]
+    rows = run(
+        service,
+        "POSデータ.csvを店舗別に集計して、売上合計と客数合計を出し、売上合計を客数合計で割った"
+        "客単価の列を追加して、客単価.xlsxに出してください。",
+        [("POSデータ.csv", cp932_csv(pos))],
+        tmp_path / "pos",
+    )
+    assert {r["店舗"]: r["客単価"] for r in rows} == {"本店": 3000, "駅前": 3000}
+    rows = run(
+        service,
+        "請求.csvと入金.csvを請求番号で照合し、請求にあって入金にない行を未入金.xlsxに書き出して",
+        [("請求.csv", cp932_csv(INVOICES)), ("入金.csv", cp932_csv(PAYMENTS))],
+        tmp_path / "one_side",
+    )
+    assert [r["請求番号"] for r in rows] == ["INV-003"]

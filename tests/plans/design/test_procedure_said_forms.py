@@ -399,3 +399,67 @@ def test_a_condition_on_the_difference_a_reconciliation_finds_is_named() -> None
         "前月.csvと当月.csvを口座番号で突き合わせて、残高の差額が5万円以上のものを変動.xlsxへ"
     )
     assert [g.kind for g in procedure.gaps] == ["unsupported_action"]
+
+
+def test_a_file_name_beginning_with_hiragana() -> None:
+    procedure = read_procedure("名簿.xlsxでクラスが「ゆり」の園児だけ残して、ゆり組名簿.xlsxに出力")
+    assert [o.file_name for o in procedure.outputs] == ["ゆり組名簿.xlsx"]
+
+
+def test_a_verb_before_a_file_name_is_no_part_of_it() -> None:
+    procedure = read_procedure(
+        "行事費.csvで費目ごとに件数を出して、件数が少ない順に並べ集計.xlsxに保存"
+    )
+    assert [o.file_name for o in procedure.outputs] == ["集計.xlsx"]
+
+
+def test_duplicates_kept_when_said_so() -> None:
+    procedure = read_procedure(
+        "在庫.xlsxを、品番で重複を除かずに品番ごとの在庫数を合計して合計.xlsxに"
+    )
+    assert [s.kind for s in procedure.steps] == ["aggregate"] and not procedure.gaps
+
+
+def test_a_group_said_short_of_a_column_a_join_brings_is_asked() -> None:
+    procedure = read_procedure(
+        "精算.csvと台帳.csvを組合員コードで結合して、地区名を付けたうえで地区ごとに精算額を合計し、"
+        "地区別.xlsxに"
+    )
+    assert any("地区名" in gap.message for gap in procedure.gaps)
+
+
+def test_a_ratio_said_in_percent_is_a_fraction() -> None:
+    procedure = read_procedure(
+        "原価.csvで、原価÷売価の原価率列を追加し、原価率が35%を超える行を高.xlsxに"
+    )
+    (compute, keep) = procedure.steps
+    assert list(compute.expressions) == ["原価率"]
+    assert [(c.column, c.op, c.value) for c in keep.conditions] == [("原価率", ">", 0.35)]
+
+
+def test_a_sheet_line_after_the_input_file_of_a_settings_block() -> None:
+    procedure = read_procedure(
+        "設定:\n入力ファイル = 出荷.xlsx\nシート = 集計用\n"
+        "集計 = 農家ごとに出荷量の合計\n出力 = 集計.xlsx"
+    )
+    assert [(i.holds, i.sheet) for i in procedure.inputs] == [("出荷", "集計用")]
+    assert [o.sheet for o in procedure.outputs] == [None]
+
+
+def test_one_side_of_a_reconciliation() -> None:
+    procedure = read_procedure(
+        "銀行.csvと会計.csvを伝票番号で照合し、会計にあって銀行にない取引を未記帳.xlsxに書き出して"
+    )
+    assert procedure.steps[0].parts == ["unmatched_right"] and not procedure.gaps
+    unnamed = read_procedure(
+        "A.csvとB.csvを番号で照合して、現場にあって台帳にない物件を結果.xlsxに"
+    )
+    assert unnamed.gaps
+
+
+def test_a_formula_over_totals_runs_after_the_aggregation() -> None:
+    procedure = read_procedure(
+        "POS.csvを店舗別に集計して、売上合計と客数合計を出し、売上合計を客数合計で割った"
+        "客単価の列を追加して、客単価.xlsxに"
+    )
+    assert [s.kind for s in procedure.steps] == ["aggregate", "compute"] and not procedure.gaps

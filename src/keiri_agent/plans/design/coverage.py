@@ -28,6 +28,7 @@ node; ``lines()`` says it in Japanese, one line per requirement.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from typing import Any, Literal
 from keiri_agent.files.cells import date_value
 from keiri_agent.plans.design.procedure import (
     COUNT_ALL,
+    METRIC_WORDS,
     Condition,
     Procedure,
     StepSpec,
@@ -363,7 +365,11 @@ def _sheet_met(sheet: str | None, nodes: list[dict[str, Any]]) -> bool:
 def _formula(text: Any) -> str:
     """A formula without blanks, a total's result column (コマ数_sum) as the column it totals."""
     compact = "".join(str(text).split())
-    return re.sub(r"_(?:sum|mean|count|min|max)(?![^\s+\-*/%(),<>=!'\]])", "", compact)
+    # 「売上合計 / 客数合計」 after a total is 売上_sum / 客数_sum: both are the totals' columns
+    said = "|".join(
+        sorted({*METRIC_WORDS.values(), *(f"_{m}" for m in METRIC_WORDS)}, key=len)[::-1]
+    )
+    return re.sub(rf"(?<=\w)(?:{said})(?![^\s+\-*/%(),<>=!'\]])", "", compact)
 
 
 # --------------------------------------------------------------------------- flow
@@ -415,6 +421,32 @@ def resolved_vars(plan: Mapping[str, Any]) -> dict[str, Any]:
         return value
 
     return {**plan, "graph": walk(plan.get("graph") or [])}
+
+
+def _step_candidates(
+    plan: Mapping[str, Any], nodes: list[dict[str, Any]], step: StepSpec
+) -> list[tuple[str, bool | None]]:
+    """The nodes that may do ``step``, each with whether it does it as asked."""
+    blocks = frozenset({str(step.block)}) if step.kind == "task" else STEP_BLOCKS[step.kind]
+    candidates = [(str(n["id"]), step_met(step, n)) for n in nodes if n.get("block") in blocks]
+    if step.kind == "approval":
+        candidates = [(node_id, met) for node_id, met in candidates if met]
+    if step.kind == "reconcile" and step.parts:
+        candidates = _only_parts_read(plan, step, candidates)
+    return candidates
+
+
+def _only_parts_read(
+    plan: Mapping[str, Any], step: StepSpec, candidates: list[tuple[str, bool | None]]
+) -> list[tuple[str, bool | None]]:
+    """「請求にあって入金にない行」: a reconciliation covers it only when nothing reads its
+    other parts (the matched rows are never written beside the ones asked for)."""
+    text = json.dumps([plan.get("graph"), plan.get("exports")], ensure_ascii=False, default=str)
+    result = []
+    for node_id, met in candidates:
+        read = set(re.findall(rf"(?<![\w.]){re.escape(node_id)}\.(\w+)", text))
+        result.append((node_id, False if read - set(step.parts) else met))
+    return result
 
 
 def check_coverage(procedure: Procedure, plan: Mapping[str, Any]) -> CoverageReport:
@@ -471,11 +503,7 @@ def check_coverage(procedure: Procedure, plan: Mapping[str, Any]) -> CoverageRep
         if candidates:
             used_nodes.add(candidates[0][0])
     for step in procedure.steps:
-        blocks = frozenset({str(step.block)}) if step.kind == "task" else STEP_BLOCKS[step.kind]
-        candidates = [(str(n["id"]), step_met(step, n)) for n in nodes if n.get("block") in blocks]
-        if step.kind == "approval":
-            candidates = [(node_id, met) for node_id, met in candidates if met]
-        pick(f"step:{step.id}", step_text(step), candidates)
+        pick(f"step:{step.id}", step_text(step), _step_candidates(plan, nodes, step))
     exported = {
         str(item.get("as")) for item in plan.get("exports") or [] if isinstance(item, Mapping)
     }

@@ -63,6 +63,7 @@ Operator = Literal[
     "not_null",
 ]
 Metric = Literal["sum", "mean", "count", "min", "max"]
+ReconcilePart = Literal["differences", "unmatched_left", "unmatched_right", "matched"]
 GapKind = Literal["unsupported_action", "missing_source", "needs_llm", "not_understood"]
 
 LLM_STEPS: frozenset[str] = frozenset({"extract", "classify"})
@@ -142,6 +143,11 @@ class StepSpec(_Model):
     columns: list[str] = Field(default_factory=list)
     keys: list[str] = Field(default_factory=list)
     keep: Literal["first", "last"] = "first"
+    parts: list[ReconcilePart] = Field(
+        default_factory=list,
+        description="reconcile: the results wanted (unmatched_left: rows only in the first "
+        "table, 「請求にあって入金にない」); empty: every part",
+    )
     how: Literal["left", "inner"] = Field(
         default="left",
         description="join: left keeps every row of the first table (input); inner keeps only "
@@ -232,8 +238,8 @@ def _value_text(value: Any) -> str:
         return "、".join(_value_text(item) for item in value)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:,}"  # 3.5 is a number, not the text 「3.5」
     return f"「{value}」"
 
 
@@ -264,7 +270,17 @@ def _reconcile_text(step: StepSpec) -> str:
     if step.date_window_days is not None:
         dates = f"{_pair(step.date_column, step.right_date_column)}の" if step.date_column else ""
         extra += f"、{dates}日付差 {step.date_window_days} 日まで"
+    if step.parts:
+        extra += "、出すのは " + "・".join(RECONCILE_PART_WORDS[part] for part in step.parts)
     return f"照合: {keys}で突き合わせ{extra}"
+
+
+RECONCILE_PART_WORDS = {
+    "differences": "差異のある行",
+    "unmatched_left": "1つ目の表にだけある行",
+    "unmatched_right": "2つ目の表にだけある行",
+    "matched": "一致した行",
+}
 
 
 def step_text(step: StepSpec) -> str:

@@ -167,7 +167,12 @@ def plan_from_procedure(
             # far, is the one a later join, reconcile or stack takes
             builder.tables[first_table] = current
         if step.kind == "reconcile":
-            sheets = [(f"${{{node_id}.{part}}}", name) for part, name in RECONCILE_PARTS.items()]
+            sheets = [
+                (f"${{{node_id}.{part}}}", name)
+                for part, name in RECONCILE_PARTS.items()
+                if not step.parts or part in step.parts
+            ]
+            current = sheets[0][0]  # 「報告にあって契約にない物件」: that part alone
     exports = _outputs(builder, current, sheets, approval, task_node)
     plan: dict[str, Any] = {
         "apiVersion": "v1",
@@ -365,6 +370,8 @@ def _step(  # noqa: C901 (one branch per step kind)
             for metric in wanted:
                 # 「合計の大きい順」: a metric's word names its result column
                 aggregate_columns.setdefault(METRIC_WORDS[metric], f"{column}_{metric}")
+                # 「売上合計 ÷ 客数合計」: the column said with its metric's word
+                aggregate_columns[f"{column}{METRIC_WORDS[metric]}"] = f"{column}_{metric}"
         inputs = {
             "records": prelude or records,
             "group_by": list(step.group_by),

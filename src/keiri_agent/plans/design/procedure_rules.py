@@ -605,7 +605,9 @@ _FILE = re.compile(
     rf"(?:(?P<holds>{QNOUN})(?:の|\s)?)?\(?\s*(?P<fmt>{_FORMAT_WORD})(?:ファイル|ブック|データ)?"
 )
 _FILE_NAME = re.compile(
-    rf"(?P<name>[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}_\-])|(?<=[_\-])[ぁ-ん]{{1,4}}(?=[{_K}{_KATA}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*"
+    rf"(?P<name>(?:(?<=[、,「(\s])(?!まず|そして|また|さらに|それ|これ|あと|次)[ぁ-ん]{{2,6}}"
+    rf"(?<![はがをにのでともへやかずて])(?=[{_K}{_KATA}]))?"  # 「ひまわり組名簿.xlsx」
+    rf"[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?<![並揃分付抜残絞集消除])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}_\-])|(?<=[_\-])[ぁ-ん]{{1,4}}(?=[{_K}{_KATA}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*"
     rf"(?:(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん]{{1,2}}(?=\.))?)"
     r"\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)",
     re.I,
@@ -1105,8 +1107,9 @@ _FILTER_CODE = re.compile(
 )
 """「返品区分=1」「工事区分=公共」: a column equal to a code or a word, said with 「=」."""
 _FILTER_EQ = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：|(?<!シート)(?<!ファイル)(?<!ブック)(?=「[^」]{{1,40}}」\s*(?:だけ|のみ|以外)))\s*(?:まだ|すでに|既に|現在|今も|今でも|いまだに)?\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,|(?<=」)と)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
+    rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：|(?<!シート)(?<!ファイル)(?<!ブック)(?=「[^」]{{1,40}}」\s*(?:だけ|のみ|以外|(?:は|を)\s*(?:除|外し|外す|対象外))))\s*(?:まだ|すでに|既に|現在|今も|今でも|いまだに)?\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,|(?<=」)と)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
     rf"(?P<tail>以外|(?:でない|ではない|じゃない)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ|だけ|のみ))|(?<=」)(?=\s*(?:。|$))|の(?:いずれか|どれか)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は|に\s*「))|だけ|のみ"
+    r"|(?<=」)(?=\s*(?:は|を)\s*(?:除|外し|外す|対象外))"  # 「券種「関係者」は除く」
     r"|(?:になっている|となっている|になってる|である)(?=\s*(?:ので|から|ため)\s*[、,]?\s*(?:それ|これ|そちら)\s*(?:は|を|も)\s*(?:除|外|抜|省))"
     rf"|(?=\s*[、,]\s*(?:かつ|且つ|および|及び)?\s*{NOUN}\s*(?:が|は)?\s*\d)|(?=\s*[、,]\s*(?:かつ|且つ|および|及び)?\s*{NOUN}\s*が\s*(?:「|{NOUN}\s*(?:の|で|、)))"
     r"|(?P<chain>(?=\s*(?:[→⇒>]|。|$))))"
@@ -1133,7 +1136,7 @@ _FILTER_SMALL_NUMBER = re.compile(
 """「学年列が2の生徒」「キャンセルフラグが1のやつ」: a column equal to a code number."""
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
 _GENERIC = re.compile(
-    r"(?:^|\d)(?:行|列|件|分)$|(?:もの|明細|データ|レコード|項目|一覧|結果|ファイル)$"
+    r"(?:^|\d)(?:行|列|件|分)$|(?:もの|明細|データ|レコード|項目|一覧|結果|ファイル|条件|手順)$"
 )
 """Nouns that name rows or the file, never a value to filter on (「行だけ」「明細のみ」)."""
 _NOT_A_COLUMN = re.compile(
@@ -1814,7 +1817,11 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         compared = next(
             (v for v in values if re.search(r"(?:超|以上|以下|未満|以内|以降|以前|以後)$", v)), None
         )
-        if compared and not re.search(r"\d", compared):  # 「在庫数が発注点以下」
+        if (
+            compared
+            and not re.search(r"\d", compared)
+            and not re.fullmatch(r"(?:超|以上|以下|未満|以内|以降|以前|以後)", compared)
+        ):  # 「在庫数が発注点以下」 (「今回は以下の手順で」 compares nothing)
             said = f"{match.group('col')}が{compared}"
             reader.gaps.append(
                 Gap(
@@ -2000,6 +2007,62 @@ _TREATED_AS = re.compile(
 )
 _CALENDAR_WORDS = re.compile(r"土日|平日|週末|土曜|日曜|祝日|祝祭日|休日|月末|月初|営業日|曜日")
 _VAGUE_VALUE = re.compile(r"(?:前後|くらい|ぐらい|程度|ほど|近く|付近|あたり|位)$")
+
+
+def _ratios_said_in_percent(reader: _Reader) -> None:
+    """「原価÷売価の原価率列を追加し、原価率が35%を超える」: the column is 原価率 (「列」 is no
+    part of its name), and a ratio computed by a division is a fraction: 35% is 0.35."""
+    ratios: set[str] = set()
+    for _, compute in reader.steps:
+        if compute.kind != "compute":
+            continue
+        renamed = {}
+        for name, expression in compute.expressions.items():
+            bare = name[:-1] if name.endswith("列") and len(name) > 2 else name
+            renamed[bare] = expression
+            if "/" in expression and "100" not in expression:
+                ratios.add(bare)
+        compute.expressions = renamed
+    step = reader.first_step("filter")
+    if step is None or not ratios:
+        return
+    spans = reader.condition_spans[: len(step.conditions)]
+    for index, (start, end) in enumerate(spans):
+        condition = step.conditions[index]
+        if (
+            condition.column in ratios
+            and isinstance(condition.value, int | float)
+            and re.search(r"\d\s*%", reader.text[start:end])
+        ):
+            step.conditions[index] = condition.model_copy(update={"value": condition.value / 100})
+
+
+def _formulas_of_totals(steps: list[StepSpec]) -> list[StepSpec]:
+    """「売上合計と客数合計を出し、売上合計を客数合計で割った客単価の列を追加」: a formula
+    over a total's name (売上合計, 客数の平均 said as 客数平均) runs after the aggregation."""
+    aggregate = next((step for step in steps if step.kind == "aggregate"), None)
+    if aggregate is None:
+        return steps
+    totals = {
+        f"{column}{METRIC_WORDS[metric]}"
+        for column, metrics in aggregate.metrics.items()
+        if column != COUNT_ALL
+        for metric in metrics
+    }
+    after = [
+        step
+        for step in steps
+        if step.kind == "compute"
+        and steps.index(step) < steps.index(aggregate)
+        and any(
+            m.group(0) in totals for e in step.expressions.values() for m in re.finditer(NOUN, e)
+        )
+    ]
+    if not after:
+        return steps
+    rest = [step for step in steps if step not in after]
+    place = rest.index(aggregate) + 1
+    return rest[:place] + after + rest[place:]
 
 
 def _differences_of_a_reconciliation(reader: _Reader) -> None:
@@ -2237,8 +2300,7 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             n[:-1] if n.endswith("別") and _suffix_betsu(n) else n  # 「工事番号別・費目別」
             for n in _names("・".join(kept))
             if not _names_a_file(reader, n)
-            and n not in GENERIC_NOUNS
-            and not _GENERIC.search(n)
+            and (n == "項目" or (n not in GENERIC_NOUNS and not _GENERIC.search(n)))  # 「項目ごと」
             and not _NOT_A_COLUMN.fullmatch(n)  # 「毎月末、得意先ごとに」: a time, no group
         ]
         if len(names) > 1:  # 「0のデータは除外、車両番号ごとに」: an action word is no group
@@ -2795,6 +2857,12 @@ def _read_dedupe(reader: _Reader) -> None:
     if not keyed and not _DEDUPE.search(reader.text) and _read_same_key(reader):
         return
     for match in keyed or _DEDUPE.finditer(reader.text):
+        denied = re.match(
+            r"[ぁ-ん]{0,3}?(?:ずに|ないで|なくて|ません|ない)", reader.text[match.end() :]
+        )
+        if denied:  # 「品番で重複を除かずに」: the duplicates stay
+            reader.use(match.start(), match.end() + denied.end())
+            continue
         keys = (
             [k for k in _names(match.group("cols")) if not _names_a_file(reader, k)]
             if keyed
@@ -3020,7 +3088,8 @@ _FILE_COUNT = re.compile(
     r"(?P<n>\d+)\s*(?:ファイル|社分|店舗分|店分|拠点分|部署分|か月分|ヶ月分|カ月分|年度分|年分)"
 )
 _FILES_GATHERED = re.compile(
-    rf"(?<=\.csv|xlsx|xlsm|\.xls)[」)]?\s*(?:の\s*{NOUN}\s*)?を\s*(?:まとめ|合わせ|一緒にし|一つにし|ひとつにし)",
+    rf"(?<=\.csv|xlsx|xlsm|\.xls)[」)]?\s*(?:の\s*(?:{NOUN}|\d\s*(?:つ|本|ファイル))\s*)?"
+    r"(?:\([^()]{0,20}\)\s*)?を\s*(?:まとめ|合わせ|一緒にし|一つにし|ひとつにし)",
     re.I,
 )
 """「本館_売上.csv と 別館_売上.csv をまとめて」: the files themselves gathered."""
@@ -3233,6 +3302,40 @@ def _files_gathered(reader: _Reader, *, master: bool) -> re.Match[str] | None:
     return _ALL_GATHERED.search(reader.text)
 
 
+_ONE_SIDE = re.compile(
+    rf"(?P<has>{NOUN})\s*(?:側|の方)?\s*(?:に|には)\s*(?:ある|あって|あるのに|あるが|あるけど)\s*[、,]?\s*"
+    rf"(?P<lacks>{NOUN})\s*(?:側|の方)?\s*(?:に|には)\s*(?:ない|無い|存在しない|見つからない|載っていない)"
+)
+"""「報告にあって契約にない物件」: the rows of one table the other lacks, alone."""
+
+
+def _one_side_wanted(reader: _Reader, step: StepSpec) -> None:
+    """A reconciliation asked for one side only (「銀行明細にあって会計データにない取引」): that
+    part alone is the result (the first table read is the left one)."""
+    said = _ONE_SIDE.search(reader.text)
+    if said is None or len(reader.inputs) != 2:
+        return
+    holds = [item.holds for item in reader.inputs]
+
+    def sides(word: str) -> list[int]:  # 「報告」 of 清掃業務報告
+        return [i for i, held in enumerate(holds) if word in held or held in word]
+
+    has, lacks = sides(_clean(said.group("has"))), sides(_clean(said.group("lacks")))
+    reader.use(said.start(), said.end())
+    if len(has) != 1 or len(lacks) != 1 or has == lacks:
+        reader.gaps.append(
+            Gap(
+                kind="not_understood",
+                message=f"「{said.group(0)}」が、どちらのファイルにだけある行のことか読み取れません"
+                "でした（「請求.xlsx にあって 入金.csv にない行」のように、ファイルの名前で書いて"
+                "ください）",
+                source=said.group(0),
+            )
+        )
+        return
+    step.parts = ["unmatched_left" if has[0] == 0 else "unmatched_right"]
+
+
 def _amount_not_a_key(reader: _Reader, step: StepSpec, source: str) -> None:
     """「日付と金額で照合（金額の差は10円まで）」: an amount compared with a tolerance cannot
     also be a key (rows that differ never pair): asked, never built."""
@@ -3301,6 +3404,7 @@ def _read_two_tables(reader: _Reader) -> None:
         _amount_compare(reader, step)
         _date_compare(reader, step)
         _amount_not_a_key(reader, step, reconcile.group(0))
+        _one_side_wanted(reader, step)
         reader.add_step(reconcile.start(), step)
         reader.use(reconcile.start(), reconcile.end())
     elif join and not reader.is_used(join.start(), join.end()):
@@ -4272,6 +4376,8 @@ GENERIC_NOUNS = frozenset(
         "分",
         "もの",
         "今月",
+        "今回",
+        "前回",
         "先月",
         "今期",
         "前月",
@@ -4836,8 +4942,12 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             and base not in _KEEPING_VERBS
         ):
             continue  # 「列名は変えなくて大丈夫」: what not to do asks for nothing
-        if re.match(r"[ぁ-ん]{0,6}?(?:ので|ため)(?![ぁ-ん])", text[end:]):
-            continue  # 「同じ子が何回も申し込んでるので 児童ID で…」: a reason, no request
+        if re.match(
+            r"[ぁ-ん]{0,6}?(?:[^\s、。]{1,8}?(?:が|も)\s*(?:いる|ある|いた|あった|多い|います|あります))?"
+            r"\s*(?:ので|ため)(?![ぁ-ん])",
+            text[end:],
+        ):
+            continue  # 「同じ子が何回も申し込んでるので」「申し込んでる人がいるので」: a reason
         if base not in STEP_VERBS and re.match(
             r"[ぁ-ん]{0,3}?ことに\s*(?:なり|なった|なって|なりまし)", text[end:]
         ):
@@ -4846,6 +4956,14 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
                 reader.use(
                     left, right
                 )  # 「来月から…回すことになり」 (「除外することになり」 is asked)
+            continue
+        if (
+            re.search(  # 「除外条件は必ず守ってください」: the steps said, stressed
+                r"(?:条件|手順|ルール|指示)\s*(?:は|を|も)\s*(?:必ず|きちんと|しっかり|絶対に?)?\s*$",
+                text[max(0, start - 16) : start],
+            )
+            and base in ("守る", "厳守する", "徹底する")
+        ):
             continue
         if base not in STEP_VERBS and _DESCRIBED.match(text, end):
             continue  # 「二重に登録されている」「ダウンロードした明細」: a state, not a request
@@ -5364,14 +5482,18 @@ def _keys_said_short(steps: list[StepSpec], gaps: list[Gap]) -> None:
     column of its own (部門 / 上位部門): asked, never guessed."""
     for step in steps:
         keys = step.by if step.kind == "sort" else step.group_by if step.kind == "aggregate" else []
-        others = {name for other in steps if other is not step for name in _parameter_names(other)}
+        others = {
+            name
+            for other in steps
+            if other is not step
+            for name in [*_parameter_names(other), *(other.fields if other.kind == "join" else [])]
+        }
         for key in keys:
             longer = [  # 「…終了日」 of 認定有効期間終了日; 「部署」 of 部署名
                 n
                 for n in others
-                if len(key) >= 2
-                and n != key
-                and (n.endswith(key) or n in (f"{key}名", f"{key}名称"))
+                if n != key
+                and ((len(key) >= 2 and n.endswith(key)) or n in (f"{key}名", f"{key}名称"))
             ]
             if key not in others and len(longer) == 1:
                 gaps.append(
@@ -5530,6 +5652,13 @@ _SETTING_WORDS: tuple[tuple[str, str], ...] = (
 のもの」) said as the sentence they stand for; other keys are left as written."""
 
 
+_SETTING_HEADS = (
+    r"(?:入力|元)?(?:ファイル|データ)(?:名)?\s*(?:\d{1,2}|[A-Za-z])?|出力(?:先|ファイル)?(?:名)?"
+    r"|シート(?:名)?|集計|(?:照合|突合|結合)?キー"
+)
+"""Keys of a settings block that are said as they are (「入力ファイル = 出荷.xlsx」)."""
+
+
 def _settings_said_as_sentences(text: str) -> str:
     clauses = []
     for clause in text.split(
@@ -5540,76 +5669,91 @@ def _settings_said_as_sentences(text: str) -> str:
         else:
             clauses.append(clause)
     settings = [m for clause in clauses if (m := _SETTING.match(clause))]
-    known = [m for m in settings if any(re.fullmatch(w, m.group("key")) for w, _ in _SETTING_WORDS)]
+    known = [
+        m
+        for m in settings
+        if any(re.fullmatch(w, m.group("key")) for w, _ in _SETTING_WORDS)
+        or re.fullmatch(_SETTING_HEADS, m.group("key"))
+    ]
     if len(settings) < 2 or not known:
         return text  # a settings block has several lines; one 「X:Y」 is read as written
-    said = []
+    said: list[str] = []
     for clause in clauses:
         setting = _SETTING.match(clause)
-        if setting is None:
-            said.append(clause)
-            continue
-        key, value = setting.group("key"), setting.group("value")
-        if re.fullmatch(r"(?:特に)?(?:なし|無し|不要|指定なし)", value):
-            continue  # 「条件：なし」: nothing asked
-        if _VAGUE_TIME.search(value) or re.search(r"(?:直近|過去)\s*\d", value):
-            said.append(clause)  # 「条件：直近3か月」: a period nobody dated is asked as written
-            continue
-        period = re.fullmatch(rf"(?P<range>.+?)\s*\(\s*(?P<col>{NOUN})\s*\)", value)
-        if re.fullmatch(r"(?:対象)?期間", key) and period:  # 「対象期間:4月1日〜9月30日(返品日)」
-            said.append(f"{period.group('col')}が{period.group('range')}")
-            continue
-        keyed = re.fullmatch(rf"(?:対象)?期間\s*\(\s*(?P<col>{NOUN})\s*\)", key)
-        if keyed:  # 「期間(水揚日): 2024-06-01 〜 2024-08-31」
-            said.append(f"{keyed.group('col')}が{value}")
-            continue
-        if re.fullmatch(r"(?:入力|元)?(?:ファイル|データ)\s*(?:\d{1,2}|[A-Za-z])", key):
-            key = "入力ファイル"  # 「ファイル1 = 見積一覧.xlsx」: one of the files read
-        form = next((f for words, f in _SETTING_WORDS if re.fullmatch(words, key)), None)
-        compared = re.fullmatch(
-            rf"{AMOUNT}\s*(?:" + "|".join(w for w, op in _OP_WORDS if op in ORDERING_OPS) + ")",
-            value,
-        )
-        if (
-            form is None
-            and compared
-            and re.fullmatch(NOUN, key)
-            and not _NOT_CONDITION_HEADS.match(key)
-        ):
-            said.append(f"{key}が{value}")  # 「精米歩合 = 50以下」
-            continue
-        listed = re.fullmatch(
-            rf"(?P<values>{NOUN}(?:\s*[、,・/]\s*{NOUN}){{0,19}})\s*(?:の\s*\d{{1,2}}\s*(?:つ|種類?|品目))?",
-            value,
-        )
-        if (
-            form is None
-            and listed
-            and re.fullmatch(NOUN, key)
-            and not _NOT_CONDITION_HEADS.match(key)
-            and not re.search(  # 「突合キー: 案件番号」「金額列: 請求額」: a setting, no rows
-                r"(?:キー|列|項目|単位|順|形式|ファイル|名|先|条件|期間|方法|目的|備考|メモ|用途"
-                r"|理由|件名|差|ずれ|ズレ|者|日|時|軸|値)$",
-                key,
-            )
-            and not _FILE_NAME.search(value)
-            and not re.fullmatch(_FORMAT_WORD, value)
-        ):  # 「魚種: スルメイカ、マアジ、サバ の3つ」: the rows of those values
-            values = re.split(r"\s*[、,・/]\s*", listed.group("values"))
-            said.append(f"{key}が" + "か".join(f"「{v}」" for v in values) + "の行だけ")
-            continue
-        if form is None:  # 「出力 = 差異.xlsx」 → 「出力: 差異.xlsx」; 「粗利 = 売上 - 原価」 stays
-            arithmetic = re.search(r"[-+*/×÷−]\s*[^\s]", value) and "=" in clause
-            said.append(clause if arithmetic else f"{key}: {value}")
-            continue
-        if form == "{value}を集計" and re.search(
-            r"合計|平均|件数|最大|最小|最高|最低|総額|数$", value
-        ):
-            form = "{value}"  # 「集計値：売上の平均」: the metric is said
-        names = "・".join(re.split(r"\s*(?:、|,|・|/|×)\s*", value))  # 「船名 × 魚種」
-        within = "" if re.search(r"以内|まで|以下|なし|無し|認め", value) else "以内"
-        said.append(form.format(value=value, names=names, within=within))
+        sentence = _setting_said(setting, said) if setting else clause
+        if sentence is not None:
+            said.append(sentence)
     return "。".join(said)
+
+
+def _setting_said(setting: re.Match[str], said: list[str]) -> str | None:
+    """One line of a settings block as the sentence it stands for; ``None`` when it says
+    nothing or was folded into the line before (a sheet of the file above)."""
+    clause, key, value = setting.group(0), setting.group("key"), setting.group("value")
+    if re.fullmatch(r"(?:特に)?(?:なし|無し|不要|指定なし)", value):
+        return None  # 「条件：なし」: nothing asked
+    if _VAGUE_TIME.search(value) or re.search(r"(?:直近|過去)\s*\d", value):
+        return clause  # 「条件：直近3か月」: a period nobody dated is asked as written
+    period = re.fullmatch(rf"(?P<range>.+?)\s*\(\s*(?P<col>{NOUN})\s*\)", value)
+    if re.fullmatch(r"(?:対象)?期間", key) and period:  # 「対象期間:4月1日〜9月30日(返品日)」
+        return f"{period.group('col')}が{period.group('range')}"
+    keyed = re.fullmatch(rf"(?:対象)?期間\s*\(\s*(?P<col>{NOUN})\s*\)", key)
+    if keyed:  # 「期間(水揚日): 2024-06-01 〜 2024-08-31」
+        return f"{keyed.group('col')}が{value}"
+    if re.fullmatch(r"(?:入力|元)?(?:ファイル|データ)\s*(?:\d{1,2}|[A-Za-z])", key):
+        key = "入力ファイル"  # 「ファイル1 = 見積一覧.xlsx」: one of the files read
+    previous = _SETTING.match(said[-1]) if said else None
+    if (
+        re.fullmatch(r"(?:入力)?シート(?:名)?", key)
+        and previous
+        and re.fullmatch(r"(?:入力|元)?(?:ファイル|データ)(?:名)?", previous.group("key"))
+        and _FILE_NAME.search(previous.group("value"))
+    ):  # 「入力ファイル = 生乳出荷.xlsx / シート = 集計用」: the sheet read
+        said[-1] = f"{said[-1]}(シート: {value})"
+        return None
+    form = next((f for words, f in _SETTING_WORDS if re.fullmatch(words, key)), None)
+    if form is None:
+        condition = _condition_setting(key, value)
+        if condition is not None:
+            return condition
+        # 「出力 = 差異.xlsx」 → 「出力: 差異.xlsx」; 「粗利 = 売上 - 原価」 stays
+        arithmetic = re.search(r"[-+*/×÷−]\s*[^\s]", value) and "=" in clause
+        return clause if arithmetic else f"{key}: {value}"
+    if form == "{value}を集計" and re.search(r"合計|平均|件数|最大|最小|最高|最低|総額|数$", value):
+        form = "{value}"  # 「集計値：売上の平均」: the metric is said
+    names = "・".join(re.split(r"\s*(?:、|,|・|/|×)\s*", value))  # 「船名 × 魚種」
+    within = "" if re.search(r"以内|まで|以下|なし|無し|認め", value) else "以内"
+    return form.format(value=value, names=names, within=within)
+
+
+def _condition_setting(key: str, value: str) -> str | None:
+    """A line naming a column and what to keep (「精米歩合 = 50以下」「魚種: スルメイカ、マアジ、
+    サバ の3つ」) as the condition it states; ``None`` for other keys (「突合キー: 案件番号」)."""
+    if not re.fullmatch(NOUN, key) or _NOT_CONDITION_HEADS.match(key):
+        return None
+    compared = re.fullmatch(
+        rf"{AMOUNT}\s*(?:" + "|".join(w for w, op in _OP_WORDS if op in ORDERING_OPS) + ")",
+        value,
+    )
+    if compared:
+        return f"{key}が{value}"
+    listed = re.fullmatch(
+        rf"(?P<values>{NOUN}(?:\s*[、,・/]\s*{NOUN}){{0,19}})\s*(?:の\s*\d{{1,2}}\s*(?:つ|種類?|品目))?",
+        value,
+    )
+    if (
+        listed is None
+        or re.search(  # 「突合キー: 案件番号」「金額列: 請求額」: a setting, no rows
+            r"(?:キー|列|項目|単位|順|形式|ファイル|名|先|条件|期間|方法|目的|備考|メモ|用途"
+            r"|理由|件名|差|ずれ|ズレ|者|日|時|軸|値)$",
+            key,
+        )
+        or _FILE_NAME.search(value)
+        or re.fullmatch(_FORMAT_WORD, value)
+    ):
+        return None
+    values = re.split(r"\s*[、,・/]\s*", listed.group("values"))
+    return f"{key}が" + "か".join(f"「{v}」" for v in values) + "の行だけ"
 
 
 def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure:
@@ -5668,6 +5812,7 @@ def _read(
     _negate_excluded(reader)
     _conditions_not_filters(reader)
     _differences_of_a_reconciliation(reader)
+    _ratios_said_in_percent(reader)
     _read_filter_verbs(reader)
     _vague_times(reader)
     _unread_orders(reader)
@@ -5690,6 +5835,7 @@ def _read(
         ):
             step.count_name = None  # 「受付件数を出して、件数の多い順」: the plain 件数 column
     ordered = _filters_of_totals(reader, ordered)
+    ordered = _formulas_of_totals(ordered)
     _sort_after_aggregate(ordered)
     _columns_named_elsewhere(reader, ordered)
     _keys_said_short(ordered, reader.gaps)
