@@ -463,3 +463,76 @@ def test_a_formula_over_totals_runs_after_the_aggregation() -> None:
         "客単価の列を追加して、客単価.xlsxに"
     )
     assert [s.kind for s in procedure.steps] == ["aggregate", "compute"] and not procedure.gaps
+
+
+def test_a_step_word_before_a_kept_list_is_no_column() -> None:
+    procedure = read_procedure(
+        "報告.csvのうち、原因欄が空欄のものを抽出、報告日と機械番号と担当者だけ残して未記入.csvに出力"
+    )
+    assert [s.columns for s in procedure.steps if s.kind == "select"] == [
+        ["報告日", "機械番号", "担当者"]
+    ]
+
+
+def test_columns_counted_with_no_verb_are_kept() -> None:
+    assert ("select", ["職員番号", "氏名", "所属"]) in _steps(
+        "手当.csv、手当が未入力の職員だけ出してください。職員番号・氏名・所属の3列、所属順。CSVで。"
+    )
+
+
+def test_a_settings_line_of_columns_keeps_them() -> None:
+    procedure = read_procedure(
+        "・ファイル: 候補.csv\n・条件: 年収が400万円以下\n・列: 番号, 氏名, 年収\n・出力: 候補.xlsx"
+    )
+    assert [s.columns for s in procedure.steps if s.kind == "select"] == [["番号", "氏名", "年収"]]
+
+
+def test_a_left_join_keeps_the_first_file_said() -> None:
+    procedure = read_procedure(
+        "会員マスタ.xlsxと会費入金.csvを会員番号で左結合して、入金日が空欄の会員を未入金.csvに"
+    )
+    join = next(s for s in procedure.steps if s.kind == "join")
+    assert join.input == "in1"
+
+
+def test_one_side_said_with_ga_nai() -> None:
+    procedure = read_procedure(
+        "入荷予定.csvと入荷実績.csvを番号で突き合わせて、予定にあるが実績がないものを未入荷.csvに保存"
+    )
+    assert procedure.steps[0].parts == ["unmatched_left"]
+
+
+def test_spaces_made_full_width_are_named() -> None:
+    procedure = read_procedure(
+        "台帳.csvの氏名のスペースの揺れを統一して（全角スペースに統一）、整理.xlsxにしてください"
+    )
+    assert [g.kind for g in procedure.gaps] == ["unsupported_action"]
+
+
+def test_tsukiawasete_ketsugou_is_a_join() -> None:
+    procedure = read_procedure(
+        "シフト.xlsx と 勤怠.csv を従業員番号で突き合わせて結合し、"
+        "残業時間が1時間を超える人をExcelに"
+    )
+    assert [s.kind for s in procedure.steps] == ["join", "filter"] and not procedure.gaps
+
+
+def test_a_quoted_value_dropped_for_a_reason_asks_its_column() -> None:
+    procedure = read_procedure(
+        "客室.xlsx、部屋タイプごとに稼働率の平均。「離れ」は別管理なので除いて。CSVで"
+    )
+    (keep, _total) = procedure.steps
+    assert [(c.column, c.op, c.value) for c in keep.conditions] == [(None, "!=", "離れ")]
+    assert not procedure.gaps
+
+
+def test_a_condition_restated_in_an_aside_is_one_condition() -> None:
+    assert _steps("支払.csv：支払額5万円未満は対象外にして（＝50,000円以上だけ残す）。CSVで") == [
+        ("filter", [("支払額", ">=", 50000)])
+    ]
+
+
+def test_a_kept_list_never_starts_inside_a_word() -> None:
+    assert ("select", ["翻訳者名", "支払日", "支払額"]) in _steps(
+        "明細.csv：翻訳者名の昇順、列は翻訳者名・支払日・支払額だけ。CSVで出して。"
+    )

@@ -1145,6 +1145,11 @@ _NOT_A_COLUMN = re.compile(
 """Times and the writer's own organisation: the topic of a remark (「今年は天候不順で」), no
 column to compare."""
 _FILTER_ONLY = re.compile(rf"(?P<val>{QNOUN})\s*(?P<tail>だけ|のみ|以外)")
+_QUOTED_DROPPED = re.compile(
+    r"(?<![\u4e00-\u9fff\u30a1-\u30fa\u30fcA-Za-z0-9」])「(?P<val>[^」]{1,40})」\s*(?:は|を|も)\s*"
+    r"(?:[^、。「」]{0,20}?(?:ので|ため|から)\s*[、,]?\s*)?(?:除|外し|外す|外して|抜いて|対象外)"
+)
+"""「「離れ」は別管理なので除いてね」: a value dropped with no column said (the column is asked)."""
 _ENDS_WITH_METRIC = re.compile(
     r"(?:合計|総合計|総額|合計額|総計|平均|件数|人数|最大|最小|最高|最低|最安)(?:値|額)?$"
 )
@@ -1413,12 +1418,14 @@ _NORMALIZE = re.compile(
 )
 _SELECT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム|つ)\s*(?:だけ|のみ|に絞|に限|にして|にする|にし(?=て|、)|を\s*残[しす])"
-    rf"|(?<![がは])(?P<cols3>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|して|する|し[、,]|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル)|で\s*(?:大丈夫|OK|結構|いい|お願い|構いません)|(?:CSV|csv|Excel|excel|エクセル)\s*(?:に|で|へ)|\s*(?:[＞>→⇒]|$))"
+    rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols3>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|して|する|し[、,]|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル)|で\s*(?:大丈夫|OK|結構|いい|お願い|構いません)|(?:CSV|csv|Excel|excel|エクセル)\s*(?:に|で|へ)|\s*(?:[＞>→⇒]|$))"
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧|お願い|ください|下さい|にて|して|CSV|Excel|エクセル))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
     rf"|(?:(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)|(?:必要な|欲しい|ほしい|残したい|残す|出してほしい)\s*の)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})"
-    rf"|(?<![がは])(?P<cols8>{QNOUN}(?:\s*(?:・|、)\s*{QNOUN}){{2,19}})\s*を\s*(?=出して|出力して|表示して|一覧にして|並べた(?:表|一覧)|残し|残す)"
+    rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols8>{QNOUN}(?:\s*(?:・|、)\s*{QNOUN}){{2,19}})\s*を\s*(?=出して|出力して|表示して|一覧にして|並べた(?:表|一覧)|残し|残す)"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞)"
+    # 「職員番号・氏名・所属の3列、所属順」: the columns counted, with no verb
+    rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols9>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*の\s*\d+\s*(?:列|項目)(?=\s*[、,。]|$)"
 )
 _APPROVAL = re.compile(
     r"(?<!未)承認(?!日|者|番号|状況|区分|ステータス|欄|フラグ|済|待ち|され|の有無)|決裁(?!日|者)|了承"
@@ -1879,6 +1886,11 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
                 )
             continue
         _condition(reader, column, op, wanted, match.start(), match.end(), match.group(0))
+    for match in _QUOTED_DROPPED.finditer(text):
+        if not reader.overlaps(match.start(), match.end()):  # 「「離れ」は別管理なので除いてね」
+            _condition(
+                reader, None, "!=", match.group("val"), match.start(), match.end(), match.group(0)
+            )
     for match in _FILTER_ONLY.finditer(text):
         if reader.overlaps(match.start(), match.end()):
             continue
@@ -1961,6 +1973,33 @@ def _included_too(reader: _Reader) -> None:
     reader.condition_spans = [spans[i] for i in keep]
     if not step.conditions:
         reader.steps = [(p, s) for p, s in reader.steps if s is not step]
+
+
+def _said_twice(reader: _Reader) -> None:
+    """「支払額50千円未満は対象外にして（＝50,000円以上だけ残す）」: a condition with no column,
+    in an aside, that repeats a condition on a column (same comparison, same value) is that
+    one, said again."""
+    step = reader.first_step("filter")
+    if step is None:
+        return
+    said = {(c.op, str(c.value)) for c in step.conditions if c.column is not None}
+    spans = reader.condition_spans[: len(step.conditions)]
+    asides = [(m.start(), m.end()) for m in re.finditer(r"\([^()]*\)", reader.text)]
+    keep = [
+        i
+        for i, c in enumerate(step.conditions)
+        if c.column is not None
+        or (c.op, str(c.value)) not in said
+        or i >= len(spans)
+        or not any(a <= spans[i][0] < b for a, b in asides)  # restated in an aside only
+    ]
+    if len(keep) == len(step.conditions):
+        return
+    step.conditions = [step.conditions[i] for i in keep]
+    reader.condition_spans = [spans[i] for i in keep if i < len(spans)]
+    step.missing = [m for m in step.missing if not m.startswith("conditions.")] + [
+        f"conditions.{n}.column" for n, c in enumerate(step.conditions) if c.column is None
+    ]
 
 
 def _negate_excluded(reader: _Reader) -> None:
@@ -2074,9 +2113,12 @@ def _differences_of_a_reconciliation(reader: _Reader) -> None:
     step = reader.first_step("filter")
     if step is None:
         return
+    computed = {name for _, other in reader.steps for name in other.expressions}
     for condition in step.conditions:
         column = condition.column or ""
-        if re.fullmatch(r"(?:.{1,10}の)?(?:差額|差|差異|金額差|ずれ|ズレ)", column):
+        if column not in computed and re.fullmatch(
+            r"(?:.{1,10}の)?(?:差額|差|差異|金額差|ずれ|ズレ)", column
+        ):
             reader.gaps.append(
                 Gap(
                     kind="unsupported_action",
@@ -3270,8 +3312,10 @@ def _add_join(reader: _Reader, join: re.Match[str]) -> None:
         step.how = "inner"
         reader.use(inner.start(), inner.end())
     left = re.search(r"左(?:外部)?結合|left\s*join", text, re.I)
-    if left:
+    if left:  # 「会員マスタ.xlsxと会費入金.csvを会員番号で左結合」: the first file is the left
         reader.use(left.start(), left.end())
+        if step.input is None and reader.inputs:
+            step.input = min(reader.inputs, key=lambda i: reader.input_positions[i.id]).id
     reader.add_step(join.start(), step)
     reader.use(join.start(), join.end())
 
@@ -3304,7 +3348,7 @@ def _files_gathered(reader: _Reader, *, master: bool) -> re.Match[str] | None:
 
 _ONE_SIDE = re.compile(
     rf"(?P<has>{NOUN})\s*(?:側|の方)?\s*(?:に|には)\s*(?:ある|あって|あるのに|あるが|あるけど)\s*[、,]?\s*"
-    rf"(?P<lacks>{NOUN})\s*(?:側|の方)?\s*(?:に|には)\s*(?:ない|無い|存在しない|見つからない|載っていない)"
+    rf"(?P<lacks>{NOUN})\s*(?:側|の方)?\s*(?:に|には|が)\s*(?:ない|無い|存在しない|見つからない|載っていない)"
 )
 """「報告にあって契約にない物件」: the rows of one table the other lacks, alone."""
 
@@ -3352,6 +3396,38 @@ def _amount_not_a_key(reader: _Reader, step: StepSpec, source: str) -> None:
         )
 
 
+def _add_reconcile(reader: _Reader, reconcile: re.Match[str]) -> None:
+    step = StepSpec(id="", kind="reconcile", source=reconcile.group(0))
+    step.keys = next(
+        (
+            keys
+            for mention in [reconcile, *_RECONCILE.finditer(reader.text)]
+            if (keys := _keys_near(reader, mention.start(), mention.end()))
+        ),
+        [],
+    )  # 「入金消込の件です。A.csv と B.xlsx を取引先名で照合」: the key said with a later word
+    if not step.keys:
+        step.missing.append("keys")
+    _amount_compare(reader, step)
+    _date_compare(reader, step)
+    _amount_not_a_key(reader, step, reconcile.group(0))
+    _one_side_wanted(reader, step)
+    reader.add_step(reconcile.start(), step)
+    reader.use(reconcile.start(), reconcile.end())
+
+
+def _joined_after_matching(
+    text: str, reconcile: re.Match[str] | None, join: re.Match[str] | None
+) -> bool:
+    """「突き合わせて結合し」: the two words of one join, not a reconciliation and a join."""
+    return bool(
+        reconcile
+        and join
+        and re.fullmatch(r"[ぁ-ん]{0,4}\s*[、,]?\s*", text[reconcile.end() : join.start()])
+        and re.fullmatch(r"結合|連結", join.group(0))
+    )
+
+
 def _read_two_tables(reader: _Reader) -> None:
     text = reader.text
     reconcile = _first_unread(reader, _RECONCILE)
@@ -3359,6 +3435,8 @@ def _read_two_tables(reader: _Reader) -> None:
     concat = _first_unread(reader, _CONCAT)
     if concat or (join and re.fullmatch(r"結合|連結", join.group(0))):
         _enumerated_inputs(reader)
+    if _joined_after_matching(text, reconcile, join):
+        reconcile = None  # 「従業員番号で突き合わせて結合し」: a join said with both words
     if concat and join and concat.start() <= join.start() < concat.end():
         join = None  # 「縦に結合」: stacked, not joined
     if join and re.search(r"縦に?\s*$", text[: join.start()]):
@@ -3390,23 +3468,7 @@ def _read_two_tables(reader: _Reader) -> None:
     if not (join or reconcile or concat):
         concat = _files_gathered(reader, master=master)
     if reconcile and not reader.is_used(reconcile.start(), reconcile.end()):
-        step = StepSpec(id="", kind="reconcile", source=reconcile.group(0))
-        step.keys = next(
-            (
-                keys
-                for mention in [reconcile, *_RECONCILE.finditer(text)]
-                if (keys := _keys_near(reader, mention.start(), mention.end()))
-            ),
-            [],
-        )  # 「入金消込の件です。A.csv と B.xlsx を取引先名で照合」: the key said with a later word
-        if not step.keys:
-            step.missing.append("keys")
-        _amount_compare(reader, step)
-        _date_compare(reader, step)
-        _amount_not_a_key(reader, step, reconcile.group(0))
-        _one_side_wanted(reader, step)
-        reader.add_step(reconcile.start(), step)
-        reader.use(reconcile.start(), reconcile.end())
+        _add_reconcile(reader, reconcile)
     elif join and not reader.is_used(join.start(), join.end()):
         _add_join(reader, join)
     if concat and len(reader.inputs) < 2 and not reader.overlaps(concat.start(), concat.end()):
@@ -3792,6 +3854,18 @@ def _read_normalize(reader: _Reader) -> None:
         )
         reader.use(match.start(), match.end())
     _read_mixed(reader)  # 「金額欄が…文字で入ってるので数値に直して、作業日も…揃えて」: both
+    wide = re.search(
+        r"全角\s*(?:の)?\s*(?:スペース|空白|数字|英数字?|英字|アルファベット)\s*(?:に|へ)\s*"
+        r"(?:統一|揃え|そろえ|変換|直)",
+        reader.text,
+    )
+    if wide and reader.first_step("normalize") is not None:  # the block makes them half-width
+        reader.refuse(
+            "unsupported_action",
+            f"「{wide.group(0)}」: 数字・英字・スペースを全角にそろえる統一は作れません"
+            "（表記の統一では数字・英字・スペースは半角、カタカナは全角にそろえます）",
+            wide,
+        )
 
 
 _NOTATION_WORDS = re.compile(
@@ -3861,7 +3935,8 @@ def _read_mixed(reader: _Reader) -> None:
 
 
 _LISTED_ONLY = re.compile(
-    rf"(?<![がはをにで])(?P<cols>{QNOUN}(?:\s*(?:・|、|,)\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?=[。→>]|$)"
+    rf"(?<![がはをにで{_K}{_KATA}A-Za-z0-9_])(?P<cols>{QNOUN}(?:\s*(?:・|、|,)\s*{QNOUN}){{2,19}})"
+    r"\s*(?:だけ|のみ)\s*(?=[。→>]|$)"
 )
 """「教習生番号・氏名・入所日・車種だけ。」: a list of three or more names, on its own."""
 
@@ -3908,8 +3983,13 @@ def _read_select(reader: _Reader) -> None:
             or match.group("cols5")
             or match.group("cols8")
             or match.group("cols4")
+            or match.group("cols9")
         )
-        columns = _names(re.sub(r"\s*[/／]\s*", "・", listed))  # 「受講者名／クラス名」
+        columns = [  # 「…を抽出、報告日と機械番号と担当者だけ残して」: the step word is no column
+            c
+            for c in _names(re.sub(r"\s*[/／]\s*", "・", listed))  # 「受講者名／クラス名」
+            if not re.fullmatch(r"抽出|集計|照合|結合|突合|出力|保存|並べ替え|ソート|計算|統一", c)
+        ]
         if match.group("cols8") and any(
             _ENDS_WITH_METRIC.search(c) or c in _METRIC_WORDS or _names_a_file(reader, c)
             for c in columns
@@ -5644,6 +5724,7 @@ _SETTING_WORDS: tuple[tuple[str, str], ...] = (
     (r"(?:抽出|絞り込み|絞込)(?:条件)?|条件", "{value}の行だけ"),
     (r"並び順|並べ替え|並べ順|ソート(?:順)?|並び", "{value}に並べる"),
     (r"出力形式|形式", "{value}で出力"),
+    (r"列|出力列|残す列|出力項目|出す列|出す項目", "{names}の列だけ残す"),
     (r"金額(?:の)?列|比較(?:する)?列|比較対象", "金額は{value}で比べる"),
     (r"(?:金額の)?許容差|誤差|差額(?:の許容)?", "許容差は{value}{within}"),
     (r"日付(?:の)?(?:ずれ|ズレ|許容|差)", "日付のずれは{value}{within}"),
@@ -5810,6 +5891,7 @@ def _read(
     _read_approval(reader)
     _included_too(reader)
     _negate_excluded(reader)
+    _said_twice(reader)
     _conditions_not_filters(reader)
     _differences_of_a_reconciliation(reader)
     _ratios_said_in_percent(reader)
