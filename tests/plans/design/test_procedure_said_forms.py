@@ -536,3 +536,41 @@ def test_a_kept_list_never_starts_inside_a_word() -> None:
     assert ("select", ["翻訳者名", "支払日", "支払額"]) in _steps(
         "明細.csv：翻訳者名の昇順、列は翻訳者名・支払日・支払額だけ。CSVで出して。"
     )
+
+
+def test_files_said_as_a_range_are_each_read() -> None:
+    procedure = read_procedure(
+        "売上_2024_Q1.csv 〜 売上_2024_Q4.csv の4ファイルを1つにまとめてExcelに"
+    )
+    assert [i.holds for i in procedure.inputs] == [f"売上_2024_Q{n}" for n in range(1, 5)]
+    assert [s.kind for s in procedure.steps] == ["concat"] and not procedure.gaps
+    unread = read_procedure("売上_A.csv 〜 売上_C.csv を縦につなげてExcelに")
+    assert unread.gaps
+
+
+def test_an_output_named_after_its_format() -> None:
+    procedure = read_procedure(
+        "設定:\n入力ファイル: 台帳.xlsx\n突合キー: 契約番号\n"
+        "出力: Excel 消込_11月.xlsx（シート名: 結果）"
+    )
+    assert [o.file_name for o in procedure.outputs] == ["消込_11月.xlsx"]
+
+
+def test_a_file_after_an_arrow_that_is_joined_is_read() -> None:
+    procedure = read_procedure(
+        "奉納金.xlsx → 氏子台帳.xlsx と氏子番号でつなぐ → 地区ごとに金額の合計 → Excel"
+    )
+    assert len(procedure.inputs) == 2 and not procedure.gaps
+
+
+def test_a_group_to_look_at_that_only_orders() -> None:
+    assert _steps("在庫.csv、仕入先ごとに見たいので仕入先で並べ替え（昇順）。Excelで") == [
+        ("sort", (["仕入先"], False))
+    ]
+
+
+def test_a_file_name_with_san() -> None:
+    procedure = read_procedure(
+        "受注.csvで金額の大きい順にExcelに（ファイル名：木村さん担当_12月.xlsx）"
+    )
+    assert [o.file_name for o in procedure.outputs] == ["木村さん担当_12月.xlsx"]

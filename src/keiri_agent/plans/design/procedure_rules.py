@@ -25,6 +25,7 @@ the documents that names the same word with an amount and an operator (a 社内�
 from __future__ import annotations
 
 import calendar
+import itertools
 import re
 import threading
 import unicodedata
@@ -607,7 +608,7 @@ _FILE = re.compile(
 _FILE_NAME = re.compile(
     rf"(?P<name>(?:(?<=[、,「(\s])(?!まず|そして|また|さらに|それ|これ|あと|次)[ぁ-ん]{{2,6}}"
     rf"(?<![はがをにのでともへやかずて])(?=[{_K}{_KATA}]))?"  # 「ひまわり組名簿.xlsx」
-    rf"[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?<![並揃分付抜残絞集消除])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}_\-])|(?<=[_\-])[ぁ-ん]{{1,4}}(?=[{_K}{_KATA}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*"
+    rf"[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?:さん|様|さま)(?=[{_K}])|(?<=[{_K}])(?<![並揃分付抜残絞集消除])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}_\-])|(?<=[_\-])[ぁ-ん]{{1,4}}(?=[{_K}{_KATA}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*"
     rf"(?:(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん]{{1,2}}(?=\.))?)"
     r"\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)",
     re.I,
@@ -643,6 +644,8 @@ _AS_INPUT = re.compile(
 _OUTPUT_BEFORE = re.compile(
     r"(?:(?<![\u4e00-\u9fff\u30a1-\u30fa])(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名|アウトプット|保存先|保存ファイル名?|名前)\s*(?:は|を|:)?\s*「?"
     r"|(?:出力ファイル名?|出力先|保存先|ファイル名)\s*\(\s*"  # 「出力ファイル（未収一覧.xlsx）は」
+    # 「出力: Excel 消込.xlsx」「結果はExcelで 照合.xlsx」
+    r"|(?:出力|結果)\s*(?:は|:)?\s*(?:Excel|EXCEL|エクセル|CSV)\s*(?:で|の)?\s*"
     r"|[→⇒>]|[①-⑳]\s*|\(\s*ファイル名\s*(?:は|:)?\s*)\s*$"
 )
 _SHEET = re.compile(
@@ -679,6 +682,10 @@ _FORMAT_AFTER_VERB = re.compile(
 def _is_output(text: str, start: int, end: int, *, named: bool = False) -> bool:
     after = text[end : end + 30]
     before = text[max(0, start - 12) : start]
+    if re.match(
+        r"\s*(?:と|を)\s*[^→。]{0,20}?(?:つな|繋|結合|照合|突き合わせ|突合|紐づけ|紐付け)", after
+    ):
+        return False  # 「奉納金.xlsx → 氏子台帳.xlsx と氏子番号でつなぐ」: a table joined, read
     if _OUTPUT_BEFORE.search(before):
         return True
     return bool((_AS_OUTPUT_NAMED if named else _AS_OUTPUT).match(after))
@@ -782,6 +789,56 @@ def _last_bare_format_is_the_output(reader: _Reader) -> None:
     reader.input_positions.pop(last.id)
     reader.outputs.append(OutputSpec(format=last.format, source=last.source))  # type: ignore[arg-type]
     _renumber_inputs(reader)
+
+
+def _file_ranges(reader: _Reader) -> None:
+    """「自費売上_2024_Q1.csv 〜 自費売上_2024_Q4.csv」: the files between the two named are read
+    too (their names differ in one number); any other range is asked, never read as two."""
+    items = sorted(reader.inputs, key=lambda item: reader.input_positions[item.id])
+    added = False
+    for first, last in itertools.pairwise(items):
+        start = reader.input_positions[first.id]
+        between = reader.text[start + len(first.source) : reader.input_positions[last.id]]
+        if not re.fullmatch(r"\s*(?:〜|~|～|から)\s*", between):
+            continue
+        ends = re.split(r"(\d+)", first.holds), re.split(r"(\d+)", last.holds)
+        differ = [i for i, (a, b) in enumerate(zip(*ends, strict=False)) if a != b]
+        span = (
+            int(ends[1][differ[0]]) - int(ends[0][differ[0]])
+            if len(ends[0]) == len(ends[1]) and len(differ) == 1 and differ[0] % 2 == 1
+            else 0
+        )
+        if first.format != last.format or not 1 < span <= 24:
+            reader.gaps.append(
+                Gap(
+                    kind="not_understood",
+                    message=f"「{first.source} 〜 {last.source}」の間にどのファイルがあるか読み取れ"
+                    "ませんでした。読み込むファイルの名前をそれぞれ書いてください",
+                    source=f"{first.source}〜{last.source}",
+                )
+            )
+            continue
+        number = ends[0][differ[0]]
+        extension = first.source.rsplit(".", 1)[-1]
+        for step in range(1, span):
+            parts = list(ends[0])
+            parts[differ[0]] = str(int(number) + step).zfill(len(number))
+            holds = "".join(parts)
+            item = InputSpec(
+                id=f"range{len(reader.inputs)}",
+                format=first.format,
+                holds=holds,
+                source=f"{holds}.{extension}",
+            )
+            reader.inputs.append(item)
+            reader.input_positions[item.id] = start + step  # between the two, in order
+            added = True
+    if added:
+        reader.inputs.sort(key=lambda item: reader.input_positions[item.id])
+        positions = [reader.input_positions.pop(item.id) for item in reader.inputs]
+        for number, (item, position) in enumerate(zip(reader.inputs, positions, strict=True), 1):
+            item.id = f"in{number}"
+            reader.input_positions[item.id] = position
 
 
 def _renumber_inputs(reader: _Reader) -> None:
@@ -983,6 +1040,7 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         holds = _clean(match.group("holds") or "") or "画像"
         _add_input(reader, "pdf", holds, match.group(0), match.start(), match.end())
     _use_descriptions_of_named_inputs(reader)
+    _file_ranges(reader)
     if not reader.outputs:
         _last_bare_format_is_the_output(reader)
     else:
@@ -1178,7 +1236,10 @@ _GROUP = re.compile(
 _DESCRIBES_GROUP = re.compile(
     r"\s*に?\s*[^\s、。]{0,4}?(?:管理|保存|作成|分け|分かれ|届|出力|集め|提出|記録)"
     r"[^\s、。]{0,3}?(?:ている|てる|てある|た)(?![いら])\s*[^\s、。てで]"
+    r"|\s*に?\s*(?:見|確認し|チェックし|眺め)たい\s*(?:ので|から|ため)(?=\s*[^\s、。]{1,12}?\s*で\s*(?:並べ|ソート))"
 )
+"""「支店ごとに管理している顧客リスト」: how the data is kept; 「仕入先ごとに見たいので仕入先で
+並べ替え」: why an order is asked — no grouping either way."""
 _NOT_WANTED = re.compile(
     r"\s*(?:とか|など|の集計|の内訳)?\s*(?:は|も)?\s*"
     r"(?:要りません|いりません|要らない|いらない|不要|必要ありません|必要ない|なしで|無しで"
@@ -1413,7 +1474,7 @@ def _verbal_expression(match: re.Match[str]) -> str | None:
 
 
 _NORMALIZE = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を|も)?\s*(?:数値に|日付に|(?:日付|数値)の(?:形式|書式)に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記\s*(?:\([^()]{{0,30}}\))?\s*を(?:統一|揃え|そろえ|整え)|書き方を(?:統一|揃え|そろえ|整え)"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を|も)?\s*(?:数値に|日付に|(?:日付|数値)の(?:形式|書式)に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記\s*(?:\((?:[^()]|\([^()]{{0,8}}\)){{0,30}}\))?\s*を(?:統一|揃え|そろえ|整え)|書き方を(?:統一|揃え|そろえ|整え)"
     r"|(?:前後|先頭|末尾|両端)\s*の\s*(?:空白|スペース)\s*を?\s*(?:除去|削除|取り除|消|取っ|取り|トリム))"
 )
 _SELECT = re.compile(
@@ -1423,7 +1484,7 @@ _SELECT = re.compile(
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
     rf"|(?:(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)|(?:必要な|欲しい|ほしい|残したい|残す|出してほしい)\s*の)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})"
     rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols8>{QNOUN}(?:\s*(?:・|、)\s*{QNOUN}){{2,19}})\s*を\s*(?=出して|出力して|表示して|一覧にして|並べた(?:表|一覧)|残し|残す)"
-    rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞)"
+    rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ\s*(?=[、,。]|$)|(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞))"
     # 「職員番号・氏名・所属の3列、所属順」: the columns counted, with no verb
     rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols9>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*の\s*\d+\s*(?:列|項目)(?=\s*[、,。]|$)"
 )
@@ -4356,11 +4417,14 @@ def _explained(reader: _Reader, kinds: frozenset[str], start: int, end: int) -> 
         reader.text.rfind("。", 0, start) + 1,
         reader.text.find("。", end) % (len(reader.text) + 1),
     )
+    wish = re.search(r"たい(?:です|と思います|と思っています|のですが)?\s*$", clause)
     for position, step in reader.steps:
         if step.kind not in kinds:
             continue
         if pointing or (after and position < start):
             return True  # 「絞ったあと…」: the step said before, referred back to
+        if wish and position > right:
+            return True  # 「リコール対象を抽出したいです。・最終来院日が…」: the lines below
         if step.kind == "filter" and sentence[0] <= position < start:
             return True  # 「金額500千円以上だけ見たいので、一覧.xlsxから絞り込んで」
         if step.kind in ("reconcile", "join", "concat", "approval"):
