@@ -125,6 +125,7 @@ def expected_procedure(requirements: list[dict[str, Any]]) -> Procedure:
                     kind="sort",
                     by=item.get("by") or [],
                     descending=bool(item.get("descending")),
+                    limit=item.get("limit"),
                 )
             )
         elif kind in ("select", "normalize"):

@@ -574,3 +574,39 @@ def test_a_file_name_with_san() -> None:
         "受注.csvで金額の大きい順にExcelに（ファイル名：木村さん担当_12月.xlsx）"
     )
     assert [o.file_name for o in procedure.outputs] == ["木村さん担当_12月.xlsx"]
+
+
+def test_a_column_then_a_date_range_with_a_space() -> None:
+    assert ("filter", [("利用日", ">=", "2025-07-20"), ("利用日", "<=", "2025-08-31")]) in _steps(
+        "申込.xlsx → 利用日 2025/7/20〜2025/8/31 → 団体名ごとに人数を合計 → 集計.xlsx"
+    )
+
+
+def test_numbered_settings_keys() -> None:
+    procedure = read_procedure(
+        "＜設定＞\n入力1: 査定.xlsx\n入力2: 支払予定.csv\n照合キー: 業者コード\n"
+        "条件1: 区分 が「外注」\n出力: 照合.xlsx"
+    )
+    assert [i.holds for i in procedure.inputs] == ["査定", "支払予定"]
+    assert not [g for g in procedure.gaps if "数値" in g.message]
+
+
+def test_a_heading_line_is_no_condition() -> None:
+    procedure = read_procedure(
+        "処理内容：支払の集計\n対象ファイル：支払明細.xlsx\n集計キー：翻訳者ID\n集計値：支払額の合計"
+        "\n出力形式：Excel"
+    )
+    assert [s.kind for s in procedure.steps] == ["aggregate"]
+
+
+def test_a_count_word_used_in_a_formula_is_a_column() -> None:
+    assert ("aggregate", (["団体名"], {"人数": ["sum"], "利用料": ["sum"]})) in _steps(
+        "申込.xlsx → 利用料 ＝ 人数 × 200 → 団体名ごとに人数・利用料を合計 → 集計.xlsx"
+    )
+
+
+def test_data_fetched_from_a_screen_before_a_comma_is_refused() -> None:
+    procedure = read_procedure(
+        "予約サイトの管理画面から今月の口コミ落として、評価の低い順に並べといて"
+    )
+    assert [g.kind for g in procedure.gaps] == ["missing_source"]

@@ -1119,7 +1119,8 @@ _FILTER_DATE = re.compile(
     + ")"
 )
 _FILTER_DATE_RANGE = re.compile(
-    rf"(?P<col>{QNOUN})\s*(?:が|は|の|:|：)\s*(?:(?P<first>{_DATE})\s*(?:から|〜|~|～|-|－)\s*"
+    rf"(?P<col>{QNOUN})(?:\s*(?:が|は|の|:|：)|\s(?=\s*{_DATE}\s*(?:から|〜|~|～|-|－)))\s*"
+    rf"(?:(?P<first>{_DATE})\s*(?:から|〜|~|～|-|－)\s*"
     rf"(?P<last>{_DATE}|\d{{1,2}}月\d{{1,2}}日|\d{{1,2}}/\d{{1,2}}(?![\d/])|\d{{1,2}}日)|(?P<year>\d{{4}})\s*年\s*の?\s*(?P<m1>\d{{1,2}})\s*/\s*(?P<d1>\d{{1,2}})"
     r"\s*(?:から|〜|~|～|-|－)\s*(?P<m2>\d{1,2})\s*/\s*(?P<d2>\d{1,2}))"
     r"\s*(?:まで)?(?:\s*\(\s*両端(?:を)?含む\s*\))?"
@@ -1578,6 +1579,7 @@ _CONDITION_LINE = re.compile(
 _NOT_CONDITION_HEADS = re.compile(
     r"^(?:出力|入力|対象|ファイル|ファイル名|シート|シート名|キー|期間|集計|並び順|並べ替え|ソート|形式"
     r"|条件|作業|手順|目的|依頼|件名|宛先|担当|備考|結果|期限|納期|形|方法|単位|抽出|保存|読込|読み込み"
+    r"|処理内容|処理|内容|概要|用途|タイトル|依頼内容|作業内容"
     r"|氏名|名前|所属|部署|連絡先|電話|電話番号|メール|依頼者|差出人|担当者|内線)$"
 )
 
@@ -1915,6 +1917,8 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             continue  # 「結果は…」「今年は…」 name no column (「振替結果が「不能」」 does)
         particle = text[match.end("col") : match.start("val")].strip()
         tail = match.group("tail")
+        if particle == ":" and _NOT_CONDITION_HEADS.match(column):
+            continue  # 「処理内容: 翻訳者支払の集計」: a heading, no condition
         if match.group("chain") is not None and not (
             particle in ("が", ":", "=", "==")
             and _chain_step(text, match.start(), match.end())
@@ -2576,17 +2580,25 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         if match.group("cols") and metric not in (None, "count"):
             # 「数量と金額を合計」: each listed column gets the metric
             listed = [n for n in _names(match.group("cols")) if not _names_a_file(reader, n)]
+            in_formulas = {  # 「利用料 ＝ 人数 × 200 → 人数・利用料を合計」: 人数 is a column
+                m.group(0)
+                for _, other in reader.steps
+                for expression in other.expressions.values()
+                for m in re.finditer(NOUN, expression)
+            }
             for name in listed:
-                if (name in _METRIC_WORDS and _METRIC_WORDS[name] == "count") or re.search(
-                    r"(?<=.)(?:件数|回数)$", name
+                if name not in in_formulas and (
+                    (name in _METRIC_WORDS and _METRIC_WORDS[name] == "count")
+                    or re.search(r"(?<=.)(?:件数|回数)$", name)
                 ):  # 「件数と金額の合計」「レンタル件数と月額料金の合計」: rows counted
                     metrics.setdefault(COUNT_ALL, []).append("count")
-                elif name not in _METRIC_WORDS:
+                elif name in in_formulas or name not in _METRIC_WORDS:
                     metrics.setdefault(name, []).append(str(metric))
             listed = [
                 n
                 for n in listed
-                if n not in _METRIC_WORDS and not re.search(r"(?<=.)(?:件数|回数)$", n)
+                if n in in_formulas
+                or (n not in _METRIC_WORDS and not re.search(r"(?<=.)(?:件数|回数)$", n))
             ]
             if listed:
                 last = (match.end(), listed[-1])
@@ -5362,7 +5374,8 @@ _FETCH = re.compile(
     r"|ポータル|データベース|DB|基幹|会計ソフト|e-Stat|API|管理画面|画面|アプリ|POS|レジ)))\s*(?:上|内)?\s*"
     r"(?:から|より)\s*[^、。]{0,30}?"
     r"(?:落とし|ダウンロードし|取得し|取り込ん|取っ|持っ|引っ張っ|抜い|出し|拾っ|集め)\s*て\s*"
-    r"(?:きて|来て|ください|下さい|ほしい|欲しい|もらえ|もらいたい|いただけ|いただき|頂け|おいて|おく)"
+    r"(?:きて|来て|ください|下さい|ほしい|欲しい|もらえ|もらいたい|いただけ|いただき|頂け|おいて|おく"
+    r"|(?=\s*[、,]))"  # 「管理画面から今月の口コミ落として、評価の低い順に」
 )
 """「基幹システムから先月分の購買データを落としてきて」: the data is to be fetched from a system
 or a site the Plan cannot reach (a file exported by the user is named, not fetched)."""
@@ -5845,8 +5858,11 @@ def _setting_said(setting: re.Match[str], said: list[str]) -> str | None:
     keyed = re.fullmatch(rf"(?:対象)?期間\s*\(\s*(?P<col>{NOUN})\s*\)", key)
     if keyed:  # 「期間(水揚日): 2024-06-01 〜 2024-08-31」
         return f"{keyed.group('col')}が{value}"
-    if re.fullmatch(r"(?:入力|元)?(?:ファイル|データ)\s*(?:\d{1,2}|[A-Za-z])", key):
-        key = "入力ファイル"  # 「ファイル1 = 見積一覧.xlsx」: one of the files read
+    if re.fullmatch(r"(?:入力|元)?(?:ファイル|データ)?\s*(?:\d{1,2}|[A-Za-z])", key) and (
+        _FILE_NAME.search(value)
+    ):
+        key = "入力ファイル"  # 「ファイル1 = 見積一覧.xlsx」「入力2: 支払予定.csv」: a file read
+    key = re.sub(r"(?<=[^\d\s])\s*\d{1,2}$", "", key)  # 「条件1: …」「条件2: …」: one each
     previous = _SETTING.match(said[-1]) if said else None
     if (
         re.fullmatch(r"(?:入力)?シート(?:名)?", key)
