@@ -610,3 +610,21 @@ def test_data_fetched_from_a_screen_before_a_comma_is_refused() -> None:
         "予約サイトの管理画面から今月の口コミ落として、評価の低い順に並べといて"
     )
     assert [g.kind for g in procedure.gaps] == ["missing_source"]
+
+
+def test_a_line_opening_with_an_arrow_makes_no_step_of_the_line_before() -> None:
+    procedure = read_procedure(
+        "・上期分：申請_上期.csv\n・下期分：申請_下期.csv\n"
+        "→ 2つをつなげて、申請番号で重複カット → 年間.xlsx で保存"
+    )
+    assert [s.kind for s in procedure.steps] == ["concat", "dedupe"] and not procedure.gaps
+
+
+def test_each_row_and_before_output_ask_nothing() -> None:
+    procedure = read_procedure(
+        "報酬.xlsx：各行で 報酬額 = 時間 × 単価 を計算 → 依頼者別に報酬額を合計 → "
+        "Excel「報酬.xlsx」"
+    )
+    assert not procedure.gaps
+    approved = read_procedure("経費.csv で金額が1万円以上の行だけ。出力前に所長承認。Excelで")
+    assert "approval" in [s.kind for s in approved.steps] and not approved.gaps

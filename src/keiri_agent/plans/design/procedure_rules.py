@@ -1195,7 +1195,7 @@ _FILTER_SMALL_NUMBER = re.compile(
 """「学年列が2の生徒」「キャンセルフラグが1のやつ」: a column equal to a code number."""
 _NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
 _GENERIC = re.compile(
-    r"(?:^|\d)(?:行|列|件|分)$|(?:もの|明細|データ|レコード|項目|一覧|結果|ファイル|条件|手順)$"
+    r"(?:^|\d|各|全)(?:行|列|件|分)$|(?:もの|明細|データ|レコード|項目|一覧|結果|ファイル|条件|手順)$"
 )
 """Nouns that name rows or the file, never a value to filter on (「行だけ」「明細のみ」)."""
 _NOT_A_COLUMN = re.compile(
@@ -4120,6 +4120,7 @@ def _read_approval(reader: _Reader) -> None:
             if approver:  # 「担当弁護士の確認を挟んで」: the approver, no column
                 reader.use(approver.start(), said.start())
         for before in re.finditer(
+            r"(?:出力|保存|書き出し|提出|作成)\s*前\s*に|"
             r"(?:[^\s、。]{1,12}?\s*を\s*)?(?:作る|作成する|出す|出力する|保存する|提出する|渡す|確定する)"
             r"\s*前に|[^\s、。]{1,12}?\s*に\s*回(?:す\s*前に|さない\s*(?:よう|ように))",
             reader.text,
@@ -4829,7 +4830,8 @@ def _working_clauses(text: str) -> set[tuple[int, int]]:
             continue
         working.add(_clause_span(text, match.start(), match.end()))
     for arrow in _CHAIN_ARROW.finditer(text):  # each step of 「A → B → C」 asks for something
-        working.add(_clause_span(text, arrow.start() - 1, arrow.start() - 1))
+        if not text[: arrow.start()].rstrip().endswith("。"):  # (a line opening with → is not)
+            working.add(_clause_span(text, arrow.start() - 1, arrow.start() - 1))
         if arrow.end() < len(text):
             working.add(_clause_span(text, arrow.end(), arrow.end()))
     for left, _right in sorted(working, reverse=True):
@@ -4904,6 +4906,26 @@ def _aside_asks_unread(reader: _Reader, aside: re.Match[str]) -> bool:
     )
 
 
+_LATIN_STEP_WORDS = frozenset(
+    {"sort", "join", "filter", "output", "desc", "asc", "group", "sum", "count", "by", "csv"}
+)
+
+
+def _in_a_known_latin_name(text: str, start: int, end: int, words: set[str]) -> bool:
+    """「vendor_name と payment_terms を vendor_code で join」: a part of a Latin name a rule
+    read (the tokenizer splits it at _), or an English step word, is no column of its own."""
+    if not re.fullmatch(r"[A-Za-z0-9_]+", text[start:end]):
+        return False
+    left = start
+    while left > 0 and re.match(r"[A-Za-z0-9_]", text[left - 1]):
+        left -= 1
+    right = end
+    while right < len(text) and re.match(r"[A-Za-z0-9_]", text[right]):
+        right += 1
+    token = text[left:right]
+    return token in words or token.lower() in _LATIN_STEP_WORDS
+
+
 def _unused_nouns(reader: _Reader, named: set[str]) -> None:
     """A content noun no rule used, in a clause that asks for a step, is named: a column
     or value the rules missed must not be dropped silently. Remarks, purposes, reasons
@@ -4931,6 +4953,7 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             or reader.overlaps(start, end)
             or any(surface in word for word in words)
             or _GENERIC.search(surface)
+            or _in_a_known_latin_name(text, start, end, words)
             or _FROM_WHERE.match(text, end)
             or re.search(r"(?:用|向け)$", surface)
             or re.match(r"\s*締め", text[end:])  # 「月末締めで」: when the books close
