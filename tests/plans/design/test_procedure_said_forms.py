@@ -628,3 +628,17 @@ def test_each_row_and_before_output_ask_nothing() -> None:
     assert not procedure.gaps
     approved = read_procedure("経費.csv で金額が1万円以上の行だけ。出力前に所長承認。Excelで")
     assert "approval" in [s.kind for s in approved.steps] and not approved.gaps
+
+
+def test_a_date_pair_in_an_arrow_chain_and_an_exact_match_only() -> None:
+    procedure = read_procedure(
+        "入金.csv と 請求.xlsx → 保護者番号で照合 → 金額はぴったり一致のみOK → "
+        "入金日と請求日のずれは前後5日まで → 照合.xlsx に出力"
+    )
+    (reconcile,) = procedure.steps
+    assert (reconcile.date_column, reconcile.right_date_column, reconcile.date_window_days) == (
+        "入金日",
+        "請求日",
+        5,
+    )
+    assert reconcile.tolerance == 0 and not procedure.gaps

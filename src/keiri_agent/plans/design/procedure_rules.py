@@ -1193,7 +1193,9 @@ _FILTER_SMALL_NUMBER = re.compile(
     rf"(?:(?:の|で)(?=\s*(?:{NOUN}|もの|やつ|ヤツ|こと|方|だけ|のみ|を|は))|(?![\d,.])(?=\s*(?:、(?!\s*\d)|。|$|かつ)))"
 )
 """「学年列が2の生徒」「キャンセルフラグが1のやつ」: a column equal to a code number."""
-_NOT_VALUES = frozenset({"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複"})
+_NOT_VALUES = frozenset(
+    {"最大", "最小", "最高", "最低", "同じ", "空欄", "空白", "未入力", "重複", "一致", "完全一致"}
+)
 _GENERIC = re.compile(
     r"(?:^|\d|各|全)(?:行|列|件|分)$|(?:もの|明細|データ|レコード|項目|一覧|結果|ファイル|条件|手順)$"
 )
@@ -3614,7 +3616,7 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
     )
     if no_tolerance is None:
         no_tolerance = re.search(
-            r"(?:1|一)\s*円\s*でも\s*(?:ずれ|ズレ|違|異な|差)"
+            r"(?:1|一)\s*円\s*でも\s*(?:ずれ|ズレ|違|異な|差)|(?:ぴったり|完全|きっちり)\s*一致\s*(?:のみ|だけ)"
             rf"|(?:金額|{NOUN}\s*の\s*(?:差|差額|ずれ)|(?<![^\s、。,])(?:差|差額|ずれ))\s*(?:は|が)\s*"
             r"(?:完全一致(?:のみ|だけ)?|0\s*円?)"
             r"(?:\s*\(\s*(?:完全一致|許容差\s*なし)\s*\))?",
@@ -4461,6 +4463,7 @@ def _parameter_names(step: StepSpec) -> list[str]:
         *step.columns,
         *step.keys,
         *step.expressions,
+        *(name for name in (step.date_column, step.right_date_column) if name),
     ]
 
 
@@ -5172,6 +5175,8 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             continue
         if _in_file_only(text, match.start()):
             continue  # 「データだけで大丈夫です」: the file alone, no rows kept
+        if reader.first_step("reconcile") and re.search(r"一致\s*$", text[: match.start()]):
+            continue  # 「金額はぴったり一致のみOK」: the tolerance (0) of the reconciliation
         if _explained(
             reader, frozenset({"filter", "select", "dedupe", "extract"}), match.start(), match.end()
         ):
