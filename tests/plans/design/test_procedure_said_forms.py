@@ -642,3 +642,14 @@ def test_a_date_pair_in_an_arrow_chain_and_an_exact_match_only() -> None:
         5,
     )
     assert reconcile.tolerance == 0 and not procedure.gaps
+
+
+def test_spaces_and_widths_made_uniform_then_a_key_after_sonogo() -> None:
+    procedure = read_procedure(
+        "依頼者.csv の氏名とフリガナのスペース・全半角を統一し、その後フリガナと生年月日が同じ行を"
+        "1つにまとめてください。CSVで"
+    )
+    assert [(s.kind, s.columns or s.keys) for s in procedure.steps] == [
+        ("normalize", ["氏名", "フリガナ"]),
+        ("dedupe", ["フリガナ", "生年月日"]),
+    ]
