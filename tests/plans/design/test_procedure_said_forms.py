@@ -653,3 +653,35 @@ def test_spaces_and_widths_made_uniform_then_a_key_after_sonogo() -> None:
         ("normalize", ["氏名", "フリガナ"]),
         ("dedupe", ["フリガナ", "生年月日"]),
     ]
+
+
+def test_a_total_sorted_by_its_column_adds_no_count() -> None:
+    assert _steps(
+        "予約.xlsxから、ツアー名ごとに参加人数を合計し、参加人数の多い順に並べてExcelに"
+    ) == [
+        ("aggregate", (["ツアー名"], {"参加人数": ["sum"]})),
+        ("sort", (["参加人数"], True)),
+    ]
+
+
+def test_a_total_said_as_column_and_metric_is_filtered_after_the_aggregation() -> None:
+    steps = _steps(
+        "物販.csvで、区分ごとに売上金額の合計を出し、売上金額合計が3万円未満の区分は除いてExcelに"
+    )
+    assert steps == [
+        ("aggregate", (["区分"], {"売上金額": ["sum"]})),
+        ("filter", [("売上金額_sum", ">=", 30000)]),
+    ]
+
+
+def test_a_file_name_beginning_with_sonota() -> None:
+    procedure = read_procedure("購買.csvで仕入先が「A医科」以外の行を、その他仕入先.csvへ。")
+    assert [o.file_name for o in procedure.outputs] == ["その他仕入先.csv"]
+
+
+def test_no_tolerance_said_of_the_difference_of_a_column() -> None:
+    procedure = read_procedure(
+        "請求.csvと入金.csvを請求番号で突き合わせ、金額の差額が1円でもあれば不一致として入金差異.xlsxに"
+    )
+    (reconcile,) = procedure.steps
+    assert (reconcile.amount_column, reconcile.tolerance) == ("金額", 0)

@@ -486,7 +486,7 @@ def _fold(text: str) -> str:
     folded = folded.replace("おねがい", "お願い")  # 「CSVでおねがい」
     folded = re.sub(  # 「その後フリガナと…」: 後 begins no column name
         r"(その後|そのあと|その上で|そのうえで|次に)(?=[\u4e00-\u9fff\u30a1-\u30fa])",
-        r"\1、",
+        r"\1 ",
         folded,
     )
     folded = re.sub(  # 「R6.11.1」「H31.4.1」: an era and a date said short
@@ -610,9 +610,9 @@ _FORMAT_WORD = r"csv|CSV|Csv|Excel|EXCEL|excel|エクセル|xlsx|xlsm|XLSX|zip|Z
 _FILE = re.compile(
     rf"(?:(?P<holds>{QNOUN})(?:の|\s)?)?\(?\s*(?P<fmt>{_FORMAT_WORD})(?:ファイル|ブック|データ)?"
 )
-_FILE_NAME = re.compile(
-    rf"(?P<name>(?:(?<=[、,「(\s])(?!まず|そして|また|さらに|それ|これ|あと|次)[ぁ-ん]{{2,6}}"
-    rf"(?<![はがをにのでともへやかずて])(?=[{_K}{_KATA}]))?"  # 「ひまわり組名簿.xlsx」
+_FILE_NAME = re.compile(  # 「ひまわり組名簿.xlsx」「その他仕入先.csv」: a name may open in kana
+    rf"(?P<name>(?:(?<=[、,「(\s])(?:その他|(?!まず|そして|また|さらに|それ|これ|あと|次)[ぁ-ん]{{2,6}}"
+    rf"(?<![はがをにのでともへやかずて]))(?=[{_K}{_KATA}]))?"
     rf"[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?:さん|様|さま)(?=[{_K}])|(?<=[{_K}])(?<![並揃分付抜残絞集消除])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}_\-])|(?<=[_\-])[ぁ-ん]{{1,4}}(?=[{_K}{_KATA}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*"
     rf"(?:(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん]{{1,2}}(?=\.))?)"
     r"\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)",
@@ -2553,7 +2553,11 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             continue
         word = match.group("m")
         glued = match.group("col") and match.group("join") is None and not match.group("cols")
-        if glued and _column_named_so(reader, match, groups):
+        if glued and (
+            _column_named_so(reader, match, groups)
+            or f"{_clean(match.group('col'))}{word}"
+            in metrics  # 「参加人数の多い順」 after its total
+        ):
             continue  # 「見積総額の高い順」「諸掛合計が10万円を超える」: a column named so
         if word == "足し" and (
             not groups
@@ -3624,7 +3628,8 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
     )
     if no_tolerance is None:
         no_tolerance = re.search(
-            r"(?:1|一)\s*円\s*でも\s*(?:ずれ|ズレ|違|異な|差)|(?:ぴったり|完全|きっちり)\s*一致\s*(?:のみ|だけ)"
+            r"(?:1|一)\s*円\s*でも\s*(?:ずれ|ズレ|違|異な|差|あれ|出れ|出たら)"
+            r"|(?:ぴったり|完全|きっちり)\s*一致\s*(?:のみ|だけ)"
             rf"|(?:金額|{NOUN}\s*の\s*(?:差|差額|ずれ)|(?<![^\s、。,])(?:差|差額|ずれ))\s*(?:は|が)\s*"
             r"(?:完全一致(?:のみ|だけ)?|0\s*円?)"
             r"(?:\s*\(\s*(?:完全一致|許容差\s*なし)\s*\))?",
@@ -3633,9 +3638,15 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
     if no_tolerance and step.tolerance is None:
         step.tolerance = 0.0
         reader.use(no_tolerance.start(), no_tolerance.end())
-        said = re.search(rf"(?P<col>{QNOUN})\s*(?:が|は)\s*$", text[: no_tolerance.start()])
-        if said and step.amount_column is None and is_amount_column(_clean(said.group("col"))):
-            step.amount_column = _clean(said.group("col"))  # 「請求額が1円でも違うもの」
+        said = re.search(
+            rf"(?:(?P<owner>{QNOUN})\s*の\s*)?(?P<col>{QNOUN})\s*(?:が|は)\s*$",
+            text[: no_tolerance.start()],
+        )
+        column = said and _clean(said.group("col"))
+        if said and column in ("差額", "差", "誤差", "ずれ", "ズレ"):  # 「金額の差額が1円でも」
+            column = _clean(said.group("owner") or "")
+        if said and column and step.amount_column is None and is_amount_column(column):
+            step.amount_column = column  # 「請求額が1円でも違うもの」
             reader.use(said.start(), said.end("col"))
 
 
@@ -5546,6 +5557,16 @@ def _filters_of_totals(reader: _Reader, steps: list[StepSpec]) -> list[StepSpec]
                     update={"column": _result_name(word.column, aggregate, aggregate.metrics)}
                 )
             )
+            index += 1
+            continue
+        totals = {  # 「売上金額合計が3万円未満の区分」: a total said as its column and metric
+            f"{column}{METRIC_WORDS[metric]}": f"{column}_{metric}"
+            for column, metrics in aggregate.metrics.items()
+            for metric in metrics
+            if column != COUNT_ALL
+        }
+        if word.column in totals and isinstance(word.value, int | float):
+            later.append(word.model_copy(update={"column": totals[word.column]}))
             index += 1
             continue
         following = conditions[index + 1] if index + 1 < len(conditions) else None
