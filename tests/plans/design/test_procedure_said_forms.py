@@ -685,3 +685,8 @@ def test_no_tolerance_said_of_the_difference_of_a_column() -> None:
     )
     (reconcile,) = procedure.steps
     assert (reconcile.amount_column, reconcile.tolerance) == ("金額", 0)
+
+
+def test_two_adjacent_files_of_a_range_are_just_those_two() -> None:
+    procedure = read_procedure("売上_1.csv 〜 売上_2.csv を縦につなげてExcelに")
+    assert [i.holds for i in procedure.inputs] == ["売上_1", "売上_2"] and not procedure.gaps

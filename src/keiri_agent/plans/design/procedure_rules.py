@@ -476,7 +476,21 @@ _COLUMN_UNIT = (
 def normalize(text: str) -> str:
     """NFKC (full-width digits and letters to ASCII) with 「」 kept and blanks single; a
     line break (with its bullet or step number: ・, -, 1., ①) ends a clause (。)."""
-    return "。".join(line for line, _ in _lines(_fold(text)))
+    return _normalized(text)[0]
+
+
+def _normalized(text: str) -> tuple[str, set[int]]:
+    """``normalize(text)`` and where in it one numbered step ends and the next begins (the
+    。 between them): 「1) … 2) …」 says the order the steps run in."""
+    lines = _lines(_fold(text))
+    joins, offset = set(), 0
+    for index, (line, numbered) in enumerate(lines):
+        if index:
+            if numbered and lines[index - 1][1]:
+                joins.add(offset)
+            offset += 1
+        offset += len(line)
+    return "。".join(line for line, _ in lines), joins
 
 
 def _fold(text: str) -> str:
@@ -522,20 +536,6 @@ def _lines(folded: str) -> list[tuple[str, bool]]:
         if line:
             said.append((line, numbered))
     return said
-
-
-def numbered_joins(text: str) -> set[int]:
-    """Where in ``normalize(text)`` one numbered step ends and the next begins (the 。
-    between them): 「1) … 2) …」 says the order the steps run in."""
-    joins, offset, previous = set(), 0, False
-    for index, (line, numbered) in enumerate(_lines(_fold(text))):
-        if index:
-            if numbered and previous:
-                joins.add(offset)
-            offset += 1
-        offset += len(line)
-        previous = numbered
-    return joins
 
 
 _STEP_NUMBER = re.compile(
@@ -813,15 +813,21 @@ def _file_ranges(reader: _Reader) -> None:
             if len(ends[0]) == len(ends[1]) and len(differ) == 1 and differ[0] % 2 == 1
             else 0
         )
+        if span == 1 and first.format == last.format:
+            continue  # 「売上_1.csv 〜 売上_2.csv」: nothing between the two
         if first.format != last.format or not 1 < span <= 24:
-            reader.gaps.append(
-                Gap(
-                    kind="not_understood",
-                    message=f"「{first.source} 〜 {last.source}」の間にどのファイルがあるか読み取れ"
-                    "ませんでした。読み込むファイルの名前をそれぞれ書いてください",
-                    source=f"{first.source}〜{last.source}",
-                )
+            message = (
+                f"「{first.source} 〜 {last.source}」の間にどのファイルがあるか読み取れません"
+                "でした。読み込むファイルの名前をそれぞれ書いてください"
             )
+            if all(gap.message != message for gap in reader.gaps):
+                reader.gaps.append(
+                    Gap(
+                        kind="not_understood",
+                        message=message,
+                        source=f"{first.source}〜{last.source}",
+                    )
+                )
             continue
         number = ends[0][differ[0]]
         extension = first.source.rsplit(".", 1)[-1]
@@ -5989,10 +5995,10 @@ def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure
 def _read(
     instruction: str, documents: Sequence[str], *, context_rules: bool
 ) -> tuple[Procedure, bool]:
-    text = normalize(instruction)
+    text, joins = _normalized(instruction)
     reader = _Reader(_settings_said_as_sentences(text), context_rules=context_rules)
     if reader.text == text:  # (a settings block said as sentences moved the offsets)
-        reader.numbered_joins = numbered_joins(instruction)
+        reader.numbered_joins = joins
     for retracted in _RETRACTED.finditer(reader.text):
         reader.use(retracted.start(), retracted.end())  # said, then taken back
     heading = _heading(instruction)
