@@ -931,6 +931,12 @@ def test_a_yes_no_column_is_no_condition_when_only_its_shared_word_is_said() -> 
     assert acted_spec("How many spot purchases?", purchases)["filters"] == [
         {"col": "is_spot_purchase", "op": "==", "value": True}
     ]
+    # nor a category to group by: one count, one mean over the rows said
+    spec = acted_spec("楽天市場経由の返金、件数どれくらい？", refunds)
+    assert spec["op"] == "total" and spec["metrics"] == {}
+    spec = acted_spec("how many purchase lines weigh over 500 kg", purchases)
+    assert spec["op"] == "total"
+    assert acted_spec("一部返金ごとの返金額の合計", refunds)["group_cols"] == ["一部返金"]
 
 
 FREIGHT = dataset_summary(

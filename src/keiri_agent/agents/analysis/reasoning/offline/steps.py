@@ -282,7 +282,11 @@ class StepBuilder:
             if yes is None or any(f["col"] == column for f in self.filters):
                 continue
             if not self.flag_named(column):
-                continue  # 「返金」 of 一部返金, "purchase" of is_spot_purchase: no predicate
+                # 「返金」 of 一部返金, "purchase" of is_spot_purchase: the word names the rows,
+                # neither a condition nor a category to group by
+                self.categorical = [c for c in self.categorical if c != column]
+                self.mentioned = [c for c in self.mentioned if c != column]
+                continue
             self.filters = [*self.filters, {"col": column, "op": "==", "value": yes}]
             self.predicates.append(column)
             self.categorical = [c for c in self.categorical if c != column]
