@@ -972,3 +972,35 @@ def test_a_grouping_word_naming_two_columns_is_asked_with_no_aggregation_said() 
     assert "出荷先倉庫" in decision.clarifying_questions[0]
     spec = acted_spec("出荷先倉庫別の運賃は？", FREIGHT)
     assert spec["group_cols"] == ["出荷先倉庫"]
+
+
+REMITTANCES = dataset_summary(
+    500,
+    [
+        ("remittance_id", "text", ["FX-1", "FX-2"], 500),
+        ("department", "categorical", ["IT", "Legal"], 2),
+        ("status", "categorical", ["completed", "pending", "returned"], 3),
+        ("amount_jpy", "numeric", ["1000", "90000"], 400),
+    ],
+    "ds_remittances",
+)
+
+
+def test_an_english_value_before_a_word_for_the_rows_is_a_condition() -> None:
+    # before: "the completed ones" read "completed" as an ordinary word (as in "the
+    # partner meeting"), so the follow-up changed nothing and was asked again
+    previous = {
+        "type": "analysis",
+        "op": "groupby_agg",
+        "group_cols": ["department"],
+        "metrics": {"amount_jpy": ["sum"]},
+        "filters": [],
+    }
+    completed = [{"col": "status", "op": "==", "value": "completed"}]
+    decision = decide_after(
+        "Total amount_jpy by department", previous, "Only the completed ones", REMITTANCES
+    )
+    assert decision.next_action == "act"
+    assert (decision.analysis_spec or {})["filters"] == completed
+    spec = acted_spec("total amount_jpy of the returned remittances", REMITTANCES)
+    assert spec["filters"] == [{"col": "status", "op": "==", "value": "returned"}]

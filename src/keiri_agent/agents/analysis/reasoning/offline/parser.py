@@ -1760,6 +1760,23 @@ _FUNCTION_WORDS = frozenset(
     ]
 )
 
+# Words for the rows themselves: "the completed ones", "the returned entries" keep the value.
+_ROW_WORDS = frozenset(
+    [
+        *("one", "ones", "row", "rows", "record", "records", "entry", "entries"),
+        *("item", "items", "line", "lines", "case", "cases", "transaction", "transactions"),
+    ]
+)
+
+
+def _row_word(word: str, index: ColumnIndex | None) -> bool:
+    """True when ``word`` names the rows: a generic word for them ("ones", "entries") or
+    the data's own word ("remittances" of remittance_id)."""
+    if word in _ROW_WORDS:
+        return True
+    nouns = index.row_nouns() if index is not None else []
+    return any(word in (noun, noun + "s", noun + "es") for noun in nouns)
+
 
 # "Group the bookings by …", "Sort all rows", "Check for missing values": a value word
 # that starts a sentence and is followed by a determiner, or by a word that opens what
@@ -1828,6 +1845,7 @@ def _condition_values(
                 and after
                 and after.start(1) + mention.end not in starts
                 and after.group(1) not in _FUNCTION_WORDS
+                and not _row_word(after.group(1), index)
             )
             verb = _VERB_START.search(before) and _DETERMINER_AFTER.match(text[mention.end :])
             rows = (
