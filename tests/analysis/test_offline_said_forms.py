@@ -1004,3 +1004,23 @@ def test_an_english_value_before_a_word_for_the_rows_is_a_condition() -> None:
     assert (decision.analysis_spec or {})["filters"] == completed
     spec = acted_spec("total amount_jpy of the returned remittances", REMITTANCES)
     assert spec["filters"] == [{"col": "status", "op": "==", "value": "returned"}]
+
+
+def test_an_english_quantity_asked_in_a_unit_is_the_total_of_that_column() -> None:
+    purchases = dataset_summary(
+        900,
+        [
+            ("receipt_id", "text", ["RM-1", "RM-2"], 900),
+            ("material", "categorical", ["PP pellets", "Kraft pulp"], 2),
+            ("quantity", "numeric", ["1", "40"], 40),
+            ("weight_kg", "numeric", ["25", "8000"], 700),
+            ("unit_price_per_kg", "numeric", ["18", "410"], 300),
+        ],
+        "ds_purchases_kg",
+    )
+    # before: both were row counts ("how many" read as a count of rows)
+    spec = acted_spec("How many kilograms of PP pellets did we buy in total?", purchases)
+    assert spec["metrics"] == {"weight_kg": ["sum"]}
+    assert spec["filters"] == [{"col": "material", "op": "==", "value": "PP pellets"}]
+    assert acted_spec("how many units of Kraft pulp", purchases)["metrics"] == {"quantity": ["sum"]}
+    assert acted_spec("how many receipts of Kraft pulp", purchases)["metrics"] == {}

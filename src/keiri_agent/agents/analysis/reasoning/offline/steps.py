@@ -171,6 +171,11 @@ _PERSON_NAME = re.compile(r"社員|従業員|職員|会員|氏名|担当|employe
 _HOW_MANY_UNIT = re.compile(
     r"何\s*(時間|kg|キログラム|キロ|トン|t|リットル|l|本|枚|台|個|冊|人|名|件)"
 )
+# "how many kilograms", "how many units": a quantity asked in a unit, in English.
+_EN_HOW_MANY_UNIT = re.compile(
+    r"(?<![a-z])how many (units?|kilograms?|kilos?|kgs?|tonnes?|tons?|litres?|liters?"
+    r"|hours?|hrs|kilometres?|kilometers?|km|miles?|minutes?|kwh)(?![a-z])"
+)
 # 「媒体はいくつありますか」「キャンペーンって全部でいくつ」「受診機関の数は？」: how many
 # different values of the category just named.
 _JA_HOW_MANY_AFTER = re.compile(
@@ -752,9 +757,10 @@ class StepBuilder:
         """「稼働時間って全部で何時間？」「鉄くずは何kg売った？」: a quantity asked in the unit a
         numeric column is measured in is that column's total, not a count of rows (the
         column named, else the one numeric column whose name has the unit)."""
-        said = _HOW_MANY_UNIT.search(self.p.text[self.c.start : self.c.end])
+        text = self.p.text[self.c.start : self.c.end]
+        said = _HOW_MANY_UNIT.search(text)
         if said is None:
-            return None
+            return self._counted_in_english_unit(text)
         unit = {"キロ": "kg", "キログラム": "kg", "トン": "t", "リットル": "l"}.get(
             said.group(1), said.group(1)
         )
@@ -767,6 +773,33 @@ class StepBuilder:
         if named:
             return named[0]
         return holds[0] if len(holds) == 1 and unit not in ("人", "名", "件") else None
+
+    def _counted_in_english_unit(self, text: str) -> str | None:
+        """ "how many kilograms of PP pellets", "how many hours in total": the one numeric
+        column whose name ends in that unit (``weight_kg``, ``hours``); "how many units"
+        is the quantity column."""
+        said = _EN_HOW_MANY_UNIT.search(text)
+        if said is None:
+            return None
+        word = said.group(1)
+        if word in ("unit", "units"):
+            quantity = self.index.concept_column("quantity")
+            return quantity if quantity in self.index.names("numeric") else None
+        units = {
+            unit
+            for unit, words in UNIT_WORDS.items()
+            if word in (unit, *words) or word.rstrip("s") in (unit, *words)
+        }
+        holds = [
+            name
+            for name in self.index.names("numeric")
+            if name.isascii()
+            and (words := name_tokens(name))
+            and words[-1] in units
+            and words[-2:-1] != ["per"]  # unit_price_per_kg is no weight
+        ]
+        named = [c for c in self.numeric if c in holds]
+        return named[0] if named else (holds[0] if len(holds) == 1 else None)
 
     def distinct_asked(self) -> list[str]:
         """``["nunique"]`` when the different values of a column are counted: the people of
@@ -1163,7 +1196,7 @@ class StepBuilder:
         nothing to count, the grouping is asked."""
         said = self.aggregations_said()
         value_aggs = [a for a in self.aggs if a != "count"]
-        if not value_aggs and (measured := self.counted_in_its_unit()):
+        if set(value_aggs) <= {"sum"} and (measured := self.counted_in_its_unit()):
             self.numeric, value_aggs, said = [measured], ["sum"], said - {"count"}
         if not value_aggs:
             value_aggs = self.distinct_asked()
