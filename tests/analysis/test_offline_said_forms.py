@@ -1024,3 +1024,35 @@ def test_an_english_quantity_asked_in_a_unit_is_the_total_of_that_column() -> No
     assert spec["filters"] == [{"col": "material", "op": "==", "value": "PP pellets"}]
     assert acted_spec("how many units of Kraft pulp", purchases)["metrics"] == {"quantity": ["sum"]}
     assert acted_spec("how many receipts of Kraft pulp", purchases)["metrics"] == {}
+
+
+def test_a_country_is_read_in_any_of_its_forms() -> None:
+    remittances = dataset_summary(
+        400,
+        [
+            ("remittance_id", "text", ["FX-1", "FX-2"], 400),
+            ("beneficiary_country", "categorical", ["US", "TH", "DE"], 3),
+            ("destination", "categorical", ["Mexico", "Canada"], 2),
+            ("amount_jpy", "numeric", ["1000", "90000"], 300),
+        ],
+        "ds_countries",
+    )
+    # before: "Thailand" and 「メキシコ」 named nothing, so every row was totalled
+    spec = acted_spec("Total yen amount of remittances to Thailand", remittances)
+    assert spec["filters"] == [{"col": "beneficiary_country", "op": "==", "value": "TH"}]
+    spec = acted_spec("メキシコ向けの金額の合計は？", remittances)
+    assert spec["filters"] == [{"col": "destination", "op": "==", "value": "Mexico"}]
+    # a country the examples do not show is still a condition, in the column's form
+    codes = dataset_summary(
+        400,
+        [
+            ("remittance_id", "text", ["FX-1", "FX-2"], 400),
+            ("country", "categorical", ["US", "TH", "DE"], 3),
+            ("amount_jpy", "numeric", ["1000", "90000"], 300),
+        ],
+        "ds_country_codes",
+    )
+    spec = acted_spec("フランス向けの金額の合計は？", codes)
+    assert spec["filters"] == [{"col": "country", "op": "==", "value": "FR"}]
+    spec = acted_spec("Total amount for Brazil", codes)
+    assert spec["filters"] == [{"col": "country", "op": "==", "value": "BR"}]

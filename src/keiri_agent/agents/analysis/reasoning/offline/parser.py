@@ -27,6 +27,10 @@ from keiri_agent.agents.analysis.reasoning.offline.column_words import (
     UNIT_WORDS,
     WORD_SYNONYMS,
 )
+from keiri_agent.agents.analysis.reasoning.offline.countries import (
+    country_aliases,
+    country_column_forms,
+)
 from keiri_agent.agents.analysis.reasoning.offline.en_column_words_ja import japanese_readings
 from keiri_agent.agents.analysis.reasoning.offline.ja_column_words import (
     GROUP_ONLY as JA_GROUP_ONLY,
@@ -708,6 +712,7 @@ class ColumnIndex:
         self._japanese_name_terms(found)
         self._value_terms(found, named)
         self._english_value_terms(found)
+        self._country_terms(found)
         self._withhold_generic_money(found)
         # longest first; at one length a value before a word of a longer column name
         # ("overdue" is a status, not days_overdue), a whole name before a value
@@ -846,6 +851,28 @@ class ColumnIndex:
                 if len(owners) == 1 and pattern not in found:
                     owner, value = next(iter(owners))
                     found[pattern] = (owner, value, len(said))
+
+    def _country_terms(self, found: dict[str, tuple[str, str | None, int]]) -> None:
+        """A country said in another form than the data holds it (``countries``):
+        "Thailand" or 「タイ」 for TH, 「メキシコ」 for Mexico; a form two values share, or one
+        already a word of the data, names neither."""
+        shown: dict[str, set[tuple[str, str]]] = {}
+        unshown: dict[str, set[tuple[str, str]]] = {}  # countries the examples do not show
+        for info in self.columns:
+            if info.kind != "categorical":
+                continue
+            for example in info.examples:
+                for form in country_aliases(example):
+                    shown.setdefault(normalize(form), set()).add((info.name, example))
+            for form, value in country_column_forms(info.examples).items():
+                if value not in info.examples:
+                    unshown.setdefault(normalize(form), set()).add((info.name, value))
+        for forms in (shown, unshown):
+            for form, owners in forms.items():
+                pattern = value_pattern(form)
+                if len(owners) == 1 and pattern not in found:
+                    column, value = next(iter(owners))
+                    found[pattern] = (column, value, len(form))
 
     def names(self, *kinds: str) -> list[str]:
         """Column names of the given kinds, in dataset order."""
