@@ -1056,3 +1056,28 @@ def test_a_country_is_read_in_any_of_its_forms() -> None:
     assert spec["filters"] == [{"col": "country", "op": "==", "value": "FR"}]
     spec = acted_spec("Total amount for Brazil", codes)
     assert spec["filters"] == [{"col": "country", "op": "==", "value": "BR"}]
+
+
+EXHIBITIONS = dataset_summary(
+    120,
+    [
+        ("出展番号", "text", ["EX-1", "EX-2"], 120),
+        ("開催地", "categorical", ["インテックス大阪", "幕張メッセ"], 2),
+        ("人件費", "numeric", ["100", "900"], 100),
+        ("商談件数", "numeric", ["1", "40"], 40),
+    ],
+    "ds_exhibitions",
+)
+
+
+def test_most_or_least_said_of_a_measure_is_its_extreme() -> None:
+    # before: 「最も少なかった」 summed the column; 「一番多かった…何件」 counted the rows
+    spec = acted_spec("インテックス大阪の出展で人件費が最も少なかったのはいくら", EXHIBITIONS)
+    assert spec["metrics"] == {"人件費": ["min"]}
+    spec = acted_spec("商談件数が一番多かった出展だと何件？", EXHIBITIONS)
+    assert spec["op"] == "total" and spec["metrics"] == {"商談件数": ["max"]}
+    # with a category to rank, the categories are ranked by their total
+    spec = acted_spec("人件費が一番多い開催地はどこ？", EXHIBITIONS)
+    assert spec["group_cols"] == ["開催地"] and spec["metrics"] == {"人件費": ["sum"]}
+    spec = acted_spec("人件費が最も少なかった開催地は？", EXHIBITIONS)
+    assert spec["metrics"] == {"人件費": ["sum"]} and spec["sort"]["ascending"] is True

@@ -171,6 +171,10 @@ _PERSON_NAME = re.compile(r"社員|従業員|職員|会員|氏名|担当|employe
 _HOW_MANY_UNIT = re.compile(
     r"何\s*(時間|kg|キログラム|キロ|トン|t|リットル|l|本|枚|台|個|冊|人|名|件)"
 )
+# 「人件費が最も少なかった」「商談件数が一番多い」: the extreme of the measure just named.
+_MOST_OR_LEAST_AFTER = re.compile(
+    r"\s*(?:が|の|は)?\s*(?:一番|最も|いちばん|もっとも)\s*(多|少な)(?:い|かった|く)"
+)
 # "how many kilograms", "how many units": a quantity asked in a unit, in English.
 _EN_HOW_MANY_UNIT = re.compile(
     r"(?<![a-z])how many (units?|kilograms?|kilos?|kgs?|tonnes?|tons?|litres?|liters?"
@@ -229,6 +233,7 @@ class StepBuilder:
         self.inherited = [c for c in dict.fromkeys(request_numeric) if c not in clause.group_cols]
         self.aggs = vocab.aggregations(clause.text) or self._said_in_names(parsed, clause)
         self._unguessed_measures()
+        self._most_or_least_of_a_measure()
         self.freq = vocab.frequency(clause.text) or ("D" if self.dates else None)
         self.intents = vocab.intents(clause.text)
         self.units_sold = self._units_sold()
@@ -269,6 +274,22 @@ class StepBuilder:
             dropped = set(self.numeric) - set(named)
             self.numeric = named
             self.mentioned = [c for c in self.mentioned if c not in dropped]
+
+    def _most_or_least_of_a_measure(self) -> None:
+        """「人件費が最も少なかったのは」「商談件数が一番多かった出展だと何件？」: 多い / 少ない
+        said right after a numeric column, with no category to rank, is its largest / smallest
+        value, not the most common category (「一番多い区分」) nor a count."""
+        if {"max", "min"} & set(self.aggs) or self.categorical or self.group:
+            return  # 「売上が一番多い店舗は？」: the stores ranked by their total
+        for mention in self.c.mentions:
+            if self.index.kind(mention.column) != "numeric":
+                continue
+            said = _MOST_OR_LEAST_AFTER.match(self.p.text[mention.end :])
+            if said is not None:
+                agg = "max" if said.group(1) == "多" else "min"
+                self.aggs = [agg, *(a for a in self.aggs if a not in ("count", "sum"))]
+                self.numeric = [mention.column, *(c for c in self.numeric if c != mention.column)]
+                return
 
     def only_guessed(self) -> set[str]:
         """The columns the clause reaches only by a similar word, never by their own."""

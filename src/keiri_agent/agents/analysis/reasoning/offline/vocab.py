@@ -200,7 +200,8 @@ TOP_N = re.compile(
     r"|largest|smallest))\s*(\d{1,4})(?!\d)"
 )
 ASCENDING = re.compile(
-    r"下位|ワースト|少ない順|低い順|小さい順|昇順|(?<![a-z])(?:bottom|worst|lowest|smallest|least"
+    r"下位|ワースト|少ない順|低い順|小さい順|昇順|(?:一番|最も|いちばん|もっとも)少な"
+    r"|(?<![a-z])(?:bottom|worst|lowest|smallest|least"
     r"|ascending)(?![a-z])"
 )
 ROW_NOUNS = re.compile(
