@@ -5,6 +5,8 @@ register (English)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from offline_support import acted_spec, dataset_summary, decide, decide_after, spec_of
 
 ROWS = 900
@@ -1081,3 +1083,31 @@ def test_most_or_least_said_of_a_measure_is_its_extreme() -> None:
     assert spec["group_cols"] == ["開催地"] and spec["metrics"] == {"人件費": ["sum"]}
     spec = acted_spec("人件費が最も少なかった開催地は？", EXHIBITIONS)
     assert spec["metrics"] == {"人件費": ["sum"]} and spec["sort"]["ascending"] is True
+
+
+RELOCATIONS = dataset_summary(
+    300,
+    [
+        ("申請番号", "text", ["FT-1", "FT-2"], 300),
+        ("異動元拠点", "categorical", ["東京本社", "福岡支店"], 2),
+        ("異動先拠点", "categorical", ["東京本社", "福岡支店"], 2),
+        ("支給額", "numeric", ["50000", "748000"], 200),
+    ],
+    "ds_relocations",
+)
+
+
+def test_a_value_of_two_columns_of_one_movement_follows_its_direction() -> None:
+    def condition(text: str) -> list[dict[str, Any]]:
+        return list(acted_spec(text, RELOCATIONS)["filters"])
+
+    # before: every 福岡支店 was read as the origin (the first column holding it)
+    to_fukuoka = [{"col": "異動先拠点", "op": "==", "value": "福岡支店"}]
+    from_fukuoka = [{"col": "異動元拠点", "op": "==", "value": "福岡支店"}]
+    assert condition("福岡支店へ異動した分の支給額の合計はいくら？") == to_fukuoka
+    assert condition("福岡支店から異動した分の支給額の合計はいくら？") == from_fukuoka
+    assert condition("異動先拠点が福岡支店の支給額の合計") == to_fukuoka
+    # neither direction nor column said: asked, never taken as the first
+    decision = decide("福岡支店の支給額の合計はいくら？", RELOCATIONS)
+    assert decision.next_action == "ask"
+    assert "異動元拠点と異動先拠点" in decision.clarifying_questions[0]

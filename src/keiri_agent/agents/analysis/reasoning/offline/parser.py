@@ -1338,6 +1338,8 @@ def parse_request(
     scanned = sorted(scanned + _group_tails(norm, index, claimed), key=_start)
     scanned = sorted(scanned + _one_letter_values(norm, index, scanned, claimed), key=_start)
     scanned = _negated_mentions(norm, index, scanned)  # those read since (「保険に入ってない」)
+    scanned = [_directed(m, norm, index, scanned) for m in scanned]
+    problems += _direction_unsaid(scanned, norm, index, lang)
     values = [m for m in scanned if m.value is not None]
     numeric, used, spans = numeric_filters(norm, scanned, index.kind)
     blanks, blank_used, blank_spans = null_filters(norm, [m for m in scanned if m not in used])
@@ -1814,6 +1816,92 @@ _DETERMINER_AFTER = re.compile(
     r"\s+(?:the|a|an|all|each|every|my|our|these|those|this|that|for|if|whether|how|which"
     r"|what)\s"
 )
+
+
+# Two columns of one movement, told apart by its direction: 異動元拠点 / 異動先拠点,
+# origin_port / destination_port, from_account / to_account.
+_DIRECTION_PAIRS = (("元", "先"), ("origin", "destination"), ("from", "to"), ("出荷元", "出荷先"))
+_TOWARDS = re.compile(r"\s*(?:へ|に|向け|行き|宛)")
+_AWAY = re.compile(r"\s*(?:から|発|より)")
+_EN_TOWARDS = re.compile(r"(?<![a-z])(?:to|into|towards|bound for)\s+(?:the\s+)?$")
+_EN_AWAY = re.compile(r"(?<![a-z])(?:from|out of)\s+(?:the\s+)?$")
+
+
+def _paired_column(name: str, value: str, index: ColumnIndex) -> tuple[str, bool] | None:
+    """The other column of a movement that also holds ``value`` (異動先拠点 for 異動元拠点),
+    and whether that other column is the destination."""
+    for source, target in _DIRECTION_PAIRS:
+        for mine, other in ((source, target), (target, source)):
+            if mine in name:
+                sibling = name.replace(mine, other, 1)
+                info = index.by_name.get(sibling)
+                if info is not None and value in info.examples:
+                    return sibling, other == target
+    return None
+
+
+def _said_direction(mention: Mention, text: str) -> bool | None:
+    """True when the value is said as where something goes (「福岡支店へ」, "to Osaka"),
+    False as where it comes from (「福岡支店から」, "from Osaka"), None when neither."""
+    after, before = text[mention.end :], text[: mention.start]
+    towards = bool(_TOWARDS.match(after) or _EN_TOWARDS.search(before))
+    away = bool(_AWAY.match(after) or _EN_AWAY.search(before))
+    return None if towards == away else towards
+
+
+def _direction_unsaid(
+    scanned: list[Mention], text: str, index: ColumnIndex, lang: str
+) -> list[str]:
+    """「福岡支店の支給合計」 with 異動元拠点 and 異動先拠点 both holding 福岡支店 and neither
+    named beside it: which of the two is meant is asked, never taken as the first."""
+    problems = []
+    for mention in scanned:
+        if mention.value is None or _said_direction(mention, text) is not None:
+            continue
+        paired = _paired_column(mention.column, mention.value, index)
+        if paired is None:
+            continue
+        columns = (mention.column, paired[0])
+        if _named_beside(mention, columns, scanned) is not None:
+            continue  # 「異動先拠点が福岡支店」: the column is named with it
+        problems.append(
+            f"「{mention.value}」は{columns[0]}と{columns[1]}のどちらの条件ですか？"
+            if lang == "ja"
+            else f"Is '{mention.value}' a condition on {columns[0]} or on {columns[1]}?"
+        )
+    return problems
+
+
+def _named_beside(mention: Mention, columns: tuple[str, ...], scanned: list[Mention]) -> str | None:
+    """The column of ``columns`` named right before the value (「異動先拠点が福岡支店」)."""
+    return next(
+        (
+            m.column
+            for m in scanned
+            if m.value is None and m.column in columns and 0 <= mention.start - m.end <= 3
+        ),
+        None,
+    )
+
+
+def _directed(mention: Mention, text: str, index: ColumnIndex, scanned: list[Mention]) -> Mention:
+    """A value two columns of one movement both hold (福岡支店 in 異動元拠点 and 異動先拠点)
+    belongs to the column named beside it (「異動先拠点が福岡支店」), else to the one its
+    particle points at: 「福岡支店へ異動」 the destination, 「福岡支店から」 the origin;
+    "shipped to Osaka" / "from Osaka" alike."""
+    if mention.value is None:
+        return mention
+    paired = _paired_column(mention.column, mention.value, index)
+    if paired is None:
+        return mention
+    sibling, sibling_is_destination = paired
+    beside = _named_beside(mention, (mention.column, sibling), scanned)
+    towards = _said_direction(mention, text)
+    if beside == sibling or (
+        beside is None and towards is not None and sibling_is_destination == towards
+    ):
+        return dataclasses.replace(mention, column=sibling)
+    return mention
 
 
 def _entity_value(mention: Mention, index: ColumnIndex) -> bool:
