@@ -1111,3 +1111,13 @@ def test_a_value_of_two_columns_of_one_movement_follows_its_direction() -> None:
     decision = decide("福岡支店の支給額の合計はいくら？", RELOCATIONS)
     assert decision.next_action == "ask"
     assert "異動元拠点と異動先拠点" in decision.clarifying_questions[0]
+
+
+def test_a_word_two_columns_hold_alike_names_neither() -> None:
+    # before: 拠点 (the word of the concept "site") was given to 異動元拠点, the first
+    decision = decide("拠点ごとの支給額の合計を出して", RELOCATIONS)
+    assert decision.next_action == "ask"
+    assert "異動元拠点" in decision.clarifying_questions[0]
+    assert "異動先拠点" in decision.clarifying_questions[0]
+    spec = acted_spec("異動先拠点ごとの支給額の合計を出して", RELOCATIONS)
+    assert spec["group_cols"] == ["異動先拠点"]

@@ -633,6 +633,7 @@ class ColumnIndex:
         with fewer blank cells (入金額 and 出金額 both hold 金額: the amount a ledger is
         about is the one filled in on most rows)."""
         chosen: dict[str, tuple[int, int, int, str]] = {}
+        tied: set[str] = set()
         for info in self.columns:
             key = normalize(info.name).replace("_", " ")
             key = _without_brackets(key)
@@ -649,6 +650,11 @@ class ColumnIndex:
                 best = chosen.get(concept)
                 if best is None or rank < best[:3]:
                     chosen[concept] = (*rank, info.name)
+                    tied.discard(concept)
+                elif rank == best[:3]:
+                    tied.add(concept)
+        for concept in tied:  # 異動元拠点 and 異動先拠点 hold 拠点 alike: it names neither
+            del chosen[concept]
         owner: dict[str, str] = {}  # a column's first concept (出金額: sales before withdrawal)
         self.concepts: dict[str, list[str]] = {}  # every concept a column holds, for its words
         for concept, value in chosen.items():
