@@ -1121,3 +1121,38 @@ def test_a_word_two_columns_hold_alike_names_neither() -> None:
     assert "異動先拠点" in decision.clarifying_questions[0]
     spec = acted_spec("異動先拠点ごとの支給額の合計を出して", RELOCATIONS)
     assert spec["group_cols"] == ["異動先拠点"]
+
+
+def test_english_requests_read_japanese_headers_through_the_glossary() -> None:
+    allowances = dataset_summary(
+        600,
+        [
+            ("申請番号", "text", ["Q-1", "Q-2"], 600),
+            ("所属", "categorical", ["工事部", "総務部"], 2),
+            ("雇用区分", "categorical", ["正社員", "契約社員"], 2),
+            ("受験料補助", "numeric", ["0", "30000"], 40),
+            ("手当月額", "numeric", ["5000", "20000"], 10),
+        ],
+        "ds_allowances",
+    )
+    # before: neither the subsidy column nor the department grouping was read
+    spec = acted_spec("Total exam fee subsidy by department", allowances)
+    assert spec["group_cols"] == ["所属"] and spec["metrics"] == {"受験料補助": ["sum"]}
+    spec = acted_spec("Average monthly allowance for full-time employees", allowances)
+    assert spec["metrics"] == {"手当月額": ["mean"]}
+    assert spec["filters"] == [{"col": "雇用区分", "op": "==", "value": "正社員"}]
+
+
+def test_japanese_requests_read_english_headers_through_the_glossary() -> None:
+    policies = dataset_summary(
+        300,
+        [
+            ("policy_id", "text", ["P-1", "P-2"], 300),
+            ("insurer", "categorical", ["Tokio", "Sompo"], 2),
+            ("premium_jpy", "numeric", ["10000", "90000"], 200),
+            ("deductible_jpy", "numeric", ["0", "50000"], 20),
+        ],
+        "ds_policies",
+    )
+    spec = acted_spec("免責金額の平均はいくら？", policies)
+    assert spec["metrics"] == {"deductible_jpy": ["mean"]}

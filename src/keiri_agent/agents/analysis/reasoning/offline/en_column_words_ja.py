@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import itertools
 
+from keiri_agent.agents.analysis.reasoning.offline.en_japanese_glossary import GLOSSARY
+
 # A word of an English column name → Japanese words for it (the usual one first).
 TOKEN_JA: dict[str, tuple[str, ...]] = {
     # money
@@ -140,6 +142,7 @@ TOKEN_JA: dict[str, tuple[str, ...]] = {
     "month": ("月",),
     "year": ("年", "年度"),
 }
+TOKEN_JA = {**GLOSSARY, **TOKEN_JA}  # the words above win over the glossary's
 # Words that only mark a state or a unit: left out of a reading (collateral_held → 担保).
 SILENT: frozenset[str] = frozenset(
     {

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import itertools
 
+from keiri_agent.agents.analysis.reasoning.offline.ja_english_glossary import GLOSSARY
+
 # A word inside a Japanese category value → English words for it.
 WORD_ENGLISH: dict[str, tuple[str, ...]] = {
     # places
@@ -124,7 +126,10 @@ WORD_ENGLISH: dict[str, tuple[str, ...]] = {
     "勘定科目": ("account", "account title"),
     "日": ("date",),
 }
-_LONGEST_FIRST = sorted(WORD_ENGLISH, key=len, reverse=True)
+WORD_ENGLISH = {**GLOSSARY, **WORD_ENGLISH}  # the words above win over the glossary's
+_BY_FIRST: dict[str, list[str]] = {}  # the words starting with each character, longest first
+for _word in sorted(WORD_ENGLISH, key=len, reverse=True):
+    _BY_FIRST.setdefault(_word[0], []).append(_word)
 _MAX_READINGS = 12
 
 
@@ -135,10 +140,14 @@ def english_readings(value: str) -> list[str]:
     pieces: list[tuple[str, ...]] = []
     rest = value
     while rest:
-        word = next((w for w in _LONGEST_FIRST if rest.startswith(w)), None)
+        word = next((w for w in _BY_FIRST.get(rest[0], ()) if rest.startswith(w)), None)
         if word is None:
             return []
         pieces.append(WORD_ENGLISH[word])
         rest = rest[len(word) :].lstrip()
-    readings = (" ".join(words) for words in itertools.product(*pieces))
-    return list(itertools.islice(readings, _MAX_READINGS))
+    if len(pieces) == 1 and len(value) == 1 and value in GLOSSARY:
+        return []  # a value of one character (中 of 高 / 中 / 低) is too loose to read alone
+    readings = [" ".join(words) for words in itertools.product(*pieces)]
+    if len(pieces) == 2:  # 手当月額 is also "monthly allowance": English may lead with either
+        readings += [" ".join(words) for words in itertools.product(*reversed(pieces))]
+    return list(itertools.islice(dict.fromkeys(readings), _MAX_READINGS))
