@@ -1156,3 +1156,21 @@ def test_japanese_requests_read_english_headers_through_the_glossary() -> None:
     )
     spec = acted_spec("免責金額の平均はいくら？", policies)
     assert spec["metrics"] == {"deductible_jpy": ["mean"]}
+
+
+def test_values_listed_and_summed_up_are_one_total() -> None:
+    trips = dataset_summary(
+        400,
+        [
+            ("出張番号", "text", ["T-1", "T-2"], 400),
+            ("役職区分", "categorical", ["一般", "課長", "部長"], 3),
+            ("日当額", "numeric", ["2000", "5000"], 20),
+        ],
+        "ds_trips",
+    )
+    # before: one total per 役職区分 was shown for 「合計するといくら」
+    spec = acted_spec("課長と部長の出張について、日当額を合計するといくら？", trips)
+    assert spec["op"] == "total" and spec["metrics"] == {"日当額": ["sum"]}
+    assert spec["filters"] == [{"col": "役職区分", "op": "in", "value": ["課長", "部長"]}]
+    spec = acted_spec("役職区分別に日当額を合計すると？", trips)
+    assert spec["group_cols"] == ["役職区分"]

@@ -95,7 +95,8 @@ _ALL_BEFORE = re.compile(
 )
 _ONLY = re.compile(r"だけ|のみ|に限|限定|(?<![a-z])(?:only|just)(?![a-z])", re.IGNORECASE)
 _COMBINED = re.compile(
-    r"あわせ(?:た|て)|合わせ(?:た|て)|合算|全部で|トータルで|\bcombined\b|\btogether\b"
+    r"あわせ(?:た|て)|合わせ(?:た|て)|合算|全部で|トータルで|合計すると|足すと|足し合わせ"
+    r"|\bcombined\b|\btogether\b"
     r"|\baltogether\b|\bin total\b",
     re.IGNORECASE,
 )
