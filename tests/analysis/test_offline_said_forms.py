@@ -1174,3 +1174,21 @@ def test_values_listed_and_summed_up_are_one_total() -> None:
     assert spec["filters"] == [{"col": "役職区分", "op": "in", "value": ["課長", "部長"]}]
     spec = acted_spec("役職区分別に日当額を合計すると？", trips)
     assert spec["group_cols"] == ["役職区分"]
+
+
+def test_an_english_word_for_what_a_japanese_number_identifies_names_it() -> None:
+    claims = dataset_summary(
+        320,
+        [
+            ("申請番号", "text", ["A-1", "A-2"], 320),
+            ("社員番号", "text", ["E1", "E2"], 301),
+            ("設備番号", "text", ["M1", "M2"], 40),
+            ("支給額", "numeric", ["1000", "9000"], 200),
+        ],
+        "ds_employee_claims",
+    )
+    # before: "employees" and "equipment" named nothing (asked which column)
+    spec = acted_spec("How many distinct employees appear in the claims?", claims)
+    assert spec["metrics"] == {"社員番号": ["nunique"]}
+    spec = acted_spec("How many different pieces of equipment are there?", claims)
+    assert spec["metrics"] == {"設備番号": ["nunique"]}

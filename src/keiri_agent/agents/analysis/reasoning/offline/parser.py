@@ -846,6 +846,11 @@ class ColumnIndex:
             name = _without_brackets(normalize(info.name))
             for reading in english_readings(name) if is_japanese(name) else []:
                 readings.setdefault(reading, set()).add((info.name, None))
+            stem = _JA_ID_NAME.sub("", info.name).strip()
+            if stem != info.name and is_japanese(stem) and info.kind != "numeric":
+                # "employees" for 社員番号, "machines" for 機械番号: what the number identifies
+                for reading in english_readings(normalize(stem)):
+                    readings.setdefault(reading, set()).add((info.name, None))
             if info.kind != "categorical":
                 continue
             for example in info.examples:
@@ -2022,7 +2027,11 @@ def _names_the_rows(mention: Mention, text: str, index: ColumnIndex, rows: int) 
         and said.endswith("s")
         and normalize(info.name) != said
         and re.split(r"[\s_-]+", said)[-1].rstrip("s") not in _ID_TOKENS  # "booking ids"
+        and not _DISTINCT_BEFORE.search(text[: mention.start])  # "how many distinct employees"
     )
+
+
+_DISTINCT_BEFORE = re.compile(r"(?<![a-z])(?:distinct|different|unique|individual)\s+$")
 
 
 # "fuel type is Diesel", "status = Cancelled", 「区分が在宅」: the column names its value.
