@@ -1192,3 +1192,23 @@ def test_an_english_word_for_what_a_japanese_number_identifies_names_it() -> Non
     assert spec["metrics"] == {"社員番号": ["nunique"]}
     spec = acted_spec("How many different pieces of equipment are there?", claims)
     assert spec["metrics"] == {"設備番号": ["nunique"]}
+
+
+def test_a_total_said_inside_a_column_name_is_its_sum() -> None:
+    fees = dataset_summary(
+        300,
+        [
+            ("請求番号", "text", ["B-1", "B-2"], 300),
+            ("入金方法", "categorical", ["振込", "口座振替"], 2),
+            ("請求合計", "numeric", ["1000", "90000"], 250),
+            ("total_billed", "numeric", ["1000", "90000"], 250),
+        ],
+        "ds_billing_totals",
+    )
+    # before: a summary of the column (count, mean, quartiles) instead of its total
+    spec = acted_spec("入金方法が未入力になっている請求の請求合計を出して", fees)
+    assert spec["op"] == "total" and spec["metrics"] == {"請求合計": ["sum"]}
+    spec = acted_spec("What's the total billed for bank transfers (振込)?", fees)
+    assert spec["op"] == "total" and spec["metrics"] == {"total_billed": ["sum"]}
+    spec = acted_spec("請求合計の平均は？", fees)
+    assert spec["metrics"] == {"請求合計": ["mean"]}

@@ -406,7 +406,7 @@ class StepBuilder:
             for m in clause.mentions
             if parsed.index.kind(m.column) == "numeric"
             for agg in vocab.aggregations(parsed.text[m.start : m.end])
-            if agg in vocab.VALUE_AGGS
+            if agg in (*vocab.VALUE_AGGS, "sum")
         ]
         return list(dict.fromkeys(said))
 
