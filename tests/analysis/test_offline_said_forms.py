@@ -1212,3 +1212,39 @@ def test_a_total_said_inside_a_column_name_is_its_sum() -> None:
     assert spec["op"] == "total" and spec["metrics"] == {"total_billed": ["sum"]}
     spec = acted_spec("請求合計の平均は？", fees)
     assert spec["metrics"] == {"請求合計": ["mean"]}
+
+
+RENT = dataset_summary(
+    600,
+    [
+        ("計上月", "datetime", ["2024-04-01", "2025-09-01"], 18),
+        ("事業所", "categorical", ["本社", "大阪支社"], 2),
+        ("賃料", "numeric", ["100000", "900000"], 50),
+    ],
+    "ds_rent_months",
+)
+
+
+def period(text: str) -> list[tuple[str, str]]:
+    return [(f["op"], f["value"]) for f in acted_spec(text, RENT)["filters"]]
+
+
+def test_a_part_of_a_fiscal_year_is_its_months() -> None:
+    # before: 「2024年度下期」 and 「2025年度上期」 were the whole fiscal year, silently
+    assert period("2024年度下期の賃料の合計は？") == [(">=", "2024-10-01"), ("<", "2025-04-01")]
+    assert period("2025年度上期の賃料の合計") == [(">=", "2025-04-01"), ("<", "2025-10-01")]
+    assert period("2024年度第3四半期の賃料の合計") == [(">=", "2024-10-01"), ("<", "2025-01-01")]
+    assert period("total rent for FY2024 H2") == [(">=", "2024-10-01"), ("<", "2025-04-01")]
+    assert period("2024年度の賃料の合計は？") == [(">=", "2024-04-01"), ("<", "2025-04-01")]
+    # a quarter with no fiscal year is still asked (fiscal or calendar?)
+    assert decide("第1四半期の賃料の合計", RENT).next_action == "ask"
+
+
+def test_the_months_of_a_fiscal_year_restated_after_it_are_read_once() -> None:
+    # before: 「（4月〜翌3月）」 asked which year 4月 and 3月 were
+    said = "2024年度（4月～翌3月）の賃料の合計は？"
+    assert period(said) == [(">=", "2024-04-01"), ("<", "2025-04-01")]
+    said = "2024年度下期（10月〜翌3月）の賃料の合計"
+    assert period(said) == [(">=", "2024-10-01"), ("<", "2025-04-01")]
+    # other months in the brackets are a period of their own: their year is asked
+    assert decide("2024年度（4月〜9月）の賃料の合計", RENT).next_action == "ask"

@@ -150,9 +150,17 @@ _YEAR = (
     r"(\d{4}|(?<![\d.,])\d{2}(?=\s*年(?!度))|(?:令和|平成|(?<![a-z])[rh])\s*(?:\d{1,2}|元)(?!\d))"
 )
 _ERA_START = {"令和": 2018, "r": 2018, "平成": 1988, "h": 1988}
-_FISCAL_RX = re.compile(_YEAR + r"\s*年度")
-# "FY2024", "fy 2024": the fiscal year said in English (April to March, as 年度).
-_EN_FISCAL_RX = re.compile(r"(?<![a-z])fy\s*'?(\d{4})(?!\d)")
+# 「2024年度」, and a part of it: 「2024年度下期」「2024年度第3四半期」「2025年度の上半期」.
+_FISCAL_RX = re.compile(
+    _YEAR + r"\s*年度(?:\s*の?\s*(上期|上半期|下期|下半期|第\s*[1-4]\s*四半期|[1-4]\s*q(?![a-z])))?"
+)
+# 「2024年度（4月〜翌3月）」: the months of the fiscal period restated right after it.
+_FISCAL_RESTATED = re.compile(
+    r"\s*[（(]\s*(\d{1,2})\s*月\s*(?:[〜~～\-－]|から)\s*(翌年?)?\s*(\d{1,2})\s*月(?:\s*まで)?\s*[）)]"
+)
+# "FY2024", "fy 2024", "FY2024 H2", "FY2024 Q3": the fiscal year said in English (April to
+# March, as 年度).
+_EN_FISCAL_RX = re.compile(r"(?<![a-z])fy\s*'?(\d{4})(?!\d)(?:\s*(h[12]|q[1-4])(?![a-z0-9]))?")
 _JA_YEAR_MONTHS_RX = re.compile(
     _YEAR + r"\s*年\s*(\d{1,2})\s*[〜~～\-－]\s*(\d{1,2})\s*月(?!別|ごと|毎)(?:\s*分)?(?:\s*まで)?"
 )
@@ -212,8 +220,12 @@ def _year(text: str) -> str:
 
 # (start, end, filter): a period filter and the span of the text that states it.
 PeriodFilter = tuple[int, int, dict[str, Any]]
-# (start, end, year, month, day, qualifier, fiscal year?): a period as read, before filters.
-_Found = tuple[int, int, int, int | None, int | None, str, bool]
+# The months of a fiscal year a request names: (months after April it starts, how many).
+FiscalPart = tuple[int, int]
+_WHOLE_YEAR: FiscalPart = (0, 12)
+# (start, end, year, month, day, qualifier, part of a fiscal year or None): a period as
+# read, before filters.
+_Found = tuple[int, int, int, int | None, int | None, str, FiscalPart | None]
 
 
 def date_filters(
@@ -242,7 +254,12 @@ def date_filters(
     found: list[_Found] = []
 
     def add(
-        m: re.Match[str], y: str, mo: str | None, d: str | None, q: str, fy: bool = False
+        m: re.Match[str],
+        y: str,
+        mo: str | None,
+        d: str | None,
+        q: str,
+        fy: FiscalPart | None = None,
     ) -> None:
         short = y.isdigit() and len(y) == 2
         if short and not any(e.startswith(f"20{y}") for e in date_examples):
@@ -259,7 +276,13 @@ def date_filters(
         )
 
     for m in [*_FISCAL_RX.finditer(text), *_EN_FISCAL_RX.finditer(text)]:
-        add(m, m.group(1), None, None, "within", fy=True)
+        part = _fiscal_part(m.group(2))
+        add(m, m.group(1), None, None, "within", fy=part)
+        restated = _FISCAL_RESTATED.match(text, m.end())
+        if restated and _restates(part, restated):
+            claimed[restated.start() : restated.end()] = b"\x01" * (
+                restated.end() - restated.start()
+            )
     for m in _JA_YEAR_MONTHS_RX.finditer(text):  # 「2025年1〜6月」: both months in that year
         first, last = int(m.group(2)), int(m.group(3))
         if not (1 <= first <= 12 and 1 <= last <= 12) or any(claimed[m.start() : m.end()]):
@@ -308,18 +331,14 @@ def date_filters(
         (start, end, condition)
         for start, end, year, month_no, day, qualifier, fiscal in sorted(found)
         for condition in (
-            _fiscal_year_filters(column, year)
+            _fiscal_year_filters(column, year, fiscal)
             if fiscal
             else _period_filters(column, year, month_no, day, qualifier)
         )
     ]
     assumptions += [
-        _t(
-            lang,
-            f"{year}年度は{year}年4月〜{year + 1}年3月と仮定",
-            f"fiscal {year} taken as April {year} to March {year + 1}",
-        )
-        for _, _, year, _, _, _, fiscal in sorted(found)
+        _fiscal_assumption(year, fiscal, text[start:end], lang)
+        for start, end, year, _, _, _, fiscal in sorted(found)
         if fiscal
     ]
     return _said_once(filters + months), problems, assumptions
@@ -359,7 +378,8 @@ def _vague_periods(text: str, months_read: bool, lang: str, claimed: bytearray) 
     months were read, and a relative period (「直近3ヶ月」, "last year") that is not part of
     a column's name (「前年同月請求額」: ``claimed``)."""
     problems: list[str] = []
-    if not months_read and (quarter := _QUARTER.search(text)):
+    unread = (q for q in _QUARTER.finditer(text) if not any(claimed[q.start() : q.end()]))
+    if not months_read and (quarter := next(unread, None)):
         # 「第1四半期」: fiscal or calendar? the months are asked, never guessed
         problems.append(
             _t(
@@ -532,12 +552,61 @@ def _month_year(date_examples: list[str], month: int) -> str | None:
     return years.pop() if len(years) == 1 else None
 
 
-def _fiscal_year_filters(column: str, year: int) -> list[dict[str, Any]]:
-    """A Japanese fiscal year: April of ``year`` to March of the next."""
+def _fiscal_part(said: str | None) -> FiscalPart:
+    """The months of the fiscal year a part names: 上期 / H1 the first six, 下期 / H2 the
+    last six, 第3四半期 / 3Q / Q3 the third three; none said, the whole year."""
+    if not said:
+        return _WHOLE_YEAR
+    said = said.replace(" ", "")
+    if said in ("上期", "上半期", "h1"):
+        return (0, 6)
+    if said in ("下期", "下半期", "h2"):
+        return (6, 6)
+    quarter = int(re.sub(r"\D", "", said))
+    return ((quarter - 1) * 3, 3)
+
+
+def _restates(part: FiscalPart, said: re.Match[str]) -> bool:
+    """True when 「（4月〜翌3月）」 names exactly the months of the fiscal part before it; other
+    months are read as a period of their own."""
+    first = (3 + part[0]) % 12 + 1
+    last = (3 + part[0] + part[1] - 1) % 12 + 1
+    next_year = bool(said.group(2))
+    crosses = 3 + part[0] + part[1] > 12
+    return (int(said.group(1)), int(said.group(3))) == (first, last) and next_year == crosses
+
+
+def _fiscal_months(year: int, part: FiscalPart) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(year, month) of the first month of the part and of the month after it."""
+    first = 4 + part[0]
+    after = first + part[1]
+    return (year + (first - 1) // 12, (first - 1) % 12 + 1), (
+        year + (after - 1) // 12,
+        (after - 1) % 12 + 1,
+    )
+
+
+def _fiscal_year_filters(column: str, year: int, part: FiscalPart) -> list[dict[str, Any]]:
+    """A Japanese fiscal year (April of ``year`` to March of the next), or the part of it
+    said (2024年度下期: October 2024 to March 2025)."""
+    (y1, m1), (y2, m2) = _fiscal_months(year, part)
     return [
-        {"col": column, "op": ">=", "value": f"{year}-04-01"},
-        {"col": column, "op": "<", "value": f"{year + 1}-04-01"},
+        {"col": column, "op": ">=", "value": f"{y1}-{m1:02d}-01"},
+        {"col": column, "op": "<", "value": f"{y2}-{m2:02d}-01"},
     ]
+
+
+def _fiscal_assumption(year: int, part: FiscalPart, said: str, lang: str) -> str:
+    """「2024年度下期は2024年10月〜2025年3月と仮定」: the months a fiscal period was read as."""
+    (y1, m1), (y2, m2) = _fiscal_months(year, part)
+    last_year, last_month = (y2, m2 - 1) if m2 > 1 else (y2 - 1, 12)
+    names = "January February March April May June July August September October November December"
+    month = names.split()
+    return _t(
+        lang,
+        f"{said.strip()}は{y1}年{m1}月〜{last_year}年{last_month}月と仮定",
+        f"{said.strip()} taken as {month[m1 - 1]} {y1} to {month[last_month - 1]} {last_year}",
+    )
 
 
 def value_filters(values: list[Mention]) -> list[dict[str, Any]]:
