@@ -276,20 +276,15 @@ def date_filters(
         )
 
     for m in [*_FISCAL_RX.finditer(text), *_EN_FISCAL_RX.finditer(text)]:
-        part = _fiscal_part(m.group(2))
-        add(m, m.group(1), None, None, "within", fy=part)
-        restated = _FISCAL_RESTATED.match(text, m.end())
-        if restated and _restates(part, restated):
-            claimed[restated.start() : restated.end()] = b"\x01" * (
-                restated.end() - restated.start()
-            )
+        add(m, m.group(1), None, None, "within", fy=_fiscal_part(m.group(2)))
+        _claim_restated_months(text, m, claimed)
     for m in _JA_YEAR_MONTHS_RX.finditer(text):  # 「2025年1〜6月」: both months in that year
         first, last = int(m.group(2)), int(m.group(3))
         if not (1 <= first <= 12 and 1 <= last <= 12) or any(claimed[m.start() : m.end()]):
             continue
         add(m, m.group(1), str(first), None, "start")
         end_year = int(_year(m.group(1))) + (last < first)
-        found.append((m.end(), m.end(), end_year, last, None, "end", False))
+        found.append((m.end(), m.end(), end_year, last, None, "end", None))
     for m in _JA_DATE_RX.finditer(text):
         add(m, m.group(1), m.group(2), m.group(3), _qualifier(m.group(4)))
     for m in _ISO_RX.finditer(text):
@@ -368,8 +363,8 @@ def _as_ranges(text: str, found: list[_Found]) -> list[_Found]:
             and not (first[6] or last[6])
             and _RANGE_JOIN.fullmatch(text[first[1] : last[0]])
         ):
-            ranged[i] = (*first[:5], "start", False)
-            ranged[i + 1] = (*last[:5], "end", False)
+            ranged[i] = (*first[:5], "start", None)
+            ranged[i + 1] = (*last[:5], "end", None)
     return ranged
 
 
@@ -408,7 +403,7 @@ def _english_month_spans(text: str, claimed: bytearray, add: Any) -> list[_Found
         if any(claimed[m.start() : m.end()]):
             continue
         add(m, str(int(m.group(3)) - (first > last)), str(first), None, "start")
-        ends.append((m.end(), m.end(), int(m.group(3)), last, None, "end", False))
+        ends.append((m.end(), m.end(), int(m.group(3)), last, None, "end", None))
     return ends
 
 
@@ -566,9 +561,16 @@ def _fiscal_part(said: str | None) -> FiscalPart:
     return ((quarter - 1) * 3, 3)
 
 
+def _claim_restated_months(text: str, fiscal: re.Match[str], claimed: bytearray) -> None:
+    """「2024年度（4月〜翌3月）」: months in brackets right after a fiscal period that name
+    exactly its months are read with it (claimed); other months are a period of their own."""
+    restated = _FISCAL_RESTATED.match(text, fiscal.end())
+    if restated and _restates(_fiscal_part(fiscal.group(2)), restated):
+        claimed[restated.start() : restated.end()] = b"\x01" * (restated.end() - restated.start())
+
+
 def _restates(part: FiscalPart, said: re.Match[str]) -> bool:
-    """True when 「（4月〜翌3月）」 names exactly the months of the fiscal part before it; other
-    months are read as a period of their own."""
+    """True when 「（4月〜翌3月）」 names exactly the months of the fiscal part before it."""
     first = (3 + part[0]) % 12 + 1
     last = (3 + part[0] + part[1] - 1) % 12 + 1
     next_year = bool(said.group(2))
