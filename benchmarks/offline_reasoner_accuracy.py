@@ -175,6 +175,8 @@ BLIND23 = Path(__file__).parent / "data" / "offline_requests_blind23.jsonl"
 BLIND24 = Path(__file__).parent / "data" / "offline_requests_blind24.jsonl"
 BLIND25 = Path(__file__).parent / "data" / "offline_requests_blind25.jsonl"
 BLIND26 = Path(__file__).parent / "data" / "offline_requests_blind26.jsonl"
+BLIND27 = Path(__file__).parent / "data" / "offline_requests_blind27.jsonl"
+BLIND28 = Path(__file__).parent / "data" / "offline_requests_blind28.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -207,6 +209,8 @@ SETS = {
     "blind24": BLIND24,
     "blind25": BLIND25,
     "blind26": BLIND26,
+    "blind27": BLIND27,
+    "blind28": BLIND28,
 }
 
 # (ja name, en name, kind, examples)
