@@ -1248,3 +1248,23 @@ def test_the_months_of_a_fiscal_year_restated_after_it_are_read_once() -> None:
     assert period(said) == [(">=", "2024-10-01"), ("<", "2025-04-01")]
     # other months in the brackets are a period of their own: their year is asked
     assert decide("2024年度（4月〜9月）の賃料の合計", RENT).next_action == "ask"
+
+
+def test_english_periods_in_more_of_their_usual_forms() -> None:
+    # before: "calendar year 2024" was dropped (every row totalled, silently); "between April
+    # and September 2025" and "Q1 2025 (Jan–Mar)" were not read
+    assert period("rent total for calendar year 2024") == [("==", "2024")]
+    assert period("rent total in calendar 2024") == [("==", "2024")]
+    assert period("rent total between April and September 2025") == [
+        (">=", "2025-04-01"),
+        ("<", "2025-10-01"),
+    ]
+    assert period("rent total in Q1 2025 (Jan–Mar)") == [(">=", "2025-01-01"), ("<", "2025-04-01")]
+    # a quarter alone is still asked once; a year no rule reads is asked, never dropped
+    assert decide("rent total in Q1 2025", RENT).clarifying_questions == [
+        "Which months is Q1? (e.g. April to June)"
+    ]
+    decision = decide("rent total 2024", RENT)
+    assert decision.next_action == "ask" and "2024" in decision.clarifying_questions[0]
+    decision = decide("賃料の合計 2024", RENT)
+    assert decision.clarifying_questions[0].startswith("「2024」を期間として")

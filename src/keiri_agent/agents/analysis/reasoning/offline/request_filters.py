@@ -170,12 +170,22 @@ _JA_DATE_RX = re.compile(
 _ISO_RX = re.compile(
     _EN_QUAL + r"(?<!\d)(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?(?!\d)\s*" + _QUAL_JA
 )
+_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+# "Oct–Dec 2024", "between April and September 2025", "from May through July 2025".
 _EN_MONTH_SPAN_RX = re.compile(
-    r"(?<![a-z])("
-    + "|".join(sorted(_MONTHS, key=len, reverse=True))
-    + r")\.?\s*[–—\-~〜]\s*("
-    + "|".join(sorted(_MONTHS, key=len, reverse=True))
-    + r")\.?\s+(\d{4})(?!\d)"
+    r"(?<![a-z])(?:(?:between|from)\s+)?("
+    + _MONTH_NAMES
+    + r")\.?(?:\s*[–—\-~〜]\s*|\s+(?:and|to|through|thru|till|until)\s+)("
+    + _MONTH_NAMES
+    + r")\.?,?\s+(\d{4})(?!\d)"
+)
+# "Q1 2025 (Jan–Mar)": a quarter whose months are said with it (else it is asked).
+_EN_QUARTER_MONTHS_RX = re.compile(
+    r"(?<![a-z])q[1-4]\s*(?:of\s+)?(\d{4})\s*[(（]\s*("
+    + _MONTH_NAMES
+    + r")\.?\s*(?:[–—\-~〜]|to|through)\s*("
+    + _MONTH_NAMES
+    + r")\.?\s*[)）]"
 )
 _EN_MONTH_RX = re.compile(
     _EN_QUAL + r"(?<![a-z])(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?\s+(\d{4})"
@@ -192,7 +202,12 @@ _EN_MONTH_ONLY = (
 _FUTURE = re.compile(r"(?<![a-z])(?:forecast|predict|projection|next)", re.IGNORECASE)
 _EN_MONTH_ONLY_RX = [re.compile(rx + r"(?!\.?\s*,?\s*\d)") for rx in _EN_MONTH_ONLY]
 _YEAR_WORDS = sorted(_EN_START | _EN_END | _EN_BEFORE | {"in", "during", "for", "of"}, key=len)
-_EN_YEAR_RX = re.compile(r"(?<![a-z])(" + "|".join(reversed(_YEAR_WORDS)) + r")\s+(\d{4})(?![\d-])")
+# "in 2024", "for calendar year 2024", "during the year 2024", "calendar 2024", "CY2024".
+_EN_YEAR_RX = re.compile(
+    r"(?<![a-z])(?:(" + "|".join(reversed(_YEAR_WORDS)) + r")\s+(?:the\s+)?"
+    r"(?:(?:calendar\s+)?year\s+|calendar\s+|cy\s*)?|(?:calendar\s+year|calendar|cy)\s*)"
+    r"(\d{4})(?![\d-])"
+)
 _QUARTER = re.compile(r"第\s*[1-4]\s*四半期|\bq[1-4]\b", re.IGNORECASE)
 _MONTH_RANGE_RX = re.compile(
     r"(?<![\d年/])(\d{1,2})\s*月?\s*[〜~～\-－]\s*(\d{1,2})\s*月(?!別|ごと|毎)"
@@ -398,6 +413,12 @@ def _english_month_spans(text: str, claimed: bytearray, add: Any) -> list[_Found
     """ "Oct–Dec 2024", "Nov-Feb 2025": from the first month (``add``) to the end of the last,
     the year said after the last one; returns the end of each span."""
     ends: list[_Found] = []
+    for m in _EN_QUARTER_MONTHS_RX.finditer(text):  # "Q1 2025 (Jan–Mar)": the year first
+        first, last = _MONTHS[m.group(2)], _MONTHS[m.group(3)]
+        if any(claimed[m.start() : m.end()]):
+            continue
+        add(m, m.group(1), str(first), None, "start")
+        ends.append((m.end(), m.end(), int(m.group(1)) + (first > last), last, None, "end", None))
     for m in _EN_MONTH_SPAN_RX.finditer(text):
         first, last = _MONTHS[m.group(1)], _MONTHS[m.group(2)]
         if any(claimed[m.start() : m.end()]):
@@ -1126,6 +1147,11 @@ _MONEY_NAME = re.compile(
 )
 # Left after reading: a year or a number compared ("24年度", "10以上") no rule turned into a filter.
 _LEFT_YEAR = re.compile(r"(?:令和|平成|昭和)?\s*\d+\s*年度?|(?:令和|平成|昭和)")
+# "calendar year 2024" once read no rule: a year alone (never an amount: no unit, comma or
+# scale after it) is asked, never dropped.
+_LEFT_BARE_YEAR = re.compile(
+    r"(?<![\d,.$¥])(?:19[5-9]\d|20\d\d)(?![\d,.]|\s*(?:円|yen|jpy|usd|件|個|人|kg|%|年|千|万|k\b|m\b))"
+)
 
 
 def bare_thresholds(
@@ -1220,6 +1246,19 @@ def bare_thresholds(
                 f"Could not read the period '{m.group(0).strip()}'; please give it as a date.",
             )
         )
+    for m in _LEFT_BARE_YEAR.finditer(text):
+        quarter = re.search(r"(?:q[1-4]|四半期)\s*(?:of\s+)?$", text[: m.start()])
+        if not any(taken[m.start() : m.end()]) and not quarter:  # "Q1 2025": asked once
+            year = m.group(0)
+            problems.append(
+                _t(
+                    lang,
+                    f"「{year}」を期間として読み取れませんでした。"
+                    f"「{year}年」「{year}年度」「{year}年4月以降」のように指定してください。",
+                    f"Could not read '{year}' as a period; please say 'in {year}', "
+                    f"'FY{year}' or 'since April {year}'.",
+                )
+            )
     return filters, problems, assumptions
 
 
