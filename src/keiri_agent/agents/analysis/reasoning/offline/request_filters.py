@@ -170,21 +170,21 @@ _JA_DATE_RX = re.compile(
 _ISO_RX = re.compile(
     _EN_QUAL + r"(?<!\d)(\d{4})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?(?!\d)\s*" + _QUAL_JA
 )
-_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_ANY_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 # "Oct–Dec 2024", "between April and September 2025", "from May through July 2025".
 _EN_MONTH_SPAN_RX = re.compile(
     r"(?<![a-z])(?:(?:between|from)\s+)?("
-    + _MONTH_NAMES
+    + _ANY_MONTH
     + r")\.?(?:\s*[–—\-~〜]\s*|\s+(?:and|to|through|thru|till|until)\s+)("
-    + _MONTH_NAMES
+    + _ANY_MONTH
     + r")\.?,?\s+(\d{4})(?!\d)"
 )
 # "Q1 2025 (Jan–Mar)": a quarter whose months are said with it (else it is asked).
 _EN_QUARTER_MONTHS_RX = re.compile(
     r"(?<![a-z])q[1-4]\s*(?:of\s+)?(\d{4})\s*[(（]\s*("
-    + _MONTH_NAMES
+    + _ANY_MONTH
     + r")\.?\s*(?:[–—\-~〜]|to|through)\s*("
-    + _MONTH_NAMES
+    + _ANY_MONTH
     + r")\.?\s*[)）]"
 )
 _EN_MONTH_RX = re.compile(
