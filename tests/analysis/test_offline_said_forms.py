@@ -1268,3 +1268,46 @@ def test_english_periods_in_more_of_their_usual_forms() -> None:
     assert decision.next_action == "ask" and "2024" in decision.clarifying_questions[0]
     decision = decide("賃料の合計 2024", RENT)
     assert decision.clarifying_questions[0].startswith("「2024」を期間として")
+
+
+TRAINING = dataset_summary(
+    400,
+    [
+        ("application_id", "text", ["A-1", "A-2"], 400),
+        ("department", "categorical", ["Sales", "Finance"], 2),
+        ("course_type", "categorical", ["degree", "seminar"], 2),
+        ("application_date", "datetime", ["2024-04-01", "2025-09-30"], 300),
+        ("fee_jpy", "numeric", ["10000", "900000"], 200),
+    ],
+    "ds_training_fees",
+)
+FILTERED = {
+    "type": "analysis",
+    "op": "groupby_agg",
+    "group_cols": ["course_type"],
+    "metrics": {"fee_jpy": ["mean"]},
+    "filters": [
+        {"col": "department", "op": "==", "value": "Sales"},
+        {"col": "application_date", "op": ">=", "value": "2025-01-01"},
+        {"col": "application_date", "op": "<", "value": "2026-01-01"},
+    ],
+}
+SALES = [{"col": "department", "op": "==", "value": "Sales"}]
+YEAR_2025 = FILTERED["filters"][1:]
+
+
+def test_a_follow_up_takes_a_condition_off_the_result() -> None:
+    def after(text: str) -> dict[str, Any]:
+        decision = decide_after("2025年の営業の講座種別ごとの平均", FILTERED, text, TRAINING)
+        assert decision.next_action == "act", decision.clarifying_questions
+        return dict(decision.analysis_spec or {})
+
+    # before: each was asked what to analyse, or the condition stayed
+    assert after("部署の条件は外して")["filters"] == YEAR_2025
+    assert after("年の絞り込みは外して、全期間で出し直して")["filters"] == SALES
+    assert after("期間の指定はなしで")["filters"] == SALES
+    spec = after("やっぱり部署の条件は外して、中央値にしてください")
+    assert spec["filters"] == YEAR_2025 and spec["metrics"] == {"fee_jpy": ["median"]}
+    assert after("remove the department filter")["filters"] == YEAR_2025
+    assert after("same, but for all time")["filters"] == SALES
+    assert after("without the Sales filter, as a median")["filters"] == YEAR_2025

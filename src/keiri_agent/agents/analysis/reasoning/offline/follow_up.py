@@ -156,6 +156,62 @@ def _widened(
     return {**base, "filters": kept}, [f for f in filters if f["col"] not in widened]
 
 
+# 「部署の条件は外して」「年の絞り込みを解除して」"remove the department filter", "drop the
+# year condition": a condition of the result said to go (what it is on comes before).
+_REMOVED_JA = re.compile(
+    r"の?\s*(?:条件|絞り込み|絞込み|絞込|フィルタ|フィルター|指定)\s*(?:は|を|も)?\s*"
+    r"(?:外|はず|解除|取り?(?:消|除|っ|払)|除|なく|無く|なし|無し|消|削除|やめ|止め)"
+)
+_REMOVED_EN = re.compile(
+    r"(?<![a-z])(?:remove|drop|clear|take off|take away|get rid of|lose|without|no)\s+"
+    r"(?:the\s+|any\s+)?(.{0,40}?)\s*(?:filter|condition|restriction|limit)s?(?![a-z])"
+)
+# 「全期間で」「期間は問わず」"for all time", "over all years": every period condition goes.
+_ALL_PERIODS = re.compile(
+    r"全期間|期間(?:は|を)?(?:問わず|関係なく|指定なし|なし)|(?<![a-z])(?:for|over|across)\s+"
+    r"(?:all\s+(?:time|periods|years|dates|months)|the\s+whole\s+period)",
+    re.IGNORECASE,
+)
+# Words for the period itself (「年の条件」「期間の絞り込み」 "the year filter").
+_PERIOD_WORDS = re.compile(r"(?:年|年度|月|期間|日付|時期|year|month|period|date)\s*$", re.I)
+
+
+def _removed_columns(parsed: ParsedRequest, text: str, base: dict[str, Any]) -> set[str]:
+    """The columns whose conditions a follow-up takes off the result: 「部署の条件は外して」
+    (the column or value named just before), 「年の絞り込みは外して」「全期間で」 (every date
+    condition), "remove the department filter"."""
+    held = {f["col"] for f in base.get("filters") or []}
+    dates = {c for c in held if parsed.index.kind(c) == "datetime"}
+    removed: set[str] = set(dates) if _ALL_PERIODS.search(text) else set()
+    spans = [(m.start(), m.start()) for m in _REMOVED_JA.finditer(parsed.text)]
+    spans += [(m.start(1), m.end(1)) for m in _REMOVED_EN.finditer(parsed.text)]
+    for start, end in spans:
+        before = parsed.text[max(0, start - 20) : start] if start == end else ""
+        said = parsed.text[start:end] if end > start else before
+        named = [
+            m.column
+            for m in [*parsed.mentions, *parsed.value_mentions]
+            if (end > start and start <= m.start < end)
+            or (end == start and m.end <= start and start - m.end <= 2)
+        ]
+        # a value of a held condition said as it stands ("the Sales filter")
+        named += [
+            f["col"]
+            for f in base.get("filters") or []
+            if isinstance(f.get("value"), str) and f["value"].lower() in said.lower().split()
+        ]
+        if named:
+            removed.update(c for c in named if c in held)
+        elif _PERIOD_WORDS.search(said.strip()):
+            removed.update(dates)
+    return removed
+
+
+def _without(filters: list[dict[str, Any]], columns: set[str]) -> list[dict[str, Any]]:
+    """The conditions that are on none of ``columns``."""
+    return [f for f in filters if f["col"] not in columns]
+
+
 def _on_the_same_dates(
     old: list[dict[str, Any]], new: list[dict[str, Any]], parsed: ParsedRequest
 ) -> list[dict[str, Any]]:
@@ -514,7 +570,8 @@ def edit_previous(
         text, summary, vocab.family, vocab.phrase_spans, _year_of(base.get("filters") or [])
     )
     lang = parsed.lang
-    if _own_request(parsed, text):
+    removed = _removed_columns(parsed, text, base)  # a condition of the result taken off
+    if not removed and _own_request(parsed, text):
         return None  # 「部署別の件数」: a request of its own
     dropped = {  # 「部門ごとじゃなくて」: the grouping said to be replaced
         m.column
@@ -526,6 +583,8 @@ def edit_previous(
     filters = [f for clause in parsed.clauses for f in parsed.filters_for(clause)[0]]
     filters += _yes_no_conditions(parsed, groups, filters)
     filters = list({repr(sorted(f.items())): f for f in filters}.values())
+    filters = _without(filters, removed)  # 「支給済の条件は外して」: not said again either
+    base = {**base, "filters": _without(list(base.get("filters") or []), removed)}
     filters += _next_or_previous_month(list(base.get("filters") or []), filters, text)
     freq = vocab.frequency(_without_values(parsed))  # "only the annual licences": a value
     chart = bool(_CHART.search(text))
@@ -543,7 +602,9 @@ def edit_previous(
     measures = [c for c in measures if c not in groups and not any(f["col"] == c for f in filters)]
     counted = not measures and not aggs and "count" in vocab.aggregations(text)
     counted = counted and "count" not in dropped
-    if not (filters or groups or freq or chart or share or top or aggs or measures or counted):
+    if not (
+        filters or groups or freq or chart or share or top or aggs or measures or counted or removed
+    ):
         return None
     filters = _on_the_same_dates(list(base.get("filters") or []), filters, parsed)
     filters = _same_month_of(list(base.get("filters") or []), filters, text)

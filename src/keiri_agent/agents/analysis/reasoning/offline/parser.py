@@ -1687,7 +1687,8 @@ def _dates_said_by_their_event(text: str, dates: list[str]) -> list[str]:
             len(event) >= 2
             and event != name
             and re.search(
-                rf"{okurigana(event)}[いけ]?(?:が|の|を|が?あっ|され|した|し済|済|日|った|われ|って|た)",
+                rf"{okurigana(event)}[いけ]?"
+                rf"(?:が|の|を|が?あっ|され|した|し済|済|日|った|われ|って|た|だけ|のみ|分)",
                 text,
             )
         ):
