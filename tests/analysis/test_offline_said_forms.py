@@ -1311,3 +1311,24 @@ def test_a_follow_up_takes_a_condition_off_the_result() -> None:
     assert after("remove the department filter")["filters"] == YEAR_2025
     assert after("same, but for all time")["filters"] == SALES
     assert after("without the Sales filter, as a median")["filters"] == YEAR_2025
+
+
+def test_a_measure_said_not_to_be_meant_is_left_out() -> None:
+    parking = dataset_summary(
+        500,
+        [
+            ("拠点", "categorical", ["本社", "大阪"], 2),
+            ("月額賃料", "numeric", ["10000", "30000"], 20),
+            ("支払額", "numeric", ["11000", "33000"], 20),
+            ("freight_usd", "numeric", ["10", "900"], 200),
+            ("freight_jpy", "numeric", ["1500", "135000"], 200),
+        ],
+        "ds_not_this_measure",
+    )
+    # before: both columns were averaged / totalled
+    spec = acted_spec("[月額賃料]じゃなくて[支払額]の平均を、拠点別に見たいです", parking)
+    assert spec["metrics"] == {"支払額": ["mean"]}
+    spec = acted_spec("Total of the 'freight_usd' column (not freight_jpy)", parking)
+    assert spec["metrics"] == {"freight_usd": ["sum"]}
+    spec = acted_spec("月額賃料と支払額の平均を拠点別に", parking)
+    assert spec["metrics"] == {"月額賃料": ["mean"], "支払額": ["mean"]}

@@ -172,6 +172,11 @@ _PERSON_NAME = re.compile(r"社員|従業員|職員|会員|氏名|担当|employe
 _HOW_MANY_UNIT = re.compile(
     r"何\s*(時間|kg|キログラム|キロ|トン|t|リットル|l|本|枚|台|個|冊|人|名|件)"
 )
+# 「Xじゃなくて」「Xではなく」, "not X", "instead of X": the column said is not the one meant.
+_NOT_AFTER = re.compile(r"\s*[\]】」』）)'\"`]?\s*(?:じゃなく|ではなく|でなく|ではない|じゃない)")
+_NOT_BEFORE = re.compile(
+    r"(?<![a-z])(?:not|instead of|rather than|other than)\s+(?:the\s+)?[\[「『'\"`]?$"
+)
 # 「人件費が最も少なかった」「商談件数が一番多い」: the extreme of the measure just named.
 _MOST_OR_LEAST_AFTER = re.compile(
     r"\s*(?:が|の|は)?\s*(?:一番|最も|いちばん|もっとも)\s*(多|少な)(?:い|かった|く)"
@@ -234,6 +239,7 @@ class StepBuilder:
         self.inherited = [c for c in dict.fromkeys(request_numeric) if c not in clause.group_cols]
         self.aggs = vocab.aggregations(clause.text) or self._said_in_names(parsed, clause)
         self._unguessed_measures()
+        self._measures_said_not()
         self._most_or_least_of_a_measure()
         self.freq = vocab.frequency(clause.text) or ("D" if self.dates else None)
         self.intents = vocab.intents(clause.text)
@@ -275,6 +281,22 @@ class StepBuilder:
             dropped = set(self.numeric) - set(named)
             self.numeric = named
             self.mentioned = [c for c in self.mentioned if c not in dropped]
+
+    def _measures_said_not(self) -> None:
+        """「[月額賃料]じゃなくて[支払額]の平均」, "freight_usd (not freight_jpy)": a measure
+        said to be the one not meant is dropped, when another one is left."""
+        said_not = {
+            m.column
+            for m in self.c.mentions
+            if self.index.kind(m.column) == "numeric"
+            and (
+                _NOT_AFTER.match(self.p.text[m.end :]) or _NOT_BEFORE.search(self.p.text[: m.start])
+            )
+        }
+        kept = [c for c in self.numeric if c not in said_not]
+        if said_not and kept:
+            self.numeric = kept
+            self.mentioned = [c for c in self.mentioned if c not in said_not]
 
     def _most_or_least_of_a_measure(self) -> None:
         """「人件費が最も少なかったのは」「商談件数が一番多かった出展だと何件？」: 多い / 少ない
