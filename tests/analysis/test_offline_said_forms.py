@@ -1078,6 +1078,8 @@ def test_most_or_least_said_of_a_measure_is_its_extreme() -> None:
     assert spec["metrics"] == {"人件費": ["min"]}
     spec = acted_spec("商談件数が一番多かった出展だと何件？", EXHIBITIONS)
     assert spec["op"] == "total" and spec["metrics"] == {"商談件数": ["max"]}
+    spec = acted_spec("1回の出展で一番多かった商談件数っていくつ？", EXHIBITIONS)
+    assert spec["op"] == "total" and spec["metrics"] == {"商談件数": ["max"]}
     # with a category to rank, the categories are ranked by their total
     spec = acted_spec("人件費が一番多い開催地はどこ？", EXHIBITIONS)
     assert spec["group_cols"] == ["開催地"] and spec["metrics"] == {"人件費": ["sum"]}

@@ -181,6 +181,10 @@ _NOT_BEFORE = re.compile(
 _MOST_OR_LEAST_AFTER = re.compile(
     r"\s*(?:が|の|は)?\s*(?:一番|最も|いちばん|もっとも)\s*(多|少な)(?:い|かった|く)"
 )
+# 「一番多かった数量」: the same said before the measure.
+_MOST_OR_LEAST_BEFORE = re.compile(
+    r"(?:一番|最も|いちばん|もっとも)\s*(多|少な)(?:い|かった)\s*(?:の\s*)?$"
+)
 # "how many kilograms", "how many units": a quantity asked in a unit, in English.
 _EN_HOW_MANY_UNIT = re.compile(
     r"(?<![a-z])how many (units?|kilograms?|kilos?|kgs?|tonnes?|tons?|litres?|liters?"
@@ -307,7 +311,9 @@ class StepBuilder:
         for mention in self.c.mentions:
             if self.index.kind(mention.column) != "numeric":
                 continue
-            said = _MOST_OR_LEAST_AFTER.match(self.p.text[mention.end :])
+            said = _MOST_OR_LEAST_AFTER.match(self.p.text[mention.end :]) or (
+                _MOST_OR_LEAST_BEFORE.search(self.p.text[: mention.start])
+            )
             if said is not None:
                 agg = "max" if said.group(1) == "多" else "min"
                 self.aggs = [agg, *(a for a in self.aggs if a not in ("count", "sum"))]
