@@ -1334,3 +1334,38 @@ def test_a_measure_said_not_to_be_meant_is_left_out() -> None:
     assert spec["metrics"] == {"freight_usd": ["sum"]}
     spec = acted_spec("月額賃料と支払額の平均を拠点別に", parking)
     assert spec["metrics"] == {"月額賃料": ["mean"], "支払額": ["mean"]}
+
+
+STOCKTAKE = dataset_summary(
+    900,
+    [
+        ("倉庫", "categorical", ["東京", "大阪"], 2),
+        ("差異数量", "numeric", ["-20", "15"], 30),
+        ("差異金額", "numeric", ["-250000", "180000"], 600),
+    ],
+    "ds_stock_variances",
+)
+
+
+def test_a_signed_amount_keeps_its_sign() -> None:
+    def condition(text: str) -> list[dict[str, Any]]:
+        return list(acted_spec(text, STOCKTAKE)["filters"])
+
+    # before: 「マイナス10万円を下回る」 was < 100000 and "is negative" was dropped, silently
+    assert condition("差異金額がマイナス10万円を下回るものは何件ありますか") == [
+        {"col": "差異金額", "op": "<", "value": -100000}
+    ]
+    assert condition("差異金額が▲50,000以下の件数") == [
+        {"col": "差異金額", "op": "<=", "value": -50000}
+    ]
+    assert condition("how many rows have a difference amount below -50,000") == [
+        {"col": "差異金額", "op": "<", "value": -50000}
+    ]
+    assert condition("Sum of the difference amounts where the difference quantity is negative") == [
+        {"col": "差異数量", "op": "<", "value": 0}
+    ]
+    assert condition("how many rows have a positive difference amount") == [
+        {"col": "差異金額", "op": ">", "value": 0}
+    ]
+    over = [{"col": "差異金額", "op": ">=", "value": 100000}]
+    assert condition("差異金額が10万円以上の件数") == over

@@ -51,7 +51,17 @@ RELATIVE_PERIOD = re.compile(
     r"直近|過去\s*\d+\s*(?:ヶ月|か月|カ月|ヵ月|年|週|日)|先月|今月|今年|昨年|去年|前年(?!比)|先週|"
     r"(?<![a-z])(?:last|past|previous|this)\s+(?:\d+\s+)?(?:months?|years?|weeks?|days?|quarters?)"
 )
-_NUMBER = r"(\d[\d,]*(?:\.\d+)?)"
+# A number as said, with its sign: 「マイナス10万円」「▲5,000」「△500」, "-2,000", "minus 500".
+_NUMBER = r"((?:[-−▲△]\s*|マイナス\s*|(?<![a-z])(?:minus|negative)\s+)?\d[\d,]*(?:\.\d+)?)"
+_NEGATIVE_SIGN = re.compile(r"^(?:[-−▲△]|マイナス|minus|negative)\s*")
+
+
+def _said_number(said: str) -> float:
+    """The value of a number as ``_NUMBER`` reads it (「マイナス10」 → -10.0, "1,234" → 1234.0)."""
+    sign = -1 if _NEGATIVE_SIGN.match(said) else 1
+    return sign * float(_NEGATIVE_SIGN.sub("", said).replace(",", ""))
+
+
 # 「耐用年数が5年の」「訪問回数が3回の」: a counter unit after the number is the
 # column's own unit, so the condition is an equality (not a period of five years).
 _JA_COUNTER = r"(?:年|回|件|個|人|日|台|枚|本|歳|点|円|時間|か月|ヶ月|カ月|ヵ月|%)"
@@ -674,7 +684,30 @@ def condition_at(rest: str) -> tuple[int | float, str, int] | None:
     if m := _JA_SIGN.match(rest):  # 「粗利がマイナスになってる」「在庫数ゼロの」
         op = {"マイナス": "<", "負": "<", "赤字": "<", "プラス": ">", "黒字": ">"}.get(m[1], "==")
         return 0, op, m.end()
+    if m := _EN_SIGN.match(rest):  # "where the difference quantity is negative"
+        return 0, _EN_SIGN_OPS[m[1]], m.end()
     return None
+
+
+_EN_SIGN_OPS = {
+    "negative": "<",
+    "below zero": "<",
+    "less than zero": "<",
+    "under zero": "<",
+    "in the red": "<",
+    "positive": ">",
+    "above zero": ">",
+    "greater than zero": ">",
+    "over zero": ">",
+    "in the black": ">",
+}
+_EN_SIGN = re.compile(
+    r"^\s*(?:is|are|was|were|came out|comes out|turned|went)\s+(?:still\s+)?("
+    + "|".join(_EN_SIGN_OPS)
+    + r")(?![a-z])"
+)
+# "a negative difference amount", "positive variances": the sign said before the column.
+_EN_SIGN_BEFORE = re.compile(r"(?<![a-z])(negative|positive)\s+$")
 
 
 _JA_NOT_EQUAL = re.compile(
@@ -691,19 +724,19 @@ def _compare(rest: str) -> tuple[int | float, str, int] | None:
     """(value, op, length) of a comparison at the start of ``rest`` ("が10万円以上")."""
     if m := _JA_COMPARE.match(rest):
         number, scale, op = (
-            float(m.group(1).replace(",", "")),
+            _said_number(m.group(1)),
             10_000 if m.group(2) else 1,
             m.group(3),
         )
     elif m := _EN_COMPARE.match(rest):
         number, scale, op = (
-            float(m.group(2).replace(",", "")),
+            _said_number(m.group(2)),
             _EN_SCALES.get(m.group(3) or "", 1),
             m.group(1),
         )
     elif m := _EN_COMPARE_AFTER.match(rest):
         number, scale, op = (
-            float(m.group(1).replace(",", "")),
+            _said_number(m.group(1)),
             _EN_SCALES.get(m.group(2) or "", 1),
             m.group(3),
         )
@@ -899,6 +932,11 @@ def numeric_filters(
             )
             used.add(mention)
             spans.append((mention.start - len(before.group(0)) + before.start(1), mention.end))
+            continue
+        if found is None and (sign := _EN_SIGN_BEFORE.search(text[: mention.start])):
+            filters.append({"col": mention.column, "op": _EN_SIGN_OPS[sign[1]], "value": 0})
+            used.add(mention)
+            spans.append((sign.start(), mention.end))
             continue
         if found is None and (incurred := _INCURRED_AFTER.match(text[mention.end :])):
             found = (0, ">", incurred.end())  # 「過怠税がかかった文書」: a charge above zero
@@ -1201,7 +1239,7 @@ def bare_thresholds(
         taken[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
         said = m.group(0).strip()
         ja = m.re is _BARE_JA
-        number = float(said_number.replace(",", ""))
+        number = _said_number(said_number)
         value = number * {"万": 10_000, "千": 1_000, **_EN_SCALES}.get(scale, 1)
         op = compare_op(word)
         money = (
