@@ -1369,3 +1369,24 @@ def test_a_signed_amount_keeps_its_sign() -> None:
     ]
     over = [{"col": "差異金額", "op": ">=", "value": 100000}]
     assert condition("差異金額が10万円以上の件数") == over
+
+
+def test_an_english_word_for_what_a_japanese_name_or_flag_is_of_names_it() -> None:
+    lots = dataset_summary(
+        800,
+        [
+            ("契約番号", "text", ["P-1", "P-2"], 800),
+            ("駐車場名", "categorical", ["第一駐車場", "第二駐車場"], 2),
+            ("返却有無", "boolean", ["True", "False"], 2),
+            ("支払額", "numeric", ["10000", "30000"], 40),
+        ],
+        "ds_parking_lots",
+    )
+    # before: "parking lot" and "returned" named nothing
+    spec = acted_spec("total payments by parking lot", lots)
+    assert spec["group_cols"] == ["駐車場名"]
+    spec = acted_spec("How many contracts were returned?", lots)
+    assert spec["filters"] == [{"col": "返却有無", "op": "==", "value": True}]
+    # the word alone, with no grouping said, is the data's topic: one total
+    spec = acted_spec("What was the total paid for parking?", lots)
+    assert spec["op"] == "total" and spec["metrics"] == {"支払額": ["sum"]}

@@ -625,6 +625,7 @@ class ColumnIndex:
         ]
         self.by_name = {c.name: c for c in self.columns}
         self._assign_concepts()
+        self.stem_terms: set[str] = set()  # terms naming a column by what its name is of
         self.terms = self._terms()
 
     def _assign_concepts(self) -> None:
@@ -842,15 +843,19 @@ class ColumnIndex:
         reading two names or values share, or one that is already a word of the data,
         names neither."""
         readings: dict[str, set[tuple[str, str | None]]] = {}
+        stems: set[str] = set()
         for info in self.columns:
             name = _without_brackets(normalize(info.name))
             for reading in english_readings(name) if is_japanese(name) else []:
                 readings.setdefault(reading, set()).add((info.name, None))
-            stem = _JA_ID_NAME.sub("", info.name).strip()
+            stem = _JA_STEM_TAIL.sub("", info.name).strip()
             if stem != info.name and is_japanese(stem) and info.kind != "numeric":
-                # "employees" for 社員番号, "machines" for 機械番号: what the number identifies
+                # "employees" for 社員番号, "parking lot" for 駐車場名, "returned" for 返却有無:
+                # what the number, name or yes / no is of (weaker than the name: it groups
+                # only when a grouping is said, ``stem_terms``)
                 for reading in english_readings(normalize(stem)):
                     readings.setdefault(reading, set()).add((info.name, None))
+                    stems.add(reading)
             if info.kind != "categorical":
                 continue
             for example in info.examples:
@@ -862,6 +867,8 @@ class ColumnIndex:
                 if len(owners) == 1 and pattern not in found:
                     owner, value = next(iter(owners))
                     found[pattern] = (owner, value, len(said))
+                    if reading in stems:
+                        self.stem_terms.add(pattern)
 
     def _country_terms(self, found: dict[str, tuple[str, str | None, int]]) -> None:
         """A country said in another form than the data holds it (``countries``):
@@ -1036,7 +1043,16 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
             negated = bool(
                 _NEG_AFTER.match(text[m.end() :]) or _NEG_BEFORE.search(text[: m.start()])
             )
-            found.append(Mention(m.start(), m.end(), column, value, negated and value is not None))
+            found.append(
+                Mention(
+                    m.start(),
+                    m.end(),
+                    column,
+                    value,
+                    negated and value is not None,
+                    guessed=value is None and pattern in index.stem_terms,
+                )
+            )
     return sorted(found, key=lambda mention: mention.start)
 
 
@@ -1724,6 +1740,8 @@ def _masked(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 _JA_ID_NAME = re.compile(r"(?:ID|ＩＤ|id|番号|コード|No\.?|NO\.?)$")
+# The tail of a Japanese name that says what kind of column it is, not what it is about.
+_JA_STEM_TAIL = re.compile(r"(?:ID|ＩＤ|id|番号|コード|No\.?|NO\.?|名|名称|の?有無|フラグ)$")
 
 
 def _start(mention: Mention) -> int:
