@@ -1390,3 +1390,21 @@ def test_an_english_word_for_what_a_japanese_name_or_flag_is_of_names_it() -> No
     # the word alone, with no grouping said, is the data's topic: one total
     spec = acted_spec("What was the total paid for parking?", lots)
     assert spec["op"] == "total" and spec["metrics"] == {"支払額": ["sum"]}
+
+
+def test_the_currency_said_in_japanese_picks_the_english_column_in_it() -> None:
+    freight = dataset_summary(
+        500,
+        [
+            ("invoice_no", "text", ["F-1", "F-2"], 500),
+            ("freight_usd", "numeric", ["10", "900"], 300),
+            ("freight_jpy", "numeric", ["1500", "135000"], 300),
+            ("amount_jpy", "numeric", ["1500", "135000"], 300),
+        ],
+        "ds_freight_currencies",
+    )
+    # before: 「運賃」 names both freight columns, so which one was asked every time
+    for said in ("運賃（円換算）の合計っていくら？", "円建て運賃の合計"):
+        assert acted_spec(said, freight)["metrics"] == {"freight_jpy": ["sum"]}
+    assert acted_spec("ドル建ての運賃の平均", freight)["metrics"] == {"freight_usd": ["mean"]}
+    assert decide("運賃の合計", freight).next_action == "ask"

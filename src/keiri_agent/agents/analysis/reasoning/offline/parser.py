@@ -803,8 +803,15 @@ class ColumnIndex:
         readings: dict[str, set[str]] = {}
         for info in self.columns:
             if info.name.isascii():
-                for reading in japanese_readings(name_tokens(info.name)):
+                words = name_tokens(info.name)
+                currency = _CURRENCY_JA.get(words[-1]) if len(words) > 1 else None
+                for reading in japanese_readings(words):
                     readings.setdefault(reading, set()).add(info.name)
+                    if currency is not None:  # 「運賃（円換算）」「円建て運賃」 for freight_jpy
+                        unit = rf"(?:{currency})(?:建て|建|換算|ベース)?"
+                        said = re.escape(reading)
+                        pattern = rf"{unit}の?\s*{said}|{said}\s*[(（]?\s*{unit}\s*[)）]?"
+                        found.setdefault(f"(?:{pattern})", (info.name, None, len(reading) + 2))
         for reading, owners in readings.items():
             if len(owners) == 1 and len(reading) >= 2:
                 found.setdefault(term_pattern(reading), (next(iter(owners)), None, len(reading)))
@@ -1739,6 +1746,15 @@ def _masked(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
+# The Japanese a request says an English name's currency in (freight_jpy: 「円換算」).
+_CURRENCY_JA = {
+    "jpy": "円|日本円",
+    "yen": "円|日本円",
+    "usd": "ドル|米ドル|usドル",
+    "eur": "ユーロ",
+    "gbp": "ポンド|英ポンド",
+    "cny": "人民元|元",
+}
 _JA_ID_NAME = re.compile(r"(?:ID|ＩＤ|id|番号|コード|No\.?|NO\.?)$")
 # The tail of a Japanese name that says what kind of column it is, not what it is about.
 _JA_STEM_TAIL = re.compile(r"(?:ID|ＩＤ|id|番号|コード|No\.?|NO\.?|名|名称|の?有無|フラグ)$")
