@@ -1408,3 +1408,47 @@ def test_the_currency_said_in_japanese_picks_the_english_column_in_it() -> None:
         assert acted_spec(said, freight)["metrics"] == {"freight_jpy": ["sum"]}
     assert acted_spec("ドル建ての運賃の平均", freight)["metrics"] == {"freight_usd": ["mean"]}
     assert decide("運賃の合計", freight).next_action == "ask"
+
+
+GIFTS = dataset_summary(
+    300,
+    [
+        ("贈答番号", "text", ["G-1", "G-2"], 300),
+        ("区分", "categorical", ["お中元", "お歳暮"], 2),
+        ("贈答先区分", "categorical", ["取引先", "個人"], 2),
+        ("carrier", "categorical", ["Yamato", "Sagawa"], 2),
+        ("mode", "categorical", ["Air", "Sea"], 2),
+        ("金額", "numeric", ["3000", "30000"], 50),
+    ],
+    "ds_gift_follow_ups",
+)
+
+
+def test_follow_ups_said_with_also_a_share_or_an_exclusion_of_the_rows() -> None:
+    count = {
+        "type": "analysis",
+        "op": "total",
+        "metrics": {},
+        "filters": [{"col": "区分", "op": "==", "value": "お中元"}],
+    }
+    # before: 「…も出して」 dropped the お中元 condition (read as a request of its own)
+    decision = decide_after("お中元は何件？", count, "金額の合計も出して", GIFTS)
+    assert (decision.analysis_spec or {})["filters"] == count["filters"]
+    assert (decision.analysis_spec or {})["metrics"] == {"金額": ["sum"]}
+    grouped = {
+        "type": "analysis",
+        "op": "groupby_agg",
+        "group_cols": ["贈答先区分"],
+        "metrics": {"金額": ["sum"]},
+        "filters": [],
+    }
+    # before: a bar chart, though shares were asked for
+    said = "円グラフみたいに構成比で見たい"
+    decision = decide_after("贈答先区分ごとの金額合計", grouped, said, GIFTS)
+    assert (decision.analysis_spec or {})["op"] == "share_ratio"
+    by_carrier = {**grouped, "group_cols": ["carrier"]}
+    # before: "the Air shipments" read Air as an ordinary word: asked what to analyse
+    decision = decide_after("金額 by carrier", by_carrier, "leave out the Air shipments", GIFTS)
+    assert (decision.analysis_spec or {})["filters"] == [
+        {"col": "mode", "op": "!=", "value": "Air"}
+    ]

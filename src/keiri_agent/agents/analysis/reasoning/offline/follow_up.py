@@ -31,7 +31,8 @@ _POINTER = re.compile(
     r"|^[^。、]{0,12}(?:だと|なら)"
     r"|^\s*(?:now|then|and|same|also|just|only|what about|how about)\b"
     r"|\b(?:that|it|this|instead|rather than|swap|their|them|those|these|same)\b"
-    r"|(?:の\s*)?(?:ほう|方)\s*(?:は|も)|同じ(?:月|条件|期間|範囲|ところ|対象)|のほうも",
+    r"|(?:の\s*)?(?:ほう|方)\s*(?:は|も)|同じ(?:月|条件|期間|範囲|ところ|対象)|のほうも"
+    r"|も\s*(?:出|見せ|教え|表示|知りた|お願い|算出|計算)|\b(?:as well|too)\s*[.?!]?\s*$",
     re.IGNORECASE,
 )
 """Words that point at the result just shown."""
@@ -639,7 +640,12 @@ def edit_previous(
                 ),
             )
         spec = _monthly(spec, x, freq)
-    if chart and not freq and (spec.get("op") or spec.get("kind")) not in ("line", "bar"):
+    if (
+        chart
+        and not share
+        and not freq
+        and (spec.get("op") or spec.get("kind")) not in ("line", "bar")
+    ):
         # 「現金以外で同じグラフを」 on a bar chart: the chart is kept, its rows changed
         charted = _chart(spec, _LINE_SAID.search(text) is not None, parsed.index.kind)
         if charted is None:

@@ -1840,6 +1840,9 @@ _ROW_WORDS = frozenset(
     [
         *("one", "ones", "row", "rows", "record", "records", "entry", "entries"),
         *("item", "items", "line", "lines", "case", "cases", "transaction", "transactions"),
+        *("shipment", "shipments", "order", "orders", "invoice", "invoices", "payment"),
+        *("payments", "claim", "claims", "booking", "bookings", "contract", "contracts"),
+        *("request", "requests", "application", "applications", "purchase", "purchases"),
     ]
 )
 
