@@ -1452,3 +1452,21 @@ def test_follow_ups_said_with_also_a_share_or_an_exclusion_of_the_rows() -> None
     assert (decision.analysis_spec or {})["filters"] == [
         {"col": "mode", "op": "!=", "value": "Air"}
     ]
+
+
+def test_per_a_word_for_the_rows_is_an_average_over_the_rows() -> None:
+    freight = dataset_summary(
+        700,
+        [
+            ("invoice_no", "text", ["F-1", "F-2"], 700),
+            ("mode", "categorical", ["Air", "Sea LCL"], 2),
+            ("carrier", "categorical", ["Yamato", "Sagawa"], 2),
+            ("weight_kg", "numeric", ["10", "9000"], 500),
+        ],
+        "ds_per_row",
+    )
+    # before: "per shipment" was read as a grouping, so which column was asked
+    spec = acted_spec("average weight per shipment for Sea LCL", freight)
+    assert spec["op"] == "total" and spec["metrics"] == {"weight_kg": ["mean"]}
+    spec = acted_spec("average weight per carrier", freight)
+    assert spec["group_cols"] == ["carrier"]

@@ -134,7 +134,9 @@ QUANTITY_ASKED = re.compile(
 _PER_GROUP = re.compile(
     r"ごと|毎に|毎の|別に|別の|別で|\b(?:per|by|each|for every)\b"
     r"(?!\s+(?:booking|row|record|order|ticket|transaction|visit|item|person|head|member"
-    r"|customer|guest|entry|invoice)s?\b)",
+    r"|customer|guest|entry|invoice|line|shipment|claim|payment|application|request|purchase"
+    r"|contract|case|trip|job|print job|fill-up|fill up|refill|receipt|deliver(?:y|ie)|loan"
+    r"|transfer|remittance)s?\b)",
     re.IGNORECASE,
 )
 """A grouping said (「班ごとの」, "by branch"; "per booking" is an average per row, no
