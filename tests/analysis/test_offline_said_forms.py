@@ -1470,3 +1470,19 @@ def test_per_a_word_for_the_rows_is_an_average_over_the_rows() -> None:
     assert spec["op"] == "total" and spec["metrics"] == {"weight_kg": ["mean"]}
     spec = acted_spec("average weight per carrier", freight)
     assert spec["group_cols"] == ["carrier"]
+
+
+def test_the_highest_measures_of_a_top_n_ranking_are_totals() -> None:
+    payments = dataset_summary(
+        900,
+        [
+            ("user", "categorical", ["Sato", "Ito"], 40),
+            ("payment_jpy", "numeric", ["1000", "90000"], 500),
+        ],
+        "ds_ranked_payments",
+    )
+    # before: each user's largest single payment was ranked
+    spec = acted_spec("Which users rack up the highest payments? Top 5 please.", payments)
+    assert spec["metrics"] == {"payment_jpy": ["sum"]} and spec["top_k"] == 5
+    spec = acted_spec("Top 5 users by their largest single payment", payments)
+    assert spec["metrics"] == {"payment_jpy": ["max"]}

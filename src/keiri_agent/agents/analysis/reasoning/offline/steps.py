@@ -183,6 +183,11 @@ _NOT_BEFORE = re.compile(
 _MOST_OR_LEAST_AFTER = re.compile(
     r"\s*(?:が|の|は)?\s*(?:一番|最も|いちばん|もっとも)\s*(多|少な)(?:い|かった|く)"
 )
+# "the highest payments", "the biggest spenders": the direction of a top-N ranking, said of
+# a measure in the plural; "the largest single payment" is each one's maximum.
+_RANKED_BY_THE_MOST = re.compile(
+    r"(?<![a-z])(?:highest|largest|biggest)\s+(?!single|individual|one\b)(?:[a-z-]+\s+)?[a-z]+s\b"
+)
 # 「一番多かった数量」: the same said before the measure.
 _MOST_OR_LEAST_BEFORE = re.compile(
     r"(?:一番|最も|いちばん|もっとも)\s*(多|少な)(?:い|かった)\s*(?:の\s*)?$"
@@ -274,6 +279,11 @@ class StepBuilder:
             said = count.group(1) or count.group(2)
             self.top_n = vocab.NUMBER_WORDS.get(said) or int(said) or None
         self.ascending = bool(vocab.ASCENDING.search(clause.text))
+        said = parsed.text[clause.start : clause.end]
+        if self.top_n and self.aggs == ["max"] and _RANKED_BY_THE_MOST.search(said):
+            # "which users rack up the highest payments? top 5": the ranking's direction,
+            # the users' totals ranked, not each one's largest single payment
+            self.aggs = []
 
     def _unguessed_measures(self) -> None:
         """A numeric column only guessed by similarity (「前受金」 ~ 前受残高) is no measure
