@@ -1486,3 +1486,42 @@ def test_the_highest_measures_of_a_top_n_ranking_are_totals() -> None:
     assert spec["metrics"] == {"payment_jpy": ["sum"]} and spec["top_k"] == 5
     spec = acted_spec("Top 5 users by their largest single payment", payments)
     assert spec["metrics"] == {"payment_jpy": ["max"]}
+
+
+def test_the_keys_said_the_same_name_their_columns() -> None:
+    parking = dataset_summary(
+        900,
+        [
+            ("明細番号", "text", ["M-1", "M-2"], 900),
+            ("駐車場名", "categorical", ["第一", "第二"], 2),
+            ("区画番号", "text", ["A-1", "B-2"], 60),
+            ("支払月", "datetime", ["2024-04-01", "2025-03-01"], 12),
+            ("支払額", "numeric", ["10000", "30000"], 20),
+        ],
+        "ds_same_keys",
+    )
+    courses = dataset_summary(
+        400,
+        [
+            ("application_id", "text", ["A-1", "A-2"], 400),
+            ("employee_id", "text", ["E1", "E2"], 200),
+            ("course_name", "categorical", ["Excel", "Bookkeeping"], 2),
+            ("fee_jpy", "numeric", ["1000", "90000"], 100),
+        ],
+        "ds_same_keys_en",
+    )
+
+    def keys(text: str, data: dict[str, Any]) -> list[str] | None:
+        spec = acted_spec(text, data)
+        assert spec["op"] == "duplicate_check"
+        return spec["subset"]
+
+    # before: a name column (駐車場名, course_name) and 「同じ月」 were no keys
+    said = "同じ駐車場の同じ区画で、同じ月に二重に払っているものがないか確認して"
+    assert keys(said, parking) == ["駐車場名", "区画番号", "支払月"]
+    said = "同じ社員・同じ講座で二重申請になっているものがないか調べて"
+    assert keys(said, courses) == ["employee_id", "course_name"]
+    # the data's own word for its rows is the whole row
+    assert keys("同じ明細が二重に入っていないか重複チェックして", parking) is None
+    # 「二重に取り込まれて」 is how the rows came in, not a request to import anything
+    assert keys("同じ明細が二重に取り込まれてないか重複チェックして", parking) is None

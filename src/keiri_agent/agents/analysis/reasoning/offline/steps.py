@@ -20,6 +20,7 @@ from keiri_agent.agents.analysis.ops.specs import (
     parse_plot_spec,
 )
 from keiri_agent.agents.analysis.reasoning.offline.column_words import UNIT_WORDS
+from keiri_agent.agents.analysis.reasoning.offline.en_column_words_ja import japanese_readings
 from keiri_agent.agents.analysis.reasoning.offline.parser import (
     SYNONYMS,
     Clause,
@@ -156,6 +157,11 @@ _SAME = re.compile(
 )
 """What is said to be the same: the keys of a duplicate check."""
 _ID_WORDS = ("id", "no", "nr", "number", "code")
+# The last word of a key column's name: an identifier, or the name of what it is
+# ("same employee and course": ``employee_id``, ``course_name``; 「同じ駐車場」: 駐車場名).
+_KEY_WORDS = (*_ID_WORDS, "name", "title")
+_JA_KEY_TAIL = re.compile(r"(?:id|番号|コード|no\.?|名|名称)$")
+_SAME_PERIOD = re.compile(r"(?:^|\s)(?:月|日|日付|年月)|(?<![a-z])(?:month|day|date)(?![a-z])")
 _POINTING_BEFORE = re.compile(
     r"(?:(?<![a-z])(?:that|those)\s+|(?:その|あの|例の|さっきの)\s*)$", re.I
 )
@@ -647,20 +653,33 @@ class StepBuilder:
     def same_identifiers(self) -> list[str]:
         """The identifier columns whose row word is said after "same"/「同じ」 ("the same
         meter and date" with ``meter_id``: readings of one meter)."""
-        said = " ".join(m.group(1) or m.group(2) for m in _SAME.finditer(self.c.text))
+        # the whole request: 「同じ駐車場の同じ区画で、同じ月に二重に」 spans its clauses
+        said = " ".join(m.group(1) or m.group(2) for m in _SAME.finditer(self.p.text))
+        rows = set(self.index.row_nouns())  # 「同じ明細が二重に」: the whole row, no key
         found = []
         for info in self.index.columns:
             if info.name.isascii():
                 words = name_tokens(info.name)
-                word = words[0] if len(words) >= 2 and words[-1] in _ID_WORDS else ""
-                pattern = rf"(?<![a-z]){re.escape(word)}s?(?![a-z])"
+                word = words[0] if len(words) >= 2 and words[-1] in _KEY_WORDS else ""
+                # 「同じ社員」 for employee_id: the word or its Japanese
+                said_as = [
+                    re.escape(word),
+                    *map(re.escape, japanese_readings([word]) if word else []),
+                ]
+                pattern = rf"(?<![a-z])(?:{'|'.join(said_as)})s?(?![a-z])"
             else:
-                word = _JA_ID_TAIL.sub("", normalize(info.name))
+                word = _JA_KEY_TAIL.sub("", normalize(info.name))
                 word = word if word != normalize(info.name) else ""
                 pattern = rf"(?<![\u3400-\u9fff]){re.escape(word)}(?![\u3400-\u9fff\u30a0-\u30ff])"
-            if len(word) >= 2 and re.search(pattern, said):
+            if len(word) >= 2 and word not in rows and re.search(pattern, said):
                 found.append(info.name)
         return found
+
+    def same_period(self) -> list[str]:
+        """The one date column, when the same month or day is said (「同じ月に二重に」)."""
+        said = " ".join(m.group(1) or m.group(2) for m in _SAME.finditer(self.p.text))
+        dates = self.index.names("datetime")
+        return dates if len(dates) == 1 and _SAME_PERIOD.search(said) else []
 
     def checked_columns(self) -> list[str]:
         """The columns a missing-values check names: not one named only by the word for
@@ -690,7 +709,8 @@ class StepBuilder:
         ]
         if any(not m.guessed for m in keys):  # 「文書番号がダブってないか確認」: 確認 is a verb
             keys = [m for m in keys if not m.guessed]
-        cols = list(dict.fromkeys(self.same_identifiers() + [m.column for m in keys])) or None
+        said = self.same_identifiers() + [m.column for m in keys] + self.same_period()
+        cols = list(dict.fromkeys(said)) or None
         return self.step(
             self.t("重複の確認", "Duplicate check"), {"op": "duplicate_check", "subset": cols}
         )

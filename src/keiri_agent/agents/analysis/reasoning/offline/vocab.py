@@ -102,7 +102,7 @@ OUT_OF_SCOPE: dict[str, str] = {
     "(our |the )?(erp|accounting system|core system|freee|sap)(?![a-z])"
     "|download|slack"
     # into another system: an accounting package, journal entries
-    "|~(に|へ)(取り込|取込|インポート|連携して|登録して)|~仕訳を?(起こ|切|作成|作って|入力|登録|計上)|起票"
+    "|~(?<!二重)(に|へ)(取り込(?!まれ)|取込(?!まれ)|インポート|連携して|登録して)|~仕訳を?(起こ|切|作成|作って|入力|登録|計上)|起票"
     "|~(会計システム|基幹システム|システム|freee|弥生|奉行|erp)(に|へ)[^。?？]{0,15}(登録|入力|取り込|反映|計上)"
     "|~import (it |this |them |the \\w+ )?(in)?to|~post (the |these )?(journal )?entries"
     "|~(create|book|make) (the )?journal entries",
