@@ -1525,3 +1525,20 @@ def test_the_keys_said_the_same_name_their_columns() -> None:
     assert keys("同じ明細が二重に入っていないか重複チェックして", parking) is None
     # 「二重に取り込まれて」 is how the rows came in, not a request to import anything
     assert keys("同じ明細が二重に取り込まれてないか重複チェックして", parking) is None
+
+
+def test_blanks_said_to_be_included_in_a_grouping_are_no_missing_values_check() -> None:
+    causes = dataset_summary(
+        900,
+        [
+            ("倉庫", "categorical", ["東京", "大阪"], 2),
+            ("原因区分", "categorical", ["記帳漏れ", "破損"], 2),
+            ("差異金額", "numeric", ["-250000", "180000"], 600),
+        ],
+        "ds_blank_causes",
+    )
+    # before: the missing-values check of the whole table
+    spec = acted_spec("原因区分ごとの件数の内訳を見せて（空欄も含めて）", causes)
+    assert spec["op"] in ("share_ratio", "groupby_agg")
+    assert spec.get("group_col") == "原因区分" or spec.get("group_cols") == ["原因区分"]
+    assert acted_spec("原因区分の空欄は何件？", causes)["op"] in ("missingness", "total")

@@ -299,6 +299,15 @@ BLANKS_OUT = re.compile(
     r"|without) (?:the |any |all )?(?:blanks?|empty|missing|nulls?)\b",
     re.I,
 )
+# Blanks said to be kept with the rest (「空欄も含めて」, "including blanks"): with a
+# grouping, the blank rows are one more group, not a missing-values check.
+BLANKS_IN = re.compile(
+    r"(?:空欄|空白|未入力|未記入|ブランク)(?:の(?:もの|行|分)?)?\s*(?:も|を)\s*(?:含め|入れ|一緒|込み)"
+    r"|\b(?:including|include|with) (?:the |any )?(?:blanks?|empty ones|missing ones)\b"
+    r"|\bblanks? included\b",
+    re.I,
+)
+_GROUPED = re.compile(r"ごと|毎に|別に|別の|\b(?:by|per|for each)\b", re.I)
 _WHOLE_DATA = re.compile(r"dataset|the data\b|the file|データ全体|このデータ|ファイル全体", re.I)
 
 
@@ -312,6 +321,8 @@ def intents(text: str) -> list[str]:
     found = [label for label, rx in INTENT_RX.items() if rx.search(text)]
     if "missingness" in found and not INTENT_RX["missingness"].search(BLANKS_OUT.sub(" ", text)):
         found.remove("missingness")  # 「空白は除いて集計」: blanks left out, no check asked
+    elif "missingness" in found and BLANKS_IN.search(text) and _GROUPED.search(text):
+        found.remove("missingness")  # 「原因区分ごとの件数（空欄も含めて）」: blanks as a group
     if "summary" in found and "overview" in found and _WHOLE_DATA.search(text):
         found.remove("summary")  # "summarise the dataset: rows, columns": its overview
     if "share" in found and ("missingness" in found or set(VALUE_AGGS) & set(aggregations(text))):
