@@ -177,6 +177,8 @@ BLIND25 = Path(__file__).parent / "data" / "offline_requests_blind25.jsonl"
 BLIND26 = Path(__file__).parent / "data" / "offline_requests_blind26.jsonl"
 BLIND27 = Path(__file__).parent / "data" / "offline_requests_blind27.jsonl"
 BLIND28 = Path(__file__).parent / "data" / "offline_requests_blind28.jsonl"
+BLIND29 = Path(__file__).parent / "data" / "offline_requests_blind29.jsonl"
+BLIND30 = Path(__file__).parent / "data" / "offline_requests_blind30.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -211,6 +213,8 @@ SETS = {
     "blind26": BLIND26,
     "blind27": BLIND27,
     "blind28": BLIND28,
+    "blind29": BLIND29,
+    "blind30": BLIND30,
 }
 
 # (ja name, en name, kind, examples)
