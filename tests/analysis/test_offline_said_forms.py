@@ -1542,3 +1542,35 @@ def test_blanks_said_to_be_included_in_a_grouping_are_no_missing_values_check() 
     assert spec["op"] in ("share_ratio", "groupby_agg")
     assert spec.get("group_col") == "原因区分" or spec.get("group_cols") == ["原因区分"]
     assert acted_spec("原因区分の空欄は何件？", causes)["op"] in ("missingness", "total")
+
+
+def test_japanese_said_of_english_money_columns_and_sums_said_as_adding_up() -> None:
+    payments = dataset_summary(
+        900,
+        [
+            ("payment_id", "text", ["P-1", "P-2"], 900),
+            ("vendor_category", "categorical", ["IT", "Office"], 2),
+            ("amount_jpy", "numeric", ["1000", "900000"], 700),
+            ("withholding_jpy", "numeric", ["0", "90000"], 70),
+        ],
+        "ds_money_readings",
+    )
+    # before: 「金額」 was asked (withholding_jpy is money too) though it is amount_jpy's name
+    spec = acted_spec("vendor_categoryが空欄のものの金額合計は？", payments)
+    assert spec["metrics"] == {"amount_jpy": ["sum"]}
+    # before: 「全部足すと」 counted the rows
+    spec = acted_spec("ITの金額を全部足すといくつになる？", payments)
+    assert spec["metrics"] == {"amount_jpy": ["sum"]}
+
+
+def test_a_follow_up_on_every_row_takes_every_condition_off() -> None:
+    previous = {
+        "type": "analysis",
+        "op": "groupby_agg",
+        "group_cols": ["course_type"],
+        "metrics": {"fee_jpy": ["sum"]},
+        "filters": [{"col": "department", "op": "==", "value": "Sales"}],
+    }
+    said = "営業に限定しないで、全件で同じ集計をして"
+    decision = decide_after("営業だけ", previous, said, TRAINING)
+    assert (decision.analysis_spec or {})["filters"] == []

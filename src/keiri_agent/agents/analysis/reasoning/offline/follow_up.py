@@ -162,6 +162,13 @@ def _widened(
 _REMOVED_JA = re.compile(
     r"の?\s*(?:条件|絞り込み|絞込み|絞込|フィルタ|フィルター|指定)\s*(?:は|を|も)?\s*"
     r"(?:外|はず|解除|取り?(?:消|除|っ|払)|除|なく|無く|なし|無し|消|削除|やめ|止め)"
+    r"|に?\s*(?:限定しな|限定せず|絞らな|絞らず|絞り込まな|絞り込まず)"
+)
+# 「全件で同じ集計を」「条件なしで」"for all rows", "with no filters": every condition goes.
+_ALL_ROWS = re.compile(
+    r"全件で|全データで|すべての行で|全ての行で|(?:条件|絞り込み|フィルタ)\s*(?:なし|無し)で"
+    r"|(?<![a-z])(?:for|on|over|across)\s+all\s+(?:the\s+)?rows|with(?:out)?\s+(?:no|any)\s+filters?",
+    re.IGNORECASE,
 )
 _REMOVED_EN = re.compile(
     r"(?<![a-z])(?:remove|drop|clear|take off|take away|get rid of|lose|without|no)\s+"
@@ -184,6 +191,8 @@ def _removed_columns(parsed: ParsedRequest, text: str, base: dict[str, Any]) -> 
     held = {f["col"] for f in base.get("filters") or []}
     dates = {c for c in held if parsed.index.kind(c) == "datetime"}
     removed: set[str] = set(dates) if _ALL_PERIODS.search(text) else set()
+    if _ALL_ROWS.search(text):
+        return held
     spans = [(m.start(), m.start()) for m in _REMOVED_JA.finditer(parsed.text)]
     spans += [(m.start(1), m.end(1)) for m in _REMOVED_EN.finditer(parsed.text)]
     for start, end in spans:

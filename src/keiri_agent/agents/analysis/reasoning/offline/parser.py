@@ -826,6 +826,7 @@ class ColumnIndex:
                 said is not None
                 and owner[1] is None
                 and _without_brackets(normalize(owner[0])) != said
+                and not _whole_reading(owner[0], said)
                 and any(m != owner[0] for m in money)
             ):  # 金額(税込) is named 金額 itself: kept (and its twin 金額(税抜) asked)
                 del found[pattern]
@@ -1951,6 +1952,12 @@ def _directed(mention: Mention, text: str, index: ColumnIndex, scanned: list[Men
     ):
         return dataclasses.replace(mention, column=sibling)
     return mention
+
+
+def _whole_reading(name: str, said: str) -> bool:
+    """True when ``said`` is the Japanese of a whole English name, its unit aside
+    (「金額」 for amount_jpy): the name itself, not a word inside it."""
+    return name.isascii() and said in japanese_readings(name_tokens(name))[:1]
 
 
 def _entity_value(mention: Mention, index: ColumnIndex) -> bool:

@@ -52,7 +52,8 @@ AGGS: dict[str, str] = {
     "nunique": "ユニーク数|種類数|何種類|distinct|unique|nunique|number of unique"
     "|~重複\\s*(?:なし|無し|なく|を?除|は除|を省|は省|分?を?数えない)"
     "|number of distinct|how many unique|how many distinct|how many different",
-    "sum": "合計|総額|総計|総和|合算|トータル|sum|sums|total|totals|summed|altogether|all together"
+    "sum": "合計|総額|総計|総和|合算|トータル|足すと|足して|足し合わせ|足し上げ"
+    "|sum|sums|total|totals|summed|altogether|all together"
     "|in total",
     "mean": "平均|平均値|average|averages|avg|mean|means",
     "count": "件数|注文数|取引数|回数|何件|頻度|人数|数えて|数える|数えた|~(?<!ア)カウント"
