@@ -1574,3 +1574,28 @@ def test_a_follow_up_on_every_row_takes_every_condition_off() -> None:
     said = "営業に限定しないで、全件で同じ集計をして"
     decision = decide_after("営業だけ", previous, said, TRAINING)
     assert (decision.analysis_spec or {})["filters"] == []
+
+
+SUBSCRIPTIONS = dataset_summary(
+    200,
+    [
+        ("subscription_id", "text", ["SUB-1", "SUB-2"], 200),
+        ("department", "categorical", ["Sales", "IT"], 2),
+        ("billing_cycle", "categorical", ["monthly", "annual"], 2),
+        ("renewal_date", "datetime", ["2024-11-30", "2025-06-30"], 40),
+        ("monthly_cost_usd", "numeric", ["12.5", "450"], 100),
+    ],
+    "ds_subscription_costs",
+)
+
+
+def test_a_period_said_as_the_rate_of_an_amount_is_no_trend() -> None:
+    # before: both were monthly / yearly line charts over renewal_date
+    said = "What's the most we pay per month for a single subscription, in dollars?"
+    spec = acted_spec(said, SUBSCRIPTIONS)
+    assert spec["op"] == "total" and spec["metrics"] == {"monthly_cost_usd": ["max"]}
+    spec = acted_spec("How many subscriptions are billed annually?", SUBSCRIPTIONS)
+    assert spec["op"] == "total"
+    assert spec["filters"] == [{"col": "billing_cycle", "op": "==", "value": "annual"}]
+    # a trend said as one is still a trend
+    assert acted_spec("monthly_cost_usd by month as a line chart", SUBSCRIPTIONS)["kind"] == "line"

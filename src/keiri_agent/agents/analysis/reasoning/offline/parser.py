@@ -227,6 +227,8 @@ def value_pattern(value: str) -> str:
         return pattern
     body = pattern[: -len("(?![a-z0-9])")]
     plural = "(?:e?s)?"
+    if value.endswith("al"):  # "billed annually" ~ annual
+        plural = "(?:e?s|ly)?"
     if value.endswith("y") and len(value) >= 3:
         plural = "(?:e?s)?|" + body[:-1] + "ies"  # "agency" ~ "agencies"
         return f"(?:{body}{plural})(?![a-z0-9])"

@@ -137,7 +137,7 @@ _PER_GROUP = re.compile(
     r"(?!\s+(?:booking|row|record|order|ticket|transaction|visit|item|person|head|member"
     r"|customer|guest|entry|invoice|line|shipment|claim|payment|application|request|purchase"
     r"|contract|case|trip|job|print job|fill-up|fill up|refill|receipt|deliver(?:y|ie)|loan"
-    r"|transfer|remittance)s?\b)",
+    r"|transfer|remittance|month|year|week|day|quarter)s?\b)",
     re.IGNORECASE,
 )
 """A grouping said (「班ごとの」, "by branch"; "per booking" is an average per row, no
@@ -194,6 +194,14 @@ _MOST_OR_LEAST_AFTER = re.compile(
 _RANKED_BY_THE_MOST = re.compile(
     r"(?<![a-z])(?:highest|largest|biggest)\s+(?!single|individual|one\b)(?:[a-z-]+\s+)?[a-z]+s\b"
 )
+# A period said as the rate of an amount ("per month", "a month", 「月額」「毎月払う」), never as a
+# trend (月別, by month, 推移, over time).
+_RATE_PERIOD = re.compile(
+    r"(?<![a-z])(?:per|a)\s+(?:month|year)(?![a-z])|(?<![a-z])(?:monthly|annual(?:ly)?|yearly)"
+    r"(?![a-z])|毎月|月額|年額",
+    re.IGNORECASE,
+)
+_PERIOD_IN_NAME = re.compile(r"monthly|annual|yearly|per_?month|per_?year|月額|年額|月間|年間")
 # 「一番多かった数量」: the same said before the measure.
 _MOST_OR_LEAST_BEFORE = re.compile(
     r"(?:一番|最も|いちばん|もっとも)\s*(多|少な)(?:い|かった)\s*(?:の\s*)?$"
@@ -259,6 +267,8 @@ class StepBuilder:
         self._measures_said_not()
         self._most_or_least_of_a_measure()
         self.freq = vocab.frequency(clause.text) or ("D" if self.dates else None)
+        if self.freq and _RATE_PERIOD.search(clause.text) and self._measured_per_period():
+            self.freq = "D" if self.dates else None  # "what we pay per month" for monthly_cost
         self.intents = vocab.intents(clause.text)
         self.units_sold = self._units_sold()
         self.filters, self.borrowed = parsed.filters_for(clause)
@@ -319,6 +329,11 @@ class StepBuilder:
         if said_not and kept:
             self.numeric = kept
             self.mentioned = [c for c in self.mentioned if c not in said_not]
+
+    def _measured_per_period(self) -> bool:
+        """True when a numeric column is itself an amount per period (monthly_cost_usd,
+        月額賃料, annual_fee): "per month" said of it is its unit, not a monthly trend."""
+        return any(_PERIOD_IN_NAME.search(normalize(name)) for name in self.index.names("numeric"))
 
     def _most_or_least_of_a_measure(self) -> None:
         """「人件費が最も少なかったのは」「商談件数が一番多かった出展だと何件？」: 多い / 少ない

@@ -61,7 +61,7 @@ AGGS: dict[str, str] = {
     "|count|counts|~count(ed|ing)(?! (only|just) )|number of|how many|frequency"
     "|headcount|head count",
     "max": "最大|最大値|最高値|最高額|一番高い|一番高額|最も高い|最も高額|いちばん高い|一番大きい"
-    "|最も大きい|max|maximum"
+    "|最も大きい|max|maximum|~the most (?:we|i|they|you|anyone) (?:pay|paid|spend|spent|charge)"
     "|~(longest|highest|largest|biggest|heaviest|most expensive|latest) (?!\\d)"
     "|~(一番|最も|いちばん)[_\\s]*(が|の)?[_\\s]*(高|大き|遅|新し|長)(い|かった)",
     "min": "最小|最小値|最低値|最低額|一番安い|一番低い|最も安い|最も低い|いちばん安い|一番小さい"
