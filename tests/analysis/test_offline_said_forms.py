@@ -1599,3 +1599,41 @@ def test_a_period_said_as_the_rate_of_an_amount_is_no_trend() -> None:
     assert spec["filters"] == [{"col": "billing_cycle", "op": "==", "value": "annual"}]
     # a trend said as one is still a trend
     assert acted_spec("monthly_cost_usd by month as a line chart", SUBSCRIPTIONS)["kind"] == "line"
+
+
+ASSETS = dataset_summary(
+    700,
+    [
+        ("資産番号", "text", ["A-1", "A-2"], 700),
+        ("資産区分", "categorical", ["器具備品", "車両"], 2),
+        ("精算済", "boolean", ["True", "False"], 2),
+        ("除却", "boolean", ["True", "False"], 2),
+        ("auto_renew", "boolean", ["True", "False"], 2),
+        ("期末帳簿価額", "numeric", ["0", "900000"], 500),
+    ],
+    "ds_negated_flags",
+)
+
+
+def test_a_yes_no_column_said_in_the_negative_is_its_no() -> None:
+    def condition(text: str) -> list[dict[str, Any]]:
+        return list(acted_spec(text, ASSETS)["filters"])
+
+    # before: each of these kept the rows where the column is yes: the opposite, silently
+    assert condition("How many line items haven't been settled yet?") == [
+        {"col": "精算済", "op": "==", "value": False}
+    ]
+    assert condition("How many assets are still on the books, i.e. not retired?") == [
+        {"col": "除却", "op": "==", "value": False}
+    ]
+    assert condition("How many rows have auto-renew switched off?") == [
+        {"col": "auto_renew", "op": "==", "value": False}
+    ]
+    assert condition("除却したものは除いて資産区分ごとの期末帳簿価額") == [
+        {"col": "除却", "op": "==", "value": False}
+    ]
+    # said as it is, yes
+    assert condition("How many line items have been settled?") == [
+        {"col": "精算済", "op": "==", "value": True}
+    ]
+    assert condition("除却したものの件数") == [{"col": "除却", "op": "==", "value": True}]

@@ -46,7 +46,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "帳簿価額": ("book value", "carrying amount"),
     "帳簿": ("books", "book"),
     "残存価額": ("residual value", "salvage value"),
-    "除却": ("retirement", "disposal"),
+    "除却": ("retirement", "disposal", "retired", "disposed"),
     "売却": ("sale", "disposal"),
     "処分": ("disposal",),
     "廃棄": ("disposal", "scrapping", "scrap"),

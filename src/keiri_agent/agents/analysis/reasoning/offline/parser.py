@@ -1510,7 +1510,21 @@ _JA_LACKS_AFTER = re.compile(
     r"(?:(?:て|で)(?:い|は)?(?:ない|ません|なかった)|(?:[わらかさたなまばが]|し|され)(?:ない|ず|なかった)))"
 )
 _JA_NOT_YET_BEFORE = re.compile(r"未\s*$")
-_EN_NOT_BEFORE = re.compile(r"(?<![a-z])(?:un|non-?|not\s+|never\s+|without\s+|with\s+no\s+)$")
+_EN_NOT_BEFORE = re.compile(
+    r"(?<![a-z])(?:un|non-?|not\s+(?:yet\s+)?(?:been\s+)?|never\s+(?:been\s+)?|without\s+|with\s+no\s+"
+    r"|(?:is|are|was|were|has|have|had|do|does|did)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:yet\s+)?"
+    r"|(?:is|are|was|were)n't\s+)$"
+)
+# 「除却したものは除いて」「精算済のは外して」: the rows where it is yes left out.
+_JA_LEFT_OUT_AFTER = re.compile(
+    r"^\s*(?:し|され|さ)?(?:た|ている|てる)?\s*(?:もの|分|行|の)?\s*(?:は|を)\s*"
+    r"(?:除|外|抜|省|消|含めない|入れない)"
+)
+# "auto-renew switched off", "approval is false": the yes/no column said to be off.
+_EN_OFF_AFTER = re.compile(
+    r"^\s*(?:is\s+|are\s+|was\s+|were\s+|set\s+)?(?:(?:switched|turned|set)\s+off|off|disabled"
+    r"|false|not\s+set)(?![a-z])"
+)
 
 
 def _negated_mentions(text: str, index: ColumnIndex, mentions: list[Mention]) -> list[Mention]:
@@ -1521,7 +1535,12 @@ def _negated_mentions(text: str, index: ColumnIndex, mentions: list[Mention]) ->
         no = index.no_value(mention.column)
         if mention.value is not None or no is None:
             continue
-        after = _JA_LACKS_AFTER.match(text[mention.end :])
+        rest = text[mention.end :]
+        after = (
+            _JA_LACKS_AFTER.match(rest)
+            or _EN_OFF_AFTER.match(rest)
+            or _JA_LEFT_OUT_AFTER.match(rest)
+        )
         before = _JA_NOT_YET_BEFORE.search(text[: mention.start]) or _EN_NOT_BEFORE.search(
             text[: mention.start]
         )
