@@ -1637,3 +1637,35 @@ def test_a_yes_no_column_said_in_the_negative_is_its_no() -> None:
         {"col": "精算済", "op": "==", "value": True}
     ]
     assert condition("除却したものの件数") == [{"col": "除却", "op": "==", "value": True}]
+
+
+LOANS = dataset_summary(
+    600,
+    [
+        ("invoice_no", "text", ["I-1", "I-2"], 600),
+        ("借入区分", "categorical", ["短期借入金", "当座貸越"], 2),
+        ("担当", "categorical", ["佐藤", "伊藤"], 2),
+        ("status", "categorical", ["Paid", "Scheduled"], 2),
+        ("paid_date", "datetime", ["2025-01-10", "2025-09-30"], 200),
+        ("元金", "numeric", ["100000", "9000000"], 300),
+        ("金利(%)", "numeric", ["0.5", "2.5"], 30),
+    ],
+    "ds_loan_lines",
+)
+
+
+def test_more_conditions_said_around_their_values() -> None:
+    # before: the value in brackets after "leave out the overdraft" was kept, not left out
+    spec = acted_spec("Total 元金 by 担当, leave out the overdraft (当座貸越) lines", LOANS)
+    assert spec["filters"] == [{"col": "借入区分", "op": "!=", "value": "当座貸越"}]
+    # before: "interest rate" was external data although 金利(%) is in the file
+    spec = acted_spec("What's the highest interest rate in the list?", LOANS)
+    assert spec["metrics"] == {"金利(%)": ["max"]}
+    # before: a column name in backticks read no blank condition
+    spec = acted_spec("`paid_date` が入っていない支払いは何件？", LOANS)
+    assert spec["filters"] == [{"col": "paid_date", "op": "is_null"}]
+    # before: "we may have paid" kept only the rows with status Paid
+    spec = acted_spec("Check for duplicate invoice numbers - we may have paid some twice", LOANS)
+    assert spec["filters"] == [] and spec["subset"] == ["invoice_no"]
+    spec = acted_spec("how many invoices were paid", LOANS)
+    assert spec["filters"] == [{"col": "status", "op": "==", "value": "Paid"}]

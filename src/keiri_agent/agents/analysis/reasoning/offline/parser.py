@@ -193,7 +193,7 @@ _NEG_AFTER = re.compile(
 _NEG_BEFORE = re.compile(
     r"(?<![a-z])(?:except(?: for)?|excluding|exclude|other than|not|without|but not|apart from"
     r"|aside from|leave out|leaving out|omit|omitting|skip|skipping|ignore|ignoring|drop|dropping"
-    r"|minus)\s+(?:the\s+|all\s+|any\s+)?$"
+    r"|minus)\s+(?:the\s+|all\s+|any\s+)?(?:[a-z-]+\s+){0,2}?(?:[(（]\s*)?$"
 )
 
 
@@ -1878,6 +1878,12 @@ def _row_word(word: str, index: ColumnIndex | None) -> bool:
     return any(word in (noun, noun + "s", noun + "es") for noun in nouns)
 
 
+# "we may have paid some twice", "they approved": a status value said as what someone did is
+# the verb of the sentence, not a condition ("invoices that were paid" stays one).
+_SUBJECT_BEFORE = re.compile(r"(?<![a-z])(?:we|i|they|you|he|she)\s+(?:[a-z']+\s+){0,2}$")
+_PAST_VERB = re.compile(r"[a-z]+ed|paid|sent|made|done|spent|sold|bought|won|lost")
+
+
 # "Group the bookings by …", "Sort all rows", "Check for missing values": a value word
 # that starts a sentence and is followed by a determiner, or by a word that opens what
 # the verb asks about (for, if, whether, how, which), is the verb of the request, not a
@@ -2039,7 +2045,9 @@ def _condition_values(
                 and after.group(1) not in _FUNCTION_WORDS
                 and not _row_word(after.group(1), index)
             )
-            verb = _VERB_START.search(before) and _DETERMINER_AFTER.match(text[mention.end :])
+            verb = (
+                _VERB_START.search(before) and _DETERMINER_AFTER.match(text[mention.end :])
+            ) or (_PAST_VERB.fullmatch(mention.value.lower()) and _SUBJECT_BEFORE.search(before))
             rows = (
                 index is not None
                 and _entity_value(mention, index)

@@ -29,8 +29,10 @@ import keiri_agent.agents.analysis.reasoning.offline.vocab as vocab
 from keiri_agent.agents.analysis.messages import message_kind, pending_request, request_start
 from keiri_agent.agents.analysis.ops.specs import parse_analysis_spec, parse_plot_spec
 from keiri_agent.agents.analysis.reasoning.decision import ActionRecord, Decision, ReasonInput
+from keiri_agent.agents.analysis.reasoning.offline.en_column_words_ja import japanese_readings
 from keiri_agent.agents.analysis.reasoning.offline.follow_up import edit_previous
-from keiri_agent.agents.analysis.reasoning.offline.parser import is_japanese
+from keiri_agent.agents.analysis.reasoning.offline.ja_english_words import english_readings
+from keiri_agent.agents.analysis.reasoning.offline.parser import is_japanese, name_tokens
 from keiri_agent.agents.analysis.reasoning.offline.planner import Plan, Step, plan_request
 from keiri_agent.errors import SpecError
 
@@ -79,9 +81,17 @@ def _canonical(spec: dict[str, Any]) -> str:
     return json.dumps(dumped, sort_keys=True, ensure_ascii=False, default=str)
 
 
+def _readings(name: str) -> list[str]:
+    """A column's name in the other language (金利(%) → "interest rate"; fx_rate → 為替レート)."""
+    if name.isascii():
+        return japanese_readings(name_tokens(name))
+    return english_readings(re.sub(r"[(（][^)）]*[)）]", "", name).strip())
+
+
 def _external_data(text: str, summary: dict[str, Any]) -> str | None:
     """The first external-data word of the text that no column of the file is named after."""
     names = [str(c.get("name", "")).lower() for c in summary.get("columns", [])]
+    names += [reading for name in names for reading in _readings(name)]  # 金利(%) ~ interest rate
     for found in _EXTERNAL_DATA.finditer(text):
         word = found.group(0).lower()
         if not any(word in name or (name and name in word) for name in names):

@@ -950,7 +950,7 @@ def numeric_filters(
     return filters, used, spans
 
 
-_CLOSE = r"[」』】\]）)\"']?"
+_CLOSE = r"[」』】\]）)\"'`]?"
 """A column name may be written in brackets or quotes (「[摘要] が」「『精算メモ』に」)."""
 _NULL_AFTER = re.compile(
     r"^\s*" + _CLOSE + r"\s*(?:欄|列)?\s*(?:\(\s*)?(?:が|は|の)?\s*(?:まだ\s*)?"
