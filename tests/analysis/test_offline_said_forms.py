@@ -1669,3 +1669,32 @@ def test_more_conditions_said_around_their_values() -> None:
     assert spec["filters"] == [] and spec["subset"] == ["invoice_no"]
     spec = acted_spec("how many invoices were paid", LOANS)
     assert spec["filters"] == [{"col": "status", "op": "==", "value": "Paid"}]
+
+
+def test_a_word_of_its_own_is_never_a_column_word_cut_short() -> None:
+    payments = dataset_summary(
+        900,
+        [
+            ("vendor_category", "categorical", ["IT", "Office"], 2),
+            ("status", "categorical", ["Paid", "Scheduled"], 2),
+            ("amount_jpy", "numeric", ["1000", "900000"], 700),
+            ("withholding_jpy", "numeric", ["0", "90000"], 70),
+            ("temperature", "numeric", ["10", "30"], 20),
+        ],
+        "ds_cut_short",
+    )
+    previous = {
+        "type": "analysis",
+        "op": "groupby_agg",
+        "group_cols": ["vendor_category"],
+        "metrics": {"amount_jpy": ["sum"]},
+        "filters": [],
+    }
+    # before: "with" named withholding_jpy, and the follow-up totalled it instead
+    decision = decide_after(
+        "Total amount by category", previous, "Just the ones with status Paid", payments
+    )
+    spec = decision.analysis_spec or {}
+    assert spec["metrics"] == {"amount_jpy": ["sum"]}
+    assert spec["filters"] == [{"col": "status", "op": "==", "value": "Paid"}]
+    assert acted_spec("average temp", payments)["metrics"] == {"temperature": ["mean"]}

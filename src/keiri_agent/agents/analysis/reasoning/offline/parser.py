@@ -294,6 +294,19 @@ def name_tokens(name: str) -> list[str]:
     return [t for t in re.split(r"[^0-9a-z]+", spaced.lower()) if t]
 
 
+# Four letters that are a word of their own, so never a column word cut short.
+_FOUR_LETTER_WORDS = frozenset(
+    [
+        *("with", "from", "over", "into", "than", "then", "that", "this", "what", "when"),
+        *("have", "were", "been", "each", "some", "only", "just", "also", "more", "most"),
+        *("many", "much", "your", "they", "them", "here", "such", "does", "made", "make"),
+        *("take", "give", "show", "long", "high", "last", "next", "same", "very", "well"),
+        *("back", "down", "even", "ever", "part", "work", "time", "year", "week", "days"),
+        *("cost", "paid", "sent", "open", "hold"),
+    ]
+)
+
+
 def _token_pattern(token: str, abbreviated: bool, others: tuple[str, ...] = ()) -> str:
     """One word of a column name as the request may write it: plural, spaced inside
     ("windspeed" ~ "wind speed"), cut short by the user ("temp" ~ "temperature"),
@@ -308,10 +321,12 @@ def _token_pattern(token: str, abbreviated: bool, others: tuple[str, ...] = ()) 
     body = gap.join(chars)
     cut = ""
     if len(token) >= 6:  # the user may stop after four letters: "temp" ~ "temperature"
+        # (five when the four are a word of their own: "with" is never withholding)
+        start = 5 if token[:4] in _FOUR_LETTER_WORDS else 4
         tail = ""
-        for char in reversed(chars[4:-1]):
+        for char in reversed(chars[start:-1]):
             tail = f"(?:{gap}{char}{tail})?"
-        cut = "|" + gap.join(chars[:4]) + tail + "(?![a-z])"
+        cut = "|" + gap.join(chars[:start]) + tail + "(?![a-z])"
     if abbreviated and len(token) >= 3:
         plural = "|" + gap.join(chars[:-1]) + "ies" if token.endswith("y") else ""
         own = body + "[a-z]*" + plural + cut  # injury ~ injuries
