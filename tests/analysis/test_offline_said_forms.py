@@ -1698,3 +1698,23 @@ def test_a_word_of_its_own_is_never_a_column_word_cut_short() -> None:
     assert spec["metrics"] == {"amount_jpy": ["sum"]}
     assert spec["filters"] == [{"col": "status", "op": "==", "value": "Paid"}]
     assert acted_spec("average temp", payments)["metrics"] == {"temperature": ["mean"]}
+
+
+def test_english_words_of_a_japanese_measure_said_apart_name_it() -> None:
+    assets = dataset_summary(
+        700,
+        [
+            ("資産番号", "text", ["A-1", "A-2"], 700),
+            ("取得価額", "numeric", ["100000", "9000000"], 600),
+            ("当期償却額", "numeric", ["0", "900000"], 500),
+            ("期末帳簿価額", "numeric", ["0", "8000000"], 600),
+        ],
+        "ds_spread_words",
+    )
+    # before: which numeric column was asked for both
+    said = "What's the total depreciation expense for the current period?"
+    assert acted_spec(said, assets)["metrics"] == {"当期償却額": ["sum"]}
+    said = "What's the total net book value at year end across all assets?"
+    assert acted_spec(said, assets)["metrics"] == {"期末帳簿価額": ["sum"]}
+    # words of no one column: still asked
+    assert decide("What's the total value?", assets).next_action == "ask"

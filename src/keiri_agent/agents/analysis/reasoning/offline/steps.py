@@ -21,6 +21,7 @@ from keiri_agent.agents.analysis.ops.specs import (
 )
 from keiri_agent.agents.analysis.reasoning.offline.column_words import UNIT_WORDS
 from keiri_agent.agents.analysis.reasoning.offline.en_column_words_ja import japanese_readings
+from keiri_agent.agents.analysis.reasoning.offline.ja_english_words import english_readings
 from keiri_agent.agents.analysis.reasoning.offline.parser import (
     SYNONYMS,
     Clause,
@@ -202,6 +203,20 @@ _RATE_PERIOD = re.compile(
     re.IGNORECASE,
 )
 _PERIOD_IN_NAME = re.compile(r"monthly|annual|yearly|per_?month|per_?year|月額|年額|月間|年間")
+# Words a reading of a name shares with most others: never what tells two columns apart.
+_PLAIN_WORDS = frozenset({"amount", "total", "number", "no", "of", "the", "and", "a", "an", "sum"})
+_BRACKETED = re.compile(r"[(（][^)）]*[)）]")
+
+
+def _word_said(word: str, said: set[str]) -> bool:
+    """True when ``word`` is said, in the plural or cut short ("transport" ~ transportation)."""
+    if word in said or f"{word}s" in said:
+        return True
+    return any(
+        len(other) >= 5 and (word.startswith(other) or other.startswith(word)) for other in said
+    )
+
+
 # 「一番多かった数量」: the same said before the measure.
 _MOST_OR_LEAST_BEFORE = re.compile(
     r"(?:一番|最も|いちばん|もっとも)\s*(多|少な)(?:い|かった)\s*(?:の\s*)?$"
@@ -1034,6 +1049,11 @@ class StepBuilder:
         done = verb_column(self.p.text[self.c.start : self.c.end], self.index.names("numeric"))
         if not self.numeric and done:  # 「2024年に貸し付けた総額」「入ってきた金額」
             return [done]  # the amount of what was done
+        if not self.numeric and (spread := self.measure_by_its_words()):
+            self.assumptions.append(
+                self.t(f"集計する列は「{spread}」と仮定", f"measure column assumed: {spread}")
+            )
+            return [spread]
         if self.numeric or not (
             _MONEY_ASKED.search(self.c.text)
             or any(
@@ -1057,6 +1077,27 @@ class StepBuilder:
             self.t(f"金額の列は「{found}」と仮定", f"amount column assumed: {found}")
         )
         return [found]
+
+    def measure_by_its_words(self) -> str | None:
+        """The one Japanese numeric column whose English words are all said, apart or in
+        another order ("the total depreciation expense for the current period" ~ 当期償却額:
+        current, period, depreciation; "net book value at year end" ~ 期末帳簿価額); None
+        when no column, or more than one alike, has them all."""
+        text = self.p.text[self.c.start : self.c.end]
+        said = set(re.findall(r"[a-z]+", text))
+        if not said:
+            return None
+        found: dict[str, int] = {}
+        for name in self.index.names("numeric"):
+            if name.isascii():
+                continue
+            for reading in english_readings(_BRACKETED.sub("", normalize(name)).strip()):
+                words = [w for w in re.split(r"[\s-]+", reading) if w not in _PLAIN_WORDS]
+                if len(words) >= 2 and all(_word_said(w, said) for w in words):
+                    found[name] = max(found.get(name, 0), len(words))
+        best = max(found.values(), default=0)
+        winners = [name for name, size in found.items() if size == best]
+        return winners[0] if len(winners) == 1 else None
 
     def filled_rivals(self) -> bool:
         """Another column named like money is as filled in as the data's amount (請求金額
