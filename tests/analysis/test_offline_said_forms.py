@@ -1718,3 +1718,25 @@ def test_english_words_of_a_japanese_measure_said_apart_name_it() -> None:
     assert acted_spec(said, assets)["metrics"] == {"期末帳簿価額": ["sum"]}
     # words of no one column: still asked
     assert decide("What's the total value?", assets).next_action == "ask"
+
+
+def test_a_follow_up_swaps_the_measure_said_not_to_be_meant() -> None:
+    previous = {
+        "type": "analysis",
+        "op": "groupby_agg",
+        "group_cols": ["department"],
+        "metrics": {"monthly_cost_usd": ["sum"]},
+        "filters": [],
+    }
+    costs = dataset_summary(
+        200,
+        [
+            ("department", "categorical", ["Sales", "IT"], 2),
+            ("monthly_cost_usd", "numeric", ["12.5", "450"], 100),
+            ("monthly_cost_jpy", "numeric", ["1900", "67500"], 100),
+        ],
+        "ds_swapped_measure",
+    )
+    # before: both currencies were totalled
+    decision = decide_after("cost by department", previous, "use yen instead of dollars", costs)
+    assert (decision.analysis_spec or {})["metrics"] == {"monthly_cost_jpy": ["sum"]}
