@@ -179,6 +179,8 @@ BLIND27 = Path(__file__).parent / "data" / "offline_requests_blind27.jsonl"
 BLIND28 = Path(__file__).parent / "data" / "offline_requests_blind28.jsonl"
 BLIND29 = Path(__file__).parent / "data" / "offline_requests_blind29.jsonl"
 BLIND30 = Path(__file__).parent / "data" / "offline_requests_blind30.jsonl"
+BLIND31 = Path(__file__).parent / "data" / "offline_requests_blind31.jsonl"
+BLIND32 = Path(__file__).parent / "data" / "offline_requests_blind32.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -215,6 +217,8 @@ SETS = {
     "blind28": BLIND28,
     "blind29": BLIND29,
     "blind30": BLIND30,
+    "blind31": BLIND31,
+    "blind32": BLIND32,
 }
 
 # (ja name, en name, kind, examples)
