@@ -1740,3 +1740,32 @@ def test_a_follow_up_swaps_the_measure_said_not_to_be_meant() -> None:
     # before: both currencies were totalled
     decision = decide_after("cost by department", previous, "use yen instead of dollars", costs)
     assert (decision.analysis_spec or {})["metrics"] == {"monthly_cost_jpy": ["sum"]}
+
+
+def test_a_follow_up_including_a_value_again_takes_its_condition_off() -> None:
+    visits = dataset_summary(
+        600,
+        [
+            ("担当者", "categorical", ["佐藤", "伊藤"], 2),
+            ("訪問形態", "categorical", ["対面", "オンライン"], 2),
+            ("配属拠点", "categorical", ["本社", "大阪支店"], 2),
+            ("交通費", "numeric", ["0", "9000"], 100),
+        ],
+        "ds_included_again",
+    )
+    shown = {
+        "type": "analysis",
+        "op": "groupby_agg",
+        "group_cols": ["担当者"],
+        "metrics": {"交通費": ["sum"]},
+        "filters": [{"col": "訪問形態", "op": "==", "value": "対面"}],
+    }
+
+    def after(text: str) -> list[dict[str, Any]]:
+        decision = decide_after("対面訪問の担当者別交通費", shown, text, visits)
+        assert decision.next_action == "act", decision.clarifying_questions
+        return list((decision.analysis_spec or {})["filters"])
+
+    # before: the overview of the whole table, and a question
+    assert after("オンラインも含めた全体で見せて") == []
+    assert after("Drop the filter and show all rows.") == []

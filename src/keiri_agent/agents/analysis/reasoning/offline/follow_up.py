@@ -21,7 +21,11 @@ from keiri_agent.agents.analysis.ops.specs import (
     parse_analysis_spec,
     parse_plot_spec,
 )
-from keiri_agent.agents.analysis.reasoning.offline.parser import ParsedRequest, parse_request
+from keiri_agent.agents.analysis.reasoning.offline.parser import (
+    ParsedRequest,
+    normalize,
+    parse_request,
+)
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import typed_boolean
 from keiri_agent.errors import SpecError
 
@@ -184,6 +188,8 @@ _ALL_PERIODS = re.compile(
     r"(?:all\s+(?:time|periods|years|dates|months)|the\s+whole\s+period)",
     re.IGNORECASE,
 )
+_THE_CONDITION = re.compile(r"(?:the|that|this|its|those|these)?|(?:その|この|今の|さっきの)")
+_INCLUDED_TOO = re.compile(r"\s*(?:の\s*(?:もの|分|行))?\s*も\s*(?:含め|入れ|込み|合わせ)")
 # Words for the period itself (「年の条件」「期間の絞り込み」 "the year filter").
 _PERIOD_WORDS = re.compile(r"(?:年|年度|月|期間|日付|時期|year|month|period|date)\s*$", re.I)
 
@@ -197,16 +203,17 @@ def _removed_columns(parsed: ParsedRequest, text: str, base: dict[str, Any]) -> 
     removed: set[str] = set(dates) if _ALL_PERIODS.search(text) else set()
     if _ALL_ROWS.search(text):
         return held
-    spans = [(m.start(), m.start()) for m in _REMOVED_JA.finditer(parsed.text)]
-    spans += [(m.start(1), m.end(1)) for m in _REMOVED_EN.finditer(parsed.text)]
-    for start, end in spans:
-        before = parsed.text[max(0, start - 20) : start] if start == end else ""
-        said = parsed.text[start:end] if end > start else before
+    # (start, end, said before it?): 「部署の条件は外して」 names it before, "remove the
+    # department filter" inside
+    spans = [(m.start(), m.start(), True) for m in _REMOVED_JA.finditer(parsed.text)]
+    spans += [(m.start(1), m.end(1), False) for m in _REMOVED_EN.finditer(parsed.text)]
+    for start, end, before in spans:
+        said = parsed.text[max(0, start - 20) : start] if before else parsed.text[start:end]
         named = [
             m.column
             for m in [*parsed.mentions, *parsed.value_mentions]
-            if (end > start and start <= m.start < end)
-            or (end == start and m.end <= start and start - m.end <= 2)
+            if (not before and start <= m.start < end)
+            or (before and m.end <= start and start - m.end <= 2)
         ]
         # a value of a held condition said as it stands ("the Sales filter")
         named += [
@@ -218,6 +225,24 @@ def _removed_columns(parsed: ParsedRequest, text: str, base: dict[str, Any]) -> 
             removed.update(c for c in named if c in held)
         elif _PERIOD_WORDS.search(said.strip()):
             removed.update(dates)
+        elif not said.strip() or _THE_CONDITION.fullmatch(said.strip()):
+            removed.update(held)  # "drop the filter", 「条件は外して」: the result's conditions
+    # 「本社も含めて」「オンラインも含めた全体で」 "including Online too": a value or column said to
+    # be included again takes its column's condition off
+    for m in [*parsed.mentions, *parsed.value_mentions]:
+        if m.column in held and _INCLUDED_TOO.match(parsed.text[m.end :]):
+            removed.add(m.column)
+    for condition in base.get("filters") or []:  # a value is no condition before 「も含めて」
+        value = condition.get("value")
+        info = parsed.index.by_name.get(condition["col"])
+        values = [
+            *(value if isinstance(value, list) else [value]),
+            *(info.examples if info else ()),
+        ]
+        for said_value in (normalize(str(v)) for v in values if isinstance(v, str)):
+            at = parsed.text.find(said_value) if said_value else -1
+            if at >= 0 and _INCLUDED_TOO.match(parsed.text[at + len(said_value) :]):
+                removed.add(condition["col"])
     return removed
 
 
