@@ -1769,3 +1769,22 @@ def test_a_follow_up_including_a_value_again_takes_its_condition_off() -> None:
     # before: the overview of the whole table, and a question
     assert after("オンラインも含めた全体で見せて") == []
     assert after("Drop the filter and show all rows.") == []
+
+
+def test_a_status_read_in_english_said_as_what_we_did_is_no_condition() -> None:
+    receivables = dataset_summary(
+        900,
+        [
+            ("請求番号", "text", ["B-1", "B-2"], 900),
+            ("回収状況", "categorical", ["回収済", "未回収"], 2),
+            ("入金額", "numeric", ["0", "900000"], 700),
+            ("差額", "numeric", ["-5000", "900000"], 300),
+        ],
+        "ds_collected",
+    )
+    # before: "have we collected" kept only the rows 回収済, silently
+    spec = acted_spec("How much have we collected in total?", receivables)
+    assert spec["metrics"] == {"入金額": ["sum"]} and spec["filters"] == []
+    # before: a column name in 『』 lost its sign condition
+    spec = acted_spec("『差額』がマイナスになっている請求は何件ある？", receivables)
+    assert spec["filters"] == [{"col": "差額", "op": "<", "value": 0}]

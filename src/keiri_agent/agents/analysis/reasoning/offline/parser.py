@@ -2062,7 +2062,10 @@ def _condition_values(
             )
             verb = (
                 _VERB_START.search(before) and _DETERMINER_AFTER.match(text[mention.end :])
-            ) or (_PAST_VERB.fullmatch(mention.value.lower()) and _SUBJECT_BEFORE.search(before))
+            ) or (
+                _PAST_VERB.fullmatch(text[mention.start : mention.end].strip())
+                and _SUBJECT_BEFORE.search(before)
+            )
             rows = (
                 index is not None
                 and _entity_value(mention, index)
