@@ -1788,3 +1788,25 @@ def test_a_status_read_in_english_said_as_what_we_did_is_no_condition() -> None:
     # before: a column name in 『』 lost its sign condition
     spec = acted_spec("『差額』がマイナスになっている請求は何件ある？", receivables)
     assert spec["filters"] == [{"col": "差額", "op": "<", "value": 0}]
+
+
+def test_duplicate_keys_named_whole_and_a_verb_opening_the_request() -> None:
+    invoices = dataset_summary(
+        300,
+        [
+            ("stay_id", "text", ["S-1", "S-2"], 300),
+            ("contractor_id", "text", ["C-1", "C-2"], 40),
+            ("contractor_name", "categorical", ["Ann", "Bob"], 40),
+            ("invoice_month", "datetime", ["2025-01-01", "2025-06-01"], 6),
+            ("check_in", "datetime", ["2025-01-03", "2025-06-30"], 200),
+        ],
+        "ds_duplicate_keys",
+    )
+
+    def keys(text: str) -> list[str] | None:
+        return acted_spec(text, invoices)["subset"]
+
+    # before: contractor_name (sharing "contractor") and check_in ("Check …") were keys too
+    said = "Check for duplicate invoices - same contractor_id and invoice_month"
+    assert keys(said) == ["contractor_id", "invoice_month"]
+    assert keys("Check whether any stay_id appears more than once.") == ["stay_id"]

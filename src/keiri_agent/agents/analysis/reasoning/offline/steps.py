@@ -203,6 +203,8 @@ _RATE_PERIOD = re.compile(
     re.IGNORECASE,
 )
 _PERIOD_IN_NAME = re.compile(r"monthly|annual|yearly|per_?month|per_?year|月額|年額|月間|年間")
+# The word after a verb opening a request ("Check whether…", "Show the…").
+_VERB_OPENING = re.compile(r"\s+(?:whether|if|for|that|the|all|any|each|every|how|which|what)\b")
 # Words a reading of a name shares with most others: never what tells two columns apart.
 _PLAIN_WORDS = frozenset({"amount", "total", "number", "no", "of", "the", "and", "a", "an", "sum"})
 _BRACKETED = re.compile(r"[(（][^)）]*[)）]")
@@ -703,7 +705,10 @@ class StepBuilder:
                 pattern = rf"(?<![\u3400-\u9fff]){re.escape(word)}(?![\u3400-\u9fff\u30a0-\u30ff])"
             if len(word) >= 2 and word not in rows and re.search(pattern, said):
                 found.append(info.name)
-        return found
+        # "same contractor_id and invoice_month": the names said whole, not others sharing
+        # their first word (contractor_name)
+        whole = [name for name in found if normalize(name) in said]
+        return whole or found
 
     def same_period(self) -> list[str]:
         """The one date column, when the same month or day is said (「同じ月に二重に」)."""
@@ -739,6 +744,9 @@ class StepBuilder:
         ]
         if any(not m.guessed for m in keys):  # 「文書番号がダブってないか確認」: 確認 is a verb
             keys = [m for m in keys if not m.guessed]
+        keys = [  # "Check whether any stay_id …": check of check_in is the verb
+            m for m in keys if not (m.start == 0 and _VERB_OPENING.match(self.p.text[m.end :]))
+        ]
         said = self.same_identifiers() + [m.column for m in keys] + self.same_period()
         cols = list(dict.fromkeys(said)) or None
         return self.step(
