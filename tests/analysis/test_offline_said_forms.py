@@ -1810,3 +1810,21 @@ def test_duplicate_keys_named_whole_and_a_verb_opening_the_request() -> None:
     said = "Check for duplicate invoices - same contractor_id and invoice_month"
     assert keys(said) == ["contractor_id", "invoice_month"]
     assert keys("Check whether any stay_id appears more than once.") == ["stay_id"]
+
+
+def test_japanese_words_for_english_category_values() -> None:
+    stays = dataset_summary(
+        500,
+        [
+            ("stay_id", "text", ["S-1", "S-2"], 500),
+            ("city", "categorical", ["Tokyo", "Osaka", "Fukuoka"], 3),
+            ("accident_type", "categorical", ["parking lot", "theft"], 2),
+            ("total_jpy", "numeric", ["8000", "90000"], 400),
+        ],
+        "ds_japanese_for_values",
+    )
+    # before: 「東京」 and 「駐車場」 named nothing, so every row was counted
+    spec = acted_spec("東京での宿泊は何件ありますか", stays)
+    assert spec["filters"] == [{"col": "city", "op": "==", "value": "Tokyo"}]
+    spec = acted_spec("駐車場での事故は何件？", stays)
+    assert spec["filters"] == [{"col": "accident_type", "op": "==", "value": "parking lot"}]

@@ -151,3 +151,15 @@ def english_readings(value: str) -> list[str]:
     if len(pieces) == 2:  # 手当月額 is also "monthly allowance": English may lead with either
         readings += [" ".join(words) for words in itertools.product(*reversed(pieces))]
     return list(itertools.islice(dict.fromkeys(readings), _MAX_READINGS))
+
+
+_JAPANESE_FOR: dict[str, list[str]] = {}
+for _japanese, _english in WORD_ENGLISH.items():
+    for _said in _english:
+        _JAPANESE_FOR.setdefault(_said, []).append(_japanese)
+
+
+def japanese_words_for(value: str) -> list[str]:
+    """The Japanese words whose English is exactly ``value`` ("Tokyo" → 東京, "Finance" →
+    経理 …); a request in Japanese may say an English category value so."""
+    return [w for w in _JAPANESE_FOR.get(value.strip().lower(), []) if len(w) >= 2]

@@ -38,7 +38,10 @@ from keiri_agent.agents.analysis.reasoning.offline.ja_column_words import (
 from keiri_agent.agents.analysis.reasoning.offline.ja_column_words import (
     WORD_SYNONYMS as JA_WORD_SYNONYMS,
 )
-from keiri_agent.agents.analysis.reasoning.offline.ja_english_words import english_readings
+from keiri_agent.agents.analysis.reasoning.offline.ja_english_words import (
+    english_readings,
+    japanese_words_for,
+)
 from keiri_agent.agents.analysis.reasoning.offline.katakana import katakana_words, skeleton
 from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
@@ -737,6 +740,7 @@ class ColumnIndex:
         self._value_terms(found, named)
         self._english_value_terms(found)
         self._country_terms(found)
+        self._japanese_value_terms(found)
         self._withhold_generic_money(found)
         # longest first; at one length a value before a word of a longer column name
         # ("overdue" is a status, not days_overdue), a whole name before a value
@@ -894,6 +898,24 @@ class ColumnIndex:
                     found[pattern] = (owner, value, len(said))
                     if reading in stems:
                         self.stem_terms.add(pattern)
+
+    def _japanese_value_terms(self, found: dict[str, tuple[str, str | None, int]]) -> None:
+        """Japanese for English category values (``ja_english_words``): 「東京」 for Tokyo,
+        「航空」 for Air; a word two values share, or one already a word of the data, names
+        neither."""
+        words: dict[str, set[tuple[str, str]]] = {}
+        for info in self.columns:
+            if info.kind != "categorical":
+                continue
+            for example in info.examples:
+                if example.isascii():
+                    for word in japanese_words_for(example):
+                        words.setdefault(word, set()).add((info.name, example))
+        for word, owners in words.items():
+            pattern = term_pattern(word)
+            if len(owners) == 1 and pattern not in found:
+                column, value = next(iter(owners))
+                found[pattern] = (column, value, len(word))
 
     def _country_terms(self, found: dict[str, tuple[str, str | None, int]]) -> None:
         """A country said in another form than the data holds it (``countries``):
