@@ -1828,3 +1828,22 @@ def test_japanese_words_for_english_category_values() -> None:
     assert spec["filters"] == [{"col": "city", "op": "==", "value": "Tokyo"}]
     spec = acted_spec("駐車場での事故は何件？", stays)
     assert spec["filters"] == [{"col": "accident_type", "op": "==", "value": "parking lot"}]
+
+
+def test_money_spent_is_the_column_of_totals_among_several() -> None:
+    stays = dataset_summary(
+        500,
+        [
+            ("hotel_chain", "categorical", ["APA Hotel", "Toyoko Inn"], 2),
+            ("room_rate_jpy", "numeric", ["6000", "30000"], 200),
+            ("total_jpy", "numeric", ["6000", "90000"], 400),
+            ("policy_limit_jpy", "numeric", ["12000", "15000"], 2),
+        ],
+        "ds_spend_totals",
+    )
+    # before: which of the three money columns was asked
+    spec = acted_spec("What did we spend on hotels in total?", stays)
+    assert spec["metrics"] == {"total_jpy": ["sum"]}
+    assert acted_spec("Top 3 hotel chains by total spend", stays)["metrics"] == {
+        "total_jpy": ["sum"]
+    }

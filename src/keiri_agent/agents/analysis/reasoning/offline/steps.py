@@ -205,6 +205,8 @@ _RATE_PERIOD = re.compile(
 _PERIOD_IN_NAME = re.compile(r"monthly|annual|yearly|per_?month|per_?year|月額|年額|月間|年間")
 # The word after a verb opening a request ("Check whether…", "Show the…").
 _VERB_OPENING = re.compile(r"\s+(?:whether|if|for|that|the|all|any|each|every|how|which|what)\b")
+# A money column holding the whole amount of a row (total_jpy, 合計額, 総額, 支払合計).
+_TOTAL_NAME = re.compile(r"(?<![a-z])total|合計|総額|総計|grand")
 # Words a reading of a name shares with most others: never what tells two columns apart.
 _PLAIN_WORDS = frozenset({"amount", "total", "number", "no", "of", "the", "and", "a", "an", "sum"})
 _BRACKETED = re.compile(r"[(（][^)）]*[)）]")
@@ -1079,6 +1081,9 @@ class StepBuilder:
         sales = self.index.concept_column("sales")
         sales = sales if sales in names else self.numeric_sharing_a_word()
         found = money_column(names, lambda n: n in names, None, sales)
+        if found is None:  # "what did we spend": of several money columns, the one of totals
+            totals = [n for n in names if money_named(n) and _TOTAL_NAME.search(normalize(n))]
+            found = totals[0] if len(totals) == 1 else None
         if found is None:
             return []
         self.assumptions.append(
