@@ -181,6 +181,8 @@ BLIND29 = Path(__file__).parent / "data" / "offline_requests_blind29.jsonl"
 BLIND30 = Path(__file__).parent / "data" / "offline_requests_blind30.jsonl"
 BLIND31 = Path(__file__).parent / "data" / "offline_requests_blind31.jsonl"
 BLIND32 = Path(__file__).parent / "data" / "offline_requests_blind32.jsonl"
+BLIND33 = Path(__file__).parent / "data" / "offline_requests_blind33.jsonl"
+BLIND34 = Path(__file__).parent / "data" / "offline_requests_blind34.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -219,6 +221,8 @@ SETS = {
     "blind30": BLIND30,
     "blind31": BLIND31,
     "blind32": BLIND32,
+    "blind33": BLIND33,
+    "blind34": BLIND34,
 }
 
 # (ja name, en name, kind, examples)
