@@ -1847,3 +1847,35 @@ def test_money_spent_is_the_column_of_totals_among_several() -> None:
     assert acted_spec("Top 3 hotel chains by total spend", stays)["metrics"] == {
         "total_jpy": ["sum"]
     }
+
+
+def test_a_follow_up_puts_another_measure_beside_the_one_shown() -> None:
+    pay = dataset_summary(
+        900,
+        [
+            ("職位", "categorical", ["一般", "主任"], 2),
+            ("残業手当", "numeric", ["0", "90000"], 700),
+            ("深夜手当", "numeric", ["0", "20000"], 300),
+        ],
+        "ds_measure_beside",
+    )
+    shown = {
+        "type": "analysis",
+        "op": "groupby_agg",
+        "group_cols": ["職位"],
+        "metrics": {"残業手当": ["sum"]},
+        "filters": [],
+    }
+    # before: one total of 深夜手当 in place of the table
+    decision = decide_after("職位別の残業手当の合計", shown, "深夜手当の合計も横に並べて", pay)
+    spec = decision.analysis_spec or {}
+    assert spec["group_cols"] == ["職位"]
+    assert spec["metrics"] == {"残業手当": ["sum"], "深夜手当": ["sum"]}
+    # 「…じゃなくて」 still replaces it
+    decision = decide_after("職位別の残業手当の合計", shown, "残業手当じゃなくて深夜手当で", pay)
+    assert (decision.analysis_spec or {})["metrics"] == {"深夜手当": ["sum"]}
+
+
+def test_the_months_restated_after_a_fiscal_half_may_drop_the_first_month_word() -> None:
+    said = "2025年度上期（4〜9月）の賃料の合計"
+    assert period(said) == [(">=", "2025-04-01"), ("<", "2025-10-01")]

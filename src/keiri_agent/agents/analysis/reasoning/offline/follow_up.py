@@ -188,6 +188,12 @@ _ALL_PERIODS = re.compile(
     r"(?:all\s+(?:time|periods|years|dates|months)|the\s+whole\s+period)",
     re.IGNORECASE,
 )
+# A measure said to be shown beside the one already there.
+_MEASURE_TOO = re.compile(
+    r"も\s*(?:横に|一緒に|並べ|並列|追加|加え|足し|入れ|合わせて表示)"
+    r"|(?<![a-z])(?:as well|too|alongside|next to it|side by side|add(?:ing)?\s+(?:the\s+)?\w+)",
+    re.IGNORECASE,
+)
 _THE_CONDITION = re.compile(r"(?:the|that|this|its|those|these)?|(?:その|この|今の|さっきの)")
 _INCLUDED_TOO = re.compile(r"\s*(?:の\s*(?:もの|分|行))?\s*も\s*(?:含め|入れ|込み|合わせ)")
 # Words for the period itself (「年の条件」「期間の絞り込み」 "the year filter").
@@ -487,6 +493,19 @@ def _remeasured(spec: dict[str, Any], measures: list[str], aggs: list[str]) -> d
     return spec
 
 
+def _measured_too(spec: dict[str, Any], measures: list[str], aggs: list[str]) -> dict[str, Any]:
+    """The result with another measure beside the one shown: 「深夜手当の合計も横に並べて」
+    「管理費も一緒に」, "add the fees as well" (the aggregation said, else the shown one's)."""
+    spec = dict(spec)
+    metrics = dict(spec.get("metrics") or {})
+    _, previous = _measure(spec)
+    agg = (aggs or [previous if previous not in ("count", "nunique") else "sum"])[0]
+    for column in measures:
+        metrics.setdefault(column, aggs or [agg])
+    spec["metrics"] = metrics
+    return spec
+
+
 def _counted(spec: dict[str, Any]) -> dict[str, Any]:
     """The same result counting rows instead: 「件数だと何件？」, "and how many rows?"."""
     spec = dict(spec)
@@ -610,7 +629,7 @@ def edit_previous(
     )
     lang = parsed.lang
     removed = _removed_columns(parsed, text, base)  # a condition of the result taken off
-    if not removed and _own_request(parsed, text):
+    if not removed and not _MEASURE_TOO.search(parsed.text) and _own_request(parsed, text):
         return None  # 「部署別の件数」: a request of its own
     dropped = {  # 「部門ごとじゃなくて」: the grouping said to be replaced
         m.column
@@ -661,8 +680,9 @@ def edit_previous(
     spec = {**base, "filters": [typed_boolean(f, parsed.index.kind) for f in merged]}
     title = _t(lang, "前回の結果を変更", "The previous result, changed")
     assumptions: list[str] = []
-    if measures:
-        spec = _remeasured(spec, measures, aggs)
+    if measures:  # 「深夜手当の合計も横に並べて」 beside the measure shown, else in its place
+        too = _MEASURE_TOO.search(parsed.text) and spec.get("op") in ("total", "groupby_agg")
+        spec = (_measured_too if too else _remeasured)(spec, measures, aggs)
         aggs = []
     elif counted:
         spec = _counted(spec)

@@ -166,7 +166,7 @@ _FISCAL_RX = re.compile(
 )
 # 「2024年度（4月〜翌3月）」: the months of the fiscal period restated right after it.
 _FISCAL_RESTATED = re.compile(
-    r"\s*[（(]\s*(\d{1,2})\s*月\s*(?:[〜~～\-－]|から)\s*(翌年?)?\s*(\d{1,2})\s*月(?:\s*まで)?\s*[）)]"
+    r"\s*[（(]\s*(\d{1,2})\s*月?\s*(?:[〜~～\-－]|から)\s*(翌年?)?\s*(\d{1,2})\s*月(?:\s*まで)?\s*[）)]"
 )
 # "FY2024", "fy 2024", "FY2024 H2", "FY2024 Q3": the fiscal year said in English (April to
 # March, as 年度).
