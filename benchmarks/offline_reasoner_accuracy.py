@@ -183,6 +183,8 @@ BLIND31 = Path(__file__).parent / "data" / "offline_requests_blind31.jsonl"
 BLIND32 = Path(__file__).parent / "data" / "offline_requests_blind32.jsonl"
 BLIND33 = Path(__file__).parent / "data" / "offline_requests_blind33.jsonl"
 BLIND34 = Path(__file__).parent / "data" / "offline_requests_blind34.jsonl"
+BLIND35 = Path(__file__).parent / "data" / "offline_requests_blind35.jsonl"
+BLIND36 = Path(__file__).parent / "data" / "offline_requests_blind36.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -223,6 +225,8 @@ SETS = {
     "blind32": BLIND32,
     "blind33": BLIND33,
     "blind34": BLIND34,
+    "blind35": BLIND35,
+    "blind36": BLIND36,
 }
 
 # (ja name, en name, kind, examples)
