@@ -1879,3 +1879,22 @@ def test_a_follow_up_puts_another_measure_beside_the_one_shown() -> None:
 def test_the_months_restated_after_a_fiscal_half_may_drop_the_first_month_word() -> None:
     said = "2025年度上期（4〜9月）の賃料の合計"
     assert period(said) == [(">=", "2025-04-01"), ("<", "2025-10-01")]
+
+
+def test_a_japanese_flag_said_unpaid_or_not_yet_paid_is_its_no() -> None:
+    commissions = dataset_summary(
+        900,
+        [
+            ("明細番号", "text", ["C-1", "C-2"], 900),
+            ("支払済", "boolean", ["True", "False"], 2),
+            ("手数料額", "numeric", ["0", "90000"], 700),
+        ],
+        "ds_unpaid_flag",
+    )
+    unpaid = [{"col": "支払済", "op": "==", "value": False}]
+    # before: "unpaid" named nothing (every row), 「支払っていない」 was not read
+    assert (
+        acted_spec("How many commission lines are still unpaid?", commissions)["filters"] == unpaid
+    )
+    said = "まだ支払っていない手数料はいくら残っていますか"
+    assert acted_spec(said, commissions)["filters"] == unpaid

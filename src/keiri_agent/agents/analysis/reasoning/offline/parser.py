@@ -1548,7 +1548,8 @@ _JA_LACKS_AFTER = re.compile(
 )
 _JA_NOT_YET_BEFORE = re.compile(r"未\s*$")
 _EN_NOT_BEFORE = re.compile(
-    r"(?<![a-z])(?:un|non-?|not\s+(?:yet\s+)?(?:been\s+)?|never\s+(?:been\s+)?|without\s+|with\s+no\s+"
+    r"(?<![a-z])(?:un|non-?|not\s+(?:yet\s+)?(?:been\s+)?|never\s+(?:been\s+)?|without\s+(?:a\s+|any\s+)?"
+    r"|(?:with\s+|have\s+|has\s+)?no\s+"
     r"|(?:is|are|was|were|has|have|had|do|does|did)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:yet\s+)?"
     r"|(?:is|are|was|were)n't\s+)$"
 )
@@ -1615,7 +1616,7 @@ def _negated_flags(
         shorter = "|".join(re.escape(stem[i:]) for i in range(len(stem)))  # 支払 → 払
         patterns = (
             rf"未(?:{shorter})い?",
-            rf"{re.escape(stem)}(?:して(?:い)?ない|されて(?:い)?ない|してません)",
+            rf"{re.escape(stem)}(?:して(?:い)?ない|されて(?:い)?ない|してません|って(?:い)?ない|っていません)",
             rf"{re.escape(stem)}い?\s*(?:が|は)?\s*(?:済んで(?:い)?ない|済んでません|終わって(?:い)?ない"
             r"|まだ|未了|未済)",
         )
@@ -1631,7 +1632,11 @@ def _negated_flags(
     for info in index.columns:  # "unapproved": the prefix hides the word from the scan
         no = index.no_value(info.name)
         words = name_tokens(info.name) if info.name.isascii() else []
-        if no is None or len(words) != 1:
+        if no is None:
+            continue
+        if not info.name.isascii():  # "unpaid" for 支払済 (its English "paid")
+            words = [r for r in english_readings(normalize(info.name)) if " " not in r][:1]
+        if len(words) != 1:
             continue
         for m in re.finditer(rf"(?<![a-z])(?:un|non-?)({re.escape(words[0])})(?![a-z])", text):
             if not any(claimed[m.start() : m.end()]):
