@@ -100,6 +100,16 @@ Eight request sets, always reported separately:
   returns), written two at a time the
   same way while the rules were changed for the sets before them, each scored once
   before any change was made for it.
+- the twenty-seventh to thirty-sixth blind sets, ``blind27.jsonl`` … ``blind36.jsonl``:
+  120 requests each on four more datasets each (subcontract payments, stocktake variances,
+  gifts, tuition; parking, samples, medical subsidies, inbound freight; office supplies,
+  travel claims, loan repayments, vendor payments; uniforms, event costs, depreciation,
+  SaaS seats; cleaning supplies, sales visits, tax payments, contractors; car leases,
+  welfare points, receivables, hotel stays; IT assets, inbound freight charges, advisory
+  fees, gift cards; donations, overtime pay, a rent roll, marketing spend; petty cash,
+  repair orders, agency commissions, travel bookings; subscriptions, store stock counts,
+  intern pay, e-commerce refunds), written two at a time the same way while the rules were
+  changed for the sets before them, each scored once before any change was made for it.
 - the fourth blind set, ``data/offline_requests_blind4.jsonl``: a seventh held-out
   set, written the same way (neither the rules, their tests nor the other
   held-out sets' cases read) on four more made-up domains (an equipment
@@ -114,7 +124,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
     uv run python benchmarks/offline_reasoner_accuracy.py \\
-        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind26|all]
+        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind36|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
