@@ -48,10 +48,6 @@ _SWAP = re.compile(
 """A value swapped for another: the value already held is the one that goes."""
 _SHARE = re.compile(r"構成比|割合|シェア|比率|\bshares?\b|\bpercentages?\b", re.IGNORECASE)
 _NOT_THIS = re.compile(r"\s*(?:じゃなく|ではなく|でなく)")
-_NOT_THIS_AFTER = re.compile(r"\s*[\]】」』）)'\"`]?\s*(?:の?代わりに|じゃなく|ではなく|でなく)")
-_NOT_THIS_BEFORE = re.compile(
-    r"(?<![a-z])(?:not|instead of|rather than|in place of)\s+(?:the\s+)?$"
-)
 """「合計じゃなくて平均で」: the aggregation said before it is the one to drop."""
 _TOP = re.compile(r"上位\s*(\d+)|トップ\s*(\d+)|\btop\s*(\d+)\b|(\d+)\s*(?:つ|件|社|位)まで", re.I)
 _LINE_SAID = re.compile(r"折れ線|推移|\bline\b|\btrend\b", re.IGNORECASE)
@@ -661,8 +657,8 @@ def edit_previous(
     said_not = {  # "use yen instead of dollars", 「出展料じゃなくて獲得名刺数で」
         m.column
         for m in parsed.mentions
-        if _NOT_THIS_AFTER.match(parsed.text[m.end :])
-        or _NOT_THIS_BEFORE.search(parsed.text[: m.start])
+        if vocab.NOT_THIS_AFTER.match(parsed.text[m.end :])
+        or vocab.NOT_THIS_BEFORE.search(parsed.text[: m.start])
     }
     measures = [c for c in measures if c not in said_not] or measures
     counted = not measures and not aggs and "count" in vocab.aggregations(text)

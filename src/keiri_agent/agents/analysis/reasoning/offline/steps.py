@@ -181,11 +181,6 @@ _PERSON_NAME = re.compile(r"社員|従業員|職員|会員|氏名|担当|employe
 _HOW_MANY_UNIT = re.compile(
     r"何\s*(時間|kg|キログラム|キロ|トン|t|リットル|l|本|枚|台|個|冊|人|名|件)"
 )
-# 「Xじゃなくて」「Xではなく」, "not X", "instead of X": the column said is not the one meant.
-_NOT_AFTER = re.compile(r"\s*[\]】」』）)'\"`]?\s*(?:じゃなく|ではなく|でなく|ではない|じゃない)")
-_NOT_BEFORE = re.compile(
-    r"(?<![a-z])(?:not|instead of|rather than|other than)\s+(?:the\s+)?[\[「『'\"`]?$"
-)
 # 「人件費が最も少なかった」「商談件数が一番多い」: the extreme of the measure just named.
 _MOST_OR_LEAST_AFTER = re.compile(
     r"\s*(?:が|の|は)?\s*(?:一番|最も|いちばん|もっとも)\s*(多|少な)(?:い|かった|く)"
@@ -341,7 +336,8 @@ class StepBuilder:
             for m in self.c.mentions
             if self.index.kind(m.column) == "numeric"
             and (
-                _NOT_AFTER.match(self.p.text[m.end :]) or _NOT_BEFORE.search(self.p.text[: m.start])
+                vocab.NOT_THIS_AFTER.match(self.p.text[m.end :])
+                or vocab.NOT_THIS_BEFORE.search(self.p.text[: m.start])
             )
         }
         kept = [c for c in self.numeric if c not in said_not]

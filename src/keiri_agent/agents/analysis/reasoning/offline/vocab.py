@@ -397,3 +397,12 @@ def family(text: str) -> str | None:
     ):
         return "agg"
     return None
+
+
+# 「Xじゃなくて」「Xの代わりに」, "not X", "instead of X": the column said is not the one meant.
+NOT_THIS_AFTER = re.compile(
+    r"\s*[\]】」』）)'\"`]?\s*(?:の?代わりに|じゃなく|ではなく|でなく|ではない|じゃない)"
+)
+NOT_THIS_BEFORE = re.compile(
+    r"(?<![a-z])(?:not|instead of|rather than|other than|in place of)\s+(?:the\s+)?[\[「『'\"`]?$"
+)
