@@ -1898,3 +1898,27 @@ def test_a_japanese_flag_said_unpaid_or_not_yet_paid_is_its_no() -> None:
     )
     said = "まだ支払っていない手数料はいくら残っていますか"
     assert acted_spec(said, commissions)["filters"] == unpaid
+
+
+CONTRACTORS = dataset_summary(
+    344,
+    [
+        ("contractor_id", "text", ["C-1", "C-2"], 80),
+        ("invoice_month", "datetime", ["2025-01-01", "2025-06-01"], 6),
+        ("amount_jpy", "numeric", ["10000", "900000"], 300),
+        ("paid_on", "datetime", ["2025-02-10", "2025-07-10"], 100),
+    ],
+    "ds_contractor_invoices",
+)
+
+
+def test_rows_said_by_a_date_columns_word_and_blank_dates_said_no() -> None:
+    # before: a daily line chart over invoice_month ("across all invoices" read as a grouping)
+    spec = acted_spec("Total amount_jpy across all invoices?", CONTRACTORS)
+    assert spec["op"] == "total" and spec["metrics"] == {"amount_jpy": ["sum"]}
+    # before: every row counted ("no paid_on date" read no condition)
+    spec = acted_spec("How many invoices are still unpaid, i.e. no paid_on date?", CONTRACTORS)
+    assert spec["filters"] == [{"col": "paid_on", "op": "is_null"}]
+    # "on or before" keeps the day itself
+    spec = acted_spec("How many invoices were paid on or before 2025-03-31?", CONTRACTORS)
+    assert spec["filters"] == [{"col": "paid_on", "op": "<=", "value": "2025-03-31"}]

@@ -136,6 +136,10 @@ _EN_GROUP_MARK_QUALIFIED = re.compile(
     r"(?:the\s+)?([a-z]{3,})\s+$"
 )
 _JA_GROUP_BEFORE = re.compile(r"各\s*$")
+# A plural English word with no word for a date in it: the rows ("invoices"), not a date.
+_ROWS_NOT_DATES = re.compile(
+    r"(?![a-z_ -]*(?:date|day|month|year|week|time|period))[a-z_ -]*[a-z]s", re.IGNORECASE
+)
 # The words that group by a numeric column ("by tier", "in each grade"); "between" or
 # "coloured by" before a number pair it with another ("correlation between a and b").
 _EN_NUMERIC_GROUP_MARK = re.compile(
@@ -1189,6 +1193,9 @@ def _group_cols(text: str, clause: Clause, index: ColumnIndex) -> list[str]:
         )
         if not ja_mark and not en_mark:
             continue
+        said = text[mention.start : mention.end]
+        if index.kind(mention.column) == "datetime" and _ROWS_NOT_DATES.fullmatch(said):
+            continue  # "across all invoices" (invoice_month): the rows, not their months
         if (
             en_mark
             and not ja_mark
@@ -1384,10 +1391,12 @@ def parse_request(
             if found is not None:
                 conditions[m.end : m.end + found[2]] = b"\x01" * found[2]
     taken = bytearray(n | c for n, c in zip(named_years, conditions, strict=True))
-    dated = _dates_named_first(first_read, index)
+    # "invoices" (invoice_month) names the rows, not the date a period is on
+    dating = [m for m in first_read if not _ROWS_NOT_DATES.fullmatch(norm[m.start : m.end])]
+    dated = _dates_named_first(dating, index)
     by_event = _dates_said_by_their_event(norm, index.names("datetime"))
     if len(by_event) == 1 and not any(
-        m.value is None and m.column in index.names("datetime") for m in first_read
+        m.value is None and m.column in index.names("datetime") for m in dating
     ):
         dated = list(dict.fromkeys(by_event + dated))
     periods, problems, assumptions = date_filters(

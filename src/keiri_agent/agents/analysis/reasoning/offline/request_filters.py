@@ -32,8 +32,8 @@ def _t(lang: str, ja: str, en: str) -> str:
 _PERIOD_START = r"以降|から|以後|より後"
 _PERIOD_END = r"まで|以前|迄"
 _PERIOD_BEFORE = r"より前|未満"
-_EN_START = {"since", "from", "after", "starting"}
-_EN_END = {"until", "till", "through", "to", "up to", "by"}
+_EN_START = {"since", "from", "after", "starting", "on or after"}
+_EN_END = {"until", "till", "through", "to", "up to", "by", "on or before"}
 _EN_BEFORE = {"before", "prior to"}
 _MONTH_NAMES = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep|sept", "oct", "nov"]
 _MONTH_NAMES.append("dec")
@@ -44,7 +44,8 @@ _MONTHS = {n: i + 1 for i, names in enumerate(_MONTH_NAMES) for n in names.split
     n: i + 1 for i, n in enumerate(_MONTH_LONG.split())
 }
 _EN_QUAL = (
-    r"(since|from|after|starting|until|till|through|to|up to|by|before|prior to|in|during|for|of)?"
+    r"(on or before|on or after|since|from|after|starting|until|till|through|to|up to|by|before"
+    r"|prior to|in|during|for|of)?"
     r"\s*"
 )
 RELATIVE_PERIOD = re.compile(
@@ -1021,7 +1022,8 @@ _SHARE_WORD = re.compile(
 )
 _NULL_RECORDED = re.compile(
     r"^\s*(?:(?:is|are|was|were|has been|have been)\s+)?"
-    r"(?:recorded|given|set|entered|listed|assigned|specified)\b",
+    r"(?:recorded|given|set|entered|listed|assigned|specified)\b"
+    r"|^\s+(?:date|value|entry)\s*(?:[?.!,;)]|$)",  # "no paid_on date?"
     re.IGNORECASE,
 )
 
