@@ -1922,3 +1922,20 @@ def test_rows_said_by_a_date_columns_word_and_blank_dates_said_no() -> None:
     # "on or before" keeps the day itself
     spec = acted_spec("How many invoices were paid on or before 2025-03-31?", CONTRACTORS)
     assert spec["filters"] == [{"col": "paid_on", "op": "<=", "value": "2025-03-31"}]
+
+
+def test_a_status_said_in_english_and_a_one_character_value_in_brackets() -> None:
+    devices = dataset_summary(
+        600,
+        [
+            ("資産番号", "text", ["A-1", "A-2"], 600),
+            ("状態", "categorical", ["利用中", "予備", "廃棄予定"], 3),
+            ("緊急度", "categorical", ["高", "中", "低"], 3),
+        ],
+        "ds_status_words",
+    )
+    # before: both counted every row, silently
+    spec = acted_spec("How many devices are in use right now?", devices)
+    assert spec["filters"] == [{"col": "状態", "op": "==", "value": "利用中"}]
+    spec = acted_spec("緊急度が「高」の案件って何件？", devices)
+    assert spec["filters"] == [{"col": "緊急度", "op": "==", "value": "高"}]

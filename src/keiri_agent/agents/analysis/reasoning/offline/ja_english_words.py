@@ -75,6 +75,11 @@ WORD_ENGLISH: dict[str, tuple[str, ...]] = {
     "完了": ("completed", "done"),
     "承認待ち": ("waiting for approval", "awaiting approval", "pending approval"),
     "未承認": ("unapproved", "not approved"),
+    "利用中": ("in use", "active"),
+    "使用中": ("in use", "active"),
+    "稼働中": ("in operation", "running", "active"),
+    "契約中": ("under contract", "active"),
+    "対応中": ("in progress", "being handled"),
     # carriers
     "佐川急便": ("sagawa", "sagawa express"),
     "ヤマト運輸": ("yamato", "yamato transport", "kuroneko"),

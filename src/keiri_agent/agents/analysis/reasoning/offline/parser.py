@@ -863,6 +863,9 @@ class ColumnIndex:
                 continue
             for example in info.examples:
                 value = normalize(example)
+                if len(value) == 1 and not value.isdigit():  # 「高」: only in brackets
+                    quoted = rf"(?<=[「『\"']){re.escape(value)}(?=[」』\"'])"
+                    found.setdefault(quoted, (info.name, example, 1))
                 if len(value) >= 2 and not re.fullmatch(r"[\d.,:/ -]+", value):
                     pattern = value_pattern(value)
                     existing = found.get(pattern)
