@@ -1939,3 +1939,23 @@ def test_a_status_said_in_english_and_a_one_character_value_in_brackets() -> Non
     assert spec["filters"] == [{"col": "状態", "op": "==", "value": "利用中"}]
     spec = acted_spec("緊急度が「高」の案件って何件？", devices)
     assert spec["filters"] == [{"col": "緊急度", "op": "==", "value": "高"}]
+
+
+def test_one_long_english_word_of_a_japanese_measure_names_it_when_no_other_has_it() -> None:
+    repairs = dataset_summary(
+        600,
+        [
+            ("設備名", "categorical", ["空調機", "昇降機"], 2),
+            ("見積額", "numeric", ["10000", "900000"], 400),
+            ("請求額", "numeric", ["10000", "900000"], 400),
+            ("手数料額", "numeric", ["100", "90000"], 400),
+            ("手数料率(%)", "numeric", ["1.5", "8"], 10),
+            ("出金", "numeric", ["0", "50000"], 300),
+        ],
+        "ds_long_word",
+    )
+    # before: which numeric column was asked each time
+    spec = acted_spec("What's the average estimate for 空調機 repairs?", repairs)
+    assert spec["metrics"] == {"見積額": ["mean"]}
+    assert acted_spec("What's the total commission?", repairs)["metrics"] == {"手数料額": ["sum"]}
+    assert acted_spec("How much was paid out in total?", repairs)["metrics"] == {"出金": ["sum"]}

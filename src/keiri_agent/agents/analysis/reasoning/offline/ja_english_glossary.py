@@ -1188,7 +1188,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "入金予定": ("expected payment", "payment due"),
     "入金予定日": ("expected payment date",),
     "入金待ち": ("awaiting payment",),
-    "出金": ("payment", "withdrawal", "disbursement"),
+    "出金": ("paid out", "payment", "withdrawal", "disbursement"),
     "支払日": ("payment date", "pay date"),
     "支払額": ("payment amount", "amount paid"),
     "支払先": ("payee", "vendor"),

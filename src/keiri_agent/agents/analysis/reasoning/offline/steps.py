@@ -1102,7 +1102,9 @@ class StepBuilder:
                 continue
             for reading in english_readings(_BRACKETED.sub("", normalize(name)).strip()):
                 words = [w for w in re.split(r"[\s-]+", reading) if w not in _PLAIN_WORDS]
-                if len(words) >= 2 and all(_word_said(w, said) for w in words):
+                # two words or more, or one long word ("estimate" of 見積額) said whole
+                enough = len(words) >= 2 or (len(words) == 1 and len(words[0]) >= 6)
+                if enough and all(_word_said(w, said) for w in words):
                     found[name] = max(found.get(name, 0), len(words))
         best = max(found.values(), default=0)
         winners = [name for name, size in found.items() if size == best]
