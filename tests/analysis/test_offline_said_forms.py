@@ -1959,3 +1959,23 @@ def test_one_long_english_word_of_a_japanese_measure_names_it_when_no_other_has_
     assert spec["metrics"] == {"見積額": ["mean"]}
     assert acted_spec("What's the total commission?", repairs)["metrics"] == {"手数料額": ["sum"]}
     assert acted_spec("How much was paid out in total?", repairs)["metrics"] == {"出金": ["sum"]}
+
+
+def test_the_japanese_of_an_english_money_column_without_its_money_word_names_it() -> None:
+    cards = dataset_summary(
+        900,
+        [
+            ("card_id", "text", ["G-1", "G-2"], 900),
+            ("channel", "categorical", ["SMS", "Email"], 2),
+            ("face_value_jpy", "numeric", ["1000", "10000"], 5),
+            ("requested_amount", "numeric", ["1000", "90000"], 300),
+            ("approved_amount", "numeric", ["1000", "90000"], 300),
+        ],
+        "ds_face_value",
+    )
+    # before: 「額面」 named nothing (face_value reads 額面金額), so the column was asked
+    spec = acted_spec("SMSで配ったカードの額面合計っていくら？", cards)
+    assert spec["metrics"] == {"face_value_jpy": ["sum"]}
+    # such a shortened name is weak: 「申請」 (of 申請金額) beside a measure named whole
+    spec = acted_spec("申請で、approved_amountの平均はいくら？", cards)
+    assert spec["metrics"] == {"approved_amount": ["mean"]}

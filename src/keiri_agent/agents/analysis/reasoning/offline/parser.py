@@ -826,12 +826,17 @@ class ColumnIndex:
         approved_limit, 「担保」 for collateral_held; a reading two columns share names
         neither, and a word the data already uses is left to it."""
         readings: dict[str, set[str]] = {}
+        stems: set[str] = set()
         for info in self.columns:
             if info.name.isascii():
                 words = name_tokens(info.name)
                 currency = _CURRENCY_JA.get(words[-1]) if len(words) > 1 else None
                 for reading in japanese_readings(words):
                     readings.setdefault(reading, set()).add(info.name)
+                    stem = _MONEY_TAIL.sub("", reading)  # 「額面」 for face_value (額面金額)
+                    if stem != reading and len(stem) >= 2:
+                        readings.setdefault(stem, set()).add(info.name)
+                        stems.add(stem)  # weak: 「申請」 is also the rows of requested_amount
                     if currency is not None:  # 「運賃（円換算）」「円建て運賃」 for freight_jpy
                         unit = rf"(?:{currency})(?:建て|建|換算|ベース)?"
                         said = re.escape(reading)
@@ -839,7 +844,10 @@ class ColumnIndex:
                         found.setdefault(f"(?:{pattern})", (info.name, None, len(reading) + 2))
         for reading, owners in readings.items():
             if len(owners) == 1 and len(reading) >= 2:
-                found.setdefault(term_pattern(reading), (next(iter(owners)), None, len(reading)))
+                pattern = term_pattern(reading)
+                if pattern not in found and reading in stems:
+                    self.stem_terms.add(pattern)
+                found.setdefault(pattern, (next(iter(owners)), None, len(reading)))
 
     def _withhold_generic_money(self, found: dict[str, tuple[str, str | None, int]]) -> None:
         """「金額」 alone names no column that only holds it inside its name (差引入金額) while
@@ -1822,6 +1830,7 @@ def _masked(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
+_MONEY_TAIL = re.compile(r"(?:金額|価額)$")
 # The Japanese a request says an English name's currency in (freight_jpy: 「円換算」).
 _CURRENCY_JA = {
     "jpy": "円|日本円",
