@@ -190,6 +190,7 @@ _MEASURE_TOO = re.compile(
     r"|(?<![a-z])(?:as well|too|alongside|next to it|side by side|add(?:ing)?\s+(?:the\s+)?\w+)",
     re.IGNORECASE,
 )
+# Nothing, or only a word pointing at the result, before "filter": all of its conditions.
 _THE_CONDITION = re.compile(r"(?:the|that|this|its|those|these)?|(?:その|この|今の|さっきの)")
 _INCLUDED_TOO = re.compile(r"\s*(?:の\s*(?:もの|分|行))?\s*も\s*(?:含め|入れ|込み|合わせ)")
 # Words for the period itself (「年の条件」「期間の絞り込み」 "the year filter").
@@ -227,7 +228,7 @@ def _removed_columns(parsed: ParsedRequest, text: str, base: dict[str, Any]) -> 
             removed.update(c for c in named if c in held)
         elif _PERIOD_WORDS.search(said.strip()):
             removed.update(dates)
-        elif not said.strip() or _THE_CONDITION.fullmatch(said.strip()):
+        elif _THE_CONDITION.fullmatch(said.strip()):
             removed.update(held)  # "drop the filter", 「条件は外して」: the result's conditions
     # 「本社も含めて」「オンラインも含めた全体で」 "including Online too": a value or column said to
     # be included again takes its column's condition off

@@ -1840,9 +1840,10 @@ _CURRENCY_JA = {
     "gbp": "ポンド|英ポンド",
     "cny": "人民元|元",
 }
-_JA_ID_NAME = re.compile(r"(?:ID|ＩＤ|id|番号|コード|No\.?|NO\.?)$")
+_ID_TAILS = r"ID|ＩＤ|id|番号|コード|No\.?|NO\.?"
+_JA_ID_NAME = re.compile(rf"(?:{_ID_TAILS})$")
 # The tail of a Japanese name that says what kind of column it is, not what it is about.
-_JA_STEM_TAIL = re.compile(r"(?:ID|ＩＤ|id|番号|コード|No\.?|NO\.?|名|名称|の?有無|フラグ)$")
+_JA_STEM_TAIL = re.compile(rf"(?:{_ID_TAILS}|名|名称|の?有無|フラグ)$")
 
 
 def _start(mention: Mention) -> int:

@@ -280,9 +280,10 @@ class StepBuilder:
         self._unguessed_measures()
         self._measures_said_not()
         self._most_or_least_of_a_measure()
-        self.freq = vocab.frequency(clause.text) or ("D" if self.dates else None)
-        if self.freq and _RATE_PERIOD.search(clause.text) and self._measured_per_period():
-            self.freq = "D" if self.dates else None  # "what we pay per month" for monthly_cost
+        said_freq = vocab.frequency(clause.text)
+        if said_freq and _RATE_PERIOD.search(clause.text) and self._measured_per_period():
+            said_freq = None  # "what we pay per month" for monthly_cost: its unit, no trend
+        self.freq = said_freq or ("D" if self.dates else None)
         self.intents = vocab.intents(clause.text)
         self.units_sold = self._units_sold()
         self.filters, self.borrowed = parsed.filters_for(clause)
