@@ -533,7 +533,7 @@ _DATE_TAIL = re.compile(r"(?:年月日|日付|日時|日)$")
 _GENERIC_MONEY = frozenset({"金額", "額", "代金"})
 
 
-def _without_brackets(name: str) -> str:
+def without_brackets(name: str) -> str:
     """The name without what it says in brackets (売上（千円） → 売上, 金額(税込) → 金額)."""
     return _BRACKETED.sub("", name).strip()
 
@@ -551,7 +551,7 @@ def everyday_terms(names: list[str]) -> list[tuple[str, str, int]]:
     taken = {normalize(n) for n in names} | {_base_name(n) for n in names}
     spelled = {n: normalize(n) for n in names}
     for name in names:
-        base = _without_brackets(_base_name(name))
+        base = without_brackets(_base_name(name))
         if not base or not is_japanese(base):
             continue
         for word, others in JA_WORD_SYNONYMS.items():
@@ -661,7 +661,7 @@ class ColumnIndex:
         tied: set[str] = set()
         for info in self.columns:
             key = normalize(info.name).replace("_", " ")
-            key = _without_brackets(key)
+            key = without_brackets(key)
             for concept, terms in SYNONYMS.items():
                 if concept == "sales" and _PER_UNIT.search(key):
                     continue  # 「一人当たり金額」: an amount per head, not what the ledger totals
@@ -714,7 +714,7 @@ class ColumnIndex:
         for info in self.columns:
             own = normalize(info.name)
             bracketed = re.sub(r"(?:金額|額)(?=\s*[(\[（])", "", own)  # 報酬(税抜) of 報酬額(税抜)
-            for term in (own, _without_brackets(own), bracketed):
+            for term in (own, without_brackets(own), bracketed):
                 if term:
                     found.setdefault(term_pattern(term), (info.name, None, len(term)))
         loose: set[str] = set()  # a synonym of a column holding its concept only inside
@@ -858,7 +858,7 @@ class ColumnIndex:
             if (
                 said is not None
                 and owner[1] is None
-                and _without_brackets(normalize(owner[0])) != said
+                and without_brackets(normalize(owner[0])) != said
                 and not _whole_reading(owner[0], said)
                 and any(m != owner[0] for m in money)
             ):  # 金額(税込) is named 金額 itself: kept (and its twin 金額(税抜) asked)
@@ -889,7 +889,7 @@ class ColumnIndex:
         readings: dict[str, set[tuple[str, str | None]]] = {}
         stems: set[str] = set()
         for info in self.columns:
-            name = _without_brackets(normalize(info.name))
+            name = without_brackets(normalize(info.name))
             for reading in english_readings(name) if is_japanese(name) else []:
                 readings.setdefault(reading, set()).add((info.name, None))
             stem = _JA_STEM_TAIL.sub("", info.name).strip()

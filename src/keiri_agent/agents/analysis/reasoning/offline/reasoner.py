@@ -32,7 +32,11 @@ from keiri_agent.agents.analysis.reasoning.decision import ActionRecord, Decisio
 from keiri_agent.agents.analysis.reasoning.offline.en_column_words_ja import japanese_readings
 from keiri_agent.agents.analysis.reasoning.offline.follow_up import edit_previous
 from keiri_agent.agents.analysis.reasoning.offline.ja_english_words import english_readings
-from keiri_agent.agents.analysis.reasoning.offline.parser import is_japanese, name_tokens
+from keiri_agent.agents.analysis.reasoning.offline.parser import (
+    is_japanese,
+    name_tokens,
+    without_brackets,
+)
 from keiri_agent.agents.analysis.reasoning.offline.planner import Plan, Step, plan_request
 from keiri_agent.errors import SpecError
 
@@ -85,7 +89,7 @@ def _readings(name: str) -> list[str]:
     """A column's name in the other language (金利(%) → "interest rate"; fx_rate → 為替レート)."""
     if name.isascii():
         return japanese_readings(name_tokens(name))
-    return english_readings(re.sub(r"[(（][^)）]*[)）]", "", name).strip())
+    return english_readings(without_brackets(name))
 
 
 def _external_data(text: str, summary: dict[str, Any]) -> str | None:

@@ -28,6 +28,7 @@ from keiri_agent.agents.analysis.reasoning.offline.parser import (
     ParsedRequest,
     name_tokens,
     normalize,
+    without_brackets,
 )
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     money_column,
@@ -204,7 +205,6 @@ _VERB_OPENING = re.compile(r"\s+(?:whether|if|for|that|the|all|any|each|every|ho
 _TOTAL_NAME = re.compile(r"(?<![a-z])total|合計|総額|総計|grand")
 # Words a reading of a name shares with most others: never what tells two columns apart.
 _PLAIN_WORDS = frozenset({"amount", "total", "number", "no", "of", "the", "and", "a", "an", "sum"})
-_BRACKETED = re.compile(r"[(（][^)）]*[)）]")
 
 
 def _word_said(word: str, said: set[str]) -> bool:
@@ -1101,7 +1101,7 @@ class StepBuilder:
         for name in self.index.names("numeric"):
             if name.isascii():
                 continue
-            for reading in english_readings(_BRACKETED.sub("", normalize(name)).strip()):
+            for reading in english_readings(without_brackets(normalize(name))):
                 words = [w for w in re.split(r"[\s-]+", reading) if w not in _PLAIN_WORDS]
                 # two words or more, or one long word ("estimate" of 見積額) said whole
                 enough = len(words) >= 2 or (len(words) == 1 and len(words[0]) >= 6)
