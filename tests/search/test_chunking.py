@@ -262,6 +262,35 @@ def test_docx_heading_styles_give_the_path() -> None:
     assert "CSV出力" in by_text["バージョン 3.2.0 > 不具合修正"]
 
 
+def test_docx_typed_table_of_contents_neither_takes_the_headings_nor_is_evidence() -> None:
+    """A 目次 typed as plain paragraphs repeats every heading's text before the body: each
+    body paragraph still belongs to its own styled heading, and the entries are no chunk."""
+    data = make_docx(
+        [
+            (None, "操作マニュアル 第2.0版"),
+            (None, "目次"),
+            (None, "第1章 予約"),
+            (None, "1.1 予約を登録する"),
+            (None, "1.2 予約を取り消す"),
+            (None, "付録A 制限値一覧"),
+            ("Heading1", "第1章 予約"),
+            ("Heading2", "1.1 予約を登録する"),
+            (None, "メニューの「予約」>「新規」をクリックします。"),
+            ("Heading2", "1.2 予約を取り消す"),
+            (None, "予約の詳細画面で「取消」をクリックします。"),
+            ("Heading1", "付録A 制限値一覧"),
+            (None, "1件の予約の来訪者は10名までです。"),
+        ]
+    )
+    chunks = chunk_document("manual.docx", data)
+    by_text = {chunk.source.heading: chunk.text for chunk in chunks}
+    assert "「新規」" in by_text["第1章 予約 > 1.1 予約を登録する"]
+    assert "「取消」" in by_text["第1章 予約 > 1.2 予約を取り消す"]
+    assert "10名" in by_text["付録A 制限値一覧"]
+    assert not any("予約を取り消す" in chunk.text for chunk in chunks if "新規" in chunk.text)
+    assert not any("第2.0版" in chunk.text for chunk in chunks)  # the cover is no evidence
+
+
 def test_docx_without_heading_styles_uses_numbered_lines() -> None:
     data = make_docx([(None, "1. 概要"), (None, "本書は手順を説明します。")])
     chunks = chunk_document("plain.docx", data)

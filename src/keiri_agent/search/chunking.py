@@ -41,6 +41,7 @@ import io
 import itertools
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -510,15 +511,24 @@ def _markdown_sections(text: str) -> list[_Section]:
     return sections
 
 
-def _docx_headings(data: bytes) -> list[tuple[int, str]]:
-    """(level, text) of paragraphs styled "Title" / "Heading n" / "見出し n", in order."""
+@dataclass(frozen=True)
+class _StyledHeading:
+    level: int
+    title: str
+    earlier: int
+    """How many plain paragraphs before it have the same text (entries of a typed 目次)."""
+
+
+def _docx_headings(data: bytes) -> list[_StyledHeading]:
+    """The paragraphs styled "Title" / "Heading n" / "見出し n", in order."""
     from docx import Document
 
     try:
         document = Document(io.BytesIO(data))
     except Exception:
         return []
-    out: list[tuple[int, str]] = []
+    out: list[_StyledHeading] = []
+    plain: Counter[str] = Counter()
     for paragraph in document.paragraphs:
         style = (paragraph.style.name if paragraph.style is not None else "") or ""
         text = _nfkc(paragraph.text).strip()
@@ -526,9 +536,11 @@ def _docx_headings(data: bytes) -> list[tuple[int, str]]:
             continue
         match = re.match(r"^(?:heading|見出し)\s*(\d)$", style.strip(), re.IGNORECASE)
         if match:
-            out.append((int(match.group(1)), text))
+            out.append(_StyledHeading(int(match.group(1)), text, plain[_line_key(text)]))
         elif style.strip().lower() == "title":
-            out.append((0, text))
+            out.append(_StyledHeading(0, text, plain[_line_key(text)]))
+        else:
+            plain[_line_key(text)] += 1
     return out
 
 
@@ -540,20 +552,33 @@ def _line_key(text: str) -> str:
 _HEADING_LOOKAHEAD = 5  # styled headings skipped at most when one is not found in the text
 
 
-def _styled_sections(text: str, headings: list[tuple[int, str]]) -> list[_Section]:
+def _styled_sections(text: str, headings: list[_StyledHeading]) -> list[_Section]:
+    """Sections at the styled headings' lines. A line with a heading's text is that heading
+    only once the plain paragraphs with its text before it have passed (a 目次 typed as
+    plain paragraphs repeats every heading first); the lines of a table of contents
+    (``_toc_lines``) are dropped: they are no evidence of what a section says."""
     path = _HeadingPath()
     sections = [_Section(None, [])]
-    pending = [(level, title, _line_key(title)) for level, title in headings]
-    for line in text.split("\n"):
+    pending = [(heading, _line_key(heading.title)) for heading in headings]
+    plain: Counter[str] = Counter()
+    lines = text.split("\n")
+    toc = _toc_lines(lines)
+    for index, line in enumerate(lines):
         key = _line_key(line)
         found = next(
-            (i for i, (_, _, k) in enumerate(pending[:_HEADING_LOOKAHEAD]) if key and k == key),
+            (i for i, (_, k) in enumerate(pending[:_HEADING_LOOKAHEAD]) if key and k == key),
             None,
         )
-        if found is not None:
-            level, title, _ = pending[found]
+        if found is not None and pending[found][0].earlier > plain[key]:
+            found = None
+        if found is None:
+            plain[key] += 1
+            if index in toc:
+                continue
+        else:
+            heading, _ = pending[found]
             del pending[: found + 1]
-            path.push(level, title)
+            path.push(heading.level, heading.title)
             sections.append(_Section(path.path, [], heading_line=line))
         sections[-1].units.extend(_sentences(line + "\n"))
     return sections
@@ -627,7 +652,11 @@ def document_sections(name: str, data: bytes) -> list[_Section]:
     if suffix == ".docx":
         headings = _docx_headings(data)
         if headings:
-            return _styled_sections(text, headings)
+            sections = _styled_sections(text, headings)
+            cover = sections[0]
+            if len(sections) > 1 and _is_cover("".join(cover.units)):
+                return sections[1:]  # title, version, publisher: no evidence
+            return sections
     if suffix == ".csv":
         return [_Section(None, [line + "\n" for line in text.split("\n")])]
     return _numbered_sections(text.split("\n"), _HeadingPath(), None, join=False)
