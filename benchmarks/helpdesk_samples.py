@@ -105,6 +105,18 @@ BLIND_KNOWLEDGE_BASES = (
         "faq.xlsx",
         "GuestGate",
     ),
+    KnowledgeBaseSample(
+        "slipnest",
+        Path(__file__).resolve().parent / "data" / "helpdesk_blind7",
+        "faq.csv",
+        "SlipNest",
+    ),
+    KnowledgeBaseSample(
+        "kashidas",
+        Path(__file__).resolve().parent / "data" / "helpdesk_blind8",
+        "faq.xlsx",
+        "カシダス",
+    ),
 )
 """Knowledge bases written blind by helpers who never read the rules (issue 29): a public-
 style manual, release notes and FAQ with answerable, partly answerable and unanswerable
@@ -120,7 +132,12 @@ at the end of the session that added it; a rejected variant was scored on it too
 paragraphs across page breaks, Markdown notes, CSV FAQ; scored once, on the code it met,
 before any change was made with it in view) and ``guestgate`` (a visitor-registration and
 building-entry service: DOCX manual labelled by section, Markdown notes superseding eleven
-facts, XLSX FAQ; scored once on the code it met). Asked with ``--kb NAME``; not in the default
+facts, XLSX FAQ; scored once on the code it met, its misses read since 2026-11-30 (14)),
+``slipnest`` (a payslip and year-end adjustment service: 17-page PDF manual with cover,
+paged 目次 and paragraphs across page breaks, Markdown notes superseding twelve facts, CSV FAQ with BOM; scored once on the code it met) and
+``kashidas`` (a company-car and equipment booking service: DOCX manual with a typed 目次,
+Markdown notes, XLSX FAQ, four unanswerable questions whose topic word the documents use
+elsewhere; scored once on the code it met). Asked with ``--kb NAME``; not in the default
 run."""
 
 

@@ -126,3 +126,33 @@ def test_sudachi_is_safe_from_many_threads(sudachi_a: SudachiTokenizer) -> None:
 
 def test_normalize_for_search() -> None:
     assert normalize_for_search("ＡＢＣ１２３ｶﾞ") == "abc123ガ"
+
+
+def test_english_dictionary_entries_are_their_words_not_a_katakana_reading() -> None:
+    """Sudachi has entries such as "What's", "is it" and "plan do" read in katakana
+    (ホワッツ, イズイット, プラン・ドゥ): a question's English words stay English words."""
+    from keiri_agent.search.tokenize import content_words
+
+    words = content_words("What's the rate limit? Is it free on the plan do tier? v8.1")
+    assert not any("ホワッツ" in w or "イズイット" in w or "プラン" in w for w in words)
+    assert {"what", "rate", "limit", "plan", "free", "v8.1"} <= set(words)
+
+
+def test_adverbs_and_misread_hiragana_are_no_words_of_a_question() -> None:
+    """「もし」「全然」 say how, not what; 「GuestGateのどの」 is not 「のど」 (喉)."""
+    from keiri_agent.search.tokenize import content_words
+
+    assert content_words("もし社内のネットが落ちたら") == ["社内", "ネット", "落ちる"]
+    assert "喉" not in content_words("GuestGateのどのメニューから入れますか")
+    assert content_words("全然反応がない") == ["反応"]
+
+
+def test_loanword_is_how_a_japanese_text_writes_an_english_word() -> None:
+    from keiri_agent.search.tokenize import is_adverbial, loanword
+
+    assert loanword("printer") == "プリンター"
+    assert loanword("plan") == "プラン"
+    assert loanword("sandbox") == ""  # no dictionary entry in katakana
+    assert loanword("プラン") == ""
+    assert is_adverbial("来週") and is_adverbial("今回は")
+    assert not is_adverbial("パスワードの条件")

@@ -47,6 +47,8 @@ _DEPENDENT_POS = frozenset({"動詞", "形容詞"})
 
 _ASCII_WORD = re.compile(r"[0-9a-z]+(?:[._\-][0-9a-z]+)*")
 _ASCII_PIECE = re.compile(r"[0-9A-Za-z._\-]+")
+_ENGLISH_ENTRY = re.compile(r"'?[A-Za-z][A-Za-z' ]*[A-Za-z]|'[A-Za-z]")
+_CONTRACTION = re.compile(r"'(?:s|re|ve|d|ll|m|t)\b|n't\b", re.IGNORECASE)
 _DIGIT_COMMA = re.compile(r"(?<=\d),(?=\d{3})")
 NEGATIVE_PREFIXES = frozenset("不未非無")
 """Prefixes that turn a word into its opposite (不安定, 未承認, 非表示, 無効)."""
@@ -77,7 +79,10 @@ def _segments(text: str) -> Iterator[str]:
 
 
 def _is_ascii_piece(surface: str) -> bool:
-    return bool(_ASCII_PIECE.fullmatch(surface))
+    """Latin letters and digits, also a dictionary entry of several English words or a
+    contraction (「What's」「is it」): their words, never the dictionary's katakana reading
+    (ホワッツ, イズイット)."""
+    return bool(_ASCII_PIECE.fullmatch(surface) or _ENGLISH_ENTRY.fullmatch(surface))
 
 
 _SURU = "為る"
@@ -158,7 +163,7 @@ class SudachiTokenizer:
                     verb_end = morpheme.end() if pos[5].startswith("連用形") else -1
                     continue
                 verb_end = -1
-                if not self._keep(pos):
+                if not self._keep(pos) or (keep_negation and _says_no_content(morpheme)):
                     continue
                 term = morpheme.normalized_form().lower()
                 if keep_negation and pos[0] == "動詞" and pos[5].startswith("連用形"):
@@ -178,7 +183,7 @@ class SudachiTokenizer:
 
     @staticmethod
     def _flush_ascii(run: list[str], out: list[str]) -> None:
-        out.extend(_ASCII_WORD.findall("".join(run).lower()))
+        out.extend(_ASCII_WORD.findall(_CONTRACTION.sub("", "".join(run)).lower()))
         run.clear()
 
     def __repr__(self) -> str:
@@ -235,6 +240,19 @@ def content_terms(text: str) -> list[str]:
     return list(dict.fromkeys(default_tokenizer().terms(text)))
 
 
+_HIRAGANA = re.compile(r"[\u3041-\u309f]{1,2}")
+
+
+def _says_no_content(morpheme: Any) -> bool:
+    """A word of a question that says nothing about what is asked: an adverb (「もし」「全然」
+    「ちょっと」: how or when, not what), or two hiragana the dictionary reads as another word
+    (「GuestGateのどの」 → 「のど」 → 喉)."""
+    if morpheme.part_of_speech()[0] == "副詞":
+        return True
+    surface = morpheme.surface()
+    return bool(_HIRAGANA.fullmatch(surface)) and morpheme.normalized_form() != surface
+
+
 def content_words(text: str) -> list[str]:
     """:func:`content_terms` with negative prefixes kept on their word (「不安定」, 「未承認」).
 
@@ -264,6 +282,44 @@ def is_verbal_noun(word: str) -> bool:
     return pos[0] == "名詞" and pos[2].startswith("サ変")
 
 
+_KATAKANA_WORD = re.compile(r"[\u30a1-\u30fa\u30fc・]+")
+
+
+@lru_cache(maxsize=4096)
+def loanword(word: str) -> str:
+    """The katakana a Japanese text writes an English word as, when the dictionary knows
+    it (printer → プリンター, plan → プラン, label → ラベル), else "".
+
+    "" with a tokenizer other than Sudachi (no dictionary readings).
+    """
+    tokenizer = default_tokenizer()
+    if not isinstance(tokenizer, SudachiTokenizer) or not word.isascii() or not word.isalpha():
+        return ""
+    morphemes = tokenizer._tokenizer().tokenize(word)
+    if len(morphemes) != 1:
+        return ""
+    reading = morphemes[0].normalized_form()
+    return reading if _KATAKANA_WORD.fullmatch(reading) else ""
+
+
+@lru_cache(maxsize=4096)
+def is_adverbial(phrase: str) -> bool:
+    """True when ``phrase`` is only words used as adverbs: nouns of time or frequency
+    (Sudachi's 副詞可能: 「来週」「今回」「毎月」), adverbs, and the particles after them
+    (「来週は」「今回も」) — 「来週、取引先が来ます」 opens with when, not a listed item.
+
+    False for anything else, and with a tokenizer other than Sudachi (no parts of speech).
+    """
+    tokenizer = default_tokenizer()
+    if not isinstance(tokenizer, SudachiTokenizer) or not phrase.strip():
+        return False
+    morphemes = tokenizer._tokenizer().tokenize(unicodedata.normalize("NFKC", phrase.strip()))
+    words = [m.part_of_speech() for m in morphemes if m.part_of_speech()[0] != "助詞"]
+    return bool(words) and all(
+        pos[0] == "副詞" or (pos[0] == "名詞" and pos[2] == "副詞可能") for pos in words
+    )
+
+
 __all__ = [
     "DEFAULT_SUDACHI_MODE",
     "NEGATIVE_PREFIXES",
@@ -273,6 +329,8 @@ __all__ = [
     "content_terms",
     "content_words",
     "default_tokenizer",
+    "is_adverbial",
     "is_verbal_noun",
+    "loanword",
     "normalize_for_search",
 ]

@@ -639,3 +639,29 @@ def test_a_listed_part_referring_to_the_one_before_stays_with_it() -> None:
     assert split_question("ログイン履歴の保管期間と、それを出力する手順を教えて") == [
         "ログイン履歴の保管期間と、それを出力する手順を教えて"
     ]
+
+
+def test_a_time_before_a_comma_or_a_wish_before_the_question_is_no_part_of_its_own() -> None:
+    """「来週、」 says when (not a listed item); 「…を登録しておきたいです。」 says what the
+    user wants to do before the question that follows it; 「氏名や会社名を残したい」 lists
+    the objects of one verb."""
+    assert split_question(
+        "来週、取引先の方が2名来ます。事前に来訪の登録をしておきたいです。"
+        "どのメニューから入れればいいですか？"
+    ) == [
+        "来週、取引先の方が2名来ます。事前に来訪の登録をしておきたいです。"
+        "どのメニューから入れればいいですか？"
+    ]
+    assert split_question(
+        "来客の氏名や会社名を2年残しておきたいんですが、保存期間は延ばせますか？"
+    ) == ["来客の氏名や会社名を2年残しておきたいんですが、保存期間は延ばせますか？"]
+    assert split_question("パスワードの条件、ロックの解除方法を教えて") == [
+        "パスワードの条件を教えて",
+        "ロックの解除方法を教えて",
+    ]
+    assert split_question("交通費や宿泊費を教えて") == ["交通費を教えて", "宿泊費を教えて"]
+
+
+def test_an_english_word_matches_the_katakana_a_manual_writes_it_in() -> None:
+    assert "プリンター" in synonyms("printer")
+    assert "プラン" in synonyms("plan")

@@ -16,6 +16,7 @@ from keiri_agent.agents.helpdesk.offline.terms import (
     key_terms,
     require_text,
 )
+from keiri_agent.search.tokenize import is_adverbial
 
 MAX_PARTS = 5
 
@@ -52,6 +53,8 @@ _SEPARATOR = re.compile(
     r"|(?P<ya>や)"
     rf"|(?P<comma>{_LIST_COMMA.pattern})"
 )
+_OBJECT_OF_VERB = re.compile(r"^[^をのはがにでと、,，。？?]+を")
+"""The noun after 「や」 is the object of a verb (「氏名や会社名を残したい」), not a topic."""
 _COMPARISON_JA = re.compile(
     r"違い|違う|ちがい|ちがう|差異|相違|比較|比べ|くらべ|どちら|どっち|使い分け|区別|異な|の差(?![戻し])"
 )
@@ -180,12 +183,18 @@ def _cuts_ja(sentence: str) -> list[tuple[int, int]]:
             ok = bool(_NOUNISH_END.search(before) and _NOUNISH_START.search(after))
             if ok and kind == "to":
                 ok = not _TO_BLOCKED.search(after)
+            if ok and kind == "ya":  # 「氏名や会社名を残せますか」: the objects of one verb
+                ok = not _OBJECT_OF_VERB.match(after) or _CARRY.search(after) is not None
         else:  # a bare 「、」
-            ok = not _CLAUSE_END.search(before) and bool(
-                _NOUNISH_END.search(before)
-                or _ABOUT_END.search(before)
-                or _CARRY.search(before)
-                or before.endswith(("たい", "ですか", "ますか", "でしょうか"))
+            ok = (
+                not _CLAUSE_END.search(before)
+                and not is_adverbial(before)
+                and bool(
+                    _NOUNISH_END.search(before)
+                    or _ABOUT_END.search(before)
+                    or _CARRY.search(before)
+                    or before.endswith(("たい", "ですか", "ますか", "でしょうか"))
+                )
             )
         if ok:
             cuts.append((m.start(), m.end()))
@@ -358,10 +367,12 @@ def sentences(text: str) -> list[str]:
 
 _ASKING_JA = re.compile(
     r"[？?]\s*$|(?:か|の|かな|っけ|かしら)[。．!！]?\s*$"
-    r"|ください|下さい|教えて|知りた|聞きた|伺いた|たい(?:です|んです|のです)?[。．!！]?\s*$"
+    r"|ください|下さい|教えて|知りた|聞きた|伺いた"
     r"|ほしい|欲しい|お願い"
     r"|何|どう|いつ|どこ|誰|どれ|どの|どちら|どっち|いくら|いくつ|なぜ|なんで|どんな|どのくらい"
 )
+_WISH_JA = re.compile(r"たい(?:です|んです|のです)?[。．!！]?\s*$")
+"""A sentence saying what the user wants to do (「…を登録したいです。」)."""
 _ASKING_EN = re.compile(
     r"\?\s*$|^\s*(?:how|what|where|when|why|who|which|whether|can|could|do|does|is|are"
     r"|should|will|would|please|tell|explain|show|describe)\b",
@@ -373,8 +384,21 @@ def asks(sentence: str) -> bool:
     """The sentence asks or requests something (a question mark, an interrogative, 「…か」
     「…の？」, 「教えて」「…したい」); one that does not (「40万円のPCを購入する予定です。」
     「ログアウトされた。」) tells the situation the question is asked in."""
-    pattern = _ASKING_JA if _JA_CHAR.search(sentence) else _ASKING_EN
-    return pattern.search(sentence.strip()) is not None
+    if not _JA_CHAR.search(sentence):
+        return _ASKING_EN.search(sentence.strip()) is not None
+    return bool(_ASKING_JA.search(sentence.strip()) or _WISH_JA.search(sentence.strip()))
+
+
+def tells(sentence: str, later: Sequence[str]) -> bool:
+    """The sentence tells the situation of a question asked in a ``later`` sentence: it
+    asks nothing (:func:`asks`), or only says what the user wants to do (「来週…の登録を
+    しておきたいです。どのメニューから入れますか？」) while a later sentence asks."""
+    if not any(asks(other) for other in later):
+        return False
+    if not asks(sentence):
+        return True
+    text = sentence.strip()
+    return bool(_JA_CHAR.search(text) and _WISH_JA.search(text) and not _ASKING_JA.search(text))
 
 
 def _names_no_subject(sentence: str, vocabulary: Vocabulary) -> bool:
@@ -500,7 +524,7 @@ def _sentence_parts(text: str, vocabulary: Vocabulary) -> list[str]:
         ):
             parts[-1] = _follow_up(parts[-1], sentence.strip())
             continue
-        if not asks(sentence) and any(asks(later) for later in every[index + 1 :]):
+        if tells(sentence, every[index + 1 :]):
             situation = _then(situation, sentence.strip()) if situation else sentence.strip()
             continue
         pieces = _split_sentence(sentence, vocabulary)

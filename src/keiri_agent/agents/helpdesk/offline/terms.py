@@ -24,7 +24,12 @@ from pathlib import Path
 
 from keiri_agent.agents.helpdesk.offline.asks import without_interrogatives
 from keiri_agent.errors import UserInputError
-from keiri_agent.search.tokenize import NEGATIVE_PREFIXES, content_words, normalize_for_search
+from keiri_agent.search.tokenize import (
+    NEGATIVE_PREFIXES,
+    content_words,
+    loanword,
+    normalize_for_search,
+)
 
 # --------------------------------------------------------------------------- vocabulary
 
@@ -58,6 +63,7 @@ _STOP_EN = (
     " mean means meaning summarize summarise summary detail details brief briefly"
     " different compare comparison between versus vs"
     " think take currently now today recently still already again case cases possible"
+    " s t d ll re ve m doesn don isn aren didn won haven hasn wasn weren couldn shouldn wouldn"
 )
 STOP_TERMS: frozenset[str] = frozenset(_STOP_JA.split()) | frozenset(_STOP_EN.split())
 
@@ -253,15 +259,19 @@ def synonyms(term: str, vocabulary: Vocabulary = DEFAULT_VOCABULARY) -> tuple[st
     submitted → submit, applied → apply)."""
     word = normalize_for_search(term).strip()
     found = vocabulary.synonym_index.get(word)
-    if found is not None or not _ENGLISH_WORD.fullmatch(word):
+    if not _ENGLISH_WORD.fullmatch(word):
         return found or ()
+    written = loanword(word)  # printer: プリンター, as a Japanese manual writes it
+    extra = (written,) if written and written not in (found or ()) else ()
+    if found is not None:
+        return (*found, *extra)
     for stem in _english_stems(word):
         if stem in vocabulary.synonym_index:
-            return (stem, *vocabulary.synonym_index[stem])
-    return ()
+            return (stem, *vocabulary.synonym_index[stem], *extra)
+    return extra
 
 
-_ENGLISH_WORD = re.compile(r"[a-z]{4,}")
+_ENGLISH_WORD = re.compile(r"[a-z]{3,}")
 _INFLECTIONS = (
     ("ies", "y"),
     ("ied", "y"),
