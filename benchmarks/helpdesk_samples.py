@@ -134,7 +134,8 @@ before any change was made with it in view) and ``guestgate`` (a visitor-registr
 building-entry service: DOCX manual labelled by section, Markdown notes superseding eleven
 facts, XLSX FAQ; scored once on the code it met, its misses read since 2026-11-30 (14)),
 ``slipnest`` (a payslip and year-end adjustment service: 17-page PDF manual with cover,
-paged 目次 and paragraphs across page breaks, Markdown notes superseding twelve facts, CSV FAQ with BOM; scored once on the code it met) and
+paged 目次 and paragraphs across page breaks, Markdown notes superseding twelve facts, CSV
+FAQ with BOM; scored once on the code it met) and
 ``kashidas`` (a company-car and equipment booking service: DOCX manual with a typed 目次,
 Markdown notes, XLSX FAQ, four unanswerable questions whose topic word the documents use
 elsewhere; scored once on the code it met). Asked with ``--kb NAME``; not in the default
