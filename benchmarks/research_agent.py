@@ -89,10 +89,13 @@ BLIND_SETS = {
     "blind4": "kaishu",
     "blind5": "keiyaku",
     "blind6": "guestgate",
+    "blind7": "slipnest",
+    "blind8": "kashidas",
 }
 """Research questions on the blind knowledge bases (issue 29; written by helpers who never
 read the rules): ``--set blind`` (the Procura manual), ``blind2`` (Harumo), ``blind3``
-(Tsugumi), ``blind4`` (Kaishu), ``blind5`` (KeiyakuDock), ``blind6`` (GuestGate)."""
+(Tsugumi), ``blind4`` (Kaishu), ``blind5`` (KeiyakuDock), ``blind6`` (GuestGate), ``blind7``
+(SlipNest), ``blind8`` (Kashidas)."""
 KEY_TERM_SHARE = 0.6
 """A passage "contains" a sentence's key terms when at least this share of them occur."""
 
