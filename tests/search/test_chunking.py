@@ -262,6 +262,25 @@ def test_docx_heading_styles_give_the_path() -> None:
     assert "CSV出力" in by_text["バージョン 3.2.0 > 不具合修正"]
 
 
+def test_pdf_table_of_contents_with_page_numbers_on_their_own_lines_is_dropped() -> None:
+    """The extraction put each entry's dot leaders and page on the next line: the entries
+    still form a table of contents — neither evidence nor the body's headings."""
+    toc = ["目次"]
+    for title, page in [("1. はじめに", 2), ("1.1 目的", 2), ("2. 操作", 3), ("2.1 ログイン", 3)]:
+        toc += [title, ". . . . . . . . . . . . . . . . " + str(page)]
+    data = make_pdf(
+        [
+            toc,
+            ["1. はじめに", "1.1 目的", "本書は操作方法を説明します。"],
+            ["2. 操作", "2.1 ログイン", "ブラウザでログイン画面を開きます。"],
+        ]
+    )
+    chunks = chunk_document("guide.pdf", data)
+    login = next(chunk for chunk in chunks if "ブラウザ" in chunk.text)
+    assert login.source.heading == "2. 操作 > 2.1 ログイン"
+    assert not any(". . . ." in chunk.text for chunk in chunks)
+
+
 def test_docx_typed_table_of_contents_neither_takes_the_headings_nor_is_evidence() -> None:
     """A 目次 typed as plain paragraphs repeats every heading's text before the body: each
     body paragraph still belongs to its own styled heading, and the entries are no chunk."""

@@ -97,7 +97,10 @@ _MARKED_LEVEL = 9  # below any numbered level: the next numbered heading closes 
 _MAX_MARKED_CHARS = 30
 _TOC_TITLE = re.compile(r"^(?:目\s*次|もくじ|(?:table\s+of\s+)?contents)$", re.IGNORECASE)
 _TOC_PAGE = re.compile(r"(?:\s|\.{2,}|…+|‥+|・{2,}|･{2,})\s*\d{1,4}$")
-_TOC_LEADER = re.compile(r"\S.*?(?:\.{3,}|…+|‥+|・{3,}|･{3,})\s*\d{1,4}$")
+_TOC_LEADER = re.compile(r"\S.*?(?:\.{3,}|(?:\. ){3,}|…+|‥+|・{3,}|･{3,})\s*\d{1,4}$")
+_TOC_LEADER_ONLY = re.compile(r"(?:\.\s?){3,}\s*\d{1,4}|(?:…+|‥+|・{3,}|･{3,})\s*\d{1,4}")
+"""A line of dot leaders and a page number alone: the extraction put an entry's page on a
+line of its own (「1.1 本書の目的」 / 「. . . . . 4」)."""
 _MIN_TOC_RUN = 3
 _INDEX_TITLE = re.compile(r"^(?:索\s*引|さくいん|index)\s*\S{0,3}$", re.IGNORECASE)
 """An index title, with the first letter group the extraction may put on its line."""
@@ -342,9 +345,14 @@ def _toc_lines(lines: Sequence[str]) -> set[int]:
             index += 1
             continue
         run: list[tuple[int, int]] = []  # (line index, level)
+        pages: list[int] = []  # lines holding only an entry's leaders and page number
         end = index
         while end < len(lines):
             if not lines[end].strip():
+                end += 1
+                continue
+            if run and _TOC_LEADER_ONLY.fullmatch(lines[end].strip()):
+                pages.append(end)
                 end += 1
                 continue
             level = _toc_entry(lines[end])
@@ -353,11 +361,11 @@ def _toc_lines(lines: Sequence[str]) -> set[int]:
             run.append((end, level))
             end += 1
         titled = _toc_titled(lines, index)
-        paged = sum(1 for i, _ in run if _TOC_PAGE.search(lines[i].strip())) >= 2
+        paged = len(pages) + sum(1 for i, _ in run if _TOC_PAGE.search(lines[i].strip())) >= 2
         levels = [level for _, level in run]
         flat = any(b <= a for a, b in itertools.pairwise(levels))
         if titled or paged or (len(run) >= _MIN_TOC_RUN and flat):
-            found.update(i for i, _ in run)
+            found.update([*(i for i, _ in run), *pages])
         index = end
     return found
 
