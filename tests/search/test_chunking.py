@@ -281,6 +281,26 @@ def test_pdf_table_of_contents_with_page_numbers_on_their_own_lines_is_dropped()
     assert not any(". . . ." in chunk.text for chunk in chunks)
 
 
+def test_pdf_table_of_contents_whose_page_numbers_were_put_apart_is_dropped() -> None:
+    """Long leaders with no number on the entry's line, the numbers gathered elsewhere."""
+    leaders = " " + "." * 100
+    data = make_pdf(
+        [
+            [
+                "目次",
+                *("1. はじめに" + leaders, "2", "1.1 目的" + leaders),
+                *("2. 操作" + leaders, "2.1 ログイン" + leaders, "3", "3"),
+            ],
+            ["1. はじめに", "1.1 目的", "本書は操作方法を説明します。"],
+            ["2. 操作", "2.1 ログイン", "ブラウザでログイン画面を開きます。"],
+        ]
+    )
+    chunks = chunk_document("guide.pdf", data)
+    login = next(chunk for chunk in chunks if "ブラウザ" in chunk.text)
+    assert login.source.heading == "2. 操作 > 2.1 ログイン"
+    assert not any("...." in chunk.text for chunk in chunks)
+
+
 def test_docx_typed_table_of_contents_neither_takes_the_headings_nor_is_evidence() -> None:
     """A 目次 typed as plain paragraphs repeats every heading's text before the body: each
     body paragraph still belongs to its own styled heading, and the entries are no chunk."""

@@ -97,10 +97,14 @@ _MARKED_LEVEL = 9  # below any numbered level: the next numbered heading closes 
 _MAX_MARKED_CHARS = 30
 _TOC_TITLE = re.compile(r"^(?:目\s*次|もくじ|(?:table\s+of\s+)?contents)$", re.IGNORECASE)
 _TOC_PAGE = re.compile(r"(?:\s|\.{2,}|…+|‥+|・{2,}|･{2,})\s*\d{1,4}$")
-_TOC_LEADER = re.compile(r"\S.*?(?:\.{3,}|(?:\. ){3,}|…+|‥+|・{3,}|･{3,})\s*\d{1,4}$")
-_TOC_LEADER_ONLY = re.compile(r"(?:\.\s?){3,}\s*\d{1,4}|(?:…+|‥+|・{3,}|･{3,})\s*\d{1,4}")
-"""A line of dot leaders and a page number alone: the extraction put an entry's page on a
-line of its own (「1.1 本書の目的」 / 「. . . . . 4」)."""
+_TOC_LEADER = re.compile(
+    r"\S.*?(?:(?:\.{3,}|(?:\. ){3,}|…+|‥+|・{3,}|･{3,})\s*\d{1,4}|\.{8,}|(?:\. ){8,}|…{4,})$"
+)
+"""An entry with dot leaders and its page number, or with long leaders whose page number the
+extraction put elsewhere."""
+_TOC_LEADER_ONLY = re.compile(r"(?:\.\s?){3,}\s*\d{1,4}|(?:…+|‥+|・{3,}|･{3,})\s*\d{1,4}|\d{1,4}")
+"""A line of dot leaders and a page number, or a page number, alone: the extraction put an
+entry's page on a line of its own (「1.1 本書の目的」 / 「. . . . . 4」)."""
 _MIN_TOC_RUN = 3
 _INDEX_TITLE = re.compile(r"^(?:索\s*引|さくいん|index)\s*\S{0,3}$", re.IGNORECASE)
 """An index title, with the first letter group the extraction may put on its line."""
