@@ -121,6 +121,20 @@ def test_repeated_footer_on_most_pages_is_removed() -> None:
     ]
 
 
+def test_a_header_and_footer_of_two_lines_each_are_removed() -> None:
+    """「製品名 操作マニュアル」 over 「第4.2版」, and a document number over the page
+    number and the publisher: every line of them goes, the body stays."""
+    bodies = ["1. はじめに\n本書は操作方法を説明します。", "2. 操作\nログインします。", "3. 設定"]
+    pages = [
+        f"ツグミ 操作マニュアル\n第4.2版\n{body}\nTGM-M-0420\n- {n} -\n株式会社ツグミ"
+        for n, body in enumerate([*bodies, "4. 付録\n上限値の一覧です。"], start=1)
+    ]
+    assert remove_page_furniture(pages) == [
+        *bodies,
+        "4. 付録\n上限値の一覧です。",
+    ]
+
+
 def test_normalize_text_splits_pages_on_form_feeds() -> None:
     text = "- 1 -\n請求書\n\x0c- 2 -\n明細\n\x0c- 3 -\nXYZ システム 利用料 3 回"
     assert normalize_text(text) == "請求書\n\n明細\n\nXYZシステム 利用料3回"

@@ -270,24 +270,30 @@ def remove_page_furniture(pages: Sequence[str]) -> list[str]:
     A page-number line ("- 3 -", "3 / 10", "Page 3", a bare "3" equal to the page's number)
     is dropped wherever it sits among a page's first or last two lines. With three or more
     pages, a first or last line found on more than half of the pages (a trailing page
-    number ignored) is a header/footer and dropped from every page.
+    number ignored) is a header/footer and dropped from every page; then the new first and
+    last lines are judged the same way (a header of two lines), up to ``_EDGE_LINES`` times.
     """
-    split = [page.split("\n") for page in pages]
-    counts: Counter[str] = Counter()
-    for number, lines in enumerate(split, start=1):
-        counts.update({_footer_key(lines[i], number) for i in _edge_indexes(lines, 1)})
-    repeated = (
-        {key for key, n in counts.items() if n * 2 > len(pages) and key}
-        if len(pages) >= 3
-        else set()
-    )
-    result: list[str] = []
-    for number, lines in enumerate(split, start=1):
+    result: list[list[str]] = []
+    for number, page in enumerate(pages, start=1):
+        lines = page.split("\n")
         drop = {i for i in _edge_indexes(lines) if _is_page_number(lines[i].strip(), number)}
-        kept = [line for i, line in enumerate(lines) if i not in drop]
-        drop = {i for i in _edge_indexes(kept, 1) if _footer_key(kept[i], number) in repeated}
-        result.append("\n".join(line for i, line in enumerate(kept) if i not in drop).strip("\n"))
-    return result
+        result.append([line for i, line in enumerate(lines) if i not in drop])
+    for _ in range(_EDGE_LINES if len(pages) >= 3 else 0):  # a header of two lines, then its
+        counts: Counter[str] = Counter()  # second line is the edge: peeled one at a time
+        for number, lines in enumerate(result, start=1):
+            counts.update({_footer_key(lines[i], number) for i in _edge_indexes(lines, 1)})
+        repeated = {key for key, n in counts.items() if n * 2 > len(pages) and key}
+        if not repeated:
+            break
+        result = [
+            [
+                line
+                for i, line in enumerate(lines)
+                if i not in _edge_indexes(lines, 1) or _footer_key(line, number) not in repeated
+            ]
+            for number, lines in enumerate(result, start=1)
+        ]
+    return ["\n".join(lines).strip("\n") for lines in result]
 
 
 TEXT_STEPS: tuple[Callable[[str], str], ...] = (
