@@ -30,7 +30,8 @@ whitespace is removed, so line breaks and the product's spacing do not matter.
   answer to an unanswerable question is irrelevant. Precision = relevant ÷ quoted
   citations, over all questions — what the issue-29 measurement calls precision: a quote
   that is really in its source but is about something else counts against it.
-- **declined** — an answer *declines* when it says 「記載がありません」. Reported: the share
+- **declined** — an answer *declines* when it says 「記載がありません」 (an English answer: "the
+  documents do not say"). Reported: the share
   of unanswerable questions (``"answerable": false``) whose answer declines (target 1.0); of
   partly answerable ones (``"unanswerable_parts"`` listed), the share whose answer declines
   (target 1.0); and the share of fully answerable questions whose answer declines at all,
@@ -79,11 +80,11 @@ from helpdesk_samples import (
     squash,
 )
 from keiri_agent.agents.helpdesk.desk import HelpDesk
+from keiri_agent.agents.helpdesk.wording import DECLINES
 from keiri_agent.config import Settings
 from keiri_agent.documents.extract import extract_text
 from keiri_agent.search.chunking import chunk_faq
 
-DECLINE = "記載がありません"
 DEV_SETS = (
     "questions_unanswerable_dev.jsonl",
     "questions_unanswerable_dev2.jsonl",
@@ -246,7 +247,8 @@ def _on_pages(fragment: str, page: str, following: str) -> bool:
 
 
 def declines(answer: str) -> bool:
-    return DECLINE in squash(answer)
+    said = squash(answer).lower()
+    return any(squash(marker).lower() in said for marker in DECLINES)
 
 
 @dataclass

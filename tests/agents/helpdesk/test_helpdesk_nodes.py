@@ -384,3 +384,11 @@ def test_full_width_and_range_markers_are_read_and_renumbered() -> None:
     renumbered = renumber_citations(text, {1: 7, 2: 8, 4: 9})
     assert renumbered == "条件は12文字以上です[7]。解除はメールで[8]、または管理者へ[9]。"
     assert cited_numbers("［10〜100］") == [10, 100]  # not a range of 91 sources
+
+
+def test_sections_added_to_an_english_answer_are_english_and_a_sources_heading_counts() -> None:
+    added = ensure_answer_sections("Passwords need 8 characters [1].", ["guide.pdf p.3"], ["emoji"])
+    assert "## Not found" in added and "## Sources\n[1] guide.pdf p.3" in added
+    assert "出典" not in added and "見つからなかった点" not in added
+    written = "Passwords need 8 characters [1].\n\n## Sources\n[1] guide.pdf p.3"
+    assert ensure_answer_sections(written, ["guide.pdf p.3"], []) == written

@@ -667,3 +667,28 @@ def test_a_time_before_a_comma_or_a_wish_before_the_question_is_no_part_of_its_o
 def test_an_english_word_matches_the_katakana_a_manual_writes_it_in() -> None:
     assert "プリンター" in synonyms("printer")
     assert "プラン" in synonyms("plan")
+
+
+def test_an_english_question_is_answered_in_english_and_a_japanese_one_in_japanese() -> None:
+    """The product's own words follow the question's language; quotes stay as written."""
+    rule = SearchOutput(
+        file_name="guide.pdf",
+        page=3,
+        heading="2.1 パスワード",
+        content="パスワードの文字数は8文字以上です。",
+    )
+    question = "What is the password length? Can I use emoji in it?"
+    answered, sources = subtask_answer("What is the password length?", [rule])
+    declined, _ = subtask_answer("Can I use emoji in it?", [rule])
+    assert answered.startswith("According to the documents:") and sources
+    assert "the documents do not say" in declined and "記載" not in declined
+    parts = [
+        make_subtask("What is the password length?", answered, done=True, sources=sources),
+        make_subtask("Can I use emoji in it?", declined, done=False),
+    ]
+    text = final_answer(question, parts)
+    assert "**Question**:" in text and "### Sources" in text and "### Not found" in text
+    assert "パスワードの文字数は8文字以上です。" in text  # the quote as the document writes it
+    assert not any(word in text for word in ("ご質問", "出典", "見つからなかった点", "オフライン"))
+    japanese = final_answer("パスワードの長さは？", [parts[0]])
+    assert "**ご質問**:" in japanese and "### 出典" in japanese

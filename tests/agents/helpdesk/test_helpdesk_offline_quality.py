@@ -181,5 +181,5 @@ def test_a_name_is_the_most_specific_term() -> None:
         file_name="m.pdf", page=2, content="Card payments are imported automatically every night."
     )
     text, _ = subtask_answer(question, [card])
-    assert "資料には記載がありません" in text
-    assert "「paypay」についての記述は見つかりませんでした" in text
+    assert "the documents do not say" in text
+    assert 'nothing about "paypay" was found' in text

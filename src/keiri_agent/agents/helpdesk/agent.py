@@ -80,6 +80,7 @@ from keiri_agent.agents.helpdesk.state import (
     subtask_step,
 )
 from keiri_agent.agents.helpdesk.tools import SearchTool, run_tool_calls, tool_map
+from keiri_agent.agents.helpdesk.wording import wording_for
 from keiri_agent.config import Settings
 from keiri_agent.errors import ConfigurationError, UserInputError
 from keiri_agent.events import EventCallback, EventEmitter
@@ -508,9 +509,10 @@ def _logged(step: str, subtask: str | None = None, attempt: int | None = None) -
 
 
 def _give_up_text(subtask: str, attempts: int, last_answer: str) -> str:
-    text = f"「{subtask}」について、{attempts}回検索しましたが十分な回答が見つかりませんでした。"
+    wording = wording_for(subtask)
+    text = wording.gave_up.format(label=subtask, attempts=attempts)
     if last_answer:
-        text += f"\n\n参考（不完全な回答）:\n{last_answer}"
+        text += wording.for_reference + last_answer
     return text
 
 

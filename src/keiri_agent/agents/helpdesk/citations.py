@@ -18,12 +18,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from keiri_agent.agents.helpdesk.models import SearchOutput, Subtask, ToolResult
+from keiri_agent.agents.helpdesk.wording import ENGLISH, wording_for
 
 _NUMBER = r"[0-9０-９]+"
 CITATION_MARKER = re.compile(rf"[\[［]({_NUMBER}(?:\s*(?:[,、，]|[-‐–~〜～])\s*{_NUMBER})*)[\]］]")
 """``[1]``, ``[1, 2]``, ``[1-3]``, and the full-width ``［１］`` models write in Japanese."""
 _MAX_RANGE = 20
-_SOURCES_HEADING = re.compile(r"^\s*(?:#{1,6}\s*)?[【\[]?出典[】\]]?\s*[:：]?\s*$", re.MULTILINE)
+_SOURCES_HEADING = re.compile(
+    r"^\s*(?:#{1,6}\s*)?[【\[]?(?:出典|sources?|references?)[】\]]?\s*[:：]?\s*$",
+    re.MULTILINE | re.IGNORECASE,
+)
 _NOT_FOUND_HEADING = "見つからなかった点"
 _NOT_FOUND_SECTION = re.compile(
     r"^[ \t]*(?:#{1,6}[ \t]*|\*\*|[【■])[^\n]{0,16}"
@@ -118,18 +122,24 @@ def ensure_answer_sections(text: str, sources: Sequence[str], unanswered: Sequen
     """Append 「見つからなかった点」 (when needed and the answer has no such section, however
     the model titled it) and a 出典 section."""
     text = text.rstrip()
+    english = wording_for(text) is ENGLISH
     if unanswered and not _NOT_FOUND_SECTION.search(text):
         lines = [
-            f"- 「{name}」について、資料から十分な回答が見つかりませんでした。"
+            f'- "{name}": the documents do not give a full answer.'
+            if english
+            else f"- 「{name}」について、資料から十分な回答が見つかりませんでした。"
             for name in dict.fromkeys(unanswered)
         ]
-        text += f"\n\n## {_NOT_FOUND_HEADING}\n" + "\n".join(lines)
+        heading = "Not found" if english else _NOT_FOUND_HEADING
+        text += f"\n\n## {heading}\n" + "\n".join(lines)
     if not _SOURCES_HEADING.search(text):
         if sources:
             listed = "\n".join(f"[{index}] {source}" for index, source in enumerate(sources, 1))
+        elif english:
+            listed = "(no source in the search results could be cited)"
         else:
             listed = "（検索結果から引用できる出典はありませんでした）"
-        text += "\n\n## 出典\n" + listed
+        text += "\n\n## " + ("Sources" if english else "出典") + "\n" + listed
     return text
 
 

@@ -65,10 +65,11 @@ from keiri_agent.agents.helpdesk.offline.terms import (
     key_terms,
     require_text,
 )
+from keiri_agent.agents.helpdesk.wording import JAPANESE, wording_for
 from keiri_agent.search.similarity import Similarity
 from keiri_agent.search.tokenize import normalize_for_search
 
-OFFLINE_LABEL = "（オフラインモード：LLMを使わず、検索結果の引用で回答しています）"
+OFFLINE_LABEL = JAPANESE.offline_label
 MAX_QUOTES = 3
 MAX_LABEL_CHARS = 40
 SUPPORT_SHARE = 0.9
@@ -459,9 +460,10 @@ def _label(subtask: str) -> str:
 
 
 def _not_in_documents(text: str, terms: Sequence[str], tools: Sequence[str]) -> str:
-    searched = "、".join(terms) if terms else _label(text)
-    where = f"（{'、'.join(tools)} で検索）" if tools else ""
-    return f"「{_label(text)}」について、資料には記載がありません。検索した語: {searched}{where}"
+    wording = wording_for(text)
+    searched = wording.separator.join(terms) if terms else _label(text)
+    where = wording.searched_with.format(tools=wording.separator.join(tools)) if tools else ""
+    return wording.not_in_documents.format(label=_label(text), searched=searched, where=where)
 
 
 def subtask_answer(
@@ -501,10 +503,11 @@ def subtask_answer(
     # an FAQ row asking what the part asks is answered by its own answer
     restated = answer_lead(quotes[0]) if verdict.chosen[0].restates else ""
     lead = restated or lead_sentence(quotes, words, vocabulary)
+    wording = wording_for(text)
     first = (
-        f"資料によると、{lead}"
+        wording.according.format(lead=lead)
         if lead
-        else f"「{_label(text)}」について、検索で見つかった記述は次のとおりです。"
+        else wording.found_passages.format(label=_label(text))
     )
     return "\n".join([first, *items]), citations
 
@@ -515,24 +518,17 @@ def _declined(text: str, verdict: _Verdict, tools: Sequence[str]) -> str:
     occur, for a reader who wants to look."""
     if not verdict.chosen:
         return _not_in_documents(text, verdict.terms, tools)
-    if verdict.absent:
-        why = f"「{verdict.absent}」についての記述は見つかりませんでした"
-    else:
-        missing = "、".join(f"「{t}」" for t in verdict.missing)
-        why = (
-            f"{missing}についての記述は見つかりませんでした"
-            if missing
-            else "直接の記述は見つかりませんでした"
-        )
+    wording = wording_for(text)
+    missing = [verdict.absent] if verdict.absent else verdict.missing
+    why = wording.absent.format(terms=wording.quoted(missing)) if missing else wording.no_direct
     places = list(dict.fromkeys(c.result.citation() for c in verdict.chosen))[:MAX_POINTERS]
-    words = "、".join(f"「{t}」" for t in verdict.covered)
+    words = wording.quoted(verdict.covered)
     pointer = (
-        f"\n{words}という語は次の箇所に出てきます（質問に答えているかは確認できませんでした）: "
-        + "／".join(places)
+        wording.words_occur.format(words=words) + wording.places_separator.join(places)
         if words and places
         else ""
     )
-    return f"「{_label(text)}」について、資料には記載がありません（{why}）。{pointer}"
+    return wording.declined.format(label=_label(text), why=why) + pointer
 
 
 VERB_WEIGHT = 0.5
@@ -632,33 +628,27 @@ def final_answer(question: str, subtasks: list[Subtask]) -> str:
         ValueError: blank ``question``.
     """
     text = require_text(question, "question")
-    lines = [OFFLINE_LABEL, "", f"**ご質問**: {_label(text)}", ""]
+    wording = wording_for(text)
+    lines = [wording.offline_label, "", wording.question.format(question=_label(text)), ""]
     if not subtasks:
-        lines.append("回答できる内容が見つかりませんでした。")
+        lines.append(wording.nothing_found)
     sources: list[str] = []
     for number, subtask in enumerate(subtasks, start=1):
-        answer = subtask.subtask_answer.strip() or "（回答がありません）"
+        answer = subtask.subtask_answer.strip() or wording.no_answer
         if len(subtasks) > 1:
             lines += [f"### {number}. {_short_label(subtask.task_name)}", ""]
         lines += [answer, ""]
         for citation in [*subtask.sources, *_CITED.findall(subtask.subtask_answer)]:
             if citation not in sources:
                 sources.append(citation)
-    lines += ["### 出典", ""]
+    lines += [wording.sources_heading, ""]
     if sources:
         lines += [f"{n}. {citation}" for n, citation in enumerate(sources, start=1)]
     else:
-        lines.append("該当する資料は見つかりませんでした。")
+        lines.append(wording.no_sources)
     open_parts = [s for s in subtasks if not s.is_completed]
     if open_parts:
-        lines += [
-            "",
-            "### 見つからなかった点",
-            "",
-            "次の点は、マニュアル・FAQから十分な記述が見つかりませんでした。"
-            "ヘルプデスクにお問い合わせください。",
-            "",
-        ]
+        lines += ["", wording.not_found_heading, "", wording.not_found_intro, ""]
         lines += [f"- {_short_label(s.task_name)}" for s in open_parts]
     return "\n".join(lines).rstrip() + "\n"
 
