@@ -662,6 +662,14 @@ def test_a_time_before_a_comma_or_a_wish_before_the_question_is_no_part_of_its_o
         "ロックの解除方法を教えて",
     ]
     assert split_question("交通費や宿泊費を教えて") == ["交通費を教えて", "宿泊費を教えて"]
+    # what the verb after the comma is about, not a listed item
+    assert split_question("間違えて消しちゃった資産、ゴミ箱から戻せますよね？") == [
+        "間違えて消しちゃった資産、ゴミ箱から戻せますよね？"
+    ]
+    assert split_question("パスワードの条件、ロックの解除方法は？") == [
+        "パスワードの条件",
+        "ロックの解除方法は？",
+    ]
 
 
 def test_an_english_word_matches_the_katakana_a_manual_writes_it_in() -> None:

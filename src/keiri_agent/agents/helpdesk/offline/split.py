@@ -53,6 +53,11 @@ _SEPARATOR = re.compile(
     r"|(?P<ya>や)"
     rf"|(?P<comma>{_LIST_COMMA.pattern})"
 )
+_VERB_PREDICATE = re.compile(
+    r"(?:ます|ません|ました|ない|れる|られる|できる|せる|[うくぐすつぬぶむる]|た|だ)"
+    r"(?:か|よね|ね|の|かな|っけ|でしょうか|んですか)?[？?。！!…]*$"
+)
+"""A clause ending in its own verb (「ゴミ箱から戻せますよね？」), not a noun (「…の上限は？」)."""
 _OBJECT_OF_VERB = re.compile(r"^[^をのはがにでと、,，。？?]+を")
 """The noun after 「や」 is the object of a verb (「氏名や会社名を残したい」), not a topic."""
 _COMPARISON_JA = re.compile(
@@ -185,10 +190,11 @@ def _cuts_ja(sentence: str) -> list[tuple[int, int]]:
                 ok = not _TO_BLOCKED.search(after)
             if ok and kind == "ya":  # 「氏名や会社名を残せますか」: the objects of one verb
                 ok = not _OBJECT_OF_VERB.match(after) or _CARRY.search(after) is not None
-        else:  # a bare 「、」
+        else:  # a bare 「、」; 「消しちゃった資産、ゴミ箱から戻せますか」: what the verb is about
             ok = (
                 not _CLAUSE_END.search(before)
                 and not is_adverbial(before)
+                and (not _VERB_PREDICATE.search(after) or _CARRY.search(after) is not None)
                 and bool(
                     _NOUNISH_END.search(before)
                     or _ABOUT_END.search(before)
