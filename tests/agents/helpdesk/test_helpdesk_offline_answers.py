@@ -505,3 +505,31 @@ def test_rule_words_are_generic_like_method_words() -> None:
     )
     answer, sources = subtask_answer("源泉徴収税額の計算ルール", [rule])
     assert sources == [rule.citation()] and "税抜金額を基準に計算" in answer
+
+
+def test_a_release_note_that_changed_the_quoted_value_is_quoted_beside_the_manual() -> None:
+    """The manual says 10名; a later release made it 30名: the answer quotes both, so the
+    manual's value is never given alone as current. A release note about another feature
+    is not quoted."""
+    manual = SearchOutput(
+        file_name="manual.docx",
+        heading="第3章 来訪予約 > 3.1 来訪予約を登録する",
+        content="ホストは、受付画面から1件の来訪予約に来訪者を10名まで登録できます。",
+    )
+    changed = SearchOutput(
+        file_name="release_notes.md",
+        heading="リリースノート > Ver.2.4(2026年1月13日) > 変更",
+        content="- 1件の来訪予約に登録できる来訪者の上限を、10名から30名に拡大しました。",
+    )
+    other = SearchOutput(
+        file_name="release_notes.md",
+        heading="リリースノート > Ver.2.3(2025年10月6日) > 変更",
+        content="- CSV一括登録の最大行数を200行から1,000行に拡大しました。",
+    )
+    answer, sources = subtask_answer(
+        "ホストは受付画面から1件の来訪予約に来訪者を何名まで登録できますか？",
+        [manual, other, changed],
+    )
+    assert "10名まで" in answer and "10名から30名に拡大" in answer
+    assert "1,000行" not in answer
+    assert sources == [manual.citation(), changed.citation()]

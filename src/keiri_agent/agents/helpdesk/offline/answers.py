@@ -29,6 +29,11 @@ reflection accepts it:
 * **not in the documents** — no passage contains a topic term (or nothing was found):
   「資料には記載がありません」 with the terms searched and the tools used, no quote.
 
+An answered part whose quotes are all from the manual or the FAQ also quotes the release-note
+sentence (:func:`is_change_note`) that names two of its topic nouns, the quoted section's
+subject and a value (:func:`_newer_statement`): a value a later release changed is never
+given alone as current.
+
 :func:`final_answer` is Markdown: the offline label line, the question once, each part's
 answer (under a short label of the part when there are several), the sources, and the
 parts that were not answered.
@@ -500,6 +505,13 @@ def subtask_answer(
         items.append("- " + quote.replace("\n", "  \n  ") + f"【{citation}】")
         if citation not in citations:
             citations.append(citation)
+    newer = _newer_statement(verdict, results, vocabulary, quoted=verdict.supporting())
+    if newer is not None:
+        result, quote = newer
+        citation = result.citation(quote)
+        items.append("- " + quote.replace("\n", "  \n  ") + f"【{citation}】")
+        if citation not in citations:
+            citations.append(citation)
     # an FAQ row asking what the part asks is answered by its own answer
     restated = answer_lead(quotes[0]) if verdict.chosen[0].restates else ""
     lead = restated or lead_sentence(quotes, words, vocabulary)
@@ -510,6 +522,57 @@ def subtask_answer(
         else wording.found_passages.format(label=_label(text))
     )
     return "\n".join([first, *items]), citations
+
+
+_CHANGE_NOTES_FILE = re.compile(
+    r"release|change.?log|what.?s.?new|リリース|更新履歴|改訂履歴|変更履歴", re.IGNORECASE
+)
+_VERSION_HEADING = re.compile(r"(?:\bver\.?|\bv)\s?\d+(?:\.\d+)+|\d{4}年\d{1,2}月\d{1,2}日", re.I)
+
+
+def is_change_note(result: SearchOutput) -> bool:
+    """The passage is from release notes or a change log (its file's name says so, or its
+    heading names a version or a date): it states what changed after the manual."""
+    if result.row is not None:
+        return False
+    return bool(
+        _CHANGE_NOTES_FILE.search(result.file_name) or _VERSION_HEADING.search(result.heading or "")
+    )
+
+
+def _newer_statement(
+    verdict: _Verdict,
+    results: Sequence[SearchOutput],
+    vocabulary: Vocabulary,
+    *,
+    quoted: Sequence[_Candidate],
+) -> tuple[SearchOutput, str] | None:
+    """A release-note sentence that changes what the quoted manual says, when no quote is
+    from release notes: it names at least two of the part's topic nouns (all, when the
+    part has fewer) and is quoted beside the manual's, so a value the manual states is
+    never given as current when a later release changed it. None when there is none."""
+    if not quoted or any(is_change_note(c.result) for c in quoted):
+        return None
+    nouns = [t for t in verdict.topics if is_nominal(t) and not is_value(t)]
+    need = min(2, len(nouns))
+    if need == 0:
+        return None
+    section = PreparedText.of(quoted[0].result.heading or "", vocabulary).terms
+    best: tuple[int, int, SearchOutput, str] | None = None
+    for order, result in enumerate(results):
+        if not is_change_note(result):
+            continue
+        for sentence in PASSAGE_SENTENCE.split(result.content):
+            text = sentence.strip().lstrip("-*・ ").strip()
+            if not text:
+                continue
+            prepared = PreparedText.of(text, vocabulary)
+            named = sum(1 for t in nouns if prepared.has(t))
+            about = not section or any(prepared.has(t) for t in section if is_nominal(t))
+            changed = re.search(r"\d", text) is not None  # a value the release changed
+            if named >= need and about and changed and (best is None or named > best[0]):
+                best = (named, order, result, text)
+    return (best[2], best[3]) if best else None
 
 
 def _declined(text: str, verdict: _Verdict, tools: Sequence[str]) -> str:
