@@ -700,3 +700,10 @@ def test_an_english_question_is_answered_in_english_and_a_japanese_one_in_japane
     assert not any(word in text for word in ("ご質問", "出典", "見つからなかった点", "オフライン"))
     japanese = final_answer("パスワードの長さは？", [parts[0]])
     assert "**ご質問**:" in japanese and "### 出典" in japanese
+
+
+def test_the_frame_of_an_english_question_is_no_key_term() -> None:
+    """ "How long", "what time", "too early", "anyone": how the question asks, not what."""
+    assert key_terms("How long does the reset link stay valid?") == ["reset", "link", "valid"]
+    assert key_terms("Does anyone get alerted, and at what time?") == ["alerted"]
+    assert key_terms("Is it too early to create the booking?") == ["create", "booking"]

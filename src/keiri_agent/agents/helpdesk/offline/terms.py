@@ -64,6 +64,10 @@ _STOP_EN = (
     " different compare comparison between versus vs"
     " think take currently now today recently still already again case cases possible"
     " s t d ll re ve m doesn don isn aren didn won haven hasn wasn weren couldn shouldn wouldn"
+    # the frame of a question, not its subject: how long / how many / what time / too early
+    " long many much time times early late soon too very really anyone anybody someone somebody"
+    " everyone everybody anything something everything stay yet ever ok okay sure exactly"
+    " actually maybe perhaps sometimes usually right correct true"
 )
 STOP_TERMS: frozenset[str] = frozenset(_STOP_JA.split()) | frozenset(_STOP_EN.split())
 
