@@ -183,3 +183,13 @@ def test_a_name_is_the_most_specific_term() -> None:
     text, _ = subtask_answer(question, [card])
     assert "the documents do not say" in text
     assert 'nothing about "paypay" was found' in text
+
+
+def test_a_noun_of_how_many_or_when_is_not_what_the_question_is_about() -> None:
+    """「全員」「半年分」「途中」 (Sudachi's 副詞可能 nouns) say how many or when: the
+    question is about 「予約」, and a passage that never says 「全員」 may answer it."""
+    assert most_specific(
+        "1件の予約にまとめて全員入れられますか", ["1", "予約", "全員", "入れる"]
+    ) == [("予約",)]
+    found = most_specific("半年分の繰り返し予約", ["半年", "分", "繰り返し", "予約"])
+    assert found and ("半年", "分") not in found

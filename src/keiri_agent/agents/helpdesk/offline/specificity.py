@@ -23,7 +23,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from keiri_agent.search.tokenize import content_terms, is_verbal_noun, normalize_for_search
+from keiri_agent.search.tokenize import (
+    content_terms,
+    is_adverbial,
+    is_verbal_noun,
+    normalize_for_search,
+)
 
 GENERIC_WEIGHT = 0.25
 
@@ -242,7 +247,11 @@ def most_specific(text: str, terms: Sequence[str]) -> list[tuple[str, ...]]:
     if all(is_generic(t) for t in terms):
         return []
     found = [
-        u for u in units(text, terms) if all(map(is_nominal, u)) and not all(map(is_generic, u))
+        u
+        for u in units(text, terms)
+        if all(map(is_nominal, u))
+        and not all(map(is_generic, u))
+        and not is_adverbial("".join(u))  # 「全員」「半年分」「途中」: how many, when — not what
     ]
     if not found:
         return []
