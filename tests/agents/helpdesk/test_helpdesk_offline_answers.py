@@ -533,3 +533,28 @@ def test_a_release_note_that_changed_the_quoted_value_is_quoted_beside_the_manua
     assert "10名まで" in answer and "10名から30名に拡大" in answer
     assert "1,000行" not in answer
     assert sources == [manual.citation(), changed.citation()]
+
+
+def test_passages_that_each_say_part_of_it_do_not_answer_a_part_together() -> None:
+    """「利用料を部署ごとに按分して請求書を分けられるか」: one passage on invoices, one on
+    prices, one that splits something else. Side by side they cover the words, but none says
+    an invoice can be split by department: declined, nothing quoted."""
+    invoice = SearchOutput(
+        file_name="faq.xlsx",
+        row=2,
+        heading="契約・料金",
+        content="Q: 支払方法を教えてください。\nA: 請求書払いとカード払いに対応しています。",
+    )
+    split = SearchOutput(
+        file_name="manual.docx",
+        heading="3.1 来訪予約を登録する",
+        content="来訪者が多い場合は、利用する拠点ごとに予約を分けて登録します。",
+    )
+    price = SearchOutput(
+        file_name="manual.docx",
+        heading="2.2 料金プラン",
+        content="利用料は拠点ごとの月額制です。",
+    )
+    question = "利用料を部署ごとに按分して、請求書を分けてもらうことはできますか？"
+    answer, sources = subtask_answer(question, [invoice, split, price])
+    assert "記載がありません" in answer and sources == []

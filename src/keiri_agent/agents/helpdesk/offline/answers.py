@@ -6,8 +6,9 @@ generic words with the part is not about it and is never quoted. One rule decide
 the answer and the reflection, so a part is presented as answered exactly when the
 reflection accepts it:
 
-* **answered** — the part's most specific noun is named by a passage, and the passages
-  that share topic terms cover the part's key terms — all
+* **answered** — the part's most specific noun is named by a passage, and the best
+  passage alone (a mix of passages each saying part of it is no answer) covers the part's
+  key terms — all
   of them, or ≥ 2/3 (rounded up) when there are 3 or more; a generic term counts here
   only beside a topic term — and at least half of its topic terms: a lead sentence (the
   most relevant quoted sentence, shortened) and the quotes with their citations; the
@@ -135,19 +136,27 @@ class _Verdict:
     absent: str = ""
     """The part's most specific noun (``specificity.most_specific``) when no passage names
     it: the documents do not speak of what the part is about."""
+    one_passage: bool = True
+    """A HelpDesk part is answered by one passage (its best) covering it; a research query
+    (``support(..., one_passage=False)``) gathers what several passages say."""
     framing: tuple[str, ...] = ()
     """The nouns of the situation the part tells before asking (:func:`_question_and_situation`):
     they pick the passages that fit and where a quote is cut, never the answer itself."""
 
     @property
     def answered(self) -> bool:
-        """The module's rule: its most specific noun found, enough key terms (a verb
-        weighing ``VERB_WEIGHT``), at least half of the topic nouns, and (with embeddings)
+        """The module's rule: its most specific noun found, enough key terms in the best
+        passage (a verb weighing ``VERB_WEIGHT``), at least half of the topic nouns, and
+        (with embeddings)
         a supporting passage among the closest in meaning; an English part: one passage
         with every one of its words."""
         if not self.chosen or self.absent:
             return False
-        every = {t for c in self.chosen for t in c.covered}
+        every = (
+            set(self.chosen[0].covered)  # one passage answers the part, not a mix
+            if self.one_passage
+            else {t for c in self.chosen for t in c.covered}
+        )
         if all(t.isascii() for t in self.terms):
             # an English part: its few words are all it says; one passage must have each
             return any(set(self.terms) <= c.covered for c in self.supporting())
@@ -164,7 +173,8 @@ class _Verdict:
 
     def supporting(self) -> list[_Candidate]:
         """The chosen passages that each support the answer on their own: the best one,
-        and any other that covers at least ``SUPPORT_SHARE`` of its relevance. A passage
+        and any other that covers at least ``SUPPORT_SHARE`` of its relevance (and, for a
+        HelpDesk part, every key term the best one covers). A passage
         sharing one word with the part is not quoted beside the one that answers it, nor
         another section of the same document whose heading is less about the part
         (:func:`_sibling_section`), nor an FAQ row whose question names none of the part's
@@ -179,6 +189,7 @@ class _Verdict:
             and c.close
             and (c is first or not _sibling_section(c, first))
             and (c is first or c.result.row is None or c.asks_about or c.restates)
+            and (c is first or not self.one_passage or set(c.covered) >= set(first.covered))
         ]
 
     @property
@@ -204,6 +215,7 @@ def _judge(
     similarity: Similarity | None = None,
     *,
     asked: bool = True,
+    one_passage: bool = True,
 ) -> _Verdict:
     """The passages to quote (up to ``MAX_QUOTES``, each with ≥ 1 topic term) and coverage.
 
@@ -286,6 +298,7 @@ def _judge(
         chosen,
         covered_topics,
         (_absent(question, terms, results, vocabulary) if asked else "") or unstated,
+        one_passage,
         tuple(framing),
     )
 
@@ -743,6 +756,7 @@ def support(
     *,
     similarity: Similarity | None = None,
     asked: bool = True,
+    one_passage: bool = False,
 ) -> Support:
     """Judge ``passages`` against ``question`` (see the module docstring's rule; with
     ``similarity``, also ``SIMILARITY_MARGIN``).
@@ -750,9 +764,16 @@ def support(
     ``asked=False`` judges a statement instead of a question (a model's claim,
     ``claims.py``): its words must be covered, but the question's topic rule (its most
     specific noun and the aspects asked about it, :func:`_absent`) does not apply — a
-    claim's own rules name what it must not add."""
+    claim's own rules name what it must not add. ``one_passage`` asks the HelpDesk's rule
+    (the best passage alone covers the question); by default a research query's key terms
+    may be covered by the passages together."""
     verdict = _judge(
-        require_text(question, "question"), passages, vocabulary, similarity, asked=asked
+        require_text(question, "question"),
+        passages,
+        vocabulary,
+        similarity,
+        asked=asked,
+        one_passage=one_passage,
     )
     missing = [verdict.absent] if verdict.absent else verdict.missing
     if not verdict.answered:
