@@ -662,6 +662,10 @@ def test_a_time_before_a_comma_or_a_wish_before_the_question_is_no_part_of_its_o
         "ロックの解除方法を教えて",
     ]
     assert split_question("交通費や宿泊費を教えて") == ["交通費を教えて", "宿泊費を教えて"]
+    # 「AとBの連携」 asks how the two work together: one relation, not two parts
+    assert split_question("タクシーの手配とGuestGateの連携方法を教えて") == [
+        "タクシーの手配とGuestGateの連携方法を教えて"
+    ]
     # what the verb after the comma is about, not a listed item
     assert split_question("間違えて消しちゃった資産、ゴミ箱から戻せますよね？") == [
         "間違えて消しちゃった資産、ゴミ箱から戻せますよね？"

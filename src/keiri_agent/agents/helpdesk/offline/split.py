@@ -62,6 +62,7 @@ _OBJECT_OF_VERB = re.compile(r"^[^をのはがにでと、,，。？?]+を")
 """The noun after 「や」 is the object of a verb (「氏名や会社名を残したい」), not a topic."""
 _COMPARISON_JA = re.compile(
     r"違い|違う|ちがい|ちがう|差異|相違|比較|比べ|くらべ|どちら|どっち|使い分け|区別|異な|の差(?![戻し])"
+    r"|の(?:連携|連動|関係|関連|紐付け|紐づけ|組み合わせ|併用|統合)"  # 「AとBの連携」: one relation
 )
 _LEADING_CONNECTOR = re.compile(
     r"^(?:また|それから|あと|さらに|それと|加えて|ほかに|他に|and|also)\s*[、,，]?\s*",
