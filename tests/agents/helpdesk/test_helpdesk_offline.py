@@ -662,6 +662,15 @@ def test_a_time_before_a_comma_or_a_wish_before_the_question_is_no_part_of_its_o
         "ロックの解除方法を教えて",
     ]
     assert split_question("交通費や宿泊費を教えて") == ["交通費を教えて", "宿泊費を教えて"]
+    # a topic said first is what each listed part asks about, not a part of its own
+    assert split_question("減損の兆候がある資産について、減損の手順と会計処理を教えて") == [
+        "減損の兆候がある資産について、減損の手順を教えて",
+        "減損の兆候がある資産について、会計処理を教えて",
+    ]
+    assert split_question("経費精算について、交通費について教えて") == [
+        "経費精算について教えて",
+        "交通費について教えて",
+    ]
     # 「AとBの連携」 asks how the two work together: one relation, not two parts
     assert split_question("タクシーの手配とGuestGateの連携方法を教えて") == [
         "タクシーの手配とGuestGateの連携方法を教えて"

@@ -290,13 +290,19 @@ def _share_head(parts: list[str]) -> list[str]:
 
 
 _SITUATION = re.compile(r"^(?P<situation>.+?(?:場合|とき|時|際)の)(?=\S)")
+_TOPIC = re.compile(r"(?:について|に関して)(?:は|も)?[、,]?\s*$")
 """A first part that starts with the situation it asks about (「登録を取りやめる場合の社内
 手続き」): the situation applies to the nouns listed after it too."""
 
 
 def _carry_situation(parts: list[str]) -> list[str]:
     """「…を取りやめる場合の社内手続きと届出の期限」: the second part is asked in the same
-    situation (「…を取りやめる場合の届出の期限」), unless it names a situation of its own."""
+    situation (「…を取りやめる場合の届出の期限」), unless it names a situation of its own.
+    「減損の兆候がある資産について、減損の手順と会計処理」: a topic said first, alone, is
+    what each listed part asks about (「…資産について、会計処理」), not a part of its own."""
+    topic = _TOPIC.search(parts[0]) if len(parts) >= 2 else None
+    if topic is not None and not any(re.search("について|に関して", p) for p in parts[1:]):
+        return [f"{parts[0].strip()}、{p}" for p in parts[1:]]
     found = _SITUATION.match(parts[0]) if len(parts) >= 2 else None
     if found is None:
         return parts
