@@ -558,3 +558,14 @@ def test_passages_that_each_say_part_of_it_do_not_answer_a_part_together() -> No
     question = "利用料を部署ごとに按分して、請求書を分けてもらうことはできますか？"
     answer, sources = subtask_answer(question, [invoice, split, price])
     assert "記載がありません" in answer and sources == []
+
+
+def test_how_many_things_is_answered_by_any_count_of_things_but_a_company_count_by_companies() -> (
+    None
+):
+    templates = asked_value("督促テンプレートって何個まで作れますか？")
+    assert templates is not None
+    assert templates.stated_in("テンプレートは最大20件まで作成できます。")
+    assert not templates.stated_in("テンプレートは自由に作成できます。")
+    companies = asked_value("取引先は何社まで登録できますか？")
+    assert companies is not None and not companies.stated_in("最大30件まで登録できます。")

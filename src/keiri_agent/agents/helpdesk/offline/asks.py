@@ -77,13 +77,20 @@ _KINDS: tuple[tuple[re.Pattern[str], AskedValue], ...] = (
 )
 
 
+_ANY_ITEM = ("個", "件", "つ", "種類")
+"""Counters of things in general (not people, companies or pages)."""
+
+
 def asked_value(question: str) -> AskedValue | None:
     """The kind of value ``question`` asks for, or None (it asks for none we can check)."""
     text = unicodedata.normalize("NFKC", question)
     for pattern, kind in _KINDS:
         found = pattern.search(text)
         if found and kind is ITEMS:  # 「何社」 is answered by 「2社」, not by 「30件」
-            return AskedValue(kind.name, (found.group().lstrip("何").strip(),))
+            counter = found.group().lstrip("何").strip()
+            if counter in _ANY_ITEM:  # 「何個」 is the generic count: 「20件」「3つ」 answer it
+                return AskedValue(kind.name, _ANY_ITEM)
+            return AskedValue(kind.name, (counter,))
         if found:
             return kind
     return None
