@@ -569,3 +569,17 @@ def test_how_many_things_is_answered_by_any_count_of_things_but_a_company_count_
     assert not templates.stated_in("テンプレートは自由に作成できます。")
     companies = asked_value("取引先は何社まで登録できますか？")
     assert companies is not None and not companies.stated_in("最大30件まで登録できます。")
+
+
+def test_a_glossary_answers_only_a_question_about_a_meaning() -> None:
+    """「1.3 用語」 names many words of the manual; it says what a word means, not how a
+    limit, a deadline or a step works."""
+    glossary = SearchOutput(
+        file_name="manual.docx",
+        heading="第1章 はじめに > 1.3 用語",
+        content="来訪予約\t来訪日時・来訪者・ホスト・拠点を登録したもの。",
+    )
+    answer, sources = subtask_answer("来訪予約の登録にホストと拠点は必要ですか？", [glossary])
+    assert "記載がありません" in answer and sources == []
+    answer, sources = subtask_answer("来訪予約とは何ですか？", [glossary])
+    assert "来訪日時" in answer and sources == [glossary.citation()]

@@ -239,7 +239,10 @@ def _judge(
     compounds = ["".join(unit) for unit in units(question, terms) if len(unit) >= 2]
     seen: set[tuple[object, ...]] = set()
     candidates: list[_Candidate] = []
+    defining = bool(_ASKS_MEANING.search(subtask))
     for order, result in enumerate(results):
+        if not defining and _is_glossary(result):
+            continue  # a glossary defines words; it answers only a question about a meaning
         key = (result.file_name, result.page, result.heading, result.row)
         text_key = ("text", re.sub(r"\s+", "", result.content))
         if key in seen or text_key in seen:
@@ -305,6 +308,19 @@ def _judge(
 
 _REFERENCE = re.compile(r"参照|ご覧ください|をご確認ください|を見てください|\bsee\b", re.I)
 """A sentence sending the reader elsewhere (「…については「4.3 代理承認」を参照」)."""
+
+
+_GLOSSARY_HEADING = re.compile(r"用語|glossary|definitions?$", re.IGNORECASE)
+_ASKS_MEANING = re.compile(
+    r"とは|意味|って何|ってなに|の定義|what\s+(?:is|are|does)\b.*\b(?:mean|stand)|definition",
+    re.IGNORECASE,
+)
+
+
+def _is_glossary(result: SearchOutput) -> bool:
+    """The passage is a glossary section (its own heading names 用語 / Glossary)."""
+    last = (result.heading or "").split(" > ")[-1]
+    return result.row is None and bool(_GLOSSARY_HEADING.search(last))
 
 
 def _without_references(text: str) -> str:
