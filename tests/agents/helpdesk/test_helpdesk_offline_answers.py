@@ -583,3 +583,10 @@ def test_a_glossary_answers_only_a_question_about_a_meaning() -> None:
     assert "記載がありません" in answer and sources == []
     answer, sources = subtask_answer("来訪予約とは何ですか？", [glossary])
     assert "来訪日時" in answer and sources == [glossary.citation()]
+    how_to = SearchOutput(
+        file_name="manual.docx",
+        heading="第5章 辞書 > 5.2 用語の登録方法",
+        content="「辞書」>「用語の追加」で用語と読みを登録します。",
+    )
+    answer, sources = subtask_answer("辞書に用語を登録する方法は？", [how_to])
+    assert sources == [how_to.citation()]  # a section about terms is no glossary

@@ -310,7 +310,10 @@ _REFERENCE = re.compile(r"参照|ご覧ください|をご確認ください|を
 """A sentence sending the reader elsewhere (「…については「4.3 代理承認」を参照」)."""
 
 
-_GLOSSARY_HEADING = re.compile(r"用語|glossary|definitions?$", re.IGNORECASE)
+_GLOSSARY_HEADING = re.compile(
+    r"(?:用語(?:集|一覧|の(?:説明|定義))?|glossary|definitions?)\s*$", re.IGNORECASE
+)
+"""A heading that ends in 用語 / 用語集 / Glossary (「1.3 主な用語」), not 「用語の登録方法」."""
 _ASKS_MEANING = re.compile(
     r"とは|意味|って何|ってなに|の定義|what\s+(?:is|are|does)\b.*\b(?:mean|stand)|definition",
     re.IGNORECASE,
