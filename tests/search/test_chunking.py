@@ -301,6 +301,21 @@ def test_pdf_table_of_contents_whose_page_numbers_were_put_apart_is_dropped() ->
     assert not any("...." in chunk.text for chunk in chunks)
 
 
+def test_numbered_lines_with_numbers_between_them_are_no_table_of_contents_without_a_title() -> (
+    None
+):
+    """Steps followed by a value each (no 目次 title, no leaders): body text, kept."""
+    data = make_pdf(
+        [
+            ["手順", "1. 申請を開く", "3", "2. 金額を入力する", "5", "3. 送信する", "7"],
+            ["付録", "以上です。"],
+            ["索引なし", "終わり。"],
+        ]
+    )
+    text = "".join(chunk.text for chunk in chunk_document("steps.pdf", data))
+    assert "金額を入力する" in text and "送信する" in text
+
+
 def test_docx_typed_table_of_contents_neither_takes_the_headings_nor_is_evidence() -> None:
     """A 目次 typed as plain paragraphs repeats every heading's text before the body: each
     body paragraph still belongs to its own styled heading, and the entries are no chunk."""

@@ -102,9 +102,12 @@ _TOC_LEADER = re.compile(
 )
 """An entry with dot leaders and its page number, or with long leaders whose page number the
 extraction put elsewhere."""
-_TOC_LEADER_ONLY = re.compile(r"(?:\.\s?){3,}\s*\d{1,4}|(?:…+|‥+|・{3,}|･{3,})\s*\d{1,4}|\d{1,4}")
-"""A line of dot leaders and a page number, or a page number, alone: the extraction put an
-entry's page on a line of its own (「1.1 本書の目的」 / 「. . . . . 4」)."""
+_TOC_LEADER_ONLY = re.compile(r"(?:\.\s?){3,}\s*\d{1,4}|(?:…+|‥+|・{3,}|･{3,})\s*\d{1,4}")
+"""A line of dot leaders and a page number alone: the extraction put an entry's page on a
+line of its own (「1.1 本書の目的」 / 「. . . . . 4」)."""
+_PAGE_NUMBER_ONLY = re.compile(r"\d{1,4}")
+"""A bare page number on its own line: part of a table of contents only under a 目次 title
+(elsewhere a number alone between numbered lines may be a table's value)."""
 _MIN_TOC_RUN = 3
 _INDEX_TITLE = re.compile(r"^(?:索\s*引|さくいん|index)\s*\S{0,3}$", re.IGNORECASE)
 """An index title, with the first letter group the extraction may put on its line."""
@@ -350,13 +353,20 @@ def _toc_lines(lines: Sequence[str]) -> set[int]:
             continue
         run: list[tuple[int, int]] = []  # (line index, level)
         pages: list[int] = []  # lines holding only an entry's leaders and page number
+        numbers: list[int] = []  # bare page numbers, kept only under a 目次 title
+        titled = _toc_titled(lines, index)
         end = index
         while end < len(lines):
-            if not lines[end].strip():
+            line = lines[end].strip()
+            if not line:
                 end += 1
                 continue
-            if run and _TOC_LEADER_ONLY.fullmatch(lines[end].strip()):
+            if run and _TOC_LEADER_ONLY.fullmatch(line):
                 pages.append(end)
+                end += 1
+                continue
+            if run and titled and _PAGE_NUMBER_ONLY.fullmatch(line):
+                numbers.append(end)
                 end += 1
                 continue
             level = _toc_entry(lines[end])
@@ -364,12 +374,11 @@ def _toc_lines(lines: Sequence[str]) -> set[int]:
                 break
             run.append((end, level))
             end += 1
-        titled = _toc_titled(lines, index)
         paged = len(pages) + sum(1 for i, _ in run if _TOC_PAGE.search(lines[i].strip())) >= 2
         levels = [level for _, level in run]
         flat = any(b <= a for a, b in itertools.pairwise(levels))
         if titled or paged or (len(run) >= _MIN_TOC_RUN and flat):
-            found.update([*(i for i, _ in run), *pages])
+            found.update([*(i for i, _ in run), *pages, *numbers])
         index = end
     return found
 
