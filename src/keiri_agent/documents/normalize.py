@@ -286,12 +286,11 @@ def remove_page_furniture(pages: Sequence[str]) -> list[str]:
         if not repeated:
             break
         result = [
-            [
-                line
-                for i, line in enumerate(lines)
-                if i not in _edge_indexes(lines, 1) or _footer_key(line, number) not in repeated
-            ]
+            [line for i, line in enumerate(lines) if i not in drop]
             for number, lines in enumerate(result, start=1)
+            for drop in [
+                {i for i in _edge_indexes(lines, 1) if _footer_key(lines[i], number) in repeated}
+            ]
         ]
     return ["\n".join(lines).strip("\n") for lines in result]
 
