@@ -254,7 +254,8 @@ def _says_no_content(morpheme: Any) -> bool:
 
 
 def content_words(text: str) -> list[str]:
-    """:func:`content_terms` with negative prefixes kept on their word (「不安定」, 「未承認」).
+    """:func:`content_terms` with negative prefixes kept on their word (「不安定」, 「未承認」),
+    without adverbs and misread hiragana (:func:`_says_no_content`).
 
     For matching words rather than searching an index: 「安定」 is not a word of
     「不安定です」. Needs the Sudachi default tokenizer (other tokenizers: their terms).
@@ -265,6 +266,15 @@ def content_words(text: str) -> list[str]:
     return content_terms(text)
 
 
+def _dictionary_morphemes(text: str) -> list[Any]:
+    """Sudachi's morphemes of ``text`` (NFKC, stripped), with parts of speech and readings;
+    none for a blank text or with another tokenizer (it has no dictionary)."""
+    tokenizer = default_tokenizer()
+    if not isinstance(tokenizer, SudachiTokenizer) or not text.strip():
+        return []
+    return list(tokenizer._tokenizer().tokenize(unicodedata.normalize("NFKC", text.strip())))
+
+
 @lru_cache(maxsize=4096)
 def is_verbal_noun(word: str) -> bool:
     """True when ``word`` is one noun that names an action (Sudachi's サ変可能: 「修正」
@@ -272,10 +282,7 @@ def is_verbal_noun(word: str) -> bool:
 
     False for anything else, and with a tokenizer other than Sudachi (no parts of speech).
     """
-    tokenizer = default_tokenizer()
-    if not isinstance(tokenizer, SudachiTokenizer) or not word.strip():
-        return False
-    morphemes = tokenizer._tokenizer().tokenize(unicodedata.normalize("NFKC", word.strip()))
+    morphemes = _dictionary_morphemes(word)
     if len(morphemes) != 1:
         return False
     pos = morphemes[0].part_of_speech()
@@ -292,10 +299,9 @@ def loanword(word: str) -> str:
 
     "" with a tokenizer other than Sudachi (no dictionary readings).
     """
-    tokenizer = default_tokenizer()
-    if not isinstance(tokenizer, SudachiTokenizer) or not word.isascii() or not word.isalpha():
+    if not word.isascii() or not word.isalpha():
         return ""
-    morphemes = tokenizer._tokenizer().tokenize(word)
+    morphemes = _dictionary_morphemes(word)
     if len(morphemes) != 1:
         return ""
     reading = morphemes[0].normalized_form()
@@ -310,10 +316,7 @@ def is_adverbial(phrase: str) -> bool:
 
     False for anything else, and with a tokenizer other than Sudachi (no parts of speech).
     """
-    tokenizer = default_tokenizer()
-    if not isinstance(tokenizer, SudachiTokenizer) or not phrase.strip():
-        return False
-    morphemes = tokenizer._tokenizer().tokenize(unicodedata.normalize("NFKC", phrase.strip()))
+    morphemes = _dictionary_morphemes(phrase)
     words = [m.part_of_speech() for m in morphemes if m.part_of_speech()[0] != "助詞"]
     return bool(words) and all(
         pos[0] == "副詞" or (pos[0] == "名詞" and pos[2] == "副詞可能") for pos in words

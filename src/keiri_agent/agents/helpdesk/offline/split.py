@@ -290,9 +290,10 @@ def _share_head(parts: list[str]) -> list[str]:
 
 
 _SITUATION = re.compile(r"^(?P<situation>.+?(?:場合|とき|時|際)の)(?=\S)")
-_TOPIC = re.compile(r"(?:について|に関して)(?:は|も)?[、,]?\s*$")
 """A first part that starts with the situation it asks about (「登録を取りやめる場合の社内
 手続き」): the situation applies to the nouns listed after it too."""
+_TOPIC = re.compile(r"(?:について|に関して)(?:は|も)?[、,]?\s*$")
+"""A first part that is only a topic (「減損の兆候がある資産について、」)."""
 
 
 def _carry_situation(parts: list[str]) -> list[str]:
