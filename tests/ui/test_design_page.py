@@ -17,6 +17,7 @@ import pytest
 import yaml
 from langchain_core.messages import BaseMessage
 from streamlit.testing.v1 import AppTest
+from tests.ui.settle import let_finish
 
 from keiri_agent.config import Settings
 from keiri_agent.llm.testing import ScriptedChatModel, ScriptedReply
@@ -326,7 +327,7 @@ def test_a_rerun_while_generating_keeps_following_the_same_run(
     run_id = page.session_state["design.generation"]["run_id"]
     assert not services.runs.require(run_id).settled
 
-    gate.set()
+    let_finish(gate, services, run_id)
     page.run()
     assert not page.exception, page.exception
     assert page.status[0].label == "自動生成: 完了", _texts(page)
@@ -483,7 +484,7 @@ def test_a_reload_while_generating_follows_the_same_run(
         draft_id, "", DraftChanges(answers={"earlier": "前の回答"}, questions=[earlier])
     )
 
-    gate.set()
+    let_finish(gate, services, run_id)
     again = _reloaded({"draft": draft_id, "design_run": run_id}, services)
     assert again.status[0].label == "自動生成: 完了", _texts(again)
     assert yaml.safe_load(again.text_area(key="design.editor").value)["id"] == "big_sales"

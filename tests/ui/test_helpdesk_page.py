@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 from streamlit.testing.v1 import AppTest
+from tests.ui.settle import let_finish
 
 from keiri_agent.agents.helpdesk import ReflectionResult, SubtaskPlan
 from keiri_agent.agents.helpdesk.desk import EXAMPLE_QUESTION, HelpDesk
@@ -267,7 +268,7 @@ def test_a_rerun_while_the_answer_is_made_keeps_following_the_same_run(
     run_id = at.session_state["helpdesk.running"]["run_id"]
     assert not services.runs.require(run_id).settled
 
-    gate.set()
+    let_finish(gate, services, run_id)
     at.run()
     assert not at.exception, at.exception
     assert at.status[0].label == "完了"

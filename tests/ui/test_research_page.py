@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from tests.ui.settle import let_finish
 
 from keiri_agent.config import Settings
 from keiri_agent.search.knowledge_base import KnowledgeBase
@@ -231,7 +232,7 @@ def test_a_rerun_while_researching_keeps_following_the_same_run(services: Servic
     run_id = at.session_state["research.running"]["run_id"]
     assert not services.runs.require(run_id).settled
 
-    gate.set()
+    let_finish(gate, services, run_id)
     at.run()
     assert not at.exception, at.exception
     assert at.status[0].label == "完了"
