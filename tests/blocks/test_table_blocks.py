@@ -141,6 +141,27 @@ def test_filter_unknown_column_has_a_close_match_hint(ctx: BlockContext) -> None
     assert error.details["column"] == "金 額"
 
 
+def test_filter_compares_text_in_either_width(ctx: BlockContext) -> None:
+    # before: 「第2ハウス」 (an instruction, folded) kept none of the file's 「第２ハウス」 rows
+    rows = [
+        {"圃場": "第２ハウス", "品名": "ｲﾁｺﾞ", "備考": "Ａ級 "},
+        {"圃場": "第2ハウス", "品名": "イチゴ", "備考": "B級"},
+        {"圃場": "第3ハウス", "品名": "トマト", "備考": None},
+    ]
+
+    def kept(*conditions: dict[str, Any]) -> list[str]:
+        kept = run("table.filter", ctx, records=rows, conditions=list(conditions))
+        return [row["圃場"] for row in kept]
+
+    assert kept({"col": "圃場", "op": "==", "value": "第2ハウス"}) == ["第２ハウス", "第2ハウス"]
+    assert kept({"col": "圃場", "op": "!=", "value": "第２ハウス"}) == ["第3ハウス"]
+    assert kept({"col": "品名", "op": "in", "value": ["イチゴ"]}) == ["第２ハウス", "第2ハウス"]
+    assert kept({"col": "品名", "op": "not_in", "value": ["ｲﾁｺﾞ"]}) == ["第3ハウス"]
+    assert kept({"col": "備考", "op": "contains", "value": "A級"}) == ["第２ハウス"]
+    assert kept({"col": "備考", "op": "not_contains", "value": "級"}) == ["第3ハウス"]
+    assert kept({"col": "備考", "op": "==", "value": "a級"}) == []  # case is not width
+
+
 def test_filter_on_no_records_returns_no_records(ctx: BlockContext) -> None:
     conditions = [{"col": "anything", "op": "==", "value": 1}]
     assert run("table.filter", ctx, records=[], conditions=conditions) == []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
+import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -98,11 +99,21 @@ def _conditions(inputs: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
     return checked
 
 
+def _width_folded(value: Any) -> Any:
+    """Text as NFKC without edge blanks (「第２ハウス」 is 「第2ハウス」, 「ｲﾁｺﾞ」 is 「イチゴ」):
+    an office types a value in either width, and a file holds it in the other."""
+    return unicodedata.normalize("NFKC", value).strip() if isinstance(value, str) else value
+
+
+def _same(cell: Any, value: Any) -> bool:
+    return same_value(_width_folded(cell), _width_folded(value))
+
+
 def _contains(cell: Any, value: Any, op: str, field: str) -> bool:
     if isinstance(cell, str) and isinstance(value, str):
-        return value in cell
+        return _width_folded(value) in _width_folded(cell)
     if isinstance(cell, list):
-        return any(same_value(item, value) for item in cell)
+        return any(_same(item, value) for item in cell)
     raise invalid(
         f"{field}: op {op!r} は列が文字列（またはリスト）、value が文字列のときに使えます"
         f"（列の値は {kind_label(cell)}、value は {kind_label(value)}）",
@@ -117,13 +128,13 @@ def _matches(cell: Any, op: str, value: Any, field: str) -> bool:
     if op == "not_null":
         return not is_null(cell)
     if op == "==":
-        return same_value(cell, value)
+        return _same(cell, value)
     if op == "!=":
-        return not same_value(cell, value)
+        return not _same(cell, value)
     if op == "in":
-        return any(same_value(cell, option) for option in value)
+        return any(_same(cell, option) for option in value)
     if op == "not_in":  # 「A社・B社以外」: a blank is none of them, so it is kept
-        return not any(same_value(cell, option) for option in value)
+        return not any(_same(cell, option) for option in value)
     if op in ("contains", "not_contains"):  # a blank contains nothing
         return (op == "not_contains") != (not is_null(cell) and _contains(cell, value, op, field))
     if is_null(cell):

@@ -2686,3 +2686,91 @@ def test_a_month_range_with_a_month_that_does_not_exist_is_named() -> None:
     assert not procedure.steps and "14月" in procedure.gaps[0].message
     across = read_procedure("経費.csv の申請日が2025年11月〜2月の行をCSVで")
     assert [c.value for c in across.steps[0].conditions] == ["2025-11-01", "2026-02-28"]
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        # a 年度 named, then its dates in brackets
+        "修繕履歴.xlsx の施工日が令和5年度（令和5年4月1日〜令和6年3月31日）で、"
+        "費用が10万円以上の行を抽出してExcelで",
+        # an era year restated in the western calendar
+        "修繕履歴.xlsx の施工日が令和５年（2023年）4月1日から令和6年3月31日までで、"
+        "費用が10万円以上の行を抽出してExcelで",
+        # the period given first, then called 「この期間」
+        "令和5年度（R5.4.1〜R6.3.31）の修繕の確認です。修繕履歴.xlsx の施工日がこの期間に入り、"
+        "費用が10万円以上の行を抽出してExcelで",
+    ],
+)
+def test_a_period_said_twice_is_read_once_by_its_dates(instruction: str) -> None:
+    # before: each was refused: 「数値 1日 をどう使うか読み取れませんでした」
+    procedure = read_procedure(instruction)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert conditions_of(instruction) == [
+        ("施工日", ">=", "2023-04-01"),
+        ("施工日", "<=", "2024-03-31"),
+        ("費用", ">=", 100000),
+    ]
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        # the two calendars name different years: which one is meant is asked
+        "修繕履歴.xlsx の施工日が令和5年（2024年）4月1日から令和6年3月31日までの行を"
+        "抽出してExcelで",
+        # two periods: 「この期間」 could be either
+        "対象は2024/4/1〜2024/6/30と2024/7/1〜2024/9/30です。修繕履歴.xlsx の施工日がこの期間の"
+        "行を抽出してExcelで",
+        # a 年度 without its dates: the months it covers are the company's own
+        "修繕履歴.xlsx の施工日が令和5年度の行を抽出してExcelで",
+    ],
+)
+def test_a_period_that_is_not_one_clear_range_is_asked(instruction: str) -> None:
+    assert read_procedure(instruction).gaps
+
+
+def test_a_settings_line_keeps_a_value_in_any_script() -> None:
+    # before: 「品目：いちご」 (a value in hiragana) was dropped and the Plan ran on every 品目
+    block = "設定\n入力ファイル：出荷実績.xlsx\n品目：いちご\n用途区分：お供え、贈答\n"
+    assert conditions_of(block + "集計単位：出荷先\n集計値：箱数の合計\n出力：Excel") == [
+        ("品目", "==", "いちご"),
+        ("用途区分", "in", ["お供え", "贈答"]),
+    ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["追加処理：分類ごとに作業時間を合計", "日付 = 見ない", "備考：先月ミスがあったので"],
+)
+def test_a_settings_line_that_is_no_value_is_no_condition(line: str) -> None:
+    procedure = read_procedure(
+        f"設定\n入力ファイル：出荷実績.xlsx\n{line}\n集計単位：出荷先\n集計値：箱数の合計\n出力：Excel"
+    )
+    assert not [s for s in procedure.steps if s.kind == "filter"], checklist(procedure)
+
+
+def test_a_column_listed_as_the_files_own_is_no_metric_word() -> None:
+    # before: the column 「count」 became a row count beside the total of amount
+    (total,) = read_procedure(
+        "sales.csv（列は store, date, amount, count）の store ごとに amount と count を"
+        "それぞれ合計してCSVで"
+    ).steps
+    assert total.metrics == {"amount": ["sum"], "count": ["sum"]}
+    (same,) = read_procedure("売上.csv の店舗ごとに金額と件数を合計してExcelで").steps
+    assert same.metrics == {"金額": ["sum"], COUNT_ALL: ["count"]}  # no list: rows counted
+    (kept,) = [
+        s
+        for s in read_procedure("売上.csv の金額が5万円以上の行で、列は店舗・日付・金額だけ").steps
+        if s.kind == "select"
+    ]
+    assert kept.columns == ["店舗", "日付", "金額"]  # 「列は … だけ」 keeps the columns
+
+
+def test_a_settings_line_nobody_reads_is_asked() -> None:
+    # before: 「出荷区分：急ぎのもの」 was dropped and the Plan totalled every row
+    procedure = read_procedure(
+        "設定\n入力ファイル：出荷実績.xlsx\n出荷区分：急ぎのもの\n集計単位：出荷先\n"
+        "集計値：箱数の合計\n出力：Excel"
+    )
+    assert any("出荷区分" in gap.message for gap in procedure.gaps), checklist(procedure)

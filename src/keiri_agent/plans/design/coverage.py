@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -158,7 +159,7 @@ def _same(given: Any, wanted: Any) -> bool | None:
     if _is_var(given):
         return None
     if isinstance(wanted, list) and isinstance(given, list):
-        return sorted(map(str, given)) == sorted(map(str, wanted))
+        return sorted(map(_text, given)) == sorted(map(_text, wanted))
     if isinstance(wanted, str) and isinstance(given, str):
         given_date, wanted_date = date_value(given), date_value(wanted)
         if given_date is not None and wanted_date is not None:
@@ -168,7 +169,12 @@ def _same(given: Any, wanted: Any) -> bool | None:
             return float(given) == float(wanted)
         except (TypeError, ValueError):
             return False
-    return str(given).strip() == str(wanted).strip()
+    return _text(given) == _text(wanted)
+
+
+def _text(value: Any) -> str:
+    """A value as ``table.filter`` compares text: full- and half-width alike."""
+    return unicodedata.normalize("NFKC", str(value)).strip()
 
 
 def _fold(results: Iterator[bool | None]) -> bool | None:

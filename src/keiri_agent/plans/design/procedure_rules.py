@@ -25,6 +25,8 @@ the documents that names the same word with an amount and an operator (a 社内�
 from __future__ import annotations
 
 import calendar
+import contextlib
+import functools
 import itertools
 import re
 import threading
@@ -421,6 +423,14 @@ STEP_VERBS: dict[str, frozenset[str]] = {
 """Action words that name a step: each needs a step of one of these kinds, or it is a gap."""
 
 
+_DECLARED_COLUMNS = re.compile(
+    r"\(\s*(?:列|項目|カラム|columns?)\s*(?:名)?\s*(?:は|:|=)\s*"
+    rf"(?P<names>{QNOUN}(?:\s*(?:、|,|・)\s*{QNOUN}){{2,}})\s*(?:です|があります)?\s*\)"
+)
+"""「sales.csv（列は store_name, amount, count）」: the columns a file has, said in brackets
+(「列は A、B だけ」 outside them keeps those columns)."""
+
+
 @dataclass
 class _Reader:
     text: str
@@ -443,6 +453,16 @@ class _Reader:
     context_used: bool = False
     """Set when such a sentence was passed over (the reading is retried without if no step
     is left: 「いつも担当者ごとに合計しています。今月分も同様にお願いします」)."""
+
+    @functools.cached_property
+    def declared_columns(self) -> frozenset[str]:
+        """The columns the writer lists as a file's (「列は store_name, amount, count」): a
+        name there is a column, even one that is also a word for a metric (count, 件数)."""
+        return frozenset(
+            name
+            for match in _DECLARED_COLUMNS.finditer(self.text)
+            for name in _names(match.group("names"))
+        )
 
     def use(self, start: int, end: int) -> None:
         self.used.append((start, end))
@@ -508,6 +528,7 @@ def _fold(text: str) -> str:
         lambda m: f"{'令和' if m[1] == 'R' else '平成'}{m[2]}年{m[3]}月{m[4]}日",
         folded,
     )
+    folded = _restated_periods(folded)
     folded = re.sub(r"[『“]([^』”]{1,40})[』”]", r"「\1」", folded)
     folded = re.sub(r"「([^」]{1,60}=[^」]{1,60})」", r"\1", folded)  # 「粗利 = 売価 - 原価」
     folded = re.sub(  # 「水揚げ量(kg)」「単価(円/kg)」「年収(単位:万円)」: a column's unit
@@ -524,6 +545,44 @@ def _fold(text: str) -> str:
         rf"{NOUN}\s*\(\s*(?:行数|行の数|レコード数|件数)\s*\)", "件数", folded
     )
     return folded
+
+
+_PERIOD_LABEL = (
+    r"(?:(?:令和|平成)(?:元|\d{1,2})|\d{4})\s*年度?(?:\s*(?:上期|下期|上半期|下半期|第\s*\d\s*四半期))?"
+    r"|上期|下期|上半期|下半期|第\s*\d\s*四半期|今期|当期|前期|本年度|今年度|前年度|昨年度"
+)
+_DATE_SPAN = rf"{_DATE}\s*(?:から|〜|~|～|-|－)\s*{_DATE}\s*(?:まで)?"
+
+
+def _restated_periods(text: str) -> str:
+    """A period said twice, as a name and as its dates, is said once, by its dates:
+    「令和5年度（令和5年4月1日〜令和6年3月31日）」 → the two dates, 「令和6年（2024年）」 →
+    「令和6年」 (only when both name the same year). A name whose dates are not said stays
+    as it is, and its numbers are asked about: the months a 年度 covers differ by company.
+    「この期間」 after the only period the text gives is that period."""
+    text = re.sub(
+        rf"(?:{_PERIOD_LABEL})\s*\(\s*({_DATE_SPAN})\s*\)",
+        lambda m: m.group(1),
+        text,
+    )
+
+    def same_year(match: re.Match[str]) -> str:
+        era, western = match.group("era"), int(match.group("western"))
+        year = 1 if match.group("n") == "元" else int(match.group("n"))
+        base = 2018 if era == "令和" else 1988
+        return match.group("said") if base + year == western else match.group(0)
+
+    era = r"(?P<era>令和|平成)(?P<n>元|\d{1,2})年"
+    text = re.sub(
+        rf"(?P<said>{era})\s*\(\s*(?:西暦\s*)?(?P<western>\d{{4}})\s*年?\s*\)", same_year, text
+    )
+    text = re.sub(rf"(?P<said>(?P<western>\d{{4}})\s*年)\s*\(\s*{era}\s*\)", same_year, text)
+    spans = list(re.finditer(_DATE_SPAN, text))
+    if len({re.sub(r"\s|まで", "", span.group(0)) for span in spans}) != 1:
+        return text
+    head, tail = text[: spans[0].end()], text[spans[0].end() :]
+    said = re.sub(r"\s*まで$", "", spans[0].group(0))
+    return head + re.sub(r"(?:この|その|上記の?|前記の?|同|当該)\s*期間", said, tail)
 
 
 def _lines(folded: str) -> list[tuple[str, bool]]:
@@ -2607,17 +2666,26 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
                 for m in re.finditer(NOUN, expression)
             }
             for name in listed:
-                if name not in in_formulas and (
-                    (name in _METRIC_WORDS and _METRIC_WORDS[name] == "count")
-                    or re.search(r"(?<=.)(?:件数|回数)$", name)
+                if (
+                    name not in in_formulas
+                    and name not in reader.declared_columns
+                    and (
+                        (name in _METRIC_WORDS and _METRIC_WORDS[name] == "count")
+                        or re.search(r"(?<=.)(?:件数|回数)$", name)
+                    )
                 ):  # 「件数と金額の合計」「レンタル件数と月額料金の合計」: rows counted
                     metrics.setdefault(COUNT_ALL, []).append("count")
-                elif name in in_formulas or name not in _METRIC_WORDS:
+                elif (
+                    name in in_formulas
+                    or name in reader.declared_columns
+                    or name not in _METRIC_WORDS
+                ):
                     metrics.setdefault(name, []).append(str(metric))
             listed = [
                 n
                 for n in listed
                 if n in in_formulas
+                or n in reader.declared_columns
                 or (n not in _METRIC_WORDS and not re.search(r"(?<=.)(?:件数|回数)$", n))
             ]
             if listed:
@@ -4857,6 +4925,18 @@ def _working_clauses(text: str) -> set[tuple[int, int]]:
         if _in_file_only(text, match.start()):
             continue
         working.add(_clause_span(text, match.start(), match.end()))
+    settings = [
+        (clause, setting)
+        for clause in re.finditer(r"[^。]+", text)
+        if (setting := _SETTING.match(clause.group(0)))
+    ]
+    if len(settings) >= 2:  # each line of a settings block asks for something
+        working.update(
+            _clause_span(text, clause.start(), clause.end() - 1)
+            for clause, setting in settings
+            if not _NOT_CONDITION_HEADS.match(setting.group("key").strip())
+            and not _FILE_NAME.search(setting.group("value"))  # 「上期分: 経費_上期.csv」
+        )
     for arrow in _CHAIN_ARROW.finditer(text):  # each step of 「A → B → C」 asks for something
         if not text[: arrow.start()].rstrip().endswith("。"):  # (a line opening with → is not)
             working.add(_clause_span(text, arrow.start() - 1, arrow.start() - 1))
@@ -5235,6 +5315,11 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
         for condition in step.conditions
         for value in (condition.value if isinstance(condition.value, list) else [condition.value])
     }
+    for match in re.finditer(_DATE, text):
+        if not reader.overlaps(match.start(), match.end()):
+            with contextlib.suppress(_DateNotReadable):
+                if _date_iso(match.group(0)) in values_said:
+                    reader.use(match.start(), match.end())  # 「…3月31日の実績です。…3月31日まで」
     for match in re.finditer(AMOUNT, text):
         if not match.group(0).strip() or reader.overlaps(match.start(), match.end()):
             continue
@@ -5911,8 +5996,11 @@ def _setting_said(setting: re.Match[str], said: list[str]) -> str | None:
     """One line of a settings block as the sentence it stands for; ``None`` when it says
     nothing or was folded into the line before (a sheet of the file above)."""
     clause, key, value = setting.group(0), setting.group("key"), setting.group("value")
-    if re.fullmatch(r"(?:特に)?(?:なし|無し|不要|指定なし)", value):
-        return None  # 「条件：なし」: nothing asked
+    if re.fullmatch(
+        r"(?:特に)?(?:なし|無し|不要|指定なし)|(?:見|使わ|比べ|考慮し)ない|無視(?:する|して)?",
+        value,
+    ):
+        return None  # 「条件：なし」「日付 = 見ない」: nothing asked
     if _VAGUE_TIME.search(value) or re.search(r"(?:直近|過去)\s*\d", value):
         return clause  # 「条件：直近3か月」: a period nobody dated is asked as written
     period = re.fullmatch(rf"(?P<range>.+?)\s*\(\s*(?P<col>{NOUN})\s*\)", value)
@@ -5950,6 +6038,30 @@ def _setting_said(setting: re.Match[str], said: list[str]) -> str | None:
     return form.format(value=value, names=names, within=within)
 
 
+_SETTING_VALUE = r"(?:「[^」]{1,40}」|[^、,・/\s()「」:=。]{1,20})"
+"""One value of a settings line (「品目: いちご」「魚種: スルメイカ、マアジ」); a value must
+also be a noun (``_one_noun``), so 「分類ごとに合計」「見ない」 are no values."""
+
+
+def _one_noun(value: str) -> bool:
+    """Whether ``value`` is a noun (in any script: 「いちご」「お供え」「第2ハウス」), not a phrase
+    or a verb."""
+    from sudachipy import tokenizer
+
+    if value.startswith("「"):
+        return True
+    morphemes = list(_tokenizer().tokenize(value, tokenizer.Tokenizer.SplitMode.C))
+    return all(
+        m.part_of_speech()[0] in ("名詞", "接頭辞", "接尾辞")
+        or (  # 「お供え」「ご予約」: a verb's stem after お / ご is a noun
+            index > 0
+            and morphemes[index - 1].part_of_speech()[0] == "接頭辞"
+            and m.part_of_speech()[5].startswith("連用形")
+        )
+        for index, m in enumerate(morphemes)
+    )
+
+
 def _condition_setting(key: str, value: str) -> str | None:
     """A line naming a column and what to keep (「精米歩合 = 50以下」「魚種: スルメイカ、マアジ、
     サバ の3つ」) as the condition it states; ``None`` for other keys (「突合キー: 案件番号」)."""
@@ -5962,11 +6074,13 @@ def _condition_setting(key: str, value: str) -> str | None:
     if compared:
         return f"{key}が{value}"
     listed = re.fullmatch(
-        rf"(?P<values>{NOUN}(?:\s*[、,・/]\s*{NOUN}){{0,19}})\s*(?:の\s*\d{{1,2}}\s*(?:つ|種類?|品目))?",
+        rf"(?P<values>{_SETTING_VALUE}(?:\s*[、,・/]\s*{_SETTING_VALUE}){{0,19}})"
+        rf"\s*(?:の\s*\d{{1,2}}\s*(?:つ|種類?|品目))?",
         value,
     )
     if (
         listed is None
+        or not all(_one_noun(v) for v in re.split(r"\s*[、,・/]\s*", listed.group("values")))
         or re.search(  # 「突合キー: 案件番号」「金額列: 請求額」: a setting, no rows
             r"(?:キー|列|項目|単位|順|形式|ファイル|名|先|条件|期間|方法|目的|備考|メモ|用途"
             r"|理由|件名|差|ずれ|ズレ|者|日|時|軸|値)$",
@@ -5976,7 +6090,7 @@ def _condition_setting(key: str, value: str) -> str | None:
         or re.fullmatch(_FORMAT_WORD, value)
     ):
         return None
-    values = re.split(r"\s*[、,・/]\s*", listed.group("values"))
+    values = [_clean(v) for v in re.split(r"\s*[、,・/]\s*", listed.group("values"))]
     return f"{key}が" + "か".join(f"「{v}」" for v in values) + "の行だけ"
 
 
@@ -6001,6 +6115,8 @@ def _read(
         reader.numbered_joins = joins
     for retracted in _RETRACTED.finditer(reader.text):
         reader.use(retracted.start(), retracted.end())  # said, then taken back
+    for declared in _DECLARED_COLUMNS.finditer(reader.text):
+        reader.use(declared.start(), declared.end())  # 「列は …, count」: names, no step
     heading = _heading(instruction)
     if heading and reader.text.startswith(heading):
         reader.use(0, len(heading))  # a title says what the steps below do; it is no step
