@@ -2774,3 +2774,57 @@ def test_a_settings_line_nobody_reads_is_asked() -> None:
         "集計値：箱数の合計\n出力：Excel"
     )
     assert any("出荷区分" in gap.message for gap in procedure.gaps), checklist(procedure)
+
+
+@pytest.mark.parametrize("separator", ["\t", "\t\t", " → ", "→"])
+def test_a_settings_block_parted_by_tabs_or_arrows(separator: str) -> None:
+    # before: each line was one clause of words; 「作業区分 「車検」以外」 was not read
+    lines = [
+        ("ファイル", "整備実績.csv"),
+        ("作業区分", "「車検」以外"),
+        ("工賃", "3万円以上"),
+        ("順番", "工賃の多い順、上位5件"),
+        ("残す列", "入庫日、車両番号、工賃"),
+        ("出力", "Excel"),
+    ]
+    text = "作業実績の抽出\n" + "\n".join(f"{key}{separator}{value}" for key, value in lines)
+    procedure = read_procedure(text)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert sorted(conditions_of(text), key=str) == [
+        ("作業区分", "!=", "車検"),
+        ("工賃", ">=", 30000),
+    ]
+    (order,) = [s for s in procedure.steps if s.kind == "sort"]
+    assert (order.by, order.descending, order.limit) == (["工賃"], True, 5)
+    (kept,) = [s for s in procedure.steps if s.kind == "select"]
+    assert kept.columns == ["入庫日", "車両番号", "工賃"]
+
+
+def test_an_arrow_chain_is_not_a_settings_block() -> None:
+    (step,) = read_procedure("売上.csv → 部門ごとに金額を合計 → Excel").steps
+    assert step.group_by == ["部門"]
+
+
+def test_a_settings_line_of_how_to_total() -> None:
+    text = "設定\nファイル：注文.csv\nまとめ方：都道府県ごとに数量の合計と注文件数\n形式：Excel"
+    (total,) = read_procedure(text).steps
+    assert total.group_by == ["都道府県"]
+    assert total.metrics == {"数量": ["sum"], COUNT_ALL: ["count"]}
+
+
+def test_a_period_named_with_the_column_it_is_of() -> None:
+    # before: 「令和6年度（令和6年4月1日〜令和7年3月31日、入庫日ベース）」 was refused
+    text = (
+        "令和6年度（令和6年4月1日〜令和7年3月31日、入庫日ベース）の伝票を整理します。"
+        "作業伝票.csv から値引額が1万円以上の伝票だけ抜き出し、"
+        "伝票番号の重複（二重入力分）を除いてExcelで"
+    )
+    procedure = read_procedure(text)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert conditions_of(text) == [
+        ("入庫日", ">=", "2024-04-01"),
+        ("入庫日", "<=", "2025-03-31"),
+        ("値引額", ">=", 10000),
+    ]
+    (dedupe,) = [s for s in procedure.steps if s.kind == "dedupe"]  # before: dropped silently
+    assert dedupe.keys == ["伝票番号"]

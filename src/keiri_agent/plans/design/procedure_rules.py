@@ -528,7 +528,13 @@ def _fold(text: str) -> str:
         lambda m: f"{'令和' if m[1] == 'R' else '平成'}{m[2]}年{m[3]}月{m[4]}日",
         folded,
     )
+    folded = _settings_separators(folded)
     folded = _restated_periods(folded)
+    folded = re.sub(  # 「伝票番号の重複（二重入力分）を除いて」: a name for the rows, no condition
+        r"(?<=重複)\s*\((?![^()]*(?:除|外|抜|だけ|のみ|以外|\d|「))[^()]{1,20}\)\s*(?=を|は|が)",
+        "",
+        folded,
+    )
     folded = re.sub(r"[『“]([^』”]{1,40})[』”]", r"「\1」", folded)
     folded = re.sub(r"「([^」]{1,60}=[^」]{1,60})」", r"\1", folded)  # 「粗利 = 売価 - 原価」
     folded = re.sub(  # 「水揚げ量(kg)」「単価(円/kg)」「年収(単位:万円)」: a column's unit
@@ -547,6 +553,27 @@ def _fold(text: str) -> str:
     return folded
 
 
+_KEYED_LINE = re.compile(
+    r"^(?P<lead>\s*(?:[・\-*•■□◆◇●○▶]\s*)?)(?P<key>[^\s:=→⇒.。、()「」]{1,10})"
+    r"(?:\s*\t\s*|\s*(?:→|⇒|->)\s*)(?P<value>[^\t→⇒]*?[^\s→⇒])\s*$"
+)
+
+
+def _settings_separators(text: str) -> str:
+    """A settings block whose keys and values are parted by a tab (pasted from a sheet) or an
+    arrow (「故障区分 → 「ドラム」のどれか」) written as 「key: value」 lines. Only when three lines
+    (two with tabs) are so: one arrow in a line of prose is a step of a chain."""
+    lines = text.split("\n")
+    keyed = [_KEYED_LINE.match(line) for line in lines]
+    tabbed = sum(1 for m, line in zip(keyed, lines, strict=True) if m and "\t" in line)
+    if sum(1 for m in keyed if m) < 3 and tabbed < 2:
+        return text
+    return "\n".join(
+        f"{m.group('lead')}{m.group('key')}: {m.group('value')}" if m else line
+        for m, line in zip(keyed, lines, strict=True)
+    )
+
+
 _PERIOD_LABEL = (
     r"(?:(?:令和|平成)(?:元|\d{1,2})|\d{4})\s*年度?(?:\s*(?:上期|下期|上半期|下半期|第\s*\d\s*四半期))?"
     r"|上期|下期|上半期|下半期|第\s*\d\s*四半期|今期|当期|前期|本年度|今年度|前年度|昨年度"
@@ -561,10 +588,11 @@ def _restated_periods(text: str) -> str:
     as it is, and its numbers are asked about: the months a 年度 covers differ by company.
     「この期間」 after the only period the text gives is that period."""
     text = re.sub(
-        rf"(?:{_PERIOD_LABEL})\s*\(\s*({_DATE_SPAN})\s*\)",
-        lambda m: m.group(1),
+        rf"(?:{_PERIOD_LABEL})\s*\(\s*(?P<span>{_DATE_SPAN})\s*"
+        rf"(?:[、,]\s*(?P<col>{NOUN}?)\s*(?:ベース|基準|で判定|で見る)\s*)?\)",
+        lambda m: f"{m.group('col')}が{m.group('span')}" if m.group("col") else m.group("span"),
         text,
-    )
+    )  # 「令和6年度（令和6年4月1日〜令和7年3月31日、入庫日ベース）」: the dates of a column
 
     def same_year(match: re.Match[str]) -> str:
         era, western = match.group("era"), int(match.group("western"))
@@ -5944,10 +5972,10 @@ _SETTING = re.compile(
 )
 _SETTING_WORDS: tuple[tuple[str, str], ...] = (
     (r"集計(?:単位|キー|の単位|軸)|グループ(?:化)?(?:キー)?|集計する単位", "{names}ごとに集計"),
-    (r"集計(?:値|項目|内容|する値|する項目)", "{value}を集計"),
+    (r"集計(?:値|項目|内容|する値|する項目|方法|の仕方)|まとめ方", "{value}を集計"),
     (r"除外(?:条件|対象)?|除く(?:もの)?", "{value}は除外して"),
     (r"(?:抽出|絞り込み|絞込)(?:条件)?|条件", "{value}の行だけ"),
-    (r"並び順|並べ替え|並べ順|ソート(?:順)?|並び", "{value}に並べる"),
+    (r"並び順|並べ替え|並べ順|ソート(?:順)?|並び|順番|並び方|表示順", "{value}に並べる"),
     (r"出力形式|形式", "{value}で出力"),
     (r"列|出力列|残す列|出力項目|出す列|出す項目", "{names}の列だけ残す"),
     (r"金額(?:の)?列|比較(?:する)?列|比較対象", "金額は{value}で比べる"),
@@ -6033,6 +6061,9 @@ def _setting_said(setting: re.Match[str], said: list[str]) -> str | None:
         return clause if arithmetic else f"{key}: {value}"
     if form == "{value}を集計" and re.search(r"合計|平均|件数|最大|最小|最高|最低|総額|数$", value):
         form = "{value}"  # 「集計値：売上の平均」: the metric is said
+    if form == "{value}に並べる" and re.search(r"順\s*[、,]\s*(?:上位|先頭|トップ)", value):
+        value = re.sub(r"順\s*[、,]\s*", "順に並べて", value, count=1)
+        form = "{value}"  # 「順番：数量の多い順、上位10件」: the order, then how many
     names = "・".join(re.split(r"\s*(?:、|,|・|/|×)\s*", value))  # 「船名 × 魚種」
     within = "" if re.search(r"以内|まで|以下|なし|無し|認め", value) else "以内"
     return form.format(value=value, names=names, within=within)
