@@ -2828,3 +2828,68 @@ def test_a_period_named_with_the_column_it_is_of() -> None:
     ]
     (dedupe,) = [s for s in procedure.steps if s.kind == "dedupe"]  # before: dropped silently
     assert dedupe.keys == ["伝票番号"]
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "水揚げ.xlsx を組合員番号ごとに水揚げ金額を合計して、"
+        "水揚げ金額の多い順で上位10名まで。Excelで",
+        "水揚げ.xlsx → 組合員番号ごとに水揚げ金額の合計 → 水揚げ金額の多い順 → 10件だけ → Excel",
+    ],
+)
+def test_how_many_rows_the_sort_keeps(instruction: str) -> None:
+    # before: 「上位10名まで」 was a condition 「上位 <= 10」 on no column, 「→ 10件だけ」 dropped
+    procedure = read_procedure(instruction)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [s.kind for s in procedure.steps] == ["aggregate", "sort"]
+    assert procedure.steps[1].limit == 10
+
+
+@pytest.mark.parametrize(
+    ("instruction", "kind"),
+    [
+        ("カルテ一覧.xlsx の最終来院日 が 2023年12月31日以前 の行にしぼる。CSVで出力", "filter"),
+        ("売上.csv を金額の大きい順にならべてCSVで", "sort"),
+        ("名簿.xlsx で区分が「正」の人だけ。列は 番号・氏名・電話番号 の3つで、Excelで", "select"),
+        ("売上.csv の金額が1万円以上の行を抽出して、課長の承認を受けてからExcelに出力", "approval"),
+        (
+            "a.csv と b.xlsx の照合をお願いします。key は student_id、金額は amount 列で。Excelに",
+            "reconcile",
+        ),
+    ],
+)
+def test_a_step_said_in_everyday_words(instruction: str, kind: str) -> None:
+    # before: each was refused or asked (a verb in kana, 「の3つで」, 「承認を受けてから」, key)
+    procedure = read_procedure(instruction)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert kind in [s.kind for s in procedure.steps], checklist(procedure)
+    assert not any(s.missing for s in procedure.steps), checklist(procedure)
+
+
+def test_a_month_said_with_its_days() -> None:
+    assert conditions_of("受講者.xlsx から、受講日が令和7年3月中（3/1〜3/31）の人だけExcelで") == [
+        ("受講日", ">=", "2025-03-01"),
+        ("受講日", "<=", "2025-03-31"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "令和7年3月中（2/1〜3/31）",
+        "2025年3月分（2025/4/1〜2025/4/30）",
+        "令和6年度（令和5年4月1日〜令和6年3月31日）",
+    ],
+)
+def test_a_period_whose_name_and_dates_disagree_is_asked(said: str) -> None:
+    assert read_procedure(f"受講者.xlsx から、受講日が{said}の人だけExcelで").gaps
+
+
+def test_a_settings_line_saving_to_a_file() -> None:
+    procedure = read_procedure(
+        "設定：\n・対象ファイル：台帳.xlsx\n・樹高が８以上\n・保存：剪定候補.csv"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert procedure.outputs[0].format == "csv"
+    assert procedure.outputs[0].file_name == "剪定候補.csv"

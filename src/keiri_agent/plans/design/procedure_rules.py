@@ -33,6 +33,7 @@ import threading
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from functools import lru_cache
 from typing import Any
 
@@ -513,11 +514,25 @@ def _normalized(text: str) -> tuple[str, set[int]]:
     return "。".join(line for line, _ in lines), joins
 
 
+_KANA_VERBS = (
+    (r"しぼ(?=[らりるれろっ])", "絞"),
+    (r"(?<![ぁ-ん])なら(?=べ|び)", "並"),
+    (r"(?<![ぁ-ん])ぬき(?=だ|出)", "抜き"),
+    (r"(?<=[をはに])\s*のこ(?=[しすさせ])", "残"),
+)
+"""Step verbs written in kana, with the kanji the rules read them in."""
+
+
 def _fold(text: str) -> str:
     text = re.sub(r"\s*[①-⑳]\s*", "\n\x00", text)  # step numbers (NFKC would make them digits)
     text = re.sub(r"【([^】\n]{1,30})】", r"\1\n", text)  # 【依頼】 heads a request
     folded = unicodedata.normalize("NFKC", text)
     folded = folded.replace("おねがい", "お願い")  # 「CSVでおねがい」
+    folded = re.sub(
+        r"(?<![A-Za-z0-9_])(?:key|KEY|Key)(?![A-Za-z0-9_])", "キー", folded
+    )  # 「key は id」
+    for kana, kanji in _KANA_VERBS:  # 「…の行にしぼる」「古い順にならべて」: a step verb in kana
+        folded = re.sub(kana, kanji, folded)
     folded = re.sub(  # 「その後フリガナと…」: 後 begins no column name
         r"(その後|そのあと|その上で|そのうえで|次に)(?=[\u4e00-\u9fff\u30a1-\u30fa])",
         r"\1 ",
@@ -575,10 +590,36 @@ def _settings_separators(text: str) -> str:
 
 
 _PERIOD_LABEL = (
-    r"(?:(?:令和|平成)(?:元|\d{1,2})|\d{4})\s*年度?(?:\s*(?:上期|下期|上半期|下半期|第\s*\d\s*四半期))?"
+    r"(?:(?:令和|平成)(?:元|\d{1,2})|\d{4})\s*年度?"
+    r"(?:\s*(?:上期|下期|上半期|下半期|第\s*\d\s*四半期|\d{1,2}\s*月\s*(?:中|分)?))?"
     r"|上期|下期|上半期|下半期|第\s*\d\s*四半期|今期|当期|前期|本年度|今年度|前年度|昨年度"
 )
 _DATE_SPAN = rf"{_DATE}\s*(?:から|〜|~|～|-|－)\s*{_DATE}\s*(?:まで)?"
+
+
+def _western_year(era: str | None, number: str) -> int:
+    year = 1 if number == "元" else int(number)
+    return year + (2018 if era == "令和" else 1988 if era == "平成" else 0)
+
+
+def _label_fits(label: str, span: str) -> bool:
+    """Whether the first date of ``span`` lies in the year (or month) ``label`` names: a 年度
+    or a half-year begins in its year, a month is that month; a label with no year fits."""
+    named = re.match(r"\s*(?:(?P<era>令和|平成)(?P<n>元|\d{1,2})|(?P<y>\d{4}))\s*年", label)
+    if named is None:
+        return True  # 「上期（…）」「今期（…）」: no year to hold the dates to
+    year = _western_year(named.group("era"), named.group("n") or named.group("y"))
+    said = re.match(_DATE, span)
+    try:
+        first = date.fromisoformat(_date_iso(said.group(0))) if said else None
+    except (_DateNotReadable, ValueError):
+        first = None
+    if first is None:
+        return False
+    month = re.search(r"(\d{1,2})\s*月", label[named.end() :])
+    if month:
+        return (first.year, first.month) == (year, int(month.group(1)))
+    return first.year == year
 
 
 def _restated_periods(text: str) -> str:
@@ -587,18 +628,38 @@ def _restated_periods(text: str) -> str:
     「令和6年」 (only when both name the same year). A name whose dates are not said stays
     as it is, and its numbers are asked about: the months a 年度 covers differ by company.
     「この期間」 after the only period the text gives is that period."""
+
+    def dated(match: re.Match[str]) -> str:
+        if not _label_fits(match.group("label"), match.group("span")):
+            return match.group(0)  # 「2025年3月分（2025/4/1〜…）」: which one is meant is asked
+        span, column = match.group("span"), match.group("col")
+        return f"{column}が{span}" if column else span
+
     text = re.sub(
-        rf"(?:{_PERIOD_LABEL})\s*\(\s*(?P<span>{_DATE_SPAN})\s*"
+        rf"(?P<label>{_PERIOD_LABEL})\s*\(\s*(?P<span>{_DATE_SPAN})\s*"
         rf"(?:[、,]\s*(?P<col>{NOUN}?)\s*(?:ベース|基準|で判定|で見る)\s*)?\)",
-        lambda m: f"{m.group('col')}が{m.group('span')}" if m.group("col") else m.group("span"),
+        dated,
         text,
     )  # 「令和6年度（令和6年4月1日〜令和7年3月31日、入庫日ベース）」: the dates of a column
 
+    def month_days(match: re.Match[str]) -> str:
+        year, month = match.group("year"), int(match.group("month"))
+        if int(match.group("m1")) != month or int(match.group("m2")) != month:
+            return match.group(0)  # 「3月中（2/1〜3/31）」: which one is meant is asked
+        first, last = match.group("d1"), match.group("d2")
+        return f"{year}年{month}月{first}日〜{year}年{month}月{last}日"
+
+    text = re.sub(  # 「令和7年3月中（3/1〜3/31）」: the month's days, its year said before
+        r"(?P<year>(?:令和|平成)(?:元|\d{1,2})|\d{4})\s*年\s*(?P<month>\d{1,2})\s*月\s*(?:中|分)?\s*"
+        r"\(\s*(?P<m1>\d{1,2})\s*/\s*(?P<d1>\d{1,2})\s*(?:から|〜|~|～|-|－)\s*"
+        r"(?P<m2>\d{1,2})\s*/\s*(?P<d2>\d{1,2})\s*\)",
+        month_days,
+        text,
+    )
+
     def same_year(match: re.Match[str]) -> str:
-        era, western = match.group("era"), int(match.group("western"))
-        year = 1 if match.group("n") == "元" else int(match.group("n"))
-        base = 2018 if era == "令和" else 1988
-        return match.group("said") if base + year == western else match.group(0)
+        western = _western_year(match.group("era"), match.group("n"))
+        return match.group("said") if western == int(match.group("western")) else match.group(0)
 
     era = r"(?P<era>令和|平成)(?P<n>元|\d{1,2})年"
     text = re.sub(
@@ -735,6 +796,7 @@ _AS_INPUT = re.compile(
 )
 _OUTPUT_BEFORE = re.compile(
     r"(?:(?<![\u4e00-\u9fff\u30a1-\u30fa])(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名|アウトプット|保存先|保存ファイル名?|名前)\s*(?:は|を|:)?\s*「?"
+    r"|(?:(?<=^)|(?<=。))\s*保存\s*:\s*「?"  # 「保存：剪定候補.csv」 (a settings line)
     r"|(?:出力ファイル名?|出力先|保存先|ファイル名)\s*\(\s*"  # 「出力ファイル（未収一覧.xlsx）は」
     # 「出力: Excel 消込.xlsx」「結果はExcelで 照合.xlsx」
     r"|(?:出力|結果)\s*(?:は|:)?\s*(?:Excel|EXCEL|エクセル|CSV)\s*(?:で|の)?\s*"
@@ -1588,7 +1650,7 @@ _SELECT = re.compile(
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
     rf"|(?:(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)|(?:必要な|欲しい|ほしい|残したい|残す|出してほしい)\s*の)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})"
     rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols8>{QNOUN}(?:\s*(?:・|、)\s*{QNOUN}){{2,19}})\s*を\s*(?=出して|出力して|表示して|一覧にして|並べた(?:表|一覧)|残し|残す)"
-    rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ\s*(?=[、,。]|$)|(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞))"
+    rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ\s*(?:で|に(?:して)?)?\s*(?=[、,。]|$)|(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞))"
     # 「職員番号・氏名・所属の3列、所属順」: the columns counted, with no verb
     rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols9>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*の\s*\d+\s*(?:列|項目)(?=\s*[、,。]|$)"
 )
@@ -1597,7 +1659,7 @@ _APPROVAL = re.compile(
     r"|(?:確認|チェック|OK|ＯＫ|目視)\s*(?:を)?\s*(?:して|し|受けて|もらって|取って|得て|入れて)?\s*"
     r"(?:もらって|いただいて|もらい|いただき|もらった|いただいた)?\s*(?:から|後|のうえ|の上|を経て|のち)"
     r"|(?:チェック|確認)\s*(?:を)?\s*(?:して)?\s*(?:もらって|受けて|もらう|もらい)"
-    r"|(?:確認|承認|チェック)\s*(?:を|の)?\s*(?:ステップ)?\s*(?:を)?\s*(?:挟|入れ)"
+    r"|(?:確認|承認|チェック)\s*(?:を|の)?\s*(?:ステップ)?\s*(?:を)?\s*(?:挟|入れ|回して\s*から)"
     # 「書き出す前に、一度私に確認させて」
     r"|(?<=前に)[、,]?[^。]{0,12}?(?:確認|チェック)\s*させて"
     # 「承認待ちにしておいて」「結果を塾長に見ていただいてから」
@@ -1643,6 +1705,10 @@ def _condition(
 ) -> None:
     """Add a condition to the filter step; with no column, one said just before with only
     「、」「かつ」 between (「金額が1万円以上、5万円未満」) is carried over when ``carry``."""
+    if (column is not None and _LIMIT_WORD.fullmatch(column)) or re.search(
+        rf"(?:{_LIMIT_WORD.pattern})\s*$", reader.text[:start]
+    ):
+        return  # 「上位10名まで」「上位20品だけ」: how many rows the sort keeps (``_read_limit``)
     step = reader.first_step("filter")
     if step is None:
         step = reader.add_step(start, StepSpec(id="", kind="filter", source=source))
@@ -4197,12 +4263,15 @@ def _read_select(reader: _Reader) -> None:
         reader.use(match.start(), match.end())
 
 
+_LIMIT_WORD = re.compile(r"上位|先頭|上から|トップ|TOP|Top|top|ベスト|最初の|頭から")
 _LIMIT = re.compile(
-    r"(?:上位|先頭|上から|トップ|TOP|Top|top|ベスト|最初の|頭から)\s*(?P<n>\d{1,5})\s*"
-    r"(?:件|行|位|社|名|人|個|つ|品目|店舗|店)?(?:まで)?(?:\s*(?:だけ|のみ))?"
+    rf"(?:{_LIMIT_WORD.pattern})\s*(?P<n>\d{{1,5}})\s*"
+    r"(?:件|行|位|社|名|人|個|つ|品目|品|店舗|店)?(?:まで)?(?:\s*(?:だけ|のみ))?"
     r"|(?P<m>\d{1,5})\s*位\s*まで"
+    r"|(?<=順)\s*(?:→|⇒|->|に|で|、)?\s*(?P<k>\d{1,5})\s*(?:件|行|社|名|人|個|品|店)\s*(?:だけ|のみ|まで)"
 )
-"""「上位10件」「先頭100行」「上から3件だけ」: the first rows after the sort, no value."""
+"""「上位10件」「先頭100行」「上から3件だけ」「平均の低い順 → 3件だけ」: the first rows after
+the sort, no value."""
 
 
 def _read_limit(reader: _Reader) -> None:
@@ -4212,7 +4281,7 @@ def _read_limit(reader: _Reader) -> None:
         if reader.overlaps(match.start(), match.end()):
             continue
         sorts = [step for _, step in reader.steps if step.kind == "sort"]
-        count = int(match.group("n") or match.group("m"))
+        count = int(match.group("n") or match.group("m") or match.group("k"))
         reader.use(match.start(), match.end())
         if len(sorts) == 1 and count >= 1 and sorts[0].limit in (None, count):
             sorts[0].limit = count
@@ -4228,6 +4297,12 @@ def _read_limit(reader: _Reader) -> None:
         )
 
 
+_AFTER_APPROVAL = re.compile(
+    r"\s*(?:を|が)?\s*(?:受けて|もらって|いただいて|得て|取って|とって|回して|経て|通して|もらえて|出て|下りて|おりて)"
+    r"\s*(?:から|後に?|のうえ|の上で?)"
+)
+
+
 def _read_approval(reader: _Reader) -> None:
     match = next(
         (m for m in _APPROVAL.finditer(reader.text) if not reader.is_used(m.start(), m.end())),
@@ -4239,6 +4314,9 @@ def _read_approval(reader: _Reader) -> None:
             if reader.is_used(*said.span()):
                 continue  # 「承認を挟みたい。…ただし出力は課長がOKしてから」: one gate, said twice
             reader.use(said.start(), said.end())
+            after = _AFTER_APPROVAL.match(reader.text, said.end())
+            if after:  # 「承認を受けてから」「承認を回してから」: when the output may be written
+                reader.use(*after.span())
             approver = re.search(rf"{NOUN}\s*(?:の|に|から|が)\s*$", reader.text[: said.start()])
             if approver:  # 「担当弁護士の確認を挟んで」: the approver, no column
                 reader.use(approver.start(), said.start())
