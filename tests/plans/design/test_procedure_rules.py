@@ -2893,3 +2893,25 @@ def test_a_settings_line_saving_to_a_file() -> None:
     assert not procedure.gaps, [gap.message for gap in procedure.gaps]
     assert procedure.outputs[0].format == "csv"
     assert procedure.outputs[0].file_name == "剪定候補.csv"
+
+
+def test_a_sentence_telling_what_the_steps_make_is_context() -> None:
+    # before: 「冬期教室の空き状況を出したいです」 was asked about 「冬期教室」
+    procedure = read_procedure(
+        "冬期教室の空き状況を出したいです。\n1) 教室申込_冬期.csv を開く\n"
+        "2) 教室名ごとに申込件数を数える\n3) 申込件数の少ない順に並べてExcelに出す"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+
+
+@pytest.mark.parametrize(
+    "wish",
+    [
+        "営業部の交通費をまとめたいです。",  # 営業部 said only here: maybe a condition
+        "今月分の交通費をまとめたいです。",  # a period nobody dated
+        "全店共通の取扱商品リストを作りたいです。",  # in every file: no step builds that
+    ],
+)
+def test_a_wish_that_may_hold_a_condition_is_read(wish: str) -> None:
+    procedure = read_procedure(wish + "経費.csv を費目ごとに金額を合計してExcelで")
+    assert procedure.gaps, checklist(procedure)

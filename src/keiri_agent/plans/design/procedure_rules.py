@@ -5983,6 +5983,43 @@ _WISH_STATED = re.compile(r"たいと\s*(?:考え|思っ|存じ)\s*て\s*(?:お�
 """「…を把握したいと考えています」: a wish told as context, not the request itself."""
 
 
+_WISH_END = re.compile(
+    r"たい\s*(?:です|と思います|と思っています|と考えています|のですが|んですが|んだけど)?\s*[!！]?\s*$"
+    r"|ことに\s*(?:しました|なりました)\s*$|(?:の件|準備|確認|チェック|手順)\s*です\s*$"
+    r"|(?:の件|の準備)\s*で(?=\s*[、,])"
+)
+"""The end of a sentence telling what the steps are for (「…のリストを作りたいです」「…作ることに
+しました」「…の確認手順です」)."""
+_DOCUMENT_WORDS = re.compile(
+    r"(?:リスト|一覧|表|資料|状況|実績|件|準備|監査|集計|確認|手順|対象|データ|ランキング|推移"
+    r"|まとめ|分析|チェック|管理|作業|報告|見直し|検討|整理|調査|申告|会議|用|抽出|作成|出力)$"
+)
+"""Nouns that name what is made or why (a list, a check), not the data's columns or values."""
+
+
+def _only_said_again_or_documents(reader: _Reader, start: int, end: int) -> bool:
+    """Whether each noun of ``reader.text[start:end]`` is said again after it (each of its
+    words, so read there) or names a document, a purpose or a step (「…の宛名リスト」「監事監査の
+    準備」「抽出」). A noun said only here (「営業部の交通費をまとめたいです」) may be a condition:
+    the sentence is then read."""
+    from sudachipy import tokenizer
+
+    text, rest = reader.text, reader.text[end:]
+    for a, b in _compound_nouns(text[start:end], tokenizer):
+        noun = text[start + a : start + b].strip()
+        words = [
+            m.surface()
+            for m in _tokenizer().tokenize(noun, tokenizer.Tokenizer.SplitMode.C)
+            if len(m.surface()) >= 2
+        ]
+        if not all(
+            word in rest or _DOCUMENT_WORDS.search(word) or _GENERIC.search(word)
+            for word in words or [noun]
+        ):
+            return False
+    return True
+
+
 def _practice_before_request(reader: _Reader) -> None:
     """「毎月、利用者ごとの介護報酬の合計を確認しています。添付の実績.csv について、利用者番号
     ごとに…合計し…作っていただけますか」: a sentence before the first file that tells what
@@ -6003,6 +6040,15 @@ def _practice_before_request(reader: _Reader) -> None:
             and not re.search(r"\d|「", sentence)
             and any(_REQUEST_FORM.search(later) for later in sentences[index + 1 :])
         ):
+            reader.use(start, end)
+            reader.context_used = True
+        elif (
+            end <= first_file
+            and _WISH_END.search(sentence)
+            and not re.search(r"\d|「", sentence)
+            and _FILE_NAME.search(reader.text, end)
+            and _only_said_again_or_documents(reader, start, end)
+        ):  # 「全店共通の取扱商品リストを作りたいです。在庫_新宿.csv …」: what the steps make
             reader.use(start, end)
             reader.context_used = True
         elif end <= first_file:
