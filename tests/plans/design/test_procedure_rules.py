@@ -2915,3 +2915,65 @@ def test_a_sentence_telling_what_the_steps_make_is_context() -> None:
 def test_a_wish_that_may_hold_a_condition_is_read(wish: str) -> None:
     procedure = read_procedure(wish + "経費.csv を費目ごとに金額を合計してExcelで")
     assert procedure.gaps, checklist(procedure)
+
+
+def test_a_dedupe_key_said_in_brackets() -> None:
+    # before: 「重複削除（キー：依頼番号）」 removed only rows equal in every column
+    (dedupe, _) = read_procedure(
+        "見積依頼.csv 重複削除（キー：依頼番号）→ 依頼日の古い順 → 結果.xlsx"
+    ).steps
+    assert dedupe.kind == "dedupe" and dedupe.keys == ["依頼番号"]
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "請求.csvで請求額が10万円以上の行を抽出し、請求番号・顧客名・請求額でExcel出力",
+        "請求.csvで請求額が10万円以上の行だけにして、請求番号・顧客名・請求額を出力。結果.csv",
+        "請求.csvから請求額が10万円以上の行を抽出。列は請求番号・顧客名・請求額。結果.csvで保存。",
+    ],
+)
+def test_the_columns_kept_said_without_だけ(instruction: str) -> None:
+    # before: the columns were dropped and every column was written
+    procedure = read_procedure(instruction)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    (kept,) = [s for s in procedure.steps if s.kind == "select"]
+    assert kept.columns == ["請求番号", "顧客名", "請求額"]
+
+
+def test_what_a_reconciliation_compares_said_as_a_mismatch() -> None:
+    # before: 「数量の不一致を…」 matched on the key only
+    (step,) = read_procedure(
+        "出荷指示.csv と 出荷実績.csv を 指示番号 で照合し、数量の不一致を出荷差異.csv に出力。"
+    ).steps
+    assert step.kind == "reconcile" and step.amount_column == "数量"
+
+
+def test_a_bare_condition_nobody_reads_is_asked() -> None:
+    # before: 「血液型がO型かA型」 was dropped and every 血液型 kept
+    procedure = read_procedure(
+        "献血協力者.csvで、前回献血日が2024年3月31日以前の人だけ、血液型がO型かA型。CSVで"
+    )
+    assert any("血液型" in gap.message for gap in procedure.gaps), checklist(procedure)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "name"),
+    [
+        ("契約一覧.xlsxで契約終了日の早い順に並べて更新案内対象.xlsx", "更新案内対象.xlsx"),
+        (
+            "予約.csvで会議室ごとに件数を集計してExcelで出してください（利用状況.xlsx）",
+            "利用状況.xlsx",
+        ),
+        (
+            "名簿.csvから寄付金額が1万円以上の人を抽出。お礼状送付リスト.csvで保存。",
+            "お礼状送付リスト.csv",
+        ),
+    ],
+)
+def test_a_file_named_last_is_the_result(instruction: str, name: str) -> None:
+    # before: the last file was a second input nobody used (「お礼状…」 lost its お)
+    procedure = read_procedure(instruction)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [o.file_name for o in procedure.outputs] == [name]
+    assert len(procedure.inputs) == 1

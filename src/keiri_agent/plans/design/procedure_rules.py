@@ -545,6 +545,11 @@ def _fold(text: str) -> str:
     )
     folded = _settings_separators(folded)
     folded = _restated_periods(folded)
+    folded = re.sub(  # 「重複削除（キー：依頼番号）」: the key said in brackets
+        r"(重複(?:を)?(?:削除|除去|カット|チェック|除外)?)\s*\(\s*(?:キー|key)\s*(?:は|:)\s*([^()]{1,40}?)\s*\)",
+        r"\2で\1",
+        folded,
+    )
     folded = re.sub(  # 「伝票番号の重複（二重入力分）を除いて」: a name for the rows, no condition
         r"(?<=重複)\s*\((?![^()]*(?:除|外|抜|だけ|のみ|以外|\d|「))[^()]{1,20}\)\s*(?=を|は|が)",
         "",
@@ -758,8 +763,9 @@ _FORMAT_WORD = r"csv|CSV|Csv|Excel|EXCEL|excel|エクセル|xlsx|xlsm|XLSX|zip|Z
 _FILE = re.compile(
     rf"(?:(?P<holds>{QNOUN})(?:の|\s)?)?\(?\s*(?P<fmt>{_FORMAT_WORD})(?:ファイル|ブック|データ)?"
 )
-_FILE_NAME = re.compile(  # 「ひまわり組名簿.xlsx」「その他仕入先.csv」: a name may open in kana
-    rf"(?P<name>(?:(?<=[、,「(\s])(?:その他|(?!まず|そして|また|さらに|それ|これ|あと|次)[ぁ-ん]{{2,6}}"
+# 「ひまわり組名簿.xlsx」「その他仕入先.csv」「お礼状.csv」: a name may open in kana
+_FILE_NAME = re.compile(
+    rf"(?P<name>(?:(?:^|(?<=[、,「(\s。]))(?:その他|[おご](?=[{_K}])|(?!まず|そして|また|さらに|それ|これ|あと|次)[ぁ-ん]{{2,6}}"
     rf"(?<![はがをにのでともへやかずて]))(?=[{_K}{_KATA}]))?"
     rf"[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?:さん|様|さま)(?=[{_K}])|(?<=[{_K}])(?<![並揃分付抜残絞集消除])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}_\-])|(?<=[_\-])[ぁ-ん]{{1,4}}(?=[{_K}{_KATA}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*"
     rf"(?:(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん]{{1,2}}(?=\.))?)"
@@ -1067,6 +1073,18 @@ def _output_named_without_extension(reader: _Reader) -> None:
         reader.use(match.start(), match.end())
 
 
+def _last_said_after_the_steps(reader: _Reader, match: re.Match[str]) -> bool:
+    """「…早い順に並べて更新案内対象.xlsx」「…Excelで出してください（利用状況.xlsx）」: a CSV or
+    Excel file named last, after a file already read and not listed with it, is the result."""
+    before = reader.text[: match.start()]
+    return (
+        bool(reader.inputs)
+        and match.group("ext").lower() in ("csv", "xlsx", "xlsm", "xls")
+        and re.fullmatch(r"\s*[)」]?\s*[。!！]?\s*", reader.text[match.end() :]) is not None
+        and not re.search(r"(?:と|、|,|・|/|／|及び|および|や)\s*[(「]?\s*$", before)
+    )
+
+
 def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
     for match in _FILE_NAME.finditer(text):
@@ -1089,6 +1107,7 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         if (
             to_sheet
             or _is_output(text, match.start(), match.end(), named=True)
+            or _last_said_after_the_steps(reader, match)
             or (
                 inside
                 and (
@@ -1649,10 +1668,15 @@ _SELECT = re.compile(
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧|お願い|ください|下さい|にて|して|CSV|Excel|エクセル))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
     rf"|(?:(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)|(?:必要な|欲しい|ほしい|残したい|残す|出してほしい)\s*の)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})"
-    rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols8>{QNOUN}(?:\s*(?:・|、)\s*{QNOUN}){{2,19}})\s*を\s*(?=出して|出力して|表示して|一覧にして|並べた(?:表|一覧)|残し|残す)"
+    rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols8>{QNOUN}(?:\s*(?:・|、)\s*{QNOUN}){{2,19}})\s*を\s*(?=出して|出力|表示して|一覧にして|並べた(?:表|一覧)|残し|残す)"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ\s*(?:で|に(?:して)?)?\s*(?=[、,。]|$)|(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞))"
+    # 「列は氏名・住所・寄付金額。」: the columns kept, said as a sentence of their own
+    rf"|(?:列|項目|カラム)\s*は\s*(?P<cols11>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})(?=\s*(?:。|$))"
     # 「職員番号・氏名・所属の3列、所属順」: the columns counted, with no verb
     rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols9>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*の\s*\d+\s*(?:列|項目)(?=\s*[、,。]|$)"
+    # 「請求番号・顧客名・請求額でExcel出力」「氏名と電話番号でCSV」: the columns of the file
+    rf"|(?:(?<=^)|(?<=[、。,]))\s*(?P<cols10>{QNOUN}(?:\s*(?:{LIST_SEP})\s*{QNOUN}){{1,19}})\s*(?:の列)?\s*で\s*"
+    r"(?=(?:Excel|EXCEL|エクセル|CSV|csv)\s*(?:に|で|ファイル)?\s*(?:出力|保存|出し|書き出|ちょうだい|お願い|[。、]|$))"
 )
 _APPROVAL = re.compile(
     r"(?<!未)承認(?!日|者|番号|状況|区分|ステータス|欄|フラグ|済|待ち|され|の有無)|決裁(?!日|者)|了承"
@@ -3879,11 +3903,14 @@ def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
                 step.amount_column = step.amount_column or name
         reader.use(present.start(), present.end())
     checked = re.search(
-        rf"(?P<col>{NOUN})\s*の\s*(?:差異|差|違い|ズレ|ずれ)\s*を\s*(?:チェック|確認|比較|見)", text
+        rf"(?P<col>{NOUN})\s*の\s*(?:差異|差|違い|ズレ|ずれ)\s*を\s*(?:チェック|確認|比較|見)"
+        rf"|(?P<col2>{NOUN})\s*の\s*(?:不一致|食い違い|相違)",  # 「数量の不一致を…に出力」
+        text,
     )
     if checked and step.amount_column is None:  # 「数量の差異をチェックして」
-        step.amount_column = _clean(checked.group("col"))
-        reader.use(checked.start(), checked.end("col"))
+        named = "col" if checked.group("col") else "col2"
+        step.amount_column = _clean(checked.group(named))
+        reader.use(checked.start(), checked.end(named))
     compared = _COMPARED.search(text)
     if compared and step.amount_column is None:  # 「数量が合わない」「売上金額に差異がある」
         step.amount_column = _clean(compared.group("col") or compared.group("col2"))
@@ -4246,6 +4273,8 @@ def _read_select(reader: _Reader) -> None:
             or match.group("cols8")
             or match.group("cols4")
             or match.group("cols9")
+            or match.group("cols10")
+            or match.group("cols11")
         )
         columns = [  # 「…を抽出、報告日と機械番号と担当者だけ残して」: the step word is no column
             c
@@ -5014,6 +5043,10 @@ def _chain_step(text: str, start: int, end: int) -> bool:
     )
 
 
+_BARE_VALUE = r"(?:「[^」]{1,30}」|[A-Za-z0-9\u4e00-\u9fff\u30a1-\u30faー._\-]{1,20})"
+"""A value said with no particle or verb (「O型」「犬」「「完了」」)."""
+
+
 def _working_clauses(text: str) -> set[tuple[int, int]]:
     """Clauses that ask for a step (a step word, a restriction, 別 / ごと / 順), and a
     clause that goes on into one (「資産区分 が 工具器具備品 で、取得価額 が…を抽出」)."""
@@ -5031,6 +5064,14 @@ def _working_clauses(text: str) -> set[tuple[int, int]]:
         if _in_file_only(text, match.start()):
             continue
         working.add(_clause_span(text, match.start(), match.end()))
+    for clause in re.finditer(
+        r"[^、。]+", text
+    ):  # 「…の人だけ、血液型がO型かA型。」: a bare condition
+        if re.fullmatch(
+            rf"\s*{QNOUN}\s*が\s*{_BARE_VALUE}(?:\s*(?:か|または|もしくは)\s*{_BARE_VALUE})*\s*",
+            clause.group(0),
+        ) and not re.search(r"(?:です|ます|でした|ました|ない|ある|いる)\s*$", clause.group(0)):
+            working.add(_clause_span(text, clause.start(), clause.end() - 1))
     settings = [
         (clause, setting)
         for clause in re.finditer(r"[^。]+", text)
