@@ -2977,3 +2977,39 @@ def test_a_file_named_last_is_the_result(instruction: str, name: str) -> None:
     assert not procedure.gaps, [gap.message for gap in procedure.gaps]
     assert [o.file_name for o in procedure.outputs] == [name]
     assert len(procedure.inputs) == 1
+
+
+@pytest.mark.parametrize(
+    ("instruction", "part"),
+    [
+        (
+            "研修受講記録.csvと社員名簿.xlsxを社員番号で照合して、名簿にいるのに受講記録がない"
+            "社員を出して。未受講者.xlsx",
+            "unmatched_right",
+        ),
+        (
+            "仕入先マスタ.xlsxと支払予定.csvを仕入先コードで突き合わせ、マスタにない仕入先コードの"
+            "行を抽出してください。出力は未登録仕入先.csv",
+            "unmatched_right",
+        ),
+    ],
+)
+def test_one_side_of_a_reconciliation_said_of_people_or_of_one_table(
+    instruction: str, part: str
+) -> None:
+    # before: every part of the reconciliation was written (once the file named last was read)
+    (step,) = read_procedure(instruction).steps
+    assert step.kind == "reconcile" and step.parts == [part]
+
+
+def test_the_columns_kept_after_a_colon() -> None:
+    (_, kept, _) = read_procedure(
+        "滞納者リスト.xlsxで、滞納月数が3以上の人を抽出して、滞納月数の多い順。"
+        "列：部屋番号、氏名、滞納月数、滞納額。督促対象.xlsx"
+    ).steps
+    assert kept.kind == "select" and kept.columns == ["部屋番号", "氏名", "滞納月数", "滞納額"]
+
+
+def test_a_file_name_opening_with_お_after_a_verb() -> None:
+    procedure = read_procedure("宿泊客名簿.csvを部屋番号順に並べてお盆宿泊者.xlsx")
+    assert [o.file_name for o in procedure.outputs] == ["お盆宿泊者.xlsx"]

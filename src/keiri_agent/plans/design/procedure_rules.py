@@ -766,7 +766,7 @@ _FILE = re.compile(
 # 「ひまわり組名簿.xlsx」「その他仕入先.csv」「お礼状.csv」: a name may open in kana
 _FILE_NAME = re.compile(
     rf"(?P<name>(?:(?:^|(?<=[、,「(\s。]))(?:その他|[おご](?=[{_K}])|(?!まず|そして|また|さらに|それ|これ|あと|次)[ぁ-ん]{{2,6}}"
-    rf"(?<![はがをにのでともへやかずて]))(?=[{_K}{_KATA}]))?"
+    rf"(?<![はがをにのでともへやかずて]))(?=[{_K}{_KATA}])|(?<=[てでにへを])[おご](?=[{_K}]))?"
     rf"[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?:さん|様|さま)(?=[{_K}])|(?<=[{_K}])(?<![並揃分付抜残絞集消除])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}_\-])|(?<=[_\-])[ぁ-ん]{{1,4}}(?=[{_K}{_KATA}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*"
     rf"(?:(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん]{{1,2}}(?=\.))?)"
     r"\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)",
@@ -1671,7 +1671,7 @@ _SELECT = re.compile(
     rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols8>{QNOUN}(?:\s*(?:・|、)\s*{QNOUN}){{2,19}})\s*を\s*(?=出して|出力|表示して|一覧にして|並べた(?:表|一覧)|残し|残す)"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ\s*(?:で|に(?:して)?)?\s*(?=[、,。]|$)|(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞))"
     # 「列は氏名・住所・寄付金額。」: the columns kept, said as a sentence of their own
-    rf"|(?:列|項目|カラム)\s*は\s*(?P<cols11>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})(?=\s*(?:。|$))"
+    rf"|(?:列|項目|カラム)\s*(?:は|:)\s*(?P<cols11>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})(?=\s*(?:。|$))"
     # 「職員番号・氏名・所属の3列、所属順」: the columns counted, with no verb
     rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols9>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*の\s*\d+\s*(?:列|項目)(?=\s*[、,。]|$)"
     # 「請求番号・顧客名・請求額でExcel出力」「氏名と電話番号でCSV」: the columns of the file
@@ -3625,11 +3625,16 @@ def _files_gathered(reader: _Reader, *, master: bool) -> re.Match[str] | None:
     return _ALL_GATHERED.search(reader.text)
 
 
+_LACKS = r"(?:ない|無い|存在しない|見つからない|載っていない|いない|登録(?:されて)?いない)"
 _ONE_SIDE = re.compile(
-    rf"(?P<has>{NOUN})\s*(?:側|の方)?\s*(?:に|には)\s*(?:ある|あって|あるのに|あるが|あるけど)\s*[、,]?\s*"
-    rf"(?P<lacks>{NOUN})\s*(?:側|の方)?\s*(?:に|には|が)\s*(?:ない|無い|存在しない|見つからない|載っていない)"
+    rf"(?P<has>{NOUN})\s*(?:側|の方)?\s*(?:に|には)\s*"
+    r"(?:ある|あって|あるのに|あるが|あるけど|いる|いて|いるのに|いるが|いるけど|載っていて|載っているのに)"
+    rf"\s*[、,]?\s*(?P<lacks>{NOUN})\s*(?:側|の方)?\s*(?:に|には|が)\s*{_LACKS}"
+    # 「マスタにない仕入先コードの行」: the other table's rows the one named lacks
+    rf"|(?<![{_K}{_KATA}A-Za-z0-9_])(?P<lacks_only>{NOUN})\s*(?:側|の方)?\s*(?:に|には)\s*{_LACKS}"
 )
-"""「報告にあって契約にない物件」: the rows of one table the other lacks, alone."""
+"""「報告にあって契約にない物件」「名簿にいるのに受講記録がない社員」: the rows of one table the
+other lacks, alone."""
 
 
 def _one_side_wanted(reader: _Reader, step: StepSpec) -> None:
@@ -3643,7 +3648,11 @@ def _one_side_wanted(reader: _Reader, step: StepSpec) -> None:
     def sides(word: str) -> list[int]:  # 「報告」 of 清掃業務報告
         return [i for i, held in enumerate(holds) if word in held or held in word]
 
-    has, lacks = sides(_clean(said.group("has"))), sides(_clean(said.group("lacks")))
+    if said.group("lacks_only"):
+        lacks = sides(_clean(said.group("lacks_only")))
+        has = [1 - lacks[0]] if len(lacks) == 1 else []
+    else:
+        has, lacks = sides(_clean(said.group("has"))), sides(_clean(said.group("lacks")))
     reader.use(said.start(), said.end())
     if len(has) != 1 or len(lacks) != 1 or has == lacks:
         reader.gaps.append(
