@@ -3013,3 +3013,49 @@ def test_the_columns_kept_after_a_colon() -> None:
 def test_a_file_name_opening_with_お_after_a_verb() -> None:
     procedure = read_procedure("宿泊客名簿.csvを部屋番号順に並べてお盆宿泊者.xlsx")
     assert [o.file_name for o in procedure.outputs] == ["お盆宿泊者.xlsx"]
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "研修記録.csv から研修名に「防止」を含む行を拾って。"
+        "所属・職員名・研修名の３列で、所属順に。CSVで",
+        "受注.xlsx から状態が「完了」以外のものを出してください。"
+        "列は 所属・職員名・研修名 で。Excelで",
+        "受注.xlsx で担当が「中村」の分だけ、所属・職員名・研修名 で出してください。Excelで。",
+        "受注.xlsx → 担当が「中村」の人だけ → 所属・職員名・研修名 の３列 → CSV",
+        "受注.xlsx で担当が「中村」の分を、所属・職員名・研修名 の列で、"
+        "所属順に並べて 結果.xlsx にして",
+    ],
+)
+def test_the_columns_kept_said_before_the_output(instruction: str) -> None:
+    procedure = read_procedure(instruction)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    (kept,) = [s for s in procedure.steps if s.kind == "select"]
+    assert kept.columns == ["所属", "職員名", "研修名"]
+
+
+def test_an_order_said_with_its_column_and_count() -> None:
+    # before: 「売上上位10商品」 asked which order the 10 were counted in
+    (_, order) = read_procedure(
+        "物販.csv → 商品名ごとに売上を合計 → 売上上位10商品 → Excelで"
+    ).steps
+    assert (order.kind, order.by, order.descending, order.limit) == ("sort", ["売上"], True, 10)
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "宿泊実績.csv で、サイズ区分（小型・中型・大型）ごとに宿泊料を合計してください。Excelで",
+        "設定\n入力：POS.csv\n絞り込み：部門 = 精肉, 鮮魚（この２つだけ）\n"
+        "集計：サイズ区分ごと / 宿泊料の合計\n出力：Excel",
+        "会員.csv、会員番号で重複を消して（同じ人が２回登録してることがある）、サイズ区分ごとに"
+        "宿泊料を合計してExcelに。",
+    ],
+)
+def test_an_aside_that_lists_or_explains(instruction: str) -> None:
+    # before: each was asked about a word or a number of its aside
+    procedure = read_procedure(instruction)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    (total,) = [s for s in procedure.steps if s.kind == "aggregate"]
+    assert total.group_by == ["サイズ区分"]

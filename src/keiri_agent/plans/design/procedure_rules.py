@@ -550,6 +550,16 @@ def _fold(text: str) -> str:
         r"\2で\1",
         folded,
     )
+    folded = re.sub(  # 「サイズ区分（小型・中型・大型）ごとに」: the values of a group, listed
+        r"\s*\((?![^()]*(?:除|外|抜|だけ|のみ|以外|以上|以下|未満|超))[^()]{1,20}[・、,][^()]{1,30}\)\s*(?=ごと|別|毎)",
+        "",
+        folded,
+    )
+    folded = re.sub(  # 「部門 = 精肉, 鮮魚（この２つだけ）」: how many values were listed
+        r"\s*\(\s*(?:この|その|上記の)?\s*\d{1,2}\s*(?:つ|種類?|点)\s*(?:だけ|のみ)?\s*\)",
+        "",
+        folded,
+    )
     folded = re.sub(  # 「伝票番号の重複（二重入力分）を除いて」: a name for the rows, no condition
         r"(?<=重複)\s*\((?![^()]*(?:除|外|抜|だけ|のみ|以外|\d|「))[^()]{1,20}\)\s*(?=を|は|が)",
         "",
@@ -1345,7 +1355,7 @@ _FILTER_CODE = re.compile(
 )
 """「返品区分=1」「工事区分=公共」: a column equal to a code or a word, said with 「=」."""
 _FILTER_EQ = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：|(?<!シート)(?<!ファイル)(?<!ブック)(?=「[^」]{{1,40}}」\s*(?:だけ|のみ|以外|(?:は|を)\s*(?:除|外し|外す|対象外))))\s*(?:まだ|すでに|既に|現在|今も|今でも|いまだに)?\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,|(?<=」)と)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|/|／)\s*{QNOUN}){{0,19}})\s*"
+    rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：|(?<!シート)(?<!ファイル)(?<!ブック)(?=「[^」]{{1,40}}」\s*(?:だけ|のみ|以外|(?:は|を)\s*(?:除|外し|外す|対象外))))\s*(?:まだ|すでに|既に|現在|今も|今でも|いまだに)?\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,|(?<=」)と)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|,|/|／)\s*{QNOUN}){{0,19}})\s*"
     rf"(?P<tail>以外|(?:でない|ではない|じゃない)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ|だけ|のみ))|(?<=」)(?=\s*(?:。|$))|の(?:いずれか|どれか)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は|に\s*「))|だけ|のみ"
     r"|(?<=」)(?=\s*(?:は|を)\s*(?:除|外し|外す|対象外))"  # 「券種「関係者」は除く」
     r"|(?:になっている|となっている|になってる|である)(?=\s*(?:ので|から|ため)\s*[、,]?\s*(?:それ|これ|そちら)\s*(?:は|を|も)\s*(?:除|外|抜|省))"
@@ -1665,18 +1675,19 @@ _NORMALIZE = re.compile(
 _SELECT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム|つ)\s*(?:だけ|のみ|に絞|に限|にして|にする|にし(?=て|、)|を\s*残[しす])"
     rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols3>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|して|する|し[、,]|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル)|で\s*(?:大丈夫|OK|結構|いい|お願い|構いません)|(?:CSV|csv|Excel|excel|エクセル)\s*(?:に|で|へ)|\s*(?:[＞>→⇒]|$))"
-    rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,12}}?(?:出力|書き出|保存|出し|一覧|お願い|ください|下さい|にて|して|CSV|Excel|エクセル))"
+    rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,30}}?(?:出力|書き出|保存|出し|一覧|お願い|ください|下さい|にて|して|CSV|Excel|エクセル))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
     rf"|(?:(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)|(?:必要な|欲しい|ほしい|残したい|残す|出してほしい)\s*の)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})"
     rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols8>{QNOUN}(?:\s*(?:・|、)\s*{QNOUN}){{2,19}})\s*を\s*(?=出して|出力|表示して|一覧にして|並べた(?:表|一覧)|残し|残す)"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ\s*(?:で|に(?:して)?)?\s*(?=[、,。]|$)|(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞))"
     # 「列は氏名・住所・寄付金額。」: the columns kept, said as a sentence of their own
-    rf"|(?:列|項目|カラム)\s*(?:は|:)\s*(?P<cols11>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})(?=\s*(?:。|$))"
+    rf"|(?:列|項目|カラム)\s*(?:は|:)\s*(?P<cols11>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:で)?(?=\s*(?:。|$))"
     # 「職員番号・氏名・所属の3列、所属順」: the columns counted, with no verb
-    rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols9>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*の\s*\d+\s*(?:列|項目)(?=\s*[、,。]|$)"
+    rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols9>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*の\s*\d+\s*(?:列|項目)(?=\s*(?:で|に(?:して)?)?\s*(?:[、,。→]|$))"
     # 「請求番号・顧客名・請求額でExcel出力」「氏名と電話番号でCSV」: the columns of the file
     rf"|(?:(?<=^)|(?<=[、。,]))\s*(?P<cols10>{QNOUN}(?:\s*(?:{LIST_SEP})\s*{QNOUN}){{1,19}})\s*(?:の列)?\s*で\s*"
-    r"(?=(?:Excel|EXCEL|エクセル|CSV|csv)\s*(?:に|で|ファイル)?\s*(?:出力|保存|出し|書き出|ちょうだい|お願い|[。、]|$))"
+    r"(?=(?:Excel|EXCEL|エクセル|CSV|csv)\s*(?:に|で|ファイル)?\s*(?:出力|保存|出し|書き出|ちょうだい|お願い|[。、]|$)"
+    r"|(?<=[^・、,]{1}\s)?(?:出力|書き出)|(?<=で)(?:出して|出力して)(?=\s*(?:ください|下さい|ほしい|もらえ|いただけ)))"
 )
 _APPROVAL = re.compile(
     r"(?<!未)承認(?!日|者|番号|状況|区分|ステータス|欄|フラグ|済|待ち|され|の有無)|決裁(?!日|者)|了承"
@@ -4308,6 +4319,11 @@ _LIMIT = re.compile(
     r"|(?P<m>\d{1,5})\s*位\s*まで"
     r"|(?<=順)\s*(?:→|⇒|->|に|で|、)?\s*(?P<k>\d{1,5})\s*(?:件|行|社|名|人|個|品|店)\s*(?:だけ|のみ|まで)"
 )
+_COLUMN_LIMIT = re.compile(
+    rf"(?P<col>{NOUN})\s*(?:の)?\s*(?P<word>上位|下位|ワースト)\s*(?P<n>\d{{1,5}})\s*"
+    r"(?:件|行|社|名|人|個|つ|品目?|店舗?|商品|位)?"
+)
+"""「売上上位10商品」「在庫金額の下位5件」: an order by a column said with how many rows."""
 """「上位10件」「先頭100行」「上から3件だけ」「平均の低い順 → 3件だけ」: the first rows after
 the sort, no value."""
 
@@ -4315,6 +4331,22 @@ the sort, no value."""
 def _read_limit(reader: _Reader) -> None:
     """A count of rows to keep after the sort (上位 N 件): the sort's limit; with no order
     said, which order is asked (never a guessed column)."""
+    if not any(step.kind == "sort" for _, step in reader.steps):
+        said = _COLUMN_LIMIT.search(reader.text)
+        if said and not reader.overlaps(said.start(), said.end()):
+            column = _column_name(said.group("col"))
+            reader.add_step(  # 「…を合計 → 売上上位10商品」: its order and its count
+                said.start(),
+                StepSpec(
+                    id="",
+                    kind="sort",
+                    by=[column],
+                    descending=said.group("word") != "下位",
+                    limit=int(said.group("n")),
+                    source=said.group(0),
+                ),
+            )
+            reader.use(said.start(), said.end())
     for match in _LIMIT.finditer(reader.text):
         if reader.overlaps(match.start(), match.end()):
             continue
@@ -5450,7 +5482,9 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             f"「{clause}」の、残す行（または列）の条件を読み取れませんでした"
             "（例: 「店舗コードが S012 の行だけ」「金額が5万円以上の行だけ」）",
         )
-    for match in re.finditer(r"\([^()]*(?:など|のような|例|ので|ため)[^()]*\)", text):
+    for match in re.finditer(
+        r"\([^()]*(?:など|のような|例|ので|ため|ことがあ|場合があ)[^()]*\)", text
+    ):
         if not _aside_asks_unread(reader, match):
             reader.use(match.start(), match.end())
     for match in re.finditer(
@@ -6238,6 +6272,8 @@ def _setting_said(setting: re.Match[str], said: list[str]) -> str | None:
     if form == "{value}に並べる" and re.search(r"順\s*[、,]\s*(?:上位|先頭|トップ)", value):
         value = re.sub(r"順\s*[、,]\s*", "順に並べて", value, count=1)
         form = "{value}"  # 「順番：数量の多い順、上位10件」: the order, then how many
+    if form in ("{value}の行だけ", "{value}は除外して"):
+        value = re.sub(r"\s*,\s*", "・", value)  # 「部門 = 精肉, 鮮魚」: one list of values
     names = "・".join(re.split(r"\s*(?:、|,|・|/|×)\s*", value))  # 「船名 × 魚種」
     within = "" if re.search(r"以内|まで|以下|なし|無し|認め", value) else "以内"
     return form.format(value=value, names=names, within=within)
