@@ -3059,3 +3059,52 @@ def test_an_aside_that_lists_or_explains(instruction: str) -> None:
     assert not procedure.gaps, [gap.message for gap in procedure.gaps]
     (total,) = [s for s in procedure.steps if s.kind == "aggregate"]
     assert total.group_by == ["サイズ区分"]
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "給油明細.csv から fuel_type が「軽油」のやつだけぬいて、"
+        "member_no ごとに liters を合計しといてー。多いじゅんにならべてえくせるで！",
+        "給油明細.csv、member_no ごとに liters を合計して〜。fuel_type が「灯油」のはぬいてね。"
+        "liters おおきい順でエクセルでおねがい",
+    ],
+)
+def test_steps_said_in_kana(instruction: str) -> None:
+    # before: 「多いじゅんにならべて」 was dropped silently (no sort)
+    procedure = read_procedure(instruction)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [s.kind for s in procedure.steps] == ["filter", "aggregate", "sort"]
+    assert procedure.steps[2].by == ["liters"] and procedure.steps[2].descending
+
+
+def test_a_group_column_named_with_項目_or_結果() -> None:
+    # before: 「検査項目」 (ending in 項目) was dropped from the grouping silently
+    (total,) = read_procedure("検査記録.csv の担当技師×検査項目で件数集計してExcelで").steps
+    assert total.group_by == ["担当技師", "検査項目"]
+
+
+def test_one_key_value_line_nobody_reads_is_asked() -> None:
+    # before: 「・検査項目：OCT、視野検査 の2つ」 was dropped and every 検査項目 kept
+    procedure = read_procedure(
+        "検査実施記録.csv\n・検査項目：OCT、視野検査 の2つ\n"
+        "・担当技師 が空欄の行は除外\n→ 件数.xlsx"
+    )
+    assert any("視野検査" in gap.message for gap in procedure.gaps), checklist(procedure)
+
+
+def test_a_settings_block_parted_by_bars() -> None:
+    (_, dedupe) = read_procedure(
+        "入力 | 会員名簿.xlsx\n条件1 | 会員ランクが ゴールド または プラチナ\n"
+        "重複 | 会員番号で重複を削除\n出力 | 送付先.csv"
+    ).steps
+    assert dedupe.kind == "dedupe" and dedupe.keys == ["会員番号"]
+
+
+def test_a_normalised_column_said_as_another_columns_name_is_asked() -> None:
+    # before: 「エリア名」 was normalised beside the grouping by 配達エリア (no such column)
+    procedure = read_procedure(
+        "灯油配達.csv を配達エリアごとに配達量の合計を出してください。エリア名が「ﾐﾅﾐ町」"
+        "「ミナミ町」みたいに半角全角ばらばらなので、先にそろえてからでお願いします。Excelで"
+    )
+    assert any("配達エリア" in gap.message for gap in procedure.gaps), checklist(procedure)

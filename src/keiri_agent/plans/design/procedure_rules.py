@@ -519,8 +519,19 @@ _KANA_VERBS = (
     (r"(?<![ぁ-ん])なら(?=べ|び)", "並"),
     (r"(?<![ぁ-ん])ぬき(?=だ|出)", "抜き"),
     (r"(?<=[をはに])\s*のこ(?=[しすさせ])", "残"),
+    (r"(?<=[をはのでが])\s*ぬ(?=い[てた])", "抜"),  # 「…のはぬいてね」
+    (r"(?<=[をでは複])\s*け(?=し[てた]|す)", "消"),  # 「重複けして」「…で重複をけして」
+    (r"(?<=[をでは複])\s*はず(?=す|し[てた])", "外"),  # 「部屋番号で重複をはずす」
+    (r"(?<=[い])じゅん(?=[にでの、。]|$)", "順"),  # 「多いじゅんにならべて」
+    (r"(?<![ぁ-ん])おおきい(?=\s*順|じゅん)", "大きい"),
+    (r"(?<![ぁ-ん])おおい(?=\s*順|じゅん)", "多い"),
+    (r"(?<![ぁ-ん])すくない(?=\s*順|じゅん)", "少ない"),
+    (r"(?<![ぁ-ん])ふるい(?=\s*順|じゅん)", "古い"),
+    (r"(?<![ぁ-ん])あたらしい(?=\s*順|じゅん)", "新しい"),
+    (r"えくせる", "エクセル"),
+    (r"(?<=[をでに]|[\u4e00-\u9fff])\s*だ(?=し(?:て|と|た|ま))", "出"),  # 「件数だしといて」
 )
-"""Step verbs written in kana, with the kanji the rules read them in."""
+"""Step words written in kana, with the kanji the rules read them in."""
 
 
 def _fold(text: str) -> str:
@@ -533,6 +544,11 @@ def _fold(text: str) -> str:
     )  # 「key は id」
     for kana, kanji in _KANA_VERBS:  # 「…の行にしぼる」「古い順にならべて」: a step verb in kana
         folded = re.sub(kana, kanji, folded)
+    folded = re.sub(  # 「区分が「返品」のは除いてね」: 「の」 stands for the rows
+        r"(?<=[」\u4e00-\u9fff\u30a1-\u30faA-Za-z0-9])のは(?=\s*(?:除|抜|外|消|いらな|要らな))",
+        "のものは",
+        folded,
+    )
     folded = re.sub(  # 「その後フリガナと…」: 後 begins no column name
         r"(その後|そのあと|その上で|そのうえで|次に)(?=[\u4e00-\u9fff\u30a1-\u30fa])",
         r"\1 ",
@@ -541,6 +557,11 @@ def _fold(text: str) -> str:
     folded = re.sub(  # 「R6.11.1」「H31.4.1」: an era and a date said short
         r"(?<![A-Za-z0-9])([RH])\s?(\d{1,2})[./](\d{1,2})[./](\d{1,2})(?![\d./])",
         lambda m: f"{'令和' if m[1] == 'R' else '平成'}{m[2]}年{m[3]}月{m[4]}日",
+        folded,
+    )
+    folded = re.sub(  # 「担当技師×検査項目で件数集計」: two group columns, not a formula
+        rf"({NOUN})\s*[×xX]\s*({NOUN})\s*(?:で|ごとに|ごと|別に|別)\s*(?=[^。、]{{0,10}}集計)",
+        r"\1・\2ごとに",
         folded,
     )
     folded = _settings_separators(folded)
@@ -584,8 +605,8 @@ def _fold(text: str) -> str:
 
 
 _KEYED_LINE = re.compile(
-    r"^(?P<lead>\s*(?:[・\-*•■□◆◇●○▶]\s*)?)(?P<key>[^\s:=→⇒.。、()「」]{1,10})"
-    r"(?:\s*\t\s*|\s*(?:→|⇒|->)\s*)(?P<value>[^\t→⇒]*?[^\s→⇒])\s*$"
+    r"^(?P<lead>\s*(?:[・\-*•■□◆◇●○▶]\s*)?)(?P<key>[^\s:=→⇒|.。、()「」]{1,10})"
+    r"(?:\s*\t\s*|\s*(?:→|⇒|->|\|)\s*)(?P<value>[^\t→⇒|]*?[^\s→⇒|])\s*$"
 )
 
 
@@ -2611,7 +2632,11 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             n[:-1] if n.endswith("別") and _suffix_betsu(n) else n  # 「工事番号別・費目別」
             for n in _names("・".join(kept))
             if not _names_a_file(reader, n)
-            and (n == "項目" or (n not in GENERIC_NOUNS and not _GENERIC.search(n)))  # 「項目ごと」
+            and (
+                n == "項目"  # 「項目ごと」
+                or re.fullmatch(rf"[{_K}{_KATA}]{{2,}}(?:項目|結果|明細)", n)  # 「検査項目ごと」
+                or (n not in GENERIC_NOUNS and not _GENERIC.search(n))
+            )
             and not _NOT_A_COLUMN.fullmatch(n)  # 「毎月末、得意先ごとに」: a time, no group
         ]
         if len(names) > 1:  # 「0のデータは除外、車両番号ごとに」: an action word is no group
@@ -4312,7 +4337,7 @@ def _read_select(reader: _Reader) -> None:
         reader.use(match.start(), match.end())
 
 
-_LIMIT_WORD = re.compile(r"上位|先頭|上から|トップ|TOP|Top|top|ベスト|最初の|頭から")
+_LIMIT_WORD = re.compile(r"上位|先頭|上から|トップ|TOP|Top|top|ベスト|ワースト|最初の|頭から")
 _LIMIT = re.compile(
     rf"(?:{_LIMIT_WORD.pattern})\s*(?P<n>\d{{1,5}})\s*"
     r"(?:件|行|位|社|名|人|個|つ|品目|品|店舗|店)?(?:まで)?(?:\s*(?:だけ|のみ))?"
@@ -4320,7 +4345,8 @@ _LIMIT = re.compile(
     r"|(?<=順)\s*(?:→|⇒|->|に|で|、)?\s*(?P<k>\d{1,5})\s*(?:件|行|社|名|人|個|品|店)\s*(?:だけ|のみ|まで)"
 )
 _COLUMN_LIMIT = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:の)?\s*(?P<word>上位|下位|ワースト)\s*(?P<n>\d{{1,5}})\s*"
+    rf"(?P<col>{NOUN})\s*(?:の|が)?\s*(?:(?P<dir>多い|大きい|高い|少ない|小さい|低い)\s*)?"
+    r"(?P<word>上位|下位|ワースト)\s*(?P<n>\d{1,5})\s*"
     r"(?:件|行|社|名|人|個|つ|品目?|店舗?|商品|位)?"
 )
 """「売上上位10商品」「在庫金額の下位5件」: an order by a column said with how many rows."""
@@ -4341,7 +4367,8 @@ def _read_limit(reader: _Reader) -> None:
                     id="",
                     kind="sort",
                     by=[column],
-                    descending=said.group("word") != "下位",
+                    descending=(said.group("dir") or "多い") in ("多い", "大きい", "高い")
+                    and said.group("word") != "下位",
                     limit=int(said.group("n")),
                     source=said.group(0),
                 ),
@@ -5118,13 +5145,14 @@ def _working_clauses(text: str) -> set[tuple[int, int]]:
         for clause in re.finditer(r"[^。]+", text)
         if (setting := _SETTING.match(clause.group(0)))
     ]
-    if len(settings) >= 2:  # each line of a settings block asks for something
-        working.update(
-            _clause_span(text, clause.start(), clause.end() - 1)
-            for clause, setting in settings
-            if not _NOT_CONDITION_HEADS.match(setting.group("key").strip())
-            and not _FILE_NAME.search(setting.group("value"))  # 「上期分: 経費_上期.csv」
-        )
+    for clause, setting in settings:  # each line of a settings block asks for something
+        if _NOT_CONDITION_HEADS.match(setting.group("key").strip()) or _FILE_NAME.search(
+            setting.group("value")  # 「上期分: 経費_上期.csv」
+        ):
+            continue
+        for piece in re.finditer(r"[^、]+", clause.group(0)):
+            at = clause.start() + piece.start()
+            working.add(_clause_span(text, at, at + len(piece.group(0)) - 1))
     for arrow in _CHAIN_ARROW.finditer(text):  # each step of 「A → B → C」 asks for something
         if not text[: arrow.start()].rstrip().endswith("。"):  # (a line opening with → is not)
             working.add(_clause_span(text, arrow.start() - 1, arrow.start() - 1))
@@ -5972,11 +6000,20 @@ def _columns_named_elsewhere(reader: _Reader, steps: list[StepSpec]) -> None:
 
 
 def _keys_said_short(steps: list[StepSpec], gaps: list[Gap]) -> None:
-    """「認定有効期間終了日が…以前の人を、終了日の早い順に」: an order or group key that is the
-    tail of exactly one column another step names may be that column said short, or a
-    column of its own (部門 / 上位部門): asked, never guessed."""
+    """「認定有効期間終了日が…以前の人を、終了日の早い順に」: an order, group or normalised
+    column that is the tail of exactly one column another step names (or that tail with 名:
+    「エリア名」 of 配達エリア) may be that column said short, or a column of its own (部門 /
+    上位部門): asked, never guessed."""
     for step in steps:
-        keys = step.by if step.kind == "sort" else step.group_by if step.kind == "aggregate" else []
+        keys = (
+            step.by
+            if step.kind == "sort"
+            else step.group_by
+            if step.kind == "aggregate"
+            else step.columns
+            if step.kind == "normalize"
+            else []
+        )
         others = {
             name
             for other in steps
@@ -5988,7 +6025,11 @@ def _keys_said_short(steps: list[StepSpec], gaps: list[Gap]) -> None:
                 n
                 for n in others
                 if n != key
-                and ((len(key) >= 2 and n.endswith(key)) or n in (f"{key}名", f"{key}名称"))
+                and (
+                    (len(key) >= 2 and n.endswith(key))
+                    or n in (f"{key}名", f"{key}名称")
+                    or (len(key) >= 3 and key.endswith("名") and n.endswith(key[:-1]))
+                )  # 「エリア名」 of 配達エリア
             ]
             if key not in others and len(longer) == 1:
                 gaps.append(
