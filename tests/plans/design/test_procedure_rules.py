@@ -3108,3 +3108,83 @@ def test_a_normalised_column_said_as_another_columns_name_is_asked() -> None:
         "「ミナミ町」みたいに半角全角ばらばらなので、先にそろえてからでお願いします。Excelで"
     )
     assert any("配達エリア" in gap.message for gap in procedure.gaps), checklist(procedure)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "columns"),
+    [
+        (
+            "社員名簿.xlsxから部署が「営業部」の社員を抽出。社員番号、氏名、部署、入社年月日。Excelで",
+            ["社員番号", "氏名", "部署", "入社年月日"],
+        ),
+        (
+            "試薬在庫.xlsx から 使用期限 が 2025/3/31 より前のものを抽出、"
+            "試薬名・ロット・使用期限。期限切れ試薬.xlsx",
+            ["試薬名", "ロット", "使用期限"],
+        ),
+        (
+            "残業時間.xlsxで、残業時間が45時間を超えた人を抽出して、部署・氏名・残業時間を、"
+            "残業時間の多い順に。ファイル名は36協定確認.xlsx",
+            ["部署", "氏名", "残業時間"],
+        ),
+    ],
+)
+def test_columns_said_alone_after_a_step_are_kept(instruction: str, columns: list[str]) -> None:
+    # before: each list was dropped silently and every column written
+    procedure = read_procedure(instruction)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    (kept,) = [s for s in procedure.steps if s.kind == "select"]
+    assert kept.columns == columns
+
+
+def test_fields_listed_before_読み取って_are_no_columns_kept() -> None:
+    procedure = read_procedure(
+        "スキャンしたJPGで受け取っています。氏名、勤務日、出勤時刻、退勤時刻を読み取って表にして。"
+        "CSVで"
+    )
+    assert [s.kind for s in procedure.steps] == ["extract"]  # (a model is needed: refused later)
+
+
+@pytest.mark.parametrize(
+    ("said", "amount", "parts"),
+    [
+        ("金額差異を出してください", "金額", []),
+        ("金額が変わった費目を出してください", "金額", []),
+        ("両方にいる顧客を出してください", None, ["matched"]),
+    ],
+)
+def test_what_a_reconciliation_shows_said_briefly(
+    said: str, amount: str | None, parts: list[str]
+) -> None:
+    # before: each matched on the key only and wrote every part
+    (step,) = read_procedure(f"A支店.csv と B支店.csv を顧客番号で照合し、{said}。Excelで").steps
+    assert (step.amount_column, step.parts) == (amount, parts)
+
+
+def test_a_year_compared_in_a_column_of_dates() -> None:
+    # before: 「購入日が2015年以前」 compared the dates with the number 2,015
+    assert conditions_of(
+        "備品台帳.xlsxの購入日が2015年以前のもの（2015年を含む）を抽出してExcelで"
+    ) == [("購入日", "<=", "2015-12-31")]
+    assert conditions_of("備品台帳.xlsxの購入日が2015年以降のものを抽出してExcelで") == [
+        ("購入日", ">=", "2015-01-01")
+    ]
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "両替受付.xlsxの受付金額の合計を受付者ごとに出して。承認をもらってから保存。",
+        "配送実績.xlsxの配送エリアごとに、遅延フラグが1の件数と全体の件数を出してください。Excelで",
+    ],
+)
+def test_a_result_no_step_can_make_is_asked(instruction: str) -> None:
+    # before: a plan with no saved file, and a count of delayed rows only, each looked done
+    assert read_procedure(instruction).gaps
+
+
+def test_a_file_name_with_two_kana_between_kanji() -> None:
+    procedure = read_procedure(
+        "ATM稼働記録.csvの障害区分ごとの件数を集計。出力=紙幣詰まり件数.xlsx"
+    )
+    assert [o.file_name for o in procedure.outputs] == ["紙幣詰まり件数.xlsx"]

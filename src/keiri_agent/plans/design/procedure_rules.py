@@ -564,6 +564,16 @@ def _fold(text: str) -> str:
         r"\1・\2ごとに",
         folded,
     )
+    folded = re.sub(  # 「購入日が2015年以前」: a year compared in a column of dates
+        rf"(?P<col>{NOUN}(?:日|日付|期限|日時))(?P<case>\s*(?:が|は)\s*)(?P<y>\d{{4}})\s*年\s*"
+        r"(?P<op>以前|まで|以降|から)(?!\s*\d)",
+        lambda m: (
+            f"{m['col']}{m['case']}{m['y']}年"
+            + ("12月31日" if m["op"] in ("以前", "まで") else "1月1日")
+            + m["op"]
+        ),
+        folded,
+    )
     folded = _settings_separators(folded)
     folded = _restated_periods(folded)
     folded = re.sub(  # 「重複削除（キー：依頼番号）」: the key said in brackets
@@ -798,7 +808,7 @@ _FILE = re.compile(
 _FILE_NAME = re.compile(
     rf"(?P<name>(?:(?:^|(?<=[、,「(\s。]))(?:その他|[おご](?=[{_K}])|(?!まず|そして|また|さらに|それ|これ|あと|次)[ぁ-ん]{{2,6}}"
     rf"(?<![はがをにのでともへやかずて]))(?=[{_K}{_KATA}])|(?<=[てでにへを])[おご](?=[{_K}]))?"
-    rf"[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?:さん|様|さま)(?=[{_K}])|(?<=[{_K}])(?<![並揃分付抜残絞集消除])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}_\-])|(?<=[_\-])[ぁ-ん]{{1,4}}(?=[{_K}{_KATA}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*"
+    rf"[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?:さん|様|さま)(?=[{_K}])|(?<=[{_K}])(?<![並揃分付抜残絞集消除])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}_\-])|(?<=[{_K}])(?<![並揃分付抜残絞集消除])(?![はがをにのでともへやか]|から|まで|より|して|した|ごと|だけ|のみ|など)[ぁ-ん]{{2}}(?=[{_K}])|(?<=[_\-])[ぁ-ん]{{1,4}}(?=[{_K}{_KATA}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*"
     rf"(?:(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん]{{1,2}}(?=\.))?)"
     r"\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)",
     re.I,
@@ -1298,7 +1308,8 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         )
     if not reader.outputs and not any(g.kind == "unsupported_action" for g in reader.gaps):
         output_word = re.search(
-            r"(?:出力|書き出|エクスポート)(?!した|された|済み|済)(?=\s*(?:して|する|を|お願い|ください|で|。|$))",
+            r"(?:出力|書き出|エクスポート|保存)(?!した|された|済み|済)"
+            r"(?=\s*(?:して|する|を|お願い|ください|で|前|。|$))",
             text,
         )
         if output_word:
@@ -1703,6 +1714,11 @@ _SELECT = re.compile(
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ\s*(?:で|に(?:して)?)?\s*(?=[、,。]|$)|(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞))"
     # 「列は氏名・住所・寄付金額。」: the columns kept, said as a sentence of their own
     rf"|(?:列|項目|カラム)\s*(?:は|:)\s*(?P<cols11>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:で)?(?=\s*(?:。|$))"
+    # 「…を抽出。社員番号、氏名、部署、入社年月日。」「…を抽出、試薬名・ロット・保管場所。」
+    # 「部署・氏名・残業時間を、…の多い順に」: three or more columns said alone, after a step
+    rf"|(?:(?<=。)|(?<=抽出[、,])|(?<=抜き出し[、,])|(?<=抽出して[、,]))\s*"
+    rf"(?P<cols12>{QNOUN}(?:\s*(?:、|,|・)\s*{QNOUN}){{2,19}})"
+    r"\s*(?:を\s*(?=[、,])|(?:で|だけ|のみ)?\s*(?=。|$))"
     # 「職員番号・氏名・所属の3列、所属順」: the columns counted, with no verb
     rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols9>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*の\s*\d+\s*(?:列|項目)(?=\s*(?:で|に(?:して)?)?\s*(?:[、,。→]|$))"
     # 「請求番号・顧客名・請求額でExcel出力」「氏名と電話番号でCSV」: the columns of the file
@@ -3673,9 +3689,20 @@ _ONE_SIDE = re.compile(
 other lacks, alone."""
 
 
+_IN_BOTH = re.compile(
+    r"(?:両方|どちら|双方|2つ|二つ)\s*(?:の\s*(?:ファイル|表))?\s*(?:に|とも|にも)\s*(?:ある|いる|載っている|存在する)"
+)
+"""「両方にいる顧客」「どちらにもある商品」: the rows the two tables share."""
+
+
 def _one_side_wanted(reader: _Reader, step: StepSpec) -> None:
     """A reconciliation asked for one side only (「銀行明細にあって会計データにない取引」): that
     part alone is the result (the first table read is the left one)."""
+    both = _IN_BOTH.search(reader.text)
+    if both and len(reader.inputs) == 2 and not _ONE_SIDE.search(reader.text):
+        step.parts = ["matched"]  # 「両方にいる顧客を出して」: the rows found in both tables
+        reader.use(both.start(), both.end())
+        return
     said = _ONE_SIDE.search(reader.text)
     if said is None or len(reader.inputs) != 2:
         return
@@ -3949,11 +3976,14 @@ def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
         reader.use(present.start(), present.end())
     checked = re.search(
         rf"(?P<col>{NOUN})\s*の\s*(?:差異|差|違い|ズレ|ずれ)\s*を\s*(?:チェック|確認|比較|見)"
-        rf"|(?P<col2>{NOUN})\s*の\s*(?:不一致|食い違い|相違)",  # 「数量の不一致を…に出力」
+        rf"|(?P<col2>{NOUN})\s*の\s*(?:不一致|食い違い|相違)"  # 「数量の不一致を…に出力」
+        rf"|(?<![{_K}{_KATA}])(?P<col3>[{_K}{_KATA}]{{0,8}}?(?:金額|数量|単価|件数|残高))"
+        r"(?:差異|差額|の差)\s*(?:を|が|の)"  # 「金額差異を出して」
+        rf"|(?P<col4>{NOUN})\s*が\s*(?:変わった|変わっている|変化した|増減した)",
         text,
     )
     if checked and step.amount_column is None:  # 「数量の差異をチェックして」
-        named = "col" if checked.group("col") else "col2"
+        named = next(name for name in ("col", "col2", "col3", "col4") if checked.group(name))
         step.amount_column = _clean(checked.group(named))
         reader.use(checked.start(), checked.end(named))
     compared = _COMPARED.search(text)
@@ -4320,14 +4350,17 @@ def _read_select(reader: _Reader) -> None:
             or match.group("cols9")
             or match.group("cols10")
             or match.group("cols11")
+            or match.group("cols12")
         )
         columns = [  # 「…を抽出、報告日と機械番号と担当者だけ残して」: the step word is no column
             c
             for c in _names(re.sub(r"\s*[/／]\s*", "・", listed))  # 「受講者名／クラス名」
             if not re.fullmatch(r"抽出|集計|照合|結合|突合|出力|保存|並べ替え|ソート|計算|統一", c)
         ]
-        if match.group("cols8") and any(
-            _ENDS_WITH_METRIC.search(c) or c in _METRIC_WORDS or _names_a_file(reader, c)
+        if (match.group("cols8") or match.group("cols12")) and any(
+            _ENDS_WITH_METRIC.search(c)
+            or c in _METRIC_WORDS
+            or (match.group("cols8") and _names_a_file(reader, c))
             for c in columns
         ):
             continue  # 「部門・件数・合計を出して」: figures of an aggregation, not columns kept
@@ -4398,6 +4431,28 @@ _AFTER_APPROVAL = re.compile(
     r"\s*(?:を|が)?\s*(?:受けて|もらって|いただいて|得て|取って|とって|回して|経て|通して|もらえて|出て|下りて|おりて)"
     r"\s*(?:から|後に?|のうえ|の上で?)"
 )
+
+
+_SOME_AND_ALL = re.compile(
+    r"[^、。]{1,20}?\s*(?:が|は)\s*[^、。]{1,12}?\s*の\s*(?:件数|数|人数)\s*(?:と|、|,|および|及び)\s*"
+    r"(?:全体|全部|総|全て|すべて|合計)\s*の?\s*(?:件数|数|人数)"
+    r"|(?:全体|全部|総|全て|すべて)\s*の?\s*(?:件数|数|人数)\s*(?:と|、|,)\s*"
+    r"[^、。]{1,20}?\s*(?:が|は)\s*[^、。]{1,12}?\s*の\s*(?:件数|数|人数)"
+)
+"""「遅延フラグが1の件数と全体の件数」: a count of some rows beside a count of all."""
+
+
+def _counts_of_some_and_all(reader: _Reader) -> None:
+    """A count of the rows meeting a condition beside the count of every row (per group)
+    needs two totals over different rows; no step makes that, so it is refused rather
+    than built as a filter that would leave the second count wrong."""
+    for match in _SOME_AND_ALL.finditer(reader.text):
+        reader.refuse(
+            "unsupported_action",
+            f"「{match.group(0).strip()}」のように、条件に合う行の件数と全体の件数を並べて出す"
+            "処理は作れません（条件に合う行だけの件数と、全体の件数を別々に指示してください）",
+            match,
+        )
 
 
 def _read_approval(reader: _Reader) -> None:
@@ -5511,7 +5566,9 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             "（例: 「店舗コードが S012 の行だけ」「金額が5万円以上の行だけ」）",
         )
     for match in re.finditer(
-        r"\([^()]*(?:など|のような|例|ので|ため|ことがあ|場合があ)[^()]*\)", text
+        r"\([^()]*(?:など|のような|例|ので|ため|ことがあ|場合があ)[^()]*\)"
+        r"|\(\s*\d{4}\s*年度?\s*(?:を|も)?\s*含(?:む|め|みます)\s*\)",  # 「（2015年を含む）」
+        text,
     ):
         if not _aside_asks_unread(reader, match):
             reader.use(match.start(), match.end())
@@ -6423,6 +6480,7 @@ def _read(
     _computed_over_itself(reader)
     _read_select(reader)
     _read_policy_reference(reader, documents)
+    _counts_of_some_and_all(reader)
     _read_filters(reader)
     _read_condition_lines(reader)
     _read_aggregate(reader)
