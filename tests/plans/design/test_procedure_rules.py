@@ -3188,3 +3188,67 @@ def test_a_file_name_with_two_kana_between_kanji() -> None:
         "ATM稼働記録.csvの障害区分ごとの件数を集計。出力=紙幣詰まり件数.xlsx"
     )
     assert [o.file_name for o in procedure.outputs] == ["紙幣詰まり件数.xlsx"]
+
+
+def test_files_joined_with_つなげて_and_no_key_are_stacked() -> None:
+    # before: 「A.xlsx と B.xlsx をつなげて」 asked to write 「縦につなげて」
+    procedure = read_procedure(
+        "修繕履歴_2020-2022.xlsx と 修繕履歴_2023-2024.xlsx（同じ様式）をつなげて、"
+        "工事区分ごとに件数を出してください。出力は 検討資料.xlsx。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [s.kind for s in procedure.steps] == ["concat", "aggregate"]
+
+
+@pytest.mark.parametrize(
+    ("instruction", "name", "formula"),
+    [
+        (
+            "日報.csv の distance_km を fuel_l で割って「燃費」列をつくる。CSVで",
+            "燃費",
+            "distance_km / fuel_l",
+        ),
+        (
+            "台帳.xlsx の容量（ml）×数量 を「移出量」という列にして、Excelで",
+            "移出量",
+            "容量 * 数量",
+        ),
+    ],
+)
+def test_a_computed_column_said_with_a_verb(instruction: str, name: str, formula: str) -> None:
+    (step,) = read_procedure(instruction).steps
+    assert step.kind == "compute" and step.expressions == {name: formula}
+
+
+def test_a_sheet_named_right_after_the_format() -> None:
+    procedure = read_procedure(
+        "運行実績.csv を乗務員名ごとに走行距離の合計を出して。Excelでシート名は「5月」で。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert procedure.outputs[0].sheet == "5月"
+
+
+def test_a_past_event_given_as_the_reason_is_no_condition() -> None:
+    # before: 「予防注射が未確認の…ケースがありましたので」 became a condition 予防注射 == 未確認
+    procedure = read_procedure(
+        "お疲れ様です。\n先月、予防注射が未確認のワンちゃんをお預かりしてしまったケースが"
+        "ありましたので、確認リストを作りたいと思います。\n台帳.xlsx から、種別が「犬」で、"
+        "予防注射日 が空欄のペットを抽出して 要確認リスト.xlsx にしてください。\n―――\n"
+        "ペットホテル わんにゃんハウス 店長 森"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert sorted((c.column, c.op) for c in procedure.steps[0].conditions) == [
+        ("予防注射日", "is_null"),
+        ("種別", "=="),
+    ]
+
+
+def test_columns_listed_with_slashes_and_a_drawn_out_ending() -> None:
+    # before: 「…の4つだけでCSVにしといてくださいー」 was refused for its 「ー」
+    procedure = read_procedure(
+        "cl_history.csv から patient_id / name / tel / last_visit の4つだけで"
+        "CSVにしといてくださいー"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    (kept,) = procedure.steps
+    assert kept.columns == ["patient_id", "name", "tel", "last_visit"]

@@ -540,6 +540,9 @@ def _fold(text: str) -> str:
     folded = unicodedata.normalize("NFKC", text)
     folded = folded.replace("おねがい", "お願い")  # 「CSVでおねがい」
     folded = re.sub(
+        r"(?<=[ぁ-ん])ー+(?=[\s。、!！?？〜~]|$)", "", folded
+    )  # 「くださいー」「しといてー」
+    folded = re.sub(
         r"(?<![A-Za-z0-9_])(?:key|KEY|Key)(?![A-Za-z0-9_])", "キー", folded
     )  # 「key は id」
     for kana, kanji in _KANA_VERBS:  # 「…の行にしぼる」「古い順にならべて」: a step verb in kana
@@ -576,6 +579,12 @@ def _fold(text: str) -> str:
     )
     folded = _settings_separators(folded)
     folded = _restated_periods(folded)
+    folded = re.sub(r"[、,]\s*しかも\s*", "、かつ", folded)  # 「…で、しかも担当営業が空欄」
+    folded = re.sub(  # 「a.xlsx と b.xlsx（同じ様式）をつなげて」: how the files are alike
+        r"\s*\(\s*(?:同じ|列は同じ|様式は同じ|形式は同じ|レイアウトは同じ|列構成は同じ)[^()]{0,10}\)\s*(?=を|は)",
+        "",
+        folded,
+    )
     folded = re.sub(  # 「重複削除（キー：依頼番号）」: the key said in brackets
         r"(重複(?:を)?(?:削除|除去|カット|チェック|除外)?)\s*\(\s*(?:キー|key)\s*(?:は|:)\s*([^()]{1,40}?)\s*\)",
         r"\2で\1",
@@ -611,7 +620,7 @@ def _fold(text: str) -> str:
     folded = re.sub(  # 「送迎回数（行数）」: a count of rows, named by the writer
         rf"{NOUN}\s*\(\s*(?:行数|行の数|レコード数|件数)\s*\)", "件数", folded
     )
-    return folded
+    return _formulas_said_in_words(folded)
 
 
 _KEYED_LINE = re.compile(
@@ -632,6 +641,27 @@ def _settings_separators(text: str) -> str:
     return "\n".join(
         f"{m.group('lead')}{m.group('key')}: {m.group('value')}" if m else line
         for m, line in zip(keyed, lines, strict=True)
+    )
+
+
+def _formulas_said_in_words(text: str) -> str:
+    """A computed column said with a verb or 「という列」 written as its formula:
+    「distance_km を fuel_l で割って「燃費」列をつくる」 →
+    「燃費 = distance_km / fuel_l の列を追加」;
+    「容量×数量 を「移出量」という列にして」 → 「移出量 = 容量×数量 の列を追加して」."""
+    verbs = {"割": "/", "掛け": "*", "かけ": "*"}
+    text = re.sub(
+        rf"(?P<a>{NOUN})\s*を\s*(?P<b>{NOUN})\s*で\s*(?P<v>割|掛け|かけ)って?\s*"
+        r"「(?P<c>[^」]{1,20})」\s*(?:という)?\s*列\s*を\s*(?:つく|作|出|追加|足)(?P<tail>[ぁ-ん]{0,4})",
+        lambda m: f"{m['c']} = {m['a']} {verbs[m['v']]} {m['b']} の列を追加{m['tail']}",
+        text,
+    )
+    term = rf"(?:{NOUN}|\d+(?:\.\d+)?)"
+    return re.sub(
+        rf"(?P<expr>{term}(?:\s*[×÷*/+\-−]\s*{term})+)\s*を\s*「(?P<c>[^」]{{1,20}})」\s*"
+        r"(?:という)?\s*列\s*(?:に|と)\s*(?P<v>して|する|し)",
+        lambda m: f"{m['c']} = {m['expr'].strip()} の列を追加{m['v']}",
+        text,
     )
 
 
@@ -829,7 +859,10 @@ _AS_OUTPUT_NAMED = re.compile(
     r"|\s*(?:へ|に|で)\s*(?:[。!！~〜]|$))"  # 「…を合計、「集計.xlsx」へ」「…順で 集計.csv に。」
 )
 _AS_OUTPUT = re.compile(
-    _AS_OUTPUT_NAMED.pattern + r"|^\s*\)?\s*(?:で|に|へ)\s*(?:[。、]|$|\(|シート)"
+    _AS_OUTPUT_NAMED.pattern
+    # 「Excelでシート名は「5月」で」: the sheet said right after the format
+    + r"|^\s*\)?\s*(?:で|に|へ)\s*シート名?\s*(?:は|:)?\s*「(?P<sheet_c>[^」]+)」"
+    + r"|^\s*\)?\s*(?:で|に|へ)\s*(?:[。、]|$|\(|シート)"
 )
 _ASKED_FOR = re.compile(
     r"^\s*(?:ファイル|ブック)?\s*(?:の\s*一覧\s*(?:に|で)|を\s*(?:ください|下さい|ちょうだい|お願い|作って|作成|出して|出力|もらえ)"
@@ -1224,7 +1257,11 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             )
         ):
             after = _AS_OUTPUT.match(text[end:])
-            sheet = (after.group("sheet") or after.group("sheet_b")) if after else None
+            sheet = (
+                (after.group("sheet") or after.group("sheet_b") or after.group("sheet_c"))
+                if after
+                else None
+            )
             if not any(o.format == fmt for o in reader.outputs):
                 named = [o for o in reader.outputs if o.file_name and o.format == fmt]
                 if not named:
@@ -1589,7 +1626,8 @@ _RECONCILE = re.compile(
     r"|マッチング|一致しない|不一致"
 )
 _COMPARED = re.compile(
-    rf"(?P<col>{NOUN})\s*が\s*(?:合わない|合っていない|食い違|違う|違って|異なる|一致しない)"
+    rf"(?P<col>{QNOUN})\s*が\s*(?:(?:\d+\s*[^\s、。\d]{{0,2}}|少し|ちょっと)\s*でも\s*)?"
+    r"(?:合わない|合っていない|食い違|違う|違って|異なる|一致しない)"
     rf"|(?P<col2>{NOUN})\s*に\s*(?:差異|差|違い|ズレ|ずれ)\s*が\s*(?:ある|あり|出)"
 )
 _MASTER_WORDS = re.compile(r"マスタ|マスター|台帳|master", re.IGNORECASE)
@@ -1720,7 +1758,7 @@ _SELECT = re.compile(
     rf"(?P<cols12>{QNOUN}(?:\s*(?:、|,|・)\s*{QNOUN}){{2,19}})"
     r"\s*(?:を\s*(?=[、,])|(?:で|だけ|のみ)?\s*(?=。|$))"
     # 「職員番号・氏名・所属の3列、所属順」: the columns counted, with no verb
-    rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols9>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*の\s*\d+\s*(?:列|項目)(?=\s*(?:で|に(?:して)?)?\s*(?:[、,。→]|$))"
+    rf"|(?<![がは:={_K}{_KATA}A-Za-z0-9_])(?<![:=]\s)(?P<cols9>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*の\s*\d+\s*(?:列|項目|つ)\s*(?:だけ|のみ)?(?=\s*(?:で|に(?:して)?)?\s*(?:[、,。→]|$|CSV|csv|Excel|エクセル))"
     # 「請求番号・顧客名・請求額でExcel出力」「氏名と電話番号でCSV」: the columns of the file
     rf"|(?:(?<=^)|(?<=[、。,]))\s*(?P<cols10>{QNOUN}(?:\s*(?:{LIST_SEP})\s*{QNOUN}){{1,19}})\s*(?:の列)?\s*で\s*"
     r"(?=(?:Excel|EXCEL|エクセル|CSV|csv)\s*(?:に|で|ファイル)?\s*(?:出力|保存|出し|書き出|ちょうだい|お願い|[。、]|$)"
@@ -1736,6 +1774,7 @@ _APPROVAL = re.compile(
     r"|(?<=前に)[、,]?[^。]{0,12}?(?:確認|チェック)\s*させて"
     # 「承認待ちにしておいて」「結果を塾長に見ていただいてから」
     r"|(?:確認|承認)待ち|(?:見て|目を通して)\s*(?:いただいて|もらって|いただき|もらい)\s*から"
+    r"|(?:OK|了承|許可)\s*(?:を|が)?\s*(?:出す|出る|もらう|もらえる|出して|出た)\s*(?:まで|後に?|から)"
     # 「保存前に院長に見てもらうから、確認とれたら保存」
     r"|(?<=に)\s*(?:見て|目を通して)\s*(?:もらう|いただく)|確認\s*(?:が)?\s*(?:とれ|取れ)(?:たら|次第)"
     r"|(?:出力|保存|書き出し)\s*の?\s*前\s*で\s*(?:止め|とめ|ストップ)"
@@ -3462,7 +3501,7 @@ _FILE_COUNT = re.compile(
 )
 _FILES_GATHERED = re.compile(
     rf"(?<=\.csv|xlsx|xlsm|\.xls)[」)]?\s*(?:の\s*(?:{NOUN}|\d\s*(?:つ|本|ファイル))\s*)?"
-    r"(?:\([^()]{0,20}\)\s*)?を\s*(?:まとめ|合わせ|一緒にし|一つにし|ひとつにし)",
+    r"(?:\([^()]{0,20}\)\s*)?を\s*(?:まとめ|合わせ|一緒にし|一つにし|ひとつにし|つなげ|繋げ|つない|繋い|合体)",
     re.I,
 )
 """「本館_売上.csv と 別館_売上.csv をまとめて」: the files themselves gathered."""
@@ -4481,7 +4520,8 @@ def _read_approval(reader: _Reader) -> None:
             reader.use(*before.span())  # 「精算表を作る前に課長の承認を」: the output, gated
         for pause in re.finditer(
             r"(?:一旦|いったん|一度|そこで)\s*(?:止め|とめ|ストップ|待っ|まっ)[ぁ-ん]{0,8}"
-            r"|(?:承認|確認)待ち\s*(?:に|で)\s*(?:して|し|止め|とめ)[ぁ-ん]{0,8}",
+            r"|(?:承認|確認)待ち\s*(?:に|で)\s*(?:して|し|止め|とめ)[ぁ-ん]{0,8}"
+            r"|(?:は)?\s*(?:保存|出力)\s*(?:せず|しないで)\s*(?:に)?\s*(?:止め|とめ|待っ|まっ)[ぁ-ん]{0,8}",
             reader.text,
         ):
             reader.use(*pause.span())  # 「承認をもらいたいので、一旦止めてください」: the gate
@@ -6202,6 +6242,13 @@ def _only_said_again_or_documents(reader: _Reader, start: int, end: int) -> bool
     return True
 
 
+_PAST_REASON = re.compile(
+    r"(?:^|(?<=。))[^。]{4,80}?(?:ました|でした|あった|しまった|しまい|いた)\s*(?:ので|ため|から)\s*[、,]"
+)
+"""「先月、予防注射が未確認のワンちゃんをお預かりしてしまったケースがありましたので、」: a past
+event given as the reason for the request, not a condition on the rows."""
+
+
 def _practice_before_request(reader: _Reader) -> None:
     """「毎月、利用者ごとの介護報酬の合計を確認しています。添付の実績.csv について、利用者番号
     ごとに…合計し…作っていただけますか」: a sentence before the first file that tells what
@@ -6210,6 +6257,10 @@ def _practice_before_request(reader: _Reader) -> None:
     if not reader.context_rules:
         return
     first_file = min(reader.input_positions.values(), default=0)
+    for past in _PAST_REASON.finditer(reader.text):
+        if past.end() <= first_file and not re.search(r"\d|「", past.group(0)):
+            reader.use(past.start(), past.end())  # 「先月…ケースがありましたので、」: what happened
+            reader.context_used = True
     start = 0
     sentences = reader.text.split("。")
     for index, sentence in enumerate(sentences):
@@ -6244,6 +6295,11 @@ def _practice_before_request(reader: _Reader) -> None:
         start = end + 1
 
 
+_SIGNATURE_ROLE = (
+    r"(?:事務長|院長|園長|店長|所長|社長|部長|課長|係長|主任|室長|支配人|担当|経理|総務|事務|受付)"
+)
+
+
 def _signature(instruction: str) -> str:
     """The last line of a mail when it only names its writer (「給水課　係長　田村」): words
     with no particle or verb, after a request of several lines."""
@@ -6252,6 +6308,14 @@ def _signature(instruction: str) -> str:
         return ""
     last = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", lines[-1]))
     if len(last) <= 24 and re.fullmatch(rf"[{_K}{_KATA}A-Za-z ・]+", last):
+        return last
+    if len(
+        last
+    ) <= 36 and re.fullmatch(  # 「さえき眼科クリニック 事務長 佐伯」: a role, then a name
+        rf"[^\s、。をにがはで]{{1,20}}(?:\s+[^\s、。]{{1,12}})*?\s+{_SIGNATURE_ROLE}"
+        rf"\s*[{_K}{_KATA}ぁ-ん ]{{1,10}}",
+        last,
+    ):
         return last
     return ""
 
@@ -6286,6 +6350,7 @@ _SETTING_WORDS: tuple[tuple[str, str], ...] = (
     (r"列|出力列|残す列|出力項目|出す列|出す項目", "{names}の列だけ残す"),
     (r"金額(?:の)?列|比較(?:する)?列|比較対象", "金額は{value}で比べる"),
     (r"(?:金額の)?許容差|誤差|差額(?:の許容)?", "許容差は{value}{within}"),
+    (r"重複(?:削除|除去|チェック)?|重複行", "{names}で重複を削除"),
     (r"日付(?:の)?(?:ずれ|ズレ|許容|差)", "日付のずれは{value}{within}"),
 )
 """Lines of a settings block (「集計単位：得意先コード、商品コード」「除外：返品理由が「期限切れ」
@@ -6370,6 +6435,10 @@ def _setting_said(setting: re.Match[str], said: list[str]) -> str | None:
     if form == "{value}に並べる" and re.search(r"順\s*[、,]\s*(?:上位|先頭|トップ)", value):
         value = re.sub(r"順\s*[、,]\s*", "順に並べて", value, count=1)
         form = "{value}"  # 「順番：数量の多い順、上位10件」: the order, then how many
+    if form == "{names}で重複を削除":  # 「重複 | 会員番号で1件に」: the key
+        value = re.sub(
+            r"\s*(?:で|が同じ)?\s*(?:(?:1|一)\s*(?:件|行)に.*|重複.*|を?削除.*)$", "", value
+        )
     if form in ("{value}の行だけ", "{value}は除外して"):
         value = re.sub(r"\s*,\s*", "・", value)  # 「部門 = 精肉, 鮮魚」: one list of values
     names = "・".join(re.split(r"\s*(?:、|,|・|/|×)\s*", value))  # 「船名 × 魚種」
