@@ -3252,3 +3252,67 @@ def test_columns_listed_with_slashes_and_a_drawn_out_ending() -> None:
     assert not procedure.gaps, [gap.message for gap in procedure.gaps]
     (kept,) = procedure.steps
     assert kept.columns == ["patient_id", "name", "tel", "last_visit"]
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        # a column compared with another column
+        "1. 材料在庫.xlsxを読み込む\n2. 在庫数が発注点を下回っている行を抽出\n"
+        "3. 発注候補.xlsxに保存",
+        # the key said for another step
+        "本店在庫.csvと支店在庫.csvを結合して、車台番号で重複を消してください。Excelで",
+        # rows picked from a reconciliation, with no side or amount said
+        "配食サービス利用者.csvと配達記録.csvを利用者IDで突き合わせて、配達がゼロだった利用者を抽出。"
+        "Excelで",
+        # 「キャンセル以外」 said before a condition on another column
+        "宴会予約台帳.xlsxから、キャンセル以外で、支払状況が「未入金」のものを抽出してExcel保存",
+    ],
+)
+def test_a_step_that_looked_done_but_was_not_is_asked(instruction: str) -> None:
+    # before: each ended 「ok」 with a step missing or read from the wrong words
+    procedure = read_procedure(instruction)
+    assert procedure.gaps or any(s.missing for s in procedure.steps), checklist(procedure)
+
+
+@pytest.mark.parametrize(
+    ("instruction", "columns"),
+    [
+        (
+            "サークル届出.xlsxの「顧問」欄が空欄の団体だけ抜き出して、"
+            "団体名と代表者名で一覧にしてください。",
+            ["団体名", "代表者名"],
+        ),
+        (
+            "[入力] 点呼記録.csv\n[条件] アルコール検知 が 「有」\n"
+            "[出力列] 日付, ドライバー名\n[出力] 結果.xlsx",
+            ["日付", "ドライバー名"],
+        ),
+        (
+            "車検満了日が令和7年1月〜3月の顧客を顧客台帳.csvから抽出して、"
+            "氏名・電話番号・車検満了日をCSVで出力",
+            ["氏名", "電話番号", "車検満了日"],
+        ),
+        (
+            "Input file: meter.csv / Condition: usage_m3 is blank / "
+            "Keep: customer_no, address / Output: missing.xlsx",
+            ["customer_no", "address"],
+        ),
+    ],
+)
+def test_the_columns_kept_in_more_ways(instruction: str, columns: list[str]) -> None:
+    # before: each wrote every column (and the English block dropped its condition too)
+    procedure = read_procedure(instruction)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    (kept,) = [s for s in procedure.steps if s.kind == "select"]
+    assert kept.columns == columns
+    assert procedure.steps[0].kind == "filter"
+
+
+def test_the_first_file_of_an_arrow_chain_is_read() -> None:
+    # before: 「… → request_log.xlsx → …」 became the output, and the named result was dropped
+    procedure = read_procedure(
+        "リクエスト集計 → request_log.xlsx → 曲名ごとに件数 → 件数の多い順 → Excel（TOP20.xlsx）"
+    )
+    assert [i.holds for i in procedure.inputs] == ["request_log"]
+    assert [o.file_name for o in procedure.outputs] == ["TOP20.xlsx"]

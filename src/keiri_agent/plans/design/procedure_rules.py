@@ -536,6 +536,11 @@ _KANA_VERBS = (
 
 def _fold(text: str) -> str:
     text = re.sub(r"\s*[①-⑳]\s*", "\n\x00", text)  # step numbers (NFKC would make them digits)
+    text = re.sub(  # 「[条件] 区分 が 「有」」「【出力列】日付、氏名」: a settings line
+        r"(?m)^(\s*)[\[【]([^\]】\n]{1,12})[\]】][ \t\u3000]*(?=[^\s\]】])",
+        r"\1\2: ",
+        text,
+    )
     text = re.sub(r"【([^】\n]{1,30})】", r"\1\n", text)  # 【依頼】 heads a request
     folded = unicodedata.normalize("NFKC", text)
     folded = folded.replace("おねがい", "お願い")  # 「CSVでおねがい」
@@ -577,6 +582,7 @@ def _fold(text: str) -> str:
         ),
         folded,
     )
+    folded = _english_settings(folded)
     folded = _settings_separators(folded)
     folded = _restated_periods(folded)
     folded = re.sub(r"[、,]\s*しかも\s*", "、かつ", folded)  # 「…で、しかも担当営業が空欄」
@@ -663,6 +669,44 @@ def _formulas_said_in_words(text: str) -> str:
         lambda m: f"{m['c']} = {m['expr'].strip()} の列を追加{m['v']}",
         text,
     )
+
+
+_ENGLISH_KEYS = (
+    (r"input(?:\s*file)?|source|file", "入力ファイル"),
+    (r"condition|conditions|filter|where", "条件"),
+    (r"keep|columns|select|fields", "残す列"),
+    (r"sort(?:\s*by)?|order(?:\s*by)?", "並び順"),
+    (r"group(?:\s*by)?", "集計単位"),
+    (r"output(?:\s*file)?|save(?:\s*as)?", "出力"),
+)
+_ENGLISH_KEY = re.compile(
+    r"(?i)(?:^|(?<=[\n/|]))\s*(?P<key>"
+    + "|".join(words for words, _ in _ENGLISH_KEYS)
+    + r")\s*:\s*"
+)
+
+
+def _english_settings(text: str) -> str:
+    """A settings block written with English keys (「Input file: a.csv / Condition: usage is
+    blank / Keep: no, address」) said with the Japanese keys the rules read, one per line."""
+    if len(_ENGLISH_KEY.findall(text)) < 2:
+        return text
+    lines = re.split(r"\s+/\s+|\n", text)
+    said = []
+    for line in lines:
+        key = _ENGLISH_KEY.match(line)
+        if key is None:
+            said.append(line)
+            continue
+        name = next(ja for words, ja in _ENGLISH_KEYS if re.fullmatch(words, key["key"], re.I))
+        value = line[key.end() :]
+        value = re.sub(r"(?i)\s+is\s+not\s+(?:blank|empty)\b", " が空欄でない", value)
+        value = re.sub(r"(?i)\s+is\s+(?:blank|empty)\b", " が空欄", value)
+        value = re.sub(
+            r"(?i)\bdesc(?:ending)?\b", "降順", re.sub(r"(?i)\basc(?:ending)?\b", "昇順", value)
+        )
+        said.append(f"{name}: {value}")
+    return "\n".join(said)
 
 
 _PERIOD_LABEL = (
@@ -1178,7 +1222,12 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         ):
             inside = None  # 「Excel「売上.xlsx」を読み込んで」: an input
         to_sheet = _SHEET_OUTPUT.match(text[match.end() :])
-        if (
+        first_of_a_chain = (  # 「集計 → request_log.xlsx → … → Excel（TOP20.xlsx）」: the input
+            not reader.inputs
+            and re.search(r"[→⇒]\s*$", text[: match.start()])
+            and _FILE_NAME.search(text, match.end())
+        )
+        if not first_of_a_chain and (
             to_sheet
             or _is_output(text, match.start(), match.end(), named=True)
             or _last_said_after_the_steps(reader, match)
@@ -1748,7 +1797,7 @@ _SELECT = re.compile(
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,30}}?(?:出力|書き出|保存|出し|一覧|お願い|ください|下さい|にて|して|CSV|Excel|エクセル))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
     rf"|(?:(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)|(?:必要な|欲しい|ほしい|残したい|残す|出してほしい)\s*の)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})"
-    rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols8>{QNOUN}(?:\s*(?:・|、)\s*{QNOUN}){{2,19}})\s*を\s*(?=出して|出力|表示して|一覧にして|並べた(?:表|一覧)|残し|残す)"
+    rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols8>{QNOUN}(?:\s*(?:・|、)\s*{QNOUN}){{2,19}})\s*を\s*(?:(?:CSV|csv|Excel|EXCEL|エクセル)\s*(?:で|に)\s*)?(?=出して|出力|表示して|一覧にして|並べた(?:表|一覧)|残し|残す|保存)"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ\s*(?:で|に(?:して)?)?\s*(?=[、,。]|$)|(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞))"
     # 「列は氏名・住所・寄付金額。」: the columns kept, said as a sentence of their own
     rf"|(?:列|項目|カラム)\s*(?:は|:)\s*(?P<cols11>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:で)?(?=\s*(?:。|$))"
@@ -1762,7 +1811,8 @@ _SELECT = re.compile(
     # 「請求番号・顧客名・請求額でExcel出力」「氏名と電話番号でCSV」: the columns of the file
     rf"|(?:(?<=^)|(?<=[、。,]))\s*(?P<cols10>{QNOUN}(?:\s*(?:{LIST_SEP})\s*{QNOUN}){{1,19}})\s*(?:の列)?\s*で\s*"
     r"(?=(?:Excel|EXCEL|エクセル|CSV|csv)\s*(?:に|で|ファイル)?\s*(?:出力|保存|出し|書き出|ちょうだい|お願い|[。、]|$)"
-    r"|(?<=[^・、,]{1}\s)?(?:出力|書き出)|(?<=で)(?:出して|出力して)(?=\s*(?:ください|下さい|ほしい|もらえ|いただけ)))"
+    r"|(?<=[^・、,]{1}\s)?(?:出力|書き出)|(?<=で)(?:出して|出力して)(?=\s*(?:ください|下さい|ほしい|もらえ|いただけ))"
+    r"|一覧に(?:して|する|し))"
 )
 _APPROVAL = re.compile(
     r"(?<!未)承認(?!日|者|番号|状況|区分|ステータス|欄|フラグ|済|待ち|され|の有無)|決裁(?!日|者)|了承"
@@ -1831,8 +1881,17 @@ def _condition(
             if any(b <= start for a, b in reader.used)
             else -1
         )
-        if previous_end >= 0 and re.fullmatch(
-            r"[\s、,,〜~]*(?:から|かつ|且つ|で)?[\s、,]*", reader.text[previous_end:start]
+        said_last = (  # the condition carried from is the one said just before, in the text
+            reader.condition_spans[len(step.conditions) - 1][1]
+            if len(reader.condition_spans) >= len(step.conditions)
+            else -1
+        )
+        if (
+            previous_end >= 0
+            and said_last == previous_end
+            and re.fullmatch(
+                r"[\s、,,〜~]*(?:から|かつ|且つ|で)?[\s、,]*", reader.text[previous_end:start]
+            )
         ):
             column = step.conditions[-1].column
     if column in _NOT_A_CONDITION_COLUMN:
@@ -3431,7 +3490,9 @@ _KEY_PHRASE = re.compile(
 """「作業番号をキーにして金額で照合」「案件番号が共通なのでそれで結合」: the key said outright."""
 
 
-def _keys_near(reader: _Reader, start: int, end: int) -> list[str]:
+def _keys_near(reader: _Reader, start: int, end: int, *, later: bool = True) -> list[str]:
+    """The keys said with a join or reconciliation (``later``: also in a clause after it,
+    as 「…の消込チェックを。取引先コードでひも付けて」 says)."""
     sentence = (
         reader.text.rfind("。", 0, start) + 1,
         reader.text.find("。", end) % (len(reader.text) + 1),
@@ -3460,6 +3521,12 @@ def _keys_near(reader: _Reader, start: int, end: int) -> list[str]:
         _KEY.finditer(window), key=lambda m: abs(offset + m.end() - start)
     )  # 「…チェックです。A.csv と B.xlsx を 発注番号 で照合」: the key said with the verb
     for match in nearest:
+        if (
+            not later
+            and offset + match.start() >= end
+            and re.search(r"[、。,]", reader.text[end : offset + match.start()])
+        ):
+            continue  # 「…を結合して、車台番号で重複を消して」: the key of another step
         keys = [
             k
             for k in _names(match.group("keys"))
@@ -3656,7 +3723,7 @@ _PRACTICE_AFTER = re.compile(
 def _add_join(reader: _Reader, join: re.Match[str]) -> None:
     text = reader.text
     step = StepSpec(id="", kind="join", source=join.group(0))
-    step.keys = _keys_near(reader, join.start(), join.end())
+    step.keys = _keys_near(reader, join.start(), join.end(), later=False)
     sentence_start = text.rfind("。", 0, join.start()) + 1
     sentence_end = text.find("。", join.end())
     brought = _BROUGHT.search(text, sentence_start, len(text) if sentence_end < 0 else sentence_end)
@@ -3802,8 +3869,36 @@ def _add_reconcile(reader: _Reader, reconcile: re.Match[str]) -> None:
     _date_compare(reader, step)
     _amount_not_a_key(reader, step, reconcile.group(0))
     _one_side_wanted(reader, step)
+    _which_rows_unsaid(reader, step, reconcile)
     reader.add_step(reconcile.start(), step)
     reader.use(reconcile.start(), reconcile.end())
+
+
+_SOME_ROWS_PICKED = re.compile(
+    rf"(?P<rows>{NOUN})\s*を\s*(?:抽出|洗い出|抜き出|ピックアップ|リストアップ|拾い出|探し出)"
+)
+
+
+def _which_rows_unsaid(reader: _Reader, step: StepSpec, reconcile: re.Match[str]) -> None:
+    """A reconciliation asked to pick some rows (「…で突き合わせて、先月配達がゼロだった利用者を
+    抽出」) with neither an amount compared nor a side named: which rows is asked, since every
+    part written would look like the answer."""
+    if step.parts or step.amount_column:
+        return
+    picked = _SOME_ROWS_PICKED.search(reader.text, reconcile.end())
+    if picked is None or re.search(r"差異|差額|不一致|違い|結果|ズレ|ずれ", picked.group("rows")):
+        return
+    clause = _clause(reader.text, picked.start(), picked.end())
+    if re.search(r"片方|どちらか|一方|両方|合わない|違う|一致しない", clause):
+        return  # 「どちらか片方にしかない品番を洗い出したい」: the parts it names
+    reader.gaps.append(
+        Gap(
+            kind="not_understood",
+            message=f"「{clause}」で、照合結果のどの行を出すか読み取れませんでした"
+            "（「入金にない請求の行」「金額が合わない行」のように書いてください）",
+            source=clause,
+        )
+    )
 
 
 def _joined_after_matching(
@@ -4374,7 +4469,13 @@ def _read_select(reader: _Reader) -> None:
             if named
             else None
         )
-        if (reader.overlaps(match.start(), match.end()) and tail is None) or (
+        listed_only = next(  # 「…をCSVで出力」: the output words were read with the format
+            (g for g in ("cols8", "cols10", "cols12") if match.group(g)), None
+        )
+        if listed_only:
+            if reader.overlaps(match.start(listed_only), match.end(listed_only)):
+                continue
+        elif (reader.overlaps(match.start(), match.end()) and tail is None) or (
             tail is not None and reader.overlaps(tail, match.end())
         ):
             continue  # 「港名で結合し、港コード・港名の列だけ残して」: 港名 read twice is fine
@@ -4479,6 +4580,36 @@ _SOME_AND_ALL = re.compile(
     r"[^、。]{1,20}?\s*(?:が|は)\s*[^、。]{1,12}?\s*の\s*(?:件数|数|人数)"
 )
 """「遅延フラグが1の件数と全体の件数」: a count of some rows beside a count of all."""
+
+
+_COLUMNS_COMPARED = re.compile(
+    rf"(?P<a>{NOUN})\s*が\s*(?P<b>{NOUN})\s*(?:を|より)\s*"
+    r"(?:下回|上回|超え|超過|割り込|割っ|満たな|切っ|越え)"
+)
+"""「在庫数が発注点を下回っている行」: one column compared with another."""
+
+
+def _columns_compared(reader: _Reader) -> None:
+    """A condition comparing two columns (「在庫数が発注点を下回っている」) is refused:
+    table.filter compares a column with a value only."""
+    for match in _COLUMNS_COMPARED.finditer(reader.text):
+        if (
+            re.fullmatch(rf"{AMOUNT}|{_DATE}", match.group("b"))
+            or re.search(r"\d", match.group("b"))
+            or re.search(
+                r"(?:基準|上限|下限|限度|規定|目安|閾値|しきい値|ライン)(?:額|値)?$",
+                match.group("b"),
+            )
+        ):
+            continue  # 「金額が5万円を超える」「金額が基準を超える」: a value said or pointed at
+
+        said = match.group(0)
+        reader.refuse(
+            "unsupported_action",
+            f"「{said}」のような列どうしの比較で行を絞り込むことはできません"
+            "（「在庫数が10以下」のように、数や日付と比べる条件で書いてください）",
+            match,
+        )
 
 
 def _counts_of_some_and_all(reader: _Reader) -> None:
@@ -6550,6 +6681,7 @@ def _read(
     _read_select(reader)
     _read_policy_reference(reader, documents)
     _counts_of_some_and_all(reader)
+    _columns_compared(reader)
     _read_filters(reader)
     _read_condition_lines(reader)
     _read_aggregate(reader)
