@@ -3316,3 +3316,51 @@ def test_the_first_file_of_an_arrow_chain_is_read() -> None:
     )
     assert [i.holds for i in procedure.inputs] == ["request_log"]
     assert [o.file_name for o in procedure.outputs] == ["TOP20.xlsx"]
+
+
+@pytest.mark.parametrize(
+    ("instruction", "kinds"),
+    [
+        (
+            "会員台帳.xlsx の契約状態が「滞納」のひとだけ出して、"
+            "支部ごとに件数かぞえといて〜。Excelで",
+            ["filter", "aggregate"],
+        ),
+        (
+            "訪問実績.csv、担当看護師ごとの訪問時間のごうけい出して〜。エクセルでちょうだい",
+            ["aggregate"],
+        ),
+        (
+            "入荷記録.csvの魚種が さば のやつだけで、産地ごとに入荷重量の合計だしてー。csvでいいよ",
+            ["filter", "aggregate"],
+        ),
+        (
+            "走行記録.xlsx の走行距離（km）に単価２０円をかけて「交通費」列をつくり、"
+            "スタッフ名ごとに交通費を合計してExcelで",
+            ["compute", "aggregate"],
+        ),
+        ("shipments.csv を customer×product で qty_cs を合計、summary.csv に出力", ["aggregate"]),
+        (
+            "訪問予定表.xlsx を、訪問日→訪問開始時刻の順（早い順）に並べ直して、"
+            "CSVで出してください。",
+            ["sort"],
+        ),
+        (
+            "利用者台帳.xlsx で「ケアマネ事業所」が入っていて、"
+            "期限が2025年9月30日以前の利用者を抽出してExcelで",
+            ["filter"],
+        ),
+    ],
+)
+def test_steps_said_casually(instruction: str, kinds: list[str]) -> None:
+    # before: each was refused (kana words, a value set apart by spaces, a constant factor, …)
+    procedure = read_procedure(instruction)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [s.kind for s in procedure.steps] == kinds
+
+
+def test_a_formula_of_two_columns_then_a_total_is_no_grouping() -> None:
+    (compute, total) = read_procedure(
+        "明細.xlsx、数量×単価で金額を計算し、得意先ごとに金額を合計。Excelで"
+    ).steps
+    assert compute.kind == "compute" and total.group_by == ["得意先"]
