@@ -3364,3 +3364,62 @@ def test_a_formula_of_two_columns_then_a_total_is_no_grouping() -> None:
         "明細.xlsx、数量×単価で金額を計算し、得意先ごとに金額を合計。Excelで"
     ).steps
     assert compute.kind == "compute" and total.group_by == ["得意先"]
+
+
+@pytest.mark.parametrize(
+    ("instruction", "condition"),
+    [
+        (
+            "アンケート.csv の 年代 が 空欄 の行以外で、年代ごとの件数を出してExcelで",
+            ("年代", "not_null", None),
+        ),
+        (
+            "駐車場契約.xlsx 契約終了日 が 2025/3/31 以前 のもの以外 で 月額 の合計をExcelで",
+            ("契約終了日", ">", "2025-03-31"),
+        ),
+        ("設備台帳.xlsx の設備種別が空調 のものを抽出してExcelで", ("設備種別", "==", "空調")),
+    ],
+)
+def test_a_condition_is_kept_as_said(instruction: str, condition: tuple[str, str, object]) -> None:
+    # before: 「…の行以外」 was dropped (the rows asked to be left out were kept) and
+    # 「空調」 was read as 「空」 (blank)
+    assert condition in conditions_of(instruction)
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "金型台帳.xlsx のショット数が保証ショット数の90%を超えている金型を抽出してExcelで",
+        "貸出記録.csv の返却期限が今日より前のものを、会員番号・書名でExcelに",
+        "商品券換金.csv 店舗ごとに換金額を合計、換金額が10万円未満の店は除く。Excelで",
+        "収穫記録.xlsx、品種ごとの収穫量合計と、圃場ごとの合計、2つ作ってほしいです。Excelで",
+        "PO_list.csv: keep rows where Status != Closed and Qty >= 500, sort by DueDate asc",
+    ],
+)
+def test_what_the_rules_cannot_read_right_is_refused(instruction: str) -> None:
+    # before: each ended 「ok」 doing something else (a share of another column read as 90,
+    # 「今日」 dropped, a total's condition on the rows, one grouping by both, English words
+    # read as column names)
+    assert read_procedure(instruction).gaps
+
+
+def test_more_steps_said_another_way() -> None:
+    (dedupe, _, _) = read_procedure(
+        "発注明細.xlsx、重複してる発注番号の行を消してから、仕入先ごとの金額合計→金額の大きい順。Excelで"
+    ).steps
+    assert dedupe.keys == ["発注番号"]
+    (_, kept, _) = read_procedure(
+        "入院患者一覧.xlsx の在院日数が30日以上の人、病棟・患者ID・氏名だけにして病棟順。Excelで"
+    ).steps
+    assert kept.columns == ["病棟", "患者ID", "氏名"]
+    (_, kept, _) = read_procedure(
+        "設定\n・入力：時間外実績.xlsx\n・条件：時間外が80時間以上\n・出力：氏名、部署、時間外\n"
+        "・並び：時間外の降順\n・ファイル：要注意者.xlsx"
+    ).steps
+    assert kept.columns == ["氏名", "部署", "時間外"]
+    (both,) = read_procedure(
+        "蔵書一覧.xlsx と 棚卸結果.csv を登録番号で照合して、"
+        "蔵書一覧にあるのに棚卸で見つからなかった本と、棚卸にあるのに蔵書一覧に無い本の両方を出して。"
+        "Excelで"
+    ).steps
+    assert both.parts == ["unmatched_left", "unmatched_right"]

@@ -591,6 +591,7 @@ def _fold(text: str) -> str:
         folded,
     )
     folded = _english_settings(folded)
+    folded = _DOUBLED_ROWS.sub(lambda m: f"{m['cols']}の重複を{m['verb']}", folded)
     folded = _settings_separators(folded)
     folded = _restated_periods(folded)
     folded = re.sub(r"[、,]\s*しかも\s*", "、かつ", folded)  # 「…で、しかも担当営業が空欄」
@@ -733,6 +734,29 @@ def _english_settings(text: str) -> str:
         )
         said.append(f"{name}: {value}")
     return "\n".join(said)
+
+
+def _english_instruction(reader: _Reader) -> None:
+    """An instruction written in English sentences is refused offline: the rules read
+    Japanese, and English words read as column names would build something else (a settings
+    block with English keys is read; with a model configured, English is understood)."""
+    text = re.sub(rf"{_FILE_NAME.pattern}|「[^」]*」", " ", reader.text)
+    words = re.findall(r"[A-Za-z]{2,}", text)
+    japanese = re.findall(r"[ぁ-んァ-ヶ\u4e00-\u9fff]", text)
+    steps = re.findall(
+        r"(?i)\b(?:keep|drop|filter|exclude|group|sort|count|sum|total|save|output|where|per)\b",
+        text,
+    )
+    if len(words) >= 6 and len(steps) >= 2 and len(japanese) < 6:
+        reader.gaps.append(
+            Gap(
+                kind="needs_llm",
+                message="英語で書かれた指示は、LLM を設定したときだけ読み取れます"
+                "（LLM なしでは日本語の指示を読み取ります）。"
+                "日本語で書くか、LLM を設定してから生成してください",
+                source=reader.text[:60],
+            )
+        )
 
 
 _PERIOD_LABEL = (
@@ -1559,7 +1583,7 @@ _FILTER_NULL = re.compile(
     rf"(?!(?:前後|先頭|末尾|両端)\s*の\s*(?:空白|スペース))(?P<col>{QNOUN})\s*(?:欄|列)?(?:\s*(?:が|の|に|は)|\s)\s*(?:何か|なにか|何かしら)?\s*"
     r"(?P<state>(?:未定|未設定|未登録|未記入|なし)\s*\(\s*(?:空欄|空白|未入力|ブランク)\s*\)"
     r"|(?:空欄|空白|空|ブランク|未入力)\s*(?:で(?:は)?\s*な[いく]|じゃ\s*ない|ではありません|以外)"
-    r"|空欄|空白|未入力|ブランク|空|未記入|未記載|入っていない|入力されていない|記入されていない"
+    r"|空欄|空白|未入力|ブランク|空(?![\u4e00-\u9fff])|未記入|未記載|入っていない|入力されていない|記入されていない"
     r"|入力されている|入力されてる|入力済み?|入っている|入ってる|入っていて|記入されている|記入済み?|記載されている"
     r"|埋まっている|埋まってる)"
     r"(?:\s*(?:に|と)\s*なって(?:いる|る))?"
@@ -1681,6 +1705,12 @@ _DEDUPE = re.compile(
     + r"|(?:ダブ|だぶ|二重に?(?:登録|入))[^。]{0,30}?"
     + r"(?P<one>(?:1|一)(?:件|行|つ)に(?:まとめ|して|する))"
 )
+_DOUBLED_ROWS = re.compile(
+    r"(?:重複|ダブ)(?:している|してる|した|ってる|っている)\s*(?!(?:行|データ|もの|レコード|分)\s*(?:を|は))"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,4}})"
+    r"\s*の?\s*(?:行|データ|もの)?\s*(?:を|は)\s*(?P<verb>消|削除|除|省|外|落と)"
+)
+"""「重複してる発注番号の行を消して」: the key said after the word for the doubled rows."""
 _DOUBLED = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*が\s*"
     r"(?:ダブ|だぶ|重複|二重|(?:同じ|一致する)\s*(?:行|もの|データ|レコード|明細))"
@@ -1879,6 +1909,22 @@ def _column(noun: str | None) -> str | None:
     return name or None
 
 
+_OTHER_THAN = re.compile(r"\s*(?:の|な)?\s*(?:行|もの|人|分|データ|レコード)?\s*以外")
+_INVERSE = {
+    "==": "!=",
+    "!=": "==",
+    "is_null": "not_null",
+    "not_null": "is_null",
+    ">=": "<",
+    "<=": ">",
+    ">": "<=",
+    "<": ">=",
+    "in": "not_in",
+    "not_in": "in",
+    "contains": "not_contains",
+    "not_contains": "contains",
+}
+"""The condition that keeps the other rows (「…の行以外」)."""
 _NOT_A_CONDITION_COLUMN = frozenset({"対象", "対象期間", "範囲", "条件", "抽出条件", "期間"})
 """Words that head a condition in a sentence (「対象は…以降」) but name no column."""
 
@@ -1934,6 +1980,11 @@ def _condition(
         # (「合計が10万円を超えるもの」 is a condition on totals, read apart)
         reader.use(start, end)
         return
+    other = _OTHER_THAN.match(reader.text, end)
+    if other and op in _INVERSE and op not in ("!=", "not_in", "not_null", "not_contains"):
+        # 「年代 が 空欄 の行以外」「…以前 のもの以外」: the rest of the rows (a rule that read
+        # the 以外 itself already gave the negation)
+        op, end = _INVERSE[op], other.end()
     step.conditions.append(Condition(column=column, op=op, value=value))  # type: ignore[arg-type]
     reader.condition_spans.append((start, end))
     if column is None:
@@ -3814,11 +3865,14 @@ def _files_gathered(reader: _Reader, *, master: bool) -> re.Match[str] | None:
     return _ALL_GATHERED.search(reader.text)
 
 
-_LACKS = r"(?:ない|無い|存在しない|見つからない|載っていない|いない|登録(?:されて)?いない)"
+_LACKS = (
+    r"(?:ない|無い|存在しない|見つからない|見つからなかった|載っていない|いない"
+    r"|登録(?:されて)?いない)"
+)
 _ONE_SIDE = re.compile(
     rf"(?P<has>{NOUN})\s*(?:側|の方)?\s*(?:に|には)\s*"
     r"(?:ある|あって|あるのに|あるが|あるけど|いる|いて|いるのに|いるが|いるけど|載っていて|載っているのに)"
-    rf"\s*[、,]?\s*(?P<lacks>{NOUN})\s*(?:側|の方)?\s*(?:に|には|が)\s*{_LACKS}"
+    rf"\s*[、,]?\s*(?P<lacks>{NOUN})\s*(?:側|の方)?\s*(?:に|には|が|で|では)\s*{_LACKS}"
     # 「マスタにない仕入先コードの行」: the other table's rows the one named lacks
     rf"|(?<![{_K}{_KATA}A-Za-z0-9_])(?P<lacks_only>{NOUN})\s*(?:側|の方)?\s*(?:に|には)\s*{_LACKS}"
 )
@@ -3853,6 +3907,14 @@ def _one_side_wanted(reader: _Reader, step: StepSpec) -> None:
         has = [1 - lacks[0]] if len(lacks) == 1 else []
     else:
         has, lacks = sides(_clean(said.group("has"))), sides(_clean(said.group("lacks")))
+    other = next((m for m in _ONE_SIDE.finditer(reader.text, said.end()) if m.group("has")), None)
+    if other is not None and not said.group("lacks_only") and len(has) == 1:
+        other_has = sides(_clean(other.group("has")))
+        if other_has == [1 - has[0]]:  # 「AにあるのにBに無い本と、BにあるのにAに無い本の両方」
+            reader.use(said.start(), said.end())
+            reader.use(other.start(), other.end())
+            step.parts = ["unmatched_left", "unmatched_right"]
+            return
     reader.use(said.start(), said.end())
     if len(has) != 1 or len(lacks) != 1 or has == lacks:
         reader.gaps.append(
@@ -4528,6 +4590,8 @@ def _read_select(reader: _Reader) -> None:
             for c in _names(re.sub(r"\s*[/／]\s*", "・", listed))  # 「受講者名／クラス名」
             if not re.fullmatch(r"抽出|集計|照合|結合|突合|出力|保存|並べ替え|ソート|計算|統一", c)
         ]
+        while columns and re.fullmatch(r"人|方|もの|者|分|件|行|やつ|データ", columns[0]):
+            columns = columns[1:]  # 「…30日以上の人、病棟・患者ID…」: the rows, then the columns
         if (match.group("cols8") or match.group("cols12")) and any(
             _ENDS_WITH_METRIC.search(c)
             or c in _METRIC_WORDS
@@ -4616,6 +4680,9 @@ _SOME_AND_ALL = re.compile(
 _COLUMNS_COMPARED = re.compile(
     rf"(?P<a>{NOUN})\s*が\s*(?P<b>{NOUN})\s*(?:を|より)\s*"
     r"(?:下回|上回|超え|超過|割り込|割っ|満たな|切っ|越え)"
+    # 「ショット数が保証ショット数の90%を超えている」: a share of another column
+    rf"|(?P<a2>{NOUN})\s*が\s*(?P<b2>{NOUN})\s*の\s*\d+(?:\.\d+)?\s*(?:%|割|倍)\s*(?:を|より)?\s*"
+    r"(?:超|以上|以下|未満|下回|上回|越え)"
 )
 """「在庫数が発注点を下回っている行」: one column compared with another."""
 
@@ -4624,7 +4691,7 @@ def _columns_compared(reader: _Reader) -> None:
     """A condition comparing two columns (「在庫数が発注点を下回っている」) is refused:
     table.filter compares a column with a value only."""
     for match in _COLUMNS_COMPARED.finditer(reader.text):
-        if (
+        if not match.group("b2") and (
             re.fullmatch(rf"{AMOUNT}|{_DATE}", match.group("b"))
             or re.search(r"\d", match.group("b"))
             or re.search(
@@ -4639,6 +4706,44 @@ def _columns_compared(reader: _Reader) -> None:
             "unsupported_action",
             f"「{said}」のような列どうしの比較で行を絞り込むことはできません"
             "（「在庫数が10以下」のように、数や日付と比べる条件で書いてください）",
+            match,
+        )
+
+
+_RELATIVE_DATE = re.compile(
+    r"(?:今日|本日|当日|現在|今)\s*(?:の\s*日付)?\s*(?:より|以前|以降|まで|から|時点|を過ぎ|を超え)"
+)
+"""「返却期限が今日より前」: a date that changes with the day the Plan runs."""
+
+
+def _relative_dates(reader: _Reader) -> None:
+    """A condition against today is asked for as a date (the Plan runs on many days, and a
+    rule read from 「今日」 would silently drop it)."""
+    for match in _RELATIVE_DATE.finditer(reader.text):
+        clause = _clause(reader.text, match.start(), match.end())
+        reader.refuse(
+            "not_understood",
+            f"「{clause}」の「今日」は実行する日によって変わるため、条件にできません"
+            "（「返却期限が2025年4月1日より前」のように日付で書いてください）",
+            match,
+        )
+
+
+_TWO_TOTALS = re.compile(
+    rf"(?P<a>{NOUN})\s*(?:ごと|別)\s*の?[^。]{{0,24}}?(?:と|、|,)\s*(?P<b>{NOUN})\s*(?:ごと|別)\s*の?"
+    r"[^。]{0,24}?(?:2つ|二つ|別々|別の表|それぞれ別|両方)"
+)
+"""「品種ごとの収穫量合計と、圃場ごとの合計、2つ作って」: two totals, each of its own."""
+
+
+def _two_totals(reader: _Reader) -> None:
+    """Two aggregations of their own asked at once are refused (one Plan writes one table;
+    building them as one grouping by both would look like an answer)."""
+    for match in _TWO_TOTALS.finditer(reader.text):
+        reader.refuse(
+            "unsupported_action",
+            f"「{match.group(0)}」のように、別々の集計を2つ作る処理は1つの手順では作れません"
+            f"（「{match.group('a')}ごと」と「{match.group('b')}ごと」を別々に指示してください）",
             match,
         )
 
@@ -6164,6 +6269,27 @@ def _filters_of_totals(reader: _Reader, steps: list[StepSpec]) -> list[StepSpec]
                 later.append(following.model_copy(update={"column": column}))
                 index += 2
                 continue
+        totalled_at = next((at for at, step in reader.steps if step is aggregate), None)
+        if (
+            span is not None
+            and totalled_at is not None
+            and span[0] > totalled_at
+            and word.column in aggregate.metrics
+            and isinstance(word.value, int | float)
+            and not re.search(
+                r"(?:合計|集計|合算|平均|総額)\s*(?:の|で|した|後の)?\s*$", reader.text[: span[0]]
+            )
+        ):  # 「店舗ごとに換金額を合計、換金額が10万円未満の店は除く」: rows or totals?
+            said = reader.text[span[0] : span[1]]
+            reader.gaps.append(
+                Gap(
+                    kind="not_understood",
+                    message=f"「{said}」は、合計したあとの「{word.column}」の条件ですか、"
+                    "合計する前の明細の条件ですか。合計の条件なら「"
+                    f"{word.column}の合計が…」、明細の条件なら合計より前に書いてください",
+                    source=said,
+                )
+            )
         kept.append(word)
         index += 1
     if not later:
@@ -6585,6 +6711,13 @@ def _setting_said(setting: re.Match[str], said: list[str]) -> str | None:
         said[-1] = f"{said[-1]}(シート: {value})"
         return None
     form = next((f for words, f in _SETTING_WORDS if re.fullmatch(words, key)), None)
+    if (
+        re.fullmatch(r"出力|出力内容|出す", key)
+        and len(re.split(r"\s*[、,・]\s*", value)) >= 2
+        and not _FILE_NAME.search(value)
+        and not re.search(_FORMAT_WORD, value)
+    ):
+        return "・".join(re.split(r"\s*[、,・]\s*", value)) + "の列だけ残す"  # 「出力：氏名、部署」
     if form is None:
         condition = _condition_setting(key, value)
         if condition is not None:
@@ -6687,6 +6820,7 @@ def _read(
         reader.use(retracted.start(), retracted.end())  # said, then taken back
     for declared in _DECLARED_COLUMNS.finditer(reader.text):
         reader.use(declared.start(), declared.end())  # 「列は …, count」: names, no step
+    _english_instruction(reader)
     heading = _heading(instruction)
     if heading and reader.text.startswith(heading):
         reader.use(0, len(heading))  # a title says what the steps below do; it is no step
@@ -6712,7 +6846,9 @@ def _read(
     _read_select(reader)
     _read_policy_reference(reader, documents)
     _counts_of_some_and_all(reader)
+    _two_totals(reader)
     _columns_compared(reader)
+    _relative_dates(reader)
     _read_filters(reader)
     _read_condition_lines(reader)
     _read_aggregate(reader)
