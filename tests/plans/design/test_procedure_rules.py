@@ -3423,3 +3423,30 @@ def test_more_steps_said_another_way() -> None:
         "Excelで"
     ).steps
     assert both.parts == ["unmatched_left", "unmatched_right"]
+
+
+def test_a_settings_condition_of_two_parts_keeps_both() -> None:
+    # before: 「工程＝研磨　かつ　作業時間＞＝120」 kept only 作業時間 (研磨 was in the file name)
+    procedure = read_procedure(
+        "【入力】加工日報.xlsx\n【条件】工程＝研磨　かつ　作業時間（分）＞＝120\n"
+        "【出力列】日付、作業者\n【保存先】研磨長時間作業.xlsx"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert sorted((c.column, c.op, c.value) for c in procedure.steps[0].conditions) == [
+        ("作業時間", ">=", 120),
+        ("工程", "==", "研磨"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        # a month set apart by spaces is no text value to compare with
+        "問合せ記録.xlsx の 問合せ日 が 令和7年1月 のものだけで、問合せ種別ごとの件数。Excelで",
+        # rows of a reconciliation asked with 「出して」 and no side or amount
+        "会員名簿.xlsx と 施行一覧.xlsx を会員番号で突き合わせて、会員なのに施行一覧の会員割引が"
+        "空欄になっているものを出してください。Excelで",
+    ],
+)
+def test_more_that_looked_done_is_asked(instruction: str) -> None:
+    assert read_procedure(instruction).gaps

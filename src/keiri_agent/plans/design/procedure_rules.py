@@ -596,7 +596,7 @@ def _fold(text: str) -> str:
     folded = _restated_periods(folded)
     folded = re.sub(r"[、,]\s*しかも\s*", "、かつ", folded)  # 「…で、しかも担当営業が空欄」
     folded = re.sub(  # 「魚種が さば のやつだけ」: a value set apart by spaces
-        rf"(?P<col>{NOUN})\s*が\s+(?P<v>[ぁ-んァ-ヶー\u4e00-\u9fffA-Za-z0-9]{{1,15}})\s+の"
+        rf"(?P<col>{NOUN})\s*が\s+(?P<v>[ぁ-んァ-ヶー\u4e00-\u9fffA-Za-z]{{1,15}})\s+の"
         r"(?=\s*(?:やつ|もの|行|人|分|データ)?\s*(?:だけ|のみ))",
         r"\g<col>が「\g<v>」の",
         folded,
@@ -3968,7 +3968,8 @@ def _add_reconcile(reader: _Reader, reconcile: re.Match[str]) -> None:
 
 
 _SOME_ROWS_PICKED = re.compile(
-    rf"(?P<rows>{NOUN})\s*を\s*(?:抽出|洗い出|抜き出|ピックアップ|リストアップ|拾い出|探し出)"
+    rf"(?P<rows>{NOUN}|もの|人|方)\s*を\s*"
+    r"(?:抽出|洗い出|抜き出|ピックアップ|リストアップ|拾い出|探し出|出して|出力して|一覧に)"
 )
 
 
@@ -6736,6 +6737,9 @@ def _setting_said(setting: re.Match[str], said: list[str]) -> str | None:
         )
     if form in ("{value}の行だけ", "{value}は除外して"):
         value = re.sub(r"\s*,\s*", "・", value)  # 「部門 = 精肉, 鮮魚」: one list of values
+        parts = re.split(r"\s*(?:、\s*)?(?:かつ|且つ|および|及び)\s*", value)
+        if form == "{value}の行だけ" and len(parts) > 1:  # 「工程=研磨 かつ 作業時間>=120」
+            return "。".join(form.format(value=part) for part in parts)
     names = "・".join(re.split(r"\s*(?:、|,|・|/|×)\s*", value))  # 「船名 × 魚種」
     within = "" if re.search(r"以内|まで|以下|なし|無し|認め", value) else "以内"
     return form.format(value=value, names=names, within=within)
