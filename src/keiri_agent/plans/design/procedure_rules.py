@@ -31,7 +31,7 @@ import itertools
 import re
 import threading
 import unicodedata
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
@@ -4717,19 +4717,6 @@ _RELATIVE_DATE = re.compile(
 """「返却期限が今日より前」: a date that changes with the day the Plan runs."""
 
 
-def _relative_dates(reader: _Reader) -> None:
-    """A condition against today is asked for as a date (the Plan runs on many days, and a
-    rule read from 「今日」 would silently drop it)."""
-    for match in _RELATIVE_DATE.finditer(reader.text):
-        clause = _clause(reader.text, match.start(), match.end())
-        reader.refuse(
-            "not_understood",
-            f"「{clause}」の「今日」は実行する日によって変わるため、条件にできません"
-            "（「返却期限が2025年4月1日より前」のように日付で書いてください）",
-            match,
-        )
-
-
 _TWO_TOTALS = re.compile(
     rf"(?P<a>{NOUN})\s*(?:ごと|別)\s*の?[^。]{{0,24}}?(?:と|、|,)\s*(?P<b>{NOUN})\s*(?:ごと|別)\s*の?"
     r"[^。]{0,24}?(?:2つ|二つ|別々|別の表|それぞれ別|両方)"
@@ -4737,29 +4724,45 @@ _TWO_TOTALS = re.compile(
 """「品種ごとの収穫量合計と、圃場ごとの合計、2つ作って」: two totals, each of its own."""
 
 
-def _two_totals(reader: _Reader) -> None:
-    """Two aggregations of their own asked at once are refused (one Plan writes one table;
-    building them as one grouping by both would look like an answer)."""
-    for match in _TWO_TOTALS.finditer(reader.text):
-        reader.refuse(
-            "unsupported_action",
-            f"「{match.group(0)}」のように、別々の集計を2つ作る処理は1つの手順では作れません"
-            f"（「{match.group('a')}ごと」と「{match.group('b')}ごと」を別々に指示してください）",
-            match,
-        )
+_REFUSED_SHAPES: tuple[
+    tuple[re.Pattern[str], GapKind, Callable[[re.Match[str], str], str]], ...
+] = (
+    (  # the Plan runs on many days: a rule read from 「今日」 would silently drop it
+        _RELATIVE_DATE,
+        "not_understood",
+        lambda match, clause: (
+            f"「{clause}」の「今日」は実行する日によって変わるため、条件にできません"
+            "（「返却期限が2025年4月1日より前」のように日付で書いてください）"
+        ),
+    ),
+    (  # one Plan writes one table: one grouping by both would look like the answer
+        _TWO_TOTALS,
+        "unsupported_action",
+        lambda match, clause: (
+            f"「{match.group(0)}」のように、別々の集計を2つ作る処理は1つの手順"
+            f"では作れません（「{match.group('a')}ごと」と「{match.group('b')}ごと」を別々に"
+            "指示してください）"
+        ),
+    ),
+    (  # two counts over different rows: a filter would leave the second one wrong
+        _SOME_AND_ALL,
+        "unsupported_action",
+        lambda match, clause: (
+            f"「{match.group(0).strip()}」のように、条件に合う行の件数と全体の"
+            "件数を並べて出す処理は作れません（条件に合う行だけの件数と、全体の件数を別々に"
+            "指示してください）"
+        ),
+    ),
+)
+"""Requests no step can build as said, refused rather than built as something that looks
+like the answer: each pattern, the kind of gap and its message."""
 
 
-def _counts_of_some_and_all(reader: _Reader) -> None:
-    """A count of the rows meeting a condition beside the count of every row (per group)
-    needs two totals over different rows; no step makes that, so it is refused rather
-    than built as a filter that would leave the second count wrong."""
-    for match in _SOME_AND_ALL.finditer(reader.text):
-        reader.refuse(
-            "unsupported_action",
-            f"「{match.group(0).strip()}」のように、条件に合う行の件数と全体の件数を並べて出す"
-            "処理は作れません（条件に合う行だけの件数と、全体の件数を別々に指示してください）",
-            match,
-        )
+def _refused_shapes(reader: _Reader) -> None:
+    for pattern, kind, message in _REFUSED_SHAPES:
+        for match in pattern.finditer(reader.text):
+            clause = _clause(reader.text, match.start(), match.end())
+            reader.refuse(kind, message(match, clause), match)
 
 
 def _read_approval(reader: _Reader) -> None:
@@ -6849,10 +6852,8 @@ def _read(
     _computed_over_itself(reader)
     _read_select(reader)
     _read_policy_reference(reader, documents)
-    _counts_of_some_and_all(reader)
-    _two_totals(reader)
+    _refused_shapes(reader)
     _columns_compared(reader)
-    _relative_dates(reader)
     _read_filters(reader)
     _read_condition_lines(reader)
     _read_aggregate(reader)
