@@ -377,3 +377,15 @@ def test_concat_aligns_columns_by_default(ctx: BlockContext) -> None:
 def test_concat_errors(ctx: BlockContext) -> None:
     assert "tables[1][0]" in invalid("table.concat", ctx, tables=[[{"a": 1}], [2]]).message
     assert "表（行のリスト）のリスト" in invalid("table.concat", ctx, tables={"a": []}).message
+
+
+def test_normalize_writes_company_forms_out(ctx: BlockContext) -> None:
+    rows = [{"得意先": "㈱ＡＢＣ商事"}, {"得意先": "ABC商事(株)"}, {"得意先": "株式会社 ABC商事"}]
+    cleaned = run("text.normalize", ctx, records=rows, columns={"得意先": "company"})
+    assert [row["得意先"] for row in cleaned] == [
+        "株式会社ABC商事",
+        "ABC商事株式会社",
+        "株式会社ABC商事",
+    ]
+    (text,) = run("text.normalize", ctx, records=rows[:1], columns={"得意先": "text"})
+    assert text["得意先"] == "(株)ABC商事"  # text alone keeps the short form

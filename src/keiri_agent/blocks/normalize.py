@@ -1,7 +1,9 @@
 """``text.normalize``: clean the columns of a table the way offices write them.
 
 Each named column gets a kind: ``text`` (NFKC: full-width letters and digits to
-half-width, half-width kana to full-width, spaces collapsed), ``kana`` (only
+half-width, half-width kana to full-width, spaces collapsed), ``company`` (``text``, and
+the short forms of a company's legal form written out: ㈱ / (株) → 株式会社, (有) → 有限会社,
+(合) → 合同会社, where they stand), ``kana`` (only
 half-width kana to full-width), ``amount`` / ``number`` (office number text to a
 number, :func:`keiri_agent.files.cells.parse_number`) and ``date`` (Western or 和暦
 text to ``date_format``, :func:`keiri_agent.files.cells.parse_date`). A cell that
@@ -20,7 +22,14 @@ from keiri_agent.blocks.base import BlockContext, ProcessingBlock
 from keiri_agent.blocks.records import check_columns, invalid, is_null, records_input
 from keiri_agent.files.cells import parse_date, parse_number
 
-KINDS = ("text", "kana", "amount", "number", "date")
+KINDS = ("text", "company", "kana", "amount", "number", "date")
+_COMPANY_FORMS = (
+    (re.compile(r"\(\s*株\s*\)"), "株式会社"),
+    (re.compile(r"\(\s*有\s*\)"), "有限会社"),
+    (re.compile(r"\(\s*合\s*\)"), "合同会社"),
+    (re.compile(r"\(\s*名\s*\)"), "合名会社"),
+    (re.compile(r"\(\s*資\s*\)"), "合資会社"),
+)
 _HALF_KANA_RE = re.compile(r"[\uff61-\uff9f]+")
 _SPACES_RE = re.compile(r"\s+")
 
@@ -32,6 +41,15 @@ class _Unreadable(ValueError):
 def normalize_text(value: str) -> str:
     """NFKC (full-width ASCII to half-width, half-width kana to full-width), spaces collapsed."""
     return _SPACES_RE.sub(" ", unicodedata.normalize("NFKC", value)).strip()
+
+
+def company_name(value: str) -> str:
+    """``normalize_text`` with a legal form said short written out (「㈱ABC」「(株)ABC」 →
+    「株式会社ABC」), and no space left beside it (「株式会社 ABC」 → 「株式会社ABC」)."""
+    text = normalize_text(value)  # NFKC makes ㈱ (株)
+    for short, long in _COMPANY_FORMS:
+        text = short.sub(long, text)
+    return re.sub(r"\s*(株式会社|有限会社|合同会社|合名会社|合資会社)\s*", r"\1", text).strip()
 
 
 def full_width_kana(value: str) -> str:
@@ -142,6 +160,8 @@ class NormalizeBlock(ProcessingBlock):
 def _convert(value: Any, kind: str, date_format: str) -> Any:
     if kind == "text":
         return _text(value, normalize_text)
+    if kind == "company":
+        return _text(value, company_name)
     if kind == "kana":
         return _text(value, full_width_kana)
     if kind == "date":

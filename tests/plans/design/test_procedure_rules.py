@@ -3450,3 +3450,17 @@ def test_a_settings_condition_of_two_parts_keeps_both() -> None:
 )
 def test_more_that_looked_done_is_asked(instruction: str) -> None:
     assert read_procedure(instruction).gaps
+
+
+def test_company_forms_unified_with_the_spelling() -> None:
+    # before: the aside 「（㈱／株式会社、全角スペースなど）」 was ignored (the Plan only folded
+    # widths, so 「(株)ABC」 and 「株式会社ABC」 stayed two 得意先)
+    (normalize, _) = read_procedure(
+        "受注明細.xlsx の得意先名の表記ゆれ（㈱／株式会社、全角スペースなど）を揃えてから、"
+        "得意先名ごとに金額を合計してExcelで"
+    ).steps
+    assert normalize.kind == "normalize" and normalize.company_forms
+    assert normalize.columns == ["得意先名"]
+    assert read_procedure(
+        "職員名簿.xlsxの所属を「総務課」「総務」「総務部」→「総務課」に統一してExcelで"
+    ).gaps

@@ -177,6 +177,10 @@ class StepSpec(_Model):
     )
     labels: list[str] = Field(default_factory=list)
     fields: list[str] = Field(default_factory=list)
+    company_forms: bool = Field(
+        default=False,
+        description="normalize: also write company forms out (㈱ / (株) → 株式会社)",
+    )
     block: str | None = Field(
         default=None, description="task: the catalog block that does the whole job"
     )
@@ -318,7 +322,8 @@ def step_text(step: StepSpec) -> str:
     if step.kind == "compute":
         return "列の計算: " + "、".join(f"{k} = {v}" for k, v in step.expressions.items())
     if step.kind == "normalize":
-        return f"表記の統一: 「{names(step.columns)}」" if step.columns else "表記の統一"
+        forms = "（(株)・㈱ は株式会社に）" if step.company_forms else ""
+        return f"表記の統一: 「{names(step.columns)}」{forms}" if step.columns else "表記の統一"
     if step.kind == "concat":
         return "表の連結（縦につなぐ）"
     if step.kind == "approval":

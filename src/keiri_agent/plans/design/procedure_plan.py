@@ -400,7 +400,11 @@ def _step(  # noqa: C901 (one branch per step kind)
             for name, expression in step.expressions.items()
         }
     elif step.kind == "normalize":
-        inputs["columns"] = {column: _normal_kind(column, step.source) for column in step.columns}
+        kinds = {column: _normal_kind(column, step.source) for column in step.columns}
+        inputs["columns"] = {  # 「㈱／株式会社」: company forms written out in text columns
+            column: "company" if step.company_forms and kind == "text" else kind
+            for column, kind in kinds.items()
+        }
     elif step.kind in ("join", "reconcile"):
         left, right = _two_tables(builder, step)
         keys = list(step.keys) or [

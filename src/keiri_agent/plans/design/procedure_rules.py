@@ -4724,9 +4724,28 @@ _TWO_TOTALS = re.compile(
 """「品種ごとの収穫量合計と、圃場ごとの合計、2つ作って」: two totals, each of its own."""
 
 
+_COMPANY_FORMS = re.compile(
+    r"(?:\(株\)|株式会社|\(有\)|有限会社)[^。]{0,40}?(?:揃え|そろえ|統一|整え|直し|直す)"
+)
+"""「得意先名の表記ゆれ（㈱／株式会社、全角スペース）を揃える」: company forms unified."""
+_VALUES_REWRITTEN = re.compile(
+    r"「[^」]{1,20}」(?:\s*[、・,/]?\s*「[^」]{1,20}」)+\s*(?:を|は)?\s*(?:→|⇒|->)?\s*"
+    r"「[^」]{1,20}」\s*(?:に|へ)\s*(?:統一|揃え|そろえ|置き換え|置換|変換|直|まとめ)"
+)
+"""「「総務」「総務部」を「総務課」に統一」: values rewritten to one value."""
+
+
 _REFUSED_SHAPES: tuple[
     tuple[re.Pattern[str], GapKind, Callable[[re.Match[str], str], str]], ...
 ] = (
+    (
+        _VALUES_REWRITTEN,
+        "unsupported_action",
+        lambda match, clause: (
+            f"「{match.group(0)}」のように値を別の値に書き換える処理は作れません"
+            "（表記の統一でそろえられるのは全角・半角やスペースの違いです）"
+        ),
+    ),
     (  # the Plan runs on many days: a rule read from 「今日」 would silently drop it
         _RELATIVE_DATE,
         "not_understood",
@@ -4756,6 +4775,26 @@ _REFUSED_SHAPES: tuple[
 )
 """Requests no step can build as said, refused rather than built as something that looks
 like the answer: each pattern, the kind of gap and its message."""
+
+
+def _company_forms(reader: _Reader) -> None:
+    """「表記ゆれ（㈱／株式会社、全角半角）を揃える」: the normalisation writes company forms out
+    too (text.normalize's ``company`` kind); with no normalisation read, it is asked."""
+    step = reader.first_step("normalize")
+    for match in _COMPANY_FORMS.finditer(reader.text):
+        if step is None:
+            clause = _clause(reader.text, match.start(), match.end())
+            reader.gaps.append(
+                Gap(
+                    kind="not_understood",
+                    message=f"「{clause}」で、どの列の「(株)」と「株式会社」をそろえるか"
+                    "読み取れませんでした（「取引先名の(株)と株式会社をそろえて」のように書いてください）",
+                    source=clause,
+                )
+            )
+            continue
+        step.company_forms = True
+        reader.use(match.start(), match.end())
 
 
 def _refused_shapes(reader: _Reader) -> None:
@@ -6852,6 +6891,7 @@ def _read(
     _computed_over_itself(reader)
     _read_select(reader)
     _read_policy_reference(reader, documents)
+    _company_forms(reader)
     _refused_shapes(reader)
     _columns_compared(reader)
     _read_filters(reader)
