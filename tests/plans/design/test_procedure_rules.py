@@ -3464,3 +3464,52 @@ def test_company_forms_unified_with_the_spelling() -> None:
     assert read_procedure(
         "職員名簿.xlsxの所属を「総務課」「総務」「総務部」→「総務課」に統一してExcelで"
     ).gaps
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "寄付金台帳.xlsxで金額が空欄か0の行を確認用に抽出してExcelで",  # either of two
+        "来園者数.xlsxと売店売上.xlsxを日付で結合して、来園者1人あたり売上を出して。Excelで",
+        "納品書.xlsxと発注書.xlsxを発注番号で突き合わせ、数量が違うもの・単価が違うものを一覧に。Excelで",
+        "物品マスタ.xlsxのメーカー名の表記ゆれ（ＴＥＲＵＭＯ／テルモ株式会社）を「テルモ」に統一。Excelで",
+    ],
+)
+def test_fifth_round_refusals(instruction: str) -> None:
+    # before: each ended 「ok」 (AND of both, a join alone, one column compared, company forms)
+    assert read_procedure(instruction).gaps
+
+
+def test_fifth_round_readings() -> None:
+    (keep, *_) = read_procedure(
+        "【設定】\n入力：代理店別実績.xlsx\n条件：支社＝東京以外\n並び順：達成率 降順\n"
+        "出力：地方実績.xlsx"
+    ).steps
+    assert [(c.column, c.op, c.value) for c in keep.conditions] == [("支社", "!=", "東京")]
+    (_, total) = read_procedure(
+        "プロジェクト一覧.xlsxから、ステータスが「進行中」の案件を、担当者別に件数と設計料合計で"
+        "集計してください。Excelで"
+    ).steps
+    assert total.metrics == {COUNT_ALL: ["count"], "設計料": ["sum"]}
+    (_, total) = read_procedure(
+        "月額保険料が5千円以上の契約のみ、年齢帯別に件数を出す"
+        "（ファイル：契約一覧.xlsx、列：月額保険料, 年齢帯）"
+    ).steps
+    assert total.group_by == ["年齢帯"]
+    (stacked, _) = read_procedure(
+        "売店A.csvと売店B.csvをくっつけて、商品コードごとに販売数を合計。Excelで"
+    ).steps
+    assert stacked.kind == "concat"
+    (step,) = read_procedure(
+        "発注データ.xlsxと入荷データ.xlsxを発注番号で突き合わせて、発注数と入荷数が違うものを出して。Excelで"
+    ).steps
+    assert (step.amount_column, step.right_amount_column) == ("発注数", "入荷数")
+    (total, _) = read_procedure(
+        "8月の氷の出荷、船名ごとに出荷量(t)の合計だしといて。製氷出荷.csv。多い順 → 船別.xlsx"
+    ).steps
+    assert total.group_by == ["船名"]
+    (normalize, _) = read_procedure(
+        "仕入先一覧.csv の「仕入先名」が、（株）と株式会社、全角と半角がバラバラです。\n"
+        "表記をそろえたうえで、仕入先名が同じものは1行にまとめてください。CSVで"
+    ).steps
+    assert normalize.columns == ["仕入先名"] and normalize.company_forms

@@ -591,10 +591,20 @@ def _fold(text: str) -> str:
         folded,
     )
     folded = _english_settings(folded)
+    folded = re.sub(  # 「条件：支社＝東京以外」: the value is 東京, the rows are the others
+        rf"(?P<col>{NOUN})\s*=\s*(?P<v>[^\s、。=「」()]{{1,20}}?)\s*以外",
+        r"\g<col>が「\g<v>」以外",
+        folded,
+    )
     folded = _DOUBLED_ROWS.sub(lambda m: f"{m['cols']}の重複を{m['verb']}", folded)
     folded = _settings_separators(folded)
     folded = _restated_periods(folded)
     folded = re.sub(r"[、,]\s*しかも\s*", "、かつ", folded)  # 「…で、しかも担当営業が空欄」
+    folded = re.sub(  # 「件数と設計料合計で集計」: the total of 設計料, said after its column
+        r"(?<=と)(?P<x>[\u4e00-\u9fff\u30a1-\u30faー]{2,10}?)(?P<m>合計|平均)(?=\s*(?:で|を)\s*集計)",
+        r"\g<x>の\g<m>",
+        folded,
+    )
     folded = re.sub(  # 「魚種が さば のやつだけ」: a value set apart by spaces
         rf"(?P<col>{NOUN})\s*が\s+(?P<v>[ぁ-んァ-ヶー\u4e00-\u9fffA-Za-z]{{1,15}})\s+の"
         r"(?=\s*(?:やつ|もの|行|人|分|データ)?\s*(?:だけ|のみ))",
@@ -1094,7 +1104,11 @@ def _use_descriptions_of_named_inputs(reader: _Reader) -> None:
             continue
         clause_start = max(text.rfind(mark, 0, aside.start()) for mark in "。、()") + 1
         described = _NOUN_CHAIN.search(text, clause_start, aside.start())
-        if described and described.group(0).strip():
+        if (
+            described
+            and described.group(0).strip()
+            and not re.search(r"[をがは]|ごと|別に|合計|件数|抽出|出す|出して", described.group(0))
+        ):  # (「…年齢帯別に件数を出す（ファイル：…）」 asks for a step: read)
             reader.use(described.start(), aside.start())
 
 
@@ -1723,7 +1737,7 @@ _KEY = re.compile(
     rf"(?P<keys>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ)?\s*(?:を|で|が)?\s*(?:キー|キーに|キーとして|をもとに|で|を基に|が一致)(?!す|し|き|は|も|あ)"
 )
 _JOIN = re.compile(
-    r"結合|紐付け|紐づけ|ひも付け|紐付|結び(?:つ|付)け|VLOOKUP|vlookup|参照して|付与(?![\u4e00-\u9fff\u30a1-\u30fa])|付け足|くっつけ|引っ張"
+    r"結合|紐付け|紐づけ|ひも付け|紐付|結び(?:つ|付)け|VLOOKUP|vlookup|参照して|付与(?![\u4e00-\u9fff\u30a1-\u30fa])|付け足|(?<=[^\s、。])\s*(?:で|をキーに(?:して)?|をキーとして)\s*くっつけ|引っ張"
     r"|持ってく|引いてく|付け加え|(?<![A-Za-z])(?:join|JOIN|merge)(?![A-Za-z])"
     r"|突き合わせて[^、。]{0,24}?(?:を付け|を追加|を加え|を付与)"
     r"|(?<=[^\s、。順まま])\s*(?:で|をキーに(?:して)?|をキーとして)\s*(?:つな|繋)(?:い|げ|ぐ)"
@@ -1735,7 +1749,7 @@ _RECONCILE = re.compile(
     r"|マッチング|一致しない|不一致"
 )
 _COMPARED = re.compile(
-    rf"(?P<col>{QNOUN})\s*が\s*(?:(?:\d+\s*[^\s、。\d]{{0,2}}|少し|ちょっと)\s*でも\s*)?"
+    rf"(?:(?P<left>{NOUN})\s*と\s*)?(?P<col>{QNOUN})\s*が\s*(?:(?:\d+\s*[^\s、。\d]{{0,2}}|少し|ちょっと)\s*でも\s*)?"
     r"(?:合わない|合っていない|食い違|違う|違って|異なる|一致しない)"
     rf"|(?P<col2>{NOUN})\s*に\s*(?:差異|差|違い|ズレ|ずれ)\s*が\s*(?:ある|あり|出)"
 )
@@ -2836,6 +2850,18 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         ]
         if len(names) > 1:  # 「0のデータは除外、車両番号ごとに」: an action word is no group
             names = [n for n in names if n not in STEP_VERBS and n not in _GLUE_ACTIONS] or names
+        opening = text[text.rfind("。", 0, match.start("cols")) + 1 : match.start("cols")]
+        if (
+            len(names) > 1
+            and re.match(rf"\s*{re.escape(names[0])}\s*、", match.group("cols"))
+            and opening.endswith("の")
+            and not re.search(r"[をがはでにへと]|から|まで", opening)
+            and not _FILE_NAME.search(opening)
+            and re.search(  # …and a column named after it follows (出荷 → 出荷量)
+                rf"{re.escape(names[0])}[{_K}{_KATA}]+", text[match.end() :]
+            )
+        ):  # 「8月の氷の出荷、船名ごとに出荷量の合計」: the topic said first, then the grouping
+            names = names[1:]
         if not names or _DESCRIBES_GROUP.match(text, match.end()):
             continue  # 「支店ごとに管理している顧客リスト」: how the data is kept, no grouping
         described = re.compile(
@@ -3650,7 +3676,7 @@ _FILE_COUNT = re.compile(
 )
 _FILES_GATHERED = re.compile(
     rf"(?<=\.csv|xlsx|xlsm|\.xls)[」)]?\s*(?:の\s*(?:{NOUN}|\d\s*(?:つ|本|ファイル))\s*)?"
-    r"(?:\([^()]{0,20}\)\s*)?を\s*(?:まとめ|合わせ|一緒にし|一つにし|ひとつにし|つなげ|繋げ|つない|繋い|合体)",
+    r"(?:\([^()]{0,20}\)\s*)?を\s*(?:まとめ|合わせ|一緒にし|一つにし|ひとつにし|つなげ|繋げ|つない|繋い|合体|くっつけ)",
     re.I,
 )
 """「本館_売上.csv と 別館_売上.csv をまとめて」: the files themselves gathered."""
@@ -4217,6 +4243,9 @@ def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
     compared = _COMPARED.search(text)
     if compared and step.amount_column is None:  # 「数量が合わない」「売上金額に差異がある」
         step.amount_column = _clean(compared.group("col") or compared.group("col2"))
+        if compared.group("left"):  # 「発注数と入荷数が違う」: a column of each table
+            step.amount_column = _clean(compared.group("left"))
+            step.right_amount_column = _clean(compared.group("col"))
         reader.use(compared.start(), compared.end())
     for mention in re.finditer(r"「(?P<col>[^」]+)」\s*列", text):
         column = mention.group("col").strip()
@@ -4433,7 +4462,13 @@ _REFERENCE = re.compile(
 
 def _read_normalize(reader: _Reader) -> None:
     for match in _NORMALIZE.finditer(reader.text):
-        columns = _names(match.group("cols"))
+        columns = [c for c in _names(match.group("cols")) if not _COMPANY_FORM_WORD.fullmatch(c)]
+        said = re.search(  # 「「仕入先名」が、（株）と株式会社、全角と半角がバラバラ」: that column
+            r"「(?P<col>[^」]{1,30})」\s*(?:列|欄)?\s*(?:が|は|の)[^。]*$",
+            reader.text[: match.start()],
+        )
+        if not columns and said:
+            columns = [said.group("col")]
         owner = re.search(
             rf"(?P<col>{NOUN})\s*(?:列|欄)?\s*の\s*[^、。\s]{{0,12}}$", reader.text[: match.start()]
         )
@@ -4460,6 +4495,8 @@ def _read_normalize(reader: _Reader) -> None:
         )
 
 
+_COMPANY_FORM_WORD = re.compile(r"株式会社|有限会社|合同会社|\(株\)|\(有\)")
+"""A company's legal form, never a column (「（株）と株式会社がバラバラ」)."""
 _NOTATION_WORDS = re.compile(
     r"全角|半角|表記|書式|書き方|形式|大文字|小文字|スペース|空白|ハイフン"
 )
@@ -4509,6 +4546,12 @@ def _read_mixed(reader: _Reader) -> None:
         else:
             columns = [c for c in _names(match.group("cols")) if not _names_a_file(reader, c)]
         columns = [c for c in columns if c not in GENERIC_NOUNS and not _NOTATION_WORDS.search(c)]
+        if columns and all(_COMPANY_FORM_WORD.fullmatch(c) for c in columns):
+            said = re.search(  # 「「仕入先名」が、（株）と株式会社、全角と半角がバラバラ」
+                r"「(?P<col>[^」]{1,30})」\s*(?:列|欄)?\s*(?:が|は|の|に)[^。]*$",
+                text[: match.start()],
+            )
+            columns = [said.group("col")] if said else []
         if not columns:
             continue
         stop = text.find("。", match.end())  # the verb: in this sentence or the next
@@ -4519,7 +4562,12 @@ def _read_mixed(reader: _Reader) -> None:
         reader.add_step(
             match.start(),
             StepSpec(
-                id="", kind="normalize", columns=columns, source=text[match.start() : verb.end()]
+                id="",
+                kind="normalize",
+                columns=columns,
+                source=text[match.start() : verb.end()],
+                # 「（株）と株式会社、全角と半角がバラバラ」: company forms written out too
+                company_forms=bool(_COMPANY_FORM_WORD.search(text[match.start() : verb.end()])),
             ),
         )
         reader.use(match.start(), match.end())
@@ -4729,15 +4777,56 @@ _COMPANY_FORMS = re.compile(
 )
 """「得意先名の表記ゆれ（㈱／株式会社、全角スペース）を揃える」: company forms unified."""
 _VALUES_REWRITTEN = re.compile(
-    r"「[^」]{1,20}」(?:\s*[、・,/]?\s*「[^」]{1,20}」)+\s*(?:を|は)?\s*(?:→|⇒|->)?\s*"
+    r"(?:「[^」]{1,20}」(?:\s*[、・,/]?\s*「[^」]{1,20}」)+\s*(?:を|は)?\s*(?:→|⇒|->)?|を)\s*"
     r"「[^」]{1,20}」\s*(?:に|へ)\s*(?:統一|揃え|そろえ|置き換え|置換|変換|直|まとめ)"
 )
 """「「総務」「総務部」を「総務課」に統一」: values rewritten to one value."""
 
 
+_EITHER_CONDITION = re.compile(
+    rf"(?P<col>{NOUN})\s*が\s*(?:空欄|空白|未入力|ブランク)\s*(?:か|または|もしくは|or)\s*(?:0|ゼロ|０)"
+    rf"|(?P<col2>{NOUN})\s*が\s*(?:0|ゼロ|０)\s*(?:か|または|もしくは|or)\s*(?:空欄|空白|未入力|ブランク)"
+)
+"""「金額が空欄か0の行」: rows meeting either of two conditions."""
+_PER_UNIT = re.compile(
+    rf"(?:\d+|一)\s*(?:人|件|台|個|回|日|泊|名|席|本)\s*(?:あたり|当たり)\s*(?:の)?\s*(?P<y>{NOUN})"
+    r"\s*(?:を|も)?\s*(?:出|計算|求め|算出|追加|足)"
+)
+"""「来園者1人あたり売上を出して」: a figure per unit, with no formula said."""
+_TWO_COMPARED = re.compile(
+    rf"(?P<a>{NOUN})\s*が\s*(?:違う|合わない|一致しない|異なる)\s*(?:もの|行)?\s*[・、,と]\s*"
+    rf"(?P<b>{NOUN})\s*が\s*(?:違う|合わない|一致しない|異なる)"
+)
+"""「数量が違うもの・単価が違うもの」: two columns compared in one reconciliation."""
+
+
 _REFUSED_SHAPES: tuple[
     tuple[re.Pattern[str], GapKind, Callable[[re.Match[str], str], str]], ...
 ] = (
+    (  # table.filter keeps rows meeting every condition: 「A か B」 of two conditions is none
+        _EITHER_CONDITION,
+        "unsupported_action",
+        lambda match, clause: (
+            f"「{match.group(0)}」のように、どちらかに当てはまる行を残す処理は作れません"
+            "（「空欄の行」と「0の行」を別々に指示してください）"
+        ),
+    ),
+    (
+        _PER_UNIT,
+        "not_understood",
+        lambda match, clause: (
+            f"「{clause}」の「{match.group('y')}」の計算式が読み取れませんでした"
+            "（「客単価＝売上÷来園者数」のように、作る列の名前と式を書いてください）"
+        ),
+    ),
+    (  # table.reconcile compares one amount column
+        _TWO_COMPARED,
+        "unsupported_action",
+        lambda match, clause: (
+            f"「{match.group(0)}」のように2つの列を比べる照合は作れません（照合で比べられる列は"
+            "1つです。列ごとに別々に指示してください）"
+        ),
+    ),
     (
         _VALUES_REWRITTEN,
         "unsupported_action",
