@@ -3513,3 +3513,36 @@ def test_fifth_round_readings() -> None:
         "表記をそろえたうえで、仕入先名が同じものは1行にまとめてください。CSVで"
     ).steps
     assert normalize.columns == ["仕入先名"] and normalize.company_forms
+
+
+@pytest.mark.parametrize(
+    ("instruction", "kinds"),
+    [
+        ("運行記録.csvの料金が空欄の行をリストアップしてください。Excelで", ["filter"]),
+        (
+            "顧客マスタ.xlsxの重複けしたい。おなじ電話番号のは1件にして（さいしょの行を残す）。"
+            "Excelで",
+            ["dedupe"],
+        ),
+        (
+            "運行ログ_1号車.csv, 運行ログ_2号車.csv, 運行ログ_3号車.csv を結合 → 日付順 → "
+            "全車.xlsx",
+            ["concat", "sort"],
+        ),
+        (
+            "パート勤怠.xlsxから、店舗が本店を除き、勤務日数が20日以上の人を抽出してExcelで",
+            ["filter"],
+        ),
+        (
+            "レジ締め.xlsxで、現金過不足が0じゃない日を抜き出して、日付と担当者と過不足額を出して。"
+            "Excelで",
+            ["filter", "select"],
+        ),
+    ],
+)
+def test_fifth_round_everyday_words(instruction: str, kinds: list[str]) -> None:
+    # before: each was refused (リストアップ, おなじ/さいしょ, 3 files 結合 and 「→ 日付順 →」,
+    # 「XがYを除き」, 「AとBとCを出して」)
+    procedure = read_procedure(instruction)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [s.kind for s in procedure.steps] == kinds

@@ -220,6 +220,7 @@ _GLUE_ACTIONS = frozenset(
         "集める",
         "抜き出す",
         "抽出",
+        "リストアップ",
         "絞る",
         "絞り込む",
         "絞り込み",
@@ -370,6 +371,7 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "数える": frozenset({"aggregate"}),
     "カウント": frozenset({"aggregate"}),
     "抽出": frozenset({"filter", "select", "extract", "dedupe", "reconcile"}),
+    "リストアップ": frozenset({"filter", "select"}),
     "絞る": frozenset({"filter", "select"}),
     "絞り込む": frozenset({"filter", "select"}),
     "抜き出す": frozenset({"filter", "select", "extract"}),
@@ -536,6 +538,8 @@ _KANA_VERBS = (
     (r"(?<=件数)\s*かぞえ", "数え"),
     (r"(?<=[のな])ひと(?=\s*(?:だけ|のみ|を|は|が))", "人"),  # 「「滞納」のひとだけ」
     (r"どっちも", "どちらも"),
+    (r"おなじ", "同じ"),
+    (r"さいしょ", "最初"),
     (r"(?<=[をでに]|[\u4e00-\u9fff])\s*だ(?=し(?:て|と|た|ま))", "出"),  # 「件数だしといて」
 )
 """Step words written in kana, with the kanji the rules read them in."""
@@ -600,6 +604,11 @@ def _fold(text: str) -> str:
     folded = _settings_separators(folded)
     folded = _restated_periods(folded)
     folded = re.sub(r"[、,]\s*しかも\s*", "、かつ", folded)  # 「…で、しかも担当営業が空欄」
+    folded = re.sub(  # 「店舗が本店を除き、」: the rows of every other value
+        rf"(?P<col>{NOUN})\s*が\s*(?P<v>{NOUN})\s*を\s*(?:除き|除いて|のぞき|のぞいて)(?=\s*[、,])",
+        r"\g<col>が「\g<v>」以外で",
+        folded,
+    )
     folded = re.sub(  # 「件数と設計料合計で集計」: the total of 設計料, said after its column
         r"(?<=と)(?P<x>[\u4e00-\u9fff\u30a1-\u30faー]{2,10}?)(?P<m>合計|平均)(?=\s*(?:で|を)\s*集計)",
         r"\g<x>の\g<m>",
@@ -1696,7 +1705,7 @@ _SORT = re.compile(
     + QNOUN
     + r")\s*(?:の)?\s*順\s*(?:\(\s*(?P<dir5>昇順|降順|古い|新しい|小さい|大きい|早い|遅い"
     r"|少ない|多い|古(?:い)?\s*(?:→|⇒|->)\s*新(?:しい)?|新(?:しい)?\s*(?:→|⇒|->)\s*古(?:い)?"
-    r"|小(?:さい)?\s*(?:→|⇒|->)\s*大(?:きい)?|大(?:きい)?\s*(?:→|⇒|->)\s*小(?:さい)?)\s*(?:順)?\s*\))?\s*(?:(?:に|で)\s*(?=並|ソート)|(?<=\))\s*(?=で|に|、|。|$)|(?<=順)\s*(?:で|に)?\s*(?=[、。,，]|$))"
+    r"|小(?:さい)?\s*(?:→|⇒|->)\s*大(?:きい)?|大(?:きい)?\s*(?:→|⇒|->)\s*小(?:さい)?)\s*(?:順)?\s*\))?\s*(?:(?:に|で)\s*(?=並|ソート)|(?<=\))\s*(?=で|に|、|。|$)|(?<=順)\s*(?:で|に)?\s*(?=[、。,，→⇒]|$))"
     r"|(?P<col4>"
     + QNOUN
     + r")\s*(?:の)?\s*(?P<dir4>desc|asc|descending|ascending|DESC|ASC)(?![A-Za-z])"
@@ -1871,7 +1880,7 @@ _SELECT = re.compile(
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,30}}?(?:出力|書き出|保存|出し|一覧|お願い|ください|下さい|にて|して|CSV|Excel|エクセル))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
     rf"|(?:(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)|(?:必要な|欲しい|ほしい|残したい|残す|出してほしい)\s*の)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})"
-    rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols8>{QNOUN}(?:\s*(?:・|、)\s*{QNOUN}){{2,19}})\s*を\s*(?:(?:CSV|csv|Excel|EXCEL|エクセル)\s*(?:で|に)\s*)?(?=出して|出力|表示して|一覧にして|並べた(?:表|一覧)|残し|残す|保存)"
+    rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols8>{QNOUN}(?:\s*(?:・|、|と)\s*{QNOUN}){{2,19}})\s*を\s*(?:(?:CSV|csv|Excel|EXCEL|エクセル)\s*(?:で|に)\s*)?(?=出して|出力|表示して|一覧にして|並べた(?:表|一覧)|残し|残す|保存)"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ\s*(?:で|に(?:して)?)?\s*(?=[、,。]|$)|(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞))"
     # 「列は氏名・住所・寄付金額。」: the columns kept, said as a sentence of their own
     rf"|(?:列|項目|カラム)\s*(?:は|:)\s*(?P<cols11>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:で)?(?=\s*(?:。|$))"
@@ -3886,6 +3895,12 @@ def _files_gathered(reader: _Reader, *, master: bool) -> re.Match[str] | None:
     gathered = _FILES_GATHERED.search(reader.text)
     if gathered:
         return gathered
+    if len(reader.inputs) >= 3:  # 「a.csv, b.csv, c.csv を結合」: three tables, no key: stacked
+        joined = re.search(
+            r"(?<=\.csv|xlsx|xlsm|\.xls)[」)]?\s*を\s*(?:結合|連結)(?!\s*キー)", reader.text, re.I
+        )
+        if joined:
+            return joined
     if master or len({item.format for item in reader.inputs}) != 1:
         return None
     return _ALL_GATHERED.search(reader.text)
@@ -4033,6 +4048,15 @@ def _joined_after_matching(
     )
 
 
+def _keys_said(reader: _Reader) -> bool:
+    """Whether a key for joining is said (「…で結合」「キーは…」)."""
+    return bool(
+        re.search(
+            r"(?:で|をキーに(?:して)?|をキーとして)\s*(?:結合|連結|紐|つな)|キー", reader.text
+        )
+    )
+
+
 def _read_two_tables(reader: _Reader) -> None:
     text = reader.text
     reconcile = _first_unread(reader, _RECONCILE)
@@ -4058,9 +4082,9 @@ def _read_two_tables(reader: _Reader) -> None:
         and not concat
         and re.fullmatch(r"結合|連結", join.group(0))
         and len(reader.inputs) >= 2
-        and len(kinds) == 1
-    ):  # 「本庁分の債権者登録.csvと支所分の債権者登録.csvを結合」: tables of one kind, stacked
-        concat, join = join, None
+        and (len(kinds) == 1 or (len(reader.inputs) >= 3 and not _keys_said(reader)))
+    ):  # 「本庁分の債権者登録.csvと支所分の債権者登録.csvを結合」「a.csv, b.csv, c.csv を結合」
+        concat, join = join, None  # tables of one kind, or three with no key: stacked
     if not join and reconcile and brings and master:
         join, reconcile = reconcile, None  # 「マスタを担当者コードで突き合わせて、営業所を付ける」
     if join and (
