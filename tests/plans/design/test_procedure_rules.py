@@ -3546,3 +3546,35 @@ def test_fifth_round_everyday_words(instruction: str, kinds: list[str]) -> None:
     procedure = read_procedure(instruction)
     assert not procedure.gaps, [gap.message for gap in procedure.gaps]
     assert [s.kind for s in procedure.steps] == kinds
+
+
+def test_sixth_round_fixes() -> None:
+    # before: the sheet was written to instead of read, the input became the output (its
+    # 「確認」 read as 「出力の確認」), 「予約_じゃらん.csv」 became a file called CSV, and value
+    # mappings in an aside were dropped
+    (settings,) = read_procedure(
+        "入力=見積一覧.xlsx\nシート=2024年度\n条件=見積金額 50万円以上\n出力=フォロー対象見積.xlsx"
+    ).inputs
+    assert settings.sheet == "2024年度"
+    procedure = read_procedure(
+        "年齢確認記録.csv で 確認方法 が空欄の行を抽出して → 年齢確認漏れ.csv"
+    )
+    assert [i.holds for i in procedure.inputs] == ["年齢確認記録"]
+    assert [o.file_name for o in procedure.outputs] == ["年齢確認漏れ.csv"]
+    procedure = read_procedure(
+        "元データ → 予約_Airbnb.csv, 予約_じゃらん.csv, 予約_楽天.csv\n"
+        "処理 → 3つを縦に結合、チェックイン日 昇順\n出力 → 全予約.xlsx"
+    )
+    assert [i.holds for i in procedure.inputs] == ["予約_Airbnb", "予約_じゃらん", "予約_楽天"]
+    assert read_procedure(
+        "配送業者名の表記がバラバラ（ヤマト/ｸﾛﾈｺﾔﾏﾄ → ヤマト運輸）なので 配送実績.csv の "
+        "配送業者名 列を統一して、配送業者名別の件数を CSV へ。"
+    ).gaps
+
+
+def test_a_settings_period_with_its_column_in_brackets_stays_read() -> None:
+    (keep, _) = read_procedure(
+        "設定\n入力ファイル：返品伝票.csv\n対象期間：2025年4月1日～2025年9月30日（返品日）\n"
+        "集計単位：得意先コード\n集計値：返品金額の合計"
+    ).steps
+    assert [(c.column, c.op) for c in keep.conditions] == [("返品日", ">="), ("返品日", "<=")]

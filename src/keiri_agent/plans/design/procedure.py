@@ -352,7 +352,8 @@ def _dedupe_text(step: StepSpec) -> str:
 def input_text(item: InputSpec) -> str:
     if item.format == "file":
         return f"入力: {item.holds}"
-    return f"入力: {item.holds}（{FORMAT_WORDS[item.format]}）"
+    sheet = f"、シート「{item.sheet}」" if item.sheet else ""
+    return f"入力: {item.holds}（{FORMAT_WORDS[item.format]}{sheet}）"
 
 
 def output_text(output: OutputSpec) -> str:

@@ -492,7 +492,7 @@ class _Reader:
 
 
 _COLUMN_UNIT = (
-    r"(?:kg|g|t|mm|cm|m|m3|km|L|ml|mL|kWh|h|H|円|千円|万円|百万円|時間|分|日|件|個|人|名|%|本|台|枚|回|月|年"
+    r"(?:kg|g|t|mm|cm|m|m2|m3|km|L|ml|mL|kWh|h|H|円|千円|万円|百万円|時間|分|日|件|個|人|名|%|本|台|枚|回|月|年"
     r"|連|袋|箱|ケース|冊|ドル|USD|税込|税込み|税抜|税抜き|税別|リットル|キロ|グラム|トン|メートル)"
 )
 """Units said of a column in parentheses (「重量(kg)」): not part of its name."""
@@ -521,7 +521,7 @@ def _normalized(text: str) -> tuple[str, set[int]]:
 _KANA_VERBS = (
     (r"しぼ(?=[らりるれろっ])", "絞"),
     (r"(?<![ぁ-ん])なら(?=べ|び)", "並"),
-    (r"(?<![ぁ-ん])ぬき(?=だ|出)", "抜き"),
+    (r"(?:(?<![ぁ-ん])|(?<=だけ)|(?<=のみ))ぬき(?:だ|出)", "抜き出"),
     (r"(?<=[をはに])\s*のこ(?=[しすさせ])", "残"),
     (r"(?<=[をはのでが])\s*ぬ(?=い[てた])", "抜"),  # 「…のはぬいてね」
     (r"(?<=[をでは複])\s*け(?=し[てた]|す)", "消"),  # 「重複けして」「…で重複をけして」
@@ -604,6 +604,18 @@ def _fold(text: str) -> str:
     folded = _settings_separators(folded)
     folded = _restated_periods(folded)
     folded = re.sub(r"[、,]\s*しかも\s*", "、かつ", folded)  # 「…で、しかも担当営業が空欄」
+    folded = re.sub(r"OK\s*扱い", "一致扱い", folded)  # 「差が千円以内ならOK扱い」
+    folded = re.sub(  # 「日付順（古い方から）」: the direction said as where to start
+        r"\(\s*(古い|新しい|小さい|大きい|早い|遅い|少ない|多い)\s*(?:方|ほう)\s*から\s*\)",
+        r"(\1順)",
+        folded,
+    )
+    folded = re.sub(  # 「ship_date ＝ 2024-07-01 〜 2024-09-30」: a period said as a setting
+        rf"(?<![{_K}{_KATA}A-Za-z0-9_])(?!(?:対象)?期間)(?P<col>{NOUN})\s*[=:]\s*(?P<d1>{_DATE})"
+        rf"\s*(?P<to>〜|~|～)\s*(?P<d2>{_DATE})",
+        r"\g<col>が\g<d1>〜\g<d2>",
+        folded,
+    )
     folded = re.sub(  # 「店舗が本店を除き、」: the rows of every other value
         rf"(?P<col>{NOUN})\s*が\s*(?P<v>{NOUN})\s*を\s*(?:除き|除いて|のぞき|のぞいて)(?=\s*[、,])",
         r"\g<col>が「\g<v>」以外で",
@@ -951,15 +963,15 @@ _FILE = re.compile(
 _FILE_NAME = re.compile(
     rf"(?P<name>(?:(?:^|(?<=[、,「(\s。]))(?:その他|[おご](?=[{_K}])|(?!まず|そして|また|さらに|それ|これ|あと|次)[ぁ-ん]{{2,6}}"
     rf"(?<![はがをにのでともへやかずて]))(?=[{_K}{_KATA}])|(?<=[てでにへを])[おご](?=[{_K}]))?"
-    rf"[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?:さん|様|さま)(?=[{_K}])|(?<=[{_K}])(?<![並揃分付抜残絞集消除])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}_\-])|(?<=[{_K}])(?<![並揃分付抜残絞集消除])(?![はがをにのでともへやか]|から|まで|より|して|した|ごと|だけ|のみ|など)[ぁ-ん]{{2}}(?=[{_K}])|(?<=[_\-])[ぁ-ん]{{1,4}}(?=[{_K}{_KATA}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*"
+    rf"[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?:さん|様|さま)(?=[{_K}])|(?<=[{_K}])(?<![並揃分付抜残絞集消除])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}_\-])|(?<=[{_K}])(?<![並揃分付抜残絞集消除])(?![はがをにのでともへやか]|から|まで|より|して|した|ごと|だけ|のみ|など)[ぁ-ん]{{2}}(?=[{_K}])|(?<=[_\-])[ぁ-ん]{{1,4}}(?=[{_K}{_KATA}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*(?:(?<=[_\-])[ぁ-ん]{{1,6}}(?=\.))?"
     rf"(?:(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん]{{1,2}}(?=\.))?)"
     r"\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)",
     re.I,
 )
 _OUTPUT_VERB = (
-    r"出力|書き出|保存|まとめ|出し|出す|出して|作成|作っ|落と|吐き出|ダウンロード|エクスポート|一覧|にして|にし|"
+    r"出力|書き出|保存|まとめ|出し|出す|出して|作成(?![日者])|作っ|落と|吐き出|ダウンロード|エクスポート|一覧|にして|にし|しといて|しておいて|"
     r"して|する|結構|大丈夫|構いません|かまいません|OK|いいです|よいです|助かります|いただけ"
-    r"|確認|返し|返して|戻し|戻して|抜き出|のまま|ください|下さい|お願い|で結構|がほしい|が欲しい|でほしい|で欲しい|化"
+    r"|確認(?![\u4e00-\u9fff\u30a1-\u30fa])|返し|返して|戻し|戻して|抜き出|のまま|ください|下さい|お願い|で結構|がほしい|が欲しい|でほしい|で欲しい|化"
     r"|共有|ご共有|提出|返却(?=\s*(?:して|し|願|お願|くだ|下さ))"
     r"|output|export"
 )
@@ -1705,7 +1717,7 @@ _SORT = re.compile(
     + QNOUN
     + r")\s*(?:の)?\s*順\s*(?:\(\s*(?P<dir5>昇順|降順|古い|新しい|小さい|大きい|早い|遅い"
     r"|少ない|多い|古(?:い)?\s*(?:→|⇒|->)\s*新(?:しい)?|新(?:しい)?\s*(?:→|⇒|->)\s*古(?:い)?"
-    r"|小(?:さい)?\s*(?:→|⇒|->)\s*大(?:きい)?|大(?:きい)?\s*(?:→|⇒|->)\s*小(?:さい)?)\s*(?:順)?\s*\))?\s*(?:(?:に|で)\s*(?=並|ソート)|(?<=\))\s*(?=で|に|、|。|$)|(?<=順)\s*(?:で|に)?\s*(?=[、。,，→⇒]|$))"
+    r"|小(?:さい)?\s*(?:→|⇒|->)\s*大(?:きい)?|大(?:きい)?\s*(?:→|⇒|->)\s*小(?:さい)?)\s*(?:順)?\s*\))?\s*(?:(?:に|で)\s*(?=並|ソート)|(?<=\))\s*(?=で|に|、|。|$)|(?<=順)\s*(?:で|に)?\s*(?=[、。,，→⇒!！?？]|$))"
     r"|(?P<col4>"
     + QNOUN
     + r")\s*(?:の)?\s*(?P<dir4>desc|asc|descending|ascending|DESC|ASC)(?![A-Za-z])"
@@ -4192,6 +4204,19 @@ def _amount_compare(reader: _Reader, step: StepSpec) -> None:
             reader.use(said.start(), said.end("col"))
 
 
+def _quoted_amount(reader: _Reader, step: StepSpec) -> None:
+    """「「金額」(どちらも同じ列名です)が1円でも違う」「「金額」の差が500円を超える」: the amount
+    compared, named in brackets beside the words of a difference."""
+    quoted = re.search(
+        r"「(?P<col>[^」]{1,20})」\s*(?:\([^()]{0,30}\))?\s*(?:列)?\s*(?:は|が|の)\s*"
+        r"(?=[^。]{0,24}?(?:違う|違い|差|同じ列名|比べ|一致|ずれ|ズレ))",
+        reader.text,
+    )
+    if quoted and step.amount_column is None and quoted.group("col") not in step.keys:
+        step.amount_column = quoted.group("col")
+        reader.use(quoted.start(), quoted.end())
+
+
 def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
     """A reconciliation's amount and date columns said by their role (「金額は 入金額 で
     比べて」), as both tables' columns (「どちらのファイルにも…の列があります」), as the
@@ -4271,6 +4296,7 @@ def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
             step.amount_column = _clean(compared.group("left"))
             step.right_amount_column = _clean(compared.group("col"))
         reader.use(compared.start(), compared.end())
+    _quoted_amount(reader, step)
     for mention in re.finditer(r"「(?P<col>[^」]+)」\s*列", text):
         column = mention.group("col").strip()
         if is_amount_column(column) and step.amount_column is None:
@@ -4683,7 +4709,8 @@ _LIMIT = re.compile(
     rf"(?:{_LIMIT_WORD.pattern})\s*(?P<n>\d{{1,5}})\s*"
     r"(?:件|行|位|社|名|人|個|つ|品目|品|店舗|店)?(?:まで)?(?:\s*(?:だけ|のみ))?"
     r"|(?P<m>\d{1,5})\s*位\s*まで"
-    r"|(?<=順)\s*(?:→|⇒|->|に|で|、)?\s*(?P<k>\d{1,5})\s*(?:件|行|社|名|人|個|品|店)\s*(?:だけ|のみ|まで)"
+    r"|(?<=順)\s*(?:→|⇒|->|に|で|、)?\s*(?P<k>\d{1,5})\s*(?:件|行|社|名|人|個|品|店)\s*"
+    r"(?:だけ|のみ|まで|(?=\s*(?:[。、→⇒]|$)))"
 )
 _COLUMN_LIMIT = re.compile(
     rf"(?P<col>{NOUN})\s*(?:の|が)?\s*(?:(?P<dir>多い|大きい|高い|少ない|小さい|低い)\s*)?"
@@ -4800,6 +4827,11 @@ _COMPANY_FORMS = re.compile(
     r"(?:\(株\)|株式会社|\(有\)|有限会社)[^。]{0,40}?(?:揃え|そろえ|統一|整え|直し|直す)"
 )
 """「得意先名の表記ゆれ（㈱／株式会社、全角スペース）を揃える」: company forms unified."""
+_VALUES_MAPPED = re.compile(
+    r"\([^()]{0,60}?(?:→|⇒|->)[^()]{0,60}\)(?=[^。]{0,30}?(?:統一|揃え|そろえ|整え|直し|直す|まとめ))"
+    r"|(?:表記|書き方|表記ゆれ|表記揺れ)[^。()]{0,12}\([^()]{0,60}?(?:→|⇒|->)[^()]{0,60}\)"
+)
+"""「配送業者名の表記（ヤマト/ｸﾛﾈｺﾔﾏﾄ → ヤマト運輸）を統一」: values mapped to other values."""
 _VALUES_REWRITTEN = re.compile(
     r"(?:「[^」]{1,20}」(?:\s*[、・,/]?\s*「[^」]{1,20}」)+\s*(?:を|は)?\s*(?:→|⇒|->)?|を)\s*"
     r"「[^」]{1,20}」\s*(?:に|へ)\s*(?:統一|揃え|そろえ|置き換え|置換|変換|直|まとめ)"
@@ -4849,6 +4881,14 @@ _REFUSED_SHAPES: tuple[
         lambda match, clause: (
             f"「{match.group(0)}」のように2つの列を比べる照合は作れません（照合で比べられる列は"
             "1つです。列ごとに別々に指示してください）"
+        ),
+    ),
+    (
+        _VALUES_MAPPED,
+        "unsupported_action",
+        lambda match, clause: (
+            f"「{match.group(0)}」のように値を別の値に書き換える処理は作れません"
+            "（表記の統一でそろえられるのは全角・半角やスペース、(株)と株式会社の違いです）"
         ),
     ),
     (
@@ -5790,6 +5830,9 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             len(surface) < 2
             or _clause_span(text, start, end) not in working
             or re.search(r"(?:ので|ため)\s*$", clause)
+            or re.search(  # 「シフトを組むのに使います」: what the result is for
+                r"(?:のに|ために|の\s*ため\s*に|用に)\s*使(?:う|います|いたい|います)\s*$", clause
+            )
             or any(a < start and end <= b for a, b in parentheses)
             or _names_rows(reader, start, end)
             or reader.overlaps(start, end)
@@ -6069,8 +6112,10 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             continue  # 「学年が「中3」」: a part of a value read
         if _number_of(match.group(0)) in values:
             continue  # 「1日ずれることがあるので、前後1日まで」: the same value, read once
-        if re.fullmatch(r"\d{1,2}\s*(?:本|つ|枚|通)?", match.group(0).strip()) and re.match(
-            r"\s*(?:経路|系統|ファイル|本|つ|枚|通|社|店舗?|拠点|か所|箇所|カ所|校|園)?\s*(?:分)?\s*"
+        if re.fullmatch(
+            r"\d{1,2}\s*(?:本|つ|枚|通|か月|ヶ月|カ月|日|週)?", match.group(0).strip()
+        ) and re.match(
+            r"\s*(?:経路|系統|ファイル|本|つ|枚|通|社|店舗?|拠点|か所|箇所|カ所|校|園|間)?\s*(?:分)?\s*"
             r"(?:あり|ある|に分かれ|に分け|です|届い|から(?:来|届|送|上が))",
             text[match.end() :],
         ):
@@ -6861,7 +6906,9 @@ def _setting_said(setting: re.Match[str], said: list[str]) -> str | None:
     if (
         re.fullmatch(r"(?:入力)?シート(?:名)?", key)
         and previous
-        and re.fullmatch(r"(?:入力|元)?(?:ファイル|データ)(?:名)?", previous.group("key"))
+        and re.fullmatch(
+            r"(?:入力|元)(?:ファイル|データ)?(?:名)?|ファイル(?:名)?|データ", previous.group("key")
+        )
         and _FILE_NAME.search(previous.group("value"))
     ):  # 「入力ファイル = 生乳出荷.xlsx / シート = 集計用」: the sheet read
         said[-1] = f"{said[-1]}(シート: {value})"
@@ -6881,6 +6928,13 @@ def _setting_said(setting: re.Match[str], said: list[str]) -> str | None:
         # 「出力 = 差異.xlsx」 → 「出力: 差異.xlsx」; 「粗利 = 売上 - 原価」 stays
         arithmetic = re.search(r"[-+*/×÷−]\s*[^\s]", value) and "=" in clause
         return clause if arithmetic else f"{key}: {value}"
+    return _setting_in_words(form, value)
+
+
+def _setting_in_words(form: str, value: str) -> str:
+    """A known settings line (its sentence ``form``) said with its ``value``."""
+    if form == "{value}を集計" and re.search(r"つなげ|繋げ|連結|結合|縦に|まとめる$", value):
+        return value  # 「まとめ方＝縦につなげる」: the files stacked, no total
     if form == "{value}を集計" and re.search(r"合計|平均|件数|最大|最小|最高|最低|総額|数$", value):
         form = "{value}"  # 「集計値：売上の平均」: the metric is said
     if form == "{value}に並べる" and re.search(r"順\s*[、,]\s*(?:上位|先頭|トップ)", value):
@@ -6935,6 +6989,9 @@ def _condition_setting(key: str, value: str) -> str | None:
     )
     if compared:
         return f"{key}が{value}"
+    ranged = re.fullmatch(rf"(?P<low>{AMOUNT})\s*(?:〜|~|～)\s*(?P<high>{AMOUNT})", value)
+    if ranged:  # 「塗装面積(㎡): 150 〜 300」: both ends kept
+        return f"{key}が{ranged['low']}以上、{key}が{ranged['high']}以下"
     listed = re.fullmatch(
         rf"(?P<values>{_SETTING_VALUE}(?:\s*[、,・/]\s*{_SETTING_VALUE}){{0,19}})"
         rf"\s*(?:の\s*\d{{1,2}}\s*(?:つ|種類?|品目))?",
