@@ -3578,3 +3578,25 @@ def test_a_settings_period_with_its_column_in_brackets_stays_read() -> None:
         "集計単位：得意先コード\n集計値：返品金額の合計"
     ).steps
     assert [(c.column, c.op) for c in keep.conditions] == [("返品日", ">="), ("返品日", "<=")]
+
+
+def test_sixth_round_more_fixes() -> None:
+    # before: 「当日」 was dropped with 「市外」 (the rows asked for were left out), columns said
+    # before a file were dropped, 抽出 was a sort key, and a mapping beside (有) was dropped
+    assert read_procedure(
+        "配達伝票.xlsx：配達区分が「当日」、配達エリアが「市外」を除く → 当日配達.xlsx"
+    ).gaps
+    (_, kept) = read_procedure(
+        "患者一覧.xlsx から 最終来院日 が 2024/6/30 以前 の患者を抽出、"
+        "氏名・電話番号・最終来院日 で 休眠患者リスト.xlsx"
+    ).steps
+    assert kept.columns == ["氏名", "電話番号", "最終来院日"]
+    (_, order) = read_procedure(
+        "園バス利用者.xlsx：バスコースが「Aコース」以外の園児を抽出、"
+        "バスコース→乗車順 の順で並べて 園バス_A以外.xlsx へ"
+    ).steps
+    assert order.by == ["バスコース", "乗車順"]
+    assert read_procedure(
+        "納入実績.xlsx の 納入業者名 の表記（(有)田中青果/田中青果 → 有限会社田中青果）を統一、"
+        "納入業者名ごとに 納入金額 合計 → 業者別納入額.xlsx"
+    ).gaps

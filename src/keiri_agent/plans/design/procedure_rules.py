@@ -1896,6 +1896,9 @@ _SELECT = re.compile(
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ\s*(?:で|に(?:して)?)?\s*(?=[、,。]|$)|(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞))"
     # 「列は氏名・住所・寄付金額。」: the columns kept, said as a sentence of their own
     rf"|(?:列|項目|カラム)\s*(?:は|:)\s*(?P<cols11>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:で)?(?=\s*(?:。|$))"
+    # 「…園児名・クラス・保護者名 を 未納者一覧.xlsx にして」: three or more, then the file
+    rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols15>{QNOUN}(?:\s*・\s*{QNOUN}){{2,19}})\s*(?:を|で)\s*"
+    r"(?=[^\s、。]+\.(?:xlsx|csv|xls|xlsm)\b)"
     # 「…を抽出。社員番号、氏名、部署、入社年月日。」「…を抽出、試薬名・ロット・保管場所。」
     # 「部署・氏名・残業時間を、…の多い順に」: three or more columns said alone, after a step
     rf"|(?:(?<=。)|(?<=抽出[、,])|(?<=抜き出し[、,])|(?<=抽出して[、,]))\s*"
@@ -2546,6 +2549,19 @@ def _negate_excluded(reader: _Reader) -> None:
             and dropped[-1] == in_text_order[place + 1]
             and _LISTED_CONDITIONS.fullmatch(text, end, spans[dropped[-1]][0])
         ):
+            if re.fullmatch(r"\s*[、,]\s*", text[end : spans[dropped[-1]][0]]):
+                said = text[spans[index][0] : spans[dropped[-1]][1]]
+                # 「配達区分が「当日」、配達エリアが「市外」を除く」: both dropped, or the last one?
+                reader.gaps.append(
+                    Gap(
+                        kind="not_understood",
+                        message=f"「{said}」の「除く」が、どの条件にかかるか読み取れませんでした"
+                        "（両方を除くなら「…と、…を除く」、片方だけなら「…のものだけ。…は除く」の"
+                        "ように書いてください）",
+                        source=said,
+                    )
+                )
+                break
             dropped.append(index)
     for index in dropped:
         condition = step.conditions[index]
@@ -3371,7 +3387,11 @@ def _read_sort(reader: _Reader) -> None:
                 owner.group("owner") if function == "sum" else f"{owner.group('owner')}_{function}"
             ]
         if match.group("cols6"):  # 「拠点→月 の順で」: several keys, the first first
-            by = _names(re.sub(r"\s*(?:→|⇒|>)\s*", "・", match.group("cols6")))
+            by = [  # 「…を抽出、バスコース→乗車順 の順で」: the step word is no key
+                n
+                for n in _names(re.sub(r"\s*(?:→|⇒|>)\s*", "・", match.group("cols6")))
+                if n not in STEP_VERBS
+            ]
         elif match.group("cols13"):  # 「作業日と物件コードで並べて（どちらも昇順）」
             by = _names(match.group("cols13"))
         elif match.group("col2"):  # 「取扱店・月の昇順」
@@ -4662,7 +4682,7 @@ def _read_select(reader: _Reader) -> None:
             else None
         )
         listed_only = next(  # 「…をCSVで出力」: the output words were read with the format
-            (g for g in ("cols8", "cols10", "cols12") if match.group(g)), None
+            (g for g in ("cols8", "cols10", "cols12", "cols15") if match.group(g)), None
         )
         if listed_only:
             if reader.overlaps(match.start(listed_only), match.end(listed_only)):
@@ -4683,6 +4703,7 @@ def _read_select(reader: _Reader) -> None:
             or match.group("cols10")
             or match.group("cols11")
             or match.group("cols12")
+            or match.group("cols15")
         )
         columns = [  # 「…を抽出、報告日と機械番号と担当者だけ残して」: the step word is no column
             c
@@ -4829,7 +4850,7 @@ _COMPANY_FORMS = re.compile(
 """「得意先名の表記ゆれ（㈱／株式会社、全角スペース）を揃える」: company forms unified."""
 _VALUES_MAPPED = re.compile(
     r"\([^()]{0,60}?(?:→|⇒|->)[^()]{0,60}\)(?=[^。]{0,30}?(?:統一|揃え|そろえ|整え|直し|直す|まとめ))"
-    r"|(?:表記|書き方|表記ゆれ|表記揺れ)[^。()]{0,12}\([^()]{0,60}?(?:→|⇒|->)[^()]{0,60}\)"
+    r"|(?:表記|書き方|表記ゆれ|表記揺れ)[^。()]{0,12}\((?:[^()]|\([^()]{0,4}\)){0,60}?(?:→|⇒|->)[^()]{0,60}\)"
 )
 """「配送業者名の表記（ヤマト/ｸﾛﾈｺﾔﾏﾄ → ヤマト運輸）を統一」: values mapped to other values."""
 _VALUES_REWRITTEN = re.compile(
