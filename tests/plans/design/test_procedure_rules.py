@@ -3600,3 +3600,12 @@ def test_sixth_round_more_fixes() -> None:
         "納入実績.xlsx の 納入業者名 の表記（(有)田中青果/田中青果 → 有限会社田中青果）を統一、"
         "納入業者名ごとに 納入金額 合計 → 業者別納入額.xlsx"
     ).gaps
+
+
+def test_a_grouping_before_a_total_named_like_the_file() -> None:
+    # before: 「月 ごとの 売上 合計」 was read as describing 施術メニュー別売上.xlsx: a grand total
+    (_, total) = read_procedure(
+        "施術メニュー別売上.xlsx で、メニュー名 に「矯正」を含む行だけ、"
+        "月 ごとの 売上 合計 → 結果.xlsx"
+    ).steps
+    assert total.group_by == ["月"] and total.metrics == {"売上": ["sum"]}

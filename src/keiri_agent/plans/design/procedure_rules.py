@@ -2904,9 +2904,15 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
         described = re.compile(
             rf"\s*の\s*(?P<noun>{NOUN})\s*(?P<file>\([^()]*\.(?:csv|xlsx|xls|xlsm)\s*\))?"
         ).match(text, match.end())
-        if described and (
-            described.group("file")
-            or any(item.holds.endswith(described.group("noun")) for item in reader.inputs)
+        if (
+            described
+            and (
+                described.group("file")
+                or any(item.holds.endswith(described.group("noun")) for item in reader.inputs)
+            )
+            and not re.match(  # 「月 ごとの 売上 合計」: a total, not the file described
+                r"\s*(?:の)?\s*(?:合計|平均|件数|集計|最大|最小|総額)", text[described.end() :]
+            )
         ):
             continue  # 「現場ごとの資材発注一覧(Excel)」「教習生ごとの請求データ(請求.xlsx)」
         by_sentence.setdefault(text.count("。", 0, match.start()), []).extend(names)
