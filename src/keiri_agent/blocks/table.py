@@ -131,10 +131,10 @@ def _matches(cell: Any, op: str, value: Any, field: str) -> bool:
         return _same(cell, value)
     if op == "!=":
         return not _same(cell, value)
-    if op == "in":
-        return any(_same(cell, option) for option in value)
-    if op == "not_in":  # 「A社・B社以外」: a blank is none of them, so it is kept
-        return not any(_same(cell, option) for option in value)
+    if op in ("in", "not_in"):  # 「A社・B社以外」: a blank is none of them, so it is kept
+        folded = _width_folded(cell)
+        found = any(same_value(folded, _width_folded(option)) for option in value)
+        return found if op == "in" else not found
     if op in ("contains", "not_contains"):  # a blank contains nothing
         return (op == "not_contains") != (not is_null(cell) and _contains(cell, value, op, field))
     if is_null(cell):

@@ -1948,21 +1948,7 @@ def _column(noun: str | None) -> str | None:
 
 
 _OTHER_THAN = re.compile(r"\s*(?:の|な)?\s*(?:行|もの|人|分|データ|レコード)?\s*以外")
-_INVERSE = {
-    "==": "!=",
-    "!=": "==",
-    "is_null": "not_null",
-    "not_null": "is_null",
-    ">=": "<",
-    "<=": ">",
-    ">": "<=",
-    "<": ">=",
-    "in": "not_in",
-    "not_in": "in",
-    "contains": "not_contains",
-    "not_contains": "contains",
-}
-"""The condition that keeps the other rows (「…の行以外」)."""
+"""The words after a condition that keep the other rows (「…の行以外」)."""
 _NOT_A_CONDITION_COLUMN = frozenset({"対象", "対象期間", "範囲", "条件", "抽出条件", "期間"})
 """Words that head a condition in a sentence (「対象は…以降」) but name no column."""
 
@@ -2019,10 +2005,10 @@ def _condition(
         reader.use(start, end)
         return
     other = _OTHER_THAN.match(reader.text, end)
-    if other and op in _INVERSE and op not in ("!=", "not_in", "not_null", "not_contains"):
+    if other and op in _NEGATE and op not in ("!=", "not_in", "not_null", "not_contains"):
         # 「年代 が 空欄 の行以外」「…以前 のもの以外」: the rest of the rows (a rule that read
         # the 以外 itself already gave the negation)
-        op, end = _INVERSE[op], other.end()
+        op, end = _NEGATE[op], other.end()
     step.conditions.append(Condition(column=column, op=op, value=value))  # type: ignore[arg-type]
     reader.condition_spans.append((start, end))
     if column is None:
