@@ -24,6 +24,7 @@ the documents that names the same word with an amount and an operator (a 社内�
 
 from __future__ import annotations
 
+import bisect
 import calendar
 import contextlib
 import functools
@@ -5262,16 +5263,24 @@ def _plain_verb(base: str) -> str:
 _CLAUSE_MARK = re.compile(r"[、。→⇒>?!]|,(?!\d{3})|[①-⑳]")
 
 
-def _clause_span(text: str, start: int, end: int) -> tuple[int, int]:
+@lru_cache(maxsize=16)
+def _clause_marks(text: str) -> tuple[int, ...]:
+    """Where the clauses of ``text`` end, in order (a mark inside an aside ends none:
+    「（全角・半角、ハイフンの違いなど）を統一」 is one clause). Kept per text: every rule asks."""
     asides = [(m.start(), m.end()) for m in re.finditer(r"\([^()]*\)", text)]
-    marks = [
+    return tuple(
         m.start()
         for m in _CLAUSE_MARK.finditer(text)
         if m.group(0) in "。" or not any(a < m.start() < b for a, b in asides)
-    ]  # 「（全角・半角、ハイフンの違いなど）を統一」: one clause
-    left = max((i for i in marks if i < start), default=-1) + 1
-    rights = [i for i in marks if i >= end]
-    return left, min(rights) if rights else len(text)
+    )
+
+
+def _clause_span(text: str, start: int, end: int) -> tuple[int, int]:
+    marks = _clause_marks(text)
+    before = bisect.bisect_left(marks, start)
+    left = marks[before - 1] + 1 if before else 0
+    after = bisect.bisect_left(marks, end)
+    return left, marks[after] if after < len(marks) else len(text)
 
 
 def _clause(text: str, start: int, end: int) -> str:
