@@ -253,6 +253,10 @@ def test_by_keyboard_alone_and_without_serious_accessibility_violations(
     context.set_default_timeout(30_000)
     try:
         page = context.new_page()
+        # Playwright turns file-chooser interception on without waiting for it; a listener
+        # added only around the key press can lose the race, and Chromium then opens (and
+        # drops) a native dialog that no test sees. Subscribe before the page loads.
+        page.on("filechooser", lambda _chooser: None)
         page.goto(running.url + "/analysis/")
         page.wait_for_load_state("networkidle")
         assert serious_violations(page) == []
