@@ -810,9 +810,7 @@ class ColumnIndex:
         for info in self.columns:
             if self.yes_value(info.name) is None:
                 continue
-            stem = re.sub(
-                r"(?:の?有無|フラグ|flag|有り無し|あり/なし|あり|有り)$", "", normalize(info.name)
-            )
+            stem = _flag_stem(info.name)
             if (
                 stem == normalize(info.name)
                 or len(stem) < 2
@@ -893,6 +891,10 @@ class ColumnIndex:
             for reading in english_readings(name) if is_japanese(name) else []:
                 readings.setdefault(reading, set()).add((info.name, None))
             stem = _JA_STEM_TAIL.sub("", info.name).strip()
+            if self.yes_value(info.name) is not None:
+                # "withholding" for 源泉対象, "investigation" for 要調査: what a yes / no
+                # column says is there or needed, read without the marks of the state
+                stem = _flag_stem(info.name)
             if stem != info.name and is_japanese(stem) and info.kind != "numeric":
                 # "employees" for 社員番号, "parking lot" for 駐車場名, "returned" for 返却有無:
                 # what the number, name or yes / no is of (weaker than the name: it groups
@@ -1843,6 +1845,17 @@ _CURRENCY_JA = {
 _ID_TAILS = r"ID|ＩＤ|id|番号|コード|No\.?|NO\.?"
 _JA_ID_NAME = re.compile(rf"(?:{_ID_TAILS})$")
 # The tail of a Japanese name that says what kind of column it is, not what it is about.
+_FLAG_MARKS = re.compile(
+    r"^要(?=..)|(?:の?有無|フラグ|flag|有り無し|あり/なし|あり|有り|対象|該当)$"
+)
+
+
+def _flag_stem(name: str) -> str:
+    """What a yes / no column's name says is there, needed or applies: 返金 of 返金有無,
+    至急 of 至急フラグ, 調査 of 要調査, 源泉 of 源泉対象 (the name itself when no mark)."""
+    return _FLAG_MARKS.sub("", normalize(name))
+
+
 _JA_STEM_TAIL = re.compile(rf"(?:{_ID_TAILS}|名|名称|の?有無|フラグ)$")
 
 

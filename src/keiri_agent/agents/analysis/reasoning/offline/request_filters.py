@@ -79,9 +79,14 @@ _JA_COMPARE = re.compile(
     + r")?\s*"
     r"(以上|以下|未満|超|を超え(?:る|た|ている|てる|ています|ました)?|より大きい|より多い|より小さい|より少ない|を下回(?:る|った|っている)|を上回(?:る|った|っている))"
 )
+_EN_GREATER = "greater|more|longer|larger|bigger|higher|heavier"
+_EN_SMALLER = "less|fewer|shorter|smaller|lower|lighter|cheaper"
+_EN_COMPARE_WORD = (
+    rf"(?:>=|<=|>|<|over|above|(?:no\s+)?(?:{_EN_GREATER}|{_EN_SMALLER})\s+than|at least"
+    r"|at most|below|under|exceeding)"
+)
 _EN_COMPARE = re.compile(
-    r"^\s*(?:is\s+|are\s+|of\s+)?(>=|<=|>|<|over|above|greater than|more than|at least|"
-    r"at most|below|under|less than|exceeding|no more than|no less than)\s*[$¥]?\s*"
+    rf"^\s*(?:is\s+|are\s+|of\s+)?({_EN_COMPARE_WORD})\s*[$¥]?\s*"
     + _NUMBER
     + r"\s*(k|thousand|million|mn|billion|bn)?(?![a-z])(?:\s*(?:yen|jpy))?"
 )
@@ -112,10 +117,17 @@ _COMPARE_OPS = {
 
 
 def compare_op(word: str) -> str:
-    """The operator of a comparison word, its verb in any form (を超えている → >)."""
+    """The operator of a comparison word, its verb in any form (を超えている → >, "longer
+    than" → >, "no fewer than" → >=)."""
     verb = re.match(r"を(超え|下回|上回)", word)
     if verb:
         word = {"超え": "を超える", "下回": "を下回る", "上回": "を上回る"}[verb[1]]
+    than = re.fullmatch(rf"(no\s+)?({_EN_GREATER}|{_EN_SMALLER})\s+than", word)
+    if than:
+        greater = re.fullmatch(_EN_GREATER, than[2]) is not None
+        if than[1]:
+            return "<=" if greater else ">="
+        return ">" if greater else "<"
     return _COMPARE_OPS[word]
 
 
@@ -748,8 +760,7 @@ def _compare(rest: str) -> tuple[int | float, str, int] | None:
 
 
 _EN_COMPARE_BEFORE = re.compile(
-    r"(?<![a-z])(>=|<=|>|<|over|above|greater than|more than|at least|at most|below|under"
-    r"|less than|exceeding|no more than|no less than)\s*(\d[\d,]*(?:\.\d+)?)\s*(k)?\s+$"
+    rf"(?<![a-z])({_EN_COMPARE_WORD})\s*(\d[\d,]*(?:\.\d+)?)\s*(k)?\s+$"
 )
 # A count said before the numeric column it fixes: "bookings with 2 adults", "for 3 nights".
 _EN_COUNT_BEFORE = re.compile(r"(?<![a-z])(?:with|having|for|of)\s+(\d+(?:\.\d+)?)\s+$")
@@ -1170,8 +1181,7 @@ _BARE_JA = re.compile(
     r"(以上|以下|未満|超|を超え(?:る|た|ている|てる|ています|ました)?|より大きい|より多い|より小さい|より少ない|を下回(?:る|った|っている)|を上回(?:る|った|っている))"
 )
 _BARE_EN = re.compile(
-    r"(?<![a-z])(>=|<=|>|<|over|above|greater than|more than|at least|at most|below|under"
-    r"|less than|exceeding|no more than|no less than)\s*([$¥])?\s*"
+    rf"(?<![a-z])({_EN_COMPARE_WORD})\s*([$¥])?\s*"
     + _NUMBER
     + _EN_SCALE
     + r"(?P<yen>\s*(?:yen|jpy)(?![a-z]))?"
