@@ -5,7 +5,7 @@ and a courier shipment list (English headers)."""
 
 from __future__ import annotations
 
-from offline_support import acted_spec, dataset_summary
+from offline_support import acted_spec, dataset_summary, decide_after, spec_of
 
 ROWS = 700
 
@@ -19,6 +19,11 @@ INSPECTIONS = dataset_summary(
         ("要調査", "boolean", ["True", "False"], 2),
         ("源泉対象", "boolean", ["True", "False"], 2),
         ("担当業者", "categorical", ["北辰設備", "東和メンテ"], 2),
+        ("拠点", "categorical", ["札幌営業所", "仙台営業所"], 2),
+        ("費目", "categorical", ["点検費予算", "修繕費予算"], 2),
+        ("中止有無", "boolean", ["True", "False"], 2),
+        ("中止料", "numeric", ["0", "5000"], 3),
+        ("未収残高", "numeric", ["0", "90000"], 300),
     ],
     "ds_inspections",
 )
@@ -30,6 +35,8 @@ SHIPMENTS = dataset_summary(
         ("days", "numeric", ["1", "12"], 12),
         ("weight_kg", "numeric", ["0.5", "40"], 200),
         ("fee_jpy", "numeric", ["800", "12000"], 300),
+        ("daily_rate_jpy", "numeric", ["100", "900"], 30),
+        ("delivered", "boolean", ["True", "False"], 2),
     ],
     "ds_shipments",
 )
@@ -57,3 +64,53 @@ def test_english_comparisons_said_with_any_comparative() -> None:
         spec = acted_spec(text, SHIPMENTS)
         col, op, value = condition
         assert spec["filters"] == [{"col": col, "op": op, "value": value}], text
+
+
+def test_a_month_right_after_kara_ends_the_range() -> None:
+    # before: 「2025年1月から3月の」 kept "from January" and "in March": March alone
+    for text, end in (
+        ("2025年1月から3月の点検は何件？", "2025-04-01"),
+        ("2024年10月から12月に行った点検の点検費用合計", "2025-01-01"),
+    ):
+        spec = acted_spec(text, INSPECTIONS)
+        assert [(f["op"], f["value"]) for f in spec["filters"]][-1] == ("<", end), text
+        assert len(spec["filters"]) == 2, text
+
+
+def test_a_word_begins_a_value_only_as_its_place_not_as_more_of_its_subject() -> None:
+    # before: 「修繕」 was read as 費目 修繕費予算, a condition nobody asked for
+    spec = acted_spec("札幌の修繕、点検費用の合計は？", INSPECTIONS)
+    assert spec["filters"] == [{"col": "拠点", "op": "==", "value": "札幌営業所"}]
+
+
+def test_a_flag_is_named_by_its_stem_beside_a_fee_named_after_it() -> None:
+    # before: 中止 was shared with 中止料, so 「中止になった」 named nothing: every row
+    spec = acted_spec("中止になった点検は何件？", INSPECTIONS)
+    assert spec["filters"] == [{"col": "中止有無", "op": "==", "value": True}]
+    assert acted_spec("中止料の合計は？", INSPECTIONS)["metrics"] == {"中止料": ["sum"]}
+
+
+def test_a_measure_named_by_the_english_of_its_head_word() -> None:
+    # before: "balance" named no column (未収残高 reads "uncollected balance"): asked
+    spec = acted_spec("What's the total balance?", INSPECTIONS)
+    assert spec["metrics"] == {"未収残高": ["sum"]}
+    earlier = {"type": "analysis", "op": "total", "metrics": {}, "filters": []}
+    decision = decide_after("点検は何件？", earlier, "What's their total balance?", INSPECTIONS)
+    spec = spec_of(decision)
+    assert spec["metrics"] == {"未収残高": ["sum"]}
+
+
+def test_a_column_named_daily_is_no_period_in_a_follow_up() -> None:
+    # before: "daily" of daily_rate_jpy turned the total into a daily line chart
+    earlier = {
+        "type": "analysis",
+        "op": "total",
+        "metrics": {},
+        "filters": [{"col": "delivered", "op": "==", "value": False}],
+    }
+    decision = decide_after(
+        "How many are not delivered?", earlier, "And their combined daily rate?", SHIPMENTS
+    )
+    spec = spec_of(decision)
+    assert spec["op"] == "total" and spec["metrics"] == {"daily_rate_jpy": ["sum"]}
+    assert spec["filters"] == earlier["filters"]

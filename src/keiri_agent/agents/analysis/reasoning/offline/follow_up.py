@@ -27,6 +27,7 @@ from keiri_agent.agents.analysis.reasoning.offline.parser import (
     parse_request,
 )
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import typed_boolean
+from keiri_agent.agents.analysis.reasoning.offline.steps import measure_by_its_words
 from keiri_agent.errors import SpecError
 
 _POINTER = re.compile(
@@ -588,11 +589,37 @@ def _year_of(filters: list[dict[str, Any]]) -> int | None:
 
 
 def _without_values(parsed: ParsedRequest) -> str:
-    """The request with the category values it names blanked out."""
+    """The request with the category values and the names of other than date columns it
+    says blanked out: "only the annual licences" and "their combined daily rate"
+    (``daily_rate_jpy``) say no period."""
     chars = list(parsed.text)
-    for mention in parsed.value_mentions:
+    named = [m for m in parsed.mentions if parsed.index.kind(m.column) != "datetime"]
+    for mention in [*parsed.value_mentions, *named]:
         chars[mention.start : mention.end] = "_" * (mention.end - mention.start)
     return "".join(chars)
+
+
+def _measures_said(
+    parsed: ParsedRequest, groups: list[str], filters: list[dict[str, Any]], aggregated: bool
+) -> list[str]:
+    """The numeric columns the follow-up measures: named, neither a grouping nor a
+    condition, not said to be replaced (「出展料じゃなくて獲得名刺数で」); with an
+    aggregation said and no column named, the one its English words name ("what's their
+    total balance?" ~ 債権残高)."""
+    measures = list(
+        dict.fromkeys(m.column for m in parsed.mentions if parsed.index.kind(m.column) == "numeric")
+    )
+    measures = [c for c in measures if c not in groups and not any(f["col"] == c for f in filters)]
+    said_not = {  # "use yen instead of dollars"
+        m.column
+        for m in parsed.mentions
+        if vocab.NOT_THIS_AFTER.match(parsed.text[m.end :])
+        or vocab.NOT_THIS_BEFORE.search(parsed.text[: m.start])
+    }
+    measures = [c for c in measures if c not in said_not] or measures
+    if not measures and aggregated and (named := measure_by_its_words(parsed.text, parsed.index)):
+        measures = [named]
+    return measures
 
 
 def _yes_no_conditions(
@@ -651,17 +678,7 @@ def edit_previous(
         if _NOT_THIS.match(text[end:]) or re.match(r"\s*instead of\s*$", text[:start][-12:])
     }
     aggs = [a for a in vocab.aggregations(text) if a != "count" and a not in dropped]
-    measures = list(
-        dict.fromkeys(m.column for m in parsed.mentions if parsed.index.kind(m.column) == "numeric")
-    )
-    measures = [c for c in measures if c not in groups and not any(f["col"] == c for f in filters)]
-    said_not = {  # "use yen instead of dollars", 「出展料じゃなくて獲得名刺数で」
-        m.column
-        for m in parsed.mentions
-        if vocab.NOT_THIS_AFTER.match(parsed.text[m.end :])
-        or vocab.NOT_THIS_BEFORE.search(parsed.text[: m.start])
-    }
-    measures = [c for c in measures if c not in said_not] or measures
+    measures = _measures_said(parsed, groups, filters, bool(aggs))
     counted = not measures and not aggs and "count" in vocab.aggregations(text)
     counted = counted and "count" not in dropped
     if not (

@@ -138,10 +138,9 @@ for _word in sorted(WORD_ENGLISH, key=len, reverse=True):
 _MAX_READINGS = 12
 
 
-def english_readings(value: str) -> list[str]:
-    """English readings of a Japanese value made only of ``WORD_ENGLISH`` words (名古屋支店
-    → "nagoya branch", "nagoya branch office"), longest word first at each point; none
-    when a part of it has no English word."""
+def _pieces(value: str) -> list[tuple[str, ...]]:
+    """The English of each ``WORD_ENGLISH`` word of ``value`` in order, longest word first
+    at each point; empty when a part of it has no English word."""
     pieces: list[tuple[str, ...]] = []
     rest = value
     while rest:
@@ -150,6 +149,24 @@ def english_readings(value: str) -> list[str]:
             return []
         pieces.append(WORD_ENGLISH[word])
         rest = rest[len(word) :].lstrip()
+    return pieces
+
+
+def head_readings(value: str) -> tuple[str, ...]:
+    """The English of the last word of a Japanese name of two words or more: what the
+    name is (a Japanese compound ends in its head: 債権残高 is a balance, "balance");
+    none when a part of the name has no English word."""
+    pieces = _pieces(value)
+    return pieces[-1] if len(pieces) >= 2 else ()
+
+
+def english_readings(value: str) -> list[str]:
+    """English readings of a Japanese value made only of ``WORD_ENGLISH`` words (名古屋支店
+    → "nagoya branch", "nagoya branch office"), longest word first at each point; none
+    when a part of it has no English word."""
+    pieces = _pieces(value)
+    if not pieces:
+        return []
     if len(pieces) == 1 and len(value) == 1 and value in GLOSSARY:
         return []  # a value of one character (中 of 高 / 中 / 低) is too loose to read alone
     readings = [" ".join(words) for words in itertools.product(*pieces)]

@@ -806,7 +806,14 @@ class ColumnIndex:
     def _flag_stems(self, found: dict[str, tuple[str, str | None, int]]) -> None:
         """「返金」 for 返金有無, 「至急」 for 至急フラグ: the thing a yes/no column says is there,
         unless another column's name holds it too."""
-        names = [normalize(c.name) for c in self.columns]
+        # a numeric column whose name begins with the stem is named by its whole name
+        # (「キャンセル料」 beside キャンセル有無): the stem alone is still the flag's
+        names = [
+            normalize(c.name)
+            for c in self.columns
+            if c.kind != "numeric" or self.yes_value(c.name) is not None
+        ]
+        numeric = [normalize(c.name) for c in self.columns if c.name not in names]
         for info in self.columns:
             if self.yes_value(info.name) is None:
                 continue
@@ -815,6 +822,7 @@ class ColumnIndex:
                 stem == normalize(info.name)
                 or len(stem) < 2
                 or sum(stem in name for name in names) > 1
+                or any(stem in name and not name.startswith(stem) for name in numeric)
             ):
                 continue
             found.setdefault(term_pattern(stem), (info.name, None, len(stem)))
@@ -1722,6 +1730,15 @@ def _loanwords(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mentio
 
 
 _JA_WORD = re.compile(r"[\u3400-\u9fff\u30a0-\u30ffー々]{2,}")
+# What may follow the word a value is said by: the kind of place or body it is (名古屋 of
+# 名古屋支店, 札幌 of 札幌市水道局) or one character, not more of what it is about (修繕
+# of 修繕費予算 is the subject of every row of a repair ledger, not the budget 修繕費予算).
+_VALUE_REST = re.compile(
+    r"\s*(?:[市区町村県府都]|市役所|区役所)?\s*(?:本社|本店|支店|支社|営業所|出張所|事業所|事務所"
+    r"|店|センター|工場|倉庫|物流センター|dc|拠点|本部|事業部|部|課|室|局|水道局|ガス|電力|病院"
+    r"|クリニック|医院|校|学校|大学|園|駅|ビル|会館|ホール|ホテル|店舗|寮|社宅|研究所|営業部"
+    r"|[a-z0-9]+|.)?"  # or one more character: 首都高 of 首都高速
+)
 
 
 def _value_prefixes(
@@ -1747,7 +1764,8 @@ def _value_prefixes(
             (c.name, value)
             for c in listed
             for value in c.examples
-            if normalize(value).startswith(word) and normalize(value) != word
+            if normalize(value).startswith(word)
+            and _VALUE_REST.fullmatch(normalize(value)[len(word) :])
         ]
         if len(begun) == 1:
             claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())

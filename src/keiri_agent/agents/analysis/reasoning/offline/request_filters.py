@@ -403,6 +403,15 @@ def _as_ranges(text: str, found: list[_Found]) -> list[_Found]:
         ):
             ranged[i] = (*first[:5], "start", None)
             ranged[i + 1] = (*last[:5], "end", None)
+        elif (
+            first[5] == "start"
+            and last[5] == "within"
+            and not (first[6] or last[6])
+            and not text[first[1] : last[0]].strip()
+        ):
+            # 「2025年1月から3月の件数」: the period right after 「から」 ends the range,
+            # it is not a second condition (which kept March alone)
+            ranged[i + 1] = (*last[:5], "end", None)
     return ranged
 
 

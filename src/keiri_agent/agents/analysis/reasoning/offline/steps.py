@@ -21,10 +21,14 @@ from keiri_agent.agents.analysis.ops.specs import (
 )
 from keiri_agent.agents.analysis.reasoning.offline.column_words import UNIT_WORDS
 from keiri_agent.agents.analysis.reasoning.offline.en_column_words_ja import japanese_readings
-from keiri_agent.agents.analysis.reasoning.offline.ja_english_words import english_readings
+from keiri_agent.agents.analysis.reasoning.offline.ja_english_words import (
+    english_readings,
+    head_readings,
+)
 from keiri_agent.agents.analysis.reasoning.offline.parser import (
     SYNONYMS,
     Clause,
+    ColumnIndex,
     ParsedRequest,
     name_tokens,
     normalize,
@@ -259,6 +263,40 @@ class Step:
     spec: dict[str, Any] | None = None
     questions: list[str] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
+
+
+def measure_by_its_words(text: str, index: ColumnIndex) -> str | None:
+    """The one Japanese numeric column whose English words are all said in ``text``, apart
+    or in another order ("the total depreciation expense for the current period" ~
+    当期償却額: current, period, depreciation; "net book value at year end" ~ 期末帳簿価額),
+    else the one whose head word is said ("their total balance" ~ 債権残高); None when no
+    column, or more than one alike, has them."""
+    said = set(re.findall(r"[a-z]+", text))
+    if not said:
+        return None
+    found: dict[str, int] = {}
+    for name in index.names("numeric"):
+        if name.isascii():
+            continue
+        for reading in english_readings(without_brackets(normalize(name))):
+            words = [w for w in re.split(r"[\s-]+", reading) if w not in _PLAIN_WORDS]
+            # two words or more, or one long word ("estimate" of 見積額) said whole
+            enough = len(words) >= 2 or (len(words) == 1 and len(words[0]) >= 6)
+            if enough and all(_word_said(w, said) for w in words):
+                found[name] = max(found.get(name, 0), len(words))
+    best = max(found.values(), default=0)
+    winners = [name for name, size in found.items() if size == best]
+    if not found:
+        winners = [
+            name
+            for name in index.names("numeric")
+            if not name.isascii()
+            and any(
+                len(word) >= 6 and word not in _PLAIN_WORDS and _word_said(word, said)
+                for word in head_readings(without_brackets(normalize(name)))
+            )
+        ]
+    return winners[0] if len(winners) == 1 else None
 
 
 class StepBuilder:
@@ -1089,27 +1127,9 @@ class StepBuilder:
         return [found]
 
     def measure_by_its_words(self) -> str | None:
-        """The one Japanese numeric column whose English words are all said, apart or in
-        another order ("the total depreciation expense for the current period" ~ 当期償却額:
-        current, period, depreciation; "net book value at year end" ~ 期末帳簿価額); None
-        when no column, or more than one alike, has them all."""
-        text = self.p.text[self.c.start : self.c.end]
-        said = set(re.findall(r"[a-z]+", text))
-        if not said:
-            return None
-        found: dict[str, int] = {}
-        for name in self.index.names("numeric"):
-            if name.isascii():
-                continue
-            for reading in english_readings(without_brackets(normalize(name))):
-                words = [w for w in re.split(r"[\s-]+", reading) if w not in _PLAIN_WORDS]
-                # two words or more, or one long word ("estimate" of 見積額) said whole
-                enough = len(words) >= 2 or (len(words) == 1 and len(words[0]) >= 6)
-                if enough and all(_word_said(w, said) for w in words):
-                    found[name] = max(found.get(name, 0), len(words))
-        best = max(found.values(), default=0)
-        winners = [name for name, size in found.items() if size == best]
-        return winners[0] if len(winners) == 1 else None
+        """The one Japanese numeric column the clause names by its English words
+        (``measure_by_its_words``)."""
+        return measure_by_its_words(self.p.text[self.c.start : self.c.end], self.index)
 
     def filled_rivals(self) -> bool:
         """Another column named like money is as filled in as the data's amount (請求金額
