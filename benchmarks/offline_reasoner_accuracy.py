@@ -110,9 +110,11 @@ Eight request sets, always reported separately:
   repair orders, agency commissions, travel bookings; subscriptions, store stock counts,
   intern pay, e-commerce refunds), written two at a time the same way while the rules were
   changed for the sets before them, each scored once before any change was made for it.
-- ``blind37.jsonl`` and ``blind38.jsonl``: 120 requests each on four more datasets each
+- ``blind37.jsonl`` … ``blind40.jsonl``: 120 requests each on four more datasets each
   (professional fees, FX forwards, an office kiosk, building repairs; membership fees,
-  catering orders, tool rentals, doubtful receivables), written the same way.
+  catering orders, tool rentals, doubtful receivables; copier charges, training purchases,
+  veterinary supplies, disaster losses; bank fees, influencer payments, farm work,
+  scholarship loans), written the same way.
 - the fourth blind set, ``data/offline_requests_blind4.jsonl``: a seventh held-out
   set, written the same way (neither the rules, their tests nor the other
   held-out sets' cases read) on four more made-up domains (an equipment
@@ -127,7 +129,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
     uv run python benchmarks/offline_reasoner_accuracy.py \\
-        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind38|all]
+        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind40|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
@@ -200,6 +202,8 @@ BLIND35 = Path(__file__).parent / "data" / "offline_requests_blind35.jsonl"
 BLIND36 = Path(__file__).parent / "data" / "offline_requests_blind36.jsonl"
 BLIND37 = Path(__file__).parent / "data" / "offline_requests_blind37.jsonl"
 BLIND38 = Path(__file__).parent / "data" / "offline_requests_blind38.jsonl"
+BLIND39 = Path(__file__).parent / "data" / "offline_requests_blind39.jsonl"
+BLIND40 = Path(__file__).parent / "data" / "offline_requests_blind40.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -244,6 +248,8 @@ SETS = {
     "blind36": BLIND36,
     "blind37": BLIND37,
     "blind38": BLIND38,
+    "blind39": BLIND39,
+    "blind40": BLIND40,
 }
 
 # (ja name, en name, kind, examples)
