@@ -5,7 +5,7 @@ and a courier shipment list (English headers)."""
 
 from __future__ import annotations
 
-from offline_support import acted_spec, dataset_summary, decide_after, spec_of
+from offline_support import acted_spec, dataset_summary, decide, decide_after, spec_of
 
 ROWS = 700
 
@@ -24,6 +24,7 @@ INSPECTIONS = dataset_summary(
         ("中止有無", "boolean", ["True", "False"], 2),
         ("中止料", "numeric", ["0", "5000"], 3),
         ("未収残高", "numeric", ["0", "90000"], 300),
+        ("資材費", "numeric", ["0", "80000"], 300),
     ],
     "ds_inspections",
 )
@@ -37,6 +38,8 @@ SHIPMENTS = dataset_summary(
         ("fee_jpy", "numeric", ["800", "12000"], 300),
         ("daily_rate_jpy", "numeric", ["100", "900"], 30),
         ("delivered", "boolean", ["True", "False"], 2),
+        ("surcharge_amount_jpy", "numeric", ["0", "800"], 20),
+        ("total_charge_jpy", "numeric", ["800", "12800"], 300),
     ],
     "ds_shipments",
 )
@@ -114,3 +117,38 @@ def test_a_column_named_daily_is_no_period_in_a_follow_up() -> None:
     spec = spec_of(decision)
     assert spec["op"] == "total" and spec["metrics"] == {"daily_rate_jpy": ["sum"]}
     assert spec["filters"] == earlier["filters"]
+
+
+def test_money_spent_is_the_total_not_an_amount_named_inside_another_column() -> None:
+    # before: "amount" inside surcharge_amount_jpy made it the money of the table
+    spec = acted_spec("What did we spend on shipping in total?", SHIPMENTS)
+    assert spec["metrics"] == {"total_charge_jpy": ["sum"]}
+
+
+def test_a_value_left_out_after_it_is_excluded() -> None:
+    # before: "leave Yamato out" and "Yamato excluded" kept only Yamato
+    for text in (
+        "Total fee, leave Yamato out",
+        "Total fee with Yamato excluded",
+        "Total fee, Yamato aside",
+        "Total fee, take the Yamato ones out",
+    ):
+        spec = acted_spec(text, SHIPMENTS)
+        assert spec["filters"] == [{"col": "carrier", "op": "!=", "value": "Yamato"}], text
+
+
+def test_a_measure_set_aside_is_not_measured() -> None:
+    # before: "not counting the surcharge amount" summed it beside the fee
+    spec = acted_spec("Total fee for Sagawa, not counting the surcharge amount", SHIPMENTS)
+    assert spec["metrics"] == {"fee_jpy": ["sum"]}
+
+
+def test_an_amount_or_more_said_after_a_japanese_measure_in_english() -> None:
+    # before: "of 50,000 yen or more" was read by no rule: every row counted
+    spec = acted_spec("How many records had material costs of 50,000 yen or more?", INSPECTIONS)
+    assert spec["filters"] == [{"col": "資材費", "op": ">=", "value": 50000}]
+    # one said of no column is on the table's amount, said as an assumption, never dropped
+    decision = decide("How many shipments were 10,000 yen or more?", SHIPMENTS)
+    spec = spec_of(decision)
+    assert spec["filters"] == [{"col": "total_charge_jpy", "op": ">=", "value": 10000}]
+    assert any("total_charge_jpy" in said for said in decision.assumptions)

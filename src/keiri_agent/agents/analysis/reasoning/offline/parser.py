@@ -62,6 +62,8 @@ from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
 )
 from keiri_agent.agents.analysis.reasoning.offline.similarity import similar_mentions
 
+TOTAL_NAME = re.compile(r"(?<![a-z])total|合計|総額|総計|grand")
+"""Words of a column's name that say it holds the whole of a row's money."""
 _JA_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _HIRAGANA = "\u3040-\u309f"
 
@@ -197,6 +199,16 @@ _NEG_AFTER = re.compile(
     r"\s*(?:は|を|も)\s*(?:除外|除いて|除き|対象外|入れないで|入れず"
     r"|含めないで|含めず|抜いて|外して|省いて)|抜きで)"
 )
+# "YouTube excluded", "usage fees aside", "Osaka left out": the value set aside after it.
+_EN_NEG_AFTER = re.compile(
+    r"^\s*(?:is\s+|are\s+|being\s+)?(?:excluded|removed|aside|left\s+out|taken\s+out"
+    r"|set\s+aside|not\s+included|omitted|dropped)(?![a-z])"
+)
+# "leave YouTube out", "take the Osaka rows out": the verb before, "out" after.
+_LEAVE_BEFORE = re.compile(
+    r"(?<![a-z])(?:leave|leaving|take|taking|keep|keeping|cut|cutting)\s+(?:the\s+)?$"
+)
+_OUT_AFTER = re.compile(r"^\s*(?:(?:rows?|ones?|posts?|lines?|entries|records)\s+)?out(?![a-z])")
 _NEG_BEFORE = re.compile(
     r"(?<![a-z])(?:except(?: for)?|excluding|exclude|other than|not|without|but not|apart from"
     r"|aside from|leave out|leaving out|omit|omitting|skip|skipping|ignore|ignoring|drop|dropping"
@@ -223,6 +235,30 @@ def term_pattern(term: str) -> str:
     if re.search(r"[a-z0-9]$", term):
         body += r"(?![a-z0-9])"
     return body
+
+
+def _english_words_pattern(reading: str) -> str:
+    """``term_pattern`` of an English reading whose every word may be said in the
+    singular or the plural ("material costs" ~ "materials cost" of 資材費, "fees amount"
+    ~ "fee amount")."""
+    words = []
+    for word in re.split(r"[\s_]+", reading.strip()):
+        if not re.fullmatch(r"[a-z]{3,}", word):
+            words.append(re.escape(word))
+            continue
+        if word.endswith("ies"):
+            words.append(re.escape(word[:-3]) + "(?:y|ies)")
+        elif word.endswith("y") and not word.endswith(("ay", "ey", "oy", "uy")):
+            words.append(re.escape(word[:-1]) + "(?:y|ies)")
+        elif word.endswith(("ss", "us", "is")):
+            words.append(re.escape(word) + "(?:es)?")
+        elif word.endswith("s"):
+            words.append(re.escape(word[:-1]) + "(?:e?s)?")
+        elif word.endswith(("x", "ch", "sh")):
+            words.append(re.escape(word) + "(?:es)?")
+        else:
+            words.append(re.escape(word) + "s?")
+    return r"(?<![a-z0-9])" + r"[\s_-]*".join(words) + r"(?![a-z0-9])"
 
 
 def value_pattern(value: str) -> str:
@@ -916,13 +952,12 @@ class ColumnIndex:
                 for reading in english_readings(normalize(example)):
                     readings.setdefault(reading, set()).add((info.name, example))
         for reading, owners in readings.items():
-            for said in (reading, reading + ("es" if reading.endswith(("s", "x", "ch")) else "s")):
-                pattern = term_pattern(said)
-                if len(owners) == 1 and pattern not in found:
-                    owner, value = next(iter(owners))
-                    found[pattern] = (owner, value, len(said))
-                    if reading in stems:
-                        self.stem_terms.add(pattern)
+            pattern = _english_words_pattern(reading)
+            if len(owners) == 1 and pattern not in found:
+                owner, value = next(iter(owners))
+                found[pattern] = (owner, value, len(reading))
+                if reading in stems:
+                    self.stem_terms.add(pattern)
 
     def _japanese_value_terms(self, found: dict[str, tuple[str, str | None, int]]) -> None:
         """Japanese for English category values (``ja_english_words``): 「東京」 for Tokyo,
@@ -1013,6 +1048,19 @@ class ColumnIndex:
     def concept_column(self, concept: str) -> str | None:
         """The column holding a concept (e.g. 'sales'), if any."""
         return next((c.name for c in self.columns if c.concept == concept), None)
+
+    def amount_column(self) -> str | None:
+        """The column of the table's amounts (the money an amount said alone is about):
+        the sales concept's, unless it holds "amount" only inside its name
+        (``subsidy_amount_jpy``) beside one money column named as a total
+        (``total_fee_jpy``), which is then the amount."""
+        sales = self.concept_column("sales")
+        totals = [
+            name
+            for name in self.names("numeric")
+            if name != sales and money_named(name) and TOTAL_NAME.search(normalize(name))
+        ]
+        return totals[0] if sales in self.contained and len(totals) == 1 else sales
 
 
 @dataclass
@@ -1113,8 +1161,13 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
             if common or including:
                 continue  # "the price a shop charges", 「札幌も含めて」: not a condition
             negated = bool(
-                _NEG_AFTER.match(text[m.end() :]) or _NEG_BEFORE.search(text[: m.start()])
+                _NEG_AFTER.match(text[m.end() :])
+                or _NEG_BEFORE.search(text[: m.start()])
+                or _EN_NEG_AFTER.match(text[m.end() :])
+                or (_LEAVE_BEFORE.search(text[: m.start()]) and _OUT_AFTER.match(text[m.end() :]))
             )
+            if negated and value is None and index.kind(column) == "numeric":
+                continue  # "not counting usage fees", 「手数料は除いて」: that measure is not asked
             found.append(
                 Mention(
                     m.start(),
@@ -1457,7 +1510,7 @@ def parse_request(
         claimed[a:b] = b"\x01" * (b - a)
     is_numeric = lambda name: index.kind(name) == "numeric"  # noqa: E731
     named = next((m.column for m in scanned if m not in used and is_numeric(m.column)), None)
-    money = money_column(index.names("numeric"), is_numeric, named, index.concept_column("sales"))
+    money = money_column(index.names("numeric"), is_numeric, named, index.amount_column())
     bare, left, guessed = bare_thresholds(norm, claimed, money, lang, index.names("numeric"))
     numeric += bare
     problems += left

@@ -1197,7 +1197,12 @@ _BARE_EN = re.compile(
     + r"(?!\s*(?:%|percent|rows|columns|products|stores|items|times|days|months|years))"
 )
 _BARE_EN_AFTER = re.compile(
-    r"(?<![\w$¥])([$¥])?\s*" + _NUMBER + _EN_SCALE + r"\s+" + _EN_OR_MORE + r"(?!\s*(?:%|percent))"
+    r"(?<![\w$¥])([$¥])?\s*"
+    + _NUMBER
+    + _EN_SCALE
+    + r"(?P<yen>\s*(?:yen|jpy)(?![a-z]))?\s+"
+    + _EN_OR_MORE
+    + r"(?!\s*(?:%|percent))"
 )
 _MONEY_NAME = re.compile(
     r"金額|売上|額|円|料|費|代金|価格|給|手当|amount|amt|sales|revenue|price|cost|costs|total"
@@ -1251,7 +1256,7 @@ def bare_thresholds(
         for m in _BARE_EN.finditer(text)
     ]
     hits += [
-        (m, m.group(2), (m.group(3) or "").lower(), m.group(1) or "", m.group(4))
+        (m, m.group(2), (m.group(3) or "").lower(), m.group(1) or ("円" if m["yen"] else ""), m[5])
         for m in _BARE_EN_AFTER.finditer(text)
     ]
     for m, said_number, scale, unit, word in sorted(hits, key=lambda hit: hit[0].start()):

@@ -27,6 +27,7 @@ from keiri_agent.agents.analysis.reasoning.offline.ja_english_words import (
 )
 from keiri_agent.agents.analysis.reasoning.offline.parser import (
     SYNONYMS,
+    TOTAL_NAME,
     Clause,
     ColumnIndex,
     ParsedRequest,
@@ -206,7 +207,6 @@ _PERIOD_IN_NAME = re.compile(r"monthly|annual|yearly|per_?month|per_?year|月額
 # The word after a verb opening a request ("Check whether…", "Show the…").
 _VERB_OPENING = re.compile(r"\s+(?:whether|if|for|that|the|all|any|each|every|how|which|what)\b")
 # A money column holding the whole amount of a row (total_jpy, 合計額, 総額, 支払合計).
-_TOTAL_NAME = re.compile(r"(?<![a-z])total|合計|総額|総計|grand")
 # Words a reading of a name shares with most others: never what tells two columns apart.
 _PLAIN_WORDS = frozenset({"amount", "total", "number", "no", "of", "the", "and", "a", "an", "sum"})
 
@@ -1113,11 +1113,11 @@ class StepBuilder:
         ):
             return []  # 「金額の合計っていくら？」 beside 利用金額 and 請求金額: which one is asked
         names = self.index.names("numeric")
-        sales = self.index.concept_column("sales")
+        sales = self.index.amount_column()
         sales = sales if sales in names else self.numeric_sharing_a_word()
         found = money_column(names, lambda n: n in names, None, sales)
         if found is None:  # "what did we spend": of several money columns, the one of totals
-            totals = [n for n in names if money_named(n) and _TOTAL_NAME.search(normalize(n))]
+            totals = [n for n in names if money_named(n) and TOTAL_NAME.search(normalize(n))]
             found = totals[0] if len(totals) == 1 else None
         if found is None:
             return []
