@@ -25,6 +25,10 @@ INSPECTIONS = dataset_summary(
         ("中止料", "numeric", ["0", "5000"], 3),
         ("未収残高", "numeric", ["0", "90000"], 300),
         ("資材費", "numeric", ["0", "80000"], 300),
+        ("天候", "categorical", ["晴れ", "曇り", "雨", "雪"], 4),
+        ("優先度", "categorical", ["高", "中", "低"], 3),
+        ("カウンター料金", "numeric", ["1000", "9000"], 200),
+        ("モノクロ枚数", "numeric", ["0", "4000"], 300),
     ],
     "ds_inspections",
 )
@@ -152,3 +156,21 @@ def test_an_amount_or_more_said_after_a_japanese_measure_in_english() -> None:
     spec = spec_of(decision)
     assert spec["filters"] == [{"col": "total_charge_jpy", "op": ">=", "value": 10000}]
     assert any("total_charge_jpy" in said for said in decision.assumptions)
+
+
+def test_a_one_kanji_value_said_alone_as_the_kind_of_day() -> None:
+    # before: 「雨」 was read only in brackets: every row counted
+    spec = acted_spec("雨の日の点検は何件？", INSPECTIONS)
+    assert spec["filters"] == [{"col": "天候", "op": "==", "value": "雨"}]
+    spec = acted_spec("天候が雪だった点検の点検費用合計", INSPECTIONS)
+    assert spec["filters"] == [{"col": "天候", "op": "==", "value": "雪"}]
+    # inside a word, or after そ / こ, it is no value
+    assert acted_spec("その中の件数は？", INSPECTIONS)["filters"] == []
+    assert acted_spec("期間中の点検は何件？", INSPECTIONS)["filters"] == []
+
+
+def test_a_word_a_request_asks_with_is_no_loanword_of_the_data() -> None:
+    # before: "count" shared the consonants of カウンター: カウンター料金 was summed
+    decision = decide("What's the total mono page count?", INSPECTIONS)
+    spec = spec_of(decision) if decision.next_action == "act" else {}
+    assert "カウンター料金" not in str(spec)

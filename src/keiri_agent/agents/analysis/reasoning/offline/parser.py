@@ -62,6 +62,12 @@ from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
 )
 from keiri_agent.agents.analysis.reasoning.offline.similarity import similar_mentions
 
+# A one-kanji value (雨 of 天候, 高 of 優先度) said alone, as the kind of day, time or rows:
+# after the start of a clause or a particle, before 「の日」「の時」「だった」「の行」….
+_ALONE_BEFORE = r"(?<![^\s、。,.!?！？「『(（がはもで])"
+_ALONE_AFTER = (
+    r"(?=の(?:日|時|とき|場合|週|行|件|記録|明細|案件|もの|分|データ)|だった|でした|だと|なら)"
+)
 TOTAL_NAME = re.compile(r"(?<![a-z])total|合計|総額|総計|grand")
 """Words of a column's name that say it holds the whole of a row's money."""
 _JA_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
@@ -916,6 +922,9 @@ class ColumnIndex:
                 if len(value) == 1 and not value.isdigit():  # 「高」: only in brackets
                     quoted = rf"(?<=[「『\"']){re.escape(value)}(?=[」』\"'])"
                     found.setdefault(quoted, (info.name, example, 1))
+                    if re.fullmatch(r"[\u3400-\u9fff]", value):  # 「雨の日に作業した記録」
+                        alone = rf"{_ALONE_BEFORE}{re.escape(value)}{_ALONE_AFTER}"
+                        found.setdefault(alone, (info.name, example, 1))
                 if len(value) >= 2 and not re.fullmatch(r"[\d.,:/ -]+", value):
                     pattern = value_pattern(value)
                     existing = found.get(pattern)
@@ -1754,6 +1763,41 @@ def _one_letter_values(
     return found
 
 
+# English words a request asks with ("the page count", "the total"): never a loanword of
+# the data ("count" shares the consonants of カウンター).
+_REQUEST_WORDS = frozenset(
+    {
+        "count",
+        "counts",
+        "total",
+        "totals",
+        "average",
+        "averages",
+        "number",
+        "numbers",
+        "amount",
+        "amounts",
+        "share",
+        "shares",
+        "ratio",
+        "ranking",
+        "value",
+        "values",
+        "trend",
+        "chart",
+        "graph",
+        "group",
+        "median",
+        "maximum",
+        "minimum",
+        "largest",
+        "highest",
+        "lowest",
+        "smallest",
+    }
+)
+
+
 def _loanwords(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
     """English words said for katakana words of the data (``katakana``): "royalty" for
     ロイヤリティ額, "operator" for オペレーター, "referrals" for the value リファラル; taken
@@ -1770,7 +1814,7 @@ def _loanwords(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mentio
                         targets.setdefault(skeleton(word), set()).add((info.name, value))
     found = []
     for m in re.finditer(r"(?<![a-z])[a-z]{5,}(?![a-z])", text):
-        if any(claimed[m.start() : m.end()]):
+        if any(claimed[m.start() : m.end()]) or m.group(0) in _REQUEST_WORDS:
             continue
         word = m.group(0)
         key = skeleton(word[:-1] if word.endswith("s") and not word.endswith("ss") else word)
