@@ -174,3 +174,18 @@ def test_a_word_a_request_asks_with_is_no_loanword_of_the_data() -> None:
     decision = decide("What's the total mono page count?", INSPECTIONS)
     spec = spec_of(decision) if decision.next_action == "act" else {}
     assert "カウンター料金" not in str(spec)
+
+
+def test_the_highest_and_lowest_said_as_adverbs() -> None:
+    # before: 「最高でいくら」「多くていくら」 summed every row
+    for text, agg in (
+        ("点検費用は最高でいくら？", "max"),
+        ("点検費用の最高は？", "max"),
+        ("点検費用は多くていくら？", "max"),
+        ("点検費用は最低でいくら？", "min"),
+    ):
+        assert acted_spec(text, INSPECTIONS)["metrics"] == {"点検費用": [agg]}, text
+    # 「最低でも」 is "at least": a condition, not the smallest
+    spec = acted_spec("点検費用が最低でも10万円以上の点検は何件？", INSPECTIONS)
+    assert spec["filters"] == [{"col": "点検費用", "op": ">=", "value": 100000}]
+    assert spec["metrics"] == {}
