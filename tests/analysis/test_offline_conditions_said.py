@@ -29,6 +29,7 @@ INSPECTIONS = dataset_summary(
         ("優先度", "categorical", ["高", "中", "低"], 3),
         ("カウンター料金", "numeric", ["1000", "9000"], 200),
         ("モノクロ枚数", "numeric", ["0", "4000"], 300),
+        ("是正確認済", "boolean", ["True", "False"], 2),
     ],
     "ds_inspections",
 )
@@ -44,6 +45,7 @@ SHIPMENTS = dataset_summary(
         ("delivered", "boolean", ["True", "False"], 2),
         ("surcharge_amount_jpy", "numeric", ["0", "800"], 20),
         ("total_charge_jpy", "numeric", ["800", "12800"], 300),
+        ("packing_cost_jpy", "numeric", ["0", "900"], 30),
     ],
     "ds_shipments",
 )
@@ -189,3 +191,17 @@ def test_the_highest_and_lowest_said_as_adverbs() -> None:
     spec = acted_spec("点検費用が最低でも10万円以上の点検は何件？", INSPECTIONS)
     assert spec["filters"] == [{"col": "点検費用", "op": ">=", "value": 100000}]
     assert spec["metrics"] == {}
+
+
+def test_a_flag_whose_check_is_not_yet_done_holds_its_no() -> None:
+    # before: 「まだ済んでいない」 was not read as a negation: the rows where it is done
+    spec = acted_spec("是正の確認がまだ済んでいない点検は何件？", INSPECTIONS)
+    assert spec["filters"] == [{"col": "是正確認済", "op": "==", "value": False}]
+    spec = acted_spec("是正の確認が済んでいる点検は何件？", INSPECTIONS)
+    assert spec["filters"] == [{"col": "是正確認済", "op": "==", "value": True}]
+
+
+def test_spend_is_the_verb_when_the_thing_spent_on_is_named() -> None:
+    # before: "spend" named packing_cost_jpy too, and both were summed
+    spec = acted_spec("What did we spend on fees in total?", SHIPMENTS)
+    assert spec["metrics"] == {"fee_jpy": ["sum"]}

@@ -1494,6 +1494,7 @@ def parse_request(
     asked = phrases(norm)
     scanned = _condition_values(_scan(norm, index, claimed), norm, asked, index, claimed)
     scanned = [m for m in scanned if not _lowercase_acronym(m, text, norm)]
+    scanned = _without_spend_verbs(norm, index, scanned)
     scanned = _negated_flags(norm, index, scanned, claimed)
     scanned = sorted(scanned + _loanwords(norm, index, claimed), key=_start)
     prefixed, unsure, read_as = _value_prefixes(norm, index, claimed, lang)
@@ -1635,7 +1636,7 @@ _JA_LACKS_AFTER = re.compile(
     r"(?:なし|無し|無い|ない|ありません)"
     r"|無(?![\u3400-\u9fff])|外(?![\u3400-\u9fff])|以外|しない|しません"
     # a verb of it negated: 「保険に入ってない」「社宅を使っていない」「保険加入していない」
-    r"|(?:に|を|が|は)?\s*[\u3400-\u9fff]{0,3}[ぁ-ん]{0,3}?"
+    r"|(?:に|を|が|は)?\s*(?:まだ|未だ)?\s*[\u3400-\u9fff]{0,3}[ぁ-ん]{0,3}?"
     r"(?:(?:て|で)(?:い|は)?(?:ない|ません|なかった)|(?:[わらかさたなまばが]|し|され)(?:ない|ず|なかった)))"
 )
 _JA_NOT_YET_BEFORE = re.compile(r"未\s*$")
@@ -1922,6 +1923,31 @@ def _dates_said_by_their_event(text: str, dates: list[str]) -> list[str]:
 
 _EN_DATE_WORDS = frozenset({"date", "on", "at", "day", "dt", "time", "timestamp"})
 _EN_IRREGULAR = {"paid": "pay"}
+
+
+_SPEND_VERB = re.compile(r"spend|spent|spending")
+
+
+_SPEND_SUBJECT = re.compile(r"(?<![a-z])(?:we|i|they|you|did|do|does|have|has|had|to)\s+$")
+
+
+def _without_spend_verbs(text: str, index: ColumnIndex, mentions: list[Mention]) -> list[Mention]:
+    """ "What did we spend on registration fees", "what did we spend on shipping": "spend"
+    (a word of cost columns) is the verb there, not ``travel_cost``, when the thing spent
+    on is another measure named, or when the table holds other money columns (the
+    amount asked is then the table's, ``StepBuilder.money_asked``)."""
+    numeric = [m for m in mentions if m.value is None and index.kind(m.column) == "numeric"]
+
+    def verb(m: Mention) -> bool:
+        if m not in numeric or not _SPEND_VERB.fullmatch(text[m.start : m.end]):
+            return False
+        on = re.match(r"\s+(?:on|for)\s", text[m.end :])
+        if on and any(o.start > m.end and o.column != m.column for o in numeric):
+            return True
+        rivals = [n for n in index.names("numeric") if n != m.column and money_named(n)]
+        return bool((on or _SPEND_SUBJECT.search(text[: m.start])) and rivals)
+
+    return [m for m in mentions if not verb(m)]
 
 
 def _lowercase_acronym(mention: Mention, text: str, norm: str) -> bool:
