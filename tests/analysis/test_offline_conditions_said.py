@@ -205,3 +205,43 @@ def test_spend_is_the_verb_when_the_thing_spent_on_is_named() -> None:
     # before: "spend" named packing_cost_jpy too, and both were summed
     spec = acted_spec("What did we spend on fees in total?", SHIPMENTS)
     assert spec["metrics"] == {"fee_jpy": ["sum"]}
+
+
+def test_a_yes_no_column_said_with_an_article_is_its_yes() -> None:
+    # before: "a delivered" was read as a common noun, not a condition: every row
+    spec = acted_spec("How many shipments had a delivered flag?", SHIPMENTS)
+    assert spec["filters"] == [{"col": "delivered", "op": "==", "value": True}]
+
+
+def test_money_spent_on_a_measure_that_holds_no_money() -> None:
+    # before: "spend on heavy parcels by weight" summed the kilograms as money
+    spec = acted_spec("How much did we spend on weight in total?", SHIPMENTS)
+    assert spec["metrics"] == {"total_charge_jpy": ["sum"]}
+
+
+def test_an_event_done_or_not_done_holds_its_date_filled_or_blank() -> None:
+    rentals = dataset_summary(
+        500,
+        [
+            ("貸出番号", "text", ["R-1", "R-2"], 500),
+            ("品目", "categorical", ["脚立", "台車"], 2),
+            ("貸出日", "datetime", ["2024-04-01", "2025-03-01"], 200),
+            ("返却日", "datetime", ["2024-04-05", "2025-03-20"], 150),
+            ("延滞料", "numeric", ["0", "3000"], 20),
+        ],
+        "ds_rentals",
+    )
+    # before: every row counted, as if the event had not been said
+    for text, op in (
+        ("返却済みの貸出は何件？", "not_null"),
+        ("返却された貸出の延滞料合計", "not_null"),
+        ("How many rentals have been returned?", "not_null"),
+        ("未返却の貸出は何件？", "is_null"),
+        ("まだ返却されていない貸出は何件？", "is_null"),
+        ("How many rentals are not returned yet?", "is_null"),
+    ):
+        spec = acted_spec(text, rentals)
+        assert spec["filters"] == [{"col": "返却日", "op": op}], text
+    # with a period, the period is the condition on that date
+    spec = acted_spec("2024年に返却された貸出は何件？", rentals)
+    assert spec["filters"] == [{"col": "返却日", "op": "==", "value": "2024"}]

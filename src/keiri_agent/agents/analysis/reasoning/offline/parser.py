@@ -1158,6 +1158,8 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
             common = (
                 _COMMON_NOUN_BEFORE.search(text[: m.start()])
                 and not LACKING_BEFORE.search(text[: m.start()])  # "don't have a city"
+                # "invoices that had an overage", "with a subsidy applied": its yes
+                and not (value is None and index.yes_value(column) is not None)
                 and (value is not None or condition_at(text[m.end() :]) is None)
                 and not (value is not None and _names_its_column(text[m.end() :], column))
                 and not (value is not None and not value.isascii())  # "the 会社負担 rows"
@@ -1523,6 +1525,7 @@ def parse_request(
     money = money_column(index.names("numeric"), is_numeric, named, index.amount_column())
     bare, left, guessed = bare_thresholds(norm, claimed, money, lang, index.names("numeric"))
     numeric += bare
+    numeric += _events_done(norm, index, periods, numeric)
     problems += left
     assumptions += guessed
     # "licences purchased in 2024": the verb of a date column's event, said with its period,
@@ -1925,6 +1928,49 @@ _EN_DATE_WORDS = frozenset({"date", "on", "at", "day", "dt", "time", "timestamp"
 _EN_IRREGULAR = {"paid": "pay"}
 
 
+_DATE_TAIL = re.compile(r"(?:年月日|日付|日時|年月|日)$")
+_JA_DONE = r"(?:済み?|され(?:た|ている|てる|ました)|した(?:もの|分|の)|しました|してある)"
+_JA_NOT_DONE = (
+    r"(?:され(?:て(?:い)?ない|ていません|ず)|して(?:い)?ない|していません|が?まだ(?:の|です)?"
+    r"|前の|未了)"
+)
+
+
+def _events_done(
+    text: str, index: ColumnIndex, periods: list[Any], filters: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """「返却済みの貸与」「返却された分」, "rentals that have been returned": the rows whose
+    date of that event is filled in; 「未返却」「返却されていない」, "not returned yet": the
+    rows where it is blank. Only when no period is said (which is a condition on the date
+    itself) and no other column (a 返却有無 flag) holds the event."""
+    if periods:
+        return []
+    found: list[dict[str, Any]] = []
+    for name in index.names("datetime"):
+        event = _DATE_TAIL.sub("", normalize(name))
+        if name.isascii() or len(event) < 2 or event == normalize(name):
+            continue
+        if any(f["col"] == name for f in filters) or any(
+            event in normalize(c.name) for c in index.columns if c.name != name
+        ):
+            continue
+        said = re.escape(event)
+        past = [r for r in english_readings(event) if re.fullmatch(r"[a-z]+ed", r)]
+        no = [rf"未\s*{said}", rf"{said}\s*(?:が|は)?\s*{_JA_NOT_DONE}"]
+        yes = [rf"{said}\s*{_JA_DONE}"]
+        for word in past:
+            no.append(
+                rf"(?<![a-z])(?:not|n't|never)\s+(?:yet\s+)?(?:been\s+)?{word}(?![a-z])"
+                rf"|(?<![a-z]){word}\s+yet(?![a-z])|(?<![a-z])un{word}(?![a-z])"
+            )
+            yes.append(rf"(?<![a-z])(?:been|already)\s+{word}(?![a-z])")
+        if re.search("|".join(no), text):
+            found.append({"col": name, "op": "is_null"})
+        elif re.search("|".join(yes), text):
+            found.append({"col": name, "op": "not_null"})
+    return found
+
+
 _SPEND_VERB = re.compile(r"spend|spent|spending")
 
 
@@ -1947,7 +1993,19 @@ def _without_spend_verbs(text: str, index: ColumnIndex, mentions: list[Mention])
         rivals = [n for n in index.names("numeric") if n != m.column and money_named(n)]
         return bool((on or _SPEND_SUBJECT.search(text[: m.start])) and rivals)
 
-    return [m for m in mentions if not verb(m)]
+    def spent_on(m: Mention) -> bool:
+        """ "spend on backup and storage" (storage_gb): what the money went to, not a
+        measure, when it holds no money and the table holds some."""
+        before = text[max(0, m.start - 40) : m.start]
+        return (
+            m in numeric
+            and not money_named(m.column)
+            and re.search(r"(?<![a-z])(?:spend|spent|spending|paid|pay)\s+(?:on|for)\s", before)
+            is not None
+            and any(money_named(n) for n in index.names("numeric"))
+        )
+
+    return [m for m in mentions if not verb(m) and not spent_on(m)]
 
 
 def _lowercase_acronym(mention: Mention, text: str, norm: str) -> bool:
