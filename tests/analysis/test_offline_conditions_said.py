@@ -245,3 +245,22 @@ def test_an_event_done_or_not_done_holds_its_date_filled_or_blank() -> None:
     # with a period, the period is the condition on that date
     spec = acted_spec("2024年に返却された貸出は何件？", rentals)
     assert spec["filters"] == [{"col": "返却日", "op": "==", "value": "2024"}]
+
+
+def test_an_action_word_names_no_state_value_said_in_english() -> None:
+    payments = dataset_summary(
+        400,
+        [
+            ("payment_id", "text", ["P-1", "P-2"], 400),
+            ("status", "categorical", ["Paid", "Unpaid"], 2),
+            ("amount_jpy", "numeric", ["1000", "900000"], 300),
+        ],
+        "ds_payments_en",
+    )
+    # 支払い is a payment, not the Paid rows; 支払済 is the Paid rows
+    assert acted_spec("100万円以上の支払いは何件？", payments)["filters"] == [
+        {"col": "amount_jpy", "op": ">=", "value": 1000000}
+    ]
+    assert acted_spec("支払済の件数は？", payments)["filters"] == [
+        {"col": "status", "op": "==", "value": "Paid"}
+    ]

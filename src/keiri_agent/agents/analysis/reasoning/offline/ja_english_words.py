@@ -13,6 +13,7 @@ with a word outside the table has no English reading: nothing is guessed.
 from __future__ import annotations
 
 import itertools
+import re
 
 from keiri_agent.agents.analysis.reasoning.offline.ja_english_glossary import GLOSSARY
 
@@ -175,10 +176,17 @@ def english_readings(value: str) -> list[str]:
     return list(itertools.islice(dict.fromkeys(readings), _MAX_READINGS))
 
 
+# A state said in English (Paid, Returned, Signed) is the Japanese word of that state
+# (支払済), never the action's own word (支払い is a payment, not the Paid rows): a past
+# participle other than a word's first English names no value in reverse.
+_PARTICIPLE = re.compile(
+    r"[a-z]+ed|paid|sold|lent|sent|bought|built|held|made|done|given|taken|written|spent"
+)
 _JAPANESE_FOR: dict[str, list[str]] = {}
 for _japanese, _english in WORD_ENGLISH.items():
-    for _said in _english:
-        _JAPANESE_FOR.setdefault(_said, []).append(_japanese)
+    for _rank, _said in enumerate(_english):
+        if _rank == 0 or not _PARTICIPLE.fullmatch(_said):
+            _JAPANESE_FOR.setdefault(_said, []).append(_japanese)
 
 
 def japanese_words_for(value: str) -> list[str]:
