@@ -264,3 +264,24 @@ def test_an_action_word_names_no_state_value_said_in_english() -> None:
     assert acted_spec("支払済の件数は？", payments)["filters"] == [
         {"col": "status", "op": "==", "value": "Paid"}
     ]
+
+
+def test_a_japanese_compound_names_an_english_money_column() -> None:
+    trips = dataset_summary(
+        300,
+        [
+            ("trip_id", "text", ["T-1", "T-2"], 300),
+            ("department", "categorical", ["Sales", "IT"], 2),
+            ("registration_fee_jpy", "numeric", ["0", "50000"], 40),
+            ("travel_cost_jpy", "numeric", ["0", "90000"], 200),
+        ],
+        "ds_trips_en",
+    )
+    # before: 旅費 / 交通費 / 登録料 named no column (readings were 旅費費用, 登録料金 …): asked
+    for text, column in (
+        ("交通費の平均っていくら？", "travel_cost_jpy"),
+        ("旅費の合計は？", "travel_cost_jpy"),
+        ("登録料の合計は？", "registration_fee_jpy"),
+    ):
+        metrics = acted_spec(text, trips)["metrics"]
+        assert list(metrics) == [column], text

@@ -162,7 +162,7 @@ SILENT: frozenset[str] = frozenset(
         "kg",
     }
 )
-_MAX_READINGS = 16
+_MAX_READINGS = 24
 
 
 def japanese_readings(words: list[str]) -> list[str]:
@@ -171,5 +171,22 @@ def japanese_readings(words: list[str]) -> list[str]:
     kept = [w for w in words if w not in SILENT]
     if not kept or any(w not in TOKEN_JA for w in kept):
         return []
-    readings = ("".join(parts) for parts in itertools.product(*(TOKEN_JA[w] for w in kept)))
-    return list(itertools.islice(readings, _MAX_READINGS))
+    readings = ["".join(parts) for parts in itertools.product(*(TOKEN_JA[w] for w in kept))]
+    if len(kept) >= 2:  # travel_cost → 旅費, 出張費; registration_fee → 登録料
+        heads = {short for long in TOKEN_JA[kept[-1]] for short in _SHORT_HEADS.get(long, ())}
+        for parts in itertools.product(*(TOKEN_JA[w] for w in kept[:-1])):
+            body = "".join(parts)
+            for head in heads:
+                readings.append(body if body.endswith(head) else body + head)
+    return list(itertools.islice(dict.fromkeys(readings), _MAX_READINGS))
+
+
+# The one-character head a Japanese compound ends in for a money word said in full:
+# 旅費 (travel + 費用), 登録料 (registration + 料金), 請求額 (billed + 金額).
+_SHORT_HEADS: dict[str, tuple[str, ...]] = {
+    "費用": ("費",),
+    "コスト": ("費",),
+    "料金": ("料",),
+    "手数料": ("料",),
+    "金額": ("額",),
+}

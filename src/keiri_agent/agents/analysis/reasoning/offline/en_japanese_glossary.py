@@ -85,7 +85,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "hotel": ("ホテル", "宿泊"),
     "lodging": ("宿泊費", "宿泊"),
     "accommodation": ("宿泊費", "宿泊"),
-    "travel": ("旅費", "出張"),
+    "travel": ("旅費", "出張", "交通"),
     "trip": ("出張", "旅行"),
     "meal": ("食事代", "食事"),
     "meals": ("食事代", "食事"),
