@@ -285,3 +285,20 @@ def test_a_japanese_compound_names_an_english_money_column() -> None:
     ):
         metrics = acted_spec(text, trips)["metrics"]
         assert list(metrics) == [column], text
+
+
+def test_money_billed_is_the_tables_amount() -> None:
+    invoices = dataset_summary(
+        300,
+        [
+            ("invoice_no", "text", ["I-1", "I-2"], 300),
+            ("vendor", "categorical", ["AWS", "Azure"], 2),
+            ("storage_gb", "numeric", ["10", "900"], 200),
+            ("unit_price_jpy", "numeric", ["1", "3"], 5),
+            ("amount_jpy", "numeric", ["100", "90000"], 250),
+        ],
+        "ds_invoices_en",
+    )
+    # before: "the total billed" named no column: asked which
+    spec = acted_spec("What was the total billed?", invoices)
+    assert spec["metrics"] == {"amount_jpy": ["sum"]}

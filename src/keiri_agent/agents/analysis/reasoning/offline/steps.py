@@ -89,7 +89,8 @@ _MONEY_ASKED = re.compile(
 _MONEY_NOUN = re.compile(
     r"[\u4e00-\u9fff_]{1,6}(?:費|代金|料金)(?![\u4e00-\u9fff])|総額|金額|売上|入金|支払"
     r"|(?<![a-z])(?:giving|raised|donations?|donated|contributions?|proceeds|income|takings"
-    r"|payments?|paid|collected|earned|earnings|brought in|came in|money|revenues?|sales"
+    r"|payments?|paid|billed|invoiced|charged|collected|earned|earnings|brought in|came in"
+    r"|money|revenues?|sales"
     r"|turnover|value|amounts?)(?![a-z])",
     re.I,
 )
