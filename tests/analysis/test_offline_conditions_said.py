@@ -302,3 +302,69 @@ def test_money_billed_is_the_tables_amount() -> None:
     # before: "the total billed" named no column: asked which
     spec = acted_spec("What was the total billed?", invoices)
     assert spec["metrics"] == {"amount_jpy": ["sum"]}
+
+
+CASES = dataset_summary(
+    300,
+    [
+        ("事件番号", "text", ["C-1", "C-2"], 300),
+        ("区分", "categorical", ["訴訟", "調停"], 2),
+        ("請求額", "numeric", ["100000", "300000000"], 250),
+        ("着手金", "numeric", ["100000", "900000"], 50),
+        ("報酬", "numeric", ["0", "2000000"], 80),
+        ("完了日", "datetime", ["2024-01-10", "2025-03-01"], 100),
+        ("完了の有無", "boolean", ["True", "False"], 2),
+    ],
+    "ds_cases",
+)
+
+
+def test_an_amount_in_oku_or_senman_yen() -> None:
+    # before: 「1億円以上」 was read by no rule: asked which rows
+    for text, op, value in (
+        ("請求額が1億円以上の事件は何件？", ">=", 100_000_000),
+        ("請求額が5千万円を超える事件は何件？", ">", 50_000_000),
+    ):
+        spec = acted_spec(text, CASES)
+        assert spec["filters"] == [{"col": "請求額", "op": op, "value": value}], text
+
+
+def test_a_flag_said_with_its_mark_beside_a_date_of_the_same_word() -> None:
+    # before: 完了 was shared with 完了日, so 「完了フラグ」 named nothing: every row
+    spec = acted_spec("完了フラグが立っている事件は何件？", CASES)
+    assert spec["filters"] == [{"col": "完了の有無", "op": "==", "value": True}]
+
+
+def test_the_measure_said_not_to_be_meant_in_a_sentence_of_its_own() -> None:
+    # before: 「報酬のほうじゃないです」 left 報酬 beside 着手金
+    spec = acted_spec("「着手金」の平均を出して。報酬のほうじゃないです", CASES)
+    assert spec["metrics"] == {"着手金": ["mean"]}
+
+
+def test_a_follow_up_pointing_back_after_an_interjection_keeps_the_conditions() -> None:
+    earlier = {
+        "type": "analysis",
+        "op": "total",
+        "metrics": {},
+        "filters": [{"col": "区分", "op": "==", "value": "調停"}],
+    }
+    # before: 「じゃあその分の…」 was a request of its own: every case totalled
+    spec = spec_of(
+        decide_after("調停は何件？", earlier, "じゃあその分の請求額は合計でいくら？", CASES)
+    )
+    assert spec["metrics"] == {"請求額": ["sum"]} and spec["filters"] == earlier["filters"]
+
+
+def test_a_follow_up_asking_what_those_cost_totals_the_tables_amount() -> None:
+    earlier = {
+        "type": "analysis",
+        "op": "total",
+        "metrics": {},
+        "filters": [{"col": "delivered", "op": "==", "value": False}],
+    }
+    decision = decide_after(
+        "How many are not delivered?", earlier, "And what did those cost in total?", SHIPMENTS
+    )
+    spec = spec_of(decision)
+    assert spec["metrics"] == {"total_charge_jpy": ["sum"]}
+    assert spec["filters"] == earlier["filters"]

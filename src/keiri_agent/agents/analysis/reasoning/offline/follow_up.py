@@ -30,8 +30,13 @@ from keiri_agent.agents.analysis.reasoning.offline.request_filters import typed_
 from keiri_agent.agents.analysis.reasoning.offline.steps import measure_by_its_words
 from keiri_agent.errors import SpecError
 
+_MONEY_SAID = re.compile(
+    r"いくら|何円|(?<![a-z])(?:how much|cost|spent|spend|billed|paid)(?![a-z])"
+)
 _POINTER = re.compile(
-    r"^\s*(?:それ|これ|さっきの|先ほどの|今の|その|この|同じ)|(?:は|なら|では|だと)\s*[？?]\s*$"
+    r"^\s*(?:(?:じゃあ|じゃ|では|それなら|で)\s*[、,]?\s*)?"
+    r"(?:それ|これ|さっきの|先ほどの|今の|その|この|同じ)"
+    r"|その分|それら|そのうち|その中で|(?:は|なら|では|だと)\s*[？?]\s*$"
     r"|にして\s*$|に変えて|に替えて|に直して|じゃなく|ではなく|でなく|でも同じ|同じように"
     r"|^[^。、]{0,12}(?:だと|なら)"
     r"|^\s*(?:now|then|and|same|also|just|only|what about|how about)\b"
@@ -619,6 +624,9 @@ def _measures_said(
     measures = [c for c in measures if c not in said_not] or measures
     if not measures and aggregated and (named := measure_by_its_words(parsed.text, parsed.index)):
         measures = [named]
+    amount = parsed.index.amount_column()
+    if not measures and aggregated and amount and _MONEY_SAID.search(parsed.text):
+        measures = [amount]  # "and what did those cost in total?": the table's amount
     return measures
 
 

@@ -860,11 +860,13 @@ class ColumnIndex:
             if self.yes_value(info.name) is None:
                 continue
             stem = _flag_stem(info.name)
-            if (
-                stem == normalize(info.name)
-                or len(stem) < 2
-                or sum(stem in name for name in names) > 1
-                or any(stem in name and not name.startswith(stem) for name in numeric)
+            if stem == normalize(info.name) or len(stem) < 2:
+                continue
+            # 「終結フラグ」 beside 終結日: the stem said with a mark of a flag is the flag's
+            marked = rf"{re.escape(stem)}\s*(?:フラグ|の?有無|flag)"
+            found.setdefault(marked, (info.name, None, len(stem) + 2))
+            if sum(stem in name for name in names) > 1 or any(
+                stem in name and not name.startswith(stem) for name in numeric
             ):
                 continue
             found.setdefault(term_pattern(stem), (info.name, None, len(stem)))
@@ -1971,17 +1973,20 @@ def _events_done(
     return found
 
 
-_SPEND_VERB = re.compile(r"spend|spent|spending")
+_SPEND_VERB = re.compile(r"spend|spent|spending|cost")
 
 
-_SPEND_SUBJECT = re.compile(r"(?<![a-z])(?:we|i|they|you|did|do|does|have|has|had|to)\s+$")
+_SPEND_SUBJECT = re.compile(
+    r"(?<![a-z])(?:we|i|they|you|did|do|does|have|has|had|to|those|these|it|that)\s+$"
+)
 
 
 def _without_spend_verbs(text: str, index: ColumnIndex, mentions: list[Mention]) -> list[Mention]:
-    """ "What did we spend on registration fees", "what did we spend on shipping": "spend"
-    (a word of cost columns) is the verb there, not ``travel_cost``, when the thing spent
-    on is another measure named, or when the table holds other money columns (the
-    amount asked is then the table's, ``StepBuilder.money_asked``)."""
+    """ "What did we spend on registration fees", "what did we spend on shipping", "what
+    did those cost": "spend" or "cost" (a word of cost columns) is the verb there, not
+    ``travel_cost``, when the thing spent on is another measure named, or when the table
+    holds other money columns (the amount asked is then the table's,
+    ``StepBuilder.money_asked``)."""
     numeric = [m for m in mentions if m.value is None and index.kind(m.column) == "numeric"]
 
     def verb(m: Mention) -> bool:

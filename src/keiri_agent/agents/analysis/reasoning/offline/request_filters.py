@@ -69,10 +69,11 @@ _JA_COUNTER = r"(?:年|回|件|個|人|日|台|枚|本|歳|点|円|時間|か月
 # Units of measure a number may be said in (「1kg以上」「30分を超える」), read against the
 # unit in the column's name (``in_column_unit``).
 _MEASURE = r"(?:kg|g|t|km|m|l|キロ(?:グラム|メートル)?|グラム|メートル|トン|リットル|分)"
+_JA_SCALES = {"千": 1_000, "万": 10_000, "百万": 1_000_000, "千万": 10_000_000, "億": 100_000_000}
 _JA_COMPARE = re.compile(
     r"^\s*[」』\"]?\s*(?:が|は|の値が)?\s*"
     + _NUMBER
-    + r"\s*(万)?\s*(?:"
+    + r"\s*(千万|百万|万|億)?\s*(?:"
     + _JA_COUNTER
     + "|"
     + _MEASURE
@@ -747,7 +748,7 @@ def _compare(rest: str) -> tuple[int | float, str, int] | None:
     if m := _JA_COMPARE.match(rest):
         number, scale, op = (
             _said_number(m.group(1)),
-            10_000 if m.group(2) else 1,
+            _JA_SCALES.get(m.group(2) or "", 1),
             m.group(3),
         )
     elif m := _EN_COMPARE.match(rest):
@@ -1186,7 +1187,7 @@ _EN_SCALES = {
 }
 # A condition with no column: "10万円以上の取引", "orders over $1,000", "5個以上".
 _BARE_JA = re.compile(
-    _NUMBER + r"\s*(万|千)?\s*(円|個|件|点|人|%)?\s*"
+    _NUMBER + r"\s*(千万|百万|万|億|千)?\s*(円|個|件|点|人|%)?\s*"
     r"(以上|以下|未満|超|を超え(?:る|た|ている|てる|ています|ました)?|より大きい|より多い|より小さい|より少ない|を下回(?:る|った|っている)|を上回(?:る|った|っている))"
 )
 _BARE_EN = re.compile(
@@ -1266,11 +1267,11 @@ def bare_thresholds(
         said = m.group(0).strip()
         ja = m.re is _BARE_JA
         number = _said_number(said_number)
-        value = number * {"万": 10_000, "千": 1_000, **_EN_SCALES}.get(scale, 1)
+        value = number * {**_JA_SCALES, **_EN_SCALES}.get(scale, 1)
         op = compare_op(word)
         money = (
             unit in ("円", "$", "¥")
-            or (ja and scale == "万" and not unit)
+            or (ja and scale in ("万", "百万", "千万", "億") and not unit)
             or (not ja and scale in _EN_SCALES and scale != "m")  # "worth 5 million or more"
         )
         column = (  # the verb after the amount first: "…10,000 yen was claimed"

@@ -403,7 +403,8 @@ def family(text: str) -> str | None:
 
 # 「Xじゃなくて」「Xの代わりに」, "not X", "instead of X": the column said is not the one meant.
 NOT_THIS_AFTER = re.compile(
-    r"\s*[\]】」』）)'\"`]?\s*(?:の?代わりに|じゃなく|ではなく|でなく|ではない|じゃない)"
+    r"\s*[\]】」』）)'\"`]?\s*(?:の\s*(?:ほう|方)\s*)?"
+    r"(?:の?代わりに|じゃなく|ではなく|でなく|ではない|じゃない)"
 )
 NOT_THIS_BEFORE = re.compile(
     r"(?<![a-z])(?:not|instead of|rather than|other than|in place of)\s+(?:the\s+)?[\[「『'\"`]?$"
