@@ -368,3 +368,41 @@ def test_a_follow_up_asking_what_those_cost_totals_the_tables_amount() -> None:
     spec = spec_of(decision)
     assert spec["metrics"] == {"total_charge_jpy": ["sum"]}
     assert spec["filters"] == earlier["filters"]
+
+
+FARM = dataset_summary(
+    800,
+    [
+        ("作業番号", "text", ["W-1", "W-2"], 800),
+        ("作業日", "datetime", ["2024-04-01", "2025-03-31"], 300),
+        ("圃場", "categorical", ["北1", "南2"], 2),
+        ("作物", "categorical", ["水稲", "トマト"], 2),
+        ("作業時間", "numeric", ["0.5", "6"], 20),
+        ("検収日", "datetime", ["2024-05-01", "2025-04-01"], 200),
+    ],
+    "ds_farm",
+)
+
+
+def test_a_fiscal_year_said_in_words_and_restated_as_months() -> None:
+    # before: "April 2024 through March 2025" kept April alone beside the range
+    spec = acted_spec("How many records in fiscal 2024, i.e. April 2024 through March 2025?", FARM)
+    assert spec["filters"] == [
+        {"col": "作業日", "op": ">=", "value": "2024-04-01"},
+        {"col": "作業日", "op": "<", "value": "2025-04-01"},
+    ]
+
+
+def test_a_date_named_by_the_words_of_a_compound_and_said_not_filled_in() -> None:
+    # before: 検収日 read only "acceptance date", and "filled in" was no blank: every row
+    spec = acted_spec("How many records have no inspection date filled in?", FARM)
+    assert spec["filters"] == [{"col": "検収日", "op": "is_null"}]
+
+
+def test_fields_with_gaps_are_the_tables_columns_not_a_column_named_field() -> None:
+    # 圃場 is a farm field in English, but "which fields have gaps" asks about every column
+    decision = decide("Which fields in this log have gaps?", FARM)
+    spec = spec_of(decision)
+    assert spec["op"] == "missingness" and not spec.get("columns")
+    spec = acted_spec("Top 3 crops by total hours worked", FARM)
+    assert spec["group_cols"] == ["作物"] and spec["metrics"] == {"作業時間": ["sum"]}

@@ -173,6 +173,15 @@ def english_readings(value: str) -> list[str]:
     readings = [" ".join(words) for words in itertools.product(*pieces)]
     if len(pieces) == 2:  # 手当月額 is also "monthly allowance": English may lead with either
         readings += [" ".join(words) for words in itertools.product(*reversed(pieces))]
+    if len(pieces) == 1 and len(value) >= 3:
+        # a compound with English of its own (検収日: "acceptance date") is also read by
+        # its words (検収 + 日: "inspection date")
+        for cut in range(2, len(value)):
+            head, tail = value[:cut], value[cut:]
+            if head in WORD_ENGLISH and tail in WORD_ENGLISH:
+                parts = (WORD_ENGLISH[head], WORD_ENGLISH[tail])
+                readings += [" ".join(words) for words in itertools.product(*parts)]
+                break
     return list(itertools.islice(dict.fromkeys(readings), _MAX_READINGS))
 
 

@@ -963,6 +963,8 @@ class ColumnIndex:
                 for reading in english_readings(normalize(example)):
                     readings.setdefault(reading, set()).add((info.name, example))
         for reading, owners in readings.items():
+            if reading in ("field", "fields", "column", "columns"):
+                continue  # "which fields have gaps": the table's columns, not 圃場 or 欄
             pattern = _english_words_pattern(reading)
             if len(owners) == 1 and pattern not in found:
                 owner, value = next(iter(owners))

@@ -184,7 +184,9 @@ _FISCAL_RESTATED = re.compile(
 )
 # "FY2024", "fy 2024", "FY2024 H2", "FY2024 Q3": the fiscal year said in English (April to
 # March, as 年度).
-_EN_FISCAL_RX = re.compile(r"(?<![a-z])fy\s*'?(\d{4})(?!\d)(?:\s*(h[12]|q[1-4])(?![a-z0-9]))?")
+_EN_FISCAL_RX = re.compile(
+    r"(?<![a-z])(?:fy\s*'?|fiscal\s+(?:year\s+)?)(\d{4})(?!\d)(?:\s*(h[12]|q[1-4])(?![a-z0-9]))?"
+)
 _JA_YEAR_MONTHS_RX = re.compile(
     _YEAR + r"\s*年\s*(\d{1,2})\s*[〜~～\-－]\s*(\d{1,2})\s*月(?!別|ごと|毎)(?:\s*分)?(?:\s*まで)?"
 )
@@ -413,6 +415,15 @@ def _as_ranges(text: str, found: list[_Found]) -> list[_Found]:
             # 「2025年1月から3月の件数」: the period right after 「から」 ends the range,
             # it is not a second condition (which kept March alone)
             ranged[i + 1] = (*last[:5], "end", None)
+        elif (
+            first[5] == "within"
+            and last[5] == "end"
+            and not (first[6] or last[6])
+            and not text[first[1] : last[0]].strip()
+        ):
+            # "April 2024 through March 2025", 「2024年4月〜」 read as "until March": the
+            # period right before the end starts the range (it kept April alone)
+            ranged[i] = (*first[:5], "start", None)
     return ranged
 
 
@@ -1043,7 +1054,8 @@ _SHARE_WORD = re.compile(
 )
 _NULL_RECORDED = re.compile(
     r"^\s*(?:(?:is|are|was|were|has been|have been)\s+)?"
-    r"(?:recorded|given|set|entered|listed|assigned|specified)\b"
+    r"(?:recorded|given|set|entered|listed|assigned|specified|filled(?:\s+(?:in|out))?|populated"
+    r"|provided)\b"
     r"|^\s+(?:date|value|entry)\s*(?:[?.!,;)]|$)",  # "no paid_on date?"
     re.IGNORECASE,
 )

@@ -20,7 +20,8 @@ INTENTS: dict[str, str] = {
     "line": "折れ線|時系列グラフ|line chart|line graph|line plot|line charts",
     "bar": "棒グラフ|バーチャート|bar chart|bar graph|bar plot|bar charts",
     "correlation": "相関|~correlat|~(related|relate|relates|linked) to",
-    "missingness": "欠損|欠測|欠落|未入力|空欄|空白|missing|null|nulls|nan|nans|blank|blanks|empty",
+    "missingness": "欠損|欠測|欠落|未入力|空欄|空白|missing|null|nulls|nan|nans|blank|blanks|empty"
+    "|gaps|unfilled",
     "share": "構成比|割合|シェア|比率|パレート|abc分析|abc|内訳|占め|円グラフ|share|shares"
     "|~全体の\\s*何\\s*(?:[%％]|パーセント|割)|~何\\s*(?:[%％]|パーセント)\\s*(?:ずつ|を占め)"
     "|proportion|proportions|percentage|percentages|percent|pareto|composition|pie",
