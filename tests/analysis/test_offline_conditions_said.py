@@ -406,3 +406,35 @@ def test_fields_with_gaps_are_the_tables_columns_not_a_column_named_field() -> N
     assert spec["op"] == "missingness" and not spec.get("columns")
     spec = acted_spec("Top 3 crops by total hours worked", FARM)
     assert spec["group_cols"] == ["作物"] and spec["metrics"] == {"作業時間": ["sum"]}
+
+
+def test_a_value_said_as_a_verb_a_text_said_written_and_a_count_with_its_unit() -> None:
+    vouchers = dataset_summary(
+        600,
+        [
+            ("伝票番号", "text", ["V-1", "V-2"], 600),
+            ("区分", "categorical", ["受入", "払出"], 2),
+            ("金額", "numeric", ["500", "90000"], 300),
+            ("摘要", "text", ["棚卸差異", "来客用"], 500),
+        ],
+        "ds_vouchers",
+    )
+    # before: 「払い出した」 named no value: every row totalled
+    spec = acted_spec("払い出した分の金額って合計いくら？", vouchers)
+    assert spec["filters"] == [{"col": "区分", "op": "==", "value": "払出"}]
+    # before: 「…と書かれている」 was no condition on the text: every row counted
+    spec = acted_spec("「摘要」に“棚卸”と書かれている行は何件？", vouchers)
+    assert spec["filters"] == [{"col": "摘要", "op": "contains", "value": "棚卸"}]
+    leases = dataset_summary(
+        200,
+        [
+            ("asset_tag", "text", ["A-1", "A-2"], 200),
+            ("term_months", "numeric", ["36", "60"], 3),
+            ("monthly_payment_jpy", "numeric", ["1000", "900000"], 150),
+        ],
+        "ds_leases_en",
+    )
+    # before: "a 60-month term" summed term_months beside the payment
+    spec = acted_spec("Sum of [monthly_payment_jpy] for leases with a 60-month term", leases)
+    assert spec["metrics"] == {"monthly_payment_jpy": ["sum"]}
+    assert spec["filters"] == [{"col": "term_months", "op": "==", "value": 60}]

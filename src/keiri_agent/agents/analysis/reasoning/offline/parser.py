@@ -933,6 +933,10 @@ class ColumnIndex:
                     if existing is None or (existing[1] is None and pattern not in named):
                         # "overdue" is a status, not the word of days_overdue
                         found[pattern] = (info.name, example, len(value))
+                if re.fullmatch(r"[\u3400-\u9fff]{2,4}", value):
+                    # 「払い出した商品券」 of 払出, 「受け入れた分」 of 受入: said as a verb
+                    verb = rf"(?:{okurigana(value)})(?=[ぁ-ん])"
+                    found.setdefault(verb, (info.name, example, len(value)))
 
     def _english_value_terms(self, found: dict[str, tuple[str, str | None, int]]) -> None:
         """English for Japanese column names and category values (``ja_english_words``):

@@ -784,7 +784,9 @@ _EN_COMPARE_BEFORE = re.compile(
     rf"(?<![a-z])({_EN_COMPARE_WORD})\s*(\d[\d,]*(?:\.\d+)?)\s*(k)?\s+$"
 )
 # A count said before the numeric column it fixes: "bookings with 2 adults", "for 3 nights".
-_EN_COUNT_BEFORE = re.compile(r"(?<![a-z])(?:with|having|for|of)\s+(\d+(?:\.\d+)?)\s+$")
+_EN_COUNT_BEFORE = re.compile(
+    r"(?<![a-z])(?:with|having|for|of)\s+(?:an?\s+)?(\d+(?:\.\d+)?)(?:-[a-z]+)?\s+$"
+)
 
 
 # The unit a column's name declares: 売上（千円）, 重量(g), distance_km, 所要時間_分.
@@ -964,7 +966,10 @@ def numeric_filters(
                 }
             )
             used.add(mention)
-            spans.append((mention.start - len(before.group(0)) + before.start(1), mention.end))
+            start = before.start(1)
+            # "a 60-month term": the unit said with the number is the same column's word
+            used |= {m for m in mentions if m.column == mention.column and start <= m.start}
+            spans.append((start, mention.end))
             continue
         if found is None and (sign := _EN_SIGN_BEFORE.search(text[: mention.start])):
             filters.append({"col": mention.column, "op": _EN_SIGN_OPS[sign[1]], "value": 0})
@@ -1142,7 +1147,8 @@ def null_filters(
 _CONTAINS_JA = re.compile(
     r"^\s*[」』\"]?\s*(?:欄|列)?\s*(?:に|が|で)\s*[「『\"“‘](?P<value>[^」』\"”’]{1,40})[」』\"”’]\s*"
     r"(?:という(?:文字|言葉|文言|単語))?"
-    r"\s*(?:を|が)?\s*(?:含む|含まれ(?!てい?ない|ない)|含んで|含んだ|入っている|入ってる|入った)"
+    r"\s*(?:と|を|が)?\s*(?:含む|含まれ(?!てい?ない|ない)|含んで|含んだ|入っている|入ってる|入った"
+    r"|書かれ(?:ている|てる|た)|書いて(?:ある|いる)|記載(?:されている|されてる|がある|のある))"
 )
 _CONTAINS_EN = re.compile(
     r"^\s*(?:contains?|containing|includes?|including|with)\s+(?:the\s+(?:word|text)\s+)?"
