@@ -438,3 +438,22 @@ def test_a_value_said_as_a_verb_a_text_said_written_and_a_count_with_its_unit() 
     spec = acted_spec("Sum of [monthly_payment_jpy] for leases with a 60-month term", leases)
     assert spec["metrics"] == {"monthly_payment_jpy": ["sum"]}
     assert spec["filters"] == [{"col": "term_months", "op": "==", "value": 60}]
+
+
+def test_the_amount_of_the_rows_said_in_japanese_on_an_english_table() -> None:
+    invoices = dataset_summary(
+        300,
+        [
+            ("invoice_no", "text", ["I-1", "I-2"], 300),
+            ("service", "categorical", ["Backup", "Archive"], 2),
+            ("unit_price_jpy", "numeric", ["1", "3"], 5),
+            ("amount_jpy", "numeric", ["100", "90000"], 250),
+            ("registration_fee_jpy", "numeric", ["0", "5000"], 10),
+        ],
+        "ds_invoices_ja_said",
+    )
+    # before: 「請求額」 (the invoices' amount) and 「参加費」 named no column: asked
+    spec = acted_spec("サービスごとの請求額合計を出して", invoices)
+    assert spec["metrics"] == {"amount_jpy": ["sum"]}
+    spec = acted_spec("参加費の合計は？", invoices)
+    assert spec["metrics"] == {"registration_fee_jpy": ["sum"]}

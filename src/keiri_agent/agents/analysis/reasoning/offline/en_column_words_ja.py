@@ -182,11 +182,11 @@ def japanese_readings(words: list[str]) -> list[str]:
 
 
 # The one-character head a Japanese compound ends in for a money word said in full:
-# 旅費 (travel + 費用), 登録料 (registration + 料金), 請求額 (billed + 金額).
+# 旅費 (travel + 費用), 登録料 and 参加費 (registration + 料金), 請求額 (billed + 金額).
 _SHORT_HEADS: dict[str, tuple[str, ...]] = {
     "費用": ("費",),
     "コスト": ("費",),
-    "料金": ("料",),
+    "料金": ("料", "費"),
     "手数料": ("料",),
     "金額": ("額",),
 }

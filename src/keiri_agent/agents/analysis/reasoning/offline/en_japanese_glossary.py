@@ -753,7 +753,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "clause": ("条項",),
     "signature": ("署名",),
     "seal": ("押印", "印鑑"),
-    "registration": ("登録", "登記"),
+    "registration": ("登録", "登記", "参加"),
     "registered": ("登録", "登録済"),
     "trademark": ("商標",),
     "patent": ("特許",),

@@ -783,6 +783,7 @@ class ColumnIndex:
         self._latin_parts(found)
         self._flag_stems(found)
         self._japanese_name_terms(found)
+        self._row_amount_terms(found)
         self._value_terms(found, named)
         self._english_value_terms(found)
         self._country_terms(found)
@@ -898,6 +899,23 @@ class ColumnIndex:
                 if pattern not in found and reading in stems:
                     self.stem_terms.add(pattern)
                 found.setdefault(pattern, (next(iter(owners)), None, len(reading)))
+
+    def _row_amount_terms(self, found: dict[str, tuple[str, str | None, int]]) -> None:
+        """「請求額」 on a table of invoices (``invoice_no``) whose amount is ``amount_jpy``:
+        the amount of the data's rows, said by their Japanese word, is the table's amount."""
+        amount = self.amount_column()
+        if amount is None or not amount.isascii():
+            return
+        words = [
+            reading
+            for noun in self.row_nouns()
+            if noun.isascii()
+            for reading in japanese_readings([noun])
+            if len(reading) >= 2
+        ]
+        for word in dict.fromkeys(words):
+            pattern = rf"{re.escape(word)}の?(?:金額|額)(?=合計|平均|総|[^\u3400-\u9fff]|$)"
+            found.setdefault(pattern, (amount, None, len(word) + 1))
 
     def _withhold_generic_money(self, found: dict[str, tuple[str, str | None, int]]) -> None:
         """「金額」 alone names no column that only holds it inside its name (差引入金額) while
