@@ -457,3 +457,22 @@ def test_the_amount_of_the_rows_said_in_japanese_on_an_english_table() -> None:
     assert spec["metrics"] == {"amount_jpy": ["sum"]}
     spec = acted_spec("参加費の合計は？", invoices)
     assert spec["metrics"] == {"registration_fee_jpy": ["sum"]}
+
+
+def test_a_count_per_year_said_before_the_number_and_all_said_across() -> None:
+    contracts = dataset_summary(
+        300,
+        [
+            ("契約番号", "text", ["M-1", "M-2"], 300),
+            ("点検回数", "numeric", ["4", "12"], 4),
+            ("年額", "numeric", ["100000", "2400000"], 200),
+        ],
+        "ds_contracts",
+    )
+    # before: 「年12回の」 was no condition, and 点検回数 was summed beside 年額
+    spec = acted_spec("点検回数が年12回の契約だと、年額の合計はいくら？", contracts)
+    assert spec["metrics"] == {"年額": ["sum"]}
+    assert spec["filters"] == [{"col": "点検回数", "op": "==", "value": 12}]
+    # before: "across all carriers" grouped by carrier ("all" read as a qualifying word)
+    spec = acted_spec("What's the total fee across all carriers?", SHIPMENTS)
+    assert spec["op"] == "total" and spec["metrics"] == {"fee_jpy": ["sum"]}

@@ -135,13 +135,13 @@ _JA_GROUP_MARK = re.compile(
 _EN_GROUP_MARK = re.compile(
     r"(?:(?<![a-z])(?:by|per|each|every|across|among|between|grouped by|group by|"
     r"broken down by|split by|colou?red by|colou?r by|hue|each of|for each of|for every)\s+"
-    r"(?:the\s+|all\s+|each\s+|different\s+)?(?:number of\s+|count of\s+)?)$"
+    r"(?:the\s+|each\s+|different\s+)?(?:number of\s+|count of\s+)?)$"
 )
 # One plain word between the group word and a category column qualifies the column
 # ("per booking channel", "by sales region"); never a word the request reads otherwise.
 _EN_GROUP_MARK_QUALIFIED = re.compile(
     r"(?<![a-z])(?:by|per|each|across|for each|for each of|grouped by|group by)\s+"
-    r"(?:the\s+)?([a-z]{3,})\s+$"
+    r"(?:the\s+)?(?!all\s)([a-z]{3,})\s+$"
 )
 _JA_GROUP_BEFORE = re.compile(r"各\s*$")
 # A plural English word with no word for a date in it: the rows ("invoices"), not a date.

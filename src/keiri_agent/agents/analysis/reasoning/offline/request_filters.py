@@ -700,7 +700,10 @@ _EN_EQUAL = re.compile(
 # "for room 3, …": a bare number right after the column's name, ending the phrase.
 _EN_BARE_EQUAL = re.compile(r"^\s+(-?\d+(?:\.\d+)?)(?=\s*(?:[,;:?!]|\.(?!\d)|$|only\b))")
 _JA_EQUAL = re.compile(
-    r"^\s*[」』\"]?\s*(?:が|は|=|:)\s*(-?\d+(?:\.\d+)?)(?![\d.])\s*" + _JA_COUNTER + r"?\s*"
+    # 「点検回数が年12回の」: a rate per year, month or week said before the number
+    r"^\s*[」』\"]?\s*(?:が|は|=|:)\s*(?:年|月|週)?\s*(-?\d+(?:\.\d+)?)(?![\d.])\s*"
+    + _JA_COUNTER
+    + r"?\s*"
     r"(?=の|で|と|です|である|に等しい|[、,。?]|$)"
 )
 
