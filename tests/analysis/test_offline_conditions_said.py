@@ -476,3 +476,38 @@ def test_a_count_per_year_said_before_the_number_and_all_said_across() -> None:
     # before: "across all carriers" grouped by carrier ("all" read as a qualifying word)
     spec = acted_spec("What's the total fee across all carriers?", SHIPMENTS)
     assert spec["op"] == "total" and spec["metrics"] == {"fee_jpy": ["sum"]}
+
+
+def test_a_status_word_after_an_aggregation_is_the_amount_named_like_it() -> None:
+    claims = dataset_summary(
+        300,
+        [
+            ("claim_no", "text", ["C-1", "C-2"], 300),
+            ("status", "categorical", ["Open", "Settled"], 2),
+            ("claimed_jpy", "numeric", ["1000", "900000"], 250),
+            ("settled_jpy", "numeric", ["0", "800000"], 200),
+        ],
+        "ds_claims_en",
+    )
+    # before: "total settled" kept the Settled rows and summed claimed_jpy
+    spec = acted_spec("Total settled where more than 500,000 yen was claimed", claims)
+    assert spec["metrics"] == {"settled_jpy": ["sum"]}
+    assert spec["filters"] == [{"col": "claimed_jpy", "op": ">", "value": 500000}]
+    # said as the rows, it stays the status
+    spec = acted_spec("How many settled claims?", claims)
+    assert spec["filters"] == [{"col": "status", "op": "==", "value": "Settled"}]
+
+
+def test_a_monthly_line_over_a_column_named_month_has_no_hue_of_it() -> None:
+    lines = dataset_summary(
+        300,
+        [
+            ("line_id", "text", ["L-1", "L-2"], 300),
+            ("month", "datetime", ["2024-04-01", "2025-03-01"], 12),
+            ("monthly_charge_jpy", "numeric", ["1000", "9000"], 200),
+        ],
+        "ds_lines_en",
+    )
+    earlier = {"type": "analysis", "op": "total", "metrics": {"monthly_charge_jpy": ["sum"]}}
+    spec = spec_of(decide_after("Total monthly charge?", earlier, "break it down by month", lines))
+    assert spec.get("hue") != "month"

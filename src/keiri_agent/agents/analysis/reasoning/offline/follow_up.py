@@ -372,7 +372,7 @@ def _grouped(base: dict[str, Any], groups: list[str]) -> dict[str, Any]:
 
 def _monthly(base: dict[str, Any], x: str, freq: str) -> dict[str, Any]:
     column, agg = _measure(base)
-    groups = _groups(base)
+    groups = [g for g in _groups(base) if g != x]  # "by month" on a column named month
     return {
         "type": "plot",
         "kind": "line",

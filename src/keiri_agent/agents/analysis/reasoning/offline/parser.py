@@ -1205,6 +1205,10 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
             )
             if negated and value is None and index.kind(column) == "numeric":
                 continue  # "not counting usage fees", 「手数料は除いて」: that measure is not asked
+            if value is not None and _AGGREGATED_BEFORE.search(text[: m.start()]):
+                measure = _measure_named_like(value, index)
+                if measure is not None:  # "total settled" with status Settled and settled_jpy
+                    column, value, negated = measure, None, False
             found.append(
                 Mention(
                     m.start(),
@@ -1216,6 +1220,23 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
                 )
             )
     return sorted(found, key=lambda mention: mention.start)
+
+
+_AGGREGATED_BEFORE = re.compile(
+    r"(?<![a-z])(?:total|sum of|average|avg|mean|median|max|maximum|min|minimum)\s+(?:the\s+)?$"
+)
+
+
+def _measure_named_like(value: str, index: ColumnIndex) -> str | None:
+    """The one numeric column whose name begins with the word of a category value
+    (``settled_jpy`` for the status Settled): "total settled" asks that amount."""
+    said = value.strip().lower()
+    owners = [
+        name
+        for name in index.names("numeric")
+        if name.isascii() and (words := name_tokens(name)) and words[0] == said
+    ]
+    return owners[0] if len(owners) == 1 else None
 
 
 def _names_its_column(after: str, column: str) -> bool:
