@@ -511,3 +511,24 @@ def test_a_monthly_line_over_a_column_named_month_has_no_hue_of_it() -> None:
     earlier = {"type": "analysis", "op": "total", "metrics": {"monthly_charge_jpy": ["sum"]}}
     spec = spec_of(decide_after("Total monthly charge?", earlier, "break it down by month", lines))
     assert spec.get("hue") != "month"
+
+
+def test_an_expense_is_the_money_out_of_a_ledger_with_money_in_and_out() -> None:
+    petty = dataset_summary(
+        900,
+        [
+            ("伝票番号", "text", ["PC-1", "PC-2"], 900),
+            ("勘定科目", "categorical", ["旅費交通費", "通信費", "会議費"], 3),
+            ("入金", "numeric", ["30000", "100000"], 10),
+            ("出金", "numeric", ["160", "9000"], 500),
+            ("残高", "numeric", ["1000", "100000"], 800),
+        ],
+        "ds_petty",
+    )
+    # before: 入金 or 出金? asked, though an expense is paid out
+    spec = acted_spec("旅費交通費の合計っていくら？", petty)
+    assert spec["metrics"] == {"出金": ["sum"]}
+    spec = acted_spec("通信費で5,000円を超えてるのって何件？", petty)
+    assert {"col": "出金", "op": ">", "value": 5000} in spec["filters"]
+    # money in is still said by its own name
+    assert acted_spec("入金の合計は？", petty)["metrics"] == {"入金": ["sum"]}

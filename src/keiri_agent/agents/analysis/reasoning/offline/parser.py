@@ -18,7 +18,7 @@ import dataclasses
 import itertools
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -1222,6 +1222,26 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
     return sorted(found, key=lambda mention: mention.start)
 
 
+_OUTFLOW = re.compile(r"出金|支出|払出|withdrawals?|payouts?|paid_out|outflows?|debits?", re.I)
+_INFLOW = re.compile(r"入金|収入|受入|deposits?|receipts?|inflows?|credits?", re.I)
+_EXPENSE_VALUE = re.compile(r"費$|(?<![a-z])(?:expenses?|costs?|fees?)$", re.I)
+
+
+def expense_outflow(index: ColumnIndex, values: Sequence[Mention]) -> str | None:
+    """The money-out column of a ledger that keeps money in and money out apart (入金 /
+    出金, deposit / withdrawal) when the request names an expense (旅費交通費, 通信費,
+    "postage expense"): an expense is paid out, so its amount is the outflow."""
+    if not any(
+        v.value is not None and not v.negated and _EXPENSE_VALUE.search(str(v.value).strip())
+        for v in values
+    ):
+        return None
+    numeric = index.names("numeric")
+    out = [n for n in numeric if _OUTFLOW.search(n)]
+    into = [n for n in numeric if _INFLOW.search(n)]
+    return out[0] if len(out) == 1 and into else None
+
+
 _AGGREGATED_BEFORE = re.compile(
     r"(?<![a-z])(?:total|sum of|average|avg|mean|median|max|maximum|min|minimum)\s+(?:the\s+)?$"
 )
@@ -1569,7 +1589,8 @@ def parse_request(
         claimed[a:b] = b"\x01" * (b - a)
     is_numeric = lambda name: index.kind(name) == "numeric"  # noqa: E731
     named = next((m.column for m in scanned if m not in used and is_numeric(m.column)), None)
-    money = money_column(index.names("numeric"), is_numeric, named, index.amount_column())
+    amount = expense_outflow(index, values) or index.amount_column()
+    money = money_column(index.names("numeric"), is_numeric, named, amount)
     bare, left, guessed = bare_thresholds(norm, claimed, money, lang, index.names("numeric"))
     numeric += bare
     numeric += _events_done(norm, index, periods, numeric)

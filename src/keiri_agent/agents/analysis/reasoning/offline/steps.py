@@ -31,6 +31,7 @@ from keiri_agent.agents.analysis.reasoning.offline.parser import (
     Clause,
     ColumnIndex,
     ParsedRequest,
+    expense_outflow,
     name_tokens,
     normalize,
     without_brackets,
@@ -1114,7 +1115,7 @@ class StepBuilder:
         ):
             return []  # 「金額の合計っていくら？」 beside 利用金額 and 請求金額: which one is asked
         names = self.index.names("numeric")
-        sales = self.index.amount_column()
+        sales = expense_outflow(self.index, self.p.value_mentions) or self.index.amount_column()
         sales = sales if sales in names else self.numeric_sharing_a_word()
         found = money_column(names, lambda n: n in names, None, sales)
         if found is None:  # "what did we spend": of several money columns, the one of totals
