@@ -532,3 +532,19 @@ def test_an_expense_is_the_money_out_of_a_ledger_with_money_in_and_out() -> None
     assert {"col": "出金", "op": ">", "value": 5000} in spec["filters"]
     # money in is still said by its own name
     assert acted_spec("入金の合計は？", petty)["metrics"] == {"入金": ["sum"]}
+
+
+def test_a_japanese_money_word_for_an_english_column_of_an_overage() -> None:
+    lines = dataset_summary(
+        300,
+        [
+            ("line_id", "text", ["L-1", "L-2"], 300),
+            ("department", "categorical", ["Sales", "Engineering"], 2),
+            ("monthly_charge_jpy", "numeric", ["1000", "9000"], 200),
+            ("overage_charge_jpy", "numeric", ["0", "5000"], 60),
+        ],
+        "ds_lines_overage",
+    )
+    # before: 「超過料金」 named no column ("overage" had no Japanese): asked which
+    spec = acted_spec("Engineeringの超過料金、平均でいくら？", lines)
+    assert spec["metrics"] == {"overage_charge_jpy": ["mean"]}
