@@ -110,7 +110,7 @@ Eight request sets, always reported separately:
   repair orders, agency commissions, travel bookings; subscriptions, store stock counts,
   intern pay, e-commerce refunds), written two at a time the same way while the rules were
   changed for the sets before them, each scored once before any change was made for it.
-- ``blind37.jsonl`` … ``blind46.jsonl``: 120 requests each on four more datasets each
+- ``blind37.jsonl`` … ``blind48.jsonl``: 120 requests each on four more datasets each
   (professional fees, FX forwards, an office kiosk, building repairs; membership fees,
   catering orders, tool rentals, doubtful receivables; copier charges, training purchases,
   veterinary supplies, disaster losses; bank fees, influencer payments, farm work,
@@ -118,8 +118,9 @@ Eight request sets, always reported separately:
   an office move, cloud backup, uniform rentals, legal cases; club subsidies, parking
   permits, repair parts, translations; gift vouchers, lab equipment leases, childcare
   subsidies, outsourced IT; meeting venues, freight claims, petty cash, maintenance
-  contracts; research grants, mobile lines, store fixtures, volunteering), written the
-  same way.
+  contracts; research grants, mobile lines, store fixtures, volunteering; security guards,
+  patent fees, a canteen, job ads; courier bikes, solar power, study abroad, printing),
+  written the same way.
 - the fourth blind set, ``data/offline_requests_blind4.jsonl``: a seventh held-out
   set, written the same way (neither the rules, their tests nor the other
   held-out sets' cases read) on four more made-up domains (an equipment
@@ -134,7 +135,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
     uv run python benchmarks/offline_reasoner_accuracy.py \\
-        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind46|all]
+        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind48|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
@@ -215,6 +216,8 @@ BLIND43 = Path(__file__).parent / "data" / "offline_requests_blind43.jsonl"
 BLIND44 = Path(__file__).parent / "data" / "offline_requests_blind44.jsonl"
 BLIND45 = Path(__file__).parent / "data" / "offline_requests_blind45.jsonl"
 BLIND46 = Path(__file__).parent / "data" / "offline_requests_blind46.jsonl"
+BLIND47 = Path(__file__).parent / "data" / "offline_requests_blind47.jsonl"
+BLIND48 = Path(__file__).parent / "data" / "offline_requests_blind48.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -267,6 +270,8 @@ SETS = {
     "blind44": BLIND44,
     "blind45": BLIND45,
     "blind46": BLIND46,
+    "blind47": BLIND47,
+    "blind48": BLIND48,
 }
 
 # (ja name, en name, kind, examples)
