@@ -624,7 +624,7 @@ def _measures_said(
     measures = [c for c in measures if c not in said_not] or measures
     if not measures and aggregated and (named := measure_by_its_words(parsed.text, parsed.index)):
         measures = [named]
-    amount = parsed.index.amount_column()
+    amount = parsed.index.amount_column(parsed.value_mentions)
     if not measures and aggregated and amount and _MONEY_SAID.search(parsed.text):
         measures = [amount]  # "and what did those cost in total?": the table's amount
     return measures

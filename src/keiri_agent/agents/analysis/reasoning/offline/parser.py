@@ -68,6 +68,10 @@ _ALONE_BEFORE = r"(?<![^\s、。,.!?！？「『(（がはもで])"
 _ALONE_AFTER = (
     r"(?=の(?:日|時|とき|場合|週|行|件|記録|明細|案件|もの|分|データ)|だった|でした|だと|なら)"
 )
+# Columns of money out and money in, and a category value that is an expense.
+_OUTFLOW = re.compile(r"出金|支出|払出|withdrawals?|payouts?|paid_out|outflows?|debits?", re.I)
+_INFLOW = re.compile(r"入金|収入|受入|deposits?|receipts?|inflows?|credits?", re.I)
+_EXPENSE_VALUE = re.compile(r"費$|(?<![a-z])(?:expenses?|costs?|fees?)$", re.I)
 TOTAL_NAME = re.compile(r"(?<![a-z])total|合計|総額|総計|grand")
 """Words of a column's name that say it holds the whole of a row's money."""
 _JA_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
@@ -1084,11 +1088,15 @@ class ColumnIndex:
         """The column holding a concept (e.g. 'sales'), if any."""
         return next((c.name for c in self.columns if c.concept == concept), None)
 
-    def amount_column(self) -> str | None:
+    def amount_column(self, values: Sequence[Mention] = ()) -> str | None:
         """The column of the table's amounts (the money an amount said alone is about):
-        the sales concept's, unless it holds "amount" only inside its name
-        (``subsidy_amount_jpy``) beside one money column named as a total
+        the money-out column when ``values`` name an expense on a ledger of money in and
+        out (``_expense_outflow``); else the sales concept's, unless it holds "amount" only
+        inside its name (``subsidy_amount_jpy``) beside one money column named as a total
         (``total_fee_jpy``), which is then the amount."""
+        outflow = self._expense_outflow(values)
+        if outflow is not None:
+            return outflow
         sales = self.concept_column("sales")
         totals = [
             name
@@ -1096,6 +1104,20 @@ class ColumnIndex:
             if name != sales and money_named(name) and TOTAL_NAME.search(normalize(name))
         ]
         return totals[0] if sales in self.contained and len(totals) == 1 else sales
+
+    def _expense_outflow(self, values: Sequence[Mention]) -> str | None:
+        """The money-out column of a ledger that keeps money in and money out apart (入金 /
+        出金, deposit / withdrawal) when the request names an expense (旅費交通費, 通信費,
+        "postage expense"): an expense is paid out, so its amount is the outflow."""
+        if not any(
+            v.value is not None and not v.negated and _EXPENSE_VALUE.search(str(v.value).strip())
+            for v in values
+        ):
+            return None
+        numeric = self.names("numeric")
+        out = [n for n in numeric if _OUTFLOW.search(n)]
+        into = [n for n in numeric if _INFLOW.search(n)]
+        return out[0] if len(out) == 1 and into else None
 
 
 @dataclass
@@ -1220,26 +1242,6 @@ def _scan(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
                 )
             )
     return sorted(found, key=lambda mention: mention.start)
-
-
-_OUTFLOW = re.compile(r"出金|支出|払出|withdrawals?|payouts?|paid_out|outflows?|debits?", re.I)
-_INFLOW = re.compile(r"入金|収入|受入|deposits?|receipts?|inflows?|credits?", re.I)
-_EXPENSE_VALUE = re.compile(r"費$|(?<![a-z])(?:expenses?|costs?|fees?)$", re.I)
-
-
-def expense_outflow(index: ColumnIndex, values: Sequence[Mention]) -> str | None:
-    """The money-out column of a ledger that keeps money in and money out apart (入金 /
-    出金, deposit / withdrawal) when the request names an expense (旅費交通費, 通信費,
-    "postage expense"): an expense is paid out, so its amount is the outflow."""
-    if not any(
-        v.value is not None and not v.negated and _EXPENSE_VALUE.search(str(v.value).strip())
-        for v in values
-    ):
-        return None
-    numeric = index.names("numeric")
-    out = [n for n in numeric if _OUTFLOW.search(n)]
-    into = [n for n in numeric if _INFLOW.search(n)]
-    return out[0] if len(out) == 1 and into else None
 
 
 _AGGREGATED_BEFORE = re.compile(
@@ -1589,8 +1591,7 @@ def parse_request(
         claimed[a:b] = b"\x01" * (b - a)
     is_numeric = lambda name: index.kind(name) == "numeric"  # noqa: E731
     named = next((m.column for m in scanned if m not in used and is_numeric(m.column)), None)
-    amount = expense_outflow(index, values) or index.amount_column()
-    money = money_column(index.names("numeric"), is_numeric, named, amount)
+    money = money_column(index.names("numeric"), is_numeric, named, index.amount_column(values))
     bare, left, guessed = bare_thresholds(norm, claimed, money, lang, index.names("numeric"))
     numeric += bare
     numeric += _events_done(norm, index, periods, numeric)
@@ -2040,8 +2041,6 @@ def _events_done(
 
 
 _SPEND_VERB = re.compile(r"spend|spent|spending|cost")
-
-
 _SPEND_SUBJECT = re.compile(
     r"(?<![a-z])(?:we|i|they|you|did|do|does|have|has|had|to|those|these|it|that)\s+$"
 )
@@ -2114,7 +2113,7 @@ _CURRENCY_JA = {
 }
 _ID_TAILS = r"ID|ＩＤ|id|番号|コード|No\.?|NO\.?"
 _JA_ID_NAME = re.compile(rf"(?:{_ID_TAILS})$")
-# The tail of a Japanese name that says what kind of column it is, not what it is about.
+# The marks of a yes / no column's name around what it says applies (要調査, 源泉対象).
 _FLAG_MARKS = re.compile(
     r"^要(?=..)|(?:の?有無|フラグ|flag|有り無し|あり/なし|あり|有り|対象|該当)$"
 )
@@ -2126,6 +2125,7 @@ def _flag_stem(name: str) -> str:
     return _FLAG_MARKS.sub("", normalize(name))
 
 
+# The tail of a Japanese name that says what kind of column it is, not what it is about.
 _JA_STEM_TAIL = re.compile(rf"(?:{_ID_TAILS}|名|名称|の?有無|フラグ)$")
 
 

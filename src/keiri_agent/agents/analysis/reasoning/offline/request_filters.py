@@ -105,13 +105,12 @@ _EN_COMPARE_AFTER = re.compile(
 _COMPARE_OPS = {
     word: op
     for op, words in {
-        ">=": "以上|>=|at least|no less than|or more|or above|or higher|or over|or greater|and up"
+        # "more than", "no fewer than": any English comparative, read by ``compare_op``
+        ">=": "以上|>=|at least|or more|or above|or higher|or over|or greater|and up"
         "|and above|and over",
-        "<=": "以下|<=|at most|no more than|or less|or below|or lower|or under|or fewer"
-        "|and under|and below",
-        "<": "未満|より小さい|より少ない|を下回る|<|below|under|less than",
-        ">": "超|を超える|より大きい|より多い|を上回る|>|over|above|greater than|more than"
-        "|exceeding",
+        "<=": "以下|<=|at most|or less|or below|or lower|or under|or fewer|and under|and below",
+        "<": "未満|より小さい|より少ない|を下回る|<|below|under",
+        ">": "超|を超える|より大きい|より多い|を上回る|>|over|above|exceeding",
     }.items()
     for word in words.split("|")
 }
@@ -421,8 +420,8 @@ def _as_ranges(text: str, found: list[_Found]) -> list[_Found]:
             and not (first[6] or last[6])
             and not text[first[1] : last[0]].strip()
         ):
-            # "April 2024 through March 2025", 「2024年4月〜」 read as "until March": the
-            # period right before the end starts the range (it kept April alone)
+            # "April 2024 through March 2025": "through" made March the end, so the
+            # period right before it starts the range (it kept April alone)
             ranged[i] = (*first[:5], "start", None)
     return ranged
 

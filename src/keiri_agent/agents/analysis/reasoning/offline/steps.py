@@ -31,7 +31,6 @@ from keiri_agent.agents.analysis.reasoning.offline.parser import (
     Clause,
     ColumnIndex,
     ParsedRequest,
-    expense_outflow,
     name_tokens,
     normalize,
     without_brackets,
@@ -208,7 +207,6 @@ _RATE_PERIOD = re.compile(
 _PERIOD_IN_NAME = re.compile(r"monthly|annual|yearly|per_?month|per_?year|月額|年額|月間|年間")
 # The word after a verb opening a request ("Check whether…", "Show the…").
 _VERB_OPENING = re.compile(r"\s+(?:whether|if|for|that|the|all|any|each|every|how|which|what)\b")
-# A money column holding the whole amount of a row (total_jpy, 合計額, 総額, 支払合計).
 # Words a reading of a name shares with most others: never what tells two columns apart.
 _PLAIN_WORDS = frozenset({"amount", "total", "number", "no", "of", "the", "and", "a", "an", "sum"})
 
@@ -1115,7 +1113,7 @@ class StepBuilder:
         ):
             return []  # 「金額の合計っていくら？」 beside 利用金額 and 請求金額: which one is asked
         names = self.index.names("numeric")
-        sales = expense_outflow(self.index, self.p.value_mentions) or self.index.amount_column()
+        sales = self.index.amount_column(self.p.value_mentions)
         sales = sales if sales in names else self.numeric_sharing_a_word()
         found = money_column(names, lambda n: n in names, None, sales)
         if found is None:  # "what did we spend": of several money columns, the one of totals
