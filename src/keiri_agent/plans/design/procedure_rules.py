@@ -977,8 +977,8 @@ _OUTPUT_VERB = (
     r"|output|export"
 )
 _AS_OUTPUT_NAMED = re.compile(
-    rf"^\s*[)」』]?\s*(?:\(\s*(?:シート名?|sheet)\s*[:は]?\s*「?(?P<sheet>[^」)]+)」?\s*\)"
-    rf"|[、,]\s*シート名?\s*(?:は|:)?\s*「(?P<sheet_b>[^」]+)」)?\s*(?:\(\s*(?:{_FORMAT_WORD})\s*(?:ファイル|形式)?\s*\))?\s*(?:ファイル|ブック|形式|の?ファイル)?\s*"
+    rf"^\s*[)」』]?\s*(?:\(\s*(?:シート名?|sheet)\s*[:=は]?\s*「?(?P<sheet>[^」)]+)」?\s*\)"
+    rf"|[、,]\s*シート名?\s*(?:は|:|=)?\s*「(?P<sheet_b>[^」]+)」)?\s*(?:\(\s*(?:{_FORMAT_WORD})\s*(?:ファイル|形式)?\s*\))?\s*(?:ファイル|ブック|形式|の?ファイル)?\s*"
     rf"(?:(?:で|に(?!つき|つい|関し|より|基づ)|へ|として)\s*(?:{_FORMAT_WORD})?\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})|出力|output|export|の?一覧(?:に|で)|という(?:ファイル)?名前?|というファイル|の名前"
     rf"|という\s*(?:{_FORMAT_WORD})\s*(?:ファイル|ブック|形式)?\s*(?:で|に|として)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})"
     rf"|として\s*(?:{_FORMAT_WORD})\s*(?:に|で|へ)\s*[ぁ-ん]{{0,3}}(?:{_OUTPUT_VERB})"
@@ -1009,12 +1009,12 @@ _OUTPUT_BEFORE = re.compile(
     r"|[→⇒>]|[①-⑳]\s*|\(\s*ファイル名\s*(?:は|:)?\s*)\s*$"
 )
 _SHEET = re.compile(
-    r"シート(?:名)?\s*(?:は|を|:)?\s*「(?P<a>[^」]+)」|「(?P<b>[^」.]+)」\s*(?:という\s*)?シート|シート(?:名)?\s*(?:は|:)\s*(?P<c>[^\s、。()「」]+?)\s*(?:で|に|\)|、|。|$)"
+    r"シート(?:名)?\s*(?:は|を|:|=)?\s*「(?P<a>[^」]+)」|「(?P<b>[^」.]+)」\s*(?:という\s*)?シート|シート(?:名)?\s*(?:は|:|=)\s*(?P<c>[^\s、。()「」]+?)\s*(?:で|に|\)|、|。|$)"
 )
 _INPUT_SHEET = re.compile(
-    r"^\s*\(\s*シート(?:名)?\s*(?:は|:)?\s*「?(?P<sheet>[^」)]+?)」?\s*\)"
+    r"^\s*\(\s*シート(?:名)?\s*(?:は|:|=)?\s*「?(?P<sheet>[^」)]+?)」?\s*\)"
     r"|^\s*\)?\s*の\s*「(?P<sheet2>[^」]+)」\s*シート"
-    r"|^\s*[、,]\s*シート(?:名)?\s*(?:は|:)?\s*「?(?P<sheet3>[^」)]+?)」?\s*\)"
+    r"|^\s*[、,]\s*シート(?:名)?\s*(?:は|:|=)?\s*「?(?P<sheet3>[^」)]+?)」?\s*\)"
     r"|^\s*\)?\s*の\s*シート(?:名)?\s*「(?P<sheet4>[^」]+)」"
     r"|^\s*\(\s*「(?P<sheet5>[^」]+)」\s*シート\s*\)"  # 「出荷実績.xlsx（「出荷」シート）」
 )
@@ -1039,9 +1039,35 @@ _FORMAT_AFTER_VERB = re.compile(
 )
 
 
+_MADE_FIRST = re.compile(
+    r"^\s*[」』]?\s*(?:を\s*作り\s*(?:たい|たく)|の\s*作成\s*(?:を|依頼|のお願い|お願い)"
+    r"|を\s*作成\s*(?:したい|したく|して|お願い|いただ|願)|(?:を\s*)?お願いした(?:い|く))"
+)
+"""「年度末購入.csv の作成をお願いします。…台帳.xlsx から…」「ワースト20.xlsx を作りたくて」:
+a file asked to be made, named before the file it is made from."""
+_NAME_POINTED = re.compile(
+    r"(?:上記|前記|上|冒頭|先頭|タイトル|表題)\s*の?\s*(?:ファイル名|名前|名称|ファイル)\s*(?:で|に|として)"
+)
+"""「上記ファイル名でExcel出力」: the output is the file named alone above."""
+
+
+def _named_alone_above(text: str, start: int, end: int) -> bool:
+    """Whether the file at ``text[start:end]`` is a line of its own (「[損失.xlsx]」) that a later
+    sentence names as the output's name (「上記ファイル名で出力」)."""
+    alone = re.match(r"(?:^|(?<=。))\s*[\[「(]?\s*$", text[:start][-3:] or "") and re.match(
+        r"\s*[\]」)]?\s*(?:。|$)", text[end:]
+    )
+    return bool(alone and _NAME_POINTED.search(text, end))
+
+
 def _is_output(text: str, start: int, end: int, *, named: bool = False) -> bool:
     after = text[end : end + 30]
     before = text[max(0, start - 12) : start]
+    if named and (
+        _named_alone_above(text, start, end)
+        or (_MADE_FIRST.match(after) and _FILE_NAME.search(text, end))
+    ):
+        return True
     if re.match(
         r"\s*(?:と|を)\s*[^→。]{0,20}?(?:つな|繋|結合|照合|突き合わせ|突合|紐づけ|紐付け)", after
     ):
@@ -1889,14 +1915,16 @@ _NORMALIZE = re.compile(
 )
 _SELECT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム|つ)\s*(?:だけ|のみ|に絞|に限|にして|にする|にし(?=て|、)|を\s*残[しす])"
-    rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols3>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|して|する|し[、,]|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル)|で\s*(?:大丈夫|OK|結構|いい|お願い|構いません)|(?:CSV|csv|Excel|excel|エクセル)\s*(?:に|で|へ)|\s*(?:[＞>→⇒]|$))"
+    rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols3>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|して|する|し[、,]|した(?:の|もの)を|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル)|で\s*(?:大丈夫|OK|結構|いい|お願い|構いません)|(?:CSV|csv|Excel|excel|エクセル)\s*(?:に|で|へ)|\s*(?:[＞>→⇒]|$))"
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,30}}?(?:出力|書き出|保存|出し|一覧|お願い|ください|下さい|にて|して|CSV|Excel|エクセル))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
     rf"|(?:(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)|(?:必要な|欲しい|ほしい|残したい|残す|出してほしい)\s*の)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})"
     rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols8>{QNOUN}(?:\s*(?:・|、|と)\s*{QNOUN}){{2,19}})\s*を\s*(?:(?:CSV|csv|Excel|EXCEL|エクセル)\s*(?:で|に)\s*)?(?=出して|出力|表示して|一覧にして|並べた(?:表|一覧)|残し|残す|保存)"
     rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ\s*(?:で|に(?:して)?)?\s*(?=[、,。]|$)|(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞))"
     # 「列は氏名・住所・寄付金額。」: the columns kept, said as a sentence of their own
-    rf"|(?:列|項目|カラム)\s*(?:は|:)\s*(?P<cols11>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*(?:で)?(?=\s*(?:。|$))"
+    rf"|(?:列|項目|カラム)\s*(?:は|:)\s*(?P<cols11>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*"
+    r"(?:で\s*(?:お願い(?:します|いたします|できますか)?|ください|下さい|よろしく(?:お願いします)?)?)?"
+    r"(?=\s*(?:。|$|[!！]))"
     # 「…園児名・クラス・保護者名 を 未納者一覧.xlsx にして」: three or more, then the file
     rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols15>{QNOUN}(?:\s*・\s*{QNOUN}){{2,19}})\s*(?:を|で)\s*"
     r"(?=[^\s、。]+\.(?:xlsx|csv|xls|xlsm)\b)"
@@ -6525,6 +6553,54 @@ def _filters_of_totals(reader: _Reader, steps: list[StepSpec]) -> list[StepSpec]
     return [*ordered[:position], having, *ordered[position:]]
 
 
+def _filters_in_numbered_order(
+    reader: _Reader, steps: list[StepSpec], keep: StepSpec | None, said_at: dict[int, int]
+) -> list[StepSpec]:
+    """「1. 承認状況が「差戻」の行を除く 2. 要員IDごとに稼働時間を合計 … 5. 超過時間が0より大きい
+    要員のみ残す」: conditions said in numbered steps with other steps between them keep rows
+    where they were said (one filter per numbered step), not all at the place of one."""
+    if keep is None or keep not in steps or not reader.numbered_joins:
+        return steps
+    position = {id(step): at for at, step in reader.steps}
+    others = [s for s in steps if s.kind != "filter"]
+    if any(id(s) not in position for s in others) or [position[id(s)] for s in others] != sorted(
+        position[id(s)] for s in others
+    ):
+        return steps  # the steps do not run in the order they were said: left as read
+    joins = sorted(reader.numbered_joins)
+    groups: dict[int, list[Condition]] = {}
+    for condition in keep.conditions:
+        at = said_at.get(id(condition))
+        if at is None:
+            return steps
+        groups.setdefault(sum(1 for j in joins if j < at), []).append(condition)
+    if len(groups) < 2:
+        return steps
+    firsts = {segment: min(said_at[id(c)] for c in group) for segment, group in groups.items()}
+    result = [s for s in steps if s is not keep]
+    for segment in sorted(groups, reverse=True):
+        step = keep.model_copy(
+            update={
+                "conditions": groups[segment],
+                "missing": [
+                    f"conditions.{i}.column"
+                    for i, c in enumerate(groups[segment])
+                    if c.column is None
+                ],
+            }
+        )
+        index = next(
+            (
+                i
+                for i, s in enumerate(result)
+                if s.kind != "filter" and position.get(id(s), -1) > firsts[segment]
+            ),
+            len(result),
+        )
+        result.insert(index, step)
+    return result
+
+
 def _merged_normalize(steps: list[StepSpec]) -> list[StepSpec]:
     """「金額を数値に直して、作業日も日付に揃えて」: one normalisation of every column named."""
     first = next((step for step in steps if step.kind == "normalize"), None)
@@ -7035,6 +7111,93 @@ def _condition_setting(key: str, value: str) -> str | None:
     return f"{key}が" + "か".join(f"「{v}」" for v in values) + "の行だけ"
 
 
+_FORM_FIELD = re.compile(
+    r"(?:^|(?<=。))\s*(?P<key>件名|表題|目的|使用目的|用途|背景|経緯|期限|提出期限|締切|締め切り|〆切"
+    r"|納期|希望納期|依頼者|依頼者名|依頼元|依頼部署|依頼部門|依頼日|起票者|起票日|差出人)\s*:"
+)
+"""A field of a request form or a mail's header (「目的：…」「期限：12月10日」「依頼者：フロント
+山本」): who asks, why and by when, never a step (the form's 処理内容 says the steps). A key
+that may also name a column (用途, 目的) is a field only when its value is a phrase, not one
+noun (「用途: お供え」 keeps rows)."""
+_COMPARING = re.compile(r"以前|以降|以後|より|未満|以上|以下|超|前|後")
+_DAY_SAID = (
+    r"(?:(?:\d{4}\s*年\s*)?\d{1,2}\s*月\s*\d{1,2}\s*日|\d{1,2}/\d{1,2}|今月末|来月末|月末|週末|明日"
+    r"|明後日|(?:来週|今週)\s*の?\s*[月火水木金土日](?:曜日?)?|[月火水木金土日]曜日?)"
+    r"\s*(?:\(\s*[月火水木金土日]\s*\))?"
+)
+_WITHIN_PERIOD = r"(?:今月中|今週中|来週中|本日中|今日中|月内|年内|年度内)"
+_GIVEN = (
+    r"(?:いただけ(?:ると|れば|ますか|ます(?:でしょうか)?)|いただきたく|いただきたい|頂け(?:ると|れば|ますか)"
+    r"|ください|下さい|お願い|もらえ(?:ると|ますか|る)|助かり|構いません|大丈夫|結構|ほしい|欲しい)"
+)
+_DEADLINE = re.compile(
+    rf"\(\s*(?:期限|締切|締め切り|〆切|納期)\s*(?:は|:)?\s*{_DAY_SAID}\s*(?:まで)?\s*\)"
+    rf"|(?:期限|締切|締め切り|〆切|納期)\s*(?:は|:)\s*{_DAY_SAID}\s*(?:です|まで(?:に|で)?\s*(?:{_GIVEN}[ぁ-ん]*)?)?"
+    rf"|(?:{_DAY_SAID}\s*(?:まで|迄)\s*(?:に|で)?|{_WITHIN_PERIOD}\s*(?:に|で)?)\s*(?:は\s*)?{_GIVEN}[^。、]*"
+    r"|(?:お?急ぎ(?:では|じゃ)\s*(?:ありません|ない)(?:が|けど|ので)|急ぎません(?:が|ので))"
+)
+"""When the result is wanted (「11月15日までにいただけると助かります」「期限は10月11日(金)です」
+「（締切：12月6日）」「今月中にお願いします」): no date a row is compared with."""
+
+
+def _form_fields(reader: _Reader, lines: Sequence[str]) -> None:
+    """Mark the fields of a request form and the deadline of a request as read (context)."""
+    text = reader.text
+    for said in _FORM_FIELD.finditer(text):
+        line = next(
+            (
+                line
+                for line in lines
+                if re.match(rf"\s*{said.group('key')}\s*[:=]", line)
+                and text.find(line.split("。")[0].split(":", 1)[-1].strip(), said.end()) >= 0
+            ),
+            None,
+        )
+        last = line.split("。")[-1].strip() if line else ""
+        at = text.find(last, said.end()) if last else -1
+        end = at + len(last) if at >= 0 and "。" in line else text.find("。", said.end())  # type: ignore[operator]
+        end = len(text) if end < 0 else end
+        value = text[said.end() : end].strip()
+        key = said.group("key")
+        if key in ("期限", "提出期限", "締切", "締め切り", "〆切", "納期", "希望納期") and (
+            _COMPARING.search(value)
+        ):
+            continue  # 「期限：12月31日以前」: a condition said as a line of settings
+        if key in ("目的", "用途") and value and _one_noun(value):
+            if not reader.is_used(said.start(), end):  # 「用途: お供え」: rows, or what for?
+                reader.gaps.append(
+                    Gap(
+                        kind="not_understood",
+                        message=f"「{key}: {value}」は、{key}が「{value}」の行だけを残す"
+                        "条件ですか、この作業の目的の説明ですか。条件なら「"
+                        f"{key}が「{value}」の行だけ」のように書いてください",
+                        source=text[said.start() : end].strip(),
+                    )
+                )
+                reader.use(said.start(), end)
+            continue
+        reader.use(said.start(), end)
+    for deadline in _DEADLINE.finditer(text):
+        reader.use(deadline.start(), deadline.end())
+
+
+def _numbered_joins_moved(text: str, lines: Sequence[tuple[str, bool]]) -> set[int]:
+    """Where one numbered step ends and the next begins in ``text``, the instruction said again
+    with its settings lines as sentences (「処理内容： 1. … 2. …」 of a request form): each
+    numbered line found, in order, after the one before it."""
+    joins: set[int] = set()
+    cursor, previous = 0, False
+    for line, numbered in lines:
+        at = text.find(line, cursor)
+        if at < 0:
+            previous = False
+            continue
+        if numbered and previous and at > 0 and text[at - 1] == "。":
+            joins.add(at - 1)
+        cursor, previous = at + len(line), numbered
+    return joins
+
+
 def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure:
     """The requirement model of ``instruction`` by rules (see the module docstring)."""
     try:
@@ -7052,8 +7215,10 @@ def _read(
 ) -> tuple[Procedure, bool]:
     text, joins = _normalized(instruction)
     reader = _Reader(_settings_said_as_sentences(text), context_rules=context_rules)
-    if reader.text == text:  # (a settings block said as sentences moved the offsets)
-        reader.numbered_joins = joins
+    lines = _lines(_fold(instruction))
+    reader.numbered_joins = (
+        joins if reader.text == text else _numbered_joins_moved(reader.text, lines)
+    )
     for retracted in _RETRACTED.finditer(reader.text):
         reader.use(retracted.start(), retracted.end())  # said, then taken back
     for declared in _DECLARED_COLUMNS.finditer(reader.text):
@@ -7068,6 +7233,9 @@ def _read(
     subject = re.match(r"\s*(?:件名|Subject|subject|Re|RE|Fw|FW)\s*:[^。]*", reader.text)
     if subject:
         reader.use(subject.start(), subject.end())  # 「件名:…の集計について」: a mail's subject
+    _form_fields(reader, [line for line, _ in lines])
+    for mention in re.finditer(r"@[^\s、。,]{1,20}", reader.text):
+        reader.use(mention.start(), mention.end())  # 「@佐藤さん」: whom a chat message is for
     for quote in _RULE_QUOTE.finditer(reader.text):
         group = "rule" if quote.group("rule") else "rule2"
         reader.use(quote.start(group), quote.end(group))  # a rule quoted: read as a rule only
@@ -7120,7 +7288,17 @@ def _read(
             step.count_name in _parameter_names(other) for other in ordered if other is not step
         ):
             step.count_name = None  # 「受付件数を出して、件数の多い順」: the plain 件数 column
+    first_filter = reader.first_step("filter")
+    said_at = (
+        {
+            id(c): span[0]
+            for c, span in zip(first_filter.conditions, reader.condition_spans, strict=False)
+        }
+        if first_filter
+        else {}
+    )
     ordered = _filters_of_totals(reader, ordered)
+    ordered = _filters_in_numbered_order(reader, ordered, first_filter, said_at)
     ordered = _formulas_of_totals(ordered)
     _sort_after_aggregate(ordered)
     _columns_named_elsewhere(reader, ordered)

@@ -1,0 +1,124 @@
+"""read_procedure on request forms, chat messages and mails: who asks, why and by when is
+context; the output may be named first; numbered steps keep their order (the tests' own
+wording, not a benchmark set's)."""
+
+from __future__ import annotations
+
+from keiri_agent.plans.design.procedure_rules import read_procedure
+
+
+def _kinds(text: str) -> list[str]:
+    procedure = read_procedure(text)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    return [step.kind for step in procedure.steps]
+
+
+def test_a_sheet_said_with_an_equals_sign_is_the_sheet_name() -> None:
+    procedure = read_procedure(
+        "入力=出荷明細.csv\n条件=倉庫 が「第二」\n出力=倉庫別.xlsx（シート名=第二倉庫）"
+    )
+    assert [(o.file_name, o.sheet) for o in procedure.outputs] == [("倉庫別.xlsx", "第二倉庫")]
+
+
+def test_a_file_named_alone_above_and_pointed_at_is_the_output() -> None:
+    procedure = read_procedure(
+        "[部門別交際費.xlsx]\n1) 経費明細_上期.csv を読み込む\n2) 勘定科目 が「交際費」の行だけ\n"
+        "3) 部門 ごとに 金額 を合計\n4) 上記ファイル名で出力"
+    )
+    assert [i.holds for i in procedure.inputs] == ["経費明細_上期"]
+    assert [o.file_name for o in procedure.outputs] == ["部門別交際費.xlsx"]
+
+
+def test_a_file_asked_to_be_made_before_its_source_is_the_output() -> None:
+    for text in (
+        "高額立替.csv の作成をお願いします。立替精算.xlsx から 金額 が3万円以上の行を抜き出して"
+        "ください。",
+        "高額立替.csv を作りたくて。立替精算.xlsx の 金額 が3万円以上の行だけでお願いします",
+        "高額立替.csv お願いしたいです！元は 立替精算.xlsx で、金額 が3万円以上の行だけ。",
+    ):
+        procedure = read_procedure(text)
+        assert [i.holds for i in procedure.inputs] == ["立替精算"], text
+        assert [o.file_name for o in procedure.outputs] == ["高額立替.csv"], text
+
+
+def test_columns_said_with_a_request_are_the_columns_kept() -> None:
+    procedure = read_procedure(
+        "貸出記録.csv の 状態 が「延滞」の行だけで、"
+        "列は 貸出番号・氏名・返却予定日 でお願いします。延滞者.xlsx に"
+    )
+    assert [(s.kind, s.columns) for s in procedure.steps if s.kind == "select"] == [
+        ("select", ["貸出番号", "氏名", "返却予定日"])
+    ]
+    procedure = read_procedure(
+        "会員.csv、会員番号 で重複消して、会員番号・氏名・入会日 だけにしたのを 会員_整理.csv で"
+    )
+    assert [s.columns for s in procedure.steps if s.kind == "select"] == [
+        ["会員番号", "氏名", "入会日"]
+    ]
+
+
+def test_a_chat_mention_is_no_column() -> None:
+    assert _kinds("@高橋さん 来場者.csv の 区分 が「招待」の行だけ 招待客.xlsx にしてください") == [
+        "filter"
+    ]
+
+
+def test_fields_of_a_request_form_are_context() -> None:
+    text = (
+        "作業依頼書\n件名：9月分 交通費の部署別集計\n依頼者：総務課 木村\n"
+        "目的：予算会議（10月3日）で部署ごとの使用状況を示すため\n"
+        "背景：8月に申請が急増しました。原因を調べています。\n期限：10月1日\n"
+        "対象データ：交通費精算_9月.csv\n処理内容：\n1. 精算区分 が「取消」の行は除く\n"
+        "2. 部署 ごとに 金額 を合計\n出力：Excel「部署別交通費_9月.xlsx」"
+    )
+    assert _kinds(text) == ["filter", "aggregate"]
+
+
+def test_a_field_key_that_names_a_column_with_one_value_keeps_rows() -> None:
+    procedure = read_procedure(
+        "設定:\n入力: 注文.xlsx\n条件: 用途 = 贈答\n並び: 注文日 昇順\n出力: 贈答注文.csv"
+    )
+    conditions = [(c.column, c.value) for s in procedure.steps for c in s.conditions]
+    assert conditions == [("用途", "贈答")]
+    procedure = read_procedure("入力: 注文.xlsx\n用途: 贈答\n並び: 注文日 昇順\n出力: 贈答注文.csv")
+    assert [gap.source for gap in procedure.gaps] == ["用途: 贈答"]  # a condition or a purpose?
+
+
+def test_a_deadline_said_in_a_mail_is_no_condition() -> None:
+    for deadline in (
+        "11月20日までにいただけると助かります。",
+        "期限は11月20日(水)です。",
+        "今月中にお願いします。",
+        "急ぎではありませんが、よろしくお願いします。",
+    ):
+        text = "受講記録.csv の 受講状況 が「未受講」の行だけ 未受講者.xlsx に出してください。"
+        text += deadline
+        assert _kinds(text) == ["filter"], deadline
+
+
+def test_a_date_before_a_request_for_rows_stays_a_condition() -> None:
+    procedure = read_procedure("申請.csv の 申請日 が 2024年11月20日までの行を 申請一覧.xlsx に")
+    assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("申請日", "<=", "2024-11-20")
+    ]
+
+
+def test_numbered_steps_of_a_form_keep_each_condition_where_it_was_said() -> None:
+    text = (
+        "対象データ：稼働.xlsx、要員マスタ.csv\n処理内容：\n1. 状態 が「取消」の行を除く\n"
+        "2. 要員ID ごとに 時間 を合計\n3. 要員マスタ を 要員ID で結合し、上限時間 を付与\n"
+        "4. 超過 = 時間 - 上限時間 を計算\n5. 超過 が0より大きい行のみ残す\n出力：超過者.xlsx"
+    )
+    procedure = read_procedure(text)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    said = [
+        (s.kind, [(c.column, c.op) for c in s.conditions]) if s.kind == "filter" else (s.kind,)
+        for s in procedure.steps
+    ]
+    assert said == [
+        ("filter", [("状態", "!=")]),
+        ("aggregate",),
+        ("join",),
+        ("compute",),
+        ("filter", [("超過", ">")]),
+    ]
