@@ -30,6 +30,7 @@ import json
 import re
 import sys
 import tempfile
+import unicodedata
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,10 @@ def _without_units(value: Any) -> Any:
     return value
 
 
+def _nfkc(name: str | None) -> str | None:
+    return unicodedata.normalize("NFKC", name) if name else name
+
+
 def expected_procedure(requirements: list[dict[str, Any]]) -> Procedure:
     """The helpers' requirement list as a ``Procedure`` (one step per requirement)."""
     inputs, steps, outputs = [], [], []
@@ -94,11 +99,11 @@ def expected_procedure(requirements: list[dict[str, Any]]) -> Procedure:
             )
         elif kind == "output":
             if item.get("format") in ("excel", "csv", "docx"):
-                outputs.append(
+                outputs.append(  # names as the product reads them (「６月」 is 「6月」)
                     OutputSpec(
                         format=item["format"],
-                        file_name=item.get("file_name"),
-                        sheet=item.get("sheet"),
+                        file_name=_nfkc(item.get("file_name")),
+                        sheet=_nfkc(item.get("sheet")),
                     )
                 )
             else:

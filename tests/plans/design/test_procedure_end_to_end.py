@@ -684,3 +684,53 @@ def test_a_formula_over_totals_and_one_side_of_a_reconciliation(
         tmp_path / "one_side",
     )
     assert [r["請求番号"] for r in rows] == ["INV-003"]
+
+
+def test_monthly_files_stacked_then_joined_with_their_master(
+    service: DesignService, tmp_path: Path
+) -> None:
+    """Three files: the two of one name are stacked, the master is joined to the stack (it
+    was once stacked with them, and the join took the two monthly files)."""
+    april = [row for row in EXPENSES if row["日付"].startswith("2025/4/")]
+    may = [row for row in EXPENSES if row["日付"].startswith("2025/5/")]
+    rows = run(
+        service,
+        "経費_4月.csv、経費_5月.csv（同じレイアウト）と 部門マスタ.csv があります。\n"
+        "1) 2か月分のファイルを縦につなげる\n2) 摘要 が「未精算」の行は除く\n"
+        "3) 部門マスタ を 部門 で結合して 責任者 を付ける\n4) 責任者 ごとに 金額 を合計\n"
+        "5) 責任者別経費.xlsx に出力",
+        [
+            ("経費_4月.csv", cp932_csv(april)),
+            ("経費_5月.csv", cp932_csv(may)),
+            ("部門マスタ.csv", cp932_csv(MASTER)),
+        ],
+        tmp_path,
+    )
+    owner = {row["部門"]: row["責任者"] for row in MASTER}
+    expected: dict[str, int] = defaultdict(int)
+    for row in EXPENSES:
+        if row["摘要"] != "未精算":
+            expected[owner[row["部門"]]] += amount(row["金額"])
+    assert {row["責任者"]: row["金額_sum"] for row in rows} == expected
+
+
+def test_a_numbered_form_filters_rows_before_the_total_and_totals_after_it(
+    service: DesignService, tmp_path: Path
+) -> None:
+    rows = run(
+        service,
+        "作業依頼書\n件名：部門別 経費超過の確認\n期限：6月5日\n"
+        "対象データ：経費.csv、部門マスタ.csv\n処理内容：\n1. 摘要 が「未精算」の行を除く\n"
+        "2. 部門 ごとに 金額 を合計\n3. 部門マスタ を 部門 で結合し 責任者 を付与\n"
+        "4. 超過額 = 金額 - 30000 を計算\n5. 超過額 が0より大きい行のみ残す\n"
+        "出力：Excel「経費超過.xlsx」",
+        [("経費.csv", cp932_csv(EXPENSES)), ("部門マスタ.csv", cp932_csv(MASTER))],
+        tmp_path,
+    )
+    totals: dict[str, int] = defaultdict(int)
+    for row in EXPENSES:
+        if row["摘要"] != "未精算":
+            totals[row["部門"]] += amount(row["金額"])
+    owner = {row["部門"]: row["責任者"] for row in MASTER}
+    expected = {owner[d]: total - 30000 for d, total in totals.items() if total > 30000}
+    assert {row["責任者"]: row["超過額"] for row in rows} == expected

@@ -122,3 +122,52 @@ def test_numbered_steps_of_a_form_keep_each_condition_where_it_was_said() -> Non
         ("compute",),
         ("filter", [("超過", ">")]),
     ]
+
+
+def test_a_step_verb_before_a_noun_is_no_okurigana() -> None:
+    procedure = read_procedure(
+        "受注.csv と 得意先マスタ.xlsx を 得意先コード で結合し担当営業を付けて、"
+        "担当営業 ごとに 受注額 を合計。受注集計.xlsx に"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [s.group_by for s in procedure.steps if s.kind == "aggregate"] == [["担当営業"]]
+
+
+def test_the_request_told_as_news_is_context() -> None:
+    text = (
+        "部長から、2学期の部活動費を部活ごとにまとめてほしいとの依頼がありました。\n"
+        "部活動費_2学期.csv の 部活名 ごとに 金額 を合計して 部活別.xlsx に出してください。"
+    )
+    assert _kinds(text) == ["aggregate"]
+
+
+def test_what_happens_after_and_what_for_are_context() -> None:
+    for said in (
+        "来週の職員会議で共有する予定です。",
+        "結果は取引先に提出する必要があります。",
+        "年末の挨拶状の発送に向けて、",
+    ):
+        text = f"{said}顧客.csv の 区分 が「法人」の行だけ 法人顧客.xlsx に出してください。"
+        assert _kinds(text) == ["filter"], said
+
+
+def test_who_asked_is_no_approver() -> None:
+    text = (
+        "課長から来月の会議で使いたいと言われたので、売上.csv を 店舗 ごとに 売上額 を合計して"
+        "店舗別.xlsx にお願いします。"
+    )
+    assert _kinds(text) == ["aggregate"]
+
+
+def test_how_many_files_are_stacked_is_no_condition() -> None:
+    for said in ("3か月分のファイルを縦につなげて", "3店舗の日報を1本にまとめて"):
+        text = f"日報_A.csv、日報_B.csv、日報_C.csv、{said}、日付 の古い順に 日報_全店.csv に"
+        assert _kinds(text) == ["concat", "sort"], said
+
+
+def test_a_meeting_date_in_brackets_is_no_condition() -> None:
+    text = (
+        "理事会(11月20日開催)の資料です。会費.csv の 会員区分 ごとに 会費 を合計して"
+        "会費集計.xlsx に出してください。"
+    )
+    assert _kinds(text) == ["aggregate"]

@@ -158,9 +158,18 @@ def plan_from_procedure(
             current = sheets[0][0]
             builder.covers[f"step:{step.id}"] = node_id
             continue
+        tables = len(builder.tables)
+        parts = _concat_parts(builder, step) if step.kind == "concat" else []
         node_id, current = _step(builder, step, current, aggregate_columns)
         builder.covers[f"step:{step.id}"] = node_id
-        if step.kind in TWO_TABLE_STEPS:
+        if 0 < len(parts) < tables and current is not None:
+            # the stacked files are one table from here on; a later join or reconciliation
+            # takes it with the file left out of the stack (a master)
+            for item in parts[1:]:
+                builder.tables.pop(item.id, None)
+            builder.tables[parts[0].id] = current
+            first_table = parts[0].id
+        elif step.kind in TWO_TABLE_STEPS:
             first_table = None
         elif first_table is not None and current is not None:
             # 「オーナー名を整えたうえで、物件一覧と紐付けて」: the first table, as changed so
@@ -442,12 +451,7 @@ def _step(  # noqa: C901 (one branch per step kind)
                 }
             outputs = {part: part for part in RECONCILE_PARTS}
     elif step.kind == "concat":
-        tables = [
-            builder.tables[item.id]
-            for item in builder.procedure.inputs
-            if item.id in builder.tables
-        ]
-        inputs = {"tables": tables}
+        inputs = {"tables": [builder.tables[item.id] for item in _concat_parts(builder, step)]}
     node_id = builder.node(
         {
             "id": f"{step.kind}_{step.id}",
@@ -546,6 +550,26 @@ def _normal_kind(column: str, source: str) -> str:
     if "日付" in source or re.search(r"(日|日付|年月日)$", column):
         return "date"
     return "text"
+
+
+def _concat_parts(builder: _Builder, step: StepSpec) -> list[InputSpec]:
+    """The files a stack (concat) takes: every table, unless a later join or reconciliation
+    needs one of them. Then the stack is the files named alike (「特約店出荷_2023」
+    「特約店出荷_2024」: one name before 「_」), or every file but the masters (マスタ, 台帳)."""
+    items = [item for item in builder.procedure.inputs if item.id in builder.tables]
+    steps = builder.procedure.steps
+    later = steps[steps.index(step) + 1 :] if step in steps else []
+    if len(items) < 3 or not any(s.kind in ("join", "reconcile") for s in later):
+        return items
+    stems: dict[str, list[InputSpec]] = {}
+    for item in items:
+        stem = re.split(r"[_\-]", item.holds, maxsplit=1)[0]
+        stems.setdefault(stem, []).append(item)
+    alike = max(stems.values(), key=len)
+    if 2 <= len(alike) < len(items):
+        return alike
+    plain = [item for item in items if not _MASTER.search(item.holds)]
+    return plain if 2 <= len(plain) < len(items) else items
 
 
 def _two_tables(builder: _Builder, step: StepSpec) -> tuple[str, str]:

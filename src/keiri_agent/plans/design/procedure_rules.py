@@ -64,9 +64,14 @@ _NAME = (
 """One character a step and at most 40, so no run can be split two ways or be retried at
 length on a long instruction (bounded backtracking); digits belong to Latin runs (S012,
 amount2), never glue kanji to a number (金額10万); B/L番号 and e-Gov are one name."""
+_STEP_NOUN_SHI = (
+    r"(?<=結合|集計|抽出|計算|合計|除外|削除|照合|突合|連結|追加|付与|作成|出力|変換|統一|置換|分類"
+    r"|比較|参照|集約|合算|確認|整列|選択)し"
+)
+"""「…で結合し商品カテゴリを付ける」: a step's verb in its 連用形, not okurigana of a noun."""
 NOUN = (
     rf"(?<![.A-Za-z_])(?:\d+(?=[A-Za-z_{_K}{_KATA}])|(?<![ぁ-ん])[おご](?=[{_K}]))?{_NAME}"
-    rf"(?:(?:(?!した)[いみめりしきえたせげけち]{{1,2}}|わせ|合わせ)[{_K}](?:[{_K}{_KATA}A-Za-z]|(?<=[A-Za-z])\d){{0,19}}){{0,3}}"
+    rf"(?:(?:(?!した)(?!{_STEP_NOUN_SHI})[いみめりしきえたせげけち]{{1,2}}|わせ|合わせ)[{_K}](?:[{_K}{_KATA}A-Za-z]|(?<=[A-Za-z])\d){{0,19}}){{0,3}}"
 )
 """A column-like noun: kanji, katakana, Latin and digits; okurigana between kanji. Never
 the tail of a Latin word or a file's extension (「経費.csv、金額」 names no column csv)."""
@@ -127,6 +132,7 @@ _GLUE_ACTIONS = frozenset(
     [
         "ダブる",
         "だぶる",
+        "向ける",  # 「展示会の案内に向けて」: what the list is for
         "混じる",
         "食い違う",
         "教える",
@@ -5957,6 +5963,11 @@ def _read_people(reader: _Reader, named: set[str]) -> None:
         own_task = r"\s*(?:が|で)\s*(?:やり|やる|行い|行う|対応|入力|担当)"
         if re.match(own_task, reader.text[match.end() :]):
             continue  # 「（給与ソフトへの入力は教室長がやります）」: their own task, after the flow
+        if re.match(
+            r"\s*(?:から|より)[^。]{0,40}?(?:言われ|頼まれ|依頼され|指示され|相談され|聞かれ)",
+            reader.text[match.end() :],
+        ):
+            continue  # 「店長から…に使いたいと言われたので」: who asked, no step of theirs
         named.add(clause)
         reader.gaps.append(
             Gap(
@@ -5982,10 +5993,11 @@ _DESCRIBED = re.compile(
 
 _SHAPES = (
     (r"(?:1|一)\s*(?:本|つ|枚|ファイル)\s*(?:に|の)", "concat"),  # 「1本のCSVにまとめて」
-    (
-        r"\d+\s*(?:店舗|拠点|ファイル|支店|部署|つ)\s*(?:分|とも)",
+    (  # 「3店舗分の実績を連結」「3か月分のファイルを縦につなげる」「3店舗の問合せを1本に」
+        r"\d+\s*(?:店舗|店|拠点|ファイル|支店|部署|営業所|施設|校|つ|か月|ヶ月|カ月|年|年度|期|四半期|週)"
+        r"\s*(?:分|とも|の)",
         "concat",
-    ),  # 「3店舗分の実績を連結」
+    ),
     (r"(?:1|一)\s*(?:件|行|人|名)\s*(?:に|として|だけ)", "dedupe"),  # 「重複している人は1件に」
     (r"(?:1|一)\s*回\s*を?\s*挟", "approval"),  # 「部長の確認を1回挟む」
     (r"ランキング\s*(?:に|で|形式|表)?", "sort"),  # 「多い順にランキングにして」
@@ -6081,6 +6093,11 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             continue
         if base not in STEP_VERBS and _DESCRIBED.match(text, end):
             continue  # 「二重に登録されている」「ダウンロードした明細」: a state, not a request
+        if base not in STEP_VERBS and re.match(
+            r"[ぁ-ん]{0,3}?(?:予定|つもり|必要が\s*あ)", text[end:]
+        ):
+            reader.use(*_clause_span(text, start, end))
+            continue  # 「会議で共有する予定です」「顧客に提出する必要があり」: what happens after
         if any(a < start and end <= b for a, b in asides):
             continue  # an aside in parentheses (銀行からダウンロードしたもの)
         clause = _clause(text, start, end)
@@ -6184,7 +6201,8 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
         ):
             continue  # 「1件ずつにして」: one row each, no value
         if re.fullmatch(r"\d{1,4}", match.group(0).strip()) and re.match(
-            r"^\s*(?:月|年|期|つ|か月|ヶ月|行|列|項目|四半期|ファイル|枚|通|シート|条|項|号|点|本)",
+            r"^\s*(?:月|年|期|つ|か月|ヶ月|行|列|項目|四半期|ファイル|枚|通|シート|条|項|号|点|本|学期|号館"
+            r"|棟|階|年生|次)",
             text[match.end() :],
         ):
             continue
@@ -6829,6 +6847,12 @@ def _only_said_again_or_documents(reader: _Reader, start: int, end: int) -> bool
     return True
 
 
+_REPORTED_REQUEST = re.compile(
+    r"(?:との|という)\s*(?:ご?依頼|ご?相談|ご?要望|ご?指示|話)\s*が\s*(?:ありました|あった|来ました|きました)\s*$"
+    r"|と\s*(?:言われ|頼まれ|依頼され|指示され)(?:ました|た)\s*$"
+)
+"""「…一覧を作ってほしいとの依頼がありました」: the request told as news; the sentences after
+it say what to do."""
 _PAST_REASON = re.compile(
     r"(?:^|(?<=。))[^。]{4,80}?(?:ました|でした|あった|しまった|しまい|いた)\s*(?:ので|ため|から)\s*[、,]"
 )
@@ -6852,14 +6876,20 @@ def _practice_before_request(reader: _Reader) -> None:
     sentences = reader.text.split("。")
     for index, sentence in enumerate(sentences):
         end = start + len(sentence)
-        if (
+        asked_after = any(_REQUEST_FORM.search(later) for later in sentences[index + 1 :])
+        practice = (
             end <= first_file
             and sentence.strip()
             and _PRACTICE_END.search(sentence)
             and not _REQUEST_FORM.search(_PRACTICE_END.sub("", _WISH_STATED.sub("", sentence)))
             and not re.search(r"\d|「", sentence)
-            and any(_REQUEST_FORM.search(later) for later in sentences[index + 1 :])
-        ):
+        )
+        told_as_news = (  # 「…を作ってほしいとの依頼がありました。…」
+            _REPORTED_REQUEST.search(sentence)
+            and not re.search(r"「", sentence)
+            and _FILE_NAME.search(reader.text, end)
+        )
+        if asked_after and (practice or told_as_news):
             reader.use(start, end)
             reader.context_used = True
         elif (
@@ -7120,11 +7150,11 @@ _FORM_FIELD = re.compile(
 that may also name a column (用途, 目的) is a field only when its value is a phrase, not one
 noun (「用途: お供え」 keeps rows)."""
 _COMPARING = re.compile(r"以前|以降|以後|より|未満|以上|以下|超|前|後")
-_DAY_SAID = (
+_DAY = (
     r"(?:(?:\d{4}\s*年\s*)?\d{1,2}\s*月\s*\d{1,2}\s*日|\d{1,2}/\d{1,2}|今月末|来月末|月末|週末|明日"
     r"|明後日|(?:来週|今週)\s*の?\s*[月火水木金土日](?:曜日?)?|[月火水木金土日]曜日?)"
-    r"\s*(?:\(\s*[月火水木金土日]\s*\))?"
 )
+_DAY_SAID = rf"{_DAY}\s*(?:\(\s*[月火水木金土日]\s*\))?"
 _WITHIN_PERIOD = r"(?:今月中|今週中|来週中|本日中|今日中|月内|年内|年度内)"
 _GIVEN = (
     r"(?:いただけ(?:ると|れば|ますか|ます(?:でしょうか)?)|いただきたく|いただきたい|頂け(?:ると|れば|ますか)"
@@ -7132,12 +7162,15 @@ _GIVEN = (
 )
 _DEADLINE = re.compile(
     rf"\(\s*(?:期限|締切|締め切り|〆切|納期)\s*(?:は|:)?\s*{_DAY_SAID}\s*(?:まで)?\s*\)"
+    rf"|\(\s*{_DAY_SAID}\s*(?:開催|実施|予定|の予定)\s*\)"  # 「蔵元会議(11月20日開催)」
+    rf"|(?:(?<=会議)|(?<=定例)|(?<=監査)|(?<=面談)|(?<=説明会)|(?<=展示会)|(?<=報告会))\s*\(\s*{_DAY}\s*\)"
     rf"|(?:期限|締切|締め切り|〆切|納期)\s*(?:は|:)\s*{_DAY_SAID}\s*(?:です|まで(?:に|で)?\s*(?:{_GIVEN}[ぁ-ん]*)?)?"
     rf"|(?:{_DAY_SAID}\s*(?:まで|迄)\s*(?:に|で)?|{_WITHIN_PERIOD}\s*(?:に|で)?)\s*(?:は\s*)?{_GIVEN}[^。、]*"
     r"|(?:お?急ぎ(?:では|じゃ)\s*(?:ありません|ない)(?:が|けど|ので)|急ぎません(?:が|ので))"
 )
 """When the result is wanted (「11月15日までにいただけると助かります」「期限は10月11日(金)です」
-「（締切：12月6日）」「今月中にお願いします」): no date a row is compared with."""
+「（締切：12月6日）」「今月中にお願いします」) or a meeting is held (「会議(11/14)」): no date
+a row is compared with."""
 
 
 def _form_fields(reader: _Reader, lines: Sequence[str]) -> None:
