@@ -171,3 +171,59 @@ def test_a_meeting_date_in_brackets_is_no_condition() -> None:
         "会費集計.xlsx に出してください。"
     )
     assert _kinds(text) == ["aggregate"]
+
+
+def test_a_reason_said_with_a_noun_and_nanode_is_no_column() -> None:
+    text = "支払_A社.csv と 支払_B社.csv、同じ様式なので1本にまとめて 支払_全社.csv にしてください"
+    assert _kinds(text) == ["concat"]
+
+
+def test_columns_whose_spaces_and_widths_vary_are_normalized() -> None:
+    procedure = read_procedure(
+        "会員名簿.xlsx の 氏名 と 住所、全角半角とかスペースがバラバラなので揃えて "
+        "会員名簿_整形.xlsx に"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [(s.kind, s.columns) for s in procedure.steps] == [("normalize", ["氏名", "住所"])]
+
+
+def test_a_value_not_in_a_column_said_casually() -> None:
+    procedure = read_procedure("職員.xlsx から 資格 に「准」って入ってない人だけ 正職員.xlsx で")
+    assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("資格", "not_contains", "准")
+    ]
+
+
+def test_once_before_an_approval_is_no_column() -> None:
+    text = (
+        "経費.csv を 部門 ごとに 金額 を合計して、書き出す前に一回こっちで承認させてください。"
+        "集計.xlsx で"
+    )
+    assert _kinds(text) == ["aggregate", "approval"]
+
+
+def test_comparisons_written_in_kana() -> None:
+    procedure = read_procedure(
+        "機器.xlsx の 導入年 が2010いかの 機器だけ ぬきだして 古い機器.xlsx に"
+    )
+    assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("導入年", "<=", 2010)
+    ]
+
+
+def test_dakedo_is_a_conjunction_not_a_restriction() -> None:
+    text = "在庫.xlsx なんだけど、数量 が10を超えてる 品目だけにして CSVでよろしく"
+    procedure = read_procedure(text)
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [(c.column, c.op) for s in procedure.steps for c in s.conditions] == [("数量", ">")]
+
+
+def test_settings_on_one_line_parted_by_slashes() -> None:
+    procedure = read_procedure(
+        "対象ファイル：寄付.csv／条件：区分が「法人」または「団体」、摘要に「記念」を含む／"
+        "集計：区分ごとに 金額 の合計／出力：CSV（寄付集計.csv）"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    conditions = {(c.column, c.op, str(c.value)) for s in procedure.steps for c in s.conditions}
+    assert conditions == {("区分", "in", "['法人', '団体']"), ("摘要", "contains", "記念")}
+    assert [o.file_name for o in procedure.outputs] == ["寄付集計.csv"]

@@ -540,6 +540,9 @@ _KANA_VERBS = (
     (r"(?<![ぁ-ん])ふるい(?=\s*順|じゅん)", "古い"),
     (r"(?<![ぁ-ん])あたらしい(?=\s*順|じゅん)", "新しい"),
     (r"えくせる", "エクセル"),
+    (r"(?<=\d)\s*いか(?=[のでは、。]|$)", "以下"),  # 「2015いかの」
+    (r"(?<=\d)\s*いじょう", "以上"),
+    (r"(?<=\d)\s*みまん", "未満"),
     (r"ごうけい", "合計"),
     (r"(?<=[をにでと])\s*かぞえ(?=[てたるま]|と)", "数え"),  # 「件数かぞえといて」
     (r"(?<=件数)\s*かぞえ", "数え"),
@@ -688,10 +691,23 @@ _KEYED_LINE = re.compile(
 )
 
 
+_SETTING_ON_ONE_LINE = re.compile(r"\s*[/|]\s*(?=[^\s:/|「」()。、]{1,10}\s*:)")
+"""Where one setting ends and the next begins on a line of several (「対象ファイル: a.xlsx/条件:
+…/出力: CSV」): a slash or a bar before the next key."""
+
+
 def _settings_separators(text: str) -> str:
     """A settings block whose keys and values are parted by a tab (pasted from a sheet) or an
     arrow (「故障区分 → 「ドラム」のどれか」) written as 「key: value」 lines. Only when three lines
-    (two with tabs) are so: one arrow in a line of prose is a step of a chain."""
+    (two with tabs) are so: one arrow in a line of prose is a step of a chain. Settings on one
+    line, parted by slashes or bars (three keys or more), are one line each."""
+    text = "\n".join(
+        "\n".join(_SETTING_ON_ONE_LINE.split(line))
+        if len(_SETTING_ON_ONE_LINE.findall(line)) >= 2
+        and re.match(r"\s*[^\s:/|「」()。、]{1,10}\s*:", line)
+        else line
+        for line in text.split("\n")
+    )
     lines = text.split("\n")
     keyed = [_KEYED_LINE.match(line) for line in lines]
     tabbed = sum(1 for m, line in zip(keyed, lines, strict=True) if m and "\t" in line)
@@ -1595,7 +1611,7 @@ _FILTER_EQ = re.compile(
     rf"(?P<tail>以外|(?:でない|ではない|じゃない)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ|だけ|のみ))|(?<=」)(?=\s*(?:。|$))|の(?:いずれか|どれか)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は|に\s*「))|だけ|のみ"
     r"|(?<=」)(?=\s*(?:は|を)\s*(?:除|外し|外す|対象外))"  # 「券種「関係者」は除く」
     r"|(?:になっている|となっている|になってる|である)(?=\s*(?:ので|から|ため)\s*[、,]?\s*(?:それ|これ|そちら)\s*(?:は|を|も)\s*(?:除|外|抜|省))"
-    rf"|(?=\s*[、,]\s*(?:かつ|且つ|および|及び)?\s*{NOUN}\s*(?:が|は)?\s*\d)|(?=\s*[、,]\s*(?:かつ|且つ|および|及び)?\s*{NOUN}\s*が\s*(?:「|{NOUN}\s*(?:の|で|、)))"
+    rf"|(?=\s*[、,]\s*(?:かつ|且つ|および|及び)?\s*{NOUN}\s*(?:が|は)?\s*\d)|(?=\s*[、,]\s*(?:かつ|且つ|および|及び)?\s*{NOUN}\s*(?:が\s*(?:「|{NOUN}\s*(?:の|で|、))|に\s*「))"
     r"|(?P<chain>(?=\s*(?:[→⇒>]|。|$))))"
 )
 """「都道府県が東京都か神奈川県 → …」: a step of an arrow chain that is only a condition keeps
@@ -1641,7 +1657,7 @@ _ENDS_WITH_METRIC = re.compile(
 )
 _FILTER_CONTAINS = re.compile(
     rf"(?P<col>{QNOUN})\s*(?:欄|列)?\s*(?:に|が)\s*(?P<val>{QNOUN})\s*(?:という(?:文字|文言|言葉|単語|語)|って)?\s*(?:を|が)?\s*"
-    r"(?:含む|含まれ|含んで|含み|入っている|入ってる|入った|入る)"
+    r"(?:含む|含まれ|含んで|含み|入っている|入ってる|入った|入る|入って(?=い?(?:ない|なかった|ません)))"
 )
 _FILTER_SIGN = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|は)\s*(?P<sign>マイナス|負|赤字|プラス|正)(?:の値)?\s*(?:\([^()]*\))?\s*(?=の|だけ|のみ|に|な|で)"
@@ -4537,7 +4553,7 @@ _MIXED = re.compile(
     # 「船名と氏名のカナが全角半角まざってる」: what of the columns is mixed
     r"(?:(?<=の)[\u30a1-\u30fa\u30fc\u4e00-\u9fff]{1,6}\s*が\s*(?=全角|半角|表記|書式|書き方))?"
     r"(?:「[^」]*」|[^。、「」がは]){0,40}?"
-    r"(?:(?:書式|書き方|表記|形式|全角[・と]?半角|文字|文字列|数字)\s*(?:が|は|で)?\s*"
+    r"(?:(?:書式|書き方|表記|形式|全角[・と]?半角|文字|文字列|数字|スペース|空白)\s*(?:が|は|で)?\s*"
     r"(?:「[^」]*」|[^。、「」がは]){0,20}?)?"
     r"(?:混在|バラバラ|ばらばら|ぐちゃぐちゃ|ごちゃまぜ|ごちゃ混ぜ|ごちゃごちゃ|まちまち|不揃い|ぶれ|ブレ"
     r"|混ざ|混じ|まざ|まじ|揺れ|ゆれ|不統一|統一されていない|統一されてない"
@@ -5377,7 +5393,7 @@ def _parameter_names(step: StepSpec) -> list[str]:
     ]
 
 
-RESTRICTION_WORDS = re.compile(r"(?<![るたてうだい])(?:だけ|のみ)|に限る|に限定|に絞")
+RESTRICTION_WORDS = re.compile(r"(?<![るたてうだい])(?:だけ(?!れ?ど)|のみ)|に限る|に限定|に絞")
 """Words that restrict the rows: explained only by a filter / select read from the clause."""
 
 
@@ -5898,6 +5914,8 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             or _FROM_WHERE.match(text, end)
             or re.search(r"(?:用|向け)$", surface)
             or re.match(r"\s*締め", text[end:])  # 「月末締めで」: when the books close
+            or re.match(r"\s*(?:な|だ)\s*(?:ので|から)", text[end:])  # 「同じ様式なので」: why
+            or re.fullmatch(r"(?:一|1)\s*(?:回|度)|一旦|今回|毎回|都度", surface)  # 「一回承認」
             or re.match(  # 「点検の順番決めに使うから」: a purpose
                 r"\s*(?:の\s*[^\s、。をがは]{1,8}?\s*)?(?:に|で)\s*使(?:う|います|いたい)"
                 r"\s*(?:から|ので|ため|予定|つもり|。|$)",
