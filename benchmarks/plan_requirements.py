@@ -60,7 +60,9 @@ SETS = tuple(
 """Every set in ``benchmarks/data``, in the order they were written."""
 
 
-_UNIT = re.compile(r"\s*[(（](?:kg|g|t|円|千円|万円|時間|分|日|件|個|人|%|m|km|L)[)）]$")
+_UNIT = re.compile(
+    r"\s*[(（](?:kg|g|t|円|千円|万円|時間|分|日|件|個|人|%|m|km|L|税込み?|税抜き?|税別)[)）]$"
+)
 
 
 def _without_units(value: Any) -> Any:

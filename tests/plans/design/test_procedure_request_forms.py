@@ -227,3 +227,56 @@ def test_settings_on_one_line_parted_by_slashes() -> None:
     conditions = {(c.column, c.op, str(c.value)) for s in procedure.steps for c in s.conditions}
     assert conditions == {("区分", "in", "['法人', '団体']"), ("摘要", "contains", "記念")}
     assert [o.file_name for o in procedure.outputs] == ["寄付集計.csv"]
+
+
+def test_a_phone_number_in_a_signature_is_no_value() -> None:
+    for signature in ("TEL 0467-31-2208", "045-222-9013", "電話：03-3321-0099（内線 12）"):
+        text = (
+            "お疲れさまです。\n会費.csv の 会員種別 が「賛助」の行だけ 賛助会員.xlsx に"
+            f"出してください。\n\n総務課 岡田\n{signature}"
+        )
+        assert _kinds(text) == ["filter"], signature
+
+
+def test_the_lines_of_a_quoted_mail_are_read_as_lines() -> None:
+    procedure = read_procedure(
+        "部長からの転送です。\n\n> 受付簿_6月.csv から、区分が「新規」の行だけ抜き出して、\n"
+        "> 担当者ごとに件数を出してほしい。\n> 結果は 新規受付_担当別.xlsx にしておいて。\n\n"
+        "よろしくお願いします。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [i.holds for i in procedure.inputs] == ["受付簿_6月"]
+    assert [o.file_name for o in procedure.outputs] == ["新規受付_担当別.xlsx"]
+
+
+def test_a_heading_tejun_is_no_order() -> None:
+    assert _kinds(
+        "■対象：寄付.csv\n■手順\n・金額が1万円以上の行を抽出\n・区分ごとに金額を合計\n■出力：寄付集計.xlsx"
+    ) == ["filter", "aggregate"]
+    procedure = read_procedure(
+        "【対象】寄付.csv\n【手順】\n1. 金額が1万円以上の行を抽出\n2. 寄付日の古い順に並べる\n"
+        "【出力】高額寄付.csv"
+    )
+    assert [s.by for s in procedure.steps if s.kind == "sort"] == [["寄付日"]]
+
+
+def test_a_condition_in_brackets_after_its_column() -> None:
+    for said, expected in (
+        ("・顧客コード（空欄の行は除く）", [("顧客コード", "not_null", None)]),
+        ("・支払方法（「現金」以外）", [("支払方法", "!=", "現金")]),
+        (
+            "・請求日（2025-04-01〜2025-04-30）",
+            [("請求日", ">=", "2025-04-01"), ("請求日", "<=", "2025-04-30")],
+        ),
+    ):
+        procedure = read_procedure(f"■対象：請求.csv\n■条件\n{said}\n■出力：請求_抽出.csv")
+        assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+        conditions = [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions]
+        assert conditions == expected, said
+
+
+def test_a_sign_said_in_brackets_stays_a_sign() -> None:
+    procedure = read_procedure("損益.csv で 利益 がマイナス（0未満）の店舗だけ 赤字店舗.csv に")
+    assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("利益", "<", 0)
+    ]

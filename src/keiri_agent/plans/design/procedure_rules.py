@@ -555,7 +555,21 @@ _KANA_VERBS = (
 """Step words written in kana, with the kanji the rules read them in."""
 
 
+_CONDITION_IN_BRACKETS = re.compile(
+    rf"(?<![{_K}{_KATA}A-Za-z0-9_])(?!(?:プラス|マイナス|赤字|黒字|正|負)\s*\()"
+    rf"(?P<col>{NOUN})\s*\(\s*(?P<cond>"
+    r"(?:空欄|空白|未入力|ブランク)\s*(?:の\s*(?:行|もの))?\s*(?:は|を)\s*(?:除く|除外|除いて)"
+    r"|「[^」]{1,30}」(?:\s*[・、]\s*「[^」]{1,30}」){0,9}\s*(?:以外|のみ|だけ)"
+    rf"|{_DATE}\s*(?:〜|~|～|から)\s*{_DATE}\s*(?:まで)?"
+    rf"|{AMOUNT}\s*(?:以上|以下|未満|超|を超える)"
+    r")\s*\)"
+)
+"""「派遣先コード（空欄の行は除く）」「区画種別（「バイク」以外）」「検収日（2024-07-01〜2024-09-30）」:
+a condition said in brackets after its column."""
+
+
 def _fold(text: str) -> str:
+    text = re.sub(r"(?m)^[ \t\u3000]*(?:>|＞)+[ \t\u3000]?", "", text)  # a mail quoted: its lines
     text = re.sub(r"\s*[①-⑳]\s*", "\n\x00", text)  # step numbers (NFKC would make them digits)
     text = re.sub(  # 「[条件] 区分 が 「有」」「【出力列】日付、氏名」: a settings line
         r"(?m)^(\s*)[\[【]([^\]】\n]{1,12})[\]】][ \t\u3000]*(?=[^\s\]】])",
@@ -611,6 +625,7 @@ def _fold(text: str) -> str:
         folded,
     )
     folded = _DOUBLED_ROWS.sub(lambda m: f"{m['cols']}の重複を{m['verb']}", folded)
+    folded = _CONDITION_IN_BRACKETS.sub(r"\g<col>が\g<cond>", folded)
     folded = _settings_separators(folded)
     folded = _restated_periods(folded)
     folded = re.sub(r"[、,]\s*しかも\s*", "、かつ", folded)  # 「…で、しかも担当営業が空欄」
@@ -3374,9 +3389,16 @@ def _sole_amount_column(reader: _Reader) -> str | None:
     return names.pop() if len(names) == 1 else None
 
 
+_WORDS_OF_JUN = re.compile(r"(?:^|(?<=[^\w]))(?:手|語|筆|打|道|席)\s*順")
+"""Words that end in 順 and name no order of rows (「■手順」「語順」)."""
+
+
 def _read_sort(reader: _Reader) -> None:
     for match in _SORT.finditer(reader.text):
         if reader.is_used(match.start(), match.end()):
+            continue
+        if match.group("col5") and _WORDS_OF_JUN.fullmatch(match.group(0).strip()):
+            reader.use(match.start(), match.end())  # 「手順:」 heads the steps
             continue
         noun = (
             match.group("col")
@@ -7159,6 +7181,11 @@ def _condition_setting(key: str, value: str) -> str | None:
     return f"{key}が" + "か".join(f"「{v}」" for v in values) + "の行だけ"
 
 
+_PHONE = re.compile(
+    r"(?:(?:TEL|Tel|tel|FAX|Fax|fax|電話(?:番号)?|携帯|内線)\s*[:.]?\s*)?"
+    r"(?<![\d-])\(?0\d{1,4}\)?\s*-\s*\d{1,4}\s*-\s*\d{3,4}(?![\d-])"
+)
+"""A phone number (「TEL 0465-22-3187」「03-5821-4471」): never a value to compare."""
 _FORM_FIELD = re.compile(
     r"(?:^|(?<=。))\s*(?P<key>件名|表題|目的|使用目的|用途|背景|経緯|期限|提出期限|締切|締め切り|〆切"
     r"|納期|希望納期|依頼者|依頼者名|依頼元|依頼部署|依頼部門|依頼日|起票者|起票日|差出人)\s*:"
@@ -7285,6 +7312,8 @@ def _read(
     if subject:
         reader.use(subject.start(), subject.end())  # 「件名:…の集計について」: a mail's subject
     _form_fields(reader, [line for line, _ in lines])
+    for phone in _PHONE.finditer(reader.text):
+        reader.use(phone.start(), phone.end())  # 「TEL 0465-22-3187」: a signature's number
     for mention in re.finditer(r"@[^\s、。,]{1,20}", reader.text):
         reader.use(mention.start(), mention.end())  # 「@佐藤さん」: whom a chat message is for
     for quote in _RULE_QUOTE.finditer(reader.text):
