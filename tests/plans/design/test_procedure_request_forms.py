@@ -280,3 +280,72 @@ def test_a_sign_said_in_brackets_stays_a_sign() -> None:
     assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
         ("利益", "<", 0)
     ]
+
+
+def test_a_table_pasted_as_text_is_read_as_settings() -> None:
+    procedure = read_procedure(
+        "会員.csv から、以下の条件で抽出してください。\n| 列 | 条件 |\n|---|---|\n"
+        "| 会員種別 | 法人 |\n| 状態 | 退会 以外 |\n| 年会費 | 50000 以上 |\n出力は 法人会員.xlsx"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    conditions = {(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions}
+    assert conditions == {
+        ("会員種別", "==", "法人"),
+        ("状態", "!=", "退会"),
+        ("年会費", ">=", 50000),
+    }
+
+
+def test_a_comparison_with_no_number_is_asked_never_dropped() -> None:
+    for text in (
+        "購買.xlsx から以下の条件で抽出。\n| 列 | 条件 |\n|---|---|\n| 単価 | 高めのもの |\n"
+        "| 区分 | 国内 |\n出力：高単価品.xlsx",
+        "購買.xlsx から 単価 が高めのもので、区分 が「国内」の行を 高単価品.xlsx に",
+    ):
+        procedure = read_procedure(text)
+        assert any("高め" in gap.message for gap in procedure.gaps), text
+
+
+def test_a_value_not_contained_said_fukumanai() -> None:
+    procedure = read_procedure("日報.csv から 備考 に「試運転」を含まない行だけ 日報_本番.csv に")
+    assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("備考", "not_contains", "試運転")
+    ]
+
+
+def test_a_setting_not_to_look_at_asks_nothing() -> None:
+    text = (
+        "対象ファイル：注文.xlsx／出荷.csv\n突合キー：注文番号\n金額：金額 は1円でも違えば差異\n"
+        "日付：見なくてよい\n出力：注文出荷突合.xlsx"
+    )
+    assert _kinds(text) == ["reconcile"]
+
+
+def test_a_step_said_as_when_another_runs() -> None:
+    text = (
+        "・対象：未収金.xlsx\n・出力：未収上位.xlsx\n"
+        "・手順：未収額 の大きい順に並べて上位10件。"
+        "※並べる前に、未収額 が0の行は除いておいてください。"
+    )
+    assert _kinds(text) == ["filter", "sort"]
+
+
+def test_a_condition_said_before_the_total_keeps_rows() -> None:
+    procedure = read_procedure(
+        "請求_1.csv、請求_2.csv（同じ形式）を縦につないで、利用者番号 ごとの 未収額 合計を多い順に"
+        "並べて 未収一覧.xlsx にしたいです。"
+        "合計する前に 未収額 が0より大きい行だけに絞ってください。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [o.file_name for o in procedure.outputs] == ["未収一覧.xlsx"]
+    assert len(procedure.inputs) == 2
+    kinds = [s.kind for s in procedure.steps]
+    assert kinds.index("filter") < kinds.index("aggregate")
+
+
+def test_a_forwarded_request_names_no_approver() -> None:
+    text = (
+        "店長からの依頼を転送します。\n\n> 売上.csv を 店舗 ごとに 売上額 を合計して "
+        "店舗別.xlsx にしてほしい。\n\n担当 大西"
+    )
+    assert _kinds(text) == ["aggregate"]

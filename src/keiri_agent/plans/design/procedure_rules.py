@@ -711,11 +711,34 @@ _SETTING_ON_ONE_LINE = re.compile(r"\s*[/|]\s*(?=[^\s:/|「」()。、]{1,10}\s*
 …/出力: CSV」): a slash or a bar before the next key."""
 
 
+_TABLE_HEADS = frozenset(
+    {"列", "列名", "条件", "項目", "内容", "設定", "値", "キー", "設定値", "指定"}
+)
+
+
+def _table_row_said(line: str) -> str:
+    """A row of a table pasted as text (「| ステータス | 解約予定 以外 |」) as a settings line
+    (「ステータス: 解約予定 以外」); its head (「| 列 | 条件 |」) and rule (「|---|---|」) say
+    nothing."""
+    row = re.fullmatch(r"\s*[|｜](?P<cells>.+?)[|｜]?\s*", line)
+    if not row:
+        return line
+    cells = [cell.strip() for cell in re.split(r"[|｜]", row.group("cells"))]
+    if all(re.fullmatch(r":?-{2,}:?|", cell) for cell in cells):
+        return ""
+    if len(cells) == 2 and all(cell in _TABLE_HEADS for cell in cells):
+        return ""
+    if len(cells) == 2 and cells[0] and cells[1]:
+        return f"{cells[0]}: {cells[1]}"
+    return line
+
+
 def _settings_separators(text: str) -> str:
     """A settings block whose keys and values are parted by a tab (pasted from a sheet) or an
     arrow (「故障区分 → 「ドラム」のどれか」) written as 「key: value」 lines. Only when three lines
     (two with tabs) are so: one arrow in a line of prose is a step of a chain. Settings on one
     line, parted by slashes or bars (three keys or more), are one line each."""
+    text = "\n".join(_table_row_said(line) for line in text.split("\n"))
     text = "\n".join(
         "\n".join(_SETTING_ON_ONE_LINE.split(line))
         if len(_SETTING_ON_ONE_LINE.findall(line)) >= 2
@@ -1007,7 +1030,7 @@ _FILE_NAME = re.compile(
     re.I,
 )
 _OUTPUT_VERB = (
-    r"出力|書き出|保存|まとめ|出し|出す|出して|作成(?![日者])|作っ|落と|吐き出|ダウンロード|エクスポート|一覧|にして|にし|しといて|しておいて|"
+    r"出力|書き出|保存|まとめ|出し|出す|出して|作成(?![日者])|作っ|落と|吐き出|ダウンロード|エクスポート|一覧|にして|にし|しといて|しておいて|したい|したく|"
     r"して|する|結構|大丈夫|構いません|かまいません|OK|いいです|よいです|助かります|いただけ"
     r"|確認(?![\u4e00-\u9fff\u30a1-\u30fa])|返し|返して|戻し|戻して|抜き出|のまま|ください|下さい|お願い|で結構|がほしい|が欲しい|でほしい|で欲しい|化"
     r"|共有|ご共有|提出|返却(?=\s*(?:して|し|願|お願|くだ|下さ))"
@@ -1672,7 +1695,7 @@ _ENDS_WITH_METRIC = re.compile(
 )
 _FILTER_CONTAINS = re.compile(
     rf"(?P<col>{QNOUN})\s*(?:欄|列)?\s*(?:に|が)\s*(?P<val>{QNOUN})\s*(?:という(?:文字|文言|言葉|単語|語)|って)?\s*(?:を|が)?\s*"
-    r"(?:含む|含まれ|含んで|含み|入っている|入ってる|入った|入る|入って(?=い?(?:ない|なかった|ません)))"
+    r"(?:含む|含まれ|含んで|含み|入っている|入ってる|入った|入る|入って(?=い?(?:ない|なかった|ません))|含ま(?=ない|なかった|ず))"
 )
 _FILTER_SIGN = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|は)\s*(?P<sign>マイナス|負|赤字|プラス|正)(?:の値)?\s*(?:\([^()]*\))?\s*(?=の|だけ|のみ|に|な|で)"
@@ -5937,7 +5960,9 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             or re.search(r"(?:用|向け)$", surface)
             or re.match(r"\s*締め", text[end:])  # 「月末締めで」: when the books close
             or re.match(r"\s*(?:な|だ)\s*(?:ので|から)", text[end:])  # 「同じ様式なので」: why
-            or re.fullmatch(r"(?:一|1)\s*(?:回|度)|一旦|今回|毎回|都度", surface)  # 「一回承認」
+            or re.fullmatch(  # 「一回承認」「何回も申し込んでる」「最終的には」: no column
+                r"(?:一|1)\s*(?:回|度)|一旦|今回|毎回|都度|何回|何度|最終的|直後|直前", surface
+            )
             or re.match(  # 「点検の順番決めに使うから」: a purpose
                 r"\s*(?:の\s*[^\s、。をがは]{1,8}?\s*)?(?:に|で)\s*使(?:う|います|いたい)"
                 r"\s*(?:から|ので|ため|予定|つもり|。|$)",
@@ -6004,7 +6029,8 @@ def _read_people(reader: _Reader, named: set[str]) -> None:
         if re.match(own_task, reader.text[match.end() :]):
             continue  # 「（給与ソフトへの入力は教室長がやります）」: their own task, after the flow
         if re.match(
-            r"\s*(?:から|より)[^。]{0,40}?(?:言われ|頼まれ|依頼され|指示され|相談され|聞かれ)",
+            r"\s*(?:から|より)(?:[^。]{0,40}?(?:言われ|頼まれ|依頼され|指示され|相談され|聞かれ)"
+            r"|の\s*(?:ご?依頼|転送|ご?相談|ご?指示|メール|連絡))",
             reader.text[match.end() :],
         ):
             continue  # 「店長から…に使いたいと言われたので」: who asked, no step of theirs
@@ -6097,6 +6123,10 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
         if base in STEP_VERBS:
             if _explained(reader, STEP_VERBS[base], start, end):
                 continue
+            if re.match(r"[ぁ-ん]{0,2}?\s*(?:前|まえ|あと|後)\s*(?:に|で|は)", text[end:]) and any(
+                step.kind in STEP_VERBS[base] for _, step in reader.steps
+            ):
+                continue  # 「並べる前に…除いて」: when another step runs, the step read elsewhere
         elif base in _GLUE_ACTIONS or reader.is_used(start, end):
             continue
         if re.fullmatch(r"あわせ|併せ|合わせ", text[start:end]) and re.match(
@@ -6317,6 +6347,29 @@ def _vague_times(reader: _Reader) -> None:
             f"「{_clause(reader.text, match.start(), match.end())}」の「{match.group(0)}」が"
             "いつからいつまでか指示にありません（「入塾日が2024年4月1日以降」のように、"
             "列と日付で書いてください）",
+            match,
+        )
+
+
+_VAGUE_COMPARISON = re.compile(
+    rf"(?P<col>{NOUN})\s*(?:が|は|:)\s*(?P<said>高め|安め|低め|多め|少なめ|大きめ|小さめ|長め|短め|古め"
+    r"|高い|安い|低い|多い|少ない|大きい|小さい)\s*(?:の|な)?\s*"
+    r"(?=もの|行|方|人|品目|商品|部品|取引|明細|案件|だけ|のみ|[。、]|$)"
+)
+"""「単価が高めのもの」「単価: 高めのもの」: rows above a line nobody drew."""
+
+
+def _vague_comparisons(reader: _Reader) -> None:
+    """A comparison with no number (「単価が高めのもの」) is asked, never dropped: which rows
+    are 「高め」 is the user's to say."""
+    for match in _VAGUE_COMPARISON.finditer(reader.text):
+        if reader.overlaps(match.start("said"), match.end("said")):
+            continue
+        reader.refuse(
+            "not_understood",
+            f"「{_clause(reader.text, match.start(), match.end())}」の「{match.group('said')}」の"
+            f"基準が指示にありません（「{_clean(match.group('col'))}が10,000以上」のように、"
+            "数値で書いてください）",
             match,
         )
 
@@ -6587,6 +6640,10 @@ def _filters_of_totals(reader: _Reader, steps: list[StepSpec]) -> list[StepSpec]
             and isinstance(word.value, int | float)
             and not re.search(
                 r"(?:合計|集計|合算|平均|総額)\s*(?:の|で|した|後の)?\s*$", reader.text[: span[0]]
+            )
+            and not re.search(  # 「合計する前に 未収額 が0より大きい行だけに」: the rows
+                r"(?:合計|集計|合算)\s*(?:する|の)\s*(?:前|まえ)\s*に[^。]*$",
+                reader.text[: span[0]],
             )
         ):  # 「店舗ごとに換金額を合計、換金額が10万円未満の店は除く」: rows or totals?
             said = reader.text[span[0] : span[1]]
@@ -7053,7 +7110,8 @@ def _setting_said(setting: re.Match[str], said: list[str]) -> str | None:
     nothing or was folded into the line before (a sheet of the file above)."""
     clause, key, value = setting.group(0), setting.group("key"), setting.group("value")
     if re.fullmatch(
-        r"(?:特に)?(?:なし|無し|不要|指定なし)|(?:見|使わ|比べ|考慮し)ない|無視(?:する|して)?",
+        r"(?:特に)?(?:なし|無し|不要|指定なし)|(?:見|使わ|比べ|考慮し)(?:ない|なくて\s*(?:よい|いい|良い|OK|大丈夫)"
+        r"(?:です)?)|無視(?:する|して)?",
         value,
     ):
         return None  # 「条件：なし」「日付 = 見ない」: nothing asked
@@ -7349,6 +7407,7 @@ def _read(
     _ratios_said_in_percent(reader)
     _read_filter_verbs(reader)
     _vague_times(reader)
+    _vague_comparisons(reader)
     _unread_orders(reader)
     _unread_order_words(reader)
     _threshold_from_documents(reader, documents)
