@@ -349,3 +349,13 @@ def test_a_forwarded_request_names_no_approver() -> None:
         "店舗別.xlsx にしてほしい。\n\n担当 大西"
     )
     assert _kinds(text) == ["aggregate"]
+
+
+def test_the_amount_compared_by_a_reconciliation_is_a_word_it_read() -> None:
+    procedure = read_procedure(
+        "出荷.xlsx と 請求.csv を伝票番号で突き合わせ、運賃を照合したいです。"
+        "運賃は±50円までの差は許容。結果は 照合結果.xlsx で"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    (reconcile,) = procedure.steps
+    assert (reconcile.amount_column, reconcile.tolerance) == ("運賃", 50)

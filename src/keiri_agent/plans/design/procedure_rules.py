@@ -5740,6 +5740,7 @@ def _known_words(reader: _Reader) -> set[str]:
         words.update((item.holds, item.sheet or ""))
     for _, step in reader.steps:
         words.update(_parameter_names(step))
+        words.update(name for name in (step.amount_column, step.right_amount_column) if name)
         words.update(str(c.value) for c in step.conditions if c.value is not None)
         words.update(step.labels + step.fields)
         for expression in step.expressions.values():  # 「単価 と 数量 から 小計(単価 × 数量)」
@@ -5752,9 +5753,17 @@ def _known_words(reader: _Reader) -> set[str]:
             words.update(_RECONCILE_RESULTS)
         if step.kind == "approval":  # 「課長の承認を入れて」: the person who approves
             words.update(m.group(0) for m in _PERSON.finditer(reader.text))
-    for output in reader.outputs:
-        words.update((output.file_name or "", output.sheet or ""))
     return {word for word in words if word}
+
+
+def _file_words(reader: _Reader) -> set[str]:
+    """The names of the files read and written, and each part of them (「売上_2024」: 売上): a
+    noun said only as a part of a name (単価 of 高単価部品.xlsx) is no word the reading used."""
+    names = [item.holds for item in reader.inputs] + [item.sheet or "" for item in reader.inputs]
+    for output in reader.outputs:
+        names += [output.file_name or "", output.sheet or ""]
+        names.append(re.sub(r"\.[A-Za-z]+$", "", output.file_name or ""))
+    return {part for name in names for part in (name, *re.split(r"[_\-\s]", name)) if part}
 
 
 _PRODUCE_VERBS = frozenset(
@@ -5933,6 +5942,7 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
 
     text = reader.text
     words = _known_words(reader)
+    files = _file_words(reader)
     working = _working_clauses(text)
     parentheses = [
         (m.start(), m.end())
@@ -5954,6 +5964,8 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             or _names_rows(reader, start, end)
             or reader.overlaps(start, end)
             or any(surface in word for word in words)
+            or surface in files
+            or (any(surface in name for name in files) and _DOCUMENT_WORDS.search(surface))
             or _GENERIC.search(surface)
             or _in_a_known_latin_name(text, start, end, words)
             or _FROM_WHERE.match(text, end)
