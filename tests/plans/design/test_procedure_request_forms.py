@@ -359,3 +359,11 @@ def test_the_amount_compared_by_a_reconciliation_is_a_word_it_read() -> None:
     assert not procedure.gaps, [gap.message for gap in procedure.gaps]
     (reconcile,) = procedure.steps
     assert (reconcile.amount_column, reconcile.tolerance) == ("運賃", 50)
+
+
+def test_a_formula_named_with_to_suru() -> None:
+    procedure = read_procedure(
+        "■対象：報酬.xlsx\n■計算：支払額 × 0.1021 を「源泉額」とする\n■出力：CSV"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [s.expressions for s in procedure.steps] == [{"源泉額": "支払額 * 0.1021"}]

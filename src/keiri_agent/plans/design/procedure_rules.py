@@ -1889,7 +1889,8 @@ _COMPUTE_EXPR = rf"\(?\s*{NOUN}\s*\)?(?:\s*{_COMPUTE_OP}\s*{_COMPUTE_OPERAND}){{
 """A formula over columns and numbers, with parentheses (「販売価格÷(土地面積÷3.3058)」)."""
 _COMPUTE = re.compile(
     rf"(?P<new>{QNOUN})\s*(?:=|＝|は|を)\s*(?P<expr>{_COMPUTE_EXPR})"
-    rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として|の)\s*(?P<new2>{QNOUN})\s*(?:(?:という列|って列|の列|列)?\s*(?:を|として|で)?\s*(?:計算|算出|求め|出|追加|作|足|付け|加え)|(?:という列|の列|列)\s*と)"
+    rf"|(?P<expr2>{_COMPUTE_EXPR})\s*(?:で|を|として|の)\s*(?P<new2>{QNOUN})\s*(?:(?:という列|って列|の列|列)?\s*(?:を|として|で)?\s*(?:計算|算出|求め|出|追加|作|足|付け|加え)|(?:という列|の列|列)\s*と"
+    r"|(?<=」)\s*と\s*(?:する|します|して))"  # 「課税支給額 × 0.1021 を「源泉税額」とする」
     rf"|(?P<col5>{NOUN})\s*に\s*(?:[{_K}{_KATA}]*?)\s*(?P<pct>{NUM})\s*[%％]\s*(?:を|分を)?\s*(?:上乗せ|乗せ|のせ|加算|足|加え)\s*し?\s*(?:た|て)\s*[、,]?\s*(?P<new5>{QNOUN})"
     rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{QNOUN})"
     rf"|(?P<m1>{NOUN})\s*と\s*(?P<m2>{NOUN})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new10>{QNOUN})\s*(?=列|の列|という列|を|として)"
