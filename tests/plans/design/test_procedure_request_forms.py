@@ -367,3 +367,44 @@ def test_a_formula_named_with_to_suru() -> None:
     )
     assert not procedure.gaps, [gap.message for gap in procedure.gaps]
     assert [s.expressions for s in procedure.steps] == [{"源泉額": "支払額 * 0.1021"}]
+
+
+def test_columns_named_in_quotes_as_a_manual_writes_them() -> None:
+    procedure = read_procedure(
+        "【月次処理】\n手順1：「予約台帳.xlsx」を開く。\n手順2：「予約状況」が「取消」の行を除く。\n"
+        "手順3：「担当者」ごとに「売上額」を合計する。\n手順4：CSV「担当別.csv」で保存する。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("予約状況", "!=", "取消")
+    ]
+    assert [s.group_by for s in procedure.steps if s.kind == "aggregate"] == [["担当者"]]
+    procedure = read_procedure(
+        "「在庫.xlsx」の「品名」に「限定」を含む行を抽出し、"
+        "「品番」「品名」「在庫数」の3列を残して CSV で"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [s.columns for s in procedure.steps if s.kind == "select"] == [
+        ["品番", "品名", "在庫数"]
+    ]
+
+
+def test_monthly_files_named_as_a_range_across_a_year() -> None:
+    procedure = read_procedure(
+        "「売上_2024-11.csv」〜「売上_2025-02.csv」の4か月分を1つにまとめて 売上_冬.csv に"
+    )
+    assert [i.holds for i in procedure.inputs] == [
+        "売上_2024-11",
+        "売上_2024-12",
+        "売上_2025-01",
+        "売上_2025-02",
+    ]
+
+
+def test_the_first_rows_of_a_sort_kept_by_a_counted_noun() -> None:
+    procedure = read_procedure(
+        "売上.csv を 分類 ごとに 売上金額 を合計し、売上金額 の合計が多い順に上位5分類を残す。"
+        "上位分類.xlsx に出力する。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [(s.by, s.limit) for s in procedure.steps if s.kind == "sort"] == [(["売上金額"], 5)]

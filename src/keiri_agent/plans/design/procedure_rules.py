@@ -555,6 +555,21 @@ _KANA_VERBS = (
 """Step words written in kana, with the kanji the rules read them in."""
 
 
+_QUOTED_NAME = r"「(?P<name>[^」\s。、]{1,30})」"
+_QUOTED_COLUMN = re.compile(
+    rf"{_QUOTED_NAME}(?=\s*(?:(?:が|は)\s*(?:「|-?\d|空欄|空白|未入力|入って|ある|ない|[<>=])"
+    r"|に\s*「|(?:ごと|毎|別)\s*に|ごとの|で\s*(?:結合|重複|照合|突き合わせ|突合|紐付け)"
+    r"|を\s*キー|の\s*(?:昇順|降順|(?:大きい|小さい|多い|少ない|古い|新しい|高い|低い|早い|遅い)\s*順)))"
+)
+"""A column named in quotes, as a manual writes it (「「予約ステータス」が「キャンセル」の行を
+除く」「「現場コード」ごとに」): the quotes are dropped where a column stands (before が, ごとに,
+で結合…), never around a value."""
+_QUOTED_COLUMNS = re.compile(
+    r"(?P<names>「[^」\s。、]{1,30}」(?:\s*[、・,と]?\s*「[^」\s。、]{1,30}」){1,19})"
+    r"(?=\s*(?:の\s*\d*\s*(?:列|項目)|(?:を|の列を)\s*(?:付け|付与|残|くっつけ|持って|追加)))"
+)
+"""Columns listed in quotes (「「便名」「AWB番号」「荷主名」の3列だけ残し」「「ISBN」「書名」を
+付ける」): one list of names."""
 _CONDITION_IN_BRACKETS = re.compile(
     rf"(?<![{_K}{_KATA}A-Za-z0-9_])(?!(?:プラス|マイナス|赤字|黒字|正|負)\s*\()"
     rf"(?P<col>{NOUN})\s*\(\s*(?P<cond>"
@@ -625,6 +640,10 @@ def _fold(text: str) -> str:
         folded,
     )
     folded = _DOUBLED_ROWS.sub(lambda m: f"{m['cols']}の重複を{m['verb']}", folded)
+    folded = _QUOTED_COLUMNS.sub(
+        lambda m: "・".join(re.findall(r"「([^」]+)」", m.group("names"))), folded
+    )
+    folded = _QUOTED_COLUMN.sub(r"\g<name>", folded)
     folded = _CONDITION_IN_BRACKETS.sub(r"\g<col>が\g<cond>", folded)
     folded = _settings_separators(folded)
     folded = _restated_periods(folded)
@@ -1249,10 +1268,28 @@ def _file_ranges(reader: _Reader) -> None:
     for first, last in itertools.pairwise(items):
         start = reader.input_positions[first.id]
         between = reader.text[start + len(first.source) : reader.input_positions[last.id]]
-        if not re.fullmatch(r"\s*(?:〜|~|～|から)\s*", between):
+        if not re.fullmatch(r"\s*[」』]?\s*(?:〜|~|～|から)\s*[「『]?\s*", between):
             continue
         ends = re.split(r"(\d+)", first.holds), re.split(r"(\d+)", last.holds)
         differ = [i for i, (a, b) in enumerate(zip(*ends, strict=False)) if a != b]
+        months = _months_between(ends, differ) if first.format == last.format else []
+        if months:  # 「書籍売上_2024-04.csv」〜「書籍売上_2025-03.csv」: every month between
+            extension = first.source.rsplit(".", 1)[-1]
+            for step, (year, month) in enumerate(months, start=1):
+                parts = list(ends[0])
+                parts[differ[0]] = str(year)
+                parts[differ[1]] = str(month).zfill(len(ends[0][differ[1]]))
+                holds = "".join(parts)
+                item = InputSpec(
+                    id=f"range{len(reader.inputs)}",
+                    format=first.format,
+                    holds=holds,
+                    source=f"{holds}.{extension}",
+                )
+                reader.inputs.append(item)
+                reader.input_positions[item.id] = start + step
+                added = True
+            continue
         span = (
             int(ends[1][differ[0]]) - int(ends[0][differ[0]])
             if len(ends[0]) == len(ends[1]) and len(differ) == 1 and differ[0] % 2 == 1
@@ -1295,6 +1332,21 @@ def _file_ranges(reader: _Reader) -> None:
         for number, (item, position) in enumerate(zip(reader.inputs, positions, strict=True), 1):
             item.id = f"in{number}"
             reader.input_positions[item.id] = position
+
+
+def _months_between(ends: tuple[list[str], list[str]], differ: list[int]) -> list[tuple[int, int]]:
+    """The months strictly between two names that differ in a year and the month after it
+    (「売上_2024-11」「売上_2025-02」: 2024-12, 2025-01), at most two years of them."""
+    if len(ends[0]) != len(ends[1]) or len(differ) != 2 or differ[1] != differ[0] + 2:
+        return []
+    years = [int(ends[0][differ[0]]), int(ends[1][differ[0]])]
+    months = [int(ends[0][differ[1]]), int(ends[1][differ[1]])]
+    if not all(1900 < y < 2100 for y in years) or not all(1 <= m <= 12 for m in months):
+        return []
+    first, last = years[0] * 12 + months[0] - 1, years[1] * 12 + months[1] - 1
+    if not 1 < last - first <= 24:
+        return []
+    return [(n // 12, n % 12 + 1) for n in range(first + 1, last)]
 
 
 def _renumber_inputs(reader: _Reader) -> None:
@@ -3712,7 +3764,8 @@ def _read_kept_row(reader: _Reader, step: StepSpec) -> None:
 
 
 _KEPT = re.compile(
-    r"((?:一番|いちばん)?(?:最初|先頭|先に出てくる|後に出てくる|あとに出てくる|後から出てくる|最後|後ろ|最新|下|上)"
+    r"((?:一番|いちばん)?(?:最初|先頭|先に出てくる|後に出てくる|あとに出てくる|後から出てくる|最後|後ろ|最新"
+    r"|下(?!位)|上(?!位))"  # (「上位10分類を残す」 keeps the first rows of a sort, read there)
     r"|(?:後から|あとから|先に|前に)[^\s、。()「」]{0,8}?(?:され|し)た)\s*(?:\([^()]*\))?\s*の?\s*[^\s、。()「」]{0,10}?"
     r"\s*(?:\([^()]*\))?\s*(?:だけ|のみ)?\s*を?\s*(?:残[しすさせ]?|採用)"
 )
@@ -4817,7 +4870,8 @@ def _read_select(reader: _Reader) -> None:
 _LIMIT_WORD = re.compile(r"上位|先頭|上から|トップ|TOP|Top|top|ベスト|ワースト|最初の|頭から")
 _LIMIT = re.compile(
     rf"(?:{_LIMIT_WORD.pattern})\s*(?P<n>\d{{1,5}})\s*"
-    r"(?:件|行|位|社|名|人|個|つ|品目|品|店舗|店)?(?:まで)?(?:\s*(?:だけ|のみ))?"
+    r"(?:件|行|位|社|名|人|個|つ|品目|品|店舗|店|分類|部門|商品|銘柄|科目|区分|拠点|顧客|取引先)?"
+    r"(?:まで)?(?:\s*(?:だけ|のみ))?"
     r"|(?P<m>\d{1,5})\s*位\s*まで"
     r"|(?<=順)\s*(?:→|⇒|->|に|で|、)?\s*(?P<k>\d{1,5})\s*(?:件|行|社|名|人|個|品|店)\s*"
     r"(?:だけ|のみ|まで|(?=\s*(?:[。、→⇒]|$)))"
@@ -6136,6 +6190,12 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
         if base in STEP_VERBS:
             if _explained(reader, STEP_VERBS[base], start, end):
                 continue
+            if (
+                _LIMIT_WORD.search(_clause(text, start, end))
+                and base in ("残す", "絞る", "抽出", "抜き出す")
+                and any(step.kind == "sort" and step.limit for _, step in reader.steps)
+            ):
+                continue  # 「多い順に上位10分類を残す」: the rows the sort keeps
             if re.match(r"[ぁ-ん]{0,2}?\s*(?:前|まえ|あと|後)\s*(?:に|で|は)", text[end:]) and any(
                 step.kind in STEP_VERBS[base] for _, step in reader.steps
             ):
