@@ -408,3 +408,34 @@ def test_the_first_rows_of_a_sort_kept_by_a_counted_noun() -> None:
     )
     assert not procedure.gaps, [gap.message for gap in procedure.gaps]
     assert [(s.by, s.limit) for s in procedure.steps if s.kind == "sort"] == [(["売上金額"], 5)]
+
+
+def test_the_speakers_of_a_pasted_chat_are_no_part_of_the_request() -> None:
+    procedure = read_procedure(
+        "山口: 会員名簿.xlsx から「会員区分」が「休会」の人だけ抜いてCSVにしてもらえる？\n"
+        "井上: 了解です、ファイル名は 休会者.csv でいいですか？\n山口: それでOK"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [(c.column, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("会員区分", "休会")
+    ]
+
+
+def test_settings_keys_are_no_speakers() -> None:
+    procedure = read_procedure("対象: 会費.csv\n条件: 区分 が「法人」\n出力: 法人会費.csv")
+    assert [(c.column, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("区分", "法人")
+    ]
+    assert [o.file_name for o in procedure.outputs] == ["法人会費.csv"]
+
+
+def test_an_english_column_with_its_japanese_gloss() -> None:
+    procedure = read_procedure(
+        "fees.csv の billing_date（請求日）が 2024-04-01 〜 2024-09-30 の行だけ、"
+        "client_code（顧問先コード）ごとに fee_amount（報酬額）の合計を出して Excel で"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [(s.group_by, s.metrics) for s in procedure.steps if s.kind == "aggregate"] == [
+        (["client_code"], {"fee_amount": ["sum"]})
+    ]
+    assert {c.column for s in procedure.steps for c in s.conditions} == {"billing_date"}

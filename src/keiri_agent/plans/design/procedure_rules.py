@@ -555,6 +555,38 @@ _KANA_VERBS = (
 """Step words written in kana, with the kanji the rules read them in."""
 
 
+_SPEAKER = re.compile(
+    r"^[ \t\u3000]*(?P<name>[^\s:：「」()（）、。0-9０-９]{1,8})[ \t\u3000]*[:：][ \t\u3000]*"
+)
+_ROLES = re.compile(
+    r"事務長|院長|園長|店長|所長|社長|部長|課長|係長|主任|室長|支配人|担当|経理|総務|事務|受付|教頭|校長"
+    r"|店員|バイト|私|自分"
+)
+
+
+def _without_speakers(text: str) -> str:
+    """A chat thread pasted as it is (「田中: …」「佐藤: 了解です」): the speakers' names are no
+    part of the request. Only when two lines or more start with a person's name or role."""
+    from sudachipy import tokenizer
+
+    lines = text.split("\n")
+    speakers = [_SPEAKER.match(line) for line in lines]
+
+    def a_person(name: str) -> bool:
+        if _ROLES.fullmatch(name):
+            return True
+        morphemes = list(_tokenizer().tokenize(name, tokenizer.Tokenizer.SplitMode.C))
+        return all(m.part_of_speech()[2] == "人名" for m in morphemes)
+
+    people = [m for m in speakers if m and a_person(m.group("name"))]
+    if len(people) < 2:
+        return text
+    return "\n".join(
+        line[m.end() :] if m and a_person(m.group("name")) else line
+        for m, line in zip(speakers, lines, strict=True)
+    )
+
+
 _QUOTED_NAME = r"「(?P<name>[^」\s。、]{1,30})」"
 _QUOTED_COLUMN = re.compile(
     rf"{_QUOTED_NAME}(?=\s*(?:(?:が|は)\s*(?:「|-?\d|空欄|空白|未入力|入って|ある|ない|[<>=])"
@@ -585,6 +617,7 @@ a condition said in brackets after its column."""
 
 def _fold(text: str) -> str:
     text = re.sub(r"(?m)^[ \t\u3000]*(?:>|＞)+[ \t\u3000]?", "", text)  # a mail quoted: its lines
+    text = _without_speakers(text)
     text = re.sub(r"\s*[①-⑳]\s*", "\n\x00", text)  # step numbers (NFKC would make them digits)
     text = re.sub(  # 「[条件] 区分 が 「有」」「【出力列】日付、氏名」: a settings line
         r"(?m)^(\s*)[\[【]([^\]】\n]{1,12})[\]】][ \t\u3000]*(?=[^\s\]】])",
@@ -640,6 +673,12 @@ def _fold(text: str) -> str:
         folded,
     )
     folded = _DOUBLED_ROWS.sub(lambda m: f"{m['cols']}の重複を{m['verb']}", folded)
+    folded = re.sub(  # 「client_code（顧問先コード）」: the column's name, then what it means
+        rf"(?<![A-Za-z0-9_.])([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]{{3,}})\s*"
+        rf"\(\s*[{_K}{_KATA}ぁ-んー・]{{1,20}}\s*\)",
+        r"\1",
+        folded,
+    )
     folded = _QUOTED_COLUMNS.sub(
         lambda m: "・".join(re.findall(r"「([^」]+)」", m.group("names"))), folded
     )
