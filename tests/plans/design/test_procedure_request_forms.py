@@ -439,3 +439,77 @@ def test_an_english_column_with_its_japanese_gloss() -> None:
         (["client_code"], {"fee_amount": ["sum"]})
     ]
     assert {c.column for s in procedure.steps for c in s.conditions} == {"billing_date"}
+
+
+def test_an_order_turned_round_by_a_later_message() -> None:
+    procedure = read_procedure(
+        "中川: 売上_3月.csv、店舗 ごとに 売上額 の合計出して、多い順に並べてほしい\n"
+        "中川: さっきの、並びは逆で。少ない順がいい\n森: 了解、CSVで出します"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [(s.by, s.descending) for s in procedure.steps if s.kind == "sort"] == [
+        (["売上額"], False)
+    ]
+
+
+def test_spaces_and_widths_said_about_columns_listed_before() -> None:
+    for text in (
+        "「名簿.xlsx」の「氏名」「電話番号」について、全角・半角とスペースを統一する。CSVで保存",
+        "「精算.csv」を読み込む。「精算者」の全角・半角、スペースのゆれを統一する。Excelで保存",
+    ):
+        assert _kinds(text) == ["normalize"], text
+
+
+def test_notes_that_state_how_things_are_are_context() -> None:
+    for note in (
+        "注意：金額は税抜で入力済みのため、税計算は不要です。",
+        "※ 手順1（データのダウンロード）は済んでいる前提です。",
+        "※ 取消分はすでに台帳から除いてあります。",
+    ):
+        text = (
+            "【月次処理】\n手順1：「売上.csv」を開く。\n手順2：「店舗」ごとに「金額」を合計する。\n"
+            f"手順3：「店舗別.xlsx」に出力する。\n{note}"
+        )
+        assert _kinds(text) == ["aggregate"], note
+
+
+def test_a_note_that_drops_rows_is_read() -> None:
+    procedure = read_procedure(
+        "【月次処理】\n手順1：「売上.csv」を開く。\n手順2：「店舗」ごとに「金額」を合計する。\n"
+        "手順3：「店舗別.xlsx」に出力する。\n※ 区分が「返品」の行は含めません。"
+    )
+    assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("区分", "!=", "返品")
+    ]
+
+
+def test_a_formula_in_quotes_for_a_column_in_quotes() -> None:
+    procedure = read_procedure(
+        "手順1：「発注.csv」を読み込む。\n手順2：「発注金額」を「数量 × 単価」で計算する。\n"
+        "手順3：「品目」ごとに「数量」と「発注金額」を合計する。\n手順4：「品目別.xlsx」に出力する。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [s.expressions for s in procedure.steps if s.kind == "compute"] == [
+        {"発注金額": "数量 * 単価"}
+    ]
+    assert [s.metrics for s in procedure.steps if s.kind == "aggregate"] == [
+        {"数量": ["sum"], "発注金額": ["sum"]}
+    ]
+
+
+def test_a_file_named_beside_the_key_is_no_key() -> None:
+    procedure = read_procedure(
+        "「受講.csv」を読み込み、「講座マスタ.xlsx」と「講座コード」で結合し、「講座名」を付ける。"
+        "「受講一覧.xlsx」に出力する。"
+    )
+    assert [s.keys for s in procedure.steps if s.kind == "join"] == [["講座コード"]]
+
+
+def test_rows_left_out_said_politely_are_dropped_never_kept() -> None:
+    for said in ("含めません", "含まないこと", "対象にしません", "入れません", "出力しません"):
+        procedure = read_procedure(
+            f"売上.csv の 区分 が「返品」の行は{said}。店舗 ごとに 金額 を合計して 店舗別.xlsx に"
+        )
+        assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+            ("区分", "!=", "返品")
+        ], said

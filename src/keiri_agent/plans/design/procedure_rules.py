@@ -591,14 +591,15 @@ _QUOTED_NAME = r"「(?P<name>[^」\s。、]{1,30})」"
 _QUOTED_COLUMN = re.compile(
     rf"{_QUOTED_NAME}(?=\s*(?:(?:が|は)\s*(?:「|-?\d|空欄|空白|未入力|入って|ある|ない|[<>=])"
     r"|に\s*「|(?:ごと|毎|別)\s*に|ごとの|で\s*(?:結合|重複|照合|突き合わせ|突合|紐付け)"
-    r"|を\s*キー|の\s*(?:昇順|降順|(?:大きい|小さい|多い|少ない|古い|新しい|高い|低い|早い|遅い)\s*順)))"
+    r"|を\s*キー|を\s*(?:合計|集計|平均|足し)|の\s*(?:合計|平均|最大|最小)|の\s*(?:昇順|降順|(?:大きい|小さい|多い|少ない|古い|新しい|高い|低い|早い|遅い)\s*順)))"
 )
 """A column named in quotes, as a manual writes it (「「予約ステータス」が「キャンセル」の行を
 除く」「「現場コード」ごとに」): the quotes are dropped where a column stands (before が, ごとに,
 で結合…), never around a value."""
 _QUOTED_COLUMNS = re.compile(
     r"(?P<names>「[^」\s。、]{1,30}」(?:\s*[、・,と]?\s*「[^」\s。、]{1,30}」){1,19})"
-    r"(?=\s*(?:の\s*\d*\s*(?:列|項目)|(?:を|の列を)\s*(?:付け|付与|残|くっつけ|持って|追加)))"
+    r"(?=\s*(?:の\s*\d*\s*(?:列|項目)|(?:を|の列を)\s*(?:付け|付与|残|くっつけ|持って|追加)"
+    r"|について|の\s*(?:全角|半角|表記|スペース)|を\s*(?:合計|集計|平均|足し)|の\s*(?:合計|平均|最大|最小)))"
 )
 """Columns listed in quotes (「「便名」「AWB番号」「荷主名」の3列だけ残し」「「ISBN」「書名」を
 付ける」): one list of names."""
@@ -1987,7 +1988,9 @@ _COMPUTE = re.compile(
     rf"|(?P<m1>{NOUN})\s*と\s*(?P<m2>{NOUN})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new10>{QNOUN})\s*(?=列|の列|という列|を|として)"
     rf"|(?P<a9>{NOUN})\s*から\s*(?P<b9>{NOUN})\s*を\s*(?:引い|差し引い)\s*た\s*(?:額|金額|値|もの)\s*を\s*(?P<new9>{QNOUN})\s*(?=として|という列|の列)"
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?!(?:差|差額|差分|結果|額|金額|値|もの)\s*を)(?P<new4>{NOUN})"
-    rf"|(?P<new7>{QNOUN})\s*(?:という|の)?\s*列\s*を\s*(?P<expr7>{_COMPUTE_EXPR})\s*で\s*(?=追加|作|計算|算出|出)"
+    rf"|(?P<new7>{QNOUN})\s*(?:という|の)?\s*列\s*を\s*「?(?P<expr7>{_COMPUTE_EXPR})」?\s*で\s*(?=追加|作|計算|算出|出)"
+    # 「「発注金額」を「履修者数 × 単価」で計算する」: the column, then its formula in quotes
+    rf"|(?P<new14>「[^」]{{1,30}}」)\s*を\s*「(?P<expr14>{_COMPUTE_EXPR})」\s*で\s*(?=追加|作|計算|算出|求め|出)"
     rf"|「(?P<expr8>{_COMPUTE_EXPR})」\s*で\s*(?P<new8>{QNOUN})\s*(?:(?:って|という|の)\s*列\s*)?を\s*(?=足|追加|作|計算|算出|求め|出)"
     rf"|\(\s*(?P<expr12>{_COMPUTE_EXPR})\s*\)\s*を\s*(?P<new12>{QNOUN})\s*として\s*(?=計算|算出|求め|出)"
     rf"|(?<![=÷×*/+−\-])(?P<expr13>{_COMPUTE_EXPR})\s*で\s*(?P<new13>「[^」]+」)\s*も(?=[、。]|$)"
@@ -2059,11 +2062,12 @@ def _verbal_expression(match: re.Match[str]) -> str | None:
 
 
 _NORMALIZE = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を|も)?\s*(?:数値に|日付に|(?:日付|数値)の(?:形式|書式)に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記\s*(?:\((?:[^()]|\([^()]{{0,8}}\)){{0,30}}\))?\s*を(?:統一|揃え|そろえ|整え)|書き方を(?:統一|揃え|そろえ|整え)"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を|も|について\s*[、,]?)?\s*(?:数値に|日付に|(?:日付|数値)の(?:形式|書式)に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記\s*(?:\((?:[^()]|\([^()]{{0,8}}\)){{0,30}}\))?\s*を(?:統一|揃え|そろえ|整え)|書き方を(?:統一|揃え|そろえ|整え)"
     r"|(?:前後|先頭|末尾|両端)\s*の\s*(?:空白|スペース)\s*を?\s*(?:除去|削除|取り除|消|取っ|取り|トリム)"
     # 「氏名とフリガナのスペース・全半角を統一」
     r"|(?:スペース|空白|全半角|全角半角|全角・半角|大文字小文字)(?:\s*[・、と]\s*(?:スペース|空白|全半角"
-    r"|全角半角|全角・半角|大文字小文字)){0,3}\s*を?\s*(?:統一|揃え|そろえ|整え))"
+    r"|全角半角|全角・半角|大文字小文字)){0,3}\s*(?:の\s*(?:ゆれ|揺れ|違い|ばらつき))?\s*を?\s*"
+    r"(?:統一|揃え|そろえ|整え))"
 )
 _SELECT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム|つ)\s*(?:だけ|のみ|に絞|に限|にして|にする|にし(?=て|、)|を\s*残[しす])"
@@ -2624,7 +2628,8 @@ _EXCLUDE = re.compile(
     r"^(?:(?:\([^()]{0,20}\)|[^、。(（]){0,30}?(?:ので|のため|だから)\s*[、,]?\s*(?:それ|これ)?)?"
     r"(?:(?!だけ|のみ)(?:\([^()]{0,20}\)|[^、。(（])){0,12}?(?:は|を|が)?\s*(?<!重複)(?<!ダブり)"
     r"(?:不要|除外|除く|除い|除き|外し|外す|外して|削除|取り除|省|(?<=は)\s*抜(?:いて|く|き(?!出))|落と(?!し込)"
-    r"|消し|消す|対象外|含めない|含めず|入れない|入れず|出力しない|出さない|いらない|要らない"
+    r"|消し|消す|対象外|含めない|含めず|含めません|含まない|含まず|含みません|入れない|入れず|入れません"
+    r"|出力しない|出力しません|出さない|出しません|対象と?(?:に)?(?:しない|しません)|いらない|要らない"
     r"|要りません|いりません|無視)"
 )
 """After a condition, in its clause (a reason may stand between: 「…未満のは教材だけの申込
@@ -2937,6 +2942,8 @@ def _can_hold_together(conditions: list[Condition]) -> bool:
 def _names_a_file(reader: _Reader, noun: str) -> bool:
     """True when ``noun`` is how the instruction calls one of its files (売上データ)."""
     bare = re.sub(r"(?:データ|ファイル|ブック|シート)$", "", noun)
+    if _FILE_NAME.fullmatch(noun):
+        return True  # 「「教科書マスタ.xlsx」と「科目コード」で結合」: the file, no key
     return any(
         noun
         and (
@@ -4635,6 +4642,7 @@ def _read_compute(reader: _Reader) -> None:
                 or groups.get("new11")
                 or groups.get("new12")
                 or groups.get("new13")
+                or groups.get("new14")
                 or groups["new8"]
             )
             expression = _expression(
@@ -4645,6 +4653,7 @@ def _read_compute(reader: _Reader) -> None:
                 or groups.get("expr11")
                 or groups.get("expr12")
                 or groups.get("expr13")
+                or groups.get("expr14")
                 or groups["expr8"]
             )
         expression = _balanced(expression)
@@ -6230,6 +6239,12 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             if _explained(reader, STEP_VERBS[base], start, end):
                 continue
             if (
+                "normalize" in STEP_VERBS[base]
+                and reader.first_step("normalize")
+                and _NOTATION_WORDS.search(_clause(text, start, end))
+            ):
+                continue  # 「精算者の全角・半角、スペースのゆれを統一する」: the same step
+            if (
                 _LIMIT_WORD.search(_clause(text, start, end))
                 and base in ("残す", "絞る", "抽出", "抜き出す")
                 and any(step.kind == "sort" and step.limit for _, step in reader.steps)
@@ -6653,7 +6668,13 @@ def _merged_outputs(outputs: list[OutputSpec], gaps: list[Gap]) -> list[OutputSp
     return [*made, first]
 
 
-def _merged_sorts(steps: list[StepSpec], gaps: list[Gap]) -> list[StepSpec]:
+_ORDER_REVERSED = re.compile(
+    r"(?:並び|並べ方|並び順|順番|ソート|順序)\s*(?:は|を|も)?\s*(?:やっぱり|やはり)?\s*(?:逆|反対)"
+)
+"""「さっきの、並びは逆で（少ない順）」: a later message turns the order said before round."""
+
+
+def _merged_sorts(steps: list[StepSpec], gaps: list[Gap], text: str = "") -> list[StepSpec]:
     """「部門 昇順、その中で 計上日 昇順」: sorts one after another are one sort by several
     keys, the first named first (a later sort alone would undo the earlier order). Keys
     in different directions are named as a gap (the sort step takes one direction)."""
@@ -6661,6 +6682,16 @@ def _merged_sorts(steps: list[StepSpec], gaps: list[Gap]) -> list[StepSpec]:
     for step in steps:
         previous = merged[-1] if merged else None
         if step.kind == "sort" and previous is not None and previous.kind == "sort":
+            reversed_later = (
+                step.descending != previous.descending
+                and _ORDER_REVERSED.search(text)
+                and (not step.by or not previous.by or step.by == previous.by)
+            )
+            if reversed_later:  # the order said last is the one wanted
+                previous.descending = step.descending
+                previous.by = previous.by or step.by
+                previous.source = f"{previous.source} / {step.source}"
+                continue
             if step.descending != previous.descending:
                 gaps.append(
                     Gap(
@@ -6987,6 +7018,40 @@ _REQUEST_FORM = re.compile(
 _DESCRIPTIVE_END = re.compile(
     r"(?:ております|ています|ていました|ておりました|てきました|あります|ありました|でした|です)\s*$"
 )
+
+
+_NOTE = re.compile(r"(?:^|(?<=。))\s*(?:※+|注意|注|備考|補足|メモ|NB)\s*[:：)]?\s*")
+_STATE_END = re.compile(
+    r"(?:てあります|ております|ています|てある|済み(?:です)?|済んでいる前提です|前提です|不要です|正常です"
+    r"|ありません|いません|です|ます)\s*$"
+)
+_KEEPS_ROWS = re.compile(r"除|以外|のみ|だけ|含め|含ま|限り|限定|対象外|外して|抜いて")
+
+
+def _notes(reader: _Reader) -> None:
+    """A note (「注意：金額は税抜で入力済みのため、税計算は不要です」「※ 手順1は済んでいる前提です」
+    「注意：…手順5でまとめるのを忘れないこと」) that states how things are, or points at a
+    numbered step, is context. A note that keeps or drops rows (「※ 返品は含めません」) is
+    read like any sentence."""
+    text = reader.text
+    for note in _NOTE.finditer(text):
+        end = text.find("。", note.end())
+        end = len(text) if end < 0 else end
+        sentence = text[note.end() : end]
+        if any(note.end() <= at < end for at, _ in reader.steps) or any(
+            note.end() <= a < end for a, _ in reader.condition_spans
+        ):
+            continue
+        stated = _STATE_END.search(sentence) and not _REQUEST_FORM.search(sentence)
+        kept = _KEEPS_ROWS.search(sentence) and not re.search(
+            r"(?:除|外)(?:いて|して)?(?:あり|い|おり)ます|済み", sentence
+        )
+        if (
+            (stated and not kept)
+            or re.search(r"手順\s*\d", sentence)
+            or re.search(r"保存先|保管場所|保存場所|フォルダ|最新版", sentence)
+        ):
+            reader.use(note.start(), end)
 
 
 def _background_sentences(reader: _Reader) -> None:
@@ -7528,11 +7593,12 @@ def _read(
     _effect_requests(reader)
     _unused_inputs(reader)
     _background_sentences(reader)
+    _notes(reader)
     _read_leftovers(reader)
     _read_people(reader, {gap.source for gap in reader.gaps})
     _unused_nouns(reader, {gap.source for gap in reader.gaps})
     ordered = _said_in_sequence(reader, sorted(reader.steps, key=lambda item: _order_key(item)))
-    ordered = _merged_sorts(ordered, reader.gaps)
+    ordered = _merged_sorts(ordered, reader.gaps, reader.text)
     ordered = _merged_normalize(ordered)
     for step in ordered:
         if step.count_name and not any(
