@@ -513,3 +513,60 @@ def test_rows_left_out_said_politely_are_dropped_never_kept() -> None:
         assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
             ("区分", "!=", "返品")
         ], said
+
+
+def test_words_of_a_new_staff_memo_are_no_conditions() -> None:
+    text = (
+        "〇〇さんへ（今日からお願いする集計の手順です）\n1. 日報.csv を開いてください。\n"
+        "2. 区分 が「試験」の行は除いてください。練習分なので集計に入りません。\n"
+        "3. 担当 ごとに 件数 を数えてください。これが所長に上がる数字なので、丁寧にお願いします。\n"
+        "4. 担当別件数.xlsx に保存。"
+    )
+    assert _kinds(text) == ["filter", "aggregate"]
+
+
+def test_a_heading_ending_in_tejun_is_no_order() -> None:
+    procedure = read_procedure(
+        "新しく入った方へ：検針データのチェック手順\n"
+        "・検針.csv の 使用量 が 100 以上の行だけ残します。\n"
+        "・使用量 の大きい順に並べてください。\n・高使用量.csv に書き出してください。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [(s.by, s.descending) for s in procedure.steps if s.kind == "sort"] == [
+        (["使用量"], True)
+    ]
+
+
+def test_a_request_made_of_the_writer_is_context() -> None:
+    text = (
+        "部長から経費の見直しを求められておりまして、ご協力をお願いします。"
+        "経費.csv を 部門 ごとに 金額 を合計して 部門別.xlsx に出してください。"
+    )
+    assert _kinds(text) == ["aggregate"]
+
+
+def test_the_first_rows_counted_in_vehicles() -> None:
+    procedure = read_procedure(
+        "日報.csv を 車両番号 ごとに 燃費 の平均を出して、"
+        "平均が低い順に5台、CSVで出力してください。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [(s.descending, s.limit) for s in procedure.steps if s.kind == "sort"] == [(False, 5)]
+
+
+def test_a_word_before_writing_is_an_approval() -> None:
+    text = (
+        "請求.xlsx の 状態 が「取消」の行は除いて、請求一覧.csv に。"
+        "書き出す前に一声かけてください。"
+    )
+    assert _kinds(text) == ["filter", "approval"]
+
+
+def test_the_state_column_of_a_file_named_short() -> None:
+    procedure = read_procedure(
+        "請求一覧_団体.xlsx を使います。請求一覧 の 状態 が「取消」の行は除きます。"
+        "結果は 請求_有効.csv に。"
+    )
+    assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("状態", "!=", "取消")
+    ]

@@ -2103,8 +2103,9 @@ _APPROVAL = re.compile(
     r"(?:もらって|いただいて|もらい|いただき|もらった|いただいた)?\s*(?:から|後|のうえ|の上|を経て|のち)"
     r"|(?:チェック|確認)\s*(?:を)?\s*(?:して)?\s*(?:もらって|受けて|もらう|もらい)"
     r"|(?:確認|承認|チェック)\s*(?:を|の)?\s*(?:ステップ)?\s*(?:を)?\s*(?:挟|入れ|回して\s*から)"
-    # 「書き出す前に、一度私に確認させて」
+    # 「書き出す前に、一度私に確認させて」「書き出す前に一声かけてください」
     r"|(?<=前に)[、,]?[^。]{0,12}?(?:確認|チェック)\s*させて"
+    r"|(?<=前に)[、,]?[^。]{0,12}?一声\s*(?:かけ|掛け)"
     # 「承認待ちにしておいて」「結果を塾長に見ていただいてから」
     r"|(?:確認|承認)待ち|(?:見て|目を通して)\s*(?:いただいて|もらって|いただき|もらい)\s*から"
     r"|(?:OK|了承|許可)\s*(?:を|が)?\s*(?:出す|出る|もらう|もらえる|出して|出た)\s*(?:まで|後に?|から)"
@@ -2536,8 +2537,12 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
             continue  # 「3万部超」: a comparison the number rule could not read, not a value
         column = match.group("col")
         owner = re.search(rf"(?P<owner>{NOUN})\s*の\s*$", text[: match.start("col")])
-        if column in ("種類", "区分", "状態", "種別") and owner:
-            column = f"{owner.group('owner')}の{column}"  # 「廃棄物の種類が「廃プラ」」
+        if (
+            column in ("種類", "区分", "状態", "種別")
+            and owner
+            and not any(item.holds.startswith(owner.group("owner")) for item in reader.inputs)
+        ):  # 「廃棄物の種類が「廃プラ」」 (「請求一覧 の 状態」 is the file's 状態 column)
+            column = f"{owner.group('owner')}の{column}"
         elif not _quoted_value_of(column, raw, text[match.end("col") :]) and (
             column in GENERIC_NOUNS
             or (_GENERIC.search(column) and not ("「" in raw and len(column) > 2))
@@ -3511,7 +3516,7 @@ def _sole_amount_column(reader: _Reader) -> str | None:
     return names.pop() if len(names) == 1 else None
 
 
-_WORDS_OF_JUN = re.compile(r"(?:^|(?<=[^\w]))(?:手|語|筆|打|道|席)\s*順")
+_WORDS_OF_JUN = re.compile(r".*(?:手|語|筆|打|道|席)\s*順")
 """Words that end in 順 and name no order of rows (「■手順」「語順」)."""
 
 
@@ -4921,7 +4926,8 @@ _LIMIT = re.compile(
     r"(?:件|行|位|社|名|人|個|つ|品目|品|店舗|店|分類|部門|商品|銘柄|科目|区分|拠点|顧客|取引先)?"
     r"(?:まで)?(?:\s*(?:だけ|のみ))?"
     r"|(?P<m>\d{1,5})\s*位\s*まで"
-    r"|(?<=順)\s*(?:→|⇒|->|に|で|、)?\s*(?P<k>\d{1,5})\s*(?:件|行|社|名|人|個|品|店)\s*"
+    r"|(?<=順)\s*(?:→|⇒|->|に|で|、)?\s*(?P<k>\d{1,5})\s*(?:件|行|社|名|人|個|品|店|台|枚|冊|軒|戸|校|園"
+    r"|施設|農家|分類|部門|商品|銘柄|科目|区分|拠点|顧客|取引先)\s*"
     r"(?:だけ|のみ|まで|(?=\s*(?:[。、→⇒]|$)))"
 )
 _COLUMN_LIMIT = re.compile(
@@ -5023,7 +5029,8 @@ def _columns_compared(reader: _Reader) -> None:
 
 
 _RELATIVE_DATE = re.compile(
-    r"(?:今日|本日|当日|現在|今)\s*(?:の\s*日付)?\s*(?:より|以前|以降|まで|から|時点|を過ぎ|を超え)"
+    r"(?:今日|本日|当日|現在|今)\s*(?:の\s*日付)?\s*(?:より|以前|以降|まで|から(?!\s*(?:お願い|担当|やって|頼|の作業))"
+    r"|時点|を過ぎ|を超え)"
 )
 """「返却期限が今日より前」: a date that changes with the day the Plan runs."""
 
@@ -6073,7 +6080,9 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             or _in_a_known_latin_name(text, start, end, words)
             or _FROM_WHERE.match(text, end)
             or re.search(r"(?:用|向け)$", surface)
-            or re.match(r"\s*締め", text[end:])  # 「月末締めで」: when the books close
+            or re.match(
+                r"\s*(?:の\s*)?締め", text[end:]
+            )  # 「月末(の)締めで」: when the books close
             or re.match(r"\s*(?:な|だ)\s*(?:ので|から)", text[end:])  # 「同じ様式なので」: why
             or re.fullmatch(  # 「一回承認」「何回も申し込んでる」「最終的には」: no column
                 r"(?:一|1)\s*(?:回|度)|一旦|今回|毎回|都度|何回|何度|最終的|直後|直前", surface
@@ -6143,8 +6152,12 @@ def _read_people(reader: _Reader, named: set[str]) -> None:
         own_task = r"\s*(?:が|で)\s*(?:やり|やる|行い|行う|対応|入力|担当)"
         if re.match(own_task, reader.text[match.end() :]):
             continue  # 「（給与ソフトへの入力は教室長がやります）」: their own task, after the flow
+        if re.search(r"(?:ので|ため)\s*$", clause) and not re.search(
+            r"見|確認|承認|チェック|OK|了承|決裁", clause
+        ):
+            continue  # 「これが組合長に上がる数字なので」: why, no step of theirs
         if re.match(
-            r"\s*(?:から|より)(?:[^。]{0,40}?(?:言われ|頼まれ|依頼され|指示され|相談され|聞かれ)"
+            r"\s*(?:から|より)(?:[^。]{0,40}?(?:言われ|頼まれ|依頼され|指示され|相談され|聞かれ|求められ)"
             r"|の\s*(?:ご?依頼|転送|ご?相談|ご?指示|メール|連絡))",
             reader.text[match.end() :],
         ):
@@ -6260,11 +6273,14 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             r"て(?![ぁ-ん])", text[end:]
         ):
             continue  # 「あわせて品名も直して」: also, no action
+        if re.match(r"られ", text[end:]):  # 「社長から見直しを求められて」: asked of the writer
+            reader.use(*_clause_span(text, start, end))
+            continue
         if (
-            re.match(r"[ぁ-ん]{0,3}?(?:なくて|ないで|なくても|なく|ず)", text[end:])
+            re.match(r"[ぁ-ん]{0,3}?(?:なくて|ないで|なくても|なく|ず|ません|なかった)", text[end:])
             and base not in _KEEPING_VERBS
-        ):
-            continue  # 「列名は変えなくて大丈夫」: what not to do asks for nothing
+        ):  # 「列名は変えなくて大丈夫」「精算に入りません」: what is not done asks for nothing
+            continue
         if re.match(
             r"[ぁ-ん]{0,6}?(?:[^\s、。]{1,8}?(?:が|も)\s*(?:いる|ある|いた|あった|多い|います|あります))?"
             r"\s*(?:ので|ため)(?![ぁ-ん])",
@@ -6291,7 +6307,8 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
         if base not in STEP_VERBS and _DESCRIBED.match(text, end):
             continue  # 「二重に登録されている」「ダウンロードした明細」: a state, not a request
         if base not in STEP_VERBS and re.match(
-            r"[ぁ-ん]{0,3}?(?:予定|つもり|必要が\s*あ)", text[end:]
+            r"[ぁ-ん]{0,3}?(?:予定|つもり|必要が\s*あ)|\s*を\s*(?:求められ|頼まれ|依頼され|指示され)",
+            text[end:],
         ):
             reader.use(*_clause_span(text, start, end))
             continue  # 「会議で共有する予定です」「顧客に提出する必要があり」: what happens after
