@@ -570,3 +570,32 @@ def test_the_state_column_of_a_file_named_short() -> None:
     assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
         ("状態", "!=", "取消")
     ]
+
+
+def test_a_terse_one_liner() -> None:
+    procedure = read_procedure("受注.csv 納期2025-01-20以前 かつ 種別がA・B → 急ぎ.csv")
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("納期", "<=", "2025-01-20"),
+        ("種別", "in", ["A", "B"]),
+    ]
+    procedure = read_procedure(
+        "精算.csv 単価空欄は除外、数量×単価で「金額」列追加→精算_金額付.xlsx"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [(c.column, c.op) for s in procedure.steps for c in s.conditions] == [
+        ("単価", "not_null")
+    ]
+
+
+def test_the_top_groups_of_the_only_total() -> None:
+    procedure = read_procedure("売上.csv 商品名ごと数量合計 上位10件 エクセルで")
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [(s.by, s.descending, s.limit) for s in procedure.steps if s.kind == "sort"] == [
+        (["数量"], True, 10)
+    ]
+
+
+def test_the_first_rows_with_two_totals_are_asked() -> None:
+    procedure = read_procedure("売上.csv 商品名ごと数量と金額の合計 上位10件 エクセルで")
+    assert any("上位10件" in gap.message for gap in procedure.gaps)

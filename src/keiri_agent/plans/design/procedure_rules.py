@@ -685,6 +685,12 @@ def _fold(text: str) -> str:
     )
     folded = _QUOTED_COLUMN.sub(r"\g<name>", folded)
     folded = _CONDITION_IN_BRACKETS.sub(r"\g<col>が\g<cond>", folded)
+    folded = re.sub(  # 「納期2024-12-20以前」「単価空欄は除外」: a terse condition with no particle
+        rf"(?<![{_K}{_KATA}A-Za-z0-9_\-.])([{_K}{_KATA}]{{2,12}})(?=(?:{_DATE})\s*(?:〜|~|～|から|以前|以降|以後|まで|より)"
+        r"|(?:空欄|未入力)\s*(?:は|の|を))",
+        r"\1が",
+        folded,
+    )
     folded = _settings_separators(folded)
     folded = _restated_periods(folded)
     folded = re.sub(r"[、,]\s*しかも\s*", "、かつ", folded)  # 「…で、しかも担当営業が空欄」
@@ -4940,6 +4946,18 @@ _COLUMN_LIMIT = re.compile(
 the sort, no value."""
 
 
+def _only_total(reader: _Reader) -> str | None:
+    """The one total an aggregation makes (「商品名ごとに数量を合計」: 数量; 「件数」), if one."""
+    aggregates = [step for _, step in reader.steps if step.kind == "aggregate"]
+    if len(aggregates) != 1:
+        return None
+    metrics = [(column, m) for column, ms in aggregates[0].metrics.items() for m in ms]
+    if len(metrics) != 1:
+        return None
+    column, metric = metrics[0]
+    return "件数" if column == COUNT_ALL else column if metric == "sum" else None
+
+
 def _read_limit(reader: _Reader) -> None:
     """A count of rows to keep after the sort (上位 N 件): the sort's limit; with no order
     said, which order is asked (never a guessed column)."""
@@ -4968,6 +4986,20 @@ def _read_limit(reader: _Reader) -> None:
         reader.use(match.start(), match.end())
         if len(sorts) == 1 and count >= 1 and sorts[0].limit in (None, count):
             sorts[0].limit = count
+            continue
+        total = _only_total(reader)
+        if not sorts and total and re.match(r"上位|トップ|TOP|Top|top|ベスト", match.group(0)):
+            reader.add_step(  # 「商品名ごと数量合計 上位10件」: the groups of the largest totals
+                match.start(),
+                StepSpec(
+                    id="",
+                    kind="sort",
+                    by=[total],
+                    descending=True,
+                    limit=count,
+                    source=match.group(0),
+                ),
+            )
             continue
         clause = _clause(reader.text, match.start(), match.end())
         reader.gaps.append(
@@ -5898,8 +5930,9 @@ def _chain_step(text: str, start: int, end: int) -> bool:
     left, right = _clause_span(text, start, end)
     before = text[:left].rstrip()
     after = text[right:]
+    lead = _FILE_NAME.sub("", text[left:start]).strip()  # 「受注.csv 納期が… かつ 種別が…」
     return (
-        not text[left:start].strip()
+        (not lead or bool(re.search(r"(?:かつ|且つ)$", lead)))
         and not text[end:right].strip()
         and (bool(_CHAIN_ARROW.search(before[-1:])) or bool(_CHAIN_ARROW.match(after)))
     )
