@@ -184,6 +184,15 @@ def extra_conditions(expected: Procedure, plan: dict[str, Any]) -> list[str]:
         if step.kind == "filter"
         for condition in step.conditions
     }
+    equal = {
+        condition.column: (
+            condition.value if isinstance(condition.value, list) else [condition.value]
+        )
+        for step in expected.steps
+        if step.kind == "filter"
+        for condition in step.conditions
+        if condition.op in ("==", "in")
+    }
     extra = []
     for node in plan.get("graph", []):
         if node.get("block") != "table.filter":
@@ -193,6 +202,8 @@ def extra_conditions(expected: Procedure, plan: dict[str, Any]) -> list[str]:
             if isinstance(column, str):  # a total's column (制作費_sum) is the expected 制作費
                 column = re.sub(r"_(?:sum|mean|count|min|max)$", "", column)
             said = (column, _SAME_SENSE.get(item.get("op"), item.get("op")))
+            if said[1] == "!=" and column in equal and item.get("value") not in equal[column]:
+                continue  # 「区分が「許可」の行だけ … ※「予備」は含めません」: implied by the ==
             if isinstance(said[0], str) and not said[0].startswith("$") and said not in wanted:
                 extra.append(f"✗ 指示に無い条件: {said[0]} {item.get('op')} {item.get('value')!r}")
     return extra

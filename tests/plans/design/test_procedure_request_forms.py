@@ -599,3 +599,30 @@ def test_the_top_groups_of_the_only_total() -> None:
 def test_the_first_rows_with_two_totals_are_asked() -> None:
     procedure = read_procedure("売上.csv 商品名ごと数量と金額の合計 上位10件 エクセルで")
     assert any("上位10件" in gap.message for gap in procedure.gaps)
+
+
+def test_a_note_line_is_no_column() -> None:
+    text = (
+        "【日次処理】\n手順1：「受付.csv」を読み込む。\n"
+        "手順2：「重量kg」が 30 を超える行を抽出する。\n"
+        "手順3：「重量超過.csv」で保存する。\n注意：重量の単位は kg です。"
+    )
+    assert _kinds(text) == ["filter"]
+
+
+def test_what_one_row_stands_for_is_no_condition() -> None:
+    text = (
+        "① 販売.csv を使います。\n② 公演名 ごとに 販売金額 の合計と枚数（行数）を出してください。"
+        "1行＝1枚です。\n③ エクセルで保存。"
+    )
+    assert _kinds(text) == ["aggregate"]
+
+
+def test_a_note_after_numbered_steps_keeps_rows_from_the_start() -> None:
+    procedure = read_procedure(
+        "手順1：「通関.csv」を読み込む。\n手順2：申告区分が「許可」の行だけ残す。\n"
+        "手順3：国名ごとに原価を合計する。\n手順4：「国別原価.xlsx」に出力する。\n"
+        "※ 申告区分が「予備」のものは今回は含めません。"
+    )
+    kinds = [s.kind for s in procedure.steps]
+    assert kinds == ["filter", "aggregate"], kinds

@@ -461,6 +461,8 @@ class _Reader:
     context_rules: bool = True
     """Whether sentences telling what is done today are read as context, not steps."""
     numbered_joins: set[int] = field(default_factory=set)
+    numbered_lines: list[tuple[int, int]] = field(default_factory=list)
+    """Where each numbered line of the instruction is (「1) …」「2) …」), in order."""
     """Where one numbered step of the instruction ends and the next begins (「1) … 2) …」)."""
     context_used: bool = False
     """Set when such a sentence was passed over (the reading is retried without if no step
@@ -2158,6 +2160,9 @@ def _condition(
 ) -> None:
     """Add a condition to the filter step; with no column, one said just before with only
     「、」「かつ」 between (「金額が1万円以上、5万円未満」) is carried over when ``carry``."""
+    if column is not None and re.fullmatch(r"\d+\s*(?:行|件|枚|人|個|回|本|台)", column):
+        reader.use(start, end)  # 「1行＝1枚です」: what one row stands for, no condition
+        return
     if (column is not None and _LIMIT_WORD.fullmatch(column)) or re.search(
         rf"(?:{_LIMIT_WORD.pattern})\s*$", reader.text[:start]
     ):
@@ -2216,7 +2221,8 @@ _NOT_CONDITION_HEADS = re.compile(
     r"^(?:出力|入力|対象|ファイル|ファイル名|シート|シート名|キー|期間|集計|並び順|並べ替え|ソート|形式"
     r"|条件|作業|手順|目的|依頼|件名|宛先|担当|備考|結果|期限|納期|形|方法|単位|抽出|保存|読込|読み込み"
     r"|処理内容|処理|内容|概要|用途|タイトル|依頼内容|作業内容"
-    r"|氏名|名前|所属|部署|連絡先|電話|電話番号|メール|依頼者|差出人|担当者|内線)$"
+    r"|氏名|名前|所属|部署|連絡先|電話|電話番号|メール|依頼者|差出人|担当者|内線"
+    r"|注意|注|補足|参考|注記|ポイント|注意事項|留意点)$"
 )
 
 
@@ -6876,15 +6882,25 @@ def _filters_in_numbered_order(
     ):
         return steps  # the steps do not run in the order they were said: left as read
     joins = sorted(reader.numbered_joins)
+    if any(said_at.get(id(condition)) is None for condition in keep.conditions):
+        return steps
+    segments = {
+        id(c): sum(1 for j in joins if j < said_at[id(c)])
+        for c in keep.conditions
+        if any(a <= said_at[id(c)] < b for a, b in reader.numbered_lines)
+    }
+    # a condition said outside the numbered steps (「※ 申告区分が「輸入(予備)」のものは含めません」
+    # after them) keeps rows with the first condition of the steps
+    earliest = min(segments.values(), default=0)
     groups: dict[int, list[Condition]] = {}
     for condition in keep.conditions:
-        at = said_at.get(id(condition))
-        if at is None:
-            return steps
-        groups.setdefault(sum(1 for j in joins if j < at), []).append(condition)
+        groups.setdefault(segments.get(id(condition), earliest), []).append(condition)
     if len(groups) < 2:
         return steps
-    firsts = {segment: min(said_at[id(c)] for c in group) for segment, group in groups.items()}
+    firsts = {
+        segment: min((said_at[id(c)] for c in group if id(c) in segments), default=0)
+        for segment, group in groups.items()
+    }
     result = [s for s in steps if s is not keep]
     for segment in sorted(groups, reverse=True):
         step = keep.model_copy(
@@ -7454,7 +7470,7 @@ def _condition_setting(key: str, value: str) -> str | None:
         listed is None
         or not all(_one_noun(v) for v in re.split(r"\s*[、,・/]\s*", listed.group("values")))
         or re.search(  # 「突合キー: 案件番号」「金額列: 請求額」: a setting, no rows
-            r"(?:キー|列|項目|単位|順|形式|ファイル|名|先|条件|期間|方法|目的|備考|メモ|用途"
+            r"(?:キー|列|項目|単位|順|形式|ファイル|名|先|条件|期間|方法|目的|備考|メモ|用途|注意|補足|参考"
             r"|理由|件名|差|ずれ|ズレ|者|日|時|軸|値)$",
             key,
         )
@@ -7544,6 +7560,21 @@ def _form_fields(reader: _Reader, lines: Sequence[str]) -> None:
         reader.use(deadline.start(), deadline.end())
 
 
+def _numbered_lines(text: str, lines: Sequence[tuple[str, bool]]) -> list[tuple[int, int]]:
+    """Where each numbered line is found in ``text``, in order (a line said again as another
+    sentence by a settings rule is not found, and left out)."""
+    spans: list[tuple[int, int]] = []
+    cursor = 0
+    for line, numbered in lines:
+        at = text.find(line, cursor)
+        if at < 0:
+            continue
+        if numbered:
+            spans.append((at, at + len(line)))
+        cursor = at + len(line)
+    return spans
+
+
 def _numbered_joins_moved(text: str, lines: Sequence[tuple[str, bool]]) -> set[int]:
     """Where one numbered step ends and the next begins in ``text``, the instruction said again
     with its settings lines as sentences (「処理内容： 1. … 2. …」 of a request form): each
@@ -7579,6 +7610,7 @@ def _read(
     text, joins = _normalized(instruction)
     reader = _Reader(_settings_said_as_sentences(text), context_rules=context_rules)
     lines = _lines(_fold(instruction))
+    reader.numbered_lines = _numbered_lines(reader.text, lines)
     reader.numbered_joins = (
         joins if reader.text == text else _numbered_joins_moved(reader.text, lines)
     )
