@@ -626,3 +626,18 @@ def test_a_note_after_numbered_steps_keeps_rows_from_the_start() -> None:
     )
     kinds = [s.kind for s in procedure.steps]
     assert kinds == ["filter", "aggregate"], kinds
+
+
+def test_columns_kept_said_before_the_file_written() -> None:
+    procedure = read_procedure(
+        "台帳.xlsx の 状態 が「休止」以外で、"
+        "番号・住所・設置日 だけを 稼働中.csv に出してください。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [s.columns for s in procedure.steps if s.kind == "select"] == [
+        ["番号", "住所", "設置日"]
+    ]
+
+
+def test_a_terse_normalization_of_widths_and_spaces() -> None:
+    assert _kinds("配車.csv 営業所名の全角半角・空白ゆれ直してCSVで") == ["normalize"]

@@ -2074,12 +2074,12 @@ _NORMALIZE = re.compile(
     r"|(?:前後|先頭|末尾|両端)\s*の\s*(?:空白|スペース)\s*を?\s*(?:除去|削除|取り除|消|取っ|取り|トリム)"
     # 「氏名とフリガナのスペース・全半角を統一」
     r"|(?:スペース|空白|全半角|全角半角|全角・半角|大文字小文字)(?:\s*[・、と]\s*(?:スペース|空白|全半角"
-    r"|全角半角|全角・半角|大文字小文字)){0,3}\s*(?:の\s*(?:ゆれ|揺れ|違い|ばらつき))?\s*を?\s*"
-    r"(?:統一|揃え|そろえ|整え))"
+    r"|全角半角|全角・半角|大文字小文字)){0,3}\s*(?:の\s*)?(?:ゆれ|揺れ|違い|ばらつき)?\s*を?\s*"
+    r"(?:統一|揃え|そろえ|整え|直し|直す))"
 )
 _SELECT = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム|つ)\s*(?:だけ|のみ|に絞|に限|にして|にする|にし(?=て|、)|を\s*残[しす])"
-    rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols3>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|して|する|し[、,]|した(?:の|もの)を|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル)|で\s*(?:大丈夫|OK|結構|いい|お願い|構いません)|(?:CSV|csv|Excel|excel|エクセル)\s*(?:に|で|へ)|\s*(?:[＞>→⇒]|$))"
+    rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols3>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{2,19}})\s*(?:だけ|のみ)\s*(?:を|に)?\s*(?=一覧|残|出|抜き出|書き出|表示|して|する|し[、,]|した(?:の|もの)を|[^\s、。]+\.(?:csv|xlsx)\s*(?:に|で|へ)|の\s*(?:CSV|Excel|エクセル|表|一覧|ファイル)|で\s*(?:大丈夫|OK|結構|いい|お願い|構いません)|(?:CSV|csv|Excel|excel|エクセル)\s*(?:に|で|へ)|\s*(?:[＞>→⇒]|$))"
     rf"|(?P<cols5>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*の\s*(?:\d+\s*)?(?:列|項目)\s*(?:で|に)\s*(?=[^。]{{0,30}}?(?:出力|書き出|保存|出し|一覧|お願い|ください|下さい|にて|して|CSV|Excel|エクセル))"
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
     rf"|(?:(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)|(?:必要な|欲しい|ほしい|残したい|残す|出してほしい)\s*の)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})"
@@ -6092,6 +6092,7 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
     text = reader.text
     words = _known_words(reader)
     files = _file_words(reader)
+    normalized = reader.first_step("normalize") is not None  # 「空白ゆれ」 says what it unifies
     working = _working_clauses(text)
     parentheses = [
         (m.start(), m.end())
@@ -6114,6 +6115,7 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             or reader.overlaps(start, end)
             or any(surface in word for word in words)
             or surface in files
+            or (normalized and (_NOTATION_WORDS.search(surface) or re.search("ゆれ|揺れ", surface)))
             or (any(surface in name for name in files) and _DOCUMENT_WORDS.search(surface))
             or _GENERIC.search(surface)
             or _in_a_known_latin_name(text, start, end, words)
