@@ -68,9 +68,10 @@ _UNIT = re.compile(
 def _without_units(value: Any) -> Any:
     """A column name with its unit (「水揚げ量(kg)」) as the generator reads it: the unit in
     parentheses is said of the column, not a part of its name (the run then names the
-    column it cannot find, if the file's header has the unit)."""
+    column it cannot find, if the file's header has the unit); full-width brackets and
+    digits as NFKC (「滞納月数［か月］」 is read 「滞納月数[か月]」)."""
     if isinstance(value, str):
-        return _UNIT.sub("", value)
+        return _UNIT.sub("", unicodedata.normalize("NFKC", value))
     if isinstance(value, list):
         return [_without_units(item) for item in value]
     if isinstance(value, dict):

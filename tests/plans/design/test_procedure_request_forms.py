@@ -641,3 +641,22 @@ def test_columns_kept_said_before_the_file_written() -> None:
 
 def test_a_terse_normalization_of_widths_and_spaces() -> None:
     assert _kinds("配車.csv 営業所名の全角半角・空白ゆれ直してCSVで") == ["normalize"]
+
+
+def test_an_exclusion_in_a_checklist_drops_the_rows_never_keeps_them() -> None:
+    for box in ("☐", "☑", "✓", ""):
+        procedure = read_procedure(
+            f"{box} 対象：出品.csv\n{box} 除外：在庫数 が 0 の行\n{box} 出力：CSV（出品_整理.csv）"
+        )
+        assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+            ("在庫数", "!=", 0)
+        ], box
+    procedure = read_procedure("対象：出品.csv、除外：在庫数 が 0 の行、出力：CSV")
+    assert [(c.column, c.op) for s in procedure.steps for c in s.conditions] == [("在庫数", "!=")]
+
+
+def test_a_count_of_doubled_rows_is_no_value_contained() -> None:
+    procedure = read_procedure(
+        "参加者.xlsx、おなじ会員番号が２回入ってるのあるから会員番号で重複けしてエクセルで"
+    )
+    assert not any(c.op == "contains" for s in procedure.steps for c in s.conditions)

@@ -1019,7 +1019,7 @@ _STEP_NUMBER = re.compile(
     r"^\s*(?:(?:手順|Step|STEP|ステップ)\s*\d{1,2}\s*[.:)]?|\d{1,2}[.)]|\(\d{1,2}\)"
     r"|\d{1,2}\s+(?=[^\d\s万千億円件%日年月時分人名個本枚回台])|\x00)\s*"
 )
-_BULLET = re.compile(r"^\s*[・\-*•■□◆◇●○▶]\s*")
+_BULLET = re.compile(r"^\s*[・\-*•■□◆◇●○▶☐☑☒✓✔➤►▸◎★☆]\s*")
 
 
 def amount_value(text: str) -> int | float:
@@ -2443,6 +2443,8 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         if reader.overlaps(match.start(), match.end()):
             continue
         said = _clean(match.group("val"))
+        if re.fullmatch(r"\d+\s*(?:回|件|行|つ|度)|二重|何回|何度|複数", said):
+            continue  # 「おなじ会員番号が２回入ってる」: rows doubled, no value contained
         filled = re.fullmatch(
             r"日付|値|数字|数値|データ|何か|なにか|文字|金額|番号|入力|記入|日にち", said
         )
@@ -2714,6 +2716,12 @@ def _said_twice(reader: _Reader) -> None:
     ]
 
 
+_EXCLUDED_KEY = re.compile(
+    r"(?:^|(?<=。)|(?<=\s))\s*(?:除外(?:条件|対象)?|除く(?:もの)?|対象外)\s*[:=]\s*$"
+)
+"""「除外：在庫数 が 0 の行」 said in a line no settings rule rewrote: its condition drops rows."""
+
+
 def _negate_excluded(reader: _Reader) -> None:
     """「請求額が0円の行は除外」: a condition on the rows to drop keeps the others; 「在庫数が0の
     ものと、廃番フラグが1のものを除いて」: conditions listed for one exclusion all drop."""
@@ -2728,9 +2736,16 @@ def _negate_excluded(reader: _Reader) -> None:
         index = in_text_order[place]
         end = spans[index][1]
         excluded = _EXCLUDE.match(text[end:])
+        keyed = _EXCLUDED_KEY.search(text, 0, spans[index][0])
         if excluded:
             reader.use(end, end + excluded.end())  # 「…が1のやつ除外」
             dropped.append(index)
+        elif (
+            keyed
+            and keyed.end() == spans[index][0]
+            and (step.conditions[index].op not in ("!=", "not_in", "not_contains", "not_null"))
+        ):
+            dropped.append(index)  # 「除外：記録状態 が「下書き」」: the rows the key drops
         elif (
             dropped
             and step.conditions[index].op not in ("!=", "not_in", "not_contains")
