@@ -660,3 +660,62 @@ def test_a_count_of_doubled_rows_is_no_value_contained() -> None:
         "参加者.xlsx、おなじ会員番号が２回入ってるのあるから会員番号で重複けしてエクセルで"
     )
     assert not any(c.op == "contains" for s in procedure.steps for c in s.conditions)
+
+
+def test_a_stiff_formal_letter() -> None:
+    procedure = read_procedure(
+        "延長保育料集計の件\n下記の通り御依頼申し上げます。\n"
+        "一、対象ファイル：保育料請求.xlsx 及び 園児マスタ.xlsx\n"
+        "一、園児番号 にて園児マスタと照合し、園名 を付与すること\n"
+        "一、延長保育時間 に 単価 を乗じ、延長保育料 の列を新設すること\n"
+        "一、園名 ごとに 延長保育料 の合計を算出し、合計の多い順に並べること\n"
+        "一、出力は Excel とすること\n以上、宜しく御願い申し上げます。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [s.kind for s in procedure.steps] == ["join", "compute", "aggregate", "sort"]
+    assert [s.keys for s in procedure.steps if s.kind == "join"] == [["園児番号"]]
+    assert [s.expressions for s in procedure.steps if s.kind == "compute"] == [
+        {"延長保育料": "延長保育時間 * 単価"}
+    ]
+    procedure = read_procedure(
+        "原価率算出の件\n店舗別売上原価.xlsx に於いて、原価 を 売上 で除し 原価率 の列を新設の上、"
+        "Excelにて御提出願います。宜しく御願い申し上げます。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [s.expressions for s in procedure.steps] == [{"原価率": "原価 / 売上"}]
+
+
+def test_values_listed_before_gaitou_are_no_rule() -> None:
+    procedure = read_procedure(
+        "仕入明細.xlsx より、仕入区分 が「小麦粉」「バター」に該当する行を抽出し、"
+        "CSVにて御提出願います。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("仕入区分", "in", ["小麦粉", "バター"])
+    ]
+
+
+def test_registering_into_another_system_is_refused_never_dropped() -> None:
+    procedure = read_procedure(
+        "入金.csv を日付・取引先・金額の列だけ残したら、そのまま会計ソフトに仕訳として登録まで"
+        "済ませてください。"
+    )
+    assert any(gap.kind == "unsupported_action" for gap in procedure.gaps)
+
+
+def test_keys_said_between_duplicates_and_the_verb() -> None:
+    procedure = read_procedure(
+        "条件：\n・重複は 申請番号 で除く\n出力：CSV\nファイル：給付台帳.xlsx"
+    )
+    assert [s.keys for s in procedure.steps if s.kind == "dedupe"] == [["申請番号"]]
+
+
+def test_a_closing_day_and_same_as_last_month_are_context() -> None:
+    assert _kinds("1/15〆の出荷_0115.csv、店舗名ごとに出荷数の合計だして多い順で。CSVで") == [
+        "aggregate",
+        "sort",
+    ]
+    assert _kinds(
+        "先月と同じ要領で、会費.csv を 支部 ごとに 会費 を合計して 支部別.xlsx に出してください。"
+    ) == ["aggregate"]

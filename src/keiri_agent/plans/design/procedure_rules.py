@@ -618,6 +618,29 @@ _CONDITION_IN_BRACKETS = re.compile(
 a condition said in brackets after its column."""
 
 
+_FORMAL_PLAIN = {
+    "宜しく": "よろしく",
+    "申し上げます": "します",
+    "にて": "で",
+    "に於いて": "で",
+    "に於て": "で",
+    "において": "で",
+    "の上、": "して、",
+    "の上で": "てから",
+    "頂きたく存じます": "ください",
+    "いただきたく存じます": "ください",
+    "致します": "します",
+    "を付し": "を付けて",
+    "を付す": "を付ける",
+    "を乗じ": "を掛け",
+    "で除し": "で割り",
+    "を新設": "を追加",
+    "の列に整え": "の列だけ残し",
+}
+_FORMAL = re.compile("|".join(sorted(map(re.escape, _FORMAL_PLAIN), key=len, reverse=True)))
+"""A stiff formal letter (「Excelにて御提出願います」「宜しく御願い申し上げます」) said plainly."""
+
+
 def _fold(text: str) -> str:
     text = re.sub(r"(?m)^[ \t\u3000]*(?:>|＞)+[ \t\u3000]?", "", text)  # a mail quoted: its lines
     text = _without_speakers(text)
@@ -630,6 +653,8 @@ def _fold(text: str) -> str:
     text = re.sub(r"【([^】\n]{1,30})】", r"\1\n", text)  # 【依頼】 heads a request
     folded = unicodedata.normalize("NFKC", text)
     folded = folded.replace("おねがい", "お願い")  # 「CSVでおねがい」
+    folded = _FORMAL.sub(lambda m: _FORMAL_PLAIN[m.group(0)], folded)
+    folded = re.sub(r"御(?=(?:依頼|提出|作成|報告|確認|連絡|送付|対応|手配|査収|願))", "", folded)
     folded = re.sub(
         r"(?<=[ぁ-ん])ー+(?=[\s。、!！?？〜~]|$)", "", folded
     )  # 「くださいー」「しといてー」
@@ -676,6 +701,12 @@ def _fold(text: str) -> str:
         folded,
     )
     folded = _DOUBLED_ROWS.sub(lambda m: f"{m['cols']}の重複を{m['verb']}", folded)
+    folded = re.sub(  # 「重複は 申請番号 で除く」: the key said between
+        rf"重複\s*(?:は|を)\s*({QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,5}})\s*で\s*"
+        r"(除|削除|消|1行に|一行に|1件に|一件に|まとめ)",
+        r"\1で重複を\2",
+        folded,
+    )
     folded = re.sub(  # 「client_code（顧問先コード）」: the column's name, then what it means
         rf"(?<![A-Za-z0-9_.])([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]{{3,}})\s*"
         rf"\(\s*[{_K}{_KATA}ぁ-んー・]{{1,20}}\s*\)",
@@ -1019,7 +1050,8 @@ _STEP_NUMBER = re.compile(
     r"^\s*(?:(?:手順|Step|STEP|ステップ)\s*\d{1,2}\s*[.:)]?|\d{1,2}[.)]|\(\d{1,2}\)"
     r"|\d{1,2}\s+(?=[^\d\s万千億円件%日年月時分人名個本枚回台])|\x00)\s*"
 )
-_BULLET = re.compile(r"^\s*[・\-*•■□◆◇●○▶☐☑☒✓✔➤►▸◎★☆]\s*")
+_BULLET = re.compile(r"^\s*(?:[・\-*•■□◆◇●○▶☐☑☒✓✔➤►▸◎★☆]|一\s*[、,](?!\s*[、,]))\s*")
+"""A bullet (・, ■, ☐ …, or 「一、」 of a formal letter's list) before a line."""
 
 
 def amount_value(text: str) -> int | float:
@@ -1472,6 +1504,10 @@ def _last_said_after_the_steps(reader: _Reader, match: re.Match[str]) -> bool:
         and match.group("ext").lower() in ("csv", "xlsx", "xlsm", "xls")
         and re.fullmatch(r"\s*[)」]?\s*[。!！]?\s*", reader.text[match.end() :]) is not None
         and not re.search(r"(?:と|、|,|・|/|／|及び|および|や)\s*[(「]?\s*$", before)
+        # 「◆対象ファイル：レンタル契約一覧.csv」 said last: the file read
+        and not re.search(
+            r"(?:対象|入力|元|読込|読み込み)\s*(?:ファイル|データ)?\s*(?:名)?\s*:\s*$", before
+        )
     )
 
 
@@ -1947,6 +1983,7 @@ _KEY = re.compile(
 _JOIN = re.compile(
     r"結合|紐付け|紐づけ|ひも付け|紐付|結び(?:つ|付)け|VLOOKUP|vlookup|参照して|付与(?![\u4e00-\u9fff\u30a1-\u30fa])|付け足|(?<=[^\s、。])\s*(?:で|をキーに(?:して)?|をキーとして)\s*くっつけ|引っ張"
     r"|持ってく|引いてく|付け加え|(?<![A-Za-z])(?:join|JOIN|merge)(?![A-Za-z])"
+    r"|(?<=照合し)\s*[^、。]{1,40}?を\s*付(?:し|す)"  # 「…と照合し 機種名・保管拠点 を付し」
     r"|突き合わせて[^、。]{0,24}?(?:を付け|を追加|を加え|を付与)"
     r"|(?<=[^\s、。順まま])\s*(?:で|をキーに(?:して)?|をキーとして)\s*(?:つな|繋)(?:い|げ|ぐ)"
     r"|(?<=[^\s、。])\s*(?:で|をキーに(?:して)?|をキーとして)\s*(?:付け|つけ)(?=て|る|た|ま)"
@@ -1994,6 +2031,10 @@ _COMPUTE = re.compile(
     rf"|(?P<col5>{NOUN})\s*に\s*(?:[{_K}{_KATA}]*?)\s*(?P<pct>{NUM})\s*[%％]\s*(?:を|分を)?\s*(?:上乗せ|乗せ|のせ|加算|足|加え)\s*し?\s*(?:た|て)\s*[、,]?\s*(?P<new5>{QNOUN})"
     rf"|(?P<col>{NOUN})\s*に\s*(?P<num>{NUM})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new3>{QNOUN})"
     rf"|(?P<m1>{NOUN})\s*と\s*(?P<m2>{NOUN})\s*を\s*(?:掛け|かけ|乗じ)\s*(?:て|た)\s*(?P<new10>{QNOUN})\s*(?=列|の列|という列|を|として)"
+    # 「延長保育時間 に 単価 を掛け、延長保育料 の列を追加」「原価 を 売上 で割り 原価率 の列…」
+    rf"|(?P<m15>{NOUN})\s*(?P<how15>に|を)\s*(?P<n15>{NOUN})\s*"
+    r"(?:を\s*(?:掛け|かけ|乗じ)|で\s*(?:割り|割っ|除し))"
+    rf"[ぁ-ん]{{0,2}}\s*[、,]?\s*(?P<new15>{QNOUN})\s*(?=の列|列|という列)"
     rf"|(?P<a9>{NOUN})\s*から\s*(?P<b9>{NOUN})\s*を\s*(?:引い|差し引い)\s*た\s*(?:額|金額|値|もの)\s*を\s*(?P<new9>{QNOUN})\s*(?=として|という列|の列)"
     rf"|(?P<a>{NOUN})\s*から\s*(?P<b>{NOUN})\s*を\s*(?:引い|差し引い|控除し)\s*(?:て|た)\s*(?!(?:差|差額|差分|結果|額|金額|値|もの)\s*を)(?P<new4>{NOUN})"
     rf"|(?P<new7>{QNOUN})\s*(?:という|の)?\s*列\s*を\s*「?(?P<expr7>{_COMPUTE_EXPR})」?\s*で\s*(?=追加|作|計算|算出|出)"
@@ -4663,6 +4704,9 @@ def _read_compute(reader: _Reader) -> None:
             new, expression = groups["new4"], f"{groups['a']} - {groups['b']}"
         elif groups.get("new10"):
             new, expression = groups["new10"], f"{groups['m1']} * {groups['m2']}"
+        elif groups.get("new15"):
+            sign = "*" if groups["how15"] == "に" else "/"
+            new, expression = groups["new15"], f"{groups['m15']} {sign} {groups['n15']}"
         elif groups.get("new9"):
             new, expression = groups["new9"], f"{groups['a9']} - {groups['b9']}"
         else:
@@ -5341,7 +5385,8 @@ def _threshold_from_documents(reader: _Reader, documents: Sequence[str]) -> None
 _POLICY_REFERENCE = re.compile(
     rf"(?:(?P<col>{QNOUN})\s*(?:が|の|で)\s*)?(?:この|その|上記の|同条の|同規程の|当該規程の|前記の)?\s*"
     r"(?:社内規程|規程|規定|規約|ルール|ポリシー)?の?\s*"
-    r"(?P<ref>基準額|基準|上限額|上限|限度額|限度|(?<=の)額|(?<=の)金額|これ|それ|(?<!どれかに|ずれかに|ちらかに)該当)\s*(?P<op>"
+    r"(?P<ref>基準額|基準|上限額|上限|限度額|限度|(?<=の)額|(?<=の)金額|これ|それ"
+    r"|(?<!どれかに|ずれかに|ちらかに)該当)\s*(?P<op>"
     + "|".join(f"(?:{words})" for words, _ in _OP_WORDS[:4])
     + r"|を超え(?:る|た|て)?|に該当|に当たる|に当てはまる|する)"
 )
@@ -5379,6 +5424,10 @@ def _read_policy_reference(reader: _Reader, documents: Sequence[str]) -> None:
     match = _POLICY_REFERENCE.search(reader.text)
     if match is None or reader.overlaps(match.start("ref"), match.end("ref")):
         return
+    if match.group("ref") == "該当" and re.search(
+        r"(?:「[^」]{1,15}」\s*[、・,]?\s*)+に\s*$", reader.text[: match.start("ref")]
+    ):
+        return  # 「仕入区分 が「小麦粉」「バター」に該当する行」: values listed, no rule's amount
     from sudachipy import tokenizer
 
     column = _column(match.group("col"))
@@ -6141,7 +6190,8 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             )  # 「月末(の)締めで」: when the books close
             or re.match(r"\s*(?:な|だ)\s*(?:ので|から)", text[end:])  # 「同じ様式なので」: why
             or re.fullmatch(  # 「一回承認」「何回も申し込んでる」「最終的には」: no column
-                r"(?:一|1)\s*(?:回|度)|一旦|今回|毎回|都度|何回|何度|最終的|直後|直前", surface
+                r"(?:一|1)\s*(?:回|度)|一旦|今回|毎回|都度|何回|何度|最終的|直後|直前|要領|一致扱い",
+                surface,
             )
             or re.match(  # 「点検の順番決めに使うから」: a purpose
                 r"\s*(?:の\s*[^\s、。をがは]{1,8}?\s*)?(?:に|で)\s*使(?:う|います|いたい)"
@@ -6664,7 +6714,8 @@ or a site the Plan cannot reach (a file exported by the user is named, not fetch
 
 
 _EFFECT_REQUEST = re.compile(
-    r"(?:振込|振り込み|振込み|支払い?|送金|送付|郵送|発送|印刷|メール送信|送信|入金処理|決済)"
+    r"(?:振込|振り込み|振込み|支払い?|送金|送付|郵送|発送|印刷|メール送信|送信|入金処理|決済|登録|仕訳登録|投稿"
+    r"|反映)"
     r"\s*(?:まで|を|も)?\s*(?:済ませて(?:おいて|ください|もらえ|ほし)|済ませといて|すませて(?:おいて|ください)"
     r"|やって(?:おいて|ください|もらえ|ほし)|やっといて|して(?:おいて|ください|もらえ|ほし)|しといて"
     r"|お願い(?:します|したい|できますか|いたします)(?!\s*(?:る|する)?\s*前)|実行して|完了させて|かけて(?:ください|おいて))"
@@ -7573,6 +7624,8 @@ def _form_fields(reader: _Reader, lines: Sequence[str]) -> None:
                 reader.use(said.start(), end)
             continue
         reader.use(said.start(), end)
+    for closing in re.finditer(r"\d{1,2}/\d{1,2}\s*〆|\d{1,2}月\d{1,2}日\s*〆", text):
+        reader.use(closing.start(), closing.end())  # 「1/15〆の出荷」: the day the books close
     for deadline in _DEADLINE.finditer(text):
         reader.use(deadline.start(), deadline.end())
 
