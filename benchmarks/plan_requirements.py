@@ -45,6 +45,7 @@ from keiri_agent.plans.design.procedure import (
     Procedure,
     StepSpec,
 )
+from keiri_agent.plans.design.procedure_rules import without_units
 from keiri_agent.services.design import DesignRequest, DesignService
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -60,18 +61,13 @@ SETS = tuple(
 """Every set in ``benchmarks/data``, in the order they were written."""
 
 
-_UNIT = re.compile(
-    r"\s*[(（](?:kg|g|t|円|千円|万円|時間|分|日|件|個|人|%|m|km|L|税込み?|税抜き?|税別)[)）]$"
-)
-
-
 def _without_units(value: Any) -> Any:
     """A column name with its unit (「水揚げ量(kg)」) as the generator reads it: the unit in
     parentheses is said of the column, not a part of its name (the run then names the
     column it cannot find, if the file's header has the unit); full-width brackets and
     digits as NFKC (「滞納月数［か月］」 is read 「滞納月数[か月]」)."""
     if isinstance(value, str):
-        return _UNIT.sub("", unicodedata.normalize("NFKC", value))
+        return without_units(value)
     if isinstance(value, list):
         return [_without_units(item) for item in value]
     if isinstance(value, dict):

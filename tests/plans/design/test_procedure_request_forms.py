@@ -719,3 +719,59 @@ def test_a_closing_day_and_same_as_last_month_are_context() -> None:
     assert _kinds(
         "先月と同じ要領で、会費.csv を 支部 ごとに 会費 を合計して 支部別.xlsx に出してください。"
     ) == ["aggregate"]
+
+
+def test_double_brackets_units_and_formulas_in_quotes() -> None:
+    procedure = read_procedure(
+        "作業伝票.xlsx について。『工程区分』が「後加工」以外の行を対象に、"
+        "『実作業時間（h）』−『見積作業時間（h）』で『超過時間（h）』という列を追加し、"
+        "『担当者』ごとに『超過時間（h）』の合計を出してください。"
+        "課長の確認が取れてからExcelに書き出す形でお願いします。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [s.kind for s in procedure.steps] == ["compute", "filter", "aggregate", "approval"]
+    assert [s.expressions for s in procedure.steps if s.kind == "compute"] == [
+        {"超過時間": "実作業時間 - 見積作業時間"}
+    ]
+
+
+def test_a_checklist_with_step_keys_and_or_between_values() -> None:
+    procedure = read_procedure(
+        "☐ 対象：出品.csv\n☐ 前処理：書名 の全角・半角、スペースの揺れをそろえる\n"
+        "☐ 対象店舗：店舗コード が S01・S02 のもの\n☐ 条件：判定 が「要修理」or「要交換」\n"
+        "☐ 出力：CSV（出品_整理.csv）"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    conditions = {(c.column, c.op, str(c.value)) for s in procedure.steps for c in s.conditions}
+    assert conditions == {
+        ("店舗コード", "in", "['S01', 'S02']"),
+        ("判定", "in", "['要修理', '要交換']"),
+    }
+    assert procedure.steps[0].kind == "normalize"
+
+
+def test_values_joined_by_formal_or_words() -> None:
+    for word in ("又は", "及び"):
+        procedure = read_procedure(
+            f"名簿.xlsx につき、雇用形態 が「パート」{word}「嘱託」の者を抽出して"
+            "CSVにて御提出願います。"
+        )
+        assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+            ("雇用形態", "in", ["パート", "嘱託"])
+        ], word
+
+
+def test_no_difference_allowed_said_in_words() -> None:
+    for said in ("金額の差は1円も許容しません。", "差額の許容はございません（0円）。"):
+        procedure = read_procedure(
+            f"請求.csv と 入金.csv を 会員番号 で突き合わせ、合わないものをExcelで。{said}"
+        )
+        assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+        assert [s.tolerance for s in procedure.steps] == [0], said
+
+
+def test_the_metric_of_a_column_said_as_the_topic() -> None:
+    procedure = read_procedure(
+        "工数.csv、プロジェクト ごとに 労務費 を合計、単価は平均も見たい。Excelで"
+    )
+    assert [s.metrics for s in procedure.steps] == [{"労務費": ["sum"], "単価": ["mean"]}]

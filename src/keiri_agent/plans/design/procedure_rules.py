@@ -589,6 +589,18 @@ def _without_speakers(text: str) -> str:
     )
 
 
+def _unit_dropped(name: str) -> str:
+    """A column's name without the unit said in brackets after it (「超過時間(h)」: 超過時間),
+    as every other rule reads a column."""
+    return re.sub(rf"\s*\(\s*{_COLUMN_UNIT}\s*\)$", "", name)
+
+
+def without_units(text: str) -> str:
+    """``text`` (NFKC) with every unit said in brackets after a name dropped (「実作業時間（h） -
+    見積作業時間（h）」: 実作業時間 - 見積作業時間): names as the rules read them."""
+    return re.sub(rf"\s*\(\s*{_COLUMN_UNIT}\s*\)", "", unicodedata.normalize("NFKC", text))
+
+
 _QUOTED_NAME = r"「(?P<name>[^」\s。、]{1,30})」"
 _QUOTED_COLUMN = re.compile(
     rf"{_QUOTED_NAME}(?=\s*(?:(?:が|は)\s*(?:「|-?\d|空欄|空白|未入力|入って|ある|ない|[<>=])"
@@ -601,7 +613,8 @@ _QUOTED_COLUMN = re.compile(
 _QUOTED_COLUMNS = re.compile(
     r"(?P<names>「[^」\s。、]{1,30}」(?:\s*[、・,と]?\s*「[^」\s。、]{1,30}」){1,19})"
     r"(?=\s*(?:の\s*\d*\s*(?:列|項目)|(?:を|の列を)\s*(?:付け|付与|残|くっつけ|持って|追加)"
-    r"|について|の\s*(?:全角|半角|表記|スペース)|を\s*(?:合計|集計|平均|足し)|の\s*(?:合計|平均|最大|最小)))"
+    r"|について|の\s*(?:全角|半角|表記|スペース)|を\s*(?:合計|集計|平均|足し)|の\s*(?:合計|平均|最大|最小)"
+    r"|(?:だけ|のみ)\s*(?:を|に)?\s*(?:残|して)))"
 )
 """Columns listed in quotes (「「便名」「AWB番号」「荷主名」の3列だけ残し」「「ISBN」「書名」を
 付ける」): one list of names."""
@@ -653,6 +666,13 @@ def _fold(text: str) -> str:
     text = re.sub(r"【([^】\n]{1,30})】", r"\1\n", text)  # 【依頼】 heads a request
     folded = unicodedata.normalize("NFKC", text)
     folded = folded.replace("おねがい", "お願い")  # 「CSVでおねがい」
+    folded = folded.replace("『", "「").replace("』", "」")  # 『コースコード』: quotes either way
+    folded = re.sub(  # 「金額の差は1円も許容しません」「差額の許容はございません（0円）」: none
+        r"(?:金額の)?差(?:額)?\s*は\s*1\s*円も許容し(?:ません|ない)"
+        r"|差額の許容は\s*(?:ございません|ありません|なし)\s*(?:\(\s*0\s*円\s*\))?",
+        "差額は0円まで",
+        folded,
+    )
     folded = _FORMAL.sub(lambda m: _FORMAL_PLAIN[m.group(0)], folded)
     folded = re.sub(r"御(?=(?:依頼|提出|作成|報告|確認|連絡|送付|対応|手配|査収|願))", "", folded)
     folded = re.sub(
@@ -714,10 +734,26 @@ def _fold(text: str) -> str:
         folded,
     )
     folded = _QUOTED_COLUMNS.sub(
-        lambda m: "・".join(re.findall(r"「([^」]+)」", m.group("names"))), folded
+        lambda m: "・".join(map(_unit_dropped, re.findall(r"「([^」]+)」", m.group("names")))),
+        folded,
     )
-    folded = _QUOTED_COLUMN.sub(r"\g<name>", folded)
+    folded = _QUOTED_COLUMN.sub(lambda m: _unit_dropped(m.group("name")), folded)
+    folded = (
+        re.sub(  # 「「実作業時間」−「見積作業時間」で「超過時間」」: a formula's columns in quotes
+            r"「([^」\s。、]{1,30})」(?=\s*[-−+×÷*/]\s*(?:「|\d))"
+            r"|(?<=[-−+×÷*/])(\s*)「([^」\s。、]{1,30})」",
+            lambda m: (
+                _unit_dropped(m.group(1)) if m.group(1) else m.group(2) + _unit_dropped(m.group(3))
+            ),
+            folded,
+        )
+    )
     folded = _CONDITION_IN_BRACKETS.sub(r"\g<col>が\g<cond>", folded)
+    folded = re.sub(  # 「単価は平均も見たい」: the metric of the column said as the topic
+        rf"(?<![{_K}{_KATA}A-Za-z0-9_])({NOUN})\s*は\s*(平均|合計|最大|最小|最大値|最小値)\s*も",
+        r"\1の\2も",
+        folded,
+    )
     folded = re.sub(  # 「納期2024-12-20以前」「単価空欄は除外」: a terse condition with no particle
         rf"(?<![{_K}{_KATA}A-Za-z0-9_\-.])([{_K}{_KATA}]{{2,12}})(?=(?:{_DATE})\s*(?:〜|~|～|から|以前|以降|以後|まで|より)"
         r"|(?:空欄|未入力)\s*(?:は|の|を))",
@@ -1781,7 +1817,7 @@ _FILTER_CODE = re.compile(
 )
 """「返品区分=1」「工事区分=公共」: a column equal to a code or a word, said with 「=」."""
 _FILTER_EQ = re.compile(
-    rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：|(?<!シート)(?<!ファイル)(?<!ブック)(?=「[^」]{{1,40}}」\s*(?:だけ|のみ|以外|(?:は|を)\s*(?:除|外し|外す|対象外))))\s*(?:まだ|すでに|既に|現在|今も|今でも|いまだに)?\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|もしくは|・|、|,|(?<=」)と)?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|,|/|／)\s*{QNOUN}){{0,19}})\s*"
+    rf"(?P<col>{NOUN})\s*(?:が|は|==?|:|：|(?<!シート)(?<!ファイル)(?<!ブック)(?=「[^」]{{1,40}}」\s*(?:だけ|のみ|以外|(?:は|を)\s*(?:除|外し|外す|対象外))))\s*(?:まだ|すでに|既に|現在|今も|今でも|いまだに)?\s*(?P<val>{_DATE}|{QNOUN}(?:\s*(?:か|または|又は|もしくは|若しくは|・|、|,|(?<=」)(?:と|及び|および|or|OR))?\s*「[^」]{{1,40}}」|\s*(?:か|または|もしくは|・|、|,|/|／)\s*{QNOUN}){{0,19}})\s*"
     rf"(?P<tail>以外|(?:でない|ではない|じゃない)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ))|(?:の(?:いずれか|どれか|どちらか)(?:に当たる|に当てはまる|に該当する|になっている|になってる|の)?|の(?!\s*(?:列|項目|カラム))|である|となっている|になっている|となる|に該当する|と等しい)(?=\s*(?:{NOUN}|もの|こと|分|方|やつ|ヤツ|だけ|のみ))|(?<=」)(?=\s*(?:。|$))|の(?:いずれか|どれか)(?=\s*(?:。|$))|(?:で|かつ|且つ)(?=\s*(?:[、,]?\s*かつ|[、,])?\s*{NOUN}\s*(?:が|は|に\s*「))|だけ|のみ"
     r"|(?<=」)(?=\s*(?:は|を)\s*(?:除|外し|外す|対象外))"  # 「券種「関係者」は除く」
     r"|(?:になっている|となっている|になってる|である)(?=\s*(?:ので|から|ため)\s*[、,]?\s*(?:それ|これ|そちら)\s*(?:は|を|も)\s*(?:除|外|抜|省))"
@@ -2152,6 +2188,7 @@ _APPROVAL = re.compile(
     r"(?:もらって|いただいて|もらい|いただき|もらった|いただいた)?\s*(?:から|後|のうえ|の上|を経て|のち)"
     r"|(?:チェック|確認)\s*(?:を)?\s*(?:して)?\s*(?:もらって|受けて|もらう|もらい)"
     r"|(?:確認|承認|チェック)\s*(?:を|の)?\s*(?:ステップ)?\s*(?:を)?\s*(?:挟|入れ|回して\s*から)"
+    r"|(?:確認|承認|OK|了承)\s*が\s*(?:取れ|出|もらえ)て\s*から"  # 「課長の確認が取れてから」
     # 「書き出す前に、一度私に確認させて」「書き出す前に一声かけてください」
     r"|(?<=前に)[、,]?[^。]{0,12}?(?:確認|チェック)\s*させて"
     r"|(?<=前に)[、,]?[^。]{0,12}?一声\s*(?:かけ|掛け)"
@@ -7428,6 +7465,12 @@ def _setting_said(setting: re.Match[str], said: list[str]) -> str | None:
         return None  # 「条件：なし」「日付 = 見ない」: nothing asked
     if _VAGUE_TIME.search(value) or re.search(r"(?:直近|過去)\s*\d", value):
         return clause  # 「条件：直近3か月」: a period nobody dated is asked as written
+    if re.fullmatch(r"前処理|後処理|処理|加工|作業|手順|計算|表記統一|表記の統一", key) or (
+        re.fullmatch(r"対象[^\s:]{1,6}", key) and re.search(r"が|に「|を含", value)
+    ):
+        return (
+            value  # 「前処理：書名 の全角半角をそろえる」「対象店舗：店舗コード が S01」: the step
+        )
     period = re.fullmatch(rf"(?P<range>.+?)\s*\(\s*(?P<col>{NOUN})\s*\)", value)
     if re.fullmatch(r"(?:対象)?期間", key) and period:  # 「対象期間:4月1日〜9月30日(返品日)」
         return f"{period.group('col')}が{period.group('range')}"
