@@ -775,3 +775,50 @@ def test_the_metric_of_a_column_said_as_the_topic() -> None:
         "工数.csv、プロジェクト ごとに 労務費 を合計、単価は平均も見たい。Excelで"
     )
     assert [s.metrics for s in procedure.steps] == [{"労務費": ["sum"], "単価": ["mean"]}]
+
+
+def test_two_conditions_listed_before_one_exclusion_both_drop() -> None:
+    procedure = read_procedure(
+        "売掛金残高.csv から、残高が0円の得意先と、区分が「社内」の得意先は入れないで、"
+        "残高の多い順に 売掛金一覧.xlsx"
+    )
+    assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("残高", "!=", 0),
+        ("区分", "!=", "社内"),
+    ]
+
+
+def test_a_gloss_between_a_value_and_igai_keeps_the_condition() -> None:
+    procedure = read_procedure(
+        "売上.csv から 得意先コードが「C999」（社内取引）以外の行について、"
+        "得意先コードと売上日で重複を除き a.xlsx に"
+    )
+    assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("得意先コード", "!=", "C999")
+    ]
+
+
+def test_a_period_is_no_column() -> None:
+    procedure = read_procedure(
+        "経費.csv の 2024年度（2024年4月1日〜2025年3月31日）以外の行は外して、"
+        "費目別に金額を合計して a.xlsx に"
+    )
+    assert procedure.gaps
+    assert not any(c.column == "2024年度" for s in procedure.steps for c in s.conditions)
+
+
+def test_a_column_added_after_the_columns_kept_is_kept() -> None:
+    procedure = read_procedure(
+        "在庫.csv で 倉庫・品目コード・在庫数・単価の列だけ残し、"
+        "在庫金額＝在庫数×単価 の列を追加して 在庫評価.xlsx に"
+    )
+    assert [s.columns for s in procedure.steps if s.kind == "select"] == [
+        ["倉庫", "品目コード", "在庫数", "単価", "在庫金額"]
+    ]
+    procedure = read_procedure(
+        "在庫.csv で 在庫金額＝在庫数×単価 の列を追加して、倉庫・品目コード・在庫数の列だけ残して"
+        " 在庫評価.xlsx に"
+    )
+    assert [s.columns for s in procedure.steps if s.kind == "select"] == [
+        ["倉庫", "品目コード", "在庫数"]
+    ]

@@ -619,7 +619,7 @@ _QUOTED_COLUMNS = re.compile(
 """Columns listed in quotes (「「便名」「AWB番号」「荷主名」の3列だけ残し」「「ISBN」「書名」を
 付ける」): one list of names."""
 _CONDITION_IN_BRACKETS = re.compile(
-    rf"(?<![{_K}{_KATA}A-Za-z0-9_])(?!(?:プラス|マイナス|赤字|黒字|正|負)\s*\()"
+    rf"(?<![{_K}{_KATA}A-Za-z0-9_])(?!(?:プラス|マイナス|赤字|黒字|正|負)\s*\()(?!\d)"
     rf"(?P<col>{NOUN})\s*\(\s*(?P<cond>"
     r"(?:空欄|空白|未入力|ブランク)\s*(?:の\s*(?:行|もの))?\s*(?:は|を)\s*(?:除く|除外|除いて)"
     r"|「[^」]{1,30}」(?:\s*[・、]\s*「[^」]{1,30}」){0,9}\s*(?:以外|のみ|だけ)"
@@ -749,6 +749,9 @@ def _fold(text: str) -> str:
         )
     )
     folded = _CONDITION_IN_BRACKETS.sub(r"\g<col>が\g<cond>", folded)
+    folded = re.sub(  # 「得意先コードが「C999」（社内取引）以外」: a gloss of the value, then 以外
+        r"(?<=」)\s*\([^()「」]{1,20}\)\s*(?=以外|のみ|だけ|を除|は除|を含|の行|のもの)", "", folded
+    )
     folded = re.sub(  # 「単価は平均も見たい」: the metric of the column said as the topic
         rf"(?<![{_K}{_KATA}A-Za-z0-9_])({NOUN})\s*は\s*(平均|合計|最大|最小|最大値|最小値)\s*も",
         r"\1の\2も",
@@ -2241,6 +2244,11 @@ def _condition(
     if column is not None and re.fullmatch(r"\d+\s*(?:行|件|枚|人|個|回|本|台)", column):
         reader.use(start, end)  # 「1行＝1枚です」: what one row stands for, no condition
         return
+    if column is not None and re.fullmatch(
+        r"(?:\d{4}|(?:令和|平成)\d{1,2})\s*年度?(?:上期|下期|上半期|下半期)?|\d{1,2}\s*月分?",
+        column,
+    ):
+        column = None  # 「2024年度が…以外」: a period, not a column: which date column is asked
     if (column is not None and _LIMIT_WORD.fullmatch(column)) or re.search(
         rf"(?:{_LIMIT_WORD.pattern})\s*$", reader.text[:start]
     ):
@@ -2733,7 +2741,8 @@ _EXCLUDE = re.compile(
 なので除いて」): the rows it names are dropped (「重複削除」 is a dedupe; 「入っている物件だけ
 （空白は除外）」 keeps them and says so twice)."""
 _LISTED_CONDITIONS = re.compile(
-    r"\s*(?:の)?\s*(?:行|もの|データ|明細|取引|分|人|方|レコード)?\s*(?:\([^()]{0,20}\))?\s*"
+    rf"\s*(?:の)?\s*(?:行|もの|データ|明細|取引|分|人|方|レコード|(?<=の)\s*[{_K}{_KATA}]{{1,6}})?"
+    r"\s*(?:\([^()]{0,20}\))?\s*"
     r"(?:と|や|、|,|および|及び|または|又は|か)\s*[、,]?\s*"
 )
 """What lies between two conditions listed for one verb (「金額が0円の行と、備考に…」)."""
@@ -7030,6 +7039,16 @@ def _filters_in_numbered_order(
     return result
 
 
+def _computed_columns_kept(reader: _Reader, steps: list[StepSpec]) -> None:
+    """「倉庫・品目コード・在庫数・単価の列だけ残し、在庫金額＝在庫数×単価 の列を追加して」: a
+    column added after the columns to keep were said is kept too (the select runs last)."""
+    position = {id(step): at for at, step in reader.steps}
+    for select in (s for s in steps if s.kind == "select" and s.columns):
+        for compute in (s for s in steps if s.kind == "compute"):
+            if position.get(id(compute), -1) > position.get(id(select), len(reader.text)):
+                select.columns += [c for c in compute.expressions if c not in select.columns]
+
+
 def _merged_normalize(steps: list[StepSpec]) -> list[StepSpec]:
     """「金額を数値に直して、作業日も日付に揃えて」: one normalisation of every column named."""
     first = next((step for step in steps if step.kind == "normalize"), None)
@@ -7812,6 +7831,7 @@ def _read(
     ordered = _filters_of_totals(reader, ordered)
     ordered = _filters_in_numbered_order(reader, ordered, first_filter, said_at)
     ordered = _formulas_of_totals(ordered)
+    _computed_columns_kept(reader, ordered)
     _sort_after_aggregate(ordered)
     _columns_named_elsewhere(reader, ordered)
     _keys_said_short(ordered, reader.gaps)
