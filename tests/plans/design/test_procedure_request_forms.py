@@ -822,3 +822,29 @@ def test_a_column_added_after_the_columns_kept_is_kept() -> None:
     assert [s.columns for s in procedure.steps if s.kind == "select"] == [
         ["倉庫", "品目コード", "在庫数"]
     ]
+
+
+def test_an_extension_number_is_no_condition() -> None:
+    text = (
+        "入力：予約.xlsx\n条件1：施設区分 = 屋内プール\n出力：CSV（プール予約.csv）\n"
+        "不明点あれば内線2145まで。"
+    )
+    procedure = read_procedure(text)
+    assert [(c.column, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("施設区分", "屋内プール")
+    ]
+
+
+def test_the_key_of_duplicates_said_in_brackets() -> None:
+    procedure = read_procedure(
+        "候補者リスト.csv の重複（メールアドレス が同じもの）を消してCSVで返してください"
+    )
+    assert [s.keys for s in procedure.steps if s.kind == "dedupe"] == [["メールアドレス"]]
+
+
+def test_a_file_name_ending_in_three_kana() -> None:
+    procedure = read_procedure(
+        "精算.xlsx を 費目 ごとに 金額 を合計。"
+        "会長のOKをもらってから 祭り精算まとめ.xlsx に書き出し"
+    )
+    assert [o.file_name for o in procedure.outputs] == ["祭り精算まとめ.xlsx"]
