@@ -848,3 +848,12 @@ def test_a_file_name_ending_in_three_kana() -> None:
         "会長のOKをもらってから 祭り精算まとめ.xlsx に書き出し"
     )
     assert [o.file_name for o in procedure.outputs] == ["祭り精算まとめ.xlsx"]
+
+
+def test_a_count_named_by_the_writer_and_sorted_by_that_name() -> None:
+    for said in ("予約件数（行数）と 利用料金 の合計。", "予約件数 と 利用料金 の合計を出して、"):
+        procedure = read_procedure(f"予約.xlsx、施設名 ごとに {said}予約件数の多い順。Excelで")
+        assert [(s.kind, s.count_name, s.by) for s in procedure.steps] == [
+            ("aggregate", "予約件数", []),
+            ("sort", None, ["予約件数"]),
+        ], said

@@ -836,8 +836,11 @@ def _fold(text: str) -> str:
     folded = re.sub(  # 「業者ごと（協力業者列）」: the column a word stands for, said beside it
         rf"{NOUN}(\s*(?:ごと|別|毎)?)\s*\(\s*「?({NOUN})」?\s*(?:列|欄)\s*\)", r"\2\1", folded
     )
-    folded = re.sub(  # 「送迎回数（行数）」: a count of rows, named by the writer
-        rf"{NOUN}\s*\(\s*(?:行数|行の数|レコード数|件数)\s*\)", "件数", folded
+    folded = re.sub(  # 「送迎（行数）」: a count of rows, named by the writer
+        # (「予約件数（行数）」 keeps its name, read by ``_COUNT_NAME``)
+        rf"{NOUN}(?<!件数)(?<!回数)(?<!人数)(?<!者数)\s*\(\s*(?:行数|行の数|レコード数|件数)\s*\)",
+        "件数",
+        folded,
     )
     return _formulas_said_in_words(folded)
 
@@ -3080,7 +3083,8 @@ def _names_a_file(reader: _Reader, noun: str) -> bool:
 
 
 _COUNT_NAME = re.compile(
-    rf"(?P<name>{NOUN}(?:件数|回数|人数|者数))\s*(?:を|の)?\s*(?:数え|カウント|出|求め|集計)"
+    rf"(?P<name>{NOUN}(?:件数|回数|人数|者数))\s*(?:\(\s*(?:行数|件数|レコード数)\s*\)\s*)?"
+    r"(?:を|の)?\s*(?:数え|カウント|出|求め|集計|と(?=[^。]{0,30}?(?:合計|平均|最大|最小)))"
 )
 """「訪問件数を数える」「夜勤回数を出して」: the instruction's name for the row count."""
 
