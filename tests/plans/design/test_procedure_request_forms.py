@@ -857,3 +857,22 @@ def test_a_count_named_by_the_writer_and_sorted_by_that_name() -> None:
             ("aggregate", "予約件数", []),
             ("sort", None, ["予約件数"]),
         ], said
+
+
+def test_a_people_column_sorted_with_no_group_is_no_count() -> None:
+    procedure = read_procedure(
+        "受注.csv、先に 予約番号 で重複を消して、次に 開催日 が 2025-05-01 以降のものに絞り、"
+        "人数 の多い順に並べ、最後に 予約番号・顧客名・開催日・人数 の4列だけ残してCSVに。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert "aggregate" not in [s.kind for s in procedure.steps]
+    assert [s.by for s in procedure.steps if s.kind == "sort"] == [["人数"]]
+
+
+def test_a_people_column_kept_in_a_numbered_step_before_the_total() -> None:
+    procedure = read_procedure(
+        "1. 宴会.csv を読み込む\n2. 人数 が 50 以上 の案件だけ残す\n"
+        "3. 会場区分 ごとに 受注金額 の合計を出す\n4. 宴会集計.xlsx に出力"
+    )
+    assert [s.kind for s in procedure.steps] == ["filter", "aggregate"]
+    assert [(c.column, c.op) for s in procedure.steps for c in s.conditions] == [("人数", ">=")]

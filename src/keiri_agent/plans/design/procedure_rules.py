@@ -3431,6 +3431,15 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             )
         ):
             column = last[1]  # 「金額の合計と平均」: the metrics of one column
+        if (
+            metric == "count"
+            and not groups
+            and re.fullmatch(
+                r"[^\s、。]*(?:人数|者数)", text[match.start() : match.end("m")].strip()
+            )
+            and _SORT.match(text, match.start())
+        ):
+            continue  # 「人数 の多い順に並べ」 with no group: the column 人数, sorted, no count
         if metric == "count":  # 「申込件数」「金額の合計と件数」: rows; 「番号を数え」: the column
             column = (
                 column
@@ -6927,10 +6936,17 @@ def _filters_of_totals(reader: _Reader, steps: list[StepSpec]) -> list[StepSpec]
             index += 1
             continue
         following = conditions[index + 1] if index + 1 < len(conditions) else None
+        totalled_at = next((at for at, step in reader.steps if step is aggregate), None)
+        said_in_an_earlier_step = (  # 「3. 人数 が 50 以上の案件だけ残す 4. …ごとに合計」
+            span is not None
+            and totalled_at is not None
+            and any(span[0] < join < totalled_at for join in reader.numbered_joins)
+        )
         if (
             word.column in _METRIC_WORDS
             and _METRIC_WORDS[word.column]
             and isinstance(word.value, int | float)
+            and not said_in_an_earlier_step
         ):  # 「件数が3件以上の取引先」: the count of each group
             later.append(
                 word.model_copy(
@@ -6953,7 +6969,6 @@ def _filters_of_totals(reader: _Reader, steps: list[StepSpec]) -> list[StepSpec]
                 later.append(following.model_copy(update={"column": column}))
                 index += 2
                 continue
-        totalled_at = next((at for at, step in reader.steps if step is aggregate), None)
         if (
             span is not None
             and totalled_at is not None
