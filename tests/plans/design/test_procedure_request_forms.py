@@ -876,3 +876,30 @@ def test_a_people_column_kept_in_a_numbered_step_before_the_total() -> None:
     )
     assert [s.kind for s in procedure.steps] == ["filter", "aggregate"]
     assert [(c.column, c.op) for s in procedure.steps for c in s.conditions] == [("人数", ">=")]
+
+
+def test_an_income_column_compared_with_an_amount() -> None:
+    procedure = read_procedure("求人.xlsx の 想定年収 が 600万円未満 の行を 求人_抽出.xlsx に")
+    assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("想定年収", "<", 6000000)
+    ]
+
+
+def test_a_master_looked_up_with_hiku_and_a_stop_before_writing() -> None:
+    procedure = read_procedure(
+        "各位\n傾向を調べてほしいと委託元から依頼がありました。以下お願いします。\n"
+        "1) 票_10月.csv と 票_11月.csv を縦につなげる\n"
+        "2) 担当チーム をキーに チームマスタ.csv から チームリーダー名 を引く\n"
+        "3) 担当チーム、チームリーダー名 ごとに件数\n4) 書き出す前に一度止めてください\n"
+        "5) 集計.xlsx に出力"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [s.kind for s in procedure.steps] == ["concat", "join", "aggregate", "approval"]
+
+
+def test_a_master_stacked_with_no_join_is_asked() -> None:
+    procedure = read_procedure(
+        "票_10月.csv と 票_11月.csv と チームマスタ.csv を縦につなげて、"
+        "担当チーム ごとに件数を 集計.xlsx に"
+    )
+    assert any("チームマスタ.csv" in gap.message for gap in procedure.gaps)

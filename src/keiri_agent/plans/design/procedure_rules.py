@@ -90,6 +90,7 @@ AMOUNT = (
 
 _AMOUNT_NOUN = re.compile(
     r"(額|金|価|価格|料|料金|代|代金|高|売上|残高|費用|単価|金額|報酬|賃金|給与|給料|手当|税|賃|給"
+    r"|年収|月収|収入|収益|利益|所得|賞与"
     r"|予算|原価|(?<=..)合計|(?<=..)小計)$"
 )
 """Nouns that name an amount column (word formation: 金額, 請求額, 単価, 残高 …)."""
@@ -2031,6 +2032,8 @@ _JOIN = re.compile(
     r"結合|紐付け|紐づけ|ひも付け|紐付|結び(?:つ|付)け|VLOOKUP|vlookup|参照して|付与(?![\u4e00-\u9fff\u30a1-\u30fa])|付け足|(?<=[^\s、。])\s*(?:で|をキーに(?:して)?|をキーとして)\s*くっつけ|引っ張"
     r"|持ってく|引いてく|付け加え|(?<![A-Za-z])(?:join|JOIN|merge)(?![A-Za-z])"
     r"|(?<=照合し)\s*[^、。]{1,40}?を\s*付(?:し|す)"  # 「…と照合し 機種名・保管拠点 を付し」
+    # 「担当チーム をキーに 担当チームマスタ.csv から チームリーダー名 を引く」: looked up
+    r"|(?<=\.csv|xlsx|\.xls)\s*から\s*[^、。]{1,30}?を\s*引(?:く|いて|き|っ)"
     r"|突き合わせて[^、。]{0,24}?(?:を付け|を追加|を加え|を付与)"
     r"|(?<=[^\s、。順まま])\s*(?:で|をキーに(?:して)?|をキーとして)\s*(?:つな|繋)(?:い|げ|ぐ)"
     r"|(?<=[^\s、。])\s*(?:で|をキーに(?:して)?|をキーとして)\s*(?:付け|つけ)(?=て|る|た|ま)"
@@ -2203,6 +2206,7 @@ _APPROVAL = re.compile(
     # 「書き出す前に、一度私に確認させて」「書き出す前に一声かけてください」
     r"|(?<=前に)[、,]?[^。]{0,12}?(?:確認|チェック)\s*させて"
     r"|(?<=前に)[、,]?[^。]{0,12}?一声\s*(?:かけ|掛け)"
+    r"|(?<=前に)[、,]?[^。]{0,12}?(?:止めて|とめて|ストップして)"  # 「書き出す前に一度止めて」
     # 「承認待ちにしておいて」「結果を塾長に見ていただいてから」
     r"|(?:確認|承認)待ち|(?:見て|目を通して)\s*(?:いただいて|もらって|いただき|もらい)\s*から"
     r"|(?:OK|了承|許可)\s*(?:を|が)?\s*(?:出す|出る|もらう|もらえる|出して|出た)\s*(?:まで|後に?|から)"
@@ -6254,7 +6258,8 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             )  # 「月末(の)締めで」: when the books close
             or re.match(r"\s*(?:な|だ)\s*(?:ので|から)", text[end:])  # 「同じ様式なので」: why
             or re.fullmatch(  # 「一回承認」「何回も申し込んでる」「最終的には」: no column
-                r"(?:一|1)\s*(?:回|度)|一旦|今回|毎回|都度|何回|何度|最終的|直後|直前|要領|一致扱い",
+                r"(?:一|1)\s*(?:回|度)|一旦|今回|毎回|都度|何回|何度|最終的|直後|直前|要領|一致扱い"
+                r"|ぜんぶ|全部|みんな",
                 surface,
             )
             or re.match(  # 「点検の順番決めに使うから」: a purpose
@@ -6304,8 +6309,9 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
 
 
 _PERSON = re.compile(
-    r"課長|部長|上長|上司|承認者|責任者|社長|所長|院長|店長|理事長|マネージャー|管理者"
-    r"|[\u4e00-\u9fff]{1,4}長(?![\u4e00-\u9fff])|[\u30a1-\u30fa\u30fc]*(?:マネージャー|リーダー)"
+    r"(?:課長|部長|上長|上司|承認者|責任者|社長|所長|院長|店長|理事長|マネージャー|管理者"
+    r"|[\u4e00-\u9fff]{1,4}長(?![\u4e00-\u9fff])|[\u30a1-\u30fa\u30fc]*(?:マネージャー|リーダー))"
+    r"(?!\s*(?:名|番号|ID|コード|区分|欄))"  # 「チームリーダー名」: a column
 )
 """People who approve: named in an instruction, they are there for an approval."""
 
@@ -7268,6 +7274,26 @@ def _notes(reader: _Reader) -> None:
             reader.use(note.start(), end)
 
 
+def _master_stacked(reader: _Reader) -> None:
+    """Files stacked (concat) beside a master (「担当チームマスタ.csv」) that no join or
+    reconciliation uses: the master's rows would be stacked with the data; asked."""
+    kinds = {step.kind for _, step in reader.steps}
+    if "concat" not in kinds or kinds & {"join", "reconcile"}:
+        return
+    masters = [item for item in reader.inputs if _MASTER_WORDS.search(item.holds)]
+    if masters and len(masters) < len(reader.inputs):
+        for item in masters:
+            reader.gaps.append(
+                Gap(
+                    kind="not_understood",
+                    message=f"「{item.source}」をどう使うか読み取れませんでした（ほかのファイルと"
+                    "縦につなげるのか、キーで結合するのか、「〇〇で結合して△△を付ける」のように"
+                    "書いてください）",
+                    source=item.source,
+                )
+            )
+
+
 def _background_sentences(reader: _Reader) -> None:
     """「今年は天候不順で出荷量が例年より少なく、部会でも話題になっております。」: a sentence
     before the first file is named that states how things are (nothing read from it, no
@@ -7336,7 +7362,8 @@ def _only_said_again_or_documents(reader: _Reader, start: int, end: int) -> bool
 
 
 _REPORTED_REQUEST = re.compile(
-    r"(?:との|という)\s*(?:ご?依頼|ご?相談|ご?要望|ご?指示|話)\s*が\s*(?:ありました|あった|来ました|きました)\s*$"
+    r"と\s*[^。「」]{0,12}?(?:から|より)\s*(?:ご?依頼|ご?相談|ご?要望|ご?指示)\s*が\s*(?:ありました|あった)\s*$"
+    r"|(?:との|という)\s*(?:ご?依頼|ご?相談|ご?要望|ご?指示|話)\s*が\s*(?:ありました|あった|来ました|きました)\s*$"
     r"|と\s*(?:言われ|頼まれ|依頼され|指示され)(?:ました|た)\s*$"
 )
 """「…一覧を作ってほしいとの依頼がありました」: the request told as news; the sentences after
@@ -7831,6 +7858,7 @@ def _read(
     _fetch_requests(reader)
     _effect_requests(reader)
     _unused_inputs(reader)
+    _master_stacked(reader)
     _background_sentences(reader)
     _notes(reader)
     _read_leftovers(reader)
