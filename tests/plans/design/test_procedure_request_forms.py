@@ -903,3 +903,34 @@ def test_a_master_stacked_with_no_join_is_asked() -> None:
         "担当チーム ごとに件数を 集計.xlsx に"
     )
     assert any("チームマスタ.csv" in gap.message for gap in procedure.gaps)
+
+
+def test_the_first_rows_said_before_the_columns_kept() -> None:
+    procedure = read_procedure(
+        "在庫.xlsx、在庫金額 の高い順に上位20件、"
+        "商品コード・商品名・在庫金額 の列でExcelに出してください。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [s.columns for s in procedure.steps if s.kind == "select"] == [
+        ["商品コード", "商品名", "在庫金額"]
+    ]
+    assert [s.limit for s in procedure.steps if s.kind == "sort"] == [20]
+
+
+def test_a_file_asked_to_be_made_and_an_approval_placed() -> None:
+    procedure = read_procedure(
+        "返品.csv から 検品結果 が「良品」のものだけ抜いて、商品コード と 数量 の2列で "
+        "在庫戻し対象.xlsx を作成してください。ただし、書き出す前に必ず店長の承認をはさむこと。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [o.file_name for o in procedure.outputs] == ["在庫戻し対象.xlsx"]
+    assert "approval" in [s.kind for s in procedure.steps]
+
+
+def test_a_request_quoted_from_a_boss() -> None:
+    procedure = read_procedure(
+        "部長から転送です：「請求予定.csv を 請求金額 の大きい順に並べ替えて、"
+        "請求予定_並替.xlsx に書き出すこと」とのことなので対応お願いします。"
+    )
+    assert not procedure.gaps, [gap.message for gap in procedure.gaps]
+    assert [(s.kind, s.by) for s in procedure.steps] == [("sort", ["請求金額"])]
