@@ -934,3 +934,40 @@ def test_a_request_quoted_from_a_boss() -> None:
     )
     assert not procedure.gaps, [gap.message for gap in procedure.gaps]
     assert [(s.kind, s.by) for s in procedure.steps] == [("sort", ["請求金額"])]
+
+
+def test_rows_said_to_be_kept_too_are_no_condition() -> None:
+    procedure = read_procedure(
+        "在籍者.csvと通級記録.csvを児童番号で左結合し、通級回数が空欄の児童も残したまま、"
+        "児童番号順に並べて通級状況一覧.xlsxに出力してください。"
+    )
+    assert not [c for s in procedure.steps for c in s.conditions]
+
+
+def test_a_frequency_per_month_is_no_column() -> None:
+    procedure = read_procedure(
+        "利用記録.csv から 利用回数が月8回以上の園児を抽出して、多利用者.xlsxに出力してください。"
+    )
+    assert not any(c.column == "月" for s in procedure.steps for c in s.conditions)
+
+
+def test_a_running_total_compared_after_the_total() -> None:
+    procedure = read_procedure(
+        "参加記録.csvから、参加時間を合計してボランティアID別の累計時間を出し、"
+        "累計が20時間に満たない人は対象外にして、表彰候補.xlsxに出力してください。"
+    )
+    assert [s.kind for s in procedure.steps] == ["aggregate", "filter"]
+    assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("参加時間", ">=", 20)  # after the total: the Plan compares 参加時間_sum
+    ]
+
+
+def test_the_column_said_in_brackets_after_its_condition() -> None:
+    procedure = read_procedure(
+        "・ファイル：健診結果.csv\n・対象：40歳以上（年齢列）\n・BMIが25以上の人を抽出（BMI列）\n"
+        "・出力先：要指導者.csv"
+    )
+    assert [(c.column, c.op, c.value) for s in procedure.steps for c in s.conditions] == [
+        ("年齢", ">=", 40),
+        ("BMI", ">=", 25),
+    ]

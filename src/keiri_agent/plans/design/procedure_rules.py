@@ -760,6 +760,11 @@ def _fold(text: str) -> str:
         )
     )
     folded = _CONDITION_IN_BRACKETS.sub(r"\g<col>が\g<cond>", folded)
+    folded = re.sub(  # 「40歳以上（年齢列）」: the column said in brackets after its condition
+        rf"({AMOUNT}\s*(?:以上|以下|未満|超|を超える))\s*\(\s*({NOUN})\s*(?:列|欄)\s*\)",
+        r"\2が\1",
+        folded,
+    )
     folded = re.sub(  # 「重複（メールアドレス が同じもの）を消して」: the key said in brackets
         rf"重複\s*\(\s*({QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,5}})\s*が\s*同じ[^()]{{0,8}}\)",
         r"\1が同じ重複",
@@ -1936,6 +1941,7 @@ _METRIC_WORDS = {
     "合計額": "sum",
     "小計": "sum",
     "総計": "sum",
+    "累計": "sum",
     "集計": None,
     "平均": "mean",
     "平均値": "mean",
@@ -2268,7 +2274,8 @@ def _condition(
         reader.use(start, end)  # 「1行＝1枚です」: what one row stands for, no condition
         return
     if column is not None and re.fullmatch(
-        r"(?:\d{4}|(?:令和|平成)\d{1,2})\s*年度?(?:上期|下期|上半期|下半期)?|\d{1,2}\s*月分?",
+        r"(?:\d{4}|(?:令和|平成)\d{1,2})\s*年度?(?:上期|下期|上半期|下半期)?|\d{1,2}\s*月分?"
+        r"|月|週|年|日|毎月|月間|年間",  # 「利用回数が月8回以上」: per month, no column 月
         column,
     ):
         column = None  # 「2024年度が…以外」: a period, not a column: which date column is asked
@@ -2772,7 +2779,8 @@ _LISTED_CONDITIONS = re.compile(
 
 
 _INCLUDED_TOO = re.compile(
-    r"^(?:\([^()]{0,20}\)|[^、。(（]){0,14}?も\s*(?:含め|含む|含ん|入れ|対象に|対象と|集計に入れ)"
+    r"^(?:\([^()]{0,20}\)|[^、。(（]){0,14}?も\s*(?:含め|含む|含ん|入れ|対象に|対象と|集計に入れ"
+    r"|残し|残す|残した|消さ|除かず|外さ)"  # 「通級回数が空欄の児童も残したまま」
 )
 """「金額が1万円未満の少額経費も含めてください」: rows said to be kept too, no condition."""
 
