@@ -971,3 +971,13 @@ def test_the_column_said_in_brackets_after_its_condition() -> None:
         ("年齢", ">=", 40),
         ("BMI", ">=", 25),
     ]
+
+
+def test_a_reconciliation_told_to_leave_out_the_matched_rows() -> None:
+    procedure = read_procedure(
+        "運賃請求書.xlsxと運送会社からの明細.csvを伝票番号で突き合わせて、金額の差があるものを"
+        "運賃差異.xlsxに出力してください。一致したものは出さなくていいです。"
+    )
+    assert [s.parts for s in procedure.steps if s.kind == "reconcile"] == [
+        ["differences", "unmatched_left", "unmatched_right"]
+    ]

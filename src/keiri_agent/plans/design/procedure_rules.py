@@ -4307,9 +4307,20 @@ _IN_BOTH = re.compile(
 """「両方にいる顧客」「どちらにもある商品」: the rows the two tables share."""
 
 
+_MATCHED_NOT_WANTED = re.compile(
+    r"一致(?:した|している|する)?\s*(?:もの|行|分|明細|データ)?\s*(?:は|を)\s*"
+    r"(?:出さなくて|出さない|出力しない|出力しなくて|不要|いらない|要らない|要りません|いりません|除いて|外して)"
+)
+"""「一致したものは出さなくていいです」: every part of a reconciliation but the matched rows."""
+
+
 def _one_side_wanted(reader: _Reader, step: StepSpec) -> None:
     """A reconciliation asked for one side only (「銀行明細にあって会計データにない取引」): that
     part alone is the result (the first table read is the left one)."""
+    not_matched = _MATCHED_NOT_WANTED.search(reader.text)
+    if not_matched and not step.parts:
+        step.parts = ["differences", "unmatched_left", "unmatched_right"]
+        reader.use(not_matched.start(), not_matched.end())
     both = _IN_BOTH.search(reader.text)
     if both and len(reader.inputs) == 2 and not _ONE_SIDE.search(reader.text):
         step.parts = ["matched"]  # 「両方にいる顧客を出して」: the rows found in both tables
