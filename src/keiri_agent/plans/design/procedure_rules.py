@@ -1417,50 +1417,41 @@ def _file_ranges(reader: _Reader) -> None:
         ends = re.split(r"(\d+)", first.holds), re.split(r"(\d+)", last.holds)
         differ = [i for i, (a, b) in enumerate(zip(*ends, strict=False)) if a != b]
         months = _months_between(ends, differ) if first.format == last.format else []
-        if months:  # 「書籍売上_2024-04.csv」〜「書籍売上_2025-03.csv」: every month between
-            extension = first.source.rsplit(".", 1)[-1]
-            for step, (year, month) in enumerate(months, start=1):
-                parts = list(ends[0])
-                parts[differ[0]] = str(year)
-                parts[differ[1]] = str(month).zfill(len(ends[0][differ[1]]))
-                holds = "".join(parts)
-                item = InputSpec(
-                    id=f"range{len(reader.inputs)}",
-                    format=first.format,
-                    holds=holds,
-                    source=f"{holds}.{extension}",
-                )
-                reader.inputs.append(item)
-                reader.input_positions[item.id] = start + step
-                added = True
-            continue
-        span = (
-            int(ends[1][differ[0]]) - int(ends[0][differ[0]])
-            if len(ends[0]) == len(ends[1]) and len(differ) == 1 and differ[0] % 2 == 1
-            else 0
-        )
-        if span == 1 and first.format == last.format:
-            continue  # 「売上_1.csv 〜 売上_2.csv」: nothing between the two
-        if first.format != last.format or not 1 < span <= 24:
-            message = (
-                f"「{first.source} 〜 {last.source}」の間にどのファイルがあるか読み取れません"
-                "でした。読み込むファイルの名前をそれぞれ書いてください"
-            )
-            if all(gap.message != message for gap in reader.gaps):
-                reader.gaps.append(
-                    Gap(
-                        kind="not_understood",
-                        message=message,
-                        source=f"{first.source}〜{last.source}",
-                    )
-                )
-            continue
-        number = ends[0][differ[0]]
-        extension = first.source.rsplit(".", 1)[-1]
-        for step in range(1, span):
+        names = []  # the names of the files between the two, in order
+        for year, month in months:  # 「書籍売上_2024-04.csv」〜「書籍売上_2025-03.csv」
             parts = list(ends[0])
-            parts[differ[0]] = str(int(number) + step).zfill(len(number))
-            holds = "".join(parts)
+            parts[differ[0]] = str(year)
+            parts[differ[1]] = str(month).zfill(len(ends[0][differ[1]]))
+            names.append("".join(parts))
+        if not months:
+            span = (
+                int(ends[1][differ[0]]) - int(ends[0][differ[0]])
+                if len(ends[0]) == len(ends[1]) and len(differ) == 1 and differ[0] % 2 == 1
+                else 0
+            )
+            if span == 1 and first.format == last.format:
+                continue  # 「売上_1.csv 〜 売上_2.csv」: nothing between the two
+            if first.format != last.format or not 1 < span <= 24:
+                message = (
+                    f"「{first.source} 〜 {last.source}」の間にどのファイルがあるか読み取れません"
+                    "でした。読み込むファイルの名前をそれぞれ書いてください"
+                )
+                if all(gap.message != message for gap in reader.gaps):
+                    reader.gaps.append(
+                        Gap(
+                            kind="not_understood",
+                            message=message,
+                            source=f"{first.source}〜{last.source}",
+                        )
+                    )
+                continue
+            number = ends[0][differ[0]]
+            for step in range(1, span):
+                parts = list(ends[0])
+                parts[differ[0]] = str(int(number) + step).zfill(len(number))
+                names.append("".join(parts))
+        extension = first.source.rsplit(".", 1)[-1]
+        for step, holds in enumerate(names, start=1):
             item = InputSpec(
                 id=f"range{len(reader.inputs)}",
                 format=first.format,
