@@ -7033,40 +7033,49 @@ def _filters_of_totals(reader: _Reader, steps: list[StepSpec]) -> list[StepSpec]
     return [*ordered[:position], having, *ordered[position:]]
 
 
+def _position(reader: _Reader, step: StepSpec) -> int | None:
+    """Where ``step`` was read in the instruction (``None`` for a step made afterwards)."""
+    return next((at for at, read in reader.steps if read is step), None)
+
+
 def _filters_in_numbered_order(
-    reader: _Reader, steps: list[StepSpec], keep: StepSpec | None, said_at: dict[int, int]
+    reader: _Reader,
+    steps: list[StepSpec],
+    keep: StepSpec | None,
+    said: Sequence[tuple[Condition, int]],
 ) -> list[StepSpec]:
     """「1. 承認状況が「差戻」の行を除く 2. 要員IDごとに稼働時間を合計 … 5. 超過時間が0より大きい
     要員のみ残す」: conditions said in numbered steps with other steps between them keep rows
     where they were said (one filter per numbered step), not all at the place of one."""
     if keep is None or keep not in steps or not reader.numbered_joins:
         return steps
-    position = {id(step): at for at, step in reader.steps}
-    others = [s for s in steps if s.kind != "filter"]
-    if any(id(s) not in position for s in others) or [position[id(s)] for s in others] != sorted(
-        position[id(s)] for s in others
-    ):
+    others = [_position(reader, s) for s in steps if s.kind != "filter"]
+    placed = [a for a in others if a is not None]
+    if len(placed) != len(others) or placed != sorted(placed):
         return steps  # the steps do not run in the order they were said: left as read
     joins = sorted(reader.numbered_joins)
-    if any(said_at.get(id(condition)) is None for condition in keep.conditions):
+    found = [next((a for c, a in said if c is condition), None) for condition in keep.conditions]
+    at = [a for a in found if a is not None]
+    if len(at) != len(found):
         return steps
-    segments = {
-        id(c): sum(1 for j in joins if j < said_at[id(c)])
-        for c in keep.conditions
-        if any(a <= said_at[id(c)] < b for a, b in reader.numbered_lines)
-    }
     # a condition said outside the numbered steps (「※ 申告区分が「輸入(予備)」のものは含めません」
     # after them) keeps rows with the first condition of the steps
-    earliest = min(segments.values(), default=0)
+    segments = [
+        sum(1 for j in joins if j < a)
+        if any(b <= a < e for b, e in reader.numbered_lines)
+        else None
+        for a in at
+    ]
+    earliest = min((n for n in segments if n is not None), default=0)
     groups: dict[int, list[Condition]] = {}
-    for condition in keep.conditions:
-        groups.setdefault(segments.get(id(condition), earliest), []).append(condition)
+    in_steps: dict[int, list[int]] = {}  # where each group's conditions said in a step are
+    for condition, a, segment in zip(keep.conditions, at, segments, strict=True):
+        groups.setdefault(earliest if segment is None else segment, []).append(condition)
+        if segment is not None:
+            in_steps.setdefault(segment, []).append(a)
     if len(groups) < 2:
         return steps
-    firsts = {
-        segment: min((said_at[id(c)] for c in group if id(c) in segments), default=0)
-        for segment, group in groups.items()
-    }
+    firsts = {group: min(in_steps.get(group, [0])) for group in groups}
     result = [s for s in steps if s is not keep]
     for segment in sorted(groups, reverse=True):
         step = keep.model_copy(
@@ -7083,7 +7092,7 @@ def _filters_in_numbered_order(
             (
                 i
                 for i, s in enumerate(result)
-                if s.kind != "filter" and position.get(id(s), -1) > firsts[segment]
+                if s.kind != "filter" and (_position(reader, s) or -1) > firsts[segment]
             ),
             len(result),
         )
@@ -7094,10 +7103,10 @@ def _filters_in_numbered_order(
 def _computed_columns_kept(reader: _Reader, steps: list[StepSpec]) -> None:
     """「倉庫・品目コード・在庫数・単価の列だけ残し、在庫金額＝在庫数×単価 の列を追加して」: a
     column added after the columns to keep were said is kept too (the select runs last)."""
-    position = {id(step): at for at, step in reader.steps}
     for select in (s for s in steps if s.kind == "select" and s.columns):
+        said = _position(reader, select)
         for compute in (s for s in steps if s.kind == "compute"):
-            if position.get(id(compute), -1) > position.get(id(select), len(reader.text)):
+            if said is not None and (_position(reader, compute) or -1) > said:
                 select.columns += [c for c in compute.expressions if c not in select.columns]
 
 
@@ -7723,22 +7732,13 @@ _DEADLINE = re.compile(
 a row is compared with."""
 
 
-def _form_fields(reader: _Reader, lines: Sequence[str]) -> None:
-    """Mark the fields of a request form and the deadline of a request as read (context)."""
+def _form_fields(reader: _Reader, lines: Sequence[tuple[int, int]]) -> None:
+    """Mark the fields of a request form (to the end of their line, ``lines`` being where each
+    line is) and the deadline of a request as read (context)."""
     text = reader.text
     for said in _FORM_FIELD.finditer(text):
-        line = next(
-            (
-                line
-                for line in lines
-                if re.match(rf"\s*{said.group('key')}\s*[:=]", line)
-                and text.find(line.split("。")[0].split(":", 1)[-1].strip(), said.end()) >= 0
-            ),
-            None,
-        )
-        last = line.split("。")[-1].strip() if line else ""
-        at = text.find(last, said.end()) if last else -1
-        end = at + len(last) if at >= 0 and "。" in line else text.find("。", said.end())  # type: ignore[operator]
+        end = next((b for a, b in lines if a <= said.start() < b), -1)
+        end = end if end >= 0 else text.find("。", said.end())
         end = len(text) if end < 0 else end
         value = text[said.end() : end].strip()
         key = said.group("key")
@@ -7766,36 +7766,30 @@ def _form_fields(reader: _Reader, lines: Sequence[str]) -> None:
         reader.use(deadline.start(), deadline.end())
 
 
-def _numbered_lines(text: str, lines: Sequence[tuple[str, bool]]) -> list[tuple[int, int]]:
-    """Where each numbered line is found in ``text``, in order (a line said again as another
-    sentence by a settings rule is not found, and left out)."""
-    spans: list[tuple[int, int]] = []
+def _line_spans(text: str, lines: Sequence[tuple[str, bool]]) -> list[tuple[int, int, bool] | None]:
+    """Where each line of the instruction is in ``text`` (start, end, numbered), in order;
+    ``None`` for a line a settings rule said again as another sentence (not found)."""
+    spans: list[tuple[int, int, bool] | None] = []
     cursor = 0
     for line, numbered in lines:
         at = text.find(line, cursor)
         if at < 0:
+            spans.append(None)
             continue
-        if numbered:
-            spans.append((at, at + len(line)))
+        spans.append((at, at + len(line), numbered))
         cursor = at + len(line)
     return spans
 
 
-def _numbered_joins_moved(text: str, lines: Sequence[tuple[str, bool]]) -> set[int]:
+def _numbered_joins_moved(spans: Sequence[tuple[int, int, bool] | None], text: str) -> set[int]:
     """Where one numbered step ends and the next begins in ``text``, the instruction said again
-    with its settings lines as sentences (「処理内容： 1. … 2. …」 of a request form): each
-    numbered line found, in order, after the one before it."""
-    joins: set[int] = set()
-    cursor, previous = 0, False
-    for line, numbered in lines:
-        at = text.find(line, cursor)
-        if at < 0:
-            previous = False
-            continue
-        if numbered and previous and at > 0 and text[at - 1] == "。":
-            joins.add(at - 1)
-        cursor, previous = at + len(line), numbered
-    return joins
+    with its settings lines as sentences (「処理内容： 1. … 2. …」 of a request form): the 。
+    between two numbered lines found one after the other."""
+    return {
+        span[0] - 1
+        for previous, span in itertools.pairwise(spans)
+        if previous and span and previous[2] and span[2] and text[span[0] - 1 : span[0]] == "。"
+    }
 
 
 def read_procedure(instruction: str, documents: Sequence[str] = ()) -> Procedure:
@@ -7815,10 +7809,10 @@ def _read(
 ) -> tuple[Procedure, bool]:
     text, joins = _normalized(instruction)
     reader = _Reader(_settings_said_as_sentences(text), context_rules=context_rules)
-    lines = _lines(_fold(instruction))
-    reader.numbered_lines = _numbered_lines(reader.text, lines)
+    spans = _line_spans(reader.text, _lines(_fold(instruction)))
+    reader.numbered_lines = [(span[0], span[1]) for span in spans if span and span[2]]
     reader.numbered_joins = (
-        joins if reader.text == text else _numbered_joins_moved(reader.text, lines)
+        joins if reader.text == text else _numbered_joins_moved(spans, reader.text)
     )
     for retracted in _RETRACTED.finditer(reader.text):
         reader.use(retracted.start(), retracted.end())  # said, then taken back
@@ -7834,7 +7828,7 @@ def _read(
     subject = re.match(r"\s*(?:件名|Subject|subject|Re|RE|Fw|FW)\s*:[^。]*", reader.text)
     if subject:
         reader.use(subject.start(), subject.end())  # 「件名:…の集計について」: a mail's subject
-    _form_fields(reader, [line for line, _ in lines])
+    _form_fields(reader, [(span[0], span[1]) for span in spans if span])
     for phone in _PHONE.finditer(reader.text):
         reader.use(phone.start(), phone.end())  # 「TEL 0465-22-3187」: a signature's number
     for mention in re.finditer(r"@[^\s、。,]{1,20}", reader.text):
@@ -7895,16 +7889,16 @@ def _read(
         ):
             step.count_name = None  # 「受付件数を出して、件数の多い順」: the plain 件数 column
     first_filter = reader.first_step("filter")
-    said_at = (
-        {
-            id(c): span[0]
+    said = (  # where each condition was said (_filters_of_totals moves some of them)
+        [
+            (c, span[0])
             for c, span in zip(first_filter.conditions, reader.condition_spans, strict=False)
-        }
+        ]
         if first_filter
-        else {}
+        else []
     )
     ordered = _filters_of_totals(reader, ordered)
-    ordered = _filters_in_numbered_order(reader, ordered, first_filter, said_at)
+    ordered = _filters_in_numbered_order(reader, ordered, first_filter, said)
     ordered = _formulas_of_totals(ordered)
     _computed_columns_kept(reader, ordered)
     _sort_after_aggregate(ordered)
