@@ -160,7 +160,7 @@ def plan_from_procedure(
             continue
         tables = len(builder.tables)
         parts = _concat_parts(builder, step) if step.kind == "concat" else []
-        node_id, current = _step(builder, step, current, aggregate_columns)
+        node_id, current = _step(builder, step, current, aggregate_columns, parts)
         builder.covers[f"step:{step.id}"] = node_id
         if 0 < len(parts) < tables and current is not None:
             # the stacked files are one table from here on; a later join or reconciliation
@@ -320,7 +320,9 @@ def _step(  # noqa: C901 (one branch per step kind)
     step: StepSpec,
     current: str | None,
     aggregate_columns: dict[str, str],
+    parts: Sequence[InputSpec] = (),
 ) -> tuple[str, str]:
+    """The node of ``step``; ``parts``: the files a stack (concat) takes."""
     records = current or builder.ask(
         f"{step.id}_table", "処理する表", hint="表のファイルを指定してください"
     )
@@ -451,7 +453,7 @@ def _step(  # noqa: C901 (one branch per step kind)
                 }
             outputs = {part: part for part in RECONCILE_PARTS}
     elif step.kind == "concat":
-        inputs = {"tables": [builder.tables[item.id] for item in _concat_parts(builder, step)]}
+        inputs = {"tables": [builder.tables[item.id] for item in parts]}
     node_id = builder.node(
         {
             "id": f"{step.kind}_{step.id}",
