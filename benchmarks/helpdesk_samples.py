@@ -117,6 +117,12 @@ BLIND_KNOWLEDGE_BASES = (
         "faq.xlsx",
         "カシダス",
     ),
+    KnowledgeBaseSample(
+        "manaboard",
+        Path(__file__).resolve().parent / "data" / "helpdesk_blind9",
+        "faq.csv",
+        "マナボード",
+    ),
 )
 """Knowledge bases written blind by helpers who never read the rules (issue 29): a public-
 style manual, release notes and FAQ with answerable, partly answerable and unanswerable

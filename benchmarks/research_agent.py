@@ -91,11 +91,12 @@ BLIND_SETS = {
     "blind6": "guestgate",
     "blind7": "slipnest",
     "blind8": "kashidas",
+    "blind9": "manaboard",
 }
 """Research questions on the blind knowledge bases (issue 29; written by helpers who never
 read the rules): ``--set blind`` (the Procura manual), ``blind2`` (Harumo), ``blind3``
 (Tsugumi), ``blind4`` (Kaishu), ``blind5`` (KeiyakuDock), ``blind6`` (GuestGate), ``blind7``
-(SlipNest), ``blind8`` (Kashidas)."""
+(SlipNest), ``blind8`` (Kashidas), ``blind9`` (Manaboard)."""
 KEY_TERM_SHARE = 0.6
 """A passage "contains" a sentence's key terms when at least this share of them occur."""
 
