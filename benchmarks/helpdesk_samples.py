@@ -141,11 +141,13 @@ building-entry service: DOCX manual labelled by section, Markdown notes supersed
 facts, XLSX FAQ; scored once on the code it met, its misses read since 2026-11-30 (14)),
 ``slipnest`` (a payslip and year-end adjustment service: 17-page PDF manual with cover,
 paged 目次 and paragraphs across page breaks, Markdown notes superseding twelve facts, CSV
-FAQ with BOM; scored once on the code it met) and
+FAQ with BOM; scored once on the code it met),
 ``kashidas`` (a company-car and equipment booking service: DOCX manual with a typed 目次,
 Markdown notes, XLSX FAQ, four unanswerable questions whose topic word the documents use
-elsewhere; scored once on the code it met). Asked with ``--kb NAME``; not in the default
-run."""
+elsewhere; scored once on the code it met) and ``manaboard`` (a training / e-learning
+service: 16-page PDF manual with cover, paged 目次 and paragraphs across page breaks,
+Markdown notes, CSV FAQ with BOM; scored on the code it met, its misses not read). Asked
+with ``--kb NAME``; not in the default run."""
 
 
 def squash(text: str) -> str:
