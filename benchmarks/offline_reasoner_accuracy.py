@@ -218,6 +218,8 @@ BLIND45 = Path(__file__).parent / "data" / "offline_requests_blind45.jsonl"
 BLIND46 = Path(__file__).parent / "data" / "offline_requests_blind46.jsonl"
 BLIND47 = Path(__file__).parent / "data" / "offline_requests_blind47.jsonl"
 BLIND48 = Path(__file__).parent / "data" / "offline_requests_blind48.jsonl"
+BLIND49 = Path(__file__).parent / "data" / "offline_requests_blind49.jsonl"
+BLIND50 = Path(__file__).parent / "data" / "offline_requests_blind50.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -272,6 +274,8 @@ SETS = {
     "blind46": BLIND46,
     "blind47": BLIND47,
     "blind48": BLIND48,
+    "blind49": BLIND49,
+    "blind50": BLIND50,
 }
 
 # (ja name, en name, kind, examples)
