@@ -120,3 +120,21 @@ def test_follow_ups_that_change_the_aggregation_or_the_top_n() -> None:
     mean, top2 = _spec(turns[1]), _spec(turns[2])
     assert mean["metrics"] == {"金額": ["mean"]} and mean["group_cols"] == ["部署"]
     assert top2["top_k"] == 2 and top2["metrics"] == {"金額": ["mean"]}
+
+
+def test_a_grouping_said_to_go_leaves_the_monthly_line() -> None:
+    """「部署は関係なく」 / "instead" after a grouped total: one line for the whole; a plain
+    「月別の推移にして」 keeps the departments as the line's series."""
+    dismissed, instead, kept = (
+        _conversation(EXPENSES, ["部署別の金額合計", text])[1]
+        for text in (
+            "部署は関係なく、月別の推移をグラフで",
+            "make it monthly instead, as a line chart",
+            "月別の推移にして",
+        )
+    )
+    for turn in (dismissed, instead):
+        spec = _spec(turn)
+        assert spec["kind"] == "line" and spec["x"] == "計上日" and spec["y"] == "金額"
+        assert "hue" not in spec
+    assert _spec(kept)["hue"] == "部署"

@@ -370,9 +370,33 @@ def _grouped(base: dict[str, Any], groups: list[str]) -> dict[str, Any]:
     }
 
 
-def _monthly(base: dict[str, Any], x: str, freq: str) -> dict[str, Any]:
+# A grouping said to go: 「券種は関係なく」「所属は外して」「業者は気にしなくていいので」 after
+# the column, "make it monthly instead", 「全体の月別推移」 for the whole.
+_GROUPING_DISMISSED = re.compile(
+    r"^\s*(?:ごと|別|毎)?\s*(?:は|を|も|の区別は|の違いは)?\s*[、,]?\s*"
+    r"(?:関係な|関係無|外し|外す|はずし|はずす|気にしな|気にせ|問わ|無視|抜きで|不要|いらな|なしで|無しで)"
+)
+_AS_A_WHOLE = re.compile(
+    r"全体の|全体で|全社の|全社で|合算|(?<![a-z])(?:instead|overall|altogether|combined|as a whole)"
+    r"(?![a-z])",
+    re.IGNORECASE,
+)
+
+
+def _grouping_dismissed(parsed: ParsedRequest, text: str, groups: list[str]) -> bool:
+    """Whether a follow-up that changes the period says the result's grouping goes: the
+    grouped column named with 「関係なく」「外して」, or the whole asked for ("instead",
+    「全体の」) while no grouping is said again."""
+    said = any(
+        m.column in groups and _GROUPING_DISMISSED.match(parsed.text[m.end :])
+        for m in parsed.mentions
+    )
+    return said or _AS_A_WHOLE.search(text) is not None
+
+
+def _monthly(base: dict[str, Any], x: str, freq: str, keep_groups: bool = True) -> dict[str, Any]:
     column, agg = _measure(base)
-    groups = [g for g in _groups(base) if g != x]  # "by month" on a column named month
+    groups = [g for g in _groups(base) if g != x and keep_groups]  # "by month" on a month
     return {
         "type": "plot",
         "kind": "line",
@@ -726,7 +750,8 @@ def edit_previous(
                     f"{', '.join(parsed.index.names('datetime')) or 'none'})",
                 ),
             )
-        spec = _monthly(spec, x, freq)
+        kept = bool(said) or not _grouping_dismissed(parsed, text, _groups(spec))
+        spec = _monthly(spec, x, freq, keep_groups=kept)
     if (
         chart
         and not share
