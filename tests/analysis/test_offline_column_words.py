@@ -142,3 +142,36 @@ def test_japanese_purchase_and_overtime_words() -> None:
     assert spec["group_cols"] == ["診療科"] and spec["metrics"] == {"残業時間（h）": ["mean"]}
     spec = acted_spec("残業の平均は？", CLINIC)
     assert spec["op"] == "total" and spec["metrics"] == {"残業時間（h）": ["mean"]}
+
+
+# A staff canteen's event ledger with Japanese headers, asked about in English words that
+# are not the readings' own ("food and drink spend" for 飲食費: food and drink cost).
+EVENTS = dataset_summary(
+    ROWS,
+    [
+        ("行事番号", "text", ["E-0001"], ROWS),
+        ("開催日", "datetime", ["2025-04-01", "2025-09-30"], 180),
+        ("部署", "categorical", ["営業部", "総務部", "開発部"], 3),
+        ("会場費", "numeric", ["10000", "80000"], 300),
+        ("飲食費", "numeric", ["5000", "120000"], 500),
+        ("宿泊費", "numeric", ["0", "90000"], 200),
+        ("督促回数", "numeric", ["0", "3"], 4),
+        ("圃場", "categorical", ["北", "南"], 2),
+    ],
+    "ds_events",
+)
+
+
+def test_two_words_of_a_japanese_names_readings_name_it_in_english() -> None:
+    spec = acted_spec("Top 3 departments by total food and drink spend?", EVENTS)
+    assert spec["group_cols"] == ["部署"] and spec["metrics"] == {"飲食費": ["sum"]}
+    assert spec["top_k"] == 3
+
+
+def test_one_word_of_a_longer_reading_or_a_word_for_the_table_names_no_column() -> None:
+    """ "reminder" is one word of 督促回数's "reminder count"; "fields" is the table's own word,
+    not 圃場 (field): neither names the column."""
+    mailed = decide("Please mail reminder letters to the parents who still owe money.", EVENTS)
+    assert mailed.next_action != "act"
+    gaps = acted_spec("Which fields in this log have gaps, and how many blanks in each?", EVENTS)
+    assert gaps["op"] == "missingness" and not gaps.get("columns")

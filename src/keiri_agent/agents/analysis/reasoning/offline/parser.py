@@ -2163,7 +2163,17 @@ def _similar(
     found = [
         dataclasses.replace(m, guessed=True)
         for m in similar_mentions(
-            text, columns, free, stop, identifiers, frozenset(index.names("numeric"))
+            text,
+            columns,
+            free,
+            stop,
+            identifiers,
+            frozenset(index.names("numeric")),
+            [
+                (c.name, english_readings(without_brackets(normalize(c.name))))
+                for c in index.columns
+                if is_japanese(c.name)
+            ],
         )
         if family(text[m.start : m.end]) is None
         and "何" not in text[max(0, m.start - 1) : m.end]

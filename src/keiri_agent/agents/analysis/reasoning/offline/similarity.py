@@ -104,6 +104,7 @@ def similar_mentions(
     stop_words: frozenset[str],
     identifiers: frozenset[str] = frozenset(),
     numeric: frozenset[str] = frozenset(),
+    readings: list[tuple[str, list[str]]] | None = None,
 ) -> list[Mention]:
     """Mentions of columns the exact scan missed, scored by lexical similarity.
 
@@ -115,7 +116,9 @@ def similar_mentions(
         identifiers: Identifier columns: never named by similarity ("社員" are the rows,
             not 社員ID), but a word they share with another column leaves it unnamed.
         numeric: The numeric columns: the only ones a word for money may name.
+        readings: (Japanese column name, its English readings), for ``_english_phrases``.
     """
+    readings = readings or []
     found: list[Mention] = []
     ja_names = [name for name, _ in columns if not name.isascii()]
     for a, b in _spans(text, claimed, _JA_RUN):
@@ -152,4 +155,59 @@ def similar_mentions(
         if len(names) == 1 and not names & identifiers:
             found.append(Mention(a, b, next(iter(names))))
             claimed[a:b] = b"\x01" * (b - a)
+    found += _english_phrases(text, readings, claimed, stop_words, identifiers)
+    return found
+
+
+# Words for the table itself ("which fields have gaps"): never the reading of a column (圃場).
+_TABLE_WORDS = frozenset(
+    {"field", "fields", "column", "columns", "row", "rows", "record", "records"}
+)
+_EN_RUN = re.compile(r"[a-z]+(?:[\s-]+(?:(?:and|of|&)[\s-]+)?[a-z]+)*")
+
+
+def _english_phrases(
+    text: str,
+    readings: list[tuple[str, list[str]]],
+    claimed: bytearray,
+    stop_words: frozenset[str],
+    identifiers: frozenset[str],
+) -> list[Mention]:
+    """Japanese names said in English words other than their readings' own: "food and
+    drink spend" for 飲食費 (food and drink cost), "attendee numbers" for 参加人数. A run of
+    the request's unread English words names a column when two of its words are words of
+    the column's readings, or one word is a whole reading ("urgency" for 緊急度), and no
+    other column does as well; one word of a longer reading ("money" of "joining money",
+    入会金) is too loose to name it."""
+    words_of: dict[str, set[str]] = {}
+    whole_of: dict[str, set[str]] = {}
+    for name, said in readings:
+        for reading in said:
+            said_words = [w for w in re.split(r"[\s-]+", reading) if w]
+            parts = [stem(w) for w in said_words if w not in stop_words | _TABLE_WORDS]
+            words_of.setdefault(name, set()).update(p for p in parts if len(p) >= 3)
+            if len(said_words) == 1 and parts:  # not "reminder" of "reminder count"
+                whole_of.setdefault(name, set()).add(parts[0])
+    found: list[Mention] = []
+    for a, b in _spans(text, claimed, _EN_RUN):
+        words = [
+            (m.start() + a, m.end() + a, stem(m.group()))
+            for m in _EN_WORD.finditer(text[a:b])
+            if m.group() not in stop_words
+        ]
+        scores: list[tuple[int, str, list[tuple[int, int, str]]]] = []
+        for name, stems in words_of.items():
+            hits = [w for w in words if w[2] in stems]
+            whole = any(w[2] in whole_of.get(name, ()) for w in hits)
+            if len({w[2] for w in hits}) >= 2 or whole:
+                scores.append((len(hits) + (1 if whole else 0), name, hits))
+        scores.sort(key=lambda item: -item[0])
+        if not scores or (len(scores) > 1 and scores[1][0] == scores[0][0]):
+            continue
+        _, name, hits = scores[0]
+        if name in identifiers:
+            continue
+        start, end = hits[0][0], hits[-1][1]
+        found.append(Mention(start, end, name))
+        claimed[start:end] = b"\x01" * (end - start)
     return found
