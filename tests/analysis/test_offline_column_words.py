@@ -175,3 +175,47 @@ def test_one_word_of_a_longer_reading_or_a_word_for_the_table_names_no_column() 
     assert mailed.next_action != "act"
     gaps = acted_spec("Which fields in this log have gaps, and how many blanks in each?", EVENTS)
     assert gaps["op"] == "missingness" and not gaps.get("columns")
+
+
+# A tool-rental log with English headers, asked about in Japanese words that are not the
+# readings of whole names: 「日額単価」 (daily_rate_jpy), 「写真が添付されていない」.
+TOOLS = dataset_summary(
+    ROWS,
+    [
+        ("rental_id", "text", ["T-0001"], ROWS),
+        ("application_date", "datetime", ["2025-04-01", "2025-09-30"], 150),
+        ("site", "categorical", ["Minato", "Koto", "Ota"], 3),
+        ("tool_type", "categorical", ["Drill", "Generator", "Scaffold"], 3),
+        ("days", "numeric", ["1", "30"], 30),
+        ("daily_rate_jpy", "numeric", ["1500", "12000"], 80),
+        ("rental_fee_jpy", "numeric", ["1500", "360000"], 500),
+        ("photo_attached", "boolean", ["True", "False"], 2),
+    ],
+    "ds_tools",
+)
+
+
+def test_a_japanese_word_only_one_english_name_has_names_it() -> None:
+    spec = acted_spec("工具の種類ごとに日額単価の平均を出して", TOOLS)
+    assert spec["group_cols"] == ["tool_type"]
+    assert spec["metrics"] == {"daily_rate_jpy": ["mean"]}
+    # the condition was dropped before and every rental counted: a silent wrong answer
+    spec = acted_spec("写真が添付されていないレンタルは何件？", TOOLS)
+    assert spec["op"] == "total" and not spec.get("metrics")
+    assert spec["filters"] == [{"col": "photo_attached", "op": "==", "value": False}]
+
+
+def test_a_date_column_is_not_named_by_the_word_of_its_event_alone() -> None:
+    """「二重申請」 is a double application, not a condition on application_date."""
+    exams = dataset_summary(
+        400,
+        [
+            ("employee_id", "text", ["E-001"], 300),
+            ("exam_name", "categorical", ["Bookkeeping 2", "FP 2", "TOEIC"], 3),
+            ("application_date", "datetime", ["2025-04-01", "2025-09-30"], 150),
+            ("fee_jpy", "numeric", ["4500", "12000"], 20),
+        ],
+        "ds_exams",
+    )
+    spec = acted_spec("同じ社員・同じ試験で二重申請になっているものがないか調べて", exams)
+    assert spec["op"] == "duplicate_check" and "application_date" not in spec["subset"]

@@ -31,7 +31,10 @@ from keiri_agent.agents.analysis.reasoning.offline.countries import (
     country_aliases,
     country_column_forms,
 )
-from keiri_agent.agents.analysis.reasoning.offline.en_column_words_ja import japanese_readings
+from keiri_agent.agents.analysis.reasoning.offline.en_column_words_ja import (
+    TOKEN_JA,
+    japanese_readings,
+)
 from keiri_agent.agents.analysis.reasoning.offline.ja_column_words import (
     GROUP_ONLY as JA_GROUP_ONLY,
 )
@@ -2173,6 +2176,11 @@ def _similar(
                 (c.name, english_readings(without_brackets(normalize(c.name))))
                 for c in index.columns
                 if is_japanese(c.name)
+            ],
+            [
+                (name, [ja for word in words for ja in TOKEN_JA.get(word, ())])
+                for name, words in columns
+                if words and index.kind(name) != "datetime"  # 「二重申請」 is no application_date
             ],
         )
         if family(text[m.start : m.end]) is None

@@ -105,6 +105,7 @@ def similar_mentions(
     identifiers: frozenset[str] = frozenset(),
     numeric: frozenset[str] = frozenset(),
     readings: list[tuple[str, list[str]]] | None = None,
+    japanese_words: list[tuple[str, list[str]]] | None = None,
 ) -> list[Mention]:
     """Mentions of columns the exact scan missed, scored by lexical similarity.
 
@@ -117,6 +118,8 @@ def similar_mentions(
             not 社員ID), but a word they share with another column leaves it unnamed.
         numeric: The numeric columns: the only ones a word for money may name.
         readings: (Japanese column name, its English readings), for ``_english_phrases``.
+        japanese_words: (English column name, the Japanese words of its words), for
+            ``_japanese_words_of_english_names``.
     """
     readings = readings or []
     found: list[Mention] = []
@@ -156,6 +159,43 @@ def similar_mentions(
             found.append(Mention(a, b, next(iter(names))))
             claimed[a:b] = b"\x01" * (b - a)
     found += _english_phrases(text, readings, claimed, stop_words, identifiers)
+    found += _japanese_words_of_english_names(
+        text, japanese_words or [], claimed, stop_words, identifiers, numeric
+    )
+    return found
+
+
+def _japanese_words_of_english_names(
+    text: str,
+    japanese_words: list[tuple[str, list[str]]],
+    claimed: bytearray,
+    stop_words: frozenset[str],
+    identifiers: frozenset[str],
+    numeric: frozenset[str],
+) -> list[Mention]:
+    """English names said in Japanese words other than their readings: 「従業員負担」 for
+    employee_share_jpy (従業員 is employee's), 「日額単価」 for daily_rate_jpy. A run the
+    scan left unread names a column when it holds a Japanese word (two characters or more)
+    of one of the name's words that no other column's words have, and no other column
+    is named so in the run; a word for money at the run's end names only a numeric
+    column."""
+    owners: dict[str, set[str]] = {}
+    for name, words in japanese_words:
+        for word in words:
+            if len(word) >= 2 and word not in stop_words:
+                owners.setdefault(word, set()).add(name)
+    unique = {word: next(iter(names)) for word, names in owners.items() if len(names) == 1}
+    found: list[Mention] = []
+    for a, b in _spans(text, claimed, _JA_RUN):
+        run = text[a:b]
+        named = {name for word, name in unique.items() if word in run}
+        if len(named) != 1:
+            continue
+        name = next(iter(named))
+        if name in identifiers or (_MONEY_HEAD.search(run) and name not in numeric):
+            continue
+        found.append(Mention(a, b, name))
+        claimed[a:b] = b"\x01" * (b - a)
     return found
 
 
