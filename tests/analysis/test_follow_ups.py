@@ -138,3 +138,16 @@ def test_a_grouping_said_to_go_leaves_the_monthly_line() -> None:
         assert spec["kind"] == "line" and spec["x"] == "計上日" and spec["y"] == "金額"
         assert "hue" not in spec
     assert _spec(kept)["hue"] == "部署"
+
+
+def test_a_new_period_keeps_the_lines_date_column() -> None:
+    """「月次に変えて」 after a quarterly line over 支払日 stays on 支払日, not the table's
+    first date column (発注日)."""
+    orders = EXPENSES.rename(columns={"計上日": "発注日"}).assign(
+        支払日=EXPENSES["計上日"] + pd.Timedelta(days=40)
+    )
+    first, monthly = _conversation(
+        orders, ["支払日ごとの金額の四半期推移を折れ線で", "月次に変えて"]
+    )
+    assert _spec(first)["x"] == "支払日" and _spec(first)["freq"] == "Q"
+    assert _spec(monthly)["x"] == "支払日" and _spec(monthly)["freq"] == "M"

@@ -344,11 +344,14 @@ def _same_month_of(
 
 
 def _date_column(parsed: ParsedRequest, spec: dict[str, Any]) -> tuple[str | None, bool]:
-    """The date column of a monthly view — one the request or the filters name, else the
-    first of the table (a ledger's own date: 計上日, 請求日) — and whether that was chosen."""
+    """The date column of a monthly view — one the request names, the result's own (the
+    line's date axis: 「月次に変えて」 after a quarterly line over 執行日) or its filters',
+    else the first of the table (a ledger's own date: 計上日, 請求日) — and whether that was
+    chosen."""
     dates = parsed.index.names("datetime")
     said = [m.column for m in parsed.mentions if m.column in dates]
-    named = said or [f["col"] for f in spec.get("filters") or [] if f["col"] in dates]
+    own = [c for c in [spec.get("x"), *(spec.get("group_cols") or [])] if c in dates]
+    named = said or own or [f["col"] for f in spec.get("filters") or [] if f["col"] in dates]
     if named:
         return named[0], False
     return (dates[0], len(dates) > 1) if dates else (None, False)
