@@ -219,3 +219,42 @@ def test_a_date_column_is_not_named_by_the_word_of_its_event_alone() -> None:
     )
     spec = acted_spec("同じ社員・同じ試験で二重申請になっているものがないか調べて", exams)
     assert spec["op"] == "duplicate_check" and "application_date" not in spec["subset"]
+
+
+# A volunteering log: one numeric column measured in hours (活動時間), one in months.
+VOLUNTEERING = dataset_summary(
+    ROWS,
+    [
+        ("記録ID", "text", ["V-0001"], ROWS),
+        ("活動日", "datetime", ["2025-04-01", "2025-09-30"], 180),
+        ("部署", "categorical", ["営業部", "総務部"], 2),
+        ("活動時間", "numeric", ["1", "8"], 8),
+        ("継続期間(月)", "numeric", ["1", "24"], 24),
+        ("交通費補助", "numeric", ["0", "3000"], 40),
+    ],
+    "ds_volunteering",
+)
+
+
+def test_the_unit_a_figure_is_asked_in_names_the_one_column_measured_in_it() -> None:
+    spec = acted_spec("What's the longest single activity, in hours?", VOLUNTEERING)
+    assert spec["op"] == "total" and spec["metrics"] == {"活動時間": ["max"]}
+    spec = acted_spec("What's the average commitment in months?", VOLUNTEERING)
+    assert spec["metrics"] == {"継続期間(月)": ["mean"]}
+    spec = acted_spec("活動は平均で何時間？", VOLUNTEERING)
+    assert spec["metrics"] == {"活動時間": ["mean"]}
+
+
+def test_a_unit_two_columns_are_measured_in_is_asked() -> None:
+    two_in_hours = dataset_summary(
+        ROWS,
+        [
+            ("記録ID", "text", ["V-0001"], ROWS),
+            ("活動時間", "numeric", ["1", "8"], 8),
+            ("移動時間", "numeric", ["0", "3"], 4),
+            ("交通費補助", "numeric", ["0", "3000"], 40),
+        ],
+        "ds_two_in_hours",
+    )
+    decision = decide("What's the longest single activity, in hours?", two_in_hours)
+    assert decision.next_action == "ask"

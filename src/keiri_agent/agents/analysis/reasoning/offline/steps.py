@@ -188,6 +188,31 @@ _PERSON_NAME = re.compile(r"社員|従業員|職員|会員|氏名|担当|employe
 _HOW_MANY_UNIT = re.compile(
     r"何\s*(時間|kg|キログラム|キロ|トン|t|リットル|l|本|枚|台|個|冊|人|名|件)"
 )
+# A measure's unit said with an average, maximum or total asked ("the average length in
+# months", "the longest activity, in hours", 「平均何時間」「一番長いのは何か月」) → the name
+# endings that carry that unit (term_months, 活動時間, 期間(月), 日数).
+_UNIT_SAID = re.compile(
+    r"(?<![a-z])in\s+(hours?|months?|days?|years?|minutes?)(?![a-z])"
+    r"|何\s*(時間|か月|ヶ月|カ月|ヵ月|日|年|分)"
+)
+_UNIT_ENDINGS: dict[str, tuple[tuple[str, ...], str]] = {
+    # unit said → (English name words, Japanese name ending pattern)
+    "hour": (("hours", "hour", "hrs", "h"), r"時間\)?|\(h\)"),
+    "month": (("months", "month"), r"\(月\)|月数|か月|ヶ月|カ月"),
+    "day": (("days", "day"), r"日数|\(日\)"),
+    "year": (("years", "yrs"), r"年数|\(年\)"),
+    "minute": (("minutes", "mins", "min"), r"分数|\(分\)"),
+}
+_UNIT_OF_WORD = {
+    "時間": "hour",
+    "か月": "month",
+    "ヶ月": "month",
+    "カ月": "month",
+    "ヵ月": "month",
+    "日": "day",
+    "年": "year",
+    "分": "minute",
+}
 # 「人件費が最も少なかった」「商談件数が一番多い」: the extreme of the measure just named.
 _MOST_OR_LEAST_AFTER = re.compile(
     r"\s*(?:が|の|は)?\s*(?:一番|最も|いちばん|もっとも)\s*(多|少な)(?:い|かった|く)"
@@ -1083,6 +1108,32 @@ class StepBuilder:
         dates = [c for c in self.mentioned if self.index.kind(c) == "datetime"]
         return dates[:1]
 
+    def measure_in_said_unit(self) -> list[str]:
+        """The one numeric column measured in the unit the clause asks its figure in ("the
+        average assignment length in months" ~ 期間(月), "the longest activity, in hours" ~
+        活動時間, "term in months" ~ term_months); none when no column, or more than one,
+        carries that unit."""
+        said = _UNIT_SAID.search(self.c.text)
+        if said is None:
+            return []
+        word = said.group(1) or said.group(2)
+        unit = _UNIT_OF_WORD.get(word) or word.rstrip("s")
+        if unit not in _UNIT_ENDINGS:
+            return []
+        english, japanese = _UNIT_ENDINGS[unit]
+        holds = [
+            name
+            for name in self.index.names("numeric")
+            if (name.isascii() and name_tokens(name)[-1:] and name_tokens(name)[-1] in english)
+            or (not name.isascii() and re.search(rf"(?:{japanese})$", normalize(name)))
+        ]
+        if len(holds) != 1:
+            return []
+        self.assumptions.append(
+            self.t(f"集計する列は「{holds[0]}」と仮定", f"measure column assumed: {holds[0]}")
+        )
+        return holds
+
     def money_asked(self) -> list[str]:
         """The data's amount column when the clause asks an amount of money and names no
         measure: 「交際費、合計でいくら使ってる？」「…を合わせるといくら？」, "how much did we
@@ -1432,6 +1483,7 @@ class StepBuilder:
                 self.numeric
                 or self.compared_measure()
                 or self.extreme_date(value_aggs)
+                or self.measure_in_said_unit()
                 or self.money_asked()
             )
             if not numeric and value_aggs == ["nunique"]:  # "how many different people"
