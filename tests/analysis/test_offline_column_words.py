@@ -258,3 +258,22 @@ def test_a_unit_two_columns_are_measured_in_is_asked() -> None:
     )
     decision = decide("What's the longest single activity, in hours?", two_in_hours)
     assert decision.next_action == "ask"
+
+
+def test_a_word_of_an_identifier_and_a_measure_before_amount_names_the_measure() -> None:
+    """ "claim amount" beside claim_no and claimed_jpy is the claimed amount; "claims" alone
+    are still the rows."""
+    claims = dataset_summary(
+        ROWS,
+        [
+            ("claim_no", "text", ["C-0001"], ROWS),
+            ("carrier", "categorical", ["Sagawa", "Yamato"], 2),
+            ("claimed_jpy", "numeric", ["1000", "500000"], 700),
+            ("settled_jpy", "numeric", ["0", "400000"], 600),
+        ],
+        "ds_claims",
+    )
+    spec = acted_spec("biggest single claim amount?", claims)
+    assert spec["op"] == "total" and spec["metrics"] == {"claimed_jpy": ["max"]}
+    spec = acted_spec("How many claims are there?", claims)
+    assert spec["op"] == "total" and not spec.get("metrics")

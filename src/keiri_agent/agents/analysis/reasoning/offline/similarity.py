@@ -155,6 +155,11 @@ def similar_mentions(
         if any(claimed[a:b]) or word in stop_words:
             continue
         names = owners.get(stem(word), set())
+        if _MEASURE_AFTER.match(text[b:]):
+            # "claim amount" beside claim_no and claimed_jpy: an amount is the measure's
+            measures = names - identifiers
+            if len(measures) == 1 and measures <= numeric:
+                names = measures
         if len(names) == 1 and not names & identifiers:
             found.append(Mention(a, b, next(iter(names))))
             claimed[a:b] = b"\x01" * (b - a)
@@ -203,6 +208,7 @@ def _japanese_words_of_english_names(
 _TABLE_WORDS = frozenset(
     {"field", "fields", "column", "columns", "row", "rows", "record", "records"}
 )
+_MEASURE_AFTER = re.compile(r"\s+(?:amounts?|values?|sums?|totals?|figures?)(?![a-z])")
 _EN_RUN = re.compile(r"[a-z]+(?:[\s-]+(?:(?:and|of|&)[\s-]+)?[a-z]+)*")
 
 
