@@ -1115,6 +1115,32 @@ def test_a_value_of_two_columns_of_one_movement_follows_its_direction() -> None:
     assert "異動元拠点と異動先拠点" in decision.clarifying_questions[0]
 
 
+COURIER_TRIPS = dataset_summary(
+    300,
+    [
+        ("伝票番号", "text", ["BK-1", "BK-2"], 300),
+        ("利用日", "datetime", ["2024-01-05", "2025-06-30"], 200),
+        ("発地区", "categorical", ["品川区", "港区", "新宿区"], 3),
+        ("着地区", "categorical", ["品川区", "港区", "新宿区"], 3),
+        ("料金", "numeric", ["800", "5400"], 120),
+    ],
+    "ds_courier_trips",
+)
+
+
+def test_origin_and_destination_named_by_発_and_着_follow_the_direction() -> None:
+    """発地区 / 着地区 are one movement's two ends like 異動元 / 異動先: 「品川区あてに」 is the
+    destination; with no direction said, which end is meant is asked (before: the origin,
+    silently)."""
+    spec = acted_spec("2024年中に品川区あてに送ったのは何回？", COURIER_TRIPS)
+    assert {"col": "着地区", "op": "==", "value": "品川区"} in spec["filters"]
+    spec = acted_spec("品川区から出した便の料金合計は？", COURIER_TRIPS)
+    assert spec["filters"] == [{"col": "発地区", "op": "==", "value": "品川区"}]
+    decision = decide("品川区の料金合計は？", COURIER_TRIPS)
+    assert decision.next_action == "ask"
+    assert "発地区と着地区" in decision.clarifying_questions[0]
+
+
 def test_a_word_two_columns_hold_alike_names_neither() -> None:
     # before: 拠点 (the word of the concept "site") was given to 異動元拠点, the first
     decision = decide("拠点ごとの支給額の合計を出して", RELOCATIONS)

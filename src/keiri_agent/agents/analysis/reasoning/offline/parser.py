@@ -2262,8 +2262,16 @@ _DETERMINER_AFTER = re.compile(
 
 # Two columns of one movement, told apart by its direction: 異動元拠点 / 異動先拠点,
 # origin_port / destination_port, from_account / to_account.
-_DIRECTION_PAIRS = (("元", "先"), ("origin", "destination"), ("from", "to"), ("出荷元", "出荷先"))
-_TOWARDS = re.compile(r"\s*(?:へ|に|向け|行き|宛)")
+_DIRECTION_PAIRS = (
+    ("元", "先"),
+    ("origin", "destination"),
+    ("from", "to"),
+    ("出荷元", "出荷先"),
+    ("発", "着"),  # 発地区 / 着地区, 発駅 / 着駅
+    ("出発", "到着"),
+    ("departure", "arrival"),
+)
+_TOWARDS = re.compile(r"\s*(?:へ|に|向け|行き|宛|あて)")
 _AWAY = re.compile(r"\s*(?:から|発|より)")
 _EN_TOWARDS = re.compile(r"(?<![a-z])(?:to|into|towards|bound for)\s+(?:the\s+)?$")
 _EN_AWAY = re.compile(r"(?<![a-z])(?:from|out of)\s+(?:the\s+)?$")
