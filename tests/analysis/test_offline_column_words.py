@@ -277,3 +277,33 @@ def test_a_word_of_an_identifier_and_a_measure_before_amount_names_the_measure()
     assert spec["op"] == "total" and spec["metrics"] == {"claimed_jpy": ["max"]}
     spec = acted_spec("How many claims are there?", claims)
     assert spec["op"] == "total" and not spec.get("metrics")
+
+
+def test_an_amount_asked_is_the_whole_of_which_the_other_money_columns_are_parts() -> None:
+    """「いくらかかってる？」 beside 基本料金, 割増料金 and 料金 is 料金 (the others are its
+    parts); two money columns neither of which is the other's part are asked about."""
+    courier = dataset_summary(
+        ROWS,
+        [
+            ("伝票番号", "text", ["BK-1"], ROWS),
+            ("部署", "categorical", ["営業一部", "総務部"], 2),
+            ("距離(km)", "numeric", ["1", "30"], 200),
+            ("基本料金", "numeric", ["800", "3000"], 50),
+            ("割増料金", "numeric", ["0", "1500"], 30),
+            ("料金", "numeric", ["800", "4500"], 300),
+        ],
+        "ds_courier_fees",
+    )
+    spec = acted_spec("営業一部の便って平均でいくらかかってる？", courier)
+    assert spec["metrics"] == {"料金": ["mean"]}
+    two_kinds = dataset_summary(
+        ROWS,
+        [
+            ("伝票番号", "text", ["BK-1"], ROWS),
+            ("部署", "categorical", ["営業一部", "総務部"], 2),
+            ("基本料金", "numeric", ["800", "3000"], 50),
+            ("保険料", "numeric", ["0", "1500"], 30),
+        ],
+        "ds_courier_two_kinds",
+    )
+    assert decide("営業一部の便って平均でいくらかかってる？", two_kinds).next_action == "ask"

@@ -324,6 +324,28 @@ def measure_by_its_words(text: str, index: ColumnIndex) -> str | None:
     return winners[0] if len(winners) == 1 else None
 
 
+def _whole_of_its_parts(money: list[str]) -> str | None:
+    """The money column every other one is a kind of: 料金 beside 基本料金 and 割増料金,
+    ``fee_jpy`` beside ``base_fee_jpy`` and ``night_fee_jpy`` (their names end in its
+    name); None unless there is exactly one and it has parts."""
+
+    def words(name: str) -> list[str]:
+        if not name.isascii():
+            return list(without_brackets(normalize(name)))
+        return [w for w in name_tokens(name) if w not in ("jpy", "yen", "usd", "eur")]
+
+    whole = [
+        n
+        for n in money
+        if len(money) >= 2
+        and all(
+            o == n or (len(words(o)) > len(words(n)) and words(o)[-len(words(n)) :] == words(n))
+            for o in money
+        )
+    ]
+    return whole[0] if len(whole) == 1 and words(whole[0]) else None
+
+
 class StepBuilder:
     """Builds the step of one clause (analysis ops; plots in the subclass)."""
 
@@ -1170,6 +1192,8 @@ class StepBuilder:
         if found is None:  # "what did we spend": of several money columns, the one of totals
             totals = [n for n in names if money_named(n) and TOTAL_NAME.search(normalize(n))]
             found = totals[0] if len(totals) == 1 else None
+        if found is None:  # 料金 beside 基本料金 and 割増料金: the whole, the others its parts
+            found = _whole_of_its_parts([n for n in names if money_named(n)])
         if found is None:
             return []
         self.assumptions.append(
