@@ -151,3 +151,22 @@ def test_a_new_period_keeps_the_lines_date_column() -> None:
     )
     assert _spec(first)["x"] == "支払日" and _spec(first)["freq"] == "Q"
     assert _spec(monthly)["x"] == "支払日" and _spec(monthly)["freq"] == "M"
+
+
+def test_what_those_cost_is_the_whole_of_the_money_columns_parts() -> None:
+    """ "and what did those cost in total?" after a count, with 基本料金 and 割増料金 beside
+    料金: the total of 料金 for the same rows."""
+    trips = pd.DataFrame(
+        {
+            "伝票番号": ["B1", "B2", "B3", "B4"],
+            "至急": [True, False, True, False],
+            "基本料金": [800, 900, 1000, 700],
+            "割増料金": [500, 0, 700, 0],
+            "料金": [1300, 900, 1700, 700],
+        }
+    )
+    count, cost = _conversation(trips, ["至急の便は何件？", "and what did those cost in total?"])
+    assert _spec(count)["filters"] == [{"col": "至急", "op": "==", "value": True}]
+    assert _spec(cost)["metrics"] == {"料金": ["sum"]}
+    assert _spec(cost)["filters"] == [{"col": "至急", "op": "==", "value": True}]
+    assert "¥3,000" in cost.report_md

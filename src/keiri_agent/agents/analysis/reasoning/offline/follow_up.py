@@ -26,8 +26,11 @@ from keiri_agent.agents.analysis.reasoning.offline.parser import (
     normalize,
     parse_request,
 )
-from keiri_agent.agents.analysis.reasoning.offline.request_filters import typed_boolean
-from keiri_agent.agents.analysis.reasoning.offline.steps import measure_by_its_words
+from keiri_agent.agents.analysis.reasoning.offline.request_filters import money_named, typed_boolean
+from keiri_agent.agents.analysis.reasoning.offline.steps import (
+    measure_by_its_words,
+    whole_of_its_parts,
+)
 from keiri_agent.errors import SpecError
 
 _MONEY_SAID = re.compile(
@@ -651,7 +654,9 @@ def _measures_said(
     measures = [c for c in measures if c not in said_not] or measures
     if not measures and aggregated and (named := measure_by_its_words(parsed.text, parsed.index)):
         measures = [named]
-    amount = parsed.index.amount_column(parsed.value_mentions)
+    amount = parsed.index.amount_column(parsed.value_mentions) or whole_of_its_parts(
+        [n for n in parsed.index.names("numeric") if money_named(n)]
+    )
     if not measures and aggregated and amount and _MONEY_SAID.search(parsed.text):
         measures = [amount]  # "and what did those cost in total?": the table's amount
     return measures

@@ -324,7 +324,7 @@ def measure_by_its_words(text: str, index: ColumnIndex) -> str | None:
     return winners[0] if len(winners) == 1 else None
 
 
-def _whole_of_its_parts(money: list[str]) -> str | None:
+def whole_of_its_parts(money: list[str]) -> str | None:
     """The money column every other one is a kind of: 料金 beside 基本料金 and 割増料金,
     ``fee_jpy`` beside ``base_fee_jpy`` and ``night_fee_jpy`` (their names end in its
     name); None unless there is exactly one and it has parts."""
@@ -1193,7 +1193,7 @@ class StepBuilder:
             totals = [n for n in names if money_named(n) and TOTAL_NAME.search(normalize(n))]
             found = totals[0] if len(totals) == 1 else None
         if found is None:  # 料金 beside 基本料金 and 割増料金: the whole, the others its parts
-            found = _whole_of_its_parts([n for n in names if money_named(n)])
+            found = whole_of_its_parts([n for n in names if money_named(n)])
         if found is None:
             return []
         self.assumptions.append(
