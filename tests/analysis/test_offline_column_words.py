@@ -307,3 +307,22 @@ def test_an_amount_asked_is_the_whole_of_which_the_other_money_columns_are_parts
         "ds_courier_two_kinds",
     )
     assert decide("営業一部の便って平均でいくらかかってる？", two_kinds).next_action == "ask"
+
+
+def test_a_loanword_names_a_value_only_when_it_is_the_whole_value_or_its_kind() -> None:
+    """ "print" is no condition on the printer 大和プリント (a name with more in it: the
+    orders were counted for one printer, silently); "system" is システム部."""
+    printing = dataset_summary(
+        ROWS,
+        [
+            ("発注番号", "text", ["PO-1"], ROWS),
+            ("部署", "categorical", ["営業部", "システム部", "総務部"], 3),
+            ("印刷会社", "categorical", ["三光印刷", "大和プリント", "ひかり印刷"], 3),
+            ("金額", "numeric", ["3500", "1240000"], 500),
+        ],
+        "ds_printing",
+    )
+    spec = acted_spec("How many print orders are there in total?", printing)
+    assert spec["op"] == "total" and spec["filters"] == []
+    spec = acted_spec("Total amount for the system department?", printing)
+    assert spec["filters"] == [{"col": "部署", "op": "==", "value": "システム部"}]

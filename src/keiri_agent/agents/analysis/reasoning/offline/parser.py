@@ -1874,6 +1874,11 @@ _REQUEST_WORDS = frozenset(
 )
 
 
+_KIND_OF_UNIT = re.compile(
+    r"部|課|室|係|班|店|支店|本店|本部|事業部|センター|チーム|グループ|費|料|代|便|プラン|コース"
+)
+
+
 def _loanwords(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
     """English words said for katakana words of the data (``katakana``): "royalty" for
     ロイヤリティ額, "operator" for オペレーター, "referrals" for the value リファラル; taken
@@ -1886,7 +1891,10 @@ def _loanwords(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mentio
             for value in info.examples:
                 words = katakana_words(value)
                 for word in words:
-                    if word == value or len(words) == 1:
+                    rest = normalize(value).replace(normalize(word), "", 1).strip()
+                    # マーケティング部 is "marketing", 大和プリント no "print": the rest of the
+                    # value may only say what kind of unit it is
+                    if len(words) == 1 and (not rest or _KIND_OF_UNIT.fullmatch(rest)):
                         targets.setdefault(skeleton(word), set()).add((info.name, value))
     found = []
     for m in re.finditer(r"(?<![a-z])[a-z]{5,}(?![a-z])", text):
