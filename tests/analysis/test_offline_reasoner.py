@@ -151,6 +151,28 @@ def test_out_of_scope(text: str) -> None:
     assert decision.rationale and decision.analysis_spec is None and decision.plot_spec is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Change every blank 地域 to 関東.",
+        "Please change the returned flag to FALSE for order ORD-000155.",
+        "Set the status of these rows to closed",
+        "源泉徴収対象なのに源泉徴収額が0円の行、直しておいてもらえますか",
+    ],
+)
+def test_a_data_edit_is_declined_not_answered_with_an_analysis(text: str) -> None:
+    """Before: "Change every blank 地域 to 関東" ran a missing-values check and looked
+    answered; the data is never edited, so it is declined and said why."""
+    assert decide(text).next_action == "out_of_scope"
+
+
+@pytest.mark.parametrize(
+    "text", ["Change the chart to bars", "change it to monthly", "Set the grouping to 地域"]
+)
+def test_a_change_to_the_result_is_no_data_edit(text: str) -> None:
+    assert decide(text).next_action != "out_of_scope"
+
+
 def test_out_of_scope_rationale_follows_the_language() -> None:
     assert re.search(r"[ぁ-んァ-ン一-龥]", decide("来月の売上を予測して").rationale)
     assert not re.search(r"[ぁ-んァ-ン一-龥]", decide("Predict next month's sales", EN).rationale)

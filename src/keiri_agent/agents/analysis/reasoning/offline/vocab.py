@@ -132,7 +132,14 @@ OUT_OF_SCOPE: dict[str, str] = {
     "modify": "削除して|書き換|上書き|修正して|~delete|overwrite"
     "|~(modify|update|change) (the )?data"
     "|~(change|update|set|modify|edit) (the )?\\w+ of .{1,40} to |に変更して|に更新して"
-    "|に直して|に直しておいて|に書き換え",
+    "|に直して|に直しておいて|に書き換え|直しておいて|直しといて|修正しておいて"
+    # a data edit in English: a flag, value or blank set to something ("Change every
+    # blank 業者 to …", "change the delivery-delay flag to FALSE for order …")
+    "|~(change|set|update|mark|correct|fix|edit|overwrite|replace)\\s+"
+    "((every|all|each|the|this|that|these|those)\\s+)?([^\\s.?!]+\\s+){0,3}?"
+    "(flags?|values?|blanks?|cells?|entries|entry|records?|rows?|fields?|status(es)?)"
+    "\\s+([^.?!]{0,40}?\\s)?to\\s"
+    "|~(change|set|update|mark)\\s[^.?!]{0,60}\\sto\\s+(true|false|yes|no|blank|empty|null)\\b",
     "impute": "埋めて|埋める|補完|穴埋め|補間|~fill (in )?(the )?(missing|blank|empty|null|gap)"
     "|~fill .{0,40} with|~imput|~interpolat|backfill|~forward[ -]?fill",
     "transform": "正規化|標準化|スケーリング|偏差値|対数変換|~z-?scores?|~normali[sz]"
