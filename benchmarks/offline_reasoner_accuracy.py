@@ -220,6 +220,8 @@ BLIND47 = Path(__file__).parent / "data" / "offline_requests_blind47.jsonl"
 BLIND48 = Path(__file__).parent / "data" / "offline_requests_blind48.jsonl"
 BLIND49 = Path(__file__).parent / "data" / "offline_requests_blind49.jsonl"
 BLIND50 = Path(__file__).parent / "data" / "offline_requests_blind50.jsonl"
+BLIND51 = Path(__file__).parent / "data" / "offline_requests_blind51.jsonl"
+BLIND52 = Path(__file__).parent / "data" / "offline_requests_blind52.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -276,6 +278,8 @@ SETS = {
     "blind48": BLIND48,
     "blind49": BLIND49,
     "blind50": BLIND50,
+    "blind51": BLIND51,
+    "blind52": BLIND52,
 }
 
 # (ja name, en name, kind, examples)
