@@ -2005,3 +2005,48 @@ def test_the_japanese_of_an_english_money_column_without_its_money_word_names_it
     # such a shortened name is weak: 「申請」 (of 申請金額) beside a measure named whole
     spec = acted_spec("申請で、approved_amountの平均はいくら？", cards)
     assert spec["metrics"] == {"approved_amount": ["mean"]}
+
+
+VISAS = dataset_summary(
+    300,
+    [
+        ("Case ID", "text", ["V-1"], 300),
+        ("Application Date", "datetime", ["2024-04-01", "2025-09-30"], 200),
+        ("Approval Date", "datetime", ["2024-05-01", "2025-09-30"], 150),
+        ("Visa Type", "categorical", ["Engineer", "Dependent"], 2),
+        ("Total Cost", "numeric", ["30000", "250000"], 200),
+    ],
+    "ds_visas",
+)
+
+
+def test_an_english_event_not_done_is_a_blank_date_of_that_event() -> None:
+    """ "still waiting for approval" with an Approval Date column: its blank rows (before:
+    every application was counted)."""
+    for text in (
+        "how many applications are still waiting for approval",
+        "How many cases have not been approved yet?",
+    ):
+        spec = acted_spec(text, VISAS)
+        assert spec["filters"] == [{"col": "Approval Date", "op": "is_null"}], text
+    spec = acted_spec("How many cases have already been approved?", VISAS)
+    assert spec["filters"] == [{"col": "Approval Date", "op": "not_null"}]
+
+
+def test_空いてる_is_blank_and_an_unread_state_is_asked_not_counted_away() -> None:
+    rentals = dataset_summary(
+        300,
+        [
+            ("貸出番号", "text", ["R-1"], 300),
+            ("貸出日", "datetime", ["2024-04-01", "2025-09-30"], 200),
+            ("返却日", "datetime", ["2024-04-05", "2025-09-30"], 180),
+            ("拠点", "categorical", ["東京", "大阪"], 2),
+            ("枚数", "numeric", ["10", "200"], 100),
+        ],
+        "ds_pallet_rentals",
+    )
+    spec = acted_spec("返却日が空いてる貸出を数えてもらえますか", rentals)
+    assert spec["filters"] == [{"col": "返却日", "op": "is_null"}]
+    # 「まだ返ってきてない」 is read by no rule: asked, never the count of every rental
+    decision = decide("まだ返ってきてない貸出って何件ありますか", rentals)
+    assert decision.next_action == "ask"

@@ -63,7 +63,7 @@ from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     okurigana,
     value_filters,
 )
-from keiri_agent.agents.analysis.reasoning.offline.similarity import similar_mentions
+from keiri_agent.agents.analysis.reasoning.offline.similarity import similar_mentions, stem
 
 # A one-kanji value (雨 of 天候, 高 of 優先度) said alone, as the kind of day, time or rows:
 # after the start of a clause or a particle, before 「の日」「の時」「だった」「の行」….
@@ -2027,8 +2027,11 @@ def _events_done(
         return []
     found: list[dict[str, Any]] = []
     for name in index.names("datetime"):
+        if name.isascii():
+            found += _english_event_done(text, index, name, filters)
+            continue
         event = _DATE_TAIL.sub("", normalize(name))
-        if name.isascii() or len(event) < 2 or event == normalize(name):
+        if len(event) < 2 or event == normalize(name):
             continue
         if any(f["col"] == name for f in filters) or any(
             event in normalize(c.name) for c in index.columns if c.name != name
@@ -2049,6 +2052,44 @@ def _events_done(
         elif re.search("|".join(yes), text):
             found.append({"col": name, "op": "not_null"})
     return found
+
+
+_EN_NOT_DONE_BEFORE = re.compile(
+    r"(?:(?:not|n't|never)\s+(?:yet\s+)?(?:been\s+)?|(?:waiting|wait)\s+(?:for|on)\s+"
+    r"(?:an?\s+|the\s+|their\s+|its\s+)?|awaiting\s+(?:an?\s+|the\s+|their\s+)?"
+    r"|pending\s+|without\s+(?:an?\s+|the\s+)?|no\s+)$"
+)
+_EN_NOT_DONE_AFTER = re.compile(r"^\s+(?:yet|(?:is|are|still)\s+(?:pending|outstanding))\b")
+_EN_DONE_BEFORE = re.compile(r"(?:been|already)\s+$")
+
+
+def _english_event_done(
+    text: str, index: ColumnIndex, name: str, filters: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """ "still waiting for approval", "not yet approved", "no approval yet" with an
+    ``Approval Date`` column: the rows whose date of that event is blank; "already
+    approved" those where it is filled in. The event is the name's one word besides its
+    date word, said in any form of it (approval ~ approved); never when another column
+    holds the same word (an ``approved`` flag) or the date already has a condition."""
+    events = [t for t in name_tokens(name) if t not in _EN_DATE_WORDS]
+    if len(events) != 1 or len(events[0]) < 4 or any(f["col"] == name for f in filters):
+        return []
+    event = stem(events[0])
+    if any(
+        c.name != name and event in {stem(t) for t in name_tokens(c.name)}
+        for c in index.columns
+        if c.name.isascii()
+    ):
+        return []
+    for m in re.finditer(r"[a-z]{4,}", text):
+        if stem(m.group()) != event:
+            continue
+        before, after = text[max(0, m.start() - 30) : m.start()], text[m.end() :]
+        if _EN_NOT_DONE_BEFORE.search(before) or _EN_NOT_DONE_AFTER.match(after):
+            return [{"col": name, "op": "is_null"}]
+        if _EN_DONE_BEFORE.search(before):
+            return [{"col": name, "op": "not_null"}]
+    return []
 
 
 _SPEND_VERB = re.compile(r"spend|spent|spending|cost")

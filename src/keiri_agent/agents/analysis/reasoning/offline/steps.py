@@ -70,7 +70,12 @@ _CONDITION_SAID = re.compile(
     r"超|以上|以下|未満|より(?:多|少|大|小|高|低|前|後)|を(?:超え|下回|上回)|入って(?:い)?ない"
     r"|空欄|空白|未入力|未記入|未設定|未登録|未割り?当|未アサイン|決まって(?:い)?ない"
     r"|\b(?:(?:more|less|fewer|greater) than|over|above|under|below|at (?:least|most))\s+[$¥]?\d"
-    r"|\bno \w+ (?:recorded|given|entered|set)\b",
+    r"|\bno \w+ (?:recorded|given|entered|set)\b"
+    # a state said of the rows (「まだ返ってきてない」「許可日が空いてる」, "still waiting
+    # for approval", "not yet paid"): the rows it keeps are a condition too
+    r"|まだ|空いて|(?:て|で)(?:い)?ない(?![ぁ-ん])|(?:て|で)いません"
+    r"|\b(?:still|not yet|yet to be|waiting for|awaiting|haven't|hasn't|weren't|wasn't"
+    r"|aren't|isn't|have not|has not|were not|was not|are not|is not)\b",
     re.IGNORECASE,
 )
 """A condition said: a total must read it, else the rows it keeps are asked."""
