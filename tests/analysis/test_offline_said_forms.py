@@ -2050,3 +2050,35 @@ def test_空いてる_is_blank_and_an_unread_state_is_asked_not_counted_away() -
     # 「まだ返ってきてない」 is read by no rule: asked, never the count of every rental
     decision = decide("まだ返ってきてない貸出って何件ありますか", rentals)
     assert decision.next_action == "ask"
+
+
+def test_a_flag_or_an_event_said_to_be_left_out_keeps_the_other_rows() -> None:
+    """ "excluding renewals", "renewals excluded", 「解約済みのを除いて」: the rows where it is
+    no (before: only the renewals and only the cancelled contracts were totalled, silently)."""
+    visas = dataset_summary(
+        300,
+        [
+            ("Case ID", "text", ["V-1"], 300),
+            ("Visa Type", "categorical", ["Engineer", "Dependent"], 2),
+            ("Renewal", "boolean", ["True", "False"], 2),
+            ("Total Cost", "numeric", ["30000", "250000"], 200),
+        ],
+        "ds_visa_renewals",
+    )
+    for text in ("Total Cost excluding renewals", "total cost, renewals excluded"):
+        spec = acted_spec(text, visas)
+        assert spec["filters"] == [{"col": "Renewal", "op": "==", "value": False}], text
+    plants = dataset_summary(
+        300,
+        [
+            ("契約番号", "text", ["C-1"], 300),
+            ("契約日", "datetime", ["2024-04-01", "2025-09-30"], 200),
+            ("解約日", "datetime", ["2024-05-01", "2025-09-30"], 50),
+            ("月額料金", "numeric", ["3000", "25000"], 100),
+        ],
+        "ds_plant_contracts",
+    )
+    spec = acted_spec("解約済みのを除いて、月額料金の合計いくら？", plants)
+    assert spec["filters"] == [{"col": "解約日", "op": "is_null"}]
+    spec = acted_spec("解約済みの月額料金の合計", plants)
+    assert spec["filters"] == [{"col": "解約日", "op": "not_null"}]

@@ -1719,7 +1719,11 @@ _EN_NOT_BEFORE = re.compile(
     r"(?<![a-z])(?:un|non-?|not\s+(?:yet\s+)?(?:been\s+)?|never\s+(?:been\s+)?|without\s+(?:a\s+|any\s+)?"
     r"|(?:with\s+|have\s+|has\s+)?no\s+"
     r"|(?:is|are|was|were|has|have|had|do|does|did)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:yet\s+)?"
-    r"|(?:is|are|was|were)n't\s+)$"
+    r"|(?:is|are|was|were)n't\s+"
+    # "excluding renewals", "leave out the renewals": the rows where it is yes left out
+    r"|(?:excluding|except(?:\s+for)?|other\s+than|apart\s+from|aside\s+from|minus"
+    r"|exclude|ignore|ignoring|skip|skipping|leave\s+out|leaving\s+out|drop|dropping|omit"
+    r"|omitting|not\s+counting|not\s+including)\s+(?:the\s+|any\s+|all\s+)?)$"
 )
 # 「除却したものは除いて」「精算済のは外して」: the rows where it is yes left out.
 _JA_LEFT_OUT_AFTER = re.compile(
@@ -1729,7 +1733,7 @@ _JA_LEFT_OUT_AFTER = re.compile(
 # "auto-renew switched off", "approval is false": the yes/no column said to be off.
 _EN_OFF_AFTER = re.compile(
     r"^\s*(?:is\s+|are\s+|was\s+|were\s+|set\s+)?(?:(?:switched|turned|set)\s+off|off|disabled"
-    r"|false|not\s+set)(?![a-z])"
+    r"|false|not\s+set|excluded|left\s+out|aside|removed|not\s+included|not\s+counted)(?![a-z])"
 )
 
 
@@ -2047,10 +2051,15 @@ def _events_done(
                 rf"|(?<![a-z]){word}\s+yet(?![a-z])|(?<![a-z])un{word}(?![a-z])"
             )
             yes.append(rf"(?<![a-z])(?:been|already)\s+{word}(?![a-z])")
-        if re.search("|".join(no), text):
-            found.append({"col": name, "op": "is_null"})
-        elif re.search("|".join(yes), text):
-            found.append({"col": name, "op": "not_null"})
+        said_no = re.search("|".join(no), text)
+        hit = said_no or re.search("|".join(yes), text)
+        if hit is None:
+            continue
+        # 「解約済みのを除いて」「未返却のものは除いて」: the rows said are left out
+        left_out = _JA_LEFT_OUT_AFTER.match(text[hit.end() :]) is not None
+        found.append(
+            {"col": name, "op": "is_null" if bool(said_no) == (not left_out) else "not_null"}
+        )
     return found
 
 
