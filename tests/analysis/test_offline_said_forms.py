@@ -2082,3 +2082,21 @@ def test_a_flag_or_an_event_said_to_be_left_out_keeps_the_other_rows() -> None:
     assert spec["filters"] == [{"col": "解約日", "op": "is_null"}]
     spec = acted_spec("解約済みの月額料金の合計", plants)
     assert spec["filters"] == [{"col": "解約日", "op": "not_null"}]
+
+
+def test_the_heaviest_asked_in_its_unit_is_the_largest_not_the_total() -> None:
+    """「いちばん重かった…何kg」: the largest weight (before: every weight summed)."""
+    pickups = dataset_summary(
+        300,
+        [
+            ("回収番号", "text", ["S-1"], 300),
+            ("拠点", "categorical", ["本社", "大阪"], 2),
+            ("重量kg", "numeric", ["5", "480"], 200),
+            ("処理費用", "numeric", ["3000", "90000"], 200),
+        ],
+        "ds_shred_pickups",
+    )
+    spec = acted_spec("重量がいちばん重かった回収って何kgでした?", pickups)
+    assert spec["metrics"] == {"重量kg": ["max"]}
+    spec = acted_spec("いちばん軽かった回収は何kg？", pickups)
+    assert spec["metrics"] == {"重量kg": ["min"]}

@@ -65,12 +65,12 @@ AGGS: dict[str, str] = {
     "|いちばん高い|一番大きい|最も大きい|max|maximum"
     "|~the most (?:we|i|they|you|anyone) (?:pay|paid|spend|spent|charge)"
     "|~(longest|highest|largest|biggest|heaviest|most expensive|latest) (?!\\d)"
-    "|~(一番|最も|いちばん)[_\\s]*(が|の)?[_\\s]*(高|大き|遅|新し|長)(い|かった)",
+    "|~(一番|最も|いちばん)[_\\s]*(が|の)?[_\\s]*(高|大き|遅|新し|長|重)(い|かった)",
     "min": "最小|最小値|最低値|最低額|~最低(?!でも|限)|少なくて|一番安い|一番低い|最も安い|最も低い"
     "|いちばん安い|一番小さい"
     "|最も小さい|min|minimum"
     "|~(shortest|lowest|smallest|cheapest|lightest|earliest) (?!\\d)"
-    "|~(一番|最も|いちばん)[_\\s]*(が|の)?[_\\s]*(小さ|安|低|早|古|短)(い|かった)",
+    "|~(一番|最も|いちばん)[_\\s]*(が|の)?[_\\s]*(小さ|安|低|早|古|短|軽)(い|かった)",
     "median": "中央値|メディアン|median|medians",
     "std": "標準偏差|ばらつき|バラツキ|散らばり|std|stdev|standard deviation|variability|variation",
 }
