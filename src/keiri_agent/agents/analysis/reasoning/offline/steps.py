@@ -1513,6 +1513,7 @@ class StepBuilder:
                 or self.compared_measure()
                 or self.extreme_date(value_aggs)
                 or self.measure_in_said_unit()
+                or [c for c in [self.counted_in_its_unit()] if c]  # 「いちばん軽いのは何kg」
                 or self.money_asked()
             )
             if not numeric and value_aggs == ["nunique"]:  # "how many different people"
