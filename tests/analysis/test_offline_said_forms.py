@@ -2100,3 +2100,24 @@ def test_the_heaviest_asked_in_its_unit_is_the_largest_not_the_total() -> None:
     assert spec["metrics"] == {"重量kg": ["max"]}
     spec = acted_spec("いちばん軽かった回収は何kg？", pickups)
     assert spec["metrics"] == {"重量kg": ["min"]}
+
+
+def test_an_action_said_as_a_verb_before_its_measure_names_the_measure() -> None:
+    """「紛失した枚数…何枚」 is the total of 紛失枚数 (before: the rows with 紛失あり counted);
+    「紛失した貸出は何件」 still counts the rows of the flag."""
+    pallets = dataset_summary(
+        300,
+        [
+            ("貸出番号", "text", ["P-1"], 300),
+            ("拠点", "categorical", ["東京", "大阪"], 2),
+            ("枚数", "numeric", ["10", "200"], 100),
+            ("紛失枚数", "numeric", ["0", "12"], 10),
+            ("紛失あり", "boolean", ["True", "False"], 2),
+        ],
+        "ds_pallet_losses",
+    )
+    spec = acted_spec("紛失した枚数って全部で何枚？", pallets)
+    assert spec["metrics"] == {"紛失枚数": ["sum"]} and spec["filters"] == []
+    spec = acted_spec("紛失した貸出は何件？", pallets)
+    assert not spec.get("metrics")
+    assert spec["filters"] == [{"col": "紛失あり", "op": "==", "value": True}]

@@ -790,6 +790,7 @@ class ColumnIndex:
         self._latin_parts(found)
         self._flag_stems(found)
         self._japanese_name_terms(found)
+        self._verb_compound_terms(found)
         self._row_amount_terms(found)
         self._value_terms(found, named)
         self._english_value_terms(found)
@@ -906,6 +907,22 @@ class ColumnIndex:
                 if pattern not in found and reading in stems:
                     self.stem_terms.add(pattern)
                 found.setdefault(pattern, (next(iter(owners)), None, len(reading)))
+
+    def _verb_compound_terms(self, found: dict[str, tuple[str, str | None, int]]) -> None:
+        """「紛失した枚数」 for 紛失枚数, 「払い出した数量」 for 払出数量: a Japanese name of an
+        action and what it measures, said with the action as a verb between them (the
+        whole said is longer than the flag 紛失あり or the 枚数 beside it, so it wins)."""
+        for info in self.columns:
+            name = without_brackets(normalize(info.name))
+            if info.kind != "numeric" or not re.fullmatch(r"[\u3400-\u9fff]{4,8}", name):
+                continue
+            for cut in range(2, len(name) - 1):
+                head, tail = name[:cut], name[cut:]
+                said = (
+                    rf"{okurigana(head)}(?:し|され|さ|っ|い)?(?:た|ている|てる|てない)?"
+                    rf"\s*(?:分の|もの|の)?\s*{re.escape(tail)}"
+                )
+                found.setdefault(said, (info.name, None, len(name) + 1))
 
     def _row_amount_terms(self, found: dict[str, tuple[str, str | None, int]]) -> None:
         """「請求額」 on a table of invoices (``invoice_no``) whose amount is ``amount_jpy``:

@@ -976,7 +976,8 @@ class StepBuilder:
         holds = [  # measured in it: 重量(kg), 稼働時間 (not 単価(円/kg))
             c
             for c in self.index.names("numeric")
-            if re.search(rf"(?:[(_]{re.escape(unit)}\)?|{re.escape(unit)})$", normalize(c))
+            # 重量(kg), 稼働時間, 紛失枚数 (a count of that unit: 枚数 of 何枚)
+            if re.search(rf"(?:[(_]{re.escape(unit)}\)?|{re.escape(unit)}数?)$", normalize(c))
         ]
         named = [c for c in self.numeric if c in holds]
         if named:
