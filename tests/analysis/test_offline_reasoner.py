@@ -158,6 +158,8 @@ def test_out_of_scope(text: str) -> None:
         "Please change the returned flag to FALSE for order ORD-000155.",
         "Set the status of these rows to closed",
         "源泉徴収対象なのに源泉徴収額が0円の行、直しておいてもらえますか",
+        "地域が空いてるやつ、関東で埋めといてもらえますか",
+        "東京の分、全部日付を2025/12/31に更新しておいて",
     ],
 )
 def test_a_data_edit_is_declined_not_answered_with_an_analysis(text: str) -> None:
@@ -170,6 +172,29 @@ def test_a_data_edit_is_declined_not_answered_with_an_analysis(text: str) -> Non
     "text", ["Change the chart to bars", "change it to monthly", "Set the grouping to 地域"]
 )
 def test_a_change_to_the_result_is_no_data_edit(text: str) -> None:
+    assert decide(text).next_action != "out_of_scope"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Draft a letter to the stores about their sales",
+        "売上の少ない店舗に注意喚起の文書を作成して",
+        "この取引先、続けるべきだと思う？",
+        "店舗、どこがいいと思う？",
+        "Should we keep the Shinjuku store open?",
+    ],
+)
+def test_a_document_or_a_judgement_asked_is_declined(text: str) -> None:
+    """Before: a letter to draft asked which analysis to run, an opinion was answered
+    with a summary of the column named."""
+    assert decide(text).next_action == "out_of_scope"
+
+
+@pytest.mark.parametrize(
+    "text", ["should we look at the monthly trend?", "部署別に合計したらどうなると思う？"]
+)
+def test_a_question_about_the_analysis_is_no_judgement(text: str) -> None:
     assert decide(text).next_action != "out_of_scope"
 
 

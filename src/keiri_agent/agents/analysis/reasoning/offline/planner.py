@@ -363,11 +363,17 @@ def plan_request(
     asked_by: dict[int, Clause] = {}  # id of a step that only asks → its clause
     declined: list[str] = []
     for clause in parsed.clauses:
-        said = parsed.text[clause.start : clause.end]  # "per km": the unit may name a column
-        ratio = [label for label in vocab.out_of_scope(said) if label == "ratio"]
+        said = parsed.text[clause.start : clause.end]
+        # "per km": the unit may name a column; 「解約日を…に更新しておいて」: so may the verb
+        # of a data change (更新 of 更新日)
+        said_raw = [
+            label
+            for label in vocab.out_of_scope(said)
+            if label == "ratio" or label in _DATA_CHANGES
+        ]
         if vocab.WRITE_BACK.search(said):  # the verb may have been read as a column word
-            ratio = [*ratio, "file"]
-        if labels := vocab.out_of_scope(clause.text) or ratio:
+            said_raw = [*said_raw, "file"]
+        if labels := vocab.out_of_scope(clause.text) or said_raw:
             declined += [label for label in labels if label not in declined]
             continue
         if blanks_only(clause) and len(parsed.clauses) > 1:

@@ -109,7 +109,10 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|~(?<!二重)(に|へ)(取り込(?!まれ)|取込(?!まれ)|インポート|連携して|登録して)|~仕訳を?(起こ|切|作成|作って|入力|登録|計上)|起票"
     "|~(会計システム|基幹システム|システム|freee|弥生|奉行|erp)(に|へ)[^。?？]{0,15}(登録|入力|取り込|反映|計上)"
     "|~import (it |this |them |the \\w+ )?(in)?to|~post (the |these )?(journal )?entries"
-    "|~(create|book|make) (the )?journal entries",
+    "|~(create|book|make) (the )?journal entries"
+    # a document written for someone: 「催促メールを書いて」「注意喚起の文書を作成して」
+    "|~(メール|文書|手紙|通知文?|案内文?|文面|レター|お知らせ)を?\\s*(書いて|作成して|作って|起案|下書き)"
+    "|~(draft|write|prepare|compose) (a |an |the )?(\\w+ )?(letter|e-?mail|memo|notice|message)s?",
     "web": "web検索|ウェブ検索|ネット検索|ネットで|インターネット|検索して|google"
     "|外部データ|外部の統計|~外部の[^、。]{0,12}データ|公的統計|業界平均|競合"
     "|~(external|official|public) (data|figures|statistics|sources)|~latest (figures|statistics)"
@@ -133,6 +136,7 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|~(modify|update|change) (the )?data"
     "|~(change|update|set|modify|edit) (the )?\\w+ of .{1,40} to |に変更して|に更新して"
     "|に直して|に直しておいて|に書き換え|直しておいて|直しといて|修正しておいて"
+    "|~に(更新|変更)(しておいて|しといて|しておく|お願い)"
     # a data edit in English: a flag, value or blank set to something ("Change every
     # blank 業者 to …", "change the delivery-delay flag to FALSE for order …")
     "|~(change|set|update|mark|correct|fix|edit|overwrite|replace)\\s+"
@@ -140,7 +144,8 @@ OUT_OF_SCOPE: dict[str, str] = {
     "(flags?|values?|blanks?|cells?|entries|entry|records?|rows?|fields?|status(es)?)"
     "\\s+([^.?!]{0,40}?\\s)?to\\s"
     "|~(change|set|update|mark)\\s[^.?!]{0,60}\\sto\\s+(true|false|yes|no|blank|empty|null)\\b",
-    "impute": "埋めて|埋める|補完|穴埋め|補間|~fill (in )?(the )?(missing|blank|empty|null|gap)"
+    "impute": "埋めて|埋める|埋めと|埋めてお|補完|穴埋め|補間"
+    "|~fill (in )?(the )?(missing|blank|empty|null|gap)"
     "|~fill .{0,40} with|~imput|~interpolat|backfill|~forward[ -]?fill",
     "transform": "正規化|標準化|スケーリング|偏差値|対数変換|~z-?scores?|~normali[sz]"
     "|~standardi[sz]|~rescal|min-max|~scale .{0,40}(to|between) |~log[ -]?transform",
@@ -151,6 +156,11 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|~(greater|more|higher|less|lower|bigger|smaller|larger|longer|shorter|older|younger"
     "|[a-z]{3,}er than|above|below|over|under|exceeds?|exceeding)( than)? (the |an? )?"
     "([a-z_]+ ){0,2}(average|mean|median)(?! of)",
+    # a judgement asked of the agent: 「続けるべきだと思う？」「どこがいいと思う？」
+    "opinion": "~(べき|いい|良い|よい)(だ)?と思(う|います)|~どう思(う|います)"
+    "|~should (we|i) (keep|continue|cancel|stop|switch|renew|drop|hire|buy|sell|choose|pick"
+    "|go with|stay with)|~do you think (we|i|they) should|~would you recommend|~in your opinion"
+    "|~is it worth|~which (one|\\w+) (is|would be) (better|best)",
     "ratio": "~(?<![a-z])per (100 |1,?000 |one |each |a )?(km|kms|kilomet(re|er)s?|miles?"
     "|lit(re|er)s?"
     "|gallons?|kg|kgs|kilos?|kilograms?|tons?|tonnes?)(?![a-z])"
@@ -199,6 +209,11 @@ OUT_OF_SCOPE_REASONS: dict[str, tuple[str, str]] = {
         "例:「10000以上」は可能です）",
         "conditions on a computed value such as the average are not supported (a fixed "
         "value such as 'over 10000' is possible)",
+    ),
+    "opinion": (
+        "続けるべきか・どこが良いかといった判断や意見は出せません（判断の材料になる集計・比較は可能です）",
+        "judgements and opinions (whether to continue, which is better) are not given "
+        "(the summaries and comparisons to decide with are possible)",
     ),
     "ratio": (
         "「1kmあたり」など2つの列の比率の計算には対応していません（各列の合計・平均は可能です）",
