@@ -326,3 +326,29 @@ def test_a_loanword_names_a_value_only_when_it_is_the_whole_value_or_its_kind() 
     assert spec["op"] == "total" and spec["filters"] == []
     spec = acted_spec("Total amount for the system department?", printing)
     assert spec["filters"] == [{"col": "部署", "op": "==", "value": "システム部"}]
+
+
+def test_a_value_said_before_its_columns_word_is_that_value_not_a_column() -> None:
+    """ "for Dependent visas" is Visa Type == Dependent beside a Dependents column; "leave
+    out" names no unused_leave_days (before: both were summed as extra measures)."""
+    visas = dataset_summary(
+        ROWS,
+        [
+            ("Case ID", "text", ["V-1"], ROWS),
+            ("Visa Type", "categorical", ["Engineer", "Dependent", "Student"], 3),
+            ("Department", "categorical", ["Sales", "IT"], 2),
+            ("Government Fee", "numeric", ["3000", "9000"], 20),
+            ("Dependents", "numeric", ["0", "4"], 5),
+            ("unused_leave_days", "numeric", ["0", "40"], 40),
+        ],
+        "ds_visa_fees",
+    )
+    spec = acted_spec("Sum of 'Government Fee' for Dependent visas", visas)
+    assert spec["op"] == "total" and spec["metrics"] == {"Government Fee": ["sum"]}
+    assert spec["filters"] == [{"col": "Visa Type", "op": "==", "value": "Dependent"}]
+    spec = acted_spec(
+        "departments ranked by total Government Fee, leave out rows without a department",
+        visas,
+    )
+    assert spec["metrics"] == {"Government Fee": ["sum"]}
+    assert spec["filters"] == [{"col": "Department", "op": "not_null"}]

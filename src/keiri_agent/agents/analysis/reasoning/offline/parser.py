@@ -1582,6 +1582,8 @@ def parse_request(
         year_hint,
     )
     claimed = bytearray(int(t and not n) for t, n in zip(taken, named_years, strict=True))
+    for verb in _PHRASAL_VERB.finditer(norm):  # "leave out": no unused_leave_days
+        claimed[verb.start(1) : verb.end(1)] = b"\x01" * (verb.end(1) - verb.start(1))
     asked = phrases(norm)
     scanned = _condition_values(_scan(norm, index, claimed), norm, asked, index, claimed)
     scanned = [m for m in scanned if not _lowercase_acronym(m, text, norm)]
@@ -1597,6 +1599,7 @@ def parse_request(
     scanned = sorted(scanned + _one_letter_values(norm, index, scanned, claimed), key=_start)
     scanned = _negated_mentions(norm, index, scanned)  # those read since (「保険に入ってない」)
     scanned = [_directed(m, norm, index, scanned) for m in scanned]
+    scanned = _values_before_their_column(norm, index, scanned)
     problems += _direction_unsaid(scanned, norm, index, lang)
     values = [m for m in scanned if m.value is not None]
     numeric, used, spans = numeric_filters(norm, scanned, index.kind)
@@ -1986,6 +1989,13 @@ def _value_prefixes(
                 else f"Which one is '{word}'? (candidates: {choices})"
             )
     return found, problems, read_as
+
+
+# A verb of leaving rows out whose first word may be a word of a column name
+# (unused_leave_days, set_code): "leave out the blanks", "setting aside the refunds".
+_PHRASAL_VERB = re.compile(
+    r"(?<![a-z])(leave|leaving|left|set|setting|take|taking)\s+(?:out|aside)(?![a-z])"
+)
 
 
 def _dates_named_first(mentions: list[Mention], index: ColumnIndex) -> list[str]:
@@ -2427,6 +2437,30 @@ def _directed(mention: Mention, text: str, index: ColumnIndex, scanned: list[Men
     ):
         return dataclasses.replace(mention, column=sibling)
     return mention
+
+
+def _values_before_their_column(
+    text: str, index: ColumnIndex, scanned: list[Mention]
+) -> list[Mention]:
+    """ "for Dependent visas" (Visa Type holds Dependent, another column is Dependents):
+    a word read as a column but said right before the word of a category column that
+    holds it as a value is that value."""
+    found = list(scanned)
+    for i, (word, nxt) in enumerate(itertools.pairwise(scanned)):
+        info = index.by_name.get(nxt.column)
+        if (
+            word.value is not None
+            or nxt.value is not None
+            or info is None
+            or info.kind != "categorical"
+            or text[word.end : nxt.start].strip()
+        ):
+            continue
+        said = text[word.start : word.end].strip().lower()
+        value = next((v for v in info.examples if str(v).lower() == said), None)
+        if value is not None:
+            found[i] = dataclasses.replace(word, column=nxt.column, value=value)
+    return found
 
 
 def _whole_reading(name: str, said: str) -> bool:
