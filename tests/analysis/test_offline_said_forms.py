@@ -2121,3 +2121,23 @@ def test_an_action_said_as_a_verb_before_its_measure_names_the_measure() -> None
     spec = acted_spec("紛失した貸出は何件？", pallets)
     assert not spec.get("metrics")
     assert spec["filters"] == [{"col": "紛失あり", "op": "==", "value": True}]
+
+
+def test_blanks_said_only_to_be_left_out_ask_no_missing_values_check() -> None:
+    """ "skip rows where the branch is blank" with nothing else read: the question is asked
+    (before: a missing-values check was shown as the answer)."""
+    plants = dataset_summary(
+        300,
+        [
+            ("契約番号", "text", ["C-1"], 300),
+            ("事業所", "categorical", ["東京本社", "福岡支店"], 2),
+            ("鉢数", "numeric", ["1", "20"], 20),
+        ],
+        "ds_office_plants",
+    )
+    decision = decide(
+        "Which branch has the most plants? skip rows where the branch is blank", plants
+    )
+    assert decision.next_action == "ask"
+    assert acted_spec("Which columns have blanks?", plants)["op"] == "missingness"
+    assert acted_spec("空欄のある列は？", plants)["op"] == "missingness"
