@@ -352,3 +352,21 @@ def test_a_value_said_before_its_columns_word_is_that_value_not_a_column() -> No
     )
     assert spec["metrics"] == {"Government Fee": ["sum"]}
     assert spec["filters"] == [{"col": "Department", "op": "not_null"}]
+
+
+def test_a_category_word_before_the_rows_word_describes_the_rows() -> None:
+    """ "the total we spent on visa cases" (rows named by Case ID): one total, not a table per
+    Visa Type; "by visa type" still groups, and "brand campaigns" is still is_brand's yes."""
+    visas = dataset_summary(
+        ROWS,
+        [
+            ("Case ID", "text", ["V-1"], ROWS),
+            ("Visa Type", "categorical", ["Engineer", "Dependent"], 2),
+            ("Total Cost", "numeric", ["30000", "250000"], 200),
+        ],
+        "ds_visa_costs",
+    )
+    spec = acted_spec("What's the total we spent on visa cases overall?", visas)
+    assert spec["op"] == "total" and spec["metrics"] == {"Total Cost": ["sum"]}
+    spec = acted_spec("total cost by visa type", visas)
+    assert spec["op"] == "groupby_agg" and spec["group_cols"] == ["Visa Type"]

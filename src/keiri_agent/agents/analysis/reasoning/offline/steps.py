@@ -376,6 +376,7 @@ class StepBuilder:
         self.mentioned = list(dict.fromkeys(cols))
         self.numeric = [c for c in self.mentioned if kind(c) == "numeric"]
         self.categorical = [c for c in self.mentioned if kind(c) in CATEGORY_KINDS]
+        self._rows_described()
         request_numeric = [m.column for m in parsed.mentions if kind(m.column) == "numeric"]
         self.inherited = [c for c in dict.fromkeys(request_numeric) if c not in clause.group_cols]
         self.aggs = vocab.aggregations(clause.text) or self._said_in_names(parsed, clause)
@@ -417,6 +418,27 @@ class StepBuilder:
             # "which users rack up the highest payments? top 5": the ranking's direction,
             # the users' totals ranked, not each one's largest single payment
             self.aggs = []
+
+    def _rows_described(self) -> None:
+        """ "the total we spent on visa cases" (Visa Type, rows named by ``Case ID``): a word
+        of a category's name said before the data's word for its rows says what the rows
+        are, it asks no table per visa type."""
+        rows = self.index.row_nouns()
+        if not rows or not self.p.text.isascii():
+            return
+        pattern = re.compile(rf"^\s+(?:{'|'.join(map(re.escape, rows))})s?(?![a-z])")
+        described = {
+            m.column
+            for m in self.c.mentions
+            if m.column in self.categorical
+            and self.index.kind(m.column) == "categorical"  # "brand campaigns": is_brand's yes
+            and m.value is None
+            and normalize(m.column) != self.p.text[m.start : m.end].strip()
+            and pattern.match(self.p.text[m.end :])
+        }
+        if described:
+            self.categorical = [c for c in self.categorical if c not in described]
+            self.mentioned = [c for c in self.mentioned if c not in described]
 
     def _unguessed_measures(self) -> None:
         """A numeric column only guessed by similarity (「前受金」 ~ 前受残高) is no measure
