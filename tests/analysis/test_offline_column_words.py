@@ -356,7 +356,7 @@ def test_a_value_said_before_its_columns_word_is_that_value_not_a_column() -> No
 
 def test_a_category_word_before_the_rows_word_describes_the_rows() -> None:
     """ "the total we spent on visa cases" (rows named by Case ID): one total, not a table per
-    Visa Type; "by visa type" still groups, and "brand campaigns" is still is_brand's yes."""
+    Visa Type; "by visa type" still groups."""
     visas = dataset_summary(
         ROWS,
         [

@@ -2141,3 +2141,23 @@ def test_blanks_said_only_to_be_left_out_ask_no_missing_values_check() -> None:
     assert decision.next_action == "ask"
     assert acted_spec("Which columns have blanks?", plants)["op"] == "missingness"
     assert acted_spec("空欄のある列は？", plants)["op"] == "missingness"
+
+
+def test_two_entries_in_the_same_month_is_a_duplicate_check_on_the_month_column() -> None:
+    """Before: a summary of 社員番号. The month is the date column that is a month
+    (拠出月), not 入会日."""
+    contributions = dataset_summary(
+        300,
+        [
+            ("明細番号", "text", ["E-1"], 300),
+            ("社員番号", "text", ["S-001"], 120),
+            ("拠出月", "datetime", ["2024-04-01", "2025-03-01"], 12),
+            ("入会日", "datetime", ["2010-04-01", "2024-10-01"], 100),
+            ("拠出金額", "numeric", ["1000", "50000"], 50),
+        ],
+        "ds_stock_plan",
+    )
+    spec = acted_spec("Check whether any employee has two entries in the same month", contributions)
+    assert spec["op"] == "duplicate_check" and spec["subset"] == ["社員番号", "拠出月"]
+    spec = acted_spec("同じ社員が同じ月に二重に拠出していないか確認して", contributions)
+    assert spec["op"] == "duplicate_check" and set(spec["subset"]) == {"社員番号", "拠出月"}

@@ -845,7 +845,12 @@ class StepBuilder:
         """The one date column, when the same month or day is said (「同じ月に二重に」)."""
         said = " ".join(m.group(1) or m.group(2) for m in _SAME.finditer(self.p.text))
         dates = self.index.names("datetime")
-        return dates if len(dates) == 1 and _SAME_PERIOD.search(said) else []
+        if not _SAME_PERIOD.search(said):
+            return []
+        if len(dates) > 1 and re.search(r"(?:^|\s)月|(?<![a-z])month", said):
+            # 「同じ月に」 beside 拠出月 and 入会日: the one date column that is a month
+            dates = [d for d in dates if re.search(r"月$|(?<![a-z])month(?![a-z])", d.lower())]
+        return dates if len(dates) == 1 else []
 
     def checked_columns(self) -> list[str]:
         """The columns a missing-values check names: not one named only by the word for

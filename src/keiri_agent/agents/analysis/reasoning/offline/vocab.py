@@ -28,7 +28,7 @@ INTENTS: dict[str, str] = {
     "duplicate": "~重複(?!\\s*(?:なし|無し|なく|を?除|は除|を省|は省|分?を?数えない))"
     "|~同じ[^。？?]{1,15}同じ"
     "|ダブり|ダブって|二重|複数回|何度も|~duplicat|dupe|dupes|dedupe|~repeat(ed|s)?|twice"
-    "|more than once",
+    "|more than once|~(two|2) (entries|records|rows|lines) (in|for|on) the same",
     "summary": "要約|統計量|基本統計|記述統計|統計情報|サマリ|サマリー|summary|summaries"
     "|~summari[sz]e|describe|descriptive|statistics|stats",
     "overview": "概要|全体像|どんなデータ|データの中身|中身|データ構造|列一覧|カラム一覧"
