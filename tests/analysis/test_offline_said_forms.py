@@ -2161,3 +2161,22 @@ def test_two_entries_in_the_same_month_is_a_duplicate_check_on_the_month_column(
     assert spec["op"] == "duplicate_check" and spec["subset"] == ["社員番号", "拠出月"]
     spec = acted_spec("同じ社員が同じ月に二重に拠出していないか確認して", contributions)
     assert spec["op"] == "duplicate_check" and set(spec["subset"]) == {"社員番号", "拠出月"}
+
+
+def test_the_trend_of_a_price_per_unit_is_its_average() -> None:
+    """「買付単価の推移」: the monthly average unit price (before: the prices summed);
+    an amount's trend is still its total, and a total said is kept."""
+    purchases = dataset_summary(
+        300,
+        [
+            ("明細番号", "text", ["E-1"], 300),
+            ("拠出月", "datetime", ["2024-04-01", "2025-03-01"], 12),
+            ("拠出金額", "numeric", ["1000", "50000"], 50),
+            ("買付単価", "numeric", ["1500", "2400"], 200),
+        ],
+        "ds_stock_purchases",
+    )
+    spec = acted_spec("買付単価の推移を月次で折れ線に", purchases)
+    assert spec["kind"] == "line" and spec["y"] == "買付単価" and spec["agg"] == "mean"
+    assert acted_spec("拠出金額の推移を月次で折れ線に", purchases)["agg"] == "sum"
+    assert acted_spec("買付単価の合計の月別推移", purchases)["agg"] == "sum"

@@ -18,6 +18,7 @@ import keiri_agent.agents.analysis.reasoning.offline.vocab as vocab
 from keiri_agent.agents.analysis.reasoning.offline.parser import (
     Clause,
     ParsedRequest,
+    normalize,
     parse_request,
 )
 from keiri_agent.agents.analysis.reasoning.offline.steps import (
@@ -38,6 +39,11 @@ _AMOUNT_WORD = re.compile(r"金額|コスト|費用|料金|(?<![a-z])(?:amounts?
 
 
 _GENERIC_DATE = re.compile(r"日付|日時|年月日|(?<![a-z])dates?(?![a-z])")
+# A column of a price or rate per unit (単価, 利率, 一人当たり額, rate_per_word, unit_price,
+# avg_fee): its figure per period is an average.
+_PER_UNIT_NAME = re.compile(
+    r"単価|当たり|あたり|平均|率|(?<![a-z])(?:per|rate|avg|average|price|pct|percent)(?![a-z])"
+)
 """A date said in general: names no date column of its own."""
 
 
@@ -144,6 +150,10 @@ class _Builder(StepBuilder):
                 "どの数値列の推移を見ますか？",
                 "Trend of which numeric column?",
             )
+        if agg is None and _PER_UNIT_NAME.search(normalize(y)):
+            # 「買付単価の推移」: a price or rate per period is its average, never a sum
+            agg = "mean"
+            self.assumptions.append(self.t("期間ごとの平均と仮定", "period averages assumed"))
         if agg is None:
             self.assumptions.append(self.t("期間ごとの合計と仮定", "period totals assumed"))
         freq = self.freq
