@@ -170,3 +170,13 @@ def test_what_those_cost_is_the_whole_of_the_money_columns_parts() -> None:
     assert _spec(cost)["metrics"] == {"料金": ["sum"]}
     assert _spec(cost)["filters"] == [{"col": "至急", "op": "==", "value": True}]
     assert "¥3,000" in cost.report_md
+
+
+def test_blanks_dropped_with_no_column_named_are_those_of_the_grouping() -> None:
+    """ "now exclude the blank ones" after a grouped total: the blank groups go (before: a
+    question what to analyse)."""
+    frame = EXPENSES.assign(部署=["営業部", None, "営業部", "開発部", None, "総務部"])
+    for text in ("now exclude the blank ones", "空欄は除いて"):
+        dropped = _conversation(frame, ["部署別の金額合計", text])[1]
+        assert _spec(dropped)["group_cols"] == ["部署"]
+        assert _spec(dropped)["filters"] == [{"col": "部署", "op": "not_null"}], text
