@@ -2180,3 +2180,18 @@ def test_the_trend_of_a_price_per_unit_is_its_average() -> None:
     assert spec["kind"] == "line" and spec["y"] == "買付単価" and spec["agg"] == "mean"
     assert acted_spec("拠出金額の推移を月次で折れ線に", purchases)["agg"] == "sum"
     assert acted_spec("買付単価の合計の月別推移", purchases)["agg"] == "sum"
+
+
+def test_a_condition_in_a_counter_of_the_column_is_read() -> None:
+    """「１０口以上」 on 拠出口数 (before: asked which rows were meant)."""
+    contributions = dataset_summary(
+        300,
+        [
+            ("明細番号", "text", ["E-1"], 300),
+            ("拠出口数", "numeric", ["1", "50"], 50),
+            ("拠出金額", "numeric", ["1000", "50000"], 50),
+        ],
+        "ds_stock_units",
+    )
+    spec = acted_spec("拠出口数が１０口以上の明細は何件？", contributions)
+    assert spec["filters"] == [{"col": "拠出口数", "op": ">=", "value": 10}]

@@ -65,7 +65,9 @@ def _said_number(said: str) -> float:
 
 # 「耐用年数が5年の」「訪問回数が3回の」: a counter unit after the number is the
 # column's own unit, so the condition is an equality (not a period of five years).
-_JA_COUNTER = r"(?:年|回|件|個|人|日|台|枚|本|歳|点|円|時間|か月|ヶ月|カ月|ヵ月|%)"
+_JA_COUNTER = (
+    r"(?:年|回|件|個|人|日|台|枚|本|歳|点|円|時間|か月|ヶ月|カ月|ヵ月|%|口|株|鉢|箱|冊|袋|棟|杯)"
+)
 # Units of measure a number may be said in (「1kg以上」「30分を超える」), read against the
 # unit in the column's name (``in_column_unit``).
 _MEASURE = r"(?:kg|g|t|km|m|l|キロ(?:グラム|メートル)?|グラム|メートル|トン|リットル|分)"
