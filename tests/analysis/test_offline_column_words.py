@@ -8,7 +8,7 @@ appointment book (Japanese).
 
 from __future__ import annotations
 
-from offline_support import acted_spec, dataset_summary, decide
+from offline_support import acted_spec, dataset_summary, decide, spec_of
 
 ROWS = 900
 
@@ -370,3 +370,26 @@ def test_a_category_word_before_the_rows_word_describes_the_rows() -> None:
     assert spec["op"] == "total" and spec["metrics"] == {"Total Cost": ["sum"]}
     spec = acted_spec("total cost by visa type", visas)
     assert spec["op"] == "groupby_agg" and spec["group_cols"] == ["Visa Type"]
+
+
+def test_number_of_shares_is_no_share_and_no_column_of_another_unit() -> None:
+    """ "the total number of shares purchased" beside 拠出口数 (units) and 買付株数: never the
+    units column by the word "number" of its reading "number of units", and no share of a
+    total (before: the units were summed, or the share asked for)."""
+    plan = dataset_summary(
+        ROWS,
+        [
+            ("明細番号", "text", ["E-1"], ROWS),
+            ("所属部門", "categorical", ["営業部", "総務部"], 2),
+            ("拠出口数", "numeric", ["1", "50"], 50),
+            ("拠出金額", "numeric", ["1000", "50000"], 50),
+            ("買付株数", "numeric", ["0.5", "30"], 200),
+        ],
+        "ds_stock_shares",
+    )
+    decision = decide("What is the total number of shares purchased?", plan)
+    if decision.next_action == "act":
+        assert spec_of(decision)["metrics"] == {"買付株数": ["sum"]}
+    else:
+        assert decision.next_action == "ask"
+        assert "拠出口数" in decision.clarifying_questions[0]  # a numeric column is asked

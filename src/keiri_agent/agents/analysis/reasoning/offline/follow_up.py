@@ -60,15 +60,6 @@ _NOT_THIS = re.compile(r"\s*(?:じゃなく|ではなく|でなく)")
 """「合計じゃなくて平均で」: the aggregation said before it is the one to drop."""
 _TOP = re.compile(r"上位\s*(\d+)|トップ\s*(\d+)|\btop\s*(\d+)\b|(\d+)\s*(?:つ|件|社|位)まで", re.I)
 _LINE_SAID = re.compile(r"折れ線|推移|\bline\b|\btrend\b", re.IGNORECASE)
-_BLANKS_DROPPED = re.compile(
-    r"(?<![a-z])(?:exclude|excluding|drop|dropping|remove|removing|skip|skipping|without|ignore"
-    r"|ignoring|leave out|leaving out|hide|take out)\s+(?:the\s+|any\s+|all\s+)?"
-    r"(?:blanks?|empty|missing|unknown|unassigned)(?![a-z])"
-    r"|(?:空欄|未入力|未設定|空白)(?:の\s*(?:もの|行|分|データ))?\s*(?:は|を)?\s*(?:除|外|抜|省)"
-    r"|(?:空欄|未入力|未設定|空白)なしで",
-    re.IGNORECASE,
-)
-"""Blanks said to go with no column named: those of the result's grouping."""
 _CHART = re.compile(r"グラフ|図に|図で|チャート|\bcharts?\b|\bgraphs?\b|\bplots?\b", re.IGNORECASE)
 _EDITABLE = frozenset({"total", "groupby_agg", "share_ratio", "bar", "line"})
 _EQUALITIES = frozenset({"==", "!=", "in"})
@@ -690,7 +681,7 @@ def _yes_no_conditions(
 def _blank_groups_dropped(parsed: ParsedRequest, base: dict[str, Any]) -> list[dict[str, Any]]:
     """ "now exclude the blank ones", 「空欄は除いて」 with no column named: the blank groups
     of the result go."""
-    if parsed.mentions or not _BLANKS_DROPPED.search(parsed.text):
+    if parsed.mentions or not vocab.BLANKS_OUT.search(parsed.text):
         return []
     return [{"col": g, "op": "not_null"} for g in _groups(base)]
 

@@ -334,8 +334,10 @@ def measure_by_its_words(text: str, index: ColumnIndex) -> str | None:
             for name in index.names("numeric")
             if not name.isascii()
             and any(
-                len(word) >= 6 and word not in _PLAIN_WORDS and _word_said(word, said)
-                for word in head_readings(without_brackets(normalize(name)))
+                # each word of the head said ("number of units" is "units", not "number")
+                (words := [w for w in re.split(r"[\s-]+", head) if w not in _PLAIN_WORDS])
+                and all(len(w) >= 6 and _word_said(w, said) for w in words)
+                for head in head_readings(without_brackets(normalize(name)))
             )
         ]
     return winners[0] if len(winners) == 1 else None

@@ -22,7 +22,10 @@ INTENTS: dict[str, str] = {
     "correlation": "相関|~correlat|~(related|relate|relates|linked) to",
     "missingness": "欠損|欠測|欠落|未入力|空欄|空白|missing|null|nulls|nan|nans|blank|blanks|empty"
     "|gaps|unfilled",
-    "share": "構成比|割合|シェア|比率|パレート|abc分析|abc|内訳|占め|円グラフ|share|shares"
+    "share": "構成比|割合|シェア|比率|パレート|abc分析|abc|内訳|占め|円グラフ|share"
+    # "shares" of stock ("the number of shares purchased") are no share of a total
+    "|~(?<!number of )(?<!how many )shares(?! (purchased|bought|sold|held|issued|owned|traded))"
+    "(?![a-z])"
     "|~全体の\\s*何\\s*(?:[%％]|パーセント|割)|~何\\s*(?:[%％]|パーセント)\\s*(?:ずつ|を占め)"
     "|proportion|proportions|percentage|percentages|percent|pareto|composition|pie",
     "duplicate": "~重複(?!\\s*(?:なし|無し|なく|を?除|は除|を省|は省|分?を?数えない))"
