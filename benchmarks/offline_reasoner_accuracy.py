@@ -121,6 +121,12 @@ Eight request sets, always reported separately:
   contracts; research grants, mobile lines, store fixtures, volunteering; security guards,
   patent fees, a canteen, job ads; courier bikes, solar power, study abroad, printing),
   written the same way.
+- ``blind49.jsonl`` … ``blind52.jsonl``: 120 requests each on four more datasets each
+  (document shredding, a stock-ownership plan, customs declarations, severance pay; pallet
+  rentals, visa applications, promissory notes, office plants; business cards, pest
+  control, shareholder gifts, letters of credit; calibration, pest control, trademark
+  renewals, taxi tickets), written the same way; blind51 and blind52 were first scored
+  after the session's changes and kept out of tuning.
 - the fourth blind set, ``data/offline_requests_blind4.jsonl``: a seventh held-out
   set, written the same way (neither the rules, their tests nor the other
   held-out sets' cases read) on four more made-up domains (an equipment
@@ -135,7 +141,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
     uv run python benchmarks/offline_reasoner_accuracy.py \\
-        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind48|all]
+        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind52|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
