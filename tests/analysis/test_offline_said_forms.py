@@ -2195,3 +2195,20 @@ def test_a_condition_in_a_counter_of_the_column_is_read() -> None:
     )
     spec = acted_spec("拠出口数が１０口以上の明細は何件？", contributions)
     assert spec["filters"] == [{"col": "拠出口数", "op": ">=", "value": 10}]
+
+
+def test_rows_described_by_what_happened_to_them_are_asked_when_unread() -> None:
+    """「納品が遅れた発注は何件」 beside a 納品遅延 flag no rule reads: asked (before: every
+    order counted); 「一番高かったのは」 is no such description."""
+    orders = dataset_summary(
+        300,
+        [
+            ("発注番号", "text", ["PO-1"], 300),
+            ("印刷会社", "categorical", ["三光印刷", "ひかり印刷"], 2),
+            ("金額", "numeric", ["3500", "1240000"], 250),
+            ("納品遅延", "boolean", ["True", "False"], 2),
+        ],
+        "ds_print_orders",
+    )
+    assert decide("納品が遅れた発注は何件ありました？", orders).next_action == "ask"
+    assert acted_spec("金額が一番高かったのはいくら？", orders)["metrics"] == {"金額": ["max"]}

@@ -74,6 +74,10 @@ _CONDITION_SAID = re.compile(
     # a state said of the rows (「まだ返ってきてない」「許可日が空いてる」, "still waiting
     # for approval", "not yet paid"): the rows it keeps are a condition too
     r"|まだ|空いて|(?:て|で)(?:い)?ない(?![ぁ-ん])|(?:て|で)いません"
+    # 「納品が遅れた発注」: the rows described by what happened to them
+    r"|が\s*(?!一番|いちばん|最も|最)[^\s、。,がをの]{1,8}?(?<!かっ)(?:た|ている|てる|ていた)"
+    r"(?=\s*(?:もの|分|件|行|明細|発注|案件"
+    r"|取引|伝票|注文|契約|申請|請求|の(?:は|を|が|件数|合計|数)))"
     r"|\b(?:still|not yet|yet to be|waiting for|awaiting|haven't|hasn't|weren't|wasn't"
     r"|aren't|isn't|have not|has not|were not|was not|are not|is not)\b",
     re.IGNORECASE,
