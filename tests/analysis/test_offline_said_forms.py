@@ -2198,17 +2198,19 @@ def test_a_condition_in_a_counter_of_the_column_is_read() -> None:
 
 
 def test_rows_described_by_what_happened_to_them_are_asked_when_unread() -> None:
-    """「納品が遅れた発注は何件」 beside a 納品遅延 flag no rule reads: asked (before: every
-    order counted); 「一番高かったのは」 is no such description."""
-    orders = dataset_summary(
-        300,
-        [
-            ("発注番号", "text", ["PO-1"], 300),
-            ("印刷会社", "categorical", ["三光印刷", "ひかり印刷"], 2),
-            ("金額", "numeric", ["3500", "1240000"], 250),
-            ("納品遅延", "boolean", ["True", "False"], 2),
-        ],
-        "ds_print_orders",
+    """「納品が遅れた発注は何件」 beside a 納品遅延 flag and a 納品日 date, so that 納品 names
+    neither: asked (before: every order counted); 「一番高かったのは」 is no such
+    description; with no 納品日 the flag is read."""
+    columns = [
+        ("発注番号", "text", ["PO-1"], 300),
+        ("印刷会社", "categorical", ["三光印刷", "ひかり印刷"], 2),
+        ("金額", "numeric", ["3500", "1240000"], 250),
+        ("納品遅延", "boolean", ["True", "False"], 2),
+    ]
+    dated = dataset_summary(
+        300, [*columns, ("納品日", "datetime", ["2024-01-16", "2025-09-05"], 250)], "ds_po_dated"
     )
-    assert decide("納品が遅れた発注は何件ありました？", orders).next_action == "ask"
-    assert acted_spec("金額が一番高かったのはいくら？", orders)["metrics"] == {"金額": ["max"]}
+    assert decide("納品が遅れた発注は何件ありました？", dated).next_action == "ask"
+    assert acted_spec("金額が一番高かったのはいくら？", dated)["metrics"] == {"金額": ["max"]}
+    spec = acted_spec("納品が遅れた発注は何件ありました？", dataset_summary(300, columns, "ds_po"))
+    assert spec["filters"] == [{"col": "納品遅延", "op": "==", "value": True}]
