@@ -180,3 +180,30 @@ def test_blanks_dropped_with_no_column_named_are_those_of_the_grouping() -> None
         dropped = _conversation(frame, ["部署別の金額合計", text])[1]
         assert _spec(dropped)["group_cols"] == ["部署"]
         assert _spec(dropped)["filters"] == [{"col": "部署", "op": "not_null"}], text
+
+
+def test_a_value_said_to_be_added_joins_the_condition() -> None:
+    """「調整後合格も含めると？」 after 「不合格は何件？」: both results (before: the condition
+    went and every instrument was counted); "add Thailand too" after Vietnam likewise."""
+    checks = pd.DataFrame(
+        {
+            "校正番号": ["C1", "C2", "C3", "C4", "C5"],
+            "判定": ["合格", "不合格", "調整後合格", "合格", "不合格"],
+            "校正費用": [8000, 9000, 12000, 8000, 9500],
+        }
+    )
+    failed, with_adjusted = _conversation(checks, ["不合格は何件？", "調整後合格も含めると？"])
+    assert _spec(failed)["filters"] == [{"col": "判定", "op": "==", "value": "不合格"}]
+    assert _spec(with_adjusted)["filters"] == [
+        {"col": "判定", "op": "in", "value": ["不合格", "調整後合格"]}
+    ]
+    assert "3" in with_adjusted.report_md
+    marks = pd.DataFrame(
+        {
+            "Mark": ["A", "B", "C", "D"],
+            "Country": ["VN", "TH", "VN", "JP"],
+            "Official Fee": [100, 200, 300, 400],
+        }
+    )
+    _, added = _conversation(marks, ["how many dockets in VN?", "add TH too"])
+    assert _spec(added)["filters"] == [{"col": "Country", "op": "in", "value": ["VN", "TH"]}]

@@ -258,6 +258,50 @@ def _removed_columns(parsed: ParsedRequest, text: str, base: dict[str, Any]) -> 
     return removed
 
 
+_ADDED_TOO = re.compile(
+    r"\s*(?:の\s*(?:もの|分|行))?\s*も\s*(?:足し|加え|含め|入れ|追加|合わせ)"
+    r"|\s+(?:too|as well|also)(?![a-z])",
+    re.IGNORECASE,
+)
+_WHOLE_SAID = re.compile(r"全体|全部|すべて|全て|(?<![a-z])(?:all|whole|everything)(?![a-z])", re.I)
+_ADD_BEFORE = re.compile(r"(?<![a-z])(?:add|plus|include|including|and also)\s+(?:the\s+)?$", re.I)
+
+
+def _values_added(parsed: ParsedRequest, base: dict[str, Any]) -> list[dict[str, Any]]:
+    """「タイも足して」 after "how many in Vietnam?", 「調整後合格も含めると？」 after
+    「不合格は何件？」, "add Thailand too": the value joins the one the result is on (``in``),
+    it does not replace it, nor does the condition go."""
+    held = {f["col"]: f for f in base.get("filters") or [] if f.get("op") in ("==", "in")}
+    said: list[tuple[str, Any]] = [  # (column, value) said to be added
+        (m.column, m.value)
+        for m in parsed.value_mentions
+        if m.column in held
+        and not m.negated
+        and (_ADDED_TOO.match(parsed.text[m.end :]) or _ADD_BEFORE.search(parsed.text[: m.start]))
+    ]
+    taken = bytearray(len(parsed.text))
+    for column in held:  # 「調整後合格も含めると」: a value "also included" is no mention
+        info = parsed.index.by_name.get(column)
+        values = sorted(info.examples if info else (), key=lambda v: -len(str(v)))
+        for value in values:  # the longest first: 調整後合格, not the 合格 inside it
+            word = normalize(str(value))
+            at = parsed.text.find(word) if word else -1
+            if at < 0 or any(taken[at : at + len(word)]):
+                continue
+            taken[at : at + len(word)] = b"\x01" * len(word)
+            if _ADDED_TOO.match(parsed.text[at + len(word) :]):
+                said.append((column, value))
+    if _WHOLE_SAID.search(parsed.text):
+        return []  # 「オンラインも含めた全体で」: every row, the condition goes
+    added: dict[str, dict[str, Any]] = {}
+    for column, value in said:
+        condition = added.get(column) or held[column]
+        old = condition["value"] if isinstance(condition["value"], list) else [condition["value"]]
+        if value not in old:
+            added[column] = {"col": column, "op": "in", "value": [*old, value]}
+    return list(added.values())
+
+
 def _without(filters: list[dict[str, Any]], columns: set[str]) -> list[dict[str, Any]]:
     """The conditions that are on none of ``columns``."""
     return [f for f in filters if f["col"] not in columns]
@@ -700,7 +744,8 @@ def edit_previous(
         text, summary, vocab.family, vocab.phrase_spans, _year_of(base.get("filters") or [])
     )
     lang = parsed.lang
-    removed = _removed_columns(parsed, text, base)  # a condition of the result taken off
+    added = _values_added(parsed, base)  # 「タイも足して」: a value joins the condition
+    removed = _removed_columns(parsed, text, base) - {f["col"] for f in added}
     if not removed and not _MEASURE_TOO.search(parsed.text) and _own_request(parsed, text):
         return None  # 「部署別の件数」: a request of its own
     dropped = {  # 「部門ごとじゃなくて」: the grouping said to be replaced
@@ -717,6 +762,7 @@ def edit_previous(
     base = {**base, "filters": _without(list(base.get("filters") or []), removed)}
     filters += _next_or_previous_month(list(base.get("filters") or []), filters, text)
     filters = filters or _blank_groups_dropped(parsed, base)
+    filters = [f for f in filters if f["col"] not in {a["col"] for a in added}] + added
     freq = vocab.frequency(_without_values(parsed))  # "only the annual licences": a value
     chart = bool(_CHART.search(text))
     share = bool(_SHARE.search(text))
