@@ -776,3 +776,13 @@ def test_summary_request_finalizes_when_something_ran(text: str) -> None:
     assert OfflineReasoner().decide(with_results).next_action == "finalize"
     nothing_yet = ReasonInput(messages=[HumanMessage(text)], dataset_id="ds_1", dataset_summary=JA)
     assert OfflineReasoner().decide(nothing_yet).next_action == "ask"
+
+
+def test_a_check_whether_something_was_sent_twice_is_no_request_to_send() -> None:
+    """「２回送ってないかチェック」 asks for a duplicate check (before: declined as sending a
+    file); 「結果をメールで送って」 is still declined."""
+    decision = decide("同じ注文IDで２回送ってないかチェックして")
+    assert decision.next_action == "act"
+    assert decision.analysis_spec is not None
+    assert decision.analysis_spec["op"] == "duplicate_check"
+    assert decide("結果を経理に送ってください").next_action == "out_of_scope"

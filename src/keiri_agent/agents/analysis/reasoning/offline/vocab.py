@@ -31,7 +31,8 @@ INTENTS: dict[str, str] = {
     "duplicate": "~重複(?!\\s*(?:なし|無し|なく|を?除|は除|を省|は省|分?を?数えない))"
     "|~同じ[^。？?]{1,15}同じ"
     "|ダブり|ダブって|二重|複数回|何度も|~duplicat|dupe|dupes|dedupe|~repeat(ed|s)?|twice"
-    "|more than once|~(two|2) (entries|records|rows|lines) (in|for|on) the same",
+    "|more than once|~(two|2) (entries|records|rows|lines) (in|for|on) the same"
+    "|~(?<![0-9０-９])(2|２|二)回(?!目|以上|以下|未満|を超|超)",
     "summary": "要約|統計量|基本統計|記述統計|統計情報|サマリ|サマリー|summary|summaries"
     "|~summari[sz]e|describe|descriptive|statistics|stats",
     "overview": "概要|全体像|どんなデータ|データの中身|中身|データ構造|列一覧|カラム一覧"
@@ -96,7 +97,8 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|~automatically (categori[sz]|classif|tag|label|sort|group)"
     "|~train(ing)? (a |the )?(\\w+ )?model|~build (a |the )?(\\w+ )?model|random forest"
     "|xgboost|k-means|kmeans|sklearn|scikit-learn",
-    "file": "メール|送信|送って|保存|エクスポート|書き出|ダウンロード|ファイルに出力"
+    "file": "メール|送信|~(?<!回)送って(?!(い)?な)|保存|エクスポート|書き出|ダウンロード"
+    "|ファイルに出力"
     "|csvに出力|excelに出力|~pdf\\s*(に|で|化|へ|を)"
     "|~(export|save|output|download|convert|turn|make)[^.?!]{0,25}(?<![a-z])pdf(?![a-z])"
     "|~e-?mail (it|this|that|these|them|the|me|us|to|each|every|all|our)"
