@@ -2214,3 +2214,23 @@ def test_rows_described_by_what_happened_to_them_are_asked_when_unread() -> None
     assert acted_spec("金額が一番高かったのはいくら？", dated)["metrics"] == {"金額": ["max"]}
     spec = acted_spec("納品が遅れた発注は何件ありました？", dataset_summary(300, columns, "ds_po"))
     assert spec["filters"] == [{"col": "納品遅延", "op": "==", "value": True}]
+
+
+def test_a_money_word_with_代_ranks_the_amount_not_the_row_counts() -> None:
+    """「部署別に名刺代まとめて。多い順で」: the amount per department, largest first (before:
+    each department's share of the orders, counted); 「一番多い部署は？」 still ranks rows."""
+    cards = dataset_summary(
+        300,
+        [
+            ("発注番号", "text", ["M-1"], 300),
+            ("部署", "categorical", ["営業部", "総務部", "経理部"], 3),
+            ("枚数", "numeric", ["100", "500"], 5),
+            ("金額", "numeric", ["2000", "30000"], 100),
+        ],
+        "ds_card_orders",
+    )
+    spec = acted_spec("部署別に名刺代まとめて。多い順で", cards)
+    assert spec["op"] == "groupby_agg" and spec["group_cols"] == ["部署"]
+    assert spec["metrics"] == {"金額": ["sum"]} and spec["sort"]["ascending"] is False
+    spec = acted_spec("発注が一番多い部署は？", cards)
+    assert "金額" not in (spec.get("metrics") or {}) and spec.get("value_col") is None

@@ -97,6 +97,8 @@ _MONEY_ASKED = re.compile(
 """An amount of money asked, with no measure named."""
 _MONEY_NOUN = re.compile(
     r"[\u4e00-\u9fff_]{1,6}(?:費|代金|料金)(?![\u4e00-\u9fff])|総額|金額|売上|入金|支払"
+    # 「名刺代」「電気代」「部品代」: 代 after a thing bought (not 時代, 年代, 世代, 交代)
+    r"|[\u4e00-\u9fff]{1,5}(?<![時年世交初歴現近])代(?![\u4e00-\u9fff])"
     r"|(?<![a-z])(?:giving|raised|donations?|donated|contributions?|proceeds|income|takings"
     r"|payments?|paid|billed|invoiced|charged|collected|earned|earnings|brought in|came in"
     r"|money|revenues?|sales"
@@ -1423,6 +1425,16 @@ class StepBuilder:
                 f for f in self.filters if not (f["op"] == "is_null" and f["col"] in group)
             ]
 
+    def _grouped_measure(self, value_aggs: list[str]) -> list[str]:
+        """The measure of a grouping: named, else the request's, else (an aggregation or a
+        word for money said: 「部署別に名刺代まとめて。多い順で」) the amount asked."""
+        numeric = self.numeric or ([] if "count" in self.aggs else self.inherited)
+        if not numeric and value_aggs:
+            numeric = self.compared_measure() or self.money_asked()
+        if not numeric and not self.aggs and _MONEY_NOUN.search(self.values_said()):
+            numeric = self.money_asked()
+        return numeric
+
     def groupby(self) -> Step:
         group = self.grouping()
         self._blanks_as_a_group(group)
@@ -1433,9 +1445,7 @@ class StepBuilder:
             return self.total()
         value_aggs = [a for a in self.aggs if a not in ("count", "nunique")]
         metrics: dict[str, list[str]] = {}
-        numeric = self.numeric or ([] if "count" in self.aggs else self.inherited)
-        if not numeric and value_aggs:
-            numeric = self.compared_measure() or self.money_asked()
+        numeric = self._grouped_measure(value_aggs)
         if (
             not numeric
             and not self.aggs
@@ -1444,7 +1454,7 @@ class StepBuilder:
             self.aggs = [
                 "count"
             ]  # "orders over 100k by store", 「カテゴリごとの品目数」: count the rows
-        if not self.numeric and not self.aggs and vocab.MOST_COMMON.search(self.c.text):
+        if not numeric and not self.aggs and vocab.MOST_COMMON.search(self.c.text):
             # "the three most common X", 「一番多いX」: X's values ranked by their row count
             if len(group) == 1 and not extra:
                 return self.most_common(group[0])
