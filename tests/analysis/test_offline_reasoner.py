@@ -183,6 +183,7 @@ def test_a_change_to_the_result_is_no_data_edit(text: str) -> None:
         "この取引先、続けるべきだと思う？",
         "店舗、どこがいいと思う？",
         "Should we keep the Shinjuku store open?",
+        "Which of these stores do you think we can just close?",
     ],
 )
 def test_a_document_or_a_judgement_asked_is_declined(text: str) -> None:

@@ -164,7 +164,8 @@ OUT_OF_SCOPE: dict[str, str] = {
     # a judgement asked of the agent: 「続けるべきだと思う？」「どこがいいと思う？」
     "opinion": "~(べき|いい|良い|よい)(だ)?と思(う|います)|~どう思(う|います)"
     "|~should (we|i) (keep|continue|cancel|stop|switch|renew|drop|hire|buy|sell|choose|pick"
-    "|go with|stay with)|~do you think (we|i|they) should|~would you recommend|~in your opinion"
+    "|go with|stay with)|~do you think (we|i|they) (should|can|could|ought)"
+    "|~would you recommend|~in your opinion"
     "|~is it worth|~which (one|\\w+) (is|would be) (better|best)",
     "ratio": "~(?<![a-z])per (100 |1,?000 |one |each |a )?(km|kms|kilomet(re|er)s?|miles?"
     "|lit(re|er)s?"
