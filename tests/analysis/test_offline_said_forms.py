@@ -2234,3 +2234,24 @@ def test_a_money_word_with_代_ranks_the_amount_not_the_row_counts() -> None:
     assert spec["metrics"] == {"金額": ["sum"]} and spec["sort"]["ascending"] is False
     spec = acted_spec("発注が一番多い部署は？", cards)
     assert "金額" not in (spec.get("metrics") or {}) and spec.get("value_col") is None
+
+
+def test_an_english_outcome_said_of_the_rows_is_asked_when_unread() -> None:
+    """ "ended up with a recurrence", "flagged for the bonus" with no column read: asked
+    (before: every visit counted)."""
+    visits = dataset_summary(
+        300,
+        [
+            ("作業番号", "text", ["W-1"], 300),
+            ("拠点", "categorical", ["東京", "大阪"], 2),
+            ("請求額", "numeric", ["5000", "90000"], 200),
+            ("再発生", "boolean", ["True", "False"], 2),
+        ],
+        "ds_pest_visits",
+    )
+    for text in (
+        "How many visits ended up with a recurrence?",
+        "How many visits were flagged for a follow-up?",
+    ):
+        assert decide(text, visits).next_action == "ask", text
+    assert acted_spec("How many visits were there?", visits)["filters"] == []

@@ -78,6 +78,8 @@ _CONDITION_SAID = re.compile(
     r"|が\s*(?!一番|いちばん|最も|最)[^\s、。,がをの]{1,8}?(?<!かっ)(?:た|ている|てる|ていた)"
     r"(?=\s*(?:もの|分|件|行|明細|発注|案件"
     r"|取引|伝票|注文|契約|申請|請求|の(?:は|を|が|件数|合計|数)))"
+    r"|\b(?:ended up with|ended with|flagged (?:for|as)|marked (?:as|for)|came back with"
+    r"|resulted in|turned out to be)\b"
     r"|\b(?:still|not yet|yet to be|waiting for|awaiting|haven't|hasn't|weren't|wasn't"
     r"|aren't|isn't|have not|has not|were not|was not|are not|is not)\b",
     re.IGNORECASE,
