@@ -207,3 +207,22 @@ def test_a_value_said_to_be_added_joins_the_condition() -> None:
     )
     _, added = _conversation(marks, ["how many dockets in VN?", "add TH too"])
     assert _spec(added)["filters"] == [{"col": "Country", "op": "in", "value": ["VN", "TH"]}]
+
+
+def test_switching_the_date_of_a_line_keeps_the_line() -> None:
+    """ "switch to paid date" after a monthly line over the due date: the same line over
+    Paid Date (before: a summary of the Paid Date column)."""
+    dockets = pd.DataFrame(
+        {
+            "Mark": ["A", "B", "C", "D"],
+            "Renewal Due": pd.to_datetime(["2025-01-10", "2025-02-11", "2025-02-20", "2025-03-01"]),
+            "Paid Date": pd.to_datetime(["2025-01-05", "2025-01-30", "2025-02-15", "2025-03-20"]),
+            "Total Cost JPY": [100000, 80000, 120000, 90000],
+        }
+    )
+    line, moved = _conversation(
+        dockets, ["monthly trend of Total Cost JPY by Renewal Due", "switch to paid date"]
+    )
+    assert _spec(line)["kind"] == "line" and _spec(line)["x"] == "Renewal Due"
+    assert _spec(moved)["kind"] == "line" and _spec(moved)["x"] == "Paid Date"
+    assert _spec(moved)["y"] == "Total Cost JPY"

@@ -722,12 +722,66 @@ def _yes_no_conditions(
     return found
 
 
+_DATE_BASIS = re.compile(r"ベース|基準|(?<![a-z])(?:based on|by)(?![a-z])", re.IGNORECASE)
+
+
+def _date_axis_moved(
+    parsed: ParsedRequest, base: dict[str, Any], dataset_id: str | None
+) -> FollowUp | None:
+    """ "switch to paid date", 「支払日ベースに変えて」 after a line over another date: the
+    same line over the date said (before: a summary of that date column)."""
+    if base.get("kind") != "line":
+        return None
+    dates = {
+        m.column
+        for m in parsed.mentions
+        if parsed.index.kind(m.column) == "datetime" and m.column != base.get("x")
+    }
+    others = {m.column for m in parsed.mentions} - dates
+    if (
+        len(dates) != 1
+        or others
+        or not (_SWAP.search(parsed.text) or _DATE_BASIS.search(parsed.text))
+    ):
+        return None
+    spec = {**base, "x": next(iter(dates))}
+    if dataset_id:
+        spec["dataset_id"] = dataset_id
+    title = _t(parsed.lang, "前回の結果を変更", "The previous result, changed")
+    return FollowUp(title, spec=parse_plot_spec(spec).model_dump(mode="json", exclude_none=True))
+
+
 def _blank_groups_dropped(parsed: ParsedRequest, base: dict[str, Any]) -> list[dict[str, Any]]:
     """ "now exclude the blank ones", 「空欄は除いて」 with no column named: the blank groups
     of the result go."""
     if parsed.mentions or not vocab.BLANKS_OUT.search(parsed.text):
         return []
     return [{"col": g, "op": "not_null"} for g in _groups(base)]
+
+
+def _over_periods(
+    parsed: ParsedRequest,
+    text: str,
+    spec: dict[str, Any],
+    freq: str,
+    grouping_said: bool,
+    assumptions: list[str],
+) -> dict[str, Any] | str:
+    """The result as a line over the periods (``_monthly``), or the question of which date
+    column when there is none."""
+    lang = parsed.lang
+    x, chosen = _date_column(parsed, spec)
+    if chosen:
+        assumptions.append(_t(lang, f"日付の列は「{x}」と仮定", f"date column assumed: {x}"))
+    if x is None:
+        dates = ", ".join(parsed.index.names("datetime"))
+        return _t(
+            lang,
+            f"どの日付の列で{vocab_freq_ja(freq)}にしますか？（候補: {dates or 'なし'}）",
+            f"Which date column should the periods follow? (candidates: {dates or 'none'})",
+        )
+    kept = grouping_said or not _grouping_dismissed(parsed, text, _groups(spec))
+    return _monthly(spec, x, freq, keep_groups=kept)
 
 
 def edit_previous(
@@ -744,6 +798,8 @@ def edit_previous(
         text, summary, vocab.family, vocab.phrase_spans, _year_of(base.get("filters") or [])
     )
     lang = parsed.lang
+    if (moved := _date_axis_moved(parsed, base, dataset_id)) is not None:
+        return moved  # "switch to paid date", 「支払日ベースに変えて」 on a line
     added = _values_added(parsed, base)  # 「タイも足して」: a value joins the condition
     removed = _removed_columns(parsed, text, base) - {f["col"] for f in added}
     if not removed and not _MEASURE_TOO.search(parsed.text) and _own_request(parsed, text):
@@ -799,22 +855,10 @@ def edit_previous(
     if share and not freq and len(_groups(spec)) == 1:  # 「構成比で見せて」
         spec = _shares(spec)
     if freq:
-        x, chosen = _date_column(parsed, spec)
-        if chosen:
-            assumptions.append(_t(lang, f"日付の列は「{x}」と仮定", f"date column assumed: {x}"))
-        if x is None:
-            return FollowUp(
-                title,
-                question=_t(
-                    lang,
-                    f"どの日付の列で{vocab_freq_ja(freq)}にしますか？（候補: "
-                    f"{', '.join(parsed.index.names('datetime')) or 'なし'}）",
-                    "Which date column should the periods follow? (candidates: "
-                    f"{', '.join(parsed.index.names('datetime')) or 'none'})",
-                ),
-            )
-        kept = bool(said) or not _grouping_dismissed(parsed, text, _groups(spec))
-        spec = _monthly(spec, x, freq, keep_groups=kept)
+        periodic = _over_periods(parsed, text, spec, freq, bool(said), assumptions)
+        if isinstance(periodic, str):
+            return FollowUp(title, question=periodic)
+        spec = periodic
     if (
         chart
         and not share
