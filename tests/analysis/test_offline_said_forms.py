@@ -2255,3 +2255,19 @@ def test_an_english_outcome_said_of_the_rows_is_asked_when_unread() -> None:
     ):
         assert decide(text, visits).next_action == "ask", text
     assert acted_spec("How many visits were there?", visits)["filters"] == []
+
+
+def test_a_company_said_without_the_kind_of_company_is_its_value() -> None:
+    """「佐川分だけで」 is 配送業者 佐川急便 (before: the condition was dropped and every
+    shipment's postage totalled)."""
+    shipments = dataset_summary(
+        300,
+        [
+            ("発送番号", "text", ["Y-1"], 300),
+            ("配送業者", "categorical", ["ヤマト運輸", "佐川急便", "日本郵便"], 3),
+            ("送料", "numeric", ["500", "1500"], 30),
+        ],
+        "ds_gift_shipments",
+    )
+    spec = acted_spec("送料の合計、佐川分だけで", shipments)
+    assert spec["filters"] == [{"col": "配送業者", "op": "==", "value": "佐川急便"}]

@@ -1942,6 +1942,8 @@ _VALUE_REST = re.compile(
     r"\s*(?:[市区町村県府都]|市役所|区役所)?\s*(?:本社|本店|支店|支社|営業所|出張所|事業所|事務所"
     r"|店|センター|工場|倉庫|物流センター|dc|拠点|本部|事業部|部|課|室|局|水道局|ガス|電力|病院"
     r"|クリニック|医院|校|学校|大学|園|駅|ビル|会館|ホール|ホテル|店舗|寮|社宅|研究所|営業部"
+    # the kind of company (佐川 of 佐川急便, 三光 of 三光印刷)
+    r"|急便|運輸|物流|運送|商事|産業|工業|印刷|電機|建設|銀行|信金|証券|生命|損保"
     r"|[a-z0-9]+|.)?"  # or one more character: 首都高 of 首都高速
 )
 
@@ -1965,6 +1967,8 @@ def _value_prefixes(
         word = m.group(0)
         if any(claimed[m.start() : m.end()]) or any(word in name for name in names):
             continue
+        if len(word) >= 3 and word.endswith("分"):  # 「佐川分だけで」: 佐川's share of the rows
+            word = word[:-1]
         begun = [
             (c.name, value)
             for c in listed
