@@ -393,3 +393,8 @@ def test_number_of_shares_is_no_share_and_no_column_of_another_unit() -> None:
     else:
         assert decision.next_action == "ask"
         assert "拠出口数" in decision.clarifying_questions[0]  # a numeric column is asked
+
+
+def test_hist_said_short_is_a_histogram() -> None:
+    spec = acted_spec("hist of fare_eur", BIKES)
+    assert spec["kind"] == "hist" and spec["x"] == "fare_eur"

@@ -16,7 +16,7 @@ INTENTS: dict[str, str] = {
     "box": "箱ひげ|ボックスプロット|box plot|boxplot|box-plot|box and whisker|外れ値|異常値"
     "|outlier|outliers",
     "scatter": "散布図|scatter|scatter plot|scatterplot|scatterplots",
-    "hist": "ヒストグラム|度数分布|histogram|histograms",
+    "hist": "ヒストグラム|度数分布|histogram|histograms|hist|histo",
     "line": "折れ線|時系列グラフ|line chart|line graph|line plot|line charts",
     "bar": "棒グラフ|バーチャート|bar chart|bar graph|bar plot|bar charts",
     "correlation": "相関|~correlat|~(related|relate|relates|linked) to",
