@@ -307,6 +307,18 @@ def test_an_amount_asked_is_the_whole_of_which_the_other_money_columns_are_parts
         "ds_courier_two_kinds",
     )
     assert decide("営業一部の便って平均でいくらかかってる？", two_kinds).next_action == "ask"
+    # 税込料金 is another version of 料金, not a part of it: which one is asked
+    versions = dataset_summary(
+        ROWS,
+        [
+            ("伝票番号", "text", ["BK-1"], ROWS),
+            ("部署", "categorical", ["営業一部", "総務部"], 2),
+            ("料金", "numeric", ["800", "3000"], 50),
+            ("税込料金", "numeric", ["880", "3300"], 50),
+        ],
+        "ds_courier_versions",
+    )
+    assert decide("営業一部の便って平均でいくらかかってる？", versions).next_action == "ask"
 
 
 def test_a_loanword_names_a_value_only_when_it_is_the_whole_value_or_its_kind() -> None:

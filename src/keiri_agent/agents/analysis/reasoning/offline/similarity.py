@@ -178,8 +178,8 @@ def _japanese_words_of_english_names(
     identifiers: frozenset[str],
     numeric: frozenset[str],
 ) -> list[Mention]:
-    """English names said in Japanese words other than their readings: 「従業員負担」 for
-    employee_share_jpy (従業員 is employee's), 「日額単価」 for daily_rate_jpy. A run the
+    """English names said in Japanese words other than their readings: 「日額単価」 for
+    daily_rate_jpy (日額 is daily's), 「写真が添付されていない」 for photo_attached. A run the
     scan left unread names a column when it holds a Japanese word (two characters or more)
     of one of the name's words that no other column's words have, and no other column
     is named so in the run; a word for money at the run's end names only a numeric
@@ -220,7 +220,7 @@ def _english_phrases(
     identifiers: frozenset[str],
 ) -> list[Mention]:
     """Japanese names said in English words other than their readings' own: "food and
-    drink spend" for 飲食費 (food and drink cost), "attendee numbers" for 参加人数. A run of
+    drink spend" for 飲食費 (its reading is "food and drink cost"). A run of
     the request's unread English words names a column when two of its words are words of
     the column's readings, or one word is a whole reading ("urgency" for 緊急度), and no
     other column does as well; one word of a longer reading ("money" of "joining money",

@@ -361,16 +361,26 @@ def whole_of_its_parts(money: list[str]) -> str | None:
             return list(without_brackets(normalize(name)))
         return [w for w in name_tokens(name) if w not in ("jpy", "yen", "usd", "eur")]
 
-    whole = [
-        n
-        for n in money
-        if len(money) >= 2
-        and all(
-            o == n or (len(words(o)) > len(words(n)) and words(o)[-len(words(n)) :] == words(n))
-            for o in money
+    def part_of(o: str, n: str) -> bool:  # 基本料金 of 料金; not 税込金額 (a version) of 金額
+        extra = words(o)[: -len(words(n))]
+        return (
+            len(words(o)) > len(words(n))
+            and words(o)[-len(words(n)) :] == words(n)
+            and not _VERSION_OF_AN_AMOUNT.search(
+                "".join(extra) if not o.isascii() else " ".join(extra)
+            )
         )
-    ]
+
+    whole = [n for n in money if len(money) >= 2 and all(o == n or part_of(o, n) for o in money)]
     return whole[0] if len(whole) == 1 and words(whole[0]) else None
+
+
+# Words that make another version of the same amount, not a part of it (税込金額 beside 金額,
+# budget_cost beside cost): the amount asked is then not chosen between them.
+_VERSION_OF_AN_AMOUNT = re.compile(
+    r"税|見積|予算|予定|概算|外貨|換算|請求|支払|実績|前年|前期|当期|計画"
+    r"|(?<![a-z])(?:tax|gross|net|estimated?|budget(?:ed)?|planned|forecast|prior|actual)(?![a-z])"
+)
 
 
 class StepBuilder:
