@@ -1044,7 +1044,7 @@ _SKIP_WHERE = re.compile(
     r"\b(?:where|whose)\s+(?:the\s+)?$",
     re.IGNORECASE,
 )
-_LEFT_OUT_BEFORE = re.compile(
+LEFT_OUT_BEFORE = re.compile(
     r"\b(?:leave out|leaving out|exclude|excluding|ignore|ignoring|skip|skipping|drop|dropping"
     r"|omit|omitting|remove|removing|without)\b[^.;?,]{0,30}$",
     re.IGNORECASE,
@@ -1127,7 +1127,7 @@ def null_filters(
             spans.append((having.start(), mention.end + (closed.end() if closed else 0)))
         else:
             continue
-        left_out = _LEFT_OUT_BEFORE.search(text[: mention.start])
+        left_out = LEFT_OUT_BEFORE.search(text[: mention.start])
         if (
             left_out
             and LACKING_BEFORE.search(text[: mention.start])

@@ -36,6 +36,7 @@ from keiri_agent.agents.analysis.reasoning.offline.parser import (
     without_brackets,
 )
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
+    LEFT_OUT_BEFORE,
     money_column,
     money_named,
     typed_boolean,
@@ -226,18 +227,6 @@ _UNIT_OF_WORD = {
     "年": "year",
     "分": "minute",
 }
-# Blanks said only to be left out ("skip rows where the branch is blank", 「空欄は除外で」):
-# a condition of another question, never a request for the missing-values check.
-_BLANKS_LEFT_OUT_BEFORE = re.compile(
-    r"(?<![a-z])(?:skip|skipping|ignore|ignoring|exclude|excluding|leave out|leaving out"
-    r"|drop|dropping|omit|omitting|without|remove|removing|not counting)\b[^.;?!]{0,40}$",
-    re.IGNORECASE,
-)
-_BLANKS_LEFT_OUT_AFTER = re.compile(
-    r"^\s*(?:の\s*(?:もの|行|分|データ)\s*)?(?:は|を)?\s*(?:除|外|抜|省|含めない|入れない)"
-    r"|^\s*(?:ones|rows|entries|values)?\s*(?:excluded|left out|removed|aside)",
-    re.IGNORECASE,
-)
 # 「人件費が最も少なかった」「商談件数が一番多い」: the extreme of the measure just named.
 _MOST_OR_LEAST_AFTER = re.compile(
     r"\s*(?:が|の|は)?\s*(?:一番|最も|いちばん|もっとも)\s*(多|少な)(?:い|かった|く)"
@@ -811,14 +800,16 @@ class StepBuilder:
         return self.step(self.t("データの概要", "Dataset overview"), {"op": "dataset_overview"})
 
     def missingness(self) -> Step | None:
-        said = vocab.INTENT_RX["missingness"]
-        words = list(said.finditer(self.c.text))
+        # "skip rows where the branch is blank", 「空欄は除外で」: blanks said only to be left
+        # out are a condition of another question, never a request for this check
+        text = self.c.text
+        out = [(m.start(), m.end()) for m in vocab.BLANKS_OUT.finditer(text)]
+        words = list(vocab.INTENT_RX["missingness"].finditer(text))
         if words and all(
-            _BLANKS_LEFT_OUT_BEFORE.search(self.c.text[: w.start()])
-            or _BLANKS_LEFT_OUT_AFTER.match(self.c.text[w.end() :])
+            LEFT_OUT_BEFORE.search(text[: w.start()]) or any(a <= w.start() < b for a, b in out)
             for w in words
         ):
-            return None  # "skip rows where the branch is blank": a condition, not the check
+            return None
         if any(f["op"] == "not_null" for f in self.filters) or (
             self.group and any(f["op"] == "is_null" for f in self.filters)
         ):
