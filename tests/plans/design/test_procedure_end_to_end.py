@@ -492,6 +492,29 @@ def test_reconcile_with_a_column_of_each_table_and_a_named_sheet(
     assert sorted(first_column["差異一覧"]) == ["A-2", "A-3"]
 
 
+def test_two_parts_of_a_reconciliation_asked_for_one_sheet(
+    service: DesignService, tmp_path: Path
+) -> None:
+    """「入金のないもの、金額が一致しないものをシート「不一致」に」: both kinds of rows in the one
+    sheet named, and no sheet nobody asked for."""
+    files = [("請求一覧.xlsx", xlsx(INVOICES)), ("入金明細.csv", cp932_csv(PAYMENTS))]
+    instruction = (
+        "請求一覧.xlsx と入金明細.csv を請求番号をキーに照合して、請求額と入金額を比べてください。"
+        "請求があるのに入金のないもの、金額が一致しないものを"
+        "照合結果.xlsx のシート「不一致」に出力。"
+    )
+    book = openpyxl.load_workbook(io.BytesIO(exported(service, instruction, files, tmp_path)))
+    assert book.sheetnames == ["不一致"]
+    rows = list(book["不一致"].iter_rows(values_only=True))
+    paid = {row["請求番号"]: amount(row["入金額"]) for row in PAYMENTS}
+    expected = {
+        row["請求番号"]
+        for row in INVOICES
+        if row["請求番号"] not in paid or paid[row["請求番号"]] != row["請求額"]
+    }
+    assert {row[0] for row in rows[1:]} == expected == {"INV-002", "INV-003"}
+
+
 def test_computed_column_then_filter(service: DesignService, tmp_path: Path) -> None:
     rows = run(
         service,

@@ -182,6 +182,19 @@ def plan_from_procedure(
                 if not step.parts or part in step.parts
             ]
             current = sheets[0][0]  # 「報告にあって契約にない物件」: that part alone
+            if len(step.parts) >= 2 and _one_table_asked(procedure):
+                # 「入金のないもの、金額が一致しないものをシート「不一致」に」: the parts asked
+                # for, one after another in the one table named
+                stacked = builder.node(
+                    {
+                        "id": "stack_parts",
+                        "title": "照合結果の行をまとめる",
+                        "block": "table.concat",
+                        "in": {"tables": [data for data, _ in sheets]},
+                        "out": {"records": "records"},
+                    }
+                )
+                current, sheets = f"${{{stacked}.records}}", []
     exports = _outputs(builder, current, sheets, approval, task_node)
     plan: dict[str, Any] = {
         "apiVersion": "v1",
@@ -307,6 +320,12 @@ def _file_id(item: InputSpec) -> str:
     return f"file_{number}"
 
 
+def _one_table_asked(procedure: Procedure) -> bool:
+    """Whether the one output asked for is one table: an Excel sheet named, or a CSV file."""
+    outputs = procedure.outputs
+    return len(outputs) == 1 and (outputs[0].format == "csv" or bool(outputs[0].sheet))
+
+
 def _column_or_ask(
     builder: _Builder, step: StepSpec, value: str | None, name: str, what: str, target: str
 ) -> str:
@@ -428,7 +447,7 @@ def _step(  # noqa: C901 (one branch per step kind)
             inputs.update({"on": keys, "how": step.how})
         else:
             inputs["keys"] = keys
-            if step.tolerance is not None or step.amount_column:
+            if step.tolerance is not None or step.amount_column or "amount_column" in step.missing:
                 column = _column_or_ask(
                     builder,
                     step,
@@ -451,7 +470,9 @@ def _step(  # noqa: C901 (one branch per step kind)
                     "right": step.right_date_column or column,
                     "window_days": step.date_window_days or 0,
                 }
-            outputs = {part: part for part in RECONCILE_PARTS}
+            outputs = {  # the parts asked for (every part when none is said)
+                part: part for part in RECONCILE_PARTS if not step.parts or part in step.parts
+            }
     elif step.kind == "concat":
         inputs = {"tables": [builder.tables[item.id] for item in parts]}
     node_id = builder.node(

@@ -103,7 +103,10 @@ _OP_WORDS: list[tuple[str, str]] = [
         ">",
     ),
     (r"以下|以内|まで|以前", "<="),
-    (r"未満|を下回る|に満たない|より(?:小さい|少ない|低い|下)", "<"),
+    (
+        r"未満|を下回る|に満たない|に届(?:いて(?:い)?ない|かない)|より(?:小さい|少ない|低い|下)",
+        "<",
+    ),
     (r"で(?:は)?ない|以外|じゃない", "!="),
     (r"ちょうど|と等しい|と同じ|の(?=\s*(?:行|もの|データ|明細|取引|レコード))", "=="),
 ]
@@ -433,6 +436,7 @@ STEP_VERBS: dict[str, frozenset[str]] = {
     "積む": frozenset({"concat"}),
     "つなぐ": frozenset({"concat", "join"}),
     "残す": frozenset({"filter", "select", "dedupe"}),
+    "付与": frozenset({"join", "compute", "classify", "reconcile"}),
     "承認": frozenset({"approval"}),
 }
 """Action words that name a step: each needs a step of one of these kinds, or it is a gap."""
@@ -508,6 +512,16 @@ _COLUMN_UNIT = (
     r"|連|袋|箱|ケース|冊|ドル|USD|税込|税込み|税抜|税抜き|税別|リットル|キロ|グラム|トン|メートル)"
 )
 """Units said of a column in parentheses (「重量(kg)」): not part of its name."""
+_DATE_FORMAT = r"(?:YYYY|yyyy|YY|yy)(?:\s*[/\-.年]?\s*(?:MM|mm)(?:\s*[/\-.月]?\s*(?:DD|dd)日?)?)?"
+_UNIT_SAID = (
+    rf"(?:\(\s*(?:単位\s*:\s*)?{_COLUMN_UNIT}(?:\s*[/・、,]\s*{_COLUMN_UNIT})*\s*\)"
+    rf"|\(\s*{_DATE_FORMAT}\s*\)"
+    r"|\[\s*(?:単位\s*:\s*)?[A-Za-z%/ぁ-んァ-ヶー\u4e00-\u9fff]{1,6}\s*\])"
+)
+"""What is said of a column in brackets after its name and is no part of it: its unit in
+parentheses (「水揚げ量(kg)」「年収(単位:万円)」), any word in square brackets
+(「滞納月数［か月］」「部数[部]」: the way a header states its unit) and the format of its dates
+(「納品日(YYYY/MM/DD)」)."""
 
 
 def normalize(text: str) -> str:
@@ -595,13 +609,13 @@ def _without_speakers(text: str) -> str:
 def _unit_dropped(name: str) -> str:
     """A column's name without the unit said in brackets after it (「超過時間(h)」: 超過時間),
     as every other rule reads a column."""
-    return re.sub(rf"\s*\(\s*{_COLUMN_UNIT}\s*\)$", "", name)
+    return re.sub(rf"\s*{_UNIT_SAID}$", "", name)
 
 
 def without_units(text: str) -> str:
     """``text`` (NFKC) with every unit said in brackets after a name dropped (「実作業時間（h） -
     見積作業時間（h）」: 実作業時間 - 見積作業時間): names as the rules read them."""
-    return re.sub(rf"\s*\(\s*{_COLUMN_UNIT}\s*\)", "", unicodedata.normalize("NFKC", text))
+    return re.sub(rf"\s*{_UNIT_SAID}", "", unicodedata.normalize("NFKC", text))
 
 
 _QUOTED_NAME = r"「(?P<name>[^」\s。、]{1,30})」"
@@ -623,6 +637,8 @@ _QUOTED_COLUMNS = re.compile(
 付ける」): one list of names."""
 _CONDITION_IN_BRACKETS = re.compile(
     rf"(?<![{_K}{_KATA}A-Za-z0-9_])(?!(?:プラス|マイナス|赤字|黒字|正|負)\s*\()(?!\d)"
+    # (「…が20に届いてない人（20未満）」: a row word, its condition said again)
+    r"(?!(?:人|者|方|もの|行|分|件|回|社|店|品)\s*\()"
     rf"(?P<col>{NOUN})\s*\(\s*(?P<cond>"
     r"(?:空欄|空白|未入力|ブランク)\s*(?:の\s*(?:行|もの))?\s*(?:は|を)\s*(?:除く|除外|除いて)"
     r"|「[^」]{1,30}」(?:\s*[・、]\s*「[^」]{1,30}」){0,9}\s*(?:以外|のみ|だけ)"
@@ -660,6 +676,14 @@ _FORMAL = re.compile("|".join(sorted(map(re.escape, _FORMAL_PLAIN), key=len, rev
 def _fold(text: str) -> str:
     text = re.sub(r"(?m)^[ \t\u3000]*(?:>|＞)+[ \t\u3000]?", "", text)  # a mail quoted: its lines
     text = _without_speakers(text)
+    text = re.sub(  # 「■出力先」 on a line of its own, 「・エリア別売上.xlsx」 below: the output
+        r"(?m)^[ \t\u3000]*(?:[■□◆◇●○▼▶◎]\s*|【\s*|\[\s*)?"
+        r"(?P<key>出力先|出力|保存先|保存名|出力ファイル名?|アウトプット)\s*(?:】|\])?\s*[:：]?"
+        r"[ \t\u3000]*\n"
+        r"[ \t\u3000]*(?:[・\-*•]\s*)?(?=\S)",
+        r"\g<key>: ",
+        text,
+    )
     text = re.sub(r"\s*[①-⑳]\s*", "\n\x00", text)  # step numbers (NFKC would make them digits)
     text = re.sub(  # 「[条件] 区分 が 「有」」「【出力列】日付、氏名」: a settings line
         r"(?m)^(\s*)[\[【]([^\]】\n]{1,12})[\]】][ \t\u3000]*(?=[^\s\]】])",
@@ -760,6 +784,12 @@ def _fold(text: str) -> str:
         )
     )
     folded = _CONDITION_IN_BRACKETS.sub(r"\g<col>が\g<cond>", folded)
+    folded = re.sub(  # 「入塾済み（入塾フラグ=1）でないもの」: a state glossed by its condition
+        rf"[^\s、。,()「」]{{1,12}}\(\s*(?P<col>{NOUN})\s*=\s*(?P<v>[^\s()=、。]{{1,20}})\s*\)"
+        r"\s*(?P<neg>でない|ではない|じゃない|でなく|ではなく|以外)",
+        r"\g<col>が\g<v>\g<neg>",
+        folded,
+    )
     folded = re.sub(  # 「40歳以上（年齢列）」: the column said in brackets after its condition
         rf"({AMOUNT}\s*(?:以上|以下|未満|超|を超える))\s*\(\s*({NOUN})\s*(?:列|欄)\s*\)",
         r"\2が\1",
@@ -842,11 +872,8 @@ def _fold(text: str) -> str:
     )
     folded = re.sub(r"[『“]([^』”]{1,40})[』”]", r"「\1」", folded)
     folded = re.sub(r"「([^」]{1,60}=[^」]{1,60})」", r"\1", folded)  # 「粗利 = 売価 - 原価」
-    folded = re.sub(  # 「水揚げ量(kg)」「単価(円/kg)」「年収(単位:万円)」: a column's unit
-        rf"(?<=[\u4e00-\u9fff\u30a1-\u30fa\u30fcA-Za-z」])\s?"
-        rf"\((?:単位\s*:\s*)?{_COLUMN_UNIT}(?:\s*[/・、,]\s*{_COLUMN_UNIT})*\)",
-        "",
-        folded,
+    folded = re.sub(  # 「水揚げ量(kg)」「単価(円/kg)」「部数[部]」: a column's unit
+        rf"(?<=[\u4e00-\u9fff\u30a1-\u30fa\u30fcA-Za-z」])\s?{_UNIT_SAID}", "", folded
     )
     folded = re.sub(r'"([^"\n]{1,40})"', r"「\1」", folded)  # 『返品』, "East": one quoting
     folded = re.sub(  # 「業者ごと（協力業者列）」: the column a word stands for, said beside it
@@ -1224,7 +1251,7 @@ _AS_INPUT = re.compile(
     r"^\s*(?:ファイル|ブック|データ)?\s*(?:から|を読|の中|を取り込|を使|と|を|は|の|、|\)|,)"
 )
 _OUTPUT_BEFORE = re.compile(
-    r"(?:(?<![\u4e00-\u9fff\u30a1-\u30fa])(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名|アウトプット|保存先|保存ファイル名?|名前)\s*(?:は|を|:)?\s*「?"
+    r"(?:(?<![\u4e00-\u9fff\u30a1-\u30fa])(?:出力|結果|出力先|出力形式|出力ファイル|出力ファイル名|ファイル名|アウトプット|保存先|保存名|保存ファイル名?|名前)\s*(?:は|を|:)?\s*「?"
     r"|(?:(?<=^)|(?<=。))\s*保存\s*:\s*「?"  # 「保存：剪定候補.csv」 (a settings line)
     r"|(?:出力ファイル名?|出力先|保存先|ファイル名)\s*\(\s*"  # 「出力ファイル（未収一覧.xlsx）は」
     # 「出力: Excel 消込.xlsx」「結果はExcelで 照合.xlsx」
@@ -1623,6 +1650,9 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
                 reader.use(match.end(), match.end() + said_sheet.end())
             reader.outputs.append(output)
             reader.use(match.start() - (len(inside.group(0)) if inside else 0), match.end())
+            said = _OUTPUT_BEFORE.search(text, max(0, match.start() - 12), match.start())
+            if said:  # 「出力先: エリア別売上.xlsx」: the key names the output
+                reader.use(said.start(), match.start())
             continue
         _add_input(reader, fmt, match.group("name"), match.group(0), match.start(), match.end())
     for match in _FORMAT_AFTER_VERB.finditer(text):
@@ -2754,7 +2784,8 @@ _EXCLUDE = re.compile(
     r"^(?:(?:\([^()]{0,20}\)|[^、。(（]){0,30}?(?:ので|のため|だから)\s*[、,]?\s*(?:それ|これ)?)?"
     r"(?:(?!だけ|のみ)(?:\([^()]{0,20}\)|[^、。(（])){0,12}?(?:は|を|が)?\s*(?<!重複)(?<!ダブり)"
     r"(?:不要|除外|除く|除い|除き|外し|外す|外して|削除|取り除|省|(?<=は)\s*抜(?:いて|く|き(?!出))|落と(?!し込)"
-    r"|消し|消す|対象外|含めない|含めず|含めません|含まない|含まず|含みません|入れない|入れず|入れません"
+    r"|消し|消す|対象外|含めな[いく]|含めず|含めません|含まない|含まず|含みません|入れな[いく]|入れず|入れません"
+    r"|載せな[いく]|載せず|載せません"
     r"|出力しない|出力しません|出さない|出しません|対象と?(?:に)?(?:しない|しません)|いらない|要らない"
     r"|要りません|いりません|無視)"
 )
@@ -3962,7 +3993,9 @@ def _read_kept_row(reader: _Reader, step: StepSpec) -> None:
 
 _KEPT = re.compile(
     r"((?:一番|いちばん)?(?:最初|先頭|先に出てくる|後に出てくる|あとに出てくる|後から出てくる|最後|後ろ|最新"
-    r"|下(?!位)|上(?!位))"  # (「上位10分類を残す」 keeps the first rows of a sort, read there)
+    # (「上位10分類を残す」 keeps the first rows of a sort, read there; 「6歳以上12歳以下の子だけ
+    # を残し」 is a condition)
+    r"|(?<!以)下(?!位)|(?<!以)上(?!位))"
     r"|(?:後から|あとから|先に|前に)[^\s、。()「」]{0,8}?(?:され|し)た)\s*(?:\([^()]*\))?\s*の?\s*[^\s、。()「」]{0,10}?"
     r"\s*(?:\([^()]*\))?\s*(?:だけ|のみ)?\s*を?\s*(?:残[しすさせ]?|採用)"
 )
@@ -4282,9 +4315,10 @@ _LACKS = (
     r"|登録(?:されて)?いない)"
 )
 _ONE_SIDE = re.compile(
-    rf"(?P<has>{NOUN})\s*(?:側|の方)?\s*(?:に|には)\s*"
+    rf"(?P<has>{NOUN})\s*(?:(?:側|の方)?\s*(?:に|には)\s*"
     r"(?:ある|あって|あるのに|あるが|あるけど|いる|いて|いるのに|いるが|いるけど|載っていて|載っているのに)"
-    rf"\s*[、,]?\s*(?P<lacks>{NOUN})\s*(?:側|の方)?\s*(?:に|には|が|で|では)\s*{_LACKS}"
+    r"|が\s*(?:あるのに|あって|あるが|あるけど))"  # 「請求があるのに入金のないもの」
+    rf"\s*[、,]?\s*(?P<lacks>{NOUN})\s*(?:側|の方)?\s*(?:に|には|が|で|では|の)\s*{_LACKS}"
     # 「マスタにない仕入先コードの行」: the other table's rows the one named lacks
     rf"|(?<![{_K}{_KATA}A-Za-z0-9_])(?P<lacks_only>{NOUN})\s*(?:側|の方)?\s*(?:に|には)\s*{_LACKS}"
 )
@@ -4351,6 +4385,12 @@ def _one_side_wanted(reader: _Reader, step: StepSpec) -> None:
         )
         return
     step.parts = ["unmatched_left" if has[0] == 0 else "unmatched_right"]
+    stop = reader.text.find("。", said.end())
+    stop = len(reader.text) if stop < 0 else stop
+    also = _DIFFERENCES_WANTED.search(reader.text, said.end(), stop)
+    if also and step.amount_column:  # 「…入金のないもの、金額が一致しないもの」: both parts
+        step.parts.append("differences")
+        reader.use(also.start(), also.end())
 
 
 def _amount_not_a_key(reader: _Reader, step: StepSpec, source: str) -> None:
@@ -4386,6 +4426,7 @@ def _add_reconcile(reader: _Reader, reconcile: re.Match[str]) -> None:
     _amount_not_a_key(reader, step, reconcile.group(0))
     _one_side_wanted(reader, step)
     _which_rows_unsaid(reader, step, reconcile)
+    _differences_with_nothing_compared(reader, step)
     reader.add_step(reconcile.start(), step)
     reader.use(reconcile.start(), reconcile.end())
 
@@ -4416,6 +4457,31 @@ def _which_rows_unsaid(reader: _Reader, step: StepSpec, reconcile: re.Match[str]
             source=clause,
         )
     )
+
+
+_DIFFERENCES_WANTED = re.compile(
+    r"差異|不一致|合わない|合っていない|一致しない|食い違|違いのある|ずれ"
+)
+"""Words for the key-matched rows whose values differ (a reconciliation's ``differences``)."""
+
+
+def _differences_with_nothing_compared(reader: _Reader, step: StepSpec) -> None:
+    """「商品コードで照合して、差異のあるものをシート「差異」に」: the differing rows are asked
+    for in the one sheet named, but no column is compared (no amount, no date), so that sheet
+    would always be empty: which column to compare is asked. (With no sheet named every part
+    is written, each on its own sheet.)"""
+    if (
+        not any(output.sheet for output in reader.outputs)
+        or step.amount_column
+        or step.tolerance is not None
+        or step.date_column
+        or step.date_window_days is not None
+        or (step.parts and "differences" not in step.parts)
+        or "amount_column" in step.missing
+    ):
+        return
+    if _DIFFERENCES_WANTED.search(reader.text):
+        step.missing.append("amount_column")
 
 
 def _joined_after_matching(
@@ -4897,7 +4963,11 @@ def _read_normalize(reader: _Reader) -> None:
         owner = re.search(
             rf"(?P<col>{NOUN})\s*(?:列|欄)?\s*の\s*[^、。\s]{{0,12}}$", reader.text[: match.start()]
         )
-        if columns and all(_NOTATION_WORDS.search(c) for c in columns) and owner:
+        if (
+            columns
+            and all(_NOTATION_WORDS.search(c) or _SCRIPT_WORDS.fullmatch(c) for c in columns)
+            and owner
+        ):
             columns = [_column_name(owner.group("col"))]  # 「金額列の△表記を数値に」: 金額
         if columns and all(_REFERENCE.match(c) for c in columns):
             columns = _mixed_columns(reader) or columns  # 「この2列を正規化」: the ones said mixed
@@ -4926,6 +4996,8 @@ _NOTATION_WORDS = re.compile(
     r"全角|半角|表記|書式|書き方|形式|大文字|小文字|スペース|空白|ハイフン"
 )
 """Words for how values are written (「大文字小文字が混在」), never a column."""
+_SCRIPT_WORDS = re.compile(r"カナ|カタカナ|かな|ひらがな|英数字|英字|数字|記号")
+"""Kinds of characters in a value (「乗客氏名のカナを正規化」: the kana of 乗客氏名)."""
 
 
 def _mixed_columns(reader: _Reader) -> list[str]:
@@ -5612,7 +5684,10 @@ def _action_words(text: str) -> Iterator[tuple[int, int, str]]:
         elif pos[0] == "名詞" and _verbal_noun(morphemes, index):
             # 「…のものを抽出、」「担当者で並べ替え（昇順）」: a step said as a noun ends a clause
             base = morpheme.dictionary_form()
-            yield morpheme.begin(), morpheme.end(), base if base in STEP_VERBS else base + "る"
+            if base in STEP_VERBS or base + "る" in STEP_VERBS:
+                yield morpheme.begin(), morpheme.end(), base if base in STEP_VERBS else base + "る"
+            else:  # 「…から重要そうな意見をピックアップ。」: an action no step is named by
+                yield morpheme.begin(), morpheme.end(), base + "する"
         elif (
             morpheme.surface() == "化"
             and index > 0
@@ -5623,13 +5698,28 @@ def _action_words(text: str) -> Iterator[tuple[int, int, str]]:
             yield previous.begin(), morpheme.end(), previous.surface() + "化"
 
 
+_READING_NOUNS = frozenset(
+    {"使用", "利用", "参照", "読込", "読み込み", "取込", "取り込み", "入力"}
+    | {"チェック", "確認", "点検", "検証", "把握", "精査"}
+)
+"""Nouns for reading a file (「謝金支払予定.csv を使用。」) or looking at what the steps give
+(「数量の差異をチェック。」): no step of their own."""
+
+
 def _verbal_noun(morphemes: Sequence[Any], index: int) -> bool:
     """True when a noun naming a step (抽出, 並べ替え) follows を/で and ends its clause."""
     base = morphemes[index].dictionary_form()
-    if base not in STEP_VERBS and base + "る" not in STEP_VERBS:
-        return False
     before = morphemes[index - 1].surface() if index > 0 else ""
     after = morphemes[index + 1].surface() if index + 1 < len(morphemes) else "。"
+    if base not in STEP_VERBS and base + "る" not in STEP_VERBS:
+        # any サ変 noun after を that ends a line (「…意見をピックアップ。」) is an action too
+        return (
+            morphemes[index].part_of_speech()[2] == "サ変可能"
+            and base not in _READING_NOUNS
+            and base not in _PRODUCE_VERBS
+            and before == "を"
+            and after[:1] in "。"
+        )
     return before in ("を", "で") and after[:1] in "、。,(（→>⇒"
 
 
@@ -6716,6 +6806,27 @@ def _vague_comparisons(reader: _Reader) -> None:
         )
 
 
+_VAGUE_MANNER = re.compile(
+    r"いい感じ|良い感じ|よい感じ|いい具合|良い具合|適当に|適宜|よしなに|うまいこと|いい塩梅|ほどほどに"
+    r"|それっぽく|なんとなく|それなりに"
+)
+"""「基準はいい感じに」「適当に選んで」: a way of choosing nobody stated."""
+
+
+def _vague_manners(reader: _Reader) -> None:
+    """A step left to the product's judgement (「基準はいい感じに」) is refused, never guessed:
+    how to choose is the user's to say."""
+    for match in _VAGUE_MANNER.finditer(reader.text):
+        if reader.is_used(match.start(), match.end()):
+            continue
+        reader.refuse(
+            "not_understood",
+            f"「{_clause(reader.text, match.start(), match.end())}」の基準が指示にありません"
+            "（「満足度が2以下」のように、どの列をどう比べるかを書いてください）",
+            match,
+        )
+
+
 def _unread_orders(reader: _Reader) -> None:
     """「作業時間の手早い順」: an order no sort rule read is named, never dropped."""
     for match in re.finditer(r"[\u4e00-\u9fffぁ-ん]{1,4}い\s*順", reader.text):
@@ -6823,6 +6934,27 @@ def _effect_requests(reader: _Reader) -> None:
             f"「{clause}」の部分は、使えるブロック（読込・絞り込み・集計・並べ替え・重複除去・"
             "結合・照合・計算・表記の統一・承認・出力）では組み立てられません"
             "（振込・送付・印刷などは、出力したファイルを使って別に行ってください）",
+            match,
+        )
+
+
+_USUAL_SOURCE = re.compile(
+    rf"(?:いつもの|例の|前回の|先月の|先週の|この前の|あの)\s*(?:{NOUN})?\s*(?:データ|ファイル|やつ|表|一覧|台帳|シート)"
+)
+"""「いつもの観覧者データ」「例のファイル」: a table known to the writer, never named."""
+
+
+def _usual_sources(reader: _Reader) -> None:
+    """A table said to be the usual one (「対象：いつもの観覧者データ」) with no file named
+    anywhere: which file it is cannot be known, so it is asked, never replaced by whatever
+    table is uploaded."""
+    if any(item.source for item in reader.inputs):
+        return
+    for match in _USUAL_SOURCE.finditer(reader.text):
+        reader.refuse(
+            "missing_source",
+            f"「{match.group(0)}」がどのファイルか指示にありません。"
+            "ファイル名（「観覧者_2024年11月.csv」のように）を書いてください",
             match,
         )
 
@@ -7522,7 +7654,7 @@ _SETTING_WORDS: tuple[tuple[str, str], ...] = (
 
 _SETTING_HEADS = (
     r"(?:入力|元)?(?:ファイル|データ)(?:名)?\s*(?:\d{1,2}|[A-Za-z])?|出力(?:先|ファイル)?(?:名)?"
-    r"|シート(?:名)?|集計|(?:照合|突合|結合)?キー"
+    r"|保存(?:先|名|ファイル名?)?|シート(?:名)?|集計|(?:照合|突合|結合)?キー"
 )
 """Keys of a settings block that are said as they are (「入力ファイル = 出荷.xlsx」)."""
 
@@ -7867,11 +7999,13 @@ def _read(
     _read_filter_verbs(reader)
     _vague_times(reader)
     _vague_comparisons(reader)
+    _vague_manners(reader)
     _unread_orders(reader)
     _unread_order_words(reader)
     _threshold_from_documents(reader, documents)
     _two_table_sources(reader)
     _fetch_requests(reader)
+    _usual_sources(reader)
     _effect_requests(reader)
     _unused_inputs(reader)
     _master_stacked(reader)

@@ -1,0 +1,142 @@
+"""read_procedure on forms a by-hand review and two blind sets found read wrongly: a
+condition inverted or dropped, a column taken from the wrong word, an output read as an
+input, an unnamed source or a vague choice built anyway. Each is now read with its
+parameters or asked / refused (the tests' own wording)."""
+
+from __future__ import annotations
+
+from keiri_agent.plans.design.procedure import Procedure
+from keiri_agent.plans.design.procedure_rules import read_procedure
+
+
+def _conditions(procedure: Procedure) -> list[tuple[object, str, object]]:
+    return [
+        (c.column, c.op, c.value)
+        for step in procedure.steps
+        if step.kind == "filter"
+        for c in step.conditions
+    ]
+
+
+def test_a_unit_in_square_brackets_or_a_date_format_is_no_part_of_the_column() -> None:
+    procedure = read_procedure(
+        "管理台帳.xlsx から『滞納月数［か月］』が3以上の住戸だけ抜き出してExcelで保存"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("滞納月数", ">=", 3)]
+    procedure = read_procedure(
+        "受注伝票.xlsx の『納品日(YYYY/MM/DD)』が2024/12/01から2024/12/31までの行だけに"
+        "絞ってExcelで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [
+        ("納品日", ">=", "2024-12-01"),
+        ("納品日", "<=", "2024-12-31"),
+    ]
+
+
+def test_a_settings_block_naming_the_saved_file_before_the_input() -> None:
+    procedure = read_procedure(
+        "保存名：キャンセル一覧_11月.csv\n抽出条件：予約状態が「キャンセル」\n対象ファイル：予約台帳_11月.xlsx"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [item.source for item in procedure.inputs] == ["予約台帳_11月.xlsx"]
+    assert [o.file_name for o in procedure.outputs] == ["キャンセル一覧_11月.csv"]
+    assert _conditions(procedure) == [("予約状態", "==", "キャンセル")]
+
+
+def test_an_output_under_a_heading_line_of_a_ticket() -> None:
+    """The file under 「■出力先」 is written, never stacked with the files read."""
+    procedure = read_procedure(
+        "■やること\n・日報_4月.csv と 日報_5月.csv を縦につなげる\n・「区分」が「試食」の行は除く\n"
+        "■出力先\n・エリア別売上.xlsx（シート名「4-5月」）"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [item.source for item in procedure.inputs] == ["日報_4月.csv", "日報_5月.csv"]
+    assert [(o.file_name, o.sheet) for o in procedure.outputs] == [("エリア別売上.xlsx", "4-5月")]
+
+
+def test_both_ends_of_a_range_survive_a_dedupe_said_after_it() -> None:
+    procedure = read_procedure(
+        "スクール生名簿.csvを読み、年齢が6歳以上12歳以下の子どもだけを残し、"
+        "保護者電話番号で重複を除いてから、キッズ連絡先.csvに出力してください。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("年齢", ">=", 6), ("年齢", "<=", 12)]
+    dedupe = next(step for step in procedure.steps if step.kind == "dedupe")
+    assert dedupe.keys == ["保護者電話番号"] and dedupe.keep == "first"
+
+
+def test_rows_not_to_be_included_are_dropped() -> None:
+    procedure = read_procedure(
+        "公演アンケート.xlsxを読み、満足度が3未満の回答だけを取り出してCSVにしてください。"
+        "自由記述が空の回答は含めなくて結構です。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("満足度", "<", 3), ("自由記述", "not_null", None)]
+
+
+def test_a_state_glossed_by_its_condition_and_negated() -> None:
+    procedure = read_procedure(
+        "入塾問い合わせ.csvを読み、入塾済み（入塾フラグ=1）でないものを媒体ごとに件数を集計してExcelに"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("入塾フラグ", "!=", 1)]
+
+
+def test_the_kana_of_a_column_normalizes_that_column() -> None:
+    procedure = read_procedure(
+        "乗船名簿.csvで、乗客氏名のカナを正規化してから、予約番号と乗客氏名で重複を除いてCSVで出力"
+    )
+    assert not procedure.gaps, procedure.gaps
+    normalize = next(step for step in procedure.steps if step.kind == "normalize")
+    assert normalize.columns == ["乗客氏名"]
+
+
+def test_a_condition_said_again_in_brackets_after_the_rows_word() -> None:
+    procedure = read_procedure(
+        "受講生名簿.xlsx で「受講時間」が20に届いてない人（20未満）を出して、Excelで保存"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("受講時間", "<", 20)]
+
+
+def test_differences_wanted_in_a_named_sheet_with_nothing_compared_are_asked() -> None:
+    procedure = read_procedure(
+        "在庫一覧.xlsxと出荷予定.csvを商品コードで照合して、差異のあるものを在庫差異.xlsxのシート「差異」に出してください。"
+    )
+    reconcile = next(step for step in procedure.steps if step.kind == "reconcile")
+    assert reconcile.missing == ["amount_column"]
+
+
+def test_one_side_and_the_differences_asked_together() -> None:
+    procedure = read_procedure(
+        "墓地管理料請求.csvと入金明細.csvを、区画番号をキーに照合してください。請求があるのに入金のないもの、"
+        "金額が一致しないものを管理料照合結果.xlsxのシート「不一致」に出力。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    reconcile = next(step for step in procedure.steps if step.kind == "reconcile")
+    assert reconcile.parts == ["unmatched_left", "differences"]
+    assert reconcile.amount_column == "金額"
+
+
+def test_an_action_said_as_a_noun_at_the_end_of_a_line_is_not_dropped() -> None:
+    procedure = read_procedure(
+        "■やること\n・番組アンケート.csv から重要そうな意見をピックアップ\n■出力先\n・重要意見.xlsx"
+    )
+    assert [gap.kind for gap in procedure.gaps] == ["unsupported_action"]
+
+
+def test_a_choice_left_to_the_product_is_refused() -> None:
+    procedure = read_procedure(
+        "成績.xlsx から成績が伸び悩んでいる生徒を抽出、基準はいい感じに。Excelで"
+    )
+    assert any("基準はいい感じに" in gap.message for gap in procedure.gaps), procedure.gaps
+
+
+def test_the_usual_table_never_named_is_asked_for() -> None:
+    procedure = read_procedure(
+        "対象：いつもの観覧者データ\n集計単位：番組ごと\n集計内容：観覧者数の合計\n保存名：番組別観覧者.xlsx"
+    )
+    assert [gap.kind for gap in procedure.gaps] == ["missing_source"]
+    assert "いつもの観覧者データ" in procedure.gaps[0].message
