@@ -140,3 +140,123 @@ def test_the_usual_table_never_named_is_asked_for() -> None:
     )
     assert [gap.kind for gap in procedure.gaps] == ["missing_source"]
     assert "いつもの観覧者データ" in procedure.gaps[0].message
+
+
+def test_a_value_corrected_aloud_is_the_corrected_one() -> None:
+    procedure = read_procedure(
+        "売上.csv で「売上金額」が大きい順に上位5件、いや10件ください。エクセルで。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (sort,) = procedure.steps
+    assert (sort.by, sort.descending, sort.limit) == (["売上金額"], True, 10)
+    procedure = read_procedure(
+        "給油機.csv で「売上」が3万、いや5万円未満の給油機だけ出して。CSVで。"
+    )
+    assert _conditions(procedure) == [("売上", "<", 50000)] and not procedure.gaps
+    procedure = read_procedure(
+        "注文履歴.csv で同じ注文番号、じゃなくて同じ「顧客番号」のは1行にして。CSVで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [step.keys for step in procedure.steps] == [["顧客番号"]]
+
+
+def test_the_end_of_a_month_and_a_second_date_without_its_year() -> None:
+    procedure = read_procedure("会員.csv から「有効期限」が2024年2月末まで、の人を出して。CSVで")
+    assert _conditions(procedure) == [("有効期限", "<=", "2024-02-29")] and not procedure.gaps
+    procedure = read_procedure(
+        "検査.xlsx で「予定日」が2025年2月中（2025年2月1日〜2月28日）の人を出したい。Excelで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [
+        ("予定日", ">=", "2025-02-01"),
+        ("予定日", "<=", "2025-02-28"),
+    ]
+
+
+def test_columns_kept_listed_in_quotes_or_after_retsu_wa() -> None:
+    for said in ("列は「会員番号」「氏名」「期限」で。", "列は 会員番号・氏名・期限 だけ。"):
+        procedure = read_procedure(
+            f"会員.csv から「期限」が2025年4月30日以前の人を出して。{said}CSVで"
+        )
+        assert not procedure.gaps, (said, procedure.gaps)
+        select = next(step for step in procedure.steps if step.kind == "select")
+        assert select.columns == ["会員番号", "氏名", "期限"]
+
+
+def test_a_value_added_after_the_condition() -> None:
+    procedure = read_procedure(
+        "点検.csv の、「結果」が「要整備」のやつ、あ、あと「要観察」も、それ出して。CSVで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("結果", "in", ["要整備", "要観察"])]
+
+
+def test_names_in_backticks_and_double_quotes() -> None:
+    procedure = read_procedure(
+        '`members.csv` から `Plan` が "月額" で `Status` が "在籍" の会員だけ抜き出してExcelに'
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert sorted(_conditions(procedure), key=str) == [
+        ("Plan", "==", "月額"),
+        ("Status", "==", "在籍"),
+    ]
+    procedure = read_procedure(
+        "patients.xlsx の 「OwnerID」 で「owners.csv」から 「OwnerName」 と 「Phone」 を"
+        "引いてください。Excelで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [step.keys for step in procedure.steps if step.kind == "join"] == [["OwnerID"]]
+
+
+def test_a_noun_describing_the_file_named_right_after_it() -> None:
+    procedure = read_procedure(
+        "集乳記録『集乳日報.csv』で「農家コード」ごとに「乳量」の合計を出して。Excelで"
+    )
+    assert not procedure.gaps, procedure.gaps
+
+
+def test_a_dedupe_key_said_of_the_rows() -> None:
+    procedure = read_procedure("顧客.xlsx で `Phone` が同じ行の重複を除き、CSVで出して")
+    assert not procedure.gaps, procedure.gaps
+    assert [step.keys for step in procedure.steps] == [["Phone"]]
+
+
+def test_a_request_heading_the_numbered_steps_below() -> None:
+    procedure = read_procedure(
+        "以下の通り抽出願います。\n① 対象：リフト券販売.csv\n"
+        "② 「券種」ごとの「販売額」の合計\n③ Excel出力"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [step.kind for step in procedure.steps] == ["aggregate"]
+
+
+def test_a_master_joined_to_a_file_named_before_it_is_read_not_written() -> None:
+    procedure = read_procedure(
+        "『POS売上.csv』に『書籍マスタ.xlsx』を「ISBN」でつなげて「出版社」を付け、"
+        "『出版社別.xlsx』に保存してください。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [item.source for item in procedure.inputs] == ["POS売上.csv", "書籍マスタ.xlsx"]
+    assert [o.file_name for o in procedure.outputs] == ["出版社別.xlsx"]
+
+
+def test_files_of_one_layout_joined_are_stacked_and_a_later_master_joined() -> None:
+    procedure = read_procedure(
+        "① 振替_上期.csv と 振替_下期.csv を結合（同一レイアウト）\n"
+        "② 「会員番号」で『会員マスタ.xlsx』の「クラス名」を付与\n③ Excelで出力"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [(step.kind, step.keys) for step in procedure.steps] == [
+        ("concat", []),
+        ("join", ["会員番号"]),
+    ]
+
+
+def test_settings_lines_with_an_amount_a_formula_and_an_approval() -> None:
+    procedure = read_procedure(
+        "対象：寮費請求.xlsx\n保存名：高額請求.xlsx\n抽出条件：請求額が50,000円超\n"
+        "計算列：税込額=請求額×1.1\n承認：出力前に店長確認"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("請求額", ">", 50000)]
+    assert [step.kind for step in procedure.steps] == ["compute", "filter", "approval"]

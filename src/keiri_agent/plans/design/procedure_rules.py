@@ -622,6 +622,7 @@ _QUOTED_NAME = r"「(?P<name>[^」\s。、]{1,30})」"
 _QUOTED_COLUMN = re.compile(
     rf"{_QUOTED_NAME}(?=\s*(?:(?:が|は)\s*(?:「|-?\d|空欄|空白|未入力|入って|ある|ない|[<>=])"
     r"|に\s*「|(?:ごと|毎|別)\s*に|ごとの|で\s*(?:結合|重複|照合|突き合わせ|突合|紐付け)"
+    r"|で\s*「[^」]{1,40}\.(?:csv|xlsx|xlsm|xls)」"  # 「会員番号」で『会員マスタ.xlsx』の…
     r"|を\s*キー|を\s*(?:合計|集計|平均|足し)|の\s*(?:合計|平均|最大|最小)|の\s*(?:昇順|降順|(?:大きい|小さい|多い|少ない|古い|新しい|高い|低い|早い|遅い)\s*順)))"
 )
 """A column named in quotes, as a manual writes it (「「予約ステータス」が「キャンセル」の行を
@@ -629,7 +630,7 @@ _QUOTED_COLUMN = re.compile(
 で結合…), never around a value."""
 _QUOTED_COLUMNS = re.compile(
     r"(?P<names>「[^」\s。、]{1,30}」(?:\s*[、・,と]?\s*「[^」\s。、]{1,30}」){1,19})"
-    r"(?=\s*(?:の\s*\d*\s*(?:列|項目)|(?:を|の列を)\s*(?:付け|付与|残|くっつけ|持って|追加)"
+    r"(?=\s*(?:の\s*\d*\s*(?:列|項目)|(?:を|の列を)\s*(?:付け|付与|残|くっつけ|持って|追加|引)"
     r"|について|の\s*(?:全角|半角|表記|スペース)|を\s*(?:合計|集計|平均|足し)|の\s*(?:合計|平均|最大|最小)"
     r"|(?:だけ|のみ)\s*(?:を|に)?\s*(?:残|して)))"
 )
@@ -673,9 +674,54 @@ _FORMAL = re.compile("|".join(sorted(map(re.escape, _FORMAL_PLAIN), key=len, rev
 """A stiff formal letter (「Excelにて御提出願います」「宜しく御願い申し上げます」) said plainly."""
 
 
+_CORRECTED = re.compile(
+    r"\s*[、,]\s*(?:いや|いえ|じゃなくて|じゃなく|ではなくて|でなくて|もとい)\s*[、,]?\s*(?=[^\s、。])"
+)
+"""「上位5件、いや10件」「同じ注文番号、じゃなくて同じ「顧客番号」」: said, then corrected."""
+
+
+def _self_corrections(text: str) -> str:
+    """Each correction said aloud (voice input, chat) with the word it replaces dropped: the
+    replaced word is the end of what came before that has the correction's shape (「3月末、
+    いや4月末」: 3月末; 「3万、いや5万円未満」: 3万), or, when the correction starts again with
+    a word said just before (「同じ注文番号、じゃなくて同じ「顧客番号」」), from that word on.
+    A correction whose replaced word cannot be found is left as written (and asked)."""
+    for said in reversed(list(_CORRECTED.finditer(text))):
+        before, after = text[: said.start()], text[said.end() :]
+        start = _replaced_by_shape(before, after)
+        if start is None:
+            first = re.match(
+                r"[^\s、。,「」]{1,6}?(?=「|\s|[\u4e00-\u9fff\u30a1-\u30fa]{2})", after
+            )
+            clause_start = max(before.rfind("、"), before.rfind("。")) + 1
+            found = before.rfind(first.group(0), clause_start) if first else -1
+            start = found if found >= 0 else None
+        if start is not None:
+            text = before[:start] + after
+    return text
+
+
+def _replaced_by_shape(before: str, after: str) -> int | None:
+    """Where in ``before`` the word that ``after`` corrects begins: the longest start of
+    ``after`` (numbers as any number) that ``before`` ends with and that holds a number."""
+    runs = re.findall(r"\d+(?:[.,]\d+)*|[^\d\s、。,]", after[:20])
+    for length in range(len(runs), 0, -1):
+        shape = runs[:length]
+        if not any(run[0].isdigit() for run in shape):
+            continue
+        pattern = "".join(
+            r"\d+(?:[.,]\d+)*" if run[0].isdigit() else re.escape(run) for run in shape
+        )
+        match = re.search(rf"{pattern}$", before)
+        if match:
+            return match.start()
+    return None
+
+
 def _fold(text: str) -> str:
     text = re.sub(r"(?m)^[ \t\u3000]*(?:>|＞)+[ \t\u3000]?", "", text)  # a mail quoted: its lines
     text = _without_speakers(text)
+    text = _self_corrections(text)
     text = re.sub(  # 「■出力先」 on a line of its own, 「・エリア別売上.xlsx」 below: the output
         r"(?m)^[ \t\u3000]*(?:[■□◆◇●○▼▶◎]\s*|【\s*|\[\s*)?"
         r"(?P<key>出力先|出力|保存先|保存名|出力ファイル名?|アウトプット)\s*(?:】|\])?\s*[:：]?"
@@ -694,6 +740,8 @@ def _fold(text: str) -> str:
     folded = unicodedata.normalize("NFKC", text)
     folded = folded.replace("おねがい", "お願い")  # 「CSVでおねがい」
     folded = folded.replace("『", "「").replace("』", "」")  # 『コースコード』: quotes either way
+    folded = re.sub(r"`([^`\n]{1,40})`", r"「\1」", folded)  # `Amount`: a name, as in Markdown
+    folded = re.sub(r'"([^"\n]{1,40})"', r"「\1」", folded)  # "East", "Dept": one quoting
     folded = (
         re.sub(  # 「部長から転送です：「売上.csv を…書き出すこと」とのことなので」: the request
             r"「([^「」]*\.(?:csv|xlsx|xls)[^「」]*)」\s*(?:との|という)\s*こと"
@@ -756,6 +804,12 @@ def _fold(text: str) -> str:
         folded,
     )
     folded = _DOUBLED_ROWS.sub(lambda m: f"{m['cols']}の重複を{m['verb']}", folded)
+    folded = re.sub(  # 「Phone が同じ行の重複を除き」: the key, said of the rows
+        rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,9}})\s*が\s*(?:同じ|一致する)\s*"
+        r"(?:行|もの|データ|レコード|明細)\s*の\s*(?=重複)",
+        r"\g<cols>の",
+        folded,
+    )
     folded = re.sub(  # 「重複は 申請番号 で除く」: the key said between
         rf"重複\s*(?:は|を)\s*({QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,5}})\s*で\s*"
         r"(除|削除|消|1行に|一行に|1件に|一件に|まとめ)",
@@ -766,6 +820,34 @@ def _fold(text: str) -> str:
         rf"(?<![A-Za-z0-9_.])([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]{{3,}})\s*"
         rf"\(\s*[{_K}{_KATA}ぁ-んー・]{{1,20}}\s*\)",
         r"\1",
+        folded,
+    )
+    folded = re.sub(  # 「列は「会員番号」「氏名」「有効期限」で」: the columns kept, in quotes
+        r"(?P<head>(?:列|項目|カラム)\s*は)\s*"
+        r"(?P<names>「[^」\s。、]{1,30}」(?:\s*[、・,と]?\s*「[^」\s。、]{1,30}」){1,19})",
+        lambda m: (
+            m.group("head")
+            + "・".join(map(_unit_dropped, re.findall(r"「([^」]+)」", m.group("names"))))
+        ),
+        folded,
+    )
+    folded = re.sub(  # 「列は 車両番号・点検日・点検者 だけ」: the columns kept
+        rf"(?:(?<=^)|(?<=[。\s]))(?:列|項目|カラム)\s*は\s*(?P<names>{NOUN}(?:\s*[・、,]\s*{NOUN}){{1,19}})"
+        r"\s*(?:だけ|のみ)(?=\s*(?:[。、,]|$|(?:で|を)?\s*(?:お願い|CSV|Excel|エクセル)))",
+        r"\g<names>の列だけ残す",
+        folded,
+    )
+    folded = re.sub(  # 「同じ「顧客番号」のは1行に」: the rows sharing a key, said before it
+        rf"同じ\s*(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,4}})\s*の\s*(?:もの|行|データ)?\s*"
+        r"(?:は|を)\s*(?=(?:1|一|ひと)\s*(?:つ|行|件)\s*に)",
+        r"\g<cols>が同じ行は",
+        folded,
+    )
+    folded = re.sub(  # 「「点検結果」が「要整備」のやつ、あ、あと「要観察」も」: a value added
+        rf"(?P<col>{QNOUN})\s*が\s*「(?P<a>[^」]{{1,30}})」(?P<rows>[^。「」、]{{0,12}}?)\s*[、,]\s*"
+        r"(?:あ\s*[、,]\s*)?(?:あと|それと|それから|加えて)\s*「(?P<b>[^」]{1,30})」\s*も\s*[、,]?\s*"
+        r"(?:それ|これ|その分|それら)?\s*",
+        r"\g<col>が「\g<a>」か「\g<b>」\g<rows>を",
         folded,
     )
     folded = _QUOTED_COLUMNS.sub(
@@ -875,7 +957,6 @@ def _fold(text: str) -> str:
     folded = re.sub(  # 「水揚げ量(kg)」「単価(円/kg)」「部数[部]」: a column's unit
         rf"(?<=[\u4e00-\u9fff\u30a1-\u30fa\u30fcA-Za-z」])\s?{_UNIT_SAID}", "", folded
     )
-    folded = re.sub(r'"([^"\n]{1,40})"', r"「\1」", folded)  # 『返品』, "East": one quoting
     folded = re.sub(  # 「業者ごと（協力業者列）」: the column a word stands for, said beside it
         rf"{NOUN}(\s*(?:ごと|別|毎)?)\s*\(\s*「?({NOUN})」?\s*(?:列|欄)\s*\)", r"\2\1", folded
     )
@@ -1079,6 +1160,15 @@ def _restated_periods(text: str) -> str:
     as it is, and its numbers are asked about: the months a 年度 covers differ by company.
     「この期間」 after the only period the text gives is that period."""
 
+    text = re.sub(  # 「2025年2月中（2025年2月1日〜2月28日）」: the second date in the first's year
+        r"(?P<y>(?:(?:令和|平成)(?:元|\d{1,2})|\d{4})\s*年)(?P<md>\s*(?P<m1>\d{1,2})\s*月\s*\d{1,2}\s*日"
+        r"\s*(?:から|〜|~|～)\s*)(?=(?P<m2>\d{1,2})\s*月\s*\d{1,2}\s*日)",
+        lambda m: (
+            m.group(0) + m.group("y") if int(m.group("m2")) >= int(m.group("m1")) else m.group(0)
+        ),  # (「12月1日から1月31日」 runs into the next year: read as such)
+        text,
+    )
+
     def dated(match: re.Match[str]) -> str:
         if not _label_fits(match.group("label"), match.group("span")):
             return match.group(0)  # 「2025年3月分（2025/4/1〜…）」: which one is meant is asked
@@ -1104,6 +1194,21 @@ def _restated_periods(text: str) -> str:
         r"\(\s*(?P<m1>\d{1,2})\s*/\s*(?P<d1>\d{1,2})\s*(?:から|〜|~|～|-|－)\s*"
         r"(?P<m2>\d{1,2})\s*/\s*(?P<d2>\d{1,2})\s*\)",
         month_days,
+        text,
+    )
+
+    def month_end(match: re.Match[str]) -> str:
+        era, number, month = match.group("era"), match.group("n"), int(match.group("month"))
+        if not 1 <= month <= 12:
+            return match.group(0)
+        year = _western_year(era, number) if era else int(number)
+        last = calendar.monthrange(year, month)[1]
+        return f"{era or ''}{number}年{month}月{last if match.group('end') == '末' else 1}日"
+
+    text = re.sub(  # 「2025年4月末まで」「令和7年3月末」: the month's last (or first) day
+        r"(?P<era>令和|平成)?(?P<n>元|\d{1,4})\s*年\s*(?P<month>\d{1,2})\s*月\s*(?P<end>末|初)"
+        r"(?!\s*(?:締め|締|時点の|〆))",
+        month_end,
         text,
     )
 
@@ -1319,7 +1424,8 @@ def _is_output(text: str, start: int, end: int, *, named: bool = False) -> bool:
     ):
         return True
     if re.match(
-        r"\s*(?:と|を)\s*[^→。]{0,20}?(?:つな|繋|結合|照合|突き合わせ|突合|紐づけ|紐付け)", after
+        r"\s*」?\s*(?:と|を)\s*[^→。]{0,20}?(?:つな|繋|結合|照合|突き合わせ|突合|紐づけ|紐付け)",
+        after,
     ):
         return False  # 「奉納金.xlsx → 氏子台帳.xlsx と氏子番号でつなぐ」: a table joined, read
     if _OUTPUT_BEFORE.search(before):
@@ -1341,9 +1447,10 @@ _IMAGES = re.compile(
 )
 """Photos and scans of papers (「名簿（手書きを撮った画像）から」): documents, read by a model."""
 _FILE_DESCRIPTION = re.compile(
-    rf"(?:{NOUN}\s*(?:さん|様|さま)?\s*の\s*){{0,3}}{NOUN}\s*(?:の|\()?\s*$"
+    rf"(?:{NOUN}\s*(?:さん|様|さま)?\s*の\s*){{0,3}}{NOUN}\s*(?:の|\(|「)?\s*$"
 )
-"""The words naming a file before its mention: 「先月分の請求データ（請求.csv）」."""
+"""The words naming a file before its mention: 「先月分の請求データ（請求.csv）」「集乳記録
+『集乳日報.csv』」."""
 
 
 def _add_input(reader: _Reader, fmt: str, holds: str, source: str, start: int, end: int) -> None:
@@ -1597,8 +1704,9 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     text = reader.text
     for match in _FILE_NAME.finditer(text):
         fmt = _format_of(match.group("ext").lower())
-        inside = re.search(
-            rf"(?:{_FORMAT_WORD})\s*(?:(?:1|一|ひと)\s*(?:つ|ファイル)\s*)?(?:ファイル|ブック)?\s*"
+        inside = re.search(  # (never the extension of a file named before: 「a.csvに「b.xlsx」を」)
+            rf"(?<![.A-Za-z0-9_])(?:{_FORMAT_WORD})\s*(?:(?:1|一|ひと)\s*(?:つ|ファイル)\s*)?"
+            r"(?:ファイル|ブック)?\s*"
             r"(?:(?:出力|保存|で出力|で保存|で|に)?\s*[\(「]|[、,]\s*(?:ファイル名|名前)\s*(?:は|:)?)\s*"
             r"(?:ファイル名\s*(?:は|:)?\s*)?$",
             text[: match.start()],
@@ -2038,6 +2146,8 @@ _DEDUPE_VERB = (
     r"(?P<verb>除去|除|削除|排除|取り除|取|まとめ|消|なく|1行に|一行に|1件に|一件に|省|チェック|除外|カット|落と)"
 )
 """「申込番号の重複を最後の行を残して消して」: the row kept may be said before the verb."""
+_ROW_WORD = re.compile(r"行|もの|データ|レコード|明細|件")
+"""Words for rows (「同じ行の重複」), never a key column."""
 _DEDUPE_KEYED = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の組み合わせ|の組合せ)?\s*(?:が同じ|が一致する|をキーに(?:して)?|をキーとして|で|の|が|(?<=[A-Za-z0-9{_K}{_KATA}])\s)\s*"
     + _DEDUPE_VERB
@@ -3853,10 +3963,14 @@ def _read_dedupe(reader: _Reader) -> None:
             reader.use(match.start(), match.end() + denied.end())
             continue
         keys = (
-            [k for k in _names(match.group("cols")) if not _names_a_file(reader, k)]
+            [
+                k
+                for k in _names(match.group("cols"))
+                if not _names_a_file(reader, k) and not _ROW_WORD.fullmatch(k)
+            ]
             if keyed
             else []
-        )  # 「受注データの重複除去をお願いします」: the file, no key
+        )  # 「受注データの重複除去をお願いします」: the file, no key; 「行の重複」: no key either
         if not keys:
             before = reader.text[max(0, match.start() - 30) : match.start() + 1]
             key = re.search(
@@ -4505,11 +4619,29 @@ def _keys_said(reader: _Reader) -> bool:
     )
 
 
+_SAME_LAYOUT = re.compile(
+    r"(?:同一|同じ)\s*(?:レイアウト|形式|様式|書式|フォーマット|列構成)|(?:レイアウト|形式|様式|列構成|列)\s*(?:は|が)\s*同じ"
+)
+"""「（同一レイアウト）」「列は同じです」: files said to be alike, so joining them stacks them."""
+
+
+def _stacked_by_layout(reader: _Reader, join: re.Match[str]) -> bool:
+    """Whether a 「結合」 is said of files of one layout (「結合（同一レイアウト）」): a stack."""
+    text = reader.text
+    said = _clause(text, join.start(), join.end()) + text[join.end() : join.end() + 16]
+    return bool(re.fullmatch(r"結合|連結", join.group(0)) and _SAME_LAYOUT.search(said))
+
+
 def _read_two_tables(reader: _Reader) -> None:
     text = reader.text
     reconcile = _first_unread(reader, _RECONCILE)
     join = _first_unread(reader, _JOIN)
     concat = _first_unread(reader, _CONCAT)
+    if join and not concat and _stacked_by_layout(reader, join):
+        concat = join  # 「① a.csv と b.csv を結合（同一レイアウト）② 会員番号で…を付与」
+        join = next(
+            (m for m in _JOIN.finditer(text, concat.end()) if not reader.is_used(*m.span())), None
+        )
     if concat or (join and re.fullmatch(r"結合|連結", join.group(0))):
         _enumerated_inputs(reader)
     if _joined_after_matching(text, reconcile, join):
@@ -4548,7 +4680,14 @@ def _read_two_tables(reader: _Reader) -> None:
         _add_reconcile(reader, reconcile)
     elif join and not reader.is_used(join.start(), join.end()):
         _add_join(reader, join)
-    if concat and len(reader.inputs) < 2 and not reader.overlaps(concat.start(), concat.end()):
+    if concat:
+        _add_concat(reader, concat)
+
+
+def _add_concat(reader: _Reader, concat: re.Match[str]) -> None:
+    """The stack of the files named, or what is missing when only one file is."""
+    text = reader.text
+    if len(reader.inputs) < 2 and not reader.overlaps(concat.start(), concat.end()):
         reader.refuse(  # 「A園とB園の給食材料費.csv（2ファイル）を1つにまとめて」
             "missing_source",
             f"「{_clause(text, concat.start(), concat.end())}」でつなぐファイルが"
@@ -4556,7 +4695,7 @@ def _read_two_tables(reader: _Reader) -> None:
             "（例: 「A.csv と B.csv を縦につなげて」）",
             concat,
         )
-    if concat and len(reader.inputs) >= 2 and not reader.overlaps(concat.start(), concat.end()):
+    if len(reader.inputs) >= 2 and not reader.overlaps(concat.start(), concat.end()):
         reader.add_step(concat.start(), StepSpec(id="", kind="concat", source=concat.group(0)))
         reader.use(concat.start(), concat.end())
         for said in re.finditer(r"縦に?\s*(?:結合|連結|つな[いげぐ]|繋[いげぐ]|積[みん])", text):
@@ -5795,6 +5934,10 @@ def _explained(reader: _Reader, kinds: frozenset[str], start: int, end: int) -> 
         reader.text.find("。", end) % (len(reader.text) + 1),
     )
     wish = re.search(r"たい(?:です|と思います|と思っています|のですが)?\s*$", clause)
+    if re.search(r"(?:以下|下記|次)\s*の\s*(?:とおり|通り)", clause) and any(
+        position > right for position, _ in reader.steps
+    ):
+        return True  # 「以下の通り抽出願います。①…」: it heads the steps below, whatever they are
     for position, step in reader.steps:
         if step.kind not in kinds:
             continue
@@ -6869,6 +7012,10 @@ def _read_filter_verbs(reader: _Reader) -> None:
     if any(step.kind in ("extract", "dedupe", "select", "reconcile") for _, step in reader.steps):
         return
     clause = _clause(reader.text, match.start(), match.end())
+    if re.search(r"(?:以下|下記|次)\s*の\s*(?:とおり|通り)", clause) and any(
+        position > match.end() for position, _ in reader.steps
+    ):
+        return  # 「以下の通り抽出願います。①…」: heads the steps below, which say what is kept
     reader.gaps.append(
         Gap(
             kind="not_understood",
@@ -7647,6 +7794,7 @@ _SETTING_WORDS: tuple[tuple[str, str], ...] = (
     (r"(?:金額の)?許容差|誤差|差額(?:の許容)?", "許容差は{value}{within}"),
     (r"重複(?:削除|除去|チェック)?|重複行", "{names}で重複を削除"),
     (r"日付(?:の)?(?:ずれ|ズレ|許容|差)", "日付のずれは{value}{within}"),
+    (r"承認(?:者)?|決裁(?:者)?|確認者", "{value}の承認を入れる"),
 )
 """Lines of a settings block (「集計単位：得意先コード、商品コード」「除外：返品理由が「期限切れ」
 のもの」) said as the sentence they stand for; other keys are left as written."""
@@ -7698,9 +7846,9 @@ def _setting_said(setting: re.Match[str], said: list[str]) -> str | None:
         return None  # 「条件：なし」「日付 = 見ない」: nothing asked
     if _VAGUE_TIME.search(value) or re.search(r"(?:直近|過去)\s*\d", value):
         return clause  # 「条件：直近3か月」: a period nobody dated is asked as written
-    if re.fullmatch(r"前処理|後処理|処理|加工|作業|手順|計算|表記統一|表記の統一", key) or (
-        re.fullmatch(r"対象[^\s:]{1,6}", key) and re.search(r"が|に「|を含", value)
-    ):
+    if re.fullmatch(
+        r"前処理|後処理|処理|加工|作業|手順|計算(?:列|項目|式)?|追加列|表記統一|表記の統一", key
+    ) or (re.fullmatch(r"対象[^\s:]{1,6}", key) and re.search(r"が|に「|を含", value)):
         return (
             value  # 「前処理：書名 の全角半角をそろえる」「対象店舗：店舗コード が S01」: the step
         )
@@ -7746,6 +7894,8 @@ def _setting_said(setting: re.Match[str], said: list[str]) -> str | None:
 
 def _setting_in_words(form: str, value: str) -> str:
     """A known settings line (its sentence ``form``) said with its ``value``."""
+    if form == "{value}の承認を入れる" and re.search(r"承認|確認|チェック|決裁", value):
+        return f"{value}を入れる"  # 「承認：出力前に店長確認」: the approval said whole
     if form == "{value}を集計" and re.search(r"つなげ|繋げ|連結|結合|縦に|まとめる$", value):
         return value  # 「まとめ方＝縦につなげる」: the files stacked, no total
     if form == "{value}を集計" and re.search(r"合計|平均|件数|最大|最小|最高|最低|総額|数$", value):
@@ -7758,7 +7908,9 @@ def _setting_in_words(form: str, value: str) -> str:
             r"\s*(?:で|が同じ)?\s*(?:(?:1|一)\s*(?:件|行)に.*|重複.*|を?削除.*)$", "", value
         )
     if form in ("{value}の行だけ", "{value}は除外して"):
-        value = re.sub(r"\s*,\s*", "・", value)  # 「部門 = 精肉, 鮮魚」: one list of values
+        value = re.sub(  # 「部門 = 精肉, 鮮魚」: one list of values (「50,000円」 is one number)
+            r"\s*,\s*(?!\d{3}(?!\d))", "・", value
+        )
         parts = re.split(r"\s*(?:、\s*)?(?:かつ|且つ|および|及び)\s*", value)
         if form == "{value}の行だけ" and len(parts) > 1:  # 「工程=研磨 かつ 作業時間>=120」
             return "。".join(form.format(value=part) for part in parts)
