@@ -515,6 +515,38 @@ def test_two_parts_of_a_reconciliation_asked_for_one_sheet(
     assert {row[0] for row in rows[1:]} == expected == {"INV-002", "INV-003"}
 
 
+def test_a_dedupe_keeping_the_latest_row_of_a_date_column(
+    service: DesignService, tmp_path: Path
+) -> None:
+    """「最新の接種日を残す」: the kept row is the latest by that column, wherever it stands."""
+    shots = [
+        {"飼い主ID": "A1", "ペット名": "ポチ", "接種日": "2025/12/1", "ワクチン": "狂犬病"},
+        {"飼い主ID": "A1", "ペット名": "ポチ", "接種日": "2025/3/10", "ワクチン": "混合"},
+        {"飼い主ID": "B2", "ペット名": "タマ", "接種日": "2024/11/5", "ワクチン": "混合"},
+        {"飼い主ID": "B2", "ペット名": "タマ", "接種日": "2025/1/20", "ワクチン": "狂犬病"},
+    ]
+    rows = run(
+        service,
+        "予防接種記録.csvから、飼い主IDとペット名で重複を除去（最新の接種日を残す）して、CSVに出力",
+        [("予防接種記録.csv", cp932_csv(shots))],
+        tmp_path,
+    )
+    latest: dict[tuple[str, str], str] = {}
+    for row in shots:
+        key = (row["飼い主ID"], row["ペット名"])
+        day = tuple(int(part) for part in row["接種日"].split("/"))
+        if key not in latest or day > tuple(int(p) for p in latest[key].split("/")):
+            latest[key] = row["接種日"]
+    assert {(r["飼い主ID"], r["ペット名"]): r["ワクチン"] for r in rows} == {
+        key: next(
+            r["ワクチン"]
+            for r in shots
+            if (r["飼い主ID"], r["ペット名"]) == key and r["接種日"] == day
+        )
+        for key, day in latest.items()
+    }
+
+
 def test_computed_column_then_filter(service: DesignService, tmp_path: Path) -> None:
     rows = run(
         service,

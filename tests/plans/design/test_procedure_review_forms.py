@@ -260,3 +260,85 @@ def test_settings_lines_with_an_amount_a_formula_and_an_approval() -> None:
     assert not procedure.gaps, procedure.gaps
     assert _conditions(procedure) == [("請求額", ">", 50000)]
     assert [step.kind for step in procedure.steps] == ["compute", "filter", "approval"]
+
+
+def test_numbers_in_kanji_before_a_counter() -> None:
+    procedure = read_procedure(
+        "講座.csv から「受講者数」が三十名未満の回を抽出し、「講座名」ごとに件数を数えて。Excelで"
+    )
+    assert ("受講者数", "<", 30) in _conditions(procedure) and not procedure.gaps
+    procedure = read_procedure(
+        "採蜜.csv を「蜜源」ごとに「金額」を合計し、合計の大きい順に上位五つ。Excelで"
+    )
+    (sort,) = [step for step in procedure.steps if step.kind == "sort"]
+    assert sort.limit == 5 and not procedure.gaps
+    procedure = read_procedure(
+        "料飲売上.xlsx に「一人当たり単価」という列を足して。計算は 売上額 ÷ 人数 で。Excelで"
+    )
+    assert [list(step.expressions) for step in procedure.steps] == [["一人当たり単価"]]
+
+
+def test_a_period_named_then_dated_then_its_column() -> None:
+    procedure = read_procedure(
+        "月謝入金.csv から、上期（2024年4月1日〜2024年9月30日）に 入金日 がある分を対象に、"
+        "教室 ごとの 入金額 の合計を出して Excel へ。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [
+        ("入金日", ">=", "2024-04-01"),
+        ("入金日", "<=", "2024-09-30"),
+    ]
+
+
+def test_steps_said_with_their_parameters_in_brackets_after_arrows() -> None:
+    procedure = read_procedure(
+        "競り結果.csv\n⇒ 絞り込み（魚種 が まぐろ・ぶり・まだい のいずれか）\n"
+        "⇒ 絞り込み（落札単価 が空欄でないもの）\n"
+        "⇒ 集計（買受人名 ごとに 落札金額 を合計）\n⇒ Excel"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert sorted(_conditions(procedure), key=str) == [
+        ("落札単価", "not_null", None),
+        ("魚種", "in", ["まぐろ", "ぶり", "まだい"]),
+    ]
+    (aggregate,) = [step for step in procedure.steps if step.kind == "aggregate"]
+    assert aggregate.group_by == ["買受人名"]
+
+
+def test_a_narrowing_whose_condition_is_not_read_is_asked_beside_other_filters() -> None:
+    procedure = read_procedure(
+        "競り.csv\n⇒ 絞り込み（落札単価 が空欄でないもの）\n"
+        "⇒ 絞り込み（魚種 は 大物 ばかり）\n⇒ Excel"
+    )
+    assert any("大物" in gap.message for gap in procedure.gaps), procedure.gaps
+
+
+def test_the_row_kept_by_a_dedupe_chosen_by_a_column() -> None:
+    procedure = read_procedure(
+        "予防接種記録.csvから、飼い主ID＋ペット名で重複を除去（最新の接種日を残す）して、CSVに出力"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (dedupe,) = procedure.steps
+    assert (dedupe.keys, dedupe.by, dedupe.keep) == (["飼い主ID", "ペット名"], ["接種日"], "last")
+
+
+def test_rows_left_out_with_no_condition_read_are_asked() -> None:
+    for said in ("解約済みの契約は含めなくていいです。", "キャンセル分は入れないで。"):
+        procedure = read_procedure(f"契約一覧.xlsx を保険料の多い順に並べてExcelに出力。{said}")
+        assert any(said.rstrip("。") in gap.message for gap in procedure.gaps), (
+            said,
+            procedure.gaps,
+        )
+
+
+def test_a_verb_before_the_output_file_is_no_part_of_its_name() -> None:
+    procedure = read_procedure("組合員.csvから、学部別に人数を数えて学部別組合員数.csvに出力")
+    assert [o.file_name for o in procedure.outputs] == ["学部別組合員数.csv"]
+
+
+def test_rows_sorted_by_a_count_column_are_not_counted() -> None:
+    procedure = read_procedure(
+        "打合せ記録.csvから、打合せ回数が3回以上のカップルを抽出し、打合せ回数の多い順に並べてExcelに"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [step.kind for step in procedure.steps] == ["filter", "sort"]

@@ -346,6 +346,10 @@ def _dedupe_text(step: StepSpec) -> str:
     loose = "（全角半角・大文字小文字・空白の違いは同じとみなす）" if step.loose_match else ""
     if step.duplicates_listed:
         return f"重複の確認: {keys}のうち、2行目以降の一覧{loose}"
+    if step.by:  # 「最新の接種日を残す」
+        which = "いちばん大きい（新しい）" if step.keep == "last" else "いちばん小さい（古い）"
+        kept = f"（「{'・'.join(step.by)}」が{which}行を残す）"
+        return f"重複の除去: {keys}を1行に{kept}{loose}"
     return f"重複の除去: {keys}を1行に{loose}"
 
 

@@ -417,6 +417,17 @@ def _step(  # noqa: C901 (one branch per step kind)
     elif step.kind == "select":
         inputs["columns"] = [aggregate_columns.get(column, column) for column in step.columns]
     elif step.kind == "dedupe":
+        if step.by:  # 「最新の接種日を残す」: the rows in that column's order, then one kept
+            ordered = builder.node(
+                {
+                    "id": f"order_{step.id}",
+                    "title": f"「{'・'.join(step.by)}」の順に並べる（残す行を選ぶため）",
+                    "block": "table.sort",
+                    "in": {"records": records, "by": list(step.by), "ascending": True},
+                    "out": {"records": "records"},
+                }
+            )
+            inputs["records"] = f"${{{ordered}.records}}"
         if step.keys:
             inputs["keys"] = list(step.keys)
         inputs["keep"] = step.keep

@@ -640,6 +640,7 @@ _CONDITION_IN_BRACKETS = re.compile(
     rf"(?<![{_K}{_KATA}A-Za-z0-9_])(?!(?:プラス|マイナス|赤字|黒字|正|負)\s*\()(?!\d)"
     # (「…が20に届いてない人（20未満）」: a row word, its condition said again)
     r"(?!(?:人|者|方|もの|行|分|件|回|社|店|品)\s*\()"
+    r"(?!(?:上期|下期|上半期|下半期|今期|当期|前期|第\s*\d\s*四半期|年度)\s*\()"  # a period's name
     rf"(?P<col>{NOUN})\s*\(\s*(?P<cond>"
     r"(?:空欄|空白|未入力|ブランク)\s*(?:の\s*(?:行|もの))?\s*(?:は|を)\s*(?:除く|除外|除いて)"
     r"|「[^」]{1,30}」(?:\s*[・、]\s*「[^」]{1,30}」){0,9}\s*(?:以外|のみ|だけ)"
@@ -718,10 +719,55 @@ def _replaced_by_shape(before: str, after: str) -> int | None:
     return None
 
 
+_KANJI_DIGITS = {
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+_KANJI_NUMBER = re.compile(
+    r"(?<![\u4e00-\u9fff々0-9０-９.,，．])(?P<n>[〇一二三四五六七八九十百千]+)"
+    r"(?=\s*(?:万|名|件|人|つ|個|円|社|品目|行|回|位|本|枚|台|歳|か月|ヶ月|カ月|箇所|%|パーセント))"
+    r"|(?:(?<=上位)|(?<=下位)|(?<=先頭)|(?<=トップ)|(?<=ワースト))(?P<m>[〇一二三四五六七八九十百千]+)"
+)
+"""A number written in kanji before a counter (「三十名未満」「上位五つ」「二千円」「三万円」)."""
+
+
+def _kanji_number(said: str) -> int:
+    """「三十」 → 30, 「十二」 → 12, 「二千五百」 → 2500, 「一〇」 → 10 (digit by digit)."""
+    if not re.search("[十百千]", said):
+        return int("".join(str(_KANJI_DIGITS[c]) for c in said))
+    total, digit = 0, None
+    for char in said:
+        if char in _KANJI_DIGITS:
+            digit = _KANJI_DIGITS[char]
+        else:
+            total += (1 if digit is None else digit) * {"十": 10, "百": 100, "千": 1000}[char]
+            digit = None
+    return total + (digit or 0)
+
+
+def _kanji_numbers(text: str) -> str:
+    """Kanji numbers as digits; a lone 一 stays (「一人当たり単価」「一回見せて」 are words)."""
+
+    def digits(match: re.Match[str]) -> str:
+        said = match.group("n") or match.group("m")
+        return match.group(0) if said == "一" else str(_kanji_number(said))
+
+    return _KANJI_NUMBER.sub(digits, text)
+
+
 def _fold(text: str) -> str:
     text = re.sub(r"(?m)^[ \t\u3000]*(?:>|＞)+[ \t\u3000]?", "", text)  # a mail quoted: its lines
     text = _without_speakers(text)
     text = _self_corrections(text)
+    text = _kanji_numbers(text)
     text = re.sub(  # 「■出力先」 on a line of its own, 「・エリア別売上.xlsx」 below: the output
         r"(?m)^[ \t\u3000]*(?:[■□◆◇●○▼▶◎]\s*|【\s*|\[\s*)?"
         r"(?P<key>出力先|出力|保存先|保存名|出力ファイル名?|アウトプット)\s*(?:】|\])?\s*[:：]?"
@@ -919,6 +965,20 @@ def _fold(text: str) -> str:
     folded = re.sub(  # 「件数と設計料合計で集計」: the total of 設計料, said after its column
         r"(?<=と)(?P<x>[\u4e00-\u9fff\u30a1-\u30faー]{2,10}?)(?P<m>合計|平均)(?=\s*(?:で|を)\s*集計)",
         r"\g<x>の\g<m>",
+        folded,
+    )
+    folded = re.sub(  # 「⇒ 絞り込み（魚種が「まぐろ」）」「絞り込み：状況 が「未入金」」: rows kept
+        r"(?:絞り込み|絞込み?|フィルター?)\s*(?:\(\s*(?P<a>[^()]{1,80}?)\s*\)|:\s*(?P<b>[^。⇒→()]{1,80}?))"
+        r"(?=\s*(?:[。⇒→]|$))",
+        lambda m: f"{m['a'] or m['b']}の行だけに絞り込み",
+        folded,
+    )
+    folded = re.sub(  # 「魚種 が まぐろ・ぶり・まだい のいずれか」: values set apart by spaces
+        rf"(?P<col>{NOUN})\s*が\s+(?P<vs>[^\s、。「」()・/]{{1,15}}(?:\s*[・/]\s*[^\s、。「」()・/]{{1,15}}){{1,9}})"
+        r"\s+の?\s*(?=いずれか|どれか|どちらか)",
+        lambda m: (
+            f"{m['col']}が" + "".join(f"「{v}」" for v in re.split(r"\s*[・/]\s*", m["vs"])) + "の"
+        ),
         folded,
     )
     folded = re.sub(  # 「魚種が さば のやつだけ」: a value set apart by spaces
@@ -1221,6 +1281,11 @@ def _restated_periods(text: str) -> str:
         rf"(?P<said>{era})\s*\(\s*(?:西暦\s*)?(?P<western>\d{{4}})\s*年?\s*\)", same_year, text
     )
     text = re.sub(rf"(?P<said>(?P<western>\d{{4}})\s*年)\s*\(\s*{era}\s*\)", same_year, text)
+    text = re.sub(  # 「2024年4月1日〜2024年9月30日に 入金日 がある分」: the column's dates
+        rf"(?P<span>{_DATE_SPAN})\s*に\s*(?P<col>{NOUN})\s*が\s*(?:ある|入っている|含まれる)",
+        r"\g<col>が\g<span>の",
+        text,
+    )
     spans = list(re.finditer(_DATE_SPAN, text))
     if len({re.sub(r"\s|まで", "", span.group(0)) for span in spans}) != 1:
         return text
@@ -1318,7 +1383,7 @@ _FILE = re.compile(
 _FILE_NAME = re.compile(
     rf"(?P<name>(?:(?:^|(?<=[、,「(\s。]))(?:その他|[おご](?=[{_K}])|(?!まず|そして|また|さらに|それ|これ|あと|次)[ぁ-ん]{{2,6}}"
     rf"(?<![はがをにのでともへやかずて]))(?=[{_K}{_KATA}])|(?<=[てでにへを])[おご](?=[{_K}]))?"
-    rf"[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?:さん|様|さま)(?=[{_K}])|(?<=[{_K}])(?<![並揃分付抜残絞集消除])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}_\-])|(?<=[{_K}])(?<![並揃分付抜残絞集消除])(?![はがをにのでともへやか]|から|まで|より|して|した|ごと|だけ|のみ|など)[ぁ-ん]{{2}}(?=[{_K}])|(?<=[_\-])[ぁ-ん]{{1,4}}(?=[{_K}{_KATA}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*(?:(?<=[_\-])[ぁ-ん]{{1,6}}(?=\.))?"
+    rf"[A-Za-z0-9_\-{_K}{_KATA}]+(?:(?:・|(?<=[{_K}])(?:さん|様|さま)(?=[{_K}])|(?<=[{_K}])(?<![並揃分付抜残絞集消除])(?![はがをにのでともへやか])[ぁ-ん](?=[{_K}_\-])|(?<=[{_K}])(?<![並揃分付抜残絞集消除])(?![はがをにのでともへやか]|から|まで|より|して|した|ごと|だけ|のみ|など|[ぁ-ん][てで])[ぁ-ん]{{2}}(?=[{_K}])|(?<=[_\-])[ぁ-ん]{{1,4}}(?=[{_K}{_KATA}]))[A-Za-z0-9_\-{_K}{_KATA}]+)*(?:(?<=[_\-])[ぁ-ん]{{1,6}}(?=\.))?"
     rf"(?:(?<=[{_K}])(?![はがをにのでともへやか])[ぁ-ん]{{1,3}}(?=\.))?)"
     r"\.(?P<ext>csv|xlsx|xlsm|xls|zip|pdf)",
     re.I,
@@ -3312,7 +3377,11 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
     text = reader.text
     groups: list[str] = []
     positions: list[int] = []
-    asides = [(m.start(), m.end()) for m in re.finditer(r"\([^()]*\)", text)]
+    asides = [  # (「⇒ 集計（買受人名ごとに…）」: the step said in brackets after its name)
+        (m.start(), m.end())
+        for m in re.finditer(r"\([^()]*\)", text)
+        if not re.search(r"(?:集計|合計|計算|処理|作業|手順)\s*$", text[: m.start()])
+    ]
     by_sentence: dict[int, list[str]] = {}
     for match in _GROUP.finditer(text):
         if any(a < match.start() and match.end() <= b for a, b in asides):
@@ -3590,11 +3659,11 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             metric == "count"
             and not groups
             and re.fullmatch(
-                r"[^\s、。]*(?:人数|者数)", text[match.start() : match.end("m")].strip()
+                r"[^\s、。]*(?:人数|者数|回数)", text[match.start() : match.end("m")].strip()
             )
             and _SORT.match(text, match.start())
         ):
-            continue  # 「人数 の多い順に並べ」 with no group: the column 人数, sorted, no count
+            continue  # 「人数 の多い順に並べ」「打合せ回数の多い順」, no group: a column sorted
         if metric == "count":  # 「申込件数」「金額の合計と件数」: rows; 「番号を数え」: the column
             column = (
                 column
@@ -4082,8 +4151,35 @@ def _keys_said_elsewhere(reader: _Reader, start: int) -> list[str]:
     return list(dict.fromkeys(_clean(m.group("col")) for m in same))
 
 
+_KEPT_BY_COLUMN = re.compile(
+    rf"(?:(?P<high>最新|最も新しい|一番新しい|新しい|最大|一番大きい|大きい|最多|多い|最後)\s*の?"
+    rf"|(?P<low>最古|最も古い|一番古い|古い|最小|一番小さい|小さい|少ない|最初)\s*の?)\s*"
+    rf"(?P<col>{NOUN})\s*(?:の\s*(?:行|もの|データ|方|ほう))?\s*(?:だけ|のみ)?\s*を?\s*残"
+    rf"|(?P<col2>{NOUN})\s*が\s*(?:(?P<high2>新しい|大きい|多い|遅い|後の)|(?P<low2>古い|小さい|少ない|早い|前の))"
+    r"\s*(?:方|ほう|もの|行)\s*(?:だけ|のみ)?\s*を?\s*残"
+)
+"""「最新の接種日を残す」「金額が大きい方を残す」: the row kept is chosen by a column."""
+
+
+def _kept_by_column(reader: _Reader, step: StepSpec) -> bool:
+    """A dedupe whose kept row is chosen by a column: the rows are ordered by it first
+    (``step.by``, ascending) and the last (newest, largest) or first row is kept."""
+    for said in _KEPT_BY_COLUMN.finditer(reader.text):
+        column = _clean(said.group("col") or said.group("col2"))
+        if _ROW_WORD.fullmatch(column) or column in ("行", "方", "ほう"):
+            continue
+        step.by = [column]
+        step.keep = "last" if said.group("high") or said.group("high2") else "first"
+        reader.use(said.start(), said.end())
+        return True
+    return False
+
+
 def _read_kept_row(reader: _Reader, step: StepSpec) -> None:
-    """Which row of a key a dedupe keeps: 最後の行を残す, 最初の行残しでOK, 後から登録された行."""
+    """Which row of a key a dedupe keeps: 最後の行を残す, 最初の行残しでOK, 後から登録された行,
+    最新の接種日を残す (by that column)."""
+    if _kept_by_column(reader, step):
+        return
     keep_last = re.search(
         r"(?:最後|後ろ|最新|新しい(?:方|ほう)?|一番下|いちばん下|(?<![前以今直午最])後(?:の(?:方|ほう))?"
         r"|(?<![前以今直午最])後に[^\s、。]{0,8}?た)の?(?:\(最新\))?の?(?:行|もの|データ|方|ほう)?"
@@ -6956,6 +7052,44 @@ _VAGUE_MANNER = re.compile(
 """「基準はいい感じに」「適当に選んで」: a way of choosing nobody stated."""
 
 
+_EXCLUSION_SAID = re.compile(
+    r"(?P<what>[^、。「」()]{1,24}?)\s*(?:は|を|も)\s*"
+    r"(?:含めな[いく]|含めず|含めません|入れな[いく]|入れず|入れません|除外|除く|除いて|除き|外して|外す"
+    r"|対象外)"
+)
+"""「解約済みの契約は含めなくていいです」「キャンセル分は入れないで」: rows said to be left out."""
+
+
+def _unread_exclusions(reader: _Reader) -> None:
+    """Rows said to be left out whose condition no rule read (no column, no value it
+    compares: 「解約済みの契約は含めなくていいです」) are asked, never dropped: keeping them
+    would be the opposite of what was asked."""
+    text = reader.text
+    for said in _EXCLUSION_SAID.finditer(text):
+        what = said.group("what").strip()
+        sentence = (
+            text.rfind("。", 0, said.start()) + 1,
+            text.find("。", said.end()) % (len(text) + 1),
+        )
+        if (
+            reader.overlaps(said.start("what"), said.end())
+            or not re.search(rf"{NOUN}", what)
+            or re.search(r"列|項目|重複|明細|内訳|比較|当てはまる|該当|上記|以下|これ|それ", what)
+            or any(sentence[0] <= a < sentence[1] for a, _ in reader.condition_spans)
+        ):  # (a condition read in its sentence says which: 「…は含めないので、…でない回だけ」)
+            continue
+        clause = _clause(reader.text, said.start(), said.end())
+        reader.gaps.append(
+            Gap(
+                kind="not_understood",
+                message=f"「{clause}」で除く行の条件（どの列がどの値か）を読み取れませんでした"
+                "（「状態が「解約済み」の行は除く」のように書いてください）",
+                source=clause,
+            )
+        )
+        reader.use(said.start(), said.end())
+
+
 def _vague_manners(reader: _Reader) -> None:
     """A step left to the product's judgement (「基準はいい感じに」) is refused, never guessed:
     how to choose is the user's to say."""
@@ -7004,9 +7138,33 @@ def _unread_order_words(reader: _Reader) -> None:
         )
 
 
+def _unread_narrowings(reader: _Reader) -> None:
+    """Each 「絞り込み」 said in a sentence where no condition was read (「⇒ 絞り込み（…）」
+    beside other filters): its condition was not understood, so it is asked, never dropped."""
+    text = reader.text
+    for said in re.finditer(r"絞り込|絞込|フィルタ", text):
+        start = text.rfind("。", 0, said.start()) + 1
+        end = text.find("。", said.end()) % (len(text) + 1)
+        if any(start <= a < end for a, _ in reader.condition_spans) or re.search(
+            r"(?:以下|次|下記|上記|前記)\s*の|(?:これ|それ|この|その)", text[start:end]
+        ):
+            continue
+        clause = _clause(text, said.start(), said.end())
+        reader.gaps.append(
+            Gap(
+                kind="not_understood",
+                message=f"「{clause}」の絞り込みの条件（どの列が、何以上・何と等しいか）を"
+                "読み取れませんでした。「金額が5万円以上」のように書いてください",
+                source=clause,
+            )
+        )
+
+
 def _read_filter_verbs(reader: _Reader) -> None:
     """A 抽出 / 絞り込み with no condition found: the condition is not in the instruction."""
     match = _FILTER_VERBS.search(reader.text)
+    if match is not None and reader.first_step("filter") is not None:
+        _unread_narrowings(reader)
     if match is None or reader.first_step("filter") is not None:
         return
     if any(step.kind in ("extract", "dedupe", "select", "reconcile") for _, step in reader.steps):
@@ -8152,6 +8310,7 @@ def _read(
     _vague_times(reader)
     _vague_comparisons(reader)
     _vague_manners(reader)
+    _unread_exclusions(reader)
     _unread_orders(reader)
     _unread_order_words(reader)
     _threshold_from_documents(reader, documents)
