@@ -342,3 +342,54 @@ def test_rows_sorted_by_a_count_column_are_not_counted() -> None:
     )
     assert not procedure.gaps, procedure.gaps
     assert [step.kind for step in procedure.steps] == ["filter", "sort"]
+
+
+def test_the_column_of_both_files_said_mixed_is_normalized() -> None:
+    procedure = read_procedure(
+        "「仕入.csv」と「請求.xlsx」を照合します。両ファイルの「仕入先名」に表記ゆれがあるため、"
+        "先にそろえてください。「伝票番号」で突き合わせ、「金額」の差は1,000円までを許容。Excelで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [step.columns for step in procedure.steps if step.kind == "normalize"] == [["仕入先名"]]
+    procedure = read_procedure(
+        "「原材料仕入.csv」の「仕入先名」に全角・半角やスペースの表記ゆれがあるので統一し、"
+        "「仕入先名」ごとに「仕入金額」の合計を出してExcelに"
+    )
+    assert [step.columns for step in procedure.steps if step.kind == "normalize"] == [["仕入先名"]]
+
+
+def test_an_effect_said_as_a_noun_at_the_end_is_refused() -> None:
+    procedure = read_procedure("会員.csv　更新月=2025-07 の会員　更新案内メール 一斉送信")
+    assert [gap.kind for gap in procedure.gaps] == ["unsupported_action"]
+
+
+def test_news_around_the_request_is_no_condition() -> None:
+    procedure = read_procedure(
+        "スタッフ各位\nお疲れさまです。年始の初売りは1月4日10時開店です。今年も整理券を100枚用意します。\n"
+        "お願いです。「下取車台帳.csv」から「売却日」が2024-07-01から2024-12-31までの行だけを"
+        "取り出してCSVで保存してください。\n1月の棚卸しは1月27日の閉店後です。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [
+        ("売却日", ">=", "2024-07-01"),
+        ("売却日", "<=", "2024-12-31"),
+    ]
+
+
+def test_steps_said_as_loanwords() -> None:
+    procedure = read_procedure(
+        "券販売.csv を 券種 でグルーピングして 販売枚数 を合計、販売枚数 の多い順にソートして"
+        "上位5件を Excel でアウトプットしてください。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [step.kind for step in procedure.steps] == ["aggregate", "sort"]
+    procedure = read_procedure(
+        "会員台帳.xlsx で 退会日 が空欄の行だけフィルター、会員番号 でユニーク化、"
+        "氏名・入会日 の列だけセレクトして CSV でエクスポートしてください。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [step.kind for step in procedure.steps] == ["filter", "dedupe", "select"]
+    procedure = read_procedure(
+        "予約サイトからのエクスポート booking_export.csv の status が 「ok」 の行をCSVで"
+    )
+    assert [item.source for item in procedure.inputs] == ["booking_export.csv"]

@@ -572,6 +572,25 @@ _KANA_VERBS = (
     (r"(?<=[をでに]|[\u4e00-\u9fff])\s*だ(?=し(?:て|と|た|ま))", "出"),  # 「件数だしといて」
 )
 """Step words written in kana, with the kanji the rules read them in."""
+_LOANWORD_VERBS = (
+    (r"\s*で\s*グルーピング(?:して|し|する)?", "ごとに"),  # 「券種 でグルーピングして」
+    (r"グルーピング", "グループ化"),
+    (r"マージ", "結合"),
+    (r"ノーマライズ", "正規化"),
+    (r"ユニーク化", "重複を削除"),
+    (r"(?<=で)\s*ユニークに", "重複を削除"),
+    (r"(?:を\s*)?セレクト", "残"),  # 「…だけセレクトして」: the columns kept
+    (r"(?<=[でに])\s*フィルター?(?:を\s*かけ|し|する|して)?", "絞り込み"),  # 「…以外でフィルター」
+    (
+        r"(?<=だけ|のみ)\s*フィルター?(?:を\s*かけ|し|する|して)?",
+        "に絞り込み",
+    ),  # 「…行だけフィルター」
+    (r"フィルター?(?:して|し|する|をかけ)", "絞り込み"),
+    (r"エクストラクト", "抽出"),
+    (r"(?:アウトプット|エクスポート)(?=\s*(?:して|し|する|で|を|。|$|お願い|ください))", "出力"),
+)
+"""Step words said as loanwords (グルーピング, マージ, ユニーク化, フィルター), with the words the
+rules read them in."""
 
 
 _SPEAKER = re.compile(
@@ -812,6 +831,8 @@ def _fold(text: str) -> str:
     )  # 「key は id」
     for kana, kanji in _KANA_VERBS:  # 「…の行にしぼる」「古い順にならべて」: a step verb in kana
         folded = re.sub(kana, kanji, folded)
+    for loanword, word in _LOANWORD_VERBS:
+        folded = re.sub(loanword, word, folded)
     folded = re.sub(  # 「区分が「返品」のは除いてね」: 「の」 stands for the rows
         r"(?<=[」\u4e00-\u9fff\u30a1-\u30faA-Za-z0-9])のは(?=\s*(?:除|抜|外|消|いらな|要らな))",
         "のものは",
@@ -5162,7 +5183,9 @@ def _read_compute(reader: _Reader) -> None:
 
 
 _MIXED = re.compile(
-    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の)?\s*(?:欄|列)?\s*(?:に|が|は|の|も|で|、)\s*"
+    rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})"
+    r"(?:\s*の\s*「(?P<inner>[^」]{1,30})」)?"  # 「両ファイルの「仕入先名」に表記ゆれ」
+    r"\s*(?:の)?\s*(?:欄|列)?\s*(?:に|が|は|の|も|で|、)\s*"
     # 「船名と氏名のカナが全角半角まざってる」: what of the columns is mixed
     r"(?:(?<=の)[\u30a1-\u30fa\u30fc\u4e00-\u9fff]{1,6}\s*が\s*(?=全角|半角|表記|書式|書き方))?"
     r"(?:「[^」]*」|[^。、「」がは]){0,40}?"
@@ -5195,15 +5218,16 @@ def _read_normalize(reader: _Reader) -> None:
         )
         if not columns and said:
             columns = [said.group("col")]
-        owner = re.search(
-            rf"(?P<col>{NOUN})\s*(?:列|欄)?\s*の\s*[^、。\s]{{0,12}}$", reader.text[: match.start()]
-        )
+        before = reader.text[: match.start()]
+        owner = re.search(  # 「「仕入先名」に全角・半角やスペースの表記ゆれ」: that column
+            rf"(?P<col>{QNOUN})\s*(?:列|欄)?\s*に\s*$", before
+        ) or re.search(rf"(?P<col>{NOUN})\s*(?:列|欄)?\s*の\s*[^、。\s]{{0,12}}$", before)
         if (
             columns
             and all(_NOTATION_WORDS.search(c) or _SCRIPT_WORDS.fullmatch(c) for c in columns)
             and owner
         ):
-            columns = [_column_name(owner.group("col"))]  # 「金額列の△表記を数値に」: 金額
+            columns = [_column_name(_clean(owner.group("col")))]  # 「金額列の△表記を数値に」
         if columns and all(_REFERENCE.match(c) for c in columns):
             columns = _mixed_columns(reader) or columns  # 「この2列を正規化」: the ones said mixed
         reader.add_step(
@@ -5240,7 +5264,8 @@ def _mixed_columns(reader: _Reader) -> list[str]:
     step): 「取引日 が…バラバラで、金額 も…文字で入っています」 names both."""
     found: list[str] = []
     for match in _MIXED.finditer(reader.text):
-        columns = [c for c in _names(match.group("cols")) if not _names_a_file(reader, c)]
+        said = match.group("inner") or match.group("cols")
+        columns = [c for c in _names(said) if not _names_a_file(reader, c)]
         columns = [c for c in columns if c not in GENERIC_NOUNS and not _NOTATION_WORDS.search(c)]
         if columns:
             reader.use(match.start(), match.end())
@@ -5275,8 +5300,9 @@ def _read_mixed(reader: _Reader) -> None:
             # be mixed in the column before them, never columns themselves
             columns = [_column_name(holder.group("col"))]
             reader.use(match.start() - len(holder.group(0)), match.start())
-        else:
-            columns = [c for c in _names(match.group("cols")) if not _names_a_file(reader, c)]
+        else:  # (「両ファイルの「仕入先名」に表記ゆれ」: the quoted column of the files named)
+            said_columns = match.group("inner") or match.group("cols")
+            columns = [c for c in _names(said_columns) if not _names_a_file(reader, c)]
         columns = [c for c in columns if c not in GENERIC_NOUNS and not _NOTATION_WORDS.search(c)]
         if columns and all(_COMPANY_FORM_WORD.fullmatch(c) for c in columns):
             said = re.search(  # 「「仕入先名」が、（株）と株式会社、全角と半角がバラバラ」
@@ -5936,6 +5962,7 @@ def _action_words(text: str) -> Iterator[tuple[int, int, str]]:
 _READING_NOUNS = frozenset(
     {"使用", "利用", "参照", "読込", "読み込み", "取込", "取り込み", "入力"}
     | {"チェック", "確認", "点検", "検証", "把握", "精査"}
+    | {"許容", "採用"}  # 「差は1,000円までを許容。」: a parameter of the step said with it
 )
 """Nouns for reading a file (「謝金支払予定.csv を使用。」) or looking at what the steps give
 (「数量の差異をチェック。」): no step of their own."""
@@ -7231,8 +7258,18 @@ _EFFECT_REQUEST = re.compile(
 """「そのまま振込まで済ませておいて」: an effect outside the tables, which no step does."""
 
 
+_EFFECT_NOUN = re.compile(
+    r"(?:メール|SMS|LINE|FAX|ファックス)?\s*(?:一斉|自動)?\s*(?:送信|配信|郵送|発送|印刷|送付)"
+    r"(?=\s*(?:。|$))"
+)
+"""「更新案内メール 一斉送信」: an effect said as a noun ending the request (a memo's style)."""
+
+
 def _effect_requests(reader: _Reader) -> None:
-    for match in _EFFECT_REQUEST.finditer(reader.text):
+    said = [*_EFFECT_REQUEST.finditer(reader.text), *_EFFECT_NOUN.finditer(reader.text)]
+    for match in said:
+        if reader.is_used(match.start(), match.end()):
+            continue
         clause = _clause(reader.text, match.start(), match.end())
         reader.refuse(
             "unsupported_action",
@@ -7778,9 +7815,36 @@ def _background_sentences(reader: _Reader) -> None:
             and not _REQUEST_FORM.search(sentence)
             and _DESCRIPTIVE_END.search(sentence)
             and not re.search(r"\d|「", sentence)
-        ):
+        ) or _news_with_numbers(reader, sentence, start, end):
             reader.use(start, end)
         start = end + 1
+
+
+_NEWS_END = re.compile(r"(?:でした|です|ます|ました|予定です|見込みです|見込み|予定)\s*[!！]?\s*$")
+_ROWS_SAID = re.compile(
+    r"以上|以下|未満|超|以降|以前|以内|より前|より後|対象|分|行|もの|だけ|のみ|限|除|外|抽出|絞|集計|合計"
+    r"|件数|平均|並|重複|結合|照合|突合|計算|出力|保存|ファイル|シート|列|項目"
+)
+
+
+def _news_with_numbers(reader: _Reader, sentence: str, start: int, end: int) -> bool:
+    """「花見は4月5日の予定です」「機材スタッフは12名増員の予定です」: a sentence of news in a
+    mail around the request, with dates and numbers that are no conditions. Only a
+    statement (no request, no step, no file, no word of rows, no column a step uses)."""
+    if (
+        not sentence.strip()
+        or not re.search(r"\d", sentence)
+        or _REQUEST_FORM.search(sentence)
+        or not _NEWS_END.search(sentence)
+        or _FILE_NAME.search(sentence)
+        or "「" in sentence
+        or _ROWS_SAID.search(sentence)
+        or any(start <= position < end for position, _ in reader.steps)
+        or any(start <= a < end for a, _ in reader.condition_spans)
+    ):
+        return False
+    columns = {name for _, step in reader.steps for name in _parameter_names(step) if name}
+    return not any(column in sentence for column in columns)
 
 
 _PRACTICE_END = re.compile(
