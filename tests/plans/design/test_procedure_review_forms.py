@@ -393,3 +393,66 @@ def test_steps_said_as_loanwords() -> None:
         "予約サイトからのエクスポート booking_export.csv の status が 「ok」 の行をCSVで"
     )
     assert [item.source for item in procedure.inputs] == ["booking_export.csv"]
+
+
+def test_units_after_an_underscore_and_okurigana_mari_belong_to_the_name() -> None:
+    procedure = read_procedure(
+        "熟成庫ログ.csv で 温度_℃ が 15 を超えていて、塩分濃度_% が 11以上の行をCSVに"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert sorted(_conditions(procedure), key=str) == [
+        ("塩分濃度_%", ">=", 11),
+        ("温度_°C", ">", 15),
+    ]
+    procedure = read_procedure("製造ロット.csv で 歩留まり率 が 0.9 未満の行をExcelに")
+    assert _conditions(procedure) == [("歩留まり率", "<", 0.9)] and not procedure.gaps
+
+
+def test_an_output_named_in_quotes_inside_brackets_after_its_format() -> None:
+    procedure = read_procedure(
+        "記録.csv を参加費の多い順に並べる。出力：Excel（「講師別実績_上位3.xlsx」）"
+    )
+    assert [item.source for item in procedure.inputs] == ["記録.csv"]
+    assert [o.file_name for o in procedure.outputs] == ["講師別実績_上位3.xlsx"]
+
+
+def test_a_formula_named_after_it_and_columns_listed_with_slashes() -> None:
+    procedure = read_procedure(
+        "出演者.xlsx で、源泉徴収額は 出演料 × 0.1021 で「源泉税額」という列にしてください。Excelで"
+    )
+    assert [step.expressions for step in procedure.steps] == [{"源泉税額": "出演料 * 0.1021"}]
+    procedure = read_procedure(
+        "エントリー.csv を登録日の古い順に並べ、出力は 番号／氏名／所属 の3列、Excelで"
+    )
+    assert [(step.kind, step.columns) for step in procedure.steps if step.kind != "sort"] == [
+        ("select", ["番号", "氏名", "所属"])
+    ]
+
+
+def test_a_condition_ending_in_mono_de_is_kept_beside_an_excluded_one() -> None:
+    procedure = read_procedure(
+        "販売.csv を使って、席種が一等席のもので、販売チャネルが招待のものは除き、"
+        "公演日ごとに枚数を合計してExcelに"
+    )
+    assert _conditions(procedure) == [("席種", "==", "一等席"), ("販売チャネル", "!=", "招待")]
+
+
+def test_both_one_side_parts_and_differences_and_a_look_before_writing() -> None:
+    procedure = read_procedure(
+        "『台帳.xlsx』と『通帳.csv』を受付番号で突き合わせ、金額（どちらも列名は「金額」）が1円でも違うもの・"
+        "片方にしかないものを洗い出してください。結果は 照合.xlsx の「差異一覧」シートに。"
+        "書き出す前に一度私に見せてください。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    reconcile, approval = procedure.steps
+    assert reconcile.parts == ["differences", "unmatched_left", "unmatched_right"]
+    assert approval.kind == "approval"
+
+
+def test_a_reason_in_brackets_is_no_condition() -> None:
+    procedure = read_procedure(
+        "点検記録.csv と 部品単価表.xlsx を使う。「部品番号」をキーに部品単価表の「単価」を付ける"
+        "（点検記録には単価が入っていないので）。Excelで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == []

@@ -58,7 +58,8 @@ _KATA = "\u30a1-\u30faー"
 _NAME_CHAR = rf"[A-Za-z_{_K}{_KATA}]"
 _NAME = (
     rf"{_NAME_CHAR}(?:{_NAME_CHAR}|(?<=[A-Za-z0-9])\d|(?<=[A-Za-z])[-/](?=[A-Za-z])"
-    r"|(?<=[A-Za-z]) (?=[A-Z][a-z]))"  # 「Invoice No」
+    r"|(?<=[A-Za-z]) (?=[A-Z][a-z])"  # 「Invoice No」
+    r"|(?<=_)[%°]|(?<=°)[CF])"  # 「塩分濃度_%」「温度_℃」: a unit after the underscore
     r"{0,39}"
 )
 """One character a step and at most 40, so no run can be split two ways or be retried at
@@ -71,7 +72,7 @@ _STEP_NOUN_SHI = (
 """「…で結合し商品カテゴリを付ける」: a step's verb in its 連用形, not okurigana of a noun."""
 NOUN = (
     rf"(?<![.A-Za-z_])(?:\d+(?=[A-Za-z_{_K}{_KATA}])|(?<![ぁ-ん])[おご](?=[{_K}]))?{_NAME}"
-    rf"(?:(?:(?!した)(?!{_STEP_NOUN_SHI})[いみめりしきえたせげけち]{{1,2}}|わせ|合わせ)[{_K}](?:[{_K}{_KATA}A-Za-z]|(?<=[A-Za-z])\d){{0,19}}){{0,3}}"
+    rf"(?:(?:(?!した)(?!{_STEP_NOUN_SHI})[いみめりしきえたせげけち]{{1,2}}|わせ|合わせ|まり)[{_K}](?:[{_K}{_KATA}A-Za-z]|(?<=[A-Za-z])\d){{0,19}}){{0,3}}"
 )
 """A column-like noun: kanji, katakana, Latin and digits; okurigana between kanji. Never
 the tail of a Latin word or a file's extension (「経費.csv、金額」 names no column csv)."""
@@ -1793,7 +1794,7 @@ def _read_files(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         inside = re.search(  # (never the extension of a file named before: 「a.csvに「b.xlsx」を」)
             rf"(?<![.A-Za-z0-9_])(?:{_FORMAT_WORD})\s*(?:(?:1|一|ひと)\s*(?:つ|ファイル)\s*)?"
             r"(?:ファイル|ブック)?\s*"
-            r"(?:(?:出力|保存|で出力|で保存|で|に)?\s*[\(「]|[、,]\s*(?:ファイル名|名前)\s*(?:は|:)?)\s*"
+            r"(?:(?:出力|保存|で出力|で保存|で|に)?\s*[\(「]\s*「?|[、,]\s*(?:ファイル名|名前)\s*(?:は|:)?)\s*"
             r"(?:ファイル名\s*(?:は|:)?\s*)?$",
             text[: match.start()],
         )
@@ -2441,6 +2442,7 @@ _APPROVAL = re.compile(
     r"|(?<=前に)[、,]?[^。]{0,12}?(?:確認|チェック)\s*させて"
     r"|(?<=前に)[、,]?[^。]{0,12}?一声\s*(?:かけ|掛け)"
     r"|(?<=前に)[、,]?[^。]{0,12}?(?:止めて|とめて|ストップして)"  # 「書き出す前に一度止めて」
+    r"|(?<=前に)[、,]?[^。]{0,12}?(?:見せて|お見せ|見てもら|確認を?\s*もら)"  # 「…前に私に見せて」
     # 「承認待ちにしておいて」「結果を塾長に見ていただいてから」
     r"|(?:確認|承認)待ち|(?:見て|目を通して)\s*(?:いただいて|もらって|いただき|もらい)\s*から"
     r"|(?:OK|了承|許可)\s*(?:を|が)?\s*(?:出す|出る|もらう|もらえる|出して|出た)\s*(?:まで|後に?|から)"
@@ -2977,7 +2979,7 @@ _NEGATED_COMPARISON = re.compile(
 )
 """「5万円を超えない」「5万円以上でない」: a comparison said and then denied."""
 _EXCLUDE = re.compile(
-    r"^(?:(?:\([^()]{0,20}\)|[^、。(（]){0,30}?(?:ので|のため|だから)\s*[、,]?\s*(?:それ|これ)?)?"
+    r"^(?:(?:\([^()]{0,20}\)|[^、。(（]){0,30}?(?:(?<!も)ので|のため|だから)\s*[、,]?\s*(?:それ|これ)?)?"
     r"(?:(?!だけ|のみ)(?:\([^()]{0,20}\)|[^、。(（])){0,12}?(?:は|を|が)?\s*(?<!重複)(?<!ダブり)"
     r"(?:不要|除外|除く|除い|除き|外し|外す|外して|削除|取り除|省|(?<=は)\s*抜(?:いて|く|き(?!出))|落と(?!し込)"
     r"|消し|消す|対象外|含めな[いく]|含めず|含めません|含まない|含まず|含みません|入れな[いく]|入れず|入れません"
@@ -4563,6 +4565,11 @@ _IN_BOTH = re.compile(
 """「両方にいる顧客」「どちらにもある商品」: the rows the two tables share."""
 
 
+_EITHER_SIDE_ONLY = re.compile(
+    r"(?:片方|一方|どちらか(?:一方|片方)?|どっちか)\s*(?:の\s*(?:ファイル|表))?\s*(?:に|だけに)?\s*"
+    r"(?:しか|だけ)\s*(?:ない|無い|いない|存在しない|載っていない)"
+)
+"""「片方にしかないもの」: the rows of either table the other lacks."""
 _MATCHED_NOT_WANTED = re.compile(
     r"一致(?:した|している|する)?\s*(?:もの|行|分|明細|データ)?\s*(?:は|を)\s*"
     r"(?:出さなくて|出さない|出力しない|出力しなくて|不要|いらない|要らない|要りません|いりません|除いて|外して)"
@@ -4573,6 +4580,18 @@ _MATCHED_NOT_WANTED = re.compile(
 def _one_side_wanted(reader: _Reader, step: StepSpec) -> None:
     """A reconciliation asked for one side only (「銀行明細にあって会計データにない取引」): that
     part alone is the result (the first table read is the left one)."""
+    either = _EITHER_SIDE_ONLY.search(reader.text)
+    if either and not step.parts:  # 「1円でも違うもの・片方にしかないもの」: those parts
+        step.parts = ["unmatched_left", "unmatched_right"]
+        reader.use(either.start(), either.end())
+        stop = reader.text.find("。", either.end())
+        sentence = reader.text[
+            reader.text.rfind("。", 0, either.start()) + 1 : stop % (len(reader.text) + 1)
+        ]
+        if (step.amount_column or step.tolerance is not None) and _DIFFERENCES_WANTED.search(
+            sentence
+        ):
+            step.parts.insert(0, "differences")
     not_matched = _MATCHED_NOT_WANTED.search(reader.text)
     if not_matched and not step.parts:
         step.parts = ["differences", "unmatched_left", "unmatched_right"]
@@ -4691,7 +4710,7 @@ def _which_rows_unsaid(reader: _Reader, step: StepSpec, reconcile: re.Match[str]
 
 
 _DIFFERENCES_WANTED = re.compile(
-    r"差異|不一致|合わない|合っていない|一致しない|食い違|違いのある|ずれ"
+    r"差異|不一致|合わない|合っていない|一致しない|食い違|違いのある|違う|異なる|ずれ"
 )
 """Words for the key-matched rows whose values differ (a reconciliation's ``differences``)."""
 
@@ -5101,6 +5120,37 @@ def _read_noun_formulas(reader: _Reader) -> None:
         reader.use(match.start(), match.end())
 
 
+_NAMED_AFTER = re.compile(
+    rf"\s*(?:で|を)\s*(?P<name>{QNOUN})\s*(?:という|って|として)\s*(?:名前の)?\s*(?:列|項目|カラム)"
+)
+"""「…で「源泉税額」という列に」: the name a formula's column is given after it."""
+
+
+def _formula_name(reader: _Reader, match: re.Match[str], new: str) -> str:
+    """The column a formula makes: the one named after it (「源泉徴収額は 出演料 × 0.1021 で
+    「源泉税額」という列に」: 源泉税額), else ``new``."""
+    named = _NAMED_AFTER.match(reader.text, match.end())
+    if named is None:
+        return new
+    reader.use(match.end(), named.end())
+    return named.group("name")
+
+
+def _no_formula(reader: _Reader, match: re.Match[str], new: str, expression: str) -> bool:
+    """Whether a formula's reading names no column: 「列を追加（A − B）」 (追加 is no column),
+    「出力は 番号／氏名／所属 の3列」 (columns listed with slashes, no division)."""
+    return (
+        not expression
+        or new in STEP_VERBS
+        or bool(_REFERENCE.match(new))
+        or bool(re.fullmatch(r"出力|出す列|残す列|出力列|列|項目|対象|結果", new))
+        or bool(
+            re.fullmatch(r"[^*+\-\d]+", expression)
+            and re.match(r"\s*の\s*\d+\s*(?:列|項目)", reader.text[match.end() :])
+        )
+    )
+
+
 def _read_compute(reader: _Reader) -> None:
     for match in _COMPUTE.finditer(reader.text):
         if reader.overlaps(match.start(), match.end()):
@@ -5144,8 +5194,9 @@ def _read_compute(reader: _Reader) -> None:
                 or groups["expr8"]
             )
         expression = _balanced(expression)
-        if not expression or _clean(new) in STEP_VERBS or _REFERENCE.match(_clean(new)):
-            continue  # 「列を追加（A − B）」: 追加 names no column; the formula is left unread
+        if _no_formula(reader, match, _clean(new), expression):
+            continue
+        new = _formula_name(reader, match, new)
         step = StepSpec(
             id="", kind="compute", expressions={_clean(new): expression}, source=match.group(0)
         )
@@ -8335,6 +8386,8 @@ def _read(
     if subject:
         reader.use(subject.start(), subject.end())  # 「件名:…の集計について」: a mail's subject
     _form_fields(reader, [(span[0], span[1]) for span in spans if span])
+    for reason in re.finditer(r"\([^()]{1,60}?(?:ので|ため|から|為)\s*\)", reader.text):
+        reader.use(*reason.span())  # 「（点検記録には単価が入っていないので）」: why, no step
     for phone in _PHONE.finditer(reader.text):
         reader.use(phone.start(), phone.end())  # 「TEL 0465-22-3187」: a signature's number
     for mention in re.finditer(r"@[^\s、。,]{1,20}", reader.text):
