@@ -456,3 +456,35 @@ def test_a_reason_in_brackets_is_no_condition() -> None:
     )
     assert not procedure.gaps, procedure.gaps
     assert _conditions(procedure) == []
+
+
+def test_how_a_join_keeps_rows_is_no_key_and_an_outer_join_is_refused() -> None:
+    procedure = read_procedure(
+        "申込.csvと入金.csvを結合して（キー：申込番号、内部結合）、クラス名ごとに出演料の合計をExcelに"
+    )
+    (join, _) = procedure.steps
+    assert (join.keys, join.how) == (["申込番号"], "inner") and not procedure.gaps
+    procedure = read_procedure(
+        "見積.csvと発注.csvを工事番号で結合（外部結合、どちらかにしかない行も残す）してExcelに"
+    )
+    assert [gap.kind for gap in procedure.gaps] == ["unsupported_action"]
+
+
+def test_spaces_removed_from_a_column_normalize_it() -> None:
+    procedure = read_procedure(
+        "契約.xlsx の契約者名の空白を除去してから、契約者名で重複除去してCSVに"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [(step.kind, step.columns) for step in procedure.steps] == [
+        ("normalize", ["契約者名"]),
+        ("dedupe", []),
+    ]
+    assert _conditions(procedure) == []
+
+
+def test_the_latest_row_said_with_mottomo() -> None:
+    procedure = read_procedure(
+        "加入申込.csvを、申込番号で重複除去してください（受付日時が最も遅い行を残す）。CSVで"
+    )
+    (dedupe,) = procedure.steps
+    assert (dedupe.by, dedupe.keep) == (["受付日時"], "last") and not procedure.gaps

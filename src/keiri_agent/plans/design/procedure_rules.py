@@ -753,7 +753,7 @@ _KANJI_DIGITS = {
 }
 _KANJI_NUMBER = re.compile(
     r"(?<![\u4e00-\u9fff々0-9０-９.,，．])(?P<n>[〇一二三四五六七八九十百千]+)"
-    r"(?=\s*(?:万|名|件|人|つ|個|円|社|品目|行|回|位|本|枚|台|歳|か月|ヶ月|カ月|箇所|%|パーセント))"
+    r"(?=\s*(?:万|名|件|つ|個|円|社|品目|行|位|本|枚|台|歳|か月|ヶ月|カ月|箇所|%|パーセント))"
     r"|(?:(?<=上位)|(?<=下位)|(?<=先頭)|(?<=トップ)|(?<=ワースト))(?P<m>[〇一二三四五六七八九十百千]+)"
 )
 """A number written in kanji before a counter (「三十名未満」「上位五つ」「二千円」「三万円」)."""
@@ -2397,7 +2397,7 @@ def _verbal_expression(match: re.Match[str]) -> str | None:
 
 _NORMALIZE = re.compile(
     rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*(?:列|項目))?\s*(?:列)?\s*(?:の|を|も|について\s*[、,]?)?\s*(?:数値に|日付に|(?:日付|数値)の(?:形式|書式)に)?\s*(?:表記ゆれ|表記揺れ|表記のゆれ|全角半角|全角・半角|正規化|変換|(?<=に)(?:そろえ|揃え|統一)|表記\s*(?:\((?:[^()]|\([^()]{{0,8}}\)){{0,30}}\))?\s*を(?:統一|揃え|そろえ|整え)|書き方を(?:統一|揃え|そろえ|整え)"
-    r"|(?:前後|先頭|末尾|両端)\s*の\s*(?:空白|スペース)\s*を?\s*(?:除去|削除|取り除|消|取っ|取り|トリム)"
+    r"|(?:(?:前後|先頭|末尾|両端)\s*の\s*)?(?:空白|スペース)\s*を?\s*(?:除去|削除|取り除|消|取っ|取り|トリム)"
     # 「氏名とフリガナのスペース・全半角を統一」
     r"|(?:スペース|空白|全半角|全角半角|全角・半角|大文字小文字)(?:\s*[・、と]\s*(?:スペース|空白|全半角"
     r"|全角半角|全角・半角|大文字小文字)){0,3}\s*(?:の\s*)?(?:ゆれ|揺れ|違い|ばらつき)?\s*を?\s*"
@@ -4178,7 +4178,8 @@ _KEPT_BY_COLUMN = re.compile(
     rf"(?:(?P<high>最新|最も新しい|一番新しい|新しい|最大|一番大きい|大きい|最多|多い|最後)\s*の?"
     rf"|(?P<low>最古|最も古い|一番古い|古い|最小|一番小さい|小さい|少ない|最初)\s*の?)\s*"
     rf"(?P<col>{NOUN})\s*(?:の\s*(?:行|もの|データ|方|ほう))?\s*(?:だけ|のみ)?\s*を?\s*残"
-    rf"|(?P<col2>{NOUN})\s*が\s*(?:(?P<high2>新しい|大きい|多い|遅い|後の)|(?P<low2>古い|小さい|少ない|早い|前の))"
+    rf"|(?P<col2>{NOUN})\s*が\s*(?:最も|もっとも|一番|いちばん)?\s*"
+    r"(?:(?P<high2>新しい|大きい|多い|遅い|後の)|(?P<low2>古い|小さい|少ない|早い|前の))"
     r"\s*(?:方|ほう|もの|行)\s*(?:だけ|のみ)?\s*を?\s*残"
 )
 """「最新の接種日を残す」「金額が大きい方を残す」: the row kept is chosen by a column."""
@@ -4498,6 +4499,20 @@ def _add_join(reader: _Reader, join: re.Match[str]) -> None:
         step.input = based.id
         if base.group("base"):
             reader.use(base.start(), base.end())
+    step.keys = [
+        k for k in step.keys if not _JOIN_KIND.fullmatch(k)
+    ]  # 「キー：申込番号、内部結合」
+    outer = re.search(
+        r"(?<!左)(?<!右)外部結合|完全外部|full\s*(?:outer\s*)?join|outer\s*join", text, re.I
+    )
+    if outer:  # the join block keeps the left table's rows (or both tables' matches) only
+        reader.refuse(
+            "unsupported_action",
+            f"「{_clause(text, outer.start(), outer.end())}」: 両方の表の行をすべて残す結合"
+            "（完全外部結合）は作れません。片方にしかない行を見たいなら「照合」で、"
+            "「〇〇にあって△△にない行」のように書いてください",
+            outer,
+        )
     inner = _INNER_JOIN.search(text)
     if inner:  # 「内部結合」「両方にあるものだけ」
         step.how = "inner"
@@ -4547,6 +4562,8 @@ _LACKS = (
     r"(?:ない|無い|存在しない|見つからない|見つからなかった|載っていない|いない"
     r"|登録(?:されて)?いない)"
 )
+_JOIN_KIND = re.compile(r"(?:内部|外部|左外部|右外部|完全外部|左|右)?結合|inner|outer|left", re.I)
+"""How a join keeps rows (「内部結合」), said beside its key: never a key column."""
 _ONE_SIDE = re.compile(
     rf"(?P<has>{NOUN})\s*(?:(?:側|の方)?\s*(?:に|には)\s*"
     r"(?:ある|あって|あるのに|あるが|あるけど|いる|いて|いるのに|いるが|いるけど|載っていて|載っているのに)"
