@@ -378,6 +378,22 @@ def test_join_master_then_aggregate(service: DesignService, tmp_path: Path) -> N
     assert {r["責任者"]: r["金額_sum"] for r in rows} == expected
 
 
+def test_a_join_brings_only_the_columns_named(service: DesignService, tmp_path: Path) -> None:
+    """「責任者を付けて」: the master's other columns (部門コード) stay out of the result."""
+    files = [("経費.csv", cp932_csv(EXPENSES)), ("部門マスタ.xlsx", xlsx(MASTER))]
+    rows = run(
+        service,
+        "経費.csv に部門マスタ.xlsx を部門で結合して責任者を付けてCSVで出力",
+        files,
+        tmp_path,
+    )
+    owners = {row["部門"]: row["責任者"] for row in MASTER}
+    assert [(r["摘要"], r["責任者"]) for r in rows] == [
+        (r["摘要"], owners[r["部門"]]) for r in EXPENSES
+    ]
+    assert "部門コード" not in rows[0]
+
+
 def test_a_column_computed_before_a_join_feeds_the_join(
     service: DesignService, tmp_path: Path
 ) -> None:

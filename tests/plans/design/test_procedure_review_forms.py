@@ -488,3 +488,12 @@ def test_the_latest_row_said_with_mottomo() -> None:
     )
     (dedupe,) = procedure.steps
     assert (dedupe.by, dedupe.keep) == (["受付日時"], "last") and not procedure.gaps
+
+
+def test_a_count_named_and_used_in_a_later_formula_keeps_its_name() -> None:
+    procedure = read_procedure(
+        "教室申込.csv を教室名ごとに申込件数を数える（列名は「申込件数」）。定員マスタ.xlsx と"
+        "教室名で結合して定員を付ける。空き枠 = 定員 − 申込件数 を計算。Excelに"
+    )
+    (aggregate,) = [step for step in procedure.steps if step.kind == "aggregate"]
+    assert aggregate.count_name == "申込件数"

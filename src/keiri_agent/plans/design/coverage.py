@@ -375,7 +375,11 @@ def _formula(text: Any) -> str:
     said = "|".join(
         sorted({*METRIC_WORDS.values(), *(f"_{m}" for m in METRIC_WORDS)}, key=len)[::-1]
     )
-    return re.sub(rf"(?<=\w)(?:{said})(?![^\s+\-*/%(),<>=!'\]])", "", compact)
+    while True:  # 「申込件数」 counted under its name is 申込件数_sum: both suffixes go
+        shorter = re.sub(rf"(?<=\w)(?:{said})(?![^\s+\-*/%(),<>=!'\]])", "", compact)
+        if shorter == compact:
+            return compact
+        compact = shorter
 
 
 # --------------------------------------------------------------------------- flow

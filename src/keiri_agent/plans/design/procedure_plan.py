@@ -455,6 +455,17 @@ def _step(  # noqa: C901 (one branch per step kind)
         ]
         inputs = {"left": left, "right": right}
         if step.kind == "join":
+            if step.fields and step.keys:  # 「書名と定価を付与」: only those columns come over
+                kept = builder.node(
+                    {
+                        "id": f"bring_{step.id}",
+                        "title": f"付ける列だけにする（{'・'.join(step.fields)}）",
+                        "block": "table.select",
+                        "in": {"records": right, "columns": [*keys, *step.fields]},
+                        "out": {"records": "records"},
+                    }
+                )
+                inputs["right"] = f"${{{kept}.records}}"
             inputs.update({"on": keys, "how": step.how})
         else:
             inputs["keys"] = keys

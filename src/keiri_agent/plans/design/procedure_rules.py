@@ -8464,8 +8464,11 @@ def _read(
     ordered = _merged_normalize(ordered)
     for step in ordered:
         if step.count_name and not any(
-            step.count_name in _parameter_names(other) for other in ordered if other is not step
-        ):
+            step.count_name in _parameter_names(other)
+            or any(step.count_name in formula for formula in other.expressions.values())
+            for other in ordered
+            if other is not step
+        ):  # (「空き枠 = 定員 − 申込件数」 uses the count under its name)
             step.count_name = None  # 「受付件数を出して、件数の多い順」: the plain 件数 column
     first_filter = reader.first_step("filter")
     said = (  # where each condition was said (_filters_of_totals moves some of them)
