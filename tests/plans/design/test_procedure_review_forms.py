@@ -497,3 +497,16 @@ def test_a_count_named_and_used_in_a_later_formula_keeps_its_name() -> None:
     )
     (aggregate,) = [step for step in procedure.steps if step.kind == "aggregate"]
     assert aggregate.count_name == "申込件数"
+
+
+def test_the_table_so_far_referred_back_to() -> None:
+    procedure = read_procedure(
+        "「帽子受注.xlsx」で「受注日」が2024-07-01から2024-09-30までの行に絞ってください。"
+        "その結果を「色」ごとの件数に集計して、さっきの表をExcelで出してほしいです。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [step.kind for step in procedure.steps] == ["filter", "aggregate"]
+    procedure = read_procedure(
+        "売上.xlsx から、地域が関東でかつ売上金額が100万円以上のデータを抽出してExcelに"
+    )
+    assert ("売上金額", ">=", 1000000) in _conditions(procedure) and not procedure.gaps
