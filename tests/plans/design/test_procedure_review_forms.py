@@ -510,3 +510,31 @@ def test_the_table_so_far_referred_back_to() -> None:
         "売上.xlsx から、地域が関東でかつ売上金額が100万円以上のデータを抽出してExcelに"
     )
     assert ("売上金額", ">=", 1000000) in _conditions(procedure) and not procedure.gaps
+
+
+def test_kana_orders_a_unit_with_a_rate_and_a_range_of_dates() -> None:
+    procedure = read_procedure(
+        "火葬場予約.csv の『待機日数』がながい順に並べて、上から20件だけエクセルでちょうだい"
+    )
+    (sort,) = procedure.steps
+    assert (sort.by, sort.descending, sort.limit) == (["待機日数"], True, 20)
+    procedure = read_procedure(
+        "出力先：一覧.csv\n元データ：放流記録.csv\n"
+        "抽出：放流量(m3/s) 300超、かつ 日付が 2024-06-01〜2024-09-30 の範囲"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert sorted(_conditions(procedure), key=str) == [
+        ("放流量", ">", 300),
+        ("日付", "<=", "2024-09-30"),
+        ("日付", ">=", "2024-06-01"),
+    ]
+
+
+def test_a_lookup_said_in_kana_and_an_approval_taken_before_writing() -> None:
+    procedure = read_procedure(
+        "艇庫利用簿.csv に艇マスタ.xlsx から艇番号で艇種を引っぱって、艇種ごとに件数をCSVで"
+    )
+    join = procedure.steps[0]
+    assert (join.kind, join.keys) == ("join", ["艇番号"])
+    procedure = read_procedure("申込.csv を申込番号の順に並べてExcelで。出す前に会長の確認とってね")
+    assert [step.kind for step in procedure.steps] == ["sort", "approval"]
