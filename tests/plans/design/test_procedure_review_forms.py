@@ -538,3 +538,19 @@ def test_a_lookup_said_in_kana_and_an_approval_taken_before_writing() -> None:
     assert (join.kind, join.keys) == ("join", ["艇番号"])
     procedure = read_procedure("申込.csv を申込番号の順に並べてExcelで。出す前に会長の確認とってね")
     assert [step.kind for step in procedure.steps] == ["sort", "approval"]
+
+
+def test_files_made_one_and_an_output_format_in_brackets() -> None:
+    procedure = read_procedure(
+        "完走記録（完走記録_フル.csv／完走記録_ハーフ.csv、列は同じ）をひとつにして、"
+        "年代ごとに人数を数えてExcelに"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [step.kind for step in procedure.steps] == ["concat", "aggregate"]
+    procedure = read_procedure(
+        "1. 速記案件台帳.xlsx を開く\n2. 「担当速記者」が空欄の案件だけ残す\n"
+        "3. 『未割当』というシートに出力（Excel）"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [item.source for item in procedure.inputs] == ["速記案件台帳.xlsx"]
+    assert [(o.format, o.sheet) for o in procedure.outputs] == [("excel", "未割当")]

@@ -983,6 +983,9 @@ def _fold(text: str) -> str:
     folded = re.sub(  # 「日付が 2024-06-01〜2024-09-30 の範囲の行だけ」: the dates themselves
         rf"(?m)({_DATE})\s*の\s*(?:範囲|期間)(?:内)?(?=[ \t]*(?:の|で|に|、|。|$))", r"\1", folded
     )
+    folded = re.sub(  # 「『未割当』というシートに出力（Excel）」: the format of the output
+        r"出力\s*\(\s*(Excel|EXCEL|エクセル|CSV|csv)\s*\)", r"\1で出力", folded
+    )
     folded = _settings_separators(folded)
     folded = _restated_periods(folded)
     folded = re.sub(r"[、,]\s*しかも\s*", "、かつ", folded)  # 「…で、しかも担当営業が空欄」
@@ -2306,6 +2309,7 @@ _MASTER_WORDS = re.compile(r"マスタ|マスター|台帳|master", re.IGNORECAS
 _CONCAT = re.compile(
     r"縦に?[^、。]{0,6}?(?:つな|繋|結合|連結|まとめ|積|くっつけ|合わせ)|連結"
     r"|(?:1|ひと|一)つ\s*の\s*(?:表|ファイル|一覧|リスト)\s*に|まとめて\s*(?:1|ひと|一)つ|(?:1|ひと|一)(?:つ|本)に(?:まとめ|つな|結合)"
+    r"|(?<=を)\s*(?:1|ひと|一)つに(?=して|し、|する)"  # 「（a.csv／b.csv）をひとつにして」
     r"|(?:\d|二|両方|全部|すべて)(?:つ|ファイル)?を?(?:つなげ|つない|つなぐ|合わせ)|合体|統合"
 )
 _TOLERANCE = re.compile(
