@@ -4272,10 +4272,7 @@ _KEY_PHRASE = re.compile(
 def _keys_near(reader: _Reader, start: int, end: int, *, later: bool = True) -> list[str]:
     """The keys said with a join or reconciliation (``later``: also in a clause after it,
     as 「…の消込チェックを。取引先コードでひも付けて」 says)."""
-    sentence = (
-        reader.text.rfind("。", 0, start) + 1,
-        reader.text.find("。", end) % (len(reader.text) + 1),
-    )
+    sentence = _sentence_span(reader.text, start, end)
     phrase = _KEY_PHRASE.search(reader.text, *sentence)
     if phrase and not reader.overlaps(*phrase.span("keys")):
         reader.use(*phrase.span())
@@ -4625,12 +4622,9 @@ def _one_side_wanted(reader: _Reader, step: StepSpec) -> None:
     if either and not step.parts:  # 「1円でも違うもの・片方にしかないもの」: those parts
         step.parts = ["unmatched_left", "unmatched_right"]
         reader.use(either.start(), either.end())
-        stop = reader.text.find("。", either.end())
-        sentence = reader.text[
-            reader.text.rfind("。", 0, either.start()) + 1 : stop % (len(reader.text) + 1)
-        ]
+        sentence = _sentence_span(reader.text, either.start(), either.end())
         if (step.amount_column or step.tolerance is not None) and _DIFFERENCES_WANTED.search(
-            sentence
+            reader.text, *sentence
         ):
             step.parts.insert(0, "differences")
     not_matched = _MATCHED_NOT_WANTED.search(reader.text)
@@ -6115,6 +6109,13 @@ def _clause_marks(text: str) -> tuple[int, ...]:
     )
 
 
+def _sentence_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """Where the sentence holding ``text[start:end]`` begins and ends (at 「。」 or the text's
+    ends)."""
+    stop = text.find("。", end)
+    return text.rfind("。", 0, start) + 1, len(text) if stop < 0 else stop
+
+
 def _clause_span(text: str, start: int, end: int) -> tuple[int, int]:
     marks = _clause_marks(text)
     before = bisect.bisect_left(marks, start)
@@ -6144,10 +6145,7 @@ def _explained(reader: _Reader, kinds: frozenset[str], start: int, end: int) -> 
         r"[ぁ-ん]{0,3}?(?:あと|後|うえで|上で|てから)|た\s*(?:もの|結果|データ|行|一覧|リスト|表)",
         reader.text[end:],
     )
-    sentence = (
-        reader.text.rfind("。", 0, start) + 1,
-        reader.text.find("。", end) % (len(reader.text) + 1),
-    )
+    sentence = _sentence_span(reader.text, start, end)
     wish = re.search(r"たい(?:です|と思います|と思っています|のですが)?\s*$", clause)
     if re.search(r"(?:以下|下記|次)\s*の\s*(?:とおり|通り)", clause) and any(
         position > right for position, _ in reader.steps
@@ -7186,10 +7184,7 @@ def _unread_exclusions(reader: _Reader) -> None:
     text = reader.text
     for said in _EXCLUSION_SAID.finditer(text):
         what = said.group("what").strip()
-        sentence = (
-            text.rfind("。", 0, said.start()) + 1,
-            text.find("。", said.end()) % (len(text) + 1),
-        )
+        sentence = _sentence_span(text, said.start(), said.end())
         if (
             reader.overlaps(said.start("what"), said.end())
             or not re.search(rf"{NOUN}", what)
@@ -7262,8 +7257,7 @@ def _unread_narrowings(reader: _Reader) -> None:
     beside other filters): its condition was not understood, so it is asked, never dropped."""
     text = reader.text
     for said in re.finditer(r"絞り込|絞込|フィルタ", text):
-        start = text.rfind("。", 0, said.start()) + 1
-        end = text.find("。", said.end()) % (len(text) + 1)
+        start, end = _sentence_span(text, said.start(), said.end())
         if any(start <= a < end for a, _ in reader.condition_spans) or re.search(
             r"(?:以下|次|下記|上記|前記)\s*の|(?:これ|それ|この|その)", text[start:end]
         ):
