@@ -554,3 +554,23 @@ def test_files_made_one_and_an_output_format_in_brackets() -> None:
     assert not procedure.gaps, procedure.gaps
     assert [item.source for item in procedure.inputs] == ["速記案件台帳.xlsx"]
     assert [(o.format, o.sheet) for o in procedure.outputs] == [("excel", "未割当")]
+
+
+def test_a_count_of_rows_kept_is_no_column_to_sort_by() -> None:
+    procedure = read_procedure(
+        "顧客.csv で申請番号が同じ行は最初の1件だけ残すかたちで重複を除いてCSVで"
+    )
+    (dedupe,) = procedure.steps
+    assert (dedupe.by, dedupe.keep) == ([], "first")
+
+
+def test_a_statement_with_a_bare_number_stays_a_question() -> None:
+    for said in ("支店コードは101です。", "予算は5万円です。"):
+        procedure = read_procedure(f"売上.csv を店舗ごとに金額を合計してExcelに。{said}")
+        assert procedure.gaps, said
+
+
+def test_loanword_columns_are_not_read_as_steps() -> None:
+    procedure = read_procedure("セレクトショップ売上.csv で マージン率 が 0.3 未満の行をCSVに")
+    assert [item.source for item in procedure.inputs] == ["セレクトショップ売上.csv"]
+    assert _conditions(procedure) == [("マージン率", "<", 0.3)] and not procedure.gaps

@@ -585,11 +585,14 @@ _KANA_VERBS = (
 _LOANWORD_VERBS = (
     (r"\s*で\s*グルーピング(?:して|し|する)?", "ごとに"),  # 「券種 でグルーピングして」
     (r"グルーピング", "グループ化"),
-    (r"マージ", "結合"),
+    (r"マージ(?!ン)", "結合"),  # (「マージン率」 is a column)
     (r"ノーマライズ", "正規化"),
     (r"ユニーク化", "重複を削除"),
     (r"(?<=で)\s*ユニークに", "重複を削除"),
-    (r"(?:を\s*)?セレクト", "残"),  # 「…だけセレクトして」: the columns kept
+    (
+        r"(?:を\s*)?セレクト(?=\s*(?:して|し|する))",
+        "残",
+    ),  # 「…だけセレクトして」 (not セレクトショップ)
     (r"(?<=[でに])\s*フィルター?(?:を\s*かけ|し|する|して)?", "絞り込み"),  # 「…以外でフィルター」
     (
         r"(?<=だけ|のみ)\s*フィルター?(?:を\s*かけ|し|する|して)?",
@@ -4214,8 +4217,8 @@ def _kept_by_column(reader: _Reader, step: StepSpec) -> bool:
     (``step.by``, ascending) and the last (newest, largest) or first row is kept."""
     for said in _KEPT_BY_COLUMN.finditer(reader.text):
         column = _clean(said.group("col") or said.group("col2"))
-        if _ROW_WORD.fullmatch(column) or column in ("行", "方", "ほう"):
-            continue
+        if _ROW_WORD.fullmatch(column) or column in ("行", "方", "ほう") or column[0].isdigit():
+            continue  # 「最初の1件だけ残す」: how many rows, no column
         step.by = [column]
         step.keep = "last" if said.group("high") or said.group("high2") else "first"
         reader.use(said.start(), said.end())
@@ -7916,10 +7919,15 @@ _ROWS_SAID = re.compile(
 def _news_with_numbers(reader: _Reader, sentence: str, start: int, end: int) -> bool:
     """「花見は4月5日の予定です」「機材スタッフは12名増員の予定です」: a sentence of news in a
     mail around the request, with dates and numbers that are no conditions. Only a
-    statement (no request, no step, no file, no word of rows, no column a step uses)."""
+    statement (no request, no step, no file, no word of rows, no column a step uses) whose
+    every number is a date, a time or a count of people or things (「支店コードは101です」
+    and 「予算は5万円です」 stay questions)."""
     if (
         not sentence.strip()
         or not re.search(r"\d", sentence)
+        or re.search(
+            r"\d(?![\d.,]*\s*(?:年|月|日|時|名|人|枚|本|組|頭|部|回|か所|箇所|%|トン))", sentence
+        )
         or _REQUEST_FORM.search(sentence)
         or not _NEWS_END.search(sentence)
         or _FILE_NAME.search(sentence)
