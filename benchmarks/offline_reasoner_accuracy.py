@@ -228,6 +228,8 @@ BLIND49 = Path(__file__).parent / "data" / "offline_requests_blind49.jsonl"
 BLIND50 = Path(__file__).parent / "data" / "offline_requests_blind50.jsonl"
 BLIND51 = Path(__file__).parent / "data" / "offline_requests_blind51.jsonl"
 BLIND52 = Path(__file__).parent / "data" / "offline_requests_blind52.jsonl"
+BLIND53 = Path(__file__).parent / "data" / "offline_requests_blind53.jsonl"
+BLIND54 = Path(__file__).parent / "data" / "offline_requests_blind54.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -286,6 +288,8 @@ SETS = {
     "blind50": BLIND50,
     "blind51": BLIND51,
     "blind52": BLIND52,
+    "blind53": BLIND53,
+    "blind54": BLIND54,
 }
 
 # (ja name, en name, kind, examples)
