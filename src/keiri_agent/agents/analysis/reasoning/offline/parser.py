@@ -279,7 +279,9 @@ def value_pattern(value: str) -> str:
     letter in the plural too ("foundations" ~ Foundation, "individuals" ~ Individual,
     "agencies" ~ Agency): a request counts or totals the rows of a kind in the plural."""
     pattern = term_pattern(value)
-    if not (value.isascii() and value[-1:].isalpha() and pattern.endswith("(?![a-z0-9])")):
+    if not value.isascii():
+        return _okurigana_free(value) or pattern
+    if not (value[-1:].isalpha() and pattern.endswith("(?![a-z0-9])")):
         return pattern
     body = pattern[: -len("(?![a-z0-9])")]
     plural = "(?:e?s)?"
@@ -289,6 +291,36 @@ def value_pattern(value: str) -> str:
         plural = "(?:e?s)?|" + body[:-1] + "ies"  # "agency" ~ "agencies"
         return f"(?:{body}{plural})(?![a-z0-9])"
     return f"{body}{plural}(?![a-z0-9])"
+
+
+_KANJI = re.compile(r"[\u3400-\u9fff]")
+# Okurigana a compound may be written with or without (差し戻し / 差戻し, 振り込み / 振込).
+_OKURIGANA = "[しりいみえけちきつれじびぎ]"
+
+
+def _okurigana_free(value: str) -> str | None:
+    """Regex for a Japanese value of two kanji or more written with or without its
+    okurigana: each kana between two kanji, or after the last, is optional, and a kana
+    may stand between two kanji written together. None for a value with another script
+    in it (a value with letters or katakana is matched as written)."""
+    if len(_KANJI.findall(value)) < 2 or not re.fullmatch(r"[\u3400-\u9fff\u3041-\u3093]+", value):
+        return None
+    parts: list[str] = []
+    for i, char in enumerate(value):
+        after_kanji = i > 0 and _KANJI.match(value[i - 1]) is not None
+        if _KANJI.match(char):
+            if after_kanji:
+                parts.append(f"{_OKURIGANA}?")
+            parts.append(re.escape(char))
+        elif (
+            after_kanji
+            and re.fullmatch(_OKURIGANA, char)
+            and (i + 1 == len(value) or _KANJI.match(value[i + 1]))
+        ):
+            parts.append(f"{re.escape(char)}?")
+        else:
+            parts.append(re.escape(char))
+    return "".join(parts)
 
 
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
@@ -1731,7 +1763,8 @@ _JA_LACKS_AFTER = re.compile(
     r"(?:なし|無し|無い|ない|ありません)"
     r"|無(?![\u3400-\u9fff])|外(?![\u3400-\u9fff])|以外|しない|しません"
     # a verb of it negated: 「保険に入ってない」「社宅を使っていない」「保険加入していない」
-    r"|(?:に|を|が|は)?\s*(?:まだ|未だ)?\s*[\u3400-\u9fff]{0,3}[ぁ-ん]{0,3}?"
+    # 「請求書とマッチしてない」
+    r"|(?:に|を|が|は|と)?\s*(?:まだ|未だ)?\s*[\u3400-\u9fff\u30a1-\u30fc]{0,4}[ぁ-ん]{0,3}?"
     r"(?:(?:て|で)(?:い|は)?(?:ない|ません|なかった)|(?:[わらかさたなまばが]|し|され)(?:ない|ず|なかった)))"
 )
 _JA_NOT_YET_BEFORE = re.compile(r"未\s*$")

@@ -713,12 +713,13 @@ def condition_at(rest: str) -> tuple[int | float, str, int] | None:
     """(value, op, length) of a comparison or an equality at the start of ``rest``."""
     if found := _compare(rest):
         return found
+    # before the equality: 「過不足額が0でない」 is not 「…が0で」
+    if m := _JA_NOT_EQUAL.match(rest):  # 「過不足額が０じゃない」「数量が1以外の」「ゼロじゃない」
+        value = 0.0 if m.group(1) == "ゼロ" else float(m.group(1))
+        return (int(value) if value.is_integer() else value), "!=", m.end()
     if m := _JA_EQUAL.match(rest) or _EN_EQUAL.match(rest) or _EN_BARE_EQUAL.match(rest):
         value = float(m.group(1))
         return (int(value) if value.is_integer() else value), "==", m.end()
-    if m := _JA_NOT_EQUAL.match(rest):  # 「過不足額が０じゃない」「数量が1以外の」
-        value = float(m.group(1))
-        return (int(value) if value.is_integer() else value), "!=", m.end()
     if m := _JA_SIGN.match(rest):  # 「粗利がマイナスになってる」「在庫数ゼロの」
         op = {"マイナス": "<", "負": "<", "赤字": "<", "プラス": ">", "黒字": ">"}.get(m[1], "==")
         return 0, op, m.end()
@@ -749,7 +750,7 @@ _EN_SIGN_BEFORE = re.compile(r"(?<![a-z])(negative|positive)\s+$")
 
 
 _JA_NOT_EQUAL = re.compile(
-    r"^\s*[」』\"]?\s*(?:が|は)\s*(-?\d+(?:\.\d+)?)(?![\d.])\s*" + _JA_COUNTER + r"?\s*"
+    r"^\s*[」』\"]?\s*(?:が|は)\s*(-?\d+(?:\.\d+)?(?![\d.])|ゼロ)\s*" + _JA_COUNTER + r"?\s*"
     r"(?:じゃない|ではない|でない|じゃありません|ではありません|以外)"
 )
 _JA_SIGN = re.compile(

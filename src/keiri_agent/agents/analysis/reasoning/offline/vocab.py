@@ -68,7 +68,9 @@ AGGS: dict[str, str] = {
     "max": "最大|最大値|最高値|最高額|最高|多くて|一番高い|一番高額|最も高い|最も高額"
     "|いちばん高い|一番大きい|最も大きい|max|maximum"
     "|~the most (?:we|i|they|you|anyone) (?:pay|paid|spend|spent|charge)"
-    "|~(longest|highest|largest|biggest|heaviest|most expensive|latest) (?!\\d)"
+    # not an order ("highest first") nor the ranking of a total ("the highest yen total")
+    "|~(longest|highest|largest|biggest|heaviest|most expensive|latest)"
+    " (?!\\d|first\\b|(?:[a-z-]+ ){0,2}(?:totals?|sums?)\\b)"
     "|~(一番|最も|いちばん)[_\\s]*(が|の)?[_\\s]*(高|大き|遅|新し|長|重)(い|かった)",
     "min": "最小|最小値|最低値|最低額|~最低(?!でも|限)|少なくて|一番安い|一番低い|最も安い|最も低い"
     "|いちばん安い|一番小さい"
