@@ -3,7 +3,7 @@ a made-up table of its own (not a set's words): the class is what is tested."""
 
 from __future__ import annotations
 
-from tests.analysis.offline_support import acted_spec, dataset_summary
+from tests.analysis.offline_support import acted_spec, dataset_summary, decide, spec_of
 
 EXPENSES_EN = dataset_summary(
     300,
@@ -54,3 +54,40 @@ def test_a_number_said_not_to_be_is_a_not_equal() -> None:
     for text in ("金額が0でない伝票は何件", "金額がゼロじゃない伝票は何件"):
         spec = acted_spec(text, TRANSFERS_JA)
         assert spec["filters"] == [{"col": "金額", "op": "!=", "value": 0}], text
+
+
+def test_an_amount_asked_of_the_total_is_no_row_condition() -> None:
+    # before: 「合計、100万円超えてる？」 summed only the rows above 1,000,000 yen
+    decision = decide("払戻しの金額トータル、100万円超えてる？", TRANSFERS_JA)
+    spec = spec_of(decision)
+    assert spec["metrics"] == {"金額": ["sum"]}
+    assert spec["filters"] == [{"col": "処理区分", "op": "==", "value": "払戻し"}]
+    assert any("100万円" in said for said in decision.assumptions)
+    # not asked: a condition on the rows, as before
+    spec = acted_spec("合計が100万円を超える伝票は何件", TRANSFERS_JA)
+    assert spec["filters"] == [{"col": "金額", "op": ">", "value": 1_000_000}]
+
+
+FX_JA = dataset_summary(
+    400,
+    [
+        ("取引番号", "text", ["FX-001", "FX-002"], 400),
+        ("取引種類", "categorical", ["預金利息", "売掛金回収", "買掛金支払"], 3),
+        ("通貨", "categorical", ["USD", "EUR"], 2),
+        ("外貨金額", "numeric", ["1200.5", "58000"], 380),
+        ("円換算額", "numeric", ["180000", "8700000"], 390),
+    ],
+    "ds_fx_ja",
+)
+
+
+def test_a_value_holding_an_outside_data_word_is_still_a_value() -> None:
+    # before: 「預金利息」 holds 金利 (an interest rate from outside): declined as external data
+    spec = acted_spec("預金利息の円換算額の合計", FX_JA)
+    assert spec["filters"] == [{"col": "取引種類", "op": "==", "value": "預金利息"}]
+
+
+def test_an_amount_asked_in_yen_is_the_yen_column() -> None:
+    # before: 「円でいくら」「円貨で」 summed the foreign-currency amounts (the first amount)
+    for text in ("売掛金回収の合計は円でいくら？", "売掛金回収の円貨合計"):
+        assert acted_spec(text, FX_JA)["metrics"] == {"円換算額": ["sum"]}, text

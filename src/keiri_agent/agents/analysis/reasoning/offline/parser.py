@@ -1622,6 +1622,7 @@ def parse_request(
     scanned = _without_spend_verbs(norm, index, scanned)
     scanned = _negated_flags(norm, index, scanned, claimed)
     scanned = sorted(scanned + _loanwords(norm, index, claimed), key=_start)
+    scanned = sorted(scanned + _yen_said(norm, index, scanned, claimed), key=_start)
     prefixed, unsure, read_as = _value_prefixes(norm, index, claimed, lang)
     problems += unsure
     assumptions += read_as
@@ -1979,6 +1980,30 @@ _VALUE_REST = re.compile(
     r"|急便|運輸|物流|運送|商事|産業|工業|印刷|電機|建設|銀行|信金|証券|生命|損保"
     r"|[a-z0-9]+|.)?"  # or one more character: 首都高 of 首都高速
 )
+
+
+# 「円でいくら」「円貨で」「円ベース」 "in yen": the amount in yen, not a number of yen
+_YEN_SAID = re.compile(
+    r"(?<![\d万千百億])円(?:で|貨|ベース|建て?|換算)|(?<![a-z])in (?:yen|jpy)(?![a-z])"
+)
+_YEN_NAME = re.compile(r"円|(?<![a-z])(?:jpy|yen)(?![a-z])")
+
+
+def _yen_said(
+    text: str, index: ColumnIndex, scanned: list[Mention], claimed: bytearray
+) -> list[Mention]:
+    """The amount asked "in yen" of a table with one numeric column in yen among amounts in
+    other currencies (外貨金額 and 円換算額): that column, when no numeric column is named."""
+    if any(m.value is None and index.kind(m.column) == "numeric" for m in scanned):
+        return []
+    yen = [name for name in index.names("numeric") if _YEN_NAME.search(name.lower())]
+    if len(yen) != 1:
+        return []
+    for m in _YEN_SAID.finditer(text):
+        if not any(claimed[m.start() : m.end()]):
+            claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+            return [Mention(m.start(), m.end(), yen[0])]
+    return []
 
 
 def _value_prefixes(

@@ -96,11 +96,28 @@ def _external_data(text: str, summary: dict[str, Any]) -> str | None:
     """The first external-data word of the text that no column of the file is named after."""
     names = [str(c.get("name", "")).lower() for c in summary.get("columns", [])]
     names += [reading for name in names for reading in _readings(name)]  # 金利(%) ~ interest rate
+    values = {
+        str(value)
+        for column in summary.get("columns", [])
+        for value in [*(column.get("values") or []), *(column.get("examples") or [])]
+        if len(str(value)) >= 2
+    }
     for found in _EXTERNAL_DATA.finditer(text):
         word = found.group(0).lower()
-        if not any(word in name or (name and name in word) for name in names):
+        if any(word in name or (name and name in word) for name in names):
+            continue
+        if not _inside_a_value(text, found.start(), found.end(), values):  # 貸付金利息 ∌ 金利
             return found.group(0)
     return None
+
+
+def _inside_a_value(text: str, start: int, end: int, values: set[str]) -> bool:
+    """Whether text[start:end] lies inside one of ``values`` written in the text."""
+    for value in values:
+        at = text.find(value, max(0, end - len(value)))
+        if at != -1 and at <= start and end <= at + len(value):
+            return True
+    return False
 
 
 _YEAR_ON_YEAR = re.compile(

@@ -1303,6 +1303,20 @@ def bare_thresholds(
             or _column_of_verb(text[max(0, m.start() - 30) : m.start()], numeric_columns)
             or money_column
         )
+        if (
+            money
+            and _AGGREGATE_BEFORE.search(text[: m.start()])
+            and _ASKED_AFTER.match(text[m.end() :])
+        ):
+            # 「予算額トータル、3千万超えてる？」: asked of the total, not a condition on rows
+            assumptions.append(
+                _t(
+                    lang,
+                    f"「{said}」は合計と比べる問いと解釈し、行の条件にはしていません",
+                    f"'{said}' read as a question about the total, not as a row condition",
+                )
+            )
+            continue
         if money and column:
             yen = int(value) if value.is_integer() else value
             # 売上（千円）: 500万円 → 5000
@@ -1349,6 +1363,15 @@ def bare_thresholds(
                 )
             )
     return filters, problems, assumptions
+
+
+# An amount said right after the word for a total is compared with that total.
+_AGGREGATE_BEFORE = re.compile(
+    r"(?:合計|トータル|総額|総計|(?<![a-z])(?:total|sum))\s*(?:は|が|で|って|額)?\s*[、,]?\s*$",
+    re.IGNORECASE,
+)
+# … and asked as a yes/no question: 「…3千万超えてる？」, "… over 1 million?"
+_ASKED_AFTER = re.compile(r"[ぁ-ん]{0,6}\s*[?]")
 
 
 def money_column(
