@@ -91,3 +91,14 @@ def test_an_amount_asked_in_yen_is_the_yen_column() -> None:
     # before: 「円でいくら」「円貨で」 summed the foreign-currency amounts (the first amount)
     for text in ("売掛金回収の合計は円でいくら？", "売掛金回収の円貨合計"):
         assert acted_spec(text, FX_JA)["metrics"] == {"円換算額": ["sum"]}, text
+
+
+def test_reconciling_with_another_file_is_declined_with_its_reason() -> None:
+    # before: 「先月のファイルとも突き合わせて」 asked for a period, "against the bank file" acted
+    for text in (
+        "先月の送金ファイルとも突き合わせてもらえますか？",
+        "Can you match these against the bank statement file?",
+    ):
+        decision = decide(text, FX_JA)
+        assert decision.next_action == "out_of_scope", (text, decision)
+        assert "ファイル" in decision.rationale or "file" in decision.rationale

@@ -169,6 +169,12 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|go with|stay with)|~do you think (we|i|they) (should|can|could|ought)"
     "|~would you recommend|~in your opinion"
     "|~is it worth|~which (one|\\w+) (is|would be) (better|best)",
+    # another file to reconcile with: 「先月のファイルとも突き合わせて」 "match it against the bank file"
+    "other_file": "~(ファイル|シート|ブック|パッケージ|エクセル|excel|csv)(と|とも)[^。?？]{0,12}"
+    "(突き?合わせ|突合|照合|照らし合わせ|比較|比べ|マッチ|消し?込)"
+    "|~(reconcile|match|compare|cross-?check|tie out|check)[^.?!]{0,40}(?<![a-z])(against|with)"
+    " (the |our |another |other |a |last month's |this month's )?([a-z'-]+ ){0,2}"
+    "(file|sheet|spreadsheet|workbook|package|export)s?(?![a-z])",
     "ratio": "~(?<![a-z])per (100 |1,?000 |one |each |a )?(km|kms|kilomet(re|er)s?|miles?"
     "|lit(re|er)s?"
     "|gallons?|kg|kgs|kilos?|kilograms?|tons?|tonnes?)(?![a-z])"
@@ -222,6 +228,12 @@ OUT_OF_SCOPE_REASONS: dict[str, tuple[str, str]] = {
         "続けるべきか・どこが良いかといった判断や意見は出せません（判断の材料になる集計・比較は可能です）",
         "judgements and opinions (whether to continue, which is better) are not given "
         "(the summaries and comparisons to decide with are possible)",
+    ),
+    "other_file": (
+        "別のファイルとの突き合わせは行えません（読み込んだこの表だけを分析します。"
+        "2つの表の照合は業務Plan（突合）で行えます）",
+        "reconciling with another file is not possible (only this table is analysed; "
+        "matching two tables is done with a business Plan)",
     ),
     "ratio": (
         "「1kmあたり」など2つの列の比率の計算には対応していません（各列の合計・平均は可能です）",
