@@ -169,7 +169,7 @@ OUT_OF_SCOPE: dict[str, str] = {
     "|go with|stay with)|~do you think (we|i|they) (should|can|could|ought)"
     "|~would you recommend|~in your opinion"
     "|~is it worth|~which (one|\\w+) (is|would be) (better|best)",
-    # another file to reconcile with: 「先月のファイルとも突き合わせて」 "match it against the bank file"
+    # another file to reconcile with: 「先月のファイルとも突き合わせて」, "against the bank file"
     "other_file": "~(ファイル|シート|ブック|パッケージ|エクセル|excel|csv)(と|とも)[^。?？]{0,12}"
     "(突き?合わせ|突合|照合|照らし合わせ|比較|比べ|マッチ|消し?込)"
     "|~(reconcile|match|compare|cross-?check|tie out|check)[^.?!]{0,40}(?<![a-z])(against|with)"
