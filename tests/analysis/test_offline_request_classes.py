@@ -102,3 +102,29 @@ def test_reconciling_with_another_file_is_declined_with_its_reason() -> None:
         decision = decide(text, FX_JA)
         assert decision.next_action == "out_of_scope", (text, decision)
         assert "ファイル" in decision.rationale or "file" in decision.rationale
+
+
+def test_counts_and_their_shares_are_one_share_table() -> None:
+    # before: 「件数と割合」 was cut in two and the first part, the counts alone, was run
+    spec = acted_spec("処理区分ごとの件数と割合を見たい", TRANSFERS_JA)
+    assert (spec["op"], spec["group_col"], spec["value_col"]) == ("share_ratio", "処理区分", None)
+
+
+TICKETS_JA = dataset_summary(
+    150,
+    [
+        ("チケット番号", "text", ["TK-001", "TK-002"], 150),
+        ("承認済み", "boolean", ["True", "False"], 2),
+        ("運賃", "numeric", ["1200", "5800"], 140),
+        ("合計金額", "numeric", ["1500", "6100"], 145),
+    ],
+    "ds_tickets_ja",
+)
+
+
+def test_a_count_and_an_amount_asked_together_is_the_amount_total() -> None:
+    # before: 「件数と金額」 counted the rows and left the amount out
+    spec = acted_spec("払戻しの件数と金額を教えて", TRANSFERS_JA)
+    assert spec["metrics"] == {"金額": ["sum"]}
+    spec = acted_spec("未承認のチケット、件数と金額教えて", TICKETS_JA)
+    assert spec["metrics"] == {"合計金額": ["sum"]}

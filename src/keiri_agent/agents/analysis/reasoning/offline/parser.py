@@ -1515,6 +1515,10 @@ def split_clauses(
     return found
 
 
+# a share word with no grouping of its own after it (「割合」「割合を見たい」「構成比も出して」)
+_SHARE_ALONE = re.compile(r"\s*(?:割合|構成比|比率|シェア)[^ごと別毎]{0,8}")
+
+
 def _split_part(text: str, family: Callable[[str], str | None], lang: str) -> list[tuple[int, int]]:
     """``split_clauses`` within one part (no hard separator inside)."""
     cuts = [0]
@@ -1553,6 +1557,9 @@ def _split_part(text: str, family: Callable[[str], str | None], lang: str) -> li
             both_grouped = _GROUP_WORD.search(prev) and _GROUP_WORD.search(text[a:b])
             if family(prev) == family(text[a:b]) == "agg" and not both_grouped:
                 result[-1][1] = b
+                continue
+            if family(prev) == "agg" and _SHARE_ALONE.fullmatch(text[a:b]):
+                result[-1][1] = b  # 「区分ごとの件数と割合」: the counts with their shares
                 continue
         result.append([a, b])
     return [(a, b) for a, b in result]

@@ -145,6 +145,12 @@ _SELLS_BEFORE = re.compile(
     r"\b(?:sells?|selling|sold)\s+(?:the\s+)?(?:most|more|fewest|fewer|least|many)?\s*$", re.I
 )
 _HOW_MUCH = re.compile(r"いくら|どれくらい|どのくらい|どれぐらい|\bhow much\b", re.I)
+# 「件数と金額」「件数・合計額」 "count and amount": the amount's sum (the count comes with it)
+_COUNT_AND_AMOUNT = re.compile(
+    r"件数\s*(?:と|・|、|&|＆|及び|および)\s*(?:_+|金額|合計|総額)"
+    r"|\bcount(?:s)? (?:and|&) (?:the )?(?:amount|total|sum|value)s?\b",
+    re.I,
+)
 _HOW_MANY = re.compile(
     r"いくつ|何(?:個|本|枚|台|回|通|冊|行|人|名|時間|kg|キロ|トン|リットル)|延べ(?:で)?何日"
     r"|\bhow many\b",
@@ -1523,6 +1529,11 @@ class StepBuilder:
             and (self.numeric or self.money_asked())
         ):
             value_aggs = ["sum"]  # 「滞留在庫の金額はどれくらい？」: the amount in all
+        if not value_aggs and _COUNT_AND_AMOUNT.search(self.p.text[self.c.start : self.c.end]):
+            # 「件数と金額教えて」: the amount's total, shown with its row count
+            amounts = [m.column for m in self.c.mentions if self.index.kind(m.column) == "numeric"]
+            if measure := self.numeric or list(dict.fromkeys(amounts)) or self.money_asked():
+                self.numeric, value_aggs = measure, ["sum"]
         if self.units_sold:
             # "how many tickets did we sell": the units are the quantity column's sum
             value_aggs = [a for a in value_aggs if a != "sum"] + ["sum"]
