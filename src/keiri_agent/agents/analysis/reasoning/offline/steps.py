@@ -1522,18 +1522,7 @@ class StepBuilder:
         if set(value_aggs) <= {"sum"} and (measured := self.counted_in_its_unit()):
             self.numeric, value_aggs, said = [measured], ["sum"], said - {"count"}
         if not value_aggs:
-            value_aggs = self.distinct_asked()
-        if (
-            not value_aggs
-            and _HOW_MUCH.search(self.c.text)
-            and (self.numeric or self.money_asked())
-        ):
-            value_aggs = ["sum"]  # 「滞留在庫の金額はどれくらい？」: the amount in all
-        if not value_aggs and _COUNT_AND_AMOUNT.search(self.p.text[self.c.start : self.c.end]):
-            # 「件数と金額教えて」: the amount's total, shown with its row count
-            amounts = [m.column for m in self.c.mentions if self.index.kind(m.column) == "numeric"]
-            if measure := self.numeric or list(dict.fromkeys(amounts)) or self.money_asked():
-                self.numeric, value_aggs = measure, ["sum"]
+            value_aggs = self.unworded_aggregation()
         if self.units_sold:
             # "how many tickets did we sell": the units are the quantity column's sum
             value_aggs = [a for a in value_aggs if a != "sum"] + ["sum"]
@@ -1616,6 +1605,21 @@ class StepBuilder:
         else:
             title = self.t("件数", "Row count")
         return self.step(title, {"op": "total", "metrics": metrics})
+
+    def unworded_aggregation(self) -> list[str]:
+        """The aggregation of a single number asked with no word for one: a distinct count
+        (``distinct_asked``), or the sum of the amount asked 「いくら」 (「滞留在庫の金額は
+        どれくらい？」) or beside a count (「件数と金額教えて」: its row count comes with it)."""
+        if distinct := self.distinct_asked():
+            return distinct
+        if _HOW_MUCH.search(self.c.text) and (self.numeric or self.money_asked()):
+            return ["sum"]
+        if _COUNT_AND_AMOUNT.search(self.p.text[self.c.start : self.c.end]):
+            amounts = [m.column for m in self.c.mentions if self.index.kind(m.column) == "numeric"]
+            if measure := self.numeric or list(dict.fromkeys(amounts)) or self.money_asked():
+                self.numeric = measure
+                return ["sum"]
+        return []
 
     def total_is_how_many(self) -> bool:
         """True when "total" only says "in all" of a how-many question that names no
