@@ -128,3 +128,11 @@ def test_a_count_and_an_amount_asked_together_is_the_amount_total() -> None:
     assert spec["metrics"] == {"金額": ["sum"]}
     spec = acted_spec("未承認のチケット、件数と金額教えて", TICKETS_JA)
     assert spec["metrics"] == {"合計金額": ["sum"]}
+
+
+def test_a_chart_kind_said_after_a_comma_draws_what_was_asked_before_it() -> None:
+    # before: 「…のばらつき、箱ひげで見たい」 ran the first part alone (a table of std)
+    spec = acted_spec("処理区分ごとの金額のばらつき、箱ひげで見たい", TRANSFERS_JA)
+    assert (spec["kind"], spec["x"], spec["y"]) == ("box", "処理区分", "金額")
+    spec = acted_spec("処理区分ごとの金額の合計、棒グラフで", TRANSFERS_JA)
+    assert (spec["kind"], spec["x"], spec["y"]) == ("bar", "処理区分", "金額")

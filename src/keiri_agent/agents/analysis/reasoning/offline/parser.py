@@ -1519,6 +1519,15 @@ def split_clauses(
 _SHARE_ALONE = re.compile(r"\s*(?:割合|構成比|比率|シェア)[^ごと別毎]{0,8}")
 
 
+_CHART_FAMILIES = ("box", "hist", "line", "bar", "scatter")
+
+
+def _chart_form_only(piece: str, family: Callable[[str], str | None]) -> bool:
+    """Whether a piece only says how to draw what its neighbour asked: a chart kind with
+    no column (masked ``_``) and no grouping of its own (「箱ひげで見たい」「棒グラフで」)."""
+    return "_" not in piece and not _GROUP_WORD.search(piece) and family(piece) in _CHART_FAMILIES
+
+
 def _split_part(text: str, family: Callable[[str], str | None], lang: str) -> list[tuple[int, int]]:
     """``split_clauses`` within one part (no hard separator inside)."""
     cuts = [0]
@@ -1560,6 +1569,9 @@ def _split_part(text: str, family: Callable[[str], str | None], lang: str) -> li
                 continue
             if family(prev) == "agg" and _SHARE_ALONE.fullmatch(text[a:b]):
                 result[-1][1] = b  # 「区分ごとの件数と割合」: the counts with their shares
+                continue
+            if family(prev) == "agg" and _chart_form_only(text[a:b], family):
+                result[-1][1] = b  # 「区分ごとの費用のばらつき、箱ひげで見たい」: drawn so
                 continue
         result.append([a, b])
     return [(a, b) for a, b in result]
