@@ -136,3 +136,23 @@ def test_a_chart_kind_said_after_a_comma_draws_what_was_asked_before_it() -> Non
     assert (spec["kind"], spec["x"], spec["y"]) == ("box", "処理区分", "金額")
     spec = acted_spec("処理区分ごとの金額の合計、棒グラフで", TRANSFERS_JA)
     assert (spec["kind"], spec["x"], spec["y"]) == ("bar", "処理区分", "金額")
+
+
+TRIPS_JA = dataset_summary(
+    120,
+    [
+        ("精算番号", "text", ["M-001", "M-002"], 120),
+        ("走行距離(km)", "numeric", ["12.5", "88"], 110),
+        ("作業面積(㎡)", "numeric", ["30", "120"], 90),
+        ("精算額", "numeric", ["1500", "6100"], 115),
+    ],
+    "ds_trips_ja",
+)
+
+
+def test_a_unit_asked_with_an_average_names_the_column_in_that_unit() -> None:
+    # before: 「平均何km」 averaged the amount the condition was on, 「何㎡」 likewise
+    spec = acted_spec("精算額が1万円以上のものは平均何km走ってる？", TRIPS_JA)
+    assert spec["metrics"] == {"走行距離(km)": ["mean"]}
+    spec = acted_spec("精算額が1万円以上のものは平均何㎡？", TRIPS_JA)
+    assert spec["metrics"] == {"作業面積(㎡)": ["mean"]}

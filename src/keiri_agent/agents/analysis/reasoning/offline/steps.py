@@ -206,7 +206,7 @@ _PERSON_ID = re.compile(
 _PERSON_NAME = re.compile(r"社員|従業員|職員|会員|氏名|担当|employee|staff|member")
 # A quantity asked in a unit (「何kg」「何時間」): the total of the column measured in it.
 _HOW_MANY_UNIT = re.compile(
-    r"何\s*(時間|kg|キログラム|キロ|トン|t|リットル|l|本|枚|台|個|冊|人|名|件)"
+    r"何\s*(時間|km|kg|キログラム|キロ|トン|t|リットル|l|㎡|m2|本|枚|台|個|冊|人|名|件)"
 )
 # A measure's unit said with an average, maximum or total asked ("the average length in
 # months", "the longest activity, in hours", 「平均何時間」「一番長いのは何か月」) → the name
@@ -1519,8 +1519,11 @@ class StepBuilder:
         nothing to count, the grouping is asked."""
         said = self.aggregations_said()
         value_aggs = [a for a in self.aggs if a != "count"]
-        if set(value_aggs) <= {"sum"} and (measured := self.counted_in_its_unit()):
+        measured = self.counted_in_its_unit()
+        if set(value_aggs) <= {"sum"} and measured:
             self.numeric, value_aggs, said = [measured], ["sum"], said - {"count"}
+        elif measured and not self.numeric:  # 「1.5万以上のは平均何km？」: the km column's mean
+            self.numeric, said = [measured], said - {"count"}
         if not value_aggs:
             value_aggs = self.unworded_aggregation()
         if self.units_sold:
