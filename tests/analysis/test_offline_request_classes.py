@@ -156,3 +156,28 @@ def test_a_unit_asked_with_an_average_names_the_column_in_that_unit() -> None:
     assert spec["metrics"] == {"走行距離(km)": ["mean"]}
     spec = acted_spec("精算額が1万円以上のものは平均何㎡？", TRIPS_JA)
     assert spec["metrics"] == {"作業面積(㎡)": ["mean"]}
+
+
+def test_two_columns_named_in_one_phrase_are_one_measure() -> None:
+    # before: "amount repaid" summed PrincipalAmount ("amount") and Repaid; "shipped amount"
+    # summed qty_shipped ("shipped") beside amount
+    loans = dataset_summary(
+        90,
+        [
+            ("LoanID", "text", ["L-1", "L-2"], 90),
+            ("PrincipalAmount", "numeric", ["100000", "250000"], 80),
+            ("Repaid", "numeric", ["5000", "25000"], 70),
+        ],
+        "ds_loans_en",
+    )
+    assert acted_spec("Total amount repaid?", loans)["metrics"] == {"Repaid": ["sum"]}
+    shipments = dataset_summary(
+        90,
+        [
+            ("shipment_id", "text", ["S-1", "S-2"], 90),
+            ("qty_shipped", "numeric", ["5", "12"], 20),
+            ("amount", "numeric", ["5000", "25000"], 70),
+        ],
+        "ds_shipments_en",
+    )
+    assert acted_spec("total shipped amount?", shipments)["metrics"] == {"amount": ["sum"]}

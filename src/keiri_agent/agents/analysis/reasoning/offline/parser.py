@@ -1652,6 +1652,7 @@ def parse_request(
     scanned = _negated_mentions(norm, index, scanned)  # those read since (「保険に入ってない」)
     scanned = [_directed(m, norm, index, scanned) for m in scanned]
     scanned = _values_before_their_column(norm, index, scanned)
+    scanned = _one_measure_per_phrase(norm, index, scanned)
     problems += _direction_unsaid(scanned, norm, index, lang)
     values = [m for m in scanned if m.value is not None]
     numeric, used, spans = numeric_filters(norm, scanned, index.kind)
@@ -1999,6 +2000,27 @@ _VALUE_REST = re.compile(
     r"|急便|運輸|物流|運送|商事|産業|工業|印刷|電機|建設|銀行|信金|証券|生命|損保"
     r"|[a-z0-9]+|.)?"  # or one more character: 首都高 of 首都高速
 )
+
+
+def _one_measure_per_phrase(text: str, index: ColumnIndex, scanned: list[Mention]) -> list[Mention]:
+    """Two numeric columns named by the words of one phrase ("amount written off",
+    "received amount") are one measure: the column written whole ("amount" of ``amount``)
+    over a word of another's name (received of ``qty_received``), else the column named
+    by a word of its own (written off of ``WrittenOff``) over one named by a generic word
+    ("amount" of ``InvoiceAmount``)."""
+    measures = [m for m in scanned if m.value is None and index.kind(m.column) == "numeric"]
+    dropped: set[int] = set()
+    for left, right in zip(measures, measures[1:], strict=False):
+        if left.column == right.column or text[left.end : right.start].strip():
+            continue
+        said = {id(m): normalize(text[m.start : m.end]) for m in (left, right)}
+        whole = [m for m in (left, right) if said[id(m)] == normalize(m.column)]
+        generic = [m for m in (left, right) if said[id(m)] in _GENERIC_TOKENS and m not in whole]
+        if len(whole) == 1:
+            dropped.add(id(right if whole[0] is left else left))
+        elif len(generic) == 1:
+            dropped.add(id(generic[0]))
+    return [m for m in scanned if id(m) not in dropped]
 
 
 # 「円でいくら」「円貨で」「円ベース」 "in yen": the amount in yen, not a number of yen
