@@ -2010,7 +2010,7 @@ def _one_measure_per_phrase(text: str, index: ColumnIndex, scanned: list[Mention
     ("amount" of ``InvoiceAmount``)."""
     measures = [m for m in scanned if m.value is None and index.kind(m.column) == "numeric"]
     dropped: set[int] = set()
-    for left, right in zip(measures, measures[1:], strict=False):
+    for left, right in itertools.pairwise(measures):
         if left.column == right.column or text[left.end : right.start].strip():
             continue
         said = {id(m): normalize(text[m.start : m.end]) for m in (left, right)}
