@@ -230,6 +230,7 @@ BLIND51 = Path(__file__).parent / "data" / "offline_requests_blind51.jsonl"
 BLIND52 = Path(__file__).parent / "data" / "offline_requests_blind52.jsonl"
 BLIND53 = Path(__file__).parent / "data" / "offline_requests_blind53.jsonl"
 BLIND54 = Path(__file__).parent / "data" / "offline_requests_blind54.jsonl"
+BLIND55 = Path(__file__).parent / "data" / "offline_requests_blind55.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -290,6 +291,7 @@ SETS = {
     "blind52": BLIND52,
     "blind53": BLIND53,
     "blind54": BLIND54,
+    "blind55": BLIND55,
 }
 
 # (ja name, en name, kind, examples)
