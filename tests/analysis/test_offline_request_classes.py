@@ -181,3 +181,19 @@ def test_two_columns_named_in_one_phrase_are_one_measure() -> None:
         "ds_shipments_en",
     )
     assert acted_spec("total shipped amount?", shipments)["metrics"] == {"amount": ["sum"]}
+
+
+def test_a_date_is_the_one_of_the_event_the_rows_are_said_as() -> None:
+    # before: "how many write-offs in March" filtered on the first date, InvoiceDate
+    refunds = dataset_summary(
+        90,
+        [
+            ("RefundID", "text", ["R-1", "R-2"], 90),
+            ("InvoiceDate", "datetime", ["2025-01-05", "2025-03-20"], 80),
+            ("ChargebackDate", "datetime", ["2025-02-05", "2025-04-20"], 70),
+            ("Amount", "numeric", ["5000", "25000"], 70),
+        ],
+        "ds_refunds_en",
+    )
+    spec = acted_spec("How many charge-backs in March 2025?", refunds)
+    assert [f["col"] for f in spec["filters"]] in (["ChargebackDate"], ["ChargebackDate"] * 2)

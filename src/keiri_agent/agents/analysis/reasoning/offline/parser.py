@@ -1619,7 +1619,9 @@ def parse_request(
     # "invoices" (invoice_month) names the rows, not the date a period is on
     dating = [m for m in first_read if not _ROWS_NOT_DATES.fullmatch(norm[m.start : m.end])]
     dated = _dates_named_first(dating, index)
-    by_event = _dates_said_by_their_event(norm, index.names("datetime"))
+    by_event = _dates_said_by_their_event(
+        norm, index.names("datetime"), frozenset(normalize(c.name) for c in index.columns)
+    )
     if len(by_event) == 1 and not any(
         m.value is None and m.column in index.names("datetime") for m in dating
     ):
@@ -2111,18 +2113,25 @@ def _dates_named_first(mentions: list[Mention], index: ColumnIndex) -> list[str]
     return list(dict.fromkeys(named + dates))
 
 
-def _dates_said_by_their_event(text: str, dates: list[str]) -> list[str]:
+def _dates_said_by_their_event(
+    text: str, dates: list[str], names: frozenset[str] = frozenset()
+) -> list[str]:
     """Date columns whose event the request says (「1月に入金があった分」 names 入金日,
     「納付があった」 納付日, 「2024年中に支払った分」 支払日): the name without its date word,
     said as a word or verb of its own; in English a verb in the past said of a word of
     the name ("decided in 2025": ``decision_date``, "approved": ``approval_date``)."""
     said = []
     verbs = {_EN_IRREGULAR.get(w, w[:-2]) for w in re.findall(r"[a-z]{4,}ed\b|paid\b", text)}
+    # "write-offs": writeoff; not a word that is a column's whole name ("decision")
+    nouns = set(re.findall(r"[a-z]{5,}", text.replace("-", ""))) - names
+    by_noun: list[str] = []  # the event said as a noun only: when no verb says one
     for name in dates:
         if name.isascii():
             events = [t for t in name_tokens(name) if t not in _EN_DATE_WORDS]
             if any(common_prefix(t, v) >= min(4, len(t), len(v)) for t in events for v in verbs):
                 said.append(name)
+            elif any(w.startswith(t) for t in events if len(t) >= 5 for w in nouns):
+                by_noun.append(name)  # "how many write-offs in March": WriteoffDate
             continue
         event = re.sub(r"(?:年月日|日付|日時|年月|日|月)$", "", name)
         if (
@@ -2135,7 +2144,7 @@ def _dates_said_by_their_event(text: str, dates: list[str]) -> list[str]:
             )
         ):
             said.append(name)
-    return said
+    return said or by_noun
 
 
 _EN_DATE_WORDS = frozenset({"date", "on", "at", "day", "dt", "time", "timestamp"})
