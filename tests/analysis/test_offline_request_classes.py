@@ -197,3 +197,11 @@ def test_a_date_is_the_one_of_the_event_the_rows_are_said_as() -> None:
     )
     spec = acted_spec("How many charge-backs in March 2025?", refunds)
     assert [f["col"] for f in spec["filters"]] in (["ChargebackDate"], ["ChargebackDate"] * 2)
+
+
+def test_a_quoted_flag_said_false_keeps_its_no_rows() -> None:
+    # before: '"receipt_matched" is false' kept the matched rows (the quote hid the "false")
+    spec = acted_spec(
+        'What\'s the total of "amount" where "receipt_matched" is false?', EXPENSES_EN
+    )
+    assert spec["filters"] == [{"col": "receipt_matched", "op": "==", "value": False}]

@@ -1781,7 +1781,7 @@ def _aside_spans(masked: str, family: Callable[[str], str | None]) -> list[tuple
 # じゃない／ではない／外／になっていない」「課税対象に該当しない」, "unapproved", "not approved",
 # "non-billable".
 _JA_LACKS_AFTER = re.compile(
-    r"^\s*(?:が|の)?\s*(?:の?対象|に該当)?\s*"
+    r"^[」』】\]）)\"'`]?\s*(?:が|の)?\s*(?:の?対象|に該当)?\s*"
     r"(?:(?:じゃ|では|で|に(?:なって(?:い)?|は)?|(?:が|の)?付いて(?:い)?|がついて(?:い)?)?"
     r"(?:なし|無し|無い|ない|ありません)"
     r"|無(?![\u3400-\u9fff])|外(?![\u3400-\u9fff])|以外|しない|しません"
@@ -1808,7 +1808,7 @@ _JA_LEFT_OUT_AFTER = re.compile(
 )
 # "auto-renew switched off", "approval is false": the yes/no column said to be off.
 _EN_OFF_AFTER = re.compile(
-    r"^\s*(?:is\s+|are\s+|was\s+|were\s+|set\s+)?(?:(?:switched|turned|set)\s+off|off|disabled"
+    r"^[\"'`\])]?\s*(?:is\s+|are\s+|was\s+|were\s+|set\s+)?(?:(?:switched|turned|set)\s+off|off|disabled"
     r"|false|not\s+set|excluded|left\s+out|aside|removed|not\s+included|not\s+counted)(?![a-z])"
 )
 
