@@ -205,3 +205,18 @@ def test_a_quoted_flag_said_false_keeps_its_no_rows() -> None:
         'What\'s the total of "amount" where "receipt_matched" is false?', EXPENSES_EN
     )
     assert spec["filters"] == [{"col": "receipt_matched", "op": "==", "value": False}]
+
+
+def test_a_quoted_word_said_written_in_a_note_column_is_held_not_equal() -> None:
+    # before: 「摘要に「返金」って書いてある」 compared the whole note with 返金 (and held it too)
+    notes = dataset_summary(
+        80,
+        [
+            ("伝票番号", "text", ["D-1", "D-2"], 80),
+            ("摘要", "text", ["返金 4月分", "手数料"], 60),
+            ("金額", "numeric", ["500", "9800"], 70),
+        ],
+        "ds_notes_ja",
+    )
+    spec = acted_spec("摘要に「返金」って書いてある伝票は何件？", notes)
+    assert spec["filters"] == [{"col": "摘要", "op": "contains", "value": "返金"}]

@@ -1665,6 +1665,8 @@ def parse_request(
         norm, [m for m in scanned if m not in used], index.kind
     )
     numeric, used, spans = numeric + held, used | held_used, spans + held_spans
+    # 「備考に「往復」と書いてある」: the quoted word is held in the column, not its value
+    values = [v for v in values if not any(a <= v.start < b for a, b in held_spans)]
     for a, b in spans:
         claimed[a:b] = b"\x01" * (b - a)
     is_numeric = lambda name: index.kind(name) == "numeric"  # noqa: E731
