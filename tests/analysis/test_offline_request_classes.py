@@ -220,3 +220,10 @@ def test_a_quoted_word_said_written_in_a_note_column_is_held_not_equal() -> None
     )
     spec = acted_spec("摘要に「返金」って書いてある伝票は何件？", notes)
     assert spec["filters"] == [{"col": "摘要", "op": "contains", "value": "返金"}]
+
+
+def test_undoing_an_entry_and_asking_an_opinion_are_declined() -> None:
+    # before: both asked 「どのような分析をしますか？」 as if an analysis could answer them
+    for text in ("T-0042の処理、取り消して台帳に戻しておいて", "この手数料って高いと思いますか？"):
+        decision = decide(text, TRANSFERS_JA)
+        assert decision.next_action == "out_of_scope", (text, decision)

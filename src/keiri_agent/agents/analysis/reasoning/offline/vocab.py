@@ -140,6 +140,7 @@ OUT_OF_SCOPE: dict[str, str] = {
     "(letters?|reminders?|notices?|postcards?)"
     "|~(郵送|送付|発送)\\s*(して|しといて|を)\\s*(おいて|おく|ください|下さい|ほしい|もらえ|くれ|お願い)",
     "modify": "削除して|書き換|上書き|修正して|~delete|overwrite"
+    "|~取り?消して|取り?消しといて|取り?消しておいて|戻しといて|戻しておいて"
     "|~(modify|update|change) (the )?data"
     "|~(change|update|set|modify|edit) (the )?\\w+ of .{1,40} to |に変更して|に更新して"
     "|に直して|に直しておいて|に書き換え|直しておいて|直しといて|修正しておいて"
@@ -165,6 +166,7 @@ OUT_OF_SCOPE: dict[str, str] = {
     "([a-z_]+ ){0,2}(average|mean|median)(?! of)",
     # a judgement asked of the agent: 「続けるべきだと思う？」「どこがいいと思う？」
     "opinion": "~(べき|いい|良い|よい)(だ)?と思(う|います)|~どう思(う|います)"
+    "|~(高|安|低|多|少|大き|小さ)い(ほう|方)?(だ|です)?と思(う|います)|業界的に|~相場(的に)?(と比べ|より)"
     "|~should (we|i) (keep|continue|cancel|stop|switch|renew|drop|hire|buy|sell|choose|pick"
     "|go with|stay with)|~do you think (we|i|they) (should|can|could|ought)"
     "|~would you recommend|~in your opinion"
