@@ -227,3 +227,20 @@ def test_undoing_an_entry_and_asking_an_opinion_are_declined() -> None:
     for text in ("T-0042の処理、取り消して台帳に戻しておいて", "この手数料って高いと思いますか？"):
         decision = decide(text, TRANSFERS_JA)
         assert decision.next_action == "out_of_scope", (text, decision)
+
+
+def test_a_flag_said_not_yet_keeps_its_no_rows_and_unselected_is_blank() -> None:
+    # before: 「部長承認がまだのもの」 counted the approved rows; 「未選択」 was no blank
+    approvals = dataset_summary(
+        60,
+        [
+            ("申請番号", "text", ["A-1", "A-2"], 60),
+            ("部長承認", "boolean", ["True", "False"], 2),
+            ("支払方法", "categorical", ["振込", "現金"], 2),
+        ],
+        "ds_approvals_ja",
+    )
+    spec = acted_spec("部長承認がまだのもの、何件？", approvals)
+    assert spec["filters"] == [{"col": "部長承認", "op": "==", "value": False}]
+    spec = acted_spec("支払方法が未選択の申請は何件？", approvals)
+    assert spec["filters"] == [{"col": "支払方法", "op": "is_null"}]
