@@ -244,3 +244,11 @@ def test_a_flag_said_not_yet_keeps_its_no_rows_and_unselected_is_blank() -> None
     assert spec["filters"] == [{"col": "部長承認", "op": "==", "value": False}]
     spec = acted_spec("支払方法が未選択の申請は何件？", approvals)
     assert spec["filters"] == [{"col": "支払方法", "op": "is_null"}]
+
+
+def test_rows_meeting_a_condition_said_left_out_keep_the_rest() -> None:
+    # before: 「1万円超のは除いて」 kept only the rows above 10,000 yen
+    spec = acted_spec("金額が1万円超のものは除いて合計して", TRANSFERS_JA)
+    assert spec["filters"] == [{"col": "金額", "op": "<=", "value": 10_000}]
+    spec = acted_spec("平均いくら？1万円以上のは除いて", TRANSFERS_JA)
+    assert spec["filters"] == [{"col": "金額", "op": "<", "value": 10_000}]

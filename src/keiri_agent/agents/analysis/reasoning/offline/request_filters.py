@@ -987,6 +987,8 @@ def numeric_filters(
             continue
         value, op, length = found
         value = in_column_unit(value, text[mention.end : mention.end + length], mention.column)
+        if _EXCLUDED.match(text[mention.end + length :]):  # 「金額が1万円超のものは除いて」
+            op = _OPPOSITE[op]
         filters.append({"col": mention.column, "op": op, "value": value})
         used.add(mention)
         spans.append((mention.start, mention.end + length))
@@ -1040,6 +1042,8 @@ _EXCLUDED = re.compile(
     r"\s*(?:に)?(?:なって(?:いる|る))?\s*(?:の)?\s*(?:もの|行|明細|分|データ)?\s*(?:は|を)?\s*"
     r"(?:除いて|除く|除き|除外|外して|省いて|抜いて|対象外|入れないで|含めないで|含めず|抜きで)"
 )
+# The rows left when those meeting a condition are left out.
+_OPPOSITE = {">": "<=", ">=": "<", "<": ">=", "<=": ">", "==": "!=", "!=": "=="}
 _SKIP_WHERE = re.compile(
     r"\b(?:skip|ignore|exclude|leave out|drop|without)\b[^.;?]{0,30}"
     r"\b(?:where|whose)\s+(?:the\s+)?$",
@@ -1296,6 +1300,8 @@ def bare_thresholds(
         number = _said_number(said_number)
         value = number * {**_JA_SCALES, **_EN_SCALES}.get(scale, 1)
         op = compare_op(word)
+        if _EXCLUDED.match(text[m.end() :]):  # 「1万円超のは除いて」: the rest are kept
+            op = _OPPOSITE[op]
         money = (
             unit in ("円", "$", "¥")
             or (ja and scale in ("万", "百万", "千万", "億") and not unit)
