@@ -252,3 +252,21 @@ def test_rows_meeting_a_condition_said_left_out_keep_the_rest() -> None:
     assert spec["filters"] == [{"col": "金額", "op": "<=", "value": 10_000}]
     spec = acted_spec("平均いくら？1万円以上のは除いて", TRANSFERS_JA)
     assert spec["filters"] == [{"col": "金額", "op": "<", "value": 10_000}]
+
+
+def test_a_number_said_in_a_unit_is_a_condition_on_the_column_in_that_unit() -> None:
+    # before: 「60歳以上」「200km以上」 were not read at all: every row was counted
+    members = dataset_summary(
+        70,
+        [
+            ("会員番号", "text", ["C-1", "C-2"], 70),
+            ("年齢", "numeric", ["34", "61"], 40),
+            ("移動距離", "numeric", ["12", "340"], 60),
+            ("km単価", "numeric", ["15", "20"], 3),
+        ],
+        "ds_members_ja",
+    )
+    spec = acted_spec("60歳以上の会員は何人？", members)
+    assert spec["filters"] == [{"col": "年齢", "op": ">=", "value": 60}]
+    spec = acted_spec("200km以上移動した会員は何人？", members)
+    assert spec["filters"] == [{"col": "移動距離", "op": ">=", "value": 200}]

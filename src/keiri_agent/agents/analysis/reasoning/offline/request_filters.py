@@ -1218,7 +1218,7 @@ _EN_SCALES = {
 }
 # A condition with no column: "10万円以上の取引", "orders over $1,000", "5個以上".
 _BARE_JA = re.compile(
-    _NUMBER + r"\s*(千万|百万|万|億|千)?\s*(円|個|件|点|人|%)?\s*"
+    _NUMBER + r"\s*(千万|百万|万|億|千)?\s*(円|個|件|点|人|%|歳|km|kg|時間|日|回|台|枚)?\s*"
     r"(以上|以下|未満|超|を超え(?:る|た|ている|てる|ています|ました)?|より大きい|より多い|より小さい|より少ない|を下回(?:る|った|っている)|を上回(?:る|った|っている))"
 )
 _BARE_EN = re.compile(
@@ -1326,6 +1326,17 @@ def bare_thresholds(
                 )
             )
             continue
+        if not money and (measured := _column_in_unit(unit, numeric_columns)):
+            # 「50歳以上の加入者」: 年齢; 「100km以上走った」: 走行距離
+            filters.append({"col": measured, "op": op, "value": _whole(value)})
+            assumptions.append(
+                _t(
+                    lang,
+                    f"「{said}」は「{measured}」の条件と仮定",
+                    f"'{said}' taken as a condition on {measured}",
+                )
+            )
+            continue
         if money and column:
             yen = int(value) if value.is_integer() else value
             # 売上（千円）: 500万円 → 5000
@@ -1381,6 +1392,40 @@ _AGGREGATE_BEFORE = re.compile(
 )
 # … and asked as a yes/no question: 「…3千万超えてる？」, "… over 1 million?"
 _ASKED_AFTER = re.compile(r"[ぁ-ん]{0,6}\s*[?]")
+
+
+# A unit a count or a measure is said in → the words of the names of columns measured in it.
+_UNIT_NAMES = {
+    "歳": r"年齢|歳|(?<![a-z])age(?![a-z])",
+    "km": r"km|距離|(?<![a-z])(?:distance|mileage)(?![a-z])",
+    "kg": r"kg|重量|重さ|(?<![a-z])weight(?![a-z])",
+    "時間": r"時間|(?<![a-z])(?:hours?|hrs?)(?![a-z])|\(h\)",
+    "日": r"日数|(?<![a-z])days(?![a-z])",
+    "回": r"回数|(?<![a-z])times(?![a-z])",
+    "台": r"台数",
+    "枚": r"枚数",
+    "人": r"人数|(?<![a-z])headcount(?![a-z])",
+}
+
+
+def _column_in_unit(unit: str, numeric_columns: Sequence[str]) -> str | None:
+    """The one numeric column measured in ``unit`` (歳 → 年齢, km → 走行距離), else None."""
+    pattern = _UNIT_NAMES.get(unit)
+    if pattern is None:
+        return None
+    found = [  # not a price per that unit (km単価, rate_per_km)
+        c
+        for c in numeric_columns
+        if re.search(pattern, c.lower()) and not _PER_UNIT.search(c.lower())
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+_PER_UNIT = re.compile(r"単価|当たり|あたり|(?<![a-z])(?:per|rate)(?![a-z])")
+
+
+def _whole(value: float) -> int | float:
+    return int(value) if value.is_integer() else value
 
 
 def money_column(

@@ -27,6 +27,8 @@ from collections.abc import Iterable
 from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
 
 _JA_RUN = re.compile(r"[\u3400-\u9fff\u30a0-\u30ffー々]{2,}")
+# The comparison word of a condition that a run of kanji starts with (「以上移動」).
+_COMPARISON_LEAD = re.compile(r"以上|以下|未満")
 _EN_WORD = re.compile(r"(?<![a-z0-9])[a-z]{4,}(?![a-z0-9])")
 _BRACKETS = re.compile(r"[(\[（【].*?[)\]）】]")
 _MONEY_HEAD = re.compile(r"(?:費|代|料|額|金)$")
@@ -125,6 +127,8 @@ def similar_mentions(
     found: list[Mention] = []
     ja_names = [name for name, _ in columns if not name.isascii()]
     for a, b in _spans(text, claimed, _JA_RUN):
+        if lead := _COMPARISON_LEAD.match(text, a):  # 「200km以上移動した」: 移動, not 以上移動
+            a = lead.end()
         run = text[a:b]
         if len(run) < 2 or run in stop_words:
             continue
