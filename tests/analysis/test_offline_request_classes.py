@@ -270,3 +270,13 @@ def test_a_number_said_in_a_unit_is_a_condition_on_the_column_in_that_unit() -> 
     assert spec["filters"] == [{"col": "年齢", "op": ">=", "value": 60}]
     spec = acted_spec("200km以上移動した会員は何人？", members)
     assert spec["filters"] == [{"col": "移動距離", "op": ">=", "value": 200}]
+
+
+def test_a_restriction_to_rows_of_a_word_not_read_is_asked_not_dropped() -> None:
+    # before: 「ネットバンクだけの金額合計」 totalled every row, "only the overseas ones" too
+    for text in ("ネットバンクだけの金額合計", "total amount, only the overseas ones"):
+        assert decide(text, TRANSFERS_JA).next_action == "ask", text
+    # a restriction read, or one on the answer's form, still acts
+    spec = acted_spec("払戻しだけの金額合計", TRANSFERS_JA)
+    assert spec["filters"] == [{"col": "処理区分", "op": "==", "value": "払戻し"}]
+    assert acted_spec("件数だけ教えて", TRANSFERS_JA)["filters"] == []

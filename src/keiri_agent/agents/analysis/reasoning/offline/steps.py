@@ -82,7 +82,11 @@ _CONDITION_SAID = re.compile(
     r"|\b(?:ended up with|ended with|flagged (?:for|as)|marked (?:as|for)|came back with"
     r"|resulted in|turned out to be)\b"
     r"|\b(?:still|not yet|yet to be|waiting for|awaiting|haven't|hasn't|weren't|wasn't"
-    r"|aren't|isn't|have not|has not|were not|was not|are not|is not)\b",
+    r"|aren't|isn't|have not|has not|were not|was not|are not|is not)\b"
+    # 「でんさいだけの額面合計」, "only the Osaka ones": some rows only, of a word not read
+    # (not a column read, 「___だけの」, nor the answer's form, 「件数だけ教えて」)
+    r"|(?<![_数計字果均額])(?:だけ|のみ)(?=の|で|を|に)"
+    r"|\bonly (?!(?:the )?(?:total|count|number|sum|average|mean|figure)s?\b)(?:the |our )?[a-z]",
     re.IGNORECASE,
 )
 """A condition said: a total must read it, else the rows it keeps are asked."""
