@@ -280,3 +280,18 @@ def test_a_restriction_to_rows_of_a_word_not_read_is_asked_not_dropped() -> None
     spec = acted_spec("払戻しだけの金額合計", TRANSFERS_JA)
     assert spec["filters"] == [{"col": "処理区分", "op": "==", "value": "払戻し"}]
     assert acted_spec("件数だけ教えて", TRANSFERS_JA)["filters"] == []
+
+
+def test_a_value_in_its_base_form_is_said_as_what_was_done() -> None:
+    # before: "rejected" did not name the value Reject: the rows were grouped by result
+    reviews = dataset_summary(
+        50,
+        [
+            ("review_id", "text", ["V-1", "V-2"], 50),
+            ("review_result", "categorical", ["Accept", "Reject", "Hold"], 3),
+            ("amount", "numeric", ["100", "900"], 40),
+        ],
+        "ds_reviews_en",
+    )
+    spec = acted_spec("how many claims were rejected at review?", reviews)
+    assert spec["filters"] == [{"col": "review_result", "op": "==", "value": "Reject"}]

@@ -284,7 +284,7 @@ def value_pattern(value: str) -> str:
     if not (value[-1:].isalpha() and pattern.endswith("(?![a-z0-9])")):
         return pattern
     body = pattern[: -len("(?![a-z0-9])")]
-    plural = "(?:e?s)?"
+    plural = "(?:e?s|e?d)?"  # "rejected" ~ Reject: a state said as what was done
     if value.endswith("al"):  # "billed annually" ~ annual
         plural = "(?:e?s|ly)?"
     if value.endswith("y") and len(value) >= 3:
