@@ -98,6 +98,7 @@ _DISTINCT = re.compile(
     re.I,
 )
 """How many different values of a named column (not how many rows)."""
+_DIFFERENT_BEFORE = re.compile(r"\b(?:different|distinct|unique)\s+$", re.I)
 _MONEY_ASKED = re.compile(
     r"いくら|何円|使っ|(?<![a-z])(?:how much|spent|spend|spending|cost us)(?![a-z])", re.I
 )
@@ -1562,25 +1563,8 @@ class StepBuilder:
                 CATEGORY_KINDS,
             )
         metrics: dict[str, list[str]] = {}
-        if value_aggs == ["nunique"] and not self.numeric and self.categorical:
-            # 「取引先は何社？」; 「支払先は何人？支払先コードの重複なしで」: the key said wins
-            # (wider than ``key_said``: a distinct count is already asked, so 「…単位で」
-            # names its key here, where alone it would be a grouping)
-            keyed = [
-                m.column
-                for m in self.c.mentions
-                if m.column in self.categorical
-                and re.match(
-                    r"\s*(?:の?\s*重複|で数え|でカウント|単位で|ベースで|ベース)",
-                    self.p.text[m.end :],
-                )
-            ]
-            counted = [  # 「車両は何台」: the thing the count word follows
-                m.column
-                for m in self.c.mentions
-                if m.column in self.categorical and _JA_HOW_MANY_AFTER.match(self.p.text[m.end :])
-            ]
-            metrics[(keyed or counted or self.categorical)[0]] = ["nunique"]
+        if value_aggs == ["nunique"] and (counted := self.distinct_counted()):
+            metrics[counted] = ["nunique"]
         elif value_aggs:
             numeric = (
                 self.numeric
@@ -1612,6 +1596,44 @@ class StepBuilder:
         else:
             title = self.t("件数", "Row count")
         return self.step(title, {"op": "total", "metrics": metrics})
+
+    def distinct_counted(self) -> str | None:
+        """The column whose distinct values a distinct count counts, when it is no numeric
+        one: 「取引先は何社？」; 「支払先は何人？支払先コードの重複なしで」 (the key said
+        wins: wider than ``key_said``, a distinct count being asked, 「…単位で」 names its key
+        here, where alone it would be a grouping); 「車両は何台」 (the thing the count word
+        follows); "how many different suppliers did we receive from" (not qty_received)."""
+        if self.numeric:
+            named = self.distinct_named()
+            if named is None:
+                return None
+            self.numeric, self.categorical = [], [named]
+        if not self.categorical:
+            return None
+        keyed = [
+            m.column
+            for m in self.c.mentions
+            if m.column in self.categorical
+            and re.match(
+                r"\s*(?:の?\s*重複|で数え|でカウント|単位で|ベースで|ベース)",
+                self.p.text[m.end :],
+            )
+        ]
+        counted = [
+            m.column
+            for m in self.c.mentions
+            if m.column in self.categorical and _JA_HOW_MANY_AFTER.match(self.p.text[m.end :])
+        ]
+        return (keyed or counted or self.categorical)[0]
+
+    def distinct_named(self) -> str | None:
+        """The column said right after "how many different" ("suppliers"), when it is not
+        numeric: the thing whose distinct values are counted."""
+        for m in self.c.mentions:
+            before = self.p.text[: m.start]
+            if self.index.kind(m.column) != "numeric" and _DIFFERENT_BEFORE.search(before):
+                return m.column
+        return None
 
     def unworded_aggregation(self) -> list[str]:
         """The aggregation of a single number asked with no word for one: a distinct count
