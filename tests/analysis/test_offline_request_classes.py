@@ -298,15 +298,15 @@ def test_a_value_in_its_base_form_is_said_as_what_was_done() -> None:
 
 
 def test_how_many_different_counts_the_column_said_after_it() -> None:
-    # before: "how many different vendors did we order from" counted qty_ordered's values
+    # before: "how many different vendors did we receive from" counted qty_received values
     orders = dataset_summary(
         50,
         [
             ("order_id", "text", ["O-1", "O-2"], 50),
             ("vendor", "categorical", ["Acme", "Beta", "Core"], 3),
-            ("qty_ordered", "numeric", ["1", "9"], 9),
+            ("qty_received", "numeric", ["1", "9"], 9),
         ],
         "ds_orders_en",
     )
-    spec = acted_spec("how many different vendors did we order from?", orders)
+    spec = acted_spec("how many different vendors did we receive from?", orders)
     assert spec["metrics"] == {"vendor": ["nunique"]}
