@@ -310,3 +310,13 @@ def test_how_many_different_counts_the_column_said_after_it() -> None:
     )
     spec = acted_spec("how many different vendors did we receive from?", orders)
     assert spec["metrics"] == {"vendor": ["nunique"]}
+
+
+def test_a_percent_of_the_total_per_category_is_a_share() -> None:
+    # before: "what % of the total amount" summed per department (the "total" won)
+    spec = acted_spec("What % of the total amount does each department account for?", EXPENSES_EN)
+    assert (spec["op"], spec["group_col"], spec["value_col"]) == (
+        "share_ratio",
+        "department",
+        "amount",
+    )

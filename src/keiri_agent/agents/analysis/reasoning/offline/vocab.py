@@ -27,7 +27,8 @@ INTENTS: dict[str, str] = {
     "|~(?<!number of )(?<!how many )shares(?! (purchased|bought|sold|held|issued|owned|traded))"
     "(?![a-z])"
     "|~全体の\\s*何\\s*(?:[%％]|パーセント|割)|~何\\s*(?:[%％]|パーセント)\\s*(?:ずつ|を占め)"
-    "|proportion|proportions|percentage|percentages|percent|pareto|composition|pie",
+    "|proportion|proportions|percentage|percentages|percent|pareto|composition|pie"
+    "|~what %|~account(?:s|ed)? for|~goes to each|~go to each",
     "duplicate": "~重複(?!\\s*(?:なし|無し|なく|を?除|は除|を省|は省|分?を?数えない))"
     "|~同じ[^。？?]{1,15}同じ"
     "|ダブり|ダブって|二重|複数回|何度も|~duplicat|dupe|dupes|dedupe|~repeat(ed|s)?|twice"
@@ -359,6 +360,12 @@ _GROUPED = re.compile(r"ごと|毎に|別に|別の|\b(?:by|per|for each)\b", re
 _WHOLE_DATA = re.compile(r"dataset|the data\b|the file|データ全体|このデータ|ファイル全体", re.I)
 
 
+# "what % of the total write-off", 「全体に占める」: the share of a total, not a sum beside it
+_OF_THE_TOTAL = re.compile(
+    r"(?:%|percent(?:age)?|share) of (?:the |our )?total|(?:全体|合計|総額)に占める", re.I
+)
+
+
 def intents(text: str) -> list[str]:
     """Intent labels found in normalised text, in ``INTENTS`` order.
 
@@ -373,7 +380,11 @@ def intents(text: str) -> list[str]:
         found.remove("missingness")  # 「原因区分ごとの件数（空欄も含めて）」: blanks as a group
     if "summary" in found and "overview" in found and _WHOLE_DATA.search(text):
         found.remove("summary")  # "summarise the dataset: rows, columns": its overview
-    if "share" in found and ("missingness" in found or set(VALUE_AGGS) & set(aggregations(text))):
+    if (
+        "share" in found
+        and ("missingness" in found or set(VALUE_AGGS) & set(aggregations(text)))
+        and not _OF_THE_TOTAL.search(text)
+    ):
         found.remove("share")
     return found
 
