@@ -231,6 +231,7 @@ BLIND52 = Path(__file__).parent / "data" / "offline_requests_blind52.jsonl"
 BLIND53 = Path(__file__).parent / "data" / "offline_requests_blind53.jsonl"
 BLIND54 = Path(__file__).parent / "data" / "offline_requests_blind54.jsonl"
 BLIND55 = Path(__file__).parent / "data" / "offline_requests_blind55.jsonl"
+BLIND56 = Path(__file__).parent / "data" / "offline_requests_blind56.jsonl"
 HELDOUT_DATASETS = Path(__file__).parent / "data" / "heldout_datasets"
 SETS = {
     "tuning": DATA,
@@ -292,6 +293,7 @@ SETS = {
     "blind53": BLIND53,
     "blind54": BLIND54,
     "blind55": BLIND55,
+    "blind56": BLIND56,
 }
 
 # (ja name, en name, kind, examples)
