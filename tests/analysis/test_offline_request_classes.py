@@ -320,3 +320,20 @@ def test_a_percent_of_the_total_per_category_is_a_share() -> None:
         "department",
         "amount",
     )
+
+
+def test_a_trend_runs_over_the_date_of_the_measures_event() -> None:
+    # before: 「支払額の月別推移」 ran over the first date, 請求日, not 支払日
+    payments = dataset_summary(
+        120,
+        [
+            ("伝票番号", "text", ["P-1", "P-2"], 120),
+            ("請求日", "datetime", ["2025-04-01", "2025-09-30"], 100),
+            ("支払日", "datetime", ["2025-04-30", "2025-10-31"], 100),
+            ("請求額", "numeric", ["1000", "5000"], 100),
+            ("支払額", "numeric", ["1000", "5000"], 100),
+        ],
+        "ds_payments_ja",
+    )
+    spec = acted_spec("支払額の月別推移を折れ線で", payments)
+    assert (spec["x"], spec["y"]) == ("支払日", "支払額")

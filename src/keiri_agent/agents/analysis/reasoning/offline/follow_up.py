@@ -28,6 +28,7 @@ from keiri_agent.agents.analysis.reasoning.offline.parser import (
 )
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import money_named, typed_boolean
 from keiri_agent.agents.analysis.reasoning.offline.steps import (
+    date_named_like,
     measure_by_its_words,
     whole_of_its_parts,
 )
@@ -401,6 +402,10 @@ def _date_column(parsed: ParsedRequest, spec: dict[str, Any]) -> tuple[str | Non
     named = said or own or [f["col"] for f in spec.get("filters") or [] if f["col"] in dates]
     if named:
         return named[0], False
+    if liked := date_named_like(
+        dates, spec.get("y") or next(iter(spec.get("metrics") or {}), None)
+    ):
+        return liked, False  # "show it monthly" of WrittenOff: over WriteoffDate
     return (dates[0], len(dates) > 1) if dates else (None, False)
 
 

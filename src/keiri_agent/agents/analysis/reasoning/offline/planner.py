@@ -29,6 +29,7 @@ from keiri_agent.agents.analysis.reasoning.offline.steps import (
     Step,
     StepBuilder,
     blanks_only,
+    date_named_like,
     first,
 )
 
@@ -156,6 +157,8 @@ class _Builder(StepBuilder):
             self.assumptions.append(self.t("期間ごとの平均と仮定", "period averages assumed"))
         if agg is None:
             self.assumptions.append(self.t("期間ごとの合計と仮定", "period totals assumed"))
+        if not self.dates and len(dates) > 1 and (liked := date_named_like(dates, y)):
+            dates = [liked]  # 「支払額の月別推移」 beside 請求日 and 支払日: over 支払日
         freq = self.freq
         if freq is None:
             freq = "M"

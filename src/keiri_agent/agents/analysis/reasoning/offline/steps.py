@@ -10,6 +10,7 @@ Plots are built by the subclass in ``planner``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,12 +38,36 @@ from keiri_agent.agents.analysis.reasoning.offline.parser import (
 )
 from keiri_agent.agents.analysis.reasoning.offline.request_filters import (
     LEFT_OUT_BEFORE,
+    common_prefix,
     money_column,
     money_named,
     typed_boolean,
     verb_column,
 )
 from keiri_agent.errors import SpecError
+
+_DATE_WORDS = frozenset({"date", "dt", "day", "on", "at", "time"})
+_JA_DATE_TAIL = re.compile(r"(?:年月日|日付|日時|年月|日)$")
+
+
+def date_named_like(dates: Sequence[str], measure: str | None) -> str | None:
+    """The one date column named like the measure, the date of its event: WriteoffDate of
+    WrittenOff, 支払日 of 支払額 (beside InvoiceDate, 請求日); None when none or several."""
+    if not measure:
+        return None
+    liked = []
+    for date in dates:
+        if date.isascii() and measure.isascii():
+            events = [t for t in name_tokens(date) if t not in _DATE_WORDS]
+            words = name_tokens(measure)
+            if any(common_prefix(e, w) >= 4 for e in events for w in words):
+                liked.append(date)
+        elif not date.isascii() and not measure.isascii():
+            event = _JA_DATE_TAIL.sub("", date)
+            if len(event) >= 2 and event != date and event in measure:
+                liked.append(date)
+    return liked[0] if len(liked) == 1 else None
+
 
 _AGG_JA = {
     "sum": "合計",
