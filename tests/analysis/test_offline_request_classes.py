@@ -337,3 +337,18 @@ def test_a_trend_runs_over_the_date_of_the_measures_event() -> None:
     )
     spec = acted_spec("支払額の月別推移を折れ線で", payments)
     assert (spec["x"], spec["y"]) == ("支払日", "支払額")
+
+
+def test_tax_deductible_is_said_in_its_accounting_word() -> None:
+    # before: 「損金算入できる」 named no column of an English ledger (deductible: 免責 only)
+    costs = dataset_summary(
+        40,
+        [
+            ("CostID", "text", ["K-1", "K-2"], 40),
+            ("Deductible", "boolean", ["True", "False"], 2),
+            ("Amount", "numeric", ["100", "900"], 30),
+        ],
+        "ds_costs_en",
+    )
+    spec = acted_spec("損金算入できるのは何件？", costs)
+    assert spec["filters"] == [{"col": "Deductible", "op": "==", "value": True}]

@@ -712,7 +712,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     # insurance, medical & legal
     "premium": ("保険料", "割増"),
     "premiums": ("保険料",),
-    "deductible": ("免責金額", "免責"),
+    "deductible": ("免責金額", "免責", "損金算入", "控除対象"),  # tax-deductible: 損金算入
     "claim": ("請求", "保険金請求", "クレーム"),
     "claims": ("請求", "保険金請求", "クレーム"),
     "claimed": ("請求額", "申請額", "請求"),
