@@ -352,3 +352,36 @@ def test_tax_deductible_is_said_in_its_accounting_word() -> None:
     )
     spec = acted_spec("損金算入できるのは何件？", costs)
     assert spec["filters"] == [{"col": "Deductible", "op": "==", "value": True}]
+
+
+REPAIRS_JA = dataset_summary(
+    90,
+    [
+        ("作業番号", "text", ["W-1", "W-2"], 90),
+        ("作業時間", "numeric", ["1.5", "8"], 30),
+        ("部品数", "numeric", ["1", "12"], 12),
+        ("修繕費", "numeric", ["12000", "98000"], 80),
+    ],
+    "ds_repairs_ja",
+)
+
+
+def test_the_word_for_what_one_japanese_column_is_names_it_in_english() -> None:
+    # before: "cost" (the head of 修繕費's reading, "repair cost") was too loose alone: asked
+    assert acted_spec("What's the median cost per job?", REPAIRS_JA)["metrics"] == {
+        "修繕費": ["median"]
+    }
+
+
+def test_an_action_on_what_a_column_counts_is_declined_not_summarised() -> None:
+    # before: "mail inspection notices" named 点検回数 ("inspection count") and summarised it
+    checks = dataset_summary(
+        40,
+        [
+            ("顧客番号", "text", ["C-1", "C-2"], 40),
+            ("点検回数", "numeric", ["1", "4"], 4),
+        ],
+        "ds_checks_ja",
+    )
+    decision = decide("Please mail inspection notices to the customers.", checks)
+    assert decision.next_action == "out_of_scope", decision

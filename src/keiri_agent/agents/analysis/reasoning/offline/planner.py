@@ -382,7 +382,8 @@ def plan_request(
         said_raw = [
             label
             for label in vocab.out_of_scope(said)
-            if label == "ratio" or label in _DATA_CHANGES
+            # 「督促状を郵送して」: an action on the thing a column counts (督促回数)
+            if label in ("ratio", "action") or label in _DATA_CHANGES
         ]
         if vocab.WRITE_BACK.search(said):  # the verb may have been read as a column word
             said_raw = [*said_raw, "file"]

@@ -167,7 +167,7 @@ def similar_mentions(
         if len(names) == 1 and not names & identifiers:
             found.append(Mention(a, b, next(iter(names))))
             claimed[a:b] = b"\x01" * (b - a)
-    found += _english_phrases(text, readings, claimed, stop_words, identifiers)
+    found += _english_phrases(text, readings, claimed, stop_words, identifiers, numeric)
     found += _japanese_words_of_english_names(
         text, japanese_words or [], claimed, stop_words, identifiers, numeric
     )
@@ -212,6 +212,10 @@ def _japanese_words_of_english_names(
 _TABLE_WORDS = frozenset(
     {"field", "fields", "column", "columns", "row", "rows", "record", "records"}
 )
+# Words too loose to name a column alone even when only one column's readings have them.
+_LOOSE = frozenset(
+    stem(w) for w in ("money", "amount", "value", "total", "number", "name", "fee", "charge")
+)
 _MEASURE_AFTER = re.compile(r"\s+(?:amounts?|values?|sums?|totals?|figures?)(?![a-z])")
 _EN_RUN = re.compile(r"[a-z]+(?:[\s-]+(?:(?:and|of|&)[\s-]+)?[a-z]+)*")
 
@@ -222,22 +226,32 @@ def _english_phrases(
     claimed: bytearray,
     stop_words: frozenset[str],
     identifiers: frozenset[str],
+    numeric: frozenset[str] = frozenset(),
 ) -> list[Mention]:
     """Japanese names said in English words other than their readings' own: "food and
     drink spend" for 飲食費 (its reading is "food and drink cost"). A run of
     the request's unread English words names a column when two of its words are words of
     the column's readings, or one word is a whole reading ("urgency" for 緊急度), and no
     other column does as well; one word of a longer reading ("money" of "joining money",
-    入会金) is too loose to name it."""
+    入会金) is too loose to name it, unless it is the last word (what the column is) of a
+    numeric column's reading and a word of no other column's ("the median disposal cost"
+    of 処理費用, "treatment cost")."""
     words_of: dict[str, set[str]] = {}
     whole_of: dict[str, set[str]] = {}
+    heads_of: dict[str, set[str]] = {}
     for name, said in readings:
         for reading in said:
             said_words = [w for w in re.split(r"[\s-]+", reading) if w]
             parts = [stem(w) for w in said_words if w not in stop_words | _TABLE_WORDS]
             words_of.setdefault(name, set()).update(p for p in parts if len(p) >= 3)
+            if parts:  # what the column is: a reading's last word ("cost" of "treatment cost")
+                heads_of.setdefault(name, set()).add(parts[-1])
             if len(said_words) == 1 and parts:  # not "reminder" of "reminder count"
                 whole_of.setdefault(name, set()).add(parts[0])
+    owners: dict[str, int] = {}  # a word of the readings → how many columns have it
+    for stems in words_of.values():
+        for word in stems:
+            owners[word] = owners.get(word, 0) + 1
     found: list[Mention] = []
     for a, b in _spans(text, claimed, _EN_RUN):
         words = [
@@ -249,7 +263,15 @@ def _english_phrases(
         for name, stems in words_of.items():
             hits = [w for w in words if w[2] in stems]
             whole = any(w[2] in whole_of.get(name, ()) for w in hits)
-            if len({w[2] for w in hits}) >= 2 or whole:
+            # "the median disposal cost": cost is a word of one column's readings only
+            own = (
+                len(hits) == 1
+                and name in numeric
+                and hits[0][2] in heads_of.get(name, ())
+                and owners[hits[0][2]] == 1
+                and hits[0][2] not in _LOOSE
+            )
+            if len({w[2] for w in hits}) >= 2 or whole or own:
                 scores.append((len(hits) + (1 if whole else 0), name, hits))
         scores.sort(key=lambda item: -item[0])
         if not scores or (len(scores) > 1 and scores[1][0] == scores[0][0]):

@@ -137,7 +137,7 @@ OUT_OF_SCOPE: dict[str, str] = {
     "(contracts?|lines?|sims?|subscriptions?|orders?)"
     "|~(contact|call|e-?mail|phone) (the |our )?(carriers?|vendors?|suppliers?|bank|customers?)"
     "|~place (an |the )?orders?|~pay (the |these |those |our )?(invoices?|bills?|vendors?)"
-    "|~(mail|post) (out )?(the |these |our )?(reminder |payment |dunning )?"
+    "|~(mail|post) (out )?(the |these |our )?([a-z-]+ )?"
     "(letters?|reminders?|notices?|postcards?)"
     "|~(郵送|送付|発送)\\s*(して|しといて|を)\\s*(おいて|おく|ください|下さい|ほしい|もらえ|くれ|お願い)",
     "modify": "削除して|書き換|上書き|修正して|~delete|overwrite"
