@@ -385,3 +385,18 @@ def test_an_action_on_what_a_column_counts_is_declined_not_summarised() -> None:
     )
     decision = decide("Please mail inspection notices to the customers.", checks)
     assert decision.next_action == "out_of_scope", decision
+
+
+def test_the_word_for_what_a_category_is_names_it_as_the_grouping() -> None:
+    # before: "by location" (the head of 保管場所's reading, "storage location") was asked
+    stock = dataset_summary(
+        90,
+        [
+            ("品番", "text", ["P-1", "P-2"], 90),
+            ("保管場所", "categorical", ["第1倉庫", "第2倉庫"], 2),
+            ("在庫金額", "numeric", ["1000", "9000"], 80),
+        ],
+        "ds_stock_ja",
+    )
+    spec = acted_spec("total stock value by location", stock)
+    assert spec["group_cols"] == ["保管場所"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from keiri_agent.agents.analysis.reasoning.offline.mentions import Mention
 
@@ -212,6 +213,51 @@ def _japanese_words_of_english_names(
 _TABLE_WORDS = frozenset(
     {"field", "fields", "column", "columns", "row", "rows", "record", "records"}
 )
+
+
+@dataclass(frozen=True)
+class _Said:
+    """What the columns' English readings say: their words, whole readings, heads (a
+    reading's last word: what the column is) and how many columns have each word."""
+
+    words_of: dict[str, set[str]]
+    whole_of: dict[str, set[str]]
+    heads_of: dict[str, set[str]]
+    owners: dict[str, int]
+    numeric: frozenset[str]
+
+    def best(
+        self, text: str, words: list[tuple[int, int, str]]
+    ) -> tuple[str, list[tuple[int, int, str]]] | None:
+        """The one column the words name best, with the words that name it; None when
+        none does or two do as well by the same words (two named as well by words of
+        their own are both named: the first here, the other next)."""
+        scores: list[tuple[int, str, list[tuple[int, int, str]]]] = []
+        for name, stems in self.words_of.items():
+            hits = [w for w in words if w[2] in stems]
+            whole = any(w[2] in self.whole_of.get(name, ()) for w in hits)
+            # "the median disposal cost": cost is a word of one column's readings only
+            own = (
+                len(hits) == 1
+                and (name in self.numeric or _CHOICE_BEFORE.search(text[: hits[0][0]]))
+                and hits[0][2] in self.heads_of.get(name, ())
+                and self.owners[hits[0][2]] == 1
+                and hits[0][2] not in _LOOSE
+            )
+            if len({w[2] for w in hits}) >= 2 or whole or own:
+                scores.append((len(hits) + (1 if whole else 0), name, hits))
+        scores.sort(key=lambda item: -item[0])
+        if not scores:
+            return None
+        tied = [hits for score, _, hits in scores if score == scores[0][0]]
+        said = [{w[0] for w in hits} for hits in tied]
+        if any(a & b for i, a in enumerate(said) for b in said[i + 1 :]):
+            return None  # two columns named as well by the same words: neither
+        return scores[0][1], scores[0][2]
+
+
+# A category said as the grouping or the one chosen: "by location", "which location".
+_CHOICE_BEFORE = re.compile(r"(?<![a-z])(?:by|per|each|every|which|what)\s+$")
 # Words too loose to name a column alone even when only one column's readings have them.
 _LOOSE = frozenset(
     stem(w) for w in ("money", "amount", "value", "total", "number", "name", "fee", "charge")
@@ -235,7 +281,8 @@ def _english_phrases(
     other column does as well; one word of a longer reading ("money" of "joining money",
     入会金) is too loose to name it, unless it is the last word (what the column is) of a
     numeric column's reading and a word of no other column's ("the median disposal cost"
-    of 処理費用, "treatment cost")."""
+    of 処理費用, "treatment cost"), or of a category said as the grouping or the one
+    chosen ("by location" of 勤務地, "work location")."""
     words_of: dict[str, set[str]] = {}
     whole_of: dict[str, set[str]] = {}
     heads_of: dict[str, set[str]] = {}
@@ -253,33 +300,20 @@ def _english_phrases(
         for word in stems:
             owners[word] = owners.get(word, 0) + 1
     found: list[Mention] = []
+    said_of = _Said(words_of, whole_of, heads_of, owners, numeric)
     for a, b in _spans(text, claimed, _EN_RUN):
         words = [
             (m.start() + a, m.end() + a, stem(m.group()))
             for m in _EN_WORD.finditer(text[a:b])
             if m.group() not in stop_words
         ]
-        scores: list[tuple[int, str, list[tuple[int, int, str]]]] = []
-        for name, stems in words_of.items():
-            hits = [w for w in words if w[2] in stems]
-            whole = any(w[2] in whole_of.get(name, ()) for w in hits)
-            # "the median disposal cost": cost is a word of one column's readings only
-            own = (
-                len(hits) == 1
-                and name in numeric
-                and hits[0][2] in heads_of.get(name, ())
-                and owners[hits[0][2]] == 1
-                and hits[0][2] not in _LOOSE
-            )
-            if len({w[2] for w in hits}) >= 2 or whole or own:
-                scores.append((len(hits) + (1 if whole else 0), name, hits))
-        scores.sort(key=lambda item: -item[0])
-        if not scores or (len(scores) > 1 and scores[1][0] == scores[0][0]):
-            continue
-        _, name, hits = scores[0]
-        if name in identifiers:
-            continue
-        start, end = hits[0][0], hits[-1][1]
-        found.append(Mention(start, end, name))
-        claimed[start:end] = b"\x01" * (end - start)
+        while words:  # "total stock value by location": 在庫金額, then 保管場所
+            best = said_of.best(text, words)
+            if best is None or best[0] in identifiers:
+                break
+            name, hits = best
+            start, end = hits[0][0], hits[-1][1]
+            found.append(Mention(start, end, name))
+            claimed[start:end] = b"\x01" * (end - start)
+            words = [w for w in words if not start <= w[0] < end]
     return found
