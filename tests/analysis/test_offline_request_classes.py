@@ -400,3 +400,17 @@ def test_the_word_for_what_a_category_is_names_it_as_the_grouping() -> None:
     )
     spec = acted_spec("total stock value by location", stock)
     assert spec["group_cols"] == ["保管場所"]
+
+
+def test_a_counter_that_is_a_columns_name_counts_its_values() -> None:
+    # before: 「何倉庫に置いてる？」 asked what to analyse
+    stock = dataset_summary(
+        90,
+        [
+            ("品番", "text", ["P-1", "P-2"], 90),
+            ("倉庫", "categorical", ["東", "西", "南"], 3),
+            ("在庫金額", "numeric", ["1000", "9000"], 80),
+        ],
+        "ds_warehouses_ja",
+    )
+    assert acted_spec("何倉庫に置いてる？", stock)["metrics"] == {"倉庫": ["nunique"]}

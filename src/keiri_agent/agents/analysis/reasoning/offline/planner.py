@@ -322,6 +322,8 @@ class _Builder(StepBuilder):
             return step
         if QUANTITY_ASKED.search(self.c.text) and (self.mentioned or self.filters):
             return self.total()  # 「合計額、全部でいくら？」「仕入先って何社？」
+        if self.counted_by_its_name():
+            return self.total()  # 「何拠点で作業してる？」: how many 拠点
         if self.mentioned:
             self.assumptions.append(
                 self.t("指定された列の要約統計を表示", "summary statistics of the named columns")

@@ -123,6 +123,9 @@ _DISTINCT = re.compile(
     re.I,
 )
 """How many different values of a named column (not how many rows)."""
+_HOW_MANY_OF = re.compile(
+    r"何\s*([\u3400-\u9fff\u30a1-\u30fc]{1,6}?)(?=で|に|の|が|を|ある|いる|[?？、。]|$)"
+)
 _DIFFERENT_BEFORE = re.compile(r"\b(?:different|distinct|unique)\s+$", re.I)
 _MONEY_ASKED = re.compile(
     r"いくら|何円|使っ|(?<![a-z])(?:how much|spent|spend|spending|cost us)(?![a-z])", re.I
@@ -1115,7 +1118,19 @@ class StepBuilder:
             return ["nunique"]
         if self.categorical and (self.asks_distinct() or self.key_said()):
             return ["nunique"]
+        if named := self.counted_by_its_name():
+            self.categorical = [named]  # 「何拠点で作業してる？」: the 拠点 column's values
+            return ["nunique"]
         return []
+
+    def counted_by_its_name(self) -> str | None:
+        """The category column whose whole name is the counter of 「何〇〇」 (「何拠点」 of a
+        column 拠点, 「何部署」 of 部署): how many different values it holds."""
+        for m in _HOW_MANY_OF.finditer(self.p.text[self.c.start : self.c.end]):
+            for name in self.index.names(*CATEGORY_KINDS):
+                if normalize(name) == m.group(1):
+                    return name
+        return None
 
     def people_counted(self) -> str | None:
         """「税理士の手当をもらってる人って何人？」 with no column of people named: the people
