@@ -3,7 +3,13 @@ a made-up table of its own (not a set's words): the class is what is tested."""
 
 from __future__ import annotations
 
-from tests.analysis.offline_support import acted_spec, dataset_summary, decide, spec_of
+from tests.analysis.offline_support import (
+    acted_spec,
+    dataset_summary,
+    decide,
+    decide_after,
+    spec_of,
+)
 
 EXPENSES_EN = dataset_summary(
     300,
@@ -414,3 +420,31 @@ def test_a_counter_that_is_a_columns_name_counts_its_values() -> None:
         "ds_warehouses_ja",
     )
     assert acted_spec("何倉庫に置いてる？", stock)["metrics"] == {"倉庫": ["nunique"]}
+
+
+def test_a_grouping_changed_keeps_every_measure_of_the_result() -> None:
+    # before: 「取引先別に切り替えて」 after two sums kept the first and dropped 手数料
+    fees = dataset_summary(
+        90,
+        [
+            ("伝票番号", "text", ["F-1", "F-2"], 90),
+            ("部門", "categorical", ["営業部", "総務部"], 2),
+            ("取引先", "categorical", ["A社", "B社"], 2),
+            ("売上", "numeric", ["1000", "9000"], 80),
+            ("手数料", "numeric", ["10", "90"], 80),
+        ],
+        "ds_fees_ja",
+    )
+    earlier = {
+        "type": "analysis",
+        "op": "groupby_agg",
+        "group_cols": ["部門"],
+        "metrics": {"売上": ["sum"], "手数料": ["sum"]},
+        "filters": [],
+    }
+    decision = decide_after("部門ごとの売上と手数料", earlier, "取引先別に切り替えて", fees)
+    spec = spec_of(decision)
+    assert (spec["group_cols"], spec["metrics"]) == (
+        ["取引先"],
+        {"売上": ["sum"], "手数料": ["sum"]},
+    )

@@ -413,6 +413,9 @@ def _grouped(base: dict[str, Any], groups: list[str]) -> dict[str, Any]:
     """``base`` grouped by ``groups`` (a total split, a grouping replaced)."""
     column, agg = _measure(base)
     metrics = {column: [agg]} if column else {groups[0]: ["count"]}
+    measured = {c: list(a) for c, a in (base.get("metrics") or {}).items() if "count" not in a}
+    if column and len(measured) > 1 and column in measured:
+        metrics = measured  # 「商品区分ごとの対象売上とリベート額」 → 「得意先別に」: both
     lead = f"{column or groups[0]}_{agg}"
     return {
         "type": "analysis",
