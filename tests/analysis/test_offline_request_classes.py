@@ -448,3 +448,32 @@ def test_a_grouping_changed_keeps_every_measure_of_the_result() -> None:
         ["取引先"],
         {"売上": ["sum"], "手数料": ["sum"]},
     )
+
+
+CLAIMS_JA = dataset_summary(
+    200,
+    [
+        ("精算番号", "text", ["E-1", "E-2"], 200),
+        ("部署", "categorical", ["営業部", "総務部"], 2),
+        ("距離", "numeric", ["3", "120"], 150),
+        ("精算額", "numeric", ["500", "9000"], 180),
+        ("部長承認", "boolean", ["True", "False"], 2),
+    ],
+    "ds_claims_ja",
+)
+
+
+def test_a_histogram_or_scatter_is_edited_by_a_follow_up() -> None:
+    # before: each of these asked 「どのような分析をしますか？」 (only tables, bars and lines
+    # could be edited)
+    hist = {"type": "plot", "kind": "hist", "x": "距離", "filters": []}
+    spec = spec_of(decide_after("距離の分布", hist, "部長承認済みのものだけで", CLAIMS_JA))
+    assert (spec["kind"], spec["filters"]) == (
+        "hist",
+        [{"col": "部長承認", "op": "==", "value": True}],
+    )
+    spec = spec_of(decide_after("距離の分布", hist, "部署ごとに箱ひげにして", CLAIMS_JA))
+    assert (spec["kind"], spec["x"], spec["y"]) == ("box", "部署", "距離")
+    scatter = {"type": "plot", "kind": "scatter", "x": "距離", "y": "精算額", "filters": []}
+    spec = spec_of(decide_after("距離と精算額の散布図", scatter, "部署で色分けして", CLAIMS_JA))
+    assert (spec["kind"], spec["hue"]) == ("scatter", "部署")

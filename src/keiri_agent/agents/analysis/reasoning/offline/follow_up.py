@@ -799,8 +799,22 @@ def edit_previous(
     dataset_id: str | None,
 ) -> FollowUp | None:
     """The previous result edited as ``text`` asks, or None when ``text`` is not a follow-up."""
+    if not text.strip():
+        return None
+    if _base(previous) is None and previous and previous[-1].get("kind") in _PLOTS_EDITED:
+        return _plot_edited(dict(previous[-1]), text, summary, dataset_id)
+    return _result_edited(text, previous, summary, dataset_id)
+
+
+def _result_edited(
+    text: str,
+    previous: Sequence[dict[str, Any]],
+    summary: dict[str, Any],
+    dataset_id: str | None,
+) -> FollowUp | None:
+    """A table, total, share, bar or line chart edited as ``text`` asks (``edit_previous``)."""
     base = _base(previous)
-    if base is None or not text.strip():
+    if base is None:
         return None
     parsed = parse_request(
         text, summary, vocab.family, vocab.phrase_spans, _year_of(base.get("filters") or [])
@@ -896,6 +910,60 @@ def edit_previous(
         )
     dumped = model.model_dump(mode="json", exclude_none=True)
     return FollowUp(title, spec=dumped, assumptions=assumptions)
+
+
+_PLOTS_EDITED = frozenset({"hist", "scatter", "box"})
+# A category the points are coloured by: 「運用商品で色分けして」, "colour it by region".
+_COLOURED_AFTER = re.compile(r"\s*(?:で|ごとに|別に)\s*色分け")
+_COLOURED_BEFORE = re.compile(r"(?<![a-z])colou?r(?:ed)?(?: it| them| that)? by\s+$", re.I)
+
+
+def _plot_edited(
+    base: dict[str, Any], text: str, summary: dict[str, Any], dataset_id: str | None
+) -> FollowUp | None:
+    """A histogram, scatter or box chart edited: its rows kept (「承認済みのものだけで」), its
+    points coloured by a category (「運用商品で色分けして」), or split by one (a histogram
+    becomes boxes per category: 「事業所ごとに箱ひげに」, "split it by customer type"). None
+    when the text asks none of these."""
+    parsed = parse_request(text, summary, vocab.family, vocab.phrase_spans)
+    if _own_request(parsed, text):
+        return None  # 「部署別の金額合計」 after a histogram: a request of its own
+    kind = parsed.index.kind
+    category = next(iter(_groups_said(parsed, text)), None) or next(
+        (
+            m.column
+            for m in parsed.mentions
+            if kind(m.column) != "numeric"
+            and (
+                _COLOURED_AFTER.match(parsed.text[m.end :])
+                or _COLOURED_BEFORE.search(parsed.text[: m.start])
+            )
+        ),
+        None,
+    )
+    groups = [category] if category else []
+    filters = [f for clause in parsed.clauses for f in parsed.filters_for(clause)[0]]
+    filters += _yes_no_conditions(parsed, groups, filters)
+    if category is None and not filters:
+        return None
+    spec = {k: v for k, v in base.items() if k not in ("title", "dataset_id")}
+    if category and spec["kind"] == "scatter":
+        spec["hue"] = category
+    elif category and spec["kind"] == "hist":
+        spec = {"type": "plot", "kind": "box", "x": category, "y": spec["x"]}
+    elif category:
+        spec["x"] = category
+    merged = _merged(list(base.get("filters") or []), filters)
+    spec["filters"] = [typed_boolean(f, kind) for f in merged]
+    if dataset_id:
+        spec["dataset_id"] = dataset_id
+    try:
+        model = parse_plot_spec(spec)
+        check_columns(model, parsed.index.by_name)
+    except SpecError:
+        return None
+    title = _t(parsed.lang, "前回のグラフを変更", "The previous chart, changed")
+    return FollowUp(title, spec=model.model_dump(mode="json", exclude_none=True))
 
 
 def vocab_freq_ja(freq: str) -> str:
