@@ -477,3 +477,19 @@ def test_a_histogram_or_scatter_is_edited_by_a_follow_up() -> None:
     scatter = {"type": "plot", "kind": "scatter", "x": "距離", "y": "精算額", "filters": []}
     spec = spec_of(decide_after("距離と精算額の散布図", scatter, "部署で色分けして", CLAIMS_JA))
     assert (spec["kind"], spec["hue"]) == ("scatter", "部署")
+
+
+def test_a_one_character_reading_groups_and_a_top_n_in_its_counter_ranks() -> None:
+    # before: 「国別」 named no column of an English table (国 is Country's one-character
+    # reading) and 「上位5か国」 was a clause of its own: the share was asked
+    countries = dataset_summary(
+        120,
+        [
+            ("FileNo", "text", ["T-1", "T-2"], 120),
+            ("Country", "categorical", ["Japan", "China", "USA"], 3),
+            ("Total Cost JPY", "numeric", ["50000", "90000"], 100),
+        ],
+        "ds_countries_en",
+    )
+    spec = acted_spec("国別の費用シェア、上位5か国", countries)
+    assert (spec["op"], spec["group_col"], spec["top_k"]) == ("share_ratio", "Country", 5)

@@ -939,6 +939,10 @@ class ColumnIndex:
                 if pattern not in found and reading in stems:
                     self.stem_terms.add(pattern)
                 found.setdefault(pattern, (next(iter(owners)), None, len(reading)))
+            elif len(owners) == 1 and len(reading) == 1 and is_japanese(reading):
+                # 「国別」 of Country (国): a one-character reading names it as a grouping
+                pattern = rf"(?<![\u3400-\u9fff]){re.escape(reading)}(?=\s*(?:別|ごと|毎))"
+                found.setdefault(pattern, (next(iter(owners)), None, 1))
 
     def _verb_compound_terms(self, found: dict[str, tuple[str, str | None, int]]) -> None:
         """「紛失した枚数」 for 紛失枚数, 「払い出した数量」 for 払出数量: a Japanese name of an

@@ -298,7 +298,8 @@ RANKED_COUNT = re.compile(
 # the ranking or share next to it, it is nothing asked for on its own.
 _TOP_ONLY = re.compile(
     rf"^\W*(?:(?:show|keep|list|just|only|the|please)\s+)*(?:top|bottom|上位|下位|トップ|ワースト)"
-    rf"\s*{_NUMBER}\s*(?:only|だけ|のみ|まで|つ|件|位|社|人|名|店|品|個|で|に|して|を|表示|please|\s)*\W*$"
+    rf"\s*{_NUMBER}\s*(?:only|だけ|のみ|まで|つ|件|位|社|人|名|店|品|個|か国|カ国|ヶ国|拠点|部署|で|に|して|を"
+    rf"|表示|please|\s)*\W*$"
 )
 # Aggregations of a value: "the mean percentage" is a mean, not a share.
 VALUE_AGGS = ("mean", "median", "min", "max", "std")
