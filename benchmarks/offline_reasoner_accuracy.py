@@ -127,6 +127,12 @@ Eight request sets, always reported separately:
   control, shareholder gifts, letters of credit; calibration, pest control, trademark
   renewals, taxi tickets), written the same way; blind51 and blind52 were first scored
   after the session's changes and kept out of tuning.
+- ``blind53.jsonl`` … ``blind56.jsonl``: 120 requests each on four more datasets each
+  (budget vs actual, capital spending requests, intercompany transactions, goods receipts;
+  mileage claims, defined-contribution pensions, sales rebates, receivable write-offs;
+  paid leave, quote requests, social-insurance premiums, billing disputes; prepaid
+  expenses, credit notes, factoring, bank guarantees), written the same way; blind55 and
+  blind56 were written while the session's rules changed and their failures not read.
 - the fourth blind set, ``data/offline_requests_blind4.jsonl``: a seventh held-out
   set, written the same way (neither the rules, their tests nor the other
   held-out sets' cases read) on four more made-up domains (an equipment
@@ -141,7 +147,7 @@ spec names (filters aside) and, for some, the ``filters``, the aggregation
 spec: a valid spec meeting every expectation (the tests check both). Run::
 
     uv run python benchmarks/offline_reasoner_accuracy.py \\
-        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind52|all]
+        [--set tuning|heldout|fresh|unseen|blind|blind2|…|blind56|all]
 
 It prints ``name: value`` lines per set and the failures. ``evaluate()`` is
 importable (the test suite asserts the tuning-set accuracy stays ≥ 0.9).
