@@ -493,3 +493,17 @@ def test_a_one_character_reading_groups_and_a_top_n_in_its_counter_ranks() -> No
     )
     spec = acted_spec("国別の費用シェア、上位5か国", countries)
     assert (spec["op"], spec["group_col"], spec["top_k"]) == ("share_ratio", "Country", 5)
+
+
+def test_a_number_said_in_a_unit_is_put_in_the_columns_unit() -> None:
+    parcels = dataset_summary(
+        60,
+        [
+            ("伝票番号", "text", ["S-1", "S-2"], 60),
+            ("重量(g)", "numeric", ["300", "5200"], 50),
+            ("送料", "numeric", ["500", "1800"], 20),
+        ],
+        "ds_parcels_ja",
+    )
+    spec = acted_spec("2kg以上の荷物は何件？", parcels)
+    assert spec["filters"] == [{"col": "重量(g)", "op": ">=", "value": 2000}]

@@ -1328,7 +1328,10 @@ def bare_thresholds(
             continue
         if not money and (measured := _column_in_unit(unit, numeric_columns)):
             # 「50歳以上の加入者」: 年齢; 「100km以上走った」: 走行距離
-            filters.append({"col": measured, "op": op, "value": _whole(value)})
+            # 「2時間以上」 of 作業時間(分): in the column's unit (120)
+            filters.append(
+                {"col": measured, "op": op, "value": in_column_unit(_whole(value), said, measured)}
+            )
             assumptions.append(
                 _t(
                     lang,
