@@ -507,3 +507,21 @@ def test_a_number_said_in_a_unit_is_put_in_the_columns_unit() -> None:
     )
     spec = acted_spec("2kg以上の荷物は何件？", parcels)
     assert spec["filters"] == [{"col": "重量(g)", "op": ">=", "value": 2000}]
+
+
+def test_an_amount_said_alone_is_the_total_column_of_a_table_without_sales() -> None:
+    # before: 「合計金額いくら？」 summed 燃料費, the first money-like column, not 支払合計
+    trips = dataset_summary(
+        80,
+        [
+            ("申請番号", "text", ["T-1", "T-2"], 80),
+            ("部署", "categorical", ["営業部", "総務部"], 2),
+            ("燃料費", "numeric", ["500", "3000"], 70),
+            ("駐車料", "numeric", ["300", "900"], 20),
+            ("支払合計", "numeric", ["800", "3900"], 75),
+            ("合計時間", "numeric", ["1", "9"], 9),
+        ],
+        "ds_trips_total_ja",
+    )
+    spec = acted_spec("部署が営業部の申請、合計金額いくら？", trips)
+    assert spec["metrics"] == {"支払合計": ["sum"]}

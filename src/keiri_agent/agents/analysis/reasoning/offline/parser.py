@@ -75,6 +75,10 @@ _ALONE_AFTER = (
 _OUTFLOW = re.compile(r"出金|支出|払出|withdrawals?|payouts?|paid_out|outflows?|debits?", re.I)
 _INFLOW = re.compile(r"入金|収入|受入|deposits?|receipts?|inflows?|credits?", re.I)
 _EXPENSE_VALUE = re.compile(r"費$|(?<![a-z])(?:expenses?|costs?|fees?)$", re.I)
+# A total of something other than money: 合計時間, 総距離, total_hours.
+_MEASURE_NAME = re.compile(
+    r"時間|日数|数量|件数|人数|回数|距離|重量|面積|km|kg|(?<![a-z])(?:hours?|days|qty|count)"
+)
 TOTAL_NAME = re.compile(r"(?<![a-z])total|合計|総額|総計|grand")
 """Words of a column's name that say it holds the whole of a row's money."""
 _JA_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
@@ -1149,7 +1153,8 @@ class ColumnIndex:
         the money-out column when ``values`` name an expense on a ledger of money in and
         out (``_expense_outflow``); else the sales concept's, unless it holds "amount" only
         inside its name (``subsidy_amount_jpy``) beside one money column named as a total
-        (``total_fee_jpy``), which is then the amount."""
+        (``total_fee_jpy``), which is then the amount; with no sales column, the one column
+        named as a total that is no total of hours, distance or counts (精算合計)."""
         outflow = self._expense_outflow(values)
         if outflow is not None:
             return outflow
@@ -1159,6 +1164,13 @@ class ColumnIndex:
             for name in self.names("numeric")
             if name != sales and money_named(name) and TOTAL_NAME.search(normalize(name))
         ]
+        if sales is None:  # no sales column: the one total of money (精算合計 beside 燃料代)
+            totals = [
+                name
+                for name in self.names("numeric")
+                if TOTAL_NAME.search(normalize(name)) and not _MEASURE_NAME.search(name.lower())
+            ]
+            return totals[0] if len(totals) == 1 else None
         return totals[0] if sales in self.contained and len(totals) == 1 else sales
 
     def _expense_outflow(self, values: Sequence[Mention]) -> str | None:
