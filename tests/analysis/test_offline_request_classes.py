@@ -525,3 +525,18 @@ def test_an_amount_said_alone_is_the_total_column_of_a_table_without_sales() -> 
     )
     spec = acted_spec("部署が営業部の申請、合計金額いくら？", trips)
     assert spec["metrics"] == {"支払合計": ["sum"]}
+
+
+def test_a_statistic_per_a_column_distinct_on_every_row_is_over_the_rows() -> None:
+    # before: "the median repair cost per request" grouped by 依頼番号 (one group per row)
+    requests = dataset_summary(
+        90,
+        [
+            ("依頼番号", "text", ["R-1", "R-2"], 90),
+            ("部署", "categorical", ["営業部", "総務部"], 2),
+            ("修繕費", "numeric", ["12000", "98000"], 80),
+        ],
+        "ds_requests_ja",
+    )
+    spec = acted_spec("What is the median repair cost per request?", requests)
+    assert (spec["op"], spec["metrics"]) == ("total", {"修繕費": ["median"]})

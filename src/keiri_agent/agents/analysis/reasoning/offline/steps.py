@@ -428,6 +428,7 @@ class StepBuilder:
         request_numeric = [m.column for m in parsed.mentions if kind(m.column) == "numeric"]
         self.inherited = [c for c in dict.fromkeys(request_numeric) if c not in clause.group_cols]
         self.aggs = vocab.aggregations(clause.text) or self._said_in_names(parsed, clause)
+        self._rows_not_grouped()
         self._unguessed_measures()
         self._measures_said_not()
         self._most_or_least_of_a_measure()
@@ -1217,6 +1218,8 @@ class StepBuilder:
     def per_group_said(self) -> bool:
         """A grouping word said (``_PER_GROUP``), not "per <a row of the data>": "median
         amount per transfer" on a log with ``transfer_id`` is an average over the rows."""
+        if self.per_row:  # the grouping said was by a column distinct on every row
+            return False
         rows = self._row_noun_pattern()
         text = self.c.text
         if rows:
@@ -1636,6 +1639,24 @@ class StepBuilder:
         else:
             title = self.t("件数", "Row count")
         return self.step(title, {"op": "total", "metrics": metrics})
+
+    def _rows_not_grouped(self) -> None:
+        """ "the median cost per request" of a ledger of requests (依頼番号 distinct on every
+        row): an average, median, minimum or maximum per row, not one group per row."""
+        rows = self.p.rows
+        each_row = [
+            c
+            for c in self.group
+            if rows and (info := self.index.by_name.get(c)) and info.unique >= rows
+        ]
+        self.per_row = bool(
+            self.group
+            and self.aggs
+            and set(self.aggs) <= set(_PER_ROW_AGGS)
+            and each_row == self.group
+        )
+        if self.per_row:
+            self.group = []
 
     def distinct_counted(self) -> str | None:
         """The column whose distinct values a distinct count counts, when it is no numeric
