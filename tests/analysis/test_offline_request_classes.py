@@ -540,3 +540,18 @@ def test_a_statistic_per_a_column_distinct_on_every_row_is_over_the_rows() -> No
     )
     spec = acted_spec("What is the median repair cost per request?", requests)
     assert (spec["op"], spec["metrics"]) == ("total", {"修繕費": ["median"]})
+
+
+def test_the_amount_of_the_rows_word_is_the_column_named_by_that_word() -> None:
+    # before: 「返金額の合計」 on a refund log (RefundID) summed the table's amount,
+    # SaleAmount, not Refunded
+    refunds = dataset_summary(
+        80,
+        [
+            ("RefundID", "text", ["RF-1", "RF-2"], 80),
+            ("SaleAmount", "numeric", ["5000", "25000"], 70),
+            ("Refunded", "numeric", ["500", "2500"], 60),
+        ],
+        "ds_refund_log_en",
+    )
+    assert acted_spec("返金額の合計は？", refunds)["metrics"] == {"Refunded": ["sum"]}

@@ -168,7 +168,7 @@ _MAX_READINGS = 24
 def japanese_readings(words: list[str]) -> list[str]:
     """Japanese readings of an English name's words (approved, limit → 承認限度額, 承認限度,
     承認枠 …); none when a word has no Japanese or only silent words are left."""
-    kept = [w for w in words if w not in SILENT]
+    kept = _compounds([w for w in words if w not in SILENT])
     if not kept or any(w not in TOKEN_JA for w in kept):
         return []
     readings = ["".join(parts) for parts in itertools.product(*(TOKEN_JA[w] for w in kept))]
@@ -179,6 +179,18 @@ def japanese_readings(words: list[str]) -> list[str]:
             for head in heads:
                 readings.append(body if body.endswith(head) else body + head)
     return list(itertools.islice(dict.fromkeys(readings), _MAX_READINGS))
+
+
+def _compounds(words: list[str]) -> list[str]:
+    """Two words of a name that are one word written apart (WrittenOff: "written", "off" →
+    "writtenoff"; Pay Roll → "payroll"), joined when only the joined word has Japanese."""
+    joined: list[str] = []
+    for word in words:
+        if joined and joined[-1] + word in TOKEN_JA and word not in TOKEN_JA:
+            joined[-1] += word
+        else:
+            joined.append(word)
+    return joined
 
 
 # The one-character head a Japanese compound ends in for a money word said in full:

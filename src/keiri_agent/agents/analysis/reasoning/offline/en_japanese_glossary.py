@@ -138,6 +138,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "booked": ("計上", "予約済"),
     "recorded": ("計上", "記録"),
     "writeoff": ("貸倒", "償却"),
+    "writtenoff": ("償却", "貸倒"),
     "taxable": ("課税対象", "課税"),
     "exempt": ("非課税", "免税"),
     "incl": ("込", "税込"),

@@ -943,6 +943,11 @@ class ColumnIndex:
                 if pattern not in found and reading in stems:
                     self.stem_terms.add(pattern)
                 found.setdefault(pattern, (next(iter(owners)), None, len(reading)))
+                owner = next(iter(owners))
+                if self.kind(owner) == "numeric" and reading not in stems:
+                    # 「返金額」 of Refunded (返金): not the 金額 of SaleAmount inside it
+                    said = rf"{re.escape(reading)}の?(?:金額|額)"
+                    found.setdefault(said, (owner, None, len(reading) + 1))
             elif len(owners) == 1 and len(reading) == 1 and is_japanese(reading):
                 # 「国別」 of Country (国): a one-character reading names it as a grouping
                 pattern = rf"(?<![\u3400-\u9fff]){re.escape(reading)}(?=\s*(?:別|ごと|毎))"
@@ -977,7 +982,15 @@ class ColumnIndex:
             for reading in japanese_readings([noun])
             if len(reading) >= 2
         ]
+        measured = {  # 「償却額」 beside WrittenOff (償却): that column's, not the table's amount
+            reading
+            for name in self.names("numeric")
+            if name.isascii()
+            for reading in japanese_readings(name_tokens(name))
+        }
         for word in dict.fromkeys(words):
+            if word in measured:
+                continue
             pattern = rf"{re.escape(word)}の?(?:金額|額)(?=合計|平均|総|[^\u3400-\u9fff]|$)"
             found.setdefault(pattern, (amount, None, len(word) + 1))
 
