@@ -555,3 +555,9 @@ def test_the_amount_of_the_rows_word_is_the_column_named_by_that_word() -> None:
         "ds_refund_log_en",
     )
     assert acted_spec("返金額の合計は？", refunds)["metrics"] == {"Refunded": ["sum"]}
+
+
+def test_a_bar_of_a_total_of_something_not_read_is_asked_not_counted() -> None:
+    # before: "bar chart of total bonuses by 部署" drew row counts per 部署
+    decision = decide("Bar chart of total bonuses by 部署", CLAIMS_JA)
+    assert decision.next_action == "ask", decision

@@ -232,8 +232,14 @@ class _Builder(StepBuilder):
                 CATEGORY_KINDS,
             )
         y = first(self.numeric, [] if "count" in self.aggs else self.inherited)
-        if y is None and "count" not in self.aggs and _AMOUNT_WORD.search(self.values_said()):
-            # 「物件ごとの金額を比べたい」 with several amounts: which one, never a row count
+        value_aggs = {a for a in self.aggs if a not in ("count", "nunique")}
+        if (
+            y is None
+            and "count" not in self.aggs
+            and (_AMOUNT_WORD.search(self.values_said()) or value_aggs)
+        ):
+            # 「物件ごとの金額を比べたい」 with several amounts, "total annual contributions by
+            # office" with none read: which one, never a row count
             return self.ask(
                 self.t("棒グラフ", "Bar chart"),
                 "どの金額の列を比べますか？",
