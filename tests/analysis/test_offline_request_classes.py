@@ -561,3 +561,19 @@ def test_a_bar_of_a_total_of_something_not_read_is_asked_not_counted() -> None:
     # before: "bar chart of total bonuses by 部署" drew row counts per 部署
     decision = decide("Bar chart of total bonuses by 部署", CLAIMS_JA)
     assert decision.next_action == "ask", decision
+
+
+def test_a_count_of_days_said_as_the_rows_state_is_above_zero() -> None:
+    # before: "how many invoices were paid overdue" counted every row
+    invoices = dataset_summary(
+        80,
+        [
+            ("invoice_no", "text", ["I-1", "I-2"], 80),
+            ("days_overdue", "numeric", ["0", "12"], 20),
+            ("amount", "numeric", ["500", "2500"], 60),
+        ],
+        "ds_overdue_en",
+    )
+    spec = acted_spec("how many invoices were paid overdue?", invoices)
+    assert spec["filters"] == [{"col": "days_overdue", "op": ">", "value": 0}]
+    assert acted_spec("max days overdue?", invoices)["filters"] == []

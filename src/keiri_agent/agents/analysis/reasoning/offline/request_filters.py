@@ -935,6 +935,14 @@ _INCURRED_AFTER = re.compile(
 )
 
 
+# A count of days said as the state of the rows: "came in late", "were paid overdue".
+_DONE_BEFORE = re.compile(
+    r"(?<![a-z])(?:came in|come in|were|was|are|is|got|paid|delivered|arrived|shipped"
+    r"|returned|submitted|filed)\s+$"
+)
+_DAYS_NAME = re.compile(r"(?<![a-z])days?(?![a-z])|日数")
+
+
 def numeric_filters(
     text: str, mentions: list[Mention], kind: Callable[[str], str]
 ) -> tuple[list[dict[str, Any]], set[Mention], list[tuple[int, int]]]:
@@ -983,6 +991,12 @@ def numeric_filters(
             continue
         if found is None and (incurred := _INCURRED_AFTER.match(text[mention.end :])):
             found = (0, ">", incurred.end())  # 「過怠税がかかった文書」: a charge above zero
+        if (
+            found is None
+            and _DONE_BEFORE.search(text[: mention.start])
+            and _DAYS_NAME.search(mention.column.lower())
+        ):
+            found = (0, ">", 0)  # "receipts that came in late" of days_late: above zero
         if found is None:
             continue
         value, op, length = found
