@@ -577,3 +577,17 @@ def test_a_count_of_days_said_as_the_rows_state_is_above_zero() -> None:
     spec = acted_spec("how many invoices were paid overdue?", invoices)
     assert spec["filters"] == [{"col": "days_overdue", "op": ">", "value": 0}]
     assert acted_spec("max days overdue?", invoices)["filters"] == []
+
+
+def test_a_count_asked_instead_of_the_measure_counts_the_rows() -> None:
+    # before: "the number of claims instead of the amount" kept the bars of 精算額
+    bars = {"type": "plot", "kind": "bar", "x": "部署", "y": "精算額", "agg": "sum", "filters": []}
+    spec = spec_of(
+        decide_after(
+            "bar chart of 精算額 by 部署",
+            bars,
+            "show the number of claims instead of 精算額",
+            CLAIMS_JA,
+        )
+    )
+    assert (spec["kind"], spec.get("y"), spec["agg"]) == ("bar", None, "count")

@@ -703,7 +703,10 @@ def _measures_said(
         if vocab.NOT_THIS_AFTER.match(parsed.text[m.end :])
         or vocab.NOT_THIS_BEFORE.search(parsed.text[: m.start])
     }
-    measures = [c for c in measures if c not in said_not] or measures
+    kept = [c for c in measures if c not in said_not]
+    if not kept and measures and "count" in vocab.aggregations(parsed.text):
+        return []  # "the number of receipts instead of the amount": rows counted instead
+    measures = kept or measures
     if not measures and aggregated and (named := measure_by_its_words(parsed.text, parsed.index)):
         measures = [named]
     amount = parsed.index.amount_column(parsed.value_mentions) or whole_of_its_parts(
