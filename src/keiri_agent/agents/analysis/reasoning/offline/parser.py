@@ -1671,7 +1671,6 @@ def parse_request(
     scanned = [m for m in scanned if not _lowercase_acronym(m, text, norm)]
     scanned = _without_spend_verbs(norm, index, scanned)
     scanned = _negated_flags(norm, index, scanned, claimed)
-    scanned = sorted(scanned + _flags_said_done(norm, index, claimed), key=_start)
     scanned = sorted(scanned + _loanwords(norm, index, claimed), key=_start)
     scanned = sorted(scanned + _yen_said(norm, index, scanned, claimed), key=_start)
     prefixed, unsure, read_as = _value_prefixes(norm, index, claimed, lang)
@@ -1930,30 +1929,6 @@ _ONE_LETTER_AFTER = re.compile(
     r"\s*(?:が|は|=|:|is\s+|was\s+|of\s+)?\s*([a-z0-9\u30a0-\u30ff\u3400-\u9fff])"
     r"(?![a-z0-9\u30a0-\u30ff\u3400-\u9fff])"
 )
-
-
-def _flags_said_done(text: str, index: ColumnIndex, claimed: bytearray) -> list[Mention]:
-    """A yes/no column said by its last word with 済 (「承認済みのもの」 of 上長承認,
-    「確認済だけ」 of 経理確認): its "yes" rows, when one such column ends so."""
-    found: list[Mention] = []
-    for m in _DONE_WORD.finditer(text):
-        if any(claimed[m.start() : m.end()]):
-            continue
-        word = m.group(1)
-        owners = [
-            info.name
-            for info in index.columns
-            if index.yes_value(info.name) is not None
-            and normalize(info.name) != word
-            and normalize(info.name).endswith(word)
-        ]
-        if len(owners) == 1:
-            claimed[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
-            found.append(Mention(m.start(), m.end(), owners[0], index.yes_value(owners[0])))
-    return found
-
-
-_DONE_WORD = re.compile(r"([\u3400-\u9fff]{2,4}?)済み?(?![\u3400-\u9fff])")
 
 
 def _one_letter_values(
