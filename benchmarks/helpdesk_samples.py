@@ -123,6 +123,12 @@ BLIND_KNOWLEDGE_BASES = (
         "faq.csv",
         "マナボード",
     ),
+    KnowledgeBaseSample(
+        "sekinavi",
+        Path(__file__).resolve().parent / "data" / "helpdesk_blind10",
+        "faq.xlsx",
+        "セキナビ",
+    ),
 )
 """Knowledge bases written blind by helpers who never read the rules (issue 29): a public-
 style manual, release notes and FAQ with answerable, partly answerable and unanswerable
@@ -146,7 +152,10 @@ FAQ with BOM; scored once on the code it met),
 Markdown notes, XLSX FAQ, four unanswerable questions whose topic word the documents use
 elsewhere; scored once on the code it met) and ``manaboard`` (a training / e-learning
 service: 16-page PDF manual with cover, paged 目次 and paragraphs across page breaks,
-Markdown notes, CSV FAQ with BOM; scored on the code it met, its misses not read). Asked
+Markdown notes, CSV FAQ with BOM; scored on the code it met, its misses not read) and
+``sekinavi`` (a meeting-room and free-address desk booking service: DOCX manual with a typed
+目次 and 16 tables, Markdown notes superseding eleven facts, XLSX FAQ; scored first on the
+code it met, its misses not read). Asked
 with ``--kb NAME``; not in the default run."""
 
 

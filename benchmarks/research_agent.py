@@ -92,11 +92,12 @@ BLIND_SETS = {
     "blind7": "slipnest",
     "blind8": "kashidas",
     "blind9": "manaboard",
+    "blind10": "sekinavi",
 }
 """Research questions on the blind knowledge bases (issue 29; written by helpers who never
 read the rules): ``--set blind`` (the Procura manual), ``blind2`` (Harumo), ``blind3``
 (Tsugumi), ``blind4`` (Kaishu), ``blind5`` (KeiyakuDock), ``blind6`` (GuestGate), ``blind7``
-(SlipNest), ``blind8`` (Kashidas), ``blind9`` (Manaboard)."""
+(SlipNest), ``blind8`` (Kashidas), ``blind9`` (Manaboard), ``blind10`` (Sekinavi)."""
 KEY_TERM_SHARE = 0.6
 """A passage "contains" a sentence's key terms when at least this share of them occur."""
 
