@@ -11,7 +11,13 @@ from keiri_agent.agents.helpdesk.offline import (
     reflect,
     subtask_answer,
 )
-from keiri_agent.agents.helpdesk.offline.asks import DAYS, MONEY, SHARE, asked_value
+from keiri_agent.agents.helpdesk.offline.asks import (
+    DAYS,
+    MONEY,
+    SHARE,
+    asked_noun_en,
+    asked_value,
+)
 from keiri_agent.agents.helpdesk.offline.queries import reformulate
 from keiri_agent.agents.helpdesk.offline.specificity import (
     compounds,
@@ -392,6 +398,45 @@ def test_an_english_part_needs_one_passage_with_each_of_its_words() -> None:
         file_name="guide.pdf", page=3, content="毎週日曜日はメンテナンスのため利用できません。"
     )
     answer, sources = subtask_answer("Can it send me a weekly email?", [send, week])
+    assert sources == [] and "the documents do not say" in answer
+
+
+def test_an_english_part_is_judged_by_the_rule_of_a_japanese_one() -> None:
+    """Most of its words in one passage answer it, as for a Japanese part: 「one」 need not be
+    written for "How many PDF files can I attach to one invoice?"."""
+    rule = SearchOutput(
+        file_name="manual.pdf",
+        page=4,
+        heading="4.3 請求書PDFの添付",
+        content="請求書1件につき、PDFファイルを5ファイルまで添付できます。",
+    )
+    answer, sources = subtask_answer("How many PDF files can I attach to one invoice?", [rule])
+    assert sources == [rule.citation()] and "5ファイルまで" in answer
+
+
+def test_an_english_question_is_answered_only_by_a_passage_naming_what_it_asks_for() -> None:
+    """ "Which … model": a passage on the printer that names no model does not answer it."""
+    assert asked_noun_en("Which label printer model do we need for that?") == "model"
+    assert asked_noun_en("What's the monthly per-user price of the Standard plan?") == "price"
+    assert asked_noun_en("Can we log in with single sign-on?") == ""
+    printing = SearchOutput(
+        file_name="manual.docx",
+        heading="4.3 ゲストカードを印刷する",
+        content="ゲストカードはラベルプリンターで印刷します。用紙は専用のものを使います。",
+    )
+    answer, sources = subtask_answer("Which label printer model do we need for that?", [printing])
+    assert sources == [] and 'nothing about "model" was found' in answer
+
+
+def test_an_english_noun_tied_by_a_preposition_is_an_aspect_of_the_topic() -> None:
+    """ "support by phone on the Standard plan": a passage on the Standard plan's mail support
+    shares most of the words but says nothing about the phone."""
+    mail = SearchOutput(
+        file_name="manual.pdf",
+        page=9,
+        content="スタンダードプランでは、メールサポートを平日に受け付けています。",
+    )
+    answer, sources = subtask_answer("Can we get support by phone on the Standard plan?", [mail])
     assert sources == [] and "the documents do not say" in answer
 
 

@@ -15,8 +15,9 @@ reflection accepts it:
   reflection is done. In coverage a verb, adjective or adverb weighs half a noun
   (``VERB_WEIGHT``): it is said in many ways (「しくじる」 for 「間違える」); an action the
   part asks to do is also checked on its own (:func:`_asked_action`). An English part
-  (its few words all it says, matched through the English ↔ Japanese groups of
-  ``terms``) needs one passage with every one of its words.
+  follows the same rule, its words matched through the English ↔ Japanese groups of
+  ``terms``; the noun its interrogative asks for (「Which printer *model*」:
+  ``asks.asked_noun_en``) must be named by the passage.
 * **not about its topic** — no passage names the part's most specific noun unit
   (``specificity.most_specific``: 「有給休暇」 in 「有給休暇の申請」): 「資料には記載が
   ありません（「有給休暇」についての記述は見つかりませんでした）」, then — unquoted — where
@@ -47,7 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from keiri_agent.agents.helpdesk.models import ReflectionResult, SearchOutput, Subtask
-from keiri_agent.agents.helpdesk.offline.asks import asked_value
+from keiri_agent.agents.helpdesk.offline.asks import asked_noun_en, asked_value
 from keiri_agent.agents.helpdesk.offline.quotes import answer_lead, lead_sentence, trim
 from keiri_agent.agents.helpdesk.offline.specificity import (
     Aspect,
@@ -57,6 +58,7 @@ from keiri_agent.agents.helpdesk.offline.specificity import (
     is_nominal,
     is_value,
     most_specific,
+    spelled,
     states_like,
     topic_terms,
     units,
@@ -148,8 +150,7 @@ class _Verdict:
         """The module's rule: its most specific noun found, enough key terms in the best
         passage (a verb weighing ``VERB_WEIGHT``), at least half of the topic nouns, and
         (with embeddings)
-        a supporting passage among the closest in meaning; an English part: one passage
-        with every one of its words."""
+        a supporting passage among the closest in meaning."""
         if not self.chosen or self.absent:
             return False
         every = (
@@ -157,9 +158,6 @@ class _Verdict:
             if self.one_passage
             else {t for c in self.chosen for t in c.covered}
         )
-        if all(t.isascii() for t in self.terms):
-            # an English part: its few words are all it says; one passage must have each
-            return any(set(self.terms) <= c.covered for c in self.supporting())
         topics = [t for t in self.topics if is_nominal(t)] or self.topics
         enough = _accepts(self.terms, every) and 2 * len(set(self.covered) & set(topics)) >= len(
             topics
@@ -236,7 +234,7 @@ def _judge(
         for t in (topic_terms(key_terms(situation, vocabulary)) if situation else [])
         if t not in terms and is_nominal(t) and not is_value(t)
     ]
-    compounds = ["".join(unit) for unit in units(question, terms) if len(unit) >= 2]
+    compounds = [spelled(unit) for unit in units(question, terms) if len(unit) >= 2]
     seen: set[tuple[object, ...]] = set()
     candidates: list[_Candidate] = []
     defining = bool(_ASKS_MEANING.search(subtask))
@@ -279,6 +277,11 @@ def _judge(
     if wanted is not None and candidates:
         stating = [c for c in candidates if wanted.stated_in(c.result.content)]
         candidates, unstated = (stating, "") if stating else (candidates, wanted.name)
+    # "Which printer model…?": only a passage naming a model answers it
+    noun = asked_noun_en(question) if asked and all(t.isascii() for t in terms) else ""
+    if noun in terms and candidates:
+        naming = [c for c in candidates if noun in c.covered]
+        candidates, unstated = (naming, unstated) if naming else (candidates, unstated or noun)
     # 「15MBあるんですが」: only a passage stating a size (「上限は10MB」) speaks of it
     for given in (t for t in terms if asked and is_value(t) and not t.isdigit()):
         stating = [c for c in candidates if states_like(given, c.result.content)]
@@ -417,7 +420,7 @@ def _absent(
         if any(names(h, unit, vocabulary) or names(s, unit, vocabulary) for h, s in contexts)
     ]
     if not named:
-        return "".join(best[0])
+        return spelled(best[0])
     action = _asked_action(subtask, terms)
     if action and not any(
         PreparedText.of(h, vocabulary).has(action) or PreparedText.of(s, vocabulary).has(action)
@@ -471,7 +474,7 @@ def _unnamed_aspect(
             and (not aspect.linked or names(h, topic, vocabulary) or names(s, topic, vocabulary))
             for h, s in contexts
         ):
-            return aspect.form or "".join(aspect.unit)
+            return aspect.form or spelled(aspect.unit)
     return ""
 
 
@@ -486,7 +489,7 @@ def names(sentence: str, unit: Sequence[str], vocabulary: Vocabulary) -> bool:
     """
     if not sentence.strip():
         return False
-    if len(unit) > 1 and "".join(unit) in normalize_for_search(sentence):
+    if len(unit) > 1 and spelled(unit) in normalize_for_search(sentence):
         return True
     prepared = PreparedText.of(sentence, vocabulary)
     return all(prepared.has(part) for part in unit)

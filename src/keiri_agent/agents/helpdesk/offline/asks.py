@@ -120,4 +120,42 @@ def asked_counters(question: str) -> list[str]:
     return list(dict.fromkeys(m.lower() for m in re.findall(rf"何\s*({pattern})", text, re.I)))
 
 
-__all__ = ["AskedValue", "asked_counters", "asked_value", "without_interrogatives"]
+_ASKED_NOUN_EN = re.compile(
+    r"\b(?:which|what(?:'s|\s+is|\s+are|\s+was|\s+were)?|how\s+(?:many|much))\s+"
+    r"(?P<phrase>(?:(?!(?:do|does|did|is|are|was|were|can|could|should|will|would|has|have"
+    r"|of|for|in|on|at|to|from|with|by|per|about|we|you|i|they|it)(?:\s|[?.,!]|$))"
+    r"[a-z0-9][\w'.-]*\s*){1,4})",
+    re.IGNORECASE,
+)
+"""An English interrogative and the noun phrase it asks about, up to its verb or preposition
+(「Which label printer model do we need」 → "label printer model")."""
+_ARTICLES = frozenset({"the", "a", "an", "our", "your", "my", "its", "their", "this", "that"})
+
+
+def asked_noun_en(question: str) -> str:
+    """The noun an English question asks for: the last word of the phrase after its
+    interrogative (「Which label printer model do we need?」 → "model", 「What hours can we
+    call?」 → "hours"), lowercased; "" when the question has none (a yes / no question).
+
+    A passage that does not name it does not answer the question, whatever else it shares
+    with it: 「the guest card prints the visitor's name」 is no answer to which printer model.
+
+    >>> asked_noun_en("What's the monthly per-user price of the Standard plan?")
+    'price'
+    >>> asked_noun_en("Can we log in with single sign-on?")
+    ''
+    """
+    found = _ASKED_NOUN_EN.search(unicodedata.normalize("NFKC", question))
+    if found is None:
+        return ""
+    words = [w for w in found.group("phrase").lower().split() if w not in _ARTICLES]
+    return words[-1].strip("'.") if words else ""
+
+
+__all__ = [
+    "AskedValue",
+    "asked_counters",
+    "asked_noun_en",
+    "asked_value",
+    "without_interrogatives",
+]

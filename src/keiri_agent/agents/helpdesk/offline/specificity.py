@@ -95,6 +95,17 @@ _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 
 _VALUE = re.compile(r"(\d[\d,.]*)([a-z%]*)")
+_PHRASE_END_EN = (
+    "of|for|in|on|at|to|from|with|by|per|about|and|or|but|than|do|does|did|is|are|was|were"
+    "|be|been|can|could|should|will|would|has|have|had|we|you|i|they|it"
+)
+_NOUN_PHRASE_EN = re.compile(
+    r"\b(?:a|an|the|my|our|your|its|their|this|that|these|those|each|every|any|some)\s+"
+    rf"((?:(?!(?:{_PHRASE_END_EN})(?:\s|[?.,!;:]|$))[a-z0-9][\w'-]*(?:\s+|$|(?=[?.,!;:])))+)"
+)
+"""An English noun phrase after its article or determiner, up to a preposition, a verb
+or a pronoun (「a weekly email」「the rate limit」): English writes a compound noun as words
+apart, which name one thing as 「週次メール」 does."""
 
 
 def is_value(term: str) -> bool:
@@ -152,11 +163,15 @@ def units(text: str, terms: Sequence[str]) -> list[tuple[str, ...]]:
     The tokenizer splits a compound noun (「有給休暇」 → 「有給」「休暇」); written side by
     side in the question, its parts name one thing, which a passage must mention as a whole.
     Only noun-like topic terms (:func:`is_nominal`) join; any other topic term is a unit alone.
+    English writes a compound apart: words one space apart in a noun phrase after an article
+    or possessive join too (「a weekly email」, adjectives included, participles not).
     Numbers (the value asked about or given) and relational nouns (「以外」「以内」) are no
     units.
 
     >>> units("有給休暇の申請", ["有給", "休暇", "申請"])
     [('有給', '休暇'), ('申請',)]
+    >>> units("Can it send me a weekly email?", ["send", "weekly", "email"])
+    [('send',), ('weekly', 'email')]
     """
     return [unit for unit, _, _ in _placed_units(text, terms)]
 
@@ -170,17 +185,35 @@ def _placed_units(text: str, terms: Sequence[str]) -> list[tuple[tuple[str, ...]
         for term in topic_terms(terms)
         if not is_value(term) and term not in _RELATIONAL
     )
+    phrases = [found.span(1) for found in _NOUN_PHRASE_EN.finditer(norm)]
     out: list[tuple[tuple[str, ...], int, int]] = []
     end = -2
     for position, term in placed:
         last = out[-1][0] if out else ()
-        if last and position == end and position >= 0 and is_nominal(term) and is_nominal(last[-1]):
+        joins = (position == end and is_nominal(term) and is_nominal(last[-1] if last else "")) or (
+            norm[end:position] == " "
+            and _modifies(last[-1] if last else "")
+            and _modifies(term)
+            and any(start <= out[-1][1] and position + len(term) <= stop for start, stop in phrases)
+        )
+        if last and joins and position >= 0:
             out[-1] = ((*last, term), out[-1][1], position + len(term))
         else:
             span = (position, position + len(term)) if position >= 0 else (-1, -1)
             out.append(((term,), *span))
         end = position + len(term) if position >= 0 else -2
     return out
+
+
+def spelled(unit: Sequence[str]) -> str:
+    """A noun unit as a question writes it: English words apart, Japanese ones together."""
+    return " ".join(unit) if all(part.isascii() for part in unit) else "".join(unit)
+
+
+def _modifies(term: str) -> bool:
+    """An English word of a noun phrase: a noun or an adjective (「weekly」「monthly」), not a
+    participle (「uploaded」) — it is said in many ways."""
+    return bool(term) and term.isascii() and not re.match(r"^[a-z]{3,}(?:ed|ing)$", term)
 
 
 def compounds(text: str, terms: Sequence[str]) -> list[tuple[str, ...]]:
@@ -249,7 +282,7 @@ def most_specific(text: str, terms: Sequence[str]) -> list[tuple[str, ...]]:
     found = [
         u
         for u in units(text, terms)
-        if all(map(is_nominal, u))
+        if (all(map(is_nominal, u)) or (len(u) > 1 and all(map(_modifies, u))))
         and not all(map(is_generic, u))
         and not is_adverbial("".join(u))  # 「全員」「半年分」「途中」: how many, when — not what
     ]
@@ -265,6 +298,11 @@ _LINK = re.compile(
     r"(?:の|を|が|は|に|で|へ|と|も|には|では|への|での|との|にも|から|まで|について|に関する)再?"
 )
 """A particle that ties two nouns of a question (「法人カードの限度額」「APIキーを再発行」)."""
+_LINK_EN = re.compile(
+    r"(?:of|on|for|in|at|to|from|with|about|per|'s)"
+    r"(?:the|a|an|our|your|my|its|their|this|that|each)?"
+)
+"""The same tie in English, spaces removed (「the rate limit on the API」「the guest's photo」)."""
 _REDO = "再"
 
 
@@ -289,7 +327,8 @@ def aspects(text: str, terms: Sequence[str], topic: Sequence[str]) -> list[Aspec
 
     * every noun unit written right before or after the topic with only a particle
       between (``_LINK``): 「法人カードの利用限度額」 → 「限度額」 (a generic word such as
-      「利用」 is no unit, so it does not break the tie);
+      「利用」 is no unit, so it does not break the tie); in English a preposition, with or
+      without an article (``_LINK_EN``: 「support by phone on the Standard plan」 → 「phone」);
     * every action written with 「再」 before it (「再発行」「再申請」): whether tied or not,
       a passage must say the redo, not just the action.
 
@@ -324,4 +363,5 @@ def _ties(gap: str, generic: Sequence[str]) -> bool:
     (「の利用」 in 「法人カードの利用限度額」, 「 の」 in 「Procura の導入費用」)."""
     for word in generic:
         gap = gap.replace(word, "")
-    return bool(_LINK.fullmatch("".join(gap.split())))
+    joined = "".join(gap.split())
+    return bool(_LINK.fullmatch(joined) or (gap.isascii() and _LINK_EN.fullmatch(joined)))
