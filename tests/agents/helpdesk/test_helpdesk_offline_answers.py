@@ -440,6 +440,24 @@ def test_an_english_noun_tied_by_a_preposition_is_an_aspect_of_the_topic() -> No
     assert sources == [] and "the documents do not say" in answer
 
 
+def test_a_judgement_word_is_the_frame_of_a_question_not_its_subject() -> None:
+    """「…しないとダメ？」「無理ですか」 ask whether something is required or possible, as
+    「大丈夫？」 does: no passage has to say 「ダメ」. The lead sentence is the one stating the
+    length asked for (「何文字」), not the first that names the password."""
+    login = SearchOutput(
+        file_name="manual.pdf",
+        page=5,
+        heading="2.1 ログイン",
+        content=(
+            "ブラウザでログイン画面を開き、ログインIDとパスワードを入力します。"
+            "パスワードは10文字以上で、英大文字と数字を含める必要があります。"
+        ),
+    )
+    answer, sources = subtask_answer("パスワードって何文字以上にしないとダメ？", [login])
+    assert sources == [login.citation()]
+    assert answer.startswith("資料によると、パスワードは10文字以上で")
+
+
 def test_a_clause_telling_when_is_the_situation_not_the_question() -> None:
     """「個人の講師に講演料を払うとき、」 frames the question; 「源泉徴収の税率」 is asked."""
     part = "個人の講師に講演料を払うとき、源泉徴収の税率はいくらですか？"

@@ -549,7 +549,7 @@ def subtask_answer(
             citations.append(citation)
     # an FAQ row asking what the part asks is answered by its own answer
     restated = answer_lead(quotes[0]) if verdict.chosen[0].restates else ""
-    lead = restated or lead_sentence(quotes, words, vocabulary)
+    lead = restated or lead_sentence(quotes, words, vocabulary, asked_value(text))
     wording = wording_for(text)
     first = (
         wording.according.format(lead=lead)

@@ -17,6 +17,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from keiri_agent.agents.helpdesk.offline.asks import AskedValue
 from keiri_agent.agents.helpdesk.offline.specificity import weight
 from keiri_agent.agents.helpdesk.offline.terms import DEFAULT_VOCABULARY, PreparedText, Vocabulary
 from keiri_agent.search.tokenize import normalize_for_search
@@ -286,11 +287,16 @@ def _shorten(sentence: str) -> str:
 
 
 def lead_sentence(
-    quotes: Sequence[str], terms: Sequence[str], vocabulary: Vocabulary = DEFAULT_VOCABULARY
+    quotes: Sequence[str],
+    terms: Sequence[str],
+    vocabulary: Vocabulary = DEFAULT_VOCABULARY,
+    wanted: AskedValue | None = None,
 ) -> str:
     """The quoted sentence with the most (weighted) key terms, without its list marker or
     「Q:」「A:」, shortened to ``MAX_LEAD_CHARS``; a statement (ending in 「。」) is preferred
     to a heading or label line, and both to a question (「…ですか。」, an FAQ row's 「Q:」).
+    When the part asks for a value (``wanted``: 「何文字以上」), a sentence stating one
+    (「10文字以上」) comes before one that only shares more words.
 
     Returns "" when no quoted sentence has a key term.
     """
@@ -305,6 +311,8 @@ def lead_sentence(
             # a question last
             asked = _QUESTION.search(text) or _Q_PREFIX.match(_ITEM.sub("", sentence, count=1))
             statement = 0 if asked else 2 if _ENDED.search(text) else 1
+            if wanted is not None and statement and wanted.stated_in(text):
+                statement += 2
             if best is None or (statement, score) > (best[1], best[0]):
                 best = (score, statement, text)
     return _shorten(best[2]) if best else ""
