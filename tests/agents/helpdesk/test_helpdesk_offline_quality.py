@@ -197,3 +197,6 @@ def test_a_noun_of_how_many_or_when_is_not_what_the_question_is_about() -> None:
     ) == [("予約",)]
     found = most_specific("半年分の繰り返し予約", ["半年", "分", "繰り返し", "予約"])
     assert found and ("半年", "分") not in found
+    # nor a part of a compound: 「今月残業」 is this month's overtime, not a kind of overtime
+    assert ("今月", "残業") not in units("今月残業が40時間いきそう", ["今月", "残業", "40", "時間"])
+    assert most_specific("毎月自動で実行できますか", ["毎月", "自動", "実行"]) == [("自動",)]

@@ -96,8 +96,15 @@ _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 _VALUE = re.compile(r"(\d[\d,.]*)([a-z%]*)")
 _PHRASE_END_EN = (
-    "of|for|in|on|at|to|from|with|by|per|about|and|or|but|than|do|does|did|is|are|was|were"
-    "|be|been|can|could|should|will|would|has|have|had|we|you|i|they|it"
+    # prepositions, conjunctions, adverbs and pronouns
+    "of|for|in|on|at|to|from|with|by|per|about|before|after|during|while|until|through|via"
+    "|into|over|under|without|within|across|since|and|or|but|than|so|because|if|as|when"
+    "|where|still|just|also|only|even|already|yet|ever|never|always|often|now|then"
+    "|we|you|i|they|it|he|she"
+    # auxiliaries and the verbs a question ends on most often (「can the hierarchy go」)
+    "|do|does|did|is|are|was|were|be|been|can|could|should|will|would|has|have|had"
+    "|go|work|run|happen|apply|take|get|make|use|need|show|change|stop|start|come|expire"
+    "|last|cost|mean|look|send|keep|see|let|put|set|stay|remain|appear"
 )
 _NOUN_PHRASE_EN = re.compile(
     r"\b(?:a|an|the|my|our|your|its|their|this|that|these|those|each|every|any|some)\s+"
@@ -190,11 +197,22 @@ def _placed_units(text: str, terms: Sequence[str]) -> list[tuple[tuple[str, ...]
     end = -2
     for position, term in placed:
         last = out[-1][0] if out else ()
-        joins = (position == end and is_nominal(term) and is_nominal(last[-1] if last else "")) or (
-            norm[end:position] == " "
-            and _modifies(last[-1] if last else "")
-            and _modifies(term)
-            and any(start <= out[-1][1] and position + len(term) <= stop for start, stop in phrases)
+        joins = (
+            (
+                position == end
+                and is_nominal(term)
+                and is_nominal(last[-1] if last else "")
+                and not is_adverbial(term)  # 「今月残業」: this month's overtime, not a compound
+                and not is_adverbial(last[-1] if last else "")
+            )
+            or (
+                norm[end:position] == " "
+                and _modifies(last[-1] if last else "")
+                and _modifies(term)
+                and any(
+                    start <= out[-1][1] and position + len(term) <= stop for start, stop in phrases
+                )
+            )
         )
         if last and joins and position >= 0:
             out[-1] = ((*last, term), out[-1][1], position + len(term))
