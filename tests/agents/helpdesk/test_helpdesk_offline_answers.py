@@ -458,6 +458,35 @@ def test_a_judgement_word_is_the_frame_of_a_question_not_its_subject() -> None:
     assert answer.startswith("資料によると、パスワードは10文字以上で")
 
 
+def test_a_table_row_is_read_under_its_header_row() -> None:
+    """「スタンダードプランの月額料金」: the row 「月額料金」 names the fee, the header row
+    「スタンダード」 the plan and the heading 「料金プラン」: together they answer it."""
+    table = SearchOutput(
+        file_name="manual.docx",
+        heading="11.2 料金プラン",
+        content=(
+            "項目\tスタンダード\tプロ\n月額料金(税抜)\t33,000円\t88,000円\n"
+            "ユーザー数\t30名まで\t100名まで"
+        ),
+    )
+    answer, sources = subtask_answer("スタンダードプランの月額料金を教えてください", [table])
+    assert sources == [table.citation()] and "33,000円" in answer
+    lines = SearchOutput(
+        file_name="manual.docx",
+        heading="11.2 料金プラン",
+        content="スタンダードの利用者は30名までです。\n月額料金は見積もりによります。",
+    )
+    answer, sources = subtask_answer("スタンダードプランの月額料金を教えてください", [lines])
+    assert sources == []  # two sentences apart are no table: the fee is not the plan's
+    markdown = SearchOutput(
+        file_name="notes.md",
+        heading="料金プラン",
+        content="| 項目 | スタンダード | プロ |\n|---|---|---|\n| 月額料金 | 33,000円 | 88,000円 |",
+    )
+    answer, sources = subtask_answer("スタンダードプランの月額料金を教えてください", [markdown])
+    assert sources == [markdown.citation()] and "33,000円" in answer
+
+
 def test_a_clause_telling_when_is_the_situation_not_the_question() -> None:
     """「個人の講師に講演料を払うとき、」 frames the question; 「源泉徴収の税率」 is asked."""
     part = "個人の講師に講演料を払うとき、源泉徴収の税率はいくらですか？"

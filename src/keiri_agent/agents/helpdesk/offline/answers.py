@@ -408,12 +408,7 @@ def _absent(
     best = most_specific(subtask, terms)
     if not best:
         return ""
-    contexts = [
-        (r.heading or "", sentence)
-        for r in results
-        for sentence in [*PASSAGE_SENTENCE.split(r.content), ""]
-        if sentence.strip() or r.heading
-    ]
+    contexts = [pair for r in results for pair in _contexts(r)]
     named = [
         unit
         for unit in best
@@ -434,6 +429,33 @@ def _absent(
         if not missing:
             return ""
     return missing
+
+
+_TABLE_ROW = re.compile(r"\t|^\s*\|.*\|\s*$")
+"""A line of a table: cells apart by tabs (a DOCX table) or between pipes (Markdown)."""
+
+
+def _contexts(result: SearchOutput) -> list[tuple[str, str]]:
+    """(heading, sentence) of every sentence of the passage, and ("", "") for the heading
+    alone. A table row is read under its header row as well as its heading: in
+    「項目 / スタンダード / プロ」 over 「月額料金 / 33,000円 / 88,000円」, the row names the
+    monthly fee *of the Standard plan*."""
+    heading = result.heading or ""
+    out: list[tuple[str, str]] = []
+    header = ""
+    for sentence in [*PASSAGE_SENTENCE.split(result.content), ""]:
+        if not (sentence.strip() or heading):
+            continue
+        if _TABLE_ROW.search(sentence):
+            if not header:
+                header = sentence
+            elif not set(sentence.strip()) <= set("|-: "):  # a Markdown rule line
+                out.append((f"{heading}\n{header}", sentence))
+                continue
+        elif sentence.strip():
+            header = ""
+        out.append((heading, sentence))
+    return out
 
 
 _DONE = re.compile(r"(?:する|し|でき|させ|され|を行|の(?:方法|手順|仕方)|方法|手順)")
