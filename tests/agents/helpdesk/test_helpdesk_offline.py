@@ -615,7 +615,7 @@ def test_a_question_in_generic_words_only_asks_about_the_one_before() -> None:
     ]
 
 
-def test_listed_bare_nouns_share_the_head_noun_of_the_last_one() -> None:
+def test_listed_bare_nouns_share_the_head_noun_of_the_next_part() -> None:
     assert split_question("交通費と宿泊費の上限を教えて") == [
         "交通費の上限を教えて",
         "宿泊費の上限を教えて",
@@ -626,6 +626,14 @@ def test_listed_bare_nouns_share_the_head_noun_of_the_last_one() -> None:
         "パスワードの条件を教えて",
         "ロックされた時の解除方法を教えて",
     ]
+    # the head of the next part that has one, not only the last part's: a bare system name
+    # is no question of its own (it was answered with whatever passage named it)
+    parts = split_question(
+        "Procura とIDプロバイダーのシングルサインオン（SAML）およびSCIMによるユーザー自動連携の"
+        "設定手順を調べてまとめてください。"
+    )
+    assert parts[0] == "Procuraのシングルサインオン（SAML）"
+    assert "Procura" not in parts
 
 
 def test_a_thousands_separator_is_no_list_comma() -> None:

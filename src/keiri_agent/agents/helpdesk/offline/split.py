@@ -276,17 +276,19 @@ _OF_HEAD = re.compile(rf"^{_PLAIN_NOUN}の(?P<head>.+)$")
 
 
 def _share_head(parts: list[str]) -> list[str]:
-    """「交通費と宿泊費の上限」: the listed bare nouns share the last part's head noun
-    (「交通費の上限」「宿泊費の上限」), not the bare noun alone (「交通費を教えて」)."""
-    if len(parts) < 2:
-        return parts
-    found = _OF_HEAD.match(parts[-1].strip())
-    if found is None:
-        return parts
-    head = found.group("head")
-    return [
-        part.strip() + "の" + head if _BARE.match(part.strip()) else part for part in parts[:-1]
-    ] + [parts[-1]]
+    """「交通費と宿泊費の上限」: a listed bare noun shares the head noun of the next part that
+    has one (「交通費の上限」「宿泊費の上限」), not the bare noun alone (「交通費を教えて」);
+    in 「ProcuraとIdPのシングルサインオン、およびSCIMによる連携」 the head is the next
+    part's (「Procuraのシングルサインオン」), not the last one's."""
+    out = list(parts)
+    for index, part in enumerate(parts[:-1]):
+        if not _BARE.match(part.strip()):
+            continue
+        heads = (_OF_HEAD.match(later.strip()) for later in parts[index + 1 :])
+        found = next((h for h in heads if h is not None), None)
+        if found is not None:
+            out[index] = part.strip() + "の" + found.group("head")
+    return out
 
 
 _SITUATION = re.compile(r"^(?P<situation>.+?(?:場合|とき|時|際)の)(?=\S)")
