@@ -485,6 +485,16 @@ def test_a_table_row_is_read_under_its_header_row() -> None:
     )
     answer, sources = subtask_answer("スタンダードプランの月額料金を教えてください", [markdown])
     assert sources == [markdown.citation()] and "33,000円" in answer
+    two = SearchOutput(
+        file_name="manual.docx",
+        heading="11.2 料金プラン",
+        content=(
+            "項目\tスタンダード\tプロ\nユーザー数\t30名まで\t100名まで\n\n"
+            "オプション\tサポート\tストレージ\n月額料金(税抜)\t5,000円\t3,000円"
+        ),
+    )
+    answer, sources = subtask_answer("スタンダードプランの月額料金を教えてください", [two])
+    assert sources == []  # the fee row is under the second table's header, not the first's
 
 
 def test_a_clause_telling_when_is_the_situation_not_the_question() -> None:

@@ -452,8 +452,8 @@ def _contexts(result: SearchOutput) -> list[tuple[str, str]]:
             elif not set(sentence.strip()) <= set("|-: "):  # a Markdown rule line
                 out.append((f"{heading}\n{header}", sentence))
                 continue
-        elif sentence.strip():
-            header = ""
+        else:
+            header = ""  # any other line, a blank one too, ends the table
         out.append((heading, sentence))
     return out
 
