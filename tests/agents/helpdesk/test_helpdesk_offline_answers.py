@@ -415,7 +415,7 @@ def test_an_english_part_is_judged_by_the_rule_of_a_japanese_one() -> None:
 
 
 def test_an_english_question_is_answered_only_by_a_passage_naming_what_it_asks_for() -> None:
-    """ "Which … model": a passage on the printer that names no model does not answer it."""
+    """「Which … model」: a passage on the printer that names no model does not answer it."""
     assert asked_noun_en("Which label printer model do we need for that?") == "model"
     assert asked_noun_en("What's the monthly per-user price of the Standard plan?") == "price"
     assert asked_noun_en("Can we log in with single sign-on?") == ""
