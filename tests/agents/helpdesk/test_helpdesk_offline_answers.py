@@ -429,7 +429,7 @@ def test_an_english_question_is_answered_only_by_a_passage_naming_what_it_asks_f
 
 
 def test_an_english_noun_tied_by_a_preposition_is_an_aspect_of_the_topic() -> None:
-    """ "support by phone on the Standard plan": a passage on the Standard plan's mail support
+    """「support by phone on the Standard plan」: a passage on the Standard plan's mail support
     shares most of the words but says nothing about the phone."""
     mail = SearchOutput(
         file_name="manual.pdf",
