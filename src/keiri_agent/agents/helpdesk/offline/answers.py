@@ -436,8 +436,8 @@ _TABLE_ROW = re.compile(r"\t|^\s*\|.*\|\s*$")
 
 
 def _contexts(result: SearchOutput) -> list[tuple[str, str]]:
-    """(heading, sentence) of every sentence of the passage, and ("", "") for the heading
-    alone. A table row is read under its header row as well as its heading: in
+    """(heading, sentence) of every sentence of the passage, and (heading, "") for the
+    heading alone. A table row is read under its header row as well as its heading: in
     「項目 / スタンダード / プロ」 over 「月額料金 / 33,000円 / 88,000円」, the row names the
     monthly fee *of the Standard plan*."""
     heading = result.heading or ""
