@@ -471,6 +471,8 @@ def test_a_table_row_is_read_under_its_header_row() -> None:
     )
     answer, sources = subtask_answer("スタンダードプランの月額料金を教えてください", [table])
     assert sources == [table.citation()] and "33,000円" in answer
+    # the lead is the cell asked for: the row the question names, in the column it names
+    assert answer.startswith("資料によると、月額料金(税抜)（スタンダード）: 33,000円")
     lines = SearchOutput(
         file_name="manual.docx",
         heading="11.2 料金プラン",

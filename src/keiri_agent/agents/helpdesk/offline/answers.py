@@ -49,7 +49,12 @@ from dataclasses import dataclass, replace
 
 from keiri_agent.agents.helpdesk.models import ReflectionResult, SearchOutput, Subtask
 from keiri_agent.agents.helpdesk.offline.asks import asked_noun_en, asked_value
-from keiri_agent.agents.helpdesk.offline.quotes import answer_lead, lead_sentence, trim
+from keiri_agent.agents.helpdesk.offline.quotes import (
+    answer_lead,
+    lead_sentence,
+    table_lead,
+    trim,
+)
 from keiri_agent.agents.helpdesk.offline.specificity import (
     Aspect,
     aspects,
@@ -571,7 +576,11 @@ def subtask_answer(
             citations.append(citation)
     # an FAQ row asking what the part asks is answered by its own answer
     restated = answer_lead(quotes[0]) if verdict.chosen[0].restates else ""
-    lead = restated or lead_sentence(quotes, words, vocabulary, asked_value(text))
+    lead = (
+        restated
+        or table_lead(verdict.chosen[0].result.content, words, vocabulary)
+        or lead_sentence(quotes, words, vocabulary, asked_value(text))
+    )
     wording = wording_for(text)
     first = (
         wording.according.format(lead=lead)

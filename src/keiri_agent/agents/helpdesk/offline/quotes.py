@@ -318,6 +318,46 @@ def lead_sentence(
     return _shorten(best[2]) if best else ""
 
 
+def _cells(line: str) -> list[str]:
+    """The cells of a table line (tab-separated, or between 「|」), [] for any other line."""
+    if "\t" in line:
+        return [cell.strip() for cell in line.split("\t")]
+    text = line.strip()
+    if len(text) > 1 and text.startswith("|") and text.endswith("|"):
+        return [cell.strip() for cell in text[1:-1].split("|")]
+    return []
+
+
+def table_lead(content: str, terms: Sequence[str], vocabulary: Vocabulary) -> str:
+    """The table cell a part asks for, as a sentence: the row its words name, in the one
+    column whose header it names (「スタンダードプランの月額料金」 over 「項目 / スタンダード /
+    プロ」 and 「月額料金(税抜) / 33,000円 / 88,000円」 → 「月額料金(税抜)（スタンダード）:
+    33,000円」); "" when no row and single column are named.
+    """
+    best: tuple[float, str] | None = None
+    header: list[str] = []
+    for line in content.splitlines():
+        cells = _cells(line)
+        if not cells:
+            header = []
+            continue
+        if not header:
+            header = cells
+            continue
+        if len(cells) != len(header) or set("".join(cells)) <= set("-: "):
+            continue  # a Markdown rule line, or a row that does not fit the header
+        named = [
+            j
+            for j in range(1, len(header))
+            if header[j] and any(PreparedText.of(header[j], vocabulary).has(t) for t in terms)
+        ]
+        score = _score(cells[0], terms, vocabulary)
+        if len(named) == 1 and score and cells[named[0]] and (best is None or score > best[0]):
+            column = named[0]
+            best = (score, f"{cells[0]}（{header[column]}）: {cells[column]}")
+    return _shorten(best[1]) if best else ""
+
+
 _A_PREFIX = re.compile(r"^\s*(?:A|回答)\s*[:：.]\s*", re.IGNORECASE)
 
 
