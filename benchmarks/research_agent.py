@@ -407,8 +407,8 @@ def main() -> None:
         "--set",
         choices=["sample", *BLIND_SETS],
         default="sample",
-        help="offline questions: the bundled corpus (sample) or a blind set (Procura, Harumo,"
-        " Tsugumi, Kaishu)",
+        help="offline questions: the bundled corpus (sample) or a blind knowledge base"
+        " (blind = Procura … blind10 = Sekinavi)",
     )
     parser.add_argument("--quality-only", action="store_true", help="skip the timing runs")
     parser.add_argument(
