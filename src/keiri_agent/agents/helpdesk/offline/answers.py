@@ -51,7 +51,9 @@ from keiri_agent.agents.helpdesk.models import ReflectionResult, SearchOutput, S
 from keiri_agent.agents.helpdesk.offline.asks import asked_noun_en, asked_value
 from keiri_agent.agents.helpdesk.offline.quotes import (
     answer_lead,
+    is_rule_line,
     lead_sentence,
+    table_cells,
     table_lead,
     trim,
 )
@@ -436,10 +438,6 @@ def _absent(
     return missing
 
 
-_TABLE_ROW = re.compile(r"\t|^\s*\|.*\|\s*$")
-"""A line of a table: cells apart by tabs (a DOCX table) or between pipes (Markdown)."""
-
-
 def _contexts(result: SearchOutput) -> list[tuple[str, str]]:
     """(heading, sentence) of every sentence of the passage, and (heading, "") for the
     heading alone. A table row is read under its header row as well as its heading: in
@@ -451,10 +449,11 @@ def _contexts(result: SearchOutput) -> list[tuple[str, str]]:
     for sentence in [*PASSAGE_SENTENCE.split(result.content), ""]:
         if not (sentence.strip() or heading):
             continue
-        if _TABLE_ROW.search(sentence):
+        cells = table_cells(sentence)  # a DOCX table's tab cells or a Markdown row
+        if cells:
             if not header:
                 header = sentence
-            elif not set(sentence.strip()) <= set("|-: "):  # a Markdown rule line
+            elif not is_rule_line(cells):
                 out.append((f"{heading}\n{header}", sentence))
                 continue
         else:

@@ -318,7 +318,7 @@ def lead_sentence(
     return _shorten(best[2]) if best else ""
 
 
-def _cells(line: str) -> list[str]:
+def table_cells(line: str) -> list[str]:
     """The cells of a table line (tab-separated, or between 「|」), [] for any other line."""
     if "\t" in line:
         return [cell.strip() for cell in line.split("\t")]
@@ -326,6 +326,11 @@ def _cells(line: str) -> list[str]:
     if len(text) > 1 and text.startswith("|") and text.endswith("|"):
         return [cell.strip() for cell in text[1:-1].split("|")]
     return []
+
+
+def is_rule_line(cells: Sequence[str]) -> bool:
+    """The line under a Markdown table's header (「|---|:--:|」): it holds no cell."""
+    return set("".join(cells)) <= set("-: ")
 
 
 def table_lead(content: str, terms: Sequence[str], vocabulary: Vocabulary) -> str:
@@ -337,15 +342,15 @@ def table_lead(content: str, terms: Sequence[str], vocabulary: Vocabulary) -> st
     best: tuple[float, str] | None = None
     header: list[str] = []
     for line in content.splitlines():
-        cells = _cells(line)
+        cells = table_cells(line)
         if not cells:
             header = []
             continue
         if not header:
             header = cells
             continue
-        if len(cells) != len(header) or set("".join(cells)) <= set("-: "):
-            continue  # a Markdown rule line, or a row that does not fit the header
+        if len(cells) != len(header) or is_rule_line(cells):
+            continue  # a row that does not fit the header
         named = [
             j
             for j in range(1, len(header))
