@@ -91,8 +91,8 @@ def expected_procedure(requirements: list[dict[str, Any]]) -> Procedure:
         number = len(steps) + 1
         if kind == "input":
             fmt = item.get("format", "csv")
-            # a scan or a Word document: read like a PDF (by a model)
-            fmt = "pdf" if fmt in ("image", "docx") else fmt
+            # a scan, a Word document or free text: read like a PDF (by a model)
+            fmt = "pdf" if fmt in ("image", "docx", "text") else fmt
             inputs.append(
                 InputSpec(id=f"in{len(inputs) + 1}", format=fmt, holds=item.get("holds", ""))
             )
