@@ -606,6 +606,49 @@ _LOANWORD_VERBS = (
 rules read them in."""
 
 
+_PIVOT_FIELDS = re.compile(
+    r"(?:ピボット(?:テーブル)?|クロス集計表?|集計表)\s*(?:で|を|:|\()?\s*(?:を\s*)?(?:作って|作り)?\s*"
+    r"行(?:ラベル)?\s*[=:]\s*(?P<rows>[^、,/()。]+?)\s*[、,/]?\s*"
+    r"(?:列(?:ラベル)?\s*[=:]\s*(?P<cols>[^、,/()。]+?)\s*[、,/]?\s*)?"
+    r"値\s*[=:]\s*(?P<values>(?:[^()。\n]|\([^()。\n]*\))+?)\s*(?:\)|(?=[。\n]|$|→|⇒))"
+)
+"""「ピボット：行＝配送センター、値＝件数」「ピボット（行：利用者番号／値：提供時間の平均）」: a
+pivot table said by its fields: rows (and columns) are the groups, values the metrics."""
+
+
+def _pivot_as_groups(match: re.Match[str]) -> str:
+    groups = match["rows"].strip() + (f"・{match['cols'].strip()}" if match["cols"] else "")
+    return f"{groups}ごとに{match['values'].strip()}を集計"
+
+
+_SPREADSHEET_TERMS = (
+    (r"(?<=件数)\s*\(\s*データの個数\s*\)", ""),  # 「値＝件数（データの個数）」
+    (rf"(?<![{_K}{_KATA}])(?:データの)?個数(?![{_K}{_KATA}])", "件数"),  # Excel's データの個数
+    (_PIVOT_FIELDS, _pivot_as_groups),
+    (r"\(\s*ピボット(?:テーブル)?\s*\)", ""),  # 「…を合計（ピボット）」
+    (r"ピボット(?:テーブル)?\s*(?:で|を使って|を使い|にして)\s*", ""),  # 「ピボットで部門別の…」
+    (r"ピボット(?:テーブル)?", "集計"),
+    (r"オートフィルター?\s*(?:機能)?\s*(?:で|を使って|を使い|を使用して)\s*(?=[^\s、。→⇒])", ""),
+    (r"オートフィルター?\s*:", "絞り込み:"),  # 「オートフィルタ：サービス種別＝訪問介護」
+    (r"オートフィルター?\s*(?:を\s*(?:かけ|使っ)\s*(?:て|た)?|して|し|する)?", "絞り込み"),
+    (r"(?<=だけ|のみ)\s*表示(?:する|して|し)?", "残す"),  # 「…のものだけ表示」: the rows kept
+    (r"重複の削除", "重複を削除"),
+    (  # 「マスタ.xlsx から「診療科名」を VLOOKUP で引いてくる」: a lookup joins the master
+        r"\s*を\s*(?:VLOOKUP|XLOOKUP)\s*(?:関数)?\s*(?:で|して)?\s*"
+        r"(?:引いてくる|引いて|引く|取ってくる|取って|取得する|取得|参照する|参照|持ってくる)?",
+        "を付ける",
+    ),
+    (r"検索(?:キー|値|列)\s*(?:は|:|=)\s*", "キー:"),  # 「（検索値：JANコード）」
+    (r"(?:\d+|一)\s*枚の\s*シートに\s*(?=縦|下)", ""),  # 「1枚のシートに縦に貼り付け」
+    (r"(?:縦|下)\s*に\s*(?:貼り付け|貼りつけ|貼付け|コピー)", "縦につなげ"),  # stacked
+    (r"別(?:ブック|ファイル)\s*\(\s*([^()]+?\.xlsx)\s*\)", r"\1"),  # 「別ブック（x.xlsx）に」
+    (r"別(?:ブック|ファイル)\s*(?=「)", ""),
+    (r"(?:(?<=xlsx)|(?<=csv)|(?<=[」)]))\s*に\s*(?:貼り付け|貼りつけ|貼付け)(?:て|る)?", "に出力"),
+)
+"""Spreadsheet operations said in Excel's own words (オートフィルタ, ピボット, VLOOKUP, 重複の
+削除, 縦に貼り付け, 別ブックに貼り付け), with the words the rules read them in."""
+
+
 _SPEAKER = re.compile(
     r"^[ \t\u3000]*(?P<name>[^\s:：「」()（）、。0-9０-９]{1,8})[ \t\u3000]*[:：][ \t\u3000]*"
 )
@@ -844,6 +887,8 @@ def _fold(text: str) -> str:
     )  # 「key は id」
     for kana, kanji in _KANA_VERBS:  # 「…の行にしぼる」「古い順にならべて」: a step verb in kana
         folded = re.sub(kana, kanji, folded)
+    for term, words in _SPREADSHEET_TERMS:
+        folded = re.sub(term, words, folded)
     for loanword, word in _LOANWORD_VERBS:
         folded = re.sub(loanword, word, folded)
     folded = re.sub(  # 「区分が「返品」のは除いてね」: 「の」 stands for the rows
@@ -1015,8 +1060,8 @@ def _fold(text: str) -> str:
         folded,
     )
     folded = re.sub(  # 「⇒ 絞り込み（魚種が「まぐろ」）」「絞り込み：状況 が「未入金」」: rows kept
-        r"(?:絞り込み|絞込み?|フィルター?)\s*(?:\(\s*(?P<a>[^()]{1,80}?)\s*\)|:\s*(?P<b>[^。⇒→()]{1,80}?))"
-        r"(?=\s*(?:[。⇒→]|$))",
+        r"(?:絞り込み|絞込み?|フィルター?)\s*(?:\(\s*(?P<a>[^()]{1,80}?)\s*\)|:\s*(?P<b>[^。⇒→()\n]{1,80}?))"
+        r"(?=[^\S\n]*(?:[。⇒→\n]|$))",
         lambda m: f"{m['a'] or m['b']}の行だけに絞り込み",
         folded,
     )
@@ -2466,6 +2511,7 @@ _APPROVAL = re.compile(
     r"|(?:確認|承認|OK|了承)\s*が\s*(?:取れ|出|もらえ)て\s*から"  # 「課長の確認が取れてから」
     # 「書き出す前に、一度私に確認させて」「書き出す前に一声かけてください」
     r"|(?<=前に)[、,]?[^。]{0,12}?(?:確認|チェック)\s*させて"
+    r"|(?<=前に)[、,]?[^。]{0,12}?(?:確認|チェック|目を通)\s*(?:し)?\s*(?:たい|ます|する)"
     r"|(?<=前に)[、,]?[^。]{0,12}?一声\s*(?:かけ|掛け)"
     r"|(?<=前に)[、,]?[^。]{0,12}?(?:止めて|とめて|ストップして)"  # 「書き出す前に一度止めて」
     r"|(?<=前に)[、,]?[^。]{0,12}?(?:見せて|お見せ|見てもら|確認を?\s*もら)"  # 「…前に私に見せて」
@@ -2483,6 +2529,12 @@ _EXTRACT = re.compile(
 )
 _CLASSIFY = re.compile(
     rf"(?:に|へ)\s*分類|分類\s*(?:する|して|し|され|でき)|仕分け|振り分け|(?:推定|推測)(?![{_K}{_KATA}])|割り当て|判別"
+    # 「要望／苦情／感謝のどれかを「分類」列に入れて」「欠席／遅刻／その他 で「区分」をつけて」
+    r"|(?:どれか|いずれか)\s*(?:を|に)\s*[^、。]{0,16}?(?:列|欄)\s*(?:に|へ)\s*(?:入れ|記入|入力|セット|書)"
+    r"|(?<=[/])[^、。/\s]{1,10}\s*で\s*「[^」]+」\s*(?:列|欄)?\s*を\s*(?:つけ|付け|入れ)"
+    # 「自由記述を読んで」「内容を読み取って」: reading text is language understanding
+    r"|(?:内容|本文|文章|自由記述|記述|コメント|メモ|備考|摘要|意見|感想)(?:欄)?\s*」?\s*(?:\([^()]*\))?"
+    r"\s*を\s*(?:読んで|読み取って|読みとって)"
 )
 """Sorting rows into labels (「…のどれかに分類して」); 「資材分類ごと」 names a column."""
 _FILTER_VERBS = re.compile(
@@ -5840,11 +5892,19 @@ def _read_llm_steps(reader: _Reader) -> None:
         None,
     )
     if classify and not reader.overlaps(classify.start(), classify.end()):
-        labels = [
-            _clean(q)
-            for q in re.findall(r"「[^」]+」", text)
-            if not reader.overlaps(*_span(text, q))
-        ]
+        listed = re.search(  # 「要望／苦情／感謝のどれかを」: the labels said as a list
+            r"(?:[^\s、。/「」]+/){1,}[^\s、。/「」]+?(?=\s*(?:の\s*(?:どれか|いずれか)|で|に))",
+            text[: (text.find("。", classify.end()) + 1 or len(text) + 1) - 1],
+        )
+        labels = (
+            [_clean(label) for label in listed.group(0).split("/")]
+            if listed
+            else [
+                _clean(q)
+                for q in re.findall(r"「[^」]+」", text)
+                if not reader.overlaps(*_span(text, q))
+            ]
+        )
         target = re.search(
             rf"(?P<col>{NOUN})\s*(?:を|に)\s*[^、。]{{0,6}}$", text[: classify.start()]
         )
@@ -6653,6 +6713,22 @@ def _in_file_only(text: str, at: int) -> bool:
 """An aside in parentheses that asks to drop or keep rows (「(退所の人は除いて)」)."""
 
 
+_ASIDE_SETTING = re.compile(r"[^\s:=()、,]{1,12}\s*[:=]\s*[^\s:=()]")
+"""「（行：チェックイン月、値：宿泊売上の合計）」: an aside of keys and values gives parameters."""
+
+
+def _remark_spans(aside: re.Match[str]) -> list[tuple[int, int]]:
+    """The parts of an aside that are remarks: all of it, but for its pieces of keys and
+    values (「（行：チェックイン月、値：宿泊売上の合計）」), which give parameters."""
+    if not _ASIDE_SETTING.search(aside.group(0)):
+        return [aside.span()]
+    return [
+        (aside.start() + piece.start(), aside.start() + piece.end())
+        for piece in re.finditer(r"[^、,/]+", aside.group(0))
+        if not _ASIDE_SETTING.search(piece.group(0))
+    ]
+
+
 def _aside_asks_unread(reader: _Reader, aside: re.Match[str]) -> bool:
     """True when an aside asks to drop or keep rows and no condition was read in it or right
     before it (「(OBの方は対象外に)」 is checked word by word; 「冷凍・冷蔵のもの(常温は除く)」
@@ -6696,10 +6772,17 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
     files = _file_words(reader)
     normalized = reader.first_step("normalize") is not None  # 「空白ゆれ」 says what it unifies
     working = _working_clauses(text)
+    for first, last in reader.numbered_lines:  # a numbered step of which nothing was read
+        if reader.overlaps(first, last):
+            continue
+        for piece in re.finditer(r"[^、。]+", text[first:last]):
+            at = first + piece.start()
+            working.add(_clause_span(text, at, at + len(piece.group(0)) - 1))
     parentheses = [
-        (m.start(), m.end())
+        span
         for m in re.finditer(r"\([^()]*\)", text)
         if not _aside_asks_unread(reader, m)
+        for span in _remark_spans(m)
     ]
     unused: dict[str, list[str]] = {}
     for start, end in _compound_nouns(text, tokenizer):
@@ -6712,7 +6795,7 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             or re.search(  # 「シフトを組むのに使います」: what the result is for
                 r"(?:のに|ために|の\s*ため\s*に|用に)\s*使(?:う|います|いたい|います)\s*$", clause
             )
-            or any(a < start and end <= b for a, b in parentheses)
+            or any(a <= start and end <= b for a, b in parentheses)
             or _names_rows(reader, start, end)
             or reader.overlaps(start, end)
             or any(surface in word for word in words)

@@ -1,0 +1,121 @@
+"""read_procedure on steps said in Excel's own words (ピボット, オートフィルタ, VLOOKUP, 重複の
+削除, 貼り付け), and on what must never be dropped silently: a numbered step of which nothing
+was read, keys and values in an aside, an approval said as 「出す前に確認したい」, labels
+put into a column by reading free text (the tests' own wording)."""
+
+from __future__ import annotations
+
+from keiri_agent.plans.design.procedure import COUNT_ALL, Procedure
+from keiri_agent.plans.design.procedure_rules import read_procedure
+
+
+def _steps(procedure: Procedure, kind: str) -> list:
+    return [step for step in procedure.steps if step.kind == kind]
+
+
+def _conditions(procedure: Procedure) -> list[tuple[object, str, object]]:
+    return [
+        (c.column, c.op, c.value) for step in _steps(procedure, "filter") for c in step.conditions
+    ]
+
+
+def test_a_pivot_said_by_its_rows_and_values_is_a_grouped_count() -> None:
+    procedure = read_procedure(
+        "【手順】\n1. 窓口受付.csv を開く\n2. ピボット：行＝受付窓口、値＝件数（データの個数）\n"
+        "【出力】窓口別件数.xlsx"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (aggregate,) = _steps(procedure, "aggregate")
+    assert aggregate.group_by == ["受付窓口"]
+    assert aggregate.metrics == {COUNT_ALL: ["count"]}
+
+
+def test_a_pivot_in_parentheses_with_two_metrics_of_one_column() -> None:
+    procedure = read_procedure(
+        "1. 粗利明細.xlsx を読む\n2. ピボット（行：担当者／値：粗利（円）の合計と平均）\n"
+        "3. CSVで出力"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (aggregate,) = _steps(procedure, "aggregate")
+    assert aggregate.group_by == ["担当者"]
+    assert aggregate.metrics == {"粗利": ["sum", "mean"]}
+
+
+def test_an_autofilter_is_a_filter() -> None:
+    procedure = read_procedure(
+        "備品台帳.xlsx\n1. オートフィルタ：保管倉庫＝川崎\n2. 取得日の昇順に並べ替え\n3. CSVで出力"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("保管倉庫", "==", "川崎")]
+    procedure = read_procedure(
+        "備品台帳.xlsx をオートフィルタで「状態」が「廃棄」のものだけ表示して、Excelで保存"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("状態", "==", "廃棄")]
+
+
+def test_a_vlookup_joins_the_master_on_its_search_key() -> None:
+    procedure = read_procedure(
+        "出勤簿.csv に、従業員マスタ.xlsx から「時給」を VLOOKUP で引いてくる"
+        "（検索値：従業員番号）。Excelで出力"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (join,) = _steps(procedure, "join")
+    assert join.keys == ["従業員番号"]
+    assert join.fields == ["時給"]
+
+
+def test_remove_duplicates_and_paste_below_and_into_another_book() -> None:
+    procedure = read_procedure("会員名簿.xlsx を会員番号で重複の削除をして、CSVにしてください")
+    assert not procedure.gaps, procedure.gaps
+    assert [step.keys for step in _steps(procedure, "dedupe")] == [["会員番号"]]
+    procedure = read_procedure(
+        "1. 北店売上.xlsx と 南店売上.xlsx を1枚のシートに縦に貼り付け\n"
+        "2. 別ブック（全店売上.xlsx）に貼り付け"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _steps(procedure, "concat")
+    assert [o.file_name for o in procedure.outputs] == ["全店売上.xlsx"]
+
+
+def test_a_numbered_step_of_which_nothing_was_read_is_asked() -> None:
+    """「①…で重複をすっきりさせる」 read as nothing must not leave a Plan without it."""
+    procedure = read_procedure(
+        "成績一覧.xlsx の処理をお願いします。\n①生徒番号で重複をすっきりさせる\n"
+        "②国語の降順で並べ替え\n③上位者.xlsx に保存"
+    )
+    assert any("生徒番号" in gap.message for gap in procedure.gaps), procedure.gaps
+
+
+def test_keys_and_values_in_an_aside_are_parameters_not_remarks() -> None:
+    procedure = read_procedure(
+        "予約台帳.csv を月ごとに宿泊売上を合計（対象：チェックイン月）してExcelで保存"
+    )
+    assert any("チェックイン" in gap.message for gap in procedure.gaps), procedure.gaps
+    procedure = read_procedure(  # the other pieces of the aside stay remarks
+        "入金.csv と 請求.xlsx を顧客番号で照合し、請求額を比べてください"
+        "（差額の許容なし＝0円、日付は見なくて大丈夫です）。Excelで出力"
+    )
+    assert not procedure.gaps, procedure.gaps
+
+
+def test_an_approval_said_as_wanting_to_check_before_the_output() -> None:
+    procedure = read_procedure(
+        "残業実績.csv を課ごとに残業時間の合計を出して、Excelで。出す前に確認したいです"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _steps(procedure, "approval")
+
+
+def test_labels_put_into_a_column_by_reading_free_text_are_a_classification() -> None:
+    procedure = read_procedure(
+        "窓口アンケート.xlsx の自由記述を読んで、要望／苦情／感謝のどれかを「分類」列に入れて"
+        "Excelで"
+    )
+    (classify,) = _steps(procedure, "classify")
+    assert classify.labels == ["要望", "苦情", "感謝"]
+    procedure = read_procedure(
+        "欠席連絡.csv の内容を読んで 病気／家庭の事情／その他 で「理由区分」をつけて、CSVで"
+    )
+    (classify,) = _steps(procedure, "classify")
+    assert classify.labels == ["病気", "家庭の事情", "その他"]
