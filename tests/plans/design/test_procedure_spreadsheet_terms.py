@@ -119,3 +119,35 @@ def test_labels_put_into_a_column_by_reading_free_text_are_a_classification() ->
     )
     (classify,) = _steps(procedure, "classify")
     assert classify.labels == ["病気", "家庭の事情", "その他"]
+
+
+def test_a_bare_narrowing_takes_the_conditions_said_beside_it() -> None:
+    procedure = read_procedure(
+        "修繕依頼.xlsxを絞り込んでCSVで出してください。（条件：対応区分＝外部業者、見積額＞＝3万）"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert sorted(_conditions(procedure), key=str) == sorted(
+        [("対応区分", "==", "外部業者"), ("見積額", ">=", 30000)], key=str
+    )
+    procedure = read_procedure(  # a narrowing that names something else is still asked
+        "修繕依頼.xlsxの依頼元を絞り込んでCSVで出してください。（条件：対応区分＝外部業者）"
+    )
+    assert procedure.gaps
+
+
+def test_a_settings_line_of_a_narrowing_ends_at_its_line() -> None:
+    procedure = read_procedure("備品台帳.xlsx\n1. 絞り込み：保管倉庫＝川崎\n2. CSVで出力")
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("保管倉庫", "==", "川崎")]
+    assert [o.format for o in procedure.outputs] == ["csv"]
+
+
+def test_the_count_of_an_identifier_is_the_row_count() -> None:
+    procedure = read_procedure(
+        "1. 面談記録.csv を読む\n2. ピボット：行＝面談者、値＝相談者ID のデータの個数\n"
+        "3. Excelで保存"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (aggregate,) = _steps(procedure, "aggregate")
+    assert aggregate.group_by == ["面談者"]
+    assert aggregate.metrics == {COUNT_ALL: ["count"]}

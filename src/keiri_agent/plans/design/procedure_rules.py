@@ -624,6 +624,11 @@ def _pivot_as_groups(match: re.Match[str]) -> str:
 _SPREADSHEET_TERMS = (
     (r"(?<=件数)\s*\(\s*データの個数\s*\)", ""),  # 「値＝件数（データの個数）」
     (rf"(?<![{_K}{_KATA}])(?:データの)?個数(?![{_K}{_KATA}])", "件数"),  # Excel's データの個数
+    # 「患者IDの個数」: the rows counted by their identifier (Excel's データの個数)
+    (
+        rf"[{_K}{_KATA}A-Za-z0-9_]*(?:ID|番号|コード)\s*の\s*件数(?!\s*(?:が|は|を?\s*(?:比|く)))",
+        "件数",
+    ),
     (_PIVOT_FIELDS, _pivot_as_groups),
     (r"\(\s*ピボット(?:テーブル)?\s*\)", ""),  # 「…を合計（ピボット）」
     (r"ピボット(?:テーブル)?\s*(?:で|を使って|を使い|にして)\s*", ""),  # 「ピボットで部門別の…」
@@ -7338,6 +7343,17 @@ def _unread_order_words(reader: _Reader) -> None:
         )
 
 
+def _names_more_than_the_file(sentence: str) -> bool:
+    """True when a sentence names something besides its file, the narrowing and the output
+    (「発注明細.xlsxを絞り込んでCSVで出してください」 names nothing else)."""
+    rest = re.sub(
+        r"絞り込\w*|絞込\w*|フィルタ\w*|CSV|csv|Excel|エクセル|出力|保存|出し|下さい|お願い",
+        "",
+        _FILE_NAME.sub("", sentence),
+    )
+    return re.search(rf"[{_K}{_KATA}A-Za-z]{{2,}}", rest) is not None
+
+
 def _unread_narrowings(reader: _Reader) -> None:
     """Each 「絞り込み」 said in a sentence where no condition was read (「⇒ 絞り込み（…）」
     beside other filters): its condition was not understood, so it is asked, never dropped."""
@@ -7345,8 +7361,13 @@ def _unread_narrowings(reader: _Reader) -> None:
     for said in re.finditer(r"絞り込|絞込|フィルタ", text):
         start, end = _sentence_span(text, said.start(), said.end())
         if any(start <= a < end for a, _ in reader.condition_spans) or re.search(
-            r"(?:以下|次|下記|上記|前記)\s*の|(?:これ|それ|この|その)", text[start:end]
+            r"(?:以下|次|下記|上記|前記)\s*(?:の|条件)|(?:これ|それ|この|その)", text[start:end]
         ):
+            continue
+        if reader.condition_spans and not _names_more_than_the_file(text[start:end]):
+            # 「a.xlsxを絞り込んでCSVで。（条件：区分＝外注）」: the conditions said beside it
+            verb = re.match(r"[ぁ-ん]*", text[said.end() :])
+            reader.use(said.start(), said.end() + (verb.end() if verb else 0))
             continue
         clause = _clause(text, said.start(), said.end())
         reader.gaps.append(
