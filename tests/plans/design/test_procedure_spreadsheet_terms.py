@@ -151,3 +151,40 @@ def test_the_count_of_an_identifier_is_the_row_count() -> None:
     (aggregate,) = _steps(procedure, "aggregate")
     assert aggregate.group_by == ["面談者"]
     assert aggregate.metrics == {COUNT_ALL: ["count"]}
+
+
+def test_a_pivot_said_by_its_row_labels_and_values_in_its_own_sentence() -> None:
+    procedure = read_procedure(
+        "検針記録.xlsx でピボットテーブルを作ってほしいです。行ラベルに検針員、値に使用量（m3）の"
+        "合計とデータの個数。Excelで。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (aggregate,) = _steps(procedure, "aggregate")
+    assert aggregate.group_by == ["検針員"]
+    assert aggregate.metrics == {"使用量": ["sum"], COUNT_ALL: ["count"]}
+
+
+def test_a_verbal_noun_listed_among_groups_is_a_group() -> None:
+    """「学年×分類で」: 分類 is a column here, not the verb 分類する."""
+    procedure = read_procedure("貸出記録.xlsx を学年×分類で貸出件数を出してください。Excelで")
+    assert not procedure.gaps, procedure.gaps
+    (aggregate,) = _steps(procedure, "aggregate")
+    assert aggregate.group_by == ["学年", "分類"]
+
+
+def test_a_month_compared_and_read_by_no_rule_is_asked() -> None:
+    procedure = read_procedure(
+        "社用車利用.csv を利用者ごとに走行距離を合計してCSVで。期間は今年度の4月以降、"
+        "利用日で見てください。"
+    )
+    assert procedure.gaps
+    assert not _conditions(procedure)
+
+
+def test_the_kind_of_request_on_a_form_is_no_condition() -> None:
+    procedure = read_procedure(
+        "【依頼種別】データ抽出\n【対象ファイル】修繕履歴.csv\n【抽出条件】工事区分＝外壁\n"
+        "【出力形式】Excel"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("工事区分", "==", "外壁")]

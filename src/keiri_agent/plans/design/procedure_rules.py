@@ -607,10 +607,11 @@ rules read them in."""
 
 
 _PIVOT_FIELDS = re.compile(
-    r"(?:ピボット(?:テーブル)?|クロス集計表?|集計表)\s*(?:で|を|:|\()?\s*(?:を\s*)?(?:作って|作り)?\s*"
-    r"行(?:ラベル)?\s*[=:]\s*(?P<rows>[^、,/()。]+?)\s*[、,/]?\s*"
-    r"(?:列(?:ラベル)?\s*[=:]\s*(?P<cols>[^、,/()。]+?)\s*[、,/]?\s*)?"
-    r"値\s*[=:]\s*(?P<values>(?:[^()。\n]|\([^()。\n]*\))+?)\s*(?:\)|(?=[。\n]|$|→|⇒))"
+    r"(?:(?:ピボット(?:テーブル)?|クロス集計表?|集計表)\s*(?:で|を|:|\()?\s*(?:を\s*)?(?:作って|作り)?\s*"
+    r"|(?:(?<=[。\n])|^)[^\S\n]*)"  # 「…を作ってほしいです。行ラベルに生産者名、値に…」
+    r"行(?:ラベル)?\s*(?:[=:]|に)\s*(?P<rows>[^、,/()。\n]+?)\s*[、,/]?\s*"
+    r"(?:列(?:ラベル)?\s*(?:[=:]|に)\s*(?P<cols>[^、,/()。\n]+?)\s*[、,/]?\s*)?"
+    r"値\s*(?:[=:]|に)\s*(?P<values>(?:[^()。\n]|\([^()。\n]*\))+?)\s*(?:\)|(?=[。\n]|$|→|⇒))"
 )
 """「ピボット：行＝配送センター、値＝件数」「ピボット（行：利用者番号／値：提供時間の平均）」: a
 pivot table said by its fields: rows (and columns) are the groups, values the metrics."""
@@ -3518,7 +3519,8 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
             )
             and not _NOT_A_COLUMN.fullmatch(n)  # 「毎月末、得意先ごとに」: a time, no group
         ]
-        if len(names) > 1:  # 「0のデータは除外、車両番号ごとに」: an action word is no group
+        dotted = re.fullmatch(rf"\s*{QNOUN}(?:\s*・\s*{QNOUN})+\s*", match.group("cols"))
+        if len(names) > 1 and not dotted:  # 「0のデータは除外、車両番号ごとに」: an action
             names = [n for n in names if n not in STEP_VERBS and n not in _GLUE_ACTIONS] or names
         opening = text[text.rfind("。", 0, match.start("cols")) + 1 : match.start("cols")]
         if (
@@ -7149,10 +7151,17 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             r"\s*ずつ", text[match.end() :]
         ):
             continue  # 「1件ずつにして」: one row each, no value
-        if re.fullmatch(r"\d{1,4}", match.group(0).strip()) and re.match(
-            r"^\s*(?:月|年|期|つ|か月|ヶ月|行|列|項目|四半期|ファイル|枚|通|シート|条|項|号|点|本|学期|号館"
-            r"|棟|階|年生|次)",
-            text[match.end() :],
+        if (
+            re.fullmatch(r"\d{1,4}", match.group(0).strip())
+            and re.match(
+                r"^\s*(?:月|年|期|つ|か月|ヶ月|行|列|項目|四半期|ファイル|枚|通|シート|条|項|号|点|本|学期|号館"
+                r"|棟|階|年生|次)",
+                text[match.end() :],
+            )
+            and not re.match(  # 「4月以降」: a date compared, never dropped silently
+                r"\s*(?:月|年)\s*(?:\d{1,2}\s*日)?\s*(?:以降|以前|以後|より前|より後|から|まで)",
+                text[match.end() :],
+            )
         ):
             continue
         if re.search(
@@ -8302,6 +8311,11 @@ def _setting_said(setting: re.Match[str], said: list[str]) -> str | None:
         and not re.search(_FORMAT_WORD, value)
     ):
         return "・".join(re.split(r"\s*[、,・]\s*", value)) + "の列だけ残す"  # 「出力：氏名、部署」
+    if re.fullmatch(
+        r"(?:データ)?(?:抽出|集計|突合|照合|突き合わせ|名寄せ|並べ替え|重複削除|加工|変換)(?:作業|依頼)?",
+        value,
+    ):
+        return None  # 「【依頼種別】データ抽出」: what kind of request the form is, no step
     if form is None:
         condition = _condition_setting(key, value)
         if condition is not None:
