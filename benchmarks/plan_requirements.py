@@ -63,11 +63,12 @@ SETS = tuple(
 
 def _without_units(value: Any) -> Any:
     """A column name with its unit (「水揚げ量(kg)」) as the generator reads it: the unit in
-    parentheses is said of the column, not a part of its name (the run then names the
-    column it cannot find, if the file's header has the unit); full-width brackets and
-    digits as NFKC (「滞納月数［か月］」 is read 「滞納月数[か月]」)."""
-    if isinstance(value, str):
-        return without_units(value)
+    parentheses is said of the column, not a part of its name (the run then names the column
+    it cannot find, if the file's header has the unit); full-width brackets and digits as
+    NFKC (「滞納月数［か月］」 is read 「滞納月数[か月]」); a trailing 「欄」 is the field word
+    (「アレルギー欄」 is アレルギー, as 185 of the 186 labels of a 「…欄」 write it)."""
+    if isinstance(value, str):  # 「アレルギー欄」: the field word, as the rules read it
+        return re.sub(r"(?<=[^\s空])欄$", "", without_units(value))
     if isinstance(value, list):
         return [_without_units(item) for item in value]
     if isinstance(value, dict):

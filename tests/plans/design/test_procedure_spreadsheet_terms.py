@@ -188,3 +188,54 @@ def test_the_kind_of_request_on_a_form_is_no_condition() -> None:
     )
     assert not procedure.gaps, procedure.gaps
     assert _conditions(procedure) == [("工事区分", "==", "外壁")]
+
+
+def test_a_whole_month_is_its_first_to_last_day() -> None:
+    procedure = read_procedure("入庫記録.csv で、入庫日が令和6年2月中のものだけExcelで")
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [
+        ("入庫日", ">=", "2024-02-01"),
+        ("入庫日", "<=", "2024-02-29"),
+    ]
+
+
+def test_a_blank_denied_with_naru_keeps_the_filled_rows() -> None:
+    """「空欄になっていない」 was read as 「空欄」: the blank rows kept, silently."""
+    procedure = read_procedure("面談票.xlsx で、特記事項が空欄になっていない行だけ抽出してExcelで")
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("特記事項", "not_null", None)]
+
+
+def test_a_column_filtered_then_the_value_kept() -> None:
+    procedure = read_procedure("仕入明細.xlsx、仕入区分でフィルタかけて輸入だけにしてCSVでください")
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("仕入区分", "==", "輸入")]
+
+
+def test_a_column_added_then_its_formula_in_the_next_sentence() -> None:
+    procedure = read_procedure(
+        "請求明細.xlsx に「粗利」の列を足してください。中身は 売上額 − 原価 です。Excelで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (compute,) = _steps(procedure, "compute")
+    assert compute.expressions == {"粗利": "売上額 - 原価"}
+
+
+def test_a_wish_said_as_the_reason_for_the_request_is_no_parameter() -> None:
+    procedure = read_procedure(
+        "来月の安全講習の案内を出す前に対象人数をつかみたくて、ご相談です。"
+        "作業員名簿.csv を現場ごとに件数を数えてExcelでください。"
+    )
+    assert not procedure.gaps, procedure.gaps
+
+
+def test_how_many_people_per_group_is_a_count() -> None:
+    procedure = read_procedure(
+        "お疲れさまです、総務の山田です。\n来月の安全講習の案内を出す前に人数をつかみたくて、"
+        "ご相談です。\n作業員名簿.xlsx のうち、入場日が2024年4月1日以降の人だけにして、"
+        "現場ごとに何人いるか数えてもらえますか。\nExcelでいただければ十分です。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (aggregate,) = _steps(procedure, "aggregate")
+    assert aggregate.group_by == ["現場"]
+    assert aggregate.metrics == {COUNT_ALL: ["count"]}

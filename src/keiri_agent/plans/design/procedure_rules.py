@@ -634,11 +634,27 @@ _SPREADSHEET_TERMS = (
     (r"\(\s*ピボット(?:テーブル)?\s*\)", ""),  # 「…を合計（ピボット）」
     (r"ピボット(?:テーブル)?\s*(?:で|を使って|を使い|にして)\s*", ""),  # 「ピボットで部門別の…」
     (r"ピボット(?:テーブル)?", "集計"),
+    (  # 「勘定科目でフィルタかけて交際費だけに」: the column filtered, then the value kept
+        rf"(?P<col>{QNOUN})\s*で\s*(?:オート)?フィルター?\s*(?:を)?\s*(?:かけ|掛け)(?:て|た)?\s*[、,]?\s*"
+        r"「?(?P<value>[^\s、。「」]{1,20}?)」?\s*(?=だけ|のみ)",
+        r"\g<col>が「\g<value>」のもの",
+    ),
     (r"オートフィルター?\s*(?:機能)?\s*(?:で|を使って|を使い|を使用して)\s*(?=[^\s、。→⇒])", ""),
     (r"オートフィルター?\s*:", "絞り込み:"),  # 「オートフィルタ：サービス種別＝訪問介護」
     (r"オートフィルター?\s*(?:を\s*(?:かけ|使っ)\s*(?:て|た)?|して|し|する)?", "絞り込み"),
     (r"(?<=だけ|のみ)\s*表示(?:する|して|し)?", "残す"),  # 「…のものだけ表示」: the rows kept
     (r"重複の削除", "重複を削除"),
+    (  # 「所属部署ごとに何人いるか数えて」: the rows counted
+        r"何\s*(?:人|件|名|社|台)\s*(?:いる|ある)?\s*(?:の)?\s*か\s*(?:を)?\s*(?=数え|カウント|出し|出して|集計)",
+        "件数を",
+    ),
+    (  # 「「残業時間」の列を足してください。中身は 総労働時間 − 所定労働時間 です」
+        rf"(?:「(?P<quoted>[^」]+)」|(?P<bare>{NOUN}))\s*(?:の)?\s*列\s*を\s*(?:足し|追加し|加え|作っ)\s*て"
+        r"(?:ください|下さい|ほしいです|もらえますか)?\s*[。、,]\s*"
+        r"(?:(?:中身|内容|値|式|計算式|計算|計算方法)\s*は\s*)?(?P<expr>[^。、]*?[-+*/×÷−][^。、]*?)\s*"
+        r"(?:です|で|とします|にしてください|を入れる|を入れて(?:ください)?)(?=\s*(?:。|$))",
+        lambda m: f"列を追加して {m['quoted'] or m['bare']} = {m['expr']}",
+    ),
     (  # 「マスタ.xlsx から「診療科名」を VLOOKUP で引いてくる」: a lookup joins the master
         r"\s*を\s*(?:VLOOKUP|XLOOKUP)\s*(?:関数)?\s*(?:で|して)?\s*"
         r"(?:引いてくる|引いて|引く|取ってくる|取って|取得する|取得|参照する|参照|持ってくる)?",
@@ -897,6 +913,11 @@ def _fold(text: str) -> str:
         folded = re.sub(term, words, folded)
     for loanword, word in _LOANWORD_VERBS:
         folded = re.sub(loanword, word, folded)
+    folded = re.sub(  # 「空欄になっていない」: a blank denied, said with なる (never 「空欄」)
+        r"(空欄|空白|未入力|ブランク)\s*(?:の\s*まま)?\s*(?:に|と)?\s*なって\s*(?:い)?\s*(?:ない|ません)",
+        r"\1でない",
+        folded,
+    )
     folded = re.sub(  # 「区分が「返品」のは除いてね」: 「の」 stands for the rows
         r"(?<=[」\u4e00-\u9fff\u30a1-\u30faA-Za-z0-9])のは(?=\s*(?:除|抜|外|消|いらな|要らな))",
         "のものは",
@@ -1367,6 +1388,23 @@ def _restated_periods(text: str) -> str:
         r"(?P<era>令和|平成)?(?P<n>元|\d{1,4})\s*年\s*(?P<month>\d{1,2})\s*月\s*(?P<end>末|初)"
         r"(?!\s*(?:締め|締|時点の|〆))",
         month_end,
+        text,
+    )
+
+    def whole_month(match: re.Match[str]) -> str:
+        era, number, month = match.group("era"), match.group("n"), int(match.group("month"))
+        if not 1 <= month <= 12 or (not era and len(number) != 4):
+            return match.group(0)
+        year = _western_year(era, number) if era else int(number)
+        last = calendar.monthrange(year, month)[1]
+        said = f"{era or ''}{number}年{month}月"
+        return f"{match.group('head')}{said}1日から{said}{last}日まで"
+
+    text = re.sub(  # 「入荷日が令和6年7月中のもの」「計上日が2024年7月の行」: the month's days
+        rf"(?P<head>{NOUN}\s*が\s*)(?P<era>令和|平成)?(?P<n>元|\d{{1,4}})\s*年\s*"
+        r"(?P<month>\d{1,2})\s*月\s*(?:中|分)?"
+        r"(?=\s*(?:の\s*(?:もの|行|分|データ|取引|明細|レコード|やつ|人|案件|伝票)|だけ|のみ))",
+        whole_month,
         text,
     )
 
@@ -6798,7 +6836,7 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
         if (
             len(surface) < 2
             or _clause_span(text, start, end) not in working
-            or re.search(r"(?:ので|ため)\s*$", clause)
+            or re.search(r"(?:ので|ため|たくて)\s*$", clause)  # 「…をつかみたくて」: why
             or re.search(  # 「シフトを組むのに使います」: what the result is for
                 r"(?:のに|ために|の\s*ため\s*に|用に)\s*使(?:う|います|いたい|います)\s*$", clause
             )
