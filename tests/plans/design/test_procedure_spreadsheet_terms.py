@@ -239,3 +239,33 @@ def test_how_many_people_per_group_is_a_count() -> None:
     (aggregate,) = _steps(procedure, "aggregate")
     assert aggregate.group_by == ["現場"]
     assert aggregate.metrics == {COUNT_ALL: ["count"]}
+
+
+def test_the_column_a_pivot_is_made_by_is_its_group() -> None:
+    """「担当者でピボットして…の合計」 once became a total over the whole table."""
+    procedure = read_procedure(
+        "修理受付.csv を担当者でピボットして修理代の合計を出してください。Excelで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (aggregate,) = _steps(procedure, "aggregate")
+    assert aggregate.group_by == ["担当者"]
+    assert aggregate.metrics == {"修理代": ["sum"]}
+
+
+def test_notation_words_name_no_column_to_make_uniform() -> None:
+    """「メールアドレスの大文字小文字や前後の空白を揃えて」: メールアドレス is made uniform."""
+    procedure = read_procedure(
+        "会員名簿.csv のメールアドレスの大文字小文字や前後の空白を揃えてから、"
+        "メールアドレスが同じ人は1件にしてください。CSVで。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [step.columns for step in _steps(procedure, "normalize")] == [["メールアドレス"]]
+
+
+def test_labels_put_into_a_named_column_after_reading_text_are_a_classification() -> None:
+    procedure = read_procedure(
+        "相談記録.xlsx、相談内容の文章を見て「区分」列に 年金／税金／その他 のどれかを"
+        "入れてください。そのあと区分でピボットして件数を出して、Excelで"
+    )
+    (classify,) = _steps(procedure, "classify")
+    assert classify.labels == ["年金", "税金", "その他"]
