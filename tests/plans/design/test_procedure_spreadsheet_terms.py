@@ -269,3 +269,34 @@ def test_labels_put_into_a_named_column_after_reading_text_are_a_classification(
     )
     (classify,) = _steps(procedure, "classify")
     assert classify.labels == ["年金", "税金", "その他"]
+
+
+def test_a_comparison_said_in_the_progressive_before_the_rows() -> None:
+    """「45を超えている人だけ」 once asked which column holds 「人」."""
+    procedure = read_procedure("勤務表.csv の夜勤回数が8を超えている人だけにしてExcelで")
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("夜勤回数", ">", 8)]
+    procedure = read_procedure(
+        "工事台帳.xlsx で粗利がマイナスになってる現場だけ出してください。Excelで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("粗利", "<", 0)]
+
+
+def test_two_values_joined_by_to_without_quotes() -> None:
+    procedure = read_procedure("会員一覧.csv、会員種別が正会員と賛助会員の行だけ残してCSVで")
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("会員種別", "in", ["正会員", "賛助会員"])]
+
+
+def test_a_sort_with_no_direction_is_ascending_as_in_a_spreadsheet() -> None:
+    procedure = read_procedure("備品台帳.xlsx を設置場所と管理番号で並べ替えて、Excelで出して。")
+    assert not procedure.gaps, procedure.gaps
+    (sort,) = _steps(procedure, "sort")
+    assert sort.by == ["設置場所", "管理番号"]
+    assert not sort.descending
+    procedure = read_procedure(  # a direction said after the verb is kept
+        "備品台帳.xlsx を取得価額で並べ替え（降順）して、Excelで出して。"
+    )
+    (sort,) = _steps(procedure, "sort")
+    assert sort.descending

@@ -648,6 +648,16 @@ _SPREADSHEET_TERMS = (
     (r"オートフィルター?\s*(?:を\s*(?:かけ|使っ)\s*(?:て|た)?|して|し|する)?", "絞り込み"),
     (r"(?<=だけ|のみ)\s*表示(?:する|して|し)?", "残す"),  # 「…のものだけ表示」: the rows kept
     (r"重複の削除", "重複を削除"),
+    # 「仕入先名で並べ替えて」: a sort with no direction, as Excel's 並べ替え (昇順), like 「…順に」
+    (
+        rf"(?P<cols>{QNOUN}(?:\s*[と・]\s*{QNOUN}){{0,3}})\s*で\s*(?=(?:並べ替え|並び替え|並べて|並べる|ソート))",
+        lambda m: (
+            m.group(0)
+            if re.search(r"順$|昇順|降順|(?:小さ|大き|多|少な|新し|古|高|低)い$", m["cols"])
+            or re.search(r"昇順|降順|逆順|順番?\s*[はが]", m.string[m.end() : m.end() + 14])
+            else re.sub(r"\s*と\s*", "・", m["cols"]) + "の順に"
+        ),
+    ),
     (  # 「所属部署ごとに何人いるか数えて」: the rows counted
         r"何\s*(?:人|件|名|社|台)\s*(?:いる|ある)?\s*(?:の)?\s*か\s*(?:を)?\s*(?=数え|カウント|出し|出して|集計)",
         "件数を",
@@ -920,6 +930,24 @@ def _fold(text: str) -> str:
     folded = re.sub(  # 「空欄になっていない」: a blank denied, said with なる (never 「空欄」)
         r"(空欄|空白|未入力|ブランク)\s*(?:の\s*まま)?\s*(?:に|と)?\s*なって\s*(?:い)?\s*(?:ない|ません)",
         r"\1でない",
+        folded,
+    )
+    folded = re.sub(  # 「45を超えている人だけ」「下回ってる店舗だけ」: progressive
+        r"(超え|越え|上回っ|下回っ|切っ)\s*(?:てい|て)(?:る|ます)(?=\s*[^\s、。]{1,8}?\s*(?:だけ|のみ))",
+        lambda m: {"超え": "超える", "越え": "越える", "上回っ": "上回る", "下回っ": "下回る"}.get(
+            m[1], "切る"
+        ),
+        folded,
+    )
+    folded = re.sub(  # 「地区が関東と東北の行だけ」: two values said with と, unquoted
+        rf"(?P<col>{NOUN})\s*が\s*(?P<a>[{_K}{_KATA}A-Za-z]{{1,12}}?)\s*と\s*(?P<b>[{_K}{_KATA}A-Za-z]{{1,12}}?)"
+        r"\s*の\s*(?=[\u4e00-\u9fff\u30a1-\u30faー]{0,6}\s*(?:だけ|のみ))",
+        r"\g<col>が「\g<a>」と「\g<b>」の",
+        folded,
+    )
+    folded = re.sub(  # 「差額がマイナスになってる現場だけ」: the value the rows have
+        r"\s*に\s*なって\s*(?:い)?る(?=\s*[\u4e00-\u9fff\u30a1-\u30faー]{1,8}\s*(?:だけ|のみ))",
+        "の",
         folded,
     )
     folded = re.sub(  # 「区分が「返品」のは除いてね」: 「の」 stands for the rows
