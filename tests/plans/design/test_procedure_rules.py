@@ -3441,8 +3441,6 @@ def test_a_settings_condition_of_two_parts_keeps_both() -> None:
 @pytest.mark.parametrize(
     "instruction",
     [
-        # a month set apart by spaces is no text value to compare with
-        "問合せ記録.xlsx の 問合せ日 が 令和7年1月 のものだけで、問合せ種別ごとの件数。Excelで",
         # rows of a reconciliation asked with 「出して」 and no side or amount
         "会員名簿.xlsx と 施行一覧.xlsx を会員番号で突き合わせて、会員なのに施行一覧の会員割引が"
         "空欄になっているものを出してください。Excelで",

@@ -197,6 +197,15 @@ def test_a_whole_month_is_its_first_to_last_day() -> None:
         ("入庫日", ">=", "2024-02-01"),
         ("入庫日", "<=", "2024-02-29"),
     ]
+    # a month set apart by spaces was once compared as text, then asked: now its days
+    procedure = read_procedure(
+        "問合せ記録.xlsx の 問合せ日 が 令和7年1月 のものだけで、問合せ種別ごとの件数。Excelで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [
+        ("問合せ日", ">=", "2025-01-01"),
+        ("問合せ日", "<=", "2025-01-31"),
+    ]
 
 
 def test_a_blank_denied_with_naru_keeps_the_filled_rows() -> None:
@@ -300,3 +309,50 @@ def test_a_sort_with_no_direction_is_ascending_as_in_a_spreadsheet() -> None:
     )
     (sort,) = _steps(procedure, "sort")
     assert sort.descending
+
+
+def test_a_cross_tabulation_by_two_columns_is_a_grouping() -> None:
+    procedure = read_procedure(
+        "資材購買.xlsx を現場と資材名でクロス集計（ピボット）して購入数量を合計してほしいです。"
+        "Excelで。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (aggregate,) = _steps(procedure, "aggregate")
+    assert aggregate.group_by == ["現場", "資材名"]
+    assert aggregate.metrics == {"購入数量": ["sum"]}
+
+
+def test_a_month_without_its_year_in_the_fiscal_year_said() -> None:
+    """A 年度 runs from April to March: 10月 is in its first year, 2月 in the next."""
+    procedure = read_procedure(
+        "令和6年度の出納帳（出納帳_R6.csv）です。支払日が10月以降で、支払額が１万以上のものを"
+        "抜き出してExcelでお願いします。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert ("支払日", ">=", "2024-10-01") in _conditions(procedure)
+    procedure = read_procedure("2024年度の売上.csv で売上日が2月までの行だけExcelで")
+    assert _conditions(procedure) == [("売上日", "<=", "2025-02-28")]
+
+
+def test_remarks_that_ask_for_nothing() -> None:
+    for instruction in (
+        "発注明細.csv に「発注額」の列を足してください（単価×発注数量）。それだけです。CSVで。",
+        "未収金一覧.csv から未収金額が1万円以上の行だけ、未収金額の大きい順に。"
+        "会議資料に貼るのでExcelでいただけると助かります。",
+        "今期の値引き状況を社長に報告したく、見積台帳.xlsx から値引率が15以上のものを"
+        "抜き出してExcelにしてもらえますか。",
+        "社員名簿.xlsx から、雇用形態でフィルタしてパートのみにしてください。Excelで",
+    ):
+        procedure = read_procedure(instruction)
+        assert not procedure.gaps, (instruction, procedure.gaps)
+        assert procedure.steps
+
+
+def test_a_date_window_said_as_how_far_dates_may_drift() -> None:
+    procedure = read_procedure(
+        "納品.csv と 検収.xlsx を納品書番号で照合してください。金額は税抜金額で比較、"
+        "日付は前後2日ずれていても同じとみなす。Excelで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (reconcile,) = _steps(procedure, "reconcile")
+    assert reconcile.date_window_days == 2

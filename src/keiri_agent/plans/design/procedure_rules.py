@@ -631,15 +631,16 @@ _SPREADSHEET_TERMS = (
         "件数",
     ),
     (_PIVOT_FIELDS, _pivot_as_groups),
-    (  # 「担当営業でピボットして受注金額の合計」: the column a pivot is made by is its group
-        rf"(?P<col>{QNOUN})\s*で\s*ピボット(?:テーブル)?\s*(?:を\s*(?:作|組)んで|を作って|にして|して|し)",
-        r"\g<col>ごとに集計して",
-    ),
     (r"\(\s*ピボット(?:テーブル)?\s*\)", ""),  # 「…を合計（ピボット）」
+    (  # 「担当営業でピボットして受注金額の合計」「地区と肥料名でクロス集計して」: the groups
+        rf"(?P<cols>{QNOUN}(?:\s*[と・]\s*{QNOUN}){{0,3}})\s*で\s*(?:ピボット(?:テーブル)?|クロス集計)"
+        r"\s*(?:を\s*(?:作|組)んで|を作って|にして|して|し)",
+        lambda m: re.sub(r"\s*と\s*", "・", m["cols"]) + "ごとに集計して",
+    ),
     (r"ピボット(?:テーブル)?\s*(?:で|を使って|を使い|にして)\s*", ""),  # 「ピボットで部門別の…」
     (r"ピボット(?:テーブル)?", "集計"),
     (  # 「勘定科目でフィルタかけて交際費だけに」: the column filtered, then the value kept
-        rf"(?P<col>{QNOUN})\s*で\s*(?:オート)?フィルター?\s*(?:を)?\s*(?:かけ|掛け)(?:て|た)?\s*[、,]?\s*"
+        rf"(?P<col>{QNOUN})\s*で\s*(?:オート)?フィルター?\s*(?:(?:を)?\s*(?:かけ|掛け)(?:て|た)?|して|し)\s*[、,]?\s*"
         r"「?(?P<value>[^\s、。「」]{1,20}?)」?\s*(?=だけ|のみ)",
         r"\g<col>が「\g<value>」のもの",
     ),
@@ -648,6 +649,14 @@ _SPREADSHEET_TERMS = (
     (r"オートフィルター?\s*(?:を\s*(?:かけ|使っ)\s*(?:て|た)?|して|し|する)?", "絞り込み"),
     (r"(?<=だけ|のみ)\s*表示(?:する|して|し)?", "残す"),  # 「…のものだけ表示」: the rows kept
     (r"重複の削除", "重複を削除"),
+    (  # 「日付は前後3日ずれていても同じとみなす」: the window of a reconciliation
+        r"前後\s*(\d{1,2})\s*日\s*(?:ずれて|ズレて|ずれが\s*あって)\s*(?:いて)?\s*も",
+        r"前後\1日まで",
+    ),
+    (
+        r"(?:それ|これ)\s*だけ\s*(?:です|で\s*(?:大丈夫|OK|結構|いい|構いません))",
+        "",
+    ),  # 「…。それだけです」
     # 「仕入先名で並べ替えて」: a sort with no direction, as Excel's 並べ替え (昇順), like 「…順に」
     (
         rf"(?P<cols>{QNOUN}(?:\s*[と・]\s*{QNOUN}){{0,3}})\s*で\s*(?=(?:並べ替え|並び替え|並べて|並べる|ソート))",
@@ -1439,6 +1448,30 @@ def _restated_periods(text: str) -> str:
         whole_month,
         text,
     )
+
+    years = {
+        _western_year(era, number)
+        for era, number in re.findall(r"(令和|平成)?(元|\d{1,4})\s*年度", text)
+        if era or len(number) == 4
+    }
+    if len(years) == 1:  # 「令和6年度の仕訳帳…伝票日付が10月以降」: the month in that fiscal year
+        fiscal = years.pop()
+
+        def month_of_the_year(match: re.Match[str]) -> str:
+            month, said = int(match.group("month")), match.group("rel")
+            if not 1 <= month <= 12:
+                return match.group(0)
+            year = fiscal if month >= 4 else fiscal + 1  # a 年度 runs from April to March
+            last = calendar.monthrange(year, month)[1]
+            day = 1 if said in ("以降", "以後", "から", "より前") else last
+            return f"{match.group('head')}{year}年{month}月{day}日{said}"
+
+        text = re.sub(
+            rf"(?P<head>{NOUN}\s*が\s*)(?<![年\d])(?P<month>\d{{1,2}})\s*月\s*"
+            r"(?P<rel>以降|以後|から|以前|まで|より前|より後)",
+            month_of_the_year,
+            text,
+        )
 
     def same_year(match: re.Match[str]) -> str:
         western = _western_year(match.group("era"), match.group("n"))
@@ -6896,8 +6929,10 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
                 r"|ぜんぶ|全部|みんな|その後|そのあと|対応|転送",
                 surface,
             )
-            or re.match(  # 「点検の順番決めに使うから」: a purpose
-                r"\s*(?:の\s*[^\s、。をがは]{1,8}?\s*)?(?:に|で)\s*使(?:う|います|いたい)"
+            or re.match(  # 「点検の順番決めに使うから」「会議資料に貼るので」: a purpose
+                r"\s*(?:の\s*[^\s、。をがは]{1,8}?\s*)?(?:に|で|へ)\s*"
+                r"(?:使(?:う|います|いたい)|貼(?:る|ります|り付ける)|載せる|渡(?:す|します)|配(?:る|ります)"
+                r"|提出(?:する|します)|報告(?:する|します)|共有(?:する|します)|掲示(?:する|します))"
                 r"\s*(?:から|ので|ため|予定|つもり|。|$)",
                 text[end:],
             )
@@ -6962,10 +6997,10 @@ def _read_people(reader: _Reader, named: set[str]) -> None:
         own_task = r"\s*(?:が|で)\s*(?:やり|やる|行い|行う|対応|入力|担当)"
         if re.match(own_task, reader.text[match.end() :]):
             continue  # 「（給与ソフトへの入力は教室長がやります）」: their own task, after the flow
-        if re.search(r"(?:ので|ため)\s*$", clause) and not re.search(
+        if re.search(r"(?:ので|ため|たく|たくて)\s*$", clause) and not re.search(
             r"見|確認|承認|チェック|OK|了承|決裁", clause
         ):
-            continue  # 「これが組合長に上がる数字なので」: why, no step of theirs
+            continue  # 「これが組合長に上がる数字なので」「社長に報告したく」: why, no step
         if re.match(
             r"\s*(?:から|より)(?:[^。]{0,40}?(?:言われ|頼まれ|依頼され|指示され|相談され|聞かれ|求められ)"
             r"|(?:の)?\s*(?:ご?依頼|転送|ご?相談|ご?指示|メール|連絡))",
