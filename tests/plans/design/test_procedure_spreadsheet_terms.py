@@ -356,3 +356,14 @@ def test_a_date_window_said_as_how_far_dates_may_drift() -> None:
     assert not procedure.gaps, procedure.gaps
     (reconcile,) = _steps(procedure, "reconcile")
     assert reconcile.date_window_days == 2
+
+
+def test_whose_data_and_what_the_request_is_about_are_no_parameters() -> None:
+    for instruction in (
+        "貴社の「買掛金残高_2024年12月.csv」から仕入先コード・仕入先名・残高の3列だけを残したCSVを"
+        "お願いします。",
+        "監事監査の準備で、会計伝票.xlsx から金額が10万円以上の伝票を抜き出してExcelでください。",
+    ):
+        procedure = read_procedure(instruction)
+        assert not procedure.gaps, (instruction, procedure.gaps)
+        assert procedure.steps

@@ -6920,6 +6920,14 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             or _in_a_known_latin_name(text, start, end, words)
             or _FROM_WHERE.match(text, end)
             or re.search(r"(?:用|向け)$", surface)
+            # 「貴社の「売掛金残高.csv」」「当院の…」: whose data it is, no column
+            or re.fullmatch(
+                r"(?:貴|当|弊|御|本)(?:社|院|店|園|校|所|事務所|法人|会|組合|館|行)", surface
+            )
+            # 「敷金精算の件で」「監事監査の準備で」「…のチェック用」: what the request is about
+            or re.match(
+                r"\s*の\s*(?:件|準備|関係|都合)\s*(?:で|です|ですが|なのですが|につき)", text[end:]
+            )
             or re.match(
                 r"\s*(?:の\s*)?締め", text[end:]
             )  # 「月末(の)締めで」: when the books close
