@@ -367,3 +367,36 @@ def test_whose_data_and_what_the_request_is_about_are_no_parameters() -> None:
         procedure = read_procedure(instruction)
         assert not procedure.gaps, (instruction, procedure.gaps)
         assert procedure.steps
+
+
+def test_the_amount_said_as_the_word_kingaku_is_the_column_kingaku() -> None:
+    """「金額は完全一致」 names the column 金額 (a file without it stops with the column named)."""
+    procedure = read_procedure(
+        "会費請求一覧.xlsx と 振込明細.csv の突き合わせをお願いします。キーは会員番号、"
+        "金額は完全一致、日付の条件はなしで大丈夫です。Excelで結果をください。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (reconcile,) = _steps(procedure, "reconcile")
+    assert (reconcile.amount_column, reconcile.tolerance) == ("金額", 0)
+    procedure = read_procedure(  # a column named for the role wins
+        "会費請求一覧.xlsx と 振込明細.csv を会員番号で突き合わせ、金額は「請求額」で比べ、"
+        "差は100円まで。Excelで"
+    )
+    (reconcile,) = _steps(procedure, "reconcile")
+    assert reconcile.amount_column == "請求額"
+
+
+def test_columns_kept_said_as_a_bare_list_or_counted_before_the_output() -> None:
+    procedure = read_procedure("会員名簿.xlsx 退会日が空欄の人だけ 会員番号・氏名・会員種別 CSVで")
+    assert not procedure.gaps, procedure.gaps
+    assert [step.columns for step in _steps(procedure, "select")] == [
+        ["会員番号", "氏名", "会員種別"]
+    ]
+    procedure = read_procedure(
+        "請求.xlsx から教習生番号・氏名・請求総額の3列をExcelで出力してください"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert not _steps(procedure, "aggregate")  # 請求総額 is a column kept, not a total
+    assert [step.columns for step in _steps(procedure, "select")] == [
+        ["教習生番号", "氏名", "請求総額"]
+    ]

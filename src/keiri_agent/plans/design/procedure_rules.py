@@ -954,6 +954,11 @@ def _fold(text: str) -> str:
         r"\g<col>が「\g<a>」と「\g<b>」の",
         folded,
     )
+    folded = re.sub(  # 「…の人だけ 会員番号・氏名・会員種別 CSVで」: a memo's columns kept
+        rf"(?<=[\s、,])(?P<cols>{QNOUN}(?:\s*・\s*{QNOUN}){{2,19}})\s+(?=(?:CSV|csv|Excel|エクセル)\s*(?:で|に|[。、]|$))",
+        r"\g<cols>の列だけ ",
+        folded,
+    )
     folded = re.sub(  # 「差額がマイナスになってる現場だけ」: the value the rows have
         r"\s*に\s*なって\s*(?:い)?る(?=\s*[\u4e00-\u9fff\u30a1-\u30faー]{1,8}\s*(?:だけ|のみ))",
         "の",
@@ -2604,7 +2609,7 @@ _SELECT = re.compile(
     rf"(?P<cols12>{QNOUN}(?:\s*(?:、|,|・)\s*{QNOUN}){{2,19}})"
     r"\s*(?:を\s*(?=[、,])|(?:で|だけ|のみ)?\s*(?=。|$))"
     # 「職員番号・氏名・所属の3列、所属順」: the columns counted, with no verb
-    rf"|(?<![がは:={_K}{_KATA}A-Za-z0-9_])(?<![:=]\s)(?P<cols9>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*の\s*\d+\s*(?:列|項目|つ)\s*(?:だけ|のみ)?(?=\s*(?:で|に(?:して)?)?\s*(?:[、,。→]|$|CSV|csv|Excel|エクセル))"
+    rf"|(?<![がは:={_K}{_KATA}A-Za-z0-9_])(?<![:=]\s)(?P<cols9>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*の\s*\d+\s*(?:列|項目|つ)\s*(?:だけ|のみ)?(?=\s*(?:で|に(?:して)?|を)?\s*(?:[、,。→]|$|CSV|csv|Excel|エクセル))"
     # 「請求番号・顧客名・請求額でExcel出力」「氏名と電話番号でCSV」: the columns of the file
     rf"|(?:(?<=^)|(?<=[、。,]))\s*(?P<cols10>{QNOUN}(?:\s*(?:{LIST_SEP})\s*{QNOUN}){{1,19}})\s*(?:の列)?\s*で\s*"
     r"(?=(?:Excel|EXCEL|エクセル|CSV|csv)\s*(?:に|で|ファイル)?\s*(?:出力|保存|出し|書き出|ちょうだい|お願い|[。、]|$)"
@@ -5220,6 +5225,20 @@ def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
         else:
             continue
         reader.use(mention.start(), mention.end())
+    _amount_said_as_kingaku(reader, step)
+
+
+def _amount_said_as_kingaku(reader: _Reader, step: StepSpec) -> None:
+    """「金額は完全一致」「金額の差は100円まで」 with no other amount column said: the column
+    金額, as written (a file without it stops at the run with the column named)."""
+    literal = re.search(
+        rf"(?<![{_K}{_KATA}A-Za-z])金額\s*(?=(?:は|の差|差|の誤差|の違い)\s*(?:完全|[0-9０-９一-九]|1円)"
+        r"|\s*で\s*(?:照合|突合|突き合わせ|比較|比べ)|\s*を\s*(?:比較|比べ))",
+        reader.text,
+    )
+    if literal and step.amount_column is None and "amount_column" not in step.missing:
+        step.amount_column = "金額"
+        reader.use(literal.start(), literal.end())
 
 
 _DATE_PAIR = re.compile(
