@@ -400,3 +400,24 @@ def test_columns_kept_said_as_a_bare_list_or_counted_before_the_output() -> None
     assert [step.columns for step in _steps(procedure, "select")] == [
         ["教習生番号", "氏名", "請求総額"]
     ]
+
+
+def test_rows_doubled_on_a_key_are_removed_and_a_removal_with_no_key_is_asked() -> None:
+    """「社員番号で重複してる行を消して」 once built a Plan that copied the file as it was."""
+    procedure = read_procedure(
+        "会員マスタ.csv、会員番号で重複してる行があるので消してもらえますか？CSVのままでOKです"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [step.keys for step in _steps(procedure, "dedupe")] == [["会員番号"]]
+    procedure = read_procedure("会員マスタ.csv、重複してる行を消してください。CSVで")
+    assert procedure.gaps
+
+
+def test_the_columns_a_file_is_said_to_hold_are_no_condition() -> None:
+    """「…csv に 店舗名・時給・勤務時間 が入ってるんですが」 once kept only filled 勤務時間."""
+    procedure = read_procedure(
+        "勤務実績.csv に 店舗名・時給・勤務時間 が入ってるんですが、店舗名 ごとに 勤務時間 の"
+        "合計を出してもらえますか。Excelで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert not _conditions(procedure)

@@ -959,6 +959,11 @@ def _fold(text: str) -> str:
         r"\g<cols>の列だけ ",
         folded,
     )
+    folded = re.sub(  # 「社員番号で重複してる行を消して」: the key the rows are doubled on
+        rf"(?P<key>{QNOUN})\s*で\s*重複\s*(?:して(?:い)?る|している|した)\s*(?=(?:行|もの|データ|レコード|分))",
+        r"\g<key>が重複している",
+        folded,
+    )
     folded = re.sub(  # 「差額がマイナスになってる現場だけ」: the value the rows have
         r"\s*に\s*なって\s*(?:い)?る(?=\s*[\u4e00-\u9fff\u30a1-\u30faー]{1,8}\s*(?:だけ|のみ))",
         "の",
@@ -3007,6 +3012,10 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
         ):
             continue  # 「伝票番号の行が二重に入っている」: rows doubled, said of no column
         state = match.group("state")
+        if re.fullmatch(r"入っている|入ってる|入っていて", state) and re.match(
+            r"\s*(?:んです|のです|んだ|けど|けれど|ので|から|ため|が\s*[、,])", text[match.end() :]
+        ):
+            continue  # 「…csv に 店舗名・時給・勤務時間 が入ってるんですが」: what the file holds
         op = (
             "is_null"
             if re.search(r"空欄\)?$|空白\)?$|未入力$|ブランク$|^空$|未記入|未記載|ていない", state)
@@ -7525,6 +7534,28 @@ def _unread_narrowings(reader: _Reader) -> None:
         )
 
 
+_DUPLICATES_REMOVED = re.compile(
+    r"(?:重複|二重|ダブ)[^。]{0,16}?(?:消し|消す|消去|削除|除い|除く|除去|まとめ|1行に|一行に|1件に|一件に)"
+)
+
+
+def _unread_dedupe(reader: _Reader) -> None:
+    """「重複してる行を消して」 with no dedupe read: which rows are the same is asked, never
+    a Plan that copies the file as it is."""
+    said = _DUPLICATES_REMOVED.search(reader.text)
+    if said is None or reader.first_step("dedupe") is not None:
+        return
+    clause = _clause(reader.text, said.start(), said.end())
+    reader.gaps.append(
+        Gap(
+            kind="not_understood",
+            message=f"「{clause}」の重複の除去で、どの列が同じ行を重複とみなすか読み取れませんでした"
+            "（「社員番号が同じ行は1行に」のように書いてください）",
+            source=clause,
+        )
+    )
+
+
 def _read_filter_verbs(reader: _Reader) -> None:
     """A 抽出 / 絞り込み with no condition found: the condition is not in the instruction."""
     match = _FILTER_VERBS.search(reader.text)
@@ -8721,6 +8752,7 @@ def _read(
     _differences_of_a_reconciliation(reader)
     _ratios_said_in_percent(reader)
     _read_filter_verbs(reader)
+    _unread_dedupe(reader)
     _vague_times(reader)
     _vague_comparisons(reader)
     _vague_manners(reader)
