@@ -421,3 +421,52 @@ def test_the_columns_a_file_is_said_to_hold_are_no_condition() -> None:
     )
     assert not procedure.gaps, procedure.gaps
     assert not _conditions(procedure)
+
+
+def test_a_request_form_with_labelled_fields() -> None:
+    procedure = read_procedure(
+        "【依頼区分】データ抽出\n【対象ファイル】立替金_2024年11月.xlsx\n"
+        "【依頼内容】立替額が30,000円以上の行だけ抽出し、精算日の早い順に並べ替えてください。\n"
+        "【納品形式】Excel\n【希望納期】11/20"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("立替額", ">=", 30000)]
+
+
+def test_a_column_filtered_then_its_range_after_an_arrow() -> None:
+    procedure = read_procedure(
+        "対象：入庫明細.xlsx\n① 入庫日 でフィルタ → 2024/4/1～2024/6/30\n"
+        "② 倉庫 ごとに 数量 の合計\n③ Excelで保存"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [
+        ("入庫日", ">=", "2024-04-01"),
+        ("入庫日", "<=", "2024-06-30"),
+    ]
+
+
+def test_conditions_listed_above_then_pointed_at_with_their_count() -> None:
+    procedure = read_procedure(
+        "【品証】出荷検査.csv について\n・判定 が NG のもの\n・検査日 が 2024年10月1日以降\n"
+        "上の2条件で絞って、ライン ごとの件数をCSVで出してください。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert len(_conditions(procedure)) == 2
+
+
+def test_a_word_contained_said_with_haitteite() -> None:
+    """「摘要 に「接待」が入っていて、かつ…」 was once read as 「接待」 being filled."""
+    procedure = read_procedure(
+        "仕訳.csv から、摘要 に「会食」が入っていて、かつ 金額 が３万超のものを拾って、"
+        "部門コード 別に 金額 を合計してください。Excelで。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert ("摘要", "contains", "会食") in _conditions(procedure)
+
+
+def test_a_column_named_kosuu_stays_a_column() -> None:
+    procedure = read_procedure(
+        "出荷明細.csv の 伝票番号・個数・重量 の3列だけにしてCSVで出してください"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [step.columns for step in _steps(procedure, "select")] == [["伝票番号", "個数", "重量"]]

@@ -624,10 +624,10 @@ def _pivot_as_groups(match: re.Match[str]) -> str:
 
 _SPREADSHEET_TERMS = (
     (r"(?<=件数)\s*\(\s*データの個数\s*\)", ""),  # 「値＝件数（データの個数）」
-    (rf"(?<![{_K}{_KATA}])(?:データの)?個数(?![{_K}{_KATA}])", "件数"),  # Excel's データの個数
+    (r"データの個数", "件数"),  # Excel's データの個数 (a column named 個数 stays a column)
     # 「患者IDの個数」: the rows counted by their identifier (Excel's データの個数)
     (
-        rf"[{_K}{_KATA}A-Za-z0-9_]*(?:ID|番号|コード)\s*の\s*件数(?!\s*(?:が|は|を?\s*(?:比|く)))",
+        rf"[{_K}{_KATA}A-Za-z0-9_]*(?:ID|番号|コード)\s*の\s*(?:件数|個数)(?!\s*(?:が|は|を?\s*(?:比|く)))",
         "件数",
     ),
     (_PIVOT_FIELDS, _pivot_as_groups),
@@ -639,6 +639,10 @@ _SPREADSHEET_TERMS = (
     ),
     (r"ピボット(?:テーブル)?\s*(?:で|を使って|を使い|にして)\s*", ""),  # 「ピボットで部門別の…」
     (r"ピボット(?:テーブル)?", "集計"),
+    (  # 「発注日 でフィルタ → 2024/4/1～2024/9/30」: the column filtered, then its range
+        rf"(?P<col>{QNOUN})\s*で\s*(?:オート)?フィルター?\s*(?:を\s*かけ(?:て|る)?)?\s*(?:→|⇒|:)\s*",
+        r"\g<col>が",
+    ),
     (  # 「勘定科目でフィルタかけて交際費だけに」: the column filtered, then the value kept
         rf"(?P<col>{QNOUN})\s*で\s*(?:オート)?フィルター?\s*(?:(?:を)?\s*(?:かけ|掛け)(?:て|た)?|して|し)\s*[、,]?\s*"
         r"「?(?P<value>[^\s、。「」]{1,20}?)」?\s*(?=だけ|のみ)",
@@ -2300,7 +2304,7 @@ _ENDS_WITH_METRIC = re.compile(
 )
 _FILTER_CONTAINS = re.compile(
     rf"(?P<col>{QNOUN})\s*(?:欄|列)?\s*(?:に|が)\s*(?P<val>{QNOUN})\s*(?:という(?:文字|文言|言葉|単語|語)|って)?\s*(?:を|が)?\s*"
-    r"(?:含む|含まれ|含んで|含み|入っている|入ってる|入った|入る|入って(?=い?(?:ない|なかった|ません))|含ま(?=ない|なかった|ず))"
+    r"(?:含む|含まれ|含んで|含み|入っている|入ってる|入っていて|入った|入る|入って(?=い?(?:ない|なかった|ません))|含ま(?=ない|なかった|ず))"
 )
 _FILTER_SIGN = re.compile(
     rf"(?P<col>{NOUN})\s*(?:が|は)\s*(?P<sign>マイナス|負|赤字|プラス|正)(?:の値)?\s*(?:\([^()]*\))?\s*(?=の|だけ|のみ|に|な|で)"
@@ -6342,7 +6346,7 @@ def _explained(reader: _Reader, kinds: frozenset[str], start: int, end: int) -> 
     left, right = _clause_span(reader.text, start, end)
     clause = reader.text[left:right]
     pointing = re.search(  # 「以下の条件で抽出」「上記条件で抽出」: the lines below or above
-        r"(?:以下|次|下記)\s*(?:の|を|に)|(?:上記|前記|上)\s*の?\s*(?:条件|内容|とおり|通り)"
+        r"(?:以下|次|下記)\s*(?:の|を|に)|(?:上記|前記|上)\s*の?\s*(?:\d+\s*つ?の?\s*)?(?:条件|内容|とおり|通り)"
         r"|^\s*(?:で|の条件で|これらで|以上で)\s*(?=絞|抽出|抜き出|取り出)",  # 「・…。で絞って」
         clause,
     )
@@ -6948,6 +6952,15 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             or _in_a_known_latin_name(text, start, end, words)
             or _FROM_WHERE.match(text, end)
             or re.search(r"(?:用|向け)$", surface)
+            # 「【依頼内容】…」「【納品形式】Excel」: a form's field label, no column
+            or (
+                re.match(r"\s*:", text[end:])
+                and re.fullmatch(
+                    r"(?:依頼|納品|希望|提出|作業|処理|対象)?(?:内容|形式|区分|部署|納期|期限|担当|備考"
+                    r"|目的|件名|宛先|依頼者|提出先|用途|種別|方法|部門)",
+                    surface,
+                )
+            )
             # 「貴社の「売掛金残高.csv」」「当院の…」: whose data it is, no column
             or re.fullmatch(
                 r"(?:貴|当|弊|御|本)(?:社|院|店|園|校|所|事務所|法人|会|組合|館|行)", surface
