@@ -470,3 +470,13 @@ def test_a_column_named_kosuu_stays_a_column() -> None:
     )
     assert not procedure.gaps, procedure.gaps
     assert [step.columns for step in _steps(procedure, "select")] == [["伝票番号", "個数", "重量"]]
+
+
+def test_files_listed_in_brackets_with_a_remark_on_their_layout_are_stacked() -> None:
+    procedure = read_procedure(
+        "3拠点の出荷データ（ship_tokyo.csv / ship_osaka.csv / ship_fukuoka.csv、レイアウトは共通）"
+        "をまとめて、品番 ごとの 出荷数 合計を出してExcelで下さい。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert len(procedure.inputs) == 3
+    assert _steps(procedure, "concat")

@@ -1161,6 +1161,12 @@ def _fold(text: str) -> str:
         r"\g<col>が「\g<v>」の",
         folded,
     )
+    folded = re.sub(  # 「（a.csv / b.csv、レイアウトは共通）」: how the files listed are alike
+        r"\s*[、,/]\s*(?:レイアウト|様式|形式|列構成|列の並び|列|フォーマット)\s*(?:は|も)?\s*"
+        r"(?:共通|同じ|一緒|揃って(?:い)?ます|そろって(?:い)?ます)\s*(?:です)?\s*(?=\))",
+        "",
+        folded,
+    )
     folded = re.sub(  # 「a.xlsx と b.xlsx（同じ様式）をつなげて」: how the files are alike
         r"\s*\(\s*(?:同じ|列は同じ|様式は同じ|形式は同じ|レイアウトは同じ|列構成は同じ)[^()]{0,10}\)\s*(?=を|は)",
         "",
