@@ -81,5 +81,7 @@ def test_the_check_sees_a_violation_when_there_is_one(
 ) -> None:
     running = site(web_out, indexed=False)
     page.goto(running.url + "/")
-    page.evaluate("document.querySelector('main').append(document.createElement('button'))")
+    # After the page has loaded its data: a re-render must not take the button away.
+    page.wait_for_load_state("networkidle")
+    page.evaluate("document.body.append(document.createElement('button'))")
     assert any(item.startswith("button-name (critical)") for item in serious_violations(page))

@@ -480,3 +480,36 @@ def test_files_listed_in_brackets_with_a_remark_on_their_layout_are_stacked() ->
     assert not procedure.gaps, procedure.gaps
     assert len(procedure.inputs) == 3
     assert _steps(procedure, "concat")
+
+
+def test_a_csv_asked_in_shift_jis_is_written_in_shift_jis() -> None:
+    """「【出力形式】CSV（Shift_JIS）」 was once written as UTF-8 and reported done."""
+    from keiri_agent.plans.design.procedure_plan import plan_from_procedure
+
+    procedure = read_procedure(
+        "【ファイル】出荷実績_5月.csv\n【条件】配送先都道府県が沖縄県以外\n"
+        "【出力形式】CSV（Shift_JIS）"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [(o.format, o.encoding) for o in procedure.outputs] == [("csv", "cp932")]
+    plan = plan_from_procedure(procedure, plan_id="shipments").plan
+    (writer,) = [node for node in plan["graph"] if node["block"] == "csv.write"]
+    assert writer["in"]["encoding"] == "cp932"
+    procedure = read_procedure(  # the code of a file read is no parameter of the output
+        "入金明細.csv（Shift_JIS）を読み込んで、金額が1万円以上の行だけCSVで"
+    )
+    assert [o.encoding for o in procedure.outputs] == [None]
+
+
+def test_how_amounts_compare_is_no_amount_column_and_a_remark_on_a_month_no_filter() -> None:
+    procedure = read_procedure(
+        "家賃入金.csv と 契約一覧.xlsx を契約番号で突き合わせ、金額は完全一致で照合してExcelに"
+    )
+    (reconcile,) = _steps(procedure, "reconcile")
+    assert reconcile.amount_column != "完全一致"
+    procedure = read_procedure(
+        "先月は赤字の店舗が多かったので、店舗別売上_1月.csv を店舗ごとに売上と経費を合計して"
+        "Excelでまとめてください"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert not _conditions(procedure)

@@ -245,6 +245,11 @@ def _row_count_step(step: StepSpec) -> StepSpec:
     return StepSpec(id=step.id, kind="aggregate", metrics={COUNT_ALL: ["count"]})
 
 
+def _encoding_met(encoding: str | None, node: Mapping[str, Any]) -> bool:
+    """A CSV's character code asked (「CSV（Shift_JIS）」) is the one its writer writes."""
+    return encoding is None or (node.get("in") or {}).get("encoding") == encoding
+
+
 def _columns_in(given: Any, wanted: list[str]) -> bool | None:
     if _is_var(given):
         return None
@@ -529,7 +534,10 @@ def check_coverage(procedure: Procedure, plan: Mapping[str, Any]) -> CoverageRep
         blocks = WRITERS[output.format]
         named = _exported_as(output.file_name, exported)
         candidates = [
-            (str(n["id"]), named and _sheet_met(output.sheet, nodes))
+            (
+                str(n["id"]),
+                named and _sheet_met(output.sheet, nodes) and _encoding_met(output.encoding, n),
+            )
             for n in nodes
             if n.get("block") in blocks
         ]

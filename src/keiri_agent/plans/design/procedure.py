@@ -205,6 +205,7 @@ class OutputSpec(_Model):
     format: OutputFormat
     file_name: str | None = None
     sheet: str | None = None
+    encoding: str | None = None  # a CSV's character code when asked (cp932 = Shift_JIS)
     source: str = ""
 
 
@@ -360,12 +361,18 @@ def input_text(item: InputSpec) -> str:
     return f"入力: {item.holds}（{FORMAT_WORDS[item.format]}{sheet}）"
 
 
+ENCODING_WORDS = {"cp932": "Shift_JIS", "utf-8": "UTF-8（BOM なし）", "utf-8-sig": "UTF-8"}
+"""The character codes ``csv.write`` writes, as a user names them."""
+
+
 def output_text(output: OutputSpec) -> str:
     parts = [f"出力: {FORMAT_WORDS[output.format]}"]
     if output.file_name:
         parts.append(f"ファイル名「{output.file_name}」")
     if output.sheet:
         parts.append(f"シート「{output.sheet}」")
+    if output.encoding:
+        parts.append(f"文字コード {ENCODING_WORDS.get(output.encoding, output.encoding)}")
     return "、".join(parts)
 
 

@@ -707,7 +707,8 @@ def _outputs(
                     "id": "write_csv",
                     "title": f"CSV に出力（{file_name}）" if tables else "CSV に出力",
                     "block": "csv.write",
-                    "in": {"records": data},
+                    "in": {"records": data}
+                    | ({"encoding": output.encoding} if output.encoding else {}),
                     "out": {"csv": "file"},
                 }
                 if when:

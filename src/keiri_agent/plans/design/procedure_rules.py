@@ -900,6 +900,9 @@ def _fold(text: str) -> str:
         r"\g<key>: ",
         text,
     )
+    text = re.sub(  # 「①で除外」 in a note points back at a step: said as 「上記」
+        r"(?<=[^\s\n、。:：])[①-⑳](?=\s*(?:で|の|に|を|は|と|まで|から)(?![\d]))", "上記", text
+    )
     text = re.sub(r"\s*[①-⑳]\s*", "\n\x00", text)  # step numbers (NFKC would make them digits)
     text = re.sub(  # 「[条件] 区分 が 「有」」「【出力列】日付、氏名」: a settings line
         r"(?m)^(\s*)[\[【]([^\]】\n]{1,12})[\]】][ \t\u3000]*(?=[^\s\]】])",
@@ -966,6 +969,11 @@ def _fold(text: str) -> str:
     folded = re.sub(  # 「社員番号で重複してる行を消して」: the key the rows are doubled on
         rf"(?P<key>{QNOUN})\s*で\s*重複\s*(?:して(?:い)?る|している|した)\s*(?=(?:行|もの|データ|レコード|分))",
         r"\g<key>が重複している",
+        folded,
+    )
+    folded = re.sub(  # 「活動種別：「清掃」「見守り」のどちらか」: a settings line of values
+        rf"(?P<key>{NOUN})\s*:\s*(?P<values>(?:「[^」]+」\s*(?:[、,・と]\s*)?){{2,}})\s*の\s*(?:どちらか|いずれか|どれか)",
+        r"\g<key>が\g<values>のいずれかのもの",
         folded,
     )
     folded = re.sub(  # 「差額がマイナスになってる現場だけ」: the value the rows have
@@ -1938,6 +1946,30 @@ _NAME_WITHOUT_EXTENSION = re.compile(
 )
 
 
+_ENCODING_SAID = re.compile(
+    r"(?P<sjis>Shift[_\-\s]?JIS|SJIS|S-JIS|シフトJIS|CP932|MS932)|(?P<utf8>UTF-?8)",
+    re.IGNORECASE,
+)
+_OUTPUT_WORD = re.compile(r"出力|保存|書き出|形式|納品|で(?:ください|下さい|お願い|ほしい)|CSVで")
+
+
+def _csv_encoding(reader: _Reader) -> None:
+    """「出力形式：CSV（Shift_JIS）」: the character code of the CSV written (an input's code
+    is read from the file itself, so a code said of an input is no parameter)."""
+    outputs = [output for output in reader.outputs if output.format == "csv"]
+    if len(outputs) != 1:
+        return
+    for said in _ENCODING_SAID.finditer(reader.text):
+        clause = _clause(reader.text, said.start(), said.end())
+        if _FILE_NAME.search(clause) and not _OUTPUT_WORD.search(clause):
+            continue  # 「入金明細.csv（Shift_JIS）を読み込んで」: the input's code
+        if not _OUTPUT_WORD.search(clause):
+            continue
+        outputs[0].encoding = "cp932" if said.group("sjis") else "utf-8"
+        reader.use(said.start(), said.end())
+        return
+
+
 def _output_named_without_extension(reader: _Reader) -> None:
     """「Excel出力、ファイル名は「地区別出荷実績」で」: a file name without its extension
     names the one output (of the one format asked for); its words are no steps
@@ -2854,6 +2886,8 @@ def _read_filters(reader: _Reader) -> None:  # noqa: C901 (one rule per branch)
     for match in _FILTER_SIGN.finditer(text):
         if reader.overlaps(match.start("col"), match.end("col")):
             continue
+        if _NOT_A_COLUMN.fullmatch(_clean(match.group("col"))):
+            continue  # 「先月は赤字の店舗が多かったので」: a remark about a time, no column
         op = "<" if match.group("sign") in ("マイナス", "負", "赤字") else ">"
         _condition(
             reader, _column(match.group("col")), op, 0, match.start(), match.end(), match.group(0)
@@ -5175,7 +5209,17 @@ def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
             or by_role.group("role4")
         )
         field = "amount_column" if role == "金額" else "date_column"
-        if getattr(step, field) is None:
+        said_how = re.fullmatch(  # 「金額は完全一致で照合」: how they compare, no column
+            r"完全一致|一致|不一致|完全|同じ|ぴったり|同額|そのまま|許容なし|差なし",
+            _clean(
+                by_role.group("col")
+                or by_role.group("col2")
+                or by_role.group("col3")
+                or by_role.group("col4")
+                or ""
+            ),
+        )
+        if getattr(step, field) is None and not said_how:
             role_column = _clean(
                 by_role.group("col")
                 or by_role.group("col2")
@@ -5258,6 +5302,14 @@ def _amount_said_as_kingaku(reader: _Reader, step: StepSpec) -> None:
     if literal and step.amount_column is None and "amount_column" not in step.missing:
         step.amount_column = "金額"
         reader.use(literal.start(), literal.end())
+    both = re.search(  # 「請求番号をキーに両方の「金額」を突き合わせる」: that column of each
+        r"(?:両方|双方|両ファイル|2つ|二つ)\s*の\s*「(?P<col>[^」]+)」\s*(?:列|欄)?\s*(?:を|で)\s*"
+        r"(?:突き合わせ|照合|比較|比べ|突合)",
+        reader.text,
+    )
+    if both and step.amount_column is None and "amount_column" not in step.missing:
+        step.amount_column = both.group("col").strip()
+        reader.use(both.start(), both.end())
 
 
 _DATE_PAIR = re.compile(
@@ -6353,6 +6405,7 @@ def _explained(reader: _Reader, kinds: frozenset[str], start: int, end: int) -> 
     clause = reader.text[left:right]
     pointing = re.search(  # 「以下の条件で抽出」「上記条件で抽出」: the lines below or above
         r"(?:以下|次|下記)\s*(?:の|を|に)|(?:上記|前記|上)\s*の?\s*(?:\d+\s*つ?の?\s*)?(?:条件|内容|とおり|通り)"
+        r"|(?:上記|前記)\s*で"  # 「※…のため①で除外」 (①: 上記): the step above
         r"|^\s*(?:で|の条件で|これらで|以上で)\s*(?=絞|抽出|抜き出|取り出)",  # 「・…。で絞って」
         clause,
     )
@@ -8744,6 +8797,7 @@ def _read(
         reader.use(quote.start(group), quote.end(group))  # a rule quoted: read as a rule only
     _read_files(reader)
     _output_named_without_extension(reader)
+    _csv_encoding(reader)
     _practice_before_request(reader)
     _read_llm_steps(reader)
     _read_normalize(reader)
