@@ -513,3 +513,19 @@ def test_how_amounts_compare_is_no_amount_column_and_a_remark_on_a_month_no_filt
     )
     assert not procedure.gaps, procedure.gaps
     assert not _conditions(procedure)
+
+
+def test_no_filter_said_outright_and_two_values_before_igai() -> None:
+    procedure = read_procedure(
+        "【ファイル】売上明細.csv\n【絞り込み】なし\n【集計】店舗ごとに売上を合計\n【出力】Excel"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert not _conditions(procedure)
+    procedure = read_procedure(
+        "経費明細.csv から勘定科目が交際費と会議費以外の行を抽出してCSVで出力してください"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert sorted(_conditions(procedure), key=str) == [
+        ("勘定科目", "!=", "交際費"),
+        ("勘定科目", "!=", "会議費"),
+    ]

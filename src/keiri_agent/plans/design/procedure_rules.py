@@ -1018,6 +1018,18 @@ def _fold(text: str) -> str:
         r"\g<col>が「\g<v>」以外",
         folded,
     )
+    folded = re.sub(  # 「絞り込みなし」「抽出条件：不要」: no filter is asked, said outright
+        r"(?:絞り?込み|抽出条件|フィルタ(?:ー|リング)?)\s*(?:[:：]\s*|は\s*)?"
+        r"(?:なし|無し|不要|ありません|いりません|しない|しません)(?:です)?",
+        "",
+        folded,
+    )
+    folded = re.sub(  # 「勘定科目が交際費と会議費以外」: two values joined by と, then 以外
+        rf"(?P<col>{NOUN})(?P<case>\s*(?:が|は)\s*)(?P<a>{NOUN})\s*(?:と|及び|および)\s*"
+        rf"(?P<b>{NOUN})\s*(?=以外)",
+        r"\g<col>\g<case>「\g<a>」「\g<b>」",
+        folded,
+    )
     folded = _DOUBLED_ROWS.sub(lambda m: f"{m['cols']}の重複を{m['verb']}", folded)
     folded = re.sub(  # 「Phone が同じ行の重複を除き」: the key, said of the rows
         rf"(?P<cols>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,9}})\s*が\s*(?:同じ|一致する)\s*"
