@@ -529,3 +529,68 @@ def test_no_filter_said_outright_and_two_values_before_igai() -> None:
         ("勘定科目", "!=", "交際費"),
         ("勘定科目", "!=", "会議費"),
     ]
+
+
+def test_columns_kept_said_just_before_the_output_format() -> None:
+    procedure = read_procedure(  # two names after the rows were chosen, then the format
+        "会員名簿.csv から 会員区分 が「退会」の行を除いて、会員番号と氏名だけExcelで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (select,) = _steps(procedure, "select")
+    assert select.columns == ["会員番号", "氏名"]
+    procedure = read_procedure(  # a list, then 「を CSV に」 with no verb
+        "在庫表.xlsx の在庫数が10以下の品目だけ残して 品番・品名・在庫数 をCSVに"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (select,) = _steps(procedure, "select")
+    assert select.columns == ["品番", "品名", "在庫数"]
+    procedure = read_procedure(  # 「列は A／B／C だけ」 on a memo line
+        "- 備品台帳.xlsx を使う\n- 金額 10万円以上\n- 列は 備品番号／備品名／金額 だけ\n- Excel出力"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (select,) = _steps(procedure, "select")
+    assert select.columns == ["備品番号", "備品名", "金額"]
+
+
+def test_values_listed_as_the_only_ones_wanted_keep_those_rows() -> None:
+    procedure = read_procedure(
+        "売上記録.xlsx で、部門別に売上の合計を出してください。部門は「食品」「衣料」の2つだけで"
+        "結構です。Excelで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("部門", "in", ["食品", "衣料"])]
+    (aggregate,) = _steps(procedure, "aggregate")
+    assert aggregate.group_by == ["部門"]
+
+
+def test_a_remark_on_what_the_file_is_for_and_a_purpose_before_a_comma() -> None:
+    procedure = read_procedure(
+        "社員名簿.csv を社員番号で重複を除いてCSVにしてください。来月の研修で配布する資料です。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    procedure = read_procedure(
+        "予算策定準備で、経費明細.xlsx から勘定科目が「旅費交通費」のものを抜いて、部署ごとに"
+        "金額を合計したExcelを作ってください"
+    )
+    assert not procedure.gaps, procedure.gaps
+
+
+def test_the_amount_compared_said_with_de_after_the_key() -> None:
+    procedure = read_procedure(
+        "請求一覧.csv と 入金一覧.csv を、請求番号をキーに請求金額で照合してExcelで出してください"
+    )
+    (reconcile,) = _steps(procedure, "reconcile")
+    assert reconcile.keys == ["請求番号"]
+    assert reconcile.amount_column == "請求金額"
+
+
+def test_only_the_rows_with_a_difference_after_a_reconciliation() -> None:
+    procedure = read_procedure(
+        "売上台帳.csv と 入金記録.csv を取引番号で突き合わせて、金額を比べてください。"
+        "50円までの差は一致扱い。差異があるものだけExcelで確認したいです"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (reconcile,) = _steps(procedure, "reconcile")
+    assert reconcile.tolerance == 50
+    assert "matched" not in reconcile.parts
+    assert "differences" in reconcile.parts

@@ -966,6 +966,25 @@ def _fold(text: str) -> str:
         r"\g<cols>の列だけ ",
         folded,
     )
+    folded = re.sub(  # 「…の行を除いて、日付と氏名だけCSVで」: rows chosen, then two columns
+        rf"(?<=て[、,\s])\s*(?P<a>{QNOUN})\s*(?:と|・)\s*(?P<b>{QNOUN})\s*(?:だけ|のみ)\s*"
+        r"(?=(?:CSV|csv|Excel|EXCEL|エクセル)\s*(?:で|に|[。、]|$))",
+        r"\g<a>・\g<b>の列だけ残して ",
+        folded,
+    )
+    folded = re.sub(  # 「…だけ残して 職員番号・氏名・所属 をCSVに」: a list, the format, no verb
+        rf"(?<=[\s、,])(?P<cols>{QNOUN}(?:\s*[・、]\s*{QNOUN}){{2,19}})\s*を\s*"
+        r"(?=(?:CSV|csv|Excel|EXCEL|エクセル)\s*(?:で|に)\s*(?:[。]|$|ください|下さい|お願い))",
+        r"\g<cols>の列だけ残して ",
+        folded,
+    )
+    folded = re.sub(  # 「分類は「花苗」「野菜苗」の2つだけで大丈夫」: the only values wanted
+        rf"(?P<key>{NOUN})\s*は\s*(?P<values>(?:「[^」]+」\s*(?:[、,・と]\s*)?){{2,}})\s*の\s*"
+        r"(?:\d+|[二三四五六七八九])\s*(?:つ|種類|件|項目)\s*(?:だけ|のみ)\s*(?:で)?\s*"
+        r"(?:大丈夫|結構|OK|いい|構いません|かまいません)?\s*(?:です)?",
+        r"\g<key>が\g<values>のいずれかのものだけ",
+        folded,
+    )
     folded = re.sub(  # 「社員番号で重複してる行を消して」: the key the rows are doubled on
         rf"(?P<key>{QNOUN})\s*で\s*重複\s*(?:して(?:い)?る|している|した)\s*(?=(?:行|もの|データ|レコード|分))",
         r"\g<key>が重複している",
@@ -2654,7 +2673,7 @@ _SELECT = re.compile(
     rf"|(?P<cols4>{QNOUN}(?:\s*(?:{LIST_SEP}|/|／)\s*{QNOUN}){{1,19}})\s*(?:の)?\s*(?:\d+\s*)?(?:列|項目|カラム)\s*以外は?\s*(?=要らない|いらない|不要|削除|落と|消|除)"
     rf"|(?:(?:出す|出力する|出力|残す|必要な)\s*(?:列|項目)|(?:必要な|欲しい|ほしい|残したい|残す|出してほしい)\s*の)\s*(?:は|:)\s*(?P<cols7>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})"
     rf"|(?<![がは{_K}{_KATA}A-Za-z0-9_])(?P<cols8>{QNOUN}(?:\s*(?:・|、|と)\s*{QNOUN}){{2,19}})\s*を\s*(?:(?:CSV|csv|Excel|EXCEL|エクセル)\s*(?:で|に)\s*)?(?=出して|出力|表示して|一覧にして|並べた(?:表|一覧)|残し|残す|保存)"
-    rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ\s*(?:で|に(?:して)?)?\s*(?=[、,。]|$)|(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞))"
+    rf"|(?:列|項目|カラム)\s*(?:は|を)\s*(?P<cols2>{QNOUN}(?:\s*(?:{LIST_SEP}|/)\s*{QNOUN}){{0,19}})\s*(?:の\s*\d+\s*つ\s*(?:で|に(?:して)?)?\s*(?=[、,。]|$)|(?:の\s*\d+\s*つ)?\s*(?:だけ|のみ|に絞))"
     # 「列は氏名・住所・寄付金額。」: the columns kept, said as a sentence of their own
     rf"|(?:列|項目|カラム)\s*(?:は|:)\s*(?P<cols11>{QNOUN}(?:\s*{LIST_SEP}\s*{QNOUN}){{1,19}})\s*"
     r"(?:で\s*(?:お願い(?:します|いたします|できますか)?|ください|下さい|よろしく(?:お願いします)?)?)?"
@@ -4849,8 +4868,11 @@ _EITHER_SIDE_ONLY = re.compile(
 _MATCHED_NOT_WANTED = re.compile(
     r"一致(?:した|している|する)?\s*(?:もの|行|分|明細|データ)?\s*(?:は|を)\s*"
     r"(?:出さなくて|出さない|出力しない|出力しなくて|不要|いらない|要らない|要りません|いりません|除いて|外して)"
+    r"|(?:差異|差額|差|ずれ|ズレ|不一致)\s*(?:が|の)\s*(?:ある|あった|出た|出ている|出てる)\s*"
+    r"(?:もの|行|分|明細|データ|取引)?\s*(?:だけ|のみ)"
 )
-"""「一致したものは出さなくていいです」: every part of a reconciliation but the matched rows."""
+"""「一致したものは出さなくていいです」「差異があるものだけ」: every part of a reconciliation
+but the matched rows."""
 
 
 def _one_side_wanted(reader: _Reader, step: StepSpec) -> None:
@@ -5243,13 +5265,18 @@ def _compared_columns_named(reader: _Reader, step: StepSpec) -> None:
     named_compared = re.search(
         rf"(?:比較|比べる|照合|突合|突き合わせ)\s*(?:する|対象の?)?\s*金額\s*(?:は|を|:)\s*(?P<col>{QNOUN})"
         rf"|(?:比較|比べる)\s*(?:する|対象)?\s*の\s*は\s*(?P<col3>{QNOUN})\s*(?=で|です|。|、)"
-        rf"|(?P<col2>{QNOUN})\s*(?:の?\s*列)?\s*(?:を|で)\s*(?:比較|比べ)",
+        rf"|(?P<col2>{QNOUN})\s*(?:の?\s*列)?\s*(?:を|で)\s*(?:比較|比べ)"
+        # 「発注番号をキーに請求金額で照合」: the key said, then the amount compared
+        rf"|(?:を|が)\s*キー\s*(?:に|で)[、,]?\s*(?P<col4>{QNOUN})\s*(?:の?\s*列)?\s*で\s*"
+        r"(?:照合|突合|突き合わせ|照らし合わせ)",
         text,
     )
     if named_compared and step.amount_column is None:  # 「手数料額を比較して」「比較する金額は X」
         said = named_compared.group("col") or named_compared.group("col3")
-        column = _clean(said or named_compared.group("col2"))
-        quoted = (named_compared.group("col2") or "").startswith("「")
+        column = _clean(said or named_compared.group("col2") or named_compared.group("col4"))
+        quoted = (named_compared.group("col2") or named_compared.group("col4") or "").startswith(
+            "「"
+        )
         if said or quoted or is_amount_column(column):  # 「「外注費」の列を比べて」: said so
             step.amount_column = column
             reader.use(named_compared.start(), named_compared.end())
@@ -7040,6 +7067,10 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             or re.match(
                 r"\s*の\s*(?:件|準備|関係|都合)\s*(?:で|です|ですが|なのですが|につき)", text[end:]
             )
+            or (  # 「決算準備で、…」: the occasion, said as one word before a comma
+                re.search(r"(?:準備|対策|対応)$", surface)
+                and re.match(r"\s*(?:で|なので|のため)\s*[、,]", text[end:])
+            )
             or re.match(
                 r"\s*(?:の\s*)?締め", text[end:]
             )  # 「月末(の)締めで」: when the books close
@@ -7273,7 +7304,9 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
         if base not in STEP_VERBS and _DESCRIBED.match(text, end):
             continue  # 「二重に登録されている」「ダウンロードした明細」: a state, not a request
         if base not in STEP_VERBS and re.match(
-            r"[ぁ-ん]{0,3}?(?:予定|つもり|必要が\s*あ)|\s*を\s*(?:求められ|頼まれ|依頼され|指示され)",
+            r"[ぁ-ん]{0,3}?(?:予定|つもり|必要が\s*あ)|\s*を\s*(?:求められ|頼まれ|依頼され|指示され)"
+            # 「来週の監査で提出する資料です」: what the result is, said of it
+            r"|[ぁ-ん]{0,3}?\s*(?:資料|書類|もの|データ|ファイル)\s*(?:です|になります|となります)",
             text[end:],
         ):
             reader.use(*_clause_span(text, start, end))
