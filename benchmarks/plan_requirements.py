@@ -5,8 +5,10 @@ never read the templates, the rules or the issue's examples. Each line is an
 instruction, its ``reach`` (``offline``: table steps only, every parameter given;
 ``needs_llm``; ``refuse``: a missing source, an action no block does, a parameter
 nobody stated) and the expected requirement list (inputs, steps with parameters,
-outputs). Each instruction is generated offline (``DesignService`` with the offline
-provider, as ``keiri-agent plan generate`` does) and scored:
+outputs). An ``offline`` line asking a total no table block computes (a metric outside
+``procedure.Metric``) is out of the catalog's reach: it is scored as one to refuse. Each
+instruction is generated offline (``DesignService`` with the offline provider, as
+``keiri-agent plan generate`` does) and scored:
 
 - **acceptable**: the verdict is ``ok`` (exit 0) and the expected requirements, read as
   a ``Procedure``, are all covered by the Plan (``coverage.check_coverage``: each
@@ -33,7 +35,7 @@ import tempfile
 import unicodedata
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from keiri_agent.config import Settings
 from keiri_agent.plans.design.coverage import check_coverage
@@ -41,6 +43,7 @@ from keiri_agent.plans.design.procedure import (
     COUNT_ALL,
     Condition,
     InputSpec,
+    Metric,
     OutputSpec,
     Procedure,
     StepSpec,
@@ -207,6 +210,21 @@ def extra_conditions(expected: Procedure, plan: dict[str, Any]) -> list[str]:
     return extra
 
 
+_METRICS = set(get_args(Metric))
+
+
+def beyond_the_blocks(requirements: list[dict[str, Any]]) -> bool:
+    """True when a requirement asks what no table block computes (a median, a distinct
+    count): the writer labelled it ``offline``, but the honest answer is a refusal."""
+    return any(
+        metric not in _METRICS
+        for item in requirements
+        if item["kind"] == "aggregate"
+        for metrics in (item.get("metrics") or {}).values()
+        for metric in metrics
+    )
+
+
 def score(path: Path, service: DesignService, details: bool) -> dict[str, Any]:
     rows = [
         json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
@@ -219,6 +237,10 @@ def score(path: Path, service: DesignService, details: bool) -> dict[str, Any]:
         verdict = result.verdict
         verdicts[verdict] += 1
         reach = row["reach"]
+        if reach == "offline" and beyond_the_blocks(row["requirements"]):
+            reach = "refuse"
+        if reach != "offline":  # refused or not, only the verdict is scored
+            row["requirements"] = []
         expected = expected_procedure(row["requirements"])
         problems: list[str] = []
         if reach == "offline":
