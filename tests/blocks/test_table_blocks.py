@@ -301,6 +301,22 @@ def test_aggregate_by_group_matches_pandas(ctx: BlockContext) -> None:
     assert isinstance(eigyo["金額_sum"], int)
 
 
+def test_aggregate_median_and_distinct_count_match_pandas(ctx: BlockContext) -> None:
+    metrics = {"金額": ["median", "nunique"], "担当": ["nunique"]}
+    result = run("table.aggregate", ctx, records=SALES, group_by=["部門"], metrics=metrics)
+    grouped = pd.DataFrame(SALES).groupby("部門", sort=False, dropna=False)
+    for row in result:
+        group = grouped.get_group(row["部門"])
+        assert row["金額_median"] == pytest.approx(group["金額"].median())
+        assert row["金額_nunique"] == group["金額"].nunique()
+        assert row["担当_nunique"] == group["担当"].nunique()
+    assert result[0] == {"部門": "営業", "金額_median": 625.0, "金額_nunique": 2, "担当_nunique": 2}
+    whole = run("table.aggregate", ctx, records=SALES, metrics={"担当": ["nunique"]})
+    assert whole == [{"担当_nunique": 3}]  # 佐藤 twice, a blank not counted
+    empty = run("table.aggregate", ctx, records=[], metrics={"x": ["median", "nunique"]})
+    assert empty == [{"x_median": None, "x_nunique": 0}]
+
+
 def test_aggregate_without_groups_is_one_row(ctx: BlockContext) -> None:
     result = run("table.aggregate", ctx, records=SALES, metrics={"金額": ["sum", "max"]})
     assert result == [{"金額_sum": 2350.5, "金額_max": 1200}]
@@ -339,7 +355,9 @@ def test_aggregate_all_null_column(ctx: BlockContext) -> None:
     ("inputs", "message"),
     [
         ({"metrics": {"部門": ["sum"]}}, "sum は数値の列にだけ使えます"),
-        ({"metrics": {"金額": ["median"]}}, "集計方法 'median' は使えません"),
+        ({"metrics": {"金額": ["mode"]}}, "集計方法 'mode' は使えません"),
+        ({"metrics": {"部門": ["median"]}}, "median は数値の列にだけ使えます"),
+        ({"metrics": {"タグ": ["nunique"]}}, "リスト の値があり"),
         ({"metrics": {"金額x": ["sum"]}}, "'金額' のことですか"),
         ({"metrics": {}}, "metrics は「列名: 集計方法のリスト」"),
         ({"group_by": ["部"], "metrics": {"金額": ["sum"]}}, "列 '部' は見つかりません"),

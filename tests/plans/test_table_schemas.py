@@ -63,6 +63,13 @@ def test_a_sum_of_a_text_column_fails_the_dry_run(read_options: str) -> None:
     assert (details["name"], details["actual"], details["expected"]) == ("金額", "text", "number")
 
 
+def test_a_median_of_a_text_column_fails_and_its_distinct_count_does_not() -> None:
+    median = check(BY_DEPT.replace("[sum]", "[median]"), read_options=", types: {金額: text}")
+    assert codes(median, "by_dept") == ["METRIC_NOT_NUMERIC"]
+    distinct = check(BY_DEPT.replace("[sum]", "[nunique]"), read_options=", types: {金額: text}")
+    assert codes(distinct, "by_dept") == []
+
+
 def test_a_sum_of_a_column_the_dry_run_cannot_know_is_not_an_error() -> None:
     assert check(BY_DEPT).ok  # inferred at run time: unknown now, so nothing is said
     assert check(BY_DEPT, read_options=", types: {金額: number}").ok

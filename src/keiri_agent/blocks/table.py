@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
+import statistics
 import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -45,7 +46,7 @@ FILTER_OPS = (
     "is_null",
     "not_null",
 )
-AGGREGATIONS = ("sum", "mean", "count", "min", "max")
+AGGREGATIONS = ("sum", "mean", "median", "count", "nunique", "min", "max")
 _ORDER: dict[str, Callable[[Any, Any], bool]] = {
     ">": operator.gt,
     ">=": operator.ge,
@@ -302,17 +303,29 @@ def _aggregate(values: list[Any], agg: str, column: str) -> Any:
     if agg == "count":
         return len(present)
     field = f"metrics.{column}"
-    if agg in {"sum", "mean"}:
+    if agg == "nunique":  # distinct values, blanks not counted; 1 and True stay apart
+        bad = next((v for v in present if isinstance(v, list | dict)), None)
+        if bad is not None:
+            raise invalid(
+                f"{field}: 列 {column!r} に {kind_label(bad)} の値があり、"
+                "異なる値の数を数えられません",
+                hint="nunique には文字列・数値・真偽値の列を使ってください",
+                field=field,
+            )
+        return len({(kind_of(v), v) for v in present})
+    if agg in {"sum", "mean", "median"}:
         bad = next((v for v in present if kind_of(v) != "number"), None)
         if bad is not None:
             raise invalid(
                 f"{field}: {agg} は数値の列にだけ使えます。列 {column!r} に "
                 f"{kind_label(bad)} {bad!r} があります",
-                hint="文字列の列には count, min, max を使うか、値を数値に直してください",
+                hint="文字列の列には count, nunique, min, max を使うか、値を数値に直してください",
                 field=field,
             )
         if agg == "mean":
             return math.fsum(present) / len(present) if present else None
+        if agg == "median":
+            return statistics.median(present) if present else None
         if all(isinstance(v, int) for v in present):
             return sum(present)
         return math.fsum(present)

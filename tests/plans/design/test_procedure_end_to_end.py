@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import statistics
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -178,6 +179,27 @@ def test_count_per_group_sorted(service: DesignService, tmp_path: Path) -> None:
     for row in EXPENSES:
         counts[row["部門"]] += 1
     assert [r["件数_sum"] for r in rows] == sorted(counts.values(), reverse=True)
+
+
+def test_a_median_and_a_distinct_count_per_group(service: DesignService, tmp_path: Path) -> None:
+    rows = run(
+        service,
+        "経費.csv を部門ごとに、金額 の中央値と 勘定科目 のユニーク数を出してExcelで",
+        [("経費.csv", cp932_csv(EXPENSES))],
+        tmp_path,
+    )
+    amounts: dict[str, list[int]] = defaultdict(list)
+    accounts: dict[str, set[str]] = defaultdict(set)
+    for row in EXPENSES:
+        if row["金額"]:
+            amounts[row["部門"]].append(amount(row["金額"]))
+        accounts[row["部門"]].add(row["勘定科目"])
+    assert {r["部門"]: r["金額_median"] for r in rows} == {
+        dept: statistics.median(values) for dept, values in amounts.items()
+    }
+    assert {r["部門"]: r["勘定科目_nunique"] for r in rows} == {
+        dept: len(names) for dept, names in accounts.items()
+    }
 
 
 def test_one_total_for_the_whole_table(service: DesignService, tmp_path: Path) -> None:

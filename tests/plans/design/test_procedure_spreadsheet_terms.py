@@ -594,3 +594,46 @@ def test_only_the_rows_with_a_difference_after_a_reconciliation() -> None:
     assert reconcile.tolerance == 50
     assert "matched" not in reconcile.parts
     assert "differences" in reconcile.parts
+
+
+def test_a_median_and_a_distinct_count_are_totals() -> None:
+    procedure = read_procedure(
+        "給与明細.csv から、部署ごとに 支給額 の合計と中央値を出してExcelにしてください"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (aggregate,) = _steps(procedure, "aggregate")
+    assert aggregate.group_by == ["部署"]
+    assert aggregate.metrics == {"支給額": ["sum", "median"]}
+    procedure = read_procedure(
+        "来店記録.xlsx から、店舗 ごとに 会員番号 のユニーク数を出してCSVにしてください"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (aggregate,) = _steps(procedure, "aggregate")
+    assert aggregate.metrics == {"会員番号": ["nunique"]}
+
+
+def test_notation_examples_in_parentheses_and_a_quoted_value_not_become() -> None:
+    procedure = read_procedure(
+        "顧客台帳.csv の 顧客名 と 住所 の書き方（全角・半角、スペースの有無など）が"
+        "バラバラなので、まず表記を揃えてから、顧客名 で重複を削除してExcelで出してください"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (normalize,) = _steps(procedure, "normalize")
+    assert normalize.columns == ["顧客名", "住所"]
+    procedure = read_procedure(
+        "会員一覧.xlsx の 会員区分 が「休会」になっていない人だけ、会員番号の昇順に並べてCSVで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("会員区分", "!=", "休会")]
+
+
+def test_a_difference_over_an_amount_after_matching_is_the_tolerance() -> None:
+    procedure = read_procedure(
+        "売上台帳.xlsx と 入金台帳.xlsx を 伝票番号 で突き合わせて、入金額 の差が500円を"
+        "超えるものと、片方にしかないものを洗い出してExcelで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (reconcile,) = _steps(procedure, "reconcile")
+    assert (reconcile.amount_column, reconcile.tolerance) == ("入金額", 500)
+    assert not _steps(procedure, "filter")
+    assert "differences" in reconcile.parts and "matched" not in reconcile.parts

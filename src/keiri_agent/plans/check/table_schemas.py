@@ -55,7 +55,7 @@ KIND_LABELS = {"text": "文字列", "number": "数値", "date": "日付", "boole
 READERS = {"csv.read": "text", "excel.read_data": ANY, "table.read": ANY}
 """Reader blocks, and the type of a column they leave as read (``infer_types: false``)."""
 ORDERING = frozenset({">", ">=", "<", "<="})
-NUMERIC_METRICS = frozenset({"sum", "mean"})
+NUMERIC_METRICS = frozenset({"sum", "mean", "median"})
 RIGHT_PREFIX = "右_"  # blocks/table_match.py: table.reconcile's right columns
 DEDUPE_COLUMNS = {"元の行番号": "number", "残した行番号": "number"}
 RECONCILE_COLUMNS = {"金額差": "number", "日付差_日": "number"}
@@ -414,9 +414,9 @@ def _aggregate(step: _Step) -> dict[str, TableSchema | None]:
                 step.fail_type(
                     IssueCode.METRIC_NOT_NUMERIC,
                     f"列 {column!r} は{_kind_label(kind)}の列なので {agg} で集計できません"
-                    "（sum・mean は数値の列だけ。実行すると失敗します）",
+                    "（sum・mean・median は数値の列だけ。実行すると失敗します）",
                     "数値として読むなら読み込みの types でその列を number にするか、"
-                    "count・min・max で集計してください",
+                    "count・nunique・min・max で集計してください",
                     "metrics",
                     path,
                     column,

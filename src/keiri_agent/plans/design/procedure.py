@@ -62,7 +62,7 @@ Operator = Literal[
     "is_null",
     "not_null",
 ]
-Metric = Literal["sum", "mean", "count", "min", "max"]
+Metric = Literal["sum", "mean", "median", "count", "nunique", "min", "max"]
 ReconcilePart = Literal["differences", "unmatched_left", "unmatched_right", "matched"]
 GapKind = Literal["unsupported_action", "missing_source", "needs_llm", "not_understood"]
 
@@ -88,7 +88,9 @@ OPERATOR_WORDS: dict[str, str] = {
 METRIC_WORDS: dict[str, str] = {
     "sum": "合計",
     "mean": "平均",
+    "median": "中央値",
     "count": "件数",
+    "nunique": "ユニーク数",
     "min": "最小",
     "max": "最大",
 }

@@ -985,6 +985,24 @@ def _fold(text: str) -> str:
         r"\g<key>が\g<values>のいずれかのものだけ",
         folded,
     )
+    folded = re.sub(  # 「の書き方（全角・半角、ハイフンの有無など）がバラバラ」: examples of how
+        r"(?<=書き方|入り方|入れ方)\s*\([^()]*(?:全角|半角|ハイフン|スペース|空白|カナ|大文字|小文字)"
+        r"[^()]*\)\s*(?=が|も|は)",
+        "",
+        folded,
+    )
+    folded = re.sub(  # 「区分が「停止」になっていない」: not that value
+        r"(?<=」)\s*に\s*なって\s*(?:い)?(?:ない|ません)",
+        "でない",
+        folded,
+    )
+    if re.search(r"突き合わせ|突合|照合|照らし合わせ", folded):
+        folded = re.sub(  # 「金額の差が1,000円を超えるもの」 after matching: the tolerance
+            rf"(?P<col>{NOUN})\s*の\s*(?:差|差額|ずれ|ズレ)\s*が\s*(?P<n>\d[\d,]*\s*円)\s*"
+            r"(?:を超える|を上回る|より大きい)\s*(?=もの|行|分|明細|取引)",
+            r"\g<col>の差が\g<n>までは一致扱いとし、差異のある",
+            folded,
+        )
     folded = re.sub(  # 「社員番号で重複してる行を消して」: the key the rows are doubled on
         rf"(?P<key>{QNOUN})\s*で\s*重複\s*(?:して(?:い)?る|している|した)\s*(?=(?:行|もの|データ|レコード|分))",
         r"\g<key>が重複している",
@@ -2423,6 +2441,10 @@ _METRIC_WORDS = {
     "集計": None,
     "平均": "mean",
     "平均値": "mean",
+    "中央値": "median",
+    "ユニーク数": "nunique",
+    "異なり数": "nunique",
+    "種類数": "nunique",
     "件数": "count",
     "回数": "count",
     "者数": "count",
@@ -2449,6 +2471,8 @@ _METRIC_WORDS = {
     "sum": "sum",
     "total": "sum",
     "mean": "mean",
+    "median": "median",
+    "nunique": "nunique",
     "avg": "mean",
     "average": "mean",
     "count": "count",
@@ -2457,8 +2481,8 @@ _METRIC_WORDS = {
 }
 """Japanese words and the table.aggregate block's own metric names."""
 _METRIC = re.compile(
-    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN}){{1,19}})\s*(?:(?:の|を)\s*(?:それぞれ|各々|両方)?|(?:それぞれ|各々)\s*の)\s*|(?P<col>{QNOUN})\s*(?:(?<=」)\s*(?:列|欄))?\s*(?P<join>の|を|で)?\s*)?(?P<m>足し上げ|足し合わせ|合算|足し(?=て|た|ます)|合計額|総合計|合計|総額|小計|総計|平均値|平均点|平均|件数|回数|者数|人数|社数|総数|最大値|最大額|最大|最高点|最高額|最高値|最高|最小値|最小額|最小|最低点|最低額|最低|最安値|最安|集計"
-    r"|(?<![A-Za-z])(?:sum|total|mean|avg|average|count|max|min)(?![A-Za-z]))"
+    rf"(?:(?P<cols>{NOUN}(?:\s*(?:と|・|、)\s*{NOUN}){{1,19}})\s*(?:(?:の|を)\s*(?:それぞれ|各々|両方)?|(?:それぞれ|各々)\s*の)\s*|(?P<col>{QNOUN})\s*(?:(?<=」)\s*(?:列|欄))?\s*(?P<join>の|を|で)?\s*)?(?P<m>足し上げ|足し合わせ|合算|足し(?=て|た|ます)|合計額|総合計|合計|総額|小計|総計|平均値|平均点|平均|中央値|ユニーク数|異なり数|種類数|件数|回数|者数|人数|社数|総数|最大値|最大額|最大|最高点|最高額|最高値|最高|最小値|最小額|最小|最低点|最低額|最低|最安値|最安|集計"
+    r"|(?<![A-Za-z])(?:sum|total|mean|median|nunique|avg|average|count|max|min)(?![A-Za-z]))"
 )
 _SORT = re.compile(
     rf"(?P<col11>{QNOUN})\s*(?:で|を)\s*(?:並べ替え|並び替え|ソート|並べ)[ぁ-ん]{{0,2}}\s*\(\s*(?P<dir11>昇順|降順)\s*\)"
@@ -3821,7 +3845,9 @@ def _read_aggregate(reader: _Reader) -> None:  # noqa: C901 (groups, then each m
     missing: list[str] = []
     vague: list[tuple[int, int]] = []
     last: tuple[int, str] | None = None
-    for match in re.finditer(r"\(\s*(?:sum|total|mean|avg|average|count|max|min)\s*\)", text):
+    for match in re.finditer(
+        r"\(\s*(?:sum|total|mean|median|nunique|avg|average|count|max|min)\s*\)", text
+    ):
         reader.use(match.start(), match.end())  # 「合計(sum)」: the same metric twice
     for match in _METRIC_LIST.finditer(text):
         if reader.overlaps(match.start(), match.end()):
@@ -4079,8 +4105,8 @@ _GROUP_KEYED_BY = re.compile(
 )
 """「買受人は買受人コードでまとめてください」: the column a grouping said in words is keyed by."""
 _LISTED_METRIC = (
-    r"(?:平均値|平均点|平均|最大値|最大額|最大|最小値|最小額|最小|最高点|最高額|最高値|最高"
-    r"|最低点|最低額|最低|最安値|最安|合計|max|min|sum|mean|average)"
+    r"(?:平均値|平均点|平均|中央値|ユニーク数|最大値|最大額|最大|最小値|最小額|最小|最高点|最高額|最高値|最高"
+    r"|最低点|最低額|最低|最安値|最安|合計|max|min|sum|mean|median|average)"
 )
 _METRIC_LIST = re.compile(
     rf"(?<![と・、{_K}{_KATA}A-Za-z])\s*(?P<col>{QNOUN}(?:\s*(?:と|・|、)\s*{QNOUN}){{0,5}})\s*の\s*(?P<ms>{_LISTED_METRIC}"

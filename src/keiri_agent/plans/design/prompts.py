@@ -75,7 +75,7 @@ REQUIREMENTS_PROMPT = """## 指示
 - steps: 流れの順に kind（filter aggregate sort select dedupe join reconcile
   compute normalize concat approval extract classify）と、指示または参考文書が
   与えた値だけ: conditions（column / op / value）、group_by と metrics
-  （列 → sum mean count min max。行数は "*": ["count"]）、by と descending と
+  （列 → sum mean median count nunique min max。行数は "*": ["count"]）、by と descending と
   limit（上位 N 件）、columns、keys と keep、tolerance・date_window_days、
   expressions（新しい列 → 式）、labels、fields。join は how（left: 基準の表の行を
   すべて残す / inner: 両方にある行だけ）と input（基準の表の id）。reconcile で片方に
