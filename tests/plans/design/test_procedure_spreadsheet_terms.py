@@ -637,3 +637,32 @@ def test_a_difference_over_an_amount_after_matching_is_the_tolerance() -> None:
     assert (reconcile.amount_column, reconcile.tolerance) == ("入金額", 500)
     assert not _steps(procedure, "filter")
     assert "differences" in reconcile.parts and "matched" not in reconcile.parts
+
+
+def test_questions_and_answers_are_settings() -> None:
+    procedure = read_procedure(
+        "Q. 使うファイルは？→ 会員台帳.xlsx\nQ. 対象は？→ 会員種別が「正会員」「賛助会員」の人\n"
+        "Q. 出す列は？→ 会員番号、氏名、会員種別\nQ. 形式は？\nA. CSV"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("会員種別", "in", ["正会員", "賛助会員"])]
+    (select,) = _steps(procedure, "select")
+    assert select.columns == ["会員番号", "氏名", "会員種別"]
+    assert [o.format for o in procedure.outputs] == ["csv"]
+
+
+def test_a_quoted_value_naming_duplicates_is_no_dedupe_and_days_of_a_fiscal_year() -> None:
+    procedure = read_procedure(
+        "申込一覧.csv から、取消理由が「二重申込」「重複入力」の行は除いて、コース ごとの件数を"
+        "出してExcelにしてください"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("取消理由", "not_in", ["二重申込", "重複入力"])]
+    procedure = read_procedure(
+        "令和6年度の分です。支払台帳.xlsx から、支払日が2/1〜3/31 のものを抽出してCSVで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [
+        ("支払日", ">=", "2025-02-01"),
+        ("支払日", "<=", "2025-03-31"),
+    ]

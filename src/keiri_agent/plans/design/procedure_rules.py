@@ -985,6 +985,12 @@ def _fold(text: str) -> str:
         r"\g<key>が\g<values>のいずれかのものだけ",
         folded,
     )
+    folded = re.sub(  # 「Q. 対象は？→ 要介護度が…の方」「Q. 形式は?\nA. Excel」: a setting
+        r"(?m)^[ \t]*(?:Q\s*[.:]?|問\s*[.:]?)?[ \t]*(?P<key>[^?\n→:]{1,20}?)[ \t]*(?:は|って)?"
+        r"[ \t]*\?[ \t]*(?:\n[ \t]*)?(?:→|⇒|->|A\s*[.:])[ \t]*(?P<value>[^\n]+)$",
+        r"\g<key>: \g<value>",
+        folded,
+    )
     folded = re.sub(  # 「の書き方（全角・半角、ハイフンの有無など）がバラバラ」: examples of how
         r"(?<=書き方|入り方|入れ方)\s*\([^()]*(?:全角|半角|ハイフン|スペース|空白|カナ|大文字|小文字)"
         r"[^()]*\)\s*(?=が|も|は)",
@@ -1450,6 +1456,54 @@ def _label_fits(label: str, span: str) -> bool:
     return first.year == year
 
 
+def _in_the_fiscal_year(text: str) -> str:
+    """Months and days said without a year in the one 年度 the instruction names (「令和6年度の
+    仕訳帳…伝票日付が10月以降」, 「令和7年度…支出日が4/1〜6/30」): a 年度 runs April to March."""
+    years = {
+        _western_year(era, number)
+        for era, number in re.findall(r"(令和|平成)?(元|\d{1,4})\s*年度", text)
+        if era or len(number) == 4
+    }
+    if len(years) != 1:
+        return text
+    fiscal = years.pop()
+
+    def month_of_the_year(match: re.Match[str]) -> str:
+        month, said = int(match.group("month")), match.group("rel")
+        if not 1 <= month <= 12:
+            return match.group(0)
+        year = fiscal if month >= 4 else fiscal + 1  # a 年度 runs from April to March
+        last = calendar.monthrange(year, month)[1]
+        day = 1 if said in ("以降", "以後", "から", "より前") else last
+        return f"{match.group('head')}{year}年{month}月{day}日{said}"
+
+    text = re.sub(
+        rf"(?P<head>{NOUN}\s*が\s*)(?<![年\d])(?P<month>\d{{1,2}})\s*月\s*"
+        r"(?P<rel>以降|以後|から|以前|まで|より前|より後)",
+        month_of_the_year,
+        text,
+    )
+
+    def days_of_the_year(match: re.Match[str]) -> str:
+        m1, m2 = (int(match.group(f"m{n}") or match.group(f"jm{n}")) for n in (1, 2))
+        d1, d2 = (match.group(f"d{n}") or match.group(f"jd{n}") for n in (1, 2))
+        if not (1 <= m1 <= 12 and 1 <= m2 <= 12):
+            return match.group(0)
+        y1, y2 = (fiscal if m >= 4 else fiscal + 1 for m in (m1, m2))
+        return f"{match.group('head')}{y1}/{m1}/{d1}〜{y2}/{m2}/{d2}"
+
+    text = re.sub(  # 「令和7年度…支出日が4/1〜6/30」: days of that fiscal year
+        rf"(?P<head>{NOUN}\s*が\s*)(?<![/\d年])"
+        r"(?:(?P<m1>\d{1,2})/(?P<d1>\d{1,2})|(?P<jm1>\d{1,2})\s*月\s*(?P<jd1>\d{1,2})\s*日)"
+        r"\s*[〜~\-ー]\s*"
+        r"(?:(?P<m2>\d{1,2})/(?P<d2>\d{1,2})|(?P<jm2>\d{1,2})\s*月\s*(?P<jd2>\d{1,2})\s*日)"
+        r"(?![/\d])",
+        days_of_the_year,
+        text,
+    )
+    return text
+
+
 def _restated_periods(text: str) -> str:
     """A period said twice, as a name and as its dates, is said once, by its dates:
     「令和5年度（令和5年4月1日〜令和6年3月31日）」 → the two dates, 「令和6年（2024年）」 →
@@ -1526,29 +1580,7 @@ def _restated_periods(text: str) -> str:
         text,
     )
 
-    years = {
-        _western_year(era, number)
-        for era, number in re.findall(r"(令和|平成)?(元|\d{1,4})\s*年度", text)
-        if era or len(number) == 4
-    }
-    if len(years) == 1:  # 「令和6年度の仕訳帳…伝票日付が10月以降」: the month in that fiscal year
-        fiscal = years.pop()
-
-        def month_of_the_year(match: re.Match[str]) -> str:
-            month, said = int(match.group("month")), match.group("rel")
-            if not 1 <= month <= 12:
-                return match.group(0)
-            year = fiscal if month >= 4 else fiscal + 1  # a 年度 runs from April to March
-            last = calendar.monthrange(year, month)[1]
-            day = 1 if said in ("以降", "以後", "から", "より前") else last
-            return f"{match.group('head')}{year}年{month}月{day}日{said}"
-
-        text = re.sub(
-            rf"(?P<head>{NOUN}\s*が\s*)(?<![年\d])(?P<month>\d{{1,2}})\s*月\s*"
-            r"(?P<rel>以降|以後|から|以前|まで|より前|より後)",
-            month_of_the_year,
-            text,
-        )
+    text = _in_the_fiscal_year(text)
 
     def same_year(match: re.Match[str]) -> str:
         western = _western_year(match.group("era"), match.group("n"))
@@ -7682,10 +7714,19 @@ _DUPLICATES_REMOVED = re.compile(
 )
 
 
+def _inside_quotes(text: str, at: int) -> bool:
+    """True when ``at`` is inside 「…」 (a value or a name quoted, never a step word)."""
+    return text.rfind("「", 0, at) > text.rfind("」", 0, at)
+
+
 def _unread_dedupe(reader: _Reader) -> None:
     """「重複してる行を消して」 with no dedupe read: which rows are the same is asked, never
     a Plan that copies the file as it is."""
-    said = _DUPLICATES_REMOVED.search(reader.text)
+    text = reader.text
+    said = next(  # 「解約理由が「重複登録」の行は除いて」: a value quoted, no duplicates
+        (m for m in _DUPLICATES_REMOVED.finditer(text) if not _inside_quotes(text, m.start())),
+        None,
+    )
     if said is None or reader.first_step("dedupe") is not None:
         return
     clause = _clause(reader.text, said.start(), said.end())
