@@ -5,7 +5,9 @@ put into a column by reading free text (the tests' own wording)."""
 
 from __future__ import annotations
 
+from keiri_agent.plans.design.coverage import check_coverage
 from keiri_agent.plans.design.procedure import COUNT_ALL, Procedure
+from keiri_agent.plans.design.procedure_plan import plan_from_procedure
 from keiri_agent.plans.design.procedure_rules import read_procedure
 
 
@@ -484,7 +486,6 @@ def test_files_listed_in_brackets_with_a_remark_on_their_layout_are_stacked() ->
 
 def test_a_csv_asked_in_shift_jis_is_written_in_shift_jis() -> None:
     """「【出力形式】CSV（Shift_JIS）」 was once written as UTF-8 and reported done."""
-    from keiri_agent.plans.design.procedure_plan import plan_from_procedure
 
     procedure = read_procedure(
         "【ファイル】出荷実績_5月.csv\n【条件】配送先都道府県が沖縄県以外\n"
@@ -666,3 +667,54 @@ def test_a_quoted_value_naming_duplicates_is_no_dedupe_and_days_of_a_fiscal_year
         ("支払日", ">=", "2025-02-01"),
         ("支払日", "<=", "2025-03-31"),
     ]
+
+
+def test_a_column_in_backticks_or_quotes_with_a_bare_value() -> None:
+    procedure = read_procedure(
+        "accounts.csv から `status` が active のものだけ、`region` ごとに件数を数えてCSVで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("status", "==", "active")]
+    procedure = read_procedure("会員.xlsx から「会員状態」が有効の行だけExcelで")
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("会員状態", "==", "有効")]
+
+
+def test_an_approver_named_apart_from_the_requester_may_not_be_the_starter() -> None:
+    procedure = read_procedure(
+        "支払予定.xlsx から支払額が100万円以上の行を抽出し、上長の承認を得てからExcelに出力"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (approval,) = _steps(procedure, "approval")
+    assert approval.approver == "上長"
+    plan = plan_from_procedure(procedure, plan_id="large_payments").plan
+    (gate,) = [node for node in plan["graph"] if node["id"] == "approve"]
+    assert gate["in"]["approval"] == {"roles": ["approver"], "not_starter": True}
+    coverage = check_coverage(procedure, plan)
+    assert coverage.ok, coverage.lines()
+    del gate["in"]["approval"]  # a plain confirm lets the requester approve themselves
+    assert not check_coverage(procedure, plan).ok
+    for said in ("出力する前に私に確認させてください", "担当者が確認してから出力してください"):
+        procedure = read_procedure(
+            f"支払予定.xlsx から支払額が100万円以上の行を抽出、{said}。Excelで"
+        )
+        (approval,) = _steps(procedure, "approval")
+        assert approval.approver is None, said
+
+
+def test_a_distinct_count_said_in_words_and_named_and_a_file_name_is_no_step() -> None:
+    procedure = read_procedure(
+        "講習申込.csv から、講習名ごとに受講者数（会員番号の異なる数）を集計し、受講者数の多い順に"
+        "並べてCSVで出力してください"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (aggregate,) = _steps(procedure, "aggregate")
+    assert aggregate.metrics == {"会員番号": ["nunique"]}
+    (sort,) = _steps(procedure, "sort")
+    assert (sort.by, sort.descending) == (["会員番号_nunique"], True)
+    procedure = read_procedure(
+        "名簿.csv から重複を除いてください。電話番号が同じ行は最初の行を残します。"
+        "結果はCSV（名簿_重複除去.csv）で出力。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert len(_steps(procedure, "dedupe")) == 1

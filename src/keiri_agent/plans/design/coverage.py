@@ -347,12 +347,24 @@ def step_met(step: StepSpec, node: Mapping[str, Any]) -> bool | None:
     if step.kind == "normalize":
         return _columns_in(inputs.get("columns"), step.columns)
     if step.kind == "approval":
-        return inputs.get("mode", "confirm") == "confirm" or node.get("block") == "ui.confirmation"
+        return _approval_met(step, node, inputs)
     if step.kind == "task":  # the values given; one still to answer (a var) waits
         given = (_same(_given(node, port), value) for port, value in step.values.items())
         asked = (None if _is_var(_given(node, port)) else True for port in step.missing)
         return _fold(iter([*given, *asked]))
     return True
+
+
+def _approval_met(step: StepSpec, node: Mapping[str, Any], inputs: Mapping[str, Any]) -> bool:
+    """A confirm; when the instruction names who approves (「上長の承認」), one the person
+    who started the run may not answer."""
+    if node.get("block") == "ui.confirmation":
+        return step.approver is None
+    confirm = inputs.get("mode", "confirm") == "confirm"
+    if step.approver is None:
+        return confirm
+    rule = inputs.get("approval")
+    return confirm and isinstance(rule, Mapping) and rule.get("not_starter") is True
 
 
 def _stem(name: str) -> str:

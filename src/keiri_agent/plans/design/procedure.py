@@ -183,6 +183,11 @@ class StepSpec(_Model):
         default=False,
         description="normalize: also write company forms out (㈱ / (株) → 株式会社)",
     )
+    approver: str | None = Field(
+        default=None,
+        description="approval: who approves, when the instruction names someone else "
+        "(上長, 課長, 田中さん); the person who starts the run may then not approve",
+    )
     block: str | None = Field(
         default=None, description="task: the catalog block that does the whole job"
     )
@@ -330,7 +335,11 @@ def step_text(step: StepSpec) -> str:
     if step.kind == "concat":
         return "表の連結（縦につなぐ）"
     if step.kind == "approval":
-        return "承認: 担当者が確認してから出力"
+        return (
+            f"承認: {step.approver}が承認してから出力（実行した人は承認できません）"
+            if step.approver
+            else "承認: 担当者が確認してから出力"
+        )
     if step.kind == "task":
         task = task_of_block(step.block)
         given = []

@@ -629,17 +629,23 @@ def _two_tables(builder: _Builder, step: StepSpec) -> tuple[str, str]:
 
 
 def _approval(builder: _Builder, step: StepSpec, current: str | None) -> str:
+    """A confirm showing the table; when the instruction names who approves (上長, 課長),
+    an approval by a 承認者 other than the person who started the run (職務分掌)."""
+    message = "内容を確認し、問題なければ承認してください（承認されないと出力しません）"
+    inputs: dict[str, Any] = {"mode": "confirm", "message": message}
+    if step.approver:
+        inputs["message"] = (
+            f"{step.approver}の承認を待っています。内容を確認し、問題なければ承認してください"
+            "（実行した人は承認できません。承認されないと出力しません）"
+        )
+        inputs["approval"] = {"roles": ["approver"], "not_starter": True}
+    inputs["context"] = {"records": current} if current else {}
     node_id = builder.node(
         {
             "id": "approve",
             "title": "承認",
             "block": "ui.interactive_input",
-            "in": {
-                "mode": "confirm",
-                "message": "内容を確認し、問題なければ承認してください"
-                "（承認されないと出力しません）",
-                "context": {"records": current} if current else {},
-            },
+            "in": inputs,
             "out": {"approved": "approved"},
         }
     )

@@ -991,6 +991,24 @@ def _fold(text: str) -> str:
         r"\g<key>: \g<value>",
         folded,
     )
+    folded = re.sub(  # 「受講者IDの異なる数」「患者IDの重複を除いた数」: a distinct count
+        rf"(?P<col>{QNOUN})\s*の\s*(?:異なる|重複しない|重複を除いた|重複を除く|ユニークな)\s*"
+        r"(?:数|件数|個数)",
+        r"\g<col>のユニーク数",
+        folded,
+    )
+    named = re.search(  # 「申込者数（受講者IDのユニーク数）…申込者数が多い順」: a count's name
+        rf"(?P<name>{NOUN}数)\s*\(\s*(?P<inner>{QNOUN}\s*のユニーク数)\s*\)", folded
+    )
+    if named:
+        folded = folded[: named.start()] + named["inner"] + folded[named.end() :]
+        folded = re.sub(rf"(?<![{_K}{_KATA}]){re.escape(named['name'])}", named["inner"], folded)
+    folded = re.sub(  # 「`status` が active のもの」「「状態」が有効の行」: a bare value
+        rf"「(?P<col>{NOUN})」\s*が\s*(?=[{_K}{_KATA}A-Za-z][^、。\s「」()]{{0,20}}?\s*"
+        r"(?:の|だけ|のみ|以外|でない|ではない))",
+        lambda m: f"{m['col']}が" if re.fullmatch(NOUN, m["col"]) else m.group(0),
+        folded,
+    )
     folded = re.sub(  # 「の書き方（全角・半角、ハイフンの有無など）がバラバラ」: examples of how
         r"(?<=書き方|入り方|入れ方)\s*\([^()]*(?:全角|半角|ハイフン|スペース|空白|カナ|大文字|小文字)"
         r"[^()]*\)\s*(?=が|も|は)",
@@ -4383,10 +4401,21 @@ def _points_back(text: str, end: int) -> bool:
 
 
 def _read_dedupe(reader: _Reader) -> None:
-    keyed = list(_DEDUPE_KEYED.finditer(reader.text)) or list(_SAME_ROWS.finditer(reader.text))
-    if not keyed and not _DEDUPE.search(reader.text) and _read_same_key(reader):
+    files = [m.span() for m in _FILE_NAME.finditer(reader.text)]
+
+    def said(pattern: re.Pattern[str]) -> list[re.Match[str]]:
+        """The matches outside file names (「CSV（顧客リスト_重複除去.csv）」 asks no step)."""
+        return [
+            m
+            for m in pattern.finditer(reader.text)
+            if not any(start <= m.start() < end for start, end in files)
+        ]
+
+    keyed = said(_DEDUPE_KEYED) or said(_SAME_ROWS)
+    unkeyed = said(_DEDUPE)
+    if not keyed and not unkeyed and _read_same_key(reader):
         return
-    for match in keyed or _DEDUPE.finditer(reader.text):
+    for match in keyed or unkeyed:
         denied = re.match(
             r"[ぁ-ん]{0,3}?(?:ずに|ないで|なくて|ません|ない)", reader.text[match.end() :]
         )
@@ -6137,17 +6166,40 @@ def _refused_shapes(reader: _Reader) -> None:
             reader.refuse(kind, message(match, clause), match)
 
 
+_APPROVER = (
+    rf"(?:[{_K}{_KATA}]{{0,6}}(?:長|上司|主任|支配人|責任者|マネージャー|マネジャー|リーダー|管理者"
+    r"|承認者|役員|理事|監事|監査役|税理士|会計士|弁護士|先生|オーナー)"
+    rf"|[{_K}{_KATA}]{{1,5}}\s*(?:さん|様|さま|氏))"
+)
+"""Someone other than the person asking (上長, 経理課長, 田中さん): an approver."""
+
+
+def _approver(text: str, said: re.Match[str]) -> str | None:
+    """Who approves, when the approval names someone else (「上長の承認を得てから」「課長に
+    確認してもらってから」); None when nobody is named or the requester checks themselves
+    (「私に確認させて」「担当者が確認してから」)."""
+    before = text[: said.start()]
+    if re.search(r"私|自分|わたし|僕|当方|担当者", before[-12:] + said.group(0)):
+        return None
+    who = re.search(
+        rf"(?P<who>{_APPROVER})\s*(?:の|に|から|が)\s*(?:[^\s、。]{{0,6}}?を\s*)?$", before
+    ) or re.search(rf"(?P<who>{_APPROVER})\s*(?:の|に|から|が)", said.group(0))
+    return who.group("who") if who else None
+
+
 def _read_approval(reader: _Reader) -> None:
     match = next(
         (m for m in _APPROVAL.finditer(reader.text) if not reader.is_used(m.start(), m.end())),
         None,
     )  # 「「…は理事長の承認を要する」と定めています」: a rule quoted, no approval asked
     if match:
-        reader.add_step(match.start(), StepSpec(id="", kind="approval", source=match.group(0)))
+        step = StepSpec(id="", kind="approval", source=match.group(0))
+        reader.add_step(match.start(), step)
         for said in _APPROVAL.finditer(reader.text, match.start()):
             if reader.is_used(*said.span()):
                 continue  # 「承認を挟みたい。…ただし出力は課長がOKしてから」: one gate, said twice
             reader.use(said.start(), said.end())
+            step.approver = step.approver or _approver(reader.text, said)
             after = _AFTER_APPROVAL.match(reader.text, said.end())
             if after:  # 「承認を受けてから」「承認を回してから」: when the output may be written
                 reader.use(*after.span())
