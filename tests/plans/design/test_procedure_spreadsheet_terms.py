@@ -718,3 +718,14 @@ def test_a_distinct_count_said_in_words_and_named_and_a_file_name_is_no_step() -
     )
     assert not procedure.gaps, procedure.gaps
     assert len(_steps(procedure, "dedupe")) == 1
+
+
+def test_the_format_then_the_file_and_its_sheet_in_parentheses() -> None:
+    procedure = read_procedure(
+        "売上.csv を店舗ごとに売上金額を合計し、Excel（店舗別売上.xlsx、シート名「4月」）に出力"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [(o.format, o.file_name, o.sheet) for o in procedure.outputs] == [
+        ("excel", "店舗別売上.xlsx", "4月")
+    ]
+    assert [item.source for item in procedure.inputs] == ["売上.csv"]

@@ -991,6 +991,12 @@ def _fold(text: str) -> str:
         r"\g<key>: \g<value>",
         folded,
     )
+    folded = re.sub(  # 「Excel（集計.xlsx、シート名「Q1」）に出力」: the file, then its sheet
+        r"(?:Excel|EXCEL|excel|エクセル|CSV|csv)\s*\(\s*(?P<file>[^\s()、,「」]+\.(?:xlsx|xlsm|xls|csv))"
+        r"\s*[、,]\s*(?P<sheet>シート名?\s*(?:は|:)?\s*「[^」]+」)\s*\)",
+        r"\g<file>(\g<sheet>)",
+        folded,
+    )
     folded = re.sub(  # 「受講者IDの異なる数」「患者IDの重複を除いた数」: a distinct count
         rf"(?P<col>{QNOUN})\s*の\s*(?:異なる|重複しない|重複を除いた|重複を除く|ユニークな)\s*"
         r"(?:数|件数|個数)",
