@@ -729,3 +729,14 @@ def test_the_format_then_the_file_and_its_sheet_in_parentheses() -> None:
         ("excel", "店舗別売上.xlsx", "4月")
     ]
     assert [item.source for item in procedure.inputs] == ["売上.csv"]
+
+
+def test_company_forms_said_as_an_arrow_after_the_verb_and_a_file_named_normalised() -> None:
+    procedure = read_procedure(
+        "得意先一覧.csv の「得意先名」の表記を揃え（㈱→株式会社など）、"
+        "Excel（得意先一覧_正規化.xlsx）に出力してください。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (normalize,) = _steps(procedure, "normalize")
+    assert (normalize.columns, normalize.company_forms) == (["得意先名"], True)
+    assert [o.file_name for o in procedure.outputs] == ["得意先一覧_正規化.xlsx"]

@@ -997,6 +997,11 @@ def _fold(text: str) -> str:
         r"\g<file>(\g<sheet>)",
         folded,
     )
+    folded = re.sub(  # 「表記を揃え（㈱→株式会社など）」: the company forms, written out
+        r"(?P<short>\(株\)|\(有\))\s*(?:→|⇒|->)\s*(?P<long>株式会社|有限会社)",
+        r"\g<short>と\g<long>",
+        folded,
+    )
     folded = re.sub(  # 「受講者IDの異なる数」「患者IDの重複を除いた数」: a distinct count
         rf"(?P<col>{QNOUN})\s*の\s*(?:異なる|重複しない|重複を除いた|重複を除く|ユニークな)\s*"
         r"(?:数|件数|個数)",
@@ -4406,19 +4411,22 @@ def _points_back(text: str, end: int) -> bool:
     )
 
 
+def _outside_file_names(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
+    """The matches of ``pattern`` that do not start inside a file's name: the step words of
+    「CSV（顧客リスト_重複除去.csv）」「仕入先一覧_正規化.xlsx」 ask for no step."""
+    files = [m.span() for m in _FILE_NAME.finditer(text)]
+    return [
+        m
+        for m in pattern.finditer(text)
+        if not any(start <= m.start() < end for start, end in files)
+    ]
+
+
 def _read_dedupe(reader: _Reader) -> None:
-    files = [m.span() for m in _FILE_NAME.finditer(reader.text)]
-
-    def said(pattern: re.Pattern[str]) -> list[re.Match[str]]:
-        """The matches outside file names (「CSV（顧客リスト_重複除去.csv）」 asks no step)."""
-        return [
-            m
-            for m in pattern.finditer(reader.text)
-            if not any(start <= m.start() < end for start, end in files)
-        ]
-
-    keyed = said(_DEDUPE_KEYED) or said(_SAME_ROWS)
-    unkeyed = said(_DEDUPE)
+    keyed = _outside_file_names(_DEDUPE_KEYED, reader.text) or _outside_file_names(
+        _SAME_ROWS, reader.text
+    )
+    unkeyed = _outside_file_names(_DEDUPE, reader.text)
     if not keyed and not unkeyed and _read_same_key(reader):
         return
     for match in keyed or unkeyed:
@@ -5686,7 +5694,7 @@ _REFERENCE = re.compile(
 
 
 def _read_normalize(reader: _Reader) -> None:
-    for match in _NORMALIZE.finditer(reader.text):
+    for match in _outside_file_names(_NORMALIZE, reader.text):
         columns = [c for c in _names(match.group("cols")) if not _COMPANY_FORM_WORD.fullmatch(c)]
         said = re.search(  # 「「仕入先名」が、（株）と株式会社、全角と半角がバラバラ」: that column
             r"「(?P<col>[^」]{1,30})」\s*(?:列|欄)?\s*(?:が|は|の)[^。]*$",
@@ -6040,6 +6048,8 @@ _TWO_TOTALS = re.compile(
 
 _COMPANY_FORMS = re.compile(
     r"(?:\(株\)|株式会社|\(有\)|有限会社)[^。]{0,40}?(?:揃え|そろえ|統一|整え|直し|直す)"
+    # 「表記を揃え（(株)と株式会社など）」: the forms said after the verb
+    r"|(?:揃え|そろえ|統一|整え)[ぁ-ん]{0,2}\s*\([^()]{0,20}?(?:\(株\)|株式会社|\(有\)|有限会社)"
 )
 """「得意先名の表記ゆれ（㈱／株式会社、全角スペース）を揃える」: company forms unified."""
 _VALUES_MAPPED = re.compile(
