@@ -740,3 +740,56 @@ def test_company_forms_said_as_an_arrow_after_the_verb_and_a_file_named_normalis
     (normalize,) = _steps(procedure, "normalize")
     assert (normalize.columns, normalize.company_forms) == (["得意先名"], True)
     assert [o.file_name for o in procedure.outputs] == ["得意先一覧_正規化.xlsx"]
+
+
+def test_a_handover_note_with_whom_to_ask_and_a_filter_said_by_the_tool() -> None:
+    procedure = read_procedure(
+        "佐藤さんへ 引き継ぎです。\n経費一覧.xlsxから部署が「営業部」の行だけを"
+        "フィルタで抜き出して、Excelで保存してください。\n分からない点があれば田中主任に聞いてください。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("部署", "==", "営業部")]
+
+
+def test_mixed_columns_said_as_the_columns_then_how_and_a_suggestion_between_people() -> None:
+    procedure = read_procedure(
+        "会員名簿.csvの氏名カナと携帯番号の列、全角・半角やハイフンの有無がバラバラなので"
+        "表記を統一してください。CSVでお願いします。来月またお茶でもしましょう。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (normalize,) = _steps(procedure, "normalize")
+    assert normalize.columns == ["氏名カナ", "携帯番号"]
+
+
+def test_unquoted_values_counted_and_files_piled_up() -> None:
+    procedure = read_procedure(
+        "仕入明細.csvから産地が北海道・ながの・あおもりの3か所だけを抜き出して、"
+        "等級ごとに数量を合計してCSVで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("産地", "in", ["北海道", "ながの", "あおもり"])]
+    procedure = read_procedure(
+        "売上_1月.csv、売上_2月.csv を縦に積み上げて1つにまとめ、Excelで出力してください"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _steps(procedure, "concat")
+
+
+def test_columns_announced_then_their_formulas_and_a_filter_by_dates_in_parentheses() -> None:
+    procedure = read_procedure(
+        "請求明細.xlsxに列を2つ追加してください。\n1.「消費税」＝税抜金額×0.1\n"
+        "2.「税込金額」＝税抜金額＋消費税\nExcelで出力をお願いします。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [list(s.expressions) for s in _steps(procedure, "compute")] == [
+        ["消費税"],
+        ["税込金額"],
+    ]
+    procedure = read_procedure(
+        "入庫記録.csvを入庫日で5月分（2025-05-01〜2025-05-31）だけに絞って、CSVで出して"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [
+        ("入庫日", ">=", "2025-05-01"),
+        ("入庫日", "<=", "2025-05-31"),
+    ]

@@ -997,6 +997,51 @@ def _fold(text: str) -> str:
         r"\g<file>(\g<sheet>)",
         folded,
     )
+    folded = re.sub(  # 「フィルタで抜き出して」: how, in a spreadsheet's words; the verb says it
+        r"(?:オート)?フィルター?\s*(?:機能)?\s*(?:で|を使って|をかけて)\s*(?=抜き出|抽出|絞り込|絞|取り出)",
+        "",
+        folded,
+    )
+    folded = re.sub(  # 「わからないことがあれば鈴木課長に聞いてください」: whom to ask, no step
+        r"(?:(?<=[。\n])|^)[^。\n]{0,6}(?:わからない|分からない|不明な|ご不明な)\s*(?:こと|点|ところ)?\s*"
+        r"(?:があれば|があったら|は)[^。\n]{0,30}?(?:聞いて|連絡して|問い合わせて|相談して|確認して)"
+        r"[^。\n]{0,12}(?:。|$)",
+        "",
+        folded,
+    )
+    folded = re.sub(  # 「フリガナと電話番号の列、全角・半角…がバラバラ」: the columns, then how
+        rf"(?P<cols>{QNOUN}(?:\s*(?:と|・|、)\s*{QNOUN}){{0,9}})\s*の\s*列\s*[、,]\s*"
+        r"(?=[^。]{0,30}?(?:バラバラ|ばらばら|混在|ゆれ|揺れ|まちまち))",
+        r"\g<cols>、",
+        folded,
+    )
+    folded = re.sub(  # 「ハイフンの有無がバラバラ」: whether a mark is written, no column 有無
+        r"(?P<mark>ハイフン|スペース|空白|記号)\s*の\s*(?:有無|あるなし|有り無し|ありなし)",
+        r"\g<mark>",
+        folded,
+    )
+    folded = re.sub(  # 「品目がトマト・きゅうり・なすの3品目だけ」: values counted, unquoted
+        rf"(?P<col>{NOUN})\s*が\s*(?P<values>[^\s、。「」・()]{{1,12}}(?:\s*・\s*[^\s、。「」・()]{{1,12}}){{1,9}})"
+        r"\s*の\s*(?:\d+|[二三四五六七八九])\s*(?:品目|種類|つ|件|品|か所|箇所|部門|店舗)\s*(?=だけ|のみ)",
+        lambda m: (
+            m["col"]
+            + "が"
+            + "".join(f"「{v.strip()}」" for v in m["values"].split("・"))
+            + "のいずれかのもの"
+        ),
+        folded,
+    )
+    folded = re.sub(  # 「…に列を2つ足してください。1.「手数料」＝…」: the formulas follow
+        r"\s*に\s*列\s*を\s*(?:(?:\d+|[二三四五])\s*つ\s*)?(?:足して|追加して|増やして)\s*"
+        r"(?:ください|下さい|ほしいです|もらえますか)?\s*[。:]?(?=[\s\S]*[=＝])",
+        "。",
+        folded,
+    )
+    folded = re.sub(  # 「製造日で4月分（2025-04-01〜2025-04-30）だけに絞って」: the column's dates
+        rf"(?P<col>{NOUN})\s*で\s*[^()\s、。]{{0,8}}?\(\s*(?P<span>{_DATE_SPAN})\s*\)\s*(?=だけ|のみ)",
+        r"\g<col>が\g<span>のもの",
+        folded,
+    )
     folded = re.sub(  # 「表記を揃え（㈱→株式会社など）」: the company forms, written out
         r"(?P<short>\(株\)|\(有\))\s*(?:→|⇒|->)\s*(?P<long>株式会社|有限会社)",
         r"\g<short>と\g<long>",
@@ -5230,7 +5275,9 @@ def _add_concat(reader: _Reader, concat: re.Match[str]) -> None:
     if len(reader.inputs) >= 2 and not reader.overlaps(concat.start(), concat.end()):
         reader.add_step(concat.start(), StepSpec(id="", kind="concat", source=concat.group(0)))
         reader.use(concat.start(), concat.end())
-        for said in re.finditer(r"縦に?\s*(?:結合|連結|つな[いげぐ]|繋[いげぐ]|積[みん])", text):
+        for said in re.finditer(
+            r"縦に?\s*(?:結合|連結|つな[いげぐ]|繋[いげぐ]|積[みん](?:上げ|重ね)?)", text
+        ):
             reader.use(*said.span())  # 「1つの表に縦結合」: the same stacking said twice
 
 
@@ -7427,6 +7474,8 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             and base in ("守る", "厳守する", "徹底する")
         ):
             continue
+        if base not in STEP_VERBS and re.match(r"[ぁ-ん]{0,3}?ましょう", text[end:]):
+            continue  # 「今度ご一緒しましょう」: a suggestion between people, no request
         if base not in STEP_VERBS and _DESCRIBED.match(text, end):
             continue  # 「二重に登録されている」「ダウンロードした明細」: a state, not a request
         if base not in STEP_VERBS and re.match(
