@@ -793,3 +793,42 @@ def test_columns_announced_then_their_formulas_and_a_filter_by_dates_in_parenthe
         ("入庫日", ">=", "2025-05-01"),
         ("入庫日", "<=", "2025-05-31"),
     ]
+
+
+def test_a_comparison_with_no_number_on_a_settings_line_is_asked() -> None:
+    procedure = read_procedure(
+        "【依頼内容】在庫の多い商品の抽出\n【対象ファイル】在庫一覧.csv\n【条件】在庫数が多い商品\n"
+        "【出力形式】Excel"
+    )
+    assert procedure.gaps
+    assert not _conditions(procedure)
+
+
+def test_sub_steps_a_chat_without_stops_and_the_rows_named_before_no() -> None:
+    procedure = read_procedure(
+        "1. 車両一覧.csv を読み込む\n 1-1. 年式 が 2015 以下の車両に絞る\n"
+        " 1-2. 価格 の高い順に並べ、上位5台だけ残す\n2. Excelで出力する"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("年式", "<=", 2015)]
+    (sort,) = _steps(procedure, "sort")
+    assert (sort.by, sort.descending, sort.limit) == (["価格"], True, 5)
+    procedure = read_procedure(
+        "お疲れさまです 来店記録.csv から店舗名が梅田店 難波店のだけ抜いて 日付の新しい順で csvで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("店舗名", "in", ["梅田店", "難波店"])]
+    procedure = read_procedure(
+        "【対象ファイル】受講者.xlsx\n【抽出条件】出席率が80未満の受講者\n【出力形式】CSV"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert _conditions(procedure) == [("出席率", "<", 80)]
+
+
+def test_a_distinct_count_said_with_an_aside() -> None:
+    procedure = read_procedure(
+        "購買明細.csv を部署ごとにまとめ、取引先の数（重複なし）を数えてExcelで出してください"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (aggregate,) = _steps(procedure, "aggregate")
+    assert aggregate.metrics["取引先"] == ["nunique"]

@@ -904,6 +904,9 @@ def _fold(text: str) -> str:
         r"(?<=[^\s\n、。:：])[①-⑳](?=\s*(?:で|の|に|を|は|と|まで|から)(?![\d]))", "上記", text
     )
     text = re.sub(r"\s*[①-⑳]\s*", "\n\x00", text)  # step numbers (NFKC would make them digits)
+    text = re.sub(  # 「 1-1. 走行距離が…」: a sub-step's number is a bullet, no value
+        r"(?m)^([ \t\u3000]*)\d{1,2}\s*[-－]\s*\d{1,2}\s*[.)．、]?[ \t\u3000]+", r"\1・", text
+    )
     text = re.sub(  # 「[条件] 区分 が 「有」」「【出力列】日付、氏名」: a settings line
         r"(?m)^(\s*)[\[【]([^\]】\n]{1,12})[\]】][ \t\u3000]*(?=[^\s\]】])",
         r"\1\2: ",
@@ -1040,6 +1043,25 @@ def _fold(text: str) -> str:
     folded = re.sub(  # 「製造日で4月分（2025-04-01〜2025-04-30）だけに絞って」: the column's dates
         rf"(?P<col>{NOUN})\s*で\s*[^()\s、。]{{0,8}}?\(\s*(?P<span>{_DATE_SPAN})\s*\)\s*(?=だけ|のみ)",
         r"\g<col>が\g<span>のもの",
+        folded,
+    )
+    folded = re.sub(  # 「おつかれさまです 売上.csv から…」: a greeting typed without a stop
+        r"(?m)^[ \t\u3000]*(?:お疲れ様|お疲れさま|おつかれさま|おつかれ"
+        r"|お世話に\s*なって\s*おります)(?:です)?[。!！、, \t\u3000]+(?=\S)",
+        "",
+        folded,
+    )
+    folded = re.sub(  # 「取引先の数（重複なし）」: a distinct count said with an aside
+        rf"(?P<col>{QNOUN})\s*の\s*(?:数|件数|個数)\s*\(\s*(?:重複なし|重複を除く|重複除く|ユニーク)\s*\)",
+        r"\g<col>のユニーク数",
+        folded,
+    )
+    folded = re.sub(  # 「店舗名が渋谷店 新宿店 池袋店のだけ」: values typed with spaces in a chat
+        rf"(?P<col>{NOUN})\s*が\s*(?P<values>{NOUN}(?:[ \u3000]+{NOUN}){{1,9}})"
+        r"\s*の\s*(?=だけ|のみ)",
+        lambda m: (
+            m["col"] + "が" + "".join(f"「{v}」" for v in m["values"].split()) + "のいずれかのもの"
+        ),
         folded,
     )
     folded = re.sub(  # 「表記を揃え（㈱→株式会社など）」: the company forms, written out
@@ -2895,6 +2917,21 @@ def _condition(
     「、」「かつ」 between (「金額が1万円以上、5万円未満」) is carried over when ``carry``."""
     if column is not None and re.fullmatch(r"\d+\s*(?:行|件|枚|人|個|回|本|台)", column):
         reader.use(start, end)  # 「1行＝1枚です」: what one row stands for, no condition
+        return
+    vague = isinstance(value, str) and re.match(
+        r"(?:低|高|多|少|大き|小さ|安|長|短|古|新し|早|遅|良|悪|ひど)い", value
+    )
+    if vague:  # 「【条件】執行率が低い研究者」: a comparison with no number, never a value
+        clause = _clause(reader.text, start, end)
+        reader.gaps.append(
+            Gap(
+                kind="not_understood",
+                message=f"「{clause}」の「{vague.group(0)}」の基準が指示にありません"
+                f"（「{column or '金額'}が50以下」のように、数値で書いてください）",
+                source=clause,
+            )
+        )
+        reader.use(start, end)
         return
     if column is not None and re.fullmatch(
         r"(?:\d{4}|(?:令和|平成)\d{1,2})\s*年度?(?:上期|下期|上半期|下半期)?|\d{1,2}\s*月分?"
@@ -5948,8 +5985,8 @@ def _read_select(reader: _Reader) -> None:
 _LIMIT_WORD = re.compile(r"上位|先頭|上から|トップ|TOP|Top|top|ベスト|ワースト|最初の|頭から")
 _LIMIT = re.compile(
     rf"(?:{_LIMIT_WORD.pattern})\s*(?P<n>\d{{1,5}})\s*"
-    r"(?:件|行|位|社|名|人|個|つ|品目|品|店舗|店|分類|部門|商品|銘柄|科目|区分|拠点|顧客|取引先)?"
-    r"(?:まで)?(?:\s*(?:だけ|のみ))?"
+    r"(?:件|行|位|社|名|人|個|つ|品目|品|店舗|店|台|枚|冊|軒|校|分類|部門|商品|銘柄|科目|区分|拠点|顧客"
+    r"|取引先)?(?:まで)?(?:\s*(?:だけ|のみ))?"
     r"|(?P<m>\d{1,5})\s*位\s*まで"
     r"|(?<=順)\s*(?:→|⇒|->|に|で|、)?\s*(?P<k>\d{1,5})\s*(?:件|行|社|名|人|個|品|店|台|枚|冊|軒|戸|校|園"
     r"|施設|農家|分類|部門|商品|銘柄|科目|区分|拠点|顧客|取引先)\s*"
@@ -6903,12 +6940,17 @@ def _names_rows(reader: _Reader, start: int, end: int) -> bool:
     """「45時間を超えた社員を抽出」: the noun right after a condition names the rows it keeps."""
     head = re.sub(r"\s*\([^()]*\)\s*$", "", reader.text[:start])  # 「入っている（空欄でない）人」
     before = head[-4:]
-    after = reader.text[end : end + 4]
+    after = reader.text[end : end + 8]
     touches = any(b <= len(head) and len(head) - b <= 4 for _, b in reader.used)
     return (
         touches
         and bool(re.search(r"(?:た|の|い|[うくぐすつぬぶむる])\s*$", before))  # 「…を含む生徒」
-        and bool(re.match(r"\s*(?:さん|様|さま|たち)?\s*(?:を|だけ|のみ|は|が|に)", after))
+        and bool(
+            re.match(
+                r"\s*(?:さん|様|さま|たち)?\s*(?:を|だけ|のみ|は|が|に|の\s*(?:行|もの|分|データ))",
+                after,
+            )
+        )
     )
 
 
