@@ -832,3 +832,17 @@ def test_a_distinct_count_said_with_an_aside() -> None:
     assert not procedure.gaps, procedure.gaps
     (aggregate,) = _steps(procedure, "aggregate")
     assert aggregate.metrics["取引先"] == ["nunique"]
+
+
+def test_a_join_key_said_with_kii_ni_shite_and_a_wish_to_understand() -> None:
+    procedure = read_procedure(
+        "受注一覧.csv に、顧客マスタ.xlsx の担当営業と業種を顧客番号をキーにして"
+        "くっつけてください。Excelでお願いします。顧客ごとの傾向を把握したいです。"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (join,) = _steps(procedure, "join")
+    assert join.keys == ["顧客番号"]
+    procedure = read_procedure(  # a wish to act on another system is still refused
+        "受注一覧.csv を顧客ごとに金額を合計してExcelで。会計システムに登録したいです。"
+    )
+    assert procedure.gaps

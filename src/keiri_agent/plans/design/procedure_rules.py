@@ -1051,6 +1051,9 @@ def _fold(text: str) -> str:
         "",
         folded,
     )
+    folded = re.sub(  # 「所属学部と指導教員を学籍番号をキーにしてくっつけて」: the key of a join
+        r"を\s*キー\s*に\s*(?:して)?\s*(?=くっつけ|付け|紐付け|紐づけ|ひもづけ)", "で", folded
+    )
     folded = re.sub(  # 「取引先の数（重複なし）」: a distinct count said with an aside
         rf"(?P<col>{QNOUN})\s*の\s*(?:数|件数|個数)\s*\(\s*(?:重複なし|重複を除く|重複除く|ユニーク)\s*\)",
         r"\g<col>のユニーク数",
@@ -7251,6 +7254,10 @@ def _unused_nouns(reader: _Reader, named: set[str]) -> None:
             len(surface) < 2
             or _clause_span(text, start, end) not in working
             or re.search(r"(?:ので|ため|たくて)\s*$", clause)  # 「…をつかみたくて」: why
+            # 「店舗ごとの状況を把握したいです」: what the result is for
+            or re.search(
+                r"(?:把握|検討)\s*したい\s*(?:です|と思います|と思っています)?\s*$", clause
+            )
             or re.search(  # 「シフトを組むのに使います」: what the result is for
                 r"(?:のに|ために|の\s*ため\s*に|用に)\s*使(?:う|います|いたい|います)\s*$", clause
             )
@@ -7518,6 +7525,9 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             continue
         if base not in STEP_VERBS and re.match(r"[ぁ-ん]{0,3}?ましょう", text[end:]):
             continue  # 「今度ご一緒しましょう」: a suggestion between people, no request
+        if base in _KNOWING_VERBS and re.match(r"[ぁ-ん]{0,2}?たい", text[end:]):
+            continue  # 「店舗ごとの状況を把握したいです」: what the result is for
+
         if base not in STEP_VERBS and _DESCRIBED.match(text, end):
             continue  # 「二重に登録されている」「ダウンロードした明細」: a state, not a request
         if base not in STEP_VERBS and re.match(
@@ -7871,6 +7881,10 @@ def _unread_narrowings(reader: _Reader) -> None:
 _DUPLICATES_REMOVED = re.compile(
     r"(?:重複|二重|ダブ)[^。]{0,16}?(?:消し|消す|消去|削除|除い|除く|除去|まとめ|1行に|一行に|1件に|一件に)"
 )
+
+
+_KNOWING_VERBS = frozenset({"把握", "知る", "見る", "検討", "見直す", "つかむ", "掴む"})
+"""Verbs of the user's own understanding: 「…を把握したい」 says why, not what to build."""
 
 
 def _inside_quotes(text: str, at: int) -> bool:
