@@ -846,3 +846,36 @@ def test_a_join_key_said_with_kii_ni_shite_and_a_wish_to_understand() -> None:
         "受注一覧.csv を顧客ごとに金額を合計してExcelで。会計システムに登録したいです。"
     )
     assert procedure.gaps
+
+
+def test_review_round_six_silent_wrongs() -> None:
+    procedure = read_procedure(  # each file's sheet, said once for all of them
+        "売上_上期.xlsx、売上_下期.xlsx（いずれも「明細」シート）を縦につなげて年間売上.xlsx に出力"
+    )
+    assert not procedure.gaps, procedure.gaps
+    assert [(i.source, i.sheet) for i in procedure.inputs] == [
+        ("売上_上期.xlsx", "明細"),
+        ("売上_下期.xlsx", "明細"),
+    ]
+    assert [o.sheet for o in procedure.outputs] == [None]
+    procedure = read_procedure(  # the sort said first, with 「たうえで」, runs first
+        "予約.csv を予約日の新しい順に並べたうえで、会員番号ごとに最初の行だけを残し（重複除去）、"
+        "予約_最新.xlsx に出力してください"
+    )
+    assert [s.kind for s in procedure.steps] == ["sort", "dedupe"]
+    procedure = read_procedure(  # rounding said beside the formula
+        "請求明細.csv に、手数料＝請求額×0.035（1円未満切り捨て）の列を追加してExcelで"
+    )
+    assert not procedure.gaps, procedure.gaps
+    (compute,) = _steps(procedure, "compute")
+    assert compute.expressions == {"手数料": "floor(請求額 * 0.035)"}
+    procedure = read_procedure(  # rounding no formula takes is asked, never dropped
+        "請求明細.csv の金額が1万円以上の行だけ、小数点以下は四捨五入でExcelに"
+    )
+    assert procedure.gaps
+    procedure = read_procedure(  # an approver named with a login in parentheses
+        "経費.csv の金額が5万円以上の行を抽出し、出力前に部長の山田さん（ログイン名 yamada）の"
+        "承認を取ってからExcelに出力"
+    )
+    (approval,) = _steps(procedure, "approval")
+    assert approval.approver == "山田さん"

@@ -1072,6 +1072,17 @@ def _fold(text: str) -> str:
         r"\g<short>と\g<long>",
         folded,
     )
+    folded = re.sub(  # 「A.xlsx、B.xlsx（いずれも「請求」シート）」: each file's sheet
+        r"(?P<files>[^\s、,()「」]+\.(?:xlsx|xlsm|xls)(?:\s*[、,・と]\s*[^\s、,()「」]+\.(?:xlsx|xlsm|xls))+)"
+        r"\s*\(\s*(?:どちらも|いずれも|すべて|全て|両方とも?|全部)\s*(?:シート\s*(?:名\s*)?(?:は|:)?\s*)?"
+        r"「(?P<sheet>[^」]+)」\s*(?:シート)?\s*\)",
+        lambda m: re.sub(
+            r"[^\s、,()「」・と]+\.(?:xlsx|xlsm|xls)",
+            lambda f: f"{f.group(0)}(シート「{m['sheet']}」)",
+            m["files"],
+        ),
+        folded,
+    )
     folded = re.sub(  # 「受講者IDの異なる数」「患者IDの重複を除いた数」: a distinct count
         rf"(?P<col>{QNOUN})\s*の\s*(?:異なる|重複しない|重複を除いた|重複を除く|ユニークな)\s*"
         r"(?:数|件数|個数)",
@@ -6284,9 +6295,10 @@ def _approver(text: str, said: re.Match[str]) -> str | None:
     before = text[: said.start()]
     if re.search(r"私|自分|わたし|僕|当方|担当者", before[-12:] + said.group(0)):
         return None
+    aside = r"(?:\s*\([^()]{0,30}\))?"  # 「鈴木さん（ログイン名 suzuki）の承認」
     who = re.search(
-        rf"(?P<who>{_APPROVER})\s*(?:の|に|から|が)\s*(?:[^\s、。]{{0,6}}?を\s*)?$", before
-    ) or re.search(rf"(?P<who>{_APPROVER})\s*(?:の|に|から|が)", said.group(0))
+        rf"(?P<who>{_APPROVER}){aside}\s*(?:の|に|から|が)\s*(?:[^\s、。]{{0,6}}?を\s*)?$", before
+    ) or re.search(rf"(?P<who>{_APPROVER}){aside}\s*(?:の|に|から|が)", said.group(0))
     return who.group("who") if who else None
 
 
@@ -7887,6 +7899,53 @@ _KNOWING_VERBS = frozenset({"把握", "知る", "見る", "検討", "見直す",
 """Verbs of the user's own understanding: 「…を把握したい」 says why, not what to build."""
 
 
+_ROUNDING = {
+    "四捨五入": "round",
+    "切り捨て": "floor",
+    "切捨て": "floor",
+    "切り上げ": "ceil",
+    "切上げ": "ceil",
+}
+
+
+def _read_rounding(reader: _Reader) -> None:
+    """「税込金額＝税抜金額×1.1（小数点以下四捨五入）」: the one formula of the sentence is
+    rounded to a whole number (half up, as 四捨五入 means); a rounding no formula takes is
+    asked, never dropped."""
+    text = reader.text
+    for match in re.finditer("|".join(_ROUNDING), text):
+        if reader.is_used(match.start(), match.end()):
+            continue
+        start, end = _sentence_span(text, match.start(), match.end())
+        formulas = [
+            (step, column)
+            for _, step in reader.steps
+            if step.kind == "compute"
+            for column in step.expressions
+            if step.source and start <= text.find(step.source, max(0, start - 40)) < end
+        ]
+        if len(formulas) == 1:
+            step, column = formulas[0]
+            function = _ROUNDING[match.group(0)]
+            expression = step.expressions[column]
+            step.expressions[column] = (
+                f"round({expression}, 0)" if function == "round" else f"{function}({expression})"
+            )
+            reader.use(match.start(), match.end())
+            continue
+        clause = _clause(text, match.start(), match.end())
+        reader.gaps.append(
+            Gap(
+                kind="not_understood",
+                message=f"「{clause}」の{match.group(0)}をどの計算に使うか読み取れませんでした"
+                "（「税込金額＝税抜金額×1.1（小数点以下四捨五入）」のように、式と同じ文に書いて"
+                "ください）",
+                source=clause,
+            )
+        )
+        reader.use(match.start(), match.end())
+
+
 def _inside_quotes(text: str, at: int) -> bool:
     """True when ``at`` is inside 「…」 (a value or a name quoted, never a step word)."""
     return text.rfind("「", 0, at) > text.rfind("」", 0, at)
@@ -9090,6 +9149,7 @@ def _read(
     _read_two_tables(reader)
     _read_task(reader)
     _read_compute(reader)
+    _read_rounding(reader)
     _computed_over_itself(reader)
     _read_select(reader)
     _read_policy_reference(reader, documents)
@@ -9206,7 +9266,7 @@ _STAGE = {
 
 
 _THEN = re.compile(
-    r"てから|でから|た\s*(?:あと|後)|したうえで|した上で|その\s*(?:あと|後)|それから|次に|→|⇒"
+    r"てから|でから|た\s*(?:あと|後)|[たで]\s*(?:うえ|上)\s*で|その\s*(?:あと|後)|それから|次に|→|⇒"
 )
 """Words that put one step after another (「重複除去してから照合」)."""
 
