@@ -178,7 +178,7 @@ def test_a_helpdesk_answer_shows_its_sources_and_what_was_not_found_once(
     expect(answer).to_contain_text("資料には記載がありません")
 
     # the answer survives a reload (its run is in the address) and is listed to open again
-    assert "answer=run_" in page.url
+    expect(page).to_have_url(re.compile(r"answer=run_"))  # written just after it renders
     first = re.sub(r"\s+", "", answer.inner_text())
     page.reload()
     expect(page.get_by_test_id("helpdesk-answer")).to_contain_text("出典", timeout=30_000)
