@@ -759,6 +759,10 @@ def test_mixed_columns_said_as_the_columns_then_how_and_a_suggestion_between_peo
     assert not procedure.gaps, procedure.gaps
     (normalize,) = _steps(procedure, "normalize")
     assert normalize.columns == ["氏名カナ", "携帯番号"]
+    procedure = read_procedure(  # an action elsewhere said as 「…しましょう」 is still refused
+        "会員名簿.csv を会員種別ごとに件数を数えてCSVで出力。結果は会計システムに登録しましょう。"
+    )
+    assert procedure.gaps
 
 
 def test_unquoted_values_counted_and_files_piled_up() -> None:

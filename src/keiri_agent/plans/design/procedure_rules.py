@@ -7535,8 +7535,12 @@ def _read_leftovers(reader: _Reader) -> None:  # noqa: C901 (one rule per branch
             and base in ("守る", "厳守する", "徹底する")
         ):
             continue
-        if base not in STEP_VERBS and re.match(r"[ぁ-ん]{0,3}?ましょう", text[end:]):
-            continue  # 「今度ご一緒しましょう」: a suggestion between people, no request
+        if (
+            base not in STEP_VERBS
+            and re.match(r"[ぁ-ん]{0,3}?ましょう", text[end:])
+            and not re.search(r"[をに]", _clause(text, start, end))
+        ):  # 「今度ご一緒しましょう」: a suggestion between people (「…に登録しましょう」 asks)
+            continue
         if base in _KNOWING_VERBS and re.match(r"[ぁ-ん]{0,2}?たい", text[end:]):
             continue  # 「店舗ごとの状況を把握したいです」: what the result is for
 
